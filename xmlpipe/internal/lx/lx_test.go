@@ -1,0 +1,185 @@
+package lx
+
+import (
+	"strings"
+	"sync"
+	"testing"
+)
+
+const intSchema = `<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema">
+  <xs:element name="t"><xs:complexType><xs:sequence>
+    <xs:element name="i" type="xs:integer" maxOccurs="unbounded"/>
+  </xs:sequence></xs:complexType></xs:element>
+</xs:schema>`
+
+func mustParse(t *testing.T, s string, opts Options) *Doc {
+	t.Helper()
+	d, e := Parse([]byte(s), opts)
+	if d == nil || e.Severe() {
+		t.Fatalf("parse %q: %v", s, e)
+	}
+	return d
+}
+
+func TestParseStrictReportsErrorsWithLines(t *testing.T) {
+	tests := []struct {
+		name, in string
+		wantDoc  bool
+		wantMsg  string
+	}{
+		{"unclosed", "<a>\n<b></a>", false, "Opening and ending tag mismatch"},
+		{"undeclared prefix", "<a><p:b/></a>", true, "Namespace prefix p on b is not defined"},
+		{"empty", "", false, "empty input"},
+		{"too deep", strings.Repeat("<a>", 10000) + strings.Repeat("</a>", 10000), false, "depth"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, e := Parse([]byte(tc.in), OptNoNet|OptNoBlanks)
+			defer d.Free()
+			if (d != nil) != tc.wantDoc {
+				t.Fatalf("doc = %v, want doc %v", d != nil, tc.wantDoc)
+			}
+			if !e.Severe() {
+				t.Fatalf("no severe diagnostic: %v", e)
+			}
+			if !strings.Contains(strings.ToLower(e.Error()), strings.ToLower(tc.wantMsg)) {
+				t.Fatalf("diagnostics %q do not mention %q", e.Error(), tc.wantMsg)
+			}
+		})
+	}
+}
+
+func TestRecoverRepairsStructure(t *testing.T) {
+	d, e := Parse([]byte("<env><a>1</a><b>2</env>"), OptRecover|OptNoNet)
+	if d == nil {
+		t.Fatalf("recover returned no doc: %v", e)
+	}
+	defer d.Free()
+	if !e.Severe() {
+		t.Fatalf("recover did not report the repair")
+	}
+	got, err := d.C14N(Node{}, C14NExc10, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "<env><a>1</a><b>2</b></env>"; string(got) != want {
+		t.Fatalf("got %s want %s", got, want)
+	}
+}
+
+func TestDTDDetected(t *testing.T) {
+	d, _ := Parse([]byte(`<!DOCTYPE r [<!ENTITY x "y">]><r>&x;</r>`), OptNoNet)
+	if d == nil {
+		t.Fatal("no doc")
+	}
+	defer d.Free()
+	if !d.HasDTD() {
+		t.Fatal("HasDTD = false")
+	}
+}
+
+func TestSubtreeC14N(t *testing.T) {
+	in := `<m xmlns="urn:env" xmlns:c="urn:c" xmlns:unused="urn:u"><meta><from>x</from></meta><c:p a="1"><c:v>1</c:v><w xmlns="">2</w></c:p></m>`
+	d := mustParse(t, in, OptNoNet)
+	defer d.Free()
+	p := d.Root().FirstElement().NextElement()
+	got, err := d.C14N(p, C14NExc10, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `<c:p xmlns:c="urn:c" a="1"><c:v>1</c:v><w>2</w></c:p>`
+	if string(got) != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	// A no-namespace payload inside a default-namespace envelope.
+	d2 := mustParse(t, `<message xmlns="urn:e"><meta/><Greeting xmlns=""><Name>Dan</Name></Greeting></message>`, OptNoNet)
+	defer d2.Free()
+	got, err = d2.C14N(d2.Root().FirstElement().NextElement(), C14NExc10, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `<Greeting><Name>Dan</Name></Greeting>`; string(got) != want {
+		t.Fatalf("got %s want %s", got, want)
+	}
+}
+
+func TestValidateCompleteErrorListAndLongMessages(t *testing.T) {
+	s, e := CompileSchema([]byte(intSchema), "mem:/test/int.xsd")
+	if s == nil {
+		t.Fatal(e)
+	}
+	var b strings.Builder
+	b.WriteString("<t>")
+	for i := 0; i < 100; i++ {
+		b.WriteString("<i>x</i>")
+	}
+	b.WriteString("<i>" + strings.Repeat("9x", 30000) + "</i></t>")
+	d := mustParse(t, b.String(), OptNoNet)
+	defer d.Free()
+	errs := s.Validate(d)
+	if errs == nil || len(errs.List) != 101 {
+		t.Fatalf("want 101 errors, got %v", errs)
+	}
+	last := errs.List[100]
+	if last.Path != "/t/i[101]" || len(last.Msg) < 1000 {
+		t.Fatalf("last error path %q len %d", last.Path, len(last.Msg))
+	}
+	if errs := s.ValidateElement(d.Root()); errs == nil {
+		t.Fatal("ValidateElement accepted invalid subtree")
+	}
+	ok := mustParse(t, "<t><i> 42 </i></t>", OptNoNet)
+	defer ok.Free()
+	if errs := s.Validate(ok); errs != nil {
+		t.Fatalf("valid doc rejected: %v", errs)
+	}
+}
+
+func TestSchemaCompileErrorsAndDeniedLoads(t *testing.T) {
+	_, e := CompileSchema([]byte(`<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="a" type="xs:nosuchtype"/></xs:schema>`), "")
+	if e == nil || !strings.Contains(e.Error(), "nosuchtype") {
+		t.Fatalf("compile error not reported: %v", e)
+	}
+	_, e = CompileSchema([]byte(`<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:include schemaLocation="file:///etc/passwd"/></xs:schema>`), "")
+	if e == nil {
+		t.Fatal("include of a file was not denied")
+	}
+	if err := RegisterResource("mem:/test/inc.xsd", []byte(`<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="inc" type="xs:string"/></xs:schema>`)); err != nil {
+		t.Fatal(err)
+	}
+	s, e := CompileSchema([]byte(`<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:include schemaLocation="inc.xsd"/></xs:schema>`), "mem:/test/main.xsd")
+	if s == nil {
+		t.Fatalf("registered include failed: %v", e)
+	}
+	d := mustParse(t, "<inc>x</inc>", OptNoNet)
+	defer d.Free()
+	if errs := s.Validate(d); errs != nil {
+		t.Fatal(errs)
+	}
+}
+
+func TestConcurrentSharedSchema(t *testing.T) {
+	s, e := CompileSchema([]byte(intSchema), "")
+	if s == nil {
+		t.Fatal(e)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				d, _ := Parse([]byte("<t><i>1</i><i>x</i></t>"), OptNoNet)
+				errs := s.Validate(d)
+				if _, err := d.C14N(Node{}, C14NExc10, false, nil); err != nil {
+					t.Error(err)
+				}
+				d.Free()
+				if errs == nil || len(errs.List) != 1 {
+					t.Errorf("want 1 error, got %v", errs)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}

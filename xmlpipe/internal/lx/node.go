@@ -1,0 +1,103 @@
+package lx
+
+/*
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import "unsafe"
+
+// NodeType is libxml2's node type.
+type NodeType int
+
+// Node types used by callers.
+const (
+	ElementNode   NodeType = C.XML_ELEMENT_NODE
+	TextNode      NodeType = C.XML_TEXT_NODE
+	CDATANode     NodeType = C.XML_CDATA_SECTION_NODE
+	EntityRefNode NodeType = C.XML_ENTITY_REF_NODE
+	PINode        NodeType = C.XML_PI_NODE
+	CommentNode   NodeType = C.XML_COMMENT_NODE
+)
+
+// Node is a node of a live Doc. The zero Node is "no node".
+type Node struct {
+	p *C.xmlNode
+}
+
+// IsZero reports whether n is no node.
+func (n Node) IsZero() bool { return n.p == nil }
+
+// Type returns the node type.
+func (n Node) Type() NodeType { return NodeType(n.p._type) }
+
+// Name returns the local name (element/PI name).
+func (n Node) Name() string {
+	if n.p.name == nil {
+		return ""
+	}
+	return C.GoString((*C.char)(unsafe.Pointer(n.p.name)))
+}
+
+// Namespace returns the namespace URI of an element ("" for none).
+func (n Node) Namespace() string {
+	if n.p.ns == nil || n.p.ns.href == nil {
+		return ""
+	}
+	return C.GoString((*C.char)(unsafe.Pointer(n.p.ns.href)))
+}
+
+// FirstChild returns the first child node.
+func (n Node) FirstChild() Node { return Node{p: n.p.children} }
+
+// Next returns the next sibling.
+func (n Node) Next() Node { return Node{p: n.p.next} }
+
+// Parent returns the parent node (the document node for the root element).
+func (n Node) Parent() Node { return Node{p: n.p.parent} }
+
+// FirstElement returns the first child element.
+func (n Node) FirstElement() Node {
+	for c := n.FirstChild(); !c.IsZero(); c = c.Next() {
+		if c.Type() == ElementNode {
+			return c
+		}
+	}
+	return Node{}
+}
+
+// NextElement returns the next sibling element.
+func (n Node) NextElement() Node {
+	for c := n.Next(); !c.IsZero(); c = c.Next() {
+		if c.Type() == ElementNode {
+			return c
+		}
+	}
+	return Node{}
+}
+
+// Text returns the concatenated text content.
+func (n Node) Text() string {
+	c := C.lx_node_text(n.p)
+	if c == nil {
+		return ""
+	}
+	s := C.GoString(c)
+	C.free(unsafe.Pointer(c))
+	return s
+}
+
+// Path returns the node's XPath (as libxml2 renders it).
+func (n Node) Path() string {
+	c := C.lx_node_path(n.p)
+	if c == nil {
+		return ""
+	}
+	s := C.GoString(c)
+	C.free(unsafe.Pointer(c))
+	return s
+}
+
+// Line returns the source line of the node.
+func (n Node) Line() int { return int(C.lx_node_line(n.p)) }
