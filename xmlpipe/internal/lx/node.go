@@ -101,3 +101,39 @@ func (n Node) Path() string {
 
 // Line returns the source line of the node.
 func (n Node) Line() int { return int(C.lx_node_line(n.p)) }
+
+// TextFast returns the concatenated content of n's direct text and CDATA
+// children without a cgo call (enough for simple-content elements like <from>).
+func (n Node) TextFast() string {
+	c := n.p.children
+	if c != nil && c.next == nil && (NodeType(c._type) == TextNode || NodeType(c._type) == CDATANode) {
+		if c.content == nil {
+			return ""
+		}
+		return C.GoString((*C.char)(unsafe.Pointer(c.content)))
+	}
+	var b []byte
+	for ; c != nil; c = c.next {
+		switch NodeType(c._type) {
+		case TextNode, CDATANode:
+			if c.content != nil {
+				b = append(b, C.GoString((*C.char)(unsafe.Pointer(c.content)))...)
+			}
+		case ElementNode, EntityRefNode:
+			return n.Text()
+		}
+	}
+	return string(b)
+}
+
+// SetText replaces n's children with a single text node holding s (s is raw
+// text, not markup).
+func (n Node) SetText(s string) {
+	cs := C.CString(s)
+	defer C.free(unsafe.Pointer(cs))
+	C.lx_set_text(n.p, cs)
+}
+
+// LocalName returns the element's local name (alias of Name, for readability
+// where namespaces matter).
+func (n Node) LocalName() string { return n.Name() }

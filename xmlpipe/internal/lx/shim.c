@@ -274,3 +274,15 @@ int lx_validate_elem(xmlSchemaPtr s, xmlNodePtr n, lx_errs *es) {
 	LX_END();
 	return rc;
 }
+
+void lx_set_text(xmlNodePtr n, const char *s) {
+	xmlNodePtr c = n->children;
+	while (c != NULL) {
+		xmlNodePtr next = c->next;
+		xmlUnlinkNode(c);
+		xmlFreeNode(c);
+		c = next;
+	}
+	xmlNodePtr t = xmlNewDocText(n->doc, (const xmlChar *)s);
+	if (t != NULL) xmlAddChild(n, t);
+}

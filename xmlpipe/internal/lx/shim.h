@@ -36,4 +36,6 @@ xmlSchemaPtr lx_schema_compile(const char *buf, int len, const char *url, xmlDoc
 int lx_validate_doc(xmlSchemaPtr s, xmlDocPtr d, lx_errs *es);
 int lx_validate_elem(xmlSchemaPtr s, xmlNodePtr n, lx_errs *es);
 
+
+void lx_set_text(xmlNodePtr n, const char *s);
 #endif

@@ -1,0 +1,59 @@
+# xmlpipe — build, test and run. `make test` and `make run` install what they
+# need on a fresh Debian machine (libxml2-dev, pkg-config, gcc) first.
+
+GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+export CGO_ENABLED := 1
+export GOFLAGS ?= -buildvcs=false
+FUZZTIME ?= 30s
+APT_PACKAGES := gcc libc6-dev pkg-config libxml2-dev
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all deps build test bench fuzz soak generate run clean
+
+all: build
+
+## deps: install the C toolchain and libxml2 headers when missing (apt-get).
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+## build: the xmlpipe binary in bin/.
+build: deps
+	$(GO) build -o bin/xmlpipe ./cmd/xmlpipe
+
+## test: vet and race-test everything (the CI command).
+test: deps
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+## bench: stage and pump benchmarks, then the end-to-end bench.
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchmem ./xmlpipe/ ./xmlpipe/codec/ ./pump/ ./registry/...
+	$(GO) run ./cmd/xmlpipe bench
+
+## fuzz: run every native fuzz target for FUZZTIME each.
+fuzz: deps
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./xmlpipe/
+	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalize$$' -fuzztime $(FUZZTIME) ./xmlpipe/
+	$(GO) test -run '^$$' -fuzz '^FuzzSplitRaw$$' -fuzztime $(FUZZTIME) ./xmlpipe/
+	$(GO) test -run '^$$' -fuzz '^FuzzLexFix$$' -fuzztime $(FUZZTIME) ./xmlpipe/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./xmlpipe/codec/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pump/config/
+
+## soak: long-running leak and crash tests.
+soak: deps
+	XMLPIPE_SOAK=1 $(GO) test -count=1 -timeout 60m -run 'Soak' -v ./...
+
+## generate: regenerate schemas/<listener>/ from the Go payload types.
+generate:
+	$(GO) generate ./...
+
+## run: the console example on the embedded hello-world organism.
+run: deps
+	$(GO) run ./cmd/xmlpipe console organism.yaml
+
+clean:
+	rm -rf bin

@@ -1,0 +1,158 @@
+// Package catalog maps the payload_class and handler names of organism.yaml to
+// the compiled-in listeners. The Python reference's dotted names of the
+// built-ins (handlers.hello.Greeting, handlers.hello.handle_greeting, …) are
+// aliases, so a Python organism.yaml runs unchanged.
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/xml-pipeline/xmlpipe/gen"
+	"github.com/xml-pipeline/xmlpipe/listeners/hello"
+	"github.com/xml-pipeline/xmlpipe/registry"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// Lookup errors.
+var (
+	ErrUnknownPayload  = errors.New("unknown payload_class")
+	ErrUnknownHandler  = errors.New("unknown handler")
+	ErrPayloadMismatch = errors.New("handler does not take this payload_class")
+)
+
+// Env is what the host gives handlers that need services.
+type Env struct {
+	Logger *slog.Logger
+	// LLM is the completion backend (nil: none configured).
+	LLM hello.Completer
+	// Todos is the todo registry; Lineage the thread registry's ancestry.
+	Todos   *registry.TodoRegistry
+	Lineage registry.Lineage
+	// Print shows a listener's output to the user (console) — (sender, text).
+	Print func(from, text string)
+}
+
+// HandlerFactory builds a handler for an environment.
+type HandlerFactory func(Env) xmlpipe.Handler
+
+// Payload is a catalog payload entry.
+type Payload struct {
+	// Name is the canonical name ("hello.Greeting").
+	Name string
+	// Type is the Go struct type.
+	Type reflect.Type
+	// Schema is a fixed schema (nil: derived from the type).
+	Schema []byte
+	// Listener and Description are the default listener of the type (for the
+	// generated schemas/<listener>/ files).
+	Listener, Description string
+}
+
+// Handler is a catalog handler entry.
+type Handler struct {
+	Name string
+	// Takes is the payload type the handler accepts.
+	Takes reflect.Type
+	New   HandlerFactory
+}
+
+// Catalog is the set of compiled-in payloads and handlers.
+type Catalog struct {
+	payloads map[string]*Payload
+	handlers map[string]*Handler
+	aliases  map[string]string
+}
+
+// New returns an empty catalog.
+func New() *Catalog {
+	return &Catalog{payloads: map[string]*Payload{}, handlers: map[string]*Handler{}, aliases: map[string]string{}}
+}
+
+// AddPayload registers a payload under its name and aliases.
+func (c *Catalog) AddPayload(p Payload, aliases ...string) {
+	c.payloads[p.Name] = &p
+	for _, a := range aliases {
+		c.aliases[a] = p.Name
+	}
+}
+
+// AddHandler registers a handler under its name and aliases.
+func (c *Catalog) AddHandler(h Handler, aliases ...string) {
+	c.handlers[h.Name] = &h
+	for _, a := range aliases {
+		c.aliases[a] = h.Name
+	}
+}
+
+func (c *Catalog) canonical(name string) string {
+	name = strings.TrimSpace(name)
+	if n, ok := c.aliases[name]; ok {
+		return n
+	}
+	// The reference's colon form "pkg.mod:attr" names the same thing.
+	if n, ok := c.aliases[strings.Replace(name, ":", ".", 1)]; ok {
+		return n
+	}
+	return name
+}
+
+// PayloadType resolves a payload_class to its compiled payload type.
+func (c *Catalog) PayloadType(name string) (*xmlpipe.PayloadType, error) {
+	p, ok := c.payloads[c.canonical(name)]
+	if !ok {
+		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownPayload, name, strings.Join(c.payloadNames(), ", "))
+	}
+	if p.Schema != nil {
+		return xmlpipe.NewPayloadType(p.Type, xmlpipe.WithSchema(p.Schema))
+	}
+	return xmlpipe.NewPayloadType(p.Type)
+}
+
+// Handler resolves a handler name for a payload type and builds it.
+func (c *Catalog) Handler(name string, pt *xmlpipe.PayloadType, env Env) (xmlpipe.Handler, error) {
+	h, ok := c.handlers[c.canonical(name)]
+	if !ok {
+		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownHandler, name, strings.Join(c.handlerNames(), ", "))
+	}
+	if h.Takes != pt.GoType() {
+		return nil, fmt.Errorf("%w: %s takes %v, not %v", ErrPayloadMismatch, name, h.Takes, pt.GoType())
+	}
+	return h.New(env), nil
+}
+
+func (c *Catalog) payloadNames() []string {
+	var out []string
+	for n := range c.payloads {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (c *Catalog) handlerNames() []string {
+	var out []string
+	for n := range c.handlers {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// GenEntries lists the payloads with a default listener, for the generated
+// schemas/<listener>/ files (fixed-schema payloads are skipped).
+func (c *Catalog) GenEntries() []gen.Entry {
+	var out []gen.Entry
+	for _, n := range c.payloadNames() {
+		p := c.payloads[n]
+		if p.Listener == "" || p.Schema != nil {
+			continue
+		}
+		out = append(out, gen.Entry{Listener: p.Listener, Description: p.Description, Type: p.Type})
+	}
+	return out
+}

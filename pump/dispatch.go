@@ -1,0 +1,241 @@
+package pump
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/xml-pipeline/xmlpipe/registry"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// listenerWorker is one of a listener's workers: it pops deliveries in the
+// scheduling order and runs the handler under the global handler limit.
+func (p *Pump) listenerWorker(l *listener) {
+	defer p.wg.Done()
+	for {
+		d, ok := l.queue.pop()
+		if !ok {
+			return
+		}
+		p.handlerSem <- struct{}{}
+		l.active.Add(1)
+		p.handle(l, d)
+		l.active.Add(-1)
+		<-p.handlerSem
+		l.handled.Add(1)
+		l.lastSeen.Store(p.opts.Clock().UnixNano())
+		p.processed.Add(1)
+		p.release()
+		p.convDone(d.conv)
+	}
+}
+
+// handle delivers one message to a listener's handler and processes its response.
+func (p *Pump) handle(l *listener, d *delivery) {
+	md := xmlpipe.Metadata{ThreadID: d.thread, From: d.from, IsSelfCall: d.from == l.Name}
+	if l.Agent {
+		md.OwnName = l.Name
+		md.UsageInstructions = l.usage
+		md.TodoNudge = registry.FormatNudge(p.todos.RaisedFor(d.thread, l.Name))
+	}
+	if d.errPayload == nil {
+		p.todos.Check(d.thread, d.payloadName, d.from, d.payload)
+	}
+	if _, err := p.context.Append(registry.Slot{ThreadID: d.thread, From: d.from, To: l.Name, PayloadType: d.payloadName,
+		Payload: d.payload, Raw: d.payloadBytes, OwnName: md.OwnName, IsSelfCall: md.IsSelfCall,
+		UsageInstructions: md.UsageInstructions, TodoNudge: md.TodoNudge}); err != nil {
+		p.log.Warn("context buffer", "thread", d.thread, "listener", l.Name, "error", err)
+	}
+	resp, err := p.call(l, d, md)
+	if err != nil {
+		p.handlerFailed(l, d, err)
+		return
+	}
+	p.respond(l, d, resp)
+}
+
+// call runs the handler (or the error handler), turning a panic into an error.
+func (p *Pump) call(l *listener, d *delivery, md xmlpipe.Metadata) (resp xmlpipe.Response, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.log.Error("handler panicked", "listener", l.Name, "thread", d.thread, "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("%w: %s panicked: %v", xmlpipe.ErrHandler, l.Name, r)
+		}
+	}()
+	ctx := context.Background()
+	if d.errPayload != nil {
+		return l.errHandler.HandleError(ctx, d.errPayload, md)
+	}
+	resp, err = l.Handler.Handle(ctx, d.payload, md)
+	if err != nil && !errors.Is(err, xmlpipe.ErrHandler) {
+		err = fmt.Errorf("%w: %s: %w", xmlpipe.ErrHandler, l.Name, err)
+	}
+	return resp, err
+}
+
+// handlerFailed sends the <huh> for a handler error or panic to the message's
+// sender; the thread stays alive.
+func (p *Pump) handlerFailed(l *listener, d *delivery, err error) {
+	p.failed.Add(1)
+	huh := xmlpipe.NewHuh(err, d.payloadBytes)
+	diags := []xmlpipe.Diagnostic{{Stage: xmlpipe.StageHandler, Msg: err.Error()}}
+	now := p.opts.Clock()
+	p.log.Warn("handler failed", "listener", l.Name, "thread", d.thread, "from", d.from, "error", err)
+	if d.errPayload != nil {
+		p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, "error handler failed: "+err.Error())
+		return
+	}
+	if sender := p.table.lookup(d.from); sender != nil && !d.senderOutside {
+		p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
+			From: "core", To: sender.Name, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags})
+		p.sendError(d.conv, sender, d.thread, huh, d.depth)
+		return
+	}
+	p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
+		From: "core", To: d.from, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags})
+	p.emitToConv(d.conv, Event{Kind: EventHuh, Time: now, Conversation: d.conv, Thread: d.thread, From: "core",
+		To: d.from, Listener: l.Name, PayloadName: d.payloadName, Payload: huh, Error: huh.Error,
+		Diagnostics: diagStrings(diags)})
+}
+
+// respond processes a handler's Response: forward, respond, raw or end.
+func (p *Pump) respond(l *listener, d *delivery, resp xmlpipe.Response) {
+	switch r := resp.(type) {
+	case nil:
+		if err := p.threads.End(d.thread); err != nil && !errors.Is(err, registry.ErrUnknownThread) {
+			p.log.Warn("end thread", "thread", d.thread, "error", err)
+		}
+	case *xmlpipe.SendResponse:
+		p.forward(l, d, r.To, r.Payload)
+	case *xmlpipe.RespondResponse:
+		p.reply(l, d, r.Payload)
+	case *xmlpipe.RawResponse:
+		p.raw(l, d, r.Bytes)
+	default:
+		p.handlerFailed(l, d, fmt.Errorf("%w: %s returned an unknown response type %T", xmlpipe.ErrHandler, l.Name, resp))
+	}
+}
+
+// mayReach enforces an agent's peers: an agent reaches itself (self-iteration)
+// and the names in its peers list, nothing else. Non-agents reach anyone.
+func (l *listener) mayReach(to string) bool {
+	if !l.Agent {
+		return true
+	}
+	return to == l.Name || l.peers[to]
+}
+
+// peerViolation sends the agent a SystemError on its own thread (which stays alive).
+func (p *Pump) peerViolation(l *listener, d *delivery, to string) {
+	p.log.Warn("peer violation", "listener", l.Name, "to", to, "thread", d.thread, "peers", l.Peers)
+	if l.errHandler == nil {
+		p.deadLetter(d.conv, d.thread, l.Name, to, "", nil, "peer violation; agent has no error handler")
+	}
+	p.sendError(d.conv, l, d.thread, xmlpipe.RoutingError(), d.depth)
+}
+
+// forward is Send(to, payload): extend the chain and re-enter the full chain.
+func (p *Pump) forward(l *listener, d *delivery, to string, payload any) {
+	if !l.mayReach(to) {
+		p.peerViolation(l, d, to)
+		return
+	}
+	pt, err := p.payloadTypeOf(payload)
+	if err != nil {
+		p.handlerFailed(l, d, fmt.Errorf("%w: %s: %w", xmlpipe.ErrHandler, l.Name, err))
+		return
+	}
+	body, err := pt.AppendPayload(nil, payload)
+	if err != nil {
+		p.handlerFailed(l, d, fmt.Errorf("%w: %s: %w", xmlpipe.ErrHandler, l.Name, err))
+		return
+	}
+	child, err := p.threads.Extend(d.thread, to)
+	if err != nil {
+		p.deadLetter(d.conv, d.thread, l.Name, to, pt.Name(), nil, "cannot extend thread: "+err.Error())
+		return
+	}
+	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, to, child, body)
+	p.enqueueInternal(&work{raw: env, conv: d.conv, sender: l, senderThread: d.thread, depth: d.depth + 1,
+		payloadType: pt, admitted: d.admitted})
+}
+
+// reply is Respond(payload): prune the chain back to the caller; a caller that
+// is not a listener is the external party that started the conversation.
+func (p *Pump) reply(l *listener, d *delivery, payload any) {
+	pt, err := p.payloadTypeOf(payload)
+	if err != nil {
+		p.handlerFailed(l, d, fmt.Errorf("%w: %s: %w", xmlpipe.ErrHandler, l.Name, err))
+		return
+	}
+	body, err := pt.AppendPayload(nil, payload)
+	if err != nil {
+		p.handlerFailed(l, d, fmt.Errorf("%w: %s: %w", xmlpipe.ErrHandler, l.Name, err))
+		return
+	}
+	caller, thread, err := p.threads.Prune(d.thread)
+	if err != nil {
+		p.deadLetter(d.conv, d.thread, l.Name, "", pt.Name(), nil, "respond: "+err.Error())
+		return
+	}
+	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, caller, thread, body)
+	w := &work{raw: env, conv: d.conv, sender: l, senderThread: d.thread, depth: max(d.depth-1, 0), payloadType: pt,
+		admitted: d.admitted}
+	if p.table.lookup(caller) == nil {
+		w.egress = caller
+	}
+	p.enqueueInternal(w)
+}
+
+// raw is Raw(bytes): every root element of the text becomes its own message,
+// routed by root tag (an agent's own tag reaches itself: blind self-iteration).
+func (p *Pump) raw(l *listener, d *delivery, text []byte) {
+	parts, diags, err := xmlpipe.SplitRaw(text)
+	if err == nil && len(parts) == 0 {
+		err = fmt.Errorf("%w: no XML element in the output", xmlpipe.ErrNoPayload)
+	}
+	if err != nil {
+		p.handlerFailed(l, d, fmt.Errorf("%w: %s: %w", xmlpipe.ErrHandler, l.Name, err))
+		return
+	}
+	if len(diags) > 0 {
+		p.log.Info("raw output repaired", "listener", l.Name, "thread", d.thread, "diagnostics", len(diags))
+	}
+	for _, part := range parts {
+		targets, err := p.table.resolve("", part.Namespace, part.Name)
+		if err != nil {
+			p.sendError(d.conv, l, d.thread, xmlpipe.NewHuh(err, part.Bytes), d.depth)
+			continue
+		}
+		for _, t := range targets {
+			if !l.mayReach(t.Name) {
+				p.peerViolation(l, d, t.Name)
+				continue
+			}
+			child, err := p.threads.Extend(d.thread, t.Name)
+			if err != nil {
+				p.deadLetter(d.conv, d.thread, l.Name, t.Name, part.Name, nil, "cannot extend thread: "+err.Error())
+				continue
+			}
+			body := withEmptyNS(part)
+			env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, t.Name, child, body)
+			p.enqueueInternal(&work{raw: env, conv: d.conv, sender: l, senderThread: d.thread, depth: d.depth + 1,
+				admitted: d.admitted})
+		}
+	}
+}
+
+// withEmptyNS makes a no-namespace element keep no namespace inside the
+// envelope's default namespace (canonical bytes start with "<Name").
+func withEmptyNS(part xmlpipe.RawPayload) []byte {
+	if part.Namespace != "" {
+		return part.Bytes
+	}
+	n := 1 + len(part.Name)
+	out := make([]byte, 0, len(part.Bytes)+9)
+	out = append(out, part.Bytes[:n]...)
+	out = append(out, ` xmlns=""`...)
+	return append(out, part.Bytes[n:]...)
+}

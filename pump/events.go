@@ -1,0 +1,94 @@
+package pump
+
+import (
+	"sync"
+	"time"
+)
+
+// EventKind classifies what happened to a message.
+type EventKind string
+
+// Event kinds.
+const (
+	// EventMessage: an envelope was accepted and delivered to a listener.
+	EventMessage EventKind = "message"
+	// EventReply: an envelope was addressed to an external party (the outlet of
+	// its conversation), e.g. a .respond() that pruned back to the console.
+	EventReply EventKind = "reply"
+	// EventHuh: a message failed; Huh carries the canned text.
+	EventHuh EventKind = "huh"
+	// EventSystemError: a SystemError was sent to an agent.
+	EventSystemError EventKind = "system-error"
+	// EventComplete: a conversation has no message in flight any more.
+	EventComplete EventKind = "complete"
+	// EventDeadLetter: a message could not be delivered anywhere (logged,
+	// journaled).
+	EventDeadLetter EventKind = "dead-letter"
+)
+
+// Event is one observable step of a conversation. Payload and Envelope are
+// canonical bytes; handlers never see events (only transports, consoles and
+// operators do).
+type Event struct {
+	Kind         EventKind
+	Time         time.Time
+	Conversation string
+	Thread       string
+	From, To     string
+	// Listener is the receiving listener (EventMessage).
+	Listener string
+	// PayloadName is the payload root tag.
+	PayloadName string
+	// Payload is the decoded payload value (EventMessage, EventReply), for
+	// in-process consumers; nil otherwise.
+	Payload any
+	// Envelope is the canonical envelope bytes.
+	Envelope []byte
+	// Error is the canned <huh> text (EventHuh) or a dead-letter reason.
+	Error string
+	// Diagnostics are the detailed findings (operators only).
+	Diagnostics []string
+}
+
+// Outlet receives the events of the conversations an external party started.
+// Deliver must not block for long: transports keep their own bounded queue.
+type Outlet interface {
+	Deliver(Event)
+}
+
+// OutletFunc adapts a function to Outlet.
+type OutletFunc func(Event)
+
+// Deliver calls f.
+func (f OutletFunc) Deliver(e Event) { f(e) }
+
+// subscribers fans events out to observers (consoles, monitors, the bus).
+type subscribers struct {
+	mu   sync.RWMutex
+	next int
+	subs map[int]Outlet
+}
+
+func (s *subscribers) add(o Outlet) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.subs == nil {
+		s.subs = map[int]Outlet{}
+	}
+	id := s.next
+	s.next++
+	s.subs[id] = o
+	return func() {
+		s.mu.Lock()
+		delete(s.subs, id)
+		s.mu.Unlock()
+	}
+}
+
+func (s *subscribers) publish(e Event) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, o := range s.subs {
+		o.Deliver(e)
+	}
+}

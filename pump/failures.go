@@ -1,0 +1,139 @@
+package pump
+
+import (
+	"errors"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// diagnosticsOf extracts the detailed findings of an error.
+func diagnosticsOf(err error) []xmlpipe.Diagnostic {
+	var f *xmlpipe.Failure
+	if errors.As(err, &f) {
+		return f.Diagnostics
+	}
+	return []xmlpipe.Diagnostic{{Msg: err.Error()}}
+}
+
+func diagStrings(ds []xmlpipe.Diagnostic) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.String()
+	}
+	return out
+}
+
+// rejectRead handles a message that failed before its envelope was understood.
+func (p *Pump) rejectRead(w *work, err error) {
+	p.failed.Add(1)
+	diags := diagnosticsOf(err)
+	if errors.Is(err, xmlpipe.ErrPrivileged) {
+		p.log.Warn("security event: privileged message on the main bus dropped", "external", w.external,
+			"detail", err.Error())
+		p.record(Record{Direction: Inbound, Kind: RecordDeadLetter, Conversation: w.conv, Envelope: clip(w.raw), Diagnostics: diags})
+		p.subs.publish(Event{Kind: EventDeadLetter, Time: p.opts.Clock(), Conversation: w.conv,
+			Error: "privileged message dropped", Diagnostics: diagStrings(diags)})
+		if w.done != nil {
+			w.done("", err)
+		}
+		return
+	}
+	p.fail(w, "", "", "", err, diags)
+}
+
+// rejectMessage handles a message whose envelope was read but which cannot be
+// delivered (bad sender, no route, invalid payload, ended thread).
+func (p *Pump) rejectMessage(w *work, m *xmlpipe.Inbound, listener string, err error) {
+	p.failed.Add(1)
+	diags := append(diagnosticsOf(err), m.Diagnostics...)
+	p.fail(w, m.Thread, m.From, listener, err, diags)
+}
+
+// fail sends the <huh> for a failed message to its sender: the external outlet,
+// or the listener whose output it was (unless it was itself an error message,
+// which becomes a dead letter — errors about errors never loop).
+func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []xmlpipe.Diagnostic) {
+	huh := xmlpipe.NewHuh(err, w.raw)
+	p.log.Info("message rejected", "thread", thread, "from", from, "listener", listener, "error", err)
+	now := p.opts.Clock()
+	switch {
+	case w.external:
+		p.record(Record{Time: now, Direction: Inbound, Kind: RecordHuh, Thread: thread, From: from, Listener: listener,
+			Envelope: clip(w.raw), Diagnostics: diags})
+		ev := Event{Kind: EventHuh, Time: now, Thread: thread, From: "core", To: from, Error: huh.Error,
+			Payload: huh, Diagnostics: diagStrings(diags)}
+		if w.outlet != nil {
+			w.outlet.Deliver(ev)
+		}
+		p.subs.publish(ev)
+	case w.isError || w.sender == nil:
+		p.deadLetter(w.conv, thread, from, listener, "", clip(w.raw), err.Error())
+	default:
+		p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: w.conv, Thread: thread,
+			From: w.sender.Name, Listener: listener, Envelope: clip(w.raw), Diagnostics: diags})
+		p.sendError(w.conv, w.sender, w.origThread(thread), huh, w.depth)
+	}
+	if w.done != nil {
+		w.done(thread, err)
+	}
+}
+
+// origThread is the thread a failed internal message's sender was on: the
+// thread the sender's handler ran on, carried with the work.
+func (w *work) origThread(fallback string) string {
+	if w.senderThread != "" {
+		return w.senderThread
+	}
+	return fallback
+}
+
+// sendError queues a pump-generated <huh> or SystemError to a listener.
+func (p *Pump) sendError(conv string, to *listener, thread string, payload any, depth int) {
+	pt := p.core.Huh
+	from := "core"
+	kind := EventHuh
+	if _, ok := payload.(*xmlpipe.SystemError); ok {
+		pt, from, kind = p.core.SystemError, "system", EventSystemError
+	}
+	body, err := pt.AppendPayload(nil, payload)
+	if err != nil {
+		p.deadLetter(conv, thread, from, to.Name, pt.Name(), nil, err.Error())
+		return
+	}
+	env := xmlpipe.AppendEnvelope(nil, from, to.Name, thread, body)
+	ev := Event{Kind: kind, Time: p.opts.Clock(), Conversation: conv, Thread: thread, From: from, To: to.Name,
+		PayloadName: pt.Name(), Payload: payload}
+	if h, ok := payload.(*xmlpipe.Huh); ok {
+		ev.Error = h.Error
+	}
+	p.subs.publish(ev)
+	p.enqueueInternal(&work{raw: env, conv: conv, isError: true, depth: depth, payloadType: pt})
+}
+
+// deadLetter records a message that could not be delivered anywhere.
+func (p *Pump) deadLetter(conv, thread, from, to, tag string, env []byte, reason string) {
+	p.log.Warn("dead letter", "thread", thread, "from", from, "to", to, "payload", tag, "reason", reason)
+	p.record(Record{Direction: Outbound, Kind: RecordDeadLetter, Conversation: conv, Thread: thread, From: from, To: to,
+		PayloadTag: tag, Envelope: env, Diagnostics: []xmlpipe.Diagnostic{{Msg: reason}}})
+	p.subs.publish(Event{Kind: EventDeadLetter, Time: p.opts.Clock(), Conversation: conv, Thread: thread, From: from,
+		To: to, PayloadName: tag, Envelope: env, Error: reason})
+}
+
+// clip bounds the bytes of a failed message kept in journal records.
+func clip(b []byte) []byte {
+	const max = 64 << 10
+	if len(b) > max {
+		b = b[:max]
+	}
+	return append([]byte(nil), b...)
+}
+
+func (p *Pump) record(r Record) {
+	if p.journal == nil {
+		return
+	}
+	if r.Time.IsZero() {
+		r.Time = p.opts.Clock()
+	}
+	p.journal.Record(r)
+}

@@ -1,0 +1,315 @@
+package pump
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// Inject admits an external envelope (raw bytes from a transport or client).
+// It blocks while the pump is saturated (backpressure) and returns once the
+// message is queued; failures of the message itself are delivered as <huh>
+// events to out. The from of an external envelope may never be system, core or
+// a listener's name.
+func (p *Pump) Inject(ctx context.Context, raw []byte, out Outlet) error {
+	return p.inject(ctx, raw, out, nil)
+}
+
+// InjectWait is Inject that also waits for the ingress stages and returns the
+// thread the message travels on, or the message's *xmlpipe.Failure.
+func (p *Pump) InjectWait(ctx context.Context, raw []byte, out Outlet) (string, error) {
+	type result struct {
+		thread string
+		err    error
+	}
+	ch := make(chan result, 1)
+	if err := p.inject(ctx, raw, out, func(thread string, err error) { ch <- result{thread, err} }); err != nil {
+		return "", err
+	}
+	select {
+	case r := <-ch:
+		return r.thread, r.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+func (p *Pump) inject(ctx context.Context, raw []byte, out Outlet, done func(string, error)) error {
+	if !p.started.Load() {
+		return ErrNotStarted
+	}
+	if err := p.admit(ctx); err != nil {
+		return err
+	}
+	w := &work{raw: raw, external: true, outlet: out, admitted: p.opts.Clock(), done: done}
+	if !p.work.push(w) {
+		p.release()
+		return ErrClosed
+	}
+	return nil
+}
+
+// Send builds an envelope from an external sender (from) to the listener to,
+// with payload encoded by its Go type, on a fresh thread, and injects it. It
+// returns the thread id (the conversation id).
+func (p *Pump) Send(ctx context.Context, from, to string, payload any, out Outlet) (string, error) {
+	pt, err := p.payloadTypeOf(payload)
+	if err != nil {
+		return "", err
+	}
+	body, err := pt.AppendPayload(nil, payload)
+	if err != nil {
+		return "", err
+	}
+	thread := xmlpipe.NewThreadID()
+	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), from, to, thread, body)
+	return p.InjectWait(ctx, env, out)
+}
+
+// SendSystem emits a message from the organism itself ("system") to listener
+// to on a new root thread (the boot message); it returns the thread id.
+func (p *Pump) SendSystem(to string, payload any) (string, error) {
+	if !p.started.Load() {
+		return "", ErrNotStarted
+	}
+	pt, err := p.payloadTypeOf(payload)
+	if err != nil {
+		return "", err
+	}
+	body, err := pt.AppendPayload(nil, payload)
+	if err != nil {
+		return "", err
+	}
+	thread := xmlpipe.NewThreadID()
+	if err := p.threads.Begin(thread, "system", to); err != nil {
+		return "", err
+	}
+	env := xmlpipe.AppendEnvelope(nil, "system", to, thread, body)
+	p.convStart(thread, nil)
+	p.convHold(thread)
+	p.hold()
+	if !p.work.push(&work{raw: env, conv: thread, payloadType: pt, admitted: p.opts.Clock()}) {
+		p.release()
+		p.convDone(thread)
+		return "", ErrClosed
+	}
+	return thread, nil
+}
+
+func (p *Pump) ingressWorker() {
+	defer p.wg.Done()
+	for {
+		w, ok := p.work.pop()
+		if !ok {
+			return
+		}
+		p.process(w)
+	}
+}
+
+// process runs one envelope through the ingress stages and hands it to its
+// target listeners' pipelines.
+func (p *Pump) process(w *work) {
+	defer p.release()
+	if !w.external {
+		defer p.convDone(w.conv)
+	}
+	m, err := p.ingress.Read(w.raw)
+	if err != nil {
+		p.rejectRead(w, err)
+		return
+	}
+	defer m.Close()
+
+	if w.external {
+		if err := p.checkSender(m.From); err != nil {
+			p.rejectMessage(w, m, "", err)
+			return
+		}
+	}
+	if m.PayloadNS == p.core.Huh.Namespace() && m.PayloadName == p.core.Huh.Name() ||
+		m.PayloadNS == "" && m.PayloadName == p.core.SystemError.Name() {
+		if !w.external {
+			p.deliverError(w, m)
+			return
+		}
+	}
+	if w.egress != "" {
+		p.egress(w, m)
+		return
+	}
+	targets, err := p.table.resolve(m.To, m.PayloadNS, m.PayloadName)
+	if err != nil {
+		p.rejectMessage(w, m, "", err)
+		return
+	}
+	first := targets[0]
+	if err := m.ValidatePayload(first.Payload); err != nil {
+		p.rejectMessage(w, m, first.Name, err)
+		return
+	}
+	pb, err := m.PayloadBytes()
+	if err != nil {
+		p.rejectMessage(w, m, first.Name, err)
+		return
+	}
+	conv, threads, err := p.assignThreads(w, m, targets)
+	if err != nil {
+		p.rejectMessage(w, m, first.Name, err)
+		return
+	}
+	decoded := make([]any, len(targets))
+	for i, l := range targets {
+		v, err := l.Payload.Decode(pb)
+		if err != nil {
+			p.rejectMessage(w, m, l.Name, err)
+			return
+		}
+		decoded[i] = v
+	}
+	if w.external {
+		p.convStart(conv, w.outlet)
+	}
+	dir := Outbound
+	if w.external {
+		dir = Inbound
+	}
+	p.record(Record{Direction: dir, Kind: RecordMessage, Conversation: conv, Thread: m.Thread, From: m.From,
+		To: m.To, Listener: first.Name, PayloadTag: m.PayloadName, Envelope: m.Canonical, Diagnostics: m.Diagnostics})
+	if len(m.Diagnostics) > 0 {
+		p.log.Info("message repaired or amended", "thread", m.Thread, "from", m.From, "diagnostics", len(m.Diagnostics))
+	}
+	for i, l := range targets {
+		d := &delivery{conv: conv, thread: threads[i], from: m.From, to: l.Name, payloadName: m.PayloadName,
+			payload: decoded[i], payloadBytes: pb, depth: w.depth, senderOutside: w.external, admitted: w.admitted}
+		p.hold()
+		p.convHold(conv)
+		p.subs.publish(Event{Kind: EventMessage, Time: p.opts.Clock(), Conversation: conv, Thread: d.thread,
+			From: m.From, To: m.To, Listener: l.Name, PayloadName: m.PayloadName, Payload: decoded[i], Envelope: m.Canonical})
+		if !l.queue.push(d, w.external) {
+			p.release()
+			p.convDone(conv)
+			p.deadLetter(conv, m.Thread, m.From, l.Name, m.PayloadName, m.Canonical, "listener pipeline closed")
+		}
+	}
+	if w.done != nil {
+		w.done(m.Thread, nil)
+	}
+}
+
+// checkSender enforces Q32: an external <from> can never claim the organism's
+// own identities or a listener's name.
+func (p *Pump) checkSender(from string) error {
+	if reserved[lower(from)] || p.table.lookup(from) != nil {
+		return &xmlpipe.Failure{Stage: xmlpipe.StageExtract, Err: xmlpipe.ErrForbiddenSender,
+			Diagnostics: []xmlpipe.Diagnostic{{Stage: xmlpipe.StageExtract, Msg: fmt.Sprintf("external <from> %q is reserved", from)}}}
+	}
+	return nil
+}
+
+// assignThreads registers an external conversation, or checks that an internal
+// message's thread is alive. It returns the conversation and one thread per target.
+func (p *Pump) assignThreads(w *work, m *xmlpipe.Inbound, targets []*listener) (string, []string, error) {
+	threads := make([]string, len(targets))
+	if !w.external {
+		if !p.threads.Known(m.Thread) {
+			return "", nil, fmt.Errorf("%w: thread %s has ended", errThreadEnded, m.Thread)
+		}
+		for i := range targets {
+			threads[i] = m.Thread
+		}
+		return w.conv, threads, nil
+	}
+	if p.threads.Known(m.Thread) {
+		conv := p.threads.Root(m.Thread)
+		p.threads.Touch(m.Thread)
+		for i := range targets {
+			threads[i] = m.Thread
+		}
+		return conv, threads, nil
+	}
+	if len(targets) == 1 {
+		if err := p.threads.Begin(m.Thread, m.From, targets[0].Name); err != nil {
+			return "", nil, err
+		}
+		threads[0] = m.Thread
+		return m.Thread, threads, nil
+	}
+	if err := p.threads.Begin(m.Thread, m.From, ""); err != nil {
+		return "", nil, err
+	}
+	for i, l := range targets {
+		t, err := p.threads.Extend(m.Thread, l.Name)
+		if err != nil {
+			return "", nil, err
+		}
+		threads[i] = t
+	}
+	return m.Thread, threads, nil
+}
+
+var errThreadEnded = errors.New("thread ended")
+
+// egress validates an internal reply addressed to an external party and hands
+// it to the conversation's outlet.
+func (p *Pump) egress(w *work, m *xmlpipe.Inbound) {
+	if w.payloadType != nil {
+		if err := m.ValidatePayload(w.payloadType); err != nil {
+			p.rejectMessage(w, m, "", err)
+			return
+		}
+	}
+	var value any
+	if w.payloadType != nil {
+		if pb, err := m.PayloadBytes(); err == nil {
+			value, _ = w.payloadType.Decode(pb)
+		}
+	}
+	p.record(Record{Direction: Outbound, Kind: RecordMessage, Conversation: w.conv, Thread: m.Thread, From: m.From,
+		To: m.To, PayloadTag: m.PayloadName, Envelope: m.Canonical})
+	p.emitToConv(w.conv, Event{Kind: EventReply, Time: p.opts.Clock(), Conversation: w.conv, Thread: m.Thread,
+		From: m.From, To: m.To, PayloadName: m.PayloadName, Payload: value, Envelope: m.Canonical})
+	p.processed.Add(1)
+}
+
+// deliverError routes a pump-generated <huh>/SystemError to the listener named
+// in <to>, through its optional error handler.
+func (p *Pump) deliverError(w *work, m *xmlpipe.Inbound) {
+	l := p.table.lookup(m.To)
+	pt := p.core.Huh
+	if m.PayloadName == p.core.SystemError.Name() {
+		pt = p.core.SystemError
+	}
+	v, pb, err := m.Decode(pt)
+	if err != nil || l == nil {
+		reason := "error message for an unknown listener"
+		if err != nil {
+			reason = err.Error()
+		}
+		p.deadLetter(w.conv, m.Thread, m.From, m.To, m.PayloadName, m.Canonical, reason)
+		return
+	}
+	kind := RecordHuh
+	de := &xmlpipe.DeliveryError{}
+	if h, ok := v.(*xmlpipe.Huh); ok {
+		de.Huh = h
+	} else {
+		de.System = v.(*xmlpipe.SystemError)
+		kind = RecordSystemError
+	}
+	p.record(Record{Direction: Outbound, Kind: kind, Conversation: w.conv, Thread: m.Thread, From: m.From, To: m.To,
+		Listener: l.Name, PayloadTag: m.PayloadName, Envelope: m.Canonical})
+	if l.errHandler == nil {
+		p.log.Warn("error delivered to a listener without an error handler", "listener", l.Name, "thread", m.Thread,
+			"payload", m.PayloadName)
+		p.processed.Add(1)
+		return
+	}
+	d := &delivery{conv: w.conv, thread: m.Thread, from: m.From, to: l.Name, payloadName: m.PayloadName, payload: v,
+		payloadBytes: pb, errPayload: de, depth: w.depth, admitted: w.admitted}
+	p.hold()
+	p.convHold(w.conv)
+	l.queue.push(d, false)
+}

@@ -1,0 +1,41 @@
+package pump
+
+import "time"
+
+// ListenerInfo describes a registered listener for consoles and APIs.
+type ListenerInfo struct {
+	Name        string
+	Description string
+	Agent       bool
+	Broadcast   bool
+	Peers       []string
+	// RootTag is the payload root element ({ns}name when namespaced).
+	RootTag string
+	// QueueDepth is how many messages wait in the listener's pipeline.
+	QueueDepth int
+	// Active is how many messages the handler is working on now.
+	Active int
+	// Handled counts messages handled since start.
+	Handled int64
+	// LastActivity is when the last message finished (zero if none).
+	LastActivity time.Time
+}
+
+// Listeners describes every listener in registration order (system ones first).
+func (p *Pump) Listeners() []ListenerInfo {
+	ls := p.table.all()
+	out := make([]ListenerInfo, 0, len(ls))
+	for _, l := range ls {
+		info := ListenerInfo{
+			Name: l.Name, Description: l.Description, Agent: l.Agent, Broadcast: l.Broadcast,
+			Peers:      append([]string(nil), l.Peers...),
+			RootTag:    tagKey{l.Payload.Namespace(), l.Payload.Name()}.String(),
+			QueueDepth: l.queue.len(), Active: int(l.active.Load()), Handled: l.handled.Load(),
+		}
+		if ns := l.lastSeen.Load(); ns != 0 {
+			info.LastActivity = time.Unix(0, ns)
+		}
+		out = append(out, info)
+	}
+	return out
+}

@@ -1,0 +1,54 @@
+package pump
+
+import (
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// Direction says whether a journaled envelope entered or left the pump.
+type Direction string
+
+// Directions.
+const (
+	Inbound  Direction = "inbound"
+	Outbound Direction = "outbound"
+)
+
+// RecordKind classifies a journal record.
+type RecordKind string
+
+// Record kinds.
+const (
+	RecordMessage     RecordKind = "message"
+	RecordHuh         RecordKind = "huh"
+	RecordSystemError RecordKind = "system-error"
+	RecordDeadLetter  RecordKind = "dead-letter"
+)
+
+// Record is one journal entry: a canonical envelope the pump accepted from
+// outside (Inbound) or emitted (Outbound), or a failure with its diagnostics.
+type Record struct {
+	Time         time.Time
+	Direction    Direction
+	Kind         RecordKind
+	Conversation string
+	Thread       string
+	From, To     string
+	Listener     string
+	PayloadTag   string
+	Envelope     []byte
+	Diagnostics  []xmlpipe.Diagnostic
+}
+
+// Journal receives records. Record must not block the pump for long (the store
+// batches on its own writer goroutine).
+type Journal interface {
+	Record(Record)
+}
+
+// JournalFunc adapts a function to Journal.
+type JournalFunc func(Record)
+
+// Record calls f.
+func (f JournalFunc) Record(r Record) { f(r) }

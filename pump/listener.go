@@ -1,0 +1,36 @@
+package pump
+
+import (
+	"strings"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// Listener is one registered capability: a payload contract plus a handler.
+type Listener struct {
+	// Name is the registered name: routing target, <from> of its outputs and a
+	// thread path segment. It may contain dots.
+	Name string
+	// Description is the one-line blurb used in prompts and listings.
+	Description string
+	// Payload is the payload contract.
+	Payload *xmlpipe.PayloadType
+	// Handler handles decoded payloads. It may implement xmlpipe.ErrorHandler.
+	Handler xmlpipe.Handler
+	// Agent marks an LLM agent: own name in metadata, peer enforcement, usage
+	// instructions, unique root tag.
+	Agent bool
+	// Peers is an agent's outbound allow-list (listener or gateway names).
+	Peers []string
+	// Broadcast allows several listeners to share this root tag.
+	Broadcast bool
+	// Prompt is an agent's system prompt.
+	Prompt string
+	// Workers is how many messages the listener handles at once (0: the pump's
+	// default — max_concurrent_per_agent for agents, max_concurrent_handlers otherwise).
+	Workers int
+	// QueueSize bounds the listener's pipeline queue (0: the pump's default).
+	QueueSize int
+}
+
+func lower(s string) string { return strings.ToLower(s) }

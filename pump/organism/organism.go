@@ -1,0 +1,183 @@
+// Package organism assembles a running organism from organism.yaml: it loads the
+// configuration and .env, builds the kernel registries and the pump, resolves
+// every listener through the catalog of compiled-in listeners (errors cite
+// file:line), registers the system listeners first, and sends the boot message.
+package organism
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
+	"github.com/xml-pipeline/xmlpipe/listeners/system"
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/registry"
+)
+
+// Options customises how an organism is assembled.
+type Options struct {
+	// Catalog resolves payload_class/handler (default catalog.Builtin()).
+	Catalog *catalog.Catalog
+	// Env gives handlers their services; Todos/Lineage/Logger are filled in.
+	Env catalog.Env
+	// Logger receives structured logs (default slog.Default()).
+	Logger *slog.Logger
+	// Journal records envelopes (optional).
+	Journal pump.Journal
+	// Threads, Todos and Context replace the in-memory registries (durable ones).
+	Threads *registry.Threads
+	Todos   *registry.TodoRegistry
+	Context *registry.ContextBuffer
+	// Clock returns the current time (default time.Now).
+	Clock func() time.Time
+}
+
+// Organism is a configured pump with its listeners.
+type Organism struct {
+	Config *config.Organism
+	Pump   *pump.Pump
+	// BootThread is the thread of the boot message (after Start).
+	BootThread string
+	log        *slog.Logger
+}
+
+// SystemListeners are the organism's own listeners, registered before any
+// configured one (python-reference §4.6).
+var SystemListeners = []config.Listener{
+	{Name: "system.boot", PayloadClass: "system.Boot", Handler: "system.Boot", Description: "Logs the organism's boot"},
+	{Name: "system.todo", PayloadClass: "system.TodoUntil", Handler: "system.TodoUntil", Description: "Registers a todo watcher"},
+	{Name: "system.todo-complete", PayloadClass: "system.TodoComplete", Handler: "system.TodoComplete", Description: "Closes a todo watcher"},
+}
+
+// Load reads path (and the .env beside it) and assembles the organism.
+func Load(path string, opts Options) (*Organism, error) {
+	if err := config.LoadDotEnv(filepath.Join(filepath.Dir(path), ".env")); err != nil {
+		return nil, err
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return New(cfg, opts)
+}
+
+// New assembles an organism from a loaded configuration.
+func New(cfg *config.Organism, opts Options) (*Organism, error) {
+	if opts.Catalog == nil {
+		opts.Catalog = catalog.Builtin()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	threads := opts.Threads
+	if threads == nil {
+		threads = registry.NewThreads(registry.ThreadsConfig{Organism: cfg.Organism.Name, TTL: cfg.Platform.ThreadTTL.D(), Clock: opts.Clock})
+	}
+	todos := opts.Todos
+	if todos == nil {
+		todos = registry.NewTodoRegistry(registry.TodoConfig{Lineage: threads, Clock: opts.Clock})
+	}
+	cb := opts.Context
+	if cb == nil {
+		var err error
+		cb, err = registry.NewContextBuffer(registry.ContextConfig{
+			MaxSlotsPerThread: cfg.Platform.ContextBuffer.MaxSlotsPerThread,
+			MaxThreads:        cfg.Platform.ContextBuffer.MaxThreads,
+			TTL:               time.Duration(cfg.Platform.ContextBuffer.TTLHours) * time.Hour,
+			Clock:             opts.Clock,
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	p, err := pump.New(pump.Options{
+		Organism:               cfg.Organism.Name,
+		MaxBytes:               cfg.Organism.MaxMessageBytes,
+		MaxConcurrentPipelines: cfg.MaxConcurrentPipelines,
+		MaxConcurrentHandlers:  cfg.MaxConcurrentHandlers,
+		MaxConcurrentPerAgent:  cfg.MaxConcurrentPerAgent,
+		Scheduling:             pump.Scheduling(cfg.ThreadScheduling),
+		Threads:                threads,
+		Todos:                  todos,
+		Context:                cb,
+		Journal:                opts.Journal,
+		Logger:                 opts.Logger,
+		Clock:                  opts.Clock,
+	})
+	if err != nil {
+		return nil, err
+	}
+	env := opts.Env
+	env.Todos, env.Lineage = todos, threads
+	if env.Logger == nil {
+		env.Logger = opts.Logger
+	}
+	var errs []error
+	for _, lc := range SystemListeners {
+		if err := register(p, opts.Catalog, env, lc, "", true); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for i, lc := range cfg.Listeners {
+		pos := cfg.Pos(fmt.Sprintf("listeners[%d]", i)).String()
+		if err := register(p, opts.Catalog, env, lc, pos, false); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return &Organism{Config: cfg, Pump: p, log: opts.Logger}, nil
+}
+
+func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, lc config.Listener, pos string, sys bool) error {
+	where := lc.Name
+	if pos != "" {
+		where = pos + ": listener " + lc.Name
+	}
+	pt, err := cat.PayloadType(lc.PayloadClass)
+	if err != nil {
+		return fmt.Errorf("%s: payload_class: %w", where, err)
+	}
+	h, err := cat.Handler(lc.Handler, pt, env)
+	if err != nil {
+		return fmt.Errorf("%s: handler: %w", where, err)
+	}
+	l := pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Handler: h, Agent: lc.Agent,
+		Peers: lc.Peers, Broadcast: lc.Broadcast, Prompt: lc.Prompt, Workers: lc.MaxConcurrent}
+	if sys {
+		err = p.RegisterSystem(l)
+	} else {
+		err = p.Register(l)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	return nil
+}
+
+// Start starts the pump and sends the boot message to system.boot.
+func (o *Organism) Start() error {
+	if err := o.Pump.Start(); err != nil {
+		return err
+	}
+	n := uint(len(o.Pump.Listeners()))
+	thread, err := o.Pump.SendSystem("system.boot", &system.Boot{OrganismName: o.Config.Organism.Name,
+		Timestamp: time.Now().UTC(), ListenerCount: n})
+	if err != nil {
+		return fmt.Errorf("organism: boot: %w", err)
+	}
+	o.BootThread = thread
+	return nil
+}
+
+// Shutdown drains and stops the pump.
+func (o *Organism) Shutdown(ctx context.Context) error { return o.Pump.Shutdown(ctx) }

@@ -1,0 +1,69 @@
+package organism
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
+	"github.com/xml-pipeline/xmlpipe/listeners/hello"
+	"github.com/xml-pipeline/xmlpipe/pump"
+)
+
+// printed collects what response-handler prints.
+type printed struct {
+	mu    sync.Mutex
+	lines []string
+	ch    chan string
+}
+
+func (p *printed) print(from, text string) {
+	p.mu.Lock()
+	p.lines = append(p.lines, "["+from+"] "+text)
+	p.mu.Unlock()
+	p.ch <- "[" + from + "] " + text
+}
+
+func TestHelloWorldRoundTrip(t *testing.T) {
+	out := &printed{ch: make(chan string, 10)}
+	o, err := Load("../../organism.yaml", Options{Env: catalog.Env{Print: out.print}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer o.Shutdown(context.Background())
+	done := make(chan pump.Event, 10)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	thread, err := o.Pump.Send(ctx, "console", "greeter", &hello.Greeting{Name: "Dan"}, pump.OutletFunc(func(e pump.Event) {
+		done <- e
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case line := <-out.ch:
+		if line != "[shouter] HELLO, DAN!" {
+			t.Fatalf("printed %q", line)
+		}
+	case <-ctx.Done():
+		t.Fatal("no shouted greeting")
+	}
+	for {
+		select {
+		case e := <-done:
+			if e.Kind == pump.EventComplete {
+				if e.Conversation != thread {
+					t.Fatalf("completion for %s, want %s", e.Conversation, thread)
+				}
+				return
+			}
+			t.Logf("event %s %s", e.Kind, e.Error)
+		case <-ctx.Done():
+			t.Fatal("conversation never completed")
+		}
+	}
+}

@@ -1,0 +1,327 @@
+package pump
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/gen"
+	"github.com/xml-pipeline/xmlpipe/registry"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// Lifecycle errors.
+var (
+	ErrClosed     = errors.New("pump: shut down")
+	ErrNotStarted = errors.New("pump: not started")
+	ErrStarted    = errors.New("pump: already started")
+)
+
+// Pump is the organism's message pump. Register listeners, Start, then Inject
+// or Send; Shutdown drains in-flight work.
+type Pump struct {
+	opts    Options
+	log     *slog.Logger
+	ingress *xmlpipe.Ingress
+	core    xmlpipe.CoreTypes
+	table   *table
+	threads *registry.Threads
+	todos   *registry.TodoRegistry
+	context *registry.ContextBuffer
+	journal Journal
+	subs    subscribers
+
+	work       *workQueue
+	handlerSem chan struct{}
+	wg         sync.WaitGroup
+	started    atomic.Bool
+	closing    atomic.Bool
+	startTime  time.Time
+
+	convMu sync.Mutex
+	convs  map[string]*convState
+
+	flightMu sync.Mutex
+	flight   *sync.Cond
+	inflight int
+
+	processed atomic.Int64
+	failed    atomic.Int64
+}
+
+// convState tracks one conversation: where its external replies go and how
+// many messages of it are still in flight.
+type convState struct {
+	outlet   Outlet
+	inflight int
+}
+
+// New builds a pump. Listeners are added with Register before Start.
+func New(opts Options) (*Pump, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	in, err := xmlpipe.NewIngress(xmlpipe.IngressConfig{MaxBytes: opts.MaxBytes})
+	if err != nil {
+		return nil, err
+	}
+	core, err := xmlpipe.Core()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Threads == nil {
+		opts.Threads = registry.NewThreads(registry.ThreadsConfig{Organism: opts.Organism, Clock: opts.Clock})
+	}
+	if opts.Todos == nil {
+		opts.Todos = registry.NewTodoRegistry(registry.TodoConfig{Lineage: opts.Threads})
+	}
+	if opts.Context == nil {
+		cb, err := registry.NewContextBuffer(registry.ContextConfig{Clock: opts.Clock})
+		if err != nil {
+			return nil, err
+		}
+		opts.Context = cb
+	}
+	p := &Pump{
+		opts:       opts,
+		log:        opts.Logger,
+		ingress:    in,
+		core:       core,
+		table:      newTable(),
+		threads:    opts.Threads,
+		todos:      opts.Todos,
+		context:    opts.Context,
+		journal:    opts.Journal,
+		work:       newWorkQueue(),
+		handlerSem: make(chan struct{}, opts.MaxConcurrentHandlers),
+		convs:      map[string]*convState{},
+	}
+	p.flight = sync.NewCond(&p.flightMu)
+	p.threads.OnEnd(func(ids []string) {
+		p.todos.ThreadsEnded(ids)
+		p.context.ThreadsEnded(ids)
+	})
+	return p, nil
+}
+
+// Register adds a listener. Registration rules: unique names, no shared root
+// tags except broadcast groups of one payload type, agents never share a tag.
+func (p *Pump) Register(l Listener) error {
+	return p.register(l, false)
+}
+
+// RegisterSystem adds one of the organism's own listeners (system.boot,
+// system.todo, …), whose names are otherwise reserved.
+func (p *Pump) RegisterSystem(l Listener) error {
+	return p.register(l, true)
+}
+
+func (p *Pump) register(l Listener, system bool) error {
+	if p.started.Load() {
+		return ErrStarted
+	}
+	rl := &listener{Listener: l}
+	rl.Peers = append([]string(nil), l.Peers...)
+	rl.peers = map[string]bool{}
+	for _, peer := range l.Peers {
+		rl.peers[peer] = true
+	}
+	if eh, ok := l.Handler.(xmlpipe.ErrorHandler); ok {
+		rl.errHandler = eh
+	}
+	if rl.Workers <= 0 {
+		if rl.Agent {
+			rl.Workers = p.opts.MaxConcurrentPerAgent
+		} else {
+			rl.Workers = p.opts.MaxConcurrentHandlers
+		}
+	}
+	if rl.QueueSize <= 0 {
+		rl.QueueSize = p.opts.QueueSize
+	}
+	rl.queue = newSchedQueue(p.opts.Scheduling, rl.QueueSize)
+	return p.table.add(rl, system)
+}
+
+// Start builds the agents' usage instructions and starts the ingress and
+// listener workers.
+func (p *Pump) Start() error {
+	if !p.started.CompareAndSwap(false, true) {
+		return ErrStarted
+	}
+	p.startTime = p.opts.Clock()
+	for _, l := range p.table.all() {
+		if l.Agent && len(l.Peers) > 0 {
+			l.usage = gen.UsageInstructions(l.Name, l.Description, p.peersOf(l))
+		}
+	}
+	for i := 0; i < p.opts.MaxConcurrentPipelines; i++ {
+		p.wg.Add(1)
+		go p.ingressWorker()
+	}
+	for _, l := range p.table.all() {
+		for i := 0; i < l.Workers; i++ {
+			p.wg.Add(1)
+			go p.listenerWorker(l)
+		}
+	}
+	return nil
+}
+
+func (p *Pump) peersOf(l *listener) []gen.Peer {
+	out := make([]gen.Peer, 0, len(l.Peers))
+	for _, name := range l.Peers {
+		peer := gen.Peer{Name: name}
+		if pl := p.table.lookup(name); pl != nil {
+			peer.Description = pl.Description
+			peer.Type = pl.Payload.Model()
+		}
+		out = append(out, peer)
+	}
+	return out
+}
+
+// Shutdown stops admitting external messages, waits for in-flight work to
+// drain (bounded by ctx and Options.ShutdownTimeout), then stops every worker.
+func (p *Pump) Shutdown(ctx context.Context) error {
+	if !p.closing.CompareAndSwap(false, true) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.opts.ShutdownTimeout)
+	defer cancel()
+	drained := make(chan struct{})
+	go func() {
+		p.flightMu.Lock()
+		for p.inflight > 0 && ctx.Err() == nil {
+			p.flight.Wait()
+		}
+		p.flightMu.Unlock()
+		close(drained)
+	}()
+	var err error
+	select {
+	case <-drained:
+	case <-ctx.Done():
+		err = fmt.Errorf("pump: shutdown: %d messages still in flight: %w", p.InFlight(), ctx.Err())
+		p.flight.Broadcast()
+	}
+	p.work.close()
+	for _, l := range p.table.all() {
+		l.queue.close()
+	}
+	p.flight.Broadcast()
+	if p.started.Load() {
+		p.wg.Wait()
+	}
+	return err
+}
+
+// InFlight returns the number of messages admitted and not yet fully processed.
+func (p *Pump) InFlight() int {
+	p.flightMu.Lock()
+	defer p.flightMu.Unlock()
+	return p.inflight
+}
+
+// admit waits for room under MaxInFlight (external work only).
+func (p *Pump) admit(ctx context.Context) error {
+	p.flightMu.Lock()
+	defer p.flightMu.Unlock()
+	for p.inflight >= p.opts.MaxInFlight {
+		if p.closing.Load() {
+			return ErrClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p.flight.Wait()
+	}
+	if p.closing.Load() {
+		return ErrClosed
+	}
+	p.inflight++
+	return nil
+}
+
+// hold counts one more unit of internal work.
+func (p *Pump) hold() {
+	p.flightMu.Lock()
+	p.inflight++
+	p.flightMu.Unlock()
+}
+
+func (p *Pump) release() {
+	p.flightMu.Lock()
+	p.inflight--
+	if p.inflight <= 0 || p.inflight < p.opts.MaxInFlight {
+		p.flight.Broadcast()
+	}
+	p.flightMu.Unlock()
+}
+
+// Subscribe registers an observer of every event; the returned func removes it.
+func (p *Pump) Subscribe(o Outlet) (cancel func()) { return p.subs.add(o) }
+
+// Threads returns the thread registry (operator use: /threads, debug dumps).
+func (p *Pump) Threads() *registry.Threads { return p.threads }
+
+// Context returns the context buffer.
+func (p *Pump) Context() *registry.ContextBuffer { return p.context }
+
+// Todos returns the todo registry.
+func (p *Pump) Todos() *registry.TodoRegistry { return p.todos }
+
+// Organism returns the organism name.
+func (p *Pump) Organism() string { return p.opts.Organism }
+
+// Routes returns the routing table.
+func (p *Pump) Routes() []Route { return p.table.routes() }
+
+// Lookup returns the registered listener of that name (case-insensitive).
+func (p *Pump) Lookup(name string) (Listener, bool) {
+	l := p.table.lookup(name)
+	if l == nil {
+		return Listener{}, false
+	}
+	return l.Listener, true
+}
+
+// Stats summarises the pump.
+type Stats struct {
+	Uptime    time.Duration
+	Processed int64
+	Failed    int64
+	InFlight  int
+	Threads   int
+}
+
+// Stats returns counters.
+func (p *Pump) Stats() Stats {
+	return Stats{
+		Uptime:    p.opts.Clock().Sub(p.startTime),
+		Processed: p.processed.Load(),
+		Failed:    p.failed.Load(),
+		InFlight:  p.InFlight(),
+		Threads:   p.threads.Len(),
+	}
+}
+
+// payloadTypeOf returns the payload type of a handler's output value.
+func (p *Pump) payloadTypeOf(v any) (*xmlpipe.PayloadType, error) {
+	switch v.(type) {
+	case *xmlpipe.Huh, xmlpipe.Huh:
+		return p.core.Huh, nil
+	case *xmlpipe.SystemError, xmlpipe.SystemError:
+		return p.core.SystemError, nil
+	}
+	if v == nil {
+		return nil, fmt.Errorf("%w: nil payload", xmlpipe.ErrEncode)
+	}
+	return xmlpipe.NewPayloadType(reflect.TypeOf(v))
+}

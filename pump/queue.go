@@ -1,0 +1,134 @@
+package pump
+
+import (
+	"container/heap"
+	"sync"
+)
+
+// schedQueue is a listener's pipeline queue. Breadth-first serves conversations
+// round-robin (the i-th queued message of a conversation is served in round i,
+// never earlier than the round being served); depth-first serves the deepest
+// thread first. Ties go to arrival order.
+//
+// Pushes of external-origin work block while the queue holds capacity items
+// (backpressure to transports); pushes of internal work never block, so a
+// handler emitting into a full listener can never deadlock the pump.
+type schedQueue struct {
+	mu       sync.Mutex
+	notEmpty *sync.Cond
+	notFull  *sync.Cond
+	h        itemHeap
+	policy   Scheduling
+	capacity int
+	seq      uint64
+	round    map[string]int64 // conversation → next round
+	served   int64            // round of the last popped item
+	closed   bool
+}
+
+type item struct {
+	d    *delivery
+	key  int64
+	seq  uint64
+	conv string
+}
+
+type itemHeap []item
+
+func (h itemHeap) Len() int { return len(h) }
+func (h itemHeap) Less(i, j int) bool {
+	if h[i].key != h[j].key {
+		return h[i].key < h[j].key
+	}
+	return h[i].seq < h[j].seq
+}
+func (h itemHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *itemHeap) Push(x any)   { *h = append(*h, x.(item)) }
+func (h *itemHeap) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	old[len(old)-1] = item{}
+	*h = old[:len(old)-1]
+	return it
+}
+
+func newSchedQueue(policy Scheduling, capacity int) *schedQueue {
+	q := &schedQueue{policy: policy, capacity: capacity, round: map[string]int64{}}
+	q.notEmpty = sync.NewCond(&q.mu)
+	q.notFull = sync.NewCond(&q.mu)
+	return q
+}
+
+// push enqueues d. block applies backpressure when the queue is full; it
+// returns false if the queue was closed.
+func (q *schedQueue) push(d *delivery, block bool) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for block && !q.closed && len(q.h) >= q.capacity {
+		q.notFull.Wait()
+	}
+	if q.closed {
+		return false
+	}
+	q.seq++
+	it := item{d: d, seq: q.seq, conv: d.conv}
+	switch q.policy {
+	case DepthFirst:
+		it.key = -int64(d.depth)
+	default:
+		r := max(q.round[d.conv], q.served)
+		q.round[d.conv] = r + 1
+		it.key = r
+	}
+	heap.Push(&q.h, it)
+	q.notEmpty.Signal()
+	return true
+}
+
+// pop blocks until an item is available; ok is false once the queue is closed
+// and empty.
+func (q *schedQueue) pop() (*delivery, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.h) == 0 {
+		if q.closed {
+			return nil, false
+		}
+		q.notEmpty.Wait()
+	}
+	it := heap.Pop(&q.h).(item)
+	if q.policy != DepthFirst {
+		q.served = it.key
+		if q.round[it.conv] <= it.key+1 && !q.hasConv(it.conv) {
+			delete(q.round, it.conv)
+		}
+	}
+	q.notFull.Signal()
+	return it.d, true
+}
+
+// hasConv reports whether conv still has queued items (called with mu held;
+// only when a conversation's last known round was popped, so it is rare).
+func (q *schedQueue) hasConv(conv string) bool {
+	for _, it := range q.h {
+		if it.conv == conv {
+			return true
+		}
+	}
+	return false
+}
+
+func (q *schedQueue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.h)
+}
+
+// close wakes every waiter; queued items are still popped (drain).
+func (q *schedQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.notEmpty.Broadcast()
+	q.notFull.Broadcast()
+}

@@ -1,0 +1,121 @@
+package pump
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// listener is a registered Listener with its pipeline state.
+type listener struct {
+	Listener
+	peers      map[string]bool
+	errHandler xmlpipe.ErrorHandler
+	usage      string
+	queue      *schedQueue
+
+	handled  atomic.Int64
+	active   atomic.Int32
+	lastSeen atomic.Int64 // unix nanos of the last handled message
+}
+
+// work is one envelope waiting for the ingress stages.
+type work struct {
+	raw []byte
+	// external marks bytes from outside the organism (transports, console).
+	external bool
+	// outlet receives failures and replies of an external message's conversation.
+	outlet Outlet
+	// conv is the conversation of internal work.
+	conv string
+	// sender is the listener whose output this is (internal work), and
+	// senderThread the thread its handler ran on (where a <huh> goes back).
+	sender       *listener
+	senderThread string
+	// egress names the external party an internal reply goes to.
+	egress string
+	// payloadType is the payload contract of internal work (egress validation).
+	payloadType *xmlpipe.PayloadType
+	// isError marks a pump-generated <huh>/SystemError (never answered with another).
+	isError bool
+	depth   int
+	// admitted is when the work entered the pump (latency measurement).
+	admitted time.Time
+	// done, when set, is signalled once the work finished the ingress stages
+	// (err nil: accepted).
+	done func(thread string, err error)
+}
+
+// delivery is one decoded message bound for one listener.
+type delivery struct {
+	conv, thread  string
+	from, to      string
+	payloadName   string
+	payload       any
+	payloadBytes  []byte
+	errPayload    *xmlpipe.DeliveryError
+	depth         int
+	senderOutside bool
+	admitted      time.Time
+}
+
+// workQueue is the unbounded FIFO feeding the ingress workers. External
+// admission is bounded separately (Options.MaxInFlight), so internal re-entry
+// never blocks a handler.
+type workQueue struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	items  []*work
+	head   int
+	closed bool
+}
+
+func newWorkQueue() *workQueue {
+	q := &workQueue{}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+func (q *workQueue) push(w *work) bool {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return false
+	}
+	q.items = append(q.items, w)
+	q.mu.Unlock()
+	q.cond.Signal()
+	return true
+}
+
+func (q *workQueue) pop() (*work, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.head == len(q.items) {
+		if q.closed {
+			return nil, false
+		}
+		q.cond.Wait()
+	}
+	w := q.items[q.head]
+	q.items[q.head] = nil
+	q.head++
+	if q.head == len(q.items) {
+		q.items = q.items[:0]
+		q.head = 0
+	} else if q.head > 1024 && q.head*2 > len(q.items) {
+		n := copy(q.items, q.items[q.head:])
+		q.items = q.items[:n]
+		q.head = 0
+	}
+	return w, true
+}
+
+func (q *workQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.cond.Broadcast()
+}

@@ -1,0 +1,258 @@
+package xmlpipe
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/xml-pipeline/xmlpipe/schemas"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/internal/lx"
+)
+
+// DefaultMaxBytes is the default size cap of one message (1 MiB).
+const DefaultMaxBytes = 1 << 20
+
+// IngressConfig configures the ingress stages.
+type IngressConfig struct {
+	// MaxBytes caps the size of one message; 0 means DefaultMaxBytes.
+	MaxBytes int
+}
+
+// Ingress runs the envelope stages: size cap, strict parse (repair path on
+// failure), envelope validation, payload extraction, thread assignment and
+// exclusive C14N. It is safe for concurrent use.
+type Ingress struct {
+	maxBytes int
+	envelope *lx.Schema
+}
+
+var (
+	envelopeOnce   sync.Once
+	envelopeSchema *lx.Schema
+	envelopeErr    error
+)
+
+// compiledEnvelope compiles the embedded envelope schema once per process.
+func compiledEnvelope() (*lx.Schema, error) {
+	envelopeOnce.Do(func() {
+		s, errs := lx.CompileSchema(schemas.Envelope(), "mem:/schemas/envelope.xsd")
+		if s == nil {
+			envelopeErr = fmt.Errorf("xmlpipe: envelope schema: %w", errs)
+			return
+		}
+		envelopeSchema = s
+	})
+	return envelopeSchema, envelopeErr
+}
+
+// NewIngress compiles what the stages need.
+func NewIngress(cfg IngressConfig) (*Ingress, error) {
+	s, err := compiledEnvelope()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultMaxBytes
+	}
+	return &Ingress{maxBytes: cfg.MaxBytes, envelope: s}, nil
+}
+
+// MaxBytes returns the size cap.
+func (in *Ingress) MaxBytes() int { return in.maxBytes }
+
+// Inbound is a message that passed the envelope stages. It owns the parsed
+// document until Close; one goroutine at a time may use it.
+type Inbound struct {
+	Envelope
+	doc     *lx.Doc
+	payload lx.Node
+}
+
+// Close frees the parsed document. It is safe to call more than once.
+func (m *Inbound) Close() {
+	if m == nil {
+		return
+	}
+	m.doc.Free()
+	m.doc = nil
+}
+
+func diagsOf(stage Stage, e *lx.Errors) []Diagnostic {
+	if e == nil {
+		return nil
+	}
+	out := make([]Diagnostic, 0, len(e.List)+1)
+	for _, it := range e.List {
+		out = append(out, Diagnostic{Stage: stage, Line: it.Line, Path: it.Path, Msg: it.Msg})
+	}
+	if e.Dropped > 0 {
+		out = append(out, Diagnostic{Stage: stage, Msg: fmt.Sprintf("%d more diagnostics dropped", e.Dropped)})
+	}
+	return out
+}
+
+// Read runs the envelope stages on raw bytes. On success the caller owns the
+// returned Inbound and must Close it. Every failure is a *Failure.
+func (in *Ingress) Read(raw []byte) (*Inbound, error) {
+	if len(raw) == 0 {
+		return nil, fail(StageSize, ErrEmpty)
+	}
+	if len(raw) > in.maxBytes {
+		return nil, fail(StageSize, ErrTooLarge,
+			Diagnostic{Stage: StageSize, Msg: fmt.Sprintf("%d bytes exceed the cap of %d", len(raw), in.maxBytes)})
+	}
+	if !utf8.Valid(raw) {
+		off := 0
+		for off < len(raw) {
+			r, n := utf8.DecodeRune(raw[off:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			off += n
+		}
+		return nil, fail(StageParse, ErrEncoding,
+			Diagnostic{Stage: StageParse, Msg: fmt.Sprintf("invalid UTF-8 at byte offset %d", off)})
+	}
+	if hasDoctype(raw) {
+		return nil, fail(StageParse, ErrDoctype,
+			Diagnostic{Stage: StageParse, Msg: "document type declarations are rejected (no DTDs, no entities)"})
+	}
+	doc, diags, err := parseOrRepair(raw)
+	if err != nil {
+		return nil, err
+	}
+	m := &Inbound{doc: doc}
+	m.Repaired = len(diags) > 0
+	m.Diagnostics = diags
+	if err := in.extract(m); err != nil {
+		doc.Free()
+		return nil, err
+	}
+	return m, nil
+}
+
+// parseOrRepair is stages 2–3: a strict parse, and only when it fails the repair
+// path (lexical pre-fix, libxml2 recover, C14N, strict re-parse of the canonical
+// bytes). diags is non-empty exactly when a repair happened.
+func parseOrRepair(raw []byte) (*lx.Doc, []Diagnostic, error) {
+	const strict = lx.OptNoNet | lx.OptNoBlanks
+	doc, errs := lx.Parse(raw, strict)
+	if doc != nil && !errs.Severe() && !doc.HasDTD() {
+		return doc, nil, nil
+	}
+	if doc != nil && doc.HasDTD() {
+		doc.Free()
+		return nil, nil, fail(StageParse, ErrDoctype, Diagnostic{Stage: StageParse, Msg: "document type declarations are rejected"})
+	}
+	doc.Free()
+	diags := diagsOf(StageParse, errs)
+	fixed, fixes := LexFix(raw)
+	diags = append(diags, fixes...)
+	rdoc, rerrs := lx.Parse(fixed, strict|lx.OptRecover)
+	if rdoc == nil || rdoc.Root().IsZero() {
+		rdoc.Free()
+		return nil, nil, fail(StageRepair, ErrMalformed, append(diags, diagsOf(StageRepair, rerrs)...)...)
+	}
+	if rdoc.HasDTD() {
+		rdoc.Free()
+		return nil, nil, fail(StageParse, ErrDoctype, Diagnostic{Stage: StageParse, Msg: "document type declarations are rejected"})
+	}
+	canon, cerr := rdoc.C14N(lx.Node{}, lx.C14NExc10, false, nil)
+	rdoc.Free()
+	if cerr != nil {
+		return nil, nil, fail(StageRepair, ErrMalformed, append(diags, Diagnostic{Stage: StageRepair, Msg: cerr.Error()})...)
+	}
+	doc, errs = lx.Parse(canon, strict)
+	if doc == nil || errs.Severe() {
+		doc.Free()
+		return nil, nil, fail(StageRepair, ErrMalformed, append(diags, diagsOf(StageRepair, errs)...)...)
+	}
+	diags = append(diags, Diagnostic{Stage: StageRepair, Msg: "message was repaired; repaired form: " + truncate(string(canon), 512)})
+	return doc, diags, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// extract is stage 5 (envelope validation, payload extraction, thread
+// assignment) and stage 4 (C14N, after the thread id is settled so the canonical
+// bytes are what is actually processed).
+func (in *Ingress) extract(m *Inbound) error {
+	if root := m.doc.Root(); root.Namespace() == schemas.PrivilegedNS {
+		return fail(StageEnvelope, ErrPrivileged, Diagnostic{Stage: StageEnvelope,
+			Msg: fmt.Sprintf("privileged root <%s> arrived on a regular channel: dropped (security event)", root.Name())})
+	}
+	if errs := in.envelope.Validate(m.doc); errs != nil {
+		return fail(StageEnvelope, ErrEnvelope, diagsOf(StageEnvelope, errs)...)
+	}
+	root := m.doc.Root()
+	meta := root.FirstElement()
+	var threadNode lx.Node
+	for c := meta.FirstElement(); !c.IsZero(); c = c.NextElement() {
+		if c.Namespace() != EnvelopeNS {
+			continue
+		}
+		switch c.Name() {
+		case "from":
+			m.From = strings.TrimSpace(c.TextFast())
+		case "to":
+			m.To = strings.TrimSpace(c.TextFast())
+		case "thread":
+			m.Thread = strings.TrimSpace(c.TextFast())
+			threadNode = c
+		}
+	}
+	if m.From == "" {
+		return fail(StageExtract, ErrEnvelope, Diagnostic{Stage: StageExtract, Msg: "missing <from> in <meta>"})
+	}
+	if m.Thread == "" {
+		return fail(StageExtract, ErrEnvelope, Diagnostic{Stage: StageExtract, Msg: "missing <thread> in <meta>"})
+	}
+	n := 0
+	for c := meta.NextElement(); !c.IsZero(); c = c.NextElement() {
+		n++
+		m.payload = c
+	}
+	switch {
+	case n == 0:
+		return fail(StageExtract, ErrNoPayload, Diagnostic{Stage: StageExtract, Msg: "no payload element found inside <message> (comments and processing instructions are not payloads)"})
+	case n > 1:
+		return fail(StageExtract, ErrMultiplePayloads, Diagnostic{Stage: StageExtract, Msg: fmt.Sprintf("%d payload elements found; exactly one is allowed", n)})
+	}
+	m.PayloadName = m.payload.Name()
+	m.PayloadNS = m.payload.Namespace()
+	if m.PayloadNS == EnvelopeNS {
+		return fail(StageExtract, ErrPayloadNamespace, Diagnostic{Stage: StageExtract, Line: m.payload.Line(),
+			Msg: fmt.Sprintf("payload <%s> is in the envelope namespace; declare xmlns=\"\" or its own namespace", m.PayloadName)})
+	}
+	if !IsThreadID(m.Thread) {
+		old := m.Thread
+		m.Thread = NewThreadID()
+		threadNode.SetText(m.Thread)
+		m.Diagnostics = append(m.Diagnostics, Diagnostic{Stage: StageThread,
+			Msg: fmt.Sprintf("Invalid external thread ID '%s' — replaced with new root thread", truncate(old, 80))})
+	}
+	canon, err := m.doc.C14N(lx.Node{}, lx.C14NExc10, false, nil)
+	if err != nil {
+		return fail(StageC14N, ErrMalformed, Diagnostic{Stage: StageC14N, Msg: err.Error()})
+	}
+	m.Canonical = canon
+	return nil
+}
+
+// PayloadBytes returns the exclusive C14N of the payload element alone.
+func (m *Inbound) PayloadBytes() ([]byte, error) {
+	b, err := m.doc.C14N(m.payload, lx.C14NExc10, false, nil)
+	if err != nil {
+		return nil, fail(StageC14N, ErrMalformed, Diagnostic{Stage: StageC14N, Msg: err.Error()})
+	}
+	return b, nil
+}
+
+// PayloadLine returns the source line of the payload element (for diagnostics).
+func (m *Inbound) PayloadLine() int { return m.payload.Line() }

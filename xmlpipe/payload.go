@@ -1,0 +1,149 @@
+package xmlpipe
+
+import (
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/xml-pipeline/xmlpipe/gen"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/internal/lx"
+)
+
+// PayloadType is a payload contract: a Go struct type, the XSD derived from it
+// (or a fixed one), its compiled schema and its codec. It is immutable and safe
+// for concurrent use; NewPayloadType caches one per Go type and schema.
+type PayloadType struct {
+	goType  reflect.Type
+	model   *gen.Type
+	codec   *codec.Codec
+	xsd     []byte
+	example []byte
+	schema  *lx.Schema
+}
+
+// PayloadOption customises NewPayloadType.
+type PayloadOption func(*payloadOptions)
+
+type payloadOptions struct {
+	xsd []byte
+}
+
+// WithSchema uses a fixed schema instead of the one derived from the Go type
+// (system, core and privileged vocabularies have hand-written schemas).
+func WithSchema(xsd []byte) PayloadOption {
+	return func(o *payloadOptions) { o.xsd = xsd }
+}
+
+type payloadKey struct {
+	t   reflect.Type
+	xsd string
+}
+
+var payloadTypes sync.Map // payloadKey → *PayloadType
+
+// PayloadTypeOf returns the payload type of T.
+func PayloadTypeOf[T any](opts ...PayloadOption) (*PayloadType, error) {
+	return NewPayloadType(reflect.TypeFor[T](), opts...)
+}
+
+// NewPayloadType derives (or takes) the schema of t, compiles it and builds the
+// codec. Errors name the type and what is unsupported.
+func NewPayloadType(t reflect.Type, opts ...PayloadOption) (*PayloadType, error) {
+	var o payloadOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	key := payloadKey{t: t, xsd: string(o.xsd)}
+	if v, ok := payloadTypes.Load(key); ok {
+		return v.(*PayloadType), nil
+	}
+	c, err := codec.For(t)
+	if err != nil {
+		return nil, fmt.Errorf("xmlpipe: payload %v: %w", t, err)
+	}
+	model := c.Type()
+	xsd := o.xsd
+	if xsd == nil {
+		xsd = gen.XSD(model)
+	}
+	s, errs := lx.CompileSchema(xsd, "mem:/schemas/payload/"+model.Name+".xsd")
+	if s == nil {
+		return nil, fmt.Errorf("xmlpipe: payload %v: schema does not compile: %w", t, errs)
+	}
+	pt := &PayloadType{goType: t, model: model, codec: c, xsd: xsd, example: gen.Example(model), schema: s}
+	v, _ := payloadTypes.LoadOrStore(key, pt)
+	return v.(*PayloadType), nil
+}
+
+// Name returns the payload root element's local name.
+func (pt *PayloadType) Name() string { return pt.model.Name }
+
+// Namespace returns the payload root's namespace ("" for none).
+func (pt *PayloadType) Namespace() string { return pt.model.Namespace }
+
+// GoType returns the Go struct type.
+func (pt *PayloadType) GoType() reflect.Type { return pt.goType }
+
+// Model returns the gen model of the type.
+func (pt *PayloadType) Model() *gen.Type { return pt.model }
+
+// XSD returns the schema text.
+func (pt *PayloadType) XSD() []byte { return pt.xsd }
+
+// Example returns an example instance that validates against the schema.
+func (pt *PayloadType) Example() []byte { return pt.example }
+
+// Matches reports whether an element with this name and namespace is this
+// payload's root.
+func (pt *PayloadType) Matches(name, ns string) bool {
+	return pt.model.Name == name && pt.model.Namespace == ns
+}
+
+// Decode decodes canonical payload bytes into a new *T.
+func (pt *PayloadType) Decode(b []byte) (any, error) {
+	v, err := pt.codec.Decode(b)
+	if err != nil {
+		return nil, fail(StageDecode, ErrDecode, Diagnostic{Stage: StageDecode, Msg: err.Error()})
+	}
+	return v, nil
+}
+
+// AppendPayload encodes v (a T or *T) as the payload element of an envelope
+// (declaring xmlns="" for a no-namespace type).
+func (pt *PayloadType) AppendPayload(dst []byte, v any) ([]byte, error) {
+	out, err := pt.codec.Append(dst, v, true)
+	if err != nil {
+		return dst, fail(StageEncode, ErrEncode, Diagnostic{Stage: StageEncode, Msg: err.Error()})
+	}
+	return out, nil
+}
+
+// ValidatePayload validates the payload element against pt's schema, in the
+// same parsed document (no re-parse).
+func (m *Inbound) ValidatePayload(pt *PayloadType) error {
+	if !pt.Matches(m.PayloadName, m.PayloadNS) {
+		return fail(StagePayload, ErrPayloadInvalid, Diagnostic{Stage: StagePayload, Line: m.payload.Line(),
+			Msg: fmt.Sprintf("payload root {%s}%s is not {%s}%s", m.PayloadNS, m.PayloadName, pt.Namespace(), pt.Name())})
+	}
+	if errs := pt.schema.ValidateElement(m.payload); errs != nil {
+		return fail(StagePayload, ErrPayloadInvalid, diagsOf(StagePayload, errs)...)
+	}
+	return nil
+}
+
+// Decode validates the payload against pt and decodes it: stages 7a and 7b.
+func (m *Inbound) Decode(pt *PayloadType) (any, []byte, error) {
+	if err := m.ValidatePayload(pt); err != nil {
+		return nil, nil, err
+	}
+	b, err := m.PayloadBytes()
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := pt.Decode(b)
+	return v, b, err
+}
