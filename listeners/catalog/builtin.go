@@ -77,4 +77,3 @@ func (a todoAdapter) CloseRaised(thread, agent string) int {
 	}
 	return n
 }
-
