@@ -96,7 +96,7 @@ func diagsOf(stage Stage, e *lx.Errors) []Diagnostic {
 // returned Inbound and must Close it. Every failure is a *Failure.
 func (in *Ingress) Read(raw []byte) (*Inbound, error) {
 	if len(raw) == 0 {
-		return nil, fail(StageSize, ErrEmpty)
+		return nil, fail(StageSize, ErrEmpty, Diagnostic{Stage: StageSize, Msg: "empty frame"})
 	}
 	if len(raw) > in.maxBytes {
 		return nil, fail(StageSize, ErrTooLarge,
@@ -186,6 +186,16 @@ func (in *Ingress) extract(m *Inbound) error {
 	if root := m.doc.Root(); root.Namespace() == schemas.PrivilegedNS {
 		return fail(StageEnvelope, ErrPrivileged, Diagnostic{Stage: StageEnvelope,
 			Msg: fmt.Sprintf("privileged root <%s> arrived on a regular channel: dropped (security event)", root.Name())})
+	}
+	if root := m.doc.Root(); root.Namespace() == EnvelopeNS && root.Name() == "message" {
+		n := 0
+		for c := root.FirstElement().NextElement(); !c.IsZero(); c = c.NextElement() {
+			n++
+		}
+		if n > 1 {
+			return fail(StageExtract, ErrMultiplePayloads, Diagnostic{Stage: StageExtract,
+				Msg: fmt.Sprintf("%d payload elements found; exactly one is allowed", n)})
+		}
 	}
 	if errs := in.envelope.Validate(m.doc); errs != nil {
 		return fail(StageEnvelope, ErrEnvelope, diagsOf(StageEnvelope, errs)...)

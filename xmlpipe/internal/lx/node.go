@@ -21,7 +21,8 @@ const (
 	CommentNode   NodeType = C.XML_COMMENT_NODE
 )
 
-// Node is a node of a live Doc. The zero Node is "no node".
+// Node is a node of a live Doc. The zero Node is "no node"; every method is
+// safe on it (navigation returns the zero Node, accessors zero values).
 type Node struct {
 	p *C.xmlNode
 }
@@ -30,11 +31,16 @@ type Node struct {
 func (n Node) IsZero() bool { return n.p == nil }
 
 // Type returns the node type.
-func (n Node) Type() NodeType { return NodeType(n.p._type) }
+func (n Node) Type() NodeType {
+	if n.p == nil {
+		return 0
+	}
+	return NodeType(n.p._type)
+}
 
 // Name returns the local name (element/PI name).
 func (n Node) Name() string {
-	if n.p.name == nil {
+	if n.p == nil || n.p.name == nil {
 		return ""
 	}
 	return C.GoString((*C.char)(unsafe.Pointer(n.p.name)))
@@ -42,20 +48,35 @@ func (n Node) Name() string {
 
 // Namespace returns the namespace URI of an element ("" for none).
 func (n Node) Namespace() string {
-	if n.p.ns == nil || n.p.ns.href == nil {
+	if n.p == nil || n.p.ns == nil || n.p.ns.href == nil {
 		return ""
 	}
 	return C.GoString((*C.char)(unsafe.Pointer(n.p.ns.href)))
 }
 
 // FirstChild returns the first child node.
-func (n Node) FirstChild() Node { return Node{p: n.p.children} }
+func (n Node) FirstChild() Node {
+	if n.p == nil {
+		return Node{}
+	}
+	return Node{p: n.p.children}
+}
 
 // Next returns the next sibling.
-func (n Node) Next() Node { return Node{p: n.p.next} }
+func (n Node) Next() Node {
+	if n.p == nil {
+		return Node{}
+	}
+	return Node{p: n.p.next}
+}
 
 // Parent returns the parent node (the document node for the root element).
-func (n Node) Parent() Node { return Node{p: n.p.parent} }
+func (n Node) Parent() Node {
+	if n.p == nil {
+		return Node{}
+	}
+	return Node{p: n.p.parent}
+}
 
 // FirstElement returns the first child element.
 func (n Node) FirstElement() Node {
@@ -79,6 +100,9 @@ func (n Node) NextElement() Node {
 
 // Text returns the concatenated text content.
 func (n Node) Text() string {
+	if n.p == nil {
+		return ""
+	}
 	c := C.lx_node_text(n.p)
 	if c == nil {
 		return ""
@@ -90,6 +114,9 @@ func (n Node) Text() string {
 
 // Path returns the node's XPath (as libxml2 renders it).
 func (n Node) Path() string {
+	if n.p == nil {
+		return ""
+	}
 	c := C.lx_node_path(n.p)
 	if c == nil {
 		return ""
@@ -100,11 +127,19 @@ func (n Node) Path() string {
 }
 
 // Line returns the source line of the node.
-func (n Node) Line() int { return int(C.lx_node_line(n.p)) }
+func (n Node) Line() int {
+	if n.p == nil {
+		return 0
+	}
+	return int(C.lx_node_line(n.p))
+}
 
 // TextFast returns the concatenated content of n's direct text and CDATA
 // children without a cgo call (enough for simple-content elements like <from>).
 func (n Node) TextFast() string {
+	if n.p == nil {
+		return ""
+	}
 	c := n.p.children
 	if c != nil && c.next == nil && (NodeType(c._type) == TextNode || NodeType(c._type) == CDATANode) {
 		if c.content == nil {
@@ -129,6 +164,9 @@ func (n Node) TextFast() string {
 // SetText replaces n's children with a single text node holding s (s is raw
 // text, not markup).
 func (n Node) SetText(s string) {
+	if n.p == nil {
+		return
+	}
 	cs := C.CString(s)
 	defer C.free(unsafe.Pointer(cs))
 	C.lx_set_text(n.p, cs)

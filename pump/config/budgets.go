@@ -1,0 +1,25 @@
+package config
+
+// Budgets is the budgets: section: token budgets fed by real LLM usage.
+type Budgets struct {
+	// ThreadTokens caps the tokens one thread may spend (0 = unlimited).
+	ThreadTokens int `yaml:"thread_tokens"`
+	// AgentTokens caps the tokens one agent may spend (0 = unlimited).
+	AgentTokens int `yaml:"agent_tokens"`
+	// OnExceed is what happens when a budget is exhausted (default stop).
+	OnExceed ExceedPolicy `yaml:"on_exceed"`
+}
+
+// ExceedPolicy is what the pump does when a token budget is exhausted.
+type ExceedPolicy string
+
+// The budget exceed policies.
+const (
+	// ExceedStop refuses further LLM calls for the thread or agent.
+	ExceedStop ExceedPolicy = "stop"
+	// ExceedWarn logs a warning and carries on.
+	ExceedWarn ExceedPolicy = "warn"
+)
+
+// Valid reports whether p is a known policy.
+func (p ExceedPolicy) Valid() bool { return p == ExceedStop || p == ExceedWarn }

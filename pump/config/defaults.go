@@ -1,0 +1,53 @@
+package config
+
+import "time"
+
+// Default returns an organism with every default applied and nothing else:
+// no listeners, no LLM backends, no gateways. Its DataDir is the relative
+// "data"; Parse and Load resolve it against the configuration's directory.
+func Default() *Organism {
+	return &Organism{
+		Organism: OrganismSection{
+			Name:            "unnamed",
+			Port:            8765,
+			DataDir:         "data",
+			MaxMessageBytes: 1 << 20,
+		},
+		MaxConcurrentPipelines: 50,
+		MaxConcurrentHandlers:  20,
+		MaxConcurrentPerAgent:  5,
+		ThreadScheduling:       BreadthFirst,
+		LLM: LLM{
+			Strategy:       Failover,
+			Retries:        3,
+			RetryBaseDelay: Duration(time.Second),
+			RetryMaxDelay:  Duration(60 * time.Second),
+		},
+		OOB: OOB{
+			Enabled: true,
+			Bind:    "127.0.0.1",
+			Port:    8766,
+		},
+		Meta: Meta{
+			Enabled:               true,
+			AllowListCapabilities: true,
+			AllowSchemaRequests:   AccessAuthenticated,
+			AllowExampleRequests:  AccessAuthenticated,
+			AllowPromptRequests:   AccessAuthenticated,
+		},
+		Platform: Platform{
+			ContextBuffer: ContextBuffer{
+				MaxSlotsPerThread: 10000,
+				MaxThreads:        1000,
+				TTLHours:          24,
+			},
+			ThreadTTL: Duration(time.Hour),
+		},
+		Journal: Journal{
+			Enabled:       true,
+			Retention:     Retention{Policy: RetainForever},
+			SweepInterval: Duration(time.Hour),
+		},
+		Budgets: Budgets{OnExceed: ExceedStop},
+	}
+}

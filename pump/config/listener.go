@@ -1,0 +1,83 @@
+package config
+
+// Listener is one listeners[] entry: a capability of the organism.
+type Listener struct {
+	// Name is the registered name: the <to>/<from> value and a thread
+	// chain segment. Unique, case-insensitively. Required.
+	Name string `yaml:"name"`
+	// PayloadClass names the payload type in the compiled-in catalog (the
+	// Python dotted names of the built-ins are accepted). Required.
+	PayloadClass string `yaml:"payload_class"`
+	// Handler names the handler in the compiled-in catalog. Required.
+	Handler string `yaml:"handler"`
+	// Description leads the generated tool prompt. Required.
+	Description string `yaml:"description"`
+	// Agent marks an LLM agent: unique root tag, own name in metadata,
+	// peers enforced, per-agent concurrency limit.
+	Agent bool `yaml:"agent"`
+	// Peers lists the listener and gateway names this listener may address.
+	Peers []string `yaml:"peers"`
+	// Broadcast lets several listeners share one root tag (never agents).
+	Broadcast bool `yaml:"broadcast"`
+	// Prompt is the agent's system prompt.
+	Prompt string `yaml:"prompt"`
+	// Model is the LLM model the agent asks for ("" = the router's choice).
+	Model string `yaml:"model"`
+	// Tools lists the native tools the agent may use.
+	Tools []string `yaml:"tools"`
+	// ToolConfig restricts each tool, keyed by tool name.
+	ToolConfig map[string]ToolConfig `yaml:"tool_config"`
+	// Type is the implementation kind: go (default), wasm, or lua (accepted
+	// by the loader, rejected by Validate).
+	Type ListenerType `yaml:"type"`
+	// Module is the WebAssembly module path of a wasm listener.
+	Module string `yaml:"module"`
+	// Script is an alternative spelling of Module (the Lua proposal's key).
+	Script string `yaml:"script"`
+	// XSD is a schema file path overriding the generated payload schema.
+	XSD string `yaml:"xsd"`
+	// Config is free-form configuration handed to the listener.
+	Config map[string]any `yaml:"config"`
+	// Group names the broadcast group the listener belongs to.
+	Group string `yaml:"group"`
+	// NotifyOnPrune asks for a notification when one of the listener's
+	// threads is pruned.
+	NotifyOnPrune bool `yaml:"notify_on_prune"`
+	// MaxConcurrent bounds this listener's handlers running at once; 0
+	// means the organism default (max_concurrent_per_agent for agents).
+	MaxConcurrent int `yaml:"max_concurrent"`
+	// Retention overrides journal.retention for this listener's messages;
+	// the zero value means "as the journal".
+	Retention Retention `yaml:"retention"`
+}
+
+// ToolConfig restricts one native tool of a listener.
+type ToolConfig struct {
+	// AllowedDomains limits the hosts a network tool may reach.
+	AllowedDomains []string `yaml:"allowed_domains"`
+	// AllowedPaths limits the files a file tool may touch.
+	AllowedPaths []string `yaml:"allowed_paths"`
+	// AllowedRecipients limits who a messaging tool may write to.
+	AllowedRecipients []string `yaml:"allowed_recipients"`
+}
+
+// ListenerType is a listener's implementation kind.
+type ListenerType string
+
+// The listener kinds.
+const (
+	// GoListener is a compiled-in Go listener (written as "" or "go").
+	GoListener ListenerType = "go"
+	// WasmListener runs a WebAssembly module.
+	WasmListener ListenerType = "wasm"
+	// LuaListener is the reference's Lua proposal; not supported.
+	LuaListener ListenerType = "lua"
+)
+
+// ModulePath returns the module path of a wasm listener (module, else script).
+func (l Listener) ModulePath() string {
+	if l.Module != "" {
+		return l.Module
+	}
+	return l.Script
+}

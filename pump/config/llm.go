@@ -1,0 +1,119 @@
+package config
+
+import (
+	"os"
+	"time"
+)
+
+// LLM is the llm: section: the router strategy and its backends.
+type LLM struct {
+	// Strategy picks a backend per request (default failover).
+	Strategy Strategy `yaml:"strategy"`
+	// Retries is the number of retries after the first attempt (default 3).
+	Retries int `yaml:"retries"`
+	// RetryBaseDelay is the first backoff delay (default 1s). Numbers are
+	// seconds, strings Go durations.
+	RetryBaseDelay Duration `yaml:"retry_base_delay"`
+	// RetryMaxDelay caps the backoff delay (default 60s).
+	RetryMaxDelay Duration `yaml:"retry_max_delay"`
+	// Backends are the configured providers, in file order.
+	Backends []Backend `yaml:"backends"`
+}
+
+// Strategy is the LLM router's backend selection strategy.
+type Strategy string
+
+// The LLM router strategies.
+const (
+	// Failover tries backends in priority order (the default).
+	Failover Strategy = "failover"
+	// RoundRobin spreads requests evenly across backends.
+	RoundRobin Strategy = "round-robin"
+	// LeastLoaded picks the backend with the fewest requests in flight.
+	LeastLoaded Strategy = "least-loaded"
+)
+
+// Valid reports whether s is a known strategy.
+func (s Strategy) Valid() bool { return s == Failover || s == RoundRobin || s == LeastLoaded }
+
+// Provider is an LLM provider kind.
+type Provider string
+
+// The supported LLM providers.
+const (
+	// XAI is xAI's Grok API.
+	XAI Provider = "xai"
+	// Anthropic is Anthropic's Messages API.
+	Anthropic Provider = "anthropic"
+	// OpenAI is OpenAI's Chat Completions API.
+	OpenAI Provider = "openai"
+	// Ollama is a local Ollama server.
+	Ollama Provider = "ollama"
+)
+
+// DefaultBaseURL returns the provider's default API endpoint, or "" for an
+// unknown provider.
+func (p Provider) DefaultBaseURL() string {
+	switch p {
+	case XAI:
+		return "https://api.x.ai/v1"
+	case Anthropic:
+		return "https://api.anthropic.com/v1"
+	case OpenAI:
+		return "https://api.openai.com/v1"
+	case Ollama:
+		return "http://localhost:11434"
+	}
+	return ""
+}
+
+// Valid reports whether p is a supported provider.
+func (p Provider) Valid() bool { return p.DefaultBaseURL() != "" }
+
+// Backend is one llm.backends[] entry.
+type Backend struct {
+	// Provider is the provider kind (case-insensitive in the file).
+	Provider Provider `yaml:"provider"`
+	// Name identifies the backend in failover bookkeeping (default: the
+	// provider).
+	Name string `yaml:"name"`
+	// APIKeyLiteral is the api_key: value, a literal key; prefer APIKeyEnv.
+	// Read the effective key through APIKey().
+	APIKeyLiteral string `yaml:"api_key"`
+	// APIKeyEnv names the environment variable holding the key; when set it
+	// replaces APIKeyLiteral.
+	APIKeyEnv string `yaml:"api_key_env"`
+	// BaseURL is the API endpoint (default: the provider's).
+	BaseURL string `yaml:"base_url"`
+	// Model is the default model of this backend ("" = the provider's).
+	Model string `yaml:"model"`
+	// Priority orders backends for failover; lower is preferred (default 1).
+	Priority int `yaml:"priority"`
+	// RateLimitTPM is the token bucket capacity and refill per minute
+	// (default 100000).
+	RateLimitTPM int `yaml:"rate_limit_tpm"`
+	// MaxConcurrent bounds requests in flight to this backend (default 20).
+	MaxConcurrent int `yaml:"max_concurrent"`
+	// Timeout bounds one request (default 120s).
+	Timeout Duration `yaml:"timeout"`
+	// SupportedModels lists the models this backend serves (empty = any).
+	SupportedModels []string `yaml:"supported_models"`
+}
+
+// APIKey returns the backend's API key: the value of the environment
+// variable APIKeyEnv when that is set (empty if the variable is unset, as in
+// the reference), else the literal api_key.
+func (b Backend) APIKey() string {
+	if b.APIKeyEnv != "" {
+		return os.Getenv(b.APIKeyEnv)
+	}
+	return b.APIKeyLiteral
+}
+
+// setDefaults fills a freshly allocated backends[] entry.
+func (b *Backend) setDefaults() {
+	b.Priority = 1
+	b.RateLimitTPM = 100000
+	b.MaxConcurrent = 20
+	b.Timeout = Duration(120 * time.Second)
+}

@@ -1,0 +1,96 @@
+package config
+
+import "strings"
+
+// Organism is the whole of organism.yaml after defaults have been applied.
+type Organism struct {
+	// Organism holds the organism's identity and main bus settings.
+	Organism OrganismSection `yaml:"organism"`
+	// MaxConcurrentPipelines bounds the messages in flight through the
+	// ingress stages at once (default 50).
+	MaxConcurrentPipelines int `yaml:"max_concurrent_pipelines"`
+	// MaxConcurrentHandlers bounds the handlers running at once across the
+	// organism (default 20).
+	MaxConcurrentHandlers int `yaml:"max_concurrent_handlers"`
+	// MaxConcurrentPerAgent bounds the handlers of one agent running at once
+	// (default 5).
+	MaxConcurrentPerAgent int `yaml:"max_concurrent_per_agent"`
+	// ThreadScheduling picks which thread's message runs next (default
+	// breadth-first).
+	ThreadScheduling Scheduling `yaml:"thread_scheduling"`
+	// LLM configures the LLM router and its backends.
+	LLM LLM `yaml:"llm"`
+	// Listeners are the organism's capabilities, in file order.
+	Listeners []Listener `yaml:"listeners"`
+	// OOB configures the privileged out-of-band channel.
+	OOB OOB `yaml:"oob"`
+	// Meta configures meta introspection (schemas, examples, prompts).
+	Meta Meta `yaml:"meta"`
+	// Gateways are the federated remote organisms, in file order.
+	Gateways []Gateway `yaml:"gateways"`
+	// Platform holds kernel limits: context buffer, prompt registry, LLM
+	// platform limits and idle thread collection.
+	Platform Platform `yaml:"platform"`
+	// Journal configures the message journal and its retention.
+	Journal Journal `yaml:"journal"`
+	// Budgets configures token budgets per thread and per agent.
+	Budgets Budgets `yaml:"budgets"`
+
+	file      string              // name the file was loaded under
+	dir       string              // absolute directory relative paths resolve against
+	positions map[string]Position // key path → where it was written
+	bad       map[string]bool     // paths that failed to decode
+}
+
+// OrganismSection is the organism: mapping.
+type OrganismSection struct {
+	// Name identifies the organism: root of every thread chain, boot
+	// message, console banners (default "unnamed").
+	Name string `yaml:"name"`
+	// Port is the main bus (HTTPS+WSS) port (default 8765).
+	Port int `yaml:"port"`
+	// Identity is the path of the organism's Ed25519 private key; "" means
+	// the default key file inside DataDir.
+	Identity string `yaml:"identity"`
+	// TLS names the main bus certificate; both empty means a self-signed
+	// certificate generated in DataDir on first run.
+	TLS TLS `yaml:"tls"`
+	// DataDir holds SQLite, keys and certificates; always absolute after
+	// loading (default "data" beside the configuration file).
+	DataDir string `yaml:"data_dir"`
+	// MaxMessageBytes caps the size of one envelope (default 1 MiB).
+	MaxMessageBytes int `yaml:"max_message_bytes"`
+}
+
+// TLS names a PEM certificate chain and its private key.
+type TLS struct {
+	// Cert is the certificate chain path.
+	Cert string `yaml:"cert"`
+	// Key is the private key path.
+	Key string `yaml:"key"`
+}
+
+// Enabled reports whether a certificate was configured.
+func (t TLS) Enabled() bool { return t.Cert != "" && t.Key != "" }
+
+// Listener returns the listener with the given name, compared
+// case-insensitively as routing does.
+func (o *Organism) Listener(name string) (Listener, bool) {
+	for _, l := range o.Listeners {
+		if strings.EqualFold(l.Name, name) {
+			return l, true
+		}
+	}
+	return Listener{}, false
+}
+
+// Gateway returns the gateway with the given name, compared
+// case-insensitively.
+func (o *Organism) Gateway(name string) (Gateway, bool) {
+	for _, g := range o.Gateways {
+		if strings.EqualFold(g.Name, name) {
+			return g, true
+		}
+	}
+	return Gateway{}, false
+}

@@ -1,0 +1,367 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"unicode"
+)
+
+// Validate checks the whole configuration: required keys, enums, limits,
+// cross references (peers, gateway names), and returns every problem found,
+// joined with errors.Join, each located with file:line when the
+// configuration was loaded from a file. It expects canonical values, as
+// Parse and Load produce; root-tag collisions need the listener catalog and
+// are checked by the pump (see Pos and Errorf).
+func (o *Organism) Validate() error {
+	return joinErrors(o.problems())
+}
+
+// reporter collects validation problems, skipping those about values that
+// already failed to decode.
+type reporter struct {
+	o    *Organism
+	errs []*Error
+}
+
+// problems runs every check.
+func (o *Organism) problems() []*Error {
+	r := &reporter{o: o}
+	o.checkOrganism(r)
+	o.checkLimits(r)
+	o.checkLLM(r)
+	o.checkListeners(r)
+	o.checkOOB(r)
+	o.checkMeta(r)
+	o.checkGateways(r)
+	o.checkPlatform(r)
+	o.checkJournal(r)
+	o.checkBudgets(r)
+	return r.errs
+}
+
+// add reports a problem with the value at path.
+func (r *reporter) add(path, format string, args ...any) {
+	r.addAbout(path, path, format, args...)
+}
+
+// addAbout reports a problem displayed at path but concerning the value at
+// about (e.g. a missing key, shown at its mapping).
+func (r *reporter) addAbout(about, path, format string, args ...any) {
+	for bad := range r.o.bad {
+		if about == bad || strings.HasPrefix(about, bad+".") || strings.HasPrefix(about, bad+"[") {
+			return
+		}
+	}
+	r.errs = append(r.errs, &Error{Pos: r.o.Pos(path), Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// missing reports a required key absent from the mapping at path.
+func (r *reporter) missing(path, key string) {
+	r.addAbout(childKey(path, key), path, "missing required key %q", key)
+}
+
+func (r *reporter) positive(path string, v int) {
+	if v <= 0 {
+		r.add(path, "must be positive, got %d", v)
+	}
+}
+
+func (r *reporter) nonNegative(path string, v int) {
+	if v < 0 {
+		r.add(path, "must not be negative, got %d", v)
+	}
+}
+
+func (r *reporter) positiveDuration(path string, d Duration) {
+	if d <= 0 {
+		r.add(path, "must be positive, got %s", d)
+	}
+}
+
+func (r *reporter) port(path string, v int) {
+	if v < 1 || v > 65535 {
+		r.add(path, "want a port number (1-65535), got %d", v)
+	}
+}
+
+// line describes where the value at path is, for "first at" notes.
+func (r *reporter) line(path string) string {
+	if p := r.o.Pos(path); p.Line > 0 {
+		return fmt.Sprintf("%s at line %d", path, p.Line)
+	}
+	return path
+}
+
+func (o *Organism) checkOrganism(r *reporter) {
+	s := o.Organism
+	if strings.TrimSpace(s.Name) == "" {
+		r.add("organism.name", "must not be empty")
+	}
+	r.port("organism.port", s.Port)
+	if (s.TLS.Cert == "") != (s.TLS.Key == "") {
+		r.add("organism.tls", "set both cert and key, or neither")
+	}
+	if s.DataDir == "" {
+		r.add("organism.data_dir", "must not be empty")
+	}
+	r.positive("organism.max_message_bytes", s.MaxMessageBytes)
+}
+
+func (o *Organism) checkLimits(r *reporter) {
+	r.positive("max_concurrent_pipelines", o.MaxConcurrentPipelines)
+	r.positive("max_concurrent_handlers", o.MaxConcurrentHandlers)
+	r.positive("max_concurrent_per_agent", o.MaxConcurrentPerAgent)
+	if !o.ThreadScheduling.Valid() {
+		r.add("thread_scheduling", "unknown policy %q (want breadth-first or depth-first)", o.ThreadScheduling)
+	}
+}
+
+func (o *Organism) checkLLM(r *reporter) {
+	l := o.LLM
+	if !l.Strategy.Valid() {
+		r.add("llm.strategy", "unknown strategy %q (want failover, round-robin or least-loaded)", l.Strategy)
+	}
+	r.nonNegative("llm.retries", l.Retries)
+	if l.RetryBaseDelay < 0 {
+		r.add("llm.retry_base_delay", "must not be negative, got %s", l.RetryBaseDelay)
+	}
+	if l.RetryMaxDelay < l.RetryBaseDelay {
+		r.add("llm.retry_max_delay", "must not be less than retry_base_delay (%s), got %s", l.RetryBaseDelay, l.RetryMaxDelay)
+	}
+	names := map[string]string{}
+	for i, b := range l.Backends {
+		path := childIndex("llm.backends", i)
+		switch {
+		case b.Provider == "":
+			r.missing(path, "provider")
+		case !b.Provider.Valid():
+			r.add(path+".provider", "unknown provider %q (want xai, anthropic, openai or ollama)", b.Provider)
+		}
+		if b.Name != "" {
+			key := strings.ToLower(b.Name)
+			if first, dup := names[key]; dup {
+				r.add(path+".name", "duplicate backend name %q (%s); give each backend a distinct name", b.Name, r.line(first))
+			} else {
+				names[key] = path
+			}
+		}
+		if b.BaseURL != "" {
+			if u, err := url.Parse(b.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				r.add(path+".base_url", "want an http:// or https:// URL, got %q", b.BaseURL)
+			}
+		}
+		r.nonNegative(path+".priority", b.Priority)
+		r.positive(path+".rate_limit_tpm", b.RateLimitTPM)
+		r.positive(path+".max_concurrent", b.MaxConcurrent)
+		r.positiveDuration(path+".timeout", b.Timeout)
+	}
+}
+
+func (o *Organism) checkListeners(r *reporter) {
+	names := map[string]string{} // lower-case name → path of its first use
+	for i, l := range o.Listeners {
+		path := childIndex("listeners", i)
+		for _, req := range []struct{ key, value string }{
+			{"name", l.Name}, {"payload_class", l.PayloadClass}, {"handler", l.Handler}, {"description", l.Description},
+		} {
+			if strings.TrimSpace(req.value) == "" {
+				r.missing(path, req.key)
+			}
+		}
+		if l.Name != "" {
+			if strings.IndexFunc(l.Name, func(c rune) bool { return unicode.IsSpace(c) || unicode.IsControl(c) }) >= 0 {
+				r.add(path+".name", "%q must not contain spaces or control characters", l.Name)
+			}
+			key := strings.ToLower(l.Name)
+			if first, dup := names[key]; dup {
+				r.add(path+".name", "duplicate listener name %q (%s); names are case-insensitive", l.Name, r.line(first+".name"))
+			} else {
+				names[key] = path
+			}
+		}
+		if l.Agent && l.Broadcast {
+			r.add(path+".broadcast", "an agent cannot be a broadcast listener (agents need a unique root tag)")
+		}
+		o.checkListenerType(r, path, l)
+		r.nonNegative(path+".max_concurrent", l.MaxConcurrent)
+		for tool := range l.ToolConfig {
+			if !containsFold(l.Tools, tool) {
+				r.add(path+".tool_config."+tool, "tool %q is not listed in tools", tool)
+			}
+		}
+		checkRetention(r, path+".retention", l.Retention, true)
+	}
+	o.checkPeers(r, names)
+}
+
+func (o *Organism) checkListenerType(r *reporter, path string, l Listener) {
+	switch l.Type {
+	case GoListener, "":
+		if l.Module != "" {
+			r.add(path+".module", "only wasm listeners take a module")
+		}
+		if l.Script != "" {
+			r.add(path+".script", "only wasm listeners take a script")
+		}
+	case WasmListener:
+		switch {
+		case l.Module != "" && l.Script != "":
+			r.add(path+".script", "set module or script, not both")
+		case l.Module == "" && l.Script == "":
+			r.addAbout(path+".module", path, "a wasm listener needs a module")
+		}
+	case LuaListener:
+		r.add(path+".type", "lua listeners are not supported")
+	default:
+		r.add(path+".type", "unknown listener type %q (want go or wasm)", l.Type)
+	}
+}
+
+// checkPeers reports peers naming neither a listener nor a gateway.
+func (o *Organism) checkPeers(r *reporter, listeners map[string]string) {
+	known := make([]string, 0, len(o.Listeners)+len(o.Gateways))
+	for _, l := range o.Listeners {
+		known = append(known, l.Name)
+	}
+	for _, g := range o.Gateways {
+		known = append(known, g.Name)
+	}
+	for i, l := range o.Listeners {
+		for j, peer := range l.Peers {
+			if _, ok := listeners[strings.ToLower(peer)]; ok {
+				continue
+			}
+			if _, ok := o.Gateway(peer); ok {
+				continue
+			}
+			path := childIndex(childIndex("listeners", i)+".peers", j)
+			suggestion := ""
+			if best := closest(peer, known); best != "" {
+				suggestion = fmt.Sprintf(" (did you mean %q?)", best)
+			}
+			r.add(path, "%q names no listener or gateway%s", peer, suggestion)
+		}
+	}
+}
+
+func (o *Organism) checkOOB(r *reporter) {
+	b := o.OOB
+	if !isLoopback(b.Bind) {
+		r.add("oob.bind", "%q is not a loopback address (the OOB channel is local only)", b.Bind)
+	}
+	r.port("oob.port", b.Port)
+	if b.Enabled && b.Port == o.Organism.Port {
+		r.add("oob.port", "same as organism.port (%d)", b.Port)
+	}
+}
+
+func (o *Organism) checkMeta(r *reporter) {
+	for _, a := range []struct {
+		path  string
+		value Access
+	}{
+		{"meta.allow_schema_requests", o.Meta.AllowSchemaRequests},
+		{"meta.allow_example_requests", o.Meta.AllowExampleRequests},
+		{"meta.allow_prompt_requests", o.Meta.AllowPromptRequests},
+	} {
+		if !a.value.Valid() {
+			r.add(a.path, "unknown access %q (want admin, authenticated or none)", a.value)
+		}
+	}
+}
+
+func (o *Organism) checkGateways(r *reporter) {
+	names := map[string]string{}
+	for i, g := range o.Gateways {
+		path := childIndex("gateways", i)
+		if strings.TrimSpace(g.Name) == "" {
+			r.missing(path, "name")
+		} else {
+			key := strings.ToLower(g.Name)
+			if first, dup := names[key]; dup {
+				r.add(path+".name", "duplicate gateway name %q (%s)", g.Name, r.line(first+".name"))
+			} else {
+				names[key] = path
+			}
+			for j, l := range o.Listeners {
+				if strings.EqualFold(l.Name, g.Name) {
+					r.add(path+".name", "%q is also the name of listeners[%d]", g.Name, j)
+					break
+				}
+			}
+		}
+		if g.RemoteURL == "" {
+			r.missing(path, "remote_url")
+		} else if u, err := url.Parse(g.RemoteURL); err != nil || u.Scheme != "wss" || u.Host == "" {
+			r.add(path+".remote_url", "want a wss:// URL, got %q", g.RemoteURL)
+		}
+		if g.TrustedIdentity == "" {
+			r.missing(path, "trusted_identity")
+		}
+	}
+}
+
+func (o *Organism) checkPlatform(r *reporter) {
+	p := o.Platform
+	r.positive("platform.context_buffer.max_slots_per_thread", p.ContextBuffer.MaxSlotsPerThread)
+	r.positive("platform.context_buffer.max_threads", p.ContextBuffer.MaxThreads)
+	r.positive("platform.context_buffer.ttl_hours", p.ContextBuffer.TTLHours)
+	r.nonNegative("platform.llm.rate_limit_per_agent", p.LLM.RateLimitPerAgent)
+	r.nonNegative("platform.llm.cache_ttl_seconds", p.LLM.CacheTTLSeconds)
+	r.nonNegative("platform.llm.max_tokens_per_request", p.LLM.MaxTokensPerRequest)
+	r.positiveDuration("platform.thread_ttl", p.ThreadTTL)
+}
+
+func (o *Organism) checkJournal(r *reporter) {
+	checkRetention(r, "journal.retention", o.Journal.Retention, false)
+	r.positiveDuration("journal.sweep_interval", o.Journal.SweepInterval)
+}
+
+func (o *Organism) checkBudgets(r *reporter) {
+	r.nonNegative("budgets.thread_tokens", o.Budgets.ThreadTokens)
+	r.nonNegative("budgets.agent_tokens", o.Budgets.AgentTokens)
+	if !o.Budgets.OnExceed.Valid() {
+		r.add("budgets.on_exceed", "unknown policy %q (want stop or warn)", o.Budgets.OnExceed)
+	}
+}
+
+// checkRetention checks a retention built in code; values read from YAML
+// were already checked by Retention.UnmarshalYAML.
+func checkRetention(r *reporter, path string, ret Retention, optional bool) {
+	switch ret.Policy {
+	case "":
+		if !optional {
+			r.add(path, "must be set")
+		}
+	case RetainForever, PruneOnDelivery:
+		if ret.Days != 0 {
+			r.add(path, "%s takes no days", ret.Policy)
+		}
+	case RetainDays:
+		if ret.Days <= 0 {
+			r.add(path, "retain_days: want a positive number of days, got %d", ret.Days)
+		}
+	default:
+		r.add(path, "unknown policy %q (want retain_forever, prune_on_delivery or retain_days)", ret.Policy)
+	}
+}
+
+// isLoopback accepts "localhost" and loopback IP addresses.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,102 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestValidateBuiltInCode checks Validate on configurations built in code:
+// no file, so messages carry the path only.
+func TestValidateBuiltInCode(t *testing.T) {
+	valid := func() *Organism {
+		o := Default()
+		o.Listeners = []Listener{
+			{Name: "greeter", PayloadClass: "p.Greeting", Handler: "p.greet", Description: "d", Agent: true, Peers: []string{"Shouter"}, Type: GoListener},
+			{Name: "shouter", PayloadClass: "p.GreetingResponse", Handler: "p.shout", Description: "d"},
+		}
+		return o
+	}
+	tests := []struct {
+		name   string
+		mutate func(*Organism)
+		want   []string
+	}{
+		{"valid", func(*Organism) {}, nil},
+		{"unset journal retention", func(o *Organism) { o.Journal.Retention = Retention{} }, []string{
+			"journal.retention: must be set",
+		}},
+		{"retention built wrong", func(o *Organism) {
+			o.Journal.Retention = Retention{Policy: "keep"}
+			o.Listeners[0].Retention = Retention{Policy: RetainDays}
+			o.Listeners[1].Retention = Retention{Policy: RetainForever, Days: 3}
+		}, []string{
+			`listeners[0].retention: retain_days: want a positive number of days, got 0`,
+			`listeners[1].retention: retain_forever takes no days`,
+			`journal.retention: unknown policy "keep" (want retain_forever, prune_on_delivery or retain_days)`,
+		}},
+		{"non-canonical enum", func(o *Organism) { o.LLM.Strategy = "Failover" }, []string{
+			`llm.strategy: unknown strategy "Failover" (want failover, round-robin or least-loaded)`,
+		}},
+		{"peer and agent broadcast", func(o *Organism) {
+			o.Listeners[0].Peers = append(o.Listeners[0].Peers, "ghost")
+			o.Listeners[0].Broadcast = true
+		}, []string{
+			`listeners[0].broadcast: an agent cannot be a broadcast listener (agents need a unique root tag)`,
+			`listeners[0].peers[1]: "ghost" names no listener or gateway`,
+		}},
+		{"gateway as peer", func(o *Organism) {
+			o.Gateways = []Gateway{{Name: "remote", RemoteURL: "wss://r.example.org", TrustedIdentity: "/k.pub"}}
+			o.Listeners[0].Peers = []string{"REMOTE"}
+		}, nil},
+		{"oob disabled may share a port", func(o *Organism) { o.OOB.Enabled = false; o.OOB.Port = o.Organism.Port }, nil},
+		{"oob ipv6 loopback", func(o *Organism) { o.OOB.Bind = "::1" }, nil},
+		{"oob hostname", func(o *Organism) { o.OOB.Bind = "example.org" }, []string{
+			`oob.bind: "example.org" is not a loopback address (the OOB channel is local only)`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := valid()
+			tt.mutate(o)
+			err := o.Validate()
+			var got []string
+			if err != nil {
+				if !errors.Is(err, ErrConfig) {
+					t.Errorf("error does not wrap ErrConfig: %v", err)
+				}
+				got = strings.Split(err.Error(), "\n")
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Validate (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestValidateJoinsEveryProblem checks that each problem is its own
+// *Error inside the joined error.
+func TestValidateJoinsEveryProblem(t *testing.T) {
+	_, err := Parse("organism.yaml", []byte("max_concurrent_handlers: 0\nmax_concurrent_per_agent: 0\n"))
+	if err == nil {
+		t.Fatal("Parse succeeded")
+	}
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		t.Fatalf("error %T does not join its problems", err)
+	}
+	var paths []string
+	for _, e := range joined.Unwrap() {
+		ce, ok := errors.AsType[*Error](e)
+		if !ok {
+			t.Fatalf("problem %T is not a *Error", e)
+		}
+		paths = append(paths, ce.Path+"@"+ce.Pos.String())
+	}
+	want := []string{"max_concurrent_handlers@organism.yaml:1", "max_concurrent_per_agent@organism.yaml:2"}
+	if diff := cmp.Diff(want, paths); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}

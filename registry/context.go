@@ -1,0 +1,266 @@
+package registry
+
+import (
+	"cmp"
+	"container/list"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// ErrSlotsExceeded is returned by Append when a thread already holds
+// MaxSlotsPerThread slots.
+var ErrSlotsExceeded = errors.New("exceeded max slots")
+
+// ErrInvalidSlot is returned for a slot without a thread id, and by Restore
+// for persisted slots that do not form contiguous histories.
+var ErrInvalidSlot = errors.New("invalid slot")
+
+// SlotSink is told about every slot appended and every thread whose history
+// is deleted (explicitly, by eviction, by Collect or because the thread
+// ended). The store implements it for durability.
+type SlotSink interface {
+	// SlotAppended is called once per appended slot.
+	SlotAppended(s Slot)
+	// ThreadDeleted is called once per deleted thread history.
+	ThreadDeleted(threadID string)
+}
+
+// ContextStats summarises a ContextBuffer.
+type ContextStats struct {
+	// ThreadCount is the number of threads with history.
+	ThreadCount int
+	// TotalSlots is the number of slots over all threads.
+	TotalSlots int
+	// MaxThreads and MaxSlotsPerThread are the configured limits.
+	MaxThreads, MaxSlotsPerThread int
+	// Threads lists the thread ids, oldest-created first.
+	Threads []string
+	// Evicted counts threads evicted to stay within MaxThreads.
+	Evicted int64
+}
+
+// ContextBuffer holds per-thread, append-only message history within limits.
+// It is safe for concurrent use.
+type ContextBuffer struct {
+	cfg ContextConfig
+
+	mu      sync.RWMutex
+	threads map[string]*ThreadContext
+	order   *list.List // *ThreadContext, oldest-created first
+	evicted int64
+}
+
+// NewContextBuffer returns an empty buffer; zero fields of cfg take their
+// defaults.
+func NewContextBuffer(cfg ContextConfig) (*ContextBuffer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &ContextBuffer{
+		cfg:     cfg.WithDefaults(),
+		threads: make(map[string]*ThreadContext),
+		order:   list.New(),
+	}, nil
+}
+
+// Append records s on s.ThreadID, creating the thread's history if needed
+// (evicting the oldest-created thread at MaxThreads). It assigns Index, sets
+// Time when zero and PayloadType from the payload's Go type when empty,
+// copies Raw, and returns the stored slot. A full thread gives an error
+// wrapping ErrSlotsExceeded.
+func (b *ContextBuffer) Append(s Slot) (Slot, error) {
+	if s.ThreadID == "" {
+		return Slot{}, fmt.Errorf("registry: append: no thread id: %w", ErrInvalidSlot)
+	}
+	now := b.cfg.Clock()
+	if s.Time.IsZero() {
+		s.Time = now
+	}
+	if s.PayloadType == "" {
+		s.PayloadType = payloadTypeName(s.Payload)
+	}
+	if s.Raw != nil {
+		s.Raw = slices.Clone(s.Raw)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.getOrCreate(s.ThreadID, now)
+	if len(c.slots) >= b.cfg.MaxSlotsPerThread {
+		return Slot{}, fmt.Errorf("registry: thread %s %w (%d)", s.ThreadID, ErrSlotsExceeded, b.cfg.MaxSlotsPerThread)
+	}
+	s.Index = len(c.slots)
+	c.slots = append(c.slots, s)
+	c.touched = now
+	if b.cfg.Sink != nil {
+		b.cfg.Sink.SlotAppended(s)
+	}
+	return s, nil
+}
+
+// GetOrCreate returns the history of thread id, creating it (and evicting the
+// oldest-created thread at MaxThreads) if needed.
+func (b *ContextBuffer) GetOrCreate(id string) *ThreadContext {
+	now := b.cfg.Clock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.getOrCreate(id, now)
+}
+
+// Thread returns the history of thread id, if any.
+func (b *ContextBuffer) Thread(id string) (*ThreadContext, bool) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	c, ok := b.threads[id]
+	return c, ok
+}
+
+// ThreadExists reports whether thread id has history.
+func (b *ContextBuffer) ThreadExists(id string) bool {
+	_, ok := b.Thread(id)
+	return ok
+}
+
+// DeleteThread removes thread id's history and reports whether it existed.
+func (b *ContextBuffer) DeleteThread(id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.delete(id)
+}
+
+// ThreadsEnded deletes the history of every ended thread. Subscribe it with
+// Threads.OnEnd.
+func (b *ContextBuffer) ThreadsEnded(ids []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, id := range ids {
+		b.delete(id)
+	}
+}
+
+// Clear removes every thread's history.
+func (b *ContextBuffer) Clear() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.order.Len() > 0 {
+		b.delete(b.order.Front().Value.(*ThreadContext).id)
+	}
+}
+
+// Collect removes the history of every thread without an append for at
+// least the configured TTL and returns how many threads it removed.
+func (b *ContextBuffer) Collect() int {
+	cutoff := b.cfg.Clock().Add(-b.cfg.TTL)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var idle []string
+	for id, c := range b.threads {
+		if !c.touched.After(cutoff) {
+			idle = append(idle, id)
+		}
+	}
+	for _, id := range idle {
+		b.delete(id)
+	}
+	return len(idle)
+}
+
+// Stats summarises the buffer.
+func (b *ContextBuffer) Stats() ContextStats {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	st := ContextStats{
+		ThreadCount:       len(b.threads),
+		MaxThreads:        b.cfg.MaxThreads,
+		MaxSlotsPerThread: b.cfg.MaxSlotsPerThread,
+		Threads:           make([]string, 0, len(b.threads)),
+		Evicted:           b.evicted,
+	}
+	for e := b.order.Front(); e != nil; e = e.Next() {
+		c := e.Value.(*ThreadContext)
+		st.TotalSlots += len(c.slots)
+		st.Threads = append(st.Threads, c.id)
+	}
+	return st
+}
+
+// Restore adds persisted slots (in any order; Payload is not persisted). Each
+// thread's slots must carry the indices 0…n-1 exactly once, and the thread
+// must have no history yet; otherwise nothing changes and the error wraps
+// ErrInvalidSlot. Threads are created oldest first slot first; beyond
+// MaxThreads the oldest are evicted (and the sink told). A thread may hold
+// more than MaxSlotsPerThread restored slots; further appends then fail. A
+// restored thread counts as appended to at restore time. The sink is not told
+// about restored slots.
+func (b *ContextBuffer) Restore(slots []Slot) error {
+	byThread := make(map[string][]Slot)
+	for _, s := range slots {
+		if s.ThreadID == "" {
+			return fmt.Errorf("registry: restore slot %d: no thread id: %w", s.Index, ErrInvalidSlot)
+		}
+		byThread[s.ThreadID] = append(byThread[s.ThreadID], s)
+	}
+	ids := make([]string, 0, len(byThread))
+	for id, ss := range byThread {
+		slices.SortFunc(ss, func(a, b Slot) int { return a.Index - b.Index })
+		for i, s := range ss {
+			if s.Index != i {
+				return fmt.Errorf("registry: restore thread %s: slot index %d at position %d: %w", id, s.Index, i, ErrInvalidSlot)
+			}
+		}
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(x, y string) int {
+		if c := byThread[x][0].Time.Compare(byThread[y][0].Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(x, y)
+	})
+	now := b.cfg.Clock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, id := range ids {
+		if b.threads[id] != nil {
+			return fmt.Errorf("registry: restore thread %s: already has history: %w", id, ErrInvalidSlot)
+		}
+	}
+	for _, id := range ids {
+		ss := byThread[id]
+		c := b.getOrCreate(id, ss[0].Time)
+		c.slots = ss
+		c.touched = now
+	}
+	return nil
+}
+
+// getOrCreate returns id's history, creating it (as of created) and evicting
+// the oldest-created thread at MaxThreads. Callers hold b.mu.
+func (b *ContextBuffer) getOrCreate(id string, created time.Time) *ThreadContext {
+	if c := b.threads[id]; c != nil {
+		return c
+	}
+	for len(b.threads) >= b.cfg.MaxThreads {
+		b.delete(b.order.Front().Value.(*ThreadContext).id)
+		b.evicted++
+	}
+	c := &ThreadContext{buf: b, id: id, created: created, touched: created}
+	b.threads[id] = c
+	c.elem = b.order.PushBack(c)
+	return c
+}
+
+// delete removes id's history and tells the sink. Callers hold b.mu.
+func (b *ContextBuffer) delete(id string) bool {
+	c := b.threads[id]
+	if c == nil {
+		return false
+	}
+	delete(b.threads, id)
+	b.order.Remove(c.elem)
+	if b.cfg.Sink != nil {
+		b.cfg.Sink.ThreadDeleted(id)
+	}
+	return true
+}

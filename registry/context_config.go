@@ -1,0 +1,66 @@
+package registry
+
+import (
+	"fmt"
+	"time"
+)
+
+// Context buffer defaults (python-reference.md §4.11, §3.5).
+const (
+	// DefaultMaxSlotsPerThread caps one thread's history.
+	DefaultMaxSlotsPerThread = 10000
+	// DefaultMaxThreads caps the number of threads with history.
+	DefaultMaxThreads = 1000
+	// DefaultContextTTL is how long a thread's history survives without an append.
+	DefaultContextTTL = 24 * time.Hour
+)
+
+// ContextConfig configures a ContextBuffer.
+type ContextConfig struct {
+	// MaxSlotsPerThread is how many slots one thread may hold; the next
+	// append fails with ErrSlotsExceeded (default DefaultMaxSlotsPerThread).
+	MaxSlotsPerThread int `yaml:"max_slots_per_thread"`
+	// MaxThreads is how many threads may hold history; creating one more
+	// evicts the oldest-created thread (default DefaultMaxThreads).
+	MaxThreads int `yaml:"max_threads"`
+	// TTL is how long a thread's history survives without an append before
+	// Collect removes it (default DefaultContextTTL).
+	TTL time.Duration `yaml:"ttl"`
+	// Clock returns the current time (default time.Now).
+	Clock func() time.Time `yaml:"-"`
+	// Sink, when non-nil, is told about every slot appended and every thread
+	// deleted. It is called with the buffer locked and must not call back
+	// into it.
+	Sink SlotSink `yaml:"-"`
+}
+
+// WithDefaults returns a copy of c with every zero field set to its default.
+func (c ContextConfig) WithDefaults() ContextConfig {
+	if c.MaxSlotsPerThread == 0 {
+		c.MaxSlotsPerThread = DefaultMaxSlotsPerThread
+	}
+	if c.MaxThreads == 0 {
+		c.MaxThreads = DefaultMaxThreads
+	}
+	if c.TTL == 0 {
+		c.TTL = DefaultContextTTL
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	return c
+}
+
+// Validate reports a configuration that cannot work. Zero values are valid
+// (they take defaults).
+func (c ContextConfig) Validate() error {
+	switch {
+	case c.MaxSlotsPerThread < 0:
+		return fmt.Errorf("registry: context buffer max_slots_per_thread %d: must not be negative", c.MaxSlotsPerThread)
+	case c.MaxThreads < 0:
+		return fmt.Errorf("registry: context buffer max_threads %d: must not be negative", c.MaxThreads)
+	case c.TTL < 0:
+		return fmt.Errorf("registry: context buffer ttl %v: must not be negative", c.TTL)
+	}
+	return nil
+}
