@@ -1,0 +1,303 @@
+// Package bench measures the pump end to end: a tool-only two-hop flow (an
+// external envelope to a shouter, whose output goes to a counting sink), every
+// envelope through the full chain. It reports envelopes/s, ingress→handler
+// latency percentiles at half load, allocations per envelope and the ratio of
+// the pump's CPU cost per envelope to the libxml2 parse+validate floor measured
+// in the same run.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/hello"
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// Config configures a run.
+type Config struct {
+	// Duration of the throughput phase (default 5 s); the latency phase runs
+	// for half of it at half the measured rate.
+	Duration time.Duration
+	// Injectors is the number of goroutines injecting (default 4).
+	Injectors int
+	// Journal, when set, records every envelope (to measure its cost).
+	Journal pump.Journal
+	// Logger for the pump (default: discard).
+	Logger *slog.Logger
+}
+
+// Result is what a run measured.
+type Result struct {
+	Envelopes         int64   `json:"envelopes"`
+	Seconds           float64 `json:"seconds"`
+	EnvelopesPerSec   float64 `json:"envelopes_per_sec"`
+	P50us             float64 `json:"p50_us"`
+	P99us             float64 `json:"p99_us"`
+	LatencyRate       float64 `json:"latency_phase_envelopes_per_sec"`
+	AllocsPerEnvelope float64 `json:"allocs_per_envelope"`
+	BytesPerEnvelope  float64 `json:"bytes_per_envelope"`
+	CPUPerEnvelopeUs  float64 `json:"cpu_per_envelope_us"`
+	FloorUs           float64 `json:"floor_us"`
+	FloorRatio        float64 `json:"floor_ratio"`
+	Cores             int     `json:"cores"`
+	Journal           bool    `json:"journal"`
+}
+
+// String renders the result for a terminal.
+func (r Result) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "envelopes/s        %10.0f  (%d envelopes in %.2f s, %d cores, journal %v)\n", r.EnvelopesPerSec, r.Envelopes, r.Seconds, r.Cores, r.Journal)
+	fmt.Fprintf(&b, "latency p50 / p99  %7.1f µs / %.1f µs  (ingress→handler at %.0f envelopes/s)\n", r.P50us, r.P99us, r.LatencyRate)
+	fmt.Fprintf(&b, "allocs/envelope    %10.1f  (%.0f B)\n", r.AllocsPerEnvelope, r.BytesPerEnvelope)
+	fmt.Fprintf(&b, "cpu/envelope       %8.1f µs  floor %.1f µs  ratio %.2f×\n", r.CPUPerEnvelopeUs, r.FloorUs, r.FloorRatio)
+	return b.String()
+}
+
+// flow is the two-hop organism under test with its timing probes.
+type flow struct {
+	p       *pump.Pump
+	sunk    atomic.Int64
+	record  atomic.Bool
+	mu      sync.Mutex
+	sent    map[int64]time.Time // seq → inject time
+	shouted map[int64]time.Time // seq → shouter emit time
+	lat     []time.Duration
+	sinkCh  chan struct{}
+}
+
+func seqOf(msg string) int64 {
+	i := strings.IndexByte(msg, ' ')
+	if i < 0 {
+		return -1
+	}
+	n, _ := strconv.ParseInt(msg[:i], 10, 64)
+	return n
+}
+
+func newFlow(cfg Config) (*flow, error) {
+	f := &flow{sent: map[int64]time.Time{}, shouted: map[int64]time.Time{}}
+	p, err := pump.New(pump.Options{Organism: "bench", Journal: cfg.Journal, Logger: cfg.Logger,
+		MaxConcurrentPipelines: runtime.GOMAXPROCS(0) * 2, MaxConcurrentHandlers: 64, MaxInFlight: 2048})
+	if err != nil {
+		return nil, err
+	}
+	shoutT, err := xmlpipe.PayloadTypeOf[hello.GreetingResponse]()
+	if err != nil {
+		return nil, err
+	}
+	sinkT, err := xmlpipe.PayloadTypeOf[hello.ShoutedResponse]()
+	if err != nil {
+		return nil, err
+	}
+	shout := xmlpipe.Typed(func(ctx context.Context, g *hello.GreetingResponse, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		if f.record.Load() {
+			now := time.Now()
+			seq := seqOf(g.Message)
+			f.mu.Lock()
+			if t0, ok := f.sent[seq]; ok {
+				f.lat = append(f.lat, now.Sub(t0))
+				delete(f.sent, seq)
+			}
+			f.mu.Unlock()
+			defer func() {
+				f.mu.Lock()
+				f.shouted[seq] = time.Now()
+				f.mu.Unlock()
+			}()
+		}
+		return hello.Shout(ctx, g, md)
+	})
+	sink := xmlpipe.Typed(func(_ context.Context, s *hello.ShoutedResponse, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		if f.record.Load() {
+			now := time.Now()
+			seq := seqOf(s.Message)
+			f.mu.Lock()
+			if t1, ok := f.shouted[seq]; ok {
+				f.lat = append(f.lat, now.Sub(t1))
+				delete(f.shouted, seq)
+			}
+			f.mu.Unlock()
+		}
+		f.sunk.Add(1)
+		return nil, nil
+	})
+	if err := p.Register(pump.Listener{Name: "shouter", Description: "shouts", Payload: shoutT, Handler: shout, Workers: 8}); err != nil {
+		return nil, err
+	}
+	if err := p.Register(pump.Listener{Name: "sink", Description: "counts", Payload: sinkT, Handler: sink, Workers: 8}); err != nil {
+		return nil, err
+	}
+	if err := p.Start(); err != nil {
+		return nil, err
+	}
+	f.p = p
+	return f, nil
+}
+
+// envelope builds the external envelope of conversation seq.
+func envelope(seq int64, text string) []byte {
+	payload := make([]byte, 0, 256)
+	payload = append(payload, `<GreetingResponse xmlns=""><Message>`...)
+	payload = strconv.AppendInt(payload, seq, 10)
+	payload = append(payload, ' ')
+	payload = append(payload, text...)
+	payload = append(payload, `</Message><OriginalSender>sink</OriginalSender></GreetingResponse>`...)
+	return xmlpipe.AppendEnvelope(make([]byte, 0, 512+len(text)), "bench", "shouter", xmlpipe.NewThreadID(), payload)
+}
+
+const greeting = "Hello Dan, what a pleasure to greet you on this fine day! Hello Dan, what a pleasure to greet you on this fine day! Hello Dan, what a pleasure to greet you!"
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Run performs the benchmark.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	if cfg.Duration <= 0 {
+		cfg.Duration = 5 * time.Second
+	}
+	if cfg.Injectors <= 0 {
+		cfg.Injectors = 4
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	f, err := newFlow(cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	defer f.p.Shutdown(context.Background())
+
+	// Warm up, then the throughput phase.
+	var seq atomic.Int64
+	inject := func(ctx context.Context, pace time.Duration) error {
+		next := time.Now()
+		for ctx.Err() == nil {
+			n := seq.Add(1)
+			raw := envelope(n, greeting)
+			if f.record.Load() {
+				f.mu.Lock()
+				f.sent[n] = time.Now()
+				f.mu.Unlock()
+			}
+			if err := f.p.Inject(ctx, raw, nil); err != nil {
+				if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+					return nil
+				}
+				return err
+			}
+			if pace > 0 {
+				next = next.Add(pace)
+				if d := time.Until(next); d > 0 {
+					time.Sleep(d)
+				}
+			}
+		}
+		return nil
+	}
+	phase := func(d time.Duration, injectors int, pace time.Duration) error {
+		pctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		var wg sync.WaitGroup
+		errc := make(chan error, injectors)
+		for i := 0; i < injectors; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errc <- inject(pctx, pace)
+			}()
+		}
+		wg.Wait()
+		close(errc)
+		for err := range errc {
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	drain := func() {
+		for f.p.InFlight() > 0 && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if err := phase(cfg.Duration/10, cfg.Injectors, 0); err != nil {
+		return Result{}, err
+	}
+	drain()
+
+	runtime.GC()
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	sunk0 := f.sunk.Load()
+	cpu0, t0 := cpuTime(), time.Now()
+	if err := phase(cfg.Duration, cfg.Injectors, 0); err != nil {
+		return Result{}, err
+	}
+	drain()
+	elapsed, cpu := time.Since(t0), cpuTime()-cpu0
+	runtime.ReadMemStats(&ms1)
+	envelopes := 2 * (f.sunk.Load() - sunk0)
+	if envelopes == 0 {
+		return Result{}, errors.New("bench: no envelope completed")
+	}
+	r := Result{Envelopes: envelopes, Seconds: elapsed.Seconds(), Cores: runtime.GOMAXPROCS(0), Journal: cfg.Journal != nil}
+	r.EnvelopesPerSec = float64(envelopes) / elapsed.Seconds()
+	r.AllocsPerEnvelope = float64(ms1.Mallocs-ms0.Mallocs) / float64(envelopes)
+	r.BytesPerEnvelope = float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(envelopes)
+	r.CPUPerEnvelopeUs = float64(cpu.Microseconds()) / float64(envelopes)
+
+	// Latency at half load: one paced injector per core.
+	half := r.EnvelopesPerSec / 2 / 2 // conversations/s (2 envelopes each)
+	injectors := runtime.GOMAXPROCS(0)
+	pace := time.Duration(float64(time.Second) * float64(injectors) / half)
+	f.record.Store(true)
+	sunkL, tl := f.sunk.Load(), time.Now()
+	if err := phase(max(cfg.Duration/2, time.Second), injectors, pace); err != nil {
+		return Result{}, err
+	}
+	drain()
+	f.record.Store(false)
+	r.LatencyRate = float64(2*(f.sunk.Load()-sunkL)) / time.Since(tl).Seconds()
+	f.mu.Lock()
+	lat := slices.Clone(f.lat)
+	f.mu.Unlock()
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		r.P50us = float64(lat[len(lat)/2].Nanoseconds()) / 1e3
+		r.P99us = float64(lat[len(lat)*99/100].Nanoseconds()) / 1e3
+	}
+
+	in, err := xmlpipe.NewIngress(xmlpipe.IngressConfig{})
+	if err != nil {
+		return Result{}, err
+	}
+	pt, err := xmlpipe.PayloadTypeOf[hello.GreetingResponse]()
+	if err != nil {
+		return Result{}, err
+	}
+	floor, err := in.Floor(envelope(1, greeting), pt, 20000)
+	if err != nil {
+		return Result{}, err
+	}
+	r.FloorUs = float64(floor.Nanoseconds()) / 1e3
+	r.FloorRatio = r.CPUPerEnvelopeUs / r.FloorUs
+	return r, nil
+}
