@@ -1,8 +1,7 @@
 package xmlpipe
 
 import (
-	"strings"
-
+	"github.com/xml-pipeline/xmlpipe/gen/xmltext"
 	"github.com/xml-pipeline/xmlpipe/schemas"
 )
 
@@ -30,55 +29,17 @@ type Envelope struct {
 // namespace) — the codec's Append with emptyNS does that.
 func AppendEnvelope(dst []byte, from, to, thread string, payload []byte) []byte {
 	dst = append(dst, `<message xmlns="`+EnvelopeNS+`"><meta><from>`...)
-	dst = appendEscaped(dst, from)
+	dst = xmltext.AppendText(dst, from)
 	dst = append(dst, "</from>"...)
 	if to != "" {
 		dst = append(dst, "<to>"...)
-		dst = appendEscaped(dst, to)
+		dst = xmltext.AppendText(dst, to)
 		dst = append(dst, "</to>"...)
 	}
 	dst = append(dst, "<thread>"...)
-	dst = appendEscaped(dst, thread)
+	dst = xmltext.AppendText(dst, thread)
 	dst = append(dst, "</thread></meta>"...)
 	dst = append(dst, payload...)
 	return append(dst, "</message>"...)
 }
 
-// appendEscaped appends s as XML character data, escaping markup and line
-// breaks and replacing characters XML cannot carry with U+FFFD.
-func appendEscaped(dst []byte, s string) []byte {
-	if !strings.ContainsAny(s, "&<>\"'\r\t\n") && validXMLString(s) {
-		return append(dst, s...)
-	}
-	for _, r := range s {
-		switch r {
-		case '&':
-			dst = append(dst, "&amp;"...)
-		case '<':
-			dst = append(dst, "&lt;"...)
-		case '>':
-			dst = append(dst, "&gt;"...)
-		case '"':
-			dst = append(dst, "&quot;"...)
-		case '\'':
-			dst = append(dst, "&apos;"...)
-		case '\r':
-			dst = append(dst, "&#xD;"...)
-		default:
-			if !isXMLChar(r) {
-				r = '\uFFFD'
-			}
-			dst = append(dst, string(r)...)
-		}
-	}
-	return dst
-}
-
-func validXMLString(s string) bool {
-	for _, r := range s {
-		if !isXMLChar(r) || r == '\uFFFD' {
-			return false
-		}
-	}
-	return true
-}

@@ -3,6 +3,8 @@ package xmlpipe
 import (
 	"errors"
 	"testing"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/internal/lx"
 )
 
 // FuzzRead feeds arbitrary bytes to the ingress stages: they never panic, every
@@ -24,8 +26,13 @@ func FuzzRead(f *testing.F) {
 			return
 		}
 		defer m.Close()
-		if _, err := m.PayloadBytes(); err != nil {
+		pb, err := m.PayloadBytes()
+		if err != nil {
 			t.Fatalf("accepted message without payload bytes: %v", err)
+		}
+		sub, err := m.doc.C14N(m.payload, lx.C14NExc10, false, nil)
+		if err != nil || string(sub) != string(pb) {
+			t.Fatalf("payload bytes cut from the envelope differ from the subtree C14N:\n%s\n%s", pb, sub)
 		}
 		again, err := in.Read(m.Canonical)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/xml-pipeline/xmlpipe/gen"
 )
 
 // equalOpts compare decoded values: NaN equals NaN, nil equals empty, and
@@ -160,5 +161,19 @@ func TestConcurrentUse(t *testing.T) {
 	b, _ := For(reflect.TypeFor[*Order]())
 	if a != b {
 		t.Errorf("For(Order) and For(*Order) returned different codecs")
+	}
+}
+
+func TestForErrors(t *testing.T) {
+	type withMap struct{ M map[string]int }
+	for _, typ := range []reflect.Type{nil, reflect.TypeFor[int](), reflect.TypeFor[withMap]()} {
+		c, err := For(typ)
+		if c != nil || !errors.Is(err, gen.ErrUnsupported) {
+			t.Errorf("For(%v) = %v, %v; want gen.ErrUnsupported", typ, c, err)
+		}
+	}
+	c := mustCodec[Order](t)
+	if c.Type().Name != "Order" || c.Type().Namespace != "https://xml-pipeline.org/ns/shop/order/v1" {
+		t.Errorf("Type() = %+v", c.Type())
 	}
 }

@@ -18,24 +18,24 @@ type GreetingResponse struct {
 // Order is the brief's example payload: namespace, attribute, wrapper,
 // repeated, optional, enum, time, bytes, omitempty, nested types.
 type Order struct {
-	XMLName  xml.Name  `xml:"https://xml-pipeline.org/ns/shop/order/v1 Order"`
-	ID       string    `xml:"id,attr" doc:"order id"`
-	Items    []Item    `xml:"Items>Item"`
-	Tags     []string  //
-	Qty      int32     `doc:"how many"`
-	Note     *string   //
-	Prio     string    `enum:"low|high"`
-	When     time.Time //
-	Blob     []byte    //
-	Price    float64   `xml:",omitempty"`
-	Shipping *Address  //
+	XMLName  xml.Name `xml:"https://xml-pipeline.org/ns/shop/order/v1 Order"`
+	ID       string   `xml:"id,attr" doc:"order id"`
+	Items    []Item   `xml:"Items>Item"`
+	Tags     []string
+	Qty      int32 `doc:"how many"`
+	Note     *string
+	Prio     string `enum:"low|high"`
+	When     time.Time
+	Blob     []byte
+	Price    float64 `xml:",omitempty"`
+	Shipping *Address
 }
 
 type Item struct {
-	SKU   string  `xml:"sku,attr"`
-	Count uint16  //
-	Gift  *bool   //
-	Unit  float32 //
+	SKU   string `xml:"sku,attr"`
+	Count uint16
+	Gift  *bool
+	Unit  float32
 }
 
 type Address struct {
