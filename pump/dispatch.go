@@ -119,12 +119,13 @@ func (p *Pump) respond(l *listener, d *delivery, resp xmlpipe.Response) {
 }
 
 // mayReach enforces an agent's peers: an agent reaches itself (self-iteration)
-// and the names in its peers list, nothing else. Non-agents reach anyone.
+// and the names in its peers list, nothing else. Names compare as routing
+// resolves them, case-insensitively. Non-agents reach anyone.
 func (l *listener) mayReach(to string) bool {
 	if !l.Agent {
 		return true
 	}
-	return to == l.Name || l.peers[to]
+	return lower(to) == lower(l.Name) || l.peers[lower(to)]
 }
 
 // peerViolation sends the agent a SystemError on its own thread (which stays alive).

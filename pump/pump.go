@@ -130,7 +130,7 @@ func (p *Pump) register(l Listener, system bool) error {
 	rl.Peers = append([]string(nil), l.Peers...)
 	rl.peers = map[string]bool{}
 	for _, peer := range l.Peers {
-		rl.peers[peer] = true
+		rl.peers[lower(peer)] = true // names compare like routing: case-insensitively
 	}
 	if eh, ok := l.Handler.(xmlpipe.ErrorHandler); ok {
 		rl.errHandler = eh

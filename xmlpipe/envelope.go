@@ -42,4 +42,3 @@ func AppendEnvelope(dst []byte, from, to, thread string, payload []byte) []byte 
 	dst = append(dst, payload...)
 	return append(dst, "</message>"...)
 }
-
