@@ -1,0 +1,55 @@
+package catalog
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/xml-pipeline/xmlpipe/gen"
+	"github.com/xml-pipeline/xmlpipe/listeners/hello"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// TestGeneratedSchemasAreFresh fails when schemas/<listener>/ differs from what
+// the payload types derive: run `go generate ./...` (or `make generate`).
+func TestGeneratedSchemasAreFresh(t *testing.T) {
+	if err := gen.CheckTree("../../schemas", Builtin().GenEntries()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPythonAliasesResolve(t *testing.T) {
+	c := Builtin()
+	tests := []struct{ payload, handler string }{
+		{"handlers.hello.Greeting", "handlers.hello.handle_greeting"},
+		{"handlers.hello.GreetingResponse", "handlers.hello.handle_shout"},
+		{"handlers.hello.ShoutedResponse", "handlers.hello.handle_response_print"},
+		{"hello.Greeting", "hello.Greeter"},
+		{"handlers.hello:Greeting", "handlers.hello:handle_greeting"},
+	}
+	for _, tc := range tests {
+		pt, err := c.PayloadType(tc.payload)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.payload, err)
+		}
+		if _, err := c.Handler(tc.handler, pt, Env{}); err != nil {
+			t.Fatalf("%s: %v", tc.handler, err)
+		}
+	}
+}
+
+func TestLookupErrors(t *testing.T) {
+	c := Builtin()
+	if _, err := c.PayloadType("handlers.hello.Nope"); !errors.Is(err, ErrUnknownPayload) {
+		t.Fatalf("err = %v", err)
+	}
+	pt, err := xmlpipe.PayloadTypeOf[hello.Greeting]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Handler("handlers.hello.handle_shout", pt, Env{}); !errors.Is(err, ErrPayloadMismatch) {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := c.Handler("nope", pt, Env{}); !errors.Is(err, ErrUnknownHandler) {
+		t.Fatalf("err = %v", err)
+	}
+}
