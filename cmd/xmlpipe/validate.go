@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
+)
+
+// runValidate is `xmlpipe validate [organism.yaml]`: load and assemble the
+// organism without starting it; print its listeners count and routing
+// table, or every configuration error with file:line.
+func runValidate(_ context.Context, args []string, std streams) int {
+	fs := newFlags("validate", "[organism.yaml]", std.err)
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if !wantArgs(fs, pos, 0, 1) {
+		return exitUsage
+	}
+	src := resolveConfig(pos)
+	o, err := src.build(organism.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		fmt.Fprintln(std.err, err)
+		return exitFailure
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "organism %s: %d listeners\n", o.Config.Organism.Name, len(o.Config.Listeners))
+	b.WriteString("routes:\n")
+	for _, r := range o.Pump.Routes() {
+		fmt.Fprintf(&b, "  %s → %s", r.Tag, strings.Join(r.Listeners, ", "))
+		if r.Broadcast {
+			b.WriteString(" (broadcast)")
+		}
+		b.WriteByte('\n')
+	}
+	fmt.Fprint(std.out, b.String())
+	return exitOK
+}

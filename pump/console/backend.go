@@ -1,0 +1,142 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Backend errors, shared by every backend so the console can word them.
+var (
+	// ErrUnknownListener: no listener has the target name.
+	ErrUnknownListener = errors.New("unknown listener")
+	// ErrNoTextField: the listener's payload has no field the text can go in.
+	ErrNoTextField = errors.New("cannot create payload")
+)
+
+// Sender sends a user's text to a listener, from "console", on a new
+// conversation, and returns the conversation's thread id. A message the
+// organism refuses is a *Rejection.
+type Sender interface {
+	Send(ctx context.Context, target, text string) (thread string, err error)
+}
+
+// Directory describes the organism.
+type Directory interface {
+	Listeners(ctx context.Context) ([]Listener, error)
+	Status(ctx context.Context) (Status, error)
+}
+
+// ThreadViewer lists live threads and their message history.
+type ThreadViewer interface {
+	Threads(ctx context.Context) ([]Thread, error)
+	// Monitor returns the history of every thread whose id starts with
+	// prefix, or of every thread with history when prefix is "*".
+	Monitor(ctx context.Context, prefix string) ([]History, error)
+}
+
+// Feed streams what the organism says to the console.
+type Feed interface {
+	// Subscribe calls fn for every Output until cancel is called. fn is
+	// called from the organism's goroutines and must not block.
+	Subscribe(fn func(Output)) (cancel func())
+}
+
+// Backend is everything the console needs from an organism.
+type Backend interface {
+	Sender
+	Directory
+	ThreadViewer
+	Feed
+}
+
+// Listener describes one registered listener.
+type Listener struct {
+	Name        string
+	Description string
+	Agent       bool
+	Broadcast   bool
+	// RootTag is the payload root element ({ns}name when namespaced).
+	RootTag string
+}
+
+// Status summarises a running organism.
+type Status struct {
+	Organism  string
+	Uptime    time.Duration
+	Listeners int
+	// Threads is the number of live threads; Slots the messages held in
+	// their context buffers.
+	Threads, Slots int
+	Processed      int64
+	Failed         int64
+	InFlight       int
+}
+
+// Thread is one live thread.
+type Thread struct {
+	ID string
+	// Depth is the length of the thread's call chain.
+	Depth int
+	// Slots is the number of messages in the thread's history.
+	Slots int
+	// Idle is the time since the thread was last used.
+	Idle time.Duration
+	// LastFrom and LastTo are the ends of the last message ("" without history).
+	LastFrom, LastTo string
+}
+
+// History is one thread's message history, oldest first.
+type History struct {
+	ID    string
+	Slots []Slot
+}
+
+// Slot is one message of a thread's history.
+type Slot struct {
+	From, To    string
+	PayloadType string
+	Time        time.Time
+}
+
+// OutputKind classifies what the organism said to the console.
+type OutputKind string
+
+// Output kinds.
+const (
+	// OutputPrint is a listener's printed output (response-handler).
+	OutputPrint OutputKind = "print"
+	// OutputReply is a reply that pruned back to the console.
+	OutputReply OutputKind = "reply"
+	// OutputHuh is a failure of one of the console's conversations.
+	OutputHuh OutputKind = "huh"
+	// OutputComplete says a conversation of the console has nothing in flight.
+	OutputComplete OutputKind = "complete"
+)
+
+// Output is one thing the organism says to the console.
+type Output struct {
+	Kind OutputKind
+	// Conversation is the thread id Send returned ("" for OutputPrint).
+	Conversation string
+	// From is who said it; Text what it said (the canned text for OutputHuh).
+	From, Text string
+	// Diagnostics are the detailed findings of a failure (shown with --verbose).
+	Diagnostics []string
+}
+
+// Rejection is a message the organism refused at ingress: the canned <huh>
+// text the sender is told and the detailed diagnostics.
+type Rejection struct {
+	Huh         string
+	Diagnostics []string
+}
+
+// Error renders the canned text and the diagnostics.
+func (r *Rejection) Error() string {
+	if len(r.Diagnostics) == 0 {
+		return "rejected: " + r.Huh
+	}
+	return "rejected: " + r.Huh + ": " + strings.Join(r.Diagnostics, "; ")
+}

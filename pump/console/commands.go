@@ -1,0 +1,194 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// command is one /command: its usage, its one-line help and what it does.
+type command struct {
+	name, args, help string
+	run              func(c *Console, ctx context.Context, arg string)
+}
+
+// monitorAllSlots is how many of each thread's last messages /monitor * shows.
+const monitorAllSlots = 5
+
+// commands lists every /command in /help order (/quit and /exit end the
+// session and are handled by Exec). It is a function because /help lists it.
+func commands() []command {
+	return []command{
+		{"help", "", "this help", (*Console).cmdHelp},
+		{"status", "", "organism, uptime, listeners, threads, messages", (*Console).cmdStatus},
+		{"listeners", "", "registered listeners and their payload root tags", (*Console).cmdListeners},
+		{"threads", "", "live threads", (*Console).cmdThreads},
+		{"monitor", "<tid>|*", "message history of a thread (id prefix) or of every thread", (*Console).cmdMonitor},
+	}
+}
+
+// Exec runs one input line. It reports whether the line ends the session and
+// the conversation an @ line started ("" for none).
+func (c *Console) Exec(ctx context.Context, line string) (quit bool, conv string) {
+	line = strings.TrimSpace(line)
+	switch {
+	case line == "":
+		return false, ""
+	case strings.HasPrefix(line, "@"):
+		return false, c.send(ctx, line[1:])
+	case !strings.HasPrefix(line, "/"):
+		c.say("Use @listener message or /command")
+		return false, ""
+	}
+	name, arg, _ := strings.Cut(line[1:], " ")
+	name, arg = strings.ToLower(name), strings.TrimSpace(arg)
+	if name == "quit" || name == "exit" {
+		return true, ""
+	}
+	for _, cmd := range commands() {
+		if cmd.name == name {
+			cmd.run(c, ctx, arg)
+			return false, ""
+		}
+	}
+	c.say("Unknown command: /"+name, "Type /help for available commands.")
+	return false, ""
+}
+
+// send handles "@target text".
+func (c *Console) send(ctx context.Context, rest string) string {
+	target, text, _ := strings.Cut(strings.TrimSpace(rest), " ")
+	target, text = strings.ToLower(target), strings.TrimSpace(text)
+	if target == "" {
+		c.say("Usage: @listener message")
+		return ""
+	}
+	if c.cfg.Verbose {
+		// Before sending: the conversation's output may arrive before Send returns.
+		c.say("[sending to " + target + "]")
+	}
+	thread, err := c.b.Send(ctx, target, text)
+	var rej *Rejection
+	switch {
+	case errors.Is(err, ErrUnknownListener):
+		c.say("Unknown listener: "+target, "Use /listeners to see available listeners.")
+	case errors.Is(err, ErrNoTextField):
+		c.say("Cannot create payload for " + target)
+	case errors.As(err, &rej):
+		c.huh(rej.Huh, rej.Diagnostics)
+	case err != nil:
+		c.say("Error: " + err.Error())
+	}
+	if err != nil {
+		return ""
+	}
+	return thread
+}
+
+func (c *Console) cmdHelp(context.Context, string) {
+	lines := []string{"Commands:"}
+	for _, cmd := range commands() {
+		lines = append(lines, fmt.Sprintf("  %-20s %s", strings.TrimSpace("/"+cmd.name+" "+cmd.args), cmd.help))
+	}
+	lines = append(lines, fmt.Sprintf("  %-20s %s", "/quit, /exit", "leave the console"),
+		"Send a message with @listener text, e.g. @greeter Dan")
+	c.say(lines...)
+}
+
+func (c *Console) cmdStatus(ctx context.Context, _ string) {
+	st, err := c.b.Status(ctx)
+	if err != nil {
+		c.say("Error: " + err.Error())
+		return
+	}
+	c.say("Organism: "+st.Organism,
+		"Uptime: "+clock(st.Uptime),
+		fmt.Sprintf("Listeners: %d", st.Listeners),
+		fmt.Sprintf("Threads: %d active, %d slots total", st.Threads, st.Slots),
+		fmt.Sprintf("Messages: %d processed, %d failed, %d in flight", st.Processed, st.Failed, st.InFlight))
+}
+
+func (c *Console) cmdListeners(ctx context.Context, _ string) {
+	ls, err := c.b.Listeners(ctx)
+	if err != nil {
+		c.say("Error: " + err.Error())
+		return
+	}
+	lines := []string{"Listeners:"}
+	for _, l := range ls {
+		tag := ""
+		if l.Agent {
+			tag = "[agent] "
+		}
+		if l.Broadcast {
+			tag += "[broadcast] "
+		}
+		lines = append(lines, fmt.Sprintf("  %-20s %s%s  <%s>", l.Name, tag, l.Description, l.RootTag))
+	}
+	c.say(lines...)
+}
+
+func (c *Console) cmdThreads(ctx context.Context, _ string) {
+	ts, err := c.b.Threads(ctx)
+	if err != nil {
+		c.say("Error: " + err.Error())
+		return
+	}
+	if len(ts) == 0 {
+		c.say("No active threads.")
+		return
+	}
+	lines := []string{"Threads:"}
+	for _, t := range ts {
+		last := "(empty)"
+		if t.LastFrom != "" || t.LastTo != "" {
+			last = t.LastFrom + " -> " + t.LastTo
+		}
+		lines = append(lines, fmt.Sprintf("  %s  depth=%d  slots=%d  idle=%s  %s", short(t.ID), t.Depth, t.Slots,
+			clock(t.Idle), last))
+	}
+	c.say(lines...)
+}
+
+func (c *Console) cmdMonitor(ctx context.Context, arg string) {
+	if arg == "" {
+		c.say("Usage: /monitor <tid> or /monitor *")
+		return
+	}
+	hs, err := c.b.Monitor(ctx, arg)
+	switch {
+	case err != nil:
+		c.say("Error: " + err.Error())
+		return
+	case len(hs) == 0 && arg == "*":
+		c.say("No active threads.")
+		return
+	case len(hs) == 0:
+		c.say("No thread matching " + arg)
+		return
+	}
+	var lines []string
+	for _, h := range hs {
+		lines = append(lines, fmt.Sprintf("--- Thread %s ---", short(h.ID)))
+		slots := h.Slots
+		if arg == "*" && len(slots) > monitorAllSlots {
+			lines = append(lines, fmt.Sprintf("  ... (%d earlier messages)", len(slots)-monitorAllSlots))
+			slots = slots[len(slots)-monitorAllSlots:]
+		}
+		if len(slots) == 0 {
+			lines = append(lines, "  (empty)")
+		}
+		for _, s := range slots {
+			lines = append(lines, fmt.Sprintf("  [%s -> %s] %s", s.From, s.To, s.PayloadType))
+		}
+	}
+	c.say(lines...)
+}
+
+// clock renders a duration as H:MM:SS.
+func clock(d time.Duration) string {
+	s := int64(d / time.Second)
+	return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+}

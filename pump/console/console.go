@@ -1,0 +1,160 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Console is the line console over a Backend. Run (or RunTerminal, RunStdio)
+// serves one session at a time.
+type Console struct {
+	b   Backend
+	cfg Config
+	out *outbox
+}
+
+// New returns a console over b.
+func New(b Backend, cfg Config) (*Console, error) {
+	if b == nil {
+		return nil, fmt.Errorf("%w: no backend", ErrConfig)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Console{b: b, cfg: cfg.WithDefaults(), out: newOutbox()}, nil
+}
+
+// Write shows p (e.g. log lines) on the console without disturbing the
+// prompt; it never blocks on the terminal. Lines written while no session
+// runs are shown when the next one starts.
+func (c *Console) Write(p []byte) (int, error) {
+	c.out.line(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}
+
+// Run serves a session that reads plain lines from in and writes to out.
+// After each @ line it waits (up to Config.ReplyTimeout) for the
+// conversation to complete, so its output precedes the next command's. It
+// returns nil at /quit or end of input, ctx.Err() when ctx ends first.
+func (c *Console) Run(ctx context.Context, in io.Reader, out io.Writer) error {
+	return c.serve(ctx, out, true, newLineReader(in).next)
+}
+
+// serve runs a session: readLine gives the next input line (io.EOF ends the
+// session); wait says whether to wait for each conversation to complete.
+func (c *Console) serve(ctx context.Context, out io.Writer, wait bool, readLine func() (string, error)) error {
+	cancel := c.b.Subscribe(c.receive)
+	defer cancel()
+	stop := c.out.start(out, wait)
+	defer stop()
+	c.banner(ctx)
+
+	type read struct {
+		line string
+		err  error
+	}
+	want := make(chan struct{})
+	got := make(chan read, 1) // buffered: the reader never blocks after the session ends
+	defer close(want)
+	go func() {
+		for range want {
+			line, err := readLine()
+			got <- read{line, err}
+		}
+	}()
+	for {
+		select {
+		case want <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		var r read
+		select {
+		case r = <-got:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if r.err != nil && r.line == "" {
+			if errors.Is(r.err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("console: read: %w", r.err)
+		}
+		quit, conv := c.Exec(ctx, r.line)
+		if quit {
+			return nil
+		}
+		if wait && conv != "" {
+			c.await(ctx, conv)
+		}
+	}
+}
+
+// await waits for conversation conv to complete, at most ReplyTimeout.
+func (c *Console) await(ctx context.Context, conv string) {
+	defer c.out.release(conv)
+	t := time.NewTimer(c.cfg.ReplyTimeout)
+	defer t.Stop()
+	select {
+	case <-c.out.wait(conv):
+	case <-ctx.Done():
+	case <-t.C:
+		c.say(fmt.Sprintf("note: thread %s still running after %v", short(conv), c.cfg.ReplyTimeout))
+	}
+}
+
+// banner greets the user once per session.
+func (c *Console) banner(ctx context.Context) {
+	name := "?"
+	if st, err := c.b.Status(ctx); err == nil {
+		name = st.Organism
+	} else {
+		c.say("Error: " + err.Error())
+	}
+	c.say("xmlpipe console — organism "+name, "Type /help for commands, @listener message to chat")
+	if c.cfg.NoLLM {
+		c.say(NoLLMNote)
+	}
+}
+
+// receive renders what the organism says (called on its goroutines).
+func (c *Console) receive(o Output) {
+	switch o.Kind {
+	case OutputPrint, OutputReply:
+		c.say(fmt.Sprintf("[%s] %s", o.From, o.Text))
+	case OutputHuh:
+		c.huh(o.Text, o.Diagnostics)
+	case OutputComplete:
+		c.out.completed(o.Conversation)
+	}
+}
+
+// huh shows a failure: the canned text, and the diagnostics when verbose.
+func (c *Console) huh(text string, diags []string) {
+	lines := []string{"[huh] " + text}
+	if c.cfg.Verbose {
+		for _, d := range diags {
+			lines = append(lines, "  "+d)
+		}
+	}
+	c.say(lines...)
+}
+
+// say queues lines of output.
+func (c *Console) say(lines ...string) {
+	for _, l := range lines {
+		c.out.line(l)
+	}
+}
+
+// short is the display form of a thread id.
+func short(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}

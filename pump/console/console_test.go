@@ -1,0 +1,144 @@
+package console
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// session runs one piped console session over b and returns its transcript.
+func session(t *testing.T, b Backend, cfg Config, input string) string {
+	t.Helper()
+	c, err := New(b, cfg)
+	if err != nil {
+		t.Fatalf("new console: %v", err)
+	}
+	var out strings.Builder
+	if err := c.Run(context.Background(), strings.NewReader(input), &out); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return out.String()
+}
+
+// golden compares got with testdata/<name>.golden (rewritten with -update).
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden (run with -update to create it): %v", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
+	}
+}
+
+// TestCommands runs every command on a freshly booted hello-world organism.
+func TestCommands(t *testing.T) {
+	b := helloWorld(t)
+	tests := []struct {
+		name  string
+		cfg   Config
+		input string
+	}{
+		{"help", Config{}, "/help\n"},
+		{"status", Config{}, "/status\n"},
+		{"listeners", Config{}, "/listeners\n"},
+		{"threads-none", Config{}, "/threads\n"},
+		{"monitor-usage", Config{}, "/monitor\n"},
+		{"monitor-no-match", Config{}, "/monitor 0bad\n"},
+		{"monitor-all-none", Config{}, "/monitor *\n"},
+		{"unknown-command", Config{}, "/frobnicate now\n"},
+		{"plain-text", Config{}, "hello there\n"},
+		{"unknown-listener", Config{}, "@Nobody hi\n"},
+		{"empty-target", Config{}, "@\n"},
+		{"blank-lines", Config{}, "\n   \n\r\n"},
+		{"quit-ends-session", Config{}, "/quit\n/help\n"},
+		{"exit-ends-session", Config{}, "/EXIT\n/help\n"},
+		{"no-llm-note", Config{NoLLM: true}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			golden(t, filepath.Join("commands", tt.name), session(t, b, tt.cfg, tt.input))
+		})
+	}
+}
+
+// TestGreeter is the hello-world example: @greeter Dan ends as the shout,
+// and the conversation's threads show in /threads, /monitor and Status.
+func TestGreeter(t *testing.T) {
+	b := helloWorld(t)
+	got := session(t, b, Config{NoLLM: true}, "@greeter Dan\n/threads\n/monitor *\n")
+	if !strings.Contains(got, "[shouter] HELLO, DAN!\n") {
+		t.Errorf("no shout in the transcript:\n%s", got)
+	}
+	golden(t, "greeter", normalizeIDs(got))
+
+	st, err := b.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// InFlight is left out: the pump may report a conversation complete a
+	// moment before it releases the message's ingress slot.
+	want := Status{Organism: "hello-world", Listeners: 6, Threads: 2, Slots: 2, Processed: 4}
+	if diff := cmp.Diff(want, st, cmpopts.IgnoreFields(Status{}, "InFlight")); diff != "" {
+		t.Errorf("status after the greeting (-want +got):\n%s", diff)
+	}
+}
+
+// TestMonitorPrefix shows one thread's history by a case-insensitive prefix.
+func TestMonitorPrefix(t *testing.T) {
+	b := helloWorld(t)
+	session(t, b, Config{}, "@greeter Dan\n")
+	threads, err := b.Threads(context.Background())
+	if err != nil || len(threads) == 0 {
+		t.Fatalf("threads after a greeting: %v, %v", threads, err)
+	}
+	first := threads[0].ID
+	got := session(t, b, Config{}, "/monitor "+first[:6]+"\n/monitor "+strings.ToUpper(first[:4])+"\n")
+	golden(t, "monitor-prefix", normalizeIDs(got))
+}
+
+// TestConversations covers replies, handler failures and ingress refusals
+// of the console's own conversations, with and without --verbose.
+func TestConversations(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	b := testOrganism(t, release)
+	tests := []struct {
+		name  string
+		cfg   Config
+		input string
+	}{
+		{"reply", Config{}, "@echo hi there\n"},
+		{"handler-failure", Config{}, "@fail boom\n"},
+		{"handler-failure-verbose", Config{Verbose: true}, "@fail boom\n"},
+		{"refused", Config{}, "@pick blue\n"},
+		{"refused-verbose", Config{Verbose: true}, "@pick blue\n"},
+		{"accepted-verbose", Config{Verbose: true}, "@pick red\n"},
+		{"no-text-field", Config{}, "@counter 3\n"},
+		{"listeners-broadcast", Config{}, "/listeners\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			golden(t, filepath.Join("conversations", tt.name), normalizeIDs(session(t, b, tt.cfg, tt.input)))
+		})
+	}
+}

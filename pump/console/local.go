@@ -1,0 +1,198 @@
+package console
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
+	"github.com/xml-pipeline/xmlpipe/registry"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// From is the <from> of every message the console sends.
+const From = "console"
+
+// Local is the in-process Backend over an *organism.Organism.
+type Local struct {
+	org   *organism.Organism
+	clock func() time.Time
+	feed
+}
+
+// NewLocal returns the in-process backend of o. Listener output reaches the
+// console only when o's catalog.Env.Print calls the backend's Print; Assemble
+// wires that while building the organism.
+func NewLocal(o *organism.Organism) *Local {
+	return &Local{org: o, clock: time.Now}
+}
+
+// Assemble builds an organism with build (organism.Load or organism.New
+// wrapped in a closure), with opts.Env.Print wired to the returned backend
+// (and still calling a Print already set in opts).
+func Assemble(opts organism.Options, build func(organism.Options) (*organism.Organism, error)) (*Local, error) {
+	l := &Local{clock: opts.Clock}
+	if l.clock == nil {
+		l.clock = time.Now
+	}
+	next := opts.Env.Print
+	opts.Env.Print = func(from, text string) {
+		l.Print(from, text)
+		if next != nil {
+			next(from, text)
+		}
+	}
+	o, err := build(opts)
+	if err != nil {
+		return nil, err
+	}
+	l.org = o
+	return l, nil
+}
+
+// Organism returns the organism the backend drives.
+func (l *Local) Organism() *organism.Organism { return l.org }
+
+// Print shows a listener's output on every subscribed console; it is a
+// catalog.Env.Print.
+func (l *Local) Print(from, text string) {
+	l.publish(Output{Kind: OutputPrint, From: from, Text: text})
+}
+
+// Send builds target's payload from text (NewPayload) and sends it from
+// "console" on a new conversation. A message refused at ingress is a
+// *Rejection.
+func (l *Local) Send(ctx context.Context, target, text string) (string, error) {
+	p := l.org.Pump
+	ls, ok := p.Lookup(target)
+	if !ok {
+		return "", fmt.Errorf("%w: %s", ErrUnknownListener, target)
+	}
+	v, err := NewPayload(ls.Payload.GoType(), text)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", ls.Name, err)
+	}
+	thread, err := p.Send(ctx, From, ls.Name, v, pump.OutletFunc(l.deliver))
+	if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
+		r := &Rejection{Huh: f.Canned()}
+		for _, d := range f.Diagnostics {
+			r.Diagnostics = append(r.Diagnostics, d.String())
+		}
+		return "", r
+	}
+	return thread, err
+}
+
+// deliver turns the events of the console's conversations into Output.
+func (l *Local) deliver(e pump.Event) {
+	switch e.Kind {
+	case pump.EventHuh:
+		if e.Conversation == "" {
+			return // refused at ingress: Send returns it as a *Rejection
+		}
+		l.publish(Output{Kind: OutputHuh, Conversation: e.Conversation, From: e.From, Text: e.Error,
+			Diagnostics: e.Diagnostics})
+	case pump.EventReply:
+		l.publish(Output{Kind: OutputReply, Conversation: e.Conversation, From: e.From, Text: replyText(e)})
+	case pump.EventComplete:
+		l.publish(Output{Kind: OutputComplete, Conversation: e.Conversation})
+	}
+}
+
+// replyText is a reply's text field, else its payload XML.
+func replyText(e pump.Event) string {
+	if s, ok := PayloadText(e.Payload); ok {
+		return s
+	}
+	if e.Payload != nil {
+		if pt, err := xmlpipe.NewPayloadType(reflect.TypeOf(e.Payload)); err == nil {
+			if b, err := pt.AppendPayload(nil, e.Payload); err == nil {
+				return string(b)
+			}
+		}
+	}
+	return "<" + e.PayloadName + ">"
+}
+
+// Listeners describes every listener, system ones first.
+func (l *Local) Listeners(context.Context) ([]Listener, error) {
+	infos := l.org.Pump.Listeners()
+	out := make([]Listener, len(infos))
+	for i, li := range infos {
+		out[i] = Listener{Name: li.Name, Description: li.Description, Agent: li.Agent, Broadcast: li.Broadcast,
+			RootTag: li.RootTag}
+	}
+	return out, nil
+}
+
+// Status summarises the pump and the context buffer.
+func (l *Local) Status(context.Context) (Status, error) {
+	p := l.org.Pump
+	st := p.Stats()
+	return Status{
+		Organism:  p.Organism(),
+		Uptime:    st.Uptime,
+		Listeners: len(p.Listeners()),
+		Threads:   st.Threads,
+		Slots:     p.Context().Stats().TotalSlots,
+		Processed: st.Processed,
+		Failed:    st.Failed,
+		InFlight:  st.InFlight,
+	}, nil
+}
+
+// Threads lists the live threads, oldest first.
+func (l *Local) Threads(context.Context) ([]Thread, error) {
+	p := l.org.Pump
+	recs := p.Threads().Records()
+	slices.SortStableFunc(recs, func(a, b registry.ThreadRecord) int {
+		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(len(a.Path), len(b.Path)), cmp.Compare(a.ID, b.ID))
+	})
+	now := l.clock()
+	out := make([]Thread, 0, len(recs))
+	for _, r := range recs {
+		t := Thread{ID: r.ID, Depth: len(r.Path), Idle: max(now.Sub(r.Touched), 0)}
+		if tc, ok := p.Context().Thread(r.ID); ok {
+			t.Slots = tc.Len()
+			if last, ok := tc.At(-1); ok {
+				t.LastFrom, t.LastTo = last.From, last.To
+			}
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// Monitor returns the history of the threads whose id starts with prefix
+// (case-insensitive), or of every thread with history for "*".
+func (l *Local) Monitor(ctx context.Context, prefix string) ([]History, error) {
+	threads, err := l.Threads(ctx)
+	if err != nil {
+		return nil, err
+	}
+	all := prefix == "*"
+	prefix = strings.ToLower(prefix)
+	var out []History
+	for _, t := range threads {
+		if !all && !strings.HasPrefix(t.ID, prefix) {
+			continue
+		}
+		h := History{ID: t.ID}
+		if tc, ok := l.org.Pump.Context().Thread(t.ID); ok {
+			for _, s := range tc.Slots() {
+				h.Slots = append(h.Slots, Slot{From: s.From, To: s.To, PayloadType: s.PayloadType, Time: s.Time})
+			}
+		}
+		if all && len(h.Slots) == 0 {
+			continue
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}

@@ -1,0 +1,102 @@
+package console
+
+import (
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/term"
+)
+
+// screen is the output side of a test terminal: it records every byte and
+// lets the test wait until some text has appeared.
+type screen struct {
+	mu      sync.Mutex
+	buf     strings.Builder
+	changed chan struct{}
+}
+
+func newScreen() *screen { return &screen{changed: make(chan struct{}, 1)} }
+
+func (s *screen) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	s.buf.Write(p)
+	s.mu.Unlock()
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func (s *screen) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// waitFor waits until text appears n times on the screen.
+func (s *screen) waitFor(t *testing.T, text string, n int) {
+	t.Helper()
+	timeout := time.NewTimer(eventTimeout)
+	defer timeout.Stop()
+	for strings.Count(s.String(), text) < n {
+		select {
+		case <-s.changed:
+		case <-timeout.C:
+			t.Fatalf("%q did not appear %d times; screen:\n%q", text, n, s.String())
+		}
+	}
+}
+
+// TestTerminal drives a session through x/term: line editing, history, async
+// output through the Terminal, and Ctrl-C / Ctrl-D ending the session.
+func TestTerminal(t *testing.T) {
+	b := helloWorld(t)
+	tests := []struct {
+		name string
+		end  string
+	}{
+		{"ctrl-d", "\x04"},
+		{"ctrl-c", "half-typed\x03"},
+		{"quit", "/quit\r"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := New(b, Config{Prompt: "xp> "})
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, typing := io.Pipe()
+			scr := newScreen()
+			tm := term.NewTerminal(struct {
+				io.Reader
+				io.Writer
+			}{in, scr}, "")
+			done := make(chan error, 1)
+			go func() { done <- c.RunTerminal(context.Background(), tm) }()
+			typeKeys := func(keys string) {
+				if _, err := io.WriteString(typing, keys); err != nil {
+					t.Fatalf("type %q: %v", keys, err)
+				}
+			}
+			scr.waitFor(t, "xp> ", 1)
+			typeKeys("@greet\x7fter Dan\r") // a backspace edits the line
+			scr.waitFor(t, "[shouter] HELLO, DAN!", 1)
+			typeKeys("/helo\x1b[Dl\r") // cursor left, insert: /hello
+			scr.waitFor(t, "Unknown command: /hello", 1)
+			typeKeys("\x1b[A\r") // up: the previous line again
+			scr.waitFor(t, "Unknown command: /hello", 2)
+			typeKeys(tt.end)
+			if err := <-done; err != nil {
+				t.Fatalf("RunTerminal: %v", err)
+			}
+			if got := scr.String(); !strings.Contains(got, "xmlpipe console — organism hello-world\r\n") {
+				t.Errorf("banner not written with CRLF through the terminal:\n%q", got)
+			}
+		})
+	}
+}
