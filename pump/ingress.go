@@ -140,7 +140,7 @@ func (p *Pump) process(w *work) {
 		p.egress(w, m)
 		return
 	}
-	targets, err := p.table.resolve(m.To, m.PayloadNS, m.PayloadName)
+	targets, err := p.resolve(m.To, m.PayloadNS, m.PayloadName, w.external)
 	if err != nil {
 		p.rejectMessage(w, m, "", err)
 		return
@@ -199,8 +199,40 @@ func (p *Pump) process(w *work) {
 	}
 }
 
-// checkSender enforces Q32: an external <from> can never claim the organism's
-// own identities or a listener's name.
+// Resolve returns the names of the listeners a message would reach: with to,
+// the listener of that name whose root tag matches; without, every listener of
+// the root tag. External messages never reach the organism's own system.*
+// listeners. Errors wrap xmlpipe.ErrNoRoute.
+func (p *Pump) Resolve(to, ns, name string, external bool) ([]string, error) {
+	ls, err := p.resolve(to, ns, name, external)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.Name
+	}
+	return out, nil
+}
+
+func (p *Pump) resolve(to, ns, name string, external bool) ([]*listener, error) {
+	ls, err := p.table.resolve(to, ns, name)
+	if err != nil || !external {
+		return ls, err
+	}
+	for _, l := range ls {
+		if l.system {
+			return nil, fmt.Errorf("%w: %s is internal to the organism", xmlpipe.ErrNoRoute, l.Name)
+		}
+	}
+	return ls, nil
+}
+
+// CheckSender reports whether an external message may carry this <from>: it
+// can never claim the organism's own identities (system, core) or a
+// listener's name (reference quirk Q32 fixed).
+func (p *Pump) CheckSender(from string) error { return p.checkSender(from) }
+
 func (p *Pump) checkSender(from string) error {
 	if reserved[lower(from)] || p.table.lookup(from) != nil {
 		return &xmlpipe.Failure{Stage: xmlpipe.StageExtract, Err: xmlpipe.ErrForbiddenSender,

@@ -46,6 +46,7 @@ func newTable() *table {
 }
 
 func (t *table) add(l *listener, system bool) error {
+	l.system = system
 	name := strings.TrimSpace(l.Name)
 	switch {
 	case name == "" || name != l.Name:

@@ -13,6 +13,8 @@ type listener struct {
 	Listener
 	peers      map[string]bool
 	errHandler xmlpipe.ErrorHandler
+	// system marks the organism's own listeners: never reachable from outside.
+	system bool
 	usage      string
 	queue      *schedQueue
 

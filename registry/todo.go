@@ -127,6 +127,12 @@ func (r *TodoRegistry) Register(thread, issuer, waitFor, fromListener, descripti
 // WaitFor equals payloadType and its FromListener (if set) equals from — both
 // exact and case-insensitive. A watcher is raised only once.
 func (r *TodoRegistry) Check(thread, payloadType, from string, payload any) []*Watcher {
+	r.mu.Lock()
+	empty := len(r.byThread) == 0
+	r.mu.Unlock()
+	if empty { // the common case: no watcher anywhere, no lineage walk
+		return nil
+	}
 	threads := []string{thread}
 	if r.lineage != nil { // outside r.mu: Lineage takes its own lock
 		if a := r.lineage.Ancestors(thread); len(a) > 0 {

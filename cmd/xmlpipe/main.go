@@ -8,6 +8,7 @@
 //	xmlpipe check [--config organism.yaml] FILE|-
 //	xmlpipe c14n FILE|-
 //	xmlpipe gen [-out DIR] [-check]
+//	xmlpipe bench [--duration 5s] [--json]
 package main
 
 import (
@@ -50,6 +51,7 @@ func commands() []command {
 		{"check", "[--config organism.yaml] FILE|-", "run one message through the ingress stages", runCheck},
 		{"c14n", "FILE|-", "print the exclusive C14N of an XML document", runC14N},
 		{"gen", "[-out DIR] [-check]", "write (or check) the generated payload schemas", runGen},
+		{"bench", "[--duration 5s] [--json]", "end-to-end pump benchmark: envelopes/s, latency, floor ratio", runBench},
 		{"help", "", "show this help", runHelp},
 	}
 }

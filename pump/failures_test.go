@@ -1,0 +1,415 @@
+package pump_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// TestExternalRejections: every bad external message gets a <huh> with the
+// canned text at its first failing stage (reference Q31 fixed), carrying the
+// original bytes and nothing about the topology; it is never delivered and the
+// pump keeps working.
+func TestExternalRejections(t *testing.T) {
+	tid := xmlpipe.NewThreadID()
+	ping := `<Ping xmlns=""><Text>hi</Text></Ping>`
+	tests := []struct {
+		name     string
+		raw      []byte
+		wantErr  error
+		wantText string
+	}{
+		{"empty frame", nil, xmlpipe.ErrEmpty, xmlpipe.HuhMalformed},
+		{"too large", envelope(client, "echo", tid, `<Ping xmlns=""><Text>`+strings.Repeat("x", 4096)+`</Text></Ping>`),
+			xmlpipe.ErrTooLarge, xmlpipe.HuhTooLarge},
+		{"invalid UTF-8", append(envelope(client, "echo", tid, `<Ping xmlns=""><Text>`), "\xff</Text></Ping></message>"...),
+			xmlpipe.ErrEncoding, xmlpipe.HuhMalformed},
+		{"DOCTYPE", append([]byte(`<!DOCTYPE message [<!ENTITY x "y">]>`), envelope(client, "echo", tid, ping)...),
+			xmlpipe.ErrDoctype, xmlpipe.HuhMalformed},
+		{"not XML at all", []byte(`<not valid xml`), xmlpipe.ErrEnvelope, xmlpipe.HuhEnvelope},
+		{"bare payload, no envelope", []byte(`<test/>`), xmlpipe.ErrEnvelope, xmlpipe.HuhEnvelope},
+		{"a huh is not an envelope", []byte(`<huh xmlns="https://xml-pipeline.org/ns/core/v1"><error>x</error></huh>`),
+			xmlpipe.ErrEnvelope, xmlpipe.HuhEnvelope},
+		{"processing instruction as the only payload", envelope(client, "echo", tid, `<?xml-stylesheet href="x"?>`),
+			xmlpipe.ErrNoPayload, xmlpipe.HuhEnvelope},
+		{"two payloads", envelope(client, "echo", tid, ping+ping), xmlpipe.ErrMultiplePayloads, xmlpipe.HuhEnvelope},
+		{"payload in the envelope namespace", envelope(client, "echo", tid, `<Ping><Text>hi</Text></Ping>`),
+			xmlpipe.ErrPayloadNamespace, xmlpipe.HuhPayload},
+		{"no such listener", envelope(client, "nobody", tid, ping), xmlpipe.ErrNoRoute, xmlpipe.HuhPayload},
+		{"unknown root tag without to", envelope(client, "", tid, `<Nope xmlns=""/>`), xmlpipe.ErrNoRoute, xmlpipe.HuhPayload},
+		{"root tag of another listener", envelope(client, "echo", tid, `<Pong xmlns=""><Text>x</Text></Pong>`),
+			xmlpipe.ErrNoRoute, xmlpipe.HuhPayload},
+		{"wrong schema: unknown child", envelope(client, "echo", tid, `<Ping xmlns=""><Bogus/></Ping>`),
+			xmlpipe.ErrPayloadInvalid, xmlpipe.HuhPayload},
+		{"wrong schema: missing child", envelope(client, "echo", tid, `<Ping xmlns=""/>`), xmlpipe.ErrPayloadInvalid, xmlpipe.HuhPayload},
+		{"wrong schema: case differs", envelope(client, "echo", tid, `<ping xmlns=""><Text>hi</Text></ping>`),
+			xmlpipe.ErrNoRoute, xmlpipe.HuhPayload},
+		{"from system", envelope("system", "echo", tid, ping), xmlpipe.ErrForbiddenSender, xmlpipe.HuhEnvelope},
+		{"from core", envelope("core", "echo", tid, ping), xmlpipe.ErrForbiddenSender, xmlpipe.HuhEnvelope},
+		{"from SYSTEM", envelope(" SYSTEM ", "echo", tid, ping), xmlpipe.ErrForbiddenSender, xmlpipe.HuhEnvelope},
+		{"from a listener's name", envelope("echo", "echo", tid, ping), xmlpipe.ErrForbiddenSender, xmlpipe.HuhEnvelope},
+		{"from a listener's name in another case", envelope("Pong-Box", "echo", tid, ping), xmlpipe.ErrForbiddenSender, xmlpipe.HuhEnvelope},
+		{"missing from", envelope("", "echo", tid, ping), xmlpipe.ErrEnvelope, xmlpipe.HuhEnvelope},
+	}
+	pr := newProbe()
+	p := startPump(t, pump.Options{MaxBytes: 2048}, sink[Ping](t, "echo", pr), sink[Pong](t, "pong-box", pr))
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := newRecorder()
+			_, err := injectErr(t, p, tc.raw, out)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("InjectWait error %v, want %v", err, tc.wantErr)
+			}
+			if f := failureOf(err); f == nil || f.Canned() != tc.wantText {
+				t.Errorf("failure %#v, want canned text %q", f, tc.wantText)
+			}
+			e := out.waitFor(t, "huh", kind(pump.EventHuh))
+			huh, ok := e.Payload.(*xmlpipe.Huh)
+			if !ok {
+				t.Fatalf("huh event payload %T", e.Payload)
+			}
+			if e.Error != tc.wantText || huh.Error != tc.wantText {
+				t.Errorf("huh text %q / %q, want %q", e.Error, huh.Error, tc.wantText)
+			}
+			if want := tc.raw[:min(len(tc.raw), xmlpipe.MaxOriginalAttempt)]; !bytes.Equal(huh.OriginalAttempt, want) {
+				t.Errorf("original attempt %q, want the bytes sent", huh.OriginalAttempt)
+			}
+			for _, secret := range []string{"echo", "pong-box", "nobody", "schema", "listener"} {
+				if strings.Contains(strings.ToLower(huh.Error), secret) {
+					t.Errorf("huh text %q reveals %q", huh.Error, secret)
+				}
+			}
+			if len(e.Diagnostics) == 0 {
+				t.Error("no diagnostics for operators")
+			}
+		})
+	}
+	if calls := pr.all(); len(calls) != 0 {
+		t.Errorf("rejected messages were delivered: %+v", calls)
+	}
+	out := newRecorder()
+	mustSend(t, p, client, "echo", &Ping{Text: "still works"}, out)
+	out.waitFor(t, "completion", kind(pump.EventComplete))
+	if calls := pr.all(); len(calls) != 1 || calls[0].Payload.(*Ping).Text != "still works" {
+		t.Errorf("calls after the rejections: %+v", calls)
+	}
+}
+
+// TestNoTopologyLeak: "no such listener" and "wrong schema" read the same.
+func TestNoTopologyLeak(t *testing.T) {
+	p := startPump(t, pump.Options{}, sink[Ping](t, "echo", newProbe()))
+	huhFor := func(raw []byte) pump.Event {
+		out := newRecorder()
+		injectErr(t, p, raw, out)
+		return out.waitFor(t, "huh", kind(pump.EventHuh))
+	}
+	tid := xmlpipe.NewThreadID()
+	noListener := huhFor(envelope(client, "nobody", tid, `<Ping xmlns=""><Text>x</Text></Ping>`))
+	wrongSchema := huhFor(envelope(client, "echo", tid, `<Ping xmlns=""><Txt>x</Txt></Ping>`))
+	if noListener.Error != wrongSchema.Error {
+		t.Errorf("no such listener reads %q, wrong schema reads %q", noListener.Error, wrongSchema.Error)
+	}
+}
+
+// TestPrivilegedRootDropped: a privileged message on the regular channel is a
+// security event: dropped and logged, no <huh> (which would confirm anything).
+func TestPrivilegedRootDropped(t *testing.T) {
+	p := startPump(t, pump.Options{}, sink[Ping](t, "echo", newProbe()))
+	events := newRecorder()
+	p.Subscribe(events)
+	out := newRecorder()
+	_, err := injectErr(t, p, []byte(`<shutdown xmlns="https://xml-pipeline.org/privileged-msg"/>`), out)
+	if !errors.Is(err, xmlpipe.ErrPrivileged) {
+		t.Fatalf("InjectWait error %v, want ErrPrivileged", err)
+	}
+	events.waitFor(t, "dead letter", kind(pump.EventDeadLetter))
+	if n := len(out.snapshot()); n != 0 {
+		t.Errorf("the sender got %d events, want none", n)
+	}
+}
+
+// TestHandlerFailures: a handler error or panic becomes a <huh> to the sender —
+// the external outlet, or the sending listener's ErrorHandler on that
+// listener's own thread (reference Q8 fixed) — and the pump keeps working.
+func TestHandlerFailures(t *testing.T) {
+	failures := []struct {
+		name string
+		fail func() (xmlpipe.Response, error)
+	}{
+		{"error", func() (xmlpipe.Response, error) { return nil, errors.New(`db <down> & "out"`) }},
+		{"panic", func() (xmlpipe.Response, error) { panic(`boom <b> & "c"`) }},
+		{"panic with an error", func() (xmlpipe.Response, error) { panic(fmt.Errorf("wrapped: %w", context.Canceled)) }},
+		{"nil payload", func() (xmlpipe.Response, error) { return xmlpipe.Respond(nil), nil }},
+		{"unencodable payload", func() (xmlpipe.Response, error) { return xmlpipe.Send("x", map[string]int{}), nil }},
+	}
+	for _, f := range failures {
+		flaky := func(_ context.Context, in *Pong, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+			if in.Text == "fail" {
+				return f.fail()
+			}
+			return xmlpipe.Respond(&Pong{Text: "ok"}), nil
+		}
+		t.Run(f.name+" to the external sender", func(t *testing.T) {
+			p := startPump(t, pump.Options{}, listenerOf(t, "flaky", flaky))
+			out := newRecorder()
+			mustSend(t, p, client, "flaky", &Pong{Text: "fail"}, out)
+			e := out.waitFor(t, "huh", kind(pump.EventHuh))
+			huh := e.Payload.(*xmlpipe.Huh)
+			if e.Error != xmlpipe.HuhProcessing || huh.Error != xmlpipe.HuhProcessing || e.To != client || e.From != "core" {
+				t.Errorf("huh %q from %s to %s, want %q from core to %s", e.Error, e.From, e.To, xmlpipe.HuhProcessing, client)
+			}
+			if !bytes.Contains(huh.OriginalAttempt, []byte("<Text>fail</Text>")) {
+				t.Errorf("original attempt %q lacks the failed payload", huh.OriginalAttempt)
+			}
+			out.waitFor(t, "completion", kind(pump.EventComplete))
+			again := newRecorder()
+			mustSend(t, p, client, "flaky", &Pong{Text: "fine"}, again)
+			if r := again.waitFor(t, "reply", kind(pump.EventReply)); r.Payload.(*Pong).Text != "ok" {
+				t.Errorf("reply after the failure %#v", r.Payload)
+			}
+		})
+		t.Run(f.name+" to the sending listener", func(t *testing.T) {
+			var p *pump.Pump
+			got := make(chan xmlpipe.Metadata, 2)
+			huhs := make(chan *xmlpipe.Huh, 2)
+			var callerThread string
+			caller := listenerOf(t, "caller", func(_ context.Context, in *Ping, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+				callerThread = md.ThreadID
+				return xmlpipe.Send("flaky", &Pong{Text: in.Text}), nil
+			})
+			caller = withErrorHandler(caller, func(_ context.Context, de *xmlpipe.DeliveryError, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+				got <- md
+				huhs <- de.Huh
+				return xmlpipe.Respond(&Ping{Text: "caller recovered"}), nil
+			})
+			p = startPump(t, pump.Options{}, caller, listenerOf(t, "flaky", flaky))
+			out := newRecorder()
+			conv := mustSend(t, p, client, "caller", &Ping{Text: "fail"}, out)
+			reply := out.waitFor(t, "reply", kind(pump.EventReply))
+			if r, ok := reply.Payload.(*Ping); !ok || r.Text != "caller recovered" || reply.To != client {
+				t.Errorf("reply %#v to %s, want the caller's recovery to %s", reply.Payload, reply.To, client)
+			}
+			md, huh := <-got, <-huhs
+			if huh == nil || huh.Error != xmlpipe.HuhProcessing {
+				t.Errorf("caller got huh %#v", huh)
+			}
+			if md.From != "core" || md.ThreadID != callerThread || md.ThreadID != conv {
+				t.Errorf("huh from %q on %s, want from core on the caller's own thread %s", md.From, md.ThreadID, callerThread)
+			}
+			out.waitFor(t, "completion", kind(pump.EventComplete))
+			if n := out.count(kind(pump.EventHuh)); n != 0 {
+				t.Errorf("the external sender got %d huhs; the failure was the caller's", n)
+			}
+		})
+	}
+}
+
+// TestHandlerOutputRejected: handler output passes the same gates as external
+// input; what fails them comes back to that listener as a <huh> on its own
+// thread, and nothing reaches the would-be target.
+func TestHandlerOutputRejected(t *testing.T) {
+	forged := envelope("echo", "echo", xmlpipe.NewThreadID(), `<Ping xmlns=""><Text>forged</Text></Ping>`)
+	tests := []struct {
+		name    string
+		out     xmlpipe.Response
+		huhText string
+		journal string // substring of the rejected envelope, when it was built
+	}{
+		{"raw text with an unknown root tag", xmlpipe.Raw([]byte(`Sure! <Unknown><A>1</A></Unknown>`)), xmlpipe.HuhPayload, ""},
+		{"raw payload failing the target's schema", xmlpipe.Raw([]byte(`<Ping><Wrong/></Ping>`)), xmlpipe.HuhPayload, ""},
+		{"send to a listener of another tag", xmlpipe.Send("echo", &Pong{Text: "x"}), xmlpipe.HuhPayload, "<to>echo</to>"},
+		{"send to nobody", xmlpipe.Send("nobody", &Ping{Text: "x"}), xmlpipe.HuhPayload, "<to>nobody</to>"},
+		{"send to a name injecting markup", xmlpipe.Send(`x</to><to>echo`, &Ping{Text: "x"}), xmlpipe.HuhPayload,
+			"<to>x&lt;/to&gt;&lt;to&gt;echo</to>"},
+		{"send to a name with an entity", xmlpipe.Send(`echo&amp;`, &Ping{Text: "x"}), xmlpipe.HuhPayload, "<to>echo&amp;amp;</to>"},
+		{"raw forged envelope", xmlpipe.Raw(forged), xmlpipe.HuhPayload, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var p *pump.Pump
+			pr := newProbe()
+			var records []pump.Record
+			var recMu sync.Mutex
+			type seen struct {
+				huh    *xmlpipe.Huh
+				md     xmlpipe.Metadata
+				thread string
+			}
+			errs := make(chan seen, 4)
+			var makerThread string
+			maker := listenerOf(t, "maker", func(_ context.Context, in *Job, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+				makerThread = md.ThreadID
+				return tc.out, nil
+			})
+			maker = withErrorHandler(maker, func(_ context.Context, de *xmlpipe.DeliveryError, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+				errs <- seen{de.Huh, md, md.ThreadID}
+				return nil, nil
+			})
+			p = startPump(t, pump.Options{Journal: pump.JournalFunc(func(r pump.Record) {
+				recMu.Lock()
+				records = append(records, r)
+				recMu.Unlock()
+			})}, maker, sink[Ping](t, "echo", pr))
+			out := newRecorder()
+			mustSend(t, p, client, "maker", &Job{Label: "go"}, out)
+			out.waitFor(t, "completion", kind(pump.EventComplete))
+			select {
+			case s := <-errs:
+				if s.huh == nil || s.huh.Error != tc.huhText {
+					t.Errorf("maker got %#v, want a huh %q", s.huh, tc.huhText)
+				}
+				if s.thread != makerThread || s.md.From != "core" {
+					t.Errorf("huh from %q on %s, want from core on maker's thread %s", s.md.From, s.thread, makerThread)
+				}
+			default:
+				t.Fatal("maker's ErrorHandler was not called")
+			}
+			if calls := pr.all(); len(calls) != 0 {
+				t.Errorf("rejected output delivered: %+v", calls)
+			}
+			if n := out.count(kind(pump.EventHuh)); n != 0 {
+				t.Errorf("the external sender got %d huhs for maker's bad output", n)
+			}
+			if tc.journal == "" {
+				return
+			}
+			recMu.Lock()
+			defer recMu.Unlock()
+			for _, r := range records {
+				if r.Kind == pump.RecordHuh && r.From == "maker" {
+					if !bytes.Contains(r.Envelope, []byte(tc.journal)) {
+						t.Errorf("rejected envelope %s lacks %s", r.Envelope, tc.journal)
+					}
+					return
+				}
+			}
+			t.Errorf("no huh record for maker's output; records: %+v", records)
+		})
+	}
+}
+
+// TestRawOutput: raw text is dummy-wrapped and repaired; each root element is
+// its own message, routed by root tag, from the emitting listener (reference
+// Q6 fixed).
+func TestRawOutput(t *testing.T) {
+	tests := []struct {
+		name string
+		raw  string
+		want []string // "listener:text" in any order
+	}{
+		{"one element", `<Ping><Text>1</Text></Ping>`, []string{"echo:1"}},
+		{"elements among prose", `First <Ping><Text>1</Text></Ping>, then <Pong><Text>2</Text></Pong>. Done.`,
+			[]string{"echo:1", "pong-box:2"}},
+		{"same tag twice", `<Ping><Text>a</Text></Ping><Ping><Text>b</Text></Ping>`, []string{"echo:a", "echo:b"}},
+		{"unclosed element repaired", `<Ping><Text>fixed</Text>`, []string{"echo:fixed"}},
+		{"escaped text", `<Ping><Text>a &lt;b&gt; &amp; c</Text></Ping>`, []string{"echo:a <b> & c"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pr := newProbe()
+			emitter := listenerOf(t, "emitter", func(context.Context, *Job, xmlpipe.Metadata) (xmlpipe.Response, error) {
+				return xmlpipe.Raw([]byte(tc.raw)), nil
+			})
+			echo := listenerOf(t, "echo", func(_ context.Context, in *Ping, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+				pr.record("echo", in.Text, md)
+				return nil, nil
+			})
+			pong := listenerOf(t, "pong-box", func(_ context.Context, in *Pong, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+				pr.record("pong-box", in.Text, md)
+				return nil, nil
+			})
+			p := startPump(t, pump.Options{}, emitter, echo, pong)
+			out := newRecorder()
+			mustSend(t, p, client, "emitter", &Job{}, out)
+			out.waitFor(t, "completion", kind(pump.EventComplete))
+			got := map[string]int{}
+			for _, c := range pr.all() {
+				if c.MD.From != "emitter" {
+					t.Errorf("%s got a message from %q, want emitter", c.Listener, c.MD.From)
+				}
+				got[c.Listener+":"+c.Payload.(string)]++
+			}
+			want := map[string]int{}
+			for _, w := range tc.want {
+				want[w]++
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("deliveries (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestEscaping: names and text carrying markup characters travel as data, never
+// as markup (reference Q11), and empty or self-closing payloads survive the
+// envelope (reference Q12).
+func TestEscaping(t *testing.T) {
+	var p *pump.Pump
+	pr := newProbe()
+	echo := listenerOf(t, "echo", func(_ context.Context, in *Ping, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		pr.record("echo", in, md)
+		return xmlpipe.Respond(&Ping{Text: in.Text}), nil
+	})
+	empty := listenerOf(t, "empty", func(_ context.Context, in *Empty, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		pr.record("empty", in, md)
+		return xmlpipe.Send("maybe", &Maybe{}), nil
+	})
+	maybe := listenerOf(t, "maybe", func(_ context.Context, in *Maybe, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		pr.record("maybe", in, md)
+		return xmlpipe.Respond(&Empty{}), nil
+	})
+	p = startPump(t, pump.Options{}, echo, empty, maybe)
+
+	t.Run("sender name and text with markup", func(t *testing.T) {
+		from := `a<b>&c"d'e`
+		text := `<x/> & ]]> "q" 'a' &amp;`
+		out := newRecorder()
+		mustSend(t, p, from, "echo", &Ping{Text: text}, out)
+		reply := out.waitFor(t, "reply", kind(pump.EventReply))
+		c := pr.next(t)
+		if c.MD.From != from || c.Payload.(*Ping).Text != text {
+			t.Errorf("echo got from %q text %q, want %q %q", c.MD.From, c.Payload.(*Ping).Text, from, text)
+		}
+		if reply.To != from || reply.Payload.(*Ping).Text != text {
+			t.Errorf("reply to %q text %q", reply.To, reply.Payload.(*Ping).Text)
+		}
+		if !bytes.Contains(reply.Envelope, []byte("<to>a&lt;b&gt;&amp;c\"d'e</to>")) {
+			t.Errorf("reply envelope %s does not carry the escaped name", reply.Envelope)
+		}
+	})
+	t.Run("empty text element", func(t *testing.T) {
+		out := newRecorder()
+		injectErr(t, p, envelope(client, "echo", xmlpipe.NewThreadID(), `<Ping xmlns=""><Text/></Ping>`), out)
+		reply := out.waitFor(t, "reply", kind(pump.EventReply))
+		if got := reply.Payload.(*Ping).Text; got != "" {
+			t.Errorf("text %q, want empty", got)
+		}
+		pr.next(t)
+	})
+	t.Run("self-closing payload root and empty payloads on every hop", func(t *testing.T) {
+		out := newRecorder()
+		if _, err := injectErr(t, p, envelope(client, "", xmlpipe.NewThreadID(), `<Empty xmlns=""/>`), out); err != nil {
+			t.Fatal(err)
+		}
+		reply := out.waitFor(t, "reply", kind(pump.EventReply))
+		if _, ok := reply.Payload.(*Empty); !ok {
+			t.Errorf("reply payload %#v", reply.Payload)
+		}
+		if !bytes.Contains(reply.Envelope, []byte(`<Empty xmlns=""></Empty></message>`)) {
+			t.Errorf("reply envelope %s", reply.Envelope)
+		}
+		pr.next(t)
+		if m := pr.next(t).Payload.(*Maybe); m.Note != nil || m.N != 0 {
+			t.Errorf("maybe got %+v, want the zero value", m)
+		}
+	})
+}
