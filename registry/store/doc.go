@@ -1,0 +1,18 @@
+// Package store is xmlpipe's durable store: one SQLite database per data
+// directory holding the message journal, the durable kernel state (threads,
+// todo watchers, context-buffer slots) and the main bus's users and sessions.
+//
+// A Store owns its directory exclusively (an flock on dir/LOCK). Every write
+// goes through one writer goroutine that group-commits batches of operations
+// in single transactions; reads use a separate read-only connection pool and
+// never wait for the writer. Reads see committed data only: call Flush first
+// to read your own asynchronous writes.
+//
+// The journal is append-only: rows are inserted, never updated, and the
+// retention sweep deletes a row only after recording a tombstone for its
+// sequence number, so Verify can tell pruning from loss. Database triggers
+// enforce both rules.
+//
+// Package store imports nothing else from xmlpipe; callers adapt their
+// in-memory types to the plain row types defined here.
+package store

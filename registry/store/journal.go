@@ -1,0 +1,77 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+)
+
+// prepareEntry stamps, hashes, copies and validates e for the writer.
+func (s *Store) prepareEntry(e Entry) (Entry, error) {
+	if e.Time.IsZero() {
+		e.Time = s.opts.Clock()
+	}
+	e.Bytes = bytes.Clone(e.Bytes)
+	if e.SHA256 == ([32]byte{}) {
+		e.SHA256 = sha256.Sum256(e.Bytes)
+	}
+	e.Seq = 0
+	if err := e.Validate(); err != nil {
+		return Entry{}, err
+	}
+	return e, nil
+}
+
+// Append enqueues e for the journal and returns without waiting for the
+// commit. It stamps Time from Options.Clock when zero, computes SHA256 when
+// zero (a non-zero SHA256 is trusted; Verify checks it) and copies Bytes, so
+// the caller may reuse the slice. It blocks only while the queue is full. It
+// returns an ErrInvalid error for an entry missing a required field and
+// ErrClosed after Close; commit errors surface in the next Flush or Close.
+func (s *Store) Append(e Entry) error {
+	e, err := s.prepareEntry(e)
+	if err != nil {
+		return err
+	}
+	return s.enqueue(context.Background(), op{kind: opAppend, name: "append", entry: e})
+}
+
+// AppendSync journals e like Append and waits for the commit, returning the
+// assigned sequence number. Concurrent callers share commits. If ctx ends
+// before the commit is confirmed the entry may still be committed.
+func (s *Store) AppendSync(ctx context.Context, e Entry) (int64, error) {
+	e, err := s.prepareEntry(e)
+	if err != nil {
+		return 0, err
+	}
+	return s.call(ctx, op{kind: opAppend, name: "append", entry: e})
+}
+
+// MarkDelivered enqueues a delivery mark for seq; prune_on_delivery
+// retention deletes delivered entries. The journal row itself is never
+// edited: marks live in their own table. Marking a seq that was already
+// pruned or marked is a no-op; marking a seq that was never journaled is an
+// asynchronous ErrNotFound.
+func (s *Store) MarkDelivered(seq int64) error {
+	if seq <= 0 {
+		return fmt.Errorf("%w: delivery mark for seq %d", ErrInvalid, seq)
+	}
+	now := s.opts.Clock().UnixNano()
+	return s.async("mark delivered", func(w *writer) (int64, error) {
+		n, err := w.exec(`INSERT OR IGNORE INTO journal_deliveries (seq, delivered_at)
+			SELECT seq, ? FROM journal WHERE seq = ?`, now, seq)
+		if err != nil || n > 0 {
+			return n, err
+		}
+		known, err := w.queryInt64s(`SELECT seq FROM journal_deliveries WHERE seq = ?1
+			UNION ALL SELECT seq FROM journal_tombstones WHERE seq = ?1`, seq)
+		if err != nil {
+			return 0, err
+		}
+		if len(known) == 0 {
+			return 0, fmt.Errorf("%w: journal seq %d", ErrNotFound, seq)
+		}
+		return 0, nil
+	})
+}

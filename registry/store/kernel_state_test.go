@@ -1,0 +1,95 @@
+package store
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestThreads(t *testing.T) {
+	clock := newFakeClock()
+	s, _ := openTest(t, Options{})
+	at := clock.Now()
+	rows := []ThreadRow{
+		{ID: "t1", Path: []string{"org", "console", "greeter"}, Created: at, Touched: at},
+		{ID: "t2", Parent: "t1", Path: []string{"org", "a.b.c"}, Created: at.Add(time.Nanosecond)},
+		{ID: "t3", Path: []string{"org"}, Created: at.Add(2 * time.Nanosecond)},
+	}
+	for _, r := range rows {
+		must(t, s.PutThread(r))
+	}
+	// Replace t1 (touched later, longer path), delete t3 and an unknown id.
+	rows[0].Path = append(rows[0].Path, "shouter")
+	rows[0].Touched = at.Add(time.Hour)
+	must(t, s.PutThread(rows[0]))
+	must(t, s.DeleteThreads([]string{"t3", "nope"}))
+	must(t, s.DeleteThreads(nil))
+	flush(t, s)
+	got, err := s.LoadThreads()
+	must(t, err)
+	if d := cmp.Diff(rows[:2], got); d != "" {
+		t.Errorf("LoadThreads (-want +got):\n%s", d)
+	}
+	if err := s.PutThread(ThreadRow{}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("PutThread without id = %v, want ErrInvalid", err)
+	}
+	if err := s.PutThread(ThreadRow{ID: "x", Created: time.Date(1, 2, 3, 0, 0, 0, 0, time.UTC)}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("PutThread with an unstorable time = %v, want ErrInvalid", err)
+	}
+}
+
+func TestWatchers(t *testing.T) {
+	clock := newFakeClock()
+	s, _ := openTest(t, Options{})
+	w1 := WatcherRow{ID: "w1", Thread: "t1", Issuer: "planner", WaitFor: "ToolResult", FromListener: "calc",
+		Description: "wait for calc", Created: clock.Now()}
+	w2 := WatcherRow{ID: "w2", Thread: "t1", Issuer: "planner", WaitFor: "Other", Created: clock.Now().Add(time.Second)}
+	must(t, s.PutWatcher(w1))
+	must(t, s.PutWatcher(w2))
+	w1.Raised, w1.TriggeredFrom = true, "calc"
+	must(t, s.PutWatcher(w1))
+	must(t, s.DeleteWatcher("w2"))
+	must(t, s.DeleteWatcher("absent"))
+	flush(t, s)
+	got, err := s.LoadWatchers()
+	must(t, err)
+	if d := cmp.Diff([]WatcherRow{w1}, got); d != "" {
+		t.Errorf("LoadWatchers (-want +got):\n%s", d)
+	}
+	if err := s.PutWatcher(WatcherRow{ID: "w"}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("PutWatcher without thread = %v, want ErrInvalid", err)
+	}
+}
+
+func TestSlots(t *testing.T) {
+	clock := newFakeClock()
+	s, _ := openTest(t, Options{})
+	slot := func(thread string, i int) SlotRow {
+		return SlotRow{Thread: thread, Index: i, From: "a", To: "b", PayloadType: "Greeting",
+			Raw: []byte("<Greeting/>"), Time: clock.Now().Add(time.Duration(i)), OwnName: "b", IsSelfCall: i%2 == 1}
+	}
+	want := []SlotRow{slot("t1", 0), slot("t1", 1), slot("t1", 2)}
+	raw := []byte("<Mutable/>")
+	for _, r := range append(want, slot("t2", 0), slot("t2", 1)) {
+		must(t, s.PutSlot(r))
+	}
+	replaced := want[1]
+	replaced.Raw = raw
+	must(t, s.PutSlot(replaced))
+	raw[0] = 'X' // PutSlot copied Raw
+	want[1].Raw = []byte("<Mutable/>")
+	must(t, s.DeleteSlots("t2"))
+	flush(t, s)
+	got, err := s.LoadSlots()
+	must(t, err)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("LoadSlots (-want +got):\n%s", d)
+	}
+	for _, bad := range []SlotRow{{Index: 1}, {Thread: "t", Index: -1}} {
+		if err := s.PutSlot(bad); !errors.Is(err, ErrInvalid) {
+			t.Errorf("PutSlot(%+v) = %v, want ErrInvalid", bad, err)
+		}
+	}
+}

@@ -1,0 +1,93 @@
+package store
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Default values applied by Options.withDefaults.
+const (
+	// DefaultBatchRows is the default maximum number of operations per commit.
+	DefaultBatchRows = 512
+	// DefaultBatchDelay is the default time the writer waits to fill a batch.
+	DefaultBatchDelay = 2 * time.Millisecond
+	// DefaultQueueSize is the default capacity of the write queue.
+	DefaultQueueSize = 8192
+	// DefaultBusyTimeout is the default SQLite busy_timeout.
+	DefaultBusyTimeout = 10 * time.Second
+	// DefaultReadConns is the default size of the read-only connection pool.
+	DefaultReadConns = 4
+)
+
+// Options configures a Store. The zero value is valid: every zero field takes
+// its default.
+type Options struct {
+	// BatchRows is the maximum number of write operations committed in one
+	// transaction (default 512).
+	BatchRows int `yaml:"batch_rows"`
+	// BatchDelay is how long the writer waits after the first operation of a
+	// batch for more to arrive before committing (default 2ms). Synchronous
+	// operations (AppendSync, Flush, Sweep, users, sessions) commit at once.
+	BatchDelay time.Duration `yaml:"batch_delay"`
+	// QueueSize is the capacity of the bounded write queue; enqueueing blocks
+	// when it is full (default 8192).
+	QueueSize int `yaml:"queue_size"`
+	// BusyTimeout is SQLite's busy_timeout for every connection (default 10s).
+	BusyTimeout time.Duration `yaml:"busy_timeout"`
+	// ReadConns is the size of the read-only connection pool (default 4).
+	ReadConns int `yaml:"read_conns"`
+	// Clock returns the current time; it stamps entries without a time and
+	// drives retention. Defaults to time.Now.
+	Clock func() time.Time `yaml:"-"`
+	// Logger receives write errors and sweep results. Defaults to
+	// slog.Default().
+	Logger *slog.Logger `yaml:"-"`
+
+	// onCommit, set by tests, is called by the writer after each commit with
+	// the number of operations it committed.
+	onCommit func(ops int)
+}
+
+// Validate reports negative or otherwise unusable values.
+func (o Options) Validate() error {
+	switch {
+	case o.BatchRows < 0:
+		return fmt.Errorf("%w: batch_rows %d is negative", ErrInvalid, o.BatchRows)
+	case o.BatchDelay < 0:
+		return fmt.Errorf("%w: batch_delay %s is negative", ErrInvalid, o.BatchDelay)
+	case o.QueueSize < 0:
+		return fmt.Errorf("%w: queue_size %d is negative", ErrInvalid, o.QueueSize)
+	case o.BusyTimeout < 0:
+		return fmt.Errorf("%w: busy_timeout %s is negative", ErrInvalid, o.BusyTimeout)
+	case o.ReadConns < 0:
+		return fmt.Errorf("%w: read_conns %d is negative", ErrInvalid, o.ReadConns)
+	}
+	return nil
+}
+
+// withDefaults returns o with every zero field set to its default.
+func (o Options) withDefaults() Options {
+	if o.BatchRows == 0 {
+		o.BatchRows = DefaultBatchRows
+	}
+	if o.BatchDelay == 0 {
+		o.BatchDelay = DefaultBatchDelay
+	}
+	if o.QueueSize == 0 {
+		o.QueueSize = DefaultQueueSize
+	}
+	if o.BusyTimeout == 0 {
+		o.BusyTimeout = DefaultBusyTimeout
+	}
+	if o.ReadConns == 0 {
+		o.ReadConns = DefaultReadConns
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}

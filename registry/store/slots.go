@@ -1,0 +1,88 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// SlotRow is the durable form of one context-buffer slot: a message held in
+// a thread's history.
+type SlotRow struct {
+	// Thread is the thread the slot belongs to.
+	Thread string
+	// Index orders the slots of a thread.
+	Index int
+	// From and To are the message's sender and addressee.
+	From, To string
+	// PayloadType is the payload's Go type or root tag.
+	PayloadType string
+	// Raw holds the message bytes.
+	Raw []byte
+	// Time is kept exactly (Unix nanoseconds, loaded in UTC).
+	Time time.Time
+	// OwnName is the receiving agent's own name.
+	OwnName string
+	// IsSelfCall marks an agent's message to itself.
+	IsSelfCall bool
+}
+
+// PutSlot enqueues an insert-or-replace of the slot (thread, index). Raw is
+// copied.
+func (s *Store) PutSlot(r SlotRow) error {
+	if r.Thread == "" || r.Index < 0 {
+		return fmt.Errorf("%w: slot row needs a thread and index >= 0 (thread %q, index %d)", ErrInvalid, r.Thread, r.Index)
+	}
+	at, err := encodeTime("time", r.Time)
+	if err != nil {
+		return err
+	}
+	raw := bytes.Clone(r.Raw)
+	if raw == nil {
+		raw = []byte{}
+	}
+	return s.async("put slot", func(w *writer) (int64, error) {
+		return w.exec(`INSERT OR REPLACE INTO slots (thread, idx, from_name, to_name, payload_type, raw,
+			time_ns, own_name, is_self_call) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.Thread, r.Index, r.From, r.To, r.PayloadType, raw, at, r.OwnName, r.IsSelfCall)
+	})
+}
+
+// DeleteSlots enqueues the deletion of every slot of thread.
+func (s *Store) DeleteSlots(thread string) error {
+	return s.async("delete slots", func(w *writer) (int64, error) {
+		return w.exec(`DELETE FROM slots WHERE thread = ?`, thread)
+	})
+}
+
+// LoadSlots returns every committed slot ordered by thread and index.
+func (s *Store) LoadSlots() ([]SlotRow, error) {
+	if err := s.readable(); err != nil {
+		return nil, err
+	}
+	rows, err := s.rdb.QueryContext(context.Background(), `SELECT thread, idx, from_name, to_name, payload_type,
+		raw, time_ns, own_name, is_self_call FROM slots ORDER BY thread, idx`)
+	if err != nil {
+		return nil, fmt.Errorf("store: load slots: %w", err)
+	}
+	defer rows.Close()
+	var out []SlotRow
+	for rows.Next() {
+		var (
+			r  SlotRow
+			at sql.NullInt64
+		)
+		if err := rows.Scan(&r.Thread, &r.Index, &r.From, &r.To, &r.PayloadType,
+			&r.Raw, &at, &r.OwnName, &r.IsSelfCall); err != nil {
+			return nil, fmt.Errorf("store: load slots: %w", err)
+		}
+		r.Time = decodeTime(at)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: load slots: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,310 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// DatabaseFileName is the name of the SQLite database inside the data
+// directory.
+const DatabaseFileName = "xmlpipe.db"
+
+// maxAsyncErrs bounds how many asynchronous write errors are kept between
+// two Flush calls; the rest are counted.
+const maxAsyncErrs = 16
+
+// Store is the durable store of one data directory. Its methods are safe for
+// concurrent use.
+type Store struct {
+	dir  string
+	opts Options
+	log  *slog.Logger
+	lock *dirLock
+	wdb  *sql.DB
+	rdb  *sql.DB
+	w    *writer
+
+	mu     sync.RWMutex // guards closed and sending on queue
+	closed bool
+	queue  chan op
+	done   chan struct{} // closed when Close begins; stops sweepers
+
+	sweepers sync.WaitGroup
+
+	errMu     sync.Mutex
+	asyncErrs []error
+	asyncN    int
+
+	counters counters
+
+	// sweepChunk is the number of rows one sweep transaction deletes.
+	sweepChunk int
+	// afterSweep, when set (tests), is called by sweepers after each sweep.
+	afterSweep func(deleted int, err error)
+}
+
+// Open opens (creating if needed) the store in dir: it creates dir with mode
+// 0700, takes the exclusive directory lock, opens dir/xmlpipe.db in WAL mode,
+// runs the schema migrations and starts the writer goroutine.
+func Open(dir string, opts Options) (*Store, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("store: data directory %q: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return nil, fmt.Errorf("store: create data directory: %w", err)
+	}
+	lock, err := lockDir(abs)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{
+		dir:        abs,
+		opts:       opts,
+		log:        opts.Logger,
+		lock:       lock,
+		queue:      make(chan op, opts.QueueSize),
+		done:       make(chan struct{}),
+		sweepChunk: defaultSweepChunk,
+	}
+	if err := s.open(); err != nil {
+		s.closeDBs()
+		return nil, errors.Join(err, lock.unlock())
+	}
+	go s.w.run()
+	return s, nil
+}
+
+// open opens both pools, migrates and prepares the writer.
+func (s *Store) open() error {
+	ctx := context.Background()
+	path := filepath.Join(s.dir, DatabaseFileName)
+	busy := strconv.FormatInt(s.opts.BusyTimeout.Milliseconds(), 10)
+	uri := "file:" + (&url.URL{Path: path}).EscapedPath()
+
+	wdb, err := sql.Open("sqlite", uri+"?_pragma=busy_timeout("+busy+")"+
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate")
+	if err != nil {
+		return fmt.Errorf("store: open %s: %w", path, err)
+	}
+	s.wdb = wdb
+	wdb.SetMaxOpenConns(1)
+	wdb.SetMaxIdleConns(1)
+	wdb.SetConnMaxLifetime(0)
+	wdb.SetConnMaxIdleTime(0)
+	var mode string
+	if err := wdb.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+		return fmt.Errorf("store: open %s: %w", path, err)
+	}
+	if mode != "wal" {
+		return fmt.Errorf("store: open %s: journal_mode is %q, want wal", path, mode)
+	}
+	if _, err := migrate(ctx, wdb, migrations, func() int64 { return s.opts.Clock().UnixNano() }); err != nil {
+		return err
+	}
+
+	rdb, err := sql.Open("sqlite", uri+"?mode=ro&_pragma=busy_timeout("+busy+")&_query_only=1")
+	if err != nil {
+		return fmt.Errorf("store: open %s read-only: %w", path, err)
+	}
+	s.rdb = rdb
+	rdb.SetMaxOpenConns(s.opts.ReadConns)
+	rdb.SetMaxIdleConns(s.opts.ReadConns)
+	if err := rdb.PingContext(ctx); err != nil {
+		return fmt.Errorf("store: open %s read-only: %w", path, err)
+	}
+
+	conn, err := wdb.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("store: writer connection: %w", err)
+	}
+	var next int64
+	if err := conn.QueryRowContext(ctx, `SELECT max(high_seq,
+		coalesce((SELECT max(seq) FROM journal), 0),
+		coalesce((SELECT max(seq) FROM journal_tombstones), 0)) + 1 FROM journal_state`).Scan(&next); err != nil {
+		conn.Close()
+		return fmt.Errorf("store: read journal high-water mark: %w", err)
+	}
+	s.w = &writer{
+		conn:     conn,
+		stmts:    make(map[string]*sql.Stmt),
+		queue:    s.queue,
+		rows:     s.opts.BatchRows,
+		delay:    s.opts.BatchDelay,
+		log:      s.log,
+		nextSeq:  next,
+		counters: &s.counters,
+		onAsync:  s.recordAsync,
+		onCommit: s.opts.onCommit,
+		exited:   make(chan struct{}),
+		batch:    make([]op, 0, s.opts.BatchRows),
+		ctx:      context.Background(),
+	}
+	return nil
+}
+
+// Dir returns the absolute data directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Stats returns a snapshot of the writer's counters.
+func (s *Store) Stats() Stats {
+	return Stats{
+		Enqueued:  s.counters.enqueued.Load(),
+		Committed: s.counters.committed.Load(),
+		Failed:    s.counters.failed.Load(),
+		Commits:   s.counters.commits.Load(),
+		Rollbacks: s.counters.rollbacks.Load(),
+	}
+}
+
+// enqueue hands o to the writer, blocking while the queue is full until ctx
+// ends. It fails with ErrClosed after Close.
+func (s *Store) enqueue(ctx context.Context, o op) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	select {
+	case s.queue <- o:
+		if o.kind != opFlush {
+			s.counters.enqueued.Add(1)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// call enqueues a synchronous op and waits for its commit. If ctx ends first
+// the write may still be committed later.
+func (s *Store) call(ctx context.Context, o op) (int64, error) {
+	o.reply = make(chan opResult, 1)
+	if err := s.enqueue(ctx, o); err != nil {
+		return 0, err
+	}
+	select {
+	case r := <-o.reply:
+		return r.n, r.err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// do runs fn in the writer as a synchronous op named name.
+func (s *Store) do(ctx context.Context, name string, fn func(w *writer) (int64, error)) (int64, error) {
+	return s.call(ctx, op{kind: opFunc, name: name, fn: fn})
+}
+
+// async enqueues fn as an asynchronous op named name.
+func (s *Store) async(name string, fn func(w *writer) (int64, error)) error {
+	return s.enqueue(context.Background(), op{kind: opFunc, name: name, fn: fn})
+}
+
+// recordAsync logs and keeps the error of an asynchronous op for the next
+// Flush or Close. It runs on the writer goroutine.
+func (s *Store) recordAsync(o *op, err error) {
+	s.log.Error("store: asynchronous write failed", "op", o.name, "err", err)
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	s.asyncN++
+	if len(s.asyncErrs) < maxAsyncErrs {
+		s.asyncErrs = append(s.asyncErrs, err)
+	}
+}
+
+// takeAsyncErr returns and clears the recorded asynchronous errors.
+func (s *Store) takeAsyncErr() error {
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	if s.asyncN == 0 {
+		return nil
+	}
+	err := fmt.Errorf("%w: %d write(s) failed: %w", ErrWriteFailed, s.asyncN, errors.Join(s.asyncErrs...))
+	s.asyncErrs, s.asyncN = nil, 0
+	return err
+}
+
+// Flush returns when every write enqueued before the call is committed (or
+// failed). It returns the errors of asynchronous writes that failed since
+// the previous Flush, wrapped in ErrWriteFailed.
+func (s *Store) Flush(ctx context.Context) error {
+	if _, err := s.call(ctx, op{kind: opFlush, name: "flush"}); err != nil {
+		return err
+	}
+	return s.takeAsyncErr()
+}
+
+// readable reports ErrClosed after Close.
+func (s *Store) readable() error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Close stops the sweepers, drains and commits the write queue, checkpoints
+// the WAL into the database file, closes the database and releases the
+// directory lock. It returns asynchronous write errors not yet returned by
+// Flush. A second Close returns ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	s.closed = true
+	close(s.done)
+	close(s.queue)
+	s.mu.Unlock()
+
+	s.sweepers.Wait()
+	<-s.w.exited
+	errs := []error{s.takeAsyncErr()}
+	if err := s.rdb.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("store: close read pool: %w", err))
+	}
+	s.rdb = nil
+	if _, err := s.w.conn.ExecContext(context.Background(), `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		errs = append(errs, fmt.Errorf("store: checkpoint: %w", err))
+	}
+	s.closeDBs()
+	errs = append(errs, s.lock.unlock())
+	return errors.Join(errs...)
+}
+
+// closeDBs closes the writer statements, connection and both pools, logging
+// failures (the data is committed by then).
+func (s *Store) closeDBs() {
+	if s.w != nil {
+		if err := s.w.close(); err != nil {
+			s.log.Warn("store: close statements", "err", err)
+		}
+		if err := s.w.conn.Close(); err != nil {
+			s.log.Warn("store: close writer connection", "err", err)
+		}
+	}
+	for _, db := range []*sql.DB{s.rdb, s.wdb} {
+		if db != nil {
+			if err := db.Close(); err != nil {
+				s.log.Warn("store: close database", "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// ThreadRow is the durable form of one thread-registry entry: an opaque id
+// and its path of listener names (segments are kept whole; names may
+// contain dots).
+type ThreadRow struct {
+	// ID is the thread UUID.
+	ID string
+	// Parent is the id of the thread this one was forked from, if any.
+	Parent string
+	// Path is the chain of listener names, stored as a JSON array.
+	Path []string
+	// Created and Touched are kept exactly (Unix nanoseconds, loaded in UTC).
+	Created, Touched time.Time
+}
+
+// PutThread enqueues an insert-or-replace of the thread row.
+func (s *Store) PutThread(t ThreadRow) error {
+	if t.ID == "" {
+		return fmt.Errorf("%w: thread row without id", ErrInvalid)
+	}
+	path := t.Path
+	if path == nil {
+		path = []string{}
+	}
+	pathJSON, err := json.Marshal(path)
+	if err != nil {
+		return fmt.Errorf("%w: thread %s path: %w", ErrInvalid, t.ID, err)
+	}
+	created, err := encodeTime("created", t.Created)
+	if err != nil {
+		return err
+	}
+	touched, err := encodeTime("touched", t.Touched)
+	if err != nil {
+		return err
+	}
+	return s.async("put thread", func(w *writer) (int64, error) {
+		return w.exec(`INSERT OR REPLACE INTO threads (id, parent, path, created_ns, touched_ns) VALUES (?, ?, ?, ?, ?)`,
+			t.ID, t.Parent, string(pathJSON), created, touched)
+	})
+}
+
+// DeleteThreads enqueues the deletion of the given thread rows. It does not
+// touch their watchers or slots (see DeleteWatcher, DeleteSlots).
+func (s *Store) DeleteThreads(ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	ids = slices.Clone(ids)
+	return s.async("delete threads", func(w *writer) (int64, error) {
+		var n int64
+		for _, id := range ids {
+			k, err := w.exec(`DELETE FROM threads WHERE id = ?`, id)
+			if err != nil {
+				return n, err
+			}
+			n += k
+		}
+		return n, nil
+	})
+}
+
+// LoadThreads returns every committed thread row ordered by creation time
+// and id.
+func (s *Store) LoadThreads() ([]ThreadRow, error) {
+	if err := s.readable(); err != nil {
+		return nil, err
+	}
+	rows, err := s.rdb.QueryContext(context.Background(),
+		`SELECT id, parent, path, created_ns, touched_ns FROM threads ORDER BY created_ns, id`)
+	if err != nil {
+		return nil, fmt.Errorf("store: load threads: %w", err)
+	}
+	defer rows.Close()
+	var out []ThreadRow
+	for rows.Next() {
+		var (
+			t                ThreadRow
+			path             string
+			created, touched sql.NullInt64
+		)
+		if err := rows.Scan(&t.ID, &t.Parent, &path, &created, &touched); err != nil {
+			return nil, fmt.Errorf("store: load threads: %w", err)
+		}
+		if err := json.Unmarshal([]byte(path), &t.Path); err != nil {
+			return nil, fmt.Errorf("store: load thread %s: path: %w", t.ID, err)
+		}
+		t.Created, t.Touched = decodeTime(created), decodeTime(touched)
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: load threads: %w", err)
+	}
+	return out, nil
+}

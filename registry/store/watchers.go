@@ -1,0 +1,85 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// WatcherRow is the durable form of one todo-registry watcher.
+type WatcherRow struct {
+	// ID is the watcher id.
+	ID string
+	// Thread is the thread the watcher belongs to.
+	Thread string
+	// Issuer is the listener that registered the watcher.
+	Issuer string
+	// WaitFor is the payload tag or condition awaited.
+	WaitFor string
+	// FromListener restricts the awaited message's sender.
+	FromListener string
+	// Description is the human-readable todo text.
+	Description string
+	// Raised reports whether the watcher has fired.
+	Raised bool
+	// TriggeredFrom names what raised it.
+	TriggeredFrom string
+	// Created is kept exactly (Unix nanoseconds, loaded in UTC).
+	Created time.Time
+}
+
+// PutWatcher enqueues an insert-or-replace of the watcher row.
+func (s *Store) PutWatcher(r WatcherRow) error {
+	if r.ID == "" || r.Thread == "" {
+		return fmt.Errorf("%w: watcher row needs id and thread (id %q, thread %q)", ErrInvalid, r.ID, r.Thread)
+	}
+	created, err := encodeTime("created", r.Created)
+	if err != nil {
+		return err
+	}
+	return s.async("put watcher", func(w *writer) (int64, error) {
+		return w.exec(`INSERT OR REPLACE INTO watchers (id, thread, issuer, wait_for, from_listener,
+			description, raised, triggered_from, created_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.ID, r.Thread, r.Issuer, r.WaitFor, r.FromListener, r.Description, r.Raised, r.TriggeredFrom, created)
+	})
+}
+
+// DeleteWatcher enqueues the deletion of one watcher (absent ids are
+// ignored).
+func (s *Store) DeleteWatcher(id string) error {
+	return s.async("delete watcher", func(w *writer) (int64, error) {
+		return w.exec(`DELETE FROM watchers WHERE id = ?`, id)
+	})
+}
+
+// LoadWatchers returns every committed watcher ordered by creation time and
+// id.
+func (s *Store) LoadWatchers() ([]WatcherRow, error) {
+	if err := s.readable(); err != nil {
+		return nil, err
+	}
+	rows, err := s.rdb.QueryContext(context.Background(), `SELECT id, thread, issuer, wait_for, from_listener,
+		description, raised, triggered_from, created_ns FROM watchers ORDER BY created_ns, id`)
+	if err != nil {
+		return nil, fmt.Errorf("store: load watchers: %w", err)
+	}
+	defer rows.Close()
+	var out []WatcherRow
+	for rows.Next() {
+		var (
+			r       WatcherRow
+			created sql.NullInt64
+		)
+		if err := rows.Scan(&r.ID, &r.Thread, &r.Issuer, &r.WaitFor, &r.FromListener,
+			&r.Description, &r.Raised, &r.TriggeredFrom, &created); err != nil {
+			return nil, fmt.Errorf("store: load watchers: %w", err)
+		}
+		r.Created = decodeTime(created)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: load watchers: %w", err)
+	}
+	return out, nil
+}

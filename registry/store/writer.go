@@ -1,0 +1,335 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// opKind selects what the writer does with an op.
+type opKind uint8
+
+const (
+	// opFlush writes nothing; it closes the current batch and is answered
+	// once everything before it is committed.
+	opFlush opKind = iota
+	// opAppend inserts op.entry into the journal with the next seq.
+	opAppend
+	// opFunc runs op.fn inside the batch transaction.
+	opFunc
+)
+
+// opResult is what a synchronous op reports after its batch commits.
+type opResult struct {
+	n   int64
+	err error
+}
+
+// op is one queued write. Ops with a reply channel are synchronous: the
+// writer commits as soon as it has drained what is already queued, then
+// answers. Ops without one are asynchronous: their errors are logged,
+// counted and returned by the next Flush or Close.
+type op struct {
+	kind   opKind
+	name   string
+	entry  Entry
+	fn     func(w *writer) (int64, error)
+	reply  chan opResult
+	result int64
+}
+
+// writer owns the single write connection. Only its goroutine touches conn,
+// stmts and nextSeq.
+type writer struct {
+	conn     *sql.Conn
+	stmts    map[string]*sql.Stmt
+	queue    <-chan op
+	rows     int
+	delay    time.Duration
+	log      *slog.Logger
+	nextSeq  int64
+	counters *counters
+	onAsync  func(o *op, err error)
+	onCommit func(ops int) // test hook, called after each successful commit
+	exited   chan struct{}
+	batch    []op
+	ctx      context.Context
+}
+
+// counters are the Store's statistics, updated atomically.
+type counters struct {
+	enqueued  atomic.Int64
+	committed atomic.Int64
+	failed    atomic.Int64
+	commits   atomic.Int64
+	rollbacks atomic.Int64
+}
+
+// Stats is a snapshot of the writer's counters.
+type Stats struct {
+	// Enqueued counts write operations accepted into the queue.
+	Enqueued int64
+	// Committed counts write operations that were committed.
+	Committed int64
+	// Failed counts write operations that failed (synchronous and
+	// asynchronous).
+	Failed int64
+	// Commits counts committed transactions.
+	Commits int64
+	// Rollbacks counts rolled-back transactions.
+	Rollbacks int64
+}
+
+// stmt returns the statement for query, preparing it on first use.
+func (w *writer) stmt(query string) (*sql.Stmt, error) {
+	if st, ok := w.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := w.conn.PrepareContext(w.ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("store: prepare: %w", err)
+	}
+	w.stmts[query] = st
+	return st, nil
+}
+
+// exec runs a prepared statement and returns the number of affected rows.
+func (w *writer) exec(query string, args ...any) (int64, error) {
+	st, err := w.stmt(query)
+	if err != nil {
+		return 0, err
+	}
+	res, err := st.ExecContext(w.ctx, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// queryInt64s runs a prepared query returning one integer column.
+func (w *writer) queryInt64s(query string, args ...any) ([]int64, error) {
+	st, err := w.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(w.ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// run is the writer goroutine: it collects batches from the queue and
+// commits each in one transaction until the queue is closed and drained.
+func (w *writer) run() {
+	defer close(w.exited)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		first, ok := <-w.queue
+		if !ok {
+			return
+		}
+		batch, open := w.collect(first, timer)
+		w.commit(batch)
+		if !open {
+			return // closed and drained: collect saw the end of the queue
+		}
+	}
+}
+
+// collect gathers a batch starting with first: up to rows ops, waiting at
+// most delay for more unless a synchronous op is in the batch, in which case
+// it takes only what is already queued. It reports whether the queue is
+// still open.
+func (w *writer) collect(first op, timer *time.Timer) ([]op, bool) {
+	batch := append(w.batch[:0], first)
+	urgent := first.reply != nil
+	waiting := false
+	defer func() {
+		if waiting {
+			timer.Stop()
+		}
+	}()
+	for len(batch) < w.rows {
+		select {
+		case o, ok := <-w.queue:
+			if !ok {
+				return batch, false
+			}
+			batch = append(batch, o)
+			urgent = urgent || o.reply != nil
+			continue
+		default:
+		}
+		if urgent {
+			break
+		}
+		if !waiting {
+			timer.Reset(w.delay)
+			waiting = true
+		}
+		select {
+		case o, ok := <-w.queue:
+			if !ok {
+				return batch, false
+			}
+			batch = append(batch, o)
+			urgent = urgent || o.reply != nil
+		case <-timer.C:
+			waiting = false
+			return batch, true
+		}
+	}
+	return batch, true
+}
+
+// commit applies batch in one transaction. If any op or the commit fails,
+// the transaction is rolled back and every op is retried in a transaction of
+// its own, so one bad op fails alone.
+func (w *writer) commit(batch []op) {
+	defer func() { w.batch = batch[:0] }()
+	writes := 0
+	for i := range batch {
+		if batch[i].kind != opFlush {
+			writes++
+		}
+	}
+	if writes == 0 {
+		w.finish(batch, nil)
+		return
+	}
+	if err := w.tx(batch); err != nil {
+		if writes == 1 {
+			w.finish(batch, err)
+			return
+		}
+		w.log.Warn("store: batch failed, retrying its operations one by one", "ops", writes, "err", err)
+		for i := range batch {
+			one := batch[i : i+1]
+			if batch[i].kind == opFlush {
+				w.finish(one, nil)
+				continue
+			}
+			w.finish(one, w.tx(one))
+		}
+		return
+	}
+	w.finish(batch, nil)
+}
+
+// tx runs ops in one transaction, updating the journal high-water mark, and
+// restores the writer's sequence counter when it rolls back.
+func (w *writer) tx(ops []op) (err error) {
+	base := w.nextSeq
+	if _, err := w.exec(`BEGIN IMMEDIATE`); err != nil {
+		w.counters.rollbacks.Add(1)
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			if _, rerr := w.exec(`ROLLBACK`); rerr != nil && !isNoTransaction(rerr) {
+				w.log.Error("store: rollback failed", "err", rerr)
+			}
+			w.nextSeq = base
+			w.counters.rollbacks.Add(1)
+		}
+	}()
+	applied := 0
+	for i := range ops {
+		o := &ops[i]
+		switch o.kind {
+		case opFlush:
+			continue
+		case opAppend:
+			o.result, err = w.insertEntry(&o.entry)
+		case opFunc:
+			o.result, err = o.fn(w)
+		}
+		if err != nil {
+			return fmt.Errorf("store: %s: %w", o.name, err)
+		}
+		applied++
+	}
+	if w.nextSeq != base {
+		if _, err = w.exec(`UPDATE journal_state SET high_seq = ? WHERE id = 1`, w.nextSeq-1); err != nil {
+			return fmt.Errorf("store: update high-water mark: %w", err)
+		}
+	}
+	if _, err = w.exec(`COMMIT`); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	w.counters.commits.Add(1)
+	w.counters.committed.Add(int64(applied))
+	if w.onCommit != nil {
+		w.onCommit(applied)
+	}
+	return nil
+}
+
+// isNoTransaction reports SQLite's "no transaction is active" (the commit
+// failure already ended the transaction).
+func isNoTransaction(err error) bool {
+	return err != nil && strings.Contains(strings.ToLower(err.Error()), "no transaction is active")
+}
+
+// finish reports the outcome of ops in queue order: asynchronous failures
+// are recorded before later flush markers are answered.
+func (w *writer) finish(ops []op, err error) {
+	for i := range ops {
+		o := &ops[i]
+		if err != nil && o.kind != opFlush {
+			w.counters.failed.Add(1)
+			if o.reply == nil {
+				w.onAsync(o, err)
+			}
+		}
+		if o.reply != nil {
+			r := opResult{n: o.result, err: err}
+			if o.kind == opFlush {
+				r.err = nil
+			}
+			o.reply <- r
+		}
+		ops[i] = op{} // drop references held by the reused batch slice
+	}
+}
+
+// insertEntry inserts e with the next sequence number and returns it.
+func (w *writer) insertEntry(e *Entry) (int64, error) {
+	seq := w.nextSeq
+	_, err := w.exec(`INSERT INTO journal (seq, time_ns, thread, conversation, direction, kind,
+		from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		seq, e.Time.UnixNano(), e.Thread, e.Conversation, e.Direction.String(), e.Kind.String(),
+		e.From, e.To, e.Listener, e.PayloadTag, e.SHA256[:], e.Bytes, e.Diagnostics)
+	if err != nil {
+		return 0, fmt.Errorf("insert journal entry: %w", err)
+	}
+	w.nextSeq++
+	return seq, nil
+}
+
+// close finalises the prepared statements.
+func (w *writer) close() error {
+	var errs []error
+	for _, st := range w.stmts {
+		errs = append(errs, st.Close())
+	}
+	w.stmts = nil
+	return errors.Join(errs...)
+}
