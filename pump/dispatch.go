@@ -88,9 +88,15 @@ func (p *Pump) handlerFailed(l *listener, d *delivery, err error) {
 		return
 	}
 	if sender := p.table.lookup(d.from); sender != nil && !d.senderOutside {
-		p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
+		// The <huh> goes back on the thread the sender's handler ran on, as for
+		// any other rejected output of a listener (fail → origThread).
+		thread := d.senderThread
+		if thread == "" {
+			thread = d.thread
+		}
+		p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: thread,
 			From: "core", To: sender.Name, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags})
-		p.sendError(d.conv, sender, d.thread, huh, d.depth)
+		p.sendError(d.conv, sender, thread, huh, d.depth)
 		return
 	}
 	p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,

@@ -104,6 +104,54 @@ func TestExternalRejections(t *testing.T) {
 	}
 }
 
+// TestSystemListenersInternal: the organism's own system.* listeners are never
+// reachable from outside (by name or by root tag), with the same canned text
+// as any other unroutable message, but listeners reach them.
+func TestSystemListenersInternal(t *testing.T) {
+	pr := newProbe()
+	p := newPump(t, pump.Options{})
+	if err := p.RegisterSystem(sink[Job](t, "system.jobs", pr)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Register(listenerOf(t, "asker", func(context.Context, *Ping, xmlpipe.Metadata) (xmlpipe.Response, error) {
+		return xmlpipe.Send("system.jobs", &Job{Label: "from inside"}), nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Shutdown(context.Background()) })
+	for _, to := range []string{"system.jobs", ""} {
+		out := newRecorder()
+		_, err := injectErr(t, p, envelope(client, to, xmlpipe.NewThreadID(), `<Job xmlns=""><Label>x</Label></Job>`), out)
+		if f := failureOf(err); f == nil || !errors.Is(err, xmlpipe.ErrNoRoute) || f.Canned() != xmlpipe.HuhPayload {
+			t.Errorf("to %q: InjectWait error %v, want a routing failure", to, err)
+		}
+		if e := out.waitFor(t, "huh", kind(pump.EventHuh)); e.Error != xmlpipe.HuhPayload {
+			t.Errorf("to %q: huh %q", to, e.Error)
+		}
+	}
+	if _, err := p.Resolve("system.jobs", "", "Job", true); !errors.Is(err, xmlpipe.ErrNoRoute) {
+		t.Errorf("Resolve external = %v, want ErrNoRoute", err)
+	}
+	if names, err := p.Resolve("", "", "Job", false); err != nil || len(names) != 1 || names[0] != "system.jobs" {
+		t.Errorf("Resolve internal = %v, %v", names, err)
+	}
+	out := newRecorder()
+	mustSend(t, p, client, "asker", &Ping{}, out)
+	out.waitFor(t, "completion", kind(pump.EventComplete))
+	if calls := pr.all(); len(calls) != 1 || calls[0].MD.From != "asker" {
+		t.Errorf("system.jobs calls %+v, want one from asker", calls)
+	}
+	for from, want := range map[string]error{"system": xmlpipe.ErrForbiddenSender, "ASKER": xmlpipe.ErrForbiddenSender,
+		"system.jobs": xmlpipe.ErrForbiddenSender, "visitor": nil} {
+		if err := p.CheckSender(from); !errors.Is(err, want) || (want == nil) != (err == nil) {
+			t.Errorf("CheckSender(%q) = %v, want %v", from, err, want)
+		}
+	}
+}
+
 // TestNoTopologyLeak: "no such listener" and "wrong schema" read the same.
 func TestNoTopologyLeak(t *testing.T) {
 	p := startPump(t, pump.Options{}, sink[Ping](t, "echo", newProbe()))
@@ -361,6 +409,9 @@ func TestEscaping(t *testing.T) {
 	})
 	empty := listenerOf(t, "empty", func(_ context.Context, in *Empty, md xmlpipe.Metadata) (xmlpipe.Response, error) {
 		pr.record("empty", in, md)
+		if md.From == "maybe" {
+			return xmlpipe.Respond(&Empty{}), nil
+		}
 		return xmlpipe.Send("maybe", &Maybe{}), nil
 	})
 	maybe := listenerOf(t, "maybe", func(_ context.Context, in *Maybe, md xmlpipe.Metadata) (xmlpipe.Response, error) {
@@ -410,6 +461,9 @@ func TestEscaping(t *testing.T) {
 		pr.next(t)
 		if m := pr.next(t).Payload.(*Maybe); m.Note != nil || m.N != 0 {
 			t.Errorf("maybe got %+v, want the zero value", m)
+		}
+		if c := pr.next(t); c.Listener != "empty" || c.MD.From != "maybe" {
+			t.Errorf("third hop %s from %s, want empty from maybe", c.Listener, c.MD.From)
 		}
 	})
 }

@@ -139,18 +139,47 @@ func (r *recorder) snapshot() []pump.Event {
 // the first one.
 func (r *recorder) waitFor(t testing.TB, what string, match func(pump.Event) bool) pump.Event {
 	t.Helper()
+	var found pump.Event
+	r.waitUntil(t, what, func(es []pump.Event) bool {
+		for _, e := range es {
+			if match(e) {
+				found = e
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// waitN blocks until n recorded events match.
+func (r *recorder) waitN(t testing.TB, what string, n int, match func(pump.Event) bool) {
+	t.Helper()
+	r.waitUntil(t, what, func(es []pump.Event) bool {
+		seen := 0
+		for _, e := range es {
+			if match(e) {
+				seen++
+			}
+		}
+		return seen >= n
+	})
+}
+
+// waitUntil blocks until cond holds for the events recorded so far; cond is
+// re-evaluated after every new event.
+func (r *recorder) waitUntil(t testing.TB, what string, cond func([]pump.Event) bool) {
+	t.Helper()
 	timeout := time.NewTimer(waitTimeout)
 	defer timeout.Stop()
 	for {
 		r.mu.Lock()
-		for _, e := range r.events {
-			if match(e) {
-				r.mu.Unlock()
-				return e
-			}
-		}
+		ok := cond(r.events)
 		ch := r.notify
 		r.mu.Unlock()
+		if ok {
+			return
+		}
 		select {
 		case <-ch:
 		case <-timeout.C:

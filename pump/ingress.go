@@ -183,7 +183,8 @@ func (p *Pump) process(w *work) {
 	}
 	for i, l := range targets {
 		d := &delivery{conv: conv, thread: threads[i], from: m.From, to: l.Name, payloadName: m.PayloadName,
-			payload: decoded[i], payloadBytes: pb, depth: w.depth, senderOutside: w.external, admitted: w.admitted}
+			payload: decoded[i], payloadBytes: pb, depth: w.depth, senderOutside: w.external, admitted: w.admitted,
+			senderThread: w.senderThread}
 		p.hold()
 		p.convHold(conv)
 		p.subs.publish(Event{Kind: EventMessage, Time: p.opts.Clock(), Conversation: conv, Thread: d.thread,
@@ -222,7 +223,7 @@ func (p *Pump) resolve(to, ns, name string, external bool) ([]*listener, error) 
 	}
 	for _, l := range ls {
 		if l.system {
-			return nil, fmt.Errorf("%w: %s is internal to the organism", xmlpipe.ErrNoRoute, l.Name)
+			return nil, noRoute(l.Name + " is internal to the organism")
 		}
 	}
 	return ls, nil

@@ -99,19 +99,26 @@ func (t *table) resolve(to, ns, name string) ([]*listener, error) {
 	if to != "" {
 		l := t.byName[lower(to)]
 		if l == nil {
-			return nil, fmt.Errorf("%w: no listener named %q", xmlpipe.ErrNoRoute, to)
+			return nil, noRoute(fmt.Sprintf("no listener named %q", to))
 		}
 		if !l.Payload.Matches(name, ns) {
-			return nil, fmt.Errorf("%w: %s takes <%s>, not <%s>", xmlpipe.ErrNoRoute, l.Name,
-				tagKey{l.Payload.Namespace(), l.Payload.Name()}, key)
+			return nil, noRoute(fmt.Sprintf("%s takes <%s>, not <%s>", l.Name,
+				tagKey{l.Payload.Namespace(), l.Payload.Name()}, key))
 		}
 		return []*listener{l}, nil
 	}
 	ls := t.byTag[key]
 	if len(ls) == 0 {
-		return nil, fmt.Errorf("%w: no listener for <%s>", xmlpipe.ErrNoRoute, key)
+		return nil, noRoute(fmt.Sprintf("no listener for <%s>", key))
 	}
 	return ls, nil
+}
+
+// noRoute is the routing stage's *xmlpipe.Failure; the detail (which names
+// the topology) goes to the diagnostics only.
+func noRoute(detail string) error {
+	return &xmlpipe.Failure{Stage: xmlpipe.StageRoute, Err: xmlpipe.ErrNoRoute,
+		Diagnostics: []xmlpipe.Diagnostic{{Stage: xmlpipe.StageRoute, Msg: detail}}}
 }
 
 // all returns the listeners in registration order.

@@ -15,8 +15,8 @@ type listener struct {
 	errHandler xmlpipe.ErrorHandler
 	// system marks the organism's own listeners: never reachable from outside.
 	system bool
-	usage      string
-	queue      *schedQueue
+	usage  string
+	queue  *schedQueue
 
 	handled  atomic.Int64
 	active   atomic.Int32
@@ -60,7 +60,10 @@ type delivery struct {
 	errPayload    *xmlpipe.DeliveryError
 	depth         int
 	senderOutside bool
-	admitted      time.Time
+	// senderThread is the thread the sending listener's handler ran on (where
+	// a <huh> about this message goes back); "" for external senders.
+	senderThread string
+	admitted     time.Time
 }
 
 // workQueue is the unbounded FIFO feeding the ingress workers. External
