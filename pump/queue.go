@@ -22,6 +22,7 @@ type schedQueue struct {
 	capacity int
 	seq      uint64
 	round    map[string]int64 // conversation → next round
+	queued   map[string]int   // conversation → items queued
 	served   int64            // round of the last popped item
 	closed   bool
 }
@@ -53,7 +54,7 @@ func (h *itemHeap) Pop() any {
 }
 
 func newSchedQueue(policy Scheduling, capacity int) *schedQueue {
-	q := &schedQueue{policy: policy, capacity: capacity, round: map[string]int64{}}
+	q := &schedQueue{policy: policy, capacity: capacity, round: map[string]int64{}, queued: map[string]int{}}
 	q.notEmpty = sync.NewCond(&q.mu)
 	q.notFull = sync.NewCond(&q.mu)
 	return q
@@ -78,6 +79,7 @@ func (q *schedQueue) push(d *delivery, block bool) bool {
 	default:
 		r := max(q.round[d.conv], q.served)
 		q.round[d.conv] = r + 1
+		q.queued[d.conv]++
 		it.key = r
 	}
 	heap.Push(&q.h, it)
@@ -99,23 +101,13 @@ func (q *schedQueue) pop() (*delivery, bool) {
 	it := heap.Pop(&q.h).(item)
 	if q.policy != DepthFirst {
 		q.served = it.key
-		if q.round[it.conv] <= it.key+1 && !q.hasConv(it.conv) {
+		if q.queued[it.conv]--; q.queued[it.conv] <= 0 {
+			delete(q.queued, it.conv)
 			delete(q.round, it.conv)
 		}
 	}
 	q.notFull.Signal()
 	return it.d, true
-}
-
-// hasConv reports whether conv still has queued items (called with mu held;
-// only when a conversation's last known round was popped, so it is rare).
-func (q *schedQueue) hasConv(conv string) bool {
-	for _, it := range q.h {
-		if it.conv == conv {
-			return true
-		}
-	}
-	return false
 }
 
 func (q *schedQueue) len() int {

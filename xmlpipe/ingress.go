@@ -185,11 +185,11 @@ func truncate(s string, n int) string {
 // assignment) and stage 4 (C14N, after the thread id is settled so the canonical
 // bytes are what is actually processed).
 func (in *Ingress) extract(m *Inbound) error {
-	if root := m.doc.Root(); root.Namespace() == schemas.PrivilegedNS {
+	if root := m.doc.Root(); root.NamespaceIs(schemas.PrivilegedNS) {
 		return fail(StageEnvelope, ErrPrivileged, Diagnostic{Stage: StageEnvelope,
 			Msg: fmt.Sprintf("privileged root <%s> arrived on a regular channel: dropped (security event)", root.Name())})
 	}
-	if root := m.doc.Root(); root.Namespace() == EnvelopeNS && root.Name() == "message" {
+	if root := m.doc.Root(); root.NamespaceIs(EnvelopeNS) && root.NameIs("message") {
 		n := 0
 		for c := root.FirstElement().NextElement(); !c.IsZero(); c = c.NextElement() {
 			n++
@@ -206,15 +206,15 @@ func (in *Ingress) extract(m *Inbound) error {
 	meta := root.FirstElement()
 	var threadNode lx.Node
 	for c := meta.FirstElement(); !c.IsZero(); c = c.NextElement() {
-		if c.Namespace() != EnvelopeNS {
+		if !c.NamespaceIs(EnvelopeNS) {
 			continue
 		}
-		switch c.Name() {
-		case "from":
+		switch {
+		case c.NameIs("from"):
 			m.From = strings.TrimSpace(c.TextFast())
-		case "to":
+		case c.NameIs("to"):
 			m.To = strings.TrimSpace(c.TextFast())
-		case "thread":
+		case c.NameIs("thread"):
 			m.Thread = strings.TrimSpace(c.TextFast())
 			threadNode = c
 		}

@@ -111,14 +111,20 @@ func (e *Errors) Severe() bool {
 // errs is a C-side diagnostic list owned by one call.
 type errs struct{ c C.lx_errs }
 
+var errsPool = sync.Pool{New: func() any { return &errs{} }}
+
+// newErrs returns an empty diagnostic list from a pool (one per cgo call);
+// take returns it.
 func newErrs() *errs {
-	e := &errs{}
-	e.c.max = C.int(MaxErrors)
+	e := errsPool.Get().(*errs)
+	e.c = C.lx_errs{max: C.int(MaxErrors)}
 	return e
 }
 
-// take converts and frees the collected diagnostics; nil when there were none.
+// take converts and frees the collected diagnostics (nil when there were none)
+// and returns the list to the pool.
 func (e *errs) take() *Errors {
+	defer errsPool.Put(e)
 	n := int(e.c.n)
 	if n == 0 && e.c.dropped == 0 {
 		return nil

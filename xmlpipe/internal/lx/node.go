@@ -175,3 +175,34 @@ func (n Node) SetText(s string) {
 // LocalName returns the element's local name (alias of Name, for readability
 // where namespaces matter).
 func (n Node) LocalName() string { return n.Name() }
+
+// cview returns a string that aliases the NUL-terminated C string p without
+// copying: valid only while the document lives, for comparisons.
+func cview(p *C.xmlChar) string {
+	if p == nil {
+		return ""
+	}
+	b := (*byte)(unsafe.Pointer(p))
+	n := 0
+	for *(*byte)(unsafe.Add(unsafe.Pointer(b), n)) != 0 {
+		n++
+	}
+	return unsafe.String(b, n)
+}
+
+// NameIs reports whether the node's local name is name, without allocating.
+func (n Node) NameIs(name string) bool {
+	return n.p != nil && cview(n.p.name) == name
+}
+
+// NamespaceIs reports whether the element's namespace URI is ns ("" for
+// none), without allocating.
+func (n Node) NamespaceIs(ns string) bool {
+	if n.p == nil {
+		return false
+	}
+	if n.p.ns == nil {
+		return ns == ""
+	}
+	return cview(n.p.ns.href) == ns
+}
