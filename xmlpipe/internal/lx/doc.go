@@ -49,7 +49,9 @@ func Parse(b []byte, opts Options) (*Doc, *Errors) {
 	}
 	es := newErrs()
 	buf, n := cbytes(b)
-	p := C.lx_parse(buf, n, nil, C.int(opts|OptNoError|OptNoWarn), &es.c)
+	ctxt := getCtxt()
+	p := C.lx_parse_with(ctxt.p, buf, n, C.int(opts|OptNoError|OptNoWarn), &es.c)
+	putCtxt(ctxt)
 	e := es.take()
 	if p == nil {
 		if e == nil {

@@ -156,6 +156,15 @@ xmlDocPtr lx_parse(const char *buf, int len, const char *url, int opts, lx_errs 
 	return doc;
 }
 
+/* lx_parse_with parses with a caller-owned, reusable parser context
+   (xmlCtxtReadMemory resets it first). */
+xmlDocPtr lx_parse_with(xmlParserCtxtPtr ctxt, const char *buf, int len, int opts, lx_errs *es) {
+	LX_BEGIN(es);
+	xmlDocPtr doc = xmlCtxtReadMemory(ctxt, buf, len, NULL, NULL, opts);
+	LX_END();
+	return doc;
+}
+
 int lx_has_dtd(xmlDocPtr doc) {
 	return doc != NULL && (doc->intSubset != NULL || doc->extSubset != NULL);
 }

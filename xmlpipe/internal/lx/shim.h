@@ -24,6 +24,7 @@ void lx_init(void);
 void lx_errs_free(lx_errs *es);
 
 xmlDocPtr lx_parse(const char *buf, int len, const char *url, int opts, lx_errs *es);
+xmlDocPtr lx_parse_with(xmlParserCtxtPtr ctxt, const char *buf, int len, int opts, lx_errs *es);
 int lx_has_dtd(xmlDocPtr doc);
 int lx_c14n(xmlDocPtr doc, xmlNodePtr root, int mode, int comments, char **incl, int nincl,
             char **out, int *outlen, lx_errs *es);
