@@ -41,6 +41,9 @@ type Options struct {
 	MaxInFlight int
 	// ShutdownTimeout bounds the drain on Shutdown (default 10 s).
 	ShutdownTimeout time.Duration
+	// CollectEvery is how often idle threads and context history are
+	// collected (their TTLs live in the registries; default 1 min).
+	CollectEvery time.Duration
 	// Threads, Todos and Context are the kernel registries (created when nil).
 	Threads *registry.Threads
 	Todos   *registry.TodoRegistry
@@ -77,6 +80,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 10 * time.Second
+	}
+	if o.CollectEvery <= 0 {
+		o.CollectEvery = time.Minute
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -50,8 +50,9 @@ type Pump struct {
 	flight   *sync.Cond
 	inflight int
 
-	processed atomic.Int64
-	failed    atomic.Int64
+	processed   atomic.Int64
+	failed      atomic.Int64
+	stopCollect chan struct{}
 }
 
 // convState tracks one conversation: where its external replies go and how
@@ -171,6 +172,9 @@ func (p *Pump) Start() error {
 			go p.listenerWorker(l)
 		}
 	}
+	p.stopCollect = make(chan struct{})
+	p.wg.Add(1)
+	go p.collector(p.opts.CollectEvery, p.stopCollect)
 	return nil
 }
 
@@ -214,6 +218,9 @@ func (p *Pump) Shutdown(ctx context.Context) error {
 	p.work.close()
 	for _, l := range p.table.all() {
 		l.queue.close()
+	}
+	if p.stopCollect != nil {
+		close(p.stopCollect)
 	}
 	p.flight.Broadcast()
 	if p.started.Load() {
