@@ -76,14 +76,7 @@ func (s *Schema) Validate(d *Doc) *Errors {
 	es := newErrs()
 	rc := C.lx_validate_doc(s.p, d.p, &es.c)
 	runtime.KeepAlive(s)
-	e := es.take()
-	if rc != 0 && e == nil {
-		e = &Errors{List: []Error{{Level: LevelError, Msg: "validation failed"}}}
-	}
-	if rc == 0 && e != nil && !e.Severe() {
-		return nil
-	}
-	return e
+	return validationResult(rc, es.take())
 }
 
 // ValidateElement validates the subtree rooted at element n as if it were a
@@ -92,7 +85,12 @@ func (s *Schema) ValidateElement(n Node) *Errors {
 	es := newErrs()
 	rc := C.lx_validate_elem(s.p, n.p, &es.c)
 	runtime.KeepAlive(s)
-	e := es.take()
+	return validationResult(rc, es.take())
+}
+
+// validationResult turns libxml2's return code and diagnostics into the
+// result: nil when valid (warnings alone do not fail), the list otherwise.
+func validationResult(rc C.int, e *Errors) *Errors {
 	if rc != 0 && e == nil {
 		e = &Errors{List: []Error{{Level: LevelError, Msg: "validation failed"}}}
 	}

@@ -180,6 +180,19 @@ static int lx_visible(void *ud, xmlNodePtr node, xmlNodePtr parent) {
 	return 0;
 }
 
+/* lx_take_output copies an output buffer's content into malloc'd memory. */
+static int lx_take_output(xmlOutputBufferPtr ob, char **out, int *outlen) {
+	const xmlChar *content = xmlOutputBufferGetContent(ob);
+	size_t size = xmlOutputBufferGetSize(ob);
+	char *copy = (char *)malloc(size + 1);
+	if (copy == NULL) return -1;
+	if (size > 0) memcpy(copy, content, size);
+	copy[size] = 0;
+	*out = copy;
+	*outlen = (int)size;
+	return 0;
+}
+
 typedef struct {
 	xmlNodePtr mark;
 	xmlOutputBufferPtr ob;
@@ -206,17 +219,8 @@ int lx_c14n_mark(xmlDocPtr doc, xmlNodePtr mark, int mode, char **out, int *outl
 	if (ob != NULL) {
 		lx_mark m = {mark, ob, -1};
 		if (xmlC14NExecute(doc, lx_visible_mark, &m, mode, NULL, 0, ob) >= 0) {
-			const xmlChar *content = xmlOutputBufferGetContent(ob);
-			size_t size = xmlOutputBufferGetSize(ob);
-			char *copy = (char *)malloc(size + 1);
-			if (copy != NULL) {
-				if (size > 0) memcpy(copy, content, size);
-				copy[size] = 0;
-				*out = copy;
-				*outlen = (int)size;
-				*markpos = m.pos;
-				rc = 0;
-			}
+			rc = lx_take_output(ob, out, outlen);
+			*markpos = m.pos;
 		}
 		xmlOutputBufferClose(ob);
 	}
@@ -239,16 +243,7 @@ int lx_c14n(xmlDocPtr doc, xmlNodePtr root, int mode, int comments, char **incl,
 	xmlOutputBufferPtr ob = xmlAllocOutputBuffer(NULL);
 	if (ob == NULL) goto done;
 	if (xmlC14NExecute(doc, root ? lx_visible : NULL, root, mode, list, comments, ob) >= 0) {
-		const xmlChar *content = xmlOutputBufferGetContent(ob);
-		size_t size = xmlOutputBufferGetSize(ob);
-		char *copy = (char *)malloc(size + 1);
-		if (copy != NULL) {
-			if (size > 0) memcpy(copy, content, size);
-			copy[size] = 0;
-			*out = copy;
-			*outlen = (int)size;
-			rc = 0;
-		}
+		rc = lx_take_output(ob, out, outlen);
 	}
 	xmlOutputBufferClose(ob);
 done:
@@ -302,31 +297,24 @@ xmlSchemaPtr lx_schema_compile(const char *buf, int len, const char *url, xmlDoc
 	return s;
 }
 
-int lx_validate_doc(xmlSchemaPtr s, xmlDocPtr d, lx_errs *es) {
+/* lx_validate runs one validation (of the document when n is NULL, else of
+   the subtree at n) with a fresh validation context. */
+static int lx_validate(xmlSchemaPtr s, xmlDocPtr d, xmlNodePtr n, lx_errs *es) {
 	LX_BEGIN(es);
 	int rc = -1;
 	xmlSchemaValidCtxtPtr v = xmlSchemaNewValidCtxt(s);
 	if (v != NULL) {
 		xmlSchemaSetValidStructuredErrors(v, lx_collect, es);
-		rc = xmlSchemaValidateDoc(v, d);
+		rc = n != NULL ? xmlSchemaValidateOneElement(v, n) : xmlSchemaValidateDoc(v, d);
 		xmlSchemaFreeValidCtxt(v);
 	}
 	LX_END();
 	return rc;
 }
 
-int lx_validate_elem(xmlSchemaPtr s, xmlNodePtr n, lx_errs *es) {
-	LX_BEGIN(es);
-	int rc = -1;
-	xmlSchemaValidCtxtPtr v = xmlSchemaNewValidCtxt(s);
-	if (v != NULL) {
-		xmlSchemaSetValidStructuredErrors(v, lx_collect, es);
-		rc = xmlSchemaValidateOneElement(v, n);
-		xmlSchemaFreeValidCtxt(v);
-	}
-	LX_END();
-	return rc;
-}
+int lx_validate_doc(xmlSchemaPtr s, xmlDocPtr d, lx_errs *es) { return lx_validate(s, d, NULL, es); }
+
+int lx_validate_elem(xmlSchemaPtr s, xmlNodePtr n, lx_errs *es) { return lx_validate(s, NULL, n, es); }
 
 void lx_set_text(xmlNodePtr n, const char *s) {
 	xmlNodePtr c = n->children;
