@@ -1,6 +1,7 @@
 package xmlpipe
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"sync"
@@ -249,13 +250,46 @@ func (in *Ingress) extract(m *Inbound) error {
 		m.Diagnostics = append(m.Diagnostics, Diagnostic{Stage: StageThread,
 			Msg: fmt.Sprintf("Invalid external thread ID '%s' — replaced with new root thread", truncate(old, 80))})
 	}
-	canon, pos, err := m.doc.C14NMark(m.payload, lx.C14NExc10)
+	canon, err := m.doc.C14N(lx.Node{}, lx.C14NExc10, false, nil)
 	if err != nil {
 		return fail(StageC14N, ErrMalformed, Diagnostic{Stage: StageC14N, Msg: err.Error()})
 	}
 	m.Canonical = canon
-	m.payloadStart = pos
+	m.payloadStart = payloadOffset(canon)
 	return nil
+}
+
+// payloadOffset finds where the payload element starts in a canonical envelope:
+// the second element child of the root (after <meta>). Canonical XML makes a
+// tag scan exact: '<' only ever opens a tag or a processing instruction (text
+// and attribute values carry &lt;), there are no comments, CDATA sections or
+// empty-element tags. It returns -1 if the shape is not found.
+func payloadOffset(c []byte) int {
+	depth, children := 0, 0
+	for i := 0; i < len(c); i++ {
+		if c[i] != '<' {
+			continue
+		}
+		switch {
+		case i+1 < len(c) && c[i+1] == '?':
+			j := bytes.Index(c[i:], []byte("?>"))
+			if j < 0 {
+				return -1
+			}
+			i += j + 1
+		case i+1 < len(c) && c[i+1] == '/':
+			depth--
+		default:
+			if depth == 1 {
+				children++
+				if children == 2 {
+					return i
+				}
+			}
+			depth++
+		}
+	}
+	return -1
 }
 
 // PayloadBytes returns the exclusive C14N of the payload element alone. It is

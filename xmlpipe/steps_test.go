@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/internal/lx"
 )
 
 // These tests port the reference's tests/test_pipeline_steps.py
@@ -273,5 +274,27 @@ func TestCannedTextsRevealNothing(t *testing.T) {
 	h := NewHuh(ErrNoRoute, bytes.Repeat([]byte("x"), 10000))
 	if len(h.OriginalAttempt) != MaxOriginalAttempt || h.Error != HuhPayload {
 		t.Fatalf("huh %q %d", h.Error, len(h.OriginalAttempt))
+	}
+}
+
+func TestPayloadBytesMatchSubtreeC14N(t *testing.T) {
+	const thread = `<thread>550e8400-e29b-41d4-a716-446655440000</thread>`
+	for _, in := range []string{
+		envelopeWith(`<from>a</from>`+thread, `<P xmlns=""><x a="&lt;1">t &lt; u</x></P>`),
+		envelopeWith(`<from>a</from>`+thread+`<x:ext xmlns:x="urn:x"><x:meta>1</x:meta><?pi <a>?></x:ext>`, `<?pi x?><p:P xmlns:p="urn:p"><p:q/></p:P>`),
+		envelopeWith(`<from>a</from><to>b</to>`+thread, `<Q xmlns="urn:q"><meta xmlns=""/></Q>`),
+	} {
+		m, err := read(t, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pb, err := m.PayloadBytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub, err := m.doc.C14N(m.payload, lx.C14NExc10, false, nil)
+		if err != nil || string(sub) != string(pb) {
+			t.Fatalf("cut %s\nsubtree %s (%v)", pb, sub, err)
+		}
 	}
 }

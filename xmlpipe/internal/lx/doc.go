@@ -122,24 +122,3 @@ func (d *Doc) C14N(n Node, mode int, withComments bool, inclusive []string) ([]b
 	C.free(unsafe.Pointer(out))
 	return b, nil
 }
-
-// C14NMark canonicalises the whole document (no comments) and also returns the
-// byte offset in the output at which element mark starts (-1 if it was not
-// rendered): one pass yields both the document and the position of a subtree.
-func (d *Doc) C14NMark(mark Node, mode int) ([]byte, int, error) {
-	es := newErrs()
-	var out *C.char
-	var outlen C.int
-	var pos C.long
-	rc := C.lx_c14n_mark(d.p, mark.p, C.int(mode), &out, &outlen, &pos, &es.c)
-	e := es.take()
-	if rc != 0 || out == nil {
-		if e == nil {
-			e = &Errors{List: []Error{{Level: LevelFatal, Msg: "c14n failed"}}}
-		}
-		return nil, -1, e
-	}
-	b := C.GoBytes(unsafe.Pointer(out), outlen)
-	C.free(unsafe.Pointer(out))
-	return b, int(pos), nil
-}

@@ -193,41 +193,6 @@ static int lx_take_output(xmlOutputBufferPtr ob, char **out, int *outlen) {
 	return 0;
 }
 
-typedef struct {
-	xmlNodePtr mark;
-	xmlOutputBufferPtr ob;
-	long pos;
-} lx_mark;
-
-/* lx_visible_mark keeps every node visible and records the output offset at
-   which the mark element starts (c14n asks about an element right before it
-   writes its start tag). */
-static int lx_visible_mark(void *ud, xmlNodePtr node, xmlNodePtr parent) {
-	(void)parent;
-	lx_mark *m = (lx_mark *)ud;
-	if (node == m->mark && m->pos < 0) m->pos = (long)xmlOutputBufferGetSize(m->ob);
-	return 1;
-}
-
-int lx_c14n_mark(xmlDocPtr doc, xmlNodePtr mark, int mode, char **out, int *outlen, long *markpos, lx_errs *es) {
-	*out = NULL;
-	*outlen = 0;
-	*markpos = -1;
-	LX_BEGIN(es);
-	int rc = -1;
-	xmlOutputBufferPtr ob = xmlAllocOutputBuffer(NULL);
-	if (ob != NULL) {
-		lx_mark m = {mark, ob, -1};
-		if (xmlC14NExecute(doc, lx_visible_mark, &m, mode, NULL, 0, ob) >= 0) {
-			rc = lx_take_output(ob, out, outlen);
-			*markpos = m.pos;
-		}
-		xmlOutputBufferClose(ob);
-	}
-	LX_END();
-	return rc;
-}
-
 int lx_c14n(xmlDocPtr doc, xmlNodePtr root, int mode, int comments, char **incl, int nincl,
             char **out, int *outlen, lx_errs *es) {
 	*out = NULL;
