@@ -71,6 +71,10 @@ func (p *Pump) enqueueInternal(w *work) {
 	if !p.work.push(w) {
 		p.release()
 		p.convDone(w.conv)
-		p.deadLetter(w.conv, "", "", "", "", clip(w.raw), "pump shut down before the message was processed")
+		from := "core" // a pump-generated <huh>/SystemError
+		if w.sender != nil {
+			from = w.sender.Name
+		}
+		p.deadLetter(w.conv, w.senderThread, from, w.egress, "", clip(w.raw), "pump shut down before the message was processed")
 	}
 }

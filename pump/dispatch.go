@@ -22,6 +22,7 @@ func (p *Pump) listenerWorker(l *listener) {
 		p.handlerSem <- struct{}{}
 		l.active.Add(1)
 		p.handle(l, d)
+		d.mark.release()
 		l.active.Add(-1)
 		<-p.handlerSem
 		l.handled.Add(1)
@@ -166,7 +167,7 @@ func (p *Pump) forward(l *listener, d *delivery, to string, payload any) {
 	}
 	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, to, child, body)
 	p.enqueueInternal(&work{raw: env, conv: d.conv, sender: l, senderThread: d.thread, depth: d.depth + 1,
-		payloadType: pt, admitted: d.admitted})
+		payloadType: pt, admitted: d.admitted, parent: d.mark.retain()})
 }
 
 // reply is Respond(payload): prune the chain back to the caller; a caller that
@@ -189,7 +190,7 @@ func (p *Pump) reply(l *listener, d *delivery, payload any) {
 	}
 	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, caller, thread, body)
 	w := &work{raw: env, conv: d.conv, sender: l, senderThread: d.thread, depth: max(d.depth-1, 0), payloadType: pt,
-		admitted: d.admitted}
+		admitted: d.admitted, parent: d.mark.retain()}
 	if p.table.lookup(caller) == nil {
 		w.egress = caller
 	}
@@ -229,7 +230,7 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 			body := withEmptyNS(part)
 			env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, t.Name, child, body)
 			p.enqueueInternal(&work{raw: env, conv: d.conv, sender: l, senderThread: d.thread, depth: d.depth + 1,
-				admitted: d.admitted})
+				admitted: d.admitted, parent: d.mark.retain()})
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -364,16 +365,28 @@ func TestRawOutput(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			pr := newProbe()
+			// Receivers end their thread only once every expected message has
+			// arrived: messages one handler emits to the same listener share a
+			// thread (the registry memoises one live child per hop), so an
+			// early nil would end it under the next one.
+			var arrived atomic.Int32
+			all := newGate()
+			receive := func(listener, text string, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+				pr.record(listener, text, md)
+				if arrived.Add(1) == int32(len(tc.want)) {
+					all.open()
+				}
+				all.wait(t.Context())
+				return nil, nil
+			}
 			emitter := listenerOf(t, "emitter", func(context.Context, *Job, xmlpipe.Metadata) (xmlpipe.Response, error) {
 				return xmlpipe.Raw([]byte(tc.raw)), nil
 			})
 			echo := listenerOf(t, "echo", func(_ context.Context, in *Ping, md xmlpipe.Metadata) (xmlpipe.Response, error) {
-				pr.record("echo", in.Text, md)
-				return nil, nil
+				return receive("echo", in.Text, md)
 			})
 			pong := listenerOf(t, "pong-box", func(_ context.Context, in *Pong, md xmlpipe.Metadata) (xmlpipe.Response, error) {
-				pr.record("pong-box", in.Text, md)
-				return nil, nil
+				return receive("pong-box", in.Text, md)
 			})
 			p := startPump(t, pump.Options{}, emitter, echo, pong)
 			out := newRecorder()

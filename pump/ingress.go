@@ -113,6 +113,7 @@ func (p *Pump) ingressWorker() {
 // target listeners' pipelines.
 func (p *Pump) process(w *work) {
 	defer p.release()
+	defer w.parent.release()
 	if !w.external {
 		defer p.convDone(w.conv)
 	}
@@ -176,15 +177,19 @@ func (p *Pump) process(w *work) {
 	if w.external {
 		dir = Inbound
 	}
-	p.record(Record{Direction: dir, Kind: RecordMessage, Conversation: conv, Thread: m.Thread, From: m.From,
-		To: m.To, Listener: first.Name, PayloadTag: m.PayloadName, Envelope: m.Canonical, Diagnostics: m.Diagnostics})
+	seq := w.recovered
+	if seq == 0 {
+		seq = p.recordSeq(Record{Direction: dir, Kind: RecordMessage, Conversation: conv, Thread: m.Thread, From: m.From,
+			To: m.To, Listener: first.Name, PayloadTag: m.PayloadName, Envelope: m.Canonical, Diagnostics: m.Diagnostics})
+	}
+	mark := p.newDeliveryMark(seq, len(targets))
 	if len(m.Diagnostics) > 0 {
 		p.log.Info("message repaired or amended", "thread", m.Thread, "from", m.From, "diagnostics", len(m.Diagnostics))
 	}
 	for i, l := range targets {
 		d := &delivery{conv: conv, thread: threads[i], from: m.From, to: l.Name, payloadName: m.PayloadName,
 			payload: decoded[i], payloadBytes: pb, depth: w.depth, senderOutside: w.external, admitted: w.admitted,
-			senderThread: w.senderThread}
+			senderThread: w.senderThread, mark: mark}
 		p.hold()
 		p.convHold(conv)
 		p.subs.publish(Event{Kind: EventMessage, Time: p.opts.Clock(), Conversation: conv, Thread: d.thread,
@@ -300,8 +305,9 @@ func (p *Pump) egress(w *work, m *xmlpipe.Inbound) {
 			value, _ = w.payloadType.Decode(pb)
 		}
 	}
-	p.record(Record{Direction: Outbound, Kind: RecordMessage, Conversation: w.conv, Thread: m.Thread, From: m.From,
-		To: m.To, PayloadTag: m.PayloadName, Envelope: m.Canonical})
+	seq := p.recordSeq(Record{Direction: Outbound, Kind: RecordMessage, Conversation: w.conv, Thread: m.Thread,
+		From: m.From, To: m.To, PayloadTag: m.PayloadName, Envelope: m.Canonical})
+	p.newDeliveryMark(seq, 1).release() // handed to the outlet: nothing left to deliver
 	p.emitToConv(w.conv, Event{Kind: EventReply, Time: p.opts.Clock(), Conversation: w.conv, Thread: m.Thread,
 		From: m.From, To: m.To, PayloadName: m.PayloadName, Payload: value, Envelope: m.Canonical})
 	p.processed.Add(1)

@@ -52,3 +52,19 @@ type JournalFunc func(Record)
 
 // Record calls f.
 func (f JournalFunc) Record(r Record) { f(r) }
+
+// SeqJournal is an optional capability of a Journal: RecordSeq journals r and
+// returns the sequence number it will be committed with (0: not journaled).
+// The pump uses it to report, through DeliveryJournal, when a journaled
+// message has been handled.
+type SeqJournal interface {
+	RecordSeq(r Record) int64
+}
+
+// DeliveryJournal is an optional capability of a Journal: Delivered is called
+// once a journaled message (by its seq from SeqJournal) was handled by every
+// listener it reached and everything those handlers emitted was journaled.
+// Messages never marked are re-delivered after a restart (Pump.Recover).
+type DeliveryJournal interface {
+	Delivered(seq int64)
+}

@@ -197,6 +197,9 @@ func (p *Pump) Shutdown(ctx context.Context) error {
 	if !p.closing.CompareAndSwap(false, true) {
 		return nil
 	}
+	p.flightMu.Lock()
+	p.flight.Broadcast() // Inject calls waiting for room fail with ErrClosed now
+	p.flightMu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, p.opts.ShutdownTimeout)
 	defer cancel()
 	drained := make(chan struct{})
@@ -240,6 +243,15 @@ func (p *Pump) InFlight() int {
 func (p *Pump) admit(ctx context.Context) error {
 	p.flightMu.Lock()
 	defer p.flightMu.Unlock()
+	if p.inflight >= p.opts.MaxInFlight {
+		// sync.Cond does not watch contexts: wake the waiters when ctx ends.
+		stop := context.AfterFunc(ctx, func() {
+			p.flightMu.Lock()
+			p.flight.Broadcast()
+			p.flightMu.Unlock()
+		})
+		defer stop()
+	}
 	for p.inflight >= p.opts.MaxInFlight {
 		if p.closing.Load() {
 			return ErrClosed

@@ -48,6 +48,12 @@ type work struct {
 	// done, when set, is signalled once the work finished the ingress stages
 	// (err nil: accepted).
 	done func(thread string, err error)
+	// parent is the delivery mark of the message whose handler emitted this
+	// work; released once this work is journaled (or failed).
+	parent *deliveryMark
+	// recovered is the journal seq of a message re-delivered by Recover
+	// (never journaled twice).
+	recovered int64
 }
 
 // delivery is one decoded message bound for one listener.
@@ -64,6 +70,8 @@ type delivery struct {
 	// a <huh> about this message goes back); "" for external senders.
 	senderThread string
 	admitted     time.Time
+	// mark is released when the handler finished (nil: not journaled).
+	mark *deliveryMark
 }
 
 // workQueue is the unbounded FIFO feeding the ingress workers. External

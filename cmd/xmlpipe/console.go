@@ -19,8 +19,9 @@ import (
 // runConsole is `xmlpipe console [--verbose] [organism.yaml]`: the line
 // console over an in-process organism (no network listener).
 func runConsole(ctx context.Context, args []string, std streams) int {
-	fs := newFlags("console", "[--verbose] [organism.yaml]", std.err)
+	fs := newFlags("console", "[--verbose] [--data DIR] [organism.yaml]", std.err)
 	verbose := fs.Bool("verbose", false, "show failure diagnostics and informational logs")
+	data := dataFlag(fs)
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -36,7 +37,7 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level}))
 	env := catalog.Env{} // no LLM layer is compiled in yet: the greeter uses its template
 	src := resolveConfig(pos)
-	b, err := console.Assemble(organism.Options{Logger: logger, Env: env}, src.build)
+	b, err := console.Assemble(organism.Options{Logger: logger, Env: env}, src.durableBuild(*data))
 	if err != nil {
 		fmt.Fprintln(std.err, err)
 		return exitFailure

@@ -51,3 +51,9 @@ func wantArgs(fs *flag.FlagSet, pos []string, lo, hi int) bool {
 	}
 	return true
 }
+
+// dataFlag adds --data DIR: the data directory holding the store (default:
+// organism.data_dir, i.e. data beside the configuration).
+func dataFlag(fs *flag.FlagSet) *string {
+	return fs.String("data", "", "data directory of the store (default: organism.data_dir, data beside the config)")
+}

@@ -9,6 +9,7 @@
 //	xmlpipe c14n FILE|-
 //	xmlpipe gen [-out DIR] [-check]
 //	xmlpipe bench [--duration 5s] [--json]
+//	xmlpipe journal tail|thread|verify|export [--data DIR] [--config organism.yaml] …
 package main
 
 import (
@@ -45,13 +46,14 @@ type command struct {
 // help lists it.
 func commands() []command {
 	return []command{
-		{"console", "[--verbose] [organism.yaml]", "interactive console over an in-process organism", runConsole},
-		{"run", "[--log-level L] [organism.yaml]", "run an organism headless until SIGINT/SIGTERM", runRun},
+		{"console", "[--verbose] [--data DIR] [organism.yaml]", "interactive console over an in-process organism", runConsole},
+		{"run", "[--log-level L] [--data DIR] [organism.yaml]", "run an organism headless until SIGINT/SIGTERM", runRun},
 		{"validate", "[organism.yaml]", "load and assemble an organism, print its routing table", runValidate},
 		{"check", "[--config organism.yaml] FILE|-", "run one message through the ingress stages", runCheck},
 		{"c14n", "FILE|-", "print the exclusive C14N of an XML document", runC14N},
 		{"gen", "[-out DIR] [-check]", "write (or check) the generated payload schemas", runGen},
 		{"bench", "[--duration 5s] [--json]", "end-to-end pump benchmark: envelopes/s, latency, floor ratio", runBench},
+		{"journal", "tail|thread|verify|export [--data DIR] …", "read and check the message journal", runJournal},
 		{"help", "", "show this help", runHelp},
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
@@ -42,18 +43,47 @@ func resolveConfig(pos []string) configSource {
 	return configSource{path: defaultConfigPath}
 }
 
-// build assembles the organism (not started). The embedded configuration
-// takes .env from the current directory.
+// build assembles the organism (not started), in memory. The embedded
+// configuration takes .env from the current directory.
 func (s configSource) build(opts organism.Options) (*organism.Organism, error) {
-	if !s.embedded {
-		return organism.Load(s.path, opts)
-	}
-	if err := config.LoadDotEnv(".env"); err != nil {
-		return nil, err
-	}
-	cfg, err := config.Parse(embeddedName, defaultOrganism)
+	cfg, err := s.load()
 	if err != nil {
 		return nil, err
 	}
 	return organism.New(cfg, opts)
+}
+
+// load reads the configuration (and its .env).
+func (s configSource) load() (*config.Organism, error) {
+	if !s.embedded {
+		if err := config.LoadDotEnv(filepath.Join(filepath.Dir(s.path), ".env")); err != nil {
+			return nil, err
+		}
+		return config.Load(s.path)
+	}
+	if err := config.LoadDotEnv(".env"); err != nil {
+		return nil, err
+	}
+	return config.Parse(embeddedName, defaultOrganism)
+}
+
+// durableBuild returns a build function that assembles the organism on its
+// data directory: data when given (--data), else organism.data_dir.
+func (s configSource) durableBuild(data string) func(organism.Options) (*organism.Organism, error) {
+	return func(opts organism.Options) (*organism.Organism, error) {
+		cfg, err := s.load()
+		if err != nil {
+			return nil, err
+		}
+		opts.DataDir = dataDir(cfg, data)
+		return organism.New(cfg, opts)
+	}
+}
+
+// dataDir is --data when given, else the configuration's data_dir.
+func dataDir(cfg *config.Organism, flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	return cfg.Organism.DataDir
 }

@@ -16,8 +16,9 @@ import (
 // headless, logging to stderr, until SIGINT or SIGTERM, then a graceful
 // shutdown that drains in-flight messages.
 func runRun(ctx context.Context, args []string, std streams) int {
-	fs := newFlags("run", "[--log-level L] [organism.yaml]", std.err)
+	fs := newFlags("run", "[--log-level L] [--data DIR] [organism.yaml]", std.err)
 	levelName := fs.String("log-level", "info", "minimum log level: debug, info, warn or error")
+	data := dataFlag(fs)
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -35,7 +36,7 @@ func runRun(ctx context.Context, args []string, std streams) int {
 	env := catalog.Env{Print: func(from, text string) {
 		logger.Info("output", "from", from, "text", text)
 	}}
-	o, err := src.build(organism.Options{Logger: logger, Env: env})
+	o, err := src.durableBuild(*data)(organism.Options{Logger: logger, Env: env})
 	if err != nil {
 		fmt.Fprintln(std.err, err)
 		return exitFailure

@@ -17,6 +17,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/registry"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
 // Options customises how an organism is assembled.
@@ -35,6 +36,14 @@ type Options struct {
 	Context *registry.ContextBuffer
 	// Clock returns the current time (default time.Now).
 	Clock func() time.Time
+	// DataDir, when set, makes the organism durable: the store in that
+	// directory is opened (and closed on Shutdown), journals every envelope
+	// unless journal.enabled is false, persists the kernel registries and
+	// restores them at assembly. See durable.go.
+	DataDir string
+	// Store is an already open store to use instead of DataDir (the caller
+	// keeps ownership and closes it after Shutdown).
+	Store *store.Store
 }
 
 // Organism is a configured pump with its listeners.
@@ -44,6 +53,7 @@ type Organism struct {
 	// BootThread is the thread of the boot message (after Start).
 	BootThread string
 	log        *slog.Logger
+	durable    *durable
 }
 
 // SystemListeners are the organism's own listeners, registered before any
@@ -77,25 +87,60 @@ func New(cfg *config.Organism, opts Options) (*Organism, error) {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
+	d, err := openDurable(cfg, &opts)
+	if err != nil {
+		return nil, err
+	}
+	o, err := assemble(cfg, opts, d)
+	if err != nil && d != nil {
+		err = errors.Join(err, d.close())
+	}
+	return o, err
+}
+
+// assemble builds the registries, the pump and the listeners.
+func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error) {
+	var sinks *storeSinks
+	if d != nil {
+		sinks = &storeSinks{s: d.store, log: opts.Logger}
+	}
 	threads := opts.Threads
 	if threads == nil {
-		threads = registry.NewThreads(registry.ThreadsConfig{Organism: cfg.Organism.Name, TTL: cfg.Platform.ThreadTTL.D(), Clock: opts.Clock})
+		tc := registry.ThreadsConfig{Organism: cfg.Organism.Name, TTL: cfg.Platform.ThreadTTL.D(), Clock: opts.Clock,
+			Logger: opts.Logger}
+		if sinks != nil {
+			tc.Sink = sinks
+		}
+		threads = registry.NewThreads(tc)
 	}
 	todos := opts.Todos
 	if todos == nil {
-		todos = registry.NewTodoRegistry(registry.TodoConfig{Lineage: threads, Clock: opts.Clock})
+		tc := registry.TodoConfig{Lineage: threads, Clock: opts.Clock}
+		if sinks != nil {
+			tc.Sink = sinks
+		}
+		todos = registry.NewTodoRegistry(tc)
 	}
 	cb := opts.Context
 	if cb == nil {
-		var err error
-		cb, err = registry.NewContextBuffer(registry.ContextConfig{
+		cc := registry.ContextConfig{
 			MaxSlotsPerThread: cfg.Platform.ContextBuffer.MaxSlotsPerThread,
 			MaxThreads:        cfg.Platform.ContextBuffer.MaxThreads,
 			TTL:               time.Duration(cfg.Platform.ContextBuffer.TTLHours) * time.Hour,
 			Clock:             opts.Clock,
-		})
+		}
+		if sinks != nil {
+			cc.Sink = sinks
+		}
+		var err error
+		cb, err = registry.NewContextBuffer(cc)
 		if err != nil {
 			return nil, err
+		}
+	}
+	if d != nil && opts.Threads == nil && opts.Todos == nil && opts.Context == nil {
+		if err := restoreRegistries(d.store, threads, todos, cb); err != nil {
+			return nil, fmt.Errorf("organism: restore kernel state from %s: %w", d.store.Dir(), err)
 		}
 	}
 	p, err := pump.New(pump.Options{
@@ -135,7 +180,7 @@ func New(cfg *config.Organism, opts Options) (*Organism, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return &Organism{Config: cfg, Pump: p, log: opts.Logger}, nil
+	return &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d}, nil
 }
 
 func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, lc config.Listener, pos string, sys bool) error {
@@ -169,6 +214,9 @@ func (o *Organism) Start() error {
 	if err := o.Pump.Start(); err != nil {
 		return err
 	}
+	if err := o.startDurable(); err != nil {
+		return err
+	}
 	n := uint(len(o.Pump.Listeners()))
 	thread, err := o.Pump.SendSystem("system.boot", &system.Boot{OrganismName: o.Config.Organism.Name,
 		Timestamp: time.Now().UTC(), ListenerCount: n})
@@ -179,5 +227,12 @@ func (o *Organism) Start() error {
 	return nil
 }
 
-// Shutdown drains and stops the pump.
-func (o *Organism) Shutdown(ctx context.Context) error { return o.Pump.Shutdown(ctx) }
+// Shutdown drains and stops the pump, then stops the retention sweeper and
+// closes the store the organism opened.
+func (o *Organism) Shutdown(ctx context.Context) error {
+	err := o.Pump.Shutdown(ctx)
+	if o.durable != nil {
+		err = errors.Join(err, o.durable.close())
+	}
+	return err
+}

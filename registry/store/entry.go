@@ -83,8 +83,9 @@ func ParseKind(s string) (Kind, error) {
 
 // Entry is one journal row: a canonical envelope and where it went.
 type Entry struct {
-	// Seq is the sequence number, assigned by the writer on commit: strictly
-	// increasing from 1, without gaps. It is ignored on append.
+	// Seq is the sequence number, assigned when the entry is enqueued
+	// (AppendSeq returns it): strictly increasing from 1 in queue order,
+	// without gaps. It is ignored on append.
 	Seq int64
 	// Time is when the message was journaled; Append uses Options.Clock when
 	// it is zero.

@@ -30,11 +30,26 @@ func (s *Store) prepareEntry(e Entry) (Entry, error) {
 // returns an ErrInvalid error for an entry missing a required field and
 // ErrClosed after Close; commit errors surface in the next Flush or Close.
 func (s *Store) Append(e Entry) error {
+	_, err := s.AppendSeq(e)
+	return err
+}
+
+// AppendSeq is Append that also returns the sequence number the entry will
+// be committed with. Seqs are assigned in queue order, so the committed
+// journal is always a gap-free prefix of the assigned seqs: after a crash
+// every seq up to the last committed one is present (or tombstoned). An
+// append that fails in the writer is tombstoned with reason "append
+// failed: …". Use the seq with MarkDelivered once the entry was handled.
+func (s *Store) AppendSeq(e Entry) (int64, error) {
 	e, err := s.prepareEntry(e)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	return s.enqueue(context.Background(), op{kind: opAppend, name: "append", entry: e})
+	o := op{kind: opAppend, name: "append", entry: e}
+	if err := s.enqueue(context.Background(), &o); err != nil {
+		return 0, err
+	}
+	return o.entry.Seq, nil
 }
 
 // AppendSync journals e like Append and waits for the commit, returning the

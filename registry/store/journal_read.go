@@ -221,3 +221,11 @@ func (s *Store) Threads(limit, offset int, filter ThreadFilter) ([]ThreadSummary
 	}
 	return out, nil
 }
+
+// Undelivered returns, in seq order, the committed Message entries that
+// reached a listener (Listener set) and have no delivery mark: after a
+// restart these are the messages whose handling may not have finished.
+func (s *Store) Undelivered() ([]Entry, error) {
+	return s.queryEntries(`SELECT ` + entryColumns + ` FROM journal AS j WHERE kind = 'message' AND listener <> ''
+		AND NOT EXISTS (SELECT 1 FROM journal_deliveries AS d WHERE d.seq = j.seq) ORDER BY seq`)
+}

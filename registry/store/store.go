@@ -37,7 +37,12 @@ type Store struct {
 	mu     sync.RWMutex // guards closed and sending on queue
 	closed bool
 	queue  chan op
-	done   chan struct{} // closed when Close begins; stops sweepers
+
+	// seqMu orders journal appends: a seq is assigned and its op enqueued
+	// under it, so queue order is seq order and commits never leave a gap.
+	seqMu   sync.Mutex
+	nextSeq int64
+	done    chan struct{} // closed when Close begins; stops sweepers
 
 	sweepers sync.WaitGroup
 
@@ -139,6 +144,7 @@ func (s *Store) open() error {
 		conn.Close()
 		return fmt.Errorf("store: read journal high-water mark: %w", err)
 	}
+	s.nextSeq = next
 	s.w = &writer{
 		conn:     conn,
 		stmts:    make(map[string]*sql.Stmt),
@@ -146,7 +152,6 @@ func (s *Store) open() error {
 		rows:     s.opts.BatchRows,
 		delay:    s.opts.BatchDelay,
 		log:      s.log,
-		nextSeq:  next,
 		counters: &s.counters,
 		onAsync:  s.recordAsync,
 		onCommit: s.opts.onCommit,
@@ -173,14 +178,17 @@ func (s *Store) Stats() Stats {
 
 // enqueue hands o to the writer, blocking while the queue is full until ctx
 // ends. It fails with ErrClosed after Close.
-func (s *Store) enqueue(ctx context.Context, o op) error {
+func (s *Store) enqueue(ctx context.Context, o *op) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return ErrClosed
 	}
+	if o.kind == opAppend {
+		return s.enqueueAppend(ctx, o)
+	}
 	select {
-	case s.queue <- o:
+	case s.queue <- *o:
 		if o.kind != opFlush {
 			s.counters.enqueued.Add(1)
 		}
@@ -190,11 +198,29 @@ func (s *Store) enqueue(ctx context.Context, o op) error {
 	}
 }
 
+// enqueueAppend assigns o the next journal seq and enqueues it, both under
+// seqMu, so queue order is seq order. A seq whose op never entered the queue
+// is taken back. The caller holds s.mu.RLock.
+func (s *Store) enqueueAppend(ctx context.Context, o *op) error {
+	s.seqMu.Lock()
+	defer s.seqMu.Unlock()
+	o.entry.Seq = s.nextSeq
+	select {
+	case s.queue <- *o:
+		s.nextSeq++
+		s.counters.enqueued.Add(1)
+		return nil
+	case <-ctx.Done():
+		o.entry.Seq = 0
+		return ctx.Err()
+	}
+}
+
 // call enqueues a synchronous op and waits for its commit. If ctx ends first
 // the write may still be committed later.
 func (s *Store) call(ctx context.Context, o op) (int64, error) {
 	o.reply = make(chan opResult, 1)
-	if err := s.enqueue(ctx, o); err != nil {
+	if err := s.enqueue(ctx, &o); err != nil {
 		return 0, err
 	}
 	select {
@@ -212,7 +238,7 @@ func (s *Store) do(ctx context.Context, name string, fn func(w *writer) (int64, 
 
 // async enqueues fn as an asynchronous op named name.
 func (s *Store) async(name string, fn func(w *writer) (int64, error)) error {
-	return s.enqueue(context.Background(), op{kind: opFunc, name: name, fn: fn})
+	return s.enqueue(context.Background(), &op{kind: opFunc, name: name, fn: fn})
 }
 
 // recordAsync logs and keeps the error of an asynchronous op for the next

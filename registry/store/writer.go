@@ -43,8 +43,8 @@ type op struct {
 	result int64
 }
 
-// writer owns the single write connection. Only its goroutine touches conn,
-// stmts and nextSeq.
+// writer owns the single write connection. Only its goroutine touches conn
+// and stmts.
 type writer struct {
 	conn     *sql.Conn
 	stmts    map[string]*sql.Stmt
@@ -52,7 +52,6 @@ type writer struct {
 	rows     int
 	delay    time.Duration
 	log      *slog.Logger
-	nextSeq  int64
 	counters *counters
 	onAsync  func(o *op, err error)
 	onCommit func(ops int) // test hook, called after each successful commit
@@ -232,10 +231,9 @@ func (w *writer) commit(batch []op) {
 	w.finish(batch, nil)
 }
 
-// tx runs ops in one transaction, updating the journal high-water mark, and
-// restores the writer's sequence counter when it rolls back.
+// tx runs ops in one transaction, updating the journal high-water mark.
 func (w *writer) tx(ops []op) (err error) {
-	base := w.nextSeq
+	var high int64
 	if _, err := w.exec(`BEGIN IMMEDIATE`); err != nil {
 		w.counters.rollbacks.Add(1)
 		return fmt.Errorf("store: begin: %w", err)
@@ -245,7 +243,6 @@ func (w *writer) tx(ops []op) (err error) {
 			if _, rerr := w.exec(`ROLLBACK`); rerr != nil && !isNoTransaction(rerr) {
 				w.log.Error("store: rollback failed", "err", rerr)
 			}
-			w.nextSeq = base
 			w.counters.rollbacks.Add(1)
 		}
 	}()
@@ -257,6 +254,7 @@ func (w *writer) tx(ops []op) (err error) {
 			continue
 		case opAppend:
 			o.result, err = w.insertEntry(&o.entry)
+			high = max(high, o.result)
 		case opFunc:
 			o.result, err = o.fn(w)
 		}
@@ -265,8 +263,8 @@ func (w *writer) tx(ops []op) (err error) {
 		}
 		applied++
 	}
-	if w.nextSeq != base {
-		if _, err = w.exec(`UPDATE journal_state SET high_seq = ? WHERE id = 1`, w.nextSeq-1); err != nil {
+	if high > 0 {
+		if _, err = w.exec(`UPDATE journal_state SET high_seq = max(high_seq, ?) WHERE id = 1`, high); err != nil {
 			return fmt.Errorf("store: update high-water mark: %w", err)
 		}
 	}
@@ -294,6 +292,9 @@ func (w *writer) finish(ops []op, err error) {
 		o := &ops[i]
 		if err != nil && o.kind != opFlush {
 			w.counters.failed.Add(1)
+			if o.kind == opAppend {
+				w.tombstoneFailed(o.entry.Seq, err)
+			}
 			if o.reply == nil {
 				w.onAsync(o, err)
 			}
@@ -309,9 +310,9 @@ func (w *writer) finish(ops []op, err error) {
 	}
 }
 
-// insertEntry inserts e with the next sequence number and returns it.
+// insertEntry inserts e with its pre-assigned sequence number and returns it.
 func (w *writer) insertEntry(e *Entry) (int64, error) {
-	seq := w.nextSeq
+	seq := e.Seq
 	_, err := w.exec(`INSERT INTO journal (seq, time_ns, thread, conversation, direction, kind,
 		from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -320,8 +321,38 @@ func (w *writer) insertEntry(e *Entry) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("insert journal entry: %w", err)
 	}
-	w.nextSeq++
 	return seq, nil
+}
+
+// tombstoneFailed records, in a transaction of its own, that the append
+// which was assigned seq failed and was never committed, so the sequence
+// stays gap-free for Verify and the loss is on record with its reason.
+func (w *writer) tombstoneFailed(seq int64, cause error) {
+	if seq <= 0 {
+		return
+	}
+	fail := func(err error) {
+		w.log.Error("store: cannot tombstone a failed append", "seq", seq, "err", err)
+	}
+	if _, err := w.exec(`BEGIN IMMEDIATE`); err != nil {
+		fail(err)
+		return
+	}
+	now := time.Now().UnixNano()
+	if _, err := w.exec(`INSERT OR IGNORE INTO journal_tombstones (seq, deleted_at, reason) VALUES (?, ?, ?)`,
+		seq, now, "append failed: "+cause.Error()); err != nil {
+		fail(err)
+		_, _ = w.exec(`ROLLBACK`)
+		return
+	}
+	if _, err := w.exec(`UPDATE journal_state SET high_seq = max(high_seq, ?) WHERE id = 1`, seq); err != nil {
+		fail(err)
+		_, _ = w.exec(`ROLLBACK`)
+		return
+	}
+	if _, err := w.exec(`COMMIT`); err != nil {
+		fail(err)
+	}
 }
 
 // close finalises the prepared statements.

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/registry/store"
+)
+
+// runJournalTail is `xmlpipe journal tail [-n N] [-f]`: the last N entries,
+// one line each; -f keeps printing new entries until interrupted.
+func runJournalTail(ctx context.Context, args []string, std streams) int {
+	fs := newFlags("journal tail", "[-n N] [-f] [--data DIR] [--config organism.yaml]", std.err)
+	n := fs.Int("n", 20, "number of entries")
+	follow := fs.Bool("f", false, "follow: print new entries as they are committed")
+	sf := addStoreFlags(fs)
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if !wantArgs(fs, pos, 0, 0) {
+		return exitUsage
+	}
+	s, err := sf.open()
+	if err != nil {
+		fmt.Fprintln(std.err, "xmlpipe journal tail:", err)
+		return exitFailure
+	}
+	defer closeStore(s, std.err)
+	entries, err := s.Tail(*n)
+	if err != nil {
+		fmt.Fprintln(std.err, "xmlpipe journal tail:", err)
+		return exitFailure
+	}
+	var last int64
+	for _, e := range entries {
+		fmt.Fprintln(std.out, entryLine(e))
+		last = e.Seq
+	}
+	if !*follow {
+		return exitOK
+	}
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return exitOK
+		case <-tick.C:
+		}
+		more, err := s.After(last, 0)
+		if err != nil {
+			fmt.Fprintln(std.err, "xmlpipe journal tail:", err)
+			return exitFailure
+		}
+		for _, e := range more {
+			fmt.Fprintln(std.out, entryLine(e))
+			last = e.Seq
+		}
+	}
+}
+
+// entryLine is the one-line form of an entry.
+func entryLine(e store.Entry) string {
+	return fmt.Sprintf("%6d %s %-8s %-12s %s → %s [%s] thread=%s %dB", e.Seq, e.Time.Format(time.RFC3339Nano),
+		e.Direction, e.Kind, e.From, orDash(e.To), orDash(e.PayloadTag), e.Thread, len(e.Bytes))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// runJournalThread is `xmlpipe journal thread <uuid>`: the conversation (or
+// the single thread) in order, one block per entry, pretty-printed.
+func runJournalThread(_ context.Context, args []string, std streams) int {
+	fs := newFlags("journal thread", "<uuid> [--data DIR] [--config organism.yaml]", std.err)
+	sf := addStoreFlags(fs)
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if !wantArgs(fs, pos, 1, 1) {
+		return exitUsage
+	}
+	s, err := sf.open()
+	if err != nil {
+		fmt.Fprintln(std.err, "xmlpipe journal thread:", err)
+		return exitFailure
+	}
+	defer closeStore(s, std.err)
+	entries, err := threadEntries(s, pos[0])
+	if err != nil {
+		fmt.Fprintln(std.err, "xmlpipe journal thread:", err)
+		return exitFailure
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(std.err, "xmlpipe journal thread: no journal entries for %s\n", pos[0])
+		return exitFailure
+	}
+	for i, e := range entries {
+		if i > 0 {
+			fmt.Fprintln(std.out)
+		}
+		fmt.Fprintf(std.out, "#%d %s %s %s %s → %s\n", e.Seq, e.Time.Format(time.RFC3339Nano), e.Direction, e.Kind,
+			e.From, orDash(e.To))
+		fmt.Fprintln(std.out, indentXML(e.Bytes))
+		if e.Diagnostics != "" {
+			fmt.Fprintf(std.out, "diagnostics: %s\n", strings.ReplaceAll(e.Diagnostics, "\n", "\n  "))
+		}
+	}
+	return exitOK
+}
+
+// threadEntries returns the entries of conversation id, or of thread id when
+// id is not a conversation.
+func threadEntries(s *store.Store, id string) ([]store.Entry, error) {
+	entries, err := s.Conversation(id)
+	if err != nil || len(entries) > 0 {
+		return entries, err
+	}
+	return s.Thread(id)
+}
+
+// indentXML pretty-prints an XML document; bytes that do not parse are
+// returned as they are.
+func indentXML(b []byte) string {
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	var out bytes.Buffer
+	enc := xml.NewEncoder(&out)
+	enc.Indent("", "  ")
+	for {
+		tok, err := dec.RawToken()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return string(b)
+		}
+		if cd, ok := tok.(xml.CharData); ok && len(bytes.TrimSpace(cd)) == 0 {
+			continue
+		}
+		if err := enc.EncodeToken(tok); err != nil {
+			return string(b)
+		}
+	}
+	if err := enc.Flush(); err != nil {
+		return string(b)
+	}
+	return out.String()
+}

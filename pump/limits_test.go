@@ -1,0 +1,259 @@
+package pump_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// TestConcurrencyLimits: max_concurrent_handlers (across listeners), a
+// listener's Workers and max_concurrent_per_agent are never exceeded. Every
+// handler blocks until the test releases it, one at a time and only while
+// exactly `limit` are inside, so every queued message contends for a slot;
+// the peak of concurrent entries is counted with atomics.
+func TestConcurrencyLimits(t *testing.T) {
+	tests := []struct {
+		name      string
+		opts      pump.Options
+		listeners []string
+		agent     bool
+		workers   int
+		messages  int
+		limit     int
+	}{
+		{"max concurrent handlers across listeners", pump.Options{MaxConcurrentHandlers: 2},
+			[]string{"l1", "l2", "l3"}, false, 3, 9, 2},
+		{"listener workers", pump.Options{MaxConcurrentHandlers: 20}, []string{"l1"}, false, 3, 8, 3},
+		{"single worker", pump.Options{}, []string{"l1"}, false, 1, 4, 1},
+		{"max concurrent per agent", pump.Options{MaxConcurrentPerAgent: 2}, []string{"l1"}, true, 0, 6, 2},
+		{"per agent across two agents", pump.Options{MaxConcurrentPerAgent: 1, MaxConcurrentHandlers: 20},
+			[]string{"l1", "l2"}, true, 0, 6, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var active, peak atomic.Int64
+			entered := make(chan struct{}, tc.messages)
+			release := make(chan struct{})
+			enter := func() {
+				updateMax(&peak, active.Add(1))
+				entered <- struct{}{}
+				select {
+				case <-release:
+				case <-t.Context().Done():
+				}
+				active.Add(-1)
+			}
+			// One payload type per listener: l1 takes Job, l2 Ping, l3 Pong.
+			all := []pump.Listener{
+				listenerOf(t, "l1", func(context.Context, *Job, xmlpipe.Metadata) (xmlpipe.Response, error) { enter(); return nil, nil }),
+				listenerOf(t, "l2", func(context.Context, *Ping, xmlpipe.Metadata) (xmlpipe.Response, error) { enter(); return nil, nil }),
+				listenerOf(t, "l3", func(context.Context, *Pong, xmlpipe.Metadata) (xmlpipe.Response, error) { enter(); return nil, nil }),
+			}
+			payloads := []func(string) any{
+				func(s string) any { return &Job{Label: s} },
+				func(s string) any { return &Ping{Text: s} },
+				func(s string) any { return &Pong{Text: s} },
+			}
+			ls := all[:len(tc.listeners)]
+			for i := range ls {
+				ls[i].Agent, ls[i].Workers = tc.agent, tc.workers
+			}
+			p := startPump(t, tc.opts, ls...)
+			outs := make([]*recorder, tc.messages)
+			for i := range outs {
+				outs[i] = newRecorder()
+				k := i % len(ls)
+				mustSend(t, p, client, ls[k].Name, payloads[k](fmt.Sprint(i)), outs[i])
+			}
+			// Keep exactly limit handlers inside: release one only when the
+			// limit is reached (or nothing else can enter), then wait for the
+			// next entry. A pump that lets a queued message in beyond the
+			// limit raises the peak while the others are still held.
+			inside, done := 0, 0
+			for done < tc.messages {
+				if inside > 0 && (inside == tc.limit || inside+done == tc.messages) {
+					// While limit handlers are held, yield so that a message the
+					// pump wrongly lets in gets to enter before any release.
+					for range 200 {
+						runtime.Gosched()
+					}
+					release <- struct{}{}
+					inside--
+					done++
+					continue
+				}
+				select {
+				case <-entered:
+					inside++
+				case <-time.After(waitTimeout):
+					t.Fatalf("%d handlers inside, %d released; no further entry", inside, done)
+				}
+			}
+			for _, o := range outs {
+				o.waitFor(t, "completion", kind(pump.EventComplete))
+			}
+			if got := peak.Load(); got != int64(tc.limit) {
+				t.Errorf("peak concurrency %d, want exactly %d", got, tc.limit)
+			}
+		})
+	}
+}
+
+// TestMaxInFlightBackpressure: Inject blocks while MaxInFlight messages are
+// admitted and unfinished (observed with a deadline), and proceeds once work
+// drains.
+func TestMaxInFlightBackpressure(t *testing.T) {
+	hold := newGate()
+	started := make(chan struct{}, 4)
+	l := listenerOf(t, "slow", func(ctx context.Context, in *Job, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		started <- struct{}{}
+		hold.wait(t.Context())
+		return nil, nil
+	})
+	l.Workers = 1
+	p := startPump(t, pump.Options{MaxInFlight: 2}, l)
+	raw := func(label string) []byte {
+		return envelope(client, "slow", xmlpipe.NewThreadID(), `<Job xmlns=""><Label>`+label+`</Label></Job>`)
+	}
+	out := newRecorder()
+	for _, label := range []string{"1", "2"} {
+		if err := p.Inject(waitCtx(t), raw(label), out); err != nil {
+			t.Fatalf("Inject %s: %v", label, err)
+		}
+	}
+	<-started
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if err := p.Inject(ctx, raw("3"), out); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Inject on a saturated pump = %v, want it to block until its deadline", err)
+	}
+	blocked := make(chan error, 1)
+	go func() { blocked <- p.Inject(waitCtx(t), raw("4"), out) }()
+	hold.open()
+	select {
+	case err := <-blocked:
+		if err != nil {
+			t.Errorf("Inject after the work drained = %v", err)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("Inject still blocked after the work drained")
+	}
+	out.waitN(t, "three conversations complete", 3, kind(pump.EventComplete))
+}
+
+// TestScheduling: one single-worker listener is kept busy by a blocker while
+// deliveries pile up in its queue, then released; the order it handles them
+// in is the policy's. Breadth-first round-robins between conversations;
+// depth-first serves the deepest thread first (ties in arrival order).
+func TestScheduling(t *testing.T) {
+	type msg struct {
+		label string
+		conv  string // messages with the same conv share a conversation thread
+		hops  int    // -1: sent straight to the sink; else through the relay (depth hops+1)
+	}
+	convo := []msg{{"x1", "X", -1}, {"x2", "X", -1}, {"x3", "X", -1}, {"y1", "Y", -1}, {"y2", "Y", -1}, {"z1", "Z", -1}}
+	depths := []msg{{"d1", "", 0}, {"d0", "", -1}, {"d3", "", 2}, {"d2", "", 1}, {"d0b", "", -1}}
+	tests := []struct {
+		name   string
+		policy pump.Scheduling
+		msgs   []msg
+		want   []string
+	}{
+		{"breadth-first round-robins conversations", pump.BreadthFirst, convo, []string{"x1", "y1", "z1", "x2", "y2", "x3"}},
+		{"depth-first with equal depths keeps arrival order", pump.DepthFirst, convo, []string{"x1", "x2", "x3", "y1", "y2", "z1"}},
+		{"depth-first serves the deepest first", pump.DepthFirst, depths, []string{"d3", "d2", "d1", "d0", "d0b"}},
+		{"breadth-first with distinct conversations keeps arrival order", pump.BreadthFirst, depths,
+			[]string{"d1", "d0", "d3", "d2", "d0b"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			blockerIn, unblock := newGate(), newGate()
+			var mu sync.Mutex
+			var order []string
+			sinkL := listenerOf(t, "sink", func(_ context.Context, in *Job, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+				if in.Label == "blocker" {
+					blockerIn.open()
+					unblock.wait(t.Context())
+					return nil, nil
+				}
+				mu.Lock()
+				order = append(order, in.Label)
+				mu.Unlock()
+				return nil, nil
+			})
+			sinkL.Workers = 1
+			relay := listenerOf(t, "relay", func(_ context.Context, in *Relay, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+				if in.Hops > 0 {
+					return xmlpipe.Send("relay", &Relay{Label: in.Label, Hops: in.Hops - 1}), nil
+				}
+				return xmlpipe.Send("sink", &Job{Label: in.Label}), nil
+			})
+			marker := sink[Ping](t, "marker", newProbe())
+			// One ingress worker: deliveries reach the sink's queue in the order
+			// the test produces them.
+			p := startPump(t, pump.Options{Scheduling: tc.policy, MaxConcurrentPipelines: 1}, sinkL, relay, marker)
+			events := newRecorder()
+			p.Subscribe(events)
+			out := newRecorder()
+			mustSend(t, p, client, "sink", &Job{Label: "blocker"}, out)
+			blockerIn.wait(waitCtx(t))
+			threads := map[string]string{}
+			for _, m := range tc.msgs {
+				if m.hops >= 0 {
+					mustSend(t, p, client, "relay", &Relay{Label: m.label, Hops: m.hops}, out)
+				} else {
+					th, ok := threads[m.conv]
+					if !ok || m.conv == "" {
+						th = xmlpipe.NewThreadID()
+						threads[m.conv] = th
+					}
+					raw := envelope(client, "sink", th, `<Job xmlns=""><Label>`+m.label+`</Label></Job>`)
+					if _, err := injectErr(t, p, raw, out); err != nil {
+						t.Fatal(err)
+					}
+				}
+				events.waitFor(t, "delivery of "+m.label+" to the sink", func(e pump.Event) bool {
+					j, ok := e.Payload.(*Job)
+					return e.Kind == pump.EventMessage && e.Listener == "sink" && ok && j.Label == m.label
+				})
+			}
+			// The single ingress worker finished queueing everything before it
+			// takes this marker.
+			mustSend(t, p, client, "marker", &Ping{}, out)
+			if q := queueDepth(p, "sink"); q != len(tc.msgs) {
+				t.Fatalf("sink queue holds %d, want %d", q, len(tc.msgs))
+			}
+			unblock.open()
+			out.waitFor(t, "every conversation complete", func(pump.Event) bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(order) == len(tc.msgs)
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if diff := cmp.Diff(tc.want, order); diff != "" {
+				t.Errorf("service order (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// queueDepth returns how many deliveries wait in a listener's queue.
+func queueDepth(p *pump.Pump, name string) int {
+	for _, l := range p.Listeners() {
+		if l.Name == name {
+			return l.QueueDepth
+		}
+	}
+	return -1
+}

@@ -1,0 +1,110 @@
+package organism
+
+import (
+	"html"
+	"log/slog"
+	"strings"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
+)
+
+// storeJournal adapts the store to pump.Journal, pump.SeqJournal and
+// pump.DeliveryJournal.
+type storeJournal struct {
+	s   *store.Store
+	log *slog.Logger
+}
+
+// Record journals r, dropping the seq.
+func (j storeJournal) Record(r pump.Record) { j.RecordSeq(r) }
+
+// RecordSeq journals r and returns its seq (0 when the store refused it).
+func (j storeJournal) RecordSeq(r pump.Record) int64 {
+	seq, err := j.s.AppendSeq(entryOf(r))
+	if err != nil {
+		j.log.Error("journal: record", "kind", r.Kind, "thread", r.Thread, "from", r.From, "to", r.To, "error", err)
+		return 0
+	}
+	return seq
+}
+
+// Delivered marks seq delivered.
+func (j storeJournal) Delivered(seq int64) {
+	if err := j.s.MarkDelivered(seq); err != nil {
+		j.log.Error("journal: mark delivered", "seq", seq, "error", err)
+	}
+}
+
+// unknownField fills a required journal field the pump could not know (a
+// failure before the envelope was understood has no thread or sender).
+const unknownField = "-"
+
+// entryOf converts a pump record to a journal entry. A record without
+// envelope bytes (a handler failure, a dead letter produced inside the pump)
+// is journaled as a small <record> document holding its kind, parties and
+// diagnostics, since every journal row carries bytes.
+func entryOf(r pump.Record) store.Entry {
+	e := store.Entry{
+		Time:         r.Time,
+		Thread:       r.Thread,
+		Conversation: r.Conversation,
+		Direction:    directionOf(r.Direction),
+		Kind:         kindOf(r.Kind),
+		From:         r.From,
+		To:           r.To,
+		Listener:     r.Listener,
+		PayloadTag:   r.PayloadTag,
+		Bytes:        r.Envelope,
+	}
+	var diags []string
+	for _, d := range r.Diagnostics {
+		diags = append(diags, d.String())
+	}
+	e.Diagnostics = strings.Join(diags, "\n")
+	if e.Kind != store.DeadLetter {
+		if e.Thread == "" {
+			e.Thread = unknownField
+		}
+		if e.From == "" {
+			e.From = unknownField
+		}
+	}
+	if len(e.Bytes) == 0 {
+		e.Bytes = synthesize(r, diags)
+	}
+	return e
+}
+
+// synthesize builds the stand-in document of a record without bytes.
+func synthesize(r pump.Record, diags []string) []byte {
+	var b strings.Builder
+	b.WriteString(`<record kind="` + html.EscapeString(string(r.Kind)) + `" from="` + html.EscapeString(r.From) +
+		`" to="` + html.EscapeString(r.To) + `" listener="` + html.EscapeString(r.Listener) +
+		`" payload="` + html.EscapeString(r.PayloadTag) + `">`)
+	for _, d := range diags {
+		b.WriteString("<diagnostic>" + html.EscapeString(d) + "</diagnostic>")
+	}
+	b.WriteString("</record>")
+	return []byte(b.String())
+}
+
+func directionOf(d pump.Direction) store.Direction {
+	if d == pump.Inbound {
+		return store.Inbound
+	}
+	return store.Outbound
+}
+
+func kindOf(k pump.RecordKind) store.Kind {
+	switch k {
+	case pump.RecordHuh:
+		return store.Huh
+	case pump.RecordSystemError:
+		return store.SystemError
+	case pump.RecordDeadLetter:
+		return store.DeadLetter
+	default:
+		return store.Message
+	}
+}

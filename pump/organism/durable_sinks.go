@@ -1,0 +1,90 @@
+package organism
+
+import (
+	"log/slog"
+
+	"github.com/xml-pipeline/xmlpipe/registry"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
+)
+
+// storeSinks persists the kernel registries' changes: it is the
+// registry.ThreadSink, registry.TodoSink and registry.SlotSink of a durable
+// organism. Writes are asynchronous (the store's writer orders them with the
+// journal); failures are logged.
+type storeSinks struct {
+	s   *store.Store
+	log *slog.Logger
+}
+
+func (k storeSinks) check(op string, err error) {
+	if err != nil {
+		k.log.Error("durable state: "+op, "error", err)
+	}
+}
+
+// ThreadCreated persists a new thread node.
+func (k storeSinks) ThreadCreated(r registry.ThreadRecord) {
+	k.check("put thread", k.s.PutThread(store.ThreadRow{ID: r.ID, Parent: r.Parent, Path: r.Path,
+		Created: r.Created, Touched: r.Touched}))
+}
+
+// ThreadsEnded deletes ended thread nodes.
+func (k storeSinks) ThreadsEnded(ids []string) { k.check("delete threads", k.s.DeleteThreads(ids)) }
+
+// WatcherPut persists a registered or raised todo watcher.
+func (k storeSinks) WatcherPut(w registry.Watcher) {
+	k.check("put watcher", k.s.PutWatcher(store.WatcherRow{ID: w.ID, Thread: w.ThreadID, Issuer: w.Issuer,
+		WaitFor: w.WaitFor, FromListener: w.FromListener, Description: w.Description, Raised: w.Raised,
+		TriggeredFrom: w.TriggeredFrom, Created: w.Created}))
+}
+
+// WatcherClosed deletes a closed watcher.
+func (k storeSinks) WatcherClosed(id string) { k.check("delete watcher", k.s.DeleteWatcher(id)) }
+
+// SlotAppended persists a context-buffer slot.
+func (k storeSinks) SlotAppended(s registry.Slot) {
+	k.check("put slot", k.s.PutSlot(store.SlotRow{Thread: s.ThreadID, Index: s.Index, From: s.From, To: s.To,
+		PayloadType: s.PayloadType, Raw: s.Raw, Time: s.Time, OwnName: s.OwnName, IsSelfCall: s.IsSelfCall}))
+}
+
+// ThreadDeleted deletes a thread's context history.
+func (k storeSinks) ThreadDeleted(id string) { k.check("delete slots", k.s.DeleteSlots(id)) }
+
+// restoreRegistries loads the persisted kernel state into fresh registries.
+func restoreRegistries(s *store.Store, threads *registry.Threads, todos *registry.TodoRegistry,
+	cb *registry.ContextBuffer) error {
+	trows, err := s.LoadThreads()
+	if err != nil {
+		return err
+	}
+	recs := make([]registry.ThreadRecord, len(trows))
+	for i, r := range trows {
+		recs[i] = registry.ThreadRecord{ID: r.ID, Parent: r.Parent, Path: r.Path, Created: r.Created, Touched: r.Touched}
+	}
+	if err := threads.Restore(recs); err != nil {
+		return err
+	}
+	wrows, err := s.LoadWatchers()
+	if err != nil {
+		return err
+	}
+	ws := make([]registry.Watcher, len(wrows))
+	for i, r := range wrows {
+		ws[i] = registry.Watcher{ID: r.ID, ThreadID: r.Thread, Issuer: r.Issuer, WaitFor: r.WaitFor,
+			FromListener: r.FromListener, Description: r.Description, Raised: r.Raised,
+			TriggeredFrom: r.TriggeredFrom, Created: r.Created}
+	}
+	if err := todos.Restore(ws); err != nil {
+		return err
+	}
+	srows, err := s.LoadSlots()
+	if err != nil {
+		return err
+	}
+	slots := make([]registry.Slot, len(srows))
+	for i, r := range srows {
+		slots[i] = registry.Slot{Index: r.Index, ThreadID: r.Thread, From: r.From, To: r.To, PayloadType: r.PayloadType,
+			Raw: r.Raw, Time: r.Time, OwnName: r.OwnName, IsSelfCall: r.IsSelfCall}
+	}
+	return cb.Restore(slots)
+}

@@ -1,0 +1,163 @@
+package pump_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// TestShutdownDrains: Shutdown waits for in-flight work — a slow handler
+// finishes and its output is still delivered — then returns; a second
+// Shutdown is a no-op and Inject afterwards fails with ErrClosed (reference
+// Q28 fixed: shutdown neither hangs nor drops queued work).
+func TestShutdownDrains(t *testing.T) {
+	entered, finish := newGate(), newGate()
+	var mu sync.Mutex
+	var steps []string
+	step := func(s string) { mu.Lock(); steps = append(steps, s); mu.Unlock() }
+	slow := listenerOf(t, "slow", func(_ context.Context, in *Job, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		if md.From == "next" {
+			step("slow got the answer")
+			return xmlpipe.Respond(&Ping{Text: "delivered: " + in.Label}), nil
+		}
+		entered.open()
+		finish.wait(t.Context())
+		step("handler returned")
+		return xmlpipe.Send("next", &Ping{Text: "after the slow part"}), nil
+	})
+	next := listenerOf(t, "next", func(_ context.Context, in *Ping, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		step("next handled")
+		return xmlpipe.Respond(&Job{Label: in.Text}), nil
+	})
+	// MaxInFlight 1: while slow runs, a further Inject waits for room; Shutdown
+	// turns it away at once, which tells the test the drain has begun.
+	p := startPump(t, pump.Options{MaxInFlight: 1}, slow, next)
+	out := newRecorder()
+	mustSend(t, p, client, "slow", &Job{Label: "work"}, out)
+	entered.wait(waitCtx(t))
+	waiting := make(chan error, 1)
+	go func() {
+		waiting <- p.Inject(waitCtx(t), envelope(client, "slow", xmlpipe.NewThreadID(), `<Job xmlns=""><Label>w</Label></Job>`), out)
+	}()
+
+	shut := make(chan error, 1)
+	go func() {
+		shut <- p.Shutdown(context.Background())
+		step("shutdown returned")
+	}()
+	select {
+	case err := <-waiting:
+		if !errors.Is(err, pump.ErrClosed) {
+			t.Fatalf("Inject waiting for room during Shutdown = %v, want ErrClosed", err)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("Shutdown did not turn away an Inject waiting for room")
+	}
+	finish.open()
+	select {
+	case err := <-shut:
+		if err != nil {
+			t.Fatalf("Shutdown: %v", err)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("Shutdown did not return after the work drained")
+	}
+	// Everything below was delivered before Shutdown returned: no waiting.
+	if got := out.count(kind(pump.EventReply)); got != 1 {
+		t.Fatalf("replies delivered before Shutdown returned: %d, want 1; events: %s", got, describe(out.snapshot()))
+	}
+	reply := out.waitFor(t, "reply", kind(pump.EventReply))
+	if r := reply.Payload.(*Ping); r.Text != "delivered: after the slow part" {
+		t.Errorf("reply %q", r.Text)
+	}
+	if got := p.InFlight(); got != 0 {
+		t.Errorf("InFlight after Shutdown: %d", got)
+	}
+	mu.Lock()
+	if len(steps) < 3 || steps[0] != "handler returned" || steps[1] != "next handled" || steps[2] != "slow got the answer" {
+		t.Errorf("steps %v: the slow handler and its follow-up must finish before Shutdown returns", steps)
+	}
+	mu.Unlock()
+
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Errorf("second Shutdown: %v", err)
+	}
+	ctx := waitCtx(t)
+	if err := p.Inject(ctx, envelope(client, "slow", xmlpipe.NewThreadID(), `<Job xmlns=""><Label>late</Label></Job>`), out); !errors.Is(err, pump.ErrClosed) {
+		t.Errorf("Inject after Shutdown = %v, want ErrClosed", err)
+	}
+	if _, err := p.Send(ctx, client, "slow", &Job{Label: "late"}, out); !errors.Is(err, pump.ErrClosed) {
+		t.Errorf("Send after Shutdown = %v, want ErrClosed", err)
+	}
+	if _, err := p.SendSystem("slow", &Job{Label: "late"}); !errors.Is(err, pump.ErrClosed) {
+		t.Errorf("SendSystem after Shutdown = %v, want ErrClosed", err)
+	}
+}
+
+// TestShutdownDeadline: Shutdown bounded by an expiring deadline still waits
+// for running handlers to return, and reports the deadline when it gave up the
+// drain first; the late output is delivered (queued before the drain gave up)
+// or dead-lettered (after), never lost silently.
+func TestShutdownDeadline(t *testing.T) {
+	entered, finish := newGate(), newGate()
+	returned := make(chan struct{})
+	slow := listenerOf(t, "slow", func(_ context.Context, in *Job, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		entered.open()
+		finish.wait(t.Context())
+		close(returned)
+		return xmlpipe.Respond(&Job{Label: "late"}), nil
+	})
+	p := startPump(t, pump.Options{}, slow)
+	events := newRecorder()
+	p.Subscribe(events)
+	mustSend(t, p, client, "slow", &Job{}, newRecorder())
+	entered.wait(waitCtx(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	shut := make(chan error, 1)
+	go func() { shut <- p.Shutdown(ctx) }()
+	<-ctx.Done()
+	finish.open()
+	select {
+	case err := <-shut:
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Shutdown = %v, want nil or a DeadlineExceeded error", err)
+		}
+		select {
+		case <-returned:
+		default:
+			t.Error("Shutdown returned while a handler was still running")
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("Shutdown did not return")
+	}
+	events.waitFor(t, "the late output delivered or dead-lettered", func(e pump.Event) bool {
+		return e.Kind == pump.EventReply || e.Kind == pump.EventDeadLetter && e.From == "slow"
+	})
+}
+
+// TestLifecycleErrors: Inject before Start and Start twice are errors.
+func TestLifecycleErrors(t *testing.T) {
+	p := newPump(t, pump.Options{}, sink[Job](t, "s", newProbe()))
+	if err := p.Inject(context.Background(), []byte("<x/>"), nil); !errors.Is(err, pump.ErrNotStarted) {
+		t.Errorf("Inject before Start = %v, want ErrNotStarted", err)
+	}
+	if _, err := p.SendSystem("s", &Job{}); !errors.Is(err, pump.ErrNotStarted) {
+		t.Errorf("SendSystem before Start = %v, want ErrNotStarted", err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown(context.Background())
+	if err := p.Start(); !errors.Is(err, pump.ErrStarted) {
+		t.Errorf("second Start = %v, want ErrStarted", err)
+	}
+	if _, err := pump.New(pump.Options{Scheduling: "random"}); err == nil {
+		t.Error("New accepted an unknown scheduling policy")
+	}
+}
