@@ -108,3 +108,11 @@ func kindOf(k pump.RecordKind) store.Kind {
 		return store.Message
 	}
 }
+
+// StoreJournal returns the pump journal that writes to s (with delivery marks).
+func StoreJournal(s *store.Store, log *slog.Logger) pump.Journal {
+	if log == nil {
+		log = slog.Default()
+	}
+	return storeJournal{s: s, log: log}
+}
