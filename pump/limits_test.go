@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,92 +19,119 @@ import (
 
 // TestConcurrencyLimits: max_concurrent_handlers (across listeners), a
 // listener's Workers and max_concurrent_per_agent are never exceeded. Every
-// handler blocks until the test releases it, one at a time and only while
-// exactly `limit` are inside, so every queued message contends for a slot;
-// the peak of concurrent entries is counted with atomics.
+// handler blocks until the test releases it, and the test releases one only
+// when as many are inside as the limits allow for the messages left, so every
+// queued message contends for a slot. Peaks are counted with atomics.
 func TestConcurrencyLimits(t *testing.T) {
 	tests := []struct {
 		name      string
 		opts      pump.Options
-		listeners []string
+		listeners int
 		agent     bool
 		workers   int
 		messages  int
-		limit     int
+		perCap    int // what one listener may run at once (workers or per-agent limit)
+		globalCap int // what all listeners may run at once
 	}{
-		{"max concurrent handlers across listeners", pump.Options{MaxConcurrentHandlers: 2},
-			[]string{"l1", "l2", "l3"}, false, 3, 9, 2},
-		{"listener workers", pump.Options{MaxConcurrentHandlers: 20}, []string{"l1"}, false, 3, 8, 3},
-		{"single worker", pump.Options{}, []string{"l1"}, false, 1, 4, 1},
-		{"max concurrent per agent", pump.Options{MaxConcurrentPerAgent: 2}, []string{"l1"}, true, 0, 6, 2},
-		{"per agent across two agents", pump.Options{MaxConcurrentPerAgent: 1, MaxConcurrentHandlers: 20},
-			[]string{"l1", "l2"}, true, 0, 6, 2},
+		{"max concurrent handlers across listeners", pump.Options{MaxConcurrentHandlers: 2}, 3, false, 3, 9, 3, 2},
+		{"listener workers", pump.Options{MaxConcurrentHandlers: 20}, 1, false, 3, 8, 3, 20},
+		{"listener workers on two listeners", pump.Options{MaxConcurrentHandlers: 20}, 2, false, 2, 8, 2, 20},
+		{"single worker", pump.Options{}, 1, false, 1, 4, 1, 20},
+		{"max concurrent per agent", pump.Options{MaxConcurrentPerAgent: 2}, 1, true, 0, 6, 2, 20},
+		{"per agent on two agents", pump.Options{MaxConcurrentPerAgent: 1}, 2, true, 0, 6, 1, 20},
+		{"global cap below the listeners' workers", pump.Options{MaxConcurrentHandlers: 3}, 2, false, 3, 8, 3, 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			n := tc.listeners
 			var active, peak atomic.Int64
-			entered := make(chan struct{}, tc.messages)
-			release := make(chan struct{})
-			enter := func() {
+			perActive, perPeak := make([]atomic.Int64, n), make([]atomic.Int64, n)
+			entered := make(chan int, tc.messages)
+			release := make([]chan struct{}, n)
+			for k := range release {
+				release[k] = make(chan struct{})
+			}
+			enter := func(k int) {
 				updateMax(&peak, active.Add(1))
-				entered <- struct{}{}
+				updateMax(&perPeak[k], perActive[k].Add(1))
+				entered <- k
 				select {
-				case <-release:
+				case <-release[k]:
 				case <-t.Context().Done():
 				}
+				perActive[k].Add(-1)
 				active.Add(-1)
 			}
-			// One payload type per listener: l1 takes Job, l2 Ping, l3 Pong.
+			// One payload type per listener: l0 takes Job, l1 Ping, l2 Pong.
 			all := []pump.Listener{
-				listenerOf(t, "l1", func(context.Context, *Job, xmlpipe.Metadata) (xmlpipe.Response, error) { enter(); return nil, nil }),
-				listenerOf(t, "l2", func(context.Context, *Ping, xmlpipe.Metadata) (xmlpipe.Response, error) { enter(); return nil, nil }),
-				listenerOf(t, "l3", func(context.Context, *Pong, xmlpipe.Metadata) (xmlpipe.Response, error) { enter(); return nil, nil }),
+				listenerOf(t, "l0", func(context.Context, *Job, xmlpipe.Metadata) (xmlpipe.Response, error) { enter(0); return nil, nil }),
+				listenerOf(t, "l1", func(context.Context, *Ping, xmlpipe.Metadata) (xmlpipe.Response, error) { enter(1); return nil, nil }),
+				listenerOf(t, "l2", func(context.Context, *Pong, xmlpipe.Metadata) (xmlpipe.Response, error) { enter(2); return nil, nil }),
 			}
 			payloads := []func(string) any{
 				func(s string) any { return &Job{Label: s} },
 				func(s string) any { return &Ping{Text: s} },
 				func(s string) any { return &Pong{Text: s} },
 			}
-			ls := all[:len(tc.listeners)]
-			for i := range ls {
-				ls[i].Agent, ls[i].Workers = tc.agent, tc.workers
+			ls := all[:n]
+			for k := range ls {
+				ls[k].Agent, ls[k].Workers = tc.agent, tc.workers
 			}
 			p := startPump(t, tc.opts, ls...)
+			remaining := make([]int, n)
 			outs := make([]*recorder, tc.messages)
 			for i := range outs {
 				outs[i] = newRecorder()
-				k := i % len(ls)
+				k := i % n
+				remaining[k]++
 				mustSend(t, p, client, ls[k].Name, payloads[k](fmt.Sprint(i)), outs[i])
 			}
-			// Keep exactly limit handlers inside: release one only when the
-			// limit is reached (or nothing else can enter), then wait for the
-			// next entry. A pump that lets a queued message in beyond the
-			// limit raises the peak while the others are still held.
-			inside, done := 0, 0
-			for done < tc.messages {
-				if inside > 0 && (inside == tc.limit || inside+done == tc.messages) {
-					// While limit handlers are held, yield so that a message the
+			inside, insideBy := 0, make([]int, n)
+			// bound is how many handlers the limits let in, given what is
+			// inside and what has not entered yet.
+			bound := func() int {
+				b := 0
+				for k := range n {
+					b += min(tc.perCap, insideBy[k]+remaining[k])
+				}
+				return min(b, tc.globalCap)
+			}
+			want := bound()
+			for turn := 0; inside > 0 || slices.ContainsFunc(remaining, func(r int) bool { return r > 0 }); turn++ {
+				if inside > 0 && inside >= bound() {
+					// While the limits are full, yield so that a message the
 					// pump wrongly lets in gets to enter before any release.
 					for range 200 {
 						runtime.Gosched()
 					}
-					release <- struct{}{}
+					k := turn % n
+					for insideBy[k] == 0 {
+						k = (k + 1) % n
+					}
+					release[k] <- struct{}{}
+					insideBy[k]--
 					inside--
-					done++
 					continue
 				}
 				select {
-				case <-entered:
+				case k := <-entered:
+					insideBy[k]++
+					remaining[k]--
 					inside++
 				case <-time.After(waitTimeout):
-					t.Fatalf("%d handlers inside, %d released; no further entry", inside, done)
+					t.Fatalf("%d handlers inside (%v), %v not entered; no further entry", inside, insideBy, remaining)
 				}
 			}
 			for _, o := range outs {
 				o.waitFor(t, "completion", kind(pump.EventComplete))
 			}
-			if got := peak.Load(); got != int64(tc.limit) {
-				t.Errorf("peak concurrency %d, want exactly %d", got, tc.limit)
+			if got := peak.Load(); got != int64(want) {
+				t.Errorf("peak concurrency %d, want exactly %d", got, want)
+			}
+			for k := range perPeak {
+				if got := perPeak[k].Load(); got > int64(tc.perCap) {
+					t.Errorf("listener l%d peaked at %d, above its cap %d", k, got, tc.perCap)
+				}
 			}
 		})
 	}
