@@ -44,7 +44,7 @@ type printer struct {
 
 func newPrinter() *printer { return &printer{ch: make(chan string, 16)} }
 
-func (p *printer) print(from, text string) {
+func (p *printer) print(_, from, text string) {
 	line := "[" + from + "] " + text
 	p.mu.Lock()
 	p.lines = append(p.lines, line)

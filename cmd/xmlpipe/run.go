@@ -33,7 +33,7 @@ func runRun(ctx context.Context, args []string, std streams) int {
 	}
 	logger := slog.New(slog.NewTextHandler(std.err, &slog.HandlerOptions{Level: level}))
 	src := resolveConfig(pos)
-	env := catalog.Env{Print: func(from, text string) {
+	env := catalog.Env{Print: func(_, from, text string) {
 		logger.Info("output", "from", from, "text", text)
 	}}
 	o, err := src.durableBuild(*data)(organism.Options{Logger: logger, Env: env})

@@ -33,8 +33,9 @@ type Env struct {
 	// Todos is the todo registry; Lineage the thread registry's ancestry.
 	Todos   *registry.TodoRegistry
 	Lineage registry.Lineage
-	// Print shows a listener's output to the user (console) — (sender, text).
-	Print func(from, text string)
+	// Print shows a listener's output to the user (console) — (thread,
+	// sender, text); the thread is the handler's (Metadata.ThreadID).
+	Print func(thread, from, text string)
 }
 
 // HandlerFactory builds a handler for an environment.

@@ -66,14 +66,16 @@ func Shout(_ context.Context, p *GreetingResponse, _ xmlpipe.Metadata) (xmlpipe.
 
 // Printer is response-handler: it shows the shouted greeting and ends the chain.
 type Printer struct {
-	// Print receives (sender, message); the console renders it as "[sender] message".
-	Print func(from, message string)
+	// Print receives (thread, sender, message); the console renders it as
+	// "[sender] message". The thread lets a transport route the line to the
+	// client whose conversation it belongs to.
+	Print func(thread, from, message string)
 }
 
 // Handle implements handle_response_print.
 func (pr *Printer) Handle(_ context.Context, p *ShoutedResponse, md xmlpipe.Metadata) (xmlpipe.Response, error) {
 	if pr.Print != nil {
-		pr.Print(md.From, p.Message)
+		pr.Print(md.ThreadID, md.From, p.Message)
 	}
 	return nil, nil
 }

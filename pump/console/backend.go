@@ -118,7 +118,8 @@ const (
 // Output is one thing the organism says to the console.
 type Output struct {
 	Kind OutputKind
-	// Conversation is the thread id Send returned ("" for OutputPrint).
+	// Conversation is the thread id Send returned; for OutputPrint, the
+	// conversation of the printing thread ("" when unknown).
 	Conversation string
 	// From is who said it; Text what it said (the canned text for OutputHuh).
 	From, Text string

@@ -42,10 +42,10 @@ func Assemble(opts organism.Options, build func(organism.Options) (*organism.Org
 		l.clock = time.Now
 	}
 	next := opts.Env.Print
-	opts.Env.Print = func(from, text string) {
-		l.Print(from, text)
+	opts.Env.Print = func(thread, from, text string) {
+		l.Print(thread, from, text)
 		if next != nil {
-			next(from, text)
+			next(thread, from, text)
 		}
 	}
 	o, err := build(opts)
@@ -59,10 +59,14 @@ func Assemble(opts organism.Options, build func(organism.Options) (*organism.Org
 // Organism returns the organism the backend drives.
 func (l *Local) Organism() *organism.Organism { return l.org }
 
-// Print shows a listener's output on every subscribed console; it is a
-// catalog.Env.Print.
-func (l *Local) Print(from, text string) {
-	l.publish(Output{Kind: OutputPrint, From: from, Text: text})
+// Print shows a listener's output on every subscribed console, tagged with
+// the conversation the printing thread belongs to; it is a catalog.Env.Print.
+func (l *Local) Print(thread, from, text string) {
+	var conv string
+	if l.org != nil && thread != "" {
+		conv = l.org.Pump.Threads().Root(thread)
+	}
+	l.publish(Output{Kind: OutputPrint, Conversation: conv, From: from, Text: text})
 }
 
 // Send builds target's payload from text (NewPayload) and sends it from

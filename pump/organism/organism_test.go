@@ -18,7 +18,7 @@ type printed struct {
 	ch    chan string
 }
 
-func (p *printed) print(from, text string) {
+func (p *printed) print(_, from, text string) {
 	p.mu.Lock()
 	p.lines = append(p.lines, "["+from+"] "+text)
 	p.mu.Unlock()
