@@ -41,6 +41,9 @@ func (p *Pump) convDone(conv string) {
 		return
 	}
 	delete(p.convs, conv)
+	if c.killed {
+		p.killing.Add(-1)
+	}
 	p.convMu.Unlock()
 	ev := Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: conv, Thread: conv}
 	if c.outlet != nil {

@@ -21,7 +21,11 @@ func (p *Pump) listenerWorker(l *listener) {
 		}
 		p.handlerSem <- struct{}{}
 		l.active.Add(1)
-		p.handle(l, d)
+		if p.killed(d.conv) {
+			p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, "conversation killed")
+		} else {
+			p.handle(l, d)
+		}
 		d.mark.release()
 		l.active.Add(-1)
 		<-p.handlerSem

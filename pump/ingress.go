@@ -116,6 +116,14 @@ func (p *Pump) process(w *work) {
 	defer w.parent.release()
 	if !w.external {
 		defer p.convDone(w.conv)
+		if p.killed(w.conv) {
+			from := ""
+			if w.sender != nil {
+				from = w.sender.Name
+			}
+			p.deadLetter(w.conv, w.senderThread, from, "", "", clip(w.raw), "conversation killed")
+			return
+		}
 	}
 	m, err := p.ingress.Read(w.raw)
 	if err != nil {

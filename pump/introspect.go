@@ -17,6 +17,8 @@ type ListenerInfo struct {
 	Active int
 	// Handled counts messages handled since start.
 	Handled int64
+	// Paused reports a listener stopped by Pause.
+	Paused bool
 	// LastActivity is when the last message finished (zero if none).
 	LastActivity time.Time
 }
@@ -31,6 +33,7 @@ func (p *Pump) Listeners() []ListenerInfo {
 			Peers:      append([]string(nil), l.Peers...),
 			RootTag:    tagKey{l.Payload.Namespace(), l.Payload.Name()}.String(),
 			QueueDepth: l.queue.len(), Active: int(l.active.Load()), Handled: l.handled.Load(),
+			Paused: l.queue.isPaused(),
 		}
 		if ns := l.lastSeen.Load(); ns != 0 {
 			info.LastActivity = time.Unix(0, ns)

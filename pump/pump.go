@@ -45,6 +45,8 @@ type Pump struct {
 
 	convMu sync.Mutex
 	convs  map[string]*convState
+	// killing counts killed conversations still in flight (fast path: 0).
+	killing atomic.Int32
 
 	flightMu sync.Mutex
 	flight   *sync.Cond
@@ -58,6 +60,9 @@ type Pump struct {
 // convState tracks one conversation: where its external replies go and how
 // many messages of it are still in flight.
 type convState struct {
+	// killed marks a conversation stopped by Kill: its queued and emitted
+	// messages are dropped as dead letters until nothing is in flight.
+	killed   bool
 	outlet   Outlet
 	inflight int
 }
@@ -200,6 +205,9 @@ func (p *Pump) Shutdown(ctx context.Context) error {
 	p.flightMu.Lock()
 	p.flight.Broadcast() // Inject calls waiting for room fail with ErrClosed now
 	p.flightMu.Unlock()
+	for _, l := range p.table.all() {
+		l.queue.setPaused(false) // a paused listener drains too
+	}
 	ctx, cancel := context.WithTimeout(ctx, p.opts.ShutdownTimeout)
 	defer cancel()
 	drained := make(chan struct{})

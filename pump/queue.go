@@ -25,6 +25,9 @@ type schedQueue struct {
 	queued   map[string]int   // conversation → items queued
 	served   int64            // round of the last popped item
 	closed   bool
+	// paused holds pops (the listener is paused); close overrides it so a
+	// shutdown still drains.
+	paused bool
 }
 
 type item struct {
@@ -92,8 +95,8 @@ func (q *schedQueue) push(d *delivery, block bool) bool {
 func (q *schedQueue) pop() (*delivery, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for len(q.h) == 0 {
-		if q.closed {
+	for len(q.h) == 0 || q.paused && !q.closed {
+		if q.closed && len(q.h) == 0 {
 			return nil, false
 		}
 		q.notEmpty.Wait()
@@ -114,6 +117,24 @@ func (q *schedQueue) len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return len(q.h)
+}
+
+// setPaused holds or releases pops; it reports whether the state changed.
+func (q *schedQueue) setPaused(paused bool) bool {
+	q.mu.Lock()
+	changed := q.paused != paused
+	q.paused = paused
+	q.mu.Unlock()
+	if changed && !paused {
+		q.notEmpty.Broadcast()
+	}
+	return changed
+}
+
+func (q *schedQueue) isPaused() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.paused
 }
 
 // close wakes every waiter; queued items are still popped (drain).

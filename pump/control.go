@@ -1,0 +1,90 @@
+package pump
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/xml-pipeline/xmlpipe/registry"
+)
+
+// Control errors.
+var (
+	// ErrUnknownListener: no listener has that name.
+	ErrUnknownListener = errors.New("unknown listener")
+	// ErrUnknownThread: the thread is neither live nor has messages in flight.
+	ErrUnknownThread = errors.New("unknown thread")
+)
+
+// Pause stops name's workers from taking new messages; messages keep queueing
+// (external senders feel backpressure once the queue is full, internal ones
+// never block). A handler already running finishes. Shutdown still drains a
+// paused listener. Pausing a paused listener is a no-op.
+func (p *Pump) Pause(name string) error {
+	l := p.table.lookup(name)
+	if l == nil {
+		return fmt.Errorf("%w: %s", ErrUnknownListener, name)
+	}
+	if l.queue.setPaused(true) {
+		p.log.Info("listener paused", "listener", l.Name, "queued", l.queue.len())
+	}
+	return nil
+}
+
+// Resume lets a paused listener's workers take messages again.
+func (p *Pump) Resume(name string) error {
+	l := p.table.lookup(name)
+	if l == nil {
+		return fmt.Errorf("%w: %s", ErrUnknownListener, name)
+	}
+	if l.queue.setPaused(false) {
+		p.log.Info("listener resumed", "listener", l.Name, "queued", l.queue.len())
+	}
+	return nil
+}
+
+// Paused reports whether name is paused (false for unknown names).
+func (p *Pump) Paused(name string) bool {
+	l := p.table.lookup(name)
+	return l != nil && l.queue.isPaused()
+}
+
+// Kill stops the conversation that thread belongs to (thread may be the
+// conversation id or any thread of it): every thread of the conversation
+// ends, and the messages of it still queued or emitted by handlers already
+// running are dropped as dead letters ("conversation killed") instead of
+// reaching a handler. It returns the conversation id, or ErrUnknownThread
+// when the thread is not live and no message of it is in flight.
+func (p *Pump) Kill(thread string) (string, error) {
+	conv := p.threads.Root(thread)
+	if conv == "" {
+		conv = thread
+	}
+	p.convMu.Lock()
+	c := p.convs[conv]
+	if c != nil && !c.killed {
+		c.killed = true
+		p.killing.Add(1)
+	}
+	p.convMu.Unlock()
+	err := p.threads.End(conv)
+	if err != nil && !errors.Is(err, registry.ErrUnknownThread) {
+		return "", fmt.Errorf("kill %s: %w", conv, err)
+	}
+	if c == nil && err != nil {
+		return "", fmt.Errorf("%w: %s", ErrUnknownThread, thread)
+	}
+	p.log.Warn("conversation killed", "thread", conv, "in_flight", c != nil)
+	return conv, nil
+}
+
+// killed reports whether conv was stopped by Kill and still has messages in
+// flight.
+func (p *Pump) killed(conv string) bool {
+	if conv == "" || p.killing.Load() == 0 {
+		return false
+	}
+	p.convMu.Lock()
+	defer p.convMu.Unlock()
+	c := p.convs[conv]
+	return c != nil && c.killed
+}
