@@ -10,6 +10,7 @@
 //	xmlpipe gen [-out DIR] [-check]
 //	xmlpipe bench [--duration 5s] [--json]
 //	xmlpipe journal tail|thread|verify|export [--data DIR] [--config organism.yaml] …
+//	xmlpipe users add|list|remove|reset-totp|passwd|role [--data DIR] …
 package main
 
 import (
@@ -54,6 +55,7 @@ func commands() []command {
 		{"gen", "[-out DIR] [-check]", "write (or check) the generated payload schemas", runGen},
 		{"bench", "[--duration 5s] [--json]", "end-to-end pump benchmark: envelopes/s, latency, floor ratio", runBench},
 		{"journal", "tail|thread|verify|export [--data DIR] …", "read and check the message journal", runJournal},
+		{"users", "add|list|remove|reset-totp|passwd|role …", "manage the main bus's users (password + TOTP)", runUsers},
 		{"help", "", "show this help", runHelp},
 	}
 }
