@@ -35,7 +35,9 @@ func sendJob(t *testing.T, p *pump.Pump, target, label string, out pump.Outlet) 
 // them; Resume hands them all over in order.
 func TestPauseResume(t *testing.T) {
 	pr := newProbe()
-	p := startPump(t, pump.Options{}, sink[Job](t, "jobs", pr))
+	jobs := sink[Job](t, "jobs", pr)
+	jobs.Workers = 1 // one worker: handled in queue order
+	p := startPump(t, pump.Options{}, jobs)
 	if err := p.Pause("Jobs"); err != nil { // names compare case-insensitively
 		t.Fatal(err)
 	}

@@ -171,7 +171,7 @@ func (p *Pump) forward(l *listener, d *delivery, to string, payload any) {
 	}
 	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, to, child, body)
 	p.enqueueInternal(&work{raw: env, conv: d.conv, sender: l, senderThread: d.thread, depth: d.depth + 1,
-		payloadType: pt, admitted: d.admitted, parent: d.mark.retain()})
+		payloadType: pt, canonical: pt.Canonical(), admitted: d.admitted, parent: d.mark.retain()})
 }
 
 // reply is Respond(payload): prune the chain back to the caller; a caller that
@@ -194,7 +194,7 @@ func (p *Pump) reply(l *listener, d *delivery, payload any) {
 	}
 	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, caller, thread, body)
 	w := &work{raw: env, conv: d.conv, sender: l, senderThread: d.thread, depth: max(d.depth-1, 0), payloadType: pt,
-		admitted: d.admitted, parent: d.mark.retain()}
+		canonical: pt.Canonical(), admitted: d.admitted, parent: d.mark.retain()}
 	if p.table.lookup(caller) == nil {
 		w.egress = caller
 	}

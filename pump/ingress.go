@@ -125,7 +125,11 @@ func (p *Pump) process(w *work) {
 			return
 		}
 	}
-	m, err := p.ingress.Read(w.raw)
+	read := p.ingress.Read
+	if w.canonical {
+		read = p.ingress.ReadCanonical
+	}
+	m, err := read(w.raw)
 	if err != nil {
 		p.rejectRead(w, err)
 		return

@@ -133,6 +133,7 @@ func (p *Pump) register(l Listener, system bool) error {
 		return ErrStarted
 	}
 	rl := &listener{Listener: l}
+	rl.only = []*listener{rl}
 	rl.Peers = append([]string(nil), l.Peers...)
 	rl.peers = map[string]bool{}
 	for _, peer := range l.Peers {

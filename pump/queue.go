@@ -1,9 +1,6 @@
 package pump
 
-import (
-	"container/heap"
-	"sync"
-)
+import "sync"
 
 // schedQueue is a listener's pipeline queue. Breadth-first serves conversations
 // round-robin (the i-th queued message of a conversation is served in round i,
@@ -39,21 +36,52 @@ type item struct {
 
 type itemHeap []item
 
-func (h itemHeap) Len() int { return len(h) }
-func (h itemHeap) Less(i, j int) bool {
+// itemHeap is a binary min-heap ordered by (key, seq). It is written out
+// rather than using container/heap, whose interface boxes every item (one
+// allocation per push and per pop on the hot path).
+func (h itemHeap) less(i, j int) bool {
 	if h[i].key != h[j].key {
 		return h[i].key < h[j].key
 	}
 	return h[i].seq < h[j].seq
 }
-func (h itemHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *itemHeap) Push(x any)   { *h = append(*h, x.(item)) }
-func (h *itemHeap) Pop() any {
-	old := *h
-	it := old[len(old)-1]
-	old[len(old)-1] = item{}
-	*h = old[:len(old)-1]
-	return it
+
+func (h *itemHeap) push(it item) {
+	*h = append(*h, it)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !s.less(i, parent) {
+			break
+		}
+		s[i], s[parent] = s[parent], s[i]
+		i = parent
+	}
+}
+
+func (h *itemHeap) pop() item {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s[last] = item{}
+	s = s[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(s) && s.less(l, m) {
+			m = l
+		}
+		if r < len(s) && s.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
 }
 
 func newSchedQueue(policy Scheduling, capacity int) *schedQueue {
@@ -85,7 +113,7 @@ func (q *schedQueue) push(d *delivery, block bool) bool {
 		q.queued[d.conv]++
 		it.key = r
 	}
-	heap.Push(&q.h, it)
+	q.h.push(it)
 	q.notEmpty.Signal()
 	return true
 }
@@ -101,7 +129,7 @@ func (q *schedQueue) pop() (*delivery, bool) {
 		}
 		q.notEmpty.Wait()
 	}
-	it := heap.Pop(&q.h).(item)
+	it := q.h.pop()
 	if q.policy != DepthFirst {
 		q.served = it.key
 		if q.queued[it.conv]--; q.queued[it.conv] <= 0 {

@@ -105,7 +105,7 @@ func (t *table) resolve(to, ns, name string) ([]*listener, error) {
 			return nil, noRoute(fmt.Sprintf("%s takes <%s>, not <%s>", l.Name,
 				tagKey{l.Payload.Namespace(), l.Payload.Name()}, key))
 		}
-		return []*listener{l}, nil
+		return l.only, nil
 	}
 	ls := t.byTag[key]
 	if len(ls) == 0 {

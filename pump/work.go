@@ -17,6 +17,9 @@ type listener struct {
 	system bool
 	usage  string
 	queue  *schedQueue
+	// only is the one-element target list of a message addressed by <to>
+	// (shared, never modified).
+	only []*listener
 
 	handled  atomic.Int64
 	active   atomic.Int32
@@ -40,6 +43,9 @@ type work struct {
 	egress string
 	// payloadType is the payload contract of internal work (egress validation).
 	payloadType *xmlpipe.PayloadType
+	// canonical marks bytes built by the pump around a payload type whose
+	// encoding is already exclusive C14N (Ingress.ReadCanonical skips the pass).
+	canonical bool
 	// isError marks a pump-generated <huh>/SystemError (never answered with another).
 	isError bool
 	depth   int

@@ -20,6 +20,8 @@ type PayloadType struct {
 	xsd     []byte
 	example []byte
 	schema  *lx.Schema
+	// canonical caches codec.Canonical.
+	canonical bool
 }
 
 // PayloadOption customises NewPayloadType.
@@ -42,6 +44,10 @@ type payloadKey struct {
 
 var payloadTypes sync.Map // payloadKey → *PayloadType
 
+// derivedTypes maps a struct reflect.Type to its *PayloadType with the derived
+// schema (the no-option case of payloadTypes, without allocating a key).
+var derivedTypes sync.Map
+
 // PayloadTypeOf returns the payload type of T.
 func PayloadTypeOf[T any](opts ...PayloadOption) (*PayloadType, error) {
 	return NewPayloadType(reflect.TypeFor[T](), opts...)
@@ -56,6 +62,13 @@ func NewPayloadType(t reflect.Type, opts ...PayloadOption) (*PayloadType, error)
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if o.xsd == nil {
+		// Fast path for the pump's per-message lookups: keying by the
+		// reflect.Type alone does not allocate.
+		if v, ok := derivedTypes.Load(t); ok {
+			return v.(*PayloadType), nil
+		}
 	}
 	key := payloadKey{t: t, xsd: string(o.xsd)}
 	if v, ok := payloadTypes.Load(key); ok {
@@ -74,8 +87,12 @@ func NewPayloadType(t reflect.Type, opts ...PayloadOption) (*PayloadType, error)
 	if s == nil {
 		return nil, fmt.Errorf("xmlpipe: payload %v: schema does not compile: %w", t, errs)
 	}
-	pt := &PayloadType{goType: t, model: model, codec: c, xsd: xsd, example: gen.Example(model), schema: s}
+	pt := &PayloadType{goType: t, model: model, codec: c, xsd: xsd, example: gen.Example(model), schema: s,
+		canonical: c.Canonical()}
 	v, _ := payloadTypes.LoadOrStore(key, pt)
+	if o.xsd == nil {
+		derivedTypes.Store(t, v)
+	}
 	return v.(*PayloadType), nil
 }
 
@@ -96,6 +113,11 @@ func (pt *PayloadType) XSD() []byte { return pt.xsd }
 
 // Example returns an example instance that validates against the schema.
 func (pt *PayloadType) Example() []byte { return pt.example }
+
+// Canonical reports whether AppendPayload's output inside AppendEnvelope is
+// already exclusive C14N (see codec.Codec.Canonical), which lets the pump read
+// the envelopes it builds with Ingress.ReadCanonical.
+func (pt *PayloadType) Canonical() bool { return pt.canonical }
 
 // Matches reports whether an element with this name and namespace is this
 // payload's root.

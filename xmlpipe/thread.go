@@ -34,3 +34,8 @@ func IsThreadID(s string) bool {
 
 // NewThreadID returns a fresh lower-case UUID v4.
 func NewThreadID() string { return uuid.NewString() }
+
+// init turns on the uuid package's pool of crypto/rand bytes: thread ids are
+// minted on every hop, and reading 16 random bytes at a time costs a system
+// call and an allocation each. The pool still draws from crypto/rand.
+func init() { uuid.EnableRandPool() }

@@ -161,6 +161,40 @@ func (n Node) TextFast() string {
 	return string(b)
 }
 
+// NameView returns the local name as a string aliasing the document's memory:
+// no copy, valid only until the document is freed (intern or clone it to keep it).
+func (n Node) NameView() string {
+	if n.p == nil {
+		return ""
+	}
+	return cview(n.p.name)
+}
+
+// NamespaceView returns the namespace URI like NameView: aliasing, no copy.
+func (n Node) NamespaceView() string {
+	if n.p == nil || n.p.ns == nil {
+		return ""
+	}
+	return cview(n.p.ns.href)
+}
+
+// TextView returns the text of an element whose only child is one text or
+// CDATA node (or that has no children) as a string aliasing the document's
+// memory, like NameView; ok is false for any other shape (use TextFast).
+func (n Node) TextView() (s string, ok bool) {
+	if n.p == nil {
+		return "", true
+	}
+	c := n.p.children
+	if c == nil {
+		return "", true
+	}
+	if c.next == nil && (NodeType(c._type) == TextNode || NodeType(c._type) == CDATANode) {
+		return cview(c.content), true
+	}
+	return "", false
+}
+
 // SetText replaces n's children with a single text node holding s (s is raw
 // text, not markup).
 func (n Node) SetText(s string) {
