@@ -3,6 +3,7 @@ package pump_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -454,4 +455,43 @@ func TestBroadcastIsConcurrent(t *testing.T) {
 			t.Errorf("calls %v, want only news.b", calls)
 		}
 	})
+}
+
+// TestSiblingRequestsEachGetTheirReply: a listener whose one output carries
+// two requests to the same listener (Raw with two root elements) gets both
+// replies. Each forward has its own thread; a shared one would be ended by
+// the first reply and the second would be lost.
+func TestSiblingRequestsEachGetTheirReply(t *testing.T) {
+	pr := newProbe()
+	threads := make(chan string, 2)
+	fan := listenerOf(t, "fan", func(_ context.Context, in *Fan, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		if md.From == "bouncer" {
+			pr.record("fan", in, md)
+			return nil, nil
+		}
+		return xmlpipe.Raw([]byte(`<Bounce><Text>one</Text></Bounce><Bounce><Text>two</Text></Bounce>`)), nil
+	})
+	bouncer := listenerOf(t, "bouncer", func(_ context.Context, in *Bounce, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		threads <- md.ThreadID
+		return xmlpipe.Respond(&Fan{Step: in.Text}), nil
+	})
+	p := startPump(t, pump.Options{}, fan, bouncer)
+	all := newRecorder()
+	p.Subscribe(all)
+	out := newRecorder()
+	mustSend(t, p, client, "fan", &Fan{Step: "go"}, out)
+	if a, b := <-threads, <-threads; a == b {
+		t.Fatalf("both requests travelled on thread %s", a)
+	}
+	replies := []string{pr.next(t).Payload.(*Fan).Step, pr.next(t).Payload.(*Fan).Step}
+	out.waitFor(t, "completion", kind(pump.EventComplete))
+	slices.Sort(replies)
+	if want := []string{"one", "two"}; !slices.Equal(replies, want) {
+		t.Fatalf("replies reaching fan: %v, want %v", replies, want)
+	}
+	for _, e := range all.snapshot() {
+		if e.Kind == pump.EventDeadLetter || e.Kind == pump.EventHuh {
+			t.Errorf("unexpected %s: %s", e.Kind, e.Error)
+		}
+	}
 }

@@ -190,8 +190,10 @@ func (t *Threads) Begin(id, from, target string) error {
 	return nil
 }
 
-// Extend returns the child thread of id for the next hop to: the same child
-// for the same hop while it lives, a fresh UUID otherwise. Both are touched.
+// Extend returns a fresh child thread of id for the next hop to, and touches
+// id. Every forward gets its own child, even to the same target: two requests
+// in flight from one thread to one listener must not share a thread, or the
+// first reply (which prunes its thread) would end the other's.
 func (t *Threads) Extend(id, to string) (string, error) {
 	if to == "" {
 		return "", fmt.Errorf("registry: extend %s: %w", id, ErrEmptySegment)
@@ -202,9 +204,6 @@ func (t *Threads) Extend(id, to string) (string, error) {
 	}
 	hop := unique.Make(to)
 	now := t.cfg.Clock().UnixNano()
-	if child, ok := t.liveChild(u, hop, now); ok {
-		return child, nil
-	}
 	fresh, err := uuid.NewRandom() // outside the lock: it reads the system's randomness
 	if err != nil {
 		return "", fmt.Errorf("registry: extend %s: new thread id: %w", id, err)
@@ -217,13 +216,6 @@ func (t *Threads) Extend(id, to string) (string, error) {
 		return "", fmt.Errorf("registry: extend %s: %w", id, ErrUnknownThread)
 	}
 	p.touched.Store(now)
-	for _, c := range p.children {
-		if c.seg == hop {
-			c.touched.Store(now)
-			t.mu.Unlock()
-			return c.id.String(), nil
-		}
-	}
 	for t.nodes[fresh] != nil { // never in practice; two threads never share a UUID
 		if fresh, err = uuid.NewRandom(); err != nil {
 			t.mu.Unlock()
@@ -374,25 +366,6 @@ func (t *Threads) DebugDump() map[string][]string {
 		out[u.String()] = n.path()
 	}
 	return out
-}
-
-// liveChild returns the id of parent's live child for hop, touching both, if
-// there is one.
-func (t *Threads) liveChild(parent uuid.UUID, hop unique.Handle[string], now int64) (string, bool) {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	p := t.nodes[parent]
-	if p == nil {
-		return "", false
-	}
-	for _, c := range p.children {
-		if c.seg == hop {
-			p.touched.Store(now)
-			c.touched.Store(now)
-			return c.id.String(), true
-		}
-	}
-	return "", false
 }
 
 // lookup returns the live node for id, or nil.

@@ -151,8 +151,11 @@ func TestExtend(t *testing.T) {
 	if !ValidThreadID(shouter) || shouter == root {
 		t.Fatalf("Extend gave %q, want a fresh lower-case v4 id", shouter)
 	}
-	if again := mustExtend(t, th, root, "shouter"); again != shouter {
-		t.Errorf("Extend same hop = %s, want the live child %s", again, shouter)
+	// A second forward to the same hop gets its own thread: two requests in
+	// flight must not share one (the first reply would end the other's).
+	again := mustExtend(t, th, root, "shouter")
+	if again == shouter {
+		t.Errorf("Extend same hop reused the live child %s, want a fresh id", shouter)
 	}
 	other := mustExtend(t, th, root, "calculator.add")
 	if other == shouter {
@@ -161,6 +164,7 @@ func TestExtend(t *testing.T) {
 	want := map[string][]string{
 		root:    {testOrganism, "console", "greeter"},
 		shouter: {testOrganism, "console", "greeter", "shouter"},
+		again:   {testOrganism, "console", "greeter", "shouter"},
 		other:   {testOrganism, "console", "greeter", "calculator.add"},
 	}
 	if diff := cmp.Diff(want, th.DebugDump()); diff != "" {
@@ -504,9 +508,12 @@ func TestRestoreRoundTrip(t *testing.T) {
 	if len(sink.created) != 0 || len(sink.ended) != 0 {
 		t.Errorf("Restore told the sink %d creations and %d ends, want none", len(sink.created), len(sink.ended))
 	}
-	// The tree works as before: memoised hops, prune to the caller.
-	if again := mustExtend(t, restored, root, "shouter"); again != shouter {
-		t.Errorf("Extend on a restored parent = %s, want restored child %s", again, shouter)
+	// The tree works as before: a restored parent extends, a restored child
+	// prunes to its caller.
+	next := mustExtend(t, restored, root, "shouter")
+	if next == shouter || !restored.Known(next) || restored.Depth(next) != restored.Depth(shouter) {
+		t.Errorf("Extend on a restored parent = %s (depth %d), want a fresh sibling of %s (depth %d)",
+			next, restored.Depth(next), shouter, restored.Depth(shouter))
 	}
 	if caller, reply, err := restored.Prune(shouter); err != nil || caller != "greeter" || reply != root {
 		t.Errorf("Prune(restored) = (%q, %s, %v), want (greeter, %s, nil)", caller, reply, err, root)
@@ -595,8 +602,12 @@ func TestRestoreUnderLiveNode(t *testing.T) {
 	if err := th.Restore([]ThreadRecord{{ID: child, Parent: root, Path: []string{testOrganism, "console", "a", "b"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := mustExtend(t, th, root, "b"); got != child {
-		t.Errorf("Extend = %s, want the restored child %s", got, child)
+	want := []string{testOrganism, "console", "a", "b"}
+	if diff := cmp.Diff(want, th.DebugDump()[child]); diff != "" {
+		t.Errorf("restored child's path (-want +got):\n%s", diff)
+	}
+	if caller, reply, err := th.Prune(child); err != nil || caller != "a" || reply != root {
+		t.Errorf("Prune(restored child) = (%q, %s, %v), want (a, %s, nil)", caller, reply, err, root)
 	}
 }
 
