@@ -17,14 +17,29 @@ import (
 )
 
 // runConsole is `xmlpipe console [--verbose] [organism.yaml]`: the line
-// console over an in-process organism (no network listener).
+// console over an in-process organism (no network listener), or with
+// `--connect https://host:8765 [--fingerprint F]` over a running organism's
+// main bus (see connectConsole).
 func runConsole(ctx context.Context, args []string, std streams) int {
-	fs := newFlags("console", "[--verbose] [--data DIR] [organism.yaml]", std.err)
+	fs := newFlags("console", "[--verbose] [--data DIR] [organism.yaml] | --connect URL [--fingerprint SHA256]", std.err)
 	verbose := fs.Bool("verbose", false, "show failure diagnostics and informational logs")
 	data := dataFlag(fs)
+	connect := fs.String("connect", "", "attach to a running organism's main bus (https://host:8765) instead")
+	fingerprint := fs.String("fingerprint", "", "with --connect: the SHA-256 fingerprint xmlpipe run printed (self-signed certificates)")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
+	}
+	if *connect != "" {
+		if len(pos) > 0 || *data != "" {
+			fmt.Fprintln(std.err, "xmlpipe console: --connect takes no organism.yaml or --data")
+			return exitUsage
+		}
+		return connectConsole(ctx, *connect, *fingerprint, *verbose, std)
+	}
+	if *fingerprint != "" {
+		fmt.Fprintln(std.err, "xmlpipe console: --fingerprint needs --connect")
+		return exitUsage
 	}
 	if !wantArgs(fs, pos, 0, 1) {
 		return exitUsage

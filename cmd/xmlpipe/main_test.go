@@ -158,7 +158,8 @@ func TestConsole(t *testing.T) {
 func TestRunStopsOnSignal(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd := exec.Command(binary, "run", "organism.yaml")
+			// No users exist: --insecure-dev lets the bus start (on a free port).
+			cmd := exec.Command(binary, "run", "--insecure-dev", "--listen", "127.0.0.1:0", "organism.yaml")
 			cmd.Dir = helloDir(t)
 			stderr, err := cmd.StderrPipe()
 			if err != nil {

@@ -7,18 +7,20 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
-	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
-// runRun is `xmlpipe run [--log-level L] [organism.yaml]`: the organism
-// headless, logging to stderr, until SIGINT or SIGTERM, then a graceful
-// shutdown that drains in-flight messages.
+// runRun is `xmlpipe run [--log-level L] [--data DIR] [--listen ADDR]
+// [--insecure-dev] [organism.yaml]`: the organism headless with its main bus
+// (HTTPS + WSS on organism.port), logging to stderr, until SIGINT or
+// SIGTERM (or POST /api/v1/organism/stop), then a graceful shutdown that
+// drains in-flight messages. SIGHUP (or POST /api/v1/organism/reload)
+// reloads organism.yaml.
 func runRun(ctx context.Context, args []string, std streams) int {
-	fs := newFlags("run", "[--log-level L] [--data DIR] [organism.yaml]", std.err)
+	fs := newFlags("run", "[--log-level L] [--data DIR] [--listen ADDR] [--insecure-dev] [organism.yaml]", std.err)
 	levelName := fs.String("log-level", "info", "minimum log level: debug, info, warn or error")
 	data := dataFlag(fs)
+	listen := fs.String("listen", "", "serve the main bus on ADDR (host:port) instead of :organism.port")
+	insecure := fs.Bool("insecure-dev", false, "plain HTTP and no authentication (every client is an admin): local development only")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -32,30 +34,25 @@ func runRun(ctx context.Context, args []string, std streams) int {
 		return exitUsage
 	}
 	logger := slog.New(slog.NewTextHandler(std.err, &slog.HandlerOptions{Level: level}))
-	src := resolveConfig(pos)
-	env := catalog.Env{Print: func(_, from, text string) {
-		logger.Info("output", "from", from, "text", text)
-	}}
-	o, err := src.durableBuild(*data)(organism.Options{Logger: logger, Env: env})
-	if err != nil {
-		fmt.Fprintln(std.err, err)
-		return exitFailure
-	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := o.Start(); err != nil {
-		logger.Error("start", "error", err)
-		return exitFailure
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	r := &serveRunner{src: resolveConfig(pos), data: *data, listen: *listen, insecure: *insecure, log: logger,
+		std: std, hup: hup, flags: runFlagsFor(pos, *data)}
+	return r.run(ctx)
+}
+
+// runFlagsFor repeats the configuration and --data arguments of this run, so
+// the commands it suggests (xmlpipe users add …) act on the same store.
+func runFlagsFor(pos []string, data string) string {
+	var s string
+	if data != "" {
+		s += " --data " + data
 	}
-	logger.Info("organism running", "organism", o.Config.Organism.Name, "config", src.path,
-		"listeners", len(o.Pump.Listeners()))
-	<-ctx.Done()
-	stop()
-	logger.Info("shutting down: draining in-flight messages")
-	if err := o.Shutdown(context.Background()); err != nil {
-		logger.Error("shutdown", "error", err)
-		return exitFailure
+	if len(pos) > 0 {
+		s += " --config " + pos[0]
 	}
-	logger.Info("stopped")
-	return exitOK
+	return s
 }

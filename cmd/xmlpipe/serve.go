@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
+	"github.com/xml-pipeline/xmlpipe/pump/bus"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/certs"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/pump/console"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
+)
+
+// Timings of `xmlpipe run`.
+const (
+	// sessionSweepEvery is how often expired sessions are deleted.
+	sessionSweepEvery = 10 * time.Minute
+	// busShutdownTimeout bounds closing the bus's sockets on the way out.
+	busShutdownTimeout = 15 * time.Second
+)
+
+// errNoUsers: the bus would start with nobody able to log in.
+var errNoUsers = errors.New("no user can log in to the main bus")
+
+// serveRunner runs the organism and its main bus, generation after
+// generation (a reload starts a new one on the same listening socket).
+type serveRunner struct {
+	src      configSource
+	data     string
+	listen   string
+	insecure bool
+	log      *slog.Logger
+	std      streams
+	hup      <-chan os.Signal
+	// flags are the --data/--config arguments to repeat in suggested
+	// commands.
+	flags string
+
+	ln        *reloadListener
+	addr      string
+	announced bool
+}
+
+// run serves until stopped and returns the exit code.
+func (r *serveRunner) run(ctx context.Context) int {
+	defer func() {
+		if r.ln != nil {
+			_ = r.ln.tcp.Close()
+		}
+	}()
+	for {
+		reload, code := r.generation(ctx)
+		if !reload {
+			return code
+		}
+		r.log.Info("reloading the organism", "config", r.src.path)
+	}
+}
+
+// generation assembles and starts the organism, serves the bus until a
+// stop, a reload or a signal, then shuts both down. reload says whether to
+// start again.
+func (r *serveRunner) generation(ctx context.Context) (reload bool, code int) {
+	env := catalog.Env{Print: func(_, from, text string) { r.log.Info("output", "from", from, "text", text) }}
+	local, err := console.Assemble(organism.Options{Logger: r.log, Env: env}, r.src.durableBuild(r.data))
+	if err != nil {
+		fmt.Fprintln(r.std.err, err)
+		return false, exitFailure
+	}
+	o := local.Organism()
+	fail := func(err error) (bool, int) {
+		fmt.Fprintf(r.std.err, "xmlpipe run: %v\n", err)
+		if serr := o.Shutdown(context.Background()); serr != nil {
+			r.log.Error("shutdown", "error", serr)
+		}
+		return false, exitFailure
+	}
+	svc, err := r.users(ctx, o)
+	if err != nil {
+		return fail(err)
+	}
+	tlsConf, fingerprint, err := r.certificate(o)
+	if err != nil {
+		return fail(err)
+	}
+	ln, err := r.listener(o.Config)
+	if err != nil {
+		return fail(err)
+	}
+	if err := o.Start(); err != nil {
+		return fail(fmt.Errorf("start: %w", err))
+	}
+	ctl := &runControl{src: r.src, stop: make(chan struct{}, 1), reload: make(chan struct{}, 1)}
+	srv, err := bus.New(bus.Options{Addr: ln.Addr().String(), TLS: tlsConf, Auth: svc, Organism: o, Console: local,
+		Logger: r.log, Insecure: r.insecure, Controller: ctl})
+	if err != nil {
+		return fail(err)
+	}
+	r.log.Info("organism running", "organism", o.Config.Organism.Name, "config", r.src.path,
+		"listeners", len(o.Pump.Listeners()))
+	r.announce(ln.Addr(), fingerprint)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	sweep := time.NewTicker(sessionSweepEvery)
+	defer sweep.Stop()
+
+	serving := true
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			break wait
+		case <-ctl.stop:
+			r.log.Info("stop requested through the API")
+			break wait
+		case <-ctl.reload:
+			reload = true
+			break wait
+		case <-r.hup:
+			if _, err := r.src.load(); err != nil {
+				r.log.Error("SIGHUP: the configuration does not load; keeping the running organism", "error", err)
+				continue
+			}
+			reload = true
+			break wait
+		case err := <-served:
+			serving = false
+			r.log.Error("the main bus stopped", "error", err)
+			code = exitFailure
+			break wait
+		case <-sweep.C:
+			if err := svc.Sweep(ctx); err != nil {
+				r.log.Warn("session sweep", "error", err)
+			}
+		}
+	}
+	r.log.Info("shutting down: draining in-flight messages")
+	sctx, cancel := context.WithTimeout(context.Background(), busShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		r.log.Error("bus shutdown", "error", err)
+		code = exitFailure
+	}
+	if serving {
+		if err := <-served; err != nil {
+			r.log.Error("the main bus stopped", "error", err)
+		}
+	}
+	if err := o.Shutdown(context.Background()); err != nil {
+		r.log.Error("shutdown", "error", err)
+		return false, exitFailure
+	}
+	if !reload {
+		r.log.Info("stopped")
+	}
+	return reload && code == exitOK, code
+}
+
+// users opens the user service on the organism's store and refuses to go on
+// when nobody could log in (unless --insecure-dev).
+func (r *serveRunner) users(ctx context.Context, o *organism.Organism) (*auth.Service, error) {
+	st := o.Store()
+	if st == nil {
+		return nil, errors.New("the main bus needs the organism's data directory")
+	}
+	svc, err := auth.New(st, auth.Options{Organism: o.Config.Organism.Name, Logger: r.log})
+	if err != nil {
+		return nil, err
+	}
+	users, err := svc.Users(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(users) == 0 && !r.insecure {
+		return nil, fmt.Errorf("%w. Create an admin first (with the organism stopped):\n\n"+
+			"  xmlpipe users add NAME --role admin%s\n\n"+
+			"or, for local development only, run with --insecure-dev", errNoUsers, r.flags)
+	}
+	return svc, nil
+}
+
+// certificate is the bus's TLS configuration and certificate fingerprint:
+// organism.tls when configured, else the self-signed certificate of the
+// data directory (generated on first run). None in insecure dev mode.
+func (r *serveRunner) certificate(o *organism.Organism) (*tls.Config, string, error) {
+	if r.insecure {
+		return nil, "", nil
+	}
+	var (
+		cert tls.Certificate
+		err  error
+	)
+	if t := o.Config.Organism.TLS; t.Enabled() {
+		cert, err = certs.Load(t.Cert, t.Key)
+	} else {
+		var hosts []string
+		if host, _, herr := net.SplitHostPort(r.listen); herr == nil && host != "" {
+			hosts = append(hosts, host)
+		}
+		cert, err = certs.SelfSigned(o.Store().Dir(), hosts, time.Now)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return certs.ServerConfig(cert), certs.Fingerprint(cert), nil
+}
+
+// listener returns the listening socket: opened on the first generation
+// (--listen, else :organism.port) and kept across reloads.
+func (r *serveRunner) listener(cfg *config.Organism) (net.Listener, error) {
+	addr := r.listen
+	if addr == "" {
+		addr = fmt.Sprintf(":%d", cfg.Organism.Port)
+	}
+	if r.ln == nil {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("main bus: %w", err)
+		}
+		tcp, ok := l.(*net.TCPListener)
+		if !ok {
+			l.Close()
+			return nil, fmt.Errorf("main bus: %s is not a TCP address", addr)
+		}
+		r.ln, r.addr = &reloadListener{tcp: tcp}, addr
+	} else if addr != r.addr {
+		r.log.Warn("the bus address changed: restart xmlpipe to move it", "serving", r.ln.tcp.Addr().String(),
+			"configured", addr)
+	}
+	return r.ln.next(), nil
+}
+
+// announce prints, once, where the bus listens and the certificate
+// fingerprint clients pin.
+func (r *serveRunner) announce(addr net.Addr, fingerprint string) {
+	if r.announced {
+		return
+	}
+	r.announced = true
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		host, port = addr.String(), ""
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	hostport := net.JoinHostPort(host, port)
+	if r.insecure {
+		fmt.Fprintf(r.std.out, "xmlpipe: main bus on http://%s — INSECURE DEV MODE: no TLS, no authentication\n", hostport)
+		return
+	}
+	fmt.Fprintf(r.std.out, "xmlpipe: main bus on https://%s\n", hostport)
+	fmt.Fprintf(r.std.out, "xmlpipe: certificate fingerprint SHA256 %s\n", fingerprint)
+	fmt.Fprintf(r.std.out, "xmlpipe: connect with: xmlpipe console --connect https://%s --fingerprint %s\n",
+		hostport, fingerprint)
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync/atomic"
+	"time"
+)
+
+// runControl is the bus's Controller in `xmlpipe run`: stop and reload
+// requests are handed to the serving loop, which shuts the generation down.
+type runControl struct {
+	src          configSource
+	stop, reload chan struct{} // buffered (1): a request is never lost, repeats collapse
+}
+
+// Stop asks the serving loop to stop.
+func (c *runControl) Stop(context.Context) error {
+	signalOnce(c.stop)
+	return nil
+}
+
+// Reload checks that the configuration still loads, then asks the serving
+// loop to start a new generation from it.
+func (c *runControl) Reload(context.Context) error {
+	if _, err := c.src.load(); err != nil {
+		return fmt.Errorf("reload: %w", err)
+	}
+	signalOnce(c.reload)
+	return nil
+}
+
+func signalOnce(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// reloadListener keeps the bus's listening socket open across reloads: each
+// generation's server gets a view whose Close ends only that server's
+// accept loop.
+type reloadListener struct {
+	tcp *net.TCPListener
+}
+
+// next returns the listener of a new generation.
+func (l *reloadListener) next() net.Listener {
+	_ = l.tcp.SetDeadline(time.Time{})
+	return &generationListener{TCPListener: l.tcp}
+}
+
+// generationListener is one generation's view of the socket.
+type generationListener struct {
+	*net.TCPListener
+	closed atomic.Bool
+}
+
+// Accept accepts until Close.
+func (g *generationListener) Accept() (net.Conn, error) {
+	c, err := g.TCPListener.Accept()
+	if g.closed.Load() {
+		if c != nil {
+			c.Close()
+		}
+		return nil, net.ErrClosed
+	}
+	return c, err
+}
+
+// Close wakes a blocked Accept (through a deadline) without closing the
+// socket.
+func (g *generationListener) Close() error {
+	g.closed.Store(true)
+	return g.TCPListener.SetDeadline(time.Now())
+}

@@ -1,0 +1,309 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pquerna/otp"
+	"github.com/pquerna/otp/totp"
+
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/certs"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
+)
+
+const servePassword = "correct horse battery"
+
+// addServeUser creates a user in the store of dataDir (before the organism
+// runs) and returns its TOTP secret.
+func addServeUser(t *testing.T, dataDir, name string, role auth.Role) string {
+	t.Helper()
+	st, err := store.Open(dataDir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	svc, err := auth.New(st, auth.Options{Argon2: auth.Argon2Params{Time: 1, MemoryKiB: 64, Threads: 1},
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := svc.AddUser(context.Background(), name, servePassword, role)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := otp.NewKeyFromURL(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key.Secret()
+}
+
+// lockedBuffer collects a process's output while it runs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// servedBus is a running `xmlpipe run` process.
+type servedBus struct {
+	cmd              *exec.Cmd
+	url, fingerprint string
+	stdout, stderr   *lockedBuffer
+	exited           chan error
+	// running receives one value per "organism running" log line (one per
+	// generation).
+	running chan struct{}
+}
+
+// startRun starts `xmlpipe run --listen 127.0.0.1:0 --data DIR organism.yaml
+// extra…` and waits for it to announce the bus.
+func startRun(t *testing.T, dir, dataDir string, extra ...string) *servedBus {
+	t.Helper()
+	args := append([]string{"run", "--listen", "127.0.0.1:0", "--data", dataDir, "organism.yaml"}, extra...)
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &servedBus{cmd: cmd, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, exited: make(chan error, 1),
+		running: make(chan struct{}, 8)}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stderrDone := make(chan struct{})
+	go func() {
+		defer close(stderrDone)
+		lines := bufio.NewScanner(stderr)
+		for lines.Scan() {
+			s.stderr.Write([]byte(lines.Text() + "\n"))
+			if strings.Contains(lines.Text(), "organism running") {
+				s.running <- struct{}{}
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-s.exited
+	})
+	announced := make(chan struct{})
+	go func() {
+		lines := bufio.NewScanner(stdout)
+		once := sync.Once{}
+		for lines.Scan() {
+			line := lines.Text()
+			s.stdout.Write([]byte(line + "\n"))
+			if u, ok := strings.CutPrefix(line, "xmlpipe: main bus on "); ok {
+				s.url, _, _ = strings.Cut(u, " ")
+				if strings.HasPrefix(s.url, "http://") {
+					once.Do(func() { close(announced) })
+				}
+			}
+			if fp, ok := strings.CutPrefix(line, "xmlpipe: certificate fingerprint SHA256 "); ok {
+				s.fingerprint = fp
+			}
+			if strings.HasPrefix(line, "xmlpipe: connect with: ") {
+				once.Do(func() { close(announced) })
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+		<-stderrDone
+		s.exited <- cmd.Wait()
+	}()
+	select {
+	case <-announced:
+	case err := <-s.exited:
+		s.exited <- err
+		t.Fatalf("xmlpipe run exited: %v\nstdout:\n%s\nstderr:\n%s", err, s.stdout, s.stderr)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("xmlpipe run did not announce the bus\nstderr:\n%s", s.stderr)
+	}
+	return s
+}
+
+// wait waits for the process to exit and returns its exit code.
+func (s *servedBus) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case err := <-s.exited:
+		s.exited <- err
+		return s.cmd.ProcessState.ExitCode()
+	case <-time.After(30 * time.Second):
+		t.Fatalf("xmlpipe run did not exit\nstderr:\n%s", s.stderr)
+	}
+	return -1
+}
+
+// client is an HTTPS client pinned to the served certificate.
+func (s *servedBus) client(t *testing.T) *http.Client {
+	t.Helper()
+	if s.fingerprint == "" {
+		return &http.Client{Timeout: 10 * time.Second}
+	}
+	fp, err := certs.ParseFingerprint(s.fingerprint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: certs.PinnedClientConfig(fp)}}
+}
+
+// call sends a JSON request and decodes the JSON answer.
+func (s *servedBus) call(t *testing.T, method, path, token string, body any) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.url+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	c := s.client(t)
+	defer c.CloseIdleConnections()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return resp.StatusCode, out
+}
+
+func totpNow(t *testing.T, secret string) string {
+	t.Helper()
+	c, err := totp.GenerateCode(secret, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestRunServesBusAndConnectConsole(t *testing.T) {
+	dir := helloDir(t)
+	dataDir := filepath.Join(dir, "data")
+	alice := addServeUser(t, dataDir, "alice", auth.Operator)
+	root := addServeUser(t, dataDir, "root", auth.Admin)
+	s := startRun(t, dir, dataDir)
+	if !strings.Contains(s.stdout.String(), "xmlpipe console --connect "+s.url+" --fingerprint "+s.fingerprint) {
+		t.Errorf("no connect hint:\n%s", s.stdout)
+	}
+	if status, body := s.call(t, "GET", "/health", "", nil); status != 200 || body["status"] != "ok" {
+		t.Fatalf("health: %d %v", status, body)
+	}
+
+	// The remote console: credentials are the first three lines of stdin.
+	stdin := "alice\n" + servePassword + "\n" + totpNow(t, alice) + "\n@greeter Dan\n/quit\n"
+	r := runBinary(t, dir, stdin, "console", "--connect", s.url, "--fingerprint", s.fingerprint)
+	if r.code != 0 || !strings.Contains(r.stdout, "[shouter] HELLO, DAN!") {
+		t.Fatalf("console --connect: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runBinary(t, dir, "alice\nwrong password\n000000\n", "console", "--connect", s.url, "--fingerprint", s.fingerprint)
+	if r.code != 1 || !strings.Contains(r.stderr, "login failed: Invalid credentials") {
+		t.Errorf("wrong password: exit %d, stderr %s", r.code, r.stderr)
+	}
+	r = runBinary(t, dir, "alice\n"+servePassword+"\n000000\n", "console", "--connect", s.url)
+	if r.code != 1 || !strings.Contains(r.stderr, "certificate") {
+		t.Errorf("unpinned self-signed certificate: exit %d, stderr %s", r.code, r.stderr)
+	}
+
+	// Reload (the socket stays, the organism is rebuilt), then stop, through the API.
+	status, login := s.call(t, "POST", "/auth/login", "", map[string]string{"username": "root", "password": servePassword,
+		"totp": totpNow(t, root)})
+	if status != 200 {
+		t.Fatalf("login: %d %v", status, login)
+	}
+	token := login["token"].(string)
+	if status, body := s.call(t, "POST", "/api/v1/organism/reload", token, nil); status != 202 {
+		t.Fatalf("reload: %d %v", status, body)
+	}
+	for generation := 1; generation <= 2; generation++ {
+		select {
+		case <-s.running:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("generation %d is not running after the reload:\n%s", generation, s.stderr)
+		}
+	}
+	if status, body := s.call(t, "GET", "/api/v1/organism", token, nil); status != 200 || body["name"] != "hello-world" {
+		t.Fatalf("after the reload: %d %v", status, body)
+	}
+	if status, body := s.call(t, "POST", "/api/v1/organism/stop", token, nil); status != 202 {
+		t.Fatalf("stop: %d %v", status, body)
+	}
+	if code := s.wait(t); code != 0 {
+		t.Errorf("exit %d after stop\nstderr:\n%s", code, s.stderr)
+	}
+	for _, want := range []string{"reloading the organism", "stop requested through the API", "msg=stopped"} {
+		if !strings.Contains(s.stderr.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, s.stderr)
+		}
+	}
+}
+
+func TestRunRefusesWithoutUsers(t *testing.T) {
+	dir := helloDir(t)
+	r := runBinary(t, dir, "", "run", "--listen", "127.0.0.1:0", "organism.yaml")
+	if r.code != 1 || !strings.Contains(r.stderr, "xmlpipe users add NAME --role admin --config organism.yaml") ||
+		!strings.Contains(r.stderr, "--insecure-dev") {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
+
+func TestRunInsecureDevServe(t *testing.T) {
+	dir := helloDir(t)
+	s := startRun(t, dir, filepath.Join(dir, "data"), "--insecure-dev")
+	if !strings.HasPrefix(s.url, "http://127.0.0.1:") {
+		t.Fatalf("url %q", s.url)
+	}
+	if status, body := s.call(t, "GET", "/api/v1/agents/greeter", "", nil); status != 200 || body["name"] != "greeter" {
+		t.Errorf("agent without a token: %d %v", status, body)
+	}
+	r := runBinary(t, dir, "dev\nx\n0\n@greeter Dev\n/quit\n", "console", "--connect", s.url)
+	if r.code != 0 || !strings.Contains(r.stdout, "[shouter] HELLO, DEV!") {
+		t.Errorf("console: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.wait(t); code != 0 {
+		t.Errorf("exit %d\n%s", code, s.stderr)
+	}
+	if !strings.Contains(s.stderr.String(), "INSECURE DEV MODE") {
+		t.Errorf("insecure mode not logged:\n%s", s.stderr)
+	}
+}

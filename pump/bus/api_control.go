@@ -1,0 +1,95 @@
+package bus
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+)
+
+// apiKill is POST /api/v1/threads/{id}/kill (admin): the conversation the
+// thread belongs to is stopped.
+func (s *Server) apiKill(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	conv, err := s.pump.Kill(id)
+	switch {
+	case errors.Is(err, pump.ErrUnknownThread):
+		writeError(w, http.StatusNotFound, "Thread not found")
+		return
+	case err != nil:
+		s.log.Error("kill", "thread", id, "error", err)
+		writeError(w, http.StatusInternalServerError, "Internal error")
+		return
+	}
+	s.killed.add(conv, id)
+	s.log.Warn("conversation killed through the API", "user", sessionOf(r.Context()).Username, "thread", conv)
+	s.streams.broadcast(streamEvent{name: streamThreadUpdated, threads: []string{conv, id}, body: map[string]any{
+		"event": streamThreadUpdated, "thread_id": conv, "status": statusKilled}})
+	writeJSON(w, http.StatusOK, map[string]string{"thread_id": conv, "status": statusKilled})
+}
+
+// apiPause is POST /api/v1/agents/{name}/pause (admin).
+func (s *Server) apiPause(w http.ResponseWriter, r *http.Request) {
+	s.setPaused(w, r, true)
+}
+
+// apiResume is POST /api/v1/agents/{name}/resume (admin).
+func (s *Server) apiResume(w http.ResponseWriter, r *http.Request) {
+	s.setPaused(w, r, false)
+}
+
+func (s *Server) setPaused(w http.ResponseWriter, r *http.Request, paused bool) {
+	name := r.PathValue("name")
+	li, ok := s.listenerInfo(name)
+	if !ok {
+		writeError(w, http.StatusNotFound, "Agent not found")
+		return
+	}
+	op, verb := s.pump.Resume, "resumed"
+	if paused {
+		op, verb = s.pump.Pause, "paused"
+	}
+	if err := op(li.Name); err != nil {
+		if errors.Is(err, pump.ErrUnknownListener) {
+			writeError(w, http.StatusNotFound, "Agent not found")
+			return
+		}
+		s.log.Error("pause/resume", "agent", li.Name, "error", err)
+		writeError(w, http.StatusInternalServerError, "Internal error")
+		return
+	}
+	s.log.Info("agent "+verb+" through the API", "user", sessionOf(r.Context()).Username, "agent", li.Name)
+	li, _ = s.listenerInfo(li.Name)
+	writeJSON(w, http.StatusOK, s.agentBody(li))
+}
+
+// apiReload is POST /api/v1/organism/reload (admin).
+func (s *Server) apiReload(w http.ResponseWriter, r *http.Request) {
+	s.control(w, r, "reload", "reloading")
+}
+
+// apiStop is POST /api/v1/organism/stop (admin).
+func (s *Server) apiStop(w http.ResponseWriter, r *http.Request) {
+	s.control(w, r, "stop", "stopping")
+}
+
+// control asks the Controller to stop or reload: 202 once it started, 501
+// without a Controller.
+func (s *Server) control(w http.ResponseWriter, r *http.Request, what, status string) {
+	c := s.opts.Controller
+	if c == nil {
+		writeError(w, http.StatusNotImplemented, "Not supported by this server: "+what)
+		return
+	}
+	op := c.Stop
+	if what == "reload" {
+		op = c.Reload
+	}
+	if err := op(r.Context()); err != nil {
+		s.log.Error("organism "+what, "error", err)
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	s.log.Warn("organism "+what+" requested through the API", "user", sessionOf(r.Context()).Username)
+	writeJSON(w, http.StatusAccepted, map[string]string{"status": status})
+}

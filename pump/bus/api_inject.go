@@ -1,0 +1,166 @@
+package bus
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// sourceAPI is the source part of the <from> of REST and stream injects
+// ("api:<user>", as the reference's inject_raw builds it).
+const sourceAPI = "api"
+
+// injectRequest is the body of POST /api/v1/inject (and the stream's inject
+// command): Payload is a JSON object mapped onto the listener's payload
+// fields, or a string holding the payload element's XML.
+type injectRequest struct {
+	To       string          `json:"to"`
+	Payload  json.RawMessage `json:"payload"`
+	ThreadID string          `json:"thread_id"`
+}
+
+// injectResult is the answer: the thread the message travels on and its id
+// (the SHA-256 of its canonical envelope, the journal's id for it).
+type injectResult struct {
+	ThreadID  string `json:"thread_id"`
+	MessageID string `json:"message_id"`
+}
+
+// apiError is a failed API call: the status and the JSON body.
+type apiError struct {
+	status int
+	body   errorBody
+}
+
+func badRequest(format string, args ...any) *apiError {
+	return &apiError{status: http.StatusBadRequest, body: errorBody{Error: fmt.Sprintf(format, args...)}}
+}
+
+// apiInject is POST /api/v1/inject (operator).
+func (s *Server) apiInject(w http.ResponseWriter, r *http.Request) {
+	var req injectRequest
+	if err := readJSON(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "Invalid JSON")
+		return
+	}
+	res, apiErr := s.inject(r.Context(), sessionOf(r.Context()), req)
+	if apiErr != nil {
+		writeJSON(w, apiErr.status, apiErr.body)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// inject builds the envelope of req from "api:<user>" and runs it through
+// the pump, waiting for the ingress stages.
+func (s *Server) inject(ctx context.Context, sess auth.Session, req injectRequest) (injectResult, *apiError) {
+	if req.To == "" {
+		return injectResult{}, badRequest("Missing to")
+	}
+	if len(req.Payload) == 0 || string(req.Payload) == "null" {
+		return injectResult{}, badRequest("Missing payload")
+	}
+	l, ok := s.pump.Lookup(req.To)
+	if !ok {
+		return injectResult{}, badRequest("Unknown target: %s", req.To)
+	}
+	thread := req.ThreadID
+	if thread == "" {
+		thread = xmlpipe.NewThreadID()
+	} else if !xmlpipe.IsThreadID(thread) {
+		return injectResult{}, badRequest("Invalid thread_id: want a lower-case UUID")
+	}
+	body, apiErr := s.payloadBytes(l, req.Payload)
+	if apiErr != nil {
+		return injectResult{}, apiErr
+	}
+	from := sourceAPI + ":" + sess.Username
+	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), from, l.Name, thread, body)
+
+	if req.ThreadID != "" {
+		// Two injects from one user onto one existing thread would be
+		// indistinguishable to the id capture below.
+		s.injectMu.Lock()
+		defer s.injectMu.Unlock()
+	}
+	var (
+		mu  sync.Mutex
+		sum []byte
+	)
+	stop := s.pump.Subscribe(pump.OutletFunc(func(e pump.Event) {
+		if e.Kind != pump.EventMessage || e.From != from || (e.Thread != thread && e.Conversation != thread) {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if sum == nil {
+			h := sha256.Sum256(e.Envelope)
+			sum = h[:]
+		}
+	}))
+	got, err := s.pump.InjectWait(ctx, env, nil)
+	stop()
+	if err != nil {
+		return injectResult{}, s.injectError(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if sum == nil {
+		s.log.Error("injected message accepted without a message event", "thread", got)
+		return injectResult{}, &apiError{status: http.StatusInternalServerError, body: errorBody{Error: "Internal error"}}
+	}
+	s.log.Info("injected", "user", sess.Username, "to", l.Name, "thread", got)
+	return injectResult{ThreadID: got, MessageID: hex.EncodeToString(sum)}, nil
+}
+
+// payloadBytes encodes the request's payload for listener l: a JSON object
+// through l's payload type, or XML text as given (validated by the pump).
+func (s *Server) payloadBytes(l pump.Listener, raw json.RawMessage) ([]byte, *apiError) {
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		b, err := withEmptyNamespace(text)
+		if err != nil {
+			return nil, badRequest("Invalid payload: %v", err)
+		}
+		return b, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, badRequest("Invalid payload: want an object of fields or an XML string")
+	}
+	v, err := payloadFromJSON(l.Payload.GoType(), obj)
+	if err != nil {
+		return nil, badRequest("Invalid payload for %s: %v", l.Name, err)
+	}
+	b, err := l.Payload.AppendPayload(nil, v)
+	if err != nil {
+		return nil, badRequest("Invalid payload for %s: %v", l.Name, err)
+	}
+	return b, nil
+}
+
+// injectError maps an inject failure to its response: a refused message is
+// 422 with the canned text and the diagnostics.
+func (s *Server) injectError(err error) *apiError {
+	if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
+		body := errorBody{Error: f.Canned()}
+		for _, d := range f.Diagnostics {
+			body.Diagnostics = append(body.Diagnostics, d.String())
+		}
+		return &apiError{status: http.StatusUnprocessableEntity, body: body}
+	}
+	if errors.Is(err, pump.ErrClosed) || errors.Is(err, pump.ErrNotStarted) || errors.Is(err, context.Canceled) {
+		return &apiError{status: http.StatusServiceUnavailable, body: errorBody{Error: "Pipeline not available"}}
+	}
+	s.log.Error("inject failed", "error", err)
+	return &apiError{status: http.StatusInternalServerError, body: errorBody{Error: "Internal error"}}
+}

@@ -1,0 +1,150 @@
+package bus
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
+)
+
+// apiOrganismBody is the Organism model.
+type apiOrganismBody struct {
+	Name          string  `json:"name"`
+	Status        string  `json:"status"`
+	UptimeSeconds float64 `json:"uptime_seconds"`
+	AgentCount    int     `json:"agent_count"`
+	ActiveThreads int     `json:"active_threads"`
+	TotalMessages int64   `json:"total_messages"`
+	Failed        int64   `json:"failed"`
+	InFlight      int     `json:"in_flight"`
+}
+
+// apiOrganism is GET /api/v1/organism.
+func (s *Server) apiOrganism(w http.ResponseWriter, _ *http.Request) {
+	st := s.pump.Stats()
+	writeJSON(w, http.StatusOK, apiOrganismBody{Name: s.pump.Organism(), Status: "running",
+		UptimeSeconds: st.Uptime.Seconds(), AgentCount: len(s.pump.Listeners()), ActiveThreads: st.Threads,
+		TotalMessages: st.Processed, Failed: st.Failed, InFlight: st.InFlight})
+}
+
+// apiOrganismConfig is GET /api/v1/organism/config: organism.yaml as loaded
+// (defaults applied), with secrets redacted.
+func (s *Server) apiOrganismConfig(w http.ResponseWriter, _ *http.Request) {
+	v, err := sanitized(s.opts.Organism.Config)
+	if err != nil {
+		s.log.Error("sanitise config", "error", err)
+		writeError(w, http.StatusInternalServerError, "Internal error")
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// apiAgentBody is the Agent model.
+type apiAgentBody struct {
+	Name         string   `json:"name"`
+	Description  string   `json:"description"`
+	IsAgent      bool     `json:"is_agent"`
+	Broadcast    bool     `json:"broadcast"`
+	Peers        []string `json:"peers"`
+	PayloadClass string   `json:"payload_class"`
+	RootTag      string   `json:"root_tag"`
+	State        string   `json:"state"`
+	QueueDepth   int      `json:"queue_depth"`
+	Active       int      `json:"active"`
+	Handled      int64    `json:"handled"`
+	LastActivity *string  `json:"last_activity"`
+}
+
+func (s *Server) agentBody(li pump.ListenerInfo) apiAgentBody {
+	b := apiAgentBody{Name: li.Name, Description: li.Description, IsAgent: li.Agent, Broadcast: li.Broadcast,
+		Peers: li.Peers, RootTag: li.RootTag, State: s.stateOf(li), QueueDepth: li.QueueDepth, Active: li.Active,
+		Handled: li.Handled}
+	if b.Peers == nil {
+		b.Peers = []string{}
+	}
+	if lc, ok := s.listenerConfig(li.Name); ok {
+		b.PayloadClass = lc.PayloadClass
+	}
+	if !li.LastActivity.IsZero() {
+		ts := li.LastActivity.UTC().Format(time.RFC3339Nano)
+		b.LastActivity = &ts
+	}
+	return b
+}
+
+// listenerConfig is the configuration entry of a listener (the organism's
+// own system listeners included).
+func (s *Server) listenerConfig(name string) (config.Listener, bool) {
+	if lc, ok := s.opts.Organism.Config.Listener(name); ok {
+		return lc, true
+	}
+	for _, lc := range organism.SystemListeners {
+		if strings.EqualFold(lc.Name, name) {
+			return lc, true
+		}
+	}
+	return config.Listener{}, false
+}
+
+// listenerInfo finds a listener by name (case-insensitive, as routing).
+func (s *Server) listenerInfo(name string) (pump.ListenerInfo, bool) {
+	for _, li := range s.pump.Listeners() {
+		if strings.EqualFold(li.Name, name) {
+			return li, true
+		}
+	}
+	return pump.ListenerInfo{}, false
+}
+
+// apiAgents is GET /api/v1/agents: every listener with its live state.
+func (s *Server) apiAgents(w http.ResponseWriter, _ *http.Request) {
+	infos := s.pump.Listeners()
+	out := make([]apiAgentBody, 0, len(infos))
+	for _, li := range infos {
+		out = append(out, s.agentBody(li))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
+}
+
+// apiAgent is GET /api/v1/agents/{name}.
+func (s *Server) apiAgent(w http.ResponseWriter, r *http.Request) {
+	li, ok := s.listenerInfo(r.PathValue("name"))
+	if !ok {
+		writeError(w, http.StatusNotFound, "Agent not found")
+		return
+	}
+	writeJSON(w, http.StatusOK, s.agentBody(li))
+}
+
+// apiAgentConfig is GET /api/v1/agents/{name}/config: the listener's
+// configuration entry, secrets redacted.
+func (s *Server) apiAgentConfig(w http.ResponseWriter, r *http.Request) {
+	lc, ok := s.listenerConfig(r.PathValue("name"))
+	if !ok {
+		writeError(w, http.StatusNotFound, "Agent not found")
+		return
+	}
+	v, err := sanitized(lc)
+	if err != nil {
+		s.log.Error("sanitise listener config", "error", err)
+		writeError(w, http.StatusInternalServerError, "Internal error")
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// apiAgentSchema is GET /api/v1/agents/{name}/schema: the XSD of the
+// listener's payload.
+func (s *Server) apiAgentSchema(w http.ResponseWriter, r *http.Request) {
+	l, ok := s.pump.Lookup(r.PathValue("name"))
+	if !ok {
+		writeError(w, http.StatusNotFound, "Agent not found")
+		return
+	}
+	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(l.Payload.XSD())
+}

@@ -1,0 +1,397 @@
+package bus
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/xml"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/registry/store"
+	"github.com/xml-pipeline/xmlpipe/schemas"
+)
+
+// Thread statuses of the API.
+const (
+	statusActive    = "active"
+	statusCompleted = "completed"
+	statusError     = "error"
+	statusKilled    = "killed"
+)
+
+// Pagination of the journal endpoints.
+const (
+	defaultLimit = 50
+	maxLimit     = 1000
+	// messageScan bounds how many recent journal entries /messages filters
+	// by agent or time.
+	messageScan = 10000
+)
+
+// errorTags are the payload tags of failure messages in the journal.
+var errorTags = []string{"huh", "SystemError"}
+
+// apiThreadBody is the Thread model. A conversation spans several threads
+// (each hop that forwards opens a child thread); Conversation names it.
+type apiThreadBody struct {
+	ID           string   `json:"id"`
+	Conversation string   `json:"conversation"`
+	Status       string   `json:"status"`
+	Participants []string `json:"participants,omitempty"`
+	MessageCount int64    `json:"message_count"`
+	CreatedAt    string   `json:"created_at"`
+	LastActivity string   `json:"last_activity"`
+	LastFrom     string   `json:"last_from,omitempty"`
+	LastTo       string   `json:"last_to,omitempty"`
+	PayloadTypes []string `json:"payload_types"`
+	Error        string   `json:"error,omitempty"`
+}
+
+// apiMessage is the Message model: a journal entry or a live event. ID is
+// the SHA-256 (hex) of the canonical envelope, as the journal stores it;
+// Payload is the canonical payload XML.
+type apiMessage struct {
+	ID           string `json:"id"`
+	Seq          int64  `json:"seq,omitempty"`
+	ThreadID     string `json:"thread_id"`
+	Conversation string `json:"conversation,omitempty"`
+	Direction    string `json:"direction"`
+	Kind         string `json:"kind"`
+	From         string `json:"from"`
+	To           string `json:"to"`
+	Listener     string `json:"listener,omitempty"`
+	PayloadType  string `json:"payload_type"`
+	Payload      string `json:"payload"`
+	Timestamp    string `json:"timestamp"`
+}
+
+func entryMessage(e store.Entry) apiMessage {
+	payload := payloadOf(e.Bytes)
+	if payload == nil {
+		payload = e.Bytes
+	}
+	return apiMessage{ID: hex.EncodeToString(e.SHA256[:]), Seq: e.Seq, ThreadID: e.Thread,
+		Conversation: e.Conversation, Direction: e.Direction.String(), Kind: e.Kind.String(), From: e.From, To: e.To,
+		Listener: e.Listener, PayloadType: e.PayloadTag, Payload: string(payload), Timestamp: stamp(e.Time)}
+}
+
+// page is the limit and offset of a request.
+type page struct{ limit, offset int }
+
+// pageOf parses ?limit= (default 50, at most 1000) and ?offset=; the
+// string is the 400 message of a bad value.
+func pageOf(r *http.Request) (page, string) {
+	p := page{limit: defaultLimit}
+	q := r.URL.Query()
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxLimit {
+			return p, fmt.Sprintf("Invalid limit: want 1..%d", maxLimit)
+		}
+		p.limit = n
+	}
+	if v := q.Get("offset"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return p, "Invalid offset"
+		}
+		p.offset = n
+	}
+	return p, ""
+}
+
+// sinceOf parses ?since= (RFC 3339); the string is the 400 message of a bad
+// value.
+func sinceOf(r *http.Request) (time.Time, string) {
+	v := r.URL.Query().Get("since")
+	if v == "" {
+		return time.Time{}, ""
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, "Invalid since: want RFC 3339"
+	}
+	return t, ""
+}
+
+// journal returns the store, answering 503 when there is none.
+func (s *Server) journal(w http.ResponseWriter) *store.Store {
+	if s.opts.Store == nil {
+		writeError(w, http.StatusServiceUnavailable, "Journal not available")
+	}
+	return s.opts.Store
+}
+
+// summaryStatus is a journal thread's status.
+func (s *Server) summaryStatus(t store.ThreadSummary) string {
+	switch {
+	case s.killed.has(t.ID, t.Conversation):
+		return statusKilled
+	case slices.ContainsFunc(t.PayloadTags, func(tag string) bool { return slices.Contains(errorTags, tag) }):
+		return statusError
+	case s.live.has(t.Conversation) || t.Conversation == "" && s.live.has(t.ID):
+		return statusActive
+	}
+	return statusCompleted
+}
+
+// apiThreads is GET /api/v1/threads: journal threads, most recently active
+// first, paginated (limit, offset) and filtered (status, agent, since).
+func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request) {
+	st := s.journal(w)
+	if st == nil {
+		return
+	}
+	p, bad := pageOf(r)
+	since, badSince := sinceOf(r)
+	if bad == "" {
+		bad = badSince
+	}
+	if bad != "" {
+		writeError(w, http.StatusBadRequest, bad)
+		return
+	}
+	status := r.URL.Query().Get("status")
+	if status != "" && !slices.Contains([]string{statusActive, statusCompleted, statusError, statusKilled}, status) {
+		writeError(w, http.StatusBadRequest, "Invalid status: want active, completed, error or killed")
+		return
+	}
+	f := store.ThreadFilter{Participant: r.URL.Query().Get("agent"), Since: since}
+	limit, offset := p.limit, p.offset
+	if status != "" {
+		limit, offset = 0, 0 // the status is not in the journal: filter everything, then page
+	}
+	sums, err := st.Threads(limit, offset, f)
+	if err != nil {
+		s.log.Error("journal threads", "error", err)
+		writeError(w, http.StatusInternalServerError, "Internal error")
+		return
+	}
+	out := []apiThreadBody{}
+	for _, t := range sums {
+		b := apiThreadBody{ID: t.ID, Conversation: t.Conversation, Status: s.summaryStatus(t),
+			MessageCount: t.Messages, CreatedAt: stamp(t.First), LastActivity: stamp(t.Last), LastFrom: t.LastFrom,
+			LastTo: t.LastTo, PayloadTypes: orEmpty(t.PayloadTags)}
+		if status == "" || b.Status == status {
+			out = append(out, b)
+		}
+	}
+	if status != "" {
+		out = out[min(p.offset, len(out)):]
+		out = out[:min(p.limit, len(out))]
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"threads": out, "limit": p.limit, "offset": p.offset})
+}
+
+// threadEntries returns a thread's journal entries; 404 when the thread is
+// neither journaled nor live.
+func (s *Server) threadEntries(w http.ResponseWriter, st *store.Store, id string) ([]store.Entry, bool) {
+	entries, err := st.Thread(id)
+	if err != nil {
+		s.log.Error("journal thread", "error", err)
+		writeError(w, http.StatusInternalServerError, "Internal error")
+		return nil, false
+	}
+	if len(entries) == 0 && !s.pump.Threads().Known(id) {
+		writeError(w, http.StatusNotFound, "Thread not found")
+		return nil, false
+	}
+	return entries, true
+}
+
+// apiThread is GET /api/v1/threads/{id}.
+func (s *Server) apiThread(w http.ResponseWriter, r *http.Request) {
+	st := s.journal(w)
+	if st == nil {
+		return
+	}
+	id := r.PathValue("id")
+	entries, ok := s.threadEntries(w, st, id)
+	if !ok {
+		return
+	}
+	b := apiThreadBody{ID: id, Conversation: s.pump.Threads().Root(id), MessageCount: int64(len(entries)),
+		Participants: []string{}, PayloadTypes: []string{}}
+	failed := false
+	for i, e := range entries {
+		if i == 0 {
+			b.CreatedAt = stamp(e.Time)
+		}
+		if e.Conversation != "" {
+			b.Conversation = e.Conversation
+		}
+		b.LastActivity, b.LastFrom, b.LastTo = stamp(e.Time), e.From, e.To
+		for _, name := range []string{e.From, e.To, e.Listener} {
+			if name != "" && !slices.Contains(b.Participants, name) {
+				b.Participants = append(b.Participants, name)
+			}
+		}
+		if e.PayloadTag != "" && !slices.Contains(b.PayloadTypes, e.PayloadTag) {
+			b.PayloadTypes = append(b.PayloadTypes, e.PayloadTag)
+		}
+		if e.Kind != store.Message {
+			failed = true
+			if text := huhText(e.Bytes); text != "" {
+				b.Error = text
+			} else if e.Diagnostics != "" {
+				b.Error = e.Diagnostics
+			}
+		}
+	}
+	slices.Sort(b.PayloadTypes)
+	switch {
+	case s.killed.has(id, b.Conversation):
+		b.Status = statusKilled
+	case failed:
+		b.Status = statusError
+	case s.live.has(b.Conversation) || s.live.has(id):
+		b.Status = statusActive
+	default:
+		b.Status = statusCompleted
+	}
+	writeJSON(w, http.StatusOK, b)
+}
+
+// huhText is the <error> text of a <huh> envelope ("" if it is none).
+func huhText(env []byte) string {
+	d := xml.NewDecoder(bytes.NewReader(env))
+	inHuh := false
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return ""
+		}
+		if t, ok := tok.(xml.StartElement); ok {
+			switch {
+			case t.Name.Space == schemas.CoreNS && t.Name.Local == "huh":
+				inHuh = true
+			case inHuh && t.Name.Local == "error":
+				var text string
+				if err := d.DecodeElement(&text, &t); err != nil {
+					return ""
+				}
+				return text
+			}
+		}
+	}
+}
+
+// apiThreadMessages is GET /api/v1/threads/{id}/messages: the thread's
+// journaled messages in order (?scope=conversation: every thread of its
+// conversation), paginated.
+func (s *Server) apiThreadMessages(w http.ResponseWriter, r *http.Request) {
+	st := s.journal(w)
+	if st == nil {
+		return
+	}
+	p, bad := pageOf(r)
+	if bad != "" {
+		writeError(w, http.StatusBadRequest, bad)
+		return
+	}
+	id := r.PathValue("id")
+	entries, ok := s.threadEntries(w, st, id)
+	if !ok {
+		return
+	}
+	if scope := r.URL.Query().Get("scope"); scope == "conversation" {
+		conv := s.pump.Threads().Root(id)
+		for _, e := range entries {
+			if e.Conversation != "" {
+				conv = e.Conversation
+				break
+			}
+		}
+		if conv != "" {
+			var err error
+			if entries, err = st.Conversation(conv); err != nil {
+				s.log.Error("journal conversation", "error", err)
+				writeError(w, http.StatusInternalServerError, "Internal error")
+				return
+			}
+		}
+	} else if scope != "" && scope != "thread" {
+		writeError(w, http.StatusBadRequest, "Invalid scope: want thread or conversation")
+		return
+	}
+	entries = entries[min(p.offset, len(entries)):]
+	entries = entries[:min(p.limit, len(entries))]
+	out := make([]apiMessage, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, entryMessage(e))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"messages": out, "limit": p.limit, "offset": p.offset})
+}
+
+// apiMessages is GET /api/v1/messages: the newest journal entries first
+// (limit, offset), or with ?after=SEQ the entries after that sequence number
+// in order; ?thread=, ?agent= (sender, addressee or listener) and ?since=
+// filter (agent and since look at the last 10 000 entries).
+func (s *Server) apiMessages(w http.ResponseWriter, r *http.Request) {
+	st := s.journal(w)
+	if st == nil {
+		return
+	}
+	p, bad := pageOf(r)
+	since, badSince := sinceOf(r)
+	if bad == "" {
+		bad = badSince
+	}
+	if bad != "" {
+		writeError(w, http.StatusBadRequest, bad)
+		return
+	}
+	q := r.URL.Query()
+	agent, thread := q.Get("agent"), q.Get("thread")
+	filtered := agent != "" || !since.IsZero()
+	var (
+		entries []store.Entry
+		err     error
+	)
+	newestFirst := false
+	switch {
+	case q.Get("after") != "":
+		after, perr := strconv.ParseInt(q.Get("after"), 10, 64)
+		if perr != nil || after < 0 {
+			writeError(w, http.StatusBadRequest, "Invalid after: want a sequence number")
+			return
+		}
+		n := p.offset + p.limit
+		if filtered || thread != "" {
+			n = messageScan
+		}
+		entries, err = st.After(after, n)
+	case thread != "":
+		entries, err = st.Thread(thread)
+		newestFirst = true
+	default:
+		n := p.offset + p.limit
+		if filtered {
+			n = messageScan
+		}
+		entries, err = st.Tail(n)
+		newestFirst = true
+	}
+	if err != nil {
+		s.log.Error("journal messages", "error", err)
+		writeError(w, http.StatusInternalServerError, "Internal error")
+		return
+	}
+	if newestFirst {
+		slices.Reverse(entries)
+	}
+	entries = slices.DeleteFunc(entries, func(e store.Entry) bool {
+		return (thread != "" && e.Thread != thread) || (agent != "" && e.From != agent && e.To != agent &&
+			e.Listener != agent) || (!since.IsZero() && e.Time.Before(since))
+	})
+	entries = entries[min(p.offset, len(entries)):]
+	entries = entries[:min(p.limit, len(entries))]
+	out := make([]apiMessage, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, entryMessage(e))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"messages": out, "limit": p.limit, "offset": p.offset})
+}

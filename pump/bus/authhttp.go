@@ -1,0 +1,185 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+)
+
+// bearerProtocol is the WebSocket subprotocol browsers use to carry a token:
+// "Sec-WebSocket-Protocol: bearer, <token>" (the server selects "bearer").
+const bearerProtocol = "bearer"
+
+// defaultRetryAfter is the Retry-After of a 429 when the authenticator does
+// not say how long the lockout lasts.
+const defaultRetryAfter = time.Minute
+
+// insecureSession is every request's session in insecure dev mode.
+var insecureSession = auth.Session{Token: "insecure-dev", Username: "dev", Role: auth.Admin,
+	Expires: time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)}
+
+type sessionKey struct{}
+
+// sessionOf returns the session the middleware attached to the request.
+func sessionOf(ctx context.Context) auth.Session {
+	s, _ := ctx.Value(sessionKey{}).(auth.Session)
+	return s
+}
+
+// bearerToken extracts the token: the Authorization header, or on a
+// WebSocket upgrade the subprotocol pair "bearer, <token>". Tokens in query
+// strings are not accepted (URLs end up in logs).
+func bearerToken(r *http.Request) string {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, token, ok := strings.Cut(h, " ")
+		if ok && strings.EqualFold(scheme, "Bearer") {
+			return strings.TrimSpace(token)
+		}
+		return ""
+	}
+	var protos []string
+	for _, h := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for p := range strings.SplitSeq(h, ",") {
+			protos = append(protos, strings.TrimSpace(p))
+		}
+	}
+	for i := 0; i+1 < len(protos); i++ {
+		if protos[i] == bearerProtocol {
+			return protos[i+1]
+		}
+	}
+	return ""
+}
+
+// requireAuth is the reference's middleware: every request needs a valid
+// bearer token (401 "Missing Authorization" / "Invalid token").
+func (s *Server) requireAuth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.Insecure {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, insecureSession)))
+			return
+		}
+		token := bearerToken(r)
+		if token == "" {
+			writeError(w, http.StatusUnauthorized, "Missing Authorization")
+			return
+		}
+		sess, err := s.opts.Auth.Session(r.Context(), token)
+		switch {
+		case errors.Is(err, auth.ErrInvalidToken):
+			writeError(w, http.StatusUnauthorized, "Invalid token")
+			return
+		case err != nil:
+			s.log.Error("session lookup failed", "error", err)
+			writeError(w, http.StatusInternalServerError, "Internal error")
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, sess)))
+	})
+}
+
+// requireRole answers 403 {"error":"Forbidden"} unless the session's role
+// allows need.
+func requireRole(need auth.Role, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !sessionOf(r.Context()).Role.Allows(need) {
+			writeError(w, http.StatusForbidden, "Forbidden")
+			return
+		}
+		next(w, r)
+	}
+}
+
+// loginRequest is the body of POST /auth/login.
+type loginRequest struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+	TOTP     string `json:"totp"`
+}
+
+// sessionBody is the session part of the login and /auth/me responses.
+type sessionBody struct {
+	Token     string `json:"token,omitempty"`
+	Username  string `json:"username"`
+	Role      string `json:"role"`
+	ExpiresAt string `json:"expires_at"`
+}
+
+func bodyOf(sess auth.Session, withToken bool) sessionBody {
+	b := sessionBody{Username: sess.Username, Role: string(sess.Role), ExpiresAt: sess.Expires.UTC().Format(time.RFC3339)}
+	if withToken {
+		b.Token = sess.Token
+	}
+	return b
+}
+
+// retryAfterer is an error that knows how long a lockout lasts.
+type retryAfterer interface{ RetryAfter() time.Duration }
+
+// handleLogin is POST /auth/login.
+func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
+	var req loginRequest
+	if err := readJSON(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "Invalid JSON")
+		return
+	}
+	if req.Username == "" || req.Password == "" {
+		writeError(w, http.StatusBadRequest, "Credentials required")
+		return
+	}
+	if s.opts.Insecure {
+		sess := insecureSession
+		sess.Username = req.Username
+		writeJSON(w, http.StatusOK, bodyOf(sess, true))
+		return
+	}
+	sess, err := s.opts.Auth.Login(r.Context(), auth.Credentials{Username: req.Username, Password: req.Password,
+		TOTP: req.TOTP, Addr: clientAddr(r)})
+	switch {
+	case err == nil:
+		s.log.Info("login", "user", sess.Username, "role", sess.Role, "addr", clientAddr(r))
+		writeJSON(w, http.StatusOK, bodyOf(sess, true))
+	case errors.Is(err, auth.ErrRateLimited):
+		wait := defaultRetryAfter
+		var ra retryAfterer
+		if errors.As(err, &ra) && ra.RetryAfter() > 0 {
+			wait = ra.RetryAfter()
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		writeError(w, http.StatusTooManyRequests, "Too many failed login attempts")
+	case errors.Is(err, auth.ErrInvalidCredentials):
+		writeError(w, http.StatusUnauthorized, "Invalid credentials")
+	default:
+		s.log.Error("login failed", "error", err)
+		writeError(w, http.StatusInternalServerError, "Internal error")
+	}
+}
+
+// handleLogout is POST /auth/logout: the token is revoked.
+func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
+	if !s.opts.Insecure {
+		if err := s.opts.Auth.Logout(r.Context(), sessionOf(r.Context()).Token); err != nil &&
+			!errors.Is(err, auth.ErrInvalidToken) {
+			s.log.Error("logout failed", "error", err)
+			writeError(w, http.StatusInternalServerError, "Internal error")
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"message": "Logged out"})
+}
+
+// handleMe is GET /auth/me.
+func (s *Server) handleMe(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, bodyOf(sessionOf(r.Context()), false))
+}
+
+// handleHealth is GET /health (no authentication).
+func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}

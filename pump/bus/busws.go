@@ -1,0 +1,327 @@
+package bus
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	"github.com/xml-pipeline/xmlpipe/pump/console"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// Close reasons of the legacy <authenticate/> handshake (python-reference
+// §7.3), sent with close code 1008.
+const (
+	ReasonNotAuthenticate = "First message must be <authenticate/>"
+	ReasonMissingTOTP     = "Missing TOTP code"
+	ReasonInvalidTOTP     = "Invalid TOTP"
+	ReasonBadXML          = "Invalid/tampered XML"
+	ReasonAuthTimeout     = "Authentication timeout"
+	// ReasonForbidden closes a /bus client whose role may not inject.
+	ReasonForbidden = "Forbidden"
+)
+
+// busSocket is one /bus client: raw envelopes in, the envelopes of its
+// conversations out.
+type busSocket struct {
+	s       *Server
+	c       *conn
+	sess    auth.Session
+	addr    string
+	checked time.Time
+}
+
+// handleBusWS is GET /bus. It authenticates itself: a bearer token
+// (Authorization header or subprotocol) is checked before the upgrade;
+// without one the first frame must be the legacy <authenticate totp="…"/>.
+func (s *Server) handleBusWS(w http.ResponseWriter, r *http.Request) {
+	sess, legacy := insecureSession, false
+	if !s.opts.Insecure {
+		token := bearerToken(r)
+		if token == "" {
+			legacy = true
+		} else {
+			var err error
+			sess, err = s.opts.Auth.Session(r.Context(), token)
+			switch {
+			case errors.Is(err, auth.ErrInvalidToken):
+				writeError(w, http.StatusUnauthorized, "Invalid token")
+				return
+			case err != nil:
+				s.log.Error("session lookup failed", "error", err)
+				writeError(w, http.StatusInternalServerError, "Internal error")
+				return
+			case !sess.Role.Allows(auth.Operator):
+				writeError(w, http.StatusForbidden, "Forbidden")
+				return
+			}
+		}
+	}
+	if !s.enter() {
+		writeError(w, http.StatusServiceUnavailable, "Server shutting down")
+		return
+	}
+	defer s.leave()
+	ws, err := s.up.Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	sock := &busSocket{s: s, sess: sess, addr: clientAddr(r), checked: time.Now()}
+	log := s.log.With("socket", "bus", "addr", sock.addr)
+	sock.c = s.newConn(ws, log, sock.encode)
+	defer func() {
+		s.router.forget(sock)
+		sock.c.finish()
+	}()
+	if legacy && !sock.legacyAuth() {
+		return
+	}
+	sock.c.log = log.With("user", sock.sess.Username)
+	sock.c.keepalive()
+	for {
+		_, data, err := sock.c.read()
+		if err != nil {
+			return
+		}
+		if !s.recheck(sock.c.ctx, sock.sess, &sock.checked) {
+			sock.c.close(websocket.ClosePolicyViolation, "Session expired")
+			return
+		}
+		sock.frame(data)
+	}
+}
+
+// legacyAuth reads the first frame, <authenticate totp="NNNNNN"/>, within
+// AuthTimeout and checks the code against every user's TOTP secret. On
+// failure it closes the socket with 1008 and the reference's reason.
+func (b *busSocket) legacyAuth() bool {
+	s := b.s
+	_ = b.c.ws.SetReadDeadline(time.Now().Add(s.opts.AuthTimeout))
+	_, data, err := b.c.ws.ReadMessage()
+	if err != nil {
+		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+			b.c.log.Warn("legacy authentication timed out", "security", true)
+			b.c.close(websocket.ClosePolicyViolation, ReasonAuthTimeout)
+		}
+		return false
+	}
+	code, reason := parseAuthenticate(data)
+	if reason == "" {
+		sess, err := s.opts.Auth.CheckCode(b.c.ctx, code, b.addr)
+		switch {
+		case err == nil:
+			b.sess = sess
+		case errors.Is(err, auth.ErrInvalidCredentials), errors.Is(err, auth.ErrRateLimited):
+			reason = ReasonInvalidTOTP
+		default:
+			b.c.log.Error("TOTP check failed", "error", err)
+			reason = ReasonInvalidTOTP
+		}
+	}
+	if reason == "" && !b.sess.Role.Allows(auth.Operator) {
+		reason = ReasonForbidden
+	}
+	if reason != "" {
+		b.c.log.Warn("legacy authentication refused", "reason", reason, "security", true)
+		b.c.close(websocket.ClosePolicyViolation, reason)
+		return false
+	}
+	b.c.log.Info("legacy authentication", "user", b.sess.Username)
+	return true
+}
+
+// parseAuthenticate reads the legacy first frame and returns its code, or
+// the close reason. A frame that is not well-formed is repaired the way the
+// pump repairs (lexical pre-fix, then a recovering parse that keeps what it
+// can: here, the root element's start tag).
+func parseAuthenticate(data []byte) (code, reason string) {
+	root, err := rootElement(data, true)
+	if err != nil {
+		fixed, _ := xmlpipe.LexFix(data)
+		if root, err = rootElement(fixed, false); err != nil {
+			return "", ReasonBadXML
+		}
+	}
+	if root.Name.Local != "authenticate" {
+		return "", ReasonNotAuthenticate
+	}
+	for _, a := range root.Attr {
+		if a.Name.Space == "" && a.Name.Local == "totp" {
+			code = strings.TrimSpace(a.Value)
+		}
+	}
+	if code == "" {
+		return "", ReasonMissingTOTP
+	}
+	return code, ""
+}
+
+// rootElement returns a document's root start tag. Strictly, the whole
+// document must be well-formed; otherwise the first start tag is enough
+// (what follows it may be truncated or broken).
+func rootElement(data []byte, strict bool) (xml.StartElement, error) {
+	d := xml.NewDecoder(bytes.NewReader(data))
+	d.Strict = strict
+	var root *xml.StartElement
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if !strict && root != nil {
+				break
+			}
+			return xml.StartElement{}, err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if root == nil {
+				c := t.Copy()
+				root = &c
+			}
+			if !strict {
+				return *root, nil
+			}
+		case xml.Directive:
+			return xml.StartElement{}, errors.New("directives are not allowed")
+		}
+	}
+	if root == nil {
+		return xml.StartElement{}, errors.New("no root element")
+	}
+	return *root, nil
+}
+
+// frame handles one envelope from the client: a privileged root is dropped
+// (security event), anything else goes through Pump.Inject like every
+// message; a refused frame gets a <huh> envelope back.
+func (b *busSocket) frame(data []byte) {
+	s := b.s
+	info := scanFrame(data)
+	if s.opts.Insecure && info.ok && info.rootNS == "" && info.rootName == "authenticate" {
+		return // dev mode needs no authentication: a legacy client's handshake is ignored
+	}
+	if info.privileged() {
+		b.privileged(info)
+		return
+	}
+	var err error
+	if info.ok && xmlpipe.IsThreadID(info.thread) {
+		conv := info.thread
+		if root := s.pump.Threads().Root(info.thread); root != "" {
+			conv = root
+		}
+		s.router.claim(conv, b)
+		_, err = s.pump.InjectWait(b.c.ctx, data, nil)
+		s.router.settle(conv, err == nil)
+	} else {
+		// The pump assigns a new thread (and conversation) id: routing
+		// starts when InjectWait says which.
+		s.router.lateBegin()
+		var thread string
+		thread, err = s.pump.InjectWait(b.c.ctx, data, nil)
+		conv := thread
+		if root := s.pump.Threads().Root(thread); root != "" {
+			conv = root
+		}
+		s.router.lateEnd(conv, b)
+	}
+	if err != nil {
+		b.refused(info, data, err)
+	}
+}
+
+// privileged drops a privileged message: logged as a security event, the
+// client learns nothing but a generic <huh>.
+func (b *busSocket) privileged(info frameInfo) {
+	root := info.rootName
+	if info.payloadName != "" {
+		root = info.payloadName
+	}
+	b.s.log.Warn("security event: privileged message on the main bus dropped", "security", true,
+		"user", b.sess.Username, "addr", b.addr, "root", root)
+	b.c.send(b.s.huhEnvelope(info.from, info.thread, xmlpipe.NewHuh(xmlpipe.ErrPrivileged, nil)))
+}
+
+// refused answers a frame the pump did not take.
+func (b *busSocket) refused(info frameInfo, data []byte, err error) {
+	switch {
+	case errors.Is(err, xmlpipe.ErrPrivileged):
+		b.privileged(info)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		// the socket is closing
+	case errors.Is(err, pump.ErrClosed), errors.Is(err, pump.ErrNotStarted):
+		b.c.close(websocket.CloseTryAgainLater, "Organism not running")
+	default:
+		var cause error = err
+		if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
+			cause = f.Err
+		}
+		b.c.send(b.s.huhEnvelope(info.from, info.thread, xmlpipe.NewHuh(cause, data)))
+	}
+}
+
+// conversationEvent implements sink: the conversation's envelopes go back
+// to the client — every message a listener emitted, replies addressed to
+// the outside, and the <huh>/SystemError messages sent to its listeners.
+// The client's own message (from outside the organism) is not echoed.
+func (b *busSocket) conversationEvent(e pump.Event) {
+	switch e.Kind {
+	case pump.EventMessage:
+		if _, fromListener := b.s.pump.Lookup(e.From); fromListener && len(e.Envelope) > 0 {
+			b.c.send(e.Envelope)
+		}
+	case pump.EventReply:
+		if len(e.Envelope) > 0 {
+			b.c.send(e.Envelope)
+		}
+	case pump.EventHuh, pump.EventSystemError:
+		b.c.send(e)
+	}
+}
+
+// printed implements sink: printed lines are not envelopes; /bus clients
+// see the messages that carried them.
+func (b *busSocket) printed(console.Output) {}
+
+// encode turns a queued item into a text frame (in the writer goroutine).
+func (b *busSocket) encode(item any) (int, []byte, bool) {
+	switch it := item.(type) {
+	case []byte:
+		return websocket.TextMessage, it, len(it) > 0
+	case pump.Event:
+		env := b.s.errorEnvelope(it)
+		return websocket.TextMessage, env, len(env) > 0
+	}
+	return 0, nil, false
+}
+
+// errorEnvelope rebuilds the envelope of a <huh> or SystemError the pump
+// sent to a listener (the event carries the payload value).
+func (s *Server) errorEnvelope(e pump.Event) []byte {
+	var body []byte
+	var err error
+	switch p := e.Payload.(type) {
+	case *xmlpipe.Huh:
+		body, err = s.core.Huh.AppendPayload(nil, p)
+	case *xmlpipe.SystemError:
+		body, err = s.core.SystemError.AppendPayload(nil, p)
+	default:
+		return nil
+	}
+	if err != nil || !xmlpipe.IsThreadID(e.Thread) || e.From == "" {
+		return nil
+	}
+	return xmlpipe.AppendEnvelope(nil, e.From, e.To, e.Thread, body)
+}

@@ -1,0 +1,193 @@
+// Package bus is the organism's main bus: one HTTPS server (TLS 1.3; plain
+// HTTP only in insecure dev mode) carrying the Python reference server's
+// endpoints, the REST/WS API of its agentserver_api_spec, and a raw-XML
+// WebSocket for envelope clients. Every message that enters here goes
+// through Pump.Inject — the same stages as any other message.
+//
+// # Authentication
+//
+// POST /auth/login takes {"username","password","totp"} and answers
+// {"token","username","role","expires_at"} (400 {"error":"Invalid JSON"} or
+// {"error":"Credentials required"}; 401 {"error":"Invalid credentials"}; 429
+// {"error":"Too many failed login attempts"} with Retry-After). Every other
+// path but GET /health and GET /bus needs the token:
+//
+//	Authorization: Bearer <64 hex>
+//
+// (401 {"error":"Missing Authorization"} / {"error":"Invalid token"}).
+// Browsers, which cannot set headers on a WebSocket, offer the token as a
+// subprotocol pair instead — Sec-WebSocket-Protocol: bearer, <token> — and
+// the server selects "bearer". Tokens in query strings (?token=) are not
+// accepted: URLs end up in logs. POST /auth/logout revokes the token
+// ({"message":"Logged out"}); GET /auth/me answers
+// {"username","role","expires_at"}; GET /health answers {"status":"ok"}.
+// Roles: viewers read, operators also send and inject, admins also kill,
+// pause, resume, reload and stop (403 {"error":"Forbidden"}). A socket
+// re-checks its session every minute and is closed with 1008 "Session
+// expired" once the token is revoked or expired.
+//
+// # The /ws JSON protocol
+//
+// GET /ws upgrades to a WebSocket of JSON text frames, each with a "type".
+// The wire package holds the Go types of every frame. On connect:
+//
+//	{"type":"connected","username":"alice","role":"operator"}
+//
+// A request may carry an "id" (any JSON value); its reply echoes it, so a
+// client can match replies while events interleave. Requests and replies:
+//
+//	{"type":"ping"}                      → {"type":"pong"}
+//	{"type":"status"}                    → {"type":"status","threads":3,"organism":"hello-world",
+//	                                        "uptime_seconds":12.5,"listeners":6,"slots":9,
+//	                                        "processed":42,"failed":0,"in_flight":0}
+//	{"type":"listeners"} (or "targets")  → {"type":"listeners","listeners":["system.boot",…,"greeter"],
+//	                                        "details":[{"name":"greeter","description":"…","agent":true,
+//	                                        "broadcast":false,"root_tag":"Greeting"},…]}
+//	{"type":"threads"}                   → {"type":"threads","threads":[{"id":"6f1c…","depth":3,"slots":2,
+//	                                        "idle_seconds":0.4,"last_from":"shouter","last_to":"response-handler"}]}
+//	{"type":"monitor","prefix":"6f1c"}   → {"type":"monitor","prefix":"6f1c","threads":[{"id":"6f1c…",
+//	                                        "slots":[{"from":"greeter","to":"shouter",
+//	                                        "payload_type":"GreetingResponse","timestamp":"…"}]}]}
+//	{"type":"send","raw":"@greeter Dan"} → {"type":"sent","thread_id":"6f1c…","target":"greeter"}
+//	{"type":"send","target":"greeter","content":"Dan"} (or "text", or "message") → the same
+//
+// send builds the target listener's payload from the text exactly as the
+// console does (its only string field, else Message, Text or Name) and sends
+// it from "console:<user>" (raw form) or "websocket:<user>" (target form), as
+// the reference builds from_id. "sent" always names the target. A failed
+// request is answered with an error frame:
+//
+//	{"type":"error","error":"Forbidden: role viewer cannot send","code":"forbidden"}
+//	{"type":"error","error":"Unknown target: nobody","code":"unknown_target"}
+//	{"type":"error","error":"Cannot create payload for system.todo","code":"no_text_field"}
+//	{"type":"error","error":"Invalid payload structure","code":"rejected","diagnostics":["route: …"]}
+//	{"type":"error","error":"Unknown message type: dance","code":"bad_request"}
+//
+// with the reference's texts for the rest: "Invalid JSON", "Empty message",
+// "No target specified. Use @target message format.", "Missing target",
+// "Missing content", "Missing prefix" (monitor), "Pipeline not available"
+// (code "unavailable").
+//
+// After "sent", the socket receives the events of that conversation (and of
+// no other), never before its "sent". thread_id is always the conversation
+// id "sent" returned; timestamps are RFC 3339 with nanoseconds, UTC:
+//
+//	{"type":"message","thread_id":"6f1c…","from":"greeter","to":"shouter","listener":"shouter",
+//	 "payload_type":"GreetingResponse","payload":"<GreetingResponse><Message>Hello, Dan!</Message>…",
+//	 "timestamp":"2026-03-01T12:00:00.123456789Z"}
+//	{"type":"output","thread_id":"6f1c…","from":"shouter","text":"HELLO, DAN!"}
+//	{"type":"reply","thread_id":"6f1c…","from":"calc","to":"console:alice","payload_type":"Result",
+//	 "payload":"<Result><Text>4</Text></Result>","text":"4","timestamp":"…"}
+//	{"type":"huh","thread_id":"6f1c…","from":"core","to":"greeter","error":"Invalid payload structure",
+//	 "diagnostics":["payload line 1: …"],"timestamp":"…"}
+//	{"type":"system_error","thread_id":"6f1c…","from":"system","to":"greeter",
+//	 "error":"Message could not be delivered. Please verify your target and try again.","timestamp":"…"}
+//	{"type":"dead_letter","thread_id":"6f1c…","from":"greeter","to":"shouter",
+//	 "error":"conversation killed","timestamp":"…"}
+//	{"type":"complete","thread_id":"6f1c…","timestamp":"…"}
+//
+// message is every envelope of the conversation accepted and delivered to a
+// listener (the first one is the client's own, canonicalised), with its
+// canonical payload XML; output is a line a listener printed (the console's
+// "[shouter] HELLO, DAN!"); reply is a message addressed back outside the
+// organism; huh, system_error and dead_letter are failures on the
+// conversation; complete says nothing of it is in flight any more.
+//
+// # The raw XML bus: GET /bus
+//
+// A WebSocket of <message> envelopes in both directions. It authenticates
+// with the bearer token (header or subprotocol, operator or admin), or,
+// without one, with the reference's legacy first frame
+//
+//	<authenticate totp="123456"/>
+//
+// within 15 s (repaired if it is not well-formed), whose code is tried
+// against every user's TOTP secret. Failures close the socket with 1008 and
+// exactly the reference's reasons: "First message must be <authenticate/>",
+// "Missing TOTP code", "Invalid TOTP", "Invalid/tampered XML",
+// "Authentication timeout" (and "Forbidden" for a viewer).
+//
+// Every later frame goes through Pump.Inject. The client gets back, as
+// canonical envelopes, every message a listener emits on its conversations,
+// the replies addressed to it, and the <huh>/SystemError messages sent to
+// listeners on them. A frame the organism refuses gets a <huh> envelope from
+// "core" with the canned text and the frame in <original-attempt>:
+//
+//	<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><meta><from>core</from><to>client</to>
+//	<thread>6f1c…</thread></meta><huh xmlns="https://xml-pipeline.org/ns/core/v1">
+//	<error>Malformed message</error><original-attempt>dGhpcyBpcyBub3QgeG1s</original-attempt></huh></message>
+//
+// A privileged message (root or payload in the privileged-msg namespace) is
+// dropped and logged as a security event (slog Warn, security=true); the
+// client gets only a generic <huh> ("Message could not be processed", no
+// original attempt). A frame over Options.MaxFrameBytes closes the socket
+// with 1009.
+//
+// # The REST/WS API: /api/v1
+//
+//	GET  /api/v1/organism                 {"name","status","uptime_seconds","agent_count","active_threads",
+//	                                       "total_messages","failed","in_flight"}
+//	GET  /api/v1/organism/config          organism.yaml as loaded, secrets redacted
+//	GET  /api/v1/agents                   {"agents":[Agent…]}
+//	GET  /api/v1/agents/{name}            Agent: {"name","description","is_agent","broadcast","peers",
+//	                                       "payload_class","root_tag","state":"idle|processing|paused",
+//	                                       "queue_depth","active","handled","last_activity"}
+//	GET  /api/v1/agents/{name}/config     the listener's entry, secrets redacted
+//	GET  /api/v1/agents/{name}/schema     the payload XSD (application/xml)
+//	GET  /api/v1/threads                  {"threads":[Thread…],"limit","offset"}; ?limit=50&offset=0
+//	                                       &status=active|completed|error|killed&agent=NAME&since=RFC3339
+//	GET  /api/v1/threads/{id}             Thread: {"id","conversation","status","participants",
+//	                                       "message_count","created_at","last_activity","last_from",
+//	                                       "last_to","payload_types","error"}
+//	GET  /api/v1/threads/{id}/messages    {"messages":[Message…]}; ?scope=conversation for every
+//	                                       thread of its conversation; limit, offset
+//	GET  /api/v1/messages                 newest first; ?limit&offset, ?after=SEQ (ascending),
+//	                                       ?thread=ID, ?agent=NAME, ?since=RFC3339
+//	POST /api/v1/inject                   operator: {"to":"greeter","payload":{"name":"Dan"}} or
+//	                                       {"to":"greeter","payload":"<Greeting><Name>Dan</Name></Greeting>",
+//	                                       "thread_id":"…"} → {"thread_id","message_id"}
+//	POST /api/v1/threads/{id}/kill        admin → {"thread_id","status":"killed"}
+//	POST /api/v1/agents/{name}/pause      admin → Agent
+//	POST /api/v1/agents/{name}/resume     admin → Agent
+//	POST /api/v1/organism/reload          admin → 202 {"status":"reloading"} (501 without a Controller)
+//	POST /api/v1/organism/stop            admin → 202 {"status":"stopping"} (501 without a Controller)
+//
+// Threads and messages come from the journal (503 {"error":"Journal not
+// available"} for an in-memory organism). A conversation spans threads (a
+// forward opens a child thread); each Thread names its conversation. Thread
+// status: killed (through the API), error (a <huh> or SystemError on it),
+// active (its conversation has a message in flight), else completed. A
+// Message is {"id","seq","thread_id","conversation","direction","kind",
+// "from","to","listener","payload_type","payload","timestamp"}; its id is
+// the SHA-256 (hex) of the canonical envelope — the journal's checksum, and
+// the message_id inject returns. An inject payload object maps keys onto the
+// listener's payload fields by Go name, XML name or snake_case; the message
+// is sent from "api:<user>". A refused inject is 422 {"error": canned text,
+// "diagnostics": […]}.
+//
+// GET /api/v1/ws is the event stream. On connect:
+//
+//	{"event":"connected","organism":"hello-world","agents":["system.boot",…],"threads":3}
+//
+// Commands:
+//
+//	{"cmd":"subscribe","threads":[],"agents":[],"events":[]}  → {"event":"subscribed",…}
+//	{"cmd":"inject","to":"greeter","payload":{"name":"Dan"}}   → {"event":"injected","thread_id","message_id"}
+//
+// (empty lists match everything; inject needs operator). Events:
+//
+//	{"event":"message","message":Message}
+//	{"event":"thread_created","thread":{"id","status":"active","participants","created_at"}}
+//	{"event":"thread_updated","thread_id","status":"completed|killed"}
+//	{"event":"error","kind":"huh|system-error|dead-letter","thread_id","agent","error","timestamp"}
+//	{"event":"agent_state","agent","state","queue_depth","active"}
+//
+// # Flow control
+//
+// Every socket has a bounded send queue (Options.SendQueue frames); the
+// organism never waits for a client: a client that falls that far behind is
+// closed with 1013 "Client too slow". Sockets are pinged every
+// PingInterval and closed after PongWait of silence. Shutdown closes every
+// socket with 1001 "Server shutting down" and waits for the server's
+// goroutines.
+package bus

@@ -1,0 +1,229 @@
+package bus
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/xml-pipeline/xmlpipe/schemas"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// payloadOf returns the payload element of a canonical envelope, without the
+// xmlns="" a no-namespace payload carries only inside the envelope; nil when
+// env is not a canonical envelope. Canonical XML makes a tag scan exact: '<'
+// only opens a tag or a processing instruction, there are no comments, CDATA
+// sections or empty-element tags, and attribute values use double quotes.
+func payloadOf(env []byte) []byte {
+	start := -1
+	depth, children := 0, 0
+scan:
+	for i := 0; i < len(env); i++ {
+		if env[i] != '<' {
+			continue
+		}
+		switch {
+		case i+1 < len(env) && env[i+1] == '?':
+			j := bytes.Index(env[i:], []byte("?>"))
+			if j < 0 {
+				return nil
+			}
+			i += j + 1
+		case i+1 < len(env) && env[i+1] == '/':
+			depth--
+		default:
+			if depth == 1 {
+				children++
+				if children == 2 {
+					start = i
+					break scan
+				}
+			}
+			depth++
+		}
+	}
+	end := bytes.LastIndex(env, []byte("</"))
+	if start < 0 || end <= start {
+		return nil
+	}
+	p := env[start:end]
+	nameEnd := bytes.IndexAny(p, " >")
+	if nameEnd > 0 && bytes.HasPrefix(p[nameEnd:], []byte(` xmlns=""`)) {
+		out := make([]byte, 0, len(p)-9)
+		out = append(out, p[:nameEnd]...)
+		return append(out, p[nameEnd+9:]...)
+	}
+	return p
+}
+
+// frameInfo is what a quick look at a raw frame found (ok false: it is not
+// well-formed even after the lexical pre-fix; the pump's repair path may
+// still accept it).
+type frameInfo struct {
+	ok                     bool
+	rootNS, rootName       string
+	from, thread           string
+	payloadNS, payloadName string
+}
+
+// privileged reports whether the frame's root or payload is in the
+// privileged (OOB-only) namespace.
+func (f frameInfo) privileged() bool {
+	return f.rootNS == schemas.PrivilegedNS || f.payloadNS == schemas.PrivilegedNS
+}
+
+// scanFrame reads a frame's root element and, for an envelope, its <from>,
+// <thread> and payload root; a frame that is not well-formed is looked at
+// again after xmlpipe.LexFix.
+func scanFrame(raw []byte) frameInfo {
+	if f, err := scanXML(raw); err == nil {
+		return f
+	}
+	fixed, _ := xmlpipe.LexFix(raw)
+	if f, err := scanXML(fixed); err == nil {
+		return f
+	}
+	return frameInfo{}
+}
+
+func scanXML(raw []byte) (frameInfo, error) {
+	var f frameInfo
+	d := xml.NewDecoder(bytes.NewReader(raw))
+	d.Strict = true
+	depth, children := 0, 0
+	var field *string
+	var text strings.Builder
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return frameInfo{}, err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			depth++
+			switch {
+			case depth == 1:
+				f.rootNS, f.rootName = t.Name.Space, t.Name.Local
+			case depth == 2 && f.envelope():
+				children++
+				if children == 2 {
+					f.payloadNS, f.payloadName = t.Name.Space, t.Name.Local
+				}
+			case depth == 3 && f.envelope() && children == 1 && t.Name.Space == xmlpipe.EnvelopeNS:
+				switch t.Name.Local {
+				case "from":
+					field = &f.from
+				case "thread":
+					field = &f.thread
+				}
+				text.Reset()
+			}
+		case xml.CharData:
+			if field != nil {
+				text.Write(t)
+			}
+		case xml.EndElement:
+			if depth == 3 && field != nil {
+				*field = strings.TrimSpace(text.String())
+				field = nil
+			}
+			depth--
+		case xml.Directive:
+			return frameInfo{}, errors.New("directives are not allowed")
+		}
+	}
+	if f.rootName == "" {
+		return frameInfo{}, errors.New("no root element")
+	}
+	f.ok = true
+	return f, nil
+}
+
+// envelope reports whether the root is a <message> envelope.
+func (f frameInfo) envelope() bool {
+	return f.rootNS == xmlpipe.EnvelopeNS && f.rootName == "message"
+}
+
+// withEmptyNamespace prepares a payload element given as XML text for
+// xmlpipe.AppendEnvelope: it must be one element (an XML declaration and
+// surrounding space are dropped); a root that declares no default namespace
+// gets xmlns="" so it does not inherit the envelope's.
+func withEmptyNamespace(payload string) ([]byte, error) {
+	p := strings.TrimSpace(payload)
+	if strings.HasPrefix(p, "<?xml") {
+		end := strings.Index(p, "?>")
+		if end < 0 {
+			return nil, errors.New("unterminated XML declaration")
+		}
+		p = strings.TrimSpace(p[end+2:])
+	}
+	if len(p) < 2 || p[0] != '<' || p[1] == '!' || p[1] == '?' || p[1] == '/' {
+		return nil, errors.New("payload must start with its root element")
+	}
+	d := xml.NewDecoder(strings.NewReader(p))
+	d.Strict = true
+	var root *xml.StartElement
+	depth := 0
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("payload is not well-formed XML: %w", err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if depth == 0 && root != nil {
+				return nil, errors.New("payload has more than one root element")
+			}
+			if root == nil {
+				t := t.Copy()
+				root = &t
+			}
+			depth++
+		case xml.EndElement:
+			depth--
+		case xml.CharData:
+			if depth == 0 && len(bytes.TrimSpace(t)) > 0 {
+				return nil, errors.New("payload has text outside its root element")
+			}
+		case xml.Directive:
+			return nil, errors.New("payload must not contain a DOCTYPE or other directive")
+		}
+	}
+	if root == nil {
+		return nil, errors.New("payload has no root element")
+	}
+	for _, a := range root.Attr {
+		if a.Name.Space == "" && a.Name.Local == "xmlns" {
+			return []byte(p), nil
+		}
+	}
+	nameEnd := strings.IndexAny(p, " \t\r\n/>")
+	if nameEnd < 0 {
+		return nil, errors.New("payload has no root element")
+	}
+	return []byte(p[:nameEnd] + ` xmlns=""` + p[nameEnd:]), nil
+}
+
+// huhEnvelope builds the <huh> envelope the bus sends for a frame it
+// refused: from core, to the frame's sender (when known), on the frame's
+// thread (or a new one).
+func (s *Server) huhEnvelope(to, thread string, huh *xmlpipe.Huh) []byte {
+	if !xmlpipe.IsThreadID(thread) {
+		thread = xmlpipe.NewThreadID()
+	}
+	body, err := s.core.Huh.AppendPayload(nil, huh)
+	if err != nil {
+		s.log.Error("encode huh", "error", err)
+		return nil
+	}
+	return xmlpipe.AppendEnvelope(nil, "core", to, thread, body)
+}

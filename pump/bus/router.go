@@ -1,0 +1,236 @@
+package bus
+
+import (
+	"sync"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/console"
+)
+
+// sink receives the events of the conversations a socket started. Both
+// methods are called from the organism's goroutines and must not block.
+type sink interface {
+	conversationEvent(e pump.Event)
+	printed(o console.Output)
+}
+
+// maxOrphans bounds the events kept for a conversation whose id is not known
+// yet (see router.lateBegin).
+const maxOrphans = 1024
+
+// router delivers each event of a conversation to the sockets that started
+// or continued it. A socket claims a conversation before injecting into it
+// (it knows the id); a route is dropped when the conversation completes with
+// no inject pending, or when its socket goes away.
+type router struct {
+	mu     sync.Mutex
+	routes map[string]*route
+	bySink map[sink]map[string]struct{}
+	// late counts injects whose conversation id is only known afterwards
+	// (a frame with an invalid thread id); while any is pending, events of
+	// unclaimed conversations are kept in orphans, bounded.
+	late    int
+	orphans []routed
+}
+
+// route is one conversation's sockets.
+type route struct {
+	sinks   []sink
+	pending int  // injects in progress
+	active  bool // an event was routed
+	// completed: the last event was the conversation's completion (a
+	// message event clears it); the route goes when no inject is pending.
+	completed bool
+}
+
+// routed is an event or a printed line of a conversation.
+type routed struct {
+	conv  string
+	event *pump.Event
+	out   *console.Output
+}
+
+func newRouter() *router {
+	return &router{routes: map[string]*route{}, bySink: map[sink]map[string]struct{}{}}
+}
+
+// claim routes conv's events to s from now on; an inject into conv is
+// pending until settle.
+func (r *router) claim(conv string, s sink) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rt := r.add(conv, s)
+	rt.pending++
+}
+
+// add routes conv to s (r.mu held).
+func (r *router) add(conv string, s sink) *route {
+	rt := r.routes[conv]
+	if rt == nil {
+		rt = &route{}
+		r.routes[conv] = rt
+	}
+	found := false
+	for _, x := range rt.sinks {
+		if x == s {
+			found = true
+			break
+		}
+	}
+	if !found {
+		rt.sinks = append(rt.sinks, s)
+		set := r.bySink[s]
+		if set == nil {
+			set = map[string]struct{}{}
+			r.bySink[s] = set
+		}
+		set[conv] = struct{}{}
+	}
+	return rt
+}
+
+// settle ends a pending inject into conv. A conversation that never started
+// (the message was refused at ingress), or that completed while the inject
+// was pending, is forgotten.
+func (r *router) settle(conv string, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rt := r.routes[conv]
+	if rt == nil {
+		return
+	}
+	rt.pending--
+	if rt.pending == 0 && (rt.completed || !ok && !rt.active) {
+		r.drop(conv, rt)
+	}
+}
+
+// lateBegin announces an inject whose conversation id is learnt only when
+// it returns; lateEnd(conv, s) then routes conv to s, replaying what arrived
+// meanwhile ("" when the message was refused).
+func (r *router) lateBegin() {
+	r.mu.Lock()
+	r.late++
+	r.mu.Unlock()
+}
+
+// lateEnd: see lateBegin.
+func (r *router) lateEnd(conv string, s sink) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.late--
+	if conv != "" {
+		rt := r.add(conv, s)
+		rt.active = true
+		kept := r.orphans[:0]
+		completed := false
+		for _, o := range r.orphans {
+			if o.conv != conv {
+				kept = append(kept, o)
+				continue
+			}
+			if o.event != nil {
+				s.conversationEvent(*o.event)
+				completed = completed || o.event.Kind == pump.EventComplete
+			} else {
+				s.printed(*o.out)
+			}
+		}
+		r.orphans = kept
+		if completed && rt.pending == 0 {
+			r.drop(conv, rt)
+		}
+	}
+	if r.late == 0 {
+		r.orphans = nil
+	}
+}
+
+// forget removes every route of s (its socket closed).
+func (r *router) forget(s sink) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for conv := range r.bySink[s] {
+		rt := r.routes[conv]
+		if rt == nil {
+			continue
+		}
+		for i, x := range rt.sinks {
+			if x == s {
+				rt.sinks = append(rt.sinks[:i], rt.sinks[i+1:]...)
+				break
+			}
+		}
+		if len(rt.sinks) == 0 {
+			delete(r.routes, conv)
+		}
+	}
+	delete(r.bySink, s)
+}
+
+// drop deletes conv's route (r.mu held).
+func (r *router) drop(conv string, rt *route) {
+	delete(r.routes, conv)
+	for _, s := range rt.sinks {
+		if set := r.bySink[s]; set != nil {
+			delete(set, conv)
+			if len(set) == 0 {
+				delete(r.bySink, s)
+			}
+		}
+	}
+}
+
+// targets returns the sinks of conv, keeping the event as an orphan when conv
+// is unclaimed and a late inject is pending; a completion with no inject
+// pending drops the route.
+func (r *router) targets(conv string, item routed) []sink {
+	if conv == "" {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rt := r.routes[conv]
+	if rt == nil {
+		if r.late > 0 && len(r.orphans) < maxOrphans {
+			r.orphans = append(r.orphans, item)
+		}
+		return nil
+	}
+	rt.active = true
+	sinks := append([]sink(nil), rt.sinks...)
+	if item.event != nil {
+		switch item.event.Kind {
+		case pump.EventMessage:
+			rt.completed = false
+		case pump.EventComplete:
+			rt.completed = true
+			if rt.pending == 0 {
+				r.drop(conv, rt)
+			}
+		}
+	}
+	return sinks
+}
+
+// event routes a pump event. Delivery happens inside the pump's publish call,
+// so the events of one conversation keep their causal order.
+func (r *router) event(e pump.Event) {
+	for _, s := range r.targets(e.Conversation, routed{conv: e.Conversation, event: &e}) {
+		s.conversationEvent(e)
+	}
+}
+
+// printed routes a line a listener printed.
+func (r *router) printed(o console.Output) {
+	for _, s := range r.targets(o.Conversation, routed{conv: o.Conversation, out: &o}) {
+		s.printed(o)
+	}
+}
+
+// size reports how many conversations are routed (tests).
+func (r *router) size() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.routes)
+}

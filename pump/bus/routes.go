@@ -1,0 +1,84 @@
+package bus
+
+import (
+	"net/http"
+
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+)
+
+// routes builds the server's handler: /health, /auth/login and /bus are open,
+// everything else goes through the bearer-token middleware first (so an
+// unknown path without a token is a 401, as in the reference).
+func (s *Server) routes() http.Handler {
+	open := http.NewServeMux()
+	open.HandleFunc("GET /health", s.handleHealth)
+	open.HandleFunc("POST /auth/login", s.handleLogin)
+	open.HandleFunc("GET /bus", s.handleBusWS) // authenticates itself (bearer or legacy first frame)
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /auth/logout", s.handleLogout)
+	mux.HandleFunc("GET /auth/me", s.handleMe)
+	mux.HandleFunc("GET /ws", s.handleWS)
+
+	const api = "/api/v1"
+	read := func(pattern string, h http.HandlerFunc) { mux.HandleFunc(pattern, requireRole(auth.Viewer, h)) }
+	read("GET "+api+"/organism", s.apiOrganism)
+	read("GET "+api+"/organism/config", s.apiOrganismConfig)
+	read("GET "+api+"/agents", s.apiAgents)
+	read("GET "+api+"/agents/{name}", s.apiAgent)
+	read("GET "+api+"/agents/{name}/config", s.apiAgentConfig)
+	read("GET "+api+"/agents/{name}/schema", s.apiAgentSchema)
+	read("GET "+api+"/threads", s.apiThreads)
+	read("GET "+api+"/threads/{id}", s.apiThread)
+	read("GET "+api+"/threads/{id}/messages", s.apiThreadMessages)
+	read("GET "+api+"/messages", s.apiMessages)
+	read("GET "+api+"/ws", s.handleStreamWS)
+	mux.HandleFunc("POST "+api+"/inject", requireRole(auth.Operator, s.apiInject))
+	mux.HandleFunc("POST "+api+"/threads/{id}/kill", requireRole(auth.Admin, s.apiKill))
+	mux.HandleFunc("POST "+api+"/agents/{name}/pause", requireRole(auth.Admin, s.apiPause))
+	mux.HandleFunc("POST "+api+"/agents/{name}/resume", requireRole(auth.Admin, s.apiResume))
+	mux.HandleFunc("POST "+api+"/organism/reload", requireRole(auth.Admin, s.apiReload))
+	mux.HandleFunc("POST "+api+"/organism/stop", requireRole(auth.Admin, s.apiStop))
+	routed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern == "" {
+			w = &jsonErrorWriter{ResponseWriter: w} // the mux's own 404 and 405, as JSON
+		}
+		mux.ServeHTTP(w, r)
+	})
+	closed := s.requireAuth(routed)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.opts.Insecure {
+			w.Header().Set("Strict-Transport-Security", "max-age=63072000")
+		}
+		if _, pattern := open.Handler(r); pattern != "" {
+			open.ServeHTTP(w, r)
+			return
+		}
+		closed.ServeHTTP(w, r)
+	})
+}
+
+// jsonErrorWriter turns the mux's plain-text 404/405 answers into JSON error
+// bodies (the Allow header of a 405 is kept).
+type jsonErrorWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+// WriteHeader writes {"error": <status text>} with code.
+func (j *jsonErrorWriter) WriteHeader(code int) {
+	if j.wrote {
+		return
+	}
+	j.wrote = true
+	j.Header().Del("X-Content-Type-Options")
+	writeError(j.ResponseWriter, code, http.StatusText(code))
+}
+
+// Write drops the mux's plain-text body.
+func (j *jsonErrorWriter) Write(b []byte) (int, error) {
+	if !j.wrote {
+		j.WriteHeader(http.StatusOK)
+	}
+	return len(b), nil
+}

@@ -1,0 +1,289 @@
+package bus
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// Events of the /api/v1/ws stream (the "event" field).
+const (
+	streamConnected     = "connected"
+	streamSubscribed    = "subscribed"
+	streamMessage       = "message"
+	streamThreadCreated = "thread_created"
+	streamThreadUpdated = "thread_updated"
+	streamError         = "error"
+	streamAgentState    = "agent_state"
+	streamInjected      = "injected"
+)
+
+// streams is the set of /api/v1/ws sockets, which see every event of the
+// organism through their subscription filter.
+type streams struct {
+	mu  sync.RWMutex
+	set map[*streamSocket]struct{}
+}
+
+func newStreams() *streams { return &streams{set: map[*streamSocket]struct{}{}} }
+
+func (st *streams) add(s *streamSocket) {
+	st.mu.Lock()
+	st.set[s] = struct{}{}
+	st.mu.Unlock()
+}
+
+func (st *streams) remove(s *streamSocket) {
+	st.mu.Lock()
+	delete(st.set, s)
+	st.mu.Unlock()
+}
+
+func (st *streams) empty() bool {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return len(st.set) == 0
+}
+
+// event offers a pump event to every stream (inside the pump: never blocks).
+func (st *streams) event(e pump.Event) {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	for s := range st.set {
+		s.offerEvent(e)
+	}
+}
+
+// broadcast offers a stream event the server produced itself.
+func (st *streams) broadcast(ev streamEvent) {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	for s := range st.set {
+		s.offer(ev)
+	}
+}
+
+// streamEvent is one event of the stream, filtered by its name, threads and
+// agents; Body is the JSON object sent.
+type streamEvent struct {
+	name    string
+	threads []string
+	agents  []string
+	body    any
+}
+
+// filter is a stream's subscription: empty lists match everything.
+type filter struct {
+	Threads []string `json:"threads"`
+	Agents  []string `json:"agents"`
+	Events  []string `json:"events"`
+}
+
+func (f filter) match(ev streamEvent) bool {
+	if len(f.Events) > 0 && !slices.Contains(f.Events, ev.name) {
+		return false
+	}
+	if len(f.Threads) > 0 && !overlaps(f.Threads, ev.threads) {
+		return false
+	}
+	if len(f.Agents) > 0 && !overlaps(f.Agents, ev.agents) {
+		return false
+	}
+	return true
+}
+
+func overlaps(want, have []string) bool {
+	for _, h := range have {
+		if h != "" && slices.Contains(want, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// streamSocket is one /api/v1/ws client.
+type streamSocket struct {
+	s       *Server
+	c       *conn
+	sess    auth.Session
+	checked time.Time
+
+	mu sync.Mutex
+	f  filter
+}
+
+// streamCommand is a client frame of the stream.
+type streamCommand struct {
+	Cmd string `json:"cmd"`
+	filter
+	injectRequest
+}
+
+// handleStreamWS is GET /api/v1/ws: the organism's event stream.
+func (s *Server) handleStreamWS(w http.ResponseWriter, r *http.Request) {
+	if !s.enter() {
+		writeError(w, http.StatusServiceUnavailable, "Server shutting down")
+		return
+	}
+	defer s.leave()
+	ws, err := s.up.Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	sock := &streamSocket{s: s, sess: sessionOf(r.Context()), checked: time.Now()}
+	sock.c = s.newConn(ws, s.log.With("socket", "api", "user", sock.sess.Username, "addr", clientAddr(r)), sock.encode)
+	sock.c.keepalive()
+	defer func() {
+		s.streams.remove(sock)
+		sock.c.finish()
+	}()
+	names := []string{}
+	for _, l := range s.pump.Listeners() {
+		names = append(names, l.Name)
+	}
+	sock.c.send(map[string]any{"event": streamConnected, "organism": s.pump.Organism(), "agents": names,
+		"threads": s.pump.Threads().Len()})
+	s.streams.add(sock)
+	for {
+		_, data, err := sock.c.read()
+		if err != nil {
+			return
+		}
+		if !s.recheck(sock.c.ctx, sock.sess, &sock.checked) {
+			sock.c.close(websocket.ClosePolicyViolation, "Session expired")
+			return
+		}
+		sock.command(data)
+	}
+}
+
+// command answers one client frame: subscribe or inject.
+func (st *streamSocket) command(data []byte) {
+	var cmd streamCommand
+	if err := json.Unmarshal(data, &cmd); err != nil {
+		st.c.send(map[string]any{"event": streamError, "error": "Invalid JSON"})
+		return
+	}
+	switch cmd.Cmd {
+	case "subscribe":
+		st.mu.Lock()
+		st.f = cmd.filter
+		st.mu.Unlock()
+		st.c.send(map[string]any{"event": streamSubscribed, "threads": orEmpty(cmd.Threads),
+			"agents": orEmpty(cmd.Agents), "events": orEmpty(cmd.Events)})
+	case "inject":
+		if !st.sess.Role.Allows(auth.Operator) {
+			st.c.send(map[string]any{"event": streamError, "error": "Forbidden"})
+			return
+		}
+		res, apiErr := st.s.inject(st.c.ctx, st.sess, cmd.injectRequest)
+		if apiErr != nil {
+			st.c.send(map[string]any{"event": streamError, "error": apiErr.body.Error,
+				"diagnostics": apiErr.body.Diagnostics})
+			return
+		}
+		st.c.send(map[string]any{"event": streamInjected, "thread_id": res.ThreadID, "message_id": res.MessageID})
+	default:
+		st.c.send(map[string]any{"event": streamError, "error": "Unknown command: " + cmd.Cmd})
+	}
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// offerEvent turns a pump event into stream events and offers them.
+func (st *streamSocket) offerEvent(e pump.Event) {
+	threads := []string{e.Conversation, e.Thread}
+	agents := []string{e.From, e.To, e.Listener}
+	switch e.Kind {
+	case pump.EventMessage:
+		if e.Thread == e.Conversation {
+			if _, fromListener := st.s.pump.Lookup(e.From); !fromListener {
+				st.offer(streamEvent{name: streamThreadCreated, threads: threads, agents: agents,
+					body: map[string]any{"event": streamThreadCreated, "thread": map[string]any{
+						"id": e.Conversation, "status": "active", "participants": []string{e.From, e.Listener},
+						"created_at": stamp(e.Time)}}})
+			}
+		}
+		st.offer(streamEvent{name: streamMessage, threads: threads, agents: agents, body: e})
+	case pump.EventReply:
+		st.offer(streamEvent{name: streamMessage, threads: threads, agents: agents, body: e})
+	case pump.EventHuh, pump.EventSystemError, pump.EventDeadLetter:
+		agent := e.Listener
+		if agent == "" {
+			agent = e.To
+		}
+		msg := e.Error
+		if se, ok := e.Payload.(*xmlpipe.SystemError); ok {
+			msg = se.Message
+		}
+		st.offer(streamEvent{name: streamError, threads: threads, agents: agents, body: map[string]any{
+			"event": streamError, "kind": string(e.Kind), "thread_id": e.Conversation, "agent": agent, "error": msg,
+			"timestamp": stamp(e.Time)}})
+	case pump.EventComplete:
+		st.offer(streamEvent{name: streamThreadUpdated, threads: threads, body: map[string]any{
+			"event": streamThreadUpdated, "thread_id": e.Conversation, "status": "completed",
+			"timestamp": stamp(e.Time)}})
+	}
+}
+
+// offer queues ev when it matches the subscription.
+func (st *streamSocket) offer(ev streamEvent) {
+	st.mu.Lock()
+	ok := st.f.match(ev)
+	st.mu.Unlock()
+	if ok {
+		st.c.send(ev.body)
+	}
+}
+
+// streamMessageBody is a message event of the stream.
+type streamMessageBody struct {
+	Event   string     `json:"event"`
+	Message apiMessage `json:"message"`
+}
+
+// encode turns a queued item into a JSON text frame (in the writer).
+func (st *streamSocket) encode(item any) (int, []byte, bool) {
+	var v any = item
+	if e, ok := item.(pump.Event); ok {
+		v = streamMessageBody{Event: streamMessage, Message: eventMessage(e)}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		st.c.log.Error("encode stream event", "error", err)
+		return 0, nil, false
+	}
+	return websocket.TextMessage, b, true
+}
+
+// eventMessage is the API's Message model of a pump event.
+func eventMessage(e pump.Event) apiMessage {
+	sum := sha256.Sum256(e.Envelope)
+	return apiMessage{ID: hex.EncodeToString(sum[:]), ThreadID: e.Thread, Conversation: e.Conversation,
+		Direction: directionOf(e), Kind: "message", From: e.From, To: e.To, Listener: e.Listener,
+		PayloadType: e.PayloadName, Payload: string(payloadOf(e.Envelope)), Timestamp: stamp(e.Time)}
+}
+
+// directionOf is "outbound" for a reply leaving the organism, else "inbound"
+// (a message delivered to a listener).
+func directionOf(e pump.Event) string {
+	if e.Kind == pump.EventReply {
+		return "outbound"
+	}
+	return "inbound"
+}

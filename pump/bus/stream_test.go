@@ -1,0 +1,66 @@
+package bus
+
+import (
+	"testing"
+
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+)
+
+func TestStream(t *testing.T) {
+	f := newFixture(t)
+	tokens := f.tokens()
+	viewer := f.dial("/api/v1/ws", tokens[auth.Viewer])
+	hello := readFrame(t, viewer)
+	if hello["event"] != "connected" || hello["organism"] != "hello-world" || len(hello["agents"].([]any)) != 6 {
+		t.Fatalf("connected: %v", hello)
+	}
+	writeFrame(t, viewer, frame{"cmd": "subscribe", "agents": []string{"shouter"},
+		"events": []string{"message", "thread_created", "thread_updated"}})
+	if got := readFrame(t, viewer); got["event"] != "subscribed" {
+		t.Fatalf("subscribe: %v", got)
+	}
+	writeFrame(t, viewer, frame{"cmd": "inject", "to": "greeter", "payload": map[string]string{"name": "Vi"}})
+	if got := readFrame(t, viewer); got["event"] != "error" || got["error"] != "Forbidden" {
+		t.Fatalf("viewer inject: %v", got)
+	}
+
+	operator := f.dial("/api/v1/ws", tokens[auth.Operator])
+	readFrame(t, operator)
+	writeFrame(t, operator, frame{"cmd": "subscribe", "events": []string{"injected"}})
+	readFrame(t, operator)
+	writeFrame(t, operator, frame{"cmd": "inject", "to": "greeter", "payload": map[string]string{"name": "Op"}})
+	injected := readFrame(t, operator)
+	conv, _ := injected["thread_id"].(string)
+	if injected["event"] != "injected" || conv == "" || len(injected["message_id"].(string)) != 64 {
+		t.Fatalf("inject: %v", injected)
+	}
+
+	// The viewer sees the messages shouter sends or receives (the agent
+	// filter), then the conversation's completion (which names no agent, so
+	// it passes only without an agent filter: it must not arrive).
+	var seen []string
+	for len(seen) < 2 {
+		ev := readFrame(t, viewer)
+		if ev["event"] != "message" {
+			t.Fatalf("event %v", ev)
+		}
+		m := ev["message"].(map[string]any)
+		if m["conversation"] != conv {
+			continue
+		}
+		if m["from"] != "shouter" && m["listener"] != "shouter" {
+			t.Errorf("agent filter let %v through", m)
+		}
+		seen = append(seen, m["payload_type"].(string))
+	}
+	if seen[0] != "GreetingResponse" || seen[1] != "ShoutedResponse" {
+		t.Errorf("messages %v", seen)
+	}
+
+	writeFrame(t, viewer, frame{"cmd": "subscribe", "threads": []string{conv}})
+	readFrame(t, viewer)
+	writeFrame(t, viewer, frame{"cmd": "dance"})
+	if got := readFrame(t, viewer); got["event"] != "error" || got["error"] != "Unknown command: dance" {
+		t.Errorf("unknown command: %v", got)
+	}
+}

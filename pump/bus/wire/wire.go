@@ -1,0 +1,232 @@
+// Package wire holds the JSON frames of the main bus's /ws protocol, shared by
+// the server (package bus) and the remote console (package console), so both
+// ends always agree on the field names. The protocol itself is described in
+// package bus's documentation.
+package wire
+
+import "encoding/json"
+
+// Frame types: the "type" field of every frame.
+const (
+	// Client → server.
+	TypePing      = "ping"
+	TypeStatus    = "status"
+	TypeListeners = "listeners"
+	TypeTargets   = "targets"
+	TypeSend      = "send"
+	TypeThreads   = "threads"
+	TypeMonitor   = "monitor"
+
+	// Server → client: replies.
+	TypeConnected = "connected"
+	TypePong      = "pong"
+	TypeSent      = "sent"
+	TypeError     = "error"
+
+	// Server → client: events of the socket's conversations.
+	TypeMessage     = "message"
+	TypeOutput      = "output"
+	TypeReply       = "reply"
+	TypeHuh         = "huh"
+	TypeSystemError = "system_error"
+	TypeDeadLetter  = "dead_letter"
+	TypeComplete    = "complete"
+)
+
+// Error codes of TypeError frames: what kind of failure the text describes.
+const (
+	// CodeBadRequest: the frame was not understood (bad JSON, unknown type,
+	// missing field).
+	CodeBadRequest = "bad_request"
+	// CodeForbidden: the user's role does not allow the command.
+	CodeForbidden = "forbidden"
+	// CodeUnknownTarget: no listener has the target name.
+	CodeUnknownTarget = "unknown_target"
+	// CodeNoTextField: the target's payload has no field for the text.
+	CodeNoTextField = "no_text_field"
+	// CodeRejected: the organism refused the message at ingress; Error is the
+	// canned <huh> text and Diagnostics the details.
+	CodeRejected = "rejected"
+	// CodeUnavailable: the organism is shutting down or saturated.
+	CodeUnavailable = "unavailable"
+	// CodeInternal: anything else.
+	CodeInternal = "internal"
+)
+
+// Head is the part every frame has: its type and, for a reply, the id of the
+// request it answers (echoed verbatim when the request carried one).
+type Head struct {
+	Type string          `json:"type"`
+	ID   json.RawMessage `json:"id,omitempty"`
+}
+
+// Request is any client frame. Send takes Raw ("@greeter Dan") or Target
+// with Content (or Text, or Message, as the reference accepts); Monitor takes
+// Prefix (a thread-id prefix, or "*").
+type Request struct {
+	Head
+	Raw     string `json:"raw,omitempty"`
+	Target  string `json:"target,omitempty"`
+	Content string `json:"content,omitempty"`
+	Text    string `json:"text,omitempty"`
+	Message string `json:"message,omitempty"`
+	Prefix  string `json:"prefix,omitempty"`
+}
+
+// Body returns the text of a target+content send: the first non-empty of
+// Content, Text and Message.
+func (r Request) Body() string {
+	for _, s := range []string{r.Content, r.Text, r.Message} {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// Connected is the first frame on a socket.
+type Connected struct {
+	Head
+	Username string `json:"username"`
+	Role     string `json:"role"`
+}
+
+// Status answers TypeStatus. Threads is the reference's field (live
+// threads); the others describe the organism.
+type Status struct {
+	Head
+	Threads       int     `json:"threads"`
+	Organism      string  `json:"organism"`
+	UptimeSeconds float64 `json:"uptime_seconds"`
+	Listeners     int     `json:"listeners"`
+	Slots         int     `json:"slots"`
+	Processed     int64   `json:"processed"`
+	Failed        int64   `json:"failed"`
+	InFlight      int     `json:"in_flight"`
+}
+
+// Listeners answers TypeListeners and TypeTargets: Listeners is the
+// reference's list of names, Details describes each.
+type Listeners struct {
+	Head
+	Listeners []string   `json:"listeners"`
+	Details   []Listener `json:"details"`
+}
+
+// Listener describes one listener.
+type Listener struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Agent       bool   `json:"agent"`
+	Broadcast   bool   `json:"broadcast"`
+	RootTag     string `json:"root_tag"`
+}
+
+// Sent answers a successful TypeSend: the conversation's thread id and the
+// listener it went to (always set, unlike the reference).
+type Sent struct {
+	Head
+	ThreadID string `json:"thread_id"`
+	Target   string `json:"target"`
+}
+
+// Error answers a request that failed.
+type Error struct {
+	Head
+	Error       string   `json:"error"`
+	Code        string   `json:"code,omitempty"`
+	Diagnostics []string `json:"diagnostics,omitempty"`
+}
+
+// Threads answers TypeThreads: the live threads, oldest first.
+type Threads struct {
+	Head
+	Threads []Thread `json:"threads"`
+}
+
+// Thread is one live thread.
+type Thread struct {
+	ID          string  `json:"id"`
+	Depth       int     `json:"depth"`
+	Slots       int     `json:"slots"`
+	IdleSeconds float64 `json:"idle_seconds"`
+	LastFrom    string  `json:"last_from,omitempty"`
+	LastTo      string  `json:"last_to,omitempty"`
+}
+
+// Monitor answers TypeMonitor: the history of the matching threads.
+type Monitor struct {
+	Head
+	Prefix  string    `json:"prefix"`
+	Threads []History `json:"threads"`
+}
+
+// History is one thread's message history, oldest first.
+type History struct {
+	ID    string `json:"id"`
+	Slots []Slot `json:"slots"`
+}
+
+// Slot is one message of a thread's history.
+type Slot struct {
+	From        string `json:"from"`
+	To          string `json:"to"`
+	PayloadType string `json:"payload_type"`
+	Timestamp   string `json:"timestamp"`
+}
+
+// Message is TypeMessage: an envelope of the conversation was accepted and
+// delivered to Listener. ThreadID is the conversation id (what TypeSent
+// returned); Payload is the canonical payload XML.
+type Message struct {
+	Head
+	ThreadID    string `json:"thread_id"`
+	From        string `json:"from"`
+	To          string `json:"to"`
+	Listener    string `json:"listener"`
+	PayloadType string `json:"payload_type"`
+	Payload     string `json:"payload"`
+	Timestamp   string `json:"timestamp"`
+}
+
+// Output is TypeOutput: a line a listener printed on the conversation
+// (response-handler's "HELLO, DAN!").
+type Output struct {
+	Head
+	ThreadID string `json:"thread_id"`
+	From     string `json:"from"`
+	Text     string `json:"text"`
+}
+
+// Reply is TypeReply: a message addressed back to the sender outside the
+// organism. Text is the payload's text field when it has one.
+type Reply struct {
+	Head
+	ThreadID    string `json:"thread_id"`
+	From        string `json:"from"`
+	To          string `json:"to"`
+	PayloadType string `json:"payload_type"`
+	Payload     string `json:"payload"`
+	Text        string `json:"text,omitempty"`
+	Timestamp   string `json:"timestamp"`
+}
+
+// Failure is TypeHuh, TypeSystemError or TypeDeadLetter: a message of the
+// conversation failed. Error is the canned text (a <huh>), the SystemError
+// message, or the dead-letter reason.
+type Failure struct {
+	Head
+	ThreadID    string   `json:"thread_id"`
+	From        string   `json:"from,omitempty"`
+	To          string   `json:"to,omitempty"`
+	Error       string   `json:"error"`
+	Diagnostics []string `json:"diagnostics,omitempty"`
+	Timestamp   string   `json:"timestamp"`
+}
+
+// Complete is TypeComplete: the conversation has nothing in flight any more.
+type Complete struct {
+	Head
+	ThreadID  string `json:"thread_id"`
+	Timestamp string `json:"timestamp"`
+}

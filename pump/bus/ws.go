@@ -1,0 +1,384 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
+	"github.com/xml-pipeline/xmlpipe/pump/console"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// sessionRecheck is how often a long-lived socket re-validates its session
+// (a revoked or expired token closes it with 1008).
+const sessionRecheck = time.Minute
+
+// targetPattern is the reference's `@target text` (TARGET_PATTERN, DOTALL).
+var targetPattern = regexp.MustCompile(`(?s)^@(\S+)\s+(.+)$`)
+
+// Senders of /ws messages, as the reference builds from_id: source:user.
+const (
+	sourceConsole   = "console"   // send with raw "@target text"
+	sourceWebSocket = "websocket" // send with target + content
+)
+
+// wsSocket is one /ws client: the JSON protocol and the events of the
+// conversations it started.
+type wsSocket struct {
+	s    *Server
+	c    *conn
+	sess auth.Session
+
+	mu   sync.Mutex
+	held map[string][]any // conversation → events waiting for its "sent"
+
+	checked time.Time
+}
+
+// handleWS is GET /ws (behind the bearer middleware).
+func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
+	if !s.enter() {
+		writeError(w, http.StatusServiceUnavailable, "Server shutting down")
+		return
+	}
+	defer s.leave()
+	ws, err := s.up.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader answered
+	}
+	sock := &wsSocket{s: s, sess: sessionOf(r.Context()), held: map[string][]any{}, checked: time.Now()}
+	sock.c = s.newConn(ws, s.log.With("socket", "ws", "user", sock.sess.Username, "addr", clientAddr(r)), sock.encode)
+	sock.c.keepalive()
+	defer func() {
+		s.router.forget(sock)
+		sock.c.finish()
+	}()
+	sock.c.send(wire.Connected{Head: wire.Head{Type: wire.TypeConnected}, Username: sock.sess.Username,
+		Role: string(sock.sess.Role)})
+	for {
+		_, data, err := sock.c.read()
+		if err != nil {
+			return
+		}
+		if !sock.sessionValid() {
+			sock.c.close(websocket.ClosePolicyViolation, "Session expired")
+			return
+		}
+		sock.handle(data)
+	}
+}
+
+// sessionValid re-validates the session at most once per sessionRecheck.
+func (w *wsSocket) sessionValid() bool {
+	return w.s.recheck(w.c.ctx, w.sess, &w.checked)
+}
+
+// recheck re-validates sess at most once per sessionRecheck (never in
+// insecure mode).
+func (s *Server) recheck(ctx context.Context, sess auth.Session, checked *time.Time) bool {
+	if s.opts.Insecure || time.Since(*checked) < sessionRecheck {
+		return true
+	}
+	*checked = time.Now()
+	_, err := s.opts.Auth.Session(ctx, sess.Token)
+	return err == nil || !errors.Is(err, auth.ErrInvalidToken)
+}
+
+// handle answers one client frame.
+func (w *wsSocket) handle(data []byte) {
+	var req wire.Request
+	if err := json.Unmarshal(data, &req); err != nil {
+		w.fail(req.Head, wire.CodeBadRequest, "Invalid JSON")
+		return
+	}
+	ctx := w.c.ctx
+	reply := wire.Head{Type: req.Type, ID: req.ID}
+	switch req.Type {
+	case wire.TypePing:
+		w.c.send(wire.Head{Type: wire.TypePong, ID: req.ID})
+	case wire.TypeStatus:
+		st, err := w.s.opts.Console.Status(ctx)
+		if err != nil {
+			w.internal(reply, err)
+			return
+		}
+		w.c.send(wire.Status{Head: reply, Threads: st.Threads, Organism: st.Organism,
+			UptimeSeconds: st.Uptime.Seconds(), Listeners: st.Listeners, Slots: st.Slots, Processed: st.Processed,
+			Failed: st.Failed, InFlight: st.InFlight})
+	case wire.TypeListeners, wire.TypeTargets:
+		ls, err := w.s.opts.Console.Listeners(ctx)
+		if err != nil {
+			w.internal(reply, err)
+			return
+		}
+		out := wire.Listeners{Head: wire.Head{Type: wire.TypeListeners, ID: req.ID}, Listeners: []string{},
+			Details: []wire.Listener{}}
+		for _, l := range ls {
+			out.Listeners = append(out.Listeners, l.Name)
+			out.Details = append(out.Details, wire.Listener{Name: l.Name, Description: l.Description, Agent: l.Agent,
+				Broadcast: l.Broadcast, RootTag: l.RootTag})
+		}
+		w.c.send(out)
+	case wire.TypeThreads:
+		ts, err := w.s.opts.Console.Threads(ctx)
+		if err != nil {
+			w.internal(reply, err)
+			return
+		}
+		out := wire.Threads{Head: reply, Threads: []wire.Thread{}}
+		for _, t := range ts {
+			out.Threads = append(out.Threads, wire.Thread{ID: t.ID, Depth: t.Depth, Slots: t.Slots,
+				IdleSeconds: t.Idle.Seconds(), LastFrom: t.LastFrom, LastTo: t.LastTo})
+		}
+		w.c.send(out)
+	case wire.TypeMonitor:
+		if strings.TrimSpace(req.Prefix) == "" {
+			w.fail(reply, wire.CodeBadRequest, "Missing prefix")
+			return
+		}
+		hs, err := w.s.opts.Console.Monitor(ctx, strings.TrimSpace(req.Prefix))
+		if err != nil {
+			w.internal(reply, err)
+			return
+		}
+		out := wire.Monitor{Head: reply, Prefix: req.Prefix, Threads: []wire.History{}}
+		for _, h := range hs {
+			wh := wire.History{ID: h.ID, Slots: []wire.Slot{}}
+			for _, sl := range h.Slots {
+				wh.Slots = append(wh.Slots, wire.Slot{From: sl.From, To: sl.To, PayloadType: sl.PayloadType,
+					Timestamp: stamp(sl.Time)})
+			}
+			out.Threads = append(out.Threads, wh)
+		}
+		w.c.send(out)
+	case wire.TypeSend:
+		w.send(req)
+	default:
+		w.fail(reply, wire.CodeBadRequest, "Unknown message type: "+req.Type)
+	}
+}
+
+// fail sends an error frame answering the request with head h.
+func (w *wsSocket) fail(h wire.Head, code, msg string) {
+	w.c.send(wire.Error{Head: wire.Head{Type: wire.TypeError, ID: h.ID}, Error: msg, Code: code})
+}
+
+func (w *wsSocket) internal(h wire.Head, err error) {
+	w.c.log.Error("request failed", "type", h.Type, "error", err)
+	w.fail(h, wire.CodeInternal, "Internal error")
+}
+
+// send is the "send" command: build the target's payload from the text the
+// way the console does, inject it on a new conversation, answer "sent", then
+// stream the conversation's events.
+func (w *wsSocket) send(req wire.Request) {
+	h := wire.Head{Type: wire.TypeSend, ID: req.ID}
+	if !w.sess.Role.Allows(auth.Operator) {
+		w.fail(h, wire.CodeForbidden, fmt.Sprintf("Forbidden: role %s cannot send", w.sess.Role))
+		return
+	}
+	var target, text, source string
+	if req.Raw != "" {
+		raw := strings.TrimSpace(req.Raw)
+		if raw == "" {
+			w.fail(h, wire.CodeBadRequest, "Empty message")
+			return
+		}
+		m := targetPattern.FindStringSubmatch(raw)
+		if m == nil {
+			w.fail(h, wire.CodeBadRequest, "No target specified. Use @target message format.")
+			return
+		}
+		target, text, source = m[1], strings.TrimSpace(m[2]), sourceConsole
+	} else {
+		target, text, source = strings.TrimSpace(req.Target), req.Body(), sourceWebSocket
+		if target == "" {
+			w.fail(h, wire.CodeBadRequest, "Missing target")
+			return
+		}
+		if text == "" {
+			w.fail(h, wire.CodeBadRequest, "Missing content")
+			return
+		}
+	}
+	l, ok := w.s.pump.Lookup(target)
+	if !ok {
+		w.fail(h, wire.CodeUnknownTarget, "Unknown target: "+target)
+		return
+	}
+	v, err := console.NewPayload(l.Payload.GoType(), text)
+	if err != nil {
+		w.fail(h, wire.CodeNoTextField, "Cannot create payload for "+l.Name)
+		return
+	}
+	body, err := l.Payload.AppendPayload(nil, v)
+	if err != nil {
+		w.internal(h, err)
+		return
+	}
+	conv := xmlpipe.NewThreadID()
+	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), source+":"+w.sess.Username, l.Name, conv, body)
+
+	w.hold(conv)
+	w.s.router.claim(conv, w)
+	thread, err := w.s.pump.InjectWait(w.c.ctx, env, nil)
+	w.s.router.settle(conv, err == nil)
+	if err != nil {
+		w.unhold(conv)
+		w.injectFailed(h, err)
+		return
+	}
+	if thread != conv {
+		w.c.log.Error("conversation id changed at ingress", "sent", conv, "got", thread)
+	}
+	w.release(conv, wire.Sent{Head: wire.Head{Type: wire.TypeSent, ID: req.ID}, ThreadID: conv, Target: l.Name})
+}
+
+// injectFailed answers a send the organism refused or could not take.
+func (w *wsSocket) injectFailed(h wire.Head, err error) {
+	if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
+		out := wire.Error{Head: wire.Head{Type: wire.TypeError, ID: h.ID}, Error: f.Canned(), Code: wire.CodeRejected}
+		for _, d := range f.Diagnostics {
+			out.Diagnostics = append(out.Diagnostics, d.String())
+		}
+		w.c.send(out)
+		return
+	}
+	switch {
+	case errors.Is(err, pump.ErrClosed), errors.Is(err, pump.ErrNotStarted):
+		w.fail(h, wire.CodeUnavailable, "Pipeline not available")
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		// the socket is closing
+	default:
+		w.internal(h, err)
+	}
+}
+
+// hold starts keeping conv's events until its "sent" frame is queued.
+func (w *wsSocket) hold(conv string) {
+	w.mu.Lock()
+	w.held[conv] = nil
+	w.mu.Unlock()
+}
+
+// unhold forgets conv's held events (the send failed).
+func (w *wsSocket) unhold(conv string) {
+	w.mu.Lock()
+	delete(w.held, conv)
+	w.mu.Unlock()
+}
+
+// release queues sent, then the events held for conv, in order.
+func (w *wsSocket) release(conv string, sent wire.Sent) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.c.send(sent) {
+		delete(w.held, conv)
+		return
+	}
+	for _, item := range w.held[conv] {
+		if !w.c.send(item) {
+			break
+		}
+	}
+	delete(w.held, conv)
+}
+
+// post queues an event of conv, or holds it until conv's "sent".
+func (w *wsSocket) post(conv string, item any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if q, ok := w.held[conv]; ok {
+		if len(q) >= cap(w.c.out) {
+			w.c.tooSlow()
+			return
+		}
+		w.held[conv] = append(q, item)
+		return
+	}
+	w.c.send(item)
+}
+
+// conversationEvent implements sink.
+func (w *wsSocket) conversationEvent(e pump.Event) {
+	switch e.Kind {
+	case pump.EventMessage, pump.EventReply, pump.EventHuh, pump.EventSystemError, pump.EventDeadLetter,
+		pump.EventComplete:
+		w.post(e.Conversation, e)
+	}
+}
+
+// printed implements sink.
+func (w *wsSocket) printed(o console.Output) { w.post(o.Conversation, o) }
+
+// encode turns a queued item into a JSON text frame (in the writer goroutine).
+func (w *wsSocket) encode(item any) (int, []byte, bool) {
+	var v any = item
+	switch it := item.(type) {
+	case pump.Event:
+		v = eventFrame(it)
+	case console.Output:
+		v = wire.Output{Head: wire.Head{Type: wire.TypeOutput}, ThreadID: it.Conversation, From: it.From, Text: it.Text}
+	}
+	if v == nil {
+		return 0, nil, false
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		w.c.log.Error("encode frame", "error", err)
+		return 0, nil, false
+	}
+	return websocket.TextMessage, b, true
+}
+
+// eventFrame is the /ws frame of a conversation event (nil: none).
+func eventFrame(e pump.Event) any {
+	ts := stamp(e.Time)
+	switch e.Kind {
+	case pump.EventMessage:
+		return wire.Message{Head: wire.Head{Type: wire.TypeMessage}, ThreadID: e.Conversation, From: e.From, To: e.To,
+			Listener: e.Listener, PayloadType: e.PayloadName, Payload: string(payloadOf(e.Envelope)), Timestamp: ts}
+	case pump.EventReply:
+		r := wire.Reply{Head: wire.Head{Type: wire.TypeReply}, ThreadID: e.Conversation, From: e.From, To: e.To,
+			PayloadType: e.PayloadName, Payload: string(payloadOf(e.Envelope)), Timestamp: ts}
+		if text, ok := console.PayloadText(e.Payload); ok {
+			r.Text = text
+		}
+		return r
+	case pump.EventHuh:
+		return wire.Failure{Head: wire.Head{Type: wire.TypeHuh}, ThreadID: e.Conversation, From: e.From, To: e.To,
+			Error: e.Error, Diagnostics: e.Diagnostics, Timestamp: ts}
+	case pump.EventSystemError:
+		msg := e.Error
+		if se, ok := e.Payload.(*xmlpipe.SystemError); ok {
+			msg = se.Message
+		}
+		return wire.Failure{Head: wire.Head{Type: wire.TypeSystemError}, ThreadID: e.Conversation, From: e.From, To: e.To,
+			Error: msg, Timestamp: ts}
+	case pump.EventDeadLetter:
+		return wire.Failure{Head: wire.Head{Type: wire.TypeDeadLetter}, ThreadID: e.Conversation, From: e.From, To: e.To,
+			Error: e.Error, Diagnostics: e.Diagnostics, Timestamp: ts}
+	case pump.EventComplete:
+		return wire.Complete{Head: wire.Head{Type: wire.TypeComplete}, ThreadID: e.Conversation, Timestamp: ts}
+	}
+	return nil
+}
+
+// stamp formats a time as RFC 3339 with nanoseconds, in UTC ("" for zero).
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
