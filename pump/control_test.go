@@ -3,6 +3,7 @@ package pump_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
@@ -179,5 +180,35 @@ func TestControlUnknown(t *testing.T) {
 	}
 	if _, err := p.Kill(xmlpipe.NewThreadID()); !errors.Is(err, pump.ErrUnknownThread) {
 		t.Errorf("Kill(unknown) = %v, want ErrUnknownThread", err)
+	}
+}
+
+// TestIntrospectCurrentAndLastError: Listeners shows the thread a handler is
+// working on and the listener's last failure.
+func TestIntrospectCurrentAndLastError(t *testing.T) {
+	entered, finish := newGate(), newGate()
+	threads := make(chan string, 1)
+	slow := listenerOf(t, "slow", func(_ context.Context, in *Job, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		threads <- md.ThreadID
+		entered.open()
+		finish.wait(t.Context())
+		return nil, errors.New("boom")
+	})
+	p := startPump(t, pump.Options{}, slow)
+	out := newRecorder()
+	sendJob(t, p, "slow", "x", out)
+	entered.wait(waitCtx(t))
+	thread := <-threads
+	if got := listenerInfo(t, p, "slow").Current; len(got) != 1 || got[0] != thread {
+		t.Fatalf("Current = %v while handling %s", got, thread)
+	}
+	finish.open()
+	out.waitFor(t, "completion", kind(pump.EventComplete))
+	li := listenerInfo(t, p, "slow")
+	if len(li.Current) != 0 {
+		t.Errorf("Current = %v after the handler returned", li.Current)
+	}
+	if !strings.Contains(li.LastError, "boom") || li.LastErrorTime.IsZero() {
+		t.Errorf("LastError = %q at %v, want the handler's error", li.LastError, li.LastErrorTime)
 	}
 }

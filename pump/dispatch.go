@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -12,7 +13,8 @@ import (
 
 // listenerWorker is one of a listener's workers: it pops deliveries in the
 // scheduling order and runs the handler under the global handler limit.
-func (p *Pump) listenerWorker(l *listener) {
+// current holds the thread being handled (for introspection).
+func (p *Pump) listenerWorker(l *listener, current *atomic.Pointer[string]) {
 	defer p.wg.Done()
 	for {
 		d, ok := l.queue.pop()
@@ -24,7 +26,9 @@ func (p *Pump) listenerWorker(l *listener) {
 		if p.killed(d.conv) {
 			p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, "conversation killed")
 		} else {
+			current.Store(&d.thread)
 			p.handle(l, d)
+			current.Store(nil)
 		}
 		d.mark.release()
 		l.active.Add(-1)
@@ -84,6 +88,7 @@ func (p *Pump) call(l *listener, d *delivery, md xmlpipe.Metadata) (resp xmlpipe
 // sender; the thread stays alive.
 func (p *Pump) handlerFailed(l *listener, d *delivery, err error) {
 	p.failed.Add(1)
+	l.lastError.Store(&listenerError{msg: err.Error(), at: p.opts.Clock()})
 	huh := xmlpipe.NewHuh(err, d.payloadBytes)
 	diags := []xmlpipe.Diagnostic{{Stage: xmlpipe.StageHandler, Msg: err.Error()}}
 	now := p.opts.Clock()

@@ -19,6 +19,12 @@ type ListenerInfo struct {
 	Handled int64
 	// Paused reports a listener stopped by Pause.
 	Paused bool
+	// Current lists the threads the listener's handlers are working on now.
+	Current []string
+	// LastError is the listener's most recent handler error or panic (""
+	// if none), at LastErrorTime.
+	LastError     string
+	LastErrorTime time.Time
 	// LastActivity is when the last message finished (zero if none).
 	LastActivity time.Time
 }
@@ -34,6 +40,14 @@ func (p *Pump) Listeners() []ListenerInfo {
 			RootTag:    tagKey{l.Payload.Namespace(), l.Payload.Name()}.String(),
 			QueueDepth: l.queue.len(), Active: int(l.active.Load()), Handled: l.handled.Load(),
 			Paused: l.queue.isPaused(),
+		}
+		for i := range l.current {
+			if t := l.current[i].Load(); t != nil {
+				info.Current = append(info.Current, *t)
+			}
+		}
+		if e := l.lastError.Load(); e != nil {
+			info.LastError, info.LastErrorTime = e.msg, e.at
 		}
 		if ns := l.lastSeen.Load(); ns != 0 {
 			info.LastActivity = time.Unix(0, ns)

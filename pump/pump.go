@@ -173,9 +173,10 @@ func (p *Pump) Start() error {
 		go p.ingressWorker()
 	}
 	for _, l := range p.table.all() {
+		l.current = make([]atomic.Pointer[string], l.Workers)
 		for i := 0; i < l.Workers; i++ {
 			p.wg.Add(1)
-			go p.listenerWorker(l)
+			go p.listenerWorker(l, &l.current[i])
 		}
 	}
 	p.stopCollect = make(chan struct{})

@@ -21,9 +21,19 @@ type listener struct {
 	// (shared, never modified).
 	only []*listener
 
-	handled  atomic.Int64
-	active   atomic.Int32
-	lastSeen atomic.Int64 // unix nanos of the last handled message
+	handled atomic.Int64
+	active  atomic.Int32
+	// current[i] is the thread worker i is handling (nil when idle).
+	current []atomic.Pointer[string]
+	// lastError is the listener's most recent handler failure.
+	lastError atomic.Pointer[listenerError]
+	lastSeen  atomic.Int64 // unix nanos of the last handled message
+}
+
+// listenerError is a handler failure kept for introspection.
+type listenerError struct {
+	msg string
+	at  time.Time
 }
 
 // work is one envelope waiting for the ingress stages.
