@@ -104,18 +104,25 @@ type ThreadSink interface {
 //
 // Notifications (ThreadsConfig.Sink and OnEnd subscribers) are delivered in
 // the order the registry changed, outside the registry's lock, so a callback
-// may call back into Threads. They are delivered before the mutating call
-// returns unless another goroutine is already delivering, in which case that
-// goroutine delivers them.
+// may query Threads (it must not create, extend, prune or end threads). A
+// mutating call returns only after its own notifications were delivered —
+// by itself, or by another goroutine already delivering — so a durable sink
+// has seen a thread before the caller can send a message on it.
 type Threads struct {
 	cfg ThreadsConfig
 
 	mu    sync.RWMutex
 	nodes map[uuid.UUID]*node
 
-	// pending, delivering and subs are guarded by mu.
+	// pending, delivering, queued, dispatched and subs are guarded by mu;
+	// queued counts events ever queued, dispatched those handed to the sink
+	// and subscribers, and delivered is signalled when dispatched grows or a
+	// deliverer stops.
 	pending    []threadEvent
 	delivering bool
+	queued     uint64
+	dispatched uint64
+	delivered  *sync.Cond
 	subs       []func(ids []string)
 }
 
@@ -141,7 +148,9 @@ type threadEvent struct {
 // NewThreads returns an empty registry. Zero fields of cfg take their
 // defaults; callers loading cfg from a file should call Validate first.
 func NewThreads(cfg ThreadsConfig) *Threads {
-	return &Threads{cfg: cfg.WithDefaults(), nodes: make(map[uuid.UUID]*node)}
+	t := &Threads{cfg: cfg.WithDefaults(), nodes: make(map[uuid.UUID]*node)}
+	t.delivered = sync.NewCond(&t.mu)
+	return t
 }
 
 // OnEnd subscribes fn to the ids of every group of nodes that ends (Prune,

@@ -7,6 +7,7 @@ func (t *Threads) queueCreated(n *node) {
 	}
 	rec := n.record()
 	t.pending = append(t.pending, threadEvent{created: &rec})
+	t.queued++
 }
 
 // queueEnded queues the end of ids for the sink and the OnEnd subscribers.
@@ -16,14 +17,21 @@ func (t *Threads) queueEnded(ids []string) {
 		return
 	}
 	t.pending = append(t.pending, threadEvent{ended: ids})
+	t.queued++
 }
 
 // deliver hands queued events to the sink and subscribers, in queue order,
-// without holding t.mu. Only one goroutine delivers at a time; one that finds
-// delivery under way leaves its events to the deliverer, which loops until
-// the queue is empty.
+// without holding t.mu, and returns once every event queued before the call
+// has been handed over. Only one goroutine delivers at a time; one that finds
+// delivery under way waits until the deliverer has dispatched its events (the
+// deliverer loops until the queue is empty), so no caller returns before the
+// sink has seen what it changed.
 func (t *Threads) deliver() {
 	t.mu.Lock()
+	target := t.queued
+	for t.delivering && t.dispatched < target {
+		t.delivered.Wait()
+	}
 	if t.delivering || len(t.pending) == 0 {
 		t.mu.Unlock()
 		return
@@ -35,6 +43,7 @@ func (t *Threads) deliver() {
 			t.mu.Lock()
 			t.delivering = false
 			t.mu.Unlock()
+			t.delivered.Broadcast()
 		}
 	}()
 	for len(t.pending) > 0 {
@@ -43,6 +52,8 @@ func (t *Threads) deliver() {
 		t.mu.Unlock()
 		t.dispatch(evs, subs)
 		t.mu.Lock()
+		t.dispatched += uint64(len(evs))
+		t.delivered.Broadcast()
 	}
 	t.delivering = false
 	finished = true
