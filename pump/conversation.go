@@ -1,5 +1,11 @@
 package pump
 
+import (
+	"errors"
+
+	"github.com/xml-pipeline/xmlpipe/registry"
+)
+
 // convStart remembers where an external conversation's replies and failures go.
 func (p *Pump) convStart(conv string, out Outlet) {
 	p.convMu.Lock()
@@ -45,11 +51,37 @@ func (p *Pump) convDone(conv string) {
 		p.killing.Add(-1)
 	}
 	p.convMu.Unlock()
+	for _, t := range c.ending {
+		p.endThread(t)
+	}
 	ev := Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: conv, Thread: conv}
 	if c.outlet != nil {
 		c.outlet.Deliver(ev)
 	}
 	p.subs.publish(ev)
+}
+
+// deferEnd postpones the end of thread (its handler returned nil) until conv
+// completes, when other messages of conv are still in flight: ending the
+// thread now would cascade to sub-threads whose replies are on their way
+// (a listener that asked two questions and got the first answer). It
+// reports false when thread may end now.
+func (p *Pump) deferEnd(conv, thread string) bool {
+	p.convMu.Lock()
+	defer p.convMu.Unlock()
+	c := p.convs[conv]
+	if c == nil || c.inflight <= 1 { // only the message being handled
+		return false
+	}
+	c.ending = append(c.ending, thread)
+	return true
+}
+
+// endThread ends thread and its sub-threads (a handler returned nil).
+func (p *Pump) endThread(thread string) {
+	if err := p.threads.End(thread); err != nil && !errors.Is(err, registry.ErrUnknownThread) {
+		p.log.Warn("end thread", "thread", thread, "error", err)
+	}
 }
 
 // emitToConv delivers an event to a conversation's outlet and the subscribers.
@@ -66,11 +98,37 @@ func (p *Pump) emitToConv(conv string, ev Event) {
 	p.subs.publish(ev)
 }
 
+// emit accounts handler output of delivery d and keeps it on d until the
+// handler's worker has finished with the handler; the worker then runs its
+// ingress stages (runOutputs). It never blocks.
+func (p *Pump) emit(d *delivery, w *work) {
+	p.hold()
+	p.convHold(w.conv)
+	d.outputs = append(d.outputs, w)
+}
+
+// runOutputs runs the ingress stages of a delivery's outputs, inline when an
+// ingress slot is free, else on the ingress workers.
+func (p *Pump) runOutputs(d *delivery) {
+	for i, w := range d.outputs {
+		d.outputs[i] = nil
+		if !p.processInline(w) {
+			p.queueInternal(w)
+		}
+	}
+	d.outputs = d.outputs[:0]
+}
+
 // enqueueInternal queues handler output (or a pump-generated error) for the
 // ingress stages; it never blocks.
 func (p *Pump) enqueueInternal(w *work) {
 	p.hold()
 	p.convHold(w.conv)
+	p.queueInternal(w)
+}
+
+// queueInternal hands accounted internal work to the ingress workers.
+func (p *Pump) queueInternal(w *work) {
 	if !p.work.push(w) {
 		p.release()
 		p.convDone(w.conv)

@@ -36,6 +36,7 @@ func (p *Pump) listenerWorker(l *listener, current *atomic.Pointer[string]) {
 		l.handled.Add(1)
 		l.lastSeen.Store(p.opts.Clock().UnixNano())
 		p.processed.Add(1)
+		p.runOutputs(d)
 		p.release()
 		p.convDone(d.conv)
 	}
@@ -120,8 +121,8 @@ func (p *Pump) handlerFailed(l *listener, d *delivery, err error) {
 func (p *Pump) respond(l *listener, d *delivery, resp xmlpipe.Response) {
 	switch r := resp.(type) {
 	case nil:
-		if err := p.threads.End(d.thread); err != nil && !errors.Is(err, registry.ErrUnknownThread) {
-			p.log.Warn("end thread", "thread", d.thread, "error", err)
+		if !p.deferEnd(d.conv, d.thread) {
+			p.endThread(d.thread)
 		}
 	case *xmlpipe.SendResponse:
 		p.forward(l, d, r.To, r.Payload)
@@ -175,7 +176,7 @@ func (p *Pump) forward(l *listener, d *delivery, to string, payload any) {
 		return
 	}
 	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, to, child, body)
-	p.enqueueInternal(&work{raw: env, conv: d.conv, sender: l, senderThread: d.thread, depth: d.depth + 1,
+	p.emit(d, &work{raw: env, conv: d.conv, sender: l, senderThread: d.thread, depth: d.depth + 1,
 		payloadType: pt, canonical: pt.Canonical(), admitted: d.admitted, parent: d.mark.retain()})
 }
 
@@ -203,7 +204,7 @@ func (p *Pump) reply(l *listener, d *delivery, payload any) {
 	if p.table.lookup(caller) == nil {
 		w.egress = caller
 	}
-	p.enqueueInternal(w)
+	p.emit(d, w)
 }
 
 // raw is Raw(bytes): every root element of the text becomes its own message,
@@ -238,7 +239,7 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 			}
 			body := withEmptyNS(part)
 			env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, t.Name, child, body)
-			p.enqueueInternal(&work{raw: env, conv: d.conv, sender: l, senderThread: d.thread, depth: d.depth + 1,
+			p.emit(d, &work{raw: env, conv: d.conv, sender: l, senderThread: d.thread, depth: d.depth + 1,
 				admitted: d.admitted, parent: d.mark.retain()})
 		}
 	}

@@ -44,11 +44,33 @@ func (p *Pump) inject(ctx context.Context, raw []byte, out Outlet, done func(str
 		return err
 	}
 	w := &work{raw: raw, external: true, outlet: out, admitted: p.opts.Clock(), done: done}
+	if p.processInline(w) {
+		return nil
+	}
 	if !p.work.push(w) {
 		p.release()
 		return ErrClosed
 	}
 	return nil
+}
+
+// processInline runs the ingress stages of w on the calling goroutine when an
+// ingress slot is free, sparing the hand-off to an ingress worker (a
+// goroutine wake-up, the largest part of the latency of an idle pump). It
+// reports false, doing nothing, when every slot is busy or the pump is
+// closing; the caller then queues w.
+func (p *Pump) processInline(w *work) bool {
+	if p.closing.Load() {
+		return false
+	}
+	select {
+	case p.ingressSlots <- struct{}{}:
+	default:
+		return false
+	}
+	p.process(w)
+	<-p.ingressSlots
+	return true
 }
 
 // Send builds an envelope from an external sender (from) to the listener to,
@@ -105,7 +127,9 @@ func (p *Pump) ingressWorker() {
 		if !ok {
 			return
 		}
+		p.ingressSlots <- struct{}{}
 		p.process(w)
+		<-p.ingressSlots
 	}
 }
 

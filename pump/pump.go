@@ -38,10 +38,14 @@ type Pump struct {
 
 	work       *workQueue
 	handlerSem chan struct{}
-	wg         sync.WaitGroup
-	started    atomic.Bool
-	closing    atomic.Bool
-	startTime  time.Time
+	// ingressSlots bounds how many envelopes are in the ingress stages at
+	// once (max_concurrent_pipelines), whether on an ingress worker or inline
+	// on the goroutine that produced them.
+	ingressSlots chan struct{}
+	wg           sync.WaitGroup
+	started      atomic.Bool
+	closing      atomic.Bool
+	startTime    time.Time
 
 	convMu sync.Mutex
 	convs  map[string]*convState
@@ -65,6 +69,9 @@ type convState struct {
 	killed   bool
 	outlet   Outlet
 	inflight int
+	// ending are threads whose handler returned nil while other messages of
+	// the conversation were in flight; they end when it completes.
+	ending []string
 }
 
 // New builds a pump. Listeners are added with Register before Start.
@@ -95,18 +102,19 @@ func New(opts Options) (*Pump, error) {
 		opts.Context = cb
 	}
 	p := &Pump{
-		opts:       opts,
-		log:        opts.Logger,
-		ingress:    in,
-		core:       core,
-		table:      newTable(),
-		threads:    opts.Threads,
-		todos:      opts.Todos,
-		context:    opts.Context,
-		journal:    opts.Journal,
-		work:       newWorkQueue(),
-		handlerSem: make(chan struct{}, opts.MaxConcurrentHandlers),
-		convs:      map[string]*convState{},
+		opts:         opts,
+		log:          opts.Logger,
+		ingress:      in,
+		core:         core,
+		table:        newTable(),
+		threads:      opts.Threads,
+		todos:        opts.Todos,
+		context:      opts.Context,
+		journal:      opts.Journal,
+		work:         newWorkQueue(),
+		handlerSem:   make(chan struct{}, opts.MaxConcurrentHandlers),
+		ingressSlots: make(chan struct{}, opts.MaxConcurrentPipelines),
+		convs:        map[string]*convState{},
 	}
 	p.flight = sync.NewCond(&p.flightMu)
 	p.threads.OnEnd(func(ids []string) {

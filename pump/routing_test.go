@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -459,8 +460,10 @@ func TestBroadcastIsConcurrent(t *testing.T) {
 
 // TestSiblingRequestsEachGetTheirReply: a listener whose one output carries
 // two requests to the same listener (Raw with two root elements) gets both
-// replies. Each forward has its own thread; a shared one would be ended by
-// the first reply and the second would be lost.
+// replies. Each forward has its own thread (a shared one would be ended by
+// the first reply), and the listener returning nil after the first reply
+// does not end the sub-thread the second is travelling on: the end waits
+// until nothing of the conversation is in flight.
 func TestSiblingRequestsEachGetTheirReply(t *testing.T) {
 	pr := newProbe()
 	threads := make(chan string, 2)
@@ -480,7 +483,16 @@ func TestSiblingRequestsEachGetTheirReply(t *testing.T) {
 	p.Subscribe(all)
 	out := newRecorder()
 	mustSend(t, p, client, "fan", &Fan{Step: "go"}, out)
-	if a, b := <-threads, <-threads; a == b {
+	recv := func() string {
+		select {
+		case th := <-threads:
+			return th
+		case <-time.After(waitTimeout):
+			t.Fatalf("bouncer not called twice:\n%s", describe(all.snapshot()))
+			return ""
+		}
+	}
+	if a, b := recv(), recv(); a == b {
 		t.Fatalf("both requests travelled on thread %s", a)
 	}
 	replies := []string{pr.next(t).Payload.(*Fan).Step, pr.next(t).Payload.(*Fan).Step}

@@ -88,6 +88,9 @@ type delivery struct {
 	admitted     time.Time
 	// mark is released when the handler finished (nil: not journaled).
 	mark *deliveryMark
+	// outputs are the handler's messages, accounted but not yet through the
+	// ingress stages (see Pump.emit).
+	outputs []*work
 }
 
 // workQueue is the unbounded FIFO feeding the ingress workers. External
