@@ -6,7 +6,9 @@
 // goes through one writer goroutine that group-commits batches of operations
 // in single transactions; reads use a separate read-only connection pool and
 // never wait for the writer. Reads see committed data only: call Flush first
-// to read your own asynchronous writes.
+// to read your own asynchronous writes. OpenReadOnly opens a Reader without
+// the lock, for tools that read the journal of a running organism (Follow
+// tails it).
 //
 // The journal is append-only: rows are inserted, never updated, and the
 // retention sweep deletes a row only after recording a tombstone for its

@@ -13,6 +13,13 @@ var ErrClosed = errors.New("store: closed")
 // this binary does not know.
 var ErrSchemaTooNew = errors.New("store: database schema is newer than this binary supports")
 
+// ErrSchemaOutdated reports a database whose schema needs a migration that a
+// read-only open cannot apply (opening it with Open migrates it).
+var ErrSchemaOutdated = errors.New("store: database schema is older than this binary reads; open it read-write once to migrate")
+
+// ErrNoDatabase reports a data directory that holds no store database.
+var ErrNoDatabase = errors.New("store: no store database")
+
 // ErrInvalid reports a row or argument that fails validation before it is
 // enqueued.
 var ErrInvalid = errors.New("store: invalid input")

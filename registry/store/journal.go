@@ -46,7 +46,7 @@ func (s *Store) AppendSeq(e Entry) (int64, error) {
 		return 0, err
 	}
 	o := op{kind: opAppend, name: "append", entry: e}
-	if err := s.enqueue(context.Background(), &o); err != nil {
+	if err := s.enqueueAsync(&o); err != nil {
 		return 0, err
 	}
 	return o.entry.Seq, nil
@@ -72,21 +72,6 @@ func (s *Store) MarkDelivered(seq int64) error {
 	if seq <= 0 {
 		return fmt.Errorf("%w: delivery mark for seq %d", ErrInvalid, seq)
 	}
-	now := s.opts.Clock().UnixNano()
-	return s.async("mark delivered", func(w *writer) (int64, error) {
-		n, err := w.exec(`INSERT OR IGNORE INTO journal_deliveries (seq, delivered_at)
-			SELECT seq, ? FROM journal WHERE seq = ?`, now, seq)
-		if err != nil || n > 0 {
-			return n, err
-		}
-		known, err := w.queryInt64s(`SELECT seq FROM journal_deliveries WHERE seq = ?1
-			UNION ALL SELECT seq FROM journal_tombstones WHERE seq = ?1`, seq)
-		if err != nil {
-			return 0, err
-		}
-		if len(known) == 0 {
-			return 0, fmt.Errorf("%w: journal seq %d", ErrNotFound, seq)
-		}
-		return 0, nil
-	})
+	return s.enqueueAsync(&op{kind: opDeliver, name: "mark delivered", seq: seq,
+		at: s.opts.Clock().UnixNano()})
 }

@@ -35,86 +35,92 @@ func scanEntry(rows *sql.Rows) (Entry, error) {
 }
 
 // queryEntries runs a journal query on the read pool.
-func (s *Store) queryEntries(query string, args ...any) ([]Entry, error) {
-	if err := s.readable(); err != nil {
-		return nil, err
-	}
-	rows, err := s.rdb.QueryContext(context.Background(), query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: query journal: %w", err)
-	}
-	defer rows.Close()
+func (r *Reader) queryEntries(query string, args ...any) ([]Entry, error) {
 	var out []Entry
-	for rows.Next() {
-		e, err := scanEntry(rows)
+	err := r.read(func(db *sql.DB) error {
+		rows, err := db.QueryContext(context.Background(), query, args...)
 		if err != nil {
-			return nil, err
+			return fmt.Errorf("store: query journal: %w", err)
 		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: query journal: %w", err)
+		defer rows.Close()
+		for rows.Next() {
+			e, err := scanEntry(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, e)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("store: query journal: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
 // Tail returns the last n committed entries in ascending seq order.
-func (s *Store) Tail(n int) ([]Entry, error) {
+func (r *Reader) Tail(n int) ([]Entry, error) {
 	if n <= 0 {
 		return nil, nil
 	}
-	out, err := s.queryEntries(`SELECT `+entryColumns+` FROM journal ORDER BY seq DESC LIMIT ?`, n)
+	out, err := r.queryEntries(`SELECT `+entryColumns+` FROM journal ORDER BY seq DESC LIMIT ?`, n)
 	slices.Reverse(out)
 	return out, err
 }
 
 // After returns up to limit committed entries with seq greater than seq, in
 // ascending order; limit <= 0 means no limit.
-func (s *Store) After(seq int64, limit int) ([]Entry, error) {
+func (r *Reader) After(seq int64, limit int) ([]Entry, error) {
 	if limit <= 0 {
 		limit = -1
 	}
-	return s.queryEntries(`SELECT `+entryColumns+` FROM journal WHERE seq > ? ORDER BY seq LIMIT ?`, seq, limit)
+	return r.queryEntries(`SELECT `+entryColumns+` FROM journal WHERE seq > ? ORDER BY seq LIMIT ?`, seq, limit)
 }
 
 // Thread returns the committed entries of one thread in seq order.
-func (s *Store) Thread(id string) ([]Entry, error) {
-	return s.queryEntries(`SELECT `+entryColumns+` FROM journal WHERE thread = ? ORDER BY seq`, id)
+func (r *Reader) Thread(id string) ([]Entry, error) {
+	return r.queryEntries(threadLookup, id)
 }
 
 // Conversation returns the committed entries of one conversation in seq
 // order.
-func (s *Store) Conversation(id string) ([]Entry, error) {
-	return s.queryEntries(`SELECT `+entryColumns+` FROM journal WHERE conversation = ? ORDER BY seq`, id)
+func (r *Reader) Conversation(id string) ([]Entry, error) {
+	return r.queryEntries(conversationLookup, id)
 }
 
 // Count returns the number of journal rows (pruned rows excluded).
-func (s *Store) Count() (int64, error) {
-	return s.queryInt(`SELECT count(*) FROM journal`)
+func (r *Reader) Count() (int64, error) {
+	return r.queryInt(`SELECT count(*) FROM journal`)
 }
 
 // LastSeq returns the highest committed sequence number ever assigned, even
 // if that row has since been pruned; 0 for an empty journal.
-func (s *Store) LastSeq() (int64, error) {
-	return s.queryInt(`SELECT high_seq FROM journal_state WHERE id = 1`)
+func (r *Reader) LastSeq() (int64, error) {
+	return r.queryInt(`SELECT high_seq FROM journal_state WHERE id = 1`)
 }
 
 // queryInt runs a one-integer query on the read pool.
-func (s *Store) queryInt(query string, args ...any) (int64, error) {
-	if err := s.readable(); err != nil {
-		return 0, err
-	}
+func (r *Reader) queryInt(query string, args ...any) (int64, error) {
 	var n int64
-	if err := s.rdb.QueryRowContext(context.Background(), query, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("store: %s: %w", query, err)
-	}
-	return n, nil
+	err := r.read(func(db *sql.DB) error {
+		if err := db.QueryRowContext(context.Background(), query, args...).Scan(&n); err != nil {
+			return fmt.Errorf("store: %s: %w", query, err)
+		}
+		return nil
+	})
+	return n, err
 }
 
-// ThreadFilter narrows Threads. Zero fields do not filter.
+// ThreadFilter narrows Threads and Conversations. Zero fields do not filter.
 type ThreadFilter struct {
 	// Conversation keeps threads of this conversation.
 	Conversation string
+	// IDPrefix keeps the threads (Conversations: the conversations) whose id
+	// starts with this prefix, compared case-insensitively.
+	IDPrefix string
 	// Participant keeps threads with a message from or to this name.
 	Participant string
 	// PayloadTag keeps threads with a message of this payload tag.
@@ -125,9 +131,10 @@ type ThreadFilter struct {
 	Until time.Time
 }
 
-// ThreadSummary describes one thread of the journal.
+// ThreadSummary describes one thread (or, from Conversations, one
+// conversation) of the journal.
 type ThreadSummary struct {
-	// ID is the thread id.
+	// ID is the thread id (the conversation id).
 	ID string
 	// Conversation is the conversation of the thread's last message.
 	Conversation string
@@ -143,10 +150,21 @@ type ThreadSummary struct {
 
 // Threads summarises journal threads, most recently active first, skipping
 // offset threads and returning at most limit (limit <= 0: no limit).
-func (s *Store) Threads(limit, offset int, filter ThreadFilter) ([]ThreadSummary, error) {
-	if err := s.readable(); err != nil {
-		return nil, err
-	}
+func (r *Reader) Threads(limit, offset int, filter ThreadFilter) ([]ThreadSummary, error) {
+	return r.summaries("thread", limit, offset, filter)
+}
+
+// Conversations summarises journal conversations like Threads summarises
+// threads: each summary's ID is a conversation id and its counts cover every
+// thread of the conversation. Entries without a conversation (dead letters
+// of unreadable input) are left out.
+func (r *Reader) Conversations(limit, offset int, filter ThreadFilter) ([]ThreadSummary, error) {
+	return r.summaries("conversation", limit, offset, filter)
+}
+
+// summaries groups the journal by column group ("thread" or
+// "conversation"), for Threads and Conversations.
+func (r *Reader) summaries(group string, limit, offset int, filter ThreadFilter) ([]ThreadSummary, error) {
 	if limit <= 0 {
 		limit = -1
 	}
@@ -160,6 +178,13 @@ func (s *Store) Threads(limit, offset int, filter ThreadFilter) ([]ThreadSummary
 	if filter.Conversation != "" {
 		where = append(where, "conversation = ?")
 		args = append(args, filter.Conversation)
+	}
+	if group == "conversation" {
+		where = append(where, "conversation <> ''")
+	}
+	if filter.IDPrefix != "" {
+		where = append(where, "lower(substr("+group+", 1, ?)) = lower(?)")
+		args = append(args, len(filter.IDPrefix), filter.IDPrefix)
 	}
 	if filter.Participant != "" {
 		having = append(having, "sum(from_name = ? OR to_name = ?) > 0")
@@ -177,55 +202,70 @@ func (s *Store) Threads(limit, offset int, filter ThreadFilter) ([]ThreadSummary
 		having = append(having, "min(time_ns) < ?")
 		args = append(args, filter.Until.UnixNano())
 	}
-	query := `SELECT t.thread, j.conversation, t.first_ns, t.last_ns, t.n, j.from_name, j.to_name, t.tags
-		FROM (SELECT thread, min(time_ns) AS first_ns, max(time_ns) AS last_ns, count(*) AS n,
+	query := `SELECT t.id, j.conversation, t.first_ns, t.last_ns, t.n, j.from_name, j.to_name, t.tags
+		FROM (SELECT ` + group + ` AS id, min(time_ns) AS first_ns, max(time_ns) AS last_ns, count(*) AS n,
 			max(seq) AS last_seq, group_concat(DISTINCT payload_tag) AS tags
 			FROM journal`
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
-	query += " GROUP BY thread"
+	query += " GROUP BY " + group
 	if len(having) > 0 {
 		query += " HAVING " + strings.Join(having, " AND ")
 	}
 	query += `) AS t JOIN journal AS j ON j.seq = t.last_seq ORDER BY t.last_seq DESC LIMIT ? OFFSET ?`
 	args = append(args, limit, offset)
 
-	rows, err := s.rdb.QueryContext(context.Background(), query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: query threads: %w", err)
-	}
-	defer rows.Close()
 	var out []ThreadSummary
-	for rows.Next() {
-		var (
-			ts          ThreadSummary
-			first, last int64
-			tags        sql.NullString
-		)
-		if err := rows.Scan(&ts.ID, &ts.Conversation, &first, &last, &ts.Messages, &ts.LastFrom, &ts.LastTo, &tags); err != nil {
-			return nil, fmt.Errorf("store: scan thread summary: %w", err)
+	err := r.read(func(db *sql.DB) error {
+		rows, err := db.QueryContext(context.Background(), query, args...)
+		if err != nil {
+			return fmt.Errorf("store: summarise %ss: %w", group, err)
 		}
-		ts.First = time.Unix(0, first).UTC()
-		ts.Last = time.Unix(0, last).UTC()
-		for tag := range strings.SplitSeq(tags.String, ",") {
-			if tag != "" {
-				ts.PayloadTags = append(ts.PayloadTags, tag)
+		defer rows.Close()
+		for rows.Next() {
+			ts, err := scanThreadSummary(rows)
+			if err != nil {
+				return err
 			}
+			out = append(out, ts)
 		}
-		slices.Sort(ts.PayloadTags)
-		out = append(out, ts)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: query threads: %w", err)
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("store: summarise %ss: %w", group, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// scanThreadSummary reads one row of the Threads query.
+func scanThreadSummary(rows *sql.Rows) (ThreadSummary, error) {
+	var (
+		ts          ThreadSummary
+		first, last int64
+		tags        sql.NullString
+	)
+	if err := rows.Scan(&ts.ID, &ts.Conversation, &first, &last, &ts.Messages, &ts.LastFrom, &ts.LastTo, &tags); err != nil {
+		return ThreadSummary{}, fmt.Errorf("store: scan thread summary: %w", err)
+	}
+	ts.First = time.Unix(0, first).UTC()
+	ts.Last = time.Unix(0, last).UTC()
+	for tag := range strings.SplitSeq(tags.String, ",") {
+		if tag != "" {
+			ts.PayloadTags = append(ts.PayloadTags, tag)
+		}
+	}
+	slices.Sort(ts.PayloadTags)
+	return ts, nil
 }
 
 // Undelivered returns, in seq order, the committed Message entries that
 // reached a listener (Listener set) and have no delivery mark: after a
 // restart these are the messages whose handling may not have finished.
-func (s *Store) Undelivered() ([]Entry, error) {
-	return s.queryEntries(`SELECT ` + entryColumns + ` FROM journal AS j WHERE kind = 'message' AND listener <> ''
+func (r *Reader) Undelivered() ([]Entry, error) {
+	return r.queryEntries(`SELECT ` + entryColumns + ` FROM journal AS j WHERE kind = 'message' AND listener <> ''
 		AND NOT EXISTS (SELECT 1 FROM journal_deliveries AS d WHERE d.seq = j.seq) ORDER BY seq`)
 }

@@ -166,12 +166,37 @@ func TestJournalReads(t *testing.T) {
 		{"since", 0, 0, ThreadFilter{Since: at(4)}, []ThreadSummary{sumC, sumA}},
 		{"until", 0, 0, ThreadFilter{Until: at(2)}, []ThreadSummary{sumA}},
 		{"no match", 0, 0, ThreadFilter{Participant: "nobody"}, nil},
+		{"id prefix, any case", 0, 0, ThreadFilter{IDPrefix: "A"}, []ThreadSummary{sumA}},
 	}
 	for _, tt := range summaries {
 		got, err := s.Threads(tt.limit, tt.offset, tt.filter)
 		must(t, err)
 		if d := cmp.Diff(tt.want, got); d != "" {
 			t.Errorf("Threads %s (-want +got):\n%s", tt.name, d)
+		}
+	}
+
+	convC1 := ThreadSummary{ID: "c1", Conversation: "c1", First: at(0), Last: at(4), Messages: 4,
+		LastFrom: "shouter", LastTo: "console", PayloadTags: []string{"Ask", "Greeting", "GreetingResponse", "huh"}}
+	convC2 := ThreadSummary{ID: "c2", Conversation: "c2", First: at(2), Last: at(5), Messages: 2,
+		LastFrom: "calc", LastTo: "user", PayloadTags: []string{"Add", "SystemError"}}
+	convs := []struct {
+		name          string
+		limit, offset int
+		filter        ThreadFilter
+		want          []ThreadSummary
+	}{
+		{"all", 0, 0, ThreadFilter{}, []ThreadSummary{convC2, convC1}},
+		{"page 2", 1, 1, ThreadFilter{}, []ThreadSummary{convC1}},
+		{"id prefix", 0, 0, ThreadFilter{IDPrefix: "C1"}, []ThreadSummary{convC1}},
+		{"participant", 0, 0, ThreadFilter{Participant: "llm"}, []ThreadSummary{convC1}},
+		{"no match", 0, 0, ThreadFilter{IDPrefix: "x"}, nil},
+	}
+	for _, tt := range convs {
+		got, err := s.Conversations(tt.limit, tt.offset, tt.filter)
+		must(t, err)
+		if d := cmp.Diff(tt.want, got); d != "" {
+			t.Errorf("Conversations %s (-want +got):\n%s", tt.name, d)
 		}
 	}
 }

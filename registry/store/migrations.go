@@ -13,6 +13,7 @@ type migration struct {
 var migrations = []migration{
 	{version: 1, name: "journal", sql: migrationJournal},
 	{version: 2, name: "kernel state, users and sessions", sql: migrationKernel},
+	{version: 3, name: "partitioned thread and conversation lookups", sql: migrationPartitionedLookups},
 }
 
 // migrationJournal creates the append-only journal, its tombstones, delivery

@@ -9,11 +9,14 @@ import (
 // Default values applied by Options.withDefaults.
 const (
 	// DefaultBatchRows is the default maximum number of operations per commit.
-	DefaultBatchRows = 512
+	// Large batches matter: every commit rewrites the last pages of the
+	// journal's indexes, whatever the number of rows it adds.
+	DefaultBatchRows = 4096
 	// DefaultBatchDelay is the default time the writer waits to fill a batch.
-	DefaultBatchDelay = 2 * time.Millisecond
-	// DefaultQueueSize is the default capacity of the write queue.
-	DefaultQueueSize = 8192
+	DefaultBatchDelay = 10 * time.Millisecond
+	// DefaultQueueSize is the default capacity of the write queue: room for
+	// what arrives while a few full batches commit.
+	DefaultQueueSize = 4 * DefaultBatchRows
 	// DefaultBusyTimeout is the default SQLite busy_timeout.
 	DefaultBusyTimeout = 10 * time.Second
 	// DefaultReadConns is the default size of the read-only connection pool.
@@ -24,14 +27,14 @@ const (
 // its default.
 type Options struct {
 	// BatchRows is the maximum number of write operations committed in one
-	// transaction (default 512).
+	// transaction (default 4096).
 	BatchRows int `yaml:"batch_rows"`
 	// BatchDelay is how long the writer waits after the first operation of a
-	// batch for more to arrive before committing (default 2ms). Synchronous
+	// batch for more to arrive before committing (default 10ms). Synchronous
 	// operations (AppendSync, Flush, Sweep, users, sessions) commit at once.
 	BatchDelay time.Duration `yaml:"batch_delay"`
 	// QueueSize is the capacity of the bounded write queue; enqueueing blocks
-	// when it is full (default 8192).
+	// when it is full (default 16384).
 	QueueSize int `yaml:"queue_size"`
 	// BusyTimeout is SQLite's busy_timeout for every connection (default 10s).
 	BusyTimeout time.Duration `yaml:"busy_timeout"`

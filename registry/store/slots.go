@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -30,7 +31,8 @@ type SlotRow struct {
 }
 
 // PutSlot enqueues an insert-or-replace of the slot (thread, index). Raw is
-// copied.
+// copied. Like thread rows, slot writes sharing a batch are coalesced to
+// their final state.
 func (s *Store) PutSlot(r SlotRow) error {
 	if r.Thread == "" || r.Index < 0 {
 		return fmt.Errorf("%w: slot row needs a thread and index >= 0 (thread %q, index %d)", ErrInvalid, r.Thread, r.Index)
@@ -43,18 +45,15 @@ func (s *Store) PutSlot(r SlotRow) error {
 	if raw == nil {
 		raw = []byte{}
 	}
-	return s.async("put slot", func(w *writer) (int64, error) {
-		return w.exec(`INSERT OR REPLACE INTO slots (thread, idx, from_name, to_name, payload_type, raw,
-			time_ns, own_name, is_self_call) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			r.Thread, r.Index, r.From, r.To, r.PayloadType, raw, at, r.OwnName, r.IsSelfCall)
-	})
+	return s.enqueueAsync(&op{kind: opPut, name: "put slot", table: slotsTable,
+		key: r.Thread + "\x00" + strconv.Itoa(r.Index), group: r.Thread,
+		row: []any{r.Thread, int64(r.Index), r.From, r.To, r.PayloadType, raw, at, r.OwnName, r.IsSelfCall}})
 }
 
 // DeleteSlots enqueues the deletion of every slot of thread.
 func (s *Store) DeleteSlots(thread string) error {
-	return s.async("delete slots", func(w *writer) (int64, error) {
-		return w.exec(`DELETE FROM slots WHERE thread = ?`, thread)
-	})
+	return s.enqueueAsync(&op{kind: opDelete, name: "delete slots", table: slotsTable,
+		groups: []string{thread}})
 }
 
 // LoadSlots returns every committed slot ordered by thread and index.

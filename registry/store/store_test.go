@@ -45,7 +45,7 @@ func TestOptionsValidate(t *testing.T) {
 		t.Fatalf("Open with invalid options = %v, want ErrInvalid", err)
 	}
 	d := Options{}.withDefaults()
-	if d.BatchRows != 512 || d.BatchDelay != 2*time.Millisecond || d.Clock == nil || d.Logger == nil {
+	if d.BatchRows != DefaultBatchRows || d.BatchDelay != DefaultBatchDelay || d.Clock == nil || d.Logger == nil {
 		t.Fatalf("defaults = %+v", d)
 	}
 }

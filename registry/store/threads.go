@@ -23,7 +23,9 @@ type ThreadRow struct {
 	Created, Touched time.Time
 }
 
-// PutThread enqueues an insert-or-replace of the thread row.
+// PutThread enqueues an insert-or-replace of the thread row. Writes to one
+// thread row that share a batch are coalesced: only the final state is
+// written, and a row put and deleted in one batch is not written at all.
 func (s *Store) PutThread(t ThreadRow) error {
 	if t.ID == "" {
 		return fmt.Errorf("%w: thread row without id", ErrInvalid)
@@ -44,10 +46,8 @@ func (s *Store) PutThread(t ThreadRow) error {
 	if err != nil {
 		return err
 	}
-	return s.async("put thread", func(w *writer) (int64, error) {
-		return w.exec(`INSERT OR REPLACE INTO threads (id, parent, path, created_ns, touched_ns) VALUES (?, ?, ?, ?, ?)`,
-			t.ID, t.Parent, string(pathJSON), created, touched)
-	})
+	return s.enqueueAsync(&op{kind: opPut, name: "put thread", table: threadsTable, key: t.ID,
+		group: t.ID, row: []any{t.ID, t.Parent, string(pathJSON), created, touched}})
 }
 
 // DeleteThreads enqueues the deletion of the given thread rows. It does not
@@ -56,18 +56,8 @@ func (s *Store) DeleteThreads(ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	ids = slices.Clone(ids)
-	return s.async("delete threads", func(w *writer) (int64, error) {
-		var n int64
-		for _, id := range ids {
-			k, err := w.exec(`DELETE FROM threads WHERE id = ?`, id)
-			if err != nil {
-				return n, err
-			}
-			n += k
-		}
-		return n, nil
-	})
+	return s.enqueueAsync(&op{kind: opDelete, name: "delete threads", table: threadsTable,
+		groups: slices.Clone(ids)})
 }
 
 // LoadThreads returns every committed thread row ordered by creation time

@@ -68,12 +68,20 @@ const progressEvery = 1024
 // field, and SQLite's quick_check passes. progress, when not nil, is called
 // with (done, total) as rows and tombstones are checked. The error is for
 // failures to read; findings are in the Report.
-func (s *Store) Verify(ctx context.Context, progress func(done, total int64)) (Report, error) {
+func (r *Reader) Verify(ctx context.Context, progress func(done, total int64)) (Report, error) {
 	var rep Report
-	if err := s.readable(); err != nil {
-		return rep, err
-	}
-	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	err := r.read(func(db *sql.DB) error {
+		var err error
+		rep, err = verify(ctx, db, progress)
+		return err
+	})
+	return rep, err
+}
+
+// verify is Verify on db.
+func verify(ctx context.Context, db *sql.DB, progress func(done, total int64)) (Report, error) {
+	var rep Report
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return rep, fmt.Errorf("store: verify: %w", err)
 	}

@@ -29,7 +29,8 @@ type WatcherRow struct {
 	Created time.Time
 }
 
-// PutWatcher enqueues an insert-or-replace of the watcher row.
+// PutWatcher enqueues an insert-or-replace of the watcher row. Writes to
+// one watcher sharing a batch are coalesced to their final state.
 func (s *Store) PutWatcher(r WatcherRow) error {
 	if r.ID == "" || r.Thread == "" {
 		return fmt.Errorf("%w: watcher row needs id and thread (id %q, thread %q)", ErrInvalid, r.ID, r.Thread)
@@ -38,19 +39,16 @@ func (s *Store) PutWatcher(r WatcherRow) error {
 	if err != nil {
 		return err
 	}
-	return s.async("put watcher", func(w *writer) (int64, error) {
-		return w.exec(`INSERT OR REPLACE INTO watchers (id, thread, issuer, wait_for, from_listener,
-			description, raised, triggered_from, created_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			r.ID, r.Thread, r.Issuer, r.WaitFor, r.FromListener, r.Description, r.Raised, r.TriggeredFrom, created)
-	})
+	return s.enqueueAsync(&op{kind: opPut, name: "put watcher", table: watchersTable, key: r.ID,
+		group: r.ID, row: []any{r.ID, r.Thread, r.Issuer, r.WaitFor, r.FromListener, r.Description,
+			r.Raised, r.TriggeredFrom, created}})
 }
 
 // DeleteWatcher enqueues the deletion of one watcher (absent ids are
 // ignored).
 func (s *Store) DeleteWatcher(id string) error {
-	return s.async("delete watcher", func(w *writer) (int64, error) {
-		return w.exec(`DELETE FROM watchers WHERE id = ?`, id)
-	})
+	return s.enqueueAsync(&op{kind: opDelete, name: "delete watcher", table: watchersTable,
+		groups: []string{id}})
 }
 
 // LoadWatchers returns every committed watcher ordered by creation time and

@@ -20,8 +20,16 @@ const (
 	opFlush opKind = iota
 	// opAppend inserts op.entry into the journal with the next seq.
 	opAppend
-	// opFunc runs op.fn inside the batch transaction.
+	// opFunc runs op.fn inside the batch transaction, after every earlier
+	// op of the batch was applied.
 	opFunc
+	// opDeliver records a delivery mark for op.seq at op.at.
+	opDeliver
+	// opPut upserts op.row into op.table under the row key op.key, in the
+	// group op.group.
+	opPut
+	// opDelete deletes the rows of op.table in the groups op.groups.
+	opDelete
 )
 
 // opResult is what a synchronous op reports after its batch commits.
@@ -41,6 +49,13 @@ type op struct {
 	fn     func(w *writer) (int64, error)
 	reply  chan opResult
 	result int64
+
+	seq, at int64        // opDeliver
+	table   *kernelTable // opPut, opDelete
+	key     string       // opPut
+	group   string       // opPut
+	groups  []string     // opDelete
+	row     []any        // opPut: the column values in table order
 }
 
 // writer owns the single write connection. Only its goroutine touches conn
@@ -57,6 +72,7 @@ type writer struct {
 	onCommit func(ops int) // test hook, called after each successful commit
 	exited   chan struct{}
 	batch    []op
+	pending  pending
 	ctx      context.Context
 }
 
@@ -67,6 +83,13 @@ type counters struct {
 	failed    atomic.Int64
 	commits   atomic.Int64
 	rollbacks atomic.Int64
+	// statements counts SQL statements the writer executed, including
+	// BEGIN and COMMIT.
+	statements atomic.Int64
+	// queuePeak is the largest backlog the writer found when it started a
+	// batch; queueFull counts asynchronous writes that found the queue full.
+	queuePeak atomic.Int64
+	queueFull atomic.Int64
 }
 
 // Stats is a snapshot of the writer's counters.
@@ -103,6 +126,7 @@ func (w *writer) exec(query string, args ...any) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	w.counters.statements.Add(1)
 	res, err := st.ExecContext(w.ctx, args...)
 	if err != nil {
 		return 0, err
@@ -116,6 +140,7 @@ func (w *writer) queryInt64s(query string, args ...any) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.counters.statements.Add(1)
 	rows, err := st.QueryContext(w.ctx, args...)
 	if err != nil {
 		return nil, err
@@ -136,6 +161,7 @@ func (w *writer) queryInt64s(query string, args ...any) ([]int64, error) {
 // commits each in one transaction until the queue is closed and drained.
 func (w *writer) run() {
 	defer close(w.exited)
+	w.tune()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
@@ -151,11 +177,32 @@ func (w *writer) run() {
 	}
 }
 
+// writerPragmas tune the write connection for batched commits: statement
+// journals (multi-row statements inside a transaction) stay in memory
+// instead of a temporary file, and the page cache holds the hot index pages
+// of a batch.
+var writerPragmas = []string{
+	`PRAGMA temp_store = MEMORY`,
+	`PRAGMA cache_size = -16384`, // KiB
+}
+
+// tune applies writerPragmas; a failure only costs speed, so it is logged.
+func (w *writer) tune() {
+	for _, q := range writerPragmas {
+		if _, err := w.conn.ExecContext(w.ctx, q); err != nil {
+			w.log.Warn("store: tune writer connection", "pragma", q, "err", err)
+		}
+	}
+}
+
 // collect gathers a batch starting with first: up to rows ops, waiting at
 // most delay for more unless a synchronous op is in the batch, in which case
 // it takes only what is already queued. It reports whether the queue is
 // still open.
 func (w *writer) collect(first op, timer *time.Timer) ([]op, bool) {
+	if backlog := int64(len(w.queue) + 1); backlog > w.counters.queuePeak.Load() {
+		w.counters.queuePeak.Store(backlog) // only the writer stores it
+	}
 	batch := append(w.batch[:0], first)
 	urgent := first.reply != nil
 	waiting := false
@@ -233,7 +280,6 @@ func (w *writer) commit(batch []op) {
 
 // tx runs ops in one transaction, updating the journal high-water mark.
 func (w *writer) tx(ops []op) (err error) {
-	var high int64
 	if _, err := w.exec(`BEGIN IMMEDIATE`); err != nil {
 		w.counters.rollbacks.Add(1)
 		return fmt.Errorf("store: begin: %w", err)
@@ -246,22 +292,9 @@ func (w *writer) tx(ops []op) (err error) {
 			w.counters.rollbacks.Add(1)
 		}
 	}()
-	applied := 0
-	for i := range ops {
-		o := &ops[i]
-		switch o.kind {
-		case opFlush:
-			continue
-		case opAppend:
-			o.result, err = w.insertEntry(&o.entry)
-			high = max(high, o.result)
-		case opFunc:
-			o.result, err = o.fn(w)
-		}
-		if err != nil {
-			return fmt.Errorf("store: %s: %w", o.name, err)
-		}
-		applied++
+	applied, high, err := w.apply(ops)
+	if err != nil {
+		return err
 	}
 	if high > 0 {
 		if _, err = w.exec(`UPDATE journal_state SET high_seq = max(high_seq, ?) WHERE id = 1`, high); err != nil {
@@ -308,20 +341,6 @@ func (w *writer) finish(ops []op, err error) {
 		}
 		ops[i] = op{} // drop references held by the reused batch slice
 	}
-}
-
-// insertEntry inserts e with its pre-assigned sequence number and returns it.
-func (w *writer) insertEntry(e *Entry) (int64, error) {
-	seq := e.Seq
-	_, err := w.exec(`INSERT INTO journal (seq, time_ns, thread, conversation, direction, kind,
-		from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		seq, e.Time.UnixNano(), e.Thread, e.Conversation, e.Direction.String(), e.Kind.String(),
-		e.From, e.To, e.Listener, e.PayloadTag, e.SHA256[:], e.Bytes, e.Diagnostics)
-	if err != nil {
-		return 0, fmt.Errorf("insert journal entry: %w", err)
-	}
-	return seq, nil
 }
 
 // tombstoneFailed records, in a transaction of its own, that the append

@@ -1,11 +1,11 @@
--- index journal_conversation
-CREATE INDEX journal_conversation ON journal (conversation, seq);
+-- index journal_conversation_part
+CREATE INDEX journal_conversation_part ON journal ((seq >> 10), conversation);
 
 -- index journal_listener_time
 CREATE INDEX journal_listener_time ON journal (listener, time_ns);
 
--- index journal_thread
-CREATE INDEX journal_thread ON journal (thread, seq);
+-- index journal_thread_part
+CREATE INDEX journal_thread_part ON journal ((seq >> 10), thread);
 
 -- index sessions_expires
 CREATE INDEX sessions_expires ON sessions (expires_at);

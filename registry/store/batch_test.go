@@ -1,0 +1,113 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+// TestBatchStatements: a batch of appends and delivery marks takes a
+// handful of multi-row statements, not one per operation.
+func TestBatchStatements(t *testing.T) {
+	tests := []struct {
+		name           string
+		appends, marks int
+		want           int64
+	}{
+		// BEGIN, INSERT ×1, UPDATE high-water mark, COMMIT.
+		{name: "one append", appends: 1, want: 4},
+		// BEGIN, INSERT 64+32+4, INSERT marks 64+32+4, UPDATE, COMMIT.
+		{name: "hundred appends and marks", appends: 100, marks: 100, want: 9},
+		// BEGIN, INSERT 64×3, UPDATE, COMMIT.
+		{name: "three full chunks", appends: 192, want: 6},
+		// BEGIN, INSERT marks 1, COMMIT (no append: no high-water update).
+		{name: "one mark", marks: 1, want: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _ := batchedStore(t)
+			var seqs []int64
+			if tt.appends < tt.marks {
+				for i := range tt.marks {
+					seq, err := s.AppendSeq(testEntry(i, "before"))
+					must(t, err)
+					seqs = append(seqs, seq)
+				}
+				flush(t, s)
+			}
+			before := s.Statements()
+			for i := range tt.appends {
+				seq, err := s.AppendSeq(testEntry(i, "t"))
+				must(t, err)
+				seqs = append(seqs, seq)
+			}
+			for _, seq := range seqs[:tt.marks] {
+				must(t, s.MarkDelivered(seq))
+			}
+			flush(t, s)
+			if got := s.Statements() - before; got != tt.want {
+				t.Errorf("statements = %d, want %d", got, tt.want)
+			}
+			n, err := s.Count()
+			must(t, err)
+			if want := int64(max(tt.appends, tt.marks)); n != want {
+				t.Errorf("Count = %d, want %d", n, want)
+			}
+			var marked int64
+			must(t, s.rdb.QueryRow(`SELECT count(*) FROM journal_deliveries`).Scan(&marked))
+			if marked != int64(tt.marks) {
+				t.Errorf("delivery marks = %d, want %d", marked, tt.marks)
+			}
+		})
+	}
+}
+
+// TestBatchMarksFailAlone: in one batch, marks of seqs journaled in the
+// same batch, a repeated mark and a mark of a pruned-or-marked seq commit,
+// while the mark of a seq that was never journaled fails alone with
+// ErrNotFound.
+func TestBatchMarksFailAlone(t *testing.T) {
+	s, _ := batchedStore(t)
+	ctx := context.Background()
+	old, err := s.AppendSeq(testEntry(0, "t"))
+	must(t, err)
+	must(t, s.MarkDelivered(old))
+	flush(t, s)
+
+	var seqs []int64
+	for i := range 3 {
+		seq, err := s.AppendSeq(testEntry(i+1, "t"))
+		must(t, err)
+		seqs = append(seqs, seq)
+	}
+	must(t, s.MarkDelivered(seqs[0]))
+	must(t, s.MarkDelivered(old))       // already marked: no-op
+	must(t, s.MarkDelivered(seqs[0]))   // twice in one batch
+	must(t, s.MarkDelivered(seqs[2]+9)) // never journaled
+	must(t, s.MarkDelivered(seqs[2]))
+	if err := s.Flush(ctx); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Flush = %v, want ErrNotFound", err)
+	}
+	if st := s.Stats(); st.Failed != 1 {
+		t.Errorf("failed ops = %d, want 1", st.Failed)
+	}
+	rows, err := s.rdb.Query(`SELECT seq FROM journal_deliveries ORDER BY seq`)
+	must(t, err)
+	defer rows.Close()
+	var marked []int64
+	for rows.Next() {
+		var seq int64
+		must(t, rows.Scan(&seq))
+		marked = append(marked, seq)
+	}
+	must(t, rows.Err())
+	want := []int64{old, seqs[0], seqs[2]}
+	if len(marked) != len(want) || marked[0] != want[0] || marked[1] != want[1] || marked[2] != want[2] {
+		t.Errorf("marked seqs = %v, want %v", marked, want)
+	}
+	n, err := s.Count()
+	must(t, err)
+	if n != 4 {
+		t.Errorf("Count = %d, want 4 (every append committed)", n)
+	}
+}

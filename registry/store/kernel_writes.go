@@ -1,0 +1,143 @@
+package store
+
+import (
+	"fmt"
+)
+
+// kernelTable describes one kernel-state table (threads, watchers, slots)
+// for coalesced writes: rows are upserted whole by their key and deleted by
+// group (a thread id or watcher id is its own group; a slot's group is its
+// thread).
+type kernelTable struct {
+	name   string
+	upsert *rowStatement // INSERT OR REPLACE of whole rows
+	delete *rowStatement // DELETE … WHERE <group column> IN (…)
+}
+
+// The kernel-state tables, in the order their writes are applied.
+var (
+	threadsTable = &kernelTable{name: "threads",
+		upsert: newRowStatement(`INSERT OR REPLACE INTO threads (id, parent, path, created_ns, touched_ns) VALUES `,
+			`(?, ?, ?, ?, ?)`, ``, 5),
+		delete: newRowStatement(`DELETE FROM threads WHERE id IN (`, `?`, `)`, 1)}
+	watchersTable = &kernelTable{name: "watchers",
+		upsert: newRowStatement(`INSERT OR REPLACE INTO watchers (id, thread, issuer, wait_for, from_listener,
+			description, raised, triggered_from, created_ns) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 9),
+		delete: newRowStatement(`DELETE FROM watchers WHERE id IN (`, `?`, `)`, 1)}
+	slotsTable = &kernelTable{name: "slots",
+		upsert: newRowStatement(`INSERT OR REPLACE INTO slots (thread, idx, from_name, to_name, payload_type, raw,
+			time_ns, own_name, is_self_call) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 9),
+		delete: newRowStatement(`DELETE FROM slots WHERE thread IN (`, `?`, `)`, 1)}
+	kernelTables = []*kernelTable{threadsTable, watchersTable, slotsTable}
+)
+
+// kernelKey names a row (or a group of rows) of a kernel table.
+type kernelKey struct {
+	table *kernelTable
+	key   string
+}
+
+// kernelWrites coalesces the kernel-state writes of one run of a batch to
+// their final effect: for every row only its last upsert is written, an
+// upsert followed by the deletion of its group is not written at all, and
+// each deleted group is deleted once, before the upserts that came after
+// it. The committed state is exactly the one the ops would have produced
+// one by one; a row created and deleted inside one batch never reaches the
+// database (its DELETE only probes the index).
+type kernelWrites struct {
+	ops     []*op             // every op, for error reporting
+	puts    []*op             // upserts in order; nil where superseded
+	latest  map[kernelKey]int // row key → index in puts
+	members map[kernelKey][]int
+	deletes map[kernelKey]struct{}
+	order   []kernelKey // deleted groups in first-deletion order
+	args    []any
+}
+
+// reset empties k for the next run, keeping its storage.
+func (k *kernelWrites) reset() {
+	clear(k.ops)
+	clear(k.puts)
+	k.ops, k.puts, k.order = k.ops[:0], k.puts[:0], k.order[:0]
+	clear(k.latest)
+	clear(k.members)
+	clear(k.deletes)
+	clear(k.args)
+	k.args = k.args[:0]
+}
+
+// name names the run's ops in an error.
+func (k *kernelWrites) name() string { return groupName(k.ops, "kernel state") }
+
+// add records one opPut or opDelete.
+func (k *kernelWrites) add(o *op) {
+	if k.latest == nil {
+		k.latest = make(map[kernelKey]int)
+		k.members = make(map[kernelKey][]int)
+		k.deletes = make(map[kernelKey]struct{})
+	}
+	k.ops = append(k.ops, o)
+	switch o.kind {
+	case opPut:
+		row := kernelKey{o.table, o.key}
+		if i, ok := k.latest[row]; ok {
+			k.puts[i] = nil
+		}
+		k.latest[row] = len(k.puts)
+		group := kernelKey{o.table, o.group}
+		k.members[group] = append(k.members[group], len(k.puts))
+		k.puts = append(k.puts, o)
+	case opDelete:
+		for _, g := range o.groups {
+			group := kernelKey{o.table, g}
+			for _, i := range k.members[group] {
+				if p := k.puts[i]; p != nil {
+					delete(k.latest, kernelKey{o.table, p.key})
+					k.puts[i] = nil
+				}
+			}
+			delete(k.members, group)
+			if _, ok := k.deletes[group]; !ok {
+				k.deletes[group] = struct{}{}
+				k.order = append(k.order, group)
+			}
+		}
+	}
+}
+
+// applyKernel writes the coalesced kernel state: per table, the deleted
+// groups first, then the surviving upserts.
+func (w *writer) applyKernel(p *pending) error {
+	k := &p.kernel
+	if len(k.ops) == 0 {
+		return nil
+	}
+	for _, t := range kernelTables {
+		args := k.args[:0]
+		for _, g := range k.order {
+			if g.table == t {
+				args = append(args, g.key)
+			}
+		}
+		if len(args) > 0 {
+			if _, err := w.execRows(t.delete, len(args), args); err != nil {
+				return fmt.Errorf("delete %s: %w", t.name, err)
+			}
+		}
+		args = args[:0]
+		rows := 0
+		for _, o := range k.puts {
+			if o != nil && o.table == t {
+				args = append(args, o.row...)
+				rows++
+			}
+		}
+		k.args = args
+		if rows > 0 {
+			if _, err := w.execRows(t.upsert, rows, args); err != nil {
+				return fmt.Errorf("upsert %s: %w", t.name, err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,129 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+)
+
+// Reader reads the journal of a data directory. Every Store has one (its
+// read methods are the Reader's); OpenReadOnly returns a standalone one that
+// takes no directory lock, so tools can read a store an organism holds. Its
+// methods are safe for concurrent use.
+type Reader struct {
+	dir string
+	db  *sql.DB
+
+	// mu guards closed; reads hold it shared for their whole query, so
+	// Close waits for them instead of closing the pool under them.
+	mu     sync.RWMutex
+	closed bool
+}
+
+// newReader opens the read-only connection pool of the database at path
+// with conns connections.
+func newReader(dir, path string, busy, conns int) (*Reader, error) {
+	uri := "file:" + (&url.URL{Path: path}).EscapedPath() + "?mode=ro&_pragma=busy_timeout(" +
+		strconv.Itoa(busy) + ")&_pragma=query_only(1)"
+	db, err := sql.Open("sqlite", uri)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s read-only: %w", path, err)
+	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	if err := db.PingContext(context.Background()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s read-only: %w", path, err)
+	}
+	return &Reader{dir: dir, db: db}, nil
+}
+
+// OpenReadOnly opens the store in dir for reading only: no directory lock is
+// taken and no migration runs, so it works while an organism holds the store
+// (SQLite's WAL lets readers run beside the one writer; each read sees the
+// entries committed when it starts). It fails with ErrNoDatabase when dir
+// holds no store, ErrSchemaTooNew when a newer xmlpipe wrote the database
+// and ErrSchemaOutdated when the database still needs a migration (opening
+// it with Open applies it).
+func OpenReadOnly(dir string) (*Reader, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("store: data directory %q: %w", dir, err)
+	}
+	path := filepath.Join(abs, DatabaseFileName)
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s", ErrNoDatabase, path)
+		}
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	r, err := newReader(abs, path, int(DefaultBusyTimeout.Milliseconds()), DefaultReadConns)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.checkSchema(); err != nil {
+		return nil, errors.Join(err, r.Close())
+	}
+	return r, nil
+}
+
+// checkSchema requires the database to be at exactly the schema version this
+// binary writes.
+func (r *Reader) checkSchema() error {
+	ctx := context.Background()
+	var tables int
+	if err := r.db.QueryRowContext(ctx,
+		`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_version'`).Scan(&tables); err != nil {
+		return fmt.Errorf("store: read schema of %s: %w", r.dir, err)
+	}
+	if tables == 0 {
+		return fmt.Errorf("%w: %s has no schema version", ErrNoDatabase, filepath.Join(r.dir, DatabaseFileName))
+	}
+	v, err := schemaVersion(ctx, r.db)
+	if err != nil {
+		return err
+	}
+	switch want := len(migrations); {
+	case v > want:
+		return fmt.Errorf("%w: database is at version %d, this binary knows up to %d", ErrSchemaTooNew, v, want)
+	case v < want:
+		return fmt.Errorf("%w: database is at version %d, this binary reads version %d", ErrSchemaOutdated, v, want)
+	}
+	return nil
+}
+
+// Dir returns the absolute data directory.
+func (r *Reader) Dir() string { return r.dir }
+
+// read runs fn with the pool, holding the reader open meanwhile; after Close
+// it returns ErrClosed.
+func (r *Reader) read(fn func(db *sql.DB) error) error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.closed {
+		return ErrClosed
+	}
+	return fn(r.db)
+}
+
+// Close waits for running reads and closes the connection pool. A second
+// Close returns ErrClosed. A Store's Reader is closed by Store.Close.
+func (r *Reader) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrClosed
+	}
+	r.closed = true
+	if err := r.db.Close(); err != nil {
+		return fmt.Errorf("store: close read pool: %w", err)
+	}
+	return nil
+}

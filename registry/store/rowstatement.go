@@ -1,0 +1,84 @@
+package store
+
+import "strings"
+
+// maxChunkRows is the most rows one multi-row statement carries. Larger
+// runs are split into chunks of power-of-two sizes, so at most
+// log2(maxChunkRows)+1 statements per shape are ever prepared.
+const maxChunkRows = 64
+
+// chunkSizes are the row counts a rowStatement is prepared for, largest
+// first.
+var chunkSizes = func() []int {
+	var out []int
+	for k := maxChunkRows; k >= 1; k /= 2 {
+		out = append(out, k)
+	}
+	return out
+}()
+
+// rowStatement is a statement that repeats one tuple of placeholders per
+// row: head + tuple + ", " + tuple … + tail. Its query texts are built once,
+// for every chunk size, when it is declared.
+type rowStatement struct {
+	cols    int            // placeholders per tuple
+	queries map[int]string // rows → query text
+}
+
+// newRowStatement builds the queries of head, tuple × k, tail for every
+// chunk size k; cols is the number of placeholders in tuple.
+func newRowStatement(head, tuple, tail string, cols int) *rowStatement {
+	rs := &rowStatement{cols: cols, queries: make(map[int]string, len(chunkSizes))}
+	for _, k := range chunkSizes {
+		var b strings.Builder
+		b.WriteString(head)
+		for i := range k {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(tuple)
+		}
+		b.WriteString(tail)
+		rs.queries[k] = b.String()
+	}
+	return rs
+}
+
+// execRows runs rs over rows rows whose arguments are args (rs.cols per
+// row, in row order), in as few statements as the chunk sizes allow, and
+// returns the total number of affected rows.
+func (w *writer) execRows(rs *rowStatement, rows int, args []any) (int64, error) {
+	var total int64
+	off := 0
+	for _, k := range chunkSizes {
+		for rows >= k {
+			n, err := w.exec(rs.queries[k], args[off*rs.cols:(off+k)*rs.cols]...)
+			if err != nil {
+				return total, err
+			}
+			total += n
+			off += k
+			rows -= k
+		}
+	}
+	return total, nil
+}
+
+// queryRows is execRows for a query returning one integer column: it
+// returns the values of every chunk's rows.
+func (w *writer) queryRows(rs *rowStatement, rows int, args []any) ([]int64, error) {
+	var out []int64
+	off := 0
+	for _, k := range chunkSizes {
+		for rows >= k {
+			vs, err := w.queryInt64s(rs.queries[k], args[off*rs.cols:(off+k)*rs.cols]...)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, vs...)
+			off += k
+			rows -= k
+		}
+	}
+	return out, nil
+}
