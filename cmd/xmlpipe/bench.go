@@ -9,17 +9,34 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump/bench"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
+	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
-// runBench is `xmlpipe bench [--duration D] [--json]`: the end-to-end pump
-// benchmark (a tool-only two-hop flow, every envelope through the full chain).
+// benchStore reports what the store did during a bench run.
+type benchStore struct {
+	Rows                   int64   `json:"journal_rows"`
+	Commits                int64   `json:"commits"`
+	Statements             int64   `json:"statements"`
+	StatementsPerEnvelope  float64 `json:"statements_per_envelope"`
+	EnvelopesPerCommitMean float64 `json:"envelopes_per_commit"`
+	QueuePeak              int64   `json:"queue_peak"`
+	QueueCapacity          int     `json:"queue_capacity"`
+	Blocked                int64   `json:"blocked_writes"`
+}
+
+// runBench is `xmlpipe bench [--duration D] [--journal|--durable] [--json]`:
+// the end-to-end pump benchmark (a tool-only two-hop flow, every envelope
+// through the full chain), optionally journaling to a SQLite store in a
+// temporary directory (--journal) and persisting the kernel registries there
+// too, as a durable organism does (--durable).
 func runBench(ctx context.Context, args []string, std streams) int {
-	fs := newFlags("bench", "[--duration 5s] [--injectors N] [--journal] [--json]", std.err)
+	fs := newFlags("bench", "[--duration 5s] [--injectors N] [--journal] [--durable] [--json]", std.err)
 	duration := fs.Duration("duration", 5*time.Second, "length of the throughput phase")
 	injectors := fs.Int("injectors", 4, "goroutines injecting envelopes")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	withJournal := fs.Bool("journal", false, "journal every envelope to a SQLite store in a temporary directory")
+	durable := fs.Bool("durable", false, "like --journal, and persist threads, todo watchers and context slots too")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -28,31 +45,90 @@ func runBench(ctx context.Context, args []string, std streams) int {
 		return exitUsage
 	}
 	cfg := bench.Config{Duration: *duration, Injectors: *injectors}
-	if *withJournal {
+	var st *store.Store
+	if *withJournal || *durable {
 		dir, err := os.MkdirTemp("", "xmlpipe-bench-")
 		if err != nil {
 			fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
 			return exitFailure
 		}
 		defer os.RemoveAll(dir)
-		st, err := store.Open(dir, store.Options{})
+		st, err = store.Open(dir, store.Options{})
 		if err != nil {
 			fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
 			return exitFailure
 		}
 		defer st.Close()
 		cfg.Journal = organism.StoreJournal(st, nil)
+		if *durable {
+			if err := durableRegistries(&cfg, st); err != nil {
+				fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
+				return exitFailure
+			}
+		}
 	}
 	r, err := bench.Run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
 		return exitFailure
 	}
+	var sr *benchStore
+	if st != nil {
+		if sr, err = storeReport(ctx, st); err != nil {
+			fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
+			return exitFailure
+		}
+	}
 	if *asJSON {
-		b, _ := json.Marshal(r)
+		b, _ := json.Marshal(struct {
+			bench.Result
+			Store *benchStore `json:"store,omitempty"`
+		}{r, sr})
 		fmt.Fprintln(std.out, string(b))
 		return exitOK
 	}
 	fmt.Fprint(std.out, r.String())
+	if sr != nil {
+		fmt.Fprintf(std.out, "store              %10.2f  statements/envelope (%d statements, %d rows, %.0f rows/commit)\n",
+			sr.StatementsPerEnvelope, sr.Statements, sr.Rows, sr.EnvelopesPerCommitMean)
+		fmt.Fprintf(std.out, "store queue        %10d  peak of %d; %d writes waited for room\n", sr.QueuePeak, sr.QueueCapacity, sr.Blocked)
+	}
 	return exitOK
+}
+
+// durableRegistries gives cfg kernel registries that persist to st, as a
+// durable organism's do.
+func durableRegistries(cfg *bench.Config, st *store.Store) error {
+	threadSink, todoSink, slotSink := organism.StateSinks(st, nil)
+	cfg.Threads = registry.NewThreads(registry.ThreadsConfig{Organism: "bench", Sink: threadSink})
+	cfg.Todos = registry.NewTodoRegistry(registry.TodoConfig{Lineage: cfg.Threads, Sink: todoSink})
+	cb, err := registry.NewContextBuffer(registry.ContextConfig{Sink: slotSink})
+	if err != nil {
+		return err
+	}
+	cfg.Context = cb
+	return nil
+}
+
+// storeReport flushes st and summarises its writes over the whole run
+// (warm-up and latency phases included).
+func storeReport(ctx context.Context, st *store.Store) (*benchStore, error) {
+	if err := st.Flush(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := st.LastSeq()
+	if err != nil {
+		return nil, err
+	}
+	s := st.Stats()
+	b := st.Backlog()
+	r := &benchStore{Rows: rows, Commits: s.Commits, Statements: st.Statements(), QueuePeak: b.Peak,
+		QueueCapacity: b.Capacity, Blocked: b.Blocked}
+	if rows > 0 {
+		r.StatementsPerEnvelope = float64(r.Statements) / float64(rows)
+	}
+	if s.Commits > 0 {
+		r.EnvelopesPerCommitMean = float64(rows) / float64(s.Commits)
+	}
+	return r, nil
 }

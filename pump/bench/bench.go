@@ -23,6 +23,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/listeners/hello"
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
@@ -35,6 +36,11 @@ type Config struct {
 	Injectors int
 	// Journal, when set, records every envelope (to measure its cost).
 	Journal pump.Journal
+	// Threads, Todos and Context, when set, are the pump's kernel registries
+	// (a durable organism's persist every change to its store).
+	Threads *registry.Threads
+	Todos   *registry.TodoRegistry
+	Context *registry.ContextBuffer
 	// Logger for the pump (default: discard).
 	Logger *slog.Logger
 }
@@ -90,6 +96,7 @@ func seqOf(msg string) int64 {
 func newFlow(cfg Config) (*flow, error) {
 	f := &flow{sent: map[int64]time.Time{}, shouted: map[int64]time.Time{}}
 	p, err := pump.New(pump.Options{Organism: "bench", Journal: cfg.Journal, Logger: cfg.Logger,
+		Threads: cfg.Threads, Todos: cfg.Todos, Context: cfg.Context,
 		MaxConcurrentPipelines: runtime.GOMAXPROCS(0) * 2, MaxConcurrentHandlers: 64, MaxInFlight: 2048})
 	if err != nil {
 		return nil, err

@@ -22,6 +22,19 @@ func (k storeSinks) check(op string, err error) {
 	}
 }
 
+// StateSinks returns the sinks a durable organism installs in its kernel
+// registries: each change of the thread registry, todo registry and context
+// buffer becomes an asynchronous write to s (failures are logged to log, or
+// slog.Default when nil). The store coalesces a batch's writes to their
+// final state.
+func StateSinks(s *store.Store, log *slog.Logger) (registry.ThreadSink, registry.TodoSink, registry.SlotSink) {
+	if log == nil {
+		log = slog.Default()
+	}
+	k := storeSinks{s: s, log: log}
+	return k, k, k
+}
+
 // ThreadCreated persists a new thread node.
 func (k storeSinks) ThreadCreated(r registry.ThreadRecord) {
 	k.check("put thread", k.s.PutThread(store.ThreadRow{ID: r.ID, Parent: r.Parent, Path: r.Path,

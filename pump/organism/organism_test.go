@@ -18,11 +18,23 @@ type printed struct {
 	ch    chan string
 }
 
+// print records a line; ch gets it too unless ch is full (tests that print
+// more than ch holds read lines instead).
 func (p *printed) print(_, from, text string) {
 	p.mu.Lock()
 	p.lines = append(p.lines, "["+from+"] "+text)
 	p.mu.Unlock()
-	p.ch <- "[" + from + "] " + text
+	select {
+	case p.ch <- "[" + from + "] " + text:
+	default:
+	}
+}
+
+// all returns every line printed so far.
+func (p *printed) all() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.lines...)
 }
 
 func TestHelloWorldRoundTrip(t *testing.T) {
