@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 
-	"golang.org/x/term"
-
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
@@ -17,12 +15,14 @@ var journalCommands = map[string]commandFunc{
 	"thread": runJournalThread,
 	"verify": runJournalVerify,
 	"export": runJournalExport,
+	"replay": runJournalReplay,
 }
 
-// runJournal is `xmlpipe journal tail|thread|verify|export …`.
+// runJournal is `xmlpipe journal tail|thread|verify|export|replay …`.
 func runJournal(ctx context.Context, args []string, std streams) int {
 	if len(args) == 0 || journalCommands[args[0]] == nil {
-		fmt.Fprintln(std.err, "usage: xmlpipe journal tail [-n N] [-f] | thread <uuid> | verify | export [--out DIR]  [--data DIR] [--config organism.yaml]")
+		fmt.Fprintln(std.err, "usage: xmlpipe journal tail [-n N] [-f] | thread <uuid> | verify | export [--out DIR] |\n"+
+			"                       replay <uuid> [--into organism.yaml]  [--data DIR] [--config organism.yaml]")
 		return exitUsage
 	}
 	return journalCommands[args[0]](ctx, args[1:], std)
@@ -43,8 +43,9 @@ func addStoreFlags(fs interface {
 	}
 }
 
-// open opens the store named by the flags.
-func (f journalStoreFlags) open() (*store.Store, error) {
+// open opens the store named by the flags read-only: the journal commands
+// only read, and so work while an organism holds the store.
+func (f journalStoreFlags) open() (*store.Reader, error) {
 	dir := *f.data
 	if dir == "" {
 		var pos []string
@@ -60,18 +61,12 @@ func (f journalStoreFlags) open() (*store.Store, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("journal: data directory: %w", err)
 	}
-	return store.Open(dir, store.Options{})
+	return store.OpenReadOnly(dir)
 }
 
-// closeStore closes s, reporting a failure on stderr.
-func closeStore(s *store.Store, stderr io.Writer) {
-	if err := s.Close(); err != nil {
+// closeStore closes r, reporting a failure on stderr.
+func closeStore(r *store.Reader, stderr io.Writer) {
+	if err := r.Close(); err != nil {
 		fmt.Fprintln(stderr, "xmlpipe journal: close store:", err)
 	}
-}
-
-// isTerminal reports whether w is a terminal (progress is shown only there).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -45,25 +45,20 @@ func runJournalExport(_ context.Context, args []string, std streams) int {
 		return exitFailure
 	}
 	slices.SortFunc(threads, func(a, b store.ThreadSummary) int { return a.First.Compare(b.First) })
-	tty := isTerminal(std.err)
+	bar := newProgress(std.err, "exporting threads")
 	for i, t := range threads {
 		entries, err := s.Thread(t.ID)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(*outDir, safeName(t.ID)+".xml"), threadDocument(t.ID, entries), 0o644)
+		}
 		if err != nil {
+			bar.Done()
 			fmt.Fprintln(std.err, "xmlpipe journal export:", err)
 			return exitFailure
 		}
-		name := filepath.Join(*outDir, safeName(t.ID)+".xml")
-		if err := os.WriteFile(name, threadDocument(t.ID, entries), 0o644); err != nil {
-			fmt.Fprintln(std.err, "xmlpipe journal export:", err)
-			return exitFailure
-		}
-		if tty {
-			fmt.Fprintf(std.err, "\rexported %d/%d threads", i+1, len(threads))
-		}
+		bar.Update(int64(i+1), int64(len(threads)))
 	}
-	if tty {
-		fmt.Fprintln(std.err)
-	}
+	bar.Done()
 	fmt.Fprintf(std.out, "%d thread(s) exported to %s\n", len(threads), *outDir)
 	return exitOK
 }

@@ -4,20 +4,27 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
 // runJournalTail is `xmlpipe journal tail [-n N] [-f]`: the last N entries,
-// one line each; -f keeps printing new entries until interrupted.
+// one line each; -f keeps printing new entries until SIGINT/SIGTERM. It
+// reads the store read-only, so it follows the journal of a running
+// organism.
 func runJournalTail(ctx context.Context, args []string, std streams) int {
 	fs := newFlags("journal tail", "[-n N] [-f] [--data DIR] [--config organism.yaml]", std.err)
 	n := fs.Int("n", 20, "number of entries")
-	follow := fs.Bool("f", false, "follow: print new entries as they are committed")
+	follow := fs.Bool("f", false, "follow: print new entries as they are committed, until interrupted")
+	interval := fs.Duration("interval", store.DefaultFollowInterval, "with -f, how often to look for new entries")
 	sf := addStoreFlags(fs)
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
@@ -38,31 +45,29 @@ func runJournalTail(ctx context.Context, args []string, std streams) int {
 		return exitFailure
 	}
 	var last int64
+	if len(entries) > 0 {
+		last = entries[len(entries)-1].Seq
+	} else if last, err = s.LastSeq(); err != nil {
+		fmt.Fprintln(std.err, "xmlpipe journal tail:", err)
+		return exitFailure
+	}
 	for _, e := range entries {
 		fmt.Fprintln(std.out, entryLine(e))
-		last = e.Seq
 	}
 	if !*follow {
 		return exitOK
 	}
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return exitOK
-		case <-tick.C:
-		}
-		more, err := s.After(last, 0)
-		if err != nil {
-			fmt.Fprintln(std.err, "xmlpipe journal tail:", err)
-			return exitFailure
-		}
-		for _, e := range more {
-			fmt.Fprintln(std.out, entryLine(e))
-			last = e.Seq
-		}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = s.Follow(ctx, last, *interval, func(e store.Entry) error {
+		_, err := fmt.Fprintln(std.out, entryLine(e))
+		return err
+	})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(std.err, "xmlpipe journal tail:", err)
+		return exitFailure
 	}
+	return exitOK
 }
 
 // entryLine is the one-line form of an entry.
@@ -121,7 +126,7 @@ func runJournalThread(_ context.Context, args []string, std streams) int {
 
 // threadEntries returns the entries of conversation id, or of thread id when
 // id is not a conversation.
-func threadEntries(s *store.Store, id string) ([]store.Entry, error) {
+func threadEntries(s *store.Reader, id string) ([]store.Entry, error) {
 	entries, err := s.Conversation(id)
 	if err != nil || len(entries) > 0 {
 		return entries, err

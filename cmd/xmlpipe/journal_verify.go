@@ -24,14 +24,9 @@ func runJournalVerify(ctx context.Context, args []string, std streams) int {
 		return exitFailure
 	}
 	defer closeStore(s, std.err)
-	var progress func(done, total int64)
-	if isTerminal(std.err) {
-		progress = func(done, total int64) { fmt.Fprintf(std.err, "\rverifying %d/%d", done, total) }
-	}
-	rep, err := s.Verify(ctx, progress)
-	if progress != nil {
-		fmt.Fprintln(std.err)
-	}
+	bar := newProgress(std.err, "verifying")
+	rep, err := s.Verify(ctx, bar.Update)
+	bar.Done()
 	if err != nil {
 		fmt.Fprintln(std.err, "xmlpipe journal verify:", err)
 		return exitFailure

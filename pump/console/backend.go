@@ -74,12 +74,17 @@ type Status struct {
 	InFlight       int
 }
 
-// Thread is one live thread.
+// Thread is one live thread, or (Ended) a conversation known only from the
+// journal of a durable organism.
 type Thread struct {
 	ID string
-	// Depth is the length of the thread's call chain.
+	// Ended marks a conversation that is no longer live (its threads ended,
+	// possibly before a restart); its history comes from the journal.
+	Ended bool
+	// Depth is the length of the thread's call chain (0 when Ended).
 	Depth int
-	// Slots is the number of messages in the thread's history.
+	// Slots is the number of messages in the thread's history (for an Ended
+	// conversation, its journaled messages).
 	Slots int
 	// Idle is the time since the thread was last used.
 	Idle time.Duration

@@ -146,6 +146,11 @@ func (c *Console) cmdThreads(ctx context.Context, _ string) {
 		if t.LastFrom != "" || t.LastTo != "" {
 			last = t.LastFrom + " -> " + t.LastTo
 		}
+		if t.Ended {
+			lines = append(lines, fmt.Sprintf("  %s  ended  messages=%d  idle=%s  %s", short(t.ID), t.Slots,
+				clock(t.Idle), last))
+			continue
+		}
 		lines = append(lines, fmt.Sprintf("  %s  depth=%d  slots=%d  idle=%s  %s", short(t.ID), t.Depth, t.Slots,
 			clock(t.Idle), last))
 	}

@@ -151,8 +151,19 @@ func (l *Local) Status(context.Context) (Status, error) {
 	}, nil
 }
 
-// Threads lists the live threads, oldest first.
+// Threads lists the live threads, oldest first. For a durable organism the
+// journal's recent conversations that are no longer live come first, marked
+// Ended, so history from before a restart shows too.
 func (l *Local) Threads(context.Context) ([]Thread, error) {
+	live := l.liveThreads()
+	if s := l.org.Store(); s != nil {
+		return journalThreads(s.Reader, live, l.clock())
+	}
+	return live, nil
+}
+
+// liveThreads lists the thread registry, oldest first.
+func (l *Local) liveThreads() []Thread {
 	p := l.org.Pump
 	recs := p.Threads().Records()
 	slices.SortStableFunc(recs, func(a, b registry.ThreadRecord) int {
@@ -170,21 +181,41 @@ func (l *Local) Threads(context.Context) ([]Thread, error) {
 		}
 		out = append(out, t)
 	}
-	return out, nil
+	return out
 }
 
 // Monitor returns the history of the threads whose id starts with prefix
-// (case-insensitive), or of every thread with history for "*".
-func (l *Local) Monitor(ctx context.Context, prefix string) ([]History, error) {
-	threads, err := l.Threads(ctx)
-	if err != nil {
-		return nil, err
+// (case-insensitive), or of every thread with history for "*". For a
+// durable organism the history comes from the journal — a conversation id
+// shows the whole conversation, and ended conversations (before a restart
+// too) are found — with the context buffer as the fallback for live
+// threads the journal does not hold.
+func (l *Local) Monitor(_ context.Context, prefix string) ([]History, error) {
+	live := l.liveThreads()
+	var (
+		out     []History
+		covered map[string]bool
+	)
+	if s := l.org.Store(); s != nil {
+		var err error
+		if out, err = journalMonitor(s.Reader, prefix); err != nil {
+			return nil, err
+		}
+		covered = make(map[string]bool, len(out))
+		for _, h := range out {
+			covered[h.ID] = true
+		}
 	}
 	all := prefix == "*"
 	prefix = strings.ToLower(prefix)
-	var out []History
-	for _, t := range threads {
-		if !all && !strings.HasPrefix(t.ID, prefix) {
+	threads := l.org.Pump.Threads()
+	for _, t := range live {
+		switch {
+		case covered[t.ID]:
+			continue
+		case all && covered[threads.Root(t.ID)]:
+			continue // shown with its conversation
+		case !all && !strings.HasPrefix(t.ID, prefix):
 			continue
 		}
 		h := History{ID: t.ID}

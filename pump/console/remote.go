@@ -387,7 +387,7 @@ func (r *Remote) Threads(ctx context.Context) ([]Thread, error) {
 	out := make([]Thread, 0, len(ts.Threads))
 	for _, t := range ts.Threads {
 		out = append(out, Thread{ID: t.ID, Depth: t.Depth, Slots: t.Slots,
-			Idle: time.Duration(t.IdleSeconds * float64(time.Second)), LastFrom: t.LastFrom, LastTo: t.LastTo})
+			Idle: time.Duration(t.IdleSeconds * float64(time.Second)), LastFrom: t.LastFrom, LastTo: t.LastTo, Ended: t.Ended})
 	}
 	return out, nil
 }
