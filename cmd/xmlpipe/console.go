@@ -17,13 +17,18 @@ import (
 )
 
 // runConsole is `xmlpipe console [--verbose] [organism.yaml]`: the line
-// console over an in-process organism (no network listener), or with
-// `--connect https://host:8765 [--fingerprint F]` over a running organism's
-// main bus (see connectConsole).
+// console over an in-process organism, which opens no network listener
+// unless --serve is given — then the console also serves the organism's
+// main bus exactly as `xmlpipe run` does (see consoleServe). With
+// `--connect https://host:8765 [--fingerprint F]` it attaches to a running
+// organism's main bus instead (see connectConsole).
 func runConsole(ctx context.Context, args []string, std streams) int {
-	fs := newFlags("console", "[--verbose] [--data DIR] [organism.yaml] | --connect URL [--fingerprint SHA256]", std.err)
+	fs := newFlags("console", consoleArgs, std.err)
 	verbose := fs.Bool("verbose", false, "show failure diagnostics and informational logs")
 	data := dataFlag(fs)
+	serve := fs.Bool("serve", false, "also serve the main bus (HTTPS+WSS, as xmlpipe run does) on this organism")
+	listen := fs.String("listen", "", "with --serve: serve the main bus on ADDR (host:port) instead of :organism.port")
+	insecure := fs.Bool("insecure-dev", false, "with --serve: plain HTTP and no authentication (every client is an admin): local development only")
 	connect := fs.String("connect", "", "attach to a running organism's main bus (https://host:8765) instead")
 	fingerprint := fs.String("fingerprint", "", "with --connect: the SHA-256 fingerprint xmlpipe run printed (self-signed certificates)")
 	pos, code, ok := parseFlags(fs, args)
@@ -31,14 +36,18 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 		return code
 	}
 	if *connect != "" {
-		if len(pos) > 0 || *data != "" {
-			fmt.Fprintln(std.err, "xmlpipe console: --connect takes no organism.yaml or --data")
+		if len(pos) > 0 || *data != "" || *serve {
+			fmt.Fprintln(std.err, "xmlpipe console: --connect takes no organism.yaml, --data or --serve")
 			return exitUsage
 		}
 		return connectConsole(ctx, *connect, *fingerprint, *verbose, std)
 	}
 	if *fingerprint != "" {
 		fmt.Fprintln(std.err, "xmlpipe console: --fingerprint needs --connect")
+		return exitUsage
+	}
+	if !*serve && (*listen != "" || *insecure) {
+		fmt.Fprintln(std.err, "xmlpipe console: --listen and --insecure-dev need --serve")
 		return exitUsage
 	}
 	if !wantArgs(fs, pos, 0, 1) {
@@ -57,20 +66,47 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 		fmt.Fprintln(std.err, err)
 		return exitFailure
 	}
+	o := b.Organism()
 	con, err := console.New(b, console.Config{Verbose: *verbose, NoLLM: env.LLM == nil})
 	if err != nil {
 		fmt.Fprintln(std.err, err)
+		_ = o.Shutdown(context.Background())
 		return exitFailure
 	}
 	logs.set(con)
 	defer logs.set(std.err)
-	o := b.Organism()
-	if err := o.Start(); err != nil {
-		fmt.Fprintln(std.err, err)
-		return exitFailure
-	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var srv *consoleServe
+	if *serve {
+		srv = &consoleServe{r: &serveRunner{src: src, data: *data, listen: *listen, insecure: *insecure, log: logger,
+			std: std, flags: runFlagsFor(pos, *data)}}
+		defer srv.close()
+		if err := srv.prepare(ctx, o); err != nil {
+			fmt.Fprintf(std.err, "xmlpipe console: %v\n", err)
+			if err := o.Shutdown(context.Background()); err != nil {
+				fmt.Fprintln(std.err, err)
+			}
+			return exitFailure
+		}
+	}
+	if err := o.Start(); err != nil {
+		fmt.Fprintln(std.err, err)
+		_ = o.Shutdown(context.Background())
+		return exitFailure
+	}
+	code = exitOK
+	if srv != nil {
+		if err := srv.start(b, cancel); err != nil {
+			fmt.Fprintf(std.err, "xmlpipe console: %v\n", err)
+			if err := o.Shutdown(context.Background()); err != nil {
+				fmt.Fprintln(std.err, err)
+			}
+			return exitFailure
+		}
+	}
 	if in, ok := std.in.(*os.File); ok {
 		if out, ok := std.out.(*os.File); ok {
 			err = con.RunStdio(ctx, in, out)
@@ -81,10 +117,15 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 		err = con.Run(ctx, std.in, std.out)
 	}
 	logs.set(std.err)
-	code = exitOK
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(std.err, err)
 		code = exitFailure
+	}
+	if srv != nil {
+		if err := srv.shutdown(); err != nil {
+			fmt.Fprintf(std.err, "xmlpipe console: main bus: %v\n", err)
+			code = exitFailure
+		}
 	}
 	if err := o.Shutdown(context.Background()); err != nil {
 		fmt.Fprintln(std.err, err)
@@ -92,6 +133,10 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 	}
 	return code
 }
+
+// consoleArgs is the usage line of `xmlpipe console`.
+const consoleArgs = "[--verbose] [--data DIR] [--serve [--listen ADDR] [--insecure-dev]] [organism.yaml] | " +
+	"--connect URL [--fingerprint SHA256]"
 
 // switchWriter is an io.Writer whose destination can change: logs go to
 // stderr until the console exists, then through it (so they never garble

@@ -2,14 +2,14 @@
 // runner, and tools to validate configurations, check and canonicalise
 // messages and generate the payload schemas.
 //
-//	xmlpipe console [--verbose] [organism.yaml] | --connect URL [--fingerprint F]
+//	xmlpipe console [--verbose] [--serve] [organism.yaml] | --connect URL [--fingerprint F]
 //	xmlpipe run [--log-level L] [--listen ADDR] [--insecure-dev] [organism.yaml]
 //	xmlpipe validate [organism.yaml]
 //	xmlpipe check [--config organism.yaml] FILE|-
 //	xmlpipe c14n FILE|-
 //	xmlpipe gen [-out DIR] [-check]
 //	xmlpipe bench [--duration 5s] [--json]
-//	xmlpipe journal tail|thread|verify|export [--data DIR] [--config organism.yaml] …
+//	xmlpipe journal tail|thread|verify|export|replay [--data DIR] [--config organism.yaml] …
 //	xmlpipe users add|list|remove|reset-totp|passwd|role [--data DIR] …
 package main
 
@@ -47,14 +47,14 @@ type command struct {
 // help lists it.
 func commands() []command {
 	return []command{
-		{"console", "[--verbose] [--data DIR] [organism.yaml] | --connect URL [--fingerprint F]", "interactive console, in-process or attached to a running organism", runConsole},
+		{"console", "[--verbose] [--data DIR] [--serve [--listen ADDR] [--insecure-dev]] [organism.yaml] | --connect URL [--fingerprint F]", "interactive console, in-process (optionally serving the bus) or attached to a running organism", runConsole},
 		{"run", "[--log-level L] [--data DIR] [--listen ADDR] [--insecure-dev] [organism.yaml]", "run an organism and serve its main bus (HTTPS+WSS) until SIGINT/SIGTERM", runRun},
 		{"validate", "[organism.yaml]", "load and assemble an organism, print its routing table", runValidate},
 		{"check", "[--config organism.yaml] FILE|-", "run one message through the ingress stages", runCheck},
 		{"c14n", "FILE|-", "print the exclusive C14N of an XML document", runC14N},
 		{"gen", "[-out DIR] [-check]", "write (or check) the generated payload schemas", runGen},
 		{"bench", "[--duration 5s] [--json]", "end-to-end pump benchmark: envelopes/s, latency, floor ratio", runBench},
-		{"journal", "tail|thread|verify|export [--data DIR] …", "read and check the message journal", runJournal},
+		{"journal", "tail|thread|verify|export|replay [--data DIR] …", "read, check and replay the message journal", runJournal},
 		{"users", "add|list|remove|reset-totp|passwd|role …", "manage the main bus's users (password + TOTP)", runUsers},
 		{"help", "", "show this help", runHelp},
 	}

@@ -83,15 +83,7 @@ func (r *serveRunner) generation(ctx context.Context) (reload bool, code int) {
 		}
 		return false, exitFailure
 	}
-	svc, err := r.users(ctx, o)
-	if err != nil {
-		return fail(err)
-	}
-	tlsConf, fingerprint, err := r.certificate(o)
-	if err != nil {
-		return fail(err)
-	}
-	ln, err := r.listener(o.Config)
+	setup, err := r.prepareBus(ctx, o)
 	if err != nil {
 		return fail(err)
 	}
@@ -99,20 +91,13 @@ func (r *serveRunner) generation(ctx context.Context) (reload bool, code int) {
 		return fail(fmt.Errorf("start: %w", err))
 	}
 	ctl := &runControl{src: r.src, stop: make(chan struct{}, 1), reload: make(chan struct{}, 1)}
-	srv, err := bus.New(bus.Options{Addr: ln.Addr().String(), TLS: tlsConf, Auth: svc, Organism: o, Console: local,
-		Logger: r.log, Insecure: r.insecure, Controller: ctl})
+	mb, err := r.startBus(local, setup, ctl)
 	if err != nil {
 		return fail(err)
 	}
 	r.log.Info("organism running", "organism", o.Config.Organism.Name, "config", r.src.path,
 		"listeners", len(o.Pump.Listeners()))
-	r.announce(ln.Addr(), fingerprint)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	sweep := time.NewTicker(sessionSweepEvery)
-	defer sweep.Stop()
 
-	serving := true
 wait:
 	for {
 		select {
@@ -131,28 +116,16 @@ wait:
 			}
 			reload = true
 			break wait
-		case err := <-served:
-			serving = false
-			r.log.Error("the main bus stopped", "error", err)
+		case <-mb.done:
+			r.log.Error("the main bus stopped on its own")
 			code = exitFailure
 			break wait
-		case <-sweep.C:
-			if err := svc.Sweep(ctx); err != nil {
-				r.log.Warn("session sweep", "error", err)
-			}
 		}
 	}
 	r.log.Info("shutting down: draining in-flight messages")
-	sctx, cancel := context.WithTimeout(context.Background(), busShutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	if err := mb.shutdown(); err != nil {
 		r.log.Error("bus shutdown", "error", err)
 		code = exitFailure
-	}
-	if serving {
-		if err := <-served; err != nil {
-			r.log.Error("the main bus stopped", "error", err)
-		}
 	}
 	if err := o.Shutdown(context.Background()); err != nil {
 		r.log.Error("shutdown", "error", err)
@@ -162,6 +135,102 @@ wait:
 		r.log.Info("stopped")
 	}
 	return reload && code == exitOK, code
+}
+
+// busSetup is what the main bus needs besides the running organism: the
+// user service, the TLS configuration with its fingerprint and the
+// listening socket. It is prepared before the organism starts, so a bus
+// that cannot run stops everything before anything ran.
+type busSetup struct {
+	svc         *auth.Service
+	tls         *tls.Config
+	fingerprint string
+	ln          net.Listener
+}
+
+// prepareBus opens the user service (refusing to go on when nobody could
+// log in), the certificate and the listening socket.
+func (r *serveRunner) prepareBus(ctx context.Context, o *organism.Organism) (busSetup, error) {
+	svc, err := r.users(ctx, o)
+	if err != nil {
+		return busSetup{}, err
+	}
+	tlsConf, fingerprint, err := r.certificate(o)
+	if err != nil {
+		return busSetup{}, err
+	}
+	ln, err := r.listener(o.Config)
+	if err != nil {
+		return busSetup{}, err
+	}
+	return busSetup{svc: svc, tls: tlsConf, fingerprint: fingerprint, ln: ln}, nil
+}
+
+// mainBus is the main bus of one started organism: the server on its
+// socket and the sweeper of expired sessions.
+type mainBus struct {
+	srv *bus.Server
+	svc *auth.Service
+	log *slog.Logger
+	// done is closed when Serve returned, with err its result (nil after
+	// shutdown).
+	done chan struct{}
+	err  error
+
+	stopSweep, swept chan struct{}
+}
+
+// startBus serves the main bus of local's started organism with the
+// prepared setup and announces where it listens.
+func (r *serveRunner) startBus(local *console.Local, b busSetup, ctl bus.Controller) (*mainBus, error) {
+	srv, err := bus.New(bus.Options{Addr: b.ln.Addr().String(), TLS: b.tls, Auth: b.svc, Organism: local.Organism(),
+		Console: local, Logger: r.log, Insecure: r.insecure, Controller: ctl})
+	if err != nil {
+		return nil, err
+	}
+	r.announce(b.ln.Addr(), b.fingerprint)
+	m := &mainBus{srv: srv, svc: b.svc, log: r.log, done: make(chan struct{}), stopSweep: make(chan struct{}),
+		swept: make(chan struct{})}
+	go func() {
+		m.err = srv.Serve(b.ln)
+		close(m.done)
+	}()
+	go m.sweep()
+	return m, nil
+}
+
+// sweep deletes expired sessions every sessionSweepEvery until shutdown.
+func (m *mainBus) sweep() {
+	defer close(m.swept)
+	t := time.NewTicker(sessionSweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stopSweep:
+			return
+		case <-t.C:
+			if err := m.svc.Sweep(context.Background()); err != nil {
+				m.log.Warn("session sweep", "error", err)
+			}
+		}
+	}
+}
+
+// shutdown stops the sweeper, closes every socket (bounded by
+// busShutdownTimeout) and waits for Serve; it returns what went wrong,
+// Serve's own failure included (not its ErrClosed when the shutdown came
+// before Serve started).
+func (m *mainBus) shutdown() error {
+	close(m.stopSweep)
+	<-m.swept
+	ctx, cancel := context.WithTimeout(context.Background(), busShutdownTimeout)
+	defer cancel()
+	err := m.srv.Shutdown(ctx)
+	<-m.done
+	if m.err != nil && !errors.Is(m.err, bus.ErrClosed) { // ErrClosed: shut down before it served
+		err = errors.Join(err, fmt.Errorf("the main bus stopped: %w", m.err))
+	}
+	return err
 }
 
 // users opens the user service on the organism's store and refuses to go on

@@ -53,13 +53,20 @@ func addServeUser(t *testing.T, dataDir, name string, role auth.Role) string {
 
 // lockedBuffer collects a process's output while it runs.
 type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{} // signalled (capacity 1) after every write
 }
+
+func newLockedBuffer() *lockedBuffer { return &lockedBuffer{changed: make(chan struct{}, 1)} }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	select {
+	case l.changed <- struct{}{}:
+	default:
+	}
 	return l.b.Write(p)
 }
 
@@ -69,12 +76,29 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// servedBus is a running `xmlpipe run` process.
+// waitFor waits until the output contains want.
+func (l *lockedBuffer) waitFor(t *testing.T, want string) {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for !strings.Contains(l.String(), want) {
+		select {
+		case <-l.changed:
+		case <-timeout:
+			t.Fatalf("output lacks %q:\n%s", want, l.String())
+		}
+	}
+}
+
+// servedBus is a running `xmlpipe run` or `xmlpipe console --serve`
+// process.
 type servedBus struct {
 	cmd              *exec.Cmd
 	url, fingerprint string
 	stdout, stderr   *lockedBuffer
-	exited           chan error
+	// stdin is the process's standard input when startServed was asked for
+	// it (nil otherwise).
+	stdin  io.WriteCloser
+	exited chan error
 	// running receives one value per "organism running" log line (one per
 	// generation).
 	running chan struct{}
@@ -85,6 +109,13 @@ type servedBus struct {
 func startRun(t *testing.T, dir, dataDir string, extra ...string) *servedBus {
 	t.Helper()
 	args := append([]string{"run", "--listen", "127.0.0.1:0", "--data", dataDir, "organism.yaml"}, extra...)
+	return startServed(t, dir, false, args...)
+}
+
+// startServed starts the binary with args in dir (with a standard input
+// the test writes to when withStdin) and waits for it to announce the bus.
+func startServed(t *testing.T, dir string, withStdin bool, args ...string) *servedBus {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
 	stdout, err := cmd.StdoutPipe()
@@ -95,8 +126,13 @@ func startRun(t *testing.T, dir, dataDir string, extra ...string) *servedBus {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &servedBus{cmd: cmd, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, exited: make(chan error, 1),
+	s := &servedBus{cmd: cmd, stdout: newLockedBuffer(), stderr: newLockedBuffer(), exited: make(chan error, 1),
 		running: make(chan struct{}, 8)}
+	if withStdin {
+		if s.stdin, err = cmd.StdinPipe(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +148,9 @@ func startRun(t *testing.T, dir, dataDir string, extra ...string) *servedBus {
 		}
 	}()
 	t.Cleanup(func() {
+		if s.stdin != nil {
+			s.stdin.Close()
+		}
 		_ = cmd.Process.Kill()
 		<-s.exited
 	})
@@ -143,9 +182,9 @@ func startRun(t *testing.T, dir, dataDir string, extra ...string) *servedBus {
 	case <-announced:
 	case err := <-s.exited:
 		s.exited <- err
-		t.Fatalf("xmlpipe run exited: %v\nstdout:\n%s\nstderr:\n%s", err, s.stdout, s.stderr)
+		t.Fatalf("xmlpipe %v exited: %v\nstdout:\n%s\nstderr:\n%s", args, err, s.stdout, s.stderr)
 	case <-time.After(30 * time.Second):
-		t.Fatalf("xmlpipe run did not announce the bus\nstderr:\n%s", s.stderr)
+		t.Fatalf("xmlpipe %v did not announce the bus\nstderr:\n%s", args, s.stderr)
 	}
 	return s
 }
@@ -158,7 +197,7 @@ func (s *servedBus) wait(t *testing.T) int {
 		s.exited <- err
 		return s.cmd.ProcessState.ExitCode()
 	case <-time.After(30 * time.Second):
-		t.Fatalf("xmlpipe run did not exit\nstderr:\n%s", s.stderr)
+		t.Fatalf("xmlpipe did not exit\nstderr:\n%s", s.stderr)
 	}
 	return -1
 }

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -11,6 +12,8 @@ import (
 const (
 	stateIdle       = "idle"
 	stateProcessing = "processing"
+	stateWaiting    = "waiting"
+	stateError      = "error"
 	statePaused     = "paused"
 )
 
@@ -18,29 +21,158 @@ const (
 // agent_state events while a stream is open.
 const agentStatePoll = 250 * time.Millisecond
 
-// stateOf is a listener's API state: paused, processing (a handler runs) or
-// idle.
-func (s *Server) stateOf(li pump.ListenerInfo) string {
+// agentView is what agent states are computed from besides each listener's
+// own ListenerInfo: the forwards outstanding, snapshot once per request or
+// poll.
+type agentView struct {
+	// waiting maps a listener (lower case) to a thread it forwarded on whose
+	// answer is outstanding.
+	waiting map[string]string
+}
+
+// agentView snapshots the outstanding forwards: every live thread in a
+// conversation with a message in flight is a forward its caller — the
+// second-to-last segment of its path — waits on. Threads of finished
+// conversations are not (a thread lives on after its conversation until the
+// registry collects it).
+func (s *Server) agentView() agentView {
+	v := agentView{waiting: map[string]string{}}
+	if s.live.empty() {
+		return v // nothing in flight: nobody waits
+	}
+	recs := s.pump.Threads().Records() // parents before children
+	root := make(map[string]string, len(recs))
+	for _, r := range recs {
+		conv := r.ID
+		if r.Parent != "" {
+			if c, ok := root[r.Parent]; ok {
+				conv = c
+			}
+		}
+		root[r.ID] = conv
+		if len(r.Path) < 2 || !s.live.has(conv) {
+			continue
+		}
+		caller := strings.ToLower(r.Path[len(r.Path)-2])
+		if _, ok := v.waiting[caller]; !ok {
+			v.waiting[caller] = r.ID
+		}
+	}
+	return v
+}
+
+// stateOf is a listener's API state, the first that holds of: paused
+// (stopped by Pause), processing (a handler runs), error (its last handling
+// failed and none finished since), waiting (it forwarded a message whose
+// conversation is still in flight) and idle.
+func (s *Server) stateOf(li pump.ListenerInfo, v agentView) string {
 	switch {
-	case s.pump.Paused(li.Name):
+	case li.Paused:
 		return statePaused
-	case li.Active > 0:
+	case li.Active > 0 || len(li.Current) > 0:
 		return stateProcessing
+	case s.failures.failing(li):
+		return stateError
+	case v.waiting[strings.ToLower(li.Name)] != "":
+		return stateWaiting
 	}
 	return stateIdle
 }
 
+// currentThread is the thread a listener's handler works on (the first of
+// several), nil when none runs.
+func currentThread(li pump.ListenerInfo) *string {
+	if len(li.Current) == 0 {
+		return nil
+	}
+	t := li.Current[0]
+	return &t
+}
+
+// failureMark is the last handler failure of a listener the server has
+// seen, and the listener's handled count once the failing message was done.
+type failureMark struct {
+	at      time.Time
+	msg     string
+	handled int64
+}
+
+// failures tells whether a listener's last handling failed. ListenerInfo's
+// LastActivity cannot: the pump sets it after every handling, failed or
+// not. Instead the server notes each new failure when its <huh> or
+// SystemError event is published — inside the failing handler's worker,
+// before that worker counts the message as handled — with the handled count
+// the listener will have once the failing message is done. The listener is
+// failing until its handled count passes that mark.
+type failures struct {
+	mu    sync.Mutex
+	marks map[string]failureMark
+}
+
+// newFailures starts from the listeners' current state: a failure from
+// before the server started counts as done.
+func newFailures(infos []pump.ListenerInfo) *failures {
+	f := &failures{marks: map[string]failureMark{}}
+	for _, li := range infos {
+		if !li.LastErrorTime.IsZero() {
+			f.marks[li.Name] = failureMark{at: li.LastErrorTime, msg: li.LastError, handled: li.Handled}
+		}
+	}
+	return f
+}
+
+// event notes new failures on the events a failure publishes.
+func (f *failures) event(e pump.Event, listeners func() []pump.ListenerInfo) {
+	if e.Kind != pump.EventHuh && e.Kind != pump.EventSystemError {
+		return
+	}
+	infos := listeners()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, li := range infos {
+		if li.LastErrorTime.IsZero() {
+			continue
+		}
+		if m, ok := f.marks[li.Name]; ok && m.at.Equal(li.LastErrorTime) && m.msg == li.LastError {
+			continue
+		}
+		f.marks[li.Name] = failureMark{at: li.LastErrorTime, msg: li.LastError, handled: li.Handled + 1}
+	}
+}
+
+// failing reports whether li's last handling failed: a failure not noted
+// yet (its event is on its way), or one no handling has finished after.
+func (f *failures) failing(li pump.ListenerInfo) bool {
+	if li.LastErrorTime.IsZero() {
+		return false
+	}
+	f.mu.Lock()
+	m, ok := f.marks[li.Name]
+	f.mu.Unlock()
+	if !ok || !m.at.Equal(li.LastErrorTime) || m.msg != li.LastError {
+		return true
+	}
+	return li.Handled <= m.handled
+}
+
 // agentStates polls the listeners while /api/v1/ws streams are open and
-// broadcasts agent_state events when a state changes.
+// broadcasts agent_state events when a state (or the thread being worked
+// on) changes.
 type agentStates struct {
 	s    *Server
 	mu   sync.Mutex
-	last map[string]string
+	last map[string]agentState
+}
+
+// agentState is what an agent_state event reports.
+type agentState struct {
+	state   string
+	current string
 }
 
 // newAgentStates starts the poller; it stops when the server shuts down.
 func newAgentStates(s *Server) *agentStates {
-	a := &agentStates{s: s, last: map[string]string{}}
+	a := &agentStates{s: s, last: map[string]agentState{}}
 	s.wg.Add(1)
 	go a.run()
 	return a
@@ -68,18 +200,22 @@ func (a *agentStates) run() {
 
 // poll broadcasts the listeners whose state changed since the last poll.
 func (a *agentStates) poll() {
+	v := a.s.agentView()
 	for _, li := range a.s.pump.Listeners() {
-		state := a.s.stateOf(li)
+		now := agentState{state: a.s.stateOf(li, v)}
+		cur := currentThread(li)
+		if cur != nil {
+			now.current = *cur
+		}
 		a.mu.Lock()
 		prev, seen := a.last[li.Name]
-		a.last[li.Name] = state
+		a.last[li.Name] = now
 		a.mu.Unlock()
-		if seen && prev == state {
+		if seen && prev == now {
 			continue
 		}
-		a.s.streams.broadcast(streamEvent{name: streamAgentState, agents: []string{li.Name}, body: map[string]any{
-			"event": streamAgentState, "agent": li.Name, "state": state, "queue_depth": li.QueueDepth,
-			"active": li.Active}})
+		a.s.streams.broadcast(streamEvent{name: streamAgentState, agents: []string{li.Name}, body: map[string]any{"event": streamAgentState, "agent": li.Name, "state": now.state,
+			"current_thread": cur, "queue_depth": li.QueueDepth, "active": li.Active}})
 	}
 }
 
@@ -153,4 +289,10 @@ func (l *liveConversations) has(conv string) bool {
 	defer l.mu.Unlock()
 	_, ok := l.set[conv]
 	return ok
+}
+
+func (l *liveConversations) empty() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.set) == 0
 }

@@ -60,7 +60,7 @@ func (s *Server) setPaused(w http.ResponseWriter, r *http.Request, paused bool) 
 	}
 	s.log.Info("agent "+verb+" through the API", "user", sessionOf(r.Context()).Username, "agent", li.Name)
 	li, _ = s.listenerInfo(li.Name)
-	writeJSON(w, http.StatusOK, s.agentBody(li))
+	writeJSON(w, http.StatusOK, s.agentBody(li, s.agentView()))
 }
 
 // apiReload is POST /api/v1/organism/reload (admin).
@@ -74,7 +74,7 @@ func (s *Server) apiStop(w http.ResponseWriter, r *http.Request) {
 }
 
 // control asks the Controller to stop or reload: 202 once it started, 501
-// without a Controller.
+// without a Controller or when it does not support the operation.
 func (s *Server) control(w http.ResponseWriter, r *http.Request, what, status string) {
 	c := s.opts.Controller
 	if c == nil {
@@ -86,6 +86,10 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request, what, status st
 		op = c.Reload
 	}
 	if err := op(r.Context()); err != nil {
+		if errors.Is(err, ErrNotSupported) {
+			writeError(w, http.StatusNotImplemented, "Not supported by this server: "+what)
+			return
+		}
 		s.log.Error("organism "+what, "error", err)
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return

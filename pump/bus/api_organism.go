@@ -3,7 +3,6 @@ package bus
 import (
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
@@ -52,16 +51,23 @@ type apiAgentBody struct {
 	PayloadClass string   `json:"payload_class"`
 	RootTag      string   `json:"root_tag"`
 	State        string   `json:"state"`
-	QueueDepth   int      `json:"queue_depth"`
-	Active       int      `json:"active"`
-	Handled      int64    `json:"handled"`
-	LastActivity *string  `json:"last_activity"`
+	// CurrentThread is the thread a handler works on (the first of
+	// several), null when none runs.
+	CurrentThread *string `json:"current_thread"`
+	QueueDepth    int     `json:"queue_depth"`
+	Active        int     `json:"active"`
+	Handled       int64   `json:"handled"`
+	LastActivity  *string `json:"last_activity"`
+	// LastError is the listener's most recent handler failure (null if
+	// none), at LastErrorAt.
+	LastError   *string `json:"last_error"`
+	LastErrorAt *string `json:"last_error_at"`
 }
 
-func (s *Server) agentBody(li pump.ListenerInfo) apiAgentBody {
+func (s *Server) agentBody(li pump.ListenerInfo, v agentView) apiAgentBody {
 	b := apiAgentBody{Name: li.Name, Description: li.Description, IsAgent: li.Agent, Broadcast: li.Broadcast,
-		Peers: li.Peers, RootTag: li.RootTag, State: s.stateOf(li), QueueDepth: li.QueueDepth, Active: li.Active,
-		Handled: li.Handled}
+		Peers: li.Peers, RootTag: li.RootTag, State: s.stateOf(li, v), CurrentThread: currentThread(li),
+		QueueDepth: li.QueueDepth, Active: li.Active, Handled: li.Handled}
 	if b.Peers == nil {
 		b.Peers = []string{}
 	}
@@ -69,8 +75,12 @@ func (s *Server) agentBody(li pump.ListenerInfo) apiAgentBody {
 		b.PayloadClass = lc.PayloadClass
 	}
 	if !li.LastActivity.IsZero() {
-		ts := li.LastActivity.UTC().Format(time.RFC3339Nano)
+		ts := stamp(li.LastActivity)
 		b.LastActivity = &ts
+	}
+	if !li.LastErrorTime.IsZero() {
+		msg, ts := li.LastError, stamp(li.LastErrorTime)
+		b.LastError, b.LastErrorAt = &msg, &ts
 	}
 	return b
 }
@@ -101,10 +111,11 @@ func (s *Server) listenerInfo(name string) (pump.ListenerInfo, bool) {
 
 // apiAgents is GET /api/v1/agents: every listener with its live state.
 func (s *Server) apiAgents(w http.ResponseWriter, _ *http.Request) {
+	v := s.agentView()
 	infos := s.pump.Listeners()
 	out := make([]apiAgentBody, 0, len(infos))
 	for _, li := range infos {
-		out = append(out, s.agentBody(li))
+		out = append(out, s.agentBody(li, v))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
 }
@@ -116,7 +127,7 @@ func (s *Server) apiAgent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Agent not found")
 		return
 	}
-	writeJSON(w, http.StatusOK, s.agentBody(li))
+	writeJSON(w, http.StatusOK, s.agentBody(li, s.agentView()))
 }
 
 // apiAgentConfig is GET /api/v1/agents/{name}/config: the listener's

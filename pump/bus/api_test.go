@@ -3,6 +3,7 @@ package bus
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -213,6 +214,14 @@ func TestAPIInjectAndJournal(t *testing.T) {
 	ts, _ := list["threads"].([]any)
 	if status != 200 || len(ts) != 2 {
 		t.Fatalf("threads: %d %v", status, list)
+	}
+	for _, row := range ts {
+		row := row.(map[string]any)
+		_, one, _ := f.do("GET", "/api/v1/threads/"+row["id"].(string), viewer, nil)
+		if ps, _ := row["participants"].([]any); !slices.Contains(ps, any("shouter")) ||
+			!cmp.Equal(one["participants"], row["participants"]) {
+			t.Errorf("thread row participants %v, /threads/{id} says %v", row["participants"], one["participants"])
+		}
 	}
 	status, page2, _ := f.do("GET", "/api/v1/threads?limit=2&offset=2&agent=shouter", viewer, nil)
 	if ts2, _ := page2["threads"].([]any); status != 200 || len(ts2) == 0 ||

@@ -40,7 +40,7 @@ type apiThreadBody struct {
 	ID           string   `json:"id"`
 	Conversation string   `json:"conversation"`
 	Status       string   `json:"status"`
-	Participants []string `json:"participants,omitempty"`
+	Participants []string `json:"participants"`
 	MessageCount int64    `json:"message_count"`
 	CreatedAt    string   `json:"created_at"`
 	LastActivity string   `json:"last_activity"`
@@ -139,7 +139,9 @@ func (s *Server) summaryStatus(t store.ThreadSummary) string {
 }
 
 // apiThreads is GET /api/v1/threads: journal threads, most recently active
-// first, paginated (limit, offset) and filtered (status, agent, since).
+// first, paginated (limit, offset) and filtered (status, agent, since). Each
+// row's participants are read from its journal entries (one indexed query
+// per row of the page).
 func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request) {
 	st := s.journal(w)
 	if st == nil {
@@ -183,6 +185,15 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request) {
 		out = out[min(p.offset, len(out)):]
 		out = out[:min(p.limit, len(out))]
 	}
+	for i := range out {
+		entries, err := st.Thread(out[i].ID)
+		if err != nil {
+			s.log.Error("journal thread", "error", err)
+			writeError(w, http.StatusInternalServerError, "Internal error")
+			return
+		}
+		out[i].Participants = participantsOf(entries)
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"threads": out, "limit": p.limit, "offset": p.offset})
 }
 
@@ -214,7 +225,7 @@ func (s *Server) apiThread(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b := apiThreadBody{ID: id, Conversation: s.pump.Threads().Root(id), MessageCount: int64(len(entries)),
-		Participants: []string{}, PayloadTypes: []string{}}
+		PayloadTypes: []string{}}
 	failed := false
 	for i, e := range entries {
 		if i == 0 {
@@ -224,11 +235,6 @@ func (s *Server) apiThread(w http.ResponseWriter, r *http.Request) {
 			b.Conversation = e.Conversation
 		}
 		b.LastActivity, b.LastFrom, b.LastTo = stamp(e.Time), e.From, e.To
-		for _, name := range []string{e.From, e.To, e.Listener} {
-			if name != "" && !slices.Contains(b.Participants, name) {
-				b.Participants = append(b.Participants, name)
-			}
-		}
 		if e.PayloadTag != "" && !slices.Contains(b.PayloadTypes, e.PayloadTag) {
 			b.PayloadTypes = append(b.PayloadTypes, e.PayloadTag)
 		}
@@ -242,6 +248,7 @@ func (s *Server) apiThread(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	slices.Sort(b.PayloadTypes)
+	b.Participants = participantsOf(entries)
 	switch {
 	case s.killed.has(id, b.Conversation):
 		b.Status = statusKilled
@@ -253,6 +260,20 @@ func (s *Server) apiThread(w http.ResponseWriter, r *http.Request) {
 		b.Status = statusCompleted
 	}
 	writeJSON(w, http.StatusOK, b)
+}
+
+// participantsOf lists the senders, addressees and receiving listeners of
+// a thread's entries, in order of first appearance.
+func participantsOf(entries []store.Entry) []string {
+	out := []string{}
+	for _, e := range entries {
+		for _, name := range []string{e.From, e.To, e.Listener} {
+			if name != "" && !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
 }
 
 // huhText is the <error> text of a <huh> envelope ("" if it is none).

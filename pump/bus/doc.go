@@ -43,13 +43,19 @@
 //	{"type":"listeners"} (or "targets")  → {"type":"listeners","listeners":["system.boot",…,"greeter"],
 //	                                        "details":[{"name":"greeter","description":"…","agent":true,
 //	                                        "broadcast":false,"root_tag":"Greeting"},…]}
-//	{"type":"threads"}                   → {"type":"threads","threads":[{"id":"6f1c…","depth":3,"slots":2,
-//	                                        "idle_seconds":0.4,"last_from":"shouter","last_to":"response-handler"}]}
+//	{"type":"threads"}                   → {"type":"threads","threads":[{"id":"90ab…","ended":true,"depth":0,
+//	                                        "slots":3,…},{"id":"6f1c…","depth":3,"slots":2,"idle_seconds":0.4,
+//	                                        "last_from":"shouter","last_to":"response-handler"}]}
 //	{"type":"monitor","prefix":"6f1c"}   → {"type":"monitor","prefix":"6f1c","threads":[{"id":"6f1c…",
 //	                                        "slots":[{"from":"greeter","to":"shouter",
 //	                                        "payload_type":"GreetingResponse","timestamp":"…"}]}]}
 //	{"type":"send","raw":"@greeter Dan"} → {"type":"sent","thread_id":"6f1c…","target":"greeter"}
 //	{"type":"send","target":"greeter","content":"Dan"} (or "text", or "message") → the same
+//
+// threads lists, for a durable organism, the journal's recent conversations
+// that are no longer live ("ended": true, slots = their journaled messages;
+// from before a restart too) before the live threads, as the in-process
+// console's /threads does.
 //
 // send builds the target listener's payload from the text exactly as the
 // console does (its only string field, else Message, Text or Name) and sends
@@ -130,8 +136,9 @@
 //	GET  /api/v1/organism/config          organism.yaml as loaded, secrets redacted
 //	GET  /api/v1/agents                   {"agents":[Agent…]}
 //	GET  /api/v1/agents/{name}            Agent: {"name","description","is_agent","broadcast","peers",
-//	                                       "payload_class","root_tag","state":"idle|processing|paused",
-//	                                       "queue_depth","active","handled","last_activity"}
+//	                                       "payload_class","root_tag","state","current_thread",
+//	                                       "queue_depth","active","handled","last_activity",
+//	                                       "last_error","last_error_at"}
 //	GET  /api/v1/agents/{name}/config     the listener's entry, secrets redacted
 //	GET  /api/v1/agents/{name}/schema     the payload XSD (application/xml)
 //	GET  /api/v1/threads                  {"threads":[Thread…],"limit","offset"}; ?limit=50&offset=0
@@ -152,12 +159,23 @@
 //	POST /api/v1/organism/reload          admin → 202 {"status":"reloading"} (501 without a Controller)
 //	POST /api/v1/organism/stop            admin → 202 {"status":"stopping"} (501 without a Controller)
 //
+// (reload and stop are 501 too when the Controller answers ErrNotSupported.)
+// An agent's state is the first that holds of: "paused" (stopped by pause),
+// "processing" (a handler runs; current_thread is the thread it works on,
+// else null), "error" (its last handling failed and none finished since;
+// last_error and last_error_at describe the most recent failure), "waiting"
+// (it forwarded a message — a live thread whose caller, the second-to-last
+// segment of the thread's call chain, is this agent — and that conversation
+// is still in flight) and "idle".
+//
 // Threads and messages come from the journal (503 {"error":"Journal not
-// available"} for an in-memory organism). A conversation spans threads (a
-// forward opens a child thread); each Thread names its conversation. Thread
-// status: killed (through the API), error (a <huh> or SystemError on it),
-// active (its conversation has a message in flight), else completed. A
-// Message is {"id","seq","thread_id","conversation","direction","kind",
+// available"} for an in-memory organism). The thread list gives each row's
+// participants as /threads/{id} does (senders, addressees and receiving
+// listeners of its messages, in order of appearance). A conversation spans
+// threads (a forward opens a child thread); each Thread names its
+// conversation. Thread status: killed (through the API), error (a <huh> or
+// SystemError on it), active (its conversation has a message in flight),
+// else completed. A Message is {"id","seq","thread_id","conversation","direction","kind",
 // "from","to","listener","payload_type","payload","timestamp"}; its id is
 // the SHA-256 (hex) of the canonical envelope — the journal's checksum, and
 // the message_id inject returns. An inject payload object maps keys onto the
@@ -180,7 +198,31 @@
 //	{"event":"thread_created","thread":{"id","status":"active","participants","created_at"}}
 //	{"event":"thread_updated","thread_id","status":"completed|killed"}
 //	{"event":"error","kind":"huh|system-error|dead-letter","thread_id","agent","error","timestamp"}
-//	{"event":"agent_state","agent","state","queue_depth","active"}
+//	{"event":"agent_state","agent","state","current_thread","queue_depth","active"}
+//
+// agent_state is sent when an agent's state or current_thread changes
+// (sampled every 250 ms while a stream is open).
+//
+// GET /api/v1/ws/messages (viewer) is the message log stream. It sends
+// nothing until the client subscribes; a new subscribe replaces the filter:
+//
+//	{"cmd":"subscribe","filter":{"agents":[],"threads":[],"payload_types":[]}}
+//	                                    → {"event":"subscribed","filter":{…}}
+//
+// An empty (or missing) list matches everything; agents match the sender,
+// addressee or receiving listener, threads the thread or its conversation,
+// payload_types the payload root tag. From then on every message the
+// organism accepts that matches is sent, in the order accepted (the
+// wire package's LogMessage):
+//
+//	{"id":"<sha256>","thread_id":"…","conversation":"…","from":"greeter","to":"shouter","listener":"shouter",
+//	 "payload_type":"GreetingResponse","payload":"<GreetingResponse>…","timestamp":"…","slot_index":0}
+//
+// id and payload are the REST API's message id and payload; slot_index is
+// the message's index in its thread's history (the context buffer its
+// handler sees: a thread's n-th delivered message is slot n), null for a
+// reply leaving the organism, which enters no history. Errors:
+// {"event":"error","error":"Invalid JSON"} or "Unknown command: …".
 //
 // # Flow control
 //

@@ -121,16 +121,29 @@ type fixture struct {
 // fixtureOptions adjust a fixture's server.
 type fixtureOptions func(*Options)
 
+// buildFunc assembles an organism (not started) with the given options.
+type buildFunc func(organism.Options) (*organism.Organism, error)
+
+// helloWorld builds the repository's hello-world organism.
+func helloWorld(o organism.Options) (*organism.Organism, error) {
+	return organism.Load("../../organism.yaml", o)
+}
+
 // startOrganism assembles the durable hello-world organism in a temporary
 // data directory, starts it and waits for the boot conversation.
 func startOrganism(t *testing.T, logger *slog.Logger) *console.Local {
+	t.Helper()
+	return startBuilt(t, logger, helloWorld)
+}
+
+// startBuilt is startOrganism for the organism build assembles.
+func startBuilt(t *testing.T, logger *slog.Logger, build buildFunc) *console.Local {
 	t.Helper()
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	dir := t.TempDir()
-	l, err := console.Assemble(organism.Options{Logger: logger, DataDir: dir},
-		func(o organism.Options) (*organism.Organism, error) { return organism.Load("../../organism.yaml", o) })
+	l, err := console.Assemble(organism.Options{Logger: logger, DataDir: dir}, build)
 	if err != nil {
 		t.Fatalf("assemble: %v", err)
 	}
@@ -176,16 +189,30 @@ func newFixture(t *testing.T, adjust ...fixtureOptions) *fixture {
 	return f
 }
 
+// newFixtureWith is newFixture over the organism build assembles.
+func newFixtureWith(t *testing.T, build buildFunc, adjust ...fixtureOptions) *fixture {
+	t.Helper()
+	f := prepareFixtureWith(t, build, adjust...)
+	f.start(f.opts)
+	return f
+}
+
 // prepareFixture is newFixture without starting the server (f.opts holds
 // its options).
 func prepareFixture(t *testing.T, adjust ...fixtureOptions) *fixture {
 	t.Helper()
+	return prepareFixtureWith(t, helloWorld, adjust...)
+}
+
+// prepareFixtureWith is prepareFixture over the organism build assembles.
+func prepareFixtureWith(t *testing.T, build buildFunc, adjust ...fixtureOptions) *fixture {
+	t.Helper()
 	logs := &records{}
 	logger := slog.New(logs)
-	l := startOrganism(t, logger)
+	l := startBuilt(t, logger, build)
 	f := &fixture{t: t, local: l, org: l.Organism(), clock: &fakeClock{now: t0}, logs: logs}
 	svc, err := auth.New(f.org.Store(), auth.Options{Argon2: auth.Argon2Params{Time: 1, MemoryKiB: 64, Threads: 1},
-		MaxFailures: 3, Clock: f.clock.Now, Logger: logger, Organism: "hello-world"})
+		MaxFailures: 3, Clock: f.clock.Now, Logger: logger, Organism: f.org.Config.Organism.Name})
 	if err != nil {
 		t.Fatalf("auth: %v", err)
 	}

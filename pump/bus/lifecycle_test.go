@@ -92,9 +92,12 @@ func TestShutdownClosesSocketsNoLeak(t *testing.T) {
 	readEnvelope(t, bus)
 	stream := f.dial("/api/v1/ws", token)
 	readFrame(t, stream)
+	msgs := f.dial("/api/v1/ws/messages", token)
+	writeFrame(t, msgs, frame{"cmd": "subscribe", "filter": map[string][]string{}})
+	readFrame(t, msgs)
 
 	f.stop()
-	for name, c := range map[string]*websocket.Conn{"ws": ws, "bus": bus, "stream": stream} {
+	for name, c := range map[string]*websocket.Conn{"ws": ws, "bus": bus, "stream": stream, "messages": msgs} {
 		ce := closeError(t, c)
 		if ce.Code != websocket.CloseGoingAway || ce.Text != "Server shutting down" {
 			t.Errorf("%s closed with %d %q, want 1001", name, ce.Code, ce.Text)

@@ -45,9 +45,14 @@ type Auth interface {
 	auth.CodeChecker
 }
 
+// ErrNotSupported is returned by a Controller that cannot do what is asked
+// (the in-process console cannot reload): the API answers 501.
+var ErrNotSupported = errors.New("bus: not supported by this server")
+
 // Controller stops or reloads the organism for POST /api/v1/organism/stop and
 // /reload. Both are called from a request handler: they must start the work
-// and return (the server itself is shut down by the work).
+// and return (the server itself is shut down by the work). An error wrapping
+// ErrNotSupported is answered 501.
 type Controller interface {
 	Stop(ctx context.Context) error
 	Reload(ctx context.Context) error

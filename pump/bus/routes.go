@@ -33,6 +33,7 @@ func (s *Server) routes() http.Handler {
 	read("GET "+api+"/threads/{id}/messages", s.apiThreadMessages)
 	read("GET "+api+"/messages", s.apiMessages)
 	read("GET "+api+"/ws", s.handleStreamWS)
+	read("GET "+api+"/ws/messages", s.handleMessagesWS)
 	mux.HandleFunc("POST "+api+"/inject", requireRole(auth.Operator, s.apiInject))
 	mux.HandleFunc("POST "+api+"/threads/{id}/kill", requireRole(auth.Admin, s.apiKill))
 	mux.HandleFunc("POST "+api+"/agents/{name}/pause", requireRole(auth.Admin, s.apiPause))

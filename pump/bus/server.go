@@ -35,11 +35,14 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	router  *router
-	streams *streams
-	killed  *killedSet
-	live    *liveConversations
-	states  *agentStates
+	router   *router
+	streams  *streams
+	logs     *logSockets
+	slots    *slotIndexes
+	failures *failures
+	killed   *killedSet
+	live     *liveConversations
+	states   *agentStates
 
 	injectMu sync.Mutex // serialises API injects onto existing threads
 
@@ -75,10 +78,18 @@ func New(opts Options) (*Server, error) {
 		cancel:  cancel,
 		router:  newRouter(),
 		streams: newStreams(),
+		logs:    newLogSockets(),
 		killed:  newKilledSet(killedRemembered),
 		live:    &liveConversations{set: map[string]struct{}{}},
 		conns:   map[*conn]struct{}{},
 	}
+	s.slots = newSlotIndexes(func(thread string) int {
+		if tc, ok := s.pump.Context().Thread(thread); ok {
+			return tc.Len()
+		}
+		return 0
+	})
+	s.failures = newFailures(s.pump.Listeners())
 	s.up = websocket.Upgrader{
 		HandshakeTimeout: opts.WriteTimeout,
 		Subprotocols:     []string{bearerProtocol},
@@ -209,12 +220,14 @@ func (s *Server) untrack(c *conn) {
 	s.mu.Unlock()
 }
 
-// onEvent fans a pump event out to the conversation's sockets and the event
-// streams. It runs inside the pump and never blocks.
+// onEvent fans a pump event out to the conversation's sockets, the event
+// streams and the message log. It runs inside the pump and never blocks.
 func (s *Server) onEvent(e pump.Event) {
 	s.live.event(e)
+	s.failures.event(e, s.pump.Listeners)
 	s.router.event(e)
 	s.streams.event(e)
+	s.logEvent(e)
 }
 
 // onOutput routes a printed line to its conversation's sockets.

@@ -138,7 +138,7 @@ func (w *wsSocket) handle(data []byte) {
 		}
 		out := wire.Threads{Head: reply, Threads: []wire.Thread{}}
 		for _, t := range ts {
-			out.Threads = append(out.Threads, wire.Thread{ID: t.ID, Depth: t.Depth, Slots: t.Slots,
+			out.Threads = append(out.Threads, wire.Thread{ID: t.ID, Ended: t.Ended, Depth: t.Depth, Slots: t.Slots,
 				IdleSeconds: t.Idle.Seconds(), LastFrom: t.LastFrom, LastTo: t.LastTo})
 		}
 		w.c.send(out)

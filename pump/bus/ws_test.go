@@ -89,6 +89,7 @@ func TestWSCommands(t *testing.T) {
 	token := f.login("vic", f.user("vic", auth.Viewer))
 	c := f.dial("/ws", token)
 	readFrame(t, c) // connected
+	f.waitJournal() // the boot conversation is journaled
 
 	tests := []struct {
 		name  string
@@ -119,8 +120,19 @@ func TestWSCommands(t *testing.T) {
 			}
 		}},
 		{"threads", frame{"type": "threads"}, func(t *testing.T, got frame) {
-			if _, ok := got["threads"].([]any); got["type"] != "threads" || !ok {
-				t.Errorf("got %v", got)
+			ts, ok := got["threads"].([]any)
+			if got["type"] != "threads" || !ok {
+				t.Fatalf("got %v", got)
+			}
+			// The boot conversation is over: it shows from the journal, ended.
+			var boot map[string]any
+			for _, th := range ts {
+				if th := th.(map[string]any); th["id"] == f.org.BootThread {
+					boot = th
+				}
+			}
+			if boot == nil || boot["ended"] != true || boot["slots"] != 1.0 {
+				t.Errorf("boot conversation %v in %v", boot, ts)
 			}
 		}},
 		{"monitor", frame{"type": "monitor", "prefix": "*"}, func(t *testing.T, got frame) {

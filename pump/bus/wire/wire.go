@@ -1,7 +1,8 @@
-// Package wire holds the JSON frames of the main bus's /ws protocol, shared by
-// the server (package bus) and the remote console (package console), so both
-// ends always agree on the field names. The protocol itself is described in
-// package bus's documentation.
+// Package wire holds the JSON frames of the main bus's /ws protocol and of
+// its message log stream (/api/v1/ws/messages), shared by the server
+// (package bus) and its Go clients (the remote console in package console),
+// so both ends always agree on the field names. The protocols themselves are
+// described in package bus's documentation.
 package wire
 
 import "encoding/json"
@@ -138,15 +139,20 @@ type Error struct {
 	Diagnostics []string `json:"diagnostics,omitempty"`
 }
 
-// Threads answers TypeThreads: the live threads, oldest first.
+// Threads answers TypeThreads: for a durable organism the journal's recent
+// ended conversations (Ended), then the live threads, each oldest first.
 type Threads struct {
 	Head
 	Threads []Thread `json:"threads"`
 }
 
-// Thread is one live thread.
+// Thread is one live thread, or (Ended) a conversation of a durable
+// organism known only from its journal — possibly from before a restart.
 type Thread struct {
-	ID          string  `json:"id"`
+	ID string `json:"id"`
+	// Ended marks a conversation that is no longer live; Slots is then its
+	// journaled message count and Depth 0.
+	Ended       bool    `json:"ended,omitempty"`
 	Depth       int     `json:"depth"`
 	Slots       int     `json:"slots"`
 	IdleSeconds float64 `json:"idle_seconds"`

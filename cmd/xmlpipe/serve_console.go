@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/xml-pipeline/xmlpipe/pump/bus"
+	"github.com/xml-pipeline/xmlpipe/pump/console"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
+)
+
+// consoleServe is the main bus of `xmlpipe console --serve`: the same bus
+// as `xmlpipe run` serves (users required unless --insecure-dev, the
+// certificate fingerprint announced), on the console's organism, for the
+// console's lifetime. POST /api/v1/organism/stop ends the console; reload
+// is not supported (501): restart the console instead.
+type consoleServe struct {
+	r     *serveRunner
+	setup busSetup
+	bus   *mainBus
+}
+
+// prepare checks the users and opens the certificate and the socket, before
+// the organism starts.
+func (c *consoleServe) prepare(ctx context.Context, o *organism.Organism) error {
+	setup, err := c.r.prepareBus(ctx, o)
+	if err != nil {
+		return err
+	}
+	c.setup = setup
+	return nil
+}
+
+// start serves the bus on the started organism; a stop request through the
+// API calls stop.
+func (c *consoleServe) start(local *console.Local, stop context.CancelFunc) error {
+	mb, err := c.r.startBus(local, c.setup, consoleControl{stop: stop})
+	if err != nil {
+		return err
+	}
+	c.bus = mb
+	return nil
+}
+
+// shutdown closes the bus's sockets and waits for it.
+func (c *consoleServe) shutdown() error {
+	if c.bus == nil {
+		return nil
+	}
+	mb := c.bus
+	c.bus = nil
+	return mb.shutdown()
+}
+
+// close releases the listening socket (after shutdown).
+func (c *consoleServe) close() {
+	if c.r.ln != nil {
+		_ = c.r.ln.tcp.Close()
+	}
+}
+
+// consoleControl is the bus's Controller in the console: stop ends the
+// console session (and so the process); reload is not supported.
+type consoleControl struct {
+	stop context.CancelFunc
+}
+
+// Stop ends the console session.
+func (c consoleControl) Stop(context.Context) error {
+	c.stop()
+	return nil
+}
+
+// Reload is not supported by the in-process console.
+func (consoleControl) Reload(context.Context) error {
+	return fmt.Errorf("reload the console's organism: %w", bus.ErrNotSupported)
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+)
+
+// startConsoleServe starts `xmlpipe console --serve --listen 127.0.0.1:0
+// --data DIR extra… organism.yaml` with a standard input the test writes,
+// and waits for it to announce the bus.
+func startConsoleServe(t *testing.T, dir, dataDir string, extra ...string) *servedBus {
+	t.Helper()
+	args := append([]string{"console", "--serve", "--listen", "127.0.0.1:0", "--data", dataDir}, extra...)
+	return startServed(t, dir, true, append(args, "organism.yaml")...)
+}
+
+// say writes a line to the served console's standard input.
+func (s *servedBus) say(t *testing.T, line string) {
+	t.Helper()
+	if _, err := s.stdin.Write([]byte(line + "\n")); err != nil {
+		t.Fatalf("console input %q: %v", line, err)
+	}
+}
+
+func TestConsoleServe(t *testing.T) {
+	dir := helloDir(t)
+	dataDir := filepath.Join(dir, "data")
+	alice := addServeUser(t, dataDir, "alice", auth.Operator)
+	root := addServeUser(t, dataDir, "root", auth.Admin)
+	s := startConsoleServe(t, dir, dataDir)
+	if !strings.HasPrefix(s.url, "https://127.0.0.1:") || s.fingerprint == "" ||
+		!strings.Contains(s.stdout.String(), "xmlpipe console --connect "+s.url+" --fingerprint "+s.fingerprint) {
+		t.Fatalf("announcement:\n%s", s.stdout)
+	}
+
+	// The in-process console works as without --serve…
+	s.say(t, "@greeter Lo")
+	s.stdout.waitFor(t, "[shouter] HELLO, LO!")
+
+	// …and the same organism answers on the main bus, to a remote console.
+	stdin := "alice\n" + servePassword + "\n" + totpNow(t, alice) + "\n@greeter Dan\n/quit\n"
+	r := runBinary(t, dir, stdin, "console", "--connect", s.url, "--fingerprint", s.fingerprint)
+	if r.code != 0 || !strings.Contains(r.stdout, "[shouter] HELLO, DAN!") {
+		t.Fatalf("console --connect: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	status, login := s.call(t, "POST", "/auth/login", "", map[string]string{"username": "root", "password": servePassword,
+		"totp": totpNow(t, root)})
+	if status != 200 {
+		t.Fatalf("login: %d %v", status, login)
+	}
+	token := login["token"].(string)
+	if status, body := s.call(t, "GET", "/api/v1/organism", token, nil); status != 200 || body["name"] != "hello-world" {
+		t.Errorf("organism: %d %v", status, body)
+	}
+
+	// The console cannot reload its organism; stop through the API ends it.
+	if status, body := s.call(t, "POST", "/api/v1/organism/reload", token, nil); status != 501 {
+		t.Errorf("reload: %d %v", status, body)
+	}
+	if status, body := s.call(t, "POST", "/api/v1/organism/stop", token, nil); status != 202 {
+		t.Fatalf("stop: %d %v", status, body)
+	}
+	if code := s.wait(t); code != 0 {
+		t.Errorf("exit %d after stop\nstdout:\n%s\nstderr:\n%s", code, s.stdout, s.stderr)
+	}
+}
+
+func TestConsoleServeQuitClosesBus(t *testing.T) {
+	dir := helloDir(t)
+	s := startConsoleServe(t, dir, filepath.Join(dir, "data"), "--insecure-dev")
+	if !strings.HasPrefix(s.url, "http://127.0.0.1:") {
+		t.Fatalf("url %q", s.url)
+	}
+	if status, body := s.call(t, "GET", "/api/v1/agents/greeter", "", nil); status != 200 || body["name"] != "greeter" {
+		t.Errorf("agent without a token: %d %v", status, body)
+	}
+	s.say(t, "/quit")
+	if code := s.wait(t); code != 0 {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, s.stdout, s.stderr)
+	}
+	if out := s.stdout.String() + s.stderr.String(); !strings.Contains(out, "INSECURE DEV MODE") {
+		t.Errorf("insecure mode not announced:\n%s", out)
+	}
+	r := runBinary(t, dir, "dev\nx\n0\n", "console", "--connect", s.url)
+	if r.code != 1 {
+		t.Errorf("the bus still answers after /quit: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+func TestConsoleServeArguments(t *testing.T) {
+	dir := helloDir(t)
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		wantErr string
+	}{
+		{"no users", []string{"console", "--serve", "--listen", "127.0.0.1:0", "organism.yaml"}, 1,
+			"xmlpipe users add NAME --role admin --config organism.yaml"},
+		{"listen without serve", []string{"console", "--listen", "127.0.0.1:0", "organism.yaml"}, 2,
+			"--listen and --insecure-dev need --serve"},
+		{"insecure without serve", []string{"console", "--insecure-dev"}, 2, "need --serve"},
+		{"serve with connect", []string{"console", "--serve", "--connect", "https://127.0.0.1:1"}, 2,
+			"--connect takes no organism.yaml, --data or --serve"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runBinary(t, dir, "", tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.wantErr) {
+				t.Errorf("exit %d, want %d; stderr lacks %q?\n%s", r.code, tt.code, tt.wantErr, r.stderr)
+			}
+		})
+	}
+}
