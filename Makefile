@@ -46,7 +46,7 @@ fuzz: deps
 
 ## soak: long-running leak and crash tests.
 soak: deps
-	XMLPIPE_SOAK=1 $(GO) test -count=1 -timeout 60m -run 'Soak' -v ./...
+	XMLPIPE_SOAK=1 $(GO) test -count=1 -timeout 60m -run 'Soak|Crash' -v ./...
 
 ## generate: regenerate schemas/<listener>/ from the Go payload types.
 generate:
