@@ -117,6 +117,25 @@ func (p *Pump) handlerFailed(l *listener, d *delivery, err error) {
 		Diagnostics: diagStrings(diags)})
 }
 
+// outputRejected answers raw handler output that yields no message at all
+// (no XML element, nothing repairable): like any other rejected output of a
+// listener — an unknown root tag, a schema failure — the <huh> goes back to
+// the listener that produced it, on the thread its handler ran on, so an LLM
+// agent can correct itself. Output of an error handler is not answered again
+// (it becomes a dead letter), which bounds the exchange.
+func (p *Pump) outputRejected(l *listener, d *delivery, err error, text []byte) {
+	p.failed.Add(1)
+	p.log.Warn("handler output rejected", "listener", l.Name, "thread", d.thread, "error", err)
+	if d.errPayload != nil {
+		p.deadLetter(d.conv, d.thread, l.Name, "", "", clip(text), "error handler output rejected: "+err.Error())
+		return
+	}
+	diags := []xmlpipe.Diagnostic{{Stage: xmlpipe.StageExtract, Msg: err.Error()}}
+	p.record(Record{Time: p.opts.Clock(), Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
+		From: l.Name, Listener: l.Name, Envelope: clip(text), Diagnostics: diags})
+	p.sendError(d.conv, l, d.thread, xmlpipe.NewHuh(err, clip(text)), d.depth)
+}
+
 // respond processes a handler's Response: forward, respond, raw or end.
 func (p *Pump) respond(l *listener, d *delivery, resp xmlpipe.Response) {
 	switch r := resp.(type) {
@@ -193,14 +212,15 @@ func (p *Pump) reply(l *listener, d *delivery, payload any) {
 		p.handlerFailed(l, d, fmt.Errorf("%w: %s: %w", xmlpipe.ErrHandler, l.Name, err))
 		return
 	}
-	caller, thread, err := p.threads.Prune(d.thread)
+	caller, thread, err := p.threads.Caller(d.thread)
 	if err != nil {
+		p.endThread(d.thread) // an exhausted chain is spent
 		p.deadLetter(d.conv, d.thread, l.Name, "", pt.Name(), nil, "respond: "+err.Error())
 		return
 	}
 	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, caller, thread, body)
 	w := &work{raw: env, conv: d.conv, sender: l, senderThread: d.thread, depth: max(d.depth-1, 0), payloadType: pt,
-		canonical: pt.Canonical(), admitted: d.admitted, parent: d.mark.retain()}
+		canonical: pt.Canonical(), admitted: d.admitted, parent: d.mark.retain(), prune: d.thread}
 	if p.table.lookup(caller) == nil {
 		w.egress = caller
 	}
@@ -215,7 +235,7 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 		err = fmt.Errorf("%w: no XML element in the output", xmlpipe.ErrNoPayload)
 	}
 	if err != nil {
-		p.handlerFailed(l, d, fmt.Errorf("%w: %s: %w", xmlpipe.ErrHandler, l.Name, err))
+		p.outputRejected(l, d, err, text)
 		return
 	}
 	if len(diags) > 0 {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -281,6 +282,7 @@ func TestHandlerOutputRejected(t *testing.T) {
 			"<to>x&lt;/to&gt;&lt;to&gt;echo</to>"},
 		{"send to a name with an entity", xmlpipe.Send(`echo&amp;`, &Ping{Text: "x"}), xmlpipe.HuhPayload, "<to>echo&amp;amp;</to>"},
 		{"raw forged envelope", xmlpipe.Raw(forged), xmlpipe.HuhPayload, ""},
+		{"raw text without an element", xmlpipe.Raw([]byte("Just chatting, no XML here.")), xmlpipe.HuhEnvelope, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -479,4 +481,51 @@ func TestEscaping(t *testing.T) {
 			t.Errorf("third hop %s from %s, want empty from maybe", c.Listener, c.MD.From)
 		}
 	})
+}
+
+// TestRespondRejectedReachesResponder: a reply its caller does not take (the
+// wrong payload type) is refused at ingress; the <huh> reaches the responder
+// on the thread its handler ran on, which is still alive (the chain is
+// pruned only when a reply is accepted), and the responder can answer again.
+func TestRespondRejectedReachesResponder(t *testing.T) {
+	pr := newProbe()
+	asker := listenerOf(t, "asker", func(_ context.Context, in *Ping, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		if md.From == "maker" {
+			pr.record("asker", in, md)
+			return nil, nil
+		}
+		return xmlpipe.Send("maker", &Job{Label: "make"}), nil
+	})
+	type seen struct {
+		huh    *xmlpipe.Huh
+		thread string
+	}
+	huhs := make(chan seen, 1)
+	var makerThread string
+	maker := listenerOf(t, "maker", func(_ context.Context, in *Job, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		makerThread = md.ThreadID
+		return xmlpipe.Respond(&Pong{Text: "asker takes Ping, not Pong"}), nil
+	})
+	maker = withErrorHandler(maker, func(_ context.Context, de *xmlpipe.DeliveryError, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		huhs <- seen{de.Huh, md.ThreadID}
+		return xmlpipe.Respond(&Ping{Text: "second try"}), nil
+	})
+	p := startPump(t, pump.Options{}, asker, maker)
+	out := newRecorder()
+	mustSend(t, p, client, "asker", &Ping{Text: "go"}, out)
+	select {
+	case s := <-huhs:
+		if s.huh == nil || s.huh.Error != xmlpipe.HuhPayload || s.thread != makerThread {
+			t.Errorf("maker got %#v on %s, want a huh %q on its thread %s", s.huh, s.thread, xmlpipe.HuhPayload, makerThread)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("the rejected reply's huh never reached maker")
+	}
+	if c := pr.next(t); c.Payload.(*Ping).Text != "second try" {
+		t.Errorf("asker got %+v, want maker's second try", c.Payload)
+	}
+	out.waitFor(t, "completion", kind(pump.EventComplete))
+	if p.Threads().Known(makerThread) {
+		t.Errorf("maker's thread %s still live after its accepted reply", makerThread)
+	}
 }

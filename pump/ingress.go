@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
@@ -209,6 +210,7 @@ func (p *Pump) process(w *work) {
 	if w.external {
 		p.convStart(conv, w.outlet)
 	}
+	p.pruneAccepted(w)
 	dir := Outbound
 	if w.external {
 		dir = Inbound
@@ -341,12 +343,24 @@ func (p *Pump) egress(w *work, m *xmlpipe.Inbound) {
 			value, _ = w.payloadType.Decode(pb)
 		}
 	}
+	p.pruneAccepted(w)
 	seq := p.recordSeq(Record{Direction: Outbound, Kind: RecordMessage, Conversation: w.conv, Thread: m.Thread,
 		From: m.From, To: m.To, PayloadTag: m.PayloadName, Envelope: m.Canonical})
 	p.newDeliveryMark(seq, 1).release() // handed to the outlet: nothing left to deliver
 	p.emitToConv(w.conv, Event{Kind: EventReply, Time: p.opts.Clock(), Conversation: w.conv, Thread: m.Thread,
 		From: m.From, To: m.To, PayloadName: m.PayloadName, Payload: value, Envelope: m.Canonical})
 	p.processed.Add(1)
+}
+
+// pruneAccepted ends the thread an accepted reply travelled back from.
+func (p *Pump) pruneAccepted(w *work) {
+	if w.prune == "" {
+		return
+	}
+	if _, _, err := p.threads.Prune(w.prune); err != nil && !errors.Is(err, registry.ErrUnknownThread) &&
+		!errors.Is(err, registry.ErrChainExhausted) {
+		p.log.Warn("prune", "thread", w.prune, "error", err)
+	}
 }
 
 // deliverError routes a pump-generated <huh>/SystemError to the listener named

@@ -67,6 +67,10 @@ type work struct {
 	// parent is the delivery mark of the message whose handler emitted this
 	// work; released once this work is journaled (or failed).
 	parent *deliveryMark
+	// prune is the thread a reply travels back from: it ends (with its
+	// sub-threads) once the reply has passed the ingress stages, so a rejected
+	// reply's <huh> still finds its producer on it.
+	prune string
 	// recovered is the journal seq of a message re-delivered by Recover
 	// (never journaled twice).
 	recovered int64

@@ -273,6 +273,30 @@ func (t *Threads) Prune(id string) (caller, replyThread string, err error) {
 	return caller, replyThread, err
 }
 
+// Caller is Prune without the removal: the caller and the reply thread a
+// .respond() on id would use, with the same errors (ErrChainExhausted for a
+// one-segment path). The pump prunes only once the reply has passed the
+// ingress stages, so a rejected reply can still reach its producer on id.
+func (t *Threads) Caller(id string) (caller, replyThread string, err error) {
+	u, perr := parseThreadID(id)
+	if perr != nil {
+		return "", "", fmt.Errorf("registry: caller %q: %w", id, ErrUnknownThread)
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	n := t.nodes[u]
+	switch {
+	case n == nil:
+		return "", "", fmt.Errorf("registry: caller %s: %w", id, ErrUnknownThread)
+	case n.depth < 2:
+		return "", "", fmt.Errorf("registry: caller %s: %w", id, ErrChainExhausted)
+	case n.parent != nil:
+		return n.parent.seg.Value(), n.parent.id.String(), nil
+	default:
+		return n.head[len(n.head)-1].Value(), id, nil
+	}
+}
+
 // End is "handler returned nil": id and all its descendants end.
 func (t *Threads) End(id string) error {
 	u, err := parseThreadID(id)
