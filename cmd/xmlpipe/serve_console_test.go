@@ -4,8 +4,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 )
 
 // startConsoleServe starts `xmlpipe console --serve --listen 127.0.0.1:0
@@ -26,11 +24,8 @@ func (s *servedBus) say(t *testing.T, line string) {
 }
 
 func TestConsoleServe(t *testing.T) {
-	dir := helloDir(t)
-	dataDir := filepath.Join(dir, "data")
-	alice := addServeUser(t, dataDir, "alice", auth.Operator)
-	root := addServeUser(t, dataDir, "root", auth.Admin)
-	s := startConsoleServe(t, dir, dataDir)
+	u := newServeUsers(t)
+	s := startConsoleServe(t, u.dir, u.dataDir)
 	if !strings.HasPrefix(s.url, "https://127.0.0.1:") || s.fingerprint == "" ||
 		!strings.Contains(s.stdout.String(), "xmlpipe console --connect "+s.url+" --fingerprint "+s.fingerprint) {
 		t.Fatalf("announcement:\n%s", s.stdout)
@@ -41,17 +36,8 @@ func TestConsoleServe(t *testing.T) {
 	s.stdout.waitFor(t, "[shouter] HELLO, LO!")
 
 	// …and the same organism answers on the main bus, to a remote console.
-	stdin := "alice\n" + servePassword + "\n" + totpNow(t, alice) + "\n@greeter Dan\n/quit\n"
-	r := runBinary(t, dir, stdin, "console", "--connect", s.url, "--fingerprint", s.fingerprint)
-	if r.code != 0 || !strings.Contains(r.stdout, "[shouter] HELLO, DAN!") {
-		t.Fatalf("console --connect: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
-	status, login := s.call(t, "POST", "/auth/login", "", map[string]string{"username": "root", "password": servePassword,
-		"totp": totpNow(t, root)})
-	if status != 200 {
-		t.Fatalf("login: %d %v", status, login)
-	}
-	token := login["token"].(string)
+	s.greetRemotely(t, u.dir, "alice", u.alice)
+	token := s.login(t, "root", u.root)
 	if status, body := s.call(t, "GET", "/api/v1/organism", token, nil); status != 200 || body["name"] != "hello-world" {
 		t.Errorf("organism: %d %v", status, body)
 	}
@@ -60,23 +46,13 @@ func TestConsoleServe(t *testing.T) {
 	if status, body := s.call(t, "POST", "/api/v1/organism/reload", token, nil); status != 501 {
 		t.Errorf("reload: %d %v", status, body)
 	}
-	if status, body := s.call(t, "POST", "/api/v1/organism/stop", token, nil); status != 202 {
-		t.Fatalf("stop: %d %v", status, body)
-	}
-	if code := s.wait(t); code != 0 {
-		t.Errorf("exit %d after stop\nstdout:\n%s\nstderr:\n%s", code, s.stdout, s.stderr)
-	}
+	s.stopThroughAPI(t, token)
 }
 
 func TestConsoleServeQuitClosesBus(t *testing.T) {
 	dir := helloDir(t)
 	s := startConsoleServe(t, dir, filepath.Join(dir, "data"), "--insecure-dev")
-	if !strings.HasPrefix(s.url, "http://127.0.0.1:") {
-		t.Fatalf("url %q", s.url)
-	}
-	if status, body := s.call(t, "GET", "/api/v1/agents/greeter", "", nil); status != 200 || body["name"] != "greeter" {
-		t.Errorf("agent without a token: %d %v", status, body)
-	}
+	s.checkInsecure(t)
 	s.say(t, "/quit")
 	if code := s.wait(t); code != 0 {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, s.stdout, s.stderr)

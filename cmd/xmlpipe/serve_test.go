@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/totp"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth/authtest"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/certs"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
@@ -44,11 +44,24 @@ func addServeUser(t *testing.T, dataDir, name string, role auth.Role) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := otp.NewKeyFromURL(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return key.Secret()
+	return authtest.Secret(t, u)
+}
+
+// serveUsers is a hello-world directory whose data directory has two users
+// (created before the organism runs): alice, an operator, and root, an
+// admin; the fields hold their TOTP secrets.
+type serveUsers struct {
+	dir, dataDir string
+	alice, root  string
+}
+
+func newServeUsers(t *testing.T) serveUsers {
+	t.Helper()
+	u := serveUsers{dir: helloDir(t)}
+	u.dataDir = filepath.Join(u.dir, "data")
+	u.alice = addServeUser(t, u.dataDir, "alice", auth.Operator)
+	u.root = addServeUser(t, u.dataDir, "root", auth.Admin)
+	return u
 }
 
 // lockedBuffer collects a process's output while it runs.
@@ -253,12 +266,57 @@ func totpNow(t *testing.T, secret string) string {
 	return c
 }
 
+// login logs name in with its password and current TOTP code and returns
+// the token.
+func (s *servedBus) login(t *testing.T, name, secret string) string {
+	t.Helper()
+	status, body := s.call(t, "POST", "/auth/login", "", map[string]string{"username": name, "password": servePassword,
+		"totp": totpNow(t, secret)})
+	if status != 200 {
+		t.Fatalf("login %s: %d %v", name, status, body)
+	}
+	return body["token"].(string)
+}
+
+// greetRemotely runs `xmlpipe console --connect` as name against the bus
+// and checks that @greeter Dan is answered.
+func (s *servedBus) greetRemotely(t *testing.T, dir, name, secret string) {
+	t.Helper()
+	stdin := name + "\n" + servePassword + "\n" + totpNow(t, secret) + "\n@greeter Dan\n/quit\n"
+	r := runBinary(t, dir, stdin, "console", "--connect", s.url, "--fingerprint", s.fingerprint)
+	if r.code != 0 || !strings.Contains(r.stdout, "[shouter] HELLO, DAN!") {
+		t.Fatalf("console --connect: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// stopThroughAPI asks the bus to stop the organism and checks the process
+// exits 0.
+func (s *servedBus) stopThroughAPI(t *testing.T, token string) {
+	t.Helper()
+	if status, body := s.call(t, "POST", "/api/v1/organism/stop", token, nil); status != 202 {
+		t.Fatalf("stop: %d %v", status, body)
+	}
+	if code := s.wait(t); code != 0 {
+		t.Errorf("exit %d after stop\nstdout:\n%s\nstderr:\n%s", code, s.stdout, s.stderr)
+	}
+}
+
+// checkInsecure checks the bus of --insecure-dev: plain HTTP, no token
+// needed.
+func (s *servedBus) checkInsecure(t *testing.T) {
+	t.Helper()
+	if !strings.HasPrefix(s.url, "http://127.0.0.1:") {
+		t.Fatalf("url %q", s.url)
+	}
+	if status, body := s.call(t, "GET", "/api/v1/agents/greeter", "", nil); status != 200 || body["name"] != "greeter" {
+		t.Errorf("agent without a token: %d %v", status, body)
+	}
+}
+
 func TestRunServesBusAndConnectConsole(t *testing.T) {
-	dir := helloDir(t)
-	dataDir := filepath.Join(dir, "data")
-	alice := addServeUser(t, dataDir, "alice", auth.Operator)
-	root := addServeUser(t, dataDir, "root", auth.Admin)
-	s := startRun(t, dir, dataDir)
+	u := newServeUsers(t)
+	dir := u.dir
+	s := startRun(t, dir, u.dataDir)
 	if !strings.Contains(s.stdout.String(), "xmlpipe console --connect "+s.url+" --fingerprint "+s.fingerprint) {
 		t.Errorf("no connect hint:\n%s", s.stdout)
 	}
@@ -267,12 +325,8 @@ func TestRunServesBusAndConnectConsole(t *testing.T) {
 	}
 
 	// The remote console: credentials are the first three lines of stdin.
-	stdin := "alice\n" + servePassword + "\n" + totpNow(t, alice) + "\n@greeter Dan\n/quit\n"
-	r := runBinary(t, dir, stdin, "console", "--connect", s.url, "--fingerprint", s.fingerprint)
-	if r.code != 0 || !strings.Contains(r.stdout, "[shouter] HELLO, DAN!") {
-		t.Fatalf("console --connect: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
-	}
-	r = runBinary(t, dir, "alice\nwrong password\n000000\n", "console", "--connect", s.url, "--fingerprint", s.fingerprint)
+	s.greetRemotely(t, dir, "alice", u.alice)
+	r := runBinary(t, dir, "alice\nwrong password\n000000\n", "console", "--connect", s.url, "--fingerprint", s.fingerprint)
 	if r.code != 1 || !strings.Contains(r.stderr, "login failed: Invalid credentials") {
 		t.Errorf("wrong password: exit %d, stderr %s", r.code, r.stderr)
 	}
@@ -282,12 +336,7 @@ func TestRunServesBusAndConnectConsole(t *testing.T) {
 	}
 
 	// Reload (the socket stays, the organism is rebuilt), then stop, through the API.
-	status, login := s.call(t, "POST", "/auth/login", "", map[string]string{"username": "root", "password": servePassword,
-		"totp": totpNow(t, root)})
-	if status != 200 {
-		t.Fatalf("login: %d %v", status, login)
-	}
-	token := login["token"].(string)
+	token := s.login(t, "root", u.root)
 	if status, body := s.call(t, "POST", "/api/v1/organism/reload", token, nil); status != 202 {
 		t.Fatalf("reload: %d %v", status, body)
 	}
@@ -301,12 +350,7 @@ func TestRunServesBusAndConnectConsole(t *testing.T) {
 	if status, body := s.call(t, "GET", "/api/v1/organism", token, nil); status != 200 || body["name"] != "hello-world" {
 		t.Fatalf("after the reload: %d %v", status, body)
 	}
-	if status, body := s.call(t, "POST", "/api/v1/organism/stop", token, nil); status != 202 {
-		t.Fatalf("stop: %d %v", status, body)
-	}
-	if code := s.wait(t); code != 0 {
-		t.Errorf("exit %d after stop\nstderr:\n%s", code, s.stderr)
-	}
+	s.stopThroughAPI(t, token)
 	for _, want := range []string{"reloading the organism", "stop requested through the API", "msg=stopped"} {
 		if !strings.Contains(s.stderr.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, s.stderr)
@@ -326,12 +370,7 @@ func TestRunRefusesWithoutUsers(t *testing.T) {
 func TestRunInsecureDevServe(t *testing.T) {
 	dir := helloDir(t)
 	s := startRun(t, dir, filepath.Join(dir, "data"), "--insecure-dev")
-	if !strings.HasPrefix(s.url, "http://127.0.0.1:") {
-		t.Fatalf("url %q", s.url)
-	}
-	if status, body := s.call(t, "GET", "/api/v1/agents/greeter", "", nil); status != 200 || body["name"] != "greeter" {
-		t.Errorf("agent without a token: %d %v", status, body)
-	}
+	s.checkInsecure(t)
 	r := runBinary(t, dir, "dev\nx\n0\n@greeter Dev\n/quit\n", "console", "--connect", s.url)
 	if r.code != 0 || !strings.Contains(r.stdout, "[shouter] HELLO, DEV!") {
 		t.Errorf("console: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)

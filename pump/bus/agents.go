@@ -214,8 +214,9 @@ func (a *agentStates) poll() {
 		if seen && prev == now {
 			continue
 		}
-		a.s.streams.broadcast(streamEvent{name: streamAgentState, agents: []string{li.Name}, body: map[string]any{"event": streamAgentState, "agent": li.Name, "state": now.state,
-			"current_thread": cur, "queue_depth": li.QueueDepth, "active": li.Active}})
+		a.s.broadcast(streamEvent{name: streamAgentState, agents: []string{li.Name}, body: map[string]any{
+			"event": streamAgentState, "agent": li.Name, "state": now.state, "current_thread": cur,
+			"queue_depth": li.QueueDepth, "active": li.Active}})
 	}
 }
 

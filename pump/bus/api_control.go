@@ -17,13 +17,12 @@ func (s *Server) apiKill(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Thread not found")
 		return
 	case err != nil:
-		s.log.Error("kill", "thread", id, "error", err)
-		writeError(w, http.StatusInternalServerError, "Internal error")
+		s.internalError(w, "kill", err, "thread", id)
 		return
 	}
 	s.killed.add(conv, id)
 	s.log.Warn("conversation killed through the API", "user", sessionOf(r.Context()).Username, "thread", conv)
-	s.streams.broadcast(streamEvent{name: streamThreadUpdated, threads: []string{conv, id}, body: map[string]any{
+	s.broadcast(streamEvent{name: streamThreadUpdated, threads: []string{conv, id}, body: map[string]any{
 		"event": streamThreadUpdated, "thread_id": conv, "status": statusKilled}})
 	writeJSON(w, http.StatusOK, map[string]string{"thread_id": conv, "status": statusKilled})
 }
@@ -54,8 +53,7 @@ func (s *Server) setPaused(w http.ResponseWriter, r *http.Request, paused bool) 
 			writeError(w, http.StatusNotFound, "Agent not found")
 			return
 		}
-		s.log.Error("pause/resume", "agent", li.Name, "error", err)
-		writeError(w, http.StatusInternalServerError, "Internal error")
+		s.internalError(w, "pause/resume", err, "agent", li.Name)
 		return
 	}
 	s.log.Info("agent "+verb+" through the API", "user", sessionOf(r.Context()).Username, "agent", li.Name)

@@ -2,8 +2,6 @@ package bus
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,6 +41,11 @@ type apiError struct {
 
 func badRequest(format string, args ...any) *apiError {
 	return &apiError{status: http.StatusBadRequest, body: errorBody{Error: fmt.Sprintf(format, args...)}}
+}
+
+// internalAPIError is a failure the client cannot fix (logged by the caller).
+func internalAPIError() *apiError {
+	return &apiError{status: http.StatusInternalServerError, body: errorBody{Error: "Internal error"}}
 }
 
 // apiInject is POST /api/v1/inject (operator).
@@ -93,8 +96,8 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 		defer s.injectMu.Unlock()
 	}
 	var (
-		mu  sync.Mutex
-		sum []byte
+		mu sync.Mutex
+		id string
 	)
 	stop := s.pump.Subscribe(pump.OutletFunc(func(e pump.Event) {
 		if e.Kind != pump.EventMessage || e.From != from || (e.Thread != thread && e.Conversation != thread) {
@@ -102,9 +105,8 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if sum == nil {
-			h := sha256.Sum256(e.Envelope)
-			sum = h[:]
+		if id == "" {
+			id = messageID(e.Envelope)
 		}
 	}))
 	got, err := s.pump.InjectWait(ctx, env, nil)
@@ -114,12 +116,12 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if sum == nil {
+	if id == "" {
 		s.log.Error("injected message accepted without a message event", "thread", got)
-		return injectResult{}, &apiError{status: http.StatusInternalServerError, body: errorBody{Error: "Internal error"}}
+		return injectResult{}, internalAPIError()
 	}
 	s.log.Info("injected", "user", sess.Username, "to", l.Name, "thread", got)
-	return injectResult{ThreadID: got, MessageID: hex.EncodeToString(sum)}, nil
+	return injectResult{ThreadID: got, MessageID: id}, nil
 }
 
 // payloadBytes encodes the request's payload for listener l: a JSON object
@@ -152,15 +154,22 @@ func (s *Server) payloadBytes(l pump.Listener, raw json.RawMessage) ([]byte, *ap
 // 422 with the canned text and the diagnostics.
 func (s *Server) injectError(err error) *apiError {
 	if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
-		body := errorBody{Error: f.Canned()}
-		for _, d := range f.Diagnostics {
-			body.Diagnostics = append(body.Diagnostics, d.String())
-		}
-		return &apiError{status: http.StatusUnprocessableEntity, body: body}
+		return &apiError{status: http.StatusUnprocessableEntity,
+			body: errorBody{Error: f.Canned(), Diagnostics: diagnosticsOf(f)}}
 	}
 	if errors.Is(err, pump.ErrClosed) || errors.Is(err, pump.ErrNotStarted) || errors.Is(err, context.Canceled) {
 		return &apiError{status: http.StatusServiceUnavailable, body: errorBody{Error: "Pipeline not available"}}
 	}
 	s.log.Error("inject failed", "error", err)
-	return &apiError{status: http.StatusInternalServerError, body: errorBody{Error: "Internal error"}}
+	return internalAPIError()
+}
+
+// diagnosticsOf lists a refused message's diagnostics as text (nil when
+// there are none).
+func diagnosticsOf(f *xmlpipe.Failure) []string {
+	var out []string
+	for _, d := range f.Diagnostics {
+		out = append(out, d.String())
+	}
+	return out
 }

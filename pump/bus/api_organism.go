@@ -32,13 +32,7 @@ func (s *Server) apiOrganism(w http.ResponseWriter, _ *http.Request) {
 // apiOrganismConfig is GET /api/v1/organism/config: organism.yaml as loaded
 // (defaults applied), with secrets redacted.
 func (s *Server) apiOrganismConfig(w http.ResponseWriter, _ *http.Request) {
-	v, err := sanitized(s.opts.Organism.Config)
-	if err != nil {
-		s.log.Error("sanitise config", "error", err)
-		writeError(w, http.StatusInternalServerError, "Internal error")
-		return
-	}
-	writeJSON(w, http.StatusOK, v)
+	s.writeSanitized(w, "sanitise config", s.opts.Organism.Config)
 }
 
 // apiAgentBody is the Agent model.
@@ -138,13 +132,7 @@ func (s *Server) apiAgentConfig(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Agent not found")
 		return
 	}
-	v, err := sanitized(lc)
-	if err != nil {
-		s.log.Error("sanitise listener config", "error", err)
-		writeError(w, http.StatusInternalServerError, "Internal error")
-		return
-	}
-	writeJSON(w, http.StatusOK, v)
+	s.writeSanitized(w, "sanitise listener config", lc)
 }
 
 // apiAgentSchema is GET /api/v1/agents/{name}/schema: the XSD of the

@@ -21,7 +21,7 @@ func (f *fixture) tokens() map[auth.Role]string {
 	out := map[auth.Role]string{}
 	for _, r := range []auth.Role{auth.Viewer, auth.Operator, auth.Admin} {
 		name := "user-" + string(r)
-		out[r] = f.login(name, f.user(name, r))
+		out[r] = f.loginAs(name, r)
 	}
 	return out
 }

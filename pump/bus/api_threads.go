@@ -117,22 +117,69 @@ func sinceOf(r *http.Request) (time.Time, string) {
 	return t, ""
 }
 
-// journal returns the store, answering 503 when there is none.
-func (s *Server) journal(w http.ResponseWriter) *store.Store {
-	if s.opts.Store == nil {
-		writeError(w, http.StatusServiceUnavailable, "Journal not available")
+// requestPage is the request's page (see pageOf), with ?since= (see
+// sinceOf) when withSince; a bad value is answered 400 with its message
+// and ok is false.
+func requestPage(w http.ResponseWriter, r *http.Request, withSince bool) (p page, since time.Time, ok bool) {
+	p, bad := pageOf(r)
+	if bad == "" && withSince {
+		since, bad = sinceOf(r)
 	}
-	return s.opts.Store
+	if bad != "" {
+		writeError(w, http.StatusBadRequest, bad)
+		return p, since, false
+	}
+	return p, since, true
 }
 
-// summaryStatus is a journal thread's status.
-func (s *Server) summaryStatus(t store.ThreadSummary) string {
+// paged is the page p of rows.
+func paged[T any](rows []T, p page) []T {
+	rows = rows[min(p.offset, len(rows)):]
+	return rows[:min(p.limit, len(rows))]
+}
+
+// body is the JSON answer carrying a page of rows under key, with the
+// page's limit and offset.
+func (p page) body(key string, rows any) map[string]any {
+	return map[string]any{key: rows, "limit": p.limit, "offset": p.offset}
+}
+
+// writeMessages answers the page p of entries as {"messages":[Message…],
+// "limit","offset"}.
+func writeMessages(w http.ResponseWriter, entries []store.Entry, p page) {
+	entries = paged(entries, p)
+	out := make([]apiMessage, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, entryMessage(e))
+	}
+	writeJSON(w, http.StatusOK, p.body("messages", out))
+}
+
+// journalHandler is a handler of an endpoint that reads the journal.
+type journalHandler func(w http.ResponseWriter, r *http.Request, st *store.Store)
+
+// journaled adapts h to an http.HandlerFunc: without a journal (an
+// in-memory organism) it answers 503 {"error":"Journal not available"}.
+func (s *Server) journaled(h journalHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.Store == nil {
+			writeError(w, http.StatusServiceUnavailable, "Journal not available")
+			return
+		}
+		h(w, r, s.opts.Store)
+	}
+}
+
+// threadStatus is the status of thread id of conversation conv ("" when
+// unknown): killed (through the API), error (failed: a failure message on
+// it), active (its conversation has a message in flight), else completed.
+func (s *Server) threadStatus(id, conv string, failed bool) string {
 	switch {
-	case s.killed.has(t.ID, t.Conversation):
+	case s.killed.has(id, conv):
 		return statusKilled
-	case slices.ContainsFunc(t.PayloadTags, func(tag string) bool { return slices.Contains(errorTags, tag) }):
+	case failed:
 		return statusError
-	case s.live.has(t.Conversation) || t.Conversation == "" && s.live.has(t.ID):
+	case s.live.has(conv) || s.live.has(id):
 		return statusActive
 	}
 	return statusCompleted
@@ -142,18 +189,9 @@ func (s *Server) summaryStatus(t store.ThreadSummary) string {
 // first, paginated (limit, offset) and filtered (status, agent, since). Each
 // row's participants are read from its journal entries (one indexed query
 // per row of the page).
-func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request) {
-	st := s.journal(w)
-	if st == nil {
-		return
-	}
-	p, bad := pageOf(r)
-	since, badSince := sinceOf(r)
-	if bad == "" {
-		bad = badSince
-	}
-	if bad != "" {
-		writeError(w, http.StatusBadRequest, bad)
+func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request, st *store.Store) {
+	p, since, ok := requestPage(w, r, true)
+	if !ok {
 		return
 	}
 	status := r.URL.Query().Get("status")
@@ -168,13 +206,13 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request) {
 	}
 	sums, err := st.Threads(limit, offset, f)
 	if err != nil {
-		s.log.Error("journal threads", "error", err)
-		writeError(w, http.StatusInternalServerError, "Internal error")
+		s.internalError(w, "journal threads", err)
 		return
 	}
 	out := []apiThreadBody{}
 	for _, t := range sums {
-		b := apiThreadBody{ID: t.ID, Conversation: t.Conversation, Status: s.summaryStatus(t),
+		failed := slices.ContainsFunc(t.PayloadTags, func(tag string) bool { return slices.Contains(errorTags, tag) })
+		b := apiThreadBody{ID: t.ID, Conversation: t.Conversation, Status: s.threadStatus(t.ID, t.Conversation, failed),
 			MessageCount: t.Messages, CreatedAt: stamp(t.First), LastActivity: stamp(t.Last), LastFrom: t.LastFrom,
 			LastTo: t.LastTo, PayloadTypes: orEmpty(t.PayloadTags)}
 		if status == "" || b.Status == status {
@@ -182,19 +220,17 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if status != "" {
-		out = out[min(p.offset, len(out)):]
-		out = out[:min(p.limit, len(out))]
+		out = paged(out, p)
 	}
 	for i := range out {
 		entries, err := st.Thread(out[i].ID)
 		if err != nil {
-			s.log.Error("journal thread", "error", err)
-			writeError(w, http.StatusInternalServerError, "Internal error")
+			s.internalError(w, "journal thread", err)
 			return
 		}
 		out[i].Participants = participantsOf(entries)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"threads": out, "limit": p.limit, "offset": p.offset})
+	writeJSON(w, http.StatusOK, p.body("threads", out))
 }
 
 // threadEntries returns a thread's journal entries; 404 when the thread is
@@ -202,8 +238,7 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request) {
 func (s *Server) threadEntries(w http.ResponseWriter, st *store.Store, id string) ([]store.Entry, bool) {
 	entries, err := st.Thread(id)
 	if err != nil {
-		s.log.Error("journal thread", "error", err)
-		writeError(w, http.StatusInternalServerError, "Internal error")
+		s.internalError(w, "journal thread", err)
 		return nil, false
 	}
 	if len(entries) == 0 && !s.pump.Threads().Known(id) {
@@ -214,11 +249,7 @@ func (s *Server) threadEntries(w http.ResponseWriter, st *store.Store, id string
 }
 
 // apiThread is GET /api/v1/threads/{id}.
-func (s *Server) apiThread(w http.ResponseWriter, r *http.Request) {
-	st := s.journal(w)
-	if st == nil {
-		return
-	}
+func (s *Server) apiThread(w http.ResponseWriter, r *http.Request, st *store.Store) {
 	id := r.PathValue("id")
 	entries, ok := s.threadEntries(w, st, id)
 	if !ok {
@@ -249,16 +280,7 @@ func (s *Server) apiThread(w http.ResponseWriter, r *http.Request) {
 	}
 	slices.Sort(b.PayloadTypes)
 	b.Participants = participantsOf(entries)
-	switch {
-	case s.killed.has(id, b.Conversation):
-		b.Status = statusKilled
-	case failed:
-		b.Status = statusError
-	case s.live.has(b.Conversation) || s.live.has(id):
-		b.Status = statusActive
-	default:
-		b.Status = statusCompleted
-	}
+	b.Status = s.threadStatus(id, b.Conversation, failed)
 	writeJSON(w, http.StatusOK, b)
 }
 
@@ -303,14 +325,9 @@ func huhText(env []byte) string {
 // apiThreadMessages is GET /api/v1/threads/{id}/messages: the thread's
 // journaled messages in order (?scope=conversation: every thread of its
 // conversation), paginated.
-func (s *Server) apiThreadMessages(w http.ResponseWriter, r *http.Request) {
-	st := s.journal(w)
-	if st == nil {
-		return
-	}
-	p, bad := pageOf(r)
-	if bad != "" {
-		writeError(w, http.StatusBadRequest, bad)
+func (s *Server) apiThreadMessages(w http.ResponseWriter, r *http.Request, st *store.Store) {
+	p, _, ok := requestPage(w, r, false)
+	if !ok {
 		return
 	}
 	id := r.PathValue("id")
@@ -329,8 +346,7 @@ func (s *Server) apiThreadMessages(w http.ResponseWriter, r *http.Request) {
 		if conv != "" {
 			var err error
 			if entries, err = st.Conversation(conv); err != nil {
-				s.log.Error("journal conversation", "error", err)
-				writeError(w, http.StatusInternalServerError, "Internal error")
+				s.internalError(w, "journal conversation", err)
 				return
 			}
 		}
@@ -338,31 +354,16 @@ func (s *Server) apiThreadMessages(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "Invalid scope: want thread or conversation")
 		return
 	}
-	entries = entries[min(p.offset, len(entries)):]
-	entries = entries[:min(p.limit, len(entries))]
-	out := make([]apiMessage, 0, len(entries))
-	for _, e := range entries {
-		out = append(out, entryMessage(e))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"messages": out, "limit": p.limit, "offset": p.offset})
+	writeMessages(w, entries, p)
 }
 
 // apiMessages is GET /api/v1/messages: the newest journal entries first
 // (limit, offset), or with ?after=SEQ the entries after that sequence number
 // in order; ?thread=, ?agent= (sender, addressee or listener) and ?since=
 // filter (agent and since look at the last 10 000 entries).
-func (s *Server) apiMessages(w http.ResponseWriter, r *http.Request) {
-	st := s.journal(w)
-	if st == nil {
-		return
-	}
-	p, bad := pageOf(r)
-	since, badSince := sinceOf(r)
-	if bad == "" {
-		bad = badSince
-	}
-	if bad != "" {
-		writeError(w, http.StatusBadRequest, bad)
+func (s *Server) apiMessages(w http.ResponseWriter, r *http.Request, st *store.Store) {
+	p, since, ok := requestPage(w, r, true)
+	if !ok {
 		return
 	}
 	q := r.URL.Query()
@@ -397,8 +398,7 @@ func (s *Server) apiMessages(w http.ResponseWriter, r *http.Request) {
 		newestFirst = true
 	}
 	if err != nil {
-		s.log.Error("journal messages", "error", err)
-		writeError(w, http.StatusInternalServerError, "Internal error")
+		s.internalError(w, "journal messages", err)
 		return
 	}
 	if newestFirst {
@@ -408,11 +408,5 @@ func (s *Server) apiMessages(w http.ResponseWriter, r *http.Request) {
 		return (thread != "" && e.Thread != thread) || (agent != "" && e.From != agent && e.To != agent &&
 			e.Listener != agent) || (!since.IsZero() && e.Time.Before(since))
 	})
-	entries = entries[min(p.offset, len(entries)):]
-	entries = entries[:min(p.limit, len(entries))]
-	out := make([]apiMessage, 0, len(entries))
-	for _, e := range entries {
-		out = append(out, entryMessage(e))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"messages": out, "limit": p.limit, "offset": p.offset})
+	writeMessages(w, entries, p)
 }

@@ -70,18 +70,27 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 			writeError(w, http.StatusUnauthorized, "Missing Authorization")
 			return
 		}
-		sess, err := s.opts.Auth.Session(r.Context(), token)
-		switch {
-		case errors.Is(err, auth.ErrInvalidToken):
-			writeError(w, http.StatusUnauthorized, "Invalid token")
-			return
-		case err != nil:
-			s.log.Error("session lookup failed", "error", err)
-			writeError(w, http.StatusInternalServerError, "Internal error")
+		sess, ok := s.tokenSession(w, r, token)
+		if !ok {
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, sess)))
 	})
+}
+
+// tokenSession resolves a bearer token to its session; when it cannot, it
+// answers the request (401 "Invalid token", or 500) and reports false.
+func (s *Server) tokenSession(w http.ResponseWriter, r *http.Request, token string) (auth.Session, bool) {
+	sess, err := s.opts.Auth.Session(r.Context(), token)
+	switch {
+	case errors.Is(err, auth.ErrInvalidToken):
+		writeError(w, http.StatusUnauthorized, "Invalid token")
+		return auth.Session{}, false
+	case err != nil:
+		s.internalError(w, "session lookup failed", err)
+		return auth.Session{}, false
+	}
+	return sess, true
 }
 
 // requireRole answers 403 {"error":"Forbidden"} unless the session's role
@@ -156,8 +165,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, auth.ErrInvalidCredentials):
 		writeError(w, http.StatusUnauthorized, "Invalid credentials")
 	default:
-		s.log.Error("login failed", "error", err)
-		writeError(w, http.StatusInternalServerError, "Internal error")
+		s.internalError(w, "login failed", err)
 	}
 }
 
@@ -166,8 +174,7 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	if !s.opts.Insecure {
 		if err := s.opts.Auth.Logout(r.Context(), sessionOf(r.Context()).Token); err != nil &&
 			!errors.Is(err, auth.ErrInvalidToken) {
-			s.log.Error("logout failed", "error", err)
-			writeError(w, http.StatusInternalServerError, "Internal error")
+			s.internalError(w, "logout failed", err)
 			return
 		}
 	}

@@ -34,77 +34,49 @@ const (
 // busSocket is one /bus client: raw envelopes in, the envelopes of its
 // conversations out.
 type busSocket struct {
-	s       *Server
-	c       *conn
-	sess    auth.Session
-	addr    string
-	checked time.Time
+	s    *Server
+	c    *conn
+	addr string
 }
 
 // handleBusWS is GET /bus. It authenticates itself: a bearer token
 // (Authorization header or subprotocol) is checked before the upgrade;
 // without one the first frame must be the legacy <authenticate totp="…"/>.
 func (s *Server) handleBusWS(w http.ResponseWriter, r *http.Request) {
-	sess, legacy := insecureSession, false
-	if !s.opts.Insecure {
-		token := bearerToken(r)
-		if token == "" {
-			legacy = true
-		} else {
-			var err error
-			sess, err = s.opts.Auth.Session(r.Context(), token)
-			switch {
-			case errors.Is(err, auth.ErrInvalidToken):
-				writeError(w, http.StatusUnauthorized, "Invalid token")
-				return
-			case err != nil:
-				s.log.Error("session lookup failed", "error", err)
-				writeError(w, http.StatusInternalServerError, "Internal error")
-				return
-			case !sess.Role.Allows(auth.Operator):
-				writeError(w, http.StatusForbidden, "Forbidden")
-				return
-			}
-		}
-	}
-	if !s.enter() {
-		writeError(w, http.StatusServiceUnavailable, "Server shutting down")
-		return
-	}
-	defer s.leave()
-	ws, err := s.up.Upgrade(w, r, nil)
-	if err != nil {
-		return
-	}
-	sock := &busSocket{s: s, sess: sess, addr: clientAddr(r), checked: time.Now()}
-	log := s.log.With("socket", "bus", "addr", sock.addr)
-	sock.c = s.newConn(ws, log, sock.encode)
-	defer func() {
-		s.router.forget(sock)
-		sock.c.finish()
-	}()
-	if legacy && !sock.legacyAuth() {
-		return
-	}
-	sock.c.log = log.With("user", sock.sess.Username)
-	sock.c.keepalive()
-	for {
-		_, data, err := sock.c.read()
-		if err != nil {
+	var sess auth.Session
+	switch token := bearerToken(r); {
+	case s.opts.Insecure:
+		sess = insecureSession
+	case token != "":
+		var ok bool
+		if sess, ok = s.tokenSession(w, r, token); !ok {
 			return
 		}
-		if !s.recheck(sock.c.ctx, sock.sess, &sock.checked) {
-			sock.c.close(websocket.ClosePolicyViolation, "Session expired")
+		if !sess.Role.Allows(auth.Operator) {
+			writeError(w, http.StatusForbidden, "Forbidden")
 			return
 		}
-		sock.frame(data)
 	}
+	sock := &busSocket{s: s, addr: clientAddr(r)}
+	if sock.c = s.openConn(w, r, "bus", sess, sock.encode); sock.c == nil {
+		return
+	}
+	defer sock.c.finish()
+	defer s.router.forget(sock)
+	if sess.Username == "" { // no token: the legacy first frame authenticates
+		var ok bool
+		if sess, ok = sock.legacyAuth(); !ok {
+			return
+		}
+		sock.c.authenticated(sess)
+	}
+	sock.c.serve(sock.frame)
 }
 
 // legacyAuth reads the first frame, <authenticate totp="NNNNNN"/>, within
 // AuthTimeout and checks the code against every user's TOTP secret. On
 // failure it closes the socket with 1008 and the reference's reason.
-func (b *busSocket) legacyAuth() bool {
+func (b *busSocket) legacyAuth() (auth.Session, bool) {
 	s := b.s
 	_ = b.c.ws.SetReadDeadline(time.Now().Add(s.opts.AuthTimeout))
 	_, data, err := b.c.ws.ReadMessage()
@@ -113,14 +85,14 @@ func (b *busSocket) legacyAuth() bool {
 			b.c.log.Warn("legacy authentication timed out", "security", true)
 			b.c.close(websocket.ClosePolicyViolation, ReasonAuthTimeout)
 		}
-		return false
+		return auth.Session{}, false
 	}
+	var sess auth.Session
 	code, reason := parseAuthenticate(data)
 	if reason == "" {
-		sess, err := s.opts.Auth.CheckCode(b.c.ctx, code, b.addr)
+		sess, err = s.opts.Auth.CheckCode(b.c.ctx, code, b.addr)
 		switch {
 		case err == nil:
-			b.sess = sess
 		case errors.Is(err, auth.ErrInvalidCredentials), errors.Is(err, auth.ErrRateLimited):
 			reason = ReasonInvalidTOTP
 		default:
@@ -128,16 +100,16 @@ func (b *busSocket) legacyAuth() bool {
 			reason = ReasonInvalidTOTP
 		}
 	}
-	if reason == "" && !b.sess.Role.Allows(auth.Operator) {
+	if reason == "" && !sess.Role.Allows(auth.Operator) {
 		reason = ReasonForbidden
 	}
 	if reason != "" {
 		b.c.log.Warn("legacy authentication refused", "reason", reason, "security", true)
 		b.c.close(websocket.ClosePolicyViolation, reason)
-		return false
+		return auth.Session{}, false
 	}
-	b.c.log.Info("legacy authentication", "user", b.sess.Username)
-	return true
+	b.c.log.Info("legacy authentication", "user", sess.Username)
+	return sess, true
 }
 
 // parseAuthenticate reads the legacy first frame and returns its code, or
@@ -218,10 +190,7 @@ func (b *busSocket) frame(data []byte) {
 	}
 	var err error
 	if info.ok && xmlpipe.IsThreadID(info.thread) {
-		conv := info.thread
-		if root := s.pump.Threads().Root(info.thread); root != "" {
-			conv = root
-		}
+		conv := s.conversationOf(info.thread)
 		s.router.claim(conv, b)
 		_, err = s.pump.InjectWait(b.c.ctx, data, nil)
 		s.router.settle(conv, err == nil)
@@ -231,15 +200,20 @@ func (b *busSocket) frame(data []byte) {
 		s.router.lateBegin()
 		var thread string
 		thread, err = s.pump.InjectWait(b.c.ctx, data, nil)
-		conv := thread
-		if root := s.pump.Threads().Root(thread); root != "" {
-			conv = root
-		}
-		s.router.lateEnd(conv, b)
+		s.router.lateEnd(s.conversationOf(thread), b)
 	}
 	if err != nil {
 		b.refused(info, data, err)
 	}
+}
+
+// conversationOf is the conversation a thread belongs to: its root thread,
+// or the thread itself when the registry does not know it.
+func (s *Server) conversationOf(thread string) string {
+	if root := s.pump.Threads().Root(thread); root != "" {
+		return root
+	}
+	return thread
 }
 
 // privileged drops a privileged message: logged as a security event, the
@@ -250,7 +224,7 @@ func (b *busSocket) privileged(info frameInfo) {
 		root = info.payloadName
 	}
 	b.s.log.Warn("security event: privileged message on the main bus dropped", "security", true,
-		"user", b.sess.Username, "addr", b.addr, "root", root)
+		"user", b.c.sess.Username, "addr", b.addr, "root", root)
 	b.c.send(b.s.huhEnvelope(info.from, info.thread, xmlpipe.NewHuh(xmlpipe.ErrPrivileged, nil)))
 }
 
@@ -296,15 +270,14 @@ func (b *busSocket) conversationEvent(e pump.Event) {
 func (b *busSocket) printed(console.Output) {}
 
 // encode turns a queued item into a text frame (in the writer goroutine).
-func (b *busSocket) encode(item any) (int, []byte, bool) {
+func (b *busSocket) encode(item any) (int, []byte, error) {
 	switch it := item.(type) {
 	case []byte:
-		return websocket.TextMessage, it, len(it) > 0
+		return websocket.TextMessage, it, nil
 	case pump.Event:
-		env := b.s.errorEnvelope(it)
-		return websocket.TextMessage, env, len(env) > 0
+		return websocket.TextMessage, b.s.errorEnvelope(it), nil
 	}
-	return 0, nil, false
+	return 0, nil, nil
 }
 
 // errorEnvelope rebuilds the envelope of a <huh> or SystemError the pump

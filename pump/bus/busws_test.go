@@ -31,11 +31,7 @@ type wireEnvelope struct {
 // readEnvelope reads the next /bus frame.
 func readEnvelope(t *testing.T, c *websocket.Conn) (wireEnvelope, string) {
 	t.Helper()
-	_ = c.SetReadDeadline(time.Now().Add(waitTimeout))
-	_, data, err := c.ReadMessage()
-	if err != nil {
-		t.Fatalf("read envelope: %v", err)
-	}
+	data := readMessage(t, c)
 	var e wireEnvelope
 	if err := xml.Unmarshal(data, &e); err != nil {
 		t.Fatalf("envelope %q: %v", data, err)
@@ -52,7 +48,7 @@ func sendRaw(t *testing.T, c *websocket.Conn, s string) {
 
 func TestBusEnvelopeAnswered(t *testing.T) {
 	f := newFixture(t)
-	token := f.login("xena", f.user("xena", auth.Operator))
+	token := f.loginAs("xena", auth.Operator)
 	c := f.dial("/bus", token)
 
 	tests := []struct {
@@ -88,7 +84,7 @@ func TestBusEnvelopeAnswered(t *testing.T) {
 
 func TestBusMalformedFrame(t *testing.T) {
 	f := newFixture(t)
-	token := f.login("yuri", f.user("yuri", auth.Operator))
+	token := f.loginAs("yuri", auth.Operator)
 	c := f.dial("/bus", token)
 	tests := []struct {
 		name, frame, want string
@@ -117,7 +113,7 @@ func TestBusMalformedFrame(t *testing.T) {
 
 func TestBusPrivilegedDropped(t *testing.T) {
 	f := newFixture(t)
-	token := f.login("zed", f.user("zed", auth.Operator))
+	token := f.loginAs("zed", auth.Operator)
 	c := f.dial("/bus", token)
 	const pm = `<privileged-msg xmlns="https://xml-pipeline.org/privileged-msg"><shutdown/></privileged-msg>`
 	thread := xmlpipe.NewThreadID()
@@ -211,7 +207,7 @@ func TestBusLegacyAuth(t *testing.T) {
 
 func TestBusFrameTooLarge(t *testing.T) {
 	f := newFixture(t, func(o *Options) { o.MaxFrameBytes = 1024 })
-	token := f.login("max", f.user("max", auth.Operator))
+	token := f.loginAs("max", auth.Operator)
 	c := f.dial("/bus", token)
 	sendRaw(t, c, envelope("big", xmlpipe.NewThreadID(), strings.Repeat("D", 2048)))
 	if ce := closeError(t, c); ce.Code != websocket.CloseMessageTooBig {

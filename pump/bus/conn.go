@@ -2,13 +2,21 @@ package bus
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 )
+
+// sessionRecheck is how often a long-lived socket re-validates its session
+// (a revoked or expired token closes it with 1008).
+const sessionRecheck = time.Minute
 
 // Close codes the bus uses besides gorilla's named ones.
 const (
@@ -16,12 +24,23 @@ const (
 	closeTryAgainLater = 1013
 )
 
-// encoder turns one queued item into a WebSocket message; ok false skips it.
-type encoder func(item any) (messageType int, data []byte, ok bool)
+// encoder turns one queued item into a WebSocket message. Empty data skips
+// the item; an error is logged and skips it.
+type encoder func(item any) (messageType int, data []byte, err error)
+
+// jsonFrame is the text frame of a JSON socket carrying v (nil: none).
+func jsonFrame(v any) (int, []byte, error) {
+	if v == nil {
+		return 0, nil, nil
+	}
+	b, err := json.Marshal(v)
+	return websocket.TextMessage, b, err
+}
 
 // conn is one WebSocket: a bounded send queue drained by one writer
-// goroutine (which also pings), and a close path that never blocks the
-// caller — the pump delivers into send, so a slow client must never stall it.
+// goroutine (which also pings), the session of its user, and a close path
+// that never blocks the caller — the pump delivers into send, so a slow
+// client must never stall it.
 type conn struct {
 	s      *Server
 	ws     *websocket.Conn
@@ -31,24 +50,82 @@ type conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	// sess is the user's session (zero until authenticated); checked is
+	// when it was last validated.
+	sess    auth.Session
+	checked time.Time
+
 	out       chan any
 	closing   chan struct{}
 	closeOnce sync.Once
 	wrote     chan struct{} // closed when the writer goroutine has returned
 }
 
-// newConn wraps an upgraded socket and starts its writer. The caller calls
-// keepalive once the client is authenticated, runs the read loop and calls
-// finish when it ends.
-func (s *Server) newConn(ws *websocket.Conn, log *slog.Logger, encode encoder) *conn {
+// openConn upgrades r to a WebSocket of kind (the "socket" of its log
+// lines) for sess, registered with Shutdown's wait, and starts its writer.
+// A session without a user is learnt later: see authenticated. It answers
+// the request itself and returns nil once Shutdown started (503 "Server
+// shutting down") or when the upgrade failed. The caller runs the socket
+// with serve and, whatever happens, ends it with finish.
+func (s *Server) openConn(w http.ResponseWriter, r *http.Request, kind string, sess auth.Session,
+	encode encoder) *conn {
+	if !s.enter() {
+		writeError(w, http.StatusServiceUnavailable, "Server shutting down")
+		return nil
+	}
+	ws, err := s.up.Upgrade(w, r, nil)
+	if err != nil {
+		s.leave()
+		return nil // the upgrader answered
+	}
 	ctx, cancel := context.WithCancel(s.ctx)
-	c := &conn{s: s, ws: ws, log: log, encode: encode, ctx: ctx, cancel: cancel,
-		out: make(chan any, s.opts.SendQueue), closing: make(chan struct{}), wrote: make(chan struct{})}
+	c := &conn{s: s, ws: ws, log: s.log.With("socket", kind, "addr", clientAddr(r)), encode: encode, ctx: ctx,
+		cancel: cancel, checked: time.Now(), out: make(chan any, s.opts.SendQueue), closing: make(chan struct{}),
+		wrote: make(chan struct{})}
+	if sess.Username != "" {
+		c.authenticated(sess)
+	}
 	ws.SetReadLimit(s.opts.MaxFrameBytes)
 	s.track(c)
 	s.wg.Add(1)
 	go c.writeLoop()
 	return c
+}
+
+// authenticated sets the socket's session once its user is known.
+func (c *conn) authenticated(sess auth.Session) {
+	c.sess = sess
+	c.log = c.log.With("user", sess.Username)
+}
+
+// serve runs the read loop until the socket closes: from now on a socket
+// silent for PongWait is closed (keepalive), and each frame goes to handle
+// while the session stays valid; a revoked or expired session closes the
+// socket with 1008 "Session expired".
+func (c *conn) serve(handle func(data []byte)) {
+	c.keepalive()
+	for {
+		_, data, err := c.read()
+		if err != nil {
+			return
+		}
+		if !c.sessionValid() {
+			c.close(websocket.ClosePolicyViolation, "Session expired")
+			return
+		}
+		handle(data)
+	}
+}
+
+// sessionValid re-validates the session at most once per sessionRecheck
+// (never in insecure mode).
+func (c *conn) sessionValid() bool {
+	if c.s.opts.Insecure || time.Since(c.checked) < sessionRecheck {
+		return true
+	}
+	c.checked = time.Now()
+	_, err := c.s.opts.Auth.Session(c.ctx, c.sess.Token)
+	return err == nil || !errors.Is(err, auth.ErrInvalidToken)
 }
 
 // keepalive starts the read deadline: from now on a socket silent (no frame,
@@ -122,11 +199,13 @@ func (c *conn) close(code int, reason string) {
 }
 
 // finish is the read loop's exit: it closes the socket (normal closure if
-// nothing else closed it first), waits for the writer and forgets the conn.
+// nothing else closed it first), waits for the writer, forgets the conn and
+// releases Shutdown's wait.
 func (c *conn) finish() {
 	c.close(websocket.CloseNormalClosure, "")
 	<-c.wrote
 	c.s.untrack(c)
+	c.s.leave()
 }
 
 // writeLoop writes queued items and pings until the socket closes.
@@ -144,8 +223,12 @@ func (c *conn) writeLoop() {
 		case <-c.closing:
 			return
 		case item := <-c.out:
-			mt, data, ok := c.encode(item)
-			if !ok {
+			mt, data, err := c.encode(item)
+			if err != nil {
+				c.log.Error("encode frame", "error", err)
+				continue
+			}
+			if len(data) == 0 {
 				continue
 			}
 			if gate := c.s.writeGate; gate != nil {

@@ -2,6 +2,8 @@ package bus
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -11,6 +13,13 @@ import (
 	"github.com/xml-pipeline/xmlpipe/schemas"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
+
+// messageID is the id of a message in the API, the message log and the
+// journal: the SHA-256 (hex) of its canonical envelope.
+func messageID(env []byte) string {
+	sum := sha256.Sum256(env)
+	return hex.EncodeToString(sum[:])
+}
 
 // payloadOf returns the payload element of a canonical envelope, without the
 // xmlns="" a no-namespace payload carries only inside the envelope; nil when

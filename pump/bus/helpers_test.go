@@ -17,11 +17,11 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/totp"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth/authtest"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/certs"
 	"github.com/xml-pipeline/xmlpipe/pump/console"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
@@ -36,25 +36,6 @@ const password = "correct horse battery"
 
 // t0 is the auth clock's start: 10 s into a TOTP step.
 var t0 = time.Date(2026, 3, 1, 12, 0, 10, 0, time.UTC)
-
-// fakeClock is the auth service's settable clock (TOTP steps, lockouts,
-// session expiry).
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // records is a slog handler keeping every record (security events).
 type records struct {
@@ -106,7 +87,7 @@ type fixture struct {
 	local   *console.Local
 	org     *organism.Organism
 	auth    *auth.Service
-	clock   *fakeClock
+	clock   *authtest.Clock
 	srv     *Server
 	base    string // https://127.0.0.1:port
 	wsBase  string // wss://127.0.0.1:port
@@ -210,7 +191,7 @@ func prepareFixtureWith(t *testing.T, build buildFunc, adjust ...fixtureOptions)
 	logs := &records{}
 	logger := slog.New(logs)
 	l := startBuilt(t, logger, build)
-	f := &fixture{t: t, local: l, org: l.Organism(), clock: &fakeClock{now: t0}, logs: logs}
+	f := &fixture{t: t, local: l, org: l.Organism(), clock: authtest.NewClock(t0), logs: logs}
 	svc, err := auth.New(f.org.Store(), auth.Options{Argon2: auth.Argon2Params{Time: 1, MemoryKiB: 64, Threads: 1},
 		MaxFailures: 3, Clock: f.clock.Now, Logger: logger, Organism: f.org.Config.Organism.Name})
 	if err != nil {
@@ -285,11 +266,13 @@ func (f *fixture) user(name string, role auth.Role) string {
 	if err != nil {
 		f.t.Fatalf("add user: %v", err)
 	}
-	key, err := otp.NewKeyFromURL(u)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return key.Secret()
+	return authtest.Secret(f.t, u)
+}
+
+// loginAs creates a user with role and logs it in: the token.
+func (f *fixture) loginAs(name string, role auth.Role) string {
+	f.t.Helper()
+	return f.login(name, f.user(name, role))
 }
 
 // code is the TOTP code of secret at the auth clock's current step; it
@@ -400,14 +383,21 @@ func (f *fixture) tryDial(path string, h http.Header, withHeader bool) (*websock
 // frame is a decoded JSON frame.
 type frame map[string]any
 
-// readJSON reads the next JSON frame (failing the test after waitTimeout).
-func readFrame(t *testing.T, c *websocket.Conn) frame {
+// readMessage reads the next message (failing the test after waitTimeout).
+func readMessage(t *testing.T, c *websocket.Conn) []byte {
 	t.Helper()
 	_ = c.SetReadDeadline(time.Now().Add(waitTimeout))
 	_, data, err := c.ReadMessage()
 	if err != nil {
-		t.Fatalf("read frame: %v", err)
+		t.Fatalf("read: %v", err)
 	}
+	return data
+}
+
+// readFrame reads the next JSON frame (failing the test after waitTimeout).
+func readFrame(t *testing.T, c *websocket.Conn) frame {
+	t.Helper()
+	data := readMessage(t, c)
 	var f frame
 	if err := json.Unmarshal(data, &f); err != nil {
 		t.Fatalf("frame %q: %v", data, err)

@@ -36,6 +36,13 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, errorBody{Error: msg})
 }
 
+// internalError logs a failure the client cannot fix (msg, the attributes
+// args, then the error) and answers 500 {"error":"Internal error"}.
+func (s *Server) internalError(w http.ResponseWriter, msg string, err error, args ...any) {
+	s.log.Error(msg, append(args, "error", err)...)
+	writeError(w, http.StatusInternalServerError, "Internal error")
+}
+
 // errBadJSON is a request body that is not the expected JSON.
 var errBadJSON = errors.New("invalid JSON")
 

@@ -40,7 +40,7 @@ func TestSlowClientDisconnected(t *testing.T) {
 	f := prepareFixture(t, func(o *Options) { o.SendQueue = 4 })
 	f.beforeServe = func(s *Server) { s.writeGate = make(chan struct{}) } // no socket can drain
 	f.start(f.opts)
-	token := f.login("sloane", f.user("sloane", auth.Operator))
+	token := f.loginAs("sloane", auth.Operator)
 	c := f.dial("/ws", token)
 	for i := range 3 {
 		if err := c.WriteJSON(frame{"type": "send", "raw": "@greeter Slow"}); err != nil {

@@ -191,7 +191,7 @@ func TestMessageLogSlowClient(t *testing.T) {
 	gate := make(chan struct{})
 	f.beforeServe = func(s *Server) { s.writeGate = gate } // a socket writes only what the test lets through
 	f.start(f.opts)
-	c := f.dial("/api/v1/ws/messages", f.login("lou", f.user("lou", auth.Viewer)))
+	c := f.dial("/api/v1/ws/messages", f.loginAs("lou", auth.Viewer))
 	writeFrame(t, c, frame{"cmd": "subscribe", "filter": map[string][]string{}})
 	gate <- struct{}{} // the answer
 	if got := readFrame(t, c); got["event"] != "subscribed" {

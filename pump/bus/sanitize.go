@@ -2,6 +2,7 @@ package bus
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -41,6 +42,17 @@ func sanitized(v any) (any, error) {
 		return nil, fmt.Errorf("config from yaml: %w", err)
 	}
 	return redact(tree), nil
+}
+
+// writeSanitized answers the configuration value v, sanitized; a failure
+// is logged as what and answered 500.
+func (s *Server) writeSanitized(w http.ResponseWriter, what string, v any) {
+	tree, err := sanitized(v)
+	if err != nil {
+		s.internalError(w, what, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, tree)
 }
 
 func redact(v any) any {

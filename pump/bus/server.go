@@ -36,8 +36,8 @@ type Server struct {
 	wg     sync.WaitGroup
 
 	router   *router
-	streams  *streams
-	logs     *logSockets
+	streams  *socketSet[*streamSocket]
+	logs     *socketSet[*logSocket]
 	slots    *slotIndexes
 	failures *failures
 	killed   *killedSet
@@ -77,8 +77,8 @@ func New(opts Options) (*Server, error) {
 		ctx:     ctx,
 		cancel:  cancel,
 		router:  newRouter(),
-		streams: newStreams(),
-		logs:    newLogSockets(),
+		streams: newSocketSet[*streamSocket](),
+		logs:    newSocketSet[*logSocket](),
 		killed:  newKilledSet(killedRemembered),
 		live:    &liveConversations{set: map[string]struct{}{}},
 		conns:   map[*conn]struct{}{},
@@ -226,7 +226,7 @@ func (s *Server) onEvent(e pump.Event) {
 	s.live.event(e)
 	s.failures.event(e, s.pump.Listeners)
 	s.router.event(e)
-	s.streams.event(e)
+	s.streamEvents(e)
 	s.logEvent(e)
 }
 

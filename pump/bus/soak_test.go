@@ -56,7 +56,7 @@ func TestSoakWebSockets(t *testing.T) {
 	tokens := make([]string, clients)
 	for i := range tokens {
 		name := fmt.Sprintf("soak-%d", i)
-		tokens[i] = f.login(name, f.user(name, auth.Operator))
+		tokens[i] = f.loginAs(name, auth.Operator)
 	}
 	baseline := runtime.NumGoroutine()
 

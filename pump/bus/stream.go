@@ -1,15 +1,10 @@
 package bus
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"slices"
 	"sync"
-	"time"
-
-	"github.com/gorilla/websocket"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
@@ -28,49 +23,15 @@ const (
 	streamInjected      = "injected"
 )
 
-// streams is the set of /api/v1/ws sockets, which see every event of the
-// organism through their subscription filter.
-type streams struct {
-	mu  sync.RWMutex
-	set map[*streamSocket]struct{}
+// streamEvents offers a pump event to every stream (inside the pump: never
+// blocks).
+func (s *Server) streamEvents(e pump.Event) {
+	s.streams.each(func(st *streamSocket) { st.offerEvent(e) })
 }
 
-func newStreams() *streams { return &streams{set: map[*streamSocket]struct{}{}} }
-
-func (st *streams) add(s *streamSocket) {
-	st.mu.Lock()
-	st.set[s] = struct{}{}
-	st.mu.Unlock()
-}
-
-func (st *streams) remove(s *streamSocket) {
-	st.mu.Lock()
-	delete(st.set, s)
-	st.mu.Unlock()
-}
-
-func (st *streams) empty() bool {
-	st.mu.RLock()
-	defer st.mu.RUnlock()
-	return len(st.set) == 0
-}
-
-// event offers a pump event to every stream (inside the pump: never blocks).
-func (st *streams) event(e pump.Event) {
-	st.mu.RLock()
-	defer st.mu.RUnlock()
-	for s := range st.set {
-		s.offerEvent(e)
-	}
-}
-
-// broadcast offers a stream event the server produced itself.
-func (st *streams) broadcast(ev streamEvent) {
-	st.mu.RLock()
-	defer st.mu.RUnlock()
-	for s := range st.set {
-		s.offer(ev)
-	}
+// broadcast offers every stream an event the server produced itself.
+func (s *Server) broadcast(ev streamEvent) {
+	s.streams.each(func(st *streamSocket) { st.offer(ev) })
 }
 
 // streamEvent is one event of the stream, filtered by its name, threads and
@@ -113,10 +74,8 @@ func overlaps(want, have []string) bool {
 
 // streamSocket is one /api/v1/ws client.
 type streamSocket struct {
-	s       *Server
-	c       *conn
-	sess    auth.Session
-	checked time.Time
+	s *Server
+	c *conn
 
 	mu sync.Mutex
 	f  filter
@@ -131,22 +90,12 @@ type streamCommand struct {
 
 // handleStreamWS is GET /api/v1/ws: the organism's event stream.
 func (s *Server) handleStreamWS(w http.ResponseWriter, r *http.Request) {
-	if !s.enter() {
-		writeError(w, http.StatusServiceUnavailable, "Server shutting down")
+	sock := &streamSocket{s: s}
+	if sock.c = s.openConn(w, r, "api", sessionOf(r.Context()), sock.encode); sock.c == nil {
 		return
 	}
-	defer s.leave()
-	ws, err := s.up.Upgrade(w, r, nil)
-	if err != nil {
-		return
-	}
-	sock := &streamSocket{s: s, sess: sessionOf(r.Context()), checked: time.Now()}
-	sock.c = s.newConn(ws, s.log.With("socket", "api", "user", sock.sess.Username, "addr", clientAddr(r)), sock.encode)
-	sock.c.keepalive()
-	defer func() {
-		s.streams.remove(sock)
-		sock.c.finish()
-	}()
+	defer sock.c.finish()
+	defer s.streams.remove(sock)
 	names := []string{}
 	for _, l := range s.pump.Listeners() {
 		names = append(names, l.Name)
@@ -154,17 +103,7 @@ func (s *Server) handleStreamWS(w http.ResponseWriter, r *http.Request) {
 	sock.c.send(map[string]any{"event": streamConnected, "organism": s.pump.Organism(), "agents": names,
 		"threads": s.pump.Threads().Len()})
 	s.streams.add(sock)
-	for {
-		_, data, err := sock.c.read()
-		if err != nil {
-			return
-		}
-		if !s.recheck(sock.c.ctx, sock.sess, &sock.checked) {
-			sock.c.close(websocket.ClosePolicyViolation, "Session expired")
-			return
-		}
-		sock.command(data)
-	}
+	sock.c.serve(sock.command)
 }
 
 // command answers one client frame: subscribe or inject.
@@ -182,11 +121,11 @@ func (st *streamSocket) command(data []byte) {
 		st.c.send(map[string]any{"event": streamSubscribed, "threads": orEmpty(cmd.Threads),
 			"agents": orEmpty(cmd.Agents), "events": orEmpty(cmd.Events)})
 	case "inject":
-		if !st.sess.Role.Allows(auth.Operator) {
+		if !st.c.sess.Role.Allows(auth.Operator) {
 			st.c.send(map[string]any{"event": streamError, "error": "Forbidden"})
 			return
 		}
-		res, apiErr := st.s.inject(st.c.ctx, st.sess, cmd.injectRequest)
+		res, apiErr := st.s.inject(st.c.ctx, st.c.sess, cmd.injectRequest)
 		if apiErr != nil {
 			st.c.send(map[string]any{"event": streamError, "error": apiErr.body.Error,
 				"diagnostics": apiErr.body.Diagnostics})
@@ -227,13 +166,9 @@ func (st *streamSocket) offerEvent(e pump.Event) {
 		if agent == "" {
 			agent = e.To
 		}
-		msg := e.Error
-		if se, ok := e.Payload.(*xmlpipe.SystemError); ok {
-			msg = se.Message
-		}
 		st.offer(streamEvent{name: streamError, threads: threads, agents: agents, body: map[string]any{
-			"event": streamError, "kind": string(e.Kind), "thread_id": e.Conversation, "agent": agent, "error": msg,
-			"timestamp": stamp(e.Time)}})
+			"event": streamError, "kind": string(e.Kind), "thread_id": e.Conversation, "agent": agent,
+			"error": failureText(e), "timestamp": stamp(e.Time)}})
 	case pump.EventComplete:
 		st.offer(streamEvent{name: streamThreadUpdated, threads: threads, body: map[string]any{
 			"event": streamThreadUpdated, "thread_id": e.Conversation, "status": "completed",
@@ -258,23 +193,16 @@ type streamMessageBody struct {
 }
 
 // encode turns a queued item into a JSON text frame (in the writer).
-func (st *streamSocket) encode(item any) (int, []byte, bool) {
-	var v any = item
+func (st *streamSocket) encode(item any) (int, []byte, error) {
 	if e, ok := item.(pump.Event); ok {
-		v = streamMessageBody{Event: streamMessage, Message: eventMessage(e)}
+		return jsonFrame(streamMessageBody{Event: streamMessage, Message: eventMessage(e)})
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		st.c.log.Error("encode stream event", "error", err)
-		return 0, nil, false
-	}
-	return websocket.TextMessage, b, true
+	return jsonFrame(item)
 }
 
 // eventMessage is the API's Message model of a pump event.
 func eventMessage(e pump.Event) apiMessage {
-	sum := sha256.Sum256(e.Envelope)
-	return apiMessage{ID: hex.EncodeToString(sum[:]), ThreadID: e.Thread, Conversation: e.Conversation,
+	return apiMessage{ID: messageID(e.Envelope), ThreadID: e.Thread, Conversation: e.Conversation,
 		Direction: directionOf(e), Kind: "message", From: e.From, To: e.To, Listener: e.Listener,
 		PayloadType: e.PayloadName, Payload: string(payloadOf(e.Envelope)), Timestamp: stamp(e.Time)}
 }
@@ -286,4 +214,13 @@ func directionOf(e pump.Event) string {
 		return "outbound"
 	}
 	return "inbound"
+}
+
+// failureText is the error text of a failure event: a SystemError's
+// message, else the event's error.
+func failureText(e pump.Event) string {
+	if se, ok := e.Payload.(*xmlpipe.SystemError); ok {
+		return se.Message
+	}
+	return e.Error
 }

@@ -11,18 +11,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gorilla/websocket"
-
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
 	"github.com/xml-pipeline/xmlpipe/pump/console"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
-
-// sessionRecheck is how often a long-lived socket re-validates its session
-// (a revoked or expired token closes it with 1008).
-const sessionRecheck = time.Minute
 
 // targetPattern is the reference's `@target text` (TARGET_PATTERN, DOTALL).
 var targetPattern = regexp.MustCompile(`(?s)^@(\S+)\s+(.+)$`)
@@ -36,63 +30,25 @@ const (
 // wsSocket is one /ws client: the JSON protocol and the events of the
 // conversations it started.
 type wsSocket struct {
-	s    *Server
-	c    *conn
-	sess auth.Session
+	s *Server
+	c *conn
 
 	mu   sync.Mutex
 	held map[string][]any // conversation → events waiting for its "sent"
-
-	checked time.Time
 }
 
 // handleWS is GET /ws (behind the bearer middleware).
 func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
-	if !s.enter() {
-		writeError(w, http.StatusServiceUnavailable, "Server shutting down")
+	sock := &wsSocket{s: s, held: map[string][]any{}}
+	if sock.c = s.openConn(w, r, "ws", sessionOf(r.Context()), sock.encode); sock.c == nil {
 		return
 	}
-	defer s.leave()
-	ws, err := s.up.Upgrade(w, r, nil)
-	if err != nil {
-		return // the upgrader answered
-	}
-	sock := &wsSocket{s: s, sess: sessionOf(r.Context()), held: map[string][]any{}, checked: time.Now()}
-	sock.c = s.newConn(ws, s.log.With("socket", "ws", "user", sock.sess.Username, "addr", clientAddr(r)), sock.encode)
-	sock.c.keepalive()
-	defer func() {
-		s.router.forget(sock)
-		sock.c.finish()
-	}()
-	sock.c.send(wire.Connected{Head: wire.Head{Type: wire.TypeConnected}, Username: sock.sess.Username,
-		Role: string(sock.sess.Role)})
-	for {
-		_, data, err := sock.c.read()
-		if err != nil {
-			return
-		}
-		if !sock.sessionValid() {
-			sock.c.close(websocket.ClosePolicyViolation, "Session expired")
-			return
-		}
-		sock.handle(data)
-	}
-}
-
-// sessionValid re-validates the session at most once per sessionRecheck.
-func (w *wsSocket) sessionValid() bool {
-	return w.s.recheck(w.c.ctx, w.sess, &w.checked)
-}
-
-// recheck re-validates sess at most once per sessionRecheck (never in
-// insecure mode).
-func (s *Server) recheck(ctx context.Context, sess auth.Session, checked *time.Time) bool {
-	if s.opts.Insecure || time.Since(*checked) < sessionRecheck {
-		return true
-	}
-	*checked = time.Now()
-	_, err := s.opts.Auth.Session(ctx, sess.Token)
-	return err == nil || !errors.Is(err, auth.ErrInvalidToken)
+	defer sock.c.finish()
+	defer s.router.forget(sock)
+	sess := sock.c.sess
+	sock.c.send(wire.Connected{Head: wire.Head{Type: wire.TypeConnected}, Username: sess.Username,
+		Role: string(sess.Role)})
+	sock.c.serve(sock.handle)
 }
 
 // handle answers one client frame.
@@ -184,8 +140,8 @@ func (w *wsSocket) internal(h wire.Head, err error) {
 // stream the conversation's events.
 func (w *wsSocket) send(req wire.Request) {
 	h := wire.Head{Type: wire.TypeSend, ID: req.ID}
-	if !w.sess.Role.Allows(auth.Operator) {
-		w.fail(h, wire.CodeForbidden, fmt.Sprintf("Forbidden: role %s cannot send", w.sess.Role))
+	if !w.c.sess.Role.Allows(auth.Operator) {
+		w.fail(h, wire.CodeForbidden, fmt.Sprintf("Forbidden: role %s cannot send", w.c.sess.Role))
 		return
 	}
 	var target, text, source string
@@ -228,7 +184,7 @@ func (w *wsSocket) send(req wire.Request) {
 		return
 	}
 	conv := xmlpipe.NewThreadID()
-	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), source+":"+w.sess.Username, l.Name, conv, body)
+	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), source+":"+w.c.sess.Username, l.Name, conv, body)
 
 	w.hold(conv)
 	w.s.router.claim(conv, w)
@@ -248,11 +204,8 @@ func (w *wsSocket) send(req wire.Request) {
 // injectFailed answers a send the organism refused or could not take.
 func (w *wsSocket) injectFailed(h wire.Head, err error) {
 	if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
-		out := wire.Error{Head: wire.Head{Type: wire.TypeError, ID: h.ID}, Error: f.Canned(), Code: wire.CodeRejected}
-		for _, d := range f.Diagnostics {
-			out.Diagnostics = append(out.Diagnostics, d.String())
-		}
-		w.c.send(out)
+		w.c.send(wire.Error{Head: wire.Head{Type: wire.TypeError, ID: h.ID}, Error: f.Canned(), Code: wire.CodeRejected,
+			Diagnostics: diagnosticsOf(f)})
 		return
 	}
 	switch {
@@ -323,23 +276,15 @@ func (w *wsSocket) conversationEvent(e pump.Event) {
 func (w *wsSocket) printed(o console.Output) { w.post(o.Conversation, o) }
 
 // encode turns a queued item into a JSON text frame (in the writer goroutine).
-func (w *wsSocket) encode(item any) (int, []byte, bool) {
-	var v any = item
+func (w *wsSocket) encode(item any) (int, []byte, error) {
 	switch it := item.(type) {
 	case pump.Event:
-		v = eventFrame(it)
+		return jsonFrame(eventFrame(it))
 	case console.Output:
-		v = wire.Output{Head: wire.Head{Type: wire.TypeOutput}, ThreadID: it.Conversation, From: it.From, Text: it.Text}
+		return jsonFrame(wire.Output{Head: wire.Head{Type: wire.TypeOutput}, ThreadID: it.Conversation, From: it.From,
+			Text: it.Text})
 	}
-	if v == nil {
-		return 0, nil, false
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		w.c.log.Error("encode frame", "error", err)
-		return 0, nil, false
-	}
-	return websocket.TextMessage, b, true
+	return jsonFrame(item)
 }
 
 // eventFrame is the /ws frame of a conversation event (nil: none).
@@ -360,12 +305,8 @@ func eventFrame(e pump.Event) any {
 		return wire.Failure{Head: wire.Head{Type: wire.TypeHuh}, ThreadID: e.Conversation, From: e.From, To: e.To,
 			Error: e.Error, Diagnostics: e.Diagnostics, Timestamp: ts}
 	case pump.EventSystemError:
-		msg := e.Error
-		if se, ok := e.Payload.(*xmlpipe.SystemError); ok {
-			msg = se.Message
-		}
 		return wire.Failure{Head: wire.Head{Type: wire.TypeSystemError}, ThreadID: e.Conversation, From: e.From, To: e.To,
-			Error: msg, Timestamp: ts}
+			Error: failureText(e), Timestamp: ts}
 	case pump.EventDeadLetter:
 		return wire.Failure{Head: wire.Head{Type: wire.TypeDeadLetter}, ThreadID: e.Conversation, From: e.From, To: e.To,
 			Error: e.Error, Diagnostics: e.Diagnostics, Timestamp: ts}

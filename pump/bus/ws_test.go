@@ -32,7 +32,7 @@ func conversation(t *testing.T, c *websocket.Conn, conv string) []frame {
 
 func TestWSSendGreeter(t *testing.T) {
 	f := newFixture(t)
-	token := f.login("alice", f.user("alice", auth.Operator))
+	token := f.loginAs("alice", auth.Operator)
 	c := f.dial("/ws", token)
 	if diff := cmp.Diff(frame{"type": "connected", "username": "alice", "role": "operator"}, readFrame(t, c)); diff != "" {
 		t.Fatalf("connected (-want +got):\n%s", diff)
@@ -86,7 +86,7 @@ func TestWSSendGreeter(t *testing.T) {
 
 func TestWSCommands(t *testing.T) {
 	f := newFixture(t)
-	token := f.login("vic", f.user("vic", auth.Viewer))
+	token := f.loginAs("vic", auth.Viewer)
 	c := f.dial("/ws", token)
 	readFrame(t, c) // connected
 	f.waitJournal() // the boot conversation is journaled
@@ -170,7 +170,7 @@ func wantError(msg, code string) func(t *testing.T, got frame) {
 
 func TestWSSendErrors(t *testing.T) {
 	f := newFixture(t)
-	token := f.login("olga", f.user("olga", auth.Operator))
+	token := f.loginAs("olga", auth.Operator)
 	c := f.dial("/ws", token)
 	readFrame(t, c)
 	tests := []struct {
@@ -200,7 +200,7 @@ func TestWSSendErrors(t *testing.T) {
 
 func TestWSBrowserToken(t *testing.T) {
 	f := newFixture(t)
-	token := f.login("bea", f.user("bea", auth.Operator))
+	token := f.loginAs("bea", auth.Operator)
 	c, resp, err := f.tryDial("/ws", http.Header{"Sec-WebSocket-Protocol": {"bearer, " + token}}, true)
 	if err != nil {
 		t.Fatalf("dial with the subprotocol token: %v", err)

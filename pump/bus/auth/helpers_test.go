@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/totp"
 
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth/authtest"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
@@ -19,24 +19,6 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 10, 0, time.UTC)
 
 // cheap are argon2id parameters fast enough for tests under -race.
 var cheap = Argon2Params{Time: 1, MemoryKiB: 64, Threads: 1}
-
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // syncBuffer is a bytes.Buffer safe for concurrent log writes.
 type syncBuffer struct {
@@ -62,7 +44,7 @@ type fixture struct {
 	svc   *Service
 	st    *store.Store
 	dir   string
-	clock *fakeClock
+	clock *authtest.Clock
 	log   *syncBuffer
 }
 
@@ -70,7 +52,7 @@ type fixture struct {
 // cheap hashes and the fake clock at t0.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{dir: t.TempDir(), clock: &fakeClock{now: t0}, log: &syncBuffer{}}
+	f := &fixture{dir: t.TempDir(), clock: authtest.NewClock(t0), log: &syncBuffer{}}
 	f.open(t)
 	return f
 }
@@ -110,17 +92,7 @@ func (f *fixture) addUser(t *testing.T, name, password string, role Role) string
 	if err != nil {
 		t.Fatalf("AddUser(%q): %v", name, err)
 	}
-	return secretOf(t, url)
-}
-
-// secretOf extracts the base32 secret of a provisioning URL.
-func secretOf(t *testing.T, url string) string {
-	t.Helper()
-	key, err := otp.NewKeyFromURL(url)
-	if err != nil {
-		t.Fatalf("provisioning URL %q: %v", url, err)
-	}
-	return key.Secret()
+	return authtest.Secret(t, url)
 }
 
 // codeAt is secret's TOTP code at t.

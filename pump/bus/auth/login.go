@@ -66,15 +66,7 @@ func (s *Service) Login(ctx context.Context, c Credentials) (Session, error) {
 	if err != nil {
 		return Session{}, fmt.Errorf("auth: login: %w", err)
 	}
-	if cur.TOTPSecret != "" {
-		if err := s.acceptStep(ctx, &cur, step); err != nil {
-			if errors.Is(err, ErrInvalidCredentials) {
-				return Session{}, s.failed(c, now, "replayed TOTP code")
-			}
-			return Session{}, err
-		}
-	}
-	sess, err := s.startSession(ctx, cur, now)
+	sess, err := s.admit(ctx, c, cur, step, now)
 	if err != nil {
 		return Session{}, err
 	}
@@ -135,18 +127,27 @@ func (s *Service) CheckCode(ctx context.Context, code, addr string) (Session, er
 	if err != nil {
 		return Session{}, fmt.Errorf("auth: check code: %w", err)
 	}
-	if err := s.acceptStep(ctx, &cur, steps[0]); err != nil {
-		if errors.Is(err, ErrInvalidCredentials) {
-			return Session{}, s.failed(c, now, "replayed TOTP code")
-		}
-		return Session{}, err
-	}
-	sess, err := s.startSession(ctx, cur, now)
+	sess, err := s.admit(ctx, c, cur, steps[0], now)
 	if err != nil {
 		return Session{}, err
 	}
 	s.log.Info("auth: login by TOTP code", "user", c.Username, "addr", addr, "role", sess.Role)
 	return sess, nil
+}
+
+// admit ends a login whose checks passed (s.mu held): u's TOTP step is
+// taken — a step another login took meanwhile fails this one as a replay —
+// and the session starts. A user without a TOTP secret has no step.
+func (s *Service) admit(ctx context.Context, c Credentials, u store.UserRow, step int64, now time.Time) (Session, error) {
+	if u.TOTPSecret != "" {
+		if err := s.acceptStep(ctx, &u, step); err != nil {
+			if errors.Is(err, ErrInvalidCredentials) {
+				return Session{}, s.failed(c, now, "replayed TOTP code")
+			}
+			return Session{}, err
+		}
+	}
+	return s.startSession(ctx, u, now)
 }
 
 // acceptStep records step as u's last TOTP step (with s.mu held), or fails

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/pquerna/otp"
+
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth/authtest"
 )
 
 func TestAddUserErrors(t *testing.T) {
@@ -114,7 +116,7 @@ func TestUserManagement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	newSecret := secretOf(t, url)
+	newSecret := authtest.Secret(t, url)
 	if newSecret == oldSecret {
 		t.Fatal("ResetTOTP kept the secret")
 	}
