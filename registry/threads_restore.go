@@ -134,13 +134,9 @@ func (t *Threads) stageRestore(all map[uuid.UUID]*restoring, order []*restoring,
 			return fmt.Errorf("registry: restore thread %s: path %q does not extend parent %s path %q: %w",
 				r.rec.ID, path, p.id, parentPath, ErrInvalidRecord)
 		}
-		hop := unique.Make(path[len(path)-1])
-		for _, c := range slices.Concat(p.children, attach[p]) {
-			if c.seg == hop {
-				return fmt.Errorf("registry: restore thread %s: parent %s already has a child for hop %q: %w",
-					r.rec.ID, p.id, path[len(path)-1], ErrInvalidRecord)
-			}
-		}
+		// Several live children may share a hop: every forward gets its own
+		// thread (Extend), so two requests in flight to one listener are
+		// siblings with the same last segment.
 		r.node = newRestoredNode(r, p, now)
 		attach[p] = append(attach[p], r.node)
 		return nil
