@@ -37,8 +37,13 @@ type Record struct {
 	From, To     string
 	Listener     string
 	PayloadTag   string
-	Envelope     []byte
-	Diagnostics  []xmlpipe.Diagnostic
+	// Envelope is the canonical envelope (or the clipped raw input of a
+	// failure). The Journal may keep the slice after Record returns without
+	// copying it (the store commits it later): the pump builds it fresh for
+	// each message and never modifies it once handed over, and neither may
+	// the Journal nor anything else that shares it (events, context slots).
+	Envelope    []byte
+	Diagnostics []xmlpipe.Diagnostic
 }
 
 // Journal receives records. Record must not block the pump for long (the store

@@ -40,10 +40,12 @@ func (j storeJournal) Delivered(seq int64) {
 // failure before the envelope was understood has no thread or sender).
 const unknownField = "-"
 
-// entryOf converts a pump record to a journal entry. A record without
-// envelope bytes (a handler failure, a dead letter produced inside the pump)
-// is journaled as a small <record> document holding its kind, parties and
-// diagnostics, since every journal row carries bytes.
+// entryOf converts a pump record to a journal entry. The envelope bytes are
+// handed to the store without a copy: the pump never modifies them once
+// recorded (pump.Record.Envelope). A record without envelope bytes (a
+// handler failure, a dead letter produced inside the pump) is journaled as
+// a small <record> document holding its kind, parties and diagnostics,
+// since every journal row carries bytes.
 func entryOf(r pump.Record) store.Entry {
 	e := store.Entry{
 		Time:         r.Time,

@@ -9,17 +9,6 @@ var journalInsert = newRowStatement(`INSERT INTO journal (seq, time_ns, thread, 
 	from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics) VALUES `,
 	`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 13)
 
-// deliveryInsert records delivery marks for the listed seqs that are in the
-// journal; marks already present are kept (first delivery wins).
-var deliveryInsert = newRowStatement(`INSERT OR IGNORE INTO journal_deliveries (seq, delivered_at)
-	SELECT v.column1, v.column2 FROM (VALUES `, `(?, ?)`, `) AS v JOIN journal AS j ON j.seq = v.column1`, 2)
-
-// unmarkedSeqs selects, among the listed seqs, those with neither a
-// delivery mark nor a tombstone: seqs that were never journaled.
-var unmarkedSeqs = newRowStatement(`SELECT v.column1 FROM (VALUES `, `(?)`, `) AS v
-	WHERE NOT EXISTS (SELECT 1 FROM journal_deliveries AS d WHERE d.seq = v.column1)
-	AND NOT EXISTS (SELECT 1 FROM journal_tombstones AS t WHERE t.seq = v.column1)`, 1)
-
 // pending is what a transaction has accumulated since its last ordered op
 // (opFunc): journal appends, delivery marks and kernel-state writes, each
 // applied as multi-row statements when the run ends. Appends are applied
@@ -30,7 +19,6 @@ type pending struct {
 	marks   []*op
 	kernel  kernelWrites
 	args    []any
-	seen    map[int64]struct{}
 }
 
 // reset empties p for the next run, keeping its storage.
@@ -114,52 +102,29 @@ func (w *writer) insertEntries(p *pending) error {
 		e := &o.entry
 		args = append(args, e.Seq, e.Time.UnixNano(), e.Thread, e.Conversation, e.Direction.String(), e.Kind.String(),
 			e.From, e.To, e.Listener, e.PayloadTag, e.SHA256[:], e.Bytes, e.Diagnostics)
+		w.listeners.note(e.Listener)
+		w.deliveries.appended(e)
 	}
 	p.args = args
 	if _, err := w.execRows(journalInsert, len(p.appends), args); err != nil {
 		return fmt.Errorf("store: %s: insert journal entry: %w", groupName(p.appends, "append"), err)
 	}
+	if err := w.registerListeners(); err != nil {
+		return fmt.Errorf("store: %s: %w", groupName(p.appends, "append"), err)
+	}
 	return nil
 }
 
-// insertMarks records the gathered delivery marks in bulk. When fewer rows
-// were inserted than distinct seqs were marked, the rest must be already
-// marked or pruned (tombstoned); a seq that is neither was never journaled,
-// and the batch fails with ErrNotFound (its ops are then retried one by one,
-// so only that mark fails).
+// insertMarks records the gathered delivery marks with the writer's
+// delivery tracker (deliveries.go); they are persisted when the transaction
+// ends. A mark of a seq that was never journaled fails the batch with
+// ErrNotFound (its ops are then retried one by one, so only that mark
+// fails).
 func (w *writer) insertMarks(p *pending) error {
-	if len(p.marks) == 0 {
-		return nil
-	}
-	if p.seen == nil {
-		p.seen = make(map[int64]struct{})
-	}
-	clear(p.seen)
-	args := p.args[:0]
 	for _, o := range p.marks {
-		args = append(args, o.seq, o.at)
-		p.seen[o.seq] = struct{}{}
-	}
-	p.args = args
-	name := groupName(p.marks, "mark delivered")
-	n, err := w.execRows(deliveryInsert, len(p.marks), args)
-	if err != nil {
-		return fmt.Errorf("store: %s: %w", name, err)
-	}
-	if n == int64(len(p.seen)) {
-		return nil
-	}
-	args = args[:0]
-	for seq := range p.seen {
-		args = append(args, seq)
-	}
-	p.args = args
-	unknown, err := w.queryRows(unmarkedSeqs, len(args), args)
-	if err != nil {
-		return fmt.Errorf("store: %s: %w", name, err)
-	}
-	if len(unknown) > 0 {
-		return fmt.Errorf("store: %s: %w: journal seq %d", name, ErrNotFound, unknown[0])
+		if err := w.deliveries.deliver(o.seq, o.at); err != nil {
+			return fmt.Errorf("store: %s: %w", groupName(p.marks, "mark delivered"), err)
+		}
 	}
 	return nil
 }

@@ -13,7 +13,9 @@
 // The journal is append-only: rows are inserted, never updated, and the
 // retention sweep deletes a row only after recording a tombstone for its
 // sequence number, so Verify can tell pruning from loss. Database triggers
-// enforce both rules.
+// enforce both rules. Sweeps walk the journal in seq order from a cursor
+// per listener (retention_walk.go); delivery marks are a watermark plus the
+// deliveries made out of order above it (deliveries.go).
 //
 // Package store imports nothing else from xmlpipe; callers adapt their
 // in-memory types to the plain row types defined here.

@@ -109,7 +109,8 @@ type Entry struct {
 	PayloadTag string
 	// SHA256 is the digest of Bytes; Append computes it when it is zero.
 	SHA256 [32]byte
-	// Bytes holds the exclusive-C14N envelope (required, non-empty).
+	// Bytes holds the exclusive-C14N envelope (required, non-empty). Append
+	// takes ownership of it: the caller must not modify it afterwards.
 	Bytes []byte
 	// Diagnostics records repairs and validation details.
 	Diagnostics string

@@ -88,3 +88,21 @@ func flush(t testing.TB, s *Store) {
 
 // sha256Of returns the SHA-256 of b.
 func sha256Of(b []byte) [32]byte { return sha256.Sum256(b) }
+
+// deliveredSeqs returns, in order, the journaled messages to a listener
+// that are delivered (at or below the watermark, or marked above it).
+func deliveredSeqs(t testing.TB, s *Store) []int64 {
+	t.Helper()
+	rows, err := s.rdb.Query(`SELECT j.seq FROM journal AS j WHERE j.kind = 'message' AND j.listener <> ''
+		AND ` + deliveredExpr + ` ORDER BY j.seq`)
+	must(t, err)
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var seq int64
+		must(t, rows.Scan(&seq))
+		out = append(out, seq)
+	}
+	must(t, rows.Err())
+	return out
+}

@@ -1,18 +1,17 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"fmt"
 )
 
-// prepareEntry stamps, hashes, copies and validates e for the writer.
+// prepareEntry stamps, hashes and validates e for the writer. It does not
+// copy e.Bytes: the appends take ownership of it.
 func (s *Store) prepareEntry(e Entry) (Entry, error) {
 	if e.Time.IsZero() {
 		e.Time = s.opts.Clock()
 	}
-	e.Bytes = bytes.Clone(e.Bytes)
 	if e.SHA256 == ([32]byte{}) {
 		e.SHA256 = sha256.Sum256(e.Bytes)
 	}
@@ -24,10 +23,12 @@ func (s *Store) prepareEntry(e Entry) (Entry, error) {
 }
 
 // Append enqueues e for the journal and returns without waiting for the
-// commit. It stamps Time from Options.Clock when zero, computes SHA256 when
-// zero (a non-zero SHA256 is trusted; Verify checks it) and copies Bytes, so
-// the caller may reuse the slice. It blocks only while the queue is full. It
-// returns an ErrInvalid error for an entry missing a required field and
+// commit. It stamps Time from Options.Clock when zero and computes SHA256
+// when zero (a non-zero SHA256 is trusted; Verify checks it). Append takes
+// ownership of e.Bytes without copying it: the writer reads the slice until
+// the entry is committed, so the caller must not modify it after the call
+// (pass a copy to reuse a buffer). It blocks only while the queue is full.
+// It returns an ErrInvalid error for an entry missing a required field and
 // ErrClosed after Close; commit errors surface in the next Flush or Close.
 func (s *Store) Append(e Entry) error {
 	_, err := s.AppendSeq(e)
@@ -52,8 +53,8 @@ func (s *Store) AppendSeq(e Entry) (int64, error) {
 	return o.entry.Seq, nil
 }
 
-// AppendSync journals e like Append and waits for the commit, returning the
-// assigned sequence number. Concurrent callers share commits. If ctx ends
+// AppendSync journals e like Append (taking ownership of e.Bytes) and waits
+// for the commit, returning the assigned sequence number. Concurrent callers share commits. If ctx ends
 // before the commit is confirmed the entry may still be committed.
 func (s *Store) AppendSync(ctx context.Context, e Entry) (int64, error) {
 	e, err := s.prepareEntry(e)
@@ -63,11 +64,13 @@ func (s *Store) AppendSync(ctx context.Context, e Entry) (int64, error) {
 	return s.call(ctx, op{kind: opAppend, name: "append", entry: e})
 }
 
-// MarkDelivered enqueues a delivery mark for seq; prune_on_delivery
-// retention deletes delivered entries. The journal row itself is never
-// edited: marks live in their own table. Marking a seq that was already
-// pruned or marked is a no-op; marking a seq that was never journaled is an
-// asynchronous ErrNotFound.
+// MarkDelivered enqueues a delivery mark for seq, a message that reached a
+// listener (an entry Undelivered reports); prune_on_delivery retention
+// deletes delivered entries. The journal row itself is never edited: marks
+// live in their own table. Marking a seq that was already pruned or marked,
+// or an entry that is not a message to a listener (nothing delivers those),
+// is a no-op; marking a seq that was never journaled is an asynchronous
+// ErrNotFound.
 func (s *Store) MarkDelivered(seq int64) error {
 	if seq <= 0 {
 		return fmt.Errorf("%w: delivery mark for seq %d", ErrInvalid, seq)

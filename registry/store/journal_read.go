@@ -266,6 +266,5 @@ func scanThreadSummary(rows *sql.Rows) (ThreadSummary, error) {
 // reached a listener (Listener set) and have no delivery mark: after a
 // restart these are the messages whose handling may not have finished.
 func (r *Reader) Undelivered() ([]Entry, error) {
-	return r.queryEntries(`SELECT ` + entryColumns + ` FROM journal AS j WHERE kind = 'message' AND listener <> ''
-		AND NOT EXISTS (SELECT 1 FROM journal_deliveries AS d WHERE d.seq = j.seq) ORDER BY seq`)
+	return r.queryEntries(`SELECT ` + entryColumns + ` FROM journal AS j WHERE ` + undeliveredWhere + ` ORDER BY seq`)
 }

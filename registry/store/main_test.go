@@ -18,6 +18,7 @@ const (
 	envChildDir  = "XMLPIPE_STORE_TEST_DIR"
 	childLock    = "lock"
 	childAppend  = "append"
+	childDeliver = "deliver"
 	childOKExit  = 0
 	childBadExit = 3
 )
@@ -30,6 +31,8 @@ func TestMain(m *testing.M) {
 		os.Exit(lockChild(os.Getenv(envChildDir)))
 	case childAppend:
 		os.Exit(appendChild(os.Getenv(envChildDir)))
+	case childDeliver:
+		os.Exit(deliverChild(os.Getenv(envChildDir)))
 	}
 	os.Exit(m.Run())
 }

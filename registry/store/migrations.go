@@ -14,7 +14,14 @@ var migrations = []migration{
 	{version: 1, name: "journal", sql: migrationJournal},
 	{version: 2, name: "kernel state, users and sessions", sql: migrationKernel},
 	{version: 3, name: "partitioned thread and conversation lookups", sql: migrationPartitionedLookups},
+	{version: 4, name: "cheaper journal checks, retention in seq order, delivery watermark", sql: migrationV4},
 }
+
+// migrationV4 adds the journal listeners and their sweep cursors
+// (journal_listeners.go) and the delivery watermark (deliveries.go), then
+// rebuilds the journal with cheaper CHECK constraints and without the
+// (listener, time_ns) index (journal_checks.go).
+var migrationV4 = journalListenersV4 + deliveryWatermarkV4 + journalRebuildV4
 
 // migrationJournal creates the append-only journal, its tombstones, delivery
 // marks and high-water mark. Triggers make the journal append-only and allow

@@ -69,11 +69,22 @@ type RetentionFunc func(listener string) Retention
 // row. The time comes from Options.Clock. It returns how many entries it
 // deleted; an invalid policy skips that listener and is reported in the
 // error.
+//
+// Sweeps walk the journal in seq order from a cursor per listener
+// (retention_walk.go), so each reads only what was journaled or expired
+// since the previous one. retain_days never deletes an entry younger than
+// its window; an expired entry journaled after a younger one (a clock step
+// back) is deleted once every entry journaled before it has expired too.
+// prune_on_delivery deletes delivered messages (MarkDelivered); the
+// listener's other entries are never delivered and are kept. Concurrent
+// sweeps run one after the other.
 func (s *Store) Sweep(ctx context.Context, policy RetentionFunc) (int, error) {
 	if err := s.readable(); err != nil {
 		return 0, err
 	}
-	listeners, err := s.journalListeners(ctx)
+	s.sweepMu.Lock()
+	defer s.sweepMu.Unlock()
+	cursors, err := s.sweepCursors(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -82,16 +93,16 @@ func (s *Store) Sweep(ctx context.Context, policy RetentionFunc) (int, error) {
 		deleted int
 		errs    []error
 	)
-	for _, l := range listeners {
-		r := policy(l)
+	for _, c := range cursors {
+		r := policy(c.listener)
 		if err := r.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("listener %q: %w", l, err))
+			errs = append(errs, fmt.Errorf("listener %q: %w", c.listener, err))
 			continue
 		}
-		n, err := s.sweepListener(ctx, l, r, now)
+		n, err := s.sweepListener(ctx, c, r, now)
 		deleted += n
 		if err != nil {
-			errs = append(errs, fmt.Errorf("listener %q: %w", l, err))
+			errs = append(errs, fmt.Errorf("listener %q: %w", c.listener, err))
 			if ctx.Err() != nil || errors.Is(err, ErrClosed) {
 				break
 			}
@@ -106,66 +117,19 @@ func (s *Store) Sweep(ctx context.Context, policy RetentionFunc) (int, error) {
 	return deleted, nil
 }
 
-// journalListeners lists the distinct listeners with journal rows.
-func (s *Store) journalListeners(ctx context.Context) ([]string, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT DISTINCT listener FROM journal`)
-	if err != nil {
-		return nil, fmt.Errorf("store: sweep: list listeners: %w", err)
+// sweepListener applies r to the entries of c's listener.
+func (s *Store) sweepListener(ctx context.Context, c sweepCursor, r Retention, now time.Time) (int, error) {
+	rule, ok, err := s.sweepRuleFor(ctx, c, r, now)
+	if err != nil || !ok {
+		return 0, err
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var l string
-		if err := rows.Scan(&l); err != nil {
-			return nil, fmt.Errorf("store: sweep: list listeners: %w", err)
-		}
-		out = append(out, l)
-	}
-	return out, rows.Err()
+	return s.walk(ctx, c, rule, now.UnixNano())
 }
 
-// sweepListener deletes one listener's expired entries in chunks, each
-// chunk one writer transaction.
-func (s *Store) sweepListener(ctx context.Context, listener string, r Retention, now time.Time) (int, error) {
-	var query string
-	var args []any
-	switch r.Policy {
-	case "", RetainForever:
-		return 0, nil
-	case PruneOnDelivery:
-		query = `SELECT j.seq FROM journal AS j JOIN journal_deliveries AS d ON d.seq = j.seq
-			WHERE j.listener = ? ORDER BY j.seq LIMIT ?`
-		args = []any{listener, s.sweepChunk}
-	case RetainDays:
-		cutoff := now.Add(-time.Duration(r.Days) * 24 * time.Hour)
-		query = `SELECT seq FROM journal WHERE listener = ? AND time_ns < ? ORDER BY seq LIMIT ?`
-		args = []any{listener, cutoff.UnixNano(), s.sweepChunk}
-	}
-	reason := r.String()
-	at := now.UnixNano()
-	total := 0
-	for {
-		n, err := s.do(ctx, "sweep", func(w *writer) (int64, error) {
-			seqs, err := w.queryInt64s(query, args...)
-			if err != nil {
-				return 0, err
-			}
-			for _, seq := range seqs {
-				if err := w.deleteEntry(seq, at, reason); err != nil {
-					return 0, err
-				}
-			}
-			return int64(len(seqs)), nil
-		})
-		total += int(n)
-		if err != nil || n < int64(s.sweepChunk) {
-			return total, err
-		}
-	}
-}
-
-// deleteEntry tombstones and deletes one journal row and its delivery mark.
+// deleteEntry tombstones and deletes one journal row and its delivery mark;
+// an undelivered entry is no longer waited for.
 func (w *writer) deleteEntry(seq, at int64, reason string) error {
+	w.deliveries.drop(seq)
 	if _, err := w.exec(`INSERT INTO journal_tombstones (seq, deleted_at, reason) VALUES (?, ?, ?)`, seq, at, reason); err != nil {
 		return fmt.Errorf("tombstone seq %d: %w", seq, err)
 	}

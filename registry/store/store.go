@@ -50,6 +50,9 @@ type Store struct {
 	done    chan struct{} // closed when Close begins; stops sweepers
 
 	sweepers sync.WaitGroup
+	// sweepMu runs sweeps one at a time: a sweep reads the listeners'
+	// cursors, then advances them.
+	sweepMu sync.Mutex
 
 	errMu     sync.Mutex
 	asyncErrs []error
@@ -149,6 +152,11 @@ func (s *Store) open() error {
 		return fmt.Errorf("store: read journal high-water mark: %w", err)
 	}
 	s.nextSeq = next
+	deliveries, err := loadDeliveries(ctx, conn, next-1)
+	if err != nil {
+		conn.Close()
+		return err
+	}
 	s.w = &writer{
 		conn:     conn,
 		stmts:    make(map[string]*sql.Stmt),
@@ -162,6 +170,8 @@ func (s *Store) open() error {
 		exited:   make(chan struct{}),
 		batch:    make([]op, 0, s.opts.BatchRows),
 		ctx:      context.Background(),
+
+		deliveries: deliveries,
 	}
 	return nil
 }

@@ -65,7 +65,8 @@ const progressEvery = 1024
 // Verify checks the committed journal in one read snapshot: every sequence
 // number from 1 to the high-water mark is either a row or a tombstone (never
 // both), every row's SHA-256 matches its bytes, no row lacks a required
-// field, and SQLite's quick_check passes. progress, when not nil, is called
+// field, the delivery watermark is not above the high-water mark, and
+// SQLite's quick_check passes. progress, when not nil, is called
 // with (done, total) as rows and tombstones are checked. The error is for
 // failures to read; findings are in the Report.
 func (r *Reader) Verify(ctx context.Context, progress func(done, total int64)) (Report, error) {
@@ -87,9 +88,15 @@ func verify(ctx context.Context, db *sql.DB, progress func(done, total int64)) (
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
 
+	var delivered int64
 	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM journal), (SELECT count(*) FROM journal_tombstones),
-		(SELECT high_seq FROM journal_state WHERE id = 1)`).Scan(&rep.Rows, &rep.Tombstones, &rep.HighSeq); err != nil {
+		(SELECT high_seq FROM journal_state WHERE id = 1), `+watermarkExpr).
+		Scan(&rep.Rows, &rep.Tombstones, &rep.HighSeq, &delivered); err != nil {
 		return rep, fmt.Errorf("store: verify: count: %w", err)
+	}
+	if delivered > rep.HighSeq {
+		rep.Faults = append(rep.Faults, Fault{Kind: FaultHighWater, Seq: delivered,
+			Detail: fmt.Sprintf("delivery watermark %d exceeds the high-water mark %d", delivered, rep.HighSeq)})
 	}
 	total := rep.Rows + rep.Tombstones
 	rows, err := tx.QueryContext(ctx, `SELECT seq, 0, time_ns, thread, direction, kind, from_name, sha256, bytes FROM journal

@@ -57,6 +57,11 @@ func TestVerify(t *testing.T) {
 			want:   []Fault{{Kind: FaultTombstoned, Seq: 2}},
 		},
 		{
+			name:   "delivery watermark beyond the high-water mark",
+			tamper: []string{`UPDATE journal_state SET delivered_seq = 99 WHERE id = 1`},
+			want:   []Fault{{Kind: FaultHighWater, Seq: 99}},
+		},
+		{
 			name:   "row beyond the high-water mark",
 			tamper: []string{`INSERT INTO journal SELECT 11, time_ns, thread, conversation, direction, kind, from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics FROM journal WHERE seq = 1`},
 			want:   []Fault{{Kind: FaultHighWater, Seq: 11}},

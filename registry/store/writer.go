@@ -73,7 +73,11 @@ type writer struct {
 	exited   chan struct{}
 	batch    []op
 	pending  pending
-	ctx      context.Context
+	// listeners tracks the registered journal listeners.
+	listeners journalListeners
+	// deliveries tracks the delivery watermark and the undelivered entries.
+	deliveries deliveryTracker
+	ctx        context.Context
 }
 
 // counters are the Store's statistics, updated atomically.
@@ -278,14 +282,18 @@ func (w *writer) commit(batch []op) {
 	w.finish(batch, nil)
 }
 
-// tx runs ops in one transaction, updating the journal high-water mark.
+// tx runs ops in one transaction, updating the journal high-water mark and
+// the delivery watermark.
 func (w *writer) tx(ops []op) (err error) {
 	if _, err := w.exec(`BEGIN IMMEDIATE`); err != nil {
 		w.counters.rollbacks.Add(1)
 		return fmt.Errorf("store: begin: %w", err)
 	}
+	w.deliveries.begin()
 	defer func() {
 		if err != nil {
+			w.listeners.rolledBack()
+			w.deliveries.rollback()
 			if _, rerr := w.exec(`ROLLBACK`); rerr != nil && !isNoTransaction(rerr) {
 				w.log.Error("store: rollback failed", "err", rerr)
 			}
@@ -296,14 +304,21 @@ func (w *writer) tx(ops []op) (err error) {
 	if err != nil {
 		return err
 	}
-	if high > 0 {
-		if _, err = w.exec(`UPDATE journal_state SET high_seq = max(high_seq, ?) WHERE id = 1`, high); err != nil {
+	moved, err := w.persistDeliveries()
+	if err != nil {
+		return err
+	}
+	if high > 0 || moved {
+		if _, err = w.exec(`UPDATE journal_state SET high_seq = max(high_seq, ?), delivered_seq = ? WHERE id = 1`,
+			high, w.deliveries.mark); err != nil {
 			return fmt.Errorf("store: update high-water mark: %w", err)
 		}
 	}
 	if _, err = w.exec(`COMMIT`); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
+	w.listeners.committed()
+	w.deliveries.commit()
 	w.counters.commits.Add(1)
 	w.counters.committed.Add(int64(applied))
 	if w.onCommit != nil {
@@ -371,7 +386,9 @@ func (w *writer) tombstoneFailed(seq int64, cause error) {
 	}
 	if _, err := w.exec(`COMMIT`); err != nil {
 		fail(err)
+		return
 	}
+	w.deliveries.high = max(w.deliveries.high, seq)
 }
 
 // close finalises the prepared statements.

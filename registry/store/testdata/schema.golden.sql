@@ -1,9 +1,6 @@
 -- index journal_conversation_part
 CREATE INDEX journal_conversation_part ON journal ((seq >> 10), conversation);
 
--- index journal_listener_time
-CREATE INDEX journal_listener_time ON journal (listener, time_ns);
-
 -- index journal_thread_part
 CREATE INDEX journal_thread_part ON journal ((seq >> 10), thread);
 
@@ -22,8 +19,8 @@ CREATE TABLE journal (
 	time_ns      INTEGER NOT NULL,
 	thread       TEXT    NOT NULL,
 	conversation TEXT    NOT NULL DEFAULT '',
-	direction    TEXT    NOT NULL CHECK (direction IN ('inbound', 'outbound')),
-	kind         TEXT    NOT NULL CHECK (kind IN ('message', 'huh', 'system-error', 'dead-letter')),
+	direction    TEXT    NOT NULL CHECK (direction = 'inbound' OR direction = 'outbound'),
+	kind         TEXT    NOT NULL CHECK (kind = 'message' OR kind = 'huh' OR kind = 'system-error' OR kind = 'dead-letter'),
 	from_name    TEXT    NOT NULL,
 	to_name      TEXT    NOT NULL DEFAULT '',
 	listener     TEXT    NOT NULL DEFAULT '',
@@ -40,11 +37,17 @@ CREATE TABLE journal_deliveries (
 	delivered_at INTEGER NOT NULL
 );
 
+-- table journal_listeners
+CREATE TABLE journal_listeners (
+	listener  TEXT    PRIMARY KEY,
+	swept_seq INTEGER NOT NULL DEFAULT 0 CHECK (swept_seq >= 0)
+) WITHOUT ROWID;
+
 -- table journal_state
 CREATE TABLE journal_state (
 	id       INTEGER PRIMARY KEY CHECK (id = 1),
 	high_seq INTEGER NOT NULL
-);
+, delivered_seq INTEGER NOT NULL DEFAULT 0);
 
 -- table journal_tombstones
 CREATE TABLE journal_tombstones (

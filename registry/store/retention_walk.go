@@ -1,0 +1,249 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// The retention sweep walks each listener's journal entries in seq order,
+// from the listener's sweep cursor (journal_listeners.swept_seq), without an
+// index on the listener: the journal is keyed by seq, and entries are
+// appended in time order, so what a policy deletes is, but for stragglers, a
+// seq prefix of the listener's entries.
+//
+//   - retain_days(N): a binary search on time over seq finds the cut, the
+//     first entry not older than N days (cutSeq); the walk deletes the
+//     listener's older entries before it.
+//   - prune_on_delivery: the walk runs to the newest entry and deletes the
+//     listener's delivered messages.
+//
+// An entry the policy keeps for now (a retain_days entry younger than the
+// window, an undelivered message) stops the cursor: the next sweep looks at
+// it again, and the walk goes on past it. Entries the policy keeps for good
+// (prune_on_delivery keeps entries other than messages, which are never
+// delivered) do not. So every entry below the cursor is gone or kept for
+// good, each sweep reads only the entries journaled or expired since the
+// previous one, and the walk never reads the whole journal again.
+
+// verdict is what a sweep does with one journal entry.
+type verdict uint8
+
+const (
+	// keepForGood keeps the entry; the cursor may pass it.
+	keepForGood verdict = iota
+	// keepForNow keeps the entry; the cursor stops before it.
+	keepForNow
+	// expire deletes the entry.
+	expire
+)
+
+// sweptEntry is what the walk reads of one journal entry.
+type sweptEntry struct {
+	seq       int64
+	timeNS    int64
+	message   bool // kind is message
+	delivered bool // delivered, if a message (prune_on_delivery only)
+}
+
+// sweepRule is one listener's policy as the walk applies it.
+type sweepRule struct {
+	reason string // tombstone reason
+	end    int64  // the walk covers seqs up to end
+	judge  func(e sweptEntry) verdict
+	// query reads the next entries of the listener: arguments after, end,
+	// listener, limit.
+	query string
+}
+
+// The walk's queries: the listener's entries in (after, end], in seq order.
+const (
+	walkByTime = `SELECT seq, time_ns, kind = 'message', 0 FROM journal
+		WHERE seq > ?1 AND seq <= ?2 AND listener = ?3 ORDER BY seq LIMIT ?4`
+	walkByDelivery = `SELECT seq, time_ns, kind = 'message', ` + deliveredExpr + ` FROM journal AS j
+		WHERE seq > ?1 AND seq <= ?2 AND listener = ?3 ORDER BY seq LIMIT ?4`
+)
+
+// sweepRuleFor returns the walk of policy r for the listener of c at now;
+// ok is false for retain_forever.
+func (s *Store) sweepRuleFor(ctx context.Context, c sweepCursor, r Retention, now time.Time) (rule sweepRule, ok bool, err error) {
+	switch r.Policy {
+	case PruneOnDelivery:
+		end, err := s.queryInt(`SELECT coalesce(max(seq), 0) FROM journal`)
+		if err != nil {
+			return sweepRule{}, false, err
+		}
+		markable := c.listener != ""
+		return sweepRule{reason: r.String(), end: end, query: walkByDelivery,
+			judge: func(e sweptEntry) verdict {
+				switch {
+				case !e.message || !markable:
+					return keepForGood
+				case e.delivered:
+					return expire
+				default:
+					return keepForNow
+				}
+			}}, true, nil
+	case RetainDays:
+		cutoff := now.Add(-time.Duration(r.Days) * 24 * time.Hour).UnixNano()
+		cut, err := s.cutSeq(ctx, c.swept, cutoff)
+		if err != nil {
+			return sweepRule{}, false, err
+		}
+		return sweepRule{reason: r.String(), end: cut - 1, query: walkByTime,
+			judge: func(e sweptEntry) verdict {
+				if e.timeNS < cutoff {
+					return expire
+				}
+				return keepForNow
+			}}, true, nil
+	default:
+		return sweepRule{}, false, nil
+	}
+}
+
+// cutSeq returns the cut of a retain_days sweep: the smallest seq p > after
+// such that the first journal entry at or after p is not older than cutoff
+// (Unix ns), or the newest seq + 1 when there is none. Entries are journaled
+// in time order, so the entries before the cut are older than cutoff; it is
+// found by binary search over seq, about log2(journal rows) primary-key
+// probes. Entries out of time order only move the cut: the walk still
+// checks each entry's time.
+func (s *Store) cutSeq(ctx context.Context, after, cutoff int64) (int64, error) {
+	var cut int64
+	err := s.read(func(db *sql.DB) error {
+		tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback() //nolint:errcheck // read-only
+		var high int64
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM journal`).Scan(&high); err != nil {
+			return err
+		}
+		probe, err := tx.PrepareContext(ctx, `SELECT seq, time_ns FROM journal WHERE seq >= ? ORDER BY seq LIMIT 1`)
+		if err != nil {
+			return err
+		}
+		defer probe.Close()
+		lo, hi := after+1, high+1
+		for lo < hi {
+			mid := lo + (hi-lo)/2
+			var seq, ns int64
+			switch err := probe.QueryRowContext(ctx, mid).Scan(&seq, &ns); {
+			case err == sql.ErrNoRows:
+				hi = mid
+			case err != nil:
+				return err
+			case ns >= cutoff:
+				hi = mid
+			default:
+				lo = seq + 1
+			}
+		}
+		cut = lo
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: sweep: find the retention cut: %w", err)
+	}
+	return cut, nil
+}
+
+// walk applies rule to the entries of c's listener after its cursor, in
+// chunks of s.sweepChunk entries, each chunk's deletions (tombstoned at
+// at, Unix ns) and cursor advance one writer transaction. The entries are read on the read pool, so a long
+// walk past other listeners' entries does not hold the writer. It returns
+// how many entries it deleted.
+func (s *Store) walk(ctx context.Context, c sweepCursor, rule sweepRule, at int64) (int, error) {
+	var (
+		total   int
+		from    = c.swept
+		stopped = int64(-1) // the first entry kept for now: the cursor stays below it
+		chunk   []sweptEntry
+		dead    []int64
+	)
+	for from < rule.end {
+		var err error
+		chunk, err = s.readSweptEntries(ctx, rule.query, from, rule.end, c.listener, chunk[:0])
+		if err != nil {
+			return total, err
+		}
+		dead = dead[:0]
+		for _, e := range chunk {
+			switch rule.judge(e) {
+			case expire:
+				dead = append(dead, e.seq)
+			case keepForNow:
+				if stopped < 0 {
+					stopped = e.seq
+				}
+			}
+		}
+		last := rule.end
+		if len(chunk) == s.sweepChunk {
+			last = chunk[len(chunk)-1].seq
+		}
+		cursor := last
+		if stopped >= 0 {
+			cursor = min(cursor, stopped-1)
+		}
+		if len(dead) > 0 || cursor > c.swept {
+			n, err := s.deleteSwept(ctx, c.listener, dead, cursor, rule.reason, at)
+			total += n
+			if err != nil {
+				return total, err
+			}
+			c.swept = max(c.swept, cursor)
+		}
+		from = last
+	}
+	return total, nil
+}
+
+// readSweptEntries reads up to s.sweepChunk entries of listener in
+// (after, end] with query, appending them to out.
+func (s *Store) readSweptEntries(ctx context.Context, query string, after, end int64, listener string,
+	out []sweptEntry) ([]sweptEntry, error) {
+	err := s.read(func(db *sql.DB) error {
+		rows, err := db.QueryContext(ctx, query, after, end, listener, s.sweepChunk)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e sweptEntry
+			if err := rows.Scan(&e.seq, &e.timeNS, &e.message, &e.delivered); err != nil {
+				return err
+			}
+			out = append(out, e)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: sweep: read journal: %w", err)
+	}
+	return out, nil
+}
+
+// deleteSwept deletes the entries dead with a tombstone giving reason and
+// time at, and advances listener's cursor to cursor (it never moves back),
+// in one writer transaction.
+func (s *Store) deleteSwept(ctx context.Context, listener string, dead []int64, cursor int64, reason string,
+	at int64) (int, error) {
+	n, err := s.do(ctx, "sweep", func(w *writer) (int64, error) {
+		for _, seq := range dead {
+			if err := w.deleteEntry(seq, at, reason); err != nil {
+				return 0, err
+			}
+		}
+		if _, err := w.exec(`UPDATE journal_listeners SET swept_seq = ?2 WHERE listener = ?1 AND swept_seq < ?2`,
+			listener, cursor); err != nil {
+			return 0, fmt.Errorf("advance the sweep cursor: %w", err)
+		}
+		return int64(len(dead)), nil
+	})
+	return int(n), err
+}
