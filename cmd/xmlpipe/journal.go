@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -62,6 +63,25 @@ func (f journalStoreFlags) open() (*store.Reader, error) {
 		return nil, fmt.Errorf("journal: data directory: %w", err)
 	}
 	return store.OpenReadOnly(dir)
+}
+
+// begin parses a journal subcommand's arguments (lo to hi positional ones)
+// and opens the store read-only. When ok is false the command ends with code:
+// usage was printed or the error reported as "xmlpipe <command>: …".
+func (f journalStoreFlags) begin(fs *flag.FlagSet, args []string, lo, hi int, stderr io.Writer) (pos []string, r *store.Reader, code int, ok bool) {
+	pos, code, ok = parseFlags(fs, args)
+	if !ok {
+		return nil, nil, code, false
+	}
+	if !wantArgs(fs, pos, lo, hi) {
+		return nil, nil, exitUsage, false
+	}
+	r, err := f.open()
+	if err != nil {
+		fmt.Fprintf(stderr, "xmlpipe %s: %v\n", fs.Name(), err)
+		return nil, nil, exitFailure, false
+	}
+	return pos, r, 0, true
 }
 
 // closeStore closes r, reporting a failure on stderr.

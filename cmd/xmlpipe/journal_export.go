@@ -22,17 +22,9 @@ func runJournalExport(_ context.Context, args []string, std streams) int {
 	fs := newFlags("journal export", "[--out DIR] [--data DIR] [--config organism.yaml]", std.err)
 	outDir := fs.String("out", "journal-export", "directory the documents are written to")
 	sf := addStoreFlags(fs)
-	pos, code, ok := parseFlags(fs, args)
+	_, s, code, ok := sf.begin(fs, args, 0, 0, std.err)
 	if !ok {
 		return code
-	}
-	if !wantArgs(fs, pos, 0, 0) {
-		return exitUsage
-	}
-	s, err := sf.open()
-	if err != nil {
-		fmt.Fprintln(std.err, "xmlpipe journal export:", err)
-		return exitFailure
 	}
 	defer closeStore(s, std.err)
 	threads, err := s.Threads(0, 0, store.ThreadFilter{})

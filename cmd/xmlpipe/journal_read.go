@@ -26,17 +26,9 @@ func runJournalTail(ctx context.Context, args []string, std streams) int {
 	follow := fs.Bool("f", false, "follow: print new entries as they are committed, until interrupted")
 	interval := fs.Duration("interval", store.DefaultFollowInterval, "with -f, how often to look for new entries")
 	sf := addStoreFlags(fs)
-	pos, code, ok := parseFlags(fs, args)
+	_, s, code, ok := sf.begin(fs, args, 0, 0, std.err)
 	if !ok {
 		return code
-	}
-	if !wantArgs(fs, pos, 0, 0) {
-		return exitUsage
-	}
-	s, err := sf.open()
-	if err != nil {
-		fmt.Fprintln(std.err, "xmlpipe journal tail:", err)
-		return exitFailure
 	}
 	defer closeStore(s, std.err)
 	entries, err := s.Tail(*n)
@@ -88,17 +80,9 @@ func orDash(s string) string {
 func runJournalThread(_ context.Context, args []string, std streams) int {
 	fs := newFlags("journal thread", "<uuid> [--data DIR] [--config organism.yaml]", std.err)
 	sf := addStoreFlags(fs)
-	pos, code, ok := parseFlags(fs, args)
+	pos, s, code, ok := sf.begin(fs, args, 1, 1, std.err)
 	if !ok {
 		return code
-	}
-	if !wantArgs(fs, pos, 1, 1) {
-		return exitUsage
-	}
-	s, err := sf.open()
-	if err != nil {
-		fmt.Fprintln(std.err, "xmlpipe journal thread:", err)
-		return exitFailure
 	}
 	defer closeStore(s, std.err)
 	entries, err := threadEntries(s, pos[0])

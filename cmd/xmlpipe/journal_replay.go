@@ -26,20 +26,13 @@ func runJournalReplay(ctx context.Context, args []string, std streams) int {
 	into := fs.String("into", "", "organism.yaml to replay into (default: --config, else ./organism.yaml or the embedded hello-world)")
 	timeout := fs.Duration("timeout", time.Minute, "bound on the whole replay")
 	sf := addStoreFlags(fs)
-	pos, code, ok := parseFlags(fs, args)
+	pos, r, code, ok := sf.begin(fs, args, 1, 1, std.err)
 	if !ok {
 		return code
-	}
-	if !wantArgs(fs, pos, 1, 1) {
-		return exitUsage
 	}
 	fail := func(err error) int {
 		fmt.Fprintln(std.err, "xmlpipe journal replay:", err)
 		return exitFailure
-	}
-	r, err := sf.open()
-	if err != nil {
-		return fail(err)
 	}
 	entries, err := conversationOf(r, pos[0])
 	closeStore(r, std.err)

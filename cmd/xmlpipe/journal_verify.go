@@ -11,17 +11,9 @@ import (
 func runJournalVerify(ctx context.Context, args []string, std streams) int {
 	fs := newFlags("journal verify", "[--data DIR] [--config organism.yaml]", std.err)
 	sf := addStoreFlags(fs)
-	pos, code, ok := parseFlags(fs, args)
+	_, s, code, ok := sf.begin(fs, args, 0, 0, std.err)
 	if !ok {
 		return code
-	}
-	if !wantArgs(fs, pos, 0, 0) {
-		return exitUsage
-	}
-	s, err := sf.open()
-	if err != nil {
-		fmt.Fprintln(std.err, "xmlpipe journal verify:", err)
-		return exitFailure
 	}
 	defer closeStore(s, std.err)
 	bar := newProgress(std.err, "verifying")
