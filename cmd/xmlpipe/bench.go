@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bench"
@@ -31,12 +32,13 @@ type benchStore struct {
 // temporary directory (--journal) and persisting the kernel registries there
 // too, as a durable organism does (--durable).
 func runBench(ctx context.Context, args []string, std streams) int {
-	fs := newFlags("bench", "[--duration 5s] [--injectors N] [--journal] [--durable] [--json]", std.err)
+	fs := newFlags("bench", "[--duration 5s] [--injectors N] [--journal] [--durable] [--json] [--cpuprofile FILE]", std.err)
 	duration := fs.Duration("duration", 5*time.Second, "length of the throughput phase")
 	injectors := fs.Int("injectors", 4, "goroutines injecting envelopes")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	withJournal := fs.Bool("journal", false, "journal every envelope to a SQLite store in a temporary directory")
 	durable := fs.Bool("durable", false, "like --journal, and persist threads, todo watchers and context slots too")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -66,6 +68,19 @@ func runBench(ctx context.Context, args []string, std streams) int {
 				return exitFailure
 			}
 		}
+	}
+	if *cpuProfile != "" {
+		pf, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
+			return exitFailure
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
+			return exitFailure
+		}
+		defer pprof.StopCPUProfile()
 	}
 	r, err := bench.Run(ctx, cfg)
 	if err != nil {

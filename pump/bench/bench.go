@@ -13,7 +13,6 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,12 +46,18 @@ type Config struct {
 
 // Result is what a run measured.
 type Result struct {
-	Envelopes         int64   `json:"envelopes"`
-	Seconds           float64 `json:"seconds"`
-	EnvelopesPerSec   float64 `json:"envelopes_per_sec"`
-	P50us             float64 `json:"p50_us"`
-	P99us             float64 `json:"p99_us"`
-	LatencyRate       float64 `json:"latency_phase_envelopes_per_sec"`
+	Envelopes       int64   `json:"envelopes"`
+	Seconds         float64 `json:"seconds"`
+	EnvelopesPerSec float64 `json:"envelopes_per_sec"`
+	P50us           float64 `json:"p50_us"`
+	P99us           float64 `json:"p99_us"`
+	LatencyRate     float64 `json:"latency_phase_envelopes_per_sec"`
+	// PreemptionsPerSec is how often per second the OS took a CPU away from
+	// one of the process's threads during the latency phase (involuntary
+	// context switches). On a 2-core machine each one can leave a thread that
+	// is mid-message off the CPU for a scheduler tick (4 ms), so the latency
+	// tail follows this number more than anything in the pump.
+	PreemptionsPerSec float64 `json:"preemptions_per_sec"`
 	AllocsPerEnvelope float64 `json:"allocs_per_envelope"`
 	BytesPerEnvelope  float64 `json:"bytes_per_envelope"`
 	CPUPerEnvelopeUs  float64 `json:"cpu_per_envelope_us"`
@@ -67,21 +72,17 @@ func (r Result) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "envelopes/s        %10.0f  (%d envelopes in %.2f s, %d cores, journal %v)\n", r.EnvelopesPerSec, r.Envelopes, r.Seconds, r.Cores, r.Journal)
 	fmt.Fprintf(&b, "latency p50 / p99  %7.1f µs / %.1f µs  (ingress→handler at %.0f envelopes/s)\n", r.P50us, r.P99us, r.LatencyRate)
+	fmt.Fprintf(&b, "preemptions/s      %10.0f  (the OS took a CPU from a pump thread, during the latency phase)\n", r.PreemptionsPerSec)
 	fmt.Fprintf(&b, "allocs/envelope    %10.1f  (%.0f B)\n", r.AllocsPerEnvelope, r.BytesPerEnvelope)
 	fmt.Fprintf(&b, "cpu/envelope       %8.1f µs  floor %.1f µs  ratio %.2f×\n", r.CPUPerEnvelopeUs, r.FloorUs, r.FloorRatio)
 	return b.String()
 }
 
-// flow is the two-hop organism under test with its timing probes.
+// flow is the two-hop organism under test with its timing probe.
 type flow struct {
-	p       *pump.Pump
-	sunk    atomic.Int64
-	record  atomic.Bool
-	mu      sync.Mutex
-	sent    map[int64]time.Time // seq → inject time
-	shouted map[int64]time.Time // seq → shouter emit time
-	lat     []time.Duration
-	sinkCh  chan struct{}
+	p     *pump.Pump
+	sunk  atomic.Int64
+	probe atomic.Pointer[probe] // set during the latency phase
 }
 
 func seqOf(msg string) int64 {
@@ -94,7 +95,7 @@ func seqOf(msg string) int64 {
 }
 
 func newFlow(cfg Config) (*flow, error) {
-	f := &flow{sent: map[int64]time.Time{}, shouted: map[int64]time.Time{}}
+	f := &flow{}
 	p, err := pump.New(pump.Options{Organism: "bench", Journal: cfg.Journal, Logger: cfg.Logger,
 		Threads: cfg.Threads, Todos: cfg.Todos, Context: cfg.Context,
 		MaxConcurrentPipelines: runtime.GOMAXPROCS(0) * 2, MaxConcurrentHandlers: 64, MaxInFlight: 2048})
@@ -110,33 +111,16 @@ func newFlow(cfg Config) (*flow, error) {
 		return nil, err
 	}
 	shout := xmlpipe.Typed(func(ctx context.Context, g *hello.GreetingResponse, md xmlpipe.Metadata) (xmlpipe.Response, error) {
-		if f.record.Load() {
-			now := time.Now()
+		if pr := f.probe.Load(); pr != nil {
 			seq := seqOf(g.Message)
-			f.mu.Lock()
-			if t0, ok := f.sent[seq]; ok {
-				f.lat = append(f.lat, now.Sub(t0))
-				delete(f.sent, seq)
-			}
-			f.mu.Unlock()
-			defer func() {
-				f.mu.Lock()
-				f.shouted[seq] = time.Now()
-				f.mu.Unlock()
-			}()
+			pr.shouting(seq)
+			defer pr.shouted(seq)
 		}
 		return hello.Shout(ctx, g, md)
 	})
 	sink := xmlpipe.Typed(func(_ context.Context, s *hello.ShoutedResponse, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
-		if f.record.Load() {
-			now := time.Now()
-			seq := seqOf(s.Message)
-			f.mu.Lock()
-			if t1, ok := f.shouted[seq]; ok {
-				f.lat = append(f.lat, now.Sub(t1))
-				delete(f.shouted, seq)
-			}
-			f.mu.Unlock()
+		if pr := f.probe.Load(); pr != nil {
+			pr.sunk(seqOf(s.Message))
 		}
 		f.sunk.Add(1)
 		return nil, nil
@@ -199,11 +183,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		for ctx.Err() == nil {
 			n := seq.Add(1)
 			raw := envelope(n, greeting)
-			if f.record.Load() {
-				f.mu.Lock()
-				f.sent[n] = time.Now()
-				f.mu.Unlock()
-			}
+			f.probe.Load().injected(n)
 			if err := f.p.Inject(ctx, raw, nil); err != nil {
 				if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 					return nil
@@ -275,18 +255,18 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	half := r.EnvelopesPerSec / 2 / 2 // conversations/s (2 envelopes each)
 	injectors := runtime.GOMAXPROCS(0)
 	pace := time.Duration(float64(time.Second) * float64(injectors) / half)
-	f.record.Store(true)
+	latFor := max(cfg.Duration/2, time.Second)
+	f.probe.Store(newProbe(seq.Load()+1, int(2*half*latFor.Seconds())+1024))
+	nivcsw0 := preemptions()
 	sunkL, tl := f.sunk.Load(), time.Now()
-	if err := phase(max(cfg.Duration/2, time.Second), injectors, pace); err != nil {
+	if err := phase(latFor, injectors, pace); err != nil {
 		return Result{}, err
 	}
 	drain()
-	f.record.Store(false)
-	r.LatencyRate = float64(2*(f.sunk.Load()-sunkL)) / time.Since(tl).Seconds()
-	f.mu.Lock()
-	lat := slices.Clone(f.lat)
-	f.mu.Unlock()
-	slices.Sort(lat)
+	latSecs := time.Since(tl).Seconds()
+	r.PreemptionsPerSec = float64(preemptions()-nivcsw0) / latSecs
+	r.LatencyRate = float64(2*(f.sunk.Load()-sunkL)) / latSecs
+	lat := f.probe.Swap(nil).latencies()
 	if len(lat) > 0 {
 		r.P50us = float64(lat[len(lat)/2].Nanoseconds()) / 1e3
 		r.P99us = float64(lat[len(lat)*99/100].Nanoseconds()) / 1e3
@@ -307,4 +287,13 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	r.FloorUs = float64(floor.Nanoseconds()) / 1e3
 	r.FloorRatio = r.CPUPerEnvelopeUs / r.FloorUs
 	return r, nil
+}
+
+// preemptions returns the process's involuntary context switches so far.
+func preemptions() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Nivcsw
 }
