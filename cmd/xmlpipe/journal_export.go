@@ -9,15 +9,19 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
+// exportPage is how many journal entries export reads per query.
+const exportPage = 2048
+
 // runJournalExport is `xmlpipe journal export [--out DIR]`: one XML document
 // per thread, <thread id=…><entry seq=… time=… direction=…>envelope</entry>…</thread>,
-// written to DIR/<thread>.xml.
+// written to DIR/<thread>.xml. It reads the journal once, in seq order,
+// holding only the threads still open at the current seq in memory, and
+// writes each document when its thread's last entry has been read.
 func runJournalExport(_ context.Context, args []string, std streams) int {
 	fs := newFlags("journal export", "[--out DIR] [--data DIR] [--config organism.yaml]", std.err)
 	outDir := fs.String("out", "journal-export", "directory the documents are written to")
@@ -27,32 +31,67 @@ func runJournalExport(_ context.Context, args []string, std streams) int {
 		return code
 	}
 	defer closeStore(s, std.err)
-	threads, err := s.Threads(0, 0, store.ThreadFilter{})
+	n, err := exportThreads(s, *outDir, exportPage, newProgress(std.err, "exporting journal"))
 	if err != nil {
 		fmt.Fprintln(std.err, "xmlpipe journal export:", err)
 		return exitFailure
 	}
-	if err := os.MkdirAll(*outDir, 0o755); err != nil {
-		fmt.Fprintln(std.err, "xmlpipe journal export:", err)
-		return exitFailure
-	}
-	slices.SortFunc(threads, func(a, b store.ThreadSummary) int { return a.First.Compare(b.First) })
-	bar := newProgress(std.err, "exporting threads")
-	for i, t := range threads {
-		entries, err := s.Thread(t.ID)
-		if err == nil {
-			err = os.WriteFile(filepath.Join(*outDir, safeName(t.ID)+".xml"), threadDocument(t.ID, entries), 0o644)
-		}
-		if err != nil {
-			bar.Done()
-			fmt.Fprintln(std.err, "xmlpipe journal export:", err)
-			return exitFailure
-		}
-		bar.Update(int64(i+1), int64(len(threads)))
-	}
-	bar.Done()
-	fmt.Fprintf(std.out, "%d thread(s) exported to %s\n", len(threads), *outDir)
+	fmt.Fprintf(std.out, "%d thread(s) exported to %s\n", n, *outDir)
 	return exitOK
+}
+
+// exportThreads writes one document per thread of the journal read by s into
+// dir, reading page entries per query, and returns how many it wrote.
+func exportThreads(s *store.Reader, dir string, page int, bar *progress) (int, error) {
+	defer bar.Done()
+	// The export covers the journal up to last; a running organism may append
+	// (and a retention sweep delete) meanwhile, so a thread whose recorded end
+	// lies beyond last, or was deleted, is written when the read stops.
+	last, err := s.LastSeq()
+	if err != nil {
+		return 0, err
+	}
+	ends, err := s.ThreadEnds()
+	if err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	open := map[string][]store.Entry{}
+	written := 0
+	for after := int64(0); after < last; {
+		entries, err := s.After(after, page)
+		if err != nil {
+			return written, err
+		}
+		if len(entries) == 0 {
+			break
+		}
+		for _, e := range entries {
+			if e.Seq > last {
+				break
+			}
+			open[e.Thread] = append(open[e.Thread], e)
+			if e.Seq < ends[e.Thread] {
+				continue
+			}
+			if err := os.WriteFile(filepath.Join(dir, safeName(e.Thread)+".xml"), threadDocument(e.Thread, open[e.Thread]), 0o644); err != nil {
+				return written, err
+			}
+			delete(open, e.Thread)
+			written++
+		}
+		after = entries[len(entries)-1].Seq
+		bar.Update(after, last)
+	}
+	for id, entries := range open {
+		if err := os.WriteFile(filepath.Join(dir, safeName(id)+".xml"), threadDocument(id, entries), 0o644); err != nil {
+			return written, err
+		}
+		written++
+	}
+	return written, nil
 }
 
 // threadDocument is the export of one thread.

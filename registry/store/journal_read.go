@@ -91,6 +91,39 @@ func (r *Reader) Conversation(id string) ([]Entry, error) {
 	return r.queryEntries(conversationLookup, id)
 }
 
+// ThreadEnds returns, for every thread of the journal (dead letters without a
+// thread under ""), the seq of its last committed entry, in one pass over the
+// journal. Reading the journal in seq order with After and closing each
+// thread at its last seq exports every thread without a lookup per thread.
+func (r *Reader) ThreadEnds() (map[string]int64, error) {
+	out := map[string]int64{}
+	err := r.read(func(db *sql.DB) error {
+		rows, err := db.QueryContext(context.Background(), `SELECT thread, max(seq) FROM journal GROUP BY thread`)
+		if err != nil {
+			return fmt.Errorf("store: thread ends: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				id   string
+				last int64
+			)
+			if err := rows.Scan(&id, &last); err != nil {
+				return fmt.Errorf("store: thread ends: %w", err)
+			}
+			out[id] = last
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("store: thread ends: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // Count returns the number of journal rows (pruned rows excluded).
 func (r *Reader) Count() (int64, error) {
 	return r.queryInt(`SELECT count(*) FROM journal`)

@@ -220,3 +220,26 @@ func TestReadOnlyAfterKill9(t *testing.T) {
 	must(t, r.Close())
 	checkAfterCrash(t, dir, confirmed) // and a writer still recovers the store afterwards
 }
+
+// TestThreadEnds: every thread (dead letters without one under "") maps to
+// the seq of its last entry.
+func TestThreadEnds(t *testing.T) {
+	s, _ := openTest(t, Options{})
+	got, err := s.ThreadEnds()
+	must(t, err)
+	if len(got) != 0 {
+		t.Fatalf("ThreadEnds of an empty journal = %v", got)
+	}
+	for i, th := range []string{"a", "b", "a", "c", "b", "a"} {
+		must(t, s.Append(testEntry(i, th)))
+	}
+	dead := testEntry(6, "")
+	dead.Kind, dead.Conversation = DeadLetter, ""
+	must(t, s.Append(dead))
+	flush(t, s)
+	got, err = s.ThreadEnds()
+	must(t, err)
+	if d := cmp.Diff(map[string]int64{"a": 6, "b": 5, "c": 4, "": 7}, got); d != "" {
+		t.Fatalf("ThreadEnds (-want +got):\n%s", d)
+	}
+}
