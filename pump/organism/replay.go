@@ -3,8 +3,11 @@ package organism
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/xml"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"sync"
 
@@ -294,12 +297,34 @@ func reduceAll(es []store.Entry, symbols map[string]string) []ReplayMessage {
 // reduce turns an entry into a ReplayMessage, replacing the thread ids in
 // symbols by their symbols in the payload.
 func reduce(e store.Entry, symbols map[string]string) ReplayMessage {
-	p := payloadOf(e.Bytes)
+	p := expandOriginalAttempt(payloadOf(e.Bytes))
 	for id, sym := range symbols {
 		p = bytes.ReplaceAll(p, []byte(id), []byte(sym))
 	}
 	return ReplayMessage{Seq: e.Seq, Kind: e.Kind.String(), From: e.From, To: e.To, PayloadTag: e.PayloadTag,
 		Payload: p, Thread: e.Thread}
+}
+
+// originalAttempt matches the base64 content of a <huh>'s original-attempt.
+var originalAttempt = regexp.MustCompile(`<original-attempt>([A-Za-z0-9+/=\s]*)</original-attempt>`)
+
+// expandOriginalAttempt replaces the base64 original attempt of a <huh>
+// payload by its decoded text (escaped), so the thread ids inside it are
+// normalised like the rest of the payload: a recorded and a replayed <huh>
+// about the same message then compare equal. Other payloads are unchanged.
+func expandOriginalAttempt(p []byte) []byte {
+	return originalAttempt.ReplaceAllFunc(p, func(m []byte) []byte {
+		raw := originalAttempt.FindSubmatch(m)[1]
+		dec, err := base64.StdEncoding.DecodeString(string(bytes.Join(bytes.Fields(raw), nil)))
+		if err != nil {
+			return m
+		}
+		var b bytes.Buffer
+		b.WriteString("<original-attempt>")
+		_ = xml.EscapeText(&b, dec)
+		b.WriteString("</original-attempt>")
+		return b.Bytes()
+	})
 }
 
 // threadSymbols names the thread ids of es thread-1, thread-2, … in order of

@@ -288,3 +288,34 @@ func TestReplayPayloadNormalised(t *testing.T) {
 		t.Fatalf("payloadOf(non-envelope) = %s", payloadOf(raw))
 	}
 }
+
+// TestReplayHuhOriginalAttemptNormalised: the thread id inside a <huh>'s
+// base64 original attempt is normalised too, so a recorded and a replayed
+// <huh> about the same message on different threads compare equal.
+func TestReplayHuhOriginalAttemptNormalised(t *testing.T) {
+	huhOn := func(thread string) store.Entry {
+		attempt := xmlpipe.AppendEnvelope(nil, "a", "b", thread, []byte(`<Bad xmlns=""/>`))
+		pt, err := xmlpipe.PayloadTypeOf[xmlpipe.Huh]()
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := pt.AppendPayload(nil, xmlpipe.NewHuh(xmlpipe.ErrNoPayload, attempt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(body, []byte(thread)) {
+			t.Fatalf("original attempt is not base64 in the payload: %s", body)
+		}
+		env := xmlpipe.AppendEnvelope(nil, "core", "a", thread, body)
+		return store.Entry{Thread: thread, Conversation: thread, Kind: store.Huh, Bytes: env}
+	}
+	rec, rep := huhOn(xmlpipe.NewThreadID()), huhOn(xmlpipe.NewThreadID())
+	a := reduce(rec, threadSymbols([]store.Entry{rec}))
+	b := reduce(rep, threadSymbols([]store.Entry{rep}))
+	if !bytes.Equal(a.Payload, b.Payload) {
+		t.Fatalf("huh payloads differ after normalisation:\n%s\n%s", a.Payload, b.Payload)
+	}
+	if !bytes.Contains(a.Payload, []byte("thread-1")) || bytes.Contains(a.Payload, []byte(rec.Thread)) {
+		t.Fatalf("thread id not normalised inside the original attempt: %s", a.Payload)
+	}
+}
