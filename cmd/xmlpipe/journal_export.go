@@ -60,6 +60,14 @@ func exportThreads(s *store.Reader, dir string, page int, bar *progress) (int, e
 	}
 	open := map[string][]store.Entry{}
 	written := 0
+	flush := func(id string) error {
+		if err := os.WriteFile(filepath.Join(dir, safeName(id)+".xml"), threadDocument(id, open[id]), 0o644); err != nil {
+			return err
+		}
+		delete(open, id)
+		written++
+		return nil
+	}
 	for after := int64(0); after < last; {
 		entries, err := s.After(after, page)
 		if err != nil {
@@ -76,20 +84,17 @@ func exportThreads(s *store.Reader, dir string, page int, bar *progress) (int, e
 			if e.Seq < ends[e.Thread] {
 				continue
 			}
-			if err := os.WriteFile(filepath.Join(dir, safeName(e.Thread)+".xml"), threadDocument(e.Thread, open[e.Thread]), 0o644); err != nil {
+			if err := flush(e.Thread); err != nil {
 				return written, err
 			}
-			delete(open, e.Thread)
-			written++
 		}
 		after = entries[len(entries)-1].Seq
 		bar.Update(after, last)
 	}
-	for id, entries := range open {
-		if err := os.WriteFile(filepath.Join(dir, safeName(id)+".xml"), threadDocument(id, entries), 0o644); err != nil {
+	for id := range open {
+		if err := flush(id); err != nil {
 			return written, err
 		}
-		written++
 	}
 	return written, nil
 }
