@@ -104,6 +104,7 @@ func (w *writer) insertEntries(p *pending) error {
 			e.From, e.To, e.Listener, e.PayloadTag, e.SHA256[:], e.Bytes, e.Diagnostics)
 		w.listeners.note(e.Listener)
 		w.deliveries.appended(e)
+		w.keys.inserted(e)
 	}
 	p.args = args
 	if _, err := w.execRows(journalInsert, len(p.appends), args); err != nil {

@@ -15,7 +15,9 @@
 // sequence number, so Verify can tell pruning from loss. Database triggers
 // enforce both rules. Sweeps walk the journal in seq order from a cursor
 // per listener (retention_walk.go); delivery marks are a watermark plus the
-// deliveries made out of order above it (deliveries.go).
+// deliveries made out of order above it (deliveries.go). Thread and
+// conversation lookups go through lookup keys the writer stores once per
+// 1024 journal rows instead of per-row indexes (journal_keys.go).
 //
 // Package store imports nothing else from xmlpipe; callers adapt their
 // in-memory types to the plain row types defined here.

@@ -1,18 +1,24 @@
 package store
 
-import "strconv"
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+)
 
-// journalPartitionBits sets the partitions of the thread and conversation
-// lookup indexes: seqs s and t share a partition when s>>bits == t>>bits
-// (1024 consecutive seqs). It is part of the schema (migration 3): changing
-// it takes a new migration.
+// journalPartitionBits sets the journal's partitions: seqs s and t share a
+// partition when s>>bits == t>>bits (1024 consecutive seqs). Lookup keys are
+// stored per partition (journal_keys.go). It is part of the schema
+// (migrations 3 and 5): changing it takes a new migration.
 const journalPartitionBits = 10
 
-// partitionExpr is the indexed partition expression; queries must spell it
-// the same way for SQLite to use the indexes.
+// partitionExpr is the partition expression of the lookup indexes of
+// migrations 3 and 4 (dropped by migration 5, journal_keys.go).
 var partitionExpr = "(seq >> " + strconv.Itoa(journalPartitionBits) + ")"
 
-// migrationPartitionedLookups replaces the (thread, seq) and (conversation,
+// migrationPartitionedLookups (superseded by the lookup keys of migration 5,
+// journal_keys.go) replaces the (thread, seq) and (conversation,
 // seq) indexes by indexes on (partition, thread) and (partition,
 // conversation).
 //
@@ -22,10 +28,6 @@ var partitionExpr = "(seq >> " + strconv.Itoa(journalPartitionBits) + ")"
 // to the database cost three times the rest of the append (go-deps.md
 // §2.7; see BenchmarkJournalFlow). Led by the partition, new entries land in
 // the last partition's few leaf pages, which every commit rewrites anyway.
-// A lookup by id probes each partition once (journalLookupQuery): 4–10 µs
-// per 1024 journal rows on the test machine (BenchmarkThreadLookup), so up
-// to 10 ms in a million-row journal. Callers that need every thread should read the
-// journal once in seq order rather than look each thread up.
 var migrationPartitionedLookups = `
 DROP INDEX journal_thread;
 DROP INDEX journal_conversation;
@@ -33,23 +35,87 @@ CREATE INDEX journal_thread_part ON journal (` + partitionExpr + `, thread);
 CREATE INDEX journal_conversation_part ON journal (` + partitionExpr + `, conversation);
 `
 
-// journalLookupQuery returns the query selecting cols (unqualified journal
-// columns) of the journal rows whose column ("thread" or "conversation")
-// equals the query's one argument, in seq order. It walks the partitions
-// from the oldest row's to the newest's and probes the partitioned index in
-// each.
-func journalLookupQuery(cols, column string) string {
-	return `WITH RECURSIVE part(n) AS (
-		SELECT (SELECT min(seq) FROM journal) >> ` + strconv.Itoa(journalPartitionBits) + `
+// keyProbe reads the lookup keys of one bucket in every summarised
+// partition, probing journal_keys's primary key once per partition: about
+// 7 µs per 1024 journal rows on the test machine (BenchmarkThreadLookup), so
+// 7 ms in a million-row journal. Callers that need every thread should read
+// the journal once in seq order rather than look each thread up.
+const keyProbe = `WITH RECURSIVE p(n) AS (
+		SELECT min(part) FROM journal_keys
 		UNION ALL
-		SELECT n + 1 FROM part WHERE n < (SELECT max(seq) FROM journal) >> ` + strconv.Itoa(journalPartitionBits) + `)
-	SELECT ` + cols + ` FROM part CROSS JOIN journal ON ` + partitionExpr + ` = part.n AND ` + column + ` = ?1
-	ORDER BY seq`
-}
+		SELECT n + 1 FROM p WHERE n < (SELECT max(part) FROM journal_keys))
+	SELECT part, keys FROM p CROSS JOIN journal_keys ON part = p.n AND bucket = ?1 ORDER BY part`
 
-// Lookup queries of the journal by thread and by conversation, for
-// Reader.Thread and Reader.Conversation.
-var (
-	threadLookup       = journalLookupQuery(entryColumns, "thread")
-	conversationLookup = journalLookupQuery(entryColumns, "conversation")
-)
+// lookup returns the committed entries whose column ("thread" or
+// "conversation", hashed as kind) equals id, in seq order: the summarised
+// partitions through their lookup keys, the rest by scanning.
+func (r *Reader) lookup(column string, kind byte, id string) ([]Entry, error) {
+	k := lookupKey(kind, id)
+	var out []Entry
+	err := r.read(func(db *sql.DB) error {
+		ctx := context.Background()
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("store: lookup: %w", err)
+		}
+		defer conn.Close()
+		// One read transaction: the keys and the rows come from one snapshot.
+		tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return fmt.Errorf("store: lookup: %w", err)
+		}
+		defer tx.Rollback() //nolint:errcheck // read-only
+		var (
+			seqs []int64
+			tail int64 // first seq not covered by lookup keys
+		)
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(part) + 1, 0) FROM journal_keys`).Scan(&tail); err != nil {
+			return fmt.Errorf("store: lookup keys: %w", err)
+		}
+		tail <<= journalPartitionBits
+		rows, err := tx.QueryContext(ctx, keyProbe, keyBucket(k))
+		if err != nil {
+			return fmt.Errorf("store: lookup keys: %w", err)
+		}
+		for rows.Next() {
+			var (
+				part int64
+				keys []byte
+			)
+			if err := rows.Scan(&part, &keys); err != nil {
+				rows.Close()
+				return fmt.Errorf("store: lookup keys: %w", err)
+			}
+			seqs = append(seqs, keySeqs(part, keys, k)...)
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("store: lookup keys: %w", err)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("store: lookup keys: %w", err)
+		}
+		one, err := tx.PrepareContext(ctx, `SELECT `+entryColumns+` FROM journal WHERE seq = ?1 AND `+column+` = ?2`)
+		if err != nil {
+			return fmt.Errorf("store: lookup: %w", err)
+		}
+		defer one.Close()
+		for _, seq := range seqs {
+			es, err := scanEntries(one.QueryContext(ctx, seq, id))
+			if err != nil {
+				return err
+			}
+			out = append(out, es...)
+		}
+		es, err := scanEntries(tx.QueryContext(ctx, `SELECT `+entryColumns+` FROM journal WHERE seq >= ?1 AND `+
+			column+` = ?2 ORDER BY seq`, tail, id))
+		if err != nil {
+			return err
+		}
+		out = append(out, es...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -97,29 +97,25 @@ func TestJournalLookupEmpty(t *testing.T) {
 	}
 }
 
-// TestJournalLookupPlan: SQLite answers the lookups by probing the
-// partitioned indexes, never by scanning the journal.
+// TestJournalLookupPlan: SQLite answers the key probe by searching
+// journal_keys's primary key, once per partition, never by scanning.
 func TestJournalLookupPlan(t *testing.T) {
 	s, _ := openTest(t, Options{})
-	for _, tt := range []struct{ query, index string }{
-		{threadLookup, "journal_thread_part"},
-		{conversationLookup, "journal_conversation_part"},
-	} {
-		rows, err := s.rdb.QueryContext(context.Background(), `EXPLAIN QUERY PLAN `+tt.query, "x")
-		must(t, err)
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			must(t, rows.Scan(&id, &parent, &unused, &detail))
-			plan = append(plan, detail)
-		}
-		must(t, rows.Err())
-		must(t, rows.Close())
-		text := strings.Join(plan, "\n")
-		if !strings.Contains(text, "USING INDEX "+tt.index) || strings.Contains(text, "SCAN journal") {
-			t.Errorf("plan does not probe %s:\n%s", tt.index, text)
-		}
+	rows, err := s.rdb.QueryContext(context.Background(), `EXPLAIN QUERY PLAN `+keyProbe, 1)
+	must(t, err)
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		must(t, rows.Scan(&id, &parent, &unused, &detail))
+		plan = append(plan, detail)
+	}
+	must(t, rows.Err())
+	must(t, rows.Close())
+	text := strings.Join(plan, "\n")
+	if !strings.Contains(text, "SEARCH journal_keys USING PRIMARY KEY (part=? AND bucket=?)") ||
+		strings.Contains(text, "SCAN journal_keys") {
+		t.Errorf("plan does not probe journal_keys by its key:\n%s", text)
 	}
 }
 

@@ -38,25 +38,32 @@ func scanEntry(rows *sql.Rows) (Entry, error) {
 func (r *Reader) queryEntries(query string, args ...any) ([]Entry, error) {
 	var out []Entry
 	err := r.read(func(db *sql.DB) error {
-		rows, err := db.QueryContext(context.Background(), query, args...)
-		if err != nil {
-			return fmt.Errorf("store: query journal: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			e, err := scanEntry(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, e)
-		}
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("store: query journal: %w", err)
-		}
-		return nil
+		var err error
+		out, err = scanEntries(db.QueryContext(context.Background(), query, args...))
+		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// scanEntries reads and closes the journal rows of a query's result.
+func scanEntries(rows *sql.Rows, err error) ([]Entry, error) {
+	if err != nil {
+		return nil, fmt.Errorf("store: query journal: %w", err)
+	}
+	defer rows.Close()
+	var out []Entry
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: query journal: %w", err)
 	}
 	return out, nil
 }
@@ -82,13 +89,13 @@ func (r *Reader) After(seq int64, limit int) ([]Entry, error) {
 
 // Thread returns the committed entries of one thread in seq order.
 func (r *Reader) Thread(id string) ([]Entry, error) {
-	return r.queryEntries(threadLookup, id)
+	return r.lookup("thread", keyThread, id)
 }
 
 // Conversation returns the committed entries of one conversation in seq
 // order.
 func (r *Reader) Conversation(id string) ([]Entry, error) {
-	return r.queryEntries(conversationLookup, id)
+	return r.lookup("conversation", keyConversation, id)
 }
 
 // ThreadEnds returns, for every thread of the journal (dead letters without a

@@ -15,6 +15,7 @@ var migrations = []migration{
 	{version: 2, name: "kernel state, users and sessions", sql: migrationKernel},
 	{version: 3, name: "partitioned thread and conversation lookups", sql: migrationPartitionedLookups},
 	{version: 4, name: "cheaper journal checks, retention in seq order, delivery watermark", sql: migrationV4},
+	{version: 5, name: "journal lookup keys instead of per-row lookup indexes", sql: migrationLookupKeys},
 }
 
 // migrationV4 adds the journal listeners and their sweep cursors

@@ -243,6 +243,11 @@ func (s *Store) deleteSwept(ctx context.Context, listener string, dead []int64, 
 			listener, cursor); err != nil {
 			return 0, fmt.Errorf("advance the sweep cursor: %w", err)
 		}
+		if len(dead) > 0 {
+			if _, err := w.exec(pruneKeysQuery); err != nil {
+				return 0, fmt.Errorf("delete the lookup keys of emptied partitions: %w", err)
+			}
+		}
 		return int64(len(dead)), nil
 	})
 	return int(n), err

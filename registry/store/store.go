@@ -172,6 +172,7 @@ func (s *Store) open() error {
 		ctx:      context.Background(),
 
 		deliveries: deliveries,
+		keys:       newKeySummaries(next),
 	}
 	return nil
 }

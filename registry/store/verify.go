@@ -1,10 +1,13 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -26,6 +29,10 @@ const (
 	FaultHighWater FaultKind = "high-water"
 	// FaultIntegrity is a SQLite integrity-check finding.
 	FaultIntegrity FaultKind = "integrity"
+	// FaultLookupKey is a row of a summarised partition missing from the
+	// lookup keys of its thread or conversation (journal_keys.go): lookups
+	// by that id would not find it.
+	FaultLookupKey FaultKind = "lookup-key"
 )
 
 // Fault is one problem found by Verify.
@@ -65,7 +72,8 @@ const progressEvery = 1024
 // Verify checks the committed journal in one read snapshot: every sequence
 // number from 1 to the high-water mark is either a row or a tombstone (never
 // both), every row's SHA-256 matches its bytes, no row lacks a required
-// field, the delivery watermark is not above the high-water mark, and
+// field, the delivery watermark is not above the high-water mark, every row
+// of a partition with lookup keys is in them (journal_keys.go), and
 // SQLite's quick_check passes. progress, when not nil, is called
 // with (done, total) as rows and tombstones are checked. The error is for
 // failures to read; findings are in the Report.
@@ -159,6 +167,12 @@ func verify(ctx context.Context, db *sql.DB, progress func(done, total int64)) (
 	if progress != nil {
 		progress(done, total)
 	}
+	keyFaults, err := checkLookupKeys(ctx, tx)
+	if err != nil {
+		return rep, err
+	}
+	rep.Faults = append(rep.Faults, keyFaults...)
+	slices.SortStableFunc(rep.Faults, func(a, b Fault) int { return cmp.Compare(a.Seq, b.Seq) })
 	faults, err := quickCheck(ctx, tx)
 	if err != nil {
 		return rep, err
@@ -210,6 +224,76 @@ func checkRow(seq int64, ns sql.NullInt64, thread, dir, kind, from sql.NullStrin
 			Detail: fmt.Sprintf("stored sha256 %x, bytes hash to %x", sum, got)})
 	}
 	return faults
+}
+
+// checkLookupKeys checks that every row of the summarised partitions is in
+// the lookup keys of its thread and of its conversation.
+func checkLookupKeys(ctx context.Context, tx *sql.Tx) ([]Fault, error) {
+	var end int64 // first seq after the summarised partitions
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(part) + 1, 0) FROM journal_keys`).Scan(&end); err != nil {
+		return nil, fmt.Errorf("store: verify: lookup keys: %w", err)
+	}
+	end <<= journalPartitionBits
+	rows, err := tx.QueryContext(ctx, `SELECT seq, thread, conversation FROM journal WHERE seq < ? ORDER BY seq`, end)
+	if err != nil {
+		return nil, fmt.Errorf("store: verify: lookup keys: %w", err)
+	}
+	defer rows.Close()
+	var (
+		faults []Fault
+		part   int64 = -1
+		recs   map[uint64]bool
+	)
+	for rows.Next() {
+		var (
+			seq          int64
+			thread, conv string
+		)
+		if err := rows.Scan(&seq, &thread, &conv); err != nil {
+			return nil, fmt.Errorf("store: verify: lookup keys: %w", err)
+		}
+		if p := partitionOf(seq); p != part {
+			part = p
+			if recs, err = storedKeyRecords(ctx, tx, p); err != nil {
+				return nil, err
+			}
+		}
+		var missing []string
+		if !recs[keyRecord(lookupKey(keyThread, thread), seq)] {
+			missing = append(missing, "thread")
+		}
+		if !recs[keyRecord(lookupKey(keyConversation, conv), seq)] {
+			missing = append(missing, "conversation")
+		}
+		if len(missing) > 0 {
+			faults = append(faults, Fault{Kind: FaultLookupKey, Seq: seq, Detail: fmt.Sprintf(
+				"the row is missing from the lookup keys of its %s (partition %d)", strings.Join(missing, " and "), part)})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: verify: lookup keys: %w", err)
+	}
+	return faults, nil
+}
+
+// storedKeyRecords reads the lookup-key records of partition part as a set.
+func storedKeyRecords(ctx context.Context, tx *sql.Tx, part int64) (map[uint64]bool, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT keys FROM journal_keys WHERE part = ?`, part)
+	if err != nil {
+		return nil, fmt.Errorf("store: verify: lookup keys: %w", err)
+	}
+	defer rows.Close()
+	recs := map[uint64]bool{}
+	for rows.Next() {
+		var blob []byte
+		if err := rows.Scan(&blob); err != nil {
+			return nil, fmt.Errorf("store: verify: lookup keys: %w", err)
+		}
+		for i := 0; i+keyRecordSize <= len(blob); i += keyRecordSize {
+			recs[binary.BigEndian.Uint64(blob[i:])] = true
+		}
+	}
+	return recs, rows.Err()
 }
 
 // quickCheck runs PRAGMA quick_check and turns its findings into faults.

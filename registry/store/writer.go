@@ -77,7 +77,9 @@ type writer struct {
 	listeners journalListeners
 	// deliveries tracks the delivery watermark and the undelivered entries.
 	deliveries deliveryTracker
-	ctx        context.Context
+	// keys tracks which journal partitions have lookup keys (journal_keys.go).
+	keys keySummaries
+	ctx  context.Context
 }
 
 // counters are the Store's statistics, updated atomically.
@@ -166,6 +168,11 @@ func (w *writer) queryInt64s(query string, args ...any) ([]int64, error) {
 func (w *writer) run() {
 	defer close(w.exited)
 	w.tune()
+	if err := w.loadKeySummaries(); err != nil {
+		w.log.Error("store: journal lookup keys; lookups scan the journal", "err", err)
+	} else if err := w.catchUpKeys(); err != nil {
+		w.log.Error("store: journal lookup keys; lookups scan the partitions without", "err", err)
+	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
@@ -294,6 +301,7 @@ func (w *writer) tx(ops []op) (err error) {
 		if err != nil {
 			w.listeners.rolledBack()
 			w.deliveries.rollback()
+			w.keys.rollback()
 			if _, rerr := w.exec(`ROLLBACK`); rerr != nil && !isNoTransaction(rerr) {
 				w.log.Error("store: rollback failed", "err", rerr)
 			}
@@ -303,6 +311,9 @@ func (w *writer) tx(ops []op) (err error) {
 	applied, high, err := w.apply(ops)
 	if err != nil {
 		return err
+	}
+	if high > 0 {
+		w.summarizeClosed(partitionOf(high))
 	}
 	moved, err := w.persistDeliveries()
 	if err != nil {
@@ -319,6 +330,7 @@ func (w *writer) tx(ops []op) (err error) {
 	}
 	w.listeners.committed()
 	w.deliveries.commit()
+	w.keys.commit()
 	w.counters.commits.Add(1)
 	w.counters.committed.Add(int64(applied))
 	if w.onCommit != nil {

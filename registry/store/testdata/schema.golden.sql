@@ -1,9 +1,3 @@
--- index journal_conversation_part
-CREATE INDEX journal_conversation_part ON journal ((seq >> 10), conversation);
-
--- index journal_thread_part
-CREATE INDEX journal_thread_part ON journal ((seq >> 10), thread);
-
 -- index sessions_expires
 CREATE INDEX sessions_expires ON sessions (expires_at);
 
@@ -36,6 +30,14 @@ CREATE TABLE journal_deliveries (
 	seq          INTEGER PRIMARY KEY,
 	delivered_at INTEGER NOT NULL
 );
+
+-- table journal_keys
+CREATE TABLE journal_keys (
+	part   INTEGER NOT NULL,
+	bucket INTEGER NOT NULL,
+	keys   BLOB    NOT NULL,
+	PRIMARY KEY (part, bucket)
+) WITHOUT ROWID;
 
 -- table journal_listeners
 CREATE TABLE journal_listeners (
