@@ -82,6 +82,12 @@ func keyRecord(k uint64, seq int64) uint64 {
 	return k&^(1<<keyOffBits-1) | uint64(seq&(1<<journalPartitionBits-1))
 }
 
+// rowKeyRecords returns the key records of the journal row seq under its
+// thread and under its conversation.
+func rowKeyRecords(seq int64, thread, conversation string) (t, c uint64) {
+	return keyRecord(lookupKey(keyThread, thread), seq), keyRecord(lookupKey(keyConversation, conversation), seq)
+}
+
 // partitionOf is the partition of seq.
 func partitionOf(seq int64) int64 { return seq >> journalPartitionBits }
 
@@ -149,9 +155,8 @@ func (k *keySummaries) inserted(e *Entry) {
 	if p < k.tracked || p < k.txNext {
 		return
 	}
-	k.txRecs = append(k.txRecs,
-		partRecord{p, keyRecord(lookupKey(keyThread, e.Thread), e.Seq)},
-		partRecord{p, keyRecord(lookupKey(keyConversation, e.Conversation), e.Seq)})
+	t, c := rowKeyRecords(e.Seq, e.Thread, e.Conversation)
+	k.txRecs = append(k.txRecs, partRecord{p, t}, partRecord{p, c})
 }
 
 // commit keeps the open transaction's records and drops those of
@@ -305,8 +310,8 @@ func (w *writer) readRowKeys(part int64, recs []uint64) ([]uint64, error) {
 		if err := rows.Scan(&seq, &thread, &conv); err != nil {
 			return recs, err
 		}
-		recs = append(recs, keyRecord(lookupKey(keyThread, string(thread)), seq),
-			keyRecord(lookupKey(keyConversation, string(conv)), seq))
+		t, c := rowKeyRecords(seq, string(thread), string(conv))
+		recs = append(recs, t, c)
 	}
 	return recs, rows.Err()
 }

@@ -259,10 +259,11 @@ func checkLookupKeys(ctx context.Context, tx *sql.Tx) ([]Fault, error) {
 			}
 		}
 		var missing []string
-		if !recs[keyRecord(lookupKey(keyThread, thread), seq)] {
+		t, c := rowKeyRecords(seq, thread, conv)
+		if !recs[t] {
 			missing = append(missing, "thread")
 		}
-		if !recs[keyRecord(lookupKey(keyConversation, conv), seq)] {
+		if !recs[c] {
 			missing = append(missing, "conversation")
 		}
 		if len(missing) > 0 {
