@@ -6,9 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
-	"unique"
 
 	"github.com/google/uuid"
 )
@@ -99,8 +97,10 @@ type ThreadSink interface {
 
 // Threads is the thread registry: a forest of call chains, one tree per
 // conversation. Each node maps an opaque UUID to a path held as segments
-// (never joined or split on "."), knows its parent and memoises one child per
-// next hop while that child lives. It is safe for concurrent use.
+// (never joined or split on "."), knows its parent and its live children
+// (one per forward). The nodes hold no Go pointers (threads_slab.go), so
+// idle conversations waiting for their TTL cost the garbage collector
+// nothing. It is safe for concurrent use.
 //
 // Notifications (ThreadsConfig.Sink and OnEnd subscribers) are delivered in
 // the order the registry changed, outside the registry's lock, so a callback
@@ -112,7 +112,9 @@ type Threads struct {
 	cfg ThreadsConfig
 
 	mu    sync.RWMutex
-	nodes map[uuid.UUID]*node
+	nodes map[uuid.UUID]nodeRef // guarded by mu, like slab and segs
+	slab  nodeSlab
+	segs  segTable
 
 	// pending, delivering, queued, dispatched and subs are guarded by mu;
 	// queued counts events ever queued, dispatched those handed to the sink
@@ -126,19 +128,6 @@ type Threads struct {
 	subs       []func(ids []string)
 }
 
-// node is one thread. Its path is head + seg for a root and parent's path +
-// seg otherwise, so a node costs the same at any depth.
-type node struct {
-	id       uuid.UUID
-	seg      unique.Handle[string]   // last path segment (interned)
-	head     []unique.Handle[string] // roots only: the segments before seg
-	parent   *node
-	children []*node // at most one per next hop
-	depth    int32   // len(path)
-	created  int64   // unix nanoseconds
-	touched  atomic.Int64
-}
-
 // threadEvent is one queued notification: a created node or ended ids.
 type threadEvent struct {
 	created *ThreadRecord
@@ -148,7 +137,7 @@ type threadEvent struct {
 // NewThreads returns an empty registry. Zero fields of cfg take their
 // defaults; callers loading cfg from a file should call Validate first.
 func NewThreads(cfg ThreadsConfig) *Threads {
-	t := &Threads{cfg: cfg.WithDefaults(), nodes: make(map[uuid.UUID]*node)}
+	t := &Threads{cfg: cfg.WithDefaults(), nodes: make(map[uuid.UUID]nodeRef)}
 	t.delivered = sync.NewCond(&t.mu)
 	return t
 }
@@ -176,24 +165,17 @@ func (t *Threads) Begin(id, from, target string) error {
 	}
 	now := t.cfg.Clock().UnixNano()
 	t.mu.Lock()
-	if n := t.nodes[u]; n != nil {
-		n.touched.Store(now)
+	if r := t.nodes[u]; r != 0 {
+		t.slab.at(r).touched.Store(now)
 		t.mu.Unlock()
 		return nil
 	}
-	n := &node{id: u, created: now}
-	n.touched.Store(now)
-	org := unique.Make(t.cfg.Organism)
+	head := []string{t.cfg.Organism, from}
+	seg := target
 	if target == "" {
-		n.head = []unique.Handle[string]{org}
-		n.seg = unique.Make(from)
-	} else {
-		n.head = []unique.Handle[string]{org, unique.Make(from)}
-		n.seg = unique.Make(target)
+		head, seg = head[:1], from
 	}
-	n.depth = int32(len(n.head) + 1)
-	t.nodes[u] = n
-	t.queueCreated(n)
+	t.queueCreated(t.newNode(u, 0, head, seg, now, now))
 	t.mu.Unlock()
 	t.deliver()
 	return nil
@@ -211,7 +193,6 @@ func (t *Threads) Extend(id, to string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("registry: extend %q: %w", id, ErrUnknownThread)
 	}
-	hop := unique.Make(to)
 	now := t.cfg.Clock().UnixNano()
 	fresh, err := uuid.NewRandom() // outside the lock: it reads the system's randomness
 	if err != nil {
@@ -220,22 +201,18 @@ func (t *Threads) Extend(id, to string) (string, error) {
 
 	t.mu.Lock()
 	p := t.nodes[u]
-	if p == nil {
+	if p == 0 {
 		t.mu.Unlock()
 		return "", fmt.Errorf("registry: extend %s: %w", id, ErrUnknownThread)
 	}
-	p.touched.Store(now)
-	for t.nodes[fresh] != nil { // never in practice; two threads never share a UUID
+	t.slab.at(p).touched.Store(now)
+	for t.nodes[fresh] != 0 { // never in practice; two threads never share a UUID
 		if fresh, err = uuid.NewRandom(); err != nil {
 			t.mu.Unlock()
 			return "", fmt.Errorf("registry: extend %s: new thread id: %w", id, err)
 		}
 	}
-	c := &node{id: fresh, seg: hop, parent: p, depth: p.depth + 1, created: now}
-	c.touched.Store(now)
-	p.children = append(p.children, c)
-	t.nodes[fresh] = c
-	t.queueCreated(c)
+	t.queueCreated(t.newNode(fresh, p, nil, to, now, now))
 	t.mu.Unlock()
 	t.deliver()
 	return fresh.String(), nil
@@ -253,21 +230,18 @@ func (t *Threads) Prune(id string) (caller, replyThread string, err error) {
 	}
 	now := t.cfg.Clock().UnixNano()
 	t.mu.Lock()
-	n := t.nodes[u]
-	if n == nil {
+	r := t.nodes[u]
+	if r == 0 {
 		t.mu.Unlock()
 		return "", "", fmt.Errorf("registry: prune %s: %w", id, ErrUnknownThread)
 	}
-	switch {
-	case n.depth < 2:
-		err = fmt.Errorf("registry: prune %s: %w", id, ErrChainExhausted)
-	case n.parent != nil:
-		caller, replyThread = n.parent.seg.Value(), n.parent.id.String()
-		n.parent.touched.Store(now)
-	default:
-		caller, replyThread = n.head[len(n.head)-1].Value(), id
+	caller, replyThread, err = t.callerOf(r, id)
+	if err != nil {
+		err = fmt.Errorf("registry: prune %s: %w", id, err)
+	} else if n := t.slab.at(r); n.parent != 0 {
+		t.slab.at(n.parent).touched.Store(now)
 	}
-	t.queueEnded(t.removeSubtree(n))
+	t.queueEnded(t.removeSubtree(r))
 	t.mu.Unlock()
 	t.deliver()
 	return caller, replyThread, err
@@ -284,16 +258,30 @@ func (t *Threads) Caller(id string) (caller, replyThread string, err error) {
 	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	n := t.nodes[u]
-	switch {
-	case n == nil:
+	r := t.nodes[u]
+	if r == 0 {
 		return "", "", fmt.Errorf("registry: caller %s: %w", id, ErrUnknownThread)
+	}
+	if caller, replyThread, err = t.callerOf(r, id); err != nil {
+		return "", "", fmt.Errorf("registry: caller %s: %w", id, err)
+	}
+	return caller, replyThread, nil
+}
+
+// callerOf returns the caller and reply thread of node r (whose id is id):
+// its parent's last segment and id, or for a root the segment before its
+// last and id itself; ErrChainExhausted for a one-segment path. Callers hold
+// t.mu.
+func (t *Threads) callerOf(r nodeRef, id string) (caller, replyThread string, err error) {
+	n := t.slab.at(r)
+	switch {
 	case n.depth < 2:
-		return "", "", fmt.Errorf("registry: caller %s: %w", id, ErrChainExhausted)
-	case n.parent != nil:
-		return n.parent.seg.Value(), n.parent.id.String(), nil
+		return "", "", ErrChainExhausted
+	case n.parent != 0:
+		p := t.slab.at(n.parent)
+		return t.segs.name(p.seg), p.id.String(), nil
 	default:
-		return n.head[len(n.head)-1].Value(), id, nil
+		return t.segs.name(n.head[n.nhead-1]), id, nil
 	}
 }
 
@@ -304,12 +292,12 @@ func (t *Threads) End(id string) error {
 		return fmt.Errorf("registry: end %q: %w", id, ErrUnknownThread)
 	}
 	t.mu.Lock()
-	n := t.nodes[u]
-	if n == nil {
+	r := t.nodes[u]
+	if r == 0 {
 		t.mu.Unlock()
 		return fmt.Errorf("registry: end %s: %w", id, ErrUnknownThread)
 	}
-	t.queueEnded(t.removeSubtree(n))
+	t.queueEnded(t.removeSubtree(r))
 	t.mu.Unlock()
 	t.deliver()
 	return nil
@@ -317,13 +305,19 @@ func (t *Threads) End(id string) error {
 
 // Known reports whether id is a live thread.
 func (t *Threads) Known(id string) bool {
-	return t.lookup(id) != nil
+	return t.Depth(id) > 0
 }
 
 // Depth returns the number of segments of id's path, 0 if id is unknown.
 func (t *Threads) Depth(id string) int {
-	if n := t.lookup(id); n != nil {
-		return int(n.depth)
+	u, err := parseThreadID(id)
+	if err != nil {
+		return 0
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if r := t.nodes[u]; r != 0 {
+		return int(t.slab.at(r).depth)
 	}
 	return 0
 }
@@ -336,12 +330,13 @@ func (t *Threads) Root(id string) string {
 	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	n := t.nodes[u]
-	if n == nil {
+	r := t.nodes[u]
+	if r == 0 {
 		return ""
 	}
-	for n.parent != nil {
-		n = n.parent
+	n := t.slab.at(r)
+	for n.parent != 0 {
+		n = t.slab.at(n.parent)
 	}
 	return n.id.String()
 }
@@ -355,14 +350,16 @@ func (t *Threads) Ancestors(id string) []string {
 	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	n := t.nodes[u]
-	if n == nil {
+	r := t.nodes[u]
+	if r == 0 {
 		return nil
 	}
+	n := t.slab.at(r)
 	out := make([]string, 0, n.depth)
 	out = append(out, id)
-	for p := n.parent; p != nil; p = p.parent {
-		out = append(out, p.id.String())
+	for n.parent != 0 {
+		n = t.slab.at(n.parent)
+		out = append(out, n.id.String())
 	}
 	return out
 }
@@ -376,8 +373,8 @@ func (t *Threads) Touch(id string) {
 	}
 	now := t.cfg.Clock().UnixNano()
 	t.mu.RLock()
-	if n := t.nodes[u]; n != nil {
-		n.touched.Store(now)
+	if r := t.nodes[u]; r != 0 {
+		t.slab.at(r).touched.Store(now)
 	}
 	t.mu.RUnlock()
 }
@@ -395,70 +392,58 @@ func (t *Threads) DebugDump() map[string][]string {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	out := make(map[string][]string, len(t.nodes))
-	for u, n := range t.nodes {
-		out[u.String()] = n.path()
+	for u, r := range t.nodes {
+		out[u.String()] = t.path(r)
 	}
 	return out
 }
 
-// lookup returns the live node for id, or nil.
-func (t *Threads) lookup(id string) *node {
-	u, err := parseThreadID(id)
-	if err != nil {
-		return nil
-	}
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	return t.nodes[u]
-}
-
-// removeSubtree detaches n from its parent and deletes n and every
+// removeSubtree detaches r from its parent and frees r and every
 // descendant, returning their ids parent-first. Callers hold t.mu.
-func (t *Threads) removeSubtree(n *node) []string {
-	if p := n.parent; p != nil {
-		if i := slices.Index(p.children, n); i >= 0 {
-			p.children = slices.Delete(p.children, i, i+1)
-		}
-	}
+func (t *Threads) removeSubtree(r nodeRef) []string {
+	t.unlink(r)
 	var ids []string
-	stack := []*node{n}
+	stack := []nodeRef{r}
 	for len(stack) > 0 {
 		c := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		ids = append(ids, c.id.String())
-		delete(t.nodes, c.id)
-		stack = append(stack, c.children...)
-		c.children, c.parent = nil, nil
+		n := t.slab.at(c)
+		ids = append(ids, n.id.String())
+		for k := n.child; k != 0; k = t.slab.at(k).next {
+			stack = append(stack, k)
+		}
+		t.freeNode(c)
 	}
 	return ids
 }
 
-// path returns a fresh copy of n's full path.
-func (n *node) path() []string {
+// path returns a fresh copy of node r's full path. Callers hold t.mu.
+func (t *Threads) path(r nodeRef) []string {
+	n := t.slab.at(r)
 	out := make([]string, n.depth)
 	i := len(out) - 1
-	c := n
-	for ; c.parent != nil; c = c.parent {
-		out[i] = c.seg.Value()
+	for ; n.parent != 0; n = t.slab.at(n.parent) {
+		out[i] = t.segs.name(n.seg)
 		i--
 	}
-	out[i] = c.seg.Value()
-	for j, h := range c.head {
-		out[j] = h.Value()
+	out[i] = t.segs.name(n.seg)
+	for j, h := range n.head[:n.nhead] {
+		out[j] = t.segs.name(h)
 	}
 	return out
 }
 
-// record returns the persisted form of n.
-func (n *node) record() ThreadRecord {
-	r := ThreadRecord{
+// record returns the persisted form of node r. Callers hold t.mu.
+func (t *Threads) record(r nodeRef) ThreadRecord {
+	n := t.slab.at(r)
+	rec := ThreadRecord{
 		ID:      n.id.String(),
-		Path:    n.path(),
+		Path:    t.path(r),
 		Created: time.Unix(0, n.created).UTC(),
 		Touched: time.Unix(0, n.touched.Load()).UTC(),
 	}
-	if n.parent != nil {
-		r.Parent = n.parent.id.String()
+	if n.parent != 0 {
+		rec.Parent = t.slab.at(n.parent).id.String()
 	}
-	return r
+	return rec
 }

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/google/uuid"
@@ -62,4 +63,31 @@ func conversation(b *testing.B, th *Threads) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkGCWithIdleThreads measures a full garbage collection while the
+// registry holds 200 000 idle conversations (a root and one child each, as
+// a finished request leaves them until their TTL): the collector's cost of
+// the registry itself, which a pump pays on every GC cycle.
+func BenchmarkGCWithIdleThreads(b *testing.B) {
+	const conversations = 200_000
+	th := NewThreads(ThreadsConfig{Organism: "hello-world"})
+	for i := range conversations {
+		root := uuid.NewString()
+		if err := th.Begin(root, "client", "greeter"); err != nil {
+			b.Fatal(err)
+		}
+		if i%2 == 0 {
+			if _, err := th.Extend(root, "shouter"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	runtime.GC()
+	b.ResetTimer()
+	for b.Loop() {
+		runtime.GC()
+	}
+	b.StopTimer()
+	runtime.KeepAlive(th)
 }

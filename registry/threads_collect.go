@@ -7,10 +7,10 @@ package registry
 func (t *Threads) Collect() int {
 	cutoff := t.cfg.Clock().Add(-t.cfg.TTL).UnixNano()
 	t.mu.Lock()
-	var roots []*node
-	for _, n := range t.nodes {
-		if n.parent == nil {
-			roots = append(roots, n)
+	var roots []nodeRef
+	for _, r := range t.nodes {
+		if t.slab.at(r).parent == 0 {
+			roots = append(roots, r)
 		}
 	}
 	var ended []string
@@ -25,13 +25,14 @@ func (t *Threads) Collect() int {
 	return len(ended)
 }
 
-// sweepIdle reports whether n and its whole subtree are idle. When n must
+// sweepIdle reports whether node r and its whole subtree are idle. When r must
 // stay, it removes its wholly idle child subtrees itself, appending their ids
 // to ended. Callers hold t.mu.
-func (t *Threads) sweepIdle(n *node, cutoff int64, ended *[]string) bool {
+func (t *Threads) sweepIdle(r nodeRef, cutoff int64, ended *[]string) bool {
+	n := t.slab.at(r)
 	all := n.touched.Load() <= cutoff
-	var idle []*node
-	for _, c := range n.children {
+	var idle []nodeRef
+	for c := n.child; c != 0; c = t.slab.at(c).next {
 		if t.sweepIdle(c, cutoff, ended) {
 			idle = append(idle, c)
 		} else {

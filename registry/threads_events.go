@@ -1,11 +1,12 @@
 package registry
 
-// queueCreated queues the creation of n for the sink. Callers hold t.mu.
-func (t *Threads) queueCreated(n *node) {
+// queueCreated queues the creation of node r for the sink. Callers hold
+// t.mu.
+func (t *Threads) queueCreated(r nodeRef) {
 	if t.cfg.Sink == nil {
 		return
 	}
-	rec := n.record()
+	rec := t.record(r)
 	t.pending = append(t.pending, threadEvent{created: &rec})
 	t.queued++
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-	"unique"
 
 	"github.com/google/uuid"
 )
@@ -21,8 +20,8 @@ var ErrInvalidRecord = errors.New("invalid persisted record")
 func (t *Threads) Records() []ThreadRecord {
 	t.mu.RLock()
 	out := make([]ThreadRecord, 0, len(t.nodes))
-	for _, n := range t.nodes {
-		out = append(out, n.record())
+	for _, r := range t.nodes {
+		out = append(out, t.record(r))
 	}
 	t.mu.RUnlock()
 	slices.SortFunc(out, func(a, b ThreadRecord) int {
@@ -33,10 +32,11 @@ func (t *Threads) Records() []ThreadRecord {
 
 // restoring is one record on its way into the registry.
 type restoring struct {
-	rec    *ThreadRecord
-	id     uuid.UUID
-	parent uuid.UUID // zero for a root
-	node   *node
+	rec     *ThreadRecord
+	id      uuid.UUID
+	parent  uuid.UUID // zero for a root
+	reached bool      // its parent is live or reached (or it is a root)
+	ref     nodeRef   // its slot, once committed
 }
 
 // Restore rebuilds nodes from persisted records, in any order, adding them to
@@ -63,21 +63,19 @@ func (t *Threads) Restore(recs []ThreadRecord) error {
 	now := t.cfg.Clock()
 
 	t.mu.Lock()
-	attach, err := t.stageRestore(all, order, now)
+	plan, err := t.stageRestore(all, order)
 	if err != nil {
 		t.mu.Unlock()
 		return err
 	}
+	for _, r := range plan {
+		t.commitRestored(r, all, now)
+	}
 	var orphans []string
 	for _, r := range order {
-		if r.node == nil {
+		if !r.reached {
 			orphans = append(orphans, r.rec.ID)
-			continue
 		}
-		t.nodes[r.id] = r.node
-	}
-	for p, cs := range attach {
-		p.children = append(p.children, cs...)
 	}
 	t.queueEnded(orphans)
 	t.mu.Unlock()
@@ -109,81 +107,84 @@ func checkRecord(rec *ThreadRecord) (*restoring, error) {
 	return r, nil
 }
 
-// stageRestore builds the nodes reachable from a root record or a live node,
-// breadth-first, checking each child against its parent, and returns the
-// children to attach to each parent. Unreached records keep node == nil.
-// Callers hold t.mu; nothing in the registry changes.
-func (t *Threads) stageRestore(all map[uuid.UUID]*restoring, order []*restoring, now time.Time) (map[*node][]*node, error) {
+// stageRestore finds the records reachable from a root record or a live
+// node, breadth-first, checking each child's path against its parent's, and
+// returns them parents first; it marks them reached. Callers hold t.mu;
+// nothing in the registry changes, so an error leaves it as it was.
+func (t *Threads) stageRestore(all map[uuid.UUID]*restoring, order []*restoring) ([]*restoring, error) {
 	kids := make(map[uuid.UUID][]*restoring)
-	var queue []*restoring
+	var plan []*restoring
 	for _, r := range order {
-		if t.nodes[r.id] != nil {
+		if t.nodes[r.id] != 0 {
 			return nil, fmt.Errorf("registry: restore thread %s: already live: %w", r.rec.ID, ErrInvalidRecord)
 		}
 		if r.parent == (uuid.UUID{}) {
-			r.node = newRestoredNode(r, nil, now)
-			queue = append(queue, r)
+			if len(r.rec.Path) > maxHead+1 {
+				return nil, fmt.Errorf("registry: restore thread %s: root path %q has more than %d segments: %w",
+					r.rec.ID, r.rec.Path, maxHead+1, ErrInvalidRecord)
+			}
+			r.reached = true
+			plan = append(plan, r)
 			continue
 		}
 		kids[r.parent] = append(kids[r.parent], r)
 	}
-	attach := make(map[*node][]*node)
-	adopt := func(p *node, parentPath []string, r *restoring) error {
+	// Several live children may share a hop: every forward gets its own
+	// thread (Extend), so two requests in flight to one listener are
+	// siblings with the same last segment.
+	adopt := func(parentID uuid.UUID, parentPath []string, r *restoring) error {
 		path := r.rec.Path
 		if len(path) != len(parentPath)+1 || !slices.Equal(path[:len(parentPath)], parentPath) {
 			return fmt.Errorf("registry: restore thread %s: path %q does not extend parent %s path %q: %w",
-				r.rec.ID, path, p.id, parentPath, ErrInvalidRecord)
+				r.rec.ID, path, parentID, parentPath, ErrInvalidRecord)
 		}
-		// Several live children may share a hop: every forward gets its own
-		// thread (Extend), so two requests in flight to one listener are
-		// siblings with the same last segment.
-		r.node = newRestoredNode(r, p, now)
-		attach[p] = append(attach[p], r.node)
+		r.reached = true
+		plan = append(plan, r)
 		return nil
 	}
 	for pid, ks := range kids {
-		if p := t.nodes[pid]; p != nil {
-			pp := p.path()
+		if p := t.nodes[pid]; p != 0 {
+			pp := t.path(p)
 			for _, r := range ks {
-				if err := adopt(p, pp, r); err != nil {
+				if err := adopt(pid, pp, r); err != nil {
 					return nil, err
 				}
-				queue = append(queue, r)
 			}
 		}
 	}
-	for len(queue) > 0 {
-		r := queue[0]
-		queue = queue[1:]
+	for i := 0; i < len(plan); i++ { // plan grows while it is walked
+		r := plan[i]
 		for _, k := range kids[r.id] {
-			if err := adopt(r.node, r.rec.Path, k); err != nil {
+			if err := adopt(r.id, r.rec.Path, k); err != nil {
 				return nil, err
 			}
-			queue = append(queue, k)
 		}
 	}
-	return attach, nil
+	return plan, nil
 }
 
-// newRestoredNode builds the node for r under parent p (nil for a root).
-func newRestoredNode(r *restoring, p *node, now time.Time) *node {
+// commitRestored adds the node for staged record r under its parent (a live
+// node or an earlier record of all). Callers hold t.mu.
+func (t *Threads) commitRestored(r *restoring, all map[uuid.UUID]*restoring, now time.Time) {
 	path := r.rec.Path
-	n := &node{id: r.id, seg: unique.Make(path[len(path)-1]), parent: p, depth: int32(len(path))}
-	if p == nil && len(path) > 1 {
-		n.head = make([]unique.Handle[string], len(path)-1)
-		for i, s := range path[:len(path)-1] {
-			n.head[i] = unique.Make(s)
+	var parent nodeRef
+	var head []string
+	if r.parent != (uuid.UUID{}) {
+		if pr := all[r.parent]; pr != nil {
+			parent = pr.ref
+		} else {
+			parent = t.nodes[r.parent]
 		}
+	} else {
+		head = path[:len(path)-1]
 	}
 	created := r.rec.Created
 	if created.IsZero() {
 		created = now
 	}
-	n.created = created.UnixNano()
 	touched := now
 	if r.rec.Touched.After(now) {
 		touched = r.rec.Touched
 	}
-	n.touched.Store(touched.UnixNano())
-	return n
+	r.ref = t.newNode(r.id, parent, head, path[len(path)-1], created.UnixNano(), touched.UnixNano())
 }

@@ -574,6 +574,7 @@ func TestRestoreRejects(t *testing.T) {
 		{name: "child path too long", recs: []ThreadRecord{
 			{ID: p, Path: []string{"o", "a"}}, {ID: c, Parent: p, Path: []string{"o", "a", "b", "c"}}}},
 		{name: "child of a live node with a wrong path", recs: []ThreadRecord{{ID: c, Parent: live, Path: []string{"o", "b"}}}},
+		{name: "root path longer than organism, sender, target", recs: []ThreadRecord{{ID: c, Path: []string{"o", "a", "b", "c"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
