@@ -39,10 +39,29 @@ func IsChar(r rune) bool {
 	return false
 }
 
+// plain[mode][c] is true for the ASCII bytes written as they are: in text
+// (mode 0) and in attribute values (mode 1). Runs of them are copied in bulk.
+var plain = func() (t [2][utf8.RuneSelf]bool) {
+	for c := byte(0x20); c < utf8.RuneSelf; c++ {
+		t[0][c] = c != '&' && c != '<' && c != '>'
+		t[1][c] = t[0][c] && c != '"'
+	}
+	t[0]['\t'], t[0]['\n'] = true, true
+	return t
+}()
+
 func appendEscaped(dst []byte, s string, attr bool) []byte {
+	safe := &plain[0]
+	if attr {
+		safe = &plain[1]
+	}
 	last := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if c < utf8.RuneSelf && safe[c] {
+			i++
+			continue
+		}
 		var esc string
 		width := 1
 		if c < utf8.RuneSelf {

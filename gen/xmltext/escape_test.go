@@ -85,3 +85,13 @@ func TestIsChar(t *testing.T) {
 		t.Errorf("DEL (U+007F) is an XML character and must be kept")
 	}
 }
+
+// BenchmarkAppendText escapes a typical 150-byte message with one markup character.
+func BenchmarkAppendText(b *testing.B) {
+	s := strings.Repeat("Hello Dan, what a pleasure! ", 5) + "a & b"
+	buf := make([]byte, 0, 256)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		buf = AppendText(buf[:0], s)
+	}
+}
