@@ -18,13 +18,19 @@ type schedQueue struct {
 	policy   Scheduling
 	capacity int
 	seq      uint64
-	round    map[string]int64 // conversation → next round
-	queued   map[string]int   // conversation → items queued
+	convs    map[string]convRounds // conversations with queued items
 	served   int64            // round of the last popped item
 	closed   bool
 	// paused holds pops (the listener is paused); close overrides it so a
 	// shutdown still drains.
 	paused bool
+}
+
+// convRounds is a conversation's breadth-first state while it has items
+// queued: the round its next item gets and how many items it has queued.
+type convRounds struct {
+	next   int64
+	queued int
 }
 
 type item struct {
@@ -85,7 +91,7 @@ func (h *itemHeap) pop() item {
 }
 
 func newSchedQueue(policy Scheduling, capacity int) *schedQueue {
-	q := &schedQueue{policy: policy, capacity: capacity, round: map[string]int64{}, queued: map[string]int{}}
+	q := &schedQueue{policy: policy, capacity: capacity, convs: map[string]convRounds{}}
 	q.notEmpty = sync.NewCond(&q.mu)
 	q.notFull = sync.NewCond(&q.mu)
 	return q
@@ -108,9 +114,9 @@ func (q *schedQueue) push(d *delivery, block bool) bool {
 	case DepthFirst:
 		it.key = -int64(d.depth)
 	default:
-		r := max(q.round[d.conv], q.served)
-		q.round[d.conv] = r + 1
-		q.queued[d.conv]++
+		c := q.convs[d.conv]
+		r := max(c.next, q.served)
+		q.convs[d.conv] = convRounds{next: r + 1, queued: c.queued + 1}
 		it.key = r
 	}
 	q.h.push(it)
@@ -132,9 +138,11 @@ func (q *schedQueue) pop() (*delivery, bool) {
 	it := q.h.pop()
 	if q.policy != DepthFirst {
 		q.served = it.key
-		if q.queued[it.conv]--; q.queued[it.conv] <= 0 {
-			delete(q.queued, it.conv)
-			delete(q.round, it.conv)
+		if c := q.convs[it.conv]; c.queued <= 1 {
+			delete(q.convs, it.conv)
+		} else {
+			c.queued--
+			q.convs[it.conv] = c
 		}
 	}
 	q.notFull.Signal()
