@@ -13,7 +13,7 @@ func TestRunMeasuresSomething(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Envelopes < 2 || r.EnvelopesPerSec <= 0 || r.P99us <= 0 || r.FloorUs <= 0 || r.FloorRatio <= 0 {
+	if r.Envelopes < 2 || r.EnvelopesPerSec <= 0 || r.P99us <= 0 || r.FloorUs <= 0 || r.FloorRatio <= 0 || r.Floor1CoreUs <= 0 {
 		t.Fatalf("implausible result: %+v", r)
 	}
 	t.Log("\n" + r.String())
