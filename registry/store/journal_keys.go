@@ -188,9 +188,9 @@ var insertKeys = newRowStatement(`INSERT INTO journal_keys (part, bucket, keys) 
 // loadKeySummaries reads where the writer's summaries stand: after the
 // highest summarised partition, or at the journal's first partition.
 func (w *writer) loadKeySummaries() error {
-	var next int64
-	if err := w.conn.QueryRowContext(w.ctx, `SELECT coalesce((SELECT max(part) + 1 FROM journal_keys),
-		(SELECT min(seq) FROM journal) >> `+fmt.Sprint(journalPartitionBits)+`, 0)`).Scan(&next); err != nil {
+	next, err := w.conn.queryInt64(`SELECT coalesce((SELECT max(part) + 1 FROM journal_keys),
+		(SELECT min(seq) FROM journal) >> ` + fmt.Sprint(journalPartitionBits) + `, 0)`)
+	if err != nil {
 		return fmt.Errorf("store: read lookup keys: %w", err)
 	}
 	w.keys.next, w.keys.txNext = next, next
@@ -291,29 +291,14 @@ func (w *writer) summarize(part int64) error {
 // readRowKeys appends the key records of partition part's rows, read
 // from the journal, to recs.
 func (w *writer) readRowKeys(part int64, recs []uint64) ([]uint64, error) {
-	st, err := w.stmt(`SELECT seq, thread, conversation FROM journal WHERE seq >= ? AND seq < ?`)
-	if err != nil {
-		return recs, err
-	}
 	w.counters.statements.Add(1)
 	first := part << journalPartitionBits
-	rows, err := st.QueryContext(w.ctx, first, first+1<<journalPartitionBits)
-	if err != nil {
-		return recs, err
-	}
-	defer rows.Close()
-	var (
-		seq          int64
-		thread, conv []byte
-	)
-	for rows.Next() {
-		if err := rows.Scan(&seq, &thread, &conv); err != nil {
-			return recs, err
-		}
-		t, c := rowKeyRecords(seq, string(thread), string(conv))
-		recs = append(recs, t, c)
-	}
-	return recs, rows.Err()
+	_, err := w.conn.run(`SELECT seq, thread, conversation FROM journal WHERE seq >= ? AND seq < ?`,
+		[]any{first, first + 1<<journalPartitionBits}, func(st uintptr) {
+			t, c := rowKeyRecords(w.conn.columnInt64(st, 0), w.conn.columnText(st, 1), w.conn.columnText(st, 2))
+			recs = append(recs, t, c)
+		})
+	return recs, err
 }
 
 // catchUpKeys summarises, in transactions of keyCatchUpParts partitions,
@@ -321,8 +306,8 @@ func (w *writer) readRowKeys(part int64, recs []uint64) ([]uint64, error) {
 // that introduced them, or if the writer stopped between closing a
 // partition and summarising it. Until then, lookups scan those partitions.
 func (w *writer) catchUpKeys() error {
-	var high int64
-	if err := w.conn.QueryRowContext(w.ctx, `SELECT coalesce(max(seq), 0) FROM journal`).Scan(&high); err != nil {
+	high, err := w.conn.queryInt64(`SELECT coalesce(max(seq), 0) FROM journal`)
+	if err != nil {
 		return fmt.Errorf("store: lookup keys: %w", err)
 	}
 	end := partitionOf(high)

@@ -153,13 +153,16 @@ func (s *Store) open() error {
 	}
 	s.nextSeq = next
 	deliveries, err := loadDeliveries(ctx, conn, next-1)
+	conn.Close() // the writer has its own connection from here on
 	if err != nil {
-		conn.Close()
+		return err
+	}
+	raw, err := openRawConn(path, s.opts.BusyTimeout)
+	if err != nil {
 		return err
 	}
 	s.w = &writer{
-		conn:     conn,
-		stmts:    make(map[string]*sql.Stmt),
+		conn:     raw,
 		queue:    s.queue,
 		rows:     s.opts.BatchRows,
 		delay:    s.opts.BatchDelay,
@@ -322,7 +325,7 @@ func (s *Store) Close() error {
 		errs = append(errs, err)
 	}
 	s.rdb = nil
-	if _, err := s.w.conn.ExecContext(context.Background(), `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+	if _, err := s.w.conn.exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
 		errs = append(errs, fmt.Errorf("store: checkpoint: %w", err))
 	}
 	s.closeDBs()
@@ -335,9 +338,6 @@ func (s *Store) Close() error {
 func (s *Store) closeDBs() {
 	if s.w != nil {
 		if err := s.w.close(); err != nil {
-			s.log.Warn("store: close statements", "err", err)
-		}
-		if err := s.w.conn.Close(); err != nil {
 			s.log.Warn("store: close writer connection", "err", err)
 		}
 	}

@@ -69,11 +69,12 @@ func TestOpenCreatesDirAndPragmas(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, p := range []string{"journal_mode", "synchronous", "foreign_keys", "busy_timeout"} {
-		var v string
-		if err := s.w.conn.QueryRowContext(context.Background(), "PRAGMA "+p).Scan(&v); err != nil {
+		_, err := s.do(context.Background(), "read "+p, func(w *writer) (int64, error) {
+			return w.conn.run("PRAGMA "+p, nil, func(st uintptr) { got[p] = w.conn.columnText(st, 0) })
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
-		got[p] = v
 	}
 	want := map[string]string{"journal_mode": "wal", "synchronous": "1", "foreign_keys": "1", "busy_timeout": "10000"}
 	if d := cmp.Diff(want, got); d != "" {

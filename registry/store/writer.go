@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -61,8 +59,7 @@ type op struct {
 // writer owns the single write connection. Only its goroutine touches conn
 // and stmts.
 type writer struct {
-	conn     *sql.Conn
-	stmts    map[string]*sql.Stmt
+	conn     *rawConn
 	queue    <-chan op
 	rows     int
 	delay    time.Duration
@@ -113,54 +110,16 @@ type Stats struct {
 	Rollbacks int64
 }
 
-// stmt returns the statement for query, preparing it on first use.
-func (w *writer) stmt(query string) (*sql.Stmt, error) {
-	if st, ok := w.stmts[query]; ok {
-		return st, nil
-	}
-	st, err := w.conn.PrepareContext(w.ctx, query)
-	if err != nil {
-		return nil, fmt.Errorf("store: prepare: %w", err)
-	}
-	w.stmts[query] = st
-	return st, nil
-}
-
-// exec runs a prepared statement and returns the number of affected rows.
+// exec runs a statement and returns the number of affected rows.
 func (w *writer) exec(query string, args ...any) (int64, error) {
-	st, err := w.stmt(query)
-	if err != nil {
-		return 0, err
-	}
 	w.counters.statements.Add(1)
-	res, err := st.ExecContext(w.ctx, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
+	return w.conn.exec(query, args...)
 }
 
-// queryInt64s runs a prepared query returning one integer column.
+// queryInt64s runs a query returning one integer column.
 func (w *writer) queryInt64s(query string, args ...any) ([]int64, error) {
-	st, err := w.stmt(query)
-	if err != nil {
-		return nil, err
-	}
 	w.counters.statements.Add(1)
-	rows, err := st.QueryContext(w.ctx, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var v int64
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return w.conn.queryInt64s(query, args...)
 }
 
 // run is the writer goroutine: it collects batches from the queue and
@@ -200,7 +159,7 @@ var writerPragmas = []string{
 // tune applies writerPragmas; a failure only costs speed, so it is logged.
 func (w *writer) tune() {
 	for _, q := range writerPragmas {
-		if _, err := w.conn.ExecContext(w.ctx, q); err != nil {
+		if _, err := w.conn.exec(q); err != nil {
 			w.log.Warn("store: tune writer connection", "pragma", q, "err", err)
 		}
 	}
@@ -403,12 +362,5 @@ func (w *writer) tombstoneFailed(seq int64, cause error) {
 	w.deliveries.high = max(w.deliveries.high, seq)
 }
 
-// close finalises the prepared statements.
-func (w *writer) close() error {
-	var errs []error
-	for _, st := range w.stmts {
-		errs = append(errs, st.Close())
-	}
-	w.stmts = nil
-	return errors.Join(errs...)
-}
+// close finalises the prepared statements and closes the connection.
+func (w *writer) close() error { return w.conn.close() }
