@@ -84,6 +84,30 @@ func BenchmarkStageC14N(b *testing.B) {
 	}
 }
 
+// BenchmarkIsExcC14N is the byte scan that lets Read skip stage 4: proving a
+// 603-byte AppendEnvelope envelope canonical (compare BenchmarkStageC14N).
+func BenchmarkIsExcC14N(b *testing.B) {
+	_, pt := benchSetup(b)
+	body, err := pt.AppendPayload(nil, &benchPayload{
+		Message:        strings.Repeat("Hello Dan, what a pleasure to greet you! ", 8),
+		OriginalSender: "response-handler",
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	env := AppendEnvelope(nil, "greeter", "shouter", "6f1c2a8e-1d3b-4c5e-9f7a-0b1c2d3e4f50", body)
+	if !isExcC14N(env) {
+		b.Fatalf("envelope not proven canonical: %s", env)
+	}
+	b.SetBytes(int64(len(env)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if !isExcC14N(env) {
+			b.Fatal("not canonical")
+		}
+	}
+}
+
 // BenchmarkStageEnvelopeValidate is stage 5's schema check on a parsed document.
 func BenchmarkStageEnvelopeValidate(b *testing.B) {
 	in, _ := benchSetup(b)

@@ -100,7 +100,9 @@ func diagsOf(stage Stage, e *lx.Errors) []Diagnostic {
 }
 
 // Read runs the envelope stages on raw bytes. On success the caller owns the
-// returned Inbound and must Close it. Every failure is a *Failure.
+// returned Inbound and must Close it. Every failure is a *Failure. When raw
+// parses without repair and a byte scan proves it already is exclusive C14N
+// (isExcC14N), the C14N pass is skipped and Canonical is a copy of raw.
 func (in *Ingress) Read(raw []byte) (*Inbound, error) {
 	if err := in.precheck(raw); err != nil {
 		return nil, err
@@ -140,9 +142,9 @@ func (in *Ingress) precheck(raw []byte) error {
 // exclusive C14N — the envelopes the pump builds with AppendEnvelope around a
 // payload whose PayloadType.Canonical is true. Every stage runs (size, UTF-8,
 // DOCTYPE, parse, envelope validation, extraction, thread check) except the
-// C14N pass: Canonical is raw itself, and the caller must not modify raw
-// afterwards. If the bytes needed a repair or a new thread id, the C14N pass
-// runs as in Read.
+// C14N pass: Canonical is raw itself (no proof, no copy), and the caller must
+// not modify raw afterwards. If the bytes needed a repair or a new thread id,
+// the C14N pass runs as in Read.
 func (in *Ingress) ReadCanonical(raw []byte) (*Inbound, error) {
 	if err := in.precheck(raw); err != nil {
 		return nil, err
@@ -159,8 +161,13 @@ func (in *Ingress) read(raw []byte, canonical bool) (*Inbound, error) {
 	m := &Inbound{doc: doc}
 	m.Repaired = len(diags) > 0
 	m.Diagnostics = diags
-	if canonical && !m.Repaired {
-		m.Canonical = raw
+	if !m.Repaired {
+		switch {
+		case canonical:
+			m.Canonical = raw
+		case isExcC14N(raw):
+			m.Canonical = bytes.Clone(raw) // Read's caller may reuse raw
+		}
 	}
 	if err := in.extract(m); err != nil {
 		doc.Free()
@@ -218,7 +225,8 @@ func truncate(s string, n int) string {
 
 // extract is stage 5 (envelope validation, payload extraction, thread
 // assignment) and stage 4 (C14N, after the thread id is settled so the canonical
-// bytes are what is actually processed).
+// bytes are what is actually processed). The C14N pass is skipped when read
+// already set m.Canonical (the input was canonical) and the thread id is kept.
 func (in *Ingress) extract(m *Inbound) error {
 	if root := m.doc.Root(); root.NamespaceIs(schemas.PrivilegedNS) {
 		return fail(StageEnvelope, ErrPrivileged, Diagnostic{Stage: StageEnvelope,
