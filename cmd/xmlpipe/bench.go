@@ -36,7 +36,7 @@ func runBench(ctx context.Context, args []string, std streams) int {
 	duration := fs.Duration("duration", 5*time.Second, "length of the throughput phase")
 	injectors := fs.Int("injectors", 4, "goroutines injecting envelopes")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	withJournal := fs.Bool("journal", false, "journal every envelope to a SQLite store in a temporary directory")
+	withJournal := fs.Bool("journal", false, "journal to a SQLite store in a temporary directory, in throughput slices alternating with slices without, and report both")
 	durable := fs.Bool("durable", false, "like --journal, and persist threads, todo watchers and context slots too")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	pos, code, ok := parseFlags(fs, args)
@@ -62,6 +62,7 @@ func runBench(ctx context.Context, args []string, std streams) int {
 		}
 		defer st.Close()
 		cfg.Journal = organism.StoreJournal(st, nil)
+		cfg.JournalAB, cfg.Flush = !*durable, st.Flush
 		if *durable {
 			if err := durableRegistries(&cfg, st); err != nil {
 				fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)

@@ -36,6 +36,14 @@ type Config struct {
 	Injectors int
 	// Journal, when set, records every envelope (to measure its cost).
 	Journal pump.Journal
+	// JournalAB, with Journal, runs the throughput phase in slices with the
+	// journal alternately on and off (ABBA order) and reports both
+	// throughputs: on a noisy machine that is the only fair comparison,
+	// because the machine's speed drifts between separate runs by more than
+	// the journal costs. Flush, when set, is called before each off slice to
+	// wait until the journal committed what the on slice queued.
+	JournalAB bool
+	Flush     func(context.Context) error
 	// Threads, Todos and Context, when set, are the pump's kernel registries
 	// (a durable organism's persist every change to its store).
 	Threads *registry.Threads
@@ -76,6 +84,13 @@ type Result struct {
 	Floor1CoreRatio float64 `json:"floor_1core_ratio"`
 	Cores             int     `json:"cores"`
 	Journal           bool    `json:"journal"`
+	// Journal A/B (Config.JournalAB): throughput and CPU per envelope in the
+	// slices with the journal off and on, and on/off.
+	JournalOffPerSec float64 `json:"journal_off_envelopes_per_sec,omitempty"`
+	JournalOnPerSec  float64 `json:"journal_on_envelopes_per_sec,omitempty"`
+	JournalRatio     float64 `json:"journal_on_off_ratio,omitempty"`
+	JournalOffCPUUs  float64 `json:"journal_off_cpu_per_envelope_us,omitempty"`
+	JournalOnCPUUs   float64 `json:"journal_on_cpu_per_envelope_us,omitempty"`
 }
 
 // String renders the result for a terminal.
@@ -85,6 +100,10 @@ func (r Result) String() string {
 	fmt.Fprintf(&b, "latency p50 / p99  %7.1f µs / %.1f µs  (ingress→handler at %.0f envelopes/s)\n", r.P50us, r.P99us, r.LatencyRate)
 	fmt.Fprintf(&b, "preemptions/s      %10.0f  (the OS took a CPU from a pump thread, during the latency phase)\n", r.PreemptionsPerSec)
 	fmt.Fprintf(&b, "allocs/envelope    %10.1f  (%.0f B)\n", r.AllocsPerEnvelope, r.BytesPerEnvelope)
+	if r.JournalRatio > 0 {
+		fmt.Fprintf(&b, "journal off / on   %10.0f / %.0f envelopes/s  on/off %.3f  (cpu/envelope %.1f / %.1f µs; interleaved slices)\n",
+			r.JournalOffPerSec, r.JournalOnPerSec, r.JournalRatio, r.JournalOffCPUUs, r.JournalOnCPUUs)
+	}
 	fmt.Fprintf(&b, "cpu/envelope       %8.1f µs  floor %.1f µs  ratio %.2f×  (floor on %d loaded cores)\n", r.CPUPerEnvelopeUs, r.FloorUs, r.FloorRatio, r.Cores)
 	fmt.Fprintf(&b, "                               floor %.1f µs  ratio %.2f×  (floor alone on an idle machine)\n", r.Floor1CoreUs, r.Floor1CoreRatio)
 	return b.String()
@@ -182,6 +201,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	var gate *journalGate
+	if cfg.JournalAB && cfg.Journal != nil {
+		gate = &journalGate{to: cfg.Journal}
+		gate.on.Store(true)
+		cfg.Journal = gate
+	}
 	f, err := newFlow(cfg)
 	if err != nil {
 		return Result{}, err
@@ -211,7 +236,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 		return nil
 	}
-	phase := func(d time.Duration, injectors int, pace time.Duration) error {
+	phase := func(ctx context.Context, d time.Duration, injectors int, pace time.Duration) error {
 		pctx, cancel := context.WithTimeout(ctx, d)
 		defer cancel()
 		var wg sync.WaitGroup
@@ -237,7 +262,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	if err := phase(cfg.Duration/10, cfg.Injectors, 0); err != nil {
+	if err := phase(ctx, cfg.Duration/10, cfg.Injectors, 0); err != nil {
 		return Result{}, err
 	}
 	drain()
@@ -247,7 +272,17 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	runtime.ReadMemStats(&ms0)
 	sunk0 := f.sunk.Load()
 	cpu0, t0 := cpuTime(), time.Now()
-	if err := phase(cfg.Duration, cfg.Injectors, 0); err != nil {
+	var abOn, abOff slice
+	if gate != nil {
+		actx, stop := context.WithCancel(ctx)
+		perr := make(chan error, 1)
+		go func() { perr <- phase(actx, time.Duration(math.MaxInt64), cfg.Injectors, 0) }()
+		abOn, abOff, err = f.journalAB(ctx, cfg.Duration, gate, cfg.Flush)
+		stop()
+		if err := errors.Join(err, <-perr); err != nil {
+			return Result{}, err
+		}
+	} else if err := phase(ctx, cfg.Duration, cfg.Injectors, 0); err != nil {
 		return Result{}, err
 	}
 	drain()
@@ -262,6 +297,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	r.AllocsPerEnvelope = float64(ms1.Mallocs-ms0.Mallocs) / float64(envelopes)
 	r.BytesPerEnvelope = float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(envelopes)
 	r.CPUPerEnvelopeUs = float64(cpu.Microseconds()) / float64(envelopes)
+	if gate != nil && abOff.perSec() > 0 {
+		r.JournalOffPerSec, r.JournalOnPerSec = abOff.perSec(), abOn.perSec()
+		r.JournalRatio = r.JournalOnPerSec / r.JournalOffPerSec
+		r.JournalOffCPUUs, r.JournalOnCPUUs = abOff.cpuPerEnvelopeUs(), abOn.cpuPerEnvelopeUs()
+	}
 
 	// Latency at half load: one paced injector per core.
 	half := r.EnvelopesPerSec / 2 / 2 // conversations/s (2 envelopes each)
@@ -271,7 +311,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	f.probe.Store(newProbe(seq.Load()+1, int(2*half*latFor.Seconds())+1024))
 	nivcsw0 := preemptions()
 	sunkL, tl := f.sunk.Load(), time.Now()
-	if err := phase(latFor, injectors, pace); err != nil {
+	if err := phase(ctx, latFor, injectors, pace); err != nil {
 		return Result{}, err
 	}
 	drain()
