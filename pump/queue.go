@@ -19,7 +19,7 @@ type schedQueue struct {
 	capacity int
 	seq      uint64
 	convs    map[string]convRounds // conversations with queued items
-	served   int64            // round of the last popped item
+	served   int64                 // round of the last popped item
 	closed   bool
 	// paused holds pops (the listener is paused); close overrides it so a
 	// shutdown still drains.

@@ -82,8 +82,8 @@ type Result struct {
 	// ratio also counts the machine's slowdown under load as pump overhead.
 	Floor1CoreUs    float64 `json:"floor_1core_us"`
 	Floor1CoreRatio float64 `json:"floor_1core_ratio"`
-	Cores             int     `json:"cores"`
-	Journal           bool    `json:"journal"`
+	Cores           int     `json:"cores"`
+	Journal         bool    `json:"journal"`
 	// Journal A/B (Config.JournalAB): throughput and CPU per envelope in the
 	// slices with the journal off and on, and on/off.
 	JournalOffPerSec float64 `json:"journal_off_envelopes_per_sec,omitempty"`
