@@ -34,6 +34,11 @@ type rawConn struct {
 	arenaCap int
 }
 
+// maxKeptArena is the largest argument buffer kept between statements; a
+// larger one (a batch of near-maximal envelopes) is freed once its statement
+// ran, so one burst does not pin its size for the store's lifetime.
+const maxKeptArena = 1 << 20
+
 // errRawClosed is returned by a rawConn used after close.
 var errRawClosed = errors.New("store: writer connection closed")
 
@@ -224,6 +229,7 @@ func (c *rawConn) run(query string, args []any, row func(st uintptr)) (int64, er
 	if err != nil {
 		return 0, err
 	}
+	defer c.release(st)
 	if err := c.bind(st, args); err != nil {
 		sqlite3.Xsqlite3_reset(c.tls, st)
 		return 0, err
@@ -245,6 +251,17 @@ func (c *rawConn) run(query string, args []any, row func(st uintptr)) (int64, er
 		sqlite3.Xsqlite3_reset(c.tls, st)
 		return 0, err
 	}
+}
+
+// release frees an oversized arena after st ran, clearing st's bindings
+// first so no parameter points into freed memory.
+func (c *rawConn) release(st uintptr) {
+	if c.arenaCap <= maxKeptArena {
+		return
+	}
+	sqlite3.Xsqlite3_clear_bindings(c.tls, st)
+	libc.Xfree(c.tls, c.arena)
+	c.arena, c.arenaCap = 0, 0
 }
 
 // exec runs query with args and returns the number of rows it changed.

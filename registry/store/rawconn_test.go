@@ -92,3 +92,30 @@ func TestRawConnOpenMissing(t *testing.T) {
 		t.Fatalf("openRawConn(missing) = %v, want a *rawError", err)
 	}
 }
+
+// TestRawConnLargeArguments: arguments larger than the kept buffer are
+// stored whole, and the oversized buffer is not kept afterwards.
+func TestRawConnLargeArguments(t *testing.T) {
+	s, _ := openTest(t, Options{})
+	big := strings.Repeat("x", 3*maxKeptArena)
+	_, err := s.do(context.Background(), "raw large", func(w *writer) (int64, error) {
+		c := w.conn
+		if _, err := c.exec(`CREATE TEMP TABLE l (a, b)`); err != nil {
+			return 0, err
+		}
+		if _, err := c.exec(`INSERT INTO l (a, b) VALUES (?, ?)`, big, []byte(big[:maxKeptArena])); err != nil {
+			return 0, err
+		}
+		if c.arenaCap > maxKeptArena {
+			t.Errorf("arena of %d bytes kept", c.arenaCap)
+		}
+		n, err := c.queryInt64(`SELECT length(a) + length(b) FROM l WHERE a = ?`, big)
+		if err != nil || n != 4*maxKeptArena {
+			t.Errorf("stored length = %d, %v; want %d", n, err, 4*maxKeptArena)
+		}
+		return c.exec(`DROP TABLE l`)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
