@@ -236,8 +236,17 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 		return nil
 	}
+	// phase injects for d, or until ctx ends when d is 0.
 	phase := func(ctx context.Context, d time.Duration, injectors int, pace time.Duration) error {
-		pctx, cancel := context.WithTimeout(ctx, d)
+		var (
+			pctx   context.Context
+			cancel context.CancelFunc
+		)
+		if d > 0 {
+			pctx, cancel = context.WithTimeout(ctx, d)
+		} else {
+			pctx, cancel = context.WithCancel(ctx)
+		}
 		defer cancel()
 		var wg sync.WaitGroup
 		errc := make(chan error, injectors)
@@ -276,7 +285,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if gate != nil {
 		actx, stop := context.WithCancel(ctx)
 		perr := make(chan error, 1)
-		go func() { perr <- phase(actx, time.Duration(math.MaxInt64), cfg.Injectors, 0) }()
+		go func() { perr <- phase(actx, 0, cfg.Injectors, 0) }()
 		abOn, abOff, err = f.journalAB(ctx, cfg.Duration, gate, cfg.Flush)
 		stop()
 		if err := errors.Join(err, <-perr); err != nil {
