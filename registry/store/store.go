@@ -172,7 +172,6 @@ func (s *Store) open() error {
 		onCommit: s.opts.onCommit,
 		exited:   make(chan struct{}),
 		batch:    make([]op, 0, s.opts.BatchRows),
-		ctx:      context.Background(),
 
 		deliveries: deliveries,
 		keys:       newKeySummaries(next),

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -76,7 +75,6 @@ type writer struct {
 	deliveries deliveryTracker
 	// keys tracks which journal partitions have lookup keys (journal_keys.go).
 	keys keySummaries
-	ctx  context.Context
 }
 
 // counters are the Store's statistics, updated atomically.
