@@ -24,6 +24,8 @@ type schedQueue struct {
 	// paused holds pops (the listener is paused); close overrides it so a
 	// shutdown still drains.
 	paused bool
+	// idle counts the workers blocked in pop.
+	idle int
 }
 
 // convRounds is a conversation's breadth-first state while it has items
@@ -97,16 +99,17 @@ func newSchedQueue(policy Scheduling, capacity int) *schedQueue {
 	return q
 }
 
-// push enqueues d. block applies backpressure when the queue is full; it
-// returns false if the queue was closed.
-func (q *schedQueue) push(d *delivery, block bool) bool {
+// push enqueues d. block applies backpressure when the queue is full; ok is
+// false if the queue was closed. woke reports that an idle worker was woken
+// to take d (see work.wokeWorker).
+func (q *schedQueue) push(d *delivery, block bool) (ok, woke bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for block && !q.closed && len(q.h) >= q.capacity {
 		q.notFull.Wait()
 	}
 	if q.closed {
-		return false
+		return false, false
 	}
 	q.seq++
 	it := item{d: d, seq: q.seq, conv: d.conv}
@@ -121,7 +124,7 @@ func (q *schedQueue) push(d *delivery, block bool) bool {
 	}
 	q.h.push(it)
 	q.notEmpty.Signal()
-	return true
+	return true, q.idle > 0 && !q.paused
 }
 
 // pop blocks until an item is available; ok is false once the queue is closed
@@ -133,7 +136,9 @@ func (q *schedQueue) pop() (*delivery, bool) {
 		if q.closed && len(q.h) == 0 {
 			return nil, false
 		}
+		q.idle++
 		q.notEmpty.Wait()
+		q.idle--
 	}
 	it := q.h.pop()
 	if q.policy != DepthFirst {

@@ -2,6 +2,7 @@ package pump
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -35,5 +36,62 @@ func TestItemHeapOrder(t *testing.T) {
 			h.push(it)
 			ref = append(ref, it)
 		}
+	}
+}
+
+// TestSchedQueuePushReportsWokenWorker: push reports a woken worker only when
+// one was blocked in pop and the queue is not paused.
+func TestSchedQueuePushReportsWokenWorker(t *testing.T) {
+	q := newSchedQueue(BreadthFirst, 8)
+	if ok, woke := q.push(&delivery{conv: "a"}, false); !ok || woke {
+		t.Fatalf("push with no worker waiting = (%v, %v), want (true, false)", ok, woke)
+	}
+	if _, ok := q.pop(); !ok {
+		t.Fatal("pop of a queued item failed")
+	}
+
+	popped := make(chan *delivery)
+	go func() {
+		d, _ := q.pop()
+		popped <- d
+	}()
+	waitIdle(t, q, 1)
+	want := &delivery{conv: "b"}
+	if ok, woke := q.push(want, false); !ok || !woke {
+		t.Fatalf("push with a worker waiting = (%v, %v), want (true, true)", ok, woke)
+	}
+	if got := <-popped; got != want {
+		t.Fatalf("the waiting worker popped %+v, want %+v", got, want)
+	}
+
+	q.setPaused(true)
+	go func() {
+		d, _ := q.pop()
+		popped <- d
+	}()
+	waitIdle(t, q, 1)
+	if ok, woke := q.push(&delivery{conv: "c"}, false); !ok || woke {
+		t.Fatalf("push to a paused queue = (%v, %v), want (true, false)", ok, woke)
+	}
+	q.setPaused(false)
+	<-popped
+
+	q.close()
+	if ok, woke := q.push(&delivery{conv: "d"}, false); ok || woke {
+		t.Fatalf("push to a closed queue = (%v, %v), want (false, false)", ok, woke)
+	}
+}
+
+// waitIdle waits until n workers are blocked in q.pop.
+func waitIdle(t *testing.T, q *schedQueue, n int) {
+	t.Helper()
+	for {
+		q.mu.Lock()
+		idle := q.idle
+		q.mu.Unlock()
+		if idle == n {
+			return
+		}
+		runtime.Gosched()
 	}
 }

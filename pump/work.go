@@ -58,7 +58,10 @@ type work struct {
 	canonical bool
 	// isError marks a pump-generated <huh>/SystemError (never answered with another).
 	isError bool
-	depth   int
+	// wokeWorker records that the ingress stages handed this envelope to an
+	// idle listener worker (see yieldToWoken).
+	wokeWorker bool
+	depth      int
 	// admitted is when the work entered the pump (latency measurement).
 	admitted time.Time
 	// done, when set, is signalled once the work finished the ingress stages
