@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"modernc.org/libc"
@@ -32,6 +33,8 @@ type rawConn struct {
 	// it grows as needed and is reused.
 	arena    uintptr
 	arenaCap int
+	// conv is run's reusable buffer of converted arguments.
+	conv []sqlArg
 }
 
 // maxKeptArena is the largest argument buffer kept between statements; a
@@ -159,60 +162,41 @@ func normalize(v any) (any, error) {
 // bind binds args to st: text and blobs are copied into the arena and bound
 // in place (SQLITE_STATIC: SQLite does not copy them), so they must stay
 // untouched until the statement is reset.
-func (c *rawConn) bind(st uintptr, args []any) error {
+func (c *rawConn) bind(st uintptr, args []sqlArg) error {
 	if n := int(sqlite3.Xsqlite3_bind_parameter_count(c.tls, st)); n != len(args) {
 		return fmt.Errorf("store: statement has %d parameters, got %d arguments", n, len(args))
 	}
 	size := 0
-	for i, a := range args {
-		v, err := normalize(a)
-		if err != nil {
-			return fmt.Errorf("store: argument %d: %w", i+1, err)
-		}
-		args[i] = v
-		switch v := v.(type) {
-		case string:
-			size += len(v)
-		case []byte:
-			size += len(v)
-		}
+	for i := range args {
+		size += len(args[i].s) + len(args[i].b)
 	}
 	if err := c.reserve(size + 1); err != nil {
 		return err
 	}
 	off := 0
-	for i, a := range args {
+	for i := range args {
+		a := &args[i]
 		idx := int32(i + 1)
 		var rc int32
-		switch v := a.(type) {
-		case nil:
+		switch a.kind {
+		case argNull:
 			rc = sqlite3.Xsqlite3_bind_null(c.tls, st, idx)
-		case int64:
-			rc = sqlite3.Xsqlite3_bind_int64(c.tls, st, idx, v)
-		case float64:
-			rc = sqlite3.Xsqlite3_bind_double(c.tls, st, idx, v)
-		case bool:
-			b := int64(0)
-			if v {
-				b = 1
-			}
-			rc = sqlite3.Xsqlite3_bind_int64(c.tls, st, idx, b)
-		case string:
+		case argInt:
+			rc = sqlite3.Xsqlite3_bind_int64(c.tls, st, idx, a.i)
+		case argFloat:
+			rc = sqlite3.Xsqlite3_bind_double(c.tls, st, idx, math.Float64frombits(uint64(a.i)))
+		case argText:
 			p := c.arena + uintptr(off)
-			copy(libc.GoBytes(p, len(v)), v)
-			off += len(v)
-			rc = sqlite3.Xsqlite3_bind_text(c.tls, st, idx, p, int32(len(v)), 0)
-		case []byte:
-			if v == nil {
-				rc = sqlite3.Xsqlite3_bind_null(c.tls, st, idx)
-				break
-			}
+			copy(libc.GoBytes(p, len(a.s)), a.s)
+			off += len(a.s)
+			rc = sqlite3.Xsqlite3_bind_text(c.tls, st, idx, p, int32(len(a.s)), 0)
+		case argBlob:
 			p := c.arena + uintptr(off)
-			copy(libc.GoBytes(p, len(v)), v)
-			off += len(v)
-			rc = sqlite3.Xsqlite3_bind_blob(c.tls, st, idx, p, int32(len(v)), 0)
+			copy(libc.GoBytes(p, len(a.b)), a.b)
+			off += len(a.b)
+			rc = sqlite3.Xsqlite3_bind_blob(c.tls, st, idx, p, int32(len(a.b)), 0)
 		default:
-			return fmt.Errorf("store: argument %d: unsupported type %T", idx, a)
+			return fmt.Errorf("store: argument %d: unknown kind %d", idx, a.kind)
 		}
 		if rc != sqlite3.SQLITE_OK {
 			return fmt.Errorf("store: bind argument %d: %w", idx, c.error(rc))
@@ -225,6 +209,23 @@ func (c *rawConn) bind(st uintptr, args []any) error {
 // row for each result row. It returns the number of rows the statement
 // changed.
 func (c *rawConn) run(query string, args []any, row func(st uintptr)) (int64, error) {
+	conv := c.conv[:0]
+	defer func() {
+		clear(conv)
+		c.conv = conv[:0]
+	}()
+	for i, a := range args {
+		v, err := toArg(a)
+		if err != nil {
+			return 0, fmt.Errorf("store: argument %d: %w", i+1, err)
+		}
+		conv = append(conv, v)
+	}
+	return c.runArgs(query, conv, row)
+}
+
+// runArgs is run with arguments already in sqlArg form.
+func (c *rawConn) runArgs(query string, args []sqlArg, row func(st uintptr)) (int64, error) {
 	st, err := c.prepare(query)
 	if err != nil {
 		return 0, err

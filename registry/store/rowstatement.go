@@ -44,41 +44,56 @@ func newRowStatement(head, tuple, tail string, cols int) *rowStatement {
 	return rs
 }
 
-// execRows runs rs over rows rows whose arguments are args (rs.cols per
-// row, in row order), in as few statements as the chunk sizes allow, and
-// returns the total number of affected rows.
-func (w *writer) execRows(rs *rowStatement, rows int, args []any) (int64, error) {
-	var total int64
+// chunkRows calls run for each chunk of rows rows whose arguments are args
+// (rs.cols per row, in row order): as few statements as the chunk sizes
+// allow, each with its chunk's query text and arguments.
+func chunkRows[T any](rs *rowStatement, rows int, args []T, run func(query string, args []T) error) error {
 	off := 0
 	for _, k := range chunkSizes {
 		for rows >= k {
-			n, err := w.exec(rs.queries[k], args[off*rs.cols:(off+k)*rs.cols]...)
-			if err != nil {
-				return total, err
+			if err := run(rs.queries[k], args[off*rs.cols:(off+k)*rs.cols]); err != nil {
+				return err
 			}
-			total += n
 			off += k
 			rows -= k
 		}
 	}
-	return total, nil
+	return nil
+}
+
+// execRows runs rs over rows rows whose arguments are args and returns the
+// total number of affected rows.
+func (w *writer) execRows(rs *rowStatement, rows int, args []any) (int64, error) {
+	var total int64
+	err := chunkRows(rs, rows, args, func(query string, args []any) error {
+		n, err := w.exec(query, args...)
+		total += n
+		return err
+	})
+	return total, err
+}
+
+// execArgRows is execRows for arguments already in sqlArg form (the
+// journal's rows, bound without boxing).
+func (w *writer) execArgRows(rs *rowStatement, rows int, args []sqlArg) (int64, error) {
+	var total int64
+	err := chunkRows(rs, rows, args, func(query string, args []sqlArg) error {
+		w.counters.statements.Add(1)
+		n, err := w.conn.runArgs(query, args, nil)
+		total += n
+		return err
+	})
+	return total, err
 }
 
 // queryRows is execRows for a query returning one integer column: it
 // returns the values of every chunk's rows.
 func (w *writer) queryRows(rs *rowStatement, rows int, args []any) ([]int64, error) {
 	var out []int64
-	off := 0
-	for _, k := range chunkSizes {
-		for rows >= k {
-			vs, err := w.queryInt64s(rs.queries[k], args[off*rs.cols:(off+k)*rs.cols]...)
-			if err != nil {
-				return out, err
-			}
-			out = append(out, vs...)
-			off += k
-			rows -= k
-		}
-	}
-	return out, nil
+	err := chunkRows(rs, rows, args, func(query string, args []any) error {
+		vs, err := w.queryInt64s(query, args...)
+		out = append(out, vs...)
+		return err
+	})
+	return out, err
 }

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestBatchingCommitsFullBatches: with an effectively infinite BatchDelay
@@ -143,6 +145,41 @@ func TestAsyncErrorIsolatedAndReported(t *testing.T) {
 	st := s.Stats()
 	if st.Failed != 1 || st.Rollbacks < 2 || st.Committed != 10 {
 		t.Fatalf("stats = %+v, want 1 failed op, rollbacks, 10 committed", st)
+	}
+	rep, err := s.Verify(context.Background(), nil)
+	must(t, err)
+	if !rep.OK() {
+		t.Fatalf("Verify: %v", rep.Faults)
+	}
+}
+
+// TestJournalInsertConstraintIsolated: a row that fails a CHECK constraint
+// inside a multi-row journal insert (INSERT OR ROLLBACK, which ends the whole
+// transaction) fails alone: the batch's other appends are retried one by one
+// and committed, the bad seq is tombstoned, and the journal verifies.
+func TestJournalInsertConstraintIsolated(t *testing.T) {
+	s, _ := openTest(t, Options{BatchRows: 100, BatchDelay: time.Hour})
+	for i := range 3 {
+		must(t, s.Append(testEntry(i, "t")))
+	}
+	bad, err := s.prepareEntry(testEntry(3, "t"))
+	must(t, err)
+	bad.Direction = Direction(9) // stored as "Direction(9)": the CHECK rejects it
+	must(t, s.enqueueAsync(&op{kind: opAppend, name: "append", entry: bad}))
+	for i := range 3 {
+		must(t, s.Append(testEntry(i, "u")))
+	}
+	if err := s.Flush(context.Background()); !errors.Is(err, ErrWriteFailed) {
+		t.Fatalf("Flush = %v, want ErrWriteFailed", err)
+	}
+	entries, err := s.After(0, 0)
+	must(t, err)
+	var seqs []int64
+	for _, e := range entries {
+		seqs = append(seqs, e.Seq)
+	}
+	if diff := cmp.Diff([]int64{1, 2, 3, 5, 6, 7}, seqs); diff != "" {
+		t.Fatalf("committed seqs (-want +got):\n%s", diff)
 	}
 	rep, err := s.Verify(context.Background(), nil)
 	must(t, err)
