@@ -42,6 +42,8 @@ type Store struct {
 	mu     sync.RWMutex // guards closed and sending on queue
 	closed bool
 	queue  chan op
+	// wake cuts the writer's batch delay short (nudge).
+	wake chan struct{}
 
 	// seqMu orders journal appends: a seq is assigned and its op enqueued
 	// under it, so queue order is seq order and commits never leave a gap.
@@ -91,6 +93,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		log:        opts.Logger,
 		lock:       lock,
 		queue:      make(chan op, opts.QueueSize),
+		wake:       make(chan struct{}, 1),
 		done:       make(chan struct{}),
 		sweepChunk: defaultSweepChunk,
 	}
@@ -164,6 +167,8 @@ func (s *Store) open() error {
 	s.w = &writer{
 		conn:     raw,
 		queue:    s.queue,
+		wake:     s.wake,
+		done:     s.done,
 		rows:     s.opts.BatchRows,
 		delay:    s.opts.BatchDelay,
 		log:      s.log,
@@ -204,15 +209,20 @@ func (s *Store) enqueue(ctx context.Context, o *op) error {
 	if o.kind == opAppend {
 		return s.enqueueAppend(ctx, o)
 	}
-	select {
-	case s.queue <- *o:
-		if o.kind != opFlush {
-			s.counters.enqueued.Add(1)
+	if ctx.Done() == nil {
+		s.queue <- *o // a plain send: select costs several times more
+	} else {
+		select {
+		case s.queue <- *o:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
+	if o.kind != opFlush {
+		s.counters.enqueued.Add(1)
+	}
+	s.nudge(o)
+	return nil
 }
 
 // enqueueAppend assigns o the next journal seq and enqueues it, both under
@@ -222,14 +232,32 @@ func (s *Store) enqueueAppend(ctx context.Context, o *op) error {
 	s.seqMu.Lock()
 	defer s.seqMu.Unlock()
 	o.entry.Seq = s.nextSeq
-	select {
-	case s.queue <- *o:
-		s.nextSeq++
-		s.counters.enqueued.Add(1)
-		return nil
-	case <-ctx.Done():
-		o.entry.Seq = 0
-		return ctx.Err()
+	if ctx.Done() == nil {
+		s.queue <- *o // a plain send: select costs several times more
+	} else {
+		select {
+		case s.queue <- *o:
+		case <-ctx.Done():
+			o.entry.Seq = 0
+			return ctx.Err()
+		}
+	}
+	s.nextSeq++
+	s.counters.enqueued.Add(1)
+	s.nudge(o)
+	return nil
+}
+
+// nudge wakes the writer before its batch delay ends when o must not wait
+// for it (a synchronous op or a flush) or a full batch is queued. Other ops
+// do not wake the writer: waking it for each of the hundreds of ops a batch
+// gathers cost a goroutine hand-off per journaled envelope.
+func (s *Store) nudge(o *op) {
+	if o.reply != nil || len(s.queue) >= s.opts.BatchRows {
+		select {
+		case s.wake <- struct{}{}:
+		default: // a wake-up is already pending
+		}
 	}
 }
 

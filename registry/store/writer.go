@@ -60,6 +60,8 @@ type op struct {
 type writer struct {
 	conn     *rawConn
 	queue    <-chan op
+	wake     <-chan struct{} // Store.nudge
+	done     <-chan struct{} // closed when the Store closes
 	rows     int
 	delay    time.Duration
 	log      *slog.Logger
@@ -165,8 +167,10 @@ func (w *writer) tune() {
 
 // collect gathers a batch starting with first: up to rows ops, waiting at
 // most delay for more unless a synchronous op is in the batch, in which case
-// it takes only what is already queued. It reports whether the queue is
-// still open.
+// it takes only what is already queued. While it waits it sleeps until the
+// delay ends or Store.nudge wakes it (a synchronous op, a full batch, the
+// store closing), not on each op, so producers do not hand the writer the
+// CPU op by op. It reports whether the queue is still open.
 func (w *writer) collect(first op, timer *time.Timer) ([]op, bool) {
 	if backlog := int64(len(w.queue) + 1); backlog > w.counters.queuePeak.Load() {
 		w.counters.queuePeak.Store(backlog) // only the writer stores it
@@ -179,37 +183,37 @@ func (w *writer) collect(first op, timer *time.Timer) ([]op, bool) {
 			timer.Stop()
 		}
 	}()
-	for len(batch) < w.rows {
-		select {
-		case o, ok := <-w.queue:
-			if !ok {
-				return batch, false
+	done := w.done
+	for {
+	drain:
+		for len(batch) < w.rows {
+			select {
+			case o, ok := <-w.queue:
+				if !ok {
+					return batch, false
+				}
+				batch = append(batch, o)
+				urgent = urgent || o.reply != nil
+			default:
+				break drain
 			}
-			batch = append(batch, o)
-			urgent = urgent || o.reply != nil
-			continue
-		default:
 		}
-		if urgent {
-			break
+		if urgent || len(batch) >= w.rows {
+			return batch, true
 		}
 		if !waiting {
 			timer.Reset(w.delay)
 			waiting = true
 		}
 		select {
-		case o, ok := <-w.queue:
-			if !ok {
-				return batch, false
-			}
-			batch = append(batch, o)
-			urgent = urgent || o.reply != nil
 		case <-timer.C:
 			waiting = false
-			return batch, true
+			urgent = true // take what is queued now, and commit
+		case <-w.wake:
+		case <-done:
+			done = nil // the queue is closed: drain it to its end
 		}
 	}
-	return batch, true
 }
 
 // commit applies batch in one transaction. If any op or the commit fails,
