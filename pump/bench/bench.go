@@ -64,8 +64,8 @@ type Result struct {
 	// PreemptionsPerSec is how often per second the OS took a CPU away from
 	// one of the process's threads during the latency phase (involuntary
 	// context switches). On a 2-core machine each one can leave a thread that
-	// is mid-message off the CPU for a scheduler tick (4 ms), so the latency
-	// tail follows this number more than anything in the pump.
+	// is mid-message off the CPU for a scheduler tick (4 ms): it tells a
+	// latency tail the machine caused from one the pump caused.
 	PreemptionsPerSec float64 `json:"preemptions_per_sec"`
 	AllocsPerEnvelope float64 `json:"allocs_per_envelope"`
 	BytesPerEnvelope  float64 `json:"bytes_per_envelope"`
