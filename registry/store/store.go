@@ -209,19 +209,12 @@ func (s *Store) enqueue(ctx context.Context, o *op) error {
 	if o.kind == opAppend {
 		return s.enqueueAppend(ctx, o)
 	}
-	if ctx.Done() == nil {
-		s.queue <- *o // a plain send: select costs several times more
-	} else {
-		select {
-		case s.queue <- *o:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	if err := s.send(ctx, o); err != nil {
+		return err
 	}
 	if o.kind != opFlush {
 		s.counters.enqueued.Add(1)
 	}
-	s.nudge(o)
 	return nil
 }
 
@@ -232,18 +225,27 @@ func (s *Store) enqueueAppend(ctx context.Context, o *op) error {
 	s.seqMu.Lock()
 	defer s.seqMu.Unlock()
 	o.entry.Seq = s.nextSeq
+	if err := s.send(ctx, o); err != nil {
+		o.entry.Seq = 0
+		return err
+	}
+	s.nextSeq++
+	s.counters.enqueued.Add(1)
+	return nil
+}
+
+// send puts o on the queue, blocking while it is full until ctx ends, and
+// nudges the writer. The caller holds s.mu.RLock.
+func (s *Store) send(ctx context.Context, o *op) error {
 	if ctx.Done() == nil {
 		s.queue <- *o // a plain send: select costs several times more
 	} else {
 		select {
 		case s.queue <- *o:
 		case <-ctx.Done():
-			o.entry.Seq = 0
 			return ctx.Err()
 		}
 	}
-	s.nextSeq++
-	s.counters.enqueued.Add(1)
 	s.nudge(o)
 	return nil
 }
