@@ -67,6 +67,31 @@ func TestRecoverRepairsStructure(t *testing.T) {
 	}
 }
 
+// TestReusedContextForgetsOptions: a pooled parser context used with
+// NOBLANKS parses the next document without it as a fresh context would,
+// whitespace kept (libxml2 leaves the SAX handler NOBLANKS installs in
+// place; NOCDATA's is reset by the same call, but C14N cannot show it).
+// More parses than the pool holds pass NOBLANKS through every pooled context
+// before the plain parses.
+func TestReusedContextForgetsOptions(t *testing.T) {
+	const in = "<r>\n  <a>x</a>\n</r>"
+	for range 2 * cap(ctxtPool) {
+		d := mustParse(t, in, OptNoNet|OptNoBlanks)
+		d.Free()
+	}
+	for i := range 2 * cap(ctxtPool) {
+		d := mustParse(t, in, OptNoNet)
+		got, err := d.C14N(Node{}, C14NExc10, false, nil)
+		d.Free()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != in {
+			t.Fatalf("plain parse %d after NOBLANKS ones: C14N %q, want %q", i, got, in)
+		}
+	}
+}
+
 func TestDTDDetected(t *testing.T) {
 	d, _ := Parse([]byte(`<!DOCTYPE r [<!ENTITY x "y">]><r>&x;</r>`), OptNoNet)
 	if d == nil {

@@ -157,9 +157,14 @@ xmlDocPtr lx_parse(const char *buf, int len, const char *url, int opts, lx_errs 
 }
 
 /* lx_parse_with parses with a caller-owned, reusable parser context
-   (xmlCtxtReadMemory resets it first). */
+   (xmlCtxtReadMemory resets it first). xmlCtxtReset leaves the context's
+   SAX handler alone, and options rewrite it: NOBLANKS installs a handler
+   that drops whitespace, NOCDATA removes the CDATA one, and neither is
+   undone for a later parse without the option. So the handler goes back to
+   the SAX2 defaults a fresh context has before every parse. */
 xmlDocPtr lx_parse_with(xmlParserCtxtPtr ctxt, const char *buf, int len, int opts, lx_errs *es) {
 	LX_BEGIN(es);
+	if (ctxt->sax != NULL) xmlSAXVersion(ctxt->sax, 2);
 	xmlDocPtr doc = xmlCtxtReadMemory(ctxt, buf, len, NULL, NULL, opts);
 	LX_END();
 	return doc;
