@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -17,17 +18,36 @@ func deliveryWatermark(t testing.TB, s *Store) int64 {
 	return mark
 }
 
-// explicitMarks reads the seqs of journal_deliveries.
+// explicitMarks reads the marks of journal_delivered above the watermark.
 func explicitMarks(t testing.TB, s *Store) []int64 {
 	t.Helper()
-	rows, err := s.rdb.Query(`SELECT seq FROM journal_deliveries ORDER BY seq`)
+	mark := deliveryWatermark(t, s)
+	var out []int64
+	for part, marks := range deliveredParts(t, s) {
+		for i, c := range []byte(marks) {
+			if seq := part<<journalPartitionBits | int64(i); c == '1' && seq > mark {
+				out = append(out, seq)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// deliveredParts reads the rows of journal_delivered.
+func deliveredParts(t testing.TB, s *Store) map[int64]string {
+	t.Helper()
+	rows, err := s.rdb.Query(`SELECT part, marks FROM journal_delivered`)
 	must(t, err)
 	defer rows.Close()
-	var out []int64
+	out := make(map[int64]string)
 	for rows.Next() {
-		var seq int64
-		must(t, rows.Scan(&seq))
-		out = append(out, seq)
+		var (
+			part  int64
+			marks string
+		)
+		must(t, rows.Scan(&part, &marks))
+		out[part] = marks
 	}
 	must(t, rows.Err())
 	return out
@@ -173,5 +193,104 @@ func TestRetentionReleasesUndelivered(t *testing.T) {
 	}
 	if m := explicitMarks(t, s); len(m) != 0 {
 		t.Errorf("explicit marks below the watermark remain: %v", m)
+	}
+}
+
+// TestDeliveryMarksAcrossPartitions marks entries of three journal
+// partitions out of order around two undelivered ones and checks that the
+// marks above the watermark survive a reopen and that the rows of the
+// partitions the watermark passes are deleted.
+func TestDeliveryMarksAcrossPartitions(t *testing.T) {
+	s, dir := openTest(t, Options{})
+	const n = 2100 // seqs 1..2100: partitions 0, 1 and 2
+	for i := range n {
+		must(t, s.Append(testEntry(i, "t")))
+	}
+	flush(t, s)
+	held := map[int64]bool{5: true, 1500: true}
+	var marked []int64
+	for seq := int64(n); seq >= 1; seq-- {
+		if !held[seq] {
+			must(t, s.MarkDelivered(seq))
+			if seq > 4 {
+				marked = append(marked, seq)
+			}
+		}
+	}
+	slices.Sort(marked)
+	flush(t, s)
+	check := func(step string, mark int64, explicit, undelivered, parts []int64) {
+		t.Helper()
+		if got := deliveryWatermark(t, s); got != mark {
+			t.Errorf("%s: watermark = %d, want %d", step, got, mark)
+		}
+		if d := cmp.Diff(explicit, explicitMarks(t, s), cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("%s: explicit marks (-want +got):\n%s", step, d)
+		}
+		if d := cmp.Diff(undelivered, undeliveredSeqs(t, s.Reader), cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("%s: Undelivered (-want +got):\n%s", step, d)
+		}
+		var got []int64
+		for part := range deliveredParts(t, s) {
+			got = append(got, part)
+		}
+		slices.Sort(got)
+		if d := cmp.Diff(parts, got, cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("%s: journal_delivered partitions (-want +got):\n%s", step, d)
+		}
+	}
+	check("two held back", 4, marked, []int64{5, 1500}, []int64{0, 1, 2})
+	must(t, s.Close())
+	s = openAt(t, dir, Options{})
+	check("reopened", 4, marked, []int64{5, 1500}, []int64{0, 1, 2})
+
+	must(t, s.MarkDelivered(5))
+	flush(t, s)
+	above := slices.DeleteFunc(slices.Clone(marked), func(seq int64) bool { return seq < 1500 })
+	check("the first gap closes", 1499, above, []int64{1500}, []int64{1, 2})
+
+	must(t, s.MarkDelivered(1500))
+	flush(t, s)
+	// Partition 2 (seqs 2048..3071) is not wholly below the watermark yet.
+	check("everything delivered", n, nil, nil, []int64{2})
+}
+
+// TestDeliveryMarksRollback: a transaction that fails after the writer set
+// marks in its in-memory partitions (here the partition row's write fails)
+// undoes them, so a later commit does not persist a mark whose own
+// transaction failed.
+func TestDeliveryMarksRollback(t *testing.T) {
+	s, _ := batchedStore(t)
+	ctx := context.Background()
+	for i := range 6 {
+		must(t, s.Append(testEntry(i, "t")))
+	}
+	must(t, s.MarkDelivered(2))
+	must(t, s.MarkDelivered(4))
+	flush(t, s)
+	_, err := s.do(ctx, "inject a failure", func(w *writer) (int64, error) {
+		return w.exec(`CREATE TRIGGER fail_mark_6 BEFORE UPDATE ON journal_delivered
+			WHEN substr(NEW.marks, 7, 1) = '1' BEGIN SELECT RAISE(ABORT, 'injected'); END`)
+	})
+	must(t, err)
+	must(t, s.MarkDelivered(3))
+	must(t, s.MarkDelivered(6)) // fails the batch, then fails alone
+	if err := s.Flush(ctx); err == nil {
+		t.Fatal("Flush reported no error for a failed mark")
+	}
+	if d := cmp.Diff([]int64{2, 3, 4}, explicitMarks(t, s)); d != "" {
+		t.Errorf("after the failure: explicit marks (-want +got):\n%s", d)
+	}
+	_, err = s.do(ctx, "drop the failure", func(w *writer) (int64, error) {
+		return w.exec(`DROP TRIGGER fail_mark_6`)
+	})
+	must(t, err)
+	must(t, s.MarkDelivered(5))
+	flush(t, s)
+	if d := cmp.Diff([]int64{2, 3, 4, 5}, explicitMarks(t, s)); d != "" {
+		t.Errorf("after a later mark: explicit marks (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]int64{1, 6}, undeliveredSeqs(t, s.Reader)); d != "" {
+		t.Errorf("Undelivered (-want +got):\n%s", d)
 	}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -125,5 +126,54 @@ func TestJournalChecksReject(t *testing.T) {
 		return w.exec(`INSERT INTO journal SELECT 100, time_ns, '', conversation, 'inbound', 'dead-letter', '', to_name, listener, payload_tag, sha256, bytes, diagnostics FROM journal WHERE seq = 1`)
 	}); err != nil {
 		t.Errorf("a dead letter without thread and sender was refused: %v", err)
+	}
+}
+
+// TestMigrationV6ConvertsDeliveryMarks builds a version-5 database with
+// delivery marks above the watermark in two journal partitions and checks
+// that migration 6 carries them into journal_delivered.
+func TestMigrationV6ConvertsDeliveryMarks(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	db := rawDB(t, dir)
+	if _, err := migrate(ctx, db, migrations[:5], func() int64 { return 1 }); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.Begin()
+	must(t, err)
+	const n = 1100
+	for i := range n {
+		e := testEntry(i, "t")
+		sum := sha256Of(e.Bytes)
+		if _, err := tx.Exec(`INSERT INTO journal (seq, time_ns, thread, conversation, direction, kind, from_name, to_name,
+			listener, payload_tag, sha256, bytes) VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			i+1, e.Thread, e.Conversation, e.Direction.String(), e.Kind.String(), e.From, e.To, e.Listener,
+			e.PayloadTag, sum[:], e.Bytes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{
+		`INSERT INTO journal_deliveries (seq, delivered_at) VALUES (1, 1), (3, 1), (1030, 1), (1031, 1)`,
+		`UPDATE journal_state SET high_seq = 1100, delivered_seq = 1`,
+	} {
+		if _, err := tx.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	must(t, tx.Commit())
+	must(t, db.Close())
+
+	s := openAt(t, dir, Options{})
+	if d := cmp.Diff([]int64{3, 1030, 1031}, explicitMarks(t, s)); d != "" {
+		t.Errorf("marks after migration (-want +got):\n%s", d)
+	}
+	und := undeliveredSeqs(t, s.Reader)
+	if len(und) != n-4 || slices.Contains(und, 3) || slices.Contains(und, 1030) || und[0] != 2 {
+		t.Errorf("Undelivered after migration: %d entries from %v", len(und), und[:min(len(und), 3)])
+	}
+	var tables int
+	must(t, s.rdb.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'journal_deliveries'`).Scan(&tables))
+	if tables != 0 {
+		t.Error("journal_deliveries remains after migration 6")
 	}
 }

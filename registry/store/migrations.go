@@ -16,6 +16,7 @@ var migrations = []migration{
 	{version: 3, name: "partitioned thread and conversation lookups", sql: migrationPartitionedLookups},
 	{version: 4, name: "cheaper journal checks, retention in seq order, delivery watermark", sql: migrationV4},
 	{version: 5, name: "journal lookup keys instead of per-row lookup indexes", sql: migrationLookupKeys},
+	{version: 6, name: "delivery marks by journal partition", sql: deliveredPartsV6},
 }
 
 // migrationV4 adds the journal listeners and their sweep cursors

@@ -126,8 +126,8 @@ func (s *Store) sweepListener(ctx context.Context, c sweepCursor, r Retention, n
 	return s.walk(ctx, c, rule, now.UnixNano())
 }
 
-// deleteEntry tombstones and deletes one journal row and its delivery mark;
-// an undelivered entry is no longer waited for.
+// deleteEntry tombstones and deletes one journal row; its delivery mark goes
+// with it (at the commit), and an undelivered entry is no longer waited for.
 func (w *writer) deleteEntry(seq, at int64, reason string) error {
 	w.deliveries.drop(seq)
 	if _, err := w.exec(`INSERT INTO journal_tombstones (seq, deleted_at, reason) VALUES (?, ?, ?)`, seq, at, reason); err != nil {
@@ -135,9 +135,6 @@ func (w *writer) deleteEntry(seq, at int64, reason string) error {
 	}
 	if _, err := w.exec(`DELETE FROM journal WHERE seq = ?`, seq); err != nil {
 		return fmt.Errorf("delete seq %d: %w", seq, err)
-	}
-	if _, err := w.exec(`DELETE FROM journal_deliveries WHERE seq = ?`, seq); err != nil {
-		return fmt.Errorf("delete delivery mark %d: %w", seq, err)
 	}
 	return nil
 }

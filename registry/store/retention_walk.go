@@ -58,7 +58,7 @@ type sweepRule struct {
 }
 
 // The walk's queries: the listener's entries in (after, end], in seq order.
-const (
+var (
 	walkByTime = `SELECT seq, time_ns, kind = 'message', 0 FROM journal
 		WHERE seq > ?1 AND seq <= ?2 AND listener = ?3 ORDER BY seq LIMIT ?4`
 	walkByDelivery = `SELECT seq, time_ns, kind = 'message', ` + deliveredExpr + ` FROM journal AS j

@@ -25,10 +25,10 @@ CREATE TABLE journal (
 	CHECK (kind = 'dead-letter' OR (thread <> '' AND from_name <> ''))
 );
 
--- table journal_deliveries
-CREATE TABLE journal_deliveries (
-	seq          INTEGER PRIMARY KEY,
-	delivered_at INTEGER NOT NULL
+-- table journal_delivered
+CREATE TABLE journal_delivered (
+	part  INTEGER PRIMARY KEY,
+	marks TEXT    NOT NULL CHECK (length(marks) = 1024)
 );
 
 -- table journal_keys
