@@ -129,7 +129,7 @@ func (w *writer) insertEntries(p *pending) error {
 // fails).
 func (w *writer) insertMarks(p *pending) error {
 	for _, o := range p.marks {
-		if err := w.deliveries.deliver(o.seq, o.at); err != nil {
+		if err := w.deliveries.deliver(o.seq); err != nil {
 			return fmt.Errorf("store: %s: %w", groupName(p.marks, "mark delivered"), err)
 		}
 	}

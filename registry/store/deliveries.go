@@ -95,9 +95,6 @@ func newPartMarks() *partMarks {
 	return p
 }
 
-// delivery is one recorded mark of the open transaction.
-type delivery struct{ seq, at int64 }
-
 // deliveryTracker is the writer's view of deliveries. Only the writer
 // goroutine uses it. Changes made inside a transaction are undone when it
 // rolls back.
@@ -126,7 +123,7 @@ type deliveryTracker struct {
 type deliveryTx struct {
 	mark, high int64
 	head, n    int
-	delivered  []delivery // closed by a mark
+	delivered  []int64 // closed by a mark
 	dropped    []int64    // closed by a deletion (retention)
 	// set and cleared are the marks the transaction wrote into parts and
 	// took out of them; dirty lists the partitions they are in.
@@ -212,14 +209,14 @@ func (t *deliveryTracker) appended(e *Entry) {
 	}
 }
 
-// deliver records the mark of seq at time at. Marks of entries that are
+// deliver records the mark of seq. Marks of entries that are
 // delivered already, are not markable or were deleted are no-ops; a seq
 // above every journaled one was never journaled (ErrNotFound).
-func (t *deliveryTracker) deliver(seq, at int64) error {
+func (t *deliveryTracker) deliver(seq int64) error {
 	switch _, undelivered := t.open[seq]; {
 	case undelivered:
 		delete(t.open, seq)
-		t.tx.delivered = append(t.tx.delivered, delivery{seq, at})
+		t.tx.delivered = append(t.tx.delivered, seq)
 	case seq > t.high:
 		return fmt.Errorf("%w: journal seq %d", ErrNotFound, seq)
 	}
@@ -281,8 +278,8 @@ func (t *deliveryTracker) advance() bool {
 
 // rollback undoes the open transaction's changes.
 func (t *deliveryTracker) rollback() {
-	for _, d := range t.tx.delivered {
-		t.open[d.seq] = struct{}{}
+	for _, seq := range t.tx.delivered {
+		t.open[seq] = struct{}{}
 	}
 	for _, seq := range t.tx.dropped {
 		t.open[seq] = struct{}{}
@@ -337,10 +334,10 @@ func (t *deliveryTracker) commit() {
 func (w *writer) persistDeliveries() (bool, error) {
 	t := &w.deliveries
 	moved := t.advance()
-	for _, d := range t.tx.delivered {
-		if d.seq > t.mark {
-			t.flip(d.seq, '1')
-			t.tx.set = append(t.tx.set, d.seq)
+	for _, seq := range t.tx.delivered {
+		if seq > t.mark {
+			t.flip(seq, '1')
+			t.tx.set = append(t.tx.set, seq)
 		}
 	}
 	floor := t.floor()

@@ -75,6 +75,5 @@ func (s *Store) MarkDelivered(seq int64) error {
 	if seq <= 0 {
 		return fmt.Errorf("%w: delivery mark for seq %d", ErrInvalid, seq)
 	}
-	return s.enqueueAsync(&op{kind: opDeliver, name: "mark delivered", seq: seq,
-		at: s.opts.Clock().UnixNano()})
+	return s.enqueueAsync(&op{kind: opDeliver, name: "mark delivered", seq: seq})
 }

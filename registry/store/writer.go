@@ -20,7 +20,7 @@ const (
 	// opFunc runs op.fn inside the batch transaction, after every earlier
 	// op of the batch was applied.
 	opFunc
-	// opDeliver records a delivery mark for op.seq at op.at.
+	// opDeliver records a delivery mark for op.seq.
 	opDeliver
 	// opPut upserts op.row into op.table under the row key op.key, in the
 	// group op.group.
@@ -47,12 +47,12 @@ type op struct {
 	reply  chan opResult
 	result int64
 
-	seq, at int64        // opDeliver
-	table   *kernelTable // opPut, opDelete
-	key     string       // opPut
-	group   string       // opPut
-	groups  []string     // opDelete
-	row     []any        // opPut: the column values in table order
+	seq    int64        // opDeliver
+	table  *kernelTable // opPut, opDelete
+	key    string       // opPut
+	group  string       // opPut
+	groups []string     // opDelete
+	row    []any        // opPut: the column values in table order
 }
 
 // writer owns the single write connection. Only its goroutine touches conn
