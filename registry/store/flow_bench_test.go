@@ -26,28 +26,38 @@ func processCPU() time.Duration {
 // per envelope, which is what journaling costs the pump; the sub-benchmarks
 // vary the batch size. Like the pump, it hands the store a fresh envelope
 // slice per append (Append takes ownership of it).
+//
+// The "lagging" sub-benchmark marks like the two-hop flow under load: every
+// other envelope (the first hop's) is marked 300 appends after it was
+// journaled, the others (the second hop's, queued behind more work) 2000
+// appends after, so each commit finds delivered entries interleaved with
+// undelivered ones above the watermark.
 func BenchmarkJournalFlow(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		rows int
-	}{{"default", 0}, {"batch=160", 160}} {
-		b.Run(bc.name, func(b *testing.B) { journalFlow(b, Options{BatchRows: bc.rows}) })
+		lags [2]int
+	}{{"default", 0, [2]int{1, 1}}, {"batch=160", 160, [2]int{1, 1}}, {"lagging", 0, [2]int{300, 2000}}} {
+		b.Run(bc.name, func(b *testing.B) { journalFlow(b, Options{BatchRows: bc.rows}, bc.lags) })
 	}
 }
 
-func journalFlow(b *testing.B, opts Options) {
+func journalFlow(b *testing.B, opts Options, lags [2]int) {
 	s, _ := openTest(b, opts)
-	flowLoop(b, s)
+	flowLoop(b, s, lags)
 }
 
-// flowLoop runs the benchmark's appends and marks against s.
-func flowLoop(b *testing.B, s *Store) {
+// flowLoop runs the benchmark's appends and marks against s: the envelope
+// appended i-th is marked after lags[i%2] more appends.
+func flowLoop(b *testing.B, s *Store, lags [2]int) {
 	body := bytes.Repeat([]byte("x"), 520)
 	e := Entry{Direction: Inbound, Kind: Message, From: "bench", To: "shouter", Listener: "shouter",
 		PayloadTag: "GreetingResponse"}
-	var prev int64
+	// due[k] holds the seqs to mark once k more appends are done.
+	due := make([][]int64, max(lags[0], lags[1])+1)
 	b.ReportAllocs()
 	stmts0, cpu0 := s.Statements(), processCPU()
+	i := 0
 	for b.Loop() {
 		e.Thread, e.Conversation = uuid.NewString(), uuid.NewString()
 		e.Bytes = append(append(append(make([]byte, 0, len(body)+64), `<message><thread>`...), e.Thread...), body...)
@@ -55,12 +65,15 @@ func flowLoop(b *testing.B, s *Store) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if prev > 0 {
-			if err := s.MarkDelivered(prev); err != nil {
+		for _, m := range due[0] {
+			if err := s.MarkDelivered(m); err != nil {
 				b.Fatal(err)
 			}
 		}
-		prev = seq
+		due = append(due[1:], due[0][:0])
+		lag := lags[i%2]
+		due[lag-1] = append(due[lag-1], seq)
+		i++
 	}
 	if err := s.Flush(context.Background()); err != nil {
 		b.Fatal(err)
