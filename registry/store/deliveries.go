@@ -124,7 +124,7 @@ type deliveryTx struct {
 	mark, high int64
 	head, n    int
 	delivered  []int64 // closed by a mark
-	dropped    []int64    // closed by a deletion (retention)
+	dropped    []int64 // closed by a deletion (retention)
 	// set and cleared are the marks the transaction wrote into parts and
 	// took out of them; dirty lists the partitions they are in.
 	set, cleared []int64
