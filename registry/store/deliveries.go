@@ -195,9 +195,13 @@ func (t *deliveryTracker) loadParts(ctx context.Context, conn *sql.Conn) error {
 func (t *deliveryTracker) begin() {
 	t.tx.mark, t.tx.high = t.mark, t.high
 	t.tx.head, t.tx.n = t.head, len(t.order)
-	t.tx.delivered = t.tx.delivered[:0]
-	t.tx.dropped = t.tx.dropped[:0]
-	t.tx.set, t.tx.cleared, t.tx.dirty = t.tx.set[:0], t.tx.cleared[:0], t.tx.dirty[:0]
+	t.tx.reset()
+}
+
+// reset empties the transaction's change lists, keeping their memory.
+func (tx *deliveryTx) reset() {
+	tx.delivered, tx.dropped = tx.delivered[:0], tx.dropped[:0]
+	tx.set, tx.cleared, tx.dirty = tx.set[:0], tx.cleared[:0], tx.dirty[:0]
 }
 
 // appended records a journal append of the open transaction.
@@ -252,6 +256,16 @@ func (t *deliveryTracker) flip(seq int64, c byte) {
 	}
 }
 
+// hasPartsBelow reports whether parts holds a partition below floor.
+func (t *deliveryTracker) hasPartsBelow(floor int64) bool {
+	for part := range t.parts {
+		if part < floor {
+			return true
+		}
+	}
+	return false
+}
+
 // floor is the lowest partition not wholly at or below the watermark: the
 // rows of the partitions below it are not needed.
 func (t *deliveryTracker) floor() int64 { return partitionOf(t.mark + 1) }
@@ -296,8 +310,7 @@ func (t *deliveryTracker) rollback() {
 	t.order = t.order[:t.tx.n]
 	t.head = t.tx.head
 	t.mark, t.high = t.tx.mark, t.tx.high
-	t.tx.delivered, t.tx.dropped = t.tx.delivered[:0], t.tx.dropped[:0]
-	t.tx.set, t.tx.cleared, t.tx.dirty = t.tx.set[:0], t.tx.cleared[:0], t.tx.dirty[:0]
+	t.tx.reset()
 }
 
 // commit ends the transaction: it forgets the partitions the watermark
@@ -305,8 +318,7 @@ func (t *deliveryTracker) rollback() {
 // delivered prefix is dropped, and so are delivered entries behind a
 // long-undelivered one.
 func (t *deliveryTracker) commit() {
-	t.tx.delivered, t.tx.dropped = t.tx.delivered[:0], t.tx.dropped[:0]
-	t.tx.set, t.tx.cleared, t.tx.dirty = t.tx.set[:0], t.tx.cleared[:0], t.tx.dirty[:0]
+	t.tx.reset()
 	floor := t.floor()
 	for part := range t.parts {
 		if part < floor {
@@ -349,15 +361,9 @@ func (w *writer) persistDeliveries() (bool, error) {
 			return false, fmt.Errorf("store: record delivery marks: %w", err)
 		}
 	}
-	if moved {
-		for part := range t.parts {
-			if part >= floor {
-				continue
-			}
-			if _, err := w.exec(`DELETE FROM journal_delivered WHERE part < ?`, floor); err != nil {
-				return false, fmt.Errorf("store: drop delivery marks below the watermark: %w", err)
-			}
-			break
+	if moved && t.hasPartsBelow(floor) {
+		if _, err := w.exec(`DELETE FROM journal_delivered WHERE part < ?`, floor); err != nil {
+			return false, fmt.Errorf("store: drop delivery marks below the watermark: %w", err)
 		}
 	}
 	return moved, nil
