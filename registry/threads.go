@@ -175,9 +175,7 @@ func (t *Threads) Begin(id, from, target string) error {
 	if target == "" {
 		head, seg = head[:1], from
 	}
-	t.queueCreated(t.newNode(u, 0, head, seg, now, now))
-	t.mu.Unlock()
-	t.deliver()
+	t.unlockAndDeliver(t.queueCreated(t.newNode(u, 0, head, seg, now, now)))
 	return nil
 }
 
@@ -212,9 +210,7 @@ func (t *Threads) Extend(id, to string) (string, error) {
 			return "", fmt.Errorf("registry: extend %s: new thread id: %w", id, err)
 		}
 	}
-	t.queueCreated(t.newNode(fresh, p, nil, to, now, now))
-	t.mu.Unlock()
-	t.deliver()
+	t.unlockAndDeliver(t.queueCreated(t.newNode(fresh, p, nil, to, now, now)))
 	return fresh.String(), nil
 }
 
@@ -241,9 +237,7 @@ func (t *Threads) Prune(id string) (caller, replyThread string, err error) {
 	} else if n := t.slab.at(r); n.parent != 0 {
 		t.slab.at(n.parent).touched.Store(now)
 	}
-	t.queueEnded(t.removeSubtree(r))
-	t.mu.Unlock()
-	t.deliver()
+	t.unlockAndDeliver(t.queueEnded(t.removeSubtree(r)))
 	return caller, replyThread, err
 }
 
@@ -297,9 +291,7 @@ func (t *Threads) End(id string) error {
 		t.mu.Unlock()
 		return fmt.Errorf("registry: end %s: %w", id, ErrUnknownThread)
 	}
-	t.queueEnded(t.removeSubtree(r))
-	t.mu.Unlock()
-	t.deliver()
+	t.unlockAndDeliver(t.queueEnded(t.removeSubtree(r)))
 	return nil
 }
 

@@ -30,6 +30,20 @@ func BenchmarkThreadsConversationParallel(b *testing.B) {
 	})
 }
 
+// BenchmarkThreadsConversationSubscribed is the parallel round trip with an
+// OnEnd subscriber, as in a pump (the todo registry and the context buffer
+// subscribe): every Prune then has an event to deliver.
+func BenchmarkThreadsConversationSubscribed(b *testing.B) {
+	th := NewThreads(ThreadsConfig{Organism: "hello-world"})
+	th.OnEnd(func([]string) {})
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			conversation(b, th)
+		}
+	})
+}
+
 // BenchmarkThreadsExtendMemoised measures Extend when the hop's child is live.
 func BenchmarkThreadsExtendMemoised(b *testing.B) {
 	th := NewThreads(ThreadsConfig{Organism: "hello-world"})

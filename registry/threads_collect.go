@@ -19,9 +19,7 @@ func (t *Threads) Collect() int {
 			ended = append(ended, t.removeSubtree(r)...)
 		}
 	}
-	t.queueEnded(ended)
-	t.mu.Unlock()
-	t.deliver()
+	t.unlockAndDeliver(t.queueEnded(ended))
 	return len(ended)
 }
 

@@ -77,12 +77,10 @@ func (t *Threads) Restore(recs []ThreadRecord) error {
 			orphans = append(orphans, r.rec.ID)
 		}
 	}
-	t.queueEnded(orphans)
-	t.mu.Unlock()
+	t.unlockAndDeliver(t.queueEnded(orphans))
 	if len(orphans) > 0 {
 		t.cfg.Logger.Warn("registry: dropped orphan thread records on restore", "count", len(orphans), "ids", orphans)
 	}
-	t.deliver()
 	return nil
 }
 
