@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -102,43 +103,38 @@ type ThreadSink interface {
 // idle conversations waiting for their TTL cost the garbage collector
 // nothing. It is safe for concurrent use.
 //
+// The forest is split into shards (threads_shard.go), each with its own lock,
+// so conversations on different cores do not queue behind one lock: every
+// thread of a conversation lives in one shard, the one its id names.
+//
 // Notifications (ThreadsConfig.Sink and OnEnd subscribers) are delivered in
-// the order the registry changed, outside the registry's lock, so a callback
-// may query Threads (it must not create, extend, prune or end threads). A
-// mutating call returns only after its own notifications were delivered —
-// by itself, or by another goroutine already delivering — so a durable sink
-// has seen a thread before the caller can send a message on it.
+// the order the registry changed — per shard, so always in order for one
+// conversation — outside the registry's locks, so a callback may query
+// Threads (it must not create, extend, prune or end threads). A mutating call
+// returns only after its own notifications were delivered — by itself, or by
+// another goroutine already delivering — so a durable sink has seen a thread
+// before the caller can send a message on it. Sinks and subscribers may be
+// called from several shards at once.
 type Threads struct {
-	cfg ThreadsConfig
+	cfg    ThreadsConfig
+	shards [threadShards]threadShard
 
-	mu    sync.RWMutex
-	nodes map[uuid.UUID]nodeRef // guarded by mu, like slab and segs
-	slab  nodeSlab
-	segs  segTable
-
-	// pending, delivering, queued, dispatched and subs are guarded by mu;
-	// queued counts events ever queued, dispatched those handed to the sink
-	// and subscribers, and delivered is signalled when dispatched grows or a
-	// deliverer stops.
-	pending    []threadEvent
-	delivering bool
-	queued     uint64
-	dispatched uint64
-	delivered  *sync.Cond
-	subs       []func(ids []string)
-}
-
-// threadEvent is one queued notification: a created node or ended ids.
-type threadEvent struct {
-	created *ThreadRecord
-	ended   []string
+	// strays locates the nodes Restore placed in a shard their id does not
+	// name (their tree's shard): ids persisted before the registry was
+	// sharded. Guarded by strayMu, taken after a shard's lock; nstrays is
+	// its size, read without the lock to skip the lookup when empty.
+	strayMu sync.RWMutex
+	strays  map[uuid.UUID]*threadShard
+	nstrays atomic.Int64
 }
 
 // NewThreads returns an empty registry. Zero fields of cfg take their
 // defaults; callers loading cfg from a file should call Validate first.
 func NewThreads(cfg ThreadsConfig) *Threads {
-	t := &Threads{cfg: cfg.WithDefaults(), nodes: make(map[uuid.UUID]nodeRef)}
-	t.delivered = sync.NewCond(&t.mu)
+	t := &Threads{cfg: cfg.WithDefaults()}
+	for i := range t.shards {
+		t.shards[i].init(t, uint8(i))
+	}
 	return t
 }
 
@@ -146,9 +142,12 @@ func NewThreads(cfg ThreadsConfig) *Threads {
 // End, Collect, orphans dropped by Restore). The todo registry and the
 // context buffer use it to free their per-thread state.
 func (t *Threads) OnEnd(fn func(ids []string)) {
-	t.mu.Lock()
-	t.subs = append(slices.Clip(t.subs), fn)
-	t.mu.Unlock()
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.Lock()
+		s.subs = append(slices.Clip(s.subs), fn)
+		s.mu.Unlock()
+	}
 }
 
 // Begin registers an external conversation: id (already a valid v4, chosen by
@@ -164,10 +163,16 @@ func (t *Threads) Begin(id, from, target string) error {
 		return fmt.Errorf("registry: begin %s: sender: %w", id, ErrEmptySegment)
 	}
 	now := t.cfg.Clock().UnixNano()
-	t.mu.Lock()
-	if r := t.nodes[u]; r != 0 {
-		t.slab.at(r).touched.Store(now)
-		t.mu.Unlock()
+	s, r := t.lock(u)
+	if r == 0 && s != t.home(u) { // a stray that just ended: a new root lives at home
+		s.mu.Unlock()
+		s = t.home(u)
+		s.mu.Lock()
+		r = s.nodes[u]
+	}
+	if r != 0 {
+		s.slab.at(r).touched.Store(now)
+		s.mu.Unlock()
 		return nil
 	}
 	head := []string{t.cfg.Organism, from}
@@ -175,14 +180,15 @@ func (t *Threads) Begin(id, from, target string) error {
 	if target == "" {
 		head, seg = head[:1], from
 	}
-	t.unlockAndDeliver(t.queueCreated(t.newNode(u, 0, head, seg, now, now)))
+	s.unlockAndDeliver(s.queueCreated(s.newNode(u, 0, head, seg, now, now)))
 	return nil
 }
 
 // Extend returns a fresh child thread of id for the next hop to, and touches
 // id. Every forward gets its own child, even to the same target: two requests
 // in flight from one thread to one listener must not share a thread, or the
-// first reply (which prunes its thread) would end the other's.
+// first reply (which prunes its thread) would end the other's. The child's id
+// names its parent's shard (threadShardBits of its 122 random bits).
 func (t *Threads) Extend(id, to string) (string, error) {
 	if to == "" {
 		return "", fmt.Errorf("registry: extend %s: %w", id, ErrEmptySegment)
@@ -197,20 +203,21 @@ func (t *Threads) Extend(id, to string) (string, error) {
 		return "", fmt.Errorf("registry: extend %s: new thread id: %w", id, err)
 	}
 
-	t.mu.Lock()
-	p := t.nodes[u]
+	s, p := t.lock(u)
 	if p == 0 {
-		t.mu.Unlock()
+		s.mu.Unlock()
 		return "", fmt.Errorf("registry: extend %s: %w", id, ErrUnknownThread)
 	}
-	t.slab.at(p).touched.Store(now)
-	for t.nodes[fresh] != 0 { // never in practice; two threads never share a UUID
+	s.slab.at(p).touched.Store(now)
+	fresh = inShard(fresh, s.index)
+	for s.nodes[fresh] != 0 || t.isStray(fresh) { // never in practice; two threads never share a UUID
 		if fresh, err = uuid.NewRandom(); err != nil {
-			t.mu.Unlock()
+			s.mu.Unlock()
 			return "", fmt.Errorf("registry: extend %s: new thread id: %w", id, err)
 		}
+		fresh = inShard(fresh, s.index)
 	}
-	t.unlockAndDeliver(t.queueCreated(t.newNode(fresh, p, nil, to, now, now)))
+	s.unlockAndDeliver(s.queueCreated(s.newNode(fresh, p, nil, to, now, now)))
 	return fresh.String(), nil
 }
 
@@ -225,19 +232,18 @@ func (t *Threads) Prune(id string) (caller, replyThread string, err error) {
 		return "", "", fmt.Errorf("registry: prune %q: %w", id, ErrUnknownThread)
 	}
 	now := t.cfg.Clock().UnixNano()
-	t.mu.Lock()
-	r := t.nodes[u]
+	s, r := t.lock(u)
 	if r == 0 {
-		t.mu.Unlock()
+		s.mu.Unlock()
 		return "", "", fmt.Errorf("registry: prune %s: %w", id, ErrUnknownThread)
 	}
-	caller, replyThread, err = t.callerOf(r, id)
+	caller, replyThread, err = s.callerOf(r, id)
 	if err != nil {
 		err = fmt.Errorf("registry: prune %s: %w", id, err)
-	} else if n := t.slab.at(r); n.parent != 0 {
-		t.slab.at(n.parent).touched.Store(now)
+	} else if n := s.slab.at(r); n.parent != 0 {
+		s.slab.at(n.parent).touched.Store(now)
 	}
-	t.unlockAndDeliver(t.queueEnded(t.removeSubtree(r)))
+	s.unlockAndDeliver(s.queueEnded(s.removeSubtree(r)))
 	return caller, replyThread, err
 }
 
@@ -250,33 +256,15 @@ func (t *Threads) Caller(id string) (caller, replyThread string, err error) {
 	if perr != nil {
 		return "", "", fmt.Errorf("registry: caller %q: %w", id, ErrUnknownThread)
 	}
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	r := t.nodes[u]
+	s, r := t.rlock(u)
+	defer s.mu.RUnlock()
 	if r == 0 {
 		return "", "", fmt.Errorf("registry: caller %s: %w", id, ErrUnknownThread)
 	}
-	if caller, replyThread, err = t.callerOf(r, id); err != nil {
+	if caller, replyThread, err = s.callerOf(r, id); err != nil {
 		return "", "", fmt.Errorf("registry: caller %s: %w", id, err)
 	}
 	return caller, replyThread, nil
-}
-
-// callerOf returns the caller and reply thread of node r (whose id is id):
-// its parent's last segment and id, or for a root the segment before its
-// last and id itself; ErrChainExhausted for a one-segment path. Callers hold
-// t.mu.
-func (t *Threads) callerOf(r nodeRef, id string) (caller, replyThread string, err error) {
-	n := t.slab.at(r)
-	switch {
-	case n.depth < 2:
-		return "", "", ErrChainExhausted
-	case n.parent != 0:
-		p := t.slab.at(n.parent)
-		return t.segs.name(p.seg), p.id.String(), nil
-	default:
-		return t.segs.name(n.head[n.nhead-1]), id, nil
-	}
 }
 
 // End is "handler returned nil": id and all its descendants end.
@@ -285,13 +273,12 @@ func (t *Threads) End(id string) error {
 	if err != nil {
 		return fmt.Errorf("registry: end %q: %w", id, ErrUnknownThread)
 	}
-	t.mu.Lock()
-	r := t.nodes[u]
+	s, r := t.lock(u)
 	if r == 0 {
-		t.mu.Unlock()
+		s.mu.Unlock()
 		return fmt.Errorf("registry: end %s: %w", id, ErrUnknownThread)
 	}
-	t.unlockAndDeliver(t.queueEnded(t.removeSubtree(r)))
+	s.unlockAndDeliver(s.queueEnded(s.removeSubtree(r)))
 	return nil
 }
 
@@ -306,10 +293,10 @@ func (t *Threads) Depth(id string) int {
 	if err != nil {
 		return 0
 	}
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	if r := t.nodes[u]; r != 0 {
-		return int(t.slab.at(r).depth)
+	s, r := t.rlock(u)
+	defer s.mu.RUnlock()
+	if r != 0 {
+		return int(s.slab.at(r).depth)
 	}
 	return 0
 }
@@ -320,15 +307,14 @@ func (t *Threads) Root(id string) string {
 	if err != nil {
 		return ""
 	}
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	r := t.nodes[u]
+	s, r := t.rlock(u)
+	defer s.mu.RUnlock()
 	if r == 0 {
 		return ""
 	}
-	n := t.slab.at(r)
+	n := s.slab.at(r)
 	for n.parent != 0 {
-		n = t.slab.at(n.parent)
+		n = s.slab.at(n.parent)
 	}
 	return n.id.String()
 }
@@ -340,17 +326,16 @@ func (t *Threads) Ancestors(id string) []string {
 	if err != nil {
 		return nil
 	}
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	r := t.nodes[u]
+	s, r := t.rlock(u)
+	defer s.mu.RUnlock()
 	if r == 0 {
 		return nil
 	}
-	n := t.slab.at(r)
+	n := s.slab.at(r)
 	out := make([]string, 0, n.depth)
 	out = append(out, id)
 	for n.parent != 0 {
-		n = t.slab.at(n.parent)
+		n = s.slab.at(n.parent)
 		out = append(out, n.id.String())
 	}
 	return out
@@ -364,78 +349,36 @@ func (t *Threads) Touch(id string) {
 		return
 	}
 	now := t.cfg.Clock().UnixNano()
-	t.mu.RLock()
-	if r := t.nodes[u]; r != 0 {
-		t.slab.at(r).touched.Store(now)
+	s, r := t.rlock(u)
+	if r != 0 {
+		s.slab.at(r).touched.Store(now)
 	}
-	t.mu.RUnlock()
+	s.mu.RUnlock()
 }
 
 // Len returns the number of live threads.
 func (t *Threads) Len() int {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	return len(t.nodes)
+	n := 0
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.RLock()
+		n += len(s.nodes)
+		s.mu.RUnlock()
+	}
+	return n
 }
 
 // DebugDump returns every live thread id mapped to a copy of its path. It
 // exposes topology: for privileged/operator use only, never for handlers.
 func (t *Threads) DebugDump() map[string][]string {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	out := make(map[string][]string, len(t.nodes))
-	for u, r := range t.nodes {
-		out[u.String()] = t.path(r)
-	}
-	return out
-}
-
-// removeSubtree detaches r from its parent and frees r and every
-// descendant, returning their ids parent-first. Callers hold t.mu.
-func (t *Threads) removeSubtree(r nodeRef) []string {
-	t.unlink(r)
-	var ids []string
-	stack := []nodeRef{r}
-	for len(stack) > 0 {
-		c := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		n := t.slab.at(c)
-		ids = append(ids, n.id.String())
-		for k := n.child; k != 0; k = t.slab.at(k).next {
-			stack = append(stack, k)
+	out := make(map[string][]string, t.Len())
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.RLock()
+		for u, r := range s.nodes {
+			out[u.String()] = s.path(r)
 		}
-		t.freeNode(c)
-	}
-	return ids
-}
-
-// path returns a fresh copy of node r's full path. Callers hold t.mu.
-func (t *Threads) path(r nodeRef) []string {
-	n := t.slab.at(r)
-	out := make([]string, n.depth)
-	i := len(out) - 1
-	for ; n.parent != 0; n = t.slab.at(n.parent) {
-		out[i] = t.segs.name(n.seg)
-		i--
-	}
-	out[i] = t.segs.name(n.seg)
-	for j, h := range n.head[:n.nhead] {
-		out[j] = t.segs.name(h)
+		s.mu.RUnlock()
 	}
 	return out
-}
-
-// record returns the persisted form of node r. Callers hold t.mu.
-func (t *Threads) record(r nodeRef) ThreadRecord {
-	n := t.slab.at(r)
-	rec := ThreadRecord{
-		ID:      n.id.String(),
-		Path:    t.path(r),
-		Created: time.Unix(0, n.created).UTC(),
-		Touched: time.Unix(0, n.touched.Load()).UTC(),
-	}
-	if n.parent != 0 {
-		rec.Parent = t.slab.at(n.parent).id.String()
-	}
-	return rec
 }

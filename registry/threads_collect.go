@@ -6,32 +6,41 @@ package registry
 // nodes it removed.
 func (t *Threads) Collect() int {
 	cutoff := t.cfg.Clock().Add(-t.cfg.TTL).UnixNano()
-	t.mu.Lock()
+	n := 0
+	for i := range t.shards {
+		n += t.shards[i].collect(cutoff)
+	}
+	return n
+}
+
+// collect is Collect for one shard: nodes untouched since cutoff go.
+func (s *threadShard) collect(cutoff int64) int {
+	s.mu.Lock()
 	var roots []nodeRef
-	for _, r := range t.nodes {
-		if t.slab.at(r).parent == 0 {
+	for _, r := range s.nodes {
+		if s.slab.at(r).parent == 0 {
 			roots = append(roots, r)
 		}
 	}
 	var ended []string
 	for _, r := range roots {
-		if t.sweepIdle(r, cutoff, &ended) {
-			ended = append(ended, t.removeSubtree(r)...)
+		if s.sweepIdle(r, cutoff, &ended) {
+			ended = append(ended, s.removeSubtree(r)...)
 		}
 	}
-	t.unlockAndDeliver(t.queueEnded(ended))
+	s.unlockAndDeliver(s.queueEnded(ended))
 	return len(ended)
 }
 
 // sweepIdle reports whether node r and its whole subtree are idle. When r must
 // stay, it removes its wholly idle child subtrees itself, appending their ids
-// to ended. Callers hold t.mu.
-func (t *Threads) sweepIdle(r nodeRef, cutoff int64, ended *[]string) bool {
-	n := t.slab.at(r)
+// to ended. Callers hold s.mu.
+func (s *threadShard) sweepIdle(r nodeRef, cutoff int64, ended *[]string) bool {
+	n := s.slab.at(r)
 	all := n.touched.Load() <= cutoff
 	var idle []nodeRef
-	for c := n.child; c != 0; c = t.slab.at(c).next {
-		if t.sweepIdle(c, cutoff, ended) {
+	for c := n.child; c != 0; c = s.slab.at(c).next {
+		if s.sweepIdle(c, cutoff, ended) {
 			idle = append(idle, c)
 		} else {
 			all = false
@@ -41,7 +50,7 @@ func (t *Threads) sweepIdle(r nodeRef, cutoff int64, ended *[]string) bool {
 		return true
 	}
 	for _, c := range idle {
-		*ended = append(*ended, t.removeSubtree(c)...)
+		*ended = append(*ended, s.removeSubtree(c)...)
 	}
 	return false
 }

@@ -42,22 +42,25 @@ func (s *gatedSink) saw(id string) bool {
 func TestBeginReturnsAfterSinkSawIt(t *testing.T) {
 	sink := &gatedSink{entered: make(chan struct{}), release: make(chan struct{}), seen: map[string]bool{}}
 	th := newTestThreads(newFakeClock(), sink)
-	first, second := uuid.NewString(), uuid.NewString()
-	go func() { _ = th.Begin(first, "console", "a") }()
+	// Both in one shard: each shard delivers on its own.
+	first := uuid.New()
+	second := inShard(uuid.New(), shardOf(first))
+	shard := th.home(first)
+	go func() { _ = th.Begin(first.String(), "console", "a") }()
 	<-sink.entered // the first Begin is delivering, blocked in the sink
 
 	done := make(chan bool)
 	go func() {
-		if err := th.Begin(second, "console", "b"); err != nil {
+		if err := th.Begin(second.String(), "console", "b"); err != nil {
 			t.Error(err)
 		}
-		done <- sink.saw(second)
+		done <- sink.saw(second.String())
 	}()
 	// Release the sink only once the second Begin has queued its event.
 	for {
-		th.mu.RLock()
-		queued := th.queued
-		th.mu.RUnlock()
+		shard.mu.RLock()
+		queued := shard.queued
+		shard.mu.RUnlock()
 		if queued == 2 {
 			break
 		}

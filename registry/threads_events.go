@@ -1,32 +1,38 @@
 package registry
 
+// threadEvent is one queued notification: a created node or ended ids.
+type threadEvent struct {
+	created *ThreadRecord
+	ended   []string
+}
+
 // queueCreated queues the creation of node r for the sink and reports
-// whether it queued anything (not without a sink). Callers hold t.mu.
-func (t *Threads) queueCreated(r nodeRef) bool {
-	if t.cfg.Sink == nil {
+// whether it queued anything (not without a sink). Callers hold s.mu.
+func (s *threadShard) queueCreated(r nodeRef) bool {
+	if s.t.cfg.Sink == nil {
 		return false
 	}
-	rec := t.record(r)
-	t.pending = append(t.pending, threadEvent{created: &rec})
-	t.queued++
+	rec := s.record(r)
+	s.pending = append(s.pending, threadEvent{created: &rec})
+	s.queued++
 	return true
 }
 
 // queueEnded queues the end of ids for the sink and the OnEnd subscribers
 // and reports whether it queued anything (not for no ids, nor without a sink
-// or subscribers). Callers hold t.mu.
-func (t *Threads) queueEnded(ids []string) bool {
-	if len(ids) == 0 || (t.cfg.Sink == nil && len(t.subs) == 0) {
+// or subscribers). Callers hold s.mu.
+func (s *threadShard) queueEnded(ids []string) bool {
+	if len(ids) == 0 || (s.t.cfg.Sink == nil && len(s.subs) == 0) {
 		return false
 	}
-	t.pending = append(t.pending, threadEvent{ended: ids})
-	t.queued++
+	s.pending = append(s.pending, threadEvent{ended: ids})
+	s.queued++
 	return true
 }
 
-// unlockAndDeliver releases t.mu, which the caller holds, and when the
+// unlockAndDeliver releases s.mu, which the caller holds, and when the
 // caller queued events (queued) hands them to the sink and subscribers, in
-// queue order, without holding t.mu, returning once every event queued before
+// queue order, without holding s.mu, returning once every event queued before
 // the call has been handed over. A call that queued nothing returns at once:
 // it has nothing of its own to wait for, and taking the lock again only to
 // find that out was, on a busy pump, a second round of contention per
@@ -36,52 +42,52 @@ func (t *Threads) queueEnded(ids []string) bool {
 // waits until the deliverer has dispatched its events (the deliverer loops
 // until the queue is empty), so no caller returns before the sink has seen
 // what it changed.
-func (t *Threads) unlockAndDeliver(queued bool) {
+func (s *threadShard) unlockAndDeliver(queued bool) {
 	if !queued {
-		t.mu.Unlock()
+		s.mu.Unlock()
 		return
 	}
-	target := t.queued
-	for t.delivering && t.dispatched < target {
-		t.delivered.Wait()
+	target := s.queued
+	for s.delivering && s.dispatched < target {
+		s.delivered.Wait()
 	}
-	if t.delivering || len(t.pending) == 0 {
-		t.mu.Unlock()
+	if s.delivering || len(s.pending) == 0 {
+		s.mu.Unlock()
 		return
 	}
-	t.delivering = true
+	s.delivering = true
 	finished := false
 	defer func() {
 		if !finished { // a callback panicked: let the next caller deliver
-			t.mu.Lock()
-			t.delivering = false
-			t.mu.Unlock()
-			t.delivered.Broadcast()
+			s.mu.Lock()
+			s.delivering = false
+			s.mu.Unlock()
+			s.delivered.Broadcast()
 		}
 	}()
-	for len(t.pending) > 0 {
-		evs, subs := t.pending, t.subs
-		t.pending = nil
-		t.mu.Unlock()
-		t.dispatch(evs, subs)
-		t.mu.Lock()
-		t.dispatched += uint64(len(evs))
-		t.delivered.Broadcast()
+	for len(s.pending) > 0 {
+		evs, subs := s.pending, s.subs
+		s.pending = nil
+		s.mu.Unlock()
+		s.dispatch(evs, subs)
+		s.mu.Lock()
+		s.dispatched += uint64(len(evs))
+		s.delivered.Broadcast()
 	}
-	t.delivering = false
+	s.delivering = false
 	finished = true
-	t.mu.Unlock()
+	s.mu.Unlock()
 }
 
 // dispatch calls the sink and subscribers for each event.
-func (t *Threads) dispatch(evs []threadEvent, subs []func(ids []string)) {
+func (s *threadShard) dispatch(evs []threadEvent, subs []func(ids []string)) {
 	for _, ev := range evs {
 		if ev.created != nil {
-			t.cfg.Sink.ThreadCreated(*ev.created)
+			s.t.cfg.Sink.ThreadCreated(*ev.created)
 			continue
 		}
-		if t.cfg.Sink != nil {
-			t.cfg.Sink.ThreadsEnded(ev.ended)
+		if s.t.cfg.Sink != nil {
+			s.t.cfg.Sink.ThreadsEnded(ev.ended)
 		}
 		for _, fn := range subs {
 			fn(ev.ended)

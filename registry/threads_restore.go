@@ -18,12 +18,15 @@ var ErrInvalidRecord = errors.New("invalid persisted record")
 // Records returns a snapshot of every live node in persisted form, parents
 // before children (by depth, then creation time, then id).
 func (t *Threads) Records() []ThreadRecord {
-	t.mu.RLock()
-	out := make([]ThreadRecord, 0, len(t.nodes))
-	for _, r := range t.nodes {
-		out = append(out, t.record(r))
+	out := make([]ThreadRecord, 0, t.Len())
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.RLock()
+		for _, r := range s.nodes {
+			out = append(out, s.record(r))
+		}
+		s.mu.RUnlock()
 	}
-	t.mu.RUnlock()
 	slices.SortFunc(out, func(a, b ThreadRecord) int {
 		return cmp.Or(cmp.Compare(len(a.Path), len(b.Path)), a.Created.Compare(b.Created), cmp.Compare(a.ID, b.ID))
 	})
@@ -34,9 +37,10 @@ func (t *Threads) Records() []ThreadRecord {
 type restoring struct {
 	rec     *ThreadRecord
 	id      uuid.UUID
-	parent  uuid.UUID // zero for a root
-	reached bool      // its parent is live or reached (or it is a root)
-	ref     nodeRef   // its slot, once committed
+	parent  uuid.UUID    // zero for a root
+	reached bool         // its parent is live or reached (or it is a root)
+	shard   *threadShard // its tree's shard, once staged
+	ref     nodeRef      // its slot in shard, once committed
 }
 
 // Restore rebuilds nodes from persisted records, in any order, adding them to
@@ -45,7 +49,9 @@ type restoring struct {
 // dropped: they are logged, and reported to the sink and OnEnd subscribers as
 // ended so persisted state can follow. A restored node counts as touched at
 // restore time (a restart is not idleness); Restore itself does not call
-// ThreadCreated.
+// ThreadCreated. A restored node lives in its tree's shard; one whose id
+// names another shard (ids persisted before the registry was sharded) is
+// found through the strays index.
 func (t *Threads) Restore(recs []ThreadRecord) error {
 	all := make(map[uuid.UUID]*restoring, len(recs))
 	order := make([]*restoring, 0, len(recs))
@@ -62,10 +68,18 @@ func (t *Threads) Restore(recs []ThreadRecord) error {
 	}
 	now := t.cfg.Clock()
 
-	t.mu.Lock()
+	for i := range t.shards { // in order, the only place two shard locks are held
+		t.shards[i].mu.Lock()
+	}
+	unlockRest := func() {
+		for i := 1; i < len(t.shards); i++ {
+			t.shards[i].mu.Unlock()
+		}
+	}
 	plan, err := t.stageRestore(all, order)
 	if err != nil {
-		t.mu.Unlock()
+		unlockRest()
+		t.shards[0].mu.Unlock()
 		return err
 	}
 	for _, r := range plan {
@@ -77,7 +91,10 @@ func (t *Threads) Restore(recs []ThreadRecord) error {
 			orphans = append(orphans, r.rec.ID)
 		}
 	}
-	t.unlockAndDeliver(t.queueEnded(orphans))
+	// Orphans belong to no shard; the first one reports them, once the
+	// others are unlocked (subscribers may query the registry).
+	unlockRest()
+	t.shards[0].unlockAndDeliver(t.shards[0].queueEnded(orphans))
 	if len(orphans) > 0 {
 		t.cfg.Logger.Warn("registry: dropped orphan thread records on restore", "count", len(orphans), "ids", orphans)
 	}
@@ -107,13 +124,14 @@ func checkRecord(rec *ThreadRecord) (*restoring, error) {
 
 // stageRestore finds the records reachable from a root record or a live
 // node, breadth-first, checking each child's path against its parent's, and
-// returns them parents first; it marks them reached. Callers hold t.mu;
-// nothing in the registry changes, so an error leaves it as it was.
+// returns them parents first; it marks them reached and sets their shard.
+// Callers hold every shard's lock; nothing in the registry changes, so an
+// error leaves it as it was.
 func (t *Threads) stageRestore(all map[uuid.UUID]*restoring, order []*restoring) ([]*restoring, error) {
 	kids := make(map[uuid.UUID][]*restoring)
 	var plan []*restoring
 	for _, r := range order {
-		if t.nodes[r.id] != 0 {
+		if _, live := t.liveLocked(r.id); live != 0 {
 			return nil, fmt.Errorf("registry: restore thread %s: already live: %w", r.rec.ID, ErrInvalidRecord)
 		}
 		if r.parent == (uuid.UUID{}) {
@@ -121,7 +139,7 @@ func (t *Threads) stageRestore(all map[uuid.UUID]*restoring, order []*restoring)
 				return nil, fmt.Errorf("registry: restore thread %s: root path %q has more than %d segments: %w",
 					r.rec.ID, r.rec.Path, maxHead+1, ErrInvalidRecord)
 			}
-			r.reached = true
+			r.reached, r.shard = true, t.home(r.id)
 			plan = append(plan, r)
 			continue
 		}
@@ -130,21 +148,21 @@ func (t *Threads) stageRestore(all map[uuid.UUID]*restoring, order []*restoring)
 	// Several live children may share a hop: every forward gets its own
 	// thread (Extend), so two requests in flight to one listener are
 	// siblings with the same last segment.
-	adopt := func(parentID uuid.UUID, parentPath []string, r *restoring) error {
+	adopt := func(parentID uuid.UUID, parentPath []string, shard *threadShard, r *restoring) error {
 		path := r.rec.Path
 		if len(path) != len(parentPath)+1 || !slices.Equal(path[:len(parentPath)], parentPath) {
 			return fmt.Errorf("registry: restore thread %s: path %q does not extend parent %s path %q: %w",
 				r.rec.ID, path, parentID, parentPath, ErrInvalidRecord)
 		}
-		r.reached = true
+		r.reached, r.shard = true, shard
 		plan = append(plan, r)
 		return nil
 	}
 	for pid, ks := range kids {
-		if p := t.nodes[pid]; p != 0 {
-			pp := t.path(p)
+		if ps, p := t.liveLocked(pid); p != 0 {
+			pp := ps.path(p)
 			for _, r := range ks {
-				if err := adopt(pid, pp, r); err != nil {
+				if err := adopt(pid, pp, ps, r); err != nil {
 					return nil, err
 				}
 			}
@@ -153,7 +171,7 @@ func (t *Threads) stageRestore(all map[uuid.UUID]*restoring, order []*restoring)
 	for i := 0; i < len(plan); i++ { // plan grows while it is walked
 		r := plan[i]
 		for _, k := range kids[r.id] {
-			if err := adopt(r.id, r.rec.Path, k); err != nil {
+			if err := adopt(r.id, r.rec.Path, r.shard, k); err != nil {
 				return nil, err
 			}
 		}
@@ -162,7 +180,8 @@ func (t *Threads) stageRestore(all map[uuid.UUID]*restoring, order []*restoring)
 }
 
 // commitRestored adds the node for staged record r under its parent (a live
-// node or an earlier record of all). Callers hold t.mu.
+// node or an earlier record of all), in its tree's shard. Callers hold every
+// shard's lock.
 func (t *Threads) commitRestored(r *restoring, all map[uuid.UUID]*restoring, now time.Time) {
 	path := r.rec.Path
 	var parent nodeRef
@@ -171,7 +190,7 @@ func (t *Threads) commitRestored(r *restoring, all map[uuid.UUID]*restoring, now
 		if pr := all[r.parent]; pr != nil {
 			parent = pr.ref
 		} else {
-			parent = t.nodes[r.parent]
+			_, parent = t.liveLocked(r.parent)
 		}
 	} else {
 		head = path[:len(path)-1]
@@ -184,5 +203,20 @@ func (t *Threads) commitRestored(r *restoring, all map[uuid.UUID]*restoring, now
 	if r.rec.Touched.After(now) {
 		touched = r.rec.Touched
 	}
-	r.ref = t.newNode(r.id, parent, head, path[len(path)-1], created.UnixNano(), touched.UnixNano())
+	r.ref = r.shard.newNode(r.id, parent, head, path[len(path)-1], created.UnixNano(), touched.UnixNano())
+	if r.shard != t.home(r.id) {
+		t.addStray(r.id, r.shard)
+	}
+}
+
+// liveLocked returns the shard and node of live id, or 0. Callers hold
+// every shard's lock.
+func (t *Threads) liveLocked(id uuid.UUID) (*threadShard, nodeRef) {
+	if s := t.home(id); s.nodes[id] != 0 {
+		return s, s.nodes[id]
+	}
+	if s := t.strayShard(id); s != nil {
+		return s, s.nodes[id]
+	}
+	return nil, 0
 }

@@ -139,58 +139,61 @@ func (s *segTable) name(id segID) string {
 
 // newNode allocates a node for id created at created, touched at touched,
 // whose last segment is seg, under parent (0 for a root, which then has the
-// head segments head). Callers hold t.mu.
-func (t *Threads) newNode(id uuid.UUID, parent nodeRef, head []string, seg string, created, touched int64) nodeRef {
-	r := t.slab.alloc()
-	n := t.slab.at(r)
+// head segments head). Callers hold s.mu.
+func (s *threadShard) newNode(id uuid.UUID, parent nodeRef, head []string, seg string, created, touched int64) nodeRef {
+	r := s.slab.alloc()
+	n := s.slab.at(r)
 	n.id, n.created, n.parent = id, created, parent
 	n.touched.Store(touched)
-	n.seg = t.segs.intern(seg)
+	n.seg = s.segs.intern(seg)
 	if parent != 0 {
-		p := t.slab.at(parent)
+		p := s.slab.at(parent)
 		n.depth = p.depth + 1
 		n.next = p.child
 		if p.child != 0 {
-			t.slab.at(p.child).prev = r
+			s.slab.at(p.child).prev = r
 		}
 		p.child = r
 	} else {
 		for i, h := range head {
-			n.head[i] = t.segs.intern(h)
+			n.head[i] = s.segs.intern(h)
 		}
 		n.nhead = uint8(len(head))
 		n.depth = int32(len(head) + 1)
 	}
-	t.nodes[id] = r
+	s.nodes[id] = r
 	return r
 }
 
-// unlink detaches r from its parent's list of children. Callers hold t.mu.
-func (t *Threads) unlink(r nodeRef) {
-	n := t.slab.at(r)
+// unlink detaches r from its parent's list of children. Callers hold s.mu.
+func (s *threadShard) unlink(r nodeRef) {
+	n := s.slab.at(r)
 	if n.parent == 0 {
 		return
 	}
 	if n.prev != 0 {
-		t.slab.at(n.prev).next = n.next
+		s.slab.at(n.prev).next = n.next
 	} else {
-		t.slab.at(n.parent).child = n.next
+		s.slab.at(n.parent).child = n.next
 	}
 	if n.next != 0 {
-		t.slab.at(n.next).prev = n.prev
+		s.slab.at(n.next).prev = n.prev
 	}
 	n.parent, n.prev, n.next = 0, 0, 0
 }
 
 // freeNode forgets r's id and frees its segments and its slot. It does not
 // touch r's relatives: removeSubtree unlinks the top of a subtree and frees
-// the rest whole. Callers hold t.mu.
-func (t *Threads) freeNode(r nodeRef) {
-	n := t.slab.at(r)
-	delete(t.nodes, n.id)
-	t.segs.release(n.seg)
-	for _, h := range n.head[:n.nhead] {
-		t.segs.release(h)
+// the rest whole. Callers hold s.mu.
+func (s *threadShard) freeNode(r nodeRef) {
+	n := s.slab.at(r)
+	delete(s.nodes, n.id)
+	if shardOf(n.id) != s.index {
+		s.t.dropStray(n.id)
 	}
-	t.slab.release(r)
+	s.segs.release(n.seg)
+	for _, h := range n.head[:n.nhead] {
+		s.segs.release(h)
+	}
+	s.slab.release(r)
 }

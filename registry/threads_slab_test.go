@@ -127,27 +127,43 @@ func TestThreadsAgainstModel(t *testing.T) {
 func TestThreadsForgetEndedNames(t *testing.T) {
 	th := newTestThreads(newFakeClock(), nil)
 	var roots []string
+	used := map[*threadShard]bool{}
 	for i := range 500 {
 		root := mustBegin(t, th, fmt.Sprintf("client-%d", i), "greeter")
 		mustExtend(t, th, mustExtend(t, th, root, fmt.Sprintf("tool-%d", i)), "shouter")
 		roots = append(roots, root)
+		used[th.home(uuid.MustParse(root))] = true
 	}
-	if n := len(th.segs.ids); n != 1+500+1+500+1 {
-		t.Fatalf("%d interned names, want %d", n, 1+500+1+500+1)
+	// Each shard in use interns the organism, "greeter" and "shouter" once;
+	// every conversation adds its client and its tool.
+	if n, want := internedNames(th), 3*len(used)+500+500; n != want {
+		t.Fatalf("%d interned names, want %d", n, want)
 	}
 	for _, root := range roots {
 		if err := th.End(root); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if th.Len() != 0 || len(th.segs.ids) != 0 {
-		t.Fatalf("after ending everything: %d threads, %d interned names; want none", th.Len(), len(th.segs.ids))
+	if th.Len() != 0 || internedNames(th) != 0 {
+		t.Fatalf("after ending everything: %d threads, %d interned names; want none", th.Len(), internedNames(th))
 	}
-	if used, free := th.slab.next-1, uint64(len(th.slab.free)); used != free {
-		t.Fatalf("%d slots handed out, %d free; want all free", used, free)
+	for i := range th.shards {
+		s := &th.shards[i]
+		if used, free := max(s.slab.next, 1)-1, uint64(len(s.slab.free)); used != free {
+			t.Fatalf("shard %d: %d slots handed out, %d free; want all free", i, used, free)
+		}
 	}
 	root := mustBegin(t, th, "client-0", "greeter")
 	if got, want := th.DebugDump()[root], []string{testOrganism, "client-0", "greeter"}; !slices.Equal(got, want) {
 		t.Fatalf("path after reuse = %q, want %q", got, want)
 	}
+}
+
+// internedNames counts the names interned by every shard of th.
+func internedNames(th *Threads) int {
+	n := 0
+	for i := range th.shards {
+		n += len(th.shards[i].segs.ids)
+	}
+	return n
 }

@@ -1,0 +1,202 @@
+package registry
+
+import (
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// threadShardBits is how many bits of a thread id choose its shard: the low
+// bits of the id's last byte, which are random in a version 4 UUID.
+// Extend sets them in a child's id to its parent's shard, so a conversation's
+// threads share one shard and lock; a child id keeps 122 − threadShardBits
+// random bits.
+//
+// One registry lock was the pump's most contended lock: in BenchmarkTwoHop
+// every conversation took it five or six times (Begin, Known, Extend, End,
+// Caller), and two cores doing registry work made no more progress than one.
+const threadShardBits = 3
+
+// threadShards is the number of shards.
+const threadShards = 1 << threadShardBits
+
+// threadShard is one part of the forest: whole conversations, under one lock.
+type threadShard struct {
+	t     *Threads // the registry, for its configuration and strays
+	index uint8    // the shard's number: the id bits that name it
+
+	mu    sync.RWMutex
+	nodes map[uuid.UUID]nodeRef // guarded by mu, like slab and segs
+	slab  nodeSlab
+	segs  segTable
+
+	// pending, delivering, queued, dispatched and subs are guarded by mu;
+	// queued counts events ever queued, dispatched those handed to the sink
+	// and subscribers, and delivered is signalled when dispatched grows or a
+	// deliverer stops.
+	pending    []threadEvent
+	delivering bool
+	queued     uint64
+	dispatched uint64
+	delivered  *sync.Cond
+	subs       []func(ids []string)
+
+	_ [64]byte // keeps neighbouring shards' locks off one cache line
+}
+
+// init prepares an empty shard of t.
+func (s *threadShard) init(t *Threads, index uint8) {
+	s.t, s.index = t, index
+	s.nodes = make(map[uuid.UUID]nodeRef)
+	s.delivered = sync.NewCond(&s.mu)
+}
+
+// shardOf returns the shard number id names.
+func shardOf(id uuid.UUID) uint8 {
+	return id[15] & (threadShards - 1)
+}
+
+// inShard returns id with its shard bits set to index.
+func inShard(id uuid.UUID, index uint8) uuid.UUID {
+	id[15] = id[15]&^(threadShards-1) | index
+	return id
+}
+
+// home returns the shard id names.
+func (t *Threads) home(id uuid.UUID) *threadShard {
+	return &t.shards[shardOf(id)]
+}
+
+// lock write-locks the shard holding id and returns it with id's node. When
+// id is not live it returns 0 and a locked shard: id's home, or the shard of
+// a stray that ended meanwhile.
+func (t *Threads) lock(id uuid.UUID) (*threadShard, nodeRef) {
+	s := t.home(id)
+	s.mu.Lock()
+	if r := s.nodes[id]; r != 0 || t.nstrays.Load() == 0 {
+		return s, r
+	}
+	stray := t.strayShard(id)
+	if stray == nil {
+		return s, 0
+	}
+	s.mu.Unlock()
+	stray.mu.Lock()
+	return stray, stray.nodes[id]
+}
+
+// rlock is lock with a read lock.
+func (t *Threads) rlock(id uuid.UUID) (*threadShard, nodeRef) {
+	s := t.home(id)
+	s.mu.RLock()
+	if r := s.nodes[id]; r != 0 || t.nstrays.Load() == 0 {
+		return s, r
+	}
+	stray := t.strayShard(id)
+	if stray == nil {
+		return s, 0
+	}
+	s.mu.RUnlock()
+	stray.mu.RLock()
+	return stray, stray.nodes[id]
+}
+
+// strayShard returns the shard holding stray id, nil if id is no stray.
+func (t *Threads) strayShard(id uuid.UUID) *threadShard {
+	t.strayMu.RLock()
+	defer t.strayMu.RUnlock()
+	return t.strays[id]
+}
+
+// isStray reports whether id is a live stray.
+func (t *Threads) isStray(id uuid.UUID) bool {
+	return t.nstrays.Load() != 0 && t.strayShard(id) != nil
+}
+
+// addStray records that id lives in s although it names another shard.
+// Callers hold s.mu.
+func (t *Threads) addStray(id uuid.UUID, s *threadShard) {
+	t.strayMu.Lock()
+	if t.strays == nil {
+		t.strays = make(map[uuid.UUID]*threadShard)
+	}
+	t.strays[id] = s
+	t.nstrays.Store(int64(len(t.strays)))
+	t.strayMu.Unlock()
+}
+
+// dropStray forgets stray id. Callers hold the lock of id's shard.
+func (t *Threads) dropStray(id uuid.UUID) {
+	t.strayMu.Lock()
+	delete(t.strays, id)
+	t.nstrays.Store(int64(len(t.strays)))
+	t.strayMu.Unlock()
+}
+
+// callerOf returns the caller and reply thread of node r (whose id is id):
+// its parent's last segment and id, or for a root the segment before its
+// last and id itself; ErrChainExhausted for a one-segment path. Callers hold
+// s.mu.
+func (s *threadShard) callerOf(r nodeRef, id string) (caller, replyThread string, err error) {
+	n := s.slab.at(r)
+	switch {
+	case n.depth < 2:
+		return "", "", ErrChainExhausted
+	case n.parent != 0:
+		p := s.slab.at(n.parent)
+		return s.segs.name(p.seg), p.id.String(), nil
+	default:
+		return s.segs.name(n.head[n.nhead-1]), id, nil
+	}
+}
+
+// removeSubtree detaches r from its parent and frees r and every
+// descendant, returning their ids parent-first. Callers hold s.mu.
+func (s *threadShard) removeSubtree(r nodeRef) []string {
+	s.unlink(r)
+	var ids []string
+	stack := []nodeRef{r}
+	for len(stack) > 0 {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n := s.slab.at(c)
+		ids = append(ids, n.id.String())
+		for k := n.child; k != 0; k = s.slab.at(k).next {
+			stack = append(stack, k)
+		}
+		s.freeNode(c)
+	}
+	return ids
+}
+
+// path returns a fresh copy of node r's full path. Callers hold s.mu.
+func (s *threadShard) path(r nodeRef) []string {
+	n := s.slab.at(r)
+	out := make([]string, n.depth)
+	i := len(out) - 1
+	for ; n.parent != 0; n = s.slab.at(n.parent) {
+		out[i] = s.segs.name(n.seg)
+		i--
+	}
+	out[i] = s.segs.name(n.seg)
+	for j, h := range n.head[:n.nhead] {
+		out[j] = s.segs.name(h)
+	}
+	return out
+}
+
+// record returns the persisted form of node r. Callers hold s.mu.
+func (s *threadShard) record(r nodeRef) ThreadRecord {
+	n := s.slab.at(r)
+	rec := ThreadRecord{
+		ID:      n.id.String(),
+		Path:    s.path(r),
+		Created: time.Unix(0, n.created).UTC(),
+		Touched: time.Unix(0, n.touched.Load()).UTC(),
+	}
+	if n.parent != 0 {
+		rec.Parent = s.slab.at(n.parent).id.String()
+	}
+	return rec
+}
