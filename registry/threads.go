@@ -107,14 +107,16 @@ type ThreadSink interface {
 // so conversations on different cores do not queue behind one lock: every
 // thread of a conversation lives in one shard, the one its id names.
 //
-// Notifications (ThreadsConfig.Sink and OnEnd subscribers) are delivered in
+// Notifications (ThreadsConfig.Sink and OnEnd subscribers) are delivered
+// outside the registry's locks, so a callback may query Threads (it must not
+// create, extend, prune or end threads). With a sink they are delivered in
 // the order the registry changed — per shard, so always in order for one
-// conversation — outside the registry's locks, so a callback may query
-// Threads (it must not create, extend, prune or end threads). A mutating call
-// returns only after its own notifications were delivered — by itself, or by
-// another goroutine already delivering — so a durable sink has seen a thread
-// before the caller can send a message on it. Sinks and subscribers may be
-// called from several shards at once.
+// conversation; without one, OnEnd subscribers hear of each end from the
+// call that caused it. A mutating call returns only after its own
+// notifications were delivered — by itself, or by another goroutine already
+// delivering — so a durable sink has seen a thread before the caller can send
+// a message on it. Sinks and subscribers may be called from several
+// goroutines at once.
 type Threads struct {
 	cfg    ThreadsConfig
 	shards [threadShards]threadShard
@@ -243,7 +245,7 @@ func (t *Threads) Prune(id string) (caller, replyThread string, err error) {
 	} else if n := s.slab.at(r); n.parent != 0 {
 		s.slab.at(n.parent).touched.Store(now)
 	}
-	s.unlockAndDeliver(s.queueEnded(s.removeSubtree(r)))
+	s.unlockEnded(s.removeSubtree(r))
 	return caller, replyThread, err
 }
 
@@ -278,7 +280,7 @@ func (t *Threads) End(id string) error {
 		s.mu.Unlock()
 		return fmt.Errorf("registry: end %s: %w", id, ErrUnknownThread)
 	}
-	s.unlockAndDeliver(s.queueEnded(s.removeSubtree(r)))
+	s.unlockEnded(s.removeSubtree(r))
 	return nil
 }
 

@@ -28,7 +28,7 @@ func (s *threadShard) collect(cutoff int64) int {
 			ended = append(ended, s.removeSubtree(r)...)
 		}
 	}
-	s.unlockAndDeliver(s.queueEnded(ended))
+	s.unlockEnded(ended)
 	return len(ended)
 }
 

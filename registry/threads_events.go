@@ -18,6 +18,28 @@ func (s *threadShard) queueCreated(r nodeRef) bool {
 	return true
 }
 
+// unlockEnded releases s.mu, which the caller holds, and reports ids as
+// ended. With a sink the end is queued behind the shard's earlier events (a
+// durable sink must see a thread created before it sees it end). Without one
+// only OnEnd subscribers hear of it, and order between calls means nothing
+// to them (ids are never reused, and they only drop state), so the caller
+// tells them itself once unlocked: ends on one shard no longer wait for each
+// other's delivery, which under load was the shard locks' main contention.
+func (s *threadShard) unlockEnded(ids []string) {
+	if s.t.cfg.Sink != nil {
+		s.unlockAndDeliver(s.queueEnded(ids))
+		return
+	}
+	subs := s.subs
+	s.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	for _, fn := range subs {
+		fn(ids)
+	}
+}
+
 // queueEnded queues the end of ids for the sink and the OnEnd subscribers
 // and reports whether it queued anything (not for no ids, nor without a sink
 // or subscribers). Callers hold s.mu.

@@ -94,7 +94,7 @@ func (t *Threads) Restore(recs []ThreadRecord) error {
 	// Orphans belong to no shard; the first one reports them, once the
 	// others are unlocked (subscribers may query the registry).
 	unlockRest()
-	t.shards[0].unlockAndDeliver(t.shards[0].queueEnded(orphans))
+	t.shards[0].unlockEnded(orphans)
 	if len(orphans) > 0 {
 		t.cfg.Logger.Warn("registry: dropped orphan thread records on restore", "count", len(orphans), "ids", orphans)
 	}

@@ -1,7 +1,9 @@
 package registry
 
 import (
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -118,5 +120,41 @@ func TestCollectStrays(t *testing.T) {
 	}
 	if th.Len() != 0 || th.nstrays.Load() != 0 {
 		t.Errorf("after Collect: %d threads, %d strays; want none", th.Len(), th.nstrays.Load())
+	}
+}
+
+// TestOnEndWithoutSink: without a sink, subscribers hear every end from the
+// call that caused it, before it returns, and may query the registry.
+func TestOnEndWithoutSink(t *testing.T) {
+	clk := newFakeClock()
+	th := newTestThreads(clk, nil)
+	var ended []string
+	th.OnEnd(func(ids []string) {
+		for _, id := range ids {
+			if th.Known(id) {
+				t.Errorf("subscriber told of %s while it is still live", id)
+			}
+		}
+		ended = append(ended, ids...)
+	})
+	root := mustBegin(t, th, "console", "greeter")
+	child := mustExtend(t, th, root, "shouter")
+	grandchild := mustExtend(t, th, child, "sink")
+	if _, _, err := th.Prune(grandchild); err != nil {
+		t.Fatal(err)
+	}
+	if len(ended) != 1 || ended[0] != grandchild {
+		t.Fatalf("after Prune: ended %q, want [%s]", ended, grandchild)
+	}
+	if err := th.End(root); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{grandchild, root, child}; !slices.Equal(ended, want) {
+		t.Fatalf("after End: ended %q, want %q", ended, want)
+	}
+	idle := mustBegin(t, th, "console", "greeter")
+	clk.Advance(time.Hour)
+	if n := th.Collect(); n != 1 || ended[len(ended)-1] != idle {
+		t.Fatalf("Collect removed %d, last ended %s; want 1, %s", n, ended[len(ended)-1], idle)
 	}
 }
