@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"time"
 
@@ -32,13 +34,14 @@ type benchStore struct {
 // temporary directory (--journal) and persisting the kernel registries there
 // too, as a durable organism does (--durable).
 func runBench(ctx context.Context, args []string, std streams) int {
-	fs := newFlags("bench", "[--duration 5s] [--injectors N] [--journal] [--durable] [--json] [--cpuprofile FILE]", std.err)
+	fs := newFlags("bench", "[--duration 5s] [--injectors N] [--journal] [--durable] [--json] [--cpuprofile FILE] [--mutexprofile FILE]", std.err)
 	duration := fs.Duration("duration", 5*time.Second, "length of the throughput phase")
 	injectors := fs.Int("injectors", 4, "goroutines injecting envelopes")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	withJournal := fs.Bool("journal", false, "journal to a SQLite store in a temporary directory, in throughput slices alternating with slices without, and report both")
 	durable := fs.Bool("durable", false, "like --journal, and persist threads, todo watchers and context slots too")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	mutexProfile := fs.String("mutexprofile", "", "write a profile of lock contention over the whole run to this file")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
@@ -83,6 +86,18 @@ func runBench(ctx context.Context, args []string, std streams) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if *mutexProfile != "" {
+		stop, err := profileMutexes(*mutexProfile)
+		if err != nil {
+			fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
+			return exitFailure
+		}
+		defer func() {
+			if err := stop(); err != nil {
+				fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
+			}
+		}()
+	}
 	r, err := bench.Run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
@@ -110,6 +125,20 @@ func runBench(ctx context.Context, args []string, std streams) int {
 		fmt.Fprintf(std.out, "store queue        %10d  peak of %d; %d writes waited for room\n", sr.QueuePeak, sr.QueueCapacity, sr.Blocked)
 	}
 	return exitOK
+}
+
+// profileMutexes records every contended lock from now on; the returned
+// function writes the profile to path and stops recording.
+func profileMutexes(path string) (func() error, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	runtime.SetMutexProfileFraction(1)
+	return func() error {
+		defer runtime.SetMutexProfileFraction(0)
+		return errors.Join(pprof.Lookup("mutex").WriteTo(f, 0), f.Close())
+	}, nil
 }
 
 // durableRegistries gives cfg kernel registries that persist to st, as a
