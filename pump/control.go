@@ -59,13 +59,13 @@ func (p *Pump) Kill(thread string) (string, error) {
 	if conv == "" {
 		conv = thread
 	}
-	p.convMu.Lock()
-	c := p.convs[conv]
+	s := p.convs.lock(conv)
+	c := s.m[conv]
 	if c != nil && !c.killed {
 		c.killed = true
 		p.killing.Add(1)
 	}
-	p.convMu.Unlock()
+	s.mu.Unlock()
 	err := p.threads.End(conv)
 	if err != nil && !errors.Is(err, registry.ErrUnknownThread) {
 		return "", fmt.Errorf("kill %s: %w", conv, err)
@@ -83,8 +83,8 @@ func (p *Pump) killed(conv string) bool {
 	if conv == "" || p.killing.Load() == 0 {
 		return false
 	}
-	p.convMu.Lock()
-	defer p.convMu.Unlock()
-	c := p.convs[conv]
+	s := p.convs.lock(conv)
+	defer s.mu.Unlock()
+	c := s.m[conv]
 	return c != nil && c.killed
 }

@@ -8,12 +8,12 @@ import (
 
 // convStart remembers where an external conversation's replies and failures go.
 func (p *Pump) convStart(conv string, out Outlet) {
-	p.convMu.Lock()
-	defer p.convMu.Unlock()
-	c := p.convs[conv]
+	s := p.convs.lock(conv)
+	defer s.mu.Unlock()
+	c := s.m[conv]
 	if c == nil {
 		c = &convState{}
-		p.convs[conv] = c
+		s.m[conv] = c
 	}
 	if out != nil {
 		c.outlet = out
@@ -22,12 +22,12 @@ func (p *Pump) convStart(conv string, out Outlet) {
 
 // convHold counts one more message of conv in flight.
 func (p *Pump) convHold(conv string) {
-	p.convMu.Lock()
-	defer p.convMu.Unlock()
-	c := p.convs[conv]
+	s := p.convs.lock(conv)
+	defer s.mu.Unlock()
+	c := s.m[conv]
 	if c == nil {
 		c = &convState{}
-		p.convs[conv] = c
+		s.m[conv] = c
 	}
 	c.inflight++
 }
@@ -35,22 +35,22 @@ func (p *Pump) convHold(conv string) {
 // convDone counts one message of conv finished; at zero the conversation is
 // complete and its outlet and the subscribers are told.
 func (p *Pump) convDone(conv string) {
-	p.convMu.Lock()
-	c := p.convs[conv]
+	s := p.convs.lock(conv)
+	c := s.m[conv]
 	if c == nil {
-		p.convMu.Unlock()
+		s.mu.Unlock()
 		return
 	}
 	c.inflight--
 	if c.inflight > 0 {
-		p.convMu.Unlock()
+		s.mu.Unlock()
 		return
 	}
-	delete(p.convs, conv)
+	delete(s.m, conv)
 	if c.killed {
 		p.killing.Add(-1)
 	}
-	p.convMu.Unlock()
+	s.mu.Unlock()
 	for _, t := range c.ending {
 		p.endThread(t)
 	}
@@ -67,9 +67,9 @@ func (p *Pump) convDone(conv string) {
 // (a listener that asked two questions and got the first answer). It
 // reports false when thread may end now.
 func (p *Pump) deferEnd(conv, thread string) bool {
-	p.convMu.Lock()
-	defer p.convMu.Unlock()
-	c := p.convs[conv]
+	s := p.convs.lock(conv)
+	defer s.mu.Unlock()
+	c := s.m[conv]
 	if c == nil || c.inflight <= 1 { // only the message being handled
 		return false
 	}
@@ -86,12 +86,12 @@ func (p *Pump) endThread(thread string) {
 
 // emitToConv delivers an event to a conversation's outlet and the subscribers.
 func (p *Pump) emitToConv(conv string, ev Event) {
-	p.convMu.Lock()
+	s := p.convs.lock(conv)
 	var out Outlet
-	if c := p.convs[conv]; c != nil {
+	if c := s.m[conv]; c != nil {
 		out = c.outlet
 	}
-	p.convMu.Unlock()
+	s.mu.Unlock()
 	if out != nil {
 		out.Deliver(ev)
 	}

@@ -47,8 +47,7 @@ type Pump struct {
 	closing      atomic.Bool
 	startTime    time.Time
 
-	convMu sync.Mutex
-	convs  map[string]*convState
+	convs *convTable
 	// killing counts killed conversations still in flight (fast path: 0).
 	killing atomic.Int32
 
@@ -114,7 +113,7 @@ func New(opts Options) (*Pump, error) {
 		work:         newWorkQueue(),
 		handlerSem:   make(chan struct{}, opts.MaxConcurrentHandlers),
 		ingressSlots: make(chan struct{}, opts.MaxConcurrentPipelines),
-		convs:        map[string]*convState{},
+		convs:        newConvTable(),
 	}
 	p.flight = sync.NewCond(&p.flightMu)
 	p.threads.OnEnd(func(ids []string) {
