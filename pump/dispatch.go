@@ -53,7 +53,8 @@ func (p *Pump) handle(l *listener, d *delivery) {
 	if d.errPayload == nil {
 		p.todos.Check(d.thread, d.payloadName, d.from, d.payload)
 	}
-	if _, err := p.context.Append(registry.Slot{ThreadID: d.thread, From: d.from, To: l.Name, PayloadType: d.payloadName,
+	// The payload bytes are canonical bytes, never modified once built.
+	if _, err := p.context.AppendShared(registry.Slot{ThreadID: d.thread, From: d.from, To: l.Name, PayloadType: d.payloadName,
 		Payload: d.payload, Raw: d.payloadBytes, OwnName: md.OwnName, IsSelfCall: md.IsSelfCall,
 		UsageInstructions: md.UsageInstructions, TodoNudge: md.TodoNudge}); err != nil {
 		p.log.Warn("context buffer", "thread", d.thread, "listener", l.Name, "error", err)

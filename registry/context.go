@@ -72,6 +72,17 @@ func NewContextBuffer(cfg ContextConfig) (*ContextBuffer, error) {
 // copies Raw, and returns the stored slot. A full thread gives an error
 // wrapping ErrSlotsExceeded.
 func (b *ContextBuffer) Append(s Slot) (Slot, error) {
+	if s.Raw != nil {
+		s.Raw = slices.Clone(s.Raw)
+	}
+	return b.AppendShared(s)
+}
+
+// AppendShared is Append that keeps s.Raw instead of copying it: the caller
+// hands the bytes over and neither it nor anyone else modifies them again.
+// The pump's canonical bytes are such (built once per message, shared with
+// the journal); copying them cost every hop an allocation and a copy.
+func (b *ContextBuffer) AppendShared(s Slot) (Slot, error) {
 	if s.ThreadID == "" {
 		return Slot{}, fmt.Errorf("registry: append: no thread id: %w", ErrInvalidSlot)
 	}
@@ -81,9 +92,6 @@ func (b *ContextBuffer) Append(s Slot) (Slot, error) {
 	}
 	if s.PayloadType == "" {
 		s.PayloadType = payloadTypeName(s.Payload)
-	}
-	if s.Raw != nil {
-		s.Raw = slices.Clone(s.Raw)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -121,6 +121,24 @@ func TestRawIsCopiedOnAppend(t *testing.T) {
 	}
 }
 
+// TestAppendSharedKeepsRaw: AppendShared stores the caller's bytes as they
+// are (no copy), with the same bookkeeping as Append.
+func TestAppendSharedKeepsRaw(t *testing.T) {
+	b := newTestBuffer(t, ContextConfig{})
+	raw := []byte("<A/>")
+	mustAppend(t, b, Slot{ThreadID: "t1", Raw: []byte("<Z/>")})
+	got, err := b.AppendShared(Slot{ThreadID: "t1", Raw: raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, _ := b.Thread("t1")
+	s, _ := ctx.At(1)
+	if got.Index != 1 || s.Index != 1 || got.Time.IsZero() || &s.Raw[0] != &raw[0] {
+		t.Errorf("AppendShared stored index %d (returned %d), time %v, own copy %v; want index 1, a time, the caller's bytes",
+			s.Index, got.Index, got.Time, &s.Raw[0] != &raw[0])
+	}
+}
+
 // Ports of TestThreadContext.
 func TestThreadContext(t *testing.T) {
 	clk := newFakeClock()

@@ -22,8 +22,9 @@ type Slot struct {
 	PayloadType string
 	// Payload is the decoded payload, kept by reference (nil after Restore).
 	Payload any
-	// Raw is the canonical payload XML. The buffer keeps its own copy; the
-	// bytes handed out must not be modified.
+	// Raw is the canonical payload XML. Append keeps its own copy,
+	// AppendShared the caller's bytes; the bytes handed out must not be
+	// modified.
 	Raw []byte
 	// Time is when the slot was recorded (the buffer's clock when zero).
 	Time time.Time
