@@ -322,23 +322,19 @@ func (p *Pump) assignThreads(w *work, m *xmlpipe.Inbound, targets []*listener) (
 		}
 		return w.conv, threads, nil
 	}
-	if p.threads.Known(m.Thread) {
-		conv := p.threads.Root(m.Thread)
-		p.threads.Touch(m.Thread)
+	target := "" // a broadcast's origin is [organism, from]; each member extends it
+	if len(targets) == 1 {
+		target = targets[0].Name
+	}
+	conv, created, err := p.threads.Join(m.Thread, m.From, target)
+	if err != nil {
+		return "", nil, err
+	}
+	if !created || len(targets) == 1 {
 		for i := range targets {
 			threads[i] = m.Thread
 		}
 		return conv, threads, nil
-	}
-	if len(targets) == 1 {
-		if err := p.threads.Begin(m.Thread, m.From, targets[0].Name); err != nil {
-			return "", nil, err
-		}
-		threads[0] = m.Thread
-		return m.Thread, threads, nil
-	}
-	if err := p.threads.Begin(m.Thread, m.From, ""); err != nil {
-		return "", nil, err
 	}
 	for i, l := range targets {
 		t, err := p.threads.Extend(m.Thread, l.Name)

@@ -157,12 +157,26 @@ func (t *Threads) OnEnd(fn func(ids []string)) {
 // only ([organism, from]), used for broadcast where each member gets
 // Extend(id, member). If id is already known it is only touched.
 func (t *Threads) Begin(id, from, target string) error {
+	_, _, err := t.join("begin", id, from, target)
+	return err
+}
+
+// Join is how an external message enters: if id is a live thread it is
+// touched and Join returns its conversation root; otherwise it is Begin
+// (created reports so) and the root is id itself. One lookup instead of
+// Known followed by Root and Touch, or by Begin.
+func (t *Threads) Join(id, from, target string) (root string, created bool, err error) {
+	return t.join("join", id, from, target)
+}
+
+// join is Join, its errors naming op.
+func (t *Threads) join(op, id, from, target string) (root string, created bool, err error) {
 	u, err := parseThreadID(id)
 	if err != nil {
-		return fmt.Errorf("registry: begin %q: %w", id, err)
+		return "", false, fmt.Errorf("registry: %s %q: %w", op, id, err)
 	}
 	if from == "" {
-		return fmt.Errorf("registry: begin %s: sender: %w", id, ErrEmptySegment)
+		return "", false, fmt.Errorf("registry: %s %s: sender: %w", op, id, ErrEmptySegment)
 	}
 	now := t.cfg.Clock().UnixNano()
 	s, r := t.lock(u)
@@ -173,9 +187,17 @@ func (t *Threads) Begin(id, from, target string) error {
 		r = s.nodes[u]
 	}
 	if r != 0 {
-		s.slab.at(r).touched.Store(now)
+		n := s.slab.at(r)
+		n.touched.Store(now)
+		for n.parent != 0 {
+			n = s.slab.at(n.parent)
+		}
+		root = id
+		if n.id != u {
+			root = n.id.String()
+		}
 		s.mu.Unlock()
-		return nil
+		return root, false, nil
 	}
 	head := []string{t.cfg.Organism, from}
 	seg := target
@@ -183,7 +205,7 @@ func (t *Threads) Begin(id, from, target string) error {
 		head, seg = head[:1], from
 	}
 	s.unlockAndDeliver(s.queueCreated(s.newNode(u, 0, head, seg, now, now)))
-	return nil
+	return id, true, nil
 }
 
 // Extend returns a fresh child thread of id for the next hop to, and touches

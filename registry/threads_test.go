@@ -117,6 +117,42 @@ func TestBeginKnownIDOnlyTouches(t *testing.T) {
 	}
 }
 
+// TestJoin: an external message on a live thread touches it and is told its
+// conversation root; on an unknown id it starts a conversation.
+func TestJoin(t *testing.T) {
+	clk := newFakeClock()
+	sink := newRecordingThreadSink()
+	th := newTestThreads(clk, sink)
+	fresh := uuid.NewString()
+	root, created, err := th.Join(fresh, "console", "greeter")
+	if err != nil || !created || root != fresh {
+		t.Fatalf("Join(new) = (%s, %v, %v), want (%s, true, nil)", root, created, err, fresh)
+	}
+	child := mustExtend(t, th, fresh, "shouter")
+	clk.Advance(time.Minute)
+	root, created, err = th.Join(child, "someone-else", "x")
+	if err != nil || created || root != fresh {
+		t.Fatalf("Join(live child) = (%s, %v, %v), want (%s, false, nil)", root, created, err, fresh)
+	}
+	if got := th.Depth(child); got != 4 {
+		t.Errorf("Join changed the live thread's path: depth %d, want 4", got)
+	}
+	for _, rec := range th.Records() {
+		if rec.ID == child && !rec.Touched.Equal(clk.Now()) {
+			t.Errorf("Join did not touch %s: touched %v, want %v", child, rec.Touched, clk.Now())
+		}
+	}
+	if len(sink.created) != 2 {
+		t.Errorf("sink saw %d creations, want 2", len(sink.created))
+	}
+	if _, _, err := th.Join("not-a-uuid", "console", "greeter"); !errors.Is(err, ErrInvalidThreadID) {
+		t.Errorf("Join(bad id) error = %v, want ErrInvalidThreadID", err)
+	}
+	if _, _, err := th.Join(uuid.NewString(), "", "greeter"); !errors.Is(err, ErrEmptySegment) {
+		t.Errorf("Join(no sender) error = %v, want ErrEmptySegment", err)
+	}
+}
+
 func TestBeginRejects(t *testing.T) {
 	tests := []struct {
 		name, id, from string
