@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
-	"unique"
 
 	"golang.org/x/sys/unix"
 
@@ -283,8 +282,8 @@ func (in *Ingress) extract(m *Inbound) error {
 	case n > 1:
 		return fail(StageExtract, ErrMultiplePayloads, Diagnostic{Stage: StageExtract, Msg: fmt.Sprintf("%d payload elements found; exactly one is allowed", n)})
 	}
-	m.PayloadName = unique.Make(m.payload.NameView()).Value()
-	m.PayloadNS = unique.Make(m.payload.NamespaceView()).Value()
+	m.PayloadName = names.get(m.payload.NameView())
+	m.PayloadNS = names.get(m.payload.NamespaceView())
 	if m.PayloadNS == EnvelopeNS {
 		return fail(StageExtract, ErrPayloadNamespace, Diagnostic{Stage: StageExtract, Line: m.payload.Line(),
 			Msg: fmt.Sprintf("payload <%s> is in the envelope namespace; declare xmlns=\"\" or its own namespace", m.PayloadName)})
@@ -312,7 +311,7 @@ func (in *Ingress) extract(m *Inbound) error {
 // the same few names arrive on every message, so they are not copied again.
 func internText(n lx.Node) string {
 	if v, ok := n.TextView(); ok {
-		return unique.Make(strings.TrimSpace(v)).Value()
+		return names.get(strings.TrimSpace(v))
 	}
 	return strings.TrimSpace(n.TextFast())
 }
