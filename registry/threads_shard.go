@@ -72,24 +72,18 @@ func (t *Threads) home(id uuid.UUID) *threadShard {
 // id is not live it returns 0 and a locked shard: id's home, or the shard of
 // a stray that ended meanwhile.
 func (t *Threads) lock(id uuid.UUID) (*threadShard, nodeRef) {
-	s := t.home(id)
-	s.mu.Lock()
-	if r := s.nodes[id]; r != 0 || t.nstrays.Load() == 0 {
-		return s, r
-	}
-	stray := t.strayShard(id)
-	if stray == nil {
-		return s, 0
-	}
-	s.mu.Unlock()
-	stray.mu.Lock()
-	return stray, stray.nodes[id]
+	return t.find(id, (*sync.RWMutex).Lock, (*sync.RWMutex).Unlock)
 }
 
 // rlock is lock with a read lock.
 func (t *Threads) rlock(id uuid.UUID) (*threadShard, nodeRef) {
+	return t.find(id, (*sync.RWMutex).RLock, (*sync.RWMutex).RUnlock)
+}
+
+// find is lock and rlock, locking with lock and unlocking with unlock.
+func (t *Threads) find(id uuid.UUID, lock, unlock func(*sync.RWMutex)) (*threadShard, nodeRef) {
 	s := t.home(id)
-	s.mu.RLock()
+	lock(&s.mu)
 	if r := s.nodes[id]; r != 0 || t.nstrays.Load() == 0 {
 		return s, r
 	}
@@ -97,8 +91,8 @@ func (t *Threads) rlock(id uuid.UUID) (*threadShard, nodeRef) {
 	if stray == nil {
 		return s, 0
 	}
-	s.mu.RUnlock()
-	stray.mu.RLock()
+	unlock(&s.mu)
+	lock(&stray.mu)
 	return stray, stray.nodes[id]
 }
 
