@@ -41,10 +41,10 @@ func (s *threadShard) unlockEnded(ids []string) {
 }
 
 // queueEnded queues the end of ids for the sink and the OnEnd subscribers
-// and reports whether it queued anything (not for no ids, nor without a sink
-// or subscribers). Callers hold s.mu.
+// and reports whether it queued anything (not for no ids). Only
+// unlockEnded calls it, with a sink. Callers hold s.mu.
 func (s *threadShard) queueEnded(ids []string) bool {
-	if len(ids) == 0 || (s.t.cfg.Sink == nil && len(s.subs) == 0) {
+	if len(ids) == 0 {
 		return false
 	}
 	s.pending = append(s.pending, threadEvent{ended: ids})

@@ -212,10 +212,11 @@ func (t *Threads) commitRestored(r *restoring, all map[uuid.UUID]*restoring, now
 // liveLocked returns the shard and node of live id, or 0. Callers hold
 // every shard's lock.
 func (t *Threads) liveLocked(id uuid.UUID) (*threadShard, nodeRef) {
-	if s := t.home(id); s.nodes[id] != 0 {
-		return s, s.nodes[id]
+	s := t.home(id)
+	if r := s.nodes[id]; r != 0 {
+		return s, r
 	}
-	if s := t.strayShard(id); s != nil {
+	if s = t.strayShard(id); s != nil {
 		return s, s.nodes[id]
 	}
 	return nil, 0
