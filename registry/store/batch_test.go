@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -101,5 +102,59 @@ func TestBatchMarksFailAlone(t *testing.T) {
 	must(t, err)
 	if n != 4 {
 		t.Errorf("Count = %d, want 4 (every append committed)", n)
+	}
+}
+
+// TestImplicitSeqs: a batch binds only its first seq and lets SQLite number
+// the rest; every entry still lands under the seq AppendSeq returned, and
+// if SQLite would number a row differently (the journal holds a higher
+// seq) the batch fails and its appends are retried one by one with
+// explicit seqs.
+func TestImplicitSeqs(t *testing.T) {
+	ctx := context.Background()
+	s, _ := batchedStore(t)
+	want := map[int64]string{}
+	appendAll := func(from, n int) {
+		t.Helper()
+		for i := from; i < from+n; i++ {
+			thread := fmt.Sprintf("t%d", i)
+			seq, err := s.AppendSeq(testEntry(i, thread))
+			must(t, err)
+			want[seq] = thread
+		}
+		flush(t, s)
+	}
+	check := func() {
+		t.Helper()
+		entries, err := s.After(0, 0)
+		must(t, err)
+		got := map[int64]string{}
+		for _, e := range entries {
+			got[e.Seq] = e.Thread
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("journal (-want +got):\n%s", d)
+		}
+	}
+	appendAll(0, 150) // 64+64+16 rows in three statements, one explicit seq
+	check()
+	rollbacks := s.Stats().Rollbacks
+
+	// A row above the next seqs (never written by the store itself) makes
+	// SQLite's numbering diverge from the assigned seqs.
+	if _, err := s.do(ctx, "plant a high seq", func(w *writer) (int64, error) {
+		return w.exec(`INSERT INTO journal (seq, time_ns, thread, direction, kind, from_name, sha256, bytes)
+			VALUES (1000, 1, 'planted', 'inbound', 'message', 'x', zeroblob(32), x'3c612f3e')`)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want[1000] = "planted"
+	appendAll(150, 20)
+	check()
+	if s.Stats().Rollbacks == rollbacks {
+		t.Error("the misnumbered batch was not rolled back")
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Errorf("Flush after the retried batch: %v", err)
 	}
 }

@@ -254,6 +254,12 @@ func (c *rawConn) runArgs(query string, args []sqlArg, row func(st uintptr)) (in
 	}
 }
 
+// lastInsertRowid returns the rowid of the row the connection inserted
+// last.
+func (c *rawConn) lastInsertRowid() int64 {
+	return sqlite3.Xsqlite3_last_insert_rowid(c.tls, c.db)
+}
+
 // release frees an oversized arena after st ran, clearing st's bindings
 // first so no parameter points into freed memory.
 func (c *rawConn) release(st uintptr) {
