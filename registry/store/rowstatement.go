@@ -73,19 +73,6 @@ func (w *writer) execRows(rs *rowStatement, rows int, args []any) (int64, error)
 	return total, err
 }
 
-// execArgRows is execRows for arguments already in sqlArg form (the
-// journal's rows, bound without boxing).
-func (w *writer) execArgRows(rs *rowStatement, rows int, args []sqlArg) (int64, error) {
-	var total int64
-	err := chunkRows(rs, rows, args, func(query string, args []sqlArg) error {
-		w.counters.statements.Add(1)
-		n, err := w.conn.runArgs(query, args, nil)
-		total += n
-		return err
-	})
-	return total, err
-}
-
 // queryRows is execRows for a query returning one integer column: it
 // returns the values of every chunk's rows.
 func (w *writer) queryRows(rs *rowStatement, rows int, args []any) ([]int64, error) {
