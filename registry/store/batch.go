@@ -13,8 +13,8 @@ import (
 // the multi-row insert touches: ~3 % of the writer's CPU in the profile of
 // BenchmarkJournalFlow).
 var journalInsert = newRowStatement(`INSERT OR ROLLBACK INTO journal (seq, time_ns, thread, conversation, direction, kind,
-	from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics) VALUES `,
-	`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 13)
+	from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics, pack) VALUES `,
+	`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 14)
 
 // pending is what a transaction has accumulated since its last ordered op
 // (opFunc): journal appends, delivery marks and kernel-state writes, each
@@ -111,6 +111,10 @@ func (w *writer) insertEntries(p *pending) error {
 	// ~0.35 µs per envelope leaves BenchmarkJournalFlow's profile).
 	// checkNumbered confirms the numbering after every statement.
 	implicit := consecutive(p.appends)
+	packOf, err := w.writePacks(p.appends)
+	if err != nil {
+		return fmt.Errorf("store: %s: %w", groupName(p.appends, "append"), err)
+	}
 	args := p.args[:0]
 	for i, o := range p.appends {
 		e := &o.entry
@@ -118,16 +122,20 @@ func (w *writer) insertEntries(p *pending) error {
 		if implicit && i > 0 {
 			seq = sqlArg{} // NULL
 		}
+		body, pack := blobArg(e.Bytes), sqlArg{}
+		if packOf[i] != 0 {
+			body, pack = sqlArg{}, intArg(packOf[i])
+		}
 		args = append(args, seq, intArg(e.Time.UnixNano()), textArg(e.Thread), textArg(e.Conversation),
 			textArg(e.Direction.String()), textArg(e.Kind.String()), textArg(e.From), textArg(e.To),
-			textArg(e.Listener), textArg(e.PayloadTag), blobArg(e.SHA256[:]), blobArg(e.Bytes), textArg(e.Diagnostics))
+			textArg(e.Listener), textArg(e.PayloadTag), blobArg(e.SHA256[:]), body, textArg(e.Diagnostics), pack)
 		w.listeners.note(e.Listener)
 		w.deliveries.appended(e)
 		w.keys.inserted(e)
 	}
 	p.args = args
 	off := 0
-	err := chunkRows(journalInsert, len(p.appends), args, func(query string, args []sqlArg) error {
+	err = chunkRows(journalInsert, len(p.appends), args, func(query string, args []sqlArg) error {
 		w.counters.statements.Add(1)
 		if _, err := w.conn.runArgs(query, args, nil); err != nil {
 			return err

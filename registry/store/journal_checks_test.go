@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -112,18 +113,22 @@ func TestJournalChecksReject(t *testing.T) {
 	must(t, s.Append(testEntry(1, "t")))
 	flush(t, s)
 	for _, q := range []string{
-		`INSERT INTO journal SELECT 100, time_ns, thread, conversation, 'sideways', kind, from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics FROM journal WHERE seq = 1`,
-		`INSERT INTO journal SELECT 100, time_ns, thread, conversation, direction, 'gossip', from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics FROM journal WHERE seq = 1`,
-		`INSERT INTO journal SELECT 100, time_ns, '', conversation, direction, 'message', from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics FROM journal WHERE seq = 1`,
-		`INSERT INTO journal SELECT 100, time_ns, thread, conversation, direction, kind, from_name, to_name, listener, payload_tag, x'00', bytes, diagnostics FROM journal WHERE seq = 1`,
-		`INSERT INTO journal SELECT 100, time_ns, thread, conversation, direction, kind, from_name, to_name, listener, payload_tag, sha256, x'', diagnostics FROM journal WHERE seq = 1`,
+		`INSERT INTO journal SELECT 100, time_ns, thread, conversation, 'sideways', kind, from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics, pack FROM journal WHERE seq = 1`,
+		`INSERT INTO journal SELECT 100, time_ns, thread, conversation, direction, 'gossip', from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics, pack FROM journal WHERE seq = 1`,
+		`INSERT INTO journal SELECT 100, time_ns, '', conversation, direction, 'message', from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics, pack FROM journal WHERE seq = 1`,
+		`INSERT INTO journal SELECT 100, time_ns, thread, conversation, direction, kind, from_name, to_name, listener, payload_tag, x'00', bytes, diagnostics, pack FROM journal WHERE seq = 1`,
+		`INSERT INTO journal SELECT 100, time_ns, thread, conversation, direction, kind, from_name, to_name, listener, payload_tag, sha256, x'', diagnostics, pack FROM journal WHERE seq = 1`,
+		// Bytes both inline and in a pack, and neither.
+		`INSERT INTO journal SELECT 100, time_ns, thread, conversation, direction, kind, from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics, 1 FROM journal WHERE seq = 1`,
+		`INSERT INTO journal SELECT 100, time_ns, thread, conversation, direction, kind, from_name, to_name, listener, payload_tag, sha256, NULL, diagnostics, NULL FROM journal WHERE seq = 1`,
 	} {
-		if _, err := s.do(context.Background(), "tamper", func(w *writer) (int64, error) { return w.exec(q) }); err == nil {
-			t.Errorf("accepted: %s", q)
+		_, err := s.do(context.Background(), "tamper", func(w *writer) (int64, error) { return w.exec(q) })
+		if err == nil || !strings.Contains(err.Error(), "constraint failed") {
+			t.Errorf("%s: got %v, want a constraint failure", q, err)
 		}
 	}
 	if _, err := s.do(context.Background(), "dead letter", func(w *writer) (int64, error) {
-		return w.exec(`INSERT INTO journal SELECT 100, time_ns, '', conversation, 'inbound', 'dead-letter', '', to_name, listener, payload_tag, sha256, bytes, diagnostics FROM journal WHERE seq = 1`)
+		return w.exec(`INSERT INTO journal SELECT 100, time_ns, '', conversation, 'inbound', 'dead-letter', '', to_name, listener, payload_tag, sha256, bytes, diagnostics, pack FROM journal WHERE seq = 1`)
 	}); err != nil {
 		t.Errorf("a dead letter without thread and sender was refused: %v", err)
 	}

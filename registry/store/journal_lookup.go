@@ -99,15 +99,18 @@ func (r *Reader) lookup(column string, kind byte, id string) ([]Entry, error) {
 			return fmt.Errorf("store: lookup: %w", err)
 		}
 		defer one.Close()
+		var packs packReader
 		for _, seq := range seqs {
-			es, err := scanEntries(one.QueryContext(ctx, seq, id))
+			rows, err := one.QueryContext(ctx, seq, id)
+			es, err := packs.scanEntries(ctx, tx, rows, err)
 			if err != nil {
 				return err
 			}
 			out = append(out, es...)
 		}
-		es, err := scanEntries(tx.QueryContext(ctx, `SELECT `+entryColumns+` FROM journal WHERE seq >= ?1 AND `+
-			column+` = ?2 ORDER BY seq`, tail, id))
+		rows, err = tx.QueryContext(ctx, `SELECT `+entryColumns+` FROM journal WHERE seq >= ?1 AND `+
+			column+` = ?2 ORDER BY seq`, tail, id)
+		es, err := packs.scanEntries(ctx, tx, rows, err)
 		if err != nil {
 			return err
 		}

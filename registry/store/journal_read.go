@@ -11,59 +11,48 @@ import (
 
 // entryColumns are the journal columns scanEntry reads, in order.
 const entryColumns = `seq, time_ns, thread, conversation, direction, kind, from_name, to_name,
-	listener, payload_tag, sha256, bytes, diagnostics`
+	listener, payload_tag, sha256, bytes, diagnostics, coalesce(pack, 0)`
 
-// scanEntry reads one journal row. Unknown direction or kind names (only
-// possible in a tampered database) load as the zero value; Verify reports
-// them.
-func scanEntry(rows *sql.Rows) (Entry, error) {
+// scanEntry reads one journal row and the key of the pack holding its bytes
+// (0 when they are inline; packs.fill reads them). Unknown direction or
+// kind names (only possible in a tampered database) load as the zero value;
+// Verify reports them.
+func scanEntry(rows *sql.Rows) (Entry, int64, error) {
 	var (
 		e         Entry
-		ns        int64
+		ns, pack  int64
 		dir, kind string
 		sum       []byte
 	)
 	if err := rows.Scan(&e.Seq, &ns, &e.Thread, &e.Conversation, &dir, &kind, &e.From, &e.To,
-		&e.Listener, &e.PayloadTag, &sum, &e.Bytes, &e.Diagnostics); err != nil {
-		return Entry{}, fmt.Errorf("store: scan journal row: %w", err)
+		&e.Listener, &e.PayloadTag, &sum, &e.Bytes, &e.Diagnostics, &pack); err != nil {
+		return Entry{}, 0, fmt.Errorf("store: scan journal row: %w", err)
 	}
 	e.Time = time.Unix(0, ns).UTC()
 	e.Direction, _ = ParseDirection(dir)
 	e.Kind, _ = ParseKind(kind)
 	copy(e.SHA256[:], sum)
-	return e, nil
+	return e, pack, nil
 }
 
-// queryEntries runs a journal query on the read pool.
+// queryEntries runs a journal query on the read pool, in one read
+// transaction with the packs it reads the bytes from.
 func (r *Reader) queryEntries(query string, args ...any) ([]Entry, error) {
 	var out []Entry
 	err := r.read(func(db *sql.DB) error {
-		var err error
-		out, err = scanEntries(db.QueryContext(context.Background(), query, args...))
+		ctx := context.Background()
+		tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			return fmt.Errorf("store: query journal: %w", err)
+		}
+		defer tx.Rollback() //nolint:errcheck // read-only
+		var packs packReader
+		rows, err := tx.QueryContext(ctx, query, args...)
+		out, err = packs.scanEntries(ctx, tx, rows, err)
 		return err
 	})
 	if err != nil {
 		return nil, err
-	}
-	return out, nil
-}
-
-// scanEntries reads and closes the journal rows of a query's result.
-func scanEntries(rows *sql.Rows, err error) ([]Entry, error) {
-	if err != nil {
-		return nil, fmt.Errorf("store: query journal: %w", err)
-	}
-	defer rows.Close()
-	var out []Entry
-	for rows.Next() {
-		e, err := scanEntry(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: query journal: %w", err)
 	}
 	return out, nil
 }

@@ -17,6 +17,7 @@ var migrations = []migration{
 	{version: 4, name: "cheaper journal checks, retention in seq order, delivery watermark", sql: migrationV4},
 	{version: 5, name: "journal lookup keys instead of per-row lookup indexes", sql: migrationLookupKeys},
 	{version: 6, name: "delivery marks by journal partition", sql: deliveredPartsV6},
+	{version: 7, name: "journal bodies compressed in packs", sql: journalPacksV7},
 }
 
 // migrationV4 adds the journal listeners and their sweep cursors

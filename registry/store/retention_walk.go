@@ -234,10 +234,8 @@ func (s *Store) readSweptEntries(ctx context.Context, query string, after, end i
 func (s *Store) deleteSwept(ctx context.Context, listener string, dead []int64, cursor int64, reason string,
 	at int64) (int, error) {
 	n, err := s.do(ctx, "sweep", func(w *writer) (int64, error) {
-		for _, seq := range dead {
-			if err := w.deleteEntry(seq, at, reason); err != nil {
-				return 0, err
-			}
+		if err := w.deleteEntries(dead, at, reason); err != nil {
+			return 0, err
 		}
 		if _, err := w.exec(`UPDATE journal_listeners SET swept_seq = ?2 WHERE listener = ?1 AND swept_seq < ?2`,
 			listener, cursor); err != nil {

@@ -33,6 +33,10 @@ const (
 	// lookup keys of its thread or conversation (journal_keys.go): lookups
 	// by that id would not find it.
 	FaultLookupKey FaultKind = "lookup-key"
+	// FaultPack is a journal pack (journal_packs.go) that is missing,
+	// corrupt or lacks an entry a row places in it, or that no row
+	// references any more.
+	FaultPack FaultKind = "pack"
 )
 
 // Fault is one problem found by Verify.
@@ -107,8 +111,9 @@ func verify(ctx context.Context, db *sql.DB, progress func(done, total int64)) (
 			Detail: fmt.Sprintf("delivery watermark %d exceeds the high-water mark %d", delivered, rep.HighSeq)})
 	}
 	total := rep.Rows + rep.Tombstones
-	rows, err := tx.QueryContext(ctx, `SELECT seq, 0, time_ns, thread, direction, kind, from_name, sha256, bytes FROM journal
-		UNION ALL SELECT seq, 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM journal_tombstones
+	rows, err := tx.QueryContext(ctx, `SELECT seq, 0, time_ns, thread, direction, kind, from_name, sha256, bytes,
+		coalesce(pack, 0) FROM journal
+		UNION ALL SELECT seq, 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 FROM journal_tombstones
 		ORDER BY 1, 2`)
 	if err != nil {
 		return rep, fmt.Errorf("store: verify: scan: %w", err)
@@ -119,15 +124,16 @@ func verify(ctx context.Context, db *sql.DB, progress func(done, total int64)) (
 		expect  int64 = 1
 		done    int64
 		lastRow int64 = -1
+		packs   packReader
 	)
 	for rows.Next() {
 		var (
-			seq, tomb              int64
+			seq, tomb, pack        int64
 			ns                     sql.NullInt64
 			thread, dir, kind, frm sql.NullString
 			sum, body              []byte
 		)
-		if err := rows.Scan(&seq, &tomb, &ns, &thread, &dir, &kind, &frm, &sum, &body); err != nil {
+		if err := rows.Scan(&seq, &tomb, &ns, &thread, &dir, &kind, &frm, &sum, &body, &pack); err != nil {
 			return rep, fmt.Errorf("store: verify: scan: %w", err)
 		}
 		switch {
@@ -142,7 +148,15 @@ func verify(ctx context.Context, db *sql.DB, progress func(done, total int64)) (
 		}
 		if tomb == 0 {
 			lastRow = seq
-			rep.Faults = append(rep.Faults, checkRow(seq, ns, thread, dir, kind, frm, sum, body)...)
+			var packErr error
+			if pack != 0 {
+				if body, packErr = packs.body(ctx, tx, pack, seq); packErr != nil {
+					rep.Faults = append(rep.Faults, Fault{Kind: FaultPack, Seq: seq, Detail: packErr.Error()})
+				}
+			}
+			if packErr == nil {
+				rep.Faults = append(rep.Faults, checkRow(seq, ns, thread, dir, kind, frm, sum, body)...)
+			}
 		}
 		done++
 		if progress != nil && done%progressEvery == 0 {
@@ -167,6 +181,11 @@ func verify(ctx context.Context, db *sql.DB, progress func(done, total int64)) (
 	if progress != nil {
 		progress(done, total)
 	}
+	packFaults, err := checkPacksReferenced(ctx, tx)
+	if err != nil {
+		return rep, err
+	}
+	rep.Faults = append(rep.Faults, packFaults...)
 	keyFaults, err := checkLookupKeys(ctx, tx)
 	if err != nil {
 		return rep, err
@@ -224,6 +243,27 @@ func checkRow(seq int64, ns sql.NullInt64, thread, dir, kind, from sql.NullStrin
 			Detail: fmt.Sprintf("stored sha256 %x, bytes hash to %x", sum, got)})
 	}
 	return faults
+}
+
+// checkPacksReferenced reports journal packs that no row references: the
+// sweep deletes a pack with its last row.
+func checkPacksReferenced(ctx context.Context, tx *sql.Tx) ([]Fault, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT first_seq FROM journal_packs AS p WHERE NOT EXISTS
+		(SELECT 1 FROM journal WHERE seq BETWEEN p.first_seq AND p.last_seq AND pack = p.first_seq) ORDER BY first_seq`)
+	if err != nil {
+		return nil, fmt.Errorf("store: verify: packs: %w", err)
+	}
+	defer rows.Close()
+	var faults []Fault
+	for rows.Next() {
+		var first int64
+		if err := rows.Scan(&first); err != nil {
+			return nil, fmt.Errorf("store: verify: packs: %w", err)
+		}
+		faults = append(faults, Fault{Kind: FaultPack, Seq: first,
+			Detail: fmt.Sprintf("pack %d holds the bytes of no journal row", first)})
+	}
+	return faults, rows.Err()
 }
 
 // checkLookupKeys checks that every row of the summarised partitions is in

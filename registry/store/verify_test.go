@@ -21,7 +21,7 @@ func TestVerify(t *testing.T) {
 		{name: "clean"},
 		{
 			name:   "hash mismatch",
-			tamper: []string{`UPDATE journal SET bytes = x'3c782f3e' WHERE seq = 4`},
+			tamper: []string{`UPDATE journal SET bytes = x'3c782f3e', pack = NULL WHERE seq = 4`},
 			want:   []Fault{{Kind: FaultHash, Seq: 4}},
 		},
 		{
@@ -53,8 +53,28 @@ func TestVerify(t *testing.T) {
 		},
 		{
 			name:   "row resurrected over a tombstone",
-			tamper: []string{`INSERT INTO journal SELECT 2, time_ns, thread, conversation, direction, kind, from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics FROM journal WHERE seq = 1`},
-			want:   []Fault{{Kind: FaultTombstoned, Seq: 2}},
+			tamper: []string{`INSERT INTO journal SELECT 2, time_ns, thread, conversation, direction, kind, from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics, pack FROM journal WHERE seq = 1`},
+			// The copy names seq 1's pack, which does not hold seq 2.
+			want: []Fault{{Kind: FaultPack, Seq: 2}, {Kind: FaultTombstoned, Seq: 2}},
+		},
+		{
+			name: "corrupt pack",
+			tamper: []string{`DROP TRIGGER journal_packs_immutable`,
+				`UPDATE journal_packs SET data = x'0a00' WHERE first_seq = 1`},
+			want: []Fault{{Kind: FaultPack, Seq: 1}, {Kind: FaultPack, Seq: 4}, {Kind: FaultPack, Seq: 5},
+				{Kind: FaultPack, Seq: 6}, {Kind: FaultPack, Seq: 7}, {Kind: FaultPack, Seq: 8},
+				{Kind: FaultPack, Seq: 9}, {Kind: FaultPack, Seq: 10}},
+		},
+		{
+			name: "row placed in a pack that lacks it",
+			tamper: []string{`INSERT INTO journal SELECT 11, time_ns, thread, conversation, direction, kind, from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics, pack FROM journal WHERE seq = 10`,
+				`UPDATE journal_state SET high_seq = 11`},
+			want: []Fault{{Kind: FaultPack, Seq: 11}},
+		},
+		{
+			name:   "pack without rows",
+			tamper: []string{`INSERT INTO journal_packs (first_seq, last_seq, codec, data) VALUES (20, 21, 1, x'00')`},
+			want:   []Fault{{Kind: FaultPack, Seq: 20}},
 		},
 		{
 			name:   "delivery watermark beyond the high-water mark",
@@ -63,14 +83,16 @@ func TestVerify(t *testing.T) {
 		},
 		{
 			name:   "row beyond the high-water mark",
-			tamper: []string{`INSERT INTO journal SELECT 11, time_ns, thread, conversation, direction, kind, from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics FROM journal WHERE seq = 1`},
-			want:   []Fault{{Kind: FaultHighWater, Seq: 11}},
+			tamper: []string{`INSERT INTO journal SELECT 11, time_ns, thread, conversation, direction, kind, from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics, pack FROM journal WHERE seq = 1`},
+			want:   []Fault{{Kind: FaultPack, Seq: 11}, {Kind: FaultHighWater, Seq: 11}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := newFakeClock()
-			s, dir := openTest(t, Options{Clock: clock.Now})
+			// One batch: seqs 2 and 3 (listener tool) in one pack, the
+			// others in pack 1.
+			s, dir := openTest(t, Options{Clock: clock.Now, BatchRows: 100000, BatchDelay: time.Hour})
 			ctx := context.Background()
 			for i := range 10 {
 				e := testEntry(i, "t")

@@ -77,6 +77,8 @@ type writer struct {
 	deliveries deliveryTracker
 	// keys tracks which journal partitions have lookup keys (journal_keys.go).
 	keys keySummaries
+	// packer groups journal appends into packs (journal_packer.go).
+	packer packer
 }
 
 // counters are the Store's statistics, updated atomically.

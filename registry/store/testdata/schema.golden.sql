@@ -20,9 +20,11 @@ CREATE TABLE journal (
 	listener     TEXT    NOT NULL DEFAULT '',
 	payload_tag  TEXT    NOT NULL DEFAULT '',
 	sha256       BLOB    NOT NULL CHECK (length(sha256) = 32),
-	bytes        BLOB    NOT NULL CHECK (length(bytes) > 0),
+	bytes        BLOB    CHECK (length(bytes) > 0),
 	diagnostics  TEXT    NOT NULL DEFAULT '',
-	CHECK (kind = 'dead-letter' OR (thread <> '' AND from_name <> ''))
+	pack         INTEGER,
+	CHECK (kind = 'dead-letter' OR (thread <> '' AND from_name <> '')),
+	CHECK ((bytes IS NULL) <> (pack IS NULL))
 );
 
 -- table journal_delivered
@@ -44,6 +46,14 @@ CREATE TABLE journal_listeners (
 	listener  TEXT    PRIMARY KEY,
 	swept_seq INTEGER NOT NULL DEFAULT 0 CHECK (swept_seq >= 0)
 ) WITHOUT ROWID;
+
+-- table journal_packs
+CREATE TABLE journal_packs (
+	first_seq INTEGER PRIMARY KEY,
+	last_seq  INTEGER NOT NULL CHECK (last_seq > first_seq),
+	codec     INTEGER NOT NULL CHECK (codec = 1),
+	data      BLOB    NOT NULL CHECK (length(data) > 0)
+);
 
 -- table journal_state
 CREATE TABLE journal_state (
@@ -132,6 +142,19 @@ CREATE TRIGGER journal_delete_needs_tombstone BEFORE DELETE ON journal
 WHEN NOT EXISTS (SELECT 1 FROM journal_tombstones WHERE seq = OLD.seq)
 BEGIN
 	SELECT RAISE(ABORT, 'journal rows are deleted only after a tombstone');
+END;
+
+-- trigger journal_packs_delete_unreferenced
+CREATE TRIGGER journal_packs_delete_unreferenced BEFORE DELETE ON journal_packs
+WHEN EXISTS (SELECT 1 FROM journal WHERE seq BETWEEN OLD.first_seq AND OLD.last_seq AND pack = OLD.first_seq)
+BEGIN
+	SELECT RAISE(ABORT, 'journal packs are deleted only after their rows');
+END;
+
+-- trigger journal_packs_immutable
+CREATE TRIGGER journal_packs_immutable BEFORE UPDATE ON journal_packs
+BEGIN
+	SELECT RAISE(ABORT, 'journal packs are immutable');
 END;
 
 -- trigger journal_tombstones_immutable_delete
