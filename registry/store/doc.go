@@ -17,7 +17,10 @@
 // per listener (retention_walk.go); delivery marks are a watermark plus the
 // deliveries made out of order above it (deliveries.go). Thread and
 // conversation lookups go through lookup keys the writer stores once per
-// 1024 journal rows instead of per-row indexes (journal_keys.go).
+// 1024 journal rows instead of per-row indexes (journal_keys.go). The
+// canonical bytes of a commit's entries are stored S2-compressed in packs,
+// one per listener and kind, which the rows reference (journal_packs.go);
+// a pack is deleted with the last row that uses it.
 //
 // Package store imports nothing else from xmlpipe; callers adapt their
 // in-memory types to the plain row types defined here.

@@ -1,8 +1,9 @@
 package store
 
 import (
-	"bytes"
 	"context"
+	"fmt"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -21,8 +22,9 @@ func processCPU() time.Duration {
 
 // BenchmarkJournalFlow replays the store traffic of `xmlpipe bench
 // --journal`: every envelope is one append with a fresh random thread and
-// conversation and ~600 bytes of canonical XML, and one delivery mark once
-// it was handled. It reports the process CPU time and the SQL statements
+// conversation and the ~410 bytes of canonical XML the bench sends
+// (alternately the greeting to shouter and the shout to sink, so a commit
+// packs two groups), and one delivery mark once it was handled. It reports the process CPU time and the SQL statements
 // per envelope, which is what journaling costs the pump; the sub-benchmarks
 // vary the batch size. Like the pump, it hands the store a fresh envelope
 // slice per append (Append takes ownership of it).
@@ -50,17 +52,23 @@ func journalFlow(b *testing.B, opts Options, lags [2]int) {
 // flowLoop runs the benchmark's appends and marks against s: the envelope
 // appended i-th is marked after lags[i%2] more appends.
 func flowLoop(b *testing.B, s *Store, lags [2]int) {
-	body := bytes.Repeat([]byte("x"), 520)
-	e := Entry{Direction: Inbound, Kind: Message, From: "bench", To: "shouter", Listener: "shouter",
-		PayloadTag: "GreetingResponse"}
+	const greeting = "Hello Dan, what a pleasure to greet you on this fine day! Hello Dan, what a pleasure to greet you on this fine day! Hello Dan, what a pleasure to greet you!"
+	hops := [2]Entry{
+		{Direction: Inbound, Kind: Message, From: "bench", To: "shouter", Listener: "shouter", PayloadTag: "GreetingResponse"},
+		{Direction: Outbound, Kind: Message, From: "shouter", To: "sink", Listener: "sink", PayloadTag: "ShoutedResponse"},
+	}
+	payloads := [2]string{`<GreetingResponse xmlns=""><Message>%d ` + greeting + `</Message><OriginalSender>sink</OriginalSender></GreetingResponse>`,
+		`<ShoutedResponse xmlns=""><Message>%d ` + strings.ToUpper(greeting) + `</Message></ShoutedResponse>`}
 	// due[k] holds the seqs to mark once k more appends are done.
 	due := make([][]int64, max(lags[0], lags[1])+1)
 	b.ReportAllocs()
 	stmts0, cpu0 := s.Statements(), processCPU()
 	i := 0
 	for b.Loop() {
+		e := hops[i%2]
 		e.Thread, e.Conversation = uuid.NewString(), uuid.NewString()
-		e.Bytes = append(append(append(make([]byte, 0, len(body)+64), `<message><thread>`...), e.Thread...), body...)
+		e.Bytes = fmt.Appendf(make([]byte, 0, 512), `<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><meta><from>%s</from><to>%s</to><thread>%s</thread></meta>`+payloads[i%2]+`</message>`,
+			e.From, e.To, e.Thread, i)
 		seq, err := s.AppendSeq(e)
 		if err != nil {
 			b.Fatal(err)
