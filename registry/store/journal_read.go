@@ -13,10 +13,10 @@ import (
 const entryColumns = `seq, time_ns, thread, conversation, direction, kind, from_name, to_name,
 	listener, payload_tag, sha256, bytes, diagnostics, coalesce(pack, 0)`
 
-// scanEntry reads one journal row and the key of the pack holding its bytes
-// (0 when they are inline; packs.fill reads them). Unknown direction or
-// kind names (only possible in a tampered database) load as the zero value;
-// Verify reports them.
+// scanEntry reads one journal row and the key of the pack holding its
+// bytes (0 when they are inline; packReader.scanEntries reads them).
+// Unknown direction or kind names (only possible in a tampered database)
+// load as the zero value; Verify reports them.
 func scanEntry(rows *sql.Rows) (Entry, int64, error) {
 	var (
 		e         Entry
