@@ -18,23 +18,25 @@ const (
 	Outbound
 )
 
-var directionNames = map[Direction]string{Inbound: "inbound", Outbound: "outbound"}
+// directionNames are the stored names, indexed by Direction (an array, not
+// a map: the writer names every journaled row's direction and kind).
+var directionNames = [...]string{Inbound: "inbound", Outbound: "outbound"}
 
 // String returns the stored name ("inbound", "outbound") or "Direction(n)".
 func (d Direction) String() string {
-	if s, ok := directionNames[d]; ok {
-		return s
+	if d.Valid() {
+		return directionNames[d]
 	}
 	return fmt.Sprintf("Direction(%d)", uint8(d))
 }
 
 // Valid reports whether d is Inbound or Outbound.
-func (d Direction) Valid() bool { _, ok := directionNames[d]; return ok }
+func (d Direction) Valid() bool { return d >= Inbound && d <= Outbound }
 
 // ParseDirection is the inverse of Direction.String.
 func ParseDirection(s string) (Direction, error) {
-	for d, name := range directionNames {
-		if name == s {
+	for d := Inbound; d <= Outbound; d++ {
+		if directionNames[d] == s {
 			return d, nil
 		}
 	}
@@ -57,24 +59,25 @@ const (
 	DeadLetter
 )
 
-var kindNames = map[Kind]string{Message: "message", Huh: "huh", SystemError: "system-error", DeadLetter: "dead-letter"}
+// kindNames are the stored names, indexed by Kind.
+var kindNames = [...]string{Message: "message", Huh: "huh", SystemError: "system-error", DeadLetter: "dead-letter"}
 
 // String returns the stored name ("message", "huh", "system-error",
 // "dead-letter") or "Kind(n)".
 func (k Kind) String() string {
-	if s, ok := kindNames[k]; ok {
-		return s
+	if k.Valid() {
+		return kindNames[k]
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
 
 // Valid reports whether k is one of the defined kinds.
-func (k Kind) Valid() bool { _, ok := kindNames[k]; return ok }
+func (k Kind) Valid() bool { return k >= Message && k <= DeadLetter }
 
 // ParseKind is the inverse of Kind.String.
 func ParseKind(s string) (Kind, error) {
-	for k, name := range kindNames {
-		if name == s {
+	for k := Message; k <= DeadLetter; k++ {
+		if kindNames[k] == s {
 			return k, nil
 		}
 	}
