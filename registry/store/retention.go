@@ -135,7 +135,7 @@ func (w *writer) deleteEntries(seqs []int64, at int64, reason string) error {
 		if err != nil {
 			return err
 		}
-		if pack != 0 && (len(packs) == 0 || packs[len(packs)-1] != pack) {
+		if pack != 0 {
 			packs = append(packs, pack)
 		}
 	}
