@@ -47,6 +47,9 @@ func (g *journalGate) Delivered(seq int64) {
 // 4: the ABBA order cancels a linear drift of the machine's speed).
 const abSlices = 8
 
+// abOn reports whether A/B slice k journals: on, off, off, on, on, off, ….
+func abOn(k int) bool { return k%4 == 0 || k%4 == 3 }
+
 // slice is what one A/B slice measured.
 type slice struct {
 	envelopes int64
@@ -55,24 +58,27 @@ type slice struct {
 
 // journalAB runs the throughput phase as abSlices slices, the journal on in
 // slices ABBA-ordered (on, off, off, on, …), while the injectors run
-// throughout. Before an off slice it waits for the journal to commit what
-// the on slice queued (flush), so the writer's backlog is not counted
-// against the off slice. It returns the totals of the on and off slices.
+// throughout. An on slice followed by an off slice (and the last slice)
+// ends only once the journal has committed what it queued (flush, the gate
+// already closed): the writer's backlog is counted against the on slice
+// that made it, not against the off slice and not left out. It returns the
+// totals of the on and off slices.
 func (f *flow) journalAB(ctx context.Context, d time.Duration, g *journalGate, flush func(context.Context) error) (on, off slice, err error) {
 	per := d / abSlices
 	for k := range abSlices {
-		journal := k%4 == 0 || k%4 == 3
-		was := g.on.Swap(journal)
-		if was && !journal && flush != nil {
-			if err := flush(ctx); err != nil {
-				return on, off, err
-			}
-		}
+		journal := abOn(k)
+		g.on.Store(journal)
 		sunk0, cpu0, t0 := f.sunk.Load(), cpuTime(), time.Now()
 		select {
 		case <-time.After(per):
 		case <-ctx.Done():
 			return on, off, ctx.Err()
+		}
+		if journal && (k == abSlices-1 || !abOn(k+1)) && flush != nil {
+			g.on.Store(false)
+			if err := flush(ctx); err != nil {
+				return on, off, err
+			}
 		}
 		s := slice{envelopes: 2 * (f.sunk.Load() - sunk0), wall: time.Since(t0), cpu: cpuTime() - cpu0}
 		acc := &off

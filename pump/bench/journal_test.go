@@ -171,3 +171,32 @@ type seqJournalFunc struct {
 func (f seqJournalFunc) Record(r pump.Record)          { f.record(r) }
 func (f seqJournalFunc) RecordSeq(r pump.Record) int64 { return f.record(r) }
 func (f seqJournalFunc) Delivered(seq int64)           { f.delivered(seq) }
+
+// TestJournalABCountsFlushInOnSlice: an on slice that an off slice follows,
+// and the last slice, end with a flush made with the gate closed, and what
+// the flush took (here: envelopes sunk while it ran) counts against that on
+// slice, never against an off slice.
+func TestJournalABCountsFlushInOnSlice(t *testing.T) {
+	f := &flow{}
+	g := &journalGate{to: seqJournalFunc{record: func(pump.Record) int64 { return 1 }, delivered: func(int64) {}}}
+	var gateAtFlush []bool
+	flush := func(context.Context) error {
+		gateAtFlush = append(gateAtFlush, g.on.Load())
+		f.sunk.Add(100)
+		return nil
+	}
+	on, off, err := f.journalAB(context.Background(), 8*time.Millisecond, g, flush)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Slices 0, 3, 4 and 7 journal; 0 and 4 precede off slices, 7 is last.
+	if d := cmp.Diff([]bool{false, false, false}, gateAtFlush); d != "" {
+		t.Errorf("gate open at each flush (-want +got):\n%s", d)
+	}
+	if on.envelopes != 2*300 || off.envelopes != 0 {
+		t.Errorf("envelopes on %d, off %d; want 600 (the flushes'), 0", on.envelopes, off.envelopes)
+	}
+	if !g.on.Load() {
+		t.Error("the gate stays closed after the A/B phase")
+	}
+}
