@@ -17,15 +17,16 @@ func TestBatchStatements(t *testing.T) {
 		appends, marks int
 		want           int64
 	}{
-		// BEGIN, INSERT ×1, register the listener (its first entry since
-		// Open), UPDATE high-water mark, COMMIT.
+		// BEGIN, INSERT the segment, register the listener (its first
+		// entry since Open), UPDATE high-water mark, COMMIT.
 		{name: "one append", appends: 1, want: 5},
-		// BEGIN, INSERT the pack, INSERT 64+32+4, register, UPDATE
-		// high-water and delivery marks, COMMIT: in-order deliveries only
-		// move the watermark.
-		{name: "hundred appends and marks", appends: 100, marks: 100, want: 8},
-		// BEGIN, INSERT the pack, INSERT 64×3, register, UPDATE, COMMIT.
-		{name: "three full chunks", appends: 192, want: 8},
+		// The same for a hundred appends in one segment, and the marks:
+		// in-order deliveries only move the watermark.
+		{name: "hundred appends and marks", appends: 100, marks: 100, want: 5},
+		// Three segments (split at segmentMaxRaw bytes of bodies) in two
+		// INSERTs (2 + 1 rows); the appends close partition 0, whose
+		// lookup keys take SAVEPOINT, a query, an INSERT and RELEASE.
+		{name: "three segments", appends: segmentMaxEntries + 10, want: 10},
 		// BEGIN, UPDATE delivery watermark, COMMIT.
 		{name: "one mark", marks: 1, want: 3},
 	}
@@ -106,56 +107,37 @@ func TestBatchMarksFailAlone(t *testing.T) {
 	}
 }
 
-// TestImplicitSeqs: a batch binds only its first seq and lets SQLite number
-// the rest; every entry still lands under the seq AppendSeq returned, and
-// if SQLite would number a row differently (the journal holds a higher
-// seq) the batch fails and its appends are retried one by one with
-// explicit seqs.
-func TestImplicitSeqs(t *testing.T) {
-	ctx := context.Background()
+// TestAppendOutOfSequence: an append whose seq is not above every seq the
+// journal holds (only possible if something other than the store wrote
+// the journal) fails alone; the batch's other appends are retried one by
+// one and commit.
+func TestAppendOutOfSequence(t *testing.T) {
 	s, _ := batchedStore(t)
-	want := map[int64]string{}
-	appendAll := func(from, n int) {
-		t.Helper()
-		for i := from; i < from+n; i++ {
-			thread := fmt.Sprintf("t%d", i)
-			seq, err := s.AppendSeq(testEntry(i, thread))
-			must(t, err)
-			want[seq] = thread
-		}
-		flush(t, s)
+	for i := range 3 {
+		must(t, s.Append(testEntry(i, "t")))
 	}
-	check := func() {
-		t.Helper()
-		entries, err := s.After(0, 0)
-		must(t, err)
-		got := map[int64]string{}
-		for _, e := range entries {
-			got[e.Seq] = e.Thread
-		}
-		if d := cmp.Diff(want, got); d != "" {
-			t.Errorf("journal (-want +got):\n%s", d)
-		}
+	flush(t, s)
+	stale, err := s.prepareEntry(testEntry(9, "stale"))
+	must(t, err)
+	stale.Seq = 2
+	for i := range 2 {
+		must(t, s.Append(testEntry(i, "u")))
 	}
-	appendAll(0, 150) // 64+64+16 rows in three statements, one explicit seq
-	check()
-	rollbacks := s.Stats().Rollbacks
-
-	// A row above the next seqs (never written by the store itself) makes
-	// SQLite's numbering diverge from the assigned seqs.
-	if _, err := s.do(ctx, "plant a high seq", func(w *writer) (int64, error) {
-		return w.exec(`INSERT INTO journal (seq, time_ns, thread, direction, kind, from_name, sha256, bytes)
-			VALUES (1000, 1, 'planted', 'inbound', 'message', 'x', zeroblob(32), x'3c612f3e')`)
-	}); err != nil {
-		t.Fatal(err)
+	s.mu.RLock()
+	err = s.send(context.Background(), &op{kind: opAppend, name: "append", entry: stale})
+	s.mu.RUnlock()
+	must(t, err)
+	must(t, s.Append(testEntry(2, "u")))
+	if err := s.Flush(context.Background()); !errors.Is(err, errOutOfSequence) {
+		t.Fatalf("Flush = %v, want errOutOfSequence", err)
 	}
-	want[1000] = "planted"
-	appendAll(150, 20)
-	check()
-	if s.Stats().Rollbacks == rollbacks {
-		t.Error("the misnumbered batch was not rolled back")
+	entries, err := s.After(0, 0)
+	must(t, err)
+	var got []string
+	for _, e := range entries {
+		got = append(got, fmt.Sprintf("%d %s", e.Seq, e.Thread))
 	}
-	if err := s.Flush(ctx); err != nil {
-		t.Errorf("Flush after the retried batch: %v", err)
+	if d := cmp.Diff([]string{"1 t", "2 t", "3 t", "4 u", "5 u", "6 u"}, got); d != "" {
+		t.Errorf("journal (-want +got):\n%s", d)
 	}
 }

@@ -64,20 +64,6 @@ DROP TABLE journal_deliveries;
 // watermarkExpr is the delivery watermark in a query.
 const watermarkExpr = `(SELECT delivered_seq FROM journal_state WHERE id = 1)`
 
-// markedExpr is true for an entry of the journal aliased j whose mark is in
-// journal_delivered.
-var markedExpr = `EXISTS (SELECT 1 FROM journal_delivered AS d WHERE d.part = j.seq >> ` +
-	strconv.Itoa(journalPartitionBits) + ` AND substr(d.marks, (j.seq & ` + strconv.Itoa(partitionSize-1) + `) + 1, 1) = '1')`
-
-// undeliveredWhere selects, in the journal aliased j, the markable entries
-// without a delivery.
-var undeliveredWhere = `j.seq > ` + watermarkExpr + ` AND j.kind = 'message' AND j.listener <> ''
-	AND NOT ` + markedExpr
-
-// deliveredExpr is true for an entry of the journal aliased j that has a
-// delivery (meaningful for markable entries only).
-var deliveredExpr = `(j.seq <= ` + watermarkExpr + ` OR ` + markedExpr + `)`
-
 // deliveredUpsert writes one partition's marks.
 const deliveredUpsert = `INSERT INTO journal_delivered (part, marks) VALUES (?, ?)
 	ON CONFLICT (part) DO UPDATE SET marks = excluded.marks`
@@ -133,7 +119,8 @@ type deliveryTx struct {
 
 // loadDeliveries reads the watermark, the undelivered markable entries and
 // the marks of journal_delivered; high is the journal's highest seq.
-func loadDeliveries(ctx context.Context, conn *sql.Conn, high int64) (deliveryTracker, error) {
+// Segments that do not decode are passed to onCorrupt and skipped.
+func loadDeliveries(ctx context.Context, conn *sql.Conn, high int64, onCorrupt func(error)) (deliveryTracker, error) {
 	t := deliveryTracker{high: high, open: make(map[int64]struct{}), parts: make(map[int64]*partMarks)}
 	if err := conn.QueryRowContext(ctx, `SELECT `+watermarkExpr).Scan(&t.mark); err != nil {
 		return t, fmt.Errorf("store: read the delivery watermark: %w", err)
@@ -142,28 +129,40 @@ func loadDeliveries(ctx context.Context, conn *sql.Conn, high int64) (deliveryTr
 	if err := t.loadParts(ctx, conn); err != nil {
 		return t, err
 	}
-	rows, err := conn.QueryContext(ctx, `SELECT j.seq FROM journal AS j WHERE `+undeliveredWhere+` ORDER BY j.seq`)
-	if err != nil {
-		return t, fmt.Errorf("store: read undelivered entries: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var seq int64
-		if err := rows.Scan(&seq); err != nil {
-			return t, fmt.Errorf("store: read undelivered entries: %w", err)
+	// A segment that does not decode is left to Verify: it must not keep
+	// the store from opening.
+	err := scanForwardSkipping(ctx, conn, t.mark, onCorrupt, func(s *segment) error {
+		for i := range s.entries {
+			if e := &s.entries[i]; e.Seq > t.mark && markable(e) && !t.marked(e.Seq) {
+				t.order = append(t.order, e.Seq)
+				t.open[e.Seq] = struct{}{}
+			}
 		}
-		t.order = append(t.order, seq)
-		t.open[seq] = struct{}{}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return t, fmt.Errorf("store: read undelivered entries: %w", err)
 	}
 	return t, nil
 }
 
+// markable reports whether e is a message that reached a listener, which
+// MarkDelivered marks.
+func markable(e *Entry) bool { return e.Kind == Message && e.Listener != "" }
+
+// marked reports whether journal_delivered, as loaded, marks seq.
+func (t *deliveryTracker) marked(seq int64) bool {
+	p := t.parts[seq>>journalPartitionBits]
+	return p != nil && p[seq&(partitionSize-1)] == '1'
+}
+
+// delivered reports whether the markable entry seq is delivered: at or below
+// the watermark, or marked.
+func (t *deliveryTracker) delivered(seq int64) bool { return seq <= t.mark || t.marked(seq) }
+
 // loadParts reads journal_delivered into t.parts. A character other than
 // '1' reads as no mark, as it does in undeliveredWhere.
-func (t *deliveryTracker) loadParts(ctx context.Context, conn *sql.Conn) error {
+func (t *deliveryTracker) loadParts(ctx context.Context, conn queryer) error {
 	rows, err := conn.QueryContext(ctx, `SELECT part, marks FROM journal_delivered`)
 	if err != nil {
 		return fmt.Errorf("store: read delivery marks: %w", err)

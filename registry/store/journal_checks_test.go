@@ -2,9 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
 	"slices"
-	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -106,30 +107,42 @@ func TestMigrationV4KeepsTheJournal(t *testing.T) {
 	}
 }
 
-// TestJournalChecksReject: the rebuilt journal's constraints still refuse
-// what the old ones refused.
-func TestJournalChecksReject(t *testing.T) {
-	s, _ := openTest(t, Options{})
-	must(t, s.Append(testEntry(1, "t")))
-	flush(t, s)
-	for _, q := range []string{
-		`INSERT INTO journal SELECT 100, time_ns, thread, conversation, 'sideways', kind, from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics, pack FROM journal WHERE seq = 1`,
-		`INSERT INTO journal SELECT 100, time_ns, thread, conversation, direction, 'gossip', from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics, pack FROM journal WHERE seq = 1`,
-		`INSERT INTO journal SELECT 100, time_ns, '', conversation, direction, 'message', from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics, pack FROM journal WHERE seq = 1`,
-		`INSERT INTO journal SELECT 100, time_ns, thread, conversation, direction, kind, from_name, to_name, listener, payload_tag, x'00', bytes, diagnostics, pack FROM journal WHERE seq = 1`,
-		`INSERT INTO journal SELECT 100, time_ns, thread, conversation, direction, kind, from_name, to_name, listener, payload_tag, sha256, x'', diagnostics, pack FROM journal WHERE seq = 1`,
-		// Bytes both inline and in a pack, and neither.
-		`INSERT INTO journal SELECT 100, time_ns, thread, conversation, direction, kind, from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics, 1 FROM journal WHERE seq = 1`,
-		`INSERT INTO journal SELECT 100, time_ns, thread, conversation, direction, kind, from_name, to_name, listener, payload_tag, sha256, NULL, diagnostics, NULL FROM journal WHERE seq = 1`,
+// TestWriterRejectsInvalidEntries: the writer refuses, alone, an entry
+// Append would have refused (the journal's columns have no CHECK
+// constraints since migration 8: the writer checks instead), and journals a
+// dead letter without thread and sender.
+func TestWriterRejectsInvalidEntries(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		spoil func(e *Entry)
+	}{
+		{"direction", func(e *Entry) { e.Direction = 9 }},
+		{"kind", func(e *Entry) { e.Kind = 0 }},
+		{"thread", func(e *Entry) { e.Thread = "" }},
+		{"from", func(e *Entry) { e.From = "" }},
+		{"bytes", func(e *Entry) { e.Bytes = nil }},
+		{"time", func(e *Entry) { e.Time = time.Time{} }},
 	} {
-		_, err := s.do(context.Background(), "tamper", func(w *writer) (int64, error) { return w.exec(q) })
-		if err == nil || !strings.Contains(err.Error(), "constraint failed") {
-			t.Errorf("%s: got %v, want a constraint failure", q, err)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			s, _ := openTest(t, Options{BatchRows: 100, BatchDelay: time.Hour})
+			must(t, s.Append(testEntry(0, "t")))
+			bad, err := s.prepareEntry(testEntry(1, "t"))
+			must(t, err)
+			tt.spoil(&bad)
+			must(t, s.enqueueAsync(&op{kind: opAppend, name: "append", entry: bad}))
+			must(t, s.Append(testEntry(2, "t")))
+			if err := s.Flush(context.Background()); !errors.Is(err, ErrInvalid) {
+				t.Fatalf("Flush = %v, want ErrInvalid", err)
+			}
+			if n, err := s.Count(); err != nil || n != 2 {
+				t.Errorf("Count = %d, %v; want the 2 good entries", n, err)
+			}
+		})
 	}
-	if _, err := s.do(context.Background(), "dead letter", func(w *writer) (int64, error) {
-		return w.exec(`INSERT INTO journal SELECT 100, time_ns, '', conversation, 'inbound', 'dead-letter', '', to_name, listener, payload_tag, sha256, bytes, diagnostics, pack FROM journal WHERE seq = 1`)
-	}); err != nil {
+	s, _ := openTest(t, Options{})
+	dead := testEntry(0, "")
+	dead.Kind, dead.From = DeadLetter, ""
+	if _, err := s.AppendSync(context.Background(), dead); err != nil {
 		t.Errorf("a dead letter without thread and sender was refused: %v", err)
 	}
 }

@@ -189,7 +189,7 @@ var insertKeys = newRowStatement(`INSERT INTO journal_keys (part, bucket, keys) 
 // highest summarised partition, or at the journal's first partition.
 func (w *writer) loadKeySummaries() error {
 	next, err := w.conn.queryInt64(`SELECT coalesce((SELECT max(part) + 1 FROM journal_keys),
-		(SELECT min(seq) FROM journal) >> ` + fmt.Sprint(journalPartitionBits) + `, 0)`)
+		(SELECT min(first_seq) FROM journal_segments) >> ` + fmt.Sprint(journalPartitionBits) + `, 0)`)
 	if err != nil {
 		return fmt.Errorf("store: read lookup keys: %w", err)
 	}
@@ -202,8 +202,7 @@ func (w *writer) loadKeySummaries() error {
 // are skipped in one step.
 func (w *writer) summarizeBefore(part int64) error {
 	for w.keys.txNext < part {
-		firsts, err := w.queryInt64s(`SELECT seq FROM journal WHERE seq >= ? ORDER BY seq LIMIT 1`,
-			w.keys.txNext<<journalPartitionBits)
+		firsts, err := w.queryInt64s(segmentAtOrAfter, w.keys.txNext<<journalPartitionBits)
 		if err != nil {
 			return fmt.Errorf("store: lookup keys: %w", err)
 		}
@@ -211,7 +210,7 @@ func (w *writer) summarizeBefore(part int64) error {
 			w.keys.txNext = part
 			return nil
 		}
-		p := partitionOf(firsts[0])
+		p := max(w.keys.txNext, partitionOf(firsts[0]))
 		if err := w.summarize(p); err != nil {
 			return fmt.Errorf("store: lookup keys of partition %d: %w", p, err)
 		}
@@ -291,13 +290,11 @@ func (w *writer) summarize(part int64) error {
 // readRowKeys appends the key records of partition part's rows, read
 // from the journal, to recs.
 func (w *writer) readRowKeys(part int64, recs []uint64) ([]uint64, error) {
-	w.counters.statements.Add(1)
 	first := part << journalPartitionBits
-	_, err := w.conn.run(`SELECT seq, thread, conversation FROM journal WHERE seq >= ? AND seq < ?`,
-		[]any{first, first + 1<<journalPartitionBits}, func(st uintptr) {
-			t, c := rowKeyRecords(w.conn.columnInt64(st, 0), w.conn.columnText(st, 1), w.conn.columnText(st, 2))
-			recs = append(recs, t, c)
-		})
+	err := w.scanSegments(first, first+1<<journalPartitionBits, func(e *Entry) {
+		t, c := rowKeyRecords(e.Seq, e.Thread, e.Conversation)
+		recs = append(recs, t, c)
+	})
 	return recs, err
 }
 
@@ -306,7 +303,7 @@ func (w *writer) readRowKeys(part int64, recs []uint64) ([]uint64, error) {
 // that introduced them, or if the writer stopped between closing a
 // partition and summarising it. Until then, lookups scan those partitions.
 func (w *writer) catchUpKeys() error {
-	high, err := w.conn.queryInt64(`SELECT coalesce(max(seq), 0) FROM journal`)
+	high, err := w.conn.queryInt64(`SELECT coalesce(max(last_seq), 0) FROM journal_segments`)
 	if err != nil {
 		return fmt.Errorf("store: lookup keys: %w", err)
 	}
@@ -340,5 +337,5 @@ const keyCatchUpParts = 64
 
 // pruneKeysQuery deletes the lookup keys of partitions below the journal's
 // first row (all of them when the journal is empty).
-var pruneKeysQuery = `DELETE FROM journal_keys WHERE part < coalesce((SELECT min(seq) FROM journal) >> ` +
+var pruneKeysQuery = `DELETE FROM journal_keys WHERE part < coalesce((SELECT min(first_seq) FROM journal_segments) >> ` +
 	fmt.Sprint(journalPartitionBits) + `, (SELECT max(part) + 1 FROM journal_keys))`

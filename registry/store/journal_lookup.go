@@ -46,25 +46,19 @@ const keyProbe = `WITH RECURSIVE p(n) AS (
 		SELECT n + 1 FROM p WHERE n < (SELECT max(part) FROM journal_keys))
 	SELECT part, keys FROM p CROSS JOIN journal_keys ON part = p.n AND bucket = ?1 ORDER BY part`
 
-// lookup returns the committed entries whose column ("thread" or
-// "conversation", hashed as kind) equals id, in seq order: the summarised
+// lookup returns the committed entries whose thread (kind keyThread) or
+// conversation (keyConversation) is id, in seq order: the summarised
 // partitions through their lookup keys, the rest by scanning.
-func (r *Reader) lookup(column string, kind byte, id string) ([]Entry, error) {
+func (r *Reader) lookup(kind byte, id string) ([]Entry, error) {
 	k := lookupKey(kind, id)
+	match := func(e *Entry) bool {
+		if kind == keyThread {
+			return e.Thread == id
+		}
+		return e.Conversation == id
+	}
 	var out []Entry
-	err := r.read(func(db *sql.DB) error {
-		ctx := context.Background()
-		conn, err := db.Conn(ctx)
-		if err != nil {
-			return fmt.Errorf("store: lookup: %w", err)
-		}
-		defer conn.Close()
-		// One read transaction: the keys and the rows come from one snapshot.
-		tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-		if err != nil {
-			return fmt.Errorf("store: lookup: %w", err)
-		}
-		defer tx.Rollback() //nolint:errcheck // read-only
+	err := r.readTx(func(ctx context.Context, tx *sql.Tx) error {
 		var (
 			seqs []int64
 			tail int64 // first seq not covered by lookup keys
@@ -94,28 +88,24 @@ func (r *Reader) lookup(column string, kind byte, id string) ([]Entry, error) {
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("store: lookup keys: %w", err)
 		}
-		one, err := tx.PrepareContext(ctx, `SELECT `+entryColumns+` FROM journal WHERE seq = ?1 AND `+column+` = ?2`)
-		if err != nil {
-			return fmt.Errorf("store: lookup: %w", err)
-		}
-		defer one.Close()
-		var packs packReader
+		var cache segmentCache
 		for _, seq := range seqs {
-			rows, err := one.QueryContext(ctx, seq, id)
-			es, err := packs.scanEntries(ctx, tx, rows, err)
+			e, ok, err := cache.entry(ctx, tx, seq)
 			if err != nil {
 				return err
 			}
-			out = append(out, es...)
+			if ok && match(e) {
+				out = append(out, *e)
+			}
 		}
-		rows, err = tx.QueryContext(ctx, `SELECT `+entryColumns+` FROM journal WHERE seq >= ?1 AND `+
-			column+` = ?2 ORDER BY seq`, tail, id)
-		es, err := packs.scanEntries(ctx, tx, rows, err)
-		if err != nil {
-			return err
-		}
-		out = append(out, es...)
-		return nil
+		return scanForward(ctx, tx, tail-1, func(s *segment) error {
+			for i := range s.entries {
+				if e := &s.entries[i]; e.Seq >= tail && match(e) {
+					out = append(out, *e)
+				}
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, err

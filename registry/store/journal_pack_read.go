@@ -12,8 +12,9 @@ import (
 // the journal in seq order decodes each pack once.
 const packCacheSize = 16
 
-// packReader reads entry bytes out of journal packs (journal_packs.go) for
-// one read transaction, keeping the packs it decoded last.
+// packReader reads entry bytes out of the journal packs of migration 7
+// (journal_packs.go) for one transaction, keeping the packs it decoded
+// last. Only migration 8 (migrateToSegments) reads packs.
 type packReader struct {
 	cache map[int64]*decodedPack
 	order []int64 // cached keys, oldest first
@@ -67,41 +68,4 @@ func (p *packReader) pack(ctx context.Context, q rowQuerier, key int64) (*decode
 	p.cache[key] = d
 	p.order = append(p.order, key)
 	return d, nil
-}
-
-// scanEntries reads and closes the journal rows of a query's result
-// (entryColumns), then fills in the bytes of packed rows through q, which
-// must see the same snapshot as the query.
-func (p *packReader) scanEntries(ctx context.Context, q rowQuerier, rows *sql.Rows, err error) ([]Entry, error) {
-	if err != nil {
-		return nil, fmt.Errorf("store: query journal: %w", err)
-	}
-	defer rows.Close()
-	var (
-		out  []Entry
-		keys []int64
-	)
-	for rows.Next() {
-		e, key, err := scanEntry(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-		keys = append(keys, key)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: query journal: %w", err)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, fmt.Errorf("store: query journal: %w", err)
-	}
-	for i, key := range keys {
-		if key == 0 {
-			continue
-		}
-		if out[i].Bytes, err = p.body(ctx, q, key, out[i].Seq); err != nil {
-			return nil, fmt.Errorf("store: journal seq %d: %w", out[i].Seq, err)
-		}
-	}
-	return out, nil
 }

@@ -89,35 +89,12 @@ END;
 // S2 block.
 const packCodecS2 = 1
 
-// packMaxRaw bounds a pack's uncompressed size, and so what reading one
-// entry of it decodes.
-const packMaxRaw = 64 << 10
-
 // packMaxDecoded bounds what decodePack allocates for a (corrupt) pack
 // claiming a larger size.
 const packMaxDecoded = 64 << 20
 
 // errCorruptPack reports a journal pack that does not decode.
 var errCorruptPack = errors.New("corrupt journal pack")
-
-// encodePack appends to dst the S2 block of a pack holding bodies, the
-// canonical bytes of the entries seqs (ascending, seqs[0] being the pack's
-// key). raw is scratch space for the uncompressed form; both are returned
-// for reuse.
-//
-// The uncompressed form is: uvarint count; per entry, uvarint seq −
-// seqs[0] and uvarint length; then the bodies, concatenated.
-func encodePack(dst, raw []byte, seqs []int64, bodies [][]byte) (block, scratch []byte) {
-	raw = binary.AppendUvarint(raw[:0], uint64(len(seqs)))
-	for i, seq := range seqs {
-		raw = binary.AppendUvarint(raw, uint64(seq-seqs[0]))
-		raw = binary.AppendUvarint(raw, uint64(len(bodies[i])))
-	}
-	for _, b := range bodies {
-		raw = append(raw, b...)
-	}
-	return s2.Encode(dst[:0], raw), raw
-}
 
 // decodedPack is a decoded journal pack: the bodies of its entries by seq.
 type decodedPack struct {

@@ -2,11 +2,10 @@ package store
 
 import (
 	"bytes"
-	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/klauspost/compress/s2"
@@ -120,111 +119,21 @@ func FuzzDecodePack(f *testing.F) {
 	})
 }
 
-// packKeys returns, by seq, the pack holding each journal row's bytes (0:
-// inline), and the keys of the stored packs.
-func packKeys(t *testing.T, s *Store) (map[int64]int64, []int64) {
-	t.Helper()
-	rows, err := s.rdb.Query(`SELECT seq, coalesce(pack, 0) FROM journal ORDER BY seq`)
-	must(t, err)
-	defer rows.Close()
-	byRow := map[int64]int64{}
-	for rows.Next() {
-		var seq, pack int64
-		must(t, rows.Scan(&seq, &pack))
-		byRow[seq] = pack
+// encodePack appends to dst the S2 block of a migration-7 pack holding bodies, the
+// canonical bytes of the entries seqs (ascending, seqs[0] being the pack's
+// key). raw is scratch space for the uncompressed form; both are returned
+// for reuse.
+//
+// The uncompressed form is: uvarint count; per entry, uvarint seq −
+// seqs[0] and uvarint length; then the bodies, concatenated.
+func encodePack(dst, raw []byte, seqs []int64, bodies [][]byte) (block, scratch []byte) {
+	raw = binary.AppendUvarint(raw[:0], uint64(len(seqs)))
+	for i, seq := range seqs {
+		raw = binary.AppendUvarint(raw, uint64(seq-seqs[0]))
+		raw = binary.AppendUvarint(raw, uint64(len(bodies[i])))
 	}
-	must(t, rows.Err())
-	var keys []int64
-	packs, err := s.rdb.Query(`SELECT first_seq FROM journal_packs ORDER BY first_seq`)
-	must(t, err)
-	defer packs.Close()
-	for packs.Next() {
-		var k int64
-		must(t, packs.Scan(&k))
-		keys = append(keys, k)
+	for _, b := range bodies {
+		raw = append(raw, b...)
 	}
-	return byRow, keys
-}
-
-// TestPacksGroupAndFollowRetention: one batch packs each listener's
-// messages apart from its other kinds and keeps a lone entry inline; reads
-// return every entry's bytes; a sweep deletes a pack with its last row and
-// not before, and refuses to delete a pack a row still uses.
-func TestPacksGroupAndFollowRetention(t *testing.T) {
-	clock := newFakeClock()
-	s, _ := openTest(t, Options{Clock: clock.Now, BatchRows: 100000, BatchDelay: time.Hour})
-	ctx := context.Background()
-	type add struct {
-		listener string
-		kind     Kind
-	}
-	adds := []add{ // seqs 1..7
-		{"tool", Message}, {"keeper", Message}, {"tool", Message}, {"tool", Huh},
-		{"keeper", Message}, {"tool", Huh}, {"lone", Message},
-	}
-	var want []Entry
-	for i, a := range adds {
-		e := testEntry(i, fmt.Sprintf("t%d", i))
-		e.Listener, e.Kind = a.listener, a.kind
-		seq, err := s.AppendSeq(e)
-		must(t, err)
-		e.Seq, e.Time, e.SHA256 = seq, clock.Now().UTC(), sha256Of(e.Bytes)
-		want = append(want, e)
-	}
-	flush(t, s)
-	byRow, keys := packKeys(t, s)
-	if d := cmp.Diff(map[int64]int64{1: 1, 2: 2, 3: 1, 4: 4, 5: 2, 6: 4, 7: 0}, byRow); d != "" {
-		t.Fatalf("packs by row (-want +got):\n%s", d)
-	}
-	if d := cmp.Diff([]int64{1, 2, 4}, keys); d != "" {
-		t.Fatalf("pack keys (-want +got):\n%s", d)
-	}
-	got, err := s.After(0, 100)
-	must(t, err)
-	if d := cmp.Diff(want, got); d != "" {
-		t.Fatalf("After (-want +got):\n%s", d)
-	}
-	thread, err := s.Thread("t5")
-	must(t, err)
-	if len(thread) != 1 || !bytes.Equal(thread[0].Bytes, want[5].Bytes) {
-		t.Fatalf("Thread(t5) = %+v", thread)
-	}
-
-	policy := func(l string) Retention {
-		if l == "tool" {
-			return Retention{Policy: PruneOnDelivery}
-		}
-		return Retention{}
-	}
-	// Seq 1 delivered: pack 1 keeps seq 3's bytes.
-	must(t, s.MarkDelivered(1))
-	flush(t, s)
-	_, err = s.Sweep(ctx, policy)
-	must(t, err)
-	if _, keys := packKeys(t, s); !cmp.Equal([]int64{1, 2, 4}, keys) {
-		t.Fatalf("after pruning seq 1 packs = %v, want all three", keys)
-	}
-	got, err = s.After(2, 1)
-	must(t, err)
-	if len(got) != 1 || !bytes.Equal(got[0].Bytes, want[2].Bytes) {
-		t.Fatalf("seq 3 after its packmate went: %+v", got)
-	}
-	// Seq 3 delivered too: pack 1 goes with it; the huhs' pack stays.
-	must(t, s.MarkDelivered(3))
-	flush(t, s)
-	_, err = s.Sweep(ctx, policy)
-	must(t, err)
-	if _, keys := packKeys(t, s); !cmp.Equal([]int64{2, 4}, keys) {
-		t.Fatalf("after pruning seqs 1 and 3 packs = %v, want [2 4]", keys)
-	}
-	rep, err := s.Verify(ctx, nil)
-	must(t, err)
-	if !rep.OK() {
-		t.Fatalf("Verify: %v", rep.Faults)
-	}
-	if _, err := s.do(ctx, "delete a used pack", func(w *writer) (int64, error) {
-		return w.exec(`DELETE FROM journal_packs WHERE first_seq = 2`)
-	}); err == nil {
-		t.Error("a pack rows still use was deleted")
-	}
+	return s2.Encode(dst[:0], raw), raw
 }

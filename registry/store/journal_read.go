@@ -1,60 +1,28 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 )
 
-// entryColumns are the journal columns scanEntry reads, in order.
-const entryColumns = `seq, time_ns, thread, conversation, direction, kind, from_name, to_name,
-	listener, payload_tag, sha256, bytes, diagnostics, coalesce(pack, 0)`
-
-// scanEntry reads one journal row and the key of the pack holding its
-// bytes (0 when they are inline; packReader.scanEntries reads them).
-// Unknown direction or kind names (only possible in a tampered database)
-// load as the zero value; Verify reports them.
-func scanEntry(rows *sql.Rows) (Entry, int64, error) {
-	var (
-		e         Entry
-		ns, pack  int64
-		dir, kind string
-		sum       []byte
-	)
-	if err := rows.Scan(&e.Seq, &ns, &e.Thread, &e.Conversation, &dir, &kind, &e.From, &e.To,
-		&e.Listener, &e.PayloadTag, &sum, &e.Bytes, &e.Diagnostics, &pack); err != nil {
-		return Entry{}, 0, fmt.Errorf("store: scan journal row: %w", err)
-	}
-	e.Time = time.Unix(0, ns).UTC()
-	e.Direction, _ = ParseDirection(dir)
-	e.Kind, _ = ParseKind(kind)
-	copy(e.SHA256[:], sum)
-	return e, pack, nil
-}
-
-// queryEntries runs a journal query on the read pool, in one read
-// transaction with the packs it reads the bytes from.
-func (r *Reader) queryEntries(query string, args ...any) ([]Entry, error) {
-	var out []Entry
-	err := r.read(func(db *sql.DB) error {
+// readTx runs fn in one read transaction of the read pool, so everything
+// it reads comes from one snapshot.
+func (r *Reader) readTx(fn func(ctx context.Context, tx *sql.Tx) error) error {
+	return r.read(func(db *sql.DB) error {
 		ctx := context.Background()
 		tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
-			return fmt.Errorf("store: query journal: %w", err)
+			return fmt.Errorf("store: read journal: %w", err)
 		}
 		defer tx.Rollback() //nolint:errcheck // read-only
-		var packs packReader
-		rows, err := tx.QueryContext(ctx, query, args...)
-		out, err = packs.scanEntries(ctx, tx, rows, err)
-		return err
+		return fn(ctx, tx)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // Tail returns the last n committed entries in ascending seq order.
@@ -62,29 +30,57 @@ func (r *Reader) Tail(n int) ([]Entry, error) {
 	if n <= 0 {
 		return nil, nil
 	}
-	out, err := r.queryEntries(`SELECT `+entryColumns+` FROM journal ORDER BY seq DESC LIMIT ?`, n)
+	var out []Entry
+	err := r.readTx(func(ctx context.Context, tx *sql.Tx) error {
+		return scanBackward(ctx, tx, func(s *segment) error {
+			for i := len(s.entries) - 1; i >= 0 && len(out) < n; i-- {
+				out = append(out, s.entries[i])
+			}
+			if len(out) == n {
+				return errStopScan
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
 	slices.Reverse(out)
-	return out, err
+	return out, nil
 }
 
 // After returns up to limit committed entries with seq greater than seq, in
 // ascending order; limit <= 0 means no limit.
 func (r *Reader) After(seq int64, limit int) ([]Entry, error) {
-	if limit <= 0 {
-		limit = -1
+	var out []Entry
+	err := r.readTx(func(ctx context.Context, tx *sql.Tx) error {
+		return scanForward(ctx, tx, seq, func(s *segment) error {
+			for i := range s.entries {
+				if limit > 0 && len(out) == limit {
+					return errStopScan
+				}
+				if s.entries[i].Seq > seq {
+					out = append(out, s.entries[i])
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
 	}
-	return r.queryEntries(`SELECT `+entryColumns+` FROM journal WHERE seq > ? ORDER BY seq LIMIT ?`, seq, limit)
+	return out, nil
 }
 
 // Thread returns the committed entries of one thread in seq order.
 func (r *Reader) Thread(id string) ([]Entry, error) {
-	return r.lookup("thread", keyThread, id)
+	return r.lookup(keyThread, id)
 }
 
 // Conversation returns the committed entries of one conversation in seq
 // order.
 func (r *Reader) Conversation(id string) ([]Entry, error) {
-	return r.lookup("conversation", keyConversation, id)
+	return r.lookup(keyConversation, id)
 }
 
 // ThreadEnds returns, for every thread of the journal (dead letters without a
@@ -93,36 +89,23 @@ func (r *Reader) Conversation(id string) ([]Entry, error) {
 // thread at its last seq exports every thread without a lookup per thread.
 func (r *Reader) ThreadEnds() (map[string]int64, error) {
 	out := map[string]int64{}
-	err := r.read(func(db *sql.DB) error {
-		rows, err := db.QueryContext(context.Background(), `SELECT thread, max(seq) FROM journal GROUP BY thread`)
-		if err != nil {
-			return fmt.Errorf("store: thread ends: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				id   string
-				last int64
-			)
-			if err := rows.Scan(&id, &last); err != nil {
-				return fmt.Errorf("store: thread ends: %w", err)
+	err := r.readTx(func(ctx context.Context, tx *sql.Tx) error {
+		return scanForward(ctx, tx, 0, func(s *segment) error {
+			for i := range s.entries {
+				out[s.entries[i].Thread] = s.entries[i].Seq
 			}
-			out[id] = last
-		}
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("store: thread ends: %w", err)
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("store: thread ends: %w", err)
 	}
 	return out, nil
 }
 
-// Count returns the number of journal rows (pruned rows excluded).
+// Count returns the number of journal entries (pruned entries excluded).
 func (r *Reader) Count() (int64, error) {
-	return r.queryInt(`SELECT count(*) FROM journal`)
+	return r.queryInt(`SELECT coalesce(sum(entries), 0) FROM journal_segments`)
 }
 
 // LastSeq returns the highest committed sequence number ever assigned, even
@@ -180,7 +163,7 @@ type ThreadSummary struct {
 // Threads summarises journal threads, most recently active first, skipping
 // offset threads and returning at most limit (limit <= 0: no limit).
 func (r *Reader) Threads(limit, offset int, filter ThreadFilter) ([]ThreadSummary, error) {
-	return r.summaries("thread", limit, offset, filter)
+	return r.summaries(false, limit, offset, filter)
 }
 
 // Conversations summarises journal conversations like Threads summarises
@@ -188,112 +171,116 @@ func (r *Reader) Threads(limit, offset int, filter ThreadFilter) ([]ThreadSummar
 // thread of the conversation. Entries without a conversation (dead letters
 // of unreadable input) are left out.
 func (r *Reader) Conversations(limit, offset int, filter ThreadFilter) ([]ThreadSummary, error) {
-	return r.summaries("conversation", limit, offset, filter)
+	return r.summaries(true, limit, offset, filter)
 }
 
-// summaries groups the journal by column group ("thread" or
-// "conversation"), for Threads and Conversations.
-func (r *Reader) summaries(group string, limit, offset int, filter ThreadFilter) ([]ThreadSummary, error) {
-	if limit <= 0 {
-		limit = -1
+// summaries groups the journal by thread or, when byConversation, by
+// conversation, for Threads and Conversations, in one pass over the
+// journal.
+func (r *Reader) summaries(byConversation bool, limit, offset int, filter ThreadFilter) ([]ThreadSummary, error) {
+	type group struct {
+		ThreadSummary
+		last    int64 // seq of the last entry
+		matched bool  // an entry matched the participant and tag filters
+		person  bool
+		tag     bool
+		tags    map[string]struct{}
 	}
-	if offset < 0 {
-		offset = 0
-	}
-	var (
-		where, having []string
-		args          []any
-	)
-	if filter.Conversation != "" {
-		where = append(where, "conversation = ?")
-		args = append(args, filter.Conversation)
-	}
-	if group == "conversation" {
-		where = append(where, "conversation <> ''")
-	}
-	if filter.IDPrefix != "" {
-		where = append(where, "lower(substr("+group+", 1, ?)) = lower(?)")
-		args = append(args, len(filter.IDPrefix), filter.IDPrefix)
-	}
-	if filter.Participant != "" {
-		having = append(having, "sum(from_name = ? OR to_name = ?) > 0")
-		args = append(args, filter.Participant, filter.Participant)
-	}
-	if filter.PayloadTag != "" {
-		having = append(having, "sum(payload_tag = ?) > 0")
-		args = append(args, filter.PayloadTag)
-	}
-	if !filter.Since.IsZero() {
-		having = append(having, "max(time_ns) >= ?")
-		args = append(args, filter.Since.UnixNano())
-	}
-	if !filter.Until.IsZero() {
-		having = append(having, "min(time_ns) < ?")
-		args = append(args, filter.Until.UnixNano())
-	}
-	query := `SELECT t.id, j.conversation, t.first_ns, t.last_ns, t.n, j.from_name, j.to_name, t.tags
-		FROM (SELECT ` + group + ` AS id, min(time_ns) AS first_ns, max(time_ns) AS last_ns, count(*) AS n,
-			max(seq) AS last_seq, group_concat(DISTINCT payload_tag) AS tags
-			FROM journal`
-	if len(where) > 0 {
-		query += " WHERE " + strings.Join(where, " AND ")
-	}
-	query += " GROUP BY " + group
-	if len(having) > 0 {
-		query += " HAVING " + strings.Join(having, " AND ")
-	}
-	query += `) AS t JOIN journal AS j ON j.seq = t.last_seq ORDER BY t.last_seq DESC LIMIT ? OFFSET ?`
-	args = append(args, limit, offset)
-
-	var out []ThreadSummary
-	err := r.read(func(db *sql.DB) error {
-		rows, err := db.QueryContext(context.Background(), query, args...)
-		if err != nil {
-			return fmt.Errorf("store: summarise %ss: %w", group, err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			ts, err := scanThreadSummary(rows)
-			if err != nil {
-				return err
+	groups := map[string]*group{}
+	prefix := strings.ToLower(filter.IDPrefix)
+	err := r.readTx(func(ctx context.Context, tx *sql.Tx) error {
+		return scanForward(ctx, tx, 0, func(s *segment) error {
+			for i := range s.entries {
+				e := &s.entries[i]
+				id := e.Thread
+				if byConversation {
+					id = e.Conversation
+					if id == "" {
+						continue
+					}
+				}
+				if filter.Conversation != "" && e.Conversation != filter.Conversation {
+					continue
+				}
+				if prefix != "" && (len(id) < len(prefix) || strings.ToLower(id[:len(prefix)]) != prefix) {
+					continue
+				}
+				g := groups[id]
+				if g == nil {
+					g = &group{ThreadSummary: ThreadSummary{ID: id, First: e.Time}, tags: map[string]struct{}{}}
+					groups[id] = g
+				}
+				g.Messages++
+				g.last = e.Seq
+				g.Conversation, g.LastFrom, g.LastTo = e.Conversation, e.From, e.To
+				if e.Time.Before(g.First) {
+					g.First = e.Time
+				}
+				if e.Time.After(g.Last) {
+					g.Last = e.Time
+				}
+				if e.PayloadTag != "" {
+					g.tags[e.PayloadTag] = struct{}{}
+				}
+				g.person = g.person || e.From == filter.Participant || e.To == filter.Participant
+				g.tag = g.tag || e.PayloadTag == filter.PayloadTag
 			}
-			out = append(out, ts)
-		}
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("store: summarise %ss: %w", group, err)
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("store: summarise: %w", err)
+	}
+	var kept []*group
+	for _, g := range groups {
+		switch {
+		case filter.Participant != "" && !g.person,
+			filter.PayloadTag != "" && !g.tag,
+			!filter.Since.IsZero() && g.Last.Before(filter.Since),
+			!filter.Until.IsZero() && !g.First.Before(filter.Until):
+			continue
+		}
+		kept = append(kept, g)
+	}
+	slices.SortFunc(kept, func(a, b *group) int { return cmp.Compare(b.last, a.last) })
+	offset = min(max(offset, 0), len(kept))
+	kept = kept[offset:]
+	if limit > 0 && limit < len(kept) {
+		kept = kept[:limit]
+	}
+	var out []ThreadSummary
+	for _, g := range kept {
+		ts := g.ThreadSummary
+		ts.PayloadTags = slices.Sorted(maps.Keys(g.tags))
+		out = append(out, ts)
 	}
 	return out, nil
-}
-
-// scanThreadSummary reads one row of the Threads query.
-func scanThreadSummary(rows *sql.Rows) (ThreadSummary, error) {
-	var (
-		ts          ThreadSummary
-		first, last int64
-		tags        sql.NullString
-	)
-	if err := rows.Scan(&ts.ID, &ts.Conversation, &first, &last, &ts.Messages, &ts.LastFrom, &ts.LastTo, &tags); err != nil {
-		return ThreadSummary{}, fmt.Errorf("store: scan thread summary: %w", err)
-	}
-	ts.First = time.Unix(0, first).UTC()
-	ts.Last = time.Unix(0, last).UTC()
-	for tag := range strings.SplitSeq(tags.String, ",") {
-		if tag != "" {
-			ts.PayloadTags = append(ts.PayloadTags, tag)
-		}
-	}
-	slices.Sort(ts.PayloadTags)
-	return ts, nil
 }
 
 // Undelivered returns, in seq order, the committed Message entries that
 // reached a listener (Listener set) and have no delivery mark: after a
 // restart these are the messages whose handling may not have finished.
 func (r *Reader) Undelivered() ([]Entry, error) {
-	return r.queryEntries(`SELECT ` + entryColumns + ` FROM journal AS j WHERE ` + undeliveredWhere + ` ORDER BY seq`)
+	var out []Entry
+	err := r.readTx(func(ctx context.Context, tx *sql.Tx) error {
+		t := deliveryTracker{parts: map[int64]*partMarks{}}
+		if err := tx.QueryRowContext(ctx, `SELECT `+watermarkExpr).Scan(&t.mark); err != nil {
+			return fmt.Errorf("store: read the delivery watermark: %w", err)
+		}
+		if err := t.loadParts(ctx, tx); err != nil {
+			return err
+		}
+		return scanForward(ctx, tx, t.mark, func(s *segment) error {
+			for i := range s.entries {
+				if e := &s.entries[i]; e.Seq > t.mark && markable(e) && !t.marked(e.Seq) {
+					out = append(out, *e)
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -242,8 +242,6 @@ func TestMarkDelivered(t *testing.T) {
 	if err := s.Flush(ctx); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Flush after marking an unknown seq = %v, want ErrNotFound", err)
 	}
-	// The journal row itself was never updated (the append-only trigger
-	// would have refused).
 	got, err := s.Thread("t")
 	must(t, err)
 	if len(got) != 1 {
@@ -251,19 +249,33 @@ func TestMarkDelivered(t *testing.T) {
 	}
 }
 
-// TestJournalAppendOnlyEnforced: the database refuses to update a journal
-// row or to delete one without a tombstone.
+// TestJournalAppendOnlyEnforced: the database refuses to change a journal
+// segment other than by dropping tombstoned entries, and to delete one
+// before its every seq has a tombstone.
 func TestJournalAppendOnlyEnforced(t *testing.T) {
-	s, _ := openTest(t, Options{})
-	seq, err := s.AppendSync(context.Background(), testEntry(1, "t"))
-	must(t, err)
+	s, _ := openTest(t, Options{BatchRows: 100, BatchDelay: time.Hour})
+	for i := range 3 {
+		must(t, s.Append(testEntry(i, "t")))
+	}
+	flush(t, s)
 	for _, q := range []string{
-		`UPDATE journal SET thread = 'x' WHERE seq = ?`,
-		`DELETE FROM journal WHERE seq = ?`,
+		`UPDATE journal_segments SET data = x'00' WHERE first_seq = 1`,
+		`UPDATE journal_segments SET last_seq = 9 WHERE first_seq = 1`,
+		`UPDATE journal_segments SET entries = 2 WHERE first_seq = 1`, // no tombstone
+		`DELETE FROM journal_segments WHERE first_seq = 1`,
 	} {
-		_, err := s.do(context.Background(), "tamper", func(w *writer) (int64, error) { return w.exec(q, seq) })
+		_, err := s.do(context.Background(), "tamper", func(w *writer) (int64, error) { return w.exec(q) })
 		if err == nil {
 			t.Errorf("%s succeeded", q)
 		}
+	}
+	_, err := s.do(context.Background(), "tamper", func(w *writer) (int64, error) {
+		return w.exec(`INSERT INTO journal_tombstones (seq, deleted_at, reason) VALUES (1, 1, 'test'), (2, 1, 'test')`)
+	})
+	must(t, err)
+	if _, err := s.do(context.Background(), "tamper", func(w *writer) (int64, error) {
+		return w.exec(`DELETE FROM journal_segments WHERE first_seq = 1`)
+	}); err == nil {
+		t.Error("deleted a segment with an entry left")
 	}
 }

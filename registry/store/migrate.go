@@ -67,6 +67,11 @@ func applyMigration(ctx context.Context, db *sql.DB, m migration, now int64) err
 	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 		return fmt.Errorf("store: migration %d (%s): %w", m.version, m.name, err)
 	}
+	if m.fn != nil {
+		if err := m.fn(ctx, tx); err != nil {
+			return fmt.Errorf("store: migration %d (%s): %w", m.version, m.name, err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)`,
 		m.version, m.name, now); err != nil {
 		return fmt.Errorf("store: migration %d: record: %w", m.version, err)

@@ -1,5 +1,10 @@
 package store
 
+import (
+	"context"
+	"database/sql"
+)
+
 // migration is one schema step. Versions are 1-based and contiguous; the
 // position in migrations is the version minus one. Migrations are only ever
 // appended: a released step is never edited.
@@ -7,6 +12,8 @@ type migration struct {
 	version int
 	name    string
 	sql     string
+	// fn, when set, runs after sql in the migration's transaction.
+	fn func(ctx context.Context, tx *sql.Tx) error
 }
 
 // migrations is the ordered schema history of the store database.
@@ -18,6 +25,7 @@ var migrations = []migration{
 	{version: 5, name: "journal lookup keys instead of per-row lookup indexes", sql: migrationLookupKeys},
 	{version: 6, name: "delivery marks by journal partition", sql: deliveredPartsV6},
 	{version: 7, name: "journal bodies compressed in packs", sql: journalPacksV7},
+	{version: 8, name: "journal in segments", sql: journalSegmentsV8, fn: migrateToSegments},
 }
 
 // migrationV4 adds the journal listeners and their sweep cursors

@@ -254,12 +254,6 @@ func (c *rawConn) runArgs(query string, args []sqlArg, row func(st uintptr)) (in
 	}
 }
 
-// lastInsertRowid returns the rowid of the row the connection inserted
-// last.
-func (c *rawConn) lastInsertRowid() int64 {
-	return sqlite3.Xsqlite3_last_insert_rowid(c.tls, c.db)
-}
-
 // release frees an oversized arena after st ran, clearing st's bindings
 // first so no parameter points into freed memory.
 func (c *rawConn) release(st uintptr) {
@@ -299,6 +293,16 @@ func (c *rawConn) columnText(st uintptr, i int) string {
 		return ""
 	}
 	return string(libc.GoBytes(p, n))
+}
+
+// columnBlob returns a copy of column i of st's current row as bytes.
+func (c *rawConn) columnBlob(st uintptr, i int) []byte {
+	p := sqlite3.Xsqlite3_column_blob(c.tls, st, int32(i))
+	n := int(sqlite3.Xsqlite3_column_bytes(c.tls, st, int32(i)))
+	if p == 0 || n == 0 {
+		return nil
+	}
+	return append([]byte(nil), libc.GoBytes(p, n)...)
 }
 
 // queryInt64 runs a query that returns exactly one integer.

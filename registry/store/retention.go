@@ -126,42 +126,6 @@ func (s *Store) sweepListener(ctx context.Context, c sweepCursor, r Retention, n
 	return s.walk(ctx, c, rule, now.UnixNano())
 }
 
-// deleteEntries tombstones and deletes the journal rows seqs, then the
-// packs that no longer hold a live row's bytes (journal_packs.go).
-func (w *writer) deleteEntries(seqs []int64, at int64, reason string) error {
-	packs := w.packer.touched[:0]
-	for _, seq := range seqs {
-		pack, err := w.deleteEntry(seq, at, reason)
-		if err != nil {
-			return err
-		}
-		if pack != 0 {
-			packs = append(packs, pack)
-		}
-	}
-	w.packer.touched = packs
-	return w.dropEmptyPacks(packs)
-}
-
-// deleteEntry tombstones and deletes one journal row and returns the key of
-// the pack holding its bytes (0 when they were inline). Its delivery mark
-// goes with it (at the commit), and an undelivered entry is no longer
-// waited for.
-func (w *writer) deleteEntry(seq, at int64, reason string) (int64, error) {
-	w.deliveries.drop(seq)
-	if _, err := w.exec(`INSERT INTO journal_tombstones (seq, deleted_at, reason) VALUES (?, ?, ?)`, seq, at, reason); err != nil {
-		return 0, fmt.Errorf("tombstone seq %d: %w", seq, err)
-	}
-	packs, err := w.queryInt64s(`DELETE FROM journal WHERE seq = ? RETURNING coalesce(pack, 0)`, seq)
-	if err != nil {
-		return 0, fmt.Errorf("delete seq %d: %w", seq, err)
-	}
-	if len(packs) == 0 {
-		return 0, nil
-	}
-	return packs[0], nil
-}
-
 // StartSweeper runs Sweep every interval until ctx ends, the returned stop
 // function is called, or the Store closes. Sweep errors are logged. stop
 // waits for a running sweep to finish.

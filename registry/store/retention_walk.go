@@ -52,30 +52,21 @@ type sweepRule struct {
 	reason string // tombstone reason
 	end    int64  // the walk covers seqs up to end
 	judge  func(e sweptEntry) verdict
-	// query reads the next entries of the listener: arguments after, end,
-	// listener, limit.
-	query string
+	// byDelivery: the walk reads the entries' delivery marks.
+	byDelivery bool
 }
-
-// The walk's queries: the listener's entries in (after, end], in seq order.
-var (
-	walkByTime = `SELECT seq, time_ns, kind = 'message', 0 FROM journal
-		WHERE seq > ?1 AND seq <= ?2 AND listener = ?3 ORDER BY seq LIMIT ?4`
-	walkByDelivery = `SELECT seq, time_ns, kind = 'message', ` + deliveredExpr + ` FROM journal AS j
-		WHERE seq > ?1 AND seq <= ?2 AND listener = ?3 ORDER BY seq LIMIT ?4`
-)
 
 // sweepRuleFor returns the walk of policy r for the listener of c at now;
 // ok is false for retain_forever.
 func (s *Store) sweepRuleFor(ctx context.Context, c sweepCursor, r Retention, now time.Time) (rule sweepRule, ok bool, err error) {
 	switch r.Policy {
 	case PruneOnDelivery:
-		end, err := s.queryInt(`SELECT coalesce(max(seq), 0) FROM journal`)
+		end, err := s.queryInt(`SELECT coalesce(max(last_seq), 0) FROM journal_segments`)
 		if err != nil {
 			return sweepRule{}, false, err
 		}
 		markable := c.listener != ""
-		return sweepRule{reason: r.String(), end: end, query: walkByDelivery,
+		return sweepRule{reason: r.String(), end: end, byDelivery: true,
 			judge: func(e sweptEntry) verdict {
 				switch {
 				case !e.message || !markable:
@@ -92,7 +83,7 @@ func (s *Store) sweepRuleFor(ctx context.Context, c sweepCursor, r Retention, no
 		if err != nil {
 			return sweepRule{}, false, err
 		}
-		return sweepRule{reason: r.String(), end: cut - 1, query: walkByTime,
+		return sweepRule{reason: r.String(), end: cut - 1,
 			judge: func(e sweptEntry) verdict {
 				if e.timeNS < cutoff {
 					return expire
@@ -108,39 +99,38 @@ func (s *Store) sweepRuleFor(ctx context.Context, c sweepCursor, r Retention, no
 // such that the first journal entry at or after p is not older than cutoff
 // (Unix ns), or the newest seq + 1 when there is none. Entries are journaled
 // in time order, so the entries before the cut are older than cutoff; it is
-// found by binary search over seq, about log2(journal rows) primary-key
-// probes. Entries out of time order only move the cut: the walk still
+// found by binary search over seq, about log2(journal entries) probes,
+// each reading a segment. Entries out of time order only move the cut: the walk still
 // checks each entry's time.
 func (s *Store) cutSeq(ctx context.Context, after, cutoff int64) (int64, error) {
 	var cut int64
-	err := s.read(func(db *sql.DB) error {
-		tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback() //nolint:errcheck // read-only
+	err := s.readTx(func(ctx context.Context, tx *sql.Tx) error {
 		var high int64
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM journal`).Scan(&high); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(last_seq), 0) FROM journal_segments`).Scan(&high); err != nil {
 			return err
 		}
-		probe, err := tx.PrepareContext(ctx, `SELECT seq, time_ns FROM journal WHERE seq >= ? ORDER BY seq LIMIT 1`)
-		if err != nil {
-			return err
+		// probe returns the first entry at or after seq.
+		probe := func(seq int64) (e *Entry, err error) {
+			err = scanForward(ctx, tx, seq-1, func(s *segment) error {
+				if i, _ := s.find(seq); i < len(s.entries) {
+					e = &s.entries[i]
+					return errStopScan
+				}
+				return nil
+			})
+			return e, err
 		}
-		defer probe.Close()
 		lo, hi := after+1, high+1
 		for lo < hi {
 			mid := lo + (hi-lo)/2
-			var seq, ns int64
-			switch err := probe.QueryRowContext(ctx, mid).Scan(&seq, &ns); {
-			case err == sql.ErrNoRows:
-				hi = mid
+			e, err := probe(mid)
+			switch {
 			case err != nil:
 				return err
-			case ns >= cutoff:
+			case e == nil || e.Time.UnixNano() >= cutoff:
 				hi = mid
 			default:
-				lo = seq + 1
+				lo = e.Seq + 1
 			}
 		}
 		cut = lo
@@ -167,7 +157,7 @@ func (s *Store) walk(ctx context.Context, c sweepCursor, rule sweepRule, at int6
 	)
 	for from < rule.end {
 		var err error
-		chunk, err = s.readSweptEntries(ctx, rule.query, from, rule.end, c.listener, chunk[:0])
+		chunk, err = s.readSweptEntries(ctx, rule.byDelivery, from, rule.end, c.listener, chunk[:0])
 		if err != nil {
 			return total, err
 		}
@@ -204,23 +194,37 @@ func (s *Store) walk(ctx context.Context, c sweepCursor, rule sweepRule, at int6
 }
 
 // readSweptEntries reads up to s.sweepChunk entries of listener in
-// (after, end] with query, appending them to out.
-func (s *Store) readSweptEntries(ctx context.Context, query string, after, end int64, listener string,
+// (after, end], with their delivery marks when byDelivery, appending them to
+// out.
+func (s *Store) readSweptEntries(ctx context.Context, byDelivery bool, after, end int64, listener string,
 	out []sweptEntry) ([]sweptEntry, error) {
-	err := s.read(func(db *sql.DB) error {
-		rows, err := db.QueryContext(ctx, query, after, end, listener, s.sweepChunk)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var e sweptEntry
-			if err := rows.Scan(&e.seq, &e.timeNS, &e.message, &e.delivered); err != nil {
+	err := s.readTx(func(ctx context.Context, tx *sql.Tx) error {
+		t := deliveryTracker{parts: map[int64]*partMarks{}}
+		if byDelivery {
+			if err := tx.QueryRowContext(ctx, `SELECT `+watermarkExpr).Scan(&t.mark); err != nil {
 				return err
 			}
-			out = append(out, e)
+			if err := t.loadParts(ctx, tx); err != nil {
+				return err
+			}
 		}
-		return rows.Err()
+		return scanForward(ctx, tx, after, func(sg *segment) error {
+			if sg.first > end {
+				return errStopScan
+			}
+			for i := range sg.entries {
+				e := &sg.entries[i]
+				if e.Seq <= after || e.Listener != listener {
+					continue
+				}
+				if e.Seq > end || len(out) == s.sweepChunk {
+					return errStopScan
+				}
+				out = append(out, sweptEntry{seq: e.Seq, timeNS: e.Time.UnixNano(), message: e.Kind == Message,
+					delivered: byDelivery && t.delivered(e.Seq)})
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: sweep: read journal: %w", err)

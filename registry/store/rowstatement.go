@@ -72,15 +72,3 @@ func (w *writer) execRows(rs *rowStatement, rows int, args []any) (int64, error)
 	})
 	return total, err
 }
-
-// queryRows is execRows for a query returning one integer column: it
-// returns the values of every chunk's rows.
-func (w *writer) queryRows(rs *rowStatement, rows int, args []any) ([]int64, error) {
-	var out []int64
-	err := chunkRows(rs, rows, args, func(query string, args []any) error {
-		vs, err := w.queryInt64s(query, args...)
-		out = append(out, vs...)
-		return err
-	})
-	return out, err
-}

@@ -149,13 +149,15 @@ func (s *Store) open() error {
 	}
 	var next int64
 	if err := conn.QueryRowContext(ctx, `SELECT max(high_seq,
-		coalesce((SELECT max(seq) FROM journal), 0),
+		coalesce((SELECT max(last_seq) FROM journal_segments), 0),
 		coalesce((SELECT max(seq) FROM journal_tombstones), 0)) + 1 FROM journal_state`).Scan(&next); err != nil {
 		conn.Close()
 		return fmt.Errorf("store: read journal high-water mark: %w", err)
 	}
 	s.nextSeq = next
-	deliveries, err := loadDeliveries(ctx, conn, next-1)
+	deliveries, err := loadDeliveries(ctx, conn, next-1, func(err error) {
+		s.log.Error("store: unreadable journal segment; its undelivered messages are not redelivered (run journal verify)", "err", err)
+	})
 	conn.Close() // the writer has its own connection from here on
 	if err != nil {
 		return err
@@ -180,6 +182,7 @@ func (s *Store) open() error {
 
 		deliveries: deliveries,
 		keys:       newKeySummaries(next),
+		segments:   segmenter{high: next - 1, txHigh: next - 1},
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
@@ -33,10 +34,9 @@ const (
 	// lookup keys of its thread or conversation (journal_keys.go): lookups
 	// by that id would not find it.
 	FaultLookupKey FaultKind = "lookup-key"
-	// FaultPack is a journal pack (journal_packs.go) that is missing,
-	// corrupt or lacks an entry a row places in it, or that no row
-	// references any more.
-	FaultPack FaultKind = "pack"
+	// FaultSegment is a journal segment (journal_segments.go) that does
+	// not decode or overlaps another.
+	FaultSegment FaultKind = "segment"
 )
 
 // Fault is one problem found by Verify.
@@ -57,7 +57,7 @@ func (f Fault) String() string {
 
 // Report is the outcome of Verify.
 type Report struct {
-	// Rows is the number of journal rows checked.
+	// Rows is the number of journal entries checked.
 	Rows int64
 	// Tombstones is the number of tombstones seen.
 	Tombstones int64
@@ -70,17 +70,18 @@ type Report struct {
 // OK reports whether Verify found no fault.
 func (r Report) OK() bool { return len(r.Faults) == 0 }
 
-// progressEvery is how many rows Verify checks between progress calls.
+// progressEvery is how many entries Verify checks between progress calls.
 const progressEvery = 1024
 
-// Verify checks the committed journal in one read snapshot: every sequence
-// number from 1 to the high-water mark is either a row or a tombstone (never
-// both), every row's SHA-256 matches its bytes, no row lacks a required
-// field, the delivery watermark is not above the high-water mark, every row
-// of a partition with lookup keys is in them (journal_keys.go), and
-// SQLite's quick_check passes. progress, when not nil, is called
-// with (done, total) as rows and tombstones are checked. The error is for
-// failures to read; findings are in the Report.
+// Verify checks the committed journal in one read snapshot: every journal
+// segment decodes and no two overlap, every sequence number from 1 to the
+// high-water mark is either an entry or a tombstone (never both), every
+// entry's SHA-256 matches its bytes, no entry lacks a required field, the
+// delivery watermark is not above the high-water mark, every entry of a
+// partition with lookup keys is in them (journal_keys.go), and SQLite's
+// quick_check passes. progress, when not nil, is called with (done, total)
+// as entries and tombstones are checked. The error is for failures to read;
+// findings are in the Report.
 func (r *Reader) Verify(ctx context.Context, progress func(done, total int64)) (Report, error) {
 	var rep Report
 	err := r.read(func(db *sql.DB) error {
@@ -89,6 +90,30 @@ func (r *Reader) Verify(ctx context.Context, progress func(done, total int64)) (
 		return err
 	})
 	return rep, err
+}
+
+// verifier is the state of one Verify pass.
+type verifier struct {
+	ctx      context.Context
+	tx       *sql.Tx
+	rep      *Report
+	progress func(done, total int64)
+	total    int64
+	done     int64
+	// expect is the next seq the pass expects; lastEntry the last entry
+	// seen.
+	expect, lastEntry int64
+	// tombs holds the next tombstones, from tomb on; tombsAfter is where
+	// the next page of them starts.
+	tombs      []int64
+	tomb       int
+	tombsAfter int64
+	tombsDone  bool
+	// keysEnd is the first seq after the partitions with lookup keys;
+	// part and recs the partition whose keys were read last.
+	keysEnd int64
+	part    int64
+	recs    map[uint64]bool
 }
 
 // verify is Verify on db.
@@ -101,96 +126,35 @@ func verify(ctx context.Context, db *sql.DB, progress func(done, total int64)) (
 	defer tx.Rollback() //nolint:errcheck // read-only
 
 	var delivered int64
-	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM journal), (SELECT count(*) FROM journal_tombstones),
-		(SELECT high_seq FROM journal_state WHERE id = 1), `+watermarkExpr).
-		Scan(&rep.Rows, &rep.Tombstones, &rep.HighSeq, &delivered); err != nil {
+	v := &verifier{ctx: ctx, tx: tx, rep: &rep, progress: progress, expect: 1, lastEntry: -1, part: -1}
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT coalesce(sum(entries), 0) FROM journal_segments),
+		(SELECT count(*) FROM journal_tombstones), (SELECT high_seq FROM journal_state WHERE id = 1), `+watermarkExpr+`,
+		(SELECT coalesce(max(part) + 1, 0) FROM journal_keys)`).
+		Scan(&rep.Rows, &rep.Tombstones, &rep.HighSeq, &delivered, &v.keysEnd); err != nil {
 		return rep, fmt.Errorf("store: verify: count: %w", err)
 	}
+	v.keysEnd <<= journalPartitionBits
+	v.total = rep.Rows + rep.Tombstones
 	if delivered > rep.HighSeq {
 		rep.Faults = append(rep.Faults, Fault{Kind: FaultHighWater, Seq: delivered,
 			Detail: fmt.Sprintf("delivery watermark %d exceeds the high-water mark %d", delivered, rep.HighSeq)})
 	}
-	total := rep.Rows + rep.Tombstones
-	rows, err := tx.QueryContext(ctx, `SELECT seq, 0, time_ns, thread, direction, kind, from_name, sha256, bytes,
-		coalesce(pack, 0) FROM journal
-		UNION ALL SELECT seq, 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0 FROM journal_tombstones
-		ORDER BY 1, 2`)
-	if err != nil {
-		return rep, fmt.Errorf("store: verify: scan: %w", err)
+	if err := v.segments(); err != nil {
+		return rep, err
 	}
-	defer rows.Close()
-
-	var (
-		expect  int64 = 1
-		done    int64
-		lastRow int64 = -1
-		packs   packReader
-	)
-	for rows.Next() {
-		var (
-			seq, tomb, pack        int64
-			ns                     sql.NullInt64
-			thread, dir, kind, frm sql.NullString
-			sum, body              []byte
-		)
-		if err := rows.Scan(&seq, &tomb, &ns, &thread, &dir, &kind, &frm, &sum, &body, &pack); err != nil {
-			return rep, fmt.Errorf("store: verify: scan: %w", err)
-		}
-		switch {
-		case seq == lastRow:
-			rep.Faults = append(rep.Faults, Fault{Kind: FaultTombstoned, Seq: seq,
-				Detail: "the row is present although a tombstone records its deletion"})
-		case seq > expect:
-			rep.Faults = append(rep.Faults, gapFault(expect, seq-1))
-		}
-		if seq >= expect {
-			expect = seq + 1
-		}
-		if tomb == 0 {
-			lastRow = seq
-			var packErr error
-			if pack != 0 {
-				if body, packErr = packs.body(ctx, tx, pack, seq); packErr != nil {
-					rep.Faults = append(rep.Faults, Fault{Kind: FaultPack, Seq: seq, Detail: packErr.Error()})
-				}
-			}
-			if packErr == nil {
-				rep.Faults = append(rep.Faults, checkRow(seq, ns, thread, dir, kind, frm, sum, body)...)
-			}
-		}
-		done++
-		if progress != nil && done%progressEvery == 0 {
-			progress(done, total)
-		}
-		if done%progressEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return rep, err
-			}
-		}
+	if err := v.tombstonesUpTo(math.MaxInt64); err != nil {
+		return rep, err
 	}
-	if err := rows.Err(); err != nil {
-		return rep, fmt.Errorf("store: verify: scan: %w", err)
-	}
-	switch last := expect - 1; {
+	switch last := v.expect - 1; {
 	case last < rep.HighSeq:
-		rep.Faults = append(rep.Faults, gapFault(expect, rep.HighSeq))
+		rep.Faults = append(rep.Faults, gapFault(v.expect, rep.HighSeq))
 	case last > rep.HighSeq:
 		rep.Faults = append(rep.Faults, Fault{Kind: FaultHighWater, Seq: last,
 			Detail: fmt.Sprintf("seq %d exceeds the high-water mark %d", last, rep.HighSeq)})
 	}
 	if progress != nil {
-		progress(done, total)
+		progress(v.done, v.total)
 	}
-	packFaults, err := checkPacksReferenced(ctx, tx)
-	if err != nil {
-		return rep, err
-	}
-	rep.Faults = append(rep.Faults, packFaults...)
-	keyFaults, err := checkLookupKeys(ctx, tx)
-	if err != nil {
-		return rep, err
-	}
-	rep.Faults = append(rep.Faults, keyFaults...)
 	slices.SortStableFunc(rep.Faults, func(a, b Fault) int { return cmp.Compare(a.Seq, b.Seq) })
 	faults, err := quickCheck(ctx, tx)
 	if err != nil {
@@ -198,6 +162,185 @@ func verify(ctx context.Context, db *sql.DB, progress func(done, total int64)) (
 	}
 	rep.Faults = append(rep.Faults, faults...)
 	return rep, nil
+}
+
+// segments checks every segment and its entries, in seq order, merged with
+// the tombstones.
+func (v *verifier) segments() error {
+	after := int64(math.MinInt64)
+	for {
+		rows, err := v.tx.QueryContext(v.ctx, `SELECT `+segmentColumns+` FROM journal_segments WHERE first_seq > ?
+			ORDER BY first_seq LIMIT ?`, after, segmentPage)
+		if err != nil {
+			return fmt.Errorf("store: verify: segments: %w", err)
+		}
+		type stored struct {
+			first, last, n, codec int64
+			data                  []byte
+		}
+		var page []stored
+		for rows.Next() {
+			var s stored
+			if err := rows.Scan(&s.first, &s.last, &s.n, &s.codec, &s.data); err != nil {
+				rows.Close()
+				return fmt.Errorf("store: verify: segments: %w", err)
+			}
+			page = append(page, s)
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("store: verify: segments: %w", err)
+		}
+		for _, st := range page {
+			if st.first <= v.lastEntry {
+				v.fault(FaultSegment, st.first, fmt.Sprintf("segment %d..%d overlaps entry %d of an earlier segment",
+					st.first, st.last, v.lastEntry))
+			}
+			s, err := decodeSegment(st.first, st.last, st.n, st.codec, st.data)
+			if err != nil {
+				// Its seqs are unreadable, not missing: report the segment alone.
+				v.fault(FaultSegment, st.first, err.Error())
+				if err := v.tombstonesUpTo(st.first - 1); err != nil {
+					return err
+				}
+				v.expect = max(v.expect, st.last+1)
+				v.lastEntry = max(v.lastEntry, st.last)
+				v.done += st.n
+				continue
+			}
+			for i := range s.entries {
+				if err := v.entry(&s.entries[i]); err != nil {
+					return err
+				}
+			}
+		}
+		if len(page) < segmentPage {
+			return nil
+		}
+		after = page[len(page)-1].first
+	}
+}
+
+// entry checks one entry, after the tombstones below it.
+func (v *verifier) entry(e *Entry) error {
+	if err := v.tombstonesUpTo(e.Seq - 1); err != nil {
+		return err
+	}
+	if e.Seq <= v.lastEntry {
+		v.fault(FaultSegment, e.Seq, "the entry is in more than one segment")
+	} else {
+		if e.Seq > v.expect {
+			v.rep.Faults = append(v.rep.Faults, gapFault(v.expect, e.Seq-1))
+		}
+		if v.tomb < len(v.tombs) && v.tombs[v.tomb] == e.Seq {
+			v.fault(FaultTombstoned, e.Seq, "the entry is present although a tombstone records its deletion")
+		}
+	}
+	v.expect = max(v.expect, e.Seq+1)
+	v.lastEntry = max(v.lastEntry, e.Seq)
+	v.rep.Faults = append(v.rep.Faults, checkEntry(e)...)
+	if e.Seq < v.keysEnd {
+		if err := v.lookupKeys(e); err != nil {
+			return err
+		}
+	}
+	return v.tick()
+}
+
+// tombstonesUpTo consumes the tombstones up to seq, checking continuity.
+func (v *verifier) tombstonesUpTo(seq int64) error {
+	for {
+		if v.tomb == len(v.tombs) {
+			if v.tombsDone {
+				return nil
+			}
+			if err := v.nextTombstones(); err != nil {
+				return err
+			}
+			continue
+		}
+		t := v.tombs[v.tomb]
+		if t > seq {
+			return nil
+		}
+		v.tomb++
+		if t > v.expect {
+			v.rep.Faults = append(v.rep.Faults, gapFault(v.expect, t-1))
+		}
+		v.expect = max(v.expect, t+1)
+		if err := v.tick(); err != nil {
+			return err
+		}
+	}
+}
+
+// nextTombstones reads the next page of tombstones.
+func (v *verifier) nextTombstones() error {
+	rows, err := v.tx.QueryContext(v.ctx, `SELECT seq FROM journal_tombstones WHERE seq > ? ORDER BY seq LIMIT 4096`,
+		v.tombsAfter)
+	if err != nil {
+		return fmt.Errorf("store: verify: tombstones: %w", err)
+	}
+	defer rows.Close()
+	v.tombs, v.tomb = v.tombs[:0], 0
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			return fmt.Errorf("store: verify: tombstones: %w", err)
+		}
+		v.tombs = append(v.tombs, seq)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: verify: tombstones: %w", err)
+	}
+	if len(v.tombs) == 0 {
+		v.tombsDone = true
+		return nil
+	}
+	v.tombsAfter = v.tombs[len(v.tombs)-1]
+	return nil
+}
+
+// tick counts one checked entry or tombstone, reporting progress and
+// honouring cancellation every progressEvery.
+func (v *verifier) tick() error {
+	v.done++
+	if v.done%progressEvery != 0 {
+		return nil
+	}
+	if v.progress != nil {
+		v.progress(v.done, v.total)
+	}
+	return v.ctx.Err()
+}
+
+// fault records a finding.
+func (v *verifier) fault(kind FaultKind, seq int64, detail string) {
+	v.rep.Faults = append(v.rep.Faults, Fault{Kind: kind, Seq: seq, Detail: detail})
+}
+
+// lookupKeys checks that e, in a partition with lookup keys, is in the keys
+// of its thread and of its conversation.
+func (v *verifier) lookupKeys(e *Entry) error {
+	if p := partitionOf(e.Seq); p != v.part {
+		recs, err := storedKeyRecords(v.ctx, v.tx, p)
+		if err != nil {
+			return err
+		}
+		v.part, v.recs = p, recs
+	}
+	var missing []string
+	t, c := rowKeyRecords(e.Seq, e.Thread, e.Conversation)
+	if !v.recs[t] {
+		missing = append(missing, "thread")
+	}
+	if !v.recs[c] {
+		missing = append(missing, "conversation")
+	}
+	if len(missing) > 0 {
+		v.fault(FaultLookupKey, e.Seq, fmt.Sprintf("the entry is missing from the lookup keys of its %s (partition %d)",
+			strings.Join(missing, " and "), v.part))
+	}
+	return nil
 }
 
 // gapFault describes the missing sequence numbers from..to.
@@ -209,112 +352,39 @@ func gapFault(from, to int64) Fault {
 	return Fault{Kind: FaultGap, Seq: from, Detail: detail}
 }
 
-// checkRow verifies one journal row's required fields and hash.
-func checkRow(seq int64, ns sql.NullInt64, thread, dir, kind, from sql.NullString, sum, body []byte) []Fault {
+// checkEntry verifies one journal entry's required fields and hash.
+func checkEntry(e *Entry) []Fault {
 	var missing []string
-	if !ns.Valid || ns.Int64 == 0 {
+	if e.Time.UnixNano() == 0 {
 		missing = append(missing, "time")
 	}
-	if _, err := ParseDirection(dir.String); err != nil {
+	if !e.Direction.Valid() {
 		missing = append(missing, "direction")
 	}
-	k, err := ParseKind(kind.String)
-	if err != nil {
+	if !e.Kind.Valid() {
 		missing = append(missing, "kind")
 	}
-	if k != DeadLetter {
-		if thread.String == "" {
+	if e.Kind != DeadLetter {
+		if e.Thread == "" {
 			missing = append(missing, "thread")
 		}
-		if from.String == "" {
+		if e.From == "" {
 			missing = append(missing, "from")
 		}
 	}
-	if len(body) == 0 {
+	if len(e.Bytes) == 0 {
 		missing = append(missing, "bytes")
 	}
 	var faults []Fault
 	if len(missing) > 0 {
-		faults = append(faults, Fault{Kind: FaultMissingField, Seq: seq,
+		faults = append(faults, Fault{Kind: FaultMissingField, Seq: e.Seq,
 			Detail: "missing or invalid " + strings.Join(missing, ", ")})
 	}
-	if got := sha256.Sum256(body); len(sum) != len(got) || string(sum) != string(got[:]) {
-		faults = append(faults, Fault{Kind: FaultHash, Seq: seq,
-			Detail: fmt.Sprintf("stored sha256 %x, bytes hash to %x", sum, got)})
+	if got := sha256.Sum256(e.Bytes); got != e.SHA256 {
+		faults = append(faults, Fault{Kind: FaultHash, Seq: e.Seq,
+			Detail: fmt.Sprintf("stored sha256 %x, bytes hash to %x", e.SHA256, got)})
 	}
 	return faults
-}
-
-// checkPacksReferenced reports journal packs that no row references: the
-// sweep deletes a pack with its last row.
-func checkPacksReferenced(ctx context.Context, tx *sql.Tx) ([]Fault, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT first_seq FROM journal_packs AS p WHERE NOT EXISTS
-		(SELECT 1 FROM journal WHERE seq BETWEEN p.first_seq AND p.last_seq AND pack = p.first_seq) ORDER BY first_seq`)
-	if err != nil {
-		return nil, fmt.Errorf("store: verify: packs: %w", err)
-	}
-	defer rows.Close()
-	var faults []Fault
-	for rows.Next() {
-		var first int64
-		if err := rows.Scan(&first); err != nil {
-			return nil, fmt.Errorf("store: verify: packs: %w", err)
-		}
-		faults = append(faults, Fault{Kind: FaultPack, Seq: first,
-			Detail: fmt.Sprintf("pack %d holds the bytes of no journal row", first)})
-	}
-	return faults, rows.Err()
-}
-
-// checkLookupKeys checks that every row of the summarised partitions is in
-// the lookup keys of its thread and of its conversation.
-func checkLookupKeys(ctx context.Context, tx *sql.Tx) ([]Fault, error) {
-	var end int64 // first seq after the summarised partitions
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(part) + 1, 0) FROM journal_keys`).Scan(&end); err != nil {
-		return nil, fmt.Errorf("store: verify: lookup keys: %w", err)
-	}
-	end <<= journalPartitionBits
-	rows, err := tx.QueryContext(ctx, `SELECT seq, thread, conversation FROM journal WHERE seq < ? ORDER BY seq`, end)
-	if err != nil {
-		return nil, fmt.Errorf("store: verify: lookup keys: %w", err)
-	}
-	defer rows.Close()
-	var (
-		faults []Fault
-		part   int64 = -1
-		recs   map[uint64]bool
-	)
-	for rows.Next() {
-		var (
-			seq          int64
-			thread, conv string
-		)
-		if err := rows.Scan(&seq, &thread, &conv); err != nil {
-			return nil, fmt.Errorf("store: verify: lookup keys: %w", err)
-		}
-		if p := partitionOf(seq); p != part {
-			part = p
-			if recs, err = storedKeyRecords(ctx, tx, p); err != nil {
-				return nil, err
-			}
-		}
-		var missing []string
-		t, c := rowKeyRecords(seq, thread, conv)
-		if !recs[t] {
-			missing = append(missing, "thread")
-		}
-		if !recs[c] {
-			missing = append(missing, "conversation")
-		}
-		if len(missing) > 0 {
-			faults = append(faults, Fault{Kind: FaultLookupKey, Seq: seq, Detail: fmt.Sprintf(
-				"the row is missing from the lookup keys of its %s (partition %d)", strings.Join(missing, " and "), part)})
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: verify: lookup keys: %w", err)
-	}
-	return faults, nil
 }
 
 // storedKeyRecords reads the lookup-key records of partition part as a set.

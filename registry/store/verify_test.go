@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,85 +15,95 @@ import (
 // pruned) through a raw connection, bypassing the store's triggers the way
 // an attacker or a broken tool would, and checks what Verify reports.
 func TestVerify(t *testing.T) {
+	// drop removes the entries seqs from segment 1.
+	drop := func(seqs ...int64) tamper {
+		return rewrite(1, func(es []Entry) []Entry {
+			return slices.DeleteFunc(es, func(e Entry) bool { return slices.Contains(seqs, e.Seq) })
+		})
+	}
+	// edit changes entry seq of segment 1.
+	edit := func(seq int64, fn func(e *Entry)) tamper {
+		return rewrite(1, func(es []Entry) []Entry {
+			for i := range es {
+				if es[i].Seq == seq {
+					fn(&es[i])
+				}
+			}
+			return es
+		})
+	}
 	tests := []struct {
 		name   string
-		tamper []string
+		tamper []tamper
 		want   []Fault
 	}{
 		{name: "clean"},
 		{
 			name:   "hash mismatch",
-			tamper: []string{`UPDATE journal SET bytes = x'3c782f3e', pack = NULL WHERE seq = 4`},
+			tamper: []tamper{edit(4, func(e *Entry) { e.Bytes = []byte("<x/>") })},
 			want:   []Fault{{Kind: FaultHash, Seq: 4}},
 		},
 		{
-			name:   "wrong hash length",
-			tamper: []string{`PRAGMA ignore_check_constraints = ON`, `UPDATE journal SET sha256 = x'00' WHERE seq = 5`},
-			want:   []Fault{{Kind: FaultHash, Seq: 5}},
-		},
-		{
 			name:   "gap",
-			tamper: []string{`DELETE FROM journal WHERE seq IN (5, 6)`},
+			tamper: []tamper{drop(5, 6)},
 			want:   []Fault{{Kind: FaultGap, Seq: 5}},
 		},
 		{
 			name:   "single gap at the start",
-			tamper: []string{`DELETE FROM journal WHERE seq = 1`},
+			tamper: []tamper{drop(1)},
 			want:   []Fault{{Kind: FaultGap, Seq: 1}},
 		},
 		{
 			name:   "lost tail",
-			tamper: []string{`DELETE FROM journal WHERE seq >= 9`},
+			tamper: []tamper{drop(9, 10)},
 			want:   []Fault{{Kind: FaultGap, Seq: 9}},
 		},
 		{
+			name:   "lost segment",
+			tamper: []tamper{sqlTamper(`DELETE FROM journal_segments`)},
+			want:   []Fault{{Kind: FaultGap, Seq: 1}, {Kind: FaultGap, Seq: 4}},
+		},
+		{
 			name: "missing fields",
-			tamper: []string{`PRAGMA ignore_check_constraints = ON`,
-				`UPDATE journal SET thread = '' WHERE seq = 7`,
-				`UPDATE journal SET direction = 'sideways', from_name = '' WHERE seq = 8`},
+			tamper: []tamper{edit(7, func(e *Entry) { e.Thread = "" }),
+				edit(8, func(e *Entry) { e.Direction, e.From = 0, "" })},
 			want: []Fault{{Kind: FaultMissingField, Seq: 7}, {Kind: FaultMissingField, Seq: 8}},
 		},
 		{
-			name:   "row resurrected over a tombstone",
-			tamper: []string{`INSERT INTO journal SELECT 2, time_ns, thread, conversation, direction, kind, from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics, pack FROM journal WHERE seq = 1`},
-			// The copy names seq 1's pack, which does not hold seq 2.
-			want: []Fault{{Kind: FaultPack, Seq: 2}, {Kind: FaultTombstoned, Seq: 2}},
+			name: "entry resurrected over a tombstone",
+			tamper: []tamper{rewrite(1, func(es []Entry) []Entry {
+				e := es[0]
+				e.Seq = 2
+				return slices.Insert(es, 1, e)
+			})},
+			want: []Fault{{Kind: FaultTombstoned, Seq: 2}},
 		},
 		{
-			name: "corrupt pack",
-			tamper: []string{`DROP TRIGGER journal_packs_immutable`,
-				`UPDATE journal_packs SET data = x'0a00' WHERE first_seq = 1`},
-			want: []Fault{{Kind: FaultPack, Seq: 1}, {Kind: FaultPack, Seq: 4}, {Kind: FaultPack, Seq: 5},
-				{Kind: FaultPack, Seq: 6}, {Kind: FaultPack, Seq: 7}, {Kind: FaultPack, Seq: 8},
-				{Kind: FaultPack, Seq: 9}, {Kind: FaultPack, Seq: 10}},
+			name:   "corrupt segment",
+			tamper: []tamper{sqlTamper(`UPDATE journal_segments SET data = x'0a00' WHERE first_seq = 1`)},
+			want:   []Fault{{Kind: FaultSegment, Seq: 1}},
 		},
 		{
-			name: "row placed in a pack that lacks it",
-			tamper: []string{`INSERT INTO journal SELECT 11, time_ns, thread, conversation, direction, kind, from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics, pack FROM journal WHERE seq = 10`,
-				`UPDATE journal_state SET high_seq = 11`},
-			want: []Fault{{Kind: FaultPack, Seq: 11}},
-		},
-		{
-			name:   "pack without rows",
-			tamper: []string{`INSERT INTO journal_packs (first_seq, last_seq, codec, data) VALUES (20, 21, 1, x'00')`},
-			want:   []Fault{{Kind: FaultPack, Seq: 20}},
+			name:   "overlapping segments",
+			tamper: []tamper{copySegment(10, 10, 10)},
+			want:   []Fault{{Kind: FaultSegment, Seq: 10}, {Kind: FaultSegment, Seq: 10}},
 		},
 		{
 			name:   "delivery watermark beyond the high-water mark",
-			tamper: []string{`UPDATE journal_state SET delivered_seq = 99 WHERE id = 1`},
+			tamper: []tamper{sqlTamper(`UPDATE journal_state SET delivered_seq = 99 WHERE id = 1`)},
 			want:   []Fault{{Kind: FaultHighWater, Seq: 99}},
 		},
 		{
-			name:   "row beyond the high-water mark",
-			tamper: []string{`INSERT INTO journal SELECT 11, time_ns, thread, conversation, direction, kind, from_name, to_name, listener, payload_tag, sha256, bytes, diagnostics, pack FROM journal WHERE seq = 1`},
-			want:   []Fault{{Kind: FaultPack, Seq: 11}, {Kind: FaultHighWater, Seq: 11}},
+			name:   "entry beyond the high-water mark",
+			tamper: []tamper{copySegment(1, 11, 11)},
+			want:   []Fault{{Kind: FaultHighWater, Seq: 11}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := newFakeClock()
-			// One batch: seqs 2 and 3 (listener tool) in one pack, the
-			// others in pack 1.
+			// One batch, so one segment: 1..10, of which the sweep
+			// deletes 2 and 3 (listener tool).
 			s, dir := openTest(t, Options{Clock: clock.Now, BatchRows: 100000, BatchDelay: time.Hour})
 			ctx := context.Background()
 			for i := range 10 {
@@ -120,11 +132,14 @@ func TestVerify(t *testing.T) {
 			db := rawDB(t, dir)
 			conn, err := db.Conn(ctx)
 			must(t, err)
-			for _, q := range append([]string{`DROP TRIGGER journal_append_only`,
-				`DROP TRIGGER journal_delete_needs_tombstone`}, tt.tamper...) {
+			for _, q := range []string{`DROP TRIGGER journal_segments_only_shrink`,
+				`DROP TRIGGER journal_segments_delete_needs_tombstones`} {
 				if _, err := conn.ExecContext(ctx, q); err != nil {
 					t.Fatalf("tamper %q: %v", q, err)
 				}
+			}
+			for _, tamper := range tt.tamper {
+				tamper(t, conn)
 			}
 			conn.Close()
 			db.Close()
@@ -175,5 +190,73 @@ func TestVerifyCancelled(t *testing.T) {
 	_, err := s.Verify(ctx, func(done, total int64) { cancel() })
 	if err == nil {
 		t.Fatal("Verify ignored a cancelled context")
+	}
+}
+
+// tamper changes a closed store's database behind its back.
+type tamper func(t *testing.T, conn *sql.Conn)
+
+// sqlTamper runs a statement.
+func sqlTamper(q string) tamper {
+	return func(t *testing.T, conn *sql.Conn) {
+		t.Helper()
+		if _, err := conn.ExecContext(context.Background(), q); err != nil {
+			t.Fatalf("tamper %q: %v", q, err)
+		}
+	}
+}
+
+// readSegment reads and decodes segment key.
+func readSegment(t *testing.T, conn *sql.Conn, key int64) *segment {
+	t.Helper()
+	rows, err := conn.QueryContext(context.Background(), `SELECT `+segmentColumns+` FROM journal_segments WHERE first_seq = ?`, key)
+	segs, err := scanSegmentRows(rows, err, nil)
+	must(t, err)
+	if len(segs) != 1 {
+		t.Fatalf("segment %d: %d rows", key, len(segs))
+	}
+	return segs[0]
+}
+
+// encodeEntries encodes es as the data of a segment starting at first.
+func encodeEntries(first int64, es []Entry) []byte {
+	ptrs := make([]*Entry, len(es))
+	for i := range es {
+		ptrs[i] = &es[i]
+	}
+	var enc segmentEncoder
+	return enc.encode(nil, first, ptrs)
+}
+
+// rewrite replaces the entries of segment key by what fn makes of them,
+// keeping its range.
+func rewrite(key int64, fn func(es []Entry) []Entry) tamper {
+	return func(t *testing.T, conn *sql.Conn) {
+		t.Helper()
+		s := readSegment(t, conn, key)
+		es := fn(slices.Clone(s.entries))
+		if _, err := conn.ExecContext(context.Background(), `UPDATE journal_segments SET entries = ?, data = ? WHERE first_seq = ?`,
+			len(es), encodeEntries(key, es), key); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// copySegment inserts a segment first..first holding a copy of entry seq
+// (of segment 1) renumbered first; last is the new segment's last seq.
+func copySegment(seq, first, last int64) tamper {
+	return func(t *testing.T, conn *sql.Conn) {
+		t.Helper()
+		s := readSegment(t, conn, 1)
+		i, ok := s.find(seq)
+		if !ok {
+			t.Fatalf("segment 1 lacks seq %d", seq)
+		}
+		e := s.entries[i]
+		e.Seq = first
+		if _, err := conn.ExecContext(context.Background(), `INSERT INTO journal_segments (`+segmentColumns+`) VALUES (?, ?, 1, ?, ?)`,
+			first, last, segmentCodecS2, encodeEntries(first, []Entry{e})); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

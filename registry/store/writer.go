@@ -77,8 +77,8 @@ type writer struct {
 	deliveries deliveryTracker
 	// keys tracks which journal partitions have lookup keys (journal_keys.go).
 	keys keySummaries
-	// packer groups journal appends into packs (journal_packer.go).
-	packer packer
+	// segments turns journal appends into segments (journal_segment_write.go).
+	segments segmenter
 }
 
 // counters are the Store's statistics, updated atomically.
@@ -265,6 +265,7 @@ func (w *writer) tx(ops []op) (err error) {
 			w.listeners.rolledBack()
 			w.deliveries.rollback()
 			w.keys.rollback()
+			w.segments.txHigh = w.segments.high
 			if _, rerr := w.exec(`ROLLBACK`); rerr != nil && !isNoTransaction(rerr) {
 				w.log.Error("store: rollback failed", "err", rerr)
 			}
@@ -294,6 +295,7 @@ func (w *writer) tx(ops []op) (err error) {
 	w.listeners.committed()
 	w.deliveries.commit()
 	w.keys.commit()
+	w.segments.high = w.segments.txHigh
 	w.counters.commits.Add(1)
 	w.counters.committed.Add(int64(applied))
 	if w.onCommit != nil {
@@ -364,6 +366,8 @@ func (w *writer) tombstoneFailed(seq int64, cause error) {
 		return
 	}
 	w.deliveries.high = max(w.deliveries.high, seq)
+	w.segments.high = max(w.segments.high, seq)
+	w.segments.txHigh = w.segments.high
 }
 
 // close finalises the prepared statements and closes the connection.

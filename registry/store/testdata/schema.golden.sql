@@ -7,26 +7,6 @@ CREATE INDEX sessions_user ON sessions (user);
 -- index watchers_thread
 CREATE INDEX watchers_thread ON watchers (thread);
 
--- table journal
-CREATE TABLE journal (
-	seq          INTEGER PRIMARY KEY,
-	time_ns      INTEGER NOT NULL,
-	thread       TEXT    NOT NULL,
-	conversation TEXT    NOT NULL DEFAULT '',
-	direction    TEXT    NOT NULL CHECK (direction = 'inbound' OR direction = 'outbound'),
-	kind         TEXT    NOT NULL CHECK (kind = 'message' OR kind = 'huh' OR kind = 'system-error' OR kind = 'dead-letter'),
-	from_name    TEXT    NOT NULL,
-	to_name      TEXT    NOT NULL DEFAULT '',
-	listener     TEXT    NOT NULL DEFAULT '',
-	payload_tag  TEXT    NOT NULL DEFAULT '',
-	sha256       BLOB    NOT NULL CHECK (length(sha256) = 32),
-	bytes        BLOB    CHECK (length(bytes) > 0),
-	diagnostics  TEXT    NOT NULL DEFAULT '',
-	pack         INTEGER,
-	CHECK (kind = 'dead-letter' OR (thread <> '' AND from_name <> '')),
-	CHECK ((bytes IS NULL) <> (pack IS NULL))
-);
-
 -- table journal_delivered
 CREATE TABLE journal_delivered (
 	part  INTEGER PRIMARY KEY,
@@ -47,11 +27,12 @@ CREATE TABLE journal_listeners (
 	swept_seq INTEGER NOT NULL DEFAULT 0 CHECK (swept_seq >= 0)
 ) WITHOUT ROWID;
 
--- table journal_packs
-CREATE TABLE journal_packs (
+-- table journal_segments
+CREATE TABLE journal_segments (
 	first_seq INTEGER PRIMARY KEY,
-	last_seq  INTEGER NOT NULL CHECK (last_seq > first_seq),
-	codec     INTEGER NOT NULL CHECK (codec = 1),
+	last_seq  INTEGER NOT NULL CHECK (last_seq >= first_seq),
+	entries   INTEGER NOT NULL CHECK (entries > 0 AND entries <= last_seq - first_seq + 1),
+	codec     INTEGER NOT NULL CHECK (codec = 2),
 	data      BLOB    NOT NULL CHECK (length(data) > 0)
 );
 
@@ -131,30 +112,21 @@ CREATE TABLE watchers (
 	created_ns     INTEGER
 );
 
--- trigger journal_append_only
-CREATE TRIGGER journal_append_only BEFORE UPDATE ON journal
+-- trigger journal_segments_delete_needs_tombstones
+CREATE TRIGGER journal_segments_delete_needs_tombstones BEFORE DELETE ON journal_segments
+WHEN (SELECT count(*) FROM journal_tombstones WHERE seq BETWEEN OLD.first_seq AND OLD.last_seq)
+	< OLD.last_seq - OLD.first_seq + 1
 BEGIN
-	SELECT RAISE(ABORT, 'journal is append-only');
+	SELECT RAISE(ABORT, 'journal segments are deleted only after a tombstone for each of their seqs');
 END;
 
--- trigger journal_delete_needs_tombstone
-CREATE TRIGGER journal_delete_needs_tombstone BEFORE DELETE ON journal
-WHEN NOT EXISTS (SELECT 1 FROM journal_tombstones WHERE seq = OLD.seq)
+-- trigger journal_segments_only_shrink
+CREATE TRIGGER journal_segments_only_shrink BEFORE UPDATE ON journal_segments
+WHEN NEW.first_seq <> OLD.first_seq OR NEW.last_seq <> OLD.last_seq OR NEW.entries >= OLD.entries
+	OR (SELECT count(*) FROM journal_tombstones WHERE seq BETWEEN OLD.first_seq AND OLD.last_seq)
+		< OLD.last_seq - OLD.first_seq + 1 - NEW.entries
 BEGIN
-	SELECT RAISE(ABORT, 'journal rows are deleted only after a tombstone');
-END;
-
--- trigger journal_packs_delete_unreferenced
-CREATE TRIGGER journal_packs_delete_unreferenced BEFORE DELETE ON journal_packs
-WHEN EXISTS (SELECT 1 FROM journal WHERE seq BETWEEN OLD.first_seq AND OLD.last_seq AND pack = OLD.first_seq)
-BEGIN
-	SELECT RAISE(ABORT, 'journal packs are deleted only after their rows');
-END;
-
--- trigger journal_packs_immutable
-CREATE TRIGGER journal_packs_immutable BEFORE UPDATE ON journal_packs
-BEGIN
-	SELECT RAISE(ABORT, 'journal packs are immutable');
+	SELECT RAISE(ABORT, 'journal segments only lose entries, and only tombstoned ones');
 END;
 
 -- trigger journal_tombstones_immutable_delete
