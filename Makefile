@@ -45,6 +45,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./xmlpipe/codec/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pump/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodePack$$' -fuzztime $(FUZZTIME) ./registry/store/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSegment$$' -fuzztime $(FUZZTIME) ./registry/store/
 
 ## soak: long-running leak and crash tests.
 soak: deps

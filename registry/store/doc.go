@@ -10,17 +10,18 @@
 // the lock, for tools that read the journal of a running organism (Follow
 // tails it).
 //
-// The journal is append-only: rows are inserted, never updated, and the
-// retention sweep deletes a row only after recording a tombstone for its
-// sequence number, so Verify can tell pruning from loss. Database triggers
-// enforce both rules. Sweeps walk the journal in seq order from a cursor
-// per listener (retention_walk.go); delivery marks are a watermark plus the
+// The journal is stored in segments: one row per run of consecutive
+// entries committed together, holding their columns and canonical bytes
+// S2-compressed (journal_segments.go, journal_segment_codec.go). It is
+// append-only: entries are never edited, and the retention sweep deletes an
+// entry only after recording a tombstone for its sequence number (then
+// rewrites its segment without it, or deletes the segment with its last
+// entry), so Verify can tell pruning from loss. Database triggers enforce
+// both rules. Sweeps walk the journal in seq order from a cursor per
+// listener (retention_walk.go); delivery marks are a watermark plus the
 // deliveries made out of order above it (deliveries.go). Thread and
 // conversation lookups go through lookup keys the writer stores once per
-// 1024 journal rows instead of per-row indexes (journal_keys.go). The
-// canonical bytes of a commit's entries are stored S2-compressed in packs,
-// one per listener and kind, which the rows reference (journal_packs.go);
-// a pack is deleted with the last row that uses it.
+// 1024 seqs instead of per-entry indexes (journal_keys.go).
 //
 // Package store imports nothing else from xmlpipe; callers adapt their
 // in-memory types to the plain row types defined here.

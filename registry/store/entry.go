@@ -84,7 +84,7 @@ func ParseKind(s string) (Kind, error) {
 	return 0, fmt.Errorf("%w: kind %q", ErrInvalid, s)
 }
 
-// Entry is one journal row: a canonical envelope and where it went.
+// Entry is one journal entry: a canonical envelope and where it went.
 type Entry struct {
 	// Seq is the sequence number, assigned when the entry is enqueued
 	// (AppendSeq returns it): strictly increasing from 1 in queue order,

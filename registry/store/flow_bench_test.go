@@ -23,8 +23,8 @@ func processCPU() time.Duration {
 // BenchmarkJournalFlow replays the store traffic of `xmlpipe bench
 // --journal`: every envelope is one append with a fresh random thread and
 // conversation and the ~410 bytes of canonical XML the bench sends
-// (alternately the greeting to shouter and the shout to sink, so a commit
-// packs two groups), and one delivery mark once it was handled. It reports the process CPU time and the SQL statements
+// (alternately the greeting to shouter and the shout to sink), and one
+// delivery mark once it was handled. It reports the process CPU time and the SQL statements
 // per envelope, which is what journaling costs the pump; the sub-benchmarks
 // vary the batch size. Like the pump, it hands the store a fresh envelope
 // slice per append (Append takes ownership of it).

@@ -8,14 +8,15 @@ import (
 	"github.com/klauspost/compress/s2"
 )
 
-// journalPacksV7 (migration 7) rebuilds the journal with nullable bytes
+// journalPacksV7 (migration 7, superseded by the segments of migration 8,
+// journal_segments.go) rebuilds the journal with nullable bytes
 // and a pack column, then creates the journal packs. The packs table comes
 // last: renaming the journal would repoint its trigger at the old table.
 //
 // Journal packs hold the canonical bytes of journal entries
 // compressed together. A commit's appends are grouped by listener and by
 // whether they are messages; each group of two or more entries becomes one
-// pack (split at packMaxRaw bytes), and its journal rows keep every column
+// pack (split at 64 KiB), and its journal rows keep every column
 // but the bytes, which they reference by the pack's key: the seq of its
 // first entry. Single entries keep their bytes inline.
 //
@@ -28,8 +29,8 @@ import (
 // group 8× at ~2.7 GB/s (0.15 µs per envelope), where compressing each
 // envelope alone gains 1.4×.
 //
-// Retention deletes rows, never packs in part: a pack is deleted with the
-// last row that references it (deleteEntry, dropEmptyPacks), and a trigger
+// Retention deleted rows, never packs in part: a pack was deleted with the
+// last row that referenced it, and a trigger
 // refuses to delete a pack a row still references. Grouping by listener
 // keeps a pack's entries under one retention policy; keeping messages apart
 // from other kinds keeps prune_on_delivery (which deletes delivered

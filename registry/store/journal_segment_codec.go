@@ -89,12 +89,15 @@ func (s *segment) find(seq int64) (int, bool) {
 
 // decodeSegment decodes the segment stored under key first, covering seqs
 // first..last, holding count entries, in codec codec. It rejects anything
-// encode would not produce: an unknown codec, a bad block, a count that
-// differs, seqs out of order or out of range, empty bytes and lengths that
-// do not add up. Direction and kind values are kept as stored (Verify
-// reports invalid ones).
+// encode would not produce: a range that is empty or starts below 1, an
+// unknown codec, a bad block, a count that differs, seqs out of order or out
+// of range, empty bytes and lengths that do not add up. Direction and kind
+// values are kept as stored (Verify reports invalid ones).
 func decodeSegment(first, last, count, codec int64, data []byte) (*segment, error) {
 	bad := func(what string) error { return fmt.Errorf("%w %d: %s", errCorruptSegment, first, what) }
+	if first < 1 || last < first {
+		return nil, bad(fmt.Sprintf("bad range %d..%d", first, last))
+	}
 	if codec != segmentCodecS2 {
 		return nil, bad(fmt.Sprintf("unknown codec %d", codec))
 	}
