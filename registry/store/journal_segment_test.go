@@ -50,7 +50,7 @@ func TestSegmentRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			first := tt.es[0].Seq - 1
+			first := max(1, tt.es[0].Seq-1) // below the first entry where seqs allow
 			last := tt.es[len(tt.es)-1].Seq
 			s, err := decodeSegment(first, last, int64(len(tt.es)), segmentCodecS2, encodeEntries(first, tt.es))
 			must(t, err)
@@ -76,6 +76,8 @@ func TestDecodeSegmentRejects(t *testing.T) {
 		first, last, n, c int64
 		data              []byte
 	}{
+		{name: "range starting below 1", first: 0, last: 6, n: 2, c: 2, data: valid},
+		{name: "empty range", first: 5, last: 4, n: 2, c: 2, data: valid},
 		{name: "unknown codec", first: 5, last: 6, n: 2, c: 1, data: valid},
 		{name: "not S2", first: 5, last: 6, n: 2, c: 2, data: []byte("<message/>")},
 		{name: "truncated block", first: 5, last: 6, n: 2, c: 2, data: valid[:len(valid)-1]},
