@@ -188,6 +188,7 @@ type segmentDecoder struct {
 	err error
 }
 
+// errTruncated is a segment header that ends early.
 var errTruncated = errors.New("truncated")
 
 // uvarint reads an unsigned varint.
@@ -204,18 +205,10 @@ func (d *segmentDecoder) uvarint() uint64 {
 	return v
 }
 
-// varint reads a zigzag varint.
+// varint reads a zigzag varint (binary.AppendVarint's encoding).
 func (d *segmentDecoder) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, k := binary.Varint(d.raw[d.off:])
-	if k <= 0 {
-		d.err = errTruncated
-		return 0
-	}
-	d.off += k
-	return v
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 // byte reads one byte.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // queryer runs queries: a *sql.DB, *sql.Conn or *sql.Tx.
@@ -85,13 +86,8 @@ func scanForwardSkipping(ctx context.Context, q queryer, after int64, onCorrupt 
 		if page, n, high, err = scanSegmentPage(rows, err, page[:0], onCorrupt); err != nil {
 			return err
 		}
-		for _, s := range page {
-			if err := fn(s); err != nil {
-				if errors.Is(err, errStopScan) {
-					return nil
-				}
-				return err
-			}
+		if stop, err := visit(page, fn); stop || err != nil {
+			return err
 		}
 		if n < segmentPage {
 			return nil
@@ -103,24 +99,33 @@ func scanForwardSkipping(ctx context.Context, q queryer, after int64, onCorrupt 
 	}
 }
 
+// visit calls fn for each segment of page until it fails; stop reports that
+// the scan ends (fn failed or returned errStopScan), err the failure.
+func visit(page []*segment, fn func(s *segment) error) (stop bool, err error) {
+	for _, s := range page {
+		if err := fn(s); err != nil {
+			if errors.Is(err, errStopScan) {
+				return true, nil
+			}
+			return true, err
+		}
+	}
+	return false, nil
+}
+
 // scanBackward calls fn for every segment, last first, until fn returns
 // errStopScan.
 func scanBackward(ctx context.Context, q queryer, fn func(s *segment) error) error {
 	var page []*segment
-	before := int64(-1) // no bound
+	before := int64(math.MaxInt64)
 	for {
 		rows, err := q.QueryContext(ctx, `SELECT `+segmentColumns+` FROM journal_segments
-			WHERE ?1 < 0 OR first_seq < ?1 ORDER BY first_seq DESC LIMIT ?2`, before, segmentPage)
+			WHERE first_seq < ?1 ORDER BY first_seq DESC LIMIT ?2`, before, segmentPage)
 		if page, err = scanSegmentRows(rows, err, page[:0]); err != nil {
 			return err
 		}
-		for _, s := range page {
-			if err := fn(s); err != nil {
-				if errors.Is(err, errStopScan) {
-					return nil
-				}
-				return err
-			}
+		if stop, err := visit(page, fn); stop || err != nil {
+			return err
 		}
 		if len(page) < segmentPage {
 			return nil
