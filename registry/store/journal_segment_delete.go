@@ -60,8 +60,7 @@ func (w *writer) segmentCovering(seq int64) (*segment, error) {
 	_, err := w.conn.run(`SELECT `+segmentColumns+` FROM journal_segments WHERE first_seq =
 		(SELECT max(first_seq) FROM journal_segments WHERE first_seq <= ?1) AND last_seq >= ?1`, []any{seq},
 		func(st uintptr) {
-			s, derr = decodeSegment(w.conn.columnInt64(st, 0), w.conn.columnInt64(st, 1), w.conn.columnInt64(st, 2),
-				w.conn.columnInt64(st, 3), w.conn.columnBlob(st, 4))
+			s, derr = w.decodeRow(st)
 		})
 	if err == nil {
 		err = derr

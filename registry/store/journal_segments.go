@@ -61,6 +61,13 @@ const segmentsFrom = `first_seq >= coalesce((SELECT max(first_seq) FROM journal_
 const segmentAtOrAfter = `SELECT first_seq FROM journal_segments WHERE ` + segmentsFrom +
 	` AND (last_seq >= ?1 OR first_seq > ?1) ORDER BY first_seq LIMIT 1`
 
+// decodeRow decodes the segment in the current row of st, a query over
+// segmentColumns on the writer's connection.
+func (w *writer) decodeRow(st uintptr) (*segment, error) {
+	return decodeSegment(w.conn.columnInt64(st, 0), w.conn.columnInt64(st, 1), w.conn.columnInt64(st, 2),
+		w.conn.columnInt64(st, 3), w.conn.columnBlob(st, 4))
+}
+
 // scanSegments calls fn, in seq order, for every entry with a seq in
 // [from, to), read through the writer's connection.
 func (w *writer) scanSegments(from, to int64, fn func(e *Entry)) error {
@@ -72,8 +79,7 @@ func (w *writer) scanSegments(from, to int64, fn func(e *Entry)) error {
 			return
 		}
 		var s *segment
-		s, derr = decodeSegment(w.conn.columnInt64(st, 0), w.conn.columnInt64(st, 1), w.conn.columnInt64(st, 2),
-			w.conn.columnInt64(st, 3), w.conn.columnBlob(st, 4))
+		s, derr = w.decodeRow(st)
 		if derr != nil {
 			return
 		}
