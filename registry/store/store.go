@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -49,7 +50,11 @@ type Store struct {
 	// under it, so queue order is seq order and commits never leave a gap.
 	seqMu   sync.Mutex
 	nextSeq int64
-	done    chan struct{} // closed when Close begins; stops sweepers
+	// assigned is nextSeq − 1, readable without seqMu (Assigned).
+	assigned atomic.Int64
+	// dur is the committed high-water mark that WaitDurable waits on.
+	dur  *durability
+	done chan struct{} // closed when Close begins; stops sweepers
 
 	sweepers sync.WaitGroup
 	// sweepMu runs sweeps one at a time: a sweep reads the listeners'
@@ -155,6 +160,8 @@ func (s *Store) open() error {
 		return fmt.Errorf("store: read journal high-water mark: %w", err)
 	}
 	s.nextSeq = next
+	s.assigned.Store(next - 1)
+	s.dur = newDurability(next - 1)
 	deliveries, err := loadDeliveries(ctx, conn, next-1, func(err error) {
 		s.log.Error("store: unreadable journal segment; its undelivered messages are not redelivered (run journal verify)", "err", err)
 	})
@@ -177,6 +184,7 @@ func (s *Store) open() error {
 		counters: &s.counters,
 		onAsync:  s.recordAsync,
 		onCommit: s.opts.onCommit,
+		dur:      s.dur,
 		exited:   make(chan struct{}),
 		batch:    make([]op, 0, s.opts.BatchRows),
 
@@ -233,6 +241,7 @@ func (s *Store) enqueueAppend(ctx context.Context, o *op) error {
 		return err
 	}
 	s.nextSeq++
+	s.assigned.Store(s.nextSeq - 1)
 	s.counters.enqueued.Add(1)
 	return nil
 }
@@ -352,6 +361,7 @@ func (s *Store) Close() error {
 
 	s.sweepers.Wait()
 	<-s.w.exited
+	s.dur.close()
 	errs := []error{s.takeAsyncErr()}
 	if err := s.Reader.Close(); err != nil && !errors.Is(err, ErrClosed) {
 		errs = append(errs, err)

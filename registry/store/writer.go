@@ -68,6 +68,7 @@ type writer struct {
 	counters *counters
 	onAsync  func(o *op, err error)
 	onCommit func(ops int) // test hook, called after each successful commit
+	dur      *durability   // told of each commit; its waiters cut the batch delay short
 	exited   chan struct{}
 	batch    []op
 	pending  pending
@@ -200,7 +201,7 @@ func (w *writer) collect(first op, timer *time.Timer) ([]op, bool) {
 				break drain
 			}
 		}
-		if urgent || len(batch) >= w.rows {
+		if urgent || len(batch) >= w.rows || w.dur.urgent(w.segments.high) {
 			return batch, true
 		}
 		if !waiting {
@@ -296,6 +297,7 @@ func (w *writer) tx(ops []op) (err error) {
 	w.deliveries.commit()
 	w.keys.commit()
 	w.segments.high = w.segments.txHigh
+	w.dur.advanceTo(w.segments.high)
 	w.counters.commits.Add(1)
 	w.counters.committed.Add(int64(applied))
 	if w.onCommit != nil {
@@ -342,6 +344,7 @@ func (w *writer) tombstoneFailed(seq int64, cause error) {
 	if seq <= 0 {
 		return
 	}
+	w.dur.fail(seq, cause.Error())
 	fail := func(err error) {
 		w.log.Error("store: cannot tombstone a failed append", "seq", seq, "err", err)
 	}
@@ -368,6 +371,7 @@ func (w *writer) tombstoneFailed(seq int64, cause error) {
 	w.deliveries.high = max(w.deliveries.high, seq)
 	w.segments.high = max(w.segments.high, seq)
 	w.segments.txHigh = w.segments.high
+	w.dur.advanceTo(w.segments.high)
 }
 
 // close finalises the prepared statements and closes the connection.
