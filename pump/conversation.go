@@ -54,11 +54,7 @@ func (p *Pump) convDone(conv string) {
 	for _, t := range c.ending {
 		p.endThread(t)
 	}
-	ev := Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: conv, Thread: conv}
-	if c.outlet != nil {
-		c.outlet.Deliver(ev)
-	}
-	p.subs.publish(ev)
+	p.publish(c.outlet, Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: conv, Thread: conv})
 }
 
 // deferEnd postpones the end of thread (its handler returned nil) until conv
@@ -92,10 +88,7 @@ func (p *Pump) emitToConv(conv string, ev Event) {
 		out = c.outlet
 	}
 	s.mu.Unlock()
-	if out != nil {
-		out.Deliver(ev)
-	}
-	p.subs.publish(ev)
+	p.publish(out, ev)
 }
 
 // emit accounts handler output of delivery d and keeps it on d until the

@@ -2,6 +2,7 @@ package pump
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -67,6 +68,9 @@ type subscribers struct {
 	mu   sync.RWMutex
 	next int
 	subs map[int]Outlet
+	// n is len(subs), read without the lock (publish skips the durability
+	// gate when nobody listens).
+	n atomic.Int32
 }
 
 func (s *subscribers) add(o Outlet) func() {
@@ -78,9 +82,11 @@ func (s *subscribers) add(o Outlet) func() {
 	id := s.next
 	s.next++
 	s.subs[id] = o
+	s.n.Store(int32(len(s.subs)))
 	return func() {
 		s.mu.Lock()
 		delete(s.subs, id)
+		s.n.Store(int32(len(s.subs)))
 		s.mu.Unlock()
 	}
 }
@@ -91,4 +97,38 @@ func (s *subscribers) publish(e Event) {
 	for _, o := range s.subs {
 		o.Deliver(e)
 	}
+}
+
+// publish hands ev to out (when set) and to the subscribers: at once, or,
+// with a DurableJournal, once everything journaled before the call is
+// committed, in the order of the publish calls.
+func (p *Pump) publish(out Outlet, ev Event) {
+	if out == nil && p.subs.n.Load() == 0 {
+		return
+	}
+	if p.gate == nil {
+		p.deliverEvent(out, ev)
+		return
+	}
+	p.gate.After(p.durable.Assigned(), func() { p.deliverEvent(out, ev) })
+}
+
+// deliverEvent hands ev to out (when set) and to the subscribers.
+func (p *Pump) deliverEvent(out Outlet, ev Event) {
+	if out != nil {
+		out.Deliver(ev)
+	}
+	p.subs.publish(ev)
+}
+
+// AfterDurable runs fn once everything journaled so far is committed, in
+// order with the pump's events (at once without a DurableJournal). A
+// transport uses it for what a handler says outside any envelope, such as a
+// printed line, so a client never hears of work a crash could undo.
+func (p *Pump) AfterDurable(fn func()) {
+	if p.gate == nil {
+		fn()
+		return
+	}
+	p.gate.After(p.durable.Assigned(), fn)
 }

@@ -31,10 +31,10 @@ func (p *Pump) rejectRead(w *work, err error) {
 		p.log.Warn("security event: privileged message on the main bus dropped", "external", w.external,
 			"detail", err.Error())
 		p.record(Record{Direction: Inbound, Kind: RecordDeadLetter, Conversation: w.conv, Envelope: clip(w.raw), Diagnostics: diags})
-		p.subs.publish(Event{Kind: EventDeadLetter, Time: p.opts.Clock(), Conversation: w.conv,
+		p.publish(nil, Event{Kind: EventDeadLetter, Time: p.opts.Clock(), Conversation: w.conv,
 			Error: "privileged message dropped", Diagnostics: diagStrings(diags)})
 		if w.done != nil {
-			w.done("", err)
+			w.done("", 0, err)
 		}
 		return
 	}
@@ -62,10 +62,7 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []x
 			Envelope: clip(w.raw), Diagnostics: diags})
 		ev := Event{Kind: EventHuh, Time: now, Thread: thread, From: "core", To: from, Error: huh.Error,
 			Payload: huh, Diagnostics: diagStrings(diags)}
-		if w.outlet != nil {
-			w.outlet.Deliver(ev)
-		}
-		p.subs.publish(ev)
+		p.publish(w.outlet, ev)
 	case w.isError || w.sender == nil:
 		p.deadLetter(w.conv, thread, from, listener, "", clip(w.raw), err.Error())
 	default:
@@ -74,7 +71,7 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []x
 		p.sendError(w.conv, w.sender, w.origThread(thread), huh, w.depth)
 	}
 	if w.done != nil {
-		w.done(thread, err)
+		w.done(thread, 0, err)
 	}
 }
 
@@ -106,7 +103,7 @@ func (p *Pump) sendError(conv string, to *listener, thread string, payload any, 
 	if h, ok := payload.(*xmlpipe.Huh); ok {
 		ev.Error = h.Error
 	}
-	p.subs.publish(ev)
+	p.publish(nil, ev)
 	p.enqueueInternal(&work{raw: env, conv: conv, isError: true, depth: depth, payloadType: pt})
 }
 
@@ -115,7 +112,7 @@ func (p *Pump) deadLetter(conv, thread, from, to, tag string, env []byte, reason
 	p.log.Warn("dead letter", "thread", thread, "from", from, "to", to, "payload", tag, "reason", reason)
 	p.record(Record{Direction: Outbound, Kind: RecordDeadLetter, Conversation: conv, Thread: thread, From: from, To: to,
 		PayloadTag: tag, Envelope: env, Diagnostics: []xmlpipe.Diagnostic{{Msg: reason}}})
-	p.subs.publish(Event{Kind: EventDeadLetter, Time: p.opts.Clock(), Conversation: conv, Thread: thread, From: from,
+	p.publish(nil, Event{Kind: EventDeadLetter, Time: p.opts.Clock(), Conversation: conv, Thread: thread, From: from,
 		To: to, PayloadName: tag, Envelope: env, Error: reason})
 }
 

@@ -20,25 +20,40 @@ func (p *Pump) Inject(ctx context.Context, raw []byte, out Outlet) error {
 }
 
 // InjectWait is Inject that also waits for the ingress stages and returns the
-// thread the message travels on, or the message's *xmlpipe.Failure.
+// thread the message travels on, or the message's *xmlpipe.Failure. With a
+// DurableJournal it returns only once the message's journal record is
+// committed (a durable acknowledgement: a crash after it loses nothing);
+// ErrNotDurable when the record could not be committed.
 func (p *Pump) InjectWait(ctx context.Context, raw []byte, out Outlet) (string, error) {
 	type result struct {
 		thread string
+		seq    int64
 		err    error
 	}
 	ch := make(chan result, 1)
-	if err := p.inject(ctx, raw, out, func(thread string, err error) { ch <- result{thread, err} }); err != nil {
+	if err := p.inject(ctx, raw, out, func(thread string, seq int64, err error) { ch <- result{thread, seq, err} }); err != nil {
 		return "", err
 	}
+	var r result
 	select {
-	case r := <-ch:
-		return r.thread, r.err
+	case r = <-ch:
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
+	if r.err != nil || r.seq <= 0 || p.durable == nil {
+		return r.thread, r.err
+	}
+	if err := p.durable.WaitDurable(ctx, r.seq); err != nil {
+		return r.thread, fmt.Errorf("%w: %w", ErrNotDurable, err)
+	}
+	return r.thread, nil
 }
 
-func (p *Pump) inject(ctx context.Context, raw []byte, out Outlet, done func(string, error)) error {
+// ErrNotDurable reports an accepted message whose journal record could not be
+// committed: it was not acknowledged and may be lost.
+var ErrNotDurable = errors.New("pump: message accepted but not journaled")
+
+func (p *Pump) inject(ctx context.Context, raw []byte, out Outlet, done func(string, int64, error)) error {
 	if !p.started.Load() {
 		return ErrNotStarted
 	}
@@ -252,7 +267,7 @@ func (p *Pump) process(w *work) {
 			senderThread: w.senderThread, mark: mark}
 		p.hold()
 		p.convHold(conv)
-		p.subs.publish(Event{Kind: EventMessage, Time: p.opts.Clock(), Conversation: conv, Thread: d.thread,
+		p.publish(nil, Event{Kind: EventMessage, Time: p.opts.Clock(), Conversation: conv, Thread: d.thread,
 			From: m.From, To: m.To, Listener: l.Name, PayloadName: m.PayloadName, Payload: decoded[i], Envelope: m.Canonical})
 		ok, woke := l.queue.push(d, w.external)
 		w.wokeWorker = w.wokeWorker || woke
@@ -263,7 +278,7 @@ func (p *Pump) process(w *work) {
 		}
 	}
 	if w.done != nil {
-		w.done(m.Thread, nil)
+		w.done(m.Thread, seq, nil)
 	}
 }
 

@@ -1,6 +1,7 @@
 package pump
 
 import (
+	"context"
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -72,4 +73,18 @@ type SeqJournal interface {
 // Messages never marked are re-delivered after a restart (Pump.Recover).
 type DeliveryJournal interface {
 	Delivered(seq int64)
+}
+
+// DurableJournal is an optional capability of a Journal that commits its
+// records later than Record returns (the store's group commit). With it the
+// pump acknowledges an external message (InjectWait returns) only once its
+// record is committed, and hands every event to outlets and subscribers only
+// once everything journaled before the event is committed: nothing a client
+// hears of can be lost by a crash.
+type DurableJournal interface {
+	// Assigned returns the highest seq handed out so far.
+	Assigned() int64
+	// WaitDurable returns once seq, and every seq before it, is committed;
+	// an error when seq's own record could not be committed.
+	WaitDurable(ctx context.Context, seq int64) error
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/gen"
+	"github.com/xml-pipeline/xmlpipe/pump/internal/gate"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
@@ -35,6 +36,10 @@ type Pump struct {
 	context *registry.ContextBuffer
 	journal Journal
 	subs    subscribers
+	// durable is the journal's DurableJournal capability (nil without);
+	// gate then holds events back until what they name is committed.
+	durable DurableJournal
+	gate    *gate.Gate
 
 	work       *workQueue
 	handlerSem chan struct{}
@@ -116,6 +121,10 @@ func New(opts Options) (*Pump, error) {
 		convs:        newConvTable(),
 	}
 	p.flight = sync.NewCond(&p.flightMu)
+	if dj, ok := opts.Journal.(DurableJournal); ok {
+		p.durable = dj
+		p.gate = gate.New(dj.WaitDurable, opts.Logger)
+	}
 	p.threads.OnEnd(func(ids []string) {
 		p.todos.ThreadsEnded(ids)
 		p.context.ThreadsEnded(ids)
@@ -245,6 +254,9 @@ func (p *Pump) Shutdown(ctx context.Context) error {
 	p.flight.Broadcast()
 	if p.started.Load() {
 		p.wg.Wait()
+	}
+	if p.gate != nil {
+		p.gate.Close() // the drained messages' last events, once committed
 	}
 	return err
 }

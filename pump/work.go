@@ -65,8 +65,8 @@ type work struct {
 	// admitted is when the work entered the pump (latency measurement).
 	admitted time.Time
 	// done, when set, is signalled once the work finished the ingress stages
-	// (err nil: accepted).
-	done func(thread string, err error)
+	// (err nil: accepted, journaled as seq when seq > 0).
+	done func(thread string, seq int64, err error)
 	// parent is the delivery mark of the message whose handler emitted this
 	// work; released once this work is journaled (or failed).
 	parent *deliveryMark
