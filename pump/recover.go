@@ -35,7 +35,9 @@ type Recovered struct {
 // a second time; its delivery mark goes to r.Seq. An internal message whose
 // thread has ended is not delivered (ErrRecoverEnded, and it is marked
 // delivered). Replies of recovered external conversations go to the
-// subscribers only (the original connection is gone).
+// subscribers only (the original connection is gone). Like Inject, it blocks
+// while MaxInFlight messages are in flight, so a backlog re-enters a bounded
+// amount at a time.
 func (p *Pump) Recover(ctx context.Context, r Recovered) error {
 	if !p.started.Load() {
 		return ErrNotStarted
@@ -58,11 +60,12 @@ func (p *Pump) Recover(ctx context.Context, r Recovered) error {
 		p.newDeliveryMark(r.Seq, 1).release()
 		return fmt.Errorf("%w: thread %q (seq %d)", ErrRecoverEnded, r.Thread, r.Seq)
 	}
-	if p.closing.Load() {
-		return ErrClosed
+	if err := p.admit(ctx); err != nil { // a backlog re-enters under the same bound as new messages
+		return err
 	}
 	p.convStart(r.Conversation, nil)
-	p.enqueueInternal(&work{raw: r.Envelope, conv: r.Conversation, admitted: p.opts.Clock(), recovered: r.Seq})
+	p.convHold(r.Conversation)
+	p.queueInternal(&work{raw: r.Envelope, conv: r.Conversation, admitted: p.opts.Clock(), recovered: r.Seq})
 	return nil
 }
 

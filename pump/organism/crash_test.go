@@ -192,6 +192,9 @@ func TestCrashKill9(t *testing.T) {
 		}
 
 		o, out := startDurableHello(t, dir, nil)
+		if err := o.WaitRecovered(context.Background()); err != nil {
+			t.Fatalf("cycle %d: recovery: %v", cycle, err)
+		}
 		shutdown(t, o) // drains every recovered conversation
 		restart := map[string]bool{}
 		for _, line := range out.all() {

@@ -2,13 +2,10 @@ package organism
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 
-	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
@@ -65,22 +62,17 @@ func RetentionPolicy(cfg *config.Organism) store.RetentionFunc {
 	}
 }
 
-// startDurable re-delivers the journaled messages whose handling had not
-// finished (Recover) and starts the retention sweeper. It runs after the
-// pump started and before the boot message.
+// startDurable starts re-delivering, in the background, the journaled
+// messages whose handling had not finished (recovery.go) and starts the
+// retention sweeper. It runs after the pump started and before the boot
+// message.
 func (o *Organism) startDurable() error {
 	d := o.durable
 	if d == nil {
 		return nil
 	}
 	if d.journal {
-		n, skipped, err := o.recoverUndelivered()
-		if err != nil {
-			return fmt.Errorf("organism: recover: %w", err)
-		}
-		if n > 0 || skipped > 0 {
-			o.log.Info("recovered undelivered messages from the journal", "redelivered", n, "already handled", skipped)
-		}
+		o.startRecovery()
 		interval := d.cfg.Journal.SweepInterval.D()
 		if interval > 0 {
 			stop, err := d.store.StartSweeper(context.Background(), interval, RetentionPolicy(d.cfg))
@@ -93,57 +85,6 @@ func (o *Organism) startDurable() error {
 		}
 	}
 	return nil
-}
-
-// recoverUndelivered hands every journaled message that reached a listener
-// and was never marked delivered to Pump.Recover, in journal order. A message
-// whose listener's output is already journaled later in its conversation had
-// been handled (only its mark was lost): it is marked delivered instead.
-func (o *Organism) recoverUndelivered() (redelivered, skipped int, err error) {
-	s := o.durable.store
-	entries, err := s.Undelivered()
-	if err != nil {
-		return 0, 0, err
-	}
-	convs := map[string][]store.Entry{}
-	for _, e := range entries {
-		later, ok := convs[e.Conversation]
-		if !ok && e.Conversation != "" {
-			if later, err = s.Conversation(e.Conversation); err != nil {
-				return redelivered, skipped, err
-			}
-			convs[e.Conversation] = later
-		}
-		if answered(e, later) {
-			skipped++
-			if err := s.MarkDelivered(e.Seq); err != nil {
-				return redelivered, skipped, err
-			}
-			continue
-		}
-		err := o.Pump.Recover(context.Background(), pump.Recovered{Seq: e.Seq, Envelope: e.Bytes,
-			External: e.Direction == store.Inbound, Conversation: e.Conversation, Thread: e.Thread})
-		switch {
-		case errors.Is(err, pump.ErrRecoverEnded):
-			skipped++
-		case err != nil:
-			return redelivered, skipped, err
-		default:
-			redelivered++
-		}
-	}
-	return redelivered, skipped, nil
-}
-
-// answered reports whether conv holds, after e, a message sent by the
-// listener e reached: its handler ran and its output was journaled.
-func answered(e store.Entry, conv []store.Entry) bool {
-	for _, c := range conv {
-		if c.Seq > e.Seq && strings.EqualFold(c.From, e.Listener) {
-			return true
-		}
-	}
-	return false
 }
 
 // close stops the sweeper and closes an owned store (after the pump drained,

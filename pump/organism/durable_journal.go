@@ -1,6 +1,7 @@
 package organism
 
 import (
+	"context"
 	"html"
 	"log/slog"
 	"strings"
@@ -9,8 +10,8 @@ import (
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
-// storeJournal adapts the store to pump.Journal, pump.SeqJournal and
-// pump.DeliveryJournal.
+// storeJournal adapts the store to pump.Journal, pump.SeqJournal,
+// pump.DeliveryJournal and pump.DurableJournal.
 type storeJournal struct {
 	s   *store.Store
 	log *slog.Logger
@@ -34,6 +35,14 @@ func (j storeJournal) Delivered(seq int64) {
 	if err := j.s.MarkDelivered(seq); err != nil {
 		j.log.Error("journal: mark delivered", "seq", seq, "error", err)
 	}
+}
+
+// Assigned returns the store's highest assigned seq.
+func (j storeJournal) Assigned() int64 { return j.s.Assigned() }
+
+// WaitDurable waits for the store to commit seq.
+func (j storeJournal) WaitDurable(ctx context.Context, seq int64) error {
+	return j.s.WaitDurable(ctx, seq)
 }
 
 // unknownField fills a required journal field the pump could not know (a

@@ -54,6 +54,7 @@ type Organism struct {
 	BootThread string
 	log        *slog.Logger
 	durable    *durable
+	recovery   *recovery
 }
 
 // SystemListeners are the organism's own listeners, registered before any
@@ -230,6 +231,7 @@ func (o *Organism) Start() error {
 // Shutdown drains and stops the pump, then stops the retention sweeper and
 // closes the store the organism opened.
 func (o *Organism) Shutdown(ctx context.Context) error {
+	o.stopRecovery()
 	err := o.Pump.Shutdown(ctx)
 	if o.durable != nil {
 		err = errors.Join(err, o.durable.close())
