@@ -90,7 +90,7 @@ func (p *Pump) call(l *listener, d *delivery, md xmlpipe.Metadata) (resp xmlpipe
 // sender; the thread stays alive.
 func (p *Pump) handlerFailed(l *listener, d *delivery, err error) {
 	p.failed.Add(1)
-	l.lastError.Store(&listenerError{msg: err.Error(), at: p.opts.Clock()})
+	l.lastError.Store(&listenerError{msg: err.Error(), at: p.opts.Clock(), handled: l.handled.Load() + 1})
 	huh := xmlpipe.NewHuh(err, d.payloadBytes)
 	diags := []xmlpipe.Diagnostic{{Stage: xmlpipe.StageHandler, Msg: err.Error()}}
 	now := p.opts.Clock()

@@ -25,6 +25,9 @@ type ListenerInfo struct {
 	// if none), at LastErrorTime.
 	LastError     string
 	LastErrorTime time.Time
+	// Failing reports that the listener's last finished handling failed
+	// (with LastError) and none has finished since.
+	Failing bool
 	// LastActivity is when the last message finished (zero if none).
 	LastActivity time.Time
 }
@@ -48,6 +51,7 @@ func (p *Pump) Listeners() []ListenerInfo {
 		}
 		if e := l.lastError.Load(); e != nil {
 			info.LastError, info.LastErrorTime = e.msg, e.at
+			info.Failing = info.Handled <= e.handled
 		}
 		if ns := l.lastSeen.Load(); ns != 0 {
 			info.LastActivity = time.Unix(0, ns)

@@ -34,6 +34,9 @@ type listener struct {
 type listenerError struct {
 	msg string
 	at  time.Time
+	// handled is the listener's handled count once the failing message is
+	// done: while it has not grown past it, the last handling failed.
+	handled int64
 }
 
 // work is one envelope waiting for the ingress stages.

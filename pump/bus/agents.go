@@ -71,7 +71,7 @@ func (s *Server) stateOf(li pump.ListenerInfo, v agentView) string {
 		return statePaused
 	case li.Active > 0 || len(li.Current) > 0:
 		return stateProcessing
-	case s.failures.failing(li):
+	case li.Failing:
 		return stateError
 	case v.waiting[strings.ToLower(li.Name)] != "":
 		return stateWaiting
@@ -87,72 +87,6 @@ func currentThread(li pump.ListenerInfo) *string {
 	}
 	t := li.Current[0]
 	return &t
-}
-
-// failureMark is the last handler failure of a listener the server has
-// seen, and the listener's handled count once the failing message was done.
-type failureMark struct {
-	at      time.Time
-	msg     string
-	handled int64
-}
-
-// failures tells whether a listener's last handling failed. ListenerInfo's
-// LastActivity cannot: the pump sets it after every handling, failed or
-// not. Instead the server notes each new failure when its <huh> or
-// SystemError event is published — inside the failing handler's worker,
-// before that worker counts the message as handled — with the handled count
-// the listener will have once the failing message is done. The listener is
-// failing until its handled count passes that mark.
-type failures struct {
-	mu    sync.Mutex
-	marks map[string]failureMark
-}
-
-// newFailures starts from the listeners' current state: a failure from
-// before the server started counts as done.
-func newFailures(infos []pump.ListenerInfo) *failures {
-	f := &failures{marks: map[string]failureMark{}}
-	for _, li := range infos {
-		if !li.LastErrorTime.IsZero() {
-			f.marks[li.Name] = failureMark{at: li.LastErrorTime, msg: li.LastError, handled: li.Handled}
-		}
-	}
-	return f
-}
-
-// event notes new failures on the events a failure publishes.
-func (f *failures) event(e pump.Event, listeners func() []pump.ListenerInfo) {
-	if e.Kind != pump.EventHuh && e.Kind != pump.EventSystemError {
-		return
-	}
-	infos := listeners()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, li := range infos {
-		if li.LastErrorTime.IsZero() {
-			continue
-		}
-		if m, ok := f.marks[li.Name]; ok && m.at.Equal(li.LastErrorTime) && m.msg == li.LastError {
-			continue
-		}
-		f.marks[li.Name] = failureMark{at: li.LastErrorTime, msg: li.LastError, handled: li.Handled + 1}
-	}
-}
-
-// failing reports whether li's last handling failed: a failure not noted
-// yet (its event is on its way), or one no handling has finished after.
-func (f *failures) failing(li pump.ListenerInfo) bool {
-	if li.LastErrorTime.IsZero() {
-		return false
-	}
-	f.mu.Lock()
-	m, ok := f.marks[li.Name]
-	f.mu.Unlock()
-	if !ok || !m.at.Equal(li.LastErrorTime) || m.msg != li.LastError {
-		return true
-	}
-	return li.Handled <= m.handled
 }
 
 // agentStates polls the listeners while /api/v1/ws streams are open and

@@ -35,14 +35,13 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	router   *router
-	streams  *socketSet[*streamSocket]
-	logs     *socketSet[*logSocket]
-	slots    *slotIndexes
-	failures *failures
-	killed   *killedSet
-	live     *liveConversations
-	states   *agentStates
+	router  *router
+	streams *socketSet[*streamSocket]
+	logs    *socketSet[*logSocket]
+	slots   *slotIndexes
+	killed  *killedSet
+	live    *liveConversations
+	states  *agentStates
 
 	injectMu sync.Mutex // serialises API injects onto existing threads
 
@@ -89,7 +88,6 @@ func New(opts Options) (*Server, error) {
 		}
 		return 0
 	})
-	s.failures = newFailures(s.pump.Listeners())
 	s.up = websocket.Upgrader{
 		HandshakeTimeout: opts.WriteTimeout,
 		Subprotocols:     []string{bearerProtocol},
@@ -100,6 +98,7 @@ func New(opts Options) (*Server, error) {
 	s.states = newAgentStates(s)
 	s.handler = s.routes()
 	s.stopSubs = append(s.stopSubs,
+		s.pump.Watch(pump.OutletFunc(s.slots.observe)),
 		s.pump.Subscribe(pump.OutletFunc(s.onEvent)),
 		opts.Console.Subscribe(s.onOutput))
 	if opts.Insecure {
@@ -224,7 +223,6 @@ func (s *Server) untrack(c *conn) {
 // streams and the message log. It runs inside the pump and never blocks.
 func (s *Server) onEvent(e pump.Event) {
 	s.live.event(e)
-	s.failures.event(e, s.pump.Listeners)
 	s.router.event(e)
 	s.streamEvents(e)
 	s.logEvent(e)
