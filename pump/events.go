@@ -103,6 +103,9 @@ func (s *subscribers) publish(e Event) {
 // with a DurableJournal, once everything journaled before the call is
 // committed, in the order of the publish calls.
 func (p *Pump) publish(out Outlet, ev Event) {
+	if p.watchers.n.Load() > 0 {
+		p.watchers.publish(ev)
+	}
 	if out == nil && p.subs.n.Load() == 0 {
 		return
 	}
@@ -120,6 +123,14 @@ func (p *Pump) deliverEvent(out Outlet, ev Event) {
 	}
 	p.subs.publish(ev)
 }
+
+// Watch adds an observer that sees every event at once, in the order the
+// pump accepts the messages, before the durability gate that Subscribe's
+// observers wait behind. It is for in-process bookkeeping that must follow
+// the pump as it goes (numbering a thread's messages the way its context
+// buffer will); anything it learns reaches a client only through a
+// subscriber's event. The returned function removes the watcher.
+func (p *Pump) Watch(o Outlet) (cancel func()) { return p.watchers.add(o) }
 
 // AfterDurable runs fn once everything journaled so far is committed, in
 // order with the pump's events (at once without a DurableJournal). A

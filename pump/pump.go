@@ -36,6 +36,9 @@ type Pump struct {
 	context *registry.ContextBuffer
 	journal Journal
 	subs    subscribers
+	// watchers see every event as it happens, before the durability gate
+	// (Watch).
+	watchers subscribers
 	// durable is the journal's DurableJournal capability (nil without);
 	// gate then holds events back until what they name is committed.
 	durable DurableJournal

@@ -19,27 +19,58 @@ type historyLen func(thread string) int
 // before the server started, or restored after a restart). A conversation's
 // counters are dropped when it completes: by then every message of it is in
 // the buffer, so its next message starts again from the buffer, exactly.
+//
+// The numbering follows the pump as it goes (observe, a pump watcher); the
+// message log streams each message later, once it is durable (event, a
+// subscriber), with the number observe gave it.
 type slotIndexes struct {
 	history historyLen
 
-	mu     sync.Mutex
-	next   map[string]int      // thread → its next slot index
-	byConv map[string][]string // conversation → its counted threads
+	mu      sync.Mutex
+	next    map[string]int      // thread → its next slot index
+	byConv  map[string][]string // conversation → its counted threads
+	pending map[slotKey]int     // numbered messages whose durable event is due
+}
+
+// slotKey identifies one delivery of a message: its envelope (the same
+// bytes in the watcher's and the subscriber's event) and the thread.
+type slotKey struct {
+	env    *byte
+	thread string
 }
 
 func newSlotIndexes(h historyLen) *slotIndexes {
-	return &slotIndexes{history: h, next: map[string]int{}, byConv: map[string][]string{}}
+	return &slotIndexes{history: h, next: map[string]int{}, byConv: map[string][]string{}, pending: map[slotKey]int{}}
 }
 
-// event numbers an EventMessage (ok) and forgets a completed conversation.
-func (x *slotIndexes) event(e pump.Event) (slot int, ok bool) {
+// observe numbers an EventMessage as the pump accepts it and forgets a
+// completed conversation's counters.
+func (x *slotIndexes) observe(e pump.Event) {
 	switch e.Kind {
 	case pump.EventMessage:
-		return x.assign(e.Conversation, e.Thread), true
+		if len(e.Envelope) == 0 {
+			return
+		}
+		n := x.assign(e.Conversation, e.Thread)
+		x.mu.Lock()
+		x.pending[slotKey{&e.Envelope[0], e.Thread}] = n
+		x.mu.Unlock()
 	case pump.EventComplete:
 		x.complete(e.Conversation)
 	}
-	return 0, false
+}
+
+// event returns the number observe gave an EventMessage (ok), once.
+func (x *slotIndexes) event(e pump.Event) (slot int, ok bool) {
+	if e.Kind != pump.EventMessage || len(e.Envelope) == 0 {
+		return 0, false
+	}
+	k := slotKey{&e.Envelope[0], e.Thread}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	slot, ok = x.pending[k]
+	delete(x.pending, k)
+	return slot, ok
 }
 
 // assign returns the slot index of the next message of thread.
