@@ -110,6 +110,16 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 		}
 	}))
 	got, err := s.pump.InjectWait(ctx, env, nil)
+	if err == nil {
+		// Events pass the durability gate in order: once a callback queued
+		// now has run, the message's own event has been delivered.
+		seen := make(chan struct{})
+		s.pump.AfterDurable(func() { close(seen) })
+		select {
+		case <-seen:
+		case <-ctx.Done():
+		}
+	}
 	stop()
 	if err != nil {
 		return injectResult{}, s.injectError(err)

@@ -186,7 +186,18 @@ func (s *Server) handleMe(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, bodyOf(sessionOf(r.Context()), false))
 }
 
-// handleHealth is GET /health (no authentication).
+// handleHealth is GET /health (no authentication). It answers as soon as
+// the bus serves, while the organism may still be re-delivering a crash's
+// backlog; "recovery" then reports how far it got.
 func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	body := map[string]any{"status": "ok"}
+	if st := s.opts.Organism.Recovery(); !st.Done || st.Redelivered > 0 || st.Skipped > 0 || st.Err != "" {
+		r := map[string]any{"active": st.Active, "seq": st.Seq, "until": st.Until, "redelivered": st.Redelivered,
+			"skipped": st.Skipped}
+		if st.Err != "" {
+			r["error"] = st.Err
+		}
+		body["recovery"] = r
+	}
+	writeJSON(w, http.StatusOK, body)
 }

@@ -20,7 +20,10 @@
 // the server selects "bearer". Tokens in query strings (?token=) are not
 // accepted: URLs end up in logs. POST /auth/logout revokes the token
 // ({"message":"Logged out"}); GET /auth/me answers
-// {"username","role","expires_at"}; GET /health answers {"status":"ok"}.
+// {"username","role","expires_at"}; GET /health answers {"status":"ok"}, at
+// once after a restart: while the organism re-delivers the messages a crash
+// left unhandled it adds {"recovery":{"active":true,"seq":…,"until":…,
+// "redelivered":…,"skipped":…}} (seq reaches until when it is done).
 // Roles: viewers read, operators also send and inject, admins also kill,
 // pause, resume, reload and stop (403 {"error":"Forbidden"}). A socket
 // re-checks its session every minute and is closed with 1008 "Session
@@ -91,6 +94,16 @@
 //	{"type":"dead_letter","thread_id":"6f1c…","from":"greeter","to":"shouter",
 //	 "error":"conversation killed","timestamp":"…"}
 //	{"type":"complete","thread_id":"6f1c…","timestamp":"…"}
+//
+// Durability: "sent" (and a 2xx from inject, and acceptance on /bus) comes
+// only once the message is committed to the journal — a crash after it
+// loses nothing; acknowledgements share group commits, so they wait a few
+// milliseconds at most. Every event frame, too, is sent only once the
+// envelope it names (and everything journaled before it) is committed, and
+// carries "message_id": the SHA-256 of its canonical envelope (the REST
+// API's message id), or for frames without one (output, complete, failures
+// told to the client) a digest of its kind and fields. A message re-handled
+// after a crash yields frames with the same ids: deduplicate by message_id.
 //
 // message is every envelope of the conversation accepted and delivered to a
 // listener (the first one is the client's own, canonicalised), with its

@@ -282,7 +282,7 @@ func (w *wsSocket) encode(item any) (int, []byte, error) {
 		return jsonFrame(eventFrame(it))
 	case console.Output:
 		return jsonFrame(wire.Output{Head: wire.Head{Type: wire.TypeOutput}, ThreadID: it.Conversation, From: it.From,
-			Text: it.Text})
+			Text: it.Text, MessageID: wire.MessageID(wire.TypeOutput, it.Conversation, it.Thread, it.From, it.Text)})
 	}
 	return jsonFrame(item)
 }
@@ -293,27 +293,39 @@ func eventFrame(e pump.Event) any {
 	switch e.Kind {
 	case pump.EventMessage:
 		return wire.Message{Head: wire.Head{Type: wire.TypeMessage}, ThreadID: e.Conversation, From: e.From, To: e.To,
-			Listener: e.Listener, PayloadType: e.PayloadName, Payload: string(payloadOf(e.Envelope)), Timestamp: ts}
+			Listener: e.Listener, PayloadType: e.PayloadName, Payload: string(payloadOf(e.Envelope)), Timestamp: ts,
+			MessageID: eventID(wire.TypeMessage, e)}
 	case pump.EventReply:
 		r := wire.Reply{Head: wire.Head{Type: wire.TypeReply}, ThreadID: e.Conversation, From: e.From, To: e.To,
-			PayloadType: e.PayloadName, Payload: string(payloadOf(e.Envelope)), Timestamp: ts}
+			PayloadType: e.PayloadName, Payload: string(payloadOf(e.Envelope)), Timestamp: ts, MessageID: eventID(wire.TypeReply, e)}
 		if text, ok := console.PayloadText(e.Payload); ok {
 			r.Text = text
 		}
 		return r
 	case pump.EventHuh:
 		return wire.Failure{Head: wire.Head{Type: wire.TypeHuh}, ThreadID: e.Conversation, From: e.From, To: e.To,
-			Error: e.Error, Diagnostics: e.Diagnostics, Timestamp: ts}
+			Error: e.Error, Diagnostics: e.Diagnostics, Timestamp: ts, MessageID: eventID(wire.TypeHuh, e)}
 	case pump.EventSystemError:
 		return wire.Failure{Head: wire.Head{Type: wire.TypeSystemError}, ThreadID: e.Conversation, From: e.From, To: e.To,
-			Error: failureText(e), Timestamp: ts}
+			Error: failureText(e), Timestamp: ts, MessageID: eventID(wire.TypeSystemError, e)}
 	case pump.EventDeadLetter:
 		return wire.Failure{Head: wire.Head{Type: wire.TypeDeadLetter}, ThreadID: e.Conversation, From: e.From, To: e.To,
-			Error: e.Error, Diagnostics: e.Diagnostics, Timestamp: ts}
+			Error: e.Error, Diagnostics: e.Diagnostics, Timestamp: ts, MessageID: eventID(wire.TypeDeadLetter, e)}
 	case pump.EventComplete:
-		return wire.Complete{Head: wire.Head{Type: wire.TypeComplete}, ThreadID: e.Conversation, Timestamp: ts}
+		return wire.Complete{Head: wire.Head{Type: wire.TypeComplete}, ThreadID: e.Conversation, Timestamp: ts,
+			MessageID: eventID(wire.TypeComplete, e)}
 	}
 	return nil
+}
+
+// eventID is the stable message_id of an event's frame: its envelope's
+// SHA-256 when it has one (the journal's checksum), else a digest of what
+// identifies it.
+func eventID(kind string, e pump.Event) string {
+	if len(e.Envelope) > 0 {
+		return wire.EnvelopeID(e.Envelope)
+	}
+	return wire.MessageID(kind, e.Conversation, e.Thread, e.From, e.To, e.PayloadName, e.Error)
 }
 
 // stamp formats a time as RFC 3339 with nanoseconds, in UTC ("" for zero).

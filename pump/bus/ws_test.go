@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -74,7 +75,16 @@ func TestWSSendGreeter(t *testing.T) {
 		if s := frames[2]; s["from"] != "shouter" || s["payload"] != "<ShoutedResponse><Message>HELLO, DAN!</Message></ShoutedResponse>" {
 			t.Errorf("shouted message: %v", s)
 		}
-		out := frames[3]
+		ids := map[string]bool{}
+		for _, fr := range frames {
+			id, _ := fr["message_id"].(string)
+			if len(id) != 64 || ids[id] {
+				t.Errorf("frame %v: message_id %q is not a fresh SHA-256", fr, id)
+			}
+			ids[id] = true
+		}
+		out := maps.Clone(frames[3])
+		delete(out, "message_id")
 		if diff := cmp.Diff(frame{"type": "output", "thread_id": conv, "from": "shouter", "text": "HELLO, DAN!"}, out); diff != "" {
 			t.Errorf("output (-want +got):\n%s", diff)
 		}

@@ -126,6 +126,8 @@ type Output struct {
 	// Conversation is the thread id Send returned; for OutputPrint, the
 	// conversation of the printing thread ("" when unknown).
 	Conversation string
+	// Thread is the printing thread (OutputPrint; "" otherwise).
+	Thread string
 	// From is who said it; Text what it said (the canned text for OutputHuh).
 	From, Text string
 	// Diagnostics are the detailed findings of a failure (shown with --verbose).

@@ -61,12 +61,20 @@ func (l *Local) Organism() *organism.Organism { return l.org }
 
 // Print shows a listener's output on every subscribed console, tagged with
 // the conversation the printing thread belongs to; it is a catalog.Env.Print.
+// The line is shown once everything journaled before it is committed (in
+// order with the pump's events), so no console hears of work a crash could
+// still undo.
 func (l *Local) Print(thread, from, text string) {
+	if l.org == nil {
+		l.publish(Output{Kind: OutputPrint, Thread: thread, From: from, Text: text})
+		return
+	}
 	var conv string
-	if l.org != nil && thread != "" {
+	if thread != "" {
 		conv = l.org.Pump.Threads().Root(thread)
 	}
-	l.publish(Output{Kind: OutputPrint, Conversation: conv, From: from, Text: text})
+	out := Output{Kind: OutputPrint, Conversation: conv, Thread: thread, From: from, Text: text}
+	l.org.Pump.AfterDurable(func() { l.publish(out) })
 }
 
 // Send builds target's payload from text (NewPayload) and sends it from

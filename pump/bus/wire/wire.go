@@ -193,6 +193,8 @@ type Message struct {
 	PayloadType string `json:"payload_type"`
 	Payload     string `json:"payload"`
 	Timestamp   string `json:"timestamp"`
+	// MessageID is the frame's stable id (see MessageID).
+	MessageID string `json:"message_id"`
 }
 
 // Output is TypeOutput: a line a listener printed on the conversation
@@ -202,6 +204,8 @@ type Output struct {
 	ThreadID string `json:"thread_id"`
 	From     string `json:"from"`
 	Text     string `json:"text"`
+	// MessageID is the frame's stable id (see MessageID).
+	MessageID string `json:"message_id"`
 }
 
 // Reply is TypeReply: a message addressed back to the sender outside the
@@ -215,6 +219,8 @@ type Reply struct {
 	Payload     string `json:"payload"`
 	Text        string `json:"text,omitempty"`
 	Timestamp   string `json:"timestamp"`
+	// MessageID is the frame's stable id (see MessageID).
+	MessageID string `json:"message_id"`
 }
 
 // Failure is TypeHuh, TypeSystemError or TypeDeadLetter: a message of the
@@ -228,6 +234,8 @@ type Failure struct {
 	Error       string   `json:"error"`
 	Diagnostics []string `json:"diagnostics,omitempty"`
 	Timestamp   string   `json:"timestamp"`
+	// MessageID is the frame's stable id (see MessageID).
+	MessageID string `json:"message_id"`
 }
 
 // Complete is TypeComplete: the conversation has nothing in flight any more.
@@ -235,4 +243,6 @@ type Complete struct {
 	Head
 	ThreadID  string `json:"thread_id"`
 	Timestamp string `json:"timestamp"`
+	// MessageID is the frame's stable id (see MessageID).
+	MessageID string `json:"message_id"`
 }
