@@ -267,10 +267,25 @@ func TestLoginCancelledContext(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := f.svc.Login(ctx, Credentials{Username: "alice", Password: alicePass}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Login with busy hash slots and a cancelled context: %v", err)
+	for range maxFailures(f) {
+		if _, err := f.svc.Login(ctx, Credentials{Username: "alice", Password: "wrong password", Addr: "192.0.2.1"}); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Login with busy hash slots and a cancelled context: %v", err)
+		}
+	}
+	// The abandoned logins were never verified: they counted nowhere.
+	for range cap(f.svc.hashes.slots) {
+		<-f.svc.hashes.slots
+	}
+	for i := range maxFailures(f) {
+		_, err := f.svc.Login(context.Background(), Credentials{Username: "alice", Password: "wrong password", Addr: "192.0.2.1"})
+		if !errors.Is(err, ErrInvalidCredentials) {
+			t.Fatalf("failure %d after the abandoned logins: %v", i+1, err)
+		}
 	}
 }
+
+// maxFailures is the fixture's failure budget.
+func maxFailures(f *fixture) int { return f.svc.opts.MaxFailures }
 
 func TestCheckCode(t *testing.T) {
 	f := newFixture(t)
