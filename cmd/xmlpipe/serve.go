@@ -183,10 +183,14 @@ type mainBus struct {
 // startBus serves the main bus of local's started organism with the
 // prepared setup and announces where it listens.
 func (r *serveRunner) startBus(local *console.Local, b busSetup, ctl bus.Controller) (*mainBus, error) {
+	legacy := local.Organism().Config.Auth.LegacyTOTPLogin
 	srv, err := bus.New(bus.Options{Addr: b.ln.Addr().String(), TLS: b.tls, Auth: b.svc, Organism: local.Organism(),
-		Console: local, Logger: r.log, Insecure: r.insecure, Controller: ctl})
+		Console: local, Logger: r.log, Insecure: r.insecure, Controller: ctl, LegacyTOTPLogin: legacy})
 	if err != nil {
 		return nil, err
+	}
+	if legacy && !r.insecure {
+		r.log.Warn("the legacy /bus login by TOTP code alone is enabled (auth.legacy_totp_login)")
 	}
 	r.announce(b.ln.Addr(), b.fingerprint)
 	m := &mainBus{srv: srv, svc: b.svc, log: r.log, done: make(chan struct{}), stopSweep: make(chan struct{}),
@@ -240,7 +244,7 @@ func (r *serveRunner) users(ctx context.Context, o *organism.Organism) (*auth.Se
 	if st == nil {
 		return nil, errors.New("the main bus needs the organism's data directory")
 	}
-	svc, err := auth.New(st, auth.Options{Organism: o.Config.Organism.Name, Logger: r.log})
+	svc, err := auth.New(st, authOptions(o.Config, r.log))
 	if err != nil {
 		return nil, err
 	}

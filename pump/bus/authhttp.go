@@ -155,18 +155,26 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		s.log.Info("login", "user", sess.Username, "role", sess.Role, "addr", clientAddr(r))
 		writeJSON(w, http.StatusOK, bodyOf(sess, true))
 	case errors.Is(err, auth.ErrRateLimited):
-		wait := defaultRetryAfter
-		var ra retryAfterer
-		if errors.As(err, &ra) && ra.RetryAfter() > 0 {
-			wait = ra.RetryAfter()
-		}
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-		writeError(w, http.StatusTooManyRequests, "Too many failed login attempts")
+		tooMany(w, err, "Too many failed login attempts")
+	case errors.Is(err, auth.ErrBusy):
+		tooMany(w, err, "Too many login attempts in progress")
 	case errors.Is(err, auth.ErrInvalidCredentials):
 		writeError(w, http.StatusUnauthorized, "Invalid credentials")
 	default:
 		s.internalError(w, "login failed", err)
 	}
+}
+
+// tooMany answers 429 {"error": msg} with a Retry-After of the lockout err
+// reports (in whole seconds, at least one), or defaultRetryAfter.
+func tooMany(w http.ResponseWriter, err error, msg string) {
+	wait := defaultRetryAfter
+	var ra retryAfterer
+	if errors.As(err, &ra) && ra.RetryAfter() > 0 {
+		wait = ra.RetryAfter()
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(wait.Seconds())))))
+	writeError(w, http.StatusTooManyRequests, msg)
 }
 
 // handleLogout is POST /auth/logout: the token is revoked.

@@ -29,6 +29,9 @@ const (
 	ReasonAuthTimeout     = "Authentication timeout"
 	// ReasonForbidden closes a /bus client whose role may not inject.
 	ReasonForbidden = "Forbidden"
+	// ReasonLegacyDisabled closes a /bus client without a bearer token when
+	// Options.LegacyTOTPLogin is off (the default).
+	ReasonLegacyDisabled = "Legacy TOTP login disabled; use a bearer token"
 )
 
 // busSocket is one /bus client: raw envelopes in, the envelopes of its
@@ -41,7 +44,9 @@ type busSocket struct {
 
 // handleBusWS is GET /bus. It authenticates itself: a bearer token
 // (Authorization header or subprotocol) is checked before the upgrade;
-// without one the first frame must be the legacy <authenticate totp="…"/>.
+// without one the first frame must be the legacy <authenticate totp="…"/>
+// when Options.LegacyTOTPLogin allows it, and the socket is closed with
+// ReasonLegacyDisabled otherwise.
 func (s *Server) handleBusWS(w http.ResponseWriter, r *http.Request) {
 	var sess auth.Session
 	switch token := bearerToken(r); {
@@ -63,7 +68,11 @@ func (s *Server) handleBusWS(w http.ResponseWriter, r *http.Request) {
 	}
 	defer sock.c.finish()
 	defer s.router.forget(sock)
-	if sess.Username == "" { // no token: the legacy first frame authenticates
+	if sess.Username == "" { // no token: the legacy first frame authenticates, when enabled
+		if !s.opts.LegacyTOTPLogin {
+			sock.legacyDisabled()
+			return
+		}
 		var ok bool
 		if sess, ok = sock.legacyAuth(); !ok {
 			return
@@ -71,6 +80,23 @@ func (s *Server) handleBusWS(w http.ResponseWriter, r *http.Request) {
 		sock.c.authenticated(sess)
 	}
 	sock.c.serve(sock.frame)
+}
+
+// legacyDisabled refuses a client without a bearer token while the legacy
+// login is off: it reads the first frame (within AuthTimeout, so the close
+// frame is not lost to a reset on unread data) and closes with 1008 and
+// ReasonLegacyDisabled.
+func (b *busSocket) legacyDisabled() {
+	_ = b.c.ws.SetReadDeadline(time.Now().Add(b.s.opts.AuthTimeout))
+	_, _, err := b.c.ws.ReadMessage()
+	if err != nil {
+		if ne, ok := errors.AsType[net.Error](err); !ok || !ne.Timeout() {
+			return // the client went away
+		}
+	}
+	b.c.log.Warn("legacy authentication refused: disabled", "security", true,
+		"hint", "send a bearer token, or set auth.legacy_totp_login: true in organism.yaml")
+	b.c.close(websocket.ClosePolicyViolation, ReasonLegacyDisabled)
 }
 
 // legacyAuth reads the first frame, <authenticate totp="NNNNNN"/>, within
@@ -93,7 +119,7 @@ func (b *busSocket) legacyAuth() (auth.Session, bool) {
 		sess, err = s.opts.Auth.CheckCode(b.c.ctx, code, b.addr)
 		switch {
 		case err == nil:
-		case errors.Is(err, auth.ErrInvalidCredentials), errors.Is(err, auth.ErrRateLimited):
+		case errors.Is(err, auth.ErrInvalidCredentials), errors.Is(err, auth.ErrRateLimited), errors.Is(err, auth.ErrBusy):
 			reason = ReasonInvalidTOTP
 		default:
 			b.c.log.Error("TOTP check failed", "error", err)

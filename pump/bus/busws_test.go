@@ -145,7 +145,7 @@ func TestBusPrivilegedDropped(t *testing.T) {
 }
 
 func TestBusLegacyAuth(t *testing.T) {
-	f := newFixture(t, func(o *Options) { o.AuthTimeout = 300 * time.Millisecond })
+	f := newFixture(t, func(o *Options) { o.AuthTimeout = 300 * time.Millisecond; o.LegacyTOTPLogin = true })
 	secret := f.user("lena", auth.Operator)
 	vicSecret := f.user("vic", auth.Viewer)
 	tests := []struct {

@@ -9,8 +9,17 @@
 // POST /auth/login takes {"username","password","totp"} and answers
 // {"token","username","role","expires_at"} (400 {"error":"Invalid JSON"} or
 // {"error":"Credentials required"}; 401 {"error":"Invalid credentials"}; 429
-// {"error":"Too many failed login attempts"} with Retry-After). Every other
-// path but GET /health and GET /bus needs the token:
+// {"error":"Too many failed login attempts"} or {"error":"Too many login
+// attempts in progress"}, both with Retry-After in seconds). Failed logins
+// count per user name and address pair and per address: 5 within a minute
+// lock that pair or address out for a minute, doubling with each
+// consecutive lockout up to an hour, so one address cannot lock a user out
+// for everyone. An attempt takes its place in that budget before its
+// password is checked, so a burst of parallel attempts gets no more
+// checks than a sequence. At most 2 argon2id checks (64 MiB each) run at
+// once with 8 logins waiting; one more is refused at once (the second 429).
+// The auth: section of organism.yaml sets these limits. Every other path
+// but GET /health and GET /bus needs the token:
 //
 //	Authorization: Bearer <64 hex>
 //
@@ -115,13 +124,18 @@
 // # The raw XML bus: GET /bus
 //
 // A WebSocket of <message> envelopes in both directions. It authenticates
-// with the bearer token (header or subprotocol, operator or admin), or,
-// without one, with the reference's legacy first frame
+// with the bearer token (header or subprotocol, operator or admin). Without
+// one, the socket is closed after its first frame with 1008 "Legacy TOTP
+// login disabled; use a bearer token" — unless organism.yaml sets
+// auth.legacy_totp_login: true (Options.LegacyTOTPLogin), which accepts
+// the reference's legacy first frame
 //
 //	<authenticate totp="123456"/>
 //
 // within 15 s (repaired if it is not well-formed), whose code is tried
-// against every user's TOTP secret. Failures close the socket with 1008 and
+// against every user's TOTP secret: a code alone, no user name and no
+// password, which is why it is off by default. Its failures count against
+// the address like failed logins and close the socket with 1008 and
 // exactly the reference's reasons: "First message must be <authenticate/>",
 // "Missing TOTP code", "Invalid TOTP", "Invalid/tampered XML",
 // "Authentication timeout" (and "Forbidden" for a viewer).

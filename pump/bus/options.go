@@ -38,7 +38,8 @@ const (
 var ErrOptions = errors.New("bus options")
 
 // Auth is what the bus needs from the user service: logins, bearer
-// sessions and the legacy TOTP-only check of /bus. *auth.Service implements it.
+// sessions and the legacy TOTP-only check of /bus (used only with
+// Options.LegacyTOTPLogin). *auth.Service implements it.
 type Auth interface {
 	auth.Authenticator
 	auth.Sessions
@@ -102,6 +103,13 @@ type Options struct {
 	// AuthTimeout bounds the wait for /bus's legacy <authenticate/> frame
 	// (default DefaultAuthTimeout).
 	AuthTimeout time.Duration `yaml:"auth_timeout"`
+	// LegacyTOTPLogin accepts /bus clients without a bearer token that
+	// authenticate with the reference's first frame <authenticate
+	// totp="NNNNNN"/>: a TOTP code alone, no user name, tried against every
+	// user's secret. Off by default (organism.yaml auth.legacy_totp_login):
+	// such a frame is then answered with close code 1008 and
+	// ReasonLegacyDisabled.
+	LegacyTOTPLogin bool `yaml:"legacy_totp_login"`
 	// Insecure (--insecure-dev) serves plain HTTP with no authentication:
 	// every request acts as an admin. For local development only; it is
 	// logged loudly.

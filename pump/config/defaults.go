@@ -49,5 +49,14 @@ func Default() *Organism {
 			SweepInterval: Duration(time.Hour),
 		},
 		Budgets: Budgets{OnExceed: ExceedStop},
+		Auth: Auth{
+			SessionTTL:          Duration(8 * time.Hour),
+			MaxFailures:         5,
+			FailureWindow:       Duration(time.Minute),
+			Lockout:             Duration(time.Minute),
+			MaxLockout:          Duration(time.Hour),
+			MaxConcurrentHashes: 2,
+			MaxHashQueue:        8,
+		},
 	}
 }

@@ -198,6 +198,9 @@ func TestLoadFull(t *testing.T) {
 		},
 		Journal: Journal{Retention: Retention{Policy: RetainDays, Days: 14}, SweepInterval: Duration(10 * time.Minute)},
 		Budgets: Budgets{ThreadTokens: 100000, AgentTokens: 1000000, OnExceed: ExceedWarn},
+		Auth: Auth{LegacyTOTPLogin: true, SessionTTL: Duration(12 * time.Hour), MaxFailures: 3,
+			FailureWindow: Duration(5 * time.Minute), Lockout: Duration(2 * time.Minute), MaxLockout: Duration(24 * time.Hour),
+			MaxConcurrentHashes: 1, MaxHashQueue: 4},
 	}
 	if diff := cmp.Diff(want, o, ignoreState); diff != "" {
 		t.Errorf("full organism (-want +got):\n%s", diff)
@@ -229,6 +232,8 @@ func TestDefaults(t *testing.T) {
 		},
 		Journal: Journal{Enabled: true, Retention: Retention{Policy: RetainForever}, SweepInterval: Duration(time.Hour)},
 		Budgets: Budgets{OnExceed: ExceedStop},
+		Auth: Auth{SessionTTL: Duration(8 * time.Hour), MaxFailures: 5, FailureWindow: Duration(time.Minute),
+			Lockout: Duration(time.Minute), MaxLockout: Duration(time.Hour), MaxConcurrentHashes: 2, MaxHashQueue: 8},
 	}
 	if diff := cmp.Diff(want, o, ignoreState); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)

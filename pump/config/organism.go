@@ -35,6 +35,8 @@ type Organism struct {
 	Journal Journal `yaml:"journal"`
 	// Budgets configures token budgets per thread and per agent.
 	Budgets Budgets `yaml:"budgets"`
+	// Auth configures logins to the main bus.
+	Auth Auth `yaml:"auth"`
 
 	file      string              // name the file was loaded under
 	dir       string              // absolute directory relative paths resolve against

@@ -38,6 +38,7 @@ func (o *Organism) problems() []*Error {
 	o.checkPlatform(r)
 	o.checkJournal(r)
 	o.checkBudgets(r)
+	o.checkAuth(r)
 	return r.errs
 }
 

@@ -47,19 +47,44 @@ func ParseRole(s string) (Role, error) {
 }
 
 // Sentinel errors. Transports map ErrInvalidCredentials and ErrInvalidToken
-// to 401 and ErrRateLimited to 429; they never tell a client which part of
-// the credentials was wrong.
+// to 401 and ErrRateLimited and ErrBusy to 429 (a *LimitError says how long
+// to wait); they never tell a client which part of the credentials was
+// wrong.
 var (
 	// ErrInvalidCredentials: unknown user, wrong password, wrong or replayed
 	// TOTP code.
 	ErrInvalidCredentials = errors.New("invalid credentials")
-	// ErrRateLimited: too many failed logins for this user or address.
+	// ErrRateLimited: too many failed logins for this user name from this
+	// address, or for this address, or as many attempts still being
+	// verified.
 	ErrRateLimited = errors.New("too many failed login attempts")
+	// ErrBusy: every password verification slot is taken and the queue of
+	// logins waiting for one is full; nothing was verified or counted.
+	ErrBusy = errors.New("too many login attempts in progress")
 	// ErrInvalidToken: unknown, expired or revoked bearer token.
 	ErrInvalidToken = errors.New("invalid token")
 	// ErrUnknownRole: a role other than viewer, operator or admin.
 	ErrUnknownRole = errors.New("unknown role")
 )
+
+// LimitError is a login refused before its credentials were verified: Err
+// is ErrRateLimited or ErrBusy, Wait how long the client should wait before
+// trying again.
+type LimitError struct {
+	Err  error
+	Wait time.Duration
+}
+
+// Error implements error.
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%v (retry after %s)", e.Err, e.Wait)
+}
+
+// Unwrap returns Err, so errors.Is(err, ErrRateLimited) holds.
+func (e *LimitError) Unwrap() error { return e.Err }
+
+// RetryAfter is how long to wait before trying again.
+func (e *LimitError) RetryAfter() time.Duration { return e.Wait }
 
 // Credentials is one login attempt.
 type Credentials struct {

@@ -76,16 +76,49 @@ func TestLogin(t *testing.T) {
 		{"unknown user", []attempt{
 			ok(attempt{user: "mallory", pass: alicePass, addr: addr, want: ErrInvalidCredentials}),
 		}},
-		{"user locked out after MaxFailures until Lockout passes", []attempt{
+		{"user locked out from one address after MaxFailures until Lockout passes", []attempt{
+			ok(attempt{user: "alice", pass: "nope-1", addr: "198.51.100.1", want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: "nope-2", addr: "198.51.100.1", want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: "nope-3", addr: "198.51.100.1", want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: "nope-4", addr: "198.51.100.1", want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: "nope-5", addr: "198.51.100.1", want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: alicePass, addr: "198.51.100.1", want: ErrRateLimited}),
+			ok(attempt{user: "alice", pass: alicePass, addr: "198.51.100.2"}),
+			ok(attempt{user: "bob", pass: bobPass, addr: "198.51.100.1", want: ErrRateLimited}),
+			ok(attempt{advance: 59 * time.Second, user: "alice", pass: alicePass, addr: "198.51.100.1", want: ErrRateLimited}),
+			ok(attempt{advance: time.Second, user: "alice", pass: alicePass, addr: "198.51.100.1"}),
+		}},
+		{"failures spread over addresses do not lock the user out", []attempt{
 			ok(attempt{user: "alice", pass: "nope-1", addr: "198.51.100.1", want: ErrInvalidCredentials}),
 			ok(attempt{user: "alice", pass: "nope-2", addr: "198.51.100.2", want: ErrInvalidCredentials}),
 			ok(attempt{user: "alice", pass: "nope-3", addr: "198.51.100.3", want: ErrInvalidCredentials}),
 			ok(attempt{user: "alice", pass: "nope-4", addr: "198.51.100.4", want: ErrInvalidCredentials}),
 			ok(attempt{user: "alice", pass: "nope-5", addr: "198.51.100.5", want: ErrInvalidCredentials}),
-			ok(attempt{user: "alice", pass: alicePass, addr: "198.51.100.6", want: ErrRateLimited}),
-			ok(attempt{advance: 59 * time.Second, user: "alice", pass: alicePass, addr: "198.51.100.6", want: ErrRateLimited}),
-			ok(attempt{user: "bob", pass: bobPass, addr: "198.51.100.6"}),
-			ok(attempt{advance: time.Second, user: "alice", pass: alicePass, addr: "198.51.100.6"}),
+			ok(attempt{user: "alice", pass: "nope-6", addr: "198.51.100.6", want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: alicePass, addr: "198.51.100.7"}),
+		}},
+		{"IPv6 addresses count per /64", []attempt{
+			ok(attempt{user: "alice", pass: "nope-1", addr: "2001:db8:1:2::1", want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: "nope-2", addr: "2001:db8:1:2::2", want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: "nope-3", addr: "2001:db8:1:2::3", want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: "nope-4", addr: "2001:db8:1:2::4", want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: "nope-5", addr: "2001:db8:1:2::5", want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: alicePass, addr: "2001:db8:1:2:ffff::6", want: ErrRateLimited}),
+			ok(attempt{user: "alice", pass: alicePass, addr: "2001:db8:1:3::1"}),
+		}},
+		{"consecutive lockouts double", []attempt{
+			ok(attempt{user: "alice", pass: "nope-1", addr: addr, want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: "nope-2", addr: addr, want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: "nope-3", addr: addr, want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: "nope-4", addr: addr, want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: "nope-5", addr: addr, want: ErrInvalidCredentials}),
+			ok(attempt{advance: time.Minute, user: "alice", pass: "nope-6", addr: addr, want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: "nope-7", addr: addr, want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: "nope-8", addr: addr, want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: "nope-9", addr: addr, want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: "nope-10", addr: addr, want: ErrInvalidCredentials}),
+			ok(attempt{advance: 119 * time.Second, user: "alice", pass: alicePass, addr: addr, want: ErrRateLimited}),
+			ok(attempt{advance: time.Second, user: "alice", pass: alicePass, addr: addr}),
 		}},
 		{"failures outside the window do not add up", []attempt{
 			ok(attempt{user: "alice", pass: "nope-1", addr: addr, want: ErrInvalidCredentials}),
@@ -95,14 +128,15 @@ func TestLogin(t *testing.T) {
 			ok(attempt{advance: 61 * time.Second, user: "alice", pass: "nope-5", addr: addr, want: ErrInvalidCredentials}),
 			ok(attempt{user: "alice", pass: alicePass, addr: addr}),
 		}},
-		{"success clears the user's failures", []attempt{
-			ok(attempt{user: "alice", pass: "nope-1", addr: "198.51.100.1", want: ErrInvalidCredentials}),
-			ok(attempt{user: "alice", pass: "nope-2", addr: "198.51.100.2", want: ErrInvalidCredentials}),
-			ok(attempt{user: "alice", pass: "nope-3", addr: "198.51.100.3", want: ErrInvalidCredentials}),
-			ok(attempt{user: "alice", pass: "nope-4", addr: "198.51.100.4", want: ErrInvalidCredentials}),
-			ok(attempt{user: "alice", pass: alicePass, addr: "198.51.100.5"}),
-			ok(attempt{user: "alice", pass: "nope-5", addr: "198.51.100.6", want: ErrInvalidCredentials}),
-			ok(attempt{advance: 30 * time.Second, user: "alice", pass: alicePass, addr: "198.51.100.7"}),
+		{"success forgives the pair, not the address", []attempt{
+			ok(attempt{user: "alice", pass: "nope-1", addr: addr, want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: "nope-2", addr: addr, want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: "nope-3", addr: addr, want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: "nope-4", addr: addr, want: ErrInvalidCredentials}),
+			ok(attempt{user: "alice", pass: alicePass, addr: addr}),
+			ok(attempt{user: "bob", pass: "nope-5", addr: addr, want: ErrInvalidCredentials}),
+			ok(attempt{advance: 30 * time.Second, user: "alice", pass: alicePass, addr: addr, want: ErrRateLimited}),
+			ok(attempt{user: "alice", pass: alicePass, addr: "192.0.2.2"}),
 		}},
 		{"per-address limit across user names", []attempt{
 			ok(attempt{user: "alice", pass: "nope", addr: addr, want: ErrInvalidCredentials}),
@@ -228,15 +262,30 @@ func TestLoginCancelledContext(t *testing.T) {
 	f := newFixture(t)
 	f.addUser(t, "alice", alicePass, Operator)
 	// Fill every hash slot so the login has to wait, then cancel it.
-	for range cap(f.svc.hashes) {
-		f.svc.hashes <- struct{}{}
+	for range cap(f.svc.hashes.slots) {
+		f.svc.hashes.slots <- struct{}{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := f.svc.Login(ctx, Credentials{Username: "alice", Password: alicePass}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Login with busy hash slots and a cancelled context: %v", err)
+	for range maxFailures(f) {
+		if _, err := f.svc.Login(ctx, Credentials{Username: "alice", Password: "wrong password", Addr: "192.0.2.1"}); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Login with busy hash slots and a cancelled context: %v", err)
+		}
+	}
+	// The abandoned logins were never verified: they counted nowhere.
+	for range cap(f.svc.hashes.slots) {
+		<-f.svc.hashes.slots
+	}
+	for i := range maxFailures(f) {
+		_, err := f.svc.Login(context.Background(), Credentials{Username: "alice", Password: "wrong password", Addr: "192.0.2.1"})
+		if !errors.Is(err, ErrInvalidCredentials) {
+			t.Fatalf("failure %d after the abandoned logins: %v", i+1, err)
+		}
 	}
 }
+
+// maxFailures is the fixture's failure budget.
+func maxFailures(f *fixture) int { return f.svc.opts.MaxFailures }
 
 func TestCheckCode(t *testing.T) {
 	f := newFixture(t)

@@ -12,16 +12,21 @@ const (
 	// DefaultSessionTTL is how long a session lives after login.
 	DefaultSessionTTL = 8 * time.Hour
 	// DefaultMaxFailures is how many failed logins within FailureWindow lock
-	// a user name or an address out.
+	// a user name and address pair, or an address, out.
 	DefaultMaxFailures = 5
 	// DefaultFailureWindow is the window in which failures are counted.
 	DefaultFailureWindow = time.Minute
-	// DefaultLockout is how long a locked-out user name or address is
-	// refused.
+	// DefaultLockout is how long a first lockout lasts; each consecutive
+	// lockout of the same key lasts twice the previous one.
 	DefaultLockout = time.Minute
+	// DefaultMaxLockout caps the doubling lockouts.
+	DefaultMaxLockout = time.Hour
 	// DefaultMaxConcurrentHashes bounds the argon2id computations running at
 	// once (each holds Argon2.MemoryKiB of memory).
 	DefaultMaxConcurrentHashes = 2
+	// DefaultMaxHashQueue bounds the logins waiting for a hash slot; one
+	// more is refused at once with ErrBusy.
+	DefaultMaxHashQueue = 8
 )
 
 // ErrInvalidOptions reports unusable Options.
@@ -58,20 +63,33 @@ func (p Argon2Params) withDefaults() Argon2Params {
 type Options struct {
 	// SessionTTL is the lifetime of a session (default 8h).
 	SessionTTL time.Duration `yaml:"session_ttl"`
-	// MaxFailures failed logins within FailureWindow, for one user name or
-	// one address, lock that name or address out for Lockout (default 5).
+	// MaxFailures failed logins within FailureWindow, for one user name from
+	// one address (the pair) or for one address, lock that pair or address
+	// out (default 5). A user locked out from one address still logs in
+	// from another. Attempts reserve their place in this budget before they
+	// are verified, so at most MaxFailures are verified however many arrive
+	// at once.
 	MaxFailures int `yaml:"max_failures"`
 	// FailureWindow is how long a failure counts (default 1m).
 	FailureWindow time.Duration `yaml:"failure_window"`
-	// Lockout is how long a locked-out name or address is refused, even
-	// with correct credentials (default 1m).
+	// Lockout is how long a first lockout refuses the pair or address, even
+	// with correct credentials (default 1m). Each consecutive lockout of the
+	// same key lasts twice the previous one, up to MaxLockout.
 	Lockout time.Duration `yaml:"lockout"`
+	// MaxLockout caps the doubling lockouts (default 1h, or Lockout when
+	// that is longer). A key that stays out of lockout for MaxLockout
+	// starts again from Lockout.
+	MaxLockout time.Duration `yaml:"max_lockout"`
 	// Argon2 are the cost parameters of new password hashes; tests set cheap
 	// ones.
 	Argon2 Argon2Params `yaml:"argon2"`
 	// MaxConcurrentHashes bounds concurrent argon2id computations, so a burst
 	// of logins cannot exhaust memory (default 2).
 	MaxConcurrentHashes int `yaml:"max_concurrent_hashes"`
+	// MaxHashQueue bounds the logins waiting for a hash slot; a login that
+	// finds the queue full fails at once with ErrBusy (default 8). User
+	// management (AddUser, SetPassword) waits regardless.
+	MaxHashQueue int `yaml:"max_hash_queue"`
 	// Organism names the organism in TOTP provisioning URLs: the account is
 	// "user@organism" (just "user" when empty).
 	Organism string `yaml:"-"`
@@ -93,8 +111,14 @@ func (o Options) Validate() error {
 		return fmt.Errorf("%w: failure_window %s is negative", ErrInvalidOptions, o.FailureWindow)
 	case o.Lockout < 0:
 		return fmt.Errorf("%w: lockout %s is negative", ErrInvalidOptions, o.Lockout)
+	case o.MaxLockout < 0:
+		return fmt.Errorf("%w: max_lockout %s is negative", ErrInvalidOptions, o.MaxLockout)
+	case o.MaxLockout > 0 && o.Lockout > o.MaxLockout:
+		return fmt.Errorf("%w: lockout %s exceeds max_lockout %s", ErrInvalidOptions, o.Lockout, o.MaxLockout)
 	case o.MaxConcurrentHashes < 0:
 		return fmt.Errorf("%w: max_concurrent_hashes %d is negative", ErrInvalidOptions, o.MaxConcurrentHashes)
+	case o.MaxHashQueue < 0:
+		return fmt.Errorf("%w: max_hash_queue %d is negative", ErrInvalidOptions, o.MaxHashQueue)
 	}
 	if p := o.Argon2.withDefaults(); p.MemoryKiB < 8*uint32(p.Threads) {
 		return fmt.Errorf("%w: argon2 memory_kib %d is below 8 × threads (%d)", ErrInvalidOptions, p.MemoryKiB, p.Threads)
@@ -116,8 +140,14 @@ func (o Options) withDefaults() Options {
 	if o.Lockout == 0 {
 		o.Lockout = DefaultLockout
 	}
+	if o.MaxLockout == 0 {
+		o.MaxLockout = max(DefaultMaxLockout, o.Lockout)
+	}
 	if o.MaxConcurrentHashes == 0 {
 		o.MaxConcurrentHashes = DefaultMaxConcurrentHashes
+	}
+	if o.MaxHashQueue == 0 {
+		o.MaxHashQueue = DefaultMaxHashQueue
 	}
 	o.Argon2 = o.Argon2.withDefaults()
 	if o.Clock == nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 
 	"golang.org/x/crypto/argon2"
@@ -18,6 +19,9 @@ const (
 	// maxHashMemoryKiB bounds the memory a stored hash may ask for (4 GiB),
 	// so a corrupted row cannot make verification allocate without limit.
 	maxHashMemoryKiB = 4 << 20
+	// reclaimFromKiB is the hash memory from which a hash is followed by a
+	// garbage collection (see reclaim).
+	reclaimFromKiB = 16 << 10
 )
 
 // errBadHash reports a stored password hash that is not an argon2id PHC
@@ -36,6 +40,7 @@ func hashPassword(password string, p Argon2Params) (string, error) {
 		return "", fmt.Errorf("auth: salt: %w", err)
 	}
 	key := argon2.IDKey([]byte(password), salt, p.Time, p.MemoryKiB, p.Threads, keyLen)
+	reclaim(p.MemoryKiB)
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
 		argon2.Version, p.MemoryKiB, p.Time, p.Threads, b64.EncodeToString(salt), b64.EncodeToString(key)), nil
 }
@@ -86,6 +91,7 @@ func verifyPassword(password, encoded string) (bool, error) {
 		return false, err
 	}
 	key := argon2.IDKey([]byte(password), h.salt, h.params.Time, h.params.MemoryKiB, h.params.Threads, uint32(len(h.key)))
+	reclaim(h.params.MemoryKiB)
 	return subtle.ConstantTimeCompare(key, h.key) == 1, nil
 }
 
@@ -94,4 +100,20 @@ func verifyPassword(password, encoded string) (bool, error) {
 func dummyVerify(password string, p Argon2Params) {
 	var salt [saltLen]byte
 	_ = argon2.IDKey([]byte(password), salt[:], p.Time, p.MemoryKiB, p.Threads, keyLen)
+	reclaim(p.MemoryKiB)
+}
+
+// reclaim collects the garbage of a hash that used memoryKiB, when that is
+// at least reclaimFromKiB. argon2id allocates its whole memory cost per
+// hash and drops it at once; left to the pacer, the heap would grow to
+// twice the hashes running at a collection plus the garbage of the
+// finished ones (measured: 386 MB of peak RSS for 2 slots of 64 MiB, 730
+// MB under the race detector). Collecting before the hash slot is freed
+// lets the next hash reuse the same pages, so the peak stays near
+// MaxConcurrentHashes × the memory cost. Logins are rare: a collection per
+// login costs far less than the hash itself.
+func reclaim(memoryKiB uint32) {
+	if memoryKiB >= reclaimFromKiB {
+		runtime.GC()
+	}
 }

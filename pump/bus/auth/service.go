@@ -21,10 +21,12 @@ type Service struct {
 	log   *slog.Logger
 	clock func() time.Time
 
-	// users and addrs count failed logins per user name and per address.
-	users, addrs *limiter
-	// hashes bounds concurrent argon2id computations.
-	hashes chan struct{}
+	// pairs and addrs count failed logins per user name and address pair
+	// (see pairKey) and per address (see addrKey).
+	pairs, addrs *limiter
+	// hashes bounds concurrent argon2id computations and the logins
+	// waiting for one.
+	hashes *hashGate
 	// mu serialises every read-modify-write of a user row and the creation
 	// of sessions, so a login that verified a password cannot race a
 	// password change, and a LastLogin update cannot undo a newer TOTP step.
@@ -52,22 +54,10 @@ func New(st *store.Store, opts Options) (*Service, error) {
 		opts:   opts,
 		log:    opts.Logger,
 		clock:  opts.Clock,
-		users:  newLimiter(opts.MaxFailures, opts.FailureWindow, opts.Lockout),
-		addrs:  newLimiter(opts.MaxFailures, opts.FailureWindow, opts.Lockout),
-		hashes: make(chan struct{}, opts.MaxConcurrentHashes),
+		pairs:  newLimiter(opts.MaxFailures, opts.FailureWindow, opts.Lockout, opts.MaxLockout),
+		addrs:  newLimiter(opts.MaxFailures, opts.FailureWindow, opts.Lockout, opts.MaxLockout),
+		hashes: newHashGate(opts.MaxConcurrentHashes, opts.MaxHashQueue),
 	}, nil
-}
-
-// withHashSlot runs fn while holding one of the MaxConcurrentHashes slots.
-func (s *Service) withHashSlot(ctx context.Context, fn func()) error {
-	select {
-	case s.hashes <- struct{}{}:
-	case <-ctx.Done():
-		return fmt.Errorf("auth: waiting to hash: %w", ctx.Err())
-	}
-	defer func() { <-s.hashes }()
-	fn()
-	return nil
 }
 
 // Sweep deletes expired sessions from the store and forgets stale
@@ -78,7 +68,7 @@ func (s *Service) Sweep(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("auth: sweep sessions: %w", err)
 	}
-	forgot := s.users.prune(now) + s.addrs.prune(now)
+	forgot := s.pairs.prune(now) + s.addrs.prune(now)
 	if n > 0 || forgot > 0 {
 		s.log.Debug("auth: swept", "expired_sessions", n, "rate_limit_keys", forgot)
 	}

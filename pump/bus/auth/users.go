@@ -117,7 +117,7 @@ func (s *Service) RemoveUser(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("auth: remove user %q: %w", name, err)
 	}
-	s.users.reset(name)
+	s.pairs.forgetPrefix(pairKey(name, ""))
 	s.log.Info("auth: user removed", "user", name)
 	return nil
 }
@@ -210,13 +210,14 @@ func (s *Service) update(ctx context.Context, name string, revoke bool, change f
 	return nil
 }
 
-// newHash hashes password with the configured parameters in a hash slot.
+// newHash hashes password with the configured parameters in a hash slot,
+// waiting for one however many logins wait.
 func (s *Service) newHash(ctx context.Context, password string) (string, error) {
 	var (
 		hash string
 		herr error
 	)
-	if err := s.withHashSlot(ctx, func() { hash, herr = hashPassword(password, s.opts.Argon2) }); err != nil {
+	if err := s.hashes.wait(ctx, func() { hash, herr = hashPassword(password, s.opts.Argon2) }); err != nil {
 		return "", err
 	}
 	return hash, herr
