@@ -113,6 +113,12 @@ func (p *Pump) publish(out Outlet, ev Event) {
 		p.deliverEvent(out, ev)
 		return
 	}
+	p.publishDurable(out, ev)
+}
+
+// publishDurable hands ev to the durability gate. It is apart from publish
+// so that only this path moves the event to the heap (the closure keeps it).
+func (p *Pump) publishDurable(out Outlet, ev Event) {
 	p.gate.After(p.durable.Assigned(), func() { p.deliverEvent(out, ev) })
 }
 
