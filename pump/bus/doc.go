@@ -228,7 +228,10 @@
 //	{"event":"agent_state","agent","state","current_thread","queue_depth","active"}
 //
 // agent_state is sent when an agent's state or current_thread changes
-// (sampled every 250 ms while a stream is open).
+// (sampled every 250 ms while a stream is open). message events carry the
+// message's id; thread_created, thread_updated and error events carry a
+// stable "message_id" (as on /ws), and all of them are sent only once what
+// they name is committed to the journal.
 //
 // GET /api/v1/ws/messages (viewer) is the message log stream. It sends
 // nothing until the client subscribes; a new subscribe replaces the filter:

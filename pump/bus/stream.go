@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
@@ -155,7 +156,7 @@ func (st *streamSocket) offerEvent(e pump.Event) {
 				st.offer(streamEvent{name: streamThreadCreated, threads: threads, agents: agents,
 					body: map[string]any{"event": streamThreadCreated, "thread": map[string]any{
 						"id": e.Conversation, "status": "active", "participants": []string{e.From, e.Listener},
-						"created_at": stamp(e.Time)}}})
+						"created_at": stamp(e.Time)}, "message_id": wire.MessageID(streamThreadCreated, e.Conversation)}})
 			}
 		}
 		st.offer(streamEvent{name: streamMessage, threads: threads, agents: agents, body: e})
@@ -168,11 +169,11 @@ func (st *streamSocket) offerEvent(e pump.Event) {
 		}
 		st.offer(streamEvent{name: streamError, threads: threads, agents: agents, body: map[string]any{
 			"event": streamError, "kind": string(e.Kind), "thread_id": e.Conversation, "agent": agent,
-			"error": failureText(e), "timestamp": stamp(e.Time)}})
+			"error": failureText(e), "timestamp": stamp(e.Time), "message_id": eventID(string(e.Kind), e)}})
 	case pump.EventComplete:
 		st.offer(streamEvent{name: streamThreadUpdated, threads: threads, body: map[string]any{
 			"event": streamThreadUpdated, "thread_id": e.Conversation, "status": "completed",
-			"timestamp": stamp(e.Time)}})
+			"timestamp": stamp(e.Time), "message_id": eventID(wire.TypeComplete, e)}})
 	}
 }
 
