@@ -262,22 +262,9 @@ func (r *Reader) summaries(byConversation bool, limit, offset int, filter Thread
 // restart these are the messages whose handling may not have finished.
 func (r *Reader) Undelivered() ([]Entry, error) {
 	var out []Entry
-	err := r.readTx(func(ctx context.Context, tx *sql.Tx) error {
-		t := deliveryTracker{parts: map[int64]*partMarks{}}
-		if err := tx.QueryRowContext(ctx, `SELECT `+watermarkExpr).Scan(&t.mark); err != nil {
-			return fmt.Errorf("store: read the delivery watermark: %w", err)
-		}
-		if err := t.loadParts(ctx, tx); err != nil {
-			return err
-		}
-		return scanForward(ctx, tx, t.mark, func(s *segment) error {
-			for i := range s.entries {
-				if e := &s.entries[i]; e.Seq > t.mark && markable(e) && !t.marked(e.Seq) {
-					out = append(out, *e)
-				}
-			}
-			return nil
-		})
+	err := r.scanUndelivered(0, func(e *Entry) error {
+		out = append(out, *e)
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -18,7 +18,24 @@ func (r *Reader) UndeliveredAfter(after int64, limit int) ([]Entry, error) {
 		return nil, fmt.Errorf("%w: undelivered page limit %d", ErrInvalid, limit)
 	}
 	var out []Entry
-	err := r.readTx(func(ctx context.Context, tx *sql.Tx) error {
+	err := r.scanUndelivered(after, func(e *Entry) error {
+		out = append(out, e.clone())
+		if len(out) == limit {
+			return errStopScan
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scanUndelivered calls fn, in seq order and from one snapshot, for each
+// entry Undelivered reports whose seq is above after; fn returns
+// errStopScan to end the scan. fn must not keep e's texts or bytes.
+func (r *Reader) scanUndelivered(after int64, fn func(e *Entry) error) error {
+	return r.readTx(func(ctx context.Context, tx *sql.Tx) error {
 		t := deliveryTracker{parts: map[int64]*partMarks{}}
 		if err := tx.QueryRowContext(ctx, `SELECT `+watermarkExpr).Scan(&t.mark); err != nil {
 			return fmt.Errorf("store: read the delivery watermark: %w", err)
@@ -32,18 +49,13 @@ func (r *Reader) UndeliveredAfter(after int64, limit int) ([]Entry, error) {
 				if e.Seq <= after || e.Seq <= t.mark || !markable(e) || t.marked(e.Seq) {
 					continue
 				}
-				out = append(out, e.clone())
-				if len(out) == limit {
-					return errStopScan
+				if err := fn(e); err != nil {
+					return err
 				}
 			}
 			return nil
 		})
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // Each calls fn, in seq order, for every committed entry with seq above
