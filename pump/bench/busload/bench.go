@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pquerna/otp"
@@ -59,6 +60,10 @@ type Result struct {
 	Refused       int64   `json:"refused"`
 	WrongReply    int64   `json:"wrong_replies"`
 	Errors        int64   `json:"errors"`
+	// CPUPerReplyUs is the process's CPU time (user + system, server and
+	// clients together) over the run's load phase per reply: on a shared
+	// machine a steadier figure than replies/s.
+	CPUPerReplyUs float64 `json:"cpu_per_reply_us"`
 	// FirstErrors are up to 5 error texts.
 	FirstErrors []string `json:"first_errors,omitempty"`
 }
@@ -87,6 +92,7 @@ func (r Result) String() string {
 		r.Seconds, r.Cores)
 	fmt.Fprintf(&b, "latency p50 / p99  %7.1f ms / %.1f ms  max %.1f ms  (send → output frame)\n", r.P50ms, r.P99ms, r.MaxMs)
 	fmt.Fprintf(&b, "sent / acks        %10d / %d  replies %d\n", r.Sent, r.Acked, r.Replies)
+	fmt.Fprintf(&b, "cpu/reply          %8.1f µs  (server and clients, user + system)\n", r.CPUPerReplyUs)
 	fmt.Fprintf(&b, "lost               %10d  (sent, never answered by the end of the grace period)\n", r.Lost)
 	fmt.Fprintf(&b, "refused / errors   %10d / %d  wrong replies %d\n", r.Refused, r.Errors, r.WrongReply)
 	for _, e := range r.FirstErrors {
@@ -182,9 +188,24 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	load.Target = Target{URL: "wss://" + ln.Addr().String() + "/ws", TLS: clientTLS, Token: token}
+	cpu0 := cpuTime()
 	t, err := Drive(ctx, load)
 	if err != nil {
 		return Result{}, err
 	}
-	return ResultOf(load, t), nil
+	cpu := cpuTime() - cpu0
+	r := ResultOf(load, t)
+	if t.Replies > 0 {
+		r.CPUPerReplyUs = float64(cpu.Microseconds()) / float64(t.Replies)
+	}
+	return r, nil
+}
+
+// cpuTime is the process's CPU time so far (user + system).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
