@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"sync"
 	"time"
 
@@ -235,13 +236,19 @@ func (c *conn) writeLoop() {
 		case item := <-c.out:
 			c.batch.begin()
 			ok := c.write(item)
+			yielded := false
 		more:
 			for n := 1; ok && n < maxBatchFrames; n++ {
 				select {
 				case item = <-c.out:
 					ok = c.write(item)
 				default:
-					break more
+					if yielded {
+						break more
+					}
+					yielded = true
+					runtime.Gosched()
+					n--
 				}
 			}
 			if err := c.batch.end(); err != nil {
