@@ -38,12 +38,13 @@ type benchStore struct {
 // With --bus it is the main bus's load generator instead: see runBusBench.
 func runBench(ctx context.Context, args []string, std streams) int {
 	fs := newFlags("bench", "[--duration 5s] [--injectors N] [--journal] [--durable] [--json] [--cpuprofile FILE] [--mutexprofile FILE]\n"+
-		"       xmlpipe bench --bus [--clients 200] [--duration 10s] [--rate R] [--grace 5s] [--json] [--cpuprofile FILE] [--mutexprofile FILE]", std.err)
+		"       xmlpipe bench --bus [--clients 200] [--duration 10s] [--rate R] [--grace 5s] [--in-memory] [--json] [--cpuprofile FILE] [--mutexprofile FILE]", std.err)
 	duration := fs.Duration("duration", 0, "length of the throughput phase (default 5s; 10s with --bus)")
 	onBus := fs.Bool("bus", false, "load-test the main bus: TLS WebSocket clients on loopback sending @greeter conversations")
 	clients := fs.Int("clients", busload.DefaultClients, "with --bus: concurrent /ws clients")
 	rate := fs.Float64("rate", 0, "with --bus: total sends per second, open loop (0: closed loop, each client waits for its reply)")
 	grace := fs.Duration("grace", busload.DefaultGrace, "with --bus: how long to wait for outstanding replies after --duration")
+	inMemory := fs.Bool("in-memory", false, "with --bus: no data directory (no journal, no persisted registries), to see the bus without the store")
 	injectors := fs.Int("injectors", 4, "goroutines injecting envelopes")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	withJournal := fs.Bool("journal", false, "journal to a SQLite store in a temporary directory, in throughput slices alternating with slices without, and report both")
@@ -67,7 +68,8 @@ func runBench(ctx context.Context, args []string, std streams) int {
 			fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
 			return exitUsage
 		}
-		return profiled(*cpuProfile, *mutexProfile, std, func() int { return runBusBench(ctx, load, *asJSON, std) })
+		cfg := busload.Config{Load: load, InMemory: *inMemory}
+		return profiled(*cpuProfile, *mutexProfile, std, func() int { return runBusBench(ctx, cfg, *asJSON, std) })
 	}
 	if *duration == 0 {
 		*duration = 5 * time.Second
@@ -132,11 +134,12 @@ func runPumpBench(ctx context.Context, cfg bench.Config, st *store.Store, asJSON
 }
 
 // runBusBench is `xmlpipe bench --bus`: the embedded hello-world organism
-// on a temporary data directory with its main bus on a loopback TLS port,
-// driven by load's clients over real TLS WebSockets after a real login.
-func runBusBench(ctx context.Context, load busload.LoadConfig, asJSON bool, std streams) int {
-	src := configSource{path: embeddedName, embedded: true}
-	r, err := busload.Run(ctx, busload.Config{Load: load, Build: src.build})
+// on a temporary data directory (none with --in-memory) with its main bus
+// on a loopback TLS port, driven by cfg.Load's clients over real TLS
+// WebSockets after a real login.
+func runBusBench(ctx context.Context, cfg busload.Config, asJSON bool, std streams) int {
+	cfg.Build = configSource{path: embeddedName, embedded: true}.build
+	r, err := busload.Run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(std.err, "xmlpipe bench --bus: %v\n", err)
 		return exitFailure

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -20,6 +21,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/certs"
 	"github.com/xml-pipeline/xmlpipe/pump/console"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
 // benchUser is the user the bench creates and logs in as.
@@ -35,6 +37,10 @@ type Config struct {
 	// Build assembles the organism under test (not started) with the options
 	// given (a durable organism on a temporary data directory); required.
 	Build func(organism.Options) (*organism.Organism, error)
+	// InMemory runs the organism without a data directory (no journal, no
+	// persisted registries; the users and sessions live in a store of their
+	// own): the bus and the pump without the store's cost.
+	InMemory bool
 	// Logger receives the organism's and the server's logs (default:
 	// discard).
 	Logger *slog.Logger
@@ -47,9 +53,12 @@ type Result struct {
 	Rate    float64 `json:"rate"`
 	Seconds float64 `json:"seconds"`
 	Cores   int     `json:"cores"`
-	Sent    int64   `json:"sent"`
-	Acked   int64   `json:"acks"`
-	Replies int64   `json:"replies"`
+	// Durable is whether the organism journaled and persisted its
+	// registries (Config.InMemory unset).
+	Durable bool  `json:"durable"`
+	Sent    int64 `json:"sent"`
+	Acked   int64 `json:"acks"`
+	Replies int64 `json:"replies"`
 	// RepliesPerSec counts the replies that arrived within the sending
 	// window, over its length.
 	RepliesPerSec float64 `json:"replies_per_sec"`
@@ -88,8 +97,12 @@ func (r Result) String() string {
 	if r.Rate > 0 {
 		mode = fmt.Sprintf("open loop at %.0f sends/s", r.Rate)
 	}
-	fmt.Fprintf(&b, "replies/s          %10.0f  (%d clients, %s, %.2f s, %d cores)\n", r.RepliesPerSec, r.Clients, mode,
-		r.Seconds, r.Cores)
+	org := "durable organism"
+	if !r.Durable {
+		org = "in-memory organism"
+	}
+	fmt.Fprintf(&b, "replies/s          %10.0f  (%d clients, %s, %.2f s, %d cores, %s)\n", r.RepliesPerSec, r.Clients,
+		mode, r.Seconds, r.Cores, org)
 	fmt.Fprintf(&b, "latency p50 / p99  %7.1f ms / %.1f ms  max %.1f ms  (send → output frame)\n", r.P50ms, r.P99ms, r.MaxMs)
 	fmt.Fprintf(&b, "sent / acks        %10d / %d  replies %d\n", r.Sent, r.Acked, r.Replies)
 	fmt.Fprintf(&b, "cpu/reply          %8.1f µs  (server and clients, user + system)\n", r.CPUPerReplyUs)
@@ -102,7 +115,7 @@ func (r Result) String() string {
 }
 
 // Run starts the organism cfg.Build assembles on a temporary data
-// directory with the main bus on a loopback TLS port (a self-signed
+// directory (none with InMemory) with the main bus on a loopback TLS port (a self-signed
 // certificate), creates a user with a password and TOTP, logs in once over
 // HTTPS, drives the load through real TLS WebSockets and shuts everything
 // down.
@@ -124,7 +137,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	defer os.RemoveAll(dir)
-	local, err := console.Assemble(organism.Options{Logger: cfg.Logger, DataDir: dir + "/data"}, cfg.Build)
+	opts := organism.Options{Logger: cfg.Logger, DataDir: filepath.Join(dir, "data")}
+	if cfg.InMemory {
+		opts.DataDir = ""
+	}
+	local, err := console.Assemble(opts, cfg.Build)
 	if err != nil {
 		return Result{}, err
 	}
@@ -134,7 +151,14 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	defer o.Shutdown(context.Background())
 
-	svc, err := auth.New(o.Store(), auth.Options{Organism: o.Config.Organism.Name, Logger: cfg.Logger})
+	users := o.Store()
+	if users == nil {
+		if users, err = store.Open(filepath.Join(dir, "users"), store.Options{}); err != nil {
+			return Result{}, err
+		}
+		defer users.Close()
+	}
+	svc, err := auth.New(users, auth.Options{Organism: o.Config.Organism.Name, Logger: cfg.Logger})
 	if err != nil {
 		return Result{}, err
 	}
@@ -195,6 +219,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	cpu := cpuTime() - cpu0
 	r := ResultOf(load, t)
+	r.Durable = !cfg.InMemory
 	if t.Replies > 0 {
 		r.CPUPerReplyUs = float64(cpu.Microseconds()) / float64(t.Replies)
 	}

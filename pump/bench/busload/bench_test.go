@@ -18,21 +18,24 @@ func helloWorld(o organism.Options) (*organism.Organism, error) {
 // every send acknowledged and answered, none lost.
 func TestRunMeasuresReplies(t *testing.T) {
 	tests := []struct {
-		name string
-		rate float64
+		name     string
+		rate     float64
+		inMemory bool
 	}{
-		{"closed loop", 0},
-		{"open loop", 200},
+		{"closed loop", 0, false},
+		{"open loop", 200, false},
+		{"in memory", 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := Run(context.Background(), Config{Build: helloWorld,
+			r, err := Run(context.Background(), Config{Build: helloWorld, InMemory: tt.inMemory,
 				Load: LoadConfig{Clients: 4, Duration: time.Second, Rate: tt.rate}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Log("\n" + r.String())
-			if r.Replies == 0 || r.RepliesPerSec <= 0 || r.P50ms <= 0 || r.MaxMs < r.P99ms {
+			if r.Replies == 0 || r.RepliesPerSec <= 0 || r.P50ms <= 0 || r.MaxMs < r.P99ms || r.CPUPerReplyUs <= 0 ||
+				r.Durable == tt.inMemory {
 				t.Errorf("implausible result: %+v", r)
 			}
 			if r.Lost != 0 || r.Errors != 0 || r.Refused != 0 || r.WrongReply != 0 {
