@@ -236,20 +236,21 @@ func (c *conn) writeLoop() {
 		case item := <-c.out:
 			c.batch.begin()
 			ok := c.write(item)
-			yielded := false
-		more:
-			for n := 1; ok && n < maxBatchFrames; n++ {
+			// Gather what is queued; when nothing is, yield once so that
+			// events being produced right now join this write.
+			for n, yielded := 1, false; ok && n < maxBatchFrames; {
 				select {
 				case item = <-c.out:
 					ok = c.write(item)
+					n++
+					continue
 				default:
-					if yielded {
-						break more
-					}
-					yielded = true
-					runtime.Gosched()
-					n--
 				}
+				if yielded {
+					break
+				}
+				yielded = true
+				runtime.Gosched()
 			}
 			if err := c.batch.end(); err != nil {
 				c.log.Debug("write failed", "error", err)
