@@ -121,14 +121,17 @@ func Dial(ctx context.Context, t Target) (*Conn, error) {
 }
 
 // Frame is the part of a server frame the load generator looks at. ID is
-// the request id the server echoes (the client sends integers).
+// the request id the server echoes (the client sends integers); MessageID
+// is the acknowledged message's id (the SHA-256 of its canonical envelope)
+// when the server names it.
 type Frame struct {
-	Type     string `json:"type"`
-	ID       int64  `json:"id"`
-	ThreadID string `json:"thread_id"`
-	Text     string `json:"text"`
-	Error    string `json:"error"`
-	Code     string `json:"code"`
+	Type      string `json:"type"`
+	ID        int64  `json:"id"`
+	ThreadID  string `json:"thread_id"`
+	MessageID string `json:"message_id"`
+	Text      string `json:"text"`
+	Error     string `json:"error"`
+	Code      string `json:"code"`
 }
 
 // skipped are frame prefixes the load generator does not decode: the

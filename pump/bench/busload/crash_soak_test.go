@@ -3,6 +3,7 @@ package busload
 import (
 	"bufio"
 	"crypto/tls"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -110,13 +111,17 @@ func TestCrashSoak(t *testing.T) {
 
 	var (
 		ackMu sync.Mutex
-		acked = map[string]int{} // conversation → times acknowledged
+		acked = map[string]int{}  // conversation → times acknowledged
+		ids   = map[string]bool{} // message ids acknowledged (when "sent" names them)
 	)
 	load := LoadConfig{Target: Target{URL: "wss://" + addr + "/ws", TLS: clientTLS, Token: token},
 		Clients: crashClients, Duration: time.Duration(kills)*crashCycle + crashTail, Grace: 10 * time.Second,
-		Reconnect: true, Acked: func(_ int, conv string) {
+		Reconnect: true, Acked: func(_ int, conv, id string) {
 			ackMu.Lock()
 			acked[conv]++
+			if id != "" {
+				ids[id] = true
+			}
 			ackMu.Unlock()
 		}}
 	type driven struct {
@@ -180,12 +185,13 @@ func TestCrashSoak(t *testing.T) {
 			t.Errorf("run %d: server RSS peaked at %.0f MB, want < %d MB", i+1, float64(p)/(1<<20), crashRSSLimit>>20)
 		}
 	}
-	checkJournal(t, data, acked)
+	checkJournal(t, data, acked, ids)
 }
 
 // checkJournal checks every acknowledged conversation against the journal
-// of data: its inbound message is there and it was answered exactly once.
-func checkJournal(t *testing.T, data string, acked map[string]int) {
+// of data: its inbound message is there (by message id too when the server
+// named it) and it was answered exactly once.
+func checkJournal(t *testing.T, data string, acked map[string]int, ids map[string]bool) {
 	t.Helper()
 	r, err := store.OpenReadOnly(data)
 	if err != nil {
@@ -195,6 +201,7 @@ func checkJournal(t *testing.T, data string, acked map[string]int) {
 	inbound := map[string]int{} // conversation → inbound messages from the client
 	answers := map[string]int{} // conversation → shouter → response-handler messages
 	var entries int
+	journaled := map[string]bool{} // message ids (SHA-256 of the canonical envelope) in the journal
 	for after := int64(0); ; {
 		page, err := r.After(after, 4096)
 		if err != nil {
@@ -205,6 +212,9 @@ func checkJournal(t *testing.T, data string, acked map[string]int) {
 		}
 		for _, e := range page {
 			entries++
+			if len(ids) > 0 {
+				journaled[hex.EncodeToString(e.SHA256[:])] = true
+			}
 			conv := e.Conversation
 			if conv == "" {
 				conv = e.Thread
@@ -233,6 +243,12 @@ func checkJournal(t *testing.T, data string, acked map[string]int) {
 			repeated = append(repeated, fmt.Sprintf("%s ×%d", conv, answers[conv]))
 		}
 	}
+	var idsMissing []string
+	for id := range ids {
+		if !journaled[id] {
+			idsMissing = append(idsMissing, id)
+		}
+	}
 	t.Logf("journal: %d entries, %d conversations from clients; of %d acknowledged: %d not journaled, "+
 		"%d journaled but never answered, %d answered more than once", entries, len(inbound), len(acked),
 		len(missing), len(unanswered), len(repeated))
@@ -241,13 +257,16 @@ func checkJournal(t *testing.T, data string, acked map[string]int) {
 			return
 		}
 		slices.Sort(list)
-		t.Errorf("%d acknowledged conversations %s (first: %s)", len(list), what,
-			strings.Join(list[:min(5, len(list))], ", "))
+		t.Errorf("%d acknowledged %s (first: %s)", len(list), what, strings.Join(list[:min(5, len(list))], ", "))
 	}
-	report("are not in the journal", missing)
-	report("are journaled but were never answered", unanswered)
-	report("were answered more than once", repeated)
-	report("were acknowledged twice", ackedTwice)
+	report("conversations are not in the journal", missing)
+	report("conversations are journaled but were never answered", unanswered)
+	report("conversations were answered more than once", repeated)
+	report("conversations were acknowledged twice", ackedTwice)
+	if len(ids) > 0 {
+		t.Logf("%d acknowledged message ids, %d of them not in the journal", len(ids), len(idsMissing))
+	}
+	report("message ids are not in the journal", idsMissing)
 }
 
 // buildXmlpipe builds the xmlpipe binary into a temporary directory.

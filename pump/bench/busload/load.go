@@ -50,9 +50,10 @@ type LoadConfig struct {
 	// ending its client; requests outstanding on the dropped socket are
 	// counted as Unanswered, not Lost.
 	Reconnect bool
-	// Acked, when set, is called (from the clients' goroutines) with the
-	// conversation id of every "sent" frame, the server's acknowledgement.
-	Acked func(client int, conv string)
+	// Acked, when set, is called (from the clients' goroutines) for every
+	// "sent" frame, the server's acknowledgement, with its conversation id
+	// and message id ("" when the server does not send one).
+	Acked func(client int, conv, messageID string)
 	// Logger receives client errors (default: discard).
 	Logger *slog.Logger
 }
@@ -405,7 +406,7 @@ func (c *client) read(o *outstanding) error {
 			if ok {
 				c.acked++
 				if cfg.Acked != nil {
-					cfg.Acked(c.n, f.ThreadID)
+					cfg.Acked(c.n, f.ThreadID, f.MessageID)
 				}
 			}
 		case "error":
