@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bench"
+	"github.com/xml-pipeline/xmlpipe/pump/bench/busload"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
@@ -33,9 +34,17 @@ type benchStore struct {
 // through the full chain), optionally journaling to a SQLite store in a
 // temporary directory (--journal) and persisting the kernel registries there
 // too, as a durable organism does (--durable).
+//
+// With --bus it is the main bus's load generator instead: see runBusBench.
 func runBench(ctx context.Context, args []string, std streams) int {
-	fs := newFlags("bench", "[--duration 5s] [--injectors N] [--journal] [--durable] [--json] [--cpuprofile FILE] [--mutexprofile FILE]", std.err)
-	duration := fs.Duration("duration", 5*time.Second, "length of the throughput phase")
+	fs := newFlags("bench", "[--duration 5s] [--injectors N] [--journal] [--durable] [--json] [--cpuprofile FILE] [--mutexprofile FILE]\n"+
+		"       xmlpipe bench --bus [--clients 200] [--duration 10s] [--rate R] [--grace 5s] [--in-memory] [--json] [--cpuprofile FILE] [--mutexprofile FILE]", std.err)
+	duration := fs.Duration("duration", 0, "length of the throughput phase (default 5s; 10s with --bus)")
+	onBus := fs.Bool("bus", false, "load-test the main bus: TLS WebSocket clients on loopback sending @greeter conversations")
+	clients := fs.Int("clients", busload.DefaultClients, "with --bus: concurrent /ws clients")
+	rate := fs.Float64("rate", 0, "with --bus: total sends per second, open loop (0: closed loop, each client waits for its reply)")
+	grace := fs.Duration("grace", busload.DefaultGrace, "with --bus: how long to wait for outstanding replies after --duration")
+	inMemory := fs.Bool("in-memory", false, "with --bus: no data directory (no journal, no persisted registries), to see the bus without the store")
 	injectors := fs.Int("injectors", 4, "goroutines injecting envelopes")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	withJournal := fs.Bool("journal", false, "journal to a SQLite store in a temporary directory, in throughput slices alternating with slices without, and report both")
@@ -48,6 +57,22 @@ func runBench(ctx context.Context, args []string, std streams) int {
 	}
 	if !wantArgs(fs, pos, 0, 0) {
 		return exitUsage
+	}
+	if *onBus {
+		if *withJournal || *durable {
+			fmt.Fprintln(std.err, "xmlpipe bench: --bus journals always (a durable organism); drop --journal/--durable")
+			return exitUsage
+		}
+		load := busload.LoadConfig{Clients: *clients, Duration: *duration, Rate: *rate, Grace: *grace}
+		if err := load.Validate(); err != nil {
+			fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
+			return exitUsage
+		}
+		cfg := busload.Config{Load: load, InMemory: *inMemory}
+		return profiled(*cpuProfile, *mutexProfile, std, func() int { return runBusBench(ctx, cfg, *asJSON, std) })
+	}
+	if *duration == 0 {
+		*duration = 5 * time.Second
 	}
 	cfg := bench.Config{Duration: *duration, Injectors: *injectors}
 	var st *store.Store
@@ -73,31 +98,12 @@ func runBench(ctx context.Context, args []string, std streams) int {
 			}
 		}
 	}
-	if *cpuProfile != "" {
-		pf, err := os.Create(*cpuProfile)
-		if err != nil {
-			fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
-			return exitFailure
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
-			return exitFailure
-		}
-		defer pprof.StopCPUProfile()
-	}
-	if *mutexProfile != "" {
-		stop, err := profileMutexes(*mutexProfile)
-		if err != nil {
-			fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
-			return exitFailure
-		}
-		defer func() {
-			if err := stop(); err != nil {
-				fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
-			}
-		}()
-	}
+	return profiled(*cpuProfile, *mutexProfile, std, func() int { return runPumpBench(ctx, cfg, st, *asJSON, std) })
+}
+
+// runPumpBench runs the pump bench with cfg and prints its result (with
+// the store's figures when st is set).
+func runPumpBench(ctx context.Context, cfg bench.Config, st *store.Store, asJSON bool, std streams) int {
 	r, err := bench.Run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
@@ -110,7 +116,7 @@ func runBench(ctx context.Context, args []string, std streams) int {
 			return exitFailure
 		}
 	}
-	if *asJSON {
+	if asJSON {
 		b, _ := json.Marshal(struct {
 			bench.Result
 			Store *benchStore `json:"store,omitempty"`
@@ -125,6 +131,58 @@ func runBench(ctx context.Context, args []string, std streams) int {
 		fmt.Fprintf(std.out, "store queue        %10d  peak of %d; %d writes waited for room\n", sr.QueuePeak, sr.QueueCapacity, sr.Blocked)
 	}
 	return exitOK
+}
+
+// runBusBench is `xmlpipe bench --bus`: the embedded hello-world organism
+// on a temporary data directory (none with --in-memory) with its main bus
+// on a loopback TLS port, driven by cfg.Load's clients over real TLS
+// WebSockets after a real login.
+func runBusBench(ctx context.Context, cfg busload.Config, asJSON bool, std streams) int {
+	cfg.Build = configSource{path: embeddedName, embedded: true}.build
+	r, err := busload.Run(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(std.err, "xmlpipe bench --bus: %v\n", err)
+		return exitFailure
+	}
+	if asJSON {
+		b, _ := json.Marshal(r)
+		fmt.Fprintln(std.out, string(b))
+		return exitOK
+	}
+	fmt.Fprint(std.out, r.String())
+	return exitOK
+}
+
+// profiled runs fn with a CPU profile written to cpuProfile and a lock
+// contention profile to mutexProfile (each when not empty) and returns its
+// exit code.
+func profiled(cpuProfile, mutexProfile string, std streams, fn func() int) int {
+	if cpuProfile != "" {
+		pf, err := os.Create(cpuProfile)
+		if err != nil {
+			fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
+			return exitFailure
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
+			return exitFailure
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if mutexProfile != "" {
+		stop, err := profileMutexes(mutexProfile)
+		if err != nil {
+			fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
+			return exitFailure
+		}
+		defer func() {
+			if err := stop(); err != nil {
+				fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
+			}
+		}()
+	}
+	return fn()
 }
 
 // profileMutexes records every contended lock from now on; the returned

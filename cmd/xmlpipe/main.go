@@ -8,7 +8,7 @@
 //	xmlpipe check [--config organism.yaml] FILE|-
 //	xmlpipe c14n FILE|-
 //	xmlpipe gen [-out DIR] [-check]
-//	xmlpipe bench [--duration 5s] [--json]
+//	xmlpipe bench [--duration 5s] [--json] | --bus [--clients 200] [--rate R]
 //	xmlpipe journal tail|thread|verify|export|replay [--data DIR] [--config organism.yaml] …
 //	xmlpipe users add|list|remove|reset-totp|passwd|role [--data DIR] …
 package main
@@ -53,7 +53,7 @@ func commands() []command {
 		{"check", "[--config organism.yaml] FILE|-", "run one message through the ingress stages", runCheck},
 		{"c14n", "FILE|-", "print the exclusive C14N of an XML document", runC14N},
 		{"gen", "[-out DIR] [-check]", "write (or check) the generated payload schemas", runGen},
-		{"bench", "[--duration 5s] [--json]", "end-to-end pump benchmark: envelopes/s, latency, floor ratio", runBench},
+		{"bench", "[--duration 5s] [--json] | --bus [--clients 200] [--rate R]", "end-to-end pump benchmark (envelopes/s, latency, floor ratio), or with --bus the main bus's load generator", runBench},
 		{"journal", "tail|thread|verify|export|replay [--data DIR] …", "read, check and replay the message journal", runJournal},
 		{"users", "add|list|remove|reset-totp|passwd|role …", "manage the main bus's users (password + TOTP)", runUsers},
 		{"help", "", "show this help", runHelp},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"sync"
 	"time"
 
@@ -55,6 +56,10 @@ type conn struct {
 	sess    auth.Session
 	checked time.Time
 
+	// batch is the connection under ws: the writer gathers the frames
+	// waiting in out into one write.
+	batch *batchConn
+
 	out       chan any
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -73,7 +78,8 @@ func (s *Server) openConn(w http.ResponseWriter, r *http.Request, kind string, s
 		writeError(w, http.StatusServiceUnavailable, "Server shutting down")
 		return nil
 	}
-	ws, err := s.up.Upgrade(w, r, nil)
+	bw := &batchWriter{ResponseWriter: w}
+	ws, err := s.up.Upgrade(bw, r, nil)
 	if err != nil {
 		s.leave()
 		return nil // the upgrader answered
@@ -81,7 +87,7 @@ func (s *Server) openConn(w http.ResponseWriter, r *http.Request, kind string, s
 	ctx, cancel := context.WithCancel(s.ctx)
 	c := &conn{s: s, ws: ws, log: s.log.With("socket", kind, "addr", clientAddr(r)), encode: encode, ctx: ctx,
 		cancel: cancel, checked: time.Now(), out: make(chan any, s.opts.SendQueue), closing: make(chan struct{}),
-		wrote: make(chan struct{})}
+		wrote: make(chan struct{}), batch: bw.conn}
 	if sess.Username != "" {
 		c.authenticated(sess)
 	}
@@ -208,7 +214,12 @@ func (c *conn) finish() {
 	c.s.leave()
 }
 
-// writeLoop writes queued items and pings until the socket closes.
+// maxBatchFrames bounds the frames the writer gathers into one write.
+const maxBatchFrames = 64
+
+// writeLoop writes queued items and pings until the socket closes. The
+// items already waiting when it wakes are written together (see
+// batchConn).
 func (c *conn) writeLoop() {
 	defer c.s.wg.Done()
 	defer close(c.wrote)
@@ -223,25 +234,30 @@ func (c *conn) writeLoop() {
 		case <-c.closing:
 			return
 		case item := <-c.out:
-			mt, data, err := c.encode(item)
-			if err != nil {
-				c.log.Error("encode frame", "error", err)
-				continue
-			}
-			if len(data) == 0 {
-				continue
-			}
-			if gate := c.s.writeGate; gate != nil {
+			c.batch.begin()
+			ok := c.write(item)
+			// Gather what is queued; when nothing is, yield once so that
+			// events being produced right now join this write.
+			for n, yielded := 1, false; ok && n < maxBatchFrames; {
 				select {
-				case <-gate:
-				case <-c.closing:
-					return
+				case item = <-c.out:
+					ok = c.write(item)
+					n++
+					continue
+				default:
 				}
+				if yielded {
+					break
+				}
+				yielded = true
+				runtime.Gosched()
 			}
-			_ = c.ws.SetWriteDeadline(time.Now().Add(c.s.opts.WriteTimeout))
-			if err := c.ws.WriteMessage(mt, data); err != nil {
+			if err := c.batch.end(); err != nil {
 				c.log.Debug("write failed", "error", err)
 				c.close(0, "")
+				return
+			}
+			if !ok {
 				return
 			}
 		case <-ping:
@@ -252,4 +268,37 @@ func (c *conn) writeLoop() {
 			}
 		}
 	}
+}
+
+// write encodes and writes one queued item (into the current batch); false
+// ends the writer (the socket is closing or broken).
+func (c *conn) write(item any) bool {
+	mt, data, err := c.encode(item)
+	if err != nil {
+		c.log.Error("encode frame", "error", err)
+		return true
+	}
+	if len(data) == 0 {
+		return true
+	}
+	if gate := c.s.writeGate; gate != nil {
+		// A test's stalled client: what was gathered goes out first.
+		if err := c.batch.end(); err != nil {
+			c.close(0, "")
+			return false
+		}
+		select {
+		case <-gate:
+		case <-c.closing:
+			return false
+		}
+		c.batch.begin()
+	}
+	_ = c.ws.SetWriteDeadline(time.Now().Add(c.s.opts.WriteTimeout))
+	if err := c.ws.WriteMessage(mt, data); err != nil {
+		c.log.Debug("write failed", "error", err)
+		c.close(0, "")
+		return false
+	}
+	return true
 }

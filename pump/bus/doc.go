@@ -258,7 +258,8 @@
 //
 // Every socket has a bounded send queue (Options.SendQueue frames); the
 // organism never waits for a client: a client that falls that far behind is
-// closed with 1013 "Client too slow". Sockets are pinged every
+// closed with 1013 "Client too slow". The frames waiting in a queue when its
+// writer wakes go out together, in one TLS write. Sockets are pinged every
 // PingInterval and closed after PongWait of silence. Shutdown closes every
 // socket with 1001 "Server shutting down" and waits for the server's
 // goroutines.

@@ -20,12 +20,24 @@ type historyLen func(thread string) int
 // counters are dropped when it completes: by then every message of it is in
 // the buffer, so its next message starts again from the buffer, exactly.
 //
+// Every message event of the organism passes here, from many goroutines at
+// once, so the counters are split in slotShards shards by conversation, and
+// the history is read without a shard lock held (the context buffer's lock
+// is taken by every handler start and thread end).
+//
 // The numbering follows the pump as it goes (observe, a pump watcher); the
 // message log streams each message later, once it is durable (event, a
 // subscriber), with the number observe gave it.
 type slotIndexes struct {
 	history historyLen
+	shards  [slotShards]slotShard
+}
 
+// slotShards is how many independently locked shards slotIndexes has.
+const slotShards = 32
+
+// slotShard holds the counters of the conversations that hash to it.
+type slotShard struct {
 	mu      sync.Mutex
 	next    map[string]int      // thread → its next slot index
 	byConv  map[string][]string // conversation → its counted threads
@@ -40,7 +52,20 @@ type slotKey struct {
 }
 
 func newSlotIndexes(h historyLen) *slotIndexes {
-	return &slotIndexes{history: h, next: map[string]int{}, byConv: map[string][]string{}, pending: map[slotKey]int{}}
+	x := &slotIndexes{history: h}
+	for i := range x.shards {
+		x.shards[i] = slotShard{next: map[string]int{}, byConv: map[string][]string{}, pending: map[slotKey]int{}}
+	}
+	return x
+}
+
+// shard returns conv's shard (FNV-1a of the id).
+func (x *slotIndexes) shard(conv string) *slotShard {
+	h := uint32(2166136261)
+	for i := 0; i < len(conv); i++ {
+		h = (h ^ uint32(conv[i])) * 16777619
+	}
+	return &x.shards[h%slotShards]
 }
 
 // observe numbers an EventMessage as the pump accepts it and forgets a
@@ -52,53 +77,70 @@ func (x *slotIndexes) observe(e pump.Event) {
 			return
 		}
 		n := x.assign(e.Conversation, e.Thread)
-		x.mu.Lock()
-		x.pending[slotKey{&e.Envelope[0], e.Thread}] = n
-		x.mu.Unlock()
+		sh := x.shard(e.Conversation)
+		sh.mu.Lock()
+		sh.pending[slotKey{&e.Envelope[0], e.Thread}] = n
+		sh.mu.Unlock()
 	case pump.EventComplete:
 		x.complete(e.Conversation)
 	}
 }
 
-// event returns the number observe gave an EventMessage (ok), once.
+// event returns, once, the number observe gave an EventMessage (ok).
 func (x *slotIndexes) event(e pump.Event) (slot int, ok bool) {
 	if e.Kind != pump.EventMessage || len(e.Envelope) == 0 {
 		return 0, false
 	}
 	k := slotKey{&e.Envelope[0], e.Thread}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	slot, ok = x.pending[k]
-	delete(x.pending, k)
+	sh := x.shard(e.Conversation)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	slot, ok = sh.pending[k]
+	delete(sh.pending, k)
 	return slot, ok
 }
 
 // assign returns the slot index of the next message of thread.
 func (x *slotIndexes) assign(conv, thread string) int {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	n, seen := x.next[thread]
-	if !seen {
-		n = x.history(thread)
-		x.byConv[conv] = append(x.byConv[conv], thread)
+	sh := x.shard(conv)
+	sh.mu.Lock()
+	if n, seen := sh.next[thread]; seen {
+		sh.next[thread] = n + 1
+		sh.mu.Unlock()
+		return n
 	}
-	x.next[thread] = n + 1
+	sh.mu.Unlock()
+	h := x.history(thread)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	n, seen := sh.next[thread]
+	if !seen { // else another event of thread was numbered meanwhile
+		n = h
+		sh.byConv[conv] = append(sh.byConv[conv], thread)
+	}
+	sh.next[thread] = n + 1
 	return n
 }
 
 // complete forgets conv's counters.
 func (x *slotIndexes) complete(conv string) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for _, t := range x.byConv[conv] {
-		delete(x.next, t)
+	sh := x.shard(conv)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	for _, t := range sh.byConv[conv] {
+		delete(sh.next, t)
 	}
-	delete(x.byConv, conv)
+	delete(sh.byConv, conv)
 }
 
 // size is how many threads are counted (tests).
 func (x *slotIndexes) size() int {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return len(x.next)
+	n := 0
+	for i := range x.shards {
+		sh := &x.shards[i]
+		sh.mu.Lock()
+		n += len(sh.next)
+		sh.mu.Unlock()
+	}
+	return n
 }

@@ -1,0 +1,236 @@
+package busload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pquerna/otp"
+	"github.com/pquerna/otp/totp"
+
+	"github.com/xml-pipeline/xmlpipe/pump/bus"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/certs"
+	"github.com/xml-pipeline/xmlpipe/pump/console"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
+)
+
+// benchUser is the user the bench creates and logs in as.
+const benchUser = "bench"
+
+// serverShutdownTimeout bounds closing the bus at the end of a run.
+const serverShutdownTimeout = 15 * time.Second
+
+// Config configures Run.
+type Config struct {
+	// Load is the client side; its Target is filled in by Run.
+	Load LoadConfig
+	// Build assembles the organism under test (not started) with the options
+	// given (a durable organism on a temporary data directory); required.
+	Build func(organism.Options) (*organism.Organism, error)
+	// InMemory runs the organism without a data directory (no journal, no
+	// persisted registries; the users and sessions live in a store of their
+	// own): the bus and the pump without the store's cost.
+	InMemory bool
+	// Logger receives the organism's and the server's logs (default:
+	// discard).
+	Logger *slog.Logger
+}
+
+// Result is what Run measured.
+type Result struct {
+	Clients int `json:"clients"`
+	// Rate is the configured total send rate (0: closed loop).
+	Rate    float64 `json:"rate"`
+	Seconds float64 `json:"seconds"`
+	Cores   int     `json:"cores"`
+	// Durable is whether the organism journaled and persisted its
+	// registries (Config.InMemory unset).
+	Durable bool  `json:"durable"`
+	Sent    int64 `json:"sent"`
+	Acked   int64 `json:"acks"`
+	Replies int64 `json:"replies"`
+	// RepliesPerSec counts the replies that arrived within the sending
+	// window, over its length.
+	RepliesPerSec float64 `json:"replies_per_sec"`
+	P50ms         float64 `json:"p50_ms"`
+	P99ms         float64 `json:"p99_ms"`
+	MaxMs         float64 `json:"max_ms"`
+	Lost          int64   `json:"lost"`
+	Refused       int64   `json:"refused"`
+	WrongReply    int64   `json:"wrong_replies"`
+	Errors        int64   `json:"errors"`
+	// CPUPerReplyUs is the process's CPU time (user + system, server and
+	// clients together) over the run's load phase per reply: on a shared
+	// machine a steadier figure than replies/s.
+	CPUPerReplyUs float64 `json:"cpu_per_reply_us"`
+	// FirstErrors are up to 5 error texts.
+	FirstErrors []string `json:"first_errors,omitempty"`
+}
+
+// ResultOf summarises a tally.
+func ResultOf(cfg LoadConfig, t Tally) Result {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
+	r := Result{Clients: cfg.Clients, Rate: cfg.Rate, Seconds: t.Elapsed.Seconds(), Cores: runtime.GOMAXPROCS(0),
+		Sent: t.Sent, Acked: t.Acked, Replies: t.Replies, Lost: t.Lost, Refused: t.Refused, WrongReply: t.WrongReply,
+		Errors: t.Errors, P50ms: ms(t.Percentile(0.5)), P99ms: ms(t.Percentile(0.99)), MaxMs: ms(t.Percentile(1)),
+		FirstErrors: t.FirstErrors}
+	if t.Elapsed > 0 {
+		r.RepliesPerSec = float64(t.InWindow) / t.Elapsed.Seconds()
+	}
+	return r
+}
+
+// String renders the result for a terminal.
+func (r Result) String() string {
+	var b strings.Builder
+	mode := "closed loop"
+	if r.Rate > 0 {
+		mode = fmt.Sprintf("open loop at %.0f sends/s", r.Rate)
+	}
+	org := "durable organism"
+	if !r.Durable {
+		org = "in-memory organism"
+	}
+	fmt.Fprintf(&b, "replies/s          %10.0f  (%d clients, %s, %.2f s, %d cores, %s)\n", r.RepliesPerSec, r.Clients,
+		mode, r.Seconds, r.Cores, org)
+	fmt.Fprintf(&b, "latency p50 / p99  %7.1f ms / %.1f ms  max %.1f ms  (send → output frame)\n", r.P50ms, r.P99ms, r.MaxMs)
+	fmt.Fprintf(&b, "sent / acks        %10d / %d  replies %d\n", r.Sent, r.Acked, r.Replies)
+	fmt.Fprintf(&b, "cpu/reply          %8.1f µs  (server and clients, user + system)\n", r.CPUPerReplyUs)
+	fmt.Fprintf(&b, "lost               %10d  (sent, never answered by the end of the grace period)\n", r.Lost)
+	fmt.Fprintf(&b, "refused / errors   %10d / %d  wrong replies %d\n", r.Refused, r.Errors, r.WrongReply)
+	for _, e := range r.FirstErrors {
+		fmt.Fprintf(&b, "  %s\n", e)
+	}
+	return b.String()
+}
+
+// Run starts the organism cfg.Build assembles on a temporary data
+// directory (none with InMemory) with the main bus on a loopback TLS port (a self-signed
+// certificate), creates a user with a password and TOTP, logs in once over
+// HTTPS, drives the load through real TLS WebSockets and shuts everything
+// down.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	if cfg.Build == nil {
+		return Result{}, fmt.Errorf("%w: no organism", ErrInvalidConfig)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	load := cfg.Load
+	if err := load.Validate(); err != nil {
+		return Result{}, err
+	}
+	load = load.WithDefaults()
+
+	dir, err := os.MkdirTemp("", "xmlpipe-busbench-")
+	if err != nil {
+		return Result{}, err
+	}
+	defer os.RemoveAll(dir)
+	opts := organism.Options{Logger: cfg.Logger, DataDir: filepath.Join(dir, "data")}
+	if cfg.InMemory {
+		opts.DataDir = ""
+	}
+	local, err := console.Assemble(opts, cfg.Build)
+	if err != nil {
+		return Result{}, err
+	}
+	o := local.Organism()
+	if err := o.Start(); err != nil {
+		return Result{}, errors.Join(err, o.Shutdown(context.Background()))
+	}
+	defer o.Shutdown(context.Background())
+
+	users := o.Store()
+	if users == nil {
+		if users, err = store.Open(filepath.Join(dir, "users"), store.Options{}); err != nil {
+			return Result{}, err
+		}
+		defer users.Close()
+	}
+	svc, err := auth.New(users, auth.Options{Organism: o.Config.Organism.Name, Logger: cfg.Logger})
+	if err != nil {
+		return Result{}, err
+	}
+	password := "bench-" + o.Pump.Organism() + "-password"
+	url, err := svc.AddUser(ctx, benchUser, password, auth.Operator)
+	if err != nil {
+		return Result{}, err
+	}
+	key, err := otp.NewKeyFromURL(url)
+	if err != nil {
+		return Result{}, err
+	}
+	cert, err := certs.SelfSigned(dir, []string{"127.0.0.1"}, time.Now)
+	if err != nil {
+		return Result{}, err
+	}
+	fp, err := certs.ParseFingerprint(certs.Fingerprint(cert))
+	if err != nil {
+		return Result{}, err
+	}
+	clientTLS := certs.PinnedClientConfig(fp)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return Result{}, err
+	}
+	srv, err := bus.New(bus.Options{Addr: ln.Addr().String(), TLS: certs.ServerConfig(cert), Auth: svc, Organism: o,
+		Console: local, Logger: cfg.Logger})
+	if err != nil {
+		ln.Close()
+		return Result{}, err
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), serverShutdownTimeout)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			cfg.Logger.Error("bus shutdown", "error", err)
+		}
+		<-served
+	}()
+
+	code, err := totp.GenerateCode(key.Secret(), time.Now())
+	if err != nil {
+		return Result{}, err
+	}
+	base := "https://" + ln.Addr().String()
+	token, err := Login(ctx, base, clientTLS, Credentials{Username: benchUser, Password: password, TOTP: code})
+	if err != nil {
+		return Result{}, err
+	}
+	load.Target = Target{URL: "wss://" + ln.Addr().String() + "/ws", TLS: clientTLS, Token: token}
+	cpu0 := cpuTime()
+	t, err := Drive(ctx, load)
+	if err != nil {
+		return Result{}, err
+	}
+	cpu := cpuTime() - cpu0
+	r := ResultOf(load, t)
+	r.Durable = !cfg.InMemory
+	if t.Replies > 0 {
+		r.CPUPerReplyUs = float64(cpu.Microseconds()) / float64(t.Replies)
+	}
+	return r, nil
+}
+
+// cpuTime is the process's CPU time so far (user + system).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

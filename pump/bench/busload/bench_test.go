@@ -1,0 +1,50 @@
+package busload
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
+)
+
+// helloWorld builds the repository's hello-world organism.
+func helloWorld(o organism.Options) (*organism.Organism, error) {
+	return organism.Load("../../../organism.yaml", o)
+}
+
+// TestRunMeasuresReplies runs the bus bench with a few clients for about a
+// second, closed and open loop, and checks it measured real conversations:
+// every send acknowledged and answered, none lost.
+func TestRunMeasuresReplies(t *testing.T) {
+	tests := []struct {
+		name     string
+		rate     float64
+		inMemory bool
+	}{
+		{"closed loop", 0, false},
+		{"open loop", 200, false},
+		{"in memory", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := Run(context.Background(), Config{Build: helloWorld, InMemory: tt.inMemory,
+				Load: LoadConfig{Clients: 4, Duration: time.Second, Rate: tt.rate}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Log("\n" + r.String())
+			if r.Replies == 0 || r.RepliesPerSec <= 0 || r.P50ms <= 0 || r.MaxMs < r.P99ms || r.CPUPerReplyUs <= 0 ||
+				r.Durable == tt.inMemory {
+				t.Errorf("implausible result: %+v", r)
+			}
+			if r.Lost != 0 || r.Errors != 0 || r.Refused != 0 || r.WrongReply != 0 {
+				t.Errorf("lost %d, errors %d, refused %d, wrong %d: %v", r.Lost, r.Errors, r.Refused, r.WrongReply,
+					r.FirstErrors)
+			}
+			if r.Acked != r.Sent || r.Replies != r.Sent {
+				t.Errorf("sent %d, acked %d, replies %d: want all equal", r.Sent, r.Acked, r.Replies)
+			}
+		})
+	}
+}
