@@ -86,7 +86,8 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 	if apiErr != nil {
 		return injectResult{}, apiErr
 	}
-	from := sourceAPI + ":" + sess.Username
+	who := pump.Principal{From: sourceAPI + ":" + sess.Username, User: sess.Username}
+	from := who.From
 	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), from, l.Name, thread, body)
 
 	if req.ThreadID != "" {
@@ -109,7 +110,7 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 			id = messageID(e.Envelope)
 		}
 	}))
-	got, err := s.pump.InjectWait(ctx, env, nil)
+	got, err := s.pump.InjectAs(ctx, env, nil, who)
 	stop()
 	if err != nil {
 		return injectResult{}, s.injectError(err)

@@ -188,23 +188,37 @@ func (b *busSocket) frame(data []byte) {
 		b.privileged(info)
 		return
 	}
+	who := b.principal()
 	var err error
-	if info.ok && xmlpipe.IsThreadID(info.thread) {
+	switch {
+	case info.ok && xmlpipe.IsThreadID(info.thread) && s.pump.CheckThread(who, info.thread) != nil:
+		// Another party's conversation: its events are never routed here;
+		// the pump refuses the frame (a security event) without touching it.
+		_, err = s.pump.InjectAs(b.c.ctx, data, nil, who)
+	case info.ok && xmlpipe.IsThreadID(info.thread):
 		conv := s.conversationOf(info.thread)
 		s.router.claim(conv, b)
-		_, err = s.pump.InjectWait(b.c.ctx, data, nil)
+		_, err = s.pump.InjectAs(b.c.ctx, data, nil, who)
 		s.router.settle(conv, err == nil)
-	} else {
+	default:
 		// The pump assigns a new thread (and conversation) id: routing
-		// starts when InjectWait says which.
+		// starts when InjectAs says which.
 		s.router.lateBegin()
 		var thread string
-		thread, err = s.pump.InjectWait(b.c.ctx, data, nil)
+		thread, err = s.pump.InjectAs(b.c.ctx, data, nil, who)
 		s.router.lateEnd(s.conversationOf(thread), b)
 	}
 	if err != nil {
 		b.refused(info, data, err)
 	}
+}
+
+// principal is the identity the socket's session sends as: every envelope
+// on /bus must carry <from>websocket:USER</from>, the identity a /ws target
+// send builds.
+func (b *busSocket) principal() pump.Principal {
+	user := b.c.sess.Username
+	return pump.Principal{From: sourceWebSocket + ":" + user, User: user}
 }
 
 // conversationOf is the conversation a thread belongs to: its root thread,
@@ -242,7 +256,11 @@ func (b *busSocket) refused(info frameInfo, data []byte, err error) {
 		if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
 			cause = f.Err
 		}
-		b.c.send(b.s.huhEnvelope(info.from, info.thread, xmlpipe.NewHuh(cause, data)))
+		thread := info.thread
+		if errors.Is(err, pump.ErrForeignThread) {
+			thread = "" // a fresh id: the <huh> is on no conversation of the other party's
+		}
+		b.c.send(b.s.huhEnvelope(b.principal().From, thread, xmlpipe.NewHuh(cause, data)))
 	}
 }
 

@@ -184,11 +184,12 @@ func (w *wsSocket) send(req wire.Request) {
 		return
 	}
 	conv := xmlpipe.NewThreadID()
-	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), source+":"+w.c.sess.Username, l.Name, conv, body)
+	who := pump.Principal{From: source + ":" + w.c.sess.Username, User: w.c.sess.Username}
+	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), who.From, l.Name, conv, body)
 
 	w.hold(conv)
 	w.s.router.claim(conv, w)
-	thread, err := w.s.pump.InjectWait(w.c.ctx, env, nil)
+	thread, err := w.s.pump.InjectAs(w.c.ctx, env, nil, who)
 	w.s.router.settle(conv, err == nil)
 	if err != nil {
 		w.unhold(conv)
