@@ -1,0 +1,168 @@
+package pump_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// journalLog keeps every journaled record.
+type journalLog struct {
+	mu      sync.Mutex
+	records []pump.Record
+}
+
+func (j *journalLog) Record(r pump.Record) {
+	j.mu.Lock()
+	j.records = append(j.records, r)
+	j.mu.Unlock()
+}
+
+func (j *journalLog) snapshot() []pump.Record {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]pump.Record(nil), j.records...)
+}
+
+// securityLog counts slog records carrying security=true.
+type securityLog struct {
+	mu     sync.Mutex
+	events []slog.Record
+}
+
+func (h *securityLog) Enabled(context.Context, slog.Level) bool { return true }
+func (h *securityLog) Handle(_ context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "security" && a.Value.Kind() == slog.KindBool && a.Value.Bool() {
+			h.mu.Lock()
+			h.events = append(h.events, r.Clone())
+			h.mu.Unlock()
+			return false
+		}
+		return true
+	})
+	return nil
+}
+func (h *securityLog) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *securityLog) WithGroup(string) slog.Handler      { return h }
+
+func (h *securityLog) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.events)
+}
+
+// TestInjectAsIdentity drives InjectAs across two users: each forgery is
+// refused with the canned <huh>, logged as a security event and journaled only
+// as alice's or bob's own refusal on no thread; the victim's thread gets no
+// record at all. The legitimate cases still join their conversations.
+func TestInjectAsIdentity(t *testing.T) {
+	journal := &journalLog{}
+	sec := &securityLog{}
+	hold := newGate()
+	t.Cleanup(hold.open)
+	slow := listenerOf(t, "slow", func(context.Context, *Slow, xmlpipe.Metadata) (xmlpipe.Response, error) {
+		hold.wait(t.Context()) // keeps the conversations live while the test names their threads
+		return nil, nil
+	})
+	p := startPump(t, pump.Options{Journal: journal, Logger: slog.New(sec)}, slow)
+	alice := pump.Principal{From: "websocket:alice", User: "alice"}
+	aliceAPI := pump.Principal{From: "api:alice", User: "alice"}
+	bob := pump.Principal{From: "websocket:bob", User: "bob"}
+	payload := `<Slow xmlns=""><Text>x</Text></Slow>`
+	inject := func(who pump.Principal, from, thread string) (string, error) {
+		return p.InjectAs(waitCtx(t), envelope(from, "slow", thread, payload), nil, who)
+	}
+
+	aliceThread := xmlpipe.NewThreadID()
+	if got, err := inject(alice, alice.From, aliceThread); err != nil || got != aliceThread {
+		t.Fatalf("alice's own new conversation: %q, %v", got, err)
+	}
+	handed, err := p.Threads().Extend(aliceThread, "slow") // a thread of alice's conversation (a reply would name one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A conversation a transport began for "peer:alice" without a session
+	// (plain Inject): not one of alice's session identities.
+	peerThread := xmlpipe.NewThreadID()
+	if _, err := injectErr(t, p, envelope("peer:alice", "slow", peerThread, payload), nil); err != nil {
+		t.Fatalf("plain inject: %v", err)
+	}
+
+	tests := []struct {
+		name    string
+		who     pump.Principal
+		from    string
+		thread  string
+		wantErr error
+	}{
+		{"own thread", alice, alice.From, aliceThread, nil},
+		{"own thread from another session of the user", aliceAPI, aliceAPI.From, aliceThread, nil},
+		{"thread handed within the own conversation", alice, alice.From, handed, nil},
+		{"unknown thread starts a conversation", bob, bob.From, xmlpipe.NewThreadID(), nil},
+		{"forged from", bob, alice.From, xmlpipe.NewThreadID(), pump.ErrForgedSender},
+		{"forged from on the victim's thread", bob, alice.From, aliceThread, pump.ErrForgedSender},
+		{"forged reserved from", bob, "core", xmlpipe.NewThreadID(), pump.ErrForgedSender},
+		{"another user's thread", bob, bob.From, aliceThread, pump.ErrForeignThread},
+		{"another user's handed thread", bob, bob.From, handed, pump.ErrForeignThread},
+		{"same user name, not a session identity", alice, alice.From, peerThread, pump.ErrForeignThread},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := len(journal.snapshot())
+			secBefore := sec.count()
+			got, err := inject(tt.who, tt.from, tt.thread)
+			if tt.wantErr == nil {
+				if err != nil || got != tt.thread {
+					t.Fatalf("InjectAs = %q, %v; want %q accepted", got, err, tt.thread)
+				}
+				return
+			}
+			if !errors.Is(err, tt.wantErr) || !errors.Is(err, xmlpipe.ErrForbiddenSender) {
+				t.Fatalf("InjectAs error %v, want %v", err, tt.wantErr)
+			}
+			f := failureOf(err)
+			if f == nil || f.Canned() != xmlpipe.HuhEnvelope {
+				t.Errorf("failure %v, want the canned %q", f, xmlpipe.HuhEnvelope)
+			}
+			if n := sec.count() - secBefore; n != 1 {
+				t.Errorf("%d security events logged, want 1", n)
+			}
+			recs := journal.snapshot()[before:]
+			if len(recs) != 1 {
+				t.Fatalf("journaled %+v, want one refusal", recs)
+			}
+			r := recs[0]
+			if r.Kind != pump.RecordHuh || r.From != tt.who.From || r.Thread != "" || r.Conversation != "" ||
+				len(r.Envelope) != 0 {
+				t.Errorf("refusal journaled as %+v, want a <huh> from %s on no thread", r, tt.who.From)
+			}
+		})
+	}
+	for _, r := range journal.snapshot() {
+		if r.From != "" && r.From != alice.From && r.From != aliceAPI.From && r.From != bob.From && r.From != "peer:alice" {
+			t.Errorf("journaled from %q: %+v", r.From, r)
+		}
+		if (r.Thread == aliceThread || r.Thread == handed || r.Conversation == aliceThread) &&
+			r.From != alice.From && r.From != aliceAPI.From {
+			t.Errorf("alice's conversation got a record from %q: %+v", r.From, r)
+		}
+	}
+	if !p.Threads().Known(aliceThread) || !p.Threads().Known(handed) {
+		t.Error("alice's threads ended")
+	}
+}
+
+func TestInjectAsEmptyPrincipal(t *testing.T) {
+	p := startPump(t, pump.Options{}, sink[Ping](t, "ping", newProbe()))
+	_, err := p.InjectAs(waitCtx(t), envelope("x", "ping", xmlpipe.NewThreadID(), `<Ping xmlns=""><Text>a</Text></Ping>`),
+		nil, pump.Principal{})
+	if !errors.Is(err, xmlpipe.ErrForbiddenSender) {
+		t.Errorf("InjectAs without a principal: %v", err)
+	}
+}
