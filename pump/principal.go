@@ -21,6 +21,20 @@ type Principal struct {
 	// User is the authenticated user. A conversation begun by any of the
 	// user's session identities (SessionSources:User) is the user's own.
 	User string
+	// FreshThread says the transport chose the message's thread id itself
+	// (xmlpipe.NewThreadID), so it was never used before: the pump skips the
+	// journal lookup of a thread id it does not hold (see ThreadHistory).
+	// A transport must never set it for an id a client chose.
+	FreshThread bool
+}
+
+// ThreadHistory is an optional capability of a Journal: ThreadOrigin reports
+// whether thread was ever journaled and, if so, the sender that began its
+// conversation ("" when the journal does not say). The pump asks it about a
+// thread id an authenticated session names that is not live any more, so an
+// ended conversation cannot be reopened by another party under its old id.
+type ThreadHistory interface {
+	ThreadOrigin(thread string) (origin string, seen bool, err error)
 }
 
 // SessionSources are the kinds of the session identities kind:user the
@@ -40,9 +54,10 @@ var (
 	ErrForeignThread = fmt.Errorf("%w: <thread> belongs to another party's conversation", xmlpipe.ErrForbiddenSender)
 )
 
-// owns reports whether a conversation begun by origin is the principal's:
-// origin is its identity, or another session identity of its user.
-func (who Principal) owns(origin string) bool {
+// Owns reports whether a conversation begun by origin is the principal's:
+// origin is its identity, or another session identity (SessionSources) of
+// its user.
+func (who Principal) Owns(origin string) bool {
 	if origin == who.From {
 		return true
 	}
@@ -54,7 +69,8 @@ func (who Principal) owns(origin string) bool {
 // the envelope is read, and before it joins a thread or is journaled, the pump
 // refuses it (a *xmlpipe.Failure wrapping ErrForgedSender or ErrForeignThread,
 // with a <huh> to out) when its <from> is not who.From, or when its <thread>
-// is a live thread of a conversation who does not own (see CheckThread). A
+// is a thread of a conversation who does not own: a live one the registry
+// knows, or an ended one the journal knows (ThreadHistory). A
 // refusal is logged as a security event and journaled only as a <huh> from
 // who.From on no thread: never under the claimed sender, never on the named
 // thread, which stays untouched. A thread id the organism does not hold
@@ -75,14 +91,23 @@ func principalOf(ctx context.Context) *Principal {
 	return who
 }
 
-// CheckThread reports whether who may send on thread: nil for a thread of a
+// checkThread reports whether who may send on thread: nil for a thread of a
 // conversation who owns (one its user began, whose threads include those
-// handed back to it in replies) and for a thread the organism does not hold
-// (a new conversation); ErrForeignThread otherwise. Transports use it before
-// routing a conversation's events to a client.
-func (p *Pump) CheckThread(who Principal, thread string) error {
-	origin, live := p.threads.Origin(thread)
-	if live && !who.owns(origin) {
+// handed back to it in replies) and for a thread id never used (a new
+// conversation); ErrForeignThread otherwise, and when the journal cannot say
+// (fail closed).
+func (p *Pump) checkThread(who Principal, thread string) error {
+	origin, seen := p.threads.Origin(thread)
+	if !seen && !who.FreshThread {
+		if h, ok := p.journal.(ThreadHistory); ok {
+			var err error
+			if origin, seen, err = h.ThreadOrigin(thread); err != nil {
+				p.log.Error("thread history lookup failed: refusing the thread", "thread", thread, "error", err)
+				return ErrForeignThread
+			}
+		}
+	}
+	if seen && !who.Owns(origin) {
 		return ErrForeignThread
 	}
 	return nil
@@ -93,7 +118,7 @@ func (p *Pump) checkPrincipal(who Principal, m *xmlpipe.Inbound) error {
 	if m.From != who.From {
 		return ErrForgedSender
 	}
-	return p.CheckThread(who, m.Thread)
+	return p.checkThread(who, m.Thread)
 }
 
 // refuseImpostor refuses external work whose envelope claims a sender or a

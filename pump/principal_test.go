@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 
@@ -165,4 +166,71 @@ func TestInjectAsEmptyPrincipal(t *testing.T) {
 	if !errors.Is(err, xmlpipe.ErrForbiddenSender) {
 		t.Errorf("InjectAs without a principal: %v", err)
 	}
+}
+
+// historyJournal is a journal with a ThreadHistory of ended threads.
+type historyJournal struct {
+	journalLog
+	mu      sync.Mutex
+	origins map[string]string // thread → origin
+	asked   []string
+	err     error
+}
+
+func (h *historyJournal) ThreadOrigin(thread string) (string, bool, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.asked = append(h.asked, thread)
+	o, ok := h.origins[thread]
+	return o, ok, h.err
+}
+
+func (h *historyJournal) askedAbout(thread string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Contains(h.asked, thread)
+}
+
+// TestInjectAsEndedThread: a thread the registry no longer holds is checked
+// against the journal's history, unless the transport chose the id itself.
+func TestInjectAsEndedThread(t *testing.T) {
+	ended := xmlpipe.NewThreadID()
+	j := &historyJournal{origins: map[string]string{ended: "websocket:alice"}}
+	p := startPump(t, pump.Options{Journal: j}, sink[Ping](t, "ping", newProbe()))
+	alice := pump.Principal{From: "console:alice", User: "alice"}
+	bob := pump.Principal{From: "api:bob", User: "bob"}
+	const payload = `<Ping xmlns=""><Text>a</Text></Ping>`
+	tests := []struct {
+		name    string
+		who     pump.Principal
+		thread  string
+		lookup  bool
+		wantErr error
+	}{
+		{"owner reopens an ended thread", alice, ended, true, nil},
+		{"another user names an ended thread", bob, ended, true, pump.ErrForeignThread},
+		{"never seen", bob, xmlpipe.NewThreadID(), true, nil},
+		{"fresh id: no lookup", pump.Principal{From: bob.From, User: bob.User, FreshThread: true},
+			xmlpipe.NewThreadID(), false, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := p.InjectAs(waitCtx(t), envelope(tt.who.From, "ping", tt.thread, payload), nil, tt.who)
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
+				t.Fatalf("InjectAs error %v, want %v", err, tt.wantErr)
+			}
+			if got := j.askedAbout(tt.thread); got != tt.lookup {
+				t.Errorf("journal asked about the thread: %v, want %v", got, tt.lookup)
+			}
+		})
+	}
+	t.Run("lookup fails: refused", func(t *testing.T) {
+		j.mu.Lock()
+		j.err = errors.New("disk on fire")
+		j.mu.Unlock()
+		_, err := p.InjectAs(waitCtx(t), envelope(bob.From, "ping", xmlpipe.NewThreadID(), payload), nil, bob)
+		if !errors.Is(err, pump.ErrForeignThread) {
+			t.Errorf("InjectAs error %v, want ErrForeignThread", err)
+		}
+	})
 }

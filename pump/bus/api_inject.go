@@ -52,7 +52,7 @@ func internalAPIError() *apiError {
 func (s *Server) apiInject(w http.ResponseWriter, r *http.Request) {
 	var req injectRequest
 	if err := readJSON(r, &req); err != nil {
-		writeError(w, http.StatusBadRequest, "Invalid JSON")
+		writeReadError(w, err)
 		return
 	}
 	res, apiErr := s.inject(r.Context(), sessionOf(r.Context()), req)
@@ -86,7 +86,7 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 	if apiErr != nil {
 		return injectResult{}, apiErr
 	}
-	who := pump.Principal{From: sourceAPI + ":" + sess.Username, User: sess.Username}
+	who := pump.Principal{From: sourceAPI + ":" + sess.Username, User: sess.Username, FreshThread: req.ThreadID == ""}
 	from := who.From
 	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), from, l.Name, thread, body)
 

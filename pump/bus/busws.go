@@ -79,7 +79,7 @@ func (s *Server) handleBusWS(w http.ResponseWriter, r *http.Request) {
 func (b *busSocket) legacyAuth() (auth.Session, bool) {
 	s := b.s
 	_ = b.c.ws.SetReadDeadline(time.Now().Add(s.opts.AuthTimeout))
-	_, data, err := b.c.ws.ReadMessage()
+	_, data, err := b.c.readFrame()
 	if err != nil {
 		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 			b.c.log.Warn("legacy authentication timed out", "security", true)
@@ -191,9 +191,9 @@ func (b *busSocket) frame(data []byte) {
 	who := b.principal()
 	var err error
 	switch {
-	case info.ok && xmlpipe.IsThreadID(info.thread) && s.pump.CheckThread(who, info.thread) != nil:
-		// Another party's conversation: its events are never routed here;
-		// the pump refuses the frame (a security event) without touching it.
+	case info.ok && xmlpipe.IsThreadID(info.thread) && !s.ownsLive(who, info.thread):
+		// Another party's live conversation: its events are never routed
+		// here; the pump refuses the frame (a security event) untouched.
 		_, err = s.pump.InjectAs(b.c.ctx, data, nil, who)
 	case info.ok && xmlpipe.IsThreadID(info.thread):
 		conv := s.conversationOf(info.thread)
@@ -219,6 +219,13 @@ func (b *busSocket) frame(data []byte) {
 func (b *busSocket) principal() pump.Principal {
 	user := b.c.sess.Username
 	return pump.Principal{From: sourceWebSocket + ":" + user, User: user}
+}
+
+// ownsLive reports whether thread is not live, or is a thread of a live
+// conversation who began (the pump's check, before routing its events).
+func (s *Server) ownsLive(who pump.Principal, thread string) bool {
+	origin, live := s.pump.Threads().Origin(thread)
+	return !live || who.Owns(origin)
 }
 
 // conversationOf is the conversation a thread belongs to: its root thread,
