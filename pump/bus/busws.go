@@ -264,8 +264,8 @@ func (b *busSocket) refused(info frameInfo, data []byte, err error) {
 			cause = f.Err
 		}
 		thread := info.thread
-		if errors.Is(err, pump.ErrForeignThread) {
-			thread = "" // a fresh id: the <huh> is on no conversation of the other party's
+		if errors.Is(err, pump.ErrForgedSender) || errors.Is(err, pump.ErrForeignThread) {
+			thread = "" // a fresh id: an impostor's <huh> names no conversation
 		}
 		b.c.send(b.s.huhEnvelope(b.principal().From, thread, xmlpipe.NewHuh(cause, data)))
 	}
