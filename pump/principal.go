@@ -19,7 +19,7 @@ type Principal struct {
 	// ("websocket:alice", "api:admin").
 	From string
 	// User is the authenticated user. A conversation begun by any of the
-	// user's session identities (SessionSources:User) is the user's own.
+	// user's session identities is the user's own (see Owns).
 	User string
 	// FreshThread says the transport chose the message's thread id itself
 	// (xmlpipe.NewThreadID), so it was never used before: the pump skips the
@@ -37,10 +37,10 @@ type ThreadHistory interface {
 	ThreadOrigin(thread string) (origin string, seen bool, err error)
 }
 
-// SessionSources are the kinds of the session identities kind:user the
+// sessionSources are the kinds of the session identities kind:user the
 // organism's transports build: "api" (REST and the event stream),
 // "console" (a /ws raw send) and "websocket" (a /ws target send and /bus).
-var SessionSources = []string{"api", "console", "websocket"}
+var sessionSources = []string{"api", "console", "websocket"}
 
 // Identity refusals. Both wrap xmlpipe.ErrForbiddenSender, so the sender is
 // told the canned text of every refused sender (xmlpipe.HuhEnvelope) and
@@ -55,14 +55,14 @@ var (
 )
 
 // Owns reports whether a conversation begun by origin is the principal's:
-// origin is its identity, or another session identity (SessionSources) of
-// its user.
+// origin is its identity, or another session identity of its user —
+// api:User, console:User or websocket:User.
 func (who Principal) Owns(origin string) bool {
 	if origin == who.From {
 		return true
 	}
 	kind, user, ok := strings.Cut(origin, ":")
-	return ok && who.User != "" && user == who.User && slices.Contains(SessionSources, kind)
+	return ok && who.User != "" && user == who.User && slices.Contains(sessionSources, kind)
 }
 
 // InjectAs is InjectWait for a message sent by an authenticated session. After

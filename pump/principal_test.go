@@ -234,3 +234,33 @@ func TestInjectAsEndedThread(t *testing.T) {
 		}
 	})
 }
+
+func TestPrincipalOwns(t *testing.T) {
+	alice := pump.Principal{From: "websocket:alice", User: "alice"}
+	tests := []struct {
+		origin string
+		want   bool
+	}{
+		{"websocket:alice", true},
+		{"console:alice", true},
+		{"api:alice", true},
+		{"api:alice2", false},
+		{"api:bob", false},
+		{"peer:alice", false},
+		{"alice", false},
+		{"system", false},
+		{"", false},
+		{"websocket:alice:x", false},
+	}
+	for _, tt := range tests {
+		if got := alice.Owns(tt.origin); got != tt.want {
+			t.Errorf("Owns(%q) = %v, want %v", tt.origin, got, tt.want)
+		}
+	}
+	if (pump.Principal{From: "peer:x"}).Owns("websocket:") {
+		t.Error("a principal without a user owns the empty user's conversations")
+	}
+	if !(pump.Principal{From: "peer:x"}).Owns("peer:x") {
+		t.Error("a principal without a user does not own its own identity's conversations")
+	}
+}
