@@ -264,3 +264,54 @@ func TestPrincipalOwns(t *testing.T) {
 		t.Error("a principal without a user does not own its own identity's conversations")
 	}
 }
+
+// BenchmarkInjectAs compares the ingress of one message without a principal
+// (InjectWait), with one (InjectAs: the <from> and live-thread checks), and
+// with one whose new thread id is looked up in a ThreadHistory (here an
+// in-memory one: the store's lookup costs its own, see
+// registry/store.BenchmarkThreadLookup).
+func BenchmarkInjectAs(b *testing.B) {
+	done := make(chan struct{}, 1024)
+	ping := listenerOf(b, "ping", func(context.Context, *Ping, xmlpipe.Metadata) (xmlpipe.Response, error) {
+		done <- struct{}{}
+		return nil, nil
+	})
+	j := &historyJournal{origins: map[string]string{}}
+	p, err := pump.New(pump.Options{Organism: "bench", Journal: j, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p.Register(ping); err != nil {
+		b.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer p.Shutdown(context.Background())
+	who := pump.Principal{From: "websocket:alice", User: "alice"}
+	fresh := who
+	fresh.FreshThread = true
+	const payload = `<Ping xmlns=""><Text>hello</Text></Ping>`
+	run := func(b *testing.B, inject func(raw []byte) error) {
+		b.ReportAllocs()
+		for b.Loop() {
+			j.mu.Lock()
+			j.asked = j.asked[:0]
+			j.mu.Unlock()
+			if err := inject(envelope(who.From, "ping", xmlpipe.NewThreadID(), payload)); err != nil {
+				b.Fatal(err)
+			}
+			<-done
+		}
+	}
+	ctx := context.Background()
+	b.Run("InjectWait", func(b *testing.B) {
+		run(b, func(raw []byte) error { _, err := p.InjectWait(ctx, raw, nil); return err })
+	})
+	b.Run("InjectAs/fresh", func(b *testing.B) {
+		run(b, func(raw []byte) error { _, err := p.InjectAs(ctx, raw, nil, fresh); return err })
+	})
+	b.Run("InjectAs/history", func(b *testing.B) {
+		run(b, func(raw []byte) error { _, err := p.InjectAs(ctx, raw, nil, who); return err })
+	})
+}
