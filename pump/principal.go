@@ -34,6 +34,7 @@ type Principal struct {
 // thread id an authenticated session names that is not live any more, so an
 // ended conversation cannot be reopened by another party under its old id.
 type ThreadHistory interface {
+	// ThreadOrigin looks thread up in the journal's past.
 	ThreadOrigin(thread string) (origin string, seen bool, err error)
 }
 
@@ -43,14 +44,13 @@ type ThreadHistory interface {
 var sessionSources = []string{"api", "console", "websocket"}
 
 // Identity refusals. Both wrap xmlpipe.ErrForbiddenSender, so the sender is
-// told the canned text of every refused sender (xmlpipe.HuhEnvelope) and
-// learns nothing of the thread it named.
+// told the canned text of every refused sender (xmlpipe.HuhEnvelope).
 var (
 	// ErrForgedSender refuses a message whose <from> is not its session's
 	// identity.
 	ErrForgedSender = fmt.Errorf("%w: <from> is not the session's identity", xmlpipe.ErrForbiddenSender)
-	// ErrForeignThread refuses a message naming a live thread of a
-	// conversation another party began.
+	// ErrForeignThread refuses a message naming a thread (live, or ended and
+	// journaled) of a conversation another party began.
 	ErrForeignThread = fmt.Errorf("%w: <thread> belongs to another party's conversation", xmlpipe.ErrForbiddenSender)
 )
 
@@ -58,6 +58,9 @@ var (
 // origin is its identity, or another session identity of its user —
 // api:User, console:User or websocket:User.
 func (who Principal) Owns(origin string) bool {
+	if origin == "" {
+		return false // the conversation's sender is not known: no one's
+	}
 	if origin == who.From {
 		return true
 	}
