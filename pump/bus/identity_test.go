@@ -201,3 +201,55 @@ func TestIdentityForgeriesRefused(t *testing.T) {
 		busConversation(t, bobBus, "websocket:bob", xmlpipe.NewThreadID())
 	})
 }
+
+// xmlEnvelope is an envelope from from to to on thread around payload.
+func xmlEnvelope(from, to, thread, payload string) string {
+	return `<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><meta><from>` + from + `</from><to>` + to +
+		`</to><thread>` + thread + `</thread></meta>` + payload + `</message>`
+}
+
+// TestIdentityLiveThread: bob names a live thread of alice's conversation on
+// /bus. He is refused, the gate listener does not run for him, and he never
+// receives the events of alice's conversation, which goes on for her alone.
+func TestIdentityLiveThread(t *testing.T) {
+	g := newGates(t)
+	f := newFixtureWith(t, statesOrganism(t, g))
+	aliceBus := f.dial("/bus", f.loginAs("alice", auth.Operator))
+	bobBus := f.dial("/bus", f.loginAs("bob", auth.Operator))
+	victim := xmlpipe.NewThreadID()
+	ask := func(note string) string { return `<Ask xmlns=""><Note>` + note + `</Note></Ask>` }
+
+	sendRaw(t, aliceBus, xmlEnvelope("websocket:alice", "asker", victim, ask("first")))
+	gateThread := g.enter(t) // alice's conversation is live: the gate holds it
+	if e, raw := readEnvelope(t, aliceBus); e.From != "asker" || e.To != "gate" {
+		t.Fatalf("alice got %s, want the asker's job", raw)
+	}
+
+	for _, thread := range []string{victim, gateThread} {
+		n := f.securityEvents("bob")
+		sendRaw(t, bobBus, xmlEnvelope("websocket:bob", "asker", thread, ask("mallory")))
+		huh, raw := readEnvelope(t, bobBus)
+		if huh.Payload.XMLName.Local != "huh" || huh.Payload.Error != xmlpipe.HuhEnvelope || huh.Thread == thread {
+			t.Errorf("bob on alice's live thread %s: %s", thread, raw)
+		}
+		if got := f.securityEvents("bob"); got != n+1 {
+			t.Errorf("%d security events, want %d", got, n+1)
+		}
+	}
+
+	// alice goes on in her conversation: the asker's job reaches her only.
+	sendRaw(t, aliceBus, xmlEnvelope("websocket:alice", "asker", victim, ask("second")))
+	if e, raw := readEnvelope(t, aliceBus); e.From != "asker" || e.To != "gate" {
+		t.Fatalf("alice got %s, want the asker's second job", raw)
+	}
+	// bob's next frame is the answer to his own message, nothing of alice's.
+	sendRaw(t, bobBus, xmlEnvelope("websocket:bob", "echo", xmlpipe.NewThreadID(), `<Echo xmlns=""><Note>hi</Note></Echo>`))
+	if e, raw := readEnvelope(t, bobBus); e.From != "echo" || e.To != "websocket:bob" {
+		t.Errorf("bob got %s, want his echo", raw)
+	}
+	g.open(t) // the first job
+	if th := g.enter(t); th == "" {
+		t.Fatal("the gate did not take alice's second job")
+	}
+	g.open(t)
+}
