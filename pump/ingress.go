@@ -60,7 +60,7 @@ func (p *Pump) inject(ctx context.Context, raw []byte, out Outlet, done func(str
 	if err := p.admit(ctx); err != nil {
 		return err
 	}
-	w := &work{raw: raw, external: true, outlet: out, admitted: p.opts.Clock(), done: done}
+	w := &work{raw: raw, external: true, outlet: out, admitted: p.opts.Clock(), done: done, principal: principalOf(ctx)}
 	if p.processInline(w) {
 		return nil
 	}
@@ -199,6 +199,9 @@ func (p *Pump) process(w *work) {
 	defer m.Close()
 
 	if w.external {
+		if p.refuseImpostor(w, m) {
+			return
+		}
 		if err := p.checkSender(m.From); err != nil {
 			p.rejectMessage(w, m, "", err)
 			return

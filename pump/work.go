@@ -46,6 +46,9 @@ type work struct {
 	external bool
 	// outlet receives failures and replies of an external message's conversation.
 	outlet Outlet
+	// principal is the authenticated session an external message was sent
+	// by (InjectAs); nil when the transport vouches for no one.
+	principal *Principal
 	// conv is the conversation of internal work.
 	conv string
 	// sender is the listener whose output this is (internal work), and

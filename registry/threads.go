@@ -343,6 +343,33 @@ func (t *Threads) Root(id string) string {
 	return n.id.String()
 }
 
+// Origin returns the sender that began the conversation of id — the second
+// segment of its root's path, [organism, sender, …] — and whether id is a
+// live thread. The pump uses it to let an outside party name only threads of
+// its own conversations.
+func (t *Threads) Origin(id string) (sender string, ok bool) {
+	u, err := parseThreadID(id)
+	if err != nil {
+		return "", false
+	}
+	s, r := t.rlock(u)
+	defer s.mu.RUnlock()
+	if r == 0 {
+		return "", false
+	}
+	n := s.slab.at(r)
+	for n.parent != 0 {
+		n = s.slab.at(n.parent)
+	}
+	switch n.nhead { // a root's path is head[:nhead] + seg
+	case 0:
+		return "", true // a one-segment path names no sender
+	case 1:
+		return s.segs.name(n.seg), true // [organism, sender]: a broadcast's origin
+	}
+	return s.segs.name(n.head[1]), true
+}
+
 // Ancestors returns id, its parent, …, its conversation root; nil if id is
 // unknown. It makes Threads a Lineage for the todo registry.
 func (t *Threads) Ancestors(id string) []string {

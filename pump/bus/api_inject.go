@@ -52,7 +52,7 @@ func internalAPIError() *apiError {
 func (s *Server) apiInject(w http.ResponseWriter, r *http.Request) {
 	var req injectRequest
 	if err := readJSON(r, &req); err != nil {
-		writeError(w, http.StatusBadRequest, "Invalid JSON")
+		writeReadError(w, err)
 		return
 	}
 	res, apiErr := s.inject(r.Context(), sessionOf(r.Context()), req)
@@ -86,7 +86,8 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 	if apiErr != nil {
 		return injectResult{}, apiErr
 	}
-	from := sourceAPI + ":" + sess.Username
+	who := pump.Principal{From: sourceAPI + ":" + sess.Username, User: sess.Username, FreshThread: req.ThreadID == ""}
+	from := who.From
 	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), from, l.Name, thread, body)
 
 	if req.ThreadID != "" {
@@ -109,7 +110,7 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 			id = messageID(e.Envelope)
 		}
 	}))
-	got, err := s.pump.InjectWait(ctx, env, nil)
+	got, err := s.pump.InjectAs(ctx, env, nil, who)
 	if err == nil {
 		// Events pass the durability gate in order: once a callback queued
 		// now has run, the message's own event has been delivered.

@@ -135,7 +135,7 @@ type retryAfterer interface{ RetryAfter() time.Duration }
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	var req loginRequest
 	if err := readJSON(r, &req); err != nil {
-		writeError(w, http.StatusBadRequest, "Invalid JSON")
+		writeReadError(w, err)
 		return
 	}
 	if req.Username == "" || req.Password == "" {

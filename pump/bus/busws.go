@@ -105,7 +105,7 @@ func (b *busSocket) legacyDisabled() {
 func (b *busSocket) legacyAuth() (auth.Session, bool) {
 	s := b.s
 	_ = b.c.ws.SetReadDeadline(time.Now().Add(s.opts.AuthTimeout))
-	_, data, err := b.c.ws.ReadMessage()
+	_, data, err := b.c.readFrame()
 	if err != nil {
 		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 			b.c.log.Warn("legacy authentication timed out", "security", true)
@@ -214,23 +214,44 @@ func (b *busSocket) frame(data []byte) {
 		b.privileged(info)
 		return
 	}
+	who := b.principal()
 	var err error
-	if info.ok && xmlpipe.IsThreadID(info.thread) {
+	switch {
+	case info.ok && xmlpipe.IsThreadID(info.thread) && !s.ownsLive(who, info.thread):
+		// Another party's live conversation: its events are never routed
+		// here; the pump refuses the frame (a security event) untouched.
+		_, err = s.pump.InjectAs(b.c.ctx, data, nil, who)
+	case info.ok && xmlpipe.IsThreadID(info.thread):
 		conv := s.conversationOf(info.thread)
 		s.router.claim(conv, b)
-		_, err = s.pump.InjectWait(b.c.ctx, data, nil)
+		_, err = s.pump.InjectAs(b.c.ctx, data, nil, who)
 		s.router.settle(conv, err == nil)
-	} else {
+	default:
 		// The pump assigns a new thread (and conversation) id: routing
-		// starts when InjectWait says which.
+		// starts when InjectAs says which.
 		s.router.lateBegin()
 		var thread string
-		thread, err = s.pump.InjectWait(b.c.ctx, data, nil)
+		thread, err = s.pump.InjectAs(b.c.ctx, data, nil, who)
 		s.router.lateEnd(s.conversationOf(thread), b)
 	}
 	if err != nil {
 		b.refused(info, data, err)
 	}
+}
+
+// principal is the identity the socket's session sends as: every envelope
+// on /bus must carry <from>websocket:USER</from>, the identity a /ws target
+// send builds.
+func (b *busSocket) principal() pump.Principal {
+	user := b.c.sess.Username
+	return pump.Principal{From: sourceWebSocket + ":" + user, User: user}
+}
+
+// ownsLive reports whether thread is not live, or is a thread of a live
+// conversation who began (the pump's check, before routing its events).
+func (s *Server) ownsLive(who pump.Principal, thread string) bool {
+	origin, live := s.pump.Threads().Origin(thread)
+	return !live || who.Owns(origin)
 }
 
 // conversationOf is the conversation a thread belongs to: its root thread,
@@ -268,7 +289,11 @@ func (b *busSocket) refused(info frameInfo, data []byte, err error) {
 		if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
 			cause = f.Err
 		}
-		b.c.send(b.s.huhEnvelope(info.from, info.thread, xmlpipe.NewHuh(cause, data)))
+		thread := info.thread
+		if errors.Is(err, pump.ErrForgedSender) || errors.Is(err, pump.ErrForeignThread) {
+			thread = "" // a fresh id: an impostor's <huh> names no conversation
+		}
+		b.c.send(b.s.huhEnvelope(b.principal().From, thread, xmlpipe.NewHuh(cause, data)))
 	}
 }
 

@@ -54,11 +54,11 @@ func TestBusEnvelopeAnswered(t *testing.T) {
 	tests := []struct {
 		name, frame string
 	}{
-		{"canonical", envelope("xml-client", xmlpipe.NewThreadID(), "Dan")},
+		{"canonical", envelope("websocket:xena", xmlpipe.NewThreadID(), "Dan")},
 		// An invalid thread id is replaced by the pump: the responses still come back.
-		{"thread replaced", envelope("xml-client", "not-a-uuid", "Dan")},
+		{"thread replaced", envelope("websocket:xena", "not-a-uuid", "Dan")},
 		// Repaired by the pump (unescaped &): not well-formed for a strict parser.
-		{"repaired", strings.Replace(envelope("xml-client", xmlpipe.NewThreadID(), "Dan"), "Dan", "Dan & co", 1)},
+		{"repaired", strings.Replace(envelope("websocket:xena", xmlpipe.NewThreadID(), "Dan"), "Dan", "Dan & co", 1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,7 +91,7 @@ func TestBusMalformedFrame(t *testing.T) {
 	}{
 		{"not XML", "this is not xml", xmlpipe.HuhMalformed},
 		{"not an envelope", "<Greeting><Name>Dan</Name></Greeting>", xmlpipe.HuhEnvelope},
-		{"no such listener", strings.Replace(envelope("xml-client", xmlpipe.NewThreadID(), "Dan"), "greeter", "nobody", 1),
+		{"no such listener", strings.Replace(envelope("websocket:yuri", xmlpipe.NewThreadID(), "Dan"), "greeter", "nobody", 1),
 			xmlpipe.HuhPayload},
 		{"reserved sender", envelope("shouter", xmlpipe.NewThreadID(), "Dan"), xmlpipe.HuhEnvelope},
 	}
@@ -185,7 +185,7 @@ func TestBusLegacyAuth(t *testing.T) {
 		defer c.Close()
 		f.nextStep()
 		sendRaw(t, c, `<authenticate totp="`+f.code(secret)+`">`) // unclosed: repaired
-		sendRaw(t, c, envelope("legacy", xmlpipe.NewThreadID(), "Lena"))
+		sendRaw(t, c, envelope("websocket:lena", xmlpipe.NewThreadID(), "Lena"))
 		if e, _ := readEnvelope(t, c); e.From != "greeter" {
 			t.Errorf("first response %+v", e)
 		}

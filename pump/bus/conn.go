@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 
@@ -23,6 +26,22 @@ const sessionRecheck = time.Minute
 const (
 	// closeTryAgainLater (1013) closes a client whose send queue overflowed.
 	closeTryAgainLater = 1013
+)
+
+// Close reasons of frames the bus cannot take.
+const (
+	// ReasonTooBig closes a socket (1009) whose frame exceeds
+	// Options.MaxFrameBytes; the limit follows it (": limit N bytes").
+	ReasonTooBig = "Message too big"
+	// ReasonInvalidUTF8 closes a socket (1007) whose text frame is not
+	// valid UTF-8.
+	ReasonInvalidUTF8 = "Invalid UTF-8 in text frame"
+)
+
+// Errors of a frame the socket refused (it is closing).
+var (
+	errFrameTooBig = errors.New("frame exceeds the size limit")
+	errFrameUTF8   = errors.New("text frame is not valid UTF-8")
 )
 
 // encoder turns one queued item into a WebSocket message. Empty data skips
@@ -91,7 +110,9 @@ func (s *Server) openConn(w http.ResponseWriter, r *http.Request, kind string, s
 	if sess.Username != "" {
 		c.authenticated(sess)
 	}
-	ws.SetReadLimit(s.opts.MaxFrameBytes)
+	// No read limit in gorilla: it would close an oversized frame with 1009
+	// and no reason. readFrame enforces MaxFrameBytes itself.
+	ws.SetReadLimit(0)
 	s.track(c)
 	s.wg.Add(1)
 	go c.writeLoop()
@@ -150,11 +171,38 @@ func (c *conn) touchRead() {
 
 // read returns the next message, extending the read deadline.
 func (c *conn) read() (int, []byte, error) {
-	mt, data, err := c.ws.ReadMessage()
+	mt, data, err := c.readFrame()
 	if err == nil {
 		c.touchRead()
 	}
 	return mt, data, err
+}
+
+// readFrame reads the next message, at most MaxFrameBytes of it: a bigger
+// one closes the socket with 1009 and ReasonTooBig, a text message that is
+// not valid UTF-8 with 1007 and ReasonInvalidUTF8 (RFC 6455 §8.1), and both
+// are returned as errors.
+func (c *conn) readFrame() (int, []byte, error) {
+	mt, r, err := c.ws.NextReader()
+	if err != nil {
+		return mt, nil, err
+	}
+	limit := c.s.opts.MaxFrameBytes
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return mt, nil, err
+	}
+	if int64(len(data)) > limit {
+		c.log.Warn("frame too big: closing", "limit", limit)
+		c.close(websocket.CloseMessageTooBig, fmt.Sprintf("%s: limit %d bytes", ReasonTooBig, limit))
+		return mt, nil, errFrameTooBig
+	}
+	if mt == websocket.TextMessage && !utf8.Valid(data) {
+		c.log.Warn("text frame not valid UTF-8: closing")
+		c.close(websocket.CloseInvalidFramePayloadData, ReasonInvalidUTF8)
+		return mt, nil, errFrameUTF8
+	}
+	return mt, data, nil
 }
 
 // send queues item for the writer. It never blocks: when the queue is full

@@ -2,7 +2,8 @@
 // HTTP only in insecure dev mode) carrying the Python reference server's
 // endpoints, the REST/WS API of its agentserver_api_spec, and a raw-XML
 // WebSocket for envelope clients. Every message that enters here goes
-// through Pump.Inject — the same stages as any other message.
+// through Pump.InjectAs — the same stages as any other message, sent as the
+// client's session (see Identity).
 //
 // # Authentication
 //
@@ -38,6 +39,35 @@
 // re-checks its session every minute and is closed with 1008 "Session
 // expired" once the token is revoked or expired.
 //
+// # Identity
+//
+// A message's sender is fixed by the session that sent it, never by the
+// client: "websocket:<user>" on /bus and for a /ws target send,
+// "console:<user>" for a /ws raw send ("@target text"), "api:<user>" for
+// REST and stream injects (in insecure dev mode every session is user
+// "dev"). These are the user's session identities. The
+// pump checks every message after reading its envelope and before it joins
+// a thread or is journaled:
+//
+//   - its <from> must be the session's identity (only /bus clients write
+//     their own envelopes; the other ingresses build it);
+//   - its <thread> (REST and stream: thread_id) may name a thread of a
+//     conversation the user began under any of its session identities —
+//     including every thread the organism handed back to it in a reply — or
+//     an id the organism has never seen, which begins a new conversation.
+//     Any other thread, live or ended (the journal remembers ended ones), is
+//     another party's.
+//
+// A message that fails either check is refused like any message with a
+// forbidden sender: a <huh> with the canned text "Invalid envelope" (REST:
+// 422 {"error":"Invalid envelope",…}; stream: {"event":"error",…}). It is
+// logged as a security event (slog Warn, security=true, with the user, the
+// session identity and the claimed from and thread) and journaled only as
+// a <huh> record from the session's identity on no thread: never under the
+// claimed sender, never on the named thread, whose status and messages stay
+// as they were. The <huh> a /bus client gets for it is on a fresh thread
+// id, addressed to its own identity.
+//
 // # The /ws JSON protocol
 //
 // GET /ws upgrades to a WebSocket of JSON text frames, each with a "type".
@@ -72,8 +102,9 @@
 // send builds the target listener's payload from the text exactly as the
 // console does (its only string field, else Message, Text or Name) and sends
 // it from "console:<user>" (raw form) or "websocket:<user>" (target form), as
-// the reference builds from_id. "sent" always names the target. A failed
-// request is answered with an error frame:
+// the reference builds from_id, always on a new conversation (a send names
+// no thread). "sent" always names the target. A failed request is answered
+// with an error frame:
 //
 //	{"type":"error","error":"Forbidden: role viewer cannot send","code":"forbidden"}
 //	{"type":"error","error":"Unknown target: nobody","code":"unknown_target"}
@@ -81,7 +112,10 @@
 //	{"type":"error","error":"Invalid payload structure","code":"rejected","diagnostics":["route: …"]}
 //	{"type":"error","error":"Unknown message type: dance","code":"bad_request"}
 //
-// with the reference's texts for the rest: "Invalid JSON", "Empty message",
+// with the reference's texts for the rest: "Invalid JSON" ("Invalid JSON:
+// not valid UTF-8" for a frame that is not UTF-8 or escapes half a
+// surrogate pair, \ud800 alone, which a JSON decoder would silently turn
+// into U+FFFD), "Empty message",
 // "No target specified. Use @target message format.", "Missing target",
 // "Missing content", "Missing prefix" (monitor), "Pipeline not available"
 // (code "unavailable").
@@ -140,7 +174,9 @@
 // "Missing TOTP code", "Invalid TOTP", "Invalid/tampered XML",
 // "Authentication timeout" (and "Forbidden" for a viewer).
 //
-// Every later frame goes through Pump.Inject. The client gets back, as
+// Every later frame goes through Pump.InjectAs as "websocket:<user>": its
+// <from> must be exactly that, and its <thread> a thread of the user's own
+// conversations or a new id (see Identity). The client gets back, as
 // canonical envelopes, every message a listener emits on its conversations,
 // the replies addressed to it, and the <huh>/SystemError messages sent to
 // listeners on them. A frame the organism refuses gets a <huh> envelope from
@@ -153,8 +189,7 @@
 // A privileged message (root or payload in the privileged-msg namespace) is
 // dropped and logged as a security event (slog Warn, security=true); the
 // client gets only a generic <huh> ("Message could not be processed", no
-// original attempt). A frame over Options.MaxFrameBytes closes the socket
-// with 1009.
+// original attempt).
 //
 // # The REST/WS API: /api/v1
 //
@@ -207,8 +242,13 @@
 // the SHA-256 (hex) of the canonical envelope — the journal's checksum, and
 // the message_id inject returns. An inject payload object maps keys onto the
 // listener's payload fields by Go name, XML name or snake_case; the message
-// is sent from "api:<user>". A refused inject is 422 {"error": canned text,
-// "diagnostics": […]}.
+// is sent from "api:<user>"; a thread_id must name a thread of the user's
+// own conversations or a new id (see Identity). A refused inject is 422
+// {"error": canned text, "diagnostics": […]}. A JSON body (inject, login)
+// over 2 MiB is 413 {"error":"Request body too large: limit 2097152
+// bytes"}; one that is not valid UTF-8, or escapes half a surrogate pair,
+// is 400 {"error":"Invalid JSON: not valid UTF-8"} (never decoded into
+// U+FFFD).
 //
 // GET /api/v1/ws is the event stream. On connect:
 //
@@ -254,7 +294,11 @@
 // reply leaving the organism, which enters no history. Errors:
 // {"event":"error","error":"Invalid JSON"} or "Unknown command: …".
 //
-// # Flow control
+// # Frames and flow control
+//
+// A frame over Options.MaxFrameBytes (1 MiB by default) closes any socket
+// with 1009 "Message too big: limit N bytes"; a text frame that is not
+// valid UTF-8 with 1007 "Invalid UTF-8 in text frame" (RFC 6455 §8.1).
 //
 // Every socket has a bounded send queue (Options.SendQueue frames); the
 // organism never waits for a client: a client that falls that far behind is

@@ -88,7 +88,7 @@ func TestShutdownClosesSocketsNoLeak(t *testing.T) {
 	sent := readFrame(t, ws)
 	conversation(t, ws, sent["thread_id"].(string))
 	bus := f.dial("/bus", token)
-	sendRaw(t, bus, envelope("sam-client", xmlpipe.NewThreadID(), "Sam"))
+	sendRaw(t, bus, envelope("websocket:sam", xmlpipe.NewThreadID(), "Sam"))
 	readEnvelope(t, bus)
 	stream := f.dial("/api/v1/ws", token)
 	readFrame(t, stream)

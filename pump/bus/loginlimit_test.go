@@ -183,7 +183,7 @@ func TestBusLegacyDisabled(t *testing.T) {
 		t.Errorf("close reason %q is longer than a close frame allows", ReasonLegacyDisabled)
 	}
 	c := f.dial("/bus", f.login("lena", secret))
-	sendRaw(t, c, envelope("token", xmlpipe.NewThreadID(), "Lena"))
+	sendRaw(t, c, envelope("websocket:lena", xmlpipe.NewThreadID(), "Lena"))
 	if e, _ := readEnvelope(t, c); e.From != "greeter" {
 		t.Errorf("first response with a bearer token %+v", e)
 	}

@@ -1,7 +1,6 @@
 package bus
 
 import (
-	"encoding/json"
 	"net/http"
 	"slices"
 	"sync"
@@ -43,8 +42,8 @@ func (s *Server) handleMessagesWS(w http.ResponseWriter, r *http.Request) {
 // command answers one client frame: subscribe is the only command.
 func (ls *logSocket) command(data []byte) {
 	var cmd wire.LogCommand
-	if err := json.Unmarshal(data, &cmd); err != nil {
-		ls.c.send(wire.LogEvent{Event: wire.LogError, Error: "Invalid JSON"})
+	if err := decodeJSON(data, &cmd); err != nil {
+		ls.c.send(wire.LogEvent{Event: wire.LogError, Error: jsonErrorText(err)})
 		return
 	}
 	if cmd.Cmd != wire.CmdSubscribe {

@@ -86,7 +86,8 @@ type Options struct {
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger `yaml:"-"`
 	// MaxFrameBytes caps one incoming WebSocket frame; a bigger one closes
-	// the socket with 1009 (default DefaultMaxFrameBytes).
+	// the socket with 1009 "Message too big: limit N bytes" (default
+	// DefaultMaxFrameBytes).
 	MaxFrameBytes int64 `yaml:"max_frame_bytes"`
 	// SendQueue bounds the frames waiting to be written to one client; a
 	// client that falls that far behind is disconnected with 1013 (default

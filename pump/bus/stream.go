@@ -1,7 +1,6 @@
 package bus
 
 import (
-	"encoding/json"
 	"net/http"
 	"slices"
 	"sync"
@@ -110,8 +109,8 @@ func (s *Server) handleStreamWS(w http.ResponseWriter, r *http.Request) {
 // command answers one client frame: subscribe or inject.
 func (st *streamSocket) command(data []byte) {
 	var cmd streamCommand
-	if err := json.Unmarshal(data, &cmd); err != nil {
-		st.c.send(map[string]any{"event": streamError, "error": "Invalid JSON"})
+	if err := decodeJSON(data, &cmd); err != nil {
+		st.c.send(map[string]any{"event": streamError, "error": jsonErrorText(err)})
 		return
 	}
 	switch cmd.Cmd {

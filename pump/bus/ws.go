@@ -2,7 +2,6 @@ package bus
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -54,8 +53,8 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 // handle answers one client frame.
 func (w *wsSocket) handle(data []byte) {
 	var req wire.Request
-	if err := json.Unmarshal(data, &req); err != nil {
-		w.fail(req.Head, wire.CodeBadRequest, "Invalid JSON")
+	if err := decodeJSON(data, &req); err != nil {
+		w.fail(req.Head, wire.CodeBadRequest, jsonErrorText(err))
 		return
 	}
 	ctx := w.c.ctx
@@ -184,11 +183,12 @@ func (w *wsSocket) send(req wire.Request) {
 		return
 	}
 	conv := xmlpipe.NewThreadID()
-	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), source+":"+w.c.sess.Username, l.Name, conv, body)
+	who := pump.Principal{From: source + ":" + w.c.sess.Username, User: w.c.sess.Username, FreshThread: true}
+	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), who.From, l.Name, conv, body)
 
 	w.hold(conv)
 	w.s.router.claim(conv, w)
-	thread, err := w.s.pump.InjectWait(w.c.ctx, env, nil)
+	thread, err := w.s.pump.InjectAs(w.c.ctx, env, nil, who)
 	w.s.router.settle(conv, err == nil)
 	if err != nil {
 		w.unhold(conv)

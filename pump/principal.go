@@ -1,0 +1,155 @@
+package pump
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// Principal is the authenticated party behind an external message: the
+// identity its session sends as, and the user that session belongs to. A
+// transport that authenticates its clients injects with InjectAs, so the
+// pump — not the client — decides who a message is from and which
+// conversations it may join.
+type Principal struct {
+	// From is the one <from> the session's messages may carry, kind:user
+	// ("websocket:alice", "api:admin").
+	From string
+	// User is the authenticated user. A conversation begun by any of the
+	// user's session identities is the user's own (see Owns).
+	User string
+	// FreshThread says the transport chose the message's thread id itself
+	// (xmlpipe.NewThreadID), so it was never used before: the pump skips the
+	// journal lookup of a thread id it does not hold (see ThreadHistory).
+	// A transport must never set it for an id a client chose.
+	FreshThread bool
+}
+
+// ThreadHistory is an optional capability of a Journal: ThreadOrigin reports
+// whether thread was ever journaled and, if so, the sender that began its
+// conversation ("" when the journal does not say). The pump asks it about a
+// thread id an authenticated session names that is not live any more, so an
+// ended conversation cannot be reopened by another party under its old id.
+type ThreadHistory interface {
+	// ThreadOrigin looks thread up in the journal's past.
+	ThreadOrigin(thread string) (origin string, seen bool, err error)
+}
+
+// sessionSources are the kinds of the session identities kind:user the
+// organism's transports build: "api" (REST and the event stream),
+// "console" (a /ws raw send) and "websocket" (a /ws target send and /bus).
+var sessionSources = []string{"api", "console", "websocket"}
+
+// Identity refusals. Both wrap xmlpipe.ErrForbiddenSender, so the sender is
+// told the canned text of every refused sender (xmlpipe.HuhEnvelope).
+var (
+	// ErrForgedSender refuses a message whose <from> is not its session's
+	// identity.
+	ErrForgedSender = fmt.Errorf("%w: <from> is not the session's identity", xmlpipe.ErrForbiddenSender)
+	// ErrForeignThread refuses a message naming a thread (live, or ended and
+	// journaled) of a conversation another party began.
+	ErrForeignThread = fmt.Errorf("%w: <thread> belongs to another party's conversation", xmlpipe.ErrForbiddenSender)
+)
+
+// Owns reports whether a conversation begun by origin is the principal's:
+// origin is its identity, or another session identity of its user —
+// api:User, console:User or websocket:User.
+func (who Principal) Owns(origin string) bool {
+	if origin == "" {
+		return false // the conversation's sender is not known: no one's
+	}
+	if origin == who.From {
+		return true
+	}
+	kind, user, ok := strings.Cut(origin, ":")
+	return ok && who.User != "" && user == who.User && slices.Contains(sessionSources, kind)
+}
+
+// InjectAs is InjectWait for a message sent by an authenticated session. After
+// the envelope is read, and before it joins a thread or is journaled, the pump
+// refuses it (a *xmlpipe.Failure wrapping ErrForgedSender or ErrForeignThread,
+// with a <huh> to out) when its <from> is not who.From, or when its <thread>
+// is a thread of a conversation who does not own: a live one the registry
+// knows, or an ended one the journal knows (ThreadHistory). A
+// refusal is logged as a security event and journaled only as a <huh> from
+// who.From on no thread: never under the claimed sender, never on the named
+// thread, which stays untouched. A thread id the organism does not hold
+// begins a new conversation, as for Inject.
+func (p *Pump) InjectAs(ctx context.Context, raw []byte, out Outlet, who Principal) (string, error) {
+	if who.From == "" {
+		return "", fmt.Errorf("pump: inject as: %w: empty principal", xmlpipe.ErrForbiddenSender)
+	}
+	return p.InjectWait(context.WithValue(ctx, principalKey{}, &who), raw, out)
+}
+
+// principalKey carries InjectAs's principal to the work it admits.
+type principalKey struct{}
+
+// principalOf is the principal InjectAs put in ctx (nil: none).
+func principalOf(ctx context.Context) *Principal {
+	who, _ := ctx.Value(principalKey{}).(*Principal)
+	return who
+}
+
+// checkThread reports whether who may send on thread: nil for a thread of a
+// conversation who owns (one its user began, whose threads include those
+// handed back to it in replies) and for a thread id never used (a new
+// conversation); ErrForeignThread otherwise, and when the journal cannot say
+// (fail closed).
+func (p *Pump) checkThread(who Principal, thread string) error {
+	origin, seen := p.threads.Origin(thread)
+	if !seen && !who.FreshThread {
+		if h, ok := p.journal.(ThreadHistory); ok {
+			var err error
+			if origin, seen, err = h.ThreadOrigin(thread); err != nil {
+				p.log.Error("thread history lookup failed: refusing the thread", "thread", thread, "error", err)
+				return ErrForeignThread
+			}
+		}
+	}
+	if seen && !who.Owns(origin) {
+		return ErrForeignThread
+	}
+	return nil
+}
+
+// checkPrincipal is the identity check of an external message sent as who.
+func (p *Pump) checkPrincipal(who Principal, m *xmlpipe.Inbound) error {
+	if m.From != who.From {
+		return ErrForgedSender
+	}
+	return p.checkThread(who, m.Thread)
+}
+
+// refuseImpostor refuses external work whose envelope claims a sender or a
+// thread its principal may not use, and reports whether it did. The refusal
+// names neither the claimed sender nor the claimed thread anywhere but the
+// security log: the journal's <huh> record and the event carry the
+// principal's identity and no thread.
+func (p *Pump) refuseImpostor(w *work, m *xmlpipe.Inbound) bool {
+	who := w.principal
+	if who == nil {
+		return false
+	}
+	err := p.checkPrincipal(*who, m)
+	if err == nil {
+		return false
+	}
+	p.failed.Add(1)
+	p.log.Warn("security event: message refused: sender or thread not the session's", "security", true,
+		"user", who.User, "identity", who.From, "claimed_from", m.From, "claimed_thread", m.Thread, "error", err)
+	diags := []xmlpipe.Diagnostic{{Stage: xmlpipe.StageExtract, Msg: err.Error()}}
+	now := p.opts.Clock()
+	p.record(Record{Time: now, Direction: Inbound, Kind: RecordHuh, From: who.From, Diagnostics: diags})
+	huh := xmlpipe.NewHuh(err, w.raw)
+	ev := Event{Kind: EventHuh, Time: now, From: "core", To: who.From, Error: huh.Error, Payload: huh,
+		Diagnostics: diagStrings(diags)}
+	p.publish(w.outlet, ev)
+	if w.done != nil {
+		w.done("", 0, &xmlpipe.Failure{Stage: xmlpipe.StageExtract, Err: err, Diagnostics: diags})
+	}
+	return true
+}
