@@ -51,6 +51,13 @@ const (
 	crashCycle = 4 * time.Second
 	// crashTail is how long clients keep sending after the last restart.
 	crashTail = 3 * time.Second
+	// crashRate is the clients' total sends per second (open loop). The
+	// issue's scenario is 200 clients × 50 sends with a kill every ~3,000
+	// acknowledgements; at this rate each cycle acknowledges about 4,000,
+	// and the organism's live state (threads live for thread_ttl, an hour)
+	// stays what such a load leaves, instead of the ~130,000 conversations
+	// a closed loop at full speed piles up in the same time.
+	crashRate = 1000
 )
 
 const (
@@ -116,6 +123,7 @@ func TestCrashSoak(t *testing.T) {
 	)
 	load := LoadConfig{Target: Target{URL: "wss://" + addr + "/ws", TLS: clientTLS, Token: token},
 		Clients: crashClients, Duration: time.Duration(kills)*crashCycle + crashTail, Grace: 10 * time.Second,
+		Rate: crashRate,
 		Reconnect: true, Acked: func(_ int, conv, id string) {
 			ackMu.Lock()
 			acked[conv]++
