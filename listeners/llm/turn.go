@@ -1,0 +1,98 @@
+package llm
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"strings"
+
+	"github.com/xml-pipeline/xmlpipe/registry"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// replyType is the PayloadType of the context-buffer slots that record an
+// agent's own replies (the model's text, before the pump splits it).
+const replyType = "llm.reply"
+
+// messages builds the request: constitution, prompt, usage instructions,
+// todo nudge, the history before the incoming message, then the incoming one.
+func (a *Agent) messages(md xmlpipe.Metadata, slots []registry.Slot, incoming int) []Message {
+	msgs := make([]Message, 0, len(slots)+4)
+	msgs = append(msgs, Message{Role: System, Content: Constitution()})
+	if a.Prompt != "" {
+		msgs = append(msgs, Message{Role: System, Content: a.Prompt})
+	}
+	if md.UsageInstructions != "" {
+		msgs = append(msgs, Message{Role: System, Content: md.UsageInstructions})
+	}
+	for i, s := range slots {
+		if i == incoming {
+			continue
+		}
+		if m, ok := a.slotMessage(s); ok {
+			msgs = append(msgs, m)
+		}
+	}
+	if incoming >= 0 {
+		m, _ := a.slotMessage(slots[incoming])
+		if md.TodoNudge != "" {
+			m.Content += "\n\n" + md.TodoNudge
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs
+}
+
+// slotMessage renders one history slot: the agent's own replies as assistant
+// messages, everything addressed to it as user messages naming the sender.
+func (a *Agent) slotMessage(s registry.Slot) (Message, bool) {
+	switch {
+	case s.From == a.Name && s.PayloadType == replyType:
+		return Message{Role: Assistant, Content: string(s.Raw)}, true
+	case s.To == a.Name:
+		return Message{Role: User, Content: "[From " + s.From + "]\n" + string(s.Raw)}, true
+	}
+	return Message{}, false
+}
+
+// digest is the progress guard's fingerprint of a reply: whitespace runs
+// collapsed, case folded.
+func digest(text string) [32]byte {
+	return sha256.Sum256([]byte(strings.ToLower(strings.Join(strings.Fields(text), " "))))
+}
+
+// repeats counts how many of the agent's latest replies in a row, the new one
+// included, have the same digest as reply.
+func repeats(slots []registry.Slot, agent, reply string) int {
+	d := digest(reply)
+	n := 1
+	for i := len(slots) - 1; i >= 0; i-- {
+		s := slots[i]
+		if s.From != agent || s.PayloadType != replyType {
+			continue
+		}
+		if digest(string(s.Raw)) != d {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// hasElement reports whether text holds something that looks like an XML
+// element: '<' followed by a name start character. Text without one is the
+// agent's answer; text with one goes to the pump, which splits, repairs and
+// validates it (and answers what it cannot use with <huh>).
+func hasElement(text string) bool {
+	b := []byte(text)
+	for {
+		i := bytes.IndexByte(b, '<')
+		if i < 0 || i+1 >= len(b) {
+			return false
+		}
+		c := b[i+1]
+		if c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' {
+			return true
+		}
+		b = b[i+1:]
+	}
+}
