@@ -37,10 +37,12 @@ type RouterConfig struct {
 // per-backend limits. It records usage per agent, per thread and per backend.
 // It is safe for concurrent use.
 type Router struct {
-	cfg   RouterConfig
-	log   *slog.Logger
-	rr    atomic.Uint64
-	usage usageBook
+	base   context.Context
+	cancel context.CancelFunc
+	cfg    RouterConfig
+	log    *slog.Logger
+	rr     atomic.Uint64
+	usage  usageBook
 }
 
 // NewRouter returns a router over cfg.Backends.
@@ -54,8 +56,13 @@ func NewRouter(cfg RouterConfig) *Router {
 	if cfg.Sleep == nil {
 		cfg.Sleep = sleep
 	}
-	return &Router{cfg: cfg, log: cfg.Logger}
+	base, cancel := context.WithCancel(context.Background())
+	return &Router{base: base, cancel: cancel, cfg: cfg, log: cfg.Logger}
 }
+
+// Close cancels every request in flight and refuses new ones; it is safe to
+// call more than once.
+func (r *Router) Close() { r.cancel() }
 
 // FromConfig builds the router of an llm: section. A backend whose
 // api_key_env variable is unset is skipped with a one-line warning naming
@@ -102,6 +109,10 @@ func (r *Router) Serves(model string) bool {
 
 // Chat sends req to a backend that serves its model, retrying as configured.
 func (r *Router) Chat(ctx context.Context, req Request) (Reply, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(r.base, cancel)
+	defer stop()
 	var cands []*Backend
 	for _, b := range r.cfg.Backends {
 		if b.Serves(req.Model) {

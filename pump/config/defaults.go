@@ -48,6 +48,6 @@ func Default() *Organism {
 			Retention:     Retention{Policy: RetainForever},
 			SweepInterval: Duration(time.Hour),
 		},
-		Budgets: Budgets{OnExceed: ExceedStop},
+		Budgets: Budgets{OnExceed: ExceedStop, RepeatLimit: 3},
 	}
 }

@@ -197,7 +197,7 @@ func TestLoadFull(t *testing.T) {
 			ThreadTTL:      Duration(30 * time.Minute),
 		},
 		Journal: Journal{Retention: Retention{Policy: RetainDays, Days: 14}, SweepInterval: Duration(10 * time.Minute)},
-		Budgets: Budgets{ThreadTokens: 100000, AgentTokens: 1000000, OnExceed: ExceedWarn},
+		Budgets: Budgets{ThreadTokens: 100000, AgentTokens: 1000000, OnExceed: ExceedWarn, RepeatLimit: 3},
 	}
 	if diff := cmp.Diff(want, o, ignoreState); diff != "" {
 		t.Errorf("full organism (-want +got):\n%s", diff)
@@ -228,7 +228,7 @@ func TestDefaults(t *testing.T) {
 			ThreadTTL:     Duration(time.Hour),
 		},
 		Journal: Journal{Enabled: true, Retention: Retention{Policy: RetainForever}, SweepInterval: Duration(time.Hour)},
-		Budgets: Budgets{OnExceed: ExceedStop},
+		Budgets: Budgets{OnExceed: ExceedStop, RepeatLimit: 3},
 	}
 	if diff := cmp.Diff(want, o, ignoreState); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)

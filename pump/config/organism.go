@@ -35,6 +35,9 @@ type Organism struct {
 	Journal Journal `yaml:"journal"`
 	// Budgets configures token budgets per thread and per agent.
 	Budgets Budgets `yaml:"budgets"`
+	// Prompts are named prompt blocks; an agent's prompt may name them,
+	// composed with "&" ("style & safety").
+	Prompts map[string]string `yaml:"prompts"`
 
 	file      string              // name the file was loaded under
 	dir       string              // absolute directory relative paths resolve against
