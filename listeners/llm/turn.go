@@ -54,10 +54,13 @@ func (a *Agent) slotMessage(s registry.Slot) (Message, bool) {
 	return Message{}, false
 }
 
-// digest is the progress guard's fingerprint of a reply: whitespace runs
-// collapsed, case folded.
+// digestSpace drops the whitespace beside markup, which changes nothing.
+var digestSpace = strings.NewReplacer("> ", ">", " <", "<")
+
+// digest is the progress guard's fingerprint of a reply: case folded,
+// whitespace runs collapsed and dropped beside markup.
 func digest(text string) [32]byte {
-	return sha256.Sum256([]byte(strings.ToLower(strings.Join(strings.Fields(text), " "))))
+	return sha256.Sum256([]byte(digestSpace.Replace(strings.ToLower(strings.Join(strings.Fields(text), " ")))))
 }
 
 // repeats counts how many of the agent's latest replies in a row, the new one
