@@ -478,3 +478,59 @@ func sendGreeting(t *testing.T, o *Organism, name string) {
 		t.Fatal(err)
 	}
 }
+
+func TestHungProviderBlocksNoOtherAgentAndShutdownCancelsIt(t *testing.T) {
+	arrived, cancelled, stop := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body) // the server notices a closed connection once the body is read
+		close(arrived)
+		select {
+		case <-r.Context().Done():
+			close(cancelled)
+		case <-stop:
+		}
+	}))
+	defer hang.Close()
+	defer close(stop)
+	quick := newScriptedModel(t, map[string][]string{"fast": {"quick answer"}})
+	t.Setenv("TEST_LLM_KEY", "sk-test")
+	doc := fmt.Sprintf(`organism: {name: agents}
+llm:
+  retries: 0
+  backends:
+    - {provider: openai, name: hang, api_key_env: TEST_LLM_KEY, base_url: %s, supported_models: [slow-model]}
+    - {provider: openai, name: quick, api_key_env: TEST_LLM_KEY, base_url: %s, supported_models: [gpt-test]}
+listeners:
+  - {name: slow, agent: true, description: hangs, prompt: You are slow., model: slow-model}
+  - {name: fast, agent: true, description: answers, prompt: You are fast., model: gpt-test}
+`, hang.URL, quick.URL)
+	cfg, err := config.Parse("organism.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := New(cfg, Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	l, _ := o.Pump.Lookup("slow")
+	v := reflect.New(l.Payload.GoType())
+	v.Elem().FieldByName("Text").SetString("take forever")
+	if _, err := o.Pump.Send(context.Background(), "console", "slow", v.Interface(), pump.OutletFunc(func(pump.Event) {})); err != nil {
+		t.Fatal(err)
+	}
+	<-arrived
+	if got := ask(t, o, "fast", "quick?"); got != "quick answer" {
+		t.Fatalf("fast agent replied %q while slow hangs", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_ = o.Shutdown(ctx) // the drain times out: the hung request is cancelled
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the hung request was not cancelled by Shutdown")
+	}
+}
