@@ -66,7 +66,8 @@ func TestConsoleWithLLMBackend(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("console: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
 	}
-	for _, want := range []string{"[shouter] WELCOME ABOARD, DAN!", "[poet] Rain on tin roofs hums."} {
+	for _, want := range []string{"[shouter] WELCOME ABOARD, DAN!", "[poet] Rain on tin roofs hums.",
+		"greeter              40 + 6 = 46 tokens, 1 requests", "xai                  80 + 12 = 92 tokens, 2 requests"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("stdout lacks %q:\n%s\nstderr:\n%s", want, out.String(), errOut.String())
 		}
