@@ -79,3 +79,17 @@ func TestConsoleWithLLMBackend(t *testing.T) {
 		t.Errorf("%d model calls, want 2", calls.Load())
 	}
 }
+
+func TestBenchAgents(t *testing.T) {
+	r := runBinary(t, t.TempDir(), "", "bench", "--agents", "--duration", "200ms", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var got agentBench
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	if got.Turns == 0 || got.Samples != 2000 || got.P50 <= 0 || got.P99 < got.P50 {
+		t.Errorf("result %+v", got)
+	}
+}

@@ -34,7 +34,7 @@ type benchStore struct {
 // temporary directory (--journal) and persisting the kernel registries there
 // too, as a durable organism does (--durable).
 func runBench(ctx context.Context, args []string, std streams) int {
-	fs := newFlags("bench", "[--duration 5s] [--injectors N] [--journal] [--durable] [--json] [--cpuprofile FILE] [--mutexprofile FILE]", std.err)
+	fs := newFlags("bench", "[--duration 5s] [--injectors N] [--journal] [--durable] [--agents] [--json] [--cpuprofile FILE] [--mutexprofile FILE]", std.err)
 	duration := fs.Duration("duration", 5*time.Second, "length of the throughput phase")
 	injectors := fs.Int("injectors", 4, "goroutines injecting envelopes")
 	asJSON := fs.Bool("json", false, "print one JSON object")
@@ -42,12 +42,22 @@ func runBench(ctx context.Context, args []string, std streams) int {
 	durable := fs.Bool("durable", false, "like --journal, and persist threads, todo watchers and context slots too")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	mutexProfile := fs.String("mutexprofile", "", "write a profile of lock contention over the whole run to this file")
+	agents := fs.Bool("agents", false, "measure LLM agent turns against a loopback model server instead")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
 	}
 	if !wantArgs(fs, pos, 0, 0) {
 		return exitUsage
+	}
+	if *agents {
+		r, err := runAgentBench(ctx, *duration, *injectors)
+		if err != nil {
+			fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
+			return exitFailure
+		}
+		printAgentBench(std.out, r, *asJSON)
+		return exitOK
 	}
 	cfg := bench.Config{Duration: *duration, Injectors: *injectors}
 	var st *store.Store
