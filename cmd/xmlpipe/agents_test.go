@@ -27,6 +27,7 @@ func chatServer(t *testing.T, calls *atomic.Int32) *httptest.Server {
 		b, _ := io.ReadAll(r.Body)
 		var body struct {
 			Messages []struct{ Role, Content string }
+			Stream   bool
 		}
 		if err := json.Unmarshal(b, &body); err != nil || len(body.Messages) < 3 {
 			w.WriteHeader(http.StatusBadRequest)
@@ -34,7 +35,16 @@ func chatServer(t *testing.T, calls *atomic.Int32) *httptest.Server {
 		}
 		text := "Welcome aboard, Dan!"
 		if strings.Contains(body.Messages[1].Content, "You are a poet") {
-			text = "Rain on tin roofs hums."
+			text = "Rain on tin roofs hums.\nPuddles keep the sky."
+		}
+		if body.Stream {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for _, d := range []string{text[:12], text[12:26], text[26:]} {
+				fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":%q}}]}\n\n", d)
+				w.(http.Flusher).Flush()
+			}
+			fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":40,\"completion_tokens\":6}}\n\ndata: [DONE]\n\n")
+			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"model":"grok-test","choices":[{"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":40,"completion_tokens":6}}`, text)
@@ -66,11 +76,14 @@ func TestConsoleWithLLMBackend(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("console: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
 	}
-	for _, want := range []string{"[shouter] WELCOME ABOARD, DAN!", "[poet] Rain on tin roofs hums.",
+	for _, want := range []string{"[shouter] WELCOME ABOARD, DAN!", "[poet] Rain on tin roofs hums.\n", "[poet] Puddles keep the sky.\n",
 		"greeter              40 + 6 = 46 tokens, 1 requests", "xai                  80 + 12 = 92 tokens, 2 requests"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("stdout lacks %q:\n%s\nstderr:\n%s", want, out.String(), errOut.String())
 		}
+	}
+	if n := strings.Count(out.String(), "Rain on tin roofs"); n != 1 {
+		t.Errorf("the streamed line shows %d times:\n%s", n, out.String())
 	}
 	if strings.Contains(out.String(), "no LLM backend is configured") {
 		t.Errorf("the no-LLM note was printed with a backend:\n%s", out.String())

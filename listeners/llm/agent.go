@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/xml-pipeline/xmlpipe/pump/config"
@@ -79,8 +80,10 @@ type Agent struct {
 	// Lookup returns a registered listener's payload type (to answer a
 	// listener caller in its own payload); nil answers with Answer.
 	Lookup func(name string) (*xmlpipe.PayloadType, bool)
-	// OnDelta, when set, streams the model's text as it arrives.
-	OnDelta func(agent, thread, delta string)
+	// OnDelta, when set, streams the model's prose as it arrives: each
+	// delta up to the first XML element (messages to peers are not shown),
+	// then end=true once the turn's reply is complete or failed.
+	OnDelta func(agent, thread, delta string, end bool)
 	// Logger receives warnings (default slog.Default()).
 	Logger *slog.Logger
 
@@ -120,7 +123,8 @@ func (a *Agent) turn(ctx context.Context, md xmlpipe.Metadata) (xmlpipe.Response
 	req := Request{Model: a.Model, Messages: msgs, MaxTokens: a.MaxTokens, Temperature: a.Temperature,
 		Agent: a.Name, Thread: session}
 	if a.OnDelta != nil {
-		req.OnDelta = func(d string) { a.OnDelta(a.Name, md.ThreadID, d) }
+		req.OnDelta = a.prose(md.ThreadID)
+		defer a.OnDelta(a.Name, md.ThreadID, "", true)
 	}
 	rep, err := a.LLM.Chat(ctx, req)
 	if err != nil {
@@ -219,6 +223,28 @@ func (a *Agent) history(md xmlpipe.Metadata) (string, []registry.Slot) {
 		slices.SortStableFunc(slots, func(x, y registry.Slot) int { return x.Time.Compare(y.Time) })
 	}
 	return session, slots
+}
+
+// prose returns the request's delta callback: it passes text on until an
+// XML element starts. When the router retries after a stream broke off, the
+// new attempt's text follows what was already shown.
+func (a *Agent) prose(thread string) func(string) {
+	var seen strings.Builder
+	shown, stopped := 0, false
+	return func(d string) {
+		if stopped {
+			return
+		}
+		seen.WriteString(d)
+		text := seen.String()
+		if i := elementStart(text); i >= 0 {
+			text, stopped = text[:i], true
+		}
+		if len(text) > shown {
+			a.OnDelta(a.Name, thread, text[shown:], false)
+			shown = len(text)
+		}
+	}
 }
 
 func cmpOr(v, def int) int {

@@ -86,16 +86,29 @@ func repeats(slots []registry.Slot, agent, reply string) int {
 // agent's answer; text with one goes to the pump, which splits, repairs and
 // validates it (and answers what it cannot use with <huh>).
 func hasElement(text string) bool {
+	i := elementStart(text)
+	return i >= 0 && i+1 < len(text)
+}
+
+// elementStart returns the index of the first '<' that starts an element
+// name in text, or -1. A '<' at the very end counts (its name may follow in
+// the next streamed delta).
+func elementStart(text string) int {
 	b := []byte(text)
+	off := 0
 	for {
-		i := bytes.IndexByte(b, '<')
-		if i < 0 || i+1 >= len(b) {
-			return false
+		i := bytes.IndexByte(b[off:], '<')
+		if i < 0 {
+			return -1
+		}
+		i += off
+		if i+1 >= len(b) {
+			return i
 		}
 		c := b[i+1]
 		if c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' {
-			return true
+			return i
 		}
-		b = b[i+1:]
+		off = i + 1
 	}
 }

@@ -78,7 +78,7 @@ func (l *llmLayer) checkAgent(i int, lc config.Listener) error {
 // agentListener builds the listener of a YAML agent: its text payload and
 // the agent loop.
 func (l *llmLayer) agentListener(lc config.Listener, p *pump.Pump, threads *registry.Threads,
-	cb *registry.ContextBuffer, log *slog.Logger) (pump.Listener, error) {
+	cb *registry.ContextBuffer, stream func(thread, agent, delta string, end bool), log *slog.Logger) (pump.Listener, error) {
 	pt, err := llm.InputType(lc.Name)
 	if err != nil {
 		return pump.Listener{}, err
@@ -96,6 +96,9 @@ func (l *llmLayer) agentListener(lc config.Listener, p *pump.Pump, threads *regi
 			ln, ok := p.Lookup(name)
 			return ln.Payload, ok && ln.Payload != nil
 		}}
+	if stream != nil {
+		a.OnDelta = func(agent, thread, delta string, end bool) { stream(thread, agent, delta, end) }
+	}
 	return pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Handler: a, Agent: true,
 		Peers: lc.Peers, Prompt: prompt, Workers: lc.MaxConcurrent}, nil
 }
