@@ -38,6 +38,10 @@ const (
 	// DefaultRepeatLimit is the progress guard's N: the same normalised
 	// output this many times in a row halts the thread.
 	DefaultRepeatLimit = 3
+	// MaxHistoryText caps the text one history message contributes to a
+	// request; longer messages (a huge model reply, a huge payload) are cut
+	// with a note, so one bad turn cannot make every later request too large.
+	MaxHistoryText = 16 << 10
 )
 
 // Budget is the token budgets an agent's calls are checked against.
@@ -128,7 +132,9 @@ func (a *Agent) turn(ctx context.Context, md xmlpipe.Metadata) (xmlpipe.Response
 	}
 	rep, err := a.LLM.Chat(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("agent %s: %w", a.Name, err)
+		// The caller learns why the work stopped; a <huh> to whoever sent
+		// the message (perhaps a peer answering) would not reach it.
+		return a.halt(md, "model call failed: "+err.Error())
 	}
 	if _, err := a.History.Append(registry.Slot{ThreadID: md.ThreadID, From: a.Name, PayloadType: replyType,
 		Payload: rep.Content, Raw: []byte(rep.Content), OwnName: a.Name}); err != nil {

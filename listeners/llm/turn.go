@@ -3,7 +3,9 @@ package llm
 import (
 	"bytes"
 	"crypto/sha256"
+	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -47,11 +49,24 @@ func (a *Agent) messages(md xmlpipe.Metadata, slots []registry.Slot, incoming in
 func (a *Agent) slotMessage(s registry.Slot) (Message, bool) {
 	switch {
 	case s.From == a.Name && s.PayloadType == replyType:
-		return Message{Role: Assistant, Content: string(s.Raw)}, true
+		return Message{Role: Assistant, Content: clipText(s.Raw)}, true
 	case s.To == a.Name:
-		return Message{Role: User, Content: "[From " + s.From + "]\n" + string(s.Raw)}, true
+		return Message{Role: User, Content: "[From " + s.From + "]\n" + clipText(s.Raw)}, true
 	}
 	return Message{}, false
+}
+
+// clipText returns b as text, cut at MaxHistoryText bytes (on a rune
+// boundary) with a note saying how much was left out.
+func clipText(b []byte) string {
+	if len(b) <= MaxHistoryText {
+		return string(b)
+	}
+	n := MaxHistoryText
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s\n[… %d more bytes cut]", b[:n], len(b)-n)
 }
 
 // digestSpace drops the whitespace beside markup, which changes nothing.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -110,7 +111,11 @@ llm:
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := New(cfg, Options{Logger: slog.New(slog.DiscardHandler)})
+	log := slog.New(slog.DiscardHandler)
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	o, err := New(cfg, Options{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -532,5 +537,46 @@ listeners:
 	case <-cancelled:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the hung request was not cancelled by Shutdown")
+	}
+}
+
+func TestAgentUntrustedOutput(t *testing.T) {
+	huge := "<PoetTask><Text>" + strings.Repeat("x", 2<<20) + "</Text></PoetTask>"
+	tests := []struct {
+		name  string
+		boss  []string
+		want  string
+		calls int
+		about string // what the second request must quote back
+	}{
+		{"huge message", []string{huge, "too long, sorry"}, "too long, sorry", 2, "huh"},
+		{"unknown element", []string{"<Launch><Missiles>all</Missiles></Launch>", "no such thing"}, "no such thing", 2, "huh"},
+		{"broken markup repaired", []string{"<PoetTask><Text>a & b</Text>", "done"}, "done", 2, "[From poet]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newScriptedModel(t, map[string][]string{"boss": tc.boss, "poet": {"a poem"}})
+			o := agentOrganism(t, m, twoAgents)
+			if got := ask(t, o, "boss", "go"); got != tc.want {
+				t.Fatalf("reply %q, want %q", got, tc.want)
+			}
+			reqs := m.requests("boss")
+			if len(reqs) != tc.calls {
+				t.Fatalf("%d requests, want %d", len(reqs), tc.calls)
+			}
+			last := reqs[1].Messages[len(reqs[1].Messages)-1]["content"]
+			if !strings.Contains(last, tc.about) {
+				t.Errorf("second turn got %.300q", last)
+			}
+		})
+	}
+}
+
+func TestAgentModelFailureHaltsWithReason(t *testing.T) {
+	m := newScriptedModel(t, map[string][]string{}) // every request: HTTP 404
+	o := agentOrganism(t, m, twoAgents)
+	got := ask(t, o, "other", "hello")
+	if !strings.HasPrefix(got, "[other halted: model call failed: ") || !strings.Contains(got, "HTTP 404") {
+		t.Fatalf("reply %q", got)
 	}
 }
