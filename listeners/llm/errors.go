@@ -42,6 +42,7 @@ type StatusError struct {
 	kind error
 }
 
+// Error describes the answer: backend, status, kind and the start of the body.
 func (e *StatusError) Error() string {
 	return fmt.Sprintf("%s: HTTP %d: %v: %s", e.Backend, e.Status, e.kind, e.Body)
 }

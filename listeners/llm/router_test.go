@@ -304,3 +304,46 @@ func TestCloseCancelsInFlight(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestMaxConcurrentPerBackend(t *testing.T) {
+	var inFlight, peak atomic.Int32
+	arrived := make(chan struct{}, 4)
+	release := make(chan struct{})
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		arrived <- struct{}{}
+		<-release
+		inFlight.Add(-1)
+		okReply(config.OpenAI, "ok")(w, r)
+	})
+	b := backendFor(t, config.OpenAI, "one", f, func(c *config.Backend) { c.MaxConcurrent = 1 })
+	r := NewRouter(RouterConfig{Backends: []*Backend{b}})
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() {
+			_, err := r.Chat(context.Background(), Request{Messages: testMessages})
+			errs <- err
+		}()
+	}
+	for i := range 3 {
+		<-arrived // one request reaches the server at a time
+		if got := b.active.Load(); got != 1 {
+			t.Errorf("request %d: %d in flight on the backend", i, got)
+		}
+		release <- struct{}{}
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if peak.Load() != 1 {
+		t.Errorf("peak concurrency %d, want 1", peak.Load())
+	}
+}
