@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
@@ -43,15 +42,6 @@ const (
 	// with a note, so one bad turn cannot make every later request too large.
 	MaxHistoryText = 16 << 10
 )
-
-// Budget is the token budgets an agent's calls are checked against.
-type Budget struct {
-	// ThreadTokens and AgentTokens cap the tokens spent on one thread and by
-	// one agent (0: unlimited).
-	ThreadTokens, AgentTokens int
-	// OnExceed is stop (halt the thread) or warn (log and carry on).
-	OnExceed config.ExceedPolicy
-}
 
 // Agent is the agent loop as a listener handler. Each message it receives
 // (and each <huh> or SystemError, through HandleError) is one turn: the
@@ -170,30 +160,9 @@ func (a *Agent) answer(md xmlpipe.Metadata, text string) xmlpipe.Response {
 	return xmlpipe.Respond(&Answer{Text: text})
 }
 
-// overBudget returns why a budget stops the turn, or "" (warnings are logged
-// once per agent).
+// overBudget returns why a budget stops the turn, or "".
 func (a *Agent) overBudget(session string) string {
-	if a.Usage == nil {
-		return ""
-	}
-	var reason string
-	if lim := a.Budget.ThreadTokens; lim > 0 {
-		if used := a.Usage.ThreadUsage(session).Total(); used >= lim {
-			reason = fmt.Sprintf("thread token budget exhausted (%d of %d)", used, lim)
-		}
-	}
-	if lim := a.Budget.AgentTokens; reason == "" && lim > 0 {
-		if used := a.Usage.AgentUsage(a.Name).Total(); used >= lim {
-			reason = fmt.Sprintf("agent token budget exhausted (%d of %d)", used, lim)
-		}
-	}
-	if reason == "" || a.Budget.OnExceed == config.ExceedStop || a.Budget.OnExceed == "" {
-		return reason
-	}
-	if a.warned.CompareAndSwap(false, true) {
-		a.logger().Warn("token budget exceeded; carrying on (on_exceed: warn)", "agent", a.Name, "reason", reason)
-	}
-	return ""
+	return a.Budget.check(a.Usage, a.Name, session, &a.warned, a.logger())
 }
 
 func (a *Agent) logger() *slog.Logger {

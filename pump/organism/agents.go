@@ -34,7 +34,8 @@ func (l *llmLayer) usable() bool { return len(l.router.Backends()) > 0 }
 
 // completer is the greeter's Completer: the router with each agent's prompt.
 func (l *llmLayer) completer() *llm.Completer {
-	c := &llm.Completer{LLM: l.router, Prompts: map[string]string{}, Models: map[string]string{}}
+	c := &llm.Completer{LLM: l.router, Prompts: map[string]string{}, Models: map[string]string{},
+		Budget: l.budget(), Usage: l.router}
 	for _, lc := range l.cfg.Listeners {
 		if lc.Agent {
 			prompt, _ := l.cfg.ResolvePrompt(lc.Prompt)
@@ -89,9 +90,8 @@ func (l *llmLayer) agentListener(lc config.Listener, p *pump.Pump, threads *regi
 	}
 	a := &llm.Agent{Name: lc.Name, Prompt: prompt, Model: lc.Model, MaxTokens: lc.MaxTokens,
 		Temperature: lc.Temperature.Ptr(), MaxIterations: lc.MaxIterations, RepeatLimit: l.cfg.Budgets.RepeatLimit,
-		Budget: llm.Budget{ThreadTokens: l.cfg.Budgets.ThreadTokens, AgentTokens: l.cfg.Budgets.AgentTokens,
-			OnExceed: l.cfg.Budgets.OnExceed},
-		LLM: l.router, Usage: l.router, History: cb, Threads: threads, Logger: log,
+		Budget: l.budget(),
+		LLM:    l.router, Usage: l.router, History: cb, Threads: threads, Logger: log,
 		Lookup: func(name string) (*xmlpipe.PayloadType, bool) {
 			ln, ok := p.Lookup(name)
 			return ln.Payload, ok && ln.Payload != nil
@@ -101,6 +101,12 @@ func (l *llmLayer) agentListener(lc config.Listener, p *pump.Pump, threads *regi
 	}
 	return pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Handler: a, Agent: true,
 		Peers: lc.Peers, Prompt: prompt, Workers: lc.MaxConcurrent}, nil
+}
+
+// budget is the budgets: section as the agents check it.
+func (l *llmLayer) budget() llm.Budget {
+	b := l.cfg.Budgets
+	return llm.Budget{ThreadTokens: b.ThreadTokens, AgentTokens: b.AgentTokens, OnExceed: b.OnExceed}
 }
 
 func servedByConfig(bs []config.Backend, model string) bool {
