@@ -235,3 +235,24 @@ func TestProviderTimeout(t *testing.T) {
 		t.Error("the timed-out request still holds the backend")
 	}
 }
+
+func TestRetryAfterHeader(t *testing.T) {
+	future := time.Now().Add(90 * time.Second).UTC().Format(http.TimeFormat)
+	tests := []struct {
+		in     string
+		lo, hi time.Duration
+	}{
+		{"", 0, 0},
+		{"3", 3 * time.Second, 3 * time.Second},
+		{"0.5", 500 * time.Millisecond, 500 * time.Millisecond},
+		{"-1", 0, 0},
+		{"soon", 0, 0},
+		{future, 80 * time.Second, 90 * time.Second},
+		{"Mon, 02 Jan 2006 15:04:05 GMT", 0, 0}, // in the past
+	}
+	for _, tc := range tests {
+		if got := retryAfter(tc.in); got < tc.lo || got > tc.hi {
+			t.Errorf("retryAfter(%q) = %v, want in [%v, %v]", tc.in, got, tc.lo, tc.hi)
+		}
+	}
+}
