@@ -84,8 +84,17 @@ type Agent struct {
 	warned atomic.Bool
 }
 
-// Handle implements xmlpipe.Handler: one turn for a message.
-func (a *Agent) Handle(ctx context.Context, _ any, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+// Handle implements xmlpipe.Handler: one turn for a message. An answer the
+// agent gave itself on a self-iteration thread is passed on to its caller
+// without asking the model again.
+func (a *Agent) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+	if md.From == a.Name {
+		if t, ok := payloadText(payload); ok {
+			if answer, ok := strings.CutPrefix(t, selfAnswerMark); ok {
+				return a.answer(md, answer), nil
+			}
+		}
+	}
 	return a.turn(ctx, md)
 }
 
@@ -150,6 +159,11 @@ func (a *Agent) halt(md xmlpipe.Metadata, reason string) (xmlpipe.Response, erro
 func (a *Agent) answer(md xmlpipe.Metadata, text string) xmlpipe.Response {
 	if a.Threads != nil && a.Lookup != nil {
 		if caller, _, err := a.Threads.Caller(md.ThreadID); err == nil {
+			if caller == a.Name {
+				// Answering from a self-iteration thread: the answer goes up
+				// one level, marked so it is passed on, not thought about.
+				text = selfAnswerMark + text
+			}
 			if pt, ok := a.Lookup(caller); ok {
 				if v, ok := textPayload(pt.GoType(), text); ok {
 					return xmlpipe.Respond(v)

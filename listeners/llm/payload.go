@@ -90,3 +90,27 @@ func textPayload(t reflect.Type, text string) (any, bool) {
 	v.Elem().FieldByIndex(strs[pick].Index).SetString(text)
 	return v.Interface(), true
 }
+
+// selfAnswerMark starts the text of an answer an agent gives itself when it
+// answers on a self-iteration thread (U+2063, invisible separator).
+const selfAnswerMark = "\u2063answer\u2063"
+
+// payloadText returns the text field of a payload value (see textPayload).
+func payloadText(v any) (string, bool) {
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return "", false
+		}
+		rv = rv.Elem()
+	}
+	if rv.Kind() != reflect.Struct {
+		return "", false
+	}
+	for _, name := range []string{"Text", "Message"} {
+		if f := rv.FieldByName(name); f.IsValid() && f.Kind() == reflect.String {
+			return f.String(), true
+		}
+	}
+	return "", false
+}

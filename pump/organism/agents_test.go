@@ -580,3 +580,26 @@ func TestAgentModelFailureHaltsWithReason(t *testing.T) {
 		t.Fatalf("reply %q", got)
 	}
 }
+
+func TestAgentSelfIterationAnswersTheCaller(t *testing.T) {
+	m := newScriptedModel(t, map[string][]string{
+		"boss": {"Let me think. <BossTask><Text>step two</Text></BossTask>", "final answer"},
+	})
+	o := agentOrganism(t, m, twoAgents)
+	if got := ask(t, o, "boss", "go"); got != "final answer" {
+		t.Fatalf("reply %q", got)
+	}
+	reqs := m.requests("boss")
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls, want 2", len(reqs))
+	}
+	// The self-call turn sees the whole session: the first message, its own
+	// first reply, then the note to itself.
+	var roles []string
+	for _, msg := range reqs[1].Messages[2:] {
+		roles = append(roles, msg["role"])
+	}
+	if got := strings.Join(roles, ","); got != "system,user,assistant,user" {
+		t.Errorf("roles %s", got)
+	}
+}
