@@ -118,8 +118,14 @@ func ServesByDefault(p config.Provider, model string) bool {
 func (b *Backend) load() float64 { return float64(b.active.Load()) / float64(cap(b.sem)) }
 
 // do sends one request under the backend's bucket, concurrency limit and
-// timeout.
+// timeout; the timeout bounds the waits for the bucket and for a free slot
+// too, so a request never waits forever.
 func (b *Backend) do(ctx context.Context, r Request) (Reply, error) {
+	if b.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.timeout)
+		defer cancel()
+	}
 	est := estimateTokens(r)
 	if err := b.bucket.acquire(ctx, est); err != nil {
 		return Reply{}, fmt.Errorf("%s: %w", b.name, err)
@@ -135,11 +141,6 @@ func (b *Backend) do(ctx context.Context, r Request) (Reply, error) {
 		b.active.Add(-1)
 		<-b.sem
 	}()
-	if b.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, b.timeout)
-		defer cancel()
-	}
 	rep, err := b.provider.Chat(ctx, r)
 	if err != nil {
 		b.bucket.settle(-est)

@@ -347,3 +347,25 @@ func TestMaxConcurrentPerBackend(t *testing.T) {
 		t.Errorf("peak concurrency %d, want 1", peak.Load())
 	}
 }
+
+func TestBucketWaitBoundedByBackendTimeout(t *testing.T) {
+	f := newFake(t, okReply(config.OpenAI, "ok"))
+	b := backendFor(t, config.OpenAI, "slow-bucket", f, func(c *config.Backend) {
+		c.RateLimitTPM = 60
+		c.Timeout = config.Duration(50 * time.Millisecond)
+	})
+	req := Request{Messages: []Message{{Role: User, Content: strings.Repeat("x", 200)}}}
+	if _, err := b.do(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := b.do(context.Background(), req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the timeout while waiting for the bucket", err)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("waited %v", el)
+	}
+	if n := len(f.requests()); n != 1 {
+		t.Errorf("%d requests reached the server, want 1", n)
+	}
+}
