@@ -37,7 +37,7 @@ type benchStore struct {
 //
 // With --bus it is the main bus's load generator instead: see runBusBench.
 func runBench(ctx context.Context, args []string, std streams) int {
-	fs := newFlags("bench", "[--duration 5s] [--injectors N] [--journal] [--durable] [--json] [--cpuprofile FILE] [--mutexprofile FILE]\n"+
+	fs := newFlags("bench", "[--duration 5s] [--injectors N] [--journal] [--durable] [--agents] [--json] [--cpuprofile FILE] [--mutexprofile FILE]\n"+
 		"       xmlpipe bench --bus [--clients 200] [--duration 10s] [--rate R] [--grace 5s] [--in-memory] [--json] [--cpuprofile FILE] [--mutexprofile FILE]", std.err)
 	duration := fs.Duration("duration", 0, "length of the throughput phase (default 5s; 10s with --bus)")
 	onBus := fs.Bool("bus", false, "load-test the main bus: TLS WebSocket clients on loopback sending @greeter conversations")
@@ -51,12 +51,25 @@ func runBench(ctx context.Context, args []string, std streams) int {
 	durable := fs.Bool("durable", false, "like --journal, and persist threads, todo watchers and context slots too")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	mutexProfile := fs.String("mutexprofile", "", "write a profile of lock contention over the whole run to this file")
+	agents := fs.Bool("agents", false, "measure LLM agent turns against a loopback model server instead")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
 	}
 	if !wantArgs(fs, pos, 0, 0) {
 		return exitUsage
+	}
+	if *agents {
+		if *duration == 0 {
+			*duration = 5 * time.Second
+		}
+		r, err := runAgentBench(ctx, *duration, *injectors)
+		if err != nil {
+			fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
+			return exitFailure
+		}
+		printAgentBench(std.out, r, *asJSON)
+		return exitOK
 	}
 	if *onBus {
 		if *withJournal || *durable {

@@ -59,7 +59,7 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 	}
 	logs := &switchWriter{w: std.err}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level}))
-	env := catalog.Env{} // no LLM layer is compiled in yet: the greeter uses its template
+	env := catalog.Env{} // the organism fills in LLM when a backend is usable
 	src := resolveConfig(pos)
 	b, err := console.Assemble(organism.Options{Logger: logger, Env: env}, src.durableBuild(*data))
 	if err != nil {
@@ -67,7 +67,7 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 		return exitFailure
 	}
 	o := b.Organism()
-	con, err := console.New(b, console.Config{Verbose: *verbose, NoLLM: env.LLM == nil})
+	con, err := console.New(b, console.Config{Verbose: *verbose, NoLLM: o.LLM == nil})
 	if err != nil {
 		fmt.Fprintln(std.err, err)
 		_ = o.Shutdown(context.Background())

@@ -36,6 +36,9 @@ type Env struct {
 	// Print shows a listener's output to the user (console) — (thread,
 	// sender, text); the thread is the handler's (Metadata.ThreadID).
 	Print func(thread, from, text string)
+	// Stream shows an LLM agent's text as the model writes it: each delta,
+	// then end=true when the turn's reply is complete (nil: no streaming).
+	Stream func(thread, agent, delta string, end bool)
 }
 
 // HandlerFactory builds a handler for an environment.

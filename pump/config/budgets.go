@@ -8,6 +8,10 @@ type Budgets struct {
 	AgentTokens int `yaml:"agent_tokens"`
 	// OnExceed is what happens when a budget is exhausted (default stop).
 	OnExceed ExceedPolicy `yaml:"on_exceed"`
+	// RepeatLimit is the progress guard: an agent whose normalised output
+	// is the same this many times in a row on a thread is halted
+	// (default 3).
+	RepeatLimit int `yaml:"repeat_limit"`
 }
 
 // ExceedPolicy is what the pump does when a token budget is exhausted.

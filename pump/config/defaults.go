@@ -48,7 +48,7 @@ func Default() *Organism {
 			Retention:     Retention{Policy: RetainForever},
 			SweepInterval: Duration(time.Hour),
 		},
-		Budgets: Budgets{OnExceed: ExceedStop},
+		Budgets: Budgets{OnExceed: ExceedStop, RepeatLimit: 3},
 		Auth: Auth{
 			SessionTTL:          Duration(8 * time.Hour),
 			MaxFailures:         5,

@@ -23,6 +23,14 @@ type Listener struct {
 	Prompt string `yaml:"prompt"`
 	// Model is the LLM model the agent asks for ("" = the router's choice).
 	Model string `yaml:"model"`
+	// MaxTokens caps each completion of the agent (0 = the provider's
+	// default).
+	MaxTokens int `yaml:"max_tokens"`
+	// Temperature is the agent's sampling temperature (unset = the
+	// provider's default).
+	Temperature Temperature `yaml:"temperature"`
+	// MaxIterations bounds the agent's turns on one thread (0 = 25).
+	MaxIterations int `yaml:"max_iterations"`
 	// Tools lists the native tools the agent may use.
 	Tools []string `yaml:"tools"`
 	// ToolConfig restricts each tool, keyed by tool name.
@@ -73,6 +81,14 @@ const (
 	// LuaListener is the reference's Lua proposal; not supported.
 	LuaListener ListenerType = "lua"
 )
+
+// YAMLAgent reports whether the listener is an LLM agent declared in
+// organism.yaml alone: agent: true with neither payload_class nor handler.
+// Its payload is a text payload unique to the agent and its handler the
+// agent loop.
+func (l Listener) YAMLAgent() bool {
+	return l.Agent && l.PayloadClass == "" && l.Handler == ""
+}
 
 // ModulePath returns the module path of a wasm listener (module, else script).
 func (l Listener) ModulePath() string {

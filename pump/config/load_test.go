@@ -197,7 +197,7 @@ func TestLoadFull(t *testing.T) {
 			ThreadTTL:      Duration(30 * time.Minute),
 		},
 		Journal: Journal{Retention: Retention{Policy: RetainDays, Days: 14}, SweepInterval: Duration(10 * time.Minute)},
-		Budgets: Budgets{ThreadTokens: 100000, AgentTokens: 1000000, OnExceed: ExceedWarn},
+		Budgets: Budgets{ThreadTokens: 100000, AgentTokens: 1000000, OnExceed: ExceedWarn, RepeatLimit: 3},
 		Auth: Auth{LegacyTOTPLogin: true, SessionTTL: Duration(12 * time.Hour), MaxFailures: 3,
 			FailureWindow: Duration(5 * time.Minute), Lockout: Duration(2 * time.Minute), MaxLockout: Duration(24 * time.Hour),
 			MaxConcurrentHashes: 1, MaxHashQueue: 4},
@@ -231,7 +231,7 @@ func TestDefaults(t *testing.T) {
 			ThreadTTL:     Duration(time.Hour),
 		},
 		Journal: Journal{Enabled: true, Retention: Retention{Policy: RetainForever}, SweepInterval: Duration(time.Hour)},
-		Budgets: Budgets{OnExceed: ExceedStop},
+		Budgets: Budgets{OnExceed: ExceedStop, RepeatLimit: 3},
 		Auth: Auth{SessionTTL: Duration(8 * time.Hour), MaxFailures: 5, FailureWindow: Duration(time.Minute),
 			Lockout: Duration(time.Minute), MaxLockout: Duration(time.Hour), MaxConcurrentHashes: 2, MaxHashQueue: 8},
 	}

@@ -37,6 +37,9 @@ type Organism struct {
 	Budgets Budgets `yaml:"budgets"`
 	// Auth configures logins to the main bus.
 	Auth Auth `yaml:"auth"`
+	// Prompts are named prompt blocks; an agent's prompt may name them,
+	// composed with "&" ("style & safety").
+	Prompts map[string]string `yaml:"prompts"`
 
 	file      string              // name the file was loaded under
 	dir       string              // absolute directory relative paths resolve against

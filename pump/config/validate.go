@@ -164,9 +164,13 @@ func (o *Organism) checkListeners(r *reporter) {
 	names := map[string]string{} // lower-case name → path of its first use
 	for i, l := range o.Listeners {
 		path := childIndex("listeners", i)
-		for _, req := range []struct{ key, value string }{
+		required := []struct{ key, value string }{
 			{"name", l.Name}, {"payload_class", l.PayloadClass}, {"handler", l.Handler}, {"description", l.Description},
-		} {
+		}
+		if l.YAMLAgent() {
+			required = []struct{ key, value string }{{"name", l.Name}, {"description", l.Description}}
+		}
+		for _, req := range required {
 			if strings.TrimSpace(req.value) == "" {
 				r.missing(path, req.key)
 			}
@@ -186,6 +190,7 @@ func (o *Organism) checkListeners(r *reporter) {
 			r.add(path+".broadcast", "an agent cannot be a broadcast listener (agents need a unique root tag)")
 		}
 		o.checkListenerType(r, path, l)
+		o.checkAgent(r, path, l)
 		r.nonNegative(path+".max_concurrent", l.MaxConcurrent)
 		for tool := range l.ToolConfig {
 			if !containsFold(l.Tools, tool) {
@@ -323,6 +328,7 @@ func (o *Organism) checkJournal(r *reporter) {
 func (o *Organism) checkBudgets(r *reporter) {
 	r.nonNegative("budgets.thread_tokens", o.Budgets.ThreadTokens)
 	r.nonNegative("budgets.agent_tokens", o.Budgets.AgentTokens)
+	r.positive("budgets.repeat_limit", o.Budgets.RepeatLimit)
 	if !o.Budgets.OnExceed.Valid() {
 		r.add("budgets.on_exceed", "unknown policy %q (want stop or warn)", o.Budgets.OnExceed)
 	}

@@ -26,6 +26,7 @@ func commands() []command {
 		{"listeners", "", "registered listeners and their payload root tags", (*Console).cmdListeners},
 		{"threads", "", "live threads", (*Console).cmdThreads},
 		{"monitor", "<tid>|*", "message history of a thread (id prefix) or of every thread", (*Console).cmdMonitor},
+		{"usage", "", "LLM tokens per agent and per backend", (*Console).cmdUsage},
 	}
 }
 

@@ -21,8 +21,9 @@ const From = "console"
 
 // Local is the in-process Backend over an *organism.Organism.
 type Local struct {
-	org   *organism.Organism
-	clock func() time.Time
+	org     *organism.Organism
+	clock   func() time.Time
+	streams streams
 	feed
 }
 
@@ -47,6 +48,9 @@ func Assemble(opts organism.Options, build func(organism.Options) (*organism.Org
 		if next != nil {
 			next(thread, from, text)
 		}
+	}
+	if opts.Env.Stream == nil {
+		opts.Env.Stream = l.Stream
 	}
 	o, err := build(opts)
 	if err != nil {
@@ -111,8 +115,12 @@ func (l *Local) deliver(e pump.Event) {
 		l.publish(Output{Kind: OutputHuh, Conversation: e.Conversation, From: e.From, Text: e.Error,
 			Diagnostics: e.Diagnostics})
 	case pump.EventReply:
-		l.publish(Output{Kind: OutputReply, Conversation: e.Conversation, From: e.From, Text: replyText(e)})
+		text := l.answered(e.Conversation, e.From, replyText(e))
+		if text != "" {
+			l.publish(Output{Kind: OutputReply, Conversation: e.Conversation, From: e.From, Text: text})
+		}
 	case pump.EventComplete:
+		l.forget(e.Conversation)
 		l.publish(Output{Kind: OutputComplete, Conversation: e.Conversation})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
+	"github.com/xml-pipeline/xmlpipe/listeners/llm"
 	"github.com/xml-pipeline/xmlpipe/listeners/system"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
@@ -52,9 +53,13 @@ type Organism struct {
 	Pump   *pump.Pump
 	// BootThread is the thread of the boot message (after Start).
 	BootThread string
-	log        *slog.Logger
-	durable    *durable
-	recovery   *recovery
+	// LLM is the router of the llm: section; nil when no backend is usable
+	// (no backend configured, or every api_key_env variable unset).
+	LLM      *llm.Router
+	router   *llm.Router
+	log      *slog.Logger
+	durable  *durable
+	recovery *recovery
 }
 
 // SystemListeners are the organism's own listeners, registered before any
@@ -161,10 +166,18 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	if err != nil {
 		return nil, err
 	}
+	layer, err := newLLMLayer(cfg, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	threads.OnEnd(layer.router.ThreadsEnded)
 	env := opts.Env
 	env.Todos, env.Lineage = todos, threads
 	if env.Logger == nil {
 		env.Logger = opts.Logger
+	}
+	if env.LLM == nil && layer.usable() {
+		env.LLM = layer.completer()
 	}
 	var errs []error
 	for _, lc := range SystemListeners {
@@ -174,14 +187,33 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	}
 	for i, lc := range cfg.Listeners {
 		pos := cfg.Pos(fmt.Sprintf("listeners[%d]", i)).String()
+		if err := layer.checkAgent(i, lc); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if lc.YAMLAgent() {
+			l, err := layer.agentListener(lc, p, threads, cb, env.Stream, opts.Logger)
+			if err == nil {
+				err = p.Register(l)
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: listener %s: %w", pos, lc.Name, err))
+			}
+			continue
+		}
 		if err := register(p, opts.Catalog, env, lc, pos, false); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
+		layer.router.Close()
 		return nil, err
 	}
-	return &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d}, nil
+	o := &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d, router: layer.router}
+	if layer.usable() {
+		o.LLM = layer.router
+	}
+	return o, nil
 }
 
 func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, lc config.Listener, pos string, sys bool) error {
@@ -232,7 +264,12 @@ func (o *Organism) Start() error {
 // closes the store the organism opened.
 func (o *Organism) Shutdown(ctx context.Context) error {
 	o.stopRecovery()
+	// Model requests still running when ctx ends are cancelled, so a hung
+	// provider cannot hold the shutdown.
+	stop := context.AfterFunc(ctx, o.router.Close)
 	err := o.Pump.Shutdown(ctx)
+	stop()
+	o.router.Close()
 	if o.durable != nil {
 		err = errors.Join(err, o.durable.close())
 	}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
+)
+
+// agentBench is the result of `xmlpipe bench --agents`.
+type agentBench struct {
+	// Turns is how many agent turns the throughput phase completed.
+	Turns int64 `json:"turns"`
+	// TurnsPerSec is the throughput with Concurrency conversations in flight.
+	TurnsPerSec float64 `json:"turns_per_sec"`
+	Concurrency int     `json:"concurrency"`
+	// P50 and P99 are one turn's latency, one conversation at a time, from
+	// the console's send to the agent's answer, minus the time the model
+	// server spent answering (ModelP50): the overhead outside model time.
+	P50      time.Duration `json:"overhead_p50_ns"`
+	P99      time.Duration `json:"overhead_p99_ns"`
+	ModelP50 time.Duration `json:"model_p50_ns"`
+	Samples  int           `json:"samples"`
+}
+
+// benchModel is a loopback chat-completions server that answers at once; it
+// records how long each answer took inside the handler.
+type benchModel struct {
+	mu    sync.Mutex
+	spent []time.Duration
+}
+
+var benchReply = []byte(`{"model":"bench","choices":[{"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":1}}`)
+
+func (m *benchModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	_, _ = io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(benchReply)
+	d := time.Since(start)
+	m.mu.Lock()
+	m.spent = append(m.spent, d)
+	m.mu.Unlock()
+}
+
+func (m *benchModel) take() []time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := m.spent
+	m.spent = nil
+	return out
+}
+
+// runAgentBench measures agent turns: a YAML agent that answers its caller
+// at once, against a loopback model server.
+func runAgentBench(ctx context.Context, duration time.Duration, concurrency int) (agentBench, error) {
+	model := &benchModel{}
+	srv := httptest.NewServer(model)
+	defer srv.Close()
+	doc := fmt.Sprintf(`organism: {name: bench-agents}
+max_concurrent_handlers: %[2]d
+max_concurrent_per_agent: %[2]d
+llm:
+  retries: 0
+  backends:
+    - {provider: openai, api_key: sk-bench, base_url: %[1]s, max_concurrent: %[2]d, rate_limit_tpm: 1000000000}
+listeners:
+  - {name: agent, agent: true, description: answers at once, prompt: Answer in one word.}
+`, srv.URL, max(concurrency, 1))
+	cfg, err := config.Parse("bench-agents.yaml", []byte(doc))
+	if err != nil {
+		return agentBench{}, err
+	}
+	o, err := organism.New(cfg, organism.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return agentBench{}, err
+	}
+	if err := o.Start(); err != nil {
+		return agentBench{}, err
+	}
+	defer o.Shutdown(context.Background())
+	l, _ := o.Pump.Lookup("agent")
+	turn := func() (time.Duration, error) {
+		v := reflect.New(l.Payload.GoType())
+		v.Elem().FieldByName("Text").SetString("go")
+		done := make(chan error, 1)
+		start := time.Now()
+		_, err := o.Pump.Send(ctx, "console", "agent", v.Interface(), pump.OutletFunc(func(e pump.Event) {
+			switch e.Kind {
+			case pump.EventReply:
+				done <- nil
+			case pump.EventHuh:
+				done <- fmt.Errorf("agent turn failed: %s", e.Error)
+			}
+		}))
+		if err != nil {
+			return 0, err
+		}
+		select {
+		case err := <-done:
+			return time.Since(start), err
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	for range 200 { // warm up
+		if _, err := turn(); err != nil {
+			return agentBench{}, err
+		}
+	}
+	model.take()
+	var lat []time.Duration
+	for range 2000 {
+		d, err := turn()
+		if err != nil {
+			return agentBench{}, err
+		}
+		lat = append(lat, d)
+	}
+	spent := model.take()
+	if len(spent) != len(lat) {
+		return agentBench{}, fmt.Errorf("%d turns made %d model calls, want one each", len(lat), len(spent))
+	}
+	slices.Sort(lat)
+	slices.Sort(spent)
+	r := agentBench{Concurrency: concurrency, Samples: len(lat), ModelP50: spent[len(spent)/2]}
+	r.P50 = lat[len(lat)/2] - r.ModelP50
+	r.P99 = lat[len(lat)*99/100] - r.ModelP50
+	var turns atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, concurrency)
+	deadline := time.Now().Add(duration)
+	start := time.Now()
+	for range concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				if _, err := turn(); err != nil {
+					errs <- err
+					return
+				}
+				turns.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return agentBench{}, err
+	}
+	r.Turns = turns.Load()
+	r.TurnsPerSec = float64(r.Turns) / time.Since(start).Seconds()
+	return r, nil
+}
+
+// String formats the result as the bench table does.
+func (r agentBench) String() string {
+	return fmt.Sprintf("agent turns        %10.0f  turns/s (%d turns, %d conversations in flight)\n"+
+		"turn overhead p50  %10s  (send → answer, minus model time %s)\n"+
+		"turn overhead p99  %10s  (%d sequential turns)\n",
+		r.TurnsPerSec, r.Turns, r.Concurrency, r.P50.Round(time.Microsecond), r.ModelP50.Round(time.Microsecond),
+		r.P99.Round(time.Microsecond), r.Samples)
+}
+
+// printAgentBench prints r as text or JSON.
+func printAgentBench(w io.Writer, r agentBench, asJSON bool) {
+	if asJSON {
+		b, _ := json.Marshal(r)
+		fmt.Fprintln(w, string(b))
+		return
+	}
+	fmt.Fprint(w, r.String())
+}

@@ -1,0 +1,131 @@
+package organism
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/llm"
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/registry"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// llmLayer is the organism's LLM router and what assembly learnt building it.
+type llmLayer struct {
+	cfg     *config.Organism
+	router  *llm.Router
+	skipped map[string]string // backend name → unset api_key_env variable
+}
+
+// newLLMLayer builds the router of the llm: section (backends whose key
+// variable is unset are skipped with a warning).
+func newLLMLayer(cfg *config.Organism, log *slog.Logger) (*llmLayer, error) {
+	r, skipped, err := llm.FromConfig(cfg.LLM, log)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Pos("llm.backends"), err)
+	}
+	return &llmLayer{cfg: cfg, router: r, skipped: skipped}, nil
+}
+
+// usable reports whether at least one backend can be called.
+func (l *llmLayer) usable() bool { return len(l.router.Backends()) > 0 }
+
+// completer is the greeter's Completer: the router with each agent's prompt.
+func (l *llmLayer) completer() *llm.Completer {
+	c := &llm.Completer{LLM: l.router, Prompts: map[string]string{}, Models: map[string]string{},
+		Budget: l.budget(), Usage: l.router}
+	for _, lc := range l.cfg.Listeners {
+		if lc.Agent {
+			prompt, _ := l.cfg.ResolvePrompt(lc.Prompt)
+			c.Prompts[lc.Name], c.Models[lc.Name] = prompt, lc.Model
+		}
+	}
+	return c
+}
+
+// checkAgent reports, with file:line, an agent whose model no configured
+// backend serves, or a YAML agent left without a usable backend (naming the
+// variables to set).
+func (l *llmLayer) checkAgent(i int, lc config.Listener) error {
+	if !lc.Agent {
+		return nil
+	}
+	path := fmt.Sprintf("listeners[%d]", i)
+	if lc.Model != "" && len(l.cfg.LLM.Backends) > 0 && !servedByConfig(l.cfg.LLM.Backends, lc.Model) {
+		return fmt.Errorf("%s: listener %s: model %q is served by no configured backend (backends: %s)",
+			l.cfg.Pos(path+".model"), lc.Name, lc.Model, backendNames(l.cfg.LLM.Backends))
+	}
+	if !lc.YAMLAgent() || l.router.Serves(lc.Model) {
+		return nil
+	}
+	if len(l.cfg.LLM.Backends) == 0 {
+		return fmt.Errorf("%s: agent %s needs an LLM backend: add one under llm.backends", l.cfg.Pos(path), lc.Name)
+	}
+	var vars []string
+	for i, b := range l.cfg.LLM.Backends {
+		name := b.Name
+		if name == "" {
+			name = string(b.Provider)
+		}
+		if v, ok := l.skipped[name]; ok && (lc.Model == "" || servedByConfig(l.cfg.LLM.Backends[i:i+1], lc.Model)) {
+			vars = append(vars, v)
+		}
+	}
+	return fmt.Errorf("%s: agent %s has no usable LLM backend: set %s", l.cfg.Pos(path), lc.Name, strings.Join(vars, " or "))
+}
+
+// agentListener builds the listener of a YAML agent: its text payload and
+// the agent loop.
+func (l *llmLayer) agentListener(lc config.Listener, p *pump.Pump, threads *registry.Threads,
+	cb *registry.ContextBuffer, stream func(thread, agent, delta string, end bool), log *slog.Logger) (pump.Listener, error) {
+	pt, err := llm.InputType(lc.Name)
+	if err != nil {
+		return pump.Listener{}, err
+	}
+	prompt, err := l.cfg.ResolvePrompt(lc.Prompt)
+	if err != nil {
+		return pump.Listener{}, err
+	}
+	a := &llm.Agent{Name: lc.Name, Prompt: prompt, Model: lc.Model, MaxTokens: lc.MaxTokens,
+		Temperature: lc.Temperature.Ptr(), MaxIterations: lc.MaxIterations, RepeatLimit: l.cfg.Budgets.RepeatLimit,
+		Budget: l.budget(),
+		LLM:    l.router, Usage: l.router, History: cb, Threads: threads, Logger: log,
+		Lookup: func(name string) (*xmlpipe.PayloadType, bool) {
+			ln, ok := p.Lookup(name)
+			return ln.Payload, ok && ln.Payload != nil
+		}}
+	if stream != nil {
+		a.OnDelta = func(agent, thread, delta string, end bool) { stream(thread, agent, delta, end) }
+	}
+	return pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Handler: a, Agent: true,
+		Peers: lc.Peers, Prompt: prompt, Workers: lc.MaxConcurrent}, nil
+}
+
+// budget is the budgets: section as the agents check it.
+func (l *llmLayer) budget() llm.Budget {
+	b := l.cfg.Budgets
+	return llm.Budget{ThreadTokens: b.ThreadTokens, AgentTokens: b.AgentTokens, OnExceed: b.OnExceed}
+}
+
+func servedByConfig(bs []config.Backend, model string) bool {
+	for _, bc := range bs {
+		b, err := llm.NewBackend(bc, "", nil)
+		if err == nil && b.Serves(model) {
+			return true
+		}
+	}
+	return false
+}
+
+func backendNames(bs []config.Backend) string {
+	ns := make([]string, len(bs))
+	for i, b := range bs {
+		ns[i] = b.Name
+		if ns[i] == "" {
+			ns[i] = string(b.Provider)
+		}
+	}
+	return strings.Join(ns, ", ")
+}
