@@ -89,7 +89,7 @@ type Agent struct {
 // without asking the model again.
 func (a *Agent) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) (xmlpipe.Response, error) {
 	if md.From == a.Name {
-		if t, ok := payloadText(payload); ok {
+		if t, ok := xmlpipe.PayloadText(payload); ok {
 			if answer, ok := strings.CutPrefix(t, selfAnswerMark); ok {
 				return a.answer(md, answer), nil
 			}
@@ -165,7 +165,7 @@ func (a *Agent) answer(md xmlpipe.Metadata, text string) xmlpipe.Response {
 				text = selfAnswerMark + text
 			}
 			if pt, ok := a.Lookup(caller); ok {
-				if v, ok := textPayload(pt.GoType(), text); ok {
+				if v, ok := xmlpipe.NewTextPayload(pt.GoType(), text); ok {
 					return xmlpipe.Respond(v)
 				}
 			}

@@ -56,61 +56,6 @@ func InputType(agent string) (*xmlpipe.PayloadType, error) {
 	return pt, nil
 }
 
-// textPayload builds a value of type t carrying text in its text field: its
-// only string field, else one named Message, Text or Name.
-func textPayload(t reflect.Type, text string) (any, bool) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct {
-		return nil, false
-	}
-	var strs []reflect.StructField
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if f.IsExported() && !f.Anonymous && f.Name != "XMLName" && f.Type.Kind() == reflect.String {
-			strs = append(strs, f)
-		}
-	}
-	pick := -1
-	if len(strs) == 1 {
-		pick = 0
-	}
-	for _, name := range []string{"Message", "Text", "Name"} {
-		for i, f := range strs {
-			if pick < 0 && f.Name == name {
-				pick = i
-			}
-		}
-	}
-	if pick < 0 {
-		return nil, false
-	}
-	v := reflect.New(t)
-	v.Elem().FieldByIndex(strs[pick].Index).SetString(text)
-	return v.Interface(), true
-}
-
 // selfAnswerMark starts the text of an answer an agent gives itself when it
 // answers on a self-iteration thread (U+2063, invisible separator).
 const selfAnswerMark = "\u2063answer\u2063"
-
-// payloadText returns the text field of a payload value (see textPayload).
-func payloadText(v any) (string, bool) {
-	rv := reflect.ValueOf(v)
-	for rv.Kind() == reflect.Pointer {
-		if rv.IsNil() {
-			return "", false
-		}
-		rv = rv.Elem()
-	}
-	if rv.Kind() != reflect.Struct {
-		return "", false
-	}
-	for _, name := range []string{"Text", "Message"} {
-		if f := rv.FieldByName(name); f.IsValid() && f.Kind() == reflect.String {
-			return f.String(), true
-		}
-	}
-	return "", false
-}

@@ -3,81 +3,22 @@ package console
 import (
 	"fmt"
 	"reflect"
-	"strings"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
-// textFieldNames are the fields a line of text goes into when a payload has
-// more than one string field, in order of preference (python-reference §6.3
-// _create_payload, with the SecureConsole's Name as the last resort).
-var textFieldNames = []string{"Message", "Text", "Name"}
-
-// textField returns the index of the string field of struct type t that user
-// text maps to: its only string field, else a string field named Message,
-// Text or Name. Only the struct's own exported fields count (not those
-// promoted from embedded structs).
-func textField(t reflect.Type) ([]int, bool) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct {
-		return nil, false
-	}
-	var strs []reflect.StructField
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() || f.Anonymous || f.Name == "XMLName" || strings.HasPrefix(f.Tag.Get("xml"), "-") {
-			continue
-		}
-		if f.Type.Kind() == reflect.String {
-			strs = append(strs, f)
-		}
-	}
-	if len(strs) == 1 {
-		return strs[0].Index, true
-	}
-	for _, name := range textFieldNames {
-		for _, f := range strs {
-			if f.Name == name {
-				return f.Index, true
-			}
-		}
-	}
-	return nil, false
-}
-
 // NewPayload builds a payload of struct type t (or *t) from a line of text:
-// the text goes into the field textField picks, the other fields keep their
-// zero values. It returns a pointer to the new struct, or an error wrapping
+// the text goes into the field xmlpipe.TextField picks, the other fields
+// keep their zero values. It returns a pointer to the new struct, or an error wrapping
 // ErrNoTextField.
 func NewPayload(t reflect.Type, text string) (any, error) {
-	idx, ok := textField(t)
+	v, ok := xmlpipe.NewTextPayload(t, text)
 	if !ok {
 		return nil, fmt.Errorf("%w: %v has no text field", ErrNoTextField, t)
 	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	v := reflect.New(t)
-	v.Elem().FieldByIndex(idx).SetString(text)
-	return v.Interface(), nil
+	return v, nil
 }
 
 // PayloadText returns the text a payload value carries in the field
-// textField picks (a ShoutedResponse's Message), if it has one.
-func PayloadText(v any) (string, bool) {
-	rv := reflect.ValueOf(v)
-	for rv.Kind() == reflect.Pointer {
-		if rv.IsNil() {
-			return "", false
-		}
-		rv = rv.Elem()
-	}
-	if !rv.IsValid() {
-		return "", false
-	}
-	idx, ok := textField(rv.Type())
-	if !ok {
-		return "", false
-	}
-	return rv.FieldByIndex(idx).String(), true
-}
+// xmlpipe.TextField picks (a ShoutedResponse's Message), if it has one.
+func PayloadText(v any) (string, bool) { return xmlpipe.PayloadText(v) }

@@ -123,7 +123,7 @@ func TestCrashSoak(t *testing.T) {
 	)
 	load := LoadConfig{Target: Target{URL: "wss://" + addr + "/ws", TLS: clientTLS, Token: token},
 		Clients: crashClients, Duration: time.Duration(kills)*crashCycle + crashTail, Grace: 10 * time.Second,
-		Rate: crashRate,
+		Rate:      crashRate,
 		Reconnect: true, Acked: func(_ int, conv, id string) {
 			ackMu.Lock()
 			acked[conv]++
