@@ -85,7 +85,7 @@ func TestConsoleWithLLMBackend(t *testing.T) {
 	if n := strings.Count(out.String(), "Rain on tin roofs"); n != 1 {
 		t.Errorf("the streamed line shows %d times:\n%s", n, out.String())
 	}
-	if strings.Contains(out.String(), "no LLM backend is configured") {
+	if strings.Contains(out.String(), "no LLM backend is usable") {
 		t.Errorf("the no-LLM note was printed with a backend:\n%s", out.String())
 	}
 	if calls.Load() != 2 {

@@ -130,7 +130,7 @@ func TestConsole(t *testing.T) {
 		{"greeter", helloDir(t), "@greeter Dan\n/quit\n", []string{"console", "organism.yaml"}, 0,
 			[]string{"organism hello-world", "[shouter] HELLO, DAN!\n"}, ""},
 		{"embedded default at EOF", t.TempDir(), "@greeter Dan\n", []string{"console"}, 0,
-			[]string{"organism hello-world", "no LLM backend is configured", "[shouter] HELLO, DAN!\n"}, ""},
+			[]string{"organism hello-world", "no LLM backend is usable", "[shouter] HELLO, DAN!\n"}, ""},
 		{"flags after the path", helloDir(t), "@greeter Bob\n", []string{"console", "organism.yaml", "--verbose"}, 0,
 			[]string{"[sending to greeter]", "[shouter] HELLO, BOB!\n"}, ""},
 		{"missing config", t.TempDir(), "", []string{"console", "nope.yaml"}, 1, nil, "nope.yaml"},

@@ -20,7 +20,7 @@ const (
 var ErrConfig = errors.New("console config")
 
 // NoLLMNote is printed once at start when Config.NoLLM is set.
-const NoLLMNote = "note: no LLM backend is configured — greeter answers with a template greeting"
+const NoLLMNote = "note: no LLM backend is usable (none configured, or its API key is unset) — greeter answers with a template greeting"
 
 // Config configures a Console. Zero values take the defaults.
 type Config struct {
