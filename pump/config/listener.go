@@ -36,6 +36,15 @@ type Listener struct {
 	Script string `yaml:"script"`
 	// XSD is a schema file path overriding the generated payload schema.
 	XSD string `yaml:"xsd"`
+	// Payload is a wasm listener's payload contract as a field list (or
+	// give xsd).
+	Payload FieldList `yaml:"payload"`
+	// Response is the contract of what a wasm listener answers; its output
+	// is then returned to the caller. Without it the output is routed by
+	// its root tag.
+	Response FieldList `yaml:"response"`
+	// Capabilities bound a wasm listener's sandbox.
+	Capabilities Capabilities `yaml:"capabilities"`
 	// Config is free-form configuration handed to the listener.
 	Config map[string]any `yaml:"config"`
 	// Group names the broadcast group the listener belongs to.

@@ -110,6 +110,7 @@ func (o *Organism) normalize() {
 			l.Type = GoListener
 		}
 		l.Module, l.Script, l.XSD = o.resolve(l.Module), o.resolve(l.Script), o.resolve(l.XSD)
+		l.Capabilities.Dir = o.resolve(l.Capabilities.Dir)
 	}
 	for i := range o.Gateways {
 		o.Gateways[i].TrustedIdentity = o.resolve(o.Gateways[i].TrustedIdentity)

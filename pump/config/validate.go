@@ -164,9 +164,13 @@ func (o *Organism) checkListeners(r *reporter) {
 	names := map[string]string{} // lower-case name → path of its first use
 	for i, l := range o.Listeners {
 		path := childIndex("listeners", i)
-		for _, req := range []struct{ key, value string }{
+		required := []struct{ key, value string }{
 			{"name", l.Name}, {"payload_class", l.PayloadClass}, {"handler", l.Handler}, {"description", l.Description},
-		} {
+		}
+		if l.Type == WasmListener { // the module is the handler; payload, xsd or payload_class the contract
+			required = []struct{ key, value string }{{"name", l.Name}, {"description", l.Description}}
+		}
+		for _, req := range required {
 			if strings.TrimSpace(req.value) == "" {
 				r.missing(path, req.key)
 			}
@@ -200,6 +204,9 @@ func (o *Organism) checkListeners(r *reporter) {
 func (o *Organism) checkListenerType(r *reporter, path string, l Listener) {
 	switch l.Type {
 	case GoListener, "":
+		if !l.Payload.IsZero() || !l.Response.IsZero() || !l.Capabilities.IsZero() {
+			r.add(path+".type", "payload, response and capabilities are for wasm listeners (set type: wasm)")
+		}
 		if l.Module != "" {
 			r.add(path+".module", "only wasm listeners take a module")
 		}
@@ -213,6 +220,12 @@ func (o *Organism) checkListenerType(r *reporter, path string, l Listener) {
 		case l.Module == "" && l.Script == "":
 			r.addAbout(path+".module", path, "a wasm listener needs a module")
 		}
+		if l.XSD != "" && !l.Payload.IsZero() {
+			r.add(path+".xsd", "give xsd or payload, not both")
+		}
+		checkFieldList(r, path+".payload", l.Payload)
+		checkFieldList(r, path+".response", l.Response)
+		checkCapabilities(r, path+".capabilities", l.Capabilities)
 	case LuaListener:
 		r.add(path+".type", "lua listeners are not supported")
 	default:
