@@ -12,12 +12,15 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/tetratelabs/wazero"
+
 	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
 	"github.com/xml-pipeline/xmlpipe/listeners/system"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
 // Options customises how an organism is assembled.
@@ -44,6 +47,9 @@ type Options struct {
 	// Store is an already open store to use instead of DataDir (the caller
 	// keeps ownership and closes it after Shutdown).
 	Store *store.Store
+	// WasmCache is the compilation cache of wasm listeners (default: one in
+	// the data directory, else in memory); the caller keeps ownership.
+	WasmCache wazero.CompilationCache
 }
 
 // Organism is a configured pump with its listeners.
@@ -55,6 +61,7 @@ type Organism struct {
 	log        *slog.Logger
 	durable    *durable
 	recovery   *recovery
+	wasm       *wasmSet
 }
 
 // SystemListeners are the organism's own listeners, registered before any
@@ -167,35 +174,46 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		env.Logger = opts.Logger
 	}
 	var errs []error
+	ws := newWasmSet(opts, d)
 	for _, lc := range SystemListeners {
-		if err := register(p, opts.Catalog, env, lc, "", true); err != nil {
+		if err := register(p, opts.Catalog, env, ws, lc, "", true); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	for i, lc := range cfg.Listeners {
 		pos := cfg.Pos(fmt.Sprintf("listeners[%d]", i)).String()
-		if err := register(p, opts.Catalog, env, lc, pos, false); err != nil {
+		if err := register(p, opts.Catalog, env, ws, lc, pos, false); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, errors.Join(err, ws.close(context.Background()))
 	}
-	return &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d}, nil
+	return &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d, wasm: ws}, nil
 }
 
-func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, lc config.Listener, pos string, sys bool) error {
+func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, ws *wasmSet, lc config.Listener, pos string,
+	sys bool) error {
 	where := lc.Name
 	if pos != "" {
 		where = pos + ": listener " + lc.Name
 	}
-	pt, err := cat.PayloadType(lc.PayloadClass)
-	if err != nil {
-		return fmt.Errorf("%s: payload_class: %w", where, err)
-	}
-	h, err := cat.Handler(lc.Handler, pt, env)
-	if err != nil {
-		return fmt.Errorf("%s: handler: %w", where, err)
+	var (
+		pt  *xmlpipe.PayloadType
+		h   xmlpipe.Handler
+		err error
+	)
+	if lc.Type == config.WasmListener {
+		if pt, h, err = ws.open(cat, env, lc); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+	} else {
+		if pt, err = cat.PayloadType(lc.PayloadClass); err != nil {
+			return fmt.Errorf("%s: payload_class: %w", where, err)
+		}
+		if h, err = cat.Handler(lc.Handler, pt, env); err != nil {
+			return fmt.Errorf("%s: handler: %w", where, err)
+		}
 	}
 	l := pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Handler: h, Agent: lc.Agent,
 		Peers: lc.Peers, Broadcast: lc.Broadcast, Prompt: lc.Prompt, Workers: lc.MaxConcurrent}
@@ -233,6 +251,7 @@ func (o *Organism) Start() error {
 func (o *Organism) Shutdown(ctx context.Context) error {
 	o.stopRecovery()
 	err := o.Pump.Shutdown(ctx)
+	err = errors.Join(err, o.wasm.close(ctx))
 	if o.durable != nil {
 		err = errors.Join(err, o.durable.close())
 	}
