@@ -362,3 +362,19 @@ func (m *Module) Close(ctx context.Context) error {
 		}
 	}
 }
+
+// Check instantiates a reactor (running its _initialize) to prove the module
+// starts within its sandbox; the instance joins the pool. A command module
+// cannot be started without running it, so Check does nothing more for it
+// than Compile did.
+func (m *Module) Check(ctx context.Context) error {
+	if m.kind != Reactor {
+		return nil
+	}
+	inst, err := m.newInstance(ctx)
+	if err != nil {
+		return err
+	}
+	m.put(inst)
+	return nil
+}
