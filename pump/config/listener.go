@@ -60,14 +60,45 @@ type Listener struct {
 	Retention Retention `yaml:"retention"`
 }
 
-// ToolConfig restricts one native tool of a listener.
+// ToolConfig restricts one native tool of a listener. Keys a tool does not
+// use are ignored by it; every limit has a safe default (see
+// listeners/tools), and an empty allow-list allows nothing.
 type ToolConfig struct {
-	// AllowedDomains limits the hosts a network tool may reach.
+	// AllowedDomains limits the hosts a network tool may reach (fetch:
+	// empty = any public host).
 	AllowedDomains []string `yaml:"allowed_domains"`
-	// AllowedPaths limits the files a file tool may touch.
+	// AllowedPaths are the roots a file tool may touch (empty = none).
 	AllowedPaths []string `yaml:"allowed_paths"`
 	// AllowedRecipients limits who a messaging tool may write to.
 	AllowedRecipients []string `yaml:"allowed_recipients"`
+	// AllowedCommands are the executables run_command may start (empty =
+	// none).
+	AllowedCommands []string `yaml:"allowed_commands"`
+	// Env lists the environment variables passed to a command (default none).
+	Env []string `yaml:"env"`
+	// ReadOnly forbids writes and deletes (files).
+	ReadOnly bool `yaml:"read_only"`
+	// Timeout bounds one call (run_command, fetch, web_search, librarian).
+	Timeout Duration `yaml:"timeout"`
+	// MaxBytes caps what a call reads or returns (file size, command
+	// output, response body).
+	MaxBytes int `yaml:"max_bytes"`
+	// MaxRedirects caps the redirects fetch follows.
+	MaxRedirects int `yaml:"max_redirects"`
+	// MaxExpressionLength, MaxExponent and MaxResultDigits bound calculate.
+	MaxExpressionLength int `yaml:"max_expression_length"`
+	MaxExponent         int `yaml:"max_exponent"`
+	MaxResultDigits     int `yaml:"max_result_digits"`
+	// Provider, APIKeyEnv and EngineID configure web_search (serpapi,
+	// google, bing); unset = the tool refuses cleanly.
+	Provider  string `yaml:"provider"`
+	APIKeyEnv string `yaml:"api_key_env"`
+	EngineID  string `yaml:"engine_id"`
+	// URL, Username and PasswordEnv point librarian at an eXist-db REST
+	// endpoint (unset: the embedded SQLite store).
+	URL         string `yaml:"url"`
+	Username    string `yaml:"username"`
+	PasswordEnv string `yaml:"password_env"`
 }
 
 // ListenerType is a listener's implementation kind.
