@@ -99,7 +99,7 @@ func (p *parser) intArith(op string, a, b *big.Int) (value, error) {
 			return value{}, fmt.Errorf("%w: integer division or modulo by zero", ErrMath)
 		}
 		q, m := new(big.Int).DivMod(a, b, new(big.Int)) // Euclidean: 0 <= m < |b|
-		if m.Sign() != 0 && b.Sign() < 0 {               // Python: the sign of the divisor
+		if m.Sign() != 0 && b.Sign() < 0 {              // Python: the sign of the divisor
 			m.Add(m, b)
 			q.Add(q, big.NewInt(1))
 		}
@@ -181,8 +181,8 @@ func init() {
 			s := math.Pow(10, float64(n.Int64()))
 			return floatV(math.RoundToEven(x*s) / s), nil
 		}},
-		"min": {1, -1, func(_ *parser, a []value) (value, error) { return pick(a, "<") }},
-		"max": {1, -1, func(_ *parser, a []value) (value, error) { return pick(a, ">") }},
+		"min":   {1, -1, func(_ *parser, a []value) (value, error) { return pick(a, "<") }},
+		"max":   {1, -1, func(_ *parser, a []value) (value, error) { return pick(a, ">") }},
 		"sqrt":  unaryFloat(math.Sqrt, func(x float64) bool { return x >= 0 }),
 		"sin":   unaryFloat(math.Sin, func(x float64) bool { return !math.IsInf(x, 0) }),
 		"cos":   unaryFloat(math.Cos, func(x float64) bool { return !math.IsInf(x, 0) }),

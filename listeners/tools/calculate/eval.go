@@ -208,7 +208,7 @@ type parser struct {
 }
 
 func (p *parser) peek() token { return p.toks[p.pos] }
-func (p *parser) next() token  { t := p.toks[p.pos]; p.pos++; return t }
+func (p *parser) next() token { t := p.toks[p.pos]; p.pos++; return t }
 func (p *parser) isOp(op string) bool {
 	t := p.peek()
 	return t.kind == tOp && t.text == op
