@@ -192,8 +192,8 @@ func (o *Organism) checkListeners(r *reporter) {
 		o.checkListenerType(r, path, l)
 		r.nonNegative(path+".max_concurrent", l.MaxConcurrent)
 		for tool := range l.ToolConfig {
-			if !containsFold(l.Tools, tool) {
-				r.add(path+".tool_config."+tool, "tool %q is not listed in tools", tool)
+			if !containsFold(l.Tools, tool) && !strings.EqualFold(l.Name, tool) {
+				r.add(path+".tool_config."+tool, "tool %q is not listed in tools (nor is this listener the tool)", tool)
 			}
 		}
 		checkRetention(r, path+".retention", l.Retention, true)

@@ -170,6 +170,16 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	}
 	env := opts.Env
 	env.Todos, env.Lineage = todos, threads
+	if env.Tools == nil {
+		env.Tools = newToolPolicy(cfg)
+	}
+	if env.DataDir == "" && d != nil {
+		env.DataDir = d.store.Dir()
+	}
+	implicit, err := toolListeners(cfg, opts.Catalog)
+	if err != nil {
+		return nil, err
+	}
 	if env.Logger == nil {
 		env.Logger = opts.Logger
 	}
@@ -183,6 +193,11 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	for i, lc := range cfg.Listeners {
 		pos := cfg.Pos(fmt.Sprintf("listeners[%d]", i)).String()
 		if err := register(p, opts.Catalog, env, ws, lc, pos, false); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, lc := range implicit {
+		if err := register(p, opts.Catalog, env, ws, lc, "tool "+lc.Name, false); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -216,7 +231,7 @@ func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, ws *wasmSet, 
 		}
 	}
 	l := pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Handler: h, Agent: lc.Agent,
-		Peers: lc.Peers, Broadcast: lc.Broadcast, Prompt: lc.Prompt, Workers: lc.MaxConcurrent}
+		Peers: append(append([]string(nil), lc.Peers...), lc.Tools...), Broadcast: lc.Broadcast, Prompt: lc.Prompt, Workers: lc.MaxConcurrent}
 	if sys {
 		err = p.RegisterSystem(l)
 	} else {

@@ -1,0 +1,20 @@
+package catalog
+
+import (
+	"reflect"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/tools/calculate"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// addTools registers the native tools: for each, its request and result
+// payloads, its handler and its tool entry.
+func addTools(c *Catalog) {
+	c.AddPayload(Payload{Name: "tools.Calculate", Type: reflect.TypeFor[calculate.Calculate](), Listener: calculate.Name,
+		Description: "Evaluates an arithmetic expression"})
+	c.AddPayload(Payload{Name: "tools.CalculateResult", Type: reflect.TypeFor[calculate.CalculateResult]()})
+	c.AddHandler(Handler{Name: "tools.Calculate", Takes: reflect.TypeFor[calculate.Calculate](),
+		New: func(env Env) xmlpipe.Handler { return xmlpipe.Typed((&calculate.Tool{Policy: env.Tools}).Handle) }})
+	c.AddTool(Tool{Name: calculate.Name, PayloadClass: "tools.Calculate", Handler: "tools.Calculate",
+		Description: "Evaluates an arithmetic expression"})
+}
