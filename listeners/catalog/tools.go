@@ -4,6 +4,7 @@ import (
 	"reflect"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/calculate"
+	"github.com/xml-pipeline/xmlpipe/listeners/tools/files"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
@@ -17,4 +18,12 @@ func addTools(c *Catalog) {
 		New: func(env Env) xmlpipe.Handler { return xmlpipe.Typed((&calculate.Tool{Policy: env.Tools}).Handle) }})
 	c.AddTool(Tool{Name: calculate.Name, PayloadClass: "tools.Calculate", Handler: "tools.Calculate",
 		Description: "Evaluates an arithmetic expression"})
+
+	c.AddPayload(Payload{Name: "tools.Files", Type: reflect.TypeFor[files.Files](), Listener: files.Name,
+		Description: "Reads, writes, lists and deletes files inside the configured roots"})
+	c.AddPayload(Payload{Name: "tools.FilesResult", Type: reflect.TypeFor[files.FilesResult]()})
+	c.AddHandler(Handler{Name: "tools.Files", Takes: reflect.TypeFor[files.Files](),
+		New: func(env Env) xmlpipe.Handler { return xmlpipe.Typed((&files.Tool{Policy: env.Tools}).Handle) }})
+	c.AddTool(Tool{Name: files.Name, PayloadClass: "tools.Files", Handler: "tools.Files",
+		Description: "Reads, writes, lists and deletes files inside the configured roots"})
 }
