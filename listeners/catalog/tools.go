@@ -4,6 +4,7 @@ import (
 	"reflect"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/calculate"
+	"github.com/xml-pipeline/xmlpipe/listeners/tools/command"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/files"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
@@ -26,4 +27,12 @@ func addTools(c *Catalog) {
 		New: func(env Env) xmlpipe.Handler { return xmlpipe.Typed((&files.Tool{Policy: env.Tools}).Handle) }})
 	c.AddTool(Tool{Name: files.Name, PayloadClass: "tools.Files", Handler: "tools.Files",
 		Description: "Reads, writes, lists and deletes files inside the configured roots"})
+
+	c.AddPayload(Payload{Name: "tools.RunCommand", Type: reflect.TypeFor[command.RunCommand](), Listener: command.Name,
+		Description: "Runs an allowed program without a shell"})
+	c.AddPayload(Payload{Name: "tools.RunCommandResult", Type: reflect.TypeFor[command.RunCommandResult]()})
+	c.AddHandler(Handler{Name: "tools.RunCommand", Takes: reflect.TypeFor[command.RunCommand](),
+		New: func(env Env) xmlpipe.Handler { return xmlpipe.Typed((&command.Tool{Policy: env.Tools}).Handle) }})
+	c.AddTool(Tool{Name: command.Name, PayloadClass: "tools.RunCommand", Handler: "tools.RunCommand",
+		Description: "Runs an allowed program without a shell"})
 }
