@@ -5,6 +5,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/calculate"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/command"
+	"github.com/xml-pipeline/xmlpipe/listeners/tools/fetch"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/files"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
@@ -35,4 +36,12 @@ func addTools(c *Catalog) {
 		New: func(env Env) xmlpipe.Handler { return xmlpipe.Typed((&command.Tool{Policy: env.Tools}).Handle) }})
 	c.AddTool(Tool{Name: command.Name, PayloadClass: "tools.RunCommand", Handler: "tools.RunCommand",
 		Description: "Runs an allowed program without a shell"})
+
+	c.AddPayload(Payload{Name: "tools.Fetch", Type: reflect.TypeFor[fetch.Fetch](), Listener: fetch.Name,
+		Description: "Fetches an http(s) URL on a public host"})
+	c.AddPayload(Payload{Name: "tools.FetchResult", Type: reflect.TypeFor[fetch.FetchResult]()})
+	c.AddHandler(Handler{Name: "tools.Fetch", Takes: reflect.TypeFor[fetch.Fetch](),
+		New: func(env Env) xmlpipe.Handler { return xmlpipe.Typed((&fetch.Tool{Policy: env.Tools}).Handle) }})
+	c.AddTool(Tool{Name: fetch.Name, PayloadClass: "tools.Fetch", Handler: "tools.Fetch",
+		Description: "Fetches an http(s) URL on a public host"})
 }
