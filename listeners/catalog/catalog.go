@@ -43,6 +43,10 @@ type Env struct {
 	// DataDir is the organism's data directory ("" = none: tools that
 	// store data keep it in memory).
 	DataDir string
+	// AtShutdown registers a function the organism calls when it shuts
+	// down (a tool closing its database); nil: the caller of Handler owns
+	// nothing to close.
+	AtShutdown func(func() error)
 }
 
 // HandlerFactory builds a handler for an environment.

@@ -1,12 +1,15 @@
 package catalog
 
 import (
+	"context"
+	"log/slog"
 	"reflect"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/calculate"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/command"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/fetch"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/files"
+	"github.com/xml-pipeline/xmlpipe/listeners/tools/kv"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
@@ -44,4 +47,31 @@ func addTools(c *Catalog) {
 		New: func(env Env) xmlpipe.Handler { return xmlpipe.Typed((&fetch.Tool{Policy: env.Tools}).Handle) }})
 	c.AddTool(Tool{Name: fetch.Name, PayloadClass: "tools.Fetch", Handler: "tools.Fetch",
 		Description: "Fetches an http(s) URL on a public host"})
+
+	c.AddPayload(Payload{Name: "tools.KeyValue", Type: reflect.TypeFor[kv.KeyValue](), Listener: kv.Name,
+		Description: "Gets, sets and deletes values, per thread or in a named namespace, with expiry"})
+	c.AddPayload(Payload{Name: "tools.KeyValueResult", Type: reflect.TypeFor[kv.KeyValueResult]()})
+	c.AddHandler(Handler{Name: "tools.KeyValue", Takes: reflect.TypeFor[kv.KeyValue](), New: newKeyValue})
+	c.AddTool(Tool{Name: kv.Name, PayloadClass: "tools.KeyValue", Handler: "tools.KeyValue",
+		Description: "Gets, sets and deletes values, per thread or in a named namespace, with expiry"})
+}
+
+// newKeyValue opens the key_value store (closed at shutdown). A store that
+// cannot be opened makes every call fail with the reason.
+func newKeyValue(env Env) xmlpipe.Handler {
+	s, err := kv.Open(env.DataDir, nil)
+	if err != nil {
+		log := env.Logger
+		if log == nil {
+			log = slog.Default()
+		}
+		log.Error("key_value: store unavailable", "error", err)
+		return xmlpipe.HandlerFunc(func(context.Context, any, xmlpipe.Metadata) (xmlpipe.Response, error) {
+			return nil, err
+		})
+	}
+	if env.AtShutdown != nil {
+		env.AtShutdown(s.Close)
+	}
+	return xmlpipe.Typed((&kv.Tool{Store: s, Policy: env.Tools}).Handle)
 }

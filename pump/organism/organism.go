@@ -62,6 +62,7 @@ type Organism struct {
 	durable    *durable
 	recovery   *recovery
 	wasm       *wasmSet
+	closers    *closers
 }
 
 // SystemListeners are the organism's own listeners, registered before any
@@ -176,6 +177,10 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	if env.DataDir == "" && d != nil {
 		env.DataDir = d.store.Dir()
 	}
+	closers := &closers{}
+	if env.AtShutdown == nil {
+		env.AtShutdown = closers.add
+	}
 	implicit, err := toolListeners(cfg, opts.Catalog)
 	if err != nil {
 		return nil, err
@@ -202,9 +207,9 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, errors.Join(err, ws.close(context.Background()))
+		return nil, errors.Join(err, ws.close(context.Background()), closers.close())
 	}
-	return &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d, wasm: ws}, nil
+	return &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d, wasm: ws, closers: closers}, nil
 }
 
 func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, ws *wasmSet, lc config.Listener, pos string,
@@ -266,7 +271,7 @@ func (o *Organism) Start() error {
 func (o *Organism) Shutdown(ctx context.Context) error {
 	o.stopRecovery()
 	err := o.Pump.Shutdown(ctx)
-	err = errors.Join(err, o.wasm.close(ctx))
+	err = errors.Join(err, o.wasm.close(ctx), o.closers.close())
 	if o.durable != nil {
 		err = errors.Join(err, o.durable.close())
 	}

@@ -1,9 +1,11 @@
 package organism
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
@@ -90,4 +92,32 @@ func toolListeners(cfg *config.Organism, cat *catalog.Catalog) ([]config.Listene
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
 	return out, nil
+}
+
+// closers are what listeners registered through catalog.Env.AtShutdown.
+type closers struct {
+	mu  sync.Mutex
+	fns []func() error
+}
+
+func (c *closers) add(fn func() error) {
+	c.mu.Lock()
+	c.fns = append(c.fns, fn)
+	c.mu.Unlock()
+}
+
+// close runs them once, last registered first.
+func (c *closers) close() error {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	fns := c.fns
+	c.fns = nil
+	c.mu.Unlock()
+	var errs []error
+	for i := len(fns) - 1; i >= 0; i-- {
+		errs = append(errs, fns[i]())
+	}
+	return errors.Join(errs...)
 }
