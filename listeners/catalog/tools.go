@@ -10,6 +10,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/fetch"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/files"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/kv"
+	"github.com/xml-pipeline/xmlpipe/listeners/tools/search"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
@@ -54,6 +55,13 @@ func addTools(c *Catalog) {
 	c.AddHandler(Handler{Name: "tools.KeyValue", Takes: reflect.TypeFor[kv.KeyValue](), New: newKeyValue})
 	c.AddTool(Tool{Name: kv.Name, PayloadClass: "tools.KeyValue", Handler: "tools.KeyValue",
 		Description: "Gets, sets and deletes values, per thread or in a named namespace, with expiry"})
+	c.AddPayload(Payload{Name: "tools.WebSearch", Type: reflect.TypeFor[search.WebSearch](), Listener: search.Name,
+		Description: "Searches the web through the configured provider"})
+	c.AddPayload(Payload{Name: "tools.WebSearchResult", Type: reflect.TypeFor[search.WebSearchResult]()})
+	c.AddHandler(Handler{Name: "tools.WebSearch", Takes: reflect.TypeFor[search.WebSearch](),
+		New: func(env Env) xmlpipe.Handler { return xmlpipe.Typed((&search.Tool{Policy: env.Tools}).Handle) }})
+	c.AddTool(Tool{Name: search.Name, PayloadClass: "tools.WebSearch", Handler: "tools.WebSearch",
+		Description: "Searches the web through the configured provider"})
 }
 
 // newKeyValue opens the key_value store (closed at shutdown). A store that
