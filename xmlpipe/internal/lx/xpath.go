@@ -7,12 +7,16 @@ package lx
 #include <libxml/xpath.h>
 #include <libxml/xpathInternals.h>
 
-typedef struct { char msg[256]; int set; } lx_xp_err;
+typedef struct { char msg[256]; int set; int code; int pos; } lx_xp_err;
 
+// lx_xp_onerror records the first XPath error (libxml2 2.9 passes the code
+// and the position, not a message, on this path).
 static void lx_xp_onerror(void *data, xmlErrorPtr e) {
 	lx_xp_err *err = (lx_xp_err *)data;
-	if (err->set || e == NULL || e->message == NULL) return;
-	snprintf(err->msg, sizeof err->msg, "%s", e->message);
+	if (err->set || e == NULL) return;
+	err->code = e->code - XML_XPATH_EXPRESSION_OK;
+	err->pos = e->int1;
+	if (e->message != NULL) snprintf(err->msg, sizeof err->msg, "%s", e->message);
 	err->set = 1;
 }
 
@@ -138,6 +142,12 @@ func (d *Doc) XPath(expr string, ns map[string]string) (XPathValue, error) {
 		msg := "invalid expression"
 		if cerr.set != 0 {
 			msg = C.GoString(&cerr.msg[0])
+			if msg == "" {
+				msg = xpathMessage(int(cerr.code))
+				if cerr.pos > 0 && int(cerr.code) != opLimitExceeded {
+					msg += fmt.Sprintf(" at offset %d", int(cerr.pos))
+				}
+			}
 		}
 		return XPathValue{}, fmt.Errorf("%w: %s", ErrXPath, trimNL(msg))
 	}
@@ -183,6 +193,25 @@ func (d *Doc) XPath(expr string, ns map[string]string) (XPathValue, error) {
 		return XPathValue{}, fmt.Errorf("%w: unsupported result type %d", ErrXPath, v.Type)
 	}
 	return v, nil
+}
+
+// xpathMessages are libxml2's texts for its XPath error codes
+// (xmlXPathErrorMessages, not exported).
+var xpathMessages = []string{"ok", "number encoding", "unfinished literal", "start of literal",
+	"expected $ for variable reference", "undefined variable", "invalid predicate", "invalid expression",
+	"missing closing curly brace", "unregistered function", "invalid operand", "invalid type",
+	"invalid number of arguments", "invalid context size", "invalid context position", "memory allocation error",
+	"syntax error", "resource error", "sub resource error", "undefined namespace prefix", "encoding error",
+	"character out of XML range", "invalid or incomplete context", "stack usage error", "forbidden variable",
+	"operation limit exceeded", "recursion limit exceeded"}
+
+const opLimitExceeded = 25
+
+func xpathMessage(code int) string {
+	if code >= 0 && code < len(xpathMessages) {
+		return xpathMessages[code]
+	}
+	return fmt.Sprintf("error %d", code)
 }
 
 func trimNL(s string) string {
