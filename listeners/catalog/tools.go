@@ -11,6 +11,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/files"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/kv"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/search"
+	"github.com/xml-pipeline/xmlpipe/listeners/tools/xmltools"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
@@ -62,6 +63,28 @@ func addTools(c *Catalog) {
 		New: func(env Env) xmlpipe.Handler { return xmlpipe.Typed((&search.Tool{Policy: env.Tools}).Handle) }})
 	c.AddTool(Tool{Name: search.Name, PayloadClass: "tools.WebSearch", Handler: "tools.WebSearch",
 		Description: "Searches the web through the configured provider"})
+	xt := func(env Env) *xmltools.Tool { return &xmltools.Tool{Policy: env.Tools} }
+	c.AddPayload(Payload{Name: "tools.XMLToJSON", Type: reflect.TypeFor[xmltools.XMLToJSON](), Listener: xmltools.XMLToJSONName,
+		Description: "Converts XML to JSON"})
+	c.AddPayload(Payload{Name: "tools.XMLToJSONResult", Type: reflect.TypeFor[xmltools.XMLToJSONResult]()})
+	c.AddHandler(Handler{Name: "tools.XMLToJSON", Takes: reflect.TypeFor[xmltools.XMLToJSON](),
+		New: func(env Env) xmlpipe.Handler { return xmlpipe.Typed(xt(env).XMLToJSON) }})
+	c.AddTool(Tool{Name: xmltools.XMLToJSONName, PayloadClass: "tools.XMLToJSON", Handler: "tools.XMLToJSON",
+		Description: "Converts XML to JSON"})
+	c.AddPayload(Payload{Name: "tools.JSONToXML", Type: reflect.TypeFor[xmltools.JSONToXML](), Listener: xmltools.JSONToXMLName,
+		Description: "Converts JSON to XML"})
+	c.AddPayload(Payload{Name: "tools.JSONToXMLResult", Type: reflect.TypeFor[xmltools.JSONToXMLResult]()})
+	c.AddHandler(Handler{Name: "tools.JSONToXML", Takes: reflect.TypeFor[xmltools.JSONToXML](),
+		New: func(env Env) xmlpipe.Handler { return xmlpipe.Typed(xt(env).JSONToXML) }})
+	c.AddTool(Tool{Name: xmltools.JSONToXMLName, PayloadClass: "tools.JSONToXML", Handler: "tools.JSONToXML",
+		Description: "Converts JSON to XML"})
+	c.AddPayload(Payload{Name: "tools.XMLExtract", Type: reflect.TypeFor[xmltools.XMLExtract](), Listener: xmltools.ExtractName,
+		Description: "Evaluates an XPath 1.0 expression on an XML document"})
+	c.AddPayload(Payload{Name: "tools.XMLExtractResult", Type: reflect.TypeFor[xmltools.XMLExtractResult]()})
+	c.AddHandler(Handler{Name: "tools.XMLExtract", Takes: reflect.TypeFor[xmltools.XMLExtract](),
+		New: func(env Env) xmlpipe.Handler { return xmlpipe.Typed(xt(env).Extract) }})
+	c.AddTool(Tool{Name: xmltools.ExtractName, PayloadClass: "tools.XMLExtract", Handler: "tools.XMLExtract",
+		Description: "Evaluates an XPath 1.0 expression on an XML document"})
 }
 
 // newKeyValue opens the key_value store (closed at shutdown). A store that
