@@ -10,6 +10,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/fetch"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/files"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/kv"
+	"github.com/xml-pipeline/xmlpipe/listeners/tools/librarian"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/search"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/xmltools"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -85,6 +86,12 @@ func addTools(c *Catalog) {
 		New: func(env Env) xmlpipe.Handler { return xmlpipe.Typed(xt(env).Extract) }})
 	c.AddTool(Tool{Name: xmltools.ExtractName, PayloadClass: "tools.XMLExtract", Handler: "tools.XMLExtract",
 		Description: "Evaluates an XPath 1.0 expression on an XML document"})
+	c.AddPayload(Payload{Name: "tools.Librarian", Type: reflect.TypeFor[librarian.Librarian](), Listener: librarian.Name,
+		Description: "Stores, gets, queries and searches XML documents"})
+	c.AddPayload(Payload{Name: "tools.LibrarianResult", Type: reflect.TypeFor[librarian.LibrarianResult]()})
+	c.AddHandler(Handler{Name: "tools.Librarian", Takes: reflect.TypeFor[librarian.Librarian](), New: newLibrarian})
+	c.AddTool(Tool{Name: librarian.Name, PayloadClass: "tools.Librarian", Handler: "tools.Librarian",
+		Description: "Stores, gets, queries and searches XML documents"})
 }
 
 // newKeyValue opens the key_value store (closed at shutdown). A store that
@@ -92,17 +99,35 @@ func addTools(c *Catalog) {
 func newKeyValue(env Env) xmlpipe.Handler {
 	s, err := kv.Open(env.DataDir, nil)
 	if err != nil {
-		log := env.Logger
-		if log == nil {
-			log = slog.Default()
-		}
-		log.Error("key_value: store unavailable", "error", err)
-		return xmlpipe.HandlerFunc(func(context.Context, any, xmlpipe.Metadata) (xmlpipe.Response, error) {
-			return nil, err
-		})
+		return unavailable(env, "key_value", err)
 	}
 	if env.AtShutdown != nil {
 		env.AtShutdown(s.Close)
 	}
 	return xmlpipe.Typed((&kv.Tool{Store: s, Policy: env.Tools}).Handle)
+}
+
+// newLibrarian opens the embedded document store (closed at shutdown); a
+// store that cannot be opened makes every call fail with the reason.
+func newLibrarian(env Env) xmlpipe.Handler {
+	e, err := librarian.OpenEmbedded(env.DataDir)
+	if err != nil {
+		return unavailable(env, "librarian", err)
+	}
+	if env.AtShutdown != nil {
+		env.AtShutdown(e.Close)
+	}
+	return xmlpipe.Typed((&librarian.Tool{Embedded: e, Policy: env.Tools}).Handle)
+}
+
+// unavailable is the handler of a tool whose store could not be opened.
+func unavailable(env Env, tool string, err error) xmlpipe.Handler {
+	log := env.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log.Error(tool+": store unavailable", "error", err)
+	return xmlpipe.HandlerFunc(func(context.Context, any, xmlpipe.Metadata) (xmlpipe.Response, error) {
+		return nil, err
+	})
 }
