@@ -1,5 +1,7 @@
 package config
 
+import "net/url"
+
 // Listener is one listeners[] entry: a capability of the organism.
 type Listener struct {
 	// Name is the registered name: the <to>/<from> value and a thread
@@ -120,4 +122,30 @@ func (l Listener) ModulePath() string {
 		return l.Module
 	}
 	return l.Script
+}
+
+// SearchProviders are the web_search providers.
+var SearchProviders = []string{"serpapi", "google", "bing"}
+
+// checkToolConfig reports out-of-range limits and unknown providers.
+func checkToolConfig(r *reporter, path string, tc ToolConfig) {
+	r.nonNegative(path+".max_bytes", tc.MaxBytes)
+	r.nonNegative(path+".max_redirects", tc.MaxRedirects)
+	r.nonNegative(path+".max_expression_length", tc.MaxExpressionLength)
+	r.nonNegative(path+".max_exponent", tc.MaxExponent)
+	r.nonNegative(path+".max_result_digits", tc.MaxResultDigits)
+	if tc.Timeout < 0 {
+		r.add(path+".timeout", "must not be negative, got %s", tc.Timeout)
+	}
+	if tc.Provider != "" && !containsFold(SearchProviders, tc.Provider) {
+		r.add(path+".provider", "unknown provider %q (want serpapi, google or bing)", tc.Provider)
+	}
+	if tc.Provider != "" && tc.APIKeyEnv == "" {
+		r.add(path+".api_key_env", "a search provider needs api_key_env (the variable holding its key)")
+	}
+	if tc.URL != "" {
+		if u, err := url.Parse(tc.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			r.add(path+".url", "want an http:// or https:// URL, got %q", tc.URL)
+		}
+	}
 }

@@ -191,10 +191,11 @@ func (o *Organism) checkListeners(r *reporter) {
 		}
 		o.checkListenerType(r, path, l)
 		r.nonNegative(path+".max_concurrent", l.MaxConcurrent)
-		for tool := range l.ToolConfig {
+		for tool, tc := range l.ToolConfig {
 			if !containsFold(l.Tools, tool) && !strings.EqualFold(l.Name, tool) {
 				r.add(path+".tool_config."+tool, "tool %q is not listed in tools (nor is this listener the tool)", tool)
 			}
+			checkToolConfig(r, path+".tool_config."+tool, tc)
 		}
 		checkRetention(r, path+".retention", l.Retention, true)
 	}
