@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -175,5 +177,40 @@ func TestBridge(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no journal entry of the calculate call among %d entries", len(entries))
+	}
+}
+
+// TestBridgeStreamableHTTP serves the same tools over streamable HTTP.
+func TestBridgeStreamableHTTP(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "organism.yaml")
+	if err := os.WriteFile(path, []byte(testOrganism), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err := organism.Load(path, organism.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer o.Shutdown(context.Background())
+	b := New(o.Pump, Options{Timeout: 20 * time.Second})
+	defer b.Close()
+	server := b.Server()
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, nil))
+	defer srv.Close()
+	ctx := context.Background()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "http-client", Version: "v0"}, nil).
+		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "calculate", Arguments: map[string]any{"Expression": "max(3, 9) * 2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.IsError || !strings.Contains(text(r), "<Value>18</Value>") {
+		t.Fatalf("calculate over HTTP: %v %q", r.IsError, text(r))
 	}
 }
