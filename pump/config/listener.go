@@ -47,6 +47,8 @@ type Listener struct {
 	Response FieldList `yaml:"response"`
 	// Capabilities bound a wasm listener's sandbox.
 	Capabilities Capabilities `yaml:"capabilities"`
+	// Server is the external server of an mcp listener.
+	Server MCPServer `yaml:"server"`
 	// Config is free-form configuration handed to the listener.
 	Config map[string]any `yaml:"config"`
 	// Group names the broadcast group the listener belongs to.
@@ -112,6 +114,8 @@ const (
 	GoListener ListenerType = "go"
 	// WasmListener runs a WebAssembly module.
 	WasmListener ListenerType = "wasm"
+	// MCPListener mounts an external MCP server's tools as listeners.
+	MCPListener ListenerType = "mcp"
 	// LuaListener is the reference's Lua proposal; not supported.
 	LuaListener ListenerType = "lua"
 )
@@ -148,4 +152,22 @@ func checkToolConfig(r *reporter, path string, tc ToolConfig) {
 			r.add(path+".url", "want an http:// or https:// URL, got %q", tc.URL)
 		}
 	}
+}
+
+// MCPServer is the external server an mcp listener mounts: each of its tools
+// becomes a listener <name>.<tool>.
+type MCPServer struct {
+	// Command starts a stdio server (program and arguments).
+	Command []string `yaml:"command"`
+	// URL is a streamable HTTP endpoint (instead of Command).
+	URL string `yaml:"url"`
+	// Env lists the host variables passed to Command (default none).
+	Env []string `yaml:"env"`
+	// Timeout bounds connecting and each call (default 30s).
+	Timeout Duration `yaml:"timeout"`
+}
+
+// IsZero reports whether no server was written.
+func (s MCPServer) IsZero() bool {
+	return len(s.Command) == 0 && s.URL == "" && len(s.Env) == 0 && s.Timeout == 0
 }

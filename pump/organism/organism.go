@@ -197,6 +197,12 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	}
 	for i, lc := range cfg.Listeners {
 		pos := cfg.Pos(fmt.Sprintf("listeners[%d]", i)).String()
+		if lc.Type == config.MCPListener {
+			if err := mountMCP(p, env, lc, pos+": listener "+lc.Name); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
 		if err := register(p, opts.Catalog, env, ws, lc, pos, false); err != nil {
 			errs = append(errs, err)
 		}
