@@ -11,16 +11,22 @@ import (
 	"time"
 )
 
-// BenchmarkCall measures one call through a pooled reactor instance: echo is
-// the host's per-call overhead (swap stdin, call handle, copy stdout), calc
-// adds the guest's own encoding/xml work. It reports the median too.
+// BenchmarkCall measures one call: through a pooled reactor instance, echo
+// is the host's per-call overhead (swap stdin, call handle, copy stdout) and
+// calc adds the guest's own encoding/xml work; a command module instantiates
+// per call. It reports the median too.
 func BenchmarkCall(b *testing.B) {
-	for _, tc := range []struct{ guest, in string }{
-		{"echo", "<Calc><A>2</A><B>40</B><Op>add</Op></Calc>"},
-		{"calc", "<Calc><A>2</A><B>40</B><Op>add</Op></Calc>"},
+	for _, tc := range []struct {
+		guest string
+		kind  Kind
+		in    string
+	}{
+		{"echo", Reactor, "<Calc><A>2</A><B>40</B><Op>add</Op></Calc>"},
+		{"calc", Reactor, "<Calc><A>2</A><B>40</B><Op>add</Op></Calc>"},
+		{"calc", Command, "<Calc><A>2</A><B>40</B><Op>add</Op></Calc>"},
 	} {
-		b.Run(tc.guest, func(b *testing.B) {
-			m := compileGuest(b, tc.guest, Reactor, Sandbox{})
+		b.Run(tc.guest+"-"+string(tc.kind), func(b *testing.B) {
+			m := compileGuest(b, tc.guest, tc.kind, Sandbox{})
 			in := []byte(tc.in)
 			ctx := context.Background()
 			if _, err := m.Call(ctx, in); err != nil { // warm the pool

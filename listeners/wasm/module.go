@@ -39,7 +39,8 @@ type Sandbox struct {
 	DirWritable bool
 	// Env names the host environment variables the guest sees.
 	Env []string
-	// Instances is how many idle reactor instances are kept (default 4).
+	// Instances is how many instances may exist at once (default 4): idle
+	// reactors are kept up to this many, and calls beyond it wait for one.
 	Instances int
 	// MaxOutputBytes caps the guest's stdout per call (default 1 MiB).
 	MaxOutputBytes int
@@ -84,6 +85,7 @@ type Module struct {
 	log     *slog.Logger
 
 	idle   chan *instance
+	slots  chan struct{} // one per call in progress, Instances at most
 	mu     sync.Mutex
 	closed bool
 }
@@ -114,7 +116,8 @@ func Compile(ctx context.Context, name string, wasm []byte, sb Sandbox, cache wa
 		rc = rc.WithCompilationCache(cache)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
-	m := &Module{name: name, sandbox: sb, rt: rt, log: log, idle: make(chan *instance, sb.Instances)}
+	m := &Module{name: name, sandbox: sb, rt: rt, log: log, idle: make(chan *instance, sb.Instances),
+		slots: make(chan struct{}, sb.Instances)}
 	if err := m.compile(ctx, wasm); err != nil {
 		return nil, errors.Join(fmt.Errorf("wasm %s: %w", name, err), rt.Close(ctx))
 	}
@@ -261,6 +264,12 @@ func (m *Module) call(ctx context.Context, export string, in []byte) ([]byte, er
 	m.mu.Unlock()
 	if closed {
 		return nil, ErrClosed
+	}
+	select { // bound the live instances (memory: Instances × memory_mb)
+	case m.slots <- struct{}{}:
+		defer func() { <-m.slots }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wasm: waiting for an instance: %w", ctx.Err())
 	}
 	if m.kind == Command {
 		return m.runCommand(ctx, in)

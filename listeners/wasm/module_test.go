@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -102,4 +103,38 @@ func TestMemoryOverLimitTraps(t *testing.T) {
 		string(out) != "<Hogged><MB>1</MB></Hogged>" {
 		t.Fatalf("after the trap: %s, %v", out, err)
 	}
+}
+
+func TestConcurrentCallsShareBoundedInstances(t *testing.T) {
+	m := compileGuest(t, "calc", Reactor, Sandbox{Instances: 2})
+	const n = 16
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			in := []byte("<Calc><A>" + strconv.Itoa(i) + "</A><B>1</B></Calc>")
+			out, err := m.Call(context.Background(), in)
+			if err == nil && string(out) != "<CalcResult><Value>"+strconv.Itoa(i+1)+"</Value></CalcResult>" {
+				err = errors.New("wrong answer " + string(out))
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(m.idle) > 2 {
+		t.Fatalf("%d idle instances, cap 2", len(m.idle))
+	}
+	// A call waiting for an instance gives up with its context.
+	m.slots <- struct{}{}
+	m.slots <- struct{}{}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := m.Call(ctx, []byte("<Calc><A>1</A><B>1</B></Calc>")); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v", err)
+	}
+	<-m.slots
+	<-m.slots
 }

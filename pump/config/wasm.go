@@ -49,7 +49,8 @@ type Capabilities struct {
 	DirWritable bool `yaml:"dir_writable"`
 	// Env lists the host environment variables the guest sees (default none).
 	Env []string `yaml:"env"`
-	// Instances is how many warm instances are kept (default 4).
+	// Instances is how many instances may run at once (default 4); idle
+	// ones are kept warm, calls beyond it wait.
 	Instances int `yaml:"instances"`
 	// MaxOutputBytes caps what the guest may write per call (default 1 MiB).
 	MaxOutputBytes int `yaml:"max_output_bytes"`
