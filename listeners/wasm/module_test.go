@@ -138,3 +138,41 @@ func TestConcurrentCallsShareBoundedInstances(t *testing.T) {
 	<-m.slots
 	<-m.slots
 }
+
+func TestEnvironmentAndDirectoryCapabilities(t *testing.T) {
+	t.Setenv("XMLPIPE_WASM_ALLOWED", "visible")
+	t.Setenv("XMLPIPE_WASM_SECRET", "hidden")
+	dir := t.TempDir()
+	probe := func(sb Sandbox, env, write string) string {
+		t.Helper()
+		m := compileGuest(t, "probe", Reactor, sb)
+		out, err := m.Call(context.Background(), []byte("<Probe><Env>"+env+"</Env><Write>"+write+"</Write></Probe>"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	ro := Sandbox{Dir: dir, Env: []string{"XMLPIPE_WASM_ALLOWED"}}
+	if got := probe(ro, "XMLPIPE_WASM_ALLOWED", ""); !strings.Contains(got, "<Value>visible</Value>") {
+		t.Fatalf("allowed variable: %s", got)
+	}
+	if got := probe(ro, "XMLPIPE_WASM_SECRET", ""); !strings.Contains(got, "<Value></Value>") {
+		t.Fatalf("variable not on the list: %s", got)
+	}
+	if got := probe(ro, "", "/data/out.txt"); !strings.Contains(got, "<Wrote>error:") {
+		t.Fatalf("write to a read-only dir: %s", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("the read-only dir was written")
+	}
+	rw := Sandbox{Dir: dir, DirWritable: true}
+	if got := probe(rw, "", "/data/out.txt"); !strings.Contains(got, "<Wrote>ok</Wrote>") {
+		t.Fatalf("write to a writable dir: %s", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "out.txt")); err != nil || string(b) != "written by the guest" {
+		t.Fatalf("host file: %q %v", b, err)
+	}
+	if got := probe(rw, "", "/tmp/escape.txt"); !strings.Contains(got, "<Wrote>error:") {
+		t.Fatalf("write outside the dir: %s", got)
+	}
+}
