@@ -40,6 +40,9 @@ type Env struct {
 	// Tools gives native tools their tool_config for a caller (nil: every
 	// tool's defaults).
 	Tools tools.Policy
+	// Callers tells tools which payload a caller takes, so their results
+	// reach agents (whose input is text); nil: results in their own type.
+	Callers tools.Callers
 	// DataDir is the organism's data directory ("" = none: tools that
 	// store data keep it in memory).
 	DataDir string

@@ -23,7 +23,9 @@ func addTools(c *Catalog) {
 		Description: "Evaluates an arithmetic expression"})
 	c.AddPayload(Payload{Name: "tools.CalculateResult", Type: reflect.TypeFor[calculate.CalculateResult]()})
 	c.AddHandler(Handler{Name: "tools.Calculate", Takes: reflect.TypeFor[calculate.Calculate](),
-		New: func(env Env) xmlpipe.Handler { return xmlpipe.Typed((&calculate.Tool{Policy: env.Tools}).Handle) }})
+		New: func(env Env) xmlpipe.Handler {
+			return xmlpipe.Typed((&calculate.Tool{Policy: env.Tools, Callers: env.Callers}).Handle)
+		}})
 	c.AddTool(Tool{Name: calculate.Name, PayloadClass: "tools.Calculate", Handler: "tools.Calculate",
 		Description: "Evaluates an arithmetic expression"})
 
@@ -31,7 +33,9 @@ func addTools(c *Catalog) {
 		Description: "Reads, writes, lists and deletes files inside the configured roots"})
 	c.AddPayload(Payload{Name: "tools.FilesResult", Type: reflect.TypeFor[files.FilesResult]()})
 	c.AddHandler(Handler{Name: "tools.Files", Takes: reflect.TypeFor[files.Files](),
-		New: func(env Env) xmlpipe.Handler { return xmlpipe.Typed((&files.Tool{Policy: env.Tools}).Handle) }})
+		New: func(env Env) xmlpipe.Handler {
+			return xmlpipe.Typed((&files.Tool{Policy: env.Tools, Callers: env.Callers}).Handle)
+		}})
 	c.AddTool(Tool{Name: files.Name, PayloadClass: "tools.Files", Handler: "tools.Files",
 		Description: "Reads, writes, lists and deletes files inside the configured roots"})
 
@@ -39,7 +43,9 @@ func addTools(c *Catalog) {
 		Description: "Runs an allowed program without a shell"})
 	c.AddPayload(Payload{Name: "tools.RunCommandResult", Type: reflect.TypeFor[command.RunCommandResult]()})
 	c.AddHandler(Handler{Name: "tools.RunCommand", Takes: reflect.TypeFor[command.RunCommand](),
-		New: func(env Env) xmlpipe.Handler { return xmlpipe.Typed((&command.Tool{Policy: env.Tools}).Handle) }})
+		New: func(env Env) xmlpipe.Handler {
+			return xmlpipe.Typed((&command.Tool{Policy: env.Tools, Callers: env.Callers}).Handle)
+		}})
 	c.AddTool(Tool{Name: command.Name, PayloadClass: "tools.RunCommand", Handler: "tools.RunCommand",
 		Description: "Runs an allowed program without a shell"})
 
@@ -47,7 +53,9 @@ func addTools(c *Catalog) {
 		Description: "Fetches an http(s) URL on a public host"})
 	c.AddPayload(Payload{Name: "tools.FetchResult", Type: reflect.TypeFor[fetch.FetchResult]()})
 	c.AddHandler(Handler{Name: "tools.Fetch", Takes: reflect.TypeFor[fetch.Fetch](),
-		New: func(env Env) xmlpipe.Handler { return xmlpipe.Typed((&fetch.Tool{Policy: env.Tools}).Handle) }})
+		New: func(env Env) xmlpipe.Handler {
+			return xmlpipe.Typed((&fetch.Tool{Policy: env.Tools, Callers: env.Callers}).Handle)
+		}})
 	c.AddTool(Tool{Name: fetch.Name, PayloadClass: "tools.Fetch", Handler: "tools.Fetch",
 		Description: "Fetches an http(s) URL on a public host"})
 
@@ -61,10 +69,12 @@ func addTools(c *Catalog) {
 		Description: "Searches the web through the configured provider"})
 	c.AddPayload(Payload{Name: "tools.WebSearchResult", Type: reflect.TypeFor[search.WebSearchResult]()})
 	c.AddHandler(Handler{Name: "tools.WebSearch", Takes: reflect.TypeFor[search.WebSearch](),
-		New: func(env Env) xmlpipe.Handler { return xmlpipe.Typed((&search.Tool{Policy: env.Tools}).Handle) }})
+		New: func(env Env) xmlpipe.Handler {
+			return xmlpipe.Typed((&search.Tool{Policy: env.Tools, Callers: env.Callers}).Handle)
+		}})
 	c.AddTool(Tool{Name: search.Name, PayloadClass: "tools.WebSearch", Handler: "tools.WebSearch",
 		Description: "Searches the web through the configured provider"})
-	xt := func(env Env) *xmltools.Tool { return &xmltools.Tool{Policy: env.Tools} }
+	xt := func(env Env) *xmltools.Tool { return &xmltools.Tool{Policy: env.Tools, Callers: env.Callers} }
 	c.AddPayload(Payload{Name: "tools.XMLToJSON", Type: reflect.TypeFor[xmltools.XMLToJSON](), Listener: xmltools.XMLToJSONName,
 		Description: "Converts XML to JSON"})
 	c.AddPayload(Payload{Name: "tools.XMLToJSONResult", Type: reflect.TypeFor[xmltools.XMLToJSONResult]()})
@@ -104,7 +114,7 @@ func newKeyValue(env Env) xmlpipe.Handler {
 	if env.AtShutdown != nil {
 		env.AtShutdown(s.Close)
 	}
-	return xmlpipe.Typed((&kv.Tool{Store: s, Policy: env.Tools}).Handle)
+	return xmlpipe.Typed((&kv.Tool{Store: s, Policy: env.Tools, Callers: env.Callers}).Handle)
 }
 
 // newLibrarian opens the embedded document store (closed at shutdown); a
@@ -117,7 +127,7 @@ func newLibrarian(env Env) xmlpipe.Handler {
 	if env.AtShutdown != nil {
 		env.AtShutdown(e.Close)
 	}
-	return xmlpipe.Typed((&librarian.Tool{Embedded: e, Policy: env.Tools}).Handle)
+	return xmlpipe.Typed((&librarian.Tool{Embedded: e, Policy: env.Tools, Callers: env.Callers}).Handle)
 }
 
 // unavailable is the handler of a tool whose store could not be opened.

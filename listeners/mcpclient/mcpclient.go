@@ -21,6 +21,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/xml-pipeline/xmlpipe/gen"
+	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/listeners/wasm"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
@@ -54,6 +55,9 @@ type Options struct {
 	// Timeout bounds one call (default 30s).
 	Timeout time.Duration
 	Logger  *slog.Logger
+	// Callers lets a result reach a caller that takes another payload (an
+	// agent takes text); nil: answer with ToolResult.
+	Callers tools.Callers
 }
 
 // Tool is one mounted tool.
@@ -197,7 +201,7 @@ func mountTool(cs *sdk.ClientSession, o Options, tool *sdk.Tool) (Tool, error) {
 	if err != nil {
 		return Tool{}, err
 	}
-	h := &handler{cs: cs, tool: tool.Name, params: params, timeout: o.Timeout}
+	h := &handler{cs: cs, tool: tool.Name, params: params, timeout: o.Timeout, callers: o.Callers}
 	return Tool{Listener: listener, Description: tool.Description, Payload: pt, Handler: h}, nil
 }
 
@@ -206,22 +210,23 @@ type handler struct {
 	tool    string
 	params  []param
 	timeout time.Duration
+	callers tools.Callers
 }
 
 // Handle calls the tool with the payload's fields as arguments.
-func (h *handler) Handle(ctx context.Context, payload any, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+func (h *handler) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) (xmlpipe.Response, error) {
 	res := &ToolResult{Tool: h.tool}
 	args, err := h.arguments(payload)
 	if err != nil {
 		res.Error = err.Error()
-		return xmlpipe.Respond(res), nil
+		return tools.Answer(h.callers, md, res), nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.timeout)
 	defer cancel()
 	r, err := h.cs.CallTool(ctx, &sdk.CallToolParams{Name: h.tool, Arguments: args})
 	if err != nil {
 		res.Error = fmt.Sprintf("%v: %v", ErrTool, err)
-		return xmlpipe.Respond(res), nil
+		return tools.Answer(h.callers, md, res), nil
 	}
 	var parts []string
 	for _, c := range r.Content {
@@ -239,7 +244,7 @@ func (h *handler) Handle(ctx context.Context, payload any, _ xmlpipe.Metadata) (
 	} else {
 		res.Text = text
 	}
-	return xmlpipe.Respond(res), nil
+	return tools.Answer(h.callers, md, res), nil
 }
 
 // arguments reads the decoded payload (a struct whose fields follow params).

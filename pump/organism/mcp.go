@@ -15,7 +15,7 @@ import (
 // its tools as a listener <name>.<tool>; the session closes at shutdown.
 func mountMCP(p *pump.Pump, env catalog.Env, lc config.Listener, where string) error {
 	m, err := mcpclient.Connect(context.Background(), mcpclient.Options{Name: lc.Name, Command: lc.Server.Command,
-		URL: lc.Server.URL, Env: lc.Server.Env, Timeout: lc.Server.Timeout.D(), Logger: env.Logger})
+		URL: lc.Server.URL, Env: lc.Server.Env, Timeout: lc.Server.Timeout.D(), Logger: env.Logger, Callers: env.Callers})
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}

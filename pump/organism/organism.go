@@ -16,6 +16,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
 	"github.com/xml-pipeline/xmlpipe/listeners/system"
+	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/registry"
@@ -173,6 +174,12 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	env.Todos, env.Lineage = todos, threads
 	if env.Tools == nil {
 		env.Tools = newToolPolicy(cfg)
+	}
+	if env.Callers == nil {
+		env.Callers = tools.CallersFunc(func(name string) (*xmlpipe.PayloadType, bool) {
+			l, ok := p.Lookup(name)
+			return l.Payload, ok && l.Payload != nil
+		})
 	}
 	if env.DataDir == "" && d != nil {
 		env.DataDir = d.store.Dir()

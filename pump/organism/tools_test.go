@@ -4,8 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
+	"github.com/xml-pipeline/xmlpipe/listeners/tools/calculate"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -94,5 +99,57 @@ func TestToolPolicy(t *testing.T) {
 	}
 	if c := p.Config("mcp", "calculate"); c.MaxExponent != 0 || c.AllowedPaths != nil {
 		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+// Ask is the text input of the test agent (as an LLM agent's input is text).
+type Ask struct {
+	Text string
+}
+
+// textAgent asks calculate and records the answer it gets back.
+type textAgent struct{ got chan string }
+
+func (a *textAgent) Handle(_ context.Context, p *Ask, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+	if md.From == "calculate" {
+		a.got <- p.Text
+		return nil, nil
+	}
+	return xmlpipe.Send("calculate", &calculate.Calculate{Expression: p.Text}), nil
+}
+
+func TestAgentGetsToolResultsAsText(t *testing.T) {
+	c := catalog.Builtin()
+	a := &textAgent{got: make(chan string, 1)}
+	c.AddPayload(catalog.Payload{Name: "test.Ask", Type: reflect.TypeFor[Ask]()})
+	c.AddHandler(catalog.Handler{Name: "test.Agent", Takes: reflect.TypeFor[Ask](),
+		New: func(catalog.Env) xmlpipe.Handler { return xmlpipe.Typed(a.Handle) }})
+	path := writeOrganism(t, `organism: {name: agent-tools}
+listeners:
+  - name: thinker
+    payload_class: test.Ask
+    handler: test.Agent
+    description: asks calculate
+    agent: true
+    tools: [calculate]
+`)
+	o, err := Load(path, Options{Catalog: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer o.Shutdown(context.Background())
+	if _, err := o.Pump.Send(context.Background(), "tester", "thinker", &Ask{Text: "6 * 7"}, make(collector, 16)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-a.got:
+		if got != "<CalculateResult><Expression>6 * 7</Expression><Value>42</Value></CalculateResult>" {
+			t.Fatalf("the agent got %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the tool's answer never reached the agent")
 	}
 }

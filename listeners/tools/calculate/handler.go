@@ -17,6 +17,9 @@ const Name = "calculate"
 type Tool struct {
 	// Policy gives the limits for a caller (nil: DefaultLimits).
 	Policy tools.Policy
+	// Callers lets an answer reach a caller that takes another payload
+	// (an agent takes text); nil: answer in the result type.
+	Callers tools.Callers
 }
 
 // Handle evaluates the expression and answers the caller; a refusal or a
@@ -38,5 +41,5 @@ func (t *Tool) Handle(_ context.Context, p *Calculate, md xmlpipe.Metadata) (xml
 	} else {
 		res.Value = v
 	}
-	return xmlpipe.Respond(res), nil
+	return tools.Answer(t.Callers, md, res), nil
 }

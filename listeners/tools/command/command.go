@@ -39,6 +39,9 @@ var (
 type Tool struct {
 	// Policy gives the allow-list and limits for a caller.
 	Policy tools.Policy
+	// Callers lets an answer reach a caller that takes another payload
+	// (an agent takes text); nil: answer in the result type.
+	Callers tools.Callers
 }
 
 // Handle runs the command and answers the caller.
@@ -51,7 +54,7 @@ func (t *Tool) Handle(ctx context.Context, p *RunCommand, md xmlpipe.Metadata) (
 	if err := run(ctx, c, p, res); err != nil {
 		res.Error = err.Error()
 	}
-	return xmlpipe.Respond(res), nil
+	return tools.Answer(t.Callers, md, res), nil
 }
 
 // allowed resolves the command against the allow-list: an entry is a program

@@ -49,6 +49,9 @@ type Resolver func(ctx context.Context, host string) ([]netip.Addr, error)
 type Tool struct {
 	// Policy gives allowed_domains and limits for a caller.
 	Policy tools.Policy
+	// Callers lets an answer reach a caller that takes another payload
+	// (an agent takes text); nil: answer in the result type.
+	Callers tools.Callers
 	// Resolve replaces DNS (tests).
 	Resolve Resolver
 	// Exempt, when set, lets a dialed address through the public-address
@@ -87,7 +90,7 @@ func (t *Tool) Handle(ctx context.Context, p *Fetch, md xmlpipe.Metadata) (xmlpi
 	if err := t.fetch(ctx, c, p, res); err != nil {
 		res.Error = err.Error()
 	}
-	return xmlpipe.Respond(res), nil
+	return tools.Answer(t.Callers, md, res), nil
 }
 
 // checkURL applies the scheme and domain rules to one URL (the first and

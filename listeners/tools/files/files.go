@@ -42,6 +42,9 @@ var (
 type Tool struct {
 	// Policy gives the roots and limits for a caller.
 	Policy tools.Policy
+	// Callers lets an answer reach a caller that takes another payload
+	// (an agent takes text); nil: answer in the result type.
+	Callers tools.Callers
 }
 
 // Handle runs the operation and answers the caller; refusals and failures
@@ -55,7 +58,7 @@ func (t *Tool) Handle(_ context.Context, p *Files, md xmlpipe.Metadata) (xmlpipe
 	if err := run(c, p, res); err != nil {
 		res.Error = err.Error()
 	}
-	return xmlpipe.Respond(res), nil
+	return tools.Answer(t.Callers, md, res), nil
 }
 
 // locate finds the root holding path and the path relative to it.

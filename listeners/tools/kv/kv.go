@@ -107,6 +107,9 @@ func (s *Store) Delete(ctx context.Context, ns, key string) (bool, error) {
 type Tool struct {
 	Store  *Store
 	Policy tools.Policy
+	// Callers lets an answer reach a caller that takes another payload
+	// (an agent takes text); nil: answer in the result type.
+	Callers tools.Callers
 }
 
 // Handle runs the operation and answers the caller.
@@ -119,7 +122,7 @@ func (t *Tool) Handle(ctx context.Context, p *KeyValue, md xmlpipe.Metadata) (xm
 	if err := t.run(ctx, c, p, md, res); err != nil {
 		res.Error = err.Error()
 	}
-	return xmlpipe.Respond(res), nil
+	return tools.Answer(t.Callers, md, res), nil
 }
 
 func (t *Tool) run(ctx context.Context, c tools.Config, p *KeyValue, md xmlpipe.Metadata, res *KeyValueResult) error {

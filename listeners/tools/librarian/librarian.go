@@ -28,6 +28,9 @@ type Tool struct {
 	// Embedded is the store used when the caller's configuration names no URL.
 	Embedded Backend
 	Policy   tools.Policy
+	// Callers lets an answer reach a caller that takes another payload
+	// (an agent takes text); nil: answer in the result type.
+	Callers tools.Callers
 }
 
 // Handle runs the operation and answers the caller.
@@ -40,7 +43,7 @@ func (t *Tool) Handle(ctx context.Context, p *Librarian, md xmlpipe.Metadata) (x
 	if err := t.run(ctx, c, p, res); err != nil {
 		res.Error = err.Error()
 	}
-	return xmlpipe.Respond(res), nil
+	return tools.Answer(t.Callers, md, res), nil
 }
 
 // collectionPath normalises a collection: absolute, cleaned, no "..";

@@ -43,6 +43,9 @@ var Endpoints = map[string]string{
 // Tool is the web_search listener.
 type Tool struct {
 	Policy tools.Policy
+	// Callers lets an answer reach a caller that takes another payload
+	// (an agent takes text); nil: answer in the result type.
+	Callers tools.Callers
 	// Client makes the requests (default: a client with the timeout).
 	Client *http.Client
 }
@@ -59,7 +62,7 @@ func (t *Tool) Handle(ctx context.Context, p *WebSearch, md xmlpipe.Metadata) (x
 		res.Error = err.Error()
 	}
 	res.Results = hits
-	return xmlpipe.Respond(res), nil
+	return tools.Answer(t.Callers, md, res), nil
 }
 
 func (t *Tool) search(ctx context.Context, c tools.Config, p *WebSearch) ([]Hit, error) {

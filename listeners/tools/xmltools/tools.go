@@ -25,6 +25,9 @@ const DefaultMaxBytes = 256 << 10
 // Tool serves the three tools.
 type Tool struct {
 	Policy tools.Policy
+	// Callers lets an answer reach a caller that takes another payload
+	// (an agent takes text); nil: answer in the result type.
+	Callers tools.Callers
 }
 
 func (t *Tool) maxBytes(caller, tool string) int {
@@ -52,7 +55,7 @@ func (t *Tool) XMLToJSON(_ context.Context, p *XMLToJSON, md xmlpipe.Metadata) (
 	default:
 		res.JSON = tools.Text([]byte(out))
 	}
-	return xmlpipe.Respond(res), nil
+	return tools.Answer(t.Callers, md, res), nil
 }
 
 // JSONToXML implements json_to_xml.
@@ -61,7 +64,7 @@ func (t *Tool) JSONToXML(_ context.Context, p *JSONToXML, md xmlpipe.Metadata) (
 	max := t.maxBytes(md.From, JSONToXMLName)
 	if len(p.JSON) > max {
 		res.Error = tooLarge("the JSON", len(p.JSON), max).Error()
-		return xmlpipe.Respond(res), nil
+		return tools.Answer(t.Callers, md, res), nil
 	}
 	switch out, err := JSONToXMLText(p.JSON, p.RootTag, p.Pretty); {
 	case err != nil:
@@ -71,7 +74,7 @@ func (t *Tool) JSONToXML(_ context.Context, p *JSONToXML, md xmlpipe.Metadata) (
 	default:
 		res.XML = tools.Text([]byte(out))
 	}
-	return xmlpipe.Respond(res), nil
+	return tools.Answer(t.Callers, md, res), nil
 }
 
 // Extract implements xml_extract.
@@ -80,7 +83,7 @@ func (t *Tool) Extract(_ context.Context, p *XMLExtract, md xmlpipe.Metadata) (x
 	max := t.maxBytes(md.From, ExtractName)
 	if len(p.XML) > max {
 		res.Error = tooLarge("the XML", len(p.XML), max).Error()
-		return xmlpipe.Respond(res), nil
+		return tools.Answer(t.Callers, md, res), nil
 	}
 	ns := map[string]string{}
 	for _, n := range p.Namespaces {
@@ -89,7 +92,7 @@ func (t *Tool) Extract(_ context.Context, p *XMLExtract, md xmlpipe.Metadata) (x
 	r, err := xmlpipe.EvalXPath([]byte(p.XML), p.XPath, ns)
 	if err != nil {
 		res.Error = err.Error()
-		return xmlpipe.Respond(res), nil
+		return tools.Answer(t.Callers, md, res), nil
 	}
 	res.Type = r.Type
 	switch r.Type {
@@ -114,5 +117,5 @@ func (t *Tool) Extract(_ context.Context, p *XMLExtract, md xmlpipe.Metadata) (x
 	default:
 		res.Value = tools.Text([]byte(r.String))
 	}
-	return xmlpipe.Respond(res), nil
+	return tools.Answer(t.Callers, md, res), nil
 }
