@@ -10,6 +10,8 @@
 //	xmlpipe gen [-out DIR] [-check]
 //	xmlpipe bench [--duration 5s] [--json] | --bus [--clients 200] [--rate R]
 //	xmlpipe journal tail|thread|verify|export|replay [--data DIR] [--config organism.yaml] …
+//	xmlpipe mcp [--data DIR] [--http ADDR] [organism.yaml]
+//	xmlpipe wasm check [--memory-mb N] module.wasm
 //	xmlpipe users add|list|remove|reset-totp|passwd|role [--data DIR] …
 package main
 
@@ -55,6 +57,8 @@ func commands() []command {
 		{"gen", "[-out DIR] [-check]", "write (or check) the generated payload schemas", runGen},
 		{"bench", "[--duration 5s] [--json] | --bus [--clients 200] [--rate R]", "end-to-end pump benchmark (envelopes/s, latency, floor ratio), or with --bus the main bus's load generator", runBench},
 		{"journal", "tail|thread|verify|export|replay [--data DIR] …", "read, check and replay the message journal", runJournal},
+		{"mcp", "[--data DIR] [--http ADDR] [organism.yaml]", "serve the organism's listeners as MCP tools over stdio (or streamable HTTP)", runMCP},
+		{"wasm", "check [--memory-mb N] module.wasm", "check a WebAssembly listener module and print the schemas its describe export derives", runWasm},
 		{"users", "add|list|remove|reset-totp|passwd|role …", "manage the main bus's users (password + TOTP)", runUsers},
 		{"help", "", "show this help", runHelp},
 	}

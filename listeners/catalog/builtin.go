@@ -58,6 +58,7 @@ func Builtin() *Catalog {
 		New: func(env Env) xmlpipe.Handler {
 			return xmlpipe.Typed((&system.Todo{Registry: env.Todos, Lineage: env.Lineage, Logger: env.Logger}).Complete)
 		}}, "agentserver.primitives.todo.handle_todo_complete")
+	addTools(c)
 	return c
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/gen"
 	"github.com/xml-pipeline/xmlpipe/listeners/hello"
+	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
@@ -39,6 +40,19 @@ type Env struct {
 	// Stream shows an LLM agent's text as the model writes it: each delta,
 	// then end=true when the turn's reply is complete (nil: no streaming).
 	Stream func(thread, agent, delta string, end bool)
+	// Tools gives native tools their tool_config for a caller (nil: every
+	// tool's defaults).
+	Tools tools.Policy
+	// Callers tells tools which payload a caller takes, so their results
+	// reach agents (whose input is text); nil: results in their own type.
+	Callers tools.Callers
+	// DataDir is the organism's data directory ("" = none: tools that
+	// store data keep it in memory).
+	DataDir string
+	// AtShutdown registers a function the organism calls when it shuts
+	// down (a tool closing its database); nil: the caller of Handler owns
+	// nothing to close.
+	AtShutdown func(func() error)
 }
 
 // HandlerFactory builds a handler for an environment.
@@ -65,16 +79,50 @@ type Handler struct {
 	New   HandlerFactory
 }
 
+// Tool is a native tool: the listener an agent reaches by listing the tool
+// in its tools:.
+type Tool struct {
+	// Name is the tool's name (in tools: and tool_config:, and the name of
+	// the listener registered for it).
+	Name string
+	// PayloadClass and Handler name the tool's catalog entries.
+	PayloadClass, Handler string
+	// Description leads the tool's prompt.
+	Description string
+}
+
 // Catalog is the set of compiled-in payloads and handlers.
 type Catalog struct {
 	payloads map[string]*Payload
 	handlers map[string]*Handler
 	aliases  map[string]string
+	tools    map[string]Tool
 }
 
 // New returns an empty catalog.
 func New() *Catalog {
-	return &Catalog{payloads: map[string]*Payload{}, handlers: map[string]*Handler{}, aliases: map[string]string{}}
+	return &Catalog{payloads: map[string]*Payload{}, handlers: map[string]*Handler{}, aliases: map[string]string{},
+		tools: map[string]Tool{}}
+}
+
+// AddTool registers a native tool (its payload and handler are added
+// separately).
+func (c *Catalog) AddTool(t Tool) { c.tools[strings.ToLower(t.Name)] = t }
+
+// Tool looks a native tool up by name (case-insensitively).
+func (c *Catalog) Tool(name string) (Tool, bool) {
+	t, ok := c.tools[strings.ToLower(strings.TrimSpace(name))]
+	return t, ok
+}
+
+// ToolNames lists the native tools, sorted.
+func (c *Catalog) ToolNames() []string {
+	out := make([]string, 0, len(c.tools))
+	for _, t := range c.tools {
+		out = append(out, t.Name)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // AddPayload registers a payload under its name and aliases.

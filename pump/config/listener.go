@@ -1,5 +1,7 @@
 package config
 
+import "net/url"
+
 // Listener is one listeners[] entry: a capability of the organism.
 type Listener struct {
 	// Name is the registered name: the <to>/<from> value and a thread
@@ -44,6 +46,17 @@ type Listener struct {
 	Script string `yaml:"script"`
 	// XSD is a schema file path overriding the generated payload schema.
 	XSD string `yaml:"xsd"`
+	// Payload is a wasm listener's payload contract as a field list (or
+	// give xsd).
+	Payload FieldList `yaml:"payload"`
+	// Response is the contract of what a wasm listener answers; its output
+	// is then returned to the caller. Without it the output is routed by
+	// its root tag.
+	Response FieldList `yaml:"response"`
+	// Capabilities bound a wasm listener's sandbox.
+	Capabilities Capabilities `yaml:"capabilities"`
+	// Server is the external server of an mcp listener.
+	Server MCPServer `yaml:"server"`
 	// Config is free-form configuration handed to the listener.
 	Config map[string]any `yaml:"config"`
 	// Group names the broadcast group the listener belongs to.
@@ -59,14 +72,45 @@ type Listener struct {
 	Retention Retention `yaml:"retention"`
 }
 
-// ToolConfig restricts one native tool of a listener.
+// ToolConfig restricts one native tool of a listener. Keys a tool does not
+// use are ignored by it; every limit has a safe default (see
+// listeners/tools), and an empty allow-list allows nothing.
 type ToolConfig struct {
-	// AllowedDomains limits the hosts a network tool may reach.
+	// AllowedDomains limits the hosts a network tool may reach (fetch:
+	// empty = any public host).
 	AllowedDomains []string `yaml:"allowed_domains"`
-	// AllowedPaths limits the files a file tool may touch.
+	// AllowedPaths are the roots a file tool may touch (empty = none).
 	AllowedPaths []string `yaml:"allowed_paths"`
 	// AllowedRecipients limits who a messaging tool may write to.
 	AllowedRecipients []string `yaml:"allowed_recipients"`
+	// AllowedCommands are the executables run_command may start (empty =
+	// none).
+	AllowedCommands []string `yaml:"allowed_commands"`
+	// Env lists the environment variables passed to a command (default none).
+	Env []string `yaml:"env"`
+	// ReadOnly forbids writes and deletes (files).
+	ReadOnly bool `yaml:"read_only"`
+	// Timeout bounds one call (run_command, fetch, web_search, librarian).
+	Timeout Duration `yaml:"timeout"`
+	// MaxBytes caps what a call reads or returns (file size, command
+	// output, response body).
+	MaxBytes int `yaml:"max_bytes"`
+	// MaxRedirects caps the redirects fetch follows.
+	MaxRedirects int `yaml:"max_redirects"`
+	// MaxExpressionLength, MaxExponent and MaxResultDigits bound calculate.
+	MaxExpressionLength int `yaml:"max_expression_length"`
+	MaxExponent         int `yaml:"max_exponent"`
+	MaxResultDigits     int `yaml:"max_result_digits"`
+	// Provider, APIKeyEnv and EngineID configure web_search (serpapi,
+	// google, bing); unset = the tool refuses cleanly.
+	Provider  string `yaml:"provider"`
+	APIKeyEnv string `yaml:"api_key_env"`
+	EngineID  string `yaml:"engine_id"`
+	// URL, Username and PasswordEnv point librarian at an eXist-db REST
+	// endpoint (unset: the embedded SQLite store).
+	URL         string `yaml:"url"`
+	Username    string `yaml:"username"`
+	PasswordEnv string `yaml:"password_env"`
 }
 
 // ListenerType is a listener's implementation kind.
@@ -78,6 +122,8 @@ const (
 	GoListener ListenerType = "go"
 	// WasmListener runs a WebAssembly module.
 	WasmListener ListenerType = "wasm"
+	// MCPListener mounts an external MCP server's tools as listeners.
+	MCPListener ListenerType = "mcp"
 	// LuaListener is the reference's Lua proposal; not supported.
 	LuaListener ListenerType = "lua"
 )
@@ -96,4 +142,48 @@ func (l Listener) ModulePath() string {
 		return l.Module
 	}
 	return l.Script
+}
+
+// SearchProviders are the web_search providers.
+var SearchProviders = []string{"serpapi", "google", "bing"}
+
+// checkToolConfig reports out-of-range limits and unknown providers.
+func checkToolConfig(r *reporter, path string, tc ToolConfig) {
+	r.nonNegative(path+".max_bytes", tc.MaxBytes)
+	r.nonNegative(path+".max_redirects", tc.MaxRedirects)
+	r.nonNegative(path+".max_expression_length", tc.MaxExpressionLength)
+	r.nonNegative(path+".max_exponent", tc.MaxExponent)
+	r.nonNegative(path+".max_result_digits", tc.MaxResultDigits)
+	if tc.Timeout < 0 {
+		r.add(path+".timeout", "must not be negative, got %s", tc.Timeout)
+	}
+	if tc.Provider != "" && !containsFold(SearchProviders, tc.Provider) {
+		r.add(path+".provider", "unknown provider %q (want serpapi, google or bing)", tc.Provider)
+	}
+	if tc.Provider != "" && tc.APIKeyEnv == "" {
+		r.add(path+".api_key_env", "a search provider needs api_key_env (the variable holding its key)")
+	}
+	if tc.URL != "" {
+		if u, err := url.Parse(tc.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			r.add(path+".url", "want an http:// or https:// URL, got %q", tc.URL)
+		}
+	}
+}
+
+// MCPServer is the external server an mcp listener mounts: each of its tools
+// becomes a listener <name>.<tool>.
+type MCPServer struct {
+	// Command starts a stdio server (program and arguments).
+	Command []string `yaml:"command"`
+	// URL is a streamable HTTP endpoint (instead of Command).
+	URL string `yaml:"url"`
+	// Env lists the host variables passed to Command (default none).
+	Env []string `yaml:"env"`
+	// Timeout bounds connecting and each call (default 30s).
+	Timeout Duration `yaml:"timeout"`
+}
+
+// IsZero reports whether no server was written.
+func (s MCPServer) IsZero() bool {
+	return len(s.Command) == 0 && s.URL == "" && len(s.Env) == 0 && s.Timeout == 0
 }

@@ -110,6 +110,13 @@ func (o *Organism) normalize() {
 			l.Type = GoListener
 		}
 		l.Module, l.Script, l.XSD = o.resolve(l.Module), o.resolve(l.Script), o.resolve(l.XSD)
+		l.Capabilities.Dir = o.resolve(l.Capabilities.Dir)
+		for name, tc := range l.ToolConfig {
+			for j, p := range tc.AllowedPaths {
+				tc.AllowedPaths[j] = o.resolve(p)
+			}
+			l.ToolConfig[name] = tc
+		}
 	}
 	for i := range o.Gateways {
 		o.Gateways[i].TrustedIdentity = o.resolve(o.Gateways[i].TrustedIdentity)

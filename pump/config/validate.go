@@ -167,7 +167,7 @@ func (o *Organism) checkListeners(r *reporter) {
 		required := []struct{ key, value string }{
 			{"name", l.Name}, {"payload_class", l.PayloadClass}, {"handler", l.Handler}, {"description", l.Description},
 		}
-		if l.YAMLAgent() {
+		if l.YAMLAgent() || l.Type == WasmListener || l.Type == MCPListener { // the agent loop, the module or the server is the handler
 			required = []struct{ key, value string }{{"name", l.Name}, {"description", l.Description}}
 		}
 		for _, req := range required {
@@ -192,10 +192,11 @@ func (o *Organism) checkListeners(r *reporter) {
 		o.checkListenerType(r, path, l)
 		o.checkAgent(r, path, l)
 		r.nonNegative(path+".max_concurrent", l.MaxConcurrent)
-		for tool := range l.ToolConfig {
-			if !containsFold(l.Tools, tool) {
-				r.add(path+".tool_config."+tool, "tool %q is not listed in tools", tool)
+		for tool, tc := range l.ToolConfig {
+			if !containsFold(l.Tools, tool) && !strings.EqualFold(l.Name, tool) {
+				r.add(path+".tool_config."+tool, "tool %q is not listed in tools (nor is this listener the tool)", tool)
 			}
+			checkToolConfig(r, path+".tool_config."+tool, tc)
 		}
 		checkRetention(r, path+".retention", l.Retention, true)
 	}
@@ -205,6 +206,12 @@ func (o *Organism) checkListeners(r *reporter) {
 func (o *Organism) checkListenerType(r *reporter, path string, l Listener) {
 	switch l.Type {
 	case GoListener, "":
+		if !l.Server.IsZero() {
+			r.add(path+".server", "server is for mcp listeners (set type: mcp)")
+		}
+		if !l.Payload.IsZero() || !l.Response.IsZero() || !l.Capabilities.IsZero() {
+			r.add(path+".type", "payload, response and capabilities are for wasm listeners (set type: wasm)")
+		}
 		if l.Module != "" {
 			r.add(path+".module", "only wasm listeners take a module")
 		}
@@ -218,10 +225,31 @@ func (o *Organism) checkListenerType(r *reporter, path string, l Listener) {
 		case l.Module == "" && l.Script == "":
 			r.addAbout(path+".module", path, "a wasm listener needs a module")
 		}
+		if l.XSD != "" && !l.Payload.IsZero() {
+			r.add(path+".xsd", "give xsd or payload, not both")
+		}
+		checkFieldList(r, path+".payload", l.Payload)
+		checkFieldList(r, path+".response", l.Response)
+		checkCapabilities(r, path+".capabilities", l.Capabilities)
+	case MCPListener:
+		switch {
+		case len(l.Server.Command) > 0 && l.Server.URL != "":
+			r.add(path+".server.url", "give command or url, not both")
+		case len(l.Server.Command) == 0 && l.Server.URL == "":
+			r.addAbout(path+".server", path, "an mcp listener needs server.command or server.url")
+		}
+		if l.Server.URL != "" {
+			if u, err := url.Parse(l.Server.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				r.add(path+".server.url", "want an http:// or https:// URL, got %q", l.Server.URL)
+			}
+		}
+		if l.Server.Timeout < 0 {
+			r.add(path+".server.timeout", "must not be negative, got %s", l.Server.Timeout)
+		}
 	case LuaListener:
 		r.add(path+".type", "lua listeners are not supported")
 	default:
-		r.add(path+".type", "unknown listener type %q (want go or wasm)", l.Type)
+		r.add(path+".type", "unknown listener type %q (want go, wasm or mcp)", l.Type)
 	}
 }
 
@@ -240,6 +268,9 @@ func (o *Organism) checkPeers(r *reporter, listeners map[string]string) {
 				continue
 			}
 			if _, ok := o.Gateway(peer); ok {
+				continue
+			}
+			if o.mountedTool(peer) {
 				continue
 			}
 			path := childIndex(childIndex("listeners", i)+".peers", j)
@@ -367,6 +398,17 @@ func isLoopback(host string) bool {
 func containsFold(list []string, s string) bool {
 	for _, x := range list {
 		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// mountedTool reports whether name is <mcp listener>.<tool>: a listener an
+// mcp listener registers at assembly, once its server lists its tools.
+func (o *Organism) mountedTool(name string) bool {
+	for _, l := range o.Listeners {
+		if l.Type == MCPListener && len(name) > len(l.Name)+1 && strings.EqualFold(name[:len(l.Name)+1], l.Name+".") {
 			return true
 		}
 	}

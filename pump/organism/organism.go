@@ -12,13 +12,17 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/tetratelabs/wazero"
+
 	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
 	"github.com/xml-pipeline/xmlpipe/listeners/llm"
 	"github.com/xml-pipeline/xmlpipe/listeners/system"
+	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
 // Options customises how an organism is assembled.
@@ -45,6 +49,9 @@ type Options struct {
 	// Store is an already open store to use instead of DataDir (the caller
 	// keeps ownership and closes it after Shutdown).
 	Store *store.Store
+	// WasmCache is the compilation cache of wasm listeners (default: one in
+	// the data directory, else in memory); the caller keeps ownership.
+	WasmCache wazero.CompilationCache
 }
 
 // Organism is a configured pump with its listeners.
@@ -60,6 +67,8 @@ type Organism struct {
 	log      *slog.Logger
 	durable  *durable
 	recovery *recovery
+	wasm     *wasmSet
+	closers  *closers
 }
 
 // SystemListeners are the organism's own listeners, registered before any
@@ -173,6 +182,26 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	threads.OnEnd(layer.router.ThreadsEnded)
 	env := opts.Env
 	env.Todos, env.Lineage = todos, threads
+	if env.Tools == nil {
+		env.Tools = newToolPolicy(cfg)
+	}
+	if env.Callers == nil {
+		env.Callers = tools.CallersFunc(func(name string) (*xmlpipe.PayloadType, bool) {
+			l, ok := p.Lookup(name)
+			return l.Payload, ok && l.Payload != nil
+		})
+	}
+	if env.DataDir == "" && d != nil {
+		env.DataDir = d.store.Dir()
+	}
+	closers := &closers{}
+	if env.AtShutdown == nil {
+		env.AtShutdown = closers.add
+	}
+	implicit, err := toolListeners(cfg, opts.Catalog)
+	if err != nil {
+		return nil, err
+	}
 	if env.Logger == nil {
 		env.Logger = opts.Logger
 	}
@@ -180,8 +209,9 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		env.LLM = layer.completer()
 	}
 	var errs []error
+	ws := newWasmSet(opts, d)
 	for _, lc := range SystemListeners {
-		if err := register(p, opts.Catalog, env, lc, "", true); err != nil {
+		if err := register(p, opts.Catalog, env, ws, lc, "", true); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -189,6 +219,12 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		pos := cfg.Pos(fmt.Sprintf("listeners[%d]", i)).String()
 		if err := layer.checkAgent(i, lc); err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		if lc.Type == config.MCPListener {
+			if err := mountMCP(p, env, lc, pos+": listener "+lc.Name); err != nil {
+				errs = append(errs, err)
+			}
 			continue
 		}
 		if lc.YAMLAgent() {
@@ -201,36 +237,51 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 			}
 			continue
 		}
-		if err := register(p, opts.Catalog, env, lc, pos, false); err != nil {
+		if err := register(p, opts.Catalog, env, ws, lc, pos, false); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, lc := range implicit {
+		if err := register(p, opts.Catalog, env, ws, lc, "tool "+lc.Name, false); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		layer.router.Close()
-		return nil, err
+		return nil, errors.Join(err, ws.close(context.Background()), closers.close())
 	}
-	o := &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d, router: layer.router}
+	o := &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d, router: layer.router, wasm: ws, closers: closers}
 	if layer.usable() {
 		o.LLM = layer.router
 	}
 	return o, nil
 }
 
-func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, lc config.Listener, pos string, sys bool) error {
+func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, ws *wasmSet, lc config.Listener, pos string,
+	sys bool) error {
 	where := lc.Name
 	if pos != "" {
 		where = pos + ": listener " + lc.Name
 	}
-	pt, err := cat.PayloadType(lc.PayloadClass)
-	if err != nil {
-		return fmt.Errorf("%s: payload_class: %w", where, err)
-	}
-	h, err := cat.Handler(lc.Handler, pt, env)
-	if err != nil {
-		return fmt.Errorf("%s: handler: %w", where, err)
+	var (
+		pt  *xmlpipe.PayloadType
+		h   xmlpipe.Handler
+		err error
+	)
+	if lc.Type == config.WasmListener {
+		if pt, h, err = ws.open(cat, env, lc); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+	} else {
+		if pt, err = cat.PayloadType(lc.PayloadClass); err != nil {
+			return fmt.Errorf("%s: payload_class: %w", where, err)
+		}
+		if h, err = cat.Handler(lc.Handler, pt, env); err != nil {
+			return fmt.Errorf("%s: handler: %w", where, err)
+		}
 	}
 	l := pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Handler: h, Agent: lc.Agent,
-		Peers: lc.Peers, Broadcast: lc.Broadcast, Prompt: lc.Prompt, Workers: lc.MaxConcurrent}
+		Peers: append(append([]string(nil), lc.Peers...), lc.Tools...), Broadcast: lc.Broadcast, Prompt: lc.Prompt, Workers: lc.MaxConcurrent}
 	if sys {
 		err = p.RegisterSystem(l)
 	} else {
@@ -270,6 +321,7 @@ func (o *Organism) Shutdown(ctx context.Context) error {
 	err := o.Pump.Shutdown(ctx)
 	stop()
 	o.router.Close()
+	err = errors.Join(err, o.wasm.close(ctx), o.closers.close())
 	if o.durable != nil {
 		err = errors.Join(err, o.durable.close())
 	}

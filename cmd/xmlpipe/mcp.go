@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/xml-pipeline/xmlpipe/pump/mcp"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
+)
+
+// runMCP is `xmlpipe mcp [--data DIR] [--http ADDR] [--timeout D]
+// [organism.yaml]`: the organism in-process, its listeners served as MCP
+// tools over stdio (stdout carries only the protocol; logs go to stderr), or
+// over streamable HTTP on ADDR with --http.
+func runMCP(ctx context.Context, args []string, std streams) int {
+	fs := newFlags("mcp", "[--data DIR] [--http ADDR] [--timeout 2m] [--log-level L] [organism.yaml]", std.err)
+	data := fs.String("data", "", "data directory of the store: calls are journaled there (default: in memory)")
+	addr := fs.String("http", "", "serve streamable HTTP on ADDR (host:port) instead of stdio")
+	timeout := fs.Duration("timeout", mcp.DefaultTimeout, "how long one tool call may wait for its answer")
+	levelName := fs.String("log-level", "warn", "minimum log level: debug, info, warn or error")
+	pos, code, ok := parseFlags(fs, args)
+	if !ok {
+		return code
+	}
+	if !wantArgs(fs, pos, 0, 1) {
+		return exitUsage
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*levelName)); err != nil {
+		fmt.Fprintf(std.err, "xmlpipe mcp: --log-level: %v\n", err)
+		return exitUsage
+	}
+	logger := slog.New(slog.NewTextHandler(std.err, &slog.HandlerOptions{Level: level}))
+	src := resolveConfig(pos)
+	var (
+		o   *organism.Organism
+		err error
+	)
+	if *data != "" {
+		o, err = src.durableBuild(*data)(organism.Options{Logger: logger})
+	} else {
+		o, err = src.build(organism.Options{Logger: logger})
+	}
+	if err != nil {
+		fmt.Fprintln(std.err, err)
+		return exitFailure
+	}
+	if err := o.Start(); err != nil {
+		fmt.Fprintln(std.err, err)
+		return exitFailure
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b := mcp.New(o.Pump, mcp.Options{Timeout: *timeout, Logger: logger})
+	defer b.Close()
+	server := b.Server()
+	if *addr != "" {
+		err = serveMCPHTTP(ctx, server, *addr, std, logger)
+	} else {
+		err = server.Run(ctx, &sdk.IOTransport{Reader: readCloser{std.in}, Writer: writeCloser{std.out}})
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if serr := o.Shutdown(sctx); serr != nil {
+		err = errors.Join(err, serr)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(std.err, "xmlpipe mcp: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// serveMCPHTTP serves the streamable HTTP transport until ctx ends.
+func serveMCPHTTP(ctx context.Context, server *sdk.Server, addr string, std streams, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, nil)
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(std.err, "xmlpipe mcp: streamable HTTP on http://%s/\n", ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	log.Info("mcp: stopping the HTTP server")
+	return srv.Shutdown(sctx)
+}
+
+// readCloser and writeCloser give the command's streams the Close the SDK's
+// IOTransport wants, without closing the process's own descriptors.
+type readCloser struct {
+	r interface{ Read([]byte) (int, error) }
+}
+
+func (r readCloser) Read(p []byte) (int, error) { return r.r.Read(p) }
+func (readCloser) Close() error                 { return nil }
+
+type writeCloser struct {
+	w interface{ Write([]byte) (int, error) }
+}
+
+func (w writeCloser) Write(p []byte) (int, error) { return w.w.Write(p) }
+func (writeCloser) Close() error                  { return nil }

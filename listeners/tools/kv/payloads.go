@@ -1,0 +1,19 @@
+package kv
+
+// KeyValue gets, sets or deletes a value.
+type KeyValue struct {
+	Op         string `enum:"get|set|delete" doc:"get, set or delete"`
+	Key        string `doc:"the key (at most 256 bytes)"`
+	Value      string `xml:",omitempty" doc:"set: the value"`
+	Namespace  string `xml:",omitempty" doc:"the namespace; default: the conversation's thread"`
+	TTLSeconds int64  `xml:",omitempty" doc:"set: seconds until the value expires (0 = never)"`
+}
+
+// KeyValueResult is the outcome of a KeyValue operation.
+type KeyValueResult struct {
+	Op    string
+	Key   string
+	Value string `xml:",omitempty" doc:"get: the value"`
+	Found bool   `doc:"get: the key has a live value; delete: it existed"`
+	Error string `xml:",omitempty" doc:"why the operation was refused or failed"`
+}

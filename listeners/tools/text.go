@@ -1,0 +1,41 @@
+package tools
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Text makes b safe to carry in an XML payload: invalid UTF-8 and the
+// characters XML 1.0 cannot represent become U+FFFD.
+func Text(b []byte) string {
+	var sb strings.Builder
+	sb.Grow(len(b))
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		b = b[n:]
+		if !IsXMLChar(r) || r == utf8.RuneError && n == 1 {
+			r = utf8.RuneError
+		}
+		sb.WriteRune(r)
+	}
+	return sb.String()
+}
+
+// IsXMLChar reports whether r may appear in XML 1.0 text.
+func IsXMLChar(r rune) bool {
+	return r == 0x9 || r == 0xA || r == 0xD || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD ||
+		r >= 0x10000 && r <= 0x10FFFF
+}
+
+// IsText reports whether b is UTF-8 text XML can carry unchanged.
+func IsText(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for _, r := range string(b) {
+		if !IsXMLChar(r) {
+			return false
+		}
+	}
+	return true
+}

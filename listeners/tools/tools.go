@@ -1,0 +1,57 @@
+// Package tools holds what the native tools share: their configuration (the
+// tool_config entries of organism.yaml) and the policy that picks the entry
+// for a caller. Each tool is a listener in a subpackage, with a Go payload
+// type and a result type whose Error field carries every refusal back to the
+// caller as data (a handler error would reach it only as a generic <huh>).
+package tools
+
+import "time"
+
+// Config restricts one tool for one caller. Zero values mean each tool's
+// safe default; an empty allow-list allows nothing.
+type Config struct {
+	AllowedDomains      []string
+	AllowedPaths        []string
+	AllowedCommands     []string
+	Env                 []string
+	ReadOnly            bool
+	Timeout             time.Duration
+	MaxBytes            int
+	MaxRedirects        int
+	MaxExpressionLength int
+	MaxExponent         int
+	MaxResultDigits     int
+	Provider            string
+	APIKey              string
+	EngineID            string
+	URL                 string
+	Username            string
+	Password            string
+}
+
+// Policy gives a tool the configuration that applies to a caller: the
+// caller's own tool_config entry for the tool, else the tool listener's.
+type Policy interface {
+	Config(caller, tool string) Config
+}
+
+// PolicyFunc adapts a function to Policy.
+type PolicyFunc func(caller, tool string) Config
+
+// Config calls f.
+func (f PolicyFunc) Config(caller, tool string) Config { return f(caller, tool) }
+
+// Fixed is a Policy giving every caller the same configuration.
+type Fixed Config
+
+// Config returns c.
+func (c Fixed) Config(string, string) Config { return Config(c) }
+
+// Or returns d when v is zero, else v.
+func Or[T comparable](v, d T) T {
+	var zero T
+	if v == zero {
+		return d
+	}
+	return v
+}

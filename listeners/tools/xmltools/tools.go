@@ -1,0 +1,121 @@
+// Package xmltools holds the xml_to_json, json_to_xml and xml_extract tools:
+// the reference's conversions (keeping leaf attributes, which the reference
+// drops) and XPath 1.0 through libxml2 (not ElementTree's subset).
+package xmltools
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/tools"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// Tool names in tools: and tool_config:.
+const (
+	XMLToJSONName = "xml_to_json"
+	JSONToXMLName = "json_to_xml"
+	ExtractName   = "xml_extract"
+)
+
+// DefaultMaxBytes caps inputs and outputs.
+const DefaultMaxBytes = 256 << 10
+
+// Tool serves the three tools.
+type Tool struct {
+	Policy tools.Policy
+	// Callers lets an answer reach a caller that takes another payload
+	// (an agent takes text); nil: answer in the result type.
+	Callers tools.Callers
+}
+
+func (t *Tool) maxBytes(caller, tool string) int {
+	if t.Policy == nil {
+		return DefaultMaxBytes
+	}
+	return tools.Or(t.Policy.Config(caller, tool).MaxBytes, DefaultMaxBytes)
+}
+
+func tooLarge(what string, n, max int) error {
+	return fmt.Errorf("%s is %d bytes (max: %d)", what, n, max)
+}
+
+// XMLToJSON implements xml_to_json.
+func (t *Tool) XMLToJSON(_ context.Context, p *XMLToJSON, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+	res := &XMLToJSONResult{}
+	max := t.maxBytes(md.From, XMLToJSONName)
+	switch out, err := XMLToJSONText(p.XML, p.KeepRoot); {
+	case len(p.XML) > max:
+		res.Error = tooLarge("the XML", len(p.XML), max).Error()
+	case err != nil:
+		res.Error = err.Error()
+	case len(out) > max:
+		res.Error = tooLarge("the JSON", len(out), max).Error()
+	default:
+		res.JSON = tools.Text([]byte(out))
+	}
+	return tools.Answer(t.Callers, md, res), nil
+}
+
+// JSONToXML implements json_to_xml.
+func (t *Tool) JSONToXML(_ context.Context, p *JSONToXML, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+	res := &JSONToXMLResult{}
+	max := t.maxBytes(md.From, JSONToXMLName)
+	if len(p.JSON) > max {
+		res.Error = tooLarge("the JSON", len(p.JSON), max).Error()
+		return tools.Answer(t.Callers, md, res), nil
+	}
+	switch out, err := JSONToXMLText(p.JSON, p.RootTag, p.Pretty); {
+	case err != nil:
+		res.Error = err.Error()
+	case len(out) > max:
+		res.Error = tooLarge("the XML", len(out), max).Error()
+	default:
+		res.XML = tools.Text([]byte(out))
+	}
+	return tools.Answer(t.Callers, md, res), nil
+}
+
+// Extract implements xml_extract.
+func (t *Tool) Extract(_ context.Context, p *XMLExtract, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+	res := &XMLExtractResult{}
+	max := t.maxBytes(md.From, ExtractName)
+	if len(p.XML) > max {
+		res.Error = tooLarge("the XML", len(p.XML), max).Error()
+		return tools.Answer(t.Callers, md, res), nil
+	}
+	ns := map[string]string{}
+	for _, n := range p.Namespaces {
+		ns[n.Prefix] = n.URI
+	}
+	r, err := xmlpipe.EvalXPath([]byte(p.XML), p.XPath, ns)
+	if err != nil {
+		res.Error = err.Error()
+		return tools.Answer(t.Callers, md, res), nil
+	}
+	res.Type = r.Type
+	switch r.Type {
+	case "nodeset":
+		size := 0
+		for _, n := range r.Nodes {
+			m := Match{Kind: n.Kind, Name: n.Name, Namespace: n.Namespace, Value: tools.Text([]byte(n.Value)),
+				XML: tools.Text(n.XML)}
+			size += len(m.Value) + len(m.XML)
+			if size > max {
+				res.Error = tooLarge("the result", size, max).Error()
+				res.Matches = nil
+				break
+			}
+			res.Matches = append(res.Matches, m)
+		}
+		res.Count = len(r.Nodes)
+	case "boolean":
+		res.Value = strconv.FormatBool(r.Boolean)
+	case "number":
+		res.Value = strconv.FormatFloat(r.Number, 'g', -1, 64)
+	default:
+		res.Value = tools.Text([]byte(r.String))
+	}
+	return tools.Answer(t.Callers, md, res), nil
+}

@@ -1,0 +1,115 @@
+package xmltools
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/tools"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+func TestXMLToJSON(t *testing.T) {
+	tests := []struct {
+		xml      string
+		keepRoot bool
+		want     string
+	}{
+		{`<r><a>1</a><b>2.5</b><c>TRUE</c><d/><e>x</e></r>`, false, `{"a":1,"b":2.5,"c":true,"d":null,"e":"x"}`},
+		{`<r><i>1</i><i>2</i></r>`, true, `{"r":{"i":[1,2]}}`},
+		{`<r id="7"><a unit="m">3</a></r>`, false, `{"@id":"7","a":{"#text":3,"@unit":"m"}}`},
+		{`<r>hi</r>`, false, `"hi"`},
+	}
+	for _, tc := range tests {
+		got, err := XMLToJSONText(tc.xml, tc.keepRoot)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.xml, err)
+		}
+		var g, w any
+		_ = json.Unmarshal([]byte(got), &g)
+		_ = json.Unmarshal([]byte(tc.want), &w)
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("%s: got %s, want %s", tc.xml, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"<r>", "", "<a/><b/>", `<!DOCTYPE r [<!ENTITY e "x">]><r>&e;</r>`, "text"} {
+		if _, err := XMLToJSONText(bad, false); err == nil || !strings.Contains(err.Error(), "invalid XML") {
+			t.Errorf("%q: err = %v", bad, err)
+		}
+	}
+}
+
+func TestJSONToXML(t *testing.T) {
+	tests := []struct {
+		json, root string
+		pretty     bool
+		want       string
+	}{
+		{`{"b":1,"a":"x<y","@id":"7","n":null,"t":true}`, "", false, `<data id="7"><b>1</b><a>x&lt;y</a><n/><t>true</t></data>`},
+		{`{"i":[1,2]}`, "list", false, `<list><i>1</i><i>2</i></list>`},
+		{`[1,{"k":"v"}]`, "", false, `<data><item>1</item><item><k>v</k></item></data>`},
+		{`{"a":{"#text":"t","@u":"m"}}`, "", false, `<data><a u="m">t</a></data>`},
+		{`{"a":{"b":1}}`, "", true, "<data>\n  <a>\n    <b>1</b>\n  </a>\n</data>"},
+	}
+	for _, tc := range tests {
+		got, err := JSONToXMLText(tc.json, tc.root, tc.pretty)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: got %q, %v; want %q", tc.json, got, err, tc.want)
+		}
+	}
+	for _, bad := range []struct{ json, root, want string }{
+		{`{"a b":1}`, "", "not a valid XML name"},
+		{`{"a":1}`, "1x", "not a valid XML name"},
+		{`{"a":[[1]]}`, "", "nested arrays"},
+		{`{"a":`, "", "invalid JSON"},
+		{`{} {}`, "", "trailing data"},
+		{`{"@a":{"b":1}}`, "", "must be a scalar"},
+	} {
+		if _, err := JSONToXMLText(bad.json, bad.root, false); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: err = %v, want %q", bad.json, err, bad.want)
+		}
+	}
+}
+
+func TestTools(t *testing.T) {
+	tool := &Tool{Policy: tools.Fixed(tools.Config{MaxBytes: 200})}
+	ctx, md := context.Background(), xmlpipe.Metadata{From: "agent"}
+	resp, _ := tool.Extract(ctx, &XMLExtract{XML: `<r xmlns:x="urn:x"><x:a n="1">one</x:a><x:a n="2">two</x:a></r>`,
+		XPath: "//y:a[@n>1]", Namespaces: []Namespace{{Prefix: "y", URI: "urn:x"}}}, md)
+	r := resp.(*xmlpipe.RespondResponse).Payload.(*XMLExtractResult)
+	if r.Error != "" || r.Count != 1 || r.Matches[0].Value != "two" || r.Matches[0].XML != `<x:a xmlns:x="urn:x" n="2">two</x:a>` {
+		t.Fatalf("extract: %+v", r)
+	}
+	resp, _ = tool.Extract(ctx, &XMLExtract{XML: `<r><a>1</a><a>2</a></r>`, XPath: "sum(//a)"}, md)
+	if r := resp.(*xmlpipe.RespondResponse).Payload.(*XMLExtractResult); r.Type != "number" || r.Value != "3" {
+		t.Fatalf("sum: %+v", r)
+	}
+	for _, tc := range []struct {
+		p    XMLExtract
+		want string
+	}{
+		{XMLExtract{XML: "<r/>", XPath: "//["}, "xpath: invalid expression"},
+		{XMLExtract{XML: "<r>", XPath: "//r"}, "not a well-formed XML document"},
+		{XMLExtract{XML: "<r>" + strings.Repeat("x", 300) + "</r>", XPath: "//r"}, "max: 200"},
+		{XMLExtract{XML: "<r>" + strings.Repeat("<a>xxxxxxxxxxxxxxxxxxxx</a>", 6) + "</r>", XPath: "//a"}, "the result is"},
+	} {
+		resp, _ := tool.Extract(ctx, &tc.p, md)
+		if r := resp.(*xmlpipe.RespondResponse).Payload.(*XMLExtractResult); !strings.Contains(r.Error, tc.want) {
+			t.Errorf("%s: %+v, want %q", tc.p.XPath, r, tc.want)
+		}
+	}
+	resp, _ = tool.XMLToJSON(ctx, &XMLToJSON{XML: "<r><a>1</a></r>"}, md)
+	if r := resp.(*xmlpipe.RespondResponse).Payload.(*XMLToJSONResult); r.Error != "" || !strings.Contains(r.JSON, `"a": 1`) {
+		t.Fatalf("xml_to_json: %+v", r)
+	}
+	resp, _ = tool.JSONToXML(ctx, &JSONToXML{JSON: `{"a":1}`, RootTag: "r"}, md)
+	if r := resp.(*xmlpipe.RespondResponse).Payload.(*JSONToXMLResult); r.Error != "" || r.XML != "<r><a>1</a></r>" {
+		t.Fatalf("json_to_xml: %+v", r)
+	}
+	resp, _ = tool.JSONToXML(ctx, &JSONToXML{JSON: `{"a":"` + strings.Repeat("x", 300) + `"}`}, md)
+	if r := resp.(*xmlpipe.RespondResponse).Payload.(*JSONToXMLResult); !strings.Contains(r.Error, "max: 200") {
+		t.Fatalf("json_to_xml cap: %+v", r)
+	}
+}

@@ -1,0 +1,100 @@
+package wasm
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkCall measures one call: through a pooled reactor instance, echo
+// is the host's per-call overhead (swap stdin, call handle, copy stdout) and
+// calc adds the guest's own encoding/xml work; a command module instantiates
+// per call. It reports the median too.
+func BenchmarkCall(b *testing.B) {
+	for _, tc := range []struct {
+		guest string
+		kind  Kind
+		in    string
+	}{
+		{"echo", Reactor, "<Calc><A>2</A><B>40</B><Op>add</Op></Calc>"},
+		{"calc", Reactor, "<Calc><A>2</A><B>40</B><Op>add</Op></Calc>"},
+		{"calc", Command, "<Calc><A>2</A><B>40</B><Op>add</Op></Calc>"},
+	} {
+		b.Run(tc.guest+"-"+string(tc.kind), func(b *testing.B) {
+			m := compileGuest(b, tc.guest, tc.kind, Sandbox{})
+			in := []byte(tc.in)
+			ctx := context.Background()
+			if _, err := m.Call(ctx, in); err != nil { // warm the pool
+				b.Fatal(err)
+			}
+			times := make([]time.Duration, 0, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				t0 := time.Now()
+				if _, err := m.Call(ctx, in); err != nil {
+					b.Fatal(err)
+				}
+				times = append(times, time.Since(t0))
+			}
+			b.StopTimer()
+			sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+			b.ReportMetric(float64(times[len(times)/2].Nanoseconds())/1e3, "median-µs")
+		})
+	}
+}
+
+// rssKB reads the process's resident set size from /proc (Linux).
+func rssKB(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip("no /proc/self/status:", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Skip("no VmRSS")
+	return 0
+}
+
+// TestCallsDoNotGrowRSS runs 10,000 calls and checks that the resident set
+// after them is within a bound of the one after the first 1,000 (warm-up:
+// pool filled, guest heap grown).
+func TestCallsDoNotGrowRSS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	m := compileGuest(t, "calc", Reactor, Sandbox{Instances: 2})
+	ctx := context.Background()
+	in := []byte("<Calc><A>2</A><B>40</B><Op>add</Op></Calc>")
+	call := func(n int) {
+		for range n {
+			out, err := m.Call(ctx, in)
+			if err != nil || string(out) != "<CalcResult><Value>42</Value></CalcResult>" {
+				t.Fatalf("%s, %v", out, err)
+			}
+		}
+	}
+	call(1000)
+	runtime.GC()
+	before := rssKB(t)
+	call(9000)
+	runtime.GC()
+	after := rssKB(t)
+	t.Logf("RSS after 1,000 calls %d kB, after 10,000 %d kB", before, after)
+	if after > before+16*1024 {
+		t.Fatalf("RSS grew by %d kB over 9,000 calls", after-before)
+	}
+}

@@ -1,0 +1,29 @@
+package wasm
+
+import "errors"
+
+// Errors of compiling and calling modules. Call errors wrap one of them.
+var (
+	// ErrABI means the module is neither a reactor (handle) nor a command (_start).
+	ErrABI = errors.New("wasm: module exports neither handle (reactor) nor _start (command)")
+	// ErrImport means the module imports something the sandbox does not offer.
+	ErrImport = errors.New("wasm: module imports outside wasi_snapshot_preview1")
+	// ErrTimeout means the guest was interrupted at its deadline.
+	ErrTimeout = errors.New("wasm: guest interrupted at its deadline")
+	// ErrTrap means the guest trapped (or its runtime aborted).
+	ErrTrap = errors.New("wasm: guest trapped")
+	// ErrExit means the guest exited with a non-zero status.
+	ErrExit = errors.New("wasm: guest exited")
+	// ErrMemory means the guest ran out of its memory cap.
+	ErrMemory = errors.New("wasm: guest exceeded its memory limit")
+	// ErrFailed means the guest reported a failure (handle returned non-zero).
+	ErrFailed = errors.New("wasm: guest reported a failure")
+	// ErrOutputTooLarge means the guest wrote more than the output cap.
+	ErrOutputTooLarge = errors.New("wasm: guest output over the cap")
+	// ErrBadOutput means the guest's output is not the declared response.
+	ErrBadOutput = errors.New("wasm: guest output is not a valid response")
+	// ErrContract means a payload or response contract is malformed.
+	ErrContract = errors.New("wasm: bad contract")
+	// ErrClosed means the module was closed.
+	ErrClosed = errors.New("wasm: module closed")
+)

@@ -1,0 +1,54 @@
+package wasm
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/wasm/wasmtest"
+)
+
+// The guests are built once per test binary (into one temporary directory)
+// and compiled once per test binary (into one shared compilation cache).
+var (
+	guests    *wasmtest.Guests
+	testCache = wazero.NewCompilationCache()
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "xmlpipe-wasm-guests-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	guests = wasmtest.New(dir)
+	code := m.Run()
+	_ = testCache.Close(context.Background())
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// guest builds testdata/wasm/<name> and returns the module bytes.
+func guest(tb testing.TB, name string, kind Kind) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(guests.Build(tb, name, kind == Reactor))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// compileGuest builds and compiles a guest; the module is closed at the end
+// of the test.
+func compileGuest(tb testing.TB, name string, kind Kind, sb Sandbox) *Module {
+	tb.Helper()
+	m, err := Compile(context.Background(), name, guest(tb, name, kind), sb, testCache, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = m.Close(context.Background()) })
+	return m
+}

@@ -1,0 +1,182 @@
+package wasm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// Options configure a WASM listener.
+type Options struct {
+	// Name is the listener's name (used in errors and as the guest's argv[0]).
+	Name string
+	// Module is the path of the .wasm file.
+	Module string
+	// Sandbox bounds the guest.
+	Sandbox Sandbox
+	// Payload is the input contract as a field list; else XSD (a schema
+	// file), else PayloadType (a compiled-in payload_class), else the
+	// module's describe export.
+	Payload Fields
+	// XSD is the path of a schema file for the payload.
+	XSD string
+	// PayloadType is a compiled-in payload type.
+	PayloadType *xmlpipe.PayloadType
+	// Response is the output contract: the guest's output must be this
+	// element, and it is returned to the caller. Empty (and no describe
+	// export giving one): the output is routed by its root tag.
+	Response Fields
+	// Cache is the compilation cache shared between modules (may be nil).
+	Cache wazero.CompilationCache
+	// Logger receives the listener's logs (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Listener is a WASM module serving as a listener: its Handle feeds the
+// payload to the guest and returns the guest's answer.
+type Listener struct {
+	mod      *Module
+	payload  *xmlpipe.PayloadType
+	response *xmlpipe.PayloadType
+}
+
+// Open reads and compiles the module and resolves its contract.
+func Open(ctx context.Context, o Options) (*Listener, error) {
+	wasm, err := os.ReadFile(o.Module)
+	if err != nil {
+		return nil, fmt.Errorf("wasm listener %s: module: %w", o.Name, err)
+	}
+	mod, err := Compile(ctx, o.Name, wasm, o.Sandbox, o.Cache, o.Logger)
+	if err != nil {
+		return nil, err
+	}
+	l := &Listener{mod: mod}
+	if err := l.resolve(ctx, o); err != nil {
+		return nil, errors.Join(fmt.Errorf("wasm listener %s: %w", o.Name, err), mod.Close(ctx))
+	}
+	return l, nil
+}
+
+// resolve builds the payload and response types.
+func (l *Listener) resolve(ctx context.Context, o Options) error {
+	var described *Contract
+	describe := func() (*Contract, error) {
+		if described != nil {
+			return described, nil
+		}
+		out, ok, err := l.mod.Describe(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("describe: %w", err)
+		}
+		c := Contract{}
+		if ok {
+			if c, err = ParseContract(out); err != nil {
+				return nil, fmt.Errorf("describe: %w", err)
+			}
+		}
+		described = &c
+		return described, nil
+	}
+	var err error
+	switch {
+	case !o.Payload.IsZero():
+		l.payload, err = o.Payload.PayloadType(nil)
+	case o.XSD != "":
+		var schema []byte
+		if schema, err = os.ReadFile(o.XSD); err != nil {
+			return fmt.Errorf("xsd: %w", err)
+		}
+		var f Fields
+		if f, err = FieldsFromXSD(schema); err == nil {
+			l.payload, err = f.PayloadType(schema)
+		}
+	case o.PayloadType != nil:
+		l.payload = o.PayloadType
+	default:
+		var c *Contract
+		if c, err = describe(); err == nil {
+			if c.Payload.IsZero() {
+				return fmt.Errorf("%w: no payload contract: give payload or xsd, or export describe from the module", ErrContract)
+			}
+			l.payload, err = c.Payload.PayloadType(nil)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	resp := o.Response
+	if resp.IsZero() {
+		c, err := describe()
+		if err != nil {
+			return err
+		}
+		resp = c.Response
+	}
+	if !resp.IsZero() {
+		if l.response, err = resp.PayloadType(nil); err != nil {
+			return fmt.Errorf("response: %w", err)
+		}
+	}
+	return nil
+}
+
+// Payload returns the payload type the listener accepts.
+func (l *Listener) Payload() *xmlpipe.PayloadType { return l.payload }
+
+// Response returns the response type (nil: output is routed by root tag).
+func (l *Listener) Response() *xmlpipe.PayloadType { return l.response }
+
+// Module returns the compiled module.
+func (l *Listener) Module() *Module { return l.mod }
+
+// Handle implements xmlpipe.Handler: the payload goes to the guest, the
+// guest's output comes back as the answer to the caller (Respond) when a
+// response contract is declared, else as raw output routed by root tag.
+func (l *Listener) Handle(ctx context.Context, payload any, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+	in, err := l.payload.AppendPayload(nil, payload)
+	if err != nil {
+		return nil, err
+	}
+	out, err := l.mod.Call(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if l.response == nil {
+		return xmlpipe.Raw(out), nil
+	}
+	v, err := l.decodeResponse(out)
+	if err != nil {
+		return nil, err
+	}
+	return xmlpipe.Respond(v), nil
+}
+
+// decodeResponse checks that out is exactly one well-formed response
+// element and decodes it.
+func (l *Listener) decodeResponse(out []byte) (any, error) {
+	parts, diags, err := xmlpipe.SplitRaw(out)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w", ErrBadOutput, err)
+	case len(diags) > 0:
+		return nil, fmt.Errorf("%w: not well-formed XML: %s", ErrBadOutput, diags[0].Msg)
+	case len(parts) != 1:
+		return nil, fmt.Errorf("%w: want one <%s> element, got %d elements", ErrBadOutput, l.response.Name(), len(parts))
+	case !l.response.Matches(parts[0].Name, parts[0].Namespace):
+		return nil, fmt.Errorf("%w: want <%s>, got <%s>", ErrBadOutput, l.response.Name(), parts[0].Name)
+	}
+	v, err := l.response.Decode(parts[0].Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadOutput, err)
+	}
+	return v, nil
+}
+
+// Close releases the module.
+func (l *Listener) Close(ctx context.Context) error { return l.mod.Close(ctx) }

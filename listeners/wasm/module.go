@@ -1,0 +1,389 @@
+package wasm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// Capability defaults.
+const (
+	DefaultMemoryMB       = 64
+	DefaultTimeout        = 5 * time.Second
+	DefaultInstances      = 4
+	DefaultMaxOutputBytes = 1 << 20
+	maxStderrBytes        = 4 << 10
+)
+
+// Sandbox is what a module may use: memory, time, one directory, some
+// environment variables. The zero value means the defaults and nothing else.
+type Sandbox struct {
+	// MemoryMB caps linear memory (default 64).
+	MemoryMB int
+	// Timeout bounds one call (default 5s).
+	Timeout time.Duration
+	// Dir is preopened as /data ("" = no filesystem at all).
+	Dir string
+	// DirWritable mounts Dir read-write instead of read-only.
+	DirWritable bool
+	// Env names the host environment variables the guest sees.
+	Env []string
+	// Instances is how many instances may exist at once (default 4): idle
+	// reactors are kept up to this many, and calls beyond it wait for one.
+	Instances int
+	// MaxOutputBytes caps the guest's stdout per call (default 1 MiB).
+	MaxOutputBytes int
+}
+
+func (s Sandbox) withDefaults() Sandbox {
+	if s.MemoryMB <= 0 {
+		s.MemoryMB = DefaultMemoryMB
+	}
+	if s.Timeout <= 0 {
+		s.Timeout = DefaultTimeout
+	}
+	if s.Instances <= 0 {
+		s.Instances = DefaultInstances
+	}
+	if s.MaxOutputBytes <= 0 {
+		s.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	return s
+}
+
+// Kind is a module's shape.
+type Kind string
+
+// The module shapes.
+const (
+	// Reactor modules export handle and are pooled.
+	Reactor Kind = "reactor"
+	// Command modules run _start once per call.
+	Command Kind = "command"
+)
+
+// Module is a compiled WebAssembly module with its sandbox: compiled once,
+// called many times, safe for concurrent use.
+type Module struct {
+	name    string
+	sandbox Sandbox
+	rt      wazero.Runtime
+	cm      wazero.CompiledModule
+	kind    Kind
+	env     [][2]string
+	log     *slog.Logger
+
+	idle   chan *instance
+	slots  chan struct{} // one per call in progress, Instances at most
+	mu     sync.Mutex
+	closed bool
+}
+
+// Compile compiles wasm with the sandbox's limits. cache (may be nil) is
+// shared between modules and, made with wazero.NewCompilationCacheWithDir,
+// survives restarts.
+func Compile(ctx context.Context, name string, wasm []byte, sb Sandbox, cache wazero.CompilationCache,
+	log *slog.Logger) (*Module, error) {
+	sb = sb.withDefaults()
+	if log == nil {
+		log = slog.Default()
+	}
+	if sb.MemoryMB > 4096 {
+		return nil, fmt.Errorf("wasm %s: memory_mb %d is over the 4096 MiB wasm32 limit", name, sb.MemoryMB)
+	}
+	if sb.Dir != "" {
+		st, err := os.Stat(sb.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("wasm %s: dir: %w", name, err)
+		}
+		if !st.IsDir() {
+			return nil, fmt.Errorf("wasm %s: dir %s is not a directory", name, sb.Dir)
+		}
+	}
+	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(true).WithMemoryLimitPages(uint32(sb.MemoryMB) * 16)
+	if cache != nil {
+		rc = rc.WithCompilationCache(cache)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	m := &Module{name: name, sandbox: sb, rt: rt, log: log, idle: make(chan *instance, sb.Instances),
+		slots: make(chan struct{}, sb.Instances)}
+	if err := m.compile(ctx, wasm); err != nil {
+		return nil, errors.Join(fmt.Errorf("wasm %s: %w", name, err), rt.Close(ctx))
+	}
+	for _, k := range sb.Env {
+		if v, ok := os.LookupEnv(k); ok {
+			m.env = append(m.env, [2]string{k, v})
+		}
+	}
+	return m, nil
+}
+
+func (m *Module) compile(ctx context.Context, wasm []byte) error {
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, m.rt); err != nil {
+		return err
+	}
+	cm, err := m.rt.CompileModule(ctx, wasm)
+	if err != nil {
+		return err
+	}
+	m.cm = cm
+	for _, f := range cm.ImportedFunctions() {
+		mod, fn, _ := f.Import()
+		if mod != wasi_snapshot_preview1.ModuleName {
+			return fmt.Errorf("%w: %s.%s", ErrImport, mod, fn)
+		}
+	}
+	if len(cm.ImportedMemories()) > 0 {
+		return fmt.Errorf("%w: an imported memory", ErrImport)
+	}
+	ex := cm.ExportedFunctions()
+	switch {
+	case ex["_start"] != nil:
+		m.kind = Command
+	case ex["handle"] != nil:
+		if r := ex["handle"].ResultTypes(); len(ex["handle"].ParamTypes()) != 0 || len(r) != 1 || r[0] != api.ValueTypeI32 {
+			return fmt.Errorf("%w: handle must be () -> i32", ErrABI)
+		}
+		m.kind = Reactor
+	default:
+		return ErrABI
+	}
+	return nil
+}
+
+// Kind reports the module's shape.
+func (m *Module) Kind() Kind { return m.kind }
+
+// Exports lists the module's exported function names.
+func (m *Module) Exports() []string {
+	var out []string
+	for n := range m.cm.ExportedFunctions() {
+		out = append(out, n)
+	}
+	return out
+}
+
+// Sandbox returns the sandbox with defaults applied.
+func (m *Module) Sandbox() Sandbox { return m.sandbox }
+
+// instance is one instantiated module and its stdio.
+type instance struct {
+	mod    api.Module
+	fn     api.Function
+	stdin  *input
+	stdout *output
+	stderr *output
+}
+
+func (m *Module) newStdio() (*input, *output, *output) {
+	return &input{}, &output{max: m.sandbox.MaxOutputBytes}, &output{max: maxStderrBytes}
+}
+
+func (m *Module) moduleConfig(in *input, out, errOut *output) wazero.ModuleConfig {
+	mc := wazero.NewModuleConfig().WithName("").WithArgs(m.name).WithStdin(in).WithStdout(out).WithStderr(errOut).
+		WithSysWalltime().WithSysNanotime()
+	for _, kv := range m.env {
+		mc = mc.WithEnv(kv[0], kv[1])
+	}
+	if m.sandbox.Dir != "" {
+		fs := wazero.NewFSConfig()
+		if m.sandbox.DirWritable {
+			fs = fs.WithDirMount(m.sandbox.Dir, "/data")
+		} else {
+			fs = fs.WithReadOnlyDirMount(m.sandbox.Dir, "/data")
+		}
+		mc = mc.WithFSConfig(fs)
+	}
+	return mc
+}
+
+// newInstance instantiates a reactor and runs its _initialize.
+func (m *Module) newInstance(ctx context.Context) (*instance, error) {
+	in, out, errOut := m.newStdio()
+	ctx, cancel := context.WithTimeout(ctx, m.sandbox.Timeout)
+	defer cancel()
+	mc := m.moduleConfig(in, out, errOut).WithStartFunctions("_initialize")
+	mod, err := m.rt.InstantiateModule(ctx, m.cm, mc)
+	if err != nil {
+		return nil, m.classify(ctx, "instantiate", err, errOut)
+	}
+	return &instance{mod: mod, fn: mod.ExportedFunction("handle"), stdin: in, stdout: out, stderr: errOut}, nil
+}
+
+func (m *Module) get(ctx context.Context) (*instance, error) {
+	select {
+	case inst := <-m.idle:
+		return inst, nil
+	default:
+		return m.newInstance(ctx)
+	}
+}
+
+func (m *Module) put(inst *instance) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.closed {
+		select {
+		case m.idle <- inst:
+			return
+		default:
+		}
+	}
+	_ = inst.mod.Close(context.Background())
+}
+
+// Call runs the guest on one input payload and returns its output.
+func (m *Module) Call(ctx context.Context, in []byte) ([]byte, error) {
+	return m.call(ctx, "handle", in)
+}
+
+// Describe calls the reactor's describe export and returns what it wrote;
+// ok is false when the module has none.
+func (m *Module) Describe(ctx context.Context) (out []byte, ok bool, err error) {
+	if m.kind != Reactor || m.cm.ExportedFunctions()["describe"] == nil {
+		return nil, false, nil
+	}
+	out, err = m.call(ctx, "describe", nil)
+	return out, true, err
+}
+
+func (m *Module) call(ctx context.Context, export string, in []byte) ([]byte, error) {
+	m.mu.Lock()
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	select { // bound the live instances (memory: Instances × memory_mb)
+	case m.slots <- struct{}{}:
+		defer func() { <-m.slots }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wasm: waiting for an instance: %w", ctx.Err())
+	}
+	if m.kind == Command {
+		return m.runCommand(ctx, in)
+	}
+	inst, err := m.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fn := inst.fn
+	if export != "handle" {
+		fn = inst.mod.ExportedFunction(export)
+	}
+	inst.stdin.reset(in)
+	inst.stdout.reset()
+	inst.stderr.reset()
+	cctx, cancel := context.WithTimeout(ctx, m.sandbox.Timeout)
+	res, err := fn.Call(cctx)
+	if err != nil {
+		err = m.classify(cctx, export, err, inst.stderr)
+		cancel()
+		_ = inst.mod.Close(context.Background()) // a trapped or interrupted instance is not reused
+		return nil, err
+	}
+	cancel()
+	if inst.stdout.over {
+		m.put(inst)
+		return nil, fmt.Errorf("%w (%d bytes)", ErrOutputTooLarge, m.sandbox.MaxOutputBytes)
+	}
+	if code := int32(res[0]); code != 0 {
+		msg := stderrText(inst.stderr)
+		m.put(inst)
+		return nil, fmt.Errorf("%w: %s returned %d: %s", ErrFailed, export, code, msg)
+	}
+	out := bytes.Clone(inst.stdout.b)
+	m.put(inst)
+	return out, nil
+}
+
+// runCommand instantiates a command module for one call.
+func (m *Module) runCommand(ctx context.Context, in []byte) ([]byte, error) {
+	stdin, out, errOut := m.newStdio()
+	stdin.reset(in)
+	cctx, cancel := context.WithTimeout(ctx, m.sandbox.Timeout)
+	defer cancel()
+	mod, err := m.rt.InstantiateModule(cctx, m.cm, m.moduleConfig(stdin, out, errOut))
+	if mod != nil {
+		defer mod.Close(context.Background())
+	}
+	var exit *sys.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 0) {
+		return nil, m.classify(cctx, "_start", err, errOut)
+	}
+	if out.over {
+		return nil, fmt.Errorf("%w (%d bytes)", ErrOutputTooLarge, m.sandbox.MaxOutputBytes)
+	}
+	return out.b, nil
+}
+
+// classify maps a wazero error to one of the package's errors.
+func (m *Module) classify(ctx context.Context, what string, err error, stderr *output) error {
+	msg := stderrText(stderr)
+	var exit *sys.ExitError
+	switch {
+	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded:
+		return fmt.Errorf("%w (%s after %s)", ErrTimeout, what, m.sandbox.Timeout)
+	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled:
+		return fmt.Errorf("wasm: %s canceled: %w", what, context.Cause(ctx))
+	case strings.Contains(msg, "out of memory"):
+		return fmt.Errorf("%w (%d MiB): %s", ErrMemory, m.sandbox.MemoryMB, msg)
+	case errors.As(err, &exit):
+		return fmt.Errorf("%w with status %d in %s: %s", ErrExit, exit.ExitCode(), what, msg)
+	default:
+		return fmt.Errorf("%w in %s: %v: %s", ErrTrap, what, err, msg)
+	}
+}
+
+func stderrText(w *output) string {
+	s := strings.TrimSpace(string(w.b))
+	if s == "" {
+		return "(no message)"
+	}
+	if i := strings.IndexByte(s, '\n'); i > 0 && len(s) > 200 {
+		s = s[:i] // the first line (a Go runtime's fatal error) says it
+	}
+	return s
+}
+
+// Close closes every instance and the runtime.
+func (m *Module) Close(ctx context.Context) error {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	for {
+		select {
+		case inst := <-m.idle:
+			_ = inst.mod.Close(ctx)
+		default:
+			return m.rt.Close(ctx)
+		}
+	}
+}
+
+// Check instantiates a reactor (running its _initialize) to prove the module
+// starts within its sandbox; the instance joins the pool. A command module
+// cannot be started without running it, so Check does nothing more for it
+// than Compile did.
+func (m *Module) Check(ctx context.Context) error {
+	if m.kind != Reactor {
+		return nil
+	}
+	inst, err := m.newInstance(ctx)
+	if err != nil {
+		return err
+	}
+	m.put(inst)
+	return nil
+}

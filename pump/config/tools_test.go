@@ -1,0 +1,53 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestToolConfigChecks(t *testing.T) {
+	base := `organism: {name: t}
+listeners:
+  - name: a
+    payload_class: p
+    handler: h
+    description: d
+    tools: [web_search, fetch, librarian]
+    tool_config:
+`
+	tests := []struct{ yaml, want string }{
+		{"      fetch: {max_bytes: -1}", "max_bytes: must not be negative"},
+		{"      fetch: {timeout: -1s}", "timeout: must not be negative"},
+		{"      web_search: {provider: altavista, api_key_env: K}", `unknown provider "altavista"`},
+		{"      web_search: {provider: bing}", "needs api_key_env"},
+		{"      librarian: {url: ftp://x}", "want an http:// or https:// URL"},
+		{"      calculate: {max_exponent: 3}", `tool "calculate" is not listed in tools`},
+	}
+	for _, tc := range tests {
+		_, err := Parse("t.yaml", []byte(base+tc.yaml+"\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+	ok := base + "      web_search: {provider: google, api_key_env: K, engine_id: e}\n      fetch: {allowed_domains: [example.org], max_redirects: 2, timeout: 5s}\n"
+	if _, err := Parse("t.yaml", []byte(ok)); err != nil {
+		t.Fatal(err)
+	}
+	// A tool listener configures itself under its own name.
+	self := `organism: {name: t}
+listeners:
+  - name: files
+    payload_class: tools.Files
+    handler: tools.Files
+    description: files for everyone
+    tool_config:
+      files: {allowed_paths: [data], read_only: true}
+`
+	o, err := Parse("/etc/xmlpipe/organism.yaml", []byte(self))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.Listeners[0].ToolConfig["files"].AllowedPaths[0]; got != "/etc/xmlpipe/data" {
+		t.Fatalf("allowed_paths not resolved beside the config: %q", got)
+	}
+}

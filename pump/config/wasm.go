@@ -1,0 +1,108 @@
+package config
+
+import (
+	"regexp"
+	"strings"
+)
+
+// FieldList is a payload contract written in organism.yaml instead of a Go
+// type: a root element with simple-typed children, from which the XSD, the
+// example and the prompt fragment are derived like any other payload's. WASM
+// listeners use it for their payload and response.
+type FieldList struct {
+	// Root is the payload root element name. Required when Fields is set.
+	Root string `yaml:"root"`
+	// Fields are the root's child elements, in order.
+	Fields []Field `yaml:"fields"`
+}
+
+// Field is one child element of a FieldList.
+type Field struct {
+	// Name is the element name. Required.
+	Name string `yaml:"name"`
+	// Type is string (default), integer, double or boolean.
+	Type string `yaml:"type"`
+	// Doc documents the field (xs:documentation and the prompt text).
+	Doc string `yaml:"doc"`
+	// Optional makes the element optional (minOccurs="0").
+	Optional bool `yaml:"optional"`
+	// Enum restricts a string field to these values.
+	Enum []string `yaml:"enum"`
+}
+
+// FieldTypes are the Type values a Field accepts.
+var FieldTypes = []string{"string", "integer", "double", "boolean"}
+
+// IsZero reports whether no field list was written.
+func (f FieldList) IsZero() bool { return f.Root == "" && len(f.Fields) == 0 }
+
+// Capabilities bound what a WASM listener's sandbox may use.
+type Capabilities struct {
+	// MemoryMB caps the guest's linear memory (default 64).
+	MemoryMB int `yaml:"memory_mb"`
+	// Timeout bounds one call; a guest still running is interrupted
+	// (default 5s).
+	Timeout Duration `yaml:"timeout"`
+	// Dir is a host directory preopened as /data ("" = no filesystem).
+	Dir string `yaml:"dir"`
+	// DirWritable mounts Dir read-write (default read-only).
+	DirWritable bool `yaml:"dir_writable"`
+	// Env lists the host environment variables the guest sees (default none).
+	Env []string `yaml:"env"`
+	// Instances is how many instances may run at once (default 4); idle
+	// ones are kept warm, calls beyond it wait.
+	Instances int `yaml:"instances"`
+	// MaxOutputBytes caps what the guest may write per call (default 1 MiB).
+	MaxOutputBytes int `yaml:"max_output_bytes"`
+}
+
+var xmlName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
+
+// checkFieldList reports a malformed field list at path.
+func checkFieldList(r *reporter, path string, f FieldList) {
+	if f.IsZero() {
+		return
+	}
+	if !xmlName.MatchString(f.Root) {
+		r.add(path+".root", "want an XML element name, got %q", f.Root)
+	}
+	seen := map[string]bool{}
+	for i, fd := range f.Fields {
+		fp := childIndex(path+".fields", i)
+		if !xmlName.MatchString(fd.Name) {
+			r.add(fp+".name", "want an XML element name, got %q", fd.Name)
+		}
+		if seen[fd.Name] {
+			r.add(fp+".name", "duplicate field %q", fd.Name)
+		}
+		seen[fd.Name] = true
+		if fd.Type != "" && !containsFold(FieldTypes, fd.Type) {
+			r.add(fp+".type", "unknown field type %q (want %s)", fd.Type, strings.Join(FieldTypes, ", "))
+		}
+		if len(fd.Enum) > 0 && fd.Type != "" && !strings.EqualFold(fd.Type, "string") {
+			r.add(fp+".enum", "only string fields take an enum")
+		}
+	}
+}
+
+// checkCapabilities reports out-of-range sandbox limits.
+func checkCapabilities(r *reporter, path string, c Capabilities) {
+	r.nonNegative(path+".memory_mb", c.MemoryMB)
+	if c.MemoryMB > 4096 {
+		r.add(path+".memory_mb", "at most 4096 (the wasm32 address space), got %d", c.MemoryMB)
+	}
+	if c.Timeout < 0 {
+		r.add(path+".timeout", "must not be negative, got %s", c.Timeout)
+	}
+	r.nonNegative(path+".instances", c.Instances)
+	r.nonNegative(path+".max_output_bytes", c.MaxOutputBytes)
+	if c.DirWritable && c.Dir == "" {
+		r.add(path+".dir_writable", "set dir to mount a directory")
+	}
+}
+
+// IsZero reports whether no capability was written.
+func (c Capabilities) IsZero() bool {
+	return c.MemoryMB == 0 && c.Timeout == 0 && c.Dir == "" && !c.DirWritable && len(c.Env) == 0 &&
+		c.Instances == 0 && c.MaxOutputBytes == 0
+}

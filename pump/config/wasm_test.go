@@ -1,0 +1,45 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestWasmListenerChecks(t *testing.T) {
+	head := "organism: {name: t}\nlisteners:\n"
+	tests := []struct{ yaml, want string }{
+		{"  - {name: w, type: wasm, description: d}", "a wasm listener needs a module"},
+		{"  - {name: w, type: wasm, module: m.wasm, description: d, payload: {root: '1x'}}", "payload.root: want an XML element name"},
+		{"  - {name: w, type: wasm, module: m.wasm, description: d, payload: {root: R, fields: [{name: A, type: blob}]}}", `unknown field type "blob"`},
+		{"  - {name: w, type: wasm, module: m.wasm, description: d, payload: {root: R, fields: [{name: A}, {name: A}]}}", `duplicate field "A"`},
+		{"  - {name: w, type: wasm, module: m.wasm, description: d, payload: {root: R, fields: [{name: A, type: integer, enum: [x]}]}}", "only string fields take an enum"},
+		{"  - {name: w, type: wasm, module: m.wasm, description: d, xsd: a.xsd, payload: {root: R}}", "give xsd or payload, not both"},
+		{"  - {name: w, type: wasm, module: m.wasm, description: d, capabilities: {memory_mb: -1}}", "memory_mb: must not be negative"},
+		{"  - {name: w, type: wasm, module: m.wasm, description: d, capabilities: {memory_mb: 5000}}", "at most 4096"},
+		{"  - {name: w, type: wasm, module: m.wasm, description: d, capabilities: {dir_writable: true}}", "set dir to mount a directory"},
+		{"  - {name: g, payload_class: p, handler: h, description: d, capabilities: {timeout: 1s}}", "are for wasm listeners"},
+		{"  - {name: w, type: wasm, module: m.wasm, description: d, capabilities: {nope: 1}}", "nope"},
+	}
+	for _, tc := range tests {
+		_, err := Parse("t.yaml", []byte(head+tc.yaml+"\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s:\n err = %v\n want %q", tc.yaml, err, tc.want)
+		}
+	}
+	o, err := Parse("/srv/organism.yaml", []byte(head+`  - name: calc
+    type: wasm
+    module: tools/calc.wasm
+    description: a calculator
+    payload: {root: Calc, fields: [{name: A, type: double, doc: first}, {name: Op, enum: [add, sub], optional: true}]}
+    response: {root: CalcResult, fields: [{name: Value, type: double}]}
+    capabilities: {memory_mb: 32, timeout: 2s, dir: data, env: [LANG], instances: 2, max_output_bytes: 4096}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := o.Listeners[0]
+	if l.Module != "/srv/tools/calc.wasm" || l.Capabilities.Dir != "/srv/data" || l.Capabilities.Timeout.D().Seconds() != 2 ||
+		len(l.Payload.Fields) != 2 || l.Payload.Fields[1].Enum[1] != "sub" || l.Response.Root != "CalcResult" {
+		t.Fatalf("parsed: %+v", l)
+	}
+}

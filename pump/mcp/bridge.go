@@ -1,0 +1,230 @@
+// Package mcp serves an organism's listeners as Model Context Protocol tools
+// (github.com/modelcontextprotocol/go-sdk): each listener is a tool whose
+// input schema is derived from its payload type; each call becomes a message
+// through the pump, with all its gates, and is answered with the
+// conversation's final answer — the reply to the caller if there is one, else
+// the last message delivered before the conversation completed. A bad call
+// (arguments that do not fit, a rejected message, a <huh>, a tool's refusal)
+// is an MCP tool error, so the client's model can correct itself.
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// DefaultTimeout bounds one tool call.
+const DefaultTimeout = 2 * time.Minute
+
+// Options configure a Bridge.
+type Options struct {
+	// From is the sender name of the calls (default "mcp").
+	From string
+	// Timeout bounds one call (default DefaultTimeout); a conversation
+	// without an answer by then is killed.
+	Timeout time.Duration
+	// Logger receives the bridge's logs (default slog.Default()).
+	Logger *slog.Logger
+	// Version is reported to clients (default "dev").
+	Version string
+}
+
+// Bridge turns MCP tool calls into messages through a pump.
+type Bridge struct {
+	p     *pump.Pump
+	opts  Options
+	unsub func()
+
+	mu      sync.Mutex
+	waiters map[string]*waiter
+}
+
+// New subscribes to the pump's events (to see the messages of the calls'
+// conversations). Close unsubscribes.
+func New(p *pump.Pump, opts Options) *Bridge {
+	if opts.From == "" {
+		opts.From = "mcp"
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	b := &Bridge{p: p, opts: opts, waiters: map[string]*waiter{}}
+	b.unsub = p.Subscribe(pump.OutletFunc(b.observe))
+	return b
+}
+
+// Close stops watching the pump.
+func (b *Bridge) Close() { b.unsub() }
+
+// Server builds an MCP server whose tools are the pump's listeners (the
+// organism's own system.* listeners excepted).
+func (b *Bridge) Server() *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "xmlpipe-" + b.p.Organism(), Version: b.opts.Version},
+		&sdk.ServerOptions{Logger: b.opts.Logger})
+	for _, info := range b.p.Listeners() {
+		if strings.HasPrefix(info.Name, "system.") {
+			continue
+		}
+		l, ok := b.p.Lookup(info.Name)
+		if !ok || l.Payload == nil {
+			continue
+		}
+		name, pt := info.Name, l.Payload
+		s.AddTool(&sdk.Tool{Name: name, Description: info.Description, InputSchema: InputSchema(pt.Model())},
+			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return b.Call(ctx, name, pt, req.Params.Arguments), nil
+			})
+	}
+	return s
+}
+
+// waiter collects the events of one call's conversation.
+type waiter struct {
+	mu      sync.Mutex
+	reply   *pump.Event
+	last    *pump.Event
+	failure *pump.Event
+	done    chan struct{}
+	closed  bool
+}
+
+// Deliver implements pump.Outlet for the conversation's own events.
+func (w *waiter) Deliver(e pump.Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch e.Kind {
+	case pump.EventReply:
+		if w.reply == nil {
+			w.reply = &e
+		}
+	case pump.EventHuh, pump.EventDeadLetter, pump.EventSystemError:
+		if w.failure == nil {
+			w.failure = &e
+		}
+	case pump.EventComplete:
+		if !w.closed {
+			w.closed = true
+			close(w.done)
+		}
+	}
+}
+
+// observe records the messages delivered in the calls' conversations.
+func (b *Bridge) observe(e pump.Event) {
+	if e.Kind != pump.EventMessage {
+		return
+	}
+	b.mu.Lock()
+	w := b.waiters[e.Conversation]
+	b.mu.Unlock()
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	w.last = &e
+	w.mu.Unlock()
+}
+
+func toolError(format string, args ...any) *sdk.CallToolResult {
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf(format, args...)}}}
+}
+
+// Call sends one message to listener with the arguments as its payload and
+// waits for the conversation's answer.
+func (b *Bridge) Call(ctx context.Context, listener string, pt *xmlpipe.PayloadType, args []byte) *sdk.CallToolResult {
+	body, err := PayloadXML(pt.Model(), args)
+	if err != nil {
+		return toolError("%v", err)
+	}
+	thread := xmlpipe.NewThreadID()
+	w := &waiter{done: make(chan struct{})}
+	b.mu.Lock()
+	b.waiters[thread] = w
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		delete(b.waiters, thread)
+		b.mu.Unlock()
+	}()
+	ctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
+	defer cancel()
+	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), b.opts.From, listener, thread, body)
+	conv, err := b.p.InjectWait(ctx, env, w)
+	if err != nil {
+		var f *xmlpipe.Failure
+		if errors.As(err, &f) {
+			return toolError("the message was rejected: %v", f)
+		}
+		return toolError("the message could not be sent: %v", err)
+	}
+	if conv != thread {
+		b.mu.Lock()
+		b.waiters[conv] = w
+		b.mu.Unlock()
+		defer func() {
+			b.mu.Lock()
+			delete(b.waiters, conv)
+			b.mu.Unlock()
+		}()
+	}
+	select {
+	case <-w.done:
+	case <-ctx.Done():
+		if _, err := b.p.Kill(conv); err != nil {
+			b.opts.Logger.Debug("mcp: kill after timeout", "conversation", conv, "error", err)
+		}
+		return toolError("no answer from %s within %s", listener, b.opts.Timeout)
+	}
+	return b.answer(listener, w)
+}
+
+// answer renders the conversation's final answer.
+func (b *Bridge) answer(listener string, w *waiter) *sdk.CallToolResult {
+	w.mu.Lock()
+	reply, last, failure := w.reply, w.last, w.failure
+	w.mu.Unlock()
+	e := reply
+	if e == nil && failure != nil {
+		msg := failure.Error
+		if len(failure.Diagnostics) > 0 {
+			msg += ": " + strings.Join(failure.Diagnostics, "; ")
+		}
+		return toolError("%s", msg)
+	}
+	if e == nil {
+		e = last
+	}
+	if e == nil || (reply == nil && e.Listener == listener && e.From == b.opts.From) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{
+			Text: listener + " handled the message and ended the conversation without an answer"}}}
+	}
+	payload, err := PayloadOf(e.Envelope)
+	if err != nil {
+		return toolError("%v", err)
+	}
+	a, err := Render(payload)
+	if err != nil {
+		return toolError("%v", err)
+	}
+	if a.Error != "" {
+		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: a.Error}},
+			StructuredContent: a.Fields}
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: a.Text}}, StructuredContent: a.Fields}
+}

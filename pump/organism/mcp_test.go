@@ -1,0 +1,110 @@
+package organism
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+type addIn struct {
+	A    int    `json:"a" jsonschema:"the first number"`
+	B    int    `json:"b"`
+	Note string `json:"note,omitempty"`
+}
+
+type addOut struct {
+	Sum int `json:"sum"`
+}
+
+// externalServer is a small MCP server over streamable HTTP with an add and
+// a failing tool.
+func externalServer(t *testing.T) string {
+	s := sdk.NewServer(&sdk.Implementation{Name: "external", Version: "v0"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "add", Description: "Adds two integers"},
+		func(_ context.Context, _ *sdk.CallToolRequest, in addIn) (*sdk.CallToolResult, addOut, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprint(in.A + in.B)}}},
+				addOut{Sum: in.A + in.B}, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "fail", Description: "Always fails"},
+		func(_ context.Context, _ *sdk.CallToolRequest, in struct{}) (*sdk.CallToolResult, any, error) {
+			return nil, nil, fmt.Errorf("the external tool broke")
+		})
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestMCPListenerMountsExternalTools(t *testing.T) {
+	url := externalServer(t)
+	path := writeOrganism(t, `organism: {name: mcp-mount}
+listeners:
+  - name: ext
+    type: mcp
+    description: an external MCP server
+    server: {url: `+url+`, timeout: 10s}
+  - name: shouter
+    payload_class: handlers.hello.GreetingResponse
+    handler: handlers.hello.handle_shout
+    description: shouts
+    peers: [ext.add]
+`)
+	o, err := Load(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer o.Shutdown(context.Background())
+	l, ok := o.Pump.Lookup("ext.add")
+	if !ok {
+		t.Fatal("ext.add not mounted")
+	}
+	if xsd := string(l.Payload.XSD()); !strings.Contains(xsd, `name="a" type="xs:long"`) || !strings.Contains(xsd, `name="note" type="xs:string" minOccurs="0"`) {
+		t.Fatalf("derived schema:\n%s", xsd)
+	}
+	ask := func(to, body string) pump.Event {
+		t.Helper()
+		c := make(collector, 64)
+		env := xmlpipe.AppendEnvelope(nil, "tester", to, xmlpipe.NewThreadID(), []byte(body))
+		if _, err := o.Pump.InjectWait(context.Background(), env, c); err != nil {
+			t.Fatal(err)
+		}
+		return c.await(t, pump.EventReply, pump.EventHuh)
+	}
+	e := ask("ext.add", `<ext.add xmlns=""><a>2</a><b>0</b></ext.add>`)
+	if e.Kind != pump.EventReply || !strings.Contains(string(e.Envelope), "<Text>2</Text>") {
+		t.Fatalf("add: %s %s", e.Kind, e.Envelope)
+	}
+	e = ask("ext.fail", `<ext.fail xmlns=""/>`)
+	if e.Kind != pump.EventReply || !strings.Contains(string(e.Envelope), "<Error>the external tool broke</Error>") {
+		t.Fatalf("fail: %s %s", e.Kind, e.Envelope)
+	}
+	// The schema gate holds for mounted tools too.
+	env := xmlpipe.AppendEnvelope(nil, "tester", "ext.add", xmlpipe.NewThreadID(), []byte(`<ext.add xmlns=""><a>two</a><b>1</b></ext.add>`))
+	if _, err := o.Pump.InjectWait(context.Background(), env, make(collector, 8)); !errors.Is(err, xmlpipe.ErrPayloadInvalid) {
+		t.Fatalf("bad payload: err = %v", err)
+	}
+}
+
+func TestMCPListenerUnreachable(t *testing.T) {
+	path := writeOrganism(t, `organism: {name: mcp-down}
+listeners:
+  - name: ext
+    type: mcp
+    description: nobody there
+    server: {url: "http://127.0.0.1:1/mcp", timeout: 2s}
+`)
+	if _, err := Load(path, Options{}); err == nil || !strings.Contains(err.Error(), "listener ext: mcp: external server ext: connect") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,155 @@
+package organism
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
+	"github.com/xml-pipeline/xmlpipe/listeners/tools/calculate"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+func writeOrganism(t *testing.T, yaml string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "organism.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestToolsListedByAnAgentBecomeListeners(t *testing.T) {
+	path := writeOrganism(t, `organism: {name: tools-test}
+listeners:
+  - name: greeter
+    payload_class: handlers.hello.Greeting
+    handler: handlers.hello.handle_greeting
+    description: greets
+    agent: true
+    peers: [shouter]
+    tools: [calculate]
+    tool_config:
+      calculate: {max_exponent: 3}
+  - name: shouter
+    payload_class: handlers.hello.GreetingResponse
+    handler: handlers.hello.handle_shout
+    description: shouts
+`)
+	o, err := Load(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := o.Pump.Lookup("calculate"); !ok {
+		t.Fatal("no calculate listener")
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer o.Shutdown(context.Background())
+	ctx := context.Background()
+	ask := func(from, expr string) string {
+		t.Helper()
+		c := make(collector, 64)
+		env := xmlpipe.AppendEnvelope(nil, from, "calculate", xmlpipe.NewThreadID(),
+			[]byte(`<Calculate xmlns=""><Expression>`+expr+`</Expression></Calculate>`))
+		if _, err := o.Pump.InjectWait(ctx, env, c); err != nil {
+			t.Fatal(err)
+		}
+		e := c.await(t, pump.EventReply, pump.EventHuh)
+		if e.Kind != pump.EventReply {
+			t.Fatalf("%s: %s %s", expr, e.Kind, e.Error)
+		}
+		return string(e.Envelope)
+	}
+	if got := ask("tester", "2 ** 10"); !strings.Contains(got, "<Value>1024</Value>") {
+		t.Fatalf("got %s", got)
+	}
+	if got := ask("tester", "2 ** 10 ** 10"); !strings.Contains(got, "<Error>over a limit: exponent") {
+		t.Fatalf("got %s", got)
+	}
+
+	// An unknown tool is an assembly error naming the known ones.
+	bad := writeOrganism(t, `organism: {name: bad}
+listeners:
+  - name: shouter
+    payload_class: handlers.hello.GreetingResponse
+    handler: handlers.hello.handle_shout
+    description: shouts
+    tools: [teleport]
+`)
+	if _, err := Load(bad, Options{}); err == nil || !strings.Contains(err.Error(), `unknown tool "teleport" (known: calculate`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestToolPolicy(t *testing.T) {
+	p := toolPolicy{"agent": {"files": {AllowedPaths: []string{"/a"}}}, "files": {"files": {AllowedPaths: []string{"/b"}}}}
+	if c := p.Config("Agent", "FILES"); len(c.AllowedPaths) != 1 || c.AllowedPaths[0] != "/a" {
+		t.Fatalf("caller's entry: %+v", c)
+	}
+	if c := p.Config("mcp", "files"); len(c.AllowedPaths) != 1 || c.AllowedPaths[0] != "/b" {
+		t.Fatalf("tool's entry: %+v", c)
+	}
+	if c := p.Config("mcp", "calculate"); c.MaxExponent != 0 || c.AllowedPaths != nil {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+// Ask is the text input of the test agent (as an LLM agent's input is text).
+type Ask struct {
+	Text string
+}
+
+// textAgent asks calculate and records the answer it gets back.
+type textAgent struct{ got chan string }
+
+func (a *textAgent) Handle(_ context.Context, p *Ask, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+	if md.From == "calculate" {
+		a.got <- p.Text
+		return nil, nil
+	}
+	return xmlpipe.Send("calculate", &calculate.Calculate{Expression: p.Text}), nil
+}
+
+func TestAgentGetsToolResultsAsText(t *testing.T) {
+	c := catalog.Builtin()
+	a := &textAgent{got: make(chan string, 1)}
+	c.AddPayload(catalog.Payload{Name: "test.Ask", Type: reflect.TypeFor[Ask]()})
+	c.AddHandler(catalog.Handler{Name: "test.Agent", Takes: reflect.TypeFor[Ask](),
+		New: func(catalog.Env) xmlpipe.Handler { return xmlpipe.Typed(a.Handle) }})
+	path := writeOrganism(t, `organism: {name: agent-tools}
+listeners:
+  - name: thinker
+    payload_class: test.Ask
+    handler: test.Agent
+    description: asks calculate
+    agent: true
+    tools: [calculate]
+`)
+	o, err := Load(path, Options{Catalog: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer o.Shutdown(context.Background())
+	if _, err := o.Pump.Send(context.Background(), "tester", "thinker", &Ask{Text: "6 * 7"}, make(collector, 16)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-a.got:
+		if got != "<CalculateResult><Expression>6 * 7</Expression><Value>42</Value></CalculateResult>" {
+			t.Fatalf("the agent got %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the tool's answer never reached the agent")
+	}
+}

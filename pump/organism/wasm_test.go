@@ -1,0 +1,147 @@
+package organism
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/wasm/wasmtest"
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// wasmGuests builds the test guests into a directory removed by TestMain.
+var wasmGuests *wasmtest.Guests
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "xmlpipe-organism-wasm-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	wasmGuests = wasmtest.New(dir)
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// guestPath builds a reactor guest (once per test binary).
+func guestPath(t *testing.T, name string) string { return wasmGuests.Build(t, name, true) }
+
+// collector is an outlet that hands events to the test.
+type collector chan pump.Event
+
+func (c collector) Deliver(e pump.Event) {
+	select {
+	case c <- e:
+	default:
+	}
+}
+
+// await returns the first event of a kind in want, failing on timeout.
+func (c collector) await(t *testing.T, want ...pump.EventKind) pump.Event {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case e := <-c:
+			for _, k := range want {
+				if e.Kind == k {
+					return e
+				}
+			}
+		case <-timeout:
+			t.Fatalf("no %v event", want)
+		}
+	}
+}
+
+func TestWasmListenersThroughThePump(t *testing.T) {
+	calc, loop := guestPath(t, "calc"), guestPath(t, "loop")
+	dir := t.TempDir()
+	yaml := fmt.Sprintf(`organism: {name: wasm-test}
+listeners:
+  - name: calc
+    type: wasm
+    module: %s
+    description: A calculator in WebAssembly (its contract comes from its describe export)
+  - name: calc2
+    type: wasm
+    module: %s
+    description: The same calculator with its contract written here
+    payload:
+      root: Calc2
+      fields:
+        - {name: A, type: double}
+        - {name: B, type: double}
+        - {name: Op, type: string, enum: [add, sub, mul, div]}
+    response:
+      root: Other
+      fields: [{name: Value, type: double}]
+  - name: spin
+    type: wasm
+    module: %s
+    description: Never answers
+    payload: {root: Spin, fields: [{name: N, type: integer, optional: true}]}
+    capabilities: {timeout: 300ms, memory_mb: 64}
+`, calc, calc, loop)
+	path := filepath.Join(dir, "organism.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err := Load(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer o.Shutdown(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	send := func(to, body string) collector {
+		t.Helper()
+		c := make(collector, 64)
+		env := xmlpipe.AppendEnvelope(nil, "tester", to, xmlpipe.NewThreadID(), []byte(body))
+		if _, err := o.Pump.InjectWait(ctx, env, c); err != nil {
+			t.Fatalf("inject to %s: %v", to, err)
+		}
+		return c
+	}
+	answer := func(to, body string) pump.Event {
+		t.Helper()
+		return send(to, body).await(t, pump.EventReply, pump.EventHuh, pump.EventDeadLetter)
+	}
+
+	e := answer("calc", `<Calc xmlns=""><A>2</A><B>40</B><Op>add</Op></Calc>`)
+	if e.Kind != pump.EventReply || !strings.Contains(string(e.Envelope), "<CalcResult") ||
+		!strings.Contains(string(e.Envelope), "<Value>42</Value>") {
+		t.Fatalf("calc: %s %s %s", e.Kind, e.Error, e.Envelope)
+	}
+	// A guest failure (division by zero) is a <huh> to the sender.
+	if e := answer("calc", `<Calc xmlns=""><A>1</A><B>0</B><Op>div</Op></Calc>`); e.Kind != pump.EventHuh {
+		t.Fatalf("division by zero: %s %s", e.Kind, e.Envelope)
+	}
+	// Output that is not the declared response is a <huh> too.
+	if e := answer("calc2", `<Calc2 xmlns=""><A>1</A><B>2</B><Op>add</Op></Calc2>`); e.Kind != pump.EventHuh {
+		t.Fatalf("wrong response: %s %s", e.Kind, e.Envelope)
+	}
+	// A runaway guest is interrupted; the sender gets a <huh>.
+	start := time.Now()
+	if e := answer("spin", `<Spin xmlns=""/>`); e.Kind != pump.EventHuh {
+		t.Fatalf("spin: %s %s", e.Kind, e.Envelope)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("spin took %s", d)
+	}
+	// The organism stays up: the calculator still answers.
+	if e := answer("calc", `<Calc xmlns=""><A>6</A><B>7</B><Op>mul</Op></Calc>`); e.Kind != pump.EventReply ||
+		!strings.Contains(string(e.Envelope), "<Value>42</Value>") {
+		t.Fatalf("calc after failures: %s %s", e.Kind, e.Envelope)
+	}
+}

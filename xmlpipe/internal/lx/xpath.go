@@ -1,0 +1,222 @@
+package lx
+
+/*
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <libxml/xpath.h>
+#include <libxml/xpathInternals.h>
+
+typedef struct { char msg[256]; int set; int code; int pos; } lx_xp_err;
+
+// lx_xp_onerror records the first XPath error (libxml2 2.9 passes the code
+// and the position, not a message, on this path).
+static void lx_xp_onerror(void *data, xmlErrorPtr e) {
+	lx_xp_err *err = (lx_xp_err *)data;
+	if (err->set || e == NULL) return;
+	err->code = e->code - XML_XPATH_EXPRESSION_OK;
+	err->pos = e->int1;
+	if (e->message != NULL) snprintf(err->msg, sizeof err->msg, "%s", e->message);
+	err->set = 1;
+}
+
+static xmlXPathObjectPtr lx_xpath_eval(xmlDocPtr doc, const char *expr, char **prefixes, char **uris, int nns,
+		unsigned long opLimit, lx_xp_err *err) {
+	xmlXPathContextPtr ctx = xmlXPathNewContext(doc);
+	if (ctx == NULL) {
+		snprintf(err->msg, sizeof err->msg, "out of memory");
+		err->set = 1;
+		return NULL;
+	}
+	ctx->opLimit = opLimit;
+	ctx->userData = err;
+	ctx->error = lx_xp_onerror;
+	for (int i = 0; i < nns; i++) {
+		if (xmlXPathRegisterNs(ctx, (const xmlChar *)prefixes[i], (const xmlChar *)uris[i]) != 0) {
+			snprintf(err->msg, sizeof err->msg, "cannot register namespace prefix %s", prefixes[i]);
+			err->set = 1;
+			xmlXPathFreeContext(ctx);
+			return NULL;
+		}
+	}
+	xmlXPathObjectPtr obj = xmlXPathEvalExpression((const xmlChar *)expr, ctx);
+	xmlXPathFreeContext(ctx);
+	return obj;
+}
+
+static int lx_xpath_count(xmlXPathObjectPtr o) {
+	return (o->nodesetval == NULL) ? 0 : o->nodesetval->nodeNr;
+}
+static xmlNodePtr lx_xpath_node(xmlXPathObjectPtr o, int i) { return o->nodesetval->nodeTab[i]; }
+static int lx_xpath_type(xmlXPathObjectPtr o) { return (int)o->type; }
+static int lx_xpath_bool(xmlXPathObjectPtr o) { return o->boolval; }
+static double lx_xpath_num(xmlXPathObjectPtr o) { return o->floatval; }
+static const char *lx_xpath_str(xmlXPathObjectPtr o) { return (const char *)o->stringval; }
+static const char *lx_ns_prefix(xmlNodePtr n) { xmlNsPtr ns = (xmlNsPtr)n; return (const char *)ns->prefix; }
+static const char *lx_ns_href(xmlNodePtr n) { xmlNsPtr ns = (xmlNsPtr)n; return (const char *)ns->href; }
+static char *lx_node_string(xmlNodePtr n) { return (char *)xmlXPathCastNodeToString(n); }
+static void lx_xfree(void *p) { xmlFree(p); }
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+)
+
+// XPath result types.
+const (
+	XPathNodeSet = C.XPATH_NODESET
+	XPathBoolean = C.XPATH_BOOLEAN
+	XPathNumber  = C.XPATH_NUMBER
+	XPathString  = C.XPATH_STRING
+)
+
+// Node types of XPath results beyond the ones above.
+const (
+	AttributeNode NodeType = C.XML_ATTRIBUTE_NODE
+	DocumentNode  NodeType = C.XML_DOCUMENT_NODE
+	NamespaceNode NodeType = C.XML_NAMESPACE_DECL
+)
+
+// XPathOpLimit bounds the work of one evaluation (libxml2's opLimit).
+const XPathOpLimit = 10_000_000
+
+// ErrXPath is an XPath compile or evaluation error.
+var ErrXPath = errors.New("xpath")
+
+// XPathValue is one XPath result. For a node-set, Nodes hold the nodes
+// (valid while the Doc lives); namespace nodes are given as Prefix/URI.
+type XPathValue struct {
+	Type    int
+	Nodes   []XPathNode
+	Boolean bool
+	Number  float64
+	String  string
+}
+
+// XPathNode is one node of a node-set.
+type XPathNode struct {
+	Node Node
+	Type NodeType
+	// Name is the node's name (element, attribute, PI) or the prefix of a
+	// namespace node; Namespace its namespace URI (the href of a namespace node).
+	Name, Namespace string
+	// Value is the node's XPath string-value.
+	Value string
+}
+
+// XPath evaluates expr (XPath 1.0) on the document, with ns binding prefixes
+// to namespace URIs.
+func (d *Doc) XPath(expr string, ns map[string]string) (XPathValue, error) {
+	cexpr := C.CString(expr)
+	defer C.free(unsafe.Pointer(cexpr))
+	var prefixes, uris []*C.char
+	for p, u := range ns {
+		prefixes = append(prefixes, C.CString(p))
+		uris = append(uris, C.CString(u))
+	}
+	defer func() {
+		for i := range prefixes {
+			C.free(unsafe.Pointer(prefixes[i]))
+			C.free(unsafe.Pointer(uris[i]))
+		}
+	}()
+	var pp, up **C.char
+	if len(prefixes) > 0 {
+		pp = (**C.char)(C.malloc(C.size_t(len(prefixes)) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+		up = (**C.char)(C.malloc(C.size_t(len(prefixes)) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+		defer C.free(unsafe.Pointer(pp))
+		defer C.free(unsafe.Pointer(up))
+		copy(unsafe.Slice(pp, len(prefixes)), prefixes)
+		copy(unsafe.Slice(up, len(uris)), uris)
+	}
+	cerr := (*C.lx_xp_err)(C.calloc(1, C.size_t(unsafe.Sizeof(C.lx_xp_err{}))))
+	defer C.free(unsafe.Pointer(cerr))
+	obj := C.lx_xpath_eval(d.p, cexpr, pp, up, C.int(len(prefixes)), C.ulong(XPathOpLimit), cerr)
+	if obj == nil || cerr.set != 0 {
+		if obj != nil {
+			C.xmlXPathFreeObject(obj)
+		}
+		msg := "invalid expression"
+		if cerr.set != 0 {
+			msg = C.GoString(&cerr.msg[0])
+			if msg == "" {
+				msg = xpathMessage(int(cerr.code))
+				if cerr.pos > 0 && int(cerr.code) != opLimitExceeded {
+					msg += fmt.Sprintf(" at offset %d", int(cerr.pos))
+				}
+			}
+		}
+		return XPathValue{}, fmt.Errorf("%w: %s", ErrXPath, trimNL(msg))
+	}
+	defer C.xmlXPathFreeObject(obj)
+	v := XPathValue{Type: int(C.lx_xpath_type(obj))}
+	switch v.Type {
+	case XPathBoolean:
+		v.Boolean = C.lx_xpath_bool(obj) != 0
+	case XPathNumber:
+		v.Number = float64(C.lx_xpath_num(obj))
+	case XPathString:
+		if s := C.lx_xpath_str(obj); s != nil {
+			v.String = C.GoString(s)
+		}
+	case XPathNodeSet:
+		n := int(C.lx_xpath_count(obj))
+		for i := 0; i < n; i++ {
+			p := C.lx_xpath_node(obj, C.int(i))
+			xn := XPathNode{Node: Node{p: p}, Type: NodeType(p._type)}
+			if xn.Type == NamespaceNode {
+				xn.Node = Node{}
+				if s := C.lx_ns_prefix(p); s != nil {
+					xn.Name = C.GoString(s)
+				}
+				if s := C.lx_ns_href(p); s != nil {
+					xn.Namespace, xn.Value = C.GoString(s), C.GoString(s)
+				}
+			} else {
+				if p.name != nil && xn.Type != TextNode && xn.Type != CommentNode && xn.Type != DocumentNode {
+					xn.Name = C.GoString((*C.char)(unsafe.Pointer(p.name)))
+				}
+				if p.ns != nil && p.ns.href != nil {
+					xn.Namespace = C.GoString((*C.char)(unsafe.Pointer(p.ns.href)))
+				}
+				if s := C.lx_node_string(p); s != nil {
+					xn.Value = C.GoString(s)
+					C.lx_xfree(unsafe.Pointer(s))
+				}
+			}
+			v.Nodes = append(v.Nodes, xn)
+		}
+	default:
+		return XPathValue{}, fmt.Errorf("%w: unsupported result type %d", ErrXPath, v.Type)
+	}
+	return v, nil
+}
+
+// xpathMessages are libxml2's texts for its XPath error codes
+// (xmlXPathErrorMessages, not exported).
+var xpathMessages = []string{"ok", "number encoding", "unfinished literal", "start of literal",
+	"expected $ for variable reference", "undefined variable", "invalid predicate", "invalid expression",
+	"missing closing curly brace", "unregistered function", "invalid operand", "invalid type",
+	"invalid number of arguments", "invalid context size", "invalid context position", "memory allocation error",
+	"syntax error", "resource error", "sub resource error", "undefined namespace prefix", "encoding error",
+	"character out of XML range", "invalid or incomplete context", "stack usage error", "forbidden variable",
+	"operation limit exceeded", "recursion limit exceeded"}
+
+const opLimitExceeded = 25
+
+func xpathMessage(code int) string {
+	if code >= 0 && code < len(xpathMessages) {
+		return xpathMessages[code]
+	}
+	return fmt.Sprintf("error %d", code)
+}
+
+func trimNL(s string) string {
+	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == ' ') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
