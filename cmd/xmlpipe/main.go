@@ -11,6 +11,8 @@
 //	xmlpipe bench [--duration 5s] [--json] | --bus [--clients 200] [--rate R]
 //	xmlpipe journal tail|thread|verify|export|replay [--data DIR] [--config organism.yaml] …
 //	xmlpipe users add|list|remove|reset-totp|passwd|role [--data DIR] …
+//	xmlpipe keys init|show|export [--data DIR] [--organism FILE]
+//	xmlpipe ctl [--data DIR] [--organism FILE] OPERATION [flags] | watch [THREAD] | graph --format F
 package main
 
 import (
@@ -56,6 +58,8 @@ func commands() []command {
 		{"bench", "[--duration 5s] [--json] | --bus [--clients 200] [--rate R]", "end-to-end pump benchmark (envelopes/s, latency, floor ratio), or with --bus the main bus's load generator", runBench},
 		{"journal", "tail|thread|verify|export|replay [--data DIR] …", "read, check and replay the message journal", runJournal},
 		{"users", "add|list|remove|reset-totp|passwd|role …", "manage the main bus's users (password + TOTP)", runUsers},
+		{"keys", "init|show|export [--data DIR] …", "the organism's Ed25519 identity and the owner's key pair", runKeys},
+		{"ctl", "[--data DIR] [--organism FILE] OPERATION …", "send one signed request to the running organism's OOB channel", runCtl},
 		{"help", "", "show this help", runHelp},
 	}
 }

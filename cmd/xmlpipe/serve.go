@@ -38,8 +38,10 @@ type serveRunner struct {
 	listen   string
 	insecure bool
 	log      *slog.Logger
-	std      streams
-	hup      <-chan os.Signal
+	// level is the logger's level, mutable over OOB (nil: fixed).
+	level *slog.LevelVar
+	std   streams
+	hup   <-chan os.Signal
 	// flags are the --data/--config arguments to repeat in suggested
 	// commands.
 	flags string
@@ -95,6 +97,13 @@ func (r *serveRunner) generation(ctx context.Context) (reload bool, code int) {
 	if err != nil {
 		return fail(err)
 	}
+	oobSrv, err := r.startOOB(o, ctl)
+	if err != nil {
+		if serr := mb.shutdown(); serr != nil {
+			r.log.Error("bus shutdown", "error", serr)
+		}
+		return fail(err)
+	}
 	r.log.Info("organism running", "organism", o.Config.Organism.Name, "config", r.src.path,
 		"listeners", len(o.Pump.Listeners()))
 
@@ -123,11 +132,16 @@ wait:
 		}
 	}
 	r.log.Info("shutting down: draining in-flight messages")
+	if err := stopOOB(oobSrv); err != nil {
+		r.log.Error("OOB shutdown", "error", err)
+	}
 	if err := mb.shutdown(); err != nil {
 		r.log.Error("bus shutdown", "error", err)
 		code = exitFailure
 	}
-	if err := o.Shutdown(context.Background()); err != nil {
+	drainCtx, cancelDrain := ctl.drainContext()
+	defer cancelDrain()
+	if err := o.Shutdown(drainCtx); err != nil {
 		r.log.Error("shutdown", "error", err)
 		return false, exitFailure
 	}

@@ -1,0 +1,74 @@
+package oob
+
+import (
+	"errors"
+	"sync"
+	"time"
+)
+
+// Replay cache errors.
+var (
+	// errReplayed: the signature was accepted before.
+	errReplayed = errors.New("signature already used")
+	// errCacheFull: the cache holds its maximum of unexpired signatures.
+	errCacheFull = errors.New("replay cache full")
+)
+
+// replayCache remembers each accepted signature until its request's
+// timestamp leaves the freshness window (after that the timestamp check
+// refuses it anyway), bounded to max entries: when full of unexpired
+// entries it refuses new requests rather than forget one (which would let
+// it be replayed).
+type replayCache struct {
+	mu   sync.Mutex
+	max  int
+	seen map[string]time.Time // signature → when it may be forgotten
+	// order lists keys by insertion for the expiry sweep; expiry times are
+	// not monotonic in insertion order, so the sweep walks all when needed.
+	next time.Time // earliest expiry in seen (zero when empty)
+}
+
+func newReplayCache(max int) *replayCache {
+	return &replayCache{max: max, seen: make(map[string]time.Time)}
+}
+
+// add records sig, forgettable at expires; errReplayed when already seen.
+func (c *replayCache) add(sig string, expires, now time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if exp, ok := c.seen[sig]; ok && now.Before(exp) {
+		return errReplayed
+	}
+	if len(c.seen) >= c.max || (!c.next.IsZero() && !now.Before(c.next)) {
+		c.sweep(now)
+	}
+	if len(c.seen) >= c.max {
+		return errCacheFull
+	}
+	c.seen[sig] = expires
+	if c.next.IsZero() || expires.Before(c.next) {
+		c.next = expires
+	}
+	return nil
+}
+
+// sweep forgets the expired entries.
+func (c *replayCache) sweep(now time.Time) {
+	c.next = time.Time{}
+	for k, exp := range c.seen {
+		if !now.Before(exp) {
+			delete(c.seen, k)
+			continue
+		}
+		if c.next.IsZero() || exp.Before(c.next) {
+			c.next = exp
+		}
+	}
+}
+
+// len is the number of remembered signatures.
+func (c *replayCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.seen)
+}
