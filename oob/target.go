@@ -44,7 +44,9 @@ type Stopper interface {
 type StopperFunc func(graceful bool, timeout time.Duration, reason string)
 
 // Stop calls f.
-func (f StopperFunc) Stop(graceful bool, timeout time.Duration, reason string) { f(graceful, timeout, reason) }
+func (f StopperFunc) Stop(graceful bool, timeout time.Duration, reason string) {
+	f(graceful, timeout, reason)
+}
 
 // check reports a missing required field.
 func (t Target) check() error {
