@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
+	"github.com/xml-pipeline/xmlpipe/oob"
 	"github.com/xml-pipeline/xmlpipe/pump/bus"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/certs"
@@ -97,7 +98,7 @@ func (r *serveRunner) generation(ctx context.Context) (reload bool, code int) {
 	if err != nil {
 		return fail(err)
 	}
-	oobSrv, err := r.startOOB(o, ctl)
+	oobSrv, err := r.startOOB(o, oob.StopperFunc(ctl.stopWith))
 	if err != nil {
 		if serr := mb.shutdown(); serr != nil {
 			r.log.Error("bus shutdown", "error", serr)

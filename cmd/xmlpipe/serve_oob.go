@@ -21,7 +21,7 @@ const gatewayStore = "oob-gateways.json"
 // startOOB serves the OOB channel of the started organism when oob.enabled
 // and the owner key exists; without the key it says how to create one and
 // runs without the channel. nil means no channel.
-func (r *serveRunner) startOOB(o *organism.Organism, ctl *runControl) (*oob.Server, error) {
+func (r *serveRunner) startOOB(o *organism.Organism, stop oob.Stopper) (*oob.Server, error) {
 	cfg := o.Config
 	if !cfg.OOB.Enabled {
 		return nil, nil
@@ -35,7 +35,7 @@ func (r *serveRunner) startOOB(o *organism.Organism, ctl *runControl) (*oob.Serv
 	if err != nil {
 		return nil, err
 	}
-	t := oob.Target{Pump: o.Pump, Config: cfg, Stopper: oob.StopperFunc(ctl.stopWith), LogLevel: r.level,
+	t := oob.Target{Pump: o.Pump, Config: cfg, Stopper: stop, LogLevel: r.level,
 		GatewayFile: filepath.Join(data, gatewayStore)}
 	if st := o.Store(); st != nil {
 		t.Journal = st
