@@ -129,6 +129,21 @@ func TestCtlAgainstRun(t *testing.T) {
 	}
 }
 
+// TestCtlImmediateShutdown: an immediate shutdown stops the process
+// without waiting, and cleanly.
+func TestCtlImmediateShutdown(t *testing.T) {
+	dir, data := oobDir(t)
+	s := startRun(t, dir, data, "--insecure-dev")
+	s.stderr.waitFor(t, "OOB channel listening")
+	if r := runBinary(t, dir, "", "ctl", "--data", data, "shutdown", "mode=immediate"); r.code != 0 ||
+		!strings.Contains(r.stdout, "shutting down (immediate)") {
+		t.Fatalf("shutdown: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if code := s.wait(t); code != 0 {
+		t.Fatalf("exit %d\n%s", code, s.stderr)
+	}
+}
+
 // TestCtlAgainstConsoleServe: the same channel on `xmlpipe console --serve`.
 func TestCtlAgainstConsoleServe(t *testing.T) {
 	dir, data := oobDir(t)

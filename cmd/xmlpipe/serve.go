@@ -143,8 +143,13 @@ wait:
 	drainCtx, cancelDrain := ctl.drainContext()
 	defer cancelDrain()
 	if err := o.Shutdown(drainCtx); err != nil {
-		r.log.Error("shutdown", "error", err)
-		return false, exitFailure
+		if ctl.drain.Load() > 0 && errors.Is(err, context.DeadlineExceeded) {
+			// An OOB shutdown bounded the drain: cutting it short was asked for.
+			r.log.Warn("shutdown: the requested drain time ran out", "error", err)
+		} else {
+			r.log.Error("shutdown", "error", err)
+			return false, exitFailure
+		}
 	}
 	if !reload {
 		r.log.Info("stopped")
