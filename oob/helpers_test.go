@@ -49,6 +49,8 @@ type fixture struct {
 	level   *slog.LevelVar
 	dir     string
 	ids     atomic.Int64
+	// printed receives what the hello-world printer prints ("from: text").
+	printed chan string
 }
 
 // clock is the fixture's settable clock.
@@ -61,12 +63,18 @@ func (f *fixture) advance(d time.Duration) {
 
 func newFixture(t *testing.T, mutate func(*Options)) *fixture {
 	t.Helper()
-	f := &fixture{logs: &logBuf{}, stopped: make(chan string, 1), level: new(slog.LevelVar), dir: t.TempDir()}
+	f := &fixture{logs: &logBuf{}, stopped: make(chan string, 1), level: new(slog.LevelVar), dir: t.TempDir(),
+		printed: make(chan string, 64)}
 	now := time.Now()
 	f.now.Store(&now)
 	log := slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	o, err := organism.Load("../organism.yaml", organism.Options{Logger: log, DataDir: filepath.Join(f.dir, "data"),
-		Env: catalog.Env{Print: func(_, _, _ string) {}}})
+		Env: catalog.Env{Print: func(_, from, text string) {
+			select {
+			case f.printed <- from + ": " + text:
+			default:
+			}
+		}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +92,7 @@ func newFixture(t *testing.T, mutate func(*Options)) *fixture {
 	cfg.Port = 0
 	cfg.UnixSocket = filepath.Join(f.dir, "run", "oob.sock")
 	opts := Options{Config: cfg, Owner: pub, Logger: log, Clock: f.clock,
-		Target: Target{Pump: o.Pump, Config: o.Config, Journal: o.Store(), LogLevel: f.level,
+		Target: Target{Pump: o.Pump, Config: o.Config, Journal: o.Store(), LogLevel: f.level, Listeners: o,
 			GatewayFile: filepath.Join(f.dir, "gateways.json"),
 			Stopper: StopperFunc(func(graceful bool, timeout time.Duration, reason string) {
 				f.stopped <- reason

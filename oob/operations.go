@@ -34,10 +34,13 @@ type operations struct {
 	// system events.
 	cmu   sync.Mutex
 	watch map[*conn]map[string]bool
+	// classes are the classes of listeners registered over OOB (by lower
+	// name), which the configuration does not know.
+	classes map[string]string
 }
 
 func newOperations(s *Server) *operations {
-	return &operations{s: s, t: s.opts.Target, watch: map[*conn]map[string]bool{}}
+	return &operations{s: s, t: s.opts.Target, watch: map[*conn]map[string]bool{}, classes: map[string]string{}}
 }
 
 // close drops the subscription bookkeeping (the connections cancel their
@@ -55,9 +58,10 @@ func (o *operations) run(p *Operations, c *conn) reply {
 	switch {
 	case p.Shutdown != nil:
 		return o.shutdown(p)
-	case p.RegisterListener != nil, p.UnregisterListener != nil:
-		return fail(CodeNotSupported, "listeners cannot be registered or removed while the organism runs: "+
-			"the pump's routing table is fixed at start; edit organism.yaml and reload")
+	case p.RegisterListener != nil:
+		return o.registerListener(p)
+	case p.UnregisterListener != nil:
+		return o.unregisterListener(p)
 	case p.ListListeners != nil:
 		return ok(ResponsePayload{Listeners: o.listeners(p.ListListeners.Detailed, p.ListListeners.Team)})
 	case p.GetListenerSchema != nil:
@@ -90,6 +94,9 @@ func (o *operations) run(p *Operations, c *conn) reply {
 	return fail(CodeMalformed, "no operation in <payload>")
 }
 
+// lowerName is a listener name as routing compares it.
+func lowerName(s string) string { return strings.ToLower(s) }
+
 // shutdown acks, then (after the ack was written) stops the organism.
 func (o *operations) shutdown(p *Operations) reply {
 	if o.t.Stopper == nil {
@@ -121,6 +128,11 @@ func (o *operations) listeners(detailed bool, team string) *ListenersResponse {
 		if lc, ok := o.t.Config.Listener(l.Name); ok {
 			info.Class = lc.PayloadClass
 		}
+		o.cmu.Lock()
+		if c, ok := o.classes[lowerName(l.Name)]; ok {
+			info.Class = c
+		}
+		o.cmu.Unlock()
 		if team != "" && info.Team != team {
 			continue // listeners carry no team in this organism's configuration
 		}

@@ -110,9 +110,12 @@ func TestOperations(t *testing.T) {
 			`<identity>AAAA</identity><import-tags><tag>Search</tag></import-tags></register-remote-gateway>`, "", nil},
 		{"unregister-remote-gateway", `<unregister-remote-gateway><url>wss://peer.example.org/</url></unregister-remote-gateway>`, "", nil},
 		{"unregister-remote-gateway again", `<unregister-remote-gateway><url>wss://peer.example.org/</url></unregister-remote-gateway>`, CodeNotFound, nil},
-		{"register-listener", `<register-listener><name>x</name><class>hello.Greeting</class><handler>hello.Greet</handler></register-listener>`,
-			CodeNotSupported, nil},
-		{"unregister-listener", `<unregister-listener><name>shouter</name></unregister-listener>`, CodeNotSupported, nil},
+		{"register-listener unknown class", `<register-listener><name>x</name><class>nope.Nope</class><handler>hello.Greet</handler></register-listener>`,
+			CodeInvalidArgument, nil},
+		{"register-listener tag taken", `<register-listener><name>x</name><class>handlers.hello.Greeting</class>` +
+			`<handler>handlers.hello.handle_greeting</handler></register-listener>`, CodeInvalidArgument, nil},
+		{"unregister-listener unknown", `<unregister-listener><name>nobody</name></unregister-listener>`, CodeNotFound, nil},
+		{"unregister-listener system", `<unregister-listener><name>system.boot</name></unregister-listener>`, CodeInvalidArgument, nil},
 		{"subscribe without a connection", `<subscribe-thread/>`, CodeNotSupported, nil},
 		{"unsubscribe unknown", `<unsubscribe><subscription-id>sub-9</subscription-id></unsubscribe>`, CodeNotFound, nil},
 		{"history unknown thread", `<get-thread-history><thread-id>nope</thread-id></get-thread-history>`, CodeNotFound, nil},
@@ -214,5 +217,80 @@ func TestShutdownWithoutStopper(t *testing.T) {
 	f := newFixture(t, func(o *Options) { o.Target.Stopper = nil })
 	if c := code(f.do(t, `<shutdown/>`)); c != CodeNotSupported {
 		t.Fatalf("code %q", c)
+	}
+}
+
+// TestRegisterListenerHot: over a connection, unregister-listener removes
+// a listener (a listener-event push), register-listener adds one from the
+// catalog under a new name, and a new conversation reaches it.
+func TestRegisterListenerHot(t *testing.T) {
+	f := newFixture(t, nil)
+	if err := f.srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := f.dialUnix(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	do := func(op string) *Response {
+		t.Helper()
+		r, raw, err := c.Do(ctx, []byte(op))
+		if err != nil {
+			t.Fatal(err)
+		}
+		validDoc(t, raw)
+		return r
+	}
+	if r := do(`<subscribe-thread><thread-id>none</thread-id></subscribe-thread>`); r.Payload.Subscription == nil {
+		t.Fatalf("subscribe: %+v", r.Payload)
+	}
+	if r := do(`<unregister-listener><name>response-handler</name></unregister-listener>`); r.Payload.Ack == nil {
+		t.Fatalf("unregister: %+v", r.Payload.Error)
+	}
+	if _, ok := f.org.Pump.Lookup("response-handler"); ok {
+		t.Fatal("still registered")
+	}
+	if r := do(`<register-listener><name>printer</name><class>handlers.hello.ShoutedResponse</class>` +
+		`<handler>handlers.hello.handle_response_print</handler><description>prints</description></register-listener>`); r.Payload.Ack == nil {
+		t.Fatalf("register: %+v", r.Payload.Error)
+	}
+	var events []string
+	for len(events) < 2 {
+		p, raw, err := c.Next(ctx)
+		if err != nil {
+			t.Fatalf("pushes %v: %v", events, err)
+		}
+		validDoc(t, raw)
+		if le := p.Payload.ListenerEvent; le != nil {
+			events = append(events, le.EventType+" "+le.Name)
+		}
+	}
+	if events[0] != "unregistered response-handler" || events[1] != "registered printer" {
+		t.Fatalf("listener events %v", events)
+	}
+	l := do(`<list-listeners/>`).Payload.Listeners
+	var printer *ListenerInfo
+	for i := range l.Listeners {
+		if l.Listeners[i].Name == "printer" {
+			printer = &l.Listeners[i]
+		}
+	}
+	if printer == nil || printer.Class != "handlers.hello.ShoutedResponse" || printer.RootTag != "ShoutedResponse" {
+		t.Fatalf("printer %+v", printer)
+	}
+	r := do(`<inject-message><to>printer</to><payload><ShoutedResponse xmlns=""><Message>HI</Message></ShoutedResponse></payload></inject-message>`)
+	if r.Payload.ThreadCreated == nil {
+		t.Fatalf("inject: %+v", r.Payload.Error)
+	}
+	select {
+	case got := <-f.printed:
+		if !strings.HasSuffix(got, ": HI") {
+			t.Fatalf("printed %q", got)
+		}
+	case <-ctx.Done():
+		t.Fatal("the new listener never handled the message")
+	}
+	if r := do(`<register-listener><name>printer</name><class>handlers.hello.ShoutedResponse</class>` +
+		`<handler>handlers.hello.handle_response_print</handler></register-listener>`); code(r) != CodeInvalidArgument {
+		t.Fatalf("duplicate: %+v", r.Payload)
 	}
 }

@@ -1,6 +1,7 @@
 package oob
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"time"
@@ -26,6 +27,18 @@ type Target struct {
 	// GatewayFile, when set, stores register-remote-gateway entries (JSON)
 	// for federation to connect.
 	GatewayFile string
+	// Listeners adds and removes listeners while running (nil:
+	// register-listener and unregister-listener answer NOT_SUPPORTED).
+	// *organism.Organism implements it.
+	Listeners Registrar
+}
+
+// Registrar adds and removes listeners of a running organism.
+type Registrar interface {
+	// AddListener resolves lc in the listener catalog and adds it.
+	AddListener(lc config.Listener) error
+	// RemoveListener removes name once its running handlers finished.
+	RemoveListener(ctx context.Context, name string) error
 }
 
 // ThreadReader reads a thread's journal entries in order (*store.Store and

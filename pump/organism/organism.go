@@ -55,6 +55,9 @@ type Organism struct {
 	log        *slog.Logger
 	durable    *durable
 	recovery   *recovery
+	// catalog and env resolve listeners added while running (AddListener).
+	catalog *catalog.Catalog
+	env     catalog.Env
 }
 
 // SystemListeners are the organism's own listeners, registered before any
@@ -181,7 +184,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d}, nil
+	return &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d, catalog: opts.Catalog, env: env}, nil
 }
 
 func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, lc config.Listener, pos string, sys bool) error {
@@ -202,7 +205,7 @@ func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, lc config.Lis
 	if sys {
 		err = p.RegisterSystem(l)
 	} else {
-		err = p.Register(l)
+		err = p.AddListener(l) // Register before Start
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
@@ -237,4 +240,18 @@ func (o *Organism) Shutdown(ctx context.Context) error {
 		err = errors.Join(err, o.durable.close())
 	}
 	return err
+}
+
+// AddListener resolves lc's payload_class and handler in the catalog (the
+// Python dotted names are accepted) and adds the listener, also while the
+// organism runs (pump.Pump.AddListener). The configuration is not changed:
+// a reload goes back to organism.yaml.
+func (o *Organism) AddListener(lc config.Listener) error {
+	return register(o.Pump, o.catalog, o.env, lc, "", false)
+}
+
+// RemoveListener removes the listener called name and waits, bounded by
+// ctx, for its running handlers (pump.Pump.RemoveListener).
+func (o *Organism) RemoveListener(ctx context.Context, name string) error {
+	return o.Pump.RemoveListener(ctx, name)
 }
