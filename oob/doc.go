@@ -51,6 +51,11 @@
 // refused by name with IMMUTABLE), shutdown (graceful within timeout-seconds,
 // or immediate; acknowledged before the organism stops), and
 // register/unregister-remote-gateway (stored in Target.GatewayFile for
-// federation to connect). register-listener and unregister-listener answer
-// NOT_SUPPORTED: the pump's routing table is fixed once it started.
+// federation to connect), register-listener (class and handler named in the
+// listener catalog, Python dotted names accepted; the next message routed,
+// by any conversation, may reach it) and unregister-listener (routing to it
+// stops at once, what was queued for it is still handled, and the answer
+// comes once its running handlers finished), each with a listener-event
+// push. Listeners changed this way are not written to organism.yaml: a
+// reload or restart goes back to the file.
 package oob
