@@ -95,12 +95,29 @@ func TestCtlAgainstRun(t *testing.T) {
 	if r := ctl("get-config", "key=nope"); r.code != 1 || !strings.Contains(r.stdout, "<code>NOT_FOUND</code>") {
 		t.Fatalf("error response: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	watch := exec.Command(binary, "ctl", "--data", data, "watch", "--count", "1")
+	watch.Dir = dir
+	watchOut := newLockedBuffer()
+	watch.Stdout, watch.Stderr = watchOut, watchOut
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	watchDone := make(chan error, 1)
+	go func() { watchDone <- watch.Wait() }()
+	t.Cleanup(func() { _ = watch.Process.Kill() })
+	watchOut.waitFor(t, "<subscription-id>")
 	r = ctl("inject-message", "to=greeter", `payload=<Greeting xmlns=""><Name>Cy</Name></Greeting>`)
 	m := regexp.MustCompile(`<thread-id>([^<]+)</thread-id>`).FindStringSubmatch(r.stdout)
 	if r.code != 0 || m == nil {
 		t.Fatalf("inject-message: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	s.stderr.waitFor(t, "HELLO, CY!")
+	if err := <-watchDone; err != nil {
+		t.Fatalf("ctl watch: %v\n%s", err, watchOut)
+	}
+	if out := watchOut.String(); !strings.Contains(out, "<privileged-push") || !strings.Contains(out, "<event-type>message</event-type>") {
+		t.Fatalf("ctl watch printed:\n%s", out)
+	}
 	if r := ctl("get-thread-history", "thread-id="+m[1]); r.code != 0 || !strings.Contains(r.stdout, "<payload-type>Greeting</payload-type>") {
 		t.Fatalf("history: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
