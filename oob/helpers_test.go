@@ -61,7 +61,7 @@ func (f *fixture) advance(d time.Duration) {
 	f.now.Store(&t)
 }
 
-func newFixture(t *testing.T, mutate func(*Options)) *fixture {
+func newFixture(t testing.TB, mutate func(*Options)) *fixture {
 	t.Helper()
 	f := &fixture{logs: &logBuf{}, stopped: make(chan string, 1), level: new(slog.LevelVar), dir: t.TempDir(),
 		printed: make(chan string, 64)}

@@ -22,10 +22,10 @@ var (
 type replayCache struct {
 	mu   sync.Mutex
 	max  int
-	seen map[string]time.Time // signature → when it may be forgotten
-	// order lists keys by insertion for the expiry sweep; expiry times are
-	// not monotonic in insertion order, so the sweep walks all when needed.
-	next time.Time // earliest expiry in seen (zero when empty)
+	seen map[string]time.Time // signature digest → when it may be forgotten
+	// next is the earliest expiry in seen (zero when empty): adding past it
+	// (or to a full cache) sweeps every entry once.
+	next time.Time
 }
 
 func newReplayCache(max int) *replayCache {
