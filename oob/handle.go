@@ -2,7 +2,6 @@ package oob
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -76,7 +75,8 @@ func (s *Server) handle(raw []byte, c *conn) reply {
 		s.security("invalid OOB request", "request", id, "error", failureText(err))
 		return s.fail(id, CodeMalformed, "the request does not match privileged-msg.xsd", failureText(err))
 	}
-	if err := verifySignature(s.opts.Owner, raw, req.Signature); err != nil {
+	sig, err := verifySignature(s.opts.Owner, raw, req.Signature)
+	if err != nil {
 		s.security("wrongly signed OOB request", "request", id, "error", err)
 		return s.fail(id, CodeInvalidSignature, "the signature does not verify", err.Error())
 	}
@@ -85,8 +85,7 @@ func (s *Server) handle(raw []byte, c *conn) reply {
 		s.security("stale OOB request", "request", id, "timestamp", ts, "skew", d)
 		return s.fail(id, CodeStale, fmt.Sprintf("timestamp is outside ±%s of the organism's clock", s.opts.Window), "")
 	}
-	sum := sha256.Sum256([]byte(req.Signature.Value))
-	if err := s.replay.add(string(sum[:]), ts.Add(s.opts.Window), now); err != nil {
+	if err := s.replay.add(string(sig), ts.Add(s.opts.Window), now); err != nil {
 		if errors.Is(err, errReplayed) {
 			s.security("replayed OOB request", "request", id)
 			return s.fail(id, CodeReplayed, "this signature was already used", "")

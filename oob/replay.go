@@ -22,7 +22,7 @@ var (
 type replayCache struct {
 	mu   sync.Mutex
 	max  int
-	seen map[string]time.Time // signature digest → when it may be forgotten
+	seen map[string]time.Time // signature bytes → when it may be forgotten
 	// next is the earliest expiry in seen (zero when empty): adding past it
 	// (or to a full cache) sweeps every entry once.
 	next time.Time

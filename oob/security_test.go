@@ -57,6 +57,8 @@ func TestRefusals(t *testing.T) {
 		{"61s old", signed(f.owner, now.Add(-61*time.Second), "old"), CodeStale, "stale OOB request"},
 		{"61s ahead", signed(f.owner, now.Add(61*time.Second), "new"), CodeStale, "stale OOB request"},
 		{"replayed", good, CodeReplayed, "replayed OOB request"},
+		{"replayed with the base64 reflowed", regexp.MustCompile(`(<signature[^>]*>)(.{20})`).ReplaceAll(good, []byte("$1$2\n  ")),
+			CodeReplayed, "replayed OOB request"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

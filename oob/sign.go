@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/xml"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -43,24 +44,34 @@ func SignRequest(key ed25519.PrivateKey, id string, now time.Time, op []byte) ([
 	return []byte(head + p.String() + `<signature algorithm="` + Algorithm + `">` + sig + `</signature></privileged-msg>`), nil
 }
 
-// verifySignature checks sig over the canonical <payload> of raw.
-func verifySignature(pub ed25519.PublicKey, raw []byte, sig *Signature) error {
+// verifySignature checks sig over the canonical <payload> of raw and
+// returns the decoded signature: the replay cache keys on these bytes, not
+// on the base64 text, whose whitespace and line breaks a replayer could
+// vary. (Go's ed25519.Verify rejects non-canonical signatures, so one
+// message has one accepted signature encoding.)
+func verifySignature(pub ed25519.PublicKey, raw []byte, sig *Signature) ([]byte, error) {
 	if sig.Algorithm != "" && sig.Algorithm != Algorithm {
-		return fmt.Errorf("algorithm %q (only %s)", sig.Algorithm, Algorithm)
+		return nil, fmt.Errorf("algorithm %q (only %s)", sig.Algorithm, Algorithm)
 	}
-	b, err := base64.StdEncoding.DecodeString(string(bytes.TrimSpace([]byte(sig.Value))))
+	text := strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\t' || r == '\n' || r == '\r' {
+			return -1
+		}
+		return r
+	}, sig.Value)
+	b, err := base64.StdEncoding.DecodeString(text)
 	if err != nil {
-		return fmt.Errorf("signature is not base64: %w", err)
+		return nil, fmt.Errorf("signature is not base64: %w", err)
 	}
 	if len(b) != ed25519.SignatureSize {
-		return fmt.Errorf("signature is %d bytes, want %d", len(b), ed25519.SignatureSize)
+		return nil, fmt.Errorf("signature is %d bytes, want %d", len(b), ed25519.SignatureSize)
 	}
 	c, err := xmlpipe.CanonicalizeChild(raw, NS, "payload")
 	if err != nil {
-		return fmt.Errorf("payload: %w", err)
+		return nil, fmt.Errorf("payload: %w", err)
 	}
 	if !ed25519.Verify(pub, c, b) {
-		return fmt.Errorf("signature does not verify with the owner key")
+		return nil, fmt.Errorf("signature does not verify with the owner key")
 	}
-	return nil
+	return b, nil
 }
