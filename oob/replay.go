@@ -14,12 +14,12 @@ var (
 	errCacheFull = errors.New("replay cache full")
 )
 
-// replayCache remembers each accepted signature until its request's
+// ReplayCache remembers each accepted signature until its request's
 // timestamp leaves the freshness window (after that the timestamp check
 // refuses it anyway), bounded to max entries: when full of unexpired
 // entries it refuses new requests rather than forget one (which would let
 // it be replayed).
-type replayCache struct {
+type ReplayCache struct {
 	mu   sync.Mutex
 	max  int
 	seen map[string]time.Time // signature bytes → when it may be forgotten
@@ -28,12 +28,19 @@ type replayCache struct {
 	next time.Time
 }
 
-func newReplayCache(max int) *replayCache {
-	return &replayCache{max: max, seen: make(map[string]time.Time)}
+// NewReplayCache returns an empty cache of at most max signatures
+// (DefaultReplayMax when max <= 0). A caller that restarts the server (a
+// configuration reload) passes the same cache to each (Options.Replay), so
+// a request accepted before the restart is still refused after it.
+func NewReplayCache(max int) *ReplayCache {
+	if max <= 0 {
+		max = DefaultReplayMax
+	}
+	return &ReplayCache{max: max, seen: make(map[string]time.Time)}
 }
 
 // add records sig, forgettable at expires; errReplayed when already seen.
-func (c *replayCache) add(sig string, expires, now time.Time) error {
+func (c *ReplayCache) add(sig string, expires, now time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if exp, ok := c.seen[sig]; ok && now.Before(exp) {
@@ -53,7 +60,7 @@ func (c *replayCache) add(sig string, expires, now time.Time) error {
 }
 
 // sweep forgets the expired entries.
-func (c *replayCache) sweep(now time.Time) {
+func (c *ReplayCache) sweep(now time.Time) {
 	c.next = time.Time{}
 	for k, exp := range c.seen {
 		if !now.Before(exp) {
@@ -67,7 +74,7 @@ func (c *replayCache) sweep(now time.Time) {
 }
 
 // len is the number of remembered signatures.
-func (c *replayCache) len() int {
+func (c *ReplayCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.seen)

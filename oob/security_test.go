@@ -2,6 +2,7 @@ package oob
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"fmt"
@@ -167,5 +168,25 @@ func BenchmarkHandle(b *testing.B) {
 		if out := f.srv.Handle(reqs[i]); bytes.Contains(out, []byte("<error>")) {
 			b.Fatalf("%s", out)
 		}
+	}
+}
+
+// TestReplayCacheSharedAcrossRestarts: a server built with the previous
+// one's cache (a reload) refuses what that one accepted.
+func TestReplayCacheSharedAcrossRestarts(t *testing.T) {
+	cache := NewReplayCache(0)
+	f := newFixture(t, func(o *Options) { o.Replay = cache })
+	req := f.sign(t, "once", `<get-status/>`)
+	if c := code(f.handle(t, req)); c != "" {
+		t.Fatalf("first: %s", c)
+	}
+	opts := f.srv.opts
+	second, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Shutdown(context.Background())
+	if c := code(mustResponse(t, second.Handle(req))); c != CodeReplayed {
+		t.Fatalf("after restart: %q, want %s", c, CodeReplayed)
 	}
 }

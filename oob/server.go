@@ -55,8 +55,12 @@ type Options struct {
 	Clock func() time.Time
 	// Window is the timestamp tolerance (default DefaultWindow).
 	Window time.Duration
-	// ReplayMax bounds the replay cache (default DefaultReplayMax).
+	// ReplayMax bounds the replay cache (default DefaultReplayMax) when
+	// Replay is nil.
 	ReplayMax int
+	// Replay is the replay cache to use (nil: a new one); share one across
+	// restarts of the channel.
+	Replay *ReplayCache
 	// MaxBytes caps one request (default DefaultMaxBytes).
 	MaxBytes int
 }
@@ -68,7 +72,7 @@ type Server struct {
 	opts   Options
 	log    *slog.Logger
 	ops    *operations
-	replay *replayCache
+	replay *ReplayCache
 
 	mu      sync.Mutex
 	closed  bool
@@ -95,13 +99,13 @@ func New(opts Options) (*Server, error) {
 	if opts.Window <= 0 {
 		opts.Window = DefaultWindow
 	}
-	if opts.ReplayMax <= 0 {
-		opts.ReplayMax = DefaultReplayMax
+	if opts.Replay == nil {
+		opts.Replay = NewReplayCache(opts.ReplayMax)
 	}
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxBytes
 	}
-	s := &Server{opts: opts, log: opts.Logger.With("component", "oob"), replay: newReplayCache(opts.ReplayMax),
+	s := &Server{opts: opts, log: opts.Logger.With("component", "oob"), replay: opts.Replay,
 		conns: map[*conn]struct{}{}}
 	s.ops = newOperations(s)
 	return s, nil

@@ -47,6 +47,10 @@ type serveRunner struct {
 	// commands.
 	flags string
 
+	// oobReplay is the OOB channel's replay cache, shared by every
+	// generation.
+	oobReplay *oob.ReplayCache
+
 	ln        *reloadListener
 	addr      string
 	announced bool

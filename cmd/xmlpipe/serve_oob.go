@@ -40,7 +40,10 @@ func (r *serveRunner) startOOB(o *organism.Organism, stop oob.Stopper) (*oob.Ser
 	if st := o.Store(); st != nil {
 		t.Journal = st
 	}
-	srv, err := oob.New(oob.Options{Config: cfg.OOB, Owner: owner, Target: t, Logger: r.log})
+	if r.oobReplay == nil {
+		r.oobReplay = oob.NewReplayCache(0) // kept across reloads: a request accepted once stays refused
+	}
+	srv, err := oob.New(oob.Options{Config: cfg.OOB, Owner: owner, Target: t, Logger: r.log, Replay: r.oobReplay})
 	if err != nil {
 		return nil, err
 	}
