@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,7 +30,7 @@ const ctlUsage = `usage: xmlpipe ctl [--data DIR] [--organism FILE] [--endpoint 
   OPERATION is a privileged-msg.xsd request element: list-listeners, get-status, get-listener-schema,
   inject-message, get-thread-history, subscribe-thread, get-organism-graph, get-config, set-config,
   shutdown, register-remote-gateway, unregister-remote-gateway, …
-  Each name=value (or --name value) becomes a child <name>value</name>, in the order given (the XSD's);
+  Each name=value (or --name value) becomes a child <name>value</name>, put in the XSD's order;
   payload=XML is inserted as XML (inject-message), peer=/tag= go inside peers/import-tags.
   xmlpipe ctl watch [THREAD] [--count N]        stream thread-event pushes
   xmlpipe ctl graph [--format mermaid|dot|svg]  print the topology (svg through Graphviz's dot)
@@ -146,13 +147,18 @@ func endpointOf(c config.OOB) string {
 	return scheme + "://" + net.JoinHostPort(c.Bind, strconv.Itoa(c.Port)) + "/"
 }
 
-// opElement builds the operation element from name=value parameters.
+// opElement builds the operation element from name=value parameters,
+// put in the order privileged-msg.xsd requires.
 func opElement(op string, params []string) ([]byte, error) {
-	if op == "" || strings.ContainsAny(op, "<>&\"' ") {
-		return nil, fmt.Errorf("bad operation name %q", op)
+	order, ok := oob.OperationFields(op)
+	if !ok {
+		return nil, fmt.Errorf("%q is not an operation of privileged-msg.xsd (see xmlpipe ctl -h)", op)
 	}
-	var b bytes.Buffer
-	b.WriteString("<" + op + ">")
+	type child struct {
+		name string
+		xml  string
+	}
+	var children []child
 	var peers, tags []string
 	for i := 0; i < len(params); i++ {
 		p := strings.TrimPrefix(strings.TrimPrefix(params[i], "--"), "-")
@@ -161,28 +167,31 @@ func opElement(op string, params []string) ([]byte, error) {
 			k, v, ok = p, params[i+1], true
 			i++
 		}
-		if !ok || k == "" || strings.ContainsAny(k, "<>&\"' ") {
+		if !ok || k == "" {
 			return nil, fmt.Errorf("parameter %q: want name=value", params[i])
 		}
-		switch k {
-		case "payload":
-			b.WriteString("<payload>" + v + "</payload>")
-		case "peer":
+		switch {
+		case k == "peer" && slices.Contains(order, "peers"):
 			peers = append(peers, v)
-		case "tag":
+		case k == "tag" && slices.Contains(order, "import-tags"):
 			tags = append(tags, v)
+		case !slices.Contains(order, k) || k == "peers" || k == "import-tags":
+			return nil, fmt.Errorf("%s takes %s, not %q", op, fieldList(order), k)
+		case k == "payload":
+			children = append(children, child{k, "<payload>" + v + "</payload>"})
 		default:
-			b.WriteString("<" + k + ">")
+			var b bytes.Buffer
 			if err := xml.EscapeText(&b, []byte(v)); err != nil {
 				return nil, err
 			}
-			b.WriteString("</" + k + ">")
+			children = append(children, child{k, "<" + k + ">" + b.String() + "</" + k + ">"})
 		}
 	}
 	list := func(outer, inner string, vs []string) {
 		if len(vs) == 0 {
 			return
 		}
+		var b bytes.Buffer
 		b.WriteString("<" + outer + ">")
 		for _, v := range vs {
 			b.WriteString("<" + inner + ">")
@@ -190,11 +199,39 @@ func opElement(op string, params []string) ([]byte, error) {
 			b.WriteString("</" + inner + ">")
 		}
 		b.WriteString("</" + outer + ">")
+		children = append(children, child{outer, b.String()})
 	}
 	list("peers", "peer", peers)
 	list("import-tags", "tag", tags)
+	slices.SortStableFunc(children, func(a, b child) int {
+		return slices.Index(order, a.name) - slices.Index(order, b.name)
+	})
+	var b bytes.Buffer
+	b.WriteString("<" + op + ">")
+	for _, c := range children {
+		b.WriteString(c.xml)
+	}
 	b.WriteString("</" + op + ">")
 	return b.Bytes(), nil
+}
+
+// fieldList names an operation's parameters for an error message.
+func fieldList(order []string) string {
+	var out []string
+	for _, f := range order {
+		switch f {
+		case "peers":
+			out = append(out, "peer= (repeatable)")
+		case "import-tags":
+			out = append(out, "tag= (repeatable)")
+		default:
+			out = append(out, f+"=")
+		}
+	}
+	if len(out) == 0 {
+		return "no parameters"
+	}
+	return strings.Join(out, " ")
 }
 
 // ctlDo sends one operation and prints the response.

@@ -185,3 +185,36 @@ func TestRunWithoutOwnerKey(t *testing.T) {
 	s := startRun(t, dir, filepath.Join(dir, "data"), "--insecure-dev")
 	s.stderr.waitFor(t, "the OOB channel is off: no owner key")
 }
+
+// TestOpElement: parameters become the operation's children in the XSD's
+// order; unknown operations and parameters are refused by name.
+func TestOpElement(t *testing.T) {
+	tests := []struct {
+		op     string
+		params []string
+		want   string
+		errHas string
+	}{
+		{"list-listeners", nil, "<list-listeners></list-listeners>", ""},
+		{"shutdown", []string{"timeout-seconds=5", "--mode", "graceful"},
+			"<shutdown><mode>graceful</mode><timeout-seconds>5</timeout-seconds></shutdown>", ""},
+		{"register-listener", []string{"peer=a", "name=x<y", "handler=h", "class=c", "peer=b"},
+			"<register-listener><name>x&lt;y</name><class>c</class><handler>h</handler><peers><peer>a</peer><peer>b</peer></peers></register-listener>", ""},
+		{"inject-message", []string{`payload=<G xmlns=""/>`, "to=g"}, `<inject-message><to>g</to><payload><G xmlns=""/></payload></inject-message>`, ""},
+		{"reboot", nil, "", `"reboot" is not an operation`},
+		{"shutdown", []string{"force=true"}, "", `shutdown takes mode= reason= timeout-seconds=, not "force"`},
+		{"shutdown", []string{"mode"}, "", "want name=value"},
+	}
+	for _, tc := range tests {
+		got, err := opElement(tc.op, tc.params)
+		if tc.errHas != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.errHas) {
+				t.Errorf("%s %v: err %v, want %q", tc.op, tc.params, err, tc.errHas)
+			}
+			continue
+		}
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%s %v:\n got %s (%v)\nwant %s", tc.op, tc.params, got, err, tc.want)
+		}
+	}
+}
