@@ -151,6 +151,11 @@ func (p *Pump) register(l Listener, system bool) error {
 	if p.started.Load() {
 		return ErrStarted
 	}
+	return p.table.add(p.newListener(l), system)
+}
+
+// newListener builds the pump's state of l (not registered yet).
+func (p *Pump) newListener(l Listener) *listener {
 	rl := &listener{Listener: l}
 	rl.only = []*listener{rl}
 	rl.Peers = append([]string(nil), l.Peers...)
@@ -172,7 +177,7 @@ func (p *Pump) register(l Listener, system bool) error {
 		rl.QueueSize = p.opts.QueueSize
 	}
 	rl.queue = newSchedQueue(p.opts.Scheduling, rl.QueueSize)
-	return p.table.add(rl, system)
+	return rl
 }
 
 // Start builds the agents' usage instructions and starts the ingress and
@@ -192,11 +197,7 @@ func (p *Pump) Start() error {
 		go p.ingressWorker()
 	}
 	for _, l := range p.table.all() {
-		l.current = make([]atomic.Pointer[string], l.Workers)
-		for i := 0; i < l.Workers; i++ {
-			p.wg.Add(1)
-			go p.listenerWorker(l, &l.current[i])
-		}
+		p.startWorkers(l)
 	}
 	p.stopCollect = make(chan struct{})
 	p.wg.Add(1)

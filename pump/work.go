@@ -28,6 +28,9 @@ type listener struct {
 	// lastError is the listener's most recent handler failure.
 	lastError atomic.Pointer[listenerError]
 	lastSeen  atomic.Int64 // unix nanos of the last handled message
+	// workers counts the listener's running workers (RemoveListener waits
+	// for them).
+	workers sync.WaitGroup
 }
 
 // listenerError is a handler failure kept for introspection.

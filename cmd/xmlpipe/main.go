@@ -13,6 +13,8 @@
 //	xmlpipe mcp [--data DIR] [--http ADDR] [organism.yaml]
 //	xmlpipe wasm check [--memory-mb N] module.wasm
 //	xmlpipe users add|list|remove|reset-totp|passwd|role [--data DIR] …
+//	xmlpipe keys init|show|export [--data DIR] [--organism FILE]
+//	xmlpipe ctl [--data DIR] [--organism FILE] OPERATION [flags] | watch [THREAD] | graph --format F
 package main
 
 import (
@@ -60,6 +62,8 @@ func commands() []command {
 		{"mcp", "[--data DIR] [--http ADDR] [organism.yaml]", "serve the organism's listeners as MCP tools over stdio (or streamable HTTP)", runMCP},
 		{"wasm", "check [--memory-mb N] module.wasm", "check a WebAssembly listener module and print the schemas its describe export derives", runWasm},
 		{"users", "add|list|remove|reset-totp|passwd|role …", "manage the main bus's users (password + TOTP)", runUsers},
+		{"keys", "init|show|export [--data DIR] …", "the organism's Ed25519 identity and the owner's key pair", runKeys},
+		{"ctl", "[--data DIR] [--organism FILE] OPERATION …", "send one signed request to the running organism's OOB channel", runCtl},
 		{"help", "", "show this help", runHelp},
 	}
 }

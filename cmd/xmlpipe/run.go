@@ -33,13 +33,15 @@ func runRun(ctx context.Context, args []string, std streams) int {
 		fmt.Fprintf(std.err, "xmlpipe run: --log-level: %v\n", err)
 		return exitUsage
 	}
-	logger := slog.New(slog.NewTextHandler(std.err, &slog.HandlerOptions{Level: level}))
+	lv := new(slog.LevelVar)
+	lv.Set(level)
+	logger := slog.New(slog.NewTextHandler(std.err, &slog.HandlerOptions{Level: lv}))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	r := &serveRunner{src: resolveConfig(pos), data: *data, listen: *listen, insecure: *insecure, log: logger,
+	r := &serveRunner{src: resolveConfig(pos), data: *data, listen: *listen, insecure: *insecure, log: logger, level: lv,
 		std: std, hup: hup, flags: runFlagsFor(pos, *data)}
 	return r.run(ctx)
 }

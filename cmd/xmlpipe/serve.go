@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
+	"github.com/xml-pipeline/xmlpipe/oob"
 	"github.com/xml-pipeline/xmlpipe/pump/bus"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/certs"
@@ -38,11 +39,17 @@ type serveRunner struct {
 	listen   string
 	insecure bool
 	log      *slog.Logger
-	std      streams
-	hup      <-chan os.Signal
+	// level is the logger's level, mutable over OOB (nil: fixed).
+	level *slog.LevelVar
+	std   streams
+	hup   <-chan os.Signal
 	// flags are the --data/--config arguments to repeat in suggested
 	// commands.
 	flags string
+
+	// oobReplay is the OOB channel's replay cache, shared by every
+	// generation.
+	oobReplay *oob.ReplayCache
 
 	ln        *reloadListener
 	addr      string
@@ -95,6 +102,13 @@ func (r *serveRunner) generation(ctx context.Context) (reload bool, code int) {
 	if err != nil {
 		return fail(err)
 	}
+	oobSrv, err := r.startOOB(o, oob.StopperFunc(ctl.stopWith))
+	if err != nil {
+		if serr := mb.shutdown(); serr != nil {
+			r.log.Error("bus shutdown", "error", serr)
+		}
+		return fail(err)
+	}
 	r.log.Info("organism running", "organism", o.Config.Organism.Name, "config", r.src.path,
 		"listeners", len(o.Pump.Listeners()))
 
@@ -123,13 +137,23 @@ wait:
 		}
 	}
 	r.log.Info("shutting down: draining in-flight messages")
+	if err := stopOOB(oobSrv); err != nil {
+		r.log.Error("OOB shutdown", "error", err)
+	}
 	if err := mb.shutdown(); err != nil {
 		r.log.Error("bus shutdown", "error", err)
 		code = exitFailure
 	}
-	if err := o.Shutdown(context.Background()); err != nil {
-		r.log.Error("shutdown", "error", err)
-		return false, exitFailure
+	drainCtx, cancelDrain := ctl.drainContext()
+	defer cancelDrain()
+	if err := o.Shutdown(drainCtx); err != nil {
+		if ctl.drain.Load() > 0 && errors.Is(err, context.DeadlineExceeded) {
+			// An OOB shutdown bounded the drain: cutting it short was asked for.
+			r.log.Warn("shutdown: the requested drain time ran out", "error", err)
+		} else {
+			r.log.Error("shutdown", "error", err)
+			return false, exitFailure
+		}
 	}
 	if !reload {
 		r.log.Info("stopped")

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/oob"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus"
 	"github.com/xml-pipeline/xmlpipe/pump/console"
@@ -18,6 +21,7 @@ type consoleServe struct {
 	r     *serveRunner
 	setup busSetup
 	bus   *mainBus
+	oob   *oob.Server
 }
 
 // prepare checks the users and opens the certificate and the socket, before
@@ -39,11 +43,26 @@ func (c *consoleServe) start(local *console.Local, stop context.CancelFunc) erro
 		return err
 	}
 	c.bus = mb
+	// An OOB shutdown ends the console like a stop through the API (the
+	// drain is the pump's shutdown_timeout: mode and timeout-seconds are
+	// honoured by xmlpipe run only).
+	srv, err := c.r.startOOB(local.Organism(), oob.StopperFunc(func(bool, time.Duration, string) { stop() }))
+	if err != nil {
+		if serr := c.shutdown(); serr != nil {
+			err = fmt.Errorf("%w (and closing the bus: %w)", err, serr)
+		}
+		return err
+	}
+	c.oob = srv
 	return nil
 }
 
 // shutdown closes the bus's sockets and waits for it.
 func (c *consoleServe) shutdown() error {
+	if err := stopOOB(c.oob); err != nil {
+		c.r.log.Error("OOB shutdown", "error", err)
+	}
+	c.oob = nil
 	if c.bus == nil {
 		return nil
 	}

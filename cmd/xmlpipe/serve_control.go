@@ -13,6 +13,30 @@ import (
 type runControl struct {
 	src          configSource
 	stop, reload chan struct{} // buffered (1): a request is never lost, repeats collapse
+	// drain, when set (by an OOB shutdown), bounds the organism's drain:
+	// the nanoseconds to wait, 1 for an immediate stop.
+	drain atomic.Int64
+}
+
+// stopWith asks the serving loop to stop, draining for at most timeout
+// (0: the pump's shutdown_timeout); immediate does not wait for
+// in-flight work.
+func (c *runControl) stopWith(graceful bool, timeout time.Duration, _ string) {
+	switch {
+	case !graceful:
+		c.drain.Store(1)
+	case timeout > 0:
+		c.drain.Store(int64(timeout))
+	}
+	signalOnce(c.stop)
+}
+
+// drainContext is the context bounding the organism's shutdown.
+func (c *runControl) drainContext() (context.Context, context.CancelFunc) {
+	if d := c.drain.Load(); d > 0 {
+		return context.WithTimeout(context.Background(), time.Duration(d))
+	}
+	return context.WithCancel(context.Background())
 }
 
 // Stop asks the serving loop to stop.

@@ -129,6 +129,7 @@ func (o *Organism) normalize() {
 	s.DataDir, s.Identity = o.resolve(s.DataDir), o.resolve(s.Identity)
 	s.TLS.Cert, s.TLS.Key = o.resolve(s.TLS.Cert), o.resolve(s.TLS.Key)
 	o.OOB.UnixSocket = o.resolve(o.OOB.UnixSocket)
+	o.OOB.TLS.Cert, o.OOB.TLS.Key = o.resolve(o.OOB.TLS.Cert), o.resolve(o.OOB.TLS.Key)
 }
 
 // resolve makes a relative path absolute against the configuration's

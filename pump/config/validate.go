@@ -285,10 +285,18 @@ func (o *Organism) checkPeers(r *reporter, listeners map[string]string) {
 
 func (o *Organism) checkOOB(r *reporter) {
 	b := o.OOB
-	if !isLoopback(b.Bind) {
-		r.add("oob.bind", "%q is not a loopback address (the OOB channel is local only)", b.Bind)
+	if !isLoopback(b.Bind) && !b.AllowRemote {
+		r.add("oob.bind", "%q is not a loopback address (the OOB channel is local only; allow_remote_oob: true permits it, with TLS)", b.Bind)
 	}
-	r.port("oob.port", b.Port)
+	if !isLoopback(b.Bind) && b.AllowRemote && !b.TLS.Enabled() {
+		r.add("oob.tls", "a remote OOB channel (allow_remote_oob) requires tls.cert and tls.key")
+	}
+	if (b.TLS.Cert == "") != (b.TLS.Key == "") {
+		r.add("oob.tls", "cert and key must be given together")
+	}
+	if b.Port != 0 || b.UnixSocket == "" {
+		r.port("oob.port", b.Port)
+	}
 	if b.Enabled && b.Port == o.Organism.Port {
 		r.add("oob.port", "same as organism.port (%d)", b.Port)
 	}

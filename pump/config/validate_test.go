@@ -54,8 +54,15 @@ func TestValidateBuiltInCode(t *testing.T) {
 		{"oob disabled may share a port", func(o *Organism) { o.OOB.Enabled = false; o.OOB.Port = o.Organism.Port }, nil},
 		{"oob ipv6 loopback", func(o *Organism) { o.OOB.Bind = "::1" }, nil},
 		{"oob hostname", func(o *Organism) { o.OOB.Bind = "example.org" }, []string{
-			`oob.bind: "example.org" is not a loopback address (the OOB channel is local only)`,
+			`oob.bind: "example.org" is not a loopback address (the OOB channel is local only; allow_remote_oob: true permits it, with TLS)`,
 		}},
+		{"oob remote without tls", func(o *Organism) { o.OOB.Bind = "0.0.0.0"; o.OOB.AllowRemote = true }, []string{
+			`oob.tls: a remote OOB channel (allow_remote_oob) requires tls.cert and tls.key`,
+		}},
+		{"oob remote with tls", func(o *Organism) {
+			o.OOB.Bind, o.OOB.AllowRemote, o.OOB.TLS = "0.0.0.0", true, TLS{Cert: "/c.pem", Key: "/k.pem"}
+		}, nil},
+		{"oob unix socket only", func(o *Organism) { o.OOB.Port = 0; o.OOB.UnixSocket = "/run/x/oob.sock" }, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -69,6 +69,9 @@ type Organism struct {
 	recovery *recovery
 	wasm     *wasmSet
 	closers  *closers
+	// catalog and env resolve listeners added while running (AddListener).
+	catalog *catalog.Catalog
+	env     catalog.Env
 }
 
 // SystemListeners are the organism's own listeners, registered before any
@@ -250,7 +253,8 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		layer.router.Close()
 		return nil, errors.Join(err, ws.close(context.Background()), closers.close())
 	}
-	o := &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d, router: layer.router, wasm: ws, closers: closers}
+	o := &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d, router: layer.router, wasm: ws, closers: closers,
+		catalog: opts.Catalog, env: env}
 	if layer.usable() {
 		o.LLM = layer.router
 	}
@@ -285,7 +289,7 @@ func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, ws *wasmSet, 
 	if sys {
 		err = p.RegisterSystem(l)
 	} else {
-		err = p.Register(l)
+		err = p.AddListener(l) // Register before Start
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
@@ -326,4 +330,18 @@ func (o *Organism) Shutdown(ctx context.Context) error {
 		err = errors.Join(err, o.durable.close())
 	}
 	return err
+}
+
+// AddListener resolves lc's payload_class and handler in the catalog (the
+// Python dotted names are accepted) and adds the listener, also while the
+// organism runs (pump.Pump.AddListener). The configuration is not changed:
+// a reload goes back to organism.yaml.
+func (o *Organism) AddListener(lc config.Listener) error {
+	return register(o.Pump, o.catalog, o.env, o.wasm, lc, "", false)
+}
+
+// RemoveListener removes the listener called name and waits, bounded by
+// ctx, for its running handlers (pump.Pump.RemoveListener).
+func (o *Organism) RemoveListener(ctx context.Context, name string) error {
+	return o.Pump.RemoveListener(ctx, name)
 }

@@ -1,0 +1,418 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/oob"
+	"github.com/xml-pipeline/xmlpipe/oob/keys"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+)
+
+// ctlTimeout bounds one request.
+const ctlTimeout = 30 * time.Second
+
+// ctlUsage explains `xmlpipe ctl`.
+const ctlUsage = `usage: xmlpipe ctl [--data DIR] [--organism FILE] [--endpoint E] [--json] OPERATION [name=value …]
+  OPERATION is a privileged-msg.xsd request element: list-listeners, get-status, get-listener-schema,
+  inject-message, get-thread-history, subscribe-thread, get-organism-graph, get-config, set-config,
+  shutdown, register-remote-gateway, unregister-remote-gateway, …
+  Each name=value (or --name value) becomes a child <name>value</name>, put in the XSD's order;
+  payload=XML is inserted as XML (inject-message), peer=/tag= go inside peers/import-tags.
+  xmlpipe ctl watch [THREAD] [--count N]        stream thread-event pushes
+  xmlpipe ctl graph [--format mermaid|dot|svg]  print the topology (svg through Graphviz's dot)
+The endpoint is oob.unix_socket of the organism file when set, else oob.bind:oob.port;
+the owner key is keys/owner.ed25519 in the data directory (xmlpipe keys init).
+Examples:
+  xmlpipe ctl list-listeners detailed=true
+  xmlpipe ctl get-listener-schema name=greeter format=example
+  xmlpipe ctl inject-message to=greeter 'payload=<Greeting xmlns=""><Name>Ada</Name></Greeting>'
+  xmlpipe ctl shutdown mode=graceful timeout-seconds=30`
+
+// ctlOptions are the common flags of ctl.
+type ctlOptions struct {
+	data, organism, endpoint string
+	json                     bool
+}
+
+// runCtl is `xmlpipe ctl …`.
+func runCtl(ctx context.Context, args []string, std streams) int {
+	var o ctlOptions
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		val := func() (string, bool) {
+			if k, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(k, "--") {
+				return v, true
+			}
+			if i+1 < len(args) {
+				i++
+				return args[i], true
+			}
+			return "", false
+		}
+		name, _, _ := strings.Cut(a, "=")
+		var ok bool
+		switch name {
+		case "--data", "-data":
+			o.data, ok = val()
+		case "--organism", "-organism":
+			o.organism, ok = val()
+		case "--endpoint", "-endpoint":
+			o.endpoint, ok = val()
+		case "--json", "-json":
+			o.json, ok = true, true
+		case "-h", "--help", "-help":
+			fmt.Fprintln(std.out, ctlUsage)
+			return exitOK
+		default:
+			rest = append(rest, a)
+			continue
+		}
+		if !ok {
+			fmt.Fprintf(std.err, "xmlpipe ctl: %s needs a value\n%s\n", a, ctlUsage)
+			return exitUsage
+		}
+	}
+	if len(rest) == 0 {
+		fmt.Fprintln(std.err, ctlUsage)
+		return exitUsage
+	}
+	op, params := rest[0], rest[1:]
+	c, err := o.dial(ctx)
+	if err != nil {
+		fmt.Fprintf(std.err, "xmlpipe ctl: %v\n", err)
+		return exitFailure
+	}
+	defer c.Close()
+	switch op {
+	case "watch":
+		return ctlWatch(ctx, c, o, params, std)
+	case "graph":
+		return ctlGraph(ctx, c, params, std)
+	}
+	body, err := opElement(op, params)
+	if err != nil {
+		fmt.Fprintf(std.err, "xmlpipe ctl: %v\n", err)
+		return exitUsage
+	}
+	return ctlDo(ctx, c, o, body, std)
+}
+
+// dial connects with the owner key to the endpoint of the organism file.
+func (o ctlOptions) dial(ctx context.Context) (*oob.Client, error) {
+	var pos []string
+	if o.organism != "" {
+		pos = []string{o.organism}
+	}
+	cfg, err := resolveConfig(pos).load()
+	if err != nil {
+		return nil, err
+	}
+	key, err := keys.OwnerPrivate(keys.PathsFor(dataDir(cfg, o.data), cfg.Organism.Identity))
+	if err != nil {
+		return nil, err
+	}
+	ep := o.endpoint
+	if ep == "" {
+		ep = endpointOf(cfg.OOB)
+	}
+	dctx, cancel := context.WithTimeout(ctx, ctlTimeout)
+	defer cancel()
+	return oob.Dial(dctx, ep, key)
+}
+
+// endpointOf is where the OOB channel of c listens.
+func endpointOf(c config.OOB) string {
+	if c.UnixSocket != "" {
+		return "unix:" + c.UnixSocket
+	}
+	scheme := "ws"
+	if c.TLS.Enabled() {
+		scheme = "wss"
+	}
+	return scheme + "://" + net.JoinHostPort(c.Bind, strconv.Itoa(c.Port)) + "/"
+}
+
+// opElement builds the operation element from name=value parameters,
+// put in the order privileged-msg.xsd requires.
+func opElement(op string, params []string) ([]byte, error) {
+	order, ok := oob.OperationFields(op)
+	if !ok {
+		return nil, fmt.Errorf("%q is not an operation of privileged-msg.xsd (see xmlpipe ctl -h)", op)
+	}
+	type child struct {
+		name string
+		xml  string
+	}
+	var children []child
+	var peers, tags []string
+	for i := 0; i < len(params); i++ {
+		p := strings.TrimPrefix(strings.TrimPrefix(params[i], "--"), "-")
+		k, v, ok := strings.Cut(p, "=")
+		if !ok && strings.HasPrefix(params[i], "-") && i+1 < len(params) {
+			k, v, ok = p, params[i+1], true
+			i++
+		}
+		if !ok || k == "" {
+			return nil, fmt.Errorf("parameter %q: want name=value", params[i])
+		}
+		switch {
+		case k == "peer" && slices.Contains(order, "peers"):
+			peers = append(peers, v)
+		case k == "tag" && slices.Contains(order, "import-tags"):
+			tags = append(tags, v)
+		case !slices.Contains(order, k) || k == "peers" || k == "import-tags":
+			return nil, fmt.Errorf("%s takes %s, not %q", op, fieldList(order), k)
+		case k == "payload":
+			children = append(children, child{k, "<payload>" + v + "</payload>"})
+		default:
+			var b bytes.Buffer
+			if err := xml.EscapeText(&b, []byte(v)); err != nil {
+				return nil, err
+			}
+			children = append(children, child{k, "<" + k + ">" + b.String() + "</" + k + ">"})
+		}
+	}
+	list := func(outer, inner string, vs []string) {
+		if len(vs) == 0 {
+			return
+		}
+		var b bytes.Buffer
+		b.WriteString("<" + outer + ">")
+		for _, v := range vs {
+			b.WriteString("<" + inner + ">")
+			_ = xml.EscapeText(&b, []byte(v))
+			b.WriteString("</" + inner + ">")
+		}
+		b.WriteString("</" + outer + ">")
+		children = append(children, child{outer, b.String()})
+	}
+	list("peers", "peer", peers)
+	list("import-tags", "tag", tags)
+	slices.SortStableFunc(children, func(a, b child) int {
+		return slices.Index(order, a.name) - slices.Index(order, b.name)
+	})
+	var b bytes.Buffer
+	b.WriteString("<" + op + ">")
+	for _, c := range children {
+		b.WriteString(c.xml)
+	}
+	b.WriteString("</" + op + ">")
+	return b.Bytes(), nil
+}
+
+// fieldList names an operation's parameters for an error message.
+func fieldList(order []string) string {
+	var out []string
+	for _, f := range order {
+		switch f {
+		case "peers":
+			out = append(out, "peer= (repeatable)")
+		case "import-tags":
+			out = append(out, "tag= (repeatable)")
+		default:
+			out = append(out, f+"=")
+		}
+	}
+	if len(out) == 0 {
+		return "no parameters"
+	}
+	return strings.Join(out, " ")
+}
+
+// ctlDo sends one operation and prints the response.
+func ctlDo(ctx context.Context, c *oob.Client, o ctlOptions, body []byte, std streams) int {
+	rctx, cancel := context.WithTimeout(ctx, ctlTimeout)
+	defer cancel()
+	r, raw, err := c.Do(rctx, body)
+	if err != nil {
+		fmt.Fprintf(std.err, "xmlpipe ctl: %v\n", err)
+		return exitFailure
+	}
+	if err := printDoc(std.out, r, raw, o.json); err != nil {
+		fmt.Fprintf(std.err, "xmlpipe ctl: %v\n", err)
+		return exitFailure
+	}
+	if err := r.Err(); err != nil {
+		fmt.Fprintf(std.err, "xmlpipe ctl: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// printDoc prints a response or push: indented XML, or JSON.
+func printDoc(w io.Writer, v any, raw []byte, asJSON bool) error {
+	if asJSON {
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	b, err := prettyXML(raw)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// prettyXML re-indents a document.
+func prettyXML(raw []byte) ([]byte, error) {
+	d := xml.NewDecoder(bytes.NewReader(raw))
+	var out bytes.Buffer
+	e := xml.NewEncoder(&out)
+	e.Indent("", "  ")
+	for {
+		tok, err := d.RawToken()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch t := tok.(type) {
+		case xml.CharData:
+			if len(bytes.TrimSpace(t)) == 0 {
+				continue
+			}
+		case xml.ProcInst:
+			continue
+		}
+		if err := e.EncodeToken(xml.CopyToken(tok)); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.Flush(); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// ctlWatch subscribes and prints pushes until interrupted (or --count).
+func ctlWatch(ctx context.Context, c *oob.Client, o ctlOptions, params []string, std streams) int {
+	count := 0
+	var thread string
+	for i := 0; i < len(params); i++ {
+		switch p := params[i]; {
+		case p == "--count" && i+1 < len(params):
+			n, err := strconv.Atoi(params[i+1])
+			if err != nil || n < 1 {
+				fmt.Fprintf(std.err, "xmlpipe ctl watch: --count %q: want a positive number\n", params[i+1])
+				return exitUsage
+			}
+			count = n
+			i++
+		case thread == "" && !strings.HasPrefix(p, "-"):
+			thread = p
+		default:
+			fmt.Fprintf(std.err, "xmlpipe ctl watch: unexpected %q\n", p)
+			return exitUsage
+		}
+	}
+	body := []byte("<subscribe-thread><include-payloads>true</include-payloads></subscribe-thread>")
+	if thread != "" {
+		var b bytes.Buffer
+		_ = xml.EscapeText(&b, []byte(thread))
+		body = []byte("<subscribe-thread><thread-id>" + b.String() + "</thread-id><include-payloads>true</include-payloads></subscribe-thread>")
+	}
+	if code := ctlDo(ctx, c, o, body, std); code != exitOK {
+		return code
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	for n := 0; count == 0 || n < count; n++ {
+		p, raw, err := c.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return exitOK
+			}
+			fmt.Fprintf(std.err, "xmlpipe ctl watch: %v\n", err)
+			return exitFailure
+		}
+		if err := printDoc(std.out, p, raw, o.json); err != nil {
+			fmt.Fprintf(std.err, "xmlpipe ctl watch: %v\n", err)
+			return exitFailure
+		}
+	}
+	return exitOK
+}
+
+// ctlGraph prints the topology: mermaid, dot, or svg through Graphviz.
+func ctlGraph(ctx context.Context, c *oob.Client, params []string, std streams) int {
+	format := "mermaid"
+	remote := false
+	for i := 0; i < len(params); i++ {
+		switch p := params[i]; {
+		case p == "--format" && i+1 < len(params):
+			format = params[i+1]
+			i++
+		case strings.HasPrefix(p, "--format="):
+			format = strings.TrimPrefix(p, "--format=")
+		case p == "--remote":
+			remote = true
+		default:
+			fmt.Fprintf(std.err, "xmlpipe ctl graph: unexpected %q\n", p)
+			return exitUsage
+		}
+	}
+	wire := map[string]string{"mermaid": "mermaid", "dot": "graphviz", "svg": "graphviz", "json": "json"}[format]
+	if wire == "" {
+		fmt.Fprintf(std.err, "xmlpipe ctl graph: --format %q: want mermaid, dot, svg or json\n", format)
+		return exitUsage
+	}
+	var dot string
+	if format == "svg" {
+		var err error
+		if dot, err = exec.LookPath("dot"); err != nil {
+			fmt.Fprintln(std.err, "xmlpipe ctl graph: --format svg needs Graphviz's dot on PATH (install graphviz), "+
+				"or use --format dot and render it elsewhere")
+			return exitFailure
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, ctlTimeout)
+	defer cancel()
+	r, _, err := c.Do(rctx, []byte("<get-organism-graph><format>"+wire+"</format><include-remote>"+
+		strconv.FormatBool(remote)+"</include-remote></get-organism-graph>"))
+	if err == nil {
+		err = r.Err()
+	}
+	if err != nil {
+		fmt.Fprintf(std.err, "xmlpipe ctl graph: %v\n", err)
+		return exitFailure
+	}
+	g := r.Payload.OrganismGraph
+	if g == nil {
+		fmt.Fprintln(std.err, "xmlpipe ctl graph: the response holds no graph")
+		return exitFailure
+	}
+	if format != "svg" {
+		fmt.Fprint(std.out, g.Graph)
+		if !strings.HasSuffix(g.Graph, "\n") {
+			fmt.Fprintln(std.out)
+		}
+		return exitOK
+	}
+	cmd := exec.CommandContext(ctx, dot, "-Tsvg")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(g.Graph), std.out, std.err
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintf(std.err, "xmlpipe ctl graph: dot: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}

@@ -1,0 +1,61 @@
+// Package oob is the privileged out-of-band channel: signed
+// privileged-msg.xsd (version 1.1) requests on a loopback WebSocket and/or a
+// Unix socket, answered with <privileged-response> and, for subscriptions,
+// <privileged-push> frames. The main bus never carries these messages.
+//
+// # Transport
+//
+// One WebSocket connection carries any number of requests, answered in
+// order; each text frame is one complete document. The TCP socket (oob.bind,
+// default 127.0.0.1, oob.port, default 8766) accepts loopback peers only: a
+// non-loopback peer is closed at accept and logged as a security event. A
+// non-loopback bind needs allow_remote_oob: true and oob.tls, and then serves
+// TLS 1.3. The Unix socket (oob.unix_socket) is created mode 0600 inside a
+// directory only its owner can enter (created 0700 when missing; an existing
+// directory that group or others may enter, or another user owns, is refused
+// and no socket is created). A WebSocket handshake carrying an Origin header
+// (a browser page) is refused.
+//
+// # Signature
+//
+// The XSD fixes the shape: <privileged-msg version="1.1"> holds <payload
+// id=… timestamp=…> with one operation, then <signature algorithm="ed25519">.
+// The signature is Ed25519 by the owner key (oob/keys) over the exclusive
+// C14N 1.0, without comments, of the <payload> element — the subtree, so id
+// and timestamp, which sit on it, are covered — base64 in <signature>. Since
+// exclusive C14N renders only the namespaces the subtree uses, the signed
+// bytes do not depend on the root's declarations (SignRequest builds such a
+// request).
+//
+// A request is accepted when, in this order: it is at most Options.MaxBytes;
+// it parses as a privileged-msg in NS; it carries a non-empty signature
+// (else UNSIGNED); it is valid against privileged-msg.xsd (else
+// MALFORMED_REQUEST); the signature verifies with the owner's public key
+// (else INVALID_SIGNATURE); its timestamp is within ±Options.Window (60 s) of
+// the organism's clock (else STALE_REQUEST); and its signature was not
+// accepted before (else REPLAYED). The replay cache remembers each accepted
+// signature until its timestamp leaves the window — after that the timestamp
+// check refuses it anyway — and holds at most Options.ReplayMax entries:
+// full of live ones, it refuses new requests (BUSY) rather than forget one.
+// Every refusal is an <error> response and a slog Warn "security event: …"
+// with security=true.
+//
+// # Operations
+//
+// list-listeners, get-status, get-listener-schema (xsd or example),
+// inject-message (a new conversation, or the thread given), get-thread-history
+// (from the journal, paged), subscribe-thread / unsubscribe (thread-event
+// pushes on the subscribing connection; system-event pushes for shutdown and
+// config changes), get-organism-graph (mermaid, graphviz, json), get-config /
+// set-config (log_level is the one runtime-mutable key; the others are
+// refused by name with IMMUTABLE), shutdown (graceful within timeout-seconds,
+// or immediate; acknowledged before the organism stops), and
+// register/unregister-remote-gateway (stored in Target.GatewayFile for
+// federation to connect), register-listener (class and handler named in the
+// listener catalog, Python dotted names accepted; the next message routed,
+// by any conversation, may reach it) and unregister-listener (routing to it
+// stops at once, what was queued for it is still handled, and the answer
+// comes once its running handlers finished), each with a listener-event
+// push. Listeners changed this way are not written to organism.yaml: a
+// reload or restart goes back to the file.
+package oob

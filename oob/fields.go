@@ -1,0 +1,59 @@
+package oob
+
+import (
+	"encoding/xml"
+	"strings"
+	"sync"
+
+	"github.com/xml-pipeline/xmlpipe/schemas"
+)
+
+// xsdDoc is the part of privileged-msg.xsd that names each request
+// operation's children.
+type xsdDoc struct {
+	Types []struct {
+		Name   string `xml:"name,attr"`
+		Choice []struct {
+			Name string `xml:"name,attr"`
+			Type string `xml:"type,attr"`
+		} `xml:"choice>element"`
+		Sequence []struct {
+			Name string `xml:"name,attr"`
+		} `xml:"sequence>element"`
+	} `xml:"complexType"`
+}
+
+var (
+	fieldsOnce sync.Once
+	fields     map[string][]string
+)
+
+// OperationFields returns the child element names of the request operation
+// op, in the order privileged-msg.xsd requires; ok is false when op is not
+// one of its operations.
+func OperationFields(op string) (names []string, ok bool) {
+	fieldsOnce.Do(func() {
+		fields = map[string][]string{}
+		var d xsdDoc
+		if err := xml.Unmarshal(schemas.Privileged(), &d); err != nil {
+			return
+		}
+		seq := map[string][]string{}
+		for _, t := range d.Types {
+			seq[t.Name] = []string{} // an empty sequence is still a type
+			for _, e := range t.Sequence {
+				seq[t.Name] = append(seq[t.Name], e.Name)
+			}
+		}
+		for _, t := range d.Types {
+			if t.Name != "RequestPayload" {
+				continue
+			}
+			for _, e := range t.Choice {
+				fields[e.Name] = seq[strings.TrimPrefix(e.Type, "pm:")]
+			}
+		}
+	})
+	names, ok = fields[op]
+	return names, ok
+}

@@ -1,0 +1,41 @@
+package oob
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestOperationFields(t *testing.T) {
+	tests := []struct {
+		op   string
+		want []string
+		ok   bool
+	}{
+		{"shutdown", []string{"mode", "reason", "timeout-seconds"}, true},
+		{"list-listeners", []string{"detailed", "team"}, true},
+		{"inject-message", []string{"to", "thread-id", "from", "payload"}, true},
+		{"register-remote-gateway", []string{"url", "identity", "import-tags", "description", "team", "max-concurrent"}, true},
+		{"get-status", []string{"include-listeners", "include-threads", "include-metrics"}, true},
+		{"ack", nil, false},
+		{"reboot", nil, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.op, func(t *testing.T) {
+			got, ok := OperationFields(tc.op)
+			if ok != tc.ok || !slices.Equal(got, tc.want) {
+				t.Fatalf("OperationFields(%q) = %v, %v; want %v, %v", tc.op, got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+	n := 0
+	for _, op := range []string{"shutdown", "register-listener", "unregister-listener", "list-listeners", "get-listener-schema",
+		"inject-message", "get-thread-history", "subscribe-thread", "unsubscribe", "get-organism-graph", "get-status",
+		"set-config", "get-config", "register-remote-gateway", "unregister-remote-gateway"} {
+		if _, ok := OperationFields(op); ok {
+			n++
+		}
+	}
+	if n != 15 {
+		t.Fatalf("%d of the 15 operations known", n)
+	}
+}

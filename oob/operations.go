@@ -1,0 +1,392 @@
+package oob
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// injectTimeout bounds inject-message's wait for the ingress stages.
+const injectTimeout = 30 * time.Second
+
+// operations runs the request operations against the target.
+type operations struct {
+	s        *Server
+	t        Target
+	stopping atomic.Bool
+	nextSub  atomic.Int64
+
+	gmu sync.Mutex // the gateway file
+
+	// conns are the connections with subscriptions, for listener and
+	// system events.
+	cmu   sync.Mutex
+	watch map[*conn]map[string]bool
+	// classes are the classes of listeners registered over OOB (by lower
+	// name), which the configuration does not know.
+	classes map[string]string
+}
+
+func newOperations(s *Server) *operations {
+	return &operations{s: s, t: s.opts.Target, watch: map[*conn]map[string]bool{}, classes: map[string]string{}}
+}
+
+// close drops the subscription bookkeeping (the connections cancel their
+// own pump subscriptions).
+func (o *operations) close() {
+	o.cmu.Lock()
+	o.watch = map[*conn]map[string]bool{}
+	o.cmu.Unlock()
+}
+
+// run dispatches one verified request.
+func (o *operations) run(p *Operations, c *conn) reply {
+	ok := func(r ResponsePayload) reply { return reply{resp: o.s.response(p.ID, r)} }
+	fail := func(code, msg string) reply { return o.s.fail(p.ID, code, msg, "") }
+	switch {
+	case p.Shutdown != nil:
+		return o.shutdown(p)
+	case p.RegisterListener != nil:
+		return o.registerListener(p)
+	case p.UnregisterListener != nil:
+		return o.unregisterListener(p)
+	case p.ListListeners != nil:
+		return ok(ResponsePayload{Listeners: o.listeners(p.ListListeners.Detailed, p.ListListeners.Team)})
+	case p.GetListenerSchema != nil:
+		return o.schema(p)
+	case p.InjectMessage != nil:
+		return o.inject(p)
+	case p.GetThreadHistory != nil:
+		return o.history(p)
+	case p.SubscribeThread != nil:
+		return o.subscribe(p, c)
+	case p.Unsubscribe != nil:
+		if c == nil || !c.dropSub(p.Unsubscribe.SubscriptionID) {
+			return fail(CodeNotFound, "no subscription "+p.Unsubscribe.SubscriptionID+" on this connection")
+		}
+		o.unwatch(c, p.Unsubscribe.SubscriptionID)
+		return ok(ResponsePayload{Ack: &Ack{Success: true, Message: "unsubscribed"}})
+	case p.GetOrganismGraph != nil:
+		return o.graph(p)
+	case p.GetStatus != nil:
+		return ok(ResponsePayload{Status: o.status(p.GetStatus)})
+	case p.GetConfig != nil:
+		return o.getConfig(p)
+	case p.SetConfig != nil:
+		return o.setConfig(p)
+	case p.RegisterRemoteGateway != nil:
+		return o.registerGateway(p)
+	case p.UnregisterRemoteGateway != nil:
+		return o.unregisterGateway(p)
+	}
+	return fail(CodeMalformed, "no operation in <payload>")
+}
+
+// lowerName is a listener name as routing compares it.
+func lowerName(s string) string { return strings.ToLower(s) }
+
+// shutdown acks, then (after the ack was written) stops the organism.
+func (o *operations) shutdown(p *Operations) reply {
+	if o.t.Stopper == nil {
+		return o.s.fail(p.ID, CodeNotSupported, "this organism cannot be stopped over OOB", "")
+	}
+	if !o.stopping.CompareAndSwap(false, true) {
+		return o.s.fail(p.ID, CodeShuttingDown, "a shutdown is already under way", "")
+	}
+	sd := p.Shutdown
+	graceful := sd.Mode != "immediate"
+	timeout := time.Duration(sd.TimeoutSeconds) * time.Second
+	mode := "graceful"
+	if !graceful {
+		mode = "immediate"
+	}
+	o.s.log.Warn("shutdown requested over OOB", "mode", mode, "reason", sd.Reason, "timeout", timeout)
+	o.systemEvent("shutdown-initiated", "shutdown requested over OOB ("+mode+")", sd.Reason)
+	return reply{
+		resp:  o.s.response(p.ID, ResponsePayload{Ack: &Ack{Success: true, Message: "shutting down (" + mode + ")"}}),
+		after: func() { o.t.Stopper.Stop(graceful, timeout, sd.Reason) },
+	}
+}
+
+// listeners lists the listeners (team "" = all).
+func (o *operations) listeners(detailed bool, team string) *ListenersResponse {
+	out := &ListenersResponse{Listeners: []ListenerInfo{}}
+	for _, l := range o.t.Pump.Listeners() {
+		info := ListenerInfo{Name: l.Name, Class: l.RootTag, Description: l.Description, IsAgent: l.Agent, RootTag: l.RootTag}
+		if lc, ok := o.t.Config.Listener(l.Name); ok {
+			info.Class = lc.PayloadClass
+		}
+		o.cmu.Lock()
+		if c, ok := o.classes[lowerName(l.Name)]; ok {
+			info.Class = c
+		}
+		o.cmu.Unlock()
+		if team != "" && info.Team != team {
+			continue // listeners carry no team in this organism's configuration
+		}
+		if len(l.Peers) > 0 {
+			info.Peers = &PeerList{Peers: l.Peers}
+		}
+		if detailed {
+			handled, active := l.Handled, len(l.Current)
+			info.MessagesHandled, info.ActiveThreads = &handled, &active
+		}
+		out.Listeners = append(out.Listeners, info)
+	}
+	out.Count = len(out.Listeners)
+	return out
+}
+
+// schema returns a listener's payload XSD or example.
+func (o *operations) schema(p *Operations) reply {
+	a := p.GetListenerSchema
+	l, ok := o.t.Pump.Lookup(a.Name)
+	if !ok || l.Payload == nil {
+		return o.s.fail(p.ID, CodeNotFound, "no listener "+a.Name, "")
+	}
+	format := a.Format
+	if format == "" {
+		format = "xsd"
+	}
+	text := l.Payload.XSD()
+	if format == "example" {
+		text = l.Payload.Example()
+	}
+	return reply{resp: o.s.response(p.ID, ResponsePayload{ListenerSchema: &ListenerSchema{Format: format, Name: l.Name, Schema: string(text)}})}
+}
+
+// inject sends the payload to the listener named in to.
+func (o *operations) inject(p *Operations) reply {
+	a := p.InjectMessage
+	payload := bytes.TrimSpace(a.Payload.Inner)
+	if len(payload) == 0 || payload[0] != '<' {
+		return o.s.fail(p.ID, CodeInvalidArgument, "inject-message needs one payload element in <payload>", "")
+	}
+	from := a.From
+	if from == "" {
+		from = "external"
+	}
+	thread := a.ThreadID
+	if thread == "" {
+		thread = xmlpipe.NewThreadID()
+	}
+	if _, ok := o.t.Pump.Lookup(a.To); !ok {
+		return o.s.fail(p.ID, CodeNotFound, "no listener "+a.To, "")
+	}
+	env := xmlpipe.AppendEnvelope(nil, from, a.To, thread, payload)
+	ctx, cancel := context.WithTimeout(context.Background(), injectTimeout)
+	defer cancel()
+	got, err := o.t.Pump.InjectWait(ctx, env, pump.OutletFunc(func(pump.Event) {}))
+	if err != nil {
+		return o.s.fail(p.ID, CodeInvalidArgument, "the message was refused", failureText(err))
+	}
+	return reply{resp: o.s.response(p.ID, ResponsePayload{ThreadCreated: &ThreadCreated{ThreadID: got, RoutedTo: a.To}})}
+}
+
+// history pages through a thread's journal.
+func (o *operations) history(p *Operations) reply {
+	a := p.GetThreadHistory
+	if o.t.Journal == nil {
+		return o.s.fail(p.ID, CodeNotSupported, "this organism keeps no journal", "")
+	}
+	es, err := o.t.Journal.Thread(a.ThreadID)
+	if err != nil {
+		return o.s.fail(p.ID, CodeInternal, "the journal could not be read", err.Error())
+	}
+	if len(es) == 0 {
+		return o.s.fail(p.ID, CodeNotFound, "no journaled message on thread "+a.ThreadID, "")
+	}
+	h := &ThreadHistory{ThreadID: a.ThreadID, Total: len(es), Offset: a.Offset, Messages: []ThreadMessage{}}
+	start := min(a.Offset, len(es))
+	end := len(es)
+	if a.Limit > 0 {
+		end = min(start+a.Limit, len(es))
+	}
+	for _, e := range es[start:end] {
+		m := ThreadMessage{Seq: e.Seq, From: e.From, To: e.To, Timestamp: e.Time.UTC(), PayloadType: e.PayloadTag}
+		if a.IncludePayloads {
+			m.Payload = string(payloadOf(e.Bytes))
+		}
+		h.Messages = append(h.Messages, m)
+	}
+	return reply{resp: o.s.response(p.ID, ResponsePayload{ThreadHistory: h})}
+}
+
+// payloadOf is the payload element of a canonical envelope (the envelope
+// itself when it cannot be found).
+func payloadOf(env []byte) []byte {
+	i := bytes.Index(env, []byte("</meta>"))
+	j := bytes.LastIndex(env, []byte("</message>"))
+	if i < 0 || j < i {
+		return env
+	}
+	return env[i+len("</meta>") : j]
+}
+
+// status reports the organism's state.
+func (o *operations) status(a *GetStatus) *Status {
+	st := o.t.Pump.Stats()
+	ls := o.t.Pump.Listeners()
+	depth := 0
+	for _, l := range ls {
+		depth += l.QueueDepth
+	}
+	state := "running"
+	if o.stopping.Load() {
+		state = "shutting-down"
+	}
+	s := &Status{Name: o.t.Pump.Organism(), UptimeSeconds: int64(st.Uptime / time.Second), State: state,
+		ListenerCount: len(ls), ActiveThreads: st.Threads, MessagesProcessed: st.Processed, QueueDepth: depth}
+	if a.IncludeListeners {
+		s.Listeners = o.listeners(true, "")
+	}
+	if a.IncludeMetrics {
+		s.Metrics = &Metrics{Metrics: []Metric{
+			{Name: "messages_processed", Type: "counter", Value: strconv.FormatInt(st.Processed, 10)},
+			{Name: "messages_failed", Type: "counter", Value: strconv.FormatInt(st.Failed, 10)},
+			{Name: "in_flight", Type: "gauge", Value: strconv.Itoa(st.InFlight)},
+			{Name: "threads", Type: "gauge", Value: strconv.Itoa(st.Threads)},
+			{Name: "queue_depth", Type: "gauge", Value: strconv.Itoa(depth)},
+			{Name: "oob_replay_cache", Type: "gauge", Value: strconv.Itoa(o.s.replay.len())},
+		}}
+	}
+	return s
+}
+
+// configKeys are the keys get-config reports; mutable ones set-config may
+// change.
+func (o *operations) configKeys() []ConfigEntry {
+	c := o.t.Config
+	es := []ConfigEntry{
+		{Key: "organism.name", Value: c.Organism.Name, Description: "the organism's name"},
+		{Key: "organism.port", Value: strconv.Itoa(c.Organism.Port), Description: "main bus port"},
+		{Key: "organism.data_dir", Value: c.Organism.DataDir, Description: "data directory"},
+		{Key: "oob.bind", Value: c.OOB.Bind, Description: "OOB listen address"},
+		{Key: "oob.port", Value: strconv.Itoa(c.OOB.Port), Description: "OOB WebSocket port"},
+		{Key: "oob.unix_socket", Value: c.OOB.UnixSocket, Description: "OOB Unix socket"},
+		{Key: "listeners", Value: strconv.Itoa(len(c.Listeners)), Description: "configured listeners"},
+		{Key: "gateways", Value: strconv.Itoa(len(c.Gateways)), Description: "configured gateways"},
+	}
+	if o.t.LogLevel != nil {
+		es = append(es, ConfigEntry{Key: "log_level", Value: strings.ToLower(o.t.LogLevel.Level().String()), Mutable: true,
+			Description: "minimum log level: debug, info, warn or error"})
+	}
+	return es
+}
+
+func (o *operations) getConfig(p *Operations) reply {
+	es := o.configKeys()
+	if k := p.GetConfig.Key; k != "" {
+		i := slices.IndexFunc(es, func(e ConfigEntry) bool { return e.Key == k })
+		if i < 0 {
+			return o.s.fail(p.ID, CodeNotFound, "no config key "+k, "")
+		}
+		es = es[i : i+1]
+	}
+	return reply{resp: o.s.response(p.ID, ResponsePayload{Config: &ConfigResponse{Entries: es}})}
+}
+
+func (o *operations) setConfig(p *Operations) reply {
+	a := p.SetConfig
+	es := o.configKeys()
+	i := slices.IndexFunc(es, func(e ConfigEntry) bool { return e.Key == a.Key })
+	switch {
+	case i < 0:
+		return o.s.fail(p.ID, CodeNotFound, "no config key "+a.Key, "")
+	case !es[i].Mutable:
+		return o.s.fail(p.ID, CodeImmutable, a.Key+" cannot be changed at runtime (edit organism.yaml and reload)", "")
+	}
+	// log_level is the one mutable key.
+	var lv slogLevel
+	if err := lv.parse(a.Value); err != nil {
+		return o.s.fail(p.ID, CodeInvalidArgument, err.Error(), "")
+	}
+	old := o.t.LogLevel.Level()
+	o.t.LogLevel.Set(lv.l)
+	o.s.log.Warn("config changed over OOB", "key", a.Key, "old", old.String(), "new", lv.l.String())
+	o.systemEvent("config-changed", a.Key+" = "+a.Value, "")
+	return reply{resp: o.s.response(p.ID, ResponsePayload{Ack: &Ack{Success: true, Message: a.Key + " = " + a.Value}})}
+}
+
+// gateways reads the stored gateways.
+func (o *operations) gateways() ([]RegisterRemoteGateway, error) {
+	b, err := os.ReadFile(o.t.GatewayFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var gs []RegisterRemoteGateway
+	if err := json.Unmarshal(b, &gs); err != nil {
+		return nil, fmt.Errorf("%s: %w", o.t.GatewayFile, err)
+	}
+	return gs, nil
+}
+
+func (o *operations) saveGateways(gs []RegisterRemoteGateway) error {
+	b, err := json.MarshalIndent(gs, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := o.t.GatewayFile + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, o.t.GatewayFile)
+}
+
+func (o *operations) registerGateway(p *Operations) reply {
+	if o.t.GatewayFile == "" {
+		return o.s.fail(p.ID, CodeNotSupported, "this organism has no data directory to store gateways in", "")
+	}
+	o.gmu.Lock()
+	defer o.gmu.Unlock()
+	gs, err := o.gateways()
+	if err != nil {
+		return o.s.fail(p.ID, CodeInternal, "the gateway store could not be read", err.Error())
+	}
+	g := *p.RegisterRemoteGateway
+	gs = slices.DeleteFunc(gs, func(x RegisterRemoteGateway) bool { return x.URL == g.URL })
+	gs = append(gs, g)
+	if err := o.saveGateways(gs); err != nil {
+		return o.s.fail(p.ID, CodeInternal, "the gateway could not be stored", err.Error())
+	}
+	o.s.log.Warn("remote gateway registered over OOB", "url", g.URL)
+	return reply{resp: o.s.response(p.ID, ResponsePayload{Ack: &Ack{Success: true,
+		Message: "gateway " + g.URL + " stored (" + o.t.GatewayFile + ")"}})}
+}
+
+func (o *operations) unregisterGateway(p *Operations) reply {
+	if o.t.GatewayFile == "" {
+		return o.s.fail(p.ID, CodeNotSupported, "this organism has no data directory to store gateways in", "")
+	}
+	o.gmu.Lock()
+	defer o.gmu.Unlock()
+	gs, err := o.gateways()
+	if err != nil {
+		return o.s.fail(p.ID, CodeInternal, "the gateway store could not be read", err.Error())
+	}
+	url := p.UnregisterRemoteGateway.URL
+	n := len(gs)
+	gs = slices.DeleteFunc(gs, func(x RegisterRemoteGateway) bool { return x.URL == url })
+	if len(gs) == n {
+		return o.s.fail(p.ID, CodeNotFound, "no gateway "+url, "")
+	}
+	if err := o.saveGateways(gs); err != nil {
+		return o.s.fail(p.ID, CodeInternal, "the gateway store could not be written", err.Error())
+	}
+	return reply{resp: o.s.response(p.ID, ResponsePayload{Ack: &Ack{Success: true, Message: "gateway " + url + " removed"}})}
+}

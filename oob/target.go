@@ -1,0 +1,70 @@
+package oob
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
+)
+
+// Target is what the operations act on.
+type Target struct {
+	// Pump is the running organism's pump (required).
+	Pump *pump.Pump
+	// Config is its configuration (required).
+	Config *config.Organism
+	// Journal reads thread history (nil: get-thread-history answers
+	// NOT_SUPPORTED).
+	Journal ThreadReader
+	// Stopper stops the organism (nil: shutdown answers NOT_SUPPORTED).
+	Stopper Stopper
+	// LogLevel, when set, is the runtime-mutable log_level config key.
+	LogLevel *slog.LevelVar
+	// GatewayFile, when set, stores register-remote-gateway entries (JSON)
+	// for federation to connect.
+	GatewayFile string
+	// Listeners adds and removes listeners while running (nil:
+	// register-listener and unregister-listener answer NOT_SUPPORTED).
+	// *organism.Organism implements it.
+	Listeners Registrar
+}
+
+// Registrar adds and removes listeners of a running organism.
+type Registrar interface {
+	// AddListener resolves lc in the listener catalog and adds it.
+	AddListener(lc config.Listener) error
+	// RemoveListener removes name once its running handlers finished.
+	RemoveListener(ctx context.Context, name string) error
+}
+
+// ThreadReader reads a thread's journal entries in order (*store.Store and
+// *store.Reader implement it).
+type ThreadReader interface {
+	Thread(id string) ([]store.Entry, error)
+}
+
+// Stopper stops the organism: graceful drains in-flight work for up to
+// timeout, immediate stops at once. It returns without waiting.
+type Stopper interface {
+	Stop(graceful bool, timeout time.Duration, reason string)
+}
+
+// StopperFunc adapts a function to Stopper.
+type StopperFunc func(graceful bool, timeout time.Duration, reason string)
+
+// Stop calls f.
+func (f StopperFunc) Stop(graceful bool, timeout time.Duration, reason string) {
+	f(graceful, timeout, reason)
+}
+
+// check reports a missing required field.
+func (t Target) check() error {
+	if t.Pump == nil || t.Config == nil {
+		return errors.New("oob: target needs the pump and the configuration")
+	}
+	return nil
+}
