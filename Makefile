@@ -46,6 +46,10 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pump/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodePack$$' -fuzztime $(FUZZTIME) ./registry/store/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSegment$$' -fuzztime $(FUZZTIME) ./registry/store/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseDotEnv$$' -fuzztime $(FUZZTIME) ./pump/config/
+	$(GO) test -run '^$$' -fuzz '^FuzzEval$$' -fuzztime $(FUZZTIME) ./listeners/tools/calculate/
+	$(GO) test -run '^$$' -fuzz '^FuzzHandle$$' -fuzztime $(FUZZTIME) ./oob/
+	$(GO) test -run '^$$' -fuzz '^FuzzProviderReply$$' -fuzztime $(FUZZTIME) ./listeners/llm/
 
 ## soak: long-running leak and crash tests.
 soak: deps
