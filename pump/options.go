@@ -50,6 +50,9 @@ type Options struct {
 	Context *registry.ContextBuffer
 	// Journal records every accepted and emitted envelope (optional).
 	Journal Journal
+	// Observer, when set, sees how long each stage of each message took
+	// (metrics, traces); nil costs nothing.
+	Observer StageObserver
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
 	// Clock returns the current time (default time.Now).

@@ -45,6 +45,8 @@ type Options struct {
 	// Store is an already open store to use instead of DataDir (the caller
 	// keeps ownership and closes it after Shutdown).
 	Store *store.Store
+	// Observer, when set, sees the pump's stage timings (pump.Options).
+	Observer pump.StageObserver
 }
 
 // Organism is a configured pump with its listeners.
@@ -162,6 +164,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		Journal:                opts.Journal,
 		Logger:                 opts.Logger,
 		Clock:                  opts.Clock,
+		Observer:               opts.Observer,
 	})
 	if err != nil {
 		return nil, err
