@@ -67,7 +67,7 @@ type Metrics struct {
 func NewMetrics() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.stages = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "stage_duration_seconds",
-		Help: "How long a pump stage took per message: read (parse, repair, C14N, envelope check), validate (payload schema), handler.",
+		Help:    "How long a pump stage took per message: read (parse, repair, C14N, envelope check), validate (payload schema), handler.",
 		Buckets: stageBuckets}, []string{"stage", "listener"})
 	m.flow = newFlow()
 	m.scrap = &scraper{}
