@@ -44,6 +44,15 @@ type Config struct {
 	// wait until the journal committed what the on slice queued.
 	JournalAB bool
 	Flush     func(context.Context) error
+	// MetricsAB runs the throughput phase in slices alternating between
+	// two identical pumps, one with the organism's Prometheus metrics
+	// (observe.Metrics as its stage observer and watcher, scraped every
+	// ScrapeEvery while its slices run) and one without, and reports both
+	// throughputs (ABBA order, as JournalAB). ScrapeEvery defaults to
+	// 100 ms: far more often than any Prometheus server scrapes, so the
+	// figure is an upper bound of the cost.
+	MetricsAB   bool
+	ScrapeEvery time.Duration
 	// Threads, Todos and Context, when set, are the pump's kernel registries
 	// (a durable organism's persist every change to its store).
 	Threads *registry.Threads
@@ -91,6 +100,14 @@ type Result struct {
 	JournalRatio     float64 `json:"journal_on_off_ratio,omitempty"`
 	JournalOffCPUUs  float64 `json:"journal_off_cpu_per_envelope_us,omitempty"`
 	JournalOnCPUUs   float64 `json:"journal_on_cpu_per_envelope_us,omitempty"`
+	// Metrics A/B (Config.MetricsAB): the same for the pump with metrics
+	// (on) and the one without (off), and the scrapes made.
+	MetricsOffPerSec float64 `json:"metrics_off_envelopes_per_sec,omitempty"`
+	MetricsOnPerSec  float64 `json:"metrics_on_envelopes_per_sec,omitempty"`
+	MetricsRatio     float64 `json:"metrics_on_off_ratio,omitempty"`
+	MetricsOffCPUUs  float64 `json:"metrics_off_cpu_per_envelope_us,omitempty"`
+	MetricsOnCPUUs   float64 `json:"metrics_on_cpu_per_envelope_us,omitempty"`
+	MetricsScrapes   int     `json:"metrics_scrapes,omitempty"`
 }
 
 // String renders the result for a terminal.
@@ -103,6 +120,10 @@ func (r Result) String() string {
 	if r.JournalRatio > 0 {
 		fmt.Fprintf(&b, "journal off / on   %10.0f / %.0f envelopes/s  on/off %.3f  (cpu/envelope %.1f / %.1f µs; interleaved slices)\n",
 			r.JournalOffPerSec, r.JournalOnPerSec, r.JournalRatio, r.JournalOffCPUUs, r.JournalOnCPUUs)
+	}
+	if r.MetricsRatio > 0 {
+		fmt.Fprintf(&b, "metrics off / on   %10.0f / %.0f envelopes/s  on/off %.3f  (cpu/envelope %.1f / %.1f µs; interleaved slices, %d scrapes)\n",
+			r.MetricsOffPerSec, r.MetricsOnPerSec, r.MetricsRatio, r.MetricsOffCPUUs, r.MetricsOnCPUUs, r.MetricsScrapes)
 	}
 	fmt.Fprintf(&b, "cpu/envelope       %8.1f µs  floor %.1f µs  ratio %.2f×  (floor on %d loaded cores)\n", r.CPUPerEnvelopeUs, r.FloorUs, r.FloorRatio, r.Cores)
 	fmt.Fprintf(&b, "                               floor %.1f µs  ratio %.2f×  (floor alone on an idle machine)\n", r.Floor1CoreUs, r.Floor1CoreRatio)
@@ -125,9 +146,11 @@ func seqOf(msg string) int64 {
 	return n
 }
 
-func newFlow(cfg Config) (*flow, error) {
+// newFlow builds and starts the flow; obs, when set, is its pump's stage
+// observer.
+func newFlow(cfg Config, obs pump.StageObserver) (*flow, error) {
 	f := &flow{}
-	p, err := pump.New(pump.Options{Organism: "bench", Journal: cfg.Journal, Logger: cfg.Logger,
+	p, err := pump.New(pump.Options{Organism: "bench", Journal: cfg.Journal, Logger: cfg.Logger, Observer: obs,
 		Threads: cfg.Threads, Todos: cfg.Todos, Context: cfg.Context,
 		MaxConcurrentPipelines: runtime.GOMAXPROCS(0) * 2, MaxConcurrentHandlers: 64, MaxInFlight: 2048})
 	if err != nil {
@@ -207,11 +230,36 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		gate.on.Store(true)
 		cfg.Journal = gate
 	}
-	f, err := newFlow(cfg)
+	f, err := newFlow(cfg, nil)
 	if err != nil {
 		return Result{}, err
 	}
 	defer f.p.Shutdown(context.Background())
+	// target is the pump the injectors feed; with MetricsAB, observed is
+	// the flow with metrics the A/B slices alternate with.
+	var (
+		target   atomic.Pointer[pump.Pump]
+		observed *metricsFlow
+	)
+	target.Store(f.p)
+	if cfg.MetricsAB {
+		if observed, err = newMetricsFlow(cfg); err != nil {
+			return Result{}, err
+		}
+		defer observed.close()
+	}
+	sunk := func() int64 {
+		if observed != nil {
+			return f.sunk.Load() + observed.sunk.Load()
+		}
+		return f.sunk.Load()
+	}
+	inFlight := func() int {
+		if observed != nil {
+			return f.p.InFlight() + observed.p.InFlight()
+		}
+		return f.p.InFlight()
+	}
 
 	// Warm up, then the throughput phase.
 	var seq atomic.Int64
@@ -221,7 +269,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			n := seq.Add(1)
 			raw := envelope(n, greeting)
 			f.probe.Load().injected(n)
-			if err := f.p.Inject(ctx, raw, nil); err != nil {
+			if err := target.Load().Inject(ctx, raw, nil); err != nil {
 				if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 					return nil
 				}
@@ -267,7 +315,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return nil
 	}
 	drain := func() {
-		for f.p.InFlight() > 0 && ctx.Err() == nil {
+		for inFlight() > 0 && ctx.Err() == nil {
 			time.Sleep(time.Millisecond)
 		}
 	}
@@ -275,14 +323,32 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	drain()
+	if observed != nil { // warm the observed pump up too
+		target.Store(observed.p)
+		if err := phase(ctx, cfg.Duration/10, cfg.Injectors, 0); err != nil {
+			return Result{}, err
+		}
+		drain()
+		target.Store(f.p)
+	}
 
 	runtime.GC()
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
-	sunk0 := f.sunk.Load()
+	sunk0 := sunk()
 	cpu0, t0 := cpuTime(), time.Now()
-	var abOn, abOff slice
-	if gate != nil {
+	var abOn, abOff, mOn, mOff slice
+	if observed != nil {
+		actx, stop := context.WithCancel(ctx)
+		perr := make(chan error, 1)
+		go func() { perr <- phase(actx, 0, cfg.Injectors, 0) }()
+		mOn, mOff, err = observed.metricsAB(ctx, cfg.Duration, f.p, &target, sunk, cfg.ScrapeEvery)
+		stop()
+		target.Store(f.p)
+		if err := errors.Join(err, <-perr); err != nil {
+			return Result{}, err
+		}
+	} else if gate != nil {
 		actx, stop := context.WithCancel(ctx)
 		perr := make(chan error, 1)
 		go func() { perr <- phase(actx, 0, cfg.Injectors, 0) }()
@@ -297,7 +363,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	drain()
 	elapsed, cpu := time.Since(t0), cpuTime()-cpu0
 	runtime.ReadMemStats(&ms1)
-	envelopes := 2 * (f.sunk.Load() - sunk0)
+	envelopes := 2 * (sunk() - sunk0)
 	if envelopes == 0 {
 		return Result{}, errors.New("bench: no envelope completed")
 	}
@@ -310,6 +376,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		r.JournalOffPerSec, r.JournalOnPerSec = abOff.perSec(), abOn.perSec()
 		r.JournalRatio = r.JournalOnPerSec / r.JournalOffPerSec
 		r.JournalOffCPUUs, r.JournalOnCPUUs = abOff.cpuPerEnvelopeUs(), abOn.cpuPerEnvelopeUs()
+	}
+	if observed != nil && mOff.perSec() > 0 {
+		r.MetricsOffPerSec, r.MetricsOnPerSec = mOff.perSec(), mOn.perSec()
+		r.MetricsRatio = r.MetricsOnPerSec / r.MetricsOffPerSec
+		r.MetricsOffCPUUs, r.MetricsOnCPUUs = mOff.cpuPerEnvelopeUs(), mOn.cpuPerEnvelopeUs()
+		r.MetricsScrapes = int(observed.scrapes.Load())
 	}
 
 	// Latency at half load: one paced injector per core.
