@@ -1,6 +1,9 @@
 package pump
 
-import "time"
+import (
+	"math/rand/v2"
+	"time"
+)
 
 // Stage names a timed step of a message's way through the pump.
 type Stage uint8
@@ -49,8 +52,9 @@ type StageSample struct {
 	Failed bool
 }
 
-// StageObserver sees the timing of every stage of every message
-// (Options.Observer). ObserveStage runs on the pump's hot path, on the
+// StageObserver sees the timing of the stages of the messages
+// (Options.Observer): of every one, or of a random one in
+// Options.ObserveEvery. ObserveStage runs on the pump's hot path, on the
 // goroutine that ran the stage: it must be cheap and never block.
 type StageObserver interface {
 	ObserveStage(StageSample)
@@ -63,9 +67,13 @@ type StageObserverFunc func(StageSample)
 func (f StageObserverFunc) ObserveStage(s StageSample) { f(s) }
 
 // stageStart returns the start time of a stage, or the zero time when no
-// observer is set (the clock is then never read).
+// observer is set or this stage is not sampled (the clock is then never
+// read).
 func (p *Pump) stageStart() time.Time {
 	if p.opts.Observer == nil {
+		return time.Time{}
+	}
+	if n := p.opts.ObserveEvery; n > 1 && rand.Uint32()%uint32(n) != 0 {
 		return time.Time{}
 	}
 	return time.Now()

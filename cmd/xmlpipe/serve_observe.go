@@ -18,7 +18,7 @@ func observedBuild(src configSource, build func(organism.Options) (*organism.Org
 		}
 		if cfg.Observability.Metrics.Enabled {
 			*m = observe.NewMetrics()
-			opts.Observer = *m
+			opts.Observer, opts.ObserveEvery = *m, observe.SampleEvery
 		}
 		return build(opts)
 	}

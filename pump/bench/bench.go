@@ -23,6 +23,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/listeners/hello"
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/observe"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
@@ -50,7 +51,8 @@ type Config struct {
 	// ScrapeEvery while its slices run) and one without, and reports both
 	// throughputs (ABBA order, as JournalAB). ScrapeEvery defaults to
 	// 100 ms: far more often than any Prometheus server scrapes, so the
-	// figure is an upper bound of the cost.
+	// figure is an upper bound of the cost. The pump with metrics samples
+	// stage timings as `xmlpipe run` does (observe.SampleEvery).
 	MetricsAB   bool
 	ScrapeEvery time.Duration
 	// Threads, Todos and Context, when set, are the pump's kernel registries
@@ -151,7 +153,8 @@ func seqOf(msg string) int64 {
 func newFlow(cfg Config, obs pump.StageObserver) (*flow, error) {
 	f := &flow{}
 	p, err := pump.New(pump.Options{Organism: "bench", Journal: cfg.Journal, Logger: cfg.Logger, Observer: obs,
-		Threads: cfg.Threads, Todos: cfg.Todos, Context: cfg.Context,
+		ObserveEvery: observe.SampleEvery,
+		Threads:      cfg.Threads, Todos: cfg.Todos, Context: cfg.Context,
 		MaxConcurrentPipelines: runtime.GOMAXPROCS(0) * 2, MaxConcurrentHandlers: 64, MaxInFlight: 2048})
 	if err != nil {
 		return nil, err

@@ -7,8 +7,9 @@
 // LLM router's usage ledger, the bus's connections — so a message pays
 // nothing for them. Per message it pays for two things only: the stage
 // timings it observes as the pump's StageObserver (two clock reads and one
-// histogram observation per stage), and the envelope and failure counters
-// it keeps as a pump watcher (a counter increment per event).
+// histogram observation per timed stage; `xmlpipe run` times one stage in
+// SampleEvery, at random), and the envelope and failure counters it keeps
+// as a pump watcher (a counter increment per event, every event).
 //
 // The metric families (all prefixed xmlpipe_):
 //
@@ -18,7 +19,8 @@
 //	failures_total{kind}                 system-error and dead-letter events
 //	conversations_completed_total        conversations that finished
 //	stage_duration_seconds{stage,listener}  histogram: read (parse, repair, C14N, envelope
-//	                                     check), validate (payload schema), handler
+//	                                     check), validate (payload schema), handler; a random
+//	                                     sample of the stages when the pump's ObserveEvery > 1
 //	listener_handled_total{listener}     messages handled
 //	listener_queue_depth{listener}       messages waiting in the listener's pipeline
 //	listener_active{listener}            handlers running now

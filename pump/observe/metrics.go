@@ -25,6 +25,13 @@ var ErrAttached = errors.New("observe: metrics already attached to a pump")
 // 5 µs to about 21 s, ×4 each.
 var stageBuckets = prometheus.ExponentialBuckets(5e-6, 4, 12)
 
+// SampleEvery is the pump's ObserveEvery for the metrics: one stage
+// timing in SampleEvery is observed, which keeps the metrics' cost to the
+// pump under 3 % of its throughput. The stage histograms are then a random
+// sample: their _count is the number of timings observed, not of messages
+// (envelopes_in_total and the other counters count every message).
+const SampleEvery = 8
+
 // JournalStats is the store's writer statistics (a *store.Store).
 type JournalStats interface {
 	Stats() store.Stats

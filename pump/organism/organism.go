@@ -45,8 +45,10 @@ type Options struct {
 	// Store is an already open store to use instead of DataDir (the caller
 	// keeps ownership and closes it after Shutdown).
 	Store *store.Store
-	// Observer, when set, sees the pump's stage timings (pump.Options).
-	Observer pump.StageObserver
+	// Observer, when set, sees the pump's stage timings, of every message
+	// or of one in ObserveEvery (pump.Options).
+	Observer     pump.StageObserver
+	ObserveEvery int
 }
 
 // Organism is a configured pump with its listeners.
@@ -165,6 +167,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		Logger:                 opts.Logger,
 		Clock:                  opts.Clock,
 		Observer:               opts.Observer,
+		ObserveEvery:           opts.ObserveEvery,
 	})
 	if err != nil {
 		return nil, err
