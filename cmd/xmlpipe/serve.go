@@ -48,9 +48,9 @@ type serveRunner struct {
 	ln        *reloadListener
 	addr      string
 	announced bool
-	// metrics are the current generation's metrics when its organism was
-	// built with them as its stage observer (observedBuild).
-	metrics *observe.Metrics
+	// obs are the current generation's metrics and tracer, when its
+	// organism was built with them as its stage observers (observedBuild).
+	obs observers
 }
 
 // run serves until stopped and returns the exit code.
@@ -75,11 +75,12 @@ func (r *serveRunner) run(ctx context.Context) int {
 func (r *serveRunner) generation(ctx context.Context) (reload bool, code int) {
 	env := catalog.Env{Print: func(_, from, text string) { r.log.Info("output", "from", from, "text", text) }}
 	local, err := console.Assemble(organism.Options{Logger: r.log, Env: env},
-		observedBuild(r.src, r.src.durableBuild(r.data), &r.metrics))
+		observedBuild(r.src, r.src.durableBuild(r.data), &r.obs))
 	if err != nil {
 		fmt.Fprintln(r.std.err, err)
 		return false, exitFailure
 	}
+	defer r.obs.shutdownTracer(r.log) // after the organism's shutdown
 	o := local.Organism()
 	fail := func(err error) (bool, int) {
 		fmt.Fprintf(r.std.err, "xmlpipe run: %v\n", err)
@@ -192,7 +193,7 @@ type mainBus struct {
 func (r *serveRunner) startBus(local *console.Local, b busSetup, ctl bus.Controller) (*mainBus, error) {
 	o := local.Organism()
 	legacy := o.Config.Auth.LegacyTOTPLogin
-	metrics, err := metricsFor(o, r.metrics)
+	metrics, err := metricsFor(o, r.obs.metrics)
 	if err != nil {
 		return nil, err
 	}

@@ -1,27 +1,85 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
 	"github.com/xml-pipeline/xmlpipe/pump/observe"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
-// observedBuild is build with the organism's metrics as its pump's stage
-// observer when organism.yaml's observability.metrics.enabled holds; *m is
-// then set to them (else left nil).
+// tracerShutdownTimeout bounds the flush of the last spans at shutdown.
+const tracerShutdownTimeout = 5 * time.Second
+
+// observers are what one generation of `xmlpipe run` observes its organism
+// with (each nil when off).
+type observers struct {
+	metrics *observe.Metrics
+	tracer  *observe.Tracer
+}
+
+// observedBuild is build with the observability: section applied: the
+// organism's metrics (observability.metrics.enabled; stage timings
+// sampled, one in observe.SampleEvery) and its tracer
+// (observability.traces.enabled; every stage timed, spans exported over
+// OTLP) become its pump's stage observers, the tracer watching it before it
+// starts. obs is set to them.
 func observedBuild(src configSource, build func(organism.Options) (*organism.Organism, error),
-	m **observe.Metrics) func(organism.Options) (*organism.Organism, error) {
+	obs *observers) func(organism.Options) (*organism.Organism, error) {
 	return func(opts organism.Options) (*organism.Organism, error) {
-		*m = nil
+		*obs = observers{}
 		cfg, err := src.load()
 		if err != nil {
 			return nil, err
 		}
+		var list observe.Observers
 		if cfg.Observability.Metrics.Enabled {
-			*m = observe.NewMetrics()
-			opts.Observer, opts.ObserveEvery = *m, observe.SampleEvery
+			obs.metrics = observe.NewMetrics()
+			list = append(list, obs.metrics)
+			opts.ObserveEvery = observe.SampleEvery
 		}
-		return build(opts)
+		if tc := cfg.Observability.Traces; tc.Enabled {
+			exp, err := observe.OTLPExporter(context.Background(), tc.OTLPEndpoint, tc.OTLPInsecure)
+			if err != nil {
+				return nil, err
+			}
+			obs.tracer = observe.NewTracer(cfg.Organism.Name, exp, false)
+			list = append(list, obs.tracer)
+			opts.ObserveEvery = 1
+		}
+		switch len(list) {
+		case 0:
+		case 1:
+			opts.Observer = list[0]
+		default:
+			opts.Observer = list
+		}
+		o, err := build(opts)
+		if err != nil {
+			obs.shutdownTracer(nil)
+			return nil, err
+		}
+		if obs.tracer != nil {
+			obs.tracer.Attach(o.Pump)
+		}
+		return o, nil
 	}
+}
+
+// shutdownTracer flushes and stops the tracer (after the organism's
+// shutdown), logging a failure to log when set.
+func (obs *observers) shutdownTracer(log *slog.Logger) {
+	if obs.tracer == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), tracerShutdownTimeout)
+	defer cancel()
+	if err := obs.tracer.Shutdown(ctx); err != nil && log != nil {
+		log.Warn("tracer shutdown", "error", err)
+	}
+	obs.tracer = nil
 }
 
 // metricsFor returns the metrics the main bus serves for the started
@@ -45,7 +103,7 @@ func metricsFor(o *organism.Organism, built *observe.Metrics) (*observe.Metrics,
 		src.LLM = o.LLM
 	}
 	if err := m.Attach(src); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	return m, nil
 }

@@ -1,6 +1,9 @@
 package config
 
-import "os"
+import (
+	"net"
+	"os"
+)
 
 // MinScrapeTokenLen is the shortest scrape token accepted (the bus's
 // bus.MinScrapeTokenLen).
@@ -11,6 +14,22 @@ const MinScrapeTokenLen = 32
 type Observability struct {
 	// Metrics configures /metrics on the main bus.
 	Metrics Metrics `yaml:"metrics"`
+	// Traces configures OpenTelemetry traces (off by default).
+	Traces Traces `yaml:"traces"`
+}
+
+// Traces is the observability.traces: mapping: one OpenTelemetry trace per
+// conversation, exported over OTLP/HTTP.
+type Traces struct {
+	// Enabled turns tracing on (default false). Every stage of every
+	// message is then timed, whatever the metrics sample.
+	Enabled bool `yaml:"enabled"`
+	// OTLPEndpoint is the collector's OTLP/HTTP host:port (e.g.
+	// localhost:4318); required when enabled.
+	OTLPEndpoint string `yaml:"otlp_endpoint"`
+	// OTLPInsecure sends spans over plain HTTP instead of HTTPS (default
+	// false).
+	OTLPInsecure bool `yaml:"otlp_insecure"`
 }
 
 // Metrics is the observability.metrics: mapping.
@@ -44,5 +63,14 @@ func (o *Organism) checkObservability(r *reporter) {
 	}
 	if m.ScrapeTokenLiteral != "" && m.ScrapeTokenEnv != "" {
 		r.add("observability.metrics.scrape_token_env", "set scrape_token or scrape_token_env, not both")
+	}
+	tr := o.Observability.Traces
+	switch {
+	case tr.Enabled && tr.OTLPEndpoint == "":
+		r.addAbout("observability.traces.otlp_endpoint", "observability.traces", "otlp_endpoint is required when traces are enabled")
+	case tr.OTLPEndpoint != "":
+		if _, _, err := net.SplitHostPort(tr.OTLPEndpoint); err != nil {
+			r.add("observability.traces.otlp_endpoint", "want host:port, got %q", tr.OTLPEndpoint)
+		}
 	}
 }
