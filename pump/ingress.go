@@ -268,7 +268,8 @@ func (p *Pump) process(w *work) {
 	}
 	mark := p.newDeliveryMark(seq, len(targets))
 	if len(m.Diagnostics) > 0 {
-		p.log.Info("message repaired or amended", "thread", m.Thread, "from", m.From, "diagnostics", len(m.Diagnostics))
+		p.log.Info("message repaired or amended", "thread", m.Thread, "from", m.From, "listener", first.Name, "seq", seq,
+			"diagnostics", len(m.Diagnostics))
 	}
 	for i, l := range targets {
 		d := &delivery{conv: conv, thread: threads[i], from: m.From, to: l.Name, payloadName: m.PayloadName,
