@@ -294,6 +294,16 @@
 // reply leaving the organism, which enters no history. Errors:
 // {"event":"error","error":"Invalid JSON"} or "Unknown command: …".
 //
+// # Metrics: GET /metrics
+//
+// With Options.Metrics set, GET /metrics answers the organism's Prometheus
+// metrics (text exposition format; see package observe for the families)
+// to a request whose bearer token is Options.ScrapeToken (organism.yaml
+// observability.metrics.scrape_token), else only to an admin session: 401
+// {"error":"Missing Authorization"} or {"error":"Invalid token"}, 403
+// {"error":"Forbidden"} for a viewer or operator. Without Options.Metrics
+// it is 404.
+//
 // # Frames and flow control
 //
 // A frame over Options.MaxFrameBytes (1 MiB by default) closes any socket
