@@ -173,6 +173,9 @@ func TestMetricsHuhByReason(t *testing.T) {
 		t.Fatalf("want a <huh>, got %s", got)
 	}
 	_, after := f.scrape(scrapeToken)
+	if got := metricValue(after, "xmlpipe_bus_connections"); got != 1 {
+		t.Errorf("bus_connections = %v with one /bus socket open, want 1", got)
+	}
 	var moved float64
 	for _, m := range after["xmlpipe_huh_total"].GetMetric() {
 		moved += m.GetCounter().GetValue()
