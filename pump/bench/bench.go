@@ -45,14 +45,13 @@ type Config struct {
 	// wait until the journal committed what the on slice queued.
 	JournalAB bool
 	Flush     func(context.Context) error
-	// MetricsAB runs the throughput phase in slices alternating between
-	// two identical pumps, one with the organism's Prometheus metrics
-	// (observe.Metrics as its stage observer and watcher, scraped every
-	// ScrapeEvery while its slices run) and one without, and reports both
-	// throughputs (ABBA order, as JournalAB). ScrapeEvery defaults to
-	// 100 ms: far more often than any Prometheus server scrapes, so the
-	// figure is an upper bound of the cost. The pump with metrics samples
-	// stage timings as `xmlpipe run` does (observe.SampleEvery).
+	// MetricsAB runs the throughput phase in slices with the organism's
+	// Prometheus metrics alternately on (observe.Metrics watching the pump
+	// and observing its stages, sampled as `xmlpipe run` does, and scraped
+	// every ScrapeEvery) and off, and reports both throughputs (ABBA order,
+	// as JournalAB). ScrapeEvery defaults to 100 ms: far more often than
+	// any Prometheus server scrapes, so the figure is an upper bound of
+	// the cost.
 	MetricsAB   bool
 	ScrapeEvery time.Duration
 	// Threads, Todos and Context, when set, are the pump's kernel registries
@@ -233,35 +232,26 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		gate.on.Store(true)
 		cfg.Journal = gate
 	}
-	f, err := newFlow(cfg, nil)
+	var (
+		mgate *metricsGate
+		obs   pump.StageObserver
+	)
+	if cfg.MetricsAB {
+		if gate != nil {
+			return Result{}, ErrMetricsAB
+		}
+		mgate = &metricsGate{m: observe.NewMetrics()}
+		obs = mgate
+	}
+	f, err := newFlow(cfg, obs)
 	if err != nil {
 		return Result{}, err
 	}
 	defer f.p.Shutdown(context.Background())
-	// target is the pump the injectors feed; with MetricsAB, observed is
-	// the flow with metrics the A/B slices alternate with.
-	var (
-		target   atomic.Pointer[pump.Pump]
-		observed *metricsFlow
-	)
-	target.Store(f.p)
-	if cfg.MetricsAB {
-		if observed, err = newMetricsFlow(cfg); err != nil {
+	if mgate != nil {
+		if err := mgate.attach(f.p); err != nil {
 			return Result{}, err
 		}
-		defer observed.close()
-	}
-	sunk := func() int64 {
-		if observed != nil {
-			return f.sunk.Load() + observed.sunk.Load()
-		}
-		return f.sunk.Load()
-	}
-	inFlight := func() int {
-		if observed != nil {
-			return f.p.InFlight() + observed.p.InFlight()
-		}
-		return f.p.InFlight()
 	}
 
 	// Warm up, then the throughput phase.
@@ -272,7 +262,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			n := seq.Add(1)
 			raw := envelope(n, greeting)
 			f.probe.Load().injected(n)
-			if err := target.Load().Inject(ctx, raw, nil); err != nil {
+			if err := f.p.Inject(ctx, raw, nil); err != nil {
 				if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 					return nil
 				}
@@ -318,7 +308,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return nil
 	}
 	drain := func() {
-		for inFlight() > 0 && ctx.Err() == nil {
+		for f.p.InFlight() > 0 && ctx.Err() == nil {
 			time.Sleep(time.Millisecond)
 		}
 	}
@@ -326,28 +316,19 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	drain()
-	if observed != nil { // warm the observed pump up too
-		target.Store(observed.p)
-		if err := phase(ctx, cfg.Duration/10, cfg.Injectors, 0); err != nil {
-			return Result{}, err
-		}
-		drain()
-		target.Store(f.p)
-	}
 
 	runtime.GC()
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
-	sunk0 := sunk()
+	sunk0 := f.sunk.Load()
 	cpu0, t0 := cpuTime(), time.Now()
 	var abOn, abOff, mOn, mOff slice
-	if observed != nil {
+	if mgate != nil {
 		actx, stop := context.WithCancel(ctx)
 		perr := make(chan error, 1)
 		go func() { perr <- phase(actx, 0, cfg.Injectors, 0) }()
-		mOn, mOff, err = observed.metricsAB(ctx, cfg.Duration, f.p, &target, sunk, cfg.ScrapeEvery)
+		mOn, mOff, err = f.metricsAB(ctx, cfg.Duration, mgate, cfg.ScrapeEvery)
 		stop()
-		target.Store(f.p)
 		if err := errors.Join(err, <-perr); err != nil {
 			return Result{}, err
 		}
@@ -366,7 +347,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	drain()
 	elapsed, cpu := time.Since(t0), cpuTime()-cpu0
 	runtime.ReadMemStats(&ms1)
-	envelopes := 2 * (sunk() - sunk0)
+	envelopes := 2 * (f.sunk.Load() - sunk0)
 	if envelopes == 0 {
 		return Result{}, errors.New("bench: no envelope completed")
 	}
@@ -380,11 +361,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		r.JournalRatio = r.JournalOnPerSec / r.JournalOffPerSec
 		r.JournalOffCPUUs, r.JournalOnCPUUs = abOff.cpuPerEnvelopeUs(), abOn.cpuPerEnvelopeUs()
 	}
-	if observed != nil && mOff.perSec() > 0 {
+	if mgate != nil && mOff.perSec() > 0 {
 		r.MetricsOffPerSec, r.MetricsOnPerSec = mOff.perSec(), mOn.perSec()
 		r.MetricsRatio = r.MetricsOnPerSec / r.MetricsOffPerSec
 		r.MetricsOffCPUUs, r.MetricsOnCPUUs = mOff.cpuPerEnvelopeUs(), mOn.cpuPerEnvelopeUs()
-		r.MetricsScrapes = int(observed.scrapes.Load())
+		r.MetricsScrapes = int(mgate.scrapes.Load())
 	}
 
 	// Latency at half load: one paced injector per core.

@@ -94,9 +94,14 @@ func (m *Metrics) Attach(src Sources) error {
 	}
 	m.flow.pump = src.Pump
 	m.scrap.src.Store(&src)
-	m.cancelWatch = src.Pump.Watch(m.flow)
+	m.cancelWatch = src.Pump.Watch(m)
 	return nil
 }
+
+// Deliver counts one pump event (envelopes in and out, <huh> reasons,
+// failures, completions). Attach makes the metrics a watcher of the pump;
+// Deliver is for a caller that manages the watch itself.
+func (m *Metrics) Deliver(e pump.Event) { m.flow.Deliver(e) }
 
 // CountConnections makes bus_connections read n at scrape time (the main
 // bus calls it with its connection count).
