@@ -59,11 +59,14 @@ type Sources struct {
 type Metrics struct {
 	reg *prometheus.Registry
 
-	stages   *prometheus.HistogramVec
-	stageObs [3]sync.Map // per pump.Stage: listener name → prometheus.Observer
+	stages *prometheus.HistogramVec
+	// stageObs caches the histogram of each listener, one map per
+	// pump.Stage (read, validate, handler): listener name →
+	// prometheus.Observer.
+	stageObs [3]sync.Map
 
-	flow  *flow
-	scrap *scraper
+	flow    *flow
+	scraper *scraper
 
 	cancelWatch func()
 	attached    atomic.Bool
@@ -77,8 +80,8 @@ func NewMetrics() *Metrics {
 		Help:    "How long a pump stage took per message: read (parse, repair, C14N, envelope check), validate (payload schema), handler.",
 		Buckets: stageBuckets}, []string{"stage", "listener"})
 	m.flow = newFlow()
-	m.scrap = &scraper{}
-	m.reg.MustRegister(m.stages, m.flow, m.scrap,
+	m.scraper = &scraper{}
+	m.reg.MustRegister(m.stages, m.flow, m.scraper,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -93,7 +96,7 @@ func (m *Metrics) Attach(src Sources) error {
 		return ErrAttached
 	}
 	m.flow.pump = src.Pump
-	m.scrap.src.Store(&src)
+	m.scraper.src.Store(&src)
 	m.cancelWatch = src.Pump.Watch(m)
 	return nil
 }
@@ -105,7 +108,7 @@ func (m *Metrics) Deliver(e pump.Event) { m.flow.Deliver(e) }
 
 // CountConnections makes bus_connections read n at scrape time (the main
 // bus calls it with its connection count).
-func (m *Metrics) CountConnections(n func() int) { m.scrap.conns.Store(&n) }
+func (m *Metrics) CountConnections(n func() int) { m.scraper.conns.Store(&n) }
 
 // Close stops counting the pump's events (scrapes keep working).
 func (m *Metrics) Close() {
