@@ -31,6 +31,7 @@ var (
 	descJFailed     = newDesc("journal_ops_failed_total", "Write operations that failed.")
 	descJCommits    = newDesc("journal_commits_total", "Transactions committed (group commits).")
 	descJRollbacks  = newDesc("journal_rollbacks_total", "Transactions rolled back.")
+	descJCommitTime = newDesc("journal_commit_duration_seconds", "Journal write latency: the store's transactions, BEGIN to COMMIT (sum and count).")
 	descJBacklog    = newDesc("journal_backlog", "Write operations enqueued and not yet committed or failed.")
 	descJCapacity   = newDesc("journal_queue_capacity", "Size of the store writer's queue.")
 	descJPeak       = newDesc("journal_queue_peak", "Largest number of operations waiting when the writer started a batch.")
@@ -50,7 +51,7 @@ func newDesc(name, help string, labels ...string) *prometheus.Desc {
 func (s *scraper) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descHandled, descQueue, descActive, descPaused, descThreads, descInFlight,
 		descProcessed, descFailed, descUptime, descJEnqueued, descJCommitted, descJFailed, descJCommits, descJRollbacks,
-		descJBacklog, descJCapacity, descJPeak, descJBlocked, descAgentTokens, descAgentReqs, descBackTokens,
+		descJCommitTime, descJBacklog, descJCapacity, descJPeak, descJBlocked, descAgentTokens, descAgentReqs, descBackTokens,
 		descBackReqs, descConns} {
 		ch <- d
 	}
@@ -88,6 +89,7 @@ func (s *scraper) Collect(ch chan<- prometheus.Metric) {
 		ch <- counter(descJFailed, float64(js.Failed))
 		ch <- counter(descJCommits, float64(js.Commits))
 		ch <- counter(descJRollbacks, float64(js.Rollbacks))
+		ch <- prometheus.MustNewConstSummary(descJCommitTime, uint64(js.Commits), js.CommitTime.Seconds(), nil)
 		ch <- gauge(descJBacklog, float64(max(0, js.Enqueued-js.Committed-js.Failed)))
 		ch <- gauge(descJCapacity, float64(b.Capacity))
 		ch <- gauge(descJPeak, float64(b.Peak))

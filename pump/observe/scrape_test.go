@@ -3,6 +3,7 @@ package observe
 import (
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/llm"
 	"github.com/xml-pipeline/xmlpipe/pump"
@@ -13,7 +14,7 @@ import (
 type fakeJournal struct{}
 
 func (fakeJournal) Stats() store.Stats {
-	return store.Stats{Enqueued: 10, Committed: 7, Failed: 1, Commits: 3, Rollbacks: 1}
+	return store.Stats{Enqueued: 10, Committed: 7, Failed: 1, Commits: 3, Rollbacks: 1, CommitTime: 1500 * time.Millisecond}
 }
 func (fakeJournal) Backlog() store.Backlog { return store.Backlog{Peak: 4, Capacity: 64, Blocked: 2} }
 
@@ -39,6 +40,9 @@ func TestScrapedSources(t *testing.T) {
 	defer m.Close()
 	m.CountConnections(func() int { return 5 })
 	fams := gather(t, m)
+	if s := sample(fams, "xmlpipe_journal_commit_duration_seconds").GetSummary(); s.GetSampleCount() != 3 || s.GetSampleSum() != 1.5 {
+		t.Errorf("journal_commit_duration_seconds: count %d sum %v, want 3 and 1.5", s.GetSampleCount(), s.GetSampleSum())
+	}
 	for _, c := range []struct {
 		name   string
 		labels []string
