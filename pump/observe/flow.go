@@ -95,15 +95,22 @@ func (f *flow) Collect(ch chan<- prometheus.Metric) {
 // counterMap is a grow-only map of names to counters: lookups of a known
 // name take no lock.
 type counterMap struct {
-	m  sync.Map // string → *atomic.Int64
+	m  sync.Map // string → *paddedCounter
 	mu sync.Mutex
 	n  int
 }
 
+// paddedCounter is a counter alone on its cache line: counters that
+// different cores increment never share one (no false sharing).
+type paddedCounter struct {
+	atomic.Int64
+	_ [56]byte
+}
+
 // get returns the counter of name, nil if none yet.
-func (c *counterMap) get(name string) *atomic.Int64 {
+func (c *counterMap) get(name string) *paddedCounter {
 	if v, ok := c.m.Load(name); ok {
-		return v.(*atomic.Int64)
+		return v.(*paddedCounter)
 	}
 	return nil
 }
@@ -119,18 +126,18 @@ func (c *counterMap) add(name string, limit int) {
 	if limit > 0 && c.n >= limit-1 {
 		name = "other"
 	}
-	v, loaded := c.m.LoadOrStore(name, new(atomic.Int64))
+	v, loaded := c.m.LoadOrStore(name, new(paddedCounter))
 	if !loaded {
 		c.n++
 	}
 	c.mu.Unlock()
-	v.(*atomic.Int64).Add(1)
+	v.(*paddedCounter).Add(1)
 }
 
 // collect sends one constant counter per name.
 func (c *counterMap) collect(ch chan<- prometheus.Metric, d *prometheus.Desc) {
 	c.m.Range(func(k, v any) bool {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v.(*atomic.Int64).Load()), k.(string))
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v.(*paddedCounter).Load()), k.(string))
 		return true
 	})
 }
