@@ -5,14 +5,15 @@ GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 export CGO_ENABLED := 1
 export GOFLAGS ?= -buildvcs=false
 FUZZTIME ?= 30s
-APT_PACKAGES := gcc libc6-dev pkg-config libxml2-dev
+# chromium: the headless browser of the dashboard test (pump/bus/dashboard_test.go).
+APT_PACKAGES := gcc libc6-dev pkg-config libxml2-dev chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps build test bench fuzz soak generate run clean
 
 all: build
 
-## deps: install the C toolchain and libxml2 headers when missing (apt-get).
+## deps: install the C toolchain, libxml2 headers and Chromium when missing (apt-get).
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \

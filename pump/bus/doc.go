@@ -294,6 +294,15 @@
 // reply leaving the organism, which enters no history. Errors:
 // {"event":"error","error":"Invalid JSON"} or "Unknown command: …".
 //
+// # Dashboard: GET /
+//
+// GET / is the dashboard, a page whose script and style (GET /ui/app.js,
+// /ui/style.css) are embedded in the binary. They are open and hold no
+// data: the page logs in with POST /auth/login and then uses the REST API
+// and /ws as that user, so the user's role decides what it may do (a
+// viewer gets no send box; only admins see pause, resume and kill). It is
+// served with a Content-Security-Policy that allows only its own origin.
+//
 // # Metrics: GET /metrics
 //
 // With Options.Metrics set, GET /metrics answers the organism's Prometheus
