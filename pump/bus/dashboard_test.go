@@ -136,6 +136,19 @@ func TestDashboardInABrowser(t *testing.T) {
 	}
 	t.Logf("screenshot: %s", shot)
 
+	// An admin pauses greeter and resumes it; the graph follows.
+	run(t, ctx, "pause and resume", chromedp.Steps(
+		chromedp.Click(css(`#agents button[data-agent="greeter"]`)),
+		chromedp.WaitVisible(css(`#graph g[data-name="greeter"][data-state="paused"] circle`)),
+		chromedp.Click(css(`#agents button[data-agent="greeter"]`)),
+		chromedp.WaitVisible(css(`#graph g[data-name="greeter"][data-state="idle"] circle`)),
+	))
+	for _, l := range f.org.Pump.Listeners() {
+		if l.Name == "greeter" && l.Paused {
+			t.Error("greeter still paused after resume")
+		}
+	}
+
 	// A viewer, in a tab of its own, sees the organism but no send box.
 	viewerSecret := f.user("vic", auth.Viewer)
 	vctx, cancel := chromedp.NewContext(ctx)
