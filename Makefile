@@ -1,20 +1,24 @@
 # xmlpipe — build, test and run. `make test` and `make run` install what they
-# need on a fresh Debian machine (libxml2-dev, pkg-config, gcc) first.
+# need on a fresh Debian machine (libxml2-dev, pkg-config, gcc; chromium for the tests) first.
 
 GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 export CGO_ENABLED := 1
 export GOFLAGS ?= -buildvcs=false
 FUZZTIME ?= 30s
 APT_PACKAGES := gcc libc6-dev pkg-config libxml2-dev
+# chromium: the headless browser of the dashboard test (pump/bus/dashboard_test.go).
+TEST_APT_PACKAGES := $(APT_PACKAGES) chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test bench fuzz soak generate run clean
+.PHONY: all deps test-deps build test bench fuzz soak generate run clean
 
 all: build
 
-## deps: install the C toolchain and libxml2 headers when missing (apt-get).
-deps:
-	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+## deps: install the C toolchain and libxml2 headers when missing (apt-get);
+## test-deps: also Chromium, for the dashboard's browser test.
+deps test-deps:
+	@pkgs="$(APT_PACKAGES)"; [ "$@" = test-deps ] && pkgs="$(TEST_APT_PACKAGES)"; \
+	missing=""; for p in $$pkgs; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
@@ -25,7 +29,7 @@ build: deps
 	$(GO) build -o bin/xmlpipe ./cmd/xmlpipe
 
 ## test: vet and race-test everything (the CI command).
-test: deps
+test: test-deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
 

@@ -59,7 +59,9 @@ func (p *Pump) handle(l *listener, d *delivery) {
 		UsageInstructions: md.UsageInstructions, TodoNudge: md.TodoNudge}); err != nil {
 		p.log.Warn("context buffer", "thread", d.thread, "listener", l.Name, "error", err)
 	}
+	t0 := p.stageStart()
 	resp, err := p.call(l, d, md)
+	p.stageEnd(StageHandler, l.Name, d.thread, t0, err != nil)
 	if err != nil {
 		p.handlerFailed(l, d, err)
 		return

@@ -191,11 +191,14 @@ func (p *Pump) process(w *work) {
 	if w.canonical {
 		read = p.ingress.ReadCanonical
 	}
+	t0 := p.stageStart()
 	m, err := read(w.raw)
 	if err != nil {
+		p.stageEnd(StageRead, "", "", t0, true)
 		p.rejectRead(w, err)
 		return
 	}
+	p.stageEnd(StageRead, "", m.Thread, t0, false)
 	defer m.Close()
 
 	if w.external {
@@ -224,7 +227,10 @@ func (p *Pump) process(w *work) {
 		return
 	}
 	first := targets[0]
-	if err := m.ValidatePayload(first.Payload); err != nil {
+	t0 = p.stageStart()
+	err = m.ValidatePayload(first.Payload)
+	p.stageEnd(StageValidate, first.Name, m.Thread, t0, err != nil)
+	if err != nil {
 		p.rejectMessage(w, m, first.Name, err)
 		return
 	}
@@ -262,7 +268,8 @@ func (p *Pump) process(w *work) {
 	}
 	mark := p.newDeliveryMark(seq, len(targets))
 	if len(m.Diagnostics) > 0 {
-		p.log.Info("message repaired or amended", "thread", m.Thread, "from", m.From, "diagnostics", len(m.Diagnostics))
+		p.log.Info("message repaired or amended", "thread", m.Thread, "from", m.From, "listener", first.Name, "seq", seq,
+			"diagnostics", len(m.Diagnostics))
 	}
 	for i, l := range targets {
 		d := &delivery{conv: conv, thread: threads[i], from: m.From, to: l.Name, payloadName: m.PayloadName,

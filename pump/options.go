@@ -50,6 +50,13 @@ type Options struct {
 	Context *registry.ContextBuffer
 	// Journal records every accepted and emitted envelope (optional).
 	Journal Journal
+	// Observer, when set, sees how long each stage of each message took
+	// (metrics, traces); nil costs nothing.
+	Observer StageObserver
+	// ObserveEvery, above 1, times each stage of a message with
+	// probability 1/ObserveEvery instead of always: the clock is read and
+	// the Observer called that much less often (default 1, every stage).
+	ObserveEvery int
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
 	// Clock returns the current time (default time.Now).
@@ -98,6 +105,9 @@ func (o Options) Validate() error {
 	var errs []error
 	if o.Scheduling != "" && o.Scheduling != BreadthFirst && o.Scheduling != DepthFirst {
 		errs = append(errs, fmt.Errorf("pump: scheduling %q: want breadth-first or depth-first", o.Scheduling))
+	}
+	if o.ObserveEvery < 0 {
+		errs = append(errs, errors.New("pump: observe every must not be negative"))
 	}
 	if o.MaxBytes < 0 {
 		errs = append(errs, errors.New("pump: max bytes must not be negative"))

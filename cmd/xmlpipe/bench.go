@@ -33,11 +33,13 @@ type benchStore struct {
 // the end-to-end pump benchmark (a tool-only two-hop flow, every envelope
 // through the full chain), optionally journaling to a SQLite store in a
 // temporary directory (--journal) and persisting the kernel registries there
-// too, as a durable organism does (--durable).
+// too, as a durable organism does (--durable). --metrics measures what the
+// Prometheus metrics cost: throughput slices alternate between two
+// identical in-memory pumps, one with metrics and one without.
 //
 // With --bus it is the main bus's load generator instead: see runBusBench.
 func runBench(ctx context.Context, args []string, std streams) int {
-	fs := newFlags("bench", "[--duration 5s] [--injectors N] [--journal] [--durable] [--agents] [--json] [--cpuprofile FILE] [--mutexprofile FILE]\n"+
+	fs := newFlags("bench", "[--duration 5s] [--injectors N] [--journal] [--durable] [--metrics] [--agents] [--json] [--cpuprofile FILE] [--mutexprofile FILE]\n"+
 		"       xmlpipe bench --bus [--clients 200] [--duration 10s] [--rate R] [--grace 5s] [--in-memory] [--json] [--cpuprofile FILE] [--mutexprofile FILE]", std.err)
 	duration := fs.Duration("duration", 0, "length of the throughput phase (default 5s; 10s with --bus)")
 	onBus := fs.Bool("bus", false, "load-test the main bus: TLS WebSocket clients on loopback sending @greeter conversations")
@@ -49,6 +51,7 @@ func runBench(ctx context.Context, args []string, std streams) int {
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	withJournal := fs.Bool("journal", false, "journal to a SQLite store in a temporary directory, in throughput slices alternating with slices without, and report both")
 	durable := fs.Bool("durable", false, "like --journal, and persist threads, todo watchers and context slots too")
+	withMetrics := fs.Bool("metrics", false, "alternate throughput slices between a pump with the Prometheus metrics (scraped every 100 ms) and one without, and report both")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	mutexProfile := fs.String("mutexprofile", "", "write a profile of lock contention over the whole run to this file")
 	agents := fs.Bool("agents", false, "measure LLM agent turns against a loopback model server instead")
@@ -71,6 +74,10 @@ func runBench(ctx context.Context, args []string, std streams) int {
 		printAgentBench(std.out, r, *asJSON)
 		return exitOK
 	}
+	if *withMetrics && (*onBus || *withJournal || *durable) {
+		fmt.Fprintln(std.err, "xmlpipe bench: --metrics compares two in-memory pumps; drop --bus/--journal/--durable")
+		return exitUsage
+	}
 	if *onBus {
 		if *withJournal || *durable {
 			fmt.Fprintln(std.err, "xmlpipe bench: --bus journals always (a durable organism); drop --journal/--durable")
@@ -87,7 +94,7 @@ func runBench(ctx context.Context, args []string, std streams) int {
 	if *duration == 0 {
 		*duration = 5 * time.Second
 	}
-	cfg := bench.Config{Duration: *duration, Injectors: *injectors}
+	cfg := bench.Config{Duration: *duration, Injectors: *injectors, MetricsAB: *withMetrics}
 	var st *store.Store
 	if *withJournal || *durable {
 		dir, err := os.MkdirTemp("", "xmlpipe-bench-")

@@ -25,6 +25,7 @@ import (
 func runConsole(ctx context.Context, args []string, std streams) int {
 	fs := newFlags("console", consoleArgs, std.err)
 	verbose := fs.Bool("verbose", false, "show failure diagnostics and informational logs")
+	logFormat := logFormatFlag(fs)
 	data := dataFlag(fs)
 	serve := fs.Bool("serve", false, "also serve the main bus (HTTPS+WSS, as xmlpipe run does) on this organism")
 	listen := fs.String("listen", "", "with --serve: serve the main bus on ADDR (host:port) instead of :organism.port")
@@ -58,7 +59,11 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 		level = slog.LevelInfo
 	}
 	logs := &switchWriter{w: std.err}
-	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level}))
+	logger, err := newLogger(logs, *logFormat, level)
+	if err != nil {
+		fmt.Fprintf(std.err, "xmlpipe console: %v\n", err)
+		return exitUsage
+	}
 	env := catalog.Env{} // the organism fills in LLM when a backend is usable
 	src := resolveConfig(pos)
 	b, err := console.Assemble(organism.Options{Logger: logger, Env: env}, src.durableBuild(*data))
@@ -135,7 +140,7 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 }
 
 // consoleArgs is the usage line of `xmlpipe console`.
-const consoleArgs = "[--verbose] [--data DIR] [--serve [--listen ADDR] [--insecure-dev]] [organism.yaml] | " +
+const consoleArgs = "[--verbose] [--log-format text|json] [--data DIR] [--serve [--listen ADDR] [--insecure-dev]] [organism.yaml] | " +
 	"--connect URL [--fingerprint SHA256]"
 
 // switchWriter is an io.Writer whose destination can change: logs go to

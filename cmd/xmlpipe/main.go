@@ -3,7 +3,7 @@
 // messages and generate the payload schemas.
 //
 //	xmlpipe console [--verbose] [--serve] [organism.yaml] | --connect URL [--fingerprint F]
-//	xmlpipe run [--log-level L] [--listen ADDR] [--insecure-dev] [organism.yaml]
+//	xmlpipe run [--log-level L] [--log-format text|json] [--listen ADDR] [--insecure-dev] [organism.yaml]
 //	xmlpipe validate [organism.yaml]
 //	xmlpipe check [--config organism.yaml] FILE|-
 //	xmlpipe c14n FILE|-
@@ -51,8 +51,8 @@ type command struct {
 // help lists it.
 func commands() []command {
 	return []command{
-		{"console", "[--verbose] [--data DIR] [--serve [--listen ADDR] [--insecure-dev]] [organism.yaml] | --connect URL [--fingerprint F]", "interactive console, in-process (optionally serving the bus) or attached to a running organism", runConsole},
-		{"run", "[--log-level L] [--data DIR] [--listen ADDR] [--insecure-dev] [organism.yaml]", "run an organism and serve its main bus (HTTPS+WSS) until SIGINT/SIGTERM", runRun},
+		{"console", "[--verbose] [--log-format text|json] [--data DIR] [--serve [--listen ADDR] [--insecure-dev]] [organism.yaml] | --connect URL [--fingerprint F]", "interactive console, in-process (optionally serving the bus) or attached to a running organism", runConsole},
+		{"run", "[--log-level L] [--log-format text|json] [--data DIR] [--listen ADDR] [--insecure-dev] [organism.yaml]", "run an organism and serve its main bus (HTTPS+WSS) until SIGINT/SIGTERM", runRun},
 		{"validate", "[organism.yaml]", "load and assemble an organism, print its routing table", runValidate},
 		{"check", "[--config organism.yaml] FILE|-", "run one message through the ingress stages", runCheck},
 		{"c14n", "FILE|-", "print the exclusive C14N of an XML document", runC14N},

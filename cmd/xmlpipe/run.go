@@ -9,15 +9,16 @@ import (
 	"syscall"
 )
 
-// runRun is `xmlpipe run [--log-level L] [--data DIR] [--listen ADDR]
+// runRun is `xmlpipe run [--log-level L] [--log-format text|json] [--data DIR] [--listen ADDR]
 // [--insecure-dev] [organism.yaml]`: the organism headless with its main bus
 // (HTTPS + WSS on organism.port), logging to stderr, until SIGINT or
 // SIGTERM (or POST /api/v1/organism/stop), then a graceful shutdown that
 // drains in-flight messages. SIGHUP (or POST /api/v1/organism/reload)
 // reloads organism.yaml.
 func runRun(ctx context.Context, args []string, std streams) int {
-	fs := newFlags("run", "[--log-level L] [--data DIR] [--listen ADDR] [--insecure-dev] [organism.yaml]", std.err)
+	fs := newFlags("run", "[--log-level L] [--log-format text|json] [--data DIR] [--listen ADDR] [--insecure-dev] [organism.yaml]", std.err)
 	levelName := fs.String("log-level", "info", "minimum log level: debug, info, warn or error")
+	logFormat := logFormatFlag(fs)
 	data := dataFlag(fs)
 	listen := fs.String("listen", "", "serve the main bus on ADDR (host:port) instead of :organism.port")
 	insecure := fs.Bool("insecure-dev", false, "plain HTTP and no authentication (every client is an admin): local development only")
@@ -35,7 +36,11 @@ func runRun(ctx context.Context, args []string, std streams) int {
 	}
 	lv := new(slog.LevelVar)
 	lv.Set(level)
-	logger := slog.New(slog.NewTextHandler(std.err, &slog.HandlerOptions{Level: lv}))
+	logger, err := newLogger(std.err, *logFormat, lv)
+	if err != nil {
+		fmt.Fprintf(std.err, "xmlpipe run: %v\n", err)
+		return exitUsage
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	hup := make(chan os.Signal, 1)

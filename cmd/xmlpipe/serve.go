@@ -17,6 +17,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/certs"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/console"
+	"github.com/xml-pipeline/xmlpipe/pump/observe"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
@@ -54,6 +55,9 @@ type serveRunner struct {
 	ln        *reloadListener
 	addr      string
 	announced bool
+	// obs are the current generation's metrics and tracer, when its
+	// organism was built with them as its stage observers (observedBuild).
+	obs observers
 }
 
 // run serves until stopped and returns the exit code.
@@ -77,11 +81,13 @@ func (r *serveRunner) run(ctx context.Context) int {
 // start again.
 func (r *serveRunner) generation(ctx context.Context) (reload bool, code int) {
 	env := catalog.Env{Print: func(_, from, text string) { r.log.Info("output", "from", from, "text", text) }}
-	local, err := console.Assemble(organism.Options{Logger: r.log, Env: env}, r.src.durableBuild(r.data))
+	local, err := console.Assemble(organism.Options{Logger: r.log, Env: env},
+		observedBuild(r.src, r.src.durableBuild(r.data), &r.obs))
 	if err != nil {
 		fmt.Fprintln(r.std.err, err)
 		return false, exitFailure
 	}
+	defer r.obs.shutdownTracer(r.log) // after the organism's shutdown
 	o := local.Organism()
 	fail := func(err error) (bool, int) {
 		fmt.Fprintf(r.std.err, "xmlpipe run: %v\n", err)
@@ -202,15 +208,29 @@ type mainBus struct {
 	err  error
 
 	stopSweep, swept chan struct{}
+	// metrics are served at /metrics (nil when disabled).
+	metrics *observe.Metrics
 }
 
 // startBus serves the main bus of local's started organism with the
 // prepared setup and announces where it listens.
 func (r *serveRunner) startBus(local *console.Local, b busSetup, ctl bus.Controller) (*mainBus, error) {
-	legacy := local.Organism().Config.Auth.LegacyTOTPLogin
-	srv, err := bus.New(bus.Options{Addr: b.ln.Addr().String(), TLS: b.tls, Auth: b.svc, Organism: local.Organism(),
-		Console: local, Logger: r.log, Insecure: r.insecure, Controller: ctl, LegacyTOTPLogin: legacy})
+	o := local.Organism()
+	legacy := o.Config.Auth.LegacyTOTPLogin
+	metrics, err := metricsFor(o, r.obs.metrics)
 	if err != nil {
+		return nil, err
+	}
+	opts := bus.Options{Addr: b.ln.Addr().String(), TLS: b.tls, Auth: b.svc, Organism: o,
+		Console: local, Logger: r.log, Insecure: r.insecure, Controller: ctl, LegacyTOTPLogin: legacy}
+	if metrics != nil {
+		opts.Metrics, opts.ScrapeToken = metrics, o.Config.Observability.Metrics.ScrapeToken()
+	}
+	srv, err := bus.New(opts)
+	if err != nil {
+		if metrics != nil {
+			metrics.Close()
+		}
 		return nil, err
 	}
 	if legacy && !r.insecure {
@@ -218,7 +238,7 @@ func (r *serveRunner) startBus(local *console.Local, b busSetup, ctl bus.Control
 	}
 	r.announce(b.ln.Addr(), b.fingerprint)
 	m := &mainBus{srv: srv, svc: b.svc, log: r.log, done: make(chan struct{}), stopSweep: make(chan struct{}),
-		swept: make(chan struct{})}
+		swept: make(chan struct{}), metrics: metrics}
 	go func() {
 		m.err = srv.Serve(b.ln)
 		close(m.done)
@@ -255,6 +275,9 @@ func (m *mainBus) shutdown() error {
 	defer cancel()
 	err := m.srv.Shutdown(ctx)
 	<-m.done
+	if m.metrics != nil {
+		m.metrics.Close()
+	}
 	if m.err != nil && !errors.Is(m.err, bus.ErrClosed) { // ErrClosed: shut down before it served
 		err = errors.Join(err, fmt.Errorf("the main bus stopped: %w", m.err))
 	}

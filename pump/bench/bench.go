@@ -23,6 +23,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/listeners/hello"
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/observe"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
@@ -44,6 +45,15 @@ type Config struct {
 	// wait until the journal committed what the on slice queued.
 	JournalAB bool
 	Flush     func(context.Context) error
+	// MetricsAB runs the throughput phase in slices with the organism's
+	// Prometheus metrics alternately on (observe.Metrics watching the pump
+	// and observing its stages, sampled as `xmlpipe run` does, and scraped
+	// every ScrapeEvery) and off, and reports both throughputs (ABBA order,
+	// as JournalAB). ScrapeEvery defaults to 100 ms: far more often than
+	// any Prometheus server scrapes, so the figure is an upper bound of
+	// the cost.
+	MetricsAB   bool
+	ScrapeEvery time.Duration
 	// Threads, Todos and Context, when set, are the pump's kernel registries
 	// (a durable organism's persist every change to its store).
 	Threads *registry.Threads
@@ -91,6 +101,14 @@ type Result struct {
 	JournalRatio     float64 `json:"journal_on_off_ratio,omitempty"`
 	JournalOffCPUUs  float64 `json:"journal_off_cpu_per_envelope_us,omitempty"`
 	JournalOnCPUUs   float64 `json:"journal_on_cpu_per_envelope_us,omitempty"`
+	// Metrics A/B (Config.MetricsAB): the same for the pump with metrics
+	// (on) and the one without (off), and the scrapes made.
+	MetricsOffPerSec float64 `json:"metrics_off_envelopes_per_sec,omitempty"`
+	MetricsOnPerSec  float64 `json:"metrics_on_envelopes_per_sec,omitempty"`
+	MetricsRatio     float64 `json:"metrics_on_off_ratio,omitempty"`
+	MetricsOffCPUUs  float64 `json:"metrics_off_cpu_per_envelope_us,omitempty"`
+	MetricsOnCPUUs   float64 `json:"metrics_on_cpu_per_envelope_us,omitempty"`
+	MetricsScrapes   int     `json:"metrics_scrapes,omitempty"`
 }
 
 // String renders the result for a terminal.
@@ -103,6 +121,10 @@ func (r Result) String() string {
 	if r.JournalRatio > 0 {
 		fmt.Fprintf(&b, "journal off / on   %10.0f / %.0f envelopes/s  on/off %.3f  (cpu/envelope %.1f / %.1f µs; interleaved slices)\n",
 			r.JournalOffPerSec, r.JournalOnPerSec, r.JournalRatio, r.JournalOffCPUUs, r.JournalOnCPUUs)
+	}
+	if r.MetricsRatio > 0 {
+		fmt.Fprintf(&b, "metrics off / on   %10.0f / %.0f envelopes/s  on/off %.3f  (cpu/envelope %.1f / %.1f µs; interleaved slices, %d scrapes)\n",
+			r.MetricsOffPerSec, r.MetricsOnPerSec, r.MetricsRatio, r.MetricsOffCPUUs, r.MetricsOnCPUUs, r.MetricsScrapes)
 	}
 	fmt.Fprintf(&b, "cpu/envelope       %8.1f µs  floor %.1f µs  ratio %.2f×  (floor on %d loaded cores)\n", r.CPUPerEnvelopeUs, r.FloorUs, r.FloorRatio, r.Cores)
 	fmt.Fprintf(&b, "                               floor %.1f µs  ratio %.2f×  (floor alone on an idle machine)\n", r.Floor1CoreUs, r.Floor1CoreRatio)
@@ -125,10 +147,13 @@ func seqOf(msg string) int64 {
 	return n
 }
 
-func newFlow(cfg Config) (*flow, error) {
+// newFlow builds and starts the flow; obs, when set, is its pump's stage
+// observer.
+func newFlow(cfg Config, obs pump.StageObserver) (*flow, error) {
 	f := &flow{}
-	p, err := pump.New(pump.Options{Organism: "bench", Journal: cfg.Journal, Logger: cfg.Logger,
-		Threads: cfg.Threads, Todos: cfg.Todos, Context: cfg.Context,
+	p, err := pump.New(pump.Options{Organism: "bench", Journal: cfg.Journal, Logger: cfg.Logger, Observer: obs,
+		ObserveEvery: observe.SampleEvery,
+		Threads:      cfg.Threads, Todos: cfg.Todos, Context: cfg.Context,
 		MaxConcurrentPipelines: runtime.GOMAXPROCS(0) * 2, MaxConcurrentHandlers: 64, MaxInFlight: 2048})
 	if err != nil {
 		return nil, err
@@ -207,11 +232,27 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		gate.on.Store(true)
 		cfg.Journal = gate
 	}
-	f, err := newFlow(cfg)
+	var (
+		mgate *metricsGate
+		obs   pump.StageObserver
+	)
+	if cfg.MetricsAB {
+		if gate != nil {
+			return Result{}, ErrMetricsAB
+		}
+		mgate = &metricsGate{m: observe.NewMetrics()}
+		obs = mgate
+	}
+	f, err := newFlow(cfg, obs)
 	if err != nil {
 		return Result{}, err
 	}
 	defer f.p.Shutdown(context.Background())
+	if mgate != nil {
+		if err := mgate.attach(f.p); err != nil {
+			return Result{}, err
+		}
+	}
 
 	// Warm up, then the throughput phase.
 	var seq atomic.Int64
@@ -281,8 +322,17 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	runtime.ReadMemStats(&ms0)
 	sunk0 := f.sunk.Load()
 	cpu0, t0 := cpuTime(), time.Now()
-	var abOn, abOff slice
-	if gate != nil {
+	var abOn, abOff, mOn, mOff slice
+	if mgate != nil {
+		actx, stop := context.WithCancel(ctx)
+		perr := make(chan error, 1)
+		go func() { perr <- phase(actx, 0, cfg.Injectors, 0) }()
+		mOn, mOff, err = f.metricsAB(ctx, cfg.Duration, mgate, cfg.ScrapeEvery)
+		stop()
+		if err := errors.Join(err, <-perr); err != nil {
+			return Result{}, err
+		}
+	} else if gate != nil {
 		actx, stop := context.WithCancel(ctx)
 		perr := make(chan error, 1)
 		go func() { perr <- phase(actx, 0, cfg.Injectors, 0) }()
@@ -310,6 +360,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		r.JournalOffPerSec, r.JournalOnPerSec = abOff.perSec(), abOn.perSec()
 		r.JournalRatio = r.JournalOnPerSec / r.JournalOffPerSec
 		r.JournalOffCPUUs, r.JournalOnCPUUs = abOff.cpuPerEnvelopeUs(), abOn.cpuPerEnvelopeUs()
+	}
+	if mgate != nil && mOff.perSec() > 0 {
+		r.MetricsOffPerSec, r.MetricsOnPerSec = mOff.perSec(), mOn.perSec()
+		r.MetricsRatio = r.MetricsOnPerSec / r.MetricsOffPerSec
+		r.MetricsOffCPUUs, r.MetricsOnCPUUs = mOff.cpuPerEnvelopeUs(), mOn.cpuPerEnvelopeUs()
+		r.MetricsScrapes = int(mgate.scrapes.Load())
 	}
 
 	// Latency at half load: one paced injector per core.

@@ -294,6 +294,25 @@
 // reply leaving the organism, which enters no history. Errors:
 // {"event":"error","error":"Invalid JSON"} or "Unknown command: …".
 //
+// # Dashboard: GET /
+//
+// GET / is the dashboard, a page whose script and style (GET /ui/app.js,
+// /ui/style.css) are embedded in the binary. They are open and hold no
+// data: the page logs in with POST /auth/login and then uses the REST API
+// and /ws as that user, so the user's role decides what it may do (a
+// viewer gets no send box; only admins see pause, resume and kill). It is
+// served with a Content-Security-Policy that allows only its own origin.
+//
+// # Metrics: GET /metrics
+//
+// With Options.Metrics set, GET /metrics answers the organism's Prometheus
+// metrics (text exposition format; see package observe for the families)
+// to a request whose bearer token is Options.ScrapeToken (organism.yaml
+// observability.metrics.scrape_token), else only to an admin session: 401
+// {"error":"Missing Authorization"} or {"error":"Invalid token"}, 403
+// {"error":"Forbidden"} for a viewer or operator. Without Options.Metrics
+// it is 404.
+//
 // # Frames and flow control
 //
 // A frame over Options.MaxFrameBytes (1 MiB by default) closes any socket

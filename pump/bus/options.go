@@ -111,6 +111,15 @@ type Options struct {
 	// such a frame is then answered with close code 1008 and
 	// ReasonLegacyDisabled.
 	LegacyTOTPLogin bool `yaml:"legacy_totp_login"`
+	// Metrics, when set, is served at GET /metrics (Prometheus text format)
+	// to an admin session or to a request bearing ScrapeToken; the server
+	// reports its open connections to it. Nil: /metrics is 404.
+	Metrics Metrics `yaml:"-"`
+	// ScrapeToken, when set (at least MinScrapeTokenLen characters), lets a
+	// Prometheus scraper read /metrics with "Authorization: Bearer
+	// <ScrapeToken>" and no session (organism.yaml
+	// observability.metrics.scrape_token).
+	ScrapeToken string `yaml:"-"`
 	// Insecure (--insecure-dev) serves plain HTTP with no authentication:
 	// every request acts as an admin. For local development only; it is
 	// logged loudly.
@@ -185,6 +194,9 @@ func (o Options) Validate() error {
 		if d.v < 0 {
 			bad("%s %v must not be negative", d.name, d.v)
 		}
+	}
+	if o.ScrapeToken != "" && len(o.ScrapeToken) < MinScrapeTokenLen {
+		bad("scrape token must be at least %d characters, got %d", MinScrapeTokenLen, len(o.ScrapeToken))
 	}
 	if o.PingInterval > 0 && o.PongWait > 0 && o.PongWait <= o.PingInterval {
 		bad("pong_wait %v must exceed ping_interval %v", o.PongWait, o.PingInterval)

@@ -14,6 +14,12 @@ func (s *Server) routes() http.Handler {
 	open.HandleFunc("GET /health", s.handleHealth)
 	open.HandleFunc("POST /auth/login", s.handleLogin)
 	open.HandleFunc("GET /bus", s.handleBusWS) // authenticates itself (bearer or legacy first frame)
+	dash := dashboardHandler()
+	open.Handle("GET /{$}", dash) // the dashboard page and its assets
+	open.Handle("GET /ui/", dash)
+	if s.opts.Metrics != nil {
+		open.Handle("GET /metrics", s.metricsHandler()) // a scrape token, else an admin session
+	}
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /auth/logout", s.handleLogout)

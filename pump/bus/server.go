@@ -97,6 +97,9 @@ func New(opts Options) (*Server, error) {
 	}
 	s.states = newAgentStates(s)
 	s.handler = s.routes()
+	if opts.Metrics != nil {
+		opts.Metrics.CountConnections(s.connections)
+	}
 	s.stopSubs = append(s.stopSubs,
 		s.pump.Watch(pump.OutletFunc(s.slots.observe)),
 		s.pump.Subscribe(pump.OutletFunc(s.onEvent)),

@@ -58,5 +58,6 @@ func Default() *Organism {
 			MaxConcurrentHashes: 2,
 			MaxHashQueue:        8,
 		},
+		Observability: Observability{Metrics: Metrics{Enabled: true}},
 	}
 }

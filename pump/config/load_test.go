@@ -201,6 +201,8 @@ func TestLoadFull(t *testing.T) {
 		Auth: Auth{LegacyTOTPLogin: true, SessionTTL: Duration(12 * time.Hour), MaxFailures: 3,
 			FailureWindow: Duration(5 * time.Minute), Lockout: Duration(2 * time.Minute), MaxLockout: Duration(24 * time.Hour),
 			MaxConcurrentHashes: 1, MaxHashQueue: 4},
+		Observability: Observability{Metrics: Metrics{Enabled: true, ScrapeTokenEnv: "XMLPIPE_SCRAPE_TOKEN"},
+			Traces: Traces{Enabled: true, OTLPEndpoint: "localhost:4318", OTLPInsecure: true}},
 	}
 	if diff := cmp.Diff(want, o, ignoreState); diff != "" {
 		t.Errorf("full organism (-want +got):\n%s", diff)
@@ -234,6 +236,7 @@ func TestDefaults(t *testing.T) {
 		Budgets: Budgets{OnExceed: ExceedStop, RepeatLimit: 3},
 		Auth: Auth{SessionTTL: Duration(8 * time.Hour), MaxFailures: 5, FailureWindow: Duration(time.Minute),
 			Lockout: Duration(time.Minute), MaxLockout: Duration(time.Hour), MaxConcurrentHashes: 2, MaxHashQueue: 8},
+		Observability: Observability{Metrics: Metrics{Enabled: true}},
 	}
 	if diff := cmp.Diff(want, o, ignoreState); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)

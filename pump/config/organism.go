@@ -37,6 +37,8 @@ type Organism struct {
 	Budgets Budgets `yaml:"budgets"`
 	// Auth configures logins to the main bus.
 	Auth Auth `yaml:"auth"`
+	// Observability configures metrics at /metrics on the main bus.
+	Observability Observability `yaml:"observability"`
 	// Prompts are named prompt blocks; an agent's prompt may name them,
 	// composed with "&" ("style & safety").
 	Prompts map[string]string `yaml:"prompts"`

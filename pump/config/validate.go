@@ -39,6 +39,7 @@ func (o *Organism) problems() []*Error {
 	o.checkJournal(r)
 	o.checkBudgets(r)
 	o.checkAuth(r)
+	o.checkObservability(r)
 	return r.errs
 }
 

@@ -52,6 +52,10 @@ type Options struct {
 	// WasmCache is the compilation cache of wasm listeners (default: one in
 	// the data directory, else in memory); the caller keeps ownership.
 	WasmCache wazero.CompilationCache
+	// Observer, when set, sees the pump's stage timings, of every message
+	// or of one in ObserveEvery (pump.Options).
+	Observer     pump.StageObserver
+	ObserveEvery int
 }
 
 // Organism is a configured pump with its listeners.
@@ -174,6 +178,8 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		Journal:                opts.Journal,
 		Logger:                 opts.Logger,
 		Clock:                  opts.Clock,
+		Observer:               opts.Observer,
+		ObserveEvery:           opts.ObserveEvery,
 	})
 	if err != nil {
 		return nil, err

@@ -61,8 +61,12 @@ func TestWaitDurableManyWaiters(t *testing.T) {
 	for err := range errs {
 		must(t, err)
 	}
-	if c := s.Stats().Commits; c > n {
-		t.Errorf("%d commits for %d waiters", c, n)
+	st := s.Stats()
+	if st.Commits > n {
+		t.Errorf("%d commits for %d waiters", st.Commits, n)
+	}
+	if st.Commits > 0 && st.CommitTime <= 0 {
+		t.Errorf("%d commits took %v", st.Commits, st.CommitTime)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -201,11 +202,12 @@ func (s *Store) Dir() string { return s.dir }
 // Stats returns a snapshot of the writer's counters.
 func (s *Store) Stats() Stats {
 	return Stats{
-		Enqueued:  s.counters.enqueued.Load(),
-		Committed: s.counters.committed.Load(),
-		Failed:    s.counters.failed.Load(),
-		Commits:   s.counters.commits.Load(),
-		Rollbacks: s.counters.rollbacks.Load(),
+		Enqueued:   s.counters.enqueued.Load(),
+		Committed:  s.counters.committed.Load(),
+		Failed:     s.counters.failed.Load(),
+		Commits:    s.counters.commits.Load(),
+		Rollbacks:  s.counters.rollbacks.Load(),
+		CommitTime: time.Duration(s.counters.commitNanos.Load()),
 	}
 }
 

@@ -89,6 +89,9 @@ type counters struct {
 	failed    atomic.Int64
 	commits   atomic.Int64
 	rollbacks atomic.Int64
+	// commitNanos is the time spent in committed transactions, BEGIN to
+	// COMMIT.
+	commitNanos atomic.Int64
 	// statements counts SQL statements the writer executed, including
 	// BEGIN and COMMIT.
 	statements atomic.Int64
@@ -111,6 +114,9 @@ type Stats struct {
 	Commits int64
 	// Rollbacks counts rolled-back transactions.
 	Rollbacks int64
+	// CommitTime is the time spent in the Commits transactions, from BEGIN
+	// to COMMIT: CommitTime/Commits is the mean journal write latency.
+	CommitTime time.Duration
 }
 
 // exec runs a statement and returns the number of affected rows.
@@ -256,6 +262,7 @@ func (w *writer) commit(batch []op) {
 // tx runs ops in one transaction, updating the journal high-water mark and
 // the delivery watermark.
 func (w *writer) tx(ops []op) (err error) {
+	start := time.Now()
 	if _, err := w.exec(`BEGIN IMMEDIATE`); err != nil {
 		w.counters.rollbacks.Add(1)
 		return fmt.Errorf("store: begin: %w", err)
@@ -299,6 +306,7 @@ func (w *writer) tx(ops []op) (err error) {
 	w.segments.high = w.segments.txHigh
 	w.dur.advanceTo(w.segments.high)
 	w.counters.commits.Add(1)
+	w.counters.commitNanos.Add(int64(time.Since(start)))
 	w.counters.committed.Add(int64(applied))
 	if w.onCommit != nil {
 		w.onCommit(applied)

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/pump/observe"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
+)
+
+// tracerShutdownTimeout bounds the flush of the last spans at shutdown.
+const tracerShutdownTimeout = 5 * time.Second
+
+// observers are what one generation of `xmlpipe run` observes its organism
+// with (each nil when off).
+type observers struct {
+	metrics *observe.Metrics
+	tracer  *observe.Tracer
+}
+
+// observedBuild is build with the observability: section applied: the
+// organism's metrics (observability.metrics.enabled; stage timings
+// sampled, one in observe.SampleEvery) and its tracer
+// (observability.traces.enabled; every stage timed, spans exported over
+// OTLP) become its pump's stage observers, the tracer watching it before it
+// starts. obs is set to them.
+func observedBuild(src configSource, build func(organism.Options) (*organism.Organism, error),
+	obs *observers) func(organism.Options) (*organism.Organism, error) {
+	return func(opts organism.Options) (*organism.Organism, error) {
+		*obs = observers{}
+		cfg, err := src.load()
+		if err != nil {
+			return nil, err
+		}
+		var list observe.Observers
+		if cfg.Observability.Metrics.Enabled {
+			obs.metrics = observe.NewMetrics()
+			list = append(list, obs.metrics)
+			opts.ObserveEvery = observe.SampleEvery
+		}
+		if tc := cfg.Observability.Traces; tc.Enabled {
+			exp, err := observe.OTLPExporter(context.Background(), tc.OTLPEndpoint, tc.OTLPInsecure)
+			if err != nil {
+				return nil, err
+			}
+			obs.tracer = observe.NewTracer(cfg.Organism.Name, exp, false)
+			list = append(list, obs.tracer)
+			opts.ObserveEvery = 1
+		}
+		switch len(list) {
+		case 0:
+		case 1:
+			opts.Observer = list[0]
+		default:
+			opts.Observer = list
+		}
+		o, err := build(opts)
+		if err != nil {
+			obs.shutdownTracer(nil)
+			return nil, err
+		}
+		if obs.tracer != nil {
+			obs.tracer.Attach(o.Pump)
+		}
+		return o, nil
+	}
+}
+
+// shutdownTracer flushes and stops the tracer (after the organism's
+// shutdown), logging a failure to log when set.
+func (obs *observers) shutdownTracer(log *slog.Logger) {
+	if obs.tracer == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), tracerShutdownTimeout)
+	defer cancel()
+	if err := obs.tracer.Shutdown(ctx); err != nil && log != nil {
+		log.Warn("tracer shutdown", "error", err)
+	}
+	obs.tracer = nil
+}
+
+// metricsFor returns the metrics the main bus serves for the started
+// organism o, attached to its pump, store and LLM router: built is the
+// metrics observedBuild made (nil when the organism was built without, as
+// by the console: its stage latencies are then not measured). Nil when
+// observability.metrics.enabled is false.
+func metricsFor(o *organism.Organism, built *observe.Metrics) (*observe.Metrics, error) {
+	if !o.Config.Observability.Metrics.Enabled {
+		return nil, nil
+	}
+	m := built
+	if m == nil {
+		m = observe.NewMetrics()
+	}
+	src := observe.Sources{Pump: o.Pump}
+	if st := o.Store(); st != nil {
+		src.Journal = st
+	}
+	if o.LLM != nil {
+		src.LLM = o.LLM
+	}
+	if err := m.Attach(src); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	return m, nil
+}

@@ -1,0 +1,227 @@
+// xmlpipe dashboard: logs in with POST /auth/login, then reads the REST API
+// (agents, threads, messages, organism) once a second and sends through the
+// /ws JSON protocol. Everything from the server is shown as text, never as
+// markup.
+"use strict";
+
+const state = { token: null, role: null, ws: null, selected: null, last: null, rates: [], drawn: {} };
+
+// changed reports whether what a view shows differs from its last drawing
+// (views are redrawn only then, so a node a user is clicking stays put).
+function changed(view, data) {
+  const key = JSON.stringify(data);
+  if (state.drawn[view] === key) return false;
+  state.drawn[view] = key;
+  return true;
+}
+const $ = (sel) => document.querySelector(sel);
+const el = (tag, props = {}, ...children) => {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (k === "class") e.className = v; else if (k === "text") e.textContent = v; else e.setAttribute(k, v);
+  }
+  for (const c of children) e.append(c);
+  return e;
+};
+const svg = (tag, attrs = {}) => {
+  const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  return e;
+};
+
+async function api(method, path, body) {
+  const r = await fetch(path, {
+    method,
+    headers: { "Authorization": "Bearer " + state.token, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const j = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(j.error || String(r.status));
+  return j;
+}
+
+$("#login").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  $("#login-error").textContent = "";
+  const r = await fetch("/auth/login", {
+    method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ username: $("#username").value, password: $("#password").value, totp: $("#totp").value }),
+  });
+  const j = await r.json().catch(() => ({}));
+  if (!r.ok) { $("#login-error").textContent = j.error || "Login failed"; return; }
+  state.token = j.token; state.role = j.role;
+  $("#who").textContent = j.username + " (" + j.role + ")";
+  document.body.classList.toggle("admin", j.role === "admin");
+  const canSend = j.role === "operator" || j.role === "admin";
+  $("#send-form").hidden = !canSend;
+  $("#send-refused").hidden = canSend;
+  $("#login").hidden = true;
+  $("#main").hidden = false;
+  connect();
+  tick();
+  setInterval(tick, 1000);
+});
+
+// connect opens the /ws socket (the token as the "bearer" subprotocol).
+function connect() {
+  const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws";
+  const ws = new WebSocket(url, ["bearer", state.token]);
+  ws.onmessage = (m) => {
+    let f; try { f = JSON.parse(m.data); } catch { return; }
+    if (f.type === "sent") {
+      const s = $("#send-status");
+      s.textContent = "sent to " + f.target; s.dataset.thread = f.thread_id; s.className = "";
+    } else if (f.type === "error") {
+      const s = $("#send-status"); s.textContent = f.error; s.className = "error";
+    }
+  };
+  state.ws = ws;
+}
+
+$("#send-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const raw = $("#send-input").value.trim();
+  if (!raw || !state.ws || state.ws.readyState !== WebSocket.OPEN) return;
+  $("#send-status").textContent = "sending…";
+  state.ws.send(JSON.stringify({ type: "send", raw }));
+});
+
+async function tick() {
+  try {
+    const [agents, threads, org] = await Promise.all([
+      api("GET", "/api/v1/agents"), api("GET", "/api/v1/threads?limit=30"), api("GET", "/api/v1/organism")]);
+    drawGraph(agents.agents.filter((a) => !a.name.startsWith("system.")));
+    drawAgents(agents.agents);
+    drawFeed(threads.threads);
+    drawRate(org.total_messages);
+  } catch (e) {
+    $("#who").textContent = (state.role || "") + " — " + e.message;
+  }
+}
+
+// drawGraph draws the listeners on a circle, an edge to each peer, each
+// node coloured by its state.
+function drawGraph(agents) {
+  if (!changed("graph", agents.map((a) => [a.name, a.state, a.peers]))) return;
+  const g = $("#graph");
+  g.replaceChildren();
+  const pos = new Map();
+  const cx = 240, cy = 180, r = Math.min(140, 40 + agents.length * 20);
+  agents.forEach((a, i) => {
+    const t = (2 * Math.PI * i) / Math.max(1, agents.length) - Math.PI / 2;
+    pos.set(a.name, [cx + r * Math.cos(t), cy + r * Math.sin(t)]);
+  });
+  for (const a of agents) {
+    for (const p of a.peers || []) {
+      if (!pos.has(p)) continue;
+      const [x1, y1] = pos.get(a.name), [x2, y2] = pos.get(p);
+      g.append(svg("line", { x1, y1, x2, y2 }));
+    }
+  }
+  for (const a of agents) {
+    const [x, y] = pos.get(a.name);
+    const node = svg("g", { "data-name": a.name, "data-state": a.state, class: "node" });
+    node.append(svg("circle", { cx: x, cy: y, r: 18, class: "state-" + a.state }));
+    const label = svg("text", { x, y: y + 32 });
+    label.textContent = a.name;
+    node.append(label);
+    g.append(node);
+  }
+}
+
+function drawAgents(agents) {
+  if (!changed("agents", agents.map((a) => [a.name, a.state, a.queue_depth, a.handled]))) return;
+  const body = $("#agents tbody");
+  body.replaceChildren();
+  for (const a of agents) {
+    const act = el("td", { class: "admin-only" });
+    if (state.role === "admin" && !a.name.startsWith("system.")) {
+      const paused = a.state === "paused";
+      const b = el("button", { text: paused ? "resume" : "pause", "data-agent": a.name });
+      b.addEventListener("click", () => api("POST", "/api/v1/agents/" + encodeURIComponent(a.name) + (paused ? "/resume" : "/pause")).then(tick));
+      act.append(b);
+    }
+    body.append(el("tr", {}, el("td", { text: a.name }), el("td", { text: a.state, class: "status-" + a.state }),
+      el("td", { text: String(a.queue_depth) }), el("td", { text: String(a.handled) }), act));
+  }
+}
+
+// drawFeed lists the conversations (their first thread), newest first.
+function drawFeed(threads) {
+  if (!changed("feed", [state.selected, threads.map((t) => [t.id, t.conversation, t.status, t.participants])])) return;
+  const feed = $("#feed");
+  feed.replaceChildren();
+  // One row per conversation, newest first, shown by its root thread when
+  // that is listed.
+  const rows = new Map();
+  for (const t of threads) {
+    const conv = t.conversation || t.id;
+    if (!rows.has(conv) || t.id === conv) rows.set(conv, t);
+  }
+  for (const [conv, t] of rows) {
+    const li = el("li", { "data-conversation": conv, class: conv === state.selected ? "selected" : "" },
+      el("span", { text: (t.participants || []).join(" → ") + " " }),
+      el("span", { class: "status-" + t.status, text: t.status }));
+    if (state.role === "admin" && t.status === "active") {
+      const k = el("button", { text: "kill", class: "admin-only" });
+      k.addEventListener("click", (ev) => { ev.stopPropagation(); api("POST", "/api/v1/threads/" + encodeURIComponent(t.id) + "/kill").then(tick); });
+      li.append(" ", k);
+    }
+    li.addEventListener("click", () => openConversation(conv));
+    feed.append(li);
+  }
+}
+
+// openConversation shows every envelope of the conversation in journal
+// order, failures highlighted.
+async function openConversation(conv) {
+  state.selected = conv;
+  for (const li of document.querySelectorAll("#feed li")) li.classList.toggle("selected", li.dataset.conversation === conv);
+  $("#thread-id").textContent = conv;
+  const j = await api("GET", "/api/v1/threads/" + encodeURIComponent(conv) + "/messages?scope=conversation&limit=200");
+  const list = $("#envelopes");
+  list.replaceChildren();
+  for (const m of j.messages) {
+    const failure = m.kind !== "message" && m.kind !== "reply";
+    list.append(el("li", { class: "envelope" + (failure ? " failure" : ""), "data-kind": m.kind },
+      el("div", { text: m.from + " → " + (m.listener || m.to) + "  <" + m.payload_type + ">  " + m.kind }),
+      el("pre", { text: prettyXML(m.payload || "") })));
+  }
+}
+
+// prettyXML indents well-formed XML two spaces a level; anything else is
+// returned as it is.
+function prettyXML(src) {
+  const doc = new DOMParser().parseFromString(src, "application/xml");
+  if (doc.getElementsByTagName("parsererror").length > 0) return src;
+  const out = [];
+  const walk = (n, depth) => {
+    const pad = "  ".repeat(depth);
+    if (n.nodeType === Node.TEXT_NODE) { const t = n.nodeValue.trim(); if (t) out.push(pad + t); return; }
+    if (n.nodeType !== Node.ELEMENT_NODE) return;
+    const attrs = Array.from(n.attributes).map((a) => " " + a.name + '="' + a.value + '"').join("");
+    const kids = Array.from(n.childNodes);
+    if (kids.length === 1 && kids[0].nodeType === Node.TEXT_NODE) {
+      out.push(pad + "<" + n.nodeName + attrs + ">" + kids[0].nodeValue + "</" + n.nodeName + ">");
+      return;
+    }
+    if (kids.length === 0) { out.push(pad + "<" + n.nodeName + attrs + "/>"); return; }
+    out.push(pad + "<" + n.nodeName + attrs + ">");
+    for (const k of kids) walk(k, depth + 1);
+    out.push(pad + "</" + n.nodeName + ">");
+  };
+  walk(doc.documentElement, 0);
+  return out.join("\n");
+}
+
+// drawRate keeps the last 60 per-second deltas of the handled-message
+// counter (messages_processed_total in /metrics) as a sparkline.
+function drawRate(total) {
+  if (state.last !== null) state.rates.push(Math.max(0, total - state.last));
+  state.last = total;
+  if (state.rates.length > 60) state.rates.shift();
+  const max = Math.max(1, ...state.rates);
+  const pts = state.rates.map((v, i) => (i * 4) + "," + (38 - (v / max) * 36)).join(" ");
+  $("#spark polyline").setAttribute("points", pts);
+  $("#rate").textContent = (state.rates.at(-1) || 0) + " /s";
+}

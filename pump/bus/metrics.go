@@ -1,0 +1,42 @@
+package bus
+
+import (
+	"crypto/subtle"
+	"net/http"
+
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+)
+
+// MinScrapeTokenLen is the shortest scrape token Options accepts.
+const MinScrapeTokenLen = 32
+
+// Metrics is what the bus serves at /metrics (*observe.Metrics implements
+// it): the exposition handler, and a place to report the bus's open
+// connections.
+type Metrics interface {
+	Handler() http.Handler
+	CountConnections(n func() int)
+}
+
+// metricsHandler is GET /metrics: served to a request whose bearer token is
+// the scrape token, else only to an admin session (401 without a token or
+// with an unknown one, 403 for a viewer or operator).
+func (s *Server) metricsHandler() http.Handler {
+	serve := s.opts.Metrics.Handler()
+	admin := s.requireAuth(requireRole(auth.Admin, serve.ServeHTTP))
+	scrape := []byte(s.opts.ScrapeToken)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(scrape) > 0 && subtle.ConstantTimeCompare([]byte(bearerToken(r)), scrape) == 1 {
+			serve.ServeHTTP(w, r)
+			return
+		}
+		admin.ServeHTTP(w, r)
+	})
+}
+
+// connections is how many WebSocket connections are open.
+func (s *Server) connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}

@@ -1,0 +1,130 @@
+package observe
+
+import (
+	"sort"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// scraper reads the organism's own counters at scrape time: the pump's
+// listeners and stats, the store's writer, the LLM usage ledger and the
+// bus's connection count. A message pays nothing for these.
+type scraper struct {
+	src   atomic.Pointer[Sources]
+	conns atomic.Pointer[func() int]
+}
+
+// Descriptors of the scraped families.
+var (
+	descHandled     = newDesc("listener_handled_total", "Messages the listener handled.", "listener")
+	descQueue       = newDesc("listener_queue_depth", "Messages waiting in the listener's pipeline.", "listener")
+	descActive      = newDesc("listener_active", "Handlers of the listener running now.", "listener")
+	descPaused      = newDesc("listener_paused", "1 while the listener is paused.", "listener")
+	descThreads     = newDesc("threads_live", "Live threads.")
+	descInFlight    = newDesc("messages_in_flight", "Messages admitted and not yet fully processed.")
+	descProcessed   = newDesc("messages_processed_total", "Messages handled by any listener.")
+	descFailed      = newDesc("messages_failed_total", "Handler failures.")
+	descUptime      = newDesc("uptime_seconds", "Seconds since the pump started.")
+	descJEnqueued   = newDesc("journal_ops_enqueued_total", "Write operations accepted into the store's queue.")
+	descJCommitted  = newDesc("journal_ops_committed_total", "Write operations committed.")
+	descJFailed     = newDesc("journal_ops_failed_total", "Write operations that failed.")
+	descJCommits    = newDesc("journal_commits_total", "Transactions committed (group commits).")
+	descJRollbacks  = newDesc("journal_rollbacks_total", "Transactions rolled back.")
+	descJCommitTime = newDesc("journal_commit_duration_seconds", "Journal write latency: the store's transactions, BEGIN to COMMIT (sum and count).")
+	descJBacklog    = newDesc("journal_backlog", "Write operations enqueued and not yet committed or failed.")
+	descJCapacity   = newDesc("journal_queue_capacity", "Size of the store writer's queue.")
+	descJPeak       = newDesc("journal_queue_peak", "Largest number of operations waiting when the writer started a batch.")
+	descJBlocked    = newDesc("journal_queue_blocked_total", "Asynchronous writes that found the queue full and waited.")
+	descAgentTokens = newDesc("llm_agent_tokens_total", "LLM tokens used by the agent.", "agent", "kind")
+	descAgentReqs   = newDesc("llm_agent_requests_total", "LLM requests made for the agent.", "agent")
+	descBackTokens  = newDesc("llm_backend_tokens_total", "LLM tokens used on the backend.", "backend", "kind")
+	descBackReqs    = newDesc("llm_backend_requests_total", "LLM requests sent to the backend.", "backend")
+	descConns       = newDesc("bus_connections", "Open WebSocket connections on the main bus.")
+)
+
+func newDesc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(namespace+"_"+name, help, labels, nil)
+}
+
+// Describe sends every scraped family's descriptor.
+func (s *scraper) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descHandled, descQueue, descActive, descPaused, descThreads, descInFlight,
+		descProcessed, descFailed, descUptime, descJEnqueued, descJCommitted, descJFailed, descJCommits, descJRollbacks,
+		descJCommitTime, descJBacklog, descJCapacity, descJPeak, descJBlocked, descAgentTokens, descAgentReqs, descBackTokens,
+		descBackReqs, descConns} {
+		ch <- d
+	}
+}
+
+// Collect reads the sources (those set) and sends their values.
+func (s *scraper) Collect(ch chan<- prometheus.Metric) {
+	if n := s.conns.Load(); n != nil {
+		ch <- gauge(descConns, float64((*n)()))
+	}
+	src := s.src.Load()
+	if src == nil {
+		return
+	}
+	for _, l := range src.Pump.Listeners() {
+		ch <- counter(descHandled, float64(l.Handled), l.Name)
+		ch <- gauge(descQueue, float64(l.QueueDepth), l.Name)
+		ch <- gauge(descActive, float64(l.Active), l.Name)
+		paused := 0.0
+		if l.Paused {
+			paused = 1
+		}
+		ch <- gauge(descPaused, paused, l.Name)
+	}
+	st := src.Pump.Stats()
+	ch <- gauge(descThreads, float64(st.Threads))
+	ch <- gauge(descInFlight, float64(st.InFlight))
+	ch <- counter(descProcessed, float64(st.Processed))
+	ch <- counter(descFailed, float64(st.Failed))
+	ch <- gauge(descUptime, st.Uptime.Seconds())
+	if j := src.Journal; j != nil {
+		js, b := j.Stats(), j.Backlog()
+		ch <- counter(descJEnqueued, float64(js.Enqueued))
+		ch <- counter(descJCommitted, float64(js.Committed))
+		ch <- counter(descJFailed, float64(js.Failed))
+		ch <- counter(descJCommits, float64(js.Commits))
+		ch <- counter(descJRollbacks, float64(js.Rollbacks))
+		ch <- prometheus.MustNewConstSummary(descJCommitTime, uint64(js.Commits), js.CommitTime.Seconds(), nil)
+		ch <- gauge(descJBacklog, float64(max(0, js.Enqueued-js.Committed-js.Failed)))
+		ch <- gauge(descJCapacity, float64(b.Capacity))
+		ch <- gauge(descJPeak, float64(b.Peak))
+		ch <- counter(descJBlocked, float64(b.Blocked))
+	}
+	if u := src.LLM; u != nil {
+		rep := u.Usage()
+		for _, name := range sortedKeys(rep.Agents) {
+			a := rep.Agents[name]
+			ch <- counter(descAgentTokens, float64(a.PromptTokens), name, "prompt")
+			ch <- counter(descAgentTokens, float64(a.CompletionTokens), name, "completion")
+			ch <- counter(descAgentReqs, float64(a.Requests), name)
+		}
+		for _, name := range sortedKeys(rep.Backends) {
+			b := rep.Backends[name]
+			ch <- counter(descBackTokens, float64(b.PromptTokens), name, "prompt")
+			ch <- counter(descBackTokens, float64(b.CompletionTokens), name, "completion")
+			ch <- counter(descBackReqs, float64(b.Requests), name)
+		}
+	}
+}
+
+func gauge(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric {
+	return prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+}
+
+func counter(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric {
+	return prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,78 @@
+package observe
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/llm"
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
+)
+
+// fakeJournal is a store with fixed statistics.
+type fakeJournal struct{}
+
+func (fakeJournal) Stats() store.Stats {
+	return store.Stats{Enqueued: 10, Committed: 7, Failed: 1, Commits: 3, Rollbacks: 1, CommitTime: 1500 * time.Millisecond}
+}
+func (fakeJournal) Backlog() store.Backlog { return store.Backlog{Peak: 4, Capacity: 64, Blocked: 2} }
+
+// fakeUsage is an LLM router with a fixed ledger.
+type fakeUsage struct{}
+
+func (fakeUsage) Usage() llm.UsageReport {
+	return llm.UsageReport{
+		Agents:   map[string]llm.Usage{"planner": {PromptTokens: 100, CompletionTokens: 20, Requests: 3}},
+		Backends: map[string]llm.Usage{"openai": {PromptTokens: 100, CompletionTokens: 20, Requests: 4}},
+	}
+}
+
+func TestScrapedSources(t *testing.T) {
+	p, err := pump.New(pump.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics()
+	if err := m.Attach(Sources{Pump: p, Journal: fakeJournal{}, LLM: fakeUsage{}}); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m.CountConnections(func() int { return 5 })
+	fams := gather(t, m)
+	if s := sample(fams, "xmlpipe_journal_commit_duration_seconds").GetSummary(); s.GetSampleCount() != 3 || s.GetSampleSum() != 1.5 {
+		t.Errorf("journal_commit_duration_seconds: count %d sum %v, want 3 and 1.5", s.GetSampleCount(), s.GetSampleSum())
+	}
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"xmlpipe_journal_ops_enqueued_total", nil, 10},
+		{"xmlpipe_journal_ops_committed_total", nil, 7},
+		{"xmlpipe_journal_ops_failed_total", nil, 1},
+		{"xmlpipe_journal_commits_total", nil, 3},
+		{"xmlpipe_journal_rollbacks_total", nil, 1},
+		{"xmlpipe_journal_backlog", nil, 2},
+		{"xmlpipe_journal_queue_capacity", nil, 64},
+		{"xmlpipe_journal_queue_peak", nil, 4},
+		{"xmlpipe_journal_queue_blocked_total", nil, 2},
+		{"xmlpipe_llm_agent_tokens_total", []string{"agent", "planner", "kind", "prompt"}, 100},
+		{"xmlpipe_llm_agent_tokens_total", []string{"agent", "planner", "kind", "completion"}, 20},
+		{"xmlpipe_llm_agent_requests_total", []string{"agent", "planner"}, 3},
+		{"xmlpipe_llm_backend_tokens_total", []string{"backend", "openai", "kind", "prompt"}, 100},
+		{"xmlpipe_llm_backend_requests_total", []string{"backend", "openai"}, 4},
+		{"xmlpipe_bus_connections", nil, 5},
+		{"xmlpipe_threads_live", nil, 0},
+	} {
+		s := sample(fams, c.name, c.labels...)
+		if s == nil {
+			t.Errorf("%s%v missing", c.name, c.labels)
+			continue
+		}
+		got := s.GetGauge().GetValue() + s.GetCounter().GetValue()
+		if got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+}
