@@ -19,14 +19,25 @@ type apiOrganismBody struct {
 	TotalMessages int64   `json:"total_messages"`
 	Failed        int64   `json:"failed"`
 	InFlight      int     `json:"in_flight"`
+	// HandlerSecondsSum and HandlerCount total the handler timings the
+	// metrics observed (sampled; absent without metrics): the mean latency
+	// of an interval is the difference of the sums over that of the counts.
+	HandlerSecondsSum *float64 `json:"handler_seconds_sum,omitempty"`
+	HandlerCount      *int64   `json:"handler_count,omitempty"`
 }
 
 // apiOrganism is GET /api/v1/organism.
 func (s *Server) apiOrganism(w http.ResponseWriter, _ *http.Request) {
 	st := s.pump.Stats()
-	writeJSON(w, http.StatusOK, apiOrganismBody{Name: s.pump.Organism(), Status: "running",
+	body := apiOrganismBody{Name: s.pump.Organism(), Status: "running",
 		UptimeSeconds: st.Uptime.Seconds(), AgentCount: len(s.pump.Listeners()), ActiveThreads: st.Threads,
-		TotalMessages: st.Processed, Failed: st.Failed, InFlight: st.InFlight})
+		TotalMessages: st.Processed, Failed: st.Failed, InFlight: st.InFlight}
+	if hl, ok := s.opts.Metrics.(HandlerLatencies); ok {
+		sum, n := hl.HandlerLatency()
+		secs := sum.Seconds()
+		body.HandlerSecondsSum, body.HandlerCount = &secs, &n
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 // apiOrganismConfig is GET /api/v1/organism/config: organism.yaml as loaded

@@ -353,3 +353,33 @@ func TestSanitized(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestMessagesMarkRepairs: a message the organism accepted only after
+// repairing it (an unescaped & in a /bus frame) is marked "repaired" in the
+// REST API (the dashboard highlights it); a clean one is not.
+func TestMessagesMarkRepairs(t *testing.T) {
+	f := newFixture(t)
+	tokens := f.tokens()
+	op, viewer := tokens[auth.Operator], tokens[auth.Viewer]
+	completed := f.watchCompletions()
+	c := f.dial("/bus", op)
+	for _, tt := range []struct {
+		name     string
+		repaired bool
+	}{{"Tom & Jerry", true}, {"Tom", false}} {
+		thread := xmlpipe.NewThreadID()
+		sendRaw(t, c, `<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><meta><from>websocket:user-operator</from>`+
+			`<to>greeter</to><thread>`+thread+`</thread></meta><Greeting xmlns=""><Name>`+tt.name+`</Name></Greeting></message>`)
+		completed.wait(t, thread)
+		f.waitJournal()
+		status, msgs, _ := f.do("GET", "/api/v1/threads/"+thread+"/messages", viewer, nil)
+		list, _ := msgs["messages"].([]any)
+		if status != 200 || len(list) == 0 {
+			t.Fatalf("messages of %s: %d %v", thread, status, msgs)
+		}
+		first := list[0].(map[string]any)
+		if got, _ := first["repaired"].(bool); got != tt.repaired {
+			t.Errorf("%q: repaired = %v, want %v (%v)", tt.name, first["repaired"], tt.repaired, first)
+		}
+	}
+}

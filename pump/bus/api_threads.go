@@ -66,6 +66,9 @@ type apiMessage struct {
 	PayloadType  string `json:"payload_type"`
 	Payload      string `json:"payload"`
 	Timestamp    string `json:"timestamp"`
+	// Repaired marks a message the organism accepted only after repairing
+	// it (the journal records what was repaired; the details stay there).
+	Repaired bool `json:"repaired,omitempty"`
 }
 
 func entryMessage(e store.Entry) apiMessage {
@@ -75,7 +78,8 @@ func entryMessage(e store.Entry) apiMessage {
 	}
 	return apiMessage{ID: hex.EncodeToString(e.SHA256[:]), Seq: e.Seq, ThreadID: e.Thread,
 		Conversation: e.Conversation, Direction: e.Direction.String(), Kind: e.Kind.String(), From: e.From, To: e.To,
-		Listener: e.Listener, PayloadType: e.PayloadTag, Payload: string(payload), Timestamp: stamp(e.Time)}
+		Listener: e.Listener, PayloadType: e.PayloadTag, Payload: string(payload), Timestamp: stamp(e.Time),
+		Repaired: e.Kind == store.Message && e.Diagnostics != ""}
 }
 
 // page is the limit and offset of a request.

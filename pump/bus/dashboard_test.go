@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 )
 
@@ -85,8 +86,24 @@ func run[T any](t *testing.T, ctx context.Context, what string, a chromedp.Actio
 }
 
 func TestDashboardInABrowser(t *testing.T) {
-	f := newFixture(t)
+	f, m := newMetricsFixture(t)
 	ctx := browser(t)
+	// Handler timings of 3 ms keep coming, as a busy organism's would: the
+	// latency sparkline shows their mean.
+	feed := time.NewTicker(50 * time.Millisecond)
+	defer feed.Stop()
+	stopFeed := make(chan struct{})
+	defer close(stopFeed)
+	go func() {
+		for {
+			select {
+			case <-feed.C:
+				m.ObserveStage(pump.StageSample{Stage: pump.StageHandler, Listener: "greeter", Duration: 3 * time.Millisecond})
+			case <-stopFeed:
+				return
+			}
+		}
+	}()
 	adminSecret := f.user("ada", auth.Admin)
 
 	run(t, ctx, "admin login, graph, send", chromedp.Steps(
@@ -112,6 +129,15 @@ func TestDashboardInABrowser(t *testing.T) {
 		// Greeting, GreetingResponse, ShoutedResponse.
 		chromedp.WaitVisible(css("#envelopes li:nth-child(3)")),
 	))
+	run(t, ctx, "latency sparkline", chromedp.WaitVisible(css("#latency-box")))
+	for deadline := time.Now().Add(waitTimeout); ; {
+		if ms := run(t, ctx, "latency", chromedp.Text(css("#latency-ms"))); ms == "3.0 ms" {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("latency shows %q, want the 3 ms handler timings' mean", ms)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	envelopes := run(t, ctx, "envelopes", chromedp.Text(css("#envelopes")))
 	kinds := run(t, ctx, "kinds", chromedp.Evaluate[string](
 		`Array.from(document.querySelectorAll("#envelopes li")).map(li => li.dataset.kind).join(",")`))

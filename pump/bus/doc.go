@@ -194,7 +194,8 @@
 // # The REST/WS API: /api/v1
 //
 //	GET  /api/v1/organism                 {"name","status","uptime_seconds","agent_count","active_threads",
-//	                                       "total_messages","failed","in_flight"}
+//	                                       "total_messages","failed","in_flight"} (with metrics also
+//	                                       "handler_seconds_sum","handler_count": the handler timings observed)
 //	GET  /api/v1/organism/config          organism.yaml as loaded, secrets redacted
 //	GET  /api/v1/agents                   {"agents":[Agent…]}
 //	GET  /api/v1/agents/{name}            Agent: {"name","description","is_agent","broadcast","peers",
@@ -238,7 +239,8 @@
 // conversation. Thread status: killed (through the API), error (a <huh> or
 // SystemError on it), active (its conversation has a message in flight),
 // else completed. A Message is {"id","seq","thread_id","conversation","direction","kind",
-// "from","to","listener","payload_type","payload","timestamp"}; its id is
+// "from","to","listener","payload_type","payload","timestamp"} (and
+// "repaired":true for a message accepted only after a repair); its id is
 // the SHA-256 (hex) of the canonical envelope — the journal's checksum, and
 // the message_id inject returns. An inject payload object maps keys onto the
 // listener's payload fields by Go name, XML name or snake_case; the message

@@ -3,6 +3,7 @@ package bus
 import (
 	"crypto/subtle"
 	"net/http"
+	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 )
@@ -16,6 +17,14 @@ const MinScrapeTokenLen = 32
 type Metrics interface {
 	Handler() http.Handler
 	CountConnections(n func() int)
+}
+
+// HandlerLatencies is an optional capability of Metrics: the sum and count
+// of the handler timings it observed. GET /api/v1/organism reports them, so
+// the dashboard (any role) draws the latency sparkline from the same numbers
+// as /metrics.
+type HandlerLatencies interface {
+	HandlerLatency() (sum time.Duration, count int64)
 }
 
 // metricsHandler is GET /metrics: served to a request whose bearer token is

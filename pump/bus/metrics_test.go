@@ -228,3 +228,24 @@ func TestMetricsScrapeTokenTooShort(t *testing.T) {
 		t.Errorf("Validate with a short scrape token: %v, want a scrape token error", err)
 	}
 }
+
+// TestOrganismReportsHandlerLatency: with metrics, GET /api/v1/organism
+// reports the sum and count of the handler timings they observed (any
+// role may read it: the dashboard's latency sparkline); without, neither.
+func TestOrganismReportsHandlerLatency(t *testing.T) {
+	f, m := newMetricsFixture(t)
+	viewer := f.loginAs("vera", auth.Viewer)
+	for _, d := range []time.Duration{2 * time.Millisecond, 4 * time.Millisecond} {
+		m.ObserveStage(pump.StageSample{Stage: pump.StageHandler, Listener: "greeter", Duration: d})
+	}
+	m.ObserveStage(pump.StageSample{Stage: pump.StageRead, Listener: "greeter", Duration: time.Second})
+	status, body, _ := f.do("GET", "/api/v1/organism", viewer, nil)
+	if status != http.StatusOK || body["handler_count"] != 2.0 || body["handler_seconds_sum"] != 0.006 {
+		t.Fatalf("organism: %d %v; want handler_count 2, handler_seconds_sum 0.006", status, body)
+	}
+	plain := newFixture(t)
+	status, body, _ = plain.do("GET", "/api/v1/organism", plain.loginAs("vic", auth.Viewer), nil)
+	if _, ok := body["handler_count"]; status != http.StatusOK || ok {
+		t.Fatalf("organism without metrics: %d %v", status, body)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -64,6 +65,10 @@ type Metrics struct {
 	// pump.Stage (read, validate, handler): listener name →
 	// prometheus.Observer.
 	stageObs [3]sync.Map
+	// handlerNanos and handlerCount total the handler timings observed, as
+	// stage_duration_seconds{stage="handler"} does over its listeners
+	// (HandlerLatency).
+	handlerNanos, handlerCount atomic.Int64
 
 	flow    *flow
 	scraper *scraper
@@ -139,4 +144,16 @@ func (m *Metrics) ObserveStage(s pump.StageSample) {
 		o, _ = cache.LoadOrStore(s.Listener, m.stages.WithLabelValues(s.Stage.String(), s.Listener))
 	}
 	o.(prometheus.Observer).Observe(s.Duration.Seconds())
+	if s.Stage == pump.StageHandler {
+		m.handlerNanos.Add(int64(s.Duration))
+		m.handlerCount.Add(1)
+	}
+}
+
+// HandlerLatency returns the sum and count of the handler timings observed
+// so far — stage_duration_seconds{stage="handler"}'s sum and count over
+// every listener — so a client polling it gets the mean handler latency of
+// each interval from the differences.
+func (m *Metrics) HandlerLatency() (sum time.Duration, count int64) {
+	return time.Duration(m.handlerNanos.Load()), m.handlerCount.Load()
 }

@@ -4,7 +4,7 @@
 // markup.
 "use strict";
 
-const state = { token: null, role: null, ws: null, selected: null, last: null, rates: [], drawn: {} };
+const state = { token: null, role: null, ws: null, selected: null, last: null, rates: [], lats: [], lastLat: null, drawn: {} };
 
 // changed reports whether what a view shows differs from its last drawing
 // (views are redrawn only then, so a node a user is clicking stays put).
@@ -94,6 +94,7 @@ async function tick() {
     drawAgents(agents.agents);
     drawFeed(threads.threads);
     drawRate(org.total_messages);
+    drawLatency(org.handler_seconds_sum, org.handler_count);
   } catch (e) {
     $("#who").textContent = (state.role || "") + " — " + e.message;
   }
@@ -183,8 +184,8 @@ async function openConversation(conv) {
   list.replaceChildren();
   for (const m of j.messages) {
     const failure = m.kind !== "message" && m.kind !== "reply";
-    list.append(el("li", { class: "envelope" + (failure ? " failure" : ""), "data-kind": m.kind },
-      el("div", { text: m.from + " → " + (m.listener || m.to) + "  <" + m.payload_type + ">  " + m.kind }),
+    list.append(el("li", { class: "envelope" + (failure ? " failure" : "") + (m.repaired ? " repaired" : ""), "data-kind": m.kind },
+      el("div", { text: m.from + " → " + (m.listener || m.to) + "  <" + m.payload_type + ">  " + m.kind + (m.repaired ? "  (repaired)" : "") }),
       el("pre", { text: prettyXML(m.payload || "") })));
   }
 }
@@ -224,4 +225,23 @@ function drawRate(total) {
   const pts = state.rates.map((v, i) => (i * 4) + "," + (38 - (v / max) * 36)).join(" ");
   $("#spark polyline").setAttribute("points", pts);
   $("#rate").textContent = (state.rates.at(-1) || 0) + " /s";
+}
+
+// drawLatency keeps the mean handler latency of each poll interval (the
+// differences of stage_duration_seconds{stage="handler"}'s sum and count,
+// which /api/v1/organism reports when metrics are on) as a sparkline.
+function drawLatency(sum, count) {
+  if (sum === undefined || count === undefined) { $("#latency-box").hidden = true; return; }
+  $("#latency-box").hidden = false;
+  if (state.lastLat) {
+    const dn = count - state.lastLat.count;
+    state.lats.push(dn > 0 ? (sum - state.lastLat.sum) / dn * 1000 : 0);
+  }
+  state.lastLat = { sum, count };
+  if (state.lats.length > 60) state.lats.shift();
+  const max = Math.max(0.001, ...state.lats);
+  const pts = state.lats.map((v, i) => (i * 4) + "," + (38 - (v / max) * 36)).join(" ");
+  $("#latency polyline").setAttribute("points", pts);
+  const last = state.lats.at(-1) || 0;
+  $("#latency-ms").textContent = (last < 1 ? last.toFixed(3) : last.toFixed(1)) + " ms";
 }
