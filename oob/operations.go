@@ -348,21 +348,37 @@ func (o *operations) saveGateways(gs []RegisterRemoteGateway) error {
 	return os.Rename(tmp, o.t.GatewayFile)
 }
 
-func (o *operations) registerGateway(p *Operations) reply {
+// editGateways rewrites the stored gateways with edit, under the store's
+// lock. edit returns the new list, or a refusal to answer instead (nothing
+// is written then); the returned reply is that refusal or a store failure,
+// and ok is true when the list was written.
+func (o *operations) editGateways(id string, edit func([]RegisterRemoteGateway) ([]RegisterRemoteGateway, *reply)) (reply, bool) {
 	if o.t.GatewayFile == "" {
-		return o.s.fail(p.ID, CodeNotSupported, "this organism has no data directory to store gateways in", "")
+		return o.s.fail(id, CodeNotSupported, "this organism has no data directory to store gateways in", ""), false
 	}
 	o.gmu.Lock()
 	defer o.gmu.Unlock()
 	gs, err := o.gateways()
 	if err != nil {
-		return o.s.fail(p.ID, CodeInternal, "the gateway store could not be read", err.Error())
+		return o.s.fail(id, CodeInternal, "the gateway store could not be read", err.Error()), false
 	}
-	g := *p.RegisterRemoteGateway
-	gs = slices.DeleteFunc(gs, func(x RegisterRemoteGateway) bool { return x.URL == g.URL })
-	gs = append(gs, g)
+	gs, refused := edit(gs)
+	if refused != nil {
+		return *refused, false
+	}
 	if err := o.saveGateways(gs); err != nil {
-		return o.s.fail(p.ID, CodeInternal, "the gateway could not be stored", err.Error())
+		return o.s.fail(id, CodeInternal, "the gateway store could not be written", err.Error()), false
+	}
+	return reply{}, true
+}
+
+func (o *operations) registerGateway(p *Operations) reply {
+	g := *p.RegisterRemoteGateway
+	if r, ok := o.editGateways(p.ID, func(gs []RegisterRemoteGateway) ([]RegisterRemoteGateway, *reply) {
+		gs = slices.DeleteFunc(gs, func(x RegisterRemoteGateway) bool { return x.URL == g.URL })
+		return append(gs, g), nil
+	}); !ok {
+		return r
 	}
 	o.s.log.Warn("remote gateway registered over OOB", "url", g.URL)
 	return reply{resp: o.s.response(p.ID, ResponsePayload{Ack: &Ack{Success: true,
@@ -370,23 +386,16 @@ func (o *operations) registerGateway(p *Operations) reply {
 }
 
 func (o *operations) unregisterGateway(p *Operations) reply {
-	if o.t.GatewayFile == "" {
-		return o.s.fail(p.ID, CodeNotSupported, "this organism has no data directory to store gateways in", "")
-	}
-	o.gmu.Lock()
-	defer o.gmu.Unlock()
-	gs, err := o.gateways()
-	if err != nil {
-		return o.s.fail(p.ID, CodeInternal, "the gateway store could not be read", err.Error())
-	}
 	url := p.UnregisterRemoteGateway.URL
-	n := len(gs)
-	gs = slices.DeleteFunc(gs, func(x RegisterRemoteGateway) bool { return x.URL == url })
-	if len(gs) == n {
-		return o.s.fail(p.ID, CodeNotFound, "no gateway "+url, "")
-	}
-	if err := o.saveGateways(gs); err != nil {
-		return o.s.fail(p.ID, CodeInternal, "the gateway store could not be written", err.Error())
+	if r, ok := o.editGateways(p.ID, func(gs []RegisterRemoteGateway) ([]RegisterRemoteGateway, *reply) {
+		n := len(gs)
+		if gs = slices.DeleteFunc(gs, func(x RegisterRemoteGateway) bool { return x.URL == url }); len(gs) == n {
+			r := o.s.fail(p.ID, CodeNotFound, "no gateway "+url, "")
+			return nil, &r
+		}
+		return gs, nil
+	}); !ok {
+		return r
 	}
 	return reply{resp: o.s.response(p.ID, ResponsePayload{Ack: &Ack{Success: true, Message: "gateway " + url + " removed"}})}
 }

@@ -45,9 +45,11 @@ func tooLarge(what string, n, max int) error {
 func (t *Tool) XMLToJSON(_ context.Context, p *XMLToJSON, md xmlpipe.Metadata) (xmlpipe.Response, error) {
 	res := &XMLToJSONResult{}
 	max := t.maxBytes(md.From, XMLToJSONName)
-	switch out, err := XMLToJSONText(p.XML, p.KeepRoot); {
-	case len(p.XML) > max:
+	if len(p.XML) > max { // refused before any parsing
 		res.Error = tooLarge("the XML", len(p.XML), max).Error()
+		return tools.Answer(t.Callers, md, res), nil
+	}
+	switch out, err := XMLToJSONText(p.XML, p.KeepRoot); {
 	case err != nil:
 		res.Error = err.Error()
 	case len(out) > max:
