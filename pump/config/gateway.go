@@ -1,14 +1,52 @@
 package config
 
-// Gateway is one gateways[] entry: a federated remote organism.
+import "time"
+
+// Gateway is one gateways[] entry: a federated remote organism, reached over
+// a mutually authenticated WSS link (package pump/federation).
 type Gateway struct {
-	// Name is how agents address the gateway in peers; it must not clash
-	// with a listener name.
+	// Name is how agents address the gateway in peers (naming it allows all
+	// its imports) and what the remote organism's calls come from here; it
+	// must not clash with a listener name.
 	Name string `yaml:"name"`
-	// RemoteURL is the remote organism's wss:// endpoint.
+	// RemoteURL is the remote organism's bus address, wss://host:port (the
+	// federation endpoint's path, /federation, is implied). Empty: this side
+	// only accepts the peer's inbound link.
 	RemoteURL string `yaml:"remote_url"`
-	// TrustedIdentity is the path of the remote organism's Ed25519 public key.
+	// TrustedIdentity is the path of the remote organism's Ed25519 public
+	// identity file, as `xmlpipe keys export` writes it.
 	TrustedIdentity string `yaml:"trusted_identity"`
 	// Description is shown to agents that have the gateway as a peer.
 	Description string `yaml:"description"`
+	// Export lists the local payload root tags the peer may call.
+	Export []string `yaml:"export"`
+	// Import lists the peer's payload root tags local callers may reach:
+	// each becomes a local listener named like the peer's.
+	Import []string `yaml:"import"`
+	// QueueLimit bounds the messages waiting in the journal while the link
+	// is down; a call beyond it fails at once with a clear error (default
+	// DefaultGatewayQueueLimit).
+	QueueLimit int `yaml:"queue_limit"`
+	// CallTimeout bounds how long a call waits for the peer's answer,
+	// outages included (default DefaultGatewayCallTimeout).
+	CallTimeout Duration `yaml:"call_timeout"`
+}
+
+// Gateway defaults.
+const (
+	DefaultGatewayQueueLimit  = 10000
+	DefaultGatewayCallTimeout = 5 * time.Minute
+)
+
+// Limits returns the gateway's queue limit and call timeout with defaults
+// applied.
+func (g Gateway) Limits() (queue int, timeout time.Duration) {
+	queue, timeout = g.QueueLimit, g.CallTimeout.D()
+	if queue <= 0 {
+		queue = DefaultGatewayQueueLimit
+	}
+	if timeout <= 0 {
+		timeout = DefaultGatewayCallTimeout
+	}
+	return queue, timeout
 }

@@ -338,13 +338,35 @@ func (o *Organism) checkGateways(r *reporter) {
 				}
 			}
 		}
-		if g.RemoteURL == "" {
-			r.missing(path, "remote_url")
-		} else if u, err := url.Parse(g.RemoteURL); err != nil || u.Scheme != "wss" || u.Host == "" {
-			r.add(path+".remote_url", "want a wss:// URL, got %q", g.RemoteURL)
+		if g.RemoteURL != "" {
+			if u, err := url.Parse(g.RemoteURL); err != nil || u.Scheme != "wss" || u.Host == "" {
+				r.add(path+".remote_url", "want a wss:// URL, got %q", g.RemoteURL)
+			}
 		}
 		if g.TrustedIdentity == "" {
 			r.missing(path, "trusted_identity")
+		}
+		r.nonNegative(path+".queue_limit", g.QueueLimit)
+		if g.CallTimeout < 0 {
+			r.add(path+".call_timeout", "must not be negative, got %s", g.CallTimeout)
+		}
+		for _, list := range []struct {
+			key  string
+			tags []string
+		}{{"export", g.Export}, {"import", g.Import}} {
+			seen := map[string]bool{}
+			for j, tag := range list.tags {
+				at := fmt.Sprintf("%s.%s[%d]", path, list.key, j)
+				switch {
+				case !isRootTag(tag):
+					r.add(at, "%q is not a payload root tag (an XML name)", tag)
+				case privilegedTags[tag]:
+					r.add(at, "%q is a privileged root: privileged messages never cross a gateway", tag)
+				case seen[tag]:
+					r.add(at, "%q is listed twice", tag)
+				}
+				seen[tag] = true
+			}
 		}
 	}
 }
@@ -422,4 +444,29 @@ func (o *Organism) mountedTool(name string) bool {
 		}
 	}
 	return false
+}
+
+// privilegedTags are the roots of privileged-msg.xsd and system-msg.xsd
+// that a gateway may never carry.
+var privilegedTags = map[string]bool{
+	"privileged-msg": true, "shutdown": true, "register-listener": true, "unregister-listener": true,
+	"inject-message": true, "set-config": true, "register-remote-gateway": true,
+	"unregister-remote-gateway": true, "boot": true, "shutdown-signal": true, "heartbeat": true,
+}
+
+// isRootTag reports whether tag is an XML NCName.
+func isRootTag(tag string) bool {
+	if tag == "" {
+		return false
+	}
+	for i, c := range tag {
+		ok := c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c > 0x7f
+		if i > 0 {
+			ok = ok || c == '-' || c == '.' || c >= '0' && c <= '9'
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
