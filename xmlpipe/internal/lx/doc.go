@@ -88,6 +88,21 @@ const (
 // with the given mode. inclusive lists InclusiveNamespaces prefixes for exclusive
 // C14N ("#default" for the default namespace).
 func (d *Doc) C14N(n Node, mode int, withComments bool, inclusive []string) ([]byte, error) {
+	return d.c14n(n, false, mode, withComments, inclusive)
+}
+
+// C14NWithout canonicalises the whole document except the subtree at hide:
+// the element, its attributes, its namespace nodes and its descendants are
+// left out, everything around them (whitespace siblings included) stays.
+// This is XML-DSig's enveloped-signature transform followed by C14N. A zero
+// hide canonicalises the whole document.
+func (d *Doc) C14NWithout(hide Node, mode int, withComments bool, inclusive []string) ([]byte, error) {
+	return d.c14n(hide, true, mode, withComments, inclusive)
+}
+
+// c14n runs libxml2's C14N showing only the subtree at n, or everything but
+// it when without is set (n zero: the whole document either way).
+func (d *Doc) c14n(n Node, without bool, mode int, withComments bool, inclusive []string) ([]byte, error) {
 	es := newErrs()
 	var cl **C.char
 	var cs []*C.char
@@ -110,7 +125,12 @@ func (d *Doc) C14N(n Node, mode int, withComments bool, inclusive []string) ([]b
 	}
 	var out *C.char
 	var outlen C.int
-	rc := C.lx_c14n(d.p, n.p, C.int(mode), comments, cl, C.int(len(inclusive)), &out, &outlen, &es.c)
+	var rc C.int
+	if without && n.p != nil {
+		rc = C.lx_c14n_without(d.p, n.p, C.int(mode), comments, cl, C.int(len(inclusive)), &out, &outlen, &es.c)
+	} else {
+		rc = C.lx_c14n(d.p, n.p, C.int(mode), comments, cl, C.int(len(inclusive)), &out, &outlen, &es.c)
+	}
 	e := es.take()
 	if rc != 0 || out == nil {
 		if e == nil {

@@ -208,3 +208,52 @@ func TestConcurrentSharedSchema(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestC14NWithout: the hidden element goes with its attributes, namespace
+// declarations and descendants; the whitespace around it stays; the rest is
+// byte for byte the exclusive C14N of the document written without it.
+func TestC14NWithout(t *testing.T) {
+	tests := []struct {
+		name, in string
+		hide     func(d *Doc) Node
+		want     string
+	}{
+		{
+			name: "enveloped signature, default namespaces",
+			in:   "<m xmlns=\"urn:e\"><meta><from>a</from> <S xmlns=\"urn:d\" Id=\"x\"><SI>1</SI></S>\n</meta><p xmlns=\"\">t</p></m>",
+			hide: func(d *Doc) Node { return d.Root().FirstElement().FirstElement().NextElement() },
+			want: "<m xmlns=\"urn:e\"><meta><from>a</from> \n</meta><p xmlns=\"\">t</p></m>",
+		},
+		{
+			name: "prefixed, hidden element uses the root's prefix",
+			in:   `<e:m xmlns:e="urn:e" xmlns:ds="urn:d"><e:meta><e:from>a</e:from><ds:S e:a="1"><ds:V/></ds:S></e:meta></e:m>`,
+			hide: func(d *Doc) Node { return d.Root().FirstElement().FirstElement().NextElement() },
+			want: `<e:m xmlns:e="urn:e"><e:meta><e:from>a</e:from></e:meta></e:m>`,
+		},
+		{
+			name: "hidden first child, later siblings keep their namespaces",
+			in:   `<r xmlns:a="urn:a"><a:x/><a:y k="v"/></r>`,
+			hide: func(d *Doc) Node { return d.Root().FirstElement() },
+			want: `<r><a:y xmlns:a="urn:a" k="v"></a:y></r>`,
+		},
+		{
+			name: "zero node is the whole document",
+			in:   `<r><x/></r>`,
+			hide: func(*Doc) Node { return Node{} },
+			want: `<r><x></x></r>`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := mustParse(t, tc.in, OptNoNet)
+			defer d.Free()
+			got, err := d.C14NWithout(tc.hide(d), C14NExc10, false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Fatalf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}

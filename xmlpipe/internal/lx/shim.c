@@ -198,8 +198,24 @@ static int lx_take_output(xmlOutputBufferPtr ob, char **out, int *outlen) {
 	return 0;
 }
 
-int lx_c14n(xmlDocPtr doc, xmlNodePtr root, int mode, int comments, char **incl, int nincl,
-            char **out, int *outlen, lx_errs *es) {
+/* lx_hidden hides the subtree at ud (the node, its attributes, its
+   namespace nodes and its descendants) and shows everything else: the
+   enveloped-signature transform of XML-DSig. */
+static int lx_hidden(void *ud, xmlNodePtr node, xmlNodePtr parent) {
+	xmlNodePtr hide = (xmlNodePtr)ud;
+	xmlNodePtr n = node;
+	if (n == NULL) return 1;
+	if (n->type == XML_NAMESPACE_DECL || n->type == XML_ATTRIBUTE_NODE) n = parent;
+	for (; n != NULL; n = n->parent) {
+		if (n == hide) return 0;
+	}
+	return 1;
+}
+
+/* lx_c14n_run runs xmlC14NExecute with the visibility callback vis (NULL: the
+   whole document) and its user data ud. */
+static int lx_c14n_run(xmlDocPtr doc, xmlC14NIsVisibleCallback vis, void *ud, int mode, int comments,
+                       char **incl, int nincl, char **out, int *outlen, lx_errs *es) {
 	*out = NULL;
 	*outlen = 0;
 	LX_BEGIN(es);
@@ -212,7 +228,7 @@ int lx_c14n(xmlDocPtr doc, xmlNodePtr root, int mode, int comments, char **incl,
 	}
 	xmlOutputBufferPtr ob = xmlAllocOutputBuffer(NULL);
 	if (ob == NULL) goto done;
-	if (xmlC14NExecute(doc, root ? lx_visible : NULL, root, mode, list, comments, ob) >= 0) {
+	if (xmlC14NExecute(doc, vis, ud, mode, list, comments, ob) >= 0) {
 		rc = lx_take_output(ob, out, outlen);
 	}
 	xmlOutputBufferClose(ob);
@@ -220,6 +236,16 @@ done:
 	free(list);
 	LX_END();
 	return rc;
+}
+
+int lx_c14n(xmlDocPtr doc, xmlNodePtr root, int mode, int comments, char **incl, int nincl,
+            char **out, int *outlen, lx_errs *es) {
+	return lx_c14n_run(doc, root ? lx_visible : NULL, root, mode, comments, incl, nincl, out, outlen, es);
+}
+
+int lx_c14n_without(xmlDocPtr doc, xmlNodePtr hide, int mode, int comments, char **incl, int nincl,
+                    char **out, int *outlen, lx_errs *es) {
+	return lx_c14n_run(doc, lx_hidden, hide, mode, comments, incl, nincl, out, outlen, es);
 }
 
 char *lx_node_text(xmlNodePtr n) {

@@ -1,0 +1,46 @@
+package envsig
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// FuzzVerify feeds arbitrary bytes to Verify (a peer's envelope is untrusted):
+// it must never panic, must fail with one of the sentinels, and must accept
+// nothing the test key did not sign. The seeds are a signed envelope, a
+// prefixed one, and broken variants of it.
+func FuzzVerify(f *testing.F) {
+	k := key(1)
+	pub := k.Public().(ed25519.PublicKey)
+	signed := mustSign(f, k, envelope)
+	for _, seed := range []string{
+		signed,
+		mustSign(f, k, prefixed),
+		mustSign(f, key(2), envelope),
+		envelope,
+		strings.Replace(signed, "Hello Dan!", "Hello Eve!", 1),
+		strings.Replace(signed, AlgorithmEd25519, "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256", 1),
+		strings.Replace(signed, `URI=""`, `URI="#x"`, 1),
+		strings.Replace(signed, "</SignatureValue>", "</SignatureValue><KeyInfo/>", 1),
+		signed[:len(signed)/2],
+		"<!DOCTYPE message>" + signed,
+		"",
+	} {
+		f.Add([]byte(seed))
+	}
+	sentinels := []error{ErrUnsigned, ErrAlgorithm, ErrDigest, ErrSignature, ErrMalformed}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		err := Verify(pub, doc)
+		if err == nil {
+			return
+		}
+		for _, s := range sentinels {
+			if errors.Is(err, s) {
+				return
+			}
+		}
+		t.Fatalf("error wraps no sentinel: %v", err)
+	})
+}

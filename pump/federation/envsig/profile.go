@@ -1,0 +1,17 @@
+package envsig
+
+import (
+	_ "embed"
+	"sync"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+//go:embed profile.xsd
+var profileXSD []byte
+
+// profile is the compiled profile.xsd, compiled on first use and shared
+// read-only afterwards.
+var profile = sync.OnceValues(func() (*xmlpipe.Schema, error) {
+	return xmlpipe.CompileSchema(profileXSD, "mem:/envsig/profile.xsd")
+})

@@ -1,0 +1,114 @@
+package envsig
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/russellhaering/goxmldsig/types"
+	"github.com/xml-pipeline/xmlpipe/schemas"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// Sign returns envelope with an Ed25519 enveloped signature appended as the
+// last child of its <meta>. envelope must be a complete, well-formed
+// <message> of the envelope namespace without a <Signature>. The result is
+// exclusive C14N, so its bytes (and any hash of them) are what a verifier
+// sees.
+func Sign(key ed25519.PrivateKey, envelope []byte) ([]byte, error) {
+	if len(key) != ed25519.PrivateKeySize {
+		return nil, fmt.Errorf("%w: private key is %d bytes, want %d", ErrKey, len(key), ed25519.PrivateKeySize)
+	}
+	parts, err := split(envelope)
+	if err != nil {
+		return nil, err
+	}
+	if parts.Count != 0 {
+		return nil, fmt.Errorf("%w: the envelope already carries %d Signature element(s)", ErrMalformed, parts.Count)
+	}
+	sum := sha256.Sum256(parts.Unsigned)
+	si := newSignedInfo(base64.StdEncoding.EncodeToString(sum[:]))
+	siXML, err := xml.Marshal(si)
+	if err != nil {
+		return nil, fmt.Errorf("envsig: marshal SignedInfo: %w", err)
+	}
+	// Exclusive C14N of SignedInfo alone equals its C14N in place: it
+	// declares its own default namespace and inherits nothing else.
+	siC14N, err := xmlpipe.Canonicalize(siXML)
+	if err != nil {
+		return nil, fmt.Errorf("envsig: canonicalise SignedInfo: %w", err)
+	}
+	sigXML, err := xml.Marshal(signature{
+		SignedInfo:     si,
+		SignatureValue: types.SignatureValue{Data: base64.StdEncoding.EncodeToString(ed25519.Sign(key, siC14N))},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("envsig: marshal Signature: %w", err)
+	}
+	at, err := containerEnd(parts.Unsigned)
+	if err != nil {
+		return nil, err
+	}
+	doc := make([]byte, 0, len(parts.Unsigned)+len(sigXML))
+	doc = append(doc, parts.Unsigned[:at]...)
+	doc = append(doc, sigXML...)
+	doc = append(doc, parts.Unsigned[at:]...)
+	out, err := xmlpipe.Canonicalize(doc)
+	if err != nil {
+		return nil, fmt.Errorf("envsig: canonicalise the signed envelope: %w", err)
+	}
+	return out, nil
+}
+
+// split parses an envelope once with xmlpipe.SplitSignature and checks that
+// it is a <message> whose first child is <meta>.
+func split(envelope []byte) (*xmlpipe.SignatureParts, error) {
+	parts, err := xmlpipe.SplitSignature(envelope, Namespace, "Signature")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	if want := (xml.Name{Space: schemas.EnvelopeNS, Local: "message"}); parts.Root != want {
+		return nil, fmt.Errorf("%w: root is {%s}%s, want {%s}message", ErrMalformed, parts.Root.Space, parts.Root.Local, schemas.EnvelopeNS)
+	}
+	if want := (xml.Name{Space: schemas.EnvelopeNS, Local: "meta"}); parts.Container != want {
+		return nil, fmt.Errorf("%w: first child of message is {%s}%s, want {%s}meta", ErrMalformed, parts.Container.Space, parts.Container.Local, schemas.EnvelopeNS)
+	}
+	return parts, nil
+}
+
+// containerEnd returns the offset of the end tag of the root's first child
+// element in canon, an exclusive C14N document: there an end tag is exactly
+// "</" QName ">", so the tag starts that many bytes before the decoder's
+// offset after it.
+func containerEnd(canon []byte) (int, error) {
+	d := xml.NewDecoder(bytes.NewReader(canon))
+	depth := 0
+	for {
+		tok, err := d.RawToken()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return 0, fmt.Errorf("%w: reading the canonical envelope: %w", ErrMalformed, err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			depth++
+		case xml.EndElement:
+			if depth == 2 {
+				n := len("</>") + len(t.Name.Local)
+				if t.Name.Space != "" {
+					n += len(t.Name.Space) + 1
+				}
+				return int(d.InputOffset()) - n, nil
+			}
+			depth--
+		}
+	}
+	return 0, fmt.Errorf("%w: the canonical envelope has no end tag of meta", ErrMalformed)
+}

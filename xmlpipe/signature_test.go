@@ -1,0 +1,81 @@
+package xmlpipe
+
+import (
+	"encoding/xml"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestSplitSignature(t *testing.T) {
+	const d = "urn:d"
+	env := xml.Name{Space: "urn:e", Local: "m"}
+	meta := xml.Name{Space: "urn:e", Local: "meta"}
+	tests := []struct {
+		name    string
+		doc     string
+		want    *SignatureParts
+		wantErr error
+	}{
+		{
+			name: "enveloped, last child of meta",
+			doc:  `<m xmlns="urn:e"><meta><from>a</from><S xmlns="urn:d"><SignedInfo  b="1"><R/></SignedInfo><V>x</V></S></meta><P xmlns="">t</P></m>`,
+			want: &SignatureParts{
+				Root: env, Container: meta, Count: 1, Found: true, Last: true,
+				Unsigned:   []byte(`<m xmlns="urn:e"><meta><from>a</from></meta><P xmlns="">t</P></m>`),
+				Signature:  []byte(`<S xmlns="urn:d"><SignedInfo b="1"><R></R></SignedInfo><V>x</V></S>`),
+				SignedInfo: []byte(`<SignedInfo xmlns="urn:d" b="1"><R></R></SignedInfo>`),
+			},
+		},
+		{
+			name: "prefixed envelope and signature",
+			doc:  `<e:m xmlns:e="urn:e" xmlns:ds="urn:d"><e:meta><e:from>a</e:from><ds:S><ds:SignedInfo/></ds:S><e:thread>t</e:thread></e:meta></e:m>`,
+			want: &SignatureParts{
+				Root: env, Container: meta, Count: 1, Found: true, Last: false,
+				Unsigned:   []byte(`<e:m xmlns:e="urn:e"><e:meta><e:from>a</e:from><e:thread>t</e:thread></e:meta></e:m>`),
+				Signature:  []byte(`<ds:S xmlns:ds="urn:d"><ds:SignedInfo></ds:SignedInfo></ds:S>`),
+				SignedInfo: []byte(`<ds:SignedInfo xmlns:ds="urn:d"></ds:SignedInfo>`),
+			},
+		},
+		{
+			name: "unsigned: the whole document",
+			doc:  `<m xmlns="urn:e"><meta><from>a</from></meta><P xmlns=""/></m>`,
+			want: &SignatureParts{
+				Root: env, Container: meta,
+				Unsigned: []byte(`<m xmlns="urn:e"><meta><from>a</from></meta><P xmlns=""></P></m>`),
+			},
+		},
+		{
+			name: "first of two is split off, both counted",
+			doc:  `<m xmlns="urn:e"><meta><S xmlns="urn:d">1</S><S xmlns="urn:d">2</S></meta></m>`,
+			want: &SignatureParts{
+				Root: env, Container: meta, Count: 2, Found: true, Last: false,
+				Unsigned:  []byte(`<m xmlns="urn:e"><meta><S xmlns="urn:d">2</S></meta></m>`),
+				Signature: []byte(`<S xmlns="urn:d">1</S>`),
+			},
+		},
+		{
+			name: "only children of meta are split off; elsewhere it is counted",
+			doc:  `<m xmlns="urn:e"><meta/><P><S xmlns="urn:d"/></P></m>`,
+			want: &SignatureParts{
+				Root: env, Container: meta, Count: 1,
+				Unsigned: []byte(`<m xmlns="urn:e"><meta></meta><P><S xmlns="urn:d"></S></P></m>`),
+			},
+		},
+		{name: "malformed", doc: `<m><meta></m>`, wantErr: ErrMalformed},
+		{name: "doctype", doc: `<!DOCTYPE m><m/>`, wantErr: ErrDoctype},
+		{name: "empty", doc: ``, wantErr: ErrEmpty},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := SplitSignature([]byte(tc.doc), d, "S")
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("err %v, want %v", err, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Fatalf("parts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
