@@ -226,6 +226,9 @@ func (r *serveRunner) startBus(local *console.Local, b busSetup, ctl bus.Control
 	if metrics != nil {
 		opts.Metrics, opts.ScrapeToken = metrics, o.Config.Observability.Metrics.ScrapeToken()
 	}
+	if o.Federation != nil {
+		opts.Federation = o.Federation.Handler()
+	}
 	srv, err := bus.New(opts)
 	if err != nil {
 		if metrics != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
@@ -111,6 +112,10 @@ type Options struct {
 	// such a frame is then answered with close code 1008 and
 	// ReasonLegacyDisabled.
 	LegacyTOTPLogin bool `yaml:"legacy_totp_login"`
+	// Federation, when set, serves the federation endpoint (GET
+	// /federation): peer organisms' links, which authenticate themselves
+	// by their Ed25519 identities (package pump/federation).
+	Federation http.Handler `yaml:"-"`
 	// Metrics, when set, is served at GET /metrics (Prometheus text format)
 	// to an admin session or to a request bearing ScrapeToken; the server
 	// reports its open connections to it. Nil: /metrics is 404.

@@ -20,6 +20,9 @@ func (s *Server) routes() http.Handler {
 	if s.opts.Metrics != nil {
 		open.Handle("GET /metrics", s.metricsHandler()) // a scrape token, else an admin session
 	}
+	if s.opts.Federation != nil {
+		open.Handle("GET /federation", s.opts.Federation) // authenticates itself (Ed25519 identities)
+	}
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /auth/logout", s.handleLogout)

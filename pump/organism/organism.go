@@ -20,6 +20,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/pump/federation"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -56,12 +57,20 @@ type Options struct {
 	// or of one in ObserveEvery (pump.Options).
 	Observer     pump.StageObserver
 	ObserveEvery int
+	// FederationMeta answers federation peers' meta questions (default: the
+	// organism's own meta service).
+	FederationMeta federation.MetaAnswerer
+	// OnLink is told when a gateway's link comes up or goes down (default:
+	// logged).
+	OnLink func(event, gateway, detail string)
 }
 
 // Organism is a configured pump with its listeners.
 type Organism struct {
 	Config *config.Organism
 	Pump   *pump.Pump
+	// Federation runs the gateways (nil without gateways:).
+	Federation *federation.Manager
 	// BootThread is the thread of the boot message (after Start).
 	BootThread string
 	// LLM is the router of the llm: section; nil when no backend is usable
@@ -218,6 +227,11 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		env.LLM = layer.completer()
 	}
 	var errs []error
+	fed, err := newFederation(cfg, opts, d, p)
+	if err != nil {
+		layer.router.Close()
+		return nil, err
+	}
 	ws := newWasmSet(opts, d)
 	for _, lc := range SystemListeners {
 		if err := register(p, opts.Catalog, env, ws, lc, "", true); err != nil {
@@ -226,6 +240,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	}
 	for i, lc := range cfg.Listeners {
 		pos := cfg.Pos(fmt.Sprintf("listeners[%d]", i)).String()
+		lc.Peers = expandPeers(lc.Peers, fed)
 		if err := layer.checkAgent(i, lc); err != nil {
 			errs = append(errs, err)
 			continue
@@ -257,10 +272,13 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	}
 	if err := errors.Join(errs...); err != nil {
 		layer.router.Close()
+		if fed != nil {
+			err = errors.Join(err, fed.Close())
+		}
 		return nil, errors.Join(err, ws.close(context.Background()), closers.close())
 	}
 	o := &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d, router: layer.router, wasm: ws, closers: closers,
-		catalog: opts.Catalog, env: env}
+		catalog: opts.Catalog, env: env, Federation: fed}
 	if layer.usable() {
 		o.LLM = layer.router
 	}
@@ -311,6 +329,9 @@ func (o *Organism) Start() error {
 	if err := o.startDurable(); err != nil {
 		return err
 	}
+	if o.Federation != nil {
+		o.Federation.Start()
+	}
 	n := uint(len(o.Pump.Listeners()))
 	thread, err := o.Pump.SendSystem("system.boot", &system.Boot{OrganismName: o.Config.Organism.Name,
 		Timestamp: time.Now().UTC(), ListenerCount: n})
@@ -325,13 +346,19 @@ func (o *Organism) Start() error {
 // closes the store the organism opened.
 func (o *Organism) Shutdown(ctx context.Context) error {
 	o.stopRecovery()
+	var ferr error
+	if o.Federation != nil {
+		// Calls waiting on a peer end now (their outbox entries stay for
+		// the next start), so they cannot hold the drain.
+		ferr = o.Federation.Close()
+	}
 	// Model requests still running when ctx ends are cancelled, so a hung
 	// provider cannot hold the shutdown.
 	stop := context.AfterFunc(ctx, o.router.Close)
 	err := o.Pump.Shutdown(ctx)
 	stop()
 	o.router.Close()
-	err = errors.Join(err, o.wasm.close(ctx), o.closers.close())
+	err = errors.Join(err, ferr, o.wasm.close(ctx), o.closers.close())
 	if o.durable != nil {
 		err = errors.Join(err, o.durable.close())
 	}

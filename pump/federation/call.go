@@ -1,0 +1,122 @@
+package federation
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// call is a call this side made and waits on.
+type call struct {
+	thread  string // the caller's thread
+	answer  chan *envelope
+	refused chan error
+	// cancelled is closed when the caller's thread ends first.
+	cancelled chan struct{}
+}
+
+// proxy is the handler of an imported capability: it sends the payload to
+// the peer's capability name on a fresh link thread and waits (bounded by
+// call_timeout, outages included) for the answer, which it returns to the
+// caller. A caller that takes text (an LLM agent) gets the answer's XML as
+// text.
+func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler {
+	return xmlpipe.HandlerFunc(func(ctx context.Context, payload any, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		body, err := pt.AppendPayload(nil, payload)
+		if err != nil {
+			return nil, fmt.Errorf("federation: gateway %s: %w", g.name, err)
+		}
+		lt := xmlpipe.NewThreadID()
+		c := &call{thread: md.ThreadID, answer: make(chan *envelope, 1), refused: make(chan error, 1),
+			cancelled: make(chan struct{})}
+		g.mu.Lock()
+		g.pending[lt] = c
+		g.byThread[md.ThreadID] = lt
+		g.mu.Unlock()
+		defer func() {
+			g.mu.Lock()
+			delete(g.pending, lt)
+			if g.byThread[md.ThreadID] == lt {
+				delete(g.byThread, md.ThreadID)
+			}
+			g.mu.Unlock()
+		}()
+		e := &envelope{To: remote, Thread: lt, Link: link{ID: lt, Kind: KindCall}, Payload: body}
+		start := time.Now()
+		if err := g.send(e); err != nil {
+			return nil, err
+		}
+		t := time.NewTimer(g.callTimeout)
+		defer t.Stop()
+		select {
+		case a := <-c.answer:
+			g.m.observe(g.name, time.Since(start))
+			return g.answer(md, a)
+		case err := <-c.refused:
+			return nil, err
+		case <-c.cancelled:
+			return nil, nil
+		case <-t.C:
+			g.cancel(lt)
+			return nil, fmt.Errorf("%w: gateway %s: %s after %s", ErrTimeout, g.name, remote, g.callTimeout)
+		case <-ctx.Done():
+			g.cancel(lt)
+			return nil, ctx.Err()
+		case <-g.m.closed:
+			return nil, ErrClosed
+		}
+	})
+}
+
+// answer turns the peer's answer into the handler's response.
+func (g *gateway) answer(md xmlpipe.Metadata, a *envelope) (xmlpipe.Response, error) {
+	switch a.Link.Kind {
+	case KindEnd:
+		return nil, nil
+	case KindHuh:
+		return nil, fmt.Errorf("%w: gateway %s: the peer answered: %s", ErrRefused, g.name, a.Link.Error)
+	}
+	if l, ok := g.m.opts.Pump.Lookup(md.From); ok && l.Agent && l.Payload != nil {
+		if v, ok := xmlpipe.NewTextPayload(l.Payload.GoType(), string(a.Payload)); ok {
+			return xmlpipe.Respond(v), nil
+		}
+	}
+	v, err := replyValue(a.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("federation: gateway %s: the peer's answer <%s>: %w", g.name, a.PayloadName, err)
+	}
+	return xmlpipe.Respond(v), nil
+}
+
+// cancel tells the peer the caller no longer waits for call lt.
+func (g *gateway) cancel(lt string) {
+	if err := g.send(&envelope{Thread: lt, Link: link{Kind: KindCancel, Ref: lt}}); err != nil {
+		g.log.Warn("federation: cancel not sent", "call", lt, "error", err)
+	}
+}
+
+// threadsEnded cancels the open calls of callers whose thread ended.
+func (g *gateway) threadsEnded(ids []string) {
+	var ended []*call
+	var lts []string
+	g.mu.Lock()
+	for _, id := range ids {
+		lt, ok := g.byThread[id]
+		if !ok {
+			continue
+		}
+		delete(g.byThread, id)
+		if c := g.pending[lt]; c != nil {
+			delete(g.pending, lt)
+			ended = append(ended, c)
+			lts = append(lts, lt)
+		}
+	}
+	g.mu.Unlock()
+	for i, c := range ended {
+		close(c.cancelled)
+		g.cancel(lts[i])
+	}
+}

@@ -1,0 +1,50 @@
+// Package federation links organisms: each gateways[] entry of organism.yaml
+// is a WSS link to a peer organism, mutually authenticated by the two
+// organisms' Ed25519 identities, over which calls to the peer's exported
+// root tags travel and their answers come back.
+//
+// # The link
+//
+// The dialing side (a gateway with remote_url) opens wss://host:port/federation
+// on the peer's bus. Both sides then prove their identity (handshake.go): each
+// signs a transcript of both public keys, both nonces and the TLS exporter
+// value of the connection, so a proof is bound to this TLS session and cannot
+// be relayed. The peer's key must equal its gateway's trusted_identity.
+//
+// After the handshake every binary frame is one envelope, signed by its
+// sender as an XML-DSig <Signature> in <meta> (package envsig) and verified
+// against the peer's key; text frames carry acknowledgements (JSON). Each
+// envelope's <meta> has a <link> element (namespace NS) naming the message
+// id, its kind (call, reply, huh, end, meta, meta-answer), the call it
+// answers and when it was sent:
+//
+//	<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><meta><from>a</from><to>greeter</to>
+//	<thread>{link thread}</thread><link xmlns="https://xml-pipeline.org/ns/federation/v1" id="…" kind="call" sent="…"/>
+//	<Signature xmlns="http://www.w3.org/2000/09/xmldsig#">…</Signature></meta><Greeting><Name>Dan</Name></Greeting></message>
+//
+// # Calls and threads
+//
+// An imported root tag is a local listener (named like the peer's
+// capability) whose handler sends a call and waits for its answer; the
+// answer is returned to the caller with Respond, so the caller's thread is
+// pruned as for a local call. The call travels on a fresh link thread; the
+// receiving side begins a fresh conversation whose id it derives from the
+// link thread with its own key (so the peer can neither pick nor learn it),
+// injected from the gateway's name with the gateway as the authenticated
+// principal. What that conversation answers its root sender (the gateway) is
+// sent back as a reply; a <huh> as a huh; a conversation that completes
+// without an answer as end. A caller's thread that ends while its call is
+// open sends end the other way, and the peer kills the mapped conversation.
+//
+// # Faults
+//
+// Outgoing envelopes wait in an outbox (SQLite in the data directory,
+// bounded by queue_limit) until the peer acknowledges them: a call is
+// acknowledged once the peer journaled it durably. After a reconnect the
+// unacknowledged ones are sent again, byte for byte; the receiver refuses a
+// second copy (by envelope hash, and for calls by the derived conversation id,
+// which its journal knows), so each message arrives exactly once. Links
+// reconnect with exponential backoff and jitter.
+//
+// Privileged and system roots never cross: they are refused at both ends.
+package federation

@@ -1,0 +1,207 @@
+package federation
+
+import (
+	"crypto/ed25519"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
+)
+
+// gateway is one gateways[] entry at run time: its link (when up), its
+// outbox, the calls it has open with the peer and the conversations it
+// serves for the peer.
+type gateway struct {
+	m           *Manager
+	name        string
+	cfg         config.Gateway
+	trusted     ed25519.PublicKey
+	exports     map[string]bool
+	queueLimit  int
+	callTimeout time.Duration
+	log         *slog.Logger
+
+	mu   sync.Mutex
+	conn *conn
+	gen  int
+	// outbox mirrors the database's outbox of this gateway, in order.
+	outbox []*entry
+	byID   map[string]*entry
+	// pending are the calls this side made, by link thread; byThread maps
+	// the caller's thread to its open call.
+	pending  map[string]*call
+	byThread map[string]string
+	// serving maps a link thread the peer called on to the conversation
+	// begun for it; inflight are derived conversation ids being injected.
+	serving  map[string]string
+	inflight map[string]bool
+	// questions are the meta questions waiting for the peer's answer.
+	questions map[string]chan *envelope
+	// registered are the imported listeners added to the pump.
+	registered map[string]bool
+	kick       chan struct{}
+}
+
+// entry is an outbox envelope; sentOn is the link generation it was last
+// written on.
+type entry struct {
+	seq    int64
+	id     string
+	env    []byte
+	sentOn int
+}
+
+func newGateway(m *Manager, gc config.Gateway, trusted ed25519.PublicKey) *gateway {
+	queue, timeout := gc.Limits()
+	g := &gateway{m: m, name: gc.Name, cfg: gc, trusted: trusted, exports: map[string]bool{},
+		queueLimit: queue, callTimeout: timeout, log: m.log.With("gateway", gc.Name),
+		byID: map[string]*entry{}, pending: map[string]*call{}, byThread: map[string]string{},
+		serving: map[string]string{}, inflight: map[string]bool{}, questions: map[string]chan *envelope{},
+		registered: map[string]bool{}, kick: make(chan struct{}, 1)}
+	for _, t := range gc.Export {
+		g.exports[t] = true
+	}
+	return g
+}
+
+// load fills the in-memory outbox from the database (after a restart).
+func (g *gateway) load() error {
+	list, err := g.m.db.pending(g.name)
+	if err != nil {
+		return err
+	}
+	for _, q := range list {
+		e := &entry{seq: q.seq, id: q.id, env: q.env}
+		g.outbox = append(g.outbox, e)
+		g.byID[q.id] = e
+	}
+	if len(list) > 0 {
+		g.log.Info("federation: messages waiting for the peer", "queued", len(list))
+	}
+	return nil
+}
+
+// send signs e and queues it for the peer (durably), then wakes the sender.
+func (g *gateway) send(e *envelope) error {
+	if e.Link.ID == "" {
+		e.Link.ID = uuid.NewString()
+	}
+	if e.Link.Sent.IsZero() {
+		e.Link.Sent = g.m.now()
+	}
+	if e.From == "" {
+		e.From = g.m.opts.Organism
+	}
+	signed, err := envsig.Sign(g.m.opts.Key, e.build())
+	if err != nil {
+		return fmt.Errorf("federation: gateway %s: sign: %w", g.name, err)
+	}
+	g.mu.Lock()
+	if len(g.outbox) >= g.queueLimit {
+		n := len(g.outbox)
+		g.mu.Unlock()
+		return fmt.Errorf("%w: gateway %s holds %d messages for the peer (queue_limit %d); the link is down or the peer slow",
+			ErrQueueFull, g.name, n, g.queueLimit)
+	}
+	seq, err := g.m.db.enqueue(g.name, e.Link.ID, signed, e.Link.Sent)
+	if err != nil {
+		g.mu.Unlock()
+		return err
+	}
+	en := &entry{seq: seq, id: e.Link.ID, env: signed}
+	g.outbox = append(g.outbox, en)
+	g.byID[en.id] = en
+	g.mu.Unlock()
+	g.wake()
+	return nil
+}
+
+func (g *gateway) wake() {
+	select {
+	case g.kick <- struct{}{}:
+	default:
+	}
+}
+
+// sender writes the outbox entries not yet written on the current link,
+// in order, until the manager closes.
+func (g *gateway) sender() {
+	defer g.m.wg.Done()
+	for {
+		select {
+		case <-g.m.closed:
+			return
+		case <-g.kick:
+		}
+		for {
+			g.mu.Lock()
+			c, gen := g.conn, g.gen
+			var batch []*entry
+			if c != nil {
+				for _, e := range g.outbox {
+					if e.sentOn != gen {
+						e.sentOn = gen
+						batch = append(batch, e)
+						if len(batch) == 256 {
+							break
+						}
+					}
+				}
+			}
+			g.mu.Unlock()
+			if len(batch) == 0 {
+				break
+			}
+			for _, e := range batch {
+				if err := c.write(e.env); err != nil {
+					c.close(fmt.Errorf("write: %w", err))
+					break
+				}
+			}
+		}
+	}
+}
+
+// acked removes an acknowledged (or refused) entry from the outbox.
+func (g *gateway) acked(id string) {
+	g.mu.Lock()
+	e := g.byID[id]
+	if e != nil {
+		delete(g.byID, id)
+		for i, o := range g.outbox {
+			if o == e {
+				g.outbox = append(g.outbox[:i:i], g.outbox[i+1:]...)
+				break
+			}
+		}
+	}
+	g.mu.Unlock()
+	if e == nil {
+		return
+	}
+	if err := g.m.db.acked(id); err != nil {
+		g.log.Error("federation: outbox", "error", err)
+	}
+}
+
+// queued is how many envelopes wait for the peer's acknowledgement.
+func (g *gateway) queued() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.outbox)
+}
+
+// isPrivileged reports a root that may never cross a link.
+func isPrivileged(ns, name string) bool {
+	switch ns {
+	case "https://xml-pipeline.org/privileged-msg", "https://xml-pipeline.org/system":
+		return true
+	}
+	return strings.EqualFold(name, "privileged-msg")
+}

@@ -1,0 +1,203 @@
+package federation
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/subtle"
+	"crypto/tls"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// Handshake errors.
+var (
+	// ErrUntrusted: the peer's key is not a gateway's trusted identity.
+	ErrUntrusted = errors.New("federation: peer identity not trusted")
+	// ErrProof: the peer's signature over the handshake does not verify.
+	ErrProof = errors.New("federation: peer failed to prove its identity")
+)
+
+// handshakeTimeout bounds the whole handshake.
+const handshakeTimeout = 10 * time.Second
+
+// exporterLabel names the TLS exporter value the proofs are bound to.
+const exporterLabel = "EXPORTER-xmlpipe-federation-v1"
+
+// binding is the TLS exporter value of a connection (nil without TLS).
+func binding(cs *tls.ConnectionState) ([]byte, error) {
+	if cs == nil {
+		return nil, nil
+	}
+	b, err := cs.ExportKeyingMaterial(exporterLabel, nil, 32)
+	if err != nil {
+		return nil, fmt.Errorf("federation: tls exporter: %w", err)
+	}
+	return b, nil
+}
+
+// transcript is what each side signs: its role, both keys, both nonces and
+// the TLS binding, length-prefixed.
+func transcript(role string, dialer, acceptor ed25519.PublicKey, nd, na, tlsBinding []byte) []byte {
+	var b bytes.Buffer
+	for _, part := range [][]byte{[]byte("xmlpipe-federation-v1"), []byte(role), dialer, acceptor, nd, na, tlsBinding} {
+		b.WriteByte(byte(len(part) >> 8))
+		b.WriteByte(byte(len(part)))
+		b.Write(part)
+	}
+	return b.Bytes()
+}
+
+// peer is the result of a handshake.
+type peer struct {
+	key      ed25519.PublicKey
+	organism string
+}
+
+func nonce() []byte {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand never fails on Linux
+	return b
+}
+
+func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+func unb64(s string, n int, what string) ([]byte, error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || len(b) != n {
+		return nil, fmt.Errorf("%w: %s: want %d base64 bytes", ErrProtocol, what, n)
+	}
+	return b, nil
+}
+
+func readFrame(c *websocket.Conn, want string) (frame, error) {
+	mt, b, err := c.ReadMessage()
+	if err != nil {
+		return frame{}, err
+	}
+	var f frame
+	if mt != websocket.TextMessage || json.Unmarshal(b, &f) != nil {
+		return frame{}, fmt.Errorf("%w: handshake: want a %s frame", ErrProtocol, want)
+	}
+	if f.Type == frameError {
+		return f, fmt.Errorf("%w: %s", ErrRefused, f.Error)
+	}
+	if f.Type != want {
+		return f, fmt.Errorf("%w: handshake: want %s, got %q", ErrProtocol, want, f.Type)
+	}
+	return f, nil
+}
+
+func writeFrame(c *websocket.Conn, f frame) error {
+	return c.WriteMessage(websocket.TextMessage, f.marshal())
+}
+
+// dialHandshake runs the dialer's side: hello → challenge → proof → welcome.
+// trusted is the gateway's trusted identity.
+func dialHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string, trusted ed25519.PublicKey,
+	cs *tls.ConnectionState) (peer, error) {
+	_ = c.SetReadDeadline(time.Now().Add(handshakeTimeout))
+	defer c.SetReadDeadline(time.Time{})
+	tb, err := binding(cs)
+	if err != nil {
+		return peer{}, err
+	}
+	pub := key.Public().(ed25519.PublicKey)
+	nd := nonce()
+	if err := writeFrame(c, frame{Type: frameHello, Key: b64(pub), Nonce: b64(nd), Organism: organism}); err != nil {
+		return peer{}, err
+	}
+	ch, err := readFrame(c, frameChallenge)
+	if err != nil {
+		return peer{}, err
+	}
+	akey, err := unb64(ch.Key, ed25519.PublicKeySize, "key")
+	if err != nil {
+		return peer{}, err
+	}
+	na, err := unb64(ch.Nonce, 32, "nonce")
+	if err != nil {
+		return peer{}, err
+	}
+	sig, err := unb64(ch.Sig, ed25519.SignatureSize, "sig")
+	if err != nil {
+		return peer{}, err
+	}
+	if subtle.ConstantTimeCompare(akey, trusted) != 1 {
+		return peer{}, fmt.Errorf("%w: the peer presented key %s, not its trusted_identity", ErrUntrusted, Fingerprint(akey))
+	}
+	if !ed25519.Verify(akey, transcript("acceptor", pub, akey, nd, na, tb), sig) {
+		return peer{}, ErrProof
+	}
+	proof := ed25519.Sign(key, transcript("dialer", pub, akey, nd, na, tb))
+	if err := writeFrame(c, frame{Type: frameProof, Sig: b64(proof)}); err != nil {
+		return peer{}, err
+	}
+	_, err = readFrame(c, frameWelcome)
+	if err != nil {
+		return peer{}, err
+	}
+	return peer{key: akey, organism: ch.Organism}, nil
+}
+
+// acceptHandshake runs the acceptor's side. trust maps a dialer's key to its
+// gateway (nil: untrusted).
+func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
+	trust func(ed25519.PublicKey) *gateway, cs *tls.ConnectionState) (*gateway, peer, error) {
+	_ = c.SetReadDeadline(time.Now().Add(handshakeTimeout))
+	defer c.SetReadDeadline(time.Time{})
+	tb, err := binding(cs)
+	if err != nil {
+		return nil, peer{}, err
+	}
+	hello, err := readFrame(c, frameHello)
+	if err != nil {
+		return nil, peer{}, err
+	}
+	dkey, err := unb64(hello.Key, ed25519.PublicKeySize, "key")
+	if err != nil {
+		return nil, peer{}, err
+	}
+	nd, err := unb64(hello.Nonce, 32, "nonce")
+	if err != nil {
+		return nil, peer{}, err
+	}
+	g := trust(dkey)
+	if g == nil {
+		_ = writeFrame(c, frame{Type: frameError, Error: "identity not trusted"})
+		return nil, peer{}, fmt.Errorf("%w: key %s (organism %q) is no gateway's trusted_identity",
+			ErrUntrusted, Fingerprint(dkey), hello.Organism)
+	}
+	pub := key.Public().(ed25519.PublicKey)
+	na := nonce()
+	sig := ed25519.Sign(key, transcript("acceptor", dkey, pub, nd, na, tb))
+	if err := writeFrame(c, frame{Type: frameChallenge, Key: b64(pub), Nonce: b64(na), Sig: b64(sig), Organism: organism}); err != nil {
+		return nil, peer{}, err
+	}
+	pf, err := readFrame(c, frameProof)
+	if err != nil {
+		return nil, peer{}, err
+	}
+	psig, err := unb64(pf.Sig, ed25519.SignatureSize, "sig")
+	if err != nil {
+		return nil, peer{}, err
+	}
+	if !ed25519.Verify(dkey, transcript("dialer", dkey, pub, nd, na, tb), psig) {
+		_ = writeFrame(c, frame{Type: frameError, Error: "proof does not verify"})
+		return nil, peer{}, fmt.Errorf("%w (gateway %s)", ErrProof, g.name)
+	}
+	if err := writeFrame(c, frame{Type: frameWelcome}); err != nil {
+		return nil, peer{}, err
+	}
+	return g, peer{key: dkey, organism: hello.Organism}, nil
+}
+
+// Fingerprint is a short hex SHA-256 prefix of a public key, for logs.
+func Fingerprint(k []byte) string {
+	return fingerprint(k)
+}

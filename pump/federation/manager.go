@@ -1,0 +1,403 @@
+package federation
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"crypto/subtle"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/xml-pipeline/xmlpipe/oob/keys"
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+)
+
+// Options configure a Manager.
+type Options struct {
+	// Organism is this organism's name (the <from> of what it sends).
+	Organism string
+	// Key is the organism's Ed25519 identity.
+	Key ed25519.PrivateKey
+	// Gateways are organism.yaml's gateways[].
+	Gateways []config.Gateway
+	// Pump is the organism's pump: imports are added to it, calls from
+	// peers injected into it.
+	Pump *pump.Pump
+	// DataDir holds federation.db ("" keeps the state in memory).
+	DataDir string
+	// Known reports whether the journal holds thread (a conversation begun
+	// before a restart); nil: only live threads are known.
+	Known func(thread string) (bool, error)
+	// Meta answers the peers' meta questions (nil: refused).
+	Meta MetaAnswerer
+	// OnLink is told when a gateway's link comes up ("gateway-connected")
+	// or goes down ("gateway-disconnected").
+	OnLink func(event, gateway, detail string)
+	// Backoff bounds the reconnect delays (defaults 200ms and 10s).
+	BackoffBase, BackoffMax time.Duration
+	// Logger receives structured logs (default slog.Default()).
+	Logger *slog.Logger
+	// Clock returns the current time (default time.Now).
+	Clock func() time.Time
+}
+
+// Manager runs an organism's gateways.
+type Manager struct {
+	opts     Options
+	log      *slog.Logger
+	db       *db
+	secret   []byte
+	gateways []*gateway
+	byName   map[string]*gateway
+	closed   chan struct{}
+	once     sync.Once
+	wg       sync.WaitGroup
+	upgrader websocket.Upgrader
+	stats    linkStats
+}
+
+// New loads every gateway's trusted identity and the federation state. A
+// missing or unreadable trusted_identity is an error naming the gateway.
+func New(o Options) (*Manager, error) {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.BackoffBase <= 0 {
+		o.BackoffBase = 200 * time.Millisecond
+	}
+	if o.BackoffMax <= 0 {
+		o.BackoffMax = 10 * time.Second
+	}
+	if len(o.Key) != ed25519.PrivateKeySize {
+		return nil, fmt.Errorf("federation: no organism identity (run: xmlpipe keys init)")
+	}
+	if o.Pump == nil {
+		return nil, errors.New("federation: no pump")
+	}
+	m := &Manager{opts: o, log: o.Logger, byName: map[string]*gateway{}, closed: make(chan struct{}),
+		upgrader: websocket.Upgrader{ReadBufferSize: 64 << 10, WriteBufferSize: 64 << 10}}
+	s := sha256.Sum256(append([]byte("xmlpipe-federation-secret\x00"), o.Key.Seed()...))
+	m.secret = s[:]
+	for _, gc := range o.Gateways {
+		pub, err := keys.ReadPublic(gc.TrustedIdentity)
+		if err != nil {
+			return nil, fmt.Errorf("federation: gateway %s: trusted_identity %s: %w", gc.Name, gc.TrustedIdentity, err)
+		}
+		if subtle.ConstantTimeCompare(pub, o.Key.Public().(ed25519.PublicKey)) == 1 {
+			return nil, fmt.Errorf("federation: gateway %s: trusted_identity is this organism's own key", gc.Name)
+		}
+		g := newGateway(m, gc, pub)
+		m.gateways = append(m.gateways, g)
+		m.byName[gc.Name] = g
+	}
+	var err error
+	if m.db, err = openDB(o.DataDir); err != nil {
+		return nil, err
+	}
+	for _, g := range m.gateways {
+		if err := g.load(); err != nil {
+			return nil, errors.Join(err, m.db.close())
+		}
+	}
+	o.Pump.Threads().OnEnd(func(ids []string) {
+		for _, g := range m.gateways {
+			g.threadsEnded(ids)
+		}
+	})
+	return m, nil
+}
+
+// Prepare registers the imported capabilities before the pump starts, so
+// agents see them in their usage instructions: those remembered from an
+// earlier link, refreshed from the peer when it can be reached within
+// wait. An import that cannot be had yet is added later, when its link
+// comes up. It returns what could not be imported (the organism runs on).
+func (m *Manager) Prepare(ctx context.Context, wait time.Duration) error {
+	var errs []error
+	for _, g := range m.gateways {
+		if len(g.cfg.Import) == 0 {
+			continue
+		}
+		list, err := m.db.loadImports(g.name)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if g.cfg.RemoteURL != "" && wait > 0 {
+			if fresh, err := g.refreshOnce(ctx, wait); err == nil {
+				list = fresh
+			} else {
+				g.log.Warn("federation: peer not reachable at start; imports come when its link does", "error", err)
+			}
+		}
+		if err := g.register(list); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Start runs the gateways: their senders and, for those with remote_url,
+// their dialers.
+func (m *Manager) Start() {
+	for _, g := range m.gateways {
+		m.wg.Add(1)
+		go g.sender()
+		g.wake()
+		if g.cfg.RemoteURL != "" {
+			m.wg.Add(1)
+			go g.dialLoop()
+		}
+	}
+	m.wg.Add(1)
+	go m.sweeper()
+}
+
+// Close ends every link and stops the gateways; outbox entries stay for
+// the next start.
+func (m *Manager) Close() error {
+	m.once.Do(func() {
+		close(m.closed)
+		for _, g := range m.gateways {
+			g.mu.Lock()
+			c := g.conn
+			g.mu.Unlock()
+			if c != nil {
+				c.close(ErrClosed)
+			}
+		}
+	})
+	m.wg.Wait()
+	return m.db.close()
+}
+
+// Handler serves the federation endpoint (Path): a peer's inbound link.
+func (m *Manager) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-m.closed:
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		default:
+		}
+		ws, err := m.upgrader.Upgrade(w, r, nil)
+		if err != nil {
+			return // the upgrader answered
+		}
+		g, p, err := acceptHandshake(ws, m.opts.Key, m.opts.Organism, m.trust, r.TLS)
+		if err != nil {
+			m.log.Warn("federation: security: inbound link refused", "remote", r.RemoteAddr, "error", err)
+			_ = ws.Close()
+			return
+		}
+		m.wg.Add(1)
+		defer m.wg.Done()
+		g.attach(ws, p)
+	})
+}
+
+// trust returns the gateway whose trusted identity is k.
+func (m *Manager) trust(k ed25519.PublicKey) *gateway {
+	for _, g := range m.gateways {
+		if subtle.ConstantTimeCompare(g.trusted, k) == 1 {
+			return g
+		}
+	}
+	return nil
+}
+
+// attach serves an authenticated link until it ends; a newer link of the
+// same gateway replaces an older one.
+func (g *gateway) attach(ws *websocket.Conn, p peer) {
+	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{})}
+	g.mu.Lock()
+	old := g.conn
+	g.conn = c
+	g.gen++
+	g.mu.Unlock()
+	if old != nil {
+		old.close(errors.New("replaced by a newer link"))
+	}
+	g.log.Info("federation: gateway connected", "peer", p.organism, "key", Fingerprint(p.key), "queued", g.queued())
+	g.m.event("gateway-connected", g.name, p.organism)
+	g.wake()
+	if len(g.cfg.Import) > 0 {
+		g.m.wg.Add(1)
+		go func() {
+			defer g.m.wg.Done()
+			list, err := g.fetchImports(context.Background())
+			if err == nil {
+				err = g.m.db.saveImports(context.Background(), g.name, list)
+			}
+			if rerr := g.register(list); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+			if err != nil {
+				g.log.Error("federation: imports", "error", err)
+			}
+		}()
+	}
+	err := c.run()
+	g.mu.Lock()
+	if g.conn == c {
+		g.conn = nil
+	}
+	g.mu.Unlock()
+	g.log.Info("federation: gateway disconnected", "error", err)
+	g.m.event("gateway-disconnected", g.name, fmt.Sprint(err))
+}
+
+// dial opens one link to the peer and runs the handshake.
+func (g *gateway) dial(ctx context.Context) (*websocket.Conn, peer, error) {
+	u, err := url.Parse(g.cfg.RemoteURL)
+	if err != nil {
+		return nil, peer{}, err
+	}
+	u.Path = Path
+	d := websocket.Dialer{HandshakeTimeout: handshakeTimeout, ReadBufferSize: 64 << 10, WriteBufferSize: 64 << 10,
+		// The peer is authenticated by its Ed25519 identity, bound to
+		// this TLS session (handshake.go), not by its certificate.
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS13}} //nolint:gosec
+	ws, _, err := d.DialContext(ctx, u.String(), nil)
+	if err != nil {
+		return nil, peer{}, err
+	}
+	var cs *tls.ConnectionState
+	if tc, ok := ws.NetConn().(*tls.Conn); ok {
+		s := tc.ConnectionState()
+		cs = &s
+	}
+	p, err := dialHandshake(ws, g.m.opts.Key, g.m.opts.Organism, g.trusted, cs)
+	if err != nil {
+		_ = ws.Close()
+		return nil, peer{}, err
+	}
+	return ws, p, nil
+}
+
+// refreshOnce dials the peer (bounded by wait) just to fetch the imports;
+// the link is kept and served by the dialer loop afterwards.
+func (g *gateway) refreshOnce(ctx context.Context, wait time.Duration) ([]imported, error) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	ws, p, err := g.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{})}
+	g.mu.Lock()
+	g.conn = c
+	g.gen++
+	g.mu.Unlock()
+	served := make(chan struct{})
+	go func() { _ = c.run(); close(served) }()
+	list, err := g.fetchImports(ctx)
+	c.close(errors.New("import fetch done"))
+	<-served
+	g.mu.Lock()
+	if g.conn == c {
+		g.conn = nil
+	}
+	g.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return list, g.m.db.saveImports(ctx, g.name, list)
+}
+
+// dialLoop keeps the gateway's link up: it dials, serves the link until it
+// ends, and dials again after an exponential backoff with ±25 % jitter
+// (reset once a link has stayed up a while).
+func (g *gateway) dialLoop() {
+	defer g.m.wg.Done()
+	delay := g.m.opts.BackoffBase
+	for {
+		select {
+		case <-g.m.closed:
+			return
+		default:
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		stop := context.AfterFunc(ctx, func() {})
+		go func() {
+			select {
+			case <-g.m.closed:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		ws, p, err := g.dial(ctx)
+		stop()
+		cancel()
+		if err != nil {
+			g.log.Warn("federation: cannot reach the peer", "url", g.cfg.RemoteURL, "error", err, "retry_in", delay)
+		} else {
+			start := time.Now()
+			g.attach(ws, p)
+			if time.Since(start) > 2*g.m.opts.BackoffMax {
+				delay = g.m.opts.BackoffBase
+			}
+		}
+		jitter := 0.75 + rand.Float64()/2 //nolint:gosec // jitter, not a secret
+		t := time.NewTimer(time.Duration(float64(delay) * jitter))
+		select {
+		case <-g.m.closed:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		delay = min(delay*2, g.m.opts.BackoffMax)
+	}
+}
+
+// known reports whether a conversation id is live or journaled.
+func (m *Manager) known(conv string) bool {
+	if _, ok := m.opts.Pump.Threads().Origin(conv); ok {
+		return true
+	}
+	if m.opts.Known == nil {
+		return false
+	}
+	seen, err := m.opts.Known(conv)
+	if err != nil {
+		m.log.Error("federation: journal lookup failed; the call is taken as new", "thread", conv, "error", err)
+	}
+	return seen
+}
+
+func (m *Manager) event(kind, gw, detail string) {
+	if m.opts.OnLink != nil {
+		m.opts.OnLink(kind, gw, detail)
+	}
+}
+
+func (m *Manager) now() time.Time { return m.opts.Clock() }
+
+// sweeper drops old received-envelope hashes hourly.
+func (m *Manager) sweeper() {
+	defer m.wg.Done()
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if err := m.db.sweep(m.now()); err != nil {
+			m.log.Warn("federation: sweep", "error", err)
+		}
+		select {
+		case <-m.closed:
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,207 @@
+package federation
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/wasm"
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
+	"github.com/xml-pipeline/xmlpipe/schemas"
+)
+
+// MetaAnswerer answers a peer's meta introspection question (a payload of
+// schemas.MetaNS) as "core" answers a local one, under the organism's meta:
+// flags for a remote caller that may see only the exported root tags. A
+// refused question returns an error whose text is the canned refusal.
+type MetaAnswerer interface {
+	AnswerRemote(gateway string, exported func(rootTag string) bool, question []byte) (answer []byte, err error)
+}
+
+// metaTimeout bounds one meta question to the peer.
+const metaTimeout = 10 * time.Second
+
+// ErrMeta: the peer refused a meta question or its answer is unusable.
+var ErrMeta = errors.New("federation: meta introspection")
+
+// onMeta answers a peer's question on the live link, or hands an answer to
+// the question this side waits on. Meta traffic is never queued: a
+// question asked while the link is down fails at once.
+func (g *gateway) onMeta(c *conn, e *envelope) {
+	if e.Link.Kind == KindMetaAnswer {
+		g.mu.Lock()
+		ch := g.questions[e.Link.Ref]
+		delete(g.questions, e.Link.Ref)
+		g.mu.Unlock()
+		if ch != nil {
+			ch <- e
+		}
+		return
+	}
+	a := &envelope{From: g.m.opts.Organism, Thread: e.Thread, Link: link{ID: uuid.NewString(), Kind: KindMetaAnswer,
+		Ref: e.Link.ID, Sent: g.m.now()}}
+	switch {
+	case e.PayloadNS != schemas.MetaNS:
+		g.log.Warn("federation: security: meta envelope without a meta question refused", "root", e.PayloadName)
+		a.Link.Error = "not a meta question"
+	case g.m.opts.Meta == nil:
+		a.Link.Error = "meta introspection is off"
+	default:
+		ans, err := g.m.opts.Meta.AnswerRemote(g.name, func(tag string) bool { return g.exports[tag] }, e.Payload)
+		if err != nil {
+			a.Link.Error = err.Error()
+		} else {
+			a.Payload = ans
+		}
+	}
+	signed, err := envsig.Sign(g.m.opts.Key, a.build())
+	if err != nil {
+		g.log.Error("federation: meta answer", "error", err)
+		return
+	}
+	_ = c.write(signed)
+}
+
+// ask sends a meta question to the peer and returns its answer's payload.
+func (g *gateway) ask(ctx context.Context, question string) ([]byte, error) {
+	g.mu.Lock()
+	c := g.conn
+	g.mu.Unlock()
+	if c == nil {
+		return nil, fmt.Errorf("%w: gateway %s: the link is down", ErrMeta, g.name)
+	}
+	id := uuid.NewString()
+	e := &envelope{From: g.m.opts.Organism, Thread: uuid.NewString(), Link: link{ID: id, Kind: KindMeta, Sent: g.m.now()},
+		Payload: []byte(question)}
+	signed, err := envsig.Sign(g.m.opts.Key, e.build())
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan *envelope, 1)
+	g.mu.Lock()
+	g.questions[id] = ch
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		delete(g.questions, id)
+		g.mu.Unlock()
+	}()
+	if err := c.write(signed); err != nil {
+		return nil, fmt.Errorf("%w: gateway %s: %w", ErrMeta, g.name, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, metaTimeout)
+	defer cancel()
+	select {
+	case a := <-ch:
+		if a.Link.Error != "" {
+			return nil, fmt.Errorf("%w: gateway %s: the peer refused: %s", ErrMeta, g.name, a.Link.Error)
+		}
+		return a.Payload, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: gateway %s: no answer: %w", ErrMeta, g.name, ctx.Err())
+	case <-c.done:
+		return nil, fmt.Errorf("%w: gateway %s: the link went down", ErrMeta, g.name)
+	}
+}
+
+// capabilityList is what list-capabilities answers.
+type capabilityList struct {
+	Capability []struct {
+		Name        string `xml:"name"`
+		Description string `xml:"description"`
+		RootTag     string `xml:"root-tag"`
+		Namespace   string `xml:"namespace"`
+	} `xml:"capability"`
+}
+
+// fetchImports asks the peer for the capabilities behind the gateway's
+// imported root tags and their schemas.
+func (g *gateway) fetchImports(ctx context.Context) ([]imported, error) {
+	b, err := g.ask(ctx, `<list-capabilities xmlns="`+schemas.MetaNS+`"/>`)
+	if err != nil {
+		return nil, err
+	}
+	var caps capabilityList
+	if err := xml.Unmarshal(b, &caps); err != nil {
+		return nil, fmt.Errorf("%w: gateway %s: capabilities: %w", ErrMeta, g.name, err)
+	}
+	var out []imported
+	var errs []error
+	for _, tag := range g.cfg.Import {
+		found := false
+		for _, c := range caps.Capability {
+			if c.RootTag != tag || c.Namespace != "" {
+				continue
+			}
+			found = true
+			ans, err := g.ask(ctx, `<request-schema xmlns="`+schemas.MetaNS+`"><capability>`+escapeString(c.Name)+
+				`</capability></request-schema>`)
+			if err != nil {
+				errs = append(errs, err)
+				break
+			}
+			var sr struct {
+				Schema string `xml:"schema"`
+			}
+			if err := xml.Unmarshal(ans, &sr); err != nil || sr.Schema == "" {
+				errs = append(errs, fmt.Errorf("%w: gateway %s: schema of %s: %v", ErrMeta, g.name, c.Name, err))
+				break
+			}
+			out = append(out, imported{Tag: tag, Name: c.Name, Description: c.Description, XSD: []byte(sr.Schema)})
+			break
+		}
+		if !found {
+			errs = append(errs, fmt.Errorf("%w: gateway %s: the peer does not export <%s> (or does not list it)", ErrMeta, g.name, tag))
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// register adds the imported capabilities as local listeners (once each).
+func (g *gateway) register(list []imported) error {
+	var errs []error
+	for _, im := range list {
+		g.mu.Lock()
+		done := g.registered[im.Name]
+		g.mu.Unlock()
+		if done {
+			continue
+		}
+		f, err := wasm.FieldsFromXSD(im.XSD)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("gateway %s: import <%s>: %w", g.name, im.Tag, err))
+			continue
+		}
+		pt, err := f.PayloadType(im.XSD)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("gateway %s: import <%s>: %w", g.name, im.Tag, err))
+			continue
+		}
+		desc := im.Description
+		if g.cfg.Description != "" {
+			desc += " (via " + g.name + ": " + g.cfg.Description + ")"
+		} else {
+			desc += " (via gateway " + g.name + ")"
+		}
+		l := pump.Listener{Name: im.Name, Description: desc, Payload: pt, Handler: g.proxy(im.Name, pt),
+			Workers: importWorkers, QueueSize: g.queueLimit}
+		if err := g.m.opts.Pump.AddListener(l); err != nil {
+			errs = append(errs, fmt.Errorf("gateway %s: import <%s> as %s: %w", g.name, im.Tag, im.Name, err))
+			continue
+		}
+		g.mu.Lock()
+		g.registered[im.Name] = true
+		g.mu.Unlock()
+		g.log.Info("federation: imported", "listener", im.Name, "root", im.Tag)
+	}
+	return errors.Join(errs...)
+}
+
+// importWorkers is how many calls of one imported capability wait on the
+// peer at once.
+const importWorkers = 256

@@ -1,0 +1,246 @@
+package federation
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/schemas"
+)
+
+// NS is the namespace of the <link> element in a federated envelope's <meta>.
+const NS = "https://xml-pipeline.org/ns/federation/v1"
+
+// Path is the federation endpoint on a bus.
+const Path = "/federation"
+
+// Kind says what a federated envelope is.
+type Kind string
+
+// The envelope kinds.
+const (
+	// KindCall is a call to one of the receiver's exported root tags.
+	KindCall Kind = "call"
+	// KindReply carries what the called conversation answered.
+	KindReply Kind = "reply"
+	// KindHuh carries the <huh> the called conversation ended with.
+	KindHuh Kind = "huh"
+	// KindEnd says the called conversation completed without an answer:
+	// the caller's call ends with none.
+	KindEnd Kind = "end"
+	// KindCancel says the caller's thread ended while its call was open:
+	// the callee kills the conversation it began for the call.
+	KindCancel Kind = "cancel"
+	// KindMeta is a meta introspection question (answered on the live link,
+	// never queued).
+	KindMeta Kind = "meta"
+	// KindMetaAnswer is the answer to a KindMeta question.
+	KindMetaAnswer Kind = "meta-answer"
+)
+
+// Protocol errors.
+var (
+	// ErrProtocol: a frame that is not what the protocol allows.
+	ErrProtocol = errors.New("federation: protocol violation")
+	// ErrRefused: the peer refused an envelope (see the error text).
+	ErrRefused = errors.New("federation: refused by the peer")
+	// ErrQueueFull: the gateway's outbox holds queue_limit messages already.
+	ErrQueueFull = errors.New("federation: gateway queue full")
+	// ErrTimeout: a call got no answer within the gateway's call_timeout.
+	ErrTimeout = errors.New("federation: no answer from the peer in time")
+	// ErrClosed: the federation manager is shut down.
+	ErrClosed = errors.New("federation: closed")
+)
+
+// link is the <link> element of a federated envelope's <meta>.
+type link struct {
+	ID   string
+	Kind Kind
+	// Ref is the call a reply, huh or end belongs to (the call's link
+	// thread), or the question a meta-answer answers.
+	Ref  string
+	Sent time.Time
+	// Error is the canned text of a huh or a refused meta question.
+	Error string
+}
+
+// envelope is a federated envelope, built or read.
+type envelope struct {
+	From, To, Thread string
+	Link             link
+	// Payload is the payload element's exclusive C14N bytes (empty for end).
+	Payload []byte
+	// PayloadName and PayloadNS are the payload root's name.
+	PayloadName, PayloadNS string
+}
+
+// build renders e without a signature (the signer appends it to <meta>).
+func (e *envelope) build() []byte {
+	var b bytes.Buffer
+	b.Grow(len(e.Payload) + 512)
+	b.WriteString(`<message xmlns="` + schemas.EnvelopeNS + `"><meta><from>`)
+	escape(&b, e.From)
+	b.WriteString(`</from>`)
+	if e.To != "" {
+		b.WriteString(`<to>`)
+		escape(&b, e.To)
+		b.WriteString(`</to>`)
+	}
+	b.WriteString(`<thread>`)
+	escape(&b, e.Thread)
+	b.WriteString(`</thread><link xmlns="` + NS + `"`)
+	attr(&b, "id", e.Link.ID)
+	attr(&b, "kind", string(e.Link.Kind))
+	if e.Link.Ref != "" {
+		attr(&b, "ref", e.Link.Ref)
+	}
+	attr(&b, "sent", e.Link.Sent.UTC().Format(time.RFC3339Nano))
+	if e.Link.Error != "" {
+		attr(&b, "error", e.Link.Error)
+	}
+	b.WriteString(`/></meta>`)
+	if len(e.Payload) > 0 {
+		b.Write(e.Payload)
+	} else {
+		b.WriteString(`<end xmlns="` + NS + `"/>`)
+	}
+	b.WriteString(`</message>`)
+	return b.Bytes()
+}
+
+func escape(b *bytes.Buffer, s string) { _ = xml.EscapeText(b, []byte(s)) }
+
+func escapeString(s string) string {
+	var b bytes.Buffer
+	escape(&b, s)
+	return b.String()
+}
+
+func attr(b *bytes.Buffer, name, v string) {
+	b.WriteString(" " + name + `="`)
+	escape(b, v)
+	b.WriteString(`"`)
+}
+
+// wireEnvelope is what parse reads of a (verified) federated envelope.
+type wireEnvelope struct {
+	XMLName xml.Name `xml:"message"`
+	Meta    struct {
+		From   string `xml:"from"`
+		To     string `xml:"to"`
+		Thread string `xml:"thread"`
+		Link   struct {
+			XMLName xml.Name `xml:"https://xml-pipeline.org/ns/federation/v1 link"`
+			ID      string   `xml:"id,attr"`
+			Kind    string   `xml:"kind,attr"`
+			Ref     string   `xml:"ref,attr"`
+			Sent    string   `xml:"sent,attr"`
+			Error   string   `xml:"error,attr"`
+		} `xml:"link"`
+	} `xml:"meta"`
+}
+
+// parse reads a verified federated envelope: its meta, its link element and
+// the position of its payload (the element after <meta>).
+func parse(b []byte) (*envelope, error) {
+	var w wireEnvelope
+	if err := xml.Unmarshal(b, &w); err != nil {
+		return nil, fmt.Errorf("%w: envelope: %w", ErrProtocol, err)
+	}
+	if w.XMLName.Space != schemas.EnvelopeNS {
+		return nil, fmt.Errorf("%w: root is not {%s}message", ErrProtocol, schemas.EnvelopeNS)
+	}
+	l := w.Meta.Link
+	if l.ID == "" || l.Kind == "" {
+		return nil, fmt.Errorf("%w: <meta> has no <link id kind>", ErrProtocol)
+	}
+	sent, err := time.Parse(time.RFC3339Nano, l.Sent)
+	if err != nil {
+		return nil, fmt.Errorf("%w: <link sent=%q>: %w", ErrProtocol, l.Sent, err)
+	}
+	e := &envelope{From: w.Meta.From, To: w.Meta.To, Thread: w.Meta.Thread,
+		Link: link{ID: l.ID, Kind: Kind(l.Kind), Ref: l.Ref, Sent: sent, Error: l.Error}}
+	name, ns, payload, err := payloadOf(b)
+	if err != nil {
+		return nil, err
+	}
+	e.PayloadName, e.PayloadNS, e.Payload = name, ns, payload
+	return e, nil
+}
+
+// payloadOf finds the one element after <meta> in an envelope and returns
+// its name and bytes. The bytes are the element as written: in a canonical
+// envelope (what the pump emits and envsig signs) that is its exclusive C14N,
+// the namespaces it uses declared on it.
+func payloadOf(b []byte) (name, ns string, payload []byte, err error) {
+	d := xml.NewDecoder(bytes.NewReader(b))
+	depth := 0
+	for {
+		start := d.InputOffset()
+		tok, err := d.RawToken()
+		if err != nil {
+			return "", "", nil, fmt.Errorf("%w: envelope has no payload element: %w", ErrProtocol, err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			depth++
+			if depth == 2 && t.Name.Local != "meta" {
+				if err := d.Skip(); err != nil {
+					return "", "", nil, fmt.Errorf("%w: payload: %w", ErrProtocol, err)
+				}
+				// RawToken leaves prefixes unresolved: read the namespace
+				// of the element from its own declarations (a canonical
+				// payload declares what it uses on itself).
+				ns := ""
+				for _, a := range t.Attr {
+					if a.Name.Space == "" && a.Name.Local == "xmlns" {
+						ns = a.Value
+					} else if t.Name.Space != "" && a.Name.Space == "xmlns" && a.Name.Local == t.Name.Space {
+						ns = a.Value
+					}
+				}
+				if t.Name.Space == "" && ns == "" {
+					ns = "" // an unqualified payload
+				}
+				return t.Name.Local, ns, b[start:d.InputOffset()], nil
+			}
+		case xml.EndElement:
+			depth--
+		}
+	}
+}
+
+// frame is a JSON text frame: the handshake, and acknowledgements.
+type frame struct {
+	Type string `json:"type"`
+	// Handshake fields (base64).
+	Key      string `json:"key,omitempty"`
+	Nonce    string `json:"nonce,omitempty"`
+	Sig      string `json:"sig,omitempty"`
+	Organism string `json:"organism,omitempty"`
+	// ID is the acknowledged envelope's link id.
+	ID string `json:"id,omitempty"`
+	// Duplicate marks the acknowledgement of an envelope already received.
+	Duplicate bool `json:"duplicate,omitempty"`
+	// Error is why an envelope (nack) or the handshake (error) was refused.
+	Error string `json:"error,omitempty"`
+}
+
+// Frame types.
+const (
+	frameHello     = "hello"
+	frameChallenge = "challenge"
+	frameProof     = "proof"
+	frameWelcome   = "welcome"
+	frameError     = "error"
+	frameAck       = "ack"
+	frameNack      = "nack"
+)
+
+func (f frame) marshal() []byte {
+	b, _ := json.Marshal(f) // a struct of strings and a bool cannot fail
+	return b
+}

@@ -1,0 +1,236 @@
+package federation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// onFrame handles a text frame: the peer's acknowledgement of one of ours.
+func (g *gateway) onFrame(f frame) {
+	switch f.Type {
+	case frameAck:
+		g.acked(f.ID)
+	case frameNack:
+		g.log.Warn("federation: the peer refused an envelope", "id", f.ID, "error", f.Error)
+		g.acked(f.ID)
+		g.refused(f.ID, f.Error)
+	default:
+		g.log.Warn("federation: unexpected frame", "type", f.Type)
+	}
+}
+
+// onEnvelope verifies and dispatches one envelope from the peer. Every
+// refusal is logged as a security event and, where the sender waits for
+// it, answered with a nack.
+func (g *gateway) onEnvelope(c *conn, b []byte) {
+	if err := envsig.Verify(g.trusted, b); err != nil {
+		id := ""
+		if e, perr := parse(b); perr == nil {
+			id = e.Link.ID
+		}
+		g.log.Warn("federation: security: envelope refused: signature", "peer", Fingerprint(g.trusted), "id", id, "error", err)
+		if id != "" {
+			_ = c.writeFrame(frame{Type: frameNack, ID: id, Error: "signature does not verify"})
+		}
+		return
+	}
+	e, err := parse(b)
+	if err != nil {
+		g.log.Warn("federation: security: envelope refused", "error", err)
+		return
+	}
+	now := g.m.now()
+	if age := now.Sub(e.Link.Sent); age > staleAfter || -age > futureSkew {
+		g.log.Warn("federation: security: stale envelope refused", "id", e.Link.ID, "sent", e.Link.Sent)
+		_ = c.writeFrame(frame{Type: frameNack, ID: e.Link.ID, Error: "stale envelope"})
+		return
+	}
+	if e.Link.Kind == KindMeta || e.Link.Kind == KindMetaAnswer {
+		g.onMeta(c, e)
+		return
+	}
+	dup, err := g.m.db.seen(b, now)
+	if err != nil {
+		g.log.Error("federation: cannot record a received envelope; not acknowledged", "id", e.Link.ID, "error", err)
+		return
+	}
+	if dup {
+		g.log.Warn("federation: security: replayed envelope refused (already received)", "id", e.Link.ID, "kind", e.Link.Kind)
+		_ = c.writeFrame(frame{Type: frameAck, ID: e.Link.ID, Duplicate: true})
+		return
+	}
+	switch e.Link.Kind {
+	case KindCall:
+		g.onCall(c, e, b)
+	case KindReply, KindHuh, KindEnd:
+		g.onAnswer(e)
+		_ = c.writeFrame(frame{Type: frameAck, ID: e.Link.ID})
+	case KindCancel:
+		g.onCancel(e)
+		_ = c.writeFrame(frame{Type: frameAck, ID: e.Link.ID})
+	default:
+		g.log.Warn("federation: security: envelope of unknown kind refused", "id", e.Link.ID, "kind", e.Link.Kind)
+		_ = c.writeFrame(frame{Type: frameNack, ID: e.Link.ID, Error: "unknown kind"})
+	}
+}
+
+// onCall serves a call from the peer: it must be for an exported root tag,
+// never a privileged one; it is injected into the pump from the gateway's
+// name on the conversation derived from its link thread, and acknowledged
+// once journaled. A second copy of a call (its conversation already
+// exists, live or journaled) is acknowledged and dropped.
+func (g *gateway) onCall(c *conn, e *envelope, raw []byte) {
+	nack := func(why string) {
+		g.m.db.forget(raw)
+		_ = c.writeFrame(frame{Type: frameNack, ID: e.Link.ID, Error: why})
+	}
+	if isPrivileged(e.PayloadNS, e.PayloadName) {
+		g.log.Warn("federation: security: privileged root refused", "root", e.PayloadName, "ns", e.PayloadNS, "id", e.Link.ID)
+		nack("privileged messages never cross a gateway")
+		return
+	}
+	if e.PayloadNS != "" || !g.exports[e.PayloadName] {
+		g.log.Warn("federation: security: call for a root tag not exported refused", "root", e.PayloadName,
+			"ns", e.PayloadNS, "id", e.Link.ID)
+		nack("no such capability")
+		return
+	}
+	if !xmlpipe.IsThreadID(e.Thread) {
+		nack("bad link thread")
+		return
+	}
+	conv := derivedThread(g.m.secret, g.name, e.Thread)
+	g.mu.Lock()
+	busy := g.inflight[conv]
+	if !busy {
+		g.inflight[conv] = true
+	}
+	g.mu.Unlock()
+	if busy || g.m.known(conv) {
+		g.log.Warn("federation: security: replayed call refused (its conversation exists)", "id", e.Link.ID)
+		_ = c.writeFrame(frame{Type: frameAck, ID: e.Link.ID, Duplicate: true})
+		if !busy {
+			g.mu.Lock()
+			delete(g.inflight, conv)
+			g.mu.Unlock()
+		}
+		return
+	}
+	defer func() {
+		g.mu.Lock()
+		delete(g.inflight, conv)
+		g.mu.Unlock()
+	}()
+	g.mu.Lock()
+	g.serving[e.Thread] = conv
+	g.mu.Unlock()
+	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(e.Payload)+256), g.name, e.To, conv, e.Payload)
+	out := g.calleeOutlet(e.Thread)
+	ctx, cancel := context.WithTimeout(context.Background(), g.callTimeout)
+	defer cancel()
+	_, err := g.m.opts.Pump.InjectAs(ctx, env, out, pump.Principal{From: g.name})
+	if err != nil {
+		g.mu.Lock()
+		delete(g.serving, e.Thread)
+		g.mu.Unlock()
+		why := "Message could not be delivered"
+		if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
+			why = f.Canned()
+		}
+		g.log.Warn("federation: call from the peer not accepted", "id", e.Link.ID, "error", err)
+		nack(why)
+		return
+	}
+	_ = c.writeFrame(frame{Type: frameAck, ID: e.Link.ID})
+}
+
+// calleeOutlet returns what the conversation begun for a call answers to
+// the gateway: its reply, its <huh>, or — when it completes without
+// either — end.
+func (g *gateway) calleeOutlet(linkThread string) pump.Outlet {
+	var answered bool
+	var mu = make(chan struct{}, 1)
+	return pump.OutletFunc(func(ev pump.Event) {
+		mu <- struct{}{}
+		defer func() { <-mu }()
+		var e *envelope
+		switch ev.Kind {
+		case pump.EventReply:
+			if answered || ev.To != g.name {
+				return
+			}
+			name, ns, payload, err := payloadOf(ev.Envelope)
+			if err != nil {
+				g.log.Error("federation: reply not sent", "error", err)
+				return
+			}
+			e = &envelope{Thread: linkThread, Link: link{Kind: KindReply, Ref: linkThread}, Payload: payload,
+				PayloadName: name, PayloadNS: ns}
+		case pump.EventHuh:
+			if answered || ev.Conversation == "" || ev.To != g.name {
+				return
+			}
+			e = &envelope{Thread: linkThread, Link: link{Kind: KindHuh, Ref: linkThread, Error: ev.Error}}
+		case pump.EventComplete:
+			g.mu.Lock()
+			delete(g.serving, linkThread)
+			g.mu.Unlock()
+			if answered {
+				return
+			}
+			e = &envelope{Thread: linkThread, Link: link{Kind: KindEnd, Ref: linkThread}}
+		default:
+			return
+		}
+		answered = true
+		if err := g.send(e); err != nil {
+			g.log.Error("federation: answer to the peer lost", "kind", e.Link.Kind, "error", err)
+		}
+	})
+}
+
+// onAnswer completes the call a reply, huh or end answers. An answer to a
+// call this side no longer waits for (answered already, timed out, or made
+// before a restart) is dropped.
+func (g *gateway) onAnswer(e *envelope) {
+	g.mu.Lock()
+	c := g.pending[e.Link.Ref]
+	delete(g.pending, e.Link.Ref)
+	g.mu.Unlock()
+	if c == nil {
+		g.log.Info("federation: answer to a call nobody waits for dropped", "call", e.Link.Ref, "kind", e.Link.Kind)
+		return
+	}
+	c.answer <- e
+}
+
+// onCancel ends the conversation begun for a call whose caller's thread
+// ended.
+func (g *gateway) onCancel(e *envelope) {
+	g.mu.Lock()
+	conv := g.serving[e.Link.Ref]
+	delete(g.serving, e.Link.Ref)
+	g.mu.Unlock()
+	if conv == "" {
+		return
+	}
+	if _, err := g.m.opts.Pump.Kill(conv); err != nil && !errors.Is(err, pump.ErrUnknownThread) {
+		g.log.Warn("federation: cancel", "thread", conv, "error", err)
+	}
+}
+
+// refused fails the open call a nack refused.
+func (g *gateway) refused(id, why string) {
+	g.mu.Lock()
+	c := g.pending[id]
+	delete(g.pending, id)
+	g.mu.Unlock()
+	if c != nil {
+		c.refused <- fmt.Errorf("%w: gateway %s: %s", ErrRefused, g.name, why)
+	}
+}

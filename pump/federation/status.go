@@ -1,0 +1,67 @@
+package federation
+
+import (
+	"sync"
+	"time"
+)
+
+// GatewayStatus describes one gateway for consoles, APIs and the dashboard.
+type GatewayStatus struct {
+	Name      string
+	RemoteURL string
+	// Connected reports a live, authenticated link; Peer names the peer
+	// organism then.
+	Connected bool
+	Peer      string
+	// Queued is how many envelopes wait for the peer's acknowledgement.
+	Queued int
+	// Open is how many calls wait for the peer's answer.
+	Open int
+	// Imports are the local listeners standing for the peer's capabilities.
+	Imports []string
+	Exports []string
+}
+
+// Status describes every gateway.
+func (m *Manager) Status() []GatewayStatus {
+	out := make([]GatewayStatus, 0, len(m.gateways))
+	for _, g := range m.gateways {
+		g.mu.Lock()
+		s := GatewayStatus{Name: g.name, RemoteURL: g.cfg.RemoteURL, Connected: g.conn != nil, Queued: len(g.outbox),
+			Open: len(g.pending), Exports: append([]string(nil), g.cfg.Export...)}
+		if g.conn != nil {
+			s.Peer = g.conn.peer.organism
+		}
+		for name := range g.registered {
+			s.Imports = append(s.Imports, name)
+		}
+		g.mu.Unlock()
+		out = append(out, s)
+	}
+	return out
+}
+
+// linkStats accumulates the round-trip times of answered calls.
+type linkStats struct {
+	mu    sync.Mutex
+	n     int64
+	total time.Duration
+}
+
+// observe records one answered call's round trip.
+func (m *Manager) observe(_ string, d time.Duration) {
+	m.stats.mu.Lock()
+	m.stats.n++
+	m.stats.total += d
+	m.stats.mu.Unlock()
+}
+
+// RoundTrips reports how many calls were answered and their mean round trip.
+func (m *Manager) RoundTrips() (n int64, mean time.Duration) {
+	m.stats.mu.Lock()
+	defer m.stats.mu.Unlock()
+	if m.stats.n == 0 {
+		return 0, 0
+	}
+	return m.stats.n, m.stats.total / time.Duration(m.stats.n)
+}

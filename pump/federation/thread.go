@@ -1,0 +1,28 @@
+package federation
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+)
+
+// fingerprint is the first 8 bytes of the SHA-256 of k, in hex.
+func fingerprint(k []byte) string {
+	s := sha256.Sum256(k)
+	return hex.EncodeToString(s[:8])
+}
+
+// derivedThread is the local conversation id of a call arriving on the link
+// thread linkThread through gateway gw: a UUID v4 from an HMAC under the
+// organism's own secret, so the same call (a resend) always maps to the same
+// conversation — which the journal then knows — while the peer can neither
+// choose nor predict the id.
+func derivedThread(secret []byte, gw, linkThread string) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("xmlpipe-federation-thread\x00" + gw + "\x00" + linkThread))
+	b := m.Sum(nil)[:16]
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
