@@ -21,7 +21,9 @@ func (p *Pump) listenerWorker(l *listener, current *atomic.Pointer[string]) {
 		if !ok {
 			return
 		}
-		p.handlerSem <- struct{}{}
+		if !l.Remote {
+			p.handlerSem <- struct{}{}
+		}
 		l.active.Add(1)
 		if p.killed(d.conv) {
 			p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, "conversation killed")
@@ -32,7 +34,9 @@ func (p *Pump) listenerWorker(l *listener, current *atomic.Pointer[string]) {
 		}
 		d.mark.release()
 		l.active.Add(-1)
-		<-p.handlerSem
+		if !l.Remote {
+			<-p.handlerSem
+		}
 		l.handled.Add(1)
 		l.lastSeen.Store(p.opts.Clock().UnixNano())
 		p.processed.Add(1)

@@ -31,6 +31,12 @@ type Listener struct {
 	Workers int
 	// QueueSize bounds the listener's pipeline queue (0: the pump's default).
 	QueueSize int
+	// Remote marks a handler that mostly waits on another party (a
+	// federation gateway's imported capability waiting for the peer): its
+	// handlers run outside max_concurrent_handlers, bounded by Workers
+	// alone, so calls waiting on a slow or unreachable peer cannot starve
+	// the organism's own listeners.
+	Remote bool
 }
 
 func lower(s string) string { return strings.ToLower(s) }

@@ -189,7 +189,7 @@ func (g *gateway) register(list []imported) error {
 			desc += " (via gateway " + g.name + ")"
 		}
 		l := pump.Listener{Name: im.Name, Description: desc, Payload: pt, Handler: g.proxy(im.Name, pt),
-			Workers: importWorkers, QueueSize: g.queueLimit}
+			Workers: importWorkers, QueueSize: g.queueLimit, Remote: true}
 		if err := g.m.opts.Pump.AddListener(l); err != nil {
 			errs = append(errs, fmt.Errorf("gateway %s: import <%s> as %s: %w", g.name, im.Tag, im.Name, err))
 			continue
