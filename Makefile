@@ -46,6 +46,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzLexFix$$' -fuzztime $(FUZZTIME) ./xmlpipe/
 	$(GO) test -run '^$$' -fuzz '^FuzzCanonical$$' -fuzztime $(FUZZTIME) ./xmlpipe/
 	$(GO) test -run '^$$' -fuzz '^FuzzIsExcC14N$$' -fuzztime $(FUZZTIME) ./xmlpipe/
+	$(GO) test -run '^$$' -fuzz '^FuzzSplitSignature$$' -fuzztime $(FUZZTIME) ./xmlpipe/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./xmlpipe/codec/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pump/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodePack$$' -fuzztime $(FUZZTIME) ./registry/store/

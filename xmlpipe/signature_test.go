@@ -79,3 +79,35 @@ func TestSplitSignature(t *testing.T) {
 		})
 	}
 }
+
+// FuzzSplitSignature: splitting never panics; every part is canonical; with
+// no signature element the unsigned form is the whole document's C14N, and
+// with one, the unsigned form is C14N of a document (the signature's removal
+// leaves well-formed XML).
+func FuzzSplitSignature(f *testing.F) {
+	f.Add([]byte(`<m xmlns="urn:e"><meta><from>a</from><S xmlns="urn:d"><SignedInfo b="1"><R/></SignedInfo></S></meta><P xmlns="">t</P></m>`))
+	f.Add([]byte(`<e:m xmlns:e="urn:e" xmlns:ds="urn:d"><e:meta><ds:S e:a="1"><ds:SignedInfo/></ds:S><e:x/></e:meta></e:m>`))
+	f.Add([]byte(`<m><meta/><S xmlns="urn:d"/></m>`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		parts, err := SplitSignature(raw, "urn:d", "S")
+		if err != nil {
+			return
+		}
+		whole, err := Canonicalize(raw)
+		if err != nil {
+			t.Fatalf("split but not canonicalisable: %v", err)
+		}
+		if !parts.Found && string(parts.Unsigned) != string(whole) {
+			t.Fatalf("no signature, yet unsigned form differs:\n%s\n%s", parts.Unsigned, whole)
+		}
+		for name, b := range map[string][]byte{"unsigned": parts.Unsigned, "signature": parts.Signature, "SignedInfo": parts.SignedInfo} {
+			if b == nil {
+				continue
+			}
+			again, err := Canonicalize(b)
+			if err != nil || string(again) != string(b) {
+				t.Fatalf("%s part is not canonical (%v):\n%s\n%s", name, err, b, again)
+			}
+		}
+	})
+}

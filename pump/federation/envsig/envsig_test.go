@@ -8,6 +8,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -117,6 +118,7 @@ func TestVerify(t *testing.T) {
 			rep(`<to>shouter</to>`, `<to  >shouter</to >`) + "\n", nil},
 		{"attribute order and quotes are erased by C14N", pub,
 			rep(`<Note kind="plain" lang="en">`, `<Note lang='en' kind="plain">`), nil},
+		{"processing instruction before the root", pub, mustSign(t, k, "<?app x?>\n"+envelope), nil},
 		{"base64 wrapped with whitespace", pub,
 			rep(`<SignatureValue>`, "<SignatureValue>\n"), nil},
 
@@ -195,5 +197,30 @@ func TestPrefixedVerifiesLikeDefault(t *testing.T) {
 	}
 	if err := Verify(k.Public().(ed25519.PublicKey), []byte(signed)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestConcurrentUse: Sign and Verify share no state but the compiled
+// profile; run under -race from several goroutines at once.
+func TestConcurrentUse(t *testing.T) {
+	k := key(4)
+	pub := k.Public().(ed25519.PublicKey)
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for range cap(errs) {
+		wg.Go(func() {
+			signed, err := Sign(k, []byte(envelope))
+			if err == nil {
+				err = Verify(pub, signed)
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
 	}
 }

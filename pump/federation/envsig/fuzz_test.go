@@ -1,20 +1,27 @@
 package envsig
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
 // FuzzVerify feeds arbitrary bytes to Verify (a peer's envelope is untrusted):
 // it must never panic, must fail with one of the sentinels, and must accept
-// nothing the test key did not sign. The seeds are a signed envelope, a
+// nothing but the content the test key signed (up to C14N). The seeds are a signed envelope, a
 // prefixed one, and broken variants of it.
 func FuzzVerify(f *testing.F) {
 	k := key(1)
 	pub := k.Public().(ed25519.PublicKey)
 	signed := mustSign(f, k, envelope)
+	prefixedUnsigned, err := xmlpipe.Canonicalize([]byte(prefixed))
+	if err != nil {
+		f.Fatal(err)
+	}
 	for _, seed := range []string{
 		signed,
 		mustSign(f, k, prefixed),
@@ -30,10 +37,21 @@ func FuzzVerify(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
+	parts, err := xmlpipe.SplitSignature([]byte(signed), Namespace, "Signature")
+	if err != nil {
+		f.Fatal(err)
+	}
 	sentinels := []error{ErrUnsigned, ErrAlgorithm, ErrDigest, ErrSignature, ErrMalformed}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		err := Verify(pub, doc)
 		if err == nil {
+			got, err := xmlpipe.SplitSignature(doc, Namespace, "Signature")
+			if err != nil {
+				t.Fatalf("verified, but SplitSignature fails: %v", err)
+			}
+			if !bytes.Equal(got.Unsigned, parts.Unsigned) && !bytes.Equal(got.Unsigned, prefixedUnsigned) {
+				t.Fatalf("verified content the key did not sign:\n%s", got.Unsigned)
+			}
 			return
 		}
 		for _, s := range sentinels {
