@@ -188,7 +188,7 @@ func payloadOf(b []byte) (name, ns string, payload []byte, err error) {
 		case xml.StartElement:
 			depth++
 			if depth == 2 && t.Name.Local != "meta" {
-				if err := d.Skip(); err != nil {
+				if err := skipRaw(d); err != nil {
 					return "", "", nil, fmt.Errorf("%w: payload: %w", ErrProtocol, err)
 				}
 				// RawToken leaves prefixes unresolved: read the namespace
@@ -211,6 +211,24 @@ func payloadOf(b []byte) (name, ns string, payload []byte, err error) {
 			depth--
 		}
 	}
+}
+
+// skipRaw reads up to the end of the element whose start RawToken just
+// returned (Decoder.Skip would read translated tokens and disagree).
+func skipRaw(d *xml.Decoder) error {
+	for depth := 1; depth > 0; {
+		tok, err := d.RawToken()
+		if err != nil {
+			return err
+		}
+		switch tok.(type) {
+		case xml.StartElement:
+			depth++
+		case xml.EndElement:
+			depth--
+		}
+	}
+	return nil
 }
 
 // frame is a JSON text frame: the handshake, and acknowledgements.

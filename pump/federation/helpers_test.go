@@ -1,0 +1,226 @@
+package federation
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/tls"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/xml-pipeline/xmlpipe/oob/keys"
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// Echo is the payload of the test peer's exported capability.
+type Echo struct {
+	Text string
+}
+
+// Echoed is its answer.
+type Echoed struct {
+	Text string
+}
+
+// logBuffer is a concurrency-safe log sink the tests read.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func newKey(t *testing.T) ed25519.PrivateKey {
+	t.Helper()
+	_, k, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// writePublic writes k's public identity file, as xmlpipe keys export does.
+func writePublic(t *testing.T, k ed25519.PrivateKey) string {
+	t.Helper()
+	b, err := keys.MarshalPublic(k.Public().(ed25519.PublicKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "peer.pub")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// callee is an organism side that exports Echo through gateway "a": its
+// pump, its federation manager served over real TLS, and what its echo
+// listener saw.
+type callee struct {
+	key   ed25519.PrivateKey
+	pump  *pump.Pump
+	m     *Manager
+	srv   *httptest.Server
+	logs  *logBuffer
+	mu    sync.Mutex
+	calls []string
+}
+
+func (c *callee) seen() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.calls...)
+}
+
+// newCallee starts a callee trusting peerKey as gateway "a".
+func newCallee(t *testing.T, peerKey ed25519.PrivateKey) *callee {
+	t.Helper()
+	c := &callee{key: newKey(t), logs: &logBuffer{}}
+	log := slog.New(slog.NewTextHandler(c.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	p, err := pump.New(pump.Options{Organism: "b", Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt, err := xmlpipe.PayloadTypeOf[Echo]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.Register(pump.Listener{Name: "echo", Description: "echoes", Payload: pt,
+		Handler: xmlpipe.Typed(func(_ context.Context, e *Echo, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+			c.mu.Lock()
+			c.calls = append(c.calls, md.From+":"+e.Text)
+			c.mu.Unlock()
+			return xmlpipe.Respond(&Echoed{Text: strings.ToUpper(e.Text)}), nil
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c.pump = p
+	c.m, err = New(Options{Organism: "b", Key: c.key, Pump: p, Logger: log,
+		Gateways: []config.Gateway{{Name: "a", TrustedIdentity: writePublic(t, peerKey), Export: []string{"Echo"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.m.Start()
+	c.srv = httptest.NewUnstartedServer(c.m.Handler())
+	c.srv.TLS = &tls.Config{MinVersion: tls.VersionTLS13}
+	c.srv.StartTLS()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("callee log:\n%s", c.logs.String())
+		}
+		c.srv.Close()
+		if err := c.m.Close(); err != nil {
+			t.Error(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = p.Shutdown(ctx)
+	})
+	return c
+}
+
+// url is the callee's bus address (wss://host:port).
+func (c *callee) url() string { return "wss" + strings.TrimPrefix(c.srv.URL, "https") }
+
+// rawPeer is a hand-driven peer: a websocket after the handshake.
+type rawPeer struct {
+	t   *testing.T
+	key ed25519.PrivateKey
+	ws  *websocket.Conn
+}
+
+// dialRaw connects to c with key, pinning c's identity; the handshake's
+// error is returned.
+func dialRaw(t *testing.T, c *callee, key ed25519.PrivateKey) (*rawPeer, error) {
+	t.Helper()
+	d := websocket.Dialer{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // test
+	ws, _, err := d.Dial(c.url()+Path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ws.Close() })
+	s := ws.NetConn().(*tls.Conn).ConnectionState()
+	if _, err := dialHandshake(ws, key, "a", c.key.Public().(ed25519.PublicKey), &s); err != nil {
+		return nil, err
+	}
+	return &rawPeer{t: t, key: key, ws: ws}, nil
+}
+
+// call builds a signed call envelope for payload.
+func (r *rawPeer) call(to, payload string) []byte {
+	r.t.Helper()
+	lt := xmlpipe.NewThreadID()
+	e := &envelope{From: "a", To: to, Thread: lt, Link: link{ID: lt, Kind: KindCall, Sent: time.Now()},
+		Payload: []byte(payload)}
+	b, err := envsig.Sign(r.key, e.build())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return b
+}
+
+// send writes an envelope and returns the acknowledgement frame for it
+// (skipping the peer's own envelopes, which it returns in answers).
+func (r *rawPeer) send(env []byte) (ack frame, answers [][]byte) {
+	r.t.Helper()
+	if err := r.ws.WriteMessage(websocket.BinaryMessage, env); err != nil {
+		r.t.Fatal(err)
+	}
+	_ = r.ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		mt, b, err := r.ws.ReadMessage()
+		if err != nil {
+			r.t.Fatalf("no acknowledgement: %v", err)
+		}
+		if mt == websocket.BinaryMessage {
+			answers = append(answers, b)
+			continue
+		}
+		var f frame
+		if err := jsonUnmarshal(b, &f); err != nil {
+			r.t.Fatal(err)
+		}
+		return f, answers
+	}
+}
+
+// next reads the next binary frame (an envelope from the peer).
+func (r *rawPeer) next() []byte {
+	r.t.Helper()
+	_ = r.ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		mt, b, err := r.ws.ReadMessage()
+		if err != nil {
+			r.t.Fatalf("no envelope: %v", err)
+		}
+		if mt == websocket.BinaryMessage {
+			return b
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package federation
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
+)
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// TestLinkRefusals drives a callee by hand: a good call is acknowledged
+// once it is journaled and answered; a replayed, tampered, foreign-signed,
+// unexported or privileged envelope is refused, logged, and never reaches
+// a listener; an untrusted key never gets a link.
+func TestLinkRefusals(t *testing.T) {
+	aKey := newKey(t)
+	c := newCallee(t, aKey)
+	if _, err := dialRaw(t, c, newKey(t)); !errors.Is(err, ErrRefused) {
+		t.Fatalf("untrusted key: handshake error %v, want ErrRefused", err)
+	}
+	r, err := dialRaw(t, c, aKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := r.call("echo", `<Echo xmlns=""><Text>hi</Text></Echo>`)
+	if ack, _ := r.send(good); ack.Type != frameAck || ack.Duplicate {
+		t.Fatalf("good call: %+v", ack)
+	}
+	reply := r.next()
+	if err := envsig.Verify(c.key.Public().(ed25519.PublicKey), reply); err != nil {
+		t.Fatalf("the reply is not signed by the callee: %v", err)
+	}
+	e, err := parse(reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Link.Kind != KindReply || !bytes.Contains(e.Payload, []byte("<Text>HI</Text>")) {
+		t.Fatalf("reply %s %s", e.Link.Kind, e.Payload)
+	}
+
+	tampered := bytes.Replace(r.call("echo", `<Echo xmlns=""><Text>hi</Text></Echo>`), []byte("hi"), []byte("HO"), 1)
+	foreign := func() []byte {
+		other := &rawPeer{t: t, key: newKey(t)}
+		return other.call("echo", `<Echo xmlns=""><Text>forged</Text></Echo>`)
+	}()
+	for _, tc := range []struct {
+		name, log string
+		env       []byte
+		want      string // ack type
+	}{
+		{"replayed", "replayed envelope refused", good, frameAck},
+		{"tampered", "signature", tampered, frameNack},
+		{"wrong key", "signature", foreign, frameNack},
+		{"unexported tag", "not exported refused", r.call("", `<Secret xmlns=""><Text>x</Text></Secret>`), frameNack},
+		{"privileged root", "privileged root refused",
+			r.call("", `<shutdown xmlns="https://xml-pipeline.org/privileged-msg" mode="immediate"/>`), frameNack},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ack, _ := r.send(tc.env)
+			if ack.Type != tc.want {
+				t.Fatalf("frame %+v, want %s", ack, tc.want)
+			}
+			if tc.want == frameAck && !ack.Duplicate {
+				t.Fatal("a replay was acknowledged as new")
+			}
+			if !strings.Contains(c.logs.String(), tc.log) {
+				t.Errorf("log lacks %q", tc.log)
+			}
+		})
+	}
+	if !strings.Contains(c.logs.String(), "inbound link refused") {
+		t.Error("the refused identity was not logged")
+	}
+	if got := c.seen(); len(got) != 1 || got[0] != "a:hi" {
+		t.Fatalf("the echo listener saw %q, want only the one good call", got)
+	}
+}
