@@ -82,7 +82,11 @@ func (s *Service) Answer(c Caller, question any) (answer any, err error) {
 		}
 		return &PromptResponse{Capability: k.Name, Prompt: Prompt(k)}, nil
 	case ListCapabilities:
-		return s.list(c)
+		list, err := s.list(c)
+		if err != nil {
+			return nil, err // not a typed nil in answer
+		}
+		return list, nil
 	}
 	return nil, fmt.Errorf("%w: %T", ErrNotQuestion, question)
 }
