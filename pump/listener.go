@@ -31,6 +31,11 @@ type Listener struct {
 	Workers int
 	// QueueSize bounds the listener's pipeline queue (0: the pump's default).
 	QueueSize int
+	// Public lets external messages reach a listener registered with
+	// RegisterSystem (the core meta listeners answer callers outside the
+	// organism); the organism's other own listeners stay internal. Ordinary
+	// listeners are always reachable and ignore it.
+	Public bool
 }
 
 func lower(s string) string { return strings.ToLower(s) }
