@@ -37,8 +37,8 @@ func (o *operations) buildGraph(includeRemote bool) organismGraph {
 		switch {
 		case l.Agent:
 			kind = "agent"
-		case strings.HasPrefix(l.Name, "system."):
-			kind = "system"
+		case strings.HasPrefix(l.Name, "system."), strings.HasPrefix(l.Name, "core."):
+			kind = "system" // the organism's own, core.* meta listeners too
 		}
 		g.Nodes = append(g.Nodes, graphNode{Name: l.Name, Kind: kind, RootTag: l.RootTag})
 		known[strings.ToLower(l.Name)] = true

@@ -45,7 +45,7 @@ func TestOperations(t *testing.T) {
 		{"get-status", `<get-status><include-listeners>true</include-listeners><include-threads>true</include-threads>` +
 			`<include-metrics>true</include-metrics></get-status>`, "", func(t *testing.T, r *Response) {
 			s := r.Payload.Status
-			if s == nil || s.Name != "hello-world" || s.State != "running" || s.ListenerCount != 6 || s.Listeners == nil ||
+			if s == nil || s.Name != "hello-world" || s.State != "running" || s.ListenerCount != 10 || s.Listeners == nil ||
 				s.Metrics == nil || len(s.Metrics.Metrics) == 0 {
 				t.Fatalf("status %+v", s)
 			}
@@ -82,7 +82,7 @@ func TestOperations(t *testing.T) {
 			if err := json.Unmarshal([]byte(r.Payload.OrganismGraph.Graph), &g); err != nil {
 				t.Fatal(err)
 			}
-			if len(g.Nodes) != 6 || len(g.Edges) != 1 || g.Edges[0] != (graphEdge{From: "greeter", To: "shouter"}) {
+			if len(g.Nodes) != 10 || len(g.Edges) != 1 || g.Edges[0] != (graphEdge{From: "greeter", To: "shouter"}) {
 				t.Fatalf("graph %+v", g)
 			}
 		}},

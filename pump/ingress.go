@@ -294,8 +294,8 @@ func (p *Pump) process(w *work) {
 
 // Resolve returns the names of the listeners a message would reach: with to,
 // the listener of that name whose root tag matches; without, every listener of
-// the root tag. External messages never reach the organism's own system.*
-// listeners. Errors wrap xmlpipe.ErrNoRoute.
+// the root tag. External messages never reach the organism's own system
+// listeners, unless one is Public. Errors wrap xmlpipe.ErrNoRoute.
 func (p *Pump) Resolve(to, ns, name string, external bool) ([]string, error) {
 	ls, err := p.resolve(to, ns, name, external)
 	if err != nil {
@@ -314,7 +314,7 @@ func (p *Pump) resolve(to, ns, name string, external bool) ([]*listener, error) 
 		return ls, err
 	}
 	for _, l := range ls {
-		if l.system {
+		if l.system && !l.Public {
 			return nil, noRoute(l.Name + " is internal to the organism")
 		}
 	}

@@ -126,12 +126,17 @@ func TestBootstrapCreatesPump(t *testing.T) {
 			"{https://xml-pipeline.org/system}boot": {"system.boot"},
 			"TodoUntil":                             {"system.todo"},
 			"TodoComplete":                          {"system.todo-complete"},
+			// meta.enabled defaults to true: the four core meta listeners.
+			"{https://xml-pipeline.org/ns/meta/v1}request-schema":    {"core.request-schema"},
+			"{https://xml-pipeline.org/ns/meta/v1}request-example":   {"core.request-example"},
+			"{https://xml-pipeline.org/ns/meta/v1}request-prompt":    {"core.request-prompt"},
+			"{https://xml-pipeline.org/ns/meta/v1}list-capabilities": {"core.list-capabilities"},
 		}
 		if diff := cmp.Diff(want, routes); diff != "" {
 			t.Errorf("routing table (-want +got):\n%s", diff)
 		}
-		if n := len(o.Pump.Listeners()); n != 6 {
-			t.Errorf("%d listeners, want 6", n)
+		if n := len(o.Pump.Listeners()); n != 10 {
+			t.Errorf("%d listeners, want 10", n)
 		}
 	}
 }

@@ -37,6 +37,11 @@ type Listener struct {
 	// alone, so calls waiting on a slow or unreachable peer cannot starve
 	// the organism's own listeners.
 	Remote bool
+	// Public lets external messages reach a listener registered with
+	// RegisterSystem (the core meta listeners answer callers outside the
+	// organism); the organism's other own listeners stay internal. Ordinary
+	// listeners are always reachable and ignore it.
+	Public bool
 }
 
 func lower(s string) string { return strings.ToLower(s) }

@@ -375,5 +375,11 @@ func (p *Pump) payloadTypeOf(v any) (*xmlpipe.PayloadType, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: nil payload", xmlpipe.ErrEncode)
 	}
+	if f, ok := v.(xmlpipe.FixedPayload); ok {
+		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+			return nil, fmt.Errorf("%w: nil %T payload", xmlpipe.ErrEncode, v)
+		}
+		return f.PayloadType()
+	}
 	return xmlpipe.NewPayloadType(reflect.TypeOf(v))
 }

@@ -48,6 +48,16 @@ var payloadTypes sync.Map // payloadKey → *PayloadType
 // schema (the no-option case of payloadTypes, without allocating a key).
 var derivedTypes sync.Map
 
+// FixedPayload is implemented by a payload Go type whose contract is a fixed,
+// hand-written schema rather than the one derived from its fields (the
+// meta.xsd vocabulary, for instance). The pump asks a handler's output for
+// its payload type through it, so the output is validated against the fixed
+// schema on re-entry, like any message addressed to a listener of that type.
+type FixedPayload interface {
+	// PayloadType returns the type's payload contract (its fixed schema).
+	PayloadType() (*PayloadType, error)
+}
+
 // PayloadTypeOf returns the payload type of T.
 func PayloadTypeOf[T any](opts ...PayloadOption) (*PayloadType, error) {
 	return NewPayloadType(reflect.TypeFor[T](), opts...)

@@ -112,7 +112,7 @@ func TestWSCommands(t *testing.T) {
 			}
 		}},
 		{"status", frame{"type": "status", "id": "s"}, func(t *testing.T, got frame) {
-			if got["type"] != "status" || got["id"] != "s" || got["organism"] != "hello-world" || got["listeners"] != 6.0 {
+			if got["type"] != "status" || got["id"] != "s" || got["organism"] != "hello-world" || got["listeners"] != 10.0 {
 				t.Errorf("got %v", got)
 			}
 			if _, ok := got["threads"].(float64); !ok {
@@ -120,12 +120,13 @@ func TestWSCommands(t *testing.T) {
 			}
 		}},
 		{"listeners", frame{"type": "targets"}, func(t *testing.T, got frame) {
-			want := []any{"system.boot", "system.todo", "system.todo-complete", "greeter", "shouter", "response-handler"}
+			want := []any{"system.boot", "system.todo", "system.todo-complete", "core.request-schema", "core.request-example",
+				"core.request-prompt", "core.list-capabilities", "greeter", "shouter", "response-handler"}
 			if got["type"] != "listeners" || !cmp.Equal(want, got["listeners"]) {
 				t.Errorf("got %v", got)
 			}
 			details := got["details"].([]any)
-			if d := details[3].(map[string]any); d["name"] != "greeter" || d["agent"] != true || d["root_tag"] != "Greeting" {
+			if d := details[7].(map[string]any); d["name"] != "greeter" || d["agent"] != true || d["root_tag"] != "Greeting" {
 				t.Errorf("greeter details: %v", d)
 			}
 		}},

@@ -215,11 +215,11 @@ func TestRemoteBackend(t *testing.T) {
 	}
 
 	ls, err := r.Listeners(ctx)
-	if err != nil || len(ls) != 6 || ls[3].Name != "greeter" || !ls[3].Agent || ls[3].RootTag != "Greeting" {
+	if err != nil || len(ls) != 10 || ls[7].Name != "greeter" || !ls[7].Agent || ls[7].RootTag != "Greeting" {
 		t.Errorf("listeners: %+v %v", ls, err)
 	}
 	st, err := r.Status(ctx)
-	if err != nil || st.Organism != "hello-world" || st.Listeners != 6 || st.Processed == 0 {
+	if err != nil || st.Organism != "hello-world" || st.Listeners != 10 || st.Processed == 0 {
 		t.Errorf("status: %+v %v", st, err)
 	}
 	if _, err := r.Threads(ctx); err != nil {

@@ -1,17 +1,23 @@
 package organism
 
 import (
+	"bytes"
 	"context"
+	"encoding/xml"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/meta"
 	"github.com/xml-pipeline/xmlpipe/oob/keys"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/federation"
+	"github.com/xml-pipeline/xmlpipe/schemas"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
 // ImportWait bounds how long assembly waits for a gateway's peer to learn
@@ -33,7 +39,14 @@ func newFederation(cfg *config.Organism, opts Options, d *durable, p *pump.Pump)
 		return nil, fmt.Errorf("organism: gateways need the organism's identity (run: xmlpipe keys init --data %s): %w", dataDir, err)
 	}
 	fo := federation.Options{Organism: cfg.Organism.Name, Key: key, Gateways: cfg.Gateways, Pump: p,
-		Meta: opts.FederationMeta, OnLink: opts.OnLink, Logger: opts.Logger, Clock: opts.Clock}
+		OnLink: opts.OnLink, Logger: opts.Logger, Clock: opts.Clock}
+	if cfg.Meta.Enabled {
+		ma, err := newMetaAnswerer(cfg, p)
+		if err != nil {
+			return nil, err
+		}
+		fo.Meta = ma
+	}
 	if d != nil {
 		fo.DataDir = d.store.Dir()
 	}
@@ -84,4 +97,81 @@ func expandPeers(peers []string, m *federation.Manager) []string {
 		}
 	}
 	return out
+}
+
+// metaAnswerer answers federation peers' meta questions with the
+// organism's meta service: a peer is an authenticated, remote caller that
+// sees only the capabilities of the root tags its gateway exports.
+type metaAnswerer struct {
+	svc    *meta.Service
+	schema *xmlpipe.Schema
+	types  []*xmlpipe.PayloadType
+}
+
+func newMetaAnswerer(cfg *config.Organism, p *pump.Pump) (*metaAnswerer, error) {
+	s, err := xmlpipe.CompileSchema([]byte(schemas.Meta()), "mem:/schemas/meta.xsd")
+	if err != nil {
+		return nil, err
+	}
+	types, err := meta.PayloadTypes()
+	if err != nil {
+		return nil, err
+	}
+	return &metaAnswerer{svc: meta.NewService(metaFlags(cfg.Meta), pumpCatalog{p}), schema: s, types: types}, nil
+}
+
+// errMetaRefused is the one text a peer gets for any refused question.
+var errMetaRefused = errors.New("no such capability, or the question is not allowed")
+
+// AnswerRemote implements federation.MetaAnswerer.
+func (m *metaAnswerer) AnswerRemote(gateway string, exported func(string) bool, question []byte) ([]byte, error) {
+	if err := m.schema.Validate(question); err != nil {
+		return nil, fmt.Errorf("not a meta question: %w", err)
+	}
+	ns, name := rootOf(question)
+	var q any
+	for _, pt := range m.types {
+		if pt.Namespace() == ns && pt.Name() == name {
+			v, err := pt.Decode(question)
+			if err != nil {
+				return nil, fmt.Errorf("not a meta question: %w", err)
+			}
+			q = v
+			break
+		}
+	}
+	if q == nil {
+		return nil, errMetaRefused
+	}
+	caller := meta.Caller{Name: gateway, Authenticated: true, Remote: true, Visible: func(c meta.Capability) bool {
+		return c.Payload != nil && c.Payload.Namespace() == "" && exported(c.Payload.Name())
+	}}
+	ans, err := m.svc.Answer(caller, q)
+	if err != nil {
+		return nil, errMetaRefused
+	}
+	fp, ok := ans.(xmlpipe.FixedPayload)
+	if !ok {
+		return nil, fmt.Errorf("meta: answer %T has no schema", ans)
+	}
+	pt, err := fp.PayloadType()
+	if err != nil {
+		return nil, err
+	}
+	return pt.AppendPayload(nil, ans)
+}
+
+// rootOf is the root element's namespace and local name ("" when b has
+// none).
+func rootOf(b []byte) (ns, name string) {
+	d := xml.NewDecoder(bytes.NewReader(b))
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return "", ""
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			return se.Name.Space, se.Name.Local
+		}
+	}
 }

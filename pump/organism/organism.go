@@ -57,12 +57,12 @@ type Options struct {
 	// or of one in ObserveEvery (pump.Options).
 	Observer     pump.StageObserver
 	ObserveEvery int
-	// FederationMeta answers federation peers' meta questions (default: the
-	// organism's own meta service).
-	FederationMeta federation.MetaAnswerer
 	// OnLink is told when a gateway's link comes up or goes down (default:
 	// logged).
 	OnLink func(event, gateway, detail string)
+	// MetaRemote marks federation peers for meta introspection (see
+	// MetaRemoteFunc); nil means no sender is a federation peer.
+	MetaRemote MetaRemoteFunc
 }
 
 // Organism is a configured pump with its listeners.
@@ -237,6 +237,9 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		if err := register(p, opts.Catalog, env, ws, lc, "", true); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := registerMeta(p, cfg, opts, d); err != nil {
+		errs = append(errs, err)
 	}
 	for i, lc := range cfg.Listeners {
 		pos := cfg.Pos(fmt.Sprintf("listeners[%d]", i)).String()
