@@ -154,9 +154,13 @@ func FieldsFromXSD(schema []byte) (Fields, error) {
 		return Fields{}, fmt.Errorf("%w: xsd: %w", ErrContract, err)
 	}
 	var elems []xsdNode
+	named := map[string]xsdNode{} // top-level complexTypes, as gen writes them
 	for _, c := range root.Children {
-		if c.XMLName.Local == "element" {
+		switch c.XMLName.Local {
+		case "element":
 			elems = append(elems, c)
+		case "complexType":
+			named[c.Name] = c
 		}
 	}
 	if root.XMLName.Local != "schema" || len(elems) != 1 {
@@ -164,6 +168,14 @@ func FieldsFromXSD(schema []byte) (Fields, error) {
 	}
 	el := elems[0]
 	f := Fields{Root: el.Name}
+	if _, local, _ := strings.Cut(el.Type, ":"); el.Type != "" {
+		if local == "" {
+			local = el.Type
+		}
+		if ct, ok := named[local]; ok {
+			el.Children = append(el.Children, ct) // type="T" names a top-level complexType
+		}
+	}
 	seq, err := sequenceOf(el)
 	if err != nil {
 		return Fields{}, err

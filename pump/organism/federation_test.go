@@ -1,0 +1,228 @@
+package organism
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
+	"github.com/xml-pipeline/xmlpipe/listeners/hello"
+	"github.com/xml-pipeline/xmlpipe/oob/keys"
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+)
+
+// fedSide is one organism of a federation test: its data directory (with
+// keys) and its public identity file.
+type fedSide struct {
+	dir, pub string
+}
+
+func newFedSide(t *testing.T) fedSide {
+	t.Helper()
+	dir := t.TempDir()
+	p := keys.PathsFor(dir, "")
+	if _, err := keys.Init(p); err != nil {
+		t.Fatal(err)
+	}
+	pub := filepath.Join(t.TempDir(), "identity.pub")
+	if err := keys.Export(p, pub); err != nil {
+		t.Fatal(err)
+	}
+	return fedSide{dir: dir, pub: pub}
+}
+
+func fedLogger() *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// startFed assembles and starts cfg as a durable organism in side's data
+// directory; serve also serves its federation endpoint over TLS and
+// returns the wss:// address.
+func startFed(t *testing.T, cfg *config.Organism, side fedSide, opts Options, serve bool) (*Organism, string) {
+	t.Helper()
+	opts.DataDir = side.dir
+	if opts.Logger == nil {
+		opts.Logger = fedLogger()
+	}
+	o, err := New(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := ""
+	var srv *httptest.Server
+	if serve {
+		srv = httptest.NewUnstartedServer(o.Federation.Handler())
+		srv.TLS = &tls.Config{MinVersion: tls.VersionTLS13}
+		srv.StartTLS()
+		addr = "wss" + strings.TrimPrefix(srv.URL, "https")
+	}
+	t.Cleanup(func() {
+		if srv != nil {
+			srv.Close()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := o.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown %s: %v", cfg.Organism.Name, err)
+		}
+	})
+	return o, addr
+}
+
+// waitImport waits until o has the listener name (an import registered
+// when its link came up).
+func waitImport(t *testing.T, o *Organism, name string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for range tick.C {
+		if _, ok := o.Pump.Lookup(name); ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never imported %s; gateways %+v", o.Config.Organism.Name, name, o.Federation.Status())
+		}
+	}
+}
+
+// loadFedConfig loads one of testdata/federation's organisms with its
+// gateway's trusted identity (and remote URL) replaced.
+func loadFedConfig(t *testing.T, name, trusted, remote string) *config.Organism {
+	t.Helper()
+	cfg, err := config.Load(filepath.Join("..", "..", "testdata", "federation", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Gateways[0].TrustedIdentity = trusted
+	if cfg.Gateways[0].RemoteURL != "" {
+		cfg.Gateways[0].RemoteURL = remote
+	}
+	return cfg
+}
+
+// TestFederatedHelloWorld is the README's walkthrough: organism A has no
+// greeter and imports Greeting through gateway b; `@greeter Dan` in A is
+// greeted and shouted by B, whose shouter calls A's printer back over the
+// same link, so A prints HELLO, DAN! computed by B.
+func TestFederatedHelloWorld(t *testing.T) {
+	a, b := newFedSide(t), newFedSide(t)
+	orgB, addr := startFed(t, loadFedConfig(t, "b.yaml", a.pub, ""), b, Options{}, true)
+	out := &printed{ch: make(chan string, 4)}
+	orgA, _ := startFed(t, loadFedConfig(t, "a.yaml", b.pub, addr), a, Options{Env: catalog.Env{Print: out.print}}, false)
+	waitImport(t, orgB, "response-handler")
+	greeter, ok := orgA.Pump.Lookup("greeter")
+	if !ok || !strings.Contains(greeter.Description, "via b") {
+		t.Fatalf("A has no imported greeter: %+v", greeter)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	events := make(chan pump.Event, 16)
+	thread, err := orgA.Pump.Send(ctx, "console", "greeter", &hello.Greeting{Name: "Dan"},
+		pump.OutletFunc(func(e pump.Event) { events <- e }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case line := <-out.ch:
+		if line != "[b] HELLO, DAN!" {
+			t.Fatalf("A printed %q", line)
+		}
+	case <-ctx.Done():
+		t.Fatalf("A printed nothing; gateways A %+v B %+v", orgA.Federation.Status(), orgB.Federation.Status())
+	}
+	for {
+		select {
+		case e := <-events:
+			if e.Kind == pump.EventHuh {
+				t.Fatalf("huh: %s", e.Error)
+			}
+			if e.Kind == pump.EventComplete && e.Conversation == thread {
+				return
+			}
+		case <-ctx.Done():
+			t.Fatal("A's conversation never completed")
+		}
+	}
+}
+
+// TestFederatedAgentCallsRemoteTool: a YAML agent in A whose peers name
+// gateway b sees B's calculate tool (imported, its schema fetched by meta
+// introspection) in its usage instructions, calls it by its real element
+// names, and gets B's answer back as data in its conversation.
+func TestFederatedAgentCallsRemoteTool(t *testing.T) {
+	a, b := newFedSide(t), newFedSide(t)
+	cfgB, err := config.Parse("b.yaml", fmt.Appendf(nil, `organism: {name: tools-b}
+meta: {allow_remote: true}
+listeners:
+  - name: calculate
+    payload_class: tools.Calculate
+    handler: tools.Calculate
+    description: Evaluates arithmetic
+gateways:
+  - name: a
+    trusted_identity: %s
+    export: [Calculate]
+`, a.pub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addr := startFed(t, cfgB, b, Options{}, true)
+	m := newScriptedModel(t, map[string][]string{
+		"mathbot": {"<Calculate><Expression>6 * 7</Expression></Calculate>", "The answer is 42."},
+	})
+	t.Setenv("TEST_LLM_KEY", "sk-test")
+	cfgA, err := config.Parse("a.yaml", fmt.Appendf(nil, `organism: {name: agents-a}
+llm:
+  retries: 0
+  backends:
+    - {provider: openai, api_key_env: TEST_LLM_KEY, base_url: %s, model: gpt-test}
+listeners:
+  - name: mathbot
+    agent: true
+    description: Answers arithmetic questions
+    prompt: You are mathbot.
+    peers: [b]
+gateways:
+  - name: b
+    remote_url: %s
+    trusted_identity: %s
+    import: [Calculate]
+`, m.URL, addr, b.pub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orgA, _ := startFed(t, cfgA, a, Options{}, false)
+	if l, _ := orgA.Pump.Lookup("mathbot"); !slices.Contains(l.Peers, "calculate") {
+		t.Fatalf("peers [b] did not expand to b's imports: %v", l.Peers)
+	}
+	if got := ask(t, orgA, "mathbot", "what is six times seven?"); got != "The answer is 42." {
+		t.Fatalf("reply %q", got)
+	}
+	reqs := m.requests("mathbot")
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	if usage := reqs[0].Messages[2]["content"]; !strings.Contains(usage, "<Calculate>") || !strings.Contains(usage, "<Expression>") {
+		t.Errorf("usage instructions lack the imported tool's schema:\n%s", usage)
+	}
+	if result := reqs[1].Messages[len(reqs[1].Messages)-1]["content"]; !strings.Contains(result, "[From calculate]") ||
+		!strings.Contains(result, "42") {
+		t.Errorf("B's answer did not reach the agent: %q", result)
+	}
+}
