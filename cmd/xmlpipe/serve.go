@@ -302,6 +302,12 @@ func (r *serveRunner) users(ctx context.Context, o *organism.Organism) (*auth.Se
 	if err != nil {
 		return nil, err
 	}
+	if len(users) == 0 && !r.insecure && o.Federation != nil {
+		// Federation peers authenticate by their identities: the bus is
+		// of use without users, who can still be added later.
+		r.log.Warn("no bus users yet: only federation peers can connect (add one with: xmlpipe users add NAME --role admin" + r.flags + ")")
+		return svc, nil
+	}
 	if len(users) == 0 && !r.insecure {
 		return nil, fmt.Errorf("%w. Create an admin first (with the organism stopped):\n\n"+
 			"  xmlpipe users add NAME --role admin%s\n\n"+
