@@ -52,7 +52,7 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
-func newKey(t *testing.T) ed25519.PrivateKey {
+func newKey(t testing.TB) ed25519.PrivateKey {
 	t.Helper()
 	_, k, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -62,7 +62,7 @@ func newKey(t *testing.T) ed25519.PrivateKey {
 }
 
 // writePublic writes k's public identity file, as xmlpipe keys export does.
-func writePublic(t *testing.T, k ed25519.PrivateKey) string {
+func writePublic(t testing.TB, k ed25519.PrivateKey) string {
 	t.Helper()
 	b, err := keys.MarshalPublic(k.Public().(ed25519.PublicKey))
 	if err != nil {
@@ -95,7 +95,7 @@ func (c *callee) seen() []string {
 }
 
 // newCallee starts a callee trusting peerKey as gateway "a".
-func newCallee(t *testing.T, peerKey ed25519.PrivateKey) *callee {
+func newCallee(t testing.TB, peerKey ed25519.PrivateKey) *callee {
 	t.Helper()
 	c := &callee{key: newKey(t), logs: &logBuffer{}}
 	log := slog.New(slog.NewTextHandler(c.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
