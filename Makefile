@@ -35,7 +35,7 @@ test: test-deps
 
 ## bench: stage and pump benchmarks, then the end-to-end bench.
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchmem ./xmlpipe/ ./xmlpipe/codec/ ./pump/ ./registry/...
+	$(GO) test -run '^$$' -bench . -benchmem ./xmlpipe/ ./xmlpipe/codec/ ./pump/ ./registry/... ./pump/federation/...
 	$(GO) run ./cmd/xmlpipe bench
 
 ## fuzz: run every native fuzz target for FUZZTIME each.

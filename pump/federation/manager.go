@@ -237,16 +237,7 @@ func (g *gateway) attach(ws *websocket.Conn, p peer) {
 		g.m.wg.Add(1)
 		go func() {
 			defer g.m.wg.Done()
-			list, err := g.fetchImports(context.Background())
-			if err == nil {
-				err = g.m.db.saveImports(context.Background(), g.name, list)
-			}
-			if rerr := g.register(list); rerr != nil {
-				err = errors.Join(err, rerr)
-			}
-			if err != nil {
-				g.log.Error("federation: imports", "error", err)
-			}
+			g.importWhileUp(c)
 		}()
 	}
 	err := c.run()
@@ -400,4 +391,45 @@ func (m *Manager) sweeper() {
 		case <-t.C:
 		}
 	}
+}
+
+// importWhileUp learns the imports not registered yet from the peer on the
+// live link c, retrying with a growing pause (the peer may still be
+// registering the listeners behind them) until all are there or c ends.
+func (g *gateway) importWhileUp(c *conn) {
+	pause := time.Second
+	for {
+		if g.missingImports() == 0 {
+			return
+		}
+		list, err := g.fetchImports(context.Background())
+		if err == nil {
+			err = g.m.db.saveImports(context.Background(), g.name, list)
+		}
+		if rerr := g.register(list); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		if err == nil && g.missingImports() == 0 {
+			return
+		}
+		g.log.Warn("federation: imports not available yet; asking the peer again", "in", pause, "error", err)
+		t := time.NewTimer(pause)
+		select {
+		case <-c.done:
+			t.Stop()
+			return
+		case <-g.m.closed:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		pause = min(2*pause, 30*time.Second)
+	}
+}
+
+// missingImports is how many imported tags have no listener yet.
+func (g *gateway) missingImports() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.cfg.Import) - len(g.registered)
 }
