@@ -262,3 +262,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) security(msg string, args ...any) {
 	s.log.Warn("security event: "+msg, append([]any{"security", true}, args...)...)
 }
+
+// SystemEvent pushes an organism-wide event (a system-event of kind, e.g.
+// gateway-connected) to every subscription.
+func (s *Server) SystemEvent(kind, message, details string) {
+	s.ops.systemEvent(kind, message, details)
+}

@@ -50,6 +50,11 @@ func (r *serveRunner) startOOB(o *organism.Organism, stop oob.Stopper) (*oob.Ser
 	if err := srv.Start(); err != nil {
 		return nil, err
 	}
+	if o.Federation != nil {
+		o.Federation.Watch(func(event, gw, detail string) {
+			srv.SystemEvent(event, "gateway "+gw, detail)
+		})
+	}
 	return srv, nil
 }
 

@@ -117,7 +117,7 @@ func TestAPIReadEndpoints(t *testing.T) {
 	tok := f.tokens()[auth.Viewer]
 
 	status, org, _ := f.do("GET", "/api/v1/organism", tok, nil)
-	if status != 200 || org["name"] != "hello-world" || org["status"] != "running" || org["agent_count"] != 6.0 {
+	if status != 200 || org["name"] != "hello-world" || org["status"] != "running" || org["agent_count"] != 10.0 {
 		t.Errorf("organism: %d %v", status, org)
 	}
 
@@ -129,7 +129,7 @@ func TestAPIReadEndpoints(t *testing.T) {
 
 	status, agents, _ := f.do("GET", "/api/v1/agents", tok, nil)
 	list, _ := agents["agents"].([]any)
-	if status != 200 || len(list) != 6 {
+	if status != 200 || len(list) != 10 {
 		t.Fatalf("agents: %d %v", status, agents)
 	}
 	status, greeter, _ := f.do("GET", "/api/v1/agents/greeter", tok, nil)

@@ -12,7 +12,7 @@ func TestStream(t *testing.T) {
 	tokens := f.tokens()
 	viewer := f.dial("/api/v1/ws", tokens[auth.Viewer])
 	hello := readFrame(t, viewer)
-	if hello["event"] != "connected" || hello["organism"] != "hello-world" || len(hello["agents"].([]any)) != 6 {
+	if hello["event"] != "connected" || hello["organism"] != "hello-world" || len(hello["agents"].([]any)) != 10 {
 		t.Fatalf("connected: %v", hello)
 	}
 	writeFrame(t, viewer, frame{"cmd": "subscribe", "agents": []string{"shouter"},

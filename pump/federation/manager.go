@@ -64,6 +64,10 @@ type Manager struct {
 	wg       sync.WaitGroup
 	upgrader websocket.Upgrader
 	stats    linkStats
+
+	wmu         sync.Mutex
+	watchers    map[int]func(event, gateway, detail string)
+	nextWatcher int
 }
 
 // New loads every gateway's trusted identity and the federation state. A
@@ -371,6 +375,33 @@ func (m *Manager) known(conv string) bool {
 func (m *Manager) event(kind, gw, detail string) {
 	if m.opts.OnLink != nil {
 		m.opts.OnLink(kind, gw, detail)
+	}
+	m.wmu.Lock()
+	ws := make([]func(string, string, string), 0, len(m.watchers))
+	for _, w := range m.watchers {
+		ws = append(ws, w)
+	}
+	m.wmu.Unlock()
+	for _, w := range ws {
+		w(kind, gw, detail)
+	}
+}
+
+// Watch calls fn on every link event ("gateway-connected",
+// "gateway-disconnected") from now on, until cancel is called.
+func (m *Manager) Watch(fn func(event, gateway, detail string)) (cancel func()) {
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	if m.watchers == nil {
+		m.watchers = map[int]func(string, string, string){}
+	}
+	id := m.nextWatcher
+	m.nextWatcher++
+	m.watchers[id] = fn
+	return func() {
+		m.wmu.Lock()
+		defer m.wmu.Unlock()
+		delete(m.watchers, id)
 	}
 }
 

@@ -80,3 +80,27 @@ func TestLinkRefusals(t *testing.T) {
 		t.Fatalf("the echo listener saw %q, want only the one good call", got)
 	}
 }
+
+// TestLinkEvents: watchers see gateway-connected when a peer's link is up
+// and gateway-disconnected when it goes.
+func TestLinkEvents(t *testing.T) {
+	aKey := newKey(t)
+	c := newCallee(t, aKey)
+	events := make(chan string, 4)
+	cancel := c.m.Watch(func(event, gw, _ string) { events <- event + " " + gw })
+	defer cancel()
+	r, err := dialRaw(t, c, aKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := <-events; got != "gateway-connected a" {
+		t.Fatalf("event %q", got)
+	}
+	if s := c.m.Status()[0]; !s.Connected || s.Peer != "a" {
+		t.Fatalf("status %+v", s)
+	}
+	_ = r.ws.Close()
+	if got := <-events; got != "gateway-disconnected a" {
+		t.Fatalf("event %q", got)
+	}
+}
