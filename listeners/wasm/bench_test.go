@@ -94,7 +94,16 @@ func TestCallsDoNotGrowRSS(t *testing.T) {
 	runtime.GC()
 	after := rssKB(t)
 	t.Logf("RSS after 1,000 calls %d kB, after 10,000 %d kB", before, after)
-	if after > before+16*1024 {
-		t.Fatalf("RSS grew by %d kB over 9,000 calls", after-before)
+	if after <= before+16*1024 {
+		return
+	}
+	// Other tests of the package run meanwhile and move the resident set:
+	// a leak grows again over the next 9,000 calls, noise does not.
+	call(9000)
+	runtime.GC()
+	again := rssKB(t)
+	t.Logf("RSS after 19,000 calls %d kB", again)
+	if again > after+8*1024 {
+		t.Fatalf("RSS grew by %d kB over 9,000 calls, then by %d kB over 9,000 more", after-before, again-after)
 	}
 }
