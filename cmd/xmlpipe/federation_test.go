@@ -3,16 +3,20 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,11 +25,13 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
 // organismB is the hello-world organism served by `xmlpipe run` whose
 // greeter organism A calls through gateway "a".
 const organismB = `organism: {name: organism-b, data_dir: .}
+oob: {enabled: false}
 meta: {allow_remote: true}
 listeners:
   - {name: greeter, payload_class: handlers.hello.Greeting, handler: handlers.hello.handle_greeting,
@@ -69,49 +75,14 @@ func runB(t *testing.T, dir, addr string) *exec.Cmd {
 // killed with SIGKILL and restarted. A queues the calls made during the
 // outage, reconnects, and B's journal shows every call exactly once.
 func TestFederationSurvivesKill(t *testing.T) {
-	dirA, dirB := t.TempDir(), t.TempDir()
-	for _, d := range []string{dirA, dirB} {
-		if r := runBinary(t, d, "", "keys", "init", "--data", d); r.code != 0 {
-			t.Fatalf("keys init: %s", r.stderr)
-		}
-	}
-	if r := runBinary(t, dirA, "", "keys", "export", "--data", dirA, filepath.Join(dirB, "a.pub")); r.code != 0 {
-		t.Fatalf("keys export: %s", r.stderr)
-	}
-	if r := runBinary(t, dirB, "", "keys", "export", "--data", dirB, filepath.Join(dirA, "b.pub")); r.code != 0 {
-		t.Fatalf("keys export: %s", r.stderr)
-	}
+	dirA, dirB := federatedDirs(t)
 	if err := os.WriteFile(filepath.Join(dirB, "organism.yaml"), []byte(organismB), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	b := runB(t, dirB, addr)
 	t.Cleanup(func() { _ = b.Process.Kill(); _ = b.Wait() })
-
-	cfgA, err := config.Parse(filepath.Join(dirA, "organism.yaml"), fmt.Appendf(nil, `organism: {name: organism-a, data_dir: %s}
-gateways:
-  - {name: b, remote_url: "wss://%s", trusted_identity: %s, import: [Greeting], call_timeout: 60s}
-`, dirA, addr, filepath.Join(dirA, "b.pub")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	orgA, err := organism.New(cfgA, organism.Options{DataDir: dirA, Logger: fedTestLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := orgA.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = orgA.Shutdown(ctx)
-	})
+	orgA := startA(t, dirA, addr, "Greeting")
 
 	const total, killAt, restartAt = 120, 30, 70
 	var completed sync.WaitGroup
@@ -184,4 +155,164 @@ func fedTestLogger(t *testing.T) *slog.Logger {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
 	return slog.New(slog.DiscardHandler)
+}
+
+// TestFederationAnswersAfterCalleeRestart: A calls B's agent; B is killed
+// with SIGKILL while the agent waits on its model. After the restart B's
+// recovery hands the call to the agent again, and its answer still reaches
+// A's waiting caller: B remembers which conversation serves which call.
+func TestFederationAnswersAfterCalleeRestart(t *testing.T) {
+	firstAsked, testDone := make(chan struct{}), make(chan struct{})
+	var asked atomic.Int32
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Stream bool `json:"stream"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		if asked.Add(1) == 1 {
+			close(firstAsked)
+			select { // the model "thinks" until B dies
+			case <-r.Context().Done():
+			case <-testDone:
+			}
+			return
+		}
+		const text = "A poem about rain."
+		if !req.Stream {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{"model": "m", "choices": []any{map[string]any{
+				"message": map[string]any{"role": "assistant", "content": text}, "finish_reason": "stop"}},
+				"usage": map[string]any{"prompt_tokens": 3, "completion_tokens": 5}})
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, chunk := range []any{
+			map[string]any{"choices": []any{map[string]any{"delta": map[string]any{"role": "assistant", "content": text}}}},
+			map[string]any{"choices": []any{map[string]any{"delta": map[string]any{}, "finish_reason": "stop"}}},
+			map[string]any{"choices": []any{}, "usage": map[string]any{"prompt_tokens": 3, "completion_tokens": 5}},
+		} {
+			b, _ := json.Marshal(chunk)
+			fmt.Fprintf(w, "data: %s\n\n", b)
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	defer model.Close()
+	defer close(testDone)
+
+	dirA, dirB := federatedDirs(t)
+	if err := os.WriteFile(filepath.Join(dirB, "organism.yaml"), fmt.Appendf(nil, `organism: {name: organism-b, data_dir: .}
+oob: {enabled: false}
+meta: {allow_remote: true}
+llm:
+  retries: 0
+  backends: [{provider: openai, api_key_env: TEST_LLM_KEY, base_url: %s, model: m}]
+listeners:
+  - {name: poet, agent: true, description: Writes poems, prompt: You are poet.}
+gateways:
+  - {name: a, trusted_identity: a.pub, export: [PoetTask]}
+`, model.URL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TEST_LLM_KEY", "sk-test") // inherited by B
+	addr := freeAddr(t)
+	b := runB(t, dirB, addr)
+	t.Cleanup(func() { _ = b.Process.Kill(); _ = b.Wait() })
+	orgA := startA(t, dirA, addr, "PoetTask")
+
+	replies := make(chan string, 2)
+	l, ok := orgA.Pump.Lookup("poet")
+	if !ok {
+		t.Fatal("A did not import poet")
+	}
+	task, ok := xmlpipe.NewTextPayload(l.Payload.GoType(), "write about rain")
+	if !ok {
+		t.Fatalf("imported poet takes %v, no text", l.Payload.GoType())
+	}
+	if _, err := orgA.Pump.Send(context.Background(), "console", "poet", task, pump.OutletFunc(func(e pump.Event) {
+		switch e.Kind {
+		case pump.EventReply:
+			text, _ := xmlpipe.PayloadText(e.Payload)
+			replies <- text
+		case pump.EventHuh:
+			replies <- "huh: " + e.Error
+		}
+	})); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-firstAsked:
+	case <-time.After(15 * time.Second):
+		t.Fatal("B's agent never asked its model")
+	}
+	if err := b.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = b.Wait()
+	b = runB(t, dirB, addr)
+	select {
+	case got := <-replies:
+		if got != "A poem about rain." {
+			t.Fatalf("A's caller got %q", got)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no answer after B's restart; A's gateways %+v", orgA.Federation.Status())
+	}
+	if n := asked.Load(); n != 2 {
+		t.Errorf("the model was asked %d times, want 2 (once before the kill, once after)", n)
+	}
+}
+
+// federatedDirs makes A's and B's data directories with their keys, each
+// holding the other's identity (a.pub in B's, b.pub in A's).
+func federatedDirs(t *testing.T) (dirA, dirB string) {
+	t.Helper()
+	dirA, dirB = t.TempDir(), t.TempDir()
+	for _, d := range []string{dirA, dirB} {
+		if r := runBinary(t, d, "", "keys", "init", "--data", d); r.code != 0 {
+			t.Fatalf("keys init: %s", r.stderr)
+		}
+	}
+	if r := runBinary(t, dirA, "", "keys", "export", "--data", dirA, filepath.Join(dirB, "a.pub")); r.code != 0 {
+		t.Fatalf("keys export: %s", r.stderr)
+	}
+	if r := runBinary(t, dirB, "", "keys", "export", "--data", dirB, filepath.Join(dirA, "b.pub")); r.code != 0 {
+		t.Fatalf("keys export: %s", r.stderr)
+	}
+	return dirA, dirB
+}
+
+// freeAddr is a loopback address nobody listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startA starts organism A in this process, importing tag from B at addr.
+func startA(t *testing.T, dirA, addr, tag string) *organism.Organism {
+	t.Helper()
+	cfgA, err := config.Parse(filepath.Join(dirA, "organism.yaml"), fmt.Appendf(nil, `organism: {name: organism-a, data_dir: %s}
+gateways:
+  - {name: b, remote_url: "wss://%s", trusted_identity: %s, import: [%s], call_timeout: 60s}
+`, dirA, addr, filepath.Join(dirA, "b.pub"), tag))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orgA, err := organism.New(cfgA, organism.Options{DataDir: dirA, Logger: fedTestLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := orgA.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = orgA.Shutdown(ctx)
+	})
+	return orgA
 }

@@ -2,6 +2,7 @@ package federation
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"time"
 
@@ -21,32 +22,38 @@ type call struct {
 // the peer's capability name on a fresh link thread and waits (bounded by
 // call_timeout, outages included) for the answer, which it returns to the
 // caller. A caller that takes text (an LLM agent) gets the answer's XML as
-// text.
+// text. The call is recorded with its envelope, so the same message handled
+// again after a crash adopts it rather than calling twice.
 func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler {
 	return xmlpipe.HandlerFunc(func(ctx context.Context, payload any, md xmlpipe.Metadata) (xmlpipe.Response, error) {
 		body, err := pt.AppendPayload(nil, payload)
 		if err != nil {
 			return nil, fmt.Errorf("federation: gateway %s: %w", g.name, err)
 		}
-		lt := xmlpipe.NewThreadID()
 		c := &call{thread: md.ThreadID, answer: make(chan *envelope, 1), refused: make(chan error, 1),
 			cancelled: make(chan struct{})}
-		g.mu.Lock()
-		g.pending[lt] = c
-		g.byThread[md.ThreadID] = lt
-		g.mu.Unlock()
+		lt, early, err := g.open(c, md.ThreadID, remote, body)
+		if err != nil {
+			return nil, err
+		}
+		keep := false // a call left open at shutdown is adopted after the restart
 		defer func() {
 			g.mu.Lock()
 			delete(g.pending, lt)
+			delete(g.claimed, lt)
 			if g.byThread[md.ThreadID] == lt {
 				delete(g.byThread, md.ThreadID)
 			}
 			g.mu.Unlock()
+			if !keep {
+				if err := g.m.db.callDone(lt); err != nil {
+					g.log.Warn("federation: call record", "error", err)
+				}
+			}
 		}()
-		e := &envelope{To: remote, Thread: lt, Link: link{ID: lt, Kind: KindCall}, Payload: body}
 		start := time.Now()
-		if err := g.send(e); err != nil {
-			return nil, err
+		if early != nil {
+			return g.answer(md, early)
 		}
 		t := time.NewTimer(g.callTimeout)
 		defer t.Stop()
@@ -65,6 +72,7 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 			g.cancel(lt)
 			return nil, ctx.Err()
 		case <-g.m.closed:
+			keep = true
 			return nil, ErrClosed
 		}
 	})
@@ -92,7 +100,7 @@ func (g *gateway) answer(md xmlpipe.Metadata, a *envelope) (xmlpipe.Response, er
 
 // cancel tells the peer the caller no longer waits for call lt.
 func (g *gateway) cancel(lt string) {
-	if err := g.send(&envelope{Thread: lt, Link: link{Kind: KindCancel, Ref: lt}}); err != nil {
+	if err := g.send(&envelope{Thread: lt, Link: link{Kind: KindCancel, Ref: lt}}, nil); err != nil {
 		g.log.Warn("federation: cancel not sent", "call", lt, "error", err)
 	}
 }
@@ -119,4 +127,55 @@ func (g *gateway) threadsEnded(ids []string) {
 		close(c.cancelled)
 		g.cancel(lts[i])
 	}
+}
+
+// open starts the call of payload body from callerThread — or, when a call
+// of the same payload from the same thread was recorded and nobody waits
+// on it (the message is re-delivered after a restart), adopts that call
+// instead of calling again, returning its answer if it came meanwhile.
+func (g *gateway) open(c *call, callerThread, remote string, body []byte) (lt string, early *envelope, err error) {
+	h := sha256.New()
+	h.Write([]byte(callerThread))
+	h.Write([]byte{0})
+	h.Write([]byte(remote))
+	h.Write([]byte{0})
+	h.Write(body)
+	digest := h.Sum(nil)
+	ids, answers, err := g.m.db.openCalls(g.name, callerThread, digest)
+	if err != nil {
+		return "", nil, err
+	}
+	g.mu.Lock()
+	for i, id := range ids {
+		if g.pending[id] != nil || g.claimed[id] {
+			continue
+		}
+		g.claimed[id] = true
+		g.pending[id] = c
+		g.byThread[callerThread] = id
+		g.mu.Unlock()
+		g.log.Info("federation: a re-delivered message adopts its call from before the restart", "call", id)
+		if answers[i] != nil {
+			g.mu.Lock()
+			delete(g.pending, id)
+			g.mu.Unlock()
+			a, err := parse(answers[i])
+			return id, a, err
+		}
+		return id, nil, nil
+	}
+	lt = xmlpipe.NewThreadID()
+	g.pending[lt] = c
+	g.claimed[lt] = true
+	g.byThread[callerThread] = lt
+	g.mu.Unlock()
+	e := &envelope{To: remote, Thread: lt, Link: link{ID: lt, Kind: KindCall}, Payload: body}
+	if err := g.send(e, &callRecord{callerThread: callerThread, digest: digest}); err != nil {
+		g.mu.Lock()
+		delete(g.pending, lt)
+		delete(g.claimed, lt)
+		g.mu.Unlock()
+		return "", nil, err
+	}
+	return lt, nil, nil
 }

@@ -37,12 +37,13 @@ type gateway struct {
 	// the caller's thread to its open call.
 	pending  map[string]*call
 	byThread map[string]string
-	// serving maps a link thread the peer called on to the conversation
-	// begun for it; inflight are derived conversation ids being injected.
-	serving  map[string]string
+	// inflight are derived conversation ids being injected.
 	inflight map[string]bool
 	// questions are the meta questions waiting for the peer's answer.
 	questions map[string]chan *envelope
+	// claimed are the recorded calls a handler of this process made or
+	// adopted (so a second identical call is a new one, not an adoption).
+	claimed map[string]bool
 	// registered are the imported listeners added to the pump.
 	registered map[string]bool
 	kick       chan struct{}
@@ -62,8 +63,8 @@ func newGateway(m *Manager, gc config.Gateway, trusted ed25519.PublicKey) *gatew
 	g := &gateway{m: m, name: gc.Name, cfg: gc, trusted: trusted, exports: map[string]bool{},
 		queueLimit: queue, callTimeout: timeout, log: m.log.With("gateway", gc.Name),
 		byID: map[string]*entry{}, pending: map[string]*call{}, byThread: map[string]string{},
-		serving: map[string]string{}, inflight: map[string]bool{}, questions: map[string]chan *envelope{},
-		registered: map[string]bool{}, kick: make(chan struct{}, 1)}
+		inflight: map[string]bool{}, questions: map[string]chan *envelope{},
+		registered: map[string]bool{}, claimed: map[string]bool{}, kick: make(chan struct{}, 1)}
 	for _, t := range gc.Export {
 		g.exports[t] = true
 	}
@@ -87,8 +88,9 @@ func (g *gateway) load() error {
 	return nil
 }
 
-// send signs e and queues it for the peer (durably), then wakes the sender.
-func (g *gateway) send(e *envelope) error {
+// send signs e and queues it for the peer (durably), with rec when e is a
+// call, then wakes the sender.
+func (g *gateway) send(e *envelope, rec *callRecord) error {
 	if e.Link.ID == "" {
 		e.Link.ID = uuid.NewString()
 	}
@@ -109,7 +111,7 @@ func (g *gateway) send(e *envelope) error {
 		return fmt.Errorf("%w: gateway %s holds %d messages for the peer (queue_limit %d); the link is down or the peer slow",
 			ErrQueueFull, g.name, n, g.queueLimit)
 	}
-	seq, err := g.m.db.enqueue(g.name, e.Link.ID, signed, e.Link.Sent)
+	seq, err := g.m.db.enqueue(g.name, e.Link.ID, signed, e.Link.Sent, rec)
 	if err != nil {
 		g.mu.Unlock()
 		return err

@@ -65,6 +65,11 @@ type Manager struct {
 	upgrader websocket.Upgrader
 	stats    linkStats
 
+	// smu guards served: the conversations serving peers' calls.
+	smu         sync.Mutex
+	served      map[string]*served
+	unsubscribe func()
+
 	wmu         sync.Mutex
 	watchers    map[int]func(event, gateway, detail string)
 	nextWatcher int
@@ -92,6 +97,7 @@ func New(o Options) (*Manager, error) {
 		return nil, errors.New("federation: no pump")
 	}
 	m := &Manager{opts: o, log: o.Logger, byName: map[string]*gateway{}, closed: make(chan struct{}),
+		served:   map[string]*served{},
 		upgrader: websocket.Upgrader{ReadBufferSize: 64 << 10, WriteBufferSize: 64 << 10}}
 	s := sha256.Sum256(append([]byte("xmlpipe-federation-secret\x00"), o.Key.Seed()...))
 	m.secret = s[:]
@@ -111,10 +117,18 @@ func New(o Options) (*Manager, error) {
 	if m.db, err = openDB(o.DataDir); err != nil {
 		return nil, err
 	}
+	exports := false
 	for _, g := range m.gateways {
 		if err := g.load(); err != nil {
 			return nil, errors.Join(err, m.db.close())
 		}
+		exports = exports || len(g.exports) > 0
+	}
+	if err := m.loadServed(); err != nil {
+		return nil, errors.Join(err, m.db.close())
+	}
+	if exports {
+		m.unsubscribe = o.Pump.Subscribe(pump.OutletFunc(m.onEvent))
 	}
 	o.Pump.Threads().OnEnd(func(ids []string) {
 		for _, g := range m.gateways {
@@ -173,6 +187,9 @@ func (m *Manager) Start() {
 // the next start.
 func (m *Manager) Close() error {
 	m.once.Do(func() {
+		if m.unsubscribe != nil {
+			m.unsubscribe()
+		}
 		close(m.closed)
 		for _, g := range m.gateways {
 			g.mu.Lock()
@@ -413,7 +430,7 @@ func (m *Manager) sweeper() {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
-		if err := m.db.sweep(m.now()); err != nil {
+		if err := m.db.sweep(m.now(), m.callsRetention()); err != nil {
 			m.log.Warn("federation: sweep", "error", err)
 		}
 		select {
@@ -463,4 +480,14 @@ func (g *gateway) missingImports() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return len(g.cfg.Import) - len(g.registered)
+}
+
+// callsRetention is how long a call record waits to be adopted: twice the
+// longest call_timeout.
+func (m *Manager) callsRetention() time.Duration {
+	d := config.DefaultGatewayCallTimeout
+	for _, g := range m.gateways {
+		d = max(d, g.callTimeout)
+	}
+	return 2 * d
 }

@@ -36,7 +36,7 @@ type db struct {
 // openDB opens (creating) dir/federation.db; dir "" keeps the state in
 // memory (an organism without a data directory).
 func openDB(dir string) (*db, error) {
-	dsn := "file:federation?mode=memory&cache=shared&_pragma=busy_timeout(10000)"
+	var dsn string
 	if dir != "" {
 		path := filepath.Join(dir, DatabaseFileName)
 		dsn = "file:" + (&url.URL{Path: path}).EscapedPath() +
@@ -64,6 +64,21 @@ CREATE TABLE IF NOT EXISTS seen (
 	at INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS seen_at ON seen(at);
+CREATE TABLE IF NOT EXISTS served (
+	conv TEXT PRIMARY KEY,
+	gateway TEXT NOT NULL,
+	link_thread TEXT NOT NULL,
+	created INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS calls (
+	link_thread TEXT PRIMARY KEY,
+	gateway TEXT NOT NULL,
+	caller_thread TEXT NOT NULL,
+	digest BLOB NOT NULL,
+	answer BLOB,
+	created INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS calls_caller ON calls(gateway, caller_thread, digest);
 CREATE TABLE IF NOT EXISTS imports (
 	gateway TEXT NOT NULL,
 	tag TEXT NOT NULL,
@@ -87,13 +102,117 @@ type queued struct {
 	env []byte
 }
 
-// enqueue stores a signed envelope for gateway gw.
-func (d *db) enqueue(gw, id string, env []byte, now time.Time) (int64, error) {
-	r, err := d.sql.Exec(`INSERT INTO outbox (gateway, id, env, created) VALUES (?, ?, ?, ?)`, gw, id, env, now.UnixNano())
+// enqueue stores a signed envelope for gateway gw; with a call, the call's
+// record too, in the same transaction (a call is never recorded without
+// its envelope, nor sent without its record).
+func (d *db) enqueue(gw, id string, env []byte, now time.Time, c *callRecord) (int64, error) {
+	tx, err := d.sql.Begin()
 	if err != nil {
 		return 0, fmt.Errorf("federation: outbox: %w", err)
 	}
-	return r.LastInsertId()
+	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
+	r, err := tx.Exec(`INSERT INTO outbox (gateway, id, env, created) VALUES (?, ?, ?, ?)`, gw, id, env, now.UnixNano())
+	if err != nil {
+		return 0, fmt.Errorf("federation: outbox: %w", err)
+	}
+	if c != nil {
+		if _, err := tx.Exec(`INSERT INTO calls (link_thread, gateway, caller_thread, digest, created) VALUES (?, ?, ?, ?, ?)`,
+			id, gw, c.callerThread, c.digest, now.UnixNano()); err != nil {
+			return 0, fmt.Errorf("federation: calls: %w", err)
+		}
+	}
+	seq, err := r.LastInsertId()
+	if err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("federation: outbox: %w", err)
+	}
+	return seq, nil
+}
+
+// callRecord is what is kept of a call this side made, so that after a
+// restart the re-delivered message that made it adopts it instead of
+// calling again.
+type callRecord struct {
+	callerThread string
+	digest       []byte
+}
+
+// openCalls lists the recorded calls of gw made on callerThread with
+// digest, oldest first, with the answer each already has (nil if none).
+func (d *db) openCalls(gw, callerThread string, digest []byte) (ids []string, answers [][]byte, err error) {
+	rows, err := d.sql.Query(`SELECT link_thread, answer FROM calls WHERE gateway = ? AND caller_thread = ? AND digest = ?
+		ORDER BY created`, gw, callerThread, digest)
+	if err != nil {
+		return nil, nil, fmt.Errorf("federation: calls: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var a []byte
+		if err := rows.Scan(&id, &a); err != nil {
+			return nil, nil, fmt.Errorf("federation: calls: %w", err)
+		}
+		ids, answers = append(ids, id), append(answers, a)
+	}
+	return ids, answers, rows.Err()
+}
+
+// keepAnswer stores the answer of a recorded call nobody waits for now;
+// it reports whether such a call exists.
+func (d *db) keepAnswer(linkThread string, env []byte) (bool, error) {
+	r, err := d.sql.Exec(`UPDATE calls SET answer = ? WHERE link_thread = ? AND answer IS NULL`, env, linkThread)
+	if err != nil {
+		return false, fmt.Errorf("federation: calls: %w", err)
+	}
+	n, err := r.RowsAffected()
+	return n > 0, err
+}
+
+// callDone forgets a call whose caller got its answer (or gave up).
+func (d *db) callDone(linkThread string) error {
+	if _, err := d.sql.Exec(`DELETE FROM calls WHERE link_thread = ?`, linkThread); err != nil {
+		return fmt.Errorf("federation: calls: %w", err)
+	}
+	return nil
+}
+
+// serveBegin records that conversation conv serves the peer's call on
+// linkThread through gw (before the call is injected).
+func (d *db) serveBegin(conv, gw, linkThread string, now time.Time) error {
+	if _, err := d.sql.Exec(`INSERT OR REPLACE INTO served (conv, gateway, link_thread, created) VALUES (?, ?, ?, ?)`,
+		conv, gw, linkThread, now.UnixNano()); err != nil {
+		return fmt.Errorf("federation: served: %w", err)
+	}
+	return nil
+}
+
+// serveEnd forgets a served conversation.
+func (d *db) serveEnd(conv string) error {
+	if _, err := d.sql.Exec(`DELETE FROM served WHERE conv = ?`, conv); err != nil {
+		return fmt.Errorf("federation: served: %w", err)
+	}
+	return nil
+}
+
+// servedAll lists the conversations serving calls (conv → gateway, link
+// thread), to answer them after a restart.
+func (d *db) servedAll() (map[string][2]string, error) {
+	rows, err := d.sql.Query(`SELECT conv, gateway, link_thread FROM served`)
+	if err != nil {
+		return nil, fmt.Errorf("federation: served: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][2]string{}
+	for rows.Next() {
+		var conv, gw, lt string
+		if err := rows.Scan(&conv, &gw, &lt); err != nil {
+			return nil, fmt.Errorf("federation: served: %w", err)
+		}
+		out[conv] = [2]string{gw, lt}
+	}
+	return out, rows.Err()
 }
 
 // pending lists gw's outbox in order.
@@ -144,9 +263,13 @@ func (d *db) forget(env []byte) {
 	_, _ = d.sql.Exec(`DELETE FROM seen WHERE hash = ?`, h[:])
 }
 
-// sweep drops the hashes older than seenRetention.
-func (d *db) sweep(now time.Time) error {
+// sweep drops the hashes older than seenRetention, and call records older
+// than callsRetention (calls whose message was never re-delivered).
+func (d *db) sweep(now time.Time, callsRetention time.Duration) error {
 	_, err := d.sql.Exec(`DELETE FROM seen WHERE at < ?`, now.Add(-seenRetention).UnixNano())
+	if err == nil {
+		_, err = d.sql.Exec(`DELETE FROM calls WHERE created < ?`, now.Add(-callsRetention).UnixNano())
+	}
 	return err
 }
 

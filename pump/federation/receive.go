@@ -68,7 +68,7 @@ func (g *gateway) onEnvelope(c *conn, b []byte) {
 	case KindCall:
 		g.onCall(c, e, b)
 	case KindReply, KindHuh, KindEnd:
-		g.onAnswer(e)
+		g.onAnswer(e, b)
 		_ = c.writeFrame(frame{Type: frameAck, ID: e.Link.ID})
 	case KindCancel:
 		g.onCancel(e)
@@ -126,18 +126,19 @@ func (g *gateway) onCall(c *conn, e *envelope, raw []byte) {
 		delete(g.inflight, conv)
 		g.mu.Unlock()
 	}()
-	g.mu.Lock()
-	g.serving[e.Thread] = conv
-	g.mu.Unlock()
+	if err := g.m.serveBegin(conv, g, e.Thread); err != nil {
+		g.log.Error("federation: call not accepted", "id", e.Link.ID, "error", err)
+		nack("Message could not be delivered")
+		return
+	}
 	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(e.Payload)+256), g.name, e.To, conv, e.Payload)
-	out := g.calleeOutlet(e.Thread)
 	ctx, cancel := context.WithTimeout(context.Background(), g.callTimeout)
 	defer cancel()
-	_, err := g.m.opts.Pump.InjectAs(ctx, env, out, pump.Principal{From: g.name})
+	// No outlet: what the conversation answers reaches the gateway through
+	// the manager's subscription (served.go), also after a restart.
+	_, err := g.m.opts.Pump.InjectAs(ctx, env, nil, pump.Principal{From: g.name})
 	if err != nil {
-		g.mu.Lock()
-		delete(g.serving, e.Thread)
-		g.mu.Unlock()
+		g.m.serveEnd(conv)
 		why := "Message could not be delivered"
 		if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
 			why = f.Canned()
@@ -149,75 +150,40 @@ func (g *gateway) onCall(c *conn, e *envelope, raw []byte) {
 	_ = c.writeFrame(frame{Type: frameAck, ID: e.Link.ID})
 }
 
-// calleeOutlet returns what the conversation begun for a call answers to
-// the gateway: its reply, its <huh>, or — when it completes without
-// either — end.
-func (g *gateway) calleeOutlet(linkThread string) pump.Outlet {
-	var answered bool
-	var mu = make(chan struct{}, 1)
-	return pump.OutletFunc(func(ev pump.Event) {
-		mu <- struct{}{}
-		defer func() { <-mu }()
-		var e *envelope
-		switch ev.Kind {
-		case pump.EventReply:
-			if answered || ev.To != g.name {
-				return
-			}
-			name, ns, payload, err := payloadOf(ev.Envelope)
-			if err != nil {
-				g.log.Error("federation: reply not sent", "error", err)
-				return
-			}
-			e = &envelope{Thread: linkThread, Link: link{Kind: KindReply, Ref: linkThread}, Payload: payload,
-				PayloadName: name, PayloadNS: ns}
-		case pump.EventHuh:
-			if answered || ev.Conversation == "" || ev.To != g.name {
-				return
-			}
-			e = &envelope{Thread: linkThread, Link: link{Kind: KindHuh, Ref: linkThread, Error: ev.Error}}
-		case pump.EventComplete:
-			g.mu.Lock()
-			delete(g.serving, linkThread)
-			g.mu.Unlock()
-			if answered {
-				return
-			}
-			e = &envelope{Thread: linkThread, Link: link{Kind: KindEnd, Ref: linkThread}}
-		default:
-			return
-		}
-		answered = true
-		if err := g.send(e); err != nil {
-			g.log.Error("federation: answer to the peer lost", "kind", e.Link.Kind, "error", err)
-		}
-	})
-}
-
-// onAnswer completes the call a reply, huh or end answers. An answer to a
-// call this side no longer waits for (answered already, timed out, or made
-// before a restart) is dropped.
-func (g *gateway) onAnswer(e *envelope) {
+// onAnswer completes the call a reply, huh or end answers. The answer to a
+// recorded call nobody waits for now (made before a restart) is kept for
+// the re-delivered message that will adopt the call; an answer to a call
+// that is neither (answered already, timed out) is dropped.
+func (g *gateway) onAnswer(e *envelope, raw []byte) {
 	g.mu.Lock()
 	c := g.pending[e.Link.Ref]
 	delete(g.pending, e.Link.Ref)
 	g.mu.Unlock()
-	if c == nil {
-		g.log.Info("federation: answer to a call nobody waits for dropped", "call", e.Link.Ref, "kind", e.Link.Kind)
+	if c != nil {
+		c.answer <- e
 		return
 	}
-	c.answer <- e
+	kept, err := g.m.db.keepAnswer(e.Link.Ref, raw)
+	if err != nil {
+		g.log.Error("federation: answer not kept", "call", e.Link.Ref, "error", err)
+		return
+	}
+	if kept {
+		g.log.Info("federation: answer kept for a call made before a restart", "call", e.Link.Ref, "kind", e.Link.Kind)
+		return
+	}
+	g.log.Info("federation: answer to a call nobody waits for dropped", "call", e.Link.Ref, "kind", e.Link.Kind)
 }
 
 // onCancel ends the conversation begun for a call whose caller's thread
 // ended.
 func (g *gateway) onCancel(e *envelope) {
-	g.mu.Lock()
-	conv := g.serving[e.Link.Ref]
-	delete(g.serving, e.Link.Ref)
-	g.mu.Unlock()
-	if conv == "" {
+	if !xmlpipe.IsThreadID(e.Link.Ref) {
 		return
+	}
+	conv := derivedThread(g.m.secret, g.name, e.Link.Ref)
+	if !g.m.serving(conv) {
+		return // answered and ended already, or never begun
 	}
 	if _, err := g.m.opts.Pump.Kill(conv); err != nil && !errors.Is(err, pump.ErrUnknownThread) {
 		g.log.Warn("federation: cancel", "thread", conv, "error", err)

@@ -1,0 +1,102 @@
+package federation
+
+import (
+	"github.com/xml-pipeline/xmlpipe/pump"
+)
+
+// served is a conversation begun for a peer's call: where its answer goes.
+type served struct {
+	g          *gateway
+	linkThread string
+	answered   bool
+}
+
+// loadServed restores the conversations serving calls when the organism
+// stopped: their answers, after the pump's recovery re-delivers their
+// messages, still go to the peer.
+func (m *Manager) loadServed() error {
+	all, err := m.db.servedAll()
+	if err != nil {
+		return err
+	}
+	m.smu.Lock()
+	defer m.smu.Unlock()
+	for conv, v := range all {
+		if g := m.byName[v[0]]; g != nil {
+			m.served[conv] = &served{g: g, linkThread: v[1]}
+		}
+	}
+	return nil
+}
+
+// serveBegin records conv as serving g's call on linkThread, durably,
+// before the call is injected.
+func (m *Manager) serveBegin(conv string, g *gateway, linkThread string) error {
+	if err := m.db.serveBegin(conv, g.name, linkThread, m.now()); err != nil {
+		return err
+	}
+	m.smu.Lock()
+	m.served[conv] = &served{g: g, linkThread: linkThread}
+	m.smu.Unlock()
+	return nil
+}
+
+// serveEnd forgets conv.
+func (m *Manager) serveEnd(conv string) {
+	m.smu.Lock()
+	delete(m.served, conv)
+	m.smu.Unlock()
+	if err := m.db.serveEnd(conv); err != nil {
+		m.log.Warn("federation: served", "thread", conv, "error", err)
+	}
+}
+
+// serving reports whether conv serves a call now.
+func (m *Manager) serving(conv string) bool {
+	m.smu.Lock()
+	defer m.smu.Unlock()
+	return m.served[conv] != nil
+}
+
+// onEvent sends the peer what a served conversation answers its root
+// sender (the gateway): its reply, its <huh>, or — when it completes
+// without either — end. Events come from the pump's subscription, after
+// the journal holds them, in the pump's order.
+func (m *Manager) onEvent(ev pump.Event) {
+	switch ev.Kind {
+	case pump.EventReply, pump.EventHuh, pump.EventComplete:
+	default:
+		return
+	}
+	m.smu.Lock()
+	s := m.served[ev.Conversation]
+	if s == nil || ev.Kind != pump.EventComplete && (s.answered || ev.To != s.g.name) {
+		m.smu.Unlock()
+		return
+	}
+	answered := s.answered
+	s.answered = true
+	m.smu.Unlock()
+	g, lt := s.g, s.linkThread
+	var e *envelope
+	switch ev.Kind {
+	case pump.EventReply:
+		name, ns, payload, err := payloadOf(ev.Envelope)
+		if err != nil {
+			g.log.Error("federation: reply not sent", "error", err)
+			return
+		}
+		e = &envelope{Thread: lt, Link: link{Kind: KindReply, Ref: lt}, Payload: payload, PayloadName: name, PayloadNS: ns}
+	case pump.EventHuh:
+		e = &envelope{Thread: lt, Link: link{Kind: KindHuh, Ref: lt, Error: ev.Error}}
+	case pump.EventComplete:
+		m.serveEnd(ev.Conversation)
+		if answered {
+			return
+		}
+		e = &envelope{Thread: lt, Link: link{Kind: KindEnd, Ref: lt}}
+	}
+	if err := g.send(e, nil); err != nil {
+		g.log.Error("federation: answer to the peer lost", "kind", e.Link.Kind, "error", err)
+	}
+}
