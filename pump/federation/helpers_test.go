@@ -86,6 +86,8 @@ type callee struct {
 	logs  *logBuffer
 	mu    sync.Mutex
 	calls []string
+	// hold, when set, keeps every echo waiting until it is closed.
+	hold chan struct{}
 }
 
 func (c *callee) seen() []string {
@@ -96,8 +98,13 @@ func (c *callee) seen() []string {
 
 // newCallee starts a callee trusting peerKey as gateway "a".
 func newCallee(t testing.TB, peerKey ed25519.PrivateKey) *callee {
+	return newCalleeHolding(t, peerKey, nil)
+}
+
+// newCalleeHolding is newCallee whose echo waits for hold to close.
+func newCalleeHolding(t testing.TB, peerKey ed25519.PrivateKey, hold chan struct{}) *callee {
 	t.Helper()
-	c := &callee{key: newKey(t), logs: &logBuffer{}}
+	c := &callee{key: newKey(t), logs: &logBuffer{}, hold: hold}
 	log := slog.New(slog.NewTextHandler(c.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	p, err := pump.New(pump.Options{Organism: "b", Logger: log})
 	if err != nil {
@@ -112,6 +119,9 @@ func newCallee(t testing.TB, peerKey ed25519.PrivateKey) *callee {
 			c.mu.Lock()
 			c.calls = append(c.calls, md.From+":"+e.Text)
 			c.mu.Unlock()
+			if c.hold != nil {
+				<-c.hold
+			}
 			return xmlpipe.Respond(&Echoed{Text: strings.ToUpper(e.Text)}), nil
 		})})
 	if err != nil {

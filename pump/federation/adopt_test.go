@@ -1,0 +1,118 @@
+package federation
+
+import (
+	"context"
+	"crypto/ed25519"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// caller is organism A's side of a link to c, with its state in dir.
+type caller struct {
+	pump *pump.Pump
+	m    *Manager
+	echo xmlpipe.Handler
+	// once is the Echo payload as the pump decodes it for the import.
+	once any
+}
+
+func newCaller(t *testing.T, key ed25519.PrivateKey, c *callee, dir string) *caller {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(c.logs, nil)).With("side", "caller")
+	p, err := pump.New(pump.Options{Organism: "a", Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = p.Shutdown(ctx)
+	})
+	m, err := New(Options{Organism: "a", Key: key, Pump: p, Logger: log, DataDir: dir,
+		Gateways: []config.Gateway{{Name: "b", RemoteURL: c.url(), TrustedIdentity: writePublic(t, c.key),
+			Import: []string{"Echo"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt, _ := xmlpipe.PayloadTypeOf[Echo]()
+	if err := m.gateways[0].register([]imported{{Tag: "Echo", Name: "echo", Description: "echo", XSD: pt.XSD()}}); err != nil {
+		t.Fatal(err)
+	}
+	m.Start()
+	l, _ := p.Lookup("echo")
+	once, err := l.Payload.Decode([]byte(`<Echo><Text>once</Text></Echo>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &caller{pump: p, m: m, echo: l.Handler, once: once}
+}
+
+// TestCallAdoptedAfterCallerRestart: a call is open when the calling
+// organism stops (as at a crash: the manager goes, the record stays); the
+// same message handled again after the restart adopts the call rather
+// than calling twice, and gets the answer.
+func TestCallAdoptedAfterCallerRestart(t *testing.T) {
+	aKey, dir := newKey(t), t.TempDir()
+	hold := make(chan struct{})
+	c := newCalleeHolding(t, aKey, hold)
+	defer close(hold)
+	md := xmlpipe.Metadata{ThreadID: xmlpipe.NewThreadID(), From: "console"}
+
+	a1 := newCaller(t, aKey, c, dir)
+	first := make(chan error, 1)
+	go func() {
+		_, err := a1.echo.Handle(context.Background(), a1.once, md)
+		first <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); len(c.seen()) == 0; time.Sleep(5 * time.Millisecond) {
+		select {
+		case err := <-first:
+			t.Fatalf("the call ended before reaching the callee: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the call never reached the callee")
+		}
+	}
+	if err := a1.m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-first; err == nil {
+		t.Fatal("the first handling returned no error when its manager stopped")
+	}
+
+	a2 := newCaller(t, aKey, c, dir)
+	defer a2.m.Close()
+	answered := make(chan xmlpipe.Response, 1)
+	go func() {
+		r, err := a2.echo.Handle(context.Background(), a2.once, md)
+		if err != nil {
+			t.Error(err)
+		}
+		answered <- r
+	}()
+	hold <- struct{}{} // release the callee's echo: its answer goes to a2
+	select {
+	case r := <-answered:
+		rr, ok := r.(*xmlpipe.RespondResponse)
+		if !ok {
+			t.Fatalf("response %T", r)
+		}
+		if text, _ := xmlpipe.PayloadText(rr.Payload); text != "ONCE" {
+			t.Fatalf("answer %#v", rr.Payload)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the adopted call got no answer")
+	}
+	if got := c.seen(); len(got) != 1 {
+		t.Fatalf("the callee saw %d calls, want 1: %q", len(got), got)
+	}
+}
