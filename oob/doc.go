@@ -52,10 +52,11 @@
 // or immediate; acknowledged before the organism stops), and
 // register/unregister-remote-gateway (stored in Target.GatewayFile for
 // federation to connect), register-listener (class and handler named in the
-// listener catalog, Python dotted names accepted; the next message routed,
-// by any conversation, may reach it) and unregister-listener (routing to it
-// stops at once, what was queued for it is still handled, and the answer
-// comes once its running handlers finished), each with a listener-event
-// push. Listeners changed this way are not written to organism.yaml: a
+// listener catalog, Python dotted names accepted; every conversation that
+// starts from then on may reach it, while running conversations keep the
+// routing table they started with) and unregister-listener (no new
+// conversation reaches it; the conversations already running keep reaching
+// it until they complete, and the answer comes once they and its running
+// handlers are done with it), each with a listener-event push. Listeners changed this way are not written to organism.yaml: a
 // reload or restart goes back to the file.
 package oob

@@ -101,7 +101,7 @@ func (p *Pump) handlerFailed(l *listener, d *delivery, err error) {
 		p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, "error handler failed: "+err.Error())
 		return
 	}
-	if sender := p.table.lookup(d.from); sender != nil && !d.senderOutside {
+	if sender := d.tbl.lookup(d.from); sender != nil && !d.senderOutside {
 		// The <huh> goes back on the thread the sender's handler ran on, as for
 		// any other rejected output of a listener (fail → origThread).
 		thread := d.senderThread
@@ -110,7 +110,7 @@ func (p *Pump) handlerFailed(l *listener, d *delivery, err error) {
 		}
 		p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: thread,
 			From: "core", To: sender.Name, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags})
-		p.sendError(d.conv, sender, thread, huh, d.depth)
+		p.sendError(d.conv, d.tbl, sender, thread, huh, d.depth)
 		return
 	}
 	p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
@@ -136,7 +136,7 @@ func (p *Pump) outputRejected(l *listener, d *delivery, err error, text []byte) 
 	diags := []xmlpipe.Diagnostic{{Stage: xmlpipe.StageExtract, Msg: err.Error()}}
 	p.record(Record{Time: p.opts.Clock(), Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
 		From: l.Name, Listener: l.Name, Envelope: clip(text), Diagnostics: diags})
-	p.sendError(d.conv, l, d.thread, xmlpipe.NewHuh(err, clip(text)), d.depth)
+	p.sendError(d.conv, d.tbl, l, d.thread, xmlpipe.NewHuh(err, clip(text)), d.depth)
 }
 
 // respond processes a handler's Response: forward, respond, raw or end.
@@ -173,7 +173,7 @@ func (p *Pump) peerViolation(l *listener, d *delivery, to string) {
 	if l.errHandler == nil {
 		p.deadLetter(d.conv, d.thread, l.Name, to, "", nil, "peer violation; agent has no error handler")
 	}
-	p.sendError(d.conv, l, d.thread, xmlpipe.RoutingError(), d.depth)
+	p.sendError(d.conv, d.tbl, l, d.thread, xmlpipe.RoutingError(), d.depth)
 }
 
 // forward is Send(to, payload): extend the chain and re-enter the full chain.
@@ -198,7 +198,7 @@ func (p *Pump) forward(l *listener, d *delivery, to string, payload any) {
 		return
 	}
 	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, to, child, body)
-	p.emit(d, &work{raw: env, conv: d.conv, sender: l, senderThread: d.thread, depth: d.depth + 1,
+	p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, sender: l, senderThread: d.thread, depth: d.depth + 1,
 		payloadType: pt, canonical: pt.Canonical(), admitted: d.admitted, parent: d.mark.retain()})
 }
 
@@ -222,9 +222,9 @@ func (p *Pump) reply(l *listener, d *delivery, payload any) {
 		return
 	}
 	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, caller, thread, body)
-	w := &work{raw: env, conv: d.conv, sender: l, senderThread: d.thread, depth: max(d.depth-1, 0), payloadType: pt,
+	w := &work{raw: env, conv: d.conv, tbl: d.tbl, sender: l, senderThread: d.thread, depth: max(d.depth-1, 0), payloadType: pt,
 		canonical: pt.Canonical(), admitted: d.admitted, parent: d.mark.retain(), prune: d.thread}
-	if p.table.lookup(caller) == nil {
+	if d.tbl.lookup(caller) == nil {
 		w.egress = caller
 	}
 	p.emit(d, w)
@@ -245,9 +245,9 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 		p.log.Info("raw output repaired", "listener", l.Name, "thread", d.thread, "diagnostics", len(diags))
 	}
 	for _, part := range parts {
-		targets, err := p.table.resolve("", part.Namespace, part.Name)
+		targets, err := d.tbl.resolve("", part.Namespace, part.Name)
 		if err != nil {
-			p.sendError(d.conv, l, d.thread, xmlpipe.NewHuh(err, part.Bytes), d.depth)
+			p.sendError(d.conv, d.tbl, l, d.thread, xmlpipe.NewHuh(err, part.Bytes), d.depth)
 			continue
 		}
 		for _, t := range targets {
@@ -262,7 +262,7 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 			}
 			body := withEmptyNS(part)
 			env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, t.Name, child, body)
-			p.emit(d, &work{raw: env, conv: d.conv, sender: l, senderThread: d.thread, depth: d.depth + 1,
+			p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, sender: l, senderThread: d.thread, depth: d.depth + 1,
 				admitted: d.admitted, parent: d.mark.retain()})
 		}
 	}

@@ -30,7 +30,13 @@ type Pump struct {
 	log     *slog.Logger
 	ingress *xmlpipe.Ingress
 	core    xmlpipe.CoreTypes
-	table   *table
+	// routes is the current routing snapshot (see table); routesMu orders
+	// its writers. New conversations pin it; routing reads it lock-free.
+	routes   atomic.Pointer[table]
+	routesMu sync.Mutex
+	// live are the listeners whose workers run (liveListeners).
+	liveMu  sync.Mutex
+	live    map[*listener]struct{}
 	threads *registry.Threads
 	todos   *registry.TodoRegistry
 	context *registry.ContextBuffer
@@ -79,6 +85,9 @@ type convState struct {
 	// ending are threads whose handler returned nil while other messages of
 	// the conversation were in flight; they end when it completes.
 	ending []string
+	// tbl is the routing snapshot the conversation started with and routes
+	// within (pinned until the conversation completes).
+	tbl *table
 }
 
 // New builds a pump. Listeners are added with Register before Start.
@@ -113,7 +122,6 @@ func New(opts Options) (*Pump, error) {
 		log:          opts.Logger,
 		ingress:      in,
 		core:         core,
-		table:        newTable(),
 		threads:      opts.Threads,
 		todos:        opts.Todos,
 		context:      opts.Context,
@@ -124,6 +132,7 @@ func New(opts Options) (*Pump, error) {
 		convs:        newConvTable(),
 	}
 	p.flight = sync.NewCond(&p.flightMu)
+	p.routes.Store(newTable())
 	if dj, ok := opts.Journal.(DurableJournal); ok {
 		p.durable = dj
 		p.gate = gate.New(dj.WaitDurable, opts.Logger)
@@ -151,7 +160,8 @@ func (p *Pump) register(l Listener, system bool) error {
 	if p.started.Load() {
 		return ErrStarted
 	}
-	return p.table.add(p.newListener(l), system)
+	rl := p.newListener(l)
+	return p.editRoutes(func(t *table) (*table, error) { return t.with(rl, system) })
 }
 
 // newListener builds the pump's state of l (not registered yet).
@@ -187,7 +197,7 @@ func (p *Pump) Start() error {
 		return ErrStarted
 	}
 	p.startTime = p.opts.Clock()
-	for _, l := range p.table.all() {
+	for _, l := range p.routes.Load().all() {
 		if l.Agent && len(l.Peers) > 0 {
 			l.usage = gen.UsageInstructions(l.Name, l.Description, p.peersOf(l))
 		}
@@ -196,7 +206,7 @@ func (p *Pump) Start() error {
 		p.wg.Add(1)
 		go p.ingressWorker()
 	}
-	for _, l := range p.table.all() {
+	for _, l := range p.routes.Load().all() {
 		p.startWorkers(l)
 	}
 	p.stopCollect = make(chan struct{})
@@ -209,7 +219,7 @@ func (p *Pump) peersOf(l *listener) []gen.Peer {
 	out := make([]gen.Peer, 0, len(l.Peers))
 	for _, name := range l.Peers {
 		peer := gen.Peer{Name: name}
-		if pl := p.table.lookup(name); pl != nil {
+		if pl := p.routes.Load().lookup(name); pl != nil {
 			peer.Description = pl.Description
 			peer.Type = pl.Payload.Model()
 		}
@@ -227,7 +237,7 @@ func (p *Pump) Shutdown(ctx context.Context) error {
 	p.flightMu.Lock()
 	p.flight.Broadcast() // Inject calls waiting for room fail with ErrClosed now
 	p.flightMu.Unlock()
-	for _, l := range p.table.all() {
+	for _, l := range p.liveListeners() {
 		l.queue.setPaused(false) // a paused listener drains too
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.opts.ShutdownTimeout)
@@ -249,7 +259,7 @@ func (p *Pump) Shutdown(ctx context.Context) error {
 		p.flight.Broadcast()
 	}
 	p.work.close()
-	for _, l := range p.table.all() {
+	for _, l := range p.liveListeners() {
 		l.queue.close()
 	}
 	if p.stopCollect != nil {
@@ -333,11 +343,11 @@ func (p *Pump) Todos() *registry.TodoRegistry { return p.todos }
 func (p *Pump) Organism() string { return p.opts.Organism }
 
 // Routes returns the routing table.
-func (p *Pump) Routes() []Route { return p.table.routes() }
+func (p *Pump) Routes() []Route { return p.routes.Load().routes() }
 
 // Lookup returns the registered listener of that name (case-insensitive).
 func (p *Pump) Lookup(name string) (Listener, bool) {
-	l := p.table.lookup(name)
+	l := p.routes.Load().lookup(name)
 	if l == nil {
 		return Listener{}, false
 	}
