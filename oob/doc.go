@@ -48,8 +48,10 @@
 // pushes on the subscribing connection; system-event pushes for shutdown and
 // config changes), get-organism-graph (mermaid, graphviz, json), get-config /
 // set-config (log_level is the one runtime-mutable key; the others are
-// refused by name with IMMUTABLE), shutdown (graceful within timeout-seconds,
-// or immediate; acknowledged before the organism stops), and
+// refused by name with IMMUTABLE), shutdown (graceful: drains within
+// timeout-seconds; immediate: running handlers cancelled, queued messages
+// left undelivered in the journal for recovery; acknowledged before the
+// organism stops), and
 // register/unregister-remote-gateway (stored in Target.GatewayFile for
 // federation to connect), register-listener (class and handler named in the
 // listener catalog, Python dotted names accepted; every conversation that

@@ -1,7 +1,6 @@
 package pump
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -21,6 +20,10 @@ func (p *Pump) listenerWorker(l *listener, current *atomic.Pointer[string]) {
 		if !ok {
 			return
 		}
+		if p.stopNow.Load() {
+			p.drop(d)
+			continue
+		}
 		p.handlerSem <- struct{}{}
 		l.active.Add(1)
 		if p.killed(d.conv) {
@@ -30,9 +33,13 @@ func (p *Pump) listenerWorker(l *listener, current *atomic.Pointer[string]) {
 			p.handle(l, d)
 			current.Store(nil)
 		}
-		d.mark.release()
 		l.active.Add(-1)
 		<-p.handlerSem
+		if p.stopNow.Load() { // stopped meanwhile: the handling may be cut short
+			p.drop(d)
+			continue
+		}
+		d.mark.release()
 		l.handled.Add(1)
 		l.lastSeen.Store(p.opts.Clock().UnixNano())
 		p.processed.Add(1)
@@ -40,6 +47,18 @@ func (p *Pump) listenerWorker(l *listener, current *atomic.Pointer[string]) {
 		p.release()
 		p.convDone(d.conv)
 	}
+}
+
+// drop abandons a delivery in an immediate shutdown (ShutdownNow): it is not
+// marked delivered, so Recover re-delivers its journaled message on the next
+// start, and what its handler emitted is dropped with it.
+func (p *Pump) drop(d *delivery) {
+	for i := range d.outputs {
+		p.release()
+		d.outputs[i] = nil
+	}
+	d.outputs = d.outputs[:0]
+	p.release()
 }
 
 // handle delivers one message to a listener's handler and processes its response.
@@ -62,6 +81,9 @@ func (p *Pump) handle(l *listener, d *delivery) {
 	t0 := p.stageStart()
 	resp, err := p.call(l, d, md)
 	p.stageEnd(StageHandler, l.Name, d.thread, t0, err != nil)
+	if p.stopNow.Load() {
+		return // an immediate shutdown cancelled it: neither answered nor failed (see drop)
+	}
 	if err != nil {
 		p.handlerFailed(l, d, err)
 		return
@@ -77,7 +99,7 @@ func (p *Pump) call(l *listener, d *delivery, md xmlpipe.Metadata) (resp xmlpipe
 			err = fmt.Errorf("%w: %s panicked: %v", xmlpipe.ErrHandler, l.Name, r)
 		}
 	}()
-	ctx := context.Background()
+	ctx := p.handlerCtx
 	if d.errPayload != nil {
 		return l.errHandler.HandleError(ctx, d.errPayload, md)
 	}

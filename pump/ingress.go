@@ -145,10 +145,25 @@ func (p *Pump) ingressWorker() {
 		if !ok {
 			return
 		}
+		if p.stopNow.Load() {
+			p.dropWork(w)
+			continue
+		}
 		p.ingressSlots <- struct{}{}
 		p.process(w)
 		<-p.ingressSlots
 		yieldToWoken(w)
+	}
+}
+
+// dropWork abandons work queued for the ingress stages in an immediate
+// shutdown: an external message not journaled yet is refused to its sender
+// (ErrClosed); the message whose handler emitted internal work stays
+// unmarked, so Recover re-delivers it and it is emitted again.
+func (p *Pump) dropWork(w *work) {
+	p.release()
+	if w.done != nil {
+		w.done("", 0, ErrClosed)
 	}
 }
 

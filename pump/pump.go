@@ -59,7 +59,13 @@ type Pump struct {
 	wg           sync.WaitGroup
 	started      atomic.Bool
 	closing      atomic.Bool
-	startTime    time.Time
+	// stopNow marks an immediate shutdown (ShutdownNow): queued work is
+	// dropped, not handled.
+	stopNow atomic.Bool
+	// handlerCtx is every handler's context; ShutdownNow cancels it.
+	handlerCtx     context.Context
+	cancelHandlers context.CancelFunc
+	startTime      time.Time
 
 	convs *convTable
 	// killing counts killed conversations still in flight (fast path: 0).
@@ -132,6 +138,7 @@ func New(opts Options) (*Pump, error) {
 		convs:        newConvTable(),
 	}
 	p.flight = sync.NewCond(&p.flightMu)
+	p.handlerCtx, p.cancelHandlers = context.WithCancel(context.Background())
 	p.routes.Store(newTable())
 	if dj, ok := opts.Journal.(DurableJournal); ok {
 		p.durable = dj
@@ -231,6 +238,33 @@ func (p *Pump) peersOf(l *listener) []gen.Peer {
 // Shutdown stops admitting external messages, waits for in-flight work to
 // drain (bounded by ctx and Options.ShutdownTimeout), then stops every worker.
 func (p *Pump) Shutdown(ctx context.Context) error {
+	return p.shutdown(ctx, false)
+}
+
+// ShutdownNow stops the pump without draining: it stops admitting external
+// messages, cancels the context of every running handler, and drops what is
+// queued and what handlers emit from now on instead of handling it. Nothing
+// dropped is marked delivered, so with a DeliveryJournal every journaled
+// message among it is re-delivered by Recover on the next start (the
+// at-least-once contract); a message not journaled yet (an external one
+// still in the ingress stages) is refused to its sender with ErrClosed. It
+// waits for the running handlers to return, bounded by ctx and
+// Options.ShutdownTimeout, and reports those that did not. During a
+// graceful Shutdown it makes that one stop at once and returns (the
+// Shutdown call returns once the workers stopped).
+func (p *Pump) ShutdownNow(ctx context.Context) error {
+	return p.shutdown(ctx, true)
+}
+
+// shutdown is Shutdown (drain first) or ShutdownNow (now).
+func (p *Pump) shutdown(ctx context.Context, now bool) error {
+	if now {
+		p.stopNow.Store(true)
+		p.cancelHandlers()
+		p.flightMu.Lock()
+		p.flight.Broadcast() // a graceful drain under way stops waiting
+		p.flightMu.Unlock()
+	}
 	if !p.closing.CompareAndSwap(false, true) {
 		return nil
 	}
@@ -245,7 +279,7 @@ func (p *Pump) Shutdown(ctx context.Context) error {
 	drained := make(chan struct{})
 	go func() {
 		p.flightMu.Lock()
-		for p.inflight > 0 && ctx.Err() == nil {
+		for p.inflight > 0 && ctx.Err() == nil && !p.stopNow.Load() {
 			p.flight.Wait()
 		}
 		p.flightMu.Unlock()
@@ -267,12 +301,36 @@ func (p *Pump) Shutdown(ctx context.Context) error {
 	}
 	p.flight.Broadcast()
 	if p.started.Load() {
-		p.wg.Wait()
+		if p.stopNow.Load() {
+			err = errors.Join(err, p.waitWorkers(ctx))
+		} else {
+			p.wg.Wait()
+		}
 	}
 	if p.gate != nil {
 		p.gate.Close() // the drained messages' last events, once committed
 	}
 	return err
+}
+
+// waitWorkers waits for every worker to stop, bounded by ctx (an immediate
+// shutdown: a handler that ignores its cancelled context is left running).
+func (p *Pump) waitWorkers(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		p.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		running := 0
+		for _, l := range p.liveListeners() {
+			running += int(l.active.Load())
+		}
+		return fmt.Errorf("pump: immediate shutdown: %d handlers still running: %w", running, ctx.Err())
+	}
 }
 
 // InFlight returns the number of messages admitted and not yet fully processed.
