@@ -59,6 +59,17 @@
 // routing table they started with) and unregister-listener (no new
 // conversation reaches it; the conversations already running keep reaching
 // it until they complete, and the answer comes once they and its running
-// handlers are done with it), each with a listener-event push. Listeners changed this way are not written to organism.yaml: a
-// reload or restart goes back to the file.
+// handlers are done with it), each with a listener-event push. Listeners
+// changed this way are not written to organism.yaml: a reload or restart
+// goes back to the file.
+//
+// register-listener adds catalog listeners only: privileged-msg.xsd's
+// RegisterListener requires class and handler and has no element for an
+// LLM agent's prompt, model or tools, nor for a WebAssembly listener's
+// type, module or payload contract, so YAML agents and WASM listeners
+// cannot be described in a request. is-agent marks a catalog listener an
+// agent (unique root tag, peers enforced) without giving it a prompt. Add
+// those kinds to organism.yaml and reload (SIGHUP, or the bus API's
+// reload) instead; Go callers can use organism.Organism.AddListener, which
+// takes any config.Listener.
 package oob
