@@ -111,4 +111,3 @@ func newSince(before, after map[string]string) []string {
 	}
 	return out
 }
-
