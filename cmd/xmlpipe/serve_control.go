@@ -27,7 +27,9 @@ type runControl struct {
 // recovery, waiting at most timeout for handlers that ignore the
 // cancellation.
 func (c *runControl) stopWith(graceful bool, timeout time.Duration, _ string) {
-	c.immediate.Store(!graceful)
+	if !graceful {
+		c.immediate.Store(true) // never undone by a later graceful request
+	}
 	if timeout > 0 {
 		c.drain.Store(int64(timeout))
 	}
@@ -42,9 +44,10 @@ func (c *runControl) drainContext() (context.Context, context.CancelFunc) {
 	return context.WithCancel(context.Background())
 }
 
-// Stop asks the serving loop to stop.
+// Stop asks the serving loop to stop: the bus API's stop is the OOB
+// shutdown's graceful mode with the pump's shutdown_timeout.
 func (c *runControl) Stop(context.Context) error {
-	signalOnce(c.stop)
+	c.stopWith(true, 0, "")
 	return nil
 }
 
