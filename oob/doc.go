@@ -48,14 +48,28 @@
 // pushes on the subscribing connection; system-event pushes for shutdown and
 // config changes), get-organism-graph (mermaid, graphviz, json), get-config /
 // set-config (log_level is the one runtime-mutable key; the others are
-// refused by name with IMMUTABLE), shutdown (graceful within timeout-seconds,
-// or immediate; acknowledged before the organism stops), and
+// refused by name with IMMUTABLE), shutdown (graceful: drains within
+// timeout-seconds; immediate: running handlers cancelled, queued messages
+// left undelivered in the journal for recovery; acknowledged before the
+// organism stops), and
 // register/unregister-remote-gateway (stored in Target.GatewayFile for
 // federation to connect), register-listener (class and handler named in the
-// listener catalog, Python dotted names accepted; the next message routed,
-// by any conversation, may reach it) and unregister-listener (routing to it
-// stops at once, what was queued for it is still handled, and the answer
-// comes once its running handlers finished), each with a listener-event
-// push. Listeners changed this way are not written to organism.yaml: a
-// reload or restart goes back to the file.
+// listener catalog, Python dotted names accepted; every conversation that
+// starts from then on may reach it, while running conversations keep the
+// routing table they started with) and unregister-listener (no new
+// conversation reaches it; the conversations already running keep reaching
+// it until they complete, and the answer comes once they and its running
+// handlers are done with it), each with a listener-event push. Listeners
+// changed this way are not written to organism.yaml: a reload or restart
+// goes back to the file.
+//
+// register-listener adds catalog listeners only: privileged-msg.xsd's
+// RegisterListener requires class and handler and has no element for an
+// LLM agent's prompt, model or tools, nor for a WebAssembly listener's
+// type, module or payload contract, so YAML agents and WASM listeners
+// cannot be described in a request. is-agent marks a catalog listener an
+// agent (unique root tag, peers enforced) without giving it a prompt. Add
+// those kinds to organism.yaml and reload (SIGHUP, or the bus API's
+// reload) instead; Go callers can use organism.Organism.AddListener, which
+// takes any config.Listener.
 package oob

@@ -20,7 +20,7 @@ var (
 // never block). A handler already running finishes. Shutdown still drains a
 // paused listener. Pausing a paused listener is a no-op.
 func (p *Pump) Pause(name string) error {
-	l := p.table.lookup(name)
+	l := p.routes.Load().lookup(name)
 	if l == nil {
 		return fmt.Errorf("%w: %s", ErrUnknownListener, name)
 	}
@@ -32,7 +32,7 @@ func (p *Pump) Pause(name string) error {
 
 // Resume lets a paused listener's workers take messages again.
 func (p *Pump) Resume(name string) error {
-	l := p.table.lookup(name)
+	l := p.routes.Load().lookup(name)
 	if l == nil {
 		return fmt.Errorf("%w: %s", ErrUnknownListener, name)
 	}
@@ -44,7 +44,7 @@ func (p *Pump) Resume(name string) error {
 
 // Paused reports whether name is paused (false for unknown names).
 func (p *Pump) Paused(name string) bool {
-	l := p.table.lookup(name)
+	l := p.routes.Load().lookup(name)
 	return l != nil && l.queue.isPaused()
 }
 

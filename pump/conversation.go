@@ -6,10 +6,13 @@ import (
 	"github.com/xml-pipeline/xmlpipe/registry"
 )
 
-// convStart remembers where an external conversation's replies and failures go.
-func (p *Pump) convStart(conv string, out Outlet) {
+// convStart remembers where an external conversation's replies and failures
+// go, and which routing snapshot it routes within. tbl is a pinned snapshot
+// the caller hands over: a conversation starting now keeps it; one already
+// in flight keeps its own, and tbl's pin is dropped. It returns the
+// conversation's snapshot.
+func (p *Pump) convStart(conv string, out Outlet, tbl *table) *table {
 	s := p.convs.lock(conv)
-	defer s.mu.Unlock()
 	c := s.m[conv]
 	if c == nil {
 		c = &convState{}
@@ -18,6 +21,28 @@ func (p *Pump) convStart(conv string, out Outlet) {
 	if out != nil {
 		c.outlet = out
 	}
+	mine := c.tbl
+	if mine == nil {
+		c.tbl, mine, tbl = tbl, tbl, nil
+	}
+	s.mu.Unlock()
+	if tbl != nil {
+		p.unpinTable(tbl)
+	}
+	return mine
+}
+
+// convRoutes returns, pinned, the routing snapshot of conv when it is in
+// flight (nil when it is not).
+func (p *Pump) convRoutes(conv string) *table {
+	s := p.convs.lock(conv)
+	defer s.mu.Unlock()
+	c := s.m[conv]
+	if c == nil || c.tbl == nil {
+		return nil
+	}
+	c.tbl.refs.Add(1) // the conversation holds a pin: never retired meanwhile
+	return c.tbl
 }
 
 // convHold counts one more message of conv in flight.
@@ -51,6 +76,9 @@ func (p *Pump) convDone(conv string) {
 		p.killing.Add(-1)
 	}
 	s.mu.Unlock()
+	if c.tbl != nil {
+		p.unpinTable(c.tbl)
+	}
 	for _, t := range c.ending {
 		p.endThread(t)
 	}

@@ -1,7 +1,6 @@
 package pump
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -21,6 +20,10 @@ func (p *Pump) listenerWorker(l *listener, current *atomic.Pointer[string]) {
 		if !ok {
 			return
 		}
+		if p.stopNow.Load() {
+			p.drop(d)
+			continue
+		}
 		if !l.Remote {
 			p.handlerSem <- struct{}{}
 		}
@@ -32,11 +35,15 @@ func (p *Pump) listenerWorker(l *listener, current *atomic.Pointer[string]) {
 			p.handle(l, d)
 			current.Store(nil)
 		}
-		d.mark.release()
 		l.active.Add(-1)
 		if !l.Remote {
 			<-p.handlerSem
 		}
+		if p.stopNow.Load() { // stopped meanwhile: the handling may be cut short
+			p.drop(d)
+			continue
+		}
+		d.mark.release()
 		l.handled.Add(1)
 		l.lastSeen.Store(p.opts.Clock().UnixNano())
 		p.processed.Add(1)
@@ -44,6 +51,18 @@ func (p *Pump) listenerWorker(l *listener, current *atomic.Pointer[string]) {
 		p.release()
 		p.convDone(d.conv)
 	}
+}
+
+// drop abandons a delivery in an immediate shutdown (ShutdownNow): it is not
+// marked delivered, so Recover re-delivers its journaled message on the next
+// start, and what its handler emitted is dropped with it.
+func (p *Pump) drop(d *delivery) {
+	for i := range d.outputs {
+		p.release()
+		d.outputs[i] = nil
+	}
+	d.outputs = d.outputs[:0]
+	p.release()
 }
 
 // handle delivers one message to a listener's handler and processes its response.
@@ -66,6 +85,9 @@ func (p *Pump) handle(l *listener, d *delivery) {
 	t0 := p.stageStart()
 	resp, err := p.call(l, d, md)
 	p.stageEnd(StageHandler, l.Name, d.thread, t0, err != nil)
+	if p.stopNow.Load() {
+		return // an immediate shutdown cancelled it: neither answered nor failed (see drop)
+	}
 	if err != nil {
 		p.handlerFailed(l, d, err)
 		return
@@ -81,7 +103,7 @@ func (p *Pump) call(l *listener, d *delivery, md xmlpipe.Metadata) (resp xmlpipe
 			err = fmt.Errorf("%w: %s panicked: %v", xmlpipe.ErrHandler, l.Name, r)
 		}
 	}()
-	ctx := context.Background()
+	ctx := p.handlerCtx
 	if d.errPayload != nil {
 		return l.errHandler.HandleError(ctx, d.errPayload, md)
 	}
@@ -105,7 +127,7 @@ func (p *Pump) handlerFailed(l *listener, d *delivery, err error) {
 		p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, "error handler failed: "+err.Error())
 		return
 	}
-	if sender := p.table.lookup(d.from); sender != nil && !d.senderOutside {
+	if sender := d.tbl.lookup(d.from); sender != nil && !d.senderOutside {
 		// The <huh> goes back on the thread the sender's handler ran on, as for
 		// any other rejected output of a listener (fail → origThread).
 		thread := d.senderThread
@@ -114,7 +136,7 @@ func (p *Pump) handlerFailed(l *listener, d *delivery, err error) {
 		}
 		p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: thread,
 			From: "core", To: sender.Name, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags})
-		p.sendError(d.conv, sender, thread, huh, d.depth)
+		p.sendError(d.conv, d.tbl, sender, thread, huh, d.depth)
 		return
 	}
 	p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
@@ -140,7 +162,7 @@ func (p *Pump) outputRejected(l *listener, d *delivery, err error, text []byte) 
 	diags := []xmlpipe.Diagnostic{{Stage: xmlpipe.StageExtract, Msg: err.Error()}}
 	p.record(Record{Time: p.opts.Clock(), Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
 		From: l.Name, Listener: l.Name, Envelope: clip(text), Diagnostics: diags})
-	p.sendError(d.conv, l, d.thread, xmlpipe.NewHuh(err, clip(text)), d.depth)
+	p.sendError(d.conv, d.tbl, l, d.thread, xmlpipe.NewHuh(err, clip(text)), d.depth)
 }
 
 // respond processes a handler's Response: forward, respond, raw or end.
@@ -177,7 +199,7 @@ func (p *Pump) peerViolation(l *listener, d *delivery, to string) {
 	if l.errHandler == nil {
 		p.deadLetter(d.conv, d.thread, l.Name, to, "", nil, "peer violation; agent has no error handler")
 	}
-	p.sendError(d.conv, l, d.thread, xmlpipe.RoutingError(), d.depth)
+	p.sendError(d.conv, d.tbl, l, d.thread, xmlpipe.RoutingError(), d.depth)
 }
 
 // forward is Send(to, payload): extend the chain and re-enter the full chain.
@@ -202,7 +224,7 @@ func (p *Pump) forward(l *listener, d *delivery, to string, payload any) {
 		return
 	}
 	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, to, child, body)
-	p.emit(d, &work{raw: env, conv: d.conv, sender: l, senderThread: d.thread, depth: d.depth + 1,
+	p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, sender: l, senderThread: d.thread, depth: d.depth + 1,
 		payloadType: pt, canonical: pt.Canonical(), admitted: d.admitted, parent: d.mark.retain()})
 }
 
@@ -226,9 +248,9 @@ func (p *Pump) reply(l *listener, d *delivery, payload any) {
 		return
 	}
 	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, caller, thread, body)
-	w := &work{raw: env, conv: d.conv, sender: l, senderThread: d.thread, depth: max(d.depth-1, 0), payloadType: pt,
+	w := &work{raw: env, conv: d.conv, tbl: d.tbl, sender: l, senderThread: d.thread, depth: max(d.depth-1, 0), payloadType: pt,
 		canonical: pt.Canonical(), admitted: d.admitted, parent: d.mark.retain(), prune: d.thread}
-	if p.table.lookup(caller) == nil {
+	if d.tbl.lookup(caller) == nil {
 		w.egress = caller
 	}
 	p.emit(d, w)
@@ -249,9 +271,9 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 		p.log.Info("raw output repaired", "listener", l.Name, "thread", d.thread, "diagnostics", len(diags))
 	}
 	for _, part := range parts {
-		targets, err := p.table.resolve("", part.Namespace, part.Name)
+		targets, err := d.tbl.resolve("", part.Namespace, part.Name)
 		if err != nil {
-			p.sendError(d.conv, l, d.thread, xmlpipe.NewHuh(err, part.Bytes), d.depth)
+			p.sendError(d.conv, d.tbl, l, d.thread, xmlpipe.NewHuh(err, part.Bytes), d.depth)
 			continue
 		}
 		for _, t := range targets {
@@ -266,7 +288,7 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 			}
 			body := withEmptyNS(part)
 			env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, t.Name, child, body)
-			p.emit(d, &work{raw: env, conv: d.conv, sender: l, senderThread: d.thread, depth: d.depth + 1,
+			p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, sender: l, senderThread: d.thread, depth: d.depth + 1,
 				admitted: d.admitted, parent: d.mark.retain()})
 		}
 	}

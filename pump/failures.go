@@ -68,7 +68,7 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []x
 	default:
 		p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: w.conv, Thread: thread,
 			From: w.sender.Name, Listener: listener, Envelope: clip(w.raw), Diagnostics: diags})
-		p.sendError(w.conv, w.sender, w.origThread(thread), huh, w.depth)
+		p.sendError(w.conv, w.tbl, w.sender, w.origThread(thread), huh, w.depth)
 	}
 	if w.done != nil {
 		w.done(thread, 0, err)
@@ -84,8 +84,9 @@ func (w *work) origThread(fallback string) string {
 	return fallback
 }
 
-// sendError queues a pump-generated <huh> or SystemError to a listener.
-func (p *Pump) sendError(conv string, to *listener, thread string, payload any, depth int) {
+// sendError queues a pump-generated <huh> or SystemError to a listener of
+// conversation conv, which routes within tbl.
+func (p *Pump) sendError(conv string, tbl *table, to *listener, thread string, payload any, depth int) {
 	pt := p.core.Huh
 	from := "core"
 	kind := EventHuh
@@ -104,7 +105,7 @@ func (p *Pump) sendError(conv string, to *listener, thread string, payload any, 
 		ev.Error = h.Error
 	}
 	p.publish(nil, ev)
-	p.enqueueInternal(&work{raw: env, conv: conv, isError: true, depth: depth, payloadType: pt})
+	p.enqueueInternal(&work{raw: env, conv: conv, tbl: tbl, isError: true, depth: depth, payloadType: pt})
 }
 
 // deadLetter records a message that could not be delivered anywhere.

@@ -127,10 +127,10 @@ func (p *Pump) SendSystem(to string, payload any) (string, error) {
 		return "", err
 	}
 	env := xmlpipe.AppendEnvelope(nil, "system", to, thread, body)
-	p.convStart(thread, nil)
+	tbl := p.convStart(thread, nil, p.pinRoutes())
 	p.convHold(thread)
 	p.hold()
-	if !p.work.push(&work{raw: env, conv: thread, payloadType: pt, admitted: p.opts.Clock()}) {
+	if !p.work.push(&work{raw: env, conv: thread, tbl: tbl, payloadType: pt, admitted: p.opts.Clock()}) {
 		p.release()
 		p.convDone(thread)
 		return "", ErrClosed
@@ -145,10 +145,25 @@ func (p *Pump) ingressWorker() {
 		if !ok {
 			return
 		}
+		if p.stopNow.Load() {
+			p.dropWork(w)
+			continue
+		}
 		p.ingressSlots <- struct{}{}
 		p.process(w)
 		<-p.ingressSlots
 		yieldToWoken(w)
+	}
+}
+
+// dropWork abandons work queued for the ingress stages in an immediate
+// shutdown: an external message not journaled yet is refused to its sender
+// (ErrClosed); the message whose handler emitted internal work stays
+// unmarked, so Recover re-delivers it and it is emitted again.
+func (p *Pump) dropWork(w *work) {
+	p.release()
+	if w.done != nil {
+		w.done("", 0, ErrClosed)
 	}
 }
 
@@ -176,6 +191,22 @@ func yieldToWoken(w *work) {
 func (p *Pump) process(w *work) {
 	defer p.release()
 	defer w.parent.release()
+	// tbl is the routing snapshot: internal work's conversation's, or for
+	// external work the current one, pinned until convStart takes the pin
+	// (or dropped when the message is refused).
+	tbl := w.tbl
+	var pin *table
+	if w.external {
+		pin = p.pinRoutes()
+		tbl = pin
+		defer func() {
+			if pin != nil {
+				p.unpinTable(pin)
+			}
+		}()
+	} else if tbl == nil {
+		tbl = p.routes.Load()
+	}
 	if !w.external {
 		defer p.convDone(w.conv)
 		if p.killed(w.conv) {
@@ -205,7 +236,7 @@ func (p *Pump) process(w *work) {
 		if p.refuseImpostor(w, m) {
 			return
 		}
-		if err := p.checkSender(m.From); err != nil {
+		if err := checkSender(tbl, m.From); err != nil {
 			p.rejectMessage(w, m, "", err)
 			return
 		}
@@ -213,7 +244,7 @@ func (p *Pump) process(w *work) {
 	if m.PayloadNS == p.core.Huh.Namespace() && m.PayloadName == p.core.Huh.Name() ||
 		m.PayloadNS == "" && m.PayloadName == p.core.SystemError.Name() {
 		if !w.external {
-			p.deliverError(w, m)
+			p.deliverError(w, m, tbl)
 			return
 		}
 	}
@@ -221,28 +252,40 @@ func (p *Pump) process(w *work) {
 		p.egress(w, m)
 		return
 	}
-	targets, err := p.resolve(m.To, m.PayloadNS, m.PayloadName, w.external)
+	targets, err := p.route(tbl, w, m)
 	if err != nil {
-		p.rejectMessage(w, m, "", err)
+		p.rejectMessage(w, m, targetName(targets), err)
 		return
 	}
 	first := targets[0]
-	t0 = p.stageStart()
-	err = m.ValidatePayload(first.Payload)
-	p.stageEnd(StageValidate, first.Name, m.Thread, t0, err != nil)
-	if err != nil {
-		p.rejectMessage(w, m, first.Name, err)
-		return
-	}
 	pb, err := m.PayloadBytes()
 	if err != nil {
 		p.rejectMessage(w, m, first.Name, err)
 		return
 	}
-	conv, threads, err := p.assignThreads(w, m, targets)
+	conv, threads, created, err := p.assignThreads(w, m, targets)
 	if err != nil {
 		p.rejectMessage(w, m, first.Name, err)
 		return
+	}
+	if w.external && !created {
+		// An external message continuing a conversation in flight routes
+		// within the snapshot that conversation started with.
+		if own := p.convRoutes(conv); own != nil {
+			prev := tbl
+			p.unpinTable(pin)
+			if pin, tbl = own, own; own != prev {
+				if targets, err = p.route(tbl, w, m); err != nil {
+					p.rejectMessage(w, m, targetName(targets), err)
+					return
+				}
+				first = targets[0]
+				threads = threads[:0]
+				for range targets {
+					threads = append(threads, m.Thread)
+				}
+			}
+		}
 	}
 	decoded := make([]any, len(targets))
 	for i, l := range targets {
@@ -254,7 +297,8 @@ func (p *Pump) process(w *work) {
 		decoded[i] = v
 	}
 	if w.external {
-		p.convStart(conv, w.outlet)
+		tbl = p.convStart(conv, w.outlet, pin)
+		pin = nil
 	}
 	p.pruneAccepted(w)
 	dir := Outbound
@@ -274,7 +318,7 @@ func (p *Pump) process(w *work) {
 	for i, l := range targets {
 		d := &delivery{conv: conv, thread: threads[i], from: m.From, to: l.Name, payloadName: m.PayloadName,
 			payload: decoded[i], payloadBytes: pb, depth: w.depth, senderOutside: w.external, admitted: w.admitted,
-			senderThread: w.senderThread, mark: mark}
+			senderThread: w.senderThread, mark: mark, tbl: tbl}
 		p.hold()
 		p.convHold(conv)
 		p.publish(nil, Event{Kind: EventMessage, Time: p.opts.Clock(), Conversation: conv, Thread: d.thread,
@@ -297,7 +341,7 @@ func (p *Pump) process(w *work) {
 // the root tag. External messages never reach the organism's own system
 // listeners, unless one is Public. Errors wrap xmlpipe.ErrNoRoute.
 func (p *Pump) Resolve(to, ns, name string, external bool) ([]string, error) {
-	ls, err := p.resolve(to, ns, name, external)
+	ls, err := resolveIn(p.routes.Load(), to, ns, name, external)
 	if err != nil {
 		return nil, err
 	}
@@ -308,8 +352,32 @@ func (p *Pump) Resolve(to, ns, name string, external bool) ([]string, error) {
 	return out, nil
 }
 
-func (p *Pump) resolve(to, ns, name string, external bool) ([]*listener, error) {
-	ls, err := p.table.resolve(to, ns, name)
+// route resolves m's targets in tbl and validates the payload against the
+// first one's contract (a broadcast group shares one payload type). On a
+// validation failure it returns the targets with the error.
+func (p *Pump) route(tbl *table, w *work, m *xmlpipe.Inbound) ([]*listener, error) {
+	targets, err := resolveIn(tbl, m.To, m.PayloadNS, m.PayloadName, w.external)
+	if err != nil {
+		return nil, err
+	}
+	first := targets[0]
+	t0 := p.stageStart()
+	err = m.ValidatePayload(first.Payload)
+	p.stageEnd(StageValidate, first.Name, m.Thread, t0, err != nil)
+	return targets, err
+}
+
+// targetName names the first of targets ("" for none), for a rejection.
+func targetName(targets []*listener) string {
+	if len(targets) == 0 {
+		return ""
+	}
+	return targets[0].Name
+}
+
+// resolveIn resolves a message's targets in one routing snapshot.
+func resolveIn(tbl *table, to, ns, name string, external bool) ([]*listener, error) {
+	ls, err := tbl.resolve(to, ns, name)
 	if err != nil || !external {
 		return ls, err
 	}
@@ -324,10 +392,11 @@ func (p *Pump) resolve(to, ns, name string, external bool) ([]*listener, error) 
 // CheckSender reports whether an external message may carry this <from>: it
 // can never claim the organism's own identities (system, core) or a
 // listener's name (reference quirk Q32 fixed).
-func (p *Pump) CheckSender(from string) error { return p.checkSender(from) }
+func (p *Pump) CheckSender(from string) error { return checkSender(p.routes.Load(), from) }
 
-func (p *Pump) checkSender(from string) error {
-	if reserved[lower(from)] || p.table.lookup(from) != nil {
+// checkSender is CheckSender against one routing snapshot.
+func checkSender(tbl *table, from string) error {
+	if reserved[lower(from)] || tbl.lookup(from) != nil {
 		return &xmlpipe.Failure{Stage: xmlpipe.StageExtract, Err: xmlpipe.ErrForbiddenSender,
 			Diagnostics: []xmlpipe.Diagnostic{{Stage: xmlpipe.StageExtract, Msg: fmt.Sprintf("external <from> %q is reserved", from)}}}
 	}
@@ -335,17 +404,18 @@ func (p *Pump) checkSender(from string) error {
 }
 
 // assignThreads registers an external conversation, or checks that an internal
-// message's thread is alive. It returns the conversation and one thread per target.
-func (p *Pump) assignThreads(w *work, m *xmlpipe.Inbound, targets []*listener) (string, []string, error) {
+// message's thread is alive. It returns the conversation, one thread per
+// target, and whether an external message started a new conversation.
+func (p *Pump) assignThreads(w *work, m *xmlpipe.Inbound, targets []*listener) (string, []string, bool, error) {
 	threads := make([]string, len(targets))
 	if !w.external {
 		if !p.threads.Known(m.Thread) {
-			return "", nil, fmt.Errorf("%w: thread %s has ended", errThreadEnded, m.Thread)
+			return "", nil, false, fmt.Errorf("%w: thread %s has ended", errThreadEnded, m.Thread)
 		}
 		for i := range targets {
 			threads[i] = m.Thread
 		}
-		return w.conv, threads, nil
+		return w.conv, threads, false, nil
 	}
 	target := "" // a broadcast's origin is [organism, from]; each member extends it
 	if len(targets) == 1 {
@@ -353,22 +423,22 @@ func (p *Pump) assignThreads(w *work, m *xmlpipe.Inbound, targets []*listener) (
 	}
 	conv, created, err := p.threads.Join(m.Thread, m.From, target)
 	if err != nil {
-		return "", nil, err
+		return "", nil, false, err
 	}
 	if !created || len(targets) == 1 {
 		for i := range targets {
 			threads[i] = m.Thread
 		}
-		return conv, threads, nil
+		return conv, threads, created, nil
 	}
 	for i, l := range targets {
 		t, err := p.threads.Extend(m.Thread, l.Name)
 		if err != nil {
-			return "", nil, err
+			return "", nil, false, err
 		}
 		threads[i] = t
 	}
-	return m.Thread, threads, nil
+	return m.Thread, threads, true, nil
 }
 
 var errThreadEnded = errors.New("thread ended")
@@ -410,8 +480,8 @@ func (p *Pump) pruneAccepted(w *work) {
 
 // deliverError routes a pump-generated <huh>/SystemError to the listener named
 // in <to>, through its optional error handler.
-func (p *Pump) deliverError(w *work, m *xmlpipe.Inbound) {
-	l := p.table.lookup(m.To)
+func (p *Pump) deliverError(w *work, m *xmlpipe.Inbound, tbl *table) {
+	l := tbl.lookup(m.To)
 	pt := p.core.Huh
 	if m.PayloadName == p.core.SystemError.Name() {
 		pt = p.core.SystemError
@@ -442,7 +512,7 @@ func (p *Pump) deliverError(w *work, m *xmlpipe.Inbound) {
 		return
 	}
 	d := &delivery{conv: w.conv, thread: m.Thread, from: m.From, to: l.Name, payloadName: m.PayloadName, payload: v,
-		payloadBytes: pb, errPayload: de, depth: w.depth, admitted: w.admitted}
+		payloadBytes: pb, errPayload: de, depth: w.depth, admitted: w.admitted, tbl: tbl}
 	p.hold()
 	p.convHold(w.conv)
 	_, w.wokeWorker = l.queue.push(d, false)

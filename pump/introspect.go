@@ -34,7 +34,7 @@ type ListenerInfo struct {
 
 // Listeners describes every listener in registration order (system ones first).
 func (p *Pump) Listeners() []ListenerInfo {
-	ls := p.table.all()
+	ls := p.routes.Load().all()
 	out := make([]ListenerInfo, 0, len(ls))
 	for _, l := range ls {
 		info := ListenerInfo{

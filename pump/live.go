@@ -3,17 +3,23 @@ package pump
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync/atomic"
 
 	"github.com/xml-pipeline/xmlpipe/gen"
 )
 
-// startWorkers starts l's workers.
+// startWorkers starts l's workers and counts l among the live listeners
+// (those whose pipeline Shutdown closes).
 func (p *Pump) startWorkers(l *listener) {
 	if len(l.current) != l.Workers {
 		l.current = make([]atomic.Pointer[string], l.Workers)
 	}
+	p.liveMu.Lock()
+	if p.live == nil {
+		p.live = map[*listener]struct{}{}
+	}
+	p.live[l] = struct{}{}
+	p.liveMu.Unlock()
 	for i := 0; i < l.Workers; i++ {
 		p.wg.Add(1)
 		l.workers.Add(1)
@@ -24,11 +30,34 @@ func (p *Pump) startWorkers(l *listener) {
 	}
 }
 
+// retireListener closes the pipeline of a listener that no live routing
+// snapshot holds any more: its workers handle what is queued and stop.
+func (p *Pump) retireListener(l *listener) {
+	l.queue.close()
+	p.liveMu.Lock()
+	delete(p.live, l)
+	p.liveMu.Unlock()
+}
+
+// liveListeners returns every listener whose workers may still run: the
+// current snapshot's and the removed ones still serving the conversations
+// that pinned an older snapshot.
+func (p *Pump) liveListeners() []*listener {
+	p.liveMu.Lock()
+	defer p.liveMu.Unlock()
+	out := make([]*listener, 0, len(p.live))
+	for l := range p.live {
+		out = append(out, l)
+	}
+	return out
+}
+
 // AddListener registers l, also while the pump runs (before Start it is
-// Register). On a running pump the listener's workers start at once and the
-// next message routed — by any conversation, new or running — may reach it;
-// the registration rules of Register apply, and system names stay reserved.
-// Other agents' usage instructions are not rebuilt.
+// Register). On a running pump the listener's workers start at once and
+// every conversation that starts from now on may reach it; a conversation
+// already running keeps the routing table it started with and does not see
+// it (seed 000 §8.5). The registration rules of Register apply, and system
+// names stay reserved. Other agents' usage instructions are not rebuilt.
 func (p *Pump) AddListener(l Listener) error {
 	if !p.started.Load() {
 		return p.Register(l)
@@ -41,10 +70,14 @@ func (p *Pump) AddListener(l Listener) error {
 		rl.usage = gen.UsageInstructions(rl.Name, rl.Description, p.peersOf(rl))
 	}
 	rl.current = make([]atomic.Pointer[string], rl.Workers) // before Listeners can see it
-	if err := p.table.add(rl, false); err != nil {
+	// The workers start before the snapshot holding rl is published: a
+	// message routed to rl then always finds them.
+	p.startWorkers(rl)
+	err := p.editRoutes(func(t *table) (*table, error) { return t.with(rl, false) })
+	if err != nil {
+		p.retireListener(rl) // never reachable: its idle workers stop
 		return err
 	}
-	p.startWorkers(rl)
 	if p.closing.Load() {
 		rl.queue.close() // Shutdown began meanwhile and may have missed it
 	}
@@ -52,19 +85,25 @@ func (p *Pump) AddListener(l Listener) error {
 	return nil
 }
 
-// RemoveListener unregisters name from a running pump: from now on no
-// message routes to it (a conversation that sends to it gets the routing
-// error of an unknown listener), the messages already queued for it are
-// still handled, and it returns once its running handlers have finished —
-// or when ctx ends, with ctx's error (the listener is gone from the table
-// either way; its workers finish in the background). The organism's own
-// system.* listeners cannot be removed.
+// RemoveListener unregisters name from a running pump: from now on no new
+// conversation routes to it (one that sends to it gets the routing error of
+// an unknown listener), while the conversations already running keep the
+// routing table they started with and may still reach it until they
+// complete (seed 000 §8.5). It returns once those conversations are done
+// with it and its running handlers have finished — or when ctx ends, with
+// ctx's error (the listener is gone from the table either way; its workers
+// finish in the background). The organism's own system.* listeners cannot
+// be removed.
 func (p *Pump) RemoveListener(ctx context.Context, name string) error {
-	l, err := p.table.remove(name)
+	var l *listener
+	err := p.editRoutes(func(t *table) (*table, error) {
+		nt, removed, err := t.without(name)
+		l = removed
+		return nt, err
+	})
 	if err != nil {
 		return err
 	}
-	l.queue.close()
 	if !p.started.Load() {
 		return nil
 	}
@@ -78,40 +117,6 @@ func (p *Pump) RemoveListener(ctx context.Context, name string) error {
 		p.log.Info("listener removed", "listener", l.Name)
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("remove %s: waiting for its handlers: %w", l.Name, ctx.Err())
+		return fmt.Errorf("remove %s: waiting for the conversations and handlers using it: %w", l.Name, ctx.Err())
 	}
-}
-
-// remove takes the listener called name out of the table.
-func (t *table) remove(name string) (*listener, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	l := t.byName[lower(name)]
-	switch {
-	case l == nil:
-		return nil, fmt.Errorf("%w: %s", ErrUnknownListener, name)
-	case l.system || strings.HasPrefix(lower(l.Name), "system."):
-		return nil, fmt.Errorf("%w: %q belongs to the organism", ErrReservedName, l.Name)
-	}
-	delete(t.byName, lower(l.Name))
-	key := tagKey{l.Payload.Namespace(), l.Payload.Name()}
-	var kept []*listener
-	for _, o := range t.byTag[key] {
-		if o != l {
-			kept = append(kept, o)
-		}
-	}
-	if len(kept) == 0 {
-		delete(t.byTag, key)
-	} else {
-		t.byTag[key] = kept // a new slice: resolve's callers may hold the old one
-	}
-	order := make([]*listener, 0, len(t.order)-1)
-	for _, o := range t.order {
-		if o != l {
-			order = append(order, o)
-		}
-	}
-	t.order = order
-	return l, nil
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
@@ -140,5 +141,160 @@ func TestRemoveSystemListenerRefused(t *testing.T) {
 	defer p.Shutdown(context.Background())
 	if err := p.RemoveListener(waitCtx(t), "system.ping"); !errors.Is(err, pump.ErrReservedName) {
 		t.Fatalf("RemoveListener = %v", err)
+	}
+}
+
+// TestHotReloadPinsRoutingTable: a conversation routes within the table it
+// started with (seed 000 §8.5). v1 is replaced by v2 for <Pong> while
+// conversation A is in flight: a new conversation reaches v2 at once, A's
+// <Pong> still reaches v1, which keeps serving it after its removal, and
+// RemoveListener returns only once A is done with v1.
+func TestHotReloadPinsRoutingTable(t *testing.T) {
+	pr := newProbe()
+	g := newGate()
+	running := make(chan string, 4)
+	relay := listenerOf(t, "relay", func(ctx context.Context, s *Slow, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		running <- s.Text
+		g.wait(ctx)
+		return xmlpipe.Raw([]byte("<Pong><Text>" + s.Text + "</Text></Pong>")), nil // routed by tag
+	})
+	p := startPump(t, pump.Options{}, relay, sink[Pong](t, "v1", pr))
+	t.Cleanup(g.open) // before the drain, also when the test fails
+
+	mustSend(t, p, client, "relay", &Slow{Text: "A"}, nil)
+	if got := <-running; got != "A" {
+		t.Fatalf("running %q", got)
+	}
+	removed := make(chan error, 1)
+	go func() { removed <- p.RemoveListener(waitCtx(t), "v1") }()
+	waitGone(t, p, "v1")
+	if err := p.AddListener(sink[Pong](t, "v2", pr)); err != nil {
+		t.Fatal(err)
+	}
+
+	// New conversations use the new table: B by its tag, C through relay.
+	if _, err := injectErr(t, p, envelope(client, "", xmlpipe.NewThreadID(), `<Pong xmlns=""><Text>B</Text></Pong>`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if c := pr.next(t); c.Listener != "v2" || c.Payload.(*Pong).Text != "B" {
+		t.Fatalf("new conversation B handled by %s with %+v, want v2", c.Listener, c.Payload)
+	}
+	mustSend(t, p, client, "relay", &Slow{Text: "C"}, nil)
+	if got := <-running; got != "C" {
+		t.Fatalf("running %q", got)
+	}
+	select {
+	case err := <-removed:
+		t.Fatalf("RemoveListener returned (%v) while conversation A could still reach v1", err)
+	default:
+	}
+
+	g.open()
+	got := map[string]string{}
+	for range 2 {
+		c := pr.next(t)
+		got[c.Payload.(*Pong).Text] = c.Listener
+	}
+	if diff := cmp.Diff(map[string]string{"A": "v1", "C": "v2"}, got); diff != "" {
+		t.Fatalf("<Pong> of each conversation handled by (-want +got):\n%s", diff)
+	}
+	if err := <-removed; err != nil {
+		t.Fatalf("RemoveListener: %v", err)
+	}
+	if _, ok := p.Lookup("v1"); ok {
+		t.Fatal("v1 is registered again")
+	}
+}
+
+// TestRemoveListenerKeepsServingPinnedConversation: a conversation that
+// started before a removal reaches the removed listener by name; one that
+// starts after gets the routing error.
+func TestRemoveListenerKeepsServingPinnedConversation(t *testing.T) {
+	pr := newProbe()
+	g := newGate()
+	running := make(chan struct{}, 1)
+	relay := listenerOf(t, "relay", func(ctx context.Context, s *Slow, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		running <- struct{}{}
+		g.wait(ctx)
+		return xmlpipe.Send("target", &Pong{Text: s.Text}), nil
+	})
+	rec := newRecorder()
+	p := startPump(t, pump.Options{}, relay, sink[Pong](t, "target", pr))
+	t.Cleanup(g.open) // before the drain, also when the test fails
+	mustSend(t, p, client, "relay", &Slow{Text: "pinned"}, rec)
+	<-running
+	removed := make(chan error, 1)
+	go func() { removed <- p.RemoveListener(waitCtx(t), "target") }()
+	waitGone(t, p, "target")
+	if _, err := p.Send(waitCtx(t), client, "target", &Pong{Text: "late"}, nil); !errors.Is(err, xmlpipe.ErrNoRoute) {
+		t.Fatalf("Send after removal: %v, want ErrNoRoute", err)
+	}
+	g.open()
+	if c := pr.next(t); c.Listener != "target" || c.Payload.(*Pong).Text != "pinned" {
+		t.Fatalf("handled by %s with %+v", c.Listener, c.Payload)
+	}
+	rec.waitFor(t, "the pinned conversation's completion", kind(pump.EventComplete))
+	if n := rec.count(kind(pump.EventHuh)); n != 0 {
+		t.Fatalf("%d <huh> events in the pinned conversation: %s", n, describe(rec.snapshot()))
+	}
+	if err := <-removed; err != nil {
+		t.Fatalf("RemoveListener: %v", err)
+	}
+}
+
+// TestExternalMessageJoinsPinnedTable: an external message on a thread of
+// a conversation in flight routes within that conversation's table, not the
+// one a reload made current.
+func TestExternalMessageJoinsPinnedTable(t *testing.T) {
+	pr := newProbe()
+	g := newGate()
+	running := make(chan struct{}, 1)
+	hold := listenerOf(t, "hold", func(ctx context.Context, _ *Slow, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		running <- struct{}{}
+		g.wait(ctx)
+		return nil, nil
+	})
+	p := startPump(t, pump.Options{}, hold, sink[Pong](t, "v1", pr))
+	t.Cleanup(g.open)
+	thread := mustSend(t, p, client, "hold", &Slow{Text: "A"}, nil)
+	<-running
+	removed := make(chan error, 1)
+	go func() { removed <- p.RemoveListener(waitCtx(t), "v1") }()
+	waitGone(t, p, "v1")
+	if err := p.AddListener(sink[Pong](t, "v2", pr)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := injectErr(t, p, envelope(client, "", thread, `<Pong xmlns=""><Text>same thread</Text></Pong>`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if c := pr.next(t); c.Listener != "v1" {
+		t.Fatalf("a message of the pinned conversation reached %s, want v1", c.Listener)
+	}
+	if _, err := injectErr(t, p, envelope(client, "", xmlpipe.NewThreadID(), `<Pong xmlns=""><Text>new</Text></Pong>`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if c := pr.next(t); c.Listener != "v2" {
+		t.Fatalf("a new conversation reached %s, want v2", c.Listener)
+	}
+	g.open()
+	if err := <-removed; err != nil {
+		t.Fatalf("RemoveListener: %v", err)
+	}
+}
+
+// waitGone waits until name is no longer in p's current routing table.
+func waitGone(t *testing.T, p *pump.Pump, name string) {
+	t.Helper()
+	ctx := waitCtx(t)
+	for {
+		if _, ok := p.Lookup(name); !ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s was never taken out of the table", name)
+		default:
+			runtime.Gosched()
+		}
 	}
 }

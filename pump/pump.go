@@ -30,7 +30,13 @@ type Pump struct {
 	log     *slog.Logger
 	ingress *xmlpipe.Ingress
 	core    xmlpipe.CoreTypes
-	table   *table
+	// routes is the current routing snapshot (see table); routesMu orders
+	// its writers. New conversations pin it; routing reads it lock-free.
+	routes   atomic.Pointer[table]
+	routesMu sync.Mutex
+	// live are the listeners whose workers run (liveListeners).
+	liveMu  sync.Mutex
+	live    map[*listener]struct{}
 	threads *registry.Threads
 	todos   *registry.TodoRegistry
 	context *registry.ContextBuffer
@@ -53,7 +59,13 @@ type Pump struct {
 	wg           sync.WaitGroup
 	started      atomic.Bool
 	closing      atomic.Bool
-	startTime    time.Time
+	// stopNow marks an immediate shutdown (ShutdownNow): queued work is
+	// dropped, not handled.
+	stopNow atomic.Bool
+	// handlerCtx is every handler's context; ShutdownNow cancels it.
+	handlerCtx     context.Context
+	cancelHandlers context.CancelFunc
+	startTime      time.Time
 
 	convs *convTable
 	// killing counts killed conversations still in flight (fast path: 0).
@@ -79,6 +91,9 @@ type convState struct {
 	// ending are threads whose handler returned nil while other messages of
 	// the conversation were in flight; they end when it completes.
 	ending []string
+	// tbl is the routing snapshot the conversation started with and routes
+	// within (pinned until the conversation completes).
+	tbl *table
 }
 
 // New builds a pump. Listeners are added with Register before Start.
@@ -113,7 +128,6 @@ func New(opts Options) (*Pump, error) {
 		log:          opts.Logger,
 		ingress:      in,
 		core:         core,
-		table:        newTable(),
 		threads:      opts.Threads,
 		todos:        opts.Todos,
 		context:      opts.Context,
@@ -124,6 +138,8 @@ func New(opts Options) (*Pump, error) {
 		convs:        newConvTable(),
 	}
 	p.flight = sync.NewCond(&p.flightMu)
+	p.handlerCtx, p.cancelHandlers = context.WithCancel(context.Background())
+	p.routes.Store(newTable())
 	if dj, ok := opts.Journal.(DurableJournal); ok {
 		p.durable = dj
 		p.gate = gate.New(dj.WaitDurable, opts.Logger)
@@ -151,7 +167,8 @@ func (p *Pump) register(l Listener, system bool) error {
 	if p.started.Load() {
 		return ErrStarted
 	}
-	return p.table.add(p.newListener(l), system)
+	rl := p.newListener(l)
+	return p.editRoutes(func(t *table) (*table, error) { return t.with(rl, system) })
 }
 
 // newListener builds the pump's state of l (not registered yet).
@@ -187,7 +204,7 @@ func (p *Pump) Start() error {
 		return ErrStarted
 	}
 	p.startTime = p.opts.Clock()
-	for _, l := range p.table.all() {
+	for _, l := range p.routes.Load().all() {
 		if l.Agent && len(l.Peers) > 0 {
 			l.usage = gen.UsageInstructions(l.Name, l.Description, p.peersOf(l))
 		}
@@ -196,7 +213,7 @@ func (p *Pump) Start() error {
 		p.wg.Add(1)
 		go p.ingressWorker()
 	}
-	for _, l := range p.table.all() {
+	for _, l := range p.routes.Load().all() {
 		p.startWorkers(l)
 	}
 	p.stopCollect = make(chan struct{})
@@ -209,7 +226,7 @@ func (p *Pump) peersOf(l *listener) []gen.Peer {
 	out := make([]gen.Peer, 0, len(l.Peers))
 	for _, name := range l.Peers {
 		peer := gen.Peer{Name: name}
-		if pl := p.table.lookup(name); pl != nil {
+		if pl := p.routes.Load().lookup(name); pl != nil {
 			peer.Description = pl.Description
 			peer.Type = pl.Payload.Model()
 		}
@@ -221,13 +238,40 @@ func (p *Pump) peersOf(l *listener) []gen.Peer {
 // Shutdown stops admitting external messages, waits for in-flight work to
 // drain (bounded by ctx and Options.ShutdownTimeout), then stops every worker.
 func (p *Pump) Shutdown(ctx context.Context) error {
+	return p.shutdown(ctx, false)
+}
+
+// ShutdownNow stops the pump without draining: it stops admitting external
+// messages, cancels the context of every running handler, and drops what is
+// queued and what handlers emit from now on instead of handling it. Nothing
+// dropped is marked delivered, so with a DeliveryJournal every journaled
+// message among it is re-delivered by Recover on the next start (the
+// at-least-once contract); a message not journaled yet (an external one
+// still in the ingress stages) is refused to its sender with ErrClosed. It
+// waits for the running handlers to return, bounded by ctx and
+// Options.ShutdownTimeout, and reports those that did not. During a
+// graceful Shutdown it makes that one stop at once and returns (the
+// Shutdown call returns once the workers stopped).
+func (p *Pump) ShutdownNow(ctx context.Context) error {
+	return p.shutdown(ctx, true)
+}
+
+// shutdown is Shutdown (drain first) or ShutdownNow (now).
+func (p *Pump) shutdown(ctx context.Context, now bool) error {
+	if now {
+		p.stopNow.Store(true)
+		p.cancelHandlers()
+		p.flightMu.Lock()
+		p.flight.Broadcast() // a graceful drain under way stops waiting
+		p.flightMu.Unlock()
+	}
 	if !p.closing.CompareAndSwap(false, true) {
 		return nil
 	}
 	p.flightMu.Lock()
 	p.flight.Broadcast() // Inject calls waiting for room fail with ErrClosed now
 	p.flightMu.Unlock()
-	for _, l := range p.table.all() {
+	for _, l := range p.liveListeners() {
 		l.queue.setPaused(false) // a paused listener drains too
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.opts.ShutdownTimeout)
@@ -235,7 +279,7 @@ func (p *Pump) Shutdown(ctx context.Context) error {
 	drained := make(chan struct{})
 	go func() {
 		p.flightMu.Lock()
-		for p.inflight > 0 && ctx.Err() == nil {
+		for p.inflight > 0 && ctx.Err() == nil && !p.stopNow.Load() {
 			p.flight.Wait()
 		}
 		p.flightMu.Unlock()
@@ -249,7 +293,7 @@ func (p *Pump) Shutdown(ctx context.Context) error {
 		p.flight.Broadcast()
 	}
 	p.work.close()
-	for _, l := range p.table.all() {
+	for _, l := range p.liveListeners() {
 		l.queue.close()
 	}
 	if p.stopCollect != nil {
@@ -257,12 +301,36 @@ func (p *Pump) Shutdown(ctx context.Context) error {
 	}
 	p.flight.Broadcast()
 	if p.started.Load() {
-		p.wg.Wait()
+		if p.stopNow.Load() {
+			err = errors.Join(err, p.waitWorkers(ctx))
+		} else {
+			p.wg.Wait()
+		}
 	}
 	if p.gate != nil {
 		p.gate.Close() // the drained messages' last events, once committed
 	}
 	return err
+}
+
+// waitWorkers waits for every worker to stop, bounded by ctx (an immediate
+// shutdown: a handler that ignores its cancelled context is left running).
+func (p *Pump) waitWorkers(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		p.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		running := 0
+		for _, l := range p.liveListeners() {
+			running += int(l.active.Load())
+		}
+		return fmt.Errorf("pump: immediate shutdown: %d handlers still running: %w", running, ctx.Err())
+	}
 }
 
 // InFlight returns the number of messages admitted and not yet fully processed.
@@ -333,11 +401,11 @@ func (p *Pump) Todos() *registry.TodoRegistry { return p.todos }
 func (p *Pump) Organism() string { return p.opts.Organism }
 
 // Routes returns the routing table.
-func (p *Pump) Routes() []Route { return p.table.routes() }
+func (p *Pump) Routes() []Route { return p.routes.Load().routes() }
 
 // Lookup returns the registered listener of that name (case-insensitive).
 func (p *Pump) Lookup(name string) (Listener, bool) {
-	l := p.table.lookup(name)
+	l := p.routes.Load().lookup(name)
 	if l == nil {
 		return Listener{}, false
 	}

@@ -63,9 +63,9 @@ func (p *Pump) Recover(ctx context.Context, r Recovered) error {
 	if err := p.admit(ctx); err != nil { // a backlog re-enters under the same bound as new messages
 		return err
 	}
-	p.convStart(r.Conversation, nil)
+	tbl := p.convStart(r.Conversation, nil, p.pinRoutes())
 	p.convHold(r.Conversation)
-	p.queueInternal(&work{raw: r.Envelope, conv: r.Conversation, admitted: p.opts.Clock(), recovered: r.Seq})
+	p.queueInternal(&work{raw: r.Envelope, conv: r.Conversation, tbl: tbl, admitted: p.opts.Clock(), recovered: r.Seq})
 	return nil
 }
 

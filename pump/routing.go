@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
+	"sync/atomic"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
@@ -30,71 +30,170 @@ func (k tagKey) String() string {
 	return "{" + k.ns + "}" + k.name
 }
 
-// table is the routing table: listeners by lower-cased name and by payload root
-// tag. Registration rules (DESIGN §3): no duplicate names; a root tag is shared
-// only by a broadcast group (every sharer broadcast, same payload type); agents
-// never share a tag (blind self-iteration needs it unique).
+// table is one snapshot of the routing table: listeners by lower-cased name
+// and by payload root tag. A snapshot is never modified once published: a
+// registration or removal builds a new one (with, without) and the pump
+// swaps it in, so routing reads it without a lock. Registration rules
+// (DESIGN §3): no duplicate names; a root tag is shared only by a broadcast
+// group (every sharer broadcast, same payload type); agents never share a
+// tag (blind self-iteration needs it unique).
+//
+// A conversation pins the snapshot it started with and routes every one of
+// its messages within it (seed 000 §8.5: the dispatch table of a thread is
+// fixed when the thread is created). refs counts the pins, plus one while
+// the snapshot is the pump's current one; when it drops to zero the
+// snapshot is retired, and a listener no live snapshot holds any more has
+// its pipeline closed (its workers drain it and stop).
 type table struct {
-	mu     sync.RWMutex
 	byName map[string]*listener
 	byTag  map[tagKey][]*listener
 	order  []*listener
+	refs   atomic.Int64
 }
 
+// newTable returns an empty snapshot holding its "current" reference.
 func newTable() *table {
-	return &table{byName: map[string]*listener{}, byTag: map[tagKey][]*listener{}}
+	t := &table{byName: map[string]*listener{}, byTag: map[tagKey][]*listener{}}
+	t.refs.Store(1)
+	return t
 }
 
-func (t *table) add(l *listener, system bool) error {
+// copyWith returns a new snapshot with t's listeners in order, keeping or
+// dropping each as keep says; it holds its "current" reference and counts
+// itself in every listener it holds.
+func (t *table) copyWith(keep func(*listener) bool, extra *listener) *table {
+	n := &table{byName: make(map[string]*listener, len(t.byName)+1), byTag: make(map[tagKey][]*listener, len(t.byTag)+1),
+		order: make([]*listener, 0, len(t.order)+1)}
+	n.refs.Store(1)
+	for _, l := range t.order {
+		if keep(l) {
+			n.put(l)
+		}
+	}
+	if extra != nil {
+		n.put(extra)
+	}
+	return n
+}
+
+// put adds l to a snapshot being built.
+func (t *table) put(l *listener) {
+	key := tagKey{l.Payload.Namespace(), l.Payload.Name()}
+	t.byName[lower(l.Name)] = l
+	t.byTag[key] = append(t.byTag[key], l)
+	t.order = append(t.order, l)
+	l.tables.Add(1)
+}
+
+// with checks l against the registration rules and returns a new snapshot
+// holding t's listeners and l.
+func (t *table) with(l *listener, system bool) (*table, error) {
 	l.system = system
 	name := strings.TrimSpace(l.Name)
 	switch {
 	case name == "" || name != l.Name:
-		return fmt.Errorf("%w: name %q must be non-empty without surrounding spaces", ErrBadListener, l.Name)
+		return nil, fmt.Errorf("%w: name %q must be non-empty without surrounding spaces", ErrBadListener, l.Name)
 	case l.Payload == nil:
-		return fmt.Errorf("%w: %s has no payload type", ErrBadListener, l.Name)
+		return nil, fmt.Errorf("%w: %s has no payload type", ErrBadListener, l.Name)
 	case l.Handler == nil:
-		return fmt.Errorf("%w: %s has no handler", ErrBadListener, l.Name)
+		return nil, fmt.Errorf("%w: %s has no handler", ErrBadListener, l.Name)
 	case !system && (reserved[lower(name)] || strings.HasPrefix(lower(name), "system.")):
-		return fmt.Errorf("%w: %q is reserved for the organism", ErrReservedName, l.Name)
+		return nil, fmt.Errorf("%w: %q is reserved for the organism", ErrReservedName, l.Name)
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	if o, ok := t.byName[lower(name)]; ok {
-		return fmt.Errorf("%w: %q (already registered as %q)", ErrDuplicateName, l.Name, o.Name)
+		return nil, fmt.Errorf("%w: %q (already registered as %q)", ErrDuplicateName, l.Name, o.Name)
 	}
 	key := tagKey{l.Payload.Namespace(), l.Payload.Name()}
 	for _, o := range t.byTag[key] {
 		switch {
 		case l.Agent || o.Agent:
-			return fmt.Errorf("%w: %s: %s and %s both handle <%s>; agents need a unique root tag for self-iteration",
+			return nil, fmt.Errorf("%w: %s: %s and %s both handle <%s>; agents need a unique root tag for self-iteration",
 				ErrTagCollision, l.Name, o.Name, l.Name, key)
 		case !l.Broadcast || !o.Broadcast:
-			return fmt.Errorf("%w: %s: <%s> is already handled by %s; mark every sharer broadcast: true to fan out",
+			return nil, fmt.Errorf("%w: %s: <%s> is already handled by %s; mark every sharer broadcast: true to fan out",
 				ErrTagCollision, l.Name, key, o.Name)
 		case o.Payload.GoType() != l.Payload.GoType():
-			return fmt.Errorf("%w: %s: broadcast group <%s> mixes payload types %v and %v",
+			return nil, fmt.Errorf("%w: %s: broadcast group <%s> mixes payload types %v and %v",
 				ErrTagCollision, l.Name, key, o.Payload.GoType(), l.Payload.GoType())
 		}
 	}
-	t.byName[lower(name)] = l
-	t.byTag[key] = append(t.byTag[key], l)
-	t.order = append(t.order, l)
+	return t.copyWith(func(*listener) bool { return true }, l), nil
+}
+
+// without returns a new snapshot holding t's listeners but the one called
+// name, and that listener. The organism's own listeners cannot be removed.
+func (t *table) without(name string) (*table, *listener, error) {
+	l := t.byName[lower(name)]
+	switch {
+	case l == nil:
+		return nil, nil, fmt.Errorf("%w: %s", ErrUnknownListener, name)
+	case l.system || strings.HasPrefix(lower(l.Name), "system."):
+		return nil, nil, fmt.Errorf("%w: %q belongs to the organism", ErrReservedName, l.Name)
+	}
+	return t.copyWith(func(o *listener) bool { return o != l }, nil), l, nil
+}
+
+// pin adds a reference to t unless it was retired (reports false then).
+func (t *table) pin() bool {
+	for {
+		n := t.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if t.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// pinRoutes returns the current routing snapshot, pinned: the caller hands
+// the reference to a conversation (convStart) or drops it (unpinTable).
+func (p *Pump) pinRoutes() *table {
+	for {
+		if t := p.routes.Load(); t.pin() {
+			return t
+		}
+		// retired between the load and the pin: a newer one is current
+	}
+}
+
+// unpinTable drops a reference to t; the last one retires it, closing the
+// pipelines of the listeners no live snapshot holds any more.
+func (p *Pump) unpinTable(t *table) {
+	if t.refs.Add(-1) != 0 {
+		return
+	}
+	for _, l := range t.order {
+		if l.tables.Add(-1) == 0 {
+			p.retireListener(l)
+		}
+	}
+}
+
+// editRoutes replaces the current snapshot by edit's result (one writer at
+// a time) and drops the old snapshot's "current" reference.
+func (p *Pump) editRoutes(edit func(*table) (*table, error)) error {
+	p.routesMu.Lock()
+	old := p.routes.Load()
+	nt, err := edit(old)
+	if err != nil {
+		p.routesMu.Unlock()
+		return err
+	}
+	p.routes.Store(nt)
+	p.routesMu.Unlock()
+	p.unpinTable(old)
 	return nil
 }
 
-// byNameLookup returns the listener named name (case-insensitive, as Python).
+// lookup returns the listener named name (case-insensitive, as Python).
 func (t *table) lookup(name string) *listener {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
 	return t.byName[lower(name)]
 }
 
 // resolve returns the targets of a payload: with to, the listener of that name
 // whose root tag matches; without, every listener of the tag.
 func (t *table) resolve(to, ns, name string) ([]*listener, error) {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
 	key := tagKey{ns, name}
 	if to != "" {
 		l := t.byName[lower(to)]
@@ -123,8 +222,6 @@ func noRoute(detail string) error {
 
 // all returns the listeners in registration order.
 func (t *table) all() []*listener {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
 	return append([]*listener(nil), t.order...)
 }
 
@@ -137,8 +234,6 @@ type Route struct {
 
 // Routes returns the routing table sorted by tag.
 func (t *table) routes() []Route {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
 	out := make([]Route, 0, len(t.byTag))
 	for k, ls := range t.byTag {
 		r := Route{Tag: k.String(), Broadcast: len(ls) > 1}

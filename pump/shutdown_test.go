@@ -3,10 +3,13 @@ package pump_test
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
@@ -159,5 +162,175 @@ func TestLifecycleErrors(t *testing.T) {
 	}
 	if _, err := pump.New(pump.Options{Scheduling: "random"}); err == nil {
 		t.Error("New accepted an unknown scheduling policy")
+	}
+}
+
+// markJournal is a SeqJournal and DeliveryJournal that keeps which messages
+// were journaled and which were marked delivered.
+type markJournal struct {
+	mu        sync.Mutex
+	seq       int64
+	messages  map[string]int64 // payload text → seq of its message record
+	delivered map[int64]bool
+	records   []pump.Record
+}
+
+func newMarkJournal() *markJournal {
+	return &markJournal{messages: map[string]int64{}, delivered: map[int64]bool{}}
+}
+
+func (j *markJournal) Record(r pump.Record) { j.RecordSeq(r) }
+
+func (j *markJournal) RecordSeq(r pump.Record) int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.seq++
+	j.records = append(j.records, r)
+	if r.Kind == pump.RecordMessage {
+		j.messages[string(r.Envelope)] = j.seq
+	}
+	return j.seq
+}
+
+func (j *markJournal) Delivered(seq int64) {
+	j.mu.Lock()
+	j.delivered[seq] = true
+	j.mu.Unlock()
+}
+
+// deliveredText reports, for the journaled message holding text, whether it
+// was marked delivered (and false, false when no such message was journaled).
+func (j *markJournal) deliveredText(text string) (journaled, delivered bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for env, seq := range j.messages {
+		if strings.Contains(env, ">"+text+"<") {
+			return true, j.delivered[seq]
+		}
+	}
+	return false, false
+}
+
+// kinds counts the journal's records by kind.
+func (j *markJournal) kinds() map[pump.RecordKind]int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := map[pump.RecordKind]int{}
+	for _, r := range j.records {
+		out[r.Kind]++
+	}
+	return out
+}
+
+// TestShutdownNow: an immediate shutdown cancels the running handler's
+// context, handles nothing that was queued, and marks none of those
+// messages delivered (Recover re-delivers them on the next start), while a
+// message handled before stays marked; nothing is answered or dead-lettered.
+func TestShutdownNow(t *testing.T) {
+	j := newMarkJournal()
+	pr := newProbe()
+	entered := make(chan string, 4)
+	cancelled := make(chan error, 1)
+	slow := listenerOf(t, "slow", func(ctx context.Context, in *Job, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		entered <- in.Label
+		<-ctx.Done()
+		cancelled <- ctx.Err()
+		return xmlpipe.Send("done", &Ping{Text: "never"}), nil
+	})
+	slow.Workers = 1
+	p := startPump(t, pump.Options{Journal: j}, slow, sink[Ping](t, "done", pr))
+	mustSend(t, p, client, "done", &Ping{Text: "before"}, nil)
+	pr.next(t)
+	mustSend(t, p, client, "slow", &Job{Label: "running"}, nil)
+	if got := <-entered; got != "running" {
+		t.Fatalf("entered %q", got)
+	}
+	mustSend(t, p, client, "slow", &Job{Label: "queued1"}, nil)
+	mustSend(t, p, client, "slow", &Job{Label: "queued2"}, nil)
+	before := j.kinds()
+
+	if err := p.ShutdownNow(waitCtx(t)); err != nil {
+		t.Fatalf("ShutdownNow: %v", err)
+	}
+	if err := <-cancelled; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the running handler's context: %v, want cancelled", err)
+	}
+	if len(entered) != 0 {
+		t.Fatalf("a queued message was handled: %q", <-entered)
+	}
+	if calls := pr.all(); len(calls) != 1 {
+		t.Fatalf("%d sink calls, want only the one before the shutdown", len(calls))
+	}
+	tests := []struct {
+		text      string
+		delivered bool
+	}{{"before", true}, {"running", false}, {"queued1", false}, {"queued2", false}}
+	for _, tc := range tests {
+		journaled, delivered := j.deliveredText(tc.text)
+		if !journaled || delivered != tc.delivered {
+			t.Errorf("%s: journaled %v, delivered %v; want journaled, delivered %v", tc.text, journaled, delivered, tc.delivered)
+		}
+	}
+	if diff := cmp.Diff(before, j.kinds()); diff != "" {
+		t.Errorf("journal records written by the immediate shutdown (-before +after):\n%s", diff)
+	}
+	if _, err := p.Send(waitCtx(t), client, "done", &Ping{Text: "after"}, nil); !errors.Is(err, pump.ErrClosed) {
+		t.Errorf("Send after ShutdownNow: %v, want ErrClosed", err)
+	}
+}
+
+// TestShutdownNowBounded: a handler that ignores its cancelled context
+// makes ShutdownNow return ctx's error instead of waiting for it.
+func TestShutdownNowBounded(t *testing.T) {
+	g := newGate()
+	entered := make(chan struct{}, 1)
+	stuck := listenerOf(t, "stuck", func(context.Context, *Job, xmlpipe.Metadata) (xmlpipe.Response, error) {
+		entered <- struct{}{}
+		g.wait(t.Context())
+		return nil, nil
+	})
+	p := startPump(t, pump.Options{}, stuck)
+	t.Cleanup(g.open)
+	mustSend(t, p, client, "stuck", &Job{}, nil)
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err := p.ShutdownNow(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "1 handlers still running") {
+		t.Fatalf("ShutdownNow = %v, want DeadlineExceeded naming the running handler", err)
+	}
+}
+
+// TestShutdownNowDuringGracefulShutdown: an immediate shutdown cuts a
+// graceful one short: the drain stops waiting for the blocked handler.
+func TestShutdownNowDuringGracefulShutdown(t *testing.T) {
+	entered := make(chan struct{}, 1)
+	slow := listenerOf(t, "slow", func(ctx context.Context, _ *Job, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		entered <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	p := startPump(t, pump.Options{ShutdownTimeout: time.Hour}, slow)
+	mustSend(t, p, client, "slow", &Job{}, nil)
+	<-entered
+	graceful := make(chan error, 1)
+	go func() { graceful <- p.Shutdown(context.Background()) }()
+	ctx := waitCtx(t)
+	for !errors.Is(p.Inject(ctx, []byte("<x/>"), nil), pump.ErrClosed) { // the graceful shutdown began
+		if ctx.Err() != nil {
+			t.Fatal("the graceful Shutdown never began")
+		}
+		runtime.Gosched()
+	}
+	if err := p.ShutdownNow(waitCtx(t)); err != nil {
+		t.Fatalf("ShutdownNow: %v", err)
+	}
+	select {
+	case err := <-graceful:
+		if err != nil {
+			t.Fatalf("graceful Shutdown: %v", err)
+		}
+	case <-waitCtx(t).Done():
+		t.Fatal("the graceful Shutdown kept draining after ShutdownNow")
 	}
 }

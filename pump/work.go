@@ -31,6 +31,9 @@ type listener struct {
 	// workers counts the listener's running workers (RemoveListener waits
 	// for them).
 	workers sync.WaitGroup
+	// tables counts the live routing snapshots holding the listener; at
+	// zero its pipeline closes (Pump.unpinTable).
+	tables atomic.Int32
 }
 
 // listenerError is a handler failure kept for introspection.
@@ -54,6 +57,9 @@ type work struct {
 	principal *Principal
 	// conv is the conversation of internal work.
 	conv string
+	// tbl is the routing snapshot of internal work's conversation (nil for
+	// external work: the ingress stages pin one).
+	tbl *table
 	// sender is the listener whose output this is (internal work), and
 	// senderThread the thread its handler ran on (where a <huh> goes back).
 	sender       *listener
@@ -90,8 +96,10 @@ type work struct {
 
 // delivery is one decoded message bound for one listener.
 type delivery struct {
-	conv, thread  string
-	from, to      string
+	conv, thread string
+	from, to     string
+	// tbl is the routing snapshot of the conversation (see convState.tbl).
+	tbl           *table
 	payloadName   string
 	payload       any
 	payloadBytes  []byte

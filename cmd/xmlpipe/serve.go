@@ -142,7 +142,11 @@ wait:
 			break wait
 		}
 	}
-	r.log.Info("shutting down: draining in-flight messages")
+	if ctl.immediate.Load() {
+		r.log.Info("shutting down at once: running handlers cancelled, queued messages left for recovery")
+	} else {
+		r.log.Info("shutting down: draining in-flight messages")
+	}
 	if err := stopOOB(oobSrv); err != nil {
 		r.log.Error("OOB shutdown", "error", err)
 	}
@@ -152,7 +156,7 @@ wait:
 	}
 	drainCtx, cancelDrain := ctl.drainContext()
 	defer cancelDrain()
-	if err := o.Shutdown(drainCtx); err != nil {
+	if err := o.Stop(drainCtx, !ctl.immediate.Load()); err != nil {
 		if ctl.drain.Load() > 0 && errors.Is(err, context.DeadlineExceeded) {
 			// An OOB shutdown bounded the drain: cutting it short was asked for.
 			r.log.Warn("shutdown: the requested drain time ran out", "error", err)

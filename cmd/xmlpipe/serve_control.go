@@ -13,19 +13,24 @@ import (
 type runControl struct {
 	src          configSource
 	stop, reload chan struct{} // buffered (1): a request is never lost, repeats collapse
-	// drain, when set (by an OOB shutdown), bounds the organism's drain:
-	// the nanoseconds to wait, 1 for an immediate stop.
+	// drain, when set (by an OOB shutdown), bounds the organism's shutdown:
+	// the nanoseconds to wait.
 	drain atomic.Int64
+	// immediate marks an OOB shutdown in mode immediate: the organism stops
+	// without draining (organism.Organism.ShutdownNow).
+	immediate atomic.Bool
 }
 
 // stopWith asks the serving loop to stop, draining for at most timeout
-// (0: the pump's shutdown_timeout); immediate does not wait for
-// in-flight work.
+// (0: the pump's shutdown_timeout); immediate does not drain: running
+// handlers are cancelled and queued messages stay in the journal for
+// recovery, waiting at most timeout for handlers that ignore the
+// cancellation.
 func (c *runControl) stopWith(graceful bool, timeout time.Duration, _ string) {
-	switch {
-	case !graceful:
-		c.drain.Store(1)
-	case timeout > 0:
+	if !graceful {
+		c.immediate.Store(true) // never undone by a later graceful request
+	}
+	if timeout > 0 {
 		c.drain.Store(int64(timeout))
 	}
 	signalOnce(c.stop)
@@ -39,9 +44,10 @@ func (c *runControl) drainContext() (context.Context, context.CancelFunc) {
 	return context.WithCancel(context.Background())
 }
 
-// Stop asks the serving loop to stop.
+// Stop asks the serving loop to stop: the bus API's stop is the OOB
+// shutdown's graceful mode with the pump's shutdown_timeout.
 func (c *runControl) Stop(context.Context) error {
-	signalOnce(c.stop)
+	c.stopWith(true, 0, "")
 	return nil
 }
 

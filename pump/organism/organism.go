@@ -348,6 +348,30 @@ func (o *Organism) Start() error {
 // Shutdown drains and stops the pump, then stops the retention sweeper and
 // closes the store the organism opened.
 func (o *Organism) Shutdown(ctx context.Context) error {
+	return o.shutdown(ctx, o.Pump.Shutdown)
+}
+
+// ShutdownNow stops without draining (pump.Pump.ShutdownNow): running
+// handlers and model requests are cancelled and queued messages are left in
+// the journal undelivered, for recovery to re-deliver at the next start;
+// then it stops the sweeper and closes the store like Shutdown. ctx bounds
+// the wait for handlers that ignore their cancellation.
+func (o *Organism) ShutdownNow(ctx context.Context) error {
+	o.router.Close()
+	return o.shutdown(ctx, o.Pump.ShutdownNow)
+}
+
+// Stop is Shutdown when graceful, else ShutdownNow: what a shutdown request
+// (an OOB shutdown's mode, the bus API's stop) asks for.
+func (o *Organism) Stop(ctx context.Context, graceful bool) error {
+	if graceful {
+		return o.Shutdown(ctx)
+	}
+	return o.ShutdownNow(ctx)
+}
+
+// shutdown stops the pump with stopPump, then what the organism owns.
+func (o *Organism) shutdown(ctx context.Context, stopPump func(context.Context) error) error {
 	o.stopRecovery()
 	var ferr error
 	if o.Federation != nil {
@@ -358,7 +382,7 @@ func (o *Organism) Shutdown(ctx context.Context) error {
 	// Model requests still running when ctx ends are cancelled, so a hung
 	// provider cannot hold the shutdown.
 	stop := context.AfterFunc(ctx, o.router.Close)
-	err := o.Pump.Shutdown(ctx)
+	err := stopPump(ctx)
 	stop()
 	o.router.Close()
 	err = errors.Join(err, ferr, o.wasm.close(ctx), o.closers.close())
