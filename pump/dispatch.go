@@ -1,7 +1,6 @@
 package pump
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -81,7 +80,7 @@ func (p *Pump) call(l *listener, d *delivery, md xmlpipe.Metadata) (resp xmlpipe
 			err = fmt.Errorf("%w: %s panicked: %v", xmlpipe.ErrHandler, l.Name, r)
 		}
 	}()
-	ctx := context.Background()
+	ctx := p.handlerContext(l.Name, d.thread)
 	if d.errPayload != nil {
 		return l.errHandler.HandleError(ctx, d.errPayload, md)
 	}

@@ -43,7 +43,7 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 			}
 			g.mu.Unlock()
 		}()
-		e := &envelope{To: remote, Thread: lt, Link: link{ID: lt, Kind: KindCall}, Payload: body}
+		e := &envelope{To: remote, Thread: lt, Link: link{ID: lt, Kind: KindCall, Traceparent: traceparent(ctx)}, Payload: body}
 		start := time.Now()
 		if err := g.send(e); err != nil {
 			return nil, err

@@ -118,6 +118,7 @@ func (g *gateway) send(e *envelope) error {
 	g.outbox = append(g.outbox, en)
 	g.byID[en.id] = en
 	g.mu.Unlock()
+	g.envelopeSeen(DirectionOut, e.Link.Kind)
 	g.wake()
 	return nil
 }
