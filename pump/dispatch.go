@@ -103,7 +103,7 @@ func (p *Pump) call(l *listener, d *delivery, md xmlpipe.Metadata) (resp xmlpipe
 			err = fmt.Errorf("%w: %s panicked: %v", xmlpipe.ErrHandler, l.Name, r)
 		}
 	}()
-	ctx := p.handlerCtx
+	ctx := p.handlerContext(l.Name, d.thread)
 	if d.errPayload != nil {
 		return l.errHandler.HandleError(ctx, d.errPayload, md)
 	}

@@ -1,6 +1,7 @@
 package pump
 
 import (
+	"context"
 	"math/rand/v2"
 	"time"
 )
@@ -86,4 +87,23 @@ func (p *Pump) stageEnd(st Stage, listener, thread string, start time.Time, fail
 	}
 	p.opts.Observer.ObserveStage(StageSample{Stage: st, Listener: listener, Thread: thread, Start: start,
 		Duration: time.Since(start), Failed: failed})
+}
+
+// HandlerContexter is a StageObserver that also gives each handler call
+// its context (a tracer puts the span of the message being handled in it,
+// so what the handler sends on carries the trace). HandlerContext runs on
+// the handler's goroutine just before the handler: it must be cheap.
+type HandlerContexter interface {
+	HandlerContext(ctx context.Context, listener, thread string) context.Context
+}
+
+// handlerContext is the context a handler of listener runs with on thread:
+// context.Background(), or what the Observer makes of it when it is a
+// HandlerContexter.
+func (p *Pump) handlerContext(listener, thread string) context.Context {
+	ctx := p.handlerCtx // ShutdownNow cancels it
+	if hc, ok := p.opts.Observer.(HandlerContexter); ok {
+		ctx = hc.HandlerContext(ctx, listener, thread)
+	}
+	return ctx
 }

@@ -51,7 +51,8 @@ type Options struct {
 	// Journal records every accepted and emitted envelope (optional).
 	Journal Journal
 	// Observer, when set, sees how long each stage of each message took
-	// (metrics, traces); nil costs nothing.
+	// (metrics, traces); nil costs nothing. When it is also a
+	// HandlerContexter, it gives each handler call its context.
 	Observer StageObserver
 	// ObserveEvery, above 1, times each stage of a message with
 	// probability 1/ObserveEvery instead of always: the clock is read and

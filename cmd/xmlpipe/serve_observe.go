@@ -25,7 +25,8 @@ type observers struct {
 // sampled, one in observe.SampleEvery) and its tracer
 // (observability.traces.enabled; every stage timed, spans exported over
 // OTLP) become its pump's stage observers, the tracer watching it before it
-// starts. obs is set to them.
+// starts; the metrics also count what its gateways carry, and the tracer
+// continues federated callers' traces. obs is set to them.
 func observedBuild(src configSource, build func(organism.Options) (*organism.Organism, error),
 	obs *observers) func(organism.Options) (*organism.Organism, error) {
 	return func(opts organism.Options) (*organism.Organism, error) {
@@ -38,6 +39,7 @@ func observedBuild(src configSource, build func(organism.Options) (*organism.Org
 		if cfg.Observability.Metrics.Enabled {
 			obs.metrics = observe.NewMetrics()
 			list = append(list, obs.metrics)
+			opts.GatewayObserver = obs.metrics
 			opts.ObserveEvery = observe.SampleEvery
 		}
 		if tc := cfg.Observability.Traces; tc.Enabled {
@@ -47,6 +49,7 @@ func observedBuild(src configSource, build func(organism.Options) (*organism.Org
 			}
 			obs.tracer = observe.NewTracer(cfg.Organism.Name, exp, false)
 			list = append(list, obs.tracer)
+			opts.GatewayTraces = obs.tracer
 			opts.ObserveEvery = 1
 		}
 		switch len(list) {
@@ -101,6 +104,9 @@ func metricsFor(o *organism.Organism, built *observe.Metrics) (*observe.Metrics,
 	}
 	if o.LLM != nil {
 		src.LLM = o.LLM
+	}
+	if o.Federation != nil {
+		src.Gateways = o.Federation
 	}
 	if err := m.Attach(src); err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)

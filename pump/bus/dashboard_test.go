@@ -223,3 +223,22 @@ func TestDashboardAssets(t *testing.T) {
 		}
 	}
 }
+
+// TestDashboardDrawsGateways: organism B's gateway a (configured, its peer
+// never connecting) is drawn as a disconnected gateway node, labelled with
+// what it exports.
+func TestDashboardDrawsGateways(t *testing.T) {
+	f := newFixtureWith(t, federatedB(t))
+	ctx := browser(t)
+	secret := f.user("vic", auth.Viewer)
+	node := `#graph g.gateway[data-name="a"][data-connected="false"]`
+	run(t, ctx, "viewer login, gateway node", chromedp.Steps(
+		f.loginSteps("vic", secret),
+		chromedp.WaitVisible(css(node+` polygon.gw-down`)),
+		chromedp.WaitVisible(css(`#graph g[data-name="greeter"] circle`)),
+	))
+	if got := run(t, ctx, "exports label", chromedp.Evaluate[string](
+		`document.querySelector('`+node+` text.exports').textContent`)); got != "exports Greeting" {
+		t.Errorf("exports label %q, want %q", got, "exports Greeting")
+	}
+}

@@ -34,6 +34,7 @@ func (s *Server) routes() http.Handler {
 	read("GET "+api+"/organism", s.apiOrganism)
 	read("GET "+api+"/organism/config", s.apiOrganismConfig)
 	read("GET "+api+"/agents", s.apiAgents)
+	read("GET "+api+"/gateways", s.apiGateways)
 	read("GET "+api+"/agents/{name}", s.apiAgent)
 	read("GET "+api+"/agents/{name}/config", s.apiAgentConfig)
 	read("GET "+api+"/agents/{name}/schema", s.apiAgentSchema)

@@ -32,7 +32,7 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 		}
 		c := &call{thread: md.ThreadID, answer: make(chan *envelope, 1), refused: make(chan error, 1),
 			cancelled: make(chan struct{})}
-		lt, early, err := g.open(c, md.ThreadID, remote, body)
+		lt, early, err := g.open(c, md.ThreadID, remote, body, traceparent(ctx))
 		if err != nil {
 			return nil, err
 		}
@@ -133,7 +133,7 @@ func (g *gateway) threadsEnded(ids []string) {
 // of the same payload from the same thread was recorded and nobody waits
 // on it (the message is re-delivered after a restart), adopts that call
 // instead of calling again, returning its answer if it came meanwhile.
-func (g *gateway) open(c *call, callerThread, remote string, body []byte) (lt string, early *envelope, err error) {
+func (g *gateway) open(c *call, callerThread, remote string, body []byte, tp string) (lt string, early *envelope, err error) {
 	h := sha256.New()
 	h.Write([]byte(callerThread))
 	h.Write([]byte{0})
@@ -169,7 +169,7 @@ func (g *gateway) open(c *call, callerThread, remote string, body []byte) (lt st
 	g.claimed[lt] = true
 	g.byThread[callerThread] = lt
 	g.mu.Unlock()
-	e := &envelope{To: remote, Thread: lt, Link: link{ID: lt, Kind: KindCall}, Payload: body}
+	e := &envelope{To: remote, Thread: lt, Link: link{ID: lt, Kind: KindCall, Traceparent: tp}, Payload: body}
 	if err := g.send(e, &callRecord{callerThread: callerThread, digest: digest}); err != nil {
 		g.mu.Lock()
 		delete(g.pending, lt)

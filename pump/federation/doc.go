@@ -22,6 +22,12 @@
 //	<thread>{link thread}</thread><link xmlns="https://xml-pipeline.org/ns/federation/v1" id="…" kind="call" sent="…"/>
 //	<Signature xmlns="http://www.w3.org/2000/09/xmldsig#">…</Signature></meta><Greeting><Name>Dan</Name></Greeting></message>
 //
+// A call made while the caller's organism traces carries the W3C trace
+// context of the span that made it as the <link>'s traceparent attribute
+// (signed with the rest of <meta>); the callee's tracer (Options.Traces)
+// starts the conversation the call begins as a child of that span.
+// Options.Observer counts what each gateway carries and refuses.
+//
 // # Calls and threads
 //
 // An imported root tag is a local listener (named like the peer's

@@ -120,6 +120,7 @@ func (g *gateway) send(e *envelope, rec *callRecord) error {
 	g.outbox = append(g.outbox, en)
 	g.byID[en.id] = en
 	g.mu.Unlock()
+	g.envelopeSeen(DirectionOut, e.Link.Kind)
 	g.wake()
 	return nil
 }

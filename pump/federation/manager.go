@@ -43,6 +43,12 @@ type Options struct {
 	// OnLink is told when a gateway's link comes up ("gateway-connected")
 	// or goes down ("gateway-disconnected").
 	OnLink func(event, gateway, detail string)
+	// Observer sees the envelopes, refusals and round trips of every
+	// gateway (nil: none).
+	Observer Observer
+	// Traces continues the callers' traces in the conversations their
+	// calls begin (nil: calls carry no trace across).
+	Traces TraceJoiner
 	// Backoff bounds the reconnect delays (defaults 200ms and 10s).
 	BackoffBase, BackoffMax time.Duration
 	// Logger receives structured logs (default slog.Default()).
@@ -220,6 +226,7 @@ func (m *Manager) Handler() http.Handler {
 		g, p, err := acceptHandshake(ws, m.opts.Key, m.opts.Organism, m.trust, r.TLS)
 		if err != nil {
 			m.log.Warn("federation: security: inbound link refused", "remote", r.RemoteAddr, "error", err)
+			m.refusal("", RefusedHandshake)
 			_ = ws.Close()
 			return
 		}

@@ -64,7 +64,9 @@ func (g *gateway) onMeta(c *conn, e *envelope) {
 		g.log.Error("federation: meta answer", "error", err)
 		return
 	}
-	_ = c.write(signed)
+	if c.write(signed) == nil {
+		g.envelopeSeen(DirectionOut, KindMetaAnswer)
+	}
 }
 
 // ask sends a meta question to the peer and returns its answer's payload.
@@ -94,6 +96,7 @@ func (g *gateway) ask(ctx context.Context, question string) ([]byte, error) {
 	if err := c.write(signed); err != nil {
 		return nil, fmt.Errorf("%w: gateway %s: %w", ErrMeta, g.name, err)
 	}
+	g.envelopeSeen(DirectionOut, KindMeta)
 	ctx, cancel := context.WithTimeout(ctx, metaTimeout)
 	defer cancel()
 	select {

@@ -65,6 +65,10 @@ type link struct {
 	Sent time.Time
 	// Error is the canned text of a huh or a refused meta question.
 	Error string
+	// Traceparent is the W3C trace context of the span that made a call
+	// (when the caller traces), so the callee's conversation joins its
+	// trace. It is inside the signed <meta>.
+	Traceparent string
 }
 
 // envelope is a federated envelope, built or read.
@@ -100,6 +104,9 @@ func (e *envelope) build() []byte {
 	attr(&b, "sent", e.Link.Sent.UTC().Format(time.RFC3339Nano))
 	if e.Link.Error != "" {
 		attr(&b, "error", e.Link.Error)
+	}
+	if e.Link.Traceparent != "" {
+		attr(&b, "traceparent", e.Link.Traceparent)
 	}
 	b.WriteString(`/></meta>`)
 	if len(e.Payload) > 0 {
@@ -139,6 +146,7 @@ type wireEnvelope struct {
 			Ref     string   `xml:"ref,attr"`
 			Sent    string   `xml:"sent,attr"`
 			Error   string   `xml:"error,attr"`
+			Trace   string   `xml:"traceparent,attr"`
 		} `xml:"link"`
 	} `xml:"meta"`
 }
@@ -162,7 +170,7 @@ func parse(b []byte) (*envelope, error) {
 		return nil, fmt.Errorf("%w: <link sent=%q>: %w", ErrProtocol, l.Sent, err)
 	}
 	e := &envelope{From: w.Meta.From, To: w.Meta.To, Thread: w.Meta.Thread,
-		Link: link{ID: l.ID, Kind: Kind(l.Kind), Ref: l.Ref, Sent: sent, Error: l.Error}}
+		Link: link{ID: l.ID, Kind: Kind(l.Kind), Ref: l.Ref, Sent: sent, Error: l.Error, Traceparent: l.Trace}}
 	name, ns, payload, err := payloadOf(b)
 	if err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ func (g *gateway) onFrame(f frame) {
 		g.acked(f.ID)
 	case frameNack:
 		g.log.Warn("federation: the peer refused an envelope", "id", f.ID, "error", f.Error)
+		g.m.refusal(g.name, RefusedByPeer)
 		g.acked(f.ID)
 		g.refused(f.ID, f.Error)
 	default:
@@ -34,6 +35,7 @@ func (g *gateway) onEnvelope(c *conn, b []byte) {
 			id = e.Link.ID
 		}
 		g.log.Warn("federation: security: envelope refused: signature", "peer", Fingerprint(g.trusted), "id", id, "error", err)
+		g.m.refusal(g.name, RefusedSignature)
 		if id != "" {
 			_ = c.writeFrame(frame{Type: frameNack, ID: id, Error: "signature does not verify"})
 		}
@@ -42,15 +44,18 @@ func (g *gateway) onEnvelope(c *conn, b []byte) {
 	e, err := parse(b)
 	if err != nil {
 		g.log.Warn("federation: security: envelope refused", "error", err)
+		g.m.refusal(g.name, RefusedMalformed)
 		return
 	}
 	now := g.m.now()
 	if age := now.Sub(e.Link.Sent); age > staleAfter || -age > futureSkew {
 		g.log.Warn("federation: security: stale envelope refused", "id", e.Link.ID, "sent", e.Link.Sent)
+		g.m.refusal(g.name, RefusedStale)
 		_ = c.writeFrame(frame{Type: frameNack, ID: e.Link.ID, Error: "stale envelope"})
 		return
 	}
 	if e.Link.Kind == KindMeta || e.Link.Kind == KindMetaAnswer {
+		g.envelopeSeen(DirectionIn, e.Link.Kind)
 		g.onMeta(c, e)
 		return
 	}
@@ -61,9 +66,11 @@ func (g *gateway) onEnvelope(c *conn, b []byte) {
 	}
 	if dup {
 		g.log.Warn("federation: security: replayed envelope refused (already received)", "id", e.Link.ID, "kind", e.Link.Kind)
+		g.m.refusal(g.name, RefusedDuplicate)
 		_ = c.writeFrame(frame{Type: frameAck, ID: e.Link.ID, Duplicate: true})
 		return
 	}
+	g.envelopeSeen(DirectionIn, e.Link.Kind)
 	switch e.Link.Kind {
 	case KindCall:
 		g.onCall(c, e, b)
@@ -75,6 +82,7 @@ func (g *gateway) onEnvelope(c *conn, b []byte) {
 		_ = c.writeFrame(frame{Type: frameAck, ID: e.Link.ID})
 	default:
 		g.log.Warn("federation: security: envelope of unknown kind refused", "id", e.Link.ID, "kind", e.Link.Kind)
+		g.m.refusal(g.name, RefusedUnknownKind)
 		_ = c.writeFrame(frame{Type: frameNack, ID: e.Link.ID, Error: "unknown kind"})
 	}
 }
@@ -91,16 +99,19 @@ func (g *gateway) onCall(c *conn, e *envelope, raw []byte) {
 	}
 	if isPrivileged(e.PayloadNS, e.PayloadName) {
 		g.log.Warn("federation: security: privileged root refused", "root", e.PayloadName, "ns", e.PayloadNS, "id", e.Link.ID)
+		g.m.refusal(g.name, RefusedPrivileged)
 		nack("privileged messages never cross a gateway")
 		return
 	}
 	if e.PayloadNS != "" || !g.exports[e.PayloadName] {
 		g.log.Warn("federation: security: call for a root tag not exported refused", "root", e.PayloadName,
 			"ns", e.PayloadNS, "id", e.Link.ID)
+		g.m.refusal(g.name, RefusedNotExported)
 		nack("no such capability")
 		return
 	}
 	if !xmlpipe.IsThreadID(e.Thread) {
+		g.m.refusal(g.name, RefusedBadThread)
 		nack("bad link thread")
 		return
 	}
@@ -113,6 +124,7 @@ func (g *gateway) onCall(c *conn, e *envelope, raw []byte) {
 	g.mu.Unlock()
 	if busy || g.m.known(conv) {
 		g.log.Warn("federation: security: replayed call refused (its conversation exists)", "id", e.Link.ID)
+		g.m.refusal(g.name, RefusedDuplicate)
 		_ = c.writeFrame(frame{Type: frameAck, ID: e.Link.ID, Duplicate: true})
 		if !busy {
 			g.mu.Lock()
@@ -132,6 +144,7 @@ func (g *gateway) onCall(c *conn, e *envelope, raw []byte) {
 		return
 	}
 	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(e.Payload)+256), g.name, e.To, conv, e.Payload)
+	forget := g.joinTrace(conv, e)
 	ctx, cancel := context.WithTimeout(context.Background(), g.callTimeout)
 	defer cancel()
 	// No outlet: what the conversation answers reaches the gateway through
@@ -144,6 +157,8 @@ func (g *gateway) onCall(c *conn, e *envelope, raw []byte) {
 			why = f.Canned()
 		}
 		g.log.Warn("federation: call from the peer not accepted", "id", e.Link.ID, "error", err)
+		forget()
+		g.m.refusal(g.name, RefusedUndelivered)
 		nack(why)
 		return
 	}

@@ -49,11 +49,14 @@ type linkStats struct {
 }
 
 // observe records one answered call's round trip.
-func (m *Manager) observe(_ string, d time.Duration) {
+func (m *Manager) observe(gateway string, d time.Duration) {
 	m.stats.mu.Lock()
 	m.stats.n++
 	m.stats.total += d
 	m.stats.mu.Unlock()
+	if o := m.opts.Observer; o != nil {
+		o.RoundTrip(gateway, d)
+	}
 }
 
 // RoundTrips reports how many calls were answered and their mean round trip.

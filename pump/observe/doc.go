@@ -37,6 +37,11 @@
 //	llm_agent_tokens_total{agent,kind} / llm_agent_requests_total{agent}
 //	llm_backend_tokens_total{backend,kind} / llm_backend_requests_total{backend}
 //	bus_connections                      open WebSocket connections on the main bus
+//	gateway_up{gateway}                  1 while the gateway's link is up
+//	gateway_queued{gateway}              envelopes waiting for the peer's acknowledgement
+//	gateway_envelopes_total{gateway,direction,kind}  federated envelopes in (accepted) and out (queued)
+//	gateway_refused_total{gateway,reason}  federated envelopes and links refused
+//	gateway_call_seconds{gateway}        histogram: round trip of the answered calls
 //
 // plus the Go runtime's and the process's standard collectors.
 package observe

@@ -52,6 +52,9 @@ type Sources struct {
 	Journal JournalStats
 	// LLM is the organism's LLM router (nil without backends).
 	LLM UsageSource
+	// Gateways is the organism's federation manager (nil without
+	// gateways).
+	Gateways GatewayStatus
 }
 
 // Metrics is the organism's Prometheus metrics. Build it with NewMetrics,
@@ -70,8 +73,9 @@ type Metrics struct {
 	// (HandlerLatency).
 	handlerNanos, handlerCount atomic.Int64
 
-	flow    *flow
-	scraper *scraper
+	flow     *flow
+	scraper  *scraper
+	gateways *gateways
 
 	cancelWatch func()
 	attached    atomic.Bool
@@ -86,7 +90,8 @@ func NewMetrics() *Metrics {
 		Buckets: stageBuckets}, []string{"stage", "listener"})
 	m.flow = newFlow()
 	m.scraper = &scraper{}
-	m.reg.MustRegister(m.stages, m.flow, m.scraper,
+	m.gateways = newGateways()
+	m.reg.MustRegister(m.stages, m.flow, m.scraper, m.gateways,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -102,6 +107,9 @@ func (m *Metrics) Attach(src Sources) error {
 	}
 	m.flow.pump = src.Pump
 	m.scraper.src.Store(&src)
+	if src.Gateways != nil {
+		m.gateways.status.Store(&src.Gateways)
+	}
 	m.cancelWatch = src.Pump.Watch(m)
 	return nil
 }

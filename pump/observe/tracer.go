@@ -16,13 +16,15 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/federation"
 )
 
 // tracerName is the instrumentation scope of the organism's spans.
 const tracerName = "github.com/xml-pipeline/xmlpipe/pump"
 
 // Tracer turns the pump's conversations into OpenTelemetry traces: one
-// trace per conversation, its root span "conversation" from the first
+// trace per conversation (a conversation a federated call began is part of
+// the caller's trace, JoinTrace), its root span "conversation" from the first
 // envelope to completion; a span "deliver <listener>" per envelope
 // delivered (from its acceptance to the end of the handler that took it),
 // with the handler's run as its child "handle <listener>"; an envelope a
@@ -46,6 +48,9 @@ type Tracer struct {
 	// where is the conversation of each open delivery (a thread belongs to
 	// one conversation).
 	where map[hopKey]*convTrace
+	// joined are the remote parents of conversations not begun yet (calls
+	// from a federation peer, JoinTrace).
+	joined map[string]trace.SpanContext
 }
 
 // convTrace is one conversation's open spans.
@@ -77,7 +82,8 @@ func NewTracer(organism string, exporter sdktrace.SpanExporter, sync bool) *Trac
 	}
 	res := resource.NewSchemaless(semconv.ServiceName("xmlpipe"), attribute.String("xmlpipe.organism", organism))
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(proc), sdktrace.WithResource(res))
-	return &Tracer{provider: tp, tracer: tp.Tracer(tracerName), convs: map[string]*convTrace{}, where: map[hopKey]*convTrace{}}
+	return &Tracer{provider: tp, tracer: tp.Tracer(tracerName), convs: map[string]*convTrace{}, where: map[hopKey]*convTrace{},
+		joined: map[string]trace.SpanContext{}}
 }
 
 // OTLPExporter is an OTLP/HTTP span exporter to endpoint (host:port),
@@ -124,7 +130,12 @@ func (t *Tracer) Deliver(e pump.Event) {
 		if e.Kind == pump.EventComplete || e.Conversation == "" {
 			return
 		}
-		ctx, root := t.tracer.Start(context.Background(), "conversation", trace.WithTimestamp(e.Time),
+		base := context.Background()
+		if remote, ok := t.joined[e.Conversation]; ok {
+			base = trace.ContextWithRemoteSpanContext(base, remote)
+			delete(t.joined, e.Conversation)
+		}
+		ctx, root := t.tracer.Start(base, "conversation", trace.WithTimestamp(e.Time),
 			trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(attribute.String("xmlpipe.conversation", e.Conversation), attribute.String("xmlpipe.from", e.From)))
 		c = &convTrace{root: root, ctx: ctx, hops: map[hopKey][]hop{}, handled: map[string]context.Context{}}
@@ -203,3 +214,41 @@ func (t *Tracer) end(c *convTrace, at time.Time, why string) {
 	}
 	c.root.End(trace.WithTimestamp(at))
 }
+
+// HandlerContext returns ctx carrying the deliver span of the message
+// listener is about to handle on thread (as a pump.HandlerContexter), so a
+// handler that calls out — a federation gateway's proxy — can carry the
+// trace on. When the listener has several messages of the thread open, it
+// is the oldest one's span.
+func (t *Tracer) HandlerContext(ctx context.Context, listener, thread string) context.Context {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := hopKey{thread, listener}
+	if c := t.where[k]; c != nil {
+		if q := c.hops[k]; len(q) > 0 {
+			return trace.ContextWithSpan(ctx, q[0].span)
+		}
+	}
+	return ctx
+}
+
+// JoinTrace makes the root span of conversation, when it begins, a child
+// of parent (the span of a federation peer that called into this
+// organism): both sides of the call are then one trace. forget drops
+// parent when the conversation does not begin (federation.TraceJoiner).
+func (t *Tracer) JoinTrace(conversation string, parent trace.SpanContext) (forget func()) {
+	t.mu.Lock()
+	t.joined[conversation] = parent
+	t.mu.Unlock()
+	return func() {
+		t.mu.Lock()
+		delete(t.joined, conversation)
+		t.mu.Unlock()
+	}
+}
+
+var (
+	_ pump.HandlerContexter  = (*Tracer)(nil)
+	_ pump.HandlerContexter  = Observers(nil)
+	_ federation.TraceJoiner = (*Tracer)(nil)
+)

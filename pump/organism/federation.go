@@ -39,7 +39,7 @@ func newFederation(cfg *config.Organism, opts Options, d *durable, p *pump.Pump)
 		return nil, fmt.Errorf("organism: gateways need the organism's identity (run: xmlpipe keys init --data %s): %w", dataDir, err)
 	}
 	fo := federation.Options{Organism: cfg.Organism.Name, Key: key, Gateways: cfg.Gateways, Pump: p,
-		OnLink: opts.OnLink, Logger: opts.Logger, Clock: opts.Clock}
+		OnLink: opts.OnLink, Observer: opts.GatewayObserver, Traces: opts.GatewayTraces, Logger: opts.Logger, Clock: opts.Clock}
 	if cfg.Meta.Enabled {
 		ma, err := newMetaAnswerer(cfg, p)
 		if err != nil {

@@ -60,6 +60,14 @@ type Options struct {
 	// OnLink is told when a gateway's link comes up or goes down (default:
 	// logged).
 	OnLink func(event, gateway, detail string)
+	// GatewayObserver, when set, sees the gateways' envelopes, refusals
+	// and call round trips (observe.Metrics; federation.Options.Observer).
+	GatewayObserver federation.Observer
+	// GatewayTraces, when set, continues a federation peer's trace in the
+	// conversation its call begins (observe.Tracer;
+	// federation.Options.Traces). The gateways' calls carry the caller's
+	// trace when Observer is a tracer (pump.HandlerContexter).
+	GatewayTraces federation.TraceJoiner
 	// MetaRemote marks federation peers for meta introspection (see
 	// MetaRemoteFunc); nil means no sender is a federation peer.
 	MetaRemote MetaRemoteFunc

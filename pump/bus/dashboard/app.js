@@ -1,5 +1,5 @@
 // xmlpipe dashboard: logs in with POST /auth/login, then reads the REST API
-// (agents, threads, messages, organism) once a second and sends through the
+// (agents, gateways, threads, messages, organism) once a second and sends through the
 // /ws JSON protocol. Everything from the server is shown as text, never as
 // markup.
 "use strict";
@@ -88,9 +88,10 @@ $("#send-form").addEventListener("submit", (ev) => {
 
 async function tick() {
   try {
-    const [agents, threads, org] = await Promise.all([
-      api("GET", "/api/v1/agents"), api("GET", "/api/v1/threads?limit=30"), api("GET", "/api/v1/organism")]);
-    drawGraph(agents.agents.filter((a) => !a.name.startsWith("system.")));
+    const [agents, threads, org, gws] = await Promise.all([
+      api("GET", "/api/v1/agents"), api("GET", "/api/v1/threads?limit=30"), api("GET", "/api/v1/organism"),
+      api("GET", "/api/v1/gateways")]);
+    drawGraph(agents.agents.filter((a) => !a.name.startsWith("system.")), gws.gateways);
     drawAgents(agents.agents);
     drawFeed(threads.threads);
     drawRate(org.total_messages);
@@ -101,13 +102,17 @@ async function tick() {
 }
 
 // drawGraph draws the listeners on a circle, an edge to each peer, each
-// node coloured by its state.
-function drawGraph(agents) {
-  if (!changed("graph", agents.map((a) => [a.name, a.state, a.peers]))) return;
+// node coloured by its state; and the federation gateways as diamonds in a
+// column on the right (filled when the link is up, dashed when down),
+// labelled with the root tags they export, a dashed edge to each listener
+// that stands for one of the peer's capabilities (an import).
+function drawGraph(agents, gateways) {
+  if (!changed("graph", [agents.map((a) => [a.name, a.state, a.peers]),
+    gateways.map((w) => [w.name, w.connected, w.peer, w.imports, w.exports])])) return;
   const g = $("#graph");
   g.replaceChildren();
   const pos = new Map();
-  const cx = 240, cy = 180, r = Math.min(140, 40 + agents.length * 20);
+  const cx = gateways.length ? 200 : 240, cy = 180, r = Math.min(140, 40 + agents.length * 20);
   agents.forEach((a, i) => {
     const t = (2 * Math.PI * i) / Math.max(1, agents.length) - Math.PI / 2;
     pos.set(a.name, [cx + r * Math.cos(t), cy + r * Math.sin(t)]);
@@ -119,6 +124,28 @@ function drawGraph(agents) {
       g.append(svg("line", { x1, y1, x2, y2 }));
     }
   }
+  gateways.forEach((w, i) => {
+    const x = 420, y = (360 * (i + 1)) / (gateways.length + 1);
+    for (const name of w.imports) {
+      if (!pos.has(name)) continue;
+      const [x2, y2] = pos.get(name);
+      g.append(svg("line", { x1: x, y1: y, x2, y2, class: "import" }));
+    }
+    const node = svg("g", { "data-name": w.name, "data-connected": String(w.connected), class: "gateway" });
+    node.append(svg("polygon", { points: [[x, y - 20], [x + 20, y], [x, y + 20], [x - 20, y]].join(" "),
+      class: w.connected ? "gw-up" : "gw-down" }));
+    const title = svg("title");
+    title.textContent = "gateway " + w.name + (w.connected ? " — linked to " + w.peer : " — disconnected") +
+      "; queued " + w.queued + ", open calls " + w.open_calls;
+    node.append(title);
+    const label = svg("text", { x, y: y + 34 });
+    label.textContent = w.name + (w.connected && w.peer ? " ⇄ " + w.peer : "");
+    node.append(label);
+    const exports = svg("text", { x, y: y + 48, class: "exports" });
+    exports.textContent = w.exports.length ? "exports " + w.exports.join(", ") : "exports nothing";
+    node.append(exports);
+    g.append(node);
+  });
   for (const a of agents) {
     const [x, y] = pos.get(a.name);
     const node = svg("g", { "data-name": a.name, "data-state": a.state, class: "node" });
