@@ -71,6 +71,9 @@ type Manager struct {
 	upgrader websocket.Upgrader
 	stats    linkStats
 
+	// cmu serialises Close; dbClosed is set once the state is closed.
+	cmu      sync.Mutex
+	dbClosed bool
 	// smu guards served: the conversations serving peers' calls.
 	smu         sync.Mutex
 	served      map[string]*served
@@ -189,13 +192,12 @@ func (m *Manager) Start() {
 	go m.sweeper()
 }
 
-// Close ends every link and stops the gateways; outbox entries stay for
-// the next start.
-func (m *Manager) Close() error {
+// Stop ends every link and stops the gateways: calls waiting on a peer
+// return ErrClosed (their records stay, for the next start). What is sent
+// after Stop — the answers of conversations still draining — waits in the
+// outbox for the next start. Close must follow.
+func (m *Manager) Stop() {
 	m.once.Do(func() {
-		if m.unsubscribe != nil {
-			m.unsubscribe()
-		}
 		close(m.closed)
 		for _, g := range m.gateways {
 			g.mu.Lock()
@@ -206,7 +208,23 @@ func (m *Manager) Close() error {
 			}
 		}
 	})
+}
+
+// Close stops the gateways (Stop) and closes the federation state; call it
+// once the pump has stopped. Outbox entries stay for the next start.
+func (m *Manager) Close() error {
+	m.Stop()
+	m.cmu.Lock()
+	defer m.cmu.Unlock()
+	if m.unsubscribe != nil {
+		m.unsubscribe()
+		m.unsubscribe = nil
+	}
 	m.wg.Wait()
+	if m.dbClosed {
+		return nil
+	}
+	m.dbClosed = true
 	return m.db.close()
 }
 

@@ -381,11 +381,11 @@ func (o *Organism) Stop(ctx context.Context, graceful bool) error {
 // shutdown stops the pump with stopPump, then what the organism owns.
 func (o *Organism) shutdown(ctx context.Context, stopPump func(context.Context) error) error {
 	o.stopRecovery()
-	var ferr error
 	if o.Federation != nil {
-		// Calls waiting on a peer end now (their outbox entries stay for
-		// the next start), so they cannot hold the drain.
-		ferr = o.Federation.Close()
+		// Calls waiting on a peer end now (their records stay for the next
+		// start), so they cannot hold the drain; answers of conversations
+		// still draining wait in the outbox.
+		o.Federation.Stop()
 	}
 	// Model requests still running when ctx ends are cancelled, so a hung
 	// provider cannot hold the shutdown.
@@ -393,6 +393,10 @@ func (o *Organism) shutdown(ctx context.Context, stopPump func(context.Context) 
 	err := stopPump(ctx)
 	stop()
 	o.router.Close()
+	var ferr error
+	if o.Federation != nil {
+		ferr = o.Federation.Close()
+	}
 	err = errors.Join(err, ferr, o.wasm.close(ctx), o.closers.close())
 	if o.durable != nil {
 		err = errors.Join(err, o.durable.close())
