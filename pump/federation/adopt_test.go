@@ -23,6 +23,17 @@ type caller struct {
 
 func newCaller(t *testing.T, key ed25519.PrivateKey, c *callee, dir string) *caller {
 	t.Helper()
+	return newCallerLimited(t, key, c, dir, 0)
+}
+
+// callMetadata is what the pump gives a handler on a fresh thread.
+func callMetadata() xmlpipe.Metadata {
+	return xmlpipe.Metadata{ThreadID: xmlpipe.NewThreadID(), From: "console"}
+}
+
+// newCallerLimited is newCaller with the gateway's queue_limit.
+func newCallerLimited(t *testing.T, key ed25519.PrivateKey, c *callee, dir string, queue int) *caller {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(c.logs, nil)).With("side", "caller")
 	p, err := pump.New(pump.Options{Organism: "a", Logger: log})
 	if err != nil {
@@ -38,7 +49,7 @@ func newCaller(t *testing.T, key ed25519.PrivateKey, c *callee, dir string) *cal
 	})
 	m, err := New(Options{Organism: "a", Key: key, Pump: p, Logger: log, DataDir: dir,
 		Gateways: []config.Gateway{{Name: "b", RemoteURL: c.url(), TrustedIdentity: writePublic(t, c.key),
-			Import: []string{"Echo"}}}})
+			Import: []string{"Echo"}, QueueLimit: queue}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,81 @@
+package federation
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+)
+
+// TestCallerThreadEndEndsCalleeConversation: killing the caller's
+// conversation while its call is open ends the conversation the callee
+// began for it.
+func TestCallerThreadEndEndsCalleeConversation(t *testing.T) {
+	aKey := newKey(t)
+	hold := make(chan struct{})
+	c := newCalleeHolding(t, aKey, hold)
+	defer close(hold)
+	a := newCaller(t, aKey, c, t.TempDir())
+	defer a.m.Close()
+	ended := make(chan struct{})
+	c.pump.Threads().OnEnd(func([]string) {
+		select {
+		case ended <- struct{}{}:
+		default:
+		}
+	})
+	thread, err := a.pump.Send(context.Background(), "console", "echo", a.once, pump.OutletFunc(func(pump.Event) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(c.seen()) == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never reached the callee")
+		}
+	}
+	if c.pump.Threads().Len() == 0 {
+		t.Fatal("the callee holds no conversation for the call")
+	}
+	if _, err := a.pump.Kill(thread); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the callee's conversation did not end when the caller's did")
+	}
+}
+
+// TestQueueLimit: while the peer cannot be reached, calls wait in the
+// outbox up to queue_limit; the next one fails at once with ErrQueueFull.
+func TestQueueLimit(t *testing.T) {
+	aKey := newKey(t)
+	c := newCallee(t, aKey)
+	a := newCallerLimited(t, aKey, c, t.TempDir(), 2)
+	c.srv.Close() // the peer is gone: nothing is acknowledged
+	defer a.m.Close()
+	g := a.m.gateways[0]
+	for i := range 2 {
+		if err := g.send(&envelope{Thread: "t", Link: link{Kind: KindEnd, Ref: "t"}}, nil); err != nil {
+			t.Fatalf("envelope %d: %v", i, err)
+		}
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := a.echo.Handle(context.Background(), a.once, callMetadata())
+		errc <- err
+	}()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrQueueFull) {
+			t.Fatalf("error %v, want ErrQueueFull", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call beyond queue_limit waited instead of failing")
+	}
+	if s := a.m.Status()[0]; s.Queued != 2 {
+		t.Fatalf("queued %d, want 2", s.Queued)
+	}
+}
