@@ -72,7 +72,7 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 		return exitFailure
 	}
 	o := b.Organism()
-	con, err := console.New(b, console.Config{Verbose: *verbose, NoLLM: o.LLM == nil})
+	con, err := console.New(b, console.Config{Verbose: *verbose, NoLLM: o.LLM == nil && hasLocalGreeter(o)})
 	if err != nil {
 		fmt.Fprintln(std.err, err)
 		_ = o.Shutdown(context.Background())
@@ -161,4 +161,11 @@ func (s *switchWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// hasLocalGreeter reports a greeter that runs here (the no-LLM note is
+// about it; a greeter imported through a gateway greets on its peer).
+func hasLocalGreeter(o *organism.Organism) bool {
+	l, ok := o.Pump.Lookup("greeter")
+	return ok && !l.Remote
 }
