@@ -14,9 +14,7 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
-	"github.com/xml-pipeline/xmlpipe/listeners/hello"
 	"github.com/xml-pipeline/xmlpipe/oob/keys"
-	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 )
 
@@ -130,35 +128,7 @@ func TestFederatedHelloWorld(t *testing.T) {
 	if !ok || !strings.Contains(greeter.Description, "via b") {
 		t.Fatalf("A has no imported greeter: %+v", greeter)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	events := make(chan pump.Event, 16)
-	thread, err := orgA.Pump.Send(ctx, "console", "greeter", &hello.Greeting{Name: "Dan"},
-		pump.OutletFunc(func(e pump.Event) { events <- e }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case line := <-out.ch:
-		if line != "[b] HELLO, DAN!" {
-			t.Fatalf("A printed %q", line)
-		}
-	case <-ctx.Done():
-		t.Fatalf("A printed nothing; gateways A %+v B %+v", orgA.Federation.Status(), orgB.Federation.Status())
-	}
-	for {
-		select {
-		case e := <-events:
-			if e.Kind == pump.EventHuh {
-				t.Fatalf("huh: %s", e.Error)
-			}
-			if e.Kind == pump.EventComplete && e.Conversation == thread {
-				return
-			}
-		case <-ctx.Done():
-			t.Fatal("A's conversation never completed")
-		}
-	}
+	greetAcross(t, orgA, orgB, out)
 }
 
 // TestFederatedAgentCallsRemoteTool: a YAML agent in A whose peers name
