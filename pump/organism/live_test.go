@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
 	"github.com/xml-pipeline/xmlpipe/listeners/wasm"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
@@ -267,5 +268,26 @@ llm:
 				t.Fatal("registered anyway")
 			}
 		})
+	}
+}
+
+func TestWasmSetClosesModulesAddedAfterClose(t *testing.T) {
+	copyDir := t.TempDir()
+	copyFile(t, guestPath(t, "calc"), filepath.Join(copyDir, "calc.wasm"))
+	ws := newWasmSet(Options{}, nil)
+	l, err := ws.open(nil, catalog.Env{}, config.Listener{Name: "calc", Type: config.WasmListener,
+		Module: filepath.Join(copyDir, "calc.wasm")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// A registration that raced the shutdown: its module is closed at once.
+	if err := ws.add("calc", l); !errors.Is(err, pump.ErrClosed) {
+		t.Fatalf("add after close: err = %v", err)
+	}
+	if _, err := l.Module().Call(context.Background(), []byte(`<Calc/>`)); !errors.Is(err, wasm.ErrClosed) {
+		t.Fatalf("module still runs: err = %v", err)
 	}
 }

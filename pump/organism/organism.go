@@ -343,7 +343,7 @@ func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, ws *wasmSet, 
 		return err
 	}
 	if wl != nil {
-		ws.add(lc.Name, wl)
+		return ws.add(lc.Name, wl)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
 	"github.com/xml-pipeline/xmlpipe/listeners/wasm"
+	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 )
 
@@ -29,6 +30,8 @@ type wasmSet struct {
 	// retired are modules of listeners removed while handlers may still
 	// run them (a removal that timed out): closed at shutdown.
 	retired []*wasm.Listener
+	// closed is set by close: no module is kept after it.
+	closed bool
 }
 
 func newWasmSet(opts Options, d *durable) *wasmSet {
@@ -76,11 +79,20 @@ func (s *wasmSet) open(cat *catalog.Catalog, env catalog.Env, lc config.Listener
 	return wasm.Open(context.Background(), o)
 }
 
-// add records the module of the registered listener name.
-func (s *wasmSet) add(name string, l *wasm.Listener) {
+// add records the module of the registered listener name. After close (a
+// registration that raced the shutdown) it closes the module instead and
+// returns an error wrapping pump.ErrClosed.
+func (s *wasmSet) add(name string, l *wasm.Listener) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.byName[strings.ToLower(name)] = l
+	closed := s.closed
+	if !closed {
+		s.byName[strings.ToLower(name)] = l
+	}
+	s.mu.Unlock()
+	if closed {
+		return errors.Join(fmt.Errorf("wasm listener %s: %w", name, pump.ErrClosed), l.Close(context.Background()))
+	}
+	return nil
 }
 
 // remove forgets the module of the removed listener name and closes it;
@@ -121,7 +133,7 @@ func (s *wasmSet) close(ctx context.Context) error {
 	for _, l := range s.byName {
 		ls = append(ls, l)
 	}
-	s.byName, s.retired = map[string]*wasm.Listener{}, nil
+	s.byName, s.retired, s.closed = map[string]*wasm.Listener{}, nil, true
 	cache := s.cache
 	if s.ownCache {
 		s.cache = nil
