@@ -53,23 +53,56 @@
 // left undelivered in the journal for recovery; acknowledged before the
 // organism stops), and
 // register/unregister-remote-gateway (stored in Target.GatewayFile for
-// federation to connect), register-listener (class and handler named in the
-// listener catalog, Python dotted names accepted; every conversation that
-// starts from then on may reach it, while running conversations keep the
-// routing table they started with) and unregister-listener (no new
+// federation to connect), register-listener (every conversation that starts
+// from then on may reach the new listener, while running conversations keep
+// the routing table they started with) and unregister-listener (no new
 // conversation reaches it; the conversations already running keep reaching
 // it until they complete, and the answer comes once they and its running
 // handlers are done with it), each with a listener-event push. Listeners
 // changed this way are not written to organism.yaml: a reload or restart
 // goes back to the file.
 //
-// register-listener adds catalog listeners only: privileged-msg.xsd's
-// RegisterListener requires class and handler and has no element for an
-// LLM agent's prompt, model or tools, nor for a WebAssembly listener's
-// type, module or payload contract, so YAML agents and WASM listeners
-// cannot be described in a request. is-agent marks a catalog listener an
-// agent (unique root tag, peers enforced) without giving it a prompt. Add
-// those kinds to organism.yaml and reload (SIGHUP, or the bus API's
-// reload) instead; Go callers can use organism.Organism.AddListener, which
-// takes any config.Listener.
+// # Registering listeners
+//
+// privileged-msg.xsd is fixed: RegisterListener says what to run with
+// <class> and <handler> only. Two reserved classes (ClassWasm, ClassAgent)
+// name a listener kind, and <handler> then carries that kind's one
+// argument; any other class is a catalog payload class:
+//
+//   - <class>handlers.hello.ShoutedResponse</class>
+//     <handler>handlers.hello.handle_response_print</handler>: a catalog
+//     listener, class and handler named in the listener catalog (Python
+//     dotted names accepted). is-agent marks it an agent (unique root tag,
+//     peers enforced).
+//   - <class>wasm</class><handler>tools/calc.wasm</handler>: a WebAssembly
+//     listener from the module at that path, relative to the running
+//     organism's file's directory like organism.yaml's module: paths (not
+//     to the directory the request was sent from). Its payload
+//     (and response) contract comes from the module's describe export, as
+//     `xmlpipe wasm check` reads it; <description> is its description. It
+//     runs in the same wazero sandbox as a configured one, with the default
+//     capabilities (64 MiB, 5 s per call, no filesystem, no environment).
+//     Because a request must not load arbitrary files, the module must lie
+//     inside the organism's directory tree — as written and once symbolic
+//     links are resolved — and be a regular *.wasm file of at most 64 MiB
+//     starting with the WebAssembly magic; anything else is refused with
+//     INVALID_ARGUMENT. Put the modules you mean to load beside
+//     organism.yaml (say in tools/).
+//   - <class>agent</class><handler>You are a critic…</handler> with
+//     <is-agent>true</is-agent> (or without is-agent; false is refused): an
+//     LLM agent built as an `agent: true` listener of organism.yaml without
+//     payload_class and handler — its text payload (<CriticTask><Text> for
+//     a listener named critic), the agent loop. The handler text is its prompt; a prompt that names
+//     blocks of the prompts: section ("critic", "who & style") resolves to
+//     them as in organism.yaml. <peers> are whom it may address,
+//     <max-concurrent> its workers; model, limits and budgets come from
+//     the llm: and budgets: sections. With no usable LLM backend the
+//     request is refused with NOT_SUPPORTED, naming what to configure.
+//
+// A removed WASM listener's module is closed once its running handlers
+// are done (at shutdown, when unregister-listener timed out waiting).
+// An agent's model, temperature or tools, and a WASM listener's
+// capabilities or inline contract, have no element in the XSD: give those
+// in organism.yaml and reload (SIGHUP, or the bus API's reload); Go callers
+// can use organism.Organism.AddListener, which takes any config.Listener.
 package oob

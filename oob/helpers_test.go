@@ -63,12 +63,18 @@ func (f *fixture) advance(d time.Duration) {
 
 func newFixture(t testing.TB, mutate func(*Options)) *fixture {
 	t.Helper()
+	return newFixtureFrom(t, "../organism.yaml", mutate)
+}
+
+// newFixtureFrom is newFixture over the organism file at path.
+func newFixtureFrom(t testing.TB, path string, mutate func(*Options)) *fixture {
+	t.Helper()
 	f := &fixture{logs: &logBuf{}, stopped: make(chan string, 1), level: new(slog.LevelVar), dir: t.TempDir(),
 		printed: make(chan string, 64)}
 	now := time.Now()
 	f.now.Store(&now)
 	log := slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	o, err := organism.Load("../organism.yaml", organism.Options{Logger: log, DataDir: filepath.Join(f.dir, "data"),
+	o, err := organism.Load(path, organism.Options{Logger: log, DataDir: filepath.Join(f.dir, "data"),
 		Env: catalog.Env{Print: func(_, from, text string) {
 			select {
 			case f.printed <- from + ": " + text:

@@ -6,34 +6,30 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
-	"github.com/xml-pipeline/xmlpipe/pump/config"
 )
 
 // unregisterTimeout bounds unregister-listener's wait for running handlers.
 const unregisterTimeout = 60 * time.Second
 
-// registerListener hot-adds a listener from the catalog.
+// registerListener hot-adds a listener: from the catalog, or by the class
+// convention (listener_kinds.go) a WASM listener or a YAML agent.
 func (o *operations) registerListener(p *Operations) reply {
 	if o.t.Listeners == nil {
 		return o.s.fail(p.ID, CodeNotSupported, "this organism cannot add listeners while running", "")
 	}
 	a := p.RegisterListener
-	lc := config.Listener{Name: a.Name, PayloadClass: a.Class, Handler: a.Handler, Description: a.Description,
-		MaxConcurrent: a.MaxConcurrent}
-	if a.IsAgent != nil {
-		lc.Agent = *a.IsAgent
-	}
-	if a.Broadcast != nil {
-		lc.Broadcast = *a.Broadcast
-	}
-	if a.Peers != nil {
-		lc.Peers = a.Peers.Peers
+	lc, err := listenerConfig(a)
+	if err != nil {
+		return o.s.fail(p.ID, CodeInvalidArgument, "the listener could not be registered", err.Error())
 	}
 	if err := o.t.Listeners.AddListener(lc); err != nil {
 		o.broadcast(PushPayload{ListenerEvent: &ListenerEvent{EventType: "error", Name: a.Name, Details: err.Error()}})
 		code := CodeInvalidArgument
-		if errors.Is(err, pump.ErrClosed) {
+		switch {
+		case errors.Is(err, pump.ErrClosed):
 			code = CodeShuttingDown
+		case errors.Is(err, errors.ErrUnsupported):
+			code = CodeNotSupported
 		}
 		return o.s.fail(p.ID, code, "the listener could not be registered", err.Error())
 	}

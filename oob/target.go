@@ -35,7 +35,12 @@ type Target struct {
 
 // Registrar adds and removes listeners of a running organism.
 type Registrar interface {
-	// AddListener resolves lc in the listener catalog and adds it.
+	// AddListener resolves lc — a catalog listener, a YAML agent
+	// (lc.YAMLAgent) or a wasm listener (type wasm, module confined to the
+	// organism's directory) — and adds it. An error matching
+	// errors.ErrUnsupported (the organism cannot run that kind, say an
+	// agent without a usable LLM backend) is answered NOT_SUPPORTED, any
+	// other INVALID_ARGUMENT.
 	AddListener(lc config.Listener) error
 	// RemoveListener removes name once its running handlers finished.
 	RemoveListener(ctx context.Context, name string) error

@@ -164,6 +164,16 @@ func TestOpenResolvesTheContract(t *testing.T) {
 	if _, err := Open(ctx, Options{Name: "x", Module: filepath.Join(t.TempDir(), "nope.wasm")}); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("missing module: err = %v", err)
 	}
+	// Bytes the caller already read are compiled as given; Module only
+	// names them and is not read.
+	b, err := os.ReadFile(calc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l = open(Options{Module: filepath.Join(t.TempDir(), "not-read.wasm"), Wasm: b})
+	if l.Payload().Name() != "Calc" {
+		t.Fatalf("from bytes: payload %s", l.Payload().Name())
+	}
 }
 
 func TestCompileRefusesBadModules(t *testing.T) {

@@ -18,6 +18,10 @@ type Options struct {
 	Name string
 	// Module is the path of the .wasm file.
 	Module string
+	// Wasm, when set, is the module's bytes, already read by the caller
+	// (who may have checked where they came from); Module then only names
+	// the module in messages and is not read.
+	Wasm []byte
 	// Sandbox bounds the guest.
 	Sandbox Sandbox
 	// Payload is the input contract as a field list; else XSD (a schema
@@ -48,9 +52,12 @@ type Listener struct {
 
 // Open reads and compiles the module and resolves its contract.
 func Open(ctx context.Context, o Options) (*Listener, error) {
-	wasm, err := os.ReadFile(o.Module)
-	if err != nil {
-		return nil, fmt.Errorf("wasm listener %s: module: %w", o.Name, err)
+	wasm := o.Wasm
+	if wasm == nil {
+		var err error
+		if wasm, err = os.ReadFile(o.Module); err != nil {
+			return nil, fmt.Errorf("wasm listener %s: module: %w", o.Name, err)
+		}
 	}
 	mod, err := Compile(ctx, o.Name, wasm, o.Sandbox, o.Cache, o.Logger)
 	if err != nil {

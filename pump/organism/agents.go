@@ -63,17 +63,42 @@ func (l *llmLayer) checkAgent(i int, lc config.Listener) error {
 	if len(l.cfg.LLM.Backends) == 0 {
 		return fmt.Errorf("%s: agent %s needs an LLM backend: add one under llm.backends", l.cfg.Pos(path), lc.Name)
 	}
+	return fmt.Errorf("%s: agent %s has no usable LLM backend: set %s", l.cfg.Pos(path), lc.Name, l.unsetKeys(lc.Model))
+}
+
+// unsetKeys names the api_key_env variables of the skipped backends that
+// would serve model ("" = any), joined with "or".
+func (l *llmLayer) unsetKeys(model string) string {
 	var vars []string
 	for i, b := range l.cfg.LLM.Backends {
 		name := b.Name
 		if name == "" {
 			name = string(b.Provider)
 		}
-		if v, ok := l.skipped[name]; ok && (lc.Model == "" || servedByConfig(l.cfg.LLM.Backends[i:i+1], lc.Model)) {
+		if v, ok := l.skipped[name]; ok && (model == "" || servedByConfig(l.cfg.LLM.Backends[i:i+1], model)) {
 			vars = append(vars, v)
 		}
 	}
-	return fmt.Errorf("%s: agent %s has no usable LLM backend: set %s", l.cfg.Pos(path), lc.Name, strings.Join(vars, " or "))
+	return strings.Join(vars, " or ")
+}
+
+// checkLiveAgent is checkAgent for a YAML agent added while running: the
+// same refusals, without a file position, wrapping ErrNoLLM when no usable
+// backend serves the agent's model.
+func (l *llmLayer) checkLiveAgent(lc config.Listener) error {
+	switch {
+	case lc.Model != "" && len(l.cfg.LLM.Backends) > 0 && !servedByConfig(l.cfg.LLM.Backends, lc.Model):
+		return fmt.Errorf("%w: model %q is served by no configured backend (backends: %s)", ErrNoLLM, lc.Model,
+			backendNames(l.cfg.LLM.Backends))
+	case l.router.Serves(lc.Model):
+		return nil
+	case len(l.cfg.LLM.Backends) == 0:
+		return fmt.Errorf("%w: add a backend under llm.backends and restart", ErrNoLLM)
+	}
+	if vars := l.unsetKeys(lc.Model); vars != "" {
+		return fmt.Errorf("%w: set %s and restart", ErrNoLLM, vars)
+	}
+	return fmt.Errorf("%w for model %q", ErrNoLLM, lc.Model)
 }
 
 // agentListener builds the listener of a YAML agent: its text payload and

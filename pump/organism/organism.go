@@ -18,6 +18,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/listeners/llm"
 	"github.com/xml-pipeline/xmlpipe/listeners/system"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
+	"github.com/xml-pipeline/xmlpipe/listeners/wasm"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/federation"
@@ -85,14 +86,18 @@ type Organism struct {
 	// (no backend configured, or every api_key_env variable unset).
 	LLM      *llm.Router
 	router   *llm.Router
+	layer    *llmLayer
 	log      *slog.Logger
 	durable  *durable
 	recovery *recovery
 	wasm     *wasmSet
 	closers  *closers
-	// catalog and env resolve listeners added while running (AddListener).
+	// catalog, env, threads and history resolve listeners added while
+	// running (AddListener).
 	catalog *catalog.Catalog
 	env     catalog.Env
+	threads *registry.Threads
+	history *registry.ContextBuffer
 }
 
 // SystemListeners are the organism's own listeners, registered before any
@@ -242,7 +247,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	}
 	ws := newWasmSet(opts, d)
 	for _, lc := range SystemListeners {
-		if err := register(p, opts.Catalog, env, ws, lc, "", true); err != nil {
+		if err := register(p, opts.Catalog, env, ws, lc, "", true, nil); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -272,12 +277,12 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 			}
 			continue
 		}
-		if err := register(p, opts.Catalog, env, ws, lc, pos, false); err != nil {
+		if err := register(p, opts.Catalog, env, ws, lc, pos, false, nil); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	for _, lc := range implicit {
-		if err := register(p, opts.Catalog, env, ws, lc, "tool "+lc.Name, false); err != nil {
+		if err := register(p, opts.Catalog, env, ws, lc, "tool "+lc.Name, false, nil); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -288,16 +293,18 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		}
 		return nil, errors.Join(err, ws.close(context.Background()), closers.close())
 	}
-	o := &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d, router: layer.router, wasm: ws, closers: closers,
-		catalog: opts.Catalog, env: env, Federation: fed}
+	o := &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d, router: layer.router, layer: layer, wasm: ws,
+		closers: closers, catalog: opts.Catalog, env: env, threads: threads, history: cb, Federation: fed}
 	if layer.usable() {
 		o.LLM = layer.router
 	}
 	return o, nil
 }
 
+// register resolves lc (a catalog listener, or a wasm one whose module is
+// the file at its module path, or module when not nil) and registers it.
 func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, ws *wasmSet, lc config.Listener, pos string,
-	sys bool) error {
+	sys bool, module []byte) error {
 	where := lc.Name
 	if pos != "" {
 		where = pos + ": listener " + lc.Name
@@ -305,12 +312,14 @@ func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, ws *wasmSet, 
 	var (
 		pt  *xmlpipe.PayloadType
 		h   xmlpipe.Handler
+		wl  *wasm.Listener
 		err error
 	)
 	if lc.Type == config.WasmListener {
-		if pt, h, err = ws.open(cat, env, lc); err != nil {
+		if wl, err = ws.open(cat, env, lc, module); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
+		pt, h = wl.Payload(), wl
 	} else {
 		if pt, err = cat.PayloadType(lc.PayloadClass); err != nil {
 			return fmt.Errorf("%s: payload_class: %w", where, err)
@@ -327,7 +336,14 @@ func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, ws *wasmSet, 
 		err = p.AddListener(l) // Register before Start
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", where, err)
+		err = fmt.Errorf("%s: %w", where, err)
+		if wl != nil { // never reachable: its module goes now
+			err = errors.Join(err, wl.Close(context.Background()))
+		}
+		return err
+	}
+	if wl != nil {
+		return ws.add(lc.Name, wl)
 	}
 	return nil
 }
@@ -402,18 +418,4 @@ func (o *Organism) shutdown(ctx context.Context, stopPump func(context.Context) 
 		err = errors.Join(err, o.durable.close())
 	}
 	return err
-}
-
-// AddListener resolves lc's payload_class and handler in the catalog (the
-// Python dotted names are accepted) and adds the listener, also while the
-// organism runs (pump.Pump.AddListener). The configuration is not changed:
-// a reload goes back to organism.yaml.
-func (o *Organism) AddListener(lc config.Listener) error {
-	return register(o.Pump, o.catalog, o.env, o.wasm, lc, "", false)
-}
-
-// RemoveListener removes the listener called name and waits, bounded by
-// ctx, for its running handlers (pump.Pump.RemoveListener).
-func (o *Organism) RemoveListener(ctx context.Context, name string) error {
-	return o.Pump.RemoveListener(ctx, name)
 }

@@ -5,64 +5,114 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
+	"sync"
 
 	"github.com/tetratelabs/wazero"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
 	"github.com/xml-pipeline/xmlpipe/listeners/wasm"
+	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
 // wasmSet holds the organism's WASM listeners and their shared compilation
 // cache (on disk in the data directory, so a restart does not recompile).
+// Listeners are added and removed while the organism runs, so the set is
+// guarded by mu.
 type wasmSet struct {
-	cache     wazero.CompilationCache
-	ownCache  bool
-	listeners []*wasm.Listener
+	cache    wazero.CompilationCache
+	ownCache bool
+
+	mu sync.Mutex
+	// byName are the registered listeners' modules, by lower-case name.
+	byName map[string]*wasm.Listener
+	// retired are modules of listeners removed while handlers may still
+	// run them (a removal that timed out): closed at shutdown.
+	retired []*wasm.Listener
+	// closed is set by close: no module is kept after it.
+	closed bool
 }
 
 func newWasmSet(opts Options, d *durable) *wasmSet {
 	if opts.WasmCache != nil {
-		return &wasmSet{cache: opts.WasmCache}
+		return &wasmSet{cache: opts.WasmCache, byName: map[string]*wasm.Listener{}}
 	}
 	if d != nil {
 		if c, err := wazero.NewCompilationCacheWithDir(filepath.Join(d.store.Dir(), "wasm-cache")); err == nil {
-			return &wasmSet{cache: c, ownCache: true}
+			return &wasmSet{cache: c, ownCache: true, byName: map[string]*wasm.Listener{}}
 		} else {
 			opts.Logger.Warn("wasm: no compilation cache on disk; compiling in memory", "error", err)
 		}
 	}
-	return &wasmSet{cache: wazero.NewCompilationCache(), ownCache: true}
+	return &wasmSet{cache: wazero.NewCompilationCache(), ownCache: true, byName: map[string]*wasm.Listener{}}
 }
 
-// open compiles a wasm listener's module and resolves its contract.
-func (s *wasmSet) open(cat *catalog.Catalog, env catalog.Env, lc config.Listener) (*xmlpipe.PayloadType, xmlpipe.Handler, error) {
+// open compiles a wasm listener's module — module when not nil (bytes the
+// caller read and checked), else the file at lc's module path — and
+// resolves its contract. The caller adds the listener to the set once it is
+// registered (add), or closes it.
+func (s *wasmSet) open(cat *catalog.Catalog, env catalog.Env, lc config.Listener, module []byte) (*wasm.Listener, error) {
 	c := lc.Capabilities
+	s.mu.Lock()
+	cache := s.cache
+	s.mu.Unlock()
 	o := wasm.Options{
 		Name:   lc.Name,
 		Module: lc.ModulePath(),
+		Wasm:   module,
 		Sandbox: wasm.Sandbox{MemoryMB: c.MemoryMB, Timeout: c.Timeout.D(), Dir: c.Dir, DirWritable: c.DirWritable,
 			Env: c.Env, Instances: c.Instances, MaxOutputBytes: c.MaxOutputBytes},
 		Payload:  fieldsOf(lc.Payload),
 		XSD:      lc.XSD,
 		Response: fieldsOf(lc.Response),
-		Cache:    s.cache,
+		Cache:    cache,
 		Logger:   env.Logger,
 	}
 	if lc.PayloadClass != "" && lc.Payload.IsZero() && lc.XSD == "" {
 		pt, err := cat.PayloadType(lc.PayloadClass)
 		if err != nil {
-			return nil, nil, fmt.Errorf("payload_class: %w", err)
+			return nil, fmt.Errorf("payload_class: %w", err)
 		}
 		o.PayloadType = pt
 	}
-	l, err := wasm.Open(context.Background(), o)
-	if err != nil {
-		return nil, nil, err
+	return wasm.Open(context.Background(), o)
+}
+
+// add records the module of the registered listener name. After close (a
+// registration that raced the shutdown) it closes the module instead and
+// returns an error wrapping pump.ErrClosed.
+func (s *wasmSet) add(name string, l *wasm.Listener) error {
+	s.mu.Lock()
+	closed := s.closed
+	if !closed {
+		s.byName[strings.ToLower(name)] = l
 	}
-	s.listeners = append(s.listeners, l)
-	return l.Payload(), l, nil
+	s.mu.Unlock()
+	if closed {
+		return errors.Join(fmt.Errorf("wasm listener %s: %w", name, pump.ErrClosed), l.Close(context.Background()))
+	}
+	return nil
+}
+
+// remove forgets the module of the removed listener name and closes it;
+// when idle is false (handlers may still run it) the module is kept for
+// close instead. It does nothing for a listener that is not a wasm one.
+func (s *wasmSet) remove(ctx context.Context, name string, idle bool) error {
+	s.mu.Lock()
+	l, ok := s.byName[strings.ToLower(name)]
+	delete(s.byName, strings.ToLower(name))
+	if ok && !idle {
+		s.retired = append(s.retired, l)
+	}
+	s.mu.Unlock()
+	if !ok || !idle {
+		return nil
+	}
+	if err := l.Close(ctx); err != nil {
+		return fmt.Errorf("wasm listener %s: close: %w", name, err)
+	}
+	return nil
 }
 
 func fieldsOf(f config.FieldList) wasm.Fields {
@@ -78,14 +128,23 @@ func (s *wasmSet) close(ctx context.Context) error {
 	if s == nil {
 		return nil
 	}
+	s.mu.Lock()
+	ls := s.retired
+	for _, l := range s.byName {
+		ls = append(ls, l)
+	}
+	s.byName, s.retired, s.closed = map[string]*wasm.Listener{}, nil, true
+	cache := s.cache
+	if s.ownCache {
+		s.cache = nil
+	}
+	s.mu.Unlock()
 	var errs []error
-	for _, l := range s.listeners {
+	for _, l := range ls {
 		errs = append(errs, l.Close(ctx))
 	}
-	s.listeners = nil
-	if s.ownCache && s.cache != nil {
-		errs = append(errs, s.cache.Close(ctx))
-		s.cache = nil
+	if s.ownCache && cache != nil {
+		errs = append(errs, cache.Close(ctx))
 	}
 	return errors.Join(errs...)
 }
