@@ -321,8 +321,12 @@ func (o *operations) setConfig(p *Operations) reply {
 }
 
 // gateways reads the stored gateways.
-func (o *operations) gateways() ([]RegisterRemoteGateway, error) {
-	b, err := os.ReadFile(o.t.GatewayFile)
+func (o *operations) gateways() ([]RegisterRemoteGateway, error) { return ReadGateways(o.t.GatewayFile) }
+
+// ReadGateways reads the gateways register-remote-gateway stored in path
+// (none when the file does not exist).
+func ReadGateways(path string) ([]RegisterRemoteGateway, error) {
+	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -331,7 +335,7 @@ func (o *operations) gateways() ([]RegisterRemoteGateway, error) {
 	}
 	var gs []RegisterRemoteGateway
 	if err := json.Unmarshal(b, &gs); err != nil {
-		return nil, fmt.Errorf("%s: %w", o.t.GatewayFile, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return gs, nil
 }

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -76,6 +77,11 @@ func (s configSource) durableBuild(data string) func(organism.Options) (*organis
 			return nil, err
 		}
 		opts.DataDir = dataDir(cfg, data)
+		log := opts.Logger
+		if log == nil {
+			log = slog.Default()
+		}
+		cfg.Gateways = append(cfg.Gateways, storedGateways(opts.DataDir, cfg, log)...)
 		return organism.New(cfg, opts)
 	}
 }

@@ -30,6 +30,10 @@ type Gateway struct {
 	// CallTimeout bounds how long a call waits for the peer's answer,
 	// outages included (default DefaultGatewayCallTimeout).
 	CallTimeout Duration `yaml:"call_timeout"`
+	// TrustedKey is the peer's raw Ed25519 public key, used instead of
+	// TrustedIdentity when set: gateways stored by the OOB channel's
+	// register-remote-gateway carry their key, not a file.
+	TrustedKey []byte `yaml:"-"`
 }
 
 // Gateway defaults.

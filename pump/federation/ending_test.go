@@ -2,11 +2,13 @@ package federation
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"testing"
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
 )
 
 // TestCallerThreadEndEndsCalleeConversation: killing the caller's
@@ -79,5 +81,42 @@ func TestQueueLimit(t *testing.T) {
 	}
 	if s := a.m.Status()[0]; s.Queued != 2 {
 		t.Fatalf("queued %d, want 2", s.Queued)
+	}
+}
+
+// TestTrustedKeyInline: a gateway may carry the peer's key itself (as the
+// OOB channel stores it) instead of naming a file; a key of the wrong size
+// is refused.
+func TestTrustedKeyInline(t *testing.T) {
+	aKey := newKey(t)
+	c := newCallee(t, aKey)
+	p, err := pump.New(pump.Options{Organism: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown(context.Background())
+	if _, err := New(Options{Organism: "a", Key: aKey, Pump: p,
+		Gateways: []config.Gateway{{Name: "b", RemoteURL: c.url(), TrustedKey: []byte("short")}}}); err == nil {
+		t.Fatal("a 5-byte key was accepted")
+	}
+	events := make(chan string, 4)
+	m, err := New(Options{Organism: "a", Key: aKey, Pump: p,
+		Gateways: []config.Gateway{{Name: "b", RemoteURL: c.url(), TrustedKey: c.key.Public().(ed25519.PublicKey)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m.Watch(func(event, gw, _ string) { events <- event })
+	m.Start()
+	select {
+	case e := <-events:
+		if e != "gateway-connected" {
+			t.Fatalf("event %s", e)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no link with the inline key")
 	}
 }

@@ -111,9 +111,14 @@ func New(o Options) (*Manager, error) {
 	s := sha256.Sum256(append([]byte("xmlpipe-federation-secret\x00"), o.Key.Seed()...))
 	m.secret = s[:]
 	for _, gc := range o.Gateways {
-		pub, err := keys.ReadPublic(gc.TrustedIdentity)
-		if err != nil {
-			return nil, fmt.Errorf("federation: gateway %s: trusted_identity %s: %w", gc.Name, gc.TrustedIdentity, err)
+		pub := ed25519.PublicKey(gc.TrustedKey)
+		if len(gc.TrustedKey) == 0 {
+			var err error
+			if pub, err = keys.ReadPublic(gc.TrustedIdentity); err != nil {
+				return nil, fmt.Errorf("federation: gateway %s: trusted_identity %s: %w", gc.Name, gc.TrustedIdentity, err)
+			}
+		} else if len(pub) != ed25519.PublicKeySize {
+			return nil, fmt.Errorf("federation: gateway %s: trusted key is %d bytes, want %d", gc.Name, len(pub), ed25519.PublicKeySize)
 		}
 		if subtle.ConstantTimeCompare(pub, o.Key.Public().(ed25519.PublicKey)) == 1 {
 			return nil, fmt.Errorf("federation: gateway %s: trusted_identity is this organism's own key", gc.Name)

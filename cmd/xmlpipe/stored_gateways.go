@@ -1,0 +1,77 @@
+package main
+
+import (
+	"crypto/ed25519"
+	"encoding/base64"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	"github.com/xml-pipeline/xmlpipe/oob"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+)
+
+// storedGateways returns the gateways the OOB channel's
+// register-remote-gateway stored in the data directory as gateways[]
+// entries, for those organism.yaml does not already reach (by URL): named
+// remote-<host>-<port>, dialing url, trusting the stored key, importing the
+// stored tags and exporting nothing. A stored entry that cannot be used is
+// logged and skipped; the organism still starts.
+func storedGateways(data string, cfg *config.Organism, log *slog.Logger) []config.Gateway {
+	path := filepath.Join(data, gatewayStore)
+	stored, err := oob.ReadGateways(path)
+	if err != nil {
+		log.Warn("stored gateways not read", "file", path, "error", err)
+		return nil
+	}
+	var out []config.Gateway
+	for _, s := range stored {
+		g, err := storedGateway(s)
+		if err == nil {
+			for _, c := range append(cfg.Gateways, out...) {
+				switch {
+				case sameURL(c.RemoteURL, g.RemoteURL):
+					err = fmt.Errorf("organism.yaml reaches it already as gateway %s", c.Name)
+				case strings.EqualFold(c.Name, g.Name):
+					err = fmt.Errorf("the name %s is taken", g.Name)
+				}
+			}
+		}
+		if err != nil {
+			log.Warn("stored gateway skipped", "file", path, "url", s.URL, "error", err)
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// storedGateway converts one stored register-remote-gateway.
+func storedGateway(s oob.RegisterRemoteGateway) (config.Gateway, error) {
+	u, err := url.Parse(s.URL)
+	if err != nil || u.Scheme != "wss" || u.Hostname() == "" {
+		return config.Gateway{}, fmt.Errorf("want a wss:// URL, got %q", s.URL)
+	}
+	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s.Identity))
+	if err != nil || len(key) != ed25519.PublicKeySize {
+		return config.Gateway{}, fmt.Errorf("identity: want the peer's %d-byte Ed25519 public key in base64", ed25519.PublicKeySize)
+	}
+	name := "remote-" + strings.NewReplacer(".", "-", ":", "-", "[", "", "]", "").Replace(u.Hostname())
+	if p := u.Port(); p != "" {
+		name += "-" + p
+	}
+	g := config.Gateway{Name: name, RemoteURL: s.URL, TrustedKey: key, Description: s.Description}
+	if s.ImportTags != nil {
+		g.Import = append(g.Import, s.ImportTags.Tags...)
+	}
+	return g, nil
+}
+
+// sameURL compares two gateway URLs by scheme and host.
+func sameURL(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && a != "" && strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host)
+}
