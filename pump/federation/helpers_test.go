@@ -185,8 +185,14 @@ func dialRaw(t *testing.T, c *callee, key ed25519.PrivateKey) (*rawPeer, error) 
 // call builds a signed call envelope for payload.
 func (r *rawPeer) call(to, payload string) []byte {
 	r.t.Helper()
+	return r.callSent(to, payload, time.Now())
+}
+
+// callSent is call with the envelope's sent time.
+func (r *rawPeer) callSent(to, payload string, sent time.Time) []byte {
+	r.t.Helper()
 	lt := xmlpipe.NewThreadID()
-	e := &envelope{From: "a", To: to, Thread: lt, Link: link{ID: lt, Kind: KindCall, Sent: time.Now()},
+	e := &envelope{From: "a", To: to, Thread: lt, Link: link{ID: lt, Kind: KindCall, Sent: sent},
 		Payload: []byte(payload)}
 	b, err := envsig.Sign(r.key, e.build())
 	if err != nil {

@@ -70,6 +70,9 @@ type Manager struct {
 	wg       sync.WaitGroup
 	upgrader websocket.Upgrader
 	stats    linkStats
+	// keep and stale are the received-hash retention and the age beyond
+	// which an envelope is refused (retention).
+	keep, stale time.Duration
 
 	// cmu serialises Close; dbClosed is set once the state is closed.
 	cmu      sync.Mutex
@@ -138,6 +141,7 @@ func New(o Options) (*Manager, error) {
 		}
 		exports = exports || len(g.exports) > 0
 	}
+	m.keep, m.stale = retention(m.longestCallTimeout())
 	if err := m.loadServed(); err != nil {
 		return nil, errors.Join(err, m.db.close())
 	}
@@ -460,7 +464,7 @@ func (m *Manager) sweeper() {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
-		if err := m.db.sweep(m.now(), m.callsRetention()); err != nil {
+		if err := m.db.sweep(m.now(), m.keep, m.callsRetention()); err != nil {
 			m.log.Warn("federation: sweep", "error", err)
 		}
 		select {
@@ -512,12 +516,17 @@ func (g *gateway) missingImports() int {
 	return len(g.cfg.Import) - len(g.registered)
 }
 
-// callsRetention is how long a call record waits to be adopted: twice the
-// longest call_timeout.
+// callsRetention is how long a call or served record waits: twice the
+// longest call_timeout, and at least a day (a conversation may run long).
 func (m *Manager) callsRetention() time.Duration {
+	return max(24*time.Hour, 2*m.longestCallTimeout())
+}
+
+// longestCallTimeout is the longest call_timeout of the gateways.
+func (m *Manager) longestCallTimeout() time.Duration {
 	d := config.DefaultGatewayCallTimeout
 	for _, g := range m.gateways {
 		d = max(d, g.callTimeout)
 	}
-	return 2 * d
+	return d
 }

@@ -16,14 +16,18 @@ import (
 // DatabaseFileName is the federation state file in the data directory.
 const DatabaseFileName = "federation.db"
 
-// seenRetention is how long the hash of a received envelope is kept; older
-// envelopes are refused as stale (staleAfter) so a replay cannot outlive it.
-const (
-	seenRetention = 24 * time.Hour
-	staleAfter    = seenRetention - time.Hour
-	// futureSkew is how far in the future a sent time may be.
-	futureSkew = 5 * time.Minute
-)
+// futureSkew is how far in the future a sent time may be.
+const futureSkew = 5 * time.Minute
+
+// retention is how long the hash of a received envelope is kept (the seen
+// table grows with the link's rate for that long); an envelope sent longer
+// ago than stale is refused, so a replay cannot outlive its hash. Both
+// follow the longest call_timeout: an envelope still waiting in an outbox
+// after that long belongs to a call its caller gave up on.
+func retention(callTimeout time.Duration) (keep, stale time.Duration) {
+	keep = max(time.Hour, 4*callTimeout)
+	return keep, keep - 10*time.Minute
+}
 
 // db is the federation state: the outbox of every gateway (envelopes not
 // yet acknowledged by the peer), the hashes of the envelopes received, and
@@ -159,10 +163,11 @@ func (d *db) openCalls(gw, callerThread string, digest []byte) (ids []string, an
 	return ids, answers, rows.Err()
 }
 
-// keepAnswer stores the answer of a recorded call nobody waits for now;
-// it reports whether such a call exists.
-func (d *db) keepAnswer(linkThread string, env []byte) (bool, error) {
-	r, err := d.sql.Exec(`UPDATE calls SET answer = ? WHERE link_thread = ? AND answer IS NULL`, env, linkThread)
+// keepAnswer stores the answer of a call gw recorded and nobody waits for
+// now; it reports whether such a call exists.
+func (d *db) keepAnswer(gw, linkThread string, env []byte) (bool, error) {
+	r, err := d.sql.Exec(`UPDATE calls SET answer = ? WHERE link_thread = ? AND gateway = ? AND answer IS NULL`,
+		env, linkThread, gw)
 	if err != nil {
 		return false, fmt.Errorf("federation: calls: %w", err)
 	}
@@ -242,7 +247,7 @@ func (d *db) acked(id string) error {
 }
 
 // seen records the hash of a received envelope and reports whether it was
-// recorded before (a duplicate). Hashes older than seenRetention are swept.
+// recorded before (a duplicate). Old hashes are swept (retention).
 func (d *db) seen(env []byte, now time.Time) (dup bool, err error) {
 	h := sha256.Sum256(env)
 	r, err := d.sql.Exec(`INSERT OR IGNORE INTO seen (hash, at) VALUES (?, ?)`, h[:], now.UnixNano())
@@ -263,12 +268,16 @@ func (d *db) forget(env []byte) {
 	_, _ = d.sql.Exec(`DELETE FROM seen WHERE hash = ?`, h[:])
 }
 
-// sweep drops the hashes older than seenRetention, and call records older
-// than callsRetention (calls whose message was never re-delivered).
-func (d *db) sweep(now time.Time, callsRetention time.Duration) error {
-	_, err := d.sql.Exec(`DELETE FROM seen WHERE at < ?`, now.Add(-seenRetention).UnixNano())
+// sweep drops the hashes older than keep, and the call and served records
+// older than records (calls whose message was never re-delivered,
+// conversations that never completed).
+func (d *db) sweep(now time.Time, keep, records time.Duration) error {
+	_, err := d.sql.Exec(`DELETE FROM seen WHERE at < ?`, now.Add(-keep).UnixNano())
 	if err == nil {
-		_, err = d.sql.Exec(`DELETE FROM calls WHERE created < ?`, now.Add(-callsRetention).UnixNano())
+		_, err = d.sql.Exec(`DELETE FROM calls WHERE created < ?`, now.Add(-records).UnixNano())
+	}
+	if err == nil {
+		_, err = d.sql.Exec(`DELETE FROM served WHERE created < ?`, now.Add(-records).UnixNano())
 	}
 	return err
 }

@@ -48,7 +48,7 @@ func (g *gateway) onEnvelope(c *conn, b []byte) {
 		return
 	}
 	now := g.m.now()
-	if age := now.Sub(e.Link.Sent); age > staleAfter || -age > futureSkew {
+	if age := now.Sub(e.Link.Sent); age > g.m.stale || -age > futureSkew {
 		g.log.Warn("federation: security: stale envelope refused", "id", e.Link.ID, "sent", e.Link.Sent)
 		g.m.refusal(g.name, RefusedStale)
 		_ = c.writeFrame(frame{Type: frameNack, ID: e.Link.ID, Error: "stale envelope"})
@@ -178,7 +178,7 @@ func (g *gateway) onAnswer(e *envelope, raw []byte) {
 		c.answer <- e
 		return
 	}
-	kept, err := g.m.db.keepAnswer(e.Link.Ref, raw)
+	kept, err := g.m.db.keepAnswer(g.name, e.Link.Ref, raw)
 	if err != nil {
 		g.log.Error("federation: answer not kept", "call", e.Link.Ref, "error", err)
 		return

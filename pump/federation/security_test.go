@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
 )
@@ -63,6 +64,8 @@ func TestLinkRefusals(t *testing.T) {
 		{"tampered", "signature", tampered, frameNack},
 		{"wrong key", "signature", foreign, frameNack},
 		{"unexported tag", "not exported refused", r.call("", `<Secret xmlns=""><Text>x</Text></Secret>`), frameNack},
+		{"stale", "stale envelope refused", r.callSent("echo", `<Echo xmlns=""><Text>old</Text></Echo>`,
+			time.Now().Add(-2*time.Hour)), frameNack},
 		{"privileged root", "privileged root refused",
 			r.call("", `<shutdown xmlns="https://xml-pipeline.org/privileged-msg" mode="immediate"/>`), frameNack},
 	} {
