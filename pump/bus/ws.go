@@ -70,7 +70,7 @@ func (w *wsSocket) handle(data []byte) {
 		}
 		w.c.send(wire.Status{Head: reply, Threads: st.Threads, Organism: st.Organism,
 			UptimeSeconds: st.Uptime.Seconds(), Listeners: st.Listeners, Slots: st.Slots, Processed: st.Processed,
-			Failed: st.Failed, InFlight: st.InFlight})
+			Failed: st.Failed, InFlight: st.InFlight, Gateways: st.Gateways})
 	case wire.TypeListeners, wire.TypeTargets:
 		ls, err := w.s.opts.Console.Listeners(ctx)
 		if err != nil {

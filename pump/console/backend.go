@@ -72,6 +72,9 @@ type Status struct {
 	Processed      int64
 	Failed         int64
 	InFlight       int
+	// Gateways describes each federation gateway on one line ("b:
+	// connected to organism-b, 0 queued, 1 open call; imports greeter").
+	Gateways []string
 }
 
 // Thread is one live thread, or (Ended) a conversation known only from the

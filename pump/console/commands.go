@@ -109,6 +109,9 @@ func (c *Console) cmdStatus(ctx context.Context, _ string) {
 		fmt.Sprintf("Listeners: %d", st.Listeners),
 		fmt.Sprintf("Threads: %d active, %d slots total", st.Threads, st.Slots),
 		fmt.Sprintf("Messages: %d processed, %d failed, %d in flight", st.Processed, st.Failed, st.InFlight))
+	for _, g := range st.Gateways {
+		c.say("Gateway " + g)
+	}
 }
 
 func (c *Console) cmdListeners(ctx context.Context, _ string) {

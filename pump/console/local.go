@@ -164,7 +164,31 @@ func (l *Local) Status(context.Context) (Status, error) {
 		Processed: st.Processed,
 		Failed:    st.Failed,
 		InFlight:  st.InFlight,
+		Gateways:  gatewayLines(l.org),
 	}, nil
+}
+
+// gatewayLines describes the organism's gateways for /status.
+func gatewayLines(o *organism.Organism) []string {
+	if o.Federation == nil {
+		return nil
+	}
+	var out []string
+	for _, g := range o.Federation.Status() {
+		state := "disconnected"
+		if g.Connected {
+			state = "connected to " + g.Peer
+		}
+		line := fmt.Sprintf("%s: %s, %d queued, %d open calls", g.Name, state, g.Queued, g.Open)
+		if len(g.Imports) > 0 {
+			line += "; imports " + strings.Join(g.Imports, ", ")
+		}
+		if len(g.Exports) > 0 {
+			line += "; exports " + strings.Join(g.Exports, ", ")
+		}
+		out = append(out, line)
+	}
+	return out
 }
 
 // Threads lists the live threads, oldest first. For a durable organism the

@@ -375,7 +375,7 @@ func (r *Remote) Status(ctx context.Context) (Status, error) {
 	}
 	return Status{Organism: st.Organism, Uptime: time.Duration(st.UptimeSeconds * float64(time.Second)),
 		Listeners: st.Listeners, Threads: st.Threads, Slots: st.Slots, Processed: st.Processed, Failed: st.Failed,
-		InFlight: st.InFlight}, nil
+		InFlight: st.InFlight, Gateways: st.Gateways}, nil
 }
 
 // Threads asks the bus for the live threads.

@@ -104,6 +104,9 @@ type Status struct {
 	Processed     int64   `json:"processed"`
 	Failed        int64   `json:"failed"`
 	InFlight      int     `json:"in_flight"`
+	// Gateways describes each federation gateway on one line (omitted
+	// without gateways).
+	Gateways []string `json:"gateways,omitempty"`
 }
 
 // Listeners answers TypeListeners and TypeTargets: Listeners is the
