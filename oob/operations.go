@@ -376,8 +376,22 @@ func (o *operations) editGateways(id string, edit func([]RegisterRemoteGateway) 
 	return reply{}, true
 }
 
+// gatewayStopTimeout bounds stopping a gateway's imports' handlers.
+const gatewayStopTimeout = 30 * time.Second
+
 func (o *operations) registerGateway(p *Operations) reply {
 	g := *p.RegisterRemoteGateway
+	if o.t.Gateways != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), gatewayStopTimeout)
+		err := o.t.Gateways.RemoveGateway(ctx, g.URL) // a re-registration replaces it
+		cancel()
+		if err == nil {
+			err = o.t.Gateways.AddGateway(g)
+		}
+		if err != nil {
+			return o.s.fail(p.ID, CodeInvalidArgument, "gateway "+g.URL+" not started", err.Error())
+		}
+	}
 	if r, ok := o.editGateways(p.ID, func(gs []RegisterRemoteGateway) ([]RegisterRemoteGateway, *reply) {
 		gs = slices.DeleteFunc(gs, func(x RegisterRemoteGateway) bool { return x.URL == g.URL })
 		return append(gs, g), nil
@@ -391,6 +405,14 @@ func (o *operations) registerGateway(p *Operations) reply {
 
 func (o *operations) unregisterGateway(p *Operations) reply {
 	url := p.UnregisterRemoteGateway.URL
+	if o.t.Gateways != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), gatewayStopTimeout)
+		err := o.t.Gateways.RemoveGateway(ctx, url)
+		cancel()
+		if err != nil {
+			o.s.log.Warn("remote gateway not stopped cleanly", "url", url, "error", err)
+		}
+	}
 	if r, ok := o.editGateways(p.ID, func(gs []RegisterRemoteGateway) ([]RegisterRemoteGateway, *reply) {
 		n := len(gs)
 		if gs = slices.DeleteFunc(gs, func(x RegisterRemoteGateway) bool { return x.URL == url }); len(gs) == n {

@@ -31,6 +31,20 @@ type Target struct {
 	// register-listener and unregister-listener answer NOT_SUPPORTED).
 	// *organism.Organism implements it.
 	Listeners Registrar
+	// Gateways, when set, runs a gateway registered over the channel at
+	// once (and stops an unregistered one); without it they are only
+	// stored in GatewayFile for the next start.
+	Gateways GatewayRunner
+}
+
+// GatewayRunner runs and stops the gateways of a running organism.
+type GatewayRunner interface {
+	// AddGateway starts a gateway for g; an error is answered
+	// INVALID_ARGUMENT and nothing is stored.
+	AddGateway(g RegisterRemoteGateway) error
+	// RemoveGateway stops the gateway reaching url (a gateway not running
+	// is no error).
+	RemoveGateway(ctx context.Context, url string) error
 }
 
 // Registrar adds and removes listeners of a running organism.

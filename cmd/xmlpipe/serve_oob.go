@@ -36,7 +36,7 @@ func (r *serveRunner) startOOB(o *organism.Organism, stop oob.Stopper) (*oob.Ser
 		return nil, err
 	}
 	t := oob.Target{Pump: o.Pump, Config: cfg, Stopper: stop, LogLevel: r.level,
-		GatewayFile: filepath.Join(data, gatewayStore), Listeners: o}
+		GatewayFile: filepath.Join(data, gatewayStore), Listeners: o, Gateways: gatewayRunner{o}}
 	if st := o.Store(); st != nil {
 		t.Journal = st
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"crypto/ed25519"
+	"errors"
 	"encoding/base64"
 	"fmt"
 	"log/slog"
@@ -11,6 +13,8 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/oob"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/pump/federation"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
 // storedGateways returns the gateways the OOB channel's
@@ -58,15 +62,57 @@ func storedGateway(s oob.RegisterRemoteGateway) (config.Gateway, error) {
 	if err != nil || len(key) != ed25519.PublicKeySize {
 		return config.Gateway{}, fmt.Errorf("identity: want the peer's %d-byte Ed25519 public key in base64", ed25519.PublicKeySize)
 	}
-	name := "remote-" + strings.NewReplacer(".", "-", ":", "-", "[", "", "]", "").Replace(u.Hostname())
-	if p := u.Port(); p != "" {
-		name += "-" + p
-	}
-	g := config.Gateway{Name: name, RemoteURL: s.URL, TrustedKey: key, Description: s.Description}
+	g := config.Gateway{Name: storedName(u), RemoteURL: s.URL, TrustedKey: key, Description: s.Description}
 	if s.ImportTags != nil {
 		g.Import = append(g.Import, s.ImportTags.Tags...)
 	}
 	return g, nil
+}
+
+// storedName is the name of the gateway stored for u: remote-<host>-<port>.
+func storedName(u *url.URL) string {
+	name := "remote-" + strings.NewReplacer(".", "-", ":", "-", "[", "", "]", "").Replace(u.Hostname())
+	if p := u.Port(); p != "" {
+		name += "-" + p
+	}
+	return name
+}
+
+// gatewayRunner starts and stops the gateways registered over the OOB
+// channel in the running organism (oob.GatewayRunner).
+type gatewayRunner struct {
+	o *organism.Organism
+}
+
+// AddGateway starts the gateway g describes, unless organism.yaml reaches
+// its peer already.
+func (r gatewayRunner) AddGateway(g oob.RegisterRemoteGateway) error {
+	if r.o.Federation == nil {
+		return errors.New("this organism has no identity for federation (run: xmlpipe keys init)")
+	}
+	gc, err := storedGateway(g)
+	if err != nil {
+		return err
+	}
+	for _, c := range r.o.Config.Gateways {
+		if sameURL(c.RemoteURL, gc.RemoteURL) && c.TrustedKey == nil {
+			return fmt.Errorf("organism.yaml reaches it already as gateway %s", c.Name)
+		}
+	}
+	return r.o.Federation.AddGateway(gc)
+}
+
+// RemoveGateway stops the gateway registered for url (none running: no
+// error); organism.yaml's gateways are left alone.
+func (r gatewayRunner) RemoveGateway(ctx context.Context, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || r.o.Federation == nil {
+		return nil
+	}
+	if err := r.o.Federation.RemoveGateway(ctx, storedName(u)); err != nil && !errors.Is(err, federation.ErrNoGateway) {
+		return err
+	}
+	return nil
 }
 
 // sameURL compares two gateway URLs by scheme and host.

@@ -1,18 +1,25 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/xml-pipeline/xmlpipe/oob"
+	"github.com/xml-pipeline/xmlpipe/oob/keys"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
 // TestStoredGateways: what register-remote-gateway stored becomes
@@ -51,5 +58,83 @@ func TestStoredGateways(t *testing.T) {
 	}
 	if got := storedGateways(t.TempDir(), cfg, slog.New(slog.DiscardHandler)); got != nil {
 		t.Fatalf("no file: %v", got)
+	}
+}
+
+// TestGatewayRunner: a gateway registered over OOB starts at once in the
+// running organism (and links up with its peer), and stops when
+// unregistered; organism.yaml's peers are not taken over.
+func TestGatewayRunner(t *testing.T) {
+	dirA, dirB := federatedDirs(t)
+	cfgB, err := config.Parse(filepath.Join(dirB, "organism.yaml"), fmt.Appendf(nil, `organism: {name: organism-b}
+oob: {enabled: false}
+listeners:
+  - {name: greeter, payload_class: handlers.hello.Greeting, handler: handlers.hello.handle_greeting, description: Greets}
+gateways:
+  - {name: a, trusted_identity: %s, export: [Greeting]}
+`, filepath.Join(dirB, "a.pub")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orgB, err := organism.New(cfgB, organism.Options{DataDir: dirB, Logger: fedTestLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := orgB.Start(); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(orgB.Federation.Handler())
+	srv.StartTLS()
+	t.Cleanup(func() {
+		srv.Close()
+		_ = orgB.Shutdown(context.Background())
+	})
+	cfgA, err := config.Parse(filepath.Join(dirA, "organism.yaml"), []byte("organism: {name: organism-a}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orgA, err := organism.New(cfgA, organism.Options{DataDir: dirA, Logger: fedTestLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := orgA.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = orgA.Shutdown(context.Background()) })
+	if orgA.Federation == nil {
+		t.Fatal("a durable organism with an identity has no federation manager")
+	}
+	up := make(chan string, 4)
+	orgA.Federation.Watch(func(event, gw, _ string) { up <- event + " " + gw })
+
+	pub, err := keys.ReadPublic(filepath.Join(dirA, "b.pub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "wss" + strings.TrimPrefix(srv.URL, "https")
+	r := gatewayRunner{orgA}
+	g := oob.RegisterRemoteGateway{URL: addr, Identity: base64.StdEncoding.EncodeToString(pub),
+		ImportTags: &oob.TagList{Tags: []string{"Greeting"}}}
+	if err := r.AddGateway(g); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(addr)
+	name := storedName(u)
+	select {
+	case e := <-up:
+		if e != "gateway-connected "+name {
+			t.Fatalf("event %q", e)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the registered gateway never linked up: %+v", orgA.Federation.Status())
+	}
+	if err := r.RemoveGateway(context.Background(), addr); err != nil {
+		t.Fatal(err)
+	}
+	if s := orgA.Federation.Status(); len(s) != 0 {
+		t.Fatalf("gateways after unregistering: %+v", s)
+	}
+	if err := r.RemoveGateway(context.Background(), addr); err != nil {
+		t.Fatalf("unregistering twice: %v", err)
 	}
 }

@@ -120,3 +120,60 @@ func TestTrustedKeyInline(t *testing.T) {
 		t.Fatal("no link with the inline key")
 	}
 }
+
+// TestAddRemoveGateway: a gateway added while the organism runs links up;
+// one that would export, or that repeats a name or a trusted key, is
+// refused; a removed gateway's link goes down and it is gone.
+func TestAddRemoveGateway(t *testing.T) {
+	aKey := newKey(t)
+	c := newCallee(t, aKey)
+	p, err := pump.New(pump.Options{Organism: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown(context.Background())
+	m, err := New(Options{Organism: "a", Key: aKey, Pump: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	events := make(chan string, 8)
+	m.Watch(func(event, gw, _ string) { events <- event + " " + gw })
+	m.Start()
+	bKey := c.key.Public().(ed25519.PublicKey)
+	gw := config.Gateway{Name: "b", RemoteURL: c.url(), TrustedKey: bKey, Import: []string{"Echo"}}
+	if err := m.AddGateway(config.Gateway{Name: "x", RemoteURL: c.url(), TrustedKey: bKey, Export: []string{"Echo"}}); err == nil {
+		t.Fatal("a gateway that exports was added while running")
+	}
+	if err := m.AddGateway(gw); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AddGateway(gw); !errors.Is(err, ErrGatewayExists) {
+		t.Fatalf("second add: %v", err)
+	}
+	wait := func(want string) {
+		t.Helper()
+		select {
+		case e := <-events:
+			if e != want {
+				t.Fatalf("event %q, want %q", e, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no %q", want)
+		}
+	}
+	wait("gateway-connected b")
+	if err := m.RemoveGateway(context.Background(), "B"); err != nil {
+		t.Fatal(err)
+	}
+	wait("gateway-disconnected b")
+	if s := m.Status(); len(s) != 0 {
+		t.Fatalf("status after removal: %+v", s)
+	}
+	if err := m.RemoveGateway(context.Background(), "b"); !errors.Is(err, ErrNoGateway) {
+		t.Fatalf("second removal: %v", err)
+	}
+}

@@ -46,7 +46,10 @@ type gateway struct {
 	claimed map[string]bool
 	// registered are the imported listeners added to the pump.
 	registered map[string]bool
-	kick       chan struct{}
+	// stopped is closed when the gateway is removed (RemoveGateway).
+	stopped  chan struct{}
+	stopOnce sync.Once
+	kick     chan struct{}
 }
 
 // entry is an outbox envelope; sentOn is the link generation it was last
@@ -64,7 +67,7 @@ func newGateway(m *Manager, gc config.Gateway, trusted ed25519.PublicKey) *gatew
 		queueLimit: queue, callTimeout: timeout, log: m.log.With("gateway", gc.Name),
 		byID: map[string]*entry{}, pending: map[string]*call{}, byThread: map[string]string{},
 		inflight: map[string]bool{}, questions: map[string]chan *envelope{},
-		registered: map[string]bool{}, claimed: map[string]bool{}, kick: make(chan struct{}, 1)}
+		registered: map[string]bool{}, claimed: map[string]bool{}, stopped: make(chan struct{}), kick: make(chan struct{}, 1)}
 	for _, t := range gc.Export {
 		g.exports[t] = true
 	}
@@ -139,6 +142,8 @@ func (g *gateway) sender() {
 	for {
 		select {
 		case <-g.m.closed:
+			return
+		case <-g.stopped:
 			return
 		case <-g.kick:
 		}

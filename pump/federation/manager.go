@@ -12,7 +12,10 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -70,6 +73,12 @@ type Manager struct {
 	wg       sync.WaitGroup
 	upgrader websocket.Upgrader
 	stats    linkStats
+	// gmu guards gateways and byName (AddGateway, RemoveGateway).
+	gmu     sync.RWMutex
+	started atomic.Bool
+	// amu and stopping keep goroutines from starting once Stop began.
+	amu      sync.RWMutex
+	stopping bool
 	// keep and stale are the received-hash retention and the age beyond
 	// which an envelope is refused (retention).
 	keep, stale time.Duration
@@ -114,21 +123,12 @@ func New(o Options) (*Manager, error) {
 	s := sha256.Sum256(append([]byte("xmlpipe-federation-secret\x00"), o.Key.Seed()...))
 	m.secret = s[:]
 	for _, gc := range o.Gateways {
-		pub := ed25519.PublicKey(gc.TrustedKey)
-		if len(gc.TrustedKey) == 0 {
-			var err error
-			if pub, err = keys.ReadPublic(gc.TrustedIdentity); err != nil {
-				return nil, fmt.Errorf("federation: gateway %s: trusted_identity %s: %w", gc.Name, gc.TrustedIdentity, err)
-			}
-		} else if len(pub) != ed25519.PublicKeySize {
-			return nil, fmt.Errorf("federation: gateway %s: trusted key is %d bytes, want %d", gc.Name, len(pub), ed25519.PublicKeySize)
+		g, err := m.newGateway(gc)
+		if err != nil {
+			return nil, err
 		}
-		if subtle.ConstantTimeCompare(pub, o.Key.Public().(ed25519.PublicKey)) == 1 {
-			return nil, fmt.Errorf("federation: gateway %s: trusted_identity is this organism's own key", gc.Name)
-		}
-		g := newGateway(m, gc, pub)
 		m.gateways = append(m.gateways, g)
-		m.byName[gc.Name] = g
+		m.byName[strings.ToLower(gc.Name)] = g
 	}
 	var err error
 	if m.db, err = openDB(o.DataDir); err != nil {
@@ -149,11 +149,141 @@ func New(o Options) (*Manager, error) {
 		m.unsubscribe = o.Pump.Subscribe(pump.OutletFunc(m.onEvent))
 	}
 	o.Pump.Threads().OnEnd(func(ids []string) {
-		for _, g := range m.gateways {
+		for _, g := range m.list() {
 			g.threadsEnded(ids)
 		}
 	})
 	return m, nil
+}
+
+// newGateway checks gc's trusted key and builds its gateway.
+func (m *Manager) newGateway(gc config.Gateway) (*gateway, error) {
+	pub := ed25519.PublicKey(gc.TrustedKey)
+	if len(gc.TrustedKey) == 0 {
+		var err error
+		if pub, err = keys.ReadPublic(gc.TrustedIdentity); err != nil {
+			return nil, fmt.Errorf("federation: gateway %s: trusted_identity %s: %w", gc.Name, gc.TrustedIdentity, err)
+		}
+	} else if len(pub) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("federation: gateway %s: trusted key is %d bytes, want %d", gc.Name, len(pub), ed25519.PublicKeySize)
+	}
+	if subtle.ConstantTimeCompare(pub, m.opts.Key.Public().(ed25519.PublicKey)) == 1 {
+		return nil, fmt.Errorf("federation: gateway %s: trusted_identity is this organism's own key", gc.Name)
+	}
+	return newGateway(m, gc, pub), nil
+}
+
+// list is a snapshot of the gateways.
+func (m *Manager) list() []*gateway {
+	m.gmu.RLock()
+	defer m.gmu.RUnlock()
+	return m.gateways
+}
+
+// ErrGatewayExists: a gateway of that name (or reaching that peer) runs
+// already.
+var ErrGatewayExists = errors.New("federation: gateway exists")
+
+// ErrNoGateway: no gateway of that name runs.
+var ErrNoGateway = errors.New("federation: no such gateway")
+
+// AddGateway runs one more gateway while the organism runs (the OOB
+// channel's register-remote-gateway): it may only import — calls from the
+// peer need an export, which organism.yaml declares. Its imports become
+// listeners once its link is up.
+func (m *Manager) AddGateway(gc config.Gateway) error {
+	if len(gc.Export) > 0 {
+		return fmt.Errorf("federation: gateway %s: a gateway added while running cannot export (declare it in organism.yaml)", gc.Name)
+	}
+	g, err := m.newGateway(gc)
+	if err != nil {
+		return err
+	}
+	m.gmu.Lock()
+	for _, o := range m.gateways {
+		switch {
+		case strings.EqualFold(o.name, gc.Name):
+			err = fmt.Errorf("%w: %s", ErrGatewayExists, gc.Name)
+		case subtle.ConstantTimeCompare(o.trusted, g.trusted) == 1:
+			err = fmt.Errorf("%w: gateway %s trusts that key already", ErrGatewayExists, o.name)
+		}
+	}
+	if err == nil {
+		if err = g.load(); err == nil {
+			m.gateways = append(append([]*gateway(nil), m.gateways...), g)
+			m.byName[strings.ToLower(gc.Name)] = g
+		}
+	}
+	m.gmu.Unlock()
+	if err != nil {
+		return err
+	}
+	g.log.Info("federation: gateway added", "url", gc.RemoteURL, "import", gc.Import)
+	if m.started.Load() {
+		m.run(g)
+	}
+	return nil
+}
+
+// RemoveGateway stops the gateway called name: its link closes, its
+// dialer and sender stop, and the listeners standing for its imports are
+// removed (bounded by ctx). What waits in its outbox stays for a gateway of
+// that name at a later start.
+func (m *Manager) RemoveGateway(ctx context.Context, name string) error {
+	m.gmu.Lock()
+	g := m.byName[strings.ToLower(name)]
+	if g != nil {
+		delete(m.byName, strings.ToLower(name))
+		m.gateways = slices.DeleteFunc(append([]*gateway(nil), m.gateways...), func(o *gateway) bool { return o == g })
+	}
+	m.gmu.Unlock()
+	if g == nil {
+		return fmt.Errorf("%w: %s", ErrNoGateway, name)
+	}
+	g.stopOnce.Do(func() { close(g.stopped) })
+	g.mu.Lock()
+	c := g.conn
+	names := make([]string, 0, len(g.registered))
+	for n := range g.registered {
+		names = append(names, n)
+	}
+	g.mu.Unlock()
+	if c != nil {
+		c.close(errors.New("gateway removed"))
+	}
+	var errs []error
+	for _, n := range names {
+		if err := m.opts.Pump.RemoveListener(ctx, n); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	g.log.Info("federation: gateway removed")
+	return errors.Join(errs...)
+}
+
+// run starts g's sender and, with a remote_url, its dialer (not once
+// Stop has begun).
+func (m *Manager) run(g *gateway) {
+	if !m.acquire() {
+		return
+	}
+	go g.sender()
+	g.wake()
+	if g.cfg.RemoteURL != "" && m.acquire() {
+		go g.dialLoop()
+	}
+}
+
+// acquire counts one more goroutine of the manager (m.wg) unless Stop has
+// begun: Close's wait must not race a late start.
+func (m *Manager) acquire() bool {
+	m.amu.RLock()
+	defer m.amu.RUnlock()
+	if m.stopping {
+		return false
+	}
+	m.wg.Add(1)
+	return true
 }
 
 // Prepare registers the imported capabilities before the pump starts, so
@@ -163,7 +293,7 @@ func New(o Options) (*Manager, error) {
 // comes up. It returns what could not be imported (the organism runs on).
 func (m *Manager) Prepare(ctx context.Context, wait time.Duration) error {
 	var errs []error
-	for _, g := range m.gateways {
+	for _, g := range m.list() {
 		if len(g.cfg.Import) == 0 {
 			continue
 		}
@@ -188,17 +318,13 @@ func (m *Manager) Prepare(ctx context.Context, wait time.Duration) error {
 // Start runs the gateways: their senders and, for those with remote_url,
 // their dialers.
 func (m *Manager) Start() {
-	for _, g := range m.gateways {
-		m.wg.Add(1)
-		go g.sender()
-		g.wake()
-		if g.cfg.RemoteURL != "" {
-			m.wg.Add(1)
-			go g.dialLoop()
-		}
+	m.started.Store(true)
+	for _, g := range m.list() {
+		m.run(g)
 	}
-	m.wg.Add(1)
-	go m.sweeper()
+	if m.acquire() {
+		go m.sweeper()
+	}
 }
 
 // Stop ends every link and stops the gateways: calls waiting on a peer
@@ -207,8 +333,11 @@ func (m *Manager) Start() {
 // outbox for the next start. Close must follow.
 func (m *Manager) Stop() {
 	m.once.Do(func() {
+		m.amu.Lock()
+		m.stopping = true
+		m.amu.Unlock()
 		close(m.closed)
-		for _, g := range m.gateways {
+		for _, g := range m.list() {
 			g.mu.Lock()
 			c := g.conn
 			g.mu.Unlock()
@@ -246,6 +375,11 @@ func (m *Manager) Handler() http.Handler {
 			return
 		default:
 		}
+		if !m.acquire() {
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		defer m.wg.Done()
 		ws, err := m.upgrader.Upgrade(w, r, nil)
 		if err != nil {
 			return // the upgrader answered
@@ -257,15 +391,13 @@ func (m *Manager) Handler() http.Handler {
 			_ = ws.Close()
 			return
 		}
-		m.wg.Add(1)
-		defer m.wg.Done()
 		g.attach(ws, p)
 	})
 }
 
 // trust returns the gateway whose trusted identity is k.
 func (m *Manager) trust(k ed25519.PublicKey) *gateway {
-	for _, g := range m.gateways {
+	for _, g := range m.list() {
 		if subtle.ConstantTimeCompare(g.trusted, k) == 1 {
 			return g
 		}
@@ -276,6 +408,12 @@ func (m *Manager) trust(k ed25519.PublicKey) *gateway {
 // attach serves an authenticated link until it ends; a newer link of the
 // same gateway replaces an older one.
 func (g *gateway) attach(ws *websocket.Conn, p peer) {
+	select {
+	case <-g.stopped: // removed while the link was being made
+		_ = ws.Close()
+		return
+	default:
+	}
 	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{})}
 	g.mu.Lock()
 	old := g.conn
@@ -288,8 +426,7 @@ func (g *gateway) attach(ws *websocket.Conn, p peer) {
 	g.log.Info("federation: gateway connected", "peer", p.organism, "key", Fingerprint(p.key), "queued", g.queued())
 	g.m.event("gateway-connected", g.name, p.organism)
 	g.wake()
-	if len(g.cfg.Import) > 0 {
-		g.m.wg.Add(1)
+	if len(g.cfg.Import) > 0 && g.m.acquire() {
 		go func() {
 			defer g.m.wg.Done()
 			g.importWhileUp(c)
@@ -373,19 +510,21 @@ func (g *gateway) dialLoop() {
 		select {
 		case <-g.m.closed:
 			return
+		case <-g.stopped:
+			return
 		default:
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		stop := context.AfterFunc(ctx, func() {})
 		go func() {
 			select {
 			case <-g.m.closed:
+				cancel()
+			case <-g.stopped:
 				cancel()
 			case <-ctx.Done():
 			}
 		}()
 		ws, p, err := g.dial(ctx)
-		stop()
 		cancel()
 		if err != nil {
 			g.log.Warn("federation: cannot reach the peer", "url", g.cfg.RemoteURL, "error", err, "retry_in", delay)
@@ -400,6 +539,9 @@ func (g *gateway) dialLoop() {
 		t := time.NewTimer(time.Duration(float64(delay) * jitter))
 		select {
 		case <-g.m.closed:
+			t.Stop()
+			return
+		case <-g.stopped:
 			t.Stop()
 			return
 		case <-t.C:
@@ -525,7 +667,7 @@ func (m *Manager) callsRetention() time.Duration {
 // longestCallTimeout is the longest call_timeout of the gateways.
 func (m *Manager) longestCallTimeout() time.Duration {
 	d := config.DefaultGatewayCallTimeout
-	for _, g := range m.gateways {
+	for _, g := range m.list() {
 		d = max(d, g.callTimeout)
 	}
 	return d

@@ -1,6 +1,8 @@
 package federation
 
 import (
+	"strings"
+
 	"github.com/xml-pipeline/xmlpipe/pump"
 )
 
@@ -22,7 +24,7 @@ func (m *Manager) loadServed() error {
 	m.smu.Lock()
 	defer m.smu.Unlock()
 	for conv, v := range all {
-		if g := m.byName[v[0]]; g != nil {
+		if g := m.byName[strings.ToLower(v[0])]; g != nil {
 			m.served[conv] = &served{g: g, linkThread: v[1]}
 		}
 	}

@@ -24,8 +24,9 @@ type GatewayStatus struct {
 
 // Status describes every gateway.
 func (m *Manager) Status() []GatewayStatus {
-	out := make([]GatewayStatus, 0, len(m.gateways))
-	for _, g := range m.gateways {
+	gs := m.list()
+	out := make([]GatewayStatus, 0, len(gs))
+	for _, g := range gs {
 		g.mu.Lock()
 		s := GatewayStatus{Name: g.name, RemoteURL: g.cfg.RemoteURL, Connected: g.conn != nil, Queued: len(g.outbox),
 			Open: len(g.pending), Exports: append([]string(nil), g.cfg.Export...)}

@@ -25,18 +25,23 @@ import (
 var ImportWait = 3 * time.Second
 
 // newFederation builds the gateways of cfg and registers their imports on
-// p; nil when cfg has none.
+// p. A durable organism with an identity gets a federation manager even
+// without gateways, so gateways can be added while it runs (OOB
+// register-remote-gateway); nil when there is neither.
 func newFederation(cfg *config.Organism, opts Options, d *durable, p *pump.Pump) (*federation.Manager, error) {
-	if len(cfg.Gateways) == 0 {
-		return nil, nil
-	}
 	dataDir := cfg.Organism.DataDir
 	if d != nil {
 		dataDir = d.store.Dir()
 	}
 	key, err := keys.ReadPrivate(keys.PathsFor(dataDir, cfg.Organism.Identity).Organism)
 	if err != nil {
+		if len(cfg.Gateways) == 0 {
+			return nil, nil // no identity, no gateways: no federation
+		}
 		return nil, fmt.Errorf("organism: gateways need the organism's identity (run: xmlpipe keys init --data %s): %w", dataDir, err)
+	}
+	if len(cfg.Gateways) == 0 && d == nil {
+		return nil, nil // gateways added while running need a data directory for their outbox
 	}
 	fo := federation.Options{Organism: cfg.Organism.Name, Key: key, Gateways: cfg.Gateways, Pump: p,
 		OnLink: opts.OnLink, Observer: opts.GatewayObserver, Traces: opts.GatewayTraces, Logger: opts.Logger, Clock: opts.Clock}
