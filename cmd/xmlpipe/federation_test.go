@@ -316,3 +316,61 @@ gateways:
 	})
 	return orgA
 }
+
+// TestFederationWalkthrough runs the README's "Federate two organisms"
+// with the shipped testdata/federation configurations — only the ports
+// changed, so the test cannot collide with anything listening on the
+// README's: keys init and export, B under `xmlpipe run`, and `@greeter Dan`
+// piped into A's console printing B's shouted greeting.
+func TestFederationWalkthrough(t *testing.T) {
+	dir := t.TempDir()
+	addr, oobAddr := freeAddr(t), freeAddr(t)
+	_, oobPort, _ := net.SplitHostPort(oobAddr)
+	for _, name := range []string{"a.yaml", "b.yaml"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "federation", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := strings.ReplaceAll(string(b), "wss://127.0.0.1:8767", "wss://"+addr)
+		s += "\noob: {port: " + oobPort + "}\n"
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{
+		{"keys", "init", "--data", "data-a"}, {"keys", "init", "--data", "data-b"},
+		{"keys", "export", "--data", "data-a", "a.pub"}, {"keys", "export", "--data", "data-b", "b.pub"},
+	} {
+		if r := runBinary(t, dir, "", args...); r.code != 0 {
+			t.Fatalf("xmlpipe %v: %s", args, r.stderr)
+		}
+	}
+	cmd := exec.Command(binary, "run", "--listen", addr, "b.yaml")
+	cmd.Dir = dir
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := bufio.NewScanner(stderr)
+	var logB strings.Builder
+	running := false
+	for !running && lines.Scan() {
+		logB.WriteString(lines.Text() + "\n")
+		running = strings.Contains(lines.Text(), "organism running")
+	}
+	if !running {
+		t.Fatalf("organism B did not start:\n%s", logB.String())
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	r := runBinary(t, dir, "@greeter Dan\n/quit\n", "console", "a.yaml")
+	if r.code != 0 || !strings.Contains(r.stdout, "[b] HELLO, DAN!") {
+		t.Fatalf("console exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout, "template greeting") {
+		t.Errorf("A's console claims a local greeter:\n%s", r.stdout)
+	}
+}

@@ -30,7 +30,15 @@ type conn struct {
 	once sync.Once
 	done chan struct{}
 	err  error
+	// ready is closed once this side has asked the peer for the imports
+	// it lacks (the first attempt): the peer's calls wait for it, so a
+	// peer that calls back at once finds its exports already imported.
+	ready     chan struct{}
+	readyOnce sync.Once
 }
+
+// markReady lets the peer's calls through (once).
+func (c *conn) markReady() { c.readyOnce.Do(func() { close(c.ready) }) }
 
 // write sends one binary frame (an envelope).
 func (c *conn) write(b []byte) error { return c.writeMessage(websocket.BinaryMessage, b) }

@@ -414,7 +414,7 @@ func (g *gateway) attach(ws *websocket.Conn, p peer) {
 		return
 	default:
 	}
-	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{})}
+	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{}), ready: make(chan struct{})}
 	g.mu.Lock()
 	old := g.conn
 	g.conn = c
@@ -431,6 +431,8 @@ func (g *gateway) attach(ws *websocket.Conn, p peer) {
 			defer g.m.wg.Done()
 			g.importWhileUp(c)
 		}()
+	} else {
+		c.markReady()
 	}
 	err := c.run()
 	g.mu.Lock()
@@ -479,7 +481,8 @@ func (g *gateway) refreshOnce(ctx context.Context, wait time.Duration) ([]import
 	if err != nil {
 		return nil, err
 	}
-	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{})}
+	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{}), ready: make(chan struct{})}
+	c.markReady()
 	g.mu.Lock()
 	g.conn = c
 	g.gen++
@@ -622,6 +625,7 @@ func (m *Manager) sweeper() {
 // registering the listeners behind them) until all are there or c ends.
 func (g *gateway) importWhileUp(c *conn) {
 	pause := time.Second
+	defer c.markReady()
 	for {
 		if g.missingImports() == 0 {
 			return
@@ -636,6 +640,7 @@ func (g *gateway) importWhileUp(c *conn) {
 		if err == nil && g.missingImports() == 0 {
 			return
 		}
+		c.markReady() // the peer's calls wait for the first attempt only
 		g.log.Warn("federation: imports not available yet; asking the peer again", "in", pause, "error", err)
 		t := time.NewTimer(pause)
 		select {

@@ -73,6 +73,12 @@ func (g *gateway) onEnvelope(c *conn, b []byte) {
 	g.envelopeSeen(DirectionIn, e.Link.Kind)
 	switch e.Link.Kind {
 	case KindCall:
+		select {
+		case <-c.ready:
+		case <-c.done:
+			g.m.db.forget(b) // not processed: a resend must be
+			return
+		}
 		g.onCall(c, e, b)
 	case KindReply, KindHuh, KindEnd:
 		g.onAnswer(e, b)
