@@ -58,9 +58,9 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pump/federation/
 	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./pump/federation/envsig/
 
-## soak: long-running leak and crash tests.
+## soak: long-running leak and crash tests, and the WASM RSS check without the race detector.
 soak: deps
-	XMLPIPE_SOAK=1 $(GO) test -count=1 -timeout 60m -run 'Soak|Crash' -v ./...
+	XMLPIPE_SOAK=1 $(GO) test -count=1 -timeout 60m -run 'Soak|Crash|GrowRSS' -v ./...
 
 ## generate: regenerate schemas/<listener>/ from the Go payload types.
 generate:
