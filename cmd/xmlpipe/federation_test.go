@@ -302,19 +302,26 @@ gateways:
 	if err != nil {
 		t.Fatal(err)
 	}
-	orgA, err := organism.New(cfgA, organism.Options{DataDir: dirA, Logger: fedTestLogger(t)})
+	return startDurable(t, cfgA, dirA)
+}
+
+// startDurable starts cfg in this process on the data directory dir and
+// shuts it down when the test ends.
+func startDurable(t *testing.T, cfg *config.Organism, dir string) *organism.Organism {
+	t.Helper()
+	o, err := organism.New(cfg, organism.Options{DataDir: dir, Logger: fedTestLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := orgA.Start(); err != nil {
+	if err := o.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = orgA.Shutdown(ctx)
+		_ = o.Shutdown(ctx)
 	})
-	return orgA
+	return o
 }
 
 // TestFederationWalkthrough runs the README's "Federate two organisms"

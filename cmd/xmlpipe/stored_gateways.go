@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
-	"errors"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"

@@ -19,7 +19,6 @@ import (
 	"github.com/xml-pipeline/xmlpipe/oob"
 	"github.com/xml-pipeline/xmlpipe/oob/keys"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
-	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
 // TestStoredGateways: what register-remote-gateway stored becomes
@@ -76,31 +75,15 @@ gateways:
 	if err != nil {
 		t.Fatal(err)
 	}
-	orgB, err := organism.New(cfgB, organism.Options{DataDir: dirB, Logger: fedTestLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := orgB.Start(); err != nil {
-		t.Fatal(err)
-	}
+	orgB := startDurable(t, cfgB, dirB)
 	srv := httptest.NewUnstartedServer(orgB.Federation.Handler())
 	srv.StartTLS()
-	t.Cleanup(func() {
-		srv.Close()
-		_ = orgB.Shutdown(context.Background())
-	})
+	t.Cleanup(srv.Close)
 	cfgA, err := config.Parse(filepath.Join(dirA, "organism.yaml"), []byte("organism: {name: organism-a}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	orgA, err := organism.New(cfgA, organism.Options{DataDir: dirA, Logger: fedTestLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := orgA.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = orgA.Shutdown(context.Background()) })
+	orgA := startDurable(t, cfgA, dirA)
 	if orgA.Federation == nil {
 		t.Fatal("a durable organism with an identity has no federation manager")
 	}

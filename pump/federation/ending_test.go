@@ -90,14 +90,7 @@ func TestQueueLimit(t *testing.T) {
 func TestTrustedKeyInline(t *testing.T) {
 	aKey := newKey(t)
 	c := newCallee(t, aKey)
-	p, err := pump.New(pump.Options{Organism: "a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer p.Shutdown(context.Background())
+	p := startedPump(t, "a")
 	if _, err := New(Options{Organism: "a", Key: aKey, Pump: p,
 		Gateways: []config.Gateway{{Name: "b", RemoteURL: c.url(), TrustedKey: []byte("short")}}}); err == nil {
 		t.Fatal("a 5-byte key was accepted")
@@ -127,14 +120,7 @@ func TestTrustedKeyInline(t *testing.T) {
 func TestAddRemoveGateway(t *testing.T) {
 	aKey := newKey(t)
 	c := newCallee(t, aKey)
-	p, err := pump.New(pump.Options{Organism: "a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer p.Shutdown(context.Background())
+	p := startedPump(t, "a")
 	m, err := New(Options{Organism: "a", Key: aKey, Pump: p})
 	if err != nil {
 		t.Fatal(err)
@@ -176,4 +162,18 @@ func TestAddRemoveGateway(t *testing.T) {
 	if err := m.RemoveGateway(context.Background(), "b"); !errors.Is(err, ErrNoGateway) {
 		t.Fatalf("second removal: %v", err)
 	}
+}
+
+// startedPump is a started pump for organism, shut down when the test ends.
+func startedPump(t *testing.T, organism string) *pump.Pump {
+	t.Helper()
+	p, err := pump.New(pump.Options{Organism: organism})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	return p
 }
