@@ -321,7 +321,9 @@ func (o *operations) setConfig(p *Operations) reply {
 }
 
 // gateways reads the stored gateways.
-func (o *operations) gateways() ([]RegisterRemoteGateway, error) { return ReadGateways(o.t.GatewayFile) }
+func (o *operations) gateways() ([]RegisterRemoteGateway, error) {
+	return ReadGateways(o.t.GatewayFile)
+}
 
 // ReadGateways reads the gateways register-remote-gateway stored in path
 // (none when the file does not exist).
