@@ -246,26 +246,28 @@ func (d *db) acked(id string) error {
 	return nil
 }
 
-// seen records the hash of a received envelope and reports whether it was
-// recorded before (a duplicate). Old hashes are swept (retention).
-func (d *db) seen(env []byte, now time.Time) (dup bool, err error) {
+// seen reports whether a received envelope was processed before (its hash
+// recorded by markSeen). Old hashes are swept (retention).
+func (d *db) seen(env []byte) (bool, error) {
 	h := sha256.Sum256(env)
-	r, err := d.sql.Exec(`INSERT OR IGNORE INTO seen (hash, at) VALUES (?, ?)`, h[:], now.UnixNano())
+	var one int
+	err := d.sql.QueryRow(`SELECT 1 FROM seen WHERE hash = ?`, h[:]).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("federation: seen: %w", err)
 	}
-	n, err := r.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("federation: seen: %w", err)
-	}
-	return n == 0, nil
+	return true, nil
 }
 
-// forget removes the hash of an envelope that was not delivered after all
-// (so a resend is processed).
-func (d *db) forget(env []byte) {
+// markSeen records the hash of an envelope once it was processed — after,
+// never before: a crash in between leaves a resend to be processed (and a
+// call's conversation, which the journal holds, still catches a second
+// copy), rather than a hash that refuses a message that never arrived.
+func (d *db) markSeen(env []byte, now time.Time) {
 	h := sha256.Sum256(env)
-	_, _ = d.sql.Exec(`DELETE FROM seen WHERE hash = ?`, h[:])
+	_, _ = d.sql.Exec(`INSERT OR IGNORE INTO seen (hash, at) VALUES (?, ?)`, h[:], now.UnixNano())
 }
 
 // sweep drops the hashes older than keep, and the call and served records

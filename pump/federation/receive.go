@@ -59,9 +59,9 @@ func (g *gateway) onEnvelope(c *conn, b []byte) {
 		g.onMeta(c, e)
 		return
 	}
-	dup, err := g.m.db.seen(b, now)
+	dup, err := g.m.db.seen(b)
 	if err != nil {
-		g.log.Error("federation: cannot record a received envelope; not acknowledged", "id", e.Link.ID, "error", err)
+		g.log.Error("federation: cannot check a received envelope; not acknowledged", "id", e.Link.ID, "error", err)
 		return
 	}
 	if dup {
@@ -76,15 +76,16 @@ func (g *gateway) onEnvelope(c *conn, b []byte) {
 		select {
 		case <-c.ready:
 		case <-c.done:
-			g.m.db.forget(b) // not processed: a resend must be
-			return
+			return // not processed: the resend will be
 		}
 		g.onCall(c, e, b)
 	case KindReply, KindHuh, KindEnd:
 		g.onAnswer(e, b)
+		g.m.db.markSeen(b, now)
 		_ = c.writeFrame(frame{Type: frameAck, ID: e.Link.ID})
 	case KindCancel:
 		g.onCancel(e)
+		g.m.db.markSeen(b, now)
 		_ = c.writeFrame(frame{Type: frameAck, ID: e.Link.ID})
 	default:
 		g.log.Warn("federation: security: envelope of unknown kind refused", "id", e.Link.ID, "kind", e.Link.Kind)
@@ -100,7 +101,6 @@ func (g *gateway) onEnvelope(c *conn, b []byte) {
 // exists, live or journaled) is acknowledged and dropped.
 func (g *gateway) onCall(c *conn, e *envelope, raw []byte) {
 	nack := func(why string) {
-		g.m.db.forget(raw)
 		_ = c.writeFrame(frame{Type: frameNack, ID: e.Link.ID, Error: why})
 	}
 	if isPrivileged(e.PayloadNS, e.PayloadName) {
@@ -168,6 +168,7 @@ func (g *gateway) onCall(c *conn, e *envelope, raw []byte) {
 		nack(why)
 		return
 	}
+	g.m.db.markSeen(raw, g.m.now())
 	_ = c.writeFrame(frame{Type: frameAck, ID: e.Link.ID})
 }
 
