@@ -70,7 +70,7 @@ func (p *Pump) handle(l *listener, d *delivery) {
 	md := xmlpipe.Metadata{ThreadID: d.thread, From: d.from, IsSelfCall: d.from == l.Name}
 	if l.Agent {
 		md.OwnName = l.Name
-		md.UsageInstructions = l.usage
+		md.UsageInstructions = l.peerset.Load().usage
 		md.TodoNudge = registry.FormatNudge(p.todos.RaisedFor(d.thread, l.Name))
 	}
 	if d.errPayload == nil {
@@ -190,7 +190,7 @@ func (l *listener) mayReach(to string) bool {
 	if !l.Agent {
 		return true
 	}
-	return lower(to) == lower(l.Name) || l.peers[lower(to)]
+	return lower(to) == lower(l.Name) || l.peerset.Load().set[lower(to)]
 }
 
 // peerViolation sends the agent a SystemError on its own thread (which stays alive).

@@ -39,7 +39,7 @@ func (p *Pump) Listeners() []ListenerInfo {
 	for _, l := range ls {
 		info := ListenerInfo{
 			Name: l.Name, Description: l.Description, Agent: l.Agent, Broadcast: l.Broadcast,
-			Peers:      append([]string(nil), l.Peers...),
+			Peers:      append([]string(nil), l.peerset.Load().names...),
 			RootTag:    tagKey{l.Payload.Namespace(), l.Payload.Name()}.String(),
 			QueueDepth: l.queue.len(), Active: int(l.active.Load()), Handled: l.handled.Load(),
 			Paused: l.queue.isPaused(),

@@ -66,9 +66,7 @@ func (p *Pump) AddListener(l Listener) error {
 		return ErrClosed
 	}
 	rl := p.newListener(l)
-	if rl.Agent && len(rl.Peers) > 0 {
-		rl.usage = gen.UsageInstructions(rl.Name, rl.Description, p.peersOf(rl))
-	}
+	p.buildUsage(rl)
 	rl.current = make([]atomic.Pointer[string], rl.Workers) // before Listeners can see it
 	// The workers start before the snapshot holding rl is published: a
 	// message routed to rl then always finds them.
@@ -119,4 +117,36 @@ func (p *Pump) RemoveListener(ctx context.Context, name string) error {
 	case <-ctx.Done():
 		return fmt.Errorf("remove %s: waiting for the conversations and handlers using it: %w", l.Name, ctx.Err())
 	}
+}
+
+// AddPeers lets the agent called agent address names too, from its next
+// message on: its peers list grows and its usage instructions are rebuilt
+// with their schemas (a federation gateway's import learnt after start,
+// when the agent's peers name the gateway). Names it has already are
+// skipped.
+func (p *Pump) AddPeers(agent string, names ...string) error {
+	l := p.routes.Load().lookup(agent)
+	if l == nil {
+		return fmt.Errorf("%w: %s", ErrUnknownListener, agent)
+	}
+	if !l.Agent {
+		return fmt.Errorf("%w: %s is not an agent (it may address anyone)", ErrBadListener, agent)
+	}
+	p.peersMu.Lock()
+	defer p.peersMu.Unlock()
+	ps := l.peerset.Load()
+	all := append([]string(nil), ps.names...)
+	for _, n := range names {
+		if !ps.set[lower(n)] {
+			all = append(all, n)
+		}
+	}
+	if len(all) == len(ps.names) {
+		return nil
+	}
+	next := newPeerSet(all)
+	next.usage = gen.UsageInstructions(l.Name, l.Description, p.peersOf(all))
+	l.peerset.Store(next)
+	p.log.Info("agent peers added", "listener", l.Name, "peers", names)
+	return nil
 }

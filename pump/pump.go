@@ -34,6 +34,8 @@ type Pump struct {
 	// its writers. New conversations pin it; routing reads it lock-free.
 	routes   atomic.Pointer[table]
 	routesMu sync.Mutex
+	// peersMu orders AddPeers' read-modify-write of a peer set.
+	peersMu sync.Mutex
 	// live are the listeners whose workers run (liveListeners).
 	liveMu  sync.Mutex
 	live    map[*listener]struct{}
@@ -176,10 +178,7 @@ func (p *Pump) newListener(l Listener) *listener {
 	rl := &listener{Listener: l}
 	rl.only = []*listener{rl}
 	rl.Peers = append([]string(nil), l.Peers...)
-	rl.peers = map[string]bool{}
-	for _, peer := range l.Peers {
-		rl.peers[lower(peer)] = true // names compare like routing: case-insensitively
-	}
+	rl.peerset.Store(newPeerSet(l.Peers))
 	if eh, ok := l.Handler.(xmlpipe.ErrorHandler); ok {
 		rl.errHandler = eh
 	}
@@ -205,9 +204,7 @@ func (p *Pump) Start() error {
 	}
 	p.startTime = p.opts.Clock()
 	for _, l := range p.routes.Load().all() {
-		if l.Agent && len(l.Peers) > 0 {
-			l.usage = gen.UsageInstructions(l.Name, l.Description, p.peersOf(l))
-		}
+		p.buildUsage(l)
 	}
 	for i := 0; i < p.opts.MaxConcurrentPipelines; i++ {
 		p.wg.Add(1)
@@ -222,9 +219,22 @@ func (p *Pump) Start() error {
 	return nil
 }
 
-func (p *Pump) peersOf(l *listener) []gen.Peer {
-	out := make([]gen.Peer, 0, len(l.Peers))
-	for _, name := range l.Peers {
+// buildUsage gives an agent with peers its usage instructions, from the
+// peers' current schemas.
+func (p *Pump) buildUsage(l *listener) {
+	ps := l.peerset.Load()
+	if !l.Agent || len(ps.names) == 0 {
+		return
+	}
+	next := newPeerSet(ps.names)
+	next.usage = gen.UsageInstructions(l.Name, l.Description, p.peersOf(ps.names))
+	l.peerset.Store(next)
+}
+
+// peersOf describes the listeners called names for usage instructions.
+func (p *Pump) peersOf(names []string) []gen.Peer {
+	out := make([]gen.Peer, 0, len(names))
+	for _, name := range names {
 		peer := gen.Peer{Name: name}
 		if pl := p.routes.Load().lookup(name); pl != nil {
 			peer.Description = pl.Description

@@ -11,11 +11,11 @@ import (
 // listener is a registered Listener with its pipeline state.
 type listener struct {
 	Listener
-	peers      map[string]bool
+	// peerset is an agent's peers and usage instructions (AddPeers swaps it).
+	peerset    atomic.Pointer[peerSet]
 	errHandler xmlpipe.ErrorHandler
 	// system marks the organism's own listeners: never reachable from outside.
 	system bool
-	usage  string
 	queue  *schedQueue
 	// only is the one-element target list of a message addressed by <to>
 	// (shared, never modified).
@@ -34,6 +34,23 @@ type listener struct {
 	// tables counts the live routing snapshots holding the listener; at
 	// zero its pipeline closes (Pump.unpinTable).
 	tables atomic.Int32
+}
+
+// peerSet is an agent's outbound allow-list and the usage instructions
+// built from it; immutable once published.
+type peerSet struct {
+	names []string
+	set   map[string]bool // lower-cased names
+	usage string
+}
+
+// newPeerSet builds the set of names (usage is filled in by the caller).
+func newPeerSet(names []string) *peerSet {
+	ps := &peerSet{names: append([]string(nil), names...), set: make(map[string]bool, len(names))}
+	for _, n := range names {
+		ps.set[lower(n)] = true // names compare like routing: case-insensitively
+	}
+	return ps
 }
 
 // listenerError is a handler failure kept for introspection.

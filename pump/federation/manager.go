@@ -46,6 +46,10 @@ type Options struct {
 	// OnLink is told when a gateway's link comes up ("gateway-connected")
 	// or goes down ("gateway-disconnected").
 	OnLink func(event, gateway, detail string)
+	// OnImport is told when a gateway's import becomes a listener after
+	// Start (its link came up late), so agents whose peers name the
+	// gateway can be given it.
+	OnImport func(gateway, listener string)
 	// Observer sees the envelopes, refusals and round trips of every
 	// gateway (nil: none).
 	Observer Observer

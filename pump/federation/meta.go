@@ -201,6 +201,9 @@ func (g *gateway) register(list []imported) error {
 		g.registered[im.Name] = true
 		g.mu.Unlock()
 		g.log.Info("federation: imported", "listener", im.Name, "root", im.Tag)
+		if g.m.started.Load() && g.m.opts.OnImport != nil {
+			g.m.opts.OnImport(g.name, im.Name)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/meta"
@@ -28,7 +29,7 @@ var ImportWait = 3 * time.Second
 // p. A durable organism with an identity gets a federation manager even
 // without gateways, so gateways can be added while it runs (OOB
 // register-remote-gateway); nil when there is neither.
-func newFederation(cfg *config.Organism, opts Options, d *durable, p *pump.Pump) (*federation.Manager, error) {
+func newFederation(cfg *config.Organism, opts Options, d *durable, p *pump.Pump, late *gatewayAgents) (*federation.Manager, error) {
 	dataDir := cfg.Organism.DataDir
 	if d != nil {
 		dataDir = d.store.Dir()
@@ -45,6 +46,13 @@ func newFederation(cfg *config.Organism, opts Options, d *durable, p *pump.Pump)
 	}
 	fo := federation.Options{Organism: cfg.Organism.Name, Key: key, Gateways: cfg.Gateways, Pump: p,
 		OnLink: opts.OnLink, Observer: opts.GatewayObserver, Traces: opts.GatewayTraces, Logger: opts.Logger, Clock: opts.Clock}
+	fo.OnImport = func(gw, listener string) {
+		for _, agent := range late.of(gw) {
+			if err := p.AddPeers(agent, listener); err != nil {
+				opts.Logger.Warn("federation: import not added to an agent's peers", "agent", agent, "listener", listener, "error", err)
+			}
+		}
+	}
 	if cfg.Meta.Enabled {
 		ma, err := newMetaAnswerer(cfg, p)
 		if err != nil {
@@ -179,4 +187,35 @@ func rootOf(b []byte) (ns, name string) {
 			return se.Name.Space, se.Name.Local
 		}
 	}
+}
+
+// gatewayAgents remembers which agents name which gateways in their peers,
+// to give them an import learnt after start.
+type gatewayAgents struct {
+	mu sync.Mutex
+	m  map[string][]string // lower-cased gateway name → agents
+}
+
+// note records lc when it is an agent whose peers name a gateway of cfg.
+func (a *gatewayAgents) note(lc config.Listener, cfg *config.Organism) {
+	if !lc.Agent {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, p := range lc.Peers {
+		if _, ok := cfg.Gateway(p); ok {
+			if a.m == nil {
+				a.m = map[string][]string{}
+			}
+			a.m[strings.ToLower(p)] = append(a.m[strings.ToLower(p)], lc.Name)
+		}
+	}
+}
+
+// of lists the agents whose peers name gateway gw.
+func (a *gatewayAgents) of(gw string) []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.m[strings.ToLower(gw)]...)
 }

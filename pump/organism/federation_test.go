@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -194,5 +196,82 @@ gateways:
 	if result := reqs[1].Messages[len(reqs[1].Messages)-1]["content"]; !strings.Contains(result, "[From calculate]") ||
 		!strings.Contains(result, "42") {
 		t.Errorf("B's answer did not reach the agent: %q", result)
+	}
+}
+
+// TestFederatedImportLearntLate: organism A starts while its peer is down
+// (nothing remembered); when B comes up, A imports its calculate tool and
+// the agent whose peers name the gateway is given it — peers and usage
+// instructions — so its next question reaches B.
+func TestFederatedImportLearntLate(t *testing.T) {
+	a, b := newFedSide(t), newFedSide(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // B is down when A starts
+	m := newScriptedModel(t, map[string][]string{
+		"mathbot": {"<Calculate><Expression>6 * 7</Expression></Calculate>", "The answer is 42."},
+	})
+	t.Setenv("TEST_LLM_KEY", "sk-test")
+	cfgA, err := config.Parse("a.yaml", fmt.Appendf(nil, `organism: {name: agents-a}
+llm:
+  retries: 0
+  backends:
+    - {provider: openai, api_key_env: TEST_LLM_KEY, base_url: %s, model: gpt-test}
+listeners:
+  - {name: mathbot, agent: true, description: Answers arithmetic questions, prompt: You are mathbot., peers: [b]}
+gateways:
+  - {name: b, remote_url: "wss://%s", trusted_identity: %s, import: [Calculate]}
+`, m.URL, addr, b.pub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orgA, _ := startFed(t, cfgA, a, Options{}, false)
+	if l, _ := orgA.Pump.Lookup("calculate"); l.Handler != nil {
+		t.Fatal("calculate imported while B was down")
+	}
+
+	cfgB, err := config.Parse("b.yaml", fmt.Appendf(nil, `organism: {name: tools-b}
+meta: {allow_remote: true}
+listeners:
+  - {name: calculate, payload_class: tools.Calculate, handler: tools.Calculate, description: Evaluates arithmetic}
+gateways:
+  - {name: a, trusted_identity: %s, export: [Calculate]}
+`, a.pub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orgB, _ := startFed(t, cfgB, b, Options{}, false)
+	ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: orgB.Federation.Handler()}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var peers []string
+		for _, l := range orgA.Pump.Listeners() {
+			if l.Name == "mathbot" {
+				peers = l.Peers
+			}
+		}
+		if slices.Contains(peers, "calculate") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mathbot's peers %v never gained calculate; gateways %+v", peers, orgA.Federation.Status())
+		}
+		time.Sleep(20 * time.Millisecond) // polling A's listeners for the import
+	}
+	if got := ask(t, orgA, "mathbot", "what is six times seven?"); got != "The answer is 42." {
+		t.Fatalf("reply %q", got)
+	}
+	if usage := m.requests("mathbot")[0].Messages[2]["content"]; !strings.Contains(usage, "<Calculate>") {
+		t.Errorf("usage instructions lack the late import's schema:\n%s", usage)
 	}
 }

@@ -240,7 +240,8 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		env.LLM = layer.completer()
 	}
 	var errs []error
-	fed, err := newFederation(cfg, opts, d, p)
+	late := &gatewayAgents{}
+	fed, err := newFederation(cfg, opts, d, p, late)
 	if err != nil {
 		layer.router.Close()
 		return nil, err
@@ -256,6 +257,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	}
 	for i, lc := range cfg.Listeners {
 		pos := cfg.Pos(fmt.Sprintf("listeners[%d]", i)).String()
+		late.note(lc, cfg)
 		lc.Peers = expandPeers(lc.Peers, fed)
 		if err := layer.checkAgent(i, lc); err != nil {
 			errs = append(errs, err)
