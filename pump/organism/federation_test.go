@@ -155,30 +155,7 @@ gateways:
 		t.Fatal(err)
 	}
 	_, addr := startFed(t, cfgB, b, Options{}, true)
-	m := newScriptedModel(t, map[string][]string{
-		"mathbot": {"<Calculate><Expression>6 * 7</Expression></Calculate>", "The answer is 42."},
-	})
-	t.Setenv("TEST_LLM_KEY", "sk-test")
-	cfgA, err := config.Parse("a.yaml", fmt.Appendf(nil, `organism: {name: agents-a}
-llm:
-  retries: 0
-  backends:
-    - {provider: openai, api_key_env: TEST_LLM_KEY, base_url: %s, model: gpt-test}
-listeners:
-  - name: mathbot
-    agent: true
-    description: Answers arithmetic questions
-    prompt: You are mathbot.
-    peers: [b]
-gateways:
-  - name: b
-    remote_url: %s
-    trusted_identity: %s
-    import: [Calculate]
-`, m.URL, addr, b.pub))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfgA, m := mathbotSide(t, addr, b.pub)
 	orgA, _ := startFed(t, cfgA, a, Options{}, false)
 	if l, _ := orgA.Pump.Lookup("mathbot"); !slices.Contains(l.Peers, "calculate") {
 		t.Fatalf("peers [b] did not expand to b's imports: %v", l.Peers)
@@ -211,23 +188,7 @@ func TestFederatedImportLearntLate(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // B is down when A starts
-	m := newScriptedModel(t, map[string][]string{
-		"mathbot": {"<Calculate><Expression>6 * 7</Expression></Calculate>", "The answer is 42."},
-	})
-	t.Setenv("TEST_LLM_KEY", "sk-test")
-	cfgA, err := config.Parse("a.yaml", fmt.Appendf(nil, `organism: {name: agents-a}
-llm:
-  retries: 0
-  backends:
-    - {provider: openai, api_key_env: TEST_LLM_KEY, base_url: %s, model: gpt-test}
-listeners:
-  - {name: mathbot, agent: true, description: Answers arithmetic questions, prompt: You are mathbot., peers: [b]}
-gateways:
-  - {name: b, remote_url: "wss://%s", trusted_identity: %s, import: [Calculate]}
-`, m.URL, addr, b.pub))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfgA, m := mathbotSide(t, "wss://"+addr, b.pub)
 	orgA, _ := startFed(t, cfgA, a, Options{}, false)
 	if l, _ := orgA.Pump.Lookup("calculate"); l.Handler != nil {
 		t.Fatal("calculate imported while B was down")
@@ -274,4 +235,29 @@ gateways:
 	if usage := m.requests("mathbot")[0].Messages[2]["content"]; !strings.Contains(usage, "<Calculate>") {
 		t.Errorf("usage instructions lack the late import's schema:\n%s", usage)
 	}
+}
+
+// mathbotSide is organism A's configuration for the agent tests: the YAML
+// agent mathbot, whose peers name gateway b (at addr, trusting bPub,
+// importing Calculate), and the scripted model it asks.
+func mathbotSide(t *testing.T, addr, bPub string) (*config.Organism, *scriptedModel) {
+	t.Helper()
+	m := newScriptedModel(t, map[string][]string{
+		"mathbot": {"<Calculate><Expression>6 * 7</Expression></Calculate>", "The answer is 42."},
+	})
+	t.Setenv("TEST_LLM_KEY", "sk-test")
+	cfg, err := config.Parse("a.yaml", fmt.Appendf(nil, `organism: {name: agents-a}
+llm:
+  retries: 0
+  backends:
+    - {provider: openai, api_key_env: TEST_LLM_KEY, base_url: %s, model: gpt-test}
+listeners:
+  - {name: mathbot, agent: true, description: Answers arithmetic questions, prompt: You are mathbot., peers: [b]}
+gateways:
+  - {name: b, remote_url: "%s", trusted_identity: %s, import: [Calculate]}
+`, m.URL, addr, bPub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, m
 }
