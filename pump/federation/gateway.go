@@ -12,6 +12,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
+	"github.com/xml-pipeline/xmlpipe/schemas"
 )
 
 // gateway is one gateways[] entry at run time: its link (when up), its
@@ -208,7 +209,7 @@ func (g *gateway) queued() int {
 // isPrivileged reports a root that may never cross a link.
 func isPrivileged(ns, name string) bool {
 	switch ns {
-	case "https://xml-pipeline.org/privileged-msg", "https://xml-pipeline.org/system":
+	case schemas.PrivilegedNS, schemas.SystemNS:
 		return true
 	}
 	return strings.EqualFold(name, "privileged-msg")

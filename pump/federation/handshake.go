@@ -196,8 +196,3 @@ func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
 	}
 	return g, peer{key: dkey, organism: hello.Organism}, nil
 }
-
-// Fingerprint is a short hex SHA-256 prefix of a public key, for logs.
-func Fingerprint(k []byte) string {
-	return fingerprint(k)
-}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/xml-pipeline/xmlpipe/gen/xmltext"
 	"github.com/xml-pipeline/xmlpipe/listeners/wasm"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
@@ -142,7 +143,7 @@ func (g *gateway) fetchImports(ctx context.Context) ([]imported, error) {
 				continue
 			}
 			found = true
-			ans, err := g.ask(ctx, `<request-schema xmlns="`+schemas.MetaNS+`"><capability>`+escapeString(c.Name)+
+			ans, err := g.ask(ctx, `<request-schema xmlns="`+schemas.MetaNS+`"><capability>`+string(xmltext.AppendText(nil, c.Name))+
 				`</capability></request-schema>`)
 			if err != nil {
 				errs = append(errs, err)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/gen/xmltext"
 	"github.com/xml-pipeline/xmlpipe/schemas"
 )
 
@@ -83,53 +84,36 @@ type envelope struct {
 
 // build renders e without a signature (the signer appends it to <meta>).
 func (e *envelope) build() []byte {
-	var b bytes.Buffer
-	b.Grow(len(e.Payload) + 512)
-	b.WriteString(`<message xmlns="` + schemas.EnvelopeNS + `"><meta><from>`)
-	escape(&b, e.From)
-	b.WriteString(`</from>`)
+	b := make([]byte, 0, len(e.Payload)+512)
+	b = append(b, `<message xmlns="`+schemas.EnvelopeNS+`"><meta><from>`...)
+	b = xmltext.AppendText(b, e.From)
+	b = append(b, `</from>`...)
 	if e.To != "" {
-		b.WriteString(`<to>`)
-		escape(&b, e.To)
-		b.WriteString(`</to>`)
+		b = append(b, `<to>`...)
+		b = xmltext.AppendText(b, e.To)
+		b = append(b, `</to>`...)
 	}
-	b.WriteString(`<thread>`)
-	escape(&b, e.Thread)
-	b.WriteString(`</thread><link xmlns="` + NS + `"`)
-	attr(&b, "id", e.Link.ID)
-	attr(&b, "kind", string(e.Link.Kind))
-	if e.Link.Ref != "" {
-		attr(&b, "ref", e.Link.Ref)
+	b = append(b, `<thread>`...)
+	b = xmltext.AppendText(b, e.Thread)
+	b = append(b, `</thread><link xmlns="`+NS+`"`...)
+	for _, a := range [...][2]string{
+		{"id", e.Link.ID}, {"kind", string(e.Link.Kind)}, {"ref", e.Link.Ref},
+		{"sent", e.Link.Sent.UTC().Format(time.RFC3339Nano)}, {"error", e.Link.Error},
+		{"traceparent", e.Link.Traceparent},
+	} {
+		if a[1] != "" {
+			b = append(b, ` `+a[0]+`="`...)
+			b = xmltext.AppendAttr(b, a[1])
+			b = append(b, '"')
+		}
 	}
-	attr(&b, "sent", e.Link.Sent.UTC().Format(time.RFC3339Nano))
-	if e.Link.Error != "" {
-		attr(&b, "error", e.Link.Error)
-	}
-	if e.Link.Traceparent != "" {
-		attr(&b, "traceparent", e.Link.Traceparent)
-	}
-	b.WriteString(`/></meta>`)
+	b = append(b, `/></meta>`...)
 	if len(e.Payload) > 0 {
-		b.Write(e.Payload)
+		b = append(b, e.Payload...)
 	} else {
-		b.WriteString(`<end xmlns="` + NS + `"/>`)
+		b = append(b, `<end xmlns="`+NS+`"/>`...)
 	}
-	b.WriteString(`</message>`)
-	return b.Bytes()
-}
-
-func escape(b *bytes.Buffer, s string) { _ = xml.EscapeText(b, []byte(s)) }
-
-func escapeString(s string) string {
-	var b bytes.Buffer
-	escape(&b, s)
-	return b.String()
-}
-
-func attr(b *bytes.Buffer, name, v string) {
-	b.WriteString(" " + name + `="`)
-	escape(b, v)
-	b.WriteString(`"`)
+	return append(b, `</message>`...)
 }
 
 // wireEnvelope is what parse reads of a (verified) federated envelope.

@@ -7,8 +7,9 @@ import (
 	"fmt"
 )
 
-// fingerprint is the first 8 bytes of the SHA-256 of k, in hex.
-func fingerprint(k []byte) string {
+// Fingerprint is a short name of a public key for logs: the first 8 bytes
+// of its SHA-256, in hex.
+func Fingerprint(k []byte) string {
 	s := sha256.Sum256(k)
 	return hex.EncodeToString(s[:8])
 }
