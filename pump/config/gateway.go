@@ -18,7 +18,9 @@ type Gateway struct {
 	TrustedIdentity string `yaml:"trusted_identity"`
 	// Description is shown to agents that have the gateway as a peer.
 	Description string `yaml:"description"`
-	// Export lists the local payload root tags the peer may call.
+	// Export lists the local payload root tags the peer may call. Tags are
+	// unqualified names: the privileged and system vocabularies are
+	// namespaced, so no entry can name them (and the link refuses them).
 	Export []string `yaml:"export"`
 	// Import lists the peer's payload root tags local callers may reach:
 	// each becomes a local listener named like the peer's.

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"unicode"
+
+	"github.com/xml-pipeline/xmlpipe/gen"
 )
 
 // Validate checks the whole configuration: required keys, enums, limits,
@@ -358,10 +360,8 @@ func (o *Organism) checkGateways(r *reporter) {
 			for j, tag := range list.tags {
 				at := fmt.Sprintf("%s.%s[%d]", path, list.key, j)
 				switch {
-				case !isRootTag(tag):
-					r.add(at, "%q is not a payload root tag (an XML name)", tag)
-				case privilegedTags[tag]:
-					r.add(at, "%q is a privileged root: privileged messages never cross a gateway", tag)
+				case !gen.IsNCName(tag):
+					r.add(at, "%q is not a payload root tag (an XML name without a prefix)", tag)
 				case seen[tag]:
 					r.add(at, "%q is listed twice", tag)
 				}
@@ -444,29 +444,4 @@ func (o *Organism) mountedTool(name string) bool {
 		}
 	}
 	return false
-}
-
-// privilegedTags are the roots of privileged-msg.xsd and system-msg.xsd
-// that a gateway may never carry.
-var privilegedTags = map[string]bool{
-	"privileged-msg": true, "shutdown": true, "register-listener": true, "unregister-listener": true,
-	"inject-message": true, "set-config": true, "register-remote-gateway": true,
-	"unregister-remote-gateway": true, "boot": true, "shutdown-signal": true, "heartbeat": true,
-}
-
-// isRootTag reports whether tag is an XML NCName.
-func isRootTag(tag string) bool {
-	if tag == "" {
-		return false
-	}
-	for i, c := range tag {
-		ok := c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c > 0x7f
-		if i > 0 {
-			ok = ok || c == '-' || c == '.' || c >= '0' && c <= '9'
-		}
-		if !ok {
-			return false
-		}
-	}
-	return true
 }

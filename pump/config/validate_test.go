@@ -51,6 +51,19 @@ func TestValidateBuiltInCode(t *testing.T) {
 			o.Gateways = []Gateway{{Name: "remote", RemoteURL: "wss://r.example.org", TrustedIdentity: "/k.pub"}}
 			o.Listeners[0].Peers = []string{"REMOTE"}
 		}, nil},
+		{"gateway tags and limits", func(o *Organism) {
+			o.Gateways = []Gateway{{Name: "remote", TrustedIdentity: "/k.pub", Export: []string{"Greeting", "pm:shutdown", "Greeting"},
+				Import: []string{"tools.Calc", "1st"}, QueueLimit: -1, CallTimeout: -1}}
+		}, []string{
+			`gateways[0].queue_limit: must not be negative, got -1`,
+			`gateways[0].call_timeout: must not be negative, got -1ns`,
+			`gateways[0].export[1]: "pm:shutdown" is not a payload root tag (an XML name without a prefix)`,
+			`gateways[0].export[2]: "Greeting" is listed twice`,
+			`gateways[0].import[1]: "1st" is not a payload root tag (an XML name without a prefix)`,
+		}},
+		{"gateway without remote_url accepts the peer's link", func(o *Organism) {
+			o.Gateways = []Gateway{{Name: "inbound", TrustedIdentity: "/k.pub", Export: []string{"Greeting"}}}
+		}, nil},
 		{"oob disabled may share a port", func(o *Organism) { o.OOB.Enabled = false; o.OOB.Port = o.Organism.Port }, nil},
 		{"oob ipv6 loopback", func(o *Organism) { o.OOB.Bind = "::1" }, nil},
 		{"oob hostname", func(o *Organism) { o.OOB.Bind = "example.org" }, []string{
