@@ -44,10 +44,15 @@ gateways:
   - {name: a, trusted_identity: a.pub, export: [Greeting]}
 `
 
-// runB starts `xmlpipe run` for organism B on addr and waits until it runs.
-func runB(t *testing.T, dir, addr string) *exec.Cmd {
+// runB starts `xmlpipe run` for organism B (dir/organism.yaml) on addr and
+// waits until it runs.
+func runB(t *testing.T, dir, addr string) *exec.Cmd { return runOrganism(t, dir, addr, "organism.yaml") }
+
+// runOrganism starts `xmlpipe run` for dir/file on addr and waits until it
+// runs; the caller stops it.
+func runOrganism(t *testing.T, dir, addr, file string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(binary, "run", "--listen", addr, "organism.yaml")
+	cmd := exec.Command(binary, "run", "--listen", addr, file)
 	cmd.Dir = dir
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -66,7 +71,7 @@ func runB(t *testing.T, dir, addr string) *exec.Cmd {
 		}
 	}
 	_ = cmd.Wait()
-	t.Fatalf("organism B did not start:\n%s", log.String())
+	t.Fatalf("%s did not start:\n%s", file, log.String())
 	return nil
 }
 
@@ -352,27 +357,8 @@ func TestFederationWalkthrough(t *testing.T) {
 			t.Fatalf("xmlpipe %v: %s", args, r.stderr)
 		}
 	}
-	cmd := exec.Command(binary, "run", "--listen", addr, "b.yaml")
-	cmd.Dir = dir
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	lines := bufio.NewScanner(stderr)
-	var logB strings.Builder
-	running := false
-	for !running && lines.Scan() {
-		logB.WriteString(lines.Text() + "\n")
-		running = strings.Contains(lines.Text(), "organism running")
-	}
-	if !running {
-		t.Fatalf("organism B did not start:\n%s", logB.String())
-	}
-	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	b := runOrganism(t, dir, addr, "b.yaml")
+	t.Cleanup(func() { _ = b.Process.Kill(); _ = b.Wait() })
 	r := runBinary(t, dir, "@greeter Dan\n/quit\n", "console", "a.yaml")
 	if r.code != 0 || !strings.Contains(r.stdout, "[b] HELLO, DAN!") {
 		t.Fatalf("console exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
