@@ -46,7 +46,9 @@ gateways:
 
 // runB starts `xmlpipe run` for organism B (dir/organism.yaml) on addr and
 // waits until it runs.
-func runB(t *testing.T, dir, addr string) *exec.Cmd { return runOrganism(t, dir, addr, "organism.yaml") }
+func runB(t *testing.T, dir, addr string) *exec.Cmd {
+	return runOrganism(t, dir, addr, "organism.yaml")
+}
 
 // runOrganism starts `xmlpipe run` for dir/file on addr and waits until it
 // runs; the caller stops it.
