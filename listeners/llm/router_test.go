@@ -240,8 +240,10 @@ func TestBucketRefills(t *testing.T) {
 func TestNoBackendServesModel(t *testing.T) {
 	f := newFake(t, okReply(config.OpenAI, "x"))
 	local := newFake(t, okReply(config.Ollama, "x"))
+	// Both point at a base_url of their own, so only supported_models narrows
+	// what they serve.
 	r := NewRouter(RouterConfig{Backends: []*Backend{
-		backendFor(t, config.XAI, "grok", f),
+		backendFor(t, config.XAI, "grok", f, func(c *config.Backend) { c.SupportedModels = []string{"grok-3-mini"} }),
 		backendFor(t, config.Ollama, "local", local, func(c *config.Backend) { c.SupportedModels = []string{"llama3.2"} }),
 	}})
 	_, err := r.Chat(context.Background(), Request{Model: "gpt-4o", Messages: testMessages})
