@@ -162,7 +162,11 @@ func (b *Backend) do(ctx context.Context, r Request) (Reply, error) {
 // request never waits forever. The reply carries Duration and FirstToken.
 func (b *Backend) call(ctx context.Context, r Request, rec *CallRecord) (Reply, error) {
 	rec.Start = time.Now()
-	defer func() { rec.Duration = time.Since(rec.Start) }()
+	defer func() {
+		if rec.Duration == 0 {
+			rec.Duration = time.Since(rec.Start)
+		}
+	}()
 	if b.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, b.timeout)
@@ -199,6 +203,7 @@ func (b *Backend) call(ctx context.Context, r Request, rec *CallRecord) (Reply, 
 		return Reply{}, err
 	}
 	b.bucket.settle(rep.Usage.Total() - est)
-	rep.Duration, rep.FirstToken = time.Since(rec.Start), rec.FirstToken
+	rec.Duration = max(time.Since(rec.Start), time.Nanosecond)
+	rep.Duration, rep.FirstToken = rec.Duration, rec.FirstToken
 	return rep, nil
 }

@@ -244,6 +244,10 @@ func (r Request) Validate() error {
 			pending = nil
 			return nil
 		}
+		if i == len(r.Messages) {
+			return bad("the conversation ends with tool call %s unanswered (answer every call with a tool message)",
+				strings.Join(left, ", "))
+		}
 		return bad("messages[%d]: tool call %s has no result (answer every call with a tool message first)", i,
 			strings.Join(left, ", "))
 	}

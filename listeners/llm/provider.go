@@ -229,15 +229,15 @@ func (rb *replyBody) events(fn func(event string, data []byte) (more bool, err e
 	var (
 		event string
 		data  []byte
-		has   bool
+		lines int // data lines of the pending event
 	)
 	dispatch := func() (bool, error) {
-		if !has {
+		if lines == 0 {
 			event = ""
 			return true, nil
 		}
 		more, err := fn(event, data)
-		event, data, has = "", data[:0], false
+		event, data, lines = "", data[:0], 0
 		return more, err
 	}
 	for sc.Scan() {
@@ -257,17 +257,18 @@ func (rb *replyBody) events(fn func(event string, data []byte) (more bool, err e
 		case "event":
 			event = string(value)
 		case "data":
-			if has && json.Valid(data) {
+			if lines == 1 && json.Valid(data) {
 				// A server that leaves out the blank line between events:
-				// the data so far is a whole event.
+				// one line of data that is whole JSON is a whole event.
 				if more, err := dispatch(); err != nil || !more {
 					return err
 				}
 			}
-			if has {
+			if lines > 0 {
 				data = append(data, '\n')
 			}
-			data, has = append(data, value...), true
+			data = append(data, value...)
+			lines++
 		}
 	}
 	if err := sc.Err(); err != nil {
