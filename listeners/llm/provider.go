@@ -225,7 +225,7 @@ func (rb *replyBody) events(fn func(event string, data []byte) (more bool, err e
 		return rb.malformed("an HTML page, not an event stream")
 	}
 	sc := bufio.NewScanner(rb)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLineBytes)
+	sc.Buffer(make([]byte, 0, 4<<10), maxLineBytes)
 	var (
 		event string
 		data  []byte
@@ -287,7 +287,7 @@ func (rb *replyBody) lines(fn func(line []byte) (more bool, err error)) error {
 		return rb.malformed("an HTML page, not a JSON stream")
 	}
 	sc := bufio.NewScanner(rb)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLineBytes)
+	sc.Buffer(make([]byte, 0, 4<<10), maxLineBytes)
 	for sc.Scan() {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {

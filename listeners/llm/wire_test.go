@@ -690,3 +690,37 @@ func TestExcerpt(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecodeStreamedToolCalls measures the provider layer's own cost
+// for one streamed reply with two parallel tool calls (request encoding,
+// SSE/NDJSON parsing, call assembly), without a network.
+func BenchmarkDecodeStreamedToolCalls(b *testing.B) {
+	for _, wp := range wireProviders[1:] { // xai is openai's protocol
+		body, err := os.ReadFile(filepath.Join("testdata", wp.dir, "stream_tool_calls"+wp.ext))
+		if err != nil {
+			b.Fatal(err)
+		}
+		e := endpoint{name: "bench", url: "http://model.invalid", headers: http.Header{},
+			client: bodyClient{contentType: wp.stream, body: body}}
+		var p Provider
+		switch wp.p {
+		case config.Anthropic:
+			p = newMessagesAPI(e, "m", "k")
+		case config.Ollama:
+			p = newOllamaChat(e, "m")
+		default:
+			p = newChatCompletions(e, "m", "k")
+		}
+		req := toolConversation()
+		req.OnDelta = func(Delta) {}
+		b.Run(wp.dir, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				rep, err := p.Chat(context.Background(), req)
+				if err != nil || len(rep.ToolCalls) != 2 {
+					b.Fatalf("reply %+v, err %v", rep, err)
+				}
+			}
+		})
+	}
+}
