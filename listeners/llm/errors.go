@@ -153,8 +153,10 @@ type CallError struct {
 
 // BackendError is the last error of one backend in a failed Router.Chat.
 type BackendError struct {
+	// Backend names the backend.
 	Backend string
-	Err     error
+	// Err is its last attempt's error.
+	Err error
 }
 
 // Error says which model failed on which backend, and why.

@@ -201,15 +201,14 @@ func (rb *replyBody) readError(err error) error {
 // decode reads a whole JSON reply into v.
 func (rb *replyBody) decode(v any) error {
 	defer rb.Close()
-	if rb.html() {
-		rb.peek()
-		return rb.malformed("an HTML page, not JSON")
-	}
 	b, err := io.ReadAll(rb)
 	if err != nil {
 		return rb.readError(err)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
+		if rb.html() {
+			return rb.malformed("an HTML page, not JSON")
+		}
 		return rb.malformed("not JSON the provider's way: %v", err)
 	}
 	return nil
