@@ -215,13 +215,15 @@ func (a *Agent) history(md xmlpipe.Metadata) (string, []registry.Slot) {
 }
 
 // prose returns the request's delta callback: it passes text on until an
-// XML element starts. When the router retries after a stream broke off, the
-// new attempt's text follows what was already shown.
-func (a *Agent) prose(thread string) func(string) {
+// XML element starts (tool-call progress is not shown). When the router
+// retries after a stream broke off, the new attempt's text follows what was
+// already shown.
+func (a *Agent) prose(thread string) func(Delta) {
 	var seen strings.Builder
 	shown, stopped := 0, false
-	return func(d string) {
-		if stopped {
+	return func(delta Delta) {
+		d := delta.Text
+		if stopped || d == "" {
 			return
 		}
 		seen.WriteString(d)

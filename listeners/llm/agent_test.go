@@ -15,7 +15,7 @@ type streamingModel struct{ deltas []string }
 func (m streamingModel) Chat(_ context.Context, r Request) (Reply, error) {
 	for _, d := range m.deltas {
 		if r.OnDelta != nil {
-			r.OnDelta(d)
+			r.OnDelta(Delta{Text: d})
 		}
 	}
 	return Reply{Content: strings.Join(m.deltas, ""), Usage: Usage{Requests: 1}}, nil

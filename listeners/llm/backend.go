@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,9 @@ var DefaultModels = map[config.Provider]string{
 type Backend struct {
 	name      string
 	kind      config.Provider
+	model     string
+	baseURL   string
+	custom    bool // base_url is not the provider's own API
 	priority  int
 	provider  Provider
 	bucket    *bucket
@@ -57,12 +61,16 @@ func NewBackend(c config.Backend, key string, client *http.Client) (*Backend, er
 		model = DefaultModels[c.Provider]
 	}
 	e := endpoint{name: name, url: base, headers: http.Header{}, client: client}
-	b := &Backend{name: name, kind: c.Provider, priority: c.Priority, timeout: c.Timeout.D(),
-		supported: c.SupportedModels, bucket: newBucket(max(c.RateLimitTPM, 1), time.Now),
-		sem: make(chan struct{}, max(c.MaxConcurrent, 1))}
+	b := &Backend{name: name, kind: c.Provider, model: model, baseURL: base, custom: !sameURL(base, c.Provider.DefaultBaseURL()),
+		priority: c.Priority, timeout: c.Timeout.D(), supported: c.SupportedModels,
+		bucket: newBucket(max(c.RateLimitTPM, 1), time.Now), sem: make(chan struct{}, max(c.MaxConcurrent, 1))}
 	switch c.Provider {
 	case config.OpenAI, config.XAI:
-		b.provider = newChatCompletions(e, model, key)
+		cc := newChatCompletions(e, model, key)
+		// OpenAI's own API wants max_completion_tokens (its reasoning models
+		// refuse max_tokens); xAI and compatible servers take max_tokens.
+		cc.completionTokens = c.Provider == config.OpenAI && !b.custom
+		b.provider = cc
 	case config.Anthropic:
 		b.provider = newMessagesAPI(e, model, key)
 	case config.Ollama:
@@ -71,13 +79,37 @@ func NewBackend(c config.Backend, key string, client *http.Client) (*Backend, er
 	return b, nil
 }
 
+// sameURL reports whether two base URLs name the same endpoint (case of
+// scheme and host, and a trailing slash, aside).
+func sameURL(a, b string) bool {
+	ua, err1 := url.Parse(strings.TrimRight(a, "/"))
+	ub, err2 := url.Parse(strings.TrimRight(b, "/"))
+	if err1 != nil || err2 != nil {
+		return a == b
+	}
+	return strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host) && ua.Path == ub.Path &&
+		ua.RawQuery == ub.RawQuery
+}
+
 // Name returns the backend's name.
 func (b *Backend) Name() string { return b.name }
 
+// Provider returns the backend's provider kind.
+func (b *Backend) Provider() config.Provider { return b.kind }
+
+// Model returns the model the backend asks for when a request names none.
+func (b *Backend) Model() string { return b.model }
+
+// BaseURL returns the endpoint the backend's requests go to (before the
+// provider's path, e.g. /chat/completions).
+func (b *Backend) BaseURL() string { return b.baseURL }
+
 // Serves reports whether the backend serves model: "" is any backend's
-// default; supported_models, when set, is the list for every provider (Q18);
-// otherwise the provider's model family (grok*, gpt*/o1*/o3*/o4*/chatgpt*,
-// claude*; ollama serves any model it is asked for).
+// default; supported_models, when set, is the list for every provider
+// (compared without case, Q18); otherwise a backend whose base_url is not
+// its provider's own API (an OpenAI-compatible server, a proxy, a local
+// Ollama elsewhere) serves any model name, and one on the provider's own
+// API serves the provider's model family (ServesByDefault).
 func (b *Backend) Serves(model string) bool {
 	if model == "" {
 		return true
@@ -90,11 +122,12 @@ func (b *Backend) Serves(model string) bool {
 		}
 		return false
 	}
-	return ServesByDefault(b.kind, model)
+	return b.custom || ServesByDefault(b.kind, model)
 }
 
-// ServesByDefault reports whether a provider without supported_models serves
-// model.
+// ServesByDefault reports whether a provider's own API, without
+// supported_models, serves model: grok* (xai), gpt*/o1*/o3*/o4*/chatgpt*
+// (openai), claude* (anthropic), anything (ollama).
 func ServesByDefault(p config.Provider, model string) bool {
 	m := strings.ToLower(model)
 	switch p {
@@ -117,10 +150,23 @@ func ServesByDefault(p config.Provider, model string) bool {
 // load is the share of the backend's concurrency in use.
 func (b *Backend) load() float64 { return float64(b.active.Load()) / float64(cap(b.sem)) }
 
-// do sends one request under the backend's bucket, concurrency limit and
-// timeout; the timeout bounds the waits for the bucket and for a free slot
-// too, so a request never waits forever.
+// do sends one request under the backend's limits (see call).
 func (b *Backend) do(ctx context.Context, r Request) (Reply, error) {
+	var rec CallRecord
+	return b.call(ctx, r, &rec)
+}
+
+// call sends one request under the backend's bucket, concurrency limit and
+// timeout, and fills rec's timing (Start, Wait, FirstToken, Duration); the
+// timeout bounds the waits for the bucket and for a free slot too, so a
+// request never waits forever. The reply carries Duration and FirstToken.
+func (b *Backend) call(ctx context.Context, r Request, rec *CallRecord) (Reply, error) {
+	rec.Start = time.Now()
+	defer func() {
+		if rec.Duration == 0 {
+			rec.Duration = time.Since(rec.Start)
+		}
+	}()
 	if b.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, b.timeout)
@@ -128,24 +174,36 @@ func (b *Backend) do(ctx context.Context, r Request) (Reply, error) {
 	}
 	est := estimateTokens(r)
 	if err := b.bucket.acquire(ctx, est); err != nil {
-		return Reply{}, fmt.Errorf("%s: %w", b.name, err)
+		return Reply{}, err
 	}
 	select {
 	case b.sem <- struct{}{}:
 	case <-ctx.Done():
 		b.bucket.settle(-est)
-		return Reply{}, fmt.Errorf("%s: waiting for max_concurrent: %w", b.name, ctx.Err())
+		return Reply{}, fmt.Errorf("waiting for max_concurrent: %w", ctx.Err())
 	}
 	b.active.Add(1)
 	defer func() {
 		b.active.Add(-1)
 		<-b.sem
 	}()
+	sent := time.Now()
+	rec.Wait = sent.Sub(rec.Start)
+	if on := r.OnDelta; on != nil {
+		r.OnDelta = func(d Delta) {
+			if rec.FirstToken == 0 {
+				rec.FirstToken = max(time.Since(sent), time.Nanosecond)
+			}
+			on(d)
+		}
+	}
 	rep, err := b.provider.Chat(ctx, r)
 	if err != nil {
 		b.bucket.settle(-est)
 		return Reply{}, err
 	}
 	b.bucket.settle(rep.Usage.Total() - est)
+	rec.Duration = max(time.Since(rec.Start), time.Nanosecond)
+	rep.Duration, rep.FirstToken = rec.Duration, rec.FirstToken
 	return rep, nil
 }

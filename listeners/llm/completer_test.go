@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 )
 
@@ -47,14 +49,12 @@ func TestCompleter(t *testing.T) {
 			if err != nil {
 				return
 			}
-			want := []Message{{System, Constitution()}, {System, "Be kind."}, {User, "Greet Dan"}}
+			want := []Message{{Role: System, Content: Constitution()}, {Role: System, Content: "Be kind."}, {Role: User, Content: "Greet Dan"}}
 			if out != "hi" || last.Model != "grok-x" || last.Agent != "greeter" || last.Thread != "t1" || len(last.Messages) != 3 {
 				t.Fatalf("out %q, request %+v", out, last)
 			}
-			for i, m := range want {
-				if last.Messages[i] != m {
-					t.Errorf("message %d = %+v, want %+v", i, last.Messages[i], m)
-				}
+			if diff := cmp.Diff(want, last.Messages); diff != "" {
+				t.Errorf("messages (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -165,7 +165,7 @@ func TestProviderStreaming(t *testing.T) {
 			f := newFake(t, tc.reply)
 			var deltas []string
 			rep, err := backendFor(t, tc.provider, "b", f).do(context.Background(), Request{Messages: testMessages,
-				OnDelta: func(d string) { deltas = append(deltas, d) }})
+				OnDelta: func(d Delta) { deltas = append(deltas, d.Text) }})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,7 +21,8 @@ type RouterConfig struct {
 	Strategy config.Strategy
 	// Retries is the number of retries after the first attempt.
 	Retries int
-	// BaseDelay and MaxDelay bound the exponential backoff.
+	// BaseDelay and MaxDelay bound the exponential backoff (a provider's
+	// Retry-After is honoured as given, up to a day).
 	BaseDelay, MaxDelay time.Duration
 	// Backends are tried as the strategy says; their order breaks ties.
 	Backends []*Backend
@@ -30,6 +30,9 @@ type RouterConfig struct {
 	Logger *slog.Logger
 	// Sleep waits between attempts (default: a timer, cut short by ctx).
 	Sleep func(ctx context.Context, d time.Duration) error
+	// OnCall, when set, receives a record of every attempt (see
+	// Router.SetOnCall).
+	OnCall func(CallRecord)
 }
 
 // Router sends chat requests to the backends that serve their model, with
@@ -43,6 +46,7 @@ type Router struct {
 	log    *slog.Logger
 	rr     atomic.Uint64
 	usage  usageBook
+	onCall atomic.Pointer[func(CallRecord)]
 }
 
 // NewRouter returns a router over cfg.Backends.
@@ -57,7 +61,23 @@ func NewRouter(cfg RouterConfig) *Router {
 		cfg.Sleep = sleep
 	}
 	base, cancel := context.WithCancel(context.Background())
-	return &Router{base: base, cancel: cancel, cfg: cfg, log: cfg.Logger}
+	r := &Router{base: base, cancel: cancel, cfg: cfg, log: cfg.Logger}
+	r.SetOnCall(cfg.OnCall)
+	return r
+}
+
+// SetOnCall sets (nil: removes) the observer that receives a CallRecord for
+// every attempt of every Chat — each HTTP call to a backend, completed or
+// failed — so that calls can be journaled and shown per call. It may be
+// called at any time. The observer runs on the caller's goroutine right
+// after the attempt, before a retry or Chat's return: it must be quick and
+// must not call the Router.
+func (r *Router) SetOnCall(fn func(CallRecord)) {
+	if fn == nil {
+		r.onCall.Store(nil)
+		return
+	}
+	r.onCall.Store(&fn)
 }
 
 // Close cancels every request in flight and refuses new ones; it is safe to
@@ -107,8 +127,23 @@ func (r *Router) Serves(model string) bool {
 	return false
 }
 
-// Chat sends req to a backend that serves its model, retrying as configured.
+// Chat sends req to a backend that serves its model, retrying as
+// configured: a 429, a 5xx, a transport error or a malformed reply is
+// retried (after the backoff, or the provider's Retry-After), on another
+// backend when the strategy says so; a 401/403, another 4xx, a request too
+// large for the bucket or an invalid request is not retried on that
+// backend. When a streamed attempt fails after sending deltas and another
+// attempt follows, OnDelta gets a Delta{Restart: true} first.
+//
+// The error of a failed Chat is a *CallError naming the model and the
+// backend once; errors.Is finds its cause (ErrRateLimited, ErrAuth,
+// ErrMalformed, context.Canceled, …) and ErrAllFailed when the retries ran
+// out. A request that fails Validate is refused with ErrInvalidRequest
+// before any attempt, one whose model no backend serves with ErrNoBackend.
 func (r *Router) Chat(ctx context.Context, req Request) (Reply, error) {
+	if err := req.Validate(); err != nil {
+		return Reply{}, fmt.Errorf("llm: %w", err)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(r.base, cancel)
@@ -120,29 +155,67 @@ func (r *Router) Chat(ctx context.Context, req Request) (Reply, error) {
 		}
 	}
 	if len(cands) == 0 {
-		return Reply{}, fmt.Errorf("%w %q (backends: %s)", ErrNoBackend, req.Model, r.names())
+		return Reply{}, fmt.Errorf("llm: %w %q (backends: %s)", ErrNoBackend, req.Model, r.names())
 	}
 	excluded := map[*Backend]bool{}
 	tried := map[*Backend]bool{}
-	var last error
+	lastErr := map[*Backend]error{}
+	var order []*Backend // backends in the order first tried
+	fail := func(b *Backend, attempts int, err error, exhausted bool) error {
+		ce := &CallError{Model: modelOr(req, b.model), Backend: b.name, Attempts: attempts, Err: err, exhausted: exhausted}
+		for _, o := range order {
+			if o != b {
+				ce.Others = append(ce.Others, BackendError{Backend: o.name, Err: lastErr[o]})
+			}
+		}
+		return ce
+	}
+	var last *Backend
+	attempts := 0
+	streamed := false
 	for attempt := 0; attempt <= r.cfg.Retries; attempt++ {
 		b := r.pick(cands, excluded, tried, attempt)
 		if b == nil {
 			break
 		}
-		tried[b] = true
-		rep, err := b.do(ctx, req)
+		if !tried[b] {
+			order = append(order, b)
+		}
+		tried[b], last = true, b
+		attempts++
+		areq := req
+		if on := req.OnDelta; on != nil {
+			if streamed {
+				on(Delta{Restart: true})
+				streamed = false
+			}
+			areq.OnDelta = func(d Delta) {
+				streamed = true
+				on(d)
+			}
+		}
+		rec := CallRecord{Backend: b.name, Model: modelOr(req, b.model), Agent: req.Agent, Thread: req.Thread,
+			Attempt: attempt + 1, Streamed: req.OnDelta != nil}
+		rep, err := b.call(ctx, areq, &rec)
 		if err == nil {
+			rec.Model, rec.Usage, rec.FinishReason, rec.ToolCalls = rep.Model, rep.Usage, rep.FinishReason, len(rep.ToolCalls)
+			r.observe(rec)
 			r.usage.record(req.Agent, req.Thread, b.name, rep.Usage)
 			return rep, nil
 		}
-		if ctx.Err() != nil {
-			return Reply{}, fmt.Errorf("llm: %w (last error: %w)", ctx.Err(), err)
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w (after: %w)", ctx.Err(), err)
 		}
-		last = err
+		rec.Err = err
+		r.observe(rec)
+		lastErr[b] = err
+		if ctx.Err() != nil {
+			return Reply{}, fail(b, attempts, err, false)
+		}
 		if !retryable(err) {
 			excluded[b] = true
-			r.log.Warn("llm backend failed", "backend", b.name, "model", req.Model, "error", err)
+			r.log.Warn("llm backend failed", "backend", b.name, "model", rec.Model, "agent", req.Agent,
+				"thread", req.Thread, "error", err)
 			continue
 		}
 		if attempt == r.cfg.Retries {
@@ -153,12 +226,20 @@ func (r *Router) Chat(ctx context.Context, req Request) (Reply, error) {
 		if errors.As(err, &se) && se.RetryAfter > 0 {
 			delay = se.RetryAfter
 		}
-		r.log.Info("llm retry", "backend", b.name, "attempt", attempt+1, "delay", delay, "error", err)
+		r.log.Info("llm retry", "backend", b.name, "model", rec.Model, "attempt", attempt+1, "delay", delay,
+			"agent", req.Agent, "thread", req.Thread, "error", err)
 		if err := r.cfg.Sleep(ctx, delay); err != nil {
-			return Reply{}, fmt.Errorf("llm: %w (last error: %w)", err, last)
+			return Reply{}, fail(b, attempts, fmt.Errorf("%w (after: %w)", err, lastErr[b]), false)
 		}
 	}
-	return Reply{}, fmt.Errorf("llm: %w for model %q: %w", ErrAllFailed, req.Model, last)
+	return Reply{}, fail(last, attempts, lastErr[last], true)
+}
+
+// observe hands rec to the OnCall observer, if any.
+func (r *Router) observe(rec CallRecord) {
+	if fn := r.onCall.Load(); fn != nil {
+		(*fn)(rec)
+	}
 }
 
 // pick chooses the backend of one attempt, or nil when every candidate is
@@ -229,27 +310,4 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// usageBook is the router's usage ledger.
-type usageBook struct {
-	mu       sync.Mutex
-	agents   map[string]Usage
-	threads  map[string]Usage
-	backends map[string]Usage
-}
-
-func (u *usageBook) record(agent, thread, backend string, v Usage) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.agents == nil {
-		u.agents, u.threads, u.backends = map[string]Usage{}, map[string]Usage{}, map[string]Usage{}
-	}
-	if agent != "" {
-		u.agents[agent] = u.agents[agent].add(v)
-	}
-	if thread != "" {
-		u.threads[thread] = u.threads[thread].add(v)
-	}
-	u.backends[backend] = u.backends[backend].add(v)
 }

@@ -3,7 +3,10 @@ package llm
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -240,8 +243,10 @@ func TestBucketRefills(t *testing.T) {
 func TestNoBackendServesModel(t *testing.T) {
 	f := newFake(t, okReply(config.OpenAI, "x"))
 	local := newFake(t, okReply(config.Ollama, "x"))
+	// Both point at a base_url of their own, so only supported_models narrows
+	// what they serve.
 	r := NewRouter(RouterConfig{Backends: []*Backend{
-		backendFor(t, config.XAI, "grok", f),
+		backendFor(t, config.XAI, "grok", f, func(c *config.Backend) { c.SupportedModels = []string{"grok-3-mini"} }),
 		backendFor(t, config.Ollama, "local", local, func(c *config.Backend) { c.SupportedModels = []string{"llama3.2"} }),
 	}})
 	_, err := r.Chat(context.Background(), Request{Model: "gpt-4o", Messages: testMessages})
@@ -274,14 +279,27 @@ func TestServes(t *testing.T) {
 		{config.OpenAI, []string{"my-finetune"}, "gpt-4o", false},
 		{config.OpenAI, []string{"my-finetune"}, "My-Finetune", true},
 		{config.Anthropic, nil, "", true},
+		// Explicitly the provider's own API: the family still applies.
+		{config.OpenAI, nil, "https://api.openai.com/v1/|llama-3.1-8b", false},
+		// An OpenAI-compatible server (vLLM, LM Studio, llama.cpp, a proxy)
+		// serves any name unless supported_models narrows it.
+		{config.OpenAI, nil, "http://localhost:8000/v1|Qwen/Qwen2.5-7B-Instruct", true},
+		{config.Anthropic, nil, "https://proxy.example/anthropic|my-model", true},
+		{config.XAI, []string{"grok-4"}, "http://localhost:8000/v1|gpt-4o", false},
 	}
 	for _, tc := range tests {
-		b, err := NewBackend(config.Backend{Provider: tc.p, SupportedModels: tc.supported}, "", nil)
+		base, model, ok := strings.Cut(tc.model, "|")
+		if ok {
+			tc.model = model
+		} else {
+			base = ""
+		}
+		b, err := NewBackend(config.Backend{Provider: tc.p, SupportedModels: tc.supported, BaseURL: base}, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := b.Serves(tc.model); got != tc.want {
-			t.Errorf("%s%v serves %q = %v, want %v", tc.p, tc.supported, tc.model, got, tc.want)
+			t.Errorf("%s%v at %q serves %q = %v, want %v", tc.p, tc.supported, base, tc.model, got, tc.want)
 		}
 	}
 }
@@ -367,5 +385,142 @@ func TestBucketWaitBoundedByBackendTimeout(t *testing.T) {
 	}
 	if n := len(f.requests()); n != 1 {
 		t.Errorf("%d requests reached the server, want 1", n)
+	}
+}
+
+func TestRouterCallRecords(t *testing.T) {
+	stream := sseEvents(
+		`{"model":"gpt-x","choices":[{"index":0,"delta":{"content":"Let me check.","tool_calls":[{"index":0,"id":"call_a","function":{"name":"calculate","arguments":"{}"}},{"index":1,"id":"call_b","function":{"name":"calculate","arguments":"{}"}}]}}]}`,
+		`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+		`{"choices":[],"usage":{"prompt_tokens":30,"completion_tokens":12}}`,
+		`[DONE]`)
+	f := newFake(t, countingReply(1, statusReply(503, ""), stream))
+	var recs []CallRecord
+	r := NewRouter(RouterConfig{Retries: 2, Sleep: (&sleeps{}).sleep, OnCall: func(c CallRecord) { recs = append(recs, c) },
+		Backends: []*Backend{backendFor(t, config.OpenAI, "local", f)}})
+	rep, err := r.Chat(context.Background(), Request{Model: "gpt-x", Messages: testMessages, Tools: testTools, Agent: "poet",
+		Thread: "t1", OnDelta: func(Delta) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want one per attempt: %+v", len(recs), recs)
+	}
+	failed, ok := recs[0], recs[1]
+	if failed.Attempt != 1 || !errors.Is(failed.Err, ErrServer) || failed.Usage != (Usage{}) || failed.Backend != "local" ||
+		failed.Model != "gpt-x" || failed.FinishReason != "" || failed.Duration <= 0 {
+		t.Errorf("failed attempt %+v", failed)
+	}
+	if ok.Attempt != 2 || ok.Err != nil || ok.Usage != (Usage{30, 12, 1}) || ok.FinishReason != FinishToolCalls ||
+		ok.ToolCalls != 2 || !ok.Streamed || ok.Agent != "poet" || ok.Thread != "t1" || ok.FirstToken <= 0 ||
+		ok.Duration < ok.FirstToken || ok.Duration < ok.Wait || ok.Start.IsZero() {
+		t.Errorf("successful attempt %+v", ok)
+	}
+	if rep.Duration != ok.Duration || rep.FirstToken != ok.FirstToken {
+		t.Errorf("reply timing %v/%v, record %v/%v", rep.Duration, rep.FirstToken, ok.Duration, ok.FirstToken)
+	}
+	if u := r.AgentUsage("poet"); u != (Usage{30, 12, 1}) {
+		t.Errorf("agent usage %+v: only the successful call counts", u)
+	}
+	r.SetOnCall(nil)
+	if _, err := r.Chat(context.Background(), Request{Model: "gpt-x", Messages: testMessages, OnDelta: func(Delta) {}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Errorf("the removed observer was called")
+	}
+}
+
+func TestRouterErrorNamesModelAndBackendOnce(t *testing.T) {
+	notFound := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(404)
+		fmt.Fprint(w, `{"error":{"message":"The model `+"`gpt-test`"+` does not exist or you do not have access to it.","type":"invalid_request_error","code":"model_not_found"}}`)
+	}
+	tests := []struct {
+		name     string
+		backends func(t *testing.T) []*Backend
+		retries  int
+		want     string
+	}{
+		{"one backend", func(t *testing.T) []*Backend {
+			return []*Backend{backendFor(t, config.OpenAI, "quick", newFake(t, notFound))}
+		}, 3, `model "gpt-test" on backend quick: HTTP 404 (request rejected): invalid_request_error: The model ` + "`gpt-test`" + ` does not exist or you do not have access to it.`},
+		{"retried", func(t *testing.T) []*Backend {
+			return []*Backend{backendFor(t, config.OpenAI, "quick", newFake(t, statusReply(500, "")))}
+		}, 2, `model "gpt-test" on backend quick: HTTP 500 (provider server error) (3 attempts)`},
+		{"two backends", func(t *testing.T) []*Backend {
+			return []*Backend{backendFor(t, config.OpenAI, "first", newFake(t, statusReply(401, ""))),
+				backendFor(t, config.OpenAI, "second", newFake(t, notFound), func(c *config.Backend) { c.Priority = 2 })}
+		}, 3, `model "gpt-test" on backend second: HTTP 404 (request rejected): invalid_request_error: The model ` + "`gpt-test`" +
+			` does not exist or you do not have access to it. (2 attempts); backend first: HTTP 401 (authentication failed)`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewRouter(RouterConfig{Retries: tc.retries, Sleep: (&sleeps{}).sleep, Backends: tc.backends(t),
+				Logger: slog.New(slog.DiscardHandler)})
+			_, err := r.Chat(context.Background(), Request{Model: "gpt-test", Messages: testMessages})
+			var ce *CallError
+			if !errors.As(err, &ce) || !errors.Is(err, ErrAllFailed) {
+				t.Fatalf("err = %v (%T), want a *CallError", err, err)
+			}
+			if err.Error() != tc.want {
+				t.Errorf("err = %s\nwant  %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRouterRestartsTheStream(t *testing.T) {
+	broken := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n")
+	}
+	f := newFake(t, countingReply(1, broken, okReply(config.OpenAI, "Hello")))
+	var deltas []Delta
+	r := NewRouter(RouterConfig{Retries: 1, Sleep: (&sleeps{}).sleep, Backends: []*Backend{backendFor(t, config.OpenAI, "b", f)},
+		Logger: slog.New(slog.DiscardHandler)})
+	rep, err := r.Chat(context.Background(), Request{Messages: testMessages, OnDelta: func(d Delta) { deltas = append(deltas, d) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Delta{{Text: "Hel"}, {Restart: true}, {Text: "Hello"}}
+	if rep.Content != "Hello" || !reflect.DeepEqual(deltas, want) {
+		t.Errorf("reply %q, deltas %+v", rep.Content, deltas)
+	}
+}
+
+func TestRouterRefusesInvalidRequest(t *testing.T) {
+	f := newFake(t, okReply(config.OpenAI, "never"))
+	var recs int
+	r := NewRouter(RouterConfig{Backends: []*Backend{backendFor(t, config.OpenAI, "b", f)}, OnCall: func(CallRecord) { recs++ }})
+	_, err := r.Chat(context.Background(), Request{Messages: testMessages, Tools: []ToolSpec{{Name: "weather.forecast"}}})
+	if !errors.Is(err, ErrInvalidRequest) || !strings.Contains(err.Error(), `name "weather.forecast" must match`) {
+		t.Fatalf("err = %v", err)
+	}
+	if len(f.requests()) != 0 || recs != 0 {
+		t.Errorf("%d requests, %d records", len(f.requests()), recs)
+	}
+}
+
+func TestRouterCancelledNamesTheCause(t *testing.T) {
+	arrived := make(chan struct{})
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		<-r.Context().Done()
+	})
+	r := NewRouter(RouterConfig{Retries: 3, Backends: []*Backend{backendFor(t, config.OpenAI, "hang", f)}})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-arrived
+		cancel()
+	}()
+	_, err := r.Chat(ctx, Request{Model: "gpt-x", Messages: testMessages})
+	var ce *CallError
+	if !errors.Is(err, context.Canceled) || !errors.As(err, &ce) || errors.Is(err, ErrAllFailed) {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.HasPrefix(err.Error(), `model "gpt-x" on backend hang: `) || strings.Count(err.Error(), "hang") != 1 {
+		t.Errorf("err = %v", err)
 	}
 }

@@ -1,6 +1,58 @@
 package llm
 
-import "maps"
+import (
+	"maps"
+	"sync"
+	"time"
+)
+
+// Usage counts the tokens of one or more requests.
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
+	Requests         int
+}
+
+// Total returns prompt plus completion tokens.
+func (u Usage) Total() int { return u.PromptTokens + u.CompletionTokens }
+
+// add returns u plus v.
+func (u Usage) add(v Usage) Usage {
+	return Usage{PromptTokens: u.PromptTokens + v.PromptTokens, CompletionTokens: u.CompletionTokens + v.CompletionTokens,
+		Requests: u.Requests + v.Requests}
+}
+
+// CallRecord is one attempt of a Router.Chat — one HTTP call to one
+// backend, completed or failed — as the Router's OnCall observer receives
+// it.
+type CallRecord struct {
+	// Start is when the attempt began (before waiting for the backend's
+	// token bucket and concurrency limit).
+	Start time.Time
+	// Backend names the backend; Model is the model that answered (the one
+	// asked for when the call failed).
+	Backend, Model string
+	// Agent and Thread are the request's.
+	Agent, Thread string
+	// Attempt numbers the attempts of one Router.Chat from 1.
+	Attempt int
+	// Usage is the call's tokens (zero for a failed call).
+	Usage Usage
+	// Wait is the time spent waiting for the token bucket and a free
+	// concurrency slot; FirstToken the time from sending the request to
+	// the first streamed delta (0 when not streamed or none came);
+	// Duration the whole attempt, Wait included.
+	Wait, FirstToken, Duration time.Duration
+	// Streamed says the request asked for a stream.
+	Streamed bool
+	// FinishReason is why the model stopped ("" for a failed call).
+	FinishReason FinishReason
+	// ToolCalls is how many tool calls the reply made.
+	ToolCalls int
+	// Err is why the call failed (nil when it succeeded). It names neither
+	// the backend nor the model: the record does.
+	Err error
+}
 
 // AgentUsage returns the usage recorded for agent.
 func (r *Router) AgentUsage(agent string) Usage {
@@ -36,4 +88,28 @@ func (r *Router) ThreadsEnded(ids []string) {
 	for _, id := range ids {
 		delete(r.usage.threads, id)
 	}
+}
+
+// usageBook is the router's usage ledger: the sums of the successful calls
+// per agent, per thread and per backend.
+type usageBook struct {
+	mu       sync.Mutex
+	agents   map[string]Usage
+	threads  map[string]Usage
+	backends map[string]Usage
+}
+
+func (u *usageBook) record(agent, thread, backend string, v Usage) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.agents == nil {
+		u.agents, u.threads, u.backends = map[string]Usage{}, map[string]Usage{}, map[string]Usage{}
+	}
+	if agent != "" {
+		u.agents[agent] = u.agents[agent].add(v)
+	}
+	if thread != "" {
+		u.threads[thread] = u.threads[thread].add(v)
+	}
+	u.backends[backend] = u.backends[backend].add(v)
 }

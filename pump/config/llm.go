@@ -83,9 +83,16 @@ type Backend struct {
 	// APIKeyEnv names the environment variable holding the key; when set it
 	// replaces APIKeyLiteral.
 	APIKeyEnv string `yaml:"api_key_env"`
-	// BaseURL is the API endpoint (default: the provider's).
+	// BaseURL is the API endpoint, before the path the provider adds
+	// (/chat/completions for openai and xai, /messages for anthropic,
+	// /api/chat for ollama). Default: the provider's own API. Any
+	// OpenAI-compatible server (vLLM, LM Studio, llama.cpp, OpenRouter, a
+	// proxy) is a provider openai backend with its base_url; a backend whose
+	// base_url is not its provider's own API serves any model name unless
+	// SupportedModels narrows it. No query or fragment.
 	BaseURL string `yaml:"base_url"`
-	// Model is the default model of this backend ("" = the provider's).
+	// Model is the model this backend asks for when an agent names none
+	// ("" = the provider's default).
 	Model string `yaml:"model"`
 	// Priority orders backends for failover; lower is preferred (default 1).
 	Priority int `yaml:"priority"`
@@ -96,7 +103,11 @@ type Backend struct {
 	MaxConcurrent int `yaml:"max_concurrent"`
 	// Timeout bounds one request (default 120s).
 	Timeout Duration `yaml:"timeout"`
-	// SupportedModels lists the models this backend serves (empty = any).
+	// SupportedModels lists the model names this backend serves, compared
+	// without case, for every provider. Empty: a backend on its provider's
+	// own API serves the provider's model family (gpt*/o1*/o3*/o4*/chatgpt*,
+	// grok*, claude*, anything for ollama); one with another base_url serves
+	// any name.
 	SupportedModels []string `yaml:"supported_models"`
 }
 

@@ -152,9 +152,27 @@ func (o *Organism) checkLLM(r *reporter) {
 			}
 		}
 		if b.BaseURL != "" {
-			if u, err := url.Parse(b.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			u, err := url.Parse(b.BaseURL)
+			switch {
+			case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 				r.add(path+".base_url", "want an http:// or https:// URL, got %q", b.BaseURL)
+			case u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(b.BaseURL, "?") || strings.HasSuffix(b.BaseURL, "#"):
+				r.add(path+".base_url", "want a URL without query or fragment (the provider's path is appended to it), got %q", b.BaseURL)
 			}
+		}
+		models := map[string]int{}
+		for j, m := range b.SupportedModels {
+			mp := childIndex(path+".supported_models", j)
+			key := strings.ToLower(strings.TrimSpace(m))
+			if key == "" {
+				r.add(mp, "empty model name")
+				continue
+			}
+			if first, dup := models[key]; dup {
+				r.add(mp, "%q is listed twice (also supported_models[%d]; names are compared without case)", m, first)
+				continue
+			}
+			models[key] = j
 		}
 		r.nonNegative(path+".priority", b.Priority)
 		r.positive(path+".rate_limit_tpm", b.RateLimitTPM)

@@ -64,6 +64,20 @@ func TestValidateBuiltInCode(t *testing.T) {
 		{"gateway without remote_url accepts the peer's link", func(o *Organism) {
 			o.Gateways = []Gateway{{Name: "inbound", TrustedIdentity: "/k.pub", Export: []string{"Greeting"}}}
 		}, nil},
+		{"llm base_url and supported_models", func(o *Organism) {
+			o.LLM.Backends = []Backend{
+				{Provider: OpenAI, Name: "local", BaseURL: "http://localhost:8000/v1", SupportedModels: []string{"Qwen/Qwen2.5-7B"},
+					RateLimitTPM: 1, MaxConcurrent: 1, Timeout: Duration(1)},
+				{Provider: OpenAI, Name: "azure", BaseURL: "https://x.example/v1?api-version=2024", SupportedModels: []string{"a", " ", "A"},
+					RateLimitTPM: 1, MaxConcurrent: 1, Timeout: Duration(1)},
+				{Provider: Ollama, Name: "frag", BaseURL: "http://gpu:11434/#x", RateLimitTPM: 1, MaxConcurrent: 1, Timeout: Duration(1)},
+			}
+		}, []string{
+			`llm.backends[1].base_url: want a URL without query or fragment (the provider's path is appended to it), got "https://x.example/v1?api-version=2024"`,
+			`llm.backends[1].supported_models[1]: empty model name`,
+			`llm.backends[1].supported_models[2]: "A" is listed twice (also supported_models[0]; names are compared without case)`,
+			`llm.backends[2].base_url: want a URL without query or fragment (the provider's path is appended to it), got "http://gpu:11434/#x"`,
+		}},
 		{"oob disabled may share a port", func(o *Organism) { o.OOB.Enabled = false; o.OOB.Port = o.Organism.Port }, nil},
 		{"oob ipv6 loopback", func(o *Organism) { o.OOB.Bind = "::1" }, nil},
 		{"oob hostname", func(o *Organism) { o.OOB.Bind = "example.org" }, []string{

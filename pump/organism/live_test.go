@@ -226,8 +226,35 @@ listeners:
 	if got := m.requests("editor")[0].Messages[1]["content"]; got != "You are editor." {
 		t.Errorf("prompt %q", got)
 	}
-	// A model no backend serves is refused.
-	err := o.AddListener(config.Listener{Name: "other", Agent: true, Description: "x", Prompt: "You are other.",
+	// The backend's base_url is a server of its own (OpenAI-compatible), so
+	// it serves any model name (TestAddYAMLAgentUnservedModel: refusals).
+	if err := o.AddListener(config.Listener{Name: "local", Agent: true, Description: "x", Prompt: "You are local.",
+		Model: "Qwen/Qwen2.5-7B-Instruct"}); err != nil {
+		t.Fatalf("any model on a base_url backend: %v", err)
+	}
+}
+
+func TestAddYAMLAgentUnservedModel(t *testing.T) {
+	t.Setenv("TEST_LLM_KEY", "sk-test")
+	path := filepath.Join(t.TempDir(), "organism.yaml")
+	doc := `organism: {name: narrow}
+llm:
+  backends:
+    - {provider: openai, api_key_env: TEST_LLM_KEY, base_url: "http://127.0.0.1:9/v1", supported_models: [gpt-test]}
+`
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err := Load(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer o.Shutdown(context.Background())
+	// supported_models narrows the backend: a model outside it is refused.
+	err = o.AddListener(config.Listener{Name: "other", Agent: true, Description: "x", Prompt: "You are other.",
 		Model: "claude-none"})
 	if !errors.Is(err, ErrNoLLM) {
 		t.Fatalf("unserved model: err = %v", err)
