@@ -1,8 +1,10 @@
 // Package tools holds what the native tools share: their configuration (the
-// tool_config entries of organism.yaml) and the policy that picks the entry
-// for a caller. Each tool is a listener in a subpackage, with a Go payload
-// type and a result type whose Error field carries every refusal back to the
-// caller as data (a handler error would reach it only as a generic <huh>).
+// tool_config entries of organism.yaml), the policy that picks the entry
+// for a caller, and the roots (allowed_paths) the file-touching tools
+// confine themselves to. Each tool is a listener in a subpackage, with a Go
+// payload type and a result type whose Error field carries every refusal
+// back to the caller as data (a handler error would reach it only as a
+// generic <huh>).
 package tools
 
 import "time"
@@ -10,7 +12,9 @@ import "time"
 // Config restricts one tool for one caller. Zero values mean each tool's
 // safe default; an empty allow-list allows nothing.
 type Config struct {
-	AllowedDomains      []string
+	AllowedDomains []string
+	// AllowedPaths are the roots files and run_command's {file}/{dir}
+	// arguments are confined to (see Locate for how a path names one).
 	AllowedPaths        []string
 	AllowedCommands     []string
 	Env                 []string
@@ -27,6 +31,9 @@ type Config struct {
 	URL                 string
 	Username            string
 	Password            string
+	// DataDir is the organism's data directory (keys, databases): no tool
+	// reaches into it ("" = none to protect).
+	DataDir string
 }
 
 // Policy gives a tool the configuration that applies to a caller: the
