@@ -15,9 +15,12 @@ type Config struct {
 	AllowedDomains []string
 	// AllowedPaths are the roots files and run_command's {file}/{dir}
 	// arguments are confined to (see Locate for how a path names one).
-	AllowedPaths        []string
-	AllowedCommands     []string
-	Env                 []string
+	AllowedPaths    []string
+	AllowedCommands []string
+	Env             []string
+	// SharedNamespaces are key_value namespaces every user shares; any
+	// other named namespace is the calling user's own.
+	SharedNamespaces    []string
 	ReadOnly            bool
 	Timeout             time.Duration
 	MaxBytes            int
