@@ -15,9 +15,13 @@ type Config struct {
 	AllowedDomains []string
 	// AllowedPaths are the roots files and run_command's {file}/{dir}
 	// arguments are confined to (see Locate for how a path names one).
-	AllowedPaths    []string
-	AllowedCommands []string
+	AllowedPaths []string
+	// AllowedCommands are run_command's programs and the arguments each
+	// accepts (see package command).
+	AllowedCommands []Command
 	Env             []string
+	// RunAs is the user run_command's programs run as ("" = nobody).
+	RunAs string
 	// SharedNamespaces are key_value namespaces every user shares; any
 	// other named namespace is the calling user's own.
 	SharedNamespaces    []string
@@ -37,6 +41,17 @@ type Config struct {
 	// DataDir is the organism's data directory (keys, databases): no tool
 	// reaches into it ("" = none to protect).
 	DataDir string
+}
+
+// Command is one allowed_commands entry: a program and the argument
+// patterns it accepts (none: the program takes no arguments at all).
+type Command struct {
+	// Name is the program: a bare name looked up in run_command's fixed
+	// PATH, or an absolute path. The caller names it exactly so.
+	Name string
+	// Args are the accepted argument patterns: a literal, or a literal
+	// prefix followed by one placeholder ({file}, {dir}, {text}, {int}).
+	Args []string
 }
 
 // Policy gives a tool the configuration that applies to a caller: the
