@@ -54,6 +54,8 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSegment$$' -fuzztime $(FUZZTIME) ./registry/store/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseDotEnv$$' -fuzztime $(FUZZTIME) ./pump/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzEval$$' -fuzztime $(FUZZTIME) ./listeners/tools/calculate/
+	$(GO) test -run '^$$' -fuzz '^FuzzLocate$$' -fuzztime $(FUZZTIME) ./listeners/tools/
+	$(GO) test -run '^$$' -fuzz '^FuzzArguments$$' -fuzztime $(FUZZTIME) ./listeners/tools/command/
 	$(GO) test -run '^$$' -fuzz '^FuzzHandle$$' -fuzztime $(FUZZTIME) ./oob/
 	$(GO) test -run '^$$' -fuzz '^FuzzProviderReply$$' -fuzztime $(FUZZTIME) ./listeners/llm/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pump/federation/
