@@ -6,8 +6,9 @@ export CGO_ENABLED := 1
 export GOFLAGS ?= -buildvcs=false
 FUZZTIME ?= 30s
 APT_PACKAGES := gcc libc6-dev pkg-config libxml2-dev
-# chromium: the headless browser of the dashboard test (pump/bus/dashboard_test.go).
-TEST_APT_PACKAGES := $(APT_PACKAGES) chromium
+# chromium: the headless browser of the dashboard test (pump/bus/dashboard_test.go);
+# iproute2: ip(8), for the fetch test's network namespaces (listeners/tools/fetch/netns_test.go).
+TEST_APT_PACKAGES := $(APT_PACKAGES) chromium iproute2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps test-deps build test bench fuzz soak generate run clean
@@ -53,6 +54,8 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSegment$$' -fuzztime $(FUZZTIME) ./registry/store/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseDotEnv$$' -fuzztime $(FUZZTIME) ./pump/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzEval$$' -fuzztime $(FUZZTIME) ./listeners/tools/calculate/
+	$(GO) test -run '^$$' -fuzz '^FuzzLocate$$' -fuzztime $(FUZZTIME) ./listeners/tools/
+	$(GO) test -run '^$$' -fuzz '^FuzzArguments$$' -fuzztime $(FUZZTIME) ./listeners/tools/command/
 	$(GO) test -run '^$$' -fuzz '^FuzzHandle$$' -fuzztime $(FUZZTIME) ./oob/
 	$(GO) test -run '^$$' -fuzz '^FuzzProviderReply$$' -fuzztime $(FUZZTIME) ./listeners/llm/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pump/federation/

@@ -67,7 +67,7 @@ func (p *Pump) drop(d *delivery) {
 
 // handle delivers one message to a listener's handler and processes its response.
 func (p *Pump) handle(l *listener, d *delivery) {
-	md := xmlpipe.Metadata{ThreadID: d.thread, From: d.from, IsSelfCall: d.from == l.Name}
+	md := xmlpipe.Metadata{ThreadID: d.thread, From: d.from, User: p.threadUser(d.thread), IsSelfCall: d.from == l.Name}
 	if l.Agent {
 		md.OwnName = l.Name
 		md.UsageInstructions = l.peerset.Load().usage

@@ -68,6 +68,26 @@ func (who Principal) Owns(origin string) bool {
 	return ok && who.User != "" && user == who.User && slices.Contains(sessionSources, kind)
 }
 
+// originUser is the user a conversation begun by origin belongs to: the
+// user of a session identity kind:user, by the rule Owns applies; "" for
+// any other origin (a listener, a federation peer, a console or script that
+// vouches for no one).
+func originUser(origin string) string {
+	kind, user, ok := strings.Cut(origin, ":")
+	if !ok || !slices.Contains(sessionSources, kind) {
+		return ""
+	}
+	return user
+}
+
+// threadUser is the user whose conversation thread is part of (see
+// xmlpipe.Metadata.User): read from the thread registry, which survives a
+// restart, so a recovered message keeps its user.
+func (p *Pump) threadUser(thread string) string {
+	origin, _ := p.threads.Origin(thread)
+	return originUser(origin)
+}
+
 // InjectAs is InjectWait for a message sent by an authenticated session. After
 // the envelope is read, and before it joins a thread or is journaled, the pump
 // refuses it (a *xmlpipe.Failure wrapping ErrForgedSender or ErrForeignThread,

@@ -315,3 +315,44 @@ func BenchmarkInjectAs(b *testing.B) {
 		run(b, func(raw []byte) error { _, err := p.InjectAs(ctx, raw, nil, who); return err })
 	})
 }
+
+// TestMetadataUser: a handler learns the user whose conversation it works
+// in — the authenticated user of the session that began it — at every hop
+// of the conversation, and "" for traffic no session vouches for.
+func TestMetadataUser(t *testing.T) {
+	pr := newProbe()
+	first := listenerOf(t, "first", func(_ context.Context, p *ChainA, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		pr.record("first", p, md)
+		return xmlpipe.Send("second", &ChainB{Text: p.Text}), nil
+	})
+	p := startPump(t, pump.Options{}, first, sink[ChainB](t, "second", pr))
+	for _, tc := range []struct {
+		who  *pump.Principal
+		from string
+		want string
+	}{
+		{&pump.Principal{From: "api:alice", User: "alice"}, "api:alice", "alice"},
+		{&pump.Principal{From: "websocket:bob", User: "bob"}, "websocket:bob", "bob"},
+		{&pump.Principal{From: "peer-b"}, "peer-b", ""}, // a federation peer: no user
+		{nil, "console", ""},      // the organism's own console
+		{nil, "script:carol", ""}, // not a session identity
+		{&pump.Principal{From: "console:dave", User: "dave"}, "console:dave", "dave"},
+	} {
+		env := envelope(tc.from, "first", xmlpipe.NewThreadID(), `<ChainA xmlns=""><Text>x</Text></ChainA>`)
+		var err error
+		if tc.who != nil {
+			_, err = p.InjectAs(waitCtx(t), env, nil, *tc.who)
+		} else {
+			_, err = p.InjectWait(waitCtx(t), env, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, hop := range []string{"first", "second"} {
+			c := pr.next(t)
+			if c.Listener != hop || c.MD.User != tc.want {
+				t.Errorf("from %s: %s saw user %q, want %q", tc.from, c.Listener, c.MD.User, tc.want)
+			}
+		}
+	}
+}

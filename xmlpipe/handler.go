@@ -19,6 +19,11 @@ type Metadata struct {
 	ThreadID string
 	// From is the name of the immediate sender, injected by the pump.
 	From string
+	// User is the authenticated user who began the conversation (the user
+	// of the session identity, kind:user, that sent its first message);
+	// "" for the organism's own traffic and for peers without a user. Set
+	// by the pump; tools scope what a user may reach with it.
+	User string
 	// OwnName is the listener's registered name; set for agents only.
 	OwnName string
 	// IsSelfCall reports whether the sender is the receiving listener itself.

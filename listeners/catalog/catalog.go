@@ -89,6 +89,9 @@ type Tool struct {
 	PayloadClass, Handler string
 	// Description leads the tool's prompt.
 	Description string
+	// Check, when set, is the load-time check of a tool_config entry for
+	// the tool (missing roots, a malformed allow-list…).
+	Check func(tools.Config) error
 }
 
 // Catalog is the set of compiled-in payloads and handlers.

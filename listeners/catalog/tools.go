@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"reflect"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/calculate"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/command"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/fetch"
@@ -24,6 +25,14 @@ type nativeTool struct {
 	name, class, description string
 	takes, result            reflect.Type
 	build                    HandlerFactory
+}
+
+// toolChecks are the load-time checks of the tools whose tool_config can be
+// wrong in ways only the tool knows.
+var toolChecks = map[string]func(tools.Config) error{
+	files.Name:   files.Check,
+	command.Name: command.Check,
+	kv.Name:      kv.Check,
 }
 
 // addTools registers the native tools: for each, its request and result
@@ -73,7 +82,7 @@ func addTools(c *Catalog) {
 		c.AddPayload(Payload{Name: t.class, Type: t.takes, Listener: t.name, Description: t.description})
 		c.AddPayload(Payload{Name: t.class + "Result", Type: t.result})
 		c.AddHandler(Handler{Name: t.class, Takes: t.takes, New: t.build})
-		c.AddTool(Tool{Name: t.name, PayloadClass: t.class, Handler: t.class, Description: t.description})
+		c.AddTool(Tool{Name: t.name, PayloadClass: t.class, Handler: t.class, Description: t.description, Check: toolChecks[t.name]})
 	}
 }
 

@@ -1,8 +1,10 @@
 // Package tools holds what the native tools share: their configuration (the
-// tool_config entries of organism.yaml) and the policy that picks the entry
-// for a caller. Each tool is a listener in a subpackage, with a Go payload
-// type and a result type whose Error field carries every refusal back to the
-// caller as data (a handler error would reach it only as a generic <huh>).
+// tool_config entries of organism.yaml), the policy that picks the entry
+// for a caller, and the roots (allowed_paths) the file-touching tools
+// confine themselves to. Each tool is a listener in a subpackage, with a Go
+// payload type and a result type whose Error field carries every refusal
+// back to the caller as data (a handler error would reach it only as a
+// generic <huh>).
 package tools
 
 import "time"
@@ -10,10 +12,19 @@ import "time"
 // Config restricts one tool for one caller. Zero values mean each tool's
 // safe default; an empty allow-list allows nothing.
 type Config struct {
-	AllowedDomains      []string
-	AllowedPaths        []string
-	AllowedCommands     []string
-	Env                 []string
+	AllowedDomains []string
+	// AllowedPaths are the roots files and run_command's {file}/{dir}
+	// arguments are confined to (see Locate for how a path names one).
+	AllowedPaths []string
+	// AllowedCommands are run_command's programs and the arguments each
+	// accepts (see package command).
+	AllowedCommands []Command
+	Env             []string
+	// RunAs is the user run_command's programs run as ("" = nobody).
+	RunAs string
+	// SharedNamespaces are key_value namespaces every user shares; any
+	// other named namespace is the calling user's own.
+	SharedNamespaces    []string
 	ReadOnly            bool
 	Timeout             time.Duration
 	MaxBytes            int
@@ -27,6 +38,20 @@ type Config struct {
 	URL                 string
 	Username            string
 	Password            string
+	// DataDir is the organism's data directory (keys, databases): no tool
+	// reaches into it ("" = none to protect).
+	DataDir string
+}
+
+// Command is one allowed_commands entry: a program and the argument
+// patterns it accepts (none: the program takes no arguments at all).
+type Command struct {
+	// Name is the program: a bare name looked up in run_command's fixed
+	// PATH, or an absolute path. The caller names it exactly so.
+	Name string
+	// Args are the accepted argument patterns: a literal, or a literal
+	// prefix followed by one placeholder ({file}, {dir}, {text}, {int}).
+	Args []string
 }
 
 // Policy gives a tool the configuration that applies to a caller: the

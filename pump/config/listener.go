@@ -79,15 +79,25 @@ type ToolConfig struct {
 	// AllowedDomains limits the hosts a network tool may reach (fetch:
 	// empty = any public host).
 	AllowedDomains []string `yaml:"allowed_domains"`
-	// AllowedPaths are the roots a file tool may touch (empty = none).
+	// AllowedPaths are the roots a file tool may touch (empty = none):
+	// existing directories, named by callers by their base names, clear of
+	// the data directory (checked when the organism is built).
 	AllowedPaths []string `yaml:"allowed_paths"`
 	// AllowedRecipients limits who a messaging tool may write to.
 	AllowedRecipients []string `yaml:"allowed_recipients"`
-	// AllowedCommands are the executables run_command may start (empty =
-	// none).
-	AllowedCommands []string `yaml:"allowed_commands"`
-	// Env lists the environment variables passed to a command (default none).
+	// AllowedCommands are the programs run_command may start and the
+	// arguments each accepts (empty = none; see AllowedCommand).
+	AllowedCommands []AllowedCommand `yaml:"allowed_commands"`
+	// RunAs is the user run_command's programs run as when the organism
+	// runs as root: a user name, UID or UID:GID (default nobody; never
+	// root); "self" keeps the organism's user when it is not root.
+	RunAs string `yaml:"run_as"`
+	// Env lists the environment variables passed to a command (default
+	// none; PATH is fixed).
 	Env []string `yaml:"env"`
+	// SharedNamespaces are key_value namespaces every user shares; any
+	// other named namespace is private to the calling user.
+	SharedNamespaces []string `yaml:"shared_namespaces"`
 	// ReadOnly forbids writes and deletes (files).
 	ReadOnly bool `yaml:"read_only"`
 	// Timeout bounds one call (run_command, fetch, web_search, librarian).

@@ -51,3 +51,46 @@ listeners:
 		t.Fatalf("allowed_paths not resolved beside the config: %q", got)
 	}
 }
+
+func TestAllowedCommands(t *testing.T) {
+	base := `organism: {name: t}
+listeners:
+  - name: a
+    payload_class: p
+    handler: h
+    description: d
+    tools: [run_command]
+    tool_config:
+      run_command:
+`
+	o, err := Parse("t.yaml", []byte(base+`        allowed_commands: [date, {command: wc, args: ["-l", "-w", "{file}"]}, {command: /bin/ls}]
+        run_as: "65534:65534"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := o.Listeners[0].ToolConfig["run_command"]
+	want := []AllowedCommand{{Command: "date"}, {Command: "wc", Args: []string{"-l", "-w", "{file}"}}, {Command: "/bin/ls"}}
+	if len(tc.AllowedCommands) != len(want) || tc.RunAs != "65534:65534" {
+		t.Fatalf("got %+v", tc)
+	}
+	for i := range want {
+		if got := tc.AllowedCommands[i]; got.Command != want[i].Command || strings.Join(got.Args, " ") != strings.Join(want[i].Args, " ") {
+			t.Errorf("entry %d: %+v, want %+v", i, got, want[i])
+		}
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{`        allowed_commands: [{command: wc, args: [-l, {file}]}]`, `quote placeholders: "{file}"`},
+		{`        allowed_commands: [{command: wc, flags: [-l]}]`, `unknown key "flags"`},
+		{`        allowed_commands: [{args: [-l]}]`, "needs command"},
+		{`        allowed_commands: [[wc, -l]]`, "want a program name or {command: NAME, args: [...]}"},
+		{`        allowed_commands: [{command: wc, args: -l}]`, "args: want a list"},
+		{`        allowed_commands: [{command: [wc]}]`, "command: want a program name"},
+		{`        allowed_commands: [{command: wc, command: ls}]`, "duplicate key"},
+	} {
+		_, err := Parse("t.yaml", []byte(base+tc.yaml+"\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "t.yaml:") {
+			t.Errorf("%s: err = %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}

@@ -144,6 +144,9 @@ func New(cfg *config.Organism, opts Options) (*Organism, error) {
 
 // assemble builds the registries, the pump and the listeners.
 func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error) {
+	if err := checkToolConfigs(cfg, opts.Catalog, toolDataDir(cfg, d)); err != nil {
+		return nil, err
+	}
 	var sinks *storeSinks
 	if d != nil {
 		sinks = &storeSinks{s: d.store, log: opts.Logger}
@@ -214,7 +217,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	env := opts.Env
 	env.Todos, env.Lineage = todos, threads
 	if env.Tools == nil {
-		env.Tools = newToolPolicy(cfg)
+		env.Tools = newToolPolicy(cfg, toolDataDir(cfg, d))
 	}
 	if env.Callers == nil {
 		env.Callers = tools.CallersFunc(func(name string) (*xmlpipe.PayloadType, bool) {

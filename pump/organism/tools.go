@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 
@@ -14,11 +15,15 @@ import (
 
 // toolPolicy gives a native tool the tool_config that applies to a caller:
 // the caller's own entry for the tool, else the tool listener's own entry,
-// else nothing (the tool's safe defaults).
-type toolPolicy map[string]map[string]config.ToolConfig // lower listener → lower tool → entry
+// else nothing (the tool's safe defaults). Every entry carries the
+// organism's data directory, which no tool reaches into.
+type toolPolicy struct {
+	entries map[string]map[string]config.ToolConfig // lower listener → lower tool → entry
+	dataDir string
+}
 
-func newToolPolicy(cfg *config.Organism) toolPolicy {
-	p := toolPolicy{}
+func newToolPolicy(cfg *config.Organism, dataDir string) toolPolicy {
+	p := toolPolicy{entries: map[string]map[string]config.ToolConfig{}, dataDir: dataDir}
 	for _, l := range cfg.Listeners {
 		if len(l.ToolConfig) == 0 {
 			continue
@@ -27,7 +32,7 @@ func newToolPolicy(cfg *config.Organism) toolPolicy {
 		for tool, tc := range l.ToolConfig {
 			m[strings.ToLower(tool)] = tc
 		}
-		p[strings.ToLower(l.Name)] = m
+		p.entries[strings.ToLower(l.Name)] = m
 	}
 	return p
 }
@@ -35,23 +40,27 @@ func newToolPolicy(cfg *config.Organism) toolPolicy {
 // Config implements tools.Policy.
 func (p toolPolicy) Config(caller, tool string) tools.Config {
 	tool = strings.ToLower(tool)
-	if tc, ok := p[strings.ToLower(caller)][tool]; ok {
-		return toolConfig(tc)
+	if tc, ok := p.entries[strings.ToLower(caller)][tool]; ok {
+		return toolConfig(tc, p.dataDir)
 	}
-	if tc, ok := p[tool][tool]; ok {
-		return toolConfig(tc)
+	if tc, ok := p.entries[tool][tool]; ok {
+		return toolConfig(tc, p.dataDir)
 	}
-	return tools.Config{}
+	return tools.Config{DataDir: p.dataDir}
 }
 
 // toolConfig converts an organism.yaml entry, reading the secrets it names
 // from the environment.
-func toolConfig(tc config.ToolConfig) tools.Config {
+func toolConfig(tc config.ToolConfig, dataDir string) tools.Config {
 	c := tools.Config{
-		AllowedDomains: tc.AllowedDomains, AllowedPaths: tc.AllowedPaths, AllowedCommands: tc.AllowedCommands,
-		Env: tc.Env, ReadOnly: tc.ReadOnly, Timeout: tc.Timeout.D(), MaxBytes: tc.MaxBytes, MaxRedirects: tc.MaxRedirects,
-		MaxExpressionLength: tc.MaxExpressionLength, MaxExponent: tc.MaxExponent, MaxResultDigits: tc.MaxResultDigits,
-		Provider: tc.Provider, EngineID: tc.EngineID, URL: tc.URL, Username: tc.Username,
+		AllowedDomains: tc.AllowedDomains, AllowedPaths: tc.AllowedPaths, Env: tc.Env, RunAs: tc.RunAs,
+		SharedNamespaces: tc.SharedNamespaces, ReadOnly: tc.ReadOnly, Timeout: tc.Timeout.D(), MaxBytes: tc.MaxBytes,
+		MaxRedirects: tc.MaxRedirects, MaxExpressionLength: tc.MaxExpressionLength, MaxExponent: tc.MaxExponent,
+		MaxResultDigits: tc.MaxResultDigits, Provider: tc.Provider, EngineID: tc.EngineID, URL: tc.URL,
+		Username: tc.Username, DataDir: dataDir,
+	}
+	for _, a := range tc.AllowedCommands {
+		c.AllowedCommands = append(c.AllowedCommands, tools.Command{Name: a.Command, Args: a.Args})
 	}
 	if tc.APIKeyEnv != "" {
 		c.APIKey = os.Getenv(tc.APIKeyEnv)
@@ -60,6 +69,40 @@ func toolConfig(tc config.ToolConfig) tools.Config {
 		c.Password = os.Getenv(tc.PasswordEnv)
 	}
 	return c
+}
+
+// toolDataDir is the data directory tools must stay out of: the durable
+// store's (which a --data flag may have moved), else the configured one.
+func toolDataDir(cfg *config.Organism, d *durable) string {
+	if d != nil {
+		return d.store.Dir()
+	}
+	return cfg.Organism.DataDir
+}
+
+// checkToolConfigs runs each tool's own load-time check on every
+// tool_config entry naming it (missing or misplaced roots, a malformed
+// allow-list, a root run_as…), so a bad entry is a configuration error
+// with its file:line instead of a refusal at call time.
+func checkToolConfigs(cfg *config.Organism, cat *catalog.Catalog, dataDir string) error {
+	var errs []error
+	for i, l := range cfg.Listeners {
+		names := make([]string, 0, len(l.ToolConfig))
+		for name := range l.ToolConfig {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			t, ok := cat.Tool(name)
+			if !ok || t.Check == nil {
+				continue
+			}
+			if err := t.Check(toolConfig(l.ToolConfig[name], dataDir)); err != nil {
+				errs = append(errs, cfg.Errorf(fmt.Sprintf("listeners[%d].tool_config.%s", i, name), "%s", err.Error()))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // toolListeners returns a listener for every tool named in some listener's

@@ -13,6 +13,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/calculate"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
@@ -90,14 +91,18 @@ listeners:
 }
 
 func TestToolPolicy(t *testing.T) {
-	p := toolPolicy{"agent": {"files": {AllowedPaths: []string{"/a"}}}, "files": {"files": {AllowedPaths: []string{"/b"}}}}
+	p := toolPolicy{entries: map[string]map[string]config.ToolConfig{"agent": {"files": {AllowedPaths: []string{"/a"}}},
+		"files": {"files": {AllowedPaths: []string{"/b"}}}}, dataDir: "/var/lib/xmlpipe"}
 	if c := p.Config("Agent", "FILES"); len(c.AllowedPaths) != 1 || c.AllowedPaths[0] != "/a" {
 		t.Fatalf("caller's entry: %+v", c)
 	}
 	if c := p.Config("mcp", "files"); len(c.AllowedPaths) != 1 || c.AllowedPaths[0] != "/b" {
 		t.Fatalf("tool's entry: %+v", c)
 	}
-	if c := p.Config("mcp", "calculate"); c.MaxExponent != 0 || c.AllowedPaths != nil {
+	if c := p.Config("agent", "files"); c.DataDir != "/var/lib/xmlpipe" {
+		t.Fatalf("data directory: %+v", c)
+	}
+	if c := p.Config("mcp", "calculate"); c.MaxExponent != 0 || c.AllowedPaths != nil || c.DataDir != "/var/lib/xmlpipe" {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
@@ -151,5 +156,57 @@ listeners:
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the tool's answer never reached the agent")
+	}
+}
+
+// TestToolConfigCheckedAtLoad: what only a tool can judge in its
+// tool_config — a missing root, a root over the data directory, a bad
+// argument pattern, run_as root — is a configuration error with its
+// file:line when the organism is built, not a refusal at call time.
+func TestToolConfigCheckedAtLoad(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"notes", "data"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	head := `organism: {name: t, data_dir: data}
+listeners:
+  - name: helper
+    payload_class: handlers.hello.Greeting
+    handler: handlers.hello.handle_greeting
+    description: greets
+    tools: [files, run_command, key_value]
+    tool_config:
+`
+	load := func(entry string) error {
+		path := filepath.Join(dir, "organism.yaml")
+		if err := os.WriteFile(path, []byte(head+entry+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		o, err := Load(path, Options{})
+		if err == nil {
+			_ = o.Shutdown(context.Background())
+		}
+		return err
+	}
+	if err := load(`      files: {allowed_paths: [notes]}
+      run_command: {allowed_commands: [date, {command: wc, args: ["-l", "{file}"]}], allowed_paths: [notes]}
+      key_value: {shared_namespaces: [team]}`); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ entry, want string }{
+		{`      files: {allowed_paths: [missing]}`, "organism.yaml:9: listeners[0].tool_config.files: allowed_paths: " +
+			filepath.Join(dir, "missing") + " does not exist"},
+		{`      files: {allowed_paths: [data]}`, "data directory"},
+		{`      files: {allowed_paths: ["."]}`, "data directory"},
+		{`      run_command: {allowed_commands: [{command: date, args: ["{path}"]}]}`, "organism.yaml:9: listeners[0].tool_config.run_command: run_command: allowed command date: argument pattern \"{path}\": unknown placeholder"},
+		{`      run_command: {allowed_commands: [{command: wc, args: ["{file}"]}]}`, "needs allowed_paths"},
+		{`      run_command: {allowed_commands: [date], run_as: root}`, "never run as root"},
+		{`      key_value: {shared_namespaces: ["thread:x"]}`, "shared_namespaces"},
+	} {
+		if err := load(tc.entry); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s:\nerr = %v\nwant %q", tc.entry, err, tc.want)
+		}
 	}
 }

@@ -1,6 +1,26 @@
 // Package command is the run_command tool: a program from the allow-list
-// (empty = nothing), run without a shell, with a timeout that kills its
-// whole process group, capped output and only the allowed environment.
+// (empty = nothing) with arguments its entry declares (none unless
+// declared), run without a shell and without the organism's privileges: as
+// the run_as user when the organism is root (never root; the data
+// directory must be closed to it), in a private empty working directory,
+// with only the allowed environment and a fixed PATH, under a timeout that
+// kills its whole process group, with capped output.
+//
+// An entry is a program name (it then takes no arguments at all) or a
+// program with argument patterns. A pattern is a literal ("-l": exactly
+// that argument) or a literal prefix followed by one placeholder:
+//
+//	{file}  an existing regular file inside allowed_paths, named as the
+//	        files tool names it (the program gets its real path)
+//	{dir}   an existing directory inside allowed_paths, likewise
+//	{text}  text that is neither an option nor a path: it does not begin
+//	        with "-", holds no "/" and is not "." or ".."
+//	{int}   a non-negative decimal integer
+//
+// Every argument of a call must match some pattern of the entry; so an
+// option ("-f", "--set=…") is possible only when declared, and a path only
+// through {file}/{dir}, confined like the files tool. Everything is checked
+// before any process starts.
 package command
 
 import (
@@ -10,7 +30,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -28,13 +47,6 @@ const (
 	DefaultMaxBytes = 64 << 10
 )
 
-// Refusals.
-var (
-	ErrNotAllowed = errors.New("run_command: command not in the allow-list (tool_config.run_command.allowed_commands)")
-	ErrEmpty      = errors.New("run_command: empty command")
-	ErrNotFound   = errors.New("run_command: command not found")
-)
-
 // Tool is the run_command listener.
 type Tool struct {
 	// Policy gives the allow-list and limits for a caller.
@@ -42,6 +54,40 @@ type Tool struct {
 	// Callers lets an answer reach a caller that takes another payload
 	// (an agent takes text); nil: answer in the result type.
 	Callers tools.Callers
+}
+
+// Check is the load-time check of a run_command tool_config entry: the
+// allow-list parses, its programs exist in SafePath (or at their absolute
+// path), {file}/{dir} patterns have roots to lie in and those roots are
+// sound, run_as names an unprivileged user, and env does not try to pass
+// PATH.
+func Check(c tools.Config) error {
+	entries, err := parseEntries(c)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if _, err := lookPath(e.name); err != nil {
+			return err
+		}
+	}
+	if len(c.AllowedPaths) > 0 {
+		if err := tools.CheckRoots(c.AllowedPaths, c.DataDir); err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+	}
+	if _, err := parseRunAs(c.RunAs); err != nil {
+		return err
+	}
+	for _, k := range c.Env {
+		if k == "PATH" {
+			return fmt.Errorf("%w: env: PATH is fixed (%s) and cannot be passed", ErrConfig, SafePath)
+		}
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return fmt.Errorf("%w: env: %q is not a variable name", ErrConfig, k)
+		}
+	}
+	return nil
 }
 
 // Handle runs the command and answers the caller.
@@ -55,32 +101,6 @@ func (t *Tool) Handle(ctx context.Context, p *RunCommand, md xmlpipe.Metadata) (
 		res.Error = err.Error()
 	}
 	return tools.Answer(t.Callers, md, res), nil
-}
-
-// allowed resolves the command against the allow-list: an entry is a program
-// name (looked up in PATH) or an absolute path; the command must name it
-// exactly (by name or by the same absolute path).
-func allowed(list []string, cmd string) (string, error) {
-	if strings.TrimSpace(cmd) == "" {
-		return "", ErrEmpty
-	}
-	for _, entry := range list {
-		if entry != cmd {
-			continue
-		}
-		if filepath.IsAbs(entry) {
-			return entry, nil
-		}
-		if strings.ContainsRune(entry, filepath.Separator) {
-			break // relative paths are never allowed
-		}
-		path, err := exec.LookPath(entry)
-		if err != nil {
-			return "", fmt.Errorf("%w: %s", ErrNotFound, cmd)
-		}
-		return path, nil
-	}
-	return "", fmt.Errorf("%w: %q", ErrNotAllowed, cmd)
 }
 
 // capped is a writer keeping the first max bytes.
@@ -101,30 +121,70 @@ func (w *capped) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
+// environ is the program's environment: the fixed PATH and the env
+// variables the organism has.
+func environ(names []string) []string {
+	env := []string{"PATH=" + SafePath}
+	seen := map[string]bool{"PATH": true}
+	for _, k := range names {
+		if seen[k] || k == "" || strings.ContainsAny(k, "=\x00") {
+			continue
+		}
+		seen[k] = true
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// workDir makes the program's private, empty working directory, owned by
+// the user it runs as.
+func workDir(cred *syscall.Credential) (string, error) {
+	dir, err := os.MkdirTemp("", "xmlpipe-run-")
+	if err != nil {
+		return "", fmt.Errorf("run_command: working directory: %w", err)
+	}
+	if cred != nil {
+		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
+			return "", errors.Join(fmt.Errorf("run_command: working directory: %w", err), os.RemoveAll(dir))
+		}
+	}
+	return dir, nil
+}
+
 func run(ctx context.Context, c tools.Config, p *RunCommand, res *RunCommandResult) error {
-	path, err := allowed(c.AllowedCommands, p.Command)
+	path, args, err := resolve(c, p.Command, p.Args)
 	if err != nil {
 		return err
 	}
+	id, err := parseRunAs(c.RunAs)
+	if err != nil {
+		return err
+	}
+	cred, err := id.credential(os.Geteuid(), c.DataDir)
+	if err != nil {
+		return err
+	}
+	dir, err := workDir(cred)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
 	timeout := tools.Or(c.Timeout, DefaultTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, p.Args...)
+	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Args[0] = p.Command
-	cmd.Env = []string{}
-	for _, k := range c.Env {
-		if v, ok := os.LookupEnv(k); ok {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-	}
-	cmd.Dir = os.TempDir()
+	cmd.Env = environ(c.Env)
+	cmd.Dir = dir
 	if p.Stdin != "" {
 		cmd.Stdin = strings.NewReader(p.Stdin)
 	}
 	maxBytes := tools.Or(c.MaxBytes, DefaultMaxBytes)
 	stdout, stderr := &capped{max: maxBytes}, &capped{max: maxBytes}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) } // the whole group
 	cmd.WaitDelay = time.Second
 	err = cmd.Run()

@@ -2,8 +2,8 @@ package command
 
 // RunCommand runs one program from the allow-list, without a shell.
 type RunCommand struct {
-	Command string   `doc:"the program (its name, as in the allow-list); no shell: no pipes, globs or variables"`
-	Args    []string `xml:"Arg,omitempty" doc:"the arguments, one per element, passed as they are"`
+	Command string   `doc:"the program (its name, exactly as in the allow-list); no shell: no pipes, globs or variables"`
+	Args    []string `xml:"Arg,omitempty" doc:"the arguments, one per element; each must match a pattern the allow-list declares for the command (none: no arguments); a file or directory argument names it as the files tool does (notes/a.txt)"`
 	Stdin   string   `xml:",omitempty" doc:"text given to the program's standard input"`
 }
 

@@ -1,8 +1,10 @@
 // Package fetch is the fetch tool: http and https only, to public addresses
-// only. The address check runs on the IP actually dialed (a net.Dialer
-// Control function), so it holds after DNS resolution, against DNS
-// rebinding, and on every redirect; redirects are counted and re-checked
-// against allowed_domains too. Size and time are capped.
+// only — no IANA special-purpose range (IPv4 and IPv6, IPv4 wrapped in
+// NAT64 or 6to4 judged as IPv4) and none of the host's own addresses. The
+// address check runs on the IP actually dialed (a net.Dialer Control
+// function), so it holds after DNS resolution, against DNS rebinding, and
+// on every redirect; redirects are counted and re-checked against
+// allowed_domains too. Size and time are capped.
 package fetch
 
 import (
@@ -60,26 +62,6 @@ type Tool struct {
 	Exempt func(netip.AddrPort) bool
 }
 
-var metadataAddrs = []netip.Addr{
-	netip.MustParseAddr("169.254.169.254"), netip.MustParseAddr("fd00:ec2::254"), netip.MustParseAddr("100.100.100.200"),
-}
-
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
-
-// Public reports whether ip is a public unicast address (not loopback,
-// private, link-local, CGNAT, unspecified, multicast or a cloud metadata
-// address); IPv4-mapped IPv6 addresses are judged as IPv4.
-func Public(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	for _, m := range metadataAddrs {
-		if ip == m {
-			return false
-		}
-	}
-	return ip.IsValid() && ip.IsGlobalUnicast() && !ip.IsPrivate() && !ip.IsLoopback() && !ip.IsLinkLocalUnicast() &&
-		!cgnat.Contains(ip) && !(ip.Is4() && ip.As4()[0] == 0)
-}
-
 // Handle fetches the URL and answers the caller.
 func (t *Tool) Handle(ctx context.Context, p *Fetch, md xmlpipe.Metadata) (xmlpipe.Response, error) {
 	var c tools.Config
@@ -129,7 +111,7 @@ func (t *Tool) client(c tools.Config, timeout time.Duration) *http.Client {
 		if err != nil {
 			return fmt.Errorf("%w: %s", ErrAddress, address)
 		}
-		if !Public(ap.Addr()) && (t.Exempt == nil || !t.Exempt(ap)) {
+		if (!Public(ap.Addr()) || isLocal(ap.Addr())) && (t.Exempt == nil || !t.Exempt(ap)) {
 			return ErrAddress
 		}
 		return nil

@@ -16,17 +16,84 @@ import (
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
+// TestPublic is table-driven over every special-purpose range: its first
+// and last addresses are refused, named cases from issue 30 too, and the
+// addresses just outside are public.
 func TestPublic(t *testing.T) {
-	for addr, want := range map[string]bool{
-		"93.184.216.34": true, "2606:2800:220:1:248:1893:25c8:1946": true,
-		"127.0.0.1": false, "10.1.2.3": false, "172.16.0.1": false, "192.168.1.1": false, "169.254.169.254": false,
-		"169.254.1.1": false, "100.64.0.1": false, "0.0.0.0": false, "0.1.2.3": false, "::1": false, "::": false,
-		"fe80::1": false, "fc00::1": false, "fd00:ec2::254": false, "::ffff:127.0.0.1": false, "::ffff:10.0.0.1": false,
-		"224.0.0.1": false, "255.255.255.255": false,
+	for addr, want := range map[string]string{
+		// Public.
+		"93.184.216.34": "", "8.8.8.8": "", "1.1.1.1": "", "2606:2800:220:1:248:1893:25c8:1946": "", "2606:4700::1111": "",
+		"::ffff:8.8.8.8": "", "64:ff9b::808:808": "", "2002:808:808::1": "", "2002:808:808:1::2": "",
+		"192.0.1.1": "", "192.0.3.0": "", "198.17.255.255": "", "198.20.0.0": "", "100.63.255.255": "", "100.128.0.0": "",
+		"223.255.255.255": "", "198.51.99.255": "", "203.0.114.0": "", "192.88.98.255": "", "2001:200::1": "",
+		"2001:db9::1": "", "3fff:1000::1": "", "2620:4f:8001::1": "",
+		// Issue 30's list.
+		"192.0.2.1": "documentation, TEST-NET-1", "198.51.100.7": "TEST-NET-2", "203.0.113.9": "TEST-NET-3",
+		"2001:db8::1": "documentation (RFC 3849)", "198.18.0.1": "benchmarking", "198.19.255.254": "benchmarking",
+		"240.0.0.1": "reserved", "255.255.255.255": "broadcast", "0.0.0.0": "this network", "0.1.2.3": "this network",
+		"100.64.0.1": "carrier-grade NAT", "192.0.0.9": "IETF protocol assignments", "192.88.99.1": "6to4 relay",
+		"224.0.0.1": "multicast", "239.255.255.250": "multicast", "ff02::1": "multicast",
+		"64:ff9b::7f00:1": "NAT64 of loopback", "64:ff9b::a00:1": "NAT64 of private", "64:ff9b::c000:201": "NAT64 of documentation",
+		"64:ff9b:1::808:808": "local-use", "2002:7f00:1::1": "6to4 of loopback", "2002:a9fe:a9fe::": "6to4 of link-local",
+		"2002:c000:201::1": "6to4 of documentation", "2001::1": "Teredo", "2001:0:4136:e378:8000:63bf:3fff:fdd2": "Teredo",
+		"::ffff:127.0.0.1": "loopback", "::ffff:10.0.0.1": "private", "::7f00:1": "IPv4-compatible", "::ffff:0:a00:1": "IPv4-translated",
+		"fc00::1": "unique local", "fd00:ec2::254": "unique local", "fe80::1": "link-local", "fec0::1": "site-local",
+		"100::1": "discard-only", "2001:10::1": "ORCHID", "2001:20::1": "ORCHID", "2001:2::1": "benchmarking",
+		"3fff::1": "documentation (RFC 9637)", "5f00::1": "segment routing", "::1": "loopback", "::": "unspecified",
+		"127.0.0.1": "loopback", "10.1.2.3": "private", "172.16.0.1": "private", "192.168.1.1": "private",
+		"169.254.169.254": "cloud metadata", "100.100.100.200": "carrier-grade NAT", "fe80::1%eth0": "zoned",
+		"4000::1": "unallocated", "192.31.196.1": "AS112", "192.52.193.1": "AMT", "192.175.48.1": "AS112",
+		"2620:4f:8000::1": "AS112",
 	} {
-		if got := Public(netip.MustParseAddr(addr)); got != want {
-			t.Errorf("Public(%s) = %v, want %v", addr, got, want)
+		got := Special(netip.MustParseAddr(addr))
+		if (got == "") != (want == "") || !strings.Contains(got, want) {
+			t.Errorf("Special(%s) = %q, want %q", addr, got, want)
 		}
+		if Public(netip.MustParseAddr(addr)) != (want == "") {
+			t.Errorf("Public(%s) = %v", addr, !Public(netip.MustParseAddr(addr)))
+		}
+	}
+	// Every range of both registries, at both ends.
+	for _, b := range append(append([]block(nil), special4...), special6...) {
+		first, last := b.prefix.Masked().Addr(), lastAddr(b.prefix)
+		for _, ip := range []netip.Addr{first, last} {
+			if Public(ip) || (ip.Is6() && Public(netip.AddrFrom16(ip.As16()))) {
+				t.Errorf("%s (%s, %s) is public", ip, b.prefix, b.name)
+			}
+		}
+	}
+	if Public(netip.Addr{}) {
+		t.Error("the zero Addr is public")
+	}
+}
+
+// lastAddr is the highest address of p.
+func lastAddr(p netip.Prefix) netip.Addr {
+	a := p.Masked().Addr().AsSlice()
+	for i := p.Bits(); i < len(a)*8; i++ {
+		a[i/8] |= 0x80 >> (i % 8)
+	}
+	ip, _ := netip.AddrFromSlice(a)
+	return ip
+}
+
+// TestHostAddressesRefused: the host's own interface addresses are never
+// dialed, public or not.
+func TestHostAddressesRefused(t *testing.T) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			ip, _ := netip.AddrFromSlice(n.IP)
+			if !isLocal(ip) {
+				t.Errorf("%s is this host's, isLocal says no", ip)
+			}
+		}
+	}
+	if isLocal(netip.MustParseAddr("93.184.216.34")) {
+		t.Error("a remote address counted as local")
 	}
 }
 

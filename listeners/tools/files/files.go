@@ -1,6 +1,9 @@
 // Package files is the files tool: read, write, list and delete inside the
 // configured roots only. An empty roots list allows nothing; every access
-// goes through os.Root, so neither ".." nor a symlink leaves a root.
+// goes through os.Root, so neither ".." nor a symlink leaves a root. A path
+// names a root by its first segment (tools.Locate); errors show the path
+// as the caller names it, never a host path; only regular files are read
+// or written, so a FIFO or a device can never block a call.
 package files
 
 import (
@@ -10,9 +13,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -29,13 +32,15 @@ const (
 
 // Refusals.
 var (
-	ErrNoRoots    = errors.New("files: no roots configured (tool_config.files.allowed_paths); nothing is allowed")
-	ErrOutside    = errors.New("files: path is outside the allowed roots")
+	ErrNoRoots    = fmt.Errorf("files: %w", tools.ErrNoRoots)
+	ErrOutside    = fmt.Errorf("files: %w", tools.ErrOutside)
 	ErrReadOnly   = errors.New("files: read-only (tool_config read_only)")
 	ErrTooLarge   = errors.New("files: over the size cap")
 	ErrNotText    = errors.New("files: not UTF-8 text")
 	ErrRootItself = errors.New("files: refusing to delete a root")
 	ErrBadOp      = errors.New("files: unknown op")
+	ErrNotRegular = errors.New("files: not a regular file")
+	ErrNoRoot     = errors.New("files: root unavailable")
 )
 
 // Tool is the files listener.
@@ -45,6 +50,16 @@ type Tool struct {
 	// Callers lets an answer reach a caller that takes another payload
 	// (an agent takes text); nil: answer in the result type.
 	Callers tools.Callers
+}
+
+// Check is the load-time check of a files tool_config entry: its roots
+// exist, are directories, have distinct names and stay clear of the data
+// directory.
+func Check(c tools.Config) error {
+	if len(c.AllowedPaths) == 0 {
+		return nil // nothing allowed: nothing to check
+	}
+	return tools.CheckRoots(c.AllowedPaths, c.DataDir)
 }
 
 // Handle runs the operation and answers the caller; refusals and failures
@@ -61,55 +76,47 @@ func (t *Tool) Handle(_ context.Context, p *Files, md xmlpipe.Metadata) (xmlpipe
 	return tools.Answer(t.Callers, md, res), nil
 }
 
-// locate finds the root holding path and the path relative to it.
-func locate(roots []string, path string) (root, rel string, err error) {
-	if len(roots) == 0 {
-		return "", "", ErrNoRoots
-	}
-	if !filepath.IsAbs(path) {
-		return roots[0], filepath.Clean(path), checkRel(filepath.Clean(path))
-	}
-	path = filepath.Clean(path)
-	for _, r := range roots {
-		abs, err := filepath.Abs(r)
-		if err != nil {
-			continue
-		}
-		if rel, err := filepath.Rel(abs, path); err == nil && checkRel(rel) == nil {
-			return abs, rel, nil
-		}
-	}
-	return "", "", ErrOutside
-}
-
-func checkRel(rel string) error {
-	if rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		return ErrOutside
-	}
-	return nil
+// op is one operation on one path: the open root, the path inside it
+// and the name errors show.
+type op struct {
+	root *os.Root
+	rel  string
+	// shown is the path as the caller sees it (root name + rel).
+	shown string
 }
 
 func run(c tools.Config, p *Files, res *FilesResult) error {
-	rootDir, rel, err := locate(c.AllowedPaths, p.Path)
-	if err != nil {
-		return err
+	roots, err := tools.Roots(c.AllowedPaths)
+	if errors.Is(err, tools.ErrNoRoots) {
+		return ErrNoRoots
 	}
-	root, err := os.OpenRoot(rootDir)
 	if err != nil {
-		return fmt.Errorf("files: root %s: %w", rootDir, err)
+		return fmt.Errorf("%w: allowed_paths is misconfigured", ErrNoRoot) // details are the operator's (load time)
+	}
+	r, rel, err := tools.Locate(roots, p.Path)
+	if err != nil {
+		return fmt.Errorf("files: %w", err)
+	}
+	if tools.CheckOutsideData(r.Dir, c.DataDir) != nil {
+		return fmt.Errorf("%w: %s overlaps the organism's data directory", ErrNoRoot, r.Name)
+	}
+	root, err := os.OpenRoot(r.Dir)
+	if err != nil {
+		return fmt.Errorf("%w: %s (%w)", ErrNoRoot, r.Name, bare(err))
 	}
 	defer root.Close()
+	k := op{root: root, rel: rel, shown: r.Display(rel)}
 	maxBytes := tools.Or(c.MaxBytes, DefaultMaxBytes)
 	switch p.Op {
 	case "read":
-		return read(root, rel, maxBytes, res)
+		return k.read(maxBytes, res)
 	case "write":
 		if c.ReadOnly {
 			return ErrReadOnly
 		}
-		return write(root, rel, p, maxBytes, res)
+		return k.write(p, maxBytes, res)
 	case "list":
-		return list(root, rel, p.Recursive, res)
+		return k.list(p.Recursive, res)
 	case "delete":
 		if c.ReadOnly {
 			return ErrReadOnly
@@ -118,46 +125,68 @@ func run(c tools.Config, p *Files, res *FilesResult) error {
 			return ErrRootItself
 		}
 		if p.Recursive {
-			return clean(root.RemoveAll(rel))
+			return k.fail("delete", root.RemoveAll(rel))
 		}
-		return clean(root.Remove(rel))
+		return k.fail("delete", root.Remove(rel))
 	}
 	return fmt.Errorf("%w %q (want read, write, list or delete)", ErrBadOp, p.Op)
 }
 
-// clean strips the host path from an os.Root error, which would otherwise
-// tell the caller where the root lives.
-func clean(err error) error {
+// bare is the reason inside a path error, without the path (which would
+// tell the caller where a root lives).
+func bare(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return fmt.Errorf("files: %s %s: %w", pe.Op, filepath.Base(pe.Path), pe.Err)
+		return pe.Err
 	}
 	var le *os.LinkError
 	if errors.As(err, &le) {
-		return fmt.Errorf("files: %s: %w", le.Op, le.Err)
+		return le.Err
+	}
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		return se.Err
 	}
 	return err
 }
 
-func read(root *os.Root, rel string, maxBytes int, res *FilesResult) error {
-	f, err := root.Open(rel)
-	if err != nil {
-		return clean(err)
+// fail reports a failed op on the call's path, as the caller names it.
+func (k op) fail(op string, err error) error {
+	if err == nil {
+		return nil
 	}
-	defer f.Close()
-	st, err := f.Stat()
+	return fmt.Errorf("files: %s %s: %w", op, k.shown, bare(err))
+}
+
+// read returns a regular file's text. The file is stat'ed through the root
+// before it is opened, and opened non-blocking, so a FIFO, a socket or a
+// device is refused at once instead of holding the call (and a handler
+// slot) until someone feeds it.
+func (k op) read(maxBytes int, res *FilesResult) error {
+	st, err := k.root.Stat(k.rel)
 	if err != nil {
-		return clean(err)
+		return k.fail("read", err)
 	}
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("files: %s is not a regular file", rel)
+		return fmt.Errorf("%w: %s", ErrNotRegular, k.shown)
+	}
+	f, err := k.root.OpenFile(k.rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return k.fail("read", err)
+	}
+	defer f.Close()
+	if st, err = f.Stat(); err != nil {
+		return k.fail("read", err)
+	}
+	if !st.Mode().IsRegular() { // replaced between the stat and the open
+		return fmt.Errorf("%w: %s", ErrNotRegular, k.shown)
 	}
 	if st.Size() > int64(maxBytes) {
 		return fmt.Errorf("%w: %d bytes (max: %d)", ErrTooLarge, st.Size(), maxBytes)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, int64(maxBytes)+1))
 	if err != nil {
-		return clean(err)
+		return k.fail("read", err)
 	}
 	if len(b) > maxBytes {
 		return fmt.Errorf("%w: more than %d bytes", ErrTooLarge, maxBytes)
@@ -169,42 +198,56 @@ func read(root *os.Root, rel string, maxBytes int, res *FilesResult) error {
 	return nil
 }
 
-func write(root *os.Root, rel string, p *Files, maxBytes int, res *FilesResult) error {
+// write creates or replaces (or appends to) a regular file; an existing
+// path that is anything else is refused before it is opened, and the open
+// is non-blocking as a second guard.
+func (k op) write(p *Files, maxBytes int, res *FilesResult) error {
 	if len(p.Content) > maxBytes {
 		return fmt.Errorf("%w: content is %d bytes (max: %d)", ErrTooLarge, len(p.Content), maxBytes)
 	}
-	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	if p.Append {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	if st, err := k.root.Stat(k.rel); err == nil && !st.Mode().IsRegular() {
+		return fmt.Errorf("%w: %s", ErrNotRegular, k.shown)
 	}
-	f, err := root.OpenFile(rel, flags, 0o644)
+	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC | syscall.O_NONBLOCK
+	if p.Append {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND | syscall.O_NONBLOCK
+	}
+	f, err := k.root.OpenFile(k.rel, flags, 0o644)
 	if err != nil {
-		return clean(err)
+		return k.fail("write", err)
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		_ = f.Close()
+		if err != nil {
+			return k.fail("write", err)
+		}
+		return fmt.Errorf("%w: %s", ErrNotRegular, k.shown)
 	}
 	n, err := f.WriteString(p.Content)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return clean(err)
+		return k.fail("write", err)
 	}
 	res.BytesWritten = n
 	return nil
 }
 
-func list(root *os.Root, rel string, recursive bool, res *FilesResult) error {
-	st, err := root.Stat(rel)
+// list returns a directory's entries (all the way down when recursive).
+func (k op) list(recursive bool, res *FilesResult) error {
+	st, err := k.root.Stat(k.rel)
 	if err != nil {
-		return clean(err)
+		return k.fail("list", err)
 	}
 	if !st.IsDir() {
-		return fmt.Errorf("files: %s is not a directory", rel)
+		return fmt.Errorf("files: %s is not a directory", k.shown)
 	}
-	err = fs.WalkDir(root.FS(), filepath.ToSlash(rel), func(path string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(k.root.FS(), k.rel, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if path == filepath.ToSlash(rel) {
+		if path == k.rel {
 			return nil
 		}
 		if len(res.Entries) >= MaxEntries {
@@ -212,8 +255,8 @@ func list(root *os.Root, rel string, recursive bool, res *FilesResult) error {
 			return fs.SkipAll
 		}
 		name := path
-		if rel != "." {
-			name = strings.TrimPrefix(path, filepath.ToSlash(rel)+"/")
+		if k.rel != "." {
+			name = strings.TrimPrefix(path, k.rel+"/")
 		}
 		e := Entry{Name: name, Type: "other"}
 		switch {
@@ -232,7 +275,7 @@ func list(root *os.Root, rel string, recursive bool, res *FilesResult) error {
 		return nil
 	})
 	if err != nil {
-		return clean(err)
+		return k.fail("list", err)
 	}
 	sort.Slice(res.Entries, func(i, j int) bool { return res.Entries[i].Name < res.Entries[j].Name })
 	return nil

@@ -3,10 +3,13 @@ package files
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -94,6 +97,13 @@ func TestFiles(t *testing.T) {
 		{"read-only delete", tools.Config{AllowedPaths: []string{root}, ReadOnly: true}, Files{Op: "delete", Path: "a.txt"}, "read-only"},
 		{"delete root", c, Files{Op: "delete", Path: root, Recursive: true}, "refusing to delete a root"},
 		{"missing", c, Files{Op: "read", Path: "nope.txt"}, "no such file"},
+		{"missing, absolute", c, Files{Op: "read", Path: filepath.Join(root, "sub", "nope.txt")}, "read " + filepath.Base(root) + "/sub/nope.txt: no such file"},
+		{"missing dir to list", c, Files{Op: "list", Path: "nodir"}, "list " + filepath.Base(root) + "/nodir: no such file"},
+		{"list a file", c, Files{Op: "list", Path: "a.txt"}, filepath.Base(root) + "/a.txt is not a directory"},
+		{"delete missing", c, Files{Op: "delete", Path: "gone/x"}, "delete " + filepath.Base(root) + "/gone/x: no such file"},
+		{"missing root", tools.Config{AllowedPaths: []string{filepath.Join(outside, "no-such-root")}}, Files{Op: "read", Path: "a.txt"}, "root unavailable: no-such-root"},
+		{"read a directory", c, Files{Op: "read", Path: "."}, "not a regular file"},
+		{"write over a directory", c, Files{Op: "write", Path: ".", Content: "x"}, "not a regular file"},
 		{"bad op", c, Files{Op: "chmod", Path: "a.txt"}, "unknown op"},
 	}
 	for _, tc := range refusals {
@@ -102,7 +112,7 @@ func TestFiles(t *testing.T) {
 			if !strings.Contains(r.Error, tc.want) {
 				t.Fatalf("error %q, want %q", r.Error, tc.want)
 			}
-			if strings.Contains(r.Error, outside) || (tc.name != "absolute outside" && strings.Contains(r.Error, root)) {
+			if strings.Contains(r.Error, outside) || strings.Contains(r.Error, root) {
 				t.Fatalf("error leaks a host path: %q", r.Error)
 			}
 		})
@@ -112,5 +122,200 @@ func TestFiles(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(outside, "secret.txt")); string(b) != "secret" {
 		t.Fatal("outside file changed")
+	}
+}
+
+// TestFilesRootNames: a path's first segment names a root (its base name),
+// whatever the number of roots; other relative paths are in the first root.
+func TestFilesRootNames(t *testing.T) {
+	base := t.TempDir()
+	notes, docs := filepath.Join(base, "notes"), filepath.Join(base, "docs")
+	for _, d := range []string{notes, docs, filepath.Join(notes, "notes")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(path, content string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(notes, "hello.txt"), "hello from notes")
+	write(filepath.Join(notes, "notes", "hello.txt"), "hello from notes/notes")
+	write(filepath.Join(docs, "hello.txt"), "hello from docs")
+
+	for _, roots := range [][]string{{notes}, {notes, docs}} {
+		c := tools.Config{AllowedPaths: roots}
+		for path, want := range map[string]string{
+			"notes/hello.txt":       "hello from notes",
+			"hello.txt":             "hello from notes",
+			"./notes/hello.txt":     "hello from notes",
+			"notes/notes/hello.txt": "hello from notes/notes",
+			notes + "/hello.txt":    "hello from notes",
+		} {
+			if r := call(t, c, Files{Op: "read", Path: path}); r.Error != "" || r.Content != want {
+				t.Errorf("roots %v: read %s = %+v, want %q", roots, path, r, want)
+			}
+		}
+		r := call(t, c, Files{Op: "list", Path: "notes"})
+		if r.Error != "" || len(r.Entries) != 2 || r.Entries[0].Name != "hello.txt" || r.Entries[1].Name != "notes" {
+			t.Errorf("roots %v: list notes = %+v", roots, r)
+		}
+	}
+	c := tools.Config{AllowedPaths: []string{notes, docs}}
+	if r := call(t, c, Files{Op: "read", Path: "docs/hello.txt"}); r.Content != "hello from docs" {
+		t.Fatalf("second root by name: %+v", r)
+	}
+	if r := call(t, c, Files{Op: "write", Path: "docs/new.txt", Content: "n"}); r.Error != "" {
+		t.Fatalf("write in the second root: %+v", r)
+	}
+	if b, err := os.ReadFile(filepath.Join(docs, "new.txt")); err != nil || string(b) != "n" {
+		t.Fatalf("written where? %q %v", b, err)
+	}
+	if r := call(t, c, Files{Op: "read", Path: "docs/../notes/hello.txt"}); r.Content != "hello from notes" {
+		t.Fatalf("dot-dot between names: %+v", r)
+	}
+	if r := call(t, c, Files{Op: "delete", Path: "docs"}); !strings.Contains(r.Error, "refusing to delete a root") {
+		t.Fatalf("delete a root by name: %+v", r)
+	}
+	// Two roots of one name cannot be told apart: refused.
+	twin := filepath.Join(base, "other", "notes")
+	if err := os.MkdirAll(twin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := call(t, tools.Config{AllowedPaths: []string{notes, twin}}, Files{Op: "read", Path: "notes/hello.txt"})
+	if !strings.Contains(r.Error, "misconfigured") || strings.Contains(r.Error, base) {
+		t.Fatalf("twin roots: %+v", r)
+	}
+}
+
+// TestFilesNonRegularNeverBlocks: reads and writes of a FIFO or a socket
+// inside a root are refused at once; 20 concurrent reads of a FIFO nobody
+// writes to all answer promptly (they used to hold their handler slots
+// until the FIFO was fed).
+func TestFilesNonRegularNeverBlocks(t *testing.T) {
+	root := t.TempDir()
+	fifo := filepath.Join(root, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(root, "sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := os.Symlink("fifo", filepath.Join(root, "to-fifo")); err != nil {
+		t.Fatal(err)
+	}
+	c := tools.Config{AllowedPaths: []string{root}}
+
+	const n = 20
+	errs := make(chan string, n)
+	for range n {
+		go func() {
+			resp, err := (&Tool{Policy: tools.Fixed(c)}).Handle(context.Background(), &Files{Op: "read", Path: "fifo"},
+				xmlpipe.Metadata{From: "agent"})
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			errs <- resp.(*xmlpipe.RespondResponse).Payload.(*FilesResult).Error
+		}()
+	}
+	deadline := time.After(10 * time.Second)
+	for i := range n {
+		select {
+		case e := <-errs:
+			if !strings.Contains(e, "not a regular file") || strings.Contains(e, root) {
+				t.Errorf("read %d: error %q", i, e)
+			}
+		case <-deadline:
+			// Unblock the stuck readers so the test process can end.
+			if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+				_ = w.Close()
+			}
+			t.Fatalf("only %d of %d FIFO reads answered within 10s", i, n)
+		}
+	}
+	for _, tc := range []Files{
+		{Op: "read", Path: "to-fifo"},
+		{Op: "read", Path: "sock"},
+		{Op: "write", Path: "fifo", Content: "x"},
+		{Op: "write", Path: "fifo", Content: "x", Append: true},
+		{Op: "write", Path: "to-fifo", Content: "x"},
+		{Op: "write", Path: "sock", Content: "x"},
+	} {
+		done := make(chan *FilesResult, 1)
+		go func() { done <- call(t, c, tc) }()
+		select {
+		case r := <-done:
+			if !strings.Contains(r.Error, "not a regular file") {
+				t.Errorf("%+v: %+v", tc, r)
+			}
+		case <-time.After(10 * time.Second):
+			if r, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
+				_ = r.Close()
+			}
+			t.Fatalf("%+v blocked", tc)
+		}
+	}
+	// Deleting a FIFO is fine (unlink never blocks).
+	if r := call(t, c, Files{Op: "delete", Path: "fifo"}); r.Error != "" {
+		t.Fatalf("delete fifo: %+v", r)
+	}
+}
+
+func TestCheckRoots(t *testing.T) {
+	base := t.TempDir()
+	data := filepath.Join(base, "data")
+	notes := filepath.Join(base, "notes")
+	file := filepath.Join(base, "file.txt")
+	for _, d := range []string{data, notes, filepath.Join(data, "keys")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(data, filepath.Join(base, "data-link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		paths []string
+		want  string
+	}{
+		{"ok", []string{notes}, ""},
+		{"none", nil, ""},
+		{"missing", []string{filepath.Join(base, "nope")}, "does not exist"},
+		{"a file", []string{file}, "is not a directory"},
+		{"the data directory", []string{data}, "data directory"},
+		{"inside it", []string{filepath.Join(data, "keys")}, "data directory"},
+		{"containing it", []string{base}, "data directory"},
+		{"a symlink to it", []string{filepath.Join(base, "data-link")}, "data directory"},
+		{"the filesystem root", []string{"/"}, "named directory"},
+		{"twins", []string{notes, filepath.Join(data, "..", "notes")}, "both named"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Check(tools.Config{AllowedPaths: tc.paths, DataDir: data})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	// The call refuses a root overlapping the data directory too (a policy
+	// built in code skips the load-time check).
+	if r := call(t, tools.Config{AllowedPaths: []string{data}, DataDir: data}, Files{Op: "read", Path: "keys"}); !strings.Contains(r.Error, "data directory") ||
+		strings.Contains(r.Error, base) {
+		t.Fatalf("data directory at call time: %+v", r)
 	}
 }

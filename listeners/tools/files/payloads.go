@@ -3,7 +3,7 @@ package files
 // Files reads, writes, lists or deletes a file inside the configured roots.
 type Files struct {
 	Op        string `enum:"read|write|list|delete" doc:"read, write, list or delete"`
-	Path      string `doc:"the file or directory: absolute inside a root, or relative to the first root"`
+	Path      string `doc:"the file or directory: its first segment names a root (notes/a.txt is a.txt in the root named notes); any other relative path is inside the first root"`
 	Content   string `xml:",omitempty" doc:"write: the text to write"`
 	Append    bool   `xml:",omitempty" doc:"write: append instead of replacing"`
 	Recursive bool   `xml:",omitempty" doc:"list: descend into directories; delete: remove a directory and its contents"`

@@ -1,6 +1,10 @@
 // Package kv is the key_value tool: get, set and delete in a SQLite table
-// (tools.db in the organism's data directory, else in memory), namespaced
-// per thread unless the caller names a namespace, with expiry honoured.
+// (tools.db in the organism's data directory, else in memory), with expiry
+// honoured. Namespaces belong to their owner: the default namespace is the
+// caller's thread, reachable from that thread only (a namespace naming a
+// thread is refused); a named namespace is the calling user's own
+// (xmlpipe.Metadata.User; the organism's own traffic has one of its own)
+// unless tool_config declares it in shared_namespaces.
 package kv
 
 import (
@@ -9,6 +13,9 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
@@ -22,9 +29,14 @@ const Name = "key_value"
 
 // Limits.
 const (
-	MaxKeyBytes     = 256
-	DefaultMaxBytes = 64 << 10
+	MaxKeyBytes       = 256
+	MaxNamespaceBytes = 256
+	DefaultMaxBytes   = 64 << 10
 )
+
+// ThreadPrefix begins the stored name of a thread's namespace; callers
+// cannot name one.
+const ThreadPrefix = "thread:"
 
 // Refusals.
 var (
@@ -33,7 +45,40 @@ var (
 	ErrTTL      = errors.New("key_value: ttl must not be negative")
 	ErrBadOp    = errors.New("key_value: unknown op")
 	ErrReadOnly = errors.New("key_value: read-only (tool_config read_only)")
+	ErrThreadNS = errors.New("key_value: a thread's namespace is reachable only from that thread: leave <Namespace> empty for yours")
+	ErrNS       = errors.New("key_value: namespace must be at most 256 bytes")
+	ErrConfig   = errors.New("key_value")
 )
+
+// Check is the load-time check of a key_value tool_config entry: every
+// shared namespace is a name a caller could give.
+func Check(c tools.Config) error {
+	for _, ns := range c.SharedNamespaces {
+		if ns == "" || len(ns) > MaxNamespaceBytes || strings.HasPrefix(ns, ThreadPrefix) {
+			return fmt.Errorf("%w: shared_namespaces: %q is not a namespace a caller can name (1 to %d bytes, not thread:…)",
+				ErrConfig, ns, MaxNamespaceBytes)
+		}
+	}
+	return nil
+}
+
+// Namespace is where a call's keys live, as stored: "thread:<id>" for the
+// caller's thread, "shared:<name>" for a shared namespace, and
+// "user:<len>:<user>:<name>" for a user's own (the length makes the user
+// and the name unambiguous; user "" is the organism's own traffic).
+func Namespace(c tools.Config, name string, md xmlpipe.Metadata) (string, error) {
+	switch {
+	case name == "":
+		return ThreadPrefix + md.ThreadID, nil
+	case strings.HasPrefix(name, ThreadPrefix):
+		return "", ErrThreadNS
+	case len(name) > MaxNamespaceBytes:
+		return "", ErrNS
+	case slices.Contains(c.SharedNamespaces, name):
+		return "shared:" + name, nil
+	}
+	return "user:" + strconv.Itoa(len(md.User)) + ":" + md.User + ":" + name, nil
+}
 
 // Store is the key-value table.
 type Store struct {
@@ -53,15 +98,63 @@ func Open(dir string, now func() time.Time) (*Store, error) {
 		return nil, fmt.Errorf("key_value: %w", err)
 	}
 	db.SetMaxOpenConns(1) // one connection: the in-memory database is per connection
-	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS kv (
-		namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, expires_at INTEGER,
-		PRIMARY KEY (namespace, key))`); err != nil {
+	if err := migrate(db); err != nil {
 		return nil, errors.Join(fmt.Errorf("key_value: %w", err), db.Close())
 	}
 	if now == nil {
 		now = time.Now
 	}
 	return &Store{db: db, now: now}, nil
+}
+
+// schemaVersion is the table's layout: 1 stores namespaces as Namespace
+// names them. Version 0 stored a named namespace as given, shared by every
+// caller; migrate moves those rows into the organism's own space (their
+// owner is not known), where no user reaches them.
+const schemaVersion = 1
+
+func migrate(db *sql.DB) error {
+	tx, err := db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it does nothing
+	var version int
+	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil {
+		return err
+	}
+	if version >= schemaVersion {
+		return nil
+	}
+	var tables int
+	if err := tx.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'kv'`).Scan(&tables); err != nil {
+		return err
+	}
+	const create = `CREATE TABLE kv (
+		namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, expires_at INTEGER,
+		PRIMARY KEY (namespace, key))`
+	if tables == 0 {
+		if _, err := tx.Exec(create); err != nil {
+			return err
+		}
+	} else {
+		for _, q := range []string{
+			`ALTER TABLE kv RENAME TO kv_v0`,
+			create,
+			`INSERT INTO kv (namespace, key, value, expires_at) SELECT
+				CASE WHEN substr(namespace, 1, 7) = 'thread:' THEN namespace ELSE 'user:0::' || namespace END,
+				key, value, expires_at FROM kv_v0`,
+			`DROP TABLE kv_v0`,
+		} {
+			if _, err := tx.Exec(q); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := tx.Exec(`PRAGMA user_version = ` + strconv.Itoa(schemaVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // Close closes the database.
@@ -129,9 +222,9 @@ func (t *Tool) run(ctx context.Context, c tools.Config, p *KeyValue, md xmlpipe.
 	if len(p.Key) == 0 || len(p.Key) > MaxKeyBytes {
 		return ErrKey
 	}
-	ns := p.Namespace
-	if ns == "" {
-		ns = "thread:" + md.ThreadID
+	ns, err := Namespace(c, p.Namespace, md)
+	if err != nil {
+		return err
 	}
 	switch p.Op {
 	case "get":

@@ -2,6 +2,8 @@ package kv
 
 import (
 	"context"
+	"database/sql"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -91,6 +93,135 @@ func TestKeyValue(t *testing.T) {
 		resp, _ := ro.Handle(context.Background(), &KeyValue{Op: "set", Key: "k", Value: "v"}, xmlpipe.Metadata{ThreadID: "t"})
 		if r := resp.(*xmlpipe.RespondResponse).Payload.(*KeyValueResult); !strings.Contains(r.Error, "read-only") {
 			t.Fatalf("read-only: %+v", r)
+		}
+	}
+}
+
+// TestNamespacesBelongToTheirOwner: a thread's namespace is reachable from
+// that thread only, a named namespace is the calling user's own unless
+// shared by the configuration.
+func TestNamespacesBelongToTheirOwner(t *testing.T) {
+	s, err := Open("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tool := &Tool{Store: s, Policy: tools.Fixed(tools.Config{SharedNamespaces: []string{"team"}})}
+	call := func(user, thread string, p KeyValue) *KeyValueResult {
+		t.Helper()
+		resp, err := tool.Handle(context.Background(), &p, xmlpipe.Metadata{From: "agent", ThreadID: thread, User: user})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.(*xmlpipe.RespondResponse).Payload.(*KeyValueResult)
+	}
+	const ta, tb = "aaaaaaaa-0000-4000-8000-000000000001", "bbbbbbbb-0000-4000-8000-000000000002"
+	if r := call("alice", ta, KeyValue{Op: "set", Key: "k", Value: "alice's"}); r.Error != "" {
+		t.Fatal(r.Error)
+	}
+	for _, ns := range []string{"thread:" + ta, "thread:" + tb, "thread:", "thread:x"} {
+		for _, op := range []KeyValue{{Op: "get", Key: "k", Namespace: ns}, {Op: "set", Key: "k", Value: "bob's", Namespace: ns},
+			{Op: "delete", Key: "k", Namespace: ns}} {
+			if r := call("bob", tb, op); r.Error != ErrThreadNS.Error() || r.Found || r.Value != "" {
+				t.Errorf("bob %s in %s: %+v", op.Op, ns, r)
+			}
+		}
+	}
+	if r := call("alice", ta, KeyValue{Op: "get", Key: "k"}); r.Value != "alice's" {
+		t.Fatalf("alice's value: %+v", r)
+	}
+	// Named namespaces: per user; "team" is shared.
+	call("alice", ta, KeyValue{Op: "set", Key: "k", Value: "alice notes", Namespace: "notes"})
+	call("alice", ta, KeyValue{Op: "set", Key: "k", Value: "for the team", Namespace: "team"})
+	for _, tc := range []struct {
+		user, ns, want string
+	}{
+		{"alice", "notes", "alice notes"},
+		{"bob", "notes", ""},
+		{"", "notes", ""}, // the organism's own traffic is nobody's user
+		{"alice:5", "notes", ""},
+		{"bob", "team", "for the team"},
+		{"", "team", "for the team"},
+	} {
+		if r := call(tc.user, tb, KeyValue{Op: "get", Key: "k", Namespace: tc.ns}); r.Value != tc.want || r.Found != (tc.want != "") {
+			t.Errorf("user %q, namespace %q: %+v, want %q", tc.user, tc.ns, r, tc.want)
+		}
+	}
+	if r := call("bob", tb, KeyValue{Op: "set", Key: "k", Value: "bob notes", Namespace: "notes"}); r.Error != "" {
+		t.Fatal(r.Error)
+	}
+	if r := call("alice", ta, KeyValue{Op: "get", Key: "k", Namespace: "notes"}); r.Value != "alice notes" {
+		t.Fatalf("bob overwrote alice's namespace: %+v", r)
+	}
+	if r := call("bob", tb, KeyValue{Op: "get", Key: "k", Namespace: strings.Repeat("n", 257)}); !strings.Contains(r.Error, "at most 256") {
+		t.Fatalf("long namespace: %+v", r)
+	}
+	// Stored names cannot be confused: user "a" with namespace "b:c" is not
+	// user "a:b" with namespace "c".
+	n1, _ := Namespace(tools.Config{}, "b:c", xmlpipe.Metadata{User: "a"})
+	n2, _ := Namespace(tools.Config{}, "c", xmlpipe.Metadata{User: "a:b"})
+	if n1 == n2 {
+		t.Fatalf("%q == %q", n1, n2)
+	}
+}
+
+// TestMigration: a version-0 tools.db (named namespaces stored as given,
+// shared by everyone) is moved into the organism's own space on open.
+func TestMigration(t *testing.T) {
+	dir := t.TempDir()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "tools.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`CREATE TABLE kv (namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, expires_at INTEGER, PRIMARY KEY (namespace, key))`,
+		`INSERT INTO kv VALUES ('thread:t1', 'k', 'thread value', NULL), ('team', 'k', 'old team', NULL),
+			('user:5:alice:notes', 'k', 'forged', NULL), ('user:0::team', 'k', 'raw', NULL)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second open finds version 1 and changes nothing
+		s, err := Open(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		for _, tc := range []struct{ user, thread, ns, want string }{
+			{"", "t1", "", "thread value"},
+			{"", "x", "team", "old team"},
+			{"bob", "x", "team", ""},
+			{"alice", "x", "notes", ""},
+			{"", "x", "user:0::team", "raw"},
+		} {
+			ns, err := Namespace(tools.Config{}, tc.ns, xmlpipe.Metadata{User: tc.user, ThreadID: tc.thread})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v, _, err := s.Get(ctx, ns, "k"); err != nil || v != tc.want {
+				t.Errorf("%+v: %q %v", tc, v, err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		shared []string
+		ok     bool
+	}{
+		{nil, true}, {[]string{"team", "ops"}, true}, {[]string{""}, false}, {[]string{"thread:x"}, false},
+		{[]string{strings.Repeat("n", 257)}, false},
+	} {
+		if err := Check(tools.Config{SharedNamespaces: tc.shared}); (err == nil) != tc.ok {
+			t.Errorf("%q: %v", tc.shared, err)
 		}
 	}
 }

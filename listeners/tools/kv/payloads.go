@@ -5,7 +5,7 @@ type KeyValue struct {
 	Op         string `enum:"get|set|delete" doc:"get, set or delete"`
 	Key        string `doc:"the key (at most 256 bytes)"`
 	Value      string `xml:",omitempty" doc:"set: the value"`
-	Namespace  string `xml:",omitempty" doc:"the namespace; default: the conversation's thread"`
+	Namespace  string `xml:",omitempty" doc:"a namespace of your own (or one the configuration shares); default: this thread's, which no other thread reaches"`
 	TTLSeconds int64  `xml:",omitempty" doc:"set: seconds until the value expires (0 = never)"`
 }
 
