@@ -42,7 +42,7 @@ type Router struct {
 	cfg    RouterConfig
 	log    *slog.Logger
 	rr     atomic.Uint64
-	usage  usageBook
+	usage  *usageBook // shared with the router it replaced (ShareUsage)
 }
 
 // NewRouter returns a router over cfg.Backends.
@@ -57,7 +57,7 @@ func NewRouter(cfg RouterConfig) *Router {
 		cfg.Sleep = sleep
 	}
 	base, cancel := context.WithCancel(context.Background())
-	return &Router{base: base, cancel: cancel, cfg: cfg, log: cfg.Logger}
+	return &Router{base: base, cancel: cancel, cfg: cfg, log: cfg.Logger, usage: &usageBook{}}
 }
 
 // Close cancels every request in flight and refuses new ones; it is safe to
