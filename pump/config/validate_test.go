@@ -64,6 +64,11 @@ func TestValidateBuiltInCode(t *testing.T) {
 		{"gateway without remote_url accepts the peer's link", func(o *Organism) {
 			o.Gateways = []Gateway{{Name: "inbound", TrustedIdentity: "/k.pub", Export: []string{"Greeting"}}}
 		}, nil},
+		{"bind every interface", func(o *Organism) { o.Organism.Bind = "0.0.0.0" }, nil},
+		{"bind ipv6 loopback", func(o *Organism) { o.Organism.Bind = "[::1]" }, nil},
+		{"bind a host name", func(o *Organism) { o.Organism.Bind = "example.org" }, []string{
+			`organism.bind: want an IP address (127.0.0.1, ::1, 0.0.0.0) or localhost, got "example.org"`,
+		}},
 		{"oob disabled may share a port", func(o *Organism) { o.OOB.Enabled = false; o.OOB.Port = o.Organism.Port }, nil},
 		{"oob ipv6 loopback", func(o *Organism) { o.OOB.Bind = "::1" }, nil},
 		{"oob hostname", func(o *Organism) { o.OOB.Bind = "example.org" }, []string{
