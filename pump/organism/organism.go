@@ -87,7 +87,9 @@ type Organism struct {
 	// BootThread is the thread of the boot message (after Start).
 	BootThread string
 	// LLM is the router of the llm: section; nil when no backend is usable
-	// (no backend configured, or every api_key_env variable unset).
+	// (no backend configured, or every api_key_env variable unset). It is
+	// the router assembly built: a reload that changes the llm: section
+	// puts a new one in force, which shares its usage ledger.
 	LLM      *llm.Router
 	router   *llm.Router
 	layer    *llmLayer
