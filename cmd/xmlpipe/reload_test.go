@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -465,5 +466,56 @@ func TestRunOOBListenerSurvivesReloadAndRestart(t *testing.T) {
 	stored, err := oob.ReadListeners(filepath.Join(data, listenerStore))
 	if err != nil || len(stored) != 0 {
 		t.Fatalf("stored after unregister: %v %v", stored, err)
+	}
+}
+
+// TestRunBindsLoopback: without --listen the bus listens on
+// organism.bind (default 127.0.0.1) and organism.port; --insecure-dev
+// refuses an address other machines could reach.
+func TestRunBindsLoopback(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	dir := helloDir(t)
+	cfg := filepath.Join(dir, "organism.yaml")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, cfg, strings.Replace(string(b), "port: 8765", fmt.Sprintf("port: %d", port), 1))
+	s := startServed(t, dir, false, "run", "--insecure-dev", "--data", filepath.Join(dir, "data"), "organism.yaml")
+	if want := fmt.Sprintf("http://127.0.0.1:%d", port); s.url != want {
+		t.Fatalf("announced %q, want %q", s.url, want)
+	}
+	if status, _ := s.call(t, "GET", "/health", "", nil); status != 200 {
+		t.Fatalf("health: %d", status)
+	}
+
+	tests := []struct {
+		name string
+		yaml string
+		args []string
+	}{
+		{"--listen on every interface", "", []string{"--listen", "0.0.0.0:0"}},
+		{"--listen without a host", "", []string{"--listen", ":0"}},
+		{"organism.bind on every interface", "  bind: 0.0.0.0\n", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := helloDir(t)
+			cfg := filepath.Join(dir, "organism.yaml")
+			b, err := os.ReadFile(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, cfg, strings.Replace(string(b), "  port: 8765\n", "  port: 8765\n"+tc.yaml, 1))
+			r := runBinary(t, dir, "", append([]string{"run", "--insecure-dev", "organism.yaml"}, tc.args...)...)
+			if r.code != 1 || !strings.Contains(r.stderr, "--insecure-dev serves without TLS or login, so only on a loopback address") {
+				t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+			}
+		})
 	}
 }
