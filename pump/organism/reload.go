@@ -137,7 +137,11 @@ func (o *Organism) plan(cfg *config.Organism) (*Plan, error) {
 		}
 		return nil, errors.Join(errs...)
 	}
-	// Gateways registered while running (OOB) stay, as they are not in the file.
+	// Gateways registered while running (OOB) stay, as they are not in the
+	// file (on a copy: the caller's configuration is left as it is).
+	c := *cfg
+	cfg = &c
+	cfg.Gateways = slices.Clone(cfg.Gateways)
 	for _, g := range old.Gateways {
 		if g.TrustedKey != nil {
 			cfg.Gateways = append(cfg.Gateways, g)
@@ -169,7 +173,7 @@ func (o *Organism) plan(cfg *config.Organism) (*Plan, error) {
 		case u == nil:
 			p.report.Added = append(p.report.Added, e.lc.Name)
 			build = append(build, e)
-		case u.changed(e, layer, old, cfg, fresh, flip):
+		case u.changed(e, old, cfg, fresh, flip):
 			p.report.Changed = append(p.report.Changed, e.lc.Name)
 			p.retiring = append(p.retiring, u)
 			build = append(build, e)
@@ -183,6 +187,7 @@ func (o *Organism) plan(cfg *config.Organism) (*Plan, error) {
 			p.retiring = append(p.retiring, u)
 		}
 	}
+	slices.Sort(p.report.Removed)
 	// An unchanged agent whose peers changed gets a new version too: its
 	// usage instructions describe them.
 	touched := p.touchedNames(build)
@@ -260,7 +265,7 @@ func (o *Organism) entries(cfg *config.Organism, layer *llmLayer, extra map[stri
 // files changed (wasm), its router, prompt or budgets changed (agents), or
 // whether an LLM backend is usable at all changed (catalog listeners get
 // the completer then or not).
-func (u *unit) changed(e planEntry, layer *llmLayer, old, cfg *config.Organism, fresh, flip bool) bool {
+func (u *unit) changed(e planEntry, old, cfg *config.Organism, fresh, flip bool) bool {
 	if u.partial.Load() || u.kind != e.kind || !reflect.DeepEqual(u.lc, e.lc) {
 		return true
 	}
