@@ -59,8 +59,11 @@
 // conversation reaches it; the conversations already running keep reaching
 // it until they complete, and the answer comes once they and its running
 // handlers are done with it), each with a listener-event push. Listeners
-// changed this way are not written to organism.yaml: a reload or restart
-// goes back to the file.
+// changed this way are not written to organism.yaml. Those registered are
+// stored in Target.ListenerFile (xmlpipe run: data/oob-listeners.json),
+// registered again at the next start and kept by reloads, which leave
+// them alone; unregister-listener forgets them. A configured listener
+// that was unregistered comes back with the next reload or restart.
 //
 // # Registering listeners
 //

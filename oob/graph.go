@@ -47,7 +47,7 @@ func (o *operations) buildGraph(includeRemote bool) organismGraph {
 		}
 	}
 	gateways := map[string]bool{}
-	for _, gw := range o.t.Config.Gateways {
+	for _, gw := range o.t.config().Gateways {
 		gateways[strings.ToLower(gw.Name)] = true
 		if includeRemote {
 			g.Nodes = append(g.Nodes, graphNode{Name: gw.Name, Kind: "gateway", RootTag: gw.RemoteURL})

@@ -99,7 +99,7 @@ func newFixtureFrom(t testing.TB, path string, mutate func(*Options)) *fixture {
 	cfg.UnixSocket = filepath.Join(f.dir, "run", "oob.sock")
 	opts := Options{Config: cfg, Owner: pub, Logger: log, Clock: f.clock,
 		Target: Target{Pump: o.Pump, Config: o.Config, Journal: o.Store(), LogLevel: f.level, Listeners: o,
-			GatewayFile: filepath.Join(f.dir, "gateways.json"),
+			GatewayFile: filepath.Join(f.dir, "gateways.json"), ListenerFile: filepath.Join(f.dir, "listeners.json"),
 			Stopper: StopperFunc(func(graceful bool, timeout time.Duration, reason string) {
 				f.stopped <- reason
 			})}}

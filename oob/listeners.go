@@ -33,6 +33,17 @@ func (o *operations) registerListener(p *Operations) reply {
 		}
 		return o.s.fail(p.ID, code, "the listener could not be registered", err.Error())
 	}
+	if err := o.storeListener(*a); err != nil {
+		// Not stored, not kept: it would vanish at the next start.
+		ctx, cancel := context.WithTimeout(context.Background(), unregisterTimeout)
+		rerr := o.t.Listeners.RemoveListener(ctx, a.Name)
+		cancel()
+		if rerr != nil {
+			o.s.log.Error("listener registered over OOB but neither stored nor removed", "listener", a.Name,
+				"error", err, "remove_error", rerr)
+		}
+		return o.s.fail(p.ID, CodeInternal, "the listener could not be stored", err.Error())
+	}
 	o.cmu.Lock()
 	o.classes[lowerName(a.Name)] = a.Class
 	o.cmu.Unlock()
@@ -49,7 +60,21 @@ func (o *operations) unregisterListener(p *Operations) reply {
 	name := p.UnregisterListener.Name
 	ctx, cancel := context.WithTimeout(context.Background(), unregisterTimeout)
 	defer cancel()
-	if err := o.t.Listeners.RemoveListener(ctx, name); err != nil {
+	err := o.t.Listeners.RemoveListener(ctx, name)
+	if err == nil || errors.Is(err, pump.ErrUnknownListener) || errors.Is(err, context.DeadlineExceeded) {
+		// Gone from the table (or never there): not registered again at
+		// the next start.
+		stored, ferr := o.forgetListener(name)
+		if ferr != nil {
+			return o.s.fail(p.ID, CodeInternal, "the listener store could not be written", ferr.Error())
+		}
+		if stored && errors.Is(err, pump.ErrUnknownListener) {
+			o.s.log.Warn("stored listener forgotten over OOB (it was not running)", "listener", name)
+			return reply{resp: o.s.response(p.ID, ResponsePayload{Ack: &Ack{Success: true,
+				Message: "listener " + name + " forgotten (it was not running)"}})}
+		}
+	}
+	if err != nil {
 		code := CodeInvalidArgument
 		switch {
 		case errors.Is(err, pump.ErrUnknownListener):

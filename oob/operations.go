@@ -29,6 +29,7 @@ type operations struct {
 	nextSub  atomic.Int64
 
 	gmu sync.Mutex // the gateway file
+	lmu sync.Mutex // the listener file
 
 	// conns are the connections with subscriptions, for listener and
 	// system events.
@@ -40,7 +41,9 @@ type operations struct {
 }
 
 func newOperations(s *Server) *operations {
-	return &operations{s: s, t: s.opts.Target, watch: map[*conn]map[string]bool{}, classes: map[string]string{}}
+	o := &operations{s: s, t: s.opts.Target, watch: map[*conn]map[string]bool{}, classes: map[string]string{}}
+	o.storedClasses()
+	return o
 }
 
 // close drops the subscription bookkeeping (the connections cancel their
@@ -125,7 +128,7 @@ func (o *operations) listeners(detailed bool, team string) *ListenersResponse {
 	out := &ListenersResponse{Listeners: []ListenerInfo{}}
 	for _, l := range o.t.Pump.Listeners() {
 		info := ListenerInfo{Name: l.Name, Class: l.RootTag, Description: l.Description, IsAgent: l.Agent, RootTag: l.RootTag}
-		if lc, ok := o.t.Config.Listener(l.Name); ok {
+		if lc, ok := o.t.config().Listener(l.Name); ok {
 			info.Class = lc.PayloadClass
 		}
 		o.cmu.Lock()
@@ -268,7 +271,7 @@ func (o *operations) status(a *GetStatus) *Status {
 // configKeys are the keys get-config reports; mutable ones set-config may
 // change.
 func (o *operations) configKeys() []ConfigEntry {
-	c := o.t.Config
+	c := o.t.config()
 	es := []ConfigEntry{
 		{Key: "organism.name", Value: c.Organism.Name, Description: "the organism's name"},
 		{Key: "organism.port", Value: strconv.Itoa(c.Organism.Port), Description: "main bus port"},

@@ -17,6 +17,9 @@ type Target struct {
 	Pump *pump.Pump
 	// Config is its configuration (required).
 	Config *config.Organism
+	// CurrentConfig, when set, returns the configuration in force, which a
+	// reload replaces (organism.Organism.CurrentConfig); else Config.
+	CurrentConfig func() *config.Organism
 	// Journal reads thread history (nil: get-thread-history answers
 	// NOT_SUPPORTED).
 	Journal ThreadReader
@@ -27,6 +30,10 @@ type Target struct {
 	// GatewayFile, when set, stores register-remote-gateway entries (JSON)
 	// for federation to connect.
 	GatewayFile string
+	// ListenerFile, when set, stores the listeners register-listener adds
+	// (JSON, mode 0600), so they can be registered again at the next start
+	// (ReadListeners, ListenerConfig); unregister-listener removes them.
+	ListenerFile string
 	// Listeners adds and removes listeners while running (nil:
 	// register-listener and unregister-listener answer NOT_SUPPORTED).
 	// *organism.Organism implements it.
@@ -78,6 +85,16 @@ type StopperFunc func(graceful bool, timeout time.Duration, reason string)
 // Stop calls f.
 func (f StopperFunc) Stop(graceful bool, timeout time.Duration, reason string) {
 	f(graceful, timeout, reason)
+}
+
+// config is the configuration in force.
+func (t Target) config() *config.Organism {
+	if t.CurrentConfig != nil {
+		if c := t.CurrentConfig(); c != nil {
+			return c
+		}
+	}
+	return t.Config
 }
 
 // check reports a missing required field.

@@ -52,7 +52,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"console", "[--verbose] [--log-format text|json] [--data DIR] [--serve [--listen ADDR] [--insecure-dev]] [organism.yaml] | --connect URL [--fingerprint F]", "interactive console, in-process (optionally serving the bus) or attached to a running organism", runConsole},
-		{"run", "[--log-level L] [--log-format text|json] [--data DIR] [--listen ADDR] [--insecure-dev] [organism.yaml]", "run an organism and serve its main bus (HTTPS+WSS) until SIGINT/SIGTERM", runRun},
+		{"run", "[--log-level L] [--log-format text|json] [--data DIR] [--listen ADDR] [--insecure-dev] [organism.yaml]", "run an organism and serve its main bus (HTTPS+WSS) until SIGINT/SIGTERM; SIGHUP reloads in place", runRun},
 		{"validate", "[organism.yaml]", "load and assemble an organism, print its routing table", runValidate},
 		{"check", "[--config organism.yaml] FILE|-", "run one message through the ingress stages", runCheck},
 		{"c14n", "FILE|-", "print the exclusive C14N of an XML document", runC14N},

@@ -69,7 +69,8 @@ func (s configSource) load() (*config.Organism, error) {
 }
 
 // durableBuild returns a build function that assembles the organism on its
-// data directory: data when given (--data), else organism.data_dir.
+// data directory: data when given (--data), else organism.data_dir, with
+// the gateways and listeners the OOB channel stored there.
 func (s configSource) durableBuild(data string) func(organism.Options) (*organism.Organism, error) {
 	return func(opts organism.Options) (*organism.Organism, error) {
 		cfg, err := s.load()
@@ -82,7 +83,12 @@ func (s configSource) durableBuild(data string) func(organism.Options) (*organis
 			log = slog.Default()
 		}
 		cfg.Gateways = append(cfg.Gateways, storedGateways(opts.DataDir, cfg, log)...)
-		return organism.New(cfg, opts)
+		o, err := organism.New(cfg, opts)
+		if err != nil {
+			return nil, err
+		}
+		restoreListeners(o, opts.DataDir, log)
+		return o, nil
 	}
 }
 

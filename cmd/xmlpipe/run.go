@@ -9,19 +9,44 @@ import (
 	"syscall"
 )
 
+// runUsageNotes is the rest of `xmlpipe run -h`: where the bus listens and what
+// a reload does.
+const runUsageNotes = `
+The main bus listens on organism.bind:organism.port, 127.0.0.1:8765 unless
+organism.yaml or --listen says otherwise (--insecure-dev accepts a loopback
+address only).
+
+SIGHUP (or POST /api/v1/organism/reload) reloads organism.yaml in place:
+the new configuration is loaded and its new or changed listeners built
+first (WASM modules compiled, MCP servers connected); if anything fails the
+reload is refused, the reason is logged and the running configuration
+stays. Otherwise it is applied as a diff: running conversations finish on
+the listeners they started with, unchanged listeners are not touched,
+clients stay connected and the bus keeps serving. listeners, llm, budgets
+and prompts apply at once; a reload that changes any other key (port, bind,
+data_dir, tls, identity, oob, journal, auth, gateways, ...) is refused,
+naming it: restart to apply those.
+`
+
 // runRun is `xmlpipe run [--log-level L] [--log-format text|json] [--data DIR] [--listen ADDR]
 // [--insecure-dev] [organism.yaml]`: the organism headless with its main bus
-// (HTTPS + WSS on organism.port), logging to stderr, until SIGINT or
-// SIGTERM (or POST /api/v1/organism/stop), then a graceful shutdown that
-// drains in-flight messages. SIGHUP (or POST /api/v1/organism/reload)
-// reloads organism.yaml.
+// (HTTPS + WSS on organism.bind:organism.port, 127.0.0.1:8765 by default),
+// logging to stderr, until SIGINT or SIGTERM (or POST
+// /api/v1/organism/stop), then a graceful shutdown that drains in-flight
+// messages. SIGHUP (or POST /api/v1/organism/reload) reloads organism.yaml
+// in place (see runUsageNotes).
 func runRun(ctx context.Context, args []string, std streams) int {
 	fs := newFlags("run", "[--log-level L] [--log-format text|json] [--data DIR] [--listen ADDR] [--insecure-dev] [organism.yaml]", std.err)
+	usage := fs.Usage
+	fs.Usage = func() {
+		usage()
+		fmt.Fprint(std.err, runUsageNotes)
+	}
 	levelName := fs.String("log-level", "info", "minimum log level: debug, info, warn or error")
 	logFormat := logFormatFlag(fs)
 	data := dataFlag(fs)
-	listen := fs.String("listen", "", "serve the main bus on ADDR (host:port) instead of :organism.port")
-	insecure := fs.Bool("insecure-dev", false, "plain HTTP and no authentication (every client is an admin): local development only")
+	listen := fs.String("listen", "", "serve the main bus on ADDR (host:port) instead of organism.bind:organism.port (default 127.0.0.1:8765)")
+	insecure := fs.Bool("insecure-dev", false, "plain HTTP and no authentication (every client is an admin): local development only, loopback addresses only")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
@@ -32,8 +34,10 @@ const (
 // errNoUsers: the bus would start with nobody able to log in.
 var errNoUsers = errors.New("no user can log in to the main bus")
 
-// serveRunner runs the organism and its main bus, generation after
-// generation (a reload starts a new one on the same listening socket).
+// serveRunner runs the organism and its main bus. A reload (SIGHUP, or
+// POST /api/v1/organism/reload) changes the running organism in place
+// (organism.Organism.Reload): the bus, its clients and the OOB channel are
+// not touched.
 type serveRunner struct {
 	src      configSource
 	data     string
@@ -48,53 +52,41 @@ type serveRunner struct {
 	// commands.
 	flags string
 
-	// oobReplay is the OOB channel's replay cache, shared by every
-	// generation.
+	// oobReplay is the OOB channel's replay cache.
 	oobReplay *oob.ReplayCache
 
-	ln        *reloadListener
-	addr      string
+	// ln is the bus's listening socket (closed on the way out).
+	ln        net.Listener
 	announced bool
-	// obs are the current generation's metrics and tracer, when its
-	// organism was built with them as its stage observers (observedBuild).
+	// obs are the organism's metrics and tracer, when it was built with
+	// them as its stage observers (observedBuild).
 	obs observers
 }
 
-// run serves until stopped and returns the exit code.
-func (r *serveRunner) run(ctx context.Context) int {
+// run assembles and starts the organism, serves the bus until a stop or a
+// signal (reloading in place on SIGHUP), then shuts both down and returns
+// the exit code.
+func (r *serveRunner) run(ctx context.Context) (code int) {
 	defer func() {
 		if r.ln != nil {
-			_ = r.ln.tcp.Close()
+			_ = r.ln.Close()
 		}
 	}()
-	for {
-		reload, code := r.generation(ctx)
-		if !reload {
-			return code
-		}
-		r.log.Info("reloading the organism", "config", r.src.path)
-	}
-}
-
-// generation assembles and starts the organism, serves the bus until a
-// stop, a reload or a signal, then shuts both down. reload says whether to
-// start again.
-func (r *serveRunner) generation(ctx context.Context) (reload bool, code int) {
 	env := catalog.Env{Print: func(_, from, text string) { r.log.Info("output", "from", from, "text", text) }}
 	local, err := console.Assemble(organism.Options{Logger: r.log, Env: env},
 		observedBuild(r.src, r.src.durableBuild(r.data), &r.obs))
 	if err != nil {
 		fmt.Fprintln(r.std.err, err)
-		return false, exitFailure
+		return exitFailure
 	}
 	defer r.obs.shutdownTracer(r.log) // after the organism's shutdown
 	o := local.Organism()
-	fail := func(err error) (bool, int) {
+	fail := func(err error) int {
 		fmt.Fprintf(r.std.err, "xmlpipe run: %v\n", err)
 		if serr := o.Shutdown(context.Background()); serr != nil {
 			r.log.Error("shutdown", "error", serr)
 		}
-		return false, exitFailure
+		return exitFailure
 	}
 	setup, err := r.prepareBus(ctx, o)
 	if err != nil {
@@ -103,7 +95,7 @@ func (r *serveRunner) generation(ctx context.Context) (reload bool, code int) {
 	if err := o.Start(); err != nil {
 		return fail(fmt.Errorf("start: %w", err))
 	}
-	ctl := &runControl{src: r.src, stop: make(chan struct{}, 1), reload: make(chan struct{}, 1)}
+	ctl := &runControl{stop: make(chan struct{}, 1), reload: func(via string) error { return r.reload(o, via) }}
 	mb, err := r.startBus(local, setup, ctl)
 	if err != nil {
 		return fail(err)
@@ -126,16 +118,8 @@ wait:
 		case <-ctl.stop:
 			r.log.Info("stop requested through the API")
 			break wait
-		case <-ctl.reload:
-			reload = true
-			break wait
 		case <-r.hup:
-			if _, err := r.src.load(); err != nil {
-				r.log.Error("SIGHUP: the configuration does not load; keeping the running organism", "error", err)
-				continue
-			}
-			reload = true
-			break wait
+			_ = r.reload(o, "SIGHUP") // a refusal is logged; the organism goes on
 		case <-mb.done:
 			r.log.Error("the main bus stopped on its own")
 			code = exitFailure
@@ -162,13 +146,45 @@ wait:
 			r.log.Warn("shutdown: the requested drain time ran out", "error", err)
 		} else {
 			r.log.Error("shutdown", "error", err)
-			return false, exitFailure
+			return exitFailure
 		}
 	}
-	if !reload {
-		r.log.Info("stopped")
+	r.log.Info("stopped")
+	return code
+}
+
+// reload puts organism.yaml, read again (with its .env), in force in the
+// running organism as a diff (organism.Organism.Reload). A configuration
+// that does not load or cannot be applied is refused: logged with the
+// reason (file:line where there is one) and returned, wrapping
+// organism.ErrReloadRefused; the organism goes on with the configuration
+// it had. Addresses given on the command line (--data, --listen) are not
+// the file's to change.
+func (r *serveRunner) reload(o *organism.Organism, via string) error {
+	start := time.Now()
+	r.log.Info("reloading the organism", "config", r.src.path, "via", via)
+	cfg, err := r.src.load()
+	if err != nil {
+		err = fmt.Errorf("%w: %w", organism.ErrReloadRefused, err)
+		r.log.Error("reload refused: the configuration does not load; the running configuration stays", "via", via,
+			"error", err)
+		return err
 	}
-	return reload && code == exitOK, code
+	cur := o.CurrentConfig()
+	if r.data != "" {
+		cfg.Organism.DataDir = cur.Organism.DataDir
+	}
+	if r.listen != "" {
+		cfg.Organism.Port, cfg.Organism.Bind = cur.Organism.Port, cur.Organism.Bind
+	}
+	rep, err := o.Reload(cfg)
+	if err != nil {
+		r.log.Error("reload refused; the running configuration stays", "via", via, "error", err)
+		return err
+	}
+	r.log.Info("organism reloaded", "via", via, "took", time.Since(start).Round(time.Microsecond), "added", rep.Added,
+		"removed", rep.Removed, "changed", rep.Changed, "unchanged", rep.Unchanged, "new_llm_router", rep.LLM)
+	return nil
 }
 
 // busSetup is what the main bus needs besides the running organism: the
@@ -346,29 +362,40 @@ func (r *serveRunner) certificate(o *organism.Organism) (*tls.Config, string, er
 	return certs.ServerConfig(cert), certs.Fingerprint(cert), nil
 }
 
-// listener returns the listening socket: opened on the first generation
-// (--listen, else :organism.port) and kept across reloads.
+// listener opens the bus's listening socket: --listen, else
+// organism.bind and organism.port (default 127.0.0.1:8765). In insecure
+// dev mode (no TLS, no login) only a loopback address is accepted.
 func (r *serveRunner) listener(cfg *config.Organism) (net.Listener, error) {
 	addr := r.listen
 	if addr == "" {
-		addr = fmt.Sprintf(":%d", cfg.Organism.Port)
+		addr = net.JoinHostPort(strings.Trim(cfg.Organism.Bind, "[]"), strconv.Itoa(cfg.Organism.Port))
 	}
-	if r.ln == nil {
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			return nil, fmt.Errorf("main bus: %w", err)
+	if r.insecure {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil || !loopbackHost(host) {
+			return nil, fmt.Errorf("%w: --insecure-dev serves without TLS or login, so only on a loopback address "+
+				"(127.0.0.1, ::1, localhost), not %q", errInsecureAddr, addr)
 		}
-		tcp, ok := l.(*net.TCPListener)
-		if !ok {
-			l.Close()
-			return nil, fmt.Errorf("main bus: %s is not a TCP address", addr)
-		}
-		r.ln, r.addr = &reloadListener{tcp: tcp}, addr
-	} else if addr != r.addr {
-		r.log.Warn("the bus address changed: restart xmlpipe to move it", "serving", r.ln.tcp.Addr().String(),
-			"configured", addr)
 	}
-	return r.ln.next(), nil
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("main bus: %w", err)
+	}
+	r.ln = l
+	return l, nil
+}
+
+// errInsecureAddr: --insecure-dev with an address others can reach.
+var errInsecureAddr = errors.New("refusing to serve insecurely beyond this machine")
+
+// loopbackHost reports a host that is this machine only: localhost or a
+// loopback IP ("" — every interface — is not).
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // announce prints, once, where the bus listens and the certificate

@@ -74,7 +74,7 @@ func (c *consoleServe) shutdown() error {
 // close releases the listening socket (after shutdown).
 func (c *consoleServe) close() {
 	if c.r.ln != nil {
-		_ = c.r.ln.tcp.Close()
+		_ = c.r.ln.Close()
 	}
 }
 

@@ -2,17 +2,17 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"sync/atomic"
 	"time"
 )
 
-// runControl is the bus's Controller in `xmlpipe run`: stop and reload
-// requests are handed to the serving loop, which shuts the generation down.
+// runControl is the bus's Controller in `xmlpipe run`: a stop request is
+// handed to the serving loop, which shuts the organism down; a reload is
+// applied in place (serveRunner.reload) before the request is answered.
 type runControl struct {
-	src          configSource
-	stop, reload chan struct{} // buffered (1): a request is never lost, repeats collapse
+	stop chan struct{} // buffered (1): a request is never lost, repeats collapse
+	// reload reloads the organism in place, naming what asked for it.
+	reload func(via string) error
 	// drain, when set (by an OOB shutdown), bounds the organism's shutdown:
 	// the nanoseconds to wait.
 	drain atomic.Int64
@@ -51,14 +51,11 @@ func (c *runControl) Stop(context.Context) error {
 	return nil
 }
 
-// Reload checks that the configuration still loads, then asks the serving
-// loop to start a new generation from it.
+// Reload reloads organism.yaml in place and returns once the new
+// configuration is in force, or with the reason it was refused (wrapping
+// organism.ErrReloadRefused; the organism goes on unchanged).
 func (c *runControl) Reload(context.Context) error {
-	if _, err := c.src.load(); err != nil {
-		return fmt.Errorf("reload: %w", err)
-	}
-	signalOnce(c.reload)
-	return nil
+	return c.reload("API")
 }
 
 func signalOnce(ch chan struct{}) {
@@ -66,42 +63,4 @@ func signalOnce(ch chan struct{}) {
 	case ch <- struct{}{}:
 	default:
 	}
-}
-
-// reloadListener keeps the bus's listening socket open across reloads: each
-// generation's server gets a view whose Close ends only that server's
-// accept loop.
-type reloadListener struct {
-	tcp *net.TCPListener
-}
-
-// next returns the listener of a new generation.
-func (l *reloadListener) next() net.Listener {
-	_ = l.tcp.SetDeadline(time.Time{})
-	return &generationListener{TCPListener: l.tcp}
-}
-
-// generationListener is one generation's view of the socket.
-type generationListener struct {
-	*net.TCPListener
-	closed atomic.Bool
-}
-
-// Accept accepts until Close.
-func (g *generationListener) Accept() (net.Conn, error) {
-	c, err := g.TCPListener.Accept()
-	if g.closed.Load() {
-		if c != nil {
-			c.Close()
-		}
-		return nil, net.ErrClosed
-	}
-	return c, err
-}
-
-// Close wakes a blocked Accept (through a deadline) without closing the
-// socket.
-func (g *generationListener) Close() error {
-	g.closed.Store(true)
-	return g.TCPListener.SetDeadline(time.Now())
 }

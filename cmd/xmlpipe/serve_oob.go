@@ -35,13 +35,14 @@ func (r *serveRunner) startOOB(o *organism.Organism, stop oob.Stopper) (*oob.Ser
 	if err != nil {
 		return nil, err
 	}
-	t := oob.Target{Pump: o.Pump, Config: cfg, Stopper: stop, LogLevel: r.level,
-		GatewayFile: filepath.Join(data, gatewayStore), Listeners: o, Gateways: gatewayRunner{o}}
+	t := oob.Target{Pump: o.Pump, Config: cfg, CurrentConfig: o.CurrentConfig, Stopper: stop, LogLevel: r.level,
+		GatewayFile: filepath.Join(data, gatewayStore), ListenerFile: filepath.Join(data, listenerStore),
+		Listeners: o, Gateways: gatewayRunner{o}}
 	if st := o.Store(); st != nil {
 		t.Journal = st
 	}
 	if r.oobReplay == nil {
-		r.oobReplay = oob.NewReplayCache(0) // kept across reloads: a request accepted once stays refused
+		r.oobReplay = oob.NewReplayCache(0)
 	}
 	srv, err := oob.New(oob.Options{Config: cfg.OOB, Owner: owner, Target: t, Logger: r.log, Replay: r.oobReplay})
 	if err != nil {

@@ -45,7 +45,7 @@ type Router struct {
 	cfg    RouterConfig
 	log    *slog.Logger
 	rr     atomic.Uint64
-	usage  usageBook
+	usage  *usageBook // shared with the router it replaced (ShareUsage)
 	onCall atomic.Pointer[func(CallRecord)]
 }
 
@@ -61,7 +61,7 @@ func NewRouter(cfg RouterConfig) *Router {
 		cfg.Sleep = sleep
 	}
 	base, cancel := context.WithCancel(context.Background())
-	r := &Router{base: base, cancel: cancel, cfg: cfg, log: cfg.Logger}
+	r := &Router{base: base, cancel: cancel, cfg: cfg, log: cfg.Logger, usage: &usageBook{}}
 	r.SetOnCall(cfg.OnCall)
 	return r
 }

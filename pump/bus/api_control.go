@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
 // apiKill is POST /api/v1/threads/{id}/kill (admin): the conversation the
@@ -61,9 +62,10 @@ func (s *Server) setPaused(w http.ResponseWriter, r *http.Request, paused bool) 
 	writeJSON(w, http.StatusOK, s.agentBody(li, s.agentView()))
 }
 
-// apiReload is POST /api/v1/organism/reload (admin).
+// apiReload is POST /api/v1/organism/reload (admin): 200 once the new
+// configuration is in force, 422 with the reason when it is refused.
 func (s *Server) apiReload(w http.ResponseWriter, r *http.Request) {
-	s.control(w, r, "reload", "reloading")
+	s.control(w, r, "reload", "reloaded")
 }
 
 // apiStop is POST /api/v1/organism/stop (admin).
@@ -71,8 +73,9 @@ func (s *Server) apiStop(w http.ResponseWriter, r *http.Request) {
 	s.control(w, r, "stop", "stopping")
 }
 
-// control asks the Controller to stop or reload: 202 once it started, 501
-// without a Controller or when it does not support the operation.
+// control asks the Controller to stop (202 once it started) or reload (200
+// once done, 422 when refused); 501 without a Controller or when it does
+// not support the operation.
 func (s *Server) control(w http.ResponseWriter, r *http.Request, what, status string) {
 	c := s.opts.Controller
 	if c == nil {
@@ -84,14 +87,22 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request, what, status st
 		op = c.Reload
 	}
 	if err := op(r.Context()); err != nil {
-		if errors.Is(err, ErrNotSupported) {
+		switch {
+		case errors.Is(err, ErrNotSupported):
 			writeError(w, http.StatusNotImplemented, "Not supported by this server: "+what)
-			return
+		case errors.Is(err, organism.ErrReloadRefused):
+			s.log.Warn("organism "+what+" through the API refused", "user", sessionOf(r.Context()).Username, "error", err)
+			writeError(w, http.StatusUnprocessableEntity, err.Error())
+		default:
+			s.log.Error("organism "+what, "error", err)
+			writeError(w, http.StatusInternalServerError, err.Error())
 		}
-		s.log.Error("organism "+what, "error", err)
-		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	s.log.Warn("organism "+what+" requested through the API", "user", sessionOf(r.Context()).Username)
-	writeJSON(w, http.StatusAccepted, map[string]string{"status": status})
+	code := http.StatusAccepted
+	if what == "reload" {
+		code = http.StatusOK
+	}
+	writeJSON(w, code, map[string]string{"status": status})
 }

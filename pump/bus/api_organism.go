@@ -43,7 +43,7 @@ func (s *Server) apiOrganism(w http.ResponseWriter, _ *http.Request) {
 // apiOrganismConfig is GET /api/v1/organism/config: organism.yaml as loaded
 // (defaults applied), with secrets redacted.
 func (s *Server) apiOrganismConfig(w http.ResponseWriter, _ *http.Request) {
-	s.writeSanitized(w, "sanitise config", s.opts.Organism.Config)
+	s.writeSanitized(w, "sanitise config", s.opts.Organism.CurrentConfig())
 }
 
 // apiAgentBody is the Agent model.
@@ -93,7 +93,7 @@ func (s *Server) agentBody(li pump.ListenerInfo, v agentView) apiAgentBody {
 // listenerConfig is the configuration entry of a listener (the organism's
 // own system listeners included).
 func (s *Server) listenerConfig(name string) (config.Listener, bool) {
-	if lc, ok := s.opts.Organism.Config.Listener(name); ok {
+	if lc, ok := s.opts.Organism.CurrentConfig().Listener(name); ok {
 		return lc, true
 	}
 	for _, lc := range organism.SystemListeners {

@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
@@ -272,19 +274,26 @@ func TestAPIInjectAndJournal(t *testing.T) {
 	}
 }
 
-// controller records stop and reload requests.
+// controller records stop and reload requests; a reload fails with
+// reloadErr.
 type controller struct {
-	mu    sync.Mutex
-	calls []string
+	mu        sync.Mutex
+	calls     []string
+	reloadErr error
 }
 
-func (c *controller) Stop(context.Context) error   { return c.record("stop") }
-func (c *controller) Reload(context.Context) error { return c.record("reload") }
-func (c *controller) record(what string) error {
+func (c *controller) Stop(context.Context) error { return c.record("stop", nil) }
+func (c *controller) Reload(context.Context) error {
+	c.mu.Lock()
+	err := c.reloadErr
+	c.mu.Unlock()
+	return c.record("reload", err)
+}
+func (c *controller) record(what string, err error) error {
 	c.mu.Lock()
 	c.calls = append(c.calls, what)
 	c.mu.Unlock()
-	return nil
+	return err
 }
 
 func TestAPIControl(t *testing.T) {
@@ -318,12 +327,20 @@ func TestAPIControl(t *testing.T) {
 	if status, body, _ := f.do("POST", "/api/v1/agents/nobody/pause", admin, nil); status != 404 {
 		t.Errorf("pause unknown: %d %v", status, body)
 	}
-	for _, what := range []string{"reload", "stop"} {
-		if status, body, _ := f.do("POST", "/api/v1/organism/"+what, admin, nil); status != 202 {
-			t.Errorf("%s: %d %v", what, status, body)
-		}
+	if status, body, _ := f.do("POST", "/api/v1/organism/reload", admin, nil); status != 200 || body["status"] != "reloaded" {
+		t.Errorf("reload: %d %v", status, body)
 	}
-	if diff := cmp.Diff([]string{"reload", "stop"}, ctl.calls); diff != "" {
+	ctl.mu.Lock()
+	ctl.reloadErr = fmt.Errorf("%w: organism.yaml:4: organism.port changed", organism.ErrReloadRefused)
+	ctl.mu.Unlock()
+	status, body, _ = f.do("POST", "/api/v1/organism/reload", admin, nil)
+	if diff := cmp.Diff(map[string]any{"error": "reload refused: organism.yaml:4: organism.port changed"}, body); status != 422 || diff != "" {
+		t.Errorf("refused reload: %d (-want +got):\n%s", status, diff)
+	}
+	if status, body, _ := f.do("POST", "/api/v1/organism/stop", admin, nil); status != 202 {
+		t.Errorf("stop: %d %v", status, body)
+	}
+	if diff := cmp.Diff([]string{"reload", "reload", "stop"}, ctl.calls); diff != "" {
 		t.Errorf("controller calls (-want +got):\n%s", diff)
 	}
 }

@@ -148,6 +148,12 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, bodyOf(sess, true))
 		return
 	}
+	if strings.TrimSpace(req.TOTP) == "" {
+		// A reference-style body without a code: refused before any check,
+		// so it tells nothing about the password and costs no lockout.
+		writeError(w, http.StatusBadRequest, "TOTP code required")
+		return
+	}
 	sess, err := s.opts.Auth.Login(r.Context(), auth.Credentials{Username: req.Username, Password: req.Password,
 		TOTP: req.TOTP, Addr: clientAddr(r)})
 	switch {

@@ -77,6 +77,30 @@ func TestLoginRateLimited(t *testing.T) {
 	}
 }
 
+// TestLoginWithoutTOTP: a reference-style body without a code is a 400
+// that is not counted as a failed login: five of them, with the right or
+// a wrong password, then a correct login succeeds.
+func TestLoginWithoutTOTP(t *testing.T) {
+	f := newFixture(t)
+	secret := f.user("dora", auth.Operator)
+	for i, pass := range []string{password, "wrong", password, "wrong", password} {
+		status, body, _ := f.do("POST", "/auth/login", "", map[string]string{"username": "dora", "password": pass})
+		if diff := cmp.Diff(map[string]any{"error": "TOTP code required"}, body); status != http.StatusBadRequest || diff != "" {
+			t.Fatalf("body %d without totp: %d (-want +got):\n%s", i+1, status, diff)
+		}
+	}
+	if status, body, _ := f.do("POST", "/auth/login", "", map[string]string{"username": "dora", "password": password,
+		"totp": " "}); status != http.StatusBadRequest || body["error"] != "TOTP code required" {
+		t.Fatalf("blank totp: %d %v", status, body)
+	}
+	f.nextStep()
+	status, body, _ := f.do("POST", "/auth/login", "", map[string]string{"username": "dora", "password": password,
+		"totp": f.code(secret)})
+	if status != http.StatusOK || body["username"] != "dora" {
+		t.Fatalf("correct login after bodies without totp: %d %v", status, body)
+	}
+}
+
 func TestTokens(t *testing.T) {
 	f := newFixture(t)
 	secret := f.user("carol", auth.Admin)

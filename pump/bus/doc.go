@@ -8,8 +8,11 @@
 // # Authentication
 //
 // POST /auth/login takes {"username","password","totp"} and answers
-// {"token","username","role","expires_at"} (400 {"error":"Invalid JSON"} or
-// {"error":"Credentials required"}; 401 {"error":"Invalid credentials"}; 429
+// {"token","username","role","expires_at"} (400 {"error":"Invalid JSON"},
+// {"error":"Credentials required"} or, for a body without "totp" — the
+// reference's {"username","password"} — {"error":"TOTP code required"},
+// which is not checked further and costs no lockout; 401
+// {"error":"Invalid credentials"}; 429
 // {"error":"Too many failed login attempts"} or {"error":"Too many login
 // attempts in progress"}, both with Retry-After in seconds). Failed logins
 // count per user name and address pair and per address: 5 within a minute
@@ -219,7 +222,9 @@
 //	POST /api/v1/threads/{id}/kill        admin → {"thread_id","status":"killed"}
 //	POST /api/v1/agents/{name}/pause      admin → Agent
 //	POST /api/v1/agents/{name}/resume     admin → Agent
-//	POST /api/v1/organism/reload          admin → 202 {"status":"reloading"} (501 without a Controller)
+//	POST /api/v1/organism/reload          admin → 200 {"status":"reloaded"} once applied; 422
+//	                                      {"error":"reload refused: …"} when the new configuration
+//	                                      cannot be applied (the old one keeps serving); 501 without a Controller
 //	POST /api/v1/organism/stop            admin → 202 {"status":"stopping"} (501 without a Controller)
 //
 // (reload and stop are 501 too when the Controller answers ErrNotSupported.)

@@ -137,7 +137,7 @@ func TestLoginRefusalAnswers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, func(o *Options) { o.Auth = limitedAuth{Auth: o.Auth, err: tt.err} })
-			status, body, header := f.do("POST", "/auth/login", "", map[string]string{"username": "bob", "password": password})
+			status, body, header := f.do("POST", "/auth/login", "", map[string]string{"username": "bob", "password": password, "totp": "123456"})
 			if status != http.StatusTooManyRequests || body["error"] != tt.wantError || header.Get("Retry-After") != tt.wantRetryAfter {
 				t.Errorf("got %d %v Retry-After %q; want 429 %q Retry-After %s", status, body, header.Get("Retry-After"),
 					tt.wantError, tt.wantRetryAfter)

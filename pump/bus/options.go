@@ -17,8 +17,9 @@ import (
 
 // Defaults of Options.
 const (
-	// DefaultAddr is the reference server's port on every interface.
-	DefaultAddr = ":8765"
+	// DefaultAddr is the reference server's port on the loopback interface
+	// (organism.bind and --listen choose another address).
+	DefaultAddr = "127.0.0.1:8765"
 	// DefaultMaxFrameBytes caps one WebSocket frame (1 MiB, the envelope cap).
 	DefaultMaxFrameBytes = 1 << 20
 	// DefaultSendQueue is how many frames may wait for one slow client.
@@ -52,8 +53,11 @@ type Auth interface {
 var ErrNotSupported = errors.New("bus: not supported by this server")
 
 // Controller stops or reloads the organism for POST /api/v1/organism/stop and
-// /reload. Both are called from a request handler: they must start the work
-// and return (the server itself is shut down by the work). An error wrapping
+// /reload. Both are called from a request handler. Stop starts the work and
+// returns (the server itself is shut down by the work). Reload applies the
+// new configuration while the bus keeps serving and returns once it is in
+// force (200), or with an error wrapping organism.ErrReloadRefused when it
+// cannot be applied (422, the reason as the error). An error wrapping
 // ErrNotSupported is answered 501.
 type Controller interface {
 	Stop(ctx context.Context) error

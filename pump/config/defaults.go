@@ -10,6 +10,7 @@ func Default() *Organism {
 		Organism: OrganismSection{
 			Name:            "unnamed",
 			Port:            8765,
+			Bind:            "127.0.0.1",
 			DataDir:         "data",
 			MaxMessageBytes: 1 << 20,
 		},

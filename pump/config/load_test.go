@@ -115,6 +115,7 @@ func TestLoadFull(t *testing.T) {
 		Organism: OrganismSection{
 			Name:            "research-swarm",
 			Port:            9443,
+			Bind:            "0.0.0.0",
 			Identity:        filepath.Join(dir, "keys/organism.ed25519"),
 			TLS:             TLS{Cert: filepath.Join(dir, "certs/fullchain.pem"), Key: "/etc/xmlpipe/privkey.pem"},
 			DataDir:         "/var/lib/xmlpipe",
@@ -217,7 +218,7 @@ func TestDefaults(t *testing.T) {
 	}
 	dataDir, _ := filepath.Abs("conf/data")
 	want := &Organism{
-		Organism:               OrganismSection{Name: "unnamed", Port: 8765, DataDir: dataDir, MaxMessageBytes: 1 << 20},
+		Organism:               OrganismSection{Name: "unnamed", Port: 8765, Bind: "127.0.0.1", DataDir: dataDir, MaxMessageBytes: 1 << 20},
 		MaxConcurrentPipelines: 50,
 		MaxConcurrentHandlers:  20,
 		MaxConcurrentPerAgent:  5,

@@ -56,6 +56,10 @@ type OrganismSection struct {
 	Name string `yaml:"name"`
 	// Port is the main bus (HTTPS+WSS) port (default 8765).
 	Port int `yaml:"port"`
+	// Bind is the address the main bus listens on: an IP address
+	// (127.0.0.1, ::1, 0.0.0.0 for every interface, …) or localhost
+	// (default 127.0.0.1: the bus is reachable from this machine only).
+	Bind string `yaml:"bind"`
 	// Identity is the path of the organism's Ed25519 private key; "" means
 	// the default key file inside DataDir.
 	Identity string `yaml:"identity"`

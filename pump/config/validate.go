@@ -104,6 +104,9 @@ func (o *Organism) checkOrganism(r *reporter) {
 		r.add("organism.name", "must not be empty")
 	}
 	r.port("organism.port", s.Port)
+	if !validBind(s.Bind) {
+		r.add("organism.bind", "want an IP address (127.0.0.1, ::1, 0.0.0.0) or localhost, got %q", s.Bind)
+	}
 	if (s.TLS.Cert == "") != (s.TLS.Key == "") {
 		r.add("organism.tls", "set both cert and key, or neither")
 	}
@@ -436,6 +439,13 @@ func checkRetention(r *reporter, path string, ret Retention, optional bool) {
 }
 
 // isLoopback accepts "localhost" and loopback IP addresses.
+// validBind reports an address the main bus can listen on: an IP
+// address (IPv6 with or without brackets) or localhost.
+func validBind(host string) bool {
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	return strings.EqualFold(host, "localhost") || net.ParseIP(host) != nil
+}
+
 func isLoopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true

@@ -78,6 +78,11 @@ func TestValidateBuiltInCode(t *testing.T) {
 			`llm.backends[1].supported_models[2]: "A" is listed twice (also supported_models[0]; names are compared without case)`,
 			`llm.backends[2].base_url: want a URL without query or fragment (the provider's path is appended to it), got "http://gpu:11434/#x"`,
 		}},
+		{"bind every interface", func(o *Organism) { o.Organism.Bind = "0.0.0.0" }, nil},
+		{"bind ipv6 loopback", func(o *Organism) { o.Organism.Bind = "[::1]" }, nil},
+		{"bind a host name", func(o *Organism) { o.Organism.Bind = "example.org" }, []string{
+			`organism.bind: want an IP address (127.0.0.1, ::1, 0.0.0.0) or localhost, got "example.org"`,
+		}},
 		{"oob disabled may share a port", func(o *Organism) { o.OOB.Enabled = false; o.OOB.Port = o.Organism.Port }, nil},
 		{"oob ipv6 loopback", func(o *Organism) { o.OOB.Bind = "::1" }, nil},
 		{"oob hostname", func(o *Organism) { o.OOB.Bind = "example.org" }, []string{

@@ -17,6 +17,9 @@ type llmLayer struct {
 	cfg     *config.Organism
 	router  *llm.Router
 	skipped map[string]string // backend name → unset api_key_env variable
+	// keys digests the api_key_env values the router was built with
+	// (keysDigest): a reload that finds them changed builds a new router.
+	keys string
 }
 
 // newLLMLayer builds the router of the llm: section (backends whose key
@@ -26,7 +29,7 @@ func newLLMLayer(cfg *config.Organism, log *slog.Logger) (*llmLayer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Pos("llm.backends"), err)
 	}
-	return &llmLayer{cfg: cfg, router: r, skipped: skipped}, nil
+	return &llmLayer{cfg: cfg, router: r, skipped: skipped, keys: keysDigest(cfg.LLM)}, nil
 }
 
 // usable reports whether at least one backend can be called.

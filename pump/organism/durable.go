@@ -75,7 +75,11 @@ func (o *Organism) startDurable() error {
 		o.startRecovery()
 		interval := d.cfg.Journal.SweepInterval.D()
 		if interval > 0 {
-			stop, err := d.store.StartSweeper(context.Background(), interval, RetentionPolicy(d.cfg))
+			// Each sweep reads the retention of the configuration in force: a
+			// listener's retention changed by a reload applies from its next
+			// sweep.
+			policy := func(listener string) store.Retention { return RetentionPolicy(o.CurrentConfig())(listener) }
+			stop, err := d.store.StartSweeper(context.Background(), interval, policy)
 			if err != nil {
 				return fmt.Errorf("organism: retention sweeper: %w", err)
 			}

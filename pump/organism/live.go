@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 )
 
@@ -23,7 +24,9 @@ var wasmMagic = []byte("\x00asm")
 // AddListener adds lc to the organism, also while it runs
 // (pump.Pump.AddListener): every conversation that starts from then on may
 // reach it, while running ones keep the routing table they started with.
-// The configuration is not changed: a reload goes back to organism.yaml.
+// The configuration is not changed, and a reload leaves the listener alone
+// (it is not in organism.yaml; a reload whose configuration names it is
+// refused): RemoveListener removes it.
 //
 // lc is resolved like a listeners[] entry of organism.yaml:
 //   - a catalog listener: payload_class and handler named in the catalog
@@ -47,21 +50,32 @@ var wasmMagic = []byte("\x00asm")
 //     what was checked.
 func (o *Organism) AddListener(lc config.Listener) error {
 	lc.Peers = expandPeers(lc.Peers, o.Federation)
+	o.mu.Lock()
+	layer, env := o.layer, o.env
+	o.mu.Unlock()
+	var err error
 	switch {
 	case lc.YAMLAgent():
-		return o.addAgent(lc)
+		err = o.addAgent(layer, env, lc)
 	case lc.Type == config.WasmListener:
-		return o.addWasm(lc)
+		err = o.addWasm(env, lc)
+	default:
+		err = register(o.Pump, o.catalog, env, o.wasm, lc, "", false, nil)
 	}
-	return register(o.Pump, o.catalog, o.env, o.wasm, lc, "", false, nil)
+	if err == nil {
+		o.mu.Lock()
+		o.extra[unitKey(lc.Name)] = true
+		o.mu.Unlock()
+	}
+	return err
 }
 
 // addAgent builds a YAML agent as assembly does and adds it.
-func (o *Organism) addAgent(lc config.Listener) error {
-	if err := o.layer.checkLiveAgent(lc); err != nil {
+func (o *Organism) addAgent(layer *llmLayer, env catalog.Env, lc config.Listener) error {
+	if err := layer.checkLiveAgent(lc); err != nil {
 		return fmt.Errorf("agent %s: %w", lc.Name, err)
 	}
-	l, err := o.layer.agentListener(lc, o.Pump, o.threads, o.history, o.env.Stream, o.log)
+	l, err := layer.agentListener(lc, o.Pump, o.threads, o.history, env.Stream, o.log)
 	if err == nil {
 		err = o.Pump.AddListener(l)
 	}
@@ -73,8 +87,8 @@ func (o *Organism) addAgent(lc config.Listener) error {
 
 // addWasm confines lc's files to the organism's directory, reads the
 // module and registers the listener.
-func (o *Organism) addWasm(lc config.Listener) error {
-	root := o.Config.Dir()
+func (o *Organism) addWasm(env catalog.Env, lc config.Listener) error {
+	root := o.CurrentConfig().Dir()
 	if root == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -105,7 +119,7 @@ func (o *Organism) addWasm(lc config.Listener) error {
 	if err != nil {
 		return fmt.Errorf("wasm listener %s: module: %w", lc.Name, err)
 	}
-	return register(o.Pump, o.catalog, o.env, o.wasm, lc, "", false, module)
+	return register(o.Pump, o.catalog, env, o.wasm, lc, "", false, module)
 }
 
 // confine resolves p against root (relative paths) and returns it with its
@@ -179,6 +193,30 @@ func readModule(root, path string) ([]byte, error) {
 	return b, nil
 }
 
+// forget drops a removed listener from what reloads know: one added while
+// running is gone for good; a configured one is built again by the next
+// reload (which goes back to organism.yaml).
+func (o *Organism) forget(name string) {
+	key := unitKey(name)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.extra[key] {
+		delete(o.extra, key)
+		return
+	}
+	for k, u := range o.units {
+		for _, n := range u.names {
+			if unitKey(n) == key {
+				u.partial.Store(true)
+				if len(u.names) == 1 {
+					delete(o.units, k)
+				}
+				return
+			}
+		}
+	}
+}
+
 // RemoveListener removes the listener called name and waits, bounded by
 // ctx, for its running handlers (pump.Pump.RemoveListener); a wasm
 // listener's module is then closed. When ctx ends first the listener is
@@ -186,6 +224,9 @@ func readModule(root, path string) ([]byte, error) {
 // still run, is closed at shutdown.
 func (o *Organism) RemoveListener(ctx context.Context, name string) error {
 	err := o.Pump.RemoveListener(ctx, name)
+	if err == nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		o.forget(name)
+	}
 	closeCtx := context.WithoutCancel(ctx)
 	switch {
 	case err == nil:

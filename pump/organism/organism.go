@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -76,6 +78,8 @@ type Options struct {
 
 // Organism is a configured pump with its listeners.
 type Organism struct {
+	// Config is the configuration the organism was assembled with; after
+	// a reload, CurrentConfig is the one in force.
 	Config *config.Organism
 	Pump   *pump.Pump
 	// Federation runs the gateways (nil without gateways:).
@@ -83,7 +87,9 @@ type Organism struct {
 	// BootThread is the thread of the boot message (after Start).
 	BootThread string
 	// LLM is the router of the llm: section; nil when no backend is usable
-	// (no backend configured, or every api_key_env variable unset).
+	// (no backend configured, or every api_key_env variable unset). It is
+	// the router assembly built: a reload that changes the llm: section
+	// puts a new one in force, which shares its usage ledger.
 	LLM      *llm.Router
 	router   *llm.Router
 	layer    *llmLayer
@@ -98,6 +104,27 @@ type Organism struct {
 	env     catalog.Env
 	threads *registry.Threads
 	history *registry.ContextBuffer
+
+	// What reloads change (reload.go). mu guards router, layer, env,
+	// units, extra, oldRouters and stopped; reloadMu lets one reload run
+	// at a time, and shutdown wait for it.
+	mu       sync.Mutex
+	reloadMu sync.Mutex
+	cur      atomic.Pointer[config.Organism]
+	// units are the configured listeners as built, by lower-cased entry
+	// name; extra the listeners added while running (AddListener), which
+	// a reload leaves alone.
+	units map[string]*unit
+	extra map[string]bool
+	// completer and policy are the catalog listeners' LLM completer and
+	// the tools' tool_config (nil when Options.Env supplied its own).
+	completer *liveCompleter
+	policy    *livePolicy
+	// oldRouters are routers a reload replaced; their requests may still
+	// run for pinned conversations, so they close at shutdown.
+	oldRouters []*llm.Router
+	late       *gatewayAgents
+	stopped    bool
 }
 
 // SystemListeners are the organism's own listeners, registered before any
@@ -216,8 +243,10 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	threads.OnEnd(layer.router.ThreadsEnded)
 	env := opts.Env
 	env.Todos, env.Lineage = todos, threads
+	var policy *livePolicy
 	if env.Tools == nil {
-		env.Tools = newToolPolicy(cfg, toolDataDir(cfg, d))
+		policy = newLivePolicy(newToolPolicy(cfg, toolDataDir(cfg, d)))
+		env.Tools = policy
 	}
 	if env.Callers == nil {
 		env.Callers = tools.CallersFunc(func(name string) (*xmlpipe.PayloadType, bool) {
@@ -239,8 +268,13 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	if env.Logger == nil {
 		env.Logger = opts.Logger
 	}
-	if env.LLM == nil && layer.usable() {
-		env.LLM = layer.completer()
+	var completer *liveCompleter
+	if env.LLM == nil {
+		completer = &liveCompleter{}
+		if layer.usable() {
+			completer.cur.Store(layer.completer())
+			env.LLM = completer
+		}
 	}
 	var errs []error
 	late := &gatewayAgents{}
@@ -258,18 +292,24 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	if err := registerMeta(p, cfg, opts, d); err != nil {
 		errs = append(errs, err)
 	}
+	units := map[string]*unit{} // what each entry built, for reloads (reload.go)
 	for i, lc := range cfg.Listeners {
 		pos := cfg.Pos(fmt.Sprintf("listeners[%d]", i)).String()
 		late.note(lc, cfg)
+		u := &unit{lc: lc, kind: unitKindOf(lc, false), names: []string{lc.Name}}
 		lc.Peers = expandPeers(lc.Peers, fed)
 		if err := layer.checkAgent(i, lc); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		if lc.Type == config.MCPListener {
-			if err := mountMCP(p, env, lc, pos+": listener "+lc.Name); err != nil {
+			m, err := mountMCP(p, env, lc, pos+": listener "+lc.Name)
+			if err != nil {
 				errs = append(errs, err)
+				continue
 			}
+			u.mount, u.names = m, m.names()
+			units[unitKey(lc.Name)] = u
 			continue
 		}
 		if lc.YAMLAgent() {
@@ -279,17 +319,28 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: listener %s: %w", pos, lc.Name, err))
+				continue
 			}
+			u.prompt = l.Prompt
+			units[unitKey(lc.Name)] = u
 			continue
+		}
+		if lc.Type == config.WasmListener {
+			u.stamp = wasmStamp(lc)
 		}
 		if err := register(p, opts.Catalog, env, ws, lc, pos, false, nil); err != nil {
 			errs = append(errs, err)
+			continue
 		}
+		u.wasm = ws.get(lc.Name)
+		units[unitKey(lc.Name)] = u
 	}
 	for _, lc := range implicit {
 		if err := register(p, opts.Catalog, env, ws, lc, "tool "+lc.Name, false, nil); err != nil {
 			errs = append(errs, err)
+			continue
 		}
+		units[unitKey(lc.Name)] = &unit{lc: lc, kind: toolUnit, names: []string{lc.Name}}
 	}
 	if err := errors.Join(errs...); err != nil {
 		layer.router.Close()
@@ -299,7 +350,9 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		return nil, errors.Join(err, ws.close(context.Background()), closers.close())
 	}
 	o := &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d, router: layer.router, layer: layer, wasm: ws,
-		closers: closers, catalog: opts.Catalog, env: env, threads: threads, history: cb, Federation: fed}
+		closers: closers, catalog: opts.Catalog, env: env, threads: threads, history: cb, Federation: fed,
+		units: units, extra: map[string]bool{}, completer: completer, policy: policy, late: late}
+	o.cur.Store(cfg)
 	if layer.usable() {
 		o.LLM = layer.router
 	}
@@ -314,27 +367,10 @@ func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, ws *wasmSet, 
 	if pos != "" {
 		where = pos + ": listener " + lc.Name
 	}
-	var (
-		pt  *xmlpipe.PayloadType
-		h   xmlpipe.Handler
-		wl  *wasm.Listener
-		err error
-	)
-	if lc.Type == config.WasmListener {
-		if wl, err = ws.open(cat, env, lc, module); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
-		}
-		pt, h = wl.Payload(), wl
-	} else {
-		if pt, err = cat.PayloadType(lc.PayloadClass); err != nil {
-			return fmt.Errorf("%s: payload_class: %w", where, err)
-		}
-		if h, err = cat.Handler(lc.Handler, pt, env); err != nil {
-			return fmt.Errorf("%s: handler: %w", where, err)
-		}
+	l, wl, err := resolveListener(cat, env, ws, lc, where, module)
+	if err != nil {
+		return err
 	}
-	l := pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Handler: h, Agent: lc.Agent,
-		Peers: append(append([]string(nil), lc.Peers...), lc.Tools...), Broadcast: lc.Broadcast, Prompt: lc.Prompt, Workers: lc.MaxConcurrent}
 	if sys {
 		err = p.RegisterSystem(l)
 	} else {
@@ -351,6 +387,37 @@ func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, ws *wasmSet, 
 		return ws.add(lc.Name, wl)
 	}
 	return nil
+}
+
+// resolveListener builds the pump listener of lc — a catalog listener, or a
+// wasm one whose module is module when not nil, else the file at its
+// module path — without registering it; where prefixes its errors. A wasm
+// listener's module is returned too: the caller registers it with the
+// wasm set once the listener is registered, or closes it.
+func resolveListener(cat *catalog.Catalog, env catalog.Env, ws *wasmSet, lc config.Listener, where string,
+	module []byte) (pump.Listener, *wasm.Listener, error) {
+	var (
+		pt  *xmlpipe.PayloadType
+		h   xmlpipe.Handler
+		wl  *wasm.Listener
+		err error
+	)
+	if lc.Type == config.WasmListener {
+		if wl, err = ws.open(cat, env, lc, module); err != nil {
+			return pump.Listener{}, nil, fmt.Errorf("%s: %w", where, err)
+		}
+		pt, h = wl.Payload(), wl
+	} else {
+		if pt, err = cat.PayloadType(lc.PayloadClass); err != nil {
+			return pump.Listener{}, nil, fmt.Errorf("%s: payload_class: %w", where, err)
+		}
+		if h, err = cat.Handler(lc.Handler, pt, env); err != nil {
+			return pump.Listener{}, nil, fmt.Errorf("%s: handler: %w", where, err)
+		}
+	}
+	return pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Handler: h, Agent: lc.Agent,
+		Peers: append(append([]string(nil), lc.Peers...), lc.Tools...), Broadcast: lc.Broadcast, Prompt: lc.Prompt,
+		Workers: lc.MaxConcurrent}, wl, nil
 }
 
 // Start starts the pump and sends the boot message to system.boot.
@@ -386,7 +453,7 @@ func (o *Organism) Shutdown(ctx context.Context) error {
 // then it stops the sweeper and closes the store like Shutdown. ctx bounds
 // the wait for handlers that ignore their cancellation.
 func (o *Organism) ShutdownNow(ctx context.Context) error {
-	o.router.Close()
+	o.closeRouters()
 	return o.shutdown(ctx, o.Pump.ShutdownNow)
 }
 
@@ -401,6 +468,7 @@ func (o *Organism) Stop(ctx context.Context, graceful bool) error {
 
 // shutdown stops the pump with stopPump, then what the organism owns.
 func (o *Organism) shutdown(ctx context.Context, stopPump func(context.Context) error) error {
+	o.stopReloads()
 	o.stopRecovery()
 	if o.Federation != nil {
 		// Calls waiting on a peer end now (their records stay for the next
@@ -410,10 +478,10 @@ func (o *Organism) shutdown(ctx context.Context, stopPump func(context.Context) 
 	}
 	// Model requests still running when ctx ends are cancelled, so a hung
 	// provider cannot hold the shutdown.
-	stop := context.AfterFunc(ctx, o.router.Close)
+	stop := context.AfterFunc(ctx, o.closeRouters)
 	err := stopPump(ctx)
 	stop()
-	o.router.Close()
+	o.closeRouters()
 	var ferr error
 	if o.Federation != nil {
 		ferr = o.Federation.Close()

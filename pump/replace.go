@@ -1,0 +1,188 @@
+package pump
+
+import (
+	"strings"
+	"sync/atomic"
+
+	"github.com/xml-pipeline/xmlpipe/gen"
+)
+
+// ListenerChange is a set of listener edits that Change applies as one
+// routing snapshot: a reload's diff.
+type ListenerChange struct {
+	// Remove names the listeners to take out.
+	Remove []string
+	// Add are the listeners to put in. One named like a listener of
+	// Remove replaces it: new conversations reach the new one, running
+	// ones keep the one they pinned.
+	Add []Listener
+}
+
+// ChangeError is a Change that could not be applied because of one
+// listener: the routing rules refused it (ErrDuplicateName,
+// ErrTagCollision, ErrReservedName, ErrBadListener) or it does not exist
+// (ErrUnknownListener). Nothing of the change was applied.
+type ChangeError struct {
+	// Listener is the listener's name.
+	Listener string
+	// Err is why.
+	Err error
+}
+
+// Error names the listener and the cause.
+func (e *ChangeError) Error() string { return "listener " + e.Listener + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *ChangeError) Unwrap() error { return e.Err }
+
+// Change applies c at once, also while the pump runs: every conversation
+// that starts from now on routes within the new table, while one already
+// running keeps the table it started with (seed 000 §8.5) — a removed or
+// replaced listener serves it until it completes. Listeners c does not name
+// are left exactly as they are (their workers, queues and running handlers
+// are not touched). It is all or nothing: when a listener of c breaks the
+// registration rules (checked against the table as c leaves it, so a tag
+// may pass from a removed listener to an added one), nothing changes and
+// the error is a *ChangeError. A replaced listener that was paused starts
+// paused. Agents among Add get their usage instructions from the new table.
+//
+// retired has, for every removed or replaced listener (by lower-cased
+// name), a channel closed once no conversation can reach it any more and
+// its handlers have returned — when what it holds (a module, a session)
+// may be released.
+func (p *Pump) Change(c ListenerChange) (retired map[string]<-chan struct{}, err error) {
+	if p.closing.Load() {
+		return nil, ErrClosed
+	}
+	if len(c.Remove) == 0 && len(c.Add) == 0 {
+		return map[string]<-chan struct{}{}, nil
+	}
+	started := p.started.Load()
+	added := make([]*listener, len(c.Add))
+	for i, l := range c.Add {
+		added[i] = p.newListener(l)
+		added[i].current = make([]atomic.Pointer[string], added[i].Workers)
+	}
+	if started {
+		// The workers start before the snapshot holding them is published: a
+		// message routed to a new listener then always finds them.
+		for _, rl := range added {
+			p.startWorkers(rl)
+		}
+	}
+	var removed []*listener
+	err = p.editRoutes(func(t *table) (*table, error) {
+		nt, rm, err := t.changed(c.Remove, added)
+		removed = rm
+		return nt, err
+	})
+	if err != nil {
+		if started {
+			for _, rl := range added {
+				p.retireListener(rl) // never reachable: their idle workers stop
+			}
+		}
+		return nil, err
+	}
+	if p.closing.Load() {
+		for _, rl := range added {
+			rl.queue.close() // Shutdown began meanwhile and may have missed them
+		}
+	}
+	retired = make(map[string]<-chan struct{}, len(removed))
+	for _, l := range removed {
+		done := make(chan struct{})
+		go func() {
+			l.workers.Wait()
+			close(done)
+		}()
+		retired[lower(l.Name)] = done
+	}
+	names := make([]string, len(added))
+	for i, rl := range added {
+		names[i] = rl.Name
+	}
+	p.log.Info("listeners changed", "removed", c.Remove, "added", names)
+	return retired, nil
+}
+
+// changed returns a new snapshot holding t's listeners but those named in
+// remove, plus add (checked with the registration rules), and the removed
+// listeners. A paused listener's replacement is paused too; agents among
+// add get their usage instructions from the new snapshot.
+func (t *table) changed(remove []string, add []*listener) (*table, []*listener, error) {
+	cur := t
+	var between []*table // intermediate snapshots, never published
+	release := func() {
+		for _, b := range between {
+			b.drop()
+		}
+	}
+	var removed []*listener
+	for _, name := range remove {
+		nt, l, err := cur.without(name)
+		if err != nil {
+			release()
+			return nil, nil, &ChangeError{Listener: name, Err: err}
+		}
+		if cur != t {
+			between = append(between, cur)
+		}
+		cur = nt
+		removed = append(removed, l)
+	}
+	for _, l := range add {
+		nt, err := cur.with(l, false)
+		if err != nil {
+			if cur != t {
+				between = append(between, cur)
+			}
+			release()
+			return nil, nil, &ChangeError{Listener: l.Name, Err: err}
+		}
+		if cur != t {
+			between = append(between, cur)
+		}
+		cur = nt
+	}
+	release()
+	for _, l := range add {
+		for _, old := range removed {
+			if strings.EqualFold(old.Name, l.Name) && old.queue.isPaused() {
+				l.queue.setPaused(true)
+			}
+		}
+		cur.buildUsage(l)
+	}
+	return cur, removed, nil
+}
+
+// drop forgets an intermediate snapshot that was never published: the
+// listeners it holds stop counting it. They are all held by the snapshot
+// that replaces it, so none is retired here.
+func (t *table) drop() {
+	for _, l := range t.order {
+		l.tables.Add(-1)
+	}
+}
+
+// buildUsage gives an agent with peers its usage instructions from the
+// peers this snapshot holds.
+func (t *table) buildUsage(l *listener) {
+	ps := l.peerset.Load()
+	if !l.Agent || len(ps.names) == 0 {
+		return
+	}
+	peers := make([]gen.Peer, 0, len(ps.names))
+	for _, name := range ps.names {
+		peer := gen.Peer{Name: name}
+		if pl := t.lookup(name); pl != nil {
+			peer.Description = pl.Description
+			peer.Type = pl.Payload.Model()
+		}
+		peers = append(peers, peer)
+	}
+	next := newPeerSet(ps.names)
+	next.usage = gen.UsageInstructions(l.Name, l.Description, peers)
+	l.peerset.Store(next)
+}

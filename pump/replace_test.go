@@ -1,0 +1,175 @@
+package pump_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// TestChangeReplacesInOneSnapshot: a change that replaces a listener (same
+// name, new handler) while a conversation pinned the old one: the pinned
+// conversation's next message reaches the old version, a new conversation
+// the new one, with no moment in which the name is unknown; the retired
+// channel closes once the pinned conversation is done.
+func TestChangeReplacesInOneSnapshot(t *testing.T) {
+	pr := newProbe()
+	g := newGate()
+	running := make(chan struct{}, 1)
+	relay := listenerOf(t, "relay", func(ctx context.Context, s *Slow, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		running <- struct{}{}
+		g.wait(ctx)
+		return xmlpipe.Send("target", &Pong{Text: s.Text}), nil
+	})
+	p := startPump(t, pump.Options{}, relay, sink[Pong](t, "target", pr))
+	t.Cleanup(g.open)
+	rec := newRecorder()
+	mustSend(t, p, client, "relay", &Slow{Text: "pinned"}, rec)
+	<-running
+
+	v2 := listenerOf(t, "target", func(_ context.Context, q *Pong, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		pr.record("target v2", q, md)
+		return nil, nil
+	})
+	retired, err := p.Change(pump.ListenerChange{Remove: []string{"target"}, Add: []pump.Listener{v2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustSend(t, p, client, "target", &Pong{Text: "new"}, nil)
+	if c := pr.next(t); c.Listener != "target v2" || c.Payload.(*Pong).Text != "new" {
+		t.Fatalf("a new conversation reached %s with %+v, want target v2", c.Listener, c.Payload)
+	}
+	select {
+	case <-retired["target"]:
+		t.Fatal("the old version retired while a conversation pinned it")
+	default:
+	}
+	g.open()
+	if c := pr.next(t); c.Listener != "target" || c.Payload.(*Pong).Text != "pinned" {
+		t.Fatalf("the pinned conversation reached %s with %+v, want the old target", c.Listener, c.Payload)
+	}
+	rec.waitFor(t, "the pinned conversation's completion", kind(pump.EventComplete))
+	select {
+	case <-retired["target"]:
+	case <-waitCtx(t).Done():
+		t.Fatal("the old version never retired")
+	}
+}
+
+// TestChangeIsAllOrNothing: one listener that breaks the routing rules
+// refuses the whole change; nothing of it is applied.
+func TestChangeIsAllOrNothing(t *testing.T) {
+	pr := newProbe()
+	p := startPump(t, pump.Options{}, sink[Ping](t, "pings", pr), sink[Pong](t, "pongs", pr))
+	tests := []struct {
+		name   string
+		change pump.ListenerChange
+		want   error
+		who    string
+	}{
+		{"tag taken", pump.ListenerChange{Remove: []string{"pongs"},
+			Add: []pump.Listener{sink[Job](t, "jobs", pr), sink[Ping](t, "pings2", pr)}}, pump.ErrTagCollision, "pings2"},
+		{"unknown removal", pump.ListenerChange{Remove: []string{"pongs", "nobody"},
+			Add: []pump.Listener{sink[Job](t, "jobs", pr)}}, pump.ErrUnknownListener, "nobody"},
+		{"system name", pump.ListenerChange{Add: []pump.Listener{sink[Job](t, "system.jobs", pr)}}, pump.ErrReservedName, "system.jobs"},
+		{"duplicate", pump.ListenerChange{Add: []pump.Listener{sink[Job](t, "PINGS", pr)}}, pump.ErrDuplicateName, "PINGS"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := p.Change(tc.change)
+			var ce *pump.ChangeError
+			if !errors.Is(err, tc.want) || !errors.As(err, &ce) || ce.Listener != tc.who {
+				t.Fatalf("Change = %v, want %v about %s", err, tc.want, tc.who)
+			}
+			for _, name := range []string{"pings", "pongs"} {
+				if _, ok := p.Lookup(name); !ok {
+					t.Errorf("%s is gone after a refused change", name)
+				}
+			}
+			if _, ok := p.Lookup("jobs"); ok {
+				t.Error("jobs was added by a refused change")
+			}
+		})
+	}
+	// The listeners still work.
+	mustSend(t, p, client, "pongs", &Pong{Text: "still here"}, nil)
+	if c := pr.next(t); c.Listener != "pongs" {
+		t.Fatalf("handled by %s", c.Listener)
+	}
+}
+
+// TestChangeMovesTagAndKeepsOthers: a root tag passes from a removed
+// listener to an added one in one change; a listener the change does not
+// name keeps running its handler undisturbed; a replaced paused listener
+// stays paused.
+func TestChangeMovesTagAndKeepsOthers(t *testing.T) {
+	pr := newProbe()
+	g := newGate()
+	running := make(chan struct{}, 1)
+	busy := listenerOf(t, "busy", func(ctx context.Context, _ *Slow, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		running <- struct{}{}
+		g.wait(ctx)
+		return nil, nil
+	})
+	p := startPump(t, pump.Options{}, busy, sink[Ping](t, "old", pr), sink[Pong](t, "paused", pr))
+	t.Cleanup(g.open)
+	if err := p.Pause("paused"); err != nil {
+		t.Fatal(err)
+	}
+	mustSend(t, p, client, "busy", &Slow{Text: "x"}, nil)
+	<-running
+	retired, err := p.Change(pump.ListenerChange{Remove: []string{"old", "paused"},
+		Add: []pump.Listener{sink[Ping](t, "new", pr), sink[Pong](t, "paused", pr)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := injectErr(t, p, envelope(client, "", xmlpipe.NewThreadID(), `<Ping xmlns=""><Text>tag</Text></Ping>`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if c := pr.next(t); c.Listener != "new" {
+		t.Fatalf("<Ping> reached %s, want new", c.Listener)
+	}
+	if !p.Paused("paused") {
+		t.Error("the replacement of a paused listener is not paused")
+	}
+	for _, l := range p.Listeners() {
+		if l.Name == "busy" && l.Active != 1 {
+			t.Errorf("busy's running handler was disturbed: active %d", l.Active)
+		}
+	}
+	// busy's conversation pinned the table that holds old: old retires
+	// once it completes.
+	select {
+	case <-retired["old"]:
+		t.Fatal("old retired while a conversation pinned its table")
+	default:
+	}
+	g.open()
+	select {
+	case <-retired["old"]:
+	case <-waitCtx(t).Done():
+		t.Fatal("old never retired")
+	}
+}
+
+// TestChangeBeforeStart: before Start a change edits the table; the
+// workers start with the pump.
+func TestChangeBeforeStart(t *testing.T) {
+	pr := newProbe()
+	p := newPump(t, pump.Options{}, sink[Ping](t, "old", pr))
+	retired, err := p.Change(pump.ListenerChange{Remove: []string{"old"}, Add: []pump.Listener{sink[Ping](t, "new", pr)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-retired["old"]
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown(context.Background())
+	mustSend(t, p, client, "new", &Ping{Text: "hi"}, nil)
+	if c := pr.next(t); c.Listener != "new" {
+		t.Fatalf("handled by %s", c.Listener)
+	}
+}
