@@ -262,6 +262,10 @@ func (b *builder) field(sf reflect.StructField, index []int, path string) (Field
 		}
 	}
 
+	if err := parseJSONTags(&f, sf.Tag); err != nil {
+		return Field{}, &describeError{path: path, msg: err.Error()}
+	}
+
 	if k == Struct {
 		st, err := b.nested(vt, path)
 		if err != nil {
