@@ -15,14 +15,14 @@ type schemaPoint struct {
 }
 
 type schemaTool struct {
-	ID     string       `xml:"id,attr" doc:"the id"`
-	Mode   string       `enum:"fast|slow"`
-	Limit  *int64       `xml:",omitempty" doc:"at most" jsonschema:"{\"default\":10,\"minimum\":0}"`
-	Small  int8         `xml:",omitempty"`
-	Count  uint16       `xml:",omitempty"`
-	When   time.Time    `xml:",omitempty"`
-	Blob   []byte       `xml:",omitempty"`
-	Tags   []string     `xml:"Tags>Tag" jsonschema:"{\"minItems\":1,\"maxItems\":3}"`
+	ID     string    `xml:"id,attr" doc:"the id"`
+	Mode   string    `enum:"fast|slow"`
+	Limit  *int64    `xml:",omitempty" doc:"at most" jsonschema:"{\"default\":10,\"minimum\":0}"`
+	Small  int8      `xml:",omitempty"`
+	Count  uint16    `xml:",omitempty"`
+	When   time.Time `xml:",omitempty"`
+	Blob   []byte    `xml:",omitempty"`
+	Tags   []string  `xml:"Tags>Tag" jsonschema:"{\"minItems\":1,\"maxItems\":3}"`
 	Points []schemaPoint
 	Where  *schemaPoint
 	Filter *string `xml:",omitempty" encoding:"json" jsonschema:"{\"type\":\"object\"}"`
