@@ -18,6 +18,7 @@
 //	                    ingresses take and give it as native JSON
 //	jsonschema:"{…}"    JSON Schema keywords (a JSON object) laid over the
 //	                    field's derived schema: default, minimum, minItems, …
+//	                    (on XMLName: over the payload object's schema)
 //
 // An XMLName xml.Name field on the payload type sets the root element's local
 // name and, optionally, its namespace (xml:"https://… Order").

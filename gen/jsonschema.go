@@ -15,7 +15,7 @@ import (
 // minimum 0, times format date-time, bytes contentEncoding base64), repeated
 // fields to arrays, nested structs to objects, encoding:"json" fields to any
 // JSON value; doc becomes description, enum tags enum, and the keywords of
-// a jsonschema tag are laid over the result. It is the one derivation the
+// a jsonschema tag are laid over the result (on XMLName: over the object). It is the one derivation the
 // MCP bridge, mounted MCP tools and LLM tool calling share; the result is a
 // fresh map the caller may change.
 func JSONSchema(t *Type) map[string]any {
@@ -31,7 +31,21 @@ func JSONSchema(t *Type) map[string]any {
 	if len(required) > 0 {
 		s["required"] = required
 	}
+	overlay(s, t.Schema)
 	return s
+}
+
+// overlay sets the keywords of extra (a JSON object, possibly empty) on s.
+func overlay(s map[string]any, extra json.RawMessage) {
+	if len(extra) == 0 {
+		return
+	}
+	var m map[string]any
+	if json.Unmarshal(extra, &m) == nil { // checked by Describe
+		for k, v := range m {
+			s[k] = v
+		}
+	}
 }
 
 // JSONName is the name of the field in the payload's JSON form: the wrapper
@@ -54,14 +68,7 @@ func FieldJSONSchema(f Field) map[string]any {
 	if f.Doc != "" {
 		s["description"] = f.Doc
 	}
-	if len(f.Schema) > 0 {
-		var extra map[string]any
-		if json.Unmarshal(f.Schema, &extra) == nil { // checked by Describe
-			for k, v := range extra {
-				s[k] = v
-			}
-		}
-	}
+	overlay(s, f.Schema)
 	return s
 }
 

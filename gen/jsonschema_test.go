@@ -62,6 +62,23 @@ func TestJSONSchema(t *testing.T) {
 	}
 }
 
+func TestJSONSchemaRootKeywords(t *testing.T) {
+	type Root struct {
+		XMLName xml.Name `xml:"Root" jsonschema:"{\"required\":[\"A\",\"B\"],\"description\":\"d\"}"`
+		A       []string
+		B       string
+	}
+	ty, err := Describe(reflect.TypeFor[Root]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(JSONSchema(ty))
+	want := `{"additionalProperties":false,"description":"d","properties":{"A":{"items":{"type":"string"},"type":"array"},"B":{"type":"string"}},"required":["A","B"],"type":"object"}`
+	if string(got) != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
 func TestJSONTagsRefused(t *testing.T) {
 	for name, typ := range map[string]reflect.Type{
 		"encoding on int": reflect.TypeFor[struct {

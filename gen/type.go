@@ -23,6 +23,10 @@ type Type struct {
 	// Fields are the exported, non-skipped fields in declaration order (fields
 	// of embedded structs are promoted in place).
 	Fields []Field
+	// Schema holds the JSON Schema keywords of a jsonschema tag on the
+	// payload's XMLName field, which JSONSchema lays over the object's
+	// derived schema. Only set on payload roots.
+	Schema json.RawMessage
 }
 
 // Field is the model of one struct field: a child element, a repeated element,
