@@ -26,6 +26,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/mcpclient"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
@@ -301,6 +302,9 @@ func (b *Bridge) answer(listener string, w *waiter) *sdk.CallToolResult {
 	if e == nil || (reply == nil && e.Listener == listener && e.From == b.opts.From) {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{
 			Text: listener + " handled the message and ended the conversation without an answer"}}}
+	}
+	if tr, ok := e.Payload.(*mcpclient.ToolResult); ok {
+		return toolResultContent(tr) // a mounted tool's answer: its content as it came
 	}
 	payload, err := PayloadOf(e.Envelope)
 	if err != nil {
