@@ -237,13 +237,15 @@ func (b *Bridge) Call(ctx context.Context, listener string, pt *xmlpipe.PayloadT
 		b.mu.Unlock()
 	}()
 	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), b.opts.From, listener, thread, body)
-	conv, err := b.p.InjectWait(ctx, env, w)
+	// The injection itself is not cut short by a cancel: once it returns
+	// the conversation is known and can be killed (a cancel while it waited
+	// would leave a conversation running that nobody kills).
+	injCtx, cancelInject := context.WithTimeout(context.WithoutCancel(ctx), b.opts.Timeout)
+	conv, err := b.p.InjectWait(injCtx, env, w)
+	cancelInject()
 	if err != nil {
 		if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
 			return toolError("the message was rejected: %v", f)
-		}
-		if ctx.Err() != nil {
-			return b.ended(ctx, listener)
 		}
 		return toolError("the message could not be sent: %v", err)
 	}
