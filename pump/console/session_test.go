@@ -20,8 +20,8 @@ func TestPipedSessionWaits(t *testing.T) {
 	}
 	scr := newScreen()
 	done := make(chan error, 1)
-	go func() { done <- c.Run(context.Background(), strings.NewReader("@gate slow\n/help\n/quit\n"), scr) }()
-	scr.waitFor(t, "Commands:", 1) // the next line ran while the gate holds
+	go func() { done <- c.Run(context.Background(), strings.NewReader("@gate slow\n/status\n/quit\n"), scr) }()
+	scr.waitFor(t, "Threads: 1 active, ", 1) // the next line ran while the gate holds: its thread is live
 	select {
 	case err := <-done:
 		t.Fatalf("the session ended before the answer: %v\n%s", err, scr.String())

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +63,7 @@ func FuzzServeStdio(f *testing.F) {
 	}
 	o := startOrganism(f)
 	defer o.Shutdown(context.Background())
-	b := New(o.Pump, Options{Timeout: 10 * time.Second})
+	b := New(o.Pump, Options{Timeout: 10 * time.Second, Logger: slog.New(slog.DiscardHandler)})
 	defer b.Close()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in := fmt.Sprintf(initLine, "2025-06-18") + "\n" + string(data)
