@@ -59,7 +59,7 @@ type Bridge struct {
 	calls   map[*callCancel]struct{}
 	closed  bool
 
-	schemas sync.Map // listener name → *toolSchema
+	schemas sync.Map // *xmlpipe.PayloadType → *toolSchema
 }
 
 // callCancel cancels one running call (with a cause).

@@ -22,9 +22,9 @@ type toolSchema struct {
 	resolved *jsonschema.Resolved
 }
 
-// schema returns (once per listener) the schema of listener's tool.
+// schema returns (once per payload type) the schema of listener's tool.
 func (b *Bridge) schema(listener string, pt *xmlpipe.PayloadType) *toolSchema {
-	if s, ok := b.schemas.Load(listener); ok {
+	if s, ok := b.schemas.Load(pt); ok {
 		return s.(*toolSchema)
 	}
 	ts := &toolSchema{advertised: gen.JSONSchema(pt.Model())}
@@ -39,7 +39,7 @@ func (b *Bridge) schema(listener string, pt *xmlpipe.PayloadType) *toolSchema {
 	if err != nil {
 		b.opts.Logger.Warn("mcp: input schema not checked beyond its types", "listener", listener, "error", err)
 	}
-	s, _ := b.schemas.LoadOrStore(listener, ts)
+	s, _ := b.schemas.LoadOrStore(pt, ts)
 	return s.(*toolSchema)
 }
 
