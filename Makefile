@@ -49,6 +49,9 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzIsExcC14N$$' -fuzztime $(FUZZTIME) ./xmlpipe/
 	$(GO) test -run '^$$' -fuzz '^FuzzSplitSignature$$' -fuzztime $(FUZZTIME) ./xmlpipe/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./xmlpipe/codec/
+	$(GO) test -run '^$$' -fuzz '^FuzzAppendJSON$$' -fuzztime $(FUZZTIME) ./xmlpipe/codec/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseLine$$' -fuzztime $(FUZZTIME) ./pump/mcp/
+	$(GO) test -run '^$$' -fuzz '^FuzzServeStdio$$' -fuzztime $(FUZZTIME) ./pump/mcp/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pump/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodePack$$' -fuzztime $(FUZZTIME) ./registry/store/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSegment$$' -fuzztime $(FUZZTIME) ./registry/store/

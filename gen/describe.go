@@ -2,6 +2,7 @@ package gen
 
 import (
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -77,6 +78,14 @@ func (b *builder) root(t reflect.Type) (*Type, error) {
 			ty.Name = local
 		}
 		ty.Namespace = ns
+		var xf Field
+		if err := parseJSONTags(&xf, f.Tag); err != nil || xf.JSON {
+			if err == nil {
+				err = errors.New(`encoding:"json" on XMLName`)
+			}
+			return nil, &describeError{path: path + ".XMLName", msg: err.Error()}
+		}
+		ty.Schema = xf.Schema
 	}
 	if ty.Name == "" {
 		ty.Name = t.Name()
@@ -260,6 +269,10 @@ func (b *builder) field(sf reflect.StructField, index []int, path string) (Field
 			}
 			seen[v] = true
 		}
+	}
+
+	if err := parseJSONTags(&f, sf.Tag); err != nil {
+		return Field{}, &describeError{path: path, msg: err.Error()}
 	}
 
 	if k == Struct {

@@ -1,6 +1,9 @@
 package gen
 
-import "reflect"
+import (
+	"encoding/json"
+	"reflect"
+)
 
 // Type is the model of a payload struct (or of a struct nested in one). It is
 // immutable once Describe returns it and safe to share between goroutines.
@@ -20,6 +23,10 @@ type Type struct {
 	// Fields are the exported, non-skipped fields in declaration order (fields
 	// of embedded structs are promoted in place).
 	Fields []Field
+	// Schema holds the JSON Schema keywords of a jsonschema tag on the
+	// payload's XMLName field, which JSONSchema lays over the object's
+	// derived schema. Only set on payload roots.
+	Schema json.RawMessage
 }
 
 // Field is the model of one struct field: a child element, a repeated element,
@@ -58,4 +65,10 @@ type Field struct {
 	ValueType reflect.Type
 	// Struct is the nested type when Kind is Struct.
 	Struct *Type
+	// JSON reports an encoding:"json" field: a string element whose text is
+	// one JSON value, which JSON ingresses take and give as native JSON.
+	JSON bool
+	// Schema holds the JSON Schema keywords of a jsonschema tag (a JSON
+	// object), which JSONSchema lays over the field's derived schema.
+	Schema json.RawMessage
 }

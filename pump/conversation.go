@@ -160,3 +160,12 @@ func (p *Pump) queueInternal(w *work) {
 		p.deadLetter(w.conv, w.senderThread, from, w.egress, "", clip(w.raw), "pump shut down before the message was processed")
 	}
 }
+
+// Running reports whether conversation conv has messages in flight (it has
+// not completed).
+func (p *Pump) Running(conv string) bool {
+	s := p.convs.lock(conv)
+	defer s.mu.Unlock()
+	c := s.m[conv]
+	return c != nil && c.inflight > 0
+}

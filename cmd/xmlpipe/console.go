@@ -16,7 +16,8 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
-// runConsole is `xmlpipe console [--verbose] [organism.yaml]`: the line
+// runConsole is `xmlpipe console [--verbose] [--reply-timeout D]
+// [--line-wait D] [organism.yaml]`: the line
 // console over an in-process organism, which opens no network listener
 // unless --serve is given — then the console also serves the organism's
 // main bus exactly as `xmlpipe run` does (see consoleServe). With
@@ -32,16 +33,25 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 	insecure := fs.Bool("insecure-dev", false, "with --serve: plain HTTP and no authentication (every client is an admin): local development only, loopback addresses only")
 	connect := fs.String("connect", "", "attach to a running organism's main bus (https://host:8765) instead")
 	fingerprint := fs.String("fingerprint", "", "with --connect: the SHA-256 fingerprint xmlpipe run printed (self-signed certificates)")
+	replyTimeout := fs.Duration("reply-timeout", console.DefaultReplyTimeout,
+		"piped input: how long the session waits, at /quit or the end of input, for each conversation it started")
+	lineWait := fs.Duration("line-wait", console.DefaultLineWait,
+		"piped input: how long to wait after an @ line before reading the next (slower answers print later)")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
+	}
+	cfg := console.Config{Verbose: *verbose, ReplyTimeout: *replyTimeout, LineWait: *lineWait}
+	if err := cfg.Validate(); err != nil || *replyTimeout == 0 || *lineWait == 0 {
+		fmt.Fprintln(std.err, "xmlpipe console: --reply-timeout and --line-wait must be positive")
+		return exitUsage
 	}
 	if *connect != "" {
 		if len(pos) > 0 || *data != "" || *serve {
 			fmt.Fprintln(std.err, "xmlpipe console: --connect takes no organism.yaml, --data or --serve")
 			return exitUsage
 		}
-		return connectConsole(ctx, *connect, *fingerprint, *verbose, std)
+		return connectConsole(ctx, *connect, *fingerprint, cfg, std)
 	}
 	if *fingerprint != "" {
 		fmt.Fprintln(std.err, "xmlpipe console: --fingerprint needs --connect")
@@ -72,7 +82,8 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 		return exitFailure
 	}
 	o := b.Organism()
-	con, err := console.New(b, console.Config{Verbose: *verbose, NoLLM: o.LLM == nil && hasLocalGreeter(o)})
+	cfg.NoLLM = o.LLM == nil && hasLocalGreeter(o)
+	con, err := console.New(b, cfg)
 	if err != nil {
 		fmt.Fprintln(std.err, err)
 		_ = o.Shutdown(context.Background())
@@ -140,8 +151,8 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 }
 
 // consoleArgs is the usage line of `xmlpipe console`.
-const consoleArgs = "[--verbose] [--log-format text|json] [--data DIR] [--serve [--listen ADDR] [--insecure-dev]] [organism.yaml] | " +
-	"--connect URL [--fingerprint SHA256]"
+const consoleArgs = "[--verbose] [--reply-timeout 10m] [--line-wait 10s] [--log-format text|json] [--data DIR] " +
+	"[--serve [--listen ADDR] [--insecure-dev]] [organism.yaml] | --connect URL [--fingerprint SHA256]"
 
 // switchWriter is an io.Writer whose destination can change: logs go to
 // stderr until the console exists, then through it (so they never garble

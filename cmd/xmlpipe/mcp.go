@@ -12,21 +12,23 @@ import (
 	"syscall"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/xml-pipeline/xmlpipe/pump/mcp"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
-// runMCP is `xmlpipe mcp [--data DIR] [--http ADDR] [--timeout D]
+// runMCP is `xmlpipe mcp [--data DIR] [--http ADDR] [--timeout D] [--drain D]
 // [organism.yaml]`: the organism in-process, its listeners served as MCP
 // tools over stdio (stdout carries only the protocol; logs go to stderr), or
-// over streamable HTTP on ADDR with --http.
+// over streamable HTTP on ADDR with --http. On stdio a bad line is answered
+// with a JSON-RPC error and the session goes on; at the end of input every
+// request read is answered (calls still running after --drain are
+// cancelled) and the command exits.
 func runMCP(ctx context.Context, args []string, std streams) int {
-	fs := newFlags("mcp", "[--data DIR] [--http ADDR] [--timeout 2m] [--log-level L] [organism.yaml]", std.err)
+	fs := newFlags("mcp", "[--data DIR] [--http ADDR] [--timeout 2m] [--drain 30s] [--log-level L] [organism.yaml]", std.err)
 	data := fs.String("data", "", "data directory of the store: calls are journaled there (default: in memory)")
 	addr := fs.String("http", "", "serve streamable HTTP on ADDR (host:port) instead of stdio")
 	timeout := fs.Duration("timeout", mcp.DefaultTimeout, "how long one tool call may wait for its answer")
+	drain := fs.Duration("drain", mcp.DefaultDrain, "stdio: how long calls still running when the input ends may take before they are cancelled")
 	levelName := fs.String("log-level", "warn", "minimum log level: debug, info, warn or error")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
@@ -63,12 +65,12 @@ func runMCP(ctx context.Context, args []string, std streams) int {
 	defer stop()
 	b := mcp.New(o.Pump, mcp.Options{Timeout: *timeout, Logger: logger})
 	defer b.Close()
-	server := b.Server()
 	if *addr != "" {
-		err = serveMCPHTTP(ctx, server, *addr, std, logger)
+		err = serveMCPHTTP(ctx, b.HTTPHandler(), *addr, std, logger)
 	} else {
-		err = server.Run(ctx, &sdk.IOTransport{Reader: readCloser{std.in}, Writer: writeCloser{std.out}})
+		err = b.ServeStdio(ctx, std.in, std.out, mcp.StdioOptions{Drain: *drain})
 	}
+	b.Close() // calls still running end now: their conversations are killed
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if serr := o.Shutdown(sctx); serr != nil {
@@ -82,12 +84,11 @@ func runMCP(ctx context.Context, args []string, std streams) int {
 }
 
 // serveMCPHTTP serves the streamable HTTP transport until ctx ends.
-func serveMCPHTTP(ctx context.Context, server *sdk.Server, addr string, std streams, log *slog.Logger) error {
+func serveMCPHTTP(ctx context.Context, h http.Handler, addr string, std streams, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, nil)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(std.err, "xmlpipe mcp: streamable HTTP on http://%s/\n", ln.Addr())
 	errc := make(chan error, 1)
@@ -102,19 +103,3 @@ func serveMCPHTTP(ctx context.Context, server *sdk.Server, addr string, std stre
 	log.Info("mcp: stopping the HTTP server")
 	return srv.Shutdown(sctx)
 }
-
-// readCloser and writeCloser give the command's streams the Close the SDK's
-// IOTransport wants, without closing the process's own descriptors.
-type readCloser struct {
-	r interface{ Read([]byte) (int, error) }
-}
-
-func (r readCloser) Read(p []byte) (int, error) { return r.r.Read(p) }
-func (readCloser) Close() error                 { return nil }
-
-type writeCloser struct {
-	w interface{ Write([]byte) (int, error) }
-}
-
-func (w writeCloser) Write(p []byte) (int, error) { return w.w.Write(p) }
-func (writeCloser) Close() error                  { return nil }

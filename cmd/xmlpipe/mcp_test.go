@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -84,5 +89,273 @@ func TestMCPStdio(t *testing.T) {
 	}
 	if !calc {
 		t.Fatalf("no journaled calculate call in %d entries; stderr:\n%s", len(entries), stderr.String())
+	}
+}
+
+// mcpOrganism writes the hello-world organism with a run_command listener
+// that may run `sleep` (served as a tool to MCP clients).
+func mcpOrganism(t *testing.T) string {
+	t.Helper()
+	dir := helloDir(t)
+	cfg := filepath.Join(dir, "organism.yaml")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, `
+  - name: run_command
+    payload_class: tools.RunCommand
+    handler: tools.RunCommand
+    description: Runs sleep
+    tool_config:
+      run_command: {allowed_commands: [sleep], timeout: 60s}
+`...)
+	if err := os.WriteFile(cfg, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// mcpProcess is `xmlpipe mcp` spoken to line by line over its stdin/stdout.
+type mcpProcess struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan string
+	exit  chan error
+	err   *syncWriter
+}
+
+func startMCP(t *testing.T, args ...string) *mcpProcess {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"mcp"}, args...)...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &mcpProcess{t: t, cmd: cmd, in: in, lines: make(chan string, 256), exit: make(chan error, 1),
+		err: &syncWriter{w: &strings.Builder{}}}
+	cmd.Stderr = p.err
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<24)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+		p.exit <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		in.Close()
+		select {
+		case <-p.exit:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	})
+	return p
+}
+
+func (p *mcpProcess) send(lines ...string) {
+	p.t.Helper()
+	for _, l := range lines {
+		if _, err := io.WriteString(p.in, l+"\n"); err != nil {
+			p.t.Fatal(err)
+		}
+	}
+}
+
+// await returns the next line holding want (30 s at most); lines before it
+// are returned too.
+func (p *mcpProcess) await(want string) (line string, before []string) {
+	p.t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case l, ok := <-p.lines:
+			if !ok {
+				p.t.Fatalf("output ended before %q; got %q\nstderr:\n%s", want, before, p.err)
+			}
+			if strings.Contains(l, want) {
+				return l, before
+			}
+			before = append(before, l)
+		case <-deadline:
+			p.t.Fatalf("no %q within 30s; got %q\nstderr:\n%s", want, before, p.err)
+		}
+	}
+}
+
+// end closes stdin and returns the remaining output; the process must exit
+// with status 0 within d.
+func (p *mcpProcess) end(d time.Duration) []string {
+	p.t.Helper()
+	p.in.Close()
+	var rest []string
+	deadline := time.After(d)
+	for {
+		select {
+		case l, ok := <-p.lines:
+			if ok {
+				rest = append(rest, l)
+				continue
+			}
+			select {
+			case err := <-p.exit:
+				if err != nil {
+					p.t.Fatalf("xmlpipe mcp: %v\nstderr:\n%s", err, p.err)
+				}
+				p.exit <- nil
+			case <-deadline:
+				p.t.Fatalf("xmlpipe mcp did not exit within %v", d)
+			}
+			return rest
+		case <-deadline:
+			p.t.Fatalf("xmlpipe mcp did not exit within %v after its input ended; got %q\nstderr:\n%s", d, rest, p.err)
+		}
+	}
+}
+
+// syncWriter serialises writes to a strings.Builder read by the test.
+type syncWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (s *syncWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(b)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.String()
+}
+
+const mcpInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
+
+// TestMCPPipedSession: a piped session with a malformed line, an invalid
+// request, a batch and a coerced argument answers every request, and its
+// end of input prints every answer and exits promptly.
+func TestMCPPipedSession(t *testing.T) {
+	cfg := mcpOrganism(t)
+	in := strings.Join([]string{
+		mcpInit,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`garbage {`,
+		`{"foo":1}`,
+		`[{"jsonrpc":"2.0","id":9,"method":"tools/list"}]`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"greeter","arguments":{"Name":5}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"greeter","arguments":{"Name":"Dan"}}}`,
+	}, "\n") + "\n"
+	start := time.Now()
+	r := runBinary(t, filepath.Dir(cfg), in, "mcp", cfg)
+	elapsed := time.Since(start)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	out := r.stdout
+	for _, want := range []string{
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,`,
+		`"id":null,"error":{"code":-32600,"message":"Invalid Request: \"jsonrpc\" must be \"2.0\""}`,
+		`"id":null,"error":{"code":-32600,"message":"Invalid Request: JSON-RPC batches are not allowed in protocol version 2025-06-18"}`,
+		`{"jsonrpc":"2.0","id":1,"result":`,
+		`{"jsonrpc":"2.0","id":2,"result":{`,
+		`"id":3,"result":{"content":[{"type":"text","text":"invalid arguments for greeter: Name: want a string, got the number 5"}],"isError":true}`,
+		`"id":4,"result":{"content":[{"type":"text","text":"HELLO, DAN!"}]`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %s in:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(strings.TrimSpace(out), "\n") + 1; n != 7 {
+		t.Errorf("%d answers, want 7:\n%s", n, out)
+	}
+	t.Logf("piped session with EOF: %v", elapsed)
+}
+
+// sleepPIDs lists the processes running `sleep <arg>`.
+func sleepPIDs(t *testing.T, arg string) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		parts := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if len(parts) == 2 && filepath.Base(parts[0]) == "sleep" && parts[1] == arg {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// TestMCPCancelKillsRunCommand: notifications/cancelled for a run_command
+// call running `sleep 4848` gets no answer and leaves no process behind.
+// It needs Pump.Kill to cancel the running handler's context (the "cancel"
+// work): without that the sleep outlives the cancel.
+func TestMCPCancelKillsRunCommand(t *testing.T) {
+	if len(sleepPIDs(t, "4848")) > 0 {
+		t.Fatal("a sleep 4848 is already running")
+	}
+	cfg := mcpOrganism(t)
+	p := startMCP(t, cfg)
+	p.send(mcpInit, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	p.await(`"id":1,"result"`)
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_command","arguments":{"Command":"sleep","Arg":["4848"]}}}`)
+	var pids []int
+	deadline := time.Now().Add(30 * time.Second)
+	for len(pids) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		pids = sleepPIDs(t, "4848")
+	}
+	if len(pids) == 0 {
+		t.Fatalf("sleep 4848 never started\nstderr:\n%s", p.err)
+	}
+	defer func() { // whatever happens, no sleep is left behind by the test
+		for _, pid := range sleepPIDs(t, "4848") {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}()
+	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"test"}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	if _, before := p.await(`"id":3,"result"`); len(before) > 0 {
+		t.Fatalf("unexpected output: %q", before)
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for len(sleepPIDs(t, "4848")) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if left := sleepPIDs(t, "4848"); len(left) > 0 {
+		for _, pid := range left {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Errorf("sleep 4848 still running (pids %v, now killed by the test) 30s after the cancel: "+
+			"Pump.Kill does not cancel the running handler's context", left)
+	}
+	rest := p.end(30 * time.Second)
+	for _, l := range rest {
+		if strings.Contains(l, `"id":2`) {
+			t.Errorf("the cancelled call was answered: %s", l)
+		}
 	}
 }

@@ -22,7 +22,7 @@ import (
 // the password unechoed; on a pipe: the first three lines of stdin, the
 // rest being console input), logs in to the bus and runs the console over
 // it until /quit, end of input or a lost connection.
-func connectConsole(ctx context.Context, url, fingerprint string, verbose bool, std streams) int {
+func connectConsole(ctx context.Context, url, fingerprint string, cfg console.Config, std streams) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	in := std.in
@@ -47,7 +47,7 @@ func connectConsole(ctx context.Context, url, fingerprint string, verbose bool, 
 		return exitFailure
 	}
 	defer remote.Close()
-	con, err := console.New(remote, console.Config{Verbose: verbose})
+	con, err := console.New(remote, cfg)
 	if err != nil {
 		fmt.Fprintln(std.err, err)
 		return exitFailure

@@ -1,47 +1,62 @@
 // Package mcpclient mounts an external MCP server's tools as listeners
 // (type: mcp in organism.yaml): each tool becomes a listener named
 // <mount>.<tool> whose payload type is derived from the tool's JSON input
-// schema, and whose handler calls the tool and answers the caller with a
-// ToolResult.
+// schema (see payloadStruct), and whose handler calls the tool with exactly
+// the arguments the payload holds and answers the caller with a ToolResult
+// that keeps every kind of content.
+//
+// A server that exits (or whose connection breaks) is restarted in the
+// background with exponential backoff; meanwhile its tools answer at once
+// with an Error saying the server exited. Close never fails on a dead
+// server and returns within a few seconds whatever the server does.
 package mcpclient
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/xml-pipeline/xmlpipe/gen"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
-	"github.com/xml-pipeline/xmlpipe/listeners/wasm"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
 )
 
-// DefaultTimeout bounds one tool call.
-const DefaultTimeout = 30 * time.Second
+// Defaults of Options.
+const (
+	// DefaultTimeout bounds one tool call (and one connection attempt).
+	DefaultTimeout = 30 * time.Second
+	// DefaultRestartMin is the first wait before restarting a server.
+	DefaultRestartMin = 500 * time.Millisecond
+	// DefaultRestartMax caps the wait between restarts.
+	DefaultRestartMax = 30 * time.Second
+)
+
+// closeWait bounds how long Close waits for the server to go.
+const closeWait = 3 * time.Second
 
 // Errors.
 var (
 	ErrServer = errors.New("mcp: external server")
 	ErrTool   = errors.New("mcp: tool call failed")
+	// ErrExited: the server exited or its connection broke; it is being
+	// restarted.
+	ErrExited = errors.New("server exited")
+	// ErrClosed: the mount was closed (the organism is shutting down).
+	ErrClosed = errors.New("mount closed")
 )
-
-// ToolResult is what a mounted tool answers: its text content, or the
-// error it reported.
-type ToolResult struct {
-	Tool  string
-	Text  string `xml:",omitempty" doc:"the tool's text content"`
-	Error string `xml:",omitempty" doc:"the error the tool reported, or why it could not be called"`
-}
 
 // Options name the external server.
 type Options struct {
@@ -52,9 +67,13 @@ type Options struct {
 	URL     string
 	// Env lists the host variables passed to Command (default none).
 	Env []string
-	// Timeout bounds one call (default 30s).
+	// Timeout bounds one call and one connection attempt (default 30s).
 	Timeout time.Duration
-	Logger  *slog.Logger
+	// RestartMin and RestartMax bound the wait before restarting a server
+	// that exited: it doubles from RestartMin up to RestartMax, with ±20%
+	// jitter (defaults DefaultRestartMin, DefaultRestartMax).
+	RestartMin, RestartMax time.Duration
+	Logger                 *slog.Logger
 	// Callers lets a result reach a caller that takes another payload (an
 	// agent takes text); nil: answer with ToolResult.
 	Callers tools.Callers
@@ -71,8 +90,19 @@ type Tool struct {
 
 // Mount is a connection to an external server and its tools.
 type Mount struct {
-	session *sdk.ClientSession
-	tools   []Tool
+	o     Options
+	tools []Tool
+	names []string // the tools' names, sorted (to notice a changed server)
+
+	ctx  context.Context // ends at Close: stops connection attempts
+	stop context.CancelFunc
+	done chan struct{} // the supervisor has returned
+
+	mu      sync.Mutex
+	session *sdk.ClientSession // nil while the server is down
+	down    error              // why, while it is
+	broken  chan struct{}      // a call saw the connection fail (buffered 1)
+	closed  bool
 }
 
 // Connect starts or reaches the server, lists its tools and derives their
@@ -84,9 +114,45 @@ func Connect(ctx context.Context, o Options) (*Mount, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
+	if o.RestartMin <= 0 {
+		o.RestartMin = DefaultRestartMin
+	}
+	if o.RestartMax < o.RestartMin {
+		o.RestartMax = max(DefaultRestartMax, o.RestartMin)
+	}
+	if len(o.Command) == 0 && o.URL == "" {
+		return nil, fmt.Errorf("%w %s: give command or url", ErrServer, o.Name)
+	}
+	cs, err := dial(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	m := &Mount{o: o, session: cs, done: make(chan struct{}), broken: make(chan struct{}, 1)}
+	m.ctx, m.stop = context.WithCancel(context.Background())
+	lctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	for tool, err := range cs.Tools(lctx, nil) {
+		if err != nil {
+			m.stop()
+			return nil, errors.Join(fmt.Errorf("%w %s: list tools: %w", ErrServer, o.Name, err), closeSession(cs, o.Logger))
+		}
+		m.names = append(m.names, tool.Name)
+		t, err := m.mountTool(tool)
+		if err != nil {
+			o.Logger.Warn("mcp: tool not mounted", "server", o.Name, "tool", tool.Name, "error", err)
+			continue
+		}
+		m.tools = append(m.tools, t)
+	}
+	slices.Sort(m.names)
+	go m.supervise(cs)
+	return m, nil
+}
+
+// dial starts (or reaches) the server and initialises a session.
+func dial(ctx context.Context, o Options) (*sdk.ClientSession, error) {
 	var transport sdk.Transport
-	switch {
-	case len(o.Command) > 0:
+	if len(o.Command) > 0 {
 		cmd := exec.Command(o.Command[0], o.Command[1:]...)
 		cmd.Env = []string{}
 		for _, k := range o.Env {
@@ -94,11 +160,9 @@ func Connect(ctx context.Context, o Options) (*Mount, error) {
 				cmd.Env = append(cmd.Env, k+"="+v)
 			}
 		}
-		transport = &sdk.CommandTransport{Command: cmd}
-	case o.URL != "":
+		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}
+	} else {
 		transport = &sdk.StreamableClientTransport{Endpoint: o.URL}
-	default:
-		return nil, fmt.Errorf("%w %s: give command or url", ErrServer, o.Name)
 	}
 	cctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
@@ -107,170 +171,264 @@ func Connect(ctx context.Context, o Options) (*Mount, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w %s: connect: %w", ErrServer, o.Name, err)
 	}
-	m := &Mount{session: cs}
-	for tool, err := range cs.Tools(cctx, nil) {
-		if err != nil {
-			return nil, errors.Join(fmt.Errorf("%w %s: list tools: %w", ErrServer, o.Name, err), cs.Close())
-		}
-		t, err := mountTool(cs, o, tool)
-		if err != nil {
-			o.Logger.Warn("mcp: tool not mounted", "server", o.Name, "tool", tool.Name, "error", err)
-			continue
-		}
-		m.tools = append(m.tools, t)
-	}
-	return m, nil
+	return cs, nil
 }
 
 // Tools returns the mounted tools.
 func (m *Mount) Tools() []Tool { return m.tools }
 
-// Close ends the session (and stops a command server).
-func (m *Mount) Close() error { return m.session.Close() }
-
-// param maps one schema property to a payload field.
-type param struct {
-	name string // the JSON property (= the element name)
-	json bool   // an object or array, carried as JSON text
-	kind string // the JSON type
-	// optional: a zero value means "not given" (encoding cannot tell them apart)
-	optional bool
+// Close ends the session (and stops a command server) and stops restarting
+// it. It returns nil: a server that already exited, or exits badly, is not
+// the organism's failure (logged); it returns within a few seconds.
+func (m *Mount) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	cs := m.session
+	m.session, m.down = nil, ErrClosed
+	m.mu.Unlock()
+	m.stop()
+	if cs != nil {
+		if err := closeSession(cs, m.o.Logger); err != nil {
+			m.o.Logger.Info("mcp: server closed", "server", m.o.Name, "error", err)
+		}
+	}
+	select {
+	case <-m.done:
+	case <-time.After(closeWait):
+		m.o.Logger.Warn("mcp: server still stopping after close", "server", m.o.Name)
+	}
+	return nil
 }
 
-func mountTool(cs *sdk.ClientSession, o Options, tool *sdk.Tool) (Tool, error) {
-	listener := o.Name + "." + tool.Name
+// closeSession closes cs, waiting at most closeWait.
+func closeSession(cs *sdk.ClientSession, log *slog.Logger) error {
+	errc := make(chan error, 1)
+	go func() { errc <- cs.Close() }()
+	select {
+	case err := <-errc:
+		return err
+	case <-time.After(closeWait):
+		log.Warn("mcp: closing a session takes longer than expected; left to finish")
+		return nil
+	}
+}
+
+// current returns the live session, or why there is none.
+func (m *Mount) current() (*sdk.ClientSession, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.session == nil {
+		return nil, m.down
+	}
+	return m.session, nil
+}
+
+// fail reports that a call found cs's connection broken.
+func (m *Mount) fail(cs *sdk.ClientSession) {
+	m.mu.Lock()
+	live := m.session == cs
+	m.mu.Unlock()
+	if live {
+		select {
+		case m.broken <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// supervise restarts the server whenever its session ends, until Close.
+func (m *Mount) supervise(cs *sdk.ClientSession) {
+	defer close(m.done)
+	wait := m.o.RestartMin
+	for {
+		up := time.Now()
+		ended := make(chan error, 1)
+		go func(cs *sdk.ClientSession) { ended <- cs.Wait() }(cs)
+		var why string
+		select {
+		case err := <-ended:
+			why = "the session ended"
+			if err != nil {
+				why = err.Error()
+			}
+		case <-m.broken:
+			why = "its connection broke"
+			go func(cs *sdk.ClientSession) { _ = closeSession(cs, m.o.Logger) }(cs)
+		case <-m.ctx.Done():
+			return
+		}
+		if !m.markDown(cs, why) {
+			return
+		}
+		if time.Since(up) > m.o.RestartMax {
+			wait = m.o.RestartMin // it had been up a good while: start over
+		}
+		for {
+			d := jitter(wait)
+			m.o.Logger.Warn("mcp: server exited; restarting", "server", m.o.Name, "reason", why, "in", d.Round(time.Millisecond))
+			select {
+			case <-time.After(d):
+			case <-m.ctx.Done():
+				return
+			}
+			wait = min(wait*2, m.o.RestartMax)
+			ncs, err := dial(m.ctx, m.o)
+			if err != nil {
+				why = err.Error()
+				m.setDown(why)
+				continue
+			}
+			if !m.markUp(ncs) {
+				_ = closeSession(ncs, m.o.Logger)
+				return
+			}
+			cs = ncs
+			break
+		}
+	}
+}
+
+// markDown records that cs is gone; false when the mount is closed.
+func (m *Mount) markDown(cs *sdk.ClientSession, why string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return false
+	}
+	if m.session == cs {
+		m.session = nil
+	}
+	m.down = fmt.Errorf("%w %s: %w (%s); restarting", ErrServer, m.o.Name, ErrExited, why)
+	select { // a report about the old session is moot
+	case <-m.broken:
+	default:
+	}
+	return true
+}
+
+// setDown updates why the server is down (a restart failed).
+func (m *Mount) setDown(why string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.closed {
+		m.down = fmt.Errorf("%w %s: %w; restart failed: %s; retrying", ErrServer, m.o.Name, ErrExited, why)
+	}
+}
+
+// markUp installs a restarted session; false when the mount is closed.
+func (m *Mount) markUp(cs *sdk.ClientSession) bool {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return false
+	}
+	m.session, m.down = cs, nil
+	m.mu.Unlock()
+	m.o.Logger.Info("mcp: server restarted", "server", m.o.Name)
+	ctx, cancel := context.WithTimeout(m.ctx, m.o.Timeout)
+	defer cancel()
+	var names []string
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return true
+		}
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, m.names) {
+		m.o.Logger.Warn("mcp: the restarted server offers other tools; the mounted ones stay as they were",
+			"server", m.o.Name, "mounted", strings.Join(m.names, ","), "offered", strings.Join(names, ","))
+	}
+	return true
+}
+
+// jitter spreads d by ±20%.
+func jitter(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}
+
+func (m *Mount) mountTool(tool *sdk.Tool) (Tool, error) {
+	listener := m.o.Name + "." + tool.Name
 	if !gen.IsNCName(listener) {
 		return Tool{}, fmt.Errorf("%q is not an XML name", listener)
 	}
-	var schema struct {
-		Properties map[string]struct {
-			Type        any    `json:"type"`
-			Description string `json:"description"`
-			Enum        []any  `json:"enum"`
-		} `json:"properties"`
-		Required []string `json:"required"`
+	schema, ok := tool.InputSchema.(map[string]any)
+	if !ok {
+		return Tool{}, fmt.Errorf("input schema of type %T", tool.InputSchema)
 	}
-	raw, err := json.Marshal(tool.InputSchema)
+	st, arrays, err := payloadStruct(listener, schema)
 	if err != nil {
 		return Tool{}, err
 	}
-	if err := json.Unmarshal(raw, &schema); err != nil {
-		return Tool{}, fmt.Errorf("input schema: %w", err)
-	}
-	names := make([]string, 0, len(schema.Properties))
-	for n := range schema.Properties {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	required := map[string]bool{}
-	for _, r := range schema.Required {
-		required[r] = true
-	}
-	fields := wasm.Fields{Root: listener}
-	var params []param
-	for _, n := range names {
-		p := schema.Properties[n]
-		if !gen.IsNCName(n) {
-			return Tool{}, fmt.Errorf("property %q is not an XML name", n)
-		}
-		kind, _ := p.Type.(string)
-		f := wasm.Field{Name: n, Doc: p.Description, Optional: !required[n]}
-		pr := param{name: n, kind: kind, optional: !required[n]}
-		switch kind {
-		case "integer":
-			f.Type = "integer"
-		case "number":
-			f.Type = "double"
-		case "boolean":
-			f.Type = "boolean"
-		case "string":
-			f.Type = "string"
-			for _, e := range p.Enum {
-				if s, ok := e.(string); ok {
-					f.Enum = append(f.Enum, s)
-				}
-			}
-		default: // object, array, or several types: JSON text
-			f.Type, pr.json = "string", true
-			f.Doc = strings.TrimSpace(f.Doc + " (JSON)")
-		}
-		fields.Fields = append(fields.Fields, f)
-		params = append(params, pr)
-	}
-	pt, err := fields.PayloadType(nil)
+	pt, err := xmlpipe.NewPayloadType(st)
 	if err != nil {
 		return Tool{}, err
 	}
-	h := &handler{cs: cs, tool: tool.Name, params: params, timeout: o.Timeout, callers: o.Callers}
+	h := &handler{m: m, tool: tool.Name, model: pt.Model(), arrays: arrays}
 	return Tool{Listener: listener, Description: tool.Description, Payload: pt, Handler: h}, nil
 }
 
 type handler struct {
-	cs      *sdk.ClientSession
-	tool    string
-	params  []param
-	timeout time.Duration
-	callers tools.Callers
+	m      *Mount
+	tool   string
+	model  *gen.Type
+	arrays []string // required array arguments
 }
 
 // Handle calls the tool with the payload's fields as arguments.
 func (h *handler) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) (xmlpipe.Response, error) {
 	res := &ToolResult{Tool: h.tool}
+	answer := func() (xmlpipe.Response, error) { return tools.Answer(h.m.o.Callers, md, res), nil }
 	args, err := h.arguments(payload)
 	if err != nil {
 		res.Error = err.Error()
-		return tools.Answer(h.callers, md, res), nil
+		return answer()
 	}
-	ctx, cancel := context.WithTimeout(ctx, h.timeout)
-	defer cancel()
-	r, err := h.cs.CallTool(ctx, &sdk.CallToolParams{Name: h.tool, Arguments: args})
+	cs, err := h.m.current()
 	if err != nil {
+		res.Error = err.Error()
+		return answer()
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.m.o.Timeout)
+	defer cancel()
+	r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: h.tool, Arguments: args})
+	switch {
+	case err == nil:
+		fill(res, r)
+	case connectionLost(err):
+		h.m.fail(cs)
+		res.Error = fmt.Sprintf("%v %s: %v (%v); restarting", ErrServer, h.m.o.Name, ErrExited, err)
+	default:
 		res.Error = fmt.Sprintf("%v: %v", ErrTool, err)
-		return tools.Answer(h.callers, md, res), nil
 	}
-	var parts []string
-	for _, c := range r.Content {
-		if t, ok := c.(*sdk.TextContent); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	text := strings.Join(parts, "\n")
-	if text == "" && r.StructuredContent != nil {
-		b, _ := json.Marshal(r.StructuredContent)
-		text = string(b)
-	}
-	if r.IsError {
-		res.Error = text
-	} else {
-		res.Text = text
-	}
-	return tools.Answer(h.callers, md, res), nil
+	return answer()
 }
 
-// arguments reads the decoded payload (a struct whose fields follow params).
+// connectionLost reports a call error that means the server is gone (it
+// exited, or the session or connection ended) rather than a failed call.
+func connectionLost(err error) bool {
+	return errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.ErrClosedPipe)
+}
+
+// arguments is the JSON form of the decoded payload: exactly the fields it
+// holds, native JSON values.
 func (h *handler) arguments(payload any) (map[string]any, error) {
-	v := reflect.ValueOf(payload)
-	if v.Kind() == reflect.Pointer {
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct || v.NumField() != len(h.params)+1 {
+	if reflect.TypeOf(payload) != reflect.PointerTo(h.model.GoType) {
 		return nil, fmt.Errorf("mcp: unexpected payload %T", payload)
 	}
-	args := map[string]any{}
-	for i, p := range h.params {
-		f := v.Field(i + 1) // field 0 is XMLName
-		if f.IsZero() && p.optional {
-			continue // an optional field not given
+	args, err := codec.JSONOf(h.model, payload)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: arguments: %w", err)
+	}
+	for _, a := range h.arrays {
+		if _, ok := args[a]; !ok {
+			args[a] = []any{}
 		}
-		if p.json {
-			var x any
-			if err := json.Unmarshal([]byte(f.String()), &x); err != nil {
-				return nil, fmt.Errorf("mcp: %s is not JSON: %v", p.name, err)
-			}
-			args[p.name] = x
-			continue
-		}
-		args[p.name] = f.Interface()
 	}
 	return args, nil
 }

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
 )
 
 // sourceAPI is the source part of the <from> of REST and stream injects
@@ -136,7 +138,9 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 }
 
 // payloadBytes encodes the request's payload for listener l: a JSON object
-// through l's payload type, or XML text as given (validated by the pump).
+// through l's payload type (codec.AppendJSON: presence decides what is
+// written, values are not coerced, array and object fields are native
+// JSON), or XML text as given (validated by the pump).
 func (s *Server) payloadBytes(l pump.Listener, raw json.RawMessage) ([]byte, *apiError) {
 	var text string
 	if json.Unmarshal(raw, &text) == nil {
@@ -146,15 +150,10 @@ func (s *Server) payloadBytes(l pump.Listener, raw json.RawMessage) ([]byte, *ap
 		}
 		return b, nil
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
 		return nil, badRequest("Invalid payload: want an object of fields or an XML string")
 	}
-	v, err := payloadFromJSON(l.Payload.GoType(), obj)
-	if err != nil {
-		return nil, badRequest("Invalid payload for %s: %v", l.Name, err)
-	}
-	b, err := l.Payload.AppendPayload(nil, v)
+	b, err := codec.AppendJSON(nil, l.Payload.Model(), raw, codec.JSONOptions{FoldNames: true, EmptyNS: true})
 	if err != nil {
 		return nil, badRequest("Invalid payload for %s: %v", l.Name, err)
 	}

@@ -68,7 +68,7 @@ func (w *wsSocket) handle(data []byte) {
 			w.internal(reply, err)
 			return
 		}
-		w.c.send(wire.Status{Head: reply, Threads: st.Threads, Organism: st.Organism,
+		w.c.send(wire.Status{Head: reply, Threads: st.Threads, IdleThreads: st.Idle, Organism: st.Organism,
 			UptimeSeconds: st.Uptime.Seconds(), Listeners: st.Listeners, Slots: st.Slots, Processed: st.Processed,
 			Failed: st.Failed, InFlight: st.InFlight, Gateways: st.Gateways})
 	case wire.TypeListeners, wire.TypeTargets:
@@ -135,7 +135,8 @@ func (w *wsSocket) internal(h wire.Head, err error) {
 }
 
 // send is the "send" command: build the target's payload from the text the
-// way the console does, inject it on a new conversation, answer "sent", then
+// way the console does (or take a structured payload as the REST inject
+// does), inject it on a new conversation, answer "sent", then
 // stream the conversation's events.
 func (w *wsSocket) send(req wire.Request) {
 	h := wire.Head{Type: wire.TypeSend, ID: req.ID}
@@ -162,7 +163,7 @@ func (w *wsSocket) send(req wire.Request) {
 			w.fail(h, wire.CodeBadRequest, "Missing target")
 			return
 		}
-		if text == "" {
+		if text == "" && len(req.Payload) == 0 {
 			w.fail(h, wire.CodeBadRequest, "Missing content")
 			return
 		}
@@ -172,15 +173,25 @@ func (w *wsSocket) send(req wire.Request) {
 		w.fail(h, wire.CodeUnknownTarget, "Unknown target: "+target)
 		return
 	}
-	v, err := console.NewPayload(l.Payload.GoType(), text)
-	if err != nil {
-		w.fail(h, wire.CodeNoTextField, "Cannot create payload for "+l.Name)
-		return
-	}
-	body, err := l.Payload.AppendPayload(nil, v)
-	if err != nil {
-		w.internal(h, err)
-		return
+	var body []byte
+	if len(req.Payload) > 0 && req.Raw == "" {
+		// A structured payload, as POST /api/v1/inject takes it.
+		b, apiErr := w.s.payloadBytes(l, req.Payload)
+		if apiErr != nil {
+			w.fail(h, wire.CodeBadPayload, apiErr.body.Error)
+			return
+		}
+		body = b
+	} else {
+		v, err := console.NewPayload(l.Payload.GoType(), text)
+		if err != nil {
+			w.fail(h, wire.CodeNoTextField, "Cannot create payload for "+l.Name)
+			return
+		}
+		if body, err = l.Payload.AppendPayload(nil, v); err != nil {
+			w.internal(h, err)
+			return
+		}
 	}
 	conv := xmlpipe.NewThreadID()
 	who := pump.Principal{From: source + ":" + w.c.sess.Username, User: w.c.sess.Username, FreshThread: true}

@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -13,13 +14,21 @@ var (
 	ErrUnknownListener = errors.New("unknown listener")
 	// ErrNoTextField: the listener's payload has no field the text can go in.
 	ErrNoTextField = errors.New("cannot create payload")
+	// ErrBadPayload: a JSON or XML payload does not fit the listener's
+	// payload type (the error says where).
+	ErrBadPayload = errors.New("invalid payload")
 )
 
-// Sender sends a user's text to a listener, from "console", on a new
-// conversation, and returns the conversation's thread id. A message the
-// organism refuses is a *Rejection.
+// Sender sends to a listener, from "console", on a new conversation, and
+// returns the conversation's thread id. A message the organism refuses is
+// a *Rejection.
 type Sender interface {
+	// Send puts a line of text in the payload's text field.
 	Send(ctx context.Context, target, text string) (thread string, err error)
+	// SendPayload sends a structured payload: a JSON object of fields (the
+	// payload's JSON form, native arrays and objects) or a JSON string
+	// holding the payload element's XML — as POST /api/v1/inject takes it.
+	SendPayload(ctx context.Context, target string, payload json.RawMessage) (thread string, err error)
 }
 
 // Directory describes the organism.
@@ -66,12 +75,14 @@ type Status struct {
 	Organism  string
 	Uptime    time.Duration
 	Listeners int
-	// Threads is the number of live threads; Slots the messages held in
-	// their context buffers.
-	Threads, Slots int
-	Processed      int64
-	Failed         int64
-	InFlight       int
+	// Threads is the number of live threads: those of conversations still
+	// running. Idle is the number of threads kept after their conversation
+	// completed (a client may continue them until they are collected).
+	// Slots is the number of messages held in the context buffers.
+	Threads, Idle, Slots int
+	Processed            int64
+	Failed               int64
+	InFlight             int
 	// Gateways describes each federation gateway on one line ("b:
 	// connected to organism-b, 0 queued, 1 open call; imports greeter").
 	Gateways []string

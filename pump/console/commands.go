@@ -2,10 +2,15 @@ package console
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
 )
 
 // command is one /command: its usage, its one-line help and what it does.
@@ -58,7 +63,7 @@ func (c *Console) Exec(ctx context.Context, line string) (quit bool, conv string
 	return false, ""
 }
 
-// send handles "@target text".
+// send handles "@target text", "@target {json object}" and "@target <Payload>…".
 func (c *Console) send(ctx context.Context, rest string) string {
 	target, text, _ := strings.Cut(strings.TrimSpace(rest), " ")
 	target, text = strings.ToLower(target), strings.TrimSpace(text)
@@ -66,17 +71,30 @@ func (c *Console) send(ctx context.Context, rest string) string {
 		c.say("Usage: @listener message")
 		return ""
 	}
+	payload, structured, err := structuredPayload(text)
+	if err != nil {
+		c.say("Invalid JSON payload: " + err.Error())
+		return ""
+	}
 	if c.cfg.Verbose {
 		// Before sending: the conversation's output may arrive before Send returns.
 		c.say("[sending to " + target + "]")
 	}
-	thread, err := c.b.Send(ctx, target, text)
+	var thread string
+	if structured {
+		thread, err = c.b.SendPayload(ctx, target, payload)
+	} else {
+		thread, err = c.b.Send(ctx, target, text)
+	}
 	var rej *Rejection
 	switch {
 	case errors.Is(err, ErrUnknownListener):
 		c.say("Unknown listener: "+target, "Use /listeners to see available listeners.")
 	case errors.Is(err, ErrNoTextField):
-		c.say("Cannot create payload for " + target)
+		c.say("Cannot create payload for "+target,
+			"Send its fields as JSON (@"+target+" {…}) or XML (@"+target+" <Payload>…</Payload>); /listeners shows its root tag.")
+	case errors.Is(err, ErrBadPayload):
+		c.say(capitalize(err.Error()))
 	case errors.As(err, &rej):
 		c.huh(rej.Huh, rej.Diagnostics)
 	case err != nil:
@@ -88,13 +106,41 @@ func (c *Console) send(ctx context.Context, rest string) string {
 	return thread
 }
 
+// structuredPayload recognises a structured payload after @target: a JSON
+// object ({…}, which must then be valid JSON) or an XML element (<Name…).
+// Other text is plain text for the payload's text field.
+func structuredPayload(text string) (json.RawMessage, bool, error) {
+	switch {
+	case strings.HasPrefix(text, "{"):
+		if err := codec.CheckJSONText([]byte(text)); err != nil {
+			return nil, false, err
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(text), &obj); err != nil {
+			return nil, false, err
+		}
+		return json.RawMessage(text), true, nil
+	case len(text) > 1 && text[0] == '<' && (text[1] == '_' || unicode.IsLetter(rune(text[1]))):
+		b, err := json.Marshal(text)
+		return b, err == nil, err
+	}
+	return nil, false, nil
+}
+
+// capitalize upper-cases the first letter of a message.
+func capitalize(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
+}
+
 func (c *Console) cmdHelp(context.Context, string) {
 	lines := []string{"Commands:"}
 	for _, cmd := range commands() {
 		lines = append(lines, fmt.Sprintf("  %-20s %s", strings.TrimSpace("/"+cmd.name+" "+cmd.args), cmd.help))
 	}
 	lines = append(lines, fmt.Sprintf("  %-20s %s", "/quit, /exit", "leave the console"),
-		"Send a message with @listener text, e.g. @greeter Dan")
+		"Send a message with @listener text, e.g. @greeter Dan",
+		`or its fields as JSON or XML: @greeter {"Name": "Dan"}, @greeter <Greeting><Name>Dan</Name></Greeting>`)
 	c.say(lines...)
 }
 
@@ -107,7 +153,7 @@ func (c *Console) cmdStatus(ctx context.Context, _ string) {
 	c.say("Organism: "+st.Organism,
 		"Uptime: "+clock(st.Uptime),
 		fmt.Sprintf("Listeners: %d", st.Listeners),
-		fmt.Sprintf("Threads: %d active, %d slots total", st.Threads, st.Slots),
+		fmt.Sprintf("Threads: %d active, %d idle, %d slots total", st.Threads, st.Idle, st.Slots),
 		fmt.Sprintf("Messages: %d processed, %d failed, %d in flight", st.Processed, st.Failed, st.InFlight))
 	for _, g := range st.Gateways {
 		c.say("Gateway " + g)

@@ -11,9 +11,13 @@ import (
 const (
 	// DefaultPrompt is the terminal prompt.
 	DefaultPrompt = "> "
-	// DefaultReplyTimeout bounds how long a piped session waits for a
-	// conversation to complete before reading the next line.
-	DefaultReplyTimeout = 10 * time.Second
+	// DefaultReplyTimeout bounds how long a piped session waits for each
+	// conversation it started to complete before it ends.
+	DefaultReplyTimeout = 10 * time.Minute
+	// DefaultLineWait is how long a piped session waits after an @ line
+	// for its conversation before reading the next line (so quick answers
+	// print in order); a slower one goes on and is waited for at the end.
+	DefaultLineWait = 10 * time.Second
 )
 
 // ErrConfig is wrapped by every Config.Validate error.
@@ -30,9 +34,14 @@ type Config struct {
 	NoLLM bool `yaml:"no_llm"`
 	// Prompt is the terminal prompt (default DefaultPrompt).
 	Prompt string `yaml:"prompt"`
-	// ReplyTimeout bounds the wait for a conversation to complete when input
-	// is not a terminal (default DefaultReplyTimeout).
+	// ReplyTimeout bounds the wait for each conversation a session started
+	// when input is not a terminal: the session ends (at /quit or the end
+	// of input) only once they all completed or this long passed since
+	// each began (default DefaultReplyTimeout).
 	ReplyTimeout time.Duration `yaml:"reply_timeout"`
+	// LineWait is how long a piped session waits after an @ line before
+	// reading the next (default DefaultLineWait, at most ReplyTimeout).
+	LineWait time.Duration `yaml:"line_wait"`
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -43,6 +52,10 @@ func (c Config) WithDefaults() Config {
 	if c.ReplyTimeout == 0 {
 		c.ReplyTimeout = DefaultReplyTimeout
 	}
+	if c.LineWait == 0 {
+		c.LineWait = DefaultLineWait
+	}
+	c.LineWait = min(c.LineWait, c.ReplyTimeout)
 	return c
 }
 
@@ -51,6 +64,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.ReplyTimeout < 0 {
 		errs = append(errs, fmt.Errorf("%w: reply_timeout %v must not be negative", ErrConfig, c.ReplyTimeout))
+	}
+	if c.LineWait < 0 {
+		errs = append(errs, fmt.Errorf("%w: line_wait %v must not be negative", ErrConfig, c.LineWait))
 	}
 	if strings.ContainsAny(c.Prompt, "\r\n") {
 		errs = append(errs, fmt.Errorf("%w: prompt %q must be a single line", ErrConfig, c.Prompt))

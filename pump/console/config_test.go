@@ -15,10 +15,13 @@ func TestConfig(t *testing.T) {
 		want    Config
 		wantErr bool
 	}{
-		{"defaults", Config{}, Config{Prompt: DefaultPrompt, ReplyTimeout: DefaultReplyTimeout}, false},
-		{"kept", Config{Verbose: true, NoLLM: true, Prompt: "xp> ", ReplyTimeout: time.Second},
-			Config{Verbose: true, NoLLM: true, Prompt: "xp> ", ReplyTimeout: time.Second}, false},
+		{"defaults", Config{}, Config{Prompt: DefaultPrompt, ReplyTimeout: DefaultReplyTimeout, LineWait: DefaultLineWait}, false},
+		{"kept", Config{Verbose: true, NoLLM: true, Prompt: "xp> ", ReplyTimeout: time.Minute, LineWait: time.Second},
+			Config{Verbose: true, NoLLM: true, Prompt: "xp> ", ReplyTimeout: time.Minute, LineWait: time.Second}, false},
+		{"line wait within the reply timeout", Config{ReplyTimeout: time.Second},
+			Config{Prompt: DefaultPrompt, ReplyTimeout: time.Second, LineWait: time.Second}, false},
 		{"negative timeout", Config{ReplyTimeout: -time.Second}, Config{}, true},
+		{"negative line wait", Config{LineWait: -time.Second}, Config{}, true},
 		{"multi-line prompt", Config{Prompt: "a\nb"}, Config{}, true},
 	}
 	for _, tt := range tests {

@@ -37,15 +37,30 @@ func (c *Console) Write(p []byte) (int, error) {
 }
 
 // Run serves a session that reads plain lines from in and writes to out.
-// After each @ line it waits (up to Config.ReplyTimeout) for the
-// conversation to complete, so its output precedes the next command's. It
-// returns nil at /quit or end of input, ctx.Err() when ctx ends first.
+// After each @ line it waits (up to Config.LineWait) for the conversation
+// to complete, so quick answers precede the next command's output; slower
+// conversations go on while the next lines run. At /quit or the end of
+// input it waits for every conversation it started to complete (each up to
+// Config.ReplyTimeout after it began), so no answer is lost. It returns nil
+// then, ErrStillRunning when some did not complete in time, ctx.Err() when
+// ctx ends first.
 func (c *Console) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	return c.serve(ctx, out, true, newLineReader(in).next)
 }
 
+// ErrStillRunning: a piped session ended while conversations it started
+// were still running after Config.ReplyTimeout (their answers were not
+// printed).
+var ErrStillRunning = errors.New("console: conversations still running")
+
+// started is a conversation a piped session waits for before it ends.
+type started struct {
+	conv string
+	at   time.Time
+}
+
 // serve runs a session: readLine gives the next input line (io.EOF ends the
-// session); wait says whether to wait for each conversation to complete.
+// session); wait says whether to wait for the conversations (piped input).
 func (c *Console) serve(ctx context.Context, out io.Writer, wait bool, readLine func() (string, error)) error {
 	cancel := c.b.Subscribe(c.receive)
 	defer cancel()
@@ -66,6 +81,13 @@ func (c *Console) serve(ctx context.Context, out io.Writer, wait bool, readLine 
 			got <- read{line, err}
 		}
 	}()
+	var running []started
+	finish := func() error {
+		if !wait {
+			return nil
+		}
+		return c.awaitAll(ctx, running)
+	}
 	for {
 		select {
 		case want <- struct{}{}:
@@ -80,31 +102,61 @@ func (c *Console) serve(ctx context.Context, out io.Writer, wait bool, readLine 
 		}
 		if r.err != nil && r.line == "" {
 			if errors.Is(r.err, io.EOF) {
-				return nil
+				return finish()
 			}
 			return fmt.Errorf("console: read: %w", r.err)
 		}
+		at := time.Now()
 		quit, conv := c.Exec(ctx, r.line)
 		if quit {
-			return nil
+			return finish()
 		}
-		if wait && conv != "" {
-			c.await(ctx, conv)
+		if wait && conv != "" && !c.await(ctx, conv, c.cfg.LineWait) {
+			running = append(running, started{conv: conv, at: at})
+			if c.cfg.Verbose {
+				c.say(fmt.Sprintf("[thread %s still running after %v; reading on]", short(conv), c.cfg.LineWait))
+			}
 		}
 	}
 }
 
-// await waits for conversation conv to complete, at most ReplyTimeout.
-func (c *Console) await(ctx context.Context, conv string) {
-	defer c.out.release(conv)
-	t := time.NewTimer(c.cfg.ReplyTimeout)
+// await waits at most d for conversation conv to complete (and what it said
+// before to be written). It reports whether it did; if not, conv stays
+// awaited (awaitAll finishes the wait).
+func (c *Console) await(ctx context.Context, conv string, d time.Duration) bool {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-c.out.wait(conv):
+		c.out.release(conv)
+		return true
 	case <-ctx.Done():
+		c.out.release(conv)
+		return false
 	case <-t.C:
-		c.say(fmt.Sprintf("note: thread %s still running after %v", short(conv), c.cfg.ReplyTimeout))
+		return false
 	}
+}
+
+// awaitAll waits for each running conversation until Config.ReplyTimeout
+// after it began; the ones still running then are named.
+func (c *Console) awaitAll(ctx context.Context, running []started) error {
+	var late []string
+	for _, s := range running {
+		if left := time.Until(s.at.Add(c.cfg.ReplyTimeout)); left > 0 && c.await(ctx, s.conv, left) {
+			continue
+		}
+		c.out.release(s.conv)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		late = append(late, short(s.conv))
+		c.say(fmt.Sprintf("note: thread %s still running after %v; not waiting longer", short(s.conv), c.cfg.ReplyTimeout))
+	}
+	if len(late) > 0 {
+		return fmt.Errorf("%w after %v: %s", ErrStillRunning, c.cfg.ReplyTimeout, strings.Join(late, ", "))
+	}
+	return nil
 }
 
 // banner greets the user once per session.

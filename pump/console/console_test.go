@@ -97,7 +97,8 @@ func TestGreeter(t *testing.T) {
 	}
 	// InFlight is left out: the pump may report a conversation complete a
 	// moment before it releases the message's ingress slot.
-	want := Status{Organism: "hello-world", Listeners: 10, Threads: 2, Slots: 2, Processed: 4}
+	// The conversation completed: its threads are idle, none is live.
+	want := Status{Organism: "hello-world", Listeners: 10, Threads: 0, Idle: 2, Slots: 2, Processed: 4}
 	if diff := cmp.Diff(want, st, cmpopts.IgnoreFields(Status{}, "InFlight")); diff != "" {
 		t.Errorf("status after the greeting (-want +got):\n%s", diff)
 	}

@@ -3,6 +3,7 @@ package console
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -14,6 +15,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
 )
 
 // From is the <from> of every message the console sends.
@@ -94,7 +96,12 @@ func (l *Local) Send(ctx context.Context, target, text string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", ls.Name, err)
 	}
-	thread, err := p.Send(ctx, From, ls.Name, v, pump.OutletFunc(l.deliver))
+	return l.send(ctx, ls, v)
+}
+
+// send sends payload value v to listener ls.
+func (l *Local) send(ctx context.Context, ls pump.Listener, v any) (string, error) {
+	thread, err := l.org.Pump.Send(ctx, From, ls.Name, v, pump.OutletFunc(l.deliver))
 	if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
 		r := &Rejection{Huh: f.Canned()}
 		for _, d := range f.Diagnostics {
@@ -103,6 +110,35 @@ func (l *Local) Send(ctx context.Context, target, text string) (string, error) {
 		return "", r
 	}
 	return thread, err
+}
+
+// SendPayload decodes a JSON object (codec.AppendJSON, names matched
+// loosely as the REST API does) or XML string into target's payload and
+// sends it from "console" on a new conversation.
+func (l *Local) SendPayload(ctx context.Context, target string, payload json.RawMessage) (string, error) {
+	p := l.org.Pump
+	ls, ok := p.Lookup(target)
+	if !ok {
+		return "", fmt.Errorf("%w: %s", ErrUnknownListener, target)
+	}
+	body, err := payloadXML(ls.Payload, payload)
+	if err != nil {
+		return "", fmt.Errorf("%w for %s: %w", ErrBadPayload, ls.Name, err)
+	}
+	v, err := ls.Payload.Decode(body)
+	if err != nil {
+		return "", fmt.Errorf("%w for %s: %w", ErrBadPayload, ls.Name, err)
+	}
+	return l.send(ctx, ls, v)
+}
+
+// payloadXML is the payload element a JSON payload describes.
+func payloadXML(pt *xmlpipe.PayloadType, payload json.RawMessage) ([]byte, error) {
+	var text string
+	if json.Unmarshal(payload, &text) == nil {
+		return []byte(text), nil
+	}
+	return codec.AppendJSON(nil, pt.Model(), payload, codec.JSONOptions{FoldNames: true})
 }
 
 // deliver turns the events of the console's conversations into Output.
@@ -151,15 +187,24 @@ func (l *Local) Listeners(context.Context) ([]Listener, error) {
 	return out, nil
 }
 
-// Status summarises the pump and the context buffer.
+// Status summarises the pump and the context buffer; only the threads of
+// running conversations count as live.
 func (l *Local) Status(context.Context) (Status, error) {
 	p := l.org.Pump
 	st := p.Stats()
+	threads := p.Threads()
+	active := 0
+	for _, r := range threads.Records() {
+		if p.Running(threads.Root(r.ID)) {
+			active++
+		}
+	}
 	return Status{
 		Organism:  p.Organism(),
 		Uptime:    st.Uptime,
 		Listeners: len(p.Listeners()),
-		Threads:   st.Threads,
+		Threads:   active,
+		Idle:      max(st.Threads-active, 0),
 		Slots:     p.Context().Stats().TotalSlots,
 		Processed: st.Processed,
 		Failed:    st.Failed,

@@ -84,19 +84,39 @@ type Count struct {
 	N int
 }
 
+// Pair has several fields, of several kinds: the console sends it as JSON or XML.
+type Pair struct {
+	A string
+	B int
+	C []string `xml:",omitempty"`
+	D *bool    `xml:",omitempty"`
+}
+
 // Gate holds the test's gate listener until the test releases it.
 type Gate struct {
 	Note string
 }
 
 // testCatalog is the built-in catalog plus echo (responds), fail (errors),
-// pick (strict payload), counter (no text field) and gate (waits for release).
+// pick (strict payload), counter (no text field), pair (several fields) and
+// gate (waits for release, then responds).
 func testCatalog(release <-chan struct{}) *catalog.Catalog {
 	c := catalog.Builtin()
 	c.AddPayload(catalog.Payload{Name: "test.Echo", Type: reflect.TypeFor[Echo]()})
 	c.AddPayload(catalog.Payload{Name: "test.Pick", Type: reflect.TypeFor[Pick]()})
 	c.AddPayload(catalog.Payload{Name: "test.Gate", Type: reflect.TypeFor[Gate]()})
 	c.AddPayload(catalog.Payload{Name: "test.Count", Type: reflect.TypeFor[Count]()})
+	c.AddPayload(catalog.Payload{Name: "test.Pair", Type: reflect.TypeFor[Pair]()})
+	c.AddHandler(catalog.Handler{Name: "test.Pair", Takes: reflect.TypeFor[Pair](),
+		New: func(catalog.Env) xmlpipe.Handler {
+			return xmlpipe.Typed(func(_ context.Context, p *Pair, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+				d := "absent"
+				if p.D != nil {
+					d = fmt.Sprint(*p.D)
+				}
+				return xmlpipe.Respond(&Echo{Text: fmt.Sprintf("A=%q B=%d C=%q D=%s", p.A, p.B, p.C, d)}), nil
+			})
+		}})
 	c.AddHandler(catalog.Handler{Name: "test.Echo", Takes: reflect.TypeFor[Echo](),
 		New: func(catalog.Env) xmlpipe.Handler {
 			return xmlpipe.Typed(func(_ context.Context, p *Echo, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
@@ -123,9 +143,9 @@ func testCatalog(release <-chan struct{}) *catalog.Catalog {
 		}})
 	c.AddHandler(catalog.Handler{Name: "test.Gate", Takes: reflect.TypeFor[Gate](),
 		New: func(catalog.Env) xmlpipe.Handler {
-			return xmlpipe.Typed(func(context.Context, *Gate, xmlpipe.Metadata) (xmlpipe.Response, error) {
+			return xmlpipe.Typed(func(_ context.Context, p *Gate, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
 				<-release
-				return nil, nil
+				return xmlpipe.Respond(&Echo{Text: "opened: " + p.Note}), nil
 			})
 		}})
 	return c
@@ -156,6 +176,10 @@ listeners:
     payload_class: test.Count
     handler: test.Count
     description: Counts
+  - name: pair
+    payload_class: test.Pair
+    handler: test.Pair
+    description: Takes several fields
 `
 
 // testOrganism runs the echo/fail/pick/gate organism; the gate handler

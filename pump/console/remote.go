@@ -336,6 +336,9 @@ func requestError(req wire.Request, e wire.Error) error {
 		return fmt.Errorf("%w: %s", ErrUnknownListener, req.Target)
 	case wire.CodeNoTextField:
 		return fmt.Errorf("%s: %w", req.Target, ErrNoTextField)
+	case wire.CodeBadPayload:
+		// "Invalid payload for X: why", worded as the local console does.
+		return fmt.Errorf("%w%s", ErrBadPayload, strings.TrimPrefix(e.Error, "Invalid payload"))
 	case wire.CodeRejected:
 		return &Rejection{Huh: e.Error, Diagnostics: e.Diagnostics}
 	}
@@ -347,6 +350,17 @@ func requestError(req wire.Request, e wire.Error) error {
 func (r *Remote) Send(ctx context.Context, target, text string) (string, error) {
 	var sent wire.Sent
 	if err := r.request(ctx, wire.Request{Head: wire.Head{Type: wire.TypeSend}, Target: target, Content: text},
+		&sent); err != nil {
+		return "", err
+	}
+	return sent.ThreadID, nil
+}
+
+// SendPayload sends a structured payload to target as the bus's send
+// command with a payload (the bus builds it as POST /api/v1/inject does).
+func (r *Remote) SendPayload(ctx context.Context, target string, payload json.RawMessage) (string, error) {
+	var sent wire.Sent
+	if err := r.request(ctx, wire.Request{Head: wire.Head{Type: wire.TypeSend}, Target: target, Payload: payload},
 		&sent); err != nil {
 		return "", err
 	}
@@ -374,7 +388,7 @@ func (r *Remote) Status(ctx context.Context) (Status, error) {
 		return Status{}, err
 	}
 	return Status{Organism: st.Organism, Uptime: time.Duration(st.UptimeSeconds * float64(time.Second)),
-		Listeners: st.Listeners, Threads: st.Threads, Slots: st.Slots, Processed: st.Processed, Failed: st.Failed,
+		Listeners: st.Listeners, Threads: st.Threads, Idle: st.IdleThreads, Slots: st.Slots, Processed: st.Processed, Failed: st.Failed,
 		InFlight: st.InFlight, Gateways: st.Gateways}, nil
 }
 

@@ -162,7 +162,9 @@ func TestRemoteConsoleGreeter(t *testing.T) {
 	var out strings.Builder
 	ctx, cancel := context.WithTimeout(context.Background(), remoteWait)
 	defer cancel()
-	if err := con.Run(ctx, strings.NewReader("@greeter Dan\n@nobody hi\n/listeners\n/status\n/quit\n"), &out); err != nil {
+	in := "@greeter Dan\n@nobody hi\n/listeners\n" + `@greeter {"Name": "Ann"}` + "\n" + `@greeter {"Name": 5}` + "\n" +
+		`@shouter <GreetingResponse><Message>hey</Message><OriginalSender>response-handler</OriginalSender></GreetingResponse>` + "\n/status\n/quit\n"
+	if err := con.Run(ctx, strings.NewReader(in), &out); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
 	for _, want := range []string{
@@ -171,6 +173,10 @@ func TestRemoteConsoleGreeter(t *testing.T) {
 		"Unknown listener: nobody",
 		"greeter",
 		"Organism: hello-world",
+		"[shouter] HELLO, ANN!",
+		`Invalid payload for greeter: Name: want a string, got the number 5`,
+		"[shouter] HEY",
+		"Threads: 0 active, ",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
@@ -227,6 +233,14 @@ func TestRemoteBackend(t *testing.T) {
 	}
 	if _, err := r.Monitor(ctx, "*"); err != nil {
 		t.Errorf("monitor: %v", err)
+	}
+	thread, err = r.SendPayload(ctx, "greeter", []byte(`{"Name": "Pat"}`))
+	if err != nil || !xmlpipe.IsThreadID(thread) {
+		t.Errorf("send payload: %q %v", thread, err)
+	}
+	if _, err := r.SendPayload(ctx, "greeter", []byte(`{"Nom": "Pat"}`)); !errors.Is(err, console.ErrBadPayload) ||
+		err.Error() != `invalid payload for greeter: unknown field "Nom" (the fields are Name)` {
+		t.Errorf("bad payload: %v", err)
 	}
 	if _, err := r.Send(ctx, "nobody", "x"); !errors.Is(err, console.ErrUnknownListener) {
 		t.Errorf("unknown listener: %v", err)

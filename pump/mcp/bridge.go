@@ -6,6 +6,13 @@
 // the last message delivered before the conversation completed. A bad call
 // (arguments that do not fit, a rejected message, a <huh>, a tool's refusal)
 // is an MCP tool error, so the client's model can correct itself.
+//
+// Arguments are checked against the tool's advertised input schema
+// (gen.JSONSchema of the payload type) and converted by codec.AppendJSON:
+// nothing is coerced, presence decides which fields are written. A call the
+// client cancels (notifications/cancelled) kills its conversation and is
+// not answered. ServeStdio serves newline-delimited JSON-RPC that survives
+// bad lines; HTTPHandler the streamable HTTP transport.
 package mcp
 
 import (
@@ -19,8 +26,10 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/mcpclient"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
 )
 
 // DefaultTimeout bounds one tool call.
@@ -47,7 +56,14 @@ type Bridge struct {
 
 	mu      sync.Mutex
 	waiters map[string]*waiter
+	calls   map[*callCancel]struct{}
+	closed  bool
+
+	schemas sync.Map // *xmlpipe.PayloadType → *toolSchema
 }
+
+// callCancel cancels one running call (with a cause).
+type callCancel struct{ cancel context.CancelCauseFunc }
 
 // New subscribes to the pump's events (to see the messages of the calls'
 // conversations). Close unsubscribes.
@@ -64,13 +80,47 @@ func New(p *pump.Pump, opts Options) *Bridge {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	b := &Bridge{p: p, opts: opts, waiters: map[string]*waiter{}}
+	b := &Bridge{p: p, opts: opts, waiters: map[string]*waiter{}, calls: map[*callCancel]struct{}{}}
 	b.unsub = p.Subscribe(pump.OutletFunc(b.observe))
 	return b
 }
 
-// Close stops watching the pump.
-func (b *Bridge) Close() { b.unsub() }
+// Close stops watching the pump and cancels the calls still running (their
+// conversations are killed). It may be called more than once.
+func (b *Bridge) Close() {
+	b.mu.Lock()
+	was := b.closed
+	b.closed = true
+	b.mu.Unlock()
+	if was {
+		return
+	}
+	b.cancelCalls(ErrClosed)
+	b.unsub()
+}
+
+// Errors a call's answer names as why it ended early.
+var (
+	// ErrClosed: the bridge closed (the server is shutting down).
+	ErrClosed = errors.New("the MCP server is shutting down")
+	// ErrCancelled: the client cancelled the call.
+	ErrCancelled = errors.New("cancelled by the client")
+	// errTimeout: Options.Timeout passed.
+	errTimeout = errors.New("call timeout")
+)
+
+// cancelCalls cancels every running call with cause.
+func (b *Bridge) cancelCalls(cause error) {
+	b.mu.Lock()
+	calls := make([]*callCancel, 0, len(b.calls))
+	for c := range b.calls {
+		calls = append(calls, c)
+	}
+	b.mu.Unlock()
+	for _, c := range calls {
+		c.cancel(cause)
+	}
+}
 
 // Server builds an MCP server whose tools are the pump's listeners (the
 // organism's own system.* listeners excepted).
@@ -86,7 +136,7 @@ func (b *Bridge) Server() *sdk.Server {
 			continue
 		}
 		name, pt := info.Name, l.Payload
-		s.AddTool(&sdk.Tool{Name: name, Description: info.Description, InputSchema: InputSchema(pt.Model())},
+		s.AddTool(&sdk.Tool{Name: name, Description: info.Description, InputSchema: b.schema(name, pt).advertised},
 			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 				return b.Call(ctx, name, pt, req.Params.Arguments), nil
 			})
@@ -146,12 +196,36 @@ func toolError(format string, args ...any) *sdk.CallToolResult {
 }
 
 // Call sends one message to listener with the arguments as its payload and
-// waits for the conversation's answer.
+// waits for the conversation's answer. Arguments that do not fit the
+// advertised schema are a tool error naming the field. When ctx ends (the
+// client cancelled), the call's Options.Timeout passes or the bridge
+// closes, the conversation is killed and the answer says why.
 func (b *Bridge) Call(ctx context.Context, listener string, pt *xmlpipe.PayloadType, args []byte) *sdk.CallToolResult {
-	body, err := PayloadXML(pt.Model(), args)
+	body, err := codec.AppendJSON(nil, pt.Model(), args, codec.JSONOptions{EmptyNS: true})
 	if err != nil {
-		return toolError("%v", err)
+		return toolError("invalid arguments for %s: %v", listener, err)
 	}
+	if err := b.schema(listener, pt).check(args); err != nil {
+		return toolError("invalid arguments for %s: %v", listener, err)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	cc := &callCancel{cancel: cancel}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return toolError("%v", ErrClosed)
+	}
+	b.calls[cc] = struct{}{}
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		delete(b.calls, cc)
+		b.mu.Unlock()
+	}()
+	ctx, cancelTimeout := context.WithTimeoutCause(ctx, b.opts.Timeout, errTimeout)
+	defer cancelTimeout()
+
 	thread := xmlpipe.NewThreadID()
 	w := &waiter{done: make(chan struct{})}
 	b.mu.Lock()
@@ -162,13 +236,15 @@ func (b *Bridge) Call(ctx context.Context, listener string, pt *xmlpipe.PayloadT
 		delete(b.waiters, thread)
 		b.mu.Unlock()
 	}()
-	ctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
-	defer cancel()
 	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), b.opts.From, listener, thread, body)
-	conv, err := b.p.InjectWait(ctx, env, w)
+	// The injection itself is not cut short by a cancel: once it returns
+	// the conversation is known and can be killed (a cancel while it waited
+	// would leave a conversation running that nobody kills).
+	injCtx, cancelInject := context.WithTimeout(context.WithoutCancel(ctx), b.opts.Timeout)
+	conv, err := b.p.InjectWait(injCtx, env, w)
+	cancelInject()
 	if err != nil {
-		var f *xmlpipe.Failure
-		if errors.As(err, &f) {
+		if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
 			return toolError("the message was rejected: %v", f)
 		}
 		return toolError("the message could not be sent: %v", err)
@@ -187,11 +263,26 @@ func (b *Bridge) Call(ctx context.Context, listener string, pt *xmlpipe.PayloadT
 	case <-w.done:
 	case <-ctx.Done():
 		if _, err := b.p.Kill(conv); err != nil {
-			b.opts.Logger.Debug("mcp: kill after timeout", "conversation", conv, "error", err)
+			b.opts.Logger.Debug("mcp: kill", "conversation", conv, "error", err)
+		} else {
+			b.opts.Logger.Info("mcp: call ended early, conversation killed", "listener", listener,
+				"conversation", conv, "cause", context.Cause(ctx))
 		}
-		return toolError("no answer from %s within %s", listener, b.opts.Timeout)
+		return b.ended(ctx, listener)
 	}
 	return b.answer(listener, w)
+}
+
+// ended is the answer of a call whose context ended before its answer.
+func (b *Bridge) ended(ctx context.Context, listener string) *sdk.CallToolResult {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errTimeout):
+		return toolError("no answer from %s within %s", listener, b.opts.Timeout)
+	case errors.Is(cause, context.Canceled):
+		return toolError("%s: %v", listener, ErrCancelled)
+	default:
+		return toolError("%s: %v", listener, cause)
+	}
 }
 
 // answer renders the conversation's final answer.
@@ -213,6 +304,9 @@ func (b *Bridge) answer(listener string, w *waiter) *sdk.CallToolResult {
 	if e == nil || (reply == nil && e.Listener == listener && e.From == b.opts.From) {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{
 			Text: listener + " handled the message and ended the conversation without an answer"}}}
+	}
+	if tr, ok := e.Payload.(*mcpclient.ToolResult); ok {
+		return toolResultContent(tr) // a mounted tool's answer: its content as it came
 	}
 	payload, err := PayloadOf(e.Envelope)
 	if err != nil {

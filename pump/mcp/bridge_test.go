@@ -144,9 +144,10 @@ func TestBridge(t *testing.T) {
 		want string
 	}{
 		{"calculate", map[string]any{"Expression": "1/0"}, "division by zero"},
-		{"calculate", map[string]any{"Expr": "1"}, "unknown argument(s) Expr"},
-		{"calculate", map[string]any{}, "missing argument Expression"},
-		{"calculate", map[string]any{"Expression": []any{"x"}}, "want a string, number or boolean"},
+		{"calculate", map[string]any{"Expr": "1"}, `unknown field "Expr" (the fields are Expression)`},
+		{"calculate", map[string]any{}, "Expression: missing (required, want a string)"},
+		{"calculate", map[string]any{"Expression": []any{"x"}}, "Expression: want a string, got an array"},
+		{"greeter", map[string]any{"Name": 5}, "invalid arguments for greeter: Name: want a string, got the number 5"},
 	}
 	for _, tc := range bad {
 		r := call(tc.name, tc.args)

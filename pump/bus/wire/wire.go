@@ -45,6 +45,9 @@ const (
 	CodeUnknownTarget = "unknown_target"
 	// CodeNoTextField: the target's payload has no field for the text.
 	CodeNoTextField = "no_text_field"
+	// CodeBadPayload: a structured payload does not fit the target's
+	// payload type; Error says where.
+	CodeBadPayload = "bad_payload"
 	// CodeRejected: the organism refused the message at ingress; Error is the
 	// canned <huh> text and Diagnostics the details.
 	CodeRejected = "rejected"
@@ -62,16 +65,19 @@ type Head struct {
 }
 
 // Request is any client frame. Send takes Raw ("@greeter Dan") or Target
-// with Content (or Text, or Message, as the reference accepts); Monitor takes
-// Prefix (a thread-id prefix, or "*").
+// with Content (or Text, or Message, as the reference accepts), or Target
+// with Payload: a JSON object of the payload's fields (native arrays and
+// objects) or a JSON string of its XML, as POST /api/v1/inject takes it;
+// Monitor takes Prefix (a thread-id prefix, or "*").
 type Request struct {
 	Head
-	Raw     string `json:"raw,omitempty"`
-	Target  string `json:"target,omitempty"`
-	Content string `json:"content,omitempty"`
-	Text    string `json:"text,omitempty"`
-	Message string `json:"message,omitempty"`
-	Prefix  string `json:"prefix,omitempty"`
+	Raw     string          `json:"raw,omitempty"`
+	Target  string          `json:"target,omitempty"`
+	Content string          `json:"content,omitempty"`
+	Text    string          `json:"text,omitempty"`
+	Message string          `json:"message,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+	Prefix  string          `json:"prefix,omitempty"`
 }
 
 // Body returns the text of a target+content send: the first non-empty of
@@ -93,10 +99,12 @@ type Connected struct {
 }
 
 // Status answers TypeStatus. Threads is the reference's field (live
-// threads); the others describe the organism.
+// threads: those of running conversations); IdleThreads are kept after
+// their conversation completed; the others describe the organism.
 type Status struct {
 	Head
 	Threads       int     `json:"threads"`
+	IdleThreads   int     `json:"idle_threads"`
 	Organism      string  `json:"organism"`
 	UptimeSeconds float64 `json:"uptime_seconds"`
 	Listeners     int     `json:"listeners"`

@@ -1,0 +1,124 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultDrain bounds how long the calls still running when the input ends
+// may take before they are cancelled.
+const DefaultDrain = 30 * time.Second
+
+// eofGrace is how long, past the drain, the session still waits for the
+// answers of cancelled calls to be written.
+const eofGrace = 5 * time.Second
+
+// errInputEnded is the cause of calls cancelled after the input ended.
+var errInputEnded = errors.New("the client's input ended before the answer")
+
+// StdioOptions configure ServeStdio.
+type StdioOptions struct {
+	// Drain bounds how long the calls still running when the input ends may
+	// take; then they are cancelled (their conversations killed) and
+	// answered with a tool error (default DefaultDrain).
+	Drain time.Duration
+	// MaxLine bounds one input line (default DefaultMaxLine).
+	MaxLine int
+}
+
+// ServeStdio serves the bridge's tools as newline-delimited JSON-RPC 2.0
+// over in and out (the MCP stdio transport) until the input ends or ctx
+// does. Every line is validated first: one that is not JSON is answered
+// with -32700, one that is no JSON-RPC message (or a batch the negotiated
+// protocol version forbids) with -32600, and the session goes on. When the
+// input ends, every request already read is answered before ServeStdio
+// returns: calls still running after Drain are cancelled and answered with
+// a tool error. When ctx ends, running calls are cancelled at once.
+func (b *Bridge) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts StdioOptions) error {
+	if opts.Drain <= 0 {
+		opts.Drain = DefaultDrain
+	}
+	conn := newLineConn(in, out, opts.MaxLine, opts.Drain+eofGrace, b.opts.Logger)
+	defer conn.Close()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-conn.eof:
+		case <-ctx.Done():
+			b.cancelCalls(ErrClosed)
+			return
+		case <-done:
+			return
+		}
+		t := time.NewTimer(opts.Drain)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			b.cancelCalls(fmt.Errorf("%w (waited %v)", errInputEnded, opts.Drain))
+		case <-ctx.Done():
+			b.cancelCalls(ErrClosed)
+		case <-done:
+		}
+	}()
+	err := b.Server().Run(ctx, connTransport{conn})
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return err
+}
+
+// maxHTTPBody bounds one POST body of HTTPHandler.
+const maxHTTPBody = DefaultMaxLine
+
+// HTTPHandler serves the bridge's tools over the streamable HTTP transport.
+// A POST body that is not JSON is answered 400 with a JSON-RPC -32700
+// error, one that holds no valid JSON-RPC message (or a batch where the
+// protocol version forbids it) 400 with -32600 — as JSON-RPC, where the
+// SDK would answer with plain text.
+func (b *Bridge) HTTPHandler() http.Handler {
+	server := b.Server()
+	next := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, nil)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxHTTPBody))
+		if err != nil {
+			writeRPCError(w, http.StatusRequestEntityTooLarge, rpcError{Code: codeParseError,
+				Message: fmt.Sprintf("Parse error: %v", err)})
+			return
+		}
+		version := r.Header.Get("Mcp-Protocol-Version")
+		if version == "" {
+			version = "2025-03-26" // the spec's assumption without the header
+		}
+		p := parseLine(body, version < noBatchesSince, version)
+		if len(p.errs) > 0 {
+			writeRPCError(w, http.StatusBadRequest, p.errs[0])
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+func writeRPCError(w http.ResponseWriter, status int, e rpcError) {
+	data, err := json.Marshal(e)
+	if err != nil {
+		http.Error(w, e.Message, status)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(data)
+}
