@@ -219,8 +219,11 @@ func (s *Store) enqueue(ctx context.Context, o *op) error {
 	if s.closed {
 		return ErrClosed
 	}
-	if o.kind == opAppend {
+	switch o.kind {
+	case opAppend:
 		return s.enqueueAppend(ctx, o)
+	case opAppendGroup:
+		return s.enqueueAppendGroup(ctx, o)
 	}
 	if err := s.send(ctx, o); err != nil {
 		return err
@@ -245,6 +248,28 @@ func (s *Store) enqueueAppend(ctx context.Context, o *op) error {
 	s.nextSeq++
 	s.assigned.Store(s.nextSeq - 1)
 	s.counters.enqueued.Add(1)
+	return nil
+}
+
+// enqueueAppendGroup is enqueueAppend for a group: its entries get
+// consecutive seqs and travel to the writer as one op, so they are
+// committed in one transaction. The caller holds s.mu.RLock.
+func (s *Store) enqueueAppendGroup(ctx context.Context, o *op) error {
+	s.seqMu.Lock()
+	defer s.seqMu.Unlock()
+	for i := range o.entries {
+		o.entries[i].Seq = s.nextSeq + int64(i)
+	}
+	if err := s.send(ctx, o); err != nil {
+		for i := range o.entries {
+			o.entries[i].Seq = 0
+		}
+		return err
+	}
+	n := int64(len(o.entries))
+	s.nextSeq += n
+	s.assigned.Store(s.nextSeq - 1)
+	s.counters.enqueued.Add(n)
 	return nil
 }
 
