@@ -129,8 +129,14 @@ func (p *Pump) emit(d *delivery, w *work) {
 }
 
 // runOutputs runs the ingress stages of a delivery's outputs, inline when an
-// ingress slot is free, else on the ingress workers.
+// ingress slot is free, else on the ingress workers — or, for a turn whose
+// records are journaled as one group, one after the other (runTurn).
 func (p *Pump) runOutputs(d *delivery) {
+	if t := d.turn; t != nil {
+		d.turn = nil
+		p.runTurn(d, t)
+		return
+	}
 	for i, w := range d.outputs {
 		d.outputs[i] = nil
 		if !p.processInline(w) {

@@ -195,6 +195,7 @@ func (o *Organism) checkListeners(r *reporter) {
 		o.checkListenerType(r, path, l)
 		o.checkAgent(r, path, l)
 		r.nonNegative(path+".max_concurrent", l.MaxConcurrent)
+		r.nonNegative(path+".max_messages_per_turn", l.MaxMessagesPerTurn)
 		for tool, tc := range l.ToolConfig {
 			if !containsFold(l.Tools, tool) && !strings.EqualFold(l.Name, tool) {
 				r.add(path+".tool_config."+tool, "tool %q is not listed in tools (nor is this listener the tool)", tool)

@@ -331,7 +331,8 @@ func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, ws *wasmSet, 
 		}
 	}
 	l := pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Handler: h, Agent: lc.Agent,
-		Peers: append(append([]string(nil), lc.Peers...), lc.Tools...), Broadcast: lc.Broadcast, Prompt: lc.Prompt, Workers: lc.MaxConcurrent}
+		Peers: append(append([]string(nil), lc.Peers...), lc.Tools...), Broadcast: lc.Broadcast, Prompt: lc.Prompt, Workers: lc.MaxConcurrent,
+		MaxMessagesPerTurn: lc.MaxMessagesPerTurn}
 	if sys {
 		err = p.RegisterSystem(l)
 	} else {
