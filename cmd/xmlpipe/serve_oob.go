@@ -37,11 +37,16 @@ func (r *serveRunner) startOOB(o *organism.Organism, stop oob.Stopper) (*oob.Ser
 	}
 	t := oob.Target{Pump: o.Pump, Config: cfg, Stopper: stop, LogLevel: r.level,
 		GatewayFile: filepath.Join(data, gatewayStore), Listeners: o, Gateways: gatewayRunner{o}}
-	if st := o.Store(); st != nil {
-		t.Journal = st
-	}
 	if r.oobReplay == nil {
 		r.oobReplay = oob.NewReplayCache(0) // kept across reloads: a request accepted once stays refused
+	}
+	if st := o.Store(); st != nil {
+		t.Journal = st
+		// and across restarts: accepted signatures are kept in the store
+		// until they leave the freshness window.
+		if err := r.oobReplay.Persist(context.Background(), st, time.Now()); err != nil {
+			return nil, err
+		}
 	}
 	srv, err := oob.New(oob.Options{Config: cfg.OOB, Owner: owner, Target: t, Logger: r.log, Replay: r.oobReplay})
 	if err != nil {
