@@ -137,7 +137,7 @@ func New(o Options) (*Manager, error) {
 		m.byName[strings.ToLower(gc.Name)] = g
 	}
 	var err error
-	if m.db, err = openDB(o.DataDir); err != nil {
+	if m.db, err = openDB(o.DataDir, o.Logger); err != nil {
 		return nil, err
 	}
 	exports := false
