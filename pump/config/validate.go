@@ -289,6 +289,13 @@ func (o *Organism) checkPeers(r *reporter, listeners map[string]string) {
 
 func (o *Organism) checkOOB(r *reporter) {
 	b := o.OOB
+	switch {
+	case o.bindPort < 0:
+		r.add("oob.bind", "%q names no valid port (want host, [ipv6] or host:port with a port from 1 to 65535)", b.Bind)
+		return
+	case o.bindPort > 0 && b.Port != o.bindPort:
+		r.add("oob.bind", "names port %d but oob.port is %d", o.bindPort, b.Port)
+	}
 	if !isLoopback(b.Bind) && !b.AllowRemote {
 		r.add("oob.bind", "%q is not a loopback address (the OOB channel is local only; allow_remote_oob: true permits it, with TLS)", b.Bind)
 	}
