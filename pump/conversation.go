@@ -157,12 +157,18 @@ func (p *Pump) enqueueInternal(w *work) {
 // queueInternal hands accounted internal work to the ingress workers.
 func (p *Pump) queueInternal(w *work) {
 	if !p.work.push(w) {
-		p.release()
-		p.convDone(w.conv)
-		from := "core" // a pump-generated <huh>/SystemError
-		if w.sender != nil {
-			from = w.sender.Name
-		}
-		p.deadLetter(w.conv, w.senderThread, from, w.egress, "", clip(w.raw), "pump shut down before the message was processed")
+		p.queueFailed(w)
 	}
+}
+
+// queueFailed abandons accounted internal work the closed work queue
+// refused: a dead letter.
+func (p *Pump) queueFailed(w *work) {
+	p.release()
+	p.convDone(w.conv)
+	from := "core" // a pump-generated <huh>/SystemError
+	if w.sender != nil {
+		from = w.sender.Name
+	}
+	p.deadLetter(w.conv, w.senderThread, from, w.egress, "", clip(w.raw), "pump shut down before the message was processed")
 }

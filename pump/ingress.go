@@ -150,6 +150,12 @@ func (p *Pump) ingressWorker() {
 			continue
 		}
 		p.ingressSlots <- struct{}{}
+		if w.batch != nil {
+			p.turnStages(w.batch, w.turn)
+			<-p.ingressSlots
+			p.finishTurn(w.batch, w.turn)
+			continue
+		}
 		p.process(w)
 		<-p.ingressSlots
 		yieldToWoken(w)
@@ -161,6 +167,12 @@ func (p *Pump) ingressWorker() {
 // (ErrClosed); the message whose handler emitted internal work stays
 // unmarked, so Recover re-delivers it and it is emitted again.
 func (p *Pump) dropWork(w *work) {
+	if w.batch != nil { // a turn: nothing of it is journaled
+		for _, o := range w.batch {
+			p.dropWork(o)
+		}
+		return
+	}
 	p.release()
 	if w.done != nil {
 		w.done("", 0, ErrClosed)

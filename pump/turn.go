@@ -62,18 +62,40 @@ func (p *Pump) later(t *turn, fn func()) {
 
 // runTurn runs the ingress stages of a delivery's outputs one after the
 // other under one ingress slot, gathering what they journal in t, then
-// journals it as one group and carries out the rest (commitTurn).
+// journals it as one group and carries out the rest (commitTurn). A
+// handler's worker never waits for a slot (a slot's holder may be waiting
+// for room in this very listener's queue): with none free, the turn goes
+// to the ingress workers as one piece of work.
 func (p *Pump) runTurn(d *delivery, t *turn) {
 	outs := d.outputs
 	d.outputs = nil
-	if len(outs) > 0 {
-		p.ingressSlots <- struct{}{}
-		for _, w := range outs {
-			w.turn = t
-			p.process(w)
-		}
+	select {
+	case p.ingressSlots <- struct{}{}:
+		p.turnStages(outs, t)
 		<-p.ingressSlots
+		p.finishTurn(outs, t)
+	default:
+		if !p.work.push(&work{turn: t, batch: outs}) {
+			for _, w := range outs {
+				w.turn = nil
+				p.queueFailed(w)
+			}
+		}
 	}
+}
+
+// turnStages runs the ingress stages of a turn's outputs; the caller holds
+// an ingress slot.
+func (p *Pump) turnStages(outs []*work, t *turn) {
+	for _, w := range outs {
+		w.turn = t
+		p.process(w)
+	}
+}
+
+// finishTurn journals the turn and hands its outputs on, then lets a
+// listener worker it woke run.
+func (p *Pump) finishTurn(outs []*work, t *turn) {
 	p.commitTurn(t)
 	woke := false
 	for i, w := range outs {

@@ -224,3 +224,33 @@ func TestRawTurnJournaledAsOneGroup(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestTurnNeverWaitsForASlot: a handler's worker does not wait for an
+// ingress slot to run its turn — the slot's holder may be an external
+// message waiting for room in that worker's own queue — so with one slot
+// and a one-message queue, a burst of messages to an agent whose replies
+// are turns still completes.
+func TestTurnNeverWaitsForASlot(t *testing.T) {
+	j := &groupJournal{grouped: make(chan []pump.Record, 1000), release: newGate()}
+	j.release.open()
+	pr := newProbe()
+	w := fanOut(t, 3, "", make(chan *xmlpipe.DeliveryError, 100))
+	w.Workers, w.QueueSize = 1, 1
+	p := startPump(t, pump.Options{Journal: j, MaxConcurrentPipelines: 1}, w, sink[Pong](t, "sink", pr))
+	const n = 20
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, err := p.Send(waitCtx(t), client, "writer", &Ping{Text: "go"}, nil)
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 * n {
+		pr.next(t)
+	}
+}

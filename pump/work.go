@@ -113,6 +113,9 @@ type work struct {
 	// the ingress stages journal joins the turn's group, and what follows
 	// waits for it (see turn).
 	turn *turn
+	// batch, when set, makes this work a whole turn handed to the ingress
+	// workers: its outputs, to run through the stages together (runTurn).
+	batch []*work
 }
 
 // delivery is one decoded message bound for one listener.
