@@ -44,6 +44,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./xmlpipe/
 	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalize$$' -fuzztime $(FUZZTIME) ./xmlpipe/
 	$(GO) test -run '^$$' -fuzz '^FuzzSplitRaw$$' -fuzztime $(FUZZTIME) ./xmlpipe/
+	$(GO) test -run '^$$' -fuzz '^FuzzC14NChild$$' -fuzztime $(FUZZTIME) ./xmlpipe/internal/lx/
 	$(GO) test -run '^$$' -fuzz '^FuzzLexFix$$' -fuzztime $(FUZZTIME) ./xmlpipe/
 	$(GO) test -run '^$$' -fuzz '^FuzzCanonical$$' -fuzztime $(FUZZTIME) ./xmlpipe/
 	$(GO) test -run '^$$' -fuzz '^FuzzIsExcC14N$$' -fuzztime $(FUZZTIME) ./xmlpipe/

@@ -37,6 +37,11 @@
 // signature until its timestamp leaves the window — after that the timestamp
 // check refuses it anyway — and holds at most Options.ReplayMax entries:
 // full of live ones, it refuses new requests (BUSY) rather than forget one.
+// Persisted (ReplayCache.Persist, which xmlpipe run does with the
+// organism's store), it records each accepted signature on disk before the
+// operation runs and loads them at start, so a request captured before a
+// restart is refused after it too; a signature it cannot record is refused
+// (INTERNAL).
 // Every refusal is an <error> response and a slog Warn "security event: …"
 // with security=true.
 //

@@ -90,6 +90,10 @@ func (s *Server) handle(raw []byte, c *conn) reply {
 			s.security("replayed OOB request", "request", id)
 			return s.fail(id, CodeReplayed, "this signature was already used", "")
 		}
+		if errors.Is(err, errNotRecorded) {
+			s.log.Error("OOB request refused: its signature could not be recorded", "request", id, "error", err)
+			return s.fail(id, CodeInternal, "the request could not be recorded; sign it again and retry", "")
+		}
 		s.security("OOB replay cache full", "request", id, "entries", s.replay.len())
 		return s.fail(id, CodeBusy, "too many requests in the freshness window", "")
 	}

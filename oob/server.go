@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -164,12 +165,13 @@ func (s *Server) Start() error {
 // listenTCP opens the WebSocket port: loopback only (non-loopback peers are
 // refused at accept), unless allow_remote_oob, then with TLS.
 func (s *Server) listenTCP(c config.OOB) (net.Listener, error) {
-	addr := net.JoinHostPort(c.Bind, strconv.Itoa(c.Port))
+	host := strings.TrimSuffix(strings.TrimPrefix(c.Bind, "["), "]") // config.Load leaves it bare; code may not
+	addr := net.JoinHostPort(host, strconv.Itoa(c.Port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("oob: %w", err)
 	}
-	if !isLoopbackHost(c.Bind) {
+	if !isLoopbackHost(host) {
 		if !c.AllowRemote || !c.TLS.Enabled() {
 			_ = ln.Close()
 			return nil, fmt.Errorf("oob: bind %q is not loopback (allow_remote_oob with tls required)", c.Bind)

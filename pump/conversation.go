@@ -129,8 +129,14 @@ func (p *Pump) emit(d *delivery, w *work) {
 }
 
 // runOutputs runs the ingress stages of a delivery's outputs, inline when an
-// ingress slot is free, else on the ingress workers.
+// ingress slot is free, else on the ingress workers — or, for a turn whose
+// records are journaled as one group, one after the other (runTurn).
 func (p *Pump) runOutputs(d *delivery) {
+	if t := d.turn; t != nil {
+		d.turn = nil
+		p.runTurn(d, t)
+		return
+	}
 	for i, w := range d.outputs {
 		d.outputs[i] = nil
 		if !p.processInline(w) {
@@ -151,13 +157,7 @@ func (p *Pump) enqueueInternal(w *work) {
 // queueInternal hands accounted internal work to the ingress workers.
 func (p *Pump) queueInternal(w *work) {
 	if !p.work.push(w) {
-		p.release()
-		p.convDone(w.conv)
-		from := "core" // a pump-generated <huh>/SystemError
-		if w.sender != nil {
-			from = w.sender.Name
-		}
-		p.deadLetter(w.conv, w.senderThread, from, w.egress, "", clip(w.raw), "pump shut down before the message was processed")
+		p.queueFailed(w)
 	}
 }
 
@@ -168,4 +168,16 @@ func (p *Pump) Running(conv string) bool {
 	defer s.mu.Unlock()
 	c := s.m[conv]
 	return c != nil && c.inflight > 0
+}
+
+// queueFailed abandons accounted internal work the closed work queue
+// refused: a dead letter.
+func (p *Pump) queueFailed(w *work) {
+	p.release()
+	p.convDone(w.conv)
+	from := "core" // a pump-generated <huh>/SystemError
+	if w.sender != nil {
+		from = w.sender.Name
+	}
+	p.deadLetter(w.conv, w.senderThread, from, w.egress, "", clip(w.raw), "pump shut down before the message was processed")
 }

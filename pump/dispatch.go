@@ -57,6 +57,7 @@ func (p *Pump) listenerWorker(l *listener, current *atomic.Pointer[string]) {
 // marked delivered, so Recover re-delivers its journaled message on the next
 // start, and what its handler emitted is dropped with it.
 func (p *Pump) drop(d *delivery) {
+	d.turn = nil // nothing of the handling is journaled
 	for i := range d.outputs {
 		p.release()
 		d.outputs[i] = nil
@@ -194,12 +195,15 @@ func (l *listener) mayReach(to string) bool {
 }
 
 // peerViolation sends the agent a SystemError on its own thread (which stays alive).
-func (p *Pump) peerViolation(l *listener, d *delivery, to string) {
+func (p *Pump) peerViolation(l *listener, d *delivery, to string) { p.peerViolationIn(nil, l, d, to) }
+
+// peerViolationIn is peerViolation as part of turn t (see journalIn).
+func (p *Pump) peerViolationIn(t *turn, l *listener, d *delivery, to string) {
 	p.log.Warn("peer violation", "listener", l.Name, "to", to, "thread", d.thread, "peers", l.Peers)
 	if l.errHandler == nil {
-		p.deadLetter(d.conv, d.thread, l.Name, to, "", nil, "peer violation; agent has no error handler")
+		p.deadLetterIn(t, d.conv, d.thread, l.Name, to, "", nil, "peer violation; agent has no error handler")
 	}
-	p.sendError(d.conv, d.tbl, l, d.thread, xmlpipe.RoutingError(), d.depth)
+	p.later(t, func() { p.sendError(d.conv, d.tbl, l, d.thread, xmlpipe.RoutingError(), d.depth) })
 }
 
 // forward is Send(to, payload): extend the chain and re-enter the full chain.
@@ -258,8 +262,16 @@ func (p *Pump) reply(l *listener, d *delivery, payload any) {
 
 // raw is Raw(bytes): every root element of the text becomes its own message,
 // routed by root tag (an agent's own tag reaches itself: blind self-iteration).
+// Text holding more elements than the listener may send in one turn sends
+// none of them (tooManyMessages). What the messages journal — and what their
+// failures journal — is one turn: journaled together once they all passed
+// the ingress stages (runTurn), so a crash leaves all of it or none.
 func (p *Pump) raw(l *listener, d *delivery, text []byte) {
-	parts, diags, err := xmlpipe.SplitRaw(text)
+	parts, diags, err := xmlpipe.SplitRawMax(text, p.maxMessagesPerTurn(l))
+	if tooMany := (*xmlpipe.TooManyPayloadsError)(nil); errors.As(err, &tooMany) {
+		p.tooManyMessages(l, d, tooMany, text)
+		return
+	}
 	if err == nil && len(parts) == 0 {
 		err = fmt.Errorf("%w: no XML element in the output", xmlpipe.ErrNoPayload)
 	}
@@ -270,28 +282,58 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 	if len(diags) > 0 {
 		p.log.Info("raw output repaired", "listener", l.Name, "thread", d.thread, "diagnostics", len(diags))
 	}
+	t := p.newTurn()
+	d.turn = t
 	for _, part := range parts {
 		targets, err := d.tbl.resolve("", part.Namespace, part.Name)
 		if err != nil {
-			p.sendError(d.conv, d.tbl, l, d.thread, xmlpipe.NewHuh(err, part.Bytes), d.depth)
+			huh := xmlpipe.NewHuh(err, part.Bytes)
+			p.later(t, func() { p.sendError(d.conv, d.tbl, l, d.thread, huh, d.depth) })
 			continue
 		}
-		for _, t := range targets {
-			if !l.mayReach(t.Name) {
-				p.peerViolation(l, d, t.Name)
+		for _, target := range targets {
+			if !l.mayReach(target.Name) {
+				p.peerViolationIn(t, l, d, target.Name)
 				continue
 			}
-			child, err := p.threads.Extend(d.thread, t.Name)
+			child, err := p.threads.Extend(d.thread, target.Name)
 			if err != nil {
-				p.deadLetter(d.conv, d.thread, l.Name, t.Name, part.Name, nil, "cannot extend thread: "+err.Error())
+				p.deadLetterIn(t, d.conv, d.thread, l.Name, target.Name, part.Name, nil, "cannot extend thread: "+err.Error())
 				continue
 			}
 			body := withEmptyNS(part)
-			env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, t.Name, child, body)
+			env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, target.Name, child, body)
 			p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, sender: l, senderThread: d.thread, depth: d.depth + 1,
 				admitted: d.admitted, parent: d.mark.retain()})
 		}
 	}
+}
+
+// maxMessagesPerTurn is how many messages l may send in one Raw output.
+func (p *Pump) maxMessagesPerTurn(l *listener) int {
+	if l.MaxMessagesPerTurn > 0 {
+		return l.MaxMessagesPerTurn
+	}
+	return p.opts.MaxMessagesPerTurn
+}
+
+// tooManyMessages answers raw output holding more messages than the
+// listener may send in one turn: none of them is sent, and a SystemError
+// saying the limit goes back to the listener on the thread its handler ran
+// on, as for any other rejected output, so an agent's model can split its
+// work. Output of an error handler is not answered again (a dead letter).
+func (p *Pump) tooManyMessages(l *listener, d *delivery, e *xmlpipe.TooManyPayloadsError, text []byte) {
+	p.failed.Add(1)
+	p.log.Warn("handler output refused: too many messages", "listener", l.Name, "thread", d.thread,
+		"messages", e.Count, "max_messages_per_turn", e.Limit)
+	if d.errPayload != nil {
+		p.deadLetter(d.conv, d.thread, l.Name, "", "", clip(text), "error handler output refused: "+e.Error())
+		return
+	}
+	p.record(Record{Time: p.opts.Clock(), Direction: Outbound, Kind: RecordSystemError, Conversation: d.conv,
+		Thread: d.thread, From: l.Name, Listener: l.Name, Envelope: clip(text),
+		Diagnostics: []xmlpipe.Diagnostic{{Stage: xmlpipe.StageExtract, Msg: e.Error()}}})
+	p.sendError(d.conv, d.tbl, l, d.thread, xmlpipe.TooManyMessagesError(e.Count, e.Limit), d.depth)
 }
 
 // withEmptyNS makes a no-namespace element keep no namespace inside the

@@ -30,12 +30,14 @@ func (p *Pump) rejectRead(w *work, err error) {
 	if errors.Is(err, xmlpipe.ErrPrivileged) {
 		p.log.Warn("security event: privileged message on the main bus dropped", "external", w.external,
 			"detail", err.Error())
-		p.record(Record{Direction: Inbound, Kind: RecordDeadLetter, Conversation: w.conv, Envelope: clip(w.raw), Diagnostics: diags})
-		p.publish(nil, Event{Kind: EventDeadLetter, Time: p.opts.Clock(), Conversation: w.conv,
-			Error: "privileged message dropped", Diagnostics: diagStrings(diags)})
-		if w.done != nil {
-			w.done("", 0, err)
-		}
+		p.journalIn(w.turn, Record{Direction: Inbound, Kind: RecordDeadLetter, Conversation: w.conv, Envelope: clip(w.raw),
+			Diagnostics: diags}, func(int64) {
+			p.publish(nil, Event{Kind: EventDeadLetter, Time: p.opts.Clock(), Conversation: w.conv,
+				Error: "privileged message dropped", Diagnostics: diagStrings(diags)})
+			if w.done != nil {
+				w.done("", 0, err)
+			}
+		})
 		return
 	}
 	p.fail(w, "", "", "", err, diags)
@@ -58,20 +60,21 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []x
 	now := p.opts.Clock()
 	switch {
 	case w.external:
-		p.record(Record{Time: now, Direction: Inbound, Kind: RecordHuh, Thread: thread, From: from, Listener: listener,
-			Envelope: clip(w.raw), Diagnostics: diags})
-		ev := Event{Kind: EventHuh, Time: now, Thread: thread, From: "core", To: from, Error: huh.Error,
-			Payload: huh, Diagnostics: diagStrings(diags)}
-		p.publish(w.outlet, ev)
+		p.journalIn(w.turn, Record{Time: now, Direction: Inbound, Kind: RecordHuh, Thread: thread, From: from, Listener: listener,
+			Envelope: clip(w.raw), Diagnostics: diags}, func(int64) {
+			p.publish(w.outlet, Event{Kind: EventHuh, Time: now, Thread: thread, From: "core", To: from, Error: huh.Error,
+				Payload: huh, Diagnostics: diagStrings(diags)})
+		})
 	case w.isError || w.sender == nil:
-		p.deadLetter(w.conv, thread, from, listener, "", clip(w.raw), err.Error())
+		p.deadLetterIn(w.turn, w.conv, thread, from, listener, "", clip(w.raw), err.Error())
 	default:
-		p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: w.conv, Thread: thread,
-			From: w.sender.Name, Listener: listener, Envelope: clip(w.raw), Diagnostics: diags})
-		p.sendError(w.conv, w.tbl, w.sender, w.origThread(thread), huh, w.depth)
+		p.journalIn(w.turn, Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: w.conv, Thread: thread,
+			From: w.sender.Name, Listener: listener, Envelope: clip(w.raw), Diagnostics: diags}, func(int64) {
+			p.sendError(w.conv, w.tbl, w.sender, w.origThread(thread), huh, w.depth)
+		})
 	}
 	if w.done != nil {
-		w.done(thread, 0, err)
+		p.later(w.turn, func() { w.done(thread, 0, err) })
 	}
 }
 
@@ -110,11 +113,17 @@ func (p *Pump) sendError(conv string, tbl *table, to *listener, thread string, p
 
 // deadLetter records a message that could not be delivered anywhere.
 func (p *Pump) deadLetter(conv, thread, from, to, tag string, env []byte, reason string) {
+	p.deadLetterIn(nil, conv, thread, from, to, tag, env, reason)
+}
+
+// deadLetterIn is deadLetter journaled with turn t (see journalIn).
+func (p *Pump) deadLetterIn(t *turn, conv, thread, from, to, tag string, env []byte, reason string) {
 	p.log.Warn("dead letter", "thread", thread, "from", from, "to", to, "payload", tag, "reason", reason)
-	p.record(Record{Direction: Outbound, Kind: RecordDeadLetter, Conversation: conv, Thread: thread, From: from, To: to,
-		PayloadTag: tag, Envelope: env, Diagnostics: []xmlpipe.Diagnostic{{Msg: reason}}})
-	p.publish(nil, Event{Kind: EventDeadLetter, Time: p.opts.Clock(), Conversation: conv, Thread: thread, From: from,
-		To: to, PayloadName: tag, Envelope: env, Error: reason})
+	p.journalIn(t, Record{Direction: Outbound, Kind: RecordDeadLetter, Conversation: conv, Thread: thread, From: from, To: to,
+		PayloadTag: tag, Envelope: env, Diagnostics: []xmlpipe.Diagnostic{{Msg: reason}}}, func(int64) {
+		p.publish(nil, Event{Kind: EventDeadLetter, Time: p.opts.Clock(), Conversation: conv, Thread: thread, From: from,
+			To: to, PayloadName: tag, Envelope: env, Error: reason})
+	})
 }
 
 // clip bounds the bytes of a failed message kept in journal records.

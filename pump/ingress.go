@@ -150,6 +150,12 @@ func (p *Pump) ingressWorker() {
 			continue
 		}
 		p.ingressSlots <- struct{}{}
+		if w.batch != nil {
+			p.turnStages(w.batch, w.turn)
+			<-p.ingressSlots
+			p.finishTurn(w.batch, w.turn)
+			continue
+		}
 		p.process(w)
 		<-p.ingressSlots
 		yieldToWoken(w)
@@ -161,6 +167,12 @@ func (p *Pump) ingressWorker() {
 // (ErrClosed); the message whose handler emitted internal work stays
 // unmarked, so Recover re-delivers it and it is emitted again.
 func (p *Pump) dropWork(w *work) {
+	if w.batch != nil { // a turn: nothing of it is journaled
+		for _, o := range w.batch {
+			p.dropWork(o)
+		}
+		return
+	}
 	p.release()
 	if w.done != nil {
 		w.done("", 0, ErrClosed)
@@ -187,10 +199,13 @@ func yieldToWoken(w *work) {
 }
 
 // process runs one envelope through the ingress stages and hands it to its
-// target listeners' pipelines.
+// target listeners' pipelines. For an output of a turn (w.turn), what it
+// journals joins the turn's group and everything after — the hand-off, the
+// events, the accounting of w — waits for the group (see turn).
 func (p *Pump) process(w *work) {
-	defer p.release()
-	defer w.parent.release()
+	t := w.turn
+	defer p.later(t, p.release)
+	defer p.later(t, w.parent.release)
 	// tbl is the routing snapshot: internal work's conversation's, or for
 	// external work the current one, pinned until convStart takes the pin
 	// (or dropped when the message is refused).
@@ -208,13 +223,13 @@ func (p *Pump) process(w *work) {
 		tbl = p.routes.Load()
 	}
 	if !w.external {
-		defer p.convDone(w.conv)
+		defer p.later(t, func() { p.convDone(w.conv) })
 		if p.killed(w.conv) {
 			from := ""
 			if w.sender != nil {
 				from = w.sender.Name
 			}
-			p.deadLetter(w.conv, w.senderThread, from, "", "", clip(w.raw), "conversation killed")
+			p.deadLetterIn(t, w.conv, w.senderThread, from, "", "", clip(w.raw), "conversation killed")
 			return
 		}
 	}
@@ -230,7 +245,7 @@ func (p *Pump) process(w *work) {
 		return
 	}
 	p.stageEnd(StageRead, "", m.Thread, t0, false)
-	defer m.Close()
+	defer m.Close() // what waits for a turn uses m's Envelope fields only
 
 	if w.external {
 		if p.refuseImpostor(w, m) {
@@ -300,40 +315,44 @@ func (p *Pump) process(w *work) {
 		tbl = p.convStart(conv, w.outlet, pin)
 		pin = nil
 	}
-	p.pruneAccepted(w)
+	p.later(t, func() { p.pruneAccepted(w) })
 	dir := Outbound
 	if w.external {
 		dir = Inbound
 	}
-	seq := w.recovered
-	if seq == 0 {
-		seq = p.recordSeq(Record{Direction: dir, Kind: RecordMessage, Conversation: conv, Thread: m.Thread, From: m.From,
-			To: m.To, Listener: first.Name, PayloadTag: m.PayloadName, Envelope: m.Canonical, Diagnostics: m.Diagnostics})
-	}
-	mark := p.newDeliveryMark(seq, len(targets))
-	if len(m.Diagnostics) > 0 {
-		p.log.Info("message repaired or amended", "thread", m.Thread, "from", m.From, "listener", first.Name, "seq", seq,
-			"diagnostics", len(m.Diagnostics))
-	}
-	for i, l := range targets {
-		d := &delivery{conv: conv, thread: threads[i], from: m.From, to: l.Name, payloadName: m.PayloadName,
-			payload: decoded[i], payloadBytes: pb, depth: w.depth, senderOutside: w.external, admitted: w.admitted,
-			senderThread: w.senderThread, mark: mark, tbl: tbl}
-		p.hold()
-		p.convHold(conv)
-		p.publish(nil, Event{Kind: EventMessage, Time: p.opts.Clock(), Conversation: conv, Thread: d.thread,
-			From: m.From, To: m.To, Listener: l.Name, PayloadName: m.PayloadName, Payload: decoded[i], Envelope: m.Canonical})
-		ok, woke := l.queue.push(d, w.external)
-		w.wokeWorker = w.wokeWorker || woke
-		if !ok {
-			p.release()
-			p.convDone(conv)
-			p.deadLetter(conv, m.Thread, m.From, l.Name, m.PayloadName, m.Canonical, "listener pipeline closed")
+	// deliver hands the message, journaled as seq, to its targets.
+	deliver := func(seq int64) {
+		mark := p.newDeliveryMark(seq, len(targets))
+		if len(m.Diagnostics) > 0 {
+			p.log.Info("message repaired or amended", "thread", m.Thread, "from", m.From, "listener", first.Name, "seq", seq,
+				"diagnostics", len(m.Diagnostics))
+		}
+		for i, l := range targets {
+			d := &delivery{conv: conv, thread: threads[i], from: m.From, to: l.Name, payloadName: m.PayloadName,
+				payload: decoded[i], payloadBytes: pb, depth: w.depth, senderOutside: w.external, admitted: w.admitted,
+				senderThread: w.senderThread, mark: mark, tbl: tbl}
+			p.hold()
+			p.convHold(conv)
+			p.publish(nil, Event{Kind: EventMessage, Time: p.opts.Clock(), Conversation: conv, Thread: d.thread,
+				From: m.From, To: m.To, Listener: l.Name, PayloadName: m.PayloadName, Payload: decoded[i], Envelope: m.Canonical})
+			ok, woke := l.queue.push(d, w.external)
+			w.wokeWorker = w.wokeWorker || woke
+			if !ok {
+				p.release()
+				p.convDone(conv)
+				p.deadLetter(conv, m.Thread, m.From, l.Name, m.PayloadName, m.Canonical, "listener pipeline closed")
+			}
+		}
+		if w.done != nil {
+			w.done(m.Thread, seq, nil)
 		}
 	}
-	if w.done != nil {
-		w.done(m.Thread, seq, nil)
+	if w.recovered != 0 {
+		p.later(t, func() { deliver(w.recovered) })
+		return
 	}
+	p.journalIn(t, Record{Direction: dir, Kind: RecordMessage, Conversation: conv, Thread: m.Thread, From: m.From,
+		To: m.To, Listener: first.Name, PayloadTag: m.PayloadName, Envelope: m.Canonical, Diagnostics: m.Diagnostics}, deliver)
 }
 
 // Resolve returns the names of the listeners a message would reach: with to,
@@ -458,13 +477,14 @@ func (p *Pump) egress(w *work, m *xmlpipe.Inbound) {
 			value, _ = w.payloadType.Decode(pb)
 		}
 	}
-	p.pruneAccepted(w)
-	seq := p.recordSeq(Record{Direction: Outbound, Kind: RecordMessage, Conversation: w.conv, Thread: m.Thread,
-		From: m.From, To: m.To, PayloadTag: m.PayloadName, Envelope: m.Canonical})
-	p.newDeliveryMark(seq, 1).release() // handed to the outlet: nothing left to deliver
-	p.emitToConv(w.conv, Event{Kind: EventReply, Time: p.opts.Clock(), Conversation: w.conv, Thread: m.Thread,
-		From: m.From, To: m.To, PayloadName: m.PayloadName, Payload: value, Envelope: m.Canonical})
-	p.processed.Add(1)
+	p.later(w.turn, func() { p.pruneAccepted(w) })
+	p.journalIn(w.turn, Record{Direction: Outbound, Kind: RecordMessage, Conversation: w.conv, Thread: m.Thread,
+		From: m.From, To: m.To, PayloadTag: m.PayloadName, Envelope: m.Canonical}, func(seq int64) {
+		p.newDeliveryMark(seq, 1).release() // handed to the outlet: nothing left to deliver
+		p.emitToConv(w.conv, Event{Kind: EventReply, Time: p.opts.Clock(), Conversation: w.conv, Thread: m.Thread,
+			From: m.From, To: m.To, PayloadName: m.PayloadName, Payload: value, Envelope: m.Canonical})
+		p.processed.Add(1)
+	})
 }
 
 // pruneAccepted ends the thread an accepted reply travelled back from.
@@ -492,7 +512,7 @@ func (p *Pump) deliverError(w *work, m *xmlpipe.Inbound, tbl *table) {
 		if err != nil {
 			reason = err.Error()
 		}
-		p.deadLetter(w.conv, m.Thread, m.From, m.To, m.PayloadName, m.Canonical, reason)
+		p.deadLetterIn(w.turn, w.conv, m.Thread, m.From, m.To, m.PayloadName, m.Canonical, reason)
 		return
 	}
 	kind := RecordHuh
@@ -503,17 +523,18 @@ func (p *Pump) deliverError(w *work, m *xmlpipe.Inbound, tbl *table) {
 		de.System = v.(*xmlpipe.SystemError)
 		kind = RecordSystemError
 	}
-	p.record(Record{Direction: Outbound, Kind: kind, Conversation: w.conv, Thread: m.Thread, From: m.From, To: m.To,
-		Listener: l.Name, PayloadTag: m.PayloadName, Envelope: m.Canonical})
-	if l.errHandler == nil {
-		p.log.Warn("error delivered to a listener without an error handler", "listener", l.Name, "thread", m.Thread,
-			"payload", m.PayloadName)
-		p.processed.Add(1)
-		return
-	}
-	d := &delivery{conv: w.conv, thread: m.Thread, from: m.From, to: l.Name, payloadName: m.PayloadName, payload: v,
-		payloadBytes: pb, errPayload: de, depth: w.depth, admitted: w.admitted, tbl: tbl}
-	p.hold()
-	p.convHold(w.conv)
-	_, w.wokeWorker = l.queue.push(d, false)
+	p.journalIn(w.turn, Record{Direction: Outbound, Kind: kind, Conversation: w.conv, Thread: m.Thread, From: m.From, To: m.To,
+		Listener: l.Name, PayloadTag: m.PayloadName, Envelope: m.Canonical}, func(int64) {
+		if l.errHandler == nil {
+			p.log.Warn("error delivered to a listener without an error handler", "listener", l.Name, "thread", m.Thread,
+				"payload", m.PayloadName)
+			p.processed.Add(1)
+			return
+		}
+		d := &delivery{conv: w.conv, thread: m.Thread, from: m.From, to: l.Name, payloadName: m.PayloadName, payload: v,
+			payloadBytes: pb, errPayload: de, depth: w.depth, admitted: w.admitted, tbl: tbl}
+		p.hold()
+		p.convHold(w.conv)
+		_, w.wokeWorker = l.queue.push(d, false)
+	})
 }

@@ -88,3 +88,13 @@ type DurableJournal interface {
 	// an error when seq's own record could not be committed.
 	WaitDurable(ctx context.Context, seq int64) error
 }
+
+// GroupJournal is an optional capability of a Journal: RecordGroup journals
+// rs as one unit — committed all together or not at all, so a crash never
+// leaves part of them — and returns their seqs in order (0 for a record it
+// did not journal). The pump journals what the outputs of one handler call
+// produce with it, so that recovery after a crash finds either the whole
+// turn (the handler is not run again) or none of it (it is run again).
+type GroupJournal interface {
+	RecordGroup(rs []Record) []int64
+}

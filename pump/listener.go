@@ -37,6 +37,11 @@ type Listener struct {
 	// alone, so calls waiting on a slow or unreachable peer cannot starve
 	// the organism's own listeners.
 	Remote bool
+	// MaxMessagesPerTurn caps the messages one Raw output of the listener
+	// (an LLM agent's reply) may send: output holding more sends none and
+	// the listener gets a SystemError saying the limit (0: the pump's
+	// Options.MaxMessagesPerTurn).
+	MaxMessagesPerTurn int
 	// Public lets external messages reach a listener registered with
 	// RegisterSystem (the core meta listeners answer callers outside the
 	// organism); the organism's other own listeners stay internal. Ordinary

@@ -20,6 +20,10 @@ const (
 	DepthFirst Scheduling = "depth-first"
 )
 
+// DefaultMaxMessagesPerTurn is how many messages one Raw output may send
+// unless Options or the listener say otherwise.
+const DefaultMaxMessagesPerTurn = 32
+
 // Options configures a Pump. Zero values take the documented defaults.
 type Options struct {
 	// Organism is the organism name (first segment of every thread path).
@@ -39,6 +43,9 @@ type Options struct {
 	// MaxInFlight bounds messages admitted from outside and not yet fully
 	// processed; Inject blocks beyond it (backpressure to transports; default 4096).
 	MaxInFlight int
+	// MaxMessagesPerTurn caps the messages one Raw output (an LLM agent's
+	// reply) may send, unless its listener sets its own (default 32).
+	MaxMessagesPerTurn int
 	// ShutdownTimeout bounds the drain on Shutdown (default 10 s).
 	ShutdownTimeout time.Duration
 	// CollectEvery is how often idle threads and context history are
@@ -86,6 +93,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = 4096
 	}
+	if o.MaxMessagesPerTurn <= 0 {
+		o.MaxMessagesPerTurn = DefaultMaxMessagesPerTurn
+	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 10 * time.Second
 	}
@@ -112,6 +122,9 @@ func (o Options) Validate() error {
 	}
 	if o.MaxBytes < 0 {
 		errs = append(errs, errors.New("pump: max bytes must not be negative"))
+	}
+	if o.MaxMessagesPerTurn < 0 {
+		errs = append(errs, errors.New("pump: max messages per turn must not be negative"))
 	}
 	return errors.Join(errs...)
 }

@@ -97,6 +97,8 @@ func (t *table) with(l *listener, system bool) (*table, error) {
 		return nil, fmt.Errorf("%w: %s has no payload type", ErrBadListener, l.Name)
 	case l.Handler == nil:
 		return nil, fmt.Errorf("%w: %s has no handler", ErrBadListener, l.Name)
+	case l.MaxMessagesPerTurn < 0:
+		return nil, fmt.Errorf("%w: %s: max messages per turn must not be negative", ErrBadListener, l.Name)
 	case !system && (reserved[lower(name)] || strings.HasPrefix(lower(name), "system.")):
 		return nil, fmt.Errorf("%w: %q is reserved for the organism", ErrReservedName, l.Name)
 	}

@@ -109,6 +109,13 @@ type work struct {
 	// recovered is the journal seq of a message re-delivered by Recover
 	// (never journaled twice).
 	recovered int64
+	// turn, when set, is the handler call this work is an output of: what
+	// the ingress stages journal joins the turn's group, and what follows
+	// waits for it (see turn).
+	turn *turn
+	// batch, when set, makes this work a whole turn handed to the ingress
+	// workers: its outputs, to run through the stages together (runTurn).
+	batch []*work
 }
 
 // delivery is one decoded message bound for one listener.
@@ -132,6 +139,9 @@ type delivery struct {
 	// outputs are the handler's messages, accounted but not yet through the
 	// ingress stages (see Pump.emit).
 	outputs []*work
+	// turn, when set, gathers what the handling produced, to be journaled
+	// as one group once its outputs passed the ingress stages (runTurn).
+	turn *turn
 }
 
 // workQueue is the unbounded FIFO feeding the ingress workers. External

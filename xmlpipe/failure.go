@@ -43,6 +43,7 @@ var (
 	ErrEncode           = errors.New("payload could not be encoded")
 	ErrForbiddenSender  = errors.New("sender name is reserved")
 	ErrPrivileged       = errors.New("privileged message on a regular channel")
+	ErrTooManyPayloads  = errors.New("too many payload elements in one output")
 )
 
 // Canned <huh> texts: brief, generic and deliberately identical for "wrong

@@ -49,6 +49,16 @@ func RoutingError() *SystemError {
 	return &SystemError{Code: "routing", Message: RoutingErrorMessage, RetryAllowed: true}
 }
 
+// TooManyMessagesError is the SystemError for raw output holding more
+// messages than its producer may send in one turn (count of them, limit
+// allowed): none of them was sent, and the text says the limit so an agent
+// can split its work.
+func TooManyMessagesError(count, limit int) *SystemError {
+	return &SystemError{Code: "validation", RetryAllowed: true, Message: fmt.Sprintf(
+		"Too many messages in one reply: %d, but at most %d may be sent per turn. None of them was sent; send at most %d at a time.",
+		count, limit, limit)}
+}
+
 // CoreTypes holds the payload types of the core vocabulary.
 type CoreTypes struct {
 	Huh         *PayloadType

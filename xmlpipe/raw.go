@@ -13,12 +13,38 @@ type RawPayload struct {
 	Bytes []byte
 }
 
+// TooManyPayloadsError reports raw output holding more payload elements
+// than its producer may send at once (SplitRawMax). It unwraps to
+// ErrTooManyPayloads.
+type TooManyPayloadsError struct {
+	// Count is how many payload elements the output holds, Limit how many
+	// it may.
+	Count, Limit int
+}
+
+// Error says how many there were and how many are allowed.
+func (e *TooManyPayloadsError) Error() string {
+	return fmt.Sprintf("%d payload elements in one output, at most %d allowed", e.Count, e.Limit)
+}
+
+// Unwrap returns ErrTooManyPayloads.
+func (e *TooManyPayloadsError) Unwrap() error { return ErrTooManyPayloads }
+
 // SplitRaw is the multi-payload extraction of raw handler/LLM output: the text is
 // wrapped in a dummy root, lexically fixed and parsed in recover mode, and every
 // element directly under the dummy root becomes its own payload (text between
 // them — the model's prose — is ignored). Repairs are reported as diagnostics.
-// Text with no element yields no payloads and no error.
+// Text with no element yields no payloads and no error. It takes time linear
+// in the text, whatever the number of elements.
 func SplitRaw(raw []byte) ([]RawPayload, []Diagnostic, error) {
+	return SplitRawMax(raw, 0)
+}
+
+// SplitRawMax is SplitRaw that yields at most max payloads (max > 0): text
+// holding more elements yields none, with a *Failure wrapping a
+// *TooManyPayloadsError, found by counting after the parse — before any
+// element is canonicalised. max <= 0 means no limit.
+func SplitRawMax(raw []byte, max int) ([]RawPayload, []Diagnostic, error) {
 	if len(raw) > 0 && hasDoctype(raw) {
 		return nil, nil, fail(StageParse, ErrDoctype, Diagnostic{Stage: StageParse, Msg: "document type declarations are rejected"})
 	}
@@ -45,9 +71,19 @@ func SplitRaw(raw []byte) ([]RawPayload, []Diagnostic, error) {
 		}
 	}
 	defer doc.Free()
-	var out []RawPayload
+	n := 0
 	for c := doc.Root().FirstElement(); !c.IsZero(); c = c.NextElement() {
-		b, err := doc.C14N(c, lx.C14NExc10, false, nil)
+		n++
+	}
+	if max > 0 && n > max {
+		tooMany := &TooManyPayloadsError{Count: n, Limit: max}
+		return nil, diags, fail(StageExtract, tooMany, Diagnostic{Stage: StageExtract, Msg: tooMany.Error()})
+	}
+	out := make([]RawPayload, 0, n)
+	for c := doc.Root().FirstElement(); !c.IsZero(); c = c.NextElement() {
+		// In place, each C14N would walk the whole document: C14NChild
+		// keeps the split linear.
+		b, err := doc.C14NChild(c, lx.C14NExc10, false, nil)
 		if err != nil {
 			diags = append(diags, Diagnostic{Stage: StageC14N, Line: c.Line(), Msg: fmt.Sprintf("element <%s> dropped: %v", c.Name(), err)})
 			continue

@@ -1,12 +1,20 @@
 package main
 
 import (
+	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/xml-pipeline/xmlpipe/oob"
+	"github.com/xml-pipeline/xmlpipe/oob/keys"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
 )
 
 // oobDir is a hello-world directory whose OOB channel is a Unix socket
@@ -216,5 +224,79 @@ func TestOpElement(t *testing.T) {
 		if err != nil || string(got) != tc.want {
 			t.Errorf("%s %v:\n got %s (%v)\nwant %s", tc.op, tc.params, got, err, tc.want)
 		}
+	}
+}
+
+// TestOOBReplayAfterRestart: a captured signed shutdown, replayed after the
+// organism restarted (well within the request's 60 s), is refused as
+// replayed and does not stop the organism again.
+func TestOOBReplayAfterRestart(t *testing.T) {
+	dir, data := oobDir(t)
+	cfg, err := config.Load(filepath.Join(dir, "organism.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock, ok := strings.CutPrefix(endpointOf(cfg.OOB), "unix:")
+	if !ok {
+		t.Fatalf("endpoint %s is not a Unix socket", endpointOf(cfg.OOB))
+	}
+	key, err := keys.OwnerPrivate(keys.PathsFor(data, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := opElement("shutdown", []string{"mode=graceful"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	captured, err := oob.SignRequest(key, "captured", time.Now(), op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func() string { // the captured request, byte for byte
+		t.Helper()
+		d := websocket.Dialer{HandshakeTimeout: 10 * time.Second,
+			NetDialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+				var nd net.Dialer
+				return nd.DialContext(ctx, "unix", sock)
+			}}
+		ws, _, err := d.Dial("ws://oob/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.Close()
+		if err := ws.WriteMessage(websocket.TextMessage, captured); err != nil {
+			t.Fatal(err)
+		}
+		_ = ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+		_, b, err := ws.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+
+	first := startRun(t, dir, data, "--insecure-dev")
+	first.stderr.waitFor(t, "OOB channel listening")
+	if b := send(); !strings.Contains(b, "<ack") {
+		t.Fatalf("the first shutdown was not acknowledged:\n%s", b)
+	}
+	if code := first.wait(t); code != 0 {
+		t.Fatalf("exit %d\n%s", code, first.stderr)
+	}
+
+	second := startRun(t, dir, data, "--insecure-dev")
+	second.stderr.waitFor(t, "OOB channel listening")
+	if b := send(); !strings.Contains(b, "<code>REPLAYED</code>") {
+		t.Fatalf("the replayed shutdown was not refused as replayed:\n%s", b)
+	}
+	second.stderr.waitFor(t, "replayed OOB request")
+	if r := runBinary(t, dir, "", "ctl", "--data", data, "get-status"); r.code != 0 {
+		t.Fatalf("the organism did not answer after the replay: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runBinary(t, dir, "", "ctl", "--data", data, "shutdown"); r.code != 0 {
+		t.Fatalf("shutdown: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if code := second.wait(t); code != 0 {
+		t.Fatalf("exit %d\n%s", code, second.stderr)
 	}
 }

@@ -38,11 +38,16 @@ func (r *serveRunner) startOOB(o *organism.Organism, stop oob.Stopper) (*oob.Ser
 	t := oob.Target{Pump: o.Pump, Config: cfg, CurrentConfig: o.CurrentConfig, Stopper: stop, LogLevel: r.level,
 		GatewayFile: filepath.Join(data, gatewayStore), ListenerFile: filepath.Join(data, listenerStore),
 		Listeners: o, Gateways: gatewayRunner{o}}
-	if st := o.Store(); st != nil {
-		t.Journal = st
-	}
 	if r.oobReplay == nil {
 		r.oobReplay = oob.NewReplayCache(0)
+	}
+	if st := o.Store(); st != nil {
+		t.Journal = st
+		// and across restarts: accepted signatures are kept in the store
+		// until they leave the freshness window.
+		if err := r.oobReplay.Persist(context.Background(), st, time.Now()); err != nil {
+			return nil, err
+		}
 	}
 	srv, err := oob.New(oob.Options{Config: cfg.OOB, Owner: owner, Target: t, Logger: r.log, Replay: r.oobReplay})
 	if err != nil {

@@ -33,6 +33,11 @@ type Listener struct {
 	Temperature Temperature `yaml:"temperature"`
 	// MaxIterations bounds the agent's turns on one thread (0 = 25).
 	MaxIterations int `yaml:"max_iterations"`
+	// MaxMessagesPerTurn caps the messages one reply of the listener (an
+	// agent's model reply, any Raw output) may send: a reply holding more
+	// sends none of them and the listener gets a SystemError saying the
+	// limit (0 = 32).
+	MaxMessagesPerTurn int `yaml:"max_messages_per_turn"`
 	// Tools lists the native tools the agent may use.
 	Tools []string `yaml:"tools"`
 	// ToolConfig restricts each tool, keyed by tool name.

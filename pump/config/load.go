@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -130,6 +132,32 @@ func (o *Organism) normalize() {
 	s.TLS.Cert, s.TLS.Key = o.resolve(s.TLS.Cert), o.resolve(s.TLS.Key)
 	o.OOB.UnixSocket = o.resolve(o.OOB.UnixSocket)
 	o.OOB.TLS.Cert, o.OOB.TLS.Key = o.resolve(o.OOB.TLS.Cert), o.resolve(o.OOB.TLS.Key)
+	o.normalizeBind()
+}
+
+// normalizeBind makes oob.bind a bare host: brackets come off an IPv6
+// address ("[::1]" → "::1"), and a port it names ("[::1]:9000",
+// "localhost:9000") goes to oob.port unless oob.port was written as well
+// (checkOOB then requires the two to agree).
+func (o *Organism) normalizeBind() {
+	b := strings.TrimSpace(o.OOB.Bind)
+	host, port, err := net.SplitHostPort(b)
+	if err != nil {
+		if len(b) > 1 && b[0] == '[' && b[len(b)-1] == ']' {
+			b = b[1 : len(b)-1]
+		}
+		o.OOB.Bind = b
+		return
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
+		o.bindPort = -1 // bind stays as written, for the error
+		return
+	}
+	o.OOB.Bind, o.bindPort = host, n
+	if _, written := o.positions["oob.port"]; !written {
+		o.OOB.Port = n
+	}
 }
 
 // resolve makes a relative path absolute against the configuration's

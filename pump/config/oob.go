@@ -6,7 +6,9 @@ type OOB struct {
 	// once the owner key exists (xmlpipe keys init).
 	Enabled bool `yaml:"enabled"`
 	// Bind is the listen address; only loopback addresses are accepted
-	// unless AllowRemote (default 127.0.0.1).
+	// unless AllowRemote (default 127.0.0.1). An IPv6 address may be written
+	// in brackets ("[::1]"), and a port after it ("[::1]:9000",
+	// "localhost:9000") sets Port; after loading, Bind is the bare host.
 	Bind string `yaml:"bind"`
 	// Port is the channel's WebSocket port (default 8766; 0 serves only the
 	// Unix socket).

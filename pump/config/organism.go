@@ -47,6 +47,7 @@ type Organism struct {
 	dir       string              // absolute directory relative paths resolve against
 	positions map[string]Position // key path → where it was written
 	bad       map[string]bool     // paths that failed to decode
+	bindPort  int                 // the port oob.bind named (0: none, -1: not a port)
 }
 
 // OrganismSection is the organism: mapping.

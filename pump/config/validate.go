@@ -216,6 +216,7 @@ func (o *Organism) checkListeners(r *reporter) {
 		o.checkListenerType(r, path, l)
 		o.checkAgent(r, path, l)
 		r.nonNegative(path+".max_concurrent", l.MaxConcurrent)
+		r.nonNegative(path+".max_messages_per_turn", l.MaxMessagesPerTurn)
 		for tool, tc := range l.ToolConfig {
 			if !containsFold(l.Tools, tool) && !strings.EqualFold(l.Name, tool) {
 				r.add(path+".tool_config."+tool, "tool %q is not listed in tools (nor is this listener the tool)", tool)
@@ -309,6 +310,13 @@ func (o *Organism) checkPeers(r *reporter, listeners map[string]string) {
 
 func (o *Organism) checkOOB(r *reporter) {
 	b := o.OOB
+	switch {
+	case o.bindPort < 0:
+		r.add("oob.bind", "%q names no valid port (want host, [ipv6] or host:port with a port from 1 to 65535)", b.Bind)
+		return
+	case o.bindPort > 0 && b.Port != o.bindPort:
+		r.add("oob.bind", "names port %d but oob.port is %d", o.bindPort, b.Port)
+	}
 	if !isLoopback(b.Bind) && !b.AllowRemote {
 		r.add("oob.bind", "%q is not a loopback address (the OOB channel is local only; allow_remote_oob: true permits it, with TLS)", b.Bind)
 	}

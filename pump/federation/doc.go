@@ -10,6 +10,12 @@
 // signs a transcript of both public keys, both nonces and the TLS exporter
 // value of the connection, so a proof is bound to this TLS session and cannot
 // be relayed. The peer's key must equal its gateway's trusted_identity.
+// Until the dialer's proof verifies the link is unauthenticated, so the
+// acceptor bounds handshakes (admission.go): handshakeTimeout (5 s) for the
+// whole of one, at most MaxHandshakesPerSource at once from one address (an
+// IPv6 /64) and MaxHandshakes in all; over a bound the oldest handshake
+// that has not said hello is cut off for the newcomer, which is refused
+// (503) only when none is idle.
 //
 // After the handshake every binary frame is one envelope, signed by its
 // sender as an XML-DSig <Signature> in <meta> (package envsig) and verified

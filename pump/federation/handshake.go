@@ -23,8 +23,9 @@ var (
 	ErrProof = errors.New("federation: peer failed to prove its identity")
 )
 
-// handshakeTimeout bounds the whole handshake.
-const handshakeTimeout = 10 * time.Second
+// handshakeTimeout bounds the whole handshake (the peer needs two round
+// trips and two signatures).
+const handshakeTimeout = 5 * time.Second
 
 // exporterLabel names the TLS exporter value the proofs are bound to.
 const exporterLabel = "EXPORTER-xmlpipe-federation-v1"
@@ -146,24 +147,25 @@ func dialHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string, t
 }
 
 // acceptHandshake runs the acceptor's side. trust maps a dialer's key to its
-// gateway (nil: untrusted).
+// gateway (nil: untrusted); hello, when set, is called once the dialer said
+// hello with a trusted key.
 func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
-	trust func(ed25519.PublicKey) *gateway, cs *tls.ConnectionState) (*gateway, peer, error) {
+	trust func(ed25519.PublicKey) *gateway, cs *tls.ConnectionState, hello func()) (*gateway, peer, error) {
 	_ = c.SetReadDeadline(time.Now().Add(handshakeTimeout))
 	defer c.SetReadDeadline(time.Time{})
 	tb, err := binding(cs)
 	if err != nil {
 		return nil, peer{}, err
 	}
-	hello, err := readFrame(c, frameHello)
+	hf, err := readFrame(c, frameHello)
 	if err != nil {
 		return nil, peer{}, err
 	}
-	dkey, err := unb64(hello.Key, ed25519.PublicKeySize, "key")
+	dkey, err := unb64(hf.Key, ed25519.PublicKeySize, "key")
 	if err != nil {
 		return nil, peer{}, err
 	}
-	nd, err := unb64(hello.Nonce, 32, "nonce")
+	nd, err := unb64(hf.Nonce, 32, "nonce")
 	if err != nil {
 		return nil, peer{}, err
 	}
@@ -171,7 +173,10 @@ func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
 	if g == nil {
 		_ = writeFrame(c, frame{Type: frameError, Error: "identity not trusted"})
 		return nil, peer{}, fmt.Errorf("%w: key %s (organism %q) is no gateway's trusted_identity",
-			ErrUntrusted, Fingerprint(dkey), hello.Organism)
+			ErrUntrusted, Fingerprint(dkey), hf.Organism)
+	}
+	if hello != nil {
+		hello()
 	}
 	pub := key.Public().(ed25519.PublicKey)
 	na := nonce()
@@ -194,5 +199,5 @@ func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
 	if err := writeFrame(c, frame{Type: frameWelcome}); err != nil {
 		return nil, peer{}, err
 	}
-	return g, peer{key: dkey, organism: hello.Organism}, nil
+	return g, peer{key: dkey, organism: hf.Organism}, nil
 }

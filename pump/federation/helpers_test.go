@@ -19,6 +19,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/oob/keys"
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/certs"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -138,7 +139,14 @@ func newCalleeHolding(t testing.TB, peerKey ed25519.PrivateKey, hold chan struct
 	}
 	c.m.Start()
 	c.srv = httptest.NewUnstartedServer(c.m.Handler())
-	c.srv.TLS = &tls.Config{MinVersion: tls.VersionTLS13}
+	// The bus's own kind of certificate (ECDSA P-256, self-signed), not
+	// httptest's RSA one: what a handshake costs the server matters to
+	// the flood tests.
+	cert, err := certs.SelfSigned(t.TempDir(), []string{"127.0.0.1", "localhost"}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.srv.TLS = &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{cert}}
 	c.srv.StartTLS()
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -83,8 +83,8 @@ type Manager struct {
 	// amu and stopping keep goroutines from starting once Stop began.
 	amu      sync.RWMutex
 	stopping bool
-	// handshakes bounds the inbound links still proving their identity.
-	handshakes chan struct{}
+	// handshakes admits the inbound links still proving their identity.
+	handshakes *handshakeGate
 	// keep and stale are the received-hash retention and the age beyond
 	// which an envelope is refused (retention).
 	keep, stale time.Duration
@@ -124,7 +124,7 @@ func New(o Options) (*Manager, error) {
 		return nil, errors.New("federation: no pump")
 	}
 	m := &Manager{opts: o, log: o.Logger, byName: map[string]*gateway{}, closed: make(chan struct{}),
-		served: map[string]*served{}, handshakes: make(chan struct{}, MaxHandshakes),
+		served: map[string]*served{}, handshakes: newHandshakeGate(MaxHandshakes, MaxHandshakesPerSource),
 		upgrader: websocket.Upgrader{ReadBufferSize: 64 << 10, WriteBufferSize: 64 << 10}}
 	s := sha256.Sum256(append([]byte("xmlpipe-federation-secret\x00"), o.Key.Seed()...))
 	m.secret = s[:]
@@ -137,7 +137,7 @@ func New(o Options) (*Manager, error) {
 		m.byName[strings.ToLower(gc.Name)] = g
 	}
 	var err error
-	if m.db, err = openDB(o.DataDir); err != nil {
+	if m.db, err = openDB(o.DataDir, o.Logger); err != nil {
 		return nil, err
 	}
 	exports := false
@@ -185,10 +185,6 @@ func (m *Manager) list() []*gateway {
 	defer m.gmu.RUnlock()
 	return m.gateways
 }
-
-// MaxHandshakes bounds the inbound links handshaking at once; more are
-// answered 503 (each handshake is also bounded in time).
-const MaxHandshakes = 64
 
 // ErrGatewayExists: a gateway of that name (or reaching that peer) runs
 // already.
@@ -390,29 +386,43 @@ func (m *Manager) Handler() http.Handler {
 			return
 		}
 		defer m.wg.Done()
-		select {
-		case m.handshakes <- struct{}{}:
-		default:
-			// Unauthenticated connections are bounded: a flood of idle
-			// handshakes cannot hold the organism's memory or sockets.
-			m.log.Warn("federation: security: inbound link refused: too many handshakes at once", "remote", r.RemoteAddr)
+		adm, cut, err := m.handshakes.admit(r.RemoteAddr)
+		if cut > 0 {
+			m.log.Debug("federation: cut off an idle handshake to admit a newer one", "remote", r.RemoteAddr, "cut", cut)
+			for range cut {
+				m.refusal("", RefusedHandshake)
+			}
+		}
+		if err != nil {
+			// Unauthenticated connections are bounded (handshakeGate): a
+			// flood of idle handshakes cannot hold the organism's memory
+			// or sockets, nor every slot.
+			m.log.Warn("federation: security: inbound link refused: "+err.Error(), "remote", r.RemoteAddr)
 			m.refusal("", RefusedHandshake)
-			http.Error(w, "too many handshakes", http.StatusServiceUnavailable)
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
+		defer adm.done()
 		ws, err := m.upgrader.Upgrade(w, r, nil)
 		if err != nil {
-			<-m.handshakes
 			return // the upgrader answered
 		}
-		g, p, err := acceptHandshake(ws, m.opts.Key, m.opts.Organism, m.trust, r.TLS)
-		<-m.handshakes
+		if !adm.upgraded(ws.NetConn()) {
+			_ = ws.Close()
+			return
+		}
+		g, p, err := acceptHandshake(ws, m.opts.Key, m.opts.Organism, m.trust, r.TLS, adm.saidHello)
 		if err != nil {
+			if adm.wasCut() {
+				_ = ws.Close()
+				return
+			}
 			m.log.Warn("federation: security: inbound link refused", "remote", r.RemoteAddr, "error", err)
 			m.refusal("", RefusedHandshake)
 			_ = ws.Close()
 			return
 		}
+		adm.done()
 		g.attach(ws, p)
 	})
 }

@@ -6,11 +6,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"path/filepath"
 	"time"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+
+	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
 // DatabaseFileName is the federation state file in the data directory.
@@ -39,10 +42,13 @@ type db struct {
 
 // openDB opens (creating) dir/federation.db; dir "" keeps the state in
 // memory (an organism without a data directory).
-func openDB(dir string) (*db, error) {
+func openDB(dir string, log *slog.Logger) (*db, error) {
 	var dsn string
 	if dir != "" {
 		path := filepath.Join(dir, DatabaseFileName)
+		if err := store.PrepareDatabaseFile(path, log); err != nil { // the owner's alone: 0600
+			return nil, fmt.Errorf("federation: open state: %w", err)
+		}
 		dsn = "file:" + (&url.URL{Path: path}).EscapedPath() +
 			"?_pragma=busy_timeout(10000)&_journal_mode=WAL&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	} else {

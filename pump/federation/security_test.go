@@ -3,15 +3,11 @@ package federation
 import (
 	"bytes"
 	"crypto/ed25519"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/gorilla/websocket"
 
 	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
 )
@@ -115,39 +111,5 @@ func TestLinkEvents(t *testing.T) {
 	_ = r.ws.Close()
 	if got := <-events; got != "gateway-disconnected a" {
 		t.Fatalf("event %q", got)
-	}
-}
-
-// TestHandshakeFlood: at most MaxHandshakes inbound links may sit in the
-// handshake at once; the next is refused with 503 and logged, and a trusted
-// peer gets in once the flood is gone.
-func TestHandshakeFlood(t *testing.T) {
-	aKey := newKey(t)
-	c := newCallee(t, aKey)
-	d := websocket.Dialer{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // test
-	var idle []*websocket.Conn
-	for range MaxHandshakes {
-		ws, _, err := d.Dial(c.url()+Path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		idle = append(idle, ws) // never says hello
-	}
-	_, resp, err := d.Dial(c.url()+Path, nil)
-	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("handshake %d: %v (%v), want 503", MaxHandshakes+1, err, resp)
-	}
-	if !strings.Contains(c.logs.String(), "too many handshakes") {
-		t.Error("the refusal was not logged")
-	}
-	for _, ws := range idle {
-		_ = ws.Close()
-	}
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := dialRaw(t, c, aKey); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("the trusted peer never got in after the flood: %v", err)
-		}
 	}
 }

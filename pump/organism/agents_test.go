@@ -603,3 +603,48 @@ func TestAgentSelfIterationAnswersTheCaller(t *testing.T) {
 		t.Errorf("roles %s", got)
 	}
 }
+
+// TestAgentTooManyMessages: a model reply holding more payloads than
+// max_messages_per_turn sends none of them; the SystemError saying the limit
+// comes back into the conversation and the model answers — quickly, even
+// for 20,000 payloads.
+func TestAgentTooManyMessages(t *testing.T) {
+	tests := []struct {
+		name  string
+		n     int
+		yaml  string
+		limit int
+	}{
+		{"20,000 over the default", 20000, "", 32},
+		{"3 over max_messages_per_turn 2", 3, "    max_messages_per_turn: 2\n", 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var reply strings.Builder
+			for i := range tc.n {
+				fmt.Fprintf(&reply, "<PoetTask><Text>poem %d</Text></PoetTask>\n", i)
+			}
+			m := newScriptedModel(t, map[string][]string{"boss": {reply.String(), "fewer then: none"}, "poet": {"a poem"}})
+			yaml := strings.Replace(twoAgents, "    temperature: 0.5\n", "    temperature: 0.5\n"+tc.yaml, 1)
+			o := agentOrganism(t, m, yaml)
+			t0 := time.Now()
+			if got := ask(t, o, "boss", "go"); got != "fewer then: none" {
+				t.Fatalf("reply %q", got)
+			}
+			took := time.Since(t0)
+			reqs := m.requests("boss")
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			last := reqs[1].Messages[len(reqs[1].Messages)-1]["content"]
+			want := fmt.Sprintf("Too many messages in one reply: %d, but at most %d may be sent per turn", tc.n, tc.limit)
+			if !strings.Contains(last, "SystemError") || !strings.Contains(last, want) {
+				t.Fatalf("the second turn did not get the limit back: %.400q", last)
+			}
+			if n := len(m.requests("poet")); n != 0 {
+				t.Fatalf("%d of the refused messages reached poet", n)
+			}
+			t.Logf("%d payloads refused and answered in %v", tc.n, took)
+		})
+	}
+}

@@ -5,13 +5,14 @@ import (
 	"html"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
 // storeJournal adapts the store to pump.Journal, pump.SeqJournal,
-// pump.DeliveryJournal and pump.DurableJournal.
+// pump.GroupJournal, pump.DeliveryJournal and pump.DurableJournal.
 type storeJournal struct {
 	s   *store.Store
 	log *slog.Logger
@@ -28,6 +29,38 @@ func (j storeJournal) RecordSeq(r pump.Record) int64 {
 		return 0
 	}
 	return seq
+}
+
+// RecordGroup journals rs in one store transaction (store.AppendGroup) and
+// returns their seqs. A record the store would refuse (it lacks a required
+// field) is logged and left out, as RecordSeq does, so it cannot cost the
+// others their place in the journal.
+func (j storeJournal) RecordGroup(rs []pump.Record) []int64 {
+	seqs := make([]int64, len(rs))
+	entries := make([]store.Entry, 0, len(rs))
+	at := make([]int, 0, len(rs))
+	for i, r := range rs {
+		e := entryOf(r)
+		probe := e
+		if probe.Time.IsZero() {
+			probe.Time = time.Now() // the store stamps it
+		}
+		if err := probe.Validate(); err != nil {
+			j.log.Error("journal: record", "kind", r.Kind, "thread", r.Thread, "from", r.From, "to", r.To, "error", err)
+			continue
+		}
+		entries = append(entries, e)
+		at = append(at, i)
+	}
+	first, err := j.s.AppendGroup(entries)
+	if err != nil {
+		j.log.Error("journal: record group", "records", len(entries), "error", err)
+		return seqs
+	}
+	for k, i := range at {
+		seqs[i] = first + int64(k)
+	}
+	return seqs
 }
 
 // Delivered marks seq delivered.

@@ -417,7 +417,7 @@ func resolveListener(cat *catalog.Catalog, env catalog.Env, ws *wasmSet, lc conf
 	}
 	return pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Handler: h, Agent: lc.Agent,
 		Peers: append(append([]string(nil), lc.Peers...), lc.Tools...), Broadcast: lc.Broadcast, Prompt: lc.Prompt,
-		Workers: lc.MaxConcurrent}, wl, nil
+		Workers: lc.MaxConcurrent, MaxMessagesPerTurn: lc.MaxMessagesPerTurn}, wl, nil
 }
 
 // Start starts the pump and sends the boot message to system.boot.

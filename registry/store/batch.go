@@ -8,17 +8,21 @@ import "fmt"
 // before the marks of the same run, so a mark may follow its append in one
 // batch. The writer reuses one pending across transactions.
 type pending struct {
-	appends []*op
-	marks   []*op
-	kernel  kernelWrites
-	args    []sqlArg
+	// appends are the gathered journal entries, appendOps the ops they came
+	// from (an opAppendGroup brings several).
+	appends   []*Entry
+	appendOps []*op
+	marks     []*op
+	kernel    kernelWrites
+	args      []sqlArg
 }
 
 // reset empties p for the next run, keeping its storage.
 func (p *pending) reset() {
 	clear(p.appends)
+	clear(p.appendOps)
 	clear(p.marks)
-	p.appends, p.marks = p.appends[:0], p.marks[:0]
+	p.appends, p.appendOps, p.marks = p.appends[:0], p.appendOps[:0], p.marks[:0]
 	clear(p.args)
 	p.args = p.args[:0]
 	p.kernel.reset()
@@ -38,9 +42,20 @@ func (w *writer) apply(ops []op) (applied int, high int64, err error) {
 		case opFlush:
 			continue
 		case opAppend:
-			p.appends = append(p.appends, o)
+			p.appends = append(p.appends, &o.entry)
+			p.appendOps = append(p.appendOps, o)
 			o.result = o.entry.Seq
 			high = max(high, o.entry.Seq)
+		case opAppendGroup:
+			for i := range o.entries {
+				p.appends = append(p.appends, &o.entries[i])
+			}
+			p.appendOps = append(p.appendOps, o)
+			if len(o.entries) > 0 {
+				o.result = o.entries[0].Seq
+				high = max(high, o.entries[len(o.entries)-1].Seq)
+			}
+			applied += len(o.entries) - 1 // each entry counts as a write
 		case opDeliver:
 			p.marks = append(p.marks, o)
 		case opPut, opDelete:

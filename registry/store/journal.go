@@ -53,6 +53,34 @@ func (s *Store) AppendSeq(e Entry) (int64, error) {
 	return o.entry.Seq, nil
 }
 
+// AppendGroup journals es as one unit: they get consecutive seqs in their
+// order and are committed in one transaction, so after a crash either all
+// of them are in the journal or none is. It returns the seq of the first
+// (the others follow it; 0 for an empty group) without waiting for the
+// commit. Like Append it stamps and hashes each entry and takes ownership
+// of its Bytes, and blocks only while the queue is full. An invalid entry
+// fails the whole group with ErrInvalid, journaling nothing; a group the
+// writer cannot commit is tombstoned whole, and its failure surfaces like
+// an Append's (Flush, WaitDurable).
+func (s *Store) AppendGroup(es []Entry) (int64, error) {
+	if len(es) == 0 {
+		return 0, nil
+	}
+	group := make([]Entry, len(es))
+	for i, e := range es {
+		p, err := s.prepareEntry(e)
+		if err != nil {
+			return 0, fmt.Errorf("entry %d of a group of %d: %w", i, len(es), err)
+		}
+		group[i] = p
+	}
+	o := op{kind: opAppendGroup, name: "append group", entries: group}
+	if err := s.enqueueAsync(&o); err != nil {
+		return 0, err
+	}
+	return o.entries[0].Seq, nil
+}
+
 // AppendSync journals e like Append (taking ownership of e.Bytes) and waits
 // for the commit, returning the assigned sequence number. Concurrent callers share commits. If ctx ends
 // before the commit is confirmed the entry may still be committed.

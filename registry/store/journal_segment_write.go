@@ -37,25 +37,25 @@ func (w *writer) insertEntries(p *pending) error {
 		return nil
 	}
 	sg := &w.segments
-	for _, o := range p.appends {
+	for _, e := range p.appends {
 		// Append validated the entry; the writer checks again what the
 		// journal must never hold (an op built inside the package, a bug).
-		if err := o.entry.Validate(); err != nil {
-			return fmt.Errorf("store: %s: %w", groupName(p.appends, "append"), err)
+		if err := e.Validate(); err != nil {
+			return fmt.Errorf("store: %s: %w", groupName(p.appendOps, "append"), err)
 		}
-		if o.entry.Seq <= sg.txHigh {
-			return fmt.Errorf("store: %s: %w: seq %d is not above %d", groupName(p.appends, "append"),
-				errOutOfSequence, o.entry.Seq, sg.txHigh)
+		if e.Seq <= sg.txHigh {
+			return fmt.Errorf("store: %s: %w: seq %d is not above %d", groupName(p.appendOps, "append"),
+				errOutOfSequence, e.Seq, sg.txHigh)
 		}
-		sg.txHigh = o.entry.Seq
+		sg.txHigh = e.Seq
 	}
 	args, segs := sg.args[:0], 0
 	for i := 0; i < len(p.appends); {
 		size, j := 0, i
 		sg.entries = sg.entries[:0]
-		for j < len(p.appends) && (j == i || j-i < segmentMaxEntries && size+len(p.appends[j].entry.Bytes) <= segmentMaxRaw &&
-			p.appends[j].entry.Seq == p.appends[j-1].entry.Seq+1) {
-			e := &p.appends[j].entry
+		for j < len(p.appends) && (j == i || j-i < segmentMaxEntries && size+len(p.appends[j].Bytes) <= segmentMaxRaw &&
+			p.appends[j].Seq == p.appends[j-1].Seq+1) {
+			e := p.appends[j]
 			size += len(e.Bytes)
 			sg.entries = append(sg.entries, e)
 			w.listeners.note(e.Listener)
@@ -82,10 +82,10 @@ func (w *writer) insertEntries(p *pending) error {
 	})
 	clear(args)
 	if err != nil {
-		return fmt.Errorf("store: %s: insert journal segment: %w", groupName(p.appends, "append"), err)
+		return fmt.Errorf("store: %s: insert journal segment: %w", groupName(p.appendOps, "append"), err)
 	}
 	if err := w.registerListeners(); err != nil {
-		return fmt.Errorf("store: %s: %w", groupName(p.appends, "append"), err)
+		return fmt.Errorf("store: %s: %w", groupName(p.appendOps, "append"), err)
 	}
 	return nil
 }

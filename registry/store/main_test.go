@@ -19,6 +19,7 @@ const (
 	childLock    = "lock"
 	childAppend  = "append"
 	childDeliver = "deliver"
+	childGroup   = "group"
 	childOKExit  = 0
 	childBadExit = 3
 )
@@ -33,6 +34,8 @@ func TestMain(m *testing.M) {
 		os.Exit(appendChild(os.Getenv(envChildDir)))
 	case childDeliver:
 		os.Exit(deliverChild(os.Getenv(envChildDir)))
+	case childGroup:
+		os.Exit(groupChild(os.Getenv(envChildDir)))
 	}
 	os.Exit(m.Run())
 }

@@ -26,6 +26,7 @@ var migrations = []migration{
 	{version: 6, name: "delivery marks by journal partition", sql: deliveredPartsV6},
 	{version: 7, name: "journal bodies compressed in packs", sql: journalPacksV7},
 	{version: 8, name: "journal in segments", sql: journalSegmentsV8, fn: migrateToSegments},
+	{version: 9, name: "OOB request signatures", sql: oobSignaturesV9},
 }
 
 // migrationV4 adds the journal listeners and their sweep cursors

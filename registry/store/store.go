@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -75,8 +74,10 @@ type Store struct {
 }
 
 // Open opens (creating if needed) the store in dir: it creates dir with mode
-// 0700, takes the exclusive directory lock, opens dir/xmlpipe.db in WAL mode,
-// runs the schema migrations and starts the writer goroutine.
+// 0700 (an existing one loses the group's and others' permissions), takes
+// the exclusive directory lock, opens dir/xmlpipe.db — created 0600,
+// tightened to it when it exists (PrepareDatabaseFile) — in WAL mode, runs
+// the schema migrations and starts the writer goroutine.
 func Open(dir string, opts Options) (*Store, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -86,8 +87,8 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: data directory %q: %w", dir, err)
 	}
-	if err := os.MkdirAll(abs, 0o700); err != nil {
-		return nil, fmt.Errorf("store: create data directory: %w", err)
+	if err := PrepareDataDir(abs, opts.Logger); err != nil {
+		return nil, err
 	}
 	lock, err := lockDir(abs)
 	if err != nil {
@@ -115,6 +116,9 @@ func Open(dir string, opts Options) (*Store, error) {
 func (s *Store) open() error {
 	ctx := context.Background()
 	path := filepath.Join(s.dir, DatabaseFileName)
+	if err := PrepareDatabaseFile(path, s.log); err != nil {
+		return err
+	}
 	busy := strconv.FormatInt(s.opts.BusyTimeout.Milliseconds(), 10)
 	uri := "file:" + (&url.URL{Path: path}).EscapedPath()
 
@@ -219,8 +223,11 @@ func (s *Store) enqueue(ctx context.Context, o *op) error {
 	if s.closed {
 		return ErrClosed
 	}
-	if o.kind == opAppend {
+	switch o.kind {
+	case opAppend:
 		return s.enqueueAppend(ctx, o)
+	case opAppendGroup:
+		return s.enqueueAppendGroup(ctx, o)
 	}
 	if err := s.send(ctx, o); err != nil {
 		return err
@@ -245,6 +252,28 @@ func (s *Store) enqueueAppend(ctx context.Context, o *op) error {
 	s.nextSeq++
 	s.assigned.Store(s.nextSeq - 1)
 	s.counters.enqueued.Add(1)
+	return nil
+}
+
+// enqueueAppendGroup is enqueueAppend for a group: its entries get
+// consecutive seqs and travel to the writer as one op, so they are
+// committed in one transaction. The caller holds s.mu.RLock.
+func (s *Store) enqueueAppendGroup(ctx context.Context, o *op) error {
+	s.seqMu.Lock()
+	defer s.seqMu.Unlock()
+	for i := range o.entries {
+		o.entries[i].Seq = s.nextSeq + int64(i)
+	}
+	if err := s.send(ctx, o); err != nil {
+		for i := range o.entries {
+			o.entries[i].Seq = 0
+		}
+		return err
+	}
+	n := int64(len(o.entries))
+	s.nextSeq += n
+	s.assigned.Store(s.nextSeq - 1)
+	s.counters.enqueued.Add(n)
 	return nil
 }
 

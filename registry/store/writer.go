@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -17,6 +18,9 @@ const (
 	opFlush opKind = iota
 	// opAppend inserts op.entry into the journal with the next seq.
 	opAppend
+	// opAppendGroup inserts op.group into the journal with consecutive
+	// seqs, all in the same transaction (AppendGroup).
+	opAppendGroup
 	// opFunc runs op.fn inside the batch transaction, after every earlier
 	// op of the batch was applied.
 	opFunc
@@ -47,12 +51,13 @@ type op struct {
 	reply  chan opResult
 	result int64
 
-	seq    int64        // opDeliver
-	table  *kernelTable // opPut, opDelete
-	key    string       // opPut
-	group  string       // opPut
-	groups []string     // opDelete
-	row    []any        // opPut: the column values in table order
+	entries []Entry      // opAppendGroup
+	seq     int64        // opDeliver
+	table   *kernelTable // opPut, opDelete
+	key     string       // opPut
+	group   string       // opPut
+	groups  []string     // opDelete
+	row     []any        // opPut: the column values in table order
 }
 
 // writer owns the single write connection. Only its goroutine touches conn
@@ -327,8 +332,15 @@ func (w *writer) finish(ops []op, err error) {
 		o := &ops[i]
 		if err != nil && o.kind != opFlush {
 			w.counters.failed.Add(1)
-			if o.kind == opAppend {
-				w.tombstoneFailed(o.entry.Seq, err)
+			switch o.kind {
+			case opAppend:
+				w.tombstoneFailed(err, o.entry.Seq)
+			case opAppendGroup:
+				seqs := make([]int64, len(o.entries))
+				for i := range o.entries {
+					seqs[i] = o.entries[i].Seq
+				}
+				w.tombstoneFailed(err, seqs...)
 			}
 			if o.reply == nil {
 				w.onAsync(o, err)
@@ -345,29 +357,35 @@ func (w *writer) finish(ops []op, err error) {
 	}
 }
 
-// tombstoneFailed records, in a transaction of its own, that the append
-// which was assigned seq failed and was never committed, so the sequence
+// tombstoneFailed records, in a transaction of its own, that the appends
+// which were assigned seqs failed and were never committed, so the sequence
 // stays gap-free for Verify and the loss is on record with its reason.
-func (w *writer) tombstoneFailed(seq int64, cause error) {
-	if seq <= 0 {
+func (w *writer) tombstoneFailed(cause error, seqs ...int64) {
+	seqs = slices.DeleteFunc(seqs, func(seq int64) bool { return seq <= 0 })
+	if len(seqs) == 0 {
 		return
 	}
-	w.dur.fail(seq, cause.Error())
+	for _, seq := range seqs {
+		w.dur.fail(seq, cause.Error())
+	}
 	fail := func(err error) {
-		w.log.Error("store: cannot tombstone a failed append", "seq", seq, "err", err)
+		w.log.Error("store: cannot tombstone a failed append", "seqs", len(seqs), "first", seqs[0], "err", err)
 	}
 	if _, err := w.exec(`BEGIN IMMEDIATE`); err != nil {
 		fail(err)
 		return
 	}
 	now := time.Now().UnixNano()
-	if _, err := w.exec(`INSERT OR IGNORE INTO journal_tombstones (seq, deleted_at, reason) VALUES (?, ?, ?)`,
-		seq, now, "append failed: "+cause.Error()); err != nil {
-		fail(err)
-		_, _ = w.exec(`ROLLBACK`)
-		return
+	high := slices.Max(seqs)
+	for _, seq := range seqs {
+		if _, err := w.exec(`INSERT OR IGNORE INTO journal_tombstones (seq, deleted_at, reason) VALUES (?, ?, ?)`,
+			seq, now, "append failed: "+cause.Error()); err != nil {
+			fail(err)
+			_, _ = w.exec(`ROLLBACK`)
+			return
+		}
 	}
-	if _, err := w.exec(`UPDATE journal_state SET high_seq = max(high_seq, ?) WHERE id = 1`, seq); err != nil {
+	if _, err := w.exec(`UPDATE journal_state SET high_seq = max(high_seq, ?) WHERE id = 1`, high); err != nil {
 		fail(err)
 		_, _ = w.exec(`ROLLBACK`)
 		return
@@ -376,8 +394,8 @@ func (w *writer) tombstoneFailed(seq int64, cause error) {
 		fail(err)
 		return
 	}
-	w.deliveries.high = max(w.deliveries.high, seq)
-	w.segments.high = max(w.segments.high, seq)
+	w.deliveries.high = max(w.deliveries.high, high)
+	w.segments.high = max(w.segments.high, high)
 	w.segments.txHigh = w.segments.high
 	w.dur.advanceTo(w.segments.high)
 }

@@ -21,6 +21,7 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
@@ -91,7 +92,11 @@ type Store struct {
 func Open(dir string, now func() time.Time) (*Store, error) {
 	dsn := "file::memory:?_pragma=busy_timeout(5000)"
 	if dir != "" {
-		dsn = "file:" + filepath.Join(dir, "tools.db") + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)"
+		path := filepath.Join(dir, "tools.db")
+		if err := store.PrepareDatabaseFile(path, nil); err != nil { // the owner's alone: 0600
+			return nil, fmt.Errorf("key_value: %w", err)
+		}
+		dsn = "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)"
 	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {

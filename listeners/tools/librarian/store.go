@@ -12,6 +12,7 @@ import (
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
+	"github.com/xml-pipeline/xmlpipe/registry/store"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
@@ -40,7 +41,11 @@ type Embedded struct {
 func OpenEmbedded(dir string) (*Embedded, error) {
 	dsn := "file::memory:?_pragma=busy_timeout(5000)"
 	if dir != "" {
-		dsn = "file:" + filepath.Join(dir, "library.db") + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)"
+		path := filepath.Join(dir, "library.db")
+		if err := store.PrepareDatabaseFile(path, nil); err != nil { // the owner's alone: 0600
+			return nil, fmt.Errorf("librarian: %w", err)
+		}
+		dsn = "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)"
 	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {

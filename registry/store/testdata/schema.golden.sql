@@ -1,3 +1,6 @@
+-- index oob_signatures_expiry
+CREATE INDEX oob_signatures_expiry ON oob_signatures (expires_at);
+
 -- index sessions_expires
 CREATE INDEX sessions_expires ON sessions (expires_at);
 
@@ -48,6 +51,12 @@ CREATE TABLE journal_tombstones (
 	deleted_at INTEGER NOT NULL,
 	reason     TEXT    NOT NULL
 );
+
+-- table oob_signatures
+CREATE TABLE oob_signatures (
+	signature  BLOB    PRIMARY KEY CHECK (length(signature) > 0),
+	expires_at INTEGER NOT NULL
+) WITHOUT ROWID;
 
 -- table schema_version
 CREATE TABLE schema_version (

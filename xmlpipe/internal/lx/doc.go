@@ -88,7 +88,19 @@ const (
 // with the given mode. inclusive lists InclusiveNamespaces prefixes for exclusive
 // C14N ("#default" for the default namespace).
 func (d *Doc) C14N(n Node, mode int, withComments bool, inclusive []string) ([]byte, error) {
-	return d.c14n(n, false, mode, withComments, inclusive)
+	return d.c14n(n, c14nSubtree, mode, withComments, inclusive)
+}
+
+// C14NChild is C14N of the subtree at n, a child element of the document
+// element, in time proportional to the subtree rather than to the
+// document (libxml2's C14N walks the whole document for a subtree too, so
+// canonicalising every child of a large document with C14N is quadratic).
+// For the call, n stands in for the document element and then goes back
+// where it was: the Doc must not be used concurrently. Exclusive C14N of
+// n is the same either way; other modes, and any other node, fall back to
+// C14N.
+func (d *Doc) C14NChild(n Node, mode int, withComments bool, inclusive []string) ([]byte, error) {
+	return d.c14n(n, c14nChild, mode, withComments, inclusive)
 }
 
 // C14NWithout canonicalises the whole document except the subtree at hide:
@@ -97,12 +109,21 @@ func (d *Doc) C14N(n Node, mode int, withComments bool, inclusive []string) ([]b
 // This is XML-DSig's enveloped-signature transform followed by C14N. A zero
 // hide canonicalises the whole document.
 func (d *Doc) C14NWithout(hide Node, mode int, withComments bool, inclusive []string) ([]byte, error) {
-	return d.c14n(hide, true, mode, withComments, inclusive)
+	return d.c14n(hide, c14nWithout, mode, withComments, inclusive)
 }
 
-// c14n runs libxml2's C14N showing only the subtree at n, or everything but
-// it when without is set (n zero: the whole document either way).
-func (d *Doc) c14n(n Node, without bool, mode int, withComments bool, inclusive []string) ([]byte, error) {
+// c14nScope says what c14n shows of the node it is given.
+type c14nScope int
+
+const (
+	c14nSubtree c14nScope = iota // the subtree at n (the document when n is zero)
+	c14nWithout                  // everything but the subtree at n
+	c14nChild                    // the subtree at n, a child of the document element
+)
+
+// c14n runs libxml2's C14N showing what scope says of n (n zero: the
+// whole document).
+func (d *Doc) c14n(n Node, scope c14nScope, mode int, withComments bool, inclusive []string) ([]byte, error) {
 	es := newErrs()
 	var cl **C.char
 	var cs []*C.char
@@ -126,9 +147,12 @@ func (d *Doc) c14n(n Node, without bool, mode int, withComments bool, inclusive 
 	var out *C.char
 	var outlen C.int
 	var rc C.int
-	if without && n.p != nil {
+	switch {
+	case scope == c14nWithout && n.p != nil:
 		rc = C.lx_c14n_without(d.p, n.p, C.int(mode), comments, cl, C.int(len(inclusive)), &out, &outlen, &es.c)
-	} else {
+	case scope == c14nChild && n.p != nil:
+		rc = C.lx_c14n_child(d.p, n.p, C.int(mode), comments, cl, C.int(len(inclusive)), &out, &outlen, &es.c)
+	default:
 		rc = C.lx_c14n(d.p, n.p, C.int(mode), comments, cl, C.int(len(inclusive)), &out, &outlen, &es.c)
 	}
 	e := es.take()

@@ -243,6 +243,37 @@ int lx_c14n(xmlDocPtr doc, xmlNodePtr root, int mode, int comments, char **incl,
 	return lx_c14n_run(doc, root ? lx_visible : NULL, root, mode, comments, incl, nincl, out, outlen, es);
 }
 
+/* lx_c14n_child canonicalises the subtree at n, an element child of the
+   document element, in time proportional to that subtree. xmlC14NExecute
+   walks the whole document whatever the visibility callback says, so
+   canonicalising each of a document's N children in place costs O(N²)
+   (a model reply of 20,000 elements took over a minute). For the call n
+   takes the document element's place — its ancestors then are the
+   document alone, as far as C14N sees — and afterwards it goes back where
+   it was. Only the exclusive modes are exact this way (inclusive C14N
+   would also render the namespaces and xml:* attributes n inherits from
+   the document element); for them, and for any other node, it falls back
+   to lx_c14n. */
+int lx_c14n_child(xmlDocPtr doc, xmlNodePtr n, int mode, int comments, char **incl, int nincl,
+                  char **out, int *outlen, lx_errs *es) {
+	xmlNodePtr root = xmlDocGetRootElement(doc);
+	if (n == NULL || root == NULL || n->parent != root || n->type != XML_ELEMENT_NODE ||
+	    mode != XML_C14N_EXCLUSIVE_1_0 || root->nsDef != NULL) {
+		return lx_c14n(doc, n, mode, comments, incl, nincl, out, outlen, es);
+	}
+	xmlNodePtr next = n->next;
+	xmlUnlinkNode(n);
+	xmlNodePtr old = xmlDocSetRootElement(doc, n); /* old == root, now unlinked */
+	int rc = lx_c14n_run(doc, lx_visible, n, mode, comments, incl, nincl, out, outlen, es);
+	xmlDocSetRootElement(doc, old); /* n is unlinked again */
+	if (next != NULL) {
+		xmlAddPrevSibling(next, n);
+	} else {
+		xmlAddChild(old, n);
+	}
+	return rc;
+}
+
 int lx_c14n_without(xmlDocPtr doc, xmlNodePtr hide, int mode, int comments, char **incl, int nincl,
                     char **out, int *outlen, lx_errs *es) {
 	return lx_c14n_run(doc, lx_hidden, hide, mode, comments, incl, nincl, out, outlen, es);

@@ -28,6 +28,8 @@ xmlDocPtr lx_parse_with(xmlParserCtxtPtr ctxt, const char *buf, int len, int opt
 int lx_has_dtd(xmlDocPtr doc);
 int lx_c14n(xmlDocPtr doc, xmlNodePtr root, int mode, int comments, char **incl, int nincl,
             char **out, int *outlen, lx_errs *es);
+int lx_c14n_child(xmlDocPtr doc, xmlNodePtr n, int mode, int comments, char **incl, int nincl,
+                  char **out, int *outlen, lx_errs *es);
 int lx_c14n_without(xmlDocPtr doc, xmlNodePtr hide, int mode, int comments, char **incl, int nincl,
                     char **out, int *outlen, lx_errs *es);
 char *lx_node_text(xmlNodePtr n);
