@@ -11,9 +11,11 @@ import (
 )
 
 // Inject admits an external envelope (raw bytes from a transport or client).
-// It blocks while the pump is saturated (backpressure) and returns once the
-// message is queued; failures of the message itself are delivered as <huh>
-// events to out. The from of an external envelope may never be system, core or
+// While the pump's admission budget is used up it waits for room, at most
+// Options.AdmitWait or until ctx's deadline, and then fails with a
+// *BusyError (ErrBusy; see Options.MaxInFlight); it returns once the
+// message is queued. Failures of the message itself are delivered as <huh>
+// events to out (also ErrBusy when its target listener holds its share). The from of an external envelope may never be system, core or
 // a listener's name.
 func (p *Pump) Inject(ctx context.Context, raw []byte, out Outlet) error {
 	return p.inject(ctx, raw, out, nil)
@@ -57,15 +59,17 @@ func (p *Pump) inject(ctx context.Context, raw []byte, out Outlet, done func(str
 	if !p.started.Load() {
 		return ErrNotStarted
 	}
-	if err := p.admit(ctx); err != nil {
+	who := principalOf(ctx)
+	user := userKey(who)
+	if err := p.admit(ctx, user, true); err != nil {
 		return err
 	}
-	w := &work{raw: raw, external: true, outlet: out, admitted: p.opts.Clock(), done: done, principal: principalOf(ctx)}
+	w := &work{raw: raw, external: true, outlet: out, admitted: p.opts.Clock(), done: done, principal: who, user: user}
 	if p.processInline(w) {
 		return nil
 	}
 	if !p.work.push(w) {
-		p.release()
+		p.releaseWork(w)
 		return ErrClosed
 	}
 	return nil
@@ -161,7 +165,7 @@ func (p *Pump) ingressWorker() {
 // (ErrClosed); the message whose handler emitted internal work stays
 // unmarked, so Recover re-delivers it and it is emitted again.
 func (p *Pump) dropWork(w *work) {
-	p.release()
+	p.releaseWork(w)
 	if w.done != nil {
 		w.done("", 0, ErrClosed)
 	}
@@ -189,7 +193,7 @@ func yieldToWoken(w *work) {
 // process runs one envelope through the ingress stages and hands it to its
 // target listeners' pipelines.
 func (p *Pump) process(w *work) {
-	defer p.release()
+	defer p.releaseWork(w)
 	defer w.parent.release()
 	// tbl is the routing snapshot: internal work's conversation's, or for
 	// external work the current one, pinned until convStart takes the pin
@@ -258,6 +262,12 @@ func (p *Pump) process(w *work) {
 		return
 	}
 	first := targets[0]
+	if w.external && w.recovered == 0 {
+		if err := p.checkRoom(targets); err != nil {
+			p.refuseBusy(w, m, err)
+			return
+		}
+	}
 	pb, err := m.PayloadBytes()
 	if err != nil {
 		p.rejectMessage(w, m, first.Name, err)
@@ -318,15 +328,15 @@ func (p *Pump) process(w *work) {
 	for i, l := range targets {
 		d := &delivery{conv: conv, thread: threads[i], from: m.From, to: l.Name, payloadName: m.PayloadName,
 			payload: decoded[i], payloadBytes: pb, depth: w.depth, senderOutside: w.external, admitted: w.admitted,
-			senderThread: w.senderThread, mark: mark, tbl: tbl}
-		p.hold()
+			senderThread: w.senderThread, mark: mark, tbl: tbl, at: l, user: w.user}
+		p.holdDelivery(d)
 		p.convHold(conv)
 		p.publish(nil, Event{Kind: EventMessage, Time: p.opts.Clock(), Conversation: conv, Thread: d.thread,
 			From: m.From, To: m.To, Listener: l.Name, PayloadName: m.PayloadName, Payload: decoded[i], Envelope: m.Canonical})
-		ok, woke := l.queue.push(d, w.external)
+		ok, woke := l.queue.push(d)
 		w.wokeWorker = w.wokeWorker || woke
 		if !ok {
-			p.release()
+			p.releaseDelivery(d)
 			p.convDone(conv)
 			p.deadLetter(conv, m.Thread, m.From, l.Name, m.PayloadName, m.Canonical, "listener pipeline closed")
 		}
@@ -443,6 +453,18 @@ func (p *Pump) assignThreads(w *work, m *xmlpipe.Inbound, targets []*listener) (
 
 var errThreadEnded = errors.New("thread ended")
 
+// refuseBusy refuses a new external message whose target listener holds its
+// share of the admission budget: InjectWait returns err (a *BusyError); a
+// plain Inject's outlet gets the <huh>. Nothing of it is kept.
+func (p *Pump) refuseBusy(w *work, m *xmlpipe.Inbound, err error) {
+	p.log.Info("message refused: busy", "thread", m.Thread, "from", m.From, "error", err)
+	if w.done != nil {
+		w.done("", 0, err)
+		return
+	}
+	p.fail(w, m.Thread, m.From, "", err, diagnosticsOf(err))
+}
+
 // egress validates an internal reply addressed to an external party and hands
 // it to the conversation's outlet.
 func (p *Pump) egress(w *work, m *xmlpipe.Inbound) {
@@ -512,8 +534,14 @@ func (p *Pump) deliverError(w *work, m *xmlpipe.Inbound, tbl *table) {
 		return
 	}
 	d := &delivery{conv: w.conv, thread: m.Thread, from: m.From, to: l.Name, payloadName: m.PayloadName, payload: v,
-		payloadBytes: pb, errPayload: de, depth: w.depth, admitted: w.admitted, tbl: tbl}
-	p.hold()
+		payloadBytes: pb, errPayload: de, depth: w.depth, admitted: w.admitted, tbl: tbl, at: l}
+	p.holdDelivery(d)
 	p.convHold(w.conv)
-	_, w.wokeWorker = l.queue.push(d, false)
+	ok, woke := l.queue.push(d)
+	w.wokeWorker = woke
+	if !ok {
+		p.releaseDelivery(d)
+		p.convDone(w.conv)
+		p.deadLetter(w.conv, m.Thread, m.From, l.Name, m.PayloadName, m.Canonical, "listener pipeline closed")
+	}
 }
