@@ -74,47 +74,29 @@ func (p *Pump) roomLocked(user string) (ok bool, reason string) {
 	return true, ""
 }
 
+// admitDeadline is when an Inject starting now stops waiting for room
+// (AdmitWait from now; now itself for a negative AdmitWait).
+func (p *Pump) admitDeadline() time.Time { return time.Now().Add(max(p.opts.AdmitWait, 0)) }
+
 // admit takes one unit of the admission budget for an external message of
-// user, waiting for room: at most AdmitWait or until ctx's deadline when
-// bounded (then a *BusyError), else as long as ctx allows (Recover). It
-// fails with ErrClosed once the pump shuts down and with ctx's error when
-// ctx is cancelled.
-func (p *Pump) admit(ctx context.Context, user string, bounded bool) error {
+// user, waiting for room until deadline: then it fails with a *BusyError
+// (wrapping ctx's error when ctx's deadline came first). A zero deadline
+// (Recover) waits as long as ctx allows and never gets ErrBusy. It fails
+// with ErrClosed once the pump shuts down and with ctx's error when ctx is
+// cancelled.
+func (p *Pump) admit(ctx context.Context, deadline time.Time, user string) error {
 	p.flightMu.Lock()
 	defer p.flightMu.Unlock()
 	ok, reason := p.roomLocked(user)
-	if !ok && !p.closing.Load() {
-		wait := ctx
-		if bounded {
-			if p.opts.AdmitWait < 0 {
-				return p.busy(reason, nil)
-			}
-			var cancel context.CancelFunc
-			wait, cancel = context.WithTimeout(ctx, p.opts.AdmitWait)
-			defer cancel()
-		}
-		// sync.Cond does not watch contexts: wake the waiters when wait ends.
-		stop := context.AfterFunc(wait, func() {
-			p.flightMu.Lock()
-			p.flight.Broadcast()
-			p.flightMu.Unlock()
-		})
-		defer stop()
-		for !ok {
-			if p.closing.Load() {
-				return ErrClosed
-			}
-			if err := ctx.Err(); err != nil {
-				if bounded && errors.Is(err, context.DeadlineExceeded) {
-					return p.busy(reason, err)
-				}
-				return err
-			}
-			if wait.Err() != nil {
-				return p.busy(reason, nil)
-			}
-			p.flight.Wait()
+	if !ok {
+		if err := p.waitLocked(ctx, deadline, func() bool {
 			ok, reason = p.roomLocked(user)
+			return ok
+		}); err != nil {
+			if deadline.IsZero() {
+				return err // Recover: ctx alone bounds it
+			}
+			return p.waitError(err, reason)
 		}
 	}
 	if p.closing.Load() {
@@ -127,16 +109,90 @@ func (p *Pump) admit(ctx context.Context, user string, bounded bool) error {
 	return nil
 }
 
-// checkRoom refuses a new external message whose target listener already
-// holds its share of the budget (listenerShare deliveries queued or
-// running) or whose queue is full: the message would only wait there.
-func (p *Pump) checkRoom(targets []*listener) error {
+// errWaitOver is waitLocked's report that its deadline passed before ctx
+// ended.
+var errWaitOver = errors.New("wait over")
+
+// waitLocked waits on p.flight until room() holds (p.flightMu held), at
+// most until deadline (zero: none). It returns ErrClosed once the pump
+// shuts down, ctx's error when ctx ends, errWaitOver when the deadline
+// passes first.
+func (p *Pump) waitLocked(ctx context.Context, deadline time.Time, room func() bool) error {
+	wait := ctx
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		wait, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	// sync.Cond does not watch contexts: wake the waiters when wait ends.
+	stop := context.AfterFunc(wait, func() {
+		p.flightMu.Lock()
+		p.flight.Broadcast()
+		p.flightMu.Unlock()
+	})
+	defer stop()
+	for {
+		switch {
+		case p.closing.Load():
+			return ErrClosed
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case wait.Err() != nil:
+			return errWaitOver
+		}
+		p.flight.Wait()
+		if room() {
+			return nil
+		}
+	}
+}
+
+// waitError turns the end of a wait for room into Inject's error: a
+// *BusyError when the wait's bound or ctx's deadline ended it.
+func (p *Pump) waitError(err error, reason string) error {
+	switch {
+	case errors.Is(err, errWaitOver):
+		return p.busy(reason, nil)
+	case errors.Is(err, context.DeadlineExceeded):
+		return p.busy(reason, err)
+	}
+	return err
+}
+
+// listenerBusy is the BusyError reason of a target at its share.
+func listenerBusy(l *listener) string { return fmt.Sprintf("listener %s busy", l.Name) }
+
+// hasRoomLocked reports whether l may take one more new external message:
+// it holds fewer than listenerShare deliveries and its queue is not full
+// (p.flightMu held).
+func (p *Pump) hasRoomLocked(l *listener) bool {
+	return l.load < p.listenerShare && l.queue.len() < l.QueueSize
+}
+
+// fullTarget returns the first of targets that holds its share of the
+// budget (nil: none): a new external message would only wait there.
+func (p *Pump) fullTarget(targets []*listener) *listener {
 	p.flightMu.Lock()
 	defer p.flightMu.Unlock()
 	for _, l := range targets {
-		if l.load >= p.listenerShare || l.queue.len() >= l.QueueSize {
-			return p.busy(fmt.Sprintf("listener %s busy", l.Name), nil)
+		if !p.hasRoomLocked(l) {
+			return l
 		}
+	}
+	return nil
+}
+
+// waitRoom waits, until deadline at most, until l has room for a new
+// external message (see fullTarget).
+func (p *Pump) waitRoom(ctx context.Context, deadline time.Time, l *listener) error {
+	p.flightMu.Lock()
+	defer p.flightMu.Unlock()
+	if p.hasRoomLocked(l) {
+		return nil
+	}
+	err := p.waitLocked(ctx, deadline, func() bool { return p.hasRoomLocked(l) })
+	if err != nil {
+		return p.waitError(err, listenerBusy(l))
 	}
 	return nil
 }
@@ -191,7 +247,11 @@ func (p *Pump) releaseDelivery(d *delivery) {
 	}
 	d.at.load--
 	p.unchargeLocked(d.user)
-	p.signalLocked()
+	if d.at.load < p.listenerShare {
+		p.flight.Broadcast() // an Inject may wait for room at d.at
+	} else {
+		p.signalLocked()
+	}
 	p.flightMu.Unlock()
 }
 

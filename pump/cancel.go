@@ -9,8 +9,7 @@ import (
 )
 
 // Cancellation causes: context.Cause of a handler's context says why it was
-// cancelled (ctx.Err() is context.Canceled, or context.DeadlineExceeded for
-// a timeout).
+// cancelled (ctx.Err() is context.Canceled whatever the cause).
 var (
 	// ErrConversationKilled: Kill stopped the handler's conversation. What
 	// the handler answers afterwards is dropped as a dead letter.
@@ -28,7 +27,7 @@ var (
 )
 
 // workerSlot is one listener worker's running handler call (nil when the
-// worker is idle): what Kill, Halt and introspection look at.
+// worker is idle): what Kill, Halt, the watchdog and introspection look at.
 type workerSlot struct {
 	call atomic.Pointer[handlerCall]
 }
@@ -42,36 +41,33 @@ const (
 
 // handlerCall is one running handler call: its context, what cancels it,
 // and who finishes its delivery — the worker when the handler returns, or
-// the abandonment timer when it does not return within CancelGrace of its
-// context's end (whichever moves state away from callRunning first).
+// the watchdog when it does not return within CancelGrace of its
+// cancellation (whichever moves state away from callRunning first).
+//
+// Its deadline and grace are kept by the pump's watchdog, not by timers of
+// its own: a handler call costs one context and no timer.
 type handlerCall struct {
-	p    *Pump
-	l    *listener
-	d    *delivery
-	slot *workerSlot
-	ctx  context.Context
-	// cancel cancels the call with a cause; stopDeadline releases the
-	// timeout's timer (nil without a timeout); stopWatch unregisters the
-	// watch that arms the abandonment.
-	cancel       context.CancelCauseFunc
-	stopDeadline context.CancelFunc
-	stopWatch    func() bool
-	state        atomic.Uint32
-	grace        atomic.Pointer[time.Timer]
+	p      *Pump
+	l      *listener
+	d      *delivery
+	slot   *workerSlot
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	// deadline is when the listener's timeout fires (unix nanos, 0: none);
+	// cancelledAt is when the call was cancelled for a reason that may end
+	// in abandonment (a timeout, Kill, Halt; 0: not so cancelled).
+	deadline    int64
+	cancelledAt atomic.Int64
+	state       atomic.Uint32
 }
 
 // startCall builds the context of a handler call of l for d and publishes
-// the call in the worker's slot, where Kill and Halt find it.
+// the call in the worker's slot, where Kill, Halt and the watchdog find it.
 func (p *Pump) startCall(l *listener, d *delivery, slot *workerSlot) *handlerCall {
 	c := &handlerCall{p: p, l: l, d: d, slot: slot}
-	ctx, cancel := context.WithCancelCause(p.handlerContext(l.Name, d.thread))
-	c.cancel = cancel
+	c.ctx, c.cancel = context.WithCancelCause(p.handlerContext(l.Name, d.thread))
 	if l.timeout > 0 {
-		ctx, c.stopDeadline = context.WithTimeoutCause(ctx, l.timeout, l.timeoutErr)
-	}
-	c.ctx = ctx
-	if p.opts.CancelGrace > 0 {
-		c.stopWatch = context.AfterFunc(ctx, c.arm)
+		c.deadline = time.Now().Add(l.timeout).UnixNano()
 	}
 	slot.call.Store(c)
 	return c
@@ -85,7 +81,7 @@ func (p *Pump) startCall(l *listener, d *delivery, slot *workerSlot) *handlerCal
 func (c *handlerCall) end() (cause error, ok bool) {
 	if !c.state.CompareAndSwap(callRunning, callReturned) {
 		c.l.lingering.Add(-1)
-		c.release()
+		c.cancel(context.Canceled)
 		c.p.log.Warn("abandoned handler returned", "listener", c.l.Name, "thread", c.d.thread)
 		return nil, false
 	}
@@ -93,36 +89,20 @@ func (c *handlerCall) end() (cause error, ok bool) {
 	if c.ctx.Err() != nil {
 		cause = context.Cause(c.ctx)
 	}
-	c.release()
+	c.cancel(context.Canceled)
 	return cause, true
 }
 
-// release frees the call's context, timers and watch.
-func (c *handlerCall) release() {
-	if c.stopWatch != nil {
-		c.stopWatch()
-	}
-	if t := c.grace.Load(); t != nil {
-		t.Stop()
-	}
-	if c.stopDeadline != nil {
-		c.stopDeadline()
-	}
-	c.cancel(context.Canceled)
-}
-
-// arm runs once the call's context ended: unless the handler has returned
-// or the pump is stopping at once, the handler gets CancelGrace to return
-// before it is abandoned.
-func (c *handlerCall) arm() {
-	if c.state.Load() != callRunning || errors.Is(context.Cause(c.ctx), ErrShutdown) {
-		return
-	}
-	c.grace.Store(time.AfterFunc(c.p.opts.CancelGrace, c.abandon))
+// cancelWith cancels the call with cause at now (unix nanos) and starts its
+// grace: unless it returns within CancelGrace, the watchdog abandons it.
+// The first cause sticks.
+func (c *handlerCall) cancelWith(cause error, now int64) {
+	c.cancelledAt.CompareAndSwap(0, now)
+	c.cancel(cause)
 }
 
 // abandon gives up on a handler that did not return within CancelGrace of
-// its context's end: its delivery is finished as its cause says (a <huh>
+// its cancellation: its delivery is finished as its cause says (a <huh>
 // for a timeout, a dead letter for a kill, back to the queue for a halt),
 // its slot is freed, and a new worker takes the place of the one stuck in
 // the handler (at most Workers abandoned calls per listener linger at once;
@@ -149,16 +129,93 @@ func (c *handlerCall) abandon() {
 	p.wg.Done()
 }
 
-// cancelCalls cancels, with cause, every running handler call for which
-// match holds; it returns how many it cancelled.
-func (p *Pump) cancelCalls(cause error, match func(*handlerCall) bool) int {
-	n := 0
+// Watchdog tick bounds: it checks the running calls every quarter of the
+// shortest listener timeout or CancelGrace, within these.
+const (
+	minWatchEvery = 5 * time.Millisecond
+	maxWatchEvery = time.Second
+)
+
+// watchEvery is how often the watchdog checks the running calls for a
+// period d (a timeout or the grace) to be kept within a quarter of it.
+func watchEvery(d time.Duration) time.Duration {
+	return min(max(d/4, minWatchEvery), maxWatchEvery)
+}
+
+// noteTimeout makes the watchdog tick often enough for a timeout d.
+func (p *Pump) noteTimeout(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	every := int64(watchEvery(d))
+	for {
+		cur := p.watchEvery.Load()
+		if cur <= every || p.watchEvery.CompareAndSwap(cur, every) {
+			break
+		}
+	}
+	select {
+	case p.watchPoke <- struct{}{}: // re-arm with the shorter period
+	default:
+	}
+}
+
+// watchdog fires the listeners' timeouts and abandons the calls still
+// running CancelGrace after their cancellation, until stop is closed.
+func (p *Pump) watchdog(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTimer(time.Duration(p.watchEvery.Load()))
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-p.watchPoke:
+		case <-t.C:
+			p.sweep(time.Now().UnixNano())
+		}
+		t.Reset(time.Duration(p.watchEvery.Load()))
+	}
+}
+
+// sweep cancels the calls past their deadline and abandons those past
+// their grace.
+func (p *Pump) sweep(now int64) {
+	grace := int64(p.opts.CancelGrace)
 	for _, l := range p.liveListeners() {
 		for i := range l.current {
-			if c := l.current[i].call.Load(); c != nil && match(c) {
-				c.cancel(cause)
-				n++
+			c := l.current[i].call.Load()
+			if c == nil {
+				continue
 			}
+			if c.deadline != 0 && now >= c.deadline && c.ctx.Err() == nil {
+				c.cancelWith(l.timeoutErr, now)
+			}
+			if at := c.cancelledAt.Load(); at != 0 && grace > 0 && now-at >= grace {
+				c.abandon()
+			}
+		}
+	}
+}
+
+// cancelCalls cancels, with cause, every running handler call for which
+// match holds; it returns how many it cancelled. Unless the cause is an
+// immediate shutdown, each gets its grace (see cancelWith).
+func (p *Pump) cancelCalls(cause error, match func(*handlerCall) bool) int {
+	n := 0
+	now := time.Now().UnixNano()
+	for _, l := range p.liveListeners() {
+		for i := range l.current {
+			c := l.current[i].call.Load()
+			if c == nil || !match(c) {
+				continue
+			}
+			if errors.Is(cause, ErrShutdown) {
+				c.cancel(cause)
+			} else {
+				c.cancelWith(cause, now)
+			}
+			n++
 		}
 	}
 	return n

@@ -92,8 +92,13 @@ func (p *Pump) drop(d *delivery) {
 // stop: see handlerCall.abandon).
 func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 	c := p.startCall(l, d, slot)
-	// The call is published before these checks: a Kill or Halt either
-	// finds it in the slot or is seen here.
+	// The call is published before these checks: a Kill, Halt or
+	// ShutdownNow either finds it in the slot or is seen here.
+	if p.stopNow.Load() {
+		c.end()
+		p.finish(l, d, false) // drops it
+		return true
+	}
 	if p.killed(d.conv) {
 		c.end()
 		p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, "conversation killed")

@@ -11,11 +11,14 @@ import (
 )
 
 // Inject admits an external envelope (raw bytes from a transport or client).
-// While the pump's admission budget is used up it waits for room, at most
+// While the pump's admission budget is used up, or the message's target
+// listener holds its share of it, it waits for room, at most
 // Options.AdmitWait or until ctx's deadline, and then fails with a
 // *BusyError (ErrBusy; see Options.MaxInFlight); it returns once the
 // message is queued. Failures of the message itself are delivered as <huh>
-// events to out (also ErrBusy when its target listener holds its share). The from of an external envelope may never be system, core or
+// events to out — also ErrBusy for a target at its share in the rare case
+// every ingress slot was busy and the message was read on an ingress
+// worker, which never waits. The from of an external envelope may never be system, core or
 // a listener's name.
 func (p *Pump) Inject(ctx context.Context, raw []byte, out Outlet) error {
 	return p.inject(ctx, raw, out, nil)
@@ -61,13 +64,16 @@ func (p *Pump) inject(ctx context.Context, raw []byte, out Outlet, done func(str
 	}
 	who := principalOf(ctx)
 	user := userKey(who)
-	if err := p.admit(ctx, user, true); err != nil {
+	deadline := p.admitDeadline()
+	if err := p.admit(ctx, deadline, user); err != nil {
 		return err
 	}
-	w := &work{raw: raw, external: true, outlet: out, admitted: p.opts.Clock(), done: done, principal: who, user: user}
+	w := &work{raw: raw, external: true, outlet: out, admitted: p.opts.Clock(), done: done, principal: who, user: user,
+		ctx: ctx, deadline: deadline}
 	if p.processInline(w) {
-		return nil
+		return w.busy // nil, or the target was at its share for as long as wait allowed
 	}
+	w.ctx = nil // an ingress worker reads it: a target at its share refuses it at once
 	if !p.work.push(w) {
 		p.releaseWork(w)
 		return ErrClosed
@@ -263,7 +269,7 @@ func (p *Pump) process(w *work) {
 	}
 	first := targets[0]
 	if w.external && w.recovered == 0 {
-		if err := p.checkRoom(targets); err != nil {
+		if err := p.roomAt(w, targets); err != nil {
 			p.refuseBusy(w, m, err)
 			return
 		}
@@ -453,16 +459,42 @@ func (p *Pump) assignThreads(w *work, m *xmlpipe.Inbound, targets []*listener) (
 
 var errThreadEnded = errors.New("thread ended")
 
+// roomAt waits until every target has room for a new external message
+// (see fullTarget): on its injector's goroutine (w.ctx set) until
+// w.deadline at most, giving up its ingress slot meanwhile; on an ingress worker
+// not at all. It returns the *BusyError of a target still at its share.
+func (p *Pump) roomAt(w *work, targets []*listener) error {
+	for {
+		l := p.fullTarget(targets)
+		if l == nil {
+			return nil
+		}
+		if w.ctx == nil {
+			return p.busy(listenerBusy(l), nil)
+		}
+		<-p.ingressSlots // others read their messages while this one waits
+		err := p.waitRoom(w.ctx, w.deadline, l)
+		p.ingressSlots <- struct{}{}
+		if err != nil {
+			return err
+		}
+	}
+}
+
 // refuseBusy refuses a new external message whose target listener holds its
-// share of the admission budget: InjectWait returns err (a *BusyError); a
-// plain Inject's outlet gets the <huh>. Nothing of it is kept.
+// share of the admission budget: Inject and InjectWait return err (a
+// *BusyError); the outlet of one read on an ingress worker gets the <huh>.
+// Nothing of it is kept.
 func (p *Pump) refuseBusy(w *work, m *xmlpipe.Inbound, err error) {
 	p.log.Info("message refused: busy", "thread", m.Thread, "from", m.From, "error", err)
-	if w.done != nil {
+	switch {
+	case w.done != nil:
 		w.done("", 0, err)
-		return
+	case w.ctx != nil:
+		w.busy = err // Inject returns it
+	default:
+		p.fail(w, m.Thread, m.From, "", err, diagnosticsOf(err))
 	}
-	p.fail(w, m.Thread, m.From, "", err, diagnosticsOf(err))
 }
 
 // egress validates an internal reply addressed to an external party and hands

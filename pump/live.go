@@ -13,6 +13,7 @@ func (p *Pump) startWorkers(l *listener) {
 	if len(l.current) != l.Workers {
 		l.current = make([]workerSlot, l.Workers)
 	}
+	p.noteTimeout(l.timeout)
 	p.liveMu.Lock()
 	if p.live == nil {
 		p.live = map[*listener]struct{}{}

@@ -66,10 +66,12 @@ type Pump struct {
 	// stopNow marks an immediate shutdown (ShutdownNow): queued work is
 	// dropped, not handled.
 	stopNow atomic.Bool
-	// handlerCtx is the parent of every handler's context; ShutdownNow
-	// cancels it with ErrShutdown.
-	handlerCtx     context.Context
-	cancelHandlers context.CancelCauseFunc
+	// watchEvery is the watchdog's period (nanoseconds; see noteTimeout),
+	// watchPoke re-arms it, watchStop stops it and watchDone says it did.
+	watchEvery atomic.Int64
+	watchPoke  chan struct{}
+	watchStop  chan struct{}
+	watchDone  chan struct{}
 	// haltScope is what Halt stopped (nil: nothing); haltMu orders Halt,
 	// Unhalt and Shutdown's lifting of a halt.
 	haltScope atomic.Pointer[HaltScope]
@@ -162,7 +164,11 @@ func New(opts Options) (*Pump, error) {
 		userShare:     ceilDiv(opts.MaxInFlight, 4),
 	}
 	p.flight = sync.NewCond(&p.flightMu)
-	p.handlerCtx, p.cancelHandlers = context.WithCancelCause(context.Background())
+	p.watchPoke = make(chan struct{}, 1)
+	p.watchEvery.Store(int64(maxWatchEvery))
+	if opts.CancelGrace > 0 {
+		p.watchEvery.Store(int64(watchEvery(opts.CancelGrace)))
+	}
 	p.routes.Store(newTable())
 	if dj, ok := opts.Journal.(DurableJournal); ok {
 		p.durable = dj
@@ -239,6 +245,10 @@ func (p *Pump) Start() error {
 	p.stopCollect = make(chan struct{})
 	p.wg.Add(1)
 	go p.collector(p.opts.CollectEvery, p.stopCollect)
+	// The watchdog runs until the workers stopped: it frees the slots of
+	// handlers stuck during a drain too.
+	p.watchStop, p.watchDone = make(chan struct{}), make(chan struct{})
+	go p.watchdog(p.watchStop, p.watchDone)
 	return nil
 }
 
@@ -294,7 +304,9 @@ func (p *Pump) ShutdownNow(ctx context.Context) error {
 func (p *Pump) shutdown(ctx context.Context, now bool) error {
 	if now {
 		p.stopNow.Store(true)
-		p.cancelHandlers(ErrShutdown)
+		// After the mark: a worker starting a call now either sees it
+		// (handle) or published its call before this scan.
+		p.cancelCalls(ErrShutdown, func(*handlerCall) bool { return true })
 		p.flightMu.Lock()
 		p.flight.Broadcast() // a graceful drain under way stops waiting
 		p.flightMu.Unlock()
@@ -344,6 +356,8 @@ func (p *Pump) shutdown(ctx context.Context, now bool) error {
 		} else {
 			p.wg.Wait()
 		}
+		close(p.watchStop)
+		<-p.watchDone
 	}
 	if p.gate != nil {
 		p.gate.Close() // the drained messages' last events, once committed

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 )
 
 // ErrRecoverEnded reports that a recovered message's thread has ended since it
@@ -47,7 +48,7 @@ func (p *Pump) Recover(ctx context.Context, r Recovered) error {
 		return fmt.Errorf("pump: recover: seq %d with %d bytes: nothing to recover", r.Seq, len(r.Envelope))
 	}
 	if r.External {
-		if err := p.admit(ctx, "", false); err != nil {
+		if err := p.admit(ctx, time.Time{}, ""); err != nil {
 			return err
 		}
 		w := &work{raw: r.Envelope, external: true, admitted: p.opts.Clock(), recovered: r.Seq}
@@ -61,7 +62,7 @@ func (p *Pump) Recover(ctx context.Context, r Recovered) error {
 		p.newDeliveryMark(r.Seq, 1).release()
 		return fmt.Errorf("%w: thread %q (seq %d)", ErrRecoverEnded, r.Thread, r.Seq)
 	}
-	if err := p.admit(ctx, "", false); err != nil { // a backlog re-enters under the same bound as new messages
+	if err := p.admit(ctx, time.Time{}, ""); err != nil { // a backlog re-enters under the same bound as new messages
 		return err
 	}
 	tbl := p.convStart(r.Conversation, nil, p.pinRoutes())

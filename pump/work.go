@@ -1,6 +1,7 @@
 package pump
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,6 +89,13 @@ type work struct {
 	// user is the admission account an external message is charged to
 	// ("" for none; see Options.MaxInFlight).
 	user string
+	// ctx and deadline bound the waits for room of external work its
+	// injector reads itself (ctx nil on an ingress worker, which never
+	// waits: see Pump.roomAt); busy is the *BusyError it was refused with,
+	// for Inject to return.
+	ctx      context.Context
+	deadline time.Time
+	busy     error
 	// conv is the conversation of internal work.
 	conv string
 	// tbl is the routing snapshot of internal work's conversation (nil for
