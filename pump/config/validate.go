@@ -195,6 +195,9 @@ func (o *Organism) checkListeners(r *reporter) {
 		o.checkListenerType(r, path, l)
 		o.checkAgent(r, path, l)
 		r.nonNegative(path+".max_concurrent", l.MaxConcurrent)
+		if l.Timeout < 0 {
+			r.add(path+".timeout", "must not be negative, got %s (0 or unset: the default)", l.Timeout)
+		}
 		for tool, tc := range l.ToolConfig {
 			if !containsFold(l.Tools, tool) && !strings.EqualFold(l.Name, tool) {
 				r.add(path+".tool_config."+tool, "tool %q is not listed in tools (nor is this listener the tool)", tool)

@@ -125,7 +125,8 @@ func (l *llmLayer) agentListener(lc config.Listener, p *pump.Pump, threads *regi
 		a.OnDelta = func(agent, thread, delta string, end bool) { stream(thread, agent, delta, end) }
 	}
 	return pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Handler: a, Agent: true,
-		Peers: append(append([]string(nil), lc.Peers...), lc.Tools...), Prompt: prompt, Workers: lc.MaxConcurrent}, nil
+		Peers: append(append([]string(nil), lc.Peers...), lc.Tools...), Prompt: prompt, Workers: lc.MaxConcurrent,
+		Timeout: lc.Timeout.D()}, nil
 }
 
 // budget is the budgets: section as the agents check it.

@@ -47,6 +47,7 @@ var wasmMagic = []byte("\x00asm")
 //     what was checked.
 func (o *Organism) AddListener(lc config.Listener) error {
 	lc.Peers = expandPeers(lc.Peers, o.Federation)
+	lc = withTimeout(o.Config, lc)
 	switch {
 	case lc.YAMLAgent():
 		return o.addAgent(lc)

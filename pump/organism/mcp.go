@@ -32,7 +32,7 @@ func mountMCP(p *pump.Pump, env catalog.Env, lc config.Listener, where string) e
 			desc = lc.Description
 		}
 		l := pump.Listener{Name: t.Listener, Description: desc, Payload: t.Payload, Handler: t.Handler,
-			Workers: lc.MaxConcurrent, Peers: lc.Peers}
+			Workers: lc.MaxConcurrent, Peers: lc.Peers, Timeout: lc.Timeout.D()}
 		if err := p.Register(l); err != nil {
 			errs = append(errs, fmt.Errorf("%s: tool %s: %w", where, t.Listener, err))
 		}

@@ -259,6 +259,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		pos := cfg.Pos(fmt.Sprintf("listeners[%d]", i)).String()
 		late.note(lc, cfg)
 		lc.Peers = expandPeers(lc.Peers, fed)
+		lc = withTimeout(cfg, lc)
 		if err := layer.checkAgent(i, lc); err != nil {
 			errs = append(errs, err)
 			continue
@@ -284,6 +285,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		}
 	}
 	for _, lc := range implicit {
+		lc = withTimeout(cfg, lc)
 		if err := register(p, opts.Catalog, env, ws, lc, "tool "+lc.Name, false, nil); err != nil {
 			errs = append(errs, err)
 		}
@@ -331,7 +333,8 @@ func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, ws *wasmSet, 
 		}
 	}
 	l := pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Handler: h, Agent: lc.Agent,
-		Peers: append(append([]string(nil), lc.Peers...), lc.Tools...), Broadcast: lc.Broadcast, Prompt: lc.Prompt, Workers: lc.MaxConcurrent}
+		Peers: append(append([]string(nil), lc.Peers...), lc.Tools...), Broadcast: lc.Broadcast, Prompt: lc.Prompt, Workers: lc.MaxConcurrent,
+		Timeout: lc.Timeout.D()}
 	if sys {
 		err = p.RegisterSystem(l)
 	} else {
