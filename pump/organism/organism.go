@@ -193,6 +193,8 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		MaxConcurrentPipelines: cfg.MaxConcurrentPipelines,
 		MaxConcurrentHandlers:  cfg.MaxConcurrentHandlers,
 		MaxConcurrentPerAgent:  cfg.MaxConcurrentPerAgent,
+		MaxInFlight:            cfg.MaxInFlight,
+		AdmitWait:              admitWait(cfg.AdmitWait.D()),
 		Scheduling:             pump.Scheduling(cfg.ThreadScheduling),
 		Threads:                threads,
 		Todos:                  todos,

@@ -58,3 +58,12 @@ func withTimeout(cfg *config.Organism, lc config.Listener) config.Listener {
 	}
 	return lc
 }
+
+// admitWait maps organism.yaml's admit_wait to pump.Options.AdmitWait,
+// where 0 means the default and a negative value "not at all".
+func admitWait(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
