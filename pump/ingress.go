@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"time"
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -16,9 +17,8 @@ import (
 // Options.AdmitWait or until ctx's deadline, and then fails with a
 // *BusyError (ErrBusy; see Options.MaxInFlight); it returns once the
 // message is queued. Failures of the message itself are delivered as <huh>
-// events to out — also ErrBusy for a target at its share in the rare case
-// every ingress slot was busy and the message was read on an ingress
-// worker, which never waits. The from of an external envelope may never be system, core or
+// events to out. Its ingress stages run on the calling goroutine (waiting
+// for a free ingress slot, within the same bound). The from of an external envelope may never be system, core or
 // a listener's name.
 func (p *Pump) Inject(ctx context.Context, raw []byte, out Outlet) error {
 	return p.inject(ctx, raw, out, nil)
@@ -70,15 +70,49 @@ func (p *Pump) inject(ctx context.Context, raw []byte, out Outlet, done func(str
 	}
 	w := &work{raw: raw, external: true, outlet: out, admitted: p.opts.Clock(), done: done, principal: who, user: user,
 		ctx: ctx, deadline: deadline}
-	if p.processInline(w) {
-		return w.busy // nil, or the target was at its share for as long as wait allowed
+	if !p.processInline(w) {
+		// Every ingress slot is busy (or the pump closing): the injector
+		// waits for one, so that it — not an ingress worker, which never
+		// waits — can wait for room at its target.
+		if err := p.ingressSlot(ctx, deadline); err != nil {
+			p.releaseWork(w)
+			return err
+		}
+		p.process(w)
+		<-p.ingressSlots
+		yieldToWoken(w)
 	}
-	w.ctx = nil // an ingress worker reads it: a target at its share refuses it at once
-	if !p.work.push(w) {
-		p.releaseWork(w)
+	return w.busy // nil, or the target was at its share for as long as the wait allowed
+}
+
+// ingressSlot takes an ingress slot for an injector, waiting until deadline
+// at most (then a *BusyError); ErrClosed once the pump shuts down.
+func (p *Pump) ingressSlot(ctx context.Context, deadline time.Time) error {
+	if p.closing.Load() {
 		return ErrClosed
 	}
-	return nil
+	select {
+	case p.ingressSlots <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case p.ingressSlots <- struct{}{}:
+		if p.closing.Load() {
+			<-p.ingressSlots
+			return ErrClosed
+		}
+		return nil
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return p.busy("ingress stages full", ctx.Err())
+		}
+		return ctx.Err()
+	case <-t.C:
+		return p.busy("ingress stages full", nil)
+	}
 }
 
 // processInline runs the ingress stages of w on the calling goroutine when an
