@@ -16,9 +16,10 @@ var (
 )
 
 // Pause stops name's workers from taking new messages; messages keep queueing
-// (external senders feel backpressure once the queue is full, internal ones
-// never block). A handler already running finishes. Shutdown still drains a
-// paused listener. Pausing a paused listener is a no-op.
+// (new external messages until the listener holds its share of the
+// admission budget, then they wait for room and are refused with ErrBusy;
+// internal ones never block). A handler already running finishes. Shutdown
+// still drains a paused listener. Pausing a paused listener is a no-op.
 func (p *Pump) Pause(name string) error {
 	l := p.routes.Load().lookup(name)
 	if l == nil {

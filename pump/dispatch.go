@@ -94,20 +94,14 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 	c := p.startCall(l, d, slot)
 	// The call is published before these checks: a Kill, Halt or
 	// ShutdownNow either finds it in the slot or is seen here.
-	if p.stopNow.Load() {
-		c.end()
-		p.finish(l, d, false) // drops it
-		return true
-	}
-	if p.killed(d.conv) {
-		c.end()
-		p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, "conversation killed")
-		p.finish(l, d, false)
-		return true
-	}
-	if p.haltedFor(l) {
-		c.end()
-		p.finish(l, d, true)
+	if stop, killed, halted := p.stopNow.Load(), p.killed(d.conv), p.haltedFor(l); stop || killed || halted {
+		if _, ok := c.end(); !ok {
+			return false // cancelled and abandoned before it began: finished already
+		}
+		if killed && !stop {
+			p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, "conversation killed")
+		}
+		p.finish(l, d, halted && !killed) // an immediate shutdown drops it
 		return true
 	}
 	md := xmlpipe.Metadata{ThreadID: d.thread, From: d.from, IsSelfCall: d.from == l.Name}
