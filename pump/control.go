@@ -16,9 +16,10 @@ var (
 )
 
 // Pause stops name's workers from taking new messages; messages keep queueing
-// (external senders feel backpressure once the queue is full, internal ones
-// never block). A handler already running finishes. Shutdown still drains a
-// paused listener. Pausing a paused listener is a no-op.
+// (new external messages until the listener holds its share of the
+// admission budget, then they wait for room and are refused with ErrBusy;
+// internal ones never block). A handler already running finishes. Shutdown
+// still drains a paused listener. Pausing a paused listener is a no-op.
 func (p *Pump) Pause(name string) error {
 	l := p.routes.Load().lookup(name)
 	if l == nil {
@@ -50,10 +51,14 @@ func (p *Pump) Paused(name string) bool {
 
 // Kill stops the conversation that thread belongs to (thread may be the
 // conversation id or any thread of it): every thread of the conversation
-// ends, and the messages of it still queued or emitted by handlers already
-// running are dropped as dead letters ("conversation killed") instead of
-// reaching a handler. It returns the conversation id, or ErrUnknownThread
-// when the thread is not live and no message of it is in flight.
+// ends; the context of every handler call of it running now, on any of its
+// threads, is cancelled with cause ErrConversationKilled, and what such a
+// call returns afterwards is dropped (a dead letter, no <huh>: a handler
+// that ignores the cancellation is abandoned after Options.CancelGrace);
+// the messages of it still queued or emitted by handlers are dropped as dead
+// letters ("conversation killed") instead of reaching a handler. It returns
+// the conversation id, or ErrUnknownThread when the thread is not live and
+// no message of it is in flight.
 func (p *Pump) Kill(thread string) (string, error) {
 	conv := p.threads.Root(thread)
 	if conv == "" {
@@ -73,7 +78,13 @@ func (p *Pump) Kill(thread string) (string, error) {
 	if c == nil && err != nil {
 		return "", fmt.Errorf("%w: %s", ErrUnknownThread, thread)
 	}
-	p.log.Warn("conversation killed", "thread", conv, "in_flight", c != nil)
+	cancelled := 0
+	if c != nil {
+		// After the mark: a worker starting a call of conv now either sees
+		// it (handle) or published its call before this scan.
+		cancelled = p.cancelCalls(ErrConversationKilled, func(hc *handlerCall) bool { return hc.d.conv == conv })
+	}
+	p.log.Warn("conversation killed", "thread", conv, "in_flight", c != nil, "cancelled", cancelled)
 	return conv, nil
 }
 

@@ -1,23 +1,26 @@
 package pump
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"sync/atomic"
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
-// listenerWorker is one of a listener's workers: it pops deliveries in the
-// scheduling order and runs the handler under the global handler limit.
-// current holds the thread being handled (for introspection).
-func (p *Pump) listenerWorker(l *listener, current *atomic.Pointer[string]) {
-	defer p.wg.Done()
+// runWorker is one of a listener's workers: it pops deliveries in the
+// scheduling order and runs the handler under the fair share of the global
+// handler slots (Remote listeners: outside them). It stops when the queue is
+// closed and drained, or when its handler call was abandoned (a new worker
+// took its place and its WaitGroup counts).
+func (p *Pump) runWorker(l *listener, slot *workerSlot) {
 	for {
 		d, ok := l.queue.pop()
 		if !ok {
+			l.workers.Done()
+			p.wg.Done()
 			return
 		}
 		if p.stopNow.Load() {
@@ -25,32 +28,51 @@ func (p *Pump) listenerWorker(l *listener, current *atomic.Pointer[string]) {
 			continue
 		}
 		if !l.Remote {
-			p.handlerSem <- struct{}{}
+			p.slots.acquire(l)
 		}
 		l.active.Add(1)
-		if p.killed(d.conv) {
-			p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, "conversation killed")
-		} else {
-			current.Store(&d.thread)
-			p.handle(l, d)
-			current.Store(nil)
+		if !p.handle(l, d, slot) {
+			return
 		}
-		l.active.Add(-1)
-		if !l.Remote {
-			<-p.handlerSem
-		}
-		if p.stopNow.Load() { // stopped meanwhile: the handling may be cut short
-			p.drop(d)
-			continue
-		}
-		d.mark.release()
-		l.handled.Add(1)
-		l.lastSeen.Store(p.opts.Clock().UnixNano())
-		p.processed.Add(1)
-		p.runOutputs(d)
-		p.release()
-		p.convDone(d.conv)
 	}
+}
+
+// finish ends the handling of d at l: it frees the handler's slot, then
+// (unless requeue puts d back in l's queue, or an immediate shutdown drops
+// it) marks the message delivered and runs the handler's outputs through
+// the ingress stages.
+func (p *Pump) finish(l *listener, d *delivery, requeue bool) {
+	l.active.Add(-1)
+	if !l.Remote {
+		p.slots.release(l)
+	}
+	if p.stopNow.Load() { // stopped meanwhile: the handling may be cut short
+		p.drop(d)
+		return
+	}
+	if requeue {
+		p.requeue(l, d)
+		return
+	}
+	d.mark.release()
+	l.handled.Add(1)
+	l.lastSeen.Store(p.opts.Clock().UnixNano())
+	p.processed.Add(1)
+	p.runOutputs(d)
+	p.releaseDelivery(d)
+	p.convDone(d.conv)
+}
+
+// requeue puts a delivery whose handling Halt interrupted back in its
+// listener's queue, to be handled again after Unhalt.
+func (p *Pump) requeue(l *listener, d *delivery) {
+	d.retry = true // a halted handling never responded: it has no outputs
+	if ok, _ := l.queue.push(d); ok {
+		return
+	}
+	p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, "listener pipeline closed while halted")
+	p.releaseDelivery(d)
+	p.convDone(d.conv)
 }
 
 // drop abandons a delivery in an immediate shutdown (ShutdownNow): it is not
@@ -63,48 +85,89 @@ func (p *Pump) drop(d *delivery) {
 		d.outputs[i] = nil
 	}
 	d.outputs = d.outputs[:0]
-	p.release()
+	p.releaseDelivery(d)
 }
 
-// handle delivers one message to a listener's handler and processes its response.
-func (p *Pump) handle(l *listener, d *delivery) {
+// handle delivers one message to a listener's handler and processes its
+// response. It reports false when the call was abandoned (the worker must
+// stop: see handlerCall.abandon).
+func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
+	c := p.startCall(l, d, slot)
+	// The call is published before these checks: a Kill, Halt or
+	// ShutdownNow either finds it in the slot or is seen here.
+	if stop, killed, halted := p.stopNow.Load(), p.killed(d.conv), p.haltedFor(l); stop || killed || halted {
+		if _, ok := c.end(); !ok {
+			return false // cancelled and abandoned before it began: finished already
+		}
+		if killed && !stop {
+			p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, "conversation killed")
+		}
+		p.finish(l, d, halted && !killed) // an immediate shutdown drops it
+		return true
+	}
 	md := xmlpipe.Metadata{ThreadID: d.thread, From: d.from, User: p.threadUser(d.thread), IsSelfCall: d.from == l.Name}
 	if l.Agent {
 		md.OwnName = l.Name
 		md.UsageInstructions = l.peerset.Load().usage
 		md.TodoNudge = registry.FormatNudge(p.todos.RaisedFor(d.thread, l.Name))
 	}
-	if d.errPayload == nil {
-		p.todos.Check(d.thread, d.payloadName, d.from, d.payload)
-	}
-	// The payload bytes are canonical bytes, never modified once built.
-	if _, err := p.context.AppendShared(registry.Slot{ThreadID: d.thread, From: d.from, To: l.Name, PayloadType: d.payloadName,
-		Payload: d.payload, Raw: d.payloadBytes, OwnName: md.OwnName, IsSelfCall: md.IsSelfCall,
-		UsageInstructions: md.UsageInstructions, TodoNudge: md.TodoNudge}); err != nil {
-		p.log.Warn("context buffer", "thread", d.thread, "listener", l.Name, "error", err)
+	if !d.retry {
+		if d.errPayload == nil {
+			p.todos.Check(d.thread, d.payloadName, d.from, d.payload)
+		}
+		// The payload bytes are canonical bytes, never modified once built.
+		if _, err := p.context.AppendShared(registry.Slot{ThreadID: d.thread, From: d.from, To: l.Name, PayloadType: d.payloadName,
+			Payload: d.payload, Raw: d.payloadBytes, OwnName: md.OwnName, IsSelfCall: md.IsSelfCall,
+			UsageInstructions: md.UsageInstructions, TodoNudge: md.TodoNudge}); err != nil {
+			p.log.Warn("context buffer", "thread", d.thread, "listener", l.Name, "error", err)
+		}
 	}
 	t0 := p.stageStart()
-	resp, err := p.call(l, d, md)
+	resp, err := p.call(c.ctx, l, d, md)
 	p.stageEnd(StageHandler, l.Name, d.thread, t0, err != nil)
-	if p.stopNow.Load() {
-		return // an immediate shutdown cancelled it: neither answered nor failed (see drop)
+	cause, ok := c.end()
+	if !ok {
+		return false
 	}
-	if err != nil {
-		p.handlerFailed(l, d, err)
+	p.conclude(l, d, cause, resp, err)
+	return true
+}
+
+// conclude finishes a handling by what ended it: cause is why its context
+// was cancelled before the handler returned (nil: it was not), resp and err
+// what the handler returned. A kill drops the answer as a dead letter, a
+// timeout sends the sender a <huh> naming it (the answer is discarded), a
+// halt puts the message back in the queue, an immediate shutdown drops it;
+// otherwise the response is processed.
+func (p *Pump) conclude(l *listener, d *delivery, cause error, resp xmlpipe.Response, err error) {
+	switch {
+	case p.stopNow.Load() || errors.Is(cause, ErrShutdown):
+		// an immediate shutdown cancelled it: neither answered nor failed (see drop)
+	case errors.Is(cause, ErrConversationKilled):
+		p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil,
+			"conversation killed: the handler's answer is dropped")
+	case errors.Is(cause, ErrHalted):
+		p.log.Info("handling halted: the message waits for unhalt", "listener", l.Name, "thread", d.thread)
+		p.finish(l, d, true)
 		return
+	case errors.Is(cause, ErrHandlerTimeout):
+		p.handlerFailed(l, d, fmt.Errorf("%w: %w", xmlpipe.ErrHandler, cause))
+	case err != nil:
+		p.handlerFailed(l, d, err)
+	default:
+		p.respond(l, d, resp)
 	}
-	p.respond(l, d, resp)
+	p.finish(l, d, false)
 }
 
 // call runs the handler (or the error handler), turning a panic into an error.
-func (p *Pump) call(l *listener, d *delivery, md xmlpipe.Metadata) (resp xmlpipe.Response, err error) {
+func (p *Pump) call(ctx context.Context, l *listener, d *delivery, md xmlpipe.Metadata) (resp xmlpipe.Response, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p.log.Error("handler panicked", "listener", l.Name, "thread", d.thread, "panic", r, "stack", string(debug.Stack()))
 			err = fmt.Errorf("%w: %s panicked: %v", xmlpipe.ErrHandler, l.Name, r)
 		}
 	}()
-	ctx := p.handlerContext(l.Name, d.thread)
 	if d.errPayload != nil {
 		return l.errHandler.HandleError(ctx, d.errPayload, md)
 	}

@@ -6,4 +6,14 @@
 //
 // Every failure becomes a <huh> to the sender (an external outlet or the
 // listener's optional error handler); nothing is silently dropped.
+//
+// Every handler call has a context of its own, cancelled — context.Cause
+// says why — when its conversation is killed (ErrConversationKilled), its
+// listener's timeout fires (ErrHandlerTimeout), Halt stops its listener
+// (ErrHalted) or the pump stops at once (ErrShutdown); a handler that
+// ignores the cancellation is abandoned after Options.CancelGrace. The
+// global handler slots are shared fairly between listeners, and external
+// messages are admitted against a budget shared per listener and per user
+// that answers ErrBusy within a bounded wait instead of blocking (see
+// Options).
 package pump

@@ -5,15 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"time"
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
 // Inject admits an external envelope (raw bytes from a transport or client).
-// It blocks while the pump is saturated (backpressure) and returns once the
-// message is queued; failures of the message itself are delivered as <huh>
-// events to out. The from of an external envelope may never be system, core or
+// While the pump's admission budget is used up, or the message's target
+// listener holds its share of it, it waits for room, at most
+// Options.AdmitWait or until ctx's deadline, and then fails with a
+// *BusyError (ErrBusy; see Options.MaxInFlight); it returns once the
+// message is queued. Failures of the message itself are delivered as <huh>
+// events to out. Its ingress stages run on the calling goroutine (waiting
+// for a free ingress slot, within the same bound). The from of an external envelope may never be system, core or
 // a listener's name.
 func (p *Pump) Inject(ctx context.Context, raw []byte, out Outlet) error {
 	return p.inject(ctx, raw, out, nil)
@@ -57,18 +62,57 @@ func (p *Pump) inject(ctx context.Context, raw []byte, out Outlet, done func(str
 	if !p.started.Load() {
 		return ErrNotStarted
 	}
-	if err := p.admit(ctx); err != nil {
+	who := principalOf(ctx)
+	user := userKey(who)
+	deadline := p.admitDeadline()
+	if err := p.admit(ctx, deadline, user); err != nil {
 		return err
 	}
-	w := &work{raw: raw, external: true, outlet: out, admitted: p.opts.Clock(), done: done, principal: principalOf(ctx)}
-	if p.processInline(w) {
-		return nil
+	w := &work{raw: raw, external: true, outlet: out, admitted: p.opts.Clock(), done: done, principal: who, user: user,
+		ctx: ctx, deadline: deadline}
+	if !p.processInline(w) {
+		// Every ingress slot is busy (or the pump closing): the injector
+		// waits for one, so that it — not an ingress worker, which never
+		// waits — can wait for room at its target.
+		if err := p.ingressSlot(ctx, deadline); err != nil {
+			p.releaseWork(w)
+			return err
+		}
+		p.process(w)
+		<-p.ingressSlots
+		yieldToWoken(w)
 	}
-	if !p.work.push(w) {
-		p.release()
+	return w.busy // nil, or the target was at its share for as long as the wait allowed
+}
+
+// ingressSlot takes an ingress slot for an injector, waiting until deadline
+// at most (then a *BusyError); ErrClosed once the pump shuts down.
+func (p *Pump) ingressSlot(ctx context.Context, deadline time.Time) error {
+	if p.closing.Load() {
 		return ErrClosed
 	}
-	return nil
+	select {
+	case p.ingressSlots <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case p.ingressSlots <- struct{}{}:
+		if p.closing.Load() {
+			<-p.ingressSlots
+			return ErrClosed
+		}
+		return nil
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return p.busy("ingress stages full", ctx.Err())
+		}
+		return ctx.Err()
+	case <-t.C:
+		return p.busy("ingress stages full", nil)
+	}
 }
 
 // processInline runs the ingress stages of w on the calling goroutine when an
@@ -173,7 +217,7 @@ func (p *Pump) dropWork(w *work) {
 		}
 		return
 	}
-	p.release()
+	p.releaseWork(w)
 	if w.done != nil {
 		w.done("", 0, ErrClosed)
 	}
@@ -204,7 +248,7 @@ func yieldToWoken(w *work) {
 // events, the accounting of w — waits for the group (see turn).
 func (p *Pump) process(w *work) {
 	t := w.turn
-	defer p.later(t, p.release)
+	defer p.later(t, func() { p.releaseWork(w) })
 	defer p.later(t, w.parent.release)
 	// tbl is the routing snapshot: internal work's conversation's, or for
 	// external work the current one, pinned until convStart takes the pin
@@ -273,6 +317,12 @@ func (p *Pump) process(w *work) {
 		return
 	}
 	first := targets[0]
+	if w.external && w.recovered == 0 {
+		if err := p.roomAt(w, targets); err != nil {
+			p.refuseBusy(w, m, err)
+			return
+		}
+	}
 	pb, err := m.PayloadBytes()
 	if err != nil {
 		p.rejectMessage(w, m, first.Name, err)
@@ -330,15 +380,15 @@ func (p *Pump) process(w *work) {
 		for i, l := range targets {
 			d := &delivery{conv: conv, thread: threads[i], from: m.From, to: l.Name, payloadName: m.PayloadName,
 				payload: decoded[i], payloadBytes: pb, depth: w.depth, senderOutside: w.external, admitted: w.admitted,
-				senderThread: w.senderThread, mark: mark, tbl: tbl}
-			p.hold()
+				senderThread: w.senderThread, mark: mark, tbl: tbl, at: l, user: w.user}
+			p.holdDelivery(d)
 			p.convHold(conv)
 			p.publish(nil, Event{Kind: EventMessage, Time: p.opts.Clock(), Conversation: conv, Thread: d.thread,
 				From: m.From, To: m.To, Listener: l.Name, PayloadName: m.PayloadName, Payload: decoded[i], Envelope: m.Canonical})
-			ok, woke := l.queue.push(d, w.external)
+			ok, woke := l.queue.push(d)
 			w.wokeWorker = w.wokeWorker || woke
 			if !ok {
-				p.release()
+				p.releaseDelivery(d)
 				p.convDone(conv)
 				p.deadLetter(conv, m.Thread, m.From, l.Name, m.PayloadName, m.Canonical, "listener pipeline closed")
 			}
@@ -462,6 +512,44 @@ func (p *Pump) assignThreads(w *work, m *xmlpipe.Inbound, targets []*listener) (
 
 var errThreadEnded = errors.New("thread ended")
 
+// roomAt waits until every target has room for a new external message
+// (see fullTarget): on its injector's goroutine (w.ctx set) until
+// w.deadline at most, giving up its ingress slot meanwhile; on an ingress worker
+// not at all. It returns the *BusyError of a target still at its share.
+func (p *Pump) roomAt(w *work, targets []*listener) error {
+	for {
+		l := p.fullTarget(targets)
+		if l == nil {
+			return nil
+		}
+		if w.ctx == nil {
+			return p.busy(listenerBusy(l), nil)
+		}
+		<-p.ingressSlots // others read their messages while this one waits
+		err := p.waitRoom(w.ctx, w.deadline, l)
+		p.ingressSlots <- struct{}{}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// refuseBusy refuses a new external message whose target listener holds its
+// share of the admission budget: Inject and InjectWait return err (a
+// *BusyError); the outlet of one read on an ingress worker gets the <huh>.
+// Nothing of it is kept.
+func (p *Pump) refuseBusy(w *work, m *xmlpipe.Inbound, err error) {
+	p.log.Info("message refused: busy", "thread", m.Thread, "from", m.From, "error", err)
+	switch {
+	case w.done != nil:
+		w.done("", 0, err)
+	case w.ctx != nil:
+		w.busy = err // Inject returns it
+	default:
+		p.fail(w, m.Thread, m.From, "", err, diagnosticsOf(err))
+	}
+}
+
 // egress validates an internal reply addressed to an external party and hands
 // it to the conversation's outlet.
 func (p *Pump) egress(w *work, m *xmlpipe.Inbound) {
@@ -532,9 +620,15 @@ func (p *Pump) deliverError(w *work, m *xmlpipe.Inbound, tbl *table) {
 			return
 		}
 		d := &delivery{conv: w.conv, thread: m.Thread, from: m.From, to: l.Name, payloadName: m.PayloadName, payload: v,
-			payloadBytes: pb, errPayload: de, depth: w.depth, admitted: w.admitted, tbl: tbl}
-		p.hold()
+			payloadBytes: pb, errPayload: de, depth: w.depth, admitted: w.admitted, tbl: tbl, at: l}
+		p.holdDelivery(d)
 		p.convHold(w.conv)
-		_, w.wokeWorker = l.queue.push(d, false)
+		ok, woke := l.queue.push(d)
+		w.wokeWorker = woke
+		if !ok {
+			p.releaseDelivery(d)
+			p.convDone(w.conv)
+			p.deadLetter(w.conv, m.Thread, m.From, l.Name, m.PayloadName, m.Canonical, "listener pipeline closed")
+		}
 	})
 }

@@ -19,6 +19,16 @@ type ListenerInfo struct {
 	Handled int64
 	// Paused reports a listener stopped by Pause.
 	Paused bool
+	// Halted reports a listener stopped by Halt (see Pump.Halt).
+	Halted bool
+	// Timeout is the deadline of one handler call (0: none).
+	Timeout time.Duration
+	// SlotsHeld is how many of the global handler slots the listener's
+	// handlers hold now.
+	SlotsHeld int
+	// Lingering is how many of its handler calls were abandoned (see
+	// Options.CancelGrace) and have not returned yet.
+	Lingering int
 	// Current lists the threads the listener's handlers are working on now.
 	Current []string
 	// LastError is the listener's most recent handler error or panic (""
@@ -42,11 +52,12 @@ func (p *Pump) Listeners() []ListenerInfo {
 			Peers:      append([]string(nil), l.peerset.Load().names...),
 			RootTag:    tagKey{l.Payload.Namespace(), l.Payload.Name()}.String(),
 			QueueDepth: l.queue.len(), Active: int(l.active.Load()), Handled: l.handled.Load(),
-			Paused: l.queue.isPaused(),
+			Paused: l.queue.isPaused(), Halted: l.queue.isHalted(), Timeout: l.timeout, SlotsHeld: p.slots.held(l),
+			Lingering: int(l.lingering.Load()),
 		}
 		for i := range l.current {
-			if t := l.current[i].Load(); t != nil {
-				info.Current = append(info.Current, *t)
+			if c := l.current[i].call.Load(); c != nil {
+				info.Current = append(info.Current, c.d.thread)
 			}
 		}
 		if e := l.lastError.Load(); e != nil {

@@ -2,6 +2,7 @@ package pump
 
 import (
 	"strings"
+	"time"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
@@ -42,6 +43,14 @@ type Listener struct {
 	// the listener gets a SystemError saying the limit (0: the pump's
 	// Options.MaxMessagesPerTurn).
 	MaxMessagesPerTurn int
+	// Timeout bounds one handler call: when it fires, the handler's context
+	// is cancelled with a cause wrapping ErrHandlerTimeout that names the
+	// listener and the duration ("listener run_command: handler timeout
+	// 2m0s"), whatever the handler answers afterwards is discarded, and the
+	// sender gets a <huh> (the log and the journal say which timeout fired).
+	// 0 takes the pump's default (Options.AgentTimeout for agents, none for
+	// Remote listeners, Options.HandlerTimeout otherwise); negative: none.
+	Timeout time.Duration
 	// Public lets external messages reach a listener registered with
 	// RegisterSystem (the core meta listeners answer callers outside the
 	// organism); the organism's other own listeners stay internal. Ordinary

@@ -3,7 +3,6 @@ package pump
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/xml-pipeline/xmlpipe/gen"
 )
@@ -12,21 +11,24 @@ import (
 // (those whose pipeline Shutdown closes).
 func (p *Pump) startWorkers(l *listener) {
 	if len(l.current) != l.Workers {
-		l.current = make([]atomic.Pointer[string], l.Workers)
+		l.current = make([]workerSlot, l.Workers)
 	}
+	p.noteTimeout(l.timeout)
 	p.liveMu.Lock()
 	if p.live == nil {
 		p.live = map[*listener]struct{}{}
 	}
 	p.live[l] = struct{}{}
 	p.liveMu.Unlock()
+	p.haltMu.Lock()
+	if p.haltedFor(l) {
+		l.queue.setHalted(true) // added while halted
+	}
+	p.haltMu.Unlock()
 	for i := 0; i < l.Workers; i++ {
 		p.wg.Add(1)
 		l.workers.Add(1)
-		go func(cur *atomic.Pointer[string]) {
-			defer l.workers.Done()
-			p.listenerWorker(l, cur)
-		}(&l.current[i])
+		go p.runWorker(l, &l.current[i])
 	}
 }
 
@@ -67,7 +69,7 @@ func (p *Pump) AddListener(l Listener) error {
 	}
 	rl := p.newListener(l)
 	p.buildUsage(rl)
-	rl.current = make([]atomic.Pointer[string], rl.Workers) // before Listeners can see it
+	rl.current = make([]workerSlot, rl.Workers) // before Listeners can see it
 	// The workers start before the snapshot holding rl is published: a
 	// message routed to rl then always finds them.
 	p.startWorkers(rl)

@@ -101,7 +101,7 @@ type HandlerContexter interface {
 // context.Background(), or what the Observer makes of it when it is a
 // HandlerContexter.
 func (p *Pump) handlerContext(listener, thread string) context.Context {
-	ctx := p.handlerCtx // ShutdownNow cancels it
+	ctx := context.Background()
 	if hc, ok := p.opts.Observer.(HandlerContexter); ok {
 		ctx = hc.HandlerContext(ctx, listener, thread)
 	}

@@ -24,6 +24,19 @@ const (
 // unless Options or the listener say otherwise.
 const DefaultMaxMessagesPerTurn = 32
 
+// Default handler deadlines (Options.HandlerTimeout, Options.AgentTimeout).
+const (
+	// DefaultHandlerTimeout bounds a call of a tool or any other listener
+	// that is not an agent: long enough for a command, a fetch or a WASM call
+	// under their own limits (30 s by default), short enough that a stuck
+	// one frees its slot within a minute.
+	DefaultHandlerTimeout = 60 * time.Second
+	// DefaultAgentTimeout bounds one agent turn: a model call, which may wait
+	// for rate limits and retry (the LLM layer bounds each request itself,
+	// 120 s by default).
+	DefaultAgentTimeout = 5 * time.Minute
+)
+
 // Options configures a Pump. Zero values take the documented defaults.
 type Options struct {
 	// Organism is the organism name (first segment of every thread path).
@@ -32,7 +45,19 @@ type Options struct {
 	MaxBytes int
 	// MaxConcurrentPipelines is the number of ingress workers (default 50).
 	MaxConcurrentPipelines int
-	// MaxConcurrentHandlers caps handlers running at once across all listeners (default 20).
+	// MaxConcurrentHandlers caps handlers running at once across all
+	// listeners (default 20): the global handler slots. They are shared
+	// fairly: one listener's handlers hold at most ceil(N/2) of the N slots
+	// at once (a hard cap, 1 when N is 1 or 2), so listeners whose handlers
+	// block — a read that never returns, a peer that never answers — leave
+	// at least half the slots to the others; a slot freed while several
+	// listeners wait goes to the waiting listener holding the fewest slots
+	// (ties: the longest waiting), so every waiting listener below its cap
+	// gets the next free slot once the listeners waiting with fewer slots
+	// are served: none starves while slots are freed. Slots held by handlers
+	// that never return are freed by their listener's timeout (see
+	// Listener.Timeout and CancelGrace). Remote listeners run outside the
+	// slots.
 	MaxConcurrentHandlers int
 	// MaxConcurrentPerAgent caps one agent's concurrent handlers (default 5).
 	MaxConcurrentPerAgent int
@@ -40,12 +65,43 @@ type Options struct {
 	Scheduling Scheduling
 	// QueueSize bounds each listener's queue (default 1024).
 	QueueSize int
-	// MaxInFlight bounds messages admitted from outside and not yet fully
-	// processed; Inject blocks beyond it (backpressure to transports; default 4096).
+	// MaxInFlight is the admission budget (default 4096): the in-flight
+	// work Inject admits new messages against — envelopes in or waiting for
+	// the ingress stages and deliveries queued or running at a listener,
+	// counting at most MaxInFlight/8 (rounded up) deliveries per listener, so
+	// the backlog of stalled listeners (paused, halted, blocked) cannot use
+	// up the budget of the others. Inject waits for room at most AdmitWait
+	// (or its context's deadline, when sooner) and then fails with a
+	// *BusyError (ErrBusy). The budget is also shared per target and per
+	// user: a new external message is refused with ErrBusy at once when its
+	// target listener already holds MaxInFlight/8 deliveries (or its queue
+	// is full), and an authenticated user (Principal.User, else
+	// Principal.From) may have at most MaxInFlight/4 (rounded up) external
+	// messages in flight — until their handling finished; callers without a
+	// Principal (in-process: console, tests, OOB) are not capped per user.
+	// Internal work (handler output) is never refused.
 	MaxInFlight int
 	// MaxMessagesPerTurn caps the messages one Raw output (an LLM agent's
 	// reply) may send, unless its listener sets its own (default 32).
 	MaxMessagesPerTurn int
+	// AdmitWait bounds how long Inject waits for room under MaxInFlight
+	// before it fails with ErrBusy (default 2 s; negative: not at all).
+	// Recover waits as long as its context allows.
+	AdmitWait time.Duration
+	// HandlerTimeout is the default deadline of one handler call of a
+	// listener that is not an agent (default 60 s; negative: none), and
+	// AgentTimeout the default of an agent's (default 5 min: a model turn
+	// with its retries). Listener.Timeout overrides them per listener; a
+	// Remote listener has none by default (it bounds its own calls).
+	HandlerTimeout time.Duration
+	AgentTimeout   time.Duration
+	// CancelGrace is how long a handler whose context ended (its timeout,
+	// Kill, Halt) may keep running before the pump abandons it (default 5 s;
+	// negative: never): its slot is freed, its result ignored, and a new
+	// worker takes the place of the one stuck in it, at most Listener.Workers
+	// of them per listener at once. An immediate shutdown never abandons
+	// (ShutdownNow reports the handlers still running instead).
+	CancelGrace time.Duration
 	// ShutdownTimeout bounds the drain on Shutdown (default 10 s).
 	ShutdownTimeout time.Duration
 	// CollectEvery is how often idle threads and context history are
@@ -95,6 +151,18 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxMessagesPerTurn <= 0 {
 		o.MaxMessagesPerTurn = DefaultMaxMessagesPerTurn
+	}
+	if o.AdmitWait == 0 {
+		o.AdmitWait = 2 * time.Second
+	}
+	if o.HandlerTimeout == 0 {
+		o.HandlerTimeout = DefaultHandlerTimeout
+	}
+	if o.AgentTimeout == 0 {
+		o.AgentTimeout = DefaultAgentTimeout
+	}
+	if o.CancelGrace == 0 {
+		o.CancelGrace = 5 * time.Second
 	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 10 * time.Second

@@ -52,8 +52,10 @@ type Pump struct {
 	durable DurableJournal
 	gate    *gate.Gate
 
-	work       *workQueue
-	handlerSem chan struct{}
+	work *workQueue
+	// slots are the global handler slots (max_concurrent_handlers), shared
+	// fairly between listeners.
+	slots *handlerSlots
 	// ingressSlots bounds how many envelopes are in the ingress stages at
 	// once (max_concurrent_pipelines), whether on an ingress worker or inline
 	// on the goroutine that produced them.
@@ -64,18 +66,37 @@ type Pump struct {
 	// stopNow marks an immediate shutdown (ShutdownNow): queued work is
 	// dropped, not handled.
 	stopNow atomic.Bool
-	// handlerCtx is every handler's context; ShutdownNow cancels it.
-	handlerCtx     context.Context
-	cancelHandlers context.CancelFunc
-	startTime      time.Time
+	// watchEvery is the watchdog's period (nanoseconds; see noteTimeout),
+	// watchPoke re-arms it, watchStop stops it and watchDone says it did.
+	watchEvery atomic.Int64
+	watchPoke  chan struct{}
+	watchStop  chan struct{}
+	watchDone  chan struct{}
+	// haltScope is what Halt stopped (nil: nothing); haltMu orders Halt,
+	// Unhalt and Shutdown's lifting of a halt.
+	haltScope atomic.Pointer[HaltScope]
+	haltMu    sync.Mutex
+	// abandoned counts handler calls abandoned after CancelGrace.
+	abandoned atomic.Int64
+	startTime time.Time
 
 	convs *convTable
 	// killing counts killed conversations still in flight (fast path: 0).
 	killing atomic.Int32
 
-	flightMu sync.Mutex
-	flight   *sync.Cond
-	inflight int
+	// flightMu guards the admission accounting: inflight counts every unit
+	// of work in flight (messages in or waiting for the ingress stages,
+	// deliveries queued or running, emitted outputs); excess the
+	// deliveries above their listener's share (listenerShare), which
+	// admission does not count; users the external messages in flight per
+	// admission account. flight is signalled when room may have appeared.
+	flightMu      sync.Mutex
+	flight        *sync.Cond
+	inflight      int
+	excess        int
+	users         map[string]int
+	listenerShare int
+	userShare     int
 
 	processed   atomic.Int64
 	failed      atomic.Int64
@@ -126,21 +147,28 @@ func New(opts Options) (*Pump, error) {
 		opts.Context = cb
 	}
 	p := &Pump{
-		opts:         opts,
-		log:          opts.Logger,
-		ingress:      in,
-		core:         core,
-		threads:      opts.Threads,
-		todos:        opts.Todos,
-		context:      opts.Context,
-		journal:      opts.Journal,
-		work:         newWorkQueue(),
-		handlerSem:   make(chan struct{}, opts.MaxConcurrentHandlers),
-		ingressSlots: make(chan struct{}, opts.MaxConcurrentPipelines),
-		convs:        newConvTable(),
+		opts:          opts,
+		log:           opts.Logger,
+		ingress:       in,
+		core:          core,
+		threads:       opts.Threads,
+		todos:         opts.Todos,
+		context:       opts.Context,
+		journal:       opts.Journal,
+		work:          newWorkQueue(),
+		slots:         newHandlerSlots(opts.MaxConcurrentHandlers),
+		ingressSlots:  make(chan struct{}, opts.MaxConcurrentPipelines),
+		convs:         newConvTable(),
+		users:         map[string]int{},
+		listenerShare: ceilDiv(opts.MaxInFlight, 8),
+		userShare:     ceilDiv(opts.MaxInFlight, 4),
 	}
 	p.flight = sync.NewCond(&p.flightMu)
-	p.handlerCtx, p.cancelHandlers = context.WithCancel(context.Background())
+	p.watchPoke = make(chan struct{}, 1)
+	p.watchEvery.Store(int64(maxWatchEvery))
+	if opts.CancelGrace > 0 {
+		p.watchEvery.Store(int64(watchEvery(opts.CancelGrace)))
+	}
 	p.routes.Store(newTable())
 	if dj, ok := opts.Journal.(DurableJournal); ok {
 		p.durable = dj
@@ -192,7 +220,8 @@ func (p *Pump) newListener(l Listener) *listener {
 	if rl.QueueSize <= 0 {
 		rl.QueueSize = p.opts.QueueSize
 	}
-	rl.queue = newSchedQueue(p.opts.Scheduling, rl.QueueSize)
+	p.listenerTimeout(rl)
+	rl.queue = newSchedQueue(p.opts.Scheduling)
 	return rl
 }
 
@@ -216,6 +245,10 @@ func (p *Pump) Start() error {
 	p.stopCollect = make(chan struct{})
 	p.wg.Add(1)
 	go p.collector(p.opts.CollectEvery, p.stopCollect)
+	// The watchdog runs until the workers stopped: it frees the slots of
+	// handlers stuck during a drain too.
+	p.watchStop, p.watchDone = make(chan struct{}), make(chan struct{})
+	go p.watchdog(p.watchStop, p.watchDone)
 	return nil
 }
 
@@ -252,7 +285,8 @@ func (p *Pump) Shutdown(ctx context.Context) error {
 }
 
 // ShutdownNow stops the pump without draining: it stops admitting external
-// messages, cancels the context of every running handler, and drops what is
+// messages, cancels the context of every running handler (with cause
+// ErrShutdown), and drops what is
 // queued and what handlers emit from now on instead of handling it. Nothing
 // dropped is marked delivered, so with a DeliveryJournal every journaled
 // message among it is re-delivered by Recover on the next start (the
@@ -270,7 +304,9 @@ func (p *Pump) ShutdownNow(ctx context.Context) error {
 func (p *Pump) shutdown(ctx context.Context, now bool) error {
 	if now {
 		p.stopNow.Store(true)
-		p.cancelHandlers()
+		// After the mark: a worker starting a call now either sees it
+		// (handle) or published its call before this scan.
+		p.cancelCalls(ErrShutdown, func(*handlerCall) bool { return true })
 		p.flightMu.Lock()
 		p.flight.Broadcast() // a graceful drain under way stops waiting
 		p.flightMu.Unlock()
@@ -281,8 +317,12 @@ func (p *Pump) shutdown(ctx context.Context, now bool) error {
 	p.flightMu.Lock()
 	p.flight.Broadcast() // Inject calls waiting for room fail with ErrClosed now
 	p.flightMu.Unlock()
+	p.haltMu.Lock()
+	p.haltScope.Store(nil) // a halted listener drains too
+	p.haltMu.Unlock()
 	for _, l := range p.liveListeners() {
 		l.queue.setPaused(false) // a paused listener drains too
+		l.queue.setHalted(false)
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.opts.ShutdownTimeout)
 	defer cancel()
@@ -316,6 +356,8 @@ func (p *Pump) shutdown(ctx context.Context, now bool) error {
 		} else {
 			p.wg.Wait()
 		}
+		close(p.watchStop)
+		<-p.watchDone
 	}
 	if p.gate != nil {
 		p.gate.Close() // the drained messages' last events, once committed
@@ -348,51 +390,6 @@ func (p *Pump) InFlight() int {
 	p.flightMu.Lock()
 	defer p.flightMu.Unlock()
 	return p.inflight
-}
-
-// admit waits for room under MaxInFlight (external work only).
-func (p *Pump) admit(ctx context.Context) error {
-	p.flightMu.Lock()
-	defer p.flightMu.Unlock()
-	if p.inflight >= p.opts.MaxInFlight {
-		// sync.Cond does not watch contexts: wake the waiters when ctx ends.
-		stop := context.AfterFunc(ctx, func() {
-			p.flightMu.Lock()
-			p.flight.Broadcast()
-			p.flightMu.Unlock()
-		})
-		defer stop()
-	}
-	for p.inflight >= p.opts.MaxInFlight {
-		if p.closing.Load() {
-			return ErrClosed
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		p.flight.Wait()
-	}
-	if p.closing.Load() {
-		return ErrClosed
-	}
-	p.inflight++
-	return nil
-}
-
-// hold counts one more unit of internal work.
-func (p *Pump) hold() {
-	p.flightMu.Lock()
-	p.inflight++
-	p.flightMu.Unlock()
-}
-
-func (p *Pump) release() {
-	p.flightMu.Lock()
-	p.inflight--
-	if p.inflight <= 0 || p.inflight < p.opts.MaxInFlight {
-		p.flight.Broadcast()
-	}
-	p.flightMu.Unlock()
 }
 
 // Subscribe registers an observer of every event; the returned func removes it.
@@ -429,6 +426,9 @@ type Stats struct {
 	Failed    int64
 	InFlight  int
 	Threads   int
+	// Abandoned counts handler calls abandoned because they did not return
+	// within CancelGrace of their context's end.
+	Abandoned int64
 }
 
 // Stats returns counters.
@@ -439,6 +439,7 @@ func (p *Pump) Stats() Stats {
 		Failed:    p.failed.Load(),
 		InFlight:  p.InFlight(),
 		Threads:   p.threads.Len(),
+		Abandoned: p.abandoned.Load(),
 	}
 }
 

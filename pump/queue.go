@@ -7,23 +7,23 @@ import "sync"
 // never earlier than the round being served); depth-first serves the deepest
 // thread first. Ties go to arrival order.
 //
-// Pushes of external-origin work block while the queue holds capacity items
-// (backpressure to transports); pushes of internal work never block, so a
-// handler emitting into a full listener can never deadlock the pump.
+// Pushes never block: a new external message meeting a full queue is refused
+// before it is pushed (Pump.checkRoom, ErrBusy), and internal work always
+// enters, so a handler emitting into a full listener can never deadlock the
+// pump.
 type schedQueue struct {
 	mu       sync.Mutex
 	notEmpty *sync.Cond
-	notFull  *sync.Cond
 	h        itemHeap
 	policy   Scheduling
-	capacity int
 	seq      uint64
 	convs    map[string]convRounds // conversations with queued items
 	served   int64                 // round of the last popped item
 	closed   bool
-	// paused holds pops (the listener is paused); close overrides it so a
-	// shutdown still drains.
+	// paused holds pops (the listener is paused), and halted (Pump.Halt);
+	// close overrides both so a shutdown still drains.
 	paused bool
+	halted bool
 	// idle counts the workers blocked in pop.
 	idle int
 }
@@ -92,22 +92,17 @@ func (h *itemHeap) pop() item {
 	return top
 }
 
-func newSchedQueue(policy Scheduling, capacity int) *schedQueue {
-	q := &schedQueue{policy: policy, capacity: capacity, convs: map[string]convRounds{}}
+func newSchedQueue(policy Scheduling) *schedQueue {
+	q := &schedQueue{policy: policy, convs: map[string]convRounds{}}
 	q.notEmpty = sync.NewCond(&q.mu)
-	q.notFull = sync.NewCond(&q.mu)
 	return q
 }
 
-// push enqueues d. block applies backpressure when the queue is full; ok is
-// false if the queue was closed. woke reports that an idle worker was woken
-// to take d (see work.wokeWorker).
-func (q *schedQueue) push(d *delivery, block bool) (ok, woke bool) {
+// push enqueues d; ok is false if the queue was closed. woke reports that
+// an idle worker was woken to take d (see work.wokeWorker).
+func (q *schedQueue) push(d *delivery) (ok, woke bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for block && !q.closed && len(q.h) >= q.capacity {
-		q.notFull.Wait()
-	}
 	if q.closed {
 		return false, false
 	}
@@ -124,15 +119,18 @@ func (q *schedQueue) push(d *delivery, block bool) (ok, woke bool) {
 	}
 	q.h.push(it)
 	q.notEmpty.Signal()
-	return true, q.idle > 0 && !q.paused
+	return true, q.idle > 0 && !q.held()
 }
+
+// held reports whether pops are held (paused or halted; q.mu held).
+func (q *schedQueue) held() bool { return q.paused || q.halted }
 
 // pop blocks until an item is available; ok is false once the queue is closed
 // and empty.
 func (q *schedQueue) pop() (*delivery, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for len(q.h) == 0 || q.paused && !q.closed {
+	for len(q.h) == 0 || q.held() && !q.closed {
 		if q.closed && len(q.h) == 0 {
 			return nil, false
 		}
@@ -150,7 +148,6 @@ func (q *schedQueue) pop() (*delivery, bool) {
 			q.convs[it.conv] = c
 		}
 	}
-	q.notFull.Signal()
 	return it.d, true
 }
 
@@ -178,11 +175,29 @@ func (q *schedQueue) isPaused() bool {
 	return q.paused
 }
 
+// setHalted holds or releases pops for Halt; it reports whether the state
+// changed.
+func (q *schedQueue) setHalted(halted bool) bool {
+	q.mu.Lock()
+	changed := q.halted != halted
+	q.halted = halted
+	q.mu.Unlock()
+	if changed && !halted {
+		q.notEmpty.Broadcast()
+	}
+	return changed
+}
+
+func (q *schedQueue) isHalted() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.halted
+}
+
 // close wakes every waiter; queued items are still popped (drain).
 func (q *schedQueue) close() {
 	q.mu.Lock()
 	q.closed = true
 	q.mu.Unlock()
 	q.notEmpty.Broadcast()
-	q.notFull.Broadcast()
 }

@@ -42,8 +42,8 @@ func TestItemHeapOrder(t *testing.T) {
 // TestSchedQueuePushReportsWokenWorker: push reports a woken worker only when
 // one was blocked in pop and the queue is not paused.
 func TestSchedQueuePushReportsWokenWorker(t *testing.T) {
-	q := newSchedQueue(BreadthFirst, 8)
-	if ok, woke := q.push(&delivery{conv: "a"}, false); !ok || woke {
+	q := newSchedQueue(BreadthFirst)
+	if ok, woke := q.push(&delivery{conv: "a"}); !ok || woke {
 		t.Fatalf("push with no worker waiting = (%v, %v), want (true, false)", ok, woke)
 	}
 	if _, ok := q.pop(); !ok {
@@ -57,7 +57,7 @@ func TestSchedQueuePushReportsWokenWorker(t *testing.T) {
 	}()
 	waitIdle(t, q, 1)
 	want := &delivery{conv: "b"}
-	if ok, woke := q.push(want, false); !ok || !woke {
+	if ok, woke := q.push(want); !ok || !woke {
 		t.Fatalf("push with a worker waiting = (%v, %v), want (true, true)", ok, woke)
 	}
 	if got := <-popped; got != want {
@@ -70,14 +70,14 @@ func TestSchedQueuePushReportsWokenWorker(t *testing.T) {
 		popped <- d
 	}()
 	waitIdle(t, q, 1)
-	if ok, woke := q.push(&delivery{conv: "c"}, false); !ok || woke {
+	if ok, woke := q.push(&delivery{conv: "c"}); !ok || woke {
 		t.Fatalf("push to a paused queue = (%v, %v), want (true, false)", ok, woke)
 	}
 	q.setPaused(false)
 	<-popped
 
 	q.close()
-	if ok, woke := q.push(&delivery{conv: "d"}, false); ok || woke {
+	if ok, woke := q.push(&delivery{conv: "d"}); ok || woke {
 		t.Fatalf("push to a closed queue = (%v, %v), want (false, false)", ok, woke)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 )
 
 // ErrRecoverEnded reports that a recovered message's thread has ended since it
@@ -35,8 +36,9 @@ type Recovered struct {
 // a second time; its delivery mark goes to r.Seq. An internal message whose
 // thread has ended is not delivered (ErrRecoverEnded, and it is marked
 // delivered). Replies of recovered external conversations go to the
-// subscribers only (the original connection is gone). Like Inject, it blocks
-// while MaxInFlight messages are in flight, so a backlog re-enters a bounded
+// subscribers only (the original connection is gone). Like Inject, it waits
+// while the admission budget (MaxInFlight) is used up — as long as ctx
+// allows, never failing with ErrBusy — so a backlog re-enters a bounded
 // amount at a time.
 func (p *Pump) Recover(ctx context.Context, r Recovered) error {
 	if !p.started.Load() {
@@ -46,12 +48,12 @@ func (p *Pump) Recover(ctx context.Context, r Recovered) error {
 		return fmt.Errorf("pump: recover: seq %d with %d bytes: nothing to recover", r.Seq, len(r.Envelope))
 	}
 	if r.External {
-		if err := p.admit(ctx); err != nil {
+		if err := p.admit(ctx, time.Time{}, ""); err != nil {
 			return err
 		}
 		w := &work{raw: r.Envelope, external: true, admitted: p.opts.Clock(), recovered: r.Seq}
 		if !p.work.push(w) {
-			p.release()
+			p.releaseWork(w)
 			return ErrClosed
 		}
 		return nil
@@ -60,7 +62,7 @@ func (p *Pump) Recover(ctx context.Context, r Recovered) error {
 		p.newDeliveryMark(r.Seq, 1).release()
 		return fmt.Errorf("%w: thread %q (seq %d)", ErrRecoverEnded, r.Thread, r.Seq)
 	}
-	if err := p.admit(ctx); err != nil { // a backlog re-enters under the same bound as new messages
+	if err := p.admit(ctx, time.Time{}, ""); err != nil { // a backlog re-enters under the same bound as new messages
 		return err
 	}
 	tbl := p.convStart(r.Conversation, nil, p.pinRoutes())

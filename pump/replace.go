@@ -2,7 +2,6 @@ package pump
 
 import (
 	"strings"
-	"sync/atomic"
 
 	"github.com/xml-pipeline/xmlpipe/gen"
 )
@@ -61,7 +60,7 @@ func (p *Pump) Change(c ListenerChange) (retired map[string]<-chan struct{}, err
 	added := make([]*listener, len(c.Add))
 	for i, l := range c.Add {
 		added[i] = p.newListener(l)
-		added[i].current = make([]atomic.Pointer[string], added[i].Workers)
+		added[i].current = make([]workerSlot, added[i].Workers)
 	}
 	if started {
 		// The workers start before the snapshot holding them is published: a

@@ -37,9 +37,10 @@ func TestShutdownDrains(t *testing.T) {
 		step("next handled")
 		return xmlpipe.Respond(&Job{Label: in.Text}), nil
 	})
-	// MaxInFlight 1: while slow runs, a further Inject waits for room; Shutdown
-	// turns it away at once, which tells the test the drain has begun.
-	p := startPump(t, pump.Options{MaxInFlight: 1}, slow, next)
+	// MaxInFlight 1: while slow runs, a further Inject waits for room (as
+	// long as the test allows); Shutdown turns it away at once, which tells
+	// the test the drain has begun.
+	p := startPump(t, pump.Options{MaxInFlight: 1, AdmitWait: waitTimeout}, slow, next)
 	out := newRecorder()
 	mustSend(t, p, client, "slow", &Job{Label: "work"}, out)
 	entered.wait(waitCtx(t))
@@ -223,7 +224,7 @@ func (j *markJournal) kinds() map[pump.RecordKind]int {
 }
 
 // TestShutdownNow: an immediate shutdown cancels the running handler's
-// context, handles nothing that was queued, and marks none of those
+// context (cause ErrShutdown), handles nothing that was queued, and marks none of those
 // messages delivered (Recover re-delivers them on the next start), while a
 // message handled before stays marked; nothing is answered or dead-lettered.
 func TestShutdownNow(t *testing.T) {
@@ -234,7 +235,7 @@ func TestShutdownNow(t *testing.T) {
 	slow := listenerOf(t, "slow", func(ctx context.Context, in *Job, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
 		entered <- in.Label
 		<-ctx.Done()
-		cancelled <- ctx.Err()
+		cancelled <- context.Cause(ctx)
 		return xmlpipe.Send("done", &Ping{Text: "never"}), nil
 	})
 	slow.Workers = 1
@@ -252,8 +253,8 @@ func TestShutdownNow(t *testing.T) {
 	if err := p.ShutdownNow(waitCtx(t)); err != nil {
 		t.Fatalf("ShutdownNow: %v", err)
 	}
-	if err := <-cancelled; !errors.Is(err, context.Canceled) {
-		t.Fatalf("the running handler's context: %v, want cancelled", err)
+	if err := <-cancelled; !errors.Is(err, pump.ErrShutdown) {
+		t.Fatalf("the running handler's context ended with cause %v, want ErrShutdown", err)
 	}
 	if len(entered) != 0 {
 		t.Fatalf("a queued message was handled: %q", <-entered)

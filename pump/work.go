@@ -1,6 +1,7 @@
 package pump
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,8 +24,21 @@ type listener struct {
 
 	handled atomic.Int64
 	active  atomic.Int32
-	// current[i] is the thread worker i is handling (nil when idle).
-	current []atomic.Pointer[string]
+	// current[i] is worker i's running handler call (see workerSlot).
+	current []workerSlot
+	// timeout is the deadline of one handler call (0: none) and timeoutErr
+	// the cause its context is cancelled with when it fires.
+	timeout    time.Duration
+	timeoutErr error
+	// lingering counts handler calls abandoned after their context ended
+	// (CancelGrace) that have not returned yet.
+	lingering atomic.Int32
+	// slotsHeld is how many global handler slots the listener's handlers
+	// hold (guarded by the pump's handlerSlots.mu).
+	slotsHeld int
+	// load is how many deliveries are queued or running at the listener
+	// (guarded by the pump's flightMu; see Pump.holdDelivery).
+	load int
 	// lastError is the listener's most recent handler failure.
 	lastError atomic.Pointer[listenerError]
 	lastSeen  atomic.Int64 // unix nanos of the last handled message
@@ -72,6 +86,16 @@ type work struct {
 	// principal is the authenticated session an external message was sent
 	// by (InjectAs); nil when the transport vouches for no one.
 	principal *Principal
+	// user is the admission account an external message is charged to
+	// ("" for none; see Options.MaxInFlight).
+	user string
+	// ctx and deadline bound the waits for room of external work its
+	// injector reads itself (ctx nil on an ingress worker, which never
+	// waits: see Pump.roomAt); busy is the *BusyError it was refused with,
+	// for Inject to return.
+	ctx      context.Context
+	deadline time.Time
+	busy     error
 	// conv is the conversation of internal work.
 	conv string
 	// tbl is the routing snapshot of internal work's conversation (nil for
@@ -122,6 +146,13 @@ type work struct {
 type delivery struct {
 	conv, thread string
 	from, to     string
+	// at is the listener the delivery is queued or running at, and user the
+	// admission account of the external message it carries ("" for none).
+	at   *listener
+	user string
+	// retry marks a delivery whose handling Halt interrupted: handled again
+	// after Unhalt, its message is not appended to the history twice.
+	retry bool
 	// tbl is the routing snapshot of the conversation (see convState.tbl).
 	tbl           *table
 	payloadName   string

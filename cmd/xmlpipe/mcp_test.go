@@ -108,7 +108,7 @@ func mcpOrganism(t *testing.T) string {
     handler: tools.RunCommand
     description: Runs sleep
     tool_config:
-      run_command: {allowed_commands: [sleep], timeout: 60s}
+      run_command: {allowed_commands: [{command: sleep, args: ["{int}"]}], timeout: 60s}
 `...)
 	if err := os.WriteFile(cfg, b, 0o600); err != nil {
 		t.Fatal(err)

@@ -266,6 +266,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 				if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 					return nil
 				}
+				if errors.Is(err, pump.ErrBusy) {
+					continue // not taken after AdmitWait of backpressure: offer the next one
+				}
 				return err
 			}
 			if pace > 0 {

@@ -35,10 +35,12 @@ type injectResult struct {
 	MessageID string `json:"message_id"`
 }
 
-// apiError is a failed API call: the status and the JSON body.
+// apiError is a failed API call: the status, the JSON body and, for a busy
+// refusal, the Retry-After seconds.
 type apiError struct {
-	status int
-	body   errorBody
+	status     int
+	body       errorBody
+	retryAfter int
 }
 
 func badRequest(format string, args ...any) *apiError {
@@ -59,7 +61,7 @@ func (s *Server) apiInject(w http.ResponseWriter, r *http.Request) {
 	}
 	res, apiErr := s.inject(r.Context(), sessionOf(r.Context()), req)
 	if apiErr != nil {
-		writeJSON(w, apiErr.status, apiErr.body)
+		writeAPIError(w, apiErr)
 		return
 	}
 	writeJSON(w, http.StatusOK, res)
@@ -161,8 +163,13 @@ func (s *Server) payloadBytes(l pump.Listener, raw json.RawMessage) ([]byte, *ap
 }
 
 // injectError maps an inject failure to its response: a refused message is
-// 422 with the canned text and the diagnostics.
+// 422 with the canned text and the diagnostics; one the organism was too
+// busy to take (pump.ErrBusy) 429 with Retry-After.
 func (s *Server) injectError(err error) *apiError {
+	if text, retry, ok := busyOf(err); ok {
+		s.log.Info("inject refused: busy", "error", err)
+		return busyAPIError(text, retry)
+	}
 	if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
 		return &apiError{status: http.StatusUnprocessableEntity,
 			body: errorBody{Error: f.Canned(), Diagnostics: diagnosticsOf(f)}}

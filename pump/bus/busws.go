@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -284,6 +285,13 @@ func (b *busSocket) refused(info frameInfo, data []byte, err error) {
 		// the socket is closing
 	case errors.Is(err, pump.ErrClosed), errors.Is(err, pump.ErrNotStarted):
 		b.c.close(websocket.CloseTryAgainLater, "Organism not running")
+	case errors.Is(err, pump.ErrBusy):
+		// Not taken, nothing kept: the client may send the frame again. The
+		// text names neither the reason (which could tell a busy listener
+		// from a missing one) nor a conversation (a fresh thread id).
+		_, retry, _ := busyOf(err)
+		b.c.send(b.s.huhEnvelope(b.principal().From, "", &xmlpipe.Huh{
+			Error: busyText + "; retry in " + strconv.Itoa(retry) + " s", OriginalAttempt: data}))
 	default:
 		var cause error = err
 		if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {

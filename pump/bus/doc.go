@@ -115,13 +115,17 @@
 //	{"type":"error","error":"Invalid payload structure","code":"rejected","diagnostics":["route: …"]}
 //	{"type":"error","error":"Unknown message type: dance","code":"bad_request"}
 //
+// and, when the organism is too busy to take the message (see Busy below):
+//
+//	{"type":"error","error":"Organism busy: listener shouter busy","code":"busy","retry_after":2}
+//
 // with the reference's texts for the rest: "Invalid JSON" ("Invalid JSON:
 // not valid UTF-8" for a frame that is not UTF-8 or escapes half a
 // surrogate pair, \ud800 alone, which a JSON decoder would silently turn
 // into U+FFFD), "Empty message",
 // "No target specified. Use @target message format.", "Missing target",
 // "Missing content", "Missing prefix" (monitor), "Pipeline not available"
-// (code "unavailable").
+// (code "unavailable": the organism is shutting down).
 //
 // After "sent", the socket receives the events of that conversation (and of
 // no other), never before its "sent". thread_id is always the conversation
@@ -192,7 +196,10 @@
 // A privileged message (root or payload in the privileged-msg namespace) is
 // dropped and logged as a security event (slog Warn, security=true); the
 // client gets only a generic <huh> ("Message could not be processed", no
-// original attempt).
+// original attempt). A frame the organism is too busy to take (see Busy)
+// gets a <huh> "Organism busy; retry in 2 s" on a fresh thread id, with the
+// frame in <original-attempt>; it names no reason, so a busy listener
+// reads like any other: send the frame again later.
 //
 // # The REST/WS API: /api/v1
 //
@@ -251,7 +258,9 @@
 // listener's payload fields by Go name, XML name or snake_case; the message
 // is sent from "api:<user>"; a thread_id must name a thread of the user's
 // own conversations or a new id (see Identity). A refused inject is 422
-// {"error": canned text, "diagnostics": […]}. A JSON body (inject, login)
+// {"error": canned text, "diagnostics": […]}; one the organism is too busy
+// to take is 429 {"error":"Organism busy: listener greeter busy",
+// "retry_after":2} with Retry-After: 2 (see Busy). A JSON body (inject, login)
 // over 2 MiB is 413 {"error":"Request body too large: limit 2097152
 // bytes"}; one that is not valid UTF-8, or escapes half a surrogate pair,
 // is 400 {"error":"Invalid JSON: not valid UTF-8"} (never decoded into
@@ -266,7 +275,9 @@
 //	{"cmd":"subscribe","threads":[],"agents":[],"events":[]}  → {"event":"subscribed",…}
 //	{"cmd":"inject","to":"greeter","payload":{"name":"Dan"}}   → {"event":"injected","thread_id","message_id"}
 //
-// (empty lists match everything; inject needs operator). Events:
+// (empty lists match everything; inject needs operator; a refused inject
+// is {"event":"error","error":…}, with "retry_after" when the organism was
+// busy). Events:
 //
 //	{"event":"message","message":Message}
 //	{"event":"thread_created","thread":{"id","status":"active","participants","created_at"}}
@@ -300,6 +311,22 @@
 // handler sees: a thread's n-th delivered message is slot n), null for a
 // reply leaving the organism, which enters no history. Errors:
 // {"event":"error","error":"Invalid JSON"} or "Unknown command: …".
+//
+// # Busy: bounded admission
+//
+// Every message from a client takes a unit of the organism's admission
+// budget (organism.yaml max_in_flight, default 4096) until its handling
+// is done. The budget is shared: a target listener may hold an eighth of
+// it and one user a quarter, and a listener's backlog beyond its eighth
+// (a paused or stuck listener's) does not count against the others. A
+// message that finds no room waits for it at most admit_wait (default 2 s)
+// and is then refused — nothing of it is kept or journaled, so sending it
+// again is safe: REST inject answers 429 with Retry-After (seconds) and
+// "retry_after" in the body, /ws and the event stream an error with code
+// "busy" (/ws) and "retry_after", /bus a <huh> "Organism busy; retry in N
+// s". The text after "Organism busy: " says what was full: "in-flight
+// budget full", "listener NAME busy" or "user's in-flight share full". No
+// request ever waits longer than admit_wait for room.
 //
 // # Dashboard: GET /
 //

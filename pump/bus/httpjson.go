@@ -13,10 +13,12 @@ import (
 const maxRequestBody = 2 << 20
 
 // errorBody is every JSON error response: {"error": "..."} plus, for a
-// message the organism refused, the canned text's diagnostics.
+// message the organism refused, the canned text's diagnostics, and for one
+// it was too busy to take, the seconds after which to retry.
 type errorBody struct {
 	Error       string   `json:"error"`
 	Diagnostics []string `json:"diagnostics,omitempty"`
+	RetryAfter  int      `json:"retry_after,omitempty"`
 }
 
 // writeJSON writes v as the JSON response with status.

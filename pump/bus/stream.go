@@ -127,8 +127,11 @@ func (st *streamSocket) command(data []byte) {
 		}
 		res, apiErr := st.s.inject(st.c.ctx, st.c.sess, cmd.injectRequest)
 		if apiErr != nil {
-			st.c.send(map[string]any{"event": streamError, "error": apiErr.body.Error,
-				"diagnostics": apiErr.body.Diagnostics})
+			ev := map[string]any{"event": streamError, "error": apiErr.body.Error, "diagnostics": apiErr.body.Diagnostics}
+			if apiErr.retryAfter > 0 {
+				ev["retry_after"] = apiErr.retryAfter
+			}
+			st.c.send(ev)
 			return
 		}
 		st.c.send(map[string]any{"event": streamInjected, "thread_id": res.ThreadID, "message_id": res.MessageID})

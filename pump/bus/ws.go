@@ -219,6 +219,11 @@ func (w *wsSocket) injectFailed(h wire.Head, err error) {
 			Diagnostics: diagnosticsOf(f)})
 		return
 	}
+	if text, retry, ok := busyOf(err); ok {
+		w.c.send(wire.Error{Head: wire.Head{Type: wire.TypeError, ID: h.ID}, Error: text, Code: wire.CodeBusy,
+			RetryAfter: retry})
+		return
+	}
 	switch {
 	case errors.Is(err, pump.ErrClosed), errors.Is(err, pump.ErrNotStarted):
 		w.fail(h, wire.CodeUnavailable, "Pipeline not available")

@@ -17,6 +17,8 @@ func Default() *Organism {
 		MaxConcurrentPipelines: 50,
 		MaxConcurrentHandlers:  20,
 		MaxConcurrentPerAgent:  5,
+		MaxInFlight:            4096,
+		AdmitWait:              Duration(2 * time.Second),
 		ThreadScheduling:       BreadthFirst,
 		LLM: LLM{
 			Strategy:       Failover,

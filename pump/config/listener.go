@@ -72,6 +72,16 @@ type Listener struct {
 	// MaxConcurrent bounds this listener's handlers running at once; 0
 	// means the organism default (max_concurrent_per_agent for agents).
 	MaxConcurrent int `yaml:"max_concurrent"`
+	// Timeout bounds one handler call (a number of seconds or a Go
+	// duration: 90, "2m"). When it fires, the call is cancelled, its answer
+	// discarded and the sender gets a <huh>; a handler that ignores the
+	// cancellation is abandoned 5 s later and its worker replaced. 0 or
+	// unset: the default — 60 s for tools and other listeners, 5 min for
+	// agents, in either case raised to what the listener is configured to
+	// take (the longest tool_config timeout of a tool, an mcp server's
+	// timeout, a wasm capabilities.timeout, the longest llm backend timeout
+	// of an agent) plus 10 s. Negative is refused; there is no "none".
+	Timeout Duration `yaml:"timeout"`
 	// Retention overrides journal.retention for this listener's messages;
 	// the zero value means "as the journal".
 	Retention Retention `yaml:"retention"`

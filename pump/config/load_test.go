@@ -124,6 +124,8 @@ func TestLoadFull(t *testing.T) {
 		MaxConcurrentPipelines: 64,
 		MaxConcurrentHandlers:  32,
 		MaxConcurrentPerAgent:  4,
+		MaxInFlight:            1024,
+		AdmitWait:              Duration(5 * time.Second),
 		ThreadScheduling:       DepthFirst,
 		LLM: LLM{
 			Strategy:       RoundRobin,
@@ -222,6 +224,8 @@ func TestDefaults(t *testing.T) {
 		MaxConcurrentPipelines: 50,
 		MaxConcurrentHandlers:  20,
 		MaxConcurrentPerAgent:  5,
+		MaxInFlight:            4096,
+		AdmitWait:              Duration(2 * time.Second),
 		ThreadScheduling:       BreadthFirst,
 		LLM:                    LLM{Strategy: Failover, Retries: 3, RetryBaseDelay: Duration(time.Second), RetryMaxDelay: Duration(time.Minute)},
 		OOB:                    OOB{Enabled: true, Bind: "127.0.0.1", Port: 8766},

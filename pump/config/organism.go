@@ -15,6 +15,15 @@ type Organism struct {
 	// MaxConcurrentPerAgent bounds the handlers of one agent running at once
 	// (default 5).
 	MaxConcurrentPerAgent int `yaml:"max_concurrent_per_agent"`
+	// MaxInFlight is the admission budget of messages from outside (default
+	// 4096): a listener's backlog counts at most an eighth of it, a target
+	// listener holding that eighth and a user holding a quarter wait for
+	// room; see AdmitWait.
+	MaxInFlight int `yaml:"max_in_flight"`
+	// AdmitWait bounds how long a message from outside waits for room in
+	// that budget before it is refused as busy (REST 429 with Retry-After,
+	// a "busy" error frame on /ws; default 2s, 0: not at all).
+	AdmitWait Duration `yaml:"admit_wait"`
 	// ThreadScheduling picks which thread's message runs next (default
 	// breadth-first).
 	ThreadScheduling Scheduling `yaml:"thread_scheduling"`

@@ -120,6 +120,10 @@ func (o *Organism) checkLimits(r *reporter) {
 	r.positive("max_concurrent_pipelines", o.MaxConcurrentPipelines)
 	r.positive("max_concurrent_handlers", o.MaxConcurrentHandlers)
 	r.positive("max_concurrent_per_agent", o.MaxConcurrentPerAgent)
+	r.positive("max_in_flight", o.MaxInFlight)
+	if o.AdmitWait < 0 {
+		r.add("admit_wait", "must not be negative, got %s", o.AdmitWait)
+	}
 	if !o.ThreadScheduling.Valid() {
 		r.add("thread_scheduling", "unknown policy %q (want breadth-first or depth-first)", o.ThreadScheduling)
 	}
@@ -217,6 +221,9 @@ func (o *Organism) checkListeners(r *reporter) {
 		o.checkAgent(r, path, l)
 		r.nonNegative(path+".max_concurrent", l.MaxConcurrent)
 		r.nonNegative(path+".max_messages_per_turn", l.MaxMessagesPerTurn)
+		if l.Timeout < 0 {
+			r.add(path+".timeout", "must not be negative, got %s (0 or unset: the default)", l.Timeout)
+		}
 		for tool, tc := range l.ToolConfig {
 			if !containsFold(l.Tools, tool) && !strings.EqualFold(l.Name, tool) {
 				r.add(path+".tool_config."+tool, "tool %q is not listed in tools (nor is this listener the tool)", tool)

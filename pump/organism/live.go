@@ -50,6 +50,7 @@ var wasmMagic = []byte("\x00asm")
 //     what was checked.
 func (o *Organism) AddListener(lc config.Listener) error {
 	lc.Peers = expandPeers(lc.Peers, o.Federation)
+	lc = withTimeout(o.CurrentConfig(), lc)
 	o.mu.Lock()
 	layer, env := o.layer, o.env
 	o.mu.Unlock()

@@ -223,6 +223,8 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		MaxConcurrentPipelines: cfg.MaxConcurrentPipelines,
 		MaxConcurrentHandlers:  cfg.MaxConcurrentHandlers,
 		MaxConcurrentPerAgent:  cfg.MaxConcurrentPerAgent,
+		MaxInFlight:            cfg.MaxInFlight,
+		AdmitWait:              admitWait(cfg.AdmitWait.D()),
 		Scheduling:             pump.Scheduling(cfg.ThreadScheduling),
 		Threads:                threads,
 		Todos:                  todos,
@@ -298,6 +300,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		late.note(lc, cfg)
 		u := &unit{lc: lc, kind: unitKindOf(lc, false), names: []string{lc.Name}}
 		lc.Peers = expandPeers(lc.Peers, fed)
+		lc = withTimeout(cfg, lc)
 		if err := layer.checkAgent(i, lc); err != nil {
 			errs = append(errs, err)
 			continue
@@ -336,6 +339,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		units[unitKey(lc.Name)] = u
 	}
 	for _, lc := range implicit {
+		lc = withTimeout(cfg, lc)
 		if err := register(p, opts.Catalog, env, ws, lc, "tool "+lc.Name, false, nil); err != nil {
 			errs = append(errs, err)
 			continue
@@ -417,7 +421,7 @@ func resolveListener(cat *catalog.Catalog, env catalog.Env, ws *wasmSet, lc conf
 	}
 	return pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Handler: h, Agent: lc.Agent,
 		Peers: append(append([]string(nil), lc.Peers...), lc.Tools...), Broadcast: lc.Broadcast, Prompt: lc.Prompt,
-		Workers: lc.MaxConcurrent, MaxMessagesPerTurn: lc.MaxMessagesPerTurn}, wl, nil
+		Workers: lc.MaxConcurrent, MaxMessagesPerTurn: lc.MaxMessagesPerTurn, Timeout: lc.Timeout.D()}, wl, nil
 }
 
 // Start starts the pump and sends the boot message to system.boot.

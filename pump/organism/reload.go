@@ -258,7 +258,7 @@ func (o *Organism) entries(cfg *config.Organism, layer *llmLayer, extra map[stri
 				lc.Name))
 			continue
 		}
-		out = append(out, planEntry{lc: lc, kind: toolUnit, index: -1, where: "tool " + lc.Name})
+		out = append(out, planEntry{lc: withTimeout(cfg, lc), kind: toolUnit, index: -1, where: "tool " + lc.Name})
 	}
 	return out, errors.Join(errs...)
 }
@@ -355,6 +355,7 @@ func (p *Plan) build(entries []planEntry) error {
 		u := &unit{lc: e.lc, kind: e.kind, names: []string{e.lc.Name}}
 		lc := e.lc
 		lc.Peers = o.expandPeers(lc.Peers)
+		lc = withTimeout(p.cfg, lc)
 		switch e.kind {
 		case mountUnit:
 			m, ls, err := connectMount(env, lc, e.where)

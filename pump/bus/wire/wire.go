@@ -51,8 +51,12 @@ const (
 	// CodeRejected: the organism refused the message at ingress; Error is the
 	// canned <huh> text and Diagnostics the details.
 	CodeRejected = "rejected"
-	// CodeUnavailable: the organism is shutting down or saturated.
+	// CodeUnavailable: the organism is shutting down.
 	CodeUnavailable = "unavailable"
+	// CodeBusy: the organism was too busy to take the message (its
+	// in-flight budget, the target listener's share or the user's is full);
+	// nothing of it was kept: send it again after RetryAfter seconds.
+	CodeBusy = "busy"
 	// CodeInternal: anything else.
 	CodeInternal = "internal"
 )
@@ -148,6 +152,8 @@ type Error struct {
 	Error       string   `json:"error"`
 	Code        string   `json:"code,omitempty"`
 	Diagnostics []string `json:"diagnostics,omitempty"`
+	// RetryAfter is when to send again, in seconds (CodeBusy).
+	RetryAfter int `json:"retry_after,omitempty"`
 }
 
 // Threads answers TypeThreads: for a durable organism the journal's recent

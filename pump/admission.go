@@ -1,0 +1,276 @@
+package pump
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrBusy reports a message the organism did not take because its admission
+// budget is used up (see Options.MaxInFlight): the whole budget, the target
+// listener's share or the user's. Nothing of the message was kept; the
+// sender may try again later. The error is a *BusyError.
+var ErrBusy = errors.New("pump: busy")
+
+// BusyError is an ErrBusy refusal: what was full and when to try again.
+type BusyError struct {
+	// Reason says which share of the budget is full: "in-flight budget
+	// full", "listener NAME busy" or "user's in-flight share full".
+	Reason string
+	// RetryAfter is a hint of when to try again (whole seconds, at least 1).
+	RetryAfter time.Duration
+	// Err is the context error when the wait for room ended by the caller's
+	// deadline (nil otherwise).
+	Err error
+}
+
+// Error says that the organism is busy and why.
+func (e *BusyError) Error() string {
+	s := "pump: busy: " + e.Reason
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Is makes a BusyError match ErrBusy.
+func (e *BusyError) Is(target error) bool { return target == ErrBusy }
+
+// Unwrap returns the context error the wait ended with (nil for none).
+func (e *BusyError) Unwrap() error { return e.Err }
+
+// busy builds the BusyError of reason, with the pump's retry hint.
+func (p *Pump) busy(reason string, err error) *BusyError {
+	retry := max(p.opts.AdmitWait, time.Second).Round(time.Second)
+	return &BusyError{Reason: reason, RetryAfter: retry, Err: err}
+}
+
+// ceilDiv is a/b rounded up, at least 1.
+func ceilDiv(a, b int) int { return max((a+b-1)/b, 1) }
+
+// userKey is the admission account of an external message's principal: its
+// user, else its identity ("" without a principal: not capped per user).
+func userKey(who *Principal) string {
+	switch {
+	case who == nil:
+		return ""
+	case who.User != "":
+		return "user:" + who.User
+	default:
+		return "from:" + who.From
+	}
+}
+
+// roomLocked reports whether the budget has room for one more external
+// message of user (p.flightMu held).
+func (p *Pump) roomLocked(user string) (ok bool, reason string) {
+	if p.inflight-p.excess >= p.opts.MaxInFlight {
+		return false, "in-flight budget full"
+	}
+	if user != "" && p.users[user] >= p.userShare {
+		return false, "user's in-flight share full"
+	}
+	return true, ""
+}
+
+// admitDeadline is when an Inject starting now stops waiting for room
+// (AdmitWait from now; now itself for a negative AdmitWait).
+func (p *Pump) admitDeadline() time.Time { return time.Now().Add(max(p.opts.AdmitWait, 0)) }
+
+// admit takes one unit of the admission budget for an external message of
+// user, waiting for room until deadline: then it fails with a *BusyError
+// (wrapping ctx's error when ctx's deadline came first). A zero deadline
+// (Recover) waits as long as ctx allows and never gets ErrBusy. It fails
+// with ErrClosed once the pump shuts down and with ctx's error when ctx is
+// cancelled.
+func (p *Pump) admit(ctx context.Context, deadline time.Time, user string) error {
+	p.flightMu.Lock()
+	defer p.flightMu.Unlock()
+	ok, reason := p.roomLocked(user)
+	if !ok {
+		if err := p.waitLocked(ctx, deadline, func() bool {
+			ok, reason = p.roomLocked(user)
+			return ok
+		}); err != nil {
+			if deadline.IsZero() {
+				return err // Recover: ctx alone bounds it
+			}
+			return p.waitError(err, reason)
+		}
+	}
+	if p.closing.Load() {
+		return ErrClosed
+	}
+	p.inflight++
+	if user != "" {
+		p.users[user]++
+	}
+	return nil
+}
+
+// errWaitOver is waitLocked's report that its deadline passed before ctx
+// ended.
+var errWaitOver = errors.New("wait over")
+
+// waitLocked waits on p.flight until room() holds (p.flightMu held), at
+// most until deadline (zero: none). It returns ErrClosed once the pump
+// shuts down, ctx's error when ctx ends, errWaitOver when the deadline
+// passes first.
+func (p *Pump) waitLocked(ctx context.Context, deadline time.Time, room func() bool) error {
+	wait := ctx
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		wait, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	// sync.Cond does not watch contexts: wake the waiters when wait ends.
+	stop := context.AfterFunc(wait, func() {
+		p.flightMu.Lock()
+		p.flight.Broadcast()
+		p.flightMu.Unlock()
+	})
+	defer stop()
+	for {
+		switch {
+		case p.closing.Load():
+			return ErrClosed
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case wait.Err() != nil:
+			return errWaitOver
+		}
+		p.flight.Wait()
+		if room() {
+			return nil
+		}
+	}
+}
+
+// waitError turns the end of a wait for room into Inject's error: a
+// *BusyError when the wait's bound or ctx's deadline ended it.
+func (p *Pump) waitError(err error, reason string) error {
+	switch {
+	case errors.Is(err, errWaitOver):
+		return p.busy(reason, nil)
+	case errors.Is(err, context.DeadlineExceeded):
+		return p.busy(reason, err)
+	}
+	return err
+}
+
+// listenerBusy is the BusyError reason of a target at its share.
+func listenerBusy(l *listener) string { return fmt.Sprintf("listener %s busy", l.Name) }
+
+// hasRoomLocked reports whether l may take one more new external message:
+// it holds fewer than listenerShare deliveries and its queue is not full
+// (p.flightMu held).
+func (p *Pump) hasRoomLocked(l *listener) bool {
+	return l.load < p.listenerShare && l.queue.len() < l.QueueSize
+}
+
+// fullTarget returns the first of targets that holds its share of the
+// budget (nil: none): a new external message would only wait there.
+func (p *Pump) fullTarget(targets []*listener) *listener {
+	p.flightMu.Lock()
+	defer p.flightMu.Unlock()
+	for _, l := range targets {
+		if !p.hasRoomLocked(l) {
+			return l
+		}
+	}
+	return nil
+}
+
+// waitRoom waits, until deadline at most, until l has room for a new
+// external message (see fullTarget).
+func (p *Pump) waitRoom(ctx context.Context, deadline time.Time, l *listener) error {
+	p.flightMu.Lock()
+	defer p.flightMu.Unlock()
+	if p.hasRoomLocked(l) {
+		return nil
+	}
+	err := p.waitLocked(ctx, deadline, func() bool { return p.hasRoomLocked(l) })
+	if err != nil {
+		return p.waitError(err, listenerBusy(l))
+	}
+	return nil
+}
+
+// hold counts one more unit of internal work.
+func (p *Pump) hold() {
+	p.flightMu.Lock()
+	p.inflight++
+	p.flightMu.Unlock()
+}
+
+// release counts one unit of work finished.
+func (p *Pump) release() {
+	p.flightMu.Lock()
+	p.inflight--
+	p.signalLocked()
+	p.flightMu.Unlock()
+}
+
+// releaseWork counts work w finished with the ingress stages (or dropped):
+// its unit, and an external message's charge to its user.
+func (p *Pump) releaseWork(w *work) {
+	p.flightMu.Lock()
+	p.inflight--
+	p.unchargeLocked(w.user)
+	p.signalLocked()
+	p.flightMu.Unlock()
+}
+
+// holdDelivery counts a delivery queued at its listener d.at: one unit of
+// work, one of the listener's load (beyond its share, excess), and one of
+// its user's.
+func (p *Pump) holdDelivery(d *delivery) {
+	p.flightMu.Lock()
+	p.inflight++
+	d.at.load++
+	if d.at.load > p.listenerShare {
+		p.excess++
+	}
+	if d.user != "" {
+		p.users[d.user]++
+	}
+	p.flightMu.Unlock()
+}
+
+// releaseDelivery counts a delivery finished (handled, dropped or refused).
+func (p *Pump) releaseDelivery(d *delivery) {
+	p.flightMu.Lock()
+	p.inflight--
+	if d.at.load > p.listenerShare {
+		p.excess--
+	}
+	d.at.load--
+	p.unchargeLocked(d.user)
+	if d.at.load < p.listenerShare {
+		p.flight.Broadcast() // an Inject may wait for room at d.at
+	} else {
+		p.signalLocked()
+	}
+	p.flightMu.Unlock()
+}
+
+// unchargeLocked drops one unit of user's account (p.flightMu held).
+func (p *Pump) unchargeLocked(user string) {
+	if user == "" {
+		return
+	}
+	if n := p.users[user] - 1; n > 0 {
+		p.users[user] = n
+	} else {
+		delete(p.users, user)
+	}
+}
+
+// signalLocked wakes admission waiters and the drain when room may have
+// appeared (p.flightMu held).
+func (p *Pump) signalLocked() {
+	if p.inflight <= 0 || p.inflight-p.excess < p.opts.MaxInFlight {
+		p.flight.Broadcast()
+	}
+}

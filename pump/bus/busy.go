@@ -1,0 +1,45 @@
+package bus
+
+import (
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+)
+
+// busyText is the start of every answer to a message the organism was too
+// busy to take (pump.ErrBusy): REST 429 and stream errors, /ws error frames
+// and the <huh> a /bus client gets.
+const busyText = "Organism busy"
+
+// busyOf reports whether err is a pump.ErrBusy refusal and, if so, the
+// answer's text ("Organism busy: listener greeter busy") and its retry hint
+// in whole seconds (at least 1).
+func busyOf(err error) (text string, retryAfter int, ok bool) {
+	if !errors.Is(err, pump.ErrBusy) {
+		return "", 0, false
+	}
+	text, retryAfter = busyText, 1
+	if b, isBusy := errors.AsType[*pump.BusyError](err); isBusy {
+		text += ": " + b.Reason
+		retryAfter = max(1, int(math.Ceil(b.RetryAfter.Seconds())))
+	}
+	return text, retryAfter, true
+}
+
+// busyAPIError is the REST answer to a busy refusal: 429 {"error":
+// "Organism busy: …", "retry_after": N} with Retry-After: N.
+func busyAPIError(text string, retryAfter int) *apiError {
+	return &apiError{status: http.StatusTooManyRequests, retryAfter: retryAfter,
+		body: errorBody{Error: text, RetryAfter: retryAfter}}
+}
+
+// writeAPIError writes e, with its Retry-After header when it has one.
+func writeAPIError(w http.ResponseWriter, e *apiError) {
+	if e.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
+	}
+	writeJSON(w, e.status, e.body)
+}

@@ -1,0 +1,243 @@
+package pump
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// Cancellation causes: context.Cause of a handler's context says why it was
+// cancelled (ctx.Err() is context.Canceled whatever the cause).
+var (
+	// ErrConversationKilled: Kill stopped the handler's conversation. What
+	// the handler answers afterwards is dropped as a dead letter.
+	ErrConversationKilled = errors.New("pump: conversation killed")
+	// ErrHandlerTimeout: the listener's timeout fired (Listener.Timeout). The
+	// cause wraps it with the listener and the duration: "listener
+	// run_command: handler timeout 2m0s". The sender gets a <huh>.
+	ErrHandlerTimeout = errors.New("handler timeout")
+	// ErrShutdown: an immediate shutdown (ShutdownNow). The message is
+	// re-delivered after a restart (at-least-once).
+	ErrShutdown = errors.New("pump: immediate shutdown")
+	// ErrHalted: Halt stopped the handler. Its message waits in the
+	// listener's queue and is handled again after Unhalt.
+	ErrHalted = errors.New("pump: halted")
+)
+
+// workerSlot is one listener worker's running handler call (nil when the
+// worker is idle): what Kill, Halt, the watchdog and introspection look at.
+type workerSlot struct {
+	call atomic.Pointer[handlerCall]
+}
+
+// Handler call states (handlerCall.state).
+const (
+	callRunning uint32 = iota
+	callReturned
+	callAbandoned
+)
+
+// handlerCall is one running handler call: its context, what cancels it,
+// and who finishes its delivery — the worker when the handler returns, or
+// the watchdog when it does not return within CancelGrace of its
+// cancellation (whichever moves state away from callRunning first).
+//
+// Its deadline and grace are kept by the pump's watchdog, not by timers of
+// its own: a handler call costs one context and no timer.
+type handlerCall struct {
+	p      *Pump
+	l      *listener
+	d      *delivery
+	slot   *workerSlot
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	// deadline is when the listener's timeout fires (unix nanos, 0: none);
+	// cancelledAt is when the call was cancelled for a reason that may end
+	// in abandonment (a timeout, Kill, Halt; 0: not so cancelled).
+	deadline    int64
+	cancelledAt atomic.Int64
+	state       atomic.Uint32
+}
+
+// startCall builds the context of a handler call of l for d and publishes
+// the call in the worker's slot, where Kill, Halt and the watchdog find it.
+func (p *Pump) startCall(l *listener, d *delivery, slot *workerSlot) *handlerCall {
+	c := &handlerCall{p: p, l: l, d: d, slot: slot}
+	c.ctx, c.cancel = context.WithCancelCause(p.handlerContext(l.Name, d.thread))
+	if l.timeout > 0 {
+		c.deadline = time.Now().Add(l.timeout).UnixNano()
+	}
+	slot.call.Store(c)
+	return c
+}
+
+// end is called by the worker once the handler returned. It reports false
+// when the call was abandoned meanwhile (its delivery is finished, and the
+// worker's place taken: the worker must stop), else true and the cause the
+// context was cancelled with before the handler returned (nil: not
+// cancelled).
+func (c *handlerCall) end() (cause error, ok bool) {
+	if !c.state.CompareAndSwap(callRunning, callReturned) {
+		c.l.lingering.Add(-1)
+		c.cancel(context.Canceled)
+		c.p.log.Warn("abandoned handler returned", "listener", c.l.Name, "thread", c.d.thread)
+		return nil, false
+	}
+	c.slot.call.CompareAndSwap(c, nil)
+	if c.ctx.Err() != nil {
+		cause = context.Cause(c.ctx)
+	}
+	c.cancel(context.Canceled)
+	return cause, true
+}
+
+// cancelWith cancels the call with cause at now (unix nanos) and starts its
+// grace: unless it returns within CancelGrace, the watchdog abandons it.
+// The first cause sticks.
+func (c *handlerCall) cancelWith(cause error, now int64) {
+	c.cancelledAt.CompareAndSwap(0, now)
+	c.cancel(cause)
+}
+
+// abandon gives up on a handler that did not return within CancelGrace of
+// its cancellation: its delivery is finished as its cause says (a <huh>
+// for a timeout, a dead letter for a kill, back to the queue for a halt),
+// its slot is freed, and a new worker takes the place of the one stuck in
+// the handler (at most Workers abandoned calls per listener linger at once;
+// beyond that the listener runs with one worker fewer).
+func (c *handlerCall) abandon() {
+	if !c.state.CompareAndSwap(callRunning, callAbandoned) {
+		return
+	}
+	p, l, d := c.p, c.l, c.d
+	c.slot.call.CompareAndSwap(c, nil)
+	cause := context.Cause(c.ctx)
+	p.abandoned.Add(1)
+	lingering := l.lingering.Add(1)
+	p.log.Error("handler abandoned: still running after its context ended", "listener", l.Name, "thread", d.thread,
+		"cause", cause, "grace", p.opts.CancelGrace, "lingering", lingering)
+	p.conclude(l, d, cause, nil, nil)
+	if int(lingering) <= l.Workers {
+		go p.runWorker(l, c.slot) // takes over the stuck worker's place (and its WaitGroup counts)
+		return
+	}
+	p.log.Error("listener runs with one worker fewer: too many abandoned handlers linger", "listener", l.Name,
+		"lingering", lingering)
+	l.workers.Done()
+	p.wg.Done()
+}
+
+// Watchdog tick bounds: it checks the running calls every quarter of the
+// shortest listener timeout or CancelGrace, within these.
+const (
+	minWatchEvery = 5 * time.Millisecond
+	maxWatchEvery = time.Second
+)
+
+// watchEvery is how often the watchdog checks the running calls for a
+// period d (a timeout or the grace) to be kept within a quarter of it.
+func watchEvery(d time.Duration) time.Duration {
+	return min(max(d/4, minWatchEvery), maxWatchEvery)
+}
+
+// noteTimeout makes the watchdog tick often enough for a timeout d.
+func (p *Pump) noteTimeout(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	every := int64(watchEvery(d))
+	for {
+		cur := p.watchEvery.Load()
+		if cur <= every || p.watchEvery.CompareAndSwap(cur, every) {
+			break
+		}
+	}
+	select {
+	case p.watchPoke <- struct{}{}: // re-arm with the shorter period
+	default:
+	}
+}
+
+// watchdog fires the listeners' timeouts and abandons the calls still
+// running CancelGrace after their cancellation, until stop is closed.
+func (p *Pump) watchdog(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTimer(time.Duration(p.watchEvery.Load()))
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-p.watchPoke:
+		case <-t.C:
+			p.sweep(time.Now().UnixNano())
+		}
+		t.Reset(time.Duration(p.watchEvery.Load()))
+	}
+}
+
+// sweep cancels the calls past their deadline and abandons those past
+// their grace.
+func (p *Pump) sweep(now int64) {
+	grace := int64(p.opts.CancelGrace)
+	for _, l := range p.liveListeners() {
+		for i := range l.current {
+			c := l.current[i].call.Load()
+			if c == nil {
+				continue
+			}
+			if c.deadline != 0 && now >= c.deadline && c.ctx.Err() == nil {
+				c.cancelWith(l.timeoutErr, now)
+			}
+			if at := c.cancelledAt.Load(); at != 0 && grace > 0 && now-at >= grace {
+				c.abandon()
+			}
+		}
+	}
+}
+
+// cancelCalls cancels, with cause, every running handler call for which
+// match holds; it returns how many it cancelled. Unless the cause is an
+// immediate shutdown, each gets its grace (see cancelWith).
+func (p *Pump) cancelCalls(cause error, match func(*handlerCall) bool) int {
+	n := 0
+	now := time.Now().UnixNano()
+	for _, l := range p.liveListeners() {
+		for i := range l.current {
+			c := l.current[i].call.Load()
+			if c == nil || !match(c) {
+				continue
+			}
+			if errors.Is(cause, ErrShutdown) {
+				c.cancel(cause)
+			} else {
+				c.cancelWith(cause, now)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// listenerTimeout sets l's handler deadline from its Timeout and the pump's
+// defaults.
+func (p *Pump) listenerTimeout(l *listener) {
+	t := l.Timeout
+	if t == 0 {
+		switch {
+		case l.Remote:
+			t = -1
+		case l.Agent:
+			t = p.opts.AgentTimeout
+		default:
+			t = p.opts.HandlerTimeout
+		}
+	}
+	if t < 0 {
+		t = 0
+	}
+	l.timeout = t
+	l.timeoutErr = fmt.Errorf("listener %s: %w %s", l.Name, ErrHandlerTimeout, t)
+}
