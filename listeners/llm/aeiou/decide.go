@@ -124,6 +124,11 @@ type Decision struct {
 // tokenMark is what makes a line a candidate worth counting.
 const tokenMark = "<<<NSMAG"
 
+// MaxCandidates bounds how many bare token lines of one output are
+// verified; later ones are rejected with ReasonTooMany. A well-behaved
+// answer holds one.
+const MaxCandidates = 64
+
 // Decide scans the current turn's output (only that: never USERDATA,
 // SCRATCHPAD or earlier turns, §5.4) and decides (§5.3, §8):
 //   - a candidate is a line that is exactly a token (after a trailing "\r");
@@ -145,6 +150,7 @@ func (v *Verifier) Decide(turn Turn, output string) Decision {
 	now := v.now()
 	var d Decision
 	var fence string
+	checked := 0
 	lines := strings.Split(output, "\n")
 	for i, line := range lines {
 		line = strings.TrimSuffix(line, "\r")
@@ -165,7 +171,10 @@ func (v *Verifier) Decide(turn Turn, output string) Decision {
 		switch {
 		case inFence:
 			c.Reason = ReasonFenced
+		case isBareToken(line) && checked >= MaxCandidates:
+			c.Reason = ReasonTooMany
 		case isBareToken(line):
+			checked++
 			claims, verr := v.check(line, turn, now)
 			if verr != nil {
 				c.Reason, c.Err = verr.Reason, verr
@@ -277,4 +286,29 @@ func fenceMark(line string) (run, rest string) {
 		}
 	}
 	return "", ""
+}
+
+// StripTokens returns output without its token lines — every line that is
+// exactly a token by §7's syntax (a trailing "\r" aside), verified or not —
+// and without the blank lines this leaves at the end; the rest is kept byte
+// for byte. Use it on an answer before delivering it or keeping it as the
+// turn's output.
+func StripTokens(output string) string {
+	if !strings.Contains(output, TokenPrefix) {
+		return output
+	}
+	lines := strings.SplitAfter(output, "\n")
+	var b strings.Builder
+	removed := false
+	for _, l := range lines {
+		if IsTokenSyntax(strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")) {
+			removed = true
+			continue
+		}
+		b.WriteString(l)
+	}
+	if !removed {
+		return output
+	}
+	return strings.TrimRight(b.String(), " \t\r\n")
 }

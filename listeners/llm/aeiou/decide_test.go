@@ -2,6 +2,7 @@ package aeiou
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -84,7 +85,43 @@ func TestOutcomeNames(t *testing.T) {
 			t.Errorf("%d: %s %s", o, o.String(), o.HaltCode())
 		}
 	}
-	if len(Reasons()) != 25 || slices.Contains(Reasons(), "") {
+	if len(Reasons()) != 26 || slices.Contains(Reasons(), "") {
 		t.Fatalf("Reasons() = %v", Reasons())
+	}
+}
+
+// TestDecideTooManyCandidates checks the bound on verified lines per turn.
+func TestDecideTooManyCandidates(t *testing.T) {
+	keys := testKeys(t)
+	turn := testTurn()
+	m := testMinter(t, keys, fixedClock(testNow), 1)
+	forged := strings.Replace(mustMint(t, m, turn, ActionDone).Token, "LOOP:e", "LOOP:f", 1)
+	valid := mustMint(t, m, turn, ActionContinue).Token
+	out := strings.Repeat(forged+"\n", MaxCandidates) + valid
+	v := NewVerifier(keys.Ring, NewReplayCache(0, 0), Config{}, fixedClock(testNow))
+	d := v.Decide(turn, out)
+	if d.Outcome != OutcomeMissing || len(d.Rejected) != MaxCandidates+1 || d.Rejected[MaxCandidates].Reason != ReasonTooMany {
+		t.Fatalf("outcome %v, %d rejected, last %+v", d.Outcome, len(d.Rejected), d.Rejected[len(d.Rejected)-1])
+	}
+	if d := v.Decide(turn, strings.Repeat(forged+"\n", MaxCandidates-1)+valid); d.Outcome != OutcomeContinue {
+		t.Fatalf("within the bound: %v", d.Outcome)
+	}
+}
+
+// TestStripTokens checks that token lines go and everything else stays.
+func TestStripTokens(t *testing.T) {
+	tok := mustMint(t, testMinter(t, testKeys(t), fixedClock(testNow), 1), testTurn(), ActionDone).Token
+	for in, want := range map[string]string{
+		"Answer.\n" + tok + "\n":                       "Answer.",
+		"Answer.\r\n" + tok + "\r\n":                   "Answer.",
+		"  indented\n\n" + tok:                         "  indented",
+		tok + "\nafter":                                "after",
+		"quoted `" + tok + "` stays\n" + tok:           "quoted `" + tok + "` stays",
+		"no token at all\n":                            "no token at all\n",
+		"a\n<<<NSMAG:V3:LOOP:broken\nb\n" + tok + "\n": "a\n<<<NSMAG:V3:LOOP:broken\nb",
+	} {
+		if got := StripTokens(in); got != want {
+			t.Errorf("StripTokens(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

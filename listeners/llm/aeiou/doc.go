@@ -43,19 +43,21 @@
 //  3. When the model answers, d := s.Decide(ctx, answer, scratch) — scratch
 //     is private text of the turn (e.g. tool results), used only for the
 //     progress digest. Only the answer is scanned for tokens.
-//  4. Apply d.Outcome:
-//     - OutcomeContinue: strip the token line, keep the answer as the turn's
-//     output, and run another turn (Begin again).
-//     - OutcomeDone: the answer, without its token line, is final.
-//     - OutcomeAbort: stop; report the abort (with the answer) to the caller.
-//     - OutcomeMissing (HALT(ERR_TOKEN_MISSING), §8): no valid token. The
-//     recommended mapping is to stop the loop and deliver the answer as
-//     final, as for done, but logged and counted as a halt — never to
-//     continue on a missing token. A loop that wants to be strict may treat
-//     it as an abort; one that tolerates slips may ask the model once for a
-//     token (a new turn) before halting.
-//     - OutcomeNoProgress (HALT(ERR_NO_PROGRESS), §9): the same digest N
-//     turns in a row while the model asked to continue: stop, as for abort.
+//  4. Apply d.Outcome as below; the next turn starts with Begin again.
+//
+// # Outcomes
+//
+//   - OutcomeContinue: keep StripTokens(answer) as the turn's output and run
+//     another turn.
+//   - OutcomeDone: StripTokens(answer) is the final answer.
+//   - OutcomeAbort: stop; report the abort (with the answer) to the caller.
+//   - OutcomeMissing, HALT(ERR_TOKEN_MISSING) (§8): no valid token. The
+//     recommended mapping is to stop the loop and deliver the answer as final,
+//     as for done, but logged and counted as a halt — never to continue on a
+//     missing token. A strict loop may treat it as an abort; a tolerant one
+//     may ask the model once more for a token (a new turn) before halting.
+//   - OutcomeNoProgress, HALT(ERR_NO_PROGRESS) (§9): the same digest N turns
+//     in a row while the model asked to continue: stop, as for abort.
 //
 // Decide logs the §10 record (Decision.Record) at info (warn for halts and
 // rejected candidates) and reports events to the Observer: Counters counts
@@ -69,8 +71,9 @@
 // a code fence, embedded in a line or split across lines is ignored and
 // counted with its Reason, as is a token that does not verify (forged,
 // altered, for another session, turn or nonce, expired, replayed, of an
-// unknown kind, oversized). Among the valid tokens abort > done > continue,
-// and the last wins among equals.
+// unknown kind, oversized). At most MaxCandidates bare lines are verified
+// per turn. Among the valid tokens abort > done > continue, and the last wins
+// among equals.
 //
 // # Envelope
 //

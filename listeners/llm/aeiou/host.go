@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Host is AEIOU loop control for one organism run: keys, minter, verifier,
@@ -93,8 +94,8 @@ type Session struct {
 
 // Session returns a new session sid (its first turn has index 0).
 func (h *Host) Session(sid string) (*Session, error) {
-	if sid == "" || len(sid) > MaxSessionIDBytes {
-		return nil, fmt.Errorf("%w: session id must be 1-%d bytes", ErrTurn, MaxSessionIDBytes)
+	if sid == "" || len(sid) > MaxSessionIDBytes || !utf8.ValidString(sid) {
+		return nil, fmt.Errorf("%w: session id must be 1-%d bytes of UTF-8", ErrTurn, MaxSessionIDBytes)
 	}
 	return &Session{host: h, id: sid, progress: NewProgress(h.cfg.RepeatLimit)}, nil
 }

@@ -70,6 +70,9 @@ const (
 	// ReasonSplit: the token starts on a line but does not end on it (split
 	// across lines or cut short).
 	ReasonSplit Reason = "split"
+	// ReasonTooMany: a bare token line beyond the first MaxCandidates of
+	// the output, not verified (bounds the signature checks per turn).
+	ReasonTooMany Reason = "too_many_candidates"
 )
 
 // Reasons lists every Reason (for pre-registering metric labels).
@@ -80,7 +83,7 @@ func Reasons() []Reason {
 		ReasonUnsupportedVersion, ReasonKindMismatch, ReasonBadAction, ReasonAbortOnlyKey,
 		ReasonWrongSession, ReasonWrongTurn, ReasonWrongNonce, ReasonTTLTooLong, ReasonNotYetValid,
 		ReasonExpired, ReasonReplayed,
-		ReasonEmbedded, ReasonQuoted, ReasonBackticked, ReasonFenced, ReasonSplit,
+		ReasonEmbedded, ReasonQuoted, ReasonBackticked, ReasonFenced, ReasonSplit, ReasonTooMany,
 	}
 }
 
