@@ -64,6 +64,9 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzProviderReply$$' -fuzztime $(FUZZTIME) ./listeners/llm/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pump/federation/
 	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./pump/federation/envsig/
+	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./listeners/llm/aeiou/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseEnvelope$$' -fuzztime $(FUZZTIME) ./listeners/llm/aeiou/
+	$(GO) test -run '^$$' -fuzz '^FuzzJCS$$' -fuzztime $(FUZZTIME) ./listeners/llm/aeiou/
 
 ## soak: long-running leak and crash tests, and the WASM RSS check without the race detector.
 soak: deps
