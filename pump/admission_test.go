@@ -129,6 +129,7 @@ func TestAdmissionListenerShare(t *testing.T) {
 		return xmlpipe.Raw([]byte(b.String())), nil
 	})
 	j := newMarkJournal()
+	fan.MaxMessagesPerTurn = 64 // the fan-out is one turn of 40
 	p := startPump(t, pump.Options{MaxInFlight: 16, AdmitWait: 50 * time.Millisecond, Journal: j}, slow, fan, echo(t, "other"))
 	jobTo := func(label string) []byte {
 		return envelope(client, "slow", xmlpipe.NewThreadID(), `<Job xmlns=""><Label>`+label+`</Label></Job>`)
