@@ -1,6 +1,8 @@
 //go:build wasip1
 
-// Command memhog allocates (and touches) the megabytes its payload asks for:
+// Command memhog allocates (and touches) the megabytes its payload asks for,
+// in one allocation, so that a request over the memory cap fails at once
+// (the linear memory cannot grow) however slowly the guest runs:
 // <Hog><MB/></Hog> in, <Hogged><MB/></Hogged> out.
 package main
 
@@ -13,7 +15,7 @@ import (
 
 type hog struct{ MB int }
 
-var keep [][]byte
+var keep []byte
 
 func run() int32 {
 	in, _ := io.ReadAll(os.Stdin)
@@ -22,12 +24,9 @@ func run() int32 {
 		fmt.Fprintln(os.Stderr, "bad payload:", err)
 		return 1
 	}
-	for i := 0; i < h.MB; i++ {
-		b := make([]byte, 1<<20)
-		for j := range b {
-			b[j] = byte(j)
-		}
-		keep = append(keep, b)
+	keep = make([]byte, h.MB<<20)
+	for i := 0; i < len(keep); i += 4096 { // a byte per page: the pages are used
+		keep[i] = byte(i)
 	}
 	keep = nil
 	fmt.Fprintf(os.Stdout, "<Hogged><MB>%d</MB></Hogged>", h.MB)
