@@ -9,7 +9,36 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/tetratelabs/wazero"
 )
+
+// CacheEnv names the environment variable that places the tests'
+// compilation cache (NewCache): a directory, or "off" for one in memory.
+const CacheEnv = "XMLPIPE_WASM_TEST_CACHE"
+
+// NewCache returns a compilation cache for a test binary's guests, on disk
+// so that what one test run compiled the next one finds: compiling a Go
+// guest takes a minute under the race detector on a loaded machine, and the
+// guests only change when their sources do (wazero keys an entry by the
+// module's bytes and its own version; a stale one is never used). The
+// directory is $XMLPIPE_WASM_TEST_CACHE, else xmlpipe/wasm-test in the
+// user's cache directory; "off", or a directory that cannot be made, gives
+// an in-memory cache for this binary alone.
+func NewCache() wazero.CompilationCache {
+	dir := os.Getenv(CacheEnv)
+	if dir == "" {
+		if base, err := os.UserCacheDir(); err == nil {
+			dir = filepath.Join(base, "xmlpipe", "wasm-test")
+		}
+	}
+	if dir != "" && dir != "off" {
+		if c, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
+			return c
+		}
+	}
+	return wazero.NewCompilationCache()
+}
 
 // Guests builds guests into one directory (a test binary's temporary
 // directory, made in its TestMain) and remembers what it built.
