@@ -13,6 +13,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 )
@@ -33,7 +34,9 @@ type Sandbox struct {
 	MemoryMB int
 	// Timeout bounds one call (default 5s).
 	Timeout time.Duration
-	// Dir is preopened as /data ("" = no filesystem at all).
+	// Dir is preopened as /data ("" = no filesystem at all). Every path the
+	// guest names resolves beneath it, symbolic links included (see
+	// rootFS); only regular files and directories can be opened.
 	Dir string
 	// DirWritable mounts Dir read-write instead of read-only.
 	DirWritable bool
@@ -82,7 +85,9 @@ type Module struct {
 	cm      wazero.CompiledModule
 	kind    Kind
 	env     [][2]string
-	log     *slog.Logger
+	// dir is Sandbox.Dir as the guest's /data (nil: no filesystem).
+	dir *rootFS
+	log *slog.Logger
 
 	idle   chan *instance
 	slots  chan struct{} // one per call in progress, Instances at most
@@ -102,13 +107,11 @@ func Compile(ctx context.Context, name string, wasm []byte, sb Sandbox, cache wa
 	if sb.MemoryMB > 4096 {
 		return nil, fmt.Errorf("wasm %s: memory_mb %d is over the 4096 MiB wasm32 limit", name, sb.MemoryMB)
 	}
+	var dir *rootFS
 	if sb.Dir != "" {
-		st, err := os.Stat(sb.Dir)
-		if err != nil {
+		var err error
+		if dir, err = openRootFS(sb.Dir, !sb.DirWritable); err != nil {
 			return nil, fmt.Errorf("wasm %s: dir: %w", name, err)
-		}
-		if !st.IsDir() {
-			return nil, fmt.Errorf("wasm %s: dir %s is not a directory", name, sb.Dir)
 		}
 	}
 	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(true).WithMemoryLimitPages(uint32(sb.MemoryMB) * 16)
@@ -116,10 +119,10 @@ func Compile(ctx context.Context, name string, wasm []byte, sb Sandbox, cache wa
 		rc = rc.WithCompilationCache(cache)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
-	m := &Module{name: name, sandbox: sb, rt: rt, log: log, idle: make(chan *instance, sb.Instances),
+	m := &Module{name: name, sandbox: sb, rt: rt, dir: dir, log: log, idle: make(chan *instance, sb.Instances),
 		slots: make(chan struct{}, sb.Instances)}
 	if err := m.compile(ctx, wasm); err != nil {
-		return nil, errors.Join(fmt.Errorf("wasm %s: %w", name, err), rt.Close(ctx))
+		return nil, errors.Join(fmt.Errorf("wasm %s: %w", name, err), m.closeRuntime(ctx))
 	}
 	for _, k := range sb.Env {
 		if v, ok := os.LookupEnv(k); ok {
@@ -196,14 +199,8 @@ func (m *Module) moduleConfig(in *input, out, errOut *output) wazero.ModuleConfi
 	for _, kv := range m.env {
 		mc = mc.WithEnv(kv[0], kv[1])
 	}
-	if m.sandbox.Dir != "" {
-		fs := wazero.NewFSConfig()
-		if m.sandbox.DirWritable {
-			fs = fs.WithDirMount(m.sandbox.Dir, "/data")
-		} else {
-			fs = fs.WithReadOnlyDirMount(m.sandbox.Dir, "/data")
-		}
-		mc = mc.WithFSConfig(fs)
+	if m.dir != nil {
+		mc = mc.WithFSConfig(wazero.NewFSConfig().(sysfs.FSConfig).WithSysFSMount(m.dir, "/data"))
 	}
 	return mc
 }
@@ -367,9 +364,19 @@ func (m *Module) Close(ctx context.Context) error {
 		case inst := <-m.idle:
 			_ = inst.mod.Close(ctx)
 		default:
-			return m.rt.Close(ctx)
+			return m.closeRuntime(ctx)
 		}
 	}
+}
+
+// closeRuntime closes the runtime (every instance left) and then the
+// directory.
+func (m *Module) closeRuntime(ctx context.Context) error {
+	err := m.rt.Close(ctx)
+	if m.dir != nil {
+		err = errors.Join(err, m.dir.Close())
+	}
+	return err
 }
 
 // Check instantiates a reactor (running its _initialize) to prove the module
