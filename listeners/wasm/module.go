@@ -208,10 +208,10 @@ func (m *Module) moduleConfig(in *input, out, errOut *output) wazero.ModuleConfi
 // newInstance instantiates a reactor and runs its _initialize.
 func (m *Module) newInstance(ctx context.Context) (*instance, error) {
 	in, out, errOut := m.newStdio()
-	ctx, cancel := context.WithTimeout(ctx, m.sandbox.Timeout)
+	cctx, cancel := context.WithTimeout(ctx, m.sandbox.Timeout)
 	defer cancel()
 	mc := m.moduleConfig(in, out, errOut).WithStartFunctions("_initialize")
-	mod, err := m.rt.InstantiateModule(ctx, m.cm, mc)
+	mod, err := m.rt.InstantiateModule(cctx, m.cm, mc)
 	if err != nil {
 		return nil, m.classify(ctx, "instantiate", err, errOut)
 	}
@@ -284,25 +284,26 @@ func (m *Module) call(ctx context.Context, export string, in []byte) ([]byte, er
 	inst.stderr.reset()
 	cctx, cancel := context.WithTimeout(ctx, m.sandbox.Timeout)
 	res, err := fn.Call(cctx)
-	if err != nil {
-		err = m.classify(cctx, export, err, inst.stderr)
+	// A trapped or interrupted instance is not reused; nor is one whose
+	// context ended while it ran, even if it returned: wazero closes such
+	// an instance, possibly just after the call.
+	if err != nil || cctx.Err() != nil {
 		cancel()
-		_ = inst.mod.Close(context.Background()) // a trapped or interrupted instance is not reused
-		return nil, err
+		_ = inst.mod.Close(context.Background())
+		if err != nil {
+			return nil, m.classify(ctx, export, err, inst.stderr)
+		}
+	} else {
+		cancel()
+		defer m.put(inst)
 	}
-	cancel()
 	if inst.stdout.over {
-		m.put(inst)
 		return nil, fmt.Errorf("%w (%d bytes)", ErrOutputTooLarge, m.sandbox.MaxOutputBytes)
 	}
 	if code := int32(res[0]); code != 0 {
-		msg := stderrText(inst.stderr)
-		m.put(inst)
-		return nil, fmt.Errorf("%w: %s returned %d: %s", ErrFailed, export, code, msg)
+		return nil, fmt.Errorf("%w: %s returned %d: %s", ErrFailed, export, code, stderrText(inst.stderr))
 	}
-	out := bytes.Clone(inst.stdout.b)
-	m.put(inst)
-	return out, nil
+	return bytes.Clone(inst.stdout.b), nil
 }
 
 // runCommand instantiates a command module for one call.
@@ -317,7 +318,7 @@ func (m *Module) runCommand(ctx context.Context, in []byte) ([]byte, error) {
 	}
 	var exit *sys.ExitError
 	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 0) {
-		return nil, m.classify(cctx, "_start", err, errOut)
+		return nil, m.classify(ctx, "_start", err, errOut)
 	}
 	if out.over {
 		return nil, fmt.Errorf("%w (%d bytes)", ErrOutputTooLarge, m.sandbox.MaxOutputBytes)
@@ -325,15 +326,20 @@ func (m *Module) runCommand(ctx context.Context, in []byte) ([]byte, error) {
 	return out.b, nil
 }
 
-// classify maps a wazero error to one of the package's errors.
+// classify maps a wazero error to one of the package's errors. ctx is the
+// caller's context: a guest interrupted because it ended (cancelled, or the
+// caller's own deadline) is told apart from one stopped at the sandbox's
+// deadline (ErrTimeout).
 func (m *Module) classify(ctx context.Context, what string, err error, stderr *output) error {
 	msg := stderrText(stderr)
 	var exit *sys.ExitError
+	interrupted := errors.As(err, &exit) &&
+		(exit.ExitCode() == sys.ExitCodeDeadlineExceeded || exit.ExitCode() == sys.ExitCodeContextCanceled)
 	switch {
-	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded:
+	case interrupted && ctx.Err() != nil:
+		return fmt.Errorf("wasm: %s interrupted: %w", what, context.Cause(ctx))
+	case interrupted:
 		return fmt.Errorf("%w (%s after %s)", ErrTimeout, what, m.sandbox.Timeout)
-	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled:
-		return fmt.Errorf("wasm: %s canceled: %w", what, context.Cause(ctx))
 	case strings.Contains(msg, "out of memory"):
 		return fmt.Errorf("%w (%d MiB): %s", ErrMemory, m.sandbox.MemoryMB, msg)
 	case errors.As(err, &exit):

@@ -180,3 +180,81 @@ func TestEnvironmentAndDirectoryCapabilities(t *testing.T) {
 	}
 }
 
+// TestCancelInterruptsTheGuest: a call whose context is cancelled (the
+// conversation killed, the organism stopping) interrupts the running guest
+// at once — long before its own deadline — and the instance it ran on is
+// closed, not put back in the pool.
+func TestCancelInterruptsTheGuest(t *testing.T) {
+	for _, kind := range []Kind{Reactor, Command} {
+		t.Run(string(kind), func(t *testing.T) {
+			m := compileGuest(t, "ops", kind, Sandbox{Instances: 1, Timeout: 10 * time.Minute})
+			ping := []byte("<Ops><Do>ping</Do></Ops>")
+			if out, err := m.Call(context.Background(), ping); err != nil || !strings.Contains(string(out), "pong") {
+				t.Fatalf("ping: %s, %v", out, err)
+			}
+			var pooled *instance
+			if kind == Reactor {
+				pooled = <-m.idle // the warm instance the next call takes
+				m.idle <- pooled
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				_, err := m.Call(ctx, []byte("<Ops><Do>spin</Do></Ops>"))
+				done <- err
+			}()
+			// Wait until the call holds the one slot (and, for a reactor, took
+			// the pooled instance), then cancel it.
+			for deadline := time.Now().Add(30 * time.Second); len(m.slots) == 0 || len(m.idle) != 0; {
+				if time.Now().After(deadline) {
+					t.Fatal("the call never started")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			cancel()
+			start := time.Now()
+			select {
+			case err := <-done:
+				if !errors.Is(err, context.Canceled) || errors.Is(err, ErrTimeout) {
+					t.Fatalf("err = %v, want context.Canceled", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the guest still runs 30 s after its context was cancelled")
+			}
+			t.Logf("interrupted %s after the cancel", time.Since(start))
+			if pooled != nil {
+				if !pooled.mod.IsClosed() {
+					t.Fatal("the interrupted instance is still open")
+				}
+				if len(m.idle) != 0 {
+					t.Fatal("the interrupted instance went back to the pool")
+				}
+			}
+			if out, err := m.Call(context.Background(), ping); err != nil || !strings.Contains(string(out), "pong") {
+				t.Fatalf("after the cancel: %s, %v", out, err)
+			}
+			if pooled != nil {
+				if inst := <-m.idle; inst == pooled {
+					t.Fatal("the interrupted instance served again")
+				}
+			}
+		})
+	}
+}
+
+// TestCallerDeadlineIsNotTheSandboxTimeout: a guest stopped because the
+// caller's own deadline passed (a handler timeout) says so — it wraps
+// context.DeadlineExceeded, not ErrTimeout, which names the sandbox's.
+func TestCallerDeadlineIsNotTheSandboxTimeout(t *testing.T) {
+	m := compileGuest(t, "ops", Reactor, Sandbox{Timeout: 10 * time.Minute})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := m.Call(ctx, []byte("<Ops><Do>spin</Do></Ops>"))
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrTimeout) {
+		t.Fatalf("err = %v, want the caller's context.DeadlineExceeded", err)
+	}
+	if !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("err = %v", err)
+	}
+}
