@@ -21,7 +21,7 @@ deps test-deps:
 	missing=""; for p in $$pkgs; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
-		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
 ## build: the xmlpipe binary in bin/.
@@ -57,6 +57,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzProviderReply$$' -fuzztime $(FUZZTIME) ./listeners/llm/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pump/federation/
 	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./pump/federation/envsig/
+	$(GO) test -run '^$$' -fuzz '^FuzzRootFS$$' -fuzztime $(FUZZTIME) ./listeners/wasm/
 
 ## soak: long-running leak and crash tests, and the WASM RSS check without the race detector.
 soak: deps

@@ -30,6 +30,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	_ = testCache.Close(context.Background())
 	_ = os.RemoveAll(dir)
+	removeFuzzTree()
 	os.Exit(code)
 }
 
