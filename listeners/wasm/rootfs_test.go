@@ -144,6 +144,8 @@ func TestGuestPathsResolveBeneathDir(t *testing.T) {
 		errHas        string // part of the error text, when refused
 	}{
 		{do: "read", path: "/data/hello.txt", ok: true, result: "inside"},
+		{do: "list", path: "/data", ok: true, result: "abs,hello.txt,hostetc,sub,up"},
+		{do: "list", path: "/data/sub", ok: true, result: "in"},
 		{do: "read", path: "/data/sub/in", ok: true, result: "inside"}, // a link inside: followed
 		// Absolute links: refused.
 		{do: "read", path: "/data/hostetc/passwd", errHas: "not permitted"},
