@@ -16,8 +16,8 @@ import (
 // BenchmarkCall measures one call: through a pooled reactor instance, echo
 // is the host's per-call overhead (swap stdin, call handle, copy stdout) and
 // calc adds the guest's own encoding/xml work; a command module instantiates
-// per call; with a directory mounted, readfile opens and reads a file in
-// /data per call (the host filesystem's cost). It reports the median too.
+// per call; with a directory mounted, ops opens and reads a file in /data
+// per call (the host filesystem's cost). It reports the median too.
 func BenchmarkCall(b *testing.B) {
 	dir := b.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("inside"), 0o600); err != nil {
@@ -34,7 +34,7 @@ func BenchmarkCall(b *testing.B) {
 		{"", "calc", Reactor, Sandbox{}, "<Calc><A>2</A><B>40</B><Op>add</Op></Calc>"},
 		{"", "calc", Command, Sandbox{}, "<Calc><A>2</A><B>40</B><Op>add</Op></Calc>"},
 		{"-dir", "echo", Reactor, Sandbox{Dir: dir}, "<Calc><A>2</A><B>40</B><Op>add</Op></Calc>"},
-		{"-dir", "readfile", Reactor, Sandbox{Dir: dir}, "<ReadFile><Path>/data/hello.txt</Path></ReadFile>"},
+		{"-dir-read", "ops", Reactor, Sandbox{Dir: dir}, "<Ops><Do>read</Do><Path>/data/hello.txt</Path></Ops>"},
 		{"-dir", "calc", Command, Sandbox{Dir: dir}, "<Calc><A>2</A><B>40</B><Op>add</Op></Calc>"},
 	} {
 		b.Run(tc.guest+"-"+string(tc.kind)+tc.name, func(b *testing.B) {

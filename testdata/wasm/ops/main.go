@@ -9,8 +9,11 @@
 // Operations: ping; read, write (Arg the content), append (Arg the
 // content), stat, lstat, readlink, list (the names in a directory, comma
 // separated), mkdir, remove, symlink (a link at Path whose target is Arg),
-// link (a hard link at Arg to Path), rename (Path to Arg); spin (loops
-// until interrupted).
+// link (a hard link at Arg to Path), rename (Path to Arg); env (the value
+// of the environment variable Path); hog (allocates Arg megabytes in one
+// allocation and uses every page, so that a request over the memory cap
+// fails at once, however slowly the guest runs); spin (loops until
+// interrupted).
 package main
 
 import (
@@ -18,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -34,7 +38,10 @@ type done struct {
 	Error   string
 }
 
-var spins int
+var (
+	spins int
+	hog   []byte
+)
 
 func do(o ops) (string, error) {
 	switch o.Do {
@@ -84,6 +91,19 @@ func do(o ops) (string, error) {
 		return "", os.Link(o.Path, o.Arg)
 	case "rename":
 		return "", os.Rename(o.Path, o.Arg)
+	case "env":
+		return os.Getenv(o.Path), nil
+	case "hog":
+		mb, err := strconv.Atoi(o.Arg)
+		if err != nil {
+			return "", err
+		}
+		hog = make([]byte, mb<<20)
+		for i := 0; i < len(hog); i += 4096 {
+			hog[i] = byte(i)
+		}
+		hog = nil
+		return o.Arg, nil
 	case "spin":
 		for {
 			spins++
