@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sync/atomic"
 	"syscall"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
@@ -24,13 +25,15 @@ type rootFile struct {
 	append   bool
 	readOnly bool
 	closed   bool
+	open     *atomic.Int64 // its file system's count of open files
 }
 
-// newRootFile wraps f, whose status is fi, opened with flag.
-func newRootFile(f *os.File, fi os.FileInfo, flag experimentalsys.Oflag, readOnly bool) *rootFile {
+// newRootFile wraps f, whose status is fi, opened with flag; open counts
+// it until it is closed.
+func newRootFile(f *os.File, fi os.FileInfo, flag experimentalsys.Oflag, readOnly bool, open *atomic.Int64) *rootFile {
 	st := sys.NewStat_t(fi)
 	return &rootFile{seeker: seeker[int64]{f}, f: f, dev: st.Dev, ino: st.Ino, isDir: fi.IsDir(),
-		append: flag&experimentalsys.O_APPEND != 0, readOnly: readOnly}
+		append: flag&experimentalsys.O_APPEND != 0, readOnly: readOnly, open: open}
 }
 
 // Dev implements experimentalsys.File.
@@ -180,6 +183,7 @@ func (f *rootFile) Close() experimentalsys.Errno {
 		return 0
 	}
 	f.closed = true
+	f.open.Add(-1)
 	return errnoOf(f.f.Close())
 }
 

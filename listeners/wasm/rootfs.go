@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -17,9 +18,10 @@ import (
 
 // rootFS is the filesystem a guest sees at /data: the sandbox's directory
 // opened as an os.Root, so that every path the guest names — to open,
-// create, rename, link, stat, remove or read as a link — is resolved by the
-// kernel one component at a time beneath that directory, never by string
-// checks. Symbolic links, those already in the directory and those the
+// create, rename, link, stat, remove or read as a link — is resolved one
+// component at a time, each opened relative to the directory already
+// reached (openat(2) without following links), beneath that directory:
+// never by string checks. Symbolic links, those already in the directory and those the
 // guest makes, are followed only while they stay beneath it: a link with an
 // absolute target, or whose ".." climbs above the directory, fails with
 // EPERM. The guest cannot make such a link at all (Symlink refuses an
@@ -30,7 +32,9 @@ import (
 // sockets) are refused with EACCES; the open that finds them is made with
 // O_NONBLOCK, so it never waits for a FIFO's writer. Modes are limited to
 // the permission bits (no set-user-ID file can be made). A read-only mount
-// refuses every change with EROFS.
+// refuses every change with EROFS. At most maxOpenFiles files are open at
+// once (all the module's instances together): past that, opens fail with
+// EAGAIN rather than use up the organism's file descriptors.
 //
 // wazero has already cleaned the guest's path and refused a rooted one or
 // one starting with ".." before calling; rootFS does not depend on that.
@@ -38,7 +42,11 @@ type rootFS struct {
 	experimentalsys.UnimplementedFS
 	root     *os.Root
 	readOnly bool
+	open     atomic.Int64 // files open now
 }
+
+// maxOpenFiles bounds the files a module's guests hold open at once.
+const maxOpenFiles = 256
 
 // openRootFS opens dir for a guest.
 func openRootFS(dir string, readOnly bool) (*rootFS, error) {
@@ -86,7 +94,14 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 			return nil, experimentalsys.ELOOP
 		}
 	}
+	if r.open.Add(1) > maxOpenFiles {
+		r.open.Add(-1)
+		return nil, experimentalsys.EAGAIN
+	}
 	f, err := r.root.OpenFile(p, osFlags(flag)|syscall.O_NONBLOCK, perm&fs.ModePerm)
+	if err != nil {
+		r.open.Add(-1)
+	}
 	if errors.Is(err, syscall.ENXIO) {
 		// A FIFO opened for writing without a reader, a device without
 		// its driver, a socket: none is a regular file.
@@ -104,9 +119,10 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 	}
 	if err != nil {
 		_ = f.Close()
+		r.open.Add(-1)
 		return nil, errnoOf(err)
 	}
-	return newRootFile(f, fi, flag, r.readOnly), 0
+	return newRootFile(f, fi, flag, r.readOnly, &r.open), 0
 }
 
 // osFlags converts open flags to the os package's.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -277,5 +278,41 @@ func TestNonRegularFilesDoNotBlock(t *testing.T) {
 	}
 	if r := runOp(t, m, "stat", "/data/fifo", ""); !r.OK { // a stat does not open it
 		t.Errorf("stat of the FIFO: %+v", r)
+	}
+}
+
+// TestOpenFilesAreBounded: a guest that opens files without closing them
+// gets EAGAIN past maxOpenFiles instead of using up the organism's file
+// descriptors, and every one it held is closed with its module.
+func TestOpenFilesAreBounded(t *testing.T) {
+	fds := func() int {
+		es, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd:", err)
+		}
+		return len(es)
+	}
+	_, dir := sandboxLayout(t)
+	before := fds()
+	m, err := Compile(context.Background(), "ops", guest(t, "ops", Reactor), Sandbox{Dir: dir, Instances: 1}, testCache, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The guest's /data directory itself is one of the open files.
+	r := runOp(t, m, "hold", "/data/hello.txt", strconv.Itoa(maxOpenFiles+50))
+	if !r.refused("try again") || r.Result != strconv.Itoa(maxOpenFiles-1) {
+		t.Fatalf("%+v: want %d files opened, then EAGAIN", r, maxOpenFiles-1)
+	}
+	if n := fds() - before; n < maxOpenFiles {
+		t.Fatalf("%d descriptors more than before, want the %d held", n, maxOpenFiles)
+	}
+	if err := m.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := m.dir.open.Load(); n != 0 {
+		t.Fatalf("%d files still counted open", n)
+	}
+	if n := fds() - before; n > 8 { // the runtime's own may come and go
+		t.Fatalf("%d descriptors more than before the module", n)
 	}
 }

@@ -12,8 +12,9 @@
 // link (a hard link at Arg to Path), rename (Path to Arg); env (the value
 // of the environment variable Path); hog (allocates Arg megabytes in one
 // allocation and uses every page, so that a request over the memory cap
-// fails at once, however slowly the guest runs); spin (loops until
-// interrupted).
+// fails at once, however slowly the guest runs); hold (opens Path Arg
+// times and keeps every file open; Result is how many opened); spin (loops
+// until interrupted).
 package main
 
 import (
@@ -41,6 +42,7 @@ type done struct {
 var (
 	spins int
 	hog   []byte
+	held  []*os.File
 )
 
 func do(o ops) (string, error) {
@@ -104,6 +106,20 @@ func do(o ops) (string, error) {
 		}
 		hog = nil
 		return o.Arg, nil
+	case "hold":
+		n, err := strconv.Atoi(o.Arg)
+		if err != nil {
+			return "", err
+		}
+		opened := 0
+		for ; opened < n; opened++ {
+			f, err := os.Open(o.Path)
+			if err != nil {
+				return strconv.Itoa(opened), err
+			}
+			held = append(held, f)
+		}
+		return strconv.Itoa(opened), nil
 	case "spin":
 		for {
 			spins++
