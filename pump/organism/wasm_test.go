@@ -10,14 +10,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetratelabs/wazero"
+
 	"github.com/xml-pipeline/xmlpipe/listeners/wasm/wasmtest"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
-// wasmGuests builds the test guests into a directory removed by TestMain.
-var wasmGuests *wasmtest.Guests
+// wasmGuests builds the test guests into a directory removed by TestMain;
+// wasmCache keeps them compiled, between runs too (wasmtest.NewCache), for
+// the organisms the tests make (Options.WasmCache).
+var (
+	wasmGuests *wasmtest.Guests
+	wasmCache  wazero.CompilationCache
+)
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "xmlpipe-organism-wasm-")
@@ -26,7 +33,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	wasmGuests = wasmtest.New(dir)
+	wasmCache = wasmtest.NewCache()
 	code := m.Run()
+	_ = wasmCache.Close(context.Background())
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -95,7 +104,7 @@ listeners:
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o, err := Load(path, Options{})
+	o, err := Load(path, Options{WasmCache: wasmCache})
 	if err != nil {
 		t.Fatal(err)
 	}
