@@ -3,12 +3,14 @@
 package wasmtest
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -24,7 +26,9 @@ const CacheEnv = "XMLPIPE_WASM_TEST_CACHE"
 // module's bytes and its own version; a stale one is never used). The
 // directory is $XMLPIPE_WASM_TEST_CACHE, else xmlpipe/wasm-test in the
 // user's cache directory; "off", or a directory that cannot be made, gives
-// an in-memory cache for this binary alone.
+// an in-memory cache for this binary alone. Entries written more than
+// CacheMaxAge ago are removed first (compiled again when still needed), so
+// the guests of old sources do not pile up.
 func NewCache() wazero.CompilationCache {
 	dir := os.Getenv(CacheEnv)
 	if dir == "" {
@@ -33,11 +37,37 @@ func NewCache() wazero.CompilationCache {
 		}
 	}
 	if dir != "" && dir != "off" {
+		prune(dir, time.Now().Add(-CacheMaxAge))
 		if c, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
 			return c
 		}
 	}
 	return wazero.NewCompilationCache()
+}
+
+// CacheMaxAge is how long NewCache keeps a compiled guest.
+const CacheMaxAge = 14 * 24 * time.Hour
+
+// prune removes the regular files under dir written before cutoff, and the
+// directories that leaves empty (those of older wazero versions). Errors
+// are ignored: the cache works without pruning.
+func prune(dir string, cutoff time.Time) {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil && fi.ModTime().Before(cutoff) {
+			_ = os.Remove(p)
+		}
+		return nil
+	})
+	if subs, err := os.ReadDir(dir); err == nil {
+		for _, s := range subs {
+			if s.IsDir() {
+				_ = os.Remove(filepath.Join(dir, s.Name())) // only if empty
+			}
+		}
+	}
 }
 
 // Guests builds guests into one directory (a test binary's temporary
@@ -72,7 +102,9 @@ func (g *Guests) Build(tb testing.TB, name string, reactor bool) string {
 		return path
 	}
 	path := filepath.Join(g.dir, key+".wasm")
-	args := []string{"build", "-o", path}
+	// -trimpath: the same sources give the same bytes in any checkout, so
+	// NewCache's entries serve every worktree.
+	args := []string{"build", "-trimpath", "-o", path}
 	if reactor {
 		args = append(args, "-buildmode=c-shared")
 	}
