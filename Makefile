@@ -22,7 +22,7 @@ deps test-deps:
 	missing=""; for p in $$pkgs; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
-		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
 ## build: the xmlpipe binary in bin/.
@@ -67,6 +67,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./listeners/llm/aeiou/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseEnvelope$$' -fuzztime $(FUZZTIME) ./listeners/llm/aeiou/
 	$(GO) test -run '^$$' -fuzz '^FuzzJCS$$' -fuzztime $(FUZZTIME) ./listeners/llm/aeiou/
+	$(GO) test -run '^$$' -fuzz '^FuzzRootFS$$' -fuzztime $(FUZZTIME) ./listeners/wasm/
 
 ## soak: long-running leak and crash tests, and the WASM RSS check without the race detector.
 soak: deps

@@ -3,6 +3,7 @@ package wasm
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"sort"
@@ -15,19 +16,29 @@ import (
 // BenchmarkCall measures one call: through a pooled reactor instance, echo
 // is the host's per-call overhead (swap stdin, call handle, copy stdout) and
 // calc adds the guest's own encoding/xml work; a command module instantiates
-// per call. It reports the median too.
+// per call; with a directory mounted, ops opens and reads a file in /data
+// per call (the host filesystem's cost). It reports the median too.
 func BenchmarkCall(b *testing.B) {
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("inside"), 0o600); err != nil {
+		b.Fatal(err)
+	}
 	for _, tc := range []struct {
+		name  string
 		guest string
 		kind  Kind
+		sb    Sandbox
 		in    string
 	}{
-		{"echo", Reactor, "<Calc><A>2</A><B>40</B><Op>add</Op></Calc>"},
-		{"calc", Reactor, "<Calc><A>2</A><B>40</B><Op>add</Op></Calc>"},
-		{"calc", Command, "<Calc><A>2</A><B>40</B><Op>add</Op></Calc>"},
+		{"", "echo", Reactor, Sandbox{}, "<Calc><A>2</A><B>40</B><Op>add</Op></Calc>"},
+		{"", "calc", Reactor, Sandbox{}, "<Calc><A>2</A><B>40</B><Op>add</Op></Calc>"},
+		{"", "calc", Command, Sandbox{}, "<Calc><A>2</A><B>40</B><Op>add</Op></Calc>"},
+		{"-dir", "echo", Reactor, Sandbox{Dir: dir}, "<Calc><A>2</A><B>40</B><Op>add</Op></Calc>"},
+		{"-dir-read", "ops", Reactor, Sandbox{Dir: dir}, "<Ops><Do>read</Do><Path>/data/hello.txt</Path></Ops>"},
+		{"-dir", "calc", Command, Sandbox{Dir: dir}, "<Calc><A>2</A><B>40</B><Op>add</Op></Calc>"},
 	} {
-		b.Run(tc.guest+"-"+string(tc.kind), func(b *testing.B) {
-			m := compileGuest(b, tc.guest, tc.kind, Sandbox{})
+		b.Run(tc.guest+"-"+string(tc.kind)+tc.name, func(b *testing.B) {
+			m := compileGuest(b, tc.guest, tc.kind, tc.sb)
 			in := []byte(tc.in)
 			ctx := context.Background()
 			if _, err := m.Call(ctx, in); err != nil { // warm the pool

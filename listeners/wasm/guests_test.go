@@ -12,10 +12,11 @@ import (
 )
 
 // The guests are built once per test binary (into one temporary directory)
-// and compiled once per test binary (into one shared compilation cache).
+// and compiled once (into a compilation cache on disk, kept between runs:
+// see wasmtest.NewCache).
 var (
 	guests    *wasmtest.Guests
-	testCache = wazero.NewCompilationCache()
+	testCache wazero.CompilationCache
 )
 
 func TestMain(m *testing.M) {
@@ -25,9 +26,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	guests = wasmtest.New(dir)
+	testCache = wasmtest.NewCache()
 	code := m.Run()
 	_ = testCache.Close(context.Background())
 	_ = os.RemoveAll(dir)
+	removeFuzzTree()
 	os.Exit(code)
 }
 

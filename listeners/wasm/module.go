@@ -13,6 +13,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 )
@@ -33,7 +34,9 @@ type Sandbox struct {
 	MemoryMB int
 	// Timeout bounds one call (default 5s).
 	Timeout time.Duration
-	// Dir is preopened as /data ("" = no filesystem at all).
+	// Dir is preopened as /data ("" = no filesystem at all). Every path the
+	// guest names resolves beneath it, symbolic links included (see
+	// rootFS); only regular files and directories can be opened.
 	Dir string
 	// DirWritable mounts Dir read-write instead of read-only.
 	DirWritable bool
@@ -82,7 +85,9 @@ type Module struct {
 	cm      wazero.CompiledModule
 	kind    Kind
 	env     [][2]string
-	log     *slog.Logger
+	// dir is Sandbox.Dir as the guest's /data (nil: no filesystem).
+	dir *rootFS
+	log *slog.Logger
 
 	idle   chan *instance
 	slots  chan struct{} // one per call in progress, Instances at most
@@ -102,13 +107,11 @@ func Compile(ctx context.Context, name string, wasm []byte, sb Sandbox, cache wa
 	if sb.MemoryMB > 4096 {
 		return nil, fmt.Errorf("wasm %s: memory_mb %d is over the 4096 MiB wasm32 limit", name, sb.MemoryMB)
 	}
+	var dir *rootFS
 	if sb.Dir != "" {
-		st, err := os.Stat(sb.Dir)
-		if err != nil {
+		var err error
+		if dir, err = openRootFS(sb.Dir, !sb.DirWritable); err != nil {
 			return nil, fmt.Errorf("wasm %s: dir: %w", name, err)
-		}
-		if !st.IsDir() {
-			return nil, fmt.Errorf("wasm %s: dir %s is not a directory", name, sb.Dir)
 		}
 	}
 	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(true).WithMemoryLimitPages(uint32(sb.MemoryMB) * 16)
@@ -116,10 +119,10 @@ func Compile(ctx context.Context, name string, wasm []byte, sb Sandbox, cache wa
 		rc = rc.WithCompilationCache(cache)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
-	m := &Module{name: name, sandbox: sb, rt: rt, log: log, idle: make(chan *instance, sb.Instances),
+	m := &Module{name: name, sandbox: sb, rt: rt, dir: dir, log: log, idle: make(chan *instance, sb.Instances),
 		slots: make(chan struct{}, sb.Instances)}
 	if err := m.compile(ctx, wasm); err != nil {
-		return nil, errors.Join(fmt.Errorf("wasm %s: %w", name, err), rt.Close(ctx))
+		return nil, errors.Join(fmt.Errorf("wasm %s: %w", name, err), m.closeRuntime(ctx))
 	}
 	for _, k := range sb.Env {
 		if v, ok := os.LookupEnv(k); ok {
@@ -196,14 +199,8 @@ func (m *Module) moduleConfig(in *input, out, errOut *output) wazero.ModuleConfi
 	for _, kv := range m.env {
 		mc = mc.WithEnv(kv[0], kv[1])
 	}
-	if m.sandbox.Dir != "" {
-		fs := wazero.NewFSConfig()
-		if m.sandbox.DirWritable {
-			fs = fs.WithDirMount(m.sandbox.Dir, "/data")
-		} else {
-			fs = fs.WithReadOnlyDirMount(m.sandbox.Dir, "/data")
-		}
-		mc = mc.WithFSConfig(fs)
+	if m.dir != nil {
+		mc = mc.WithFSConfig(wazero.NewFSConfig().(sysfs.FSConfig).WithSysFSMount(m.dir, "/data"))
 	}
 	return mc
 }
@@ -211,10 +208,10 @@ func (m *Module) moduleConfig(in *input, out, errOut *output) wazero.ModuleConfi
 // newInstance instantiates a reactor and runs its _initialize.
 func (m *Module) newInstance(ctx context.Context) (*instance, error) {
 	in, out, errOut := m.newStdio()
-	ctx, cancel := context.WithTimeout(ctx, m.sandbox.Timeout)
+	cctx, cancel := context.WithTimeout(ctx, m.sandbox.Timeout)
 	defer cancel()
 	mc := m.moduleConfig(in, out, errOut).WithStartFunctions("_initialize")
-	mod, err := m.rt.InstantiateModule(ctx, m.cm, mc)
+	mod, err := m.rt.InstantiateModule(cctx, m.cm, mc)
 	if err != nil {
 		return nil, m.classify(ctx, "instantiate", err, errOut)
 	}
@@ -287,25 +284,26 @@ func (m *Module) call(ctx context.Context, export string, in []byte) ([]byte, er
 	inst.stderr.reset()
 	cctx, cancel := context.WithTimeout(ctx, m.sandbox.Timeout)
 	res, err := fn.Call(cctx)
-	if err != nil {
-		err = m.classify(cctx, export, err, inst.stderr)
+	// A trapped or interrupted instance is not reused; nor is one whose
+	// context ended while it ran, even if it returned: wazero closes such
+	// an instance, possibly just after the call.
+	if err != nil || cctx.Err() != nil {
 		cancel()
-		_ = inst.mod.Close(context.Background()) // a trapped or interrupted instance is not reused
-		return nil, err
+		_ = inst.mod.Close(context.Background())
+		if err != nil {
+			return nil, m.classify(ctx, export, err, inst.stderr)
+		}
+	} else {
+		cancel()
+		defer m.put(inst)
 	}
-	cancel()
 	if inst.stdout.over {
-		m.put(inst)
 		return nil, fmt.Errorf("%w (%d bytes)", ErrOutputTooLarge, m.sandbox.MaxOutputBytes)
 	}
 	if code := int32(res[0]); code != 0 {
-		msg := stderrText(inst.stderr)
-		m.put(inst)
-		return nil, fmt.Errorf("%w: %s returned %d: %s", ErrFailed, export, code, msg)
+		return nil, fmt.Errorf("%w: %s returned %d: %s", ErrFailed, export, code, stderrText(inst.stderr))
 	}
-	out := bytes.Clone(inst.stdout.b)
-	m.put(inst)
-	return out, nil
+	return bytes.Clone(inst.stdout.b), nil
 }
 
 // runCommand instantiates a command module for one call.
@@ -320,7 +318,7 @@ func (m *Module) runCommand(ctx context.Context, in []byte) ([]byte, error) {
 	}
 	var exit *sys.ExitError
 	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 0) {
-		return nil, m.classify(cctx, "_start", err, errOut)
+		return nil, m.classify(ctx, "_start", err, errOut)
 	}
 	if out.over {
 		return nil, fmt.Errorf("%w (%d bytes)", ErrOutputTooLarge, m.sandbox.MaxOutputBytes)
@@ -328,15 +326,20 @@ func (m *Module) runCommand(ctx context.Context, in []byte) ([]byte, error) {
 	return out.b, nil
 }
 
-// classify maps a wazero error to one of the package's errors.
+// classify maps a wazero error to one of the package's errors. ctx is the
+// caller's context: a guest interrupted because it ended (cancelled, or the
+// caller's own deadline) is told apart from one stopped at the sandbox's
+// deadline (ErrTimeout).
 func (m *Module) classify(ctx context.Context, what string, err error, stderr *output) error {
 	msg := stderrText(stderr)
 	var exit *sys.ExitError
+	interrupted := errors.As(err, &exit) &&
+		(exit.ExitCode() == sys.ExitCodeDeadlineExceeded || exit.ExitCode() == sys.ExitCodeContextCanceled)
 	switch {
-	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded:
+	case interrupted && ctx.Err() != nil:
+		return fmt.Errorf("wasm: %s interrupted: %w", what, context.Cause(ctx))
+	case interrupted:
 		return fmt.Errorf("%w (%s after %s)", ErrTimeout, what, m.sandbox.Timeout)
-	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled:
-		return fmt.Errorf("wasm: %s canceled: %w", what, context.Cause(ctx))
 	case strings.Contains(msg, "out of memory"):
 		return fmt.Errorf("%w (%d MiB): %s", ErrMemory, m.sandbox.MemoryMB, msg)
 	case errors.As(err, &exit):
@@ -367,9 +370,19 @@ func (m *Module) Close(ctx context.Context) error {
 		case inst := <-m.idle:
 			_ = inst.mod.Close(ctx)
 		default:
-			return m.rt.Close(ctx)
+			return m.closeRuntime(ctx)
 		}
 	}
+}
+
+// closeRuntime closes the runtime (every instance left) and then the
+// directory.
+func (m *Module) closeRuntime(ctx context.Context) error {
+	err := m.rt.Close(ctx)
+	if m.dir != nil {
+		err = errors.Join(err, m.dir.Close())
+	}
+	return err
 }
 
 // Check instantiates a reactor (running its _initialize) to prove the module

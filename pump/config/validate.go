@@ -262,7 +262,7 @@ func (o *Organism) checkListenerType(r *reporter, path string, l Listener) {
 		}
 		checkFieldList(r, path+".payload", l.Payload)
 		checkFieldList(r, path+".response", l.Response)
-		checkCapabilities(r, path+".capabilities", l.Capabilities)
+		checkCapabilities(r, path+".capabilities", l.Capabilities, o.Organism.DataDir)
 	case MCPListener:
 		switch {
 		case len(l.Server.Command) > 0 && l.Server.URL != "":

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"path/filepath"
 	"regexp"
 	"strings"
 )
@@ -85,8 +86,10 @@ func checkFieldList(r *reporter, path string, f FieldList) {
 	}
 }
 
-// checkCapabilities reports out-of-range sandbox limits.
-func checkCapabilities(r *reporter, path string, c Capabilities) {
+// checkCapabilities reports out-of-range sandbox limits, and a dir that is
+// the organism's data directory, lies inside it or contains it (the guest
+// would see the organism's keys, journal and certificates).
+func checkCapabilities(r *reporter, path string, c Capabilities, dataDir string) {
 	r.nonNegative(path+".memory_mb", c.MemoryMB)
 	if c.MemoryMB > 4096 {
 		r.add(path+".memory_mb", "at most 4096 (the wasm32 address space), got %d", c.MemoryMB)
@@ -99,6 +102,22 @@ func checkCapabilities(r *reporter, path string, c Capabilities) {
 	if c.DirWritable && c.Dir == "" {
 		r.add(path+".dir_writable", "set dir to mount a directory")
 	}
+	if c.Dir != "" && dataDir != "" && overlapping(c.Dir, dataDir) {
+		r.add(path+".dir", "%s overlaps organism.data_dir %s, where the organism keeps its keys, journal and certificates: "+
+			"give the guest a directory of its own", c.Dir, dataDir)
+	}
+}
+
+// overlapping reports whether paths a and b, as written, are the same or
+// one lies inside the other (the organism checks them again with symbolic
+// links resolved, and against the data directory actually used).
+func overlapping(a, b string) bool {
+	a, b = filepath.Clean(a), filepath.Clean(b)
+	inside := func(dir, p string) bool {
+		rel, err := filepath.Rel(dir, p)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	return inside(a, b) || inside(b, a)
 }
 
 // IsZero reports whether no capability was written.

@@ -19,6 +19,13 @@ func TestWasmListenerChecks(t *testing.T) {
 		{"  - {name: w, type: wasm, module: m.wasm, description: d, capabilities: {dir_writable: true}}", "set dir to mount a directory"},
 		{"  - {name: g, payload_class: p, handler: h, description: d, capabilities: {timeout: 1s}}", "are for wasm listeners"},
 		{"  - {name: w, type: wasm, module: m.wasm, description: d, capabilities: {nope: 1}}", "nope"},
+		// The data directory (data beside the file by default): not the
+		// guest's, nor anything inside it, nor anything containing it.
+		{"  - {name: w, type: wasm, module: m.wasm, description: d, capabilities: {dir: data}}", "t.yaml:3: listeners[0].capabilities.dir: "},
+		{"  - {name: w, type: wasm, module: m.wasm, description: d, capabilities: {dir: data}}", "overlaps organism.data_dir"},
+		{"  - {name: w, type: wasm, module: m.wasm, description: d, capabilities: {dir: ./data/keys/}}", "overlaps organism.data_dir"},
+		{"  - {name: w, type: wasm, module: m.wasm, description: d, capabilities: {dir: .}}", "overlaps organism.data_dir"},
+		{"  - {name: w, type: wasm, module: m.wasm, description: d, capabilities: {dir: /}}", "overlaps organism.data_dir"},
 	}
 	for _, tc := range tests {
 		_, err := Parse("t.yaml", []byte(head+tc.yaml+"\n"))
@@ -32,14 +39,33 @@ func TestWasmListenerChecks(t *testing.T) {
     description: a calculator
     payload: {root: Calc, fields: [{name: A, type: double, doc: first}, {name: Op, enum: [add, sub], optional: true}]}
     response: {root: CalcResult, fields: [{name: Value, type: double}]}
-    capabilities: {memory_mb: 32, timeout: 2s, dir: data, env: [LANG], instances: 2, max_output_bytes: 4096}
+    capabilities: {memory_mb: 32, timeout: 2s, dir: data-wasm, env: [LANG], instances: 2, max_output_bytes: 4096}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := o.Listeners[0]
-	if l.Module != "/srv/tools/calc.wasm" || l.Capabilities.Dir != "/srv/data" || l.Capabilities.Timeout.D().Seconds() != 2 ||
+	if l.Module != "/srv/tools/calc.wasm" || l.Capabilities.Dir != "/srv/data-wasm" || l.Capabilities.Timeout.D().Seconds() != 2 ||
 		len(l.Payload.Fields) != 2 || l.Payload.Fields[1].Enum[1] != "sub" || l.Response.Root != "CalcResult" {
 		t.Fatalf("parsed: %+v", l)
+	}
+}
+
+// TestWasmDirOutsideDataDir: a data_dir elsewhere frees data for the guest.
+func TestWasmDirOutsideDataDir(t *testing.T) {
+	_, err := Parse("/srv/organism.yaml", []byte(`organism: {name: t, data_dir: /var/lib/xmlpipe}
+listeners:
+  - {name: w, type: wasm, module: m.wasm, description: d, capabilities: {dir: data}}
+  - {name: v, type: wasm, module: m.wasm, description: d, capabilities: {dir: /var/lib/xmlpipe-wasm}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Parse("/srv/organism.yaml", []byte(`organism: {name: t, data_dir: /var/lib/xmlpipe}
+listeners:
+  - {name: w, type: wasm, module: m.wasm, description: d, capabilities: {dir: /var/lib}}
+`))
+	if err == nil || !strings.Contains(err.Error(), "organism.yaml:3:") || !strings.Contains(err.Error(), "overlaps organism.data_dir /var/lib/xmlpipe") {
+		t.Fatalf("err = %v", err)
 	}
 }

@@ -16,6 +16,11 @@ var (
 	// file: not named *.wasm, not a regular file, too large, or without
 	// the WebAssembly magic.
 	ErrNotModule = errors.New("not a WebAssembly module file")
+	// ErrDataDirOverlap means a wasm listener's capabilities.dir is the
+	// organism's data directory (keys, journal, SQLite files,
+	// certificates), lies inside it or contains it — at assembly or when
+	// added while the organism runs.
+	ErrDataDirOverlap = errors.New("overlaps the organism's data directory")
 )
 
 // unsupportedError is a sentinel error that also matches

@@ -43,7 +43,7 @@ func liveOrganism(t *testing.T) (*Organism, string) {
 	if err := os.WriteFile(path, []byte("organism: {name: live}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o, err := Load(path, Options{})
+	o, err := Load(path, Options{WasmCache: wasmCache})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +301,7 @@ llm:
 func TestWasmSetClosesModulesAddedAfterClose(t *testing.T) {
 	copyDir := t.TempDir()
 	copyFile(t, guestPath(t, "calc"), filepath.Join(copyDir, "calc.wasm"))
-	ws := newWasmSet(Options{}, nil)
+	ws := newWasmSet(Options{WasmCache: wasmCache}, nil)
 	l, err := ws.open(nil, catalog.Env{}, config.Listener{Name: "calc", Type: config.WasmListener,
 		Module: filepath.Join(copyDir, "calc.wasm")}, nil)
 	if err != nil {

@@ -286,6 +286,10 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		return nil, err
 	}
 	ws := newWasmSet(opts, d)
+	ws.guard(cfg.Organism.DataDir, env.DataDir)
+	if d != nil {
+		ws.guard(d.store.Dir())
+	}
 	for _, lc := range SystemListeners {
 		if err := register(p, opts.Catalog, env, ws, lc, "", true, nil); err != nil {
 			errs = append(errs, err)
@@ -329,6 +333,10 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 			continue
 		}
 		if lc.Type == config.WasmListener {
+			if err := ws.checkDir(lc.Capabilities.Dir); err != nil {
+				errs = append(errs, fmt.Errorf("%s: listener %s: %w", cfg.Pos(fmt.Sprintf("listeners[%d].capabilities.dir", i)), lc.Name, err))
+				continue
+			}
 			u.stamp = wasmStamp(lc)
 		}
 		if err := register(p, opts.Catalog, env, ws, lc, pos, false, nil); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -32,6 +33,78 @@ type wasmSet struct {
 	retired []*wasm.Listener
 	// closed is set by close: no module is kept after it.
 	closed bool
+	// dataDirs are the organism's data directories, which no guest may
+	// see (see guard).
+	dataDirs []string
+}
+
+// guard records the organism's data directories — where its keys,
+// journal, SQLite files and certificates live — so that open refuses a
+// capabilities.dir equal to one, inside one or containing one. Empty
+// names are skipped.
+func (s *wasmSet) guard(dirs ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range dirs {
+		if d != "" {
+			s.dataDirs = append(s.dataDirs, d)
+		}
+	}
+}
+
+// checkDir refuses a capabilities.dir that overlaps a data directory
+// (ErrDataDirOverlap).
+func (s *wasmSet) checkDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	s.mu.Lock()
+	dataDirs := s.dataDirs
+	s.mu.Unlock()
+	for _, d := range dataDirs {
+		if overlaps(dir, d) {
+			return fmt.Errorf("capabilities.dir %s %w %s (its keys, journal and certificates): give the guest a directory of its own",
+				dir, ErrDataDirOverlap, d)
+		}
+	}
+	return nil
+}
+
+// overlaps reports whether directories a and b are the same or one lies
+// inside the other: as written (made absolute), once the symbolic links of
+// their existing part are resolved, or as the same directory found twice
+// (a bind mount).
+func overlaps(a, b string) bool {
+	for _, x := range pathForms(a) {
+		for _, y := range pathForms(b) {
+			if within(x, y) || within(y, x) {
+				return true
+			}
+		}
+	}
+	sa, erra := os.Stat(a)
+	sb, errb := os.Stat(b)
+	return erra == nil && errb == nil && os.SameFile(sa, sb)
+}
+
+// pathForms returns p made absolute, and the same with the symbolic links
+// of its longest existing prefix resolved.
+func pathForms(p string) []string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return []string{filepath.Clean(p)}
+	}
+	rest := ""
+	for cur := abs; ; {
+		if real, err := filepath.EvalSymlinks(cur); err == nil {
+			return []string{abs, filepath.Join(real, rest)}
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return []string{abs}
+		}
+		rest, cur = filepath.Join(filepath.Base(cur), rest), parent
+	}
 }
 
 func newWasmSet(opts Options, d *durable) *wasmSet {
@@ -50,10 +123,14 @@ func newWasmSet(opts Options, d *durable) *wasmSet {
 
 // open compiles a wasm listener's module — module when not nil (bytes the
 // caller read and checked), else the file at lc's module path — and
-// resolves its contract. The caller adds the listener to the set once it is
+// resolves its contract. A capabilities.dir overlapping a data directory
+// is refused first (checkDir). The caller adds the listener to the set once it is
 // registered (add), or closes it.
 func (s *wasmSet) open(cat *catalog.Catalog, env catalog.Env, lc config.Listener, module []byte) (*wasm.Listener, error) {
 	c := lc.Capabilities
+	if err := s.checkDir(c.Dir); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	cache := s.cache
 	s.mu.Unlock()

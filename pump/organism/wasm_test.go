@@ -2,6 +2,7 @@ package organism
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,13 +10,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetratelabs/wazero"
+
 	"github.com/xml-pipeline/xmlpipe/listeners/wasm/wasmtest"
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
-// wasmGuests builds the test guests into a directory removed by TestMain.
-var wasmGuests *wasmtest.Guests
+// wasmGuests builds the test guests into a directory removed by TestMain;
+// wasmCache keeps them compiled, between runs too (wasmtest.NewCache), for
+// the organisms the tests make (Options.WasmCache).
+var (
+	wasmGuests *wasmtest.Guests
+	wasmCache  wazero.CompilationCache
+)
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "xmlpipe-organism-wasm-")
@@ -24,7 +33,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	wasmGuests = wasmtest.New(dir)
+	wasmCache = wasmtest.NewCache()
 	code := m.Run()
+	_ = wasmCache.Close(context.Background())
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -93,7 +104,7 @@ listeners:
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o, err := Load(path, Options{})
+	o, err := Load(path, Options{WasmCache: wasmCache})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,4 +155,107 @@ listeners:
 		!strings.Contains(string(e.Envelope), "<Value>42</Value>") {
 		t.Fatalf("calc after failures: %s %s", e.Kind, e.Envelope)
 	}
+}
+
+func TestOverlaps(t *testing.T) {
+	base := t.TempDir()
+	data := filepath.Join(base, "data")
+	for _, d := range []string{filepath.Join(data, "keys"), filepath.Join(base, "data-wasm"), filepath.Join(base, "other")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{"to-data": "data", "to-keys": "data/keys", "to-base": ".", "to-other": "other"} {
+		if err := os.Symlink(target, filepath.Join(base, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		dir  string
+		want bool
+	}{
+		{"data", true},
+		{"data/keys", true},
+		{"data/not-yet/made", true},
+		{".", true},
+		{"to-data", true},
+		{"to-keys", true},
+		{"to-base", true},
+		{"to-data/../other", false}, // cleaned first (as the configuration is): base/other
+		{"data-wasm", false},        // a sibling whose name starts with "data"
+		{"other", false},
+		{"to-other", false},
+		{"missing", false},
+	}
+	for _, tc := range tests {
+		if got := overlaps(filepath.Join(base, tc.dir), data); got != tc.want {
+			t.Errorf("overlaps(%s, data) = %v, want %v", tc.dir, !tc.want, tc.want)
+		}
+	}
+}
+
+// TestWasmDirOverlappingDataDirRefused: a wasm listener never sees the
+// organism's data directory (its keys, journal, certificates): a
+// capabilities.dir equal to it, inside it or containing it is refused at
+// load — with its position in organism.yaml — also through a symbolic
+// link, also for the data directory given with --data (Options.DataDir),
+// and for a listener added while the organism runs.
+func TestWasmDirOverlappingDataDirRefused(t *testing.T) {
+	calc := guestPath(t, "calc")
+	load := func(t *testing.T, dir, capDir string, opts Options) error {
+		t.Helper()
+		yaml := fmt.Sprintf("organism: {name: guarded}\nlisteners:\n  - name: calc\n    type: wasm\n    module: %s\n"+
+			"    description: a calculator\n    capabilities: {dir: %q}\n", calc, capDir)
+		path := filepath.Join(dir, "organism.yaml")
+		if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		o, err := Load(path, opts)
+		if err == nil {
+			_ = o.Shutdown(context.Background())
+		}
+		return err
+	}
+	t.Run("configured", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "data", "keys"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("data", filepath.Join(dir, "wasm-link")); err != nil {
+			t.Fatal(err)
+		}
+		for _, capDir := range []string{"data", "data/keys", ".", "wasm-link"} {
+			err := load(t, dir, capDir, Options{})
+			if err == nil || !strings.Contains(err.Error(), "organism.yaml:7") || !strings.Contains(err.Error(), "overlaps") {
+				t.Errorf("dir %s: err = %v, want an overlap at organism.yaml:7", capDir, err)
+			} else {
+				t.Logf("dir %s: %v", capDir, err)
+			}
+		}
+	})
+	t.Run("--data", func(t *testing.T) {
+		dir, data := t.TempDir(), t.TempDir()
+		err := load(t, dir, filepath.Join(data, "guest"), Options{DataDir: data})
+		if !errors.Is(err, ErrDataDirOverlap) || !strings.Contains(err.Error(), "organism.yaml:7") {
+			t.Fatalf("err = %v, want ErrDataDirOverlap at organism.yaml:7", err)
+		}
+		t.Log(err)
+	})
+	t.Run("added while running", func(t *testing.T) {
+		o, dir := liveOrganism(t)
+		copyFile(t, calc, filepath.Join(dir, "calc.wasm"))
+		if err := os.MkdirAll(filepath.Join(dir, "data", "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, capDir := range []string{"data", "data/sub", "."} {
+			err := o.AddListener(config.Listener{Name: "calc", Type: config.WasmListener, Module: "calc.wasm",
+				Description: "refused", Capabilities: config.Capabilities{Dir: capDir}})
+			if !errors.Is(err, ErrDataDirOverlap) {
+				t.Errorf("dir %s: err = %v, want ErrDataDirOverlap", capDir, err)
+			}
+			if _, ok := o.Pump.Lookup("calc"); ok {
+				t.Fatalf("dir %s: registered anyway", capDir)
+			}
+		}
+	})
 }

@@ -1,0 +1,354 @@
+package wasm
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/sys"
+	"golang.org/x/sys/unix"
+)
+
+// rootFS is the filesystem a guest sees at /data: the sandbox's directory
+// opened as an os.Root, so that every path the guest names — to open,
+// create, rename, link, stat, remove or read as a link — is resolved one
+// component at a time, each opened relative to the directory already
+// reached (openat(2) without following links), beneath that directory:
+// never by string checks. Symbolic links, those already in the directory and those the
+// guest makes, are followed only while they stay beneath it: a link with an
+// absolute target, or whose ".." climbs above the directory, fails with
+// EPERM. The guest cannot make such a link at all (Symlink refuses an
+// absolute target or one with a ".." component), so nothing it leaves
+// behind leads out either when the host follows it.
+//
+// Files that are neither regular files nor directories (FIFOs, devices,
+// sockets) are refused with EACCES; the open that finds them is made with
+// O_NONBLOCK, so it never waits for a FIFO's writer. Modes are limited to
+// the permission bits (no set-user-ID file can be made). A read-only mount
+// refuses every change with EROFS. At most maxOpenFiles files are open at
+// once (all the module's instances together): past that, opens fail with
+// EAGAIN rather than use up the organism's file descriptors.
+//
+// wazero has already cleaned the guest's path and refused a rooted one or
+// one starting with ".." before calling; rootFS does not depend on that.
+type rootFS struct {
+	experimentalsys.UnimplementedFS
+	root     *os.Root
+	readOnly bool
+	open     atomic.Int64 // files open now
+}
+
+// maxOpenFiles bounds the files a module's guests hold open at once.
+const maxOpenFiles = 256
+
+// openRootFS opens dir for a guest.
+func openRootFS(dir string, readOnly bool) (*rootFS, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &rootFS{root: root, readOnly: readOnly}, nil
+}
+
+// Close closes the directory. Files the guest opened stay usable.
+func (r *rootFS) Close() error { return r.root.Close() }
+
+// String implements fmt.Stringer.
+func (r *rootFS) String() string { return r.root.Name() }
+
+// rootPath maps the path wazero passes to one the root accepts ("" is the
+// directory itself).
+func rootPath(p string) string {
+	if p == "" {
+		return "."
+	}
+	return p
+}
+
+// writeFlags are the open flags that change the file system.
+const writeFlags = experimentalsys.O_WRONLY | experimentalsys.O_RDWR | experimentalsys.O_CREAT |
+	experimentalsys.O_TRUNC | experimentalsys.O_APPEND
+
+// OpenFile implements experimentalsys.FS.
+func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	p = rootPath(p)
+	if r.readOnly && flag&writeFlags != 0 {
+		if flag&experimentalsys.O_DIRECTORY != 0 {
+			return nil, experimentalsys.EISDIR
+		}
+		return nil, experimentalsys.EROFS
+	}
+	excl := flag&(experimentalsys.O_CREAT|experimentalsys.O_EXCL) == experimentalsys.O_CREAT|experimentalsys.O_EXCL
+	if flag&experimentalsys.O_NOFOLLOW != 0 && !excl {
+		// os.Root follows a final symbolic link (beneath the root); a guest
+		// asking not to follow one gets ELOOP, as from open(2). A link made
+		// between this check and the open is followed, beneath the root.
+		if fi, err := r.root.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, experimentalsys.ELOOP
+		}
+	}
+	if r.open.Add(1) > maxOpenFiles {
+		r.open.Add(-1)
+		return nil, experimentalsys.EAGAIN
+	}
+	f, err := r.root.OpenFile(p, osFlags(flag)|syscall.O_NONBLOCK, perm&fs.ModePerm)
+	if err != nil {
+		r.open.Add(-1)
+	}
+	if errors.Is(err, syscall.ENXIO) {
+		// A FIFO opened for writing without a reader, a device without
+		// its driver, a socket: none is a regular file.
+		return nil, experimentalsys.EACCES
+	}
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		err = syscall.EACCES // a FIFO, device or socket: refused
+	}
+	if err == nil && flag&experimentalsys.O_NONBLOCK == 0 {
+		err = setFlag(f, syscall.O_NONBLOCK, false)
+	}
+	if err != nil {
+		_ = f.Close()
+		r.open.Add(-1)
+		return nil, errnoOf(err)
+	}
+	return newRootFile(f, fi, flag, r.readOnly, &r.open), 0
+}
+
+// osFlags converts open flags to the os package's.
+func osFlags(flag experimentalsys.Oflag) int {
+	var f int
+	switch {
+	case flag&experimentalsys.O_RDWR != 0:
+		f = os.O_RDWR
+	case flag&experimentalsys.O_WRONLY != 0:
+		f = os.O_WRONLY
+	default:
+		f = os.O_RDONLY
+	}
+	for _, m := range []struct {
+		from experimentalsys.Oflag
+		to   int
+	}{
+		{experimentalsys.O_APPEND, os.O_APPEND},
+		{experimentalsys.O_CREAT, os.O_CREATE},
+		{experimentalsys.O_EXCL, os.O_EXCL},
+		{experimentalsys.O_TRUNC, os.O_TRUNC},
+		{experimentalsys.O_SYNC | experimentalsys.O_RSYNC, os.O_SYNC},
+		{experimentalsys.O_DSYNC, syscall.O_DSYNC},
+		{experimentalsys.O_DIRECTORY, syscall.O_DIRECTORY},
+	} {
+		if flag&m.from != 0 {
+			f |= m.to
+		}
+	}
+	return f
+}
+
+// Lstat implements experimentalsys.FS.
+func (r *rootFS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
+	fi, err := r.root.Lstat(rootPath(p))
+	if err != nil {
+		return sys.Stat_t{}, errnoOf(err)
+	}
+	return sys.NewStat_t(fi), 0
+}
+
+// Stat implements experimentalsys.FS.
+func (r *rootFS) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
+	fi, err := r.root.Stat(rootPath(p))
+	if err != nil {
+		return sys.Stat_t{}, errnoOf(err)
+	}
+	return sys.NewStat_t(fi), 0
+}
+
+// Readlink implements experimentalsys.FS.
+func (r *rootFS) Readlink(p string) (string, experimentalsys.Errno) {
+	dst, err := r.root.Readlink(rootPath(p))
+	if err != nil {
+		return "", errnoOf(err)
+	}
+	return dst, 0
+}
+
+// Mkdir implements experimentalsys.FS.
+func (r *rootFS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
+	}
+	errno := errnoOf(r.root.Mkdir(rootPath(p), perm&fs.ModePerm))
+	if errno == experimentalsys.ENOTDIR {
+		errno = experimentalsys.ENOENT // a parent is missing (as wazero's own DirFS says)
+	}
+	return errno
+}
+
+// Chmod implements experimentalsys.FS: only the permission bits are set.
+func (r *rootFS) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
+	}
+	return errnoOf(r.root.Chmod(rootPath(p), perm&fs.ModePerm))
+}
+
+// Rename implements experimentalsys.FS.
+func (r *rootFS) Rename(from, to string) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
+	}
+	from, to = rootPath(from), rootPath(to)
+	if from == to {
+		return 0
+	}
+	return errnoOf(r.root.Rename(from, to))
+}
+
+// Link implements experimentalsys.FS: a hard link, both names beneath the
+// root (a symbolic link is linked itself, not its target).
+func (r *rootFS) Link(oldPath, newPath string) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
+	}
+	return errnoOf(r.root.Link(rootPath(oldPath), rootPath(newPath)))
+}
+
+// Symlink implements experimentalsys.FS. The target is kept as written and
+// resolved when the link is followed; one that is absolute or has a ".."
+// component is refused (EPERM), so no link the guest makes can lead out of
+// the directory, whoever follows it.
+func (r *rootFS) Symlink(target, link string) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
+	}
+	if errno := checkLinkTarget(target); errno != 0 {
+		return errno
+	}
+	return errnoOf(r.root.Symlink(target, rootPath(link)))
+}
+
+// checkLinkTarget refuses a symbolic link target that could climb out.
+func checkLinkTarget(target string) experimentalsys.Errno {
+	switch {
+	case target == "" || strings.IndexByte(target, 0) >= 0:
+		return experimentalsys.EINVAL
+	case path.IsAbs(target):
+		return experimentalsys.EPERM
+	}
+	for part := range strings.SplitSeq(target, "/") {
+		if part == ".." {
+			return experimentalsys.EPERM
+		}
+	}
+	return 0
+}
+
+// Unlink implements experimentalsys.FS.
+func (r *rootFS) Unlink(p string) experimentalsys.Errno {
+	return r.removeAt(p, 0)
+}
+
+// Rmdir implements experimentalsys.FS.
+func (r *rootFS) Rmdir(p string) experimentalsys.Errno {
+	return r.removeAt(p, unix.AT_REMOVEDIR)
+}
+
+// removeAt removes the entry p names: its parent directory is opened
+// through the root, then the last component is removed relative to it
+// (unlinkat(2) follows no link in it), so a directory entry and only that
+// one goes, and unlink never removes a directory nor rmdir a file.
+func (r *rootFS) removeAt(p string, flags int) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
+	}
+	parent, base := path.Split(strings.TrimRight(rootPath(p), "/"))
+	switch base {
+	case "", ".":
+		return experimentalsys.EINVAL
+	case "..":
+		return experimentalsys.ENOTEMPTY
+	}
+	if parent == "" {
+		parent = "."
+	}
+	dir, err := r.root.OpenFile(parent, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return errnoOf(err)
+	}
+	defer dir.Close()
+	rc, err := dir.SyscallConn()
+	if err != nil {
+		return errnoOf(err)
+	}
+	var uerr error
+	if err := rc.Control(func(fd uintptr) {
+		uerr = ignoringEINTR(func() error { return unix.Unlinkat(int(fd), base, flags) })
+	}); err != nil {
+		return errnoOf(err)
+	}
+	return errnoOf(uerr)
+}
+
+// Utimens implements experimentalsys.FS: the times of the file p names,
+// following a final symbolic link beneath the root.
+func (r *rootFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
+	if r.readOnly {
+		return experimentalsys.EROFS
+	}
+	return errnoOf(r.root.Chtimes(rootPath(p), timeOf(atim), timeOf(mtim)))
+}
+
+// timeOf converts a WASI time; UTIME_OMIT becomes the zero time, which
+// Chtimes leaves unchanged.
+func timeOf(ns int64) time.Time {
+	if ns == experimentalsys.UTIME_OMIT {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
+
+// errnoOf maps an error of the os package to the errno the guest sees. An
+// os.Root refuses a path that would leave the directory (an absolute
+// symbolic link, a ".." above it) with an error of its own that has no
+// errno: that one, like any other without an errno, is EPERM.
+func errnoOf(err error) experimentalsys.Errno {
+	if err == nil || errors.Is(err, io.EOF) {
+		return 0
+	}
+	var en syscall.Errno
+	if errors.As(err, &en) {
+		return experimentalsys.UnwrapOSError(en)
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return experimentalsys.ENOENT
+	case errors.Is(err, fs.ErrExist):
+		return experimentalsys.EEXIST
+	case errors.Is(err, fs.ErrClosed):
+		return experimentalsys.EBADF
+	case errors.Is(err, fs.ErrInvalid):
+		return experimentalsys.EINVAL
+	}
+	return experimentalsys.EPERM
+}
+
+// ignoringEINTR retries f while it is interrupted by a signal.
+func ignoringEINTR(f func() error) error {
+	for {
+		if err := f(); err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+var _ experimentalsys.FS = (*rootFS)(nil)
