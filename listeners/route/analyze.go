@@ -24,6 +24,11 @@ import (
 //     such as "at most 256 bytes" says nothing about arithmetic). Digits
 //     inside other chunks (a URL's port, "file2.txt") are separators.
 //
+// Sub-word features (character trigrams) are not used: tried on the
+// shipped listeners, they let unrelated descriptions share fragments ("say
+// hello" ranked run_command first) and lowered every good match; the
+// stemmer and the concept table carry the variations that matter.
+//
 // Texts are bounded: analysis reads at most maxAnalyzedBytes of a text.
 
 // maxAnalyzedBytes bounds the text one analysis reads.

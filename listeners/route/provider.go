@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // ProviderConfig configures an embeddings endpoint (NewOpenAI, NewOllama).
@@ -283,7 +284,11 @@ func excerpt(b []byte) string {
 	const n = 120
 	s := strings.ToValidUTF8(string(b), "\uFFFD")
 	if len(s) > n {
-		s = s[:n] + "…"
+		cut := n
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
 	}
 	return s
 }
