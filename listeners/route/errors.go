@@ -24,6 +24,8 @@ var (
 	ErrNoDispatcher = errors.New("no dispatcher: the router can rank and fill but not send")
 	// ErrEmptyNeed: the need is empty or blank.
 	ErrEmptyNeed = errors.New("describe what you need")
+	// ErrNeedTooLong: the need is longer than MaxNeedBytes.
+	ErrNeedTooLong = errors.New("the need is too long: describe it in a few sentences")
 )
 
 // RefusalError is the structured refusal "no matching capability in your

@@ -13,6 +13,10 @@ import (
 // none.
 const DefaultLimit = 5
 
+// MaxNeedBytes bounds a need: a description of what is wanted, not a
+// document (a longer one is refused with ErrNeedTooLong).
+const MaxNeedBytes = 16 << 10
+
 // Dispatcher sends a filled payload to its listener through the standard
 // pipeline (seed 000 §10.3 step 5). The router is advisory (§10.5): the
 // dispatcher goes through the pump, whose checks — routing, the caller's
@@ -126,6 +130,9 @@ func (r *Router) Index(ctx context.Context) (*Index, error) {
 func (r *Router) Rank(ctx context.Context, need string, mask Mask, limit int) ([]Candidate, error) {
 	if strings.TrimSpace(need) == "" {
 		return nil, fmt.Errorf("route: %w", ErrEmptyNeed)
+	}
+	if len(need) > MaxNeedBytes {
+		return nil, fmt.Errorf("route: %w (%d bytes, at most %d)", ErrNeedTooLong, len(need), MaxNeedBytes)
 	}
 	idx, err := r.Index(ctx)
 	if err != nil {

@@ -228,6 +228,9 @@ func TestRouteDispatches(t *testing.T) {
 	if _, err := r.Rank(context.Background(), "  ", nil, 0); !errors.Is(err, ErrEmptyNeed) {
 		t.Fatalf("empty need: %v", err)
 	}
+	if _, err := r.Rank(context.Background(), strings.Repeat("multiply ", MaxNeedBytes), nil, 0); !errors.Is(err, ErrNeedTooLong) {
+		t.Fatalf("long need: %v", err)
+	}
 }
 
 func TestToolArgs(t *testing.T) {
