@@ -36,7 +36,7 @@ test: test-deps
 
 ## bench: stage and pump benchmarks, then the end-to-end bench.
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchmem ./xmlpipe/ ./xmlpipe/codec/ ./pump/ ./registry/... ./pump/federation/...
+	$(GO) test -run '^$$' -bench . -benchmem ./xmlpipe/ ./xmlpipe/codec/ ./pump/ ./registry/... ./pump/federation/... ./listeners/route/
 	$(GO) run ./cmd/xmlpipe bench
 
 ## fuzz: run every native fuzz target for FUZZTIME each.
@@ -68,6 +68,9 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzParseEnvelope$$' -fuzztime $(FUZZTIME) ./listeners/llm/aeiou/
 	$(GO) test -run '^$$' -fuzz '^FuzzJCS$$' -fuzztime $(FUZZTIME) ./listeners/llm/aeiou/
 	$(GO) test -run '^$$' -fuzz '^FuzzRootFS$$' -fuzztime $(FUZZTIME) ./listeners/wasm/
+	$(GO) test -run '^$$' -fuzz '^FuzzArithmetic$$' -fuzztime $(FUZZTIME) ./listeners/route/
+	$(GO) test -run '^$$' -fuzz '^FuzzAnalyze$$' -fuzztime $(FUZZTIME) ./listeners/route/
+	$(GO) test -run '^$$' -fuzz '^FuzzEmbeddingReply$$' -fuzztime $(FUZZTIME) ./listeners/route/
 
 ## soak: long-running leak and crash tests, and the WASM RSS check without the race detector.
 soak: deps

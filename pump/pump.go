@@ -34,6 +34,8 @@ type Pump struct {
 	// its writers. New conversations pin it; routing reads it lock-free.
 	routes   atomic.Pointer[table]
 	routesMu sync.Mutex
+	// routesVersion counts the snapshots published (RoutesVersion).
+	routesVersion atomic.Uint64
 	// peersMu orders AddPeers' read-modify-write of a peer set.
 	peersMu sync.Mutex
 	// live are the listeners whose workers run (liveListeners).

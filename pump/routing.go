@@ -183,10 +183,17 @@ func (p *Pump) editRoutes(edit func(*table) (*table, error)) error {
 		return err
 	}
 	p.routes.Store(nt)
+	p.routesVersion.Add(1)
 	p.routesMu.Unlock()
 	p.unpinTable(old)
 	return nil
 }
+
+// RoutesVersion identifies the current routing table: it changes whenever
+// a listener is registered, added, removed or replaced (a reload, an OOB
+// registration, a federation import), so a cache derived from the table —
+// the semantic router's index — knows when to rebuild.
+func (p *Pump) RoutesVersion() uint64 { return p.routesVersion.Load() }
 
 // lookup returns the listener named name (case-insensitive, as Python).
 func (t *table) lookup(name string) *listener {

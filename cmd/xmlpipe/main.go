@@ -11,6 +11,7 @@
 //	xmlpipe bench [--duration 5s] [--json] | --bus [--clients 200] [--rate R]
 //	xmlpipe journal tail|thread|verify|export|replay [--data DIR] [--config organism.yaml] …
 //	xmlpipe mcp [--data DIR] [--http ADDR] [organism.yaml]
+//	xmlpipe route [--profile P] [--agent A] [--limit N] [--fill] "need" [organism.yaml]
 //	xmlpipe wasm check [--memory-mb N] module.wasm
 //	xmlpipe users add|list|remove|reset-totp|passwd|role [--data DIR] …
 //	xmlpipe keys init|show|export [--data DIR] [--organism FILE]
@@ -60,6 +61,7 @@ func commands() []command {
 		{"bench", "[--duration 5s] [--json] | --bus [--clients 200] [--rate R]", "end-to-end pump benchmark (envelopes/s, latency, floor ratio), or with --bus the main bus's load generator", runBench},
 		{"journal", "tail|thread|verify|export|replay [--data DIR] …", "read, check and replay the message journal", runJournal},
 		{"mcp", "[--data DIR] [--http ADDR] [organism.yaml]", "serve the organism's listeners as MCP tools over stdio (or streamable HTTP)", runMCP},
+		{"route", `[--profile P] [--agent A] [--limit N] [--fill] "need" [organism.yaml]`, "find the listeners that do what the need describes, ranked with their scores (semantic routing)", runRoute},
 		{"wasm", "check [--memory-mb N] module.wasm", "check a WebAssembly listener module and print the schemas its describe export derives", runWasm},
 		{"users", "add|list|remove|reset-totp|passwd|role …", "manage the main bus's users (password + TOTP)", runUsers},
 		{"keys", "init|show|export [--data DIR] …", "the organism's Ed25519 identity and the owner's key pair", runKeys},

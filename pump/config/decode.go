@@ -37,9 +37,15 @@ func newDecoder(file string) *decoder {
 // defaulter is implemented by list items that have defaults of their own.
 type defaulter interface{ setDefaults() }
 
+// scalarForm is implemented by a mapping that may also be written as one
+// scalar (routing.embeddings: tfidf); the mapping form decodes as any
+// struct does (unknown keys reported, positions recorded).
+type scalarForm interface{ decodeScalar(n *yaml.Node) error }
+
 var (
 	unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 	defaulterType   = reflect.TypeFor[defaulter]()
+	scalarFormType  = reflect.TypeFor[scalarForm]()
 )
 
 func (d *decoder) at(n *yaml.Node) Position {
@@ -107,6 +113,12 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) 
 	}
 	if v.CanAddr() && v.Addr().Type().Implements(unmarshalerType) {
 		if err := v.Addr().Interface().(yaml.Unmarshaler).UnmarshalYAML(n); err != nil {
+			d.fail(n, path, "%s", err.Error())
+		}
+		return
+	}
+	if n.Kind == yaml.ScalarNode && v.CanAddr() && v.Addr().Type().Implements(scalarFormType) {
+		if err := v.Addr().Interface().(scalarForm).decodeScalar(n); err != nil {
 			d.fail(n, path, "%s", err.Error())
 		}
 		return

@@ -62,5 +62,6 @@ func Default() *Organism {
 			MaxHashQueue:        8,
 		},
 		Observability: Observability{Metrics: Metrics{Enabled: true}},
+		Routing:       defaultRouting(),
 	}
 }

@@ -133,6 +133,7 @@ func (o *Organism) normalize() {
 	o.OOB.UnixSocket = o.resolve(o.OOB.UnixSocket)
 	o.OOB.TLS.Cert, o.OOB.TLS.Key = o.resolve(o.OOB.TLS.Cert), o.resolve(o.OOB.TLS.Key)
 	o.normalizeBind()
+	o.normalizeRouting()
 }
 
 // normalizeBind makes oob.bind a bare host: brackets come off an IPv6

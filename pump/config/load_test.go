@@ -206,6 +206,7 @@ func TestLoadFull(t *testing.T) {
 			MaxConcurrentHashes: 1, MaxHashQueue: 4},
 		Observability: Observability{Metrics: Metrics{Enabled: true, ScrapeTokenEnv: "XMLPIPE_SCRAPE_TOKEN"},
 			Traces: Traces{Enabled: true, OTLPEndpoint: "localhost:4318", OTLPInsecure: true}},
+		Routing: defaultRouting(),
 	}
 	if diff := cmp.Diff(want, o, ignoreState); diff != "" {
 		t.Errorf("full organism (-want +got):\n%s", diff)
@@ -242,6 +243,7 @@ func TestDefaults(t *testing.T) {
 		Auth: Auth{SessionTTL: Duration(8 * time.Hour), MaxFailures: 5, FailureWindow: Duration(time.Minute),
 			Lockout: Duration(time.Minute), MaxLockout: Duration(time.Hour), MaxConcurrentHashes: 2, MaxHashQueue: 8},
 		Observability: Observability{Metrics: Metrics{Enabled: true}},
+		Routing:       defaultRouting(),
 	}
 	if diff := cmp.Diff(want, o, ignoreState); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)

@@ -51,6 +51,9 @@ type Organism struct {
 	// Prompts are named prompt blocks; an agent's prompt may name them,
 	// composed with "&" ("style & safety").
 	Prompts map[string]string `yaml:"prompts"`
+	// Routing configures semantic routing: the embedding provider and the
+	// models that fill payloads from descriptions.
+	Routing Routing `yaml:"routing"`
 
 	file      string              // name the file was loaded under
 	dir       string              // absolute directory relative paths resolve against

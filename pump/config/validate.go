@@ -42,6 +42,7 @@ func (o *Organism) problems() []*Error {
 	o.checkBudgets(r)
 	o.checkAuth(r)
 	o.checkObservability(r)
+	o.checkRouting(r)
 	return r.errs
 }
 

@@ -125,6 +125,8 @@ type Organism struct {
 	oldRouters []*llm.Router
 	late       *gatewayAgents
 	stopped    bool
+	// routing is the semantic router (routing.go).
+	routing routing
 }
 
 // SystemListeners are the organism's own listeners, registered before any
@@ -172,6 +174,9 @@ func New(cfg *config.Organism, opts Options) (*Organism, error) {
 // assemble builds the registries, the pump and the listeners.
 func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error) {
 	if err := checkToolConfigs(cfg, opts.Catalog, toolDataDir(cfg, d)); err != nil {
+		return nil, err
+	}
+	if err := checkRouting(cfg); err != nil {
 		return nil, err
 	}
 	var sinks *storeSinks

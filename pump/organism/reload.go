@@ -26,7 +26,7 @@ var ErrReloadRefused = errors.New("reload refused")
 // organism.data_dir, organism.tls, organism.identity, oob, journal, auth,
 // gateways, …) takes effect at the next start only: a reload whose
 // configuration changes one of them is refused, naming the key.
-var ReloadableKeys = []string{"listeners", "llm", "budgets", "prompts"}
+var ReloadableKeys = []string{"listeners", "llm", "budgets", "prompts", "routing"}
 
 // ReloadReport says what a reload changed, by listeners[] entry name (and
 // implicit tool name).
@@ -130,6 +130,9 @@ func (o *Organism) plan(cfg *config.Organism) (*Plan, error) {
 		return nil, err
 	}
 	if err := checkToolConfigs(cfg, o.catalog, toolDataDir(cfg, o.durable)); err != nil {
+		return nil, err
+	}
+	if err := checkRouting(cfg); err != nil {
 		return nil, err
 	}
 	old := o.CurrentConfig()
