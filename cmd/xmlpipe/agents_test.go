@@ -76,14 +76,14 @@ func TestConsoleWithLLMBackend(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("console: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
 	}
-	for _, want := range []string{"[shouter] WELCOME ABOARD, DAN!", "[poet] Rain on tin roofs hums.\n", "[poet] Puddles keep the sky.\n",
+	for _, want := range []string{"[shouter] WELCOME ABOARD, DAN!", "[poet] Rain on tin roofs hums.\nPuddles keep the sky.\n",
 		"greeter              40 + 6 = 46 tokens, 1 requests", "xai                  80 + 12 = 92 tokens, 2 requests"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("stdout lacks %q:\n%s\nstderr:\n%s", want, out.String(), errOut.String())
 		}
 	}
 	if n := strings.Count(out.String(), "Rain on tin roofs"); n != 1 {
-		t.Errorf("the streamed line shows %d times:\n%s", n, out.String())
+		t.Errorf("the answer shows %d times (a piped session prints it once, whole):\n%s", n, out.String())
 	}
 	if strings.Contains(out.String(), "no LLM backend is usable") {
 		t.Errorf("the no-LLM note was printed with a backend:\n%s", out.String())

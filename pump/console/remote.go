@@ -261,6 +261,11 @@ func (r *Remote) event(typ string, data []byte) {
 		if json.Unmarshal(data, &c) == nil {
 			r.publish(Output{Kind: OutputComplete, Conversation: c.ThreadID})
 		}
+	case wire.TypeDelta:
+		var d wire.Delta
+		if json.Unmarshal(data, &d) == nil {
+			r.publish(Output{Kind: OutputDelta, Conversation: d.ThreadID, From: d.Agent, Text: d.Text, End: d.End})
+		}
 	}
 }
 
@@ -345,23 +350,18 @@ func requestError(req wire.Request, e wire.Error) error {
 	return errors.New(e.Error)
 }
 
-// Send sends text to target as the bus's send command (target + content);
-// the bus builds the payload as the in-process console does.
-func (r *Remote) Send(ctx context.Context, target, text string) (string, error) {
-	var sent wire.Sent
-	if err := r.request(ctx, wire.Request{Head: wire.Head{Type: wire.TypeSend}, Target: target, Content: text},
-		&sent); err != nil {
-		return "", err
+// Send sends m as the bus's send command: target with content (the bus
+// builds the payload as the in-process console does) or with a structured
+// payload (as POST /api/v1/inject takes it), on m.Thread when set.
+func (r *Remote) Send(ctx context.Context, m Message) (string, error) {
+	req := wire.Request{Head: wire.Head{Type: wire.TypeSend}, Target: m.Target, ThreadID: m.Thread}
+	if len(m.Payload) > 0 {
+		req.Payload = m.Payload
+	} else {
+		req.Content = m.Text
 	}
-	return sent.ThreadID, nil
-}
-
-// SendPayload sends a structured payload to target as the bus's send
-// command with a payload (the bus builds it as POST /api/v1/inject does).
-func (r *Remote) SendPayload(ctx context.Context, target string, payload json.RawMessage) (string, error) {
 	var sent wire.Sent
-	if err := r.request(ctx, wire.Request{Head: wire.Head{Type: wire.TypeSend}, Target: target, Payload: payload},
-		&sent); err != nil {
+	if err := r.request(ctx, req, &sent); err != nil {
 		return "", err
 	}
 	return sent.ThreadID, nil

@@ -32,6 +32,9 @@ const (
 	TypeSystemError = "system_error"
 	TypeDeadLetter  = "dead_letter"
 	TypeComplete    = "complete"
+	// TypeDelta is a piece of the text an agent's model is writing (not
+	// journaled; the agent's answer follows as a message).
+	TypeDelta = "delta"
 )
 
 // Error codes of TypeError frames: what kind of failure the text describes.
@@ -72,16 +75,18 @@ type Head struct {
 // with Content (or Text, or Message, as the reference accepts), or Target
 // with Payload: a JSON object of the payload's fields (native arrays and
 // objects) or a JSON string of its XML, as POST /api/v1/inject takes it;
-// Monitor takes Prefix (a thread-id prefix, or "*").
+// with ThreadID it continues that conversation of the user's (or begins one
+// under a new id). Monitor takes Prefix (a thread-id prefix, or "*").
 type Request struct {
 	Head
-	Raw     string          `json:"raw,omitempty"`
-	Target  string          `json:"target,omitempty"`
-	Content string          `json:"content,omitempty"`
-	Text    string          `json:"text,omitempty"`
-	Message string          `json:"message,omitempty"`
-	Payload json.RawMessage `json:"payload,omitempty"`
-	Prefix  string          `json:"prefix,omitempty"`
+	Raw      string          `json:"raw,omitempty"`
+	Target   string          `json:"target,omitempty"`
+	Content  string          `json:"content,omitempty"`
+	Text     string          `json:"text,omitempty"`
+	Message  string          `json:"message,omitempty"`
+	Payload  json.RawMessage `json:"payload,omitempty"`
+	ThreadID string          `json:"thread_id,omitempty"`
+	Prefix   string          `json:"prefix,omitempty"`
 }
 
 // Body returns the text of a target+content send: the first non-empty of
@@ -262,4 +267,17 @@ type Complete struct {
 	Timestamp string `json:"timestamp"`
 	// MessageID is the frame's stable id (see MessageID).
 	MessageID string `json:"message_id"`
+}
+
+// Delta is TypeDelta: text an agent's model wrote on the conversation,
+// streamed as it arrives (consecutive pieces of one stream may come joined
+// in one frame). End marks the last frame of the model's reply; it may
+// carry text. Deltas are not journaled, carry no message_id and are not
+// sent again after a crash: the agent's answer, a message, is what counts.
+type Delta struct {
+	Head
+	ThreadID string `json:"thread_id"`
+	Agent    string `json:"agent"`
+	Text     string `json:"text"`
+	End      bool   `json:"end,omitempty"`
 }
