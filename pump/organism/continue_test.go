@@ -44,7 +44,11 @@ llm:
 // askAs sends text to agent as who on thread and returns the answer.
 func askAs(t *testing.T, o *Organism, who pump.Principal, agent, thread, text string) (string, error) {
 	t.Helper()
-	body := fmt.Sprintf(`<PoetTask xmlns=""><Text>%s</Text></PoetTask>`, text)
+	l, ok := o.Pump.Lookup(agent)
+	if !ok {
+		t.Fatalf("no listener %s", agent)
+	}
+	body := fmt.Sprintf(`<%s xmlns=""><Text>%s</Text></%[1]s>`, l.Payload.Name(), text)
 	env := xmlpipe.AppendEnvelope(nil, who.From, agent, thread, []byte(body))
 	replies := make(chan string, 4)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -109,5 +113,69 @@ func TestConversationContinuesAfterRestart(t *testing.T) {
 	}
 	if !first || !answer {
 		t.Errorf("the request after the restart lacks the first exchange: %v", reqs[1].Messages)
+	}
+}
+
+// TestCallsJournaled: each model call of a turn is a row of the journal's
+// llm_calls table — agent, backend, model, tokens, timing — linked to the
+// envelope the turn produced (the answer), and the organism's subscribers
+// hear of it; a peer's call is linked to its own answer.
+func TestCallsJournaled(t *testing.T) {
+	m := newScriptedModel(t, map[string][]string{
+		"boss": {"I will ask the poet. <PoetTask><Text>a haiku about rain</Text></PoetTask>", "The poet wrote: drops"},
+		"poet": {"drops"},
+	})
+	o := durableAgents(t, m, t.TempDir(), twoAgents)
+	t.Cleanup(func() {
+		if err := o.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	heard := make(chan Call, 8)
+	defer o.OnCall(func(c Call) { heard <- c })()
+	alice := pump.Principal{From: "api:alice", User: "alice"}
+	conv := xmlpipe.NewThreadID()
+	if got, err := askAs(t, o, alice, "boss", conv, "a poem please"); err != nil || got != "The poet wrote: drops" {
+		t.Fatalf("answer %q, %v", got, err)
+	}
+	if err := o.Store().Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	calls, err := o.Calls(conv, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 3 {
+		t.Fatalf("%d calls, want 3: %+v", len(calls), calls)
+	}
+	entries, err := o.Store().Conversation(conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := map[int64]string{}
+	for _, e := range entries {
+		from[e.Seq] = e.From + "→" + e.To
+	}
+	for i, want := range []struct{ agent, link string }{
+		{"boss", "boss→poet"}, {"poet", "poet→boss"}, {"boss", "boss→api:alice"},
+	} {
+		c := calls[i]
+		if c.Agent != want.agent || c.Backend != "openai" || c.Model != "gpt-test" || c.PromptTokens != 11 ||
+			c.CompletionTokens != 7 || c.Duration <= 0 || c.Error != "" || c.Conversation != conv || c.Attempt != 1 {
+			t.Errorf("call %d: %+v", i, c)
+		}
+		if got := from[c.EnvelopeSeq]; got != want.link {
+			t.Errorf("call %d (%s) linked to seq %d (%s), want the envelope %s", i, c.Agent, c.EnvelopeSeq, got, want.link)
+		}
+	}
+	for range 3 {
+		select {
+		case c := <-heard:
+			if c.ID == 0 || c.Conversation != conv {
+				t.Errorf("subscriber heard %+v", c)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the subscriber did not hear every call")
+		}
 	}
 }
