@@ -41,9 +41,9 @@ func sendOn(t *testing.T, c *websocket.Conn, thread, text string) (string, []fra
 func TestWSDeltasThenAnswer(t *testing.T) {
 	m := newChatModel(t, answerChunks)
 	f := newFixtureWith(t, agentOrganism(m.URL))
-	c := f.dial("/ws", f.loginAs("alice", auth.Operator))
-	readFrame(t, c) // connected
-	conv, frames := sendOn(t, c, "", "first")
+	ws := f.dial("/ws", f.loginAs("alice", auth.Operator))
+	readFrame(t, ws) // connected
+	conv, frames := sendOn(t, ws, "", "first")
 	var text strings.Builder
 	replyAt, endAt := -1, -1
 	for i, fr := range frames {
@@ -72,6 +72,48 @@ func TestWSDeltasThenAnswer(t *testing.T) {
 	if text.String() != "answer 1" || endAt < 0 || replyAt < endAt {
 		t.Errorf("deltas %q (end at %d, reply at %d), want \"answer 1\" ended before the reply:\n%v", text.String(),
 			endAt, replyAt, frames)
+	}
+
+	// The call is listed with its tokens and timing, linked to the answer.
+	token := f.loginAs("vic", auth.Viewer)
+	var calls []any
+	pollFor(t, "the call's link to its envelope", func() bool {
+		status, body, _ := f.do("GET", "/api/v1/usage/calls?thread="+conv+"&limit=5", token, nil)
+		if status != http.StatusOK {
+			t.Fatalf("calls: %d %v", status, body)
+		}
+		calls, _ = body["calls"].([]any)
+		return len(calls) == 1 && calls[0].(map[string]any)["envelope_seq"] != nil
+	})
+	c := calls[0].(map[string]any)
+	if c["agent"] != "poet" || c["backend"] != "local" || c["model"] != "test-model" || c["prompt_tokens"] != 11.0 ||
+		c["completion_tokens"] != 7.0 || c["conversation"] != conv || c["streamed"] != true || c["finish_reason"] != "stop" ||
+		c["duration_ms"].(float64) <= 0 || c["first_token_ms"].(float64) <= 0 {
+		t.Errorf("call %v", c)
+	}
+	status, body, _ := f.do("GET", "/api/v1/messages?thread="+conv, token, nil)
+	found := false
+	for _, x := range body["messages"].([]any) {
+		msg := x.(map[string]any)
+		found = found || msg["seq"] == c["envelope_seq"] && msg["from"] == "poet"
+	}
+	if status != http.StatusOK || !found {
+		t.Errorf("the call's envelope_seq %v names no message of poet's: %v", c["envelope_seq"], body)
+	}
+	for _, q := range []string{"?thread=nope", "?limit=0", "?limit=x"} {
+		if status, _, _ := f.do("GET", "/api/v1/usage/calls"+q, token, nil); status != http.StatusBadRequest {
+			t.Errorf("GET /api/v1/usage/calls%s: %d, want 400", q, status)
+		}
+	}
+
+	// /ws usage answers the totals and the newest calls.
+	writeFrame(t, ws, frame{"type": "usage", "id": 9.0})
+	u := readFrame(t, ws)
+	agents, _ := u["agents"].([]any)
+	wcalls, _ := u["calls"].([]any)
+	if u["type"] != "usage" || u["id"] != 9.0 || u["llm"] != true || len(agents) != 1 || len(wcalls) != 1 ||
+		agents[0].(map[string]any)["prompt_tokens"] != 11.0 || wcalls[0].(map[string]any)["id"] != c["id"] {
+		t.Errorf("usage frame %v", u)
 	}
 }
 

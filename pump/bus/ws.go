@@ -119,6 +119,8 @@ func (w *wsSocket) handle(data []byte) {
 		w.c.send(out)
 	case wire.TypeSend:
 		w.send(req)
+	case wire.TypeUsage:
+		w.usage(reply)
 	default:
 		w.fail(reply, wire.CodeBadRequest, "Unknown message type: "+req.Type)
 	}

@@ -189,6 +189,33 @@ func checkContinuation(t *testing.T, m *chatModel, transcript string) {
 	}
 }
 
+// checkUsage checks the /usage of a session that made three calls of 11 +
+// 7 tokens: the totals, and each call on its line — linked to the envelope
+// it produced when the organism is durable.
+func checkUsage(t *testing.T, transcript string, linked bool) {
+	t.Helper()
+	for _, want := range []string{"  poet                 33 + 21 = 54 tokens, 3 requests\n",
+		"  local                33 + 21 = 54 tokens, 3 requests\n", "Last calls (newest last, at most 10):\n"} {
+		if !strings.Contains(transcript, want) {
+			t.Errorf("/usage lacks %q:\n%s", want, transcript)
+		}
+	}
+	calls := 0
+	for _, line := range strings.Split(transcript, "\n") {
+		if !strings.Contains(line, "  poet#") || !strings.Contains(line, "local/test-model") {
+			continue
+		}
+		calls++
+		if !strings.Contains(line, "11 + 7 tokens  first ") || !strings.Contains(line, " stop") ||
+			strings.Contains(line, "→ #") != linked {
+			t.Errorf("call line %q", line)
+		}
+	}
+	if calls != 3 {
+		t.Errorf("/usage lists %d calls, want 3:\n%s", calls, transcript)
+	}
+}
+
 // TestConsoleContinuesConversation: successive @poet lines continue one
 // conversation — the model's second request holds the first exchange —
 // until /new poet; a piped session prints each answer once, whole.
@@ -200,11 +227,12 @@ func TestConsoleContinuesConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	in := "@poet first\n@poet second\n/threads\n/new poet\n@poet third\n/quit\n"
+	in := "@poet first\n@poet second\n/threads\n/new poet\n@poet third\n/usage\n/quit\n"
 	if err := c.Run(context.Background(), strings.NewReader(in), &out); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
 	checkContinuation(t, m, out.String())
+	checkUsage(t, out.String(), false)
 	if !strings.Contains(out.String(), "Conversations (an @agent line continues its own; /new begins another):\n  poet#") {
 		t.Errorf("/threads does not list the conversation:\n%s", out.String())
 	}
@@ -228,11 +256,12 @@ func TestRemoteConsoleContinuesConversation(t *testing.T) {
 	var out strings.Builder
 	ctx, cancel := context.WithTimeout(context.Background(), remoteWait)
 	defer cancel()
-	in := "@poet first\n@poet second\n/new poet\n@poet third\n/quit\n"
+	in := "@poet first\n@poet second\n/new poet\n@poet third\n/usage\n/quit\n"
 	if err := c.Run(ctx, strings.NewReader(in), &out); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
 	checkContinuation(t, m, out.String())
+	checkUsage(t, out.String(), true)
 }
 
 // screen records what a test terminal shows.

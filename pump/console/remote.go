@@ -367,6 +367,33 @@ func (r *Remote) Send(ctx context.Context, m Message) (string, error) {
 	return sent.ThreadID, nil
 }
 
+// Usage implements UsageReporter: it asks the bus for the organism's LLM
+// usage and newest calls.
+func (r *Remote) Usage(ctx context.Context) (Usage, bool, error) {
+	var u wire.Usage
+	if err := r.request(ctx, wire.Request{Head: wire.Head{Type: wire.TypeUsage}}, &u); err != nil {
+		return Usage{}, false, err
+	}
+	var out Usage
+	for _, t := range u.Agents {
+		out.Agents = append(out.Agents, TokenUsage{t.Name, t.PromptTokens, t.CompletionTokens, t.Requests})
+	}
+	for _, t := range u.Backends {
+		out.Backends = append(out.Backends, TokenUsage{t.Name, t.PromptTokens, t.CompletionTokens, t.Requests})
+	}
+	for _, c := range u.Calls {
+		at, _ := time.Parse(time.RFC3339Nano, c.Time)
+		out.Calls = append(out.Calls, Call{Time: at, Conversation: c.Conversation, Agent: c.Agent, Backend: c.Backend,
+			Model: c.Model, PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, ToolCalls: c.ToolCalls,
+			FirstToken: fromMillis(c.FirstTokenMS), Duration: fromMillis(c.DurationMS), FinishReason: c.FinishReason,
+			Error: c.Error, EnvelopeSeq: c.EnvelopeSeq})
+	}
+	return out, u.LLM, nil
+}
+
+// fromMillis is a duration given in milliseconds.
+func fromMillis(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+
 // Listeners asks the bus for its listeners.
 func (r *Remote) Listeners(ctx context.Context) ([]Listener, error) {
 	var ls wire.Listeners

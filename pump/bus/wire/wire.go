@@ -17,6 +17,7 @@ const (
 	TypeSend      = "send"
 	TypeThreads   = "threads"
 	TypeMonitor   = "monitor"
+	TypeUsage     = "usage"
 
 	// Server → client: replies.
 	TypeConnected = "connected"
@@ -280,4 +281,49 @@ type Delta struct {
 	Agent    string `json:"agent"`
 	Text     string `json:"text"`
 	End      bool   `json:"end,omitempty"`
+}
+
+// Usage answers TypeUsage: the organism's LLM tokens per agent and per
+// backend (LLM is false when it has no usable backend; the lists are then
+// empty) and its newest calls, oldest first.
+type Usage struct {
+	Head
+	LLM      bool         `json:"llm"`
+	Agents   []TokenUsage `json:"agents"`
+	Backends []TokenUsage `json:"backends"`
+	Calls    []Call       `json:"calls"`
+}
+
+// TokenUsage is the tokens and requests of one agent or backend.
+type TokenUsage struct {
+	Name             string `json:"name"`
+	PromptTokens     int    `json:"prompt_tokens"`
+	CompletionTokens int    `json:"completion_tokens"`
+	Requests         int    `json:"requests"`
+}
+
+// Call is one LLM call — one attempt of an agent's model call at one
+// backend — in TypeUsage and GET /api/v1/usage/calls. Durations are in
+// milliseconds; first_token_ms is 0 when no text was streamed; error is set
+// for a failed call; envelope_seq is the journal seq of the envelope the
+// call produced (absent while not known).
+type Call struct {
+	ID               int64   `json:"id"`
+	Time             string  `json:"time"`
+	Conversation     string  `json:"conversation"`
+	Thread           string  `json:"thread"`
+	Agent            string  `json:"agent"`
+	Backend          string  `json:"backend"`
+	Model            string  `json:"model"`
+	Attempt          int     `json:"attempt"`
+	PromptTokens     int     `json:"prompt_tokens"`
+	CompletionTokens int     `json:"completion_tokens"`
+	WaitMS           float64 `json:"wait_ms"`
+	FirstTokenMS     float64 `json:"first_token_ms"`
+	DurationMS       float64 `json:"duration_ms"`
+	Streamed         bool    `json:"streamed"`
+	FinishReason     string  `json:"finish_reason,omitempty"`
+	ToolCalls        int     `json:"tool_calls"`
+	Error            string  `json:"error,omitempty"`
+	EnvelopeSeq      int64   `json:"envelope_seq,omitempty"`
 }
