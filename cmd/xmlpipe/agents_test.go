@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -90,6 +91,18 @@ func TestConsoleWithLLMBackend(t *testing.T) {
 	}
 	if calls.Load() != 2 {
 		t.Errorf("%d model calls, want 2", calls.Load())
+	}
+
+	// The journal shows each model call beside the envelope it produced.
+	tail := runBinary(t, dir, "", "journal", "tail", "-n", "50")
+	conv := regexp.MustCompile(`inbound\s+message\s+console → poet \[PoetTask\] thread=([0-9a-f-]{36})`).FindStringSubmatch(tail.stdout)
+	if conv == nil {
+		t.Fatalf("the journal lacks the poet's conversation:\n%s%s", tail.stdout, tail.stderr)
+	}
+	th := runBinary(t, dir, "", "journal", "thread", conv[1])
+	call := regexp.MustCompile(`(?m)^llm call \d+ \S+ poet xai/\S+ attempt 1: 40 \+ 6 tokens, first token \S+, total \S+, \S+ → #(\d+)\n#(\d+) \S+ outbound message poet → console\n`).FindStringSubmatch(th.stdout)
+	if th.code != 0 || call == nil || call[1] != call[2] {
+		t.Errorf("journal thread does not show the call before the answer it produced:\n%s%s", th.stdout, th.stderr)
 	}
 }
 
