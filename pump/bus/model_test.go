@@ -22,7 +22,7 @@ type chatMessage struct {
 // request (from 0) gets the chunks reply(n) returns, streamed as
 // server-sent events when the request asks for a stream (it always does
 // for an agent whose organism streams). With hold set the server waits for
-// it after the first chunk, once first is closed.
+// it after the first chunk of its first reply, once first is closed.
 type chatModel struct {
 	*httptest.Server
 	reply func(n int) []string
@@ -65,7 +65,7 @@ func (m *chatModel) serve(w http.ResponseWriter, r *http.Request) {
 	for i, c := range chunks {
 		fmt.Fprintf(w, "data: {\"model\":\"test-model\",\"choices\":[{\"delta\":{\"content\":%q}}]}\n\n", c)
 		w.(http.Flusher).Flush()
-		if i == 0 && m.hold != nil {
+		if i == 0 && n == 0 && m.hold != nil { // only the first reply is held
 			close(m.first)
 			select {
 			case <-m.hold:

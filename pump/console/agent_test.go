@@ -30,7 +30,7 @@ type chatMessage struct {
 // chatModel is a loopback OpenAI-style chat-completions server. The n-th
 // request (from 0) is answered with the chunks reply(n) returns, streamed as
 // server-sent events when the request asks for a stream; with hold set the
-// server waits for it after the first chunk (the test sees the text arrive
+// server waits for it after the first chunk of its first reply (the test sees the text arrive
 // before the model has finished).
 type chatModel struct {
 	*httptest.Server
@@ -76,7 +76,7 @@ func (m *chatModel) serve(w http.ResponseWriter, r *http.Request) {
 	for i, c := range chunks {
 		fmt.Fprintf(w, "data: {\"model\":\"test-model\",\"choices\":[{\"delta\":{\"content\":%q}}]}\n\n", c)
 		w.(http.Flusher).Flush()
-		if i == 0 && m.hold != nil {
+		if i == 0 && n == 0 && m.hold != nil { // only the first reply is held
 			close(m.first)
 			select {
 			case <-m.hold:
