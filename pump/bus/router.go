@@ -194,7 +194,9 @@ func (r *router) targets(conv string, item routed) []sink {
 	defer r.mu.Unlock()
 	rt := r.routes[conv]
 	if rt == nil {
-		if r.late > 0 && len(r.orphans) < maxOrphans {
+		// Streamed text is not kept: only /bus injects are late, and /bus
+		// has no use for it (nor should it crowd out the events kept).
+		if r.late > 0 && len(r.orphans) < maxOrphans && (item.out == nil || item.out.Kind != console.OutputDelta) {
 			r.orphans = append(r.orphans, item)
 		}
 		return nil

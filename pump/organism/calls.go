@@ -76,8 +76,11 @@ type callBook struct {
 	// threads places a call in its conversation (set before the pump starts).
 	threads *registry.Threads
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// ring holds the newest calls, at most recentCalls: the oldest at
+	// ring[head] once it is full.
 	ring    []Call
+	head    int
 	next    int64
 	subs    map[int]func(Call)
 	nextSub int
@@ -126,11 +129,12 @@ func (b *callBook) observe(rec llm.CallRecord) {
 		b.next++
 		c.ID = b.next
 	}
-	if len(b.ring) == recentCalls {
-		copy(b.ring, b.ring[1:])
-		b.ring = b.ring[:recentCalls-1]
+	if len(b.ring) < recentCalls {
+		b.ring = append(b.ring, c)
+	} else {
+		b.ring[b.head] = c
+		b.head = (b.head + 1) % recentCalls
 	}
-	b.ring = append(b.ring, c)
 	if b.store != nil && c.ID > 0 && c.Agent != "" && conv != "" {
 		k := linkKey{c.Agent, conv}
 		if _, ok := b.pending[k]; !ok {
@@ -201,8 +205,8 @@ func (b *callBook) recent(thread string, limit int) []Call {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []Call
-	for i := len(b.ring) - 1; i >= 0 && len(out) < limit; i-- {
-		if c := b.ring[i]; thread == "" || c.Conversation == thread || c.Thread == thread {
+	for k := len(b.ring) - 1; k >= 0 && len(out) < limit; k-- {
+		if c := b.ring[(b.head+k)%len(b.ring)]; thread == "" || c.Conversation == thread || c.Thread == thread {
 			out = append(out, c)
 		}
 	}
