@@ -118,7 +118,8 @@ func principalOf(ctx context.Context) *Principal {
 // conversation who owns (one its user began, whose threads include those
 // handed back to it in replies) and for a thread id never used (a new
 // conversation); ErrForeignThread otherwise, and when the journal cannot say
-// (fail closed).
+// (fail closed). A thread that is not live is looked up in the journal, then
+// among the histories kept for continuation (keptOrigin).
 func (p *Pump) checkThread(who Principal, thread string) error {
 	origin, seen := p.threads.Origin(thread)
 	if !seen && !who.FreshThread {
@@ -128,6 +129,9 @@ func (p *Pump) checkThread(who Principal, thread string) error {
 				p.log.Error("thread history lookup failed: refusing the thread", "thread", thread, "error", err)
 				return ErrForeignThread
 			}
+		}
+		if !seen {
+			origin, seen = p.keptOrigin(thread)
 		}
 	}
 	if seen && !who.Owns(origin) {

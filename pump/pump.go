@@ -176,6 +176,7 @@ func New(opts Options) (*Pump, error) {
 		p.durable = dj
 		p.gate = gate.New(dj.WaitDurable, opts.Logger)
 	}
+	p.context.KeepEnded(p.keptConversation) // conversations continue (continuation.go)
 	p.threads.OnEnd(func(ids []string) {
 		p.todos.ThreadsEnded(ids)
 		p.context.ThreadsEnded(ids)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,6 +41,9 @@ type ContextStats struct {
 	Threads []string
 	// Evicted counts threads evicted to stay within MaxThreads.
 	Evicted int64
+	// Kept is the number of threads whose history outlived the thread (see
+	// ContextBuffer.KeepEnded); they are among ThreadCount.
+	Kept int
 }
 
 // ContextBuffer holds per-thread, append-only message history within limits.
@@ -50,7 +54,12 @@ type ContextBuffer struct {
 	mu      sync.RWMutex
 	threads map[string]*ThreadContext
 	order   *list.List // *ThreadContext, oldest-created first
+	// kept lists the histories kept after their thread ended (KeepEnded,
+	// Retain), oldest-ended first: eviction takes them before any other.
+	kept    *list.List
 	evicted int64
+	// keep decides which ended threads keep their history (KeepEnded).
+	keep atomic.Pointer[func(first Slot) bool]
 }
 
 // NewContextBuffer returns an empty buffer; zero fields of cfg take their
@@ -63,6 +72,7 @@ func NewContextBuffer(cfg ContextConfig) (*ContextBuffer, error) {
 		cfg:     cfg.WithDefaults(),
 		threads: make(map[string]*ThreadContext),
 		order:   list.New(),
+		kept:    list.New(),
 	}, nil
 }
 
@@ -102,6 +112,10 @@ func (b *ContextBuffer) AppendShared(s Slot) (Slot, error) {
 	s.Index = len(c.slots)
 	c.slots = append(c.slots, s)
 	c.touched = now
+	if c.keptElem != nil { // the conversation goes on: its history is live again
+		b.kept.Remove(c.keptElem)
+		c.keptElem = nil
+	}
 	if b.cfg.Sink != nil {
 		b.cfg.Sink.SlotAppended(s)
 	}
@@ -138,13 +152,58 @@ func (b *ContextBuffer) DeleteThread(id string) bool {
 	return b.delete(id)
 }
 
-// ThreadsEnded deletes the history of every ended thread. Subscribe it with
-// Threads.OnEnd.
+// ThreadsEnded deletes the history of every ended thread, except the
+// threads KeepEnded keeps. Subscribe it with Threads.OnEnd.
 func (b *ContextBuffer) ThreadsEnded(ids []string) {
+	var keep func(Slot) bool
+	if fn := b.keep.Load(); fn != nil {
+		keep = *fn
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, id := range ids {
+		if c := b.threads[id]; c != nil && keep != nil && len(c.slots) > 0 && keep(c.slots[0]) {
+			b.retain(c)
+			continue
+		}
 		b.delete(id)
+	}
+}
+
+// KeepEnded sets which histories outlive their thread: when a thread ends
+// (ThreadsEnded), the history of one whose first slot keep accepts is kept —
+// and persisted by the sink — until Collect finds it idle for the TTL, or
+// MaxThreads evicts it (kept histories go first, oldest-ended first). A
+// message appended to it later (the conversation continues on the same
+// thread id) makes it live again. The pump keeps the conversations an
+// outside party began with an agent, so that party may continue them. keep
+// is called with the buffer locked and must not call back into it; nil
+// keeps none (the default).
+func (b *ContextBuffer) KeepEnded(keep func(first Slot) bool) {
+	if keep == nil {
+		b.keep.Store(nil)
+		return
+	}
+	b.keep.Store(&keep)
+}
+
+// Retain marks the histories of ids, whose threads are no longer live, as
+// kept (see KeepEnded): after a restart the organism retains the restored
+// histories of threads that had ended. Unknown ids are ignored.
+func (b *ContextBuffer) Retain(ids ...string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, id := range ids {
+		if c := b.threads[id]; c != nil {
+			b.retain(c)
+		}
+	}
+}
+
+// retain keeps c's history past its thread's end. Callers hold b.mu.
+func (b *ContextBuffer) retain(c *ThreadContext) {
+	if c.keptElem == nil {
+		c.keptElem = b.kept.PushBack(c)
 	}
 }
 
@@ -185,6 +244,7 @@ func (b *ContextBuffer) Stats() ContextStats {
 		MaxSlotsPerThread: b.cfg.MaxSlotsPerThread,
 		Threads:           make([]string, 0, len(b.threads)),
 		Evicted:           b.evicted,
+		Kept:              b.kept.Len(),
 	}
 	for e := b.order.Front(); e != nil; e = e.Next() {
 		c := e.Value.(*ThreadContext)
@@ -250,7 +310,11 @@ func (b *ContextBuffer) getOrCreate(id string, created time.Time) *ThreadContext
 		return c
 	}
 	for len(b.threads) >= b.cfg.MaxThreads {
-		b.delete(b.order.Front().Value.(*ThreadContext).id)
+		oldest := b.order.Front()
+		if k := b.kept.Front(); k != nil {
+			oldest = k
+		}
+		b.delete(oldest.Value.(*ThreadContext).id)
 		b.evicted++
 	}
 	c := &ThreadContext{buf: b, id: id, created: created, touched: created}
@@ -267,6 +331,10 @@ func (b *ContextBuffer) delete(id string) bool {
 	}
 	delete(b.threads, id)
 	b.order.Remove(c.elem)
+	if c.keptElem != nil {
+		b.kept.Remove(c.keptElem)
+		c.keptElem = nil
+	}
 	if b.cfg.Sink != nil {
 		b.cfg.Sink.ThreadDeleted(id)
 	}

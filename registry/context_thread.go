@@ -49,6 +49,9 @@ type ThreadContext struct {
 	touched time.Time     // guarded by buf.mu
 	slots   []Slot        // guarded by buf.mu
 	elem    *list.Element // position in buf.order, guarded by buf.mu
+	// keptElem is the position in buf.kept while the history outlives its
+	// thread (nil otherwise), guarded by buf.mu.
+	keptElem *list.Element
 }
 
 // ID returns the thread id.

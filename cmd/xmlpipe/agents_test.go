@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -76,20 +77,32 @@ func TestConsoleWithLLMBackend(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("console: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
 	}
-	for _, want := range []string{"[shouter] WELCOME ABOARD, DAN!", "[poet] Rain on tin roofs hums.\n", "[poet] Puddles keep the sky.\n",
+	for _, want := range []string{"[shouter] WELCOME ABOARD, DAN!", "[poet] Rain on tin roofs hums.\nPuddles keep the sky.\n",
 		"greeter              40 + 6 = 46 tokens, 1 requests", "xai                  80 + 12 = 92 tokens, 2 requests"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("stdout lacks %q:\n%s\nstderr:\n%s", want, out.String(), errOut.String())
 		}
 	}
 	if n := strings.Count(out.String(), "Rain on tin roofs"); n != 1 {
-		t.Errorf("the streamed line shows %d times:\n%s", n, out.String())
+		t.Errorf("the answer shows %d times (a piped session prints it once, whole):\n%s", n, out.String())
 	}
 	if strings.Contains(out.String(), "no LLM backend is usable") {
 		t.Errorf("the no-LLM note was printed with a backend:\n%s", out.String())
 	}
 	if calls.Load() != 2 {
 		t.Errorf("%d model calls, want 2", calls.Load())
+	}
+
+	// The journal shows each model call beside the envelope it produced.
+	tail := runBinary(t, dir, "", "journal", "tail", "-n", "50")
+	conv := regexp.MustCompile(`inbound\s+message\s+console → poet \[PoetTask\] thread=([0-9a-f-]{36})`).FindStringSubmatch(tail.stdout)
+	if conv == nil {
+		t.Fatalf("the journal lacks the poet's conversation:\n%s%s", tail.stdout, tail.stderr)
+	}
+	th := runBinary(t, dir, "", "journal", "thread", conv[1])
+	call := regexp.MustCompile(`(?m)^llm call \d+ \S+ poet xai/\S+ attempt 1: 40 \+ 6 tokens, first token \S+, total \S+, \S+ → #(\d+)\n#(\d+) \S+ outbound message poet → console\n`).FindStringSubmatch(th.stdout)
+	if th.code != 0 || call == nil || call[1] != call[2] {
+		t.Errorf("journal thread does not show the call before the answer it produced:\n%s%s", th.stdout, th.stderr)
 	}
 }
 

@@ -94,10 +94,16 @@ func runJournalThread(_ context.Context, args []string, std streams) int {
 		fmt.Fprintf(std.err, "xmlpipe journal thread: no journal entries for %s\n", pos[0])
 		return exitFailure
 	}
+	calls, err := s.Calls(store.CallFilter{Thread: pos[0], Limit: maxThreadCalls})
+	if err != nil {
+		fmt.Fprintln(std.err, "xmlpipe journal thread:", err)
+		return exitFailure
+	}
 	for i, e := range entries {
 		if i > 0 {
 			fmt.Fprintln(std.out)
 		}
+		calls = printCalls(std.out, calls, e)
 		fmt.Fprintf(std.out, "#%d %s %s %s %s → %s\n", e.Seq, e.Time.Format(time.RFC3339Nano), e.Direction, e.Kind,
 			e.From, orDash(e.To))
 		fmt.Fprintln(std.out, indentXML(e.Bytes))
@@ -105,7 +111,52 @@ func runJournalThread(_ context.Context, args []string, std streams) int {
 			fmt.Fprintf(std.out, "diagnostics: %s\n", strings.ReplaceAll(e.Diagnostics, "\n", "\n  "))
 		}
 	}
+	if len(calls) > 0 {
+		fmt.Fprintln(std.out)
+		for _, c := range calls {
+			fmt.Fprintln(std.out, callLine(c))
+		}
+	}
 	return exitOK
+}
+
+// maxThreadCalls bounds the LLM calls journal thread shows.
+const maxThreadCalls = 1000
+
+// printCalls writes, before entry e, the LLM calls that produced it (linked
+// to its seq) and those without a link that ended before it was journaled,
+// and returns the calls still to show.
+func printCalls(w io.Writer, calls []store.CallRow, e store.Entry) []store.CallRow {
+	rest := calls[:0:0]
+	for _, c := range calls {
+		if c.EnvelopeSeq == e.Seq || c.EnvelopeSeq == 0 && !c.Time.Add(c.Duration).After(e.Time) {
+			fmt.Fprintln(w, callLine(c))
+			continue
+		}
+		rest = append(rest, c)
+	}
+	return rest
+}
+
+// callLine is the one-line form of an LLM call: its id, time, agent,
+// backend and model, tokens and latency or failure, and the envelope it
+// produced.
+func callLine(c store.CallRow) string {
+	line := fmt.Sprintf("llm call %d %s %s %s/%s attempt %d: ", c.ID, c.Time.Format(time.RFC3339Nano), orDash(c.Agent),
+		c.Backend, orDash(c.Model), c.Attempt)
+	if c.Error != "" {
+		line += fmt.Sprintf("failed after %v: %s", c.Duration.Round(time.Millisecond), c.Error)
+	} else {
+		line += fmt.Sprintf("%d + %d tokens, first token %v, total %v, %s", c.PromptTokens, c.CompletionTokens,
+			c.FirstToken.Round(time.Millisecond), c.Duration.Round(time.Millisecond), orDash(c.FinishReason))
+		if c.ToolCalls > 0 {
+			line += fmt.Sprintf(", %d tool calls", c.ToolCalls)
+		}
+	}
+	if c.EnvelopeSeq > 0 {
+		line += fmt.Sprintf(" → #%d", c.EnvelopeSeq)
+	}
+	return line
 }
 
 // threadEntries returns the entries of conversation id, or of thread id when

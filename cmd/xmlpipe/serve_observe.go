@@ -108,6 +108,12 @@ func metricsFor(o *organism.Organism, built *observe.Metrics) (*observe.Metrics,
 	if o.Federation != nil {
 		src.Gateways = o.Federation
 	}
+	src.Calls = func(fn func(observe.CallSample)) func() {
+		return o.OnCall(func(c organism.Call) {
+			fn(observe.CallSample{Backend: c.Backend, Model: c.Model, Duration: c.Duration, FirstToken: c.FirstToken,
+				PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, Failed: c.Error != ""})
+		})
+	}
 	if err := m.Attach(src); err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}

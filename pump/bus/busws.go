@@ -324,9 +324,10 @@ func (b *busSocket) conversationEvent(e pump.Event) {
 	}
 }
 
-// printed implements sink: printed lines are not envelopes; /bus clients
-// see the messages that carried them.
-func (b *busSocket) printed(console.Output) {}
+// output implements sink: printed lines and streamed text are not
+// envelopes; /bus clients see the messages that carried them (an agent's
+// answer arrives whole, as its envelope).
+func (b *busSocket) output(console.Output) {}
 
 // encode turns a queued item into a text frame (in the writer goroutine).
 func (b *busSocket) encode(item any) (int, []byte, error) {

@@ -79,7 +79,11 @@ type conn struct {
 	// waiting in out into one write.
 	batch *batchConn
 
-	out       chan any
+	out chan any
+	// qmu orders queueing: last is the item queued last, which a piece of
+	// streamed text may join (sendDelta).
+	qmu       sync.Mutex
+	last      any
 	closing   chan struct{}
 	closeOnce sync.Once
 	wrote     chan struct{} // closed when the writer goroutine has returned
@@ -214,10 +218,15 @@ func (c *conn) send(item any) bool {
 		return false
 	default:
 	}
+	c.qmu.Lock()
 	select {
 	case c.out <- item:
+		c.last = item
+		c.qmu.Unlock()
 		return true
 	default:
+		c.last = nil
+		c.qmu.Unlock()
 		c.tooSlow()
 		return false
 	}

@@ -96,6 +96,11 @@
 //	                                        "payload_type":"GreetingResponse","timestamp":"…"}]}]}
 //	{"type":"send","raw":"@greeter Dan"} → {"type":"sent","thread_id":"6f1c…","target":"greeter"}
 //	{"type":"send","target":"greeter","content":"Dan"} (or "text", or "message") → the same
+//	{"type":"send","target":"poet","content":"and again?","thread_id":"6f1c…"}
+//	                                     → {"type":"sent","thread_id":"6f1c…","target":"poet"}
+//	{"type":"usage"}                     → {"type":"usage","llm":true,"agents":[{"name":"poet",
+//	                                        "prompt_tokens":22,"completion_tokens":14,"requests":2}],
+//	                                        "backends":[…],"calls":[Call…]}
 //
 // threads lists, for a durable organism, the journal's recent conversations
 // that are no longer live ("ended": true, slots = their journaled messages;
@@ -105,12 +110,22 @@
 // send builds the target listener's payload from the text exactly as the
 // console does (its only string field, else Message, Text or Name) and sends
 // it from "console:<user>" (raw form) or "websocket:<user>" (target form), as
-// the reference builds from_id, always on a new conversation (a send names
-// no thread). "sent" always names the target. A failed request is answered
-// with an error frame:
+// the reference builds from_id, on a new conversation — or, with
+// "thread_id", on that conversation: one of the user's own (see Identity),
+// live or ended, continues, and an agent finds its history there (the
+// history of a conversation a client began with an agent is kept after it
+// completes, until the context buffer's TTL); an id the organism never used
+// begins a new conversation under it; another party's is refused like any
+// foreign thread, and nothing of it is routed to the socket. "sent" always
+// names the target and the conversation (the same id). usage answers the
+// LLM tokens per agent and backend and the organism's newest calls (see
+// GET /api/v1/usage/calls for a Call; "llm":false when no backend is
+// usable). A failed request is answered with an error frame:
 //
 //	{"type":"error","error":"Forbidden: role viewer cannot send","code":"forbidden"}
 //	{"type":"error","error":"Unknown target: nobody","code":"unknown_target"}
+//	{"type":"error","error":"Invalid thread_id: want a lower-case UUID","code":"bad_request"}
+//	{"type":"error","error":"Invalid envelope","code":"rejected","diagnostics":[…]}   (another party's thread_id)
 //	{"type":"error","error":"Cannot create payload for system.todo","code":"no_text_field"}
 //	{"type":"error","error":"Invalid payload structure","code":"rejected","diagnostics":["route: …"]}
 //	{"type":"error","error":"Unknown message type: dance","code":"bad_request"}
@@ -144,6 +159,8 @@
 //	{"type":"dead_letter","thread_id":"6f1c…","from":"greeter","to":"shouter",
 //	 "error":"conversation killed","timestamp":"…"}
 //	{"type":"complete","thread_id":"6f1c…","timestamp":"…"}
+//	{"type":"delta","thread_id":"6f1c…","agent":"poet","text":"Rain on tin"}
+//	{"type":"delta","thread_id":"6f1c…","agent":"poet","text":" roofs.","end":true}
 //
 // Durability: "sent" (and a 2xx from inject, and acceptance on /bus) comes
 // only once the message is committed to the journal — a crash after it
@@ -161,6 +178,20 @@
 // "[shouter] HELLO, DAN!"); reply is a message addressed back outside the
 // organism; huh, system_error and dead_letter are failures on the
 // conversation; complete says nothing of it is in flight any more.
+//
+// delta is the text an LLM agent's model is writing on the conversation
+// (any agent of it, peers called on the way too), as it arrives and in
+// order: the pieces of a stream that arrive while its frame still waits in
+// the socket's queue join that frame (at most 16 KiB of text a frame), so
+// a client gets a frame per write however fast the model writes, never one
+// per token. The last frame of the model's reply has "end":true (it may
+// carry text); text the reply makes messages of (XML to a peer) is not
+// streamed. The agent's answer then comes as its reply or message frame,
+// the journaled envelope, whole and unchanged: a client that ignores delta
+// frames loses nothing. Deltas follow the events before them (they pass the
+// same durability gate) but are not journaled: they carry no message_id and
+// are not sent again after a crash. Only the sockets that get the
+// conversation's events get its deltas.
 //
 // # The raw XML bus: GET /bus
 //
@@ -186,8 +217,11 @@
 // conversations or a new id (see Identity). The client gets back, as
 // canonical envelopes, every message a listener emits on its conversations,
 // the replies addressed to it, and the <huh>/SystemError messages sent to
-// listeners on them. A frame the organism refuses gets a <huh> envelope from
-// "core" with the canned text and the frame in <original-attempt>:
+// listeners on them. /bus has no form for an agent's streamed text: it
+// carries only envelopes the pump validated and journaled, and a piece of
+// text is neither; the agent's answer arrives whole, as its envelope. A
+// frame the organism refuses gets a <huh> envelope from "core" with the
+// canned text and the frame in <original-attempt>:
 //
 //	<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><meta><from>core</from><to>client</to>
 //	<thread>6f1c…</thread></meta><huh xmlns="https://xml-pipeline.org/ns/core/v1">
@@ -223,6 +257,9 @@
 //	                                       thread of its conversation; limit, offset
 //	GET  /api/v1/messages                 newest first; ?limit&offset, ?after=SEQ (ascending),
 //	                                       ?thread=ID, ?agent=NAME, ?since=RFC3339
+//	GET  /api/v1/usage/calls              {"calls":[Call…]}: the newest LLM calls, oldest first;
+//	                                       ?thread=ID (a conversation or one of its threads), ?limit=20
+//	                                       (1 to 1000); 400 {"error":"Invalid thread: …"} / "Invalid limit: …"
 //	POST /api/v1/inject                   operator: {"to":"greeter","payload":{"name":"Dan"}} or
 //	                                       {"to":"greeter","payload":"<Greeting><Name>Dan</Name></Greeting>",
 //	                                       "thread_id":"…"} → {"thread_id","message_id"}
@@ -257,7 +294,27 @@
 // the message_id inject returns. An inject payload object maps keys onto the
 // listener's payload fields by Go name, XML name or snake_case; the message
 // is sent from "api:<user>"; a thread_id must name a thread of the user's
-// own conversations or a new id (see Identity). A refused inject is 422
+// own conversations or a new id (see Identity); naming one of the user's
+// conversations continues it, as a /ws send with thread_id does.
+//
+// A Call is one LLM call — one attempt of an agent's model call at one
+// backend, completed or failed:
+//
+//	{"id":7,"time":"…","conversation":"6f1c…","thread":"6f1c…","agent":"poet","backend":"local",
+//	 "model":"qwen2.5","attempt":1,"prompt_tokens":11,"completion_tokens":7,"wait_ms":0.02,
+//	 "first_token_ms":120.5,"duration_ms":830.1,"streamed":true,"finish_reason":"stop",
+//	 "tool_calls":0,"error":"…","envelope_seq":42}
+//
+// error is set (finish_reason and the tokens empty) for a failed call;
+// first_token_ms is 0 when no text was streamed; envelope_seq is the
+// journal seq of the envelope the call produced — the first message its
+// agent sent in the conversation after the call (the answer, or the
+// message to a peer its reply made; earlier attempts of the turn that
+// failed get the same link) — absent until that message is journaled, and
+// always for an in-memory organism, whose calls (the last 256) are not
+// journaled. A durable organism keeps calls in the journal's llm_calls
+// table, beside the journal: `xmlpipe journal thread ID` shows each before
+// the envelope it produced. A refused inject is 422
 // {"error": canned text, "diagnostics": […]}; one the organism is too busy
 // to take is 429 {"error":"Organism busy: listener greeter busy",
 // "retry_after":2} with Retry-After: 2 (see Busy). A JSON body (inject, login)
@@ -284,9 +341,15 @@
 //	{"event":"thread_updated","thread_id","status":"completed|killed"}
 //	{"event":"error","kind":"huh|system-error|dead-letter","thread_id","agent","error","timestamp"}
 //	{"event":"agent_state","agent","state","current_thread","queue_depth","active"}
+//	{"event":"delta","thread_id","agent","text","end"}
 //
 // agent_state is sent when an agent's state or current_thread changes
-// (sampled every 250 ms while a stream is open). message events carry the
+// (sampled every 250 ms while a stream is open). delta is an agent's
+// streamed text, exactly as on /ws (thread_id is the conversation; pieces
+// join while they wait; "end" marks the reply's last frame); like every
+// event of the stream it reaches every subscriber whose filter matches
+// (threads: the conversation or the streaming thread; agents: the agent),
+// since a stream's users may read every conversation anyway. message events carry the
 // message's id; thread_created, thread_updated and error events carry a
 // stable "message_id" (as on /ws), and all of them are sent only once what
 // they name is committed to the journal.
@@ -332,10 +395,15 @@
 //
 // GET / is the dashboard, a page whose script and style (GET /ui/app.js,
 // /ui/style.css) are embedded in the binary. They are open and hold no
-// data: the page logs in with POST /auth/login and then uses the REST API
-// and /ws as that user, so the user's role decides what it may do (a
-// viewer gets no send box; only admins see pause, resume and kill). It is
-// served with a Content-Security-Policy that allows only its own origin.
+// data: the page logs in with POST /auth/login and then uses the REST API,
+// /ws and the /api/v1/ws event stream as that user, so the user's role
+// decides what it may do (a viewer gets no send box; only admins see
+// pause, resume and kill). The send box continues the open conversation
+// (a /ws send with its thread_id; the conversation a send began opens) and
+// its New button begins another; the open conversation shows its agents'
+// text as it streams (delta events) and a table of its model calls (GET
+// /api/v1/usage/calls). It is served with a Content-Security-Policy that
+// allows only its own origin.
 //
 // # Metrics: GET /metrics
 //

@@ -7,11 +7,13 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/console"
 )
 
-// sink receives the events of the conversations a socket started. Both
-// methods are called from the organism's goroutines and must not block.
+// sink receives the events of the conversations a socket started, and
+// what their listeners print or their agents stream (console.Output of
+// kind print or delta). Both methods are called from the organism's
+// goroutines and must not block.
 type sink interface {
 	conversationEvent(e pump.Event)
-	printed(o console.Output)
+	output(o console.Output)
 }
 
 // maxOrphans bounds the events kept for a conversation whose id is not known
@@ -43,7 +45,7 @@ type route struct {
 	completed bool
 }
 
-// routed is an event or a printed line of a conversation.
+// routed is an event, or a printed line or streamed text, of a conversation.
 type routed struct {
 	conv  string
 	event *pump.Event
@@ -133,7 +135,7 @@ func (r *router) lateEnd(conv string, s sink) {
 				s.conversationEvent(*o.event)
 				completed = completed || o.event.Kind == pump.EventComplete
 			} else {
-				s.printed(*o.out)
+				s.output(*o.out)
 			}
 		}
 		r.orphans = kept
@@ -192,7 +194,9 @@ func (r *router) targets(conv string, item routed) []sink {
 	defer r.mu.Unlock()
 	rt := r.routes[conv]
 	if rt == nil {
-		if r.late > 0 && len(r.orphans) < maxOrphans {
+		// Streamed text is not kept: only /bus injects are late, and /bus
+		// has no use for it (nor should it crowd out the events kept).
+		if r.late > 0 && len(r.orphans) < maxOrphans && (item.out == nil || item.out.Kind != console.OutputDelta) {
 			r.orphans = append(r.orphans, item)
 		}
 		return nil
@@ -221,10 +225,11 @@ func (r *router) event(e pump.Event) {
 	}
 }
 
-// printed routes a line a listener printed.
-func (r *router) printed(o console.Output) {
+// output routes a line a listener printed or a piece of text an agent
+// streamed.
+func (r *router) output(o console.Output) {
 	for _, s := range r.targets(o.Conversation, routed{conv: o.Conversation, out: &o}) {
-		s.printed(o)
+		s.output(o)
 	}
 }
 

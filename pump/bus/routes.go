@@ -42,6 +42,7 @@ func (s *Server) routes() http.Handler {
 	read("GET "+api+"/threads/{id}", s.journaled(s.apiThread))
 	read("GET "+api+"/threads/{id}/messages", s.journaled(s.apiThreadMessages))
 	read("GET "+api+"/messages", s.journaled(s.apiMessages))
+	read("GET "+api+"/usage/calls", s.apiUsageCalls)
 	read("GET "+api+"/ws", s.handleStreamWS)
 	read("GET "+api+"/ws/messages", s.handleMessagesWS)
 	mux.HandleFunc("POST "+api+"/inject", requireRole(auth.Operator, s.apiInject))

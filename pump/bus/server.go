@@ -231,10 +231,15 @@ func (s *Server) onEvent(e pump.Event) {
 	s.logEvent(e)
 }
 
-// onOutput routes a printed line to its conversation's sockets.
+// onOutput routes a printed line to its conversation's sockets, and a
+// piece of an agent's streamed text also to the event streams.
 func (s *Server) onOutput(o console.Output) {
-	if o.Kind == console.OutputPrint {
-		s.router.printed(o)
+	switch o.Kind {
+	case console.OutputPrint:
+		s.router.output(o)
+	case console.OutputDelta:
+		s.router.output(o)
+		s.streamDelta(o)
 	}
 }
 

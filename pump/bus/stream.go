@@ -8,6 +8,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
+	"github.com/xml-pipeline/xmlpipe/pump/console"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
@@ -21,12 +22,28 @@ const (
 	streamError         = "error"
 	streamAgentState    = "agent_state"
 	streamInjected      = "injected"
+	streamDelta         = "delta"
 )
 
 // streamEvents offers a pump event to every stream (inside the pump: never
 // blocks).
 func (s *Server) streamEvents(e pump.Event) {
 	s.streams.each(func(st *streamSocket) { st.offerEvent(e) })
+}
+
+// streamDelta offers a piece of an agent's streamed text to every stream
+// whose subscription matches event "delta", the conversation or thread, and
+// the agent (inside the organism: never blocks).
+func (s *Server) streamDelta(o console.Output) {
+	ev := streamEvent{name: streamDelta, threads: []string{o.Conversation, o.Thread}, agents: []string{o.From}}
+	s.streams.each(func(st *streamSocket) {
+		st.mu.Lock()
+		ok := st.f.match(ev)
+		st.mu.Unlock()
+		if ok {
+			st.c.sendDelta(o)
+		}
+	})
 }
 
 // broadcast offers every stream an event the server produced itself.
@@ -197,10 +214,23 @@ type streamMessageBody struct {
 
 // encode turns a queued item into a JSON text frame (in the writer).
 func (st *streamSocket) encode(item any) (int, []byte, error) {
-	if e, ok := item.(pump.Event); ok {
-		return jsonFrame(streamMessageBody{Event: streamMessage, Message: eventMessage(e)})
+	switch it := item.(type) {
+	case pump.Event:
+		return jsonFrame(streamMessageBody{Event: streamMessage, Message: eventMessage(it)})
+	case *pendingDelta:
+		text, end := it.take()
+		return jsonFrame(streamDeltaBody{Event: streamDelta, ThreadID: it.conv, Agent: it.agent, Text: text, End: end})
 	}
 	return jsonFrame(item)
+}
+
+// streamDeltaBody is a delta event of the stream: an agent's streamed text.
+type streamDeltaBody struct {
+	Event    string `json:"event"`
+	ThreadID string `json:"thread_id"`
+	Agent    string `json:"agent"`
+	Text     string `json:"text"`
+	End      bool   `json:"end,omitempty"`
 }
 
 // eventMessage is the API's Message model of a pump event.

@@ -119,6 +119,8 @@ func (w *wsSocket) handle(data []byte) {
 		w.c.send(out)
 	case wire.TypeSend:
 		w.send(req)
+	case wire.TypeUsage:
+		w.usage(reply)
 	default:
 		w.fail(reply, wire.CodeBadRequest, "Unknown message type: "+req.Type)
 	}
@@ -136,8 +138,9 @@ func (w *wsSocket) internal(h wire.Head, err error) {
 
 // send is the "send" command: build the target's payload from the text the
 // way the console does (or take a structured payload as the REST inject
-// does), inject it on a new conversation, answer "sent", then
-// stream the conversation's events.
+// does), inject it on a new conversation — or, with a thread_id, on that
+// conversation of the user's, which continues — answer "sent", then stream
+// the conversation's events.
 func (w *wsSocket) send(req wire.Request) {
 	h := wire.Head{Type: wire.TypeSend, ID: req.ID}
 	if !w.c.sess.Role.Allows(auth.Operator) {
@@ -193,21 +196,35 @@ func (w *wsSocket) send(req wire.Request) {
 			return
 		}
 	}
-	conv := xmlpipe.NewThreadID()
-	who := pump.Principal{From: source + ":" + w.c.sess.Username, User: w.c.sess.Username, FreshThread: true}
-	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), who.From, l.Name, conv, body)
-
+	who := pump.Principal{From: source + ":" + w.c.sess.Username, User: w.c.sess.Username}
+	thread := strings.TrimSpace(req.ThreadID)
+	switch {
+	case thread == "":
+		thread, who.FreshThread = xmlpipe.NewThreadID(), true
+	case !xmlpipe.IsThreadID(thread):
+		w.fail(h, wire.CodeBadRequest, "Invalid thread_id: want a lower-case UUID")
+		return
+	}
+	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), who.From, l.Name, thread, body)
+	if err := w.s.pump.CheckThread(who, thread); err != nil {
+		// Another party's conversation: its events are never routed here;
+		// the pump refuses the message (a security event), the thread
+		// untouched.
+		_, err = w.s.pump.InjectAs(w.c.ctx, env, nil, who)
+		w.injectFailed(h, err)
+		return
+	}
+	// A continued conversation's events go to the socket from now on; its
+	// id is its root thread's (the thread itself when it has ended).
+	conv := w.s.conversationOf(thread)
 	w.hold(conv)
 	w.s.router.claim(conv, w)
-	thread, err := w.s.pump.InjectAs(w.c.ctx, env, nil, who)
+	_, err := w.s.pump.InjectAs(w.c.ctx, env, nil, who)
 	w.s.router.settle(conv, err == nil)
 	if err != nil {
 		w.unhold(conv)
 		w.injectFailed(h, err)
 		return
-	}
-	if thread != conv {
-		w.c.log.Error("conversation id changed at ingress", "sent", conv, "got", thread)
 	}
 	w.release(conv, wire.Sent{Head: wire.Head{Type: wire.TypeSent, ID: req.ID}, ThreadID: conv, Target: l.Name})
 }
@@ -257,6 +274,12 @@ func (w *wsSocket) release(conv string, sent wire.Sent) {
 		return
 	}
 	for _, item := range w.held[conv] {
+		if d, ok := item.(*pendingDelta); ok {
+			if !w.c.queueDelta(d) {
+				break
+			}
+			continue
+		}
 		if !w.c.send(item) {
 			break
 		}
@@ -288,8 +311,31 @@ func (w *wsSocket) conversationEvent(e pump.Event) {
 	}
 }
 
-// printed implements sink.
-func (w *wsSocket) printed(o console.Output) { w.post(o.Conversation, o) }
+// output implements sink: a printed line is queued as it is, a piece of
+// streamed text joins the delta frame of its stream still waiting in the
+// queue (see pendingDelta).
+func (w *wsSocket) output(o console.Output) {
+	if o.Kind != console.OutputDelta {
+		w.post(o.Conversation, o)
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if q, ok := w.held[o.Conversation]; ok {
+		if n := len(q); n > 0 {
+			if d, ok := q[n-1].(*pendingDelta); ok && d.add(o) {
+				return
+			}
+		}
+		if len(q) >= cap(w.c.out) {
+			w.c.tooSlow()
+			return
+		}
+		w.held[o.Conversation] = append(q, newPendingDelta(o))
+		return
+	}
+	w.c.sendDelta(o)
+}
 
 // encode turns a queued item into a JSON text frame (in the writer goroutine).
 func (w *wsSocket) encode(item any) (int, []byte, error) {
@@ -299,6 +345,10 @@ func (w *wsSocket) encode(item any) (int, []byte, error) {
 	case console.Output:
 		return jsonFrame(wire.Output{Head: wire.Head{Type: wire.TypeOutput}, ThreadID: it.Conversation, From: it.From,
 			Text: it.Text, MessageID: wire.MessageID(wire.TypeOutput, it.Conversation, it.Thread, it.From, it.Text)})
+	case *pendingDelta:
+		text, end := it.take()
+		return jsonFrame(wire.Delta{Head: wire.Head{Type: wire.TypeDelta}, ThreadID: it.conv, Agent: it.agent, Text: text,
+			End: end})
 	}
 	return jsonFrame(item)
 }

@@ -19,16 +19,28 @@ var (
 	ErrBadPayload = errors.New("invalid payload")
 )
 
-// Sender sends to a listener, from "console", on a new conversation, and
-// returns the conversation's thread id. A message the organism refuses is
-// a *Rejection.
+// Message is what the console sends to a listener, from "console" (or,
+// remotely, the session's identity).
+type Message struct {
+	// Target is the listener's name.
+	Target string
+	// Text goes in the payload's text field, unless Payload is set: a JSON
+	// object of fields (the payload's JSON form, native arrays and objects)
+	// or a JSON string holding the payload element's XML — as POST
+	// /api/v1/inject takes it.
+	Text    string
+	Payload json.RawMessage
+	// Thread is the conversation the message travels on: a new id begins a
+	// conversation, the id of one of the sender's conversations continues
+	// it (the listener's history on that thread is kept); "" lets the
+	// backend choose a new one.
+	Thread string
+}
+
+// Sender sends a message and returns the conversation's thread id. A
+// message the organism refuses is a *Rejection.
 type Sender interface {
-	// Send puts a line of text in the payload's text field.
-	Send(ctx context.Context, target, text string) (thread string, err error)
-	// SendPayload sends a structured payload: a JSON object of fields (the
-	// payload's JSON form, native arrays and objects) or a JSON string
-	// holding the payload element's XML — as POST /api/v1/inject takes it.
-	SendPayload(ctx context.Context, target string, payload json.RawMessage) (thread string, err error)
+	Send(ctx context.Context, m Message) (thread string, err error)
 }
 
 // Directory describes the organism.
@@ -132,6 +144,11 @@ const (
 	OutputHuh OutputKind = "huh"
 	// OutputComplete says a conversation of the console has nothing in flight.
 	OutputComplete OutputKind = "complete"
+	// OutputDelta is a piece of the text an LLM agent's model is writing,
+	// as it arrives; End marks the end of the model's reply (the agent's
+	// answer, if any, follows as its own message). Streamed text is not
+	// journaled and may be lost; the message is what counts.
+	OutputDelta OutputKind = "delta"
 )
 
 // Output is one thing the organism says to the console.
@@ -140,10 +157,13 @@ type Output struct {
 	// Conversation is the thread id Send returned; for OutputPrint, the
 	// conversation of the printing thread ("" when unknown).
 	Conversation string
-	// Thread is the printing thread (OutputPrint; "" otherwise).
+	// Thread is the printing (OutputPrint) or streaming (OutputDelta) thread
+	// ("" otherwise).
 	Thread string
 	// From is who said it; Text what it said (the canned text for OutputHuh).
 	From, Text string
+	// End marks an OutputDelta that ends the model's reply.
+	End bool
 	// Diagnostics are the detailed findings of a failure (shown with --verbose).
 	Diagnostics []string
 }

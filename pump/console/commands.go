@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
 )
 
@@ -29,7 +30,8 @@ func commands() []command {
 		{"help", "", "this help", (*Console).cmdHelp},
 		{"status", "", "organism, uptime, listeners, threads, messages", (*Console).cmdStatus},
 		{"listeners", "", "registered listeners and their payload root tags", (*Console).cmdListeners},
-		{"threads", "", "live threads", (*Console).cmdThreads},
+		{"threads", "", "this console's conversations and the live threads", (*Console).cmdThreads},
+		{"new", "[agent]", "begin a new conversation with the agent (with every agent: none named)", (*Console).cmdNew},
 		{"monitor", "<tid>|*", "message history of a thread (id prefix) or of every thread", (*Console).cmdMonitor},
 		{"usage", "", "LLM tokens per agent and per backend", (*Console).cmdUsage},
 	}
@@ -63,7 +65,9 @@ func (c *Console) Exec(ctx context.Context, line string) (quit bool, conv string
 	return false, ""
 }
 
-// send handles "@target text", "@target {json object}" and "@target <Payload>…".
+// send handles "@target text", "@target {json object}" and "@target
+// <Payload>…". A line to an agent continues the console's current
+// conversation with it (see conversations), else begins one.
 func (c *Console) send(ctx context.Context, rest string) string {
 	target, text, _ := strings.Cut(strings.TrimSpace(rest), " ")
 	target, text = strings.ToLower(target), strings.TrimSpace(text)
@@ -76,16 +80,32 @@ func (c *Console) send(ctx context.Context, rest string) string {
 		c.say("Invalid JSON payload: " + err.Error())
 		return ""
 	}
+	agent := c.convs.isAgent(ctx, c.b, target)
+	conv := ""
+	if agent {
+		conv = c.convs.currentOf(target)
+	}
+	if conv != "" && c.convs.isRunning(conv) && !c.settle(ctx, target, conv) {
+		return ""
+	}
 	if c.cfg.Verbose {
 		// Before sending: the conversation's output may arrive before Send returns.
-		c.say("[sending to " + target + "]")
+		if conv != "" {
+			c.say("[continuing " + label(target, conv) + "]")
+		} else {
+			c.say("[sending to " + target + "]")
+		}
 	}
-	var thread string
+	if conv == "" {
+		conv = xmlpipe.NewThreadID()
+	}
+	m := Message{Target: target, Text: text, Thread: conv}
 	if structured {
-		thread, err = c.b.SendPayload(ctx, target, payload)
-	} else {
-		thread, err = c.b.Send(ctx, target, text)
+		m.Text, m.Payload = "", payload
 	}
+	c.convs.sending(conv)
+	thread, err := c.b.Send(ctx, m)
+	c.convs.sent(target, conv, agent, err)
 	var rej *Rejection
 	switch {
 	case errors.Is(err, ErrUnknownListener):
@@ -104,6 +124,24 @@ func (c *Console) send(ctx context.Context, rest string) string {
 		return ""
 	}
 	return thread
+}
+
+// settle handles a line that would continue conv while its last message is
+// still being answered: a piped session waits for the answer (until
+// Config.ReplyTimeout after the conversation's line began); on a terminal
+// the line is not sent and the user is told why. It reports whether the
+// line may be sent now.
+func (c *Console) settle(ctx context.Context, target, conv string) bool {
+	if s, ok := c.sess.take(conv); ok {
+		if c.await(ctx, conv, time.Until(s.at.Add(c.cfg.ReplyTimeout))) {
+			return true
+		}
+		c.out.release(conv)
+		c.say(fmt.Sprintf("%s is still answering after %v; line not sent", label(target, conv), c.cfg.ReplyTimeout))
+		return false
+	}
+	c.say(label(target, conv) + " is still answering: wait for its answer, or /new " + target + " to begin another conversation")
+	return false
 }
 
 // structuredPayload recognises a structured payload after @target: a JSON
@@ -139,7 +177,7 @@ func (c *Console) cmdHelp(context.Context, string) {
 		lines = append(lines, fmt.Sprintf("  %-20s %s", strings.TrimSpace("/"+cmd.name+" "+cmd.args), cmd.help))
 	}
 	lines = append(lines, fmt.Sprintf("  %-20s %s", "/quit, /exit", "leave the console"),
-		"Send a message with @listener text, e.g. @greeter Dan",
+		"Send a message with @listener text, e.g. @greeter Dan; further @ lines to an agent continue its conversation",
 		`or its fields as JSON or XML: @greeter {"Name": "Dan"}, @greeter <Greeting><Name>Dan</Name></Greeting>`)
 	c.say(lines...)
 }
@@ -180,11 +218,29 @@ func (c *Console) cmdListeners(ctx context.Context, _ string) {
 	c.say(lines...)
 }
 
+func (c *Console) cmdNew(_ context.Context, arg string) {
+	target := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(arg), "@"))
+	dropped := c.convs.forget(target)
+	switch {
+	case len(dropped) == 0 && target == "":
+		c.say("No current conversation; the next @agent line begins one.")
+	case len(dropped) == 0:
+		c.say("No current conversation with " + target + "; the next @" + target + " line begins one.")
+	case target == "":
+		c.say("Left " + strings.Join(dropped, ", ") + "; the next @agent line begins a new conversation.")
+	default:
+		c.say("Left " + strings.Join(dropped, ", ") + "; the next @" + target + " line begins a new conversation.")
+	}
+}
+
 func (c *Console) cmdThreads(ctx context.Context, _ string) {
 	ts, err := c.b.Threads(ctx)
 	if err != nil {
 		c.say("Error: " + err.Error())
 		return
+	}
+	if convs := c.convs.list(); len(convs) > 0 {
+		c.say(append([]string{"Conversations (an @agent line continues its own; /new begins another):"}, convs...)...)
 	}
 	if len(ts) == 0 {
 		c.say("No active threads.")

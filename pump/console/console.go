@@ -6,15 +6,67 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // Console is the line console over a Backend. Run (or RunTerminal, RunStdio)
 // serves one session at a time.
 type Console struct {
-	b   Backend
-	cfg Config
-	out *outbox
+	b     Backend
+	cfg   Config
+	out   *outbox
+	convs *conversations
+	live  *liveStreams
+	sess  sessionState
+	// width is the terminal's width in columns (0: unknown, taken as 80).
+	width atomic.Int64
+}
+
+// sessionState is the state of the session being served.
+type sessionState struct {
+	// terminal: the session runs on a terminal (streamed text is shown
+	// as it arrives); read by receive on the organism's goroutines.
+	terminal atomic.Bool
+	// setPrompt changes the terminal's prompt (nil on a pipe).
+	setPrompt func(string)
+
+	mu sync.Mutex
+	// wait: a piped session, which waits for its conversations.
+	wait bool
+	// running are the conversations a piped session still waits for.
+	running []started
+}
+
+// track adds conv to the conversations the piped session waits for.
+func (s *sessionState) track(st started) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.running = append(s.running, st)
+}
+
+// take removes conv from the conversations the session waits for and
+// returns when it began (false when it is not waited for).
+func (s *sessionState) take(conv string) (started, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, st := range s.running {
+		if st.conv == conv {
+			s.running = append(s.running[:i], s.running[i+1:]...)
+			return st, true
+		}
+	}
+	return started{}, false
+}
+
+// drain returns and forgets every conversation the session waits for.
+func (s *sessionState) drain() []started {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.running
+	s.running = nil
+	return out
 }
 
 // New returns a console over b.
@@ -25,7 +77,9 @@ func New(b Backend, cfg Config) (*Console, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Console{b: b, cfg: cfg.WithDefaults(), out: newOutbox()}, nil
+	c := &Console{b: b, cfg: cfg.WithDefaults(), out: newOutbox(), convs: newConversations()}
+	c.live = newLiveStreams(c.out)
+	return c, nil
 }
 
 // Write shows p (e.g. log lines) on the console without disturbing the
@@ -41,11 +95,12 @@ func (c *Console) Write(p []byte) (int, error) {
 // to complete, so quick answers precede the next command's output; slower
 // conversations go on while the next lines run. At /quit or the end of
 // input it waits for every conversation it started to complete (each up to
-// Config.ReplyTimeout after it began), so no answer is lost. It returns nil
-// then, ErrStillRunning when some did not complete in time, ctx.Err() when
-// ctx ends first.
+// Config.ReplyTimeout after it began), so no answer is lost. Agents' text
+// is not shown as it streams: each answer prints once, whole. It returns
+// nil then, ErrStillRunning when some did not complete in time, ctx.Err()
+// when ctx ends first.
 func (c *Console) Run(ctx context.Context, in io.Reader, out io.Writer) error {
-	return c.serve(ctx, out, true, newLineReader(in).next)
+	return c.serve(ctx, out, false, newLineReader(in).next)
 }
 
 // ErrStillRunning: a piped session ended while conversations it started
@@ -60,11 +115,18 @@ type started struct {
 }
 
 // serve runs a session: readLine gives the next input line (io.EOF ends the
-// session); wait says whether to wait for the conversations (piped input).
-func (c *Console) serve(ctx context.Context, out io.Writer, wait bool, readLine func() (string, error)) error {
+// session); terminal says whether out is a terminal (x/term), which shows
+// streamed text as it arrives and does not wait for conversations; a piped
+// session waits for them.
+func (c *Console) serve(ctx context.Context, out io.Writer, terminal bool, readLine func() (string, error)) error {
+	wait := !terminal
+	c.sess.mu.Lock()
+	c.sess.wait, c.sess.running = wait, nil
+	c.sess.mu.Unlock()
+	c.sess.terminal.Store(terminal)
 	cancel := c.b.Subscribe(c.receive)
 	defer cancel()
-	stop := c.out.start(out, wait)
+	stop := c.out.start(out, wait, terminal, c.columns)
 	defer stop()
 	c.banner(ctx)
 
@@ -81,12 +143,11 @@ func (c *Console) serve(ctx context.Context, out io.Writer, wait bool, readLine 
 			got <- read{line, err}
 		}
 	}()
-	var running []started
 	finish := func() error {
 		if !wait {
 			return nil
 		}
-		return c.awaitAll(ctx, running)
+		return c.awaitAll(ctx, c.sess.drain())
 	}
 	for {
 		select {
@@ -100,6 +161,9 @@ func (c *Console) serve(ctx context.Context, out io.Writer, wait bool, readLine 
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		if terminal {
+			c.live.freeze() // the typed line moved the screen on: streamed text goes on below it
+		}
 		if r.err != nil && r.line == "" {
 			if errors.Is(r.err, io.EOF) {
 				return finish()
@@ -111,13 +175,24 @@ func (c *Console) serve(ctx context.Context, out io.Writer, wait bool, readLine 
 		if quit {
 			return finish()
 		}
+		if c.sess.setPrompt != nil {
+			c.sess.setPrompt(c.convs.prompt(c.cfg.Prompt))
+		}
 		if wait && conv != "" && !c.await(ctx, conv, c.cfg.LineWait) {
-			running = append(running, started{conv: conv, at: at})
+			c.sess.track(started{conv: conv, at: at})
 			if c.cfg.Verbose {
 				c.say(fmt.Sprintf("[thread %s still running after %v; reading on]", short(conv), c.cfg.LineWait))
 			}
 		}
 	}
+}
+
+// columns is the terminal's width (80 when unknown).
+func (c *Console) columns() int {
+	if w := c.width.Load(); w > 0 {
+		return int(w)
+	}
+	return 80
 }
 
 // await waits at most d for conversation conv to complete (and what it said
@@ -173,14 +248,30 @@ func (c *Console) banner(ctx context.Context) {
 	}
 }
 
-// receive renders what the organism says (called on its goroutines).
+// receive renders what the organism says (called on its goroutines). On a
+// terminal the text an agent streams in the console's own conversations
+// shows as it arrives (liveStreams), and its answer then adds only what the
+// stream did not show; on a pipe streamed text is not shown and every
+// answer prints once, whole.
 func (c *Console) receive(o Output) {
 	switch o.Kind {
-	case OutputPrint, OutputReply:
+	case OutputPrint:
 		c.say(fmt.Sprintf("[%s] %s", o.From, o.Text))
+	case OutputReply:
+		if c.sess.terminal.Load() {
+			c.live.reply(o.Conversation, o.From, o.Text)
+			return
+		}
+		c.say(fmt.Sprintf("[%s] %s", o.From, o.Text))
+	case OutputDelta:
+		if c.sess.terminal.Load() && c.convs.isMine(o.Conversation) {
+			c.live.delta(o.Conversation, o.From, o.Text, o.End)
+		}
 	case OutputHuh:
 		c.huh(o.Text, o.Diagnostics)
 	case OutputComplete:
+		c.convs.completed(o.Conversation)
+		c.live.complete(o.Conversation)
 		c.out.completed(o.Conversation)
 	}
 }

@@ -85,7 +85,7 @@ func greet(t *testing.T, b *Local, name string) string {
 		}
 	})
 	defer cancel()
-	conv, err := b.Send(context.Background(), "greeter", name)
+	conv, err := b.Send(context.Background(), Message{Target: "greeter", Text: name})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,9 +23,8 @@ const From = "console"
 
 // Local is the in-process Backend over an *organism.Organism.
 type Local struct {
-	org     *organism.Organism
-	clock   func() time.Time
-	streams streams
+	org   *organism.Organism
+	clock func() time.Time
 	feed
 }
 
@@ -83,25 +82,44 @@ func (l *Local) Print(thread, from, text string) {
 	l.org.Pump.AfterDurable(func() { l.publish(out) })
 }
 
-// Send builds target's payload from text (NewPayload) and sends it from
-// "console" on a new conversation. A message refused at ingress is a
-// *Rejection.
-func (l *Local) Send(ctx context.Context, target, text string) (string, error) {
+// Send builds the target's payload — from the text (NewPayload), or by
+// decoding a JSON object (codec.AppendJSON, names matched loosely as the
+// REST API does) or XML string — and sends it from "console" on m.Thread
+// (a new conversation when "" or unknown, else its continuation). A
+// message refused at ingress is a *Rejection.
+func (l *Local) Send(ctx context.Context, m Message) (string, error) {
 	p := l.org.Pump
-	ls, ok := p.Lookup(target)
+	ls, ok := p.Lookup(m.Target)
 	if !ok {
-		return "", fmt.Errorf("%w: %s", ErrUnknownListener, target)
+		return "", fmt.Errorf("%w: %s", ErrUnknownListener, m.Target)
 	}
-	v, err := NewPayload(ls.Payload.GoType(), text)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", ls.Name, err)
+	var v any
+	if len(m.Payload) > 0 {
+		b, err := payloadXML(ls.Payload, m.Payload)
+		if err == nil {
+			v, err = ls.Payload.Decode(b)
+		}
+		if err != nil {
+			return "", fmt.Errorf("%w for %s: %w", ErrBadPayload, ls.Name, err)
+		}
+	} else {
+		var err error
+		if v, err = NewPayload(ls.Payload.GoType(), m.Text); err != nil {
+			return "", fmt.Errorf("%s: %w", ls.Name, err)
+		}
 	}
-	return l.send(ctx, ls, v)
-}
-
-// send sends payload value v to listener ls.
-func (l *Local) send(ctx context.Context, ls pump.Listener, v any) (string, error) {
-	thread, err := l.org.Pump.Send(ctx, From, ls.Name, v, pump.OutletFunc(l.deliver))
+	thread := m.Thread
+	if thread == "" {
+		thread = xmlpipe.NewThreadID()
+	} else if !xmlpipe.IsThreadID(thread) {
+		return "", fmt.Errorf("console: thread %q is not a thread id", thread)
+	}
+	var got string
+	body, err := ls.Payload.AppendPayload(nil, v)
+	if err == nil {
+		env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), From, ls.Name, thread, body)
+		got, err = p.InjectWait(ctx, env, pump.OutletFunc(l.deliver))
+	}
 	if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
 		r := &Rejection{Huh: f.Canned()}
 		for _, d := range f.Diagnostics {
@@ -109,27 +127,7 @@ func (l *Local) send(ctx context.Context, ls pump.Listener, v any) (string, erro
 		}
 		return "", r
 	}
-	return thread, err
-}
-
-// SendPayload decodes a JSON object (codec.AppendJSON, names matched
-// loosely as the REST API does) or XML string into target's payload and
-// sends it from "console" on a new conversation.
-func (l *Local) SendPayload(ctx context.Context, target string, payload json.RawMessage) (string, error) {
-	p := l.org.Pump
-	ls, ok := p.Lookup(target)
-	if !ok {
-		return "", fmt.Errorf("%w: %s", ErrUnknownListener, target)
-	}
-	body, err := payloadXML(ls.Payload, payload)
-	if err != nil {
-		return "", fmt.Errorf("%w for %s: %w", ErrBadPayload, ls.Name, err)
-	}
-	v, err := ls.Payload.Decode(body)
-	if err != nil {
-		return "", fmt.Errorf("%w for %s: %w", ErrBadPayload, ls.Name, err)
-	}
-	return l.send(ctx, ls, v)
+	return got, err
 }
 
 // payloadXML is the payload element a JSON payload describes.
@@ -151,12 +149,8 @@ func (l *Local) deliver(e pump.Event) {
 		l.publish(Output{Kind: OutputHuh, Conversation: e.Conversation, From: e.From, Text: e.Error,
 			Diagnostics: e.Diagnostics})
 	case pump.EventReply:
-		text := l.answered(e.Conversation, e.From, replyText(e))
-		if text != "" {
-			l.publish(Output{Kind: OutputReply, Conversation: e.Conversation, From: e.From, Text: text})
-		}
+		l.publish(Output{Kind: OutputReply, Conversation: e.Conversation, From: e.From, Text: replyText(e)})
 	case pump.EventComplete:
-		l.forget(e.Conversation)
 		l.publish(Output{Kind: OutputComplete, Conversation: e.Conversation})
 	}
 }

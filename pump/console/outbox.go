@@ -2,8 +2,10 @@ package console
 
 import (
 	"io"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // maxUnclaimed bounds the completions remembered for conversations nobody has
@@ -26,10 +28,14 @@ type outbox struct {
 	unclaimed []string
 }
 
-// item is a line to write or, when complete is set, a completion to signal.
+// item is what the drain does next: write a line of text, signal a
+// completion (complete), set or clear a live line (liveID), or forget the
+// live lines' place on the screen (freeze).
 type item struct {
 	text     string
 	complete string
+	liveID   string
+	freeze   bool
 }
 
 // convWait is one conversation a piped session waits for.
@@ -55,6 +61,18 @@ func (o *outbox) completed(conv string) {
 	o.push(item{complete: conv})
 }
 
+// live sets the live line id to text, or removes it when text is "" (see
+// liveBlock). Only a terminal session shows live lines.
+func (o *outbox) live(id, text string) {
+	o.push(item{liveID: id, text: text})
+}
+
+// freeze says the screen moved on below the live lines (the user entered a
+// line): they stay where they are as ordinary text, and the block is empty.
+func (o *outbox) freeze() {
+	o.push(item{freeze: true})
+}
+
 func (o *outbox) push(it item) {
 	o.mu.Lock()
 	o.items = append(o.items, it)
@@ -64,15 +82,16 @@ func (o *outbox) push(it item) {
 
 // start drains the outbox into w until the returned stop is called; stop
 // writes what is still queued, then returns. track makes completions
-// observable through wait.
-func (o *outbox) start(w io.Writer, track bool) (stop func()) {
+// observable through wait. live shows live lines (a terminal of width()
+// columns); without it they are dropped.
+func (o *outbox) start(w io.Writer, track, live bool, width func() int) (stop func()) {
 	o.mu.Lock()
 	o.stopping, o.track = false, track
 	o.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		o.drain(w)
+		o.drain(w, live, width)
 	}()
 	return func() {
 		o.mu.Lock()
@@ -83,9 +102,19 @@ func (o *outbox) start(w io.Writer, track bool) (stop func()) {
 	}
 }
 
-func (o *outbox) drain(w io.Writer) {
-	var buf strings.Builder
+func (o *outbox) drain(w io.Writer, live bool, width func() int) {
+	var (
+		buf   strings.Builder
+		block liveBlock
+		dirty bool // the live lines changed since they were drawn
+	)
 	flush := func() {
+		if live && (dirty || buf.Len() > 0) && (block.rows > 0 || len(block.lines) > 0) {
+			text := buf.String()
+			buf.Reset()
+			block.draw(&buf, text, width())
+			dirty = false
+		}
 		if buf.Len() > 0 {
 			_, _ = io.WriteString(w, buf.String()) // nothing better to do with a broken output
 			buf.Reset()
@@ -101,19 +130,102 @@ func (o *outbox) drain(w io.Writer) {
 		stopping := o.stopping
 		o.mu.Unlock()
 		for _, it := range batch {
-			if it.complete == "" {
+			switch {
+			case it.liveID != "":
+				if live {
+					block.set(it.liveID, it.text)
+					dirty = true
+				}
+			case it.freeze:
+				flush()
+				block = liveBlock{}
+			case it.complete != "":
+				flush()
+				o.signal(it.complete)
+			default:
 				buf.WriteString(it.text)
 				buf.WriteByte('\n')
-				continue
 			}
-			flush()
-			o.signal(it.complete)
 		}
 		flush()
 		if stopping && len(batch) == 0 {
+			return // live lines stay as they were drawn
+		}
+	}
+}
+
+// liveBlock is the live lines of a terminal session, drawn just above the
+// prompt: each stream's unfinished line, in the order they began.
+type liveBlock struct {
+	lines []liveLine
+	// rows is how many screen rows the block took when last drawn (0: not
+	// on the screen, or frozen above an entered line).
+	rows int
+}
+
+// liveLine is one live line.
+type liveLine struct{ id, text string }
+
+// set sets line id to text; "" removes it.
+func (b *liveBlock) set(id, text string) {
+	for i, l := range b.lines {
+		if l.id == id {
+			if text == "" {
+				b.lines = append(b.lines[:i], b.lines[i+1:]...)
+			} else {
+				b.lines[i].text = text
+			}
 			return
 		}
 	}
+	if text != "" {
+		b.lines = append(b.lines, liveLine{id, text})
+	}
+}
+
+// draw writes to buf what replaces the block on the screen: the cursor
+// moves up over the rows it took and clears them (the terminal has already
+// cleared its prompt), then the new lines (text, each ending in a newline)
+// are written, then the block again, each line ending in a newline so the
+// prompt follows below.
+func (b *liveBlock) draw(buf *strings.Builder, text string, width int) {
+	if b.rows > 0 {
+		buf.WriteString("\x1b[" + strconv.Itoa(b.rows) + "A\r\x1b[J")
+	}
+	buf.WriteString(text)
+	b.rows = 0
+	for _, l := range b.lines {
+		buf.WriteString(l.text)
+		buf.WriteByte('\n')
+		b.rows += screenRows(l.text, width)
+	}
+}
+
+// screenRows is how many rows a line of text takes on a terminal width
+// columns wide (wide East Asian characters take two columns, combining
+// marks none).
+func screenRows(text string, width int) int {
+	if width <= 0 {
+		width = 80
+	}
+	cols := 0
+	for _, r := range text {
+		cols += runeWidth(r)
+	}
+	return max(1, (cols+width-1)/width)
+}
+
+// runeWidth approximates the columns a rune takes on a terminal.
+func runeWidth(r rune) int {
+	switch {
+	case unicode.Is(unicode.Mn, r), unicode.Is(unicode.Me, r):
+		return 0
+	case r >= 0x1100 && r <= 0x115F, r >= 0x2E80 && r <= 0xA4CF, r >= 0xAC00 && r <= 0xD7A3,
+		r >= 0xF900 && r <= 0xFAFF, r >= 0xFE30 && r <= 0xFE4F, r >= 0xFF00 && r <= 0xFF60,
+		r >= 0xFFE0 && r <= 0xFFE6, r >= 0x1F300 && r <= 0x1FAFF, r >= 0x20000 && r <= 0x3FFFD:
+		return 2
+	}
+	return 1
 }
 
 // signal records that conv completed, after everything before it was written.

@@ -12,7 +12,7 @@ import (
 func TestOutboxCompletion(t *testing.T) {
 	o := newOutbox()
 	var out strings.Builder
-	stop := o.start(&out, true)
+	stop := o.start(&out, true, false, nil)
 
 	o.line("before")
 	o.completed("early")
@@ -49,7 +49,7 @@ func TestOutboxCompletion(t *testing.T) {
 func TestOutboxUntracked(t *testing.T) {
 	o := newOutbox()
 	var out strings.Builder
-	stop := o.start(&out, false)
+	stop := o.start(&out, false, false, nil)
 	o.completed("x")
 	o.line("done")
 	stop()

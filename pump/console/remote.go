@@ -261,6 +261,11 @@ func (r *Remote) event(typ string, data []byte) {
 		if json.Unmarshal(data, &c) == nil {
 			r.publish(Output{Kind: OutputComplete, Conversation: c.ThreadID})
 		}
+	case wire.TypeDelta:
+		var d wire.Delta
+		if json.Unmarshal(data, &d) == nil {
+			r.publish(Output{Kind: OutputDelta, Conversation: d.ThreadID, From: d.Agent, Text: d.Text, End: d.End})
+		}
 	}
 }
 
@@ -345,27 +350,49 @@ func requestError(req wire.Request, e wire.Error) error {
 	return errors.New(e.Error)
 }
 
-// Send sends text to target as the bus's send command (target + content);
-// the bus builds the payload as the in-process console does.
-func (r *Remote) Send(ctx context.Context, target, text string) (string, error) {
+// Send sends m as the bus's send command: target with content (the bus
+// builds the payload as the in-process console does) or with a structured
+// payload (as POST /api/v1/inject takes it), on m.Thread when set.
+func (r *Remote) Send(ctx context.Context, m Message) (string, error) {
+	req := wire.Request{Head: wire.Head{Type: wire.TypeSend}, Target: m.Target, ThreadID: m.Thread}
+	if len(m.Payload) > 0 {
+		req.Payload = m.Payload
+	} else {
+		req.Content = m.Text
+	}
 	var sent wire.Sent
-	if err := r.request(ctx, wire.Request{Head: wire.Head{Type: wire.TypeSend}, Target: target, Content: text},
-		&sent); err != nil {
+	if err := r.request(ctx, req, &sent); err != nil {
 		return "", err
 	}
 	return sent.ThreadID, nil
 }
 
-// SendPayload sends a structured payload to target as the bus's send
-// command with a payload (the bus builds it as POST /api/v1/inject does).
-func (r *Remote) SendPayload(ctx context.Context, target string, payload json.RawMessage) (string, error) {
-	var sent wire.Sent
-	if err := r.request(ctx, wire.Request{Head: wire.Head{Type: wire.TypeSend}, Target: target, Payload: payload},
-		&sent); err != nil {
-		return "", err
+// Usage implements UsageReporter: it asks the bus for the organism's LLM
+// usage and newest calls.
+func (r *Remote) Usage(ctx context.Context) (Usage, bool, error) {
+	var u wire.Usage
+	if err := r.request(ctx, wire.Request{Head: wire.Head{Type: wire.TypeUsage}}, &u); err != nil {
+		return Usage{}, false, err
 	}
-	return sent.ThreadID, nil
+	var out Usage
+	for _, t := range u.Agents {
+		out.Agents = append(out.Agents, TokenUsage{t.Name, t.PromptTokens, t.CompletionTokens, t.Requests})
+	}
+	for _, t := range u.Backends {
+		out.Backends = append(out.Backends, TokenUsage{t.Name, t.PromptTokens, t.CompletionTokens, t.Requests})
+	}
+	for _, c := range u.Calls {
+		at, _ := time.Parse(time.RFC3339Nano, c.Time)
+		out.Calls = append(out.Calls, Call{Time: at, Conversation: c.Conversation, Agent: c.Agent, Backend: c.Backend,
+			Model: c.Model, PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, ToolCalls: c.ToolCalls,
+			FirstToken: fromMillis(c.FirstTokenMS), Duration: fromMillis(c.DurationMS), FinishReason: c.FinishReason,
+			Error: c.Error, EnvelopeSeq: c.EnvelopeSeq})
+	}
+	return out, u.LLM, nil
 }
+
+// fromMillis is a duration given in milliseconds.
+func fromMillis(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 
 // Listeners asks the bus for its listeners.
 func (r *Remote) Listeners(ctx context.Context) ([]Listener, error) {

@@ -58,11 +58,16 @@ func (b *remoteBus) code(t *testing.T, secret string) string {
 
 func startBus(t *testing.T) *remoteBus {
 	t.Helper()
+	return startBusWith(t, func(o organism.Options) (*organism.Organism, error) {
+		return organism.Load("testdata/organism.yaml", o)
+	})
+}
+
+// startBusWith is startBus over the organism build assembles.
+func startBusWith(t *testing.T, build func(organism.Options) (*organism.Organism, error)) *remoteBus {
+	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
-	l, err := console.Assemble(organism.Options{Logger: logger, DataDir: t.TempDir()},
-		func(o organism.Options) (*organism.Organism, error) {
-			return organism.Load("testdata/organism.yaml", o)
-		})
+	l, err := console.Assemble(organism.Options{Logger: logger, DataDir: t.TempDir()}, build)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +200,7 @@ func TestRemoteBackend(t *testing.T) {
 
 	got := make(chan console.Output, 16)
 	defer r.Subscribe(func(o console.Output) { got <- o })()
-	thread, err := r.Send(ctx, "greeter", "Ron")
+	thread, err := r.Send(ctx, console.Message{Target: "greeter", Text: "Ron"})
 	if err != nil || !xmlpipe.IsThreadID(thread) {
 		t.Fatalf("send: %q %v", thread, err)
 	}
@@ -234,22 +239,22 @@ func TestRemoteBackend(t *testing.T) {
 	if _, err := r.Monitor(ctx, "*"); err != nil {
 		t.Errorf("monitor: %v", err)
 	}
-	thread, err = r.SendPayload(ctx, "greeter", []byte(`{"Name": "Pat"}`))
+	thread, err = r.Send(ctx, console.Message{Target: "greeter", Payload: []byte(`{"Name": "Pat"}`)})
 	if err != nil || !xmlpipe.IsThreadID(thread) {
 		t.Errorf("send payload: %q %v", thread, err)
 	}
-	if _, err := r.SendPayload(ctx, "greeter", []byte(`{"Nom": "Pat"}`)); !errors.Is(err, console.ErrBadPayload) ||
+	if _, err := r.Send(ctx, console.Message{Target: "greeter", Payload: []byte(`{"Nom": "Pat"}`)}); !errors.Is(err, console.ErrBadPayload) ||
 		err.Error() != `invalid payload for greeter: unknown field "Nom" (the fields are Name)` {
 		t.Errorf("bad payload: %v", err)
 	}
-	if _, err := r.Send(ctx, "nobody", "x"); !errors.Is(err, console.ErrUnknownListener) {
+	if _, err := r.Send(ctx, console.Message{Target: "nobody", Text: "x"}); !errors.Is(err, console.ErrUnknownListener) {
 		t.Errorf("unknown listener: %v", err)
 	}
-	if _, err := r.Send(ctx, "system.todo", "x"); !errors.Is(err, console.ErrNoTextField) {
+	if _, err := r.Send(ctx, console.Message{Target: "system.todo", Text: "x"}); !errors.Is(err, console.ErrNoTextField) {
 		t.Errorf("no text field: %v", err)
 	}
 	var rej *console.Rejection
-	if _, err := r.Send(ctx, "system.todo-complete", "x"); !errors.As(err, &rej) || rej.Huh != xmlpipe.HuhPayload {
+	if _, err := r.Send(ctx, console.Message{Target: "system.todo-complete", Text: "x"}); !errors.As(err, &rej) || rej.Huh != xmlpipe.HuhPayload {
 		t.Errorf("refused message: %v", err)
 	}
 	if err := r.Close(); err != nil {
@@ -284,7 +289,7 @@ func TestRemoteDialErrors(t *testing.T) {
 		t.Fatalf("viewer: %v", err)
 	}
 	defer r.Close()
-	if _, err := r.Send(ctx, "greeter", "x"); err == nil || err.Error() != "Forbidden: role viewer cannot send" {
+	if _, err := r.Send(ctx, console.Message{Target: "greeter", Text: "x"}); err == nil || err.Error() != "Forbidden: role viewer cannot send" {
 		t.Errorf("viewer send: %v", err)
 	}
 }

@@ -3,96 +3,192 @@ package console
 import (
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
+
+// Stream is a catalog.Env.Stream: it publishes each piece of an agent's
+// streamed text at once, as an OutputDelta of the conversation the
+// streaming thread belongs to — in order with the organism's events (after
+// what was journaled before it is committed), never line-buffered. Pieces
+// are not journaled: the agent's answer is.
+func (l *Local) Stream(thread, agent, delta string, end bool) {
+	conv := thread
+	if l.org != nil && thread != "" {
+		if root := l.org.Pump.Threads().Root(thread); root != "" {
+			conv = root
+		}
+	}
+	out := Output{Kind: OutputDelta, Conversation: conv, Thread: thread, From: agent, Text: delta, End: end}
+	if l.org == nil {
+		l.publish(out)
+		return
+	}
+	l.org.Pump.AfterDurable(func() { l.publish(out) })
+}
 
 // streamKey names one agent's stream in one conversation.
 type streamKey struct{ conv, agent string }
 
-// streamState is what an agent's stream has shown in the current turn.
-type streamState struct {
-	partial strings.Builder // text after the last line shown
-	shown   strings.Builder // the lines shown, each ending in "\n"
-	ended   bool            // the turn's reply is complete
+// liveStream is what an agent's stream has shown in its current turn.
+type liveStream struct {
+	// shown is the text of the complete lines shown, each with its "\n";
+	// partial the text after the last one, shown live above the prompt.
+	shown   strings.Builder
+	partial string
+	// ended: the model's reply is complete; a later delta begins a new turn.
+	ended bool
 }
 
-// streams shows LLM agents' text line by line as it arrives; the agent's
-// answer then shows only what the stream has not.
-type streams struct {
-	mu sync.Mutex
-	m  map[streamKey]*streamState
+// liveStreams renders agents' streamed text on a terminal: complete lines
+// print as lines ("[agent] " before the first of a turn), the unfinished
+// one stays live just above the prompt and grows as text arrives. The
+// agent's answer then prints only what its stream did not show (all of it
+// when the two differ), and a turn that ended without an answer to the
+// console (its text went to a peer) keeps its last line.
+type liveStreams struct {
+	out *outbox
+	mu  sync.Mutex
+	m   map[streamKey]*liveStream
 }
 
-// Stream is a catalog.Env.Stream: it shows each complete line of an agent's
-// streamed text as "[agent] line".
-func (l *Local) Stream(thread, agent, delta string, end bool) {
-	var conv string
-	if l.org != nil && thread != "" {
-		conv = l.org.Pump.Threads().Root(thread)
-	}
+func newLiveStreams(out *outbox) *liveStreams {
+	return &liveStreams{out: out, m: map[streamKey]*liveStream{}}
+}
+
+// id is the outbox's name of a stream's live line.
+func (k streamKey) id() string { return k.conv + "\x00" + k.agent }
+
+// delta shows a piece of agent's text in conv.
+func (ls *liveStreams) delta(conv, agent, text string, end bool) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
 	k := streamKey{conv, agent}
-	var lines []string
-	l.streams.mu.Lock()
-	if l.streams.m == nil {
-		l.streams.m = map[streamKey]*streamState{}
-	}
-	st := l.streams.m[k]
+	st := ls.m[k]
 	if st == nil {
-		st = &streamState{}
-		l.streams.m[k] = st
+		st = &liveStream{}
+		ls.m[k] = st
 	}
-	if st.ended && delta != "" {
-		// The previous turn ended without answering (it sent messages):
-		// its last prose line is complete.
-		if p := strings.TrimSpace(st.partial.String()); p != "" {
-			lines = append(lines, p)
-		}
-		*st = streamState{}
+	if st.ended && text != "" {
+		// The previous turn ended without answering the console: its last
+		// line stays as it is.
+		ls.commit(k, st)
+		*st = liveStream{}
 	}
-	if end {
-		st.ended = true
-	}
-	st.partial.WriteString(delta)
+	st.ended = st.ended || end
+	st.partial += text
 	for {
-		text := st.partial.String()
-		i := strings.IndexByte(text, '\n')
+		i := strings.IndexByte(st.partial, '\n')
 		if i < 0 {
 			break
 		}
-		lines = append(lines, text[:i])
-		st.shown.WriteString(text[:i+1])
-		st.partial.Reset()
-		st.partial.WriteString(text[i+1:])
+		line := st.partial[:i]
+		ls.out.line(ls.prefix(k, st) + printable(line))
+		st.shown.WriteString(line + "\n")
+		st.partial = st.partial[i+1:]
 	}
-	l.streams.mu.Unlock()
-	for _, line := range lines {
-		l.publish(Output{Kind: OutputPrint, Conversation: conv, From: agent, Text: line})
-	}
+	ls.show(k, st)
 }
 
-// answered returns what is left to show of an agent's answer text once its
-// stream has shown its first lines, and forgets the stream.
-func (l *Local) answered(conv, agent, text string) string {
-	l.streams.mu.Lock()
-	defer l.streams.mu.Unlock()
+// prefix is "[agent] " before a turn's first line, "" after.
+func (ls *liveStreams) prefix(k streamKey, st *liveStream) string {
+	if st.shown.Len() > 0 {
+		return ""
+	}
+	return "[" + k.agent + "] "
+}
+
+// show puts the stream's unfinished line live (or clears it).
+func (ls *liveStreams) show(k streamKey, st *liveStream) {
+	if st.partial == "" {
+		ls.out.live(k.id(), "")
+		return
+	}
+	ls.out.live(k.id(), ls.prefix(k, st)+printable(st.partial))
+}
+
+// commit prints the stream's unfinished line as a line and clears it.
+// Callers hold ls.mu.
+func (ls *liveStreams) commit(k streamKey, st *liveStream) {
+	if st.partial != "" {
+		ls.out.line(ls.prefix(k, st) + printable(st.partial))
+		st.shown.WriteString(st.partial)
+		st.partial = ""
+	}
+	ls.out.live(k.id(), "")
+}
+
+// reply prints agent's answer text in conv: what its stream did not show.
+func (ls *liveStreams) reply(conv, agent, text string) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
 	k := streamKey{conv, agent}
-	st := l.streams.m[k]
+	st := ls.m[k]
 	if st == nil {
-		return text
+		ls.out.line("[" + agent + "] " + text)
+		return
 	}
-	delete(l.streams.m, k)
-	if rest, ok := strings.CutPrefix(text, st.shown.String()); ok {
-		return rest
+	delete(ls.m, k)
+	ls.out.live(k.id(), "")
+	shown := st.shown.String()
+	rest, ok := strings.CutPrefix(text, shown)
+	switch {
+	case !ok:
+		ls.out.line("[" + agent + "] " + text)
+	case shown == "":
+		ls.out.line("[" + agent + "] " + rest)
+	case rest != "":
+		ls.out.line(rest)
 	}
-	return text
 }
 
-// forget drops the streams of a finished conversation.
-func (l *Local) forget(conv string) {
-	l.streams.mu.Lock()
-	defer l.streams.mu.Unlock()
-	for k := range l.streams.m {
+// freeze leaves the unfinished lines on the screen as they are (the user
+// entered a line below them): they count as shown, and text that continues
+// them starts a new line.
+func (ls *liveStreams) freeze() {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	for _, st := range ls.m {
+		st.shown.WriteString(st.partial)
+		st.partial = ""
+	}
+	ls.out.freeze()
+}
+
+// complete keeps the last lines of conv's streams (turns that answered a
+// peer, not the console) and forgets them.
+func (ls *liveStreams) complete(conv string) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	for k, st := range ls.m {
 		if k.conv == conv {
-			delete(l.streams.m, k)
+			ls.commit(k, st)
+			delete(ls.m, k)
 		}
 	}
+}
+
+// printable replaces what would move the terminal's cursor or change its
+// state (control characters, escape sequences) in streamed text, which the
+// live line is measured in columns for; tabs become a space.
+func printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == '\t' || unicode.IsControl(r) || r == utf8.RuneError {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t':
+			return ' '
+		case unicode.IsControl(r):
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 }

@@ -13,11 +13,16 @@ import (
 // RunTerminal serves a session on an x/term Terminal: line editing, up/down
 // history, Ctrl-C or Ctrl-D on an empty line end the session, and output
 // arriving while the user types is written through the Terminal so the prompt
-// and the half-typed line are redrawn below it. It does not wait for
-// conversations to complete. It returns nil at /quit, Ctrl-C or Ctrl-D.
+// and the half-typed line are redrawn below it. The text an agent streams
+// shows as it arrives, its unfinished line kept just above the prompt; the
+// prompt names the conversation the last @ line used (poet#3f2a> ). It
+// does not wait for conversations to complete. It returns nil at /quit,
+// Ctrl-C or Ctrl-D.
 func (c *Console) RunTerminal(ctx context.Context, t *term.Terminal) error {
-	t.SetPrompt(c.cfg.Prompt)
-	return c.serve(ctx, t, false, func() (string, error) {
+	t.SetPrompt(c.convs.prompt(c.cfg.Prompt))
+	c.sess.setPrompt = t.SetPrompt
+	defer func() { c.sess.setPrompt = nil }()
+	return c.serve(ctx, t, true, func() (string, error) {
 		line, err := t.ReadLine()
 		if errors.Is(err, term.ErrPasteIndicator) {
 			err = nil // a pasted line is still a line
@@ -51,6 +56,7 @@ func (c *Console) RunStdio(ctx context.Context, in, out *os.File) error {
 		// the Terminal's default 80×24.
 		if w, h, err := term.GetSize(outFd); err == nil && w > 0 && h > 0 {
 			_ = t.SetSize(w, h) // SetSize only fails writing a redraw; the size is set
+			c.width.Store(int64(w))
 		}
 	}
 	resize()

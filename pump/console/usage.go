@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 )
+
+// UsageCalls is how many of the newest LLM calls /usage lists.
+const UsageCalls = 10
 
 // TokenUsage is the LLM usage of one agent or backend.
 type TokenUsage struct {
@@ -12,9 +16,24 @@ type TokenUsage struct {
 	PromptTokens, CompletionTokens, Requests int
 }
 
-// Usage is the organism's LLM usage per agent and per backend.
+// Call is one LLM call (one attempt at one backend), as /usage lists it.
+type Call struct {
+	Time                                      time.Time
+	Conversation, Agent, Backend, Model       string
+	PromptTokens, CompletionTokens, ToolCalls int
+	// FirstToken is the time to the first streamed text (0: none),
+	// Duration the whole call.
+	FirstToken, Duration time.Duration
+	FinishReason, Error  string
+	// EnvelopeSeq is the journal seq of the envelope the call produced (0: not known).
+	EnvelopeSeq int64
+}
+
+// Usage is the organism's LLM usage per agent and per backend, and its
+// newest calls (oldest first).
 type Usage struct {
 	Agents, Backends []TokenUsage
+	Calls            []Call
 }
 
 // UsageReporter is an optional Backend capability: the LLM usage for /usage.
@@ -40,6 +59,16 @@ func (l *Local) Usage(context.Context) (Usage, bool, error) {
 	for _, list := range [][]TokenUsage{u.Agents, u.Backends} {
 		sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 	}
+	calls, err := l.org.Calls("", UsageCalls)
+	if err != nil {
+		return Usage{}, false, err
+	}
+	for _, c := range calls {
+		u.Calls = append(u.Calls, Call{Time: c.Time, Conversation: c.Conversation, Agent: c.Agent, Backend: c.Backend,
+			Model: c.Model, PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, ToolCalls: c.ToolCalls,
+			FirstToken: c.FirstToken, Duration: c.Duration, FinishReason: c.FinishReason, Error: c.Error,
+			EnvelopeSeq: c.EnvelopeSeq})
+	}
 	return u, true, nil
 }
 
@@ -58,6 +87,14 @@ func (c *Console) cmdUsage(ctx context.Context, _ string) {
 		c.say("No LLM backend is configured.")
 		return
 	}
+	c.say(usageLines(u)...)
+}
+
+// usageLines renders /usage: the totals per agent and backend, then the
+// newest calls, one a line: when (UTC), conversation, backend/model,
+// tokens, time to first token, total time, why the model stopped (or
+// what failed) and the journal seq of the envelope it produced.
+func usageLines(u Usage) []string {
 	lines := []string{"Token usage (prompt + completion = total, requests):"}
 	for _, part := range []struct {
 		title string
@@ -72,5 +109,38 @@ func (c *Console) cmdUsage(ctx context.Context, _ string) {
 				t.CompletionTokens, t.PromptTokens+t.CompletionTokens, t.Requests))
 		}
 	}
-	c.say(lines...)
+	lines = append(lines, fmt.Sprintf("Last calls (newest last, at most %d):", UsageCalls))
+	if len(u.Calls) == 0 {
+		lines = append(lines, "  none yet")
+	}
+	for _, c := range u.Calls {
+		line := fmt.Sprintf("  %s  %-16s %-24s", c.Time.UTC().Format("15:04:05Z"), label(c.Agent, c.Conversation),
+			c.Backend+"/"+c.Model)
+		if c.Error != "" {
+			line += fmt.Sprintf(" failed after %s: %s", millis(c.Duration), c.Error)
+		} else {
+			first := "-"
+			if c.FirstToken > 0 {
+				first = millis(c.FirstToken)
+			}
+			line += fmt.Sprintf(" %d + %d tokens  first %s  total %s  %s", c.PromptTokens, c.CompletionTokens, first,
+				millis(c.Duration), c.FinishReason)
+			if c.ToolCalls > 0 {
+				line += fmt.Sprintf(", %d tool calls", c.ToolCalls)
+			}
+		}
+		if c.EnvelopeSeq > 0 {
+			line += fmt.Sprintf("  → #%d", c.EnvelopeSeq)
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// millis renders a duration in milliseconds below 10 s, else in seconds.
+func millis(d time.Duration) string {
+	if d < 10*time.Second {
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.1fs", d.Seconds())
 }

@@ -36,6 +36,10 @@
 //	journal_queue_capacity / journal_queue_peak / journal_queue_blocked_total
 //	llm_agent_tokens_total{agent,kind} / llm_agent_requests_total{agent}
 //	llm_backend_tokens_total{backend,kind} / llm_backend_requests_total{backend}
+//	llm_calls_total{backend,model,outcome}  LLM call attempts, ok or error
+//	llm_call_duration_seconds{backend,model}  histogram: one call, limits' wait included
+//	llm_call_first_token_seconds{backend,model}  histogram: a streamed call's time to its first text
+//	llm_call_tokens{backend,model,kind}  histogram: prompt and completion tokens of one call
 //	bus_connections                      open WebSocket connections on the main bus
 //	gateway_up{gateway}                  1 while the gateway's link is up
 //	gateway_queued{gateway}              envelopes waiting for the peer's acknowledgement

@@ -55,6 +55,9 @@ type Sources struct {
 	// Gateways is the organism's federation manager (nil without
 	// gateways).
 	Gateways GatewayStatus
+	// Calls delivers the organism's LLM calls (nil: the per-call
+	// families stay empty).
+	Calls CallFeed
 }
 
 // Metrics is the organism's Prometheus metrics. Build it with NewMetrics,
@@ -76,8 +79,10 @@ type Metrics struct {
 	flow     *flow
 	scraper  *scraper
 	gateways *gateways
+	llm      *llmCalls
 
 	cancelWatch func()
+	cancelCalls func()
 	attached    atomic.Bool
 }
 
@@ -91,7 +96,8 @@ func NewMetrics() *Metrics {
 	m.flow = newFlow()
 	m.scraper = &scraper{}
 	m.gateways = newGateways()
-	m.reg.MustRegister(m.stages, m.flow, m.scraper, m.gateways,
+	m.llm = newLLMCalls()
+	m.reg.MustRegister(m.stages, m.flow, m.scraper, m.gateways, m.llm,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -111,6 +117,9 @@ func (m *Metrics) Attach(src Sources) error {
 		m.gateways.status.Store(&src.Gateways)
 	}
 	m.cancelWatch = src.Pump.Watch(m)
+	if src.Calls != nil {
+		m.cancelCalls = src.Calls(m.ObserveCall)
+	}
 	return nil
 }
 
@@ -123,10 +132,14 @@ func (m *Metrics) Deliver(e pump.Event) { m.flow.Deliver(e) }
 // bus calls it with its connection count).
 func (m *Metrics) CountConnections(n func() int) { m.scraper.conns.Store(&n) }
 
-// Close stops counting the pump's events (scrapes keep working).
+// Close stops counting the pump's events and the LLM calls (scrapes keep
+// working).
 func (m *Metrics) Close() {
 	if m.cancelWatch != nil {
 		m.cancelWatch()
+	}
+	if m.cancelCalls != nil {
+		m.cancelCalls()
 	}
 }
 

@@ -16,8 +16,11 @@ type durable struct {
 	store   *store.Store
 	owned   bool
 	journal bool
-	cfg     *config.Organism
-	log     *slog.Logger
+	// calls records the LLM calls in the store; the store journal links
+	// them to the envelopes they produced.
+	calls *callBook
+	cfg   *config.Organism
+	log   *slog.Logger
 
 	mu        sync.Mutex
 	stopSweep func()
@@ -39,8 +42,9 @@ func openDurable(cfg *config.Organism, opts *Options) (*durable, error) {
 		}
 		d.store, d.owned = s, true
 	}
+	d.calls = newCallBook(d.store, opts.Logger)
 	if d.journal && opts.Journal == nil {
-		opts.Journal = storeJournal{s: d.store, log: opts.Logger}
+		opts.Journal = storeJournal{s: d.store, log: opts.Logger, calls: d.calls}
 	}
 	return d, nil
 }

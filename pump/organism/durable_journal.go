@@ -16,6 +16,8 @@ import (
 type storeJournal struct {
 	s   *store.Store
 	log *slog.Logger
+	// calls, when set, links LLM calls to the envelopes their agents emit.
+	calls *callBook
 }
 
 // Record journals r, dropping the seq.
@@ -28,7 +30,16 @@ func (j storeJournal) RecordSeq(r pump.Record) int64 {
 		j.log.Error("journal: record", "kind", r.Kind, "thread", r.Thread, "from", r.From, "to", r.To, "error", err)
 		return 0
 	}
+	j.emitted(r, seq)
 	return seq
+}
+
+// emitted tells the call book of a message a listener emitted (journaled
+// as seq), which may be the envelope an LLM call produced.
+func (j storeJournal) emitted(r pump.Record, seq int64) {
+	if j.calls != nil && r.Direction == pump.Outbound && r.Kind == pump.RecordMessage {
+		j.calls.journaled(r.From, r.Conversation, seq)
+	}
 }
 
 // RecordGroup journals rs in one store transaction (store.AppendGroup) and
@@ -59,6 +70,7 @@ func (j storeJournal) RecordGroup(rs []pump.Record) []int64 {
 	}
 	for k, i := range at {
 		seqs[i] = first + int64(k)
+		j.emitted(rs[i], seqs[i])
 	}
 	return seqs
 }

@@ -99,5 +99,19 @@ func restoreRegistries(s *store.Store, threads *registry.Threads, todos *registr
 		slots[i] = registry.Slot{Index: r.Index, ThreadID: r.Thread, From: r.From, To: r.To, PayloadType: r.PayloadType,
 			Raw: r.Raw, Time: r.Time, OwnName: r.OwnName, IsSelfCall: r.IsSelfCall}
 	}
-	return cb.Restore(slots)
+	if err := cb.Restore(slots); err != nil {
+		return err
+	}
+	// A history whose thread is gone was kept for its conversation to
+	// continue (pump: conversations continue): it stays kept.
+	var ended []string
+	seen := map[string]bool{}
+	for _, s := range slots {
+		if !seen[s.ThreadID] && !threads.Known(s.ThreadID) {
+			ended = append(ended, s.ThreadID)
+		}
+		seen[s.ThreadID] = true
+	}
+	cb.Retain(ended...)
+	return nil
 }

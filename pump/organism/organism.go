@@ -104,6 +104,8 @@ type Organism struct {
 	env     catalog.Env
 	threads *registry.Threads
 	history *registry.ContextBuffer
+	// calls records the LLM calls of every router the organism uses.
+	calls *callBook
 
 	// What reloads change (reload.go). mu guards router, layer, env,
 	// units, extra, oldRouters and stopped; reloadMu lets one reload run
@@ -248,6 +250,12 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		return nil, err
 	}
 	threads.OnEnd(layer.router.ThreadsEnded)
+	calls := newCallBook(nil, opts.Logger)
+	if d != nil {
+		calls = d.calls
+	}
+	calls.threads = threads
+	layer.router.SetOnCall(calls.observe)
 	env := opts.Env
 	env.Todos, env.Lineage = todos, threads
 	var policy *livePolicy
@@ -368,7 +376,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	}
 	o := &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d, router: layer.router, layer: layer, wasm: ws,
 		closers: closers, catalog: opts.Catalog, env: env, threads: threads, history: cb, Federation: fed,
-		units: units, extra: map[string]bool{}, completer: completer, policy: policy, late: late}
+		units: units, extra: map[string]bool{}, completer: completer, policy: policy, late: late, calls: calls}
 	o.cur.Store(cfg)
 	if layer.usable() {
 		o.LLM = layer.router

@@ -338,6 +338,7 @@ func (o *Organism) reloadLayer(oldLayer *llmLayer, cfg *config.Organism) (*llmLa
 		return nil, false, err
 	}
 	layer.router.ShareUsage(oldLayer.router)
+	layer.router.SetOnCall(o.calls.observe)
 	return layer, true, nil
 }
 

@@ -52,6 +52,8 @@ type Store struct {
 	nextSeq int64
 	// assigned is nextSeq − 1, readable without seqMu (Assigned).
 	assigned atomic.Int64
+	// callSeq is the last LLM call id handed out (AppendCall).
+	callSeq atomic.Int64
 	// dur is the committed high-water mark that WaitDurable waits on.
 	dur  *durability
 	done chan struct{} // closed when Close begins; stops sweepers
@@ -166,6 +168,12 @@ func (s *Store) open() error {
 	}
 	s.nextSeq = next
 	s.assigned.Store(next - 1)
+	var calls int64
+	if err := conn.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM llm_calls`).Scan(&calls); err != nil {
+		conn.Close()
+		return fmt.Errorf("store: read the last call id: %w", err)
+	}
+	s.callSeq.Store(calls)
 	s.dur = newDurability(next - 1)
 	deliveries, err := loadDeliveries(ctx, conn, next-1, func(err error) {
 		s.log.Error("store: unreadable journal segment; its undelivered messages are not redelivered (run journal verify)", "err", err)

@@ -1,10 +1,15 @@
 // xmlpipe dashboard: logs in with POST /auth/login, then reads the REST API
-// (agents, gateways, threads, messages, organism) once a second and sends through the
-// /ws JSON protocol. Everything from the server is shown as text, never as
-// markup.
+// (agents, gateways, threads, messages, calls, organism) once a second, sends
+// through the /ws JSON protocol (continuing the selected conversation) and
+// shows agents' text as it streams (delta events of the /api/v1/ws event
+// stream). Everything from the server is shown as text, never as markup.
 "use strict";
 
-const state = { token: null, role: null, ws: null, selected: null, last: null, rates: [], lats: [], lastLat: null, drawn: {} };
+const state = { token: null, role: null, ws: null, stream: null, selected: null, last: null, rates: [], lats: [],
+  lastLat: null, drawn: {}, live: new Map() };
+
+// maxLiveConversations and maxLiveText bound the streamed text kept.
+const maxLiveConversations = 32, maxLiveText = 65536;
 
 // changed reports whether what a view shows differs from its last drawing
 // (views are redrawn only then, so a node a user is clicking stays put).
@@ -58,6 +63,7 @@ $("#login").addEventListener("submit", async (ev) => {
   $("#login").hidden = true;
   $("#main").hidden = false;
   connect();
+  listen();
   tick();
   setInterval(tick, 1000);
 });
@@ -71,6 +77,8 @@ function connect() {
     if (f.type === "sent") {
       const s = $("#send-status");
       s.textContent = "sent to " + f.target; s.dataset.thread = f.thread_id; s.className = "";
+      $("#send-input").value = "";
+      if (state.selected !== f.thread_id) openConversation(f.thread_id); // the next message continues it
     } else if (f.type === "error") {
       const s = $("#send-status"); s.textContent = f.error; s.className = "error";
     }
@@ -78,12 +86,70 @@ function connect() {
   state.ws = ws;
 }
 
+// listen opens the event stream for agents' streamed text and the
+// conversations' completions.
+function listen() {
+  const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/api/v1/ws";
+  const ws = new WebSocket(url, ["bearer", state.token]);
+  ws.onopen = () => ws.send(JSON.stringify({ cmd: "subscribe", events: ["delta", "thread_updated"] }));
+  ws.onmessage = (m) => {
+    let f; try { f = JSON.parse(m.data); } catch { return; }
+    if (f.event === "delta") streamed(f);
+    else if (f.event === "thread_updated") {
+      state.live.delete(f.thread_id); // the answers are journaled now: the envelopes show them
+      if (f.thread_id === state.selected) { drawLive(); refreshConversation(); }
+    }
+  };
+  state.stream = ws;
+}
+
+// streamed keeps a piece of an agent's text in its conversation and shows
+// it when that conversation is open.
+function streamed(d) {
+  let conv = state.live.get(d.thread_id);
+  if (!conv) {
+    conv = new Map();
+    state.live.set(d.thread_id, conv);
+    if (state.live.size > maxLiveConversations) state.live.delete(state.live.keys().next().value);
+  }
+  let s = conv.get(d.agent);
+  if (!s || s.ended) { s = { text: "", ended: false }; conv.set(d.agent, s); }
+  s.text = (s.text + d.text).slice(-maxLiveText);
+  s.ended = !!d.end;
+  if (d.thread_id === state.selected) drawLive();
+}
+
+// drawLive shows the streamed text of the open conversation, one block per agent.
+function drawLive() {
+  const box = $("#live");
+  box.replaceChildren();
+  const conv = state.live.get(state.selected);
+  if (!conv) return;
+  for (const [agent, s] of conv) {
+    box.append(el("pre", { "data-agent": agent, class: s.ended ? "ended" : "streaming", text: "[" + agent + "] " + s.text }));
+  }
+}
+
 $("#send-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const raw = $("#send-input").value.trim();
   if (!raw || !state.ws || state.ws.readyState !== WebSocket.OPEN) return;
   $("#send-status").textContent = "sending…";
-  state.ws.send(JSON.stringify({ type: "send", raw }));
+  const req = { type: "send", raw };
+  if (state.selected) req.thread_id = state.selected;
+  state.ws.send(JSON.stringify(req));
+});
+
+// The New button: the next message begins a new conversation.
+$("#new-button").addEventListener("click", () => {
+  state.selected = null;
+  for (const li of document.querySelectorAll("#feed li")) li.classList.remove("selected");
+  $("#thread-id").textContent = "";
+  $("#envelopes").replaceChildren();
+  $("#live").replaceChildren();
+  $("#calls tbody").replaceChildren();
+  $("#send-target").textContent = "new conversation";
+  delete $("#send-status").dataset.thread;
 });
 
 async function tick() {
@@ -201,12 +267,26 @@ function drawFeed(threads) {
 }
 
 // openConversation shows every envelope of the conversation in journal
-// order, failures highlighted.
+// order, failures highlighted, the text its agents are streaming and its
+// model calls; the send box continues it from now on.
 async function openConversation(conv) {
   state.selected = conv;
   for (const li of document.querySelectorAll("#feed li")) li.classList.toggle("selected", li.dataset.conversation === conv);
   $("#thread-id").textContent = conv;
-  const j = await api("GET", "/api/v1/threads/" + encodeURIComponent(conv) + "/messages?scope=conversation&limit=200");
+  $("#send-target").textContent = "continues " + conv.slice(0, 8);
+  drawLive();
+  await refreshConversation();
+}
+
+// refreshConversation reloads the open conversation's envelopes and calls.
+async function refreshConversation() {
+  const conv = state.selected;
+  if (!conv) return;
+  const [j, calls] = await Promise.all([
+    api("GET", "/api/v1/threads/" + encodeURIComponent(conv) + "/messages?scope=conversation&limit=200"),
+    api("GET", "/api/v1/usage/calls?limit=100&thread=" + encodeURIComponent(conv))]);
+  if (conv !== state.selected) return;
+  drawCalls(calls.calls);
   const list = $("#envelopes");
   list.replaceChildren();
   for (const m of j.messages) {
@@ -214,6 +294,24 @@ async function openConversation(conv) {
     list.append(el("li", { class: "envelope" + (failure ? " failure" : "") + (m.repaired ? " repaired" : ""), "data-kind": m.kind },
       el("div", { text: m.from + " → " + (m.listener || m.to) + "  <" + m.payload_type + ">  " + m.kind + (m.repaired ? "  (repaired)" : "") }),
       el("pre", { text: prettyXML(m.payload || "") })));
+  }
+}
+
+// drawCalls lists the open conversation's model calls: tokens, time to the
+// first token, total time, outcome and the journal seq of the envelope each
+// produced.
+function drawCalls(calls) {
+  const body = $("#calls tbody");
+  body.replaceChildren();
+  const msec = (v) => v ? (v < 10000 ? Math.round(v) + " ms" : (v / 1000).toFixed(1) + " s") : "–";
+  for (const c of calls) {
+    const outcome = c.error ? "failed: " + c.error : (c.finish_reason || "") + (c.tool_calls ? ", " + c.tool_calls + " tool calls" : "");
+    body.append(el("tr", { "data-call": String(c.id) },
+      el("td", { text: c.agent }), el("td", { text: c.backend + "/" + c.model }),
+      el("td", { text: c.prompt_tokens + " + " + c.completion_tokens }),
+      el("td", { text: msec(c.first_token_ms) }), el("td", { text: msec(c.duration_ms) }),
+      el("td", { text: outcome, class: c.error ? "failed" : "" }),
+      el("td", { text: c.envelope_seq ? "#" + c.envelope_seq : "" })));
   }
 }
 

@@ -17,6 +17,7 @@ const (
 	TypeSend      = "send"
 	TypeThreads   = "threads"
 	TypeMonitor   = "monitor"
+	TypeUsage     = "usage"
 
 	// Server → client: replies.
 	TypeConnected = "connected"
@@ -32,6 +33,9 @@ const (
 	TypeSystemError = "system_error"
 	TypeDeadLetter  = "dead_letter"
 	TypeComplete    = "complete"
+	// TypeDelta is a piece of the text an agent's model is writing (not
+	// journaled; the agent's answer follows as a message).
+	TypeDelta = "delta"
 )
 
 // Error codes of TypeError frames: what kind of failure the text describes.
@@ -72,16 +76,18 @@ type Head struct {
 // with Content (or Text, or Message, as the reference accepts), or Target
 // with Payload: a JSON object of the payload's fields (native arrays and
 // objects) or a JSON string of its XML, as POST /api/v1/inject takes it;
-// Monitor takes Prefix (a thread-id prefix, or "*").
+// with ThreadID it continues that conversation of the user's (or begins one
+// under a new id). Monitor takes Prefix (a thread-id prefix, or "*").
 type Request struct {
 	Head
-	Raw     string          `json:"raw,omitempty"`
-	Target  string          `json:"target,omitempty"`
-	Content string          `json:"content,omitempty"`
-	Text    string          `json:"text,omitempty"`
-	Message string          `json:"message,omitempty"`
-	Payload json.RawMessage `json:"payload,omitempty"`
-	Prefix  string          `json:"prefix,omitempty"`
+	Raw      string          `json:"raw,omitempty"`
+	Target   string          `json:"target,omitempty"`
+	Content  string          `json:"content,omitempty"`
+	Text     string          `json:"text,omitempty"`
+	Message  string          `json:"message,omitempty"`
+	Payload  json.RawMessage `json:"payload,omitempty"`
+	ThreadID string          `json:"thread_id,omitempty"`
+	Prefix   string          `json:"prefix,omitempty"`
 }
 
 // Body returns the text of a target+content send: the first non-empty of
@@ -262,4 +268,62 @@ type Complete struct {
 	Timestamp string `json:"timestamp"`
 	// MessageID is the frame's stable id (see MessageID).
 	MessageID string `json:"message_id"`
+}
+
+// Delta is TypeDelta: text an agent's model wrote on the conversation,
+// streamed as it arrives (consecutive pieces of one stream may come joined
+// in one frame). End marks the last frame of the model's reply; it may
+// carry text. Deltas are not journaled, carry no message_id and are not
+// sent again after a crash: the agent's answer, a message, is what counts.
+type Delta struct {
+	Head
+	ThreadID string `json:"thread_id"`
+	Agent    string `json:"agent"`
+	Text     string `json:"text"`
+	End      bool   `json:"end,omitempty"`
+}
+
+// Usage answers TypeUsage: the organism's LLM tokens per agent and per
+// backend (LLM is false when it has no usable backend; the lists are then
+// empty) and its newest calls, oldest first.
+type Usage struct {
+	Head
+	LLM      bool         `json:"llm"`
+	Agents   []TokenUsage `json:"agents"`
+	Backends []TokenUsage `json:"backends"`
+	Calls    []Call       `json:"calls"`
+}
+
+// TokenUsage is the tokens and requests of one agent or backend.
+type TokenUsage struct {
+	Name             string `json:"name"`
+	PromptTokens     int    `json:"prompt_tokens"`
+	CompletionTokens int    `json:"completion_tokens"`
+	Requests         int    `json:"requests"`
+}
+
+// Call is one LLM call — one attempt of an agent's model call at one
+// backend — in TypeUsage and GET /api/v1/usage/calls. Durations are in
+// milliseconds; first_token_ms is 0 when no text was streamed; error is set
+// for a failed call; envelope_seq is the journal seq of the envelope the
+// call produced (absent while not known).
+type Call struct {
+	ID               int64   `json:"id"`
+	Time             string  `json:"time"`
+	Conversation     string  `json:"conversation"`
+	Thread           string  `json:"thread"`
+	Agent            string  `json:"agent"`
+	Backend          string  `json:"backend"`
+	Model            string  `json:"model"`
+	Attempt          int     `json:"attempt"`
+	PromptTokens     int     `json:"prompt_tokens"`
+	CompletionTokens int     `json:"completion_tokens"`
+	WaitMS           float64 `json:"wait_ms"`
+	FirstTokenMS     float64 `json:"first_token_ms"`
+	DurationMS       float64 `json:"duration_ms"`
+	Streamed         bool    `json:"streamed"`
+	FinishReason     string  `json:"finish_reason,omitempty"`
+	ToolCalls        int     `json:"tool_calls"`
+	Error            string  `json:"error,omitempty"`
+	EnvelopeSeq      int64   `json:"envelope_seq,omitempty"`
 }

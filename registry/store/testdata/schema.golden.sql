@@ -1,3 +1,12 @@
+-- index llm_calls_conversation
+CREATE INDEX llm_calls_conversation ON llm_calls (conversation, id);
+
+-- index llm_calls_thread
+CREATE INDEX llm_calls_thread ON llm_calls (thread, id);
+
+-- index llm_calls_time
+CREATE INDEX llm_calls_time ON llm_calls (time_ns);
+
 -- index oob_signatures_expiry
 CREATE INDEX oob_signatures_expiry ON oob_signatures (expires_at);
 
@@ -50,6 +59,28 @@ CREATE TABLE journal_tombstones (
 	seq        INTEGER PRIMARY KEY,
 	deleted_at INTEGER NOT NULL,
 	reason     TEXT    NOT NULL
+);
+
+-- table llm_calls
+CREATE TABLE llm_calls (
+	id                INTEGER PRIMARY KEY,
+	time_ns           INTEGER NOT NULL,
+	conversation      TEXT    NOT NULL DEFAULT '',
+	thread            TEXT    NOT NULL DEFAULT '',
+	agent             TEXT    NOT NULL DEFAULT '',
+	backend           TEXT    NOT NULL,
+	model             TEXT    NOT NULL DEFAULT '',
+	attempt           INTEGER NOT NULL DEFAULT 1,
+	prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+	completion_tokens INTEGER NOT NULL DEFAULT 0,
+	wait_ns           INTEGER NOT NULL DEFAULT 0,
+	first_token_ns    INTEGER NOT NULL DEFAULT 0,
+	duration_ns       INTEGER NOT NULL DEFAULT 0,
+	streamed          INTEGER NOT NULL DEFAULT 0,
+	finish_reason     TEXT    NOT NULL DEFAULT '',
+	tool_calls        INTEGER NOT NULL DEFAULT 0,
+	error             TEXT    NOT NULL DEFAULT '',
+	envelope_seq      INTEGER
 );
 
 -- table oob_signatures

@@ -1,0 +1,353 @@
+package console_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/pump/console"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
+)
+
+// chatMessage is one message of a chat request.
+type chatMessage struct {
+	Role, Content string
+}
+
+// chatModel is a loopback OpenAI-style chat-completions server. The n-th
+// request (from 0) is answered with the chunks reply(n) returns, streamed as
+// server-sent events when the request asks for a stream; with hold set the
+// server waits for it after the first chunk of its first reply (the test sees the text arrive
+// before the model has finished).
+type chatModel struct {
+	*httptest.Server
+	reply func(n int) []string
+	hold  chan struct{}
+
+	mu       sync.Mutex
+	requests [][]chatMessage
+	streamed []bool
+	first    chan struct{} // closed once the first chunk of a held reply is sent
+}
+
+func newChatModel(t *testing.T, reply func(n int) []string) *chatModel {
+	m := &chatModel{reply: reply, first: make(chan struct{})}
+	m.Server = httptest.NewServer(http.HandlerFunc(m.serve))
+	t.Cleanup(m.Close)
+	return m
+}
+
+func (m *chatModel) serve(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Messages []chatMessage
+		Stream   bool
+	}
+	if r.URL.Path != "/chat/completions" || json.NewDecoder(r.Body).Decode(&body) != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	m.mu.Lock()
+	n := len(m.requests)
+	m.requests = append(m.requests, body.Messages)
+	m.streamed = append(m.streamed, body.Stream)
+	m.mu.Unlock()
+	chunks := m.reply(n)
+	usage := `"usage":{"prompt_tokens":11,"completion_tokens":7}`
+	if !body.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"model":"test-model","choices":[{"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],%s}`,
+			strings.Join(chunks, ""), usage)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	for i, c := range chunks {
+		fmt.Fprintf(w, "data: {\"model\":\"test-model\",\"choices\":[{\"delta\":{\"content\":%q}}]}\n\n", c)
+		w.(http.Flusher).Flush()
+		if i == 0 && n == 0 && m.hold != nil { // only the first reply is held
+			close(m.first)
+			select {
+			case <-m.hold:
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}
+	fmt.Fprintf(w, "data: {\"model\":\"test-model\",\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n")
+	fmt.Fprintf(w, "data: {\"choices\":[],%s}\n\ndata: [DONE]\n\n", usage)
+}
+
+// request returns the n-th request's messages (from 0).
+func (m *chatModel) request(t *testing.T, n int) []chatMessage {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n >= len(m.requests) {
+		t.Fatalf("the model got %d requests, want more than %d", len(m.requests), n)
+	}
+	return m.requests[n]
+}
+
+// has reports whether msgs holds a message of role whose content contains text.
+func has(msgs []chatMessage, role, text string) bool {
+	for _, m := range msgs {
+		if m.Role == role && strings.Contains(m.Content, text) {
+			return true
+		}
+	}
+	return false
+}
+
+// agentOrganism builds an organism whose agent poet talks to the model at url.
+func agentOrganism(url string) func(organism.Options) (*organism.Organism, error) {
+	return func(o organism.Options) (*organism.Organism, error) {
+		cfg, err := config.Parse("organism.yaml", []byte(`organism: {name: chat}
+llm:
+  retries: 0
+  backends:
+    - provider: openai
+      name: local
+      base_url: `+url+`
+      model: test-model
+listeners:
+  - name: poet
+    agent: true
+    description: Writes short poems
+    prompt: You are poet.
+`))
+		if err != nil {
+			return nil, err
+		}
+		return organism.New(cfg, o)
+	}
+}
+
+// startAgents starts an in-memory agent organism over m with a console
+// backend and waits for its boot.
+func startAgents(t *testing.T, m *chatModel) *console.Local {
+	t.Helper()
+	l, err := console.Assemble(organism.Options{Logger: slog.New(slog.DiscardHandler)}, agentOrganism(m.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := l.Organism()
+	booted := make(chan string, 8)
+	stop := o.Pump.Subscribe(pump.OutletFunc(func(e pump.Event) {
+		if e.Kind == pump.EventComplete {
+			booted <- e.Conversation
+		}
+	}))
+	defer stop()
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := o.Shutdown(context.Background()); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	for conv := range booted {
+		if conv == o.BootThread {
+			break
+		}
+	}
+	return l
+}
+
+// answers replies "answer N" to the N-th request (from 1), in two chunks.
+func answers(n int) []string { return []string{"answer ", fmt.Sprint(n + 1)} }
+
+// checkContinuation checks the model's requests of a session that sent
+// "@poet first", "@poet second", "/new poet", "@poet third": the second
+// carries the first exchange, the third does not.
+func checkContinuation(t *testing.T, m *chatModel, transcript string) {
+	t.Helper()
+	second, third := m.request(t, 1), m.request(t, 2)
+	if !has(second, "user", "first") || !has(second, "assistant", "answer 1") || !has(second, "user", "second") {
+		t.Errorf("the second request lacks the first exchange: %+v", second)
+	}
+	if has(third, "user", "first") || has(third, "assistant", "answer") || !has(third, "user", "third") {
+		t.Errorf("the request after /new carries an old exchange: %+v", third)
+	}
+	for _, want := range []string{"[poet] answer 1\n", "[poet] answer 2\n", "[poet] answer 3\n",
+		"Left poet#"} {
+		if strings.Count(transcript, want) != 1 {
+			t.Errorf("transcript has %q %d times, want once:\n%s", want, strings.Count(transcript, want), transcript)
+		}
+	}
+}
+
+// checkUsage checks the /usage of a session that made three calls of 11 +
+// 7 tokens: the totals, and each call on its line — linked to the envelope
+// it produced when the organism is durable.
+func checkUsage(t *testing.T, transcript string, linked bool) {
+	t.Helper()
+	for _, want := range []string{"  poet                 33 + 21 = 54 tokens, 3 requests\n",
+		"  local                33 + 21 = 54 tokens, 3 requests\n", "Last calls (newest last, at most 10):\n"} {
+		if !strings.Contains(transcript, want) {
+			t.Errorf("/usage lacks %q:\n%s", want, transcript)
+		}
+	}
+	calls := 0
+	for _, line := range strings.Split(transcript, "\n") {
+		if !strings.Contains(line, "  poet#") || !strings.Contains(line, "local/test-model") {
+			continue
+		}
+		calls++
+		if !strings.Contains(line, "11 + 7 tokens  first ") || !strings.Contains(line, " stop") ||
+			strings.Contains(line, "→ #") != linked {
+			t.Errorf("call line %q", line)
+		}
+	}
+	if calls != 3 {
+		t.Errorf("/usage lists %d calls, want 3:\n%s", calls, transcript)
+	}
+}
+
+// TestConsoleContinuesConversation: successive @poet lines continue one
+// conversation — the model's second request holds the first exchange —
+// until /new poet; a piped session prints each answer once, whole.
+func TestConsoleContinuesConversation(t *testing.T) {
+	m := newChatModel(t, answers)
+	l := startAgents(t, m)
+	c, err := console.New(l, console.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	in := "@poet first\n@poet second\n/threads\n/new poet\n@poet third\n/usage\n/quit\n"
+	if err := c.Run(context.Background(), strings.NewReader(in), &out); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	checkContinuation(t, m, out.String())
+	checkUsage(t, out.String(), false)
+	if !strings.Contains(out.String(), "Conversations (an @agent line continues its own; /new begins another):\n  poet#") {
+		t.Errorf("/threads does not list the conversation:\n%s", out.String())
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.streamed[0] {
+		t.Error("the agent did not ask the model for a stream")
+	}
+}
+
+// TestRemoteConsoleContinuesConversation is the same over the main bus
+// (/ws send with thread_id), with the organism durable.
+func TestRemoteConsoleContinuesConversation(t *testing.T) {
+	m := newChatModel(t, answers)
+	b := startBusWith(t, agentOrganism(m.URL))
+	r := b.dial(t, "rita", b.user(t, "rita", auth.Operator))
+	c, err := console.New(r, console.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), remoteWait)
+	defer cancel()
+	in := "@poet first\n@poet second\n/new poet\n@poet third\n/usage\n/quit\n"
+	if err := c.Run(ctx, strings.NewReader(in), &out); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	checkContinuation(t, m, out.String())
+	checkUsage(t, out.String(), true)
+}
+
+// screen records what a test terminal shows.
+type screen struct {
+	mu      sync.Mutex
+	buf     strings.Builder
+	changed chan struct{}
+}
+
+func (s *screen) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	s.buf.Write(p)
+	s.mu.Unlock()
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func (s *screen) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// waitFor waits until text appears on the screen n times.
+func (s *screen) waitFor(t *testing.T, text string, n int) {
+	t.Helper()
+	timeout := time.NewTimer(remoteWait)
+	defer timeout.Stop()
+	for strings.Count(s.String(), text) < n {
+		select {
+		case <-s.changed:
+		case <-timeout.C:
+			t.Fatalf("%q did not appear %d times; screen:\n%q", text, n, s.String())
+		}
+	}
+}
+
+// TestTerminalStreamsAsItArrives: on a terminal an agent's text shows while
+// the model is still writing it — its unfinished line live above the
+// prompt — and the answer then adds only what was not shown; the prompt
+// names the conversation.
+func TestTerminalStreamsAsItArrives(t *testing.T) {
+	m := newChatModel(t, func(int) []string { return []string{"Rain on tin", " roofs\nhums softly."} })
+	m.hold = make(chan struct{})
+	l := startAgents(t, m)
+	c, err := console.New(l, console.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, typing := io.Pipe()
+	scr := &screen{changed: make(chan struct{}, 1)}
+	tm := term.NewTerminal(struct {
+		io.Reader
+		io.Writer
+	}{in, scr}, "")
+	done := make(chan error, 1)
+	go func() { done <- c.RunTerminal(context.Background(), tm) }()
+	scr.waitFor(t, "> ", 1)
+	if _, err := io.WriteString(typing, "@poet rain\r"); err != nil {
+		t.Fatal(err)
+	}
+	<-m.first
+	scr.waitFor(t, "[poet] Rain on tin\r\n", 1) // the live line, before the model finished
+	if strings.Contains(scr.String(), "hums") {
+		t.Fatalf("text shown before the model wrote it:\n%q", scr.String())
+	}
+	close(m.hold)
+	scr.waitFor(t, "hums softly.\r\n", 1)
+	scr.waitFor(t, "poet#", 1) // the prompt names the conversation
+	if _, err := io.WriteString(typing, "/quit\r"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("RunTerminal: %v", err)
+	}
+	got := scr.String()
+	if n := strings.Count(got, "[poet] Rain on tin roofs\r\n"); n != 1 {
+		t.Errorf("the first line shows %d times, want once:\n%q", n, got)
+	}
+	if n := strings.Count(got, "hums softly."); n != 1 {
+		t.Errorf("the answer's last line shows %d times, want once:\n%q", n, got)
+	}
+	if !strings.Contains(got, "\x1b[1A\r\x1b[J") {
+		t.Errorf("the live line was never redrawn in place:\n%q", got)
+	}
+}

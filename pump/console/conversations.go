@@ -1,0 +1,188 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// maxMine bounds the conversations a console remembers as its own (whose
+// streamed text it shows); the oldest are forgotten first.
+const maxMine = 1024
+
+// conversations are the console's conversations: which one an @agent line
+// continues, which are still running, and which are its own (the ones whose
+// streamed text it shows). Successive lines to one agent continue one
+// conversation until /new; a line to a listener that is not an agent always
+// begins a new one (a tool answers each call on its own).
+type conversations struct {
+	mu sync.Mutex
+	// current maps an agent (lower-case) to the conversation its next @
+	// line continues; order lists those agents, first begun first.
+	current map[string]string
+	order   []string
+	// last is the agent of the last @ line that began or continued one ("" after /new).
+	last string
+	// running holds the conversations sent on and not yet complete.
+	running map[string]bool
+	// mine holds every conversation the console sent on (FIFO-bounded).
+	mine      map[string]bool
+	mineOrder []string
+	// agents caches which listener names are agents (lower-case name →
+	// agent), refreshed when a name is not in it.
+	agents map[string]bool
+}
+
+func newConversations() *conversations {
+	return &conversations{current: map[string]string{}, running: map[string]bool{}, mine: map[string]bool{},
+		agents: map[string]bool{}}
+}
+
+// isAgent reports whether target names an agent, asking the backend for its
+// listeners when the name is not cached. A backend that cannot say makes
+// every target a plain listener (each line a new conversation).
+func (cs *conversations) isAgent(ctx context.Context, d Directory, target string) bool {
+	cs.mu.Lock()
+	agent, ok := cs.agents[target]
+	cs.mu.Unlock()
+	if ok {
+		return agent
+	}
+	ls, err := d.Listeners(ctx)
+	if err != nil {
+		return false
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for _, l := range ls {
+		cs.agents[strings.ToLower(l.Name)] = l.Agent
+	}
+	return cs.agents[target]
+}
+
+// currentOf returns the conversation target's next @ line continues ("" for
+// none).
+func (cs *conversations) currentOf(target string) string {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.current[target]
+}
+
+// sending records that a message is about to travel on conv: it is the
+// console's own, and running until its completion is seen.
+func (cs *conversations) sending(conv string) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	cs.running[conv] = true
+	if !cs.mine[conv] {
+		cs.mine[conv] = true
+		cs.mineOrder = append(cs.mineOrder, conv)
+		if len(cs.mineOrder) > maxMine {
+			delete(cs.mine, cs.mineOrder[0])
+			cs.mineOrder = cs.mineOrder[1:]
+		}
+	}
+}
+
+// sent records the outcome of a send on conv to target: a failed one is not
+// running (and, if it would have begun the conversation, not current); an
+// agent's conversation becomes target's current one.
+func (cs *conversations) sent(target, conv string, agent bool, err error) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if err != nil {
+		delete(cs.running, conv)
+		return
+	}
+	if !agent {
+		return
+	}
+	if _, ok := cs.current[target]; !ok {
+		cs.order = append(cs.order, target)
+	}
+	cs.current[target] = conv
+	cs.last = target
+}
+
+// completed records that conv has nothing in flight any more.
+func (cs *conversations) completed(conv string) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	delete(cs.running, conv)
+}
+
+// isRunning reports whether conv was sent on and has not completed.
+func (cs *conversations) isRunning(conv string) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.running[conv]
+}
+
+// isMine reports whether the console sent on conv.
+func (cs *conversations) isMine(conv string) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.mine[conv]
+}
+
+// forget drops target's current conversation (every agent's when target is
+// ""); the next @ line to it begins a new one. It returns the labels of the
+// conversations dropped.
+func (cs *conversations) forget(target string) []string {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	var dropped []string
+	for _, agent := range slices.Clone(cs.order) {
+		if target != "" && agent != target {
+			continue
+		}
+		dropped = append(dropped, label(agent, cs.current[agent]))
+		delete(cs.current, agent)
+		cs.order = slices.DeleteFunc(cs.order, func(a string) bool { return a == agent })
+		if cs.last == agent {
+			cs.last = ""
+		}
+	}
+	return dropped
+}
+
+// prompt is the terminal prompt: base, after the label of the conversation
+// the last @ line used while it is still current.
+func (cs *conversations) prompt(base string) string {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	conv, ok := cs.current[cs.last]
+	if cs.last == "" || !ok {
+		return base
+	}
+	l := cs.last + "#" + conv[:min(4, len(conv))]
+	if strings.HasPrefix(base, ">") {
+		return l + base
+	}
+	return l + " " + base
+}
+
+// list describes the current conversations, first begun first, for
+// /threads.
+func (cs *conversations) list() []string {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	var out []string
+	for _, agent := range cs.order {
+		conv := cs.current[agent]
+		line := fmt.Sprintf("  %-24s @%s continues it", label(agent, conv), agent)
+		if cs.running[conv] {
+			line += "; answering"
+		}
+		if agent == cs.last {
+			line += " (current)"
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// label names a conversation as the console shows it: agent#<id prefix>.
+func label(agent, conv string) string { return agent + "#" + short(conv) }
