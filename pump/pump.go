@@ -47,6 +47,8 @@ type Pump struct {
 	// watchers see every event as it happens, before the durability gate
 	// (Watch).
 	watchers subscribers
+	// asks are the conversations Ask waits on (ask.go).
+	asks askers
 	// durable is the journal's DurableJournal capability (nil without);
 	// gate then holds events back until what they name is committed.
 	durable DurableJournal
