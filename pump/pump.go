@@ -24,7 +24,8 @@ var (
 )
 
 // Pump is the organism's message pump. Register listeners, Start, then Inject
-// or Send; Shutdown drains in-flight work.
+// or Send (or Ask, which also awaits the conversation's answer); Shutdown
+// drains in-flight work.
 type Pump struct {
 	opts    Options
 	log     *slog.Logger
