@@ -19,8 +19,10 @@ const AskFrom = "app"
 // Listener is a listener written in Go that a program embedding the
 // organism adds beside the listeners of its configuration
 // (Options.Listeners). Build one with Func. It is registered when the
-// organism is assembled, agents may name it in their peers, and a reload
-// leaves it alone (a reloaded configuration naming it is refused).
+// organism is assembled, and a reload leaves it alone (a reloaded
+// configuration naming it is refused). The configuration cannot name it
+// (its peers lists are checked against its own listeners): to name a Go
+// listener in organism.yaml, register it with catalog.Register instead.
 type Listener struct {
 	// Name is the registered name: the <to> of messages for it and the
 	// <from> of its output. Required; unique among the organism's
