@@ -25,9 +25,17 @@ deps test-deps:
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
-## build: the xmlpipe binary in bin/.
+# What `xmlpipe version` reports about the commit built (GOFLAGS above turn the go command's own
+# VCS stamping off): the revision, its time in UTC, whether the tree had changes, and the tag, if any.
+GIT_COMMIT = $(shell git rev-parse HEAD 2>/dev/null)
+GIT_TIME = $(shell TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd 2>/dev/null)
+GIT_MODIFIED = $(shell [ -n "$$(git status --porcelain 2>/dev/null)" ] && echo true)
+GIT_TAG = $(shell git describe --tags --exact-match 2>/dev/null)
+VERSION_LDFLAGS = -X main.version=$(GIT_TAG) -X main.commit=$(GIT_COMMIT) -X main.commitTime=$(GIT_TIME) -X main.modified=$(GIT_MODIFIED)
+
+## build: the xmlpipe binary in bin/ (xmlpipe version names the commit).
 build: deps
-	$(GO) build -o bin/xmlpipe ./cmd/xmlpipe
+	$(GO) build -ldflags '$(VERSION_LDFLAGS)' -o bin/xmlpipe ./cmd/xmlpipe
 
 ## test: vet and race-test everything (the CI command).
 test: test-deps

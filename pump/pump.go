@@ -24,7 +24,8 @@ var (
 )
 
 // Pump is the organism's message pump. Register listeners, Start, then Inject
-// or Send; Shutdown drains in-flight work.
+// or Send (or Ask, which also awaits the conversation's answer); Shutdown
+// drains in-flight work.
 type Pump struct {
 	opts    Options
 	log     *slog.Logger
@@ -49,6 +50,8 @@ type Pump struct {
 	// watchers see every event as it happens, before the durability gate
 	// (Watch).
 	watchers subscribers
+	// asks are the conversations Ask waits on (ask.go).
+	asks askers
 	// durable is the journal's DurableJournal capability (nil without);
 	// gate then holds events back until what they name is committed.
 	durable DurableJournal

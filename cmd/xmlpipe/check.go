@@ -19,7 +19,7 @@ import (
 // full diagnostics on stderr (exit 1).
 func runCheck(_ context.Context, args []string, std streams) int {
 	fs := newFlags("check", "[--config organism.yaml] FILE|-", std.err)
-	cfgPath := fs.String("config", "", "organism.yaml: also route, validate and decode the payload")
+	cfgPath := configFlag(fs, "organism.yaml: also route, validate and decode the payload")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code

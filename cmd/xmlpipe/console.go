@@ -37,9 +37,13 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 		"piped input: how long the session waits, at /quit or the end of input, for each conversation it started")
 	lineWait := fs.Duration("line-wait", console.DefaultLineWait,
 		"piped input: how long to wait after an @ line before reading the next (slower answers print later)")
+	cfgFile := configFlag(fs, "organism.yaml to run (or give it as the argument)")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
+	}
+	if pos, ok = configPos(fs, pos, *cfgFile); !ok {
+		return exitUsage
 	}
 	cfg := console.Config{Verbose: *verbose, ReplyTimeout: *replyTimeout, LineWait: *lineWait}
 	if err := cfg.Validate(); err != nil || *replyTimeout == 0 || *lineWait == 0 {

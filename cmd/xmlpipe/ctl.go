@@ -26,7 +26,7 @@ import (
 const ctlTimeout = 30 * time.Second
 
 // ctlUsage explains `xmlpipe ctl`.
-const ctlUsage = `usage: xmlpipe ctl [--data DIR] [--organism FILE] [--endpoint E] [--json] OPERATION [name=value …]
+const ctlUsage = `usage: xmlpipe ctl [--data DIR] [--config organism.yaml] [--endpoint E] [--json] OPERATION [name=value …]
   OPERATION is a privileged-msg.xsd request element: list-listeners, get-status, get-listener-schema,
   inject-message, get-thread-history, subscribe-thread, get-organism-graph, get-config, set-config,
   shutdown, register-remote-gateway, unregister-remote-gateway, …
@@ -34,7 +34,7 @@ const ctlUsage = `usage: xmlpipe ctl [--data DIR] [--organism FILE] [--endpoint 
   payload=XML is inserted as XML (inject-message), peer=/tag= go inside peers/import-tags.
   xmlpipe ctl watch [THREAD] [--count N]        stream thread-event pushes
   xmlpipe ctl graph [--format mermaid|dot|svg]  print the topology (svg through Graphviz's dot)
-The endpoint is oob.unix_socket of the organism file when set, else oob.bind:oob.port;
+The endpoint is oob.unix_socket of the configuration when set, else oob.bind:oob.port;
 the owner key is keys/owner.ed25519 in the data directory (xmlpipe keys init).
 Examples:
   xmlpipe ctl list-listeners detailed=true
@@ -69,7 +69,7 @@ func runCtl(ctx context.Context, args []string, std streams) int {
 		switch name {
 		case "--data", "-data":
 			o.data, ok = val()
-		case "--organism", "-organism":
+		case "--config", "-config", "--organism", "-organism": // --organism: the alias
 			o.organism, ok = val()
 		case "--endpoint", "-endpoint":
 			o.endpoint, ok = val()

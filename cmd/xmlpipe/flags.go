@@ -57,3 +57,46 @@ func wantArgs(fs *flag.FlagSet, pos []string, lo, hi int) bool {
 func dataFlag(fs *flag.FlagSet) *string {
 	return fs.String("data", "", "data directory of the store (default: organism.data_dir, data beside the config)")
 }
+
+// configFlag adds --config FILE, the organism.yaml a command works on, with
+// --organism as its alias (the name keys and ctl once took). Every command
+// names its configuration so; run, console, validate and mcp also take it as
+// their positional argument (configPos).
+func configFlag(fs *flag.FlagSet, usage string) *string {
+	p := fs.String("config", "", usage)
+	fs.StringVar(p, "organism", "", "alias of --config")
+	return p
+}
+
+// configPos folds --config into the positional arguments of a command whose
+// configuration is its optional positional argument: one of the two may name
+// it, not both. It reports false (after printing why) when both do.
+func configPos(fs *flag.FlagSet, pos []string, config string) ([]string, bool) {
+	if config == "" {
+		return pos, true
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(fs.Output(), "xmlpipe %s: the configuration is named twice (--config %s and %s)\n", fs.Name(), config, pos[0])
+		fs.Usage()
+		return nil, false
+	}
+	return []string{config}, true
+}
+
+// isHelpArg reports whether arg asks for help (-h, -help, --help).
+func isHelpArg(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help"
+}
+
+// wantsHelp reports whether args ask for help before any "--".
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if isHelpArg(a) {
+			return true
+		}
+	}
+	return false
+}

@@ -19,11 +19,23 @@ var journalCommands = map[string]commandFunc{
 	"replay": runJournalReplay,
 }
 
+// journalUsage lists the journal subcommands.
+const journalUsage = `usage: xmlpipe journal <command> [--data DIR] [--config organism.yaml]
+  tail [-n N] [-f]                       the last entries (-f: follow a running organism)
+  thread <uuid>                          one conversation's entries
+  verify                                 check the journal: every entry present, digests, SQLite integrity
+  export [--out DIR]                     one XML document per thread, written to DIR
+  replay <uuid> [--into organism.yaml]   re-run a conversation's inputs and diff the outputs
+The journal is opened read-only: these work while an organism runs.`
+
 // runJournal is `xmlpipe journal tail|thread|verify|export|replay …`.
 func runJournal(ctx context.Context, args []string, std streams) int {
+	if len(args) > 0 && isHelpArg(args[0]) {
+		fmt.Fprintln(std.out, journalUsage)
+		return exitOK
+	}
 	if len(args) == 0 || journalCommands[args[0]] == nil {
-		fmt.Fprintln(std.err, "usage: xmlpipe journal tail [-n N] [-f] | thread <uuid> | verify | export [--out DIR] |\n"+
-			"                       replay <uuid> [--into organism.yaml]  [--data DIR] [--config organism.yaml]")
+		fmt.Fprintln(std.err, journalUsage)
 		return exitUsage
 	}
 	return journalCommands[args[0]](ctx, args[1:], std)
@@ -35,12 +47,10 @@ type journalStoreFlags struct {
 	data, config *string
 }
 
-func addStoreFlags(fs interface {
-	String(name, value, usage string) *string
-}) journalStoreFlags {
+func addStoreFlags(fs *flag.FlagSet) journalStoreFlags {
 	return journalStoreFlags{
 		data:   fs.String("data", "", "data directory of the store (default: organism.data_dir of --config)"),
-		config: fs.String("config", "", "organism.yaml whose data_dir to use (default: ./organism.yaml or the embedded hello-world)"),
+		config: configFlag(fs, "organism.yaml whose data_dir to use (default: ./organism.yaml or the embedded hello-world)"),
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 )
 
 // keysUsage lists the keys subcommands.
-const keysUsage = `usage: xmlpipe keys <command> [--data DIR] [--organism organism.yaml]
+const keysUsage = `usage: xmlpipe keys <command> [--data DIR] [--config organism.yaml]
   init           create the organism's Ed25519 identity and the owner's key pair (kept when present)
   show           print the public keys and their SHA-256 fingerprints
   export FILE    write the organism's public identity (a federation peer's trusted_identity)`
@@ -23,20 +23,24 @@ var keysCommands = map[string]func(keys.Paths, []string, streams) int{
 
 // runKeys is `xmlpipe keys init|show|export …`.
 func runKeys(_ context.Context, args []string, std streams) int {
+	if len(args) > 0 && isHelpArg(args[0]) {
+		fmt.Fprintln(std.out, keysUsage)
+		return exitOK
+	}
 	if len(args) == 0 || keysCommands[args[0]] == nil {
 		fmt.Fprintln(std.err, keysUsage)
 		return exitUsage
 	}
 	name := args[0]
 	npos := 0
-	argsUsage := "[--data DIR] [--organism organism.yaml]"
+	argsUsage := "[--data DIR] [--config organism.yaml]"
 	if name == "export" {
 		npos = 1
 		argsUsage = "FILE " + argsUsage
 	}
 	fs := newFlags("keys "+name, argsUsage, std.err)
 	data := dataFlag(fs)
-	orgFile := fs.String("organism", "", "organism.yaml giving data_dir and identity (default: ./organism.yaml or the embedded hello-world)")
+	orgFile := configFlag(fs, "organism.yaml giving data_dir and identity (default: ./organism.yaml or the embedded hello-world)")
 	pos, code, ok := parseFlags(fs, args[1:])
 	if !ok {
 		return code

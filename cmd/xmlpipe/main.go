@@ -13,9 +13,16 @@
 //	xmlpipe mcp [--data DIR] [--http ADDR] [organism.yaml]
 //	xmlpipe route [--profile P] [--agent A] [--limit N] [--fill] "need" [organism.yaml]
 //	xmlpipe wasm check [--memory-mb N] module.wasm
-//	xmlpipe users add|list|remove|reset-totp|passwd|role [--data DIR] …
-//	xmlpipe keys init|show|export [--data DIR] [--organism FILE]
-//	xmlpipe ctl [--data DIR] [--organism FILE] OPERATION [flags] | watch [THREAD] | graph --format F
+//	xmlpipe users add|list|remove|reset-totp|passwd|role [--data DIR] [--config organism.yaml] …
+//	xmlpipe keys init|show|export [--data DIR] [--config organism.yaml]
+//	xmlpipe ctl [--data DIR] [--config organism.yaml] OPERATION [flags] | watch [THREAD] | graph --format F
+//	xmlpipe version
+//	xmlpipe help [command [subcommand]]
+//
+// The configuration is named by --config FILE everywhere (--organism is an
+// alias); run, console, validate and mcp also take it as their argument.
+// `xmlpipe help <command>`, or -h/--help after a command, prints the
+// command's usage on stdout.
 package main
 
 import (
@@ -44,6 +51,8 @@ type commandFunc func(ctx context.Context, args []string, std streams) int
 
 // command is one subcommand of the binary.
 type command struct {
+	// args is the command's synopsis; the command prints its full usage
+	// itself (-h). summary is its line in the top-level usage.
 	name, args, summary string
 	run                 commandFunc
 }
@@ -65,8 +74,9 @@ func commands() []command {
 		{"wasm", "check [--memory-mb N] module.wasm", "check a WebAssembly listener module and print the schemas its describe export derives", runWasm},
 		{"users", "add|list|remove|reset-totp|passwd|role …", "manage the main bus's users (password + TOTP)", runUsers},
 		{"keys", "init|show|export [--data DIR] …", "the organism's Ed25519 identity and the owner's key pair", runKeys},
-		{"ctl", "[--data DIR] [--organism FILE] OPERATION …", "send one signed request to the running organism's OOB channel", runCtl},
-		{"help", "", "show this help", runHelp},
+		{"ctl", "[--data DIR] [--config FILE] OPERATION …", "send one signed request to the running organism's OOB channel", runCtl},
+		{"version", "", "print the version of xmlpipe, its commit, and the Go and libxml2 it runs on", runVersion},
+		{"help", "[command [subcommand]]", "show this help, or a command's usage and flags", runHelp},
 	}
 }
 
@@ -74,35 +84,76 @@ func main() {
 	os.Exit(run(context.Background(), os.Args[1:], streams{os.Stdin, os.Stdout, os.Stderr}))
 }
 
-// run dispatches to the subcommand named by args[0].
+// run dispatches to the subcommand named by args[0]. -h, -help or --help —
+// alone, or among a command's arguments — print usage on stdout and exit 0.
 func run(ctx context.Context, args []string, std streams) int {
 	if len(args) == 0 {
 		usage(std.err)
 		return exitUsage
 	}
+	switch {
+	case isHelpArg(args[0]):
+		usage(std.out)
+		return exitOK
+	case args[0] == "--version" || args[0] == "-version":
+		return runVersion(ctx, nil, std)
+	}
+	c, ok := lookupCommand(args[0])
+	if !ok {
+		fmt.Fprintf(std.err, "xmlpipe: unknown command %q\n\n", args[0])
+		usage(std.err)
+		return exitUsage
+	}
+	if c.name != "help" && wantsHelp(args[1:]) {
+		return commandHelp(ctx, c, args[1:], std)
+	}
+	return c.run(ctx, args[1:], std)
+}
+
+// lookupCommand finds the subcommand called name.
+func lookupCommand(name string) (command, bool) {
 	for _, c := range commands() {
-		if c.name == args[0] {
-			return c.run(ctx, args[1:], std)
+		if c.name == name {
+			return c, true
 		}
 	}
-	fmt.Fprintf(std.err, "xmlpipe: unknown command %q\n\n", args[0])
-	usage(std.err)
-	return exitUsage
+	return command{}, false
 }
 
-func runHelp(_ context.Context, _ []string, std streams) int {
-	usage(std.out)
-	return exitOK
+// runHelp is `xmlpipe help [command [subcommand]]`.
+func runHelp(ctx context.Context, args []string, std streams) int {
+	if len(args) == 0 || isHelpArg(args[0]) || args[0] == "help" {
+		usage(std.out)
+		return exitOK
+	}
+	c, ok := lookupCommand(args[0])
+	if !ok {
+		fmt.Fprintf(std.err, "xmlpipe help: unknown command %q\n\n", args[0])
+		usage(std.err)
+		return exitUsage
+	}
+	return commandHelp(ctx, c, append(args[1:len(args):len(args)], "-h"), std)
 }
 
-// usage lists every command with one line each.
+// commandHelp prints c's summary, then runs it with args (which ask for
+// help) so that it prints its own usage and flags — on stdout: the usage a
+// user asked for is output, not an error.
+func commandHelp(ctx context.Context, c command, args []string, std streams) int {
+	fmt.Fprintf(std.out, "xmlpipe %s: %s\n\n", c.name, c.summary)
+	return c.run(ctx, args, streams{in: std.in, out: std.out, err: std.out})
+}
+
+// usage lists every command with its one-line summary.
 func usage(w io.Writer) {
 	var b strings.Builder
-	b.WriteString("usage: xmlpipe <command> [arguments]\n\ncommands:\n")
+	b.WriteString("xmlpipe runs an organism: listeners that talk in XML envelopes, each repaired, canonicalised\n" +
+		"and validated against the schema of its Go payload type before any handler sees it.\n\n" +
+		"usage: xmlpipe <command> [arguments]\n\ncommands:\n")
 	for _, c := range commands() {
-		fmt.Fprintf(&b, "  %-9s %-34s %s\n", c.name, c.args, c.summary)
+		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.summary)
 	}
-	b.WriteString("\nWithout organism.yaml, ./organism.yaml is used, else the embedded hello-world organism.\n" +
-		"Run xmlpipe <command> -h for the flags of a command.\n")
+	b.WriteString("\nThe configuration is organism.yaml given as an argument or with --config FILE (--organism is an\n" +
+		"alias); without one, ./organism.yaml is used, else the embedded hello-world organism.\n" +
+		"Run xmlpipe help <command> (or xmlpipe <command> -h) for a command's arguments and flags.\n")
 	_, _ = io.WriteString(w, b.String())
 }

@@ -415,7 +415,7 @@ func TestUsage(t *testing.T) {
 			}
 		})
 	}
-	if r := runBinary(t, ".", "", "console", "-h"); r.code != 0 || !strings.Contains(r.stderr, "-verbose") {
-		t.Errorf("console -h: exit %d, stderr %q", r.code, r.stderr)
+	if r := runBinary(t, ".", "", "console", "-h"); r.code != 0 || !strings.Contains(r.stdout, "-verbose") {
+		t.Errorf("console -h: exit %d, stdout %q", r.code, r.stdout)
 	}
 }

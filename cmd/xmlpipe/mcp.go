@@ -30,9 +30,13 @@ func runMCP(ctx context.Context, args []string, std streams) int {
 	timeout := fs.Duration("timeout", mcp.DefaultTimeout, "how long one tool call may wait for its answer")
 	drain := fs.Duration("drain", mcp.DefaultDrain, "stdio: how long calls still running when the input ends may take before they are cancelled")
 	levelName := fs.String("log-level", "warn", "minimum log level: debug, info, warn or error")
+	cfgFile := configFlag(fs, "organism.yaml to serve (or give it as the argument)")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
+	}
+	if pos, ok = configPos(fs, pos, *cfgFile); !ok {
+		return exitUsage
 	}
 	if !wantArgs(fs, pos, 0, 1) {
 		return exitUsage

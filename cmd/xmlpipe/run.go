@@ -47,9 +47,13 @@ func runRun(ctx context.Context, args []string, std streams) int {
 	data := dataFlag(fs)
 	listen := fs.String("listen", "", "serve the main bus on ADDR (host:port) instead of organism.bind:organism.port (default 127.0.0.1:8765)")
 	insecure := fs.Bool("insecure-dev", false, "plain HTTP and no authentication (every client is an admin): local development only, loopback addresses only")
+	cfgFile := configFlag(fs, "organism.yaml to run (or give it as the argument)")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
+	}
+	if pos, ok = configPos(fs, pos, *cfgFile); !ok {
+		return exitUsage
 	}
 	if !wantArgs(fs, pos, 0, 1) {
 		return exitUsage

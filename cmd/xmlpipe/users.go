@@ -48,6 +48,10 @@ var usersArgon2 auth.Argon2Params
 
 // runUsers is `xmlpipe users add|list|remove|reset-totp|passwd|role …`.
 func runUsers(ctx context.Context, args []string, std streams) int {
+	if len(args) > 0 && isHelpArg(args[0]) {
+		fmt.Fprintln(std.out, usersUsage)
+		return exitOK
+	}
 	if len(args) == 0 || userCommands[args[0]] == nil {
 		fmt.Fprintln(std.err, usersUsage)
 		return exitUsage

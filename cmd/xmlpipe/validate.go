@@ -14,9 +14,13 @@ import (
 // table, or every configuration error with file:line.
 func runValidate(_ context.Context, args []string, std streams) int {
 	fs := newFlags("validate", "[organism.yaml]", std.err)
+	cfgFile := configFlag(fs, "organism.yaml to validate (or give it as the argument)")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
+	}
+	if pos, ok = configPos(fs, pos, *cfgFile); !ok {
+		return exitUsage
 	}
 	if !wantArgs(fs, pos, 0, 1) {
 		return exitUsage

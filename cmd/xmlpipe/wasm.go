@@ -13,6 +13,10 @@ import (
 // module, check its imports and shape, start a reactor once, and print the
 // schemas derived from its describe export.
 func runWasm(ctx context.Context, args []string, std streams) int {
+	if len(args) > 0 && isHelpArg(args[0]) {
+		fmt.Fprintln(std.out, "usage: xmlpipe wasm check [--memory-mb N] module.wasm")
+		return exitOK
+	}
 	if len(args) == 0 || args[0] != "check" {
 		fmt.Fprintln(std.err, "usage: xmlpipe wasm check [--memory-mb N] module.wasm")
 		return exitUsage

@@ -1,7 +1,8 @@
 // Package catalog maps the payload_class and handler names of organism.yaml to
 // the compiled-in listeners. The Python reference's dotted names of the
 // built-ins (handlers.hello.Greeting, handlers.hello.handle_greeting, …) are
-// aliases, so a Python organism.yaml runs unchanged.
+// aliases, so a Python organism.yaml runs unchanged. A program embedding
+// the organism adds its own listeners with Register.
 package catalog
 
 import (

@@ -50,14 +50,12 @@ type Options struct {
 
 // Bridge turns MCP tool calls into messages through a pump.
 type Bridge struct {
-	p     *pump.Pump
-	opts  Options
-	unsub func()
+	p    *pump.Pump
+	opts Options
 
-	mu      sync.Mutex
-	waiters map[string]*waiter
-	calls   map[*callCancel]struct{}
-	closed  bool
+	mu     sync.Mutex
+	calls  map[*callCancel]struct{}
+	closed bool
 
 	schemas sync.Map // *xmlpipe.PayloadType → *toolSchema
 }
@@ -65,8 +63,7 @@ type Bridge struct {
 // callCancel cancels one running call (with a cause).
 type callCancel struct{ cancel context.CancelCauseFunc }
 
-// New subscribes to the pump's events (to see the messages of the calls'
-// conversations). Close unsubscribes.
+// New builds a bridge over p; Close ends its calls.
 func New(p *pump.Pump, opts Options) *Bridge {
 	if opts.From == "" {
 		opts.From = "mcp"
@@ -80,13 +77,11 @@ func New(p *pump.Pump, opts Options) *Bridge {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	b := &Bridge{p: p, opts: opts, waiters: map[string]*waiter{}, calls: map[*callCancel]struct{}{}}
-	b.unsub = p.Subscribe(pump.OutletFunc(b.observe))
-	return b
+	return &Bridge{p: p, opts: opts, calls: map[*callCancel]struct{}{}}
 }
 
-// Close stops watching the pump and cancels the calls still running (their
-// conversations are killed). It may be called more than once.
+// Close cancels the calls still running (their conversations are killed).
+// It may be called more than once.
 func (b *Bridge) Close() {
 	b.mu.Lock()
 	was := b.closed
@@ -96,7 +91,6 @@ func (b *Bridge) Close() {
 		return
 	}
 	b.cancelCalls(ErrClosed)
-	b.unsub()
 }
 
 // Errors a call's answer names as why it ended early.
@@ -144,53 +138,6 @@ func (b *Bridge) Server() *sdk.Server {
 	return s
 }
 
-// waiter collects the events of one call's conversation.
-type waiter struct {
-	mu      sync.Mutex
-	reply   *pump.Event
-	last    *pump.Event
-	failure *pump.Event
-	done    chan struct{}
-	closed  bool
-}
-
-// Deliver implements pump.Outlet for the conversation's own events.
-func (w *waiter) Deliver(e pump.Event) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch e.Kind {
-	case pump.EventReply:
-		if w.reply == nil {
-			w.reply = &e
-		}
-	case pump.EventHuh, pump.EventDeadLetter, pump.EventSystemError:
-		if w.failure == nil {
-			w.failure = &e
-		}
-	case pump.EventComplete:
-		if !w.closed {
-			w.closed = true
-			close(w.done)
-		}
-	}
-}
-
-// observe records the messages delivered in the calls' conversations.
-func (b *Bridge) observe(e pump.Event) {
-	if e.Kind != pump.EventMessage {
-		return
-	}
-	b.mu.Lock()
-	w := b.waiters[e.Conversation]
-	b.mu.Unlock()
-	if w == nil {
-		return
-	}
-	w.mu.Lock()
-	w.last = &e
-	w.mu.Unlock()
-}
-
 func toolError(format string, args ...any) *sdk.CallToolResult {
 	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf(format, args...)}}}
 }
@@ -225,52 +172,30 @@ func (b *Bridge) Call(ctx context.Context, listener string, pt *xmlpipe.PayloadT
 	}()
 	ctx, cancelTimeout := context.WithTimeoutCause(ctx, b.opts.Timeout, errTimeout)
 	defer cancelTimeout()
-
-	thread := xmlpipe.NewThreadID()
-	w := &waiter{done: make(chan struct{})}
-	b.mu.Lock()
-	b.waiters[thread] = w
-	b.mu.Unlock()
-	defer func() {
-		b.mu.Lock()
-		delete(b.waiters, thread)
-		b.mu.Unlock()
-	}()
-	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), b.opts.From, listener, thread, body)
-	// The injection itself is not cut short by a cancel: once it returns
-	// the conversation is known and can be killed (a cancel while it waited
-	// would leave a conversation running that nobody kills).
-	injCtx, cancelInject := context.WithTimeout(context.WithoutCancel(ctx), b.opts.Timeout)
-	conv, err := b.p.InjectWait(injCtx, env, w)
-	cancelInject()
-	if err != nil {
-		if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
-			return toolError("the message was rejected: %v", f)
-		}
-		return toolError("the message could not be sent: %v", err)
+	// Ask kills the conversation when ctx ends first (the client
+	// cancelled, the timeout passed or the bridge closed).
+	ev, err := b.p.AskXML(ctx, b.opts.From, listener, body)
+	if err == nil {
+		return b.answer(ev)
 	}
-	if conv != thread {
-		b.mu.Lock()
-		b.waiters[conv] = w
-		b.mu.Unlock()
-		defer func() {
-			b.mu.Lock()
-			delete(b.waiters, conv)
-			b.mu.Unlock()
-		}()
+	if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
+		return toolError("the message was rejected: %v", f)
 	}
-	select {
-	case <-w.done:
-	case <-ctx.Done():
-		if _, err := b.p.Kill(conv); err != nil {
-			b.opts.Logger.Debug("mcp: kill", "conversation", conv, "error", err)
-		} else {
-			b.opts.Logger.Info("mcp: call ended early, conversation killed", "listener", listener,
-				"conversation", conv, "cause", context.Cause(ctx))
-		}
+	if ctx.Err() != nil {
 		return b.ended(ctx, listener)
 	}
-	return b.answer(listener, w)
+	if e, ok := errors.AsType[*pump.AskError](err); ok {
+		msg := e.Event.Error
+		if len(e.Event.Diagnostics) > 0 {
+			msg += ": " + strings.Join(e.Event.Diagnostics, "; ")
+		}
+		return toolError("%s", msg)
+	}
+	if errors.Is(err, pump.ErrNoAnswer) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{
+			Text: listener + " handled the message and ended the conversation without an answer"}}}
+	}
+	return toolError("the message could not be sent: %v", err)
 }
 
 // ended is the answer of a call whose context ended before its answer.
@@ -285,26 +210,8 @@ func (b *Bridge) ended(ctx context.Context, listener string) *sdk.CallToolResult
 	}
 }
 
-// answer renders the conversation's final answer.
-func (b *Bridge) answer(listener string, w *waiter) *sdk.CallToolResult {
-	w.mu.Lock()
-	reply, last, failure := w.reply, w.last, w.failure
-	w.mu.Unlock()
-	e := reply
-	if e == nil && failure != nil {
-		msg := failure.Error
-		if len(failure.Diagnostics) > 0 {
-			msg += ": " + strings.Join(failure.Diagnostics, "; ")
-		}
-		return toolError("%s", msg)
-	}
-	if e == nil {
-		e = last
-	}
-	if e == nil || (reply == nil && e.Listener == listener && e.From == b.opts.From) {
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{
-			Text: listener + " handled the message and ended the conversation without an answer"}}}
-	}
+// answer renders the conversation's final answer (pump.Pump.Ask).
+func (b *Bridge) answer(e pump.Event) *sdk.CallToolResult {
 	if tr, ok := e.Payload.(*mcpclient.ToolResult); ok {
 		return toolResultContent(tr) // a mounted tool's answer: its content as it came
 	}

@@ -2,6 +2,13 @@
 // configuration and .env, builds the kernel registries and the pump, resolves
 // every listener through the catalog of compiled-in listeners (errors cite
 // file:line), registers the system listeners first, and sends the boot message.
+//
+// A Go program embeds an organism in four steps: it builds one with Load (an
+// organism.yaml file), New (a configuration parsed with config.Parse or built
+// in code; nil for the defaults) — adding listeners of its own, either
+// registered in a catalog for the configuration to name (catalog.Register,
+// Options.Catalog) or given directly (Options.Listeners, Func) — then Start,
+// Ask (send a message and wait for the conversation's answer) and Shutdown.
 package organism
 
 import (
@@ -32,7 +39,11 @@ import (
 // Options customises how an organism is assembled.
 type Options struct {
 	// Catalog resolves payload_class/handler (default catalog.Builtin()).
+	// Add listeners of your own to catalog.Builtin() with catalog.Register.
 	Catalog *catalog.Catalog
+	// Listeners are listeners written in Go added beside the configured
+	// ones (see Listener and Func).
+	Listeners []Listener
 	// Env gives handlers their services; Todos/Lineage/Logger are filled in.
 	Env catalog.Env
 	// Logger receives structured logs (default slog.Default()).
@@ -151,8 +162,18 @@ func Load(path string, opts Options) (*Organism, error) {
 	return New(cfg, opts)
 }
 
-// New assembles an organism from a loaded configuration.
+// New assembles an organism from a loaded configuration (config.Load,
+// config.Parse, or one built in code from config.Default); nil stands for
+// config.Default() with its data_dir resolved as config.Parse resolves it
+// for a file in the working directory: no listeners but the organism's own
+// and Options.Listeners, in memory unless Options.DataDir is set.
 func New(cfg *config.Organism, opts Options) (*Organism, error) {
+	if cfg == nil {
+		cfg = config.Default()
+		if abs, err := filepath.Abs(cfg.Organism.DataDir); err == nil {
+			cfg.Organism.DataDir = abs
+		}
+	}
 	if opts.Catalog == nil {
 		opts.Catalog = catalog.Builtin()
 	}
@@ -367,6 +388,8 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		}
 		units[unitKey(lc.Name)] = &unit{lc: lc, kind: toolUnit, names: []string{lc.Name}}
 	}
+	extra := map[string]bool{} // listeners a reload leaves alone
+	errs = append(errs, registerGo(p, opts.Listeners, extra)...)
 	if err := errors.Join(errs...); err != nil {
 		layer.router.Close()
 		if fed != nil {
@@ -376,7 +399,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	}
 	o := &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d, router: layer.router, layer: layer, wasm: ws,
 		closers: closers, catalog: opts.Catalog, env: env, threads: threads, history: cb, Federation: fed,
-		units: units, extra: map[string]bool{}, completer: completer, policy: policy, late: late, calls: calls}
+		units: units, extra: extra, completer: completer, policy: policy, late: late, calls: calls}
 	o.cur.Store(cfg)
 	if layer.usable() {
 		o.LLM = layer.router

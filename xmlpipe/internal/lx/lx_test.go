@@ -257,3 +257,17 @@ func TestC14NWithout(t *testing.T) {
 		})
 	}
 }
+
+func TestVersion(t *testing.T) {
+	running, built := Version()
+	for _, v := range []string{running, built} {
+		if parts := strings.Split(v, "."); len(parts) != 3 || parts[0] != "2" {
+			t.Errorf("Version() = %q, %q: want dotted libxml2 2.x.y versions", running, built)
+		}
+	}
+	for in, want := range map[string]string{"20914": "2.9.14", "21201": "2.12.1", "x": "x", "": ""} {
+		if got := dotted(in); got != want {
+			t.Errorf("dotted(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

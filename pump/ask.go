@@ -1,0 +1,184 @@
+package pump
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// ErrNoAnswer reports a conversation that completed without an answer: the
+// listener asked handled the message and ended the chain (its handler
+// returned nil) without replying or reaching another listener.
+var ErrNoAnswer = errors.New("pump: the conversation ended without an answer")
+
+// AskError is the error of an Ask whose conversation failed before it
+// answered: one of its messages got a <huh>, a SystemError or became a dead
+// letter, and no reply reached the sender.
+type AskError struct {
+	// Event is the first failure: Kind EventHuh, EventSystemError or
+	// EventDeadLetter, with the canned text in Error and the details in
+	// Diagnostics.
+	Event Event
+}
+
+// Error says what failed, with the diagnostics.
+func (e *AskError) Error() string {
+	msg := e.Event.Error
+	if msg == "" {
+		msg = string(e.Event.Kind)
+	}
+	if len(e.Event.Diagnostics) > 0 {
+		msg += ": " + strings.Join(e.Event.Diagnostics, "; ")
+	}
+	return "pump: " + msg
+}
+
+// askInjectTimeout bounds the injection of an Ask's message, which its own
+// context does not cut short (see ask).
+const askInjectTimeout = time.Minute
+
+// Ask sends payload (a Go value of a listener's payload type) from the
+// external sender from to the listener named to, on a new conversation, and
+// waits until the conversation completes — nothing of it in flight any
+// more. It returns the conversation's final answer: the reply addressed back
+// to from (Kind EventReply: the listener, or one it forwarded to, called
+// xmlpipe.Respond), else the last message delivered to a listener before the
+// conversation completed (Kind EventMessage: a chain that ended elsewhere,
+// such as the hello-world's response-handler). Its Payload is the decoded Go
+// value, Envelope its canonical bytes, From the listener that sent it.
+//
+// A message the pump refuses is a *xmlpipe.Failure (as with Send); a
+// conversation that failed without a reply is an *AskError; one that ended
+// at once without an answer is ErrNoAnswer. When ctx ends first, the
+// conversation is killed (Kill) and the error wraps context.Cause(ctx). An
+// empty to routes the message by its root tag. from must be a name no
+// listener has (and not system or core).
+//
+// Every Ask shares one watcher of the pump's events, added on the first
+// call (Watch).
+func (p *Pump) Ask(ctx context.Context, from, to string, payload any) (Event, error) {
+	pt, err := p.payloadTypeOf(payload)
+	if err != nil {
+		return Event{}, err
+	}
+	body, err := pt.AppendPayload(nil, payload)
+	if err != nil {
+		return Event{}, err
+	}
+	return p.AskXML(ctx, from, to, body)
+}
+
+// AskXML is Ask for a payload already encoded: one XML element that
+// declares its own namespace (xmlns="" for none), such as a transport
+// builds from JSON with codec.AppendJSON.
+func (p *Pump) AskXML(ctx context.Context, from, to string, payload []byte) (Event, error) {
+	p.asks.once.Do(func() { p.Watch(OutletFunc(p.asks.observe)) })
+	thread := xmlpipe.NewThreadID()
+	a := &asker{done: make(chan struct{})}
+	p.asks.m.Store(thread, a)
+	defer p.asks.m.Delete(thread)
+	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(payload)+256), from, to, thread, payload)
+	// The injection is not cut short by ctx: once it returns, the
+	// conversation is known and can be killed (a cancel while it waited
+	// would leave a conversation running that nobody kills). Admission
+	// bounds the wait (Options.AdmitWait).
+	injCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), askInjectTimeout)
+	conv, err := p.InjectWait(injCtx, env, a)
+	cancel()
+	if err != nil {
+		return Event{}, err
+	}
+	if conv != thread {
+		p.asks.m.Store(conv, a)
+		defer p.asks.m.Delete(conv)
+	}
+	select {
+	case <-a.done:
+	case <-ctx.Done():
+		if _, err := p.Kill(conv); err == nil {
+			p.log.Info("ask ended early, conversation killed", "thread", conv, "listener", to,
+				"cause", context.Cause(ctx))
+		}
+		return Event{}, fmt.Errorf("pump: ask %s: %w", to, context.Cause(ctx))
+	}
+	return a.answer(from)
+}
+
+// askers are the conversations Ask waits on, by conversation id. One
+// watcher of the pump's events, added on the first Ask, records the
+// messages they deliver.
+type askers struct {
+	once sync.Once
+	m    sync.Map // conversation → *asker
+}
+
+// observe records the last message delivered in each asked conversation.
+// Watchers see a message before the durability gate lets its conversation's
+// completion reach the asker, so the last one is known by then.
+func (s *askers) observe(e Event) {
+	if e.Kind != EventMessage {
+		return
+	}
+	v, ok := s.m.Load(e.Conversation)
+	if !ok {
+		return
+	}
+	a := v.(*asker)
+	a.mu.Lock()
+	a.last = &e
+	a.mu.Unlock()
+}
+
+// asker collects the events of one asked conversation; it is the
+// conversation's outlet.
+type asker struct {
+	mu      sync.Mutex
+	reply   *Event
+	last    *Event
+	failure *Event
+	done    chan struct{}
+	closed  bool
+}
+
+// Deliver implements Outlet for the conversation's own events.
+func (a *asker) Deliver(e Event) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch e.Kind {
+	case EventReply:
+		if a.reply == nil {
+			a.reply = &e
+		}
+	case EventHuh, EventDeadLetter, EventSystemError:
+		if a.failure == nil {
+			a.failure = &e
+		}
+	case EventComplete:
+		if !a.closed {
+			a.closed = true
+			close(a.done)
+		}
+	}
+}
+
+// answer is the completed conversation's final answer (see Ask).
+func (a *asker) answer(from string) (Event, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case a.reply != nil:
+		return *a.reply, nil
+	case a.failure != nil:
+		return Event{}, &AskError{Event: *a.failure}
+	case a.last == nil || a.last.From == from:
+		// Only the message asked was delivered (an external sender's name
+		// is never a listener's).
+		return Event{}, ErrNoAnswer
+	}
+	return *a.last, nil
+}

@@ -1,0 +1,179 @@
+package pump_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// Question and Answer are the payloads of the Ask tests.
+type Question struct{ Text string }
+
+// Answer is what the answering listeners send.
+type Answer struct{ Text string }
+
+// askListeners are the listeners of the Ask tests (a broadcast group of
+// Question: each is asked by name): "echo" replies to the
+// caller, "relay" forwards to "sink", which ends the chain, "quiet" ends it at
+// once, "broken" fails and "stuck" blocks until its call is cancelled (it
+// reports the cause on stuckCause).
+func askListeners(t *testing.T, stuckCause chan<- error, stuckStarted chan<- struct{}) []pump.Listener {
+	return []pump.Listener{
+		{Name: "echo", Payload: payloadType[Question](t), Broadcast: true,
+			Handler: xmlpipe.Typed(func(_ context.Context, q *Question, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+				return xmlpipe.Respond(&Answer{Text: "echo: " + q.Text}), nil
+			})},
+		{Name: "relay", Payload: payloadType[Question](t), Broadcast: true,
+			Handler: xmlpipe.Typed(func(_ context.Context, q *Question, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+				return xmlpipe.Send("sink", &Answer{Text: strings.ToUpper(q.Text)}), nil
+			})},
+		listenerOf(t, "sink", func(context.Context, *Answer, xmlpipe.Metadata) (xmlpipe.Response, error) {
+			return nil, nil
+		}),
+		{Name: "quiet", Payload: payloadType[Question](t), Broadcast: true,
+			Handler: xmlpipe.Typed(func(context.Context, *Question, xmlpipe.Metadata) (xmlpipe.Response, error) { return nil, nil })},
+		{Name: "broken", Payload: payloadType[Question](t), Broadcast: true,
+			Handler: xmlpipe.Typed(func(context.Context, *Question, xmlpipe.Metadata) (xmlpipe.Response, error) {
+				return nil, errors.New("broken on purpose")
+			})},
+		{Name: "stuck", Payload: payloadType[Question](t), Broadcast: true,
+			Handler: xmlpipe.Typed(func(ctx context.Context, _ *Question, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+				stuckStarted <- struct{}{}
+				<-ctx.Done()
+				stuckCause <- context.Cause(ctx)
+				return nil, nil
+			})},
+	}
+}
+
+func TestAsk(t *testing.T) {
+	causes, started := make(chan error, 1), make(chan struct{}, 1)
+	p := startPump(t, pump.Options{}, askListeners(t, causes, started)...)
+	tests := []struct {
+		name      string
+		to        string
+		wantKind  pump.EventKind
+		wantFrom  string
+		wantText  string
+		wantError func(error) bool
+	}{
+		{name: "reply", to: "echo", wantKind: pump.EventReply, wantFrom: "echo", wantText: "echo: hi"},
+		{name: "last message", to: "relay", wantKind: pump.EventMessage, wantFrom: "relay", wantText: "HI"},
+		{name: "no answer", to: "quiet", wantError: func(err error) bool { return errors.Is(err, pump.ErrNoAnswer) }},
+		{name: "failed", to: "broken", wantError: func(err error) bool {
+			e, ok := errors.AsType[*pump.AskError](err)
+			return ok && e.Event.Kind == pump.EventHuh
+		}},
+		{name: "refused", to: "nobody", wantError: func(err error) bool {
+			_, ok := errors.AsType[*xmlpipe.Failure](err)
+			return ok
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+			defer cancel()
+			ev, err := p.Ask(ctx, client, tt.to, &Question{Text: "hi"})
+			if tt.wantError != nil {
+				if err == nil || !tt.wantError(err) {
+					t.Fatalf("Ask(%s) = %+v, %v; want the error", tt.to, ev, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Ask(%s): %v", tt.to, err)
+			}
+			a, ok := ev.Payload.(*Answer)
+			if ev.Kind != tt.wantKind || ev.From != tt.wantFrom || !ok || a.Text != tt.wantText {
+				t.Errorf("Ask(%s) = %s from %s, %#v; want %s from %s, %q", tt.to, ev.Kind, ev.From, ev.Payload,
+					tt.wantKind, tt.wantFrom, tt.wantText)
+			}
+			if !strings.Contains(string(ev.Envelope), tt.wantText) {
+				t.Errorf("envelope %s does not hold %q", ev.Envelope, tt.wantText)
+			}
+		})
+	}
+}
+
+// An Ask whose context ends kills its conversation: the running handler's
+// call is cancelled with ErrConversationKilled and Ask returns the cause.
+func TestAskCancelKills(t *testing.T) {
+	causes, started := make(chan error, 1), make(chan struct{}, 1)
+	p := startPump(t, pump.Options{}, askListeners(t, causes, started)...)
+	ctx, cancel := context.WithCancelCause(t.Context())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := p.Ask(ctx, client, "stuck", &Question{Text: "wait"})
+		errc <- err
+	}()
+	select {
+	case <-started:
+	case <-t.Context().Done():
+		t.Fatal("the handler never started")
+	}
+	stop := errors.New("the caller gave up")
+	cancel(stop)
+	select {
+	case err := <-errc:
+		if !errors.Is(err, stop) {
+			t.Errorf("Ask = %v, want it to wrap %v", err, stop)
+		}
+	case <-t.Context().Done():
+		t.Fatal("Ask did not return after its context ended")
+	}
+	select {
+	case cause := <-causes:
+		if !errors.Is(cause, pump.ErrConversationKilled) {
+			t.Errorf("handler cause = %v, want ErrConversationKilled", cause)
+		}
+	case <-t.Context().Done():
+		t.Fatal("the handler's call was not cancelled")
+	}
+}
+
+func TestAskNotStarted(t *testing.T) {
+	p := newPump(t, pump.Options{}, listenerOf(t, "echo", func(context.Context, *Question, xmlpipe.Metadata) (xmlpipe.Response, error) {
+		return nil, nil
+	}))
+	if _, err := p.Ask(t.Context(), client, "echo", &Question{}); !errors.Is(err, pump.ErrNotStarted) {
+		t.Errorf("Ask before Start = %v, want ErrNotStarted", err)
+	}
+}
+
+// Concurrent Asks each get their own conversation's answer.
+func TestAskConcurrent(t *testing.T) {
+	causes, started := make(chan error, 1), make(chan struct{}, 1)
+	p := startPump(t, pump.Options{}, askListeners(t, causes, started)...)
+	const n = 64
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+			defer cancel()
+			to, text, want := "echo", fmt.Sprint("q", i), fmt.Sprint("echo: q", i)
+			if i%2 == 1 {
+				to, want = "relay", fmt.Sprint("Q", i)
+			}
+			ev, err := p.Ask(ctx, client, to, &Question{Text: text})
+			if err != nil {
+				errs <- fmt.Errorf("Ask %d: %w", i, err)
+				return
+			}
+			if a, ok := ev.Payload.(*Answer); !ok || a.Text != want {
+				errs <- fmt.Errorf("Ask %d = %#v, want %q", i, ev.Payload, want)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

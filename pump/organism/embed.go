@@ -1,0 +1,114 @@
+package organism
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// AskFrom is the sender of the messages Ask sends: what a handler sees in
+// Metadata.From for them.
+const AskFrom = "app"
+
+// Listener is a listener written in Go that a program embedding the
+// organism adds beside the listeners of its configuration
+// (Options.Listeners). Build one with Func. It is registered when the
+// organism is assembled, and a reload leaves it alone (a reloaded
+// configuration naming it is refused). The configuration cannot name it
+// (its peers lists are checked against its own listeners): to name a Go
+// listener in organism.yaml, register it with catalog.Register instead.
+type Listener struct {
+	// Name is the registered name: the <to> of messages for it and the
+	// <from> of its output. Required; unique among the organism's
+	// listeners, case-insensitively.
+	Name string
+	// Description leads the tool prompt other agents see for it. Required.
+	Description string
+	// Payload is the Go struct type of the messages it takes; its XSD is
+	// derived from the type (package gen).
+	Payload reflect.Type
+	// Handler handles them: the pump decodes every message for the
+	// listener into a *Payload first. It may implement
+	// xmlpipe.ErrorHandler.
+	Handler xmlpipe.Handler
+	// Timeout bounds one handler call (0: the default, 60 s; negative:
+	// none). See pump.Listener.Timeout.
+	Timeout time.Duration
+	// Workers is how many messages it handles at once (0: up to
+	// max_concurrent_handlers).
+	Workers int
+}
+
+// Func is the Listener called name whose payload type is T and whose
+// handler is handler:
+//
+//	organism.Func("reverser", "Reverses text", func(ctx context.Context, p *Reverse, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+//		return xmlpipe.Respond(&Reversed{Text: reverse(p.Text)}), nil
+//	})
+func Func[T any](name, description string, handler func(ctx context.Context, p *T, md xmlpipe.Metadata) (xmlpipe.Response, error)) Listener {
+	l := Listener{Name: name, Description: description, Payload: reflect.TypeFor[T]()}
+	if handler != nil {
+		l.Handler = xmlpipe.Typed(handler)
+	}
+	return l
+}
+
+// ErrListener reports an Options.Listeners entry that cannot be registered.
+var ErrListener = errors.New("organism: invalid listener")
+
+// pumpListener checks l and builds the pump's listener of it.
+func (l Listener) pumpListener() (pump.Listener, error) {
+	switch {
+	case strings.TrimSpace(l.Name) == "":
+		return pump.Listener{}, fmt.Errorf("%w: no name", ErrListener)
+	case strings.TrimSpace(l.Description) == "":
+		return pump.Listener{}, fmt.Errorf("%w %s: no description", ErrListener, l.Name)
+	case l.Handler == nil:
+		return pump.Listener{}, fmt.Errorf("%w %s: no handler", ErrListener, l.Name)
+	case l.Payload == nil || l.Payload.Kind() != reflect.Struct:
+		return pump.Listener{}, fmt.Errorf("%w %s: payload type %v is not a struct", ErrListener, l.Name, l.Payload)
+	}
+	pt, err := xmlpipe.NewPayloadType(l.Payload)
+	if err != nil {
+		return pump.Listener{}, fmt.Errorf("%w %s: %w", ErrListener, l.Name, err)
+	}
+	return pump.Listener{Name: l.Name, Description: l.Description, Payload: pt, Handler: l.Handler,
+		Timeout: l.Timeout, Workers: l.Workers}, nil
+}
+
+// registerGo registers the embedding program's listeners (Options.Listeners)
+// and notes them among the listeners a reload leaves alone.
+func registerGo(p *pump.Pump, ls []Listener, extra map[string]bool) []error {
+	var errs []error
+	for i, l := range ls {
+		pl, err := l.pumpListener()
+		if err == nil {
+			err = p.AddListener(pl)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("Options.Listeners[%d]: %w", i, err))
+			continue
+		}
+		extra[unitKey(l.Name)] = true
+	}
+	return errs
+}
+
+// Ask sends payload — a Go value of a listener's payload type — from
+// AskFrom to the listener named to on a new conversation, and returns the
+// conversation's final answer once it completes: the reply to the sender
+// when a listener answered it with xmlpipe.Respond, else the last message
+// delivered (pump.Pump.Ask). The answer's Payload is the decoded Go value
+// (*Reversed, say) and From the listener that sent it. A refused message is
+// a *xmlpipe.Failure, a conversation that failed a *pump.AskError, one that
+// ended without an answer pump.ErrNoAnswer; when ctx ends first, the
+// conversation is killed. The organism must be started.
+func (o *Organism) Ask(ctx context.Context, to string, payload any) (pump.Event, error) {
+	return o.Pump.Ask(ctx, AskFrom, to, payload)
+}

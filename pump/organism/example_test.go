@@ -1,0 +1,99 @@
+package organism_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// Reverse asks for a text reversed.
+type Reverse struct {
+	Text string `doc:"the text to reverse"`
+}
+
+// Reversed is the answer.
+type Reversed struct {
+	Text string
+}
+
+// reverse is the handler: it answers the caller with the text reversed.
+func reverse(_ context.Context, p *Reverse, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+	r := []rune(p.Text)
+	slices.Reverse(r)
+	return xmlpipe.Respond(&Reversed{Text: string(r)}), nil
+}
+
+// An organism built in code: no configuration file (nil: the defaults),
+// one listener written in Go, one message and its answer.
+func Example() {
+	o, err := organism.New(nil, organism.Options{
+		Logger:    slog.New(slog.DiscardHandler),
+		Listeners: []organism.Listener{organism.Func("reverser", "Reverses text", reverse)},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := o.Start(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer o.Shutdown(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	answer, err := o.Ask(ctx, "reverser", &Reverse{Text: "Hello, world"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(answer.From+":", answer.Payload.(*Reversed).Text)
+	// Output: reverser: dlrow ,olleH
+}
+
+// An organism from YAML: the listener's payload type and handler are
+// registered in the catalog under a name the configuration uses.
+func Example_yaml() {
+	cat := catalog.Builtin()
+	if err := catalog.Register(cat, "demo.Reverse", reverse); err != nil {
+		fmt.Println(err)
+		return
+	}
+	cfg, err := config.Parse("organism.yaml", []byte(`
+organism: {name: demo}
+listeners:
+  - name: reverser
+    payload_class: demo.Reverse
+    handler: demo.Reverse
+    description: Reverses text
+`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	o, err := organism.New(cfg, organism.Options{Catalog: cat, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := o.Start(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer o.Shutdown(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	answer, err := o.Ask(ctx, "reverser", &Reverse{Text: "stressed"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(answer.Payload.(*Reversed).Text)
+	// Output: desserts
+}
