@@ -80,8 +80,8 @@ type Pump struct {
 	abandoned atomic.Int64
 	// dgate is the delivery gate (SetGate; nil: none) and held the
 	// messages it holds (gate.go).
-	dgate atomic.Pointer[gateBox]
-	held  heldSet
+	dgate     atomic.Pointer[gateBox]
+	held      heldSet
 	startTime time.Time
 
 	convs *convTable
