@@ -213,7 +213,7 @@ func TestConstitutionText(t *testing.T) {
 
 func TestText(t *testing.T) {
 	tests := map[string]string{
-		"<A><B>x</B><C> y z </C></A>":   "x y z",
+		"<A><B>x</B><C> y z </C></A>":    "x y z",
 		"<A>a <b>bold</b> and &amp;</A>": "a bold and &",
 		"not xml at all <":               "not xml at all <",
 		"":                               "",
