@@ -51,6 +51,14 @@ type Organism struct {
 	// Prompts are named prompt blocks; an agent's prompt may name them,
 	// composed with "&" ("style & safety").
 	Prompts map[string]string `yaml:"prompts"`
+	// Constitution lists Agent OS constitution documents (Markdown with
+	// YAML frontmatter, package pump/guardian), relative to this file:
+	// their bodies extend or replace the constitution text of the agents
+	// in their scope, their rules refuse messages or send them to a human.
+	// It applies at the next start (a reload that changes it is refused).
+	Constitution []string `yaml:"constitution"`
+	// Governance tunes the guardian's alerts.
+	Governance Governance `yaml:"governance"`
 
 	file      string              // name the file was loaded under
 	dir       string              // absolute directory relative paths resolve against

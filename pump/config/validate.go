@@ -42,6 +42,7 @@ func (o *Organism) problems() []*Error {
 	o.checkBudgets(r)
 	o.checkAuth(r)
 	o.checkObservability(r)
+	o.checkGovernance(r)
 	return r.errs
 }
 
@@ -231,6 +232,7 @@ func (o *Organism) checkListeners(r *reporter) {
 			checkToolConfig(r, path+".tool_config."+tool, tc)
 		}
 		checkRetention(r, path+".retention", l.Retention, true)
+		checkApproval(r, path, l)
 	}
 	o.checkPeers(r, names)
 }

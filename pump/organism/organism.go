@@ -74,6 +74,9 @@ type Options struct {
 	// MetaRemote marks federation peers for meta introspection (see
 	// MetaRemoteFunc); nil means no sender is a federation peer.
 	MetaRemote MetaRemoteFunc
+	// GovernanceObserver, when set, is told of every governance decision
+	// (observe.Metrics counts them).
+	GovernanceObserver GovernanceObserver
 }
 
 // Organism is a configured pump with its listeners.
@@ -125,6 +128,8 @@ type Organism struct {
 	oldRouters []*llm.Router
 	late       *gatewayAgents
 	stopped    bool
+	// gov is the guardian, the approvals and the halt (governance.go).
+	gov *Governance
 }
 
 // SystemListeners are the organism's own listeners, registered before any
@@ -238,6 +243,14 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	if err != nil {
 		return nil, err
 	}
+	var st *store.Store
+	if d != nil {
+		st = d.store
+	}
+	gov, err := newGovernance(cfg, p, st, opts)
+	if err != nil {
+		return nil, err
+	}
 	layer, err := newLLMLayer(cfg, opts.Logger)
 	if err != nil {
 		return nil, err
@@ -274,7 +287,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	if env.LLM == nil {
 		completer = &liveCompleter{}
 		if layer.usable() {
-			completer.cur.Store(layer.completer())
+			completer.cur.Store(gov.withConstitutions(layer.completer()))
 			env.LLM = completer
 		}
 	}
@@ -318,7 +331,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		if lc.YAMLAgent() {
 			l, err := layer.agentListener(lc, p, threads, cb, env.Stream, opts.Logger)
 			if err == nil {
-				err = p.Register(l)
+				err = p.Register(gov.constituted(l))
 			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: listener %s: %w", pos, lc.Name, err))
@@ -355,7 +368,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	}
 	o := &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d, router: layer.router, layer: layer, wasm: ws,
 		closers: closers, catalog: opts.Catalog, env: env, threads: threads, history: cb, Federation: fed,
-		units: units, extra: map[string]bool{}, completer: completer, policy: policy, late: late}
+		units: units, extra: map[string]bool{}, completer: completer, policy: policy, late: late, gov: gov}
 	o.cur.Store(cfg)
 	if layer.usable() {
 		o.LLM = layer.router
@@ -429,6 +442,9 @@ func (o *Organism) Start() error {
 	if err := o.Pump.Start(); err != nil {
 		return err
 	}
+	if err := o.gov.start(); err != nil { // before recovery re-delivers held messages
+		return err
+	}
 	if err := o.startDurable(); err != nil {
 		return err
 	}
@@ -474,6 +490,7 @@ func (o *Organism) Stop(ctx context.Context, graceful bool) error {
 func (o *Organism) shutdown(ctx context.Context, stopPump func(context.Context) error) error {
 	o.stopReloads()
 	o.stopRecovery()
+	defer o.gov.stop()
 	if o.Federation != nil {
 		// Calls waiting on a peer end now (their records stay for the next
 		// start), so they cannot hold the drain; answers of conversations

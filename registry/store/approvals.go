@@ -24,6 +24,8 @@ CREATE TABLE approvals (
 	payload         TEXT    NOT NULL DEFAULT '',
 	request_reason  TEXT    NOT NULL DEFAULT '',
 	rules           TEXT    NOT NULL DEFAULT '',
+	suggestion      TEXT    NOT NULL DEFAULT '',
+	severity        TEXT    NOT NULL DEFAULT '',
 	created_at      INTEGER NOT NULL,
 	expires_at      INTEGER NOT NULL DEFAULT 0,
 	status          TEXT    NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'expired')),
@@ -68,6 +70,9 @@ type ApprovalRow struct {
 	// the constitution rules that asked for the review.
 	RequestReason string
 	Rules         []string
+	// Suggestion and Severity are the rules' (for the refusal a denial
+	// answers with).
+	Suggestion, Severity string
 	// CreatedAt is when it began waiting, ExpiresAt when the wait times
 	// out (zero: never).
 	CreatedAt, ExpiresAt time.Time
@@ -122,10 +127,10 @@ func (s *Store) PutApproval(a ApprovalRow) error {
 	}
 	return s.async("put approval", func(w *writer) (int64, error) {
 		return w.exec(`INSERT INTO approvals (id, seq, conversation, thread, agent, target, kind, payload,
-			request_reason, rules, created_at, expires_at, status, decided_by, reason, decided_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			request_reason, rules, suggestion, severity, created_at, expires_at, status, decided_by, reason, decided_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 			a.ID, a.Seq, a.Conversation, a.Thread, a.Agent, a.Target, a.Kind, a.Payload, a.RequestReason,
-			strings.Join(a.Rules, "\n"), nanos(a.CreatedAt), nanos(a.ExpiresAt), a.Status, a.DecidedBy, a.Reason,
+			strings.Join(a.Rules, "\n"), a.Suggestion, a.Severity, nanos(a.CreatedAt), nanos(a.ExpiresAt), a.Status, a.DecidedBy, a.Reason,
 			nanos(a.DecidedAt))
 	})
 }
@@ -182,7 +187,8 @@ func (s *Store) Approvals(ctx context.Context, f ApprovalFilter) ([]ApprovalRow,
 	if err := s.readable(); err != nil {
 		return nil, err
 	}
-	q := `SELECT id, seq, conversation, thread, agent, target, kind, payload, request_reason, rules, created_at,
+	q := `SELECT id, seq, conversation, thread, agent, target, kind, payload, request_reason, rules, suggestion,
+		severity, created_at,
 		expires_at, status, decided_by, reason, decided_at FROM approvals WHERE 1 = 1`
 	var args []any
 	if f.Status != "" {
@@ -216,7 +222,7 @@ func (s *Store) Approvals(ctx context.Context, f ApprovalFilter) ([]ApprovalRow,
 			conversation, thread, target, pay sql.NullString
 		)
 		if err := rows.Scan(&a.ID, &a.Seq, &conversation, &thread, &a.Agent, &target, &a.Kind, &pay,
-			&a.RequestReason, &rules, &created, &expires, &a.Status, &a.DecidedBy, &a.Reason, &decided); err != nil {
+			&a.RequestReason, &rules, &a.Suggestion, &a.Severity, &created, &expires, &a.Status, &a.DecidedBy, &a.Reason, &decided); err != nil {
 			return nil, fmt.Errorf("store: read approvals: %w", err)
 		}
 		a.Conversation, a.Thread, a.Target, a.Payload = conversation.String, thread.String, target.String, pay.String

@@ -12,7 +12,7 @@ func TestApprovalsLifecycle(t *testing.T) {
 	ctx := context.Background()
 	at := time.Unix(1_700_000_000, 0).UTC()
 	a := ApprovalRow{ID: "a1", Seq: 7, Conversation: "c1", Thread: "t1", Agent: "researcher", Target: "run_command",
-		Kind: "tool", Payload: "<message/>", RequestReason: "approval: [run_command]", Rules: []string{"r1", "r2"},
+		Kind: "tool", Payload: "<message/>", RequestReason: "approval: [run_command]", Rules: []string{"r1", "r2"}, Suggestion: "s", Severity: "high",
 		CreatedAt: at, ExpiresAt: at.Add(time.Hour), Status: ApprovalPending}
 	if err := s.PutApproval(a); err != nil {
 		t.Fatal(err)
@@ -34,7 +34,7 @@ func TestApprovalsLifecycle(t *testing.T) {
 	if err != nil || len(got) != 2 || got[0].ID != "a2" || got[1].ID != "a1" {
 		t.Fatalf("pending = %+v, %v", got, err)
 	}
-	if g := got[1]; g.Agent != "researcher" || g.Seq != 7 || len(g.Rules) != 2 || !g.CreatedAt.Equal(at) ||
+	if g := got[1]; g.Agent != "researcher" || g.Seq != 7 || len(g.Rules) != 2 || g.Suggestion != "s" || g.Severity != "high" || !g.CreatedAt.Equal(at) ||
 		!g.ExpiresAt.Equal(at.Add(time.Hour)) || !g.DecidedAt.IsZero() {
 		t.Fatalf("row %+v", g)
 	}
