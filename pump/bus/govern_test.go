@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/chromedp/chromedp"
 	"github.com/gorilla/websocket"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
@@ -258,5 +259,46 @@ func TestHaltOverTheAPI(t *testing.T) {
 	}
 	if _, body, _ = f.do("POST", "/api/v1/organism/resume", tok[auth.Admin], nil); body["resumed"] != false {
 		t.Fatalf("second resume %v", body)
+	}
+}
+
+func TestDashboardApprovesAndHalts(t *testing.T) {
+	m := newLoopModel(t, "<RunCommand><Command>date</Command></RunCommand>", "It ran.")
+	f := newFixtureWith(t, governedOrganism(t, m))
+	ctx := browser(t)
+	secret := f.user("ada", auth.Admin)
+	pending := css(`#approvals li[data-approval]`)
+	run(t, ctx, "login, send, wait for the approval", chromedp.Steps(
+		f.loginSteps("ada", secret),
+		chromedp.SendKeys(css("#send-input"), "@researcher what day is it?"),
+		chromedp.Click(css("#send-form button")),
+		chromedp.WaitVisible(pending),
+	))
+	id := run(t, ctx, "approval id", chromedp.AttributeValue(pending, "data-approval")).Value
+	text := run(t, ctx, "approval text", chromedp.Text(pending))
+	if !strings.Contains(text, "researcher → run_command") || !strings.Contains(text, "<RunCommand") {
+		t.Fatalf("the dashboard shows %q", text)
+	}
+	run(t, ctx, "approve", chromedp.Steps(
+		chromedp.Click(css(`#approvals li[data-approval="`+id+`"] button[data-decision="approve"]`)),
+		chromedp.WaitNotPresent(css(`#approvals li[data-approval="`+id+`"]`)),
+	))
+	a, err := f.org.Governance().Approval(t.Context(), id)
+	if err != nil || a.Status != organism.StatusApproved || a.DecidedBy != "ada" {
+		t.Fatalf("after the click: %+v %v", a, err)
+	}
+	run(t, ctx, "halt and resume", chromedp.Steps(
+		chromedp.Click(css(`#halt-button[data-action="halt"]`)),
+		chromedp.WaitVisible(css(`#org-status[data-status="halted"]`)),
+	))
+	if _, halted := f.org.Pump.Halted(); !halted {
+		t.Fatal("the halt button did not halt the organism")
+	}
+	run(t, ctx, "resume", chromedp.Steps(
+		chromedp.Click(css(`#halt-button[data-action="resume"]`)),
+		chromedp.WaitVisible(css(`#org-status[data-status="running"]`)),
+	))
+	if _, halted := f.org.Pump.Halted(); halted {
+		t.Fatal("the resume button did not resume the organism")
 	}
 }
