@@ -64,6 +64,9 @@ type started struct {
 func (c *Console) serve(ctx context.Context, out io.Writer, wait bool, readLine func() (string, error)) error {
 	cancel := c.b.Subscribe(c.receive)
 	defer cancel()
+	if g, ok := c.b.(Governor); ok {
+		defer g.WatchGovernance(func(line string) { c.say(line) })()
+	}
 	stop := c.out.start(out, wait)
 	defer stop()
 	c.banner(ctx)

@@ -55,6 +55,11 @@ type Remote struct {
 	done    chan struct{}
 	err     error // why the connection ended (after done is closed)
 	closed  atomic.Bool
+
+	// govSubs watch the governance frames (WatchGovernance).
+	govMu   sync.Mutex
+	govSubs map[int]func(string)
+	govNext int
 }
 
 var _ Backend = (*Remote)(nil)
@@ -261,6 +266,13 @@ func (r *Remote) event(typ string, data []byte) {
 		if json.Unmarshal(data, &c) == nil {
 			r.publish(Output{Kind: OutputComplete, Conversation: c.ThreadID})
 		}
+	case wire.TypeRefusal:
+		var f wire.Failure
+		if json.Unmarshal(data, &f) == nil {
+			r.publish(Output{Kind: OutputPrint, Conversation: f.ThreadID, From: "refused " + f.To, Text: f.Error})
+		}
+	default:
+		r.governanceEvent(typ, data)
 	}
 }
 

@@ -58,10 +58,16 @@ func (b *remoteBus) code(t *testing.T, secret string) string {
 
 func startBus(t *testing.T) *remoteBus {
 	t.Helper()
+	return startBusWith(t, "testdata/organism.yaml")
+}
+
+// startBusWith is startBus over the organism of the configuration at path.
+func startBusWith(t *testing.T, path string) *remoteBus {
+	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
 	l, err := console.Assemble(organism.Options{Logger: logger, DataDir: t.TempDir()},
 		func(o organism.Options) (*organism.Organism, error) {
-			return organism.Load("testdata/organism.yaml", o)
+			return organism.Load(path, o)
 		})
 	if err != nil {
 		t.Fatal(err)
