@@ -76,6 +76,7 @@ type Metrics struct {
 	flow     *flow
 	scraper  *scraper
 	gateways *gateways
+	gov      *governance
 
 	cancelWatch func()
 	attached    atomic.Bool
@@ -91,7 +92,8 @@ func NewMetrics() *Metrics {
 	m.flow = newFlow()
 	m.scraper = &scraper{}
 	m.gateways = newGateways()
-	m.reg.MustRegister(m.stages, m.flow, m.scraper, m.gateways,
+	m.gov = newGovernance()
+	m.reg.MustRegister(m.stages, m.flow, m.scraper, m.gateways, m.gov.decisions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
