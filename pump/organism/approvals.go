@@ -301,7 +301,7 @@ func (b *approvalBook) list(ctx context.Context, f ApprovalFilter) ([]Approval, 
 	return out, nil
 }
 
-// pendingIDs lists the pending approvals' ids.
+// pendingList lists the pending approvals.
 func (b *approvalBook) pendingList() []Approval {
 	b.mu.Lock()
 	defer b.mu.Unlock()
