@@ -80,6 +80,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzAnalyze$$' -fuzztime $(FUZZTIME) ./listeners/route/
 	$(GO) test -run '^$$' -fuzz '^FuzzEmbeddingReply$$' -fuzztime $(FUZZTIME) ./listeners/route/
 	$(GO) test -run '^$$' -fuzz '^FuzzLiveStream$$' -fuzztime $(FUZZTIME) ./pump/console/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseDocument$$' -fuzztime $(FUZZTIME) ./pump/guardian/
 
 ## soak: long-running leak and crash tests, and the WASM RSS check without the race detector.
 soak: deps

@@ -12,6 +12,8 @@ func TestOperationFields(t *testing.T) {
 		ok   bool
 	}{
 		{"shutdown", []string{"mode", "reason", "timeout-seconds"}, true},
+		{"halt", []string{"scope", "reason"}, true},
+		{"resume", []string{"reason"}, true},
 		{"list-listeners", []string{"detailed", "team"}, true},
 		{"inject-message", []string{"to", "thread-id", "from", "payload"}, true},
 		{"register-remote-gateway", []string{"url", "identity", "import-tags", "description", "team", "max-concurrent"}, true},

@@ -61,6 +61,10 @@ func (o *operations) run(p *Operations, c *conn) reply {
 	switch {
 	case p.Shutdown != nil:
 		return o.shutdown(p)
+	case p.Halt != nil:
+		return o.halt(p)
+	case p.Resume != nil:
+		return o.resume(p)
 	case p.RegisterListener != nil:
 		return o.registerListener(p)
 	case p.UnregisterListener != nil:
@@ -121,6 +125,36 @@ func (o *operations) shutdown(p *Operations) reply {
 		resp:  o.s.response(p.ID, ResponsePayload{Ack: &Ack{Success: true, Message: "shutting down (" + mode + ")"}}),
 		after: func() { o.t.Stopper.Stop(graceful, timeout, sd.Reason) },
 	}
+}
+
+// halt is the emergency stop; the ack says what it did.
+func (o *operations) halt(p *Operations) reply {
+	if o.t.Halter == nil {
+		return o.s.fail(p.ID, CodeNotSupported, "this organism cannot be halted over OOB", "")
+	}
+	scope := pump.HaltAgents
+	if p.Halt.Scope == "all" {
+		scope = pump.HaltAll
+	}
+	rep, err := o.t.Halter.Halt("oob", scope)
+	if err != nil {
+		return o.s.fail(p.ID, CodeShuttingDown, err.Error(), "")
+	}
+	o.s.log.Warn("halt requested over OOB", "scope", rep.Scope.String(), "reason", p.Halt.Reason)
+	return reply{resp: o.s.response(p.ID, ResponsePayload{Ack: &Ack{Success: true,
+		Message: fmt.Sprintf("halted (%s): %d running calls cancelled, %d messages held", rep.Scope, rep.Cancelled, rep.Held)}})}
+}
+
+// resume lifts a halt.
+func (o *operations) resume(p *Operations) reply {
+	if o.t.Halter == nil {
+		return o.s.fail(p.ID, CodeNotSupported, "this organism cannot be halted over OOB", "")
+	}
+	msg := "resumed"
+	if !o.t.Halter.Resume("oob") {
+		msg = "not halted"
+	}
+	return reply{resp: o.s.response(p.ID, ResponsePayload{Ack: &Ack{Success: true, Message: msg}})}
 }
 
 // listeners lists the listeners (team "" = all).
@@ -247,6 +281,9 @@ func (o *operations) status(a *GetStatus) *Status {
 		depth += l.QueueDepth
 	}
 	state := "running"
+	if _, halted := o.t.Pump.Halted(); halted {
+		state = "halted"
+	}
 	if o.stopping.Load() {
 		state = "shutting-down"
 	}

@@ -35,6 +35,8 @@ type Operations struct {
 	Timestamp time.Time `xml:"timestamp,attr"`
 
 	Shutdown                *Shutdown                `xml:"shutdown"`
+	Halt                    *Halt                    `xml:"halt"`
+	Resume                  *Resume                  `xml:"resume"`
 	RegisterListener        *RegisterListener        `xml:"register-listener"`
 	UnregisterListener      *NameArg                 `xml:"unregister-listener"`
 	ListListeners           *ListListeners           `xml:"list-listeners"`
@@ -56,6 +58,18 @@ type Shutdown struct {
 	Mode           string `xml:"mode,omitempty"`
 	Reason         string `xml:"reason,omitempty"`
 	TimeoutSeconds int    `xml:"timeout-seconds,omitempty"`
+}
+
+// Halt is <halt>: the emergency stop of the agents (Scope agents, the
+// default) or of every listener (all).
+type Halt struct {
+	Scope  string `xml:"scope,omitempty"`
+	Reason string `xml:"reason,omitempty"`
+}
+
+// Resume is <resume>: the halt is lifted.
+type Resume struct {
+	Reason string `xml:"reason,omitempty"`
 }
 
 // RegisterListener is <register-listener>.

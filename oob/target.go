@@ -42,6 +42,15 @@ type Target struct {
 	// once (and stops an unregistered one); without it they are only
 	// stored in GatewayFile for the next start.
 	Gateways GatewayRunner
+	// Halter is the emergency halt (nil: halt and resume answer
+	// NOT_SUPPORTED); *organism.Governance implements it.
+	Halter Halter
+}
+
+// Halter halts and resumes a running organism on behalf of by.
+type Halter interface {
+	Halt(by string, scope pump.HaltScope) (pump.HaltReport, error)
+	Resume(by string) bool
 }
 
 // GatewayRunner runs and stops the gateways of a running organism.

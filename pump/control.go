@@ -83,6 +83,7 @@ func (p *Pump) Kill(thread string) (string, error) {
 		// After the mark: a worker starting a call of conv now either sees
 		// it (handle) or published its call before this scan.
 		cancelled = p.cancelCalls(ErrConversationKilled, func(hc *handlerCall) bool { return hc.d.conv == conv })
+		p.dropHeld(conv, ErrConversationKilled)
 	}
 	p.log.Warn("conversation killed", "thread", conv, "in_flight", c != nil, "cancelled", cancelled)
 	return conv, nil

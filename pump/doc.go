@@ -16,4 +16,13 @@
 // messages are admitted against a budget shared per listener and per user
 // that answers ErrBusy within a bounded wait instead of blocking (see
 // Options).
+//
+// A DeliveryGate (SetGate; the organism's guardian and approvals) sees every
+// message about to be queued to a listener: it lets it through, refuses it
+// — the sender gets a structured <refusal> the way it would get a <huh>,
+// and the message counts as delivered — or holds it for a human. A held
+// message is no work in flight (a drain does not wait for it) but keeps its
+// conversation running and its journal record undelivered, so after a
+// restart Recover re-delivers it and the gate holds it again; Release
+// delivers it, RefuseHeld refuses it, and Kill drops it (telling the gate).
 package pump

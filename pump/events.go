@@ -25,6 +25,11 @@ const (
 	// EventDeadLetter: a message could not be delivered anywhere (logged,
 	// journaled).
 	EventDeadLetter EventKind = "dead-letter"
+	// EventRefusal: a structured refusal was sent to a listener (Payload is
+	// the *xmlpipe.Refusal, Error its summary, Listener the listener the
+	// refused message was for). An outside sender's refusal is an
+	// EventReply whose Payload is the *xmlpipe.Refusal.
+	EventRefusal EventKind = "refusal"
 )
 
 // Event is one observable step of a conversation. Payload and Envelope are

@@ -300,7 +300,7 @@ func (p *Pump) process(w *work) {
 			return
 		}
 	}
-	if m.PayloadNS == p.core.Huh.Namespace() && m.PayloadName == p.core.Huh.Name() ||
+	if m.PayloadNS == p.core.Huh.Namespace() && (m.PayloadName == p.core.Huh.Name() || m.PayloadName == p.core.Refusal.Name()) ||
 		m.PayloadNS == "" && m.PayloadName == p.core.SystemError.Name() {
 		if !w.external {
 			p.deliverError(w, m, tbl)
@@ -381,6 +381,9 @@ func (p *Pump) process(w *work) {
 			d := &delivery{conv: conv, thread: threads[i], from: m.From, to: l.Name, payloadName: m.PayloadName,
 				payload: decoded[i], payloadBytes: pb, depth: w.depth, senderOutside: w.external, admitted: w.admitted,
 				senderThread: w.senderThread, mark: mark, tbl: tbl, at: l, user: w.user}
+			if p.gateStops(w, m, tbl, l, d, seq) {
+				continue // refused or held by the delivery gate (gate.go)
+			}
 			p.holdDelivery(d)
 			p.convHold(conv)
 			p.publish(nil, Event{Kind: EventMessage, Time: p.opts.Clock(), Conversation: conv, Thread: d.thread,
@@ -586,13 +589,16 @@ func (p *Pump) pruneAccepted(w *work) {
 	}
 }
 
-// deliverError routes a pump-generated <huh>/SystemError to the listener named
-// in <to>, through its optional error handler.
+// deliverError routes a pump-generated <huh>/SystemError/<refusal> to the
+// listener named in <to>, through its optional error handler.
 func (p *Pump) deliverError(w *work, m *xmlpipe.Inbound, tbl *table) {
 	l := tbl.lookup(m.To)
 	pt := p.core.Huh
-	if m.PayloadName == p.core.SystemError.Name() {
+	switch {
+	case m.PayloadName == p.core.SystemError.Name() && m.PayloadNS == "":
 		pt = p.core.SystemError
+	case m.PayloadName == p.core.Refusal.Name():
+		pt = p.core.Refusal
 	}
 	v, pb, err := m.Decode(pt)
 	if err != nil || l == nil {
@@ -605,9 +611,13 @@ func (p *Pump) deliverError(w *work, m *xmlpipe.Inbound, tbl *table) {
 	}
 	kind := RecordHuh
 	de := &xmlpipe.DeliveryError{}
-	if h, ok := v.(*xmlpipe.Huh); ok {
-		de.Huh = h
-	} else {
+	switch e := v.(type) {
+	case *xmlpipe.Huh:
+		de.Huh = e
+	case *xmlpipe.Refusal:
+		de.Refusal = e
+		kind = RecordRefusal
+	default:
 		de.System = v.(*xmlpipe.SystemError)
 		kind = RecordSystemError
 	}

@@ -25,6 +25,13 @@ const (
 	RecordHuh         RecordKind = "huh"
 	RecordSystemError RecordKind = "system-error"
 	RecordDeadLetter  RecordKind = "dead-letter"
+	// RecordRefusal is a structured <refusal> sent to the sender of a
+	// message the delivery gate refused.
+	RecordRefusal RecordKind = "refusal"
+	// RecordDecision is a governance decision about a message (a guardian
+	// rule's deny or review, a human's approval or denial, a timeout):
+	// Envelope describes the decision, Diagnostics say it in words.
+	RecordDecision RecordKind = "decision"
 )
 
 // Record is one journal entry: a canonical envelope the pump accepted from

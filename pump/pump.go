@@ -83,6 +83,10 @@ type Pump struct {
 	haltMu    sync.Mutex
 	// abandoned counts handler calls abandoned after CancelGrace.
 	abandoned atomic.Int64
+	// dgate is the delivery gate (SetGate; nil: none) and held the
+	// messages it holds (gate.go).
+	dgate     atomic.Pointer[gateBox]
+	held      heldSet
 	startTime time.Time
 
 	convs *convTable

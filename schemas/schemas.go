@@ -1,7 +1,7 @@
 // Package schemas holds the fixed XML Schemas of xmlpipe, embedded in the
 // binary: the message envelope, the core <huh> error, the SystemError
-// payload, the system messages, the privileged (OOB) protocol and the meta
-// introspection vocabulary.
+// payload, the structured <refusal>, the system messages, the privileged
+// (OOB) protocol and the meta introspection vocabulary.
 //
 // The per-listener payload schemas that `go generate` writes into
 // schemas/<listener>/ are not part of this set; they are derived from Go
@@ -34,6 +34,8 @@ var (
 	coreXSD string
 	//go:embed system-error.xsd
 	systemErrorXSD string
+	//go:embed refusal.xsd
+	refusalXSD string
 	//go:embed system-msg.xsd
 	systemXSD string
 	//go:embed privileged-msg.xsd
@@ -54,6 +56,7 @@ var fixed = []fixedSchema{
 	{"envelope.xsd", envelopeXSD},
 	{"core.xsd", coreXSD},
 	{"system-error.xsd", systemErrorXSD},
+	{"refusal.xsd", refusalXSD},
 	{"system-msg.xsd", systemXSD},
 	{"privileged-msg.xsd", privilegedXSD},
 	{"meta.xsd", metaXSD},
@@ -71,7 +74,8 @@ func Fixed(name string) (b []byte, ok bool) {
 }
 
 // Names lists the fixed schema file names in a stable order: envelope.xsd,
-// core.xsd, system-error.xsd, system-msg.xsd, privileged-msg.xsd, meta.xsd.
+// core.xsd, system-error.xsd, refusal.xsd, system-msg.xsd, privileged-msg.xsd,
+// meta.xsd.
 func Names() []string {
 	names := make([]string, len(fixed))
 	for i, s := range fixed {
@@ -91,6 +95,11 @@ func Core() []byte { return []byte(coreXSD) }
 // SystemError returns system-error.xsd, the schema of the <SystemError>
 // delivery-failure payload (no namespace).
 func SystemError() []byte { return []byte(systemErrorXSD) }
+
+// Refusal returns refusal.xsd, the schema of the structured <refusal> a
+// constitution rule or a human's denial answers a message with (namespace
+// CoreNS).
+func Refusal() []byte { return []byte(refusalXSD) }
 
 // System returns system-msg.xsd, the schema of the messages only the pump
 // emits: boot, shutdown-signal, huh, heartbeat, listener-joined and

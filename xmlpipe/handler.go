@@ -106,10 +106,15 @@ type ErrorHandler interface {
 	HandleError(ctx context.Context, e *DeliveryError, md Metadata) (Response, error)
 }
 
-// DeliveryError is a <huh> or a SystemError delivered to a listener.
+// DeliveryError is a <huh>, a SystemError or a <refusal> delivered to a
+// listener.
 type DeliveryError struct {
 	// Huh is set when the error is a <huh>.
 	Huh *Huh
 	// System is set when the error is a SystemError.
 	System *SystemError
+	// Refusal is set when the error is a structured refusal: one of the
+	// listener's messages was refused by a constitution rule or a human
+	// (or its approval timed out), and its target never saw it.
+	Refusal *Refusal
 }

@@ -63,6 +63,8 @@ func TooManyMessagesError(count, limit int) *SystemError {
 type CoreTypes struct {
 	Huh         *PayloadType
 	SystemError *PayloadType
+	// Refusal is the structured refusal's type (schemas/refusal.xsd).
+	Refusal *PayloadType
 }
 
 var (
@@ -71,7 +73,8 @@ var (
 	coreErr   error
 )
 
-// Core returns the compiled payload types of <huh> and SystemError.
+// Core returns the compiled payload types of <huh>, SystemError and
+// <refusal>.
 func Core() (CoreTypes, error) {
 	coreOnce.Do(func() {
 		h, err := PayloadTypeOf[Huh](WithSchema(schemas.Core()))
@@ -84,7 +87,12 @@ func Core() (CoreTypes, error) {
 			coreErr = fmt.Errorf("xmlpipe: system-error schema: %w", err)
 			return
 		}
-		coreTypes = CoreTypes{Huh: h, SystemError: s}
+		r, err := PayloadTypeOf[Refusal](WithSchema(schemas.Refusal()))
+		if err != nil {
+			coreErr = fmt.Errorf("xmlpipe: refusal schema: %w", err)
+			return
+		}
+		coreTypes = CoreTypes{Huh: h, SystemError: s, Refusal: r}
 	})
 	return coreTypes, coreErr
 }

@@ -143,6 +143,15 @@ func TestCtlAgainstRun(t *testing.T) {
 	} else if r.code != 0 || !strings.Contains(r.stdout, "<svg") {
 		t.Fatalf("svg: %d\n%s", r.code, r.stderr)
 	}
+	if r := ctl("halt", "scope=agents"); r.code != 0 || !strings.Contains(r.stdout, "halted (agents)") {
+		t.Fatalf("halt: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := ctl("--json", "get-status"); r.code != 0 || !strings.Contains(r.stdout, `"state": "halted"`) {
+		t.Fatalf("get-status while halted: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := ctl("resume"); r.code != 0 || !strings.Contains(r.stdout, "<message>resumed</message>") {
+		t.Fatalf("resume: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	if r := ctl("shutdown", "mode=graceful", "reason=test"); r.code != 0 || !strings.Contains(r.stdout, "<ack") {
 		t.Fatalf("shutdown: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

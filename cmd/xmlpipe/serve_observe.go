@@ -40,6 +40,7 @@ func observedBuild(src configSource, build func(organism.Options) (*organism.Org
 			obs.metrics = observe.NewMetrics()
 			list = append(list, obs.metrics)
 			opts.GatewayObserver = obs.metrics
+			opts.GovernanceObserver = obs.metrics
 			opts.ObserveEvery = observe.SampleEvery
 		}
 		if tc := cfg.Observability.Traces; tc.Enabled {

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/oob"
@@ -37,7 +39,7 @@ func (r *serveRunner) startOOB(o *organism.Organism, stop oob.Stopper) (*oob.Ser
 	}
 	t := oob.Target{Pump: o.Pump, Config: cfg, CurrentConfig: o.CurrentConfig, Stopper: stop, LogLevel: r.level,
 		GatewayFile: filepath.Join(data, gatewayStore), ListenerFile: filepath.Join(data, listenerStore),
-		Listeners: o, Gateways: gatewayRunner{o}}
+		Listeners: o, Gateways: gatewayRunner{o}, Halter: o.Governance()}
 	if r.oobReplay == nil {
 		r.oobReplay = oob.NewReplayCache(0)
 	}
@@ -61,7 +63,27 @@ func (r *serveRunner) startOOB(o *organism.Organism, stop oob.Stopper) (*oob.Ser
 			srv.SystemEvent(event, "gateway "+gw, detail)
 		})
 	}
+	o.Governance().Subscribe(func(e organism.GovernanceEvent) { governanceEvent(srv, e) })
 	return srv, nil
+}
+
+// governanceEvent pushes a governance event to the OOB subscribers as a
+// system-event: halted, resumed, guardian-alert or approval-pending.
+func governanceEvent(srv *oob.Server, e organism.GovernanceEvent) {
+	switch e.Kind {
+	case organism.EventHalted:
+		srv.SystemEvent("halted", "the organism is halted ("+e.Scope+") by "+e.By, "")
+	case organism.EventResumed:
+		srv.SystemEvent("resumed", "the organism resumed, by "+e.By, "")
+	case organism.EventGuardianAlert:
+		a := e.Alert
+		srv.SystemEvent("guardian-alert", fmt.Sprintf("%s was refused %d times within %s", a.Sender, a.Count, a.Window),
+			strings.Join(a.Rules, " "))
+	case organism.EventApproval:
+		a := e.Approval
+		srv.SystemEvent("approval-pending", fmt.Sprintf("approval %s: %s → %s waits for a human", a.ID, a.Agent, a.Target),
+			a.RequestReason)
+	}
 }
 
 // stopOOB closes the channel (nil: none).

@@ -54,6 +54,10 @@ type Agent struct {
 	Name string
 	// Prompt is the agent's resolved system prompt.
 	Prompt string
+	// Constitution is the agent's constitution text, the first system
+	// message of every request ("": Constitution(); the organism composes
+	// it from its constitution documents, package pump/guardian).
+	Constitution string
 	// Model, MaxTokens and Temperature shape each request.
 	Model       string
 	MaxTokens   int

@@ -17,6 +17,9 @@ type Completer struct {
 	Prompts map[string]string
 	// Models maps an agent name to its model ("" or absent: the backend's).
 	Models map[string]string
+	// Constitutions maps an agent name to its constitution text ("" or
+	// absent: Constitution()).
+	Constitutions map[string]string
 	// Budget is checked before each call, against Usage (nil: no check).
 	Budget Budget
 	Usage  UsageSource
@@ -29,7 +32,11 @@ func (c *Completer) Complete(ctx context.Context, agent, thread, userMessage str
 	if reason := c.Budget.check(c.Usage, agent, thread, &c.warned, slog.Default()); reason != "" {
 		return "", fmt.Errorf("llm: %s: %w: %s", agent, ErrBudget, reason)
 	}
-	msgs := []Message{{Role: System, Content: Constitution()}}
+	text := c.Constitutions[agent]
+	if text == "" {
+		text = Constitution()
+	}
+	msgs := []Message{{Role: System, Content: text}}
 	if p := c.Prompts[agent]; p != "" {
 		msgs = append(msgs, Message{Role: System, Content: p})
 	}

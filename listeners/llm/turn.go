@@ -19,7 +19,7 @@ const replyType = "llm.reply"
 // todo nudge, the history before the incoming message, then the incoming one.
 func (a *Agent) messages(md xmlpipe.Metadata, slots []registry.Slot, incoming int) []Message {
 	msgs := make([]Message, 0, len(slots)+4)
-	msgs = append(msgs, Message{Role: System, Content: Constitution()})
+	msgs = append(msgs, Message{Role: System, Content: a.constitution()})
 	if a.Prompt != "" {
 		msgs = append(msgs, Message{Role: System, Content: a.Prompt})
 	}

@@ -29,7 +29,11 @@ type apiOrganismBody struct {
 // apiOrganism is GET /api/v1/organism.
 func (s *Server) apiOrganism(w http.ResponseWriter, _ *http.Request) {
 	st := s.pump.Stats()
-	body := apiOrganismBody{Name: s.pump.Organism(), Status: "running",
+	status := "running"
+	if _, halted := s.pump.Halted(); halted {
+		status = statusHalted
+	}
+	body := apiOrganismBody{Name: s.pump.Organism(), Status: status,
 		UptimeSeconds: st.Uptime.Seconds(), AgentCount: len(s.pump.Listeners()), ActiveThreads: st.Threads,
 		TotalMessages: st.Processed, Failed: st.Failed, InFlight: st.InFlight}
 	if hl, ok := s.opts.Metrics.(HandlerLatencies); ok {

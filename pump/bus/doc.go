@@ -375,6 +375,47 @@
 // reply leaving the organism, which enters no history. Errors:
 // {"event":"error","error":"Invalid JSON"} or "Unknown command: …".
 //
+// # Governance: approvals and the emergency halt
+//
+//	GET  /api/v1/approvals                {"approvals":[Approval…]}, newest first;
+//	                                       ?status=pending|approved|denied|expired&thread=ID&limit=N
+//	GET  /api/v1/approvals/{id}           Approval
+//	POST /api/v1/approvals/{id}           operator: {"decision":"approve"|"deny","reason":"…"} → Approval;
+//	                                       404 unknown, 409 {"error":"Approval already decided"}
+//	POST /api/v1/organism/halt            admin: optional {"scope":"agents"|"all"} →
+//	                                       {"status":"halted","scope","cancelled","held"}
+//	POST /api/v1/organism/resume          admin → {"status":"running","resumed":true|false}
+//
+// An Approval is {"id","kind","thread_id","thread","agent","target",
+// "payload","request_reason","rules","created_at","expires_at","status",
+// "decided_by","reason","decided_at"} (the wire package's ApprovalInfo):
+// a call an agent's approval: list holds (kind tool), or a message a
+// constitution rule sends to review (kind review), waiting for a human;
+// thread_id is its conversation, payload the held envelope, agent its
+// sender and target where it waits to go. Approved, the call is
+// delivered and runs; denied (or not decided before the sender's
+// approval_timeout), its sender gets a structured <refusal> ("denied by
+// <user>: <reason>", "approval timed out") and carries on. A waiting call
+// survives a restart of the organism (it waits again, under the same id);
+// a killed conversation's approvals expire. While the organism is halted
+// (the agents, or with "all" every listener: running handlers' contexts
+// and their model requests are cancelled, queued messages wait) GET
+// /api/v1/organism says "status":"halted"; resume runs what waited.
+//
+// Pushes: /ws clients get {"type":"approval","approval":Approval} when a
+// call of one of their conversations begins waiting (admins: of every
+// conversation) and {"type":"approval_decided","approval":Approval} when
+// it is decided; admins also get {"type":"guardian_alert","sender",
+// "count","window_seconds","rules","timestamp"} when one sender's messages
+// were refused governance.alert_after times within alert_window; everyone
+// gets {"type":"halted","scope","by","timestamp"} and {"type":"resumed",…}.
+// A listener of the conversation refused by a rule or a human shows as
+// {"type":"refusal","thread_id","from":"core","to",…,"error":summary}; an
+// outside sender's refusal is its conversation's reply, payload_type
+// "refusal". The event stream carries {"event":"approval"|
+// "approval_decided","approval":Approval}, {"event":"guardian_alert",…}
+// and {"event":"organism_halted"|"organism_resumed","scope","by"}.
+//
 // # Busy: bounded admission
 //
 // Every message from a client takes a unit of the organism's admission

@@ -233,6 +233,14 @@ func (r *router) output(o console.Output) {
 	}
 }
 
+// routed reports whether conv's events go to s.
+func (r *router) routed(conv string, s sink) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.bySink[s][conv]
+	return ok
+}
+
 // size reports how many conversations are routed (tests).
 func (r *router) size() int {
 	r.mu.Lock()

@@ -37,11 +37,13 @@ type Server struct {
 
 	router  *router
 	streams *socketSet[*streamSocket]
-	logs    *socketSet[*logSocket]
-	slots   *slotIndexes
-	killed  *killedSet
-	live    *liveConversations
-	states  *agentStates
+	// wsocks are the open /ws sockets (governance pushes, api_govern.go).
+	wsocks *socketSet[*wsSocket]
+	logs   *socketSet[*logSocket]
+	slots  *slotIndexes
+	killed *killedSet
+	live   *liveConversations
+	states *agentStates
 
 	injectMu sync.Mutex // serialises API injects onto existing threads
 
@@ -77,6 +79,7 @@ func New(opts Options) (*Server, error) {
 		cancel:  cancel,
 		router:  newRouter(),
 		streams: newSocketSet[*streamSocket](),
+		wsocks:  newSocketSet[*wsSocket](),
 		logs:    newSocketSet[*logSocket](),
 		killed:  newKilledSet(killedRemembered),
 		live:    &liveConversations{set: map[string]struct{}{}},
@@ -103,7 +106,8 @@ func New(opts Options) (*Server, error) {
 	s.stopSubs = append(s.stopSubs,
 		s.pump.Watch(pump.OutletFunc(s.slots.observe)),
 		s.pump.Subscribe(pump.OutletFunc(s.onEvent)),
-		opts.Console.Subscribe(s.onOutput))
+		opts.Console.Subscribe(s.onOutput),
+		opts.Organism.Governance().Subscribe(s.onGovernance))
 	if opts.Insecure {
 		s.log.Warn("INSECURE DEV MODE: plain HTTP, no authentication, every client is an admin — never expose this port",
 			"security", true)

@@ -181,7 +181,7 @@ func (st *streamSocket) offerEvent(e pump.Event) {
 		st.offer(streamEvent{name: streamMessage, threads: threads, agents: agents, body: e})
 	case pump.EventReply:
 		st.offer(streamEvent{name: streamMessage, threads: threads, agents: agents, body: e})
-	case pump.EventHuh, pump.EventSystemError, pump.EventDeadLetter:
+	case pump.EventHuh, pump.EventSystemError, pump.EventDeadLetter, pump.EventRefusal:
 		agent := e.Listener
 		if agent == "" {
 			agent = e.To

@@ -44,6 +44,8 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	}
 	defer sock.c.finish()
 	defer s.router.forget(sock)
+	s.wsocks.add(sock)
+	defer s.wsocks.remove(sock)
 	sess := sock.c.sess
 	sock.c.send(wire.Connected{Head: wire.Head{Type: wire.TypeConnected}, Username: sess.Username,
 		Role: string(sess.Role)})
@@ -306,7 +308,7 @@ func (w *wsSocket) post(conv string, item any) {
 func (w *wsSocket) conversationEvent(e pump.Event) {
 	switch e.Kind {
 	case pump.EventMessage, pump.EventReply, pump.EventHuh, pump.EventSystemError, pump.EventDeadLetter,
-		pump.EventComplete:
+		pump.EventComplete, pump.EventRefusal:
 		w.post(e.Conversation, e)
 	}
 }
@@ -377,6 +379,9 @@ func eventFrame(e pump.Event) any {
 	case pump.EventDeadLetter:
 		return wire.Failure{Head: wire.Head{Type: wire.TypeDeadLetter}, ThreadID: e.Conversation, From: e.From, To: e.To,
 			Error: e.Error, Diagnostics: e.Diagnostics, Timestamp: ts, MessageID: eventID(wire.TypeDeadLetter, e)}
+	case pump.EventRefusal:
+		return wire.Failure{Head: wire.Head{Type: wire.TypeRefusal}, ThreadID: e.Conversation, From: e.From, To: e.To,
+			Error: e.Error, Timestamp: ts, MessageID: eventID(wire.TypeRefusal, e)}
 	case pump.EventComplete:
 		return wire.Complete{Head: wire.Head{Type: wire.TypeComplete}, ThreadID: e.Conversation, Timestamp: ts,
 			MessageID: eventID(wire.TypeComplete, e)}

@@ -51,7 +51,8 @@ func Default() *Organism {
 			Retention:     Retention{Policy: RetainForever},
 			SweepInterval: Duration(time.Hour),
 		},
-		Budgets: Budgets{OnExceed: ExceedStop, RepeatLimit: 3},
+		Budgets:    Budgets{OnExceed: ExceedStop, RepeatLimit: 3},
+		Governance: Governance{AlertAfter: 3, AlertWindow: Duration(10 * time.Minute)},
 		Auth: Auth{
 			SessionTTL:          Duration(8 * time.Hour),
 			MaxFailures:         5,

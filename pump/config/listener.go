@@ -85,6 +85,14 @@ type Listener struct {
 	// Retention overrides journal.retention for this listener's messages;
 	// the zero value means "as the journal".
 	Retention Retention `yaml:"retention"`
+	// Approval names the tools and peers whose calls from this listener
+	// wait for a human to approve them (GET /api/v1/approvals, the
+	// console's /approve and /deny, the dashboard): approved, the call is
+	// delivered; denied or timed out, the listener gets a <refusal>.
+	Approval []string `yaml:"approval"`
+	// ApprovalTimeout is how long such a call waits (default 1h): then it
+	// is refused with "approval timed out".
+	ApprovalTimeout Duration `yaml:"approval_timeout"`
 }
 
 // ToolConfig restricts one native tool of a listener. Keys a tool does not

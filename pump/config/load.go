@@ -123,6 +123,9 @@ func (o *Organism) normalize() {
 	for i := range o.Gateways {
 		o.Gateways[i].TrustedIdentity = o.resolve(o.Gateways[i].TrustedIdentity)
 	}
+	for i, p := range o.Constitution {
+		o.Constitution[i] = o.resolve(p)
+	}
 	o.Meta.AllowSchemaRequests = Access(normalizeEnum(string(o.Meta.AllowSchemaRequests)))
 	o.Meta.AllowExampleRequests = Access(normalizeEnum(string(o.Meta.AllowExampleRequests)))
 	o.Meta.AllowPromptRequests = Access(normalizeEnum(string(o.Meta.AllowPromptRequests)))

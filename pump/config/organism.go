@@ -54,6 +54,14 @@ type Organism struct {
 	// Routing configures semantic routing: the embedding provider and the
 	// models that fill payloads from descriptions.
 	Routing Routing `yaml:"routing"`
+	// Constitution lists Agent OS constitution documents (Markdown with
+	// YAML frontmatter, package pump/guardian), relative to this file:
+	// their bodies extend or replace the constitution text of the agents
+	// in their scope, their rules refuse messages or send them to a human.
+	// It applies at the next start (a reload that changes it is refused).
+	Constitution []string `yaml:"constitution"`
+	// Governance tunes the guardian's alerts.
+	Governance Governance `yaml:"governance"`
 
 	file      string              // name the file was loaded under
 	dir       string              // absolute directory relative paths resolve against

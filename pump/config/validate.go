@@ -43,6 +43,7 @@ func (o *Organism) problems() []*Error {
 	o.checkAuth(r)
 	o.checkObservability(r)
 	o.checkRouting(r)
+	o.checkGovernance(r)
 	return r.errs
 }
 
@@ -232,6 +233,7 @@ func (o *Organism) checkListeners(r *reporter) {
 			checkToolConfig(r, path+".tool_config."+tool, tc)
 		}
 		checkRetention(r, path+".retention", l.Retention, true)
+		checkApproval(r, path, l)
 	}
 	o.checkPeers(r, names)
 }

@@ -34,6 +34,11 @@ func commands() []command {
 		{"new", "[agent]", "begin a new conversation with the agent (with every agent: none named)", (*Console).cmdNew},
 		{"monitor", "<tid>|*", "message history of a thread (id prefix) or of every thread", (*Console).cmdMonitor},
 		{"usage", "", "LLM tokens per agent and per backend", (*Console).cmdUsage},
+		{"approvals", "[status]", "calls waiting for a human (status: approved, denied, expired, all)", (*Console).cmdApprovals},
+		{"approve", "<id> [why]", "let a waiting call run", (*Console).cmdApprove},
+		{"deny", "<id> <why>", "refuse a waiting call (its agent gets the reason)", (*Console).cmdDeny},
+		{"halt", "[all]", "emergency stop: the agents (or every listener) stop at once", (*Console).cmdHalt},
+		{"resume", "", "lift the halt", (*Console).cmdResume},
 	}
 }
 

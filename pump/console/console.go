@@ -126,6 +126,9 @@ func (c *Console) serve(ctx context.Context, out io.Writer, terminal bool, readL
 	c.sess.terminal.Store(terminal)
 	cancel := c.b.Subscribe(c.receive)
 	defer cancel()
+	if g, ok := c.b.(Governor); ok {
+		defer g.WatchGovernance(func(line string) { c.say(line) })()
+	}
 	stop := c.out.start(out, wait, terminal, c.columns)
 	defer stop()
 	c.banner(ctx)

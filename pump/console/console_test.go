@@ -73,6 +73,9 @@ func TestCommands(t *testing.T) {
 		{"quit-ends-session", Config{}, "/quit\n/help\n"},
 		{"exit-ends-session", Config{}, "/EXIT\n/help\n"},
 		{"no-llm-note", Config{NoLLM: true}, ""},
+		{"approvals-none", Config{}, "/approvals\n/approvals all\n/approvals maybe\n"},
+		{"decide-unknown", Config{}, "/approve\n/deny\n/approve nope\n/deny nope not now\n"},
+		{"halt-resume", Config{}, "/halt\n/halt sideways\n/resume\n/resume\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

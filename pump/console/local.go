@@ -155,8 +155,12 @@ func (l *Local) deliver(e pump.Event) {
 	}
 }
 
-// replyText is a reply's text field, else its payload XML.
+// replyText is a reply's text field, else its payload XML (a refusal in
+// one line).
 func replyText(e pump.Event) string {
+	if r, ok := e.Payload.(*xmlpipe.Refusal); ok {
+		return r.Summary()
+	}
 	if s, ok := PayloadText(e.Payload); ok {
 		return s
 	}

@@ -55,6 +55,11 @@ type Remote struct {
 	done    chan struct{}
 	err     error // why the connection ended (after done is closed)
 	closed  atomic.Bool
+
+	// govSubs watch the governance frames (WatchGovernance).
+	govMu   sync.Mutex
+	govSubs map[int]func(string)
+	govNext int
 }
 
 var _ Backend = (*Remote)(nil)
@@ -266,6 +271,13 @@ func (r *Remote) event(typ string, data []byte) {
 		if json.Unmarshal(data, &d) == nil {
 			r.publish(Output{Kind: OutputDelta, Conversation: d.ThreadID, From: d.Agent, Text: d.Text, End: d.End})
 		}
+	case wire.TypeRefusal:
+		var f wire.Failure
+		if json.Unmarshal(data, &f) == nil {
+			r.publish(Output{Kind: OutputPrint, Conversation: f.ThreadID, From: "refused " + f.To, Text: f.Error})
+		}
+	default:
+		r.governanceEvent(typ, data)
 	}
 }
 

@@ -80,6 +80,7 @@ type Metrics struct {
 	scraper  *scraper
 	gateways *gateways
 	llm      *llmCalls
+	gov      *governance
 
 	cancelWatch func()
 	cancelCalls func()
@@ -97,7 +98,8 @@ func NewMetrics() *Metrics {
 	m.scraper = &scraper{}
 	m.gateways = newGateways()
 	m.llm = newLLMCalls()
-	m.reg.MustRegister(m.stages, m.flow, m.scraper, m.gateways, m.llm,
+	m.gov = newGovernance()
+	m.reg.MustRegister(m.stages, m.flow, m.scraper, m.gateways, m.llm, m.gov.decisions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

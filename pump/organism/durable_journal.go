@@ -160,6 +160,10 @@ func kindOf(k pump.RecordKind) store.Kind {
 		return store.SystemError
 	case pump.RecordDeadLetter:
 		return store.DeadLetter
+	case pump.RecordRefusal:
+		return store.Refusal
+	case pump.RecordDecision:
+		return store.Decision
 	default:
 		return store.Message
 	}

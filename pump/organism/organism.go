@@ -85,6 +85,9 @@ type Options struct {
 	// MetaRemote marks federation peers for meta introspection (see
 	// MetaRemoteFunc); nil means no sender is a federation peer.
 	MetaRemote MetaRemoteFunc
+	// GovernanceObserver, when set, is told of every governance decision
+	// (observe.Metrics counts them).
+	GovernanceObserver GovernanceObserver
 }
 
 // Organism is a configured pump with its listeners.
@@ -140,6 +143,8 @@ type Organism struct {
 	stopped    bool
 	// routing is the semantic router (routing.go).
 	routing routing
+	// gov is the guardian, the approvals and the halt (governance.go).
+	gov *Governance
 }
 
 // SystemListeners are the organism's own listeners, registered before any
@@ -266,6 +271,14 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	if err != nil {
 		return nil, err
 	}
+	var st *store.Store
+	if d != nil {
+		st = d.store
+	}
+	gov, err := newGovernance(cfg, p, st, opts)
+	if err != nil {
+		return nil, err
+	}
 	layer, err := newLLMLayer(cfg, opts.Logger)
 	if err != nil {
 		return nil, err
@@ -308,7 +321,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	if env.LLM == nil {
 		completer = &liveCompleter{}
 		if layer.usable() {
-			completer.cur.Store(layer.completer())
+			completer.cur.Store(gov.withConstitutions(layer.completer()))
 			env.LLM = completer
 		}
 	}
@@ -356,7 +369,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		if lc.YAMLAgent() {
 			l, err := layer.agentListener(lc, p, threads, cb, env.Stream, opts.Logger)
 			if err == nil {
-				err = p.Register(l)
+				err = p.Register(gov.constituted(l))
 			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: listener %s: %w", pos, lc.Name, err))
@@ -399,7 +412,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	}
 	o := &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d, router: layer.router, layer: layer, wasm: ws,
 		closers: closers, catalog: opts.Catalog, env: env, threads: threads, history: cb, Federation: fed,
-		units: units, extra: extra, completer: completer, policy: policy, late: late, calls: calls}
+		units: units, extra: extra, completer: completer, policy: policy, late: late, calls: calls, gov: gov}
 	o.cur.Store(cfg)
 	if layer.usable() {
 		o.LLM = layer.router
@@ -473,6 +486,9 @@ func (o *Organism) Start() error {
 	if err := o.Pump.Start(); err != nil {
 		return err
 	}
+	if err := o.gov.start(); err != nil { // before recovery re-delivers held messages
+		return err
+	}
 	if err := o.startDurable(); err != nil {
 		return err
 	}
@@ -518,6 +534,7 @@ func (o *Organism) Stop(ctx context.Context, graceful bool) error {
 func (o *Organism) shutdown(ctx context.Context, stopPump func(context.Context) error) error {
 	o.stopReloads()
 	o.stopRecovery()
+	defer o.gov.stop()
 	if o.Federation != nil {
 		// Calls waiting on a peer end now (their records stay for the next
 		// start), so they cannot hold the drain; answers of conversations

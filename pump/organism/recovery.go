@@ -153,7 +153,7 @@ func (o *Organism) recoverUndelivered(ctx context.Context, r *recovery) error {
 // recoverOne re-delivers e, or marks it delivered when its handling had
 // finished; it reports which.
 func (o *Organism) recoverOne(ctx context.Context, s *store.Store, e store.Entry, handled map[string]int64) (skipped bool, err error) {
-	if e.Conversation != "" && handled[sendKey(e.Conversation, e.Listener)] > e.Seq {
+	if e.Conversation != "" && handled[sendKey(e.Conversation, e.Listener)] > e.Seq && !o.gov.awaits(e.Seq, e.Listener) {
 		return true, s.MarkDelivered(e.Seq)
 	}
 	err = o.Pump.Recover(ctx, pump.Recovered{Seq: e.Seq, Envelope: e.Bytes, External: e.Direction == store.Inbound,

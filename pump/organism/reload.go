@@ -375,6 +375,7 @@ func (p *Plan) build(entries []planEntry) error {
 				errs = append(errs, fmt.Errorf("%s: %w", e.where, err))
 				continue
 			}
+			l = o.gov.constituted(l)
 			u.prompt = l.Prompt
 			p.add = append(p.add, l)
 		default:
@@ -456,6 +457,7 @@ func (p *Plan) Apply() (ReloadReport, error) {
 		o.policy.set(newToolPolicy(p.cfg, toolDataDir(p.cfg, o.durable)))
 	}
 	o.late.reset(p.cfg)
+	o.gov.configure(p.cfg)
 	o.cur.Store(p.cfg)
 	r := p.report
 	o.log.Info("reload applied", "added", r.Added, "removed", r.Removed, "changed", r.Changed,
@@ -507,7 +509,7 @@ func (o *Organism) swapCompleter(layer *llmLayer) *llm.Completer {
 	}
 	prev := o.completer.cur.Load()
 	if layer.usable() {
-		o.completer.cur.Store(layer.completer())
+		o.completer.cur.Store(o.gov.withConstitutions(layer.completer()))
 	} else {
 		o.completer.cur.Store(nil)
 	}

@@ -57,13 +57,21 @@ const (
 	// DeadLetter is input that could not be delivered at all (it may lack a
 	// thread and sender).
 	DeadLetter
+	// Refusal is a structured <refusal> sent to the sender of a message a
+	// constitution rule or a human refused.
+	Refusal
+	// Decision is a governance decision about a message (a constitution
+	// rule's deny or review, a human's approval or denial, a timeout): its
+	// bytes describe the decision.
+	Decision
 )
 
 // kindNames are the stored names, indexed by Kind.
-var kindNames = [...]string{Message: "message", Huh: "huh", SystemError: "system-error", DeadLetter: "dead-letter"}
+var kindNames = [...]string{Message: "message", Huh: "huh", SystemError: "system-error", DeadLetter: "dead-letter",
+	Refusal: "refusal", Decision: "decision"}
 
 // String returns the stored name ("message", "huh", "system-error",
-// "dead-letter") or "Kind(n)".
+// "dead-letter", "refusal", "decision") or "Kind(n)".
 func (k Kind) String() string {
 	if k.Valid() {
 		return kindNames[k]
@@ -72,11 +80,11 @@ func (k Kind) String() string {
 }
 
 // Valid reports whether k is one of the defined kinds.
-func (k Kind) Valid() bool { return k >= Message && k <= DeadLetter }
+func (k Kind) Valid() bool { return k >= Message && k <= Decision }
 
 // ParseKind is the inverse of Kind.String.
 func ParseKind(s string) (Kind, error) {
-	for k := Message; k <= DeadLetter; k++ {
+	for k := Message; k <= Decision; k++ {
 		if kindNames[k] == s {
 			return k, nil
 		}

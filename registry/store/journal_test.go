@@ -207,7 +207,7 @@ func TestDirectionKindNames(t *testing.T) {
 			t.Errorf("ParseDirection(%q) = %v, %v", d, got, err)
 		}
 	}
-	for _, k := range []Kind{Message, Huh, SystemError, DeadLetter} {
+	for _, k := range []Kind{Message, Huh, SystemError, DeadLetter, Refusal, Decision} {
 		got, err := ParseKind(k.String())
 		if err != nil || got != k {
 			t.Errorf("ParseKind(%q) = %v, %v", k, got, err)
@@ -219,7 +219,7 @@ func TestDirectionKindNames(t *testing.T) {
 	if _, err := ParseKind("gossip"); !errors.Is(err, ErrInvalid) {
 		t.Error("ParseKind accepted an unknown name")
 	}
-	if Direction(0).String() != "Direction(0)" || Kind(7).String() != "Kind(7)" {
+	if Direction(0).String() != "Direction(0)" || Kind(9).String() != "Kind(9)" {
 		t.Error("invalid values do not print as such")
 	}
 }

@@ -28,6 +28,7 @@ var migrations = []migration{
 	{version: 8, name: "journal in segments", sql: journalSegmentsV8, fn: migrateToSegments},
 	{version: 9, name: "OOB request signatures", sql: oobSignaturesV9},
 	{version: 10, name: "LLM calls", sql: llmCallsV10},
+	{version: 11, name: "approvals", sql: approvalsV11},
 }
 
 // migrationV4 adds the journal listeners and their sweep cursors

@@ -1,8 +1,10 @@
 // xmlpipe dashboard: logs in with POST /auth/login, then reads the REST API
-// (agents, gateways, threads, messages, calls, organism) once a second, sends
-// through the /ws JSON protocol (continuing the selected conversation) and
-// shows agents' text as it streams (delta events of the /api/v1/ws event
-// stream). Everything from the server is shown as text, never as markup.
+// (agents, gateways, threads, messages, calls, organism, pending approvals)
+// once a second, sends through the /ws JSON protocol (continuing the
+// selected conversation), shows agents' text as it streams (delta events of
+// the /api/v1/ws event stream), lets operators decide approvals and admins
+// halt and resume the agents. Everything from the server is shown as text,
+// never as markup.
 "use strict";
 
 const state = { token: null, role: null, ws: null, stream: null, selected: null, last: null, rates: [], lats: [],
@@ -81,6 +83,8 @@ function connect() {
       if (state.selected !== f.thread_id) openConversation(f.thread_id); // the next message continues it
     } else if (f.type === "error") {
       const s = $("#send-status"); s.textContent = f.error; s.className = "error";
+    } else if (f.type === "approval" || f.type === "approval_decided" || f.type === "halted" || f.type === "resumed") {
+      tick();
     }
   };
   state.ws = ws;
@@ -154,9 +158,11 @@ $("#new-button").addEventListener("click", () => {
 
 async function tick() {
   try {
-    const [agents, threads, org, gws] = await Promise.all([
+    const [agents, threads, org, gws, pending] = await Promise.all([
       api("GET", "/api/v1/agents"), api("GET", "/api/v1/threads?limit=30"), api("GET", "/api/v1/organism"),
-      api("GET", "/api/v1/gateways")]);
+      api("GET", "/api/v1/gateways"), api("GET", "/api/v1/approvals?status=pending&limit=50")]);
+    drawStatus(org.status);
+    drawApprovals(pending.approvals);
     drawGraph(agents.agents.filter((a) => !a.name.startsWith("system.")), gws.gateways);
     drawAgents(agents.agents);
     drawFeed(threads.threads);
@@ -164,6 +170,51 @@ async function tick() {
     drawLatency(org.handler_seconds_sum, org.handler_count);
   } catch (e) {
     $("#who").textContent = (state.role || "") + " — " + e.message;
+  }
+}
+
+// drawStatus shows whether the organism runs or is halted, and turns the
+// admin's button into halt or resume.
+function drawStatus(status) {
+  const s = $("#org-status");
+  s.textContent = status; s.dataset.status = status;
+  const b = $("#halt-button");
+  const halted = status === "halted";
+  b.textContent = halted ? "Resume" : "Halt agents";
+  b.dataset.action = halted ? "resume" : "halt";
+}
+
+$("#halt-button").addEventListener("click", () => {
+  const action = $("#halt-button").dataset.action;
+  api("POST", "/api/v1/organism/" + (action === "resume" ? "resume" : "halt")).then(tick)
+    .catch((e) => { $("#who").textContent = state.role + " — " + e.message; });
+});
+
+// drawApprovals lists the calls waiting for a human: who asks for what,
+// the held envelope, and (operators, admins) approve and deny buttons —
+// deny with the reason typed beside it.
+function drawApprovals(approvals) {
+  if (!changed("approvals", approvals.map((a) => a.id))) return;
+  $("#approvals-box").hidden = approvals.length === 0;
+  const list = $("#approvals");
+  list.replaceChildren();
+  const canDecide = state.role === "operator" || state.role === "admin";
+  for (const a of approvals) {
+    const li = el("li", { "data-approval": a.id },
+      el("div", { text: a.agent + " → " + a.target + " (" + a.kind + ", " + a.id + ")" }),
+      el("div", { text: a.request_reason || "" }),
+      el("pre", { text: prettyXML(a.payload || "") }));
+    if (canDecide) {
+      const reason = el("input", { class: "deny-reason", placeholder: "reason (for a denial)" });
+      const decide = (decision) => api("POST", "/api/v1/approvals/" + encodeURIComponent(a.id),
+        { decision, reason: reason.value }).then(tick).catch((e) => { li.append(el("span", { class: "error", text: " " + e.message })); });
+      const ok = el("button", { text: "approve", "data-decision": "approve" });
+      ok.addEventListener("click", () => decide("approve"));
+      const no = el("button", { text: "deny", "data-decision": "deny" });
+      no.addEventListener("click", () => decide("deny"));
+      li.append(ok, " ", no, " ", reason);
+    }
+    list.append(li);
   }
 }
 

@@ -1,3 +1,12 @@
+-- index approvals_conversation
+CREATE INDEX approvals_conversation ON approvals (conversation, created_at);
+
+-- index approvals_status
+CREATE INDEX approvals_status ON approvals (status, created_at);
+
+-- index approvals_thread
+CREATE INDEX approvals_thread ON approvals (thread, created_at);
+
 -- index llm_calls_conversation
 CREATE INDEX llm_calls_conversation ON llm_calls (conversation, id);
 
@@ -18,6 +27,28 @@ CREATE INDEX sessions_user ON sessions (user);
 
 -- index watchers_thread
 CREATE INDEX watchers_thread ON watchers (thread);
+
+-- table approvals
+CREATE TABLE approvals (
+	id              TEXT    PRIMARY KEY CHECK (id <> ''),
+	seq             INTEGER NOT NULL DEFAULT 0,
+	conversation    TEXT    NOT NULL DEFAULT '',
+	thread          TEXT    NOT NULL DEFAULT '',
+	agent           TEXT    NOT NULL,
+	target          TEXT    NOT NULL DEFAULT '',
+	kind            TEXT    NOT NULL CHECK (kind <> ''),
+	payload         TEXT    NOT NULL DEFAULT '',
+	request_reason  TEXT    NOT NULL DEFAULT '',
+	rules           TEXT    NOT NULL DEFAULT '',
+	suggestion      TEXT    NOT NULL DEFAULT '',
+	severity        TEXT    NOT NULL DEFAULT '',
+	created_at      INTEGER NOT NULL,
+	expires_at      INTEGER NOT NULL DEFAULT 0,
+	status          TEXT    NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'expired')),
+	decided_by      TEXT    NOT NULL DEFAULT '',
+	reason          TEXT    NOT NULL DEFAULT '',
+	decided_at      INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
 
 -- table journal_delivered
 CREATE TABLE journal_delivered (

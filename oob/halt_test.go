@@ -1,0 +1,38 @@
+package oob
+
+import (
+	"testing"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+)
+
+func TestHaltAndResumeOverOOB(t *testing.T) {
+	f := newFixture(t, nil)
+	if r := f.do(t, `<halt/>`); r.Payload.Error == nil || r.Payload.Error.Code != CodeNotSupported {
+		t.Fatalf("halt without a halter: %+v", r.Payload)
+	}
+	f = newFixture(t, func(o *Options) { o.Target.Halter = nil })
+	f.srv.ops.t.Halter = f.org.Governance()
+	r := f.do(t, `<halt><scope>all</scope><reason>runaway</reason></halt>`)
+	if r.Payload.Ack == nil || !r.Payload.Ack.Success || r.Payload.Ack.Message != "halted (all): 0 running calls cancelled, 0 messages held" {
+		t.Fatalf("halt: %+v", r.Payload)
+	}
+	if scope, ok := f.org.Pump.Halted(); !ok || scope != pump.HaltAll {
+		t.Fatalf("pump halted %v %v", scope, ok)
+	}
+	if s := f.do(t, `<get-status/>`).Payload.Status; s == nil || s.State != "halted" {
+		t.Fatalf("status %+v", s)
+	}
+	if r := f.do(t, `<resume><reason>all clear</reason></resume>`); r.Payload.Ack == nil || r.Payload.Ack.Message != "resumed" {
+		t.Fatalf("resume: %+v", r.Payload)
+	}
+	if _, ok := f.org.Pump.Halted(); ok {
+		t.Fatal("still halted")
+	}
+	if r := f.do(t, `<resume/>`); r.Payload.Ack == nil || r.Payload.Ack.Message != "not halted" {
+		t.Fatalf("second resume: %+v", r.Payload)
+	}
+	if s := f.do(t, `<get-status/>`).Payload.Status; s.State != "running" {
+		t.Fatalf("status %+v", s)
+	}
+}

@@ -1,0 +1,214 @@
+package bus
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
+)
+
+// Events of the /api/v1/ws stream about governance.
+const (
+	streamApproval        = "approval"
+	streamApprovalDecided = "approval_decided"
+	streamGuardianAlert   = "guardian_alert"
+	streamHalted          = "organism_halted"
+	streamResumed         = "organism_resumed"
+)
+
+// approvalInfo is the wire form of an approval.
+func approvalInfo(a organism.Approval) wire.ApprovalInfo {
+	return wire.ApprovalInfo{ID: a.ID, Kind: a.Kind, ThreadID: a.Conversation, Thread: a.Thread, Agent: a.Agent,
+		Target: a.Target, Payload: a.Payload, RequestReason: a.RequestReason, Rules: a.Rules, CreatedAt: stamp(a.CreatedAt),
+		ExpiresAt: stamp(a.ExpiresAt), Status: a.Status, DecidedBy: a.DecidedBy, Reason: a.Reason,
+		DecidedAt: stamp(a.DecidedAt)}
+}
+
+// apiApprovals is GET /api/v1/approvals[?status=pending&thread=ID&limit=N]:
+// the approvals, newest first.
+func (s *Server) apiApprovals(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := organism.ApprovalFilter{Status: q.Get("status"), Thread: q.Get("thread")}
+	switch f.Status {
+	case "", organism.StatusPending, organism.StatusApproved, organism.StatusDenied, organism.StatusExpired:
+	default:
+		writeError(w, http.StatusBadRequest, "Unknown status: want pending, approved, denied or expired")
+		return
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			writeError(w, http.StatusBadRequest, "limit must be a number from 1 to 10000")
+			return
+		}
+		f.Limit = n
+	}
+	as, err := s.opts.Organism.Governance().Approvals(r.Context(), f)
+	if err != nil {
+		s.internalError(w, "list approvals", err)
+		return
+	}
+	out := make([]wire.ApprovalInfo, len(as))
+	for i, a := range as {
+		out[i] = approvalInfo(a)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
+}
+
+// apiApproval is GET /api/v1/approvals/{id}.
+func (s *Server) apiApproval(w http.ResponseWriter, r *http.Request) {
+	a, err := s.opts.Organism.Governance().Approval(r.Context(), r.PathValue("id"))
+	switch {
+	case errors.Is(err, organism.ErrApprovalNotFound):
+		writeError(w, http.StatusNotFound, "Approval not found")
+	case err != nil:
+		s.internalError(w, "read an approval", err)
+	default:
+		writeJSON(w, http.StatusOK, approvalInfo(a))
+	}
+}
+
+// decisionRequest is the body of POST /api/v1/approvals/{id}.
+type decisionRequest struct {
+	Decision string `json:"decision"`
+	Reason   string `json:"reason"`
+}
+
+// maxDecisionReason caps the reason a human gives.
+const maxDecisionReason = 2000
+
+// apiDecide is POST /api/v1/approvals/{id} (operator):
+// {"decision":"approve"|"deny","reason":…}. 409 when it was decided
+// already.
+func (s *Server) apiDecide(w http.ResponseWriter, r *http.Request) {
+	var req decisionRequest
+	if err := readJSON(r, &req); err != nil {
+		writeReadError(w, err)
+		return
+	}
+	var approve bool
+	switch strings.ToLower(strings.TrimSpace(req.Decision)) {
+	case "approve", "approved":
+		approve = true
+	case "deny", "denied":
+	default:
+		writeError(w, http.StatusBadRequest, `decision must be "approve" or "deny"`)
+		return
+	}
+	if len(req.Reason) > maxDecisionReason {
+		writeError(w, http.StatusBadRequest, "reason is too long (at most 2000 bytes)")
+		return
+	}
+	user := sessionOf(r.Context()).Username
+	a, err := s.opts.Organism.Governance().Decide(r.Context(), r.PathValue("id"), approve, user, req.Reason)
+	switch {
+	case errors.Is(err, organism.ErrApprovalNotFound):
+		writeError(w, http.StatusNotFound, "Approval not found")
+	case errors.Is(err, organism.ErrApprovalDecided):
+		writeError(w, http.StatusConflict, "Approval already decided")
+	case err != nil:
+		s.internalError(w, "decide an approval", err, "approval", r.PathValue("id"))
+	default:
+		s.log.Info("approval decided through the API", "user", user, "approval", a.ID, "status", a.Status)
+		writeJSON(w, http.StatusOK, approvalInfo(a))
+	}
+}
+
+// haltRequest is the optional body of POST /api/v1/organism/halt.
+type haltRequest struct {
+	// Scope is agents (the default: the LLM agents stop, tools and other
+	// listeners keep serving) or all.
+	Scope string `json:"scope"`
+}
+
+// apiHalt is POST /api/v1/organism/halt (admin): the emergency stop.
+func (s *Server) apiHalt(w http.ResponseWriter, r *http.Request) {
+	var req haltRequest
+	if r.ContentLength != 0 {
+		if err := readJSON(r, &req); err != nil {
+			writeReadError(w, err)
+			return
+		}
+	}
+	scope := pump.HaltAgents
+	switch strings.ToLower(strings.TrimSpace(req.Scope)) {
+	case "", "agents":
+	case "all":
+		scope = pump.HaltAll
+	default:
+		writeError(w, http.StatusBadRequest, `scope must be "agents" or "all"`)
+		return
+	}
+	user := sessionOf(r.Context()).Username
+	rep, err := s.opts.Organism.Governance().Halt(user, scope)
+	switch {
+	case errors.Is(err, pump.ErrClosed):
+		writeError(w, http.StatusServiceUnavailable, "Organism shutting down")
+	case err != nil:
+		s.internalError(w, "halt", err)
+	default:
+		writeJSON(w, http.StatusOK, map[string]any{"status": statusHalted, "scope": rep.Scope.String(),
+			"cancelled": rep.Cancelled, "held": rep.Held})
+	}
+}
+
+// apiUnhalt is POST /api/v1/organism/resume (admin): the halt is lifted.
+func (s *Server) apiUnhalt(w http.ResponseWriter, r *http.Request) {
+	resumed := s.opts.Organism.Governance().Resume(sessionOf(r.Context()).Username)
+	writeJSON(w, http.StatusOK, map[string]any{"status": "running", "resumed": resumed})
+}
+
+// statusHalted is the organism's status while halted.
+const statusHalted = "halted"
+
+// onGovernance pushes a governance event: to the /ws sockets that may see
+// its conversation (those routed to it, and admins'), and to the event
+// streams. It runs on the organism's goroutines and never blocks.
+func (s *Server) onGovernance(e organism.GovernanceEvent) {
+	ts := stamp(e.Time)
+	switch e.Kind {
+	case organism.EventApproval, organism.EventApprovalDecided:
+		a := approvalInfo(*e.Approval)
+		typ, name := wire.TypeApproval, streamApproval
+		if e.Kind == organism.EventApprovalDecided {
+			typ, name = wire.TypeApprovalDecided, streamApprovalDecided
+		}
+		frame := wire.Approval{Head: wire.Head{Type: typ}, Approval: a}
+		s.wsocks.each(func(ws *wsSocket) {
+			switch {
+			case s.router.routed(a.ThreadID, ws):
+				ws.post(a.ThreadID, frame)
+			case ws.c.sess.Role.Allows(auth.Admin):
+				ws.c.send(frame)
+			}
+		})
+		s.broadcast(streamEvent{name: name, threads: []string{a.ThreadID, a.Thread}, agents: []string{a.Agent, a.Target},
+			body: map[string]any{"event": name, "approval": a, "timestamp": ts}})
+	case organism.EventGuardianAlert:
+		al := e.Alert
+		frame := wire.GuardianAlert{Head: wire.Head{Type: wire.TypeGuardianAlert}, Sender: al.Sender, Count: al.Count,
+			WindowSeconds: al.Window.Seconds(), Rules: al.Rules, Timestamp: ts}
+		s.wsocks.each(func(ws *wsSocket) {
+			if ws.c.sess.Role.Allows(auth.Admin) {
+				ws.c.send(frame)
+			}
+		})
+		s.broadcast(streamEvent{name: streamGuardianAlert, agents: []string{al.Sender}, body: map[string]any{
+			"event": streamGuardianAlert, "sender": al.Sender, "count": al.Count, "window_seconds": al.Window.Seconds(),
+			"rules": al.Rules, "timestamp": ts}})
+	case organism.EventHalted, organism.EventResumed:
+		typ, name := wire.TypeHalted, streamHalted
+		if e.Kind == organism.EventResumed {
+			typ, name = wire.TypeResumed, streamResumed
+		}
+		frame := wire.Halt{Head: wire.Head{Type: typ}, Scope: e.Scope, By: e.By, Timestamp: ts}
+		s.wsocks.each(func(ws *wsSocket) { ws.c.send(frame) })
+		s.broadcast(streamEvent{name: name, body: map[string]any{"event": name, "scope": e.Scope, "by": e.By,
+			"timestamp": ts}})
+	}
+}

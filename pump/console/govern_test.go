@@ -1,0 +1,188 @@
+package console_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	"github.com/xml-pipeline/xmlpipe/pump/console"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
+)
+
+// governedYAML is an agent whose run_command calls wait for a human; its
+// loopback model first calls run_command, then answers.
+const governedYAML = `organism: {name: governed}
+llm:
+  retries: 0
+  backends:
+    - provider: openai
+      api_key_env: TEST_LLM_KEY
+      base_url: %s
+      model: gpt-test
+listeners:
+  - name: researcher
+    agent: true
+    description: Looks things up
+    prompt: You are researcher.
+    tools: [run_command]
+    tool_config:
+      run_command: {allowed_commands: [date]}
+    approval: [run_command]
+`
+
+// governedConfig starts a loopback model answering script in turn and
+// writes the governed organism's configuration; it returns its path.
+func governedConfig(t *testing.T, script ...string) string {
+	t.Helper()
+	var mu sync.Mutex
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		mu.Lock()
+		text := script[min(n, len(script)-1)]
+		n++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{
+			"message": map[string]any{"role": "assistant", "content": text}, "finish_reason": "stop"}}})
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("TEST_LLM_KEY", "sk-test")
+	path := filepath.Join(t.TempDir(), "organism.yaml")
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(governedYAML, srv.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// transcript is a console's output, safe to read while it is written.
+type transcript struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *transcript) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *transcript) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// waitFor polls the transcript until re matches, and returns the match.
+func (w *transcript) waitFor(t *testing.T, re *regexp.Regexp) []string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(w.String()); m != nil {
+			return m
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no %s in the transcript:\n%s", re, w.String())
+	return nil
+}
+
+var waiting = regexp.MustCompile(`\[approval\] ([0-9a-f]+): researcher → run_command waits for a human`)
+
+// interactive runs a console session over b whose input the test writes.
+func interactive(t *testing.T, b console.Backend) (in io.WriteCloser, out *transcript, done <-chan error) {
+	t.Helper()
+	c, err := console.New(b, console.Config{LineWait: 10 * time.Millisecond}) // a held conversation would hold each @ line
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	out = &transcript{}
+	ch := make(chan error, 1)
+	go func() { ch <- c.Run(context.Background(), pr, out) }()
+	t.Cleanup(func() { pw.Close() })
+	return pw, out, ch
+}
+
+func TestLocalConsoleDecidesApprovals(t *testing.T) {
+	path := governedConfig(t, "<RunCommand><Command>date</Command></RunCommand>", "It ran.",
+		"<RunCommand><Command>date</Command></RunCommand>", "I was refused.")
+	l, err := console.Assemble(organism.Options{Logger: slog.New(slog.DiscardHandler)},
+		func(o organism.Options) (*organism.Organism, error) { return organism.Load(path, o) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Organism().Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Organism().Shutdown(context.Background()) })
+	in, out, done := interactive(t, l)
+	fmt.Fprintln(in, "@researcher what day is it?")
+	id := out.waitFor(t, waiting)[1]
+	fmt.Fprintln(in, "/approvals")
+	out.waitFor(t, regexp.MustCompile(`(?m)^  `+id+`  pending  researcher → run_command`))
+	fmt.Fprintln(in, "/approve "+id)
+	out.waitFor(t, regexp.MustCompile(`Approval `+id+` approved: researcher → run_command`))
+	out.waitFor(t, regexp.MustCompile(`\[researcher\] It ran\.`))
+	fmt.Fprintln(in, "@researcher and now?")
+	id2 := out.waitFor(t, regexp.MustCompile(`\[approval\] ([0-9a-f]+): researcher → run_command waits(?s:.*)\[approval\] ([0-9a-f]+): researcher → run_command waits`))[2]
+	fmt.Fprintln(in, "/deny "+id2+" not today")
+	out.waitFor(t, regexp.MustCompile(`\[researcher\] I was refused\.`))
+	fmt.Fprintln(in, "/approve "+id2)
+	out.waitFor(t, regexp.MustCompile(`Approval `+id2+` was decided already\.`))
+	fmt.Fprintln(in, "/approvals denied")
+	out.waitFor(t, regexp.MustCompile(id2+`  denied   researcher → run_command .* by console: not today`))
+	fmt.Fprintln(in, "/quit")
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+}
+
+func TestRemoteConsoleDecidesApprovalsAndHalts(t *testing.T) {
+	path := governedConfig(t, "<RunCommand><Command>date</Command></RunCommand>", "It ran.")
+	b := startBusWith(t, func(o organism.Options) (*organism.Organism, error) {
+		return organism.Load(path, o)
+	})
+	op := b.dial(t, "olga", b.user(t, "olga", auth.Operator))
+	in, out, done := interactive(t, op)
+	fmt.Fprintln(in, "@researcher what day is it?")
+	id := out.waitFor(t, waiting)[1]
+	fmt.Fprintln(in, "/approvals")
+	out.waitFor(t, regexp.MustCompile(`(?m)^  `+id+`  pending  researcher → run_command`))
+	fmt.Fprintln(in, "/halt")
+	out.waitFor(t, regexp.MustCompile(`Error: forbidden for this role \(operator\)`))
+	fmt.Fprintln(in, "/approve "+id+" looks fine")
+	out.waitFor(t, regexp.MustCompile(`\[approval\] `+id+` approved: researcher → run_command by olga: looks fine`))
+	out.waitFor(t, regexp.MustCompile(`\[researcher\] It ran\.`))
+	fmt.Fprintln(in, "/deny "+id+" too late")
+	out.waitFor(t, regexp.MustCompile(`Approval `+id+` was decided already\.`))
+	fmt.Fprintln(in, "/quit")
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+
+	admin := b.dial(t, "ada", b.user(t, "ada", auth.Admin))
+	in, out, done = interactive(t, admin)
+	fmt.Fprintln(in, "/halt")
+	out.waitFor(t, regexp.MustCompile(`\[halt\] the organism is halted \(agents\) by ada`))
+	out.waitFor(t, regexp.MustCompile(`Halted \(agents\)`))
+	fmt.Fprintln(in, "/resume")
+	out.waitFor(t, regexp.MustCompile(`\[halt\] resumed by ada`))
+	out.waitFor(t, regexp.MustCompile(`Resumed: what waited runs now\.`))
+	fmt.Fprintln(in, "/quit")
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,343 @@
+package organism
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/registry/store"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// The kinds of approval the organism creates itself. Other kinds (memory
+// consent, say) are requested with Governance.Request and settled by the
+// function Governance.HandleKind registers for them.
+const (
+	// KindTool: a call to a tool or peer named in its sender's approval
+	// list.
+	KindTool = "tool"
+	// KindReview: a message a constitution rule sends to a human.
+	KindReview = "review"
+)
+
+// The statuses of an approval.
+const (
+	StatusPending  = store.ApprovalPending
+	StatusApproved = store.ApprovalApproved
+	StatusDenied   = store.ApprovalDenied
+	StatusExpired  = store.ApprovalExpired
+)
+
+// Approval errors.
+var (
+	// ErrApprovalNotFound: no approval has that id.
+	ErrApprovalNotFound = errors.New("organism: no such approval")
+	// ErrApprovalDecided: the approval was decided already (or expired).
+	ErrApprovalDecided = errors.New("organism: approval already decided")
+)
+
+// Approval is something waiting for a human — a held call, a message a
+// constitution rule sends to review — or decided by one.
+type Approval struct {
+	// ID names it (in /approve ID and POST /api/v1/approvals/{id}).
+	ID string
+	// Kind is KindTool, KindReview or a kind of Request.
+	Kind string
+	// Seq is the journal seq of the held message (0: none).
+	Seq int64
+	// Conversation and Thread are where it waits.
+	Conversation, Thread string
+	// Agent is who asks (the held message's sender), Target what it waits
+	// to reach.
+	Agent, Target string
+	// Payload is the held message's canonical envelope (or what a Request
+	// asks about).
+	Payload string
+	// RequestReason says why it waits; Rules are the ids of the rules that
+	// sent it to review.
+	RequestReason string
+	Rules         []string
+	// Suggestion is the rules' suggestion (review), for the refusal.
+	Suggestion string
+	// Severity is the rules' severity (review), for the refusal.
+	Severity string
+	// CreatedAt is when it began waiting, ExpiresAt when it times out.
+	CreatedAt, ExpiresAt time.Time
+	// Status is StatusPending, StatusApproved, StatusDenied or
+	// StatusExpired.
+	Status string
+	// DecidedBy, Reason and DecidedAt record the decision ("" by for a
+	// timeout or a killed conversation).
+	DecidedBy, Reason string
+	DecidedAt         time.Time
+}
+
+// Refusal is the structured refusal the sender gets when a is denied or
+// expires: "denied by <user>: <reason>", or the expiry's reason.
+func (a Approval) Refusal() *xmlpipe.Refusal {
+	reason := a.Reason
+	sev := a.Severity
+	if sev == "" {
+		sev = xmlpipe.SeverityMedium
+	}
+	if a.Status == StatusDenied {
+		reason = "denied by " + a.DecidedBy
+		if a.Reason != "" {
+			reason += ": " + a.Reason
+		}
+	} else if reason == "" {
+		reason = "approval timed out"
+		sev = xmlpipe.SeverityLow
+	}
+	return xmlpipe.NewRefusal(reason, a.Suggestion, sev, a.Rules...)
+}
+
+// approvalID is the id of the approval of the message journaled as seq for
+// target: the same after a restart, so a re-delivered held message finds
+// its approval again. Unjournaled messages get a random one.
+func approvalID(seq int64, target string) string {
+	if seq <= 0 {
+		return strings.ReplaceAll(xmlpipe.NewThreadID(), "-", "")[:12]
+	}
+	h := sha256.Sum256([]byte(strconv.FormatInt(seq, 10) + "\x00" + strings.ToLower(target)))
+	return hex.EncodeToString(h[:6])
+}
+
+// rowOf and approvalOf convert to and from the store's row.
+func rowOf(a Approval) store.ApprovalRow {
+	return store.ApprovalRow{ID: a.ID, Seq: a.Seq, Conversation: a.Conversation, Thread: a.Thread, Agent: a.Agent,
+		Target: a.Target, Kind: a.Kind, Payload: a.Payload, RequestReason: a.RequestReason, Rules: a.Rules,
+		Suggestion: a.Suggestion, Severity: a.Severity,
+		CreatedAt: a.CreatedAt, ExpiresAt: a.ExpiresAt, Status: a.Status, DecidedBy: a.DecidedBy, Reason: a.Reason,
+		DecidedAt: a.DecidedAt}
+}
+
+func approvalOf(r store.ApprovalRow) Approval {
+	return Approval{ID: r.ID, Seq: r.Seq, Conversation: r.Conversation, Thread: r.Thread, Agent: r.Agent, Target: r.Target,
+		Kind: r.Kind, Payload: r.Payload, RequestReason: r.RequestReason, Rules: r.Rules, Suggestion: r.Suggestion,
+		Severity: r.Severity, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, Status: r.Status, DecidedBy: r.DecidedBy,
+		Reason: r.Reason, DecidedAt: r.DecidedAt}
+}
+
+// ApprovalFilter selects approvals; empty fields match everything.
+type ApprovalFilter struct {
+	// Status is one status.
+	Status string
+	// Thread matches an approval's thread or conversation.
+	Thread string
+	// Limit caps the result (0: DefaultApprovalLimit); newest first.
+	Limit int
+}
+
+// DefaultApprovalLimit is how many approvals a List returns at most unless
+// asked for another number.
+const DefaultApprovalLimit = 500
+
+// maxRecent bounds the decided approvals an organism without a store keeps.
+const maxRecent = 1024
+
+// approvalBook keeps the approvals: the pending ones in memory (with their
+// timers), every one in the store when the organism has one, the latest
+// decided ones in memory otherwise.
+type approvalBook struct {
+	store *store.Store
+	mu    sync.Mutex
+	// pending are the approvals waiting, by id; timers their expiries.
+	pending map[string]*Approval
+	timers  map[string]*time.Timer
+	// recent are decided approvals, newest last (all of them without a
+	// store, bounded; with one, those decided by this process, bounded).
+	recent []Approval
+}
+
+func newApprovalBook(s *store.Store) *approvalBook {
+	return &approvalBook{store: s, pending: map[string]*Approval{}, timers: map[string]*time.Timer{}}
+}
+
+// add records a new pending approval (the store write is queued).
+func (b *approvalBook) add(a Approval, expire func(id string)) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, dup := b.pending[a.ID]; dup {
+		return nil
+	}
+	if b.store != nil {
+		if err := b.store.PutApproval(rowOf(a)); err != nil {
+			return err
+		}
+	}
+	b.watch(&a, expire)
+	return nil
+}
+
+// watch keeps a pending and arms its timer (b.mu held).
+func (b *approvalBook) watch(a *Approval, expire func(id string)) {
+	b.pending[a.ID] = a
+	if a.ExpiresAt.IsZero() {
+		return
+	}
+	id := a.ID
+	b.timers[id] = time.AfterFunc(max(time.Until(a.ExpiresAt), 0), func() { expire(id) })
+}
+
+// find returns the approval id: pending, decided by this process, or
+// stored.
+func (b *approvalBook) find(ctx context.Context, id string) (Approval, bool, error) {
+	b.mu.Lock()
+	if a, ok := b.pending[id]; ok {
+		defer b.mu.Unlock()
+		return *a, true, nil
+	}
+	for i := len(b.recent) - 1; i >= 0; i-- {
+		if b.recent[i].ID == id {
+			a := b.recent[i]
+			b.mu.Unlock()
+			return a, true, nil
+		}
+	}
+	b.mu.Unlock()
+	if b.store == nil {
+		return Approval{}, false, nil
+	}
+	rows, err := b.store.Approvals(ctx, store.ApprovalFilter{ID: id})
+	if err != nil || len(rows) == 0 {
+		return Approval{}, false, err
+	}
+	return approvalOf(rows[0]), true, nil
+}
+
+// decide moves the pending approval id to status: it records the decision
+// (in the store first, waiting for the commit) and returns the decided
+// approval. ErrApprovalDecided when it is not pending (decided meanwhile,
+// or before a restart), ErrApprovalNotFound when there is none.
+func (b *approvalBook) decide(ctx context.Context, id, status, by, reason string, at time.Time) (Approval, error) {
+	b.mu.Lock()
+	a, ok := b.pending[id]
+	if !ok {
+		b.mu.Unlock()
+		if _, found, err := b.find(ctx, id); err != nil {
+			return Approval{}, err
+		} else if found {
+			return Approval{}, fmt.Errorf("%w: %s", ErrApprovalDecided, id)
+		}
+		return Approval{}, fmt.Errorf("%w: %s", ErrApprovalNotFound, id)
+	}
+	delete(b.pending, id)
+	if t := b.timers[id]; t != nil {
+		t.Stop()
+		delete(b.timers, id)
+	}
+	d := *a
+	d.Status, d.DecidedBy, d.Reason, d.DecidedAt = status, by, reason, at
+	b.mu.Unlock()
+	if b.store != nil {
+		if err := b.store.DecideApproval(ctx, id, status, by, reason, at); err != nil {
+			if errors.Is(err, store.ErrDecided) {
+				return Approval{}, fmt.Errorf("%w: %s", ErrApprovalDecided, id)
+			}
+			if !errors.Is(err, store.ErrNotFound) {
+				// Not recorded: it stays pending, to be decided again.
+				b.mu.Lock()
+				b.pending[id] = a
+				b.mu.Unlock()
+				return Approval{}, fmt.Errorf("organism: record the decision about approval %s: %w", id, err)
+			}
+		}
+	}
+	b.mu.Lock()
+	b.recent = append(b.recent, d)
+	if len(b.recent) > maxRecent {
+		b.recent = slices.Delete(b.recent, 0, len(b.recent)-maxRecent)
+	}
+	b.mu.Unlock()
+	return d, nil
+}
+
+// list returns the approvals f selects, newest first.
+func (b *approvalBook) list(ctx context.Context, f ApprovalFilter) ([]Approval, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = DefaultApprovalLimit
+	}
+	if b.store != nil {
+		// Pending ones whose insert is still queued show too: flush first.
+		if err := b.store.Flush(ctx); err != nil && !errors.Is(err, store.ErrWriteFailed) {
+			return nil, err
+		}
+		rows, err := b.store.Approvals(ctx, store.ApprovalFilter{Status: f.Status, Thread: f.Thread, Limit: limit})
+		if err != nil {
+			return nil, err
+		}
+		out := make([]Approval, len(rows))
+		for i, r := range rows {
+			out[i] = approvalOf(r)
+		}
+		return out, nil
+	}
+	b.mu.Lock()
+	all := make([]Approval, 0, len(b.pending)+len(b.recent))
+	for _, a := range b.pending {
+		all = append(all, *a)
+	}
+	all = append(all, b.recent...)
+	b.mu.Unlock()
+	slices.SortStableFunc(all, func(x, y Approval) int { return y.CreatedAt.Compare(x.CreatedAt) })
+	out := all[:0]
+	for _, a := range all {
+		if (f.Status == "" || a.Status == f.Status) && (f.Thread == "" || a.Thread == f.Thread || a.Conversation == f.Thread) {
+			out = append(out, a)
+		}
+		if len(out) == limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+// pendingList lists the pending approvals.
+func (b *approvalBook) pendingList() []Approval {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]Approval, 0, len(b.pending))
+	for _, a := range b.pending {
+		out = append(out, *a)
+	}
+	return out
+}
+
+// load reads the pending approvals from the store (at start) and arms
+// their timers; one past its time expires at once.
+func (b *approvalBook) load(ctx context.Context, expire func(id string)) (int, error) {
+	if b.store == nil {
+		return 0, nil
+	}
+	rows, err := b.store.Approvals(ctx, store.ApprovalFilter{Status: StatusPending})
+	if err != nil {
+		return 0, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, r := range rows {
+		a := approvalOf(r)
+		b.watch(&a, expire)
+	}
+	return len(rows), nil
+}
+
+// stop stops the timers (shutdown): pending approvals stay pending in the
+// store.
+func (b *approvalBook) stop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for id, t := range b.timers {
+		t.Stop()
+		delete(b.timers, id)
+	}
+}

@@ -1,0 +1,611 @@
+package organism
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/llm"
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/pump/guardian"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// GovernanceObserver is told of every governance decision: rule is the
+// constitution rule's id ("" for a call its sender's approval list holds),
+// decision one of deny, review, hold, approved, denied, expired.
+// observe.Metrics counts them.
+type GovernanceObserver interface {
+	GovernanceDecision(rule, decision string)
+}
+
+// The kinds of GovernanceEvent.
+const (
+	// EventApproval: something began waiting for a human (Approval).
+	EventApproval = "approval"
+	// EventApprovalDecided: an approval was approved, denied or expired
+	// (Approval).
+	EventApprovalDecided = "approval-decided"
+	// EventGuardianAlert: one sender's messages were refused repeatedly
+	// (Alert).
+	EventGuardianAlert = "guardian-alert"
+	// EventHalted and EventResumed: the emergency halt began or ended
+	// (Scope, By).
+	EventHalted  = "halted"
+	EventResumed = "resumed"
+)
+
+// GovernanceEvent is something operators are told about.
+type GovernanceEvent struct {
+	Kind string
+	Time time.Time
+	// Approval is set for EventApproval and EventApprovalDecided.
+	Approval *Approval
+	// Alert is set for EventGuardianAlert.
+	Alert *GuardianAlert
+	// Scope and By describe a halt or resume ("agents" or "all"; who).
+	Scope, By string
+}
+
+// GuardianAlert reports repeated violations by one sender.
+type GuardianAlert struct {
+	// Sender is who sent the refused messages; Count how many within
+	// Window; Rules the ids they violated, most recent last.
+	Sender string
+	Count  int
+	Window time.Duration
+	Rules  []string
+}
+
+// Governance is the organism's governance: the guardian applying the
+// constitution documents' rules, the approvals humans decide, and the
+// emergency halt. It is the pump's delivery gate (pump.DeliveryGate).
+type Governance struct {
+	pump  *pump.Pump
+	guard *guardian.Guardian
+	book  *approvalBook
+	log   *slog.Logger
+	clock func() time.Time
+	obs   GovernanceObserver
+
+	cfg       atomic.Pointer[govConfig]
+	installed atomic.Bool
+
+	mu    sync.Mutex
+	kinds map[string]func(Approval)
+	subs  map[int]func(GovernanceEvent)
+	next  int
+
+	alerts violations
+}
+
+// govConfig is what the gate reads of the configuration in force.
+type govConfig struct {
+	// approvals are the listeners with an approval list, by lower-cased
+	// name.
+	approvals map[string]listenerApproval
+	// waits are every listener's approval wait, by lower-cased name.
+	waits       map[string]time.Duration
+	alertAfter  int
+	alertWindow time.Duration
+}
+
+// listenerApproval is one listener's approval list.
+type listenerApproval struct {
+	targets map[string]bool // lower-cased
+}
+
+// newGovernance loads the constitution documents of cfg (file:line on any
+// problem) and builds the organism's governance over p.
+func newGovernance(cfg *config.Organism, p *pump.Pump, s *store.Store, opts Options) (*Governance, error) {
+	var agents []string
+	for _, lc := range cfg.Listeners {
+		if lc.Agent {
+			agents = append(agents, lc.Name)
+		}
+	}
+	guard, err := guardian.Load(cfg.Constitution, agents)
+	if err != nil {
+		return nil, fmt.Errorf("%s: constitution: %w", cfg.Pos("constitution"), err)
+	}
+	g := &Governance{pump: p, guard: guard, book: newApprovalBook(s), log: opts.Logger, clock: opts.Clock,
+		obs: opts.GovernanceObserver, kinds: map[string]func(Approval){}, subs: map[int]func(GovernanceEvent){}}
+	g.kinds[KindTool] = g.settleHeld
+	g.kinds[KindReview] = g.settleHeld
+	g.configure(cfg)
+	return g, nil
+}
+
+// configure reads the approval lists and alert limits of cfg (at assembly
+// and after every reload) and installs the gate when there is anything to
+// govern.
+func (g *Governance) configure(cfg *config.Organism) {
+	c := &govConfig{approvals: map[string]listenerApproval{}, waits: map[string]time.Duration{},
+		alertAfter: cfg.Governance.AlertAfter, alertWindow: cfg.Governance.AlertWindow.D()}
+	for _, lc := range cfg.Listeners {
+		key := strings.ToLower(lc.Name)
+		c.waits[key] = lc.ApprovalWait()
+		if len(lc.Approval) == 0 {
+			continue
+		}
+		la := listenerApproval{targets: map[string]bool{}}
+		for _, t := range lc.Approval {
+			la.targets[strings.ToLower(strings.TrimSpace(t))] = true
+		}
+		c.approvals[key] = la
+	}
+	g.cfg.Store(c)
+	g.install(len(c.approvals) > 0 || g.guard.HasRules() || len(g.book.pendingList()) > 0)
+}
+
+// install makes g the pump's delivery gate (once on, it stays on: held
+// messages need it).
+func (g *Governance) install(want bool) {
+	if want && g.installed.CompareAndSwap(false, true) {
+		g.pump.SetGate(g)
+	}
+}
+
+// Guardian returns the guardian (the constitution documents and rules).
+func (g *Governance) Guardian() *guardian.Guardian { return g.guard }
+
+// constitution is the constitution text of the agent called name.
+func (g *Governance) constitution(name string) string {
+	return g.guard.Constitution(name, llm.Constitution())
+}
+
+// constituted gives an agent listener its constitution text.
+func (g *Governance) constituted(l pump.Listener) pump.Listener {
+	if a, ok := l.Handler.(*llm.Agent); ok {
+		a.Constitution = g.constitution(l.Name)
+	}
+	return l
+}
+
+// withConstitutions gives a completer each agent's constitution text.
+func (g *Governance) withConstitutions(c *llm.Completer) *llm.Completer {
+	if c == nil {
+		return nil
+	}
+	c.Constitutions = map[string]string{}
+	for name := range c.Prompts {
+		c.Constitutions[name] = g.constitution(name)
+	}
+	return c
+}
+
+// Check implements pump.DeliveryGate: a recovered message finds its
+// approval again; otherwise the guardian's rules decide (deny refuses,
+// review holds), then the sender's approval list (hold).
+func (g *Governance) Check(m *pump.GateMessage) pump.GateDecision {
+	if m.Recovered && m.Seq > 0 {
+		a, found, err := g.book.find(context.Background(), approvalID(m.Seq, m.Target))
+		if err != nil {
+			g.log.Error("approvals: look up a recovered message's approval", "seq", m.Seq, "listener", m.Target, "error", err)
+		}
+		if found {
+			return g.resumeHeld(a)
+		}
+	}
+	v := g.guard.Check(guardian.Subject{From: m.From, To: m.Target, FromAgent: m.FromAgent, ToAgent: m.TargetAgent,
+		Payload: m.Payload})
+	switch v.Action {
+	case guardian.Deny:
+		r := v.Refusal()
+		g.decided(m, "deny", "guardian", v.RuleIDs(), r.Reason, "")
+		g.violated(m.From, v.RuleIDs())
+		return pump.GateDecision{Verdict: pump.GateRefuse, Refusal: r}
+	case guardian.Review:
+		r := v.Refusal()
+		return g.hold(m, KindReview, "constitution review: "+v.Reason(), v.RuleIDs(), r.Suggestion, r.Severity)
+	}
+	c := g.cfg.Load()
+	if len(c.approvals) > 0 {
+		if la, ok := c.approvals[strings.ToLower(m.From)]; ok && la.targets[strings.ToLower(m.Target)] {
+			return g.hold(m, KindTool, fmt.Sprintf("%s's calls to %s wait for a human (approval list)", m.From, m.Target),
+				nil, "", "")
+		}
+	}
+	return pump.GateDecision{}
+}
+
+// resumeHeld is the decision about a recovered message whose approval was
+// found: still pending, it is held again under the same id; approved, it
+// is delivered; denied or expired, it is refused.
+func (g *Governance) resumeHeld(a Approval) pump.GateDecision {
+	switch a.Status {
+	case StatusPending:
+		g.log.Info("approval: held again after a restart", "approval", a.ID, "agent", a.Agent, "target", a.Target)
+		return pump.GateDecision{Verdict: pump.GateHold, HoldID: a.ID}
+	case StatusApproved:
+		return pump.GateDecision{}
+	}
+	return pump.GateDecision{Verdict: pump.GateRefuse, Refusal: a.Refusal()}
+}
+
+// hold creates the approval of m and holds it.
+func (g *Governance) hold(m *pump.GateMessage, kind, why string, rules []string, suggestion, severity string) pump.GateDecision {
+	now := g.clock()
+	wait := g.waitFor(m)
+	a := Approval{ID: approvalID(m.Seq, m.Target), Kind: kind, Seq: m.Seq, Conversation: m.Conversation,
+		Thread: m.Thread, Agent: m.From, Target: m.Target, Payload: string(m.Envelope), RequestReason: why, Rules: rules,
+		Suggestion: suggestion, Severity: severity, CreatedAt: now, ExpiresAt: now.Add(wait), Status: StatusPending}
+	if err := g.book.add(a, g.expire); err != nil {
+		g.log.Error("approvals: cannot record an approval; the message is refused", "agent", m.From, "target", m.Target,
+			"error", err)
+		return pump.GateDecision{Verdict: pump.GateRefuse,
+			Refusal: xmlpipe.NewRefusal("the approval this call needs could not be recorded", "", xmlpipe.SeverityMedium)}
+	}
+	decision := "hold"
+	if kind == KindReview {
+		decision = "review"
+	}
+	g.decided(m, decision, "guardian", rules, why, a.ID)
+	g.emit(GovernanceEvent{Kind: EventApproval, Time: now, Approval: &a})
+	return pump.GateDecision{Verdict: pump.GateHold, HoldID: a.ID}
+}
+
+// waitFor is how long m's approval waits: its sender's approval_timeout
+// when the sender is a configured listener, else its target's, else the
+// default.
+func (g *Governance) waitFor(m *pump.GateMessage) time.Duration {
+	c := g.cfg.Load()
+	if d, ok := c.waits[strings.ToLower(m.From)]; ok {
+		return d
+	}
+	if d, ok := c.waits[strings.ToLower(m.Target)]; ok {
+		return d
+	}
+	return config.DefaultApprovalTimeout
+}
+
+// Dropped implements pump.DeliveryGate: the held message's conversation
+// was killed, so its approval expires.
+func (g *Governance) Dropped(id string, cause error) {
+	reason := "conversation killed"
+	if !errors.Is(cause, pump.ErrConversationKilled) {
+		reason = cause.Error()
+	}
+	if _, err := g.finish(context.Background(), id, StatusExpired, "", reason); err != nil &&
+		!errors.Is(err, ErrApprovalDecided) && !errors.Is(err, ErrApprovalNotFound) {
+		g.log.Error("approvals: expire the approval of a killed conversation", "approval", id, "error", err)
+	}
+}
+
+// expire ends an approval whose wait timed out: the sender is refused with
+// "approval timed out".
+func (g *Governance) expire(id string) {
+	a, err := g.finish(context.Background(), id, StatusExpired, "", "approval timed out")
+	if err != nil {
+		if !errors.Is(err, ErrApprovalDecided) && !errors.Is(err, ErrApprovalNotFound) {
+			g.log.Error("approvals: expire", "approval", id, "error", err)
+		}
+		return
+	}
+	g.settle(a)
+}
+
+// Decide approves or denies the pending approval id on behalf of by, with
+// an optional reason. Approved, the held call is delivered; denied, its
+// sender gets a refusal ("denied by <by>: <reason>"). It fails with
+// ErrApprovalNotFound or ErrApprovalDecided.
+func (g *Governance) Decide(ctx context.Context, id string, approve bool, by, reason string) (Approval, error) {
+	status := StatusDenied
+	if approve {
+		status = StatusApproved
+	}
+	if strings.TrimSpace(by) == "" {
+		by = "operator"
+	}
+	a, err := g.finish(ctx, id, status, by, strings.TrimSpace(reason))
+	if err != nil {
+		return Approval{}, err
+	}
+	g.settle(a)
+	return a, nil
+}
+
+// finish records a decision, audits it and tells the subscribers.
+func (g *Governance) finish(ctx context.Context, id, status, by, reason string) (Approval, error) {
+	a, err := g.book.decide(ctx, id, status, by, reason, g.clock())
+	if err != nil {
+		return Approval{}, err
+	}
+	who := by
+	if who == "" {
+		who = "organism"
+	}
+	g.audit(a.Conversation, a.Thread, a.Agent, a.Target, status, who, a.Rules, reason, a.ID, a.Seq)
+	g.emit(GovernanceEvent{Kind: EventApprovalDecided, Time: a.DecidedAt, Approval: &a})
+	return a, nil
+}
+
+// settle carries out a decision through the handler of its kind.
+func (g *Governance) settle(a Approval) {
+	g.mu.Lock()
+	fn := g.kinds[a.Kind]
+	g.mu.Unlock()
+	if fn == nil {
+		g.log.Warn("approvals: no handler for this kind of approval; the decision is recorded only", "approval", a.ID,
+			"kind", a.Kind)
+		return
+	}
+	fn(a)
+}
+
+// settleHeld carries out a decision about a held message: approved, it is
+// released; otherwise refused. A message not held (yet) — after a
+// restart, before recovery re-delivers it — finds the decision then.
+func (g *Governance) settleHeld(a Approval) {
+	var err error
+	if a.Status == StatusApproved {
+		err = g.pump.Release(a.ID)
+	} else {
+		err = g.pump.RefuseHeld(a.ID, a.Refusal())
+	}
+	switch {
+	case errors.Is(err, pump.ErrNotHeld):
+		g.log.Info("approvals: decided a message that is not held now; it is settled when it is re-delivered",
+			"approval", a.ID, "status", a.Status)
+	case err != nil:
+		g.log.Warn("approvals: settle a held message", "approval", a.ID, "status", a.Status, "error", err)
+	}
+}
+
+// HandleKind makes fn carry out the decisions about approvals of kind
+// (approved, denied or expired), for kinds requested with Request. fn runs
+// on the deciding goroutine and must not block for long.
+func (g *Governance) HandleKind(kind string, fn func(Approval)) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.kinds[kind] = fn
+}
+
+// Request asks a human for an approval of another kind than a held
+// message (memory consent, say): a.Kind, Agent, and what describes it
+// (Conversation, Thread, Target, Payload, RequestReason) are kept; wait
+// bounds the wait (0: the default). The decision goes to the function
+// HandleKind registered for the kind. It returns the pending approval.
+func (g *Governance) Request(a Approval, wait time.Duration) (Approval, error) {
+	if a.Kind == "" || a.Kind == KindTool || a.Kind == KindReview {
+		return Approval{}, fmt.Errorf("organism: request an approval: kind %q is not for requests", a.Kind)
+	}
+	if wait <= 0 {
+		wait = config.DefaultApprovalTimeout
+	}
+	now := g.clock()
+	a.ID, a.Seq, a.Status, a.CreatedAt, a.ExpiresAt = approvalID(0, ""), 0, StatusPending, now, now.Add(wait)
+	a.DecidedBy, a.Reason, a.DecidedAt = "", "", time.Time{}
+	if err := g.book.add(a, g.expire); err != nil {
+		return Approval{}, err
+	}
+	g.audit(a.Conversation, a.Thread, a.Agent, a.Target, "hold", "organism", nil, a.RequestReason, a.ID, 0)
+	g.emit(GovernanceEvent{Kind: EventApproval, Time: now, Approval: &a})
+	return a, nil
+}
+
+// Approvals lists approvals, newest first.
+func (g *Governance) Approvals(ctx context.Context, f ApprovalFilter) ([]Approval, error) {
+	return g.book.list(ctx, f)
+}
+
+// Approval returns the approval id (ErrApprovalNotFound when there is
+// none).
+func (g *Governance) Approval(ctx context.Context, id string) (Approval, error) {
+	a, found, err := g.book.find(ctx, id)
+	switch {
+	case err != nil:
+		return Approval{}, err
+	case !found:
+		return Approval{}, fmt.Errorf("%w: %s", ErrApprovalNotFound, id)
+	}
+	return a, nil
+}
+
+// awaits reports whether the message journaled as seq for listener waits
+// for, or was granted, an approval not carried out yet: recovery must
+// re-deliver it whatever else the journal says.
+func (g *Governance) awaits(seq int64, listener string) bool {
+	a, found, _ := g.book.find(context.Background(), approvalID(seq, listener))
+	return found && (a.Status == StatusPending || a.Status == StatusApproved)
+}
+
+// Subscribe calls fn with every governance event from now on (on the
+// goroutine that caused it: fn must not block); the returned func stops it.
+func (g *Governance) Subscribe(fn func(GovernanceEvent)) (cancel func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	id := g.next
+	g.next++
+	g.subs[id] = fn
+	return func() {
+		g.mu.Lock()
+		delete(g.subs, id)
+		g.mu.Unlock()
+	}
+}
+
+// emit tells the subscribers.
+func (g *Governance) emit(e GovernanceEvent) {
+	g.mu.Lock()
+	fns := make([]func(GovernanceEvent), 0, len(g.subs))
+	for _, fn := range g.subs {
+		fns = append(fns, fn)
+	}
+	g.mu.Unlock()
+	for _, fn := range fns {
+		fn(e)
+	}
+}
+
+// decided audits a decision the gate made about m.
+func (g *Governance) decided(m *pump.GateMessage, decision, by string, rules []string, reason, approval string) {
+	g.audit(m.Conversation, m.Thread, m.From, m.Target, decision, by, rules, reason, approval, m.Seq)
+}
+
+// decisionRecord is the journaled description of a governance decision.
+type decisionRecord struct {
+	XMLName  xml.Name `xml:"https://xml-pipeline.org/ns/core/v1 decision"`
+	Decision string   `xml:"decision,attr"`
+	By       string   `xml:"by,attr"`
+	Seq      int64    `xml:"seq,attr,omitempty"`
+	Approval string   `xml:"approval,attr,omitempty"`
+	Rules    []string `xml:"rule"`
+	Reason   string   `xml:"reason,omitempty"`
+}
+
+// audit records a governance decision: a journal record (kind decision), a
+// log line (a security event for a denial) and the observer's count.
+func (g *Governance) audit(conv, thread, from, target, decision, by string, rules []string, reason, approval string, seq int64) {
+	body, err := xml.Marshal(decisionRecord{Decision: decision, By: by, Seq: seq, Approval: approval, Rules: rules,
+		Reason: reason})
+	if err != nil {
+		body = []byte("<decision/>")
+	}
+	text := decision + " by " + by
+	if len(rules) > 0 {
+		text += " (rule " + strings.Join(rules, ", ") + ")"
+	}
+	if approval != "" {
+		text += " approval " + approval
+	}
+	if seq > 0 {
+		text += " of seq " + strconv.FormatInt(seq, 10)
+	}
+	if reason != "" {
+		text += ": " + reason
+	}
+	g.pump.Audit(pump.Record{Time: g.clock(), Direction: pump.Outbound, Kind: pump.RecordDecision, Conversation: conv,
+		Thread: thread, From: from, To: target, Listener: target, PayloadTag: "decision", Envelope: body,
+		Diagnostics: []xmlpipe.Diagnostic{{Msg: text}}})
+	attrs := []any{"decision", decision, "by", by, "from", from, "to", target, "thread", thread, "rules", rules,
+		"approval", approval, "reason", reason}
+	if decision == "deny" || decision == StatusDenied {
+		g.log.Warn("security event: governance refused a message", append([]any{"security", true}, attrs...)...)
+	} else {
+		g.log.Info("governance decision", attrs...)
+	}
+	if g.obs != nil {
+		if len(rules) == 0 {
+			g.obs.GovernanceDecision("", decision)
+		}
+		for _, r := range rules {
+			g.obs.GovernanceDecision(r, decision)
+		}
+	}
+}
+
+// violations counts refused messages per sender in a sliding window.
+type violations struct {
+	mu   sync.Mutex
+	seen map[string][]time.Time
+}
+
+// violated counts a refusal of sender's message and alerts the operators
+// when it makes alert_after within alert_window (then the count starts
+// over).
+func (g *Governance) violated(sender string, rules []string) {
+	c := g.cfg.Load()
+	if c.alertAfter <= 0 {
+		return
+	}
+	now := g.clock()
+	v := &g.alerts
+	v.mu.Lock()
+	if v.seen == nil {
+		v.seen = map[string][]time.Time{}
+	}
+	ts := v.seen[sender]
+	keep := ts[:0]
+	for _, t := range ts {
+		if now.Sub(t) < c.alertWindow {
+			keep = append(keep, t)
+		}
+	}
+	keep = append(keep, now)
+	n := len(keep)
+	if n >= c.alertAfter {
+		delete(v.seen, sender)
+	} else {
+		v.seen[sender] = keep
+	}
+	if len(v.seen) > 10000 { // bound the senders remembered
+		for k := range v.seen {
+			delete(v.seen, k)
+			break
+		}
+	}
+	v.mu.Unlock()
+	if n < c.alertAfter {
+		return
+	}
+	alert := &GuardianAlert{Sender: sender, Count: n, Window: c.alertWindow, Rules: rules}
+	g.log.Warn("security event: repeated constitution violations", "security", true, "sender", sender, "count", n,
+		"window", c.alertWindow, "rules", rules)
+	g.emit(GovernanceEvent{Kind: EventGuardianAlert, Time: now, Alert: alert})
+}
+
+// Halt is the emergency stop (pump.Pump.Halt) on behalf of by: the agents
+// (scope HaltAgents) or every listener stop at once — model requests are
+// aborted, running handlers' contexts cancelled, queued messages held —
+// until Resume.
+func (g *Governance) Halt(by string, scope pump.HaltScope) (pump.HaltReport, error) {
+	rep, err := g.pump.Halt(scope)
+	if err != nil {
+		return rep, err
+	}
+	g.log.Warn("security event: emergency halt", "security", true, "by", by, "scope", rep.Scope.String(),
+		"cancelled", rep.Cancelled, "held", rep.Held)
+	g.emit(GovernanceEvent{Kind: EventHalted, Time: g.clock(), Scope: rep.Scope.String(), By: by})
+	return rep, nil
+}
+
+// Resume lifts the halt on behalf of by; it reports whether one was in
+// force.
+func (g *Governance) Resume(by string) bool {
+	if !g.pump.Unhalt() {
+		return false
+	}
+	g.log.Warn("emergency halt lifted", "by", by)
+	g.emit(GovernanceEvent{Kind: EventResumed, Time: g.clock(), By: by})
+	return true
+}
+
+// Halted returns the scope of the halt in force ("" and false: none).
+func (g *Governance) Halted() (string, bool) {
+	s, ok := g.pump.Halted()
+	if !ok {
+		return "", false
+	}
+	return s.String(), true
+}
+
+// start loads the pending approvals of the store (before recovery
+// re-delivers their held messages) and arms their timers.
+func (g *Governance) start() error {
+	n, err := g.book.load(context.Background(), g.expire)
+	if err != nil {
+		return fmt.Errorf("organism: load the pending approvals: %w", err)
+	}
+	if n > 0 {
+		g.log.Info("approvals still pending from before the restart", "pending", n)
+		g.install(true)
+	}
+	return nil
+}
+
+// stop stops the approvals' timers.
+func (g *Governance) stop() { g.book.stop() }
+
+// Governance returns the organism's governance: approvals, the guardian,
+// the emergency halt.
+func (o *Organism) Governance() *Governance { return o.gov }

@@ -1,0 +1,421 @@
+package organism
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/llm"
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// governed is an agent "researcher" that may run date, only with a human's
+// approval.
+const governed = `listeners:
+  - name: researcher
+    agent: true
+    description: Looks things up
+    prompt: You are researcher.
+    tools: [run_command]
+    tool_config:
+      run_command: {allowed_commands: [date]}
+    approval: [run_command]
+`
+
+// runDate is the researcher's first reply: a run_command call in XML.
+const runDate = "<RunCommand><Command>date</Command></RunCommand>"
+
+// conversation sends text to agent from the console and collects what
+// comes back to it.
+type conversation struct {
+	id      string
+	replies chan pump.Event
+}
+
+func startConversation(t *testing.T, o *Organism, agent, text string) *conversation {
+	t.Helper()
+	l, ok := o.Pump.Lookup(agent)
+	if !ok {
+		t.Fatalf("no listener %s", agent)
+	}
+	v := reflect.New(l.Payload.GoType())
+	v.Elem().FieldByName("Text").SetString(text)
+	c := &conversation{replies: make(chan pump.Event, 16)}
+	id, err := o.Pump.Send(t.Context(), "console", agent, v.Interface(), pump.OutletFunc(func(e pump.Event) {
+		if e.Kind == pump.EventReply || e.Kind == pump.EventHuh {
+			c.replies <- e
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.id = id
+	return c
+}
+
+// reply waits for the conversation's reply.
+func (c *conversation) reply(t *testing.T) pump.Event {
+	t.Helper()
+	select {
+	case e := <-c.replies:
+		return e
+	case <-time.After(30 * time.Second):
+		t.Fatal("no reply")
+		return pump.Event{}
+	}
+}
+
+// answer waits for the conversation's answer text.
+func (c *conversation) answer(t *testing.T) string {
+	t.Helper()
+	e := c.reply(t)
+	a, ok := e.Payload.(*llm.Answer)
+	if !ok {
+		t.Fatalf("reply %s %T %v", e.Kind, e.Payload, e.Payload)
+	}
+	return a.Text
+}
+
+// pendingApproval waits until exactly one approval is pending and returns it.
+func pendingApproval(t *testing.T, o *Organism) Approval {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		as, err := o.Governance().Approvals(context.Background(), ApprovalFilter{Status: StatusPending})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(as) == 1 {
+			return as[0]
+		}
+		if len(as) > 1 {
+			t.Fatalf("%d pending approvals", len(as))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("no pending approval")
+	return Approval{}
+}
+
+func TestApprovedToolCallRunsAndTheAgentAnswers(t *testing.T) {
+	m := newScriptedModel(t, map[string][]string{"researcher": {runDate, "It ran."}})
+	o := agentOrganism(t, m, governed)
+	c := startConversation(t, o, "researcher", "what day is it?")
+	a := pendingApproval(t, o)
+	if a.Kind != KindTool || a.Agent != "researcher" || a.Target != "run_command" || a.Conversation != c.id ||
+		!strings.Contains(a.Payload, "<RunCommand") || a.ExpiresAt.Sub(a.CreatedAt) != time.Hour {
+		t.Fatalf("approval %+v", a)
+	}
+	if held := o.Pump.Held(); len(held) != 1 || held[0].ID != a.ID {
+		t.Fatalf("held %+v", held)
+	}
+	if n := len(m.requests("researcher")); n != 1 {
+		t.Fatalf("%d model requests before the approval, want 1 (no tool result yet)", n)
+	}
+	got, err := o.Governance().Decide(t.Context(), a.ID, true, "alice", "ok")
+	if err != nil || got.Status != StatusApproved || got.DecidedBy != "alice" {
+		t.Fatalf("Decide: %+v %v", got, err)
+	}
+	if text := c.answer(t); text != "It ran." {
+		t.Fatalf("answer %q", text)
+	}
+	reqs := m.requests("researcher")
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]["content"]
+	if !strings.Contains(last, "[From run_command]") || !strings.Contains(last, "RunCommandResult") {
+		t.Fatalf("the model saw %q, want the command's result", last)
+	}
+	if _, err := o.Governance().Decide(t.Context(), a.ID, false, "bob", ""); !errors.Is(err, ErrApprovalDecided) {
+		t.Fatalf("second decision: %v", err)
+	}
+	if _, err := o.Governance().Decide(t.Context(), "nope", true, "bob", ""); !errors.Is(err, ErrApprovalNotFound) {
+		t.Fatalf("unknown approval: %v", err)
+	}
+}
+
+func TestDeniedToolCallComesBackAsARefusal(t *testing.T) {
+	m := newScriptedModel(t, map[string][]string{"researcher": {runDate, "I was not allowed."}})
+	o := agentOrganism(t, m, governed)
+	c := startConversation(t, o, "researcher", "what day is it?")
+	a := pendingApproval(t, o)
+	if _, err := o.Governance().Decide(t.Context(), a.ID, false, "alice", "not today"); err != nil {
+		t.Fatal(err)
+	}
+	if text := c.answer(t); text != "I was not allowed." {
+		t.Fatalf("answer %q", text)
+	}
+	reqs := m.requests("researcher")
+	last := reqs[len(reqs)-1].Messages[len(reqs[len(reqs)-1].Messages)-1]["content"]
+	if !strings.Contains(last, "<refusal") || !strings.Contains(last, "denied by alice: not today") {
+		t.Fatalf("the model saw %q, want the refusal", last)
+	}
+	as, _ := o.Governance().Approvals(t.Context(), ApprovalFilter{})
+	if len(as) != 1 || as[0].Status != StatusDenied || as[0].Reason != "not today" {
+		t.Fatalf("approvals %+v", as)
+	}
+}
+
+func TestApprovalTimesOut(t *testing.T) {
+	m := newScriptedModel(t, map[string][]string{"researcher": {runDate, "Nobody answered."}})
+	o := agentOrganism(t, m, governed+"    approval_timeout: 200ms\n")
+	c := startConversation(t, o, "researcher", "what day is it?")
+	if text := c.answer(t); text != "Nobody answered." {
+		t.Fatalf("answer %q", text)
+	}
+	reqs := m.requests("researcher")
+	last := reqs[len(reqs)-1].Messages[len(reqs[len(reqs)-1].Messages)-1]["content"]
+	if !strings.Contains(last, "approval timed out") {
+		t.Fatalf("the model saw %q", last)
+	}
+	as, _ := o.Governance().Approvals(t.Context(), ApprovalFilter{Status: StatusExpired})
+	if len(as) != 1 {
+		t.Fatalf("expired approvals %+v", as)
+	}
+}
+
+func TestKilledConversationExpiresItsApprovals(t *testing.T) {
+	m := newScriptedModel(t, map[string][]string{"researcher": {runDate}})
+	o := agentOrganism(t, m, governed)
+	c := startConversation(t, o, "researcher", "what day is it?")
+	a := pendingApproval(t, o)
+	if _, err := o.Pump.Kill(c.id); err != nil {
+		t.Fatal(err)
+	}
+	got, err := o.Governance().Approval(t.Context(), a.ID)
+	if err != nil || got.Status != StatusExpired || got.Reason != "conversation killed" {
+		t.Fatalf("after kill: %+v %v", got, err)
+	}
+	if len(o.Pump.Held()) != 0 {
+		t.Fatal("still held")
+	}
+}
+
+// writeDoc writes a constitution document into dir.
+func writeDoc(t *testing.T, dir, name, doc string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const denyDoc = `---
+document_type: constitution
+version: "1.0"
+scope: all_agents
+authority_level: supreme
+rules:
+  - id: no-rm-rf
+    deny: '(?i)\brm\s+-rf\b'
+    reason: Destructive shell commands are forbidden
+    suggestion: Delete single files instead
+    severity: high
+  - id: pay
+    review: '(?i)\bpay\b'
+    reason: Payments are decided by a human
+---
+# House rules
+
+Never destroy data.
+`
+
+func TestDenyRuleRefusesBeforeTheModelSeesIt(t *testing.T) {
+	m := newScriptedModel(t, map[string][]string{"researcher": {"fine"}})
+	doc := writeDoc(t, t.TempDir(), "CONSTITUTION.md", denyDoc)
+	obs := &countingObserver{}
+	o := agentOrganismWith(t, m, "constitution: ["+doc+"]\ngovernance: {alert_after: 2, alert_window: 1m}\n"+governed,
+		Options{GovernanceObserver: obs})
+	var alerts []GovernanceEvent
+	var mu sync.Mutex
+	o.Governance().Subscribe(func(e GovernanceEvent) {
+		if e.Kind == EventGuardianAlert {
+			mu.Lock()
+			alerts = append(alerts, e)
+			mu.Unlock()
+		}
+	})
+	for i := range 2 {
+		c := startConversation(t, o, "researcher", fmt.Sprintf("please run rm -rf / (%d)", i))
+		e := c.reply(t)
+		r, ok := e.Payload.(*xmlpipe.Refusal)
+		if !ok || r.Reason != "Destructive shell commands are forbidden" || r.ViolatedRules[0] != "no-rm-rf" ||
+			r.Suggestion != "Delete single files instead" || r.Severity != "high" {
+			t.Fatalf("reply %T %+v", e.Payload, e.Payload)
+		}
+	}
+	if n := len(m.requests("researcher")); n != 0 {
+		t.Fatalf("the model got %d requests, want 0", n)
+	}
+	mu.Lock()
+	if len(alerts) != 1 || alerts[0].Alert.Sender != "console" || alerts[0].Alert.Count != 2 {
+		t.Fatalf("alerts %+v", alerts)
+	}
+	mu.Unlock()
+	if got := obs.count("no-rm-rf", "deny"); got != 2 {
+		t.Fatalf("metric no-rm-rf/deny = %d", got)
+	}
+	// The agent's constitution text is the built-in one extended by the body.
+	if got := ask(t, o, "researcher", "hello"); got != "fine" {
+		t.Fatalf("answer %q", got)
+	}
+	first := m.requests("researcher")[0].Messages[0]["content"]
+	if !strings.HasPrefix(first, llm.Constitution()) || !strings.HasSuffix(first, "# House rules\n\nNever destroy data.") {
+		t.Fatalf("constitution text %q", first)
+	}
+}
+
+func TestReviewRuleWaitsForAHuman(t *testing.T) {
+	m := newScriptedModel(t, map[string][]string{"researcher": {"Paid."}})
+	doc := writeDoc(t, t.TempDir(), "CONSTITUTION.md", denyDoc)
+	o := agentOrganism(t, m, "constitution: ["+doc+"]\n"+governed)
+	c := startConversation(t, o, "researcher", "pay the plumber")
+	a := pendingApproval(t, o)
+	if a.Kind != KindReview || a.Agent != "console" || a.Target != "researcher" || len(a.Rules) != 1 || a.Rules[0] != "pay" {
+		t.Fatalf("approval %+v", a)
+	}
+	if len(m.requests("researcher")) != 0 {
+		t.Fatal("the model saw a message under review")
+	}
+	if _, err := o.Governance().Decide(t.Context(), a.ID, true, "alice", ""); err != nil {
+		t.Fatal(err)
+	}
+	if text := c.answer(t); text != "Paid." {
+		t.Fatalf("answer %q", text)
+	}
+}
+
+func TestBadConstitutionFailsTheLoad(t *testing.T) {
+	m := newScriptedModel(t, nil)
+	dir := t.TempDir()
+	doc := writeDoc(t, dir, "bad.md", "---\ndocument_type: constitution\nversion: 1\nscope: nobody\nauthority_level: x\n---\n")
+	t.Setenv("TEST_LLM_KEY", "sk-test")
+	cfg, err := config.Parse("organism.yaml", []byte(fmt.Sprintf("llm: {backends: [{provider: openai, api_key_env: TEST_LLM_KEY, base_url: %s}]}\nconstitution: [%s]\n%s", m.URL, doc, governed)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(cfg, Options{Logger: slog.New(slog.DiscardHandler)})
+	if err == nil || !strings.Contains(err.Error(), doc+`:4: scope: no agent named "nobody"`) {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestPendingApprovalSurvivesARestart(t *testing.T) {
+	m := newScriptedModel(t, map[string][]string{"researcher": {runDate, "It ran after the restart."}})
+	dir := t.TempDir()
+	o, stop := governedOrganism(t, m, governed, Options{DataDir: dir})
+	c := startConversation(t, o, "researcher", "what day is it?")
+	a := pendingApproval(t, o)
+	stop()
+	o2 := agentOrganismWith(t, m, governed, Options{DataDir: dir})
+	got := pendingApproval(t, o2)
+	if got.ID != a.ID || got.Conversation != c.id {
+		t.Fatalf("after restart %+v, want %+v", got, a)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(o2.Pump.Held()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if held := o2.Pump.Held(); len(held) != 1 || held[0].ID != a.ID {
+		t.Fatalf("held after restart %+v", held)
+	}
+	var reply = make(chan string, 1)
+	cancelSub := o2.Pump.Subscribe(pump.OutletFunc(func(e pump.Event) {
+		if e.Kind == pump.EventReply && e.Conversation == c.id {
+			if ans, ok := e.Payload.(*llm.Answer); ok {
+				reply <- ans.Text
+			}
+		}
+	}))
+	defer cancelSub()
+	if _, err := o2.Governance().Decide(t.Context(), a.ID, true, "alice", ""); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case text := <-reply:
+		if text != "It ran after the restart." {
+			t.Fatalf("answer %q", text)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no answer after the approval")
+	}
+	if as, _ := o2.Governance().Approvals(t.Context(), ApprovalFilter{}); len(as) != 1 {
+		t.Fatalf("approvals after restart %+v (no duplicate wanted)", as)
+	}
+}
+
+// agentOrganismWith is agentOrganism with options, shut down when the test
+// ends.
+func agentOrganismWith(t *testing.T, m *scriptedModel, yaml string, opts Options) *Organism {
+	t.Helper()
+	o, stop := governedOrganism(t, m, yaml, opts)
+	t.Cleanup(stop)
+	return o
+}
+
+// governedOrganism starts an organism from yaml with base_url pointing at
+// m; stop shuts it down (once).
+func governedOrganism(t *testing.T, m *scriptedModel, yaml string, opts Options) (*Organism, func()) {
+	t.Helper()
+	t.Setenv("TEST_LLM_KEY", "sk-test")
+	doc := fmt.Sprintf("organism: {name: governed}\nllm:\n  retries: 0\n  backends:\n    - provider: openai\n"+
+		"      api_key_env: TEST_LLM_KEY\n      base_url: %s\n      model: gpt-test\n%s", m.URL, yaml)
+	cfg, err := config.Parse("organism.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Logger = slog.New(slog.DiscardHandler)
+	if testing.Verbose() {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	o, err := New(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	return o, func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := o.Shutdown(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// countingObserver counts governance decisions.
+type countingObserver struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *countingObserver) GovernanceDecision(rule, decision string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[rule+"/"+decision]++
+}
+
+func (c *countingObserver) count(rule, decision string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[rule+"/"+decision]
+}

@@ -1,0 +1,239 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// approvalsV11 (migration 11) holds the approvals: calls waiting for a
+// human (and those decided), so that a waiting call is still waiting after
+// a restart and a decided one is not asked for again.
+const approvalsV11 = `
+CREATE TABLE approvals (
+	id              TEXT    PRIMARY KEY CHECK (id <> ''),
+	seq             INTEGER NOT NULL DEFAULT 0,
+	conversation    TEXT    NOT NULL DEFAULT '',
+	thread          TEXT    NOT NULL DEFAULT '',
+	agent           TEXT    NOT NULL,
+	target          TEXT    NOT NULL DEFAULT '',
+	kind            TEXT    NOT NULL CHECK (kind <> ''),
+	payload         TEXT    NOT NULL DEFAULT '',
+	request_reason  TEXT    NOT NULL DEFAULT '',
+	rules           TEXT    NOT NULL DEFAULT '',
+	suggestion      TEXT    NOT NULL DEFAULT '',
+	severity        TEXT    NOT NULL DEFAULT '',
+	created_at      INTEGER NOT NULL,
+	expires_at      INTEGER NOT NULL DEFAULT 0,
+	status          TEXT    NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'expired')),
+	decided_by      TEXT    NOT NULL DEFAULT '',
+	reason          TEXT    NOT NULL DEFAULT '',
+	decided_at      INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE INDEX approvals_status ON approvals (status, created_at);
+CREATE INDEX approvals_thread ON approvals (thread, created_at);
+CREATE INDEX approvals_conversation ON approvals (conversation, created_at);
+`
+
+// The approval statuses.
+const (
+	ApprovalPending  = "pending"
+	ApprovalApproved = "approved"
+	ApprovalDenied   = "denied"
+	ApprovalExpired  = "expired"
+)
+
+// ErrDecided reports a decision about an approval that was decided already.
+var ErrDecided = errors.New("store: approval already decided")
+
+// ApprovalRow is one row of the approvals table.
+type ApprovalRow struct {
+	// ID names the approval (unique).
+	ID string
+	// Seq is the journal seq of the message it holds (0: none, or not
+	// journaled).
+	Seq int64
+	// Conversation and Thread are where the held message travels.
+	Conversation, Thread string
+	// Agent is who asked (the sender of the held message); Target the
+	// listener it waits to reach.
+	Agent, Target string
+	// Kind is what waits: "tool", "review", "memory", ….
+	Kind string
+	// Payload is the held message's canonical envelope (or what else the
+	// kind asks about).
+	Payload string
+	// RequestReason says why it waits for a human; Rules are the ids of
+	// the constitution rules that asked for the review.
+	RequestReason string
+	Rules         []string
+	// Suggestion and Severity are the rules' (for the refusal a denial
+	// answers with).
+	Suggestion, Severity string
+	// CreatedAt is when it began waiting, ExpiresAt when the wait times
+	// out (zero: never).
+	CreatedAt, ExpiresAt time.Time
+	// Status is ApprovalPending, ApprovalApproved, ApprovalDenied or
+	// ApprovalExpired.
+	Status string
+	// DecidedBy, Reason and DecidedAt record the decision.
+	DecidedBy, Reason string
+	DecidedAt         time.Time
+}
+
+// validate checks what the table requires.
+func (a *ApprovalRow) validate() error {
+	switch {
+	case a.ID == "":
+		return fmt.Errorf("%w: approval without id", ErrInvalid)
+	case a.Kind == "":
+		return fmt.Errorf("%w: approval %s without kind", ErrInvalid, a.ID)
+	case a.CreatedAt.IsZero():
+		return fmt.Errorf("%w: approval %s without creation time", ErrInvalid, a.ID)
+	}
+	switch a.Status {
+	case ApprovalPending, ApprovalApproved, ApprovalDenied, ApprovalExpired:
+		return nil
+	}
+	return fmt.Errorf("%w: approval %s: status %q", ErrInvalid, a.ID, a.Status)
+}
+
+// nanos is t in Unix nanoseconds, 0 for the zero time.
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// fromNanos is the inverse of nanos.
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// PutApproval enqueues the insert of a, unless an approval of its id is
+// stored already (a call held again after a restart keeps its record). It
+// does not wait for the commit; a later DecideApproval is committed after
+// it.
+func (s *Store) PutApproval(a ApprovalRow) error {
+	if err := a.validate(); err != nil {
+		return err
+	}
+	return s.async("put approval", func(w *writer) (int64, error) {
+		return w.exec(`INSERT INTO approvals (id, seq, conversation, thread, agent, target, kind, payload,
+			request_reason, rules, suggestion, severity, created_at, expires_at, status, decided_by, reason, decided_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			a.ID, a.Seq, a.Conversation, a.Thread, a.Agent, a.Target, a.Kind, a.Payload, a.RequestReason,
+			strings.Join(a.Rules, "\n"), a.Suggestion, a.Severity, nanos(a.CreatedAt), nanos(a.ExpiresAt), a.Status, a.DecidedBy, a.Reason,
+			nanos(a.DecidedAt))
+	})
+}
+
+// DecideApproval records the decision about the pending approval id and
+// waits for the commit: status (approved, denied or expired), who decided
+// and why, and when. It fails with ErrNotFound when there is no such
+// approval and with ErrDecided when it was decided already.
+func (s *Store) DecideApproval(ctx context.Context, id, status, by, reason string, at time.Time) error {
+	switch status {
+	case ApprovalApproved, ApprovalDenied, ApprovalExpired:
+	default:
+		return fmt.Errorf("%w: decision %q", ErrInvalid, status)
+	}
+	var outcome error
+	_, err := s.do(ctx, "decide approval", func(w *writer) (int64, error) {
+		n, err := w.exec(`UPDATE approvals SET status = ?, decided_by = ?, reason = ?, decided_at = ?
+			WHERE id = ? AND status = 'pending'`, status, by, reason, nanos(at), id)
+		if err != nil || n > 0 {
+			return n, err
+		}
+		found, err := w.queryInt64s(`SELECT count(*) FROM approvals WHERE id = ?`, id)
+		if err != nil {
+			return 0, err
+		}
+		if len(found) == 1 && found[0] > 0 {
+			outcome = fmt.Errorf("%w: %s", ErrDecided, id)
+		} else {
+			outcome = fmt.Errorf("%w: approval %s", ErrNotFound, id)
+		}
+		return 0, nil
+	})
+	if err != nil {
+		return err
+	}
+	return outcome
+}
+
+// ApprovalFilter selects approvals: empty fields match everything.
+type ApprovalFilter struct {
+	// Status selects one status.
+	Status string
+	// Thread selects the approvals of a thread or conversation (either
+	// matches).
+	Thread string
+	// ID selects one approval.
+	ID string
+	// Limit caps the rows (0: all); the newest come first.
+	Limit int
+}
+
+// Approvals returns the approvals f selects, newest first.
+func (s *Store) Approvals(ctx context.Context, f ApprovalFilter) ([]ApprovalRow, error) {
+	if err := s.readable(); err != nil {
+		return nil, err
+	}
+	q := `SELECT id, seq, conversation, thread, agent, target, kind, payload, request_reason, rules, suggestion,
+		severity, created_at,
+		expires_at, status, decided_by, reason, decided_at FROM approvals WHERE 1 = 1`
+	var args []any
+	if f.Status != "" {
+		q += ` AND status = ?`
+		args = append(args, f.Status)
+	}
+	if f.Thread != "" {
+		q += ` AND (thread = ? OR conversation = ?)`
+		args = append(args, f.Thread, f.Thread)
+	}
+	if f.ID != "" {
+		q += ` AND id = ?`
+		args = append(args, f.ID)
+	}
+	q += ` ORDER BY created_at DESC, id`
+	if f.Limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, f.Limit)
+	}
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: read approvals: %w", err)
+	}
+	defer rows.Close()
+	var out []ApprovalRow
+	for rows.Next() {
+		var (
+			a                                 ApprovalRow
+			rules                             string
+			created, expires, decided         int64
+			conversation, thread, target, pay sql.NullString
+		)
+		if err := rows.Scan(&a.ID, &a.Seq, &conversation, &thread, &a.Agent, &target, &a.Kind, &pay,
+			&a.RequestReason, &rules, &a.Suggestion, &a.Severity, &created, &expires, &a.Status, &a.DecidedBy, &a.Reason, &decided); err != nil {
+			return nil, fmt.Errorf("store: read approvals: %w", err)
+		}
+		a.Conversation, a.Thread, a.Target, a.Payload = conversation.String, thread.String, target.String, pay.String
+		if rules != "" {
+			a.Rules = strings.Split(rules, "\n")
+		}
+		a.CreatedAt, a.ExpiresAt, a.DecidedAt = fromNanos(created), fromNanos(expires), fromNanos(decided)
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: read approvals: %w", err)
+	}
+	return out, nil
+}
