@@ -27,6 +27,7 @@ var migrations = []migration{
 	{version: 7, name: "journal bodies compressed in packs", sql: journalPacksV7},
 	{version: 8, name: "journal in segments", sql: journalSegmentsV8, fn: migrateToSegments},
 	{version: 9, name: "OOB request signatures", sql: oobSignaturesV9},
+	{version: 10, name: "correlation refs of threads and slots", sql: correlationRefsV10},
 }
 
 // migrationV4 adds the journal listeners and their sweep cursors
