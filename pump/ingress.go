@@ -370,6 +370,10 @@ func (p *Pump) process(w *work) {
 	if w.external {
 		dir = Inbound
 	}
+	inReplyTo := "" // only the pump writes it, and only internal envelopes are the pump's
+	if !w.external {
+		inReplyTo = m.InReplyTo
+	}
 	// deliver hands the message, journaled as seq, to its targets.
 	deliver := func(seq int64) {
 		mark := p.newDeliveryMark(seq, len(targets))
@@ -380,7 +384,7 @@ func (p *Pump) process(w *work) {
 		for i, l := range targets {
 			d := &delivery{conv: conv, thread: threads[i], from: m.From, to: l.Name, payloadName: m.PayloadName,
 				payload: decoded[i], payloadBytes: pb, depth: w.depth, senderOutside: w.external, admitted: w.admitted,
-				senderThread: w.senderThread, mark: mark, tbl: tbl, at: l, user: w.user}
+				senderThread: w.senderThread, mark: mark, tbl: tbl, at: l, user: w.user, inReplyTo: inReplyTo}
 			p.holdDelivery(d)
 			p.convHold(conv)
 			p.publish(nil, Event{Kind: EventMessage, Time: p.opts.Clock(), Conversation: conv, Thread: d.thread,
@@ -604,7 +608,7 @@ func (p *Pump) deliverError(w *work, m *xmlpipe.Inbound, tbl *table) {
 		return
 	}
 	kind := RecordHuh
-	de := &xmlpipe.DeliveryError{}
+	de := &xmlpipe.DeliveryError{Detail: w.detail}
 	if h, ok := v.(*xmlpipe.Huh); ok {
 		de.Huh = h
 	} else {
@@ -620,7 +624,7 @@ func (p *Pump) deliverError(w *work, m *xmlpipe.Inbound, tbl *table) {
 			return
 		}
 		d := &delivery{conv: w.conv, thread: m.Thread, from: m.From, to: l.Name, payloadName: m.PayloadName, payload: v,
-			payloadBytes: pb, errPayload: de, depth: w.depth, admitted: w.admitted, tbl: tbl, at: l}
+			payloadBytes: pb, errPayload: de, inReplyTo: m.InReplyTo, depth: w.depth, admitted: w.admitted, tbl: tbl, at: l}
 		p.holdDelivery(d)
 		p.convHold(w.conv)
 		ok, woke := l.queue.push(d)
