@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,27 +29,38 @@ type agentBench struct {
 	Concurrency int     `json:"concurrency"`
 	// P50 and P99 are one turn's latency, one conversation at a time, from
 	// the console's send to the agent's answer, minus the time the model
-	// server spent answering (ModelP50): the overhead outside model time.
+	// server spent answering the turn's two model calls (ModelP50): the
+	// overhead outside model time.
 	P50      time.Duration `json:"overhead_p50_ns"`
 	P99      time.Duration `json:"overhead_p99_ns"`
 	ModelP50 time.Duration `json:"model_p50_ns"`
 	Samples  int           `json:"samples"`
 }
 
-// benchModel is a loopback chat-completions server that answers at once; it
-// records how long each answer took inside the handler.
+// benchModel is a loopback chat-completions server that answers at once:
+// a request without a tool result gets a calculate tool call, one with the
+// result gets the final answer. It records how long each answer took
+// inside the handler.
 type benchModel struct {
 	mu    sync.Mutex
 	spent []time.Duration
 }
 
-var benchReply = []byte(`{"model":"bench","choices":[{"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":1}}`)
+var (
+	benchCall   = []byte(`{"model":"bench","choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"calculate","arguments":"{\"Expression\":\"6*7\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":1}}`)
+	benchAnswer = []byte(`{"model":"bench","choices":[{"message":{"role":"assistant","content":"42"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":1}}`)
+	toolResult  = []byte(`"role":"tool"`)
+)
 
 func (m *benchModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	_, _ = io.Copy(io.Discard, r.Body)
+	body, _ := io.ReadAll(r.Body)
+	reply := benchCall
+	if bytes.Contains(body, toolResult) {
+		reply = benchAnswer
+	}
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(benchReply)
+	_, _ = w.Write(reply)
 	d := time.Since(start)
 	m.mu.Lock()
 	m.spent = append(m.spent, d)
@@ -63,8 +75,10 @@ func (m *benchModel) take() []time.Duration {
 	return out
 }
 
-// runAgentBench measures agent turns: a YAML agent that answers its caller
-// at once, against a loopback model server.
+// runAgentBench measures agent turns with a native tool call: a YAML agent
+// with tools: [calculate] against a loopback model server that calls
+// calculate, then answers with its result — two model calls and a tool
+// round trip per turn.
 func runAgentBench(ctx context.Context, duration time.Duration, concurrency int) (agentBench, error) {
 	model := &benchModel{}
 	srv := httptest.NewServer(model)
@@ -77,7 +91,7 @@ llm:
   backends:
     - {provider: openai, api_key: sk-bench, base_url: %[1]s, max_concurrent: %[2]d, rate_limit_tpm: 1000000000}
 listeners:
-  - {name: agent, agent: true, description: answers at once, prompt: Answer in one word.}
+  - {name: agent, agent: true, description: answers with a tool, prompt: Compute and answer in one word., tools: [calculate]}
 `, srv.URL, max(concurrency, 1))
 	cfg, err := config.Parse("bench-agents.yaml", []byte(doc))
 	if err != nil {
@@ -121,8 +135,9 @@ listeners:
 		}
 	}
 	model.take()
-	var lat []time.Duration
-	for range 2000 {
+	const samples = 2000
+	lat := make([]time.Duration, 0, samples)
+	for range samples {
 		d, err := turn()
 		if err != nil {
 			return agentBench{}, err
@@ -130,14 +145,19 @@ listeners:
 		lat = append(lat, d)
 	}
 	spent := model.take()
-	if len(spent) != len(lat) {
-		return agentBench{}, fmt.Errorf("%d turns made %d model calls, want one each", len(lat), len(spent))
+	if len(spent) != 2*len(lat) {
+		return agentBench{}, fmt.Errorf("%d turns made %d model calls, want two each", len(lat), len(spent))
 	}
-	slices.Sort(lat)
-	slices.Sort(spent)
-	r := agentBench{Concurrency: concurrency, Samples: len(lat), ModelP50: spent[len(spent)/2]}
-	r.P50 = lat[len(lat)/2] - r.ModelP50
-	r.P99 = lat[len(lat)*99/100] - r.ModelP50
+	over := make([]time.Duration, len(lat))
+	modelTime := make([]time.Duration, len(lat))
+	for i, d := range lat { // sequential turns: the i-th made calls 2i and 2i+1
+		modelTime[i] = spent[2*i] + spent[2*i+1]
+		over[i] = d - modelTime[i]
+	}
+	slices.Sort(over)
+	slices.Sort(modelTime)
+	r := agentBench{Concurrency: concurrency, Samples: len(lat), ModelP50: modelTime[len(modelTime)/2],
+		P50: over[len(over)/2], P99: over[len(over)*99/100]}
 	var turns atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, concurrency)
@@ -169,7 +189,7 @@ listeners:
 // String formats the result as the bench table does.
 func (r agentBench) String() string {
 	return fmt.Sprintf("agent turns        %10.0f  turns/s (%d turns, %d conversations in flight)\n"+
-		"turn overhead p50  %10s  (send → answer, minus model time %s)\n"+
+		"turn overhead p50  %10s  (send → tool call → result → answer, minus model time %s)\n"+
 		"turn overhead p99  %10s  (%d sequential turns)\n",
 		r.TurnsPerSec, r.Turns, r.Concurrency, r.P50.Round(time.Microsecond), r.ModelP50.Round(time.Microsecond),
 		r.P99.Round(time.Microsecond), r.Samples)
