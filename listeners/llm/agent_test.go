@@ -490,3 +490,44 @@ func TestErrorsBecomeResultsAndNotes(t *testing.T) {
 		t.Errorf("result %+v", last)
 	}
 }
+
+// Plan is a caller's payload without a text field.
+type Plan struct {
+	Steps int `doc:"how many steps"`
+}
+
+// plannerThreads is a Threads whose every thread's caller is planner.
+type plannerThreads struct{}
+
+func (plannerThreads) Ancestors(id string) []string { return []string{id} }
+func (plannerThreads) Caller(string) (string, string, error) {
+	return "planner", "", nil
+}
+
+// TestAnswerInCallersPayload: an agent called by a listener that takes no
+// text answers in that listener's payload, asked for as structured output
+// and written as the model gave it.
+func TestAnswerInCallersPayload(t *testing.T) {
+	r := newLoopRig(t, Reply{Content: `{"Steps": 3}`})
+	plan := mustPT[Plan](t)
+	r.a.Threads = plannerThreads{}
+	lookup := r.a.Lookup
+	r.a.Lookup = func(name string) (*xmlpipe.PayloadType, bool) {
+		if name == "planner" {
+			return plan, true
+		}
+		return lookup(name)
+	}
+	resp, ok := r.deliver("planner", "plan it", "").(*xmlpipe.RespondResponse)
+	if !ok {
+		t.Fatalf("response %#v", resp)
+	}
+	enc, ok := resp.Payload.(*xmlpipe.Encoded)
+	if !ok || enc.Type != plan || string(enc.XML) != `<Plan xmlns=""><Steps>3</Steps></Plan>` {
+		t.Fatalf("payload %#v", resp.Payload)
+	}
+	out := r.model.requests()[0].Output
+	if out == nil || out.Name != "Plan" || !strings.Contains(string(out.Schema), `"Steps"`) {
+		t.Fatalf("output schema %+v", out)
+	}
+}

@@ -71,8 +71,8 @@ func messageTokens(m Message) int {
 // system messages (always kept), hist the conversation; the last unit of
 // hist (the message the agent is answering, or the latest calls and their
 // results) is always kept. An assistant message with tool calls goes or
-// stays together with its results. When anything is left out, a system
-// note saying how many messages were omitted takes its place, so the model
+// stays together with its results. When anything is left out, a note
+// saying how many messages were omitted takes its place, so the model
 // never loses history silently. It returns the messages and how many were
 // omitted.
 func fitWindow(sys, hist []Message, tools []ToolSpec, output *OutputSchema, window, maxTokens int) ([]Message, int) {
@@ -110,7 +110,9 @@ func fitWindow(sys, hist []Message, tools []ToolSpec, output *OutputSchema, wind
 		return append(out, hist...), 0
 	}
 	omitted := units[drop].from
-	out = append(out, Message{Role: System, Content: omittedNote(omitted)})
+	// A user message, not a system one: the conversation then still opens
+	// with the user's turn, which anthropic requires.
+	out = append(out, Message{Role: User, Content: omittedNote(omitted)})
 	return append(out, hist[omitted:]...), omitted
 }
 

@@ -99,6 +99,22 @@ func peerStart(text string, targets map[string]bool) (start, undecided int) {
 // Everything else in the reply, markup included, is not a message.
 func peerElements(text string, targets map[string]bool) []byte {
 	var out bytes.Buffer
+	for i, sp := range peerSpans(text, targets) {
+		if i > 0 {
+			out.WriteByte('\n')
+		}
+		out.WriteString(text[sp[0]:sp[1]])
+	}
+	if out.Len() == 0 {
+		return nil
+	}
+	return out.Bytes()
+}
+
+// peerSpans returns where peerElements' elements are in text, in order:
+// [start, end) each.
+func peerSpans(text string, targets map[string]bool) [][2]int {
+	var spans [][2]int
 	for off := 0; off < len(text); {
 		i, _ := peerStart(text[off:], targets)
 		if i < 0 {
@@ -107,16 +123,10 @@ func peerElements(text string, targets map[string]bool) []byte {
 		i += off
 		name, _ := tagAt(text, i)
 		end := elementEnd(text, i, name)
-		if out.Len() > 0 {
-			out.WriteByte('\n')
-		}
-		out.WriteString(text[i:end])
+		spans = append(spans, [2]int{i, end})
 		off = end
 	}
-	if out.Len() == 0 {
-		return nil
-	}
-	return out.Bytes()
+	return spans
 }
 
 // elementEnd returns the end (exclusive) of the element name starting at
