@@ -425,7 +425,7 @@ func (a *Agent) record(st *turnState, s registry.Slot) {
 			"error", err)
 		stored = s
 	}
-	st.c.add(a, stored)
+	st.c.add(a, &stored)
 }
 
 // recordResult records a tool call's result.

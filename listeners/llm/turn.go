@@ -78,7 +78,7 @@ const (
 // item is one slot as the loop reads it.
 type item struct {
 	kind   itemKind
-	slot   registry.Slot
+	slot   *registry.Slot
 	calls  *callsRecord
 	result *resultRecord
 }
@@ -103,15 +103,17 @@ type convo struct {
 // readConvo reads the history slots of a conversation whose caller is caller
 // ("" when unknown).
 func (a *Agent) readConvo(slots []registry.Slot, caller string) *convo {
-	c := &convo{results: map[string]*resultRecord{}, ids: map[string]bool{}, turnStart: -1, caller: caller}
-	for _, s := range slots {
-		c.add(a, s)
+	c := &convo{results: map[string]*resultRecord{}, ids: map[string]bool{}, turnStart: -1, caller: caller,
+		items: make([]item, 0, len(slots)+8)}
+	for i := range slots {
+		c.add(a, &slots[i])
 	}
 	return c
 }
 
-// add reads one more slot of the conversation.
-func (c *convo) add(a *Agent, s registry.Slot) {
+// add reads one more slot of the conversation (kept by reference: slots
+// are values no one changes).
+func (c *convo) add(a *Agent, s *registry.Slot) {
 	it := item{slot: s}
 	switch {
 	case s.From == a.Name && s.To == "":
@@ -175,7 +177,7 @@ func (c *convo) answered() bool {
 
 // isErrorPayload reports whether a slot records a <huh> or SystemError the
 // pump delivered.
-func isErrorPayload(s registry.Slot) bool {
+func isErrorPayload(s *registry.Slot) bool {
 	return (s.From == "core" || s.From == "system") && (s.PayloadType == "huh" || s.PayloadType == "SystemError")
 }
 
@@ -252,7 +254,7 @@ func (a *Agent) history(c *convo) []Message {
 // slotText is the text of a message the agent received: its payload's text
 // field, else the payload as JSON (decoded in the agent's own payload type
 // when the history was restored without the decoded value), else its XML.
-func (a *Agent) slotText(s registry.Slot) string {
+func (a *Agent) slotText(s *registry.Slot) string {
 	v := s.Payload
 	if v == nil && a.Lookup != nil {
 		if pt, ok := a.Lookup(a.Name); ok && pt.Matches(s.PayloadType, pt.Namespace()) {
