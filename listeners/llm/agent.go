@@ -72,6 +72,9 @@ const (
 	// DefaultRepeatLimit is the progress guard's N: the same normalised
 	// output — text and tool calls — this many times in a row halts the turn.
 	DefaultRepeatLimit = 3
+	// DefaultMaxCallsPerTurn caps the messages one model reply sends (the
+	// pump's own default of max_messages_per_turn).
+	DefaultMaxCallsPerTurn = 32
 	// MaxHistoryText caps the text one history message contributes to a
 	// request; longer messages (a huge model reply, a huge payload) are cut
 	// with a note, so one bad turn cannot make every later request too large.
@@ -126,6 +129,10 @@ type Agent struct {
 	// LocalTools are functions the loop answers itself (see LocalTool),
 	// offered in native mode beside the peers.
 	LocalTools []LocalTool
+	// MaxCallsPerTurn caps the tool calls of one model reply that are sent
+	// (0: DefaultMaxCallsPerTurn); the calls beyond it are answered at once
+	// with the limit, so the model makes them later.
+	MaxCallsPerTurn int
 	// Budget is checked before each call.
 	Budget Budget
 	// LLM sends the requests; Usage feeds the budgets (both usually the Router).

@@ -531,3 +531,26 @@ func TestAnswerInCallersPayload(t *testing.T) {
 		t.Fatalf("output schema %+v", out)
 	}
 }
+
+// TestNativeCallsCappedPerTurn: calls beyond the per-reply cap are not
+// sent; each is answered at once with the limit.
+func TestNativeCallsCappedPerTurn(t *testing.T) {
+	calls := make([]ToolCall, 5)
+	for i := range calls {
+		calls[i] = toolCall(fmt.Sprintf("c%d", i), "poet", `{"Text":"x"}`)
+	}
+	r := newLoopRig(t, Reply{ToolCalls: calls}, Reply{Content: "ok"})
+	r.a.MaxCallsPerTurn = 2
+	sends := r.deliver("console", "go", "").(*xmlpipe.SendsResponse).Sends
+	if len(sends) != 2 || sends[0].Ref != "c0" || sends[1].Ref != "c1" {
+		t.Fatalf("sends %+v", sends)
+	}
+	r.deliver("poet", "a", "c0")
+	if got := answerText(r.deliver("poet", "b", "c1")); got != "ok" {
+		t.Fatalf("answer %q", got)
+	}
+	ms := r.model.requests()[1].Messages
+	if last := ms[len(ms)-1]; last.ToolCallID != "c4" || !last.IsError || !strings.Contains(last.Content, "at most 2 calls") {
+		t.Errorf("capped call's result %+v", last)
+	}
+}

@@ -56,9 +56,13 @@ func (a *Agent) dispatch(ctx context.Context, st *turnState, box *toolbox, raw [
 	fail := func(call storedCall, format string, args ...any) {
 		a.recordResult(st, resultRecord{ID: call.ID, Name: call.Name, IsError: true, Content: fmt.Sprintf(format, args...)})
 	}
+	limit := cmpOr(a.MaxCallsPerTurn, DefaultMaxCallsPerTurn)
 	for i, call := range calls {
 		bt := box.byFunc[call.Name]
 		switch {
+		case len(sends) >= limit && (bt == nil || bt.local == nil):
+			fail(call, "Not sent: at most %d calls of one reply are made. Make this call again once the others "+
+				"have their results.", limit)
 		case bt == nil:
 			fail(call, "There is no function %q: nothing was done. The functions are: %s.", call.Name, box.names())
 		case raw[i].Err != nil:
