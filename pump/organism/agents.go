@@ -127,8 +127,8 @@ func (l *llmLayer) agentListener(lc config.Listener, p *pump.Pump, threads *regi
 		Temperature: lc.Temperature.Ptr(), MaxIterations: lc.MaxIterations, RepeatLimit: l.cfg.Budgets.RepeatLimit,
 		ToolCalling: llm.ToolCalling(lc.ToolCalling.Mode()), ContextWindow: lc.ContextWindow, Response: response,
 		MaxCallsPerTurn: lc.MaxMessagesPerTurn,
-		Budget: l.budget(),
-		LLM:    l.router, Usage: l.router, History: cb, Threads: threads, Logger: log,
+		Budget:          l.budget(),
+		LLM:             l.router, Usage: l.router, History: cb, Threads: threads, Logger: log,
 		Lookup: func(name string) (*xmlpipe.PayloadType, bool) {
 			ln, ok := p.Lookup(name)
 			return ln.Payload, ok && ln.Payload != nil
