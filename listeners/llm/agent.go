@@ -226,14 +226,20 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 		}
 		a.recordResult(st, r)
 	case de != nil:
+		answerRefused := st.mode == NativeTools && st.c.answered()
+		if st.c.lastOwn() == itemHalt || answerRefused && st.c.outputFeedbacks() > 0 {
+			// The answer that ended the turn was refused again (its caller
+			// takes none the agent can give): nothing more can be said, and
+			// answering again would only be refused again.
+			a.logger().Warn("agent's answer refused again: the conversation ends", "agent", a.Name,
+				"thread", md.ThreadID, "error", errorText(de))
+			return nil, nil
+		}
 		kind := feedbackType
-		if st.mode == NativeTools && st.c.answered() {
-			kind = outputFeedbackType // the answer itself was refused
+		if answerRefused {
+			kind = outputFeedbackType
 		}
 		a.record(st, registry.Slot{PayloadType: kind, Raw: []byte(a.errorFeedback(st, de))})
-		if kind == outputFeedbackType && st.c.outputFeedbacks() > 1 {
-			return a.halt(md, "its answer was refused twice: "+errorText(de))
-		}
 	}
 	if len(st.c.pending) > 0 {
 		// The model is asked again once every call has its result; what
@@ -254,24 +260,24 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 	out, outAsText := a.outputType(st)
 	for {
 		if limit := cmpOr(a.MaxIterations, DefaultMaxIterations); st.c.iterations() >= limit {
-			return a.halt(md, fmt.Sprintf("max_iterations (%d) reached in this turn", limit))
+			return a.halt(st, fmt.Sprintf("max_iterations (%d) reached in this turn", limit))
 		}
 		if reason := a.overBudget(st.session); reason != "" {
-			return a.halt(md, reason)
+			return a.halt(st, reason)
 		}
 		req := a.request(st, box, out)
 		rep, err := a.chat(ctx, st, req)
 		if err != nil {
 			// The caller learns why the work stopped; a <huh> to whoever sent
 			// the message (perhaps a peer answering) would not reach it.
-			return a.halt(md, "model call failed: "+err.Error())
+			return a.halt(st, "model call failed: "+err.Error())
 		}
 		if st.mode == NativeTools && len(rep.ToolCalls) > 0 {
 			calls := a.mintIDs(st, rep.ToolCalls)
 			d := digest(rep.Content, calls)
 			a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(callsRecord{Content: rep.Content, Calls: calls})})
 			if n := cmpOr(a.RepeatLimit, DefaultRepeatLimit); st.c.repeats(d) >= n {
-				return a.halt(md, fmt.Sprintf("no progress: the same output %d times in a row", n))
+				return a.halt(st, fmt.Sprintf("no progress: the same output %d times in a row", n))
 			}
 			sends := a.dispatch(ctx, st, box, rep.ToolCalls, calls)
 			if len(sends) > 0 {
@@ -281,7 +287,7 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 		}
 		a.record(st, registry.Slot{PayloadType: replyType, Raw: []byte(rep.Content)})
 		if n := cmpOr(a.RepeatLimit, DefaultRepeatLimit); st.c.repeats(digest(rep.Content, nil)) >= n {
-			return a.halt(md, fmt.Sprintf("no progress: the same output %d times in a row", n))
+			return a.halt(st, fmt.Sprintf("no progress: the same output %d times in a row", n))
 		}
 		if st.mode == XMLTools {
 			if msgs := peerElements(rep.Content, a.xmlTargets(md)); len(msgs) > 0 {
@@ -296,7 +302,7 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			return resp, nil
 		}
 		if st.c.outputFeedbacks() > 0 {
-			return a.halt(md, "its answer did not fit "+out.Name()+" twice: "+refusal)
+			return a.halt(st, "its answer did not fit "+out.Name()+" twice: "+refusal)
 		}
 		a.record(st, registry.Slot{PayloadType: outputFeedbackType, Raw: []byte(refusal)})
 	}
@@ -440,10 +446,12 @@ func (a *Agent) recordResult(st *turnState, r resultRecord) {
 	a.record(st, registry.Slot{PayloadType: resultType, Raw: mustJSON(r)})
 }
 
-// halt ends the agent's turn with a clear reason to the caller.
-func (a *Agent) halt(md xmlpipe.Metadata, reason string) (xmlpipe.Response, error) {
-	a.logger().Warn("agent halted", "agent", a.Name, "thread", md.ThreadID, "reason", reason)
-	return a.answer(md, fmt.Sprintf("[%s halted: %s]", a.Name, reason)), nil
+// halt ends the agent's turn with a clear reason to the caller (recorded,
+// so that a refusal of this answer is not answered again).
+func (a *Agent) halt(st *turnState, reason string) (xmlpipe.Response, error) {
+	a.logger().Warn("agent halted", "agent", a.Name, "thread", st.md.ThreadID, "reason", reason)
+	a.record(st, registry.Slot{PayloadType: haltType, Raw: []byte(reason)})
+	return a.answer(st.md, fmt.Sprintf("[%s halted: %s]", a.Name, reason)), nil
 }
 
 // answer responds to the caller with text: in the caller's own payload when

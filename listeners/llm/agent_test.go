@@ -554,3 +554,46 @@ func TestNativeCallsCappedPerTurn(t *testing.T) {
 		t.Errorf("capped call's result %+v", last)
 	}
 }
+
+// TestRefusedAnswerGoesBackOnce: an answer the pump refuses comes back to
+// the model once as a note; a second refusal ends the conversation instead
+// of answering again, and so does a refusal of a halt's answer.
+func TestRefusedAnswerGoesBackOnce(t *testing.T) {
+	r := newLoopRig(t, Reply{Content: "first"}, Reply{Content: "second"})
+	r.deliver("console", "go", "")
+	refuse := func() xmlpipe.Response {
+		de := &xmlpipe.DeliveryError{Huh: &xmlpipe.Huh{Error: xmlpipe.HuhPayload}, Detail: "Element 'X': not expected"}
+		resp, err := r.a.HandleError(context.Background(), de, xmlpipe.Metadata{ThreadID: "t", From: "core", Peers: r.peers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	if got := answerText(refuse()); got != "second" {
+		t.Fatalf("after the first refusal: %q", got)
+	}
+	ms := r.model.requests()[1].Messages
+	if note := ms[len(ms)-1]; note.Role != User || !strings.Contains(note.Content, "Element 'X': not expected") {
+		t.Errorf("note %+v", note)
+	}
+	if resp := refuse(); resp != nil {
+		t.Fatalf("after the second refusal: %#v", resp)
+	}
+	if n := len(r.model.requests()); n != 2 {
+		t.Errorf("%d model calls, want 2", n)
+	}
+
+	h := newLoopRig(t, Reply{Content: "x"})
+	h.a.MaxIterations = 1
+	h.deliver("console", "go", "")
+	h.deliver("console", "again", "") // a new turn: its one model call is allowed
+	resp, err := h.a.HandleError(context.Background(), &xmlpipe.DeliveryError{System: xmlpipe.RoutingError()},
+		xmlpipe.Metadata{ThreadID: "t", From: "system"})
+	if err != nil || answerText(resp) != "[mathbot halted: max_iterations (1) reached in this turn]" {
+		t.Fatalf("a note past max_iterations: %#v %v", resp, err)
+	}
+	if resp, _ := h.a.HandleError(context.Background(), &xmlpipe.DeliveryError{System: xmlpipe.RoutingError()},
+		xmlpipe.Metadata{ThreadID: "t", From: "system"}); resp != nil {
+		t.Fatalf("the halt's refused answer was answered again: %#v", resp)
+	}
+}

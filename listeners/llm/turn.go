@@ -37,6 +37,9 @@ const (
 	// outputFeedbackType is feedbackType for an answer that did not fit the
 	// required payload (counted: it goes back to the model once a turn).
 	outputFeedbackType = "llm.output-feedback"
+	// haltType records that the loop halted the turn (Raw: the reason); it
+	// is not shown to the model.
+	haltType = "llm.halt"
 )
 
 // callsRecord is an assistant message with tool calls, as kept in a slot.
@@ -73,6 +76,7 @@ const (
 	itemCalls                    // the model's tool calls
 	itemResult                   // a tool call's result
 	itemFeedback                 // a note to the model
+	itemHalt                     // the loop halted the turn
 )
 
 // item is one slot as the loop reads it.
@@ -143,6 +147,8 @@ func (c *convo) add(a *Agent, s *registry.Slot) {
 			c.pending = slices.DeleteFunc(c.pending, func(call storedCall) bool { return call.ID == rr.ID })
 		case feedbackType, outputFeedbackType:
 			it.kind = itemFeedback
+		case haltType:
+			it.kind = itemHalt
 		default:
 			return
 		}
@@ -159,6 +165,18 @@ func (c *convo) add(a *Agent, s *registry.Slot) {
 		return
 	}
 	c.items = append(c.items, it)
+}
+
+// lastOwn returns the kind of the agent's latest slot of its own
+// (itemOther when it has none): a reply, calls, a result, a note or a halt.
+func (c *convo) lastOwn() itemKind {
+	for i := len(c.items) - 1; i >= 0; i-- {
+		switch k := c.items[i].kind; k {
+		case itemReply, itemCalls, itemResult, itemFeedback, itemHalt:
+			return k
+		}
+	}
+	return itemOther
 }
 
 // answered reports whether the agent's latest assistant message was text
