@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/llm"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
@@ -27,14 +28,21 @@ type agentBench struct {
 	// TurnsPerSec is the throughput with Concurrency conversations in flight.
 	TurnsPerSec float64 `json:"turns_per_sec"`
 	Concurrency int     `json:"concurrency"`
-	// P50 and P99 are one turn's latency, one conversation at a time, from
-	// the console's send to the agent's answer, minus the time the model
-	// server spent answering the turn's two model calls (ModelP50): the
-	// overhead outside model time.
+	// P50 and P99 are one turn's overhead, one conversation at a time: the
+	// latency from the console's send to the agent's answer, minus the
+	// turn's two model calls as the agent's router timed them (ModelP50:
+	// request out to reply decoded, loopback HTTP included) — the work of
+	// the pump, the agent loop and the tool.
 	P50      time.Duration `json:"overhead_p50_ns"`
 	P99      time.Duration `json:"overhead_p99_ns"`
 	ModelP50 time.Duration `json:"model_p50_ns"`
-	Samples  int           `json:"samples"`
+	// WireP50 and WireP99 are the same latency minus only the time the
+	// model server spent in its handler (ServerP50): the loopback HTTP
+	// exchanges count as overhead.
+	WireP50   time.Duration `json:"wire_overhead_p50_ns"`
+	WireP99   time.Duration `json:"wire_overhead_p99_ns"`
+	ServerP50 time.Duration `json:"server_p50_ns"`
+	Samples   int           `json:"samples"`
 }
 
 // benchModel is a loopback chat-completions server that answers at once:
@@ -105,6 +113,20 @@ listeners:
 		return agentBench{}, err
 	}
 	defer o.Shutdown(context.Background())
+	var callsMu sync.Mutex
+	var calls []time.Duration
+	o.LLM.SetOnCall(func(r llm.CallRecord) {
+		callsMu.Lock()
+		calls = append(calls, r.Duration)
+		callsMu.Unlock()
+	})
+	takeCalls := func() []time.Duration {
+		callsMu.Lock()
+		defer callsMu.Unlock()
+		out := calls
+		calls = nil
+		return out
+	}
 	l, _ := o.Pump.Lookup("agent")
 	turn := func() (time.Duration, error) {
 		v := reflect.New(l.Payload.GoType())
@@ -135,6 +157,7 @@ listeners:
 		}
 	}
 	model.take()
+	takeCalls()
 	const samples = 2000
 	lat := make([]time.Duration, 0, samples)
 	for range samples {
@@ -144,20 +167,22 @@ listeners:
 		}
 		lat = append(lat, d)
 	}
-	spent := model.take()
-	if len(spent) != 2*len(lat) {
-		return agentBench{}, fmt.Errorf("%d turns made %d model calls, want two each", len(lat), len(spent))
+	spent, timed := model.take(), takeCalls()
+	if len(spent) != 2*len(lat) || len(timed) != 2*len(lat) {
+		return agentBench{}, fmt.Errorf("%d turns made %d model calls (%d timed), want two each", len(lat), len(spent), len(timed))
 	}
-	over := make([]time.Duration, len(lat))
-	modelTime := make([]time.Duration, len(lat))
+	over, wire := make([]time.Duration, len(lat)), make([]time.Duration, len(lat))
+	modelTime, serverTime := make([]time.Duration, len(lat)), make([]time.Duration, len(lat))
 	for i, d := range lat { // sequential turns: the i-th made calls 2i and 2i+1
-		modelTime[i] = spent[2*i] + spent[2*i+1]
-		over[i] = d - modelTime[i]
+		modelTime[i], serverTime[i] = timed[2*i]+timed[2*i+1], spent[2*i]+spent[2*i+1]
+		over[i], wire[i] = d-modelTime[i], d-serverTime[i]
 	}
-	slices.Sort(over)
-	slices.Sort(modelTime)
-	r := agentBench{Concurrency: concurrency, Samples: len(lat), ModelP50: modelTime[len(modelTime)/2],
-		P50: over[len(over)/2], P99: over[len(over)*99/100]}
+	for _, s := range [][]time.Duration{over, wire, modelTime, serverTime} {
+		slices.Sort(s)
+	}
+	p := func(s []time.Duration, q int) time.Duration { return s[len(s)*q/100] }
+	r := agentBench{Concurrency: concurrency, Samples: len(lat), ModelP50: p(modelTime, 50), P50: p(over, 50),
+		P99: p(over, 99), ServerP50: p(serverTime, 50), WireP50: p(wire, 50), WireP99: p(wire, 99)}
 	var turns atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, concurrency)
@@ -188,11 +213,13 @@ listeners:
 
 // String formats the result as the bench table does.
 func (r agentBench) String() string {
-	return fmt.Sprintf("agent turns        %10.0f  turns/s (%d turns, %d conversations in flight)\n"+
-		"turn overhead p50  %10s  (send → tool call → result → answer, minus model time %s)\n"+
-		"turn overhead p99  %10s  (%d sequential turns)\n",
-		r.TurnsPerSec, r.Turns, r.Concurrency, r.P50.Round(time.Microsecond), r.ModelP50.Round(time.Microsecond),
-		r.P99.Round(time.Microsecond), r.Samples)
+	us := func(d time.Duration) string { return d.Round(time.Microsecond).String() }
+	return fmt.Sprintf("agent turns          %10.0f  turns/s (%d turns, %d conversations in flight)\n"+
+		"turn overhead p50    %10s  (send → tool call → result → answer, minus the 2 model calls: %s)\n"+
+		"turn overhead p99    %10s  (%d sequential turns)\n"+
+		"with loopback HTTP   %10s  p50, %s p99 (minus only the model server's handler: %s)\n",
+		r.TurnsPerSec, r.Turns, r.Concurrency, us(r.P50), us(r.ModelP50), us(r.P99), r.Samples,
+		us(r.WireP50), us(r.WireP99), us(r.ServerP50))
 }
 
 // printAgentBench prints r as text or JSON.

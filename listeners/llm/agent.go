@@ -275,7 +275,8 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 		if st.mode == NativeTools && len(rep.ToolCalls) > 0 {
 			calls := a.mintIDs(st, rep.ToolCalls)
 			d := digest(rep.Content, calls)
-			a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(callsRecord{Content: rep.Content, Calls: calls})})
+			cr := &callsRecord{Content: rep.Content, Calls: calls, sum: &d}
+			a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(cr), Payload: cr})
 			if n := cmpOr(a.RepeatLimit, DefaultRepeatLimit); st.c.repeats(d) >= n {
 				return a.halt(st, fmt.Sprintf("no progress: the same output %d times in a row", n))
 			}
@@ -285,8 +286,9 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			}
 			continue // every call was answered here: the model goes on
 		}
-		a.record(st, registry.Slot{PayloadType: replyType, Raw: []byte(rep.Content)})
-		if n := cmpOr(a.RepeatLimit, DefaultRepeatLimit); st.c.repeats(digest(rep.Content, nil)) >= n {
+		d := digest(rep.Content, nil)
+		a.record(st, registry.Slot{PayloadType: replyType, Raw: []byte(rep.Content), Payload: &replyRecord{sum: d}})
+		if n := cmpOr(a.RepeatLimit, DefaultRepeatLimit); st.c.repeats(d) >= n {
 			return a.halt(st, fmt.Sprintf("no progress: the same output %d times in a row", n))
 		}
 		if st.mode == XMLTools {
@@ -443,7 +445,7 @@ func (a *Agent) record(st *turnState, s registry.Slot) {
 
 // recordResult records a tool call's result.
 func (a *Agent) recordResult(st *turnState, r resultRecord) {
-	a.record(st, registry.Slot{PayloadType: resultType, Raw: mustJSON(r)})
+	a.record(st, registry.Slot{PayloadType: resultType, Raw: mustJSON(r), Payload: &r})
 }
 
 // halt ends the agent's turn with a clear reason to the caller (recorded,

@@ -2,12 +2,13 @@ package llm
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"reflect"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/xml-pipeline/xmlpipe/registry"
@@ -42,11 +43,20 @@ const (
 	haltType = "llm.halt"
 )
 
+// The records are kept in a slot twice: as JSON (Raw: what is persisted
+// and restored) and, while the process lives, decoded (Payload), so that
+// reading a conversation parses only what a restart restored.
+
 // callsRecord is an assistant message with tool calls, as kept in a slot.
 type callsRecord struct {
 	Content string       `json:"content,omitempty"`
 	Calls   []storedCall `json:"calls"`
+	// sum caches the progress guard's digest (nil: not computed yet).
+	sum *uint64
 }
+
+// replyRecord is what a reply slot keeps decoded: the digest of its text.
+type replyRecord struct{ sum uint64 }
 
 // storedCall is one tool call as kept: its (possibly re-minted) id, the
 // function name and the arguments exactly as the model wrote them.
@@ -125,11 +135,14 @@ func (c *convo) add(a *Agent, s *registry.Slot) {
 		case replyType:
 			it.kind = itemReply
 		case callsType:
-			var cr callsRecord
-			if json.Unmarshal(s.Raw, &cr) != nil {
-				return
+			cr, ok := s.Payload.(*callsRecord)
+			if !ok {
+				cr = &callsRecord{}
+				if json.Unmarshal(s.Raw, cr) != nil {
+					return
+				}
 			}
-			it.kind, it.calls = itemCalls, &cr
+			it.kind, it.calls = itemCalls, cr
 			c.pending = c.pending[:0]
 			for _, call := range cr.Calls {
 				c.ids[call.ID] = true
@@ -138,12 +151,18 @@ func (c *convo) add(a *Agent, s *registry.Slot) {
 				}
 			}
 		case resultType:
-			var rr resultRecord
-			if json.Unmarshal(s.Raw, &rr) != nil || c.results[rr.ID] != nil {
+			rr, ok := s.Payload.(*resultRecord)
+			if !ok {
+				rr = &resultRecord{}
+				if json.Unmarshal(s.Raw, rr) != nil {
+					return
+				}
+			}
+			if c.results[rr.ID] != nil {
 				return
 			}
-			it.kind, it.result = itemResult, &rr
-			c.results[rr.ID] = &rr
+			it.kind, it.result = itemResult, rr
+			c.results[rr.ID] = rr
 			c.pending = slices.DeleteFunc(c.pending, func(call storedCall) bool { return call.ID == rr.ID })
 		case feedbackType, outputFeedbackType:
 			it.kind = itemFeedback
@@ -321,42 +340,70 @@ func clipText(b []byte) string {
 	return fmt.Sprintf("%s\n[… %d more bytes cut]", b[:n], len(b)-n)
 }
 
-// digestSpace drops the whitespace beside markup, which changes nothing.
-var digestSpace = strings.NewReplacer("> ", ">", " <", "<")
+// digestSeed seeds the progress guard's digests: they are compared only
+// within one process (cached with the records, recomputed after a restart).
+var digestSeed = maphash.MakeSeed()
 
 // digest is the progress guard's fingerprint of an assistant message: its
 // text case folded, whitespace runs collapsed and dropped beside markup,
 // and its tool calls' names and arguments (compacted).
-func digest(text string, calls []storedCall) [32]byte {
-	h := sha256.New()
-	h.Write([]byte(digestSpace.Replace(strings.ToLower(strings.Join(strings.Fields(text), " ")))))
+func digest(text string, calls []storedCall) uint64 {
+	var h maphash.Hash
+	h.SetSeed(digestSeed)
+	writeNormalized(&h, text)
 	for _, c := range calls {
-		h.Write([]byte{0})
-		h.Write([]byte(c.Name))
-		h.Write([]byte{0})
+		h.WriteByte(0)
+		h.WriteString(c.Name)
+		h.WriteByte(0)
 		var buf bytes.Buffer
 		if json.Compact(&buf, []byte(c.Arguments)) == nil {
 			h.Write(buf.Bytes())
 		} else {
-			h.Write([]byte(c.Arguments))
+			h.WriteString(c.Arguments)
 		}
 	}
-	var d [32]byte
-	h.Sum(d[:0])
-	return d
+	return h.Sum64()
 }
 
-// itemDigest is digest of an assistant item.
-func itemDigest(it item) [32]byte {
+// writeNormalized writes text to h case folded, with each whitespace run
+// one space, none at either end and none beside '<' or '>' (which changes
+// nothing in markup).
+func writeNormalized(h *maphash.Hash, text string) {
+	space, last := false, rune(0)
+	for _, r := range text {
+		if unicode.IsSpace(r) {
+			space = last != 0
+			continue
+		}
+		if space && r != '<' && r != '>' && last != '<' && last != '>' {
+			h.WriteByte(' ')
+		}
+		space = false
+		r = unicode.ToLower(r)
+		var b [utf8.UTFMax]byte
+		h.Write(b[:utf8.EncodeRune(b[:], r)])
+		last = r
+	}
+}
+
+// itemDigest is digest of an assistant item (cached in its record).
+func itemDigest(it item) uint64 {
 	if it.kind == itemCalls {
-		return digest(it.calls.Content, it.calls.Calls)
+		if it.calls.sum == nil {
+			d := digest(it.calls.Content, it.calls.Calls)
+			it.calls.sum = &d
+		}
+		return *it.calls.sum
+	}
+	if r, ok := it.slot.Payload.(*replyRecord); ok {
+		return r.sum
 	}
 	return digest(string(it.slot.Raw), nil)
 }
 
 // repeats counts how many of the agent's latest assistant messages in a
 // row (the newest one recorded included) have the fingerprint d.
-func (c *convo) repeats(d [32]byte) int {
+func (c *convo) repeats(d uint64) int {
 	n := 0
 	for i := len(c.items) - 1; i >= 0; i-- {
 		it := c.items[i]
