@@ -133,12 +133,18 @@ func (a *Agent) request(st *turnState, box *toolbox, out *xmlpipe.PayloadType) R
 	}
 	req := Request{Model: a.Model, MaxTokens: a.MaxTokens, Temperature: a.Temperature, Tools: tools,
 		Agent: a.Name, Thread: st.session}
-	if out != nil && (st.mode == NativeTools || len(md.Peers) == 0) {
+	switch {
+	case out != nil && (st.mode == NativeTools || len(md.Peers) == 0):
 		req.Output = &OutputSchema{Name: funcName(out.Name()), Schema: schemaOf(out),
 			Description: "The answer to the caller."}
 		if box != nil && box.byFunc[req.Output.Name] != nil { // a function's name: the output's must differ
 			req.Output.Name = withHash(req.Output.Name, "output")
 		}
+	case out != nil:
+		// XML mode with peers: the reply must stay free to carry their
+		// payloads, so the answer's format is asked for in words.
+		sys = append(sys, Message{Role: System, Content: "When you answer your caller, answer with only a JSON " +
+			"object matching this JSON Schema: " + string(schemaOf(out))})
 	}
 	var omitted int
 	req.Messages, omitted = fitWindow(sys, hist, tools, req.Output, a.contextWindow(st.traits), a.MaxTokens)
