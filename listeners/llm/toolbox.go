@@ -23,10 +23,9 @@ type toolbox struct {
 	// specs are the functions offered, locals first, then peers in their
 	// peers-list order.
 	specs []ToolSpec
-	// byFunc maps a function name to its tool; byPeer a peer name
-	// (lower-cased, as routing compares names) to its function name.
+	// byFunc maps a function name to its tool: a model's call back to the
+	// peer it names (funcName and the collision rule map the other way).
 	byFunc map[string]*boxTool
-	byPeer map[string]string
 	// unoffered are peers without a payload contract (not registered): they
 	// cannot be called as functions.
 	unoffered []string
@@ -89,7 +88,7 @@ func withHash(base, name string) string {
 // their name — so the mapping depends on the set of peers, not on their
 // order, and stays the same across restarts.
 func buildToolbox(peers []xmlpipe.Peer, locals []LocalTool) (*toolbox, error) {
-	b := &toolbox{src: peers, byFunc: map[string]*boxTool{}, byPeer: map[string]string{}}
+	b := &toolbox{src: peers, byFunc: map[string]*boxTool{}}
 	var problems []string
 	for i := range locals {
 		lt := &locals[i]
@@ -146,7 +145,6 @@ func buildToolbox(peers []xmlpipe.Peer, locals []LocalTool) (*toolbox, error) {
 	}
 	for _, c := range cands { // specs in peers-list order
 		fn := assigned[c.peer.Name]
-		b.byPeer[strings.ToLower(c.peer.Name)] = fn
 		params, err := json.Marshal(gen.JSONSchema(c.peer.Payload.Model()))
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("peer %s: parameters: %v", c.peer.Name, err))
