@@ -571,3 +571,42 @@ listeners:
 		t.Errorf("%d model requests in all, want 2 (the call was not asked for again)", n)
 	}
 }
+
+// TestNativeCallTimesOut: a tool that does not answer within its timeout
+// is answered for the model — the call's result says it timed out — and
+// the model goes on.
+func TestNativeCallTimesOut(t *testing.T) {
+	m := newWireModel(t, config.OpenAI, func(n int, body map[string]any) modelTurn {
+		if r, ok := toolMessages(body)["s1"]; ok {
+			return say("gave up: " + r)
+		}
+		return call(scriptedCall{"s1", "slow", `{"Text":"x"}`})
+	})
+	cat := catalog.Builtin()
+	cat.AddPayload(catalog.Payload{Name: "test.SlowQuery", Type: reflect.TypeFor[slowQuery]()})
+	cat.AddHandler(catalog.Handler{Name: "test.Slow", Takes: reflect.TypeFor[slowQuery](),
+		New: func(catalog.Env) xmlpipe.Handler {
+			return xmlpipe.Typed(func(ctx context.Context, _ *slowQuery, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			})
+		}})
+	t.Setenv("TEST_LLM_KEY", "sk-test")
+	cfg, err := config.Parse("organism.yaml", []byte(fmt.Sprintf(`organism: {name: agents}
+llm:
+  retries: 0
+  backends:
+    - {provider: openai, api_key_env: TEST_LLM_KEY, base_url: %s, model: gpt-test}
+listeners:
+  - {name: slow, payload_class: test.SlowQuery, handler: test.Slow, description: Never answers, timeout: 300ms}
+  - {name: waiter, agent: true, description: waits, prompt: You are waiter., peers: [slow]}
+`, m.URL)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := startConfigured(t, cfg, Options{Catalog: cat})
+	got := ask(t, o, "waiter", "ask slow")
+	if !strings.HasPrefix(got, "gave up: The call failed: ") || !strings.Contains(got, "handler timeout 300ms") {
+		t.Fatalf("reply %q", got)
+	}
+}
