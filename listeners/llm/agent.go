@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -72,6 +73,10 @@ const (
 	// DefaultRepeatLimit is the progress guard's N: the same normalised
 	// output — text and tool calls — this many times in a row halts the turn.
 	DefaultRepeatLimit = 3
+	// DefaultAbandonCallsAfter is how long calls may wait for results
+	// before a new message gives them up: longer than any listener's
+	// timeout by default (tools 60 s, agents 5 min).
+	DefaultAbandonCallsAfter = 15 * time.Minute
 	// DefaultMaxCallsPerTurn caps the messages one model reply sends (the
 	// pump's own default of max_messages_per_turn).
 	DefaultMaxCallsPerTurn = 32
@@ -129,6 +134,12 @@ type Agent struct {
 	// LocalTools are functions the loop answers itself (see LocalTool),
 	// offered in native mode beside the peers.
 	LocalTools []LocalTool
+	// AbandonCallsAfter is how long calls may go without a result before a
+	// new message (the caller's, say) gives them up, so that a call whose
+	// answer was lost cannot stall the conversation for ever (0:
+	// DefaultAbandonCallsAfter). Time is the history's clock: from the
+	// calls' slot to the new message's.
+	AbandonCallsAfter time.Duration
 	// MaxCallsPerTurn caps the tool calls of one model reply that are sent
 	// (0: DefaultMaxCallsPerTurn); the calls beyond it are answered at once
 	// with the limit, so the model makes them later.
@@ -242,9 +253,17 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 		a.record(st, registry.Slot{PayloadType: kind, Raw: []byte(a.errorFeedback(st, de))})
 	}
 	if len(st.c.pending) > 0 {
-		// The model is asked again once every call has its result; what
-		// arrives meanwhile is in the history and seen then.
-		return xmlpipe.Await(), nil
+		if md.InReplyTo != "" || de != nil || st.c.latest.Sub(st.c.pendingSince) < cmpDur(a.AbandonCallsAfter, DefaultAbandonCallsAfter) {
+			// The model is asked again once every call has its result; what
+			// arrives meanwhile is in the history and seen then.
+			return xmlpipe.Await(), nil
+		}
+		// A new message finds calls that never got a result (one lost in a
+		// crash, say): they are given up, so the conversation goes on.
+		for _, call := range slices.Clone(st.c.pending) {
+			a.recordResult(st, resultRecord{ID: call.ID, Name: call.Name, IsError: true, Content: fmt.Sprintf(
+				"No result arrived within %v: the call is abandoned.", cmpDur(a.AbandonCallsAfter, DefaultAbandonCallsAfter))})
+		}
 	}
 	return a.think(ctx, st)
 }
@@ -486,6 +505,13 @@ func (a *Agent) logger() *slog.Logger {
 		return a.Logger
 	}
 	return slog.Default()
+}
+
+func cmpDur(v, def time.Duration) time.Duration {
+	if v > 0 {
+		return v
+	}
+	return def
 }
 
 func cmpOr(v, def int) int {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -595,5 +596,39 @@ func TestRefusedAnswerGoesBackOnce(t *testing.T) {
 	if resp, _ := h.a.HandleError(context.Background(), &xmlpipe.DeliveryError{System: xmlpipe.RoutingError()},
 		xmlpipe.Metadata{ThreadID: "t", From: "system"}); resp != nil {
 		t.Fatalf("the halt's refused answer was answered again: %#v", resp)
+	}
+}
+
+// TestLostCallsAbandoned: calls whose answers never come (lost in a crash)
+// are given up when a new message arrives after AbandonCallsAfter, so the
+// conversation goes on; before that, a new message waits for them.
+func TestLostCallsAbandoned(t *testing.T) {
+	now := time.Now()
+	r := newLoopRig(t, Reply{ToolCalls: []ToolCall{toolCall("c1", "poet", `{"Text":"x"}`)}}, Reply{Content: "going on"})
+	cb, err := registry.NewContextBuffer(registry.ContextConfig{Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.cb = cb
+	r.a = r.agent()
+	r.a.AbandonCallsAfter = time.Minute
+	r.deliver("console", "go", "")
+	if resp := r.deliver("console", "hello?", ""); !isAwait(resp) {
+		t.Fatalf("a new message before the calls are given up: %#v", resp)
+	}
+	now = now.Add(2 * time.Minute)
+	if got := answerText(r.deliver("console", "hello??", "")); got != "going on" {
+		t.Fatalf("answer %q", got)
+	}
+	ms := r.model.requests()[1].Messages
+	var result, latest Message
+	for _, m := range ms {
+		if m.ToolCallID == "c1" {
+			result = m
+		}
+	}
+	latest = ms[len(ms)-1]
+	if !result.IsError || !strings.Contains(result.Content, "abandoned") || latest.Content != "[From console]\nhello??" {
+		t.Errorf("result %+v, latest %+v", result, latest)
 	}
 }

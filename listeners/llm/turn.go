@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -103,8 +104,13 @@ type convo struct {
 	// results holds the calls' results by call id.
 	results map[string]*resultRecord
 	// pending are the calls of the last calls item without a result yet:
-	// the model is not asked again until they have one.
-	pending []storedCall
+	// the model is not asked again until they have one. pendingSince is
+	// when they were made.
+	pending      []storedCall
+	pendingSince time.Time
+	// latest is the time of the newest slot (the history's clock: the
+	// message being handled was recorded then).
+	latest time.Time
 	// ids are every call id used in the conversation.
 	ids map[string]bool
 	// turnStart is the index of the item that opened the current turn (the
@@ -128,6 +134,9 @@ func (a *Agent) readConvo(slots []registry.Slot, caller string) *convo {
 // add reads one more slot of the conversation (kept by reference: slots
 // are values no one changes).
 func (c *convo) add(a *Agent, s *registry.Slot) {
+	if s.Time.After(c.latest) {
+		c.latest = s.Time
+	}
 	it := item{slot: s}
 	switch {
 	case s.From == a.Name && s.To == "":
@@ -143,7 +152,7 @@ func (c *convo) add(a *Agent, s *registry.Slot) {
 				}
 			}
 			it.kind, it.calls = itemCalls, cr
-			c.pending = c.pending[:0]
+			c.pending, c.pendingSince = c.pending[:0], s.Time
 			for _, call := range cr.Calls {
 				c.ids[call.ID] = true
 				if c.results[call.ID] == nil {
