@@ -450,10 +450,11 @@ func (a *Agent) selfSession(md xmlpipe.Metadata) (string, []string) {
 }
 
 // record appends one of the agent's own slots to the session's history and
-// to st's view of it.
+// to st's view of it. s.Raw is handed over (built for the slot, never
+// changed again).
 func (a *Agent) record(st *turnState, s registry.Slot) {
 	s.ThreadID, s.From, s.OwnName = st.session, a.Name, a.Name
-	stored, err := a.History.Append(s)
+	stored, err := a.History.AppendShared(s)
 	if err != nil {
 		a.logger().Warn("agent history not recorded", "agent", a.Name, "thread", st.session, "kind", s.PayloadType,
 			"error", err)
