@@ -29,6 +29,7 @@ var migrations = []migration{
 	{version: 9, name: "OOB request signatures", sql: oobSignaturesV9},
 	{version: 10, name: "LLM calls", sql: llmCallsV10},
 	{version: 11, name: "approvals", sql: approvalsV11},
+	{version: 12, name: "correlation refs of threads and slots", sql: correlationRefsV12},
 }
 
 // migrationV4 adds the journal listeners and their sweep cursors

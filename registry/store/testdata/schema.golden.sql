@@ -146,7 +146,7 @@ CREATE TABLE slots (
 	raw          BLOB    NOT NULL,
 	time_ns      INTEGER,
 	own_name     TEXT    NOT NULL DEFAULT '',
-	is_self_call INTEGER NOT NULL DEFAULT 0,
+	is_self_call INTEGER NOT NULL DEFAULT 0, in_reply_to TEXT NOT NULL DEFAULT '',
 	PRIMARY KEY (thread, idx)
 );
 
@@ -157,7 +157,7 @@ CREATE TABLE threads (
 	path       TEXT    NOT NULL,
 	created_ns INTEGER,
 	touched_ns INTEGER
-);
+, ref TEXT NOT NULL DEFAULT '');
 
 -- table users
 CREATE TABLE users (
