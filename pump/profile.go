@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -36,17 +35,9 @@ import (
 // ErrBadProfile reports a profile definition SetProfiles refuses.
 var ErrBadProfile = errors.New("invalid profile")
 
-// profileName is what a profile may be called: no "&" (it joins an
-// intersection's terms), no spaces.
-var profileName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
-
-// ValidProfileName reports whether name may name a profile (lower-case
-// letters, digits, '_', '.', '-', starting with a letter or digit).
-func ValidProfileName(name string) bool { return profileName.MatchString(name) }
-
 // ProfileDef is one profile as the pump enforces it.
 type ProfileDef struct {
-	// Name is the profile's name (ValidProfileName).
+	// Name is the profile's name (registry.ValidProfileName).
 	Name string
 	// Listeners are the listeners its threads reach: names, compared
 	// case-insensitively, or path.Match globs ("files-*", "*").
@@ -59,7 +50,7 @@ type ProfileDef struct {
 
 // validate reports a definition that cannot work.
 func (d ProfileDef) validate() error {
-	if !ValidProfileName(d.Name) {
+	if !registry.ValidProfileName(d.Name) {
 		return fmt.Errorf("%w: name %q: want lower-case letters, digits, '_', '.' or '-'", ErrBadProfile, d.Name)
 	}
 	for _, l := range d.Listeners {
@@ -280,6 +271,14 @@ func (pr *profile) mask(targets []*listener, sender *listener, to string, key ta
 type netRule struct {
 	host string // lower-cased: a name or IP, "*", or "*.domain"
 	port string // a number or "*"
+}
+
+// CheckNetworkRule reports whether s is a valid network entry of a
+// profile: "host:port", host a name, an IP, "*" or "*.domain", port a
+// number or "*".
+func CheckNetworkRule(s string) error {
+	_, err := parseNetRule(s)
+	return err
 }
 
 // parseNetRule reads "host:port".

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -19,6 +20,14 @@ import (
 //     parent's name holds, plus the ones asked for. An intersection with more
 //     terms allows no more than one with fewer, so no child can be wider than
 //     its parent, whatever it asks for.
+
+// profileName is what one profile may be called: no "&" (it joins an
+// intersection's terms), no spaces, no upper case.
+var profileName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
+
+// ValidProfileName reports whether name may name a profile: lower-case
+// letters, digits, '_', '.' and '-', starting with a letter or a digit.
+func ValidProfileName(name string) bool { return profileName.MatchString(name) }
 
 // ProfileSep joins the profiles of an intersection in a thread's profile
 // name.

@@ -104,6 +104,13 @@ type Listener struct {
 	// ApprovalTimeout is how long such a call waits (default 1h): then it
 	// is refused with "approval timed out".
 	ApprovalTimeout Duration `yaml:"approval_timeout"`
+	// Profile names the profile the threads this listener opens run under
+	// (an agent's: the threads it spawns), intersected with the thread it
+	// works on: its sends reach only what both allow. "" adds nothing.
+	Profile string `yaml:"profile"`
+	// Callable offers the listener to federated peers as one tool
+	// (profile.go).
+	Callable Callable `yaml:"callable"`
 }
 
 // ToolConfig restricts one native tool of a listener. Keys a tool does not
