@@ -37,7 +37,8 @@ var ErrBadProfile = errors.New("invalid profile")
 
 // ProfileDef is one profile as the pump enforces it.
 type ProfileDef struct {
-	// Name is the profile's name (registry.ValidProfileName).
+	// Name is the profile's name (registry.ValidProfileTerm; what a
+	// configuration names is registry.ValidProfileName).
 	Name string
 	// Listeners are the listeners its threads reach: names, compared
 	// case-insensitively, or path.Match globs ("files-*", "*").
@@ -50,8 +51,8 @@ type ProfileDef struct {
 
 // validate reports a definition that cannot work.
 func (d ProfileDef) validate() error {
-	if !registry.ValidProfileName(d.Name) {
-		return fmt.Errorf("%w: name %q: want lower-case letters, digits, '_', '.' or '-'", ErrBadProfile, d.Name)
+	if !registry.ValidProfileTerm(d.Name) {
+		return fmt.Errorf("%w: name %q: want lower case, no '&', no spaces", ErrBadProfile, d.Name)
 	}
 	for _, l := range d.Listeners {
 		if _, err := path.Match(strings.ToLower(l), ""); err != nil || strings.TrimSpace(l) == "" {

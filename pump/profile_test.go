@@ -311,6 +311,8 @@ func TestProfileDefs(t *testing.T) {
 	}{
 		{"upper case", []pump.ProfileDef{{Name: "Reader"}}},
 		{"ampersand", []pump.ProfileDef{{Name: "a&b"}}},
+		{"space", []pump.ProfileDef{{Name: "a b"}}},
+		{"empty", []pump.ProfileDef{{Name: ""}}},
 		{"twice", []pump.ProfileDef{{Name: "a"}, {Name: "a"}}},
 		{"bad glob", []pump.ProfileDef{{Name: "a", Listeners: []string{"[x"}}}},
 		{"network without port", []pump.ProfileDef{{Name: "a", Network: []string{"example.com"}}}},

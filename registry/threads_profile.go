@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // A thread's security profile (seed 000 §5.3, §8.4) is held with the thread
@@ -28,6 +29,16 @@ var profileName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
 // ValidProfileName reports whether name may name a profile: lower-case
 // letters, digits, '_', '.' and '-', starting with a letter or a digit.
 func ValidProfileName(name string) bool { return profileName.MatchString(name) }
+
+// ValidProfileTerm reports whether name may be a term of a thread's
+// profile name: non-empty, lower-case, without "&" or white space. Every
+// ValidProfileName is one; the organism's implicit profiles
+// ("callable:<listener>") are others.
+func ValidProfileTerm(name string) bool {
+	return name != "" && name == strings.ToLower(name) && !strings.ContainsFunc(name, func(r rune) bool {
+		return r == '&' || unicode.IsSpace(r)
+	})
+}
 
 // ProfileSep joins the profiles of an intersection in a thread's profile
 // name.

@@ -247,6 +247,9 @@ func (o *Organism) checkCallable(r *reporter, path string, l Listener) {
 	if strings.TrimSpace(c.Description) == "" {
 		r.missing(path, "description")
 	}
+	if !registry.ValidProfileTerm(CallProfile(l.Name)) {
+		r.add(path, "a callable listener's name must not hold '&' or white space, got %q", l.Name)
+	}
 	if root := l.CallRoot(); !gen.IsNCName(root) {
 		r.add(path+".root", "%q is not a payload root tag (an XML name without a prefix)", root)
 	}

@@ -155,7 +155,7 @@ func (g *gateway) onCall(c *conn, e *envelope, raw []byte) {
 	defer cancel()
 	// No outlet: what the conversation answers reaches the gateway through
 	// the manager's subscription (served.go), also after a restart.
-	_, err := g.m.opts.Pump.InjectAs(ctx, env, nil, pump.Principal{From: g.name})
+	_, err := g.m.opts.Pump.InjectAs(ctx, env, nil, pump.Principal{From: g.name, Profile: g.cfg.Profile})
 	if err != nil {
 		g.m.serveEnd(conv)
 		why := "Message could not be delivered"

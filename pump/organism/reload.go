@@ -26,7 +26,7 @@ var ErrReloadRefused = errors.New("reload refused")
 // organism.data_dir, organism.tls, organism.identity, oob, journal, auth,
 // gateways, …) takes effect at the next start only: a reload whose
 // configuration changes one of them is refused, naming the key.
-var ReloadableKeys = []string{"listeners", "llm", "budgets", "prompts", "routing"}
+var ReloadableKeys = []string{"listeners", "llm", "budgets", "prompts", "routing", "profiles"}
 
 // ReloadReport says what a reload changed, by listeners[] entry name (and
 // implicit tool name).
@@ -413,7 +413,8 @@ func (p *Plan) Apply() (ReloadReport, error) {
 	defer p.finish()
 	o := p.o
 	completer := o.swapCompleter(p.layer)
-	retired, err := o.Pump.Change(pump.ListenerChange{Remove: p.remove, Add: p.add})
+	retired, err := o.Pump.Change(pump.ListenerChange{Remove: p.remove, Add: p.add, SetProfiles: true,
+		Profiles: profileDefs(p.cfg)})
 	if err != nil {
 		o.restoreCompleter(completer)
 		p.release()
