@@ -77,16 +77,24 @@ func narrow(a, b string) string {
 	return strings.Join(slices.Compact(terms), ProfileSep)
 }
 
-// canonicalProfile reports whether name is already in NarrowProfile's form.
+// canonicalProfile reports whether name is already in NarrowProfile's
+// form. It allocates nothing.
 func canonicalProfile(name string) bool {
-	prev := ""
-	for i, t := range strings.Split(name, ProfileSep) {
-		if t == "" && name != "" || t != strings.ToLower(strings.TrimSpace(t)) || i > 0 && t <= prev {
+	prev, rest := "", name
+	for first := true; rest != "" || first; first = false {
+		var t string
+		t, rest, _ = strings.Cut(rest, ProfileSep)
+		if t == "" && name != "" || t != strings.TrimSpace(t) || !first && t <= prev {
 			return false
+		}
+		for i := 0; i < len(t); i++ {
+			if 'A' <= t[i] && t[i] <= 'Z' || t[i] >= 0x80 && t != strings.ToLower(t) {
+				return false
+			}
 		}
 		prev = t
 	}
-	return true
+	return !strings.HasSuffix(name, ProfileSep)
 }
 
 // ProfileTerms returns the profile names an intersection holds, in order

@@ -140,3 +140,17 @@ func TestNodeSize(t *testing.T) {
 		t.Errorf("node is %d bytes, want at most 72", n)
 	}
 }
+
+// TestNarrowProfileAllocs: the common cases allocate nothing.
+func TestNarrowProfileAllocs(t *testing.T) {
+	for _, c := range [][2]string{{"", ""}, {"a&b", ""}, {"", "reader"}} {
+		if n := testing.AllocsPerRun(100, func() { NarrowProfile(c[0], c[1]) }); n != 0 {
+			t.Errorf("NarrowProfile(%q, %q): %v allocations", c[0], c[1], n)
+		}
+	}
+	for _, s := range []string{"a&", "&a", "b&a", "a&a", "A", " a", "é", "a&b"} {
+		if canonicalProfile(s) != (narrow(s, "") == s) {
+			t.Errorf("canonicalProfile(%q) = %v, narrow gives %q", s, canonicalProfile(s), narrow(s, ""))
+		}
+	}
+}
