@@ -111,7 +111,9 @@ type Callable struct {
 	// Requires lists the listeners the callee's work may reach (names or
 	// globs): its own dispatch table, narrowed further by the profile of
 	// the gateway a call arrives through (Host Sovereignty, §15.3).
-	// Empty: the listener reaches nothing but the organism's own.
+	// The callee's conversation reaches the listener itself and these
+	// (config.CallProfile); empty: the listener's messages reach nothing
+	// but the organism's own listeners.
 	Requires []string `yaml:"requires"`
 	// Root is the call payload's root tag (default: the listener's name in
 	// PascalCase followed by Call: research-agent → ResearchAgentCall).
@@ -168,8 +170,9 @@ func (l Listener) CallRoot() string {
 	return b.String() + "Call"
 }
 
-// CallProfile is the name of the implicit profile a callable listener's
-// requires: list defines (never a name a profiles: entry can have).
+// CallProfile is the name of the implicit profile of a callable
+// listener's calls: the listener itself and its requires: list (never a
+// name a profiles: entry can have).
 func CallProfile(listener string) string { return "callable:" + strings.ToLower(listener) }
 
 // checkProfiles reports malformed profiles and references to profiles
@@ -244,6 +247,9 @@ func checkNetworkEntry(a string) error {
 // checkCallable reports a malformed callable: declaration.
 func (o *Organism) checkCallable(r *reporter, path string, l Listener) {
 	c := l.Callable
+	if l.Type == MCPListener {
+		r.add(path, "an MCP mount is not callable (declare callable: on a listener of its own)")
+	}
 	if strings.TrimSpace(c.Description) == "" {
 		r.missing(path, "description")
 	}

@@ -376,6 +376,9 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 				continue
 			}
 			u.prompt = l.Prompt
+			if err := registerCall(p, lc, u, opts.Logger); err != nil {
+				errs = append(errs, fmt.Errorf("%s: listener %s: %w", pos, lc.Name, err))
+			}
 			units[unitKey(lc.Name)] = u
 			continue
 		}
@@ -391,6 +394,9 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 			continue
 		}
 		u.wasm = ws.get(lc.Name)
+		if err := registerCall(p, lc, u, opts.Logger); err != nil {
+			errs = append(errs, fmt.Errorf("%s: listener %s: %w", pos, lc.Name, err))
+		}
 		units[unitKey(lc.Name)] = u
 	}
 	for _, lc := range implicit {

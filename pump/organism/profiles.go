@@ -20,7 +20,7 @@ func profileDefs(cfg *config.Organism) []pump.ProfileDef {
 	for _, lc := range cfg.Listeners {
 		if !lc.Callable.IsZero() {
 			defs = append(defs, pump.ProfileDef{Name: config.CallProfile(lc.Name),
-				Listeners: append([]string{}, lc.Callable.Requires...)})
+				Listeners: append([]string{lc.Name}, lc.Callable.Requires...)})
 		}
 	}
 	return defs

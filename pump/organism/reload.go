@@ -390,6 +390,15 @@ func (p *Plan) build(entries []planEntry) error {
 			u.wasm = wl
 			p.add = append(p.add, l)
 		}
+		if e.kind != mountUnit && !lc.Callable.IsZero() {
+			l, err := callListener(o.Pump, lc, o.log)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", e.where, err))
+				continue
+			}
+			u.names = append(u.names, l.Name)
+			p.add = append(p.add, l)
+		}
 		for _, n := range u.names {
 			p.where[strings.ToLower(n)] = e.where
 		}
