@@ -62,7 +62,7 @@ func (s *Service) startSession(ctx context.Context, u store.UserRow, now time.Ti
 	if err := s.st.PutSession(ctx, row); err != nil {
 		return Session{}, fmt.Errorf("auth: store session of %q: %w", u.Name, err)
 	}
-	return Session{Token: token, Username: u.Name, Role: role, Expires: row.Expires}, nil
+	return Session{Token: token, Username: u.Name, Role: role, Expires: row.Expires, Profile: u.Profile}, nil
 }
 
 // Session returns the live session of token with the user's current role,
@@ -96,7 +96,7 @@ func (s *Service) Session(ctx context.Context, token string) (Session, error) {
 		s.log.Error("auth: stored role unusable", "user", u.Name, "err", err)
 		return Session{}, fmt.Errorf("%w: user %q has no valid role", ErrInvalidToken, u.Name)
 	}
-	return Session{Token: token, Username: u.Name, Role: role, Expires: row.Expires}, nil
+	return Session{Token: token, Username: u.Name, Role: role, Expires: row.Expires, Profile: u.Profile}, nil
 }
 
 // Logout revokes token; ErrInvalidToken when there is no such session.

@@ -168,7 +168,7 @@ CREATE TABLE users (
 	totp_last_step INTEGER NOT NULL DEFAULT 0,
 	created_at     INTEGER,
 	last_login     INTEGER
-);
+, profile TEXT NOT NULL DEFAULT '');
 
 -- table watchers
 CREATE TABLE watchers (
