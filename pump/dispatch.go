@@ -177,6 +177,9 @@ func (p *Pump) call(ctx context.Context, l *listener, d *delivery, md xmlpipe.Me
 			err = fmt.Errorf("%w: %s panicked: %v", xmlpipe.ErrHandler, l.Name, r)
 		}
 	}()
+	if md.Profile != nil { // network tools check their dials against it (xmlpipe.CheckDial)
+		ctx = xmlpipe.WithProfile(ctx, md.Profile)
+	}
 	if d.errPayload != nil {
 		return l.errHandler.HandleError(ctx, d.errPayload, md)
 	}

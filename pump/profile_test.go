@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
@@ -371,5 +372,32 @@ func TestProfileNetwork(t *testing.T) {
 	}
 	if err := xmlpipe.CheckDial(context.Background(), "x:1"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestProfileHandlerDials: a handler's context carries its thread's
+// profile, so the network tools' dials (xmlpipe.CheckDial) are held to
+// its network: allow-list; a thread without a profile dials anything.
+func TestProfileHandlerDials(t *testing.T) {
+	dials := make(chan error, 2)
+	p := profiled(t, []pump.ProfileDef{
+		{Name: "local", Listeners: []string{"fetcher"}, Network: []string{"127.0.0.1:8080"}},
+	}, listenerOf(t, "fetcher", func(ctx context.Context, _ *Ping, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		dials <- errors.Join(xmlpipe.CheckDial(ctx, "127.0.0.1:8080"), xmlpipe.CheckDial(ctx, "example.com:443"))
+		return nil, nil
+	}))
+	ping := `<Ping xmlns=""><Text>x</Text></Ping>`
+	if _, err := p.InjectWait(pump.WithProfile(waitCtx(t), "local"), envelope("ext", "fetcher", xmlpipe.NewThreadID(), ping), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-dials; !errors.Is(err, xmlpipe.ErrNetworkDenied) || !strings.Contains(err.Error(), "example.com:443") ||
+		strings.Contains(err.Error(), "8080") {
+		t.Errorf("dials under local: %v, want example.com:443 alone refused", err)
+	}
+	if _, err := p.InjectWait(waitCtx(t), envelope("ext", "fetcher", xmlpipe.NewThreadID(), ping), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-dials; err != nil {
+		t.Errorf("dials without a profile: %v", err)
 	}
 }
