@@ -157,7 +157,7 @@ CREATE TABLE threads (
 	path       TEXT    NOT NULL,
 	created_ns INTEGER,
 	touched_ns INTEGER
-, ref TEXT NOT NULL DEFAULT '');
+, ref TEXT NOT NULL DEFAULT '', profile TEXT NOT NULL DEFAULT '');
 
 -- table users
 CREATE TABLE users (
