@@ -36,11 +36,11 @@ type Profile struct {
 	// dial: fetch and web_search, MCP mounts reached over HTTP. Absent:
 	// no restriction; [] : no network at all.
 	Network NetworkList `yaml:"network"`
-	// Retention is the journal retention of the conversations begun under
-	// the profile: retain_forever, prune_on_delivery or retain_days(N)
-	// (a window of N days). It applies on top of journal.retention and the
-	// listeners' own: an entry is kept only while every policy keeps it.
-	// Unset: as the journal.
+	// Retention is reserved for the journal retention of the
+	// conversations begun under the profile (retain_forever,
+	// prune_on_delivery, retain_days(N)). It is refused for now: the
+	// journal does not yet record the profile of each entry, so it could
+	// not be enforced. Use journal.retention and the listeners' retention.
 	Retention Retention `yaml:"retention"`
 }
 
@@ -181,6 +181,10 @@ func (o *Organism) checkProfiles(r *reporter) {
 	for _, name := range o.ProfileNames() {
 		p := o.Profiles[name]
 		at := childKey("profiles", name)
+		if !p.Retention.IsZero() {
+			r.add(at+".retention", "per-profile retention is not enforced yet (the journal does not record "+
+				"each entry's profile): set journal.retention or the listeners' retention instead")
+		}
 		if !registry.ValidProfileName(name) {
 			r.add(at, "profile name %q: want lower-case letters, digits, '_', '.' or '-'", name)
 		}

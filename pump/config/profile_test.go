@@ -13,7 +13,6 @@ profiles:
     description: arithmetic alone
     listeners: [calculate]
     network: []
-    retention: prune_on_delivery
   web:
     listeners: ["fetch*", greeter]
     network: ["*.example.com:443"]
@@ -42,8 +41,7 @@ gateways:
 		t.Fatal(err)
 	}
 	want := map[string]Profile{
-		"calc-only": {Description: "arithmetic alone", Listeners: []string{"calculate"}, Network: NetworkList{Set: true, Addrs: []string{}},
-			Retention: Retention{Policy: PruneOnDelivery}},
+		"calc-only": {Description: "arithmetic alone", Listeners: []string{"calculate"}, Network: NetworkList{Set: true, Addrs: []string{}}},
 		"web":  {Listeners: []string{"fetch*", "greeter"}, Network: NetworkList{Set: true, Addrs: []string{"*.example.com:443"}}},
 		"open": {Listeners: []string{"*"}},
 	}
