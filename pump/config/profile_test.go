@@ -42,8 +42,8 @@ gateways:
 	}
 	want := map[string]Profile{
 		"calc-only": {Description: "arithmetic alone", Listeners: []string{"calculate"}, Network: NetworkList{Set: true, Addrs: []string{}}},
-		"web":  {Listeners: []string{"fetch*", "greeter"}, Network: NetworkList{Set: true, Addrs: []string{"*.example.com:443"}}},
-		"open": {Listeners: []string{"*"}},
+		"web":       {Listeners: []string{"fetch*", "greeter"}, Network: NetworkList{Set: true, Addrs: []string{"*.example.com:443"}}},
+		"open":      {Listeners: []string{"*"}},
 	}
 	if diff := cmp.Diff(want, o.Profiles); diff != "" {
 		t.Errorf("profiles (-want +got):\n%s", diff)
