@@ -186,3 +186,44 @@ gateways:
 		t.Errorf("B ran the call as %+v, want one task from %s under callable:calculate&public", seen, callSender("calculate"))
 	}
 }
+
+// TestCallableReload: a reload that drops a listener's callable:
+// declaration removes its call listener with it; one that adds it back
+// registers the call again.
+func TestCallableReload(t *testing.T) {
+	dir := t.TempDir()
+	o, err := New(parseIn(t, dir, string(calleeYAML(""))), quietOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(t, o)
+	if _, ok := o.Pump.Lookup("calculate.call"); !ok {
+		t.Fatal("no calculate.call")
+	}
+	plain := strings.Replace(string(calleeYAML("")), `    callable:
+      description: Evaluates an arithmetic expression and answers its value
+      parameters:
+        - {name: Expression, required: true, description: the expression}
+`, "", 1)
+	if _, err := o.Reload(parseIn(t, dir, plain)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := o.Pump.Lookup("calculate.call"); ok {
+		t.Fatal("calculate.call outlived its callable: declaration")
+	}
+	if _, ok := o.Pump.Lookup("calculate"); !ok {
+		t.Fatal("calculate went with its call")
+	}
+	if _, err := o.Reload(parseIn(t, dir, string(calleeYAML("")))); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ev, err := o.Pump.AskXML(ctx, "peer", "calculate.call", []byte(`<CalculateCall xmlns=""><Expression>3 * 3</Expression></CalculateCall>`))
+	if err != nil || !strings.Contains(fmt.Sprintf("%+v", ev.Payload), "9") {
+		t.Fatalf("call after the reload: %+v, %v", ev.Payload, err)
+	}
+}
