@@ -92,6 +92,12 @@ func TestProfileMasksAPI(t *testing.T) {
 		"payload": map[string]string{"expression": "6 * 7"}}); s != 200 {
 		t.Errorf("calc user cannot reach calculate: %d %v", s, b)
 	}
+	c := f.dial("/ws", calc)
+	readFrame(t, c)
+	writeFrame(t, c, frame{"type": "send", "raw": "@greeter Ann"})
+	wantError("Unknown target: greeter", "unknown_target")(t, readFrame(t, c))
+	writeFrame(t, c, frame{"type": "send", "raw": "@nobody Ann"})
+	wantError("Unknown target: nobody", "unknown_target")(t, readFrame(t, c))
 	if s, b, _ := f.do("POST", "/api/v1/inject", open, map[string]any{"to": "greeter",
 		"payload": map[string]string{"name": "Ann"}}); s != 200 {
 		t.Errorf("user without a profile cannot reach the greeter: %d %v", s, b)
