@@ -92,6 +92,11 @@ func TestProfileMasksAPI(t *testing.T) {
 		"payload": map[string]string{"expression": "6 * 7"}}); s != 200 {
 		t.Errorf("calc user cannot reach calculate: %d %v", s, b)
 	}
+	stream := f.dial("/api/v1/ws", calc)
+	hello := readFrame(t, stream)
+	if agents, _ := hello["agents"].([]any); !slices.Contains(agents, any("calculate")) || slices.Contains(agents, any("greeter")) {
+		t.Errorf("event stream connected frame for the calc user: %v", hello)
+	}
 	c := f.dial("/ws", calc)
 	readFrame(t, c)
 	writeFrame(t, c, frame{"type": "send", "raw": "@greeter Ann"})
