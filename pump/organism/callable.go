@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/xml-pipeline/xmlpipe/gen"
 	"github.com/xml-pipeline/xmlpipe/listeners/wasm"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
@@ -159,6 +160,11 @@ func taskFor(l pump.Listener, args []callArg) ([]byte, error) {
 			fmt.Fprintf(&text, "%s: %s\n", a.name, a.value)
 		}
 		args = []callArg{{name: "Text", value: strings.TrimSpace(text.String())}}
+	}
+	for _, a := range args {
+		if !gen.IsNCName(a.name) {
+			return nil, fmt.Errorf("call argument %q is not an element name", a.name)
+		}
 	}
 	var b bytes.Buffer
 	root := l.Payload.Name()

@@ -227,3 +227,39 @@ func TestCallableReload(t *testing.T) {
 		t.Fatalf("call after the reload: %+v, %v", ev.Payload, err)
 	}
 }
+
+// FuzzCallTask: whatever a call payload holds, the task built from it is
+// well-formed XML whose root is the target's and whose children carry the
+// arguments' text unchanged (no argument can inject markup), or an error.
+func FuzzCallTask(f *testing.F) {
+	f.Add([]byte(`<CalculateCall><Expression>6 * 7</Expression></CalculateCall>`), false)
+	f.Add([]byte(`<C><q>&lt;x/&gt;&amp;</q><d>1</d></C>`), true)
+	f.Add([]byte(`<C><a:b xmlns:a="u">]]&gt;</a:b></C>`), false)
+	pt, err := callParams(config.Listener{Name: "calculate", Callable: config.Callable{Description: "d",
+		Parameters: []config.Parameter{{Name: "Expression"}}}}).PayloadType(nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, agent bool) {
+		args, err := callArgs(body)
+		if err != nil {
+			return
+		}
+		task, err := taskFor(pump.Listener{Name: "target", Payload: pt, Agent: agent}, args)
+		if err != nil {
+			return
+		}
+		back, err := callArgs(task)
+		if err != nil {
+			t.Fatalf("task %q is not well-formed: %v", task, err)
+		}
+		if !agent && len(back) != len(args) {
+			t.Fatalf("task %q holds %d arguments, the call %d", task, len(back), len(args))
+		}
+		for i := range back {
+			if !agent && back[i] != args[i] {
+				t.Fatalf("argument %d: %+v became %+v", i, args[i], back[i])
+			}
+		}
+	})
+}
