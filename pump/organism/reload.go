@@ -135,6 +135,9 @@ func (o *Organism) plan(cfg *config.Organism) (*Plan, error) {
 	if err := checkRouting(cfg); err != nil {
 		return nil, err
 	}
+	if err := o.gov.checkReload(cfg); err != nil {
+		return nil, err
+	}
 	old := o.CurrentConfig()
 	if keys := restartKeys(old, cfg); len(keys) > 0 {
 		var errs []error
@@ -375,7 +378,7 @@ func (p *Plan) build(entries []planEntry) error {
 				errs = append(errs, fmt.Errorf("%s: %w", e.where, err))
 				continue
 			}
-			l = o.gov.constituted(l)
+			l = o.gov.constituted(l, p.cfg, e.lc)
 			u.prompt = l.Prompt
 			p.add = append(p.add, l)
 		default:
