@@ -109,6 +109,9 @@ type Service struct {
 	// Refused, when set, is told of every request refused for prohibited
 	// content (the organism audits it).
 	Refused func(Refusal)
+	// Conversation, when set, names the conversation thread belongs to
+	// (recorded with a memory stored under ConsentAlways, for its audit).
+	Conversation func(thread string) string
 	// MaxBytes caps a memory's content (0: DefaultMaxBytes).
 	MaxBytes func() int
 	// Clock is the time (nil: time.Now).
@@ -260,6 +263,9 @@ func (s *Service) Handle(ctx context.Context, p *Remember, md xmlpipe.Metadata) 
 	switch policy {
 	case ConsentAlways:
 		row.Consent, said = PolicyAlways, "stored under the organism's policy (consent: always)"
+		if s.Conversation != nil {
+			row.Conversation = s.Conversation(md.ThreadID)
+		}
 	case ConsentAsk:
 		a, found, err := s.Approved(ctx, md.ThreadID)
 		if err != nil {

@@ -58,13 +58,14 @@ type privateStore struct {
 func newMemoryLaw(g *Governance, s *store.Store, opts Options) *memoryLaw {
 	m := &memoryLaw{g: g, store: s, log: opts.Logger}
 	m.svc = &memory.Service{
-		Book:     func(ctx context.Context) (memory.Book, error) { return m.book(ctx) },
-		Policy:   m.policy,
-		Approved: m.approved,
-		Refused:  m.refused,
-		MaxBytes: func() int { return int(m.maxBytes.Load()) },
-		Clock:    opts.Clock,
-		Logger:   opts.Logger,
+		Book:         func(ctx context.Context) (memory.Book, error) { return m.book(ctx) },
+		Policy:       m.policy,
+		Approved:     m.approved,
+		Refused:      m.refused,
+		MaxBytes:     func() int { return int(m.maxBytes.Load()) },
+		Conversation: func(thread string) string { return g.pump.Threads().Root(thread) },
+		Clock:        opts.Clock,
+		Logger:       opts.Logger,
 	}
 	empty := map[string]memory.Consent{}
 	m.policies.Store(&empty)
