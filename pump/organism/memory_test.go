@@ -241,3 +241,29 @@ func TestForgetMemoryOnlyByItsUser(t *testing.T) {
 		t.Fatalf("forgetting twice: %v", err)
 	}
 }
+
+// TestMemoryReload: a reload's consent policy applies to the next remember
+// at once; giving an agent memory in an organism that started without any
+// is refused with the key's position (it needs a restart).
+func TestMemoryReload(t *testing.T) {
+	m := newScriptedModel(t, map[string][]string{"keeper": {rememberCall("call_rem", "Likes rain"), "Kept."}})
+	dir := t.TempDir()
+	o := reloadOrganism(t, dir, reloadHead(m.URL)+"memory: {consent: ask}\n"+remembering)
+	if _, err := o.Reload(parseIn(t, dir, reloadHead(m.URL)+"memory: {consent: always}\n"+remembering)); err != nil {
+		t.Fatal(err)
+	}
+	if text := startConversation(t, o, "keeper", "remember I like rain").answer(t); text != "Kept." {
+		t.Fatalf("answer %q", text)
+	}
+	if ms := waitMemories(t, o, MemoryFilter{AllUsers: true}, 1); ms[0].Consent != memory.PolicyAlways {
+		t.Fatalf("memory %+v", ms[0])
+	}
+
+	plain := strings.Replace(remembering, "    memory: true\n", "", 1)
+	o2 := reloadOrganism(t, t.TempDir(), reloadHead(m.URL)+plain)
+	_, err := o2.Reload(parseIn(t, dir, reloadHead(m.URL)+remembering))
+	if err == nil || !strings.Contains(err.Error(), "organism.yaml:14: listener keeper: memory") ||
+		!strings.Contains(err.Error(), "next start") {
+		t.Fatalf("reload giving memory: %v", err)
+	}
+}

@@ -26,7 +26,7 @@ var ErrReloadRefused = errors.New("reload refused")
 // organism.data_dir, organism.tls, organism.identity, oob, journal, auth,
 // gateways, …) takes effect at the next start only: a reload whose
 // configuration changes one of them is refused, naming the key.
-var ReloadableKeys = []string{"listeners", "llm", "budgets", "prompts", "routing"}
+var ReloadableKeys = []string{"listeners", "llm", "budgets", "prompts", "routing", "memory"}
 
 // ReloadReport says what a reload changed, by listeners[] entry name (and
 // implicit tool name).
