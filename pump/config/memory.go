@@ -135,5 +135,7 @@ func checkMemory(r *reporter, path string, l Listener) {
 		r.add(path+".memory", "only agents take memory (set agent: true)")
 	case l.Memory.Consent != "" && !l.Memory.Consent.Valid():
 		r.add(path+".memory", "unknown consent %q (want ask, always or never)", l.Memory.Consent)
+	case strings.EqualFold(string(l.ToolCalling), string(XMLToolCalling)):
+		r.add(path+".memory", "memory needs native tool calling (the remember and recall tools); this agent has tool_calling: xml")
 	}
 }
