@@ -41,6 +41,7 @@ func observedBuild(src configSource, build func(organism.Options) (*organism.Org
 			list = append(list, obs.metrics)
 			opts.GatewayObserver = obs.metrics
 			opts.GovernanceObserver = obs.metrics
+			opts.LoopControlObserver = obs.metrics
 			opts.ObserveEvery = observe.SampleEvery
 		}
 		if tc := cfg.Observability.Traces; tc.Enabled {

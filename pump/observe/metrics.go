@@ -81,6 +81,7 @@ type Metrics struct {
 	gateways *gateways
 	llm      *llmCalls
 	gov      *governance
+	loop     *loopControl
 
 	cancelWatch func()
 	cancelCalls func()
@@ -99,8 +100,10 @@ func NewMetrics() *Metrics {
 	m.gateways = newGateways()
 	m.llm = newLLMCalls()
 	m.gov = newGovernance()
+	m.loop = newLoopControl()
 	m.reg.MustRegister(m.stages, m.flow, m.scraper, m.gateways, m.llm, m.gov.decisions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(m.loop.collectors()...)
 	return m
 }
 
