@@ -62,14 +62,15 @@ var layerRules = []layerRule{
 		forbids: func(_, imp string) bool { return !under(imp, "xmlpipe", "gen", "schemas") },
 	},
 	{
-		name:    "registry (kernel state) imports no pump, listener, oob or command",
+		name:    "registry (kernel state) imports no pump, listener, OOB channel or command",
 		applies: func(pkg string) bool { return under(pkg, "registry") },
-		forbids: func(_, imp string) bool { return under(imp, "pump", "listeners", "oob", "cmd") },
+		forbids: func(_, imp string) bool { return under(imp, "pump", "listeners", "cmd") || imp == "oob" },
 	},
 	{
 		name:    "listeners never import pump or its subpackages (they take their own config types)",
 		applies: func(pkg string) bool { return under(pkg, "listeners") },
-		forbids: func(_, imp string) bool { return under(imp, "pump", "oob", "cmd") },
+		// oob (the channel, built on the pump) too; oob/keys is a leaf.
+		forbids: func(_, imp string) bool { return under(imp, "pump", "cmd") || imp == "oob" },
 	},
 	{
 		name: "transports import pump/organism, never each other",
@@ -228,6 +229,8 @@ func TestLayerRules(t *testing.T) {
 		{"listeners/llm", "listeners/llm/config", false},
 		{"listeners/tools/kv", "registry/store", false},
 		{"listeners/wasm", "oob", true},
+		{"listeners/wasm", "oob/keys", false},
+		{"registry", "oob", true},
 		{"pump/bus", "pump/organism", false},
 		{"pump/bus", "pump/console", true},
 		{"pump/console", "pump/bus/wire", false},
