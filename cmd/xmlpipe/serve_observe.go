@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/llm"
 	"github.com/xml-pipeline/xmlpipe/pump/observe"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
@@ -104,8 +105,11 @@ func metricsFor(o *organism.Organism, built *observe.Metrics) (*observe.Metrics,
 	if st := o.Store(); st != nil {
 		src.Journal = st
 	}
-	if o.LLM != nil {
-		src.LLM = o.LLM
+	if r := o.LLM; r != nil {
+		src.LLM = observe.UsageFunc(func() observe.UsageReport {
+			u := r.Usage()
+			return observe.UsageReport{Agents: usageOf(u.Agents), Backends: usageOf(u.Backends)}
+		})
 	}
 	if o.Federation != nil {
 		src.Gateways = o.Federation
@@ -120,4 +124,13 @@ func metricsFor(o *organism.Organism, built *observe.Metrics) (*observe.Metrics,
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	return m, nil
+}
+
+// usageOf copies the LLM router's usage counts into the metrics' own type.
+func usageOf(m map[string]llm.Usage) map[string]observe.Usage {
+	out := make(map[string]observe.Usage, len(m))
+	for k, u := range m {
+		out[k] = observe.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Requests: u.Requests}
+	}
+	return out
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/xml-pipeline/xmlpipe/listeners/llm"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
@@ -37,11 +36,6 @@ const SampleEvery = 8
 type JournalStats interface {
 	Stats() store.Stats
 	Backlog() store.Backlog
-}
-
-// UsageSource is the LLM router's usage ledger (an *llm.Router).
-type UsageSource interface {
-	Usage() llm.UsageReport
 }
 
 // Sources are what Metrics reads at scrape time. Pump is required; the
