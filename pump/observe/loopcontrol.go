@@ -2,9 +2,21 @@ package observe
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/xml-pipeline/xmlpipe/listeners/llm/aeiou"
 )
+
+// LoopEvent is one AEIOU loop-control event as the metrics count it; the
+// assembly translates the agents' own events (aeiou.Event) into it, so this
+// package stays below the listeners.
+type LoopEvent struct {
+	// Kind is what happened: "decision", "ignored", "lint", "mint",
+	// "mint_fallback" or "mint_failed".
+	Kind string
+	// Decision and Reason label a decision (continue, done, abort, halt and a
+	// halt's code); Reason also says why a token was ignored.
+	Decision, Reason string
+	// Lint names a raised lint.
+	Lint string
+}
 
 // loopControl counts the AEIOU v3 loop control of the organism's agents
 // (loop_control: aeiou): decisions, ignored tokens, lints and mints.
@@ -32,24 +44,21 @@ func (l *loopControl) collectors() []prometheus.Collector {
 	return []prometheus.Collector{l.decisions, l.ignored, l.lints, l.mints}
 }
 
-// Observe counts one AEIOU loop-control event; it makes the metrics the
-// organism's loop-control observer (organism.Options.LoopControlObserver).
-func (m *Metrics) Observe(e aeiou.Event) {
+// ObserveLoop counts one AEIOU loop-control event.
+func (m *Metrics) ObserveLoop(e LoopEvent) {
 	l := m.loop
-	switch e.Type {
-	case aeiou.EventDecision:
-		if e.Record != nil {
-			l.decisions.WithLabelValues(e.Record.Decision, e.Record.Reason).Inc()
-		}
-	case aeiou.EventRejected:
-		l.ignored.WithLabelValues(string(e.Reason)).Inc()
-	case aeiou.EventLint:
-		l.lints.WithLabelValues(string(e.Lint)).Inc()
-	case aeiou.EventMint:
+	switch e.Kind {
+	case "decision":
+		l.decisions.WithLabelValues(e.Decision, e.Reason).Inc()
+	case "ignored":
+		l.ignored.WithLabelValues(e.Reason).Inc()
+	case "lint":
+		l.lints.WithLabelValues(e.Lint).Inc()
+	case "mint":
 		l.mints.WithLabelValues("primary").Inc()
-	case aeiou.EventMintFallback:
+	case "mint_fallback":
 		l.mints.WithLabelValues("fallback").Inc()
-	case aeiou.EventMintFailed:
+	case "mint_failed":
 		l.mints.WithLabelValues("failed").Inc()
 	}
 }

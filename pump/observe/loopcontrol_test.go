@@ -2,23 +2,20 @@ package observe
 
 import (
 	"testing"
-
-	"github.com/xml-pipeline/xmlpipe/listeners/llm/aeiou"
 )
 
 func TestLoopControlEventsAreCounted(t *testing.T) {
 	m := NewMetrics()
-	var _ aeiou.Observer = m
-	for _, e := range []aeiou.Event{
-		{Type: aeiou.EventDecision, Record: &aeiou.Record{Decision: "done"}},
-		{Type: aeiou.EventDecision, Record: &aeiou.Record{Decision: "done"}},
-		{Type: aeiou.EventDecision, Record: &aeiou.Record{Decision: "halt", Reason: "ERR_NO_PROGRESS"}},
-		{Type: aeiou.EventRejected, Reason: aeiou.ReasonReplayed},
-		{Type: aeiou.EventLint, Lint: aeiou.LintMultiTokens},
-		{Type: aeiou.EventMint},
-		{Type: aeiou.EventMintFallback},
+	for _, e := range []LoopEvent{
+		{Kind: "decision", Decision: "done"},
+		{Kind: "decision", Decision: "done"},
+		{Kind: "decision", Decision: "halt", Reason: "ERR_NO_PROGRESS"},
+		{Kind: "ignored", Reason: "replayed"},
+		{Kind: "lint", Lint: "multi_tokens"},
+		{Kind: "mint"},
+		{Kind: "mint_fallback"},
 	} {
-		m.Observe(e)
+		m.ObserveLoop(e)
 	}
 	fams := gather(t, m)
 	for _, tc := range []struct {
@@ -28,8 +25,8 @@ func TestLoopControlEventsAreCounted(t *testing.T) {
 	}{
 		{"xmlpipe_aeiou_decisions_total", []string{"decision", "done", "reason", ""}, 2},
 		{"xmlpipe_aeiou_decisions_total", []string{"decision", "halt", "reason", "ERR_NO_PROGRESS"}, 1},
-		{"xmlpipe_aeiou_tokens_ignored_total", []string{"reason", string(aeiou.ReasonReplayed)}, 1},
-		{"xmlpipe_aeiou_lints_total", []string{"lint", string(aeiou.LintMultiTokens)}, 1},
+		{"xmlpipe_aeiou_tokens_ignored_total", []string{"reason", "replayed"}, 1},
+		{"xmlpipe_aeiou_lints_total", []string{"lint", "multi_tokens"}, 1},
 		{"xmlpipe_aeiou_mints_total", []string{"signer", "primary"}, 1},
 		{"xmlpipe_aeiou_mints_total", []string{"signer", "fallback"}, 1},
 	} {
