@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
 )
 
 // Sentinel errors of the client side.
@@ -81,10 +83,13 @@ func Login(ctx context.Context, base string, tlsConf *tls.Config, c Credentials)
 
 // Target is where clients connect: the /ws URL (wss://host:port/ws), the
 // client TLS configuration and the bearer token every socket presents.
+// Events, when set, are the event types every socket subscribes to as soon
+// as it is connected (nil: no subscribe request, every event).
 type Target struct {
-	URL   string
-	TLS   *tls.Config
-	Token string
+	URL    string
+	TLS    *tls.Config
+	Token  string
+	Events []string
 }
 
 // Conn is one /ws client socket.
@@ -92,7 +97,8 @@ type Conn struct {
 	ws *websocket.Conn
 }
 
-// Dial opens a /ws socket on t and reads its "connected" frame.
+// Dial opens a /ws socket on t, reads its "connected" frame and, when
+// t.Events is set, subscribes to those events.
 func Dial(ctx context.Context, t Target) (*Conn, error) {
 	d := websocket.Dialer{TLSClientConfig: t.TLS.Clone(), HandshakeTimeout: 30 * time.Second}
 	ws, resp, err := d.DialContext(ctx, t.URL, http.Header{"Authorization": {"Bearer " + t.Token}})
@@ -117,7 +123,38 @@ func Dial(ctx context.Context, t Target) (*Conn, error) {
 		ws.Close()
 		return nil, fmt.Errorf("%w: %q", ErrHandshake, f.Type)
 	}
+	if len(t.Events) > 0 {
+		if err := c.subscribe(t.Events); err != nil {
+			ws.Close()
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// subscribe asks for events and waits for the "subscribed" answer (other
+// frames before it, governance pushes, are skipped).
+func (c *Conn) subscribe(events []string) error {
+	req := struct {
+		Type   string   `json:"type"`
+		Events []string `json:"events"`
+	}{wire.TypeSubscribe, events}
+	if err := c.ws.WriteJSON(req); err != nil {
+		return fmt.Errorf("busload: subscribe: %w", err)
+	}
+	_ = c.ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+	defer c.ws.SetReadDeadline(time.Time{})
+	for {
+		f, err := c.Read()
+		switch {
+		case err != nil:
+			return fmt.Errorf("busload: subscribe: %w", err)
+		case f.Type == wire.TypeSubscribed:
+			return nil
+		case f.Type == wire.TypeError:
+			return fmt.Errorf("%w: subscribe refused: %s (%s)", ErrHandshake, f.Error, f.Code)
+		}
+	}
 }
 
 // Frame is the part of a server frame the load generator looks at. ID is
