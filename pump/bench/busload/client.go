@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -95,6 +96,12 @@ type Target struct {
 // Conn is one /ws client socket.
 type Conn struct {
 	ws *websocket.Conn
+
+	// raw and rawJSON are the text of the last send and its JSON string;
+	// buf is Send's frame buffer.
+	raw     string
+	rawJSON []byte
+	buf     []byte
 }
 
 // Dial opens a /ws socket on t, reads its "connected" frame and, when
@@ -195,17 +202,23 @@ func (c *Conn) Read() (Frame, error) {
 	return f, nil
 }
 
-// sendFrame is a client "send" request.
-type sendFrame struct {
-	Type string `json:"type"`
-	ID   int64  `json:"id"`
-	Raw  string `json:"raw"`
-}
-
-// Send sends {"type":"send","raw":raw,"id":id}. It must not be called
-// concurrently with itself or Close.
+// Send sends {"type":"send","id":id,"raw":raw}. It must not be called
+// concurrently with itself or Close. The text's JSON is encoded once: a
+// client sends the same text again and again.
 func (c *Conn) Send(id int64, raw string) error {
-	return c.ws.WriteJSON(sendFrame{Type: "send", ID: id, Raw: raw})
+	if c.rawJSON == nil || raw != c.raw {
+		q, err := json.Marshal(raw)
+		if err != nil {
+			return fmt.Errorf("busload: send: %w", err)
+		}
+		c.raw, c.rawJSON = raw, q
+	}
+	b := append(c.buf[:0], `{"type":"send","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"raw":`...)
+	b = append(b, c.rawJSON...)
+	c.buf = append(b, '}')
+	return c.ws.WriteMessage(websocket.TextMessage, c.buf)
 }
 
 // Close sends a normal closure and closes the socket.
