@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -285,5 +286,46 @@ func TestSessionLogoutRace(t *testing.T) {
 		}
 		close(stop)
 		wg.Wait()
+	}
+}
+
+// BenchmarkSession compares a session answered from memory with one read
+// from the store (the session row and the user row), what every REST
+// request cost before the cache.
+func BenchmarkSession(b *testing.B) {
+	ctx := context.Background()
+	st, err := store.Open(b.TempDir(), store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	svc, err := New(st, Options{Argon2: cheap, Organism: "bench", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := svc.AddUser(ctx, "alice", alicePass, Operator); err != nil {
+		b.Fatal(err)
+	}
+	u, err := st.GetUser(ctx, "alice")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sess, err := svc.startSession(ctx, u, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	hash := tokenHash(sess.Token)
+	for _, cached := range []bool{true, false} {
+		b.Run(map[bool]string{true: "cached", false: "store"}[cached], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if !cached {
+					svc.sessions.drop(hash)
+				}
+				if _, err := svc.Session(ctx, sess.Token); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

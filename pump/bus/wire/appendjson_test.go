@@ -100,3 +100,37 @@ func FuzzFrameAppendJSON(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkFrameEncode compares json.Marshal and AppendJSON on the frames
+// of a @greeter conversation (a message frame with its payload, an output
+// frame).
+func BenchmarkFrameEncode(b *testing.B) {
+	id := "7d3a0c1e9b8f4a6d2c5e8f1a3b6d9c0e7f2a5b8d1c4e7f0a3b6c9d2e5f8a1b4c"
+	frames := []appender{
+		Message{Head: Head{Type: TypeMessage}, ThreadID: "6f1c2a3b-0000-4000-8000-000000000001", From: "greeter",
+			To: "shouter", Listener: "shouter", PayloadType: "GreetingResponse",
+			Payload:   "<GreetingResponse><Message>Hello, Dan!</Message><Original>Dan</Original></GreetingResponse>",
+			Timestamp: "2026-03-01T12:00:00.123456789Z", MessageID: id},
+		Output{Head: Head{Type: TypeOutput}, ThreadID: "6f1c2a3b-0000-4000-8000-000000000001",
+			From: "response-handler", Text: "HELLO, DAN!", MessageID: id},
+	}
+	b.Run("json.Marshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, f := range frames {
+				if _, err := json.Marshal(f); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("AppendJSON", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		for b.Loop() {
+			for _, f := range frames {
+				buf = f.AppendJSON(buf[:0])
+			}
+		}
+	})
+}
