@@ -404,12 +404,17 @@ func (w *wsSocket) encode(item any) (int, []byte, error) {
 	if !ok {
 		return jsonFrame(v)
 	}
-	if cap(w.frame) > maxBatchBytes {
+	if cap(w.frame) > maxKeptFrame {
 		w.frame = nil // a large frame's buffer is not kept
 	}
 	w.frame = a.AppendJSON(w.frame[:0])
 	return websocket.TextMessage, w.frame, nil
 }
+
+// maxKeptFrame bounds the encoding buffer a socket keeps between frames:
+// frames of a conversation are usually far smaller, and a large one's buffer
+// goes with the next frame.
+const maxKeptFrame = 8 << 10
 
 // jsonAppender is a frame that encodes itself without reflection (the wire
 // types of the frames sent most).
