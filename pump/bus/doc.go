@@ -101,6 +101,8 @@
 //	{"type":"usage"}                     → {"type":"usage","llm":true,"agents":[{"name":"poet",
 //	                                        "prompt_tokens":22,"completion_tokens":14,"requests":2}],
 //	                                        "backends":[…],"calls":[Call…]}
+//	{"type":"subscribe","events":["output","complete"]}
+//	                                     → {"type":"subscribed","events":["complete","output"]}
 //
 // threads lists, for a durable organism, the journal's recent conversations
 // that are no longer live ("ended": true, slots = their journaled messages;
@@ -178,6 +180,18 @@
 // "[shouter] HELLO, DAN!"); reply is a message addressed back outside the
 // organism; huh, system_error and dead_letter are failures on the
 // conversation; complete says nothing of it is in flight any more.
+//
+// subscribe chooses the event frames the socket gets from then on, for
+// every conversation it has sent on: any of message, output, reply, huh,
+// system_error, dead_letter, refusal, complete, delta and the governance
+// pushes approval, approval_decided, guardian_alert, halted and resumed.
+// Until a socket subscribes it gets them all; an empty list restores that;
+// an unknown type is answered {"type":"error","error":"Unknown event type:
+// dance","code":"bad_request"} and changes nothing. Replies to requests
+// ("sent", "error", …) are never filtered. Events a socket did not subscribe
+// to cost it nothing: they are dropped before they are queued or encoded,
+// so a client that only waits for its answers (output, reply) should
+// subscribe to just those.
 //
 // delta is the text an LLM agent's model is writing on the conversation
 // (any agent of it, peers called on the way too), as it arrives and in
