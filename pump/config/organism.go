@@ -65,6 +65,11 @@ type Organism struct {
 	// Profiles are the security profiles, by name (profile.go). Without
 	// any, every thread reaches every listener.
 	Profiles map[string]Profile `yaml:"profiles"`
+	// Memory is the memory consent policy of agents with memory (package
+	// listeners/memory): ask (default), always or never.
+	Memory Memory `yaml:"memory"`
+	// AEIOU tunes AEIOU v3 loop control (agents with loop_control: aeiou).
+	AEIOU AEIOU `yaml:"aeiou"`
 
 	file      string              // name the file was loaded under
 	dir       string              // absolute directory relative paths resolve against

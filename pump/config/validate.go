@@ -45,6 +45,8 @@ func (o *Organism) problems() []*Error {
 	o.checkRouting(r)
 	o.checkGovernance(r)
 	o.checkProfiles(r)
+	o.checkMemoryPolicy(r)
+	o.checkAEIOU(r)
 	return r.errs
 }
 
@@ -237,6 +239,8 @@ func (o *Organism) checkListeners(r *reporter) {
 		}
 		checkRetention(r, path+".retention", l.Retention, true)
 		checkApproval(r, path, l)
+		checkMemory(r, path, l)
+		checkLoopControl(r, path, l)
 	}
 	o.checkPeers(r, names)
 }

@@ -11,11 +11,11 @@ import (
 	"strings"
 
 	"github.com/xml-pipeline/xmlpipe/gen"
-	"github.com/xml-pipeline/xmlpipe/listeners/wasm"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/fields"
 )
 
 // Callable organisms (seed 000 §15).
@@ -41,10 +41,10 @@ var ErrCallFailed = errors.New("callable: the call got no answer")
 func callSender(listener string) string { return "call:" + strings.ToLower(listener) }
 
 // callParams is a callable's parameters as a payload contract.
-func callParams(lc config.Listener) wasm.Fields {
-	f := wasm.Fields{Root: lc.CallRoot()}
+func callParams(lc config.Listener) fields.List {
+	f := fields.List{Root: lc.CallRoot()}
 	for _, p := range lc.Callable.Parameters {
-		f.Fields = append(f.Fields, wasm.Field{Name: p.Name, Type: p.Type, Doc: p.Description, Optional: !p.Required,
+		f.Fields = append(f.Fields, fields.Field{Name: p.Name, Type: p.Type, Doc: p.Description, Optional: !p.Required,
 			Enum: p.Enum})
 	}
 	return f
