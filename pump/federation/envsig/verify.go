@@ -40,6 +40,11 @@ func Verify(pub ed25519.PublicKey, signed []byte) error {
 	case !parts.Last:
 		return fmt.Errorf("%w: the Signature is not the last child element of meta", ErrMalformed)
 	}
+	if t, err := canonicalTemplate(); err == nil {
+		if digest, value, ok := t.match(parts.Signature, parts.SignedInfo); ok {
+			return verifyValues(pub, parts.Unsigned, parts.SignedInfo, digest, value)
+		}
+	}
 	var sig types.Signature
 	if err := xml.Unmarshal(parts.Signature, &sig); err != nil {
 		return fmt.Errorf("%w: Signature: %w", ErrMalformed, err)
@@ -72,6 +77,29 @@ func Verify(pub ed25519.PublicKey, signed []byte) error {
 		return fmt.Errorf("%w: SignatureValue: %w", ErrMalformed, err)
 	}
 	if len(parts.SignedInfo) == 0 || !ed25519.Verify(pub, parts.SignedInfo, value) {
+		return fmt.Errorf("%w: Ed25519 over SignedInfo with the peer's key", ErrSignature)
+	}
+	return nil
+}
+
+// verifyValues is the end of Verify for a Signature of the canonical
+// template (template.go): its digest and value, as base64, checked as the
+// strict path checks them.
+func verifyValues(pub ed25519.PublicKey, unsigned, signedInfo, digest, value []byte) error {
+	want, err := strictBase64(digest)
+	if err != nil {
+		return fmt.Errorf("%w: DigestValue: %w", ErrMalformed, err)
+	}
+	got := sha256.Sum256(unsigned)
+	if subtle.ConstantTimeCompare(got[:], want) != 1 {
+		return fmt.Errorf("%w: the envelope without its Signature hashes to %s, SignedInfo says %s",
+			ErrDigest, base64.StdEncoding.EncodeToString(got[:]), digest)
+	}
+	v, err := strictBase64(value)
+	if err != nil {
+		return fmt.Errorf("%w: SignatureValue: %w", ErrMalformed, err)
+	}
+	if !ed25519.Verify(pub, signedInfo, v) {
 		return fmt.Errorf("%w: Ed25519 over SignedInfo with the peer's key", ErrSignature)
 	}
 	return nil
