@@ -46,9 +46,7 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 			}
 			g.mu.Unlock()
 			if !keep {
-				if err := g.m.db.callDone(lt); err != nil {
-					g.log.Warn("federation: call record", "error", err)
-				}
+				g.m.db.callDone(lt, func(err error) { g.log.Warn("federation: call record", "error", err) })
 			}
 		}()
 		start := time.Now()

@@ -194,9 +194,7 @@ func (g *gateway) acked(id string) {
 	if e == nil {
 		return
 	}
-	if err := g.m.db.acked(id); err != nil {
-		g.log.Error("federation: outbox", "error", err)
-	}
+	g.m.db.acked(id, func(err error) { g.log.Error("federation: outbox", "error", err) })
 }
 
 // queued is how many envelopes wait for the peer's acknowledgement.

@@ -38,6 +38,13 @@ func retention(callTimeout time.Duration) (keep, stale time.Duration) {
 // the next start even while a peer is down).
 type db struct {
 	sql *sql.DB
+	// w writes in group commits (commit.go).
+	w *committer
+	// seenQ and receivedQ are the prepared lookups of the receive path.
+	seenQ, receivedQ *sql.Stmt
+	// receivedSince is when the received table began: a call sent before
+	// it may have been received without a row there.
+	receivedSince time.Time
 }
 
 // openDB opens (creating) dir/federation.db; dir "" keeps the state in
@@ -96,14 +103,45 @@ CREATE TABLE IF NOT EXISTS imports (
 	description TEXT NOT NULL,
 	xsd BLOB NOT NULL,
 	PRIMARY KEY (gateway, tag)
-);`)
+);
+CREATE TABLE IF NOT EXISTS received (
+	conv TEXT PRIMARY KEY,
+	at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS received_at ON received(at);
+CREATE TABLE IF NOT EXISTS received_since (at INTEGER NOT NULL);`)
+	if err == nil {
+		_, err = s.Exec(`INSERT INTO received_since (at) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM received_since)`,
+			time.Now().UnixNano())
+	}
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("federation: create state: %w", err), s.Close())
 	}
-	return &db{sql: s}, nil
+	d := &db{sql: s}
+	var since int64
+	if err := s.QueryRow(`SELECT at FROM received_since`).Scan(&since); err != nil {
+		return nil, errors.Join(fmt.Errorf("federation: state: %w", err), s.Close())
+	}
+	d.receivedSince = time.Unix(0, since)
+	if d.seenQ, err = s.Prepare(`SELECT 1 FROM seen WHERE hash = ?`); err == nil {
+		d.receivedQ, err = s.Prepare(`SELECT 1 FROM received WHERE conv = ?`)
+	}
+	if err == nil {
+		d.w, err = newCommitter(s)
+	}
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("federation: state: %w", err), s.Close())
+	}
+	return d, nil
 }
 
-func (d *db) close() error { return d.sql.Close() }
+// close commits the writes still queued and closes the state.
+func (d *db) close() error {
+	d.w.close()
+	_ = d.seenQ.Close()
+	_ = d.receivedQ.Close()
+	return d.sql.Close()
+}
 
 // queued is one outbox entry.
 type queued struct {
@@ -113,32 +151,30 @@ type queued struct {
 }
 
 // enqueue stores a signed envelope for gateway gw; with a call, the call's
-// record too, in the same transaction (a call is never recorded without
-// its envelope, nor sent without its record).
+// record too, in the same group commit (a call is never recorded without
+// its envelope, nor sent without its record). It returns once both are
+// durable.
 func (d *db) enqueue(gw, id string, env []byte, now time.Time, c *callRecord) (int64, error) {
-	tx, err := d.sql.Begin()
-	if err != nil {
-		return 0, fmt.Errorf("federation: outbox: %w", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
-	r, err := tx.Exec(`INSERT INTO outbox (gateway, id, env, created) VALUES (?, ?, ?, ?)`, gw, id, env, now.UnixNano())
-	if err != nil {
-		return 0, fmt.Errorf("federation: outbox: %w", err)
-	}
-	if c != nil {
-		if _, err := tx.Exec(`INSERT INTO calls (link_thread, gateway, caller_thread, digest, created) VALUES (?, ?, ?, ?, ?)`,
-			id, gw, c.callerThread, c.digest, now.UnixNano()); err != nil {
-			return 0, fmt.Errorf("federation: calls: %w", err)
+	var seq int64
+	err := d.w.do(func(s *stmts) error {
+		if c != nil {
+			if _, err := s.record.Exec(id, gw, c.callerThread, c.digest, now.UnixNano()); err != nil {
+				return fmt.Errorf("federation: calls: %w", err)
+			}
 		}
-	}
-	seq, err := r.LastInsertId()
-	if err != nil {
-		return 0, err
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("federation: outbox: %w", err)
-	}
-	return seq, nil
+		r, err := s.enqueue.Exec(gw, id, env, now.UnixNano())
+		if err == nil {
+			seq, err = r.LastInsertId()
+		}
+		if err != nil {
+			if c != nil { // no record without its envelope
+				_, _ = s.callDone.Exec(id)
+			}
+			return fmt.Errorf("federation: outbox: %w", err)
+		}
+		return nil
+	})
+	return seq, err
 }
 
 // callRecord is what is kept of a call this side made, so that after a
@@ -181,30 +217,62 @@ func (d *db) keepAnswer(gw, linkThread string, env []byte) (bool, error) {
 	return n > 0, err
 }
 
-// callDone forgets a call whose caller got its answer (or gave up).
-func (d *db) callDone(linkThread string) error {
-	if _, err := d.sql.Exec(`DELETE FROM calls WHERE link_thread = ?`, linkThread); err != nil {
-		return fmt.Errorf("federation: calls: %w", err)
-	}
-	return nil
+// callDone forgets a call whose caller got its answer (or gave up), in the
+// next group commit (a record left by a crash is swept, or adopted).
+func (d *db) callDone(linkThread string, onErr func(error)) {
+	d.w.async(func(s *stmts) error {
+		if _, err := s.callDone.Exec(linkThread); err != nil {
+			return fmt.Errorf("federation: calls: %w", err)
+		}
+		return nil
+	}, onErr)
 }
 
-// serveBegin records that conversation conv serves the peer's call on
-// linkThread through gw (before the call is injected).
+// serveBegin records, durably, that conversation conv serves the peer's
+// call on linkThread through gw, and that conv was received (before the
+// call is injected).
 func (d *db) serveBegin(conv, gw, linkThread string, now time.Time) error {
-	if _, err := d.sql.Exec(`INSERT OR REPLACE INTO served (conv, gateway, link_thread, created) VALUES (?, ?, ?, ?)`,
-		conv, gw, linkThread, now.UnixNano()); err != nil {
-		return fmt.Errorf("federation: served: %w", err)
-	}
-	return nil
+	return d.w.do(func(s *stmts) error {
+		if _, err := s.received.Exec(conv, now.UnixNano()); err != nil {
+			return fmt.Errorf("federation: received: %w", err)
+		}
+		if _, err := s.serveBegin.Exec(conv, gw, linkThread, now.UnixNano()); err != nil {
+			_, _ = s.forgetReceived.Exec(conv)
+			return fmt.Errorf("federation: served: %w", err)
+		}
+		return nil
+	})
 }
 
-// serveEnd forgets a served conversation.
-func (d *db) serveEnd(conv string) error {
-	if _, err := d.sql.Exec(`DELETE FROM served WHERE conv = ?`, conv); err != nil {
-		return fmt.Errorf("federation: served: %w", err)
+// serveEnd forgets a served conversation (in the next group commit); with
+// refused, the call was not injected after all, so conv is forgotten as
+// received too.
+func (d *db) serveEnd(conv string, refused bool, onErr func(error)) {
+	d.w.async(func(s *stmts) error {
+		if _, err := s.serveEnd.Exec(conv); err != nil {
+			return fmt.Errorf("federation: served: %w", err)
+		}
+		if refused {
+			if _, err := s.forgetReceived.Exec(conv); err != nil {
+				return fmt.Errorf("federation: received: %w", err)
+			}
+		}
+		return nil
+	}, onErr)
+}
+
+// received reports whether a call for conversation conv was received (and
+// injected, or being injected) within the retention.
+func (d *db) received(conv string) (bool, error) {
+	var one int
+	err := d.receivedQ.QueryRow(conv).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
 	}
-	return nil
+	if err != nil {
+		return false, fmt.Errorf("federation: received: %w", err)
+	}
+	return true, nil
 }
 
 // servedAll lists the conversations serving calls (conv → gateway, link
@@ -244,12 +312,16 @@ func (d *db) pending(gw string) ([]queued, error) {
 	return out, rows.Err()
 }
 
-// acked removes an acknowledged entry.
-func (d *db) acked(id string) error {
-	if _, err := d.sql.Exec(`DELETE FROM outbox WHERE id = ?`, id); err != nil {
-		return fmt.Errorf("federation: outbox: %w", err)
-	}
-	return nil
+// acked removes an acknowledged entry in the next group commit (after a
+// crash before it, the entry is sent again and the peer acknowledges the
+// duplicate).
+func (d *db) acked(id string, onErr func(error)) {
+	d.w.async(func(s *stmts) error {
+		if _, err := s.acked.Exec(id); err != nil {
+			return fmt.Errorf("federation: outbox: %w", err)
+		}
+		return nil
+	}, onErr)
 }
 
 // seen reports whether a received envelope was processed before (its hash
@@ -257,7 +329,7 @@ func (d *db) acked(id string) error {
 func (d *db) seen(env []byte) (bool, error) {
 	h := sha256.Sum256(env)
 	var one int
-	err := d.sql.QueryRow(`SELECT 1 FROM seen WHERE hash = ?`, h[:]).Scan(&one)
+	err := d.seenQ.QueryRow(h[:]).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -269,18 +341,28 @@ func (d *db) seen(env []byte) (bool, error) {
 
 // markSeen records the hash of an envelope once it was processed — after,
 // never before: a crash in between leaves a resend to be processed (and a
-// call's conversation, which the journal holds, still catches a second
-// copy), rather than a hash that refuses a message that never arrived.
-func (d *db) markSeen(env []byte, now time.Time) {
+// call's conversation, which the received table holds, still catches a
+// second copy), rather than a hash that refuses a message that never
+// arrived. done is told when the hash is durable (the acknowledgement
+// waits for it), in a group commit with the link's other writes.
+func (d *db) markSeen(env []byte, now time.Time, done func(error)) {
 	h := sha256.Sum256(env)
-	_, _ = d.sql.Exec(`INSERT OR IGNORE INTO seen (hash, at) VALUES (?, ?)`, h[:], now.UnixNano())
+	d.w.submit(&write{apply: func(s *stmts) error {
+		if _, err := s.seen.Exec(h[:], now.UnixNano()); err != nil {
+			return fmt.Errorf("federation: seen: %w", err)
+		}
+		return nil
+	}, done: done})
 }
 
-// sweep drops the hashes older than keep, and the call and served records
+// sweep drops the hashes and received calls older than keep, and the call and served records
 // older than records (calls whose message was never re-delivered,
 // conversations that never completed).
 func (d *db) sweep(now time.Time, keep, records time.Duration) error {
 	_, err := d.sql.Exec(`DELETE FROM seen WHERE at < ?`, now.Add(-keep).UnixNano())
+	if err == nil {
+		_, err = d.sql.Exec(`DELETE FROM received WHERE at < ?`, now.Add(-keep).UnixNano())
+	}
 	if err == nil {
 		_, err = d.sql.Exec(`DELETE FROM calls WHERE created < ?`, now.Add(-records).UnixNano())
 	}
