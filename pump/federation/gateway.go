@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +35,9 @@ type gateway struct {
 	// outbox mirrors the database's outbox of this gateway, in order.
 	outbox []*entry
 	byID   map[string]*entry
+	// reserving counts the envelopes being committed to the outbox (they
+	// count against queue_limit already).
+	reserving int
 	// pending are the calls this side made, by link thread; byThread maps
 	// the caller's thread to its open call.
 	pending  map[string]*call
@@ -109,19 +113,29 @@ func (g *gateway) send(e *envelope, rec *callRecord) error {
 		return fmt.Errorf("federation: gateway %s: sign: %w", g.name, err)
 	}
 	g.mu.Lock()
-	if len(g.outbox) >= g.queueLimit {
-		n := len(g.outbox)
+	if n := len(g.outbox) + g.reserving; n >= g.queueLimit {
 		g.mu.Unlock()
 		return fmt.Errorf("%w: gateway %s holds %d messages for the peer (queue_limit %d); the link is down or the peer slow",
 			ErrQueueFull, g.name, n, g.queueLimit)
 	}
+	g.reserving++
+	g.mu.Unlock()
+	// Not under g.mu: concurrent senders share the group commit.
 	seq, err := g.m.db.enqueue(g.name, e.Link.ID, signed, e.Link.Sent, rec)
+	g.mu.Lock()
+	g.reserving--
 	if err != nil {
 		g.mu.Unlock()
 		return err
 	}
 	en := &entry{seq: seq, id: e.Link.ID, env: signed}
-	g.outbox = append(g.outbox, en)
+	// Envelopes committed together return in any order: keep the
+	// outbox in the order of the database's (the order they are sent).
+	i := len(g.outbox)
+	for i > 0 && g.outbox[i-1].seq > seq {
+		i--
+	}
+	g.outbox = slices.Insert(g.outbox, i, en)
 	g.byID[en.id] = en
 	g.mu.Unlock()
 	g.envelopeSeen(DirectionOut, e.Link.Kind)
