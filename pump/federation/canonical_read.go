@@ -36,7 +36,7 @@ func readCanonical(b []byte) (meta wireMeta, payload []byte, name, ns string, ok
 	if meta.Thread, ok = r.textUntil("</thread>"); !ok {
 		return meta, nil, "", "", false
 	}
-	if !r.lit(`<link xmlns="` + NS + `"`) || !r.linkAttrs(&meta.Link) {
+	if !r.lit(`<link xmlns="`+NS+`"`) || !r.linkAttrs(&meta.Link) {
 		return meta, nil, "", "", false
 	}
 	const sigStart, sigEnd = `<Signature xmlns="http://www.w3.org/2000/09/xmldsig#">`, "</Signature></meta>"
