@@ -49,6 +49,10 @@ type gateway struct {
 	// claimed are the recorded calls a handler of this process made or
 	// adopted (so a second identical call is a new one, not an adoption).
 	claimed map[string]bool
+	// adoptable says the gateway had recorded calls when it was loaded:
+	// only then can a call be adopted (every call made since is claimed
+	// until its record is gone).
+	adoptable bool
 	// registered are the imported listeners added to the pump.
 	registered map[string]bool
 	// stopped is closed when the gateway is removed (RemoveGateway).
@@ -83,6 +87,9 @@ func newGateway(m *Manager, gc config.Gateway, trusted ed25519.PublicKey) *gatew
 func (g *gateway) load() error {
 	list, err := g.m.db.pending(g.name)
 	if err != nil {
+		return err
+	}
+	if g.adoptable, err = g.m.db.hasCalls(g.name); err != nil {
 		return err
 	}
 	for _, q := range list {

@@ -218,14 +218,24 @@ func (d *db) keepAnswer(gw, linkThread string, env []byte) (bool, error) {
 }
 
 // callDone forgets a call whose caller got its answer (or gave up), in the
-// next group commit (a record left by a crash is swept, or adopted).
-func (d *db) callDone(linkThread string, onErr func(error)) {
-	d.w.async(func(s *stmts) error {
+// next group commit (a record left by a crash is swept, or adopted); done
+// is told the outcome.
+func (d *db) callDone(linkThread string, done func(error)) {
+	d.w.submit(&write{apply: func(s *stmts) error {
 		if _, err := s.callDone.Exec(linkThread); err != nil {
 			return fmt.Errorf("federation: calls: %w", err)
 		}
 		return nil
-	}, onErr)
+	}, done: done})
+}
+
+// hasCalls reports whether gw has recorded calls (made before this start).
+func (d *db) hasCalls(gw string) (bool, error) {
+	var n int
+	if err := d.sql.QueryRow(`SELECT EXISTS (SELECT 1 FROM calls WHERE gateway = ?)`, gw).Scan(&n); err != nil {
+		return false, fmt.Errorf("federation: calls: %w", err)
+	}
+	return n == 1, nil
 }
 
 // serveBegin records, durably, that conversation conv serves the peer's
