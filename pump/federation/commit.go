@@ -42,6 +42,7 @@ type stmts struct {
 	tx                                           *sql.Tx
 	enqueue, record, acked, seen, serveBegin     *sql.Stmt
 	serveEnd, callDone, received, forgetReceived *sql.Stmt
+	injected                                     *sql.Stmt
 }
 
 // statements are the SQL texts of stmts, in its field order.
@@ -55,6 +56,7 @@ var statements = [...]string{
 	`DELETE FROM calls WHERE link_thread = ?`,
 	`INSERT OR IGNORE INTO received (conv, at) VALUES (?, ?)`,
 	`DELETE FROM received WHERE conv = ?`,
+	`UPDATE received SET done = 1 WHERE conv = ?`,
 }
 
 // newCommitter prepares the statements and starts the committer.
@@ -72,7 +74,7 @@ func newCommitter(db *sql.DB) (*committer, error) {
 	}
 	c := &committer{db: db, queue: make(chan *write, maxBatch), exited: make(chan struct{}),
 		prep: &stmts{enqueue: list[0], record: list[1], acked: list[2], seen: list[3], serveBegin: list[4],
-			serveEnd: list[5], callDone: list[6], received: list[7], forgetReceived: list[8]}}
+			serveEnd: list[5], callDone: list[6], received: list[7], forgetReceived: list[8], injected: list[9]}}
 	go c.run()
 	return c, nil
 }
@@ -119,7 +121,7 @@ func (c *committer) close() {
 	<-c.exited
 	p := c.prep
 	for _, s := range []*sql.Stmt{p.enqueue, p.record, p.acked, p.seen, p.serveBegin, p.serveEnd, p.callDone,
-		p.received, p.forgetReceived} {
+		p.received, p.forgetReceived, p.injected} {
 		_ = s.Close()
 	}
 }
@@ -168,7 +170,7 @@ func (c *committer) commit(batch []*write, errs []error) []error {
 	p := c.prep
 	s.enqueue, s.record, s.acked, s.seen = tx.Stmt(p.enqueue), tx.Stmt(p.record), tx.Stmt(p.acked), tx.Stmt(p.seen)
 	s.serveBegin, s.serveEnd, s.callDone = tx.Stmt(p.serveBegin), tx.Stmt(p.serveEnd), tx.Stmt(p.callDone)
-	s.received, s.forgetReceived = tx.Stmt(p.received), tx.Stmt(p.forgetReceived)
+	s.received, s.forgetReceived, s.injected = tx.Stmt(p.received), tx.Stmt(p.forgetReceived), tx.Stmt(p.injected)
 	for _, w := range batch {
 		errs = append(errs, w.apply(s))
 	}

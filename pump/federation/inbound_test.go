@@ -190,8 +190,9 @@ func TestLinkDeliversInOrder(t *testing.T) {
 // TestReceivedCallSurvivesRestart: a call acknowledged by a callee is
 // never injected twice after the callee restarts — neither when the peer
 // sends it again byte for byte (its hash is recorded) nor when a crash
-// lost its hash (the received row, committed before the injection,
-// catches it) — and a new call is still served.
+// lost its hash (its received row, done, catches it) — and a new call is
+// still served; a call whose received row is not done (a crash before the
+// journal held it) is served when the journal does not know it.
 func TestReceivedCallSurvivesRestart(t *testing.T) {
 	aKey, bKey := newKey(t), newKey(t)
 	dir := t.TempDir()
@@ -253,5 +254,33 @@ func TestReceivedCallSurvivesRestart(t *testing.T) {
 	}
 	if got := append(c2.seen(), c3.seen()...); len(got) != 1 || got[0] != "a:new" {
 		t.Fatalf("after the restarts the echo saw %q, want only the new call", got)
+	}
+	stop(c3)
+
+	// A crash after the received row's commit, before the journal held
+	// the call: the journal (here: none) decides, and the call is served.
+	db, err = sql.Open("sqlite", "file:"+filepath.Join(dir, DatabaseFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE received SET done = 0`); err == nil {
+		_, err = db.Exec(`DELETE FROM seen`)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c4 := newCalleeIn(t, aKey, bKey, dir, nil)
+	r4, err := dialRaw(t, c4, aKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ack, _ := r4.send(env); ack.Type != frameAck || ack.Duplicate {
+		t.Fatalf("resend of a call the journal never held: %+v, want it served", ack)
+	}
+	if got := c4.seen(); len(got) != 1 || got[0] != "a:once" {
+		t.Fatalf("the echo saw %q, want the call served", got)
 	}
 }

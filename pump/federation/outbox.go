@@ -106,7 +106,8 @@ CREATE TABLE IF NOT EXISTS imports (
 );
 CREATE TABLE IF NOT EXISTS received (
 	conv TEXT PRIMARY KEY,
-	at INTEGER NOT NULL
+	at INTEGER NOT NULL,
+	done INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS received_at ON received(at);
 CREATE TABLE IF NOT EXISTS received_since (at INTEGER NOT NULL);`)
@@ -124,7 +125,7 @@ CREATE TABLE IF NOT EXISTS received_since (at INTEGER NOT NULL);`)
 	}
 	d.receivedSince = time.Unix(0, since)
 	if d.seenQ, err = s.Prepare(`SELECT 1 FROM seen WHERE hash = ?`); err == nil {
-		d.receivedQ, err = s.Prepare(`SELECT 1 FROM received WHERE conv = ?`)
+		d.receivedQ, err = s.Prepare(`SELECT done FROM received WHERE conv = ?`)
 	}
 	if err == nil {
 		d.w, err = newCommitter(s)
@@ -239,8 +240,8 @@ func (d *db) hasCalls(gw string) (bool, error) {
 }
 
 // serveBegin records, durably, that conversation conv serves the peer's
-// call on linkThread through gw, and that conv was received (before the
-// call is injected).
+// call on linkThread through gw, and that its call is being received
+// (before the call is injected; callInjected marks it done after).
 func (d *db) serveBegin(conv, gw, linkThread string, now time.Time) error {
 	return d.w.do(func(s *stmts) error {
 		if _, err := s.received.Exec(conv, now.UnixNano()); err != nil {
@@ -271,18 +272,32 @@ func (d *db) serveEnd(conv string, refused bool, onErr func(error)) {
 	}, onErr)
 }
 
-// received reports whether a call for conversation conv was received (and
-// injected, or being injected) within the retention.
-func (d *db) received(conv string) (bool, error) {
-	var one int
-	err := d.receivedQ.QueryRow(conv).Scan(&one)
+// Whether a call was received (received's answer).
+const (
+	// callNew: no call for the conversation was received.
+	callNew = iota
+	// callDone: its call was injected and its journal record committed.
+	callDone
+	// callUncertain: its call was being injected when the organism
+	// stopped (or its injection failed midway): only the journal knows.
+	callUncertain
+)
+
+// received says whether a call for conversation conv was received within
+// the retention: callNew, callDone or callUncertain.
+func (d *db) received(conv string) (int, error) {
+	var done int
+	err := d.receivedQ.QueryRow(conv).Scan(&done)
 	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
+		return callNew, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("federation: received: %w", err)
+		return 0, fmt.Errorf("federation: received: %w", err)
 	}
-	return true, nil
+	if done == 1 {
+		return callDone, nil
+	}
+	return callUncertain, nil
 }
 
 // servedAll lists the conversations serving calls (conv → gateway, link
@@ -347,6 +362,22 @@ func (d *db) seen(env []byte) (bool, error) {
 		return false, fmt.Errorf("federation: seen: %w", err)
 	}
 	return true, nil
+}
+
+// callInjected records, once the journal holds the call raw began conv
+// with, that its conversation is done being received, and raw's hash;
+// done is told when both are durable (the acknowledgement waits for it).
+func (d *db) callInjected(raw []byte, conv string, now time.Time, done func(error)) {
+	h := sha256.Sum256(raw)
+	d.w.submit(&write{apply: func(s *stmts) error {
+		if _, err := s.injected.Exec(conv); err != nil {
+			return fmt.Errorf("federation: received: %w", err)
+		}
+		if _, err := s.seen.Exec(h[:], now.UnixNano()); err != nil {
+			return fmt.Errorf("federation: seen: %w", err)
+		}
+		return nil
+	}, done: done})
 }
 
 // markSeen records the hash of an envelope once it was processed — after,

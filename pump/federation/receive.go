@@ -162,26 +162,31 @@ func (g *gateway) duplicateCall(c *conn, e *envelope) {
 
 // serveCall injects a call that is not in flight already, unless its
 // conversation was received before. Every call sent since the received
-// table began has its row there, written durably before the injection; so
-// a conversation it lacks is new, and the pump need not look its thread
-// up in the journal. An older call is looked up in the journal.
+// table began has its row there, written durably before the injection and
+// marked done once the journal holds the call: a conversation it lacks is
+// new, and the pump need not look its thread up in the journal. The
+// journal decides for a call whose row is not done (the organism stopped
+// while injecting it) and for one sent before the table existed.
 func (g *gateway) serveCall(c *conn, e *envelope, raw []byte, conv string, nack func(string)) {
 	fresh := false
-	if e.Link.Sent.Before(g.m.db.receivedSince) {
+	state := callUncertain
+	if !e.Link.Sent.Before(g.m.db.receivedSince) {
+		var err error
+		if state, err = g.m.db.received(conv); err != nil {
+			g.log.Error("federation: cannot check a received call; not acknowledged", "id", e.Link.ID, "error", err)
+			return // the resend will be processed
+		}
+	}
+	switch state {
+	case callDone:
+		g.duplicateCall(c, e)
+		return
+	case callUncertain:
 		if g.m.known(conv) {
 			g.duplicateCall(c, e)
 			return
 		}
-	} else {
-		dup, err := g.m.db.received(conv)
-		if err != nil {
-			g.log.Error("federation: cannot check a received call; not acknowledged", "id", e.Link.ID, "error", err)
-			return // the resend will be processed
-		}
-		if dup {
-			g.duplicateCall(c, e)
-			return
-		}
+	default:
 		_, live := g.m.opts.Pump.Threads().Origin(conv)
 		fresh = !live
 	}
@@ -214,7 +219,13 @@ func (g *gateway) serveCall(c *conn, e *envelope, raw []byte, conv string, nack 
 		nack(why)
 		return
 	}
-	g.ackOnceSeen(c, e.Link.ID, raw, g.m.now())
+	id := e.Link.ID
+	g.m.db.callInjected(raw, conv, g.m.now(), func(err error) {
+		if err != nil {
+			g.log.Warn("federation: received call not recorded", "id", id, "error", err)
+		}
+		c.acks.send(frame{Type: frameAck, ID: id})
+	})
 }
 
 // onAnswer completes the call a reply, huh or end answers. The answer to a
