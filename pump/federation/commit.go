@@ -4,11 +4,17 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
+	"time"
 )
 
 // maxBatch bounds the writes one group commit carries.
 const maxBatch = 1024
+
+// lazyDelay is how long a lazy write (one nobody waits for) may wait for
+// company before it is committed on its own.
+const lazyDelay = 5 * time.Millisecond
 
 // errStateClosed: a write submitted after the federation state closed.
 var errStateClosed = errors.New("federation: state closed")
@@ -20,6 +26,9 @@ var errStateClosed = errors.New("federation: state closed")
 type write struct {
 	apply func(s *stmts) error
 	done  func(error)
+	// lazy writes (a delete nobody waits for) ride with the next commit,
+	// or after lazyDelay.
+	lazy bool
 }
 
 // committer writes the federation state in group commits: every write
@@ -100,10 +109,10 @@ func (c *committer) do(apply func(s *stmts) error) error {
 	return <-ch
 }
 
-// async runs apply in a group commit without waiting; a failure is
-// reported to onErr (when set).
+// async runs apply in a coming group commit without waiting (a lazy
+// write); a failure is reported to onErr (when set).
 func (c *committer) async(apply func(s *stmts) error, onErr func(error)) {
-	c.submit(&write{apply: apply, done: func(err error) {
+	c.submit(&write{apply: apply, lazy: true, done: func(err error) {
 		if err != nil && onErr != nil {
 			onErr(err)
 		}
@@ -126,24 +135,42 @@ func (c *committer) close() {
 	}
 }
 
-// run commits the queued writes in batches until close.
+// run commits the queued writes in batches until close: each batch is
+// what is queued once the first write arrives (after letting the
+// goroutines about to write run), and — when nobody waits for any of it —
+// what comes within lazyDelay.
 func (c *committer) run() {
 	defer close(c.exited)
 	batch := make([]*write, 0, maxBatch)
 	errs := make([]error, 0, maxBatch)
+	timer := time.NewTimer(lazyDelay)
+	timer.Stop()
 	for w := range c.queue {
 		batch = append(batch[:0], w)
-	fill:
-		for len(batch) < maxBatch {
-			select {
-			case w, ok := <-c.queue:
-				if !ok {
-					break fill
+		urgent := !w.lazy
+		if urgent {
+			runtime.Gosched()
+		}
+		batch, urgent = c.drain(batch, urgent)
+		if !urgent && len(batch) < maxBatch {
+			timer.Reset(lazyDelay)
+		wait:
+			for len(batch) < maxBatch {
+				select {
+				case w, ok := <-c.queue:
+					if !ok {
+						break wait
+					}
+					batch = append(batch, w)
+					if !w.lazy {
+						batch, _ = c.drain(batch, true)
+						break wait
+					}
+				case <-timer.C:
+					break wait
 				}
-				batch = append(batch, w)
-			default:
-				break fill
 			}
+			timer.Stop()
 		}
 		errs = c.commit(batch, errs[:0])
 		for i, w := range batch {
@@ -153,6 +180,24 @@ func (c *committer) run() {
 			batch[i] = nil
 		}
 	}
+}
+
+// drain adds what is queued to batch (up to maxBatch) without waiting;
+// urgent becomes true when one of them is waited for.
+func (c *committer) drain(batch []*write, urgent bool) ([]*write, bool) {
+	for len(batch) < maxBatch {
+		select {
+		case w, ok := <-c.queue:
+			if !ok {
+				return batch, urgent
+			}
+			batch = append(batch, w)
+			urgent = urgent || !w.lazy
+		default:
+			return batch, urgent
+		}
+	}
+	return batch, urgent
 }
 
 // commit applies batch in one transaction and returns each write's outcome.
