@@ -42,8 +42,10 @@ type db struct {
 	w *committer
 	// seenQ and receivedQ are the prepared lookups of the receive path.
 	seenQ, receivedQ *sql.Stmt
-	// receivedSince is when the received table began: a call sent before
-	// it may have been received without a row there.
+	// receivedSince is when the received table began in a state that had
+	// received calls before (the zero Unix time for a state that began
+	// with it): a call sent before it may have been received without a
+	// row there.
 	receivedSince time.Time
 }
 
@@ -68,6 +70,16 @@ func openDB(dir string, log *slog.Logger) (*db, error) {
 	s.SetMaxOpenConns(1)
 	s.SetConnMaxLifetime(0)
 	s.SetConnMaxIdleTime(0)
+	// A state made before the received table existed may have received
+	// calls the table lacks; a new one has received none.
+	var existed int
+	if err := s.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'outbox'`).Scan(&existed); err != nil {
+		return nil, errors.Join(fmt.Errorf("federation: open state: %w", err), s.Close())
+	}
+	since := int64(0)
+	if existed > 0 {
+		since = time.Now().UnixNano()
+	}
 	_, err = s.Exec(`
 CREATE TABLE IF NOT EXISTS outbox (
 	seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -112,18 +124,17 @@ CREATE TABLE IF NOT EXISTS received (
 CREATE INDEX IF NOT EXISTS received_at ON received(at);
 CREATE TABLE IF NOT EXISTS received_since (at INTEGER NOT NULL);`)
 	if err == nil {
-		_, err = s.Exec(`INSERT INTO received_since (at) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM received_since)`,
-			time.Now().UnixNano())
+		_, err = s.Exec(`INSERT INTO received_since (at) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM received_since)`, since)
 	}
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("federation: create state: %w", err), s.Close())
 	}
 	d := &db{sql: s}
-	var since int64
-	if err := s.QueryRow(`SELECT at FROM received_since`).Scan(&since); err != nil {
+	var began int64
+	if err := s.QueryRow(`SELECT at FROM received_since`).Scan(&began); err != nil {
 		return nil, errors.Join(fmt.Errorf("federation: state: %w", err), s.Close())
 	}
-	d.receivedSince = time.Unix(0, since)
+	d.receivedSince = time.Unix(0, began)
 	if d.seenQ, err = s.Prepare(`SELECT 1 FROM seen WHERE hash = ?`); err == nil {
 		d.receivedQ, err = s.Prepare(`SELECT done FROM received WHERE conv = ?`)
 	}

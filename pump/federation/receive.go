@@ -170,7 +170,8 @@ func (g *gateway) duplicateCall(c *conn, e *envelope) {
 func (g *gateway) serveCall(c *conn, e *envelope, raw []byte, conv string, nack func(string)) {
 	fresh := false
 	state := callUncertain
-	if !e.Link.Sent.Before(g.m.db.receivedSince) {
+	// Sent is the peer's clock, which may run ahead by futureSkew.
+	if !e.Link.Sent.Before(g.m.db.receivedSince.Add(futureSkew)) {
 		var err error
 		if state, err = g.m.db.received(conv); err != nil {
 			g.log.Error("federation: cannot check a received call; not acknowledged", "id", e.Link.ID, "error", err)
