@@ -85,7 +85,9 @@ func (g *gateway) checkInbound(in *inbound) {
 	if in.e, in.perr = parse(in.b); in.perr != nil {
 		return
 	}
-	if k := in.e.Link.Kind; k != KindMeta && k != KindMetaAnswer {
+	// A call's copies are refused by its received row (serveCall); meta
+	// traffic is never recorded.
+	if k := in.e.Link.Kind; k != KindCall && k != KindMeta && k != KindMetaAnswer {
 		in.dup, in.serr = g.m.db.seen(in.b)
 	}
 }

@@ -188,11 +188,11 @@ func TestLinkDeliversInOrder(t *testing.T) {
 }
 
 // TestReceivedCallSurvivesRestart: a call acknowledged by a callee is
-// never injected twice after the callee restarts — neither when the peer
-// sends it again byte for byte (its hash is recorded) nor when a crash
-// lost its hash (its received row, done, catches it) — and a new call is
-// still served; a call whose received row is not done (a crash before the
-// journal held it) is served when the journal does not know it.
+// never injected twice after the callee restarts — its received row, done,
+// refuses the copy the peer sends again byte for byte, also with the seen
+// hashes gone — and a new call is still served; a call whose received row
+// is not done (a crash before the journal held it) is served when the
+// journal does not know it.
 func TestReceivedCallSurvivesRestart(t *testing.T) {
 	aKey, bKey := newKey(t), newKey(t)
 	dir := t.TempDir()

@@ -375,17 +375,14 @@ func (d *db) seen(env []byte) (bool, error) {
 	return true, nil
 }
 
-// callInjected records, once the journal holds the call raw began conv
-// with, that its conversation is done being received, and raw's hash;
-// done is told when both are durable (the acknowledgement waits for it).
-func (d *db) callInjected(raw []byte, conv string, now time.Time, done func(error)) {
-	h := sha256.Sum256(raw)
+// callInjected records, once the journal holds the call that began conv,
+// that its conversation is done being received; done is told when that is
+// durable (the acknowledgement waits for it). A call's hash is not
+// recorded: its received row, kept as long, refuses its copies.
+func (d *db) callInjected(conv string, done func(error)) {
 	d.w.submit(&write{apply: func(s *stmts) error {
 		if _, err := s.injected.Exec(conv); err != nil {
 			return fmt.Errorf("federation: received: %w", err)
-		}
-		if _, err := s.seen.Exec(h[:], now.UnixNano()); err != nil {
-			return fmt.Errorf("federation: seen: %w", err)
 		}
 		return nil
 	}, done: done})

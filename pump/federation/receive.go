@@ -78,7 +78,7 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		case <-c.done:
 			return // not processed: the resend will be
 		}
-		g.onCall(c, e, in.b)
+		g.onCall(c, e)
 	case KindReply, KindHuh, KindEnd:
 		g.onAnswer(e, in.b)
 		g.ackOnceSeen(c, e.Link.ID, in.b, now)
@@ -110,7 +110,7 @@ func (g *gateway) ackOnceSeen(c *conn, id string, raw []byte, now time.Time) {
 // once journaled. A second copy of a call (its conversation already
 // received, live or journaled) is acknowledged and dropped. The checks run
 // in the link's order; the injection on a handler of its own.
-func (g *gateway) onCall(c *conn, e *envelope, raw []byte) {
+func (g *gateway) onCall(c *conn, e *envelope) {
 	nack := func(why string) {
 		c.acks.send(frame{Type: frameNack, ID: e.Link.ID, Error: why})
 	}
@@ -149,7 +149,7 @@ func (g *gateway) onCall(c *conn, e *envelope, raw []byte) {
 			delete(g.inflight, conv)
 			g.mu.Unlock()
 		}()
-		g.serveCall(c, e, raw, conv, nack)
+		g.serveCall(c, e, conv, nack)
 	})
 }
 
@@ -167,7 +167,7 @@ func (g *gateway) duplicateCall(c *conn, e *envelope) {
 // new, and the pump need not look its thread up in the journal. The
 // journal decides for a call whose row is not done (the organism stopped
 // while injecting it) and for one sent before the table existed.
-func (g *gateway) serveCall(c *conn, e *envelope, raw []byte, conv string, nack func(string)) {
+func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)) {
 	fresh := false
 	state := callUncertain
 	// Sent is the peer's clock, which may run ahead by futureSkew.
@@ -221,7 +221,7 @@ func (g *gateway) serveCall(c *conn, e *envelope, raw []byte, conv string, nack 
 		return
 	}
 	id := e.Link.ID
-	g.m.db.callInjected(raw, conv, g.m.now(), func(err error) {
+	g.m.db.callInjected(conv, func(err error) {
 		if err != nil {
 			g.log.Warn("federation: received call not recorded", "id", id, "error", err)
 		}
