@@ -75,10 +75,21 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 	case KindCall:
 		select {
 		case <-c.ready:
-		case <-c.done:
-			return // not processed: the resend will be
+			g.onCall(c, e)
+		default:
+			// Until this side asked the peer for its imports the calls
+			// wait, off the delivery: what the peer answers it (a meta
+			// answer) comes after them on the same link.
+			c.hwg.Add(1)
+			go func() {
+				defer c.hwg.Done()
+				select {
+				case <-c.ready:
+					g.onCall(c, e)
+				case <-c.done: // not processed: the resend will be
+				}
+			}()
 		}
-		g.onCall(c, e)
 	case KindReply, KindHuh, KindEnd:
 		g.onAnswer(e, in.b)
 		g.ackOnceSeen(c, e.Link.ID, in.b, now)
