@@ -59,7 +59,18 @@ func Sign(key ed25519.PrivateKey, envelope []byte) ([]byte, error) {
 // split parses an envelope once with xmlpipe.SplitSignature and checks that
 // it is a <message> whose first child is <meta>.
 func split(envelope []byte) (*xmlpipe.SignatureParts, error) {
-	parts, err := xmlpipe.SplitSignature(envelope, Namespace, "Signature")
+	return checkParts(xmlpipe.SplitSignature(envelope, Namespace, "Signature"))
+}
+
+// splitUnsigned is split without the Signature's own canonical forms
+// (xmlpipe.SplitSignatureUnsigned).
+func splitUnsigned(envelope []byte) (*xmlpipe.SignatureParts, error) {
+	return checkParts(xmlpipe.SplitSignatureUnsigned(envelope, Namespace, "Signature"))
+}
+
+// checkParts checks that the split document is a <message> whose first
+// child is <meta>.
+func checkParts(parts *xmlpipe.SignatureParts, err error) (*xmlpipe.SignatureParts, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}

@@ -19,11 +19,12 @@ import (
 // two values: template holds them, cut once from libxml2's own C14N of a
 // Signature built with placeholder values. Sign writes the canonical
 // Signature from the template instead of canonicalising it again, and
-// Verify recognises a Signature equal to the template, which therefore has
-// the shape, algorithms and Reference of this package's profile, without
-// decoding it with encoding/xml and validating it against profile.xsd (a
-// Signature that differs from the template in any byte takes the strict
-// path).
+// Verify recognises an envelope that is its canonical form with the
+// template's Signature in place, which therefore has the shape, algorithms
+// and Reference of this package's profile, without canonicalising the
+// Signature and its SignedInfo, decoding it with encoding/xml and
+// validating it against profile.xsd (an envelope that differs in any byte
+// takes the strict path).
 
 const (
 	digestLen = 44 // base64 of a SHA-256 sum
@@ -93,24 +94,26 @@ func (t *template) signature(dst []byte, digest, value string) []byte {
 	return append(dst, t.sigTail...)
 }
 
-// match reports whether sig (a Signature's exclusive C14N) is the template
-// around two values, and returns them; siC14N must then be the template's
-// SignedInfo for that digest.
-func (t *template) match(sig, siC14N []byte) (digest, value []byte, ok bool) {
+// inPlace reports whether signed is unsigned (an envelope's exclusive C14N
+// without its Signature) with the template's Signature inserted as the last
+// child of meta, byte for byte, and returns its two values. Then the
+// Signature libxml2 parsed in signed is that text, which is its own
+// canonical form, and its SignedInfo's is the template's for the digest: the
+// two need not be canonicalised again.
+func (t *template) inPlace(signed, unsigned []byte) (digest, value []byte, ok bool) {
+	at, ok := metaEnd(unsigned)
 	n := len(t.sigHead) + digestLen + len(t.sigMid) + valueLen + len(t.sigTail)
-	if len(sig) != n || !bytes.HasPrefix(sig, t.sigHead) || !bytes.HasSuffix(sig, t.sigTail) {
+	if !ok || len(signed) != len(unsigned)+n || !bytes.Equal(signed[:at], unsigned[:at]) ||
+		!bytes.Equal(signed[at+n:], unsigned[at:]) {
+		return nil, nil, false
+	}
+	sig := signed[at : at+n]
+	if !bytes.HasPrefix(sig, t.sigHead) || !bytes.HasSuffix(sig, t.sigTail) ||
+		!bytes.Equal(sig[len(t.sigHead)+digestLen:len(t.sigHead)+digestLen+len(t.sigMid)], t.sigMid) {
 		return nil, nil, false
 	}
 	digest = sig[len(t.sigHead) : len(t.sigHead)+digestLen]
-	mid := sig[len(t.sigHead)+digestLen : len(t.sigHead)+digestLen+len(t.sigMid)]
 	value = sig[len(sig)-len(t.sigTail)-valueLen : len(sig)-len(t.sigTail)]
-	if !bytes.Equal(mid, t.sigMid) {
-		return nil, nil, false
-	}
-	if len(siC14N) != len(t.siHead)+digestLen+len(t.siTail) || !bytes.HasPrefix(siC14N, t.siHead) ||
-		!bytes.HasSuffix(siC14N, t.siTail) || !bytes.Equal(siC14N[len(t.siHead):len(t.siHead)+digestLen], digest) {
-		return nil, nil, false
-	}
 	return digest, value, true
 }
 

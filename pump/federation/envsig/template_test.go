@@ -81,6 +81,18 @@ func TestSignEqualsTheReference(t *testing.T) {
 			if err := Verify(k.Public().(ed25519.PublicKey), got); err != nil {
 				t.Fatal(err)
 			}
+			// Verify recognises it without canonicalising the Signature.
+			parts, err := splitUnsigned(got)
+			if err != nil || parts.Signature != nil {
+				t.Fatalf("splitUnsigned: %v, Signature %q", err, parts.Signature)
+			}
+			tm, err := canonicalTemplate()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, ok := tm.inPlace(got, parts.Unsigned); !ok {
+				t.Fatalf("the template is not recognised in place:\n%s", got)
+			}
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/russellhaering/goxmldsig/types"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
 // Verify checks signed, an envelope signed by Sign, against the peer's
@@ -26,10 +27,30 @@ func Verify(pub ed25519.PublicKey, signed []byte) error {
 	if len(pub) != ed25519.PublicKeySize {
 		return fmt.Errorf("%w: public key is %d bytes, want %d", ErrKey, len(pub), ed25519.PublicKeySize)
 	}
-	parts, err := split(signed)
+	parts, err := splitUnsigned(signed)
 	if err != nil {
 		return err
 	}
+	if err := checkPlacement(parts); err != nil {
+		return err
+	}
+	if t, err := canonicalTemplate(); err == nil {
+		if digest, value, ok := t.inPlace(signed, parts.Unsigned); ok {
+			si := t.signedInfo(make([]byte, 0, len(t.siHead)+digestLen+len(t.siTail)), string(digest))
+			return verifyValues(pub, parts.Unsigned, si, digest, value)
+		}
+	}
+	// Not the canonical template in a canonical envelope: canonicalise the
+	// Signature and check it strictly.
+	if parts, err = split(signed); err != nil {
+		return err
+	}
+	return verifyStrict(pub, parts)
+}
+
+// checkPlacement refuses an envelope without exactly one Signature, the
+// last child element of meta.
+func checkPlacement(parts *xmlpipe.SignatureParts) error {
 	switch {
 	case parts.Count == 0:
 		return ErrUnsigned
@@ -40,11 +61,12 @@ func Verify(pub ed25519.PublicKey, signed []byte) error {
 	case !parts.Last:
 		return fmt.Errorf("%w: the Signature is not the last child element of meta", ErrMalformed)
 	}
-	if t, err := canonicalTemplate(); err == nil {
-		if digest, value, ok := t.match(parts.Signature, parts.SignedInfo); ok {
-			return verifyValues(pub, parts.Unsigned, parts.SignedInfo, digest, value)
-		}
-	}
+	return nil
+}
+
+// verifyStrict checks a Signature of any shape against this package's
+// profile, then its digest and value.
+func verifyStrict(pub ed25519.PublicKey, parts *xmlpipe.SignatureParts) error {
 	var sig types.Signature
 	if err := xml.Unmarshal(parts.Signature, &sig); err != nil {
 		return fmt.Errorf("%w: Signature: %w", ErrMalformed, err)
