@@ -205,7 +205,7 @@ func TestReceivedCallSurvivesRestart(t *testing.T) {
 	if ack, _ := r1.send(env); ack.Type != frameAck || ack.Duplicate {
 		t.Fatalf("first copy: %+v", ack)
 	}
-	if got := c1.seen(); len(got) != 1 {
+	if got := waitSeen(t, c1, 1); len(got) != 1 {
 		t.Fatalf("the echo saw %q", got)
 	}
 	stop := func(c *callee) {
@@ -252,7 +252,7 @@ func TestReceivedCallSurvivesRestart(t *testing.T) {
 	if ack, _ := r3.send(r3.call("echo", `<Echo xmlns=""><Text>new</Text></Echo>`)); ack.Type != frameAck || ack.Duplicate {
 		t.Fatalf("a new call: %+v", ack)
 	}
-	if got := append(c2.seen(), c3.seen()...); len(got) != 1 || got[0] != "a:new" {
+	if got := append(c2.seen(), waitSeen(t, c3, 1)...); len(got) != 1 || got[0] != "a:new" {
 		t.Fatalf("after the restarts the echo saw %q, want only the new call", got)
 	}
 	stop(c3)
@@ -280,7 +280,18 @@ func TestReceivedCallSurvivesRestart(t *testing.T) {
 	if ack, _ := r4.send(env); ack.Type != frameAck || ack.Duplicate {
 		t.Fatalf("resend of a call the journal never held: %+v, want it served", ack)
 	}
-	if got := c4.seen(); len(got) != 1 || got[0] != "a:once" {
+	if got := waitSeen(t, c4, 1); len(got) != 1 || got[0] != "a:once" {
 		t.Fatalf("the echo saw %q, want the call served", got)
 	}
+}
+
+// waitSeen waits (30 s at most) until c's echo handled n calls — an
+// acknowledgement says the call is in the pump, not that it ran — and
+// returns what it saw.
+func waitSeen(t *testing.T, c *callee, n int) []string {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); len(c.seen()) < n && time.Now().Before(deadline); {
+		time.Sleep(2 * time.Millisecond)
+	}
+	return c.seen()
 }
