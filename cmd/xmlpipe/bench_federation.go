@@ -108,14 +108,21 @@ type fedCounter struct {
 	out, refused atomic.Int64
 }
 
+// Envelope counts an envelope sent (signed) by either organism.
 func (c *fedCounter) Envelope(_, direction string, _ federation.Kind) {
 	if direction == federation.DirectionOut {
 		c.out.Add(1)
 	}
 }
-func (c *fedCounter) Refused(string, string)          { c.refused.Add(1) }
+
+// Refused counts a refusal by either organism.
+func (c *fedCounter) Refused(string, string) { c.refused.Add(1) }
+
+// RoundTrip is not counted.
 func (c *fedCounter) RoundTrip(string, time.Duration) {}
-func (c *fedCounter) snapshot() (out, refused int64)  { return c.out.Load(), c.refused.Load() }
+
+// snapshot returns the counts so far.
+func (c *fedCounter) snapshot() (out, refused int64) { return c.out.Load(), c.refused.Load() }
 
 var _ federation.Observer = (*fedCounter)(nil)
 
