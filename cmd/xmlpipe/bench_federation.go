@@ -244,7 +244,7 @@ func (p *fedPair) close(cause error) error {
 	return errors.Join(errs...)
 }
 
-// call sends one FedEcho to echo on o and waits (bounded by wait) for its
+// fedCall sends one FedEcho to echo on o and waits (bounded by wait) for its
 // answer; it reports lost when none came in time.
 func fedCall(o *organism.Organism, text string, wait time.Duration) (lost bool, err error) {
 	done := make(chan error, 1)
