@@ -187,9 +187,9 @@ func (c *rawConn) bind(st uintptr, args []sqlArg) error {
 			rc = sqlite3.Xsqlite3_bind_double(c.tls, st, idx, math.Float64frombits(uint64(a.i)))
 		case argText:
 			p := c.arena + uintptr(off)
-			copy(libc.GoBytes(p, len(a.s)), a.s)
-			off += len(a.s)
-			rc = sqlite3.Xsqlite3_bind_text(c.tls, st, idx, p, int32(len(a.s)), 0)
+			n := copy(libc.GoBytes(p, len(a.s)), a.s) + copy(libc.GoBytes(p+uintptr(len(a.s)), len(a.b)), a.b)
+			off += n
+			rc = sqlite3.Xsqlite3_bind_text(c.tls, st, idx, p, int32(n), 0)
 		case argBlob:
 			p := c.arena + uintptr(off)
 			copy(libc.GoBytes(p, len(a.b)), a.b)

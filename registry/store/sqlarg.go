@@ -22,9 +22,9 @@ const (
 // every string and slice header).
 type sqlArg struct {
 	kind argKind
-	i    int64 // argInt; argFloat as math.Float64bits
-	s    string
-	b    []byte
+	i    int64  // argInt; argFloat as math.Float64bits
+	s    string // argText
+	b    []byte // argBlob; argText when s is empty
 }
 
 // intArg is an INTEGER argument.
@@ -32,6 +32,10 @@ func intArg(v int64) sqlArg { return sqlArg{kind: argInt, i: v} }
 
 // textArg is a TEXT argument.
 func textArg(s string) sqlArg { return sqlArg{kind: argText, s: s} }
+
+// textBytesArg is a TEXT argument held in b, bound without converting it
+// to a string (which would copy it).
+func textBytesArg(b []byte) sqlArg { return sqlArg{kind: argText, b: b} }
 
 // blobArg is a BLOB argument; a nil slice is NULL, an empty one an empty
 // blob.

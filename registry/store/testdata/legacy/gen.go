@@ -59,7 +59,7 @@ type entry struct {
 	Listener     string `json:"listener"`
 	PayloadTag   string `json:"payload_tag"`
 	SHA256       string `json:"sha256"`
-		Diagnostics  string `json:"diagnostics"`
+	Diagnostics  string `json:"diagnostics"`
 }
 
 func main() {
