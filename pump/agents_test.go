@@ -148,9 +148,12 @@ func TestPeerEnforcement(t *testing.T) {
 			default:
 				t.Fatal("the agent's ErrorHandler was not called")
 			}
-			want := &xmlpipe.DeliveryError{System: xmlpipe.RoutingError()}
+			want := &xmlpipe.DeliveryError{System: xmlpipe.RoutingError(), Detail: got.err.Detail}
 			if diff := cmp.Diff(want, got.err); diff != "" {
 				t.Errorf("delivered error (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(got.err.Detail, "is not among the peers of bot") {
+				t.Errorf("detail %q does not name the refused peer", got.err.Detail)
 			}
 			if got.md.From != "system" || got.thread != agentThread || got.thread != conv || !got.alive {
 				t.Errorf("SystemError from %q on %s (alive %v), want from system on the agent's own thread %s, alive",

@@ -105,10 +105,12 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 		p.finish(l, d, halted && !killed) // an immediate shutdown drops it
 		return true
 	}
-	md := xmlpipe.Metadata{ThreadID: d.thread, From: d.from, User: p.threadUser(d.thread), IsSelfCall: d.from == l.Name}
+	md := xmlpipe.Metadata{ThreadID: d.thread, From: d.from, User: p.threadUser(d.thread), IsSelfCall: d.from == l.Name,
+		InReplyTo: d.inReplyTo}
 	if l.Agent {
+		ps := l.peerset.Load()
 		md.OwnName = l.Name
-		md.UsageInstructions = l.peerset.Load().usage
+		md.UsageInstructions, md.Peers = ps.usage, ps.peers
 		md.TodoNudge = registry.FormatNudge(p.todos.RaisedFor(d.thread, l.Name))
 	}
 	if !d.retry {
@@ -118,7 +120,7 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 		// The payload bytes are canonical bytes, never modified once built.
 		if _, err := p.context.AppendShared(registry.Slot{ThreadID: d.thread, From: d.from, To: l.Name, PayloadType: d.payloadName,
 			Payload: d.payload, Raw: d.payloadBytes, OwnName: md.OwnName, IsSelfCall: md.IsSelfCall,
-			UsageInstructions: md.UsageInstructions, TodoNudge: md.TodoNudge}); err != nil {
+			UsageInstructions: md.UsageInstructions, TodoNudge: md.TodoNudge, InReplyTo: d.inReplyTo}); err != nil {
 			p.log.Warn("context buffer", "thread", d.thread, "listener", l.Name, "error", err)
 		}
 	}
@@ -185,6 +187,10 @@ func (p *Pump) handlerFailed(l *listener, d *delivery, err error) {
 	l.lastError.Store(&listenerError{msg: err.Error(), at: p.opts.Clock(), handled: l.handled.Load() + 1})
 	huh := xmlpipe.NewHuh(err, d.payloadBytes)
 	diags := []xmlpipe.Diagnostic{{Stage: xmlpipe.StageHandler, Msg: err.Error()}}
+	ref := ""
+	if d.errPayload == nil {
+		ref = p.threads.Ref(d.thread) // the failed message was sent with it (correlation.go)
+	}
 	now := p.opts.Clock()
 	p.log.Warn("handler failed", "listener", l.Name, "thread", d.thread, "from", d.from, "error", err)
 	if d.errPayload != nil {
@@ -200,7 +206,7 @@ func (p *Pump) handlerFailed(l *listener, d *delivery, err error) {
 		}
 		p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: thread,
 			From: "core", To: sender.Name, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags})
-		p.sendError(d.conv, d.tbl, sender, thread, huh, d.depth)
+		p.sendErrorAbout(d.conv, d.tbl, sender, thread, huh, d.depth, ref, err.Error())
 		return
 	}
 	p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
@@ -237,7 +243,11 @@ func (p *Pump) respond(l *listener, d *delivery, resp xmlpipe.Response) {
 			p.endThread(d.thread)
 		}
 	case *xmlpipe.SendResponse:
-		p.forward(l, d, r.To, r.Payload)
+		p.forward(nil, l, d, r)
+	case *xmlpipe.SendsResponse:
+		p.sends(l, d, r.Sends)
+	case *xmlpipe.AwaitResponse:
+		// nothing to send; the thread stays open for the answers due
 	case *xmlpipe.RespondResponse:
 		p.reply(l, d, r.Payload)
 	case *xmlpipe.RawResponse:
@@ -257,67 +267,110 @@ func (l *listener) mayReach(to string) bool {
 	return lower(to) == lower(l.Name) || l.peerset.Load().set[lower(to)]
 }
 
-// peerViolation sends the agent a SystemError on its own thread (which stays alive).
-func (p *Pump) peerViolation(l *listener, d *delivery, to string) { p.peerViolationIn(nil, l, d, to) }
-
-// peerViolationIn is peerViolation as part of turn t (see journalIn).
-func (p *Pump) peerViolationIn(t *turn, l *listener, d *delivery, to string) {
+// peerViolationIn sends the agent a SystemError on its own thread (which
+// stays alive), about its message sent with ref, as part of turn t (see
+// journalIn; nil: at once).
+func (p *Pump) peerViolationIn(t *turn, l *listener, d *delivery, to, ref string) {
 	p.log.Warn("peer violation", "listener", l.Name, "to", to, "thread", d.thread, "peers", l.Peers)
 	if l.errHandler == nil {
 		p.deadLetterIn(t, d.conv, d.thread, l.Name, to, "", nil, "peer violation; agent has no error handler")
 	}
-	p.later(t, func() { p.sendError(d.conv, d.tbl, l, d.thread, xmlpipe.RoutingError(), d.depth) })
+	detail := fmt.Sprintf("%q is not among the peers of %s", to, l.Name)
+	p.later(t, func() { p.sendErrorAbout(d.conv, d.tbl, l, d.thread, xmlpipe.RoutingError(), d.depth, ref, detail) })
 }
 
-// forward is Send(to, payload): extend the chain and re-enter the full chain.
-func (p *Pump) forward(l *listener, d *delivery, to string, payload any) {
+// forward is Send(to, payload): extend the chain (keeping the send's ref
+// with the child thread) and re-enter the full chain, as part of turn t
+// (nil: none). A send that cannot be made is a handler failure; with a ref,
+// it is answered to the sender itself, bound to the ref, so the sender can
+// tell which of its messages failed.
+func (p *Pump) forward(t *turn, l *listener, d *delivery, s *xmlpipe.SendResponse) {
+	to := s.To
+	if err := xmlpipe.CheckRef(s.Ref); err != nil {
+		p.handlerFailed(l, d, fmt.Errorf("%w: %s: send to %s: %w", xmlpipe.ErrHandler, l.Name, to, err))
+		return
+	}
 	if !l.mayReach(to) {
-		p.peerViolation(l, d, to)
+		p.peerViolationIn(t, l, d, to, s.Ref)
 		return
 	}
-	pt, err := p.payloadTypeOf(payload)
+	pt, body, canonical, err := p.encodePayload(s.Payload)
 	if err != nil {
-		p.handlerFailed(l, d, fmt.Errorf("%w: %s: %w", xmlpipe.ErrHandler, l.Name, err))
+		p.unencodable(t, l, d, s.Ref, fmt.Errorf("%w: %s: %w", xmlpipe.ErrHandler, l.Name, err))
 		return
 	}
-	body, err := pt.AppendPayload(nil, payload)
+	child, err := p.threads.ExtendRef(d.thread, to, s.Ref)
 	if err != nil {
-		p.handlerFailed(l, d, fmt.Errorf("%w: %s: %w", xmlpipe.ErrHandler, l.Name, err))
-		return
-	}
-	child, err := p.threads.Extend(d.thread, to)
-	if err != nil {
-		p.deadLetter(d.conv, d.thread, l.Name, to, pt.Name(), nil, "cannot extend thread: "+err.Error())
+		p.deadLetterIn(t, d.conv, d.thread, l.Name, to, pt.Name(), nil, "cannot extend thread: "+err.Error())
 		return
 	}
 	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, to, child, body)
 	p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, sender: l, senderThread: d.thread, depth: d.depth + 1,
-		payloadType: pt, canonical: pt.Canonical(), admitted: d.admitted, parent: d.mark.retain()})
+		payloadType: pt, canonical: canonical, admitted: d.admitted, parent: d.mark.retain(), ref: s.Ref})
+}
+
+// unencodable answers a send whose payload cannot be encoded: a handler
+// failure, or with a ref a <huh> about that send to the sender itself.
+func (p *Pump) unencodable(t *turn, l *listener, d *delivery, ref string, err error) {
+	if ref == "" {
+		p.handlerFailed(l, d, err)
+		return
+	}
+	p.failed.Add(1)
+	p.later(t, func() {
+		p.sendErrorAbout(d.conv, d.tbl, l, d.thread, xmlpipe.NewHuh(err, nil), d.depth, ref, err.Error())
+	})
+}
+
+// sends is SendAll: every send is a forward of its own, and what they
+// journal is one turn, committed together before any is handed on (see
+// raw). No sends at all is an Await.
+func (p *Pump) sends(l *listener, d *delivery, sends []*xmlpipe.SendResponse) {
+	if len(sends) == 0 {
+		return
+	}
+	t := p.newTurn()
+	d.turn = t
+	for _, s := range sends {
+		if s == nil {
+			p.handlerFailed(l, d, fmt.Errorf("%w: %s: a nil send in SendAll", xmlpipe.ErrHandler, l.Name))
+			continue
+		}
+		p.forward(t, l, d, s)
+	}
 }
 
 // reply is Respond(payload): prune the chain back to the caller; a caller that
 // is not a listener is the external party that started the conversation.
+//
+// The reply carries the correlation ref of the thread it travels back from
+// (correlation.go). An agent caller whose payload is not the reply's gets
+// the reply's JSON form as the text of its own payload (asAgentText): its
+// model reads text, and a reply in another payload could not reach it.
 func (p *Pump) reply(l *listener, d *delivery, payload any) {
-	pt, err := p.payloadTypeOf(payload)
-	if err != nil {
-		p.handlerFailed(l, d, fmt.Errorf("%w: %s: %w", xmlpipe.ErrHandler, l.Name, err))
-		return
-	}
-	body, err := pt.AppendPayload(nil, payload)
-	if err != nil {
-		p.handlerFailed(l, d, fmt.Errorf("%w: %s: %w", xmlpipe.ErrHandler, l.Name, err))
-		return
-	}
-	caller, thread, err := p.threads.Caller(d.thread)
+	caller, thread, ref, err := p.threads.CallerRef(d.thread)
 	if err != nil {
 		p.endThread(d.thread) // an exhausted chain is spent
-		p.deadLetter(d.conv, d.thread, l.Name, "", pt.Name(), nil, "respond: "+err.Error())
+		p.deadLetter(d.conv, d.thread, l.Name, "", "", nil, "respond: "+err.Error())
 		return
 	}
-	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, caller, thread, body)
+	cl := d.tbl.lookup(caller)
+	if cl != nil && cl.Agent && cl != l {
+		if pt, err := p.payloadTypeOfAny(payload); err == nil && !cl.Payload.Matches(pt.Name(), pt.Namespace()) {
+			if v, ok := asAgentText(cl, pt, payload); ok {
+				payload = v
+			}
+		}
+	}
+	pt, body, canonical, err := p.encodePayload(payload)
+	if err != nil {
+		p.handlerFailed(l, d, fmt.Errorf("%w: %s: %w", xmlpipe.ErrHandler, l.Name, err))
+		return
+	}
+	env := xmlpipe.AppendEnvelopeInReplyTo(make([]byte, 0, len(body)+200+len(ref)), l.Name, caller, thread, ref, body)
 	w := &work{raw: env, conv: d.conv, tbl: d.tbl, sender: l, senderThread: d.thread, depth: max(d.depth-1, 0), payloadType: pt,
-		canonical: pt.Canonical(), admitted: d.admitted, parent: d.mark.retain(), prune: d.thread}
-	if d.tbl.lookup(caller) == nil {
+		canonical: canonical, admitted: d.admitted, parent: d.mark.retain(), prune: d.thread}
+	if cl == nil {
 		w.egress = caller
 	}
 	p.emit(d, w)
@@ -356,7 +409,7 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 		}
 		for _, target := range targets {
 			if !l.mayReach(target.Name) {
-				p.peerViolationIn(t, l, d, target.Name)
+				p.peerViolationIn(t, l, d, target.Name, "")
 				continue
 			}
 			child, err := p.threads.Extend(d.thread, target.Name)

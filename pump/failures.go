@@ -70,7 +70,7 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []x
 	default:
 		p.journalIn(w.turn, Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: w.conv, Thread: thread,
 			From: w.sender.Name, Listener: listener, Envelope: clip(w.raw), Diagnostics: diags}, func(int64) {
-			p.sendError(w.conv, w.tbl, w.sender, w.origThread(thread), huh, w.depth)
+			p.sendErrorAbout(w.conv, w.tbl, w.sender, w.origThread(thread), huh, w.depth, w.ref, errorDetail(diags))
 		})
 	}
 	if w.done != nil {
@@ -90,6 +90,15 @@ func (w *work) origThread(fallback string) string {
 // sendError queues a pump-generated <huh> or SystemError to a listener of
 // conversation conv, which routes within tbl.
 func (p *Pump) sendError(conv string, tbl *table, to *listener, thread string, payload any, depth int) {
+	p.sendErrorAbout(conv, tbl, to, thread, payload, depth, "", "")
+}
+
+// sendErrorAbout is sendError for an error about a message the listener
+// sent with correlation ref ref (the envelope carries it: correlation.go);
+// detail is what the listener's error handler learns beyond the canned text
+// (xmlpipe.DeliveryError.Detail).
+func (p *Pump) sendErrorAbout(conv string, tbl *table, to *listener, thread string, payload any, depth int,
+	ref, detail string) {
 	pt := p.core.Huh
 	from := "core"
 	kind := EventHuh
@@ -101,14 +110,14 @@ func (p *Pump) sendError(conv string, tbl *table, to *listener, thread string, p
 		p.deadLetter(conv, thread, from, to.Name, pt.Name(), nil, err.Error())
 		return
 	}
-	env := xmlpipe.AppendEnvelope(nil, from, to.Name, thread, body)
+	env := xmlpipe.AppendEnvelopeInReplyTo(nil, from, to.Name, thread, ref, body)
 	ev := Event{Kind: kind, Time: p.opts.Clock(), Conversation: conv, Thread: thread, From: from, To: to.Name,
 		PayloadName: pt.Name(), Payload: payload}
 	if h, ok := payload.(*xmlpipe.Huh); ok {
 		ev.Error = h.Error
 	}
 	p.publish(nil, ev)
-	p.enqueueInternal(&work{raw: env, conv: conv, tbl: tbl, isError: true, depth: depth, payloadType: pt})
+	p.enqueueInternal(&work{raw: env, conv: conv, tbl: tbl, isError: true, depth: depth, payloadType: pt, detail: detail})
 }
 
 // deadLetter records a message that could not be delivered anywhere.

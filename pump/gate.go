@@ -327,7 +327,11 @@ func (p *Pump) refuseHeld(h *heldDelivery, r *xmlpipe.Refusal) {
 		if thread == "" {
 			thread = d.thread
 		}
-		env := xmlpipe.AppendEnvelope(nil, "core", h.sender.Name, thread, body)
+		// The refused message was sent with the ref of its thread
+		// (correlation.go): the refusal carries it back, so the sender
+		// knows which of its calls was refused.
+		ref := p.threads.Ref(d.thread)
+		env := xmlpipe.AppendEnvelopeInReplyTo(nil, "core", h.sender.Name, thread, ref, body)
 		p.publish(nil, Event{Kind: EventRefusal, Time: p.opts.Clock(), Conversation: d.conv, Thread: thread,
 			From: "core", To: h.sender.Name, Listener: h.l.Name, PayloadName: p.core.Refusal.Name(), Payload: r,
 			Error: r.Summary()})

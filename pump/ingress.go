@@ -370,6 +370,10 @@ func (p *Pump) process(w *work) {
 	if w.external {
 		dir = Inbound
 	}
+	inReplyTo := "" // only the pump writes it, and only internal envelopes are the pump's
+	if !w.external {
+		inReplyTo = m.InReplyTo
+	}
 	// deliver hands the message, journaled as seq, to its targets.
 	deliver := func(seq int64) {
 		mark := p.newDeliveryMark(seq, len(targets))
@@ -380,7 +384,7 @@ func (p *Pump) process(w *work) {
 		for i, l := range targets {
 			d := &delivery{conv: conv, thread: threads[i], from: m.From, to: l.Name, payloadName: m.PayloadName,
 				payload: decoded[i], payloadBytes: pb, depth: w.depth, senderOutside: w.external, admitted: w.admitted,
-				senderThread: w.senderThread, mark: mark, tbl: tbl, at: l, user: w.user}
+				senderThread: w.senderThread, mark: mark, tbl: tbl, at: l, user: w.user, inReplyTo: inReplyTo}
 			if p.gateStops(w, m, tbl, l, d, seq) {
 				continue // refused or held by the delivery gate (gate.go)
 			}
@@ -610,7 +614,7 @@ func (p *Pump) deliverError(w *work, m *xmlpipe.Inbound, tbl *table) {
 		return
 	}
 	kind := RecordHuh
-	de := &xmlpipe.DeliveryError{}
+	de := &xmlpipe.DeliveryError{Detail: w.detail}
 	switch e := v.(type) {
 	case *xmlpipe.Huh:
 		de.Huh = e
@@ -630,7 +634,7 @@ func (p *Pump) deliverError(w *work, m *xmlpipe.Inbound, tbl *table) {
 			return
 		}
 		d := &delivery{conv: w.conv, thread: m.Thread, from: m.From, to: l.Name, payloadName: m.PayloadName, payload: v,
-			payloadBytes: pb, errPayload: de, depth: w.depth, admitted: w.admitted, tbl: tbl, at: l}
+			payloadBytes: pb, errPayload: de, inReplyTo: m.InReplyTo, depth: w.depth, admitted: w.admitted, tbl: tbl, at: l}
 		p.holdDelivery(d)
 		p.convHold(w.conv)
 		ok, woke := l.queue.push(d)

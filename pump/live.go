@@ -3,8 +3,6 @@ package pump
 import (
 	"context"
 	"fmt"
-
-	"github.com/xml-pipeline/xmlpipe/gen"
 )
 
 // startWorkers starts l's workers and counts l among the live listeners
@@ -146,9 +144,7 @@ func (p *Pump) AddPeers(agent string, names ...string) error {
 	if len(all) == len(ps.names) {
 		return nil
 	}
-	next := newPeerSet(all)
-	next.usage = gen.UsageInstructions(l.Name, l.Description, p.peersOf(all))
-	l.peerset.Store(next)
+	l.peerset.Store(agentPeerSet(l, p.routes.Load(), all))
 	p.log.Info("agent peers added", "listener", l.Name, "peers", names)
 	return nil
 }

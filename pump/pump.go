@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/xml-pipeline/xmlpipe/gen"
 	"github.com/xml-pipeline/xmlpipe/pump/internal/gate"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -269,23 +268,7 @@ func (p *Pump) buildUsage(l *listener) {
 	if !l.Agent || len(ps.names) == 0 {
 		return
 	}
-	next := newPeerSet(ps.names)
-	next.usage = gen.UsageInstructions(l.Name, l.Description, p.peersOf(ps.names))
-	l.peerset.Store(next)
-}
-
-// peersOf describes the listeners called names for usage instructions.
-func (p *Pump) peersOf(names []string) []gen.Peer {
-	out := make([]gen.Peer, 0, len(names))
-	for _, name := range names {
-		peer := gen.Peer{Name: name}
-		if pl := p.routes.Load().lookup(name); pl != nil {
-			peer.Description = pl.Description
-			peer.Type = pl.Payload.Model()
-		}
-		out = append(out, peer)
-	}
-	return out
+	l.peerset.Store(agentPeerSet(l, p.routes.Load(), ps.names))
 }
 
 // Shutdown stops admitting external messages, waits for in-flight work to

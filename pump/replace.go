@@ -2,8 +2,6 @@ package pump
 
 import (
 	"strings"
-
-	"github.com/xml-pipeline/xmlpipe/gen"
 )
 
 // ListenerChange is a set of listener edits that Change applies as one
@@ -172,16 +170,5 @@ func (t *table) buildUsage(l *listener) {
 	if !l.Agent || len(ps.names) == 0 {
 		return
 	}
-	peers := make([]gen.Peer, 0, len(ps.names))
-	for _, name := range ps.names {
-		peer := gen.Peer{Name: name}
-		if pl := t.lookup(name); pl != nil {
-			peer.Description = pl.Description
-			peer.Type = pl.Payload.Model()
-		}
-		peers = append(peers, peer)
-	}
-	next := newPeerSet(ps.names)
-	next.usage = gen.UsageInstructions(l.Name, l.Description, peers)
-	l.peerset.Store(next)
+	l.peerset.Store(agentPeerSet(l, t, ps.names))
 }

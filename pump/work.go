@@ -56,6 +56,9 @@ type peerSet struct {
 	names []string
 	set   map[string]bool // lower-cased names
 	usage string
+	// peers are the names resolved: descriptions and payload contracts, as
+	// the agent's handler gets them (Metadata.Peers).
+	peers []xmlpipe.Peer
 }
 
 // newPeerSet builds the set of names (usage is filled in by the caller).
@@ -114,6 +117,10 @@ type work struct {
 	canonical bool
 	// isError marks a pump-generated <huh>/SystemError (never answered with another).
 	isError bool
+	// ref is the correlation ref the sender gave this message (a failure
+	// about it goes back with it); detail is what a pump-generated error
+	// says beyond its canned text (xmlpipe.DeliveryError.Detail).
+	ref, detail string
 	// wokeWorker records that the ingress stages handed this envelope to an
 	// idle listener worker (see yieldToWoken).
 	wokeWorker bool
@@ -154,11 +161,14 @@ type delivery struct {
 	// after Unhalt, its message is not appended to the history twice.
 	retry bool
 	// tbl is the routing snapshot of the conversation (see convState.tbl).
-	tbl           *table
-	payloadName   string
-	payload       any
-	payloadBytes  []byte
-	errPayload    *xmlpipe.DeliveryError
+	tbl          *table
+	payloadName  string
+	payload      any
+	payloadBytes []byte
+	errPayload   *xmlpipe.DeliveryError
+	// inReplyTo is the correlation ref the message answers (see
+	// correlation.go); "" for most.
+	inReplyTo     string
 	depth         int
 	senderOutside bool
 	// senderThread is the thread the sending listener's handler ran on (where

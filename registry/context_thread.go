@@ -36,6 +36,10 @@ type Slot struct {
 	UsageInstructions string
 	// TodoNudge is the todo system note the receiver got.
 	TodoNudge string
+	// InReplyTo is the correlation ref the receiver got with the message
+	// (xmlpipe.Metadata.InReplyTo): the message answers the receiver's own
+	// message sent with that ref. "" for any other message.
+	InReplyTo string
 }
 
 // ThreadContext is one thread's append-only history. Slots are values: what

@@ -85,6 +85,9 @@ type ThreadRecord struct {
 	Created time.Time
 	// Touched is when the node was last used.
 	Touched time.Time
+	// Ref is the correlation ref the message that opened the node was sent
+	// with (ExtendRef), "" for none.
+	Ref string
 }
 
 // ThreadSink is told about every node created and every node ended, in the
@@ -214,6 +217,14 @@ func (t *Threads) join(op, id, from, target string) (root string, created bool, 
 // first reply (which prunes its thread) would end the other's. The child's id
 // names its parent's shard (threadShardBits of its 122 random bits).
 func (t *Threads) Extend(id, to string) (string, error) {
+	return t.ExtendRef(id, to, "")
+}
+
+// ExtendRef is Extend for a message sent with a correlation ref: the child
+// keeps ref (Ref, CallerRef, ThreadRecord.Ref) until it ends, so that the
+// answer coming back from it — after any number of hops below it, and after
+// a restart — can be told apart from the answers to its siblings.
+func (t *Threads) ExtendRef(id, to, ref string) (string, error) {
 	if to == "" {
 		return "", fmt.Errorf("registry: extend %s: %w", id, ErrEmptySegment)
 	}
@@ -241,7 +252,9 @@ func (t *Threads) Extend(id, to string) (string, error) {
 		}
 		fresh = inShard(fresh, s.index)
 	}
-	s.unlockAndDeliver(s.queueCreated(s.newNode(fresh, p, nil, to, now, now)))
+	r := s.newNode(fresh, p, nil, to, now, now)
+	s.setRef(r, ref)
+	s.unlockAndDeliver(s.queueCreated(r))
 	return fresh.String(), nil
 }
 
@@ -289,6 +302,39 @@ func (t *Threads) Caller(id string) (caller, replyThread string, err error) {
 		return "", "", fmt.Errorf("registry: caller %s: %w", id, err)
 	}
 	return caller, replyThread, nil
+}
+
+// CallerRef is Caller that also returns the correlation ref of id (""
+// when it has none): what an answer travelling back from id carries.
+func (t *Threads) CallerRef(id string) (caller, replyThread, ref string, err error) {
+	u, perr := parseThreadID(id)
+	if perr != nil {
+		return "", "", "", fmt.Errorf("registry: caller %q: %w", id, ErrUnknownThread)
+	}
+	s, r := t.rlock(u)
+	defer s.mu.RUnlock()
+	if r == 0 {
+		return "", "", "", fmt.Errorf("registry: caller %s: %w", id, ErrUnknownThread)
+	}
+	if caller, replyThread, err = s.callerOf(r, id); err != nil {
+		return "", "", "", fmt.Errorf("registry: caller %s: %w", id, err)
+	}
+	return caller, replyThread, s.refs[r], nil
+}
+
+// Ref returns the correlation ref of thread id (ExtendRef), "" when it has
+// none or is not live.
+func (t *Threads) Ref(id string) string {
+	u, err := parseThreadID(id)
+	if err != nil {
+		return ""
+	}
+	s, r := t.rlock(u)
+	defer s.mu.RUnlock()
+	if r == 0 {
+		return ""
+	}
+	return s.refs[r]
 }
 
 // End is "handler returned nil": id and all its descendants end.

@@ -204,6 +204,7 @@ func (t *Threads) commitRestored(r *restoring, all map[uuid.UUID]*restoring, now
 		touched = r.rec.Touched
 	}
 	r.ref = r.shard.newNode(r.id, parent, head, path[len(path)-1], created.UnixNano(), touched.UnixNano())
+	r.shard.setRef(r.ref, r.rec.Ref)
 	if r.shard != t.home(r.id) {
 		t.addStray(r.id, r.shard)
 	}

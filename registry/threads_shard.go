@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +31,9 @@ type threadShard struct {
 	nodes map[uuid.UUID]nodeRef // guarded by mu, like slab and segs
 	slab  nodeSlab
 	segs  segTable
+	// refs holds the correlation refs of the nodes that have one (few: the
+	// threads of an agent's tool calls), outside the pointer-free slab.
+	refs map[nodeRef]string
 
 	// pending, delivering, queued, dispatched and subs are guarded by mu;
 	// queued counts events ever queued, dispatched those handed to the sink
@@ -188,9 +192,22 @@ func (s *threadShard) record(r nodeRef) ThreadRecord {
 		Path:    s.path(r),
 		Created: time.Unix(0, n.created).UTC(),
 		Touched: time.Unix(0, n.touched.Load()).UTC(),
+		Ref:     s.refs[r],
 	}
 	if n.parent != 0 {
 		rec.Parent = s.slab.at(n.parent).id.String()
 	}
 	return rec
+}
+
+// setRef keeps ref as node r's correlation ref ("" keeps none). Callers
+// hold s.mu.
+func (s *threadShard) setRef(r nodeRef, ref string) {
+	if ref == "" {
+		return
+	}
+	if s.refs == nil {
+		s.refs = make(map[nodeRef]string)
+	}
+	s.refs[r] = strings.Clone(ref) // never keep a caller's larger buffer alive
 }

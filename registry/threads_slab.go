@@ -191,6 +191,9 @@ func (s *threadShard) freeNode(r nodeRef) {
 	if shardOf(n.id) != s.index {
 		s.t.dropStray(n.id)
 	}
+	if len(s.refs) > 0 {
+		delete(s.refs, r)
+	}
 	s.segs.release(n.seg)
 	for _, h := range n.head[:n.nhead] {
 		s.segs.release(h)

@@ -62,7 +62,8 @@ func mustPayloadType[T any](tb testing.TB) *PayloadType {
 }
 
 // FuzzCanonical checks the claim ReadCanonical rests on: for a type whose
-// PayloadType.Canonical is true, the envelope AppendEnvelope builds around
+// PayloadType.Canonical is true, the envelope AppendEnvelope (or, with a
+// correlation ref, AppendEnvelopeInReplyTo) builds around
 // AppendPayload's output is byte-identical to its exclusive C14N, and
 // ReadCanonical and Read agree on every field.
 func FuzzCanonical(f *testing.F) {
@@ -92,7 +93,11 @@ func FuzzCanonical(f *testing.F) {
 			if err != nil {
 				continue // unencodable values (e.g. NaN) are refused before any envelope exists
 			}
-			env := AppendEnvelope(nil, from, to, NewThreadID(), body)
+			ref := ""
+			if CheckRef(note) == nil {
+				ref = note
+			}
+			env := AppendEnvelopeInReplyTo(nil, from, to, NewThreadID(), ref, body)
 			canon, err := Canonicalize(env)
 			if err != nil {
 				t.Fatalf("envelope does not parse: %v\n%q", err, env)
@@ -111,7 +116,8 @@ func FuzzCanonical(f *testing.F) {
 			pa, _ := a.PayloadBytes()
 			pb, _ := b.PayloadBytes()
 			if string(a.Canonical) != string(b.Canonical) || string(pa) != string(pb) || a.From != b.From ||
-				a.To != b.To || a.Thread != b.Thread || a.PayloadName != b.PayloadName || a.PayloadNS != b.PayloadNS {
+				a.To != b.To || a.Thread != b.Thread || a.PayloadName != b.PayloadName || a.PayloadNS != b.PayloadNS ||
+				a.InReplyTo != ref || b.InReplyTo != ref {
 				t.Fatalf("Read and ReadCanonical disagree:\n%+v\n%+v", a.Envelope, b.Envelope)
 			}
 			a.Close()

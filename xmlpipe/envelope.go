@@ -17,6 +17,11 @@ type Envelope struct {
 	// Canonical is the exclusive C14N (no comments) of the whole envelope as
 	// accepted (with the assigned thread id): the bytes journaled and signed.
 	Canonical []byte
+	// InReplyTo is the correlation ref an envelope built by the pump carries
+	// in <meta> (AppendEnvelopeInReplyTo): the message answers the one sent
+	// with that ref. Only the pump may set it; it ignores it on messages from
+	// outside the organism.
+	InReplyTo string
 	// Repaired reports whether the repair path was taken.
 	Repaired bool
 	// Diagnostics lists repairs and notes (e.g. a replaced thread id).

@@ -32,6 +32,30 @@ type Metadata struct {
 	UsageInstructions string
 	// TodoNudge is the "[SYSTEM NOTE: …]" text when todo watchers were raised.
 	TodoNudge string
+	// InReplyTo is the correlation ref of the message this one answers: the
+	// Ref the receiving listener gave a SendResponse, when what arrives is
+	// the reply to that message (a Respond from the thread it opened, however
+	// many hops that took) or a <huh> or SystemError about it; "" for
+	// anything else. The pump sets it from its own records — the thread the
+	// message was sent on, persisted with the thread registry — never from
+	// anything the answering listener wrote, so it cannot be forged.
+	InReplyTo string
+	// Peers are the listeners an agent may address, in its peers list
+	// order, with their descriptions and payload contracts (agents only).
+	// The slice is shared and read-only: never modify it. It changes only
+	// when the agent's peers do (a reload, Pump.AddPeers).
+	Peers []Peer
+}
+
+// Peer is a listener an agent may address.
+type Peer struct {
+	// Name is the peer's listener name.
+	Name string
+	// Description is the peer's description.
+	Description string
+	// Payload is the peer's payload contract; nil when no listener of that
+	// name is registered (a gateway's peer, a listener not loaded yet).
+	Payload *PayloadType
 }
 
 // Response is what a handler returns to the pump. A nil Response ends the chain.
@@ -44,7 +68,26 @@ type Response interface {
 type SendResponse struct {
 	To      string
 	Payload any
+	// Ref, when set, is an opaque correlation ref of the sender's choosing
+	// (at most MaxRefBytes of XML characters): the reply to this message,
+	// and any <huh> or SystemError about it, reach the sender with
+	// Metadata.InReplyTo set to it. Give each message in flight from one
+	// thread its own ref.
+	Ref string
 }
+
+// SendsResponse sends several messages in one response. Each is handled as
+// a Send of its own (with its own thread, so replies never share one), and
+// what they produce is journaled as one group — all or none after a crash —
+// before any of them is handed on; their targets then run concurrently.
+type SendsResponse struct {
+	Sends []*SendResponse
+}
+
+// AwaitResponse sends nothing and keeps the thread open: the handler waits
+// for the answers to messages it sent earlier. A nil Response would end the
+// thread instead, and with it the threads those messages travel on.
+type AwaitResponse struct{}
 
 // RespondResponse returns Payload to the caller, pruning the thread.
 type RespondResponse struct {
@@ -58,12 +101,28 @@ type RawResponse struct {
 }
 
 func (*SendResponse) response()    {}
+func (*SendsResponse) response()   {}
+func (*AwaitResponse) response()   {}
 func (*RespondResponse) response() {}
 func (*RawResponse) response()     {}
 
 // Send forwards payload to the listener named to. For agents the pump enforces
 // the peers list.
 func Send(to string, payload any) Response { return &SendResponse{To: to, Payload: payload} }
+
+// SendRef forwards payload to the listener named to with a correlation ref:
+// the reply, or a <huh> or SystemError about the message, comes back with
+// Metadata.InReplyTo == ref.
+func SendRef(to string, payload any, ref string) *SendResponse {
+	return &SendResponse{To: to, Payload: payload, Ref: ref}
+}
+
+// SendAll sends every message of sends in one response (see SendsResponse).
+func SendAll(sends ...*SendResponse) Response { return &SendsResponse{Sends: sends} }
+
+// Await sends nothing and keeps the thread open for the answers still to
+// come (see AwaitResponse).
+func Await() Response { return &AwaitResponse{} }
 
 // Respond returns payload to the caller of the current thread; the chain is pruned
 // and sub-threads end.
@@ -117,4 +176,10 @@ type DeliveryError struct {
 	// listener's messages was refused by a constitution rule or a human
 	// (or its approval timed out), and its target never saw it.
 	Refusal *Refusal
+	// Detail is what the pump knows of the failure beyond the canned text:
+	// the validation errors of a message the listener sent, the error its
+	// peer's handler returned, a timeout. It reaches listeners inside the
+	// organism only (their own messages' failures) and is "" when the pump
+	// has nothing to add or the error was re-delivered after a restart.
+	Detail string
 }

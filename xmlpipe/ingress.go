@@ -249,6 +249,9 @@ func (in *Ingress) extract(m *Inbound) error {
 	var threadNode lx.Node
 	for c := meta.FirstElement(); !c.IsZero(); c = c.NextElement() {
 		if !c.NamespaceIs(EnvelopeNS) {
+			if c.NameIs(inReplyToName) && c.NamespaceIs(schemas.CoreNS) {
+				m.InReplyTo = c.TextFast()
+			}
 			continue
 		}
 		switch {

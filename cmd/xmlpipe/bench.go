@@ -66,13 +66,15 @@ func runBench(ctx context.Context, args []string, std streams) int {
 		if *duration == 0 {
 			*duration = 5 * time.Second
 		}
-		r, err := runAgentBench(ctx, *duration, *injectors)
-		if err != nil {
-			fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
-			return exitFailure
-		}
-		printAgentBench(std.out, r, *asJSON)
-		return exitOK
+		return profiled(*cpuProfile, *mutexProfile, std, func() int {
+			r, err := runAgentBench(ctx, *duration, *injectors)
+			if err != nil {
+				fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
+				return exitFailure
+			}
+			printAgentBench(std.out, r, *asJSON)
+			return exitOK
+		})
 	}
 	if *withMetrics && (*onBus || *withJournal || *durable) {
 		fmt.Fprintln(std.err, "xmlpipe bench: --metrics compares two in-memory pumps; drop --bus/--journal/--durable")

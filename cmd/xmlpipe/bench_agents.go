@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/llm"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
@@ -26,29 +28,47 @@ type agentBench struct {
 	// TurnsPerSec is the throughput with Concurrency conversations in flight.
 	TurnsPerSec float64 `json:"turns_per_sec"`
 	Concurrency int     `json:"concurrency"`
-	// P50 and P99 are one turn's latency, one conversation at a time, from
-	// the console's send to the agent's answer, minus the time the model
-	// server spent answering (ModelP50): the overhead outside model time.
+	// P50 and P99 are one turn's overhead, one conversation at a time: the
+	// latency from the console's send to the agent's answer, minus the
+	// turn's two model calls as the agent's router timed them (ModelP50:
+	// request out to reply decoded, loopback HTTP included) — the work of
+	// the pump, the agent loop and the tool.
 	P50      time.Duration `json:"overhead_p50_ns"`
 	P99      time.Duration `json:"overhead_p99_ns"`
 	ModelP50 time.Duration `json:"model_p50_ns"`
-	Samples  int           `json:"samples"`
+	// WireP50 and WireP99 are the same latency minus only the time the
+	// model server spent in its handler (ServerP50): the loopback HTTP
+	// exchanges count as overhead.
+	WireP50   time.Duration `json:"wire_overhead_p50_ns"`
+	WireP99   time.Duration `json:"wire_overhead_p99_ns"`
+	ServerP50 time.Duration `json:"server_p50_ns"`
+	Samples   int           `json:"samples"`
 }
 
-// benchModel is a loopback chat-completions server that answers at once; it
-// records how long each answer took inside the handler.
+// benchModel is a loopback chat-completions server that answers at once:
+// a request without a tool result gets a calculate tool call, one with the
+// result gets the final answer. It records how long each answer took
+// inside the handler.
 type benchModel struct {
 	mu    sync.Mutex
 	spent []time.Duration
 }
 
-var benchReply = []byte(`{"model":"bench","choices":[{"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":1}}`)
+var (
+	benchCall   = []byte(`{"model":"bench","choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"calculate","arguments":"{\"Expression\":\"6*7\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":1}}`)
+	benchAnswer = []byte(`{"model":"bench","choices":[{"message":{"role":"assistant","content":"42"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":1}}`)
+	toolResult  = []byte(`"role":"tool"`)
+)
 
 func (m *benchModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	_, _ = io.Copy(io.Discard, r.Body)
+	body, _ := io.ReadAll(r.Body)
+	reply := benchCall
+	if bytes.Contains(body, toolResult) {
+		reply = benchAnswer
+	}
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(benchReply)
+	_, _ = w.Write(reply)
 	d := time.Since(start)
 	m.mu.Lock()
 	m.spent = append(m.spent, d)
@@ -63,8 +83,10 @@ func (m *benchModel) take() []time.Duration {
 	return out
 }
 
-// runAgentBench measures agent turns: a YAML agent that answers its caller
-// at once, against a loopback model server.
+// runAgentBench measures agent turns with a native tool call: a YAML agent
+// with tools: [calculate] against a loopback model server that calls
+// calculate, then answers with its result — two model calls and a tool
+// round trip per turn.
 func runAgentBench(ctx context.Context, duration time.Duration, concurrency int) (agentBench, error) {
 	model := &benchModel{}
 	srv := httptest.NewServer(model)
@@ -77,7 +99,7 @@ llm:
   backends:
     - {provider: openai, api_key: sk-bench, base_url: %[1]s, max_concurrent: %[2]d, rate_limit_tpm: 1000000000}
 listeners:
-  - {name: agent, agent: true, description: answers at once, prompt: Answer in one word.}
+  - {name: agent, agent: true, description: answers with a tool, prompt: Compute and answer in one word., tools: [calculate]}
 `, srv.URL, max(concurrency, 1))
 	cfg, err := config.Parse("bench-agents.yaml", []byte(doc))
 	if err != nil {
@@ -91,6 +113,20 @@ listeners:
 		return agentBench{}, err
 	}
 	defer o.Shutdown(context.Background())
+	var callsMu sync.Mutex
+	var calls []time.Duration
+	o.LLM.SetOnCall(func(r llm.CallRecord) {
+		callsMu.Lock()
+		calls = append(calls, r.Duration)
+		callsMu.Unlock()
+	})
+	takeCalls := func() []time.Duration {
+		callsMu.Lock()
+		defer callsMu.Unlock()
+		out := calls
+		calls = nil
+		return out
+	}
 	l, _ := o.Pump.Lookup("agent")
 	turn := func() (time.Duration, error) {
 		v := reflect.New(l.Payload.GoType())
@@ -121,23 +157,32 @@ listeners:
 		}
 	}
 	model.take()
-	var lat []time.Duration
-	for range 2000 {
+	takeCalls()
+	const samples = 2000
+	lat := make([]time.Duration, 0, samples)
+	for range samples {
 		d, err := turn()
 		if err != nil {
 			return agentBench{}, err
 		}
 		lat = append(lat, d)
 	}
-	spent := model.take()
-	if len(spent) != len(lat) {
-		return agentBench{}, fmt.Errorf("%d turns made %d model calls, want one each", len(lat), len(spent))
+	spent, timed := model.take(), takeCalls()
+	if len(spent) != 2*len(lat) || len(timed) != 2*len(lat) {
+		return agentBench{}, fmt.Errorf("%d turns made %d model calls (%d timed), want two each", len(lat), len(spent), len(timed))
 	}
-	slices.Sort(lat)
-	slices.Sort(spent)
-	r := agentBench{Concurrency: concurrency, Samples: len(lat), ModelP50: spent[len(spent)/2]}
-	r.P50 = lat[len(lat)/2] - r.ModelP50
-	r.P99 = lat[len(lat)*99/100] - r.ModelP50
+	over, wire := make([]time.Duration, len(lat)), make([]time.Duration, len(lat))
+	modelTime, serverTime := make([]time.Duration, len(lat)), make([]time.Duration, len(lat))
+	for i, d := range lat { // sequential turns: the i-th made calls 2i and 2i+1
+		modelTime[i], serverTime[i] = timed[2*i]+timed[2*i+1], spent[2*i]+spent[2*i+1]
+		over[i], wire[i] = d-modelTime[i], d-serverTime[i]
+	}
+	for _, s := range [][]time.Duration{over, wire, modelTime, serverTime} {
+		slices.Sort(s)
+	}
+	p := func(s []time.Duration, q int) time.Duration { return s[len(s)*q/100] }
+	r := agentBench{Concurrency: concurrency, Samples: len(lat), ModelP50: p(modelTime, 50), P50: p(over, 50),
+		P99: p(over, 99), ServerP50: p(serverTime, 50), WireP50: p(wire, 50), WireP99: p(wire, 99)}
 	var turns atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, concurrency)
@@ -168,11 +213,13 @@ listeners:
 
 // String formats the result as the bench table does.
 func (r agentBench) String() string {
-	return fmt.Sprintf("agent turns        %10.0f  turns/s (%d turns, %d conversations in flight)\n"+
-		"turn overhead p50  %10s  (send → answer, minus model time %s)\n"+
-		"turn overhead p99  %10s  (%d sequential turns)\n",
-		r.TurnsPerSec, r.Turns, r.Concurrency, r.P50.Round(time.Microsecond), r.ModelP50.Round(time.Microsecond),
-		r.P99.Round(time.Microsecond), r.Samples)
+	us := func(d time.Duration) string { return d.Round(time.Microsecond).String() }
+	return fmt.Sprintf("agent turns          %10.0f  turns/s (%d turns, %d conversations in flight)\n"+
+		"turn overhead p50    %10s  (send → tool call → result → answer, minus the 2 model calls: %s)\n"+
+		"turn overhead p99    %10s  (%d sequential turns)\n"+
+		"with loopback HTTP   %10s  p50, %s p99 (minus only the model server's handler: %s)\n",
+		r.TurnsPerSec, r.Turns, r.Concurrency, us(r.P50), us(r.ModelP50), us(r.P99), r.Samples,
+		us(r.WireP50), us(r.WireP99), us(r.ServerP50))
 }
 
 // printAgentBench prints r as text or JSON.

@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -30,25 +32,83 @@ type Threads interface {
 	Caller(id string) (caller, replyThread string, err error)
 }
 
+// ToolCalling is how an agent's model reaches the agent's peers and tools.
+type ToolCalling string
+
+// The tool calling modes.
+const (
+	// NativeTools offers every peer and tool as a function through the
+	// provider's own tool calling (the default): a call becomes a message
+	// to that listener, its answer the call's result, and the reply's text
+	// is the answer, never parsed for XML.
+	NativeTools ToolCalling = "native"
+	// XMLTools is for models without function calling: the peers' payload
+	// schemas are in the system prompt, and an element in the reply whose
+	// root names a peer's payload becomes a message to that peer; all other
+	// text (markup included) is the answer.
+	XMLTools ToolCalling = "xml"
+)
+
+// ModelTraits is what the backend that would serve a model says about it.
+type ModelTraits struct {
+	// Model is the model the backend would ask for ("" asked: its default).
+	Model string
+	// ToolCalling is the backend's tool_calling ("" when unset).
+	ToolCalling ToolCalling
+	// ContextWindow is the backend's context_window in tokens (0: unset).
+	ContextWindow int
+}
+
+// ModelInfo is an optional capability of a Chatter: what the backend that
+// would serve a model says about it (*Router is one).
+type ModelInfo interface {
+	ModelTraits(model string) ModelTraits
+}
+
 // Defaults of the agent loop's bounds.
 const (
-	// DefaultMaxIterations bounds an agent's turns on one thread.
+	// DefaultMaxIterations bounds an agent's model calls in one turn of a
+	// conversation (from its caller's message to its answer).
 	DefaultMaxIterations = 25
 	// DefaultRepeatLimit is the progress guard's N: the same normalised
-	// output this many times in a row halts the thread.
+	// output — text and tool calls — this many times in a row halts the turn.
 	DefaultRepeatLimit = 3
+	// DefaultAbandonCallsAfter is how long calls may wait for results
+	// before a new message gives them up: longer than any listener's
+	// timeout by default (tools 60 s, agents 5 min).
+	DefaultAbandonCallsAfter = 15 * time.Minute
+	// DefaultMaxCallsPerTurn caps the messages one model reply sends (the
+	// pump's own default of max_messages_per_turn).
+	DefaultMaxCallsPerTurn = 32
 	// MaxHistoryText caps the text one history message contributes to a
 	// request; longer messages (a huge model reply, a huge payload) are cut
 	// with a note, so one bad turn cannot make every later request too large.
 	MaxHistoryText = 16 << 10
 )
 
-// Agent is the agent loop as a listener handler. Each message it receives
-// (and each <huh> or SystemError, through HandleError) is one turn: the
-// constitution, the prompt, the usage instructions, the thread's history
-// and the message go to the model; a reply holding XML is handed to the pump
-// as Raw (every element becomes a message, peers enforced), a reply without
-// XML is the agent's answer to its caller.
+// Agent is the agent loop as a listener handler (seed 000 §11). Each message
+// it receives — its caller's task, a peer's answer, a <huh> or SystemError
+// through HandleError — continues the conversation on the message's thread,
+// whose history (the context buffer, persisted by a durable organism) holds
+// everything the loop knows: a restart in the middle of a turn carries on.
+//
+// In native mode (the default) the model is offered every peer and local
+// tool as a function. Its tool calls become messages to those peers, sent
+// together and run concurrently, each with the call's id as its correlation
+// ref; a call that cannot be made (an unknown function, arguments that are
+// not JSON or do not fit the peer's payload) is answered at once with the
+// reason, so the model corrects itself. The model is asked again once
+// every call has its result — the peer's answer, or the error about the
+// message — and its final text is the answer to the caller, byte for byte.
+// In XML mode (ToolCalling XMLTools) the model writes peer payloads in its
+// text instead (see XMLTools).
+//
+// An answer with a declared payload (Response, or a caller that takes no
+// text) is asked for as structured output and converted to that payload
+// with codec.AppendJSON; an answer that does not fit goes back to the model
+// once. Every model call counts against MaxIterations for the turn, the
+// progress guard halts a turn that repeats itself, and the history sent is
+// trimmed to the context window, oldest first, with a note.
 type Agent struct {
 	// Name is the agent's listener name.
 	Name string
@@ -62,10 +122,32 @@ type Agent struct {
 	Model       string
 	MaxTokens   int
 	Temperature *float64
-	// MaxIterations bounds the agent's turns per thread (0: default 25).
+	// MaxIterations bounds the model calls of one turn (0: default 25).
 	MaxIterations int
 	// RepeatLimit is the progress guard's N (0: default 3).
 	RepeatLimit int
+	// ToolCalling is native or xml; "" takes the serving backend's
+	// tool_calling (ModelInfo), else native.
+	ToolCalling ToolCalling
+	// ContextWindow is the model's context window in tokens; 0 takes the
+	// serving backend's context_window, else ContextWindowOf(model).
+	ContextWindow int
+	// Response, when set, is the payload of the agent's answers: the model
+	// is asked for it as structured output (see Agent).
+	Response *xmlpipe.PayloadType
+	// LocalTools are functions the loop answers itself (see LocalTool),
+	// offered in native mode beside the peers.
+	LocalTools []LocalTool
+	// AbandonCallsAfter is how long calls may go without a result before a
+	// new message (the caller's, say) gives them up, so that a call whose
+	// answer was lost cannot stall the conversation for ever (0:
+	// DefaultAbandonCallsAfter). Time is the history's clock: from the
+	// calls' slot to the new message's.
+	AbandonCallsAfter time.Duration
+	// MaxCallsPerTurn caps the tool calls of one model reply that are sent
+	// (0: DefaultMaxCallsPerTurn); the calls beyond it are answered at once
+	// with the limit, so the model makes them later.
+	MaxCallsPerTurn int
 	// Budget is checked before each call.
 	Budget Budget
 	// LLM sends the requests; Usage feeds the budgets (both usually the Router).
@@ -76,21 +158,26 @@ type Agent struct {
 	// Threads gives thread ancestry and callers.
 	Threads Threads
 	// Lookup returns a registered listener's payload type (to answer a
-	// listener caller in its own payload); nil answers with Answer.
+	// listener caller in its own payload, and to read restored history);
+	// nil answers with Answer.
 	Lookup func(name string) (*xmlpipe.PayloadType, bool)
-	// OnDelta, when set, streams the model's prose as it arrives: each
-	// delta up to the first XML element (messages to peers are not shown),
-	// then end=true once the turn's reply is complete or failed.
+	// OnDelta, when set, streams the model's text as it arrives, for every
+	// model call of a turn: delta pieces, then end=true once that call's
+	// reply is complete or failed. In native mode all of the text is shown
+	// (it is the answer, markup and all); in XML mode the text up to the
+	// first element naming a peer (messages to peers are not shown).
 	OnDelta func(agent, thread, delta string, end bool)
 	// Logger receives warnings (default slog.Default()).
 	Logger *slog.Logger
 
 	warned atomic.Bool
+	box    atomic.Pointer[toolbox]
+	locks  sessionLocks
 }
 
-// Handle implements xmlpipe.Handler: one turn for a message. An answer the
-// agent gave itself on a self-iteration thread is passed on to its caller
-// without asking the model again.
+// Handle implements xmlpipe.Handler: the conversation goes on with the
+// message. An answer the agent gave itself on a self-iteration thread (XML
+// mode) is passed on to its caller without asking the model again.
 func (a *Agent) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) (xmlpipe.Response, error) {
 	if md.From == a.Name {
 		if t, ok := xmlpipe.PayloadText(payload); ok {
@@ -99,63 +186,305 @@ func (a *Agent) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) (x
 			}
 		}
 	}
-	return a.turn(ctx, md)
+	return a.handle(ctx, payload, nil, md)
 }
 
-// HandleError implements xmlpipe.ErrorHandler: a <huh> or SystemError comes
-// back into the conversation (it is already in the thread's history) so the
-// model can correct itself.
-func (a *Agent) HandleError(ctx context.Context, _ *xmlpipe.DeliveryError, md xmlpipe.Metadata) (xmlpipe.Response, error) {
-	return a.turn(ctx, md)
+// HandleError implements xmlpipe.ErrorHandler: a <huh> or SystemError goes
+// back to the model in words — as the result of the call it is about, or as
+// a note — so the model can correct itself.
+func (a *Agent) HandleError(ctx context.Context, de *xmlpipe.DeliveryError, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+	return a.handle(ctx, nil, de, md)
 }
 
-// turn runs one model call for the message just appended to the thread.
-func (a *Agent) turn(ctx context.Context, md xmlpipe.Metadata) (xmlpipe.Response, error) {
-	session, slots := a.history(md)
-	incoming := -1
-	iterations := 0
-	for i, s := range slots {
-		if s.To == a.Name && s.PayloadType != replyType {
-			iterations++
-			incoming = i
+// turnState is what one handling knows.
+type turnState struct {
+	md      xmlpipe.Metadata
+	mode    ToolCalling
+	traits  ModelTraits
+	session string
+	caller  string
+	// callerType is the caller's payload type (nil: the caller is outside
+	// the organism, or the agent itself).
+	callerType *xmlpipe.PayloadType
+	c          *convo
+}
+
+// handle is one handling of a message (payload) or error (de).
+func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryError, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+	st := &turnState{md: md}
+	st.mode, st.traits = a.settings()
+	st.session = md.ThreadID
+	ids := []string{md.ThreadID}
+	if st.mode == XMLTools {
+		st.session, ids = a.selfSession(md)
+	}
+	unlock := a.locks.lock(st.session)
+	defer unlock()
+	st.caller, st.callerType = a.callerOf(st.session)
+	st.c = a.readConvo(a.slotsOf(ids), st.caller)
+
+	switch {
+	case md.InReplyTo != "":
+		call, ok := st.c.pendingCall(md.InReplyTo)
+		if !ok {
+			a.logger().Debug("answer for no pending call (late or repeated): ignored", "agent", a.Name,
+				"thread", md.ThreadID, "ref", md.InReplyTo, "from", md.From)
+			return xmlpipe.Await(), nil
+		}
+		r := resultRecord{ID: call.ID, Name: call.Name}
+		switch {
+		case de != nil && de.Refusal != nil:
+			// The organism's governance refused the call before its target
+			// saw it: a rule, a human's denial or an approval that timed out.
+			r.Content, r.IsError = "The call was "+errorText(de), true
+		case de != nil:
+			r.Content, r.IsError = "The call failed: "+errorText(de), true
+		default:
+			if text, ok := payloadContent(payload); ok {
+				r.Content = text
+			} else {
+				r.Content = fmt.Sprintf("%v", payload)
+			}
+		}
+		a.recordResult(st, r)
+	case de != nil:
+		answerRefused := st.mode == NativeTools && st.c.answered()
+		if st.c.lastOwn() == itemHalt || answerRefused && st.c.outputFeedbacks() > 0 {
+			// The answer that ended the turn was refused again (its caller
+			// takes none the agent can give): nothing more can be said, and
+			// answering again would only be refused again.
+			a.logger().Warn("agent's answer refused again: the conversation ends", "agent", a.Name,
+				"thread", md.ThreadID, "error", errorText(de))
+			return nil, nil
+		}
+		kind := feedbackType
+		if answerRefused {
+			kind = outputFeedbackType
+		}
+		a.record(st, registry.Slot{PayloadType: kind, Raw: []byte(a.errorFeedback(st, de))})
+	}
+	if len(st.c.pending) > 0 {
+		if md.InReplyTo != "" || de != nil || st.c.latest.Sub(st.c.pendingSince) < cmpDur(a.AbandonCallsAfter, DefaultAbandonCallsAfter) {
+			// The model is asked again once every call has its result; what
+			// arrives meanwhile is in the history and seen then.
+			return xmlpipe.Await(), nil
+		}
+		// A new message finds calls that never got a result (one lost in a
+		// crash, say): they are given up, so the conversation goes on.
+		for _, call := range slices.Clone(st.c.pending) {
+			a.recordResult(st, resultRecord{ID: call.ID, Name: call.Name, IsError: true, Content: fmt.Sprintf(
+				"No result arrived within %v: the call is abandoned.", cmpDur(a.AbandonCallsAfter, DefaultAbandonCallsAfter))})
 		}
 	}
-	if max := cmpOr(a.MaxIterations, DefaultMaxIterations); iterations > max {
-		return a.halt(md, fmt.Sprintf("max_iterations (%d) reached on this thread", max))
-	}
-	if reason := a.overBudget(session); reason != "" {
-		return a.halt(md, reason)
-	}
-	msgs := a.messages(md, slots, incoming)
-	req := Request{Model: a.Model, Messages: msgs, MaxTokens: a.MaxTokens, Temperature: a.Temperature,
-		Agent: a.Name, Thread: session}
-	if a.OnDelta != nil {
-		req.OnDelta = a.prose(md.ThreadID)
-		defer a.OnDelta(a.Name, md.ThreadID, "", true)
-	}
-	rep, err := a.LLM.Chat(ctx, req)
-	if err != nil {
-		// The caller learns why the work stopped; a <huh> to whoever sent
-		// the message (perhaps a peer answering) would not reach it.
-		return a.halt(md, "model call failed: "+err.Error())
-	}
-	if _, err := a.History.Append(registry.Slot{ThreadID: md.ThreadID, From: a.Name, PayloadType: replyType,
-		Payload: rep.Content, Raw: []byte(rep.Content), OwnName: a.Name}); err != nil {
-		a.logger().Warn("agent reply not recorded", "agent", a.Name, "thread", md.ThreadID, "error", err)
-	}
-	if n := cmpOr(a.RepeatLimit, DefaultRepeatLimit); repeats(slots, a.Name, rep.Content) >= n {
-		return a.halt(md, fmt.Sprintf("no progress: the same output %d times in a row", n))
-	}
-	if hasElement(rep.Content) {
-		return xmlpipe.Raw([]byte(rep.Content)), nil
-	}
-	return a.answer(md, rep.Content), nil
+	return a.think(ctx, st)
 }
 
-// halt ends the agent's work on the thread with a clear reason to the caller.
-func (a *Agent) halt(md xmlpipe.Metadata, reason string) (xmlpipe.Response, error) {
-	a.logger().Warn("agent halted", "agent", a.Name, "thread", md.ThreadID, "reason", reason)
-	return a.answer(md, fmt.Sprintf("[%s halted: %s]", a.Name, reason)), nil
+// think asks the model until the turn needs an answer from elsewhere: tool
+// calls to send (native), messages to peers (XML), or the answer.
+func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, error) {
+	md := st.md
+	var box *toolbox
+	if st.mode == NativeTools {
+		box = a.toolbox(md.Peers)
+	}
+	out, outAsText := a.outputType(st)
+	for {
+		if limit := cmpOr(a.MaxIterations, DefaultMaxIterations); st.c.iterations() >= limit {
+			return a.halt(st, fmt.Sprintf("max_iterations (%d) reached in this turn", limit))
+		}
+		if reason := a.overBudget(st.session); reason != "" {
+			return a.halt(st, reason)
+		}
+		req := a.request(st, box, out)
+		rep, err := a.chat(ctx, st, req)
+		if err != nil {
+			// The caller learns why the work stopped; a <huh> to whoever sent
+			// the message (perhaps a peer answering) would not reach it.
+			return a.halt(st, "model call failed: "+err.Error())
+		}
+		if st.mode == NativeTools && len(rep.ToolCalls) > 0 {
+			calls := a.mintIDs(st, rep.ToolCalls)
+			d := digest(rep.Content, calls)
+			cr := &callsRecord{Content: rep.Content, Calls: calls, sum: &d}
+			a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(cr), Payload: cr})
+			if n := cmpOr(a.RepeatLimit, DefaultRepeatLimit); st.c.repeats(d) >= n {
+				return a.halt(st, fmt.Sprintf("no progress: the same output %d times in a row", n))
+			}
+			sends := a.dispatch(ctx, st, box, rep.ToolCalls, calls)
+			if len(sends) > 0 {
+				return xmlpipe.SendAll(sends...), nil
+			}
+			continue // every call was answered here: the model goes on
+		}
+		d := digest(rep.Content, nil)
+		a.record(st, registry.Slot{PayloadType: replyType, Raw: []byte(rep.Content), Payload: &replyRecord{sum: d}})
+		if n := cmpOr(a.RepeatLimit, DefaultRepeatLimit); st.c.repeats(d) >= n {
+			return a.halt(st, fmt.Sprintf("no progress: the same output %d times in a row", n))
+		}
+		if st.mode == XMLTools {
+			if msgs := peerElements(rep.Content, a.xmlTargets(md)); len(msgs) > 0 {
+				return xmlpipe.Raw(msgs), nil
+			}
+		}
+		if out == nil {
+			return a.answer(md, rep.Content), nil
+		}
+		resp, refusal := a.structured(md, out, outAsText, rep.Content)
+		if resp != nil {
+			return resp, nil
+		}
+		if st.c.outputFeedbacks() > 0 {
+			return a.halt(st, "its answer did not fit "+out.Name()+" twice: "+refusal)
+		}
+		a.record(st, registry.Slot{PayloadType: outputFeedbackType, Raw: []byte(refusal)})
+	}
+}
+
+// chat sends req, streaming through OnDelta.
+func (a *Agent) chat(ctx context.Context, st *turnState, req Request) (Reply, error) {
+	if a.OnDelta != nil {
+		thread := st.md.ThreadID
+		if st.mode == XMLTools {
+			req.OnDelta = a.prose(thread, a.xmlTargets(st.md))
+		} else {
+			req.OnDelta = func(d Delta) {
+				if d.Text != "" {
+					a.OnDelta(a.Name, thread, d.Text, false)
+				}
+			}
+		}
+		defer a.OnDelta(a.Name, thread, "", true)
+	}
+	return a.LLM.Chat(ctx, req)
+}
+
+// settings returns the agent's tool calling mode and what its backend says
+// about its model.
+func (a *Agent) settings() (ToolCalling, ModelTraits) {
+	var t ModelTraits
+	if mi, ok := a.LLM.(ModelInfo); ok {
+		t = mi.ModelTraits(a.Model)
+	}
+	mode := a.ToolCalling
+	if mode == "" {
+		mode = t.ToolCalling
+	}
+	if mode != XMLTools {
+		mode = NativeTools
+	}
+	return mode, t
+}
+
+// contextWindow is the window the history is fitted to.
+func (a *Agent) contextWindow(t ModelTraits) int {
+	switch {
+	case a.ContextWindow > 0:
+		return a.ContextWindow
+	case t.ContextWindow > 0:
+		return t.ContextWindow
+	}
+	model := a.Model
+	if model == "" {
+		model = t.Model
+	}
+	return ContextWindowOf(model)
+}
+
+// toolbox returns the functions offered for peers, rebuilt when they change.
+func (a *Agent) toolbox(peers []xmlpipe.Peer) *toolbox {
+	if b := a.box.Load(); b != nil && b.sameSource(peers) {
+		return b
+	}
+	b, err := buildToolbox(peers, a.LocalTools)
+	if err != nil {
+		a.logger().Warn("agent tools", "agent", a.Name, "error", err)
+	}
+	if len(b.unoffered) > 0 {
+		a.logger().Warn("peers without a payload contract are not offered as functions", "agent", a.Name,
+			"peers", b.unoffered)
+	}
+	a.box.Store(b)
+	return b
+}
+
+// callerOf returns the caller of the session thread and its payload type
+// (nil when it is no listener, or the agent itself).
+func (a *Agent) callerOf(session string) (string, *xmlpipe.PayloadType) {
+	if a.Threads == nil {
+		return "", nil
+	}
+	caller, _, err := a.Threads.Caller(session)
+	if err != nil {
+		return "", nil
+	}
+	if a.Lookup == nil || strings.EqualFold(caller, a.Name) {
+		return caller, nil
+	}
+	pt, ok := a.Lookup(caller)
+	if !ok {
+		return caller, nil
+	}
+	return caller, pt
+}
+
+// slotsOf returns the slots of the threads ids, in time order.
+func (a *Agent) slotsOf(ids []string) []registry.Slot {
+	var slots []registry.Slot
+	for _, id := range ids {
+		if tc, ok := a.History.Thread(id); ok {
+			slots = append(slots, tc.Slots()...)
+		}
+	}
+	if len(ids) > 1 {
+		slices.SortStableFunc(slots, func(x, y registry.Slot) int { return x.Time.Compare(y.Time) })
+	}
+	return slots
+}
+
+// selfSession returns the agent's session thread in XML mode (the thread its
+// self-iteration started from) and the threads of its history: that thread
+// and the self-call threads below it.
+func (a *Agent) selfSession(md xmlpipe.Metadata) (string, []string) {
+	session := md.ThreadID
+	ids := []string{md.ThreadID}
+	if md.IsSelfCall && a.Threads != nil {
+		for _, id := range a.Threads.Ancestors(md.ThreadID)[1:] {
+			tc, ok := a.History.Thread(id)
+			if !ok || !slices.ContainsFunc(tc.Slots(), func(s registry.Slot) bool { return s.To == a.Name }) {
+				break
+			}
+			ids = append(ids, id)
+			session = id
+		}
+	}
+	return session, ids
+}
+
+// record appends one of the agent's own slots to the session's history and
+// to st's view of it. s.Raw is handed over (built for the slot, never
+// changed again).
+func (a *Agent) record(st *turnState, s registry.Slot) {
+	s.ThreadID, s.From, s.OwnName = st.session, a.Name, a.Name
+	stored, err := a.History.AppendShared(s)
+	if err != nil {
+		a.logger().Warn("agent history not recorded", "agent", a.Name, "thread", st.session, "kind", s.PayloadType,
+			"error", err)
+		stored = s
+	}
+	st.c.add(a, &stored)
+}
+
+// recordResult records a tool call's result.
+func (a *Agent) recordResult(st *turnState, r resultRecord) {
+	a.record(st, registry.Slot{PayloadType: resultType, Raw: mustJSON(r), Payload: &r})
+}
+
+// halt ends the agent's turn with a clear reason to the caller (recorded,
+// so that a refusal of this answer is not answered again).
+func (a *Agent) halt(st *turnState, reason string) (xmlpipe.Response, error) {
+	a.logger().Warn("agent halted", "agent", a.Name, "thread", st.md.ThreadID, "reason", reason)
+	a.record(st, registry.Slot{PayloadType: haltType, Raw: []byte(reason)})
+	return a.answer(st.md, fmt.Sprintf("[%s halted: %s]", a.Name, reason)), nil
 }
 
 // answer responds to the caller with text: in the caller's own payload when
@@ -190,56 +519,11 @@ func (a *Agent) logger() *slog.Logger {
 	return slog.Default()
 }
 
-// history returns the agent's session thread (the thread its self-iteration
-// started from) and the slots of that thread and of the self-call threads
-// below it, in time order.
-func (a *Agent) history(md xmlpipe.Metadata) (string, []registry.Slot) {
-	session := md.ThreadID
-	ids := []string{md.ThreadID}
-	if md.IsSelfCall && a.Threads != nil {
-		for _, id := range a.Threads.Ancestors(md.ThreadID)[1:] {
-			tc, ok := a.History.Thread(id)
-			if !ok || !slices.ContainsFunc(tc.Slots(), func(s registry.Slot) bool { return s.To == a.Name }) {
-				break
-			}
-			ids = append(ids, id)
-			session = id
-		}
+func cmpDur(v, def time.Duration) time.Duration {
+	if v > 0 {
+		return v
 	}
-	var slots []registry.Slot
-	for _, id := range ids {
-		if tc, ok := a.History.Thread(id); ok {
-			slots = append(slots, tc.Slots()...)
-		}
-	}
-	if len(ids) > 1 {
-		slices.SortStableFunc(slots, func(x, y registry.Slot) int { return x.Time.Compare(y.Time) })
-	}
-	return session, slots
-}
-
-// prose returns the request's delta callback: it passes text on until an
-// XML element starts (tool-call progress is not shown). When the router
-// retries after a stream broke off, the new attempt's text follows what was
-// already shown.
-func (a *Agent) prose(thread string) func(Delta) {
-	var seen strings.Builder
-	shown, stopped := 0, false
-	return func(delta Delta) {
-		d := delta.Text
-		if stopped || d == "" {
-			return
-		}
-		seen.WriteString(d)
-		text := seen.String()
-		if i := elementStart(text); i >= 0 {
-			text, stopped = text[:i], true
-		}
-		if len(text) > shown {
-			a.OnDelta(a.Name, thread, text[shown:], false)
-			shown = len(text)
-		}
-	}
+	return def
 }
 
 func cmpOr(v, def int) int {
@@ -247,4 +531,43 @@ func cmpOr(v, def int) int {
 		return v
 	}
 	return def
+}
+
+// sessionLocks serialises the handlings of one conversation (one thinker
+// per conversation, seed 000 §11.6): two answers to parallel calls arriving
+// at once must not both find the other missing, nor both ask the model.
+type sessionLocks struct {
+	mu sync.Mutex
+	m  map[string]*sessionLock
+}
+
+// sessionLock is one conversation's lock and how many handlings hold or
+// wait for it.
+type sessionLock struct {
+	sync.Mutex
+	refs int
+}
+
+// lock locks session and returns its unlock.
+func (s *sessionLocks) lock(session string) func() {
+	s.mu.Lock()
+	if s.m == nil {
+		s.m = map[string]*sessionLock{}
+	}
+	l := s.m[session]
+	if l == nil {
+		l = &sessionLock{}
+		s.m[session] = l
+	}
+	l.refs++
+	s.mu.Unlock()
+	l.Lock()
+	return func() {
+		l.Unlock()
+		s.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(s.m, session)
+		}
+		s.mu.Unlock()
+	}
 }

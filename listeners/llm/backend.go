@@ -36,6 +36,9 @@ type Backend struct {
 	timeout   time.Duration
 	supported []string
 	active    atomic.Int64
+	// tools and window are the backend's tool_calling and context_window.
+	tools  ToolCalling
+	window int
 }
 
 // NewBackend builds the backend a llm.backends[] entry describes, with key as
@@ -63,6 +66,7 @@ func NewBackend(c config.Backend, key string, client *http.Client) (*Backend, er
 	e := endpoint{name: name, url: base, headers: http.Header{}, client: client}
 	b := &Backend{name: name, kind: c.Provider, model: model, baseURL: base, custom: !sameURL(base, c.Provider.DefaultBaseURL()),
 		priority: c.Priority, timeout: c.Timeout.D(), supported: c.SupportedModels,
+		tools: ToolCalling(c.ToolCalling.Mode()), window: c.ContextWindow,
 		bucket: newBucket(max(c.RateLimitTPM, 1), time.Now), sem: make(chan struct{}, max(c.MaxConcurrent, 1))}
 	switch c.Provider {
 	case config.OpenAI, config.XAI:

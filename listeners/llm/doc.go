@@ -1,9 +1,35 @@
 // Package llm makes agents think: a Router that spreads chat requests over the
 // configured LLM backends (openai, xai, anthropic, ollama, and any
 // OpenAI-compatible server through base_url) with retries, per-backend token
-// buckets and concurrency limits, and the agent loop — a listener that sends
-// the constitution, the agent's prompt, its peers and the thread's history
-// to the model and turns the reply into messages.
+// buckets and concurrency limits, and the agent loop — a listener that
+// translates mechanically between the model's native tool calls and the
+// organism's envelopes (seed 000 §11.4).
+//
+// # The agent loop
+//
+// An Agent offers the model every peer as a function (toolbox.go): the name
+// mapped to ^[a-zA-Z0-9_-]{1,64}$ reversibly (weather.forecast →
+// weather_forecast, collisions settled by a hash of the name), the
+// listener's description, and gen.JSONSchema of the peer's payload as the
+// parameters — the derivation the MCP bridge uses. A call becomes a message
+// to that peer, its arguments written as the payload by codec.AppendJSON
+// and the call's id as the message's correlation ref
+// (xmlpipe.SendResponse.Ref); the calls of one reply are sent together
+// (xmlpipe.SendAll) and run concurrently. The answer — or the <huh> or
+// SystemError about the message, in words — comes back bound to its call
+// (xmlpipe.Metadata.InReplyTo) and is kept in the thread's history; once
+// every call has its result the model is asked again. Calls that cannot be
+// made are answered at once with the reason. The reply's text is the
+// answer to the caller, never parsed for XML. LocalTool is the hook for
+// functions the loop answers itself (memory, loop control).
+//
+// Everything the loop knows lives in the thread's history (the context
+// buffer, durable in a durable organism), so a restart in the middle of a
+// tool call carries on. The history sent is fitted to the model's context
+// window (oldest first, with a note); MaxIterations counts the model calls
+// of a turn; the progress guard compares text and tool calls. XMLTools is
+// the mode for models without function calling; Agent.Response asks for
+// structured output.
 //
 // # The provider layer
 //

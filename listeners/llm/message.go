@@ -292,8 +292,9 @@ func (r Request) Validate() error {
 	return unanswered(len(r.Messages))
 }
 
-// isJSONObject reports whether b is one JSON object.
+// isJSONObject reports whether b is one JSON object (valid JSON that
+// starts with '{'; checked without decoding it: tool schemas are checked on
+// every request).
 func isJSONObject(b []byte) bool {
-	var v map[string]any
-	return len(b) > 0 && b[0] == '{' && json.Unmarshal(b, &v) == nil
+	return len(b) > 0 && b[0] == '{' && json.Valid(b)
 }

@@ -127,6 +127,22 @@ func (r *Router) Serves(model string) bool {
 	return false
 }
 
+// ModelTraits returns what the backend that would serve model first says
+// about it (the first by priority of those that serve it): the model it
+// asks for, its tool_calling and context_window. Zero when none serves it.
+func (r *Router) ModelTraits(model string) ModelTraits {
+	var best *Backend
+	for _, b := range r.cfg.Backends {
+		if b.Serves(model) && (best == nil || b.priority < best.priority) {
+			best = b
+		}
+	}
+	if best == nil {
+		return ModelTraits{Model: model}
+	}
+	return ModelTraits{Model: modelOr(Request{Model: model}, best.model), ToolCalling: best.tools, ContextWindow: best.window}
+}
+
 // Chat sends req to a backend that serves its model, retrying as
 // configured: a 429, a 5xx, a transport error or a malformed reply is
 // retried (after the backoff, or the provider's Retry-After), on another

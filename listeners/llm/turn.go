@@ -2,58 +2,339 @@ package llm
 
 import (
 	"bytes"
-	"crypto/sha256"
+	"encoding/json"
 	"fmt"
+	"hash/maphash"
+	"reflect"
+	"slices"
 	"strings"
+	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
 )
 
-// replyType is the PayloadType of the context-buffer slots that record an
-// agent's own replies (the model's text, before the pump splits it).
-const replyType = "llm.reply"
+// The agent keeps its side of a conversation in the thread's history (the
+// context buffer, persisted by a durable organism) as slots of its own,
+// From the agent, beside the slots the pump records for every message the
+// agent receives. Everything the loop needs after a restart — what the model
+// said, which calls it made, which results came back — is there.
+const (
+	// replyType records an assistant message without tool calls: the
+	// model's text (Raw).
+	replyType = "llm.reply"
+	// callsType records an assistant message with tool calls (Raw: a
+	// callsRecord in JSON).
+	callsType = "llm.calls"
+	// resultType records one tool call's result (Raw: a resultRecord in
+	// JSON), whether it came back from a peer, from a local tool, or was the
+	// agent's own answer to a call it could not make.
+	resultType = "llm.result"
+	// feedbackType records a note to the model (Raw: its text): a <huh> or
+	// SystemError in words, the reason an answer was refused.
+	feedbackType = "llm.feedback"
+	// outputFeedbackType is feedbackType for an answer that did not fit the
+	// required payload (counted: it goes back to the model once a turn).
+	outputFeedbackType = "llm.output-feedback"
+	// haltType records that the loop halted the turn (Raw: the reason); it
+	// is not shown to the model.
+	haltType = "llm.halt"
+)
 
-// messages builds the request: constitution, prompt, usage instructions,
-// todo nudge, the history before the incoming message, then the incoming one.
-func (a *Agent) messages(md xmlpipe.Metadata, slots []registry.Slot, incoming int) []Message {
-	msgs := make([]Message, 0, len(slots)+4)
-	msgs = append(msgs, Message{Role: System, Content: a.constitution()})
-	if a.Prompt != "" {
-		msgs = append(msgs, Message{Role: System, Content: a.Prompt})
+// The records are kept in a slot twice: as JSON (Raw: what is persisted
+// and restored) and, while the process lives, decoded (Payload), so that
+// reading a conversation parses only what a restart restored.
+
+// callsRecord is an assistant message with tool calls, as kept in a slot.
+type callsRecord struct {
+	Content string       `json:"content,omitempty"`
+	Calls   []storedCall `json:"calls"`
+	// sum caches the progress guard's digest (nil: not computed yet).
+	sum *uint64
+}
+
+// replyRecord is what a reply slot keeps decoded: the digest of its text.
+type replyRecord struct{ sum uint64 }
+
+// storedCall is one tool call as kept: its (possibly re-minted) id, the
+// function name and the arguments exactly as the model wrote them.
+type storedCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// resultRecord is one tool call's result as kept.
+type resultRecord struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Content string `json:"content"`
+	IsError bool   `json:"error,omitempty"`
+}
+
+// itemKind classifies a history slot for the loop.
+type itemKind uint8
+
+const (
+	itemOther    itemKind = iota // not part of the agent's conversation
+	itemIncoming                 // a message to the agent: a user message
+	itemAnswer                   // a message answering one of the agent's calls (rendered by its result)
+	itemError                    // a <huh>, SystemError or refusal the pump delivered (rendered by the agent's feedback)
+	itemReply                    // the model's text
+	itemCalls                    // the model's tool calls
+	itemResult                   // a tool call's result
+	itemFeedback                 // a note to the model
+	itemHalt                     // the loop halted the turn
+)
+
+// item is one slot as the loop reads it.
+type item struct {
+	kind   itemKind
+	slot   *registry.Slot
+	calls  *callsRecord
+	result *resultRecord
+}
+
+// convo is a conversation's history as the loop reads it.
+type convo struct {
+	items []item
+	// results holds the calls' results by call id.
+	results map[string]*resultRecord
+	// pending are the calls of the last calls item without a result yet:
+	// the model is not asked again until they have one. pendingSince is
+	// when they were made.
+	pending      []storedCall
+	pendingSince time.Time
+	// latest is the time of the newest slot (the history's clock: the
+	// message being handled was recorded then).
+	latest time.Time
+	// ids are every call id used in the conversation.
+	ids map[string]bool
+	// turnStart is the index of the item that opened the current turn (the
+	// caller's latest message), -1 when there is none.
+	turnStart int
+	// caller is the conversation's caller ("" when unknown).
+	caller string
+}
+
+// readConvo reads the history slots of a conversation whose caller is caller
+// ("" when unknown).
+func (a *Agent) readConvo(slots []registry.Slot, caller string) *convo {
+	c := &convo{results: map[string]*resultRecord{}, ids: map[string]bool{}, turnStart: -1, caller: caller,
+		items: make([]item, 0, len(slots)+8)}
+	for i := range slots {
+		c.add(a, &slots[i])
 	}
-	if md.UsageInstructions != "" {
-		msgs = append(msgs, Message{Role: System, Content: md.UsageInstructions})
+	return c
+}
+
+// add reads one more slot of the conversation (kept by reference: slots
+// are values no one changes).
+func (c *convo) add(a *Agent, s *registry.Slot) {
+	if s.Time.After(c.latest) {
+		c.latest = s.Time
 	}
-	for i, s := range slots {
-		if i == incoming {
-			continue
+	it := item{slot: s}
+	switch {
+	case s.From == a.Name && s.To == "":
+		switch s.PayloadType {
+		case replyType:
+			it.kind = itemReply
+		case callsType:
+			cr, ok := s.Payload.(*callsRecord)
+			if !ok {
+				cr = &callsRecord{}
+				if json.Unmarshal(s.Raw, cr) != nil {
+					return
+				}
+			}
+			it.kind, it.calls = itemCalls, cr
+			c.pending, c.pendingSince = c.pending[:0], s.Time
+			for _, call := range cr.Calls {
+				c.ids[call.ID] = true
+				if c.results[call.ID] == nil {
+					c.pending = append(c.pending, call)
+				}
+			}
+		case resultType:
+			rr, ok := s.Payload.(*resultRecord)
+			if !ok {
+				rr = &resultRecord{}
+				if json.Unmarshal(s.Raw, rr) != nil {
+					return
+				}
+			}
+			if c.results[rr.ID] != nil {
+				return
+			}
+			it.kind, it.result = itemResult, rr
+			c.results[rr.ID] = rr
+			c.pending = slices.DeleteFunc(c.pending, func(call storedCall) bool { return call.ID == rr.ID })
+		case feedbackType, outputFeedbackType:
+			it.kind = itemFeedback
+		case haltType:
+			it.kind = itemHalt
+		default:
+			return
 		}
-		if m, ok := a.slotMessage(s); ok {
+	case s.To == a.Name && isErrorPayload(s):
+		it.kind = itemError
+	case s.To == a.Name && s.InReplyTo != "":
+		it.kind = itemAnswer
+	case s.To == a.Name:
+		it.kind = itemIncoming
+		if c.caller != "" && strings.EqualFold(s.From, c.caller) {
+			c.turnStart = len(c.items)
+		}
+	default:
+		return
+	}
+	c.items = append(c.items, it)
+}
+
+// lastOwn returns the kind of the agent's latest slot of its own
+// (itemOther when it has none): a reply, calls, a result, a note or a halt.
+func (c *convo) lastOwn() itemKind {
+	for i := len(c.items) - 1; i >= 0; i-- {
+		switch k := c.items[i].kind; k {
+		case itemReply, itemCalls, itemResult, itemFeedback, itemHalt:
+			return k
+		}
+	}
+	return itemOther
+}
+
+// answered reports whether the agent's latest assistant message was text
+// (an answer), not tool calls.
+func (c *convo) answered() bool {
+	for i := len(c.items) - 1; i >= 0; i-- {
+		switch c.items[i].kind {
+		case itemReply:
+			return true
+		case itemCalls:
+			return false
+		}
+	}
+	return false
+}
+
+// isErrorPayload reports whether a slot records a <huh>, SystemError or refusal the
+// pump delivered.
+func isErrorPayload(s *registry.Slot) bool {
+	return (s.From == "core" || s.From == "system") &&
+		(s.PayloadType == "huh" || s.PayloadType == "SystemError" || s.PayloadType == "refusal")
+}
+
+// pendingCall returns the pending call with id, if any.
+func (c *convo) pendingCall(id string) (storedCall, bool) {
+	for _, call := range c.pending {
+		if call.ID == id {
+			return call, true
+		}
+	}
+	return storedCall{}, false
+}
+
+// iterations counts the model calls of the current turn.
+func (c *convo) iterations() int {
+	n := 0
+	for _, it := range c.items[c.turnStart+1:] {
+		if it.kind == itemReply || it.kind == itemCalls {
+			n++
+		}
+	}
+	return n
+}
+
+// outputFeedbacks counts the refused answers of the current turn.
+func (c *convo) outputFeedbacks() int {
+	n := 0
+	for _, it := range c.items[c.turnStart+1:] {
+		if it.kind == itemFeedback && it.slot.PayloadType == outputFeedbackType {
+			n++
+		}
+	}
+	return n
+}
+
+// history renders the conversation as chat messages: the agent's replies
+// and calls as assistant messages, each call's result right after its
+// calls (whenever it arrived), everything else addressed to the agent as
+// user messages naming the sender, the agent's notes as user messages. A
+// call left without a result (lost, or abandoned) gets one saying so, since
+// no provider takes a conversation with an unanswered call.
+func (a *Agent) history(c *convo) []Message {
+	msgs := make([]Message, 0, len(c.items))
+	for _, it := range c.items {
+		switch it.kind {
+		case itemReply:
+			msgs = append(msgs, Message{Role: Assistant, Content: clipText(it.slot.Raw)})
+		case itemCalls:
+			m := Message{Role: Assistant, Content: it.calls.Content}
+			for _, call := range it.calls.Calls {
+				m.ToolCalls = append(m.ToolCalls, ToolCall{ID: call.ID, Name: call.Name,
+					Arguments: json.RawMessage(call.Arguments)})
+			}
 			msgs = append(msgs, m)
+			for _, call := range it.calls.Calls {
+				r := c.results[call.ID]
+				if r == nil {
+					r = &resultRecord{ID: call.ID, Name: call.Name, IsError: true,
+						Content: "No result: the call was abandoned."}
+				}
+				msgs = append(msgs, Message{Role: Tool, ToolCallID: call.ID, ToolName: call.Name,
+					Content: clipText([]byte(r.Content)), IsError: r.IsError})
+			}
+		case itemFeedback:
+			msgs = append(msgs, Message{Role: User, Content: clipText(it.slot.Raw)})
+		case itemIncoming:
+			msgs = append(msgs, Message{Role: User, Content: "[From " + it.slot.From + "]\n" +
+				clipText([]byte(a.slotText(it.slot)))})
 		}
-	}
-	if incoming >= 0 {
-		m, _ := a.slotMessage(slots[incoming])
-		if md.TodoNudge != "" {
-			m.Content += "\n\n" + md.TodoNudge
-		}
-		msgs = append(msgs, m)
 	}
 	return msgs
 }
 
-// slotMessage renders one history slot: the agent's own replies as assistant
-// messages, everything addressed to it as user messages naming the sender.
-func (a *Agent) slotMessage(s registry.Slot) (Message, bool) {
-	switch {
-	case s.From == a.Name && s.PayloadType == replyType:
-		return Message{Role: Assistant, Content: clipText(s.Raw)}, true
-	case s.To == a.Name:
-		return Message{Role: User, Content: "[From " + s.From + "]\n" + clipText(s.Raw)}, true
+// slotText is the text of a message the agent received: its payload's text
+// field, else the payload as JSON (decoded in the agent's own payload type
+// when the history was restored without the decoded value), else its XML.
+func (a *Agent) slotText(s *registry.Slot) string {
+	v := s.Payload
+	if v == nil && a.Lookup != nil {
+		if pt, ok := a.Lookup(a.Name); ok && pt.Matches(s.PayloadType, pt.Namespace()) {
+			v, _ = pt.Decode(s.Raw)
+		}
 	}
-	return Message{}, false
+	if v != nil {
+		if text, ok := payloadContent(v); ok {
+			return text
+		}
+	}
+	return string(s.Raw)
+}
+
+// payloadContent is what a model reads of a payload: its text field's text,
+// else its JSON form.
+func payloadContent(v any) (string, bool) {
+	if t, ok := xmlpipe.PayloadText(v); ok {
+		return t, true
+	}
+	pt, err := xmlpipe.NewPayloadType(reflect.TypeOf(v))
+	if err != nil {
+		return "", false
+	}
+	obj, err := codec.JSONOf(pt.Model(), v)
+	if err != nil {
+		return "", false
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
 }
 
 // clipText returns b as text, cut at MaxHistoryText bytes (on a rune
@@ -69,61 +350,80 @@ func clipText(b []byte) string {
 	return fmt.Sprintf("%s\n[… %d more bytes cut]", b[:n], len(b)-n)
 }
 
-// digestSpace drops the whitespace beside markup, which changes nothing.
-var digestSpace = strings.NewReplacer("> ", ">", " <", "<")
+// digestSeed seeds the progress guard's digests: they are compared only
+// within one process (cached with the records, recomputed after a restart).
+var digestSeed = maphash.MakeSeed()
 
-// digest is the progress guard's fingerprint of a reply: case folded,
-// whitespace runs collapsed and dropped beside markup.
-func digest(text string) [32]byte {
-	return sha256.Sum256([]byte(digestSpace.Replace(strings.ToLower(strings.Join(strings.Fields(text), " ")))))
+// digest is the progress guard's fingerprint of an assistant message: its
+// text case folded, whitespace runs collapsed and dropped beside markup,
+// and its tool calls' names and arguments (compacted).
+func digest(text string, calls []storedCall) uint64 {
+	var h maphash.Hash
+	h.SetSeed(digestSeed)
+	writeNormalized(&h, text)
+	for _, c := range calls {
+		h.WriteByte(0)
+		h.WriteString(c.Name)
+		h.WriteByte(0)
+		var buf bytes.Buffer
+		if json.Compact(&buf, []byte(c.Arguments)) == nil {
+			h.Write(buf.Bytes())
+		} else {
+			h.WriteString(c.Arguments)
+		}
+	}
+	return h.Sum64()
 }
 
-// repeats counts how many of the agent's latest replies in a row, the new one
-// included, have the same digest as reply.
-func repeats(slots []registry.Slot, agent, reply string) int {
-	d := digest(reply)
-	n := 1
-	for i := len(slots) - 1; i >= 0; i-- {
-		s := slots[i]
-		if s.From != agent || s.PayloadType != replyType {
+// writeNormalized writes text to h case folded, with each whitespace run
+// one space, none at either end and none beside '<' or '>' (which changes
+// nothing in markup).
+func writeNormalized(h *maphash.Hash, text string) {
+	space, last := false, rune(0)
+	for _, r := range text {
+		if unicode.IsSpace(r) {
+			space = last != 0
 			continue
 		}
-		if digest(string(s.Raw)) != d {
+		if space && r != '<' && r != '>' && last != '<' && last != '>' {
+			h.WriteByte(' ')
+		}
+		space = false
+		r = unicode.ToLower(r)
+		var b [utf8.UTFMax]byte
+		h.Write(b[:utf8.EncodeRune(b[:], r)])
+		last = r
+	}
+}
+
+// itemDigest is digest of an assistant item (cached in its record).
+func itemDigest(it item) uint64 {
+	if it.kind == itemCalls {
+		if it.calls.sum == nil {
+			d := digest(it.calls.Content, it.calls.Calls)
+			it.calls.sum = &d
+		}
+		return *it.calls.sum
+	}
+	if r, ok := it.slot.Payload.(*replyRecord); ok {
+		return r.sum
+	}
+	return digest(string(it.slot.Raw), nil)
+}
+
+// repeats counts how many of the agent's latest assistant messages in a
+// row (the newest one recorded included) have the fingerprint d.
+func (c *convo) repeats(d uint64) int {
+	n := 0
+	for i := len(c.items) - 1; i >= 0; i-- {
+		it := c.items[i]
+		if it.kind != itemReply && it.kind != itemCalls {
+			continue
+		}
+		if itemDigest(it) != d {
 			break
 		}
 		n++
 	}
 	return n
-}
-
-// hasElement reports whether text holds something that looks like an XML
-// element: '<' followed by a name start character. Text without one is the
-// agent's answer; text with one goes to the pump, which splits, repairs and
-// validates it (and answers what it cannot use with <huh>).
-func hasElement(text string) bool {
-	i := elementStart(text)
-	return i >= 0 && i+1 < len(text)
-}
-
-// elementStart returns the index of the first '<' that starts an element
-// name in text, or -1. A '<' at the very end counts (its name may follow in
-// the next streamed delta).
-func elementStart(text string) int {
-	b := []byte(text)
-	off := 0
-	for {
-		i := bytes.IndexByte(b[off:], '<')
-		if i < 0 {
-			return -1
-		}
-		i += off
-		if i+1 >= len(b) {
-			return i
-		}
-		c := b[i+1]
-		if c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' {
-			return i
-		}
-		off = i + 1
-	}
 }

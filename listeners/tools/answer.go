@@ -1,10 +1,11 @@
 package tools
 
 import (
-	"bytes"
+	"encoding/json"
 	"reflect"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
 )
 
 // Callers tells a tool which payload a listener takes, so a result can reach
@@ -22,8 +23,9 @@ func (f CallersFunc) PayloadOf(listener string) (*xmlpipe.PayloadType, bool) { r
 // Answer returns a tool's result to its caller (md.From): as the result
 // payload itself, unless the caller is a listener that takes another payload
 // with a text field — an LLM agent, whose input is text — which then gets
-// the result's XML as that text. External callers (a console, an MCP
-// client) and callers without a text field get the result payload.
+// the result's JSON form (codec.JSONOf: what its model reads as the tool's
+// result) as that text. External callers (a console, an MCP client) and
+// callers without a text field get the result payload.
 func Answer(c Callers, md xmlpipe.Metadata, result any) xmlpipe.Response {
 	if c == nil {
 		return xmlpipe.Respond(result)
@@ -40,11 +42,14 @@ func Answer(c Callers, md xmlpipe.Metadata, result any) xmlpipe.Response {
 	if err != nil {
 		return xmlpipe.Respond(result)
 	}
-	b, err := rt.AppendPayload(nil, result)
+	obj, err := codec.JSONOf(rt.Model(), result)
 	if err != nil {
 		return xmlpipe.Respond(result)
 	}
-	b = bytes.Replace(b, []byte(` xmlns=""`), nil, 1)
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return xmlpipe.Respond(result)
+	}
 	if v, ok := xmlpipe.NewTextPayload(caller.GoType(), string(b)); ok {
 		return xmlpipe.Respond(v)
 	}

@@ -50,7 +50,7 @@ func TestAnswer(t *testing.T) {
 		{"external caller", callers, "console", res},
 		{"caller takes the result", callers, "self", res},
 		{"caller without a text field", callers, "calc", res},
-		{"agent", callers, "agent", &textInput{Text: "<result><Value>42</Value></result>"}},
+		{"agent", callers, "agent", &textInput{Text: `{"Value":"42"}`}},
 	}
 	for _, tc := range tests {
 		r, ok := Answer(tc.c, xmlpipe.Metadata{From: tc.from}, res).(*xmlpipe.RespondResponse)

@@ -90,7 +90,8 @@ func (o *Organism) checkAgent(r *reporter, path string, l Listener) {
 		for _, k := range []struct {
 			key string
 			set bool
-		}{{"max_tokens", l.MaxTokens != 0}, {"temperature", l.Temperature.Set}, {"max_iterations", l.MaxIterations != 0}} {
+		}{{"max_tokens", l.MaxTokens != 0}, {"temperature", l.Temperature.Set}, {"max_iterations", l.MaxIterations != 0},
+			{"tool_calling", l.ToolCalling != ""}, {"context_window", l.ContextWindow != 0}} {
 			if k.set {
 				r.add(path+"."+k.key, "only agents take %s (set agent: true)", k.key)
 			}
@@ -99,6 +100,8 @@ func (o *Organism) checkAgent(r *reporter, path string, l Listener) {
 	}
 	r.nonNegative(path+".max_tokens", l.MaxTokens)
 	r.nonNegative(path+".max_iterations", l.MaxIterations)
+	checkToolCalling(r, path+".tool_calling", l.ToolCalling)
+	checkContextWindow(r, path+".context_window", l.ContextWindow)
 	if l.Temperature.Set && (l.Temperature.Value < 0 || l.Temperature.Value > 2) {
 		r.add(path+".temperature", "want a number from 0 to 2, got %v", l.Temperature.Value)
 	}
@@ -107,5 +110,23 @@ func (o *Organism) checkAgent(r *reporter, path string, l Listener) {
 	}
 	if _, err := o.ResolvePrompt(l.Prompt); err != nil {
 		r.add(path+".prompt", "%v", err)
+	}
+}
+
+// checkToolCalling reports an unknown tool_calling mode.
+func checkToolCalling(r *reporter, path string, t ToolCalling) {
+	if !t.Valid() {
+		r.add(path, "unknown tool_calling %q (want native or xml)", t)
+	}
+}
+
+// minContextWindow is the smallest context_window accepted: less cannot hold
+// the constitution and a prompt.
+const minContextWindow = 1024
+
+// checkContextWindow reports a context_window too small to use.
+func checkContextWindow(r *reporter, path string, tokens int) {
+	if tokens != 0 && tokens < minContextWindow {
+		r.add(path, "want at least %d tokens (or leave it unset), got %d", minContextWindow, tokens)
 	}
 }

@@ -33,6 +33,16 @@ type Listener struct {
 	Temperature Temperature `yaml:"temperature"`
 	// MaxIterations bounds the agent's turns on one thread (0 = 25).
 	MaxIterations int `yaml:"max_iterations"`
+	// ToolCalling is how the agent's model reaches its peers and tools:
+	// native (functions through the provider's tool calling, the default)
+	// or xml (peer payloads written as XML in the text, for models without
+	// function calling). Unset: its backend's tool_calling, else native.
+	ToolCalling ToolCalling `yaml:"tool_calling"`
+	// ContextWindow is the agent's model's context window in tokens: the
+	// history sent beyond it is trimmed, oldest first, with a note to the
+	// model (0 = its backend's context_window, else a table of well-known
+	// models, else 32768).
+	ContextWindow int `yaml:"context_window"`
 	// MaxMessagesPerTurn caps the messages one reply of the listener (an
 	// agent's model reply, any Raw output) may send: a reply holding more
 	// sends none of them and the listener gets a SystemError saying the
@@ -54,9 +64,10 @@ type Listener struct {
 	// Payload is a wasm listener's payload contract as a field list (or
 	// give xsd).
 	Payload FieldList `yaml:"payload"`
-	// Response is the contract of what a wasm listener answers; its output
-	// is then returned to the caller. Without it the output is routed by
-	// its root tag.
+	// Response is the contract of what a wasm listener answers (its output
+	// is then returned to the caller; without it the output is routed by
+	// its root tag), or of what a YAML agent answers: the model is asked for
+	// that payload as structured output.
 	Response FieldList `yaml:"response"`
 	// Capabilities bound a wasm listener's sandbox.
 	Capabilities Capabilities `yaml:"capabilities"`

@@ -2,6 +2,7 @@ package config
 
 import (
 	"os"
+	"strings"
 	"time"
 )
 
@@ -103,6 +104,16 @@ type Backend struct {
 	MaxConcurrent int `yaml:"max_concurrent"`
 	// Timeout bounds one request (default 120s).
 	Timeout Duration `yaml:"timeout"`
+	// ToolCalling is how agents served by this backend reach their peers
+	// and tools: native (the provider's function calling, the default) or
+	// xml (peer payloads written in the text, for models without function
+	// calling). An agent's own tool_calling wins.
+	ToolCalling ToolCalling `yaml:"tool_calling"`
+	// ContextWindow is the context window, in tokens, of the models this
+	// backend serves: an agent's history beyond it is trimmed, oldest
+	// first, with a note to the model (0 = the agent's own, else a table of
+	// well-known models, else 32768).
+	ContextWindow int `yaml:"context_window"`
 	// SupportedModels lists the model names this backend serves, compared
 	// without case, for every provider. Empty: a backend on its provider's
 	// own API serves the provider's model family (gpt*/o1*/o3*/o4*/chatgpt*,
@@ -128,3 +139,25 @@ func (b *Backend) setDefaults() {
 	b.MaxConcurrent = 20
 	b.Timeout = Duration(120 * time.Second)
 }
+
+// ToolCalling is how an agent's model reaches its peers and tools.
+type ToolCalling string
+
+// The tool calling modes.
+const (
+	// NativeToolCalling offers peers and tools as functions through the
+	// provider's function calling (the default).
+	NativeToolCalling ToolCalling = "native"
+	// XMLToolCalling has the model write peer payloads as XML in its text.
+	XMLToolCalling ToolCalling = "xml"
+)
+
+// Valid reports whether t is a known mode, in any case ("" is unset, also
+// valid).
+func (t ToolCalling) Valid() bool {
+	return t == "" || strings.EqualFold(string(t), string(NativeToolCalling)) ||
+		strings.EqualFold(string(t), string(XMLToolCalling))
+}
+
+// Mode returns t lower-cased: native, xml or "" (unset).
+func (t ToolCalling) Mode() ToolCalling { return ToolCalling(strings.ToLower(string(t))) }

@@ -183,6 +183,8 @@ func (o *Organism) checkLLM(r *reporter) {
 			}
 			models[key] = j
 		}
+		checkToolCalling(r, path+".tool_calling", b.ToolCalling)
+		checkContextWindow(r, path+".context_window", b.ContextWindow)
 		r.nonNegative(path+".priority", b.Priority)
 		r.positive(path+".rate_limit_tpm", b.RateLimitTPM)
 		r.positive(path+".max_concurrent", b.MaxConcurrent)
@@ -244,8 +246,14 @@ func (o *Organism) checkListenerType(r *reporter, path string, l Listener) {
 		if !l.Server.IsZero() {
 			r.add(path+".server", "server is for mcp listeners (set type: mcp)")
 		}
-		if !l.Payload.IsZero() || !l.Response.IsZero() || !l.Capabilities.IsZero() {
-			r.add(path+".type", "payload, response and capabilities are for wasm listeners (set type: wasm)")
+		switch {
+		case !l.Payload.IsZero() || !l.Capabilities.IsZero():
+			r.add(path+".type", "payload and capabilities are for wasm listeners (set type: wasm)")
+		case !l.Response.IsZero() && !l.YAMLAgent():
+			r.add(path+".response", "response is for wasm listeners and YAML agents (set type: wasm, or agent: true "+
+				"without payload_class and handler)")
+		case !l.Response.IsZero():
+			checkFieldList(r, path+".response", l.Response)
 		}
 		if l.Module != "" {
 			r.add(path+".module", "only wasm listeners take a module")

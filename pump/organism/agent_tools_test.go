@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestYAMLAgentCallsANativeTool: a YAML agent that lists a native tool sees
+// TestYAMLAgentCallsANativeTool: an XML-mode YAML agent that lists a native tool sees
 // the tool's schema in its usage instructions, calls it with the tool's
 // real element names, gets the result back in its conversation, and answers
 // its caller with it; a call the tool refuses comes back as data the agent
@@ -23,6 +23,7 @@ func TestYAMLAgentCallsANativeTool(t *testing.T) {
     agent: true
     description: Answers arithmetic questions
     prompt: You are mathbot.
+    tool_calling: xml
     tools: [calculate]
     tool_config:
       calculate: {max_exponent: 100}
@@ -64,6 +65,7 @@ func TestYAMLAgentCallsAnExternalMCPTool(t *testing.T) {
     agent: true
     description: Adds numbers with an external tool
     prompt: You are adder.
+    tool_calling: xml
     peers: [ext.add]
 `)
 	if got := ask(t, o, "adder", "add 40 and 2"); got != "The sum is 42." {

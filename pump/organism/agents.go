@@ -105,7 +105,8 @@ func (l *llmLayer) checkLiveAgent(lc config.Listener) error {
 }
 
 // agentListener builds the listener of a YAML agent: its text payload and
-// the agent loop.
+// the agent loop (its tool calling mode, context window and declared answer
+// payload as the listener entry says; its backend's when it says none).
 func (l *llmLayer) agentListener(lc config.Listener, p *pump.Pump, threads *registry.Threads,
 	cb *registry.ContextBuffer, stream func(thread, agent, delta string, end bool), log *slog.Logger) (pump.Listener, error) {
 	pt, err := llm.InputType(lc.Name)
@@ -116,10 +117,18 @@ func (l *llmLayer) agentListener(lc config.Listener, p *pump.Pump, threads *regi
 	if err != nil {
 		return pump.Listener{}, err
 	}
+	var response *xmlpipe.PayloadType
+	if !lc.Response.IsZero() {
+		if response, err = fieldsOf(lc.Response).PayloadType(nil); err != nil {
+			return pump.Listener{}, fmt.Errorf("response: %w", err)
+		}
+	}
 	a := &llm.Agent{Name: lc.Name, Prompt: prompt, Model: lc.Model, MaxTokens: lc.MaxTokens,
 		Temperature: lc.Temperature.Ptr(), MaxIterations: lc.MaxIterations, RepeatLimit: l.cfg.Budgets.RepeatLimit,
-		Budget: l.budget(),
-		LLM:    l.router, Usage: l.router, History: cb, Threads: threads, Logger: log,
+		ToolCalling: llm.ToolCalling(lc.ToolCalling.Mode()), ContextWindow: lc.ContextWindow, Response: response,
+		MaxCallsPerTurn: lc.MaxMessagesPerTurn,
+		Budget:          l.budget(),
+		LLM:             l.router, Usage: l.router, History: cb, Threads: threads, Logger: log,
 		Lookup: func(name string) (*xmlpipe.PayloadType, bool) {
 			ln, ok := p.Lookup(name)
 			return ln.Payload, ok && ln.Payload != nil

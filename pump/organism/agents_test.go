@@ -57,7 +57,23 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 	var msgs []map[string]string
 	for _, raw := range body["messages"].([]any) {
 		mm := raw.(map[string]any)
-		msgs = append(msgs, map[string]string{"role": mm["role"].(string), "content": mm["content"].(string)})
+		m := map[string]string{"role": fmt.Sprint(mm["role"])}
+		switch c := mm["content"].(type) {
+		case string:
+			m["content"] = c
+		case nil:
+		default:
+			b, _ := json.Marshal(c)
+			m["content"] = string(b)
+		}
+		if id, ok := mm["tool_call_id"].(string); ok {
+			m["tool_call_id"] = id
+		}
+		if tc, ok := mm["tool_calls"]; ok {
+			b, _ := json.Marshal(tc)
+			m["tool_calls"] = string(b)
+		}
+		msgs = append(msgs, m)
 	}
 	agent := ""
 	if len(msgs) > 1 {
@@ -76,10 +92,41 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	text := script[min(n, len(script)-1)]
+	msg, finish := map[string]any{"role": "assistant", "content": text}, "stop"
+	if calls, ok := strings.CutPrefix(text, toolCallsPrefix); ok {
+		var cs []scriptedCall
+		if err := json.Unmarshal([]byte(calls), &cs); err != nil {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		var tcs []any
+		for _, c := range cs {
+			tcs = append(tcs, map[string]any{"id": c.ID, "type": "function",
+				"function": map[string]any{"name": c.Name, "arguments": c.Arguments}})
+		}
+		msg, finish = map[string]any{"role": "assistant", "content": nil, "tool_calls": tcs}, "tool_calls"
+	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"model": body["model"], "choices": []any{map[string]any{
-		"message": map[string]any{"role": "assistant", "content": text}, "finish_reason": "stop"}},
+		"message": msg, "finish_reason": finish}},
 		"usage": map[string]any{"prompt_tokens": 11, "completion_tokens": 7}})
+}
+
+// toolCallsPrefix marks a scripted reply that calls tools: the rest is a
+// JSON array of scriptedCall.
+const toolCallsPrefix = "tool_calls:"
+
+// scriptedCall is one tool call of a scripted reply.
+type scriptedCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// toolCalls scripts a reply that makes the calls c.
+func toolCalls(c ...scriptedCall) string {
+	b, _ := json.Marshal(c)
+	return toolCallsPrefix + string(b)
 }
 
 func (m *scriptedModel) requests(agent string) []chatLog {
@@ -175,6 +222,7 @@ const twoAgents = `listeners:
     description: Plans and delegates
     prompt: You are boss.
     peers: [poet]
+    tool_calling: xml
     max_tokens: 300
     temperature: 0.5
   - name: poet
@@ -205,8 +253,7 @@ func TestYAMLAgentAnswersItsCaller(t *testing.T) {
 		t.Errorf("second message %v", msgs[1])
 	}
 	last := msgs[len(msgs)-1]
-	if last["role"] != "user" || !strings.Contains(last["content"], "<PoetTask") ||
-		!strings.Contains(last["content"], "<Text>write about rain</Text>") || !strings.HasPrefix(last["content"], "[From console]") {
+	if last["role"] != "user" || last["content"] != "[From console]\nwrite about rain" {
 		t.Errorf("last message %v", last)
 	}
 	if reqs[0].Body["model"] != "gpt-test" {
@@ -251,24 +298,22 @@ func TestAgentCallsPeerThenAnswers(t *testing.T) {
 	}
 }
 
-func TestAgentCorrectsPeerViolation(t *testing.T) {
+// TestXMLAgentMarkupNamingNoPeerIsText: in XML mode only an element naming
+// a peer's payload is a message; markup naming another listener's payload
+// (not a peer) is text of the answer, passed on as written.
+func TestXMLAgentMarkupNamingNoPeerIsText(t *testing.T) {
 	m := newScriptedModel(t, map[string][]string{
-		"boss": {"<OtherTask><Text>hi</Text></OtherTask>", "Sorry, I answer myself: hi"},
+		"boss": {"<OtherTask><Text>hi</Text></OtherTask>"},
 	})
 	o := agentOrganism(t, m, twoAgents)
-	if got := ask(t, o, "boss", "talk to other"); got != "Sorry, I answer myself: hi" {
+	if got := ask(t, o, "boss", "talk to other"); got != "<OtherTask><Text>hi</Text></OtherTask>" {
 		t.Fatalf("reply %q", got)
 	}
-	reqs := m.requests("boss")
-	if len(reqs) != 2 {
-		t.Fatalf("%d requests", len(reqs))
-	}
-	last := reqs[1].Messages[len(reqs[1].Messages)-1]["content"]
-	if !strings.Contains(last, "SystemError") {
-		t.Errorf("the SystemError did not come back into the conversation: %s", last)
+	if n := len(m.requests("boss")); n != 1 {
+		t.Fatalf("%d requests", n)
 	}
 	if len(m.requests("other")) != 0 {
-		t.Error("the peer violation reached other")
+		t.Error("the markup reached other")
 	}
 }
 
@@ -285,8 +330,10 @@ func TestAgentCorrectsInvalidPayload(t *testing.T) {
 	if len(reqs) != 3 {
 		t.Fatalf("%d requests", len(reqs))
 	}
-	if last := reqs[1].Messages[len(reqs[1].Messages)-1]["content"]; !strings.Contains(last, "huh") {
-		t.Errorf("the <huh> did not come back: %s", last)
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]["content"]
+	if !strings.Contains(last, "Invalid payload structure") || !strings.Contains(last, "Verse") ||
+		!strings.Contains(last, "Peers you may address: poet (payload <PoetTask>)") || strings.Contains(last, "original-attempt") {
+		t.Errorf("the <huh> did not come back as actionable text: %s", last)
 	}
 }
 
@@ -300,7 +347,7 @@ func TestAgentBounds(t *testing.T) {
 		agentY string
 	}{
 		{"max_iterations", "", []string{"<PoetTask><Text>1</Text></PoetTask>", "<PoetTask><Text>2</Text></PoetTask>",
-			"<PoetTask><Text>3</Text></PoetTask>"}, "[boss halted: max_iterations (2) reached on this thread]", 2, "    max_iterations: 2\n"},
+			"<PoetTask><Text>3</Text></PoetTask>"}, "[boss halted: max_iterations (2) reached in this turn]", 2, "    max_iterations: 2\n"},
 		{"progress guard", "", []string{"<PoetTask><Text>same</Text></PoetTask>", "<PoetTask>\n  <Text>same</Text></PoetTask>",
 			"<poettask><text>SAME</text></poettask>"}, "[boss halted: no progress: the same output 3 times in a row]", 3, ""},
 		{"thread budget stop", "budgets: {thread_tokens: 10}\n", []string{"<PoetTask><Text>1</Text></PoetTask>", "never"},
@@ -549,8 +596,8 @@ func TestAgentUntrustedOutput(t *testing.T) {
 		calls int
 		about string // what the second request must quote back
 	}{
-		{"huge message", []string{huge, "too long, sorry"}, "too long, sorry", 2, "huh"},
-		{"unknown element", []string{"<Launch><Missiles>all</Missiles></Launch>", "no such thing"}, "no such thing", 2, "huh"},
+		{"huge message", []string{huge, "too long, sorry"}, "too long, sorry", 2, "[From core]"},
+		{"huge message refused with its reason", []string{huge, "too long, sorry"}, "too long, sorry", 2, "Message too large"},
 		{"broken markup repaired", []string{"<PoetTask><Text>a & b</Text>", "done"}, "done", 2, "[From poet]"},
 	}
 	for _, tc := range tests {
@@ -638,7 +685,7 @@ func TestAgentTooManyMessages(t *testing.T) {
 			}
 			last := reqs[1].Messages[len(reqs[1].Messages)-1]["content"]
 			want := fmt.Sprintf("Too many messages in one reply: %d, but at most %d may be sent per turn", tc.n, tc.limit)
-			if !strings.Contains(last, "SystemError") || !strings.Contains(last, want) {
+			if !strings.Contains(last, "[From system]") || !strings.Contains(last, want) {
 				t.Fatalf("the second turn did not get the limit back: %.400q", last)
 			}
 			if n := len(m.requests("poet")); n != 0 {

@@ -108,7 +108,7 @@ func TestConversationContinuesAfterRestart(t *testing.T) {
 	}
 	var first, answer bool
 	for _, msg := range reqs[1].Messages {
-		first = first || msg["role"] == "user" && strings.Contains(msg["content"], "<Text>first</Text>")
+		first = first || msg["role"] == "user" && strings.HasSuffix(msg["content"], "\nfirst")
 		answer = answer || msg["role"] == "assistant" && msg["content"] == "answer 1"
 	}
 	if !first || !answer {

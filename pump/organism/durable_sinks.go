@@ -38,7 +38,7 @@ func StateSinks(s *store.Store, log *slog.Logger) (registry.ThreadSink, registry
 // ThreadCreated persists a new thread node.
 func (k storeSinks) ThreadCreated(r registry.ThreadRecord) {
 	k.check("put thread", k.s.PutThread(store.ThreadRow{ID: r.ID, Parent: r.Parent, Path: r.Path,
-		Created: r.Created, Touched: r.Touched}))
+		Created: r.Created, Touched: r.Touched, Ref: r.Ref}))
 }
 
 // ThreadsEnded deletes ended thread nodes.
@@ -57,7 +57,8 @@ func (k storeSinks) WatcherClosed(id string) { k.check("delete watcher", k.s.Del
 // SlotAppended persists a context-buffer slot.
 func (k storeSinks) SlotAppended(s registry.Slot) {
 	k.check("put slot", k.s.PutSlot(store.SlotRow{Thread: s.ThreadID, Index: s.Index, From: s.From, To: s.To,
-		PayloadType: s.PayloadType, Raw: s.Raw, Time: s.Time, OwnName: s.OwnName, IsSelfCall: s.IsSelfCall}))
+		PayloadType: s.PayloadType, Raw: s.Raw, Time: s.Time, OwnName: s.OwnName, IsSelfCall: s.IsSelfCall,
+		InReplyTo: s.InReplyTo}))
 }
 
 // ThreadDeleted deletes a thread's context history.
@@ -72,7 +73,8 @@ func restoreRegistries(s *store.Store, threads *registry.Threads, todos *registr
 	}
 	recs := make([]registry.ThreadRecord, len(trows))
 	for i, r := range trows {
-		recs[i] = registry.ThreadRecord{ID: r.ID, Parent: r.Parent, Path: r.Path, Created: r.Created, Touched: r.Touched}
+		recs[i] = registry.ThreadRecord{ID: r.ID, Parent: r.Parent, Path: r.Path, Created: r.Created, Touched: r.Touched,
+			Ref: r.Ref}
 	}
 	if err := threads.Restore(recs); err != nil {
 		return err
@@ -97,7 +99,7 @@ func restoreRegistries(s *store.Store, threads *registry.Threads, todos *registr
 	slots := make([]registry.Slot, len(srows))
 	for i, r := range srows {
 		slots[i] = registry.Slot{Index: r.Index, ThreadID: r.Thread, From: r.From, To: r.To, PayloadType: r.PayloadType,
-			Raw: r.Raw, Time: r.Time, OwnName: r.OwnName, IsSelfCall: r.IsSelfCall}
+			Raw: r.Raw, Time: r.Time, OwnName: r.OwnName, IsSelfCall: r.IsSelfCall, InReplyTo: r.InReplyTo}
 	}
 	if err := cb.Restore(slots); err != nil {
 		return err

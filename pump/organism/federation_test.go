@@ -167,19 +167,19 @@ gateways:
 	if len(reqs) != 2 {
 		t.Fatalf("%d model requests, want 2", len(reqs))
 	}
-	if usage := reqs[0].Messages[2]["content"]; !strings.Contains(usage, "<Calculate>") || !strings.Contains(usage, "<Expression>") {
-		t.Errorf("usage instructions lack the imported tool's schema:\n%s", usage)
+	if tools := jsonOf(reqs[0].Body["tools"]); !strings.Contains(tools, `"name":"calculate"`) || !strings.Contains(tools, `"Expression"`) {
+		t.Errorf("the imported tool is not offered as a function with its schema:\n%s", tools)
 	}
-	if result := reqs[1].Messages[len(reqs[1].Messages)-1]["content"]; !strings.Contains(result, "[From calculate]") ||
-		!strings.Contains(result, "42") {
-		t.Errorf("B's answer did not reach the agent: %q", result)
+	if result := reqs[1].Messages[len(reqs[1].Messages)-1]; result["role"] != "tool" || result["tool_call_id"] != "c1" ||
+		!strings.Contains(result["content"], "42") {
+		t.Errorf("B's answer did not reach the agent as the call's result: %q", result)
 	}
 }
 
 // TestFederatedImportLearntLate: organism A starts while its peer is down
 // (nothing remembered); when B comes up, A imports its calculate tool and
-// the agent whose peers name the gateway is given it — peers and usage
-// instructions — so its next question reaches B.
+// the agent whose peers name the gateway is given it — peers, and the
+// function its model is offered — so its next question reaches B.
 func TestFederatedImportLearntLate(t *testing.T) {
 	a, b := newFedSide(t), newFedSide(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -232,8 +232,8 @@ gateways:
 	if got := ask(t, orgA, "mathbot", "what is six times seven?"); got != "The answer is 42." {
 		t.Fatalf("reply %q", got)
 	}
-	if usage := m.requests("mathbot")[0].Messages[2]["content"]; !strings.Contains(usage, "<Calculate>") {
-		t.Errorf("usage instructions lack the late import's schema:\n%s", usage)
+	if tools := jsonOf(m.requests("mathbot")[0].Body["tools"]); !strings.Contains(tools, `"name":"calculate"`) {
+		t.Errorf("the late import is not offered as a function:\n%s", tools)
 	}
 }
 
@@ -243,7 +243,7 @@ gateways:
 func mathbotSide(t *testing.T, addr, bPub string) (*config.Organism, *scriptedModel) {
 	t.Helper()
 	m := newScriptedModel(t, map[string][]string{
-		"mathbot": {"<Calculate><Expression>6 * 7</Expression></Calculate>", "The answer is 42."},
+		"mathbot": {toolCalls(scriptedCall{"c1", "calculate", `{"Expression":"6 * 7"}`}), "The answer is 42."},
 	})
 	t.Setenv("TEST_LLM_KEY", "sk-test")
 	cfg, err := config.Parse("a.yaml", fmt.Appendf(nil, `organism: {name: agents-a}

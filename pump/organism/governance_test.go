@@ -32,8 +32,8 @@ const governed = `listeners:
     approval: [run_command]
 `
 
-// runDate is the researcher's first reply: a run_command call in XML.
-const runDate = "<RunCommand><Command>date</Command></RunCommand>"
+// runDate is the researcher's first reply: a native run_command call.
+var runDate = toolCalls(scriptedCall{ID: "call_date", Name: "run_command", Arguments: `{"Command":"date"}`})
 
 // conversation sends text to agent from the console and collects what
 // comes back to it.
@@ -133,9 +133,9 @@ func TestApprovedToolCallRunsAndTheAgentAnswers(t *testing.T) {
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests", len(reqs))
 	}
-	last := reqs[1].Messages[len(reqs[1].Messages)-1]["content"]
-	if !strings.Contains(last, "[From run_command]") || !strings.Contains(last, "RunCommandResult") {
-		t.Fatalf("the model saw %q, want the command's result", last)
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	if last["role"] != "tool" || last["tool_call_id"] != "call_date" || !strings.Contains(last["content"], `"ExitCode":0`) {
+		t.Fatalf("the model saw %v, want the command's result bound to its call", last)
 	}
 	if _, err := o.Governance().Decide(t.Context(), a.ID, false, "bob", ""); !errors.Is(err, ErrApprovalDecided) {
 		t.Fatalf("second decision: %v", err)
@@ -158,7 +158,7 @@ func TestDeniedToolCallComesBackAsARefusal(t *testing.T) {
 	}
 	reqs := m.requests("researcher")
 	last := reqs[len(reqs)-1].Messages[len(reqs[len(reqs)-1].Messages)-1]["content"]
-	if !strings.Contains(last, "<refusal") || !strings.Contains(last, "denied by alice: not today") {
+	if !strings.Contains(last, "The call was refused") || !strings.Contains(last, "denied by alice: not today") {
 		t.Fatalf("the model saw %q, want the refusal", last)
 	}
 	as, _ := o.Governance().Approvals(t.Context(), ApprovalFilter{})

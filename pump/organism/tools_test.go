@@ -151,7 +151,7 @@ listeners:
 	}
 	select {
 	case got := <-a.got:
-		if got != "<CalculateResult><Expression>6 * 7</Expression><Value>42</Value></CalculateResult>" {
+		if got != `{"Expression":"6 * 7","Value":"42"}` {
 			t.Fatalf("the agent got %q", got)
 		}
 	case <-time.After(10 * time.Second):

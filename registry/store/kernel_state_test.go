@@ -14,7 +14,7 @@ func TestThreads(t *testing.T) {
 	at := clock.Now()
 	rows := []ThreadRow{
 		{ID: "t1", Path: []string{"org", "console", "greeter"}, Created: at, Touched: at},
-		{ID: "t2", Parent: "t1", Path: []string{"org", "a.b.c"}, Created: at.Add(time.Nanosecond)},
+		{ID: "t2", Parent: "t1", Path: []string{"org", "a.b.c"}, Created: at.Add(time.Nanosecond), Ref: "call_<1>"},
 		{ID: "t3", Path: []string{"org"}, Created: at.Add(2 * time.Nanosecond)},
 	}
 	for _, r := range rows {
@@ -68,7 +68,8 @@ func TestSlots(t *testing.T) {
 	s, _ := openTest(t, Options{})
 	slot := func(thread string, i int) SlotRow {
 		return SlotRow{Thread: thread, Index: i, From: "a", To: "b", PayloadType: "Greeting",
-			Raw: []byte("<Greeting/>"), Time: clock.Now().Add(time.Duration(i)), OwnName: "b", IsSelfCall: i%2 == 1}
+			Raw: []byte("<Greeting/>"), Time: clock.Now().Add(time.Duration(i)), OwnName: "b", IsSelfCall: i%2 == 1,
+			InReplyTo: map[bool]string{true: "call_x"}[i == 2]}
 	}
 	want := []SlotRow{slot("t1", 0), slot("t1", 1), slot("t1", 2)}
 	raw := []byte("<Mutable/>")

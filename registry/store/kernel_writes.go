@@ -12,7 +12,8 @@ CREATE TABLE IF NOT EXISTS threads (
 	parent     TEXT    NOT NULL DEFAULT '',
 	path       TEXT    NOT NULL,
 	created_ns INTEGER,
-	touched_ns INTEGER
+	touched_ns INTEGER,
+	ref        TEXT    NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS watchers (
 	id             TEXT    PRIMARY KEY,
@@ -36,6 +37,7 @@ CREATE TABLE IF NOT EXISTS slots (
 	time_ns      INTEGER,
 	own_name     TEXT    NOT NULL DEFAULT '',
 	is_self_call INTEGER NOT NULL DEFAULT 0,
+	in_reply_to  TEXT    NOT NULL DEFAULT '',
 	PRIMARY KEY (thread, idx)
 );
 `
@@ -53,8 +55,8 @@ type kernelTable struct {
 // The kernel-state tables, in the order their writes are applied.
 var (
 	threadsTable = &kernelTable{name: "threads",
-		upsert: newRowStatement(`INSERT OR REPLACE INTO threads (id, parent, path, created_ns, touched_ns) VALUES `,
-			`(?, ?, ?, ?, ?)`, ``, 5),
+		upsert: newRowStatement(`INSERT OR REPLACE INTO threads (id, parent, path, created_ns, touched_ns, ref) VALUES `,
+			`(?, ?, ?, ?, ?, ?)`, ``, 6),
 		delete: newRowStatement(`DELETE FROM threads WHERE id IN (`, `?`, `)`, 1)}
 	watchersTable = &kernelTable{name: "watchers",
 		upsert: newRowStatement(`INSERT OR REPLACE INTO watchers (id, thread, issuer, wait_for, from_listener,
@@ -62,7 +64,7 @@ var (
 		delete: newRowStatement(`DELETE FROM watchers WHERE id IN (`, `?`, `)`, 1)}
 	slotsTable = &kernelTable{name: "slots",
 		upsert: newRowStatement(`INSERT OR REPLACE INTO slots (thread, idx, from_name, to_name, payload_type, raw,
-			time_ns, own_name, is_self_call) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 9),
+			time_ns, own_name, is_self_call, in_reply_to) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 10),
 		delete: newRowStatement(`DELETE FROM slots WHERE thread IN (`, `?`, `)`, 1)}
 	kernelTables = []*kernelTable{threadsTable, watchersTable, slotsTable}
 )

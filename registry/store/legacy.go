@@ -12,13 +12,15 @@ import (
 )
 
 // The legacy layout is the store's layout before the journal was one row
-// per envelope: schema versions 8 and later of a schema_version table, with
+// per envelope: schema versions 8 to 12 of a schema_version table, with
 // the journal in journal_segments, one row per run of entries committed
 // together, their columns and bytes S2-compressed. Every other table of it
 // (tombstones, journal state, delivery marks, sweep cursors, lookup keys,
 // kernel state, users, sessions, OOB signatures, LLM calls, approvals) has
-// the columns of the current layout and is kept as it is. Versions before
-// 8 lived for hours on a development branch and are not migrated.
+// the columns of the current layout and is kept as it is, except that
+// versions before 12 lack the correlation refs of threads and slots
+// (legacyCorrelationRefs). Versions before 8 lived for hours on a
+// development branch and are not migrated.
 
 // minLegacyVersion is the oldest legacy schema version Open migrates.
 const minLegacyVersion = 8
@@ -38,8 +40,14 @@ func legacySupported(version int) error {
 // decoded and its entries inserted unchanged (seq, time, columns, bytes and
 // stored SHA-256), then journal_segments and schema_version are dropped. A
 // segment that does not decode fails the migration, leaving the database
-// as it was, rather than lose its entries.
-func migrateLegacy(ctx context.Context, tx *sql.Tx) error {
+// as it was, rather than lose its entries. version is the legacy schema
+// version.
+func migrateLegacy(ctx context.Context, tx *sql.Tx, version int) error {
+	if version < legacyCorrelationVersion {
+		if _, err := tx.ExecContext(ctx, legacyCorrelationRefs); err != nil {
+			return fmt.Errorf("store: migrate the legacy layout: correlation refs: %w", err)
+		}
+	}
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO journal (`+entryColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return fmt.Errorf("store: migrate the legacy journal: %w", err)
@@ -71,6 +79,19 @@ func migrateLegacy(ctx context.Context, tx *sql.Tx) error {
 	}
 	return nil
 }
+
+// legacyCorrelationVersion is the legacy schema version that added the
+// correlation refs: the ref a thread was opened with and the ref a slot's
+// message answers.
+const legacyCorrelationVersion = 12
+
+// legacyCorrelationRefs adds the correlation refs to the kernel state of a
+// legacy database older than legacyCorrelationVersion; the columns land
+// where a fresh store has them (last).
+const legacyCorrelationRefs = `
+ALTER TABLE threads ADD COLUMN ref TEXT NOT NULL DEFAULT '';
+ALTER TABLE slots ADD COLUMN in_reply_to TEXT NOT NULL DEFAULT '';
+`
 
 // legacyPage is how many segments migrateLegacy reads per query.
 const legacyPage = 64

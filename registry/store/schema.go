@@ -148,7 +148,7 @@ func prepareSchema(ctx context.Context, db *sql.DB, log *slog.Logger) error {
 	}
 	if legacy > 0 {
 		log.Info("store: migrating the journal to one row per envelope", "legacy_schema", legacy)
-		if err := migrateLegacy(ctx, tx); err != nil {
+		if err := migrateLegacy(ctx, tx, legacy); err != nil {
 			return err
 		}
 	}

@@ -388,6 +388,42 @@ func TestMigrateLegacyFailsWhole(t *testing.T) {
 	}
 }
 
+// TestMigrateLegacyV12: a legacy database of schema version 12, which
+// already has the correlation refs of threads and slots, keeps them and
+// migrates to the layout of a fresh store.
+func TestMigrateLegacyV12(t *testing.T) {
+	dir := legacyDir(t)
+	db := rawDB(t, dir)
+	if _, err := db.Exec(legacyCorrelationRefs + `
+		UPDATE threads SET ref = 'call_1' WHERE id = 'thread-0001';
+		UPDATE slots SET in_reply_to = 'call_2' WHERE thread = 'thread-0002';
+		INSERT INTO schema_version (version, name, applied_at) VALUES (12, 'correlation refs of threads and slots', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s := openAt(t, dir, Options{})
+	threads, err := s.LoadThreads()
+	must(t, err)
+	slots, err := s.LoadSlots()
+	must(t, err)
+	refs := map[string]string{}
+	for _, th := range threads {
+		refs["thread "+th.ID] = th.Ref
+	}
+	for _, sl := range slots {
+		refs["slot "+sl.Thread] = sl.InReplyTo
+	}
+	if refs["thread thread-0001"] != "call_1" || refs["slot thread-0002"] != "call_2" || refs["thread thread-0002"] != "" {
+		t.Errorf("correlation refs after the migration: %v", refs)
+	}
+	must(t, s.Close())
+	fresh, freshDir := openTest(t, Options{})
+	must(t, fresh.Close())
+	if d := cmp.Diff(columns(t, rawDB(t, freshDir)), columns(t, rawDB(t, dir))); d != "" {
+		t.Errorf("the migrated layout differs from a fresh one (-fresh +migrated):\n%s", d)
+	}
+}
+
 // seqsOf returns the seqs of es.
 func seqsOf(es []Entry) []int64 {
 	var out []int64

@@ -28,6 +28,8 @@ type SlotRow struct {
 	OwnName string
 	// IsSelfCall marks an agent's message to itself.
 	IsSelfCall bool
+	// InReplyTo is the correlation ref the message answers ("" for none).
+	InReplyTo string
 }
 
 // PutSlot enqueues an insert-or-replace of the slot (thread, index). Raw is
@@ -47,7 +49,7 @@ func (s *Store) PutSlot(r SlotRow) error {
 	}
 	return s.enqueueAsync(&op{kind: opPut, name: "put slot", table: slotsTable,
 		key: r.Thread + "\x00" + strconv.Itoa(r.Index), group: r.Thread,
-		row: []any{r.Thread, int64(r.Index), r.From, r.To, r.PayloadType, raw, at, r.OwnName, r.IsSelfCall}})
+		row: []any{r.Thread, int64(r.Index), r.From, r.To, r.PayloadType, raw, at, r.OwnName, r.IsSelfCall, r.InReplyTo}})
 }
 
 // DeleteSlots enqueues the deletion of every slot of thread.
@@ -62,7 +64,7 @@ func (s *Store) LoadSlots() ([]SlotRow, error) {
 		return nil, err
 	}
 	rows, err := s.rdb.QueryContext(context.Background(), `SELECT thread, idx, from_name, to_name, payload_type,
-		raw, time_ns, own_name, is_self_call FROM slots ORDER BY thread, idx`)
+		raw, time_ns, own_name, is_self_call, in_reply_to FROM slots ORDER BY thread, idx`)
 	if err != nil {
 		return nil, fmt.Errorf("store: load slots: %w", err)
 	}
@@ -74,7 +76,7 @@ func (s *Store) LoadSlots() ([]SlotRow, error) {
 			at sql.NullInt64
 		)
 		if err := rows.Scan(&r.Thread, &r.Index, &r.From, &r.To, &r.PayloadType,
-			&r.Raw, &at, &r.OwnName, &r.IsSelfCall); err != nil {
+			&r.Raw, &at, &r.OwnName, &r.IsSelfCall, &r.InReplyTo); err != nil {
 			return nil, fmt.Errorf("store: load slots: %w", err)
 		}
 		r.Time = decodeTime(at)

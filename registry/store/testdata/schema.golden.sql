@@ -156,6 +156,7 @@ CREATE TABLE slots (
 	time_ns      INTEGER,
 	own_name     TEXT    NOT NULL DEFAULT '',
 	is_self_call INTEGER NOT NULL DEFAULT 0,
+	in_reply_to  TEXT    NOT NULL DEFAULT '',
 	PRIMARY KEY (thread, idx)
 );
 
@@ -165,7 +166,8 @@ CREATE TABLE threads (
 	parent     TEXT    NOT NULL DEFAULT '',
 	path       TEXT    NOT NULL,
 	created_ns INTEGER,
-	touched_ns INTEGER
+	touched_ns INTEGER,
+	ref        TEXT    NOT NULL DEFAULT ''
 );
 
 -- table users

@@ -1,0 +1,201 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
+)
+
+// mintIDs returns the calls of a reply as they are kept: each with an id no
+// other call of the conversation has, that can travel as a correlation ref.
+// The provider's id is kept when it qualifies (ids of servers that give
+// none, minted from the call's content, repeat when the model repeats a
+// call; providers refuse a conversation that uses an id twice).
+func (a *Agent) mintIDs(st *turnState, calls []ToolCall) []storedCall {
+	out := make([]storedCall, len(calls))
+	used := func(id string) bool {
+		if st.c.ids[id] {
+			return true
+		}
+		for _, o := range out {
+			if o.ID == id {
+				return true
+			}
+		}
+		return false
+	}
+	for i, tc := range calls {
+		id := tc.ID
+		if id == "" || xmlpipe.CheckRef(id) != nil || used(id) {
+			seed := strconv.Itoa(len(st.c.items)) + "\x00" + strconv.Itoa(i) + "\x00" + tc.ID + "\x00" + tc.Name
+			id = "call_" + nameHash(seed)
+			for n := 2; used(id); n++ {
+				id = "call_" + nameHash(seed+"\x00"+strconv.Itoa(n))
+			}
+		}
+		out[i] = storedCall{ID: id, Name: tc.Name, Arguments: textArguments(tc)}
+	}
+	return out
+}
+
+// dispatch turns a reply's tool calls into messages (native mode): each call
+// of a peer's function becomes a message to that peer carrying the call's
+// arguments as its payload (codec.AppendJSON: presence-preserving, nothing
+// coerced) and the call's id as its ref. A call that cannot be made — an
+// unknown function, arguments that are not a JSON object or do not fit the
+// peer's payload — is answered at once with a result saying which field and
+// why, and nothing is sent for it; a local tool answers at once too (or
+// sends a message of its own). It returns the messages to send.
+func (a *Agent) dispatch(ctx context.Context, st *turnState, box *toolbox, raw []ToolCall, calls []storedCall) []*xmlpipe.SendResponse {
+	var sends []*xmlpipe.SendResponse
+	fail := func(call storedCall, format string, args ...any) {
+		a.recordResult(st, resultRecord{ID: call.ID, Name: call.Name, IsError: true, Content: fmt.Sprintf(format, args...)})
+	}
+	limit := cmpOr(a.MaxCallsPerTurn, DefaultMaxCallsPerTurn)
+	for i, call := range calls {
+		bt := box.byFunc[call.Name]
+		switch {
+		case len(sends) >= limit && (bt == nil || bt.local == nil):
+			fail(call, "Not sent: at most %d calls of one reply are made. Make this call again once the others "+
+				"have their results.", limit)
+		case bt == nil:
+			fail(call, "There is no function %q: nothing was done. The functions are: %s.", call.Name, box.names())
+		case raw[i].Err != nil:
+			fail(call, "The arguments of %s are not a JSON object (%v): nothing was done. Call it again with a JSON "+
+				"object that matches its parameters.", call.Name, raw[i].Err)
+		case bt.local != nil:
+			if s := a.callLocal(ctx, st, bt.local, call, fail); s != nil {
+				sends = append(sends, s)
+			}
+		default:
+			xml, err := codec.AppendJSON(nil, bt.peer.Payload.Model(), []byte(call.Arguments), codec.JSONOptions{EmptyNS: true})
+			if err != nil {
+				fail(call, "Invalid arguments for %s: %v. Nothing was sent; call it again with arguments that match "+
+					"its parameters.", call.Name, err)
+				continue
+			}
+			sends = append(sends, xmlpipe.SendRef(bt.peer.Name, &xmlpipe.Encoded{Type: bt.peer.Payload, XML: xml}, call.ID))
+		}
+	}
+	return sends
+}
+
+// callLocal runs a local tool's call: its result is recorded, or the
+// message it sends (bound to the call) is returned.
+func (a *Agent) callLocal(ctx context.Context, st *turnState, lt *LocalTool, call storedCall,
+	fail func(storedCall, string, ...any)) *xmlpipe.SendResponse {
+	if lt.Call == nil {
+		fail(call, "%s is not available.", call.Name)
+		return nil
+	}
+	res, err := lt.Call(ctx, LocalCall{Agent: a.Name, Thread: st.session, ID: call.ID,
+		Arguments: json.RawMessage(call.Arguments), Metadata: st.md})
+	switch {
+	case err != nil:
+		fail(call, "%s failed: %v", call.Name, err)
+	case res.Send != nil:
+		s := *res.Send
+		s.Ref = call.ID
+		return &s
+	default:
+		a.recordResult(st, resultRecord{ID: call.ID, Name: call.Name, Content: res.Content, IsError: res.IsError})
+	}
+	return nil
+}
+
+// request builds the model request of one iteration: the constitution, the
+// agent's prompt, what it may call (native: the functions, listed by name;
+// XML: the peers' schemas), the history fitted to the context window, and
+// the structured output wanted.
+func (a *Agent) request(st *turnState, box *toolbox, out *xmlpipe.PayloadType) Request {
+	md := st.md
+	sys := []Message{{Role: System, Content: a.constitution()}}
+	if a.Prompt != "" {
+		sys = append(sys, Message{Role: System, Content: a.Prompt})
+	}
+	var tools []ToolSpec
+	switch {
+	case st.mode == NativeTools && len(box.specs) > 0:
+		tools = box.specs
+		sys = append(sys, Message{Role: System, Content: "Your tools (call them as functions; each call is answered " +
+			"with its result): " + box.names() + "."})
+	case st.mode == XMLTools && md.UsageInstructions != "":
+		sys = append(sys, Message{Role: System, Content: md.UsageInstructions + "\n\n" + xmlModeNote})
+	}
+	hist := a.history(st.c)
+	if md.TodoNudge != "" {
+		hist = append(hist, Message{Role: User, Content: md.TodoNudge})
+	}
+	req := Request{Model: a.Model, MaxTokens: a.MaxTokens, Temperature: a.Temperature, Tools: tools,
+		Agent: a.Name, Thread: st.session}
+	switch {
+	case out != nil && (st.mode == NativeTools || len(md.Peers) == 0):
+		req.Output = &OutputSchema{Name: funcName(out.Name()), Schema: schemaOf(out),
+			Description: "The answer to the caller."}
+		if box != nil && box.byFunc[req.Output.Name] != nil { // a function's name: the output's must differ
+			req.Output.Name = withHash(req.Output.Name, "output")
+		}
+	case out != nil:
+		// XML mode with peers: the reply must stay free to carry their
+		// payloads, so the answer's format is asked for in words.
+		sys = append(sys, Message{Role: System, Content: "When you answer your caller, answer with only a JSON " +
+			"object matching this JSON Schema: " + string(schemaOf(out))})
+	}
+	var omitted int
+	req.Messages, omitted = fitWindow(sys, hist, tools, req.Output, a.contextWindow(st.traits), a.MaxTokens)
+	if omitted > 0 {
+		a.logger().Info("agent history trimmed to the context window", "agent", a.Name, "thread", st.session,
+			"omitted", omitted)
+	}
+	return req
+}
+
+// errorText words a <huh> or SystemError: its text and the pump's detail,
+// never the base64 of the original attempt.
+func errorText(de *xmlpipe.DeliveryError) string {
+	var base string
+	switch {
+	case de.Refusal != nil:
+		return de.Refusal.Summary()
+	case de.Huh != nil:
+		base = de.Huh.Error
+	case de.System != nil:
+		base = de.System.Message
+	}
+	if de.Detail != "" {
+		if base == "" {
+			return de.Detail
+		}
+		return base + ": " + de.Detail
+	}
+	if base == "" {
+		return "the message failed"
+	}
+	return base
+}
+
+// errorFeedback is the note a <huh> or SystemError not bound to a call
+// becomes: who said it, what and — in XML mode — whom the agent may
+// address.
+func (a *Agent) errorFeedback(st *turnState, de *xmlpipe.DeliveryError) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[From %s] Your message was not accepted: %s.", st.md.From, strings.TrimSuffix(errorText(de), "."))
+	if st.mode == XMLTools {
+		b.WriteString(" " + a.peersNote(st.md))
+	}
+	return b.String()
+}
+
+// mustJSON marshals v, which cannot fail for the records it is used for.
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("llm: marshal %T: %v", v, err))
+	}
+	return b
+}
