@@ -179,7 +179,7 @@ var insertKeys = newRowStatement(`INSERT INTO journal_keys (part, bucket, keys) 
 // highest summarised partition, or at the journal's first partition.
 func (w *writer) loadKeySummaries() error {
 	next, err := w.conn.queryInt64(`SELECT coalesce((SELECT max(part) + 1 FROM journal_keys),
-		(SELECT min(seq) FROM journal) >> ` + strconv.Itoa(journalPartitionBits) + `, 0)`)
+		(SELECT min(seq) FROM journal_rows) >> ` + strconv.Itoa(journalPartitionBits) + `, 0)`)
 	if err != nil {
 		return fmt.Errorf("store: read lookup keys: %w", err)
 	}
@@ -192,7 +192,7 @@ func (w *writer) loadKeySummaries() error {
 // are skipped in one step.
 func (w *writer) summarizeBefore(part int64) error {
 	for w.keys.txNext < part {
-		firsts, err := w.queryInt64s(`SELECT seq FROM journal WHERE seq >= ? ORDER BY seq LIMIT 1`,
+		firsts, err := w.queryInt64s(`SELECT seq FROM journal_rows WHERE seq >= ? ORDER BY seq LIMIT 1`,
 			w.keys.txNext<<journalPartitionBits)
 		if err != nil {
 			return fmt.Errorf("store: lookup keys: %w", err)
@@ -283,7 +283,7 @@ func (w *writer) summarize(part int64) error {
 func (w *writer) readRowKeys(part int64, recs []uint64) ([]uint64, error) {
 	first := part << journalPartitionBits
 	w.counters.statements.Add(1)
-	_, err := w.conn.run(`SELECT seq, thread, conversation FROM journal WHERE seq >= ? AND seq < ?`,
+	_, err := w.conn.run(`SELECT seq, thread, conversation FROM journal_rows WHERE seq >= ? AND seq < ?`,
 		[]any{first, first + partitionSize}, func(st uintptr) {
 			t, c := rowKeyRecords(w.conn.columnInt64(st, 0), w.conn.columnText(st, 1), w.conn.columnText(st, 2))
 			recs = append(recs, t, c)
@@ -296,7 +296,7 @@ func (w *writer) readRowKeys(part int64, recs []uint64) ([]uint64, error) {
 // that introduced them, or if the writer stopped between closing a
 // partition and summarising it. Until then, lookups scan those partitions.
 func (w *writer) catchUpKeys() error {
-	high, err := w.conn.queryInt64(`SELECT coalesce(max(seq), 0) FROM journal`)
+	high, err := w.conn.queryInt64(`SELECT coalesce(max(seq), 0) FROM journal_rows`)
 	if err != nil {
 		return fmt.Errorf("store: lookup keys: %w", err)
 	}
@@ -330,7 +330,7 @@ const keyCatchUpParts = 64
 
 // pruneKeysQuery deletes the lookup keys of partitions below the journal's
 // first row (all of them when the journal is empty).
-var pruneKeysQuery = `DELETE FROM journal_keys WHERE part < coalesce((SELECT min(seq) FROM journal) >> ` +
+var pruneKeysQuery = `DELETE FROM journal_keys WHERE part < coalesce((SELECT min(seq) FROM journal_rows) >> ` +
 	strconv.Itoa(journalPartitionBits) + `, (SELECT max(part) + 1 FROM journal_keys))`
 
 // keyProbe reads the lookup keys of one bucket in every summarised
@@ -383,8 +383,8 @@ func (r *Reader) lookup(kind byte, id string) ([]Entry, error) {
 // lookupQuery selects the journal rows whose column is ?1 among the seqs of
 // the JSON array ?3 and from seq ?2 on.
 func lookupQuery(column string) string {
-	return `SELECT ` + entryColumns + ` FROM journal WHERE seq IN (SELECT value FROM json_each(?3)) AND ` + column + ` = ?1
-		UNION ALL SELECT ` + entryColumns + ` FROM journal WHERE seq >= ?2 AND ` + column + ` = ?1 ORDER BY seq`
+	return `SELECT ` + entryColumns + ` FROM journal_rows WHERE seq IN (SELECT value FROM json_each(?3)) AND ` + column + ` = ?1
+		UNION ALL SELECT ` + entryColumns + ` FROM journal_rows WHERE seq >= ?2 AND ` + column + ` = ?1 ORDER BY seq`
 }
 
 // probeKeys returns the seqs whose lookup key is k, in the summarised

@@ -89,7 +89,7 @@ func (r *Reader) Tail(n int) ([]Entry, error) {
 	if n <= 0 {
 		return nil, nil
 	}
-	out, err := r.entries(`SELECT `+entryColumns+` FROM journal ORDER BY seq DESC LIMIT ?`, n)
+	out, err := r.entries(`SELECT `+entryColumns+` FROM journal_rows ORDER BY seq DESC LIMIT ?`, n)
 	slices.Reverse(out)
 	return out, err
 }
@@ -100,7 +100,7 @@ func (r *Reader) After(seq int64, limit int) ([]Entry, error) {
 	if limit <= 0 {
 		limit = -1
 	}
-	return r.entries(`SELECT `+entryColumns+` FROM journal WHERE seq > ? ORDER BY seq LIMIT ?`, seq, limit)
+	return r.entries(`SELECT `+entryColumns+` FROM journal_rows WHERE seq > ? ORDER BY seq LIMIT ?`, seq, limit)
 }
 
 // Each calls fn, in seq order, for every committed entry with seq above
@@ -108,7 +108,7 @@ func (r *Reader) After(seq int64, limit int) ([]Entry, error) {
 // fn ends the scan and is returned.
 func (r *Reader) Each(after int64, fn func(e *Entry) error) error {
 	return r.readTx(func(ctx context.Context, tx *sql.Tx) error {
-		return eachEntry(ctx, tx, `SELECT `+entryColumns+` FROM journal WHERE seq > ? ORDER BY seq`, []any{after}, fn)
+		return eachEntry(ctx, tx, `SELECT `+entryColumns+` FROM journal_rows WHERE seq > ? ORDER BY seq`, []any{after}, fn)
 	})
 }
 
@@ -130,7 +130,7 @@ func (r *Reader) Conversation(id string) ([]Entry, error) {
 func (r *Reader) ThreadEnds() (map[string]int64, error) {
 	out := map[string]int64{}
 	err := r.read(func(db *sql.DB) error {
-		rows, err := db.QueryContext(context.Background(), `SELECT thread, max(seq) FROM journal GROUP BY thread`)
+		rows, err := db.QueryContext(context.Background(), `SELECT thread, max(seq) FROM journal_rows GROUP BY thread`)
 		if err != nil {
 			return err
 		}
@@ -155,7 +155,7 @@ func (r *Reader) ThreadEnds() (map[string]int64, error) {
 
 // Count returns the number of journal entries (pruned entries excluded).
 func (r *Reader) Count() (int64, error) {
-	return r.queryInt(`SELECT count(*) FROM journal`)
+	return r.queryInt(`SELECT count(*) FROM journal_rows`)
 }
 
 // LastSeq returns the highest committed sequence number ever assigned, even
@@ -252,8 +252,8 @@ func (r *Reader) summaries(key string, limit, offset int, f ThreadFilter) ([]Thr
 		FROM (SELECT ` + key + ` AS id, min(time_ns) AS first_ns, max(time_ns) AS last_ns, count(*) AS n,
 			max(seq) AS last, group_concat(DISTINCT nullif(root, '')) AS tags,
 			max(sender = :person OR recipient = :person) AS person, max(root = :tag) AS tagged
-			FROM journal WHERE ` + where + ` GROUP BY ` + key + `) AS g
-		JOIN journal AS l ON l.seq = g.last
+			FROM journal_rows WHERE ` + where + ` GROUP BY ` + key + `) AS g
+		JOIN journal_rows AS l ON l.seq = g.last
 		WHERE (:person = '' OR g.person) AND (:tag = '' OR g.tagged)
 			AND (:since = 0 OR g.last_ns >= :since) AND (:until = 0 OR g.first_ns < :until)
 		ORDER BY g.last DESC LIMIT :limit OFFSET :offset`
@@ -294,7 +294,7 @@ func (r *Reader) summaries(key string, limit, offset int, f ThreadFilter) ([]Thr
 // undelivered selects, from ?1 on, the journal rows Undelivered reports: the
 // messages that reached a listener, above the delivery watermark, without a
 // delivery mark (deliveries.go).
-var undelivered = `FROM journal WHERE seq > max(?1, (SELECT delivered_seq FROM journal_state WHERE id = 1))
+var undelivered = `FROM journal_rows WHERE seq > max(?1, (SELECT delivered_seq FROM journal_state WHERE id = 1))
 	AND kind = 'message' AND listener <> '' AND NOT EXISTS (SELECT 1 FROM journal_delivered
 		WHERE part = seq >> ` + strconv.Itoa(journalPartitionBits) + ` AND substr(marks, (seq & ` +
 	strconv.Itoa(partitionSize-1) + `) + 1, 1) = '1')

@@ -265,16 +265,16 @@ func TestJournalAppendOnlyEnforced(t *testing.T) {
 		return err
 	}
 	for _, q := range []string{
-		`UPDATE journal SET envelope = '<x/>' WHERE seq = 1`,
-		`UPDATE journal SET seq = 9 WHERE seq = 1`,
-		`DELETE FROM journal WHERE seq = 1`, // no tombstone
+		`UPDATE journal_rows SET envelope = '<x/>' WHERE seq = 1`,
+		`UPDATE journal_rows SET seq = 9 WHERE seq = 1`,
+		`DELETE FROM journal_rows WHERE seq = 1`, // no tombstone
 	} {
 		if err := tamper(q); err == nil {
 			t.Errorf("%s succeeded", q)
 		}
 	}
 	must(t, tamper(`INSERT INTO journal_tombstones (seq, deleted_at, reason) VALUES (1, 1, 'test')`))
-	must(t, tamper(`DELETE FROM journal WHERE seq = 1`))
+	must(t, tamper(`DELETE FROM journal_rows WHERE seq = 1`))
 	for _, q := range []string{`UPDATE journal_tombstones SET reason = 'x'`, `DELETE FROM journal_tombstones`} {
 		if err := tamper(q); err == nil {
 			t.Errorf("%s succeeded", q)
@@ -285,7 +285,7 @@ func TestJournalAppendOnlyEnforced(t *testing.T) {
 	}
 }
 
-// TestJournalReadsAsSQL: the journal table reads with plain SQL, as sqlite3
+// TestJournalReadsAsSQL: the journal view reads with plain SQL, as sqlite3
 // would: one row per envelope, the time as ISO-8601 text, the envelope and
 // its payload element as text, the sender, recipient, listener and root
 // tag in their columns; dead-letter bytes that are not UTF-8 come back

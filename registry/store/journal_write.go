@@ -17,7 +17,7 @@ const entryColumns = `seq, time_ns, thread, conversation, direction, kind, sende
 // whole transaction, which the writer rolls back and retries op by op anyway
 // (writer.commit), so SQLite need not keep a statement journal to undo just
 // this statement.
-var journalInsert = newRowStatement(`INSERT OR ROLLBACK INTO journal (`+entryColumns+`) VALUES `,
+var journalInsert = newRowStatement(`INSERT OR ROLLBACK INTO journal_rows (`+entryColumns+`) VALUES `,
 	`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 13)
 
 // errOutOfSequence reports a journal append whose seq is not above every
@@ -70,7 +70,7 @@ var tombstoneInsert = newRowStatement(`INSERT INTO journal_tombstones (seq, dele
 	`(?, ?, ?)`, ``, 3)
 
 // rowDelete deletes journal rows by seq.
-var rowDelete = newRowStatement(`DELETE FROM journal WHERE seq IN (`, `?`, `)`, 1)
+var rowDelete = newRowStatement(`DELETE FROM journal_rows WHERE seq IN (`, `?`, `)`, 1)
 
 // deleteEntries tombstones the journal entries seqs (at, Unix ns, for
 // reason) and deletes their rows. Their delivery marks go with them (at

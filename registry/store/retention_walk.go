@@ -63,7 +63,7 @@ type sweepRule struct {
 func (s *Store) sweepRuleFor(ctx context.Context, c sweepCursor, r Retention, now time.Time) (rule sweepRule, ok bool, err error) {
 	switch r.Policy {
 	case PruneOnDelivery:
-		end, err := s.queryInt(`SELECT coalesce(max(seq), 0) FROM journal`)
+		end, err := s.queryInt(`SELECT coalesce(max(seq), 0) FROM journal_rows`)
 		if err != nil {
 			return sweepRule{}, false, err
 		}
@@ -108,14 +108,14 @@ func (s *Store) cutSeq(ctx context.Context, after, cutoff int64) (int64, error) 
 	var cut int64
 	err := s.readTx(func(ctx context.Context, tx *sql.Tx) error {
 		var high int64
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM journal`).Scan(&high); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM journal_rows`).Scan(&high); err != nil {
 			return err
 		}
 		lo, hi := after+1, high+1
 		for lo < hi {
 			mid := lo + (hi-lo)/2
 			var seq, ns int64
-			err := tx.QueryRowContext(ctx, `SELECT seq, time_ns FROM journal WHERE seq >= ? ORDER BY seq LIMIT 1`, mid).
+			err := tx.QueryRowContext(ctx, `SELECT seq, time_ns FROM journal_rows WHERE seq >= ? ORDER BY seq LIMIT 1`, mid).
 				Scan(&seq, &ns)
 			switch {
 			case errors.Is(err, sql.ErrNoRows) || err == nil && ns >= cutoff:
@@ -197,7 +197,7 @@ func (s *Store) readSweptEntries(ctx context.Context, byDelivery bool, after, en
 			strconv.Itoa(journalPartitionBits) + ` AND substr(marks, (seq & ` + strconv.Itoa(partitionSize-1) + `) + 1, 1) = '1')`
 	}
 	err := s.read(func(db *sql.DB) error {
-		rows, err := db.QueryContext(ctx, `SELECT seq, time_ns, kind = 'message', `+delivered+` FROM journal
+		rows, err := db.QueryContext(ctx, `SELECT seq, time_ns, kind = 'message', `+delivered+` FROM journal_rows
 			WHERE seq > ? AND seq <= ? AND listener = ? ORDER BY seq LIMIT ?`, after, end, listener, s.sweepChunk)
 		if err != nil {
 			return err

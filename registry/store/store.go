@@ -160,7 +160,7 @@ func (s *Store) open() error {
 		return fmt.Errorf("store: writer connection: %w", err)
 	}
 	var next, calls int64
-	if err := conn.QueryRowContext(ctx, `SELECT max(high_seq, coalesce((SELECT max(seq) FROM journal), 0),
+	if err := conn.QueryRowContext(ctx, `SELECT max(high_seq, coalesce((SELECT max(seq) FROM journal_rows), 0),
 		coalesce((SELECT max(seq) FROM journal_tombstones), 0)) + 1, (SELECT coalesce(max(id), 0) FROM llm_calls)
 		FROM journal_state`).Scan(&next, &calls); err != nil {
 		conn.Close()

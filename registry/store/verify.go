@@ -125,7 +125,7 @@ func verify(ctx context.Context, db *sql.DB, progress func(done, total int64)) (
 
 	var delivered int64
 	v := &verifier{ctx: ctx, tx: tx, rep: &rep, progress: progress, expect: 1, part: -1}
-	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM journal), (SELECT count(*) FROM journal_tombstones),
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM journal_rows), (SELECT count(*) FROM journal_tombstones),
 		(SELECT high_seq FROM journal_state WHERE id = 1), `+watermarkExpr+`,
 		(SELECT coalesce(max(part) + 1, 0) FROM journal_keys)`).
 		Scan(&rep.Rows, &rep.Tombstones, &rep.HighSeq, &delivered, &v.keysEnd); err != nil {
@@ -139,7 +139,7 @@ func verify(ctx context.Context, db *sql.DB, progress func(done, total int64)) (
 	}
 	for after := int64(0); ; {
 		var page []Entry
-		err := eachEntry(ctx, tx, `SELECT `+entryColumns+` FROM journal WHERE seq > ? ORDER BY seq LIMIT ?`,
+		err := eachEntry(ctx, tx, `SELECT `+entryColumns+` FROM journal_rows WHERE seq > ? ORDER BY seq LIMIT ?`,
 			[]any{after, verifyPage}, func(e *Entry) error {
 				page = append(page, *e)
 				return nil

@@ -17,7 +17,7 @@ import (
 // an attacker or a broken tool would, and checks what Verify reports.
 func TestVerify(t *testing.T) {
 	copyRow := func(from, to int64) tamper {
-		return sqlTamper(fmt.Sprintf(`INSERT INTO journal (%s) SELECT %d, %s FROM journal WHERE seq = %d`, entryColumns, to,
+		return sqlTamper(fmt.Sprintf(`INSERT INTO journal_rows (%s) SELECT %d, %s FROM journal_rows WHERE seq = %d`, entryColumns, to,
 			strings.TrimPrefix(entryColumns, "seq, "), from))
 	}
 	tests := []struct {
@@ -28,33 +28,33 @@ func TestVerify(t *testing.T) {
 		{name: "clean"},
 		{
 			name:   "hash mismatch",
-			tamper: []tamper{sqlTamper(`UPDATE journal SET envelope = '<x/>' WHERE seq = 4`)},
+			tamper: []tamper{sqlTamper(`UPDATE journal_rows SET envelope = '<x/>' WHERE seq = 4`)},
 			want:   []Fault{{Kind: FaultHash, Seq: 4}},
 		},
 		{
 			name:   "gap",
-			tamper: []tamper{sqlTamper(`DELETE FROM journal WHERE seq IN (5, 6)`)},
+			tamper: []tamper{sqlTamper(`DELETE FROM journal_rows WHERE seq IN (5, 6)`)},
 			want:   []Fault{{Kind: FaultGap, Seq: 5}},
 		},
 		{
 			name:   "single gap at the start",
-			tamper: []tamper{sqlTamper(`DELETE FROM journal WHERE seq = 1`)},
+			tamper: []tamper{sqlTamper(`DELETE FROM journal_rows WHERE seq = 1`)},
 			want:   []Fault{{Kind: FaultGap, Seq: 1}},
 		},
 		{
 			name:   "lost tail",
-			tamper: []tamper{sqlTamper(`DELETE FROM journal WHERE seq >= 9`)},
+			tamper: []tamper{sqlTamper(`DELETE FROM journal_rows WHERE seq >= 9`)},
 			want:   []Fault{{Kind: FaultGap, Seq: 9}},
 		},
 		{
 			name:   "lost journal",
-			tamper: []tamper{sqlTamper(`DELETE FROM journal`)},
+			tamper: []tamper{sqlTamper(`DELETE FROM journal_rows`)},
 			want:   []Fault{{Kind: FaultGap, Seq: 1}, {Kind: FaultGap, Seq: 4}},
 		},
 		{
 			name: "missing fields",
-			tamper: []tamper{sqlTamper(`UPDATE journal SET thread = '' WHERE seq = 7`),
-				sqlTamper(`UPDATE journal SET direction = 'sideways', sender = '' WHERE seq = 8`)},
+			tamper: []tamper{sqlTamper(`UPDATE journal_rows SET thread = '' WHERE seq = 7`),
+				sqlTamper(`UPDATE journal_rows SET direction = 'sideways', sender = '' WHERE seq = 8`)},
 			want: []Fault{{Kind: FaultMissingField, Seq: 7}, {Kind: FaultMissingField, Seq: 8}},
 		},
 		{

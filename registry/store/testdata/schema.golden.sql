@@ -50,30 +50,6 @@ CREATE TABLE approvals (
 	decided_at      INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 
--- table journal
-CREATE TABLE journal (
-	seq          INTEGER PRIMARY KEY,
-	time_ns      INTEGER NOT NULL,
-	time         TEXT    GENERATED ALWAYS AS (strftime('%Y-%m-%dT%H:%M:%S', time_ns / 1000000000, 'unixepoch') || '.' ||
-		printf('%09d', time_ns % 1000000000) || 'Z') VIRTUAL,
-	thread       TEXT    NOT NULL,
-	conversation TEXT    NOT NULL,
-	direction    TEXT    NOT NULL CHECK (direction = 'inbound' OR direction = 'outbound'),
-	kind         TEXT    NOT NULL CHECK (kind = 'message' OR kind = 'huh' OR kind = 'system-error'
-		OR kind = 'dead-letter' OR kind = 'refusal' OR kind = 'decision'),
-	sender       TEXT    NOT NULL,
-	recipient    TEXT    NOT NULL,
-	listener     TEXT    NOT NULL,
-	root         TEXT    NOT NULL,
-	sha256       BLOB    NOT NULL CHECK (length(sha256) = 32),
-	envelope     TEXT    NOT NULL CHECK (envelope <> ''),
-	payload      TEXT    GENERATED ALWAYS AS (CASE WHEN instr(envelope, '</meta>') > 0 AND substr(envelope, -10) = '</message>'
-		THEN substr(envelope, instr(envelope, '</meta>') + 7, length(envelope) - instr(envelope, '</meta>') - 16)
-		ELSE envelope END) VIRTUAL,
-	diagnostics  TEXT    NOT NULL,
-	CHECK (kind = 'dead-letter' OR (thread <> '' AND sender <> ''))
-);
-
 -- table journal_delivered
 CREATE TABLE journal_delivered (
 	part  INTEGER PRIMARY KEY,
@@ -93,6 +69,25 @@ CREATE TABLE journal_listeners (
 	listener  TEXT    PRIMARY KEY,
 	swept_seq INTEGER NOT NULL DEFAULT 0 CHECK (swept_seq >= 0)
 ) WITHOUT ROWID;
+
+-- table journal_rows
+CREATE TABLE journal_rows (
+	seq          INTEGER PRIMARY KEY,
+	time_ns      INTEGER NOT NULL,
+	thread       TEXT    NOT NULL,
+	conversation TEXT    NOT NULL,
+	direction    TEXT    NOT NULL CHECK (direction = 'inbound' OR direction = 'outbound'),
+	kind         TEXT    NOT NULL CHECK (kind = 'message' OR kind = 'huh' OR kind = 'system-error'
+		OR kind = 'dead-letter' OR kind = 'refusal' OR kind = 'decision'),
+	sender       TEXT    NOT NULL,
+	recipient    TEXT    NOT NULL,
+	listener     TEXT    NOT NULL,
+	root         TEXT    NOT NULL,
+	sha256       BLOB    NOT NULL CHECK (length(sha256) = 32),
+	envelope     TEXT    NOT NULL CHECK (envelope <> ''),
+	diagnostics  TEXT    NOT NULL,
+	CHECK (kind = 'dead-letter' OR (thread <> '' AND sender <> ''))
+);
 
 -- table journal_state
 CREATE TABLE journal_state (
@@ -195,13 +190,13 @@ CREATE TABLE watchers (
 );
 
 -- trigger journal_append_only
-CREATE TRIGGER journal_append_only BEFORE UPDATE ON journal
+CREATE TRIGGER journal_append_only BEFORE UPDATE ON journal_rows
 BEGIN
 	SELECT RAISE(ABORT, 'journal is append-only');
 END;
 
 -- trigger journal_delete_needs_tombstone
-CREATE TRIGGER journal_delete_needs_tombstone BEFORE DELETE ON journal
+CREATE TRIGGER journal_delete_needs_tombstone BEFORE DELETE ON journal_rows
 WHEN NOT EXISTS (SELECT 1 FROM journal_tombstones WHERE seq = OLD.seq)
 BEGIN
 	SELECT RAISE(ABORT, 'journal rows are deleted only after a tombstone');
@@ -218,4 +213,14 @@ CREATE TRIGGER journal_tombstones_immutable_update BEFORE UPDATE ON journal_tomb
 BEGIN
 	SELECT RAISE(ABORT, 'journal tombstones are immutable');
 END;
+
+-- view journal
+CREATE VIEW journal AS SELECT seq,
+	strftime('%Y-%m-%dT%H:%M:%S', time_ns / 1000000000, 'unixepoch') || '.' || printf('%09d', time_ns % 1000000000) || 'Z' AS time,
+	thread, conversation, direction, kind, sender, recipient, listener, root,
+	CASE WHEN instr(envelope, '</meta>') > 0 AND substr(envelope, -10) = '</message>'
+		THEN substr(envelope, instr(envelope, '</meta>') + 7, length(envelope) - instr(envelope, '</meta>') - 16)
+		ELSE envelope END AS payload,
+	diagnostics, envelope, time_ns
+FROM journal_rows;
 
