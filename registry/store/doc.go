@@ -11,8 +11,9 @@
 // the lock, for tools that read the journal of a running organism (Follow
 // tails it).
 //
-// The journal is one row per envelope in the journal table (schema.go), the
-// envelope stored as text, so sqlite3 can read it:
+// The journal is one row per envelope in the journal_rows table
+// (schema.go), the envelope stored as text, and the journal view shows
+// each row with its time and payload as text, so sqlite3 can read it:
 //
 //	sqlite3 -readonly data/xmlpipe.db "SELECT seq, time, sender, recipient, root, payload FROM journal WHERE thread = '…'"
 //
@@ -24,23 +25,27 @@
 // (retention.go). The tables, and how to add one, are in schema.go; Open
 // migrates a data directory of the layout before this one (legacy.go).
 //
-// Two choices are measured rather than obvious (go test -bench
-// BenchmarkWriterPath ./registry/store/, 2 shared cores):
+// Two choices are measured rather than obvious (BenchmarkJournalFlow, the
+// store traffic of `xmlpipe bench --journal`, on 2 shared cores):
 //
-//   - The writer drives its connection through the SQLite C API that
-//     modernc.org/sqlite exports (rawconn.go), not database/sql: journaling
-//     a row of the `xmlpipe bench --journal` flow costs the writer 4.9 µs
-//     of CPU that way and 8.7 µs through database/sql with the same
-//     multi-row statements and transactions, where the whole journal may
-//     cost the pump ~8 µs per envelope to keep `bench --journal` at 0.85 of
-//     its speed without one. database/sql converts every argument, and the
-//     driver allocates, copies and frees C memory for each text.
-//   - The journal has no secondary index: each index on it, even one whose
-//     keys land at its right edge, costs the writer ~3 µs per row, and one
-//     led by a thread id (a random UUID) dirties a page per row at every
-//     commit (60 µs per row). Thread and conversation lookups go through
-//     lookup keys written once per 1024 rows (journal_keys.go); every other
-//     query the code runs reads a seq range.
+//   - The writer goes through database/sql like every other connection
+//     (writeconn.go): one connection held for the store's lifetime, its
+//     statements prepared once, rows inserted 64 to a statement. That
+//     costs ~13 µs of CPU per journaled envelope against ~9.5 µs for the
+//     hand-written binding over modernc's C API it replaced (interleaved
+//     runs, 22 against 11 allocations per envelope): database/sql converts
+//     every argument and the driver allocates and frees C memory for each
+//     text. `xmlpipe bench --journal` could not tell the two apart on a
+//     machine shared with other work (on/off 0.73-0.79 for both, where the
+//     journal of segments before this layout measured 0.65-0.81 alongside).
+//   - journal_rows has no secondary index: indexes on thread and
+//     conversation (random UUIDs, so every row dirties a page of each)
+//     cost the writer 12-17 µs more per envelope (26-32 against 14 µs of
+//     CPU over 60,000 envelopes, growing with the journal). Thread and
+//     conversation lookups go through lookup keys written once per 1024
+//     rows (journal_keys.go); every other query the code runs reads a seq
+//     range. A query by thread in sqlite3 scans the table, which is what an
+//     operator's ad-hoc query can afford.
 //
 // Package store imports nothing else from xmlpipe; callers adapt their
 // in-memory types to the plain row types defined here.

@@ -283,10 +283,18 @@ func (w *writer) summarize(part int64) error {
 func (w *writer) readRowKeys(part int64, recs []uint64) ([]uint64, error) {
 	first := part << journalPartitionBits
 	w.counters.statements.Add(1)
-	_, err := w.conn.run(`SELECT seq, thread, conversation FROM journal_rows WHERE seq >= ? AND seq < ?`,
-		[]any{first, first + partitionSize}, func(st uintptr) {
-			t, c := rowKeyRecords(w.conn.columnInt64(st, 0), w.conn.columnText(st, 1), w.conn.columnText(st, 2))
+	err := w.conn.query(`SELECT seq, thread, conversation FROM journal_rows WHERE seq >= ? AND seq < ?`,
+		[]any{first, first + partitionSize}, func(rows *sql.Rows) error {
+			var (
+				seq                  int64
+				thread, conversation string
+			)
+			if err := rows.Scan(&seq, &thread, &conversation); err != nil {
+				return err
+			}
+			t, c := rowKeyRecords(seq, thread, conversation)
 			recs = append(recs, t, c)
+			return nil
 		})
 	return recs, err
 }

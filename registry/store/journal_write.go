@@ -42,21 +42,14 @@ func (w *writer) insertEntries(p *pending) error {
 			return fmt.Errorf("store: %s: %w: seq %d is not above %d", name, errOutOfSequence, e.Seq, w.txHigh)
 		}
 		w.txHigh = e.Seq
-		args = append(args, intArg(e.Seq), intArg(e.Time.UnixNano()), textArg(e.Thread), textArg(e.Conversation),
-			textArg(directionNames[e.Direction]), textArg(kindNames[e.Kind]), textArg(e.From), textArg(e.To),
-			textArg(e.Listener), textArg(e.PayloadTag), blobArg(e.SHA256[:]), textBytesArg(e.Bytes),
-			textArg(e.Diagnostics))
+		args = append(args, e.Seq, e.Time.UnixNano(), e.Thread, e.Conversation, directionNames[e.Direction],
+			kindNames[e.Kind], e.From, e.To, e.Listener, e.PayloadTag, e.SHA256[:], string(e.Bytes), e.Diagnostics)
 		w.listeners.note(e.Listener)
 		w.deliveries.appended(e)
 		w.keys.inserted(e)
 	}
 	p.args = args
-	err := chunkRows(journalInsert, len(p.appends), args, func(query string, args []sqlArg) error {
-		w.counters.statements.Add(1)
-		_, err := w.conn.runArgs(query, args, nil)
-		return err
-	})
-	if err != nil {
+	if _, err := w.execRows(journalInsert, len(p.appends), args); err != nil {
 		return fmt.Errorf("store: %s: insert journal rows: %w", name, err)
 	}
 	if err := w.registerListeners(); err != nil {

@@ -171,16 +171,16 @@ func (s *Store) open() error {
 	s.callSeq.Store(calls)
 	s.dur = newDurability(next - 1)
 	deliveries, err := loadDeliveries(ctx, conn, next-1)
-	conn.Close() // the writer has its own connection from here on
+	conn.Close() // the writer takes the connection back from the pool below
 	if err != nil {
 		return err
 	}
-	raw, err := openRawConn(path, s.opts.BusyTimeout)
+	wc, err := newWriteConn(ctx, wdb)
 	if err != nil {
 		return err
 	}
 	s.w = &writer{
-		conn:     raw,
+		conn:     wc,
 		queue:    s.queue,
 		wake:     s.wake,
 		done:     s.done,

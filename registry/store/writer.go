@@ -63,7 +63,7 @@ type op struct {
 // writer owns the single write connection. Only its goroutine touches conn
 // and stmts.
 type writer struct {
-	conn     *rawConn
+	conn     *writeConn
 	queue    <-chan op
 	wake     <-chan struct{} // Store.nudge
 	done     <-chan struct{} // closed when the Store closes
