@@ -30,14 +30,19 @@
 //
 //   - The writer goes through database/sql like every other connection
 //     (writeconn.go): one connection held for the store's lifetime, its
-//     statements prepared once, rows inserted 64 to a statement. That
-//     costs ~13 µs of CPU per journaled envelope against ~9.5 µs for the
-//     hand-written binding over modernc's C API it replaced (interleaved
-//     runs, 22 against 11 allocations per envelope): database/sql converts
-//     every argument and the driver allocates and frees C memory for each
-//     text. `xmlpipe bench --journal` could not tell the two apart on a
-//     machine shared with other work (on/off 0.73-0.79 for both, where the
-//     journal of segments before this layout measured 0.65-0.81 alongside).
+//     statements prepared once, rows inserted 64 to a statement. Journaling
+//     an envelope costs the process ~14.5 µs of CPU that way, ~10 µs
+//     through the hand-written binding over modernc's C API this layout
+//     first had, and ~6.2 µs in the S2-compressed segments of the layout
+//     before it (BenchmarkJournalFlow/default, 60,000 envelopes, interleaved
+//     runs): database/sql converts every argument and the driver allocates
+//     and frees C memory for each text (22 allocations per envelope against
+//     11), and rows write the envelope uncompressed. That is a real loss:
+//     at the ~45 µs of CPU an envelope costs `xmlpipe bench` without a
+//     journal, 8 µs more per envelope lowers its on/off ratio by about a
+//     tenth. Measured on a 2-core machine shared with other work (load
+//     average 17-20), `bench --journal` gave on/off 0.67-1.0 for this
+//     store and 0.65-0.88 for the segments, too scattered to rank them.
 //   - journal_rows has no secondary index: indexes on thread and
 //     conversation (random UUIDs, so every row dirties a page of each)
 //     cost the writer 12-17 µs more per envelope (26-32 against 14 µs of
