@@ -40,13 +40,14 @@ type benchStore struct {
 // With --bus it is the main bus's load generator instead: see runBusBench.
 func runBench(ctx context.Context, args []string, std streams) int {
 	fs := newFlags("bench", "[--duration 5s] [--injectors N] [--journal] [--durable] [--metrics] [--agents] [--json] [--cpuprofile FILE] [--mutexprofile FILE]\n"+
-		"       xmlpipe bench --bus [--clients 200] [--duration 10s] [--rate R] [--grace 5s] [--in-memory] [--json] [--cpuprofile FILE] [--mutexprofile FILE]", std.err)
+		"       xmlpipe bench --bus [--clients 200] [--duration 10s] [--rate R] [--grace 5s] [--in-memory] [--all-events] [--json] [--cpuprofile FILE] [--mutexprofile FILE]", std.err)
 	duration := fs.Duration("duration", 0, "length of the throughput phase (default 5s; 10s with --bus)")
 	onBus := fs.Bool("bus", false, "load-test the main bus: TLS WebSocket clients on loopback sending @greeter conversations")
 	clients := fs.Int("clients", busload.DefaultClients, "with --bus: concurrent /ws clients")
 	rate := fs.Float64("rate", 0, "with --bus: total sends per second, open loop (0: closed loop, each client waits for its reply)")
 	grace := fs.Duration("grace", busload.DefaultGrace, "with --bus: how long to wait for outstanding replies after --duration")
 	inMemory := fs.Bool("in-memory", false, "with --bus: no data directory (no journal, no persisted registries), to see the bus without the store")
+	allEvents := fs.Bool("all-events", false, "with --bus: clients get every event of their conversations instead of subscribing to output frames only")
 	injectors := fs.Int("injectors", 4, "goroutines injecting envelopes")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	withJournal := fs.Bool("journal", false, "journal to a SQLite store in a temporary directory, in throughput slices alternating with slices without, and report both")
@@ -85,7 +86,7 @@ func runBench(ctx context.Context, args []string, std streams) int {
 			fmt.Fprintln(std.err, "xmlpipe bench: --bus journals always (a durable organism); drop --journal/--durable")
 			return exitUsage
 		}
-		load := busload.LoadConfig{Clients: *clients, Duration: *duration, Rate: *rate, Grace: *grace}
+		load := busload.LoadConfig{Clients: *clients, Duration: *duration, Rate: *rate, Grace: *grace, AllEvents: *allEvents}
 		if err := load.Validate(); err != nil {
 			fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
 			return exitUsage

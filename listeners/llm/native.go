@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/llm/aeiou"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
 )
@@ -126,6 +127,9 @@ func (a *Agent) request(st *turnState, box *toolbox, out *xmlpipe.PayloadType) R
 			"with its result): " + box.names() + "."})
 	case st.mode == XMLTools && md.UsageInstructions != "":
 		sys = append(sys, Message{Role: System, Content: md.UsageInstructions + "\n\n" + xmlModeNote})
+	}
+	if a.loopControlled(st) {
+		sys = append(sys, Message{Role: System, Content: aeiou.Rules})
 	}
 	hist := a.history(st.c)
 	if md.TodoNudge != "" {

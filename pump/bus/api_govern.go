@@ -181,6 +181,7 @@ func (s *Server) onGovernance(e organism.GovernanceEvent) {
 		frame := wire.Approval{Head: wire.Head{Type: typ}, Approval: a}
 		s.wsocks.each(func(ws *wsSocket) {
 			switch {
+			case !ws.subs.wants(typ):
 			case s.router.routed(a.ThreadID, ws):
 				ws.post(a.ThreadID, frame)
 			case ws.c.sess.Role.Allows(auth.Admin):
@@ -194,7 +195,7 @@ func (s *Server) onGovernance(e organism.GovernanceEvent) {
 		frame := wire.GuardianAlert{Head: wire.Head{Type: wire.TypeGuardianAlert}, Sender: al.Sender, Count: al.Count,
 			WindowSeconds: al.Window.Seconds(), Rules: al.Rules, Timestamp: ts}
 		s.wsocks.each(func(ws *wsSocket) {
-			if ws.c.sess.Role.Allows(auth.Admin) {
+			if ws.c.sess.Role.Allows(auth.Admin) && ws.subs.wants(wire.TypeGuardianAlert) {
 				ws.c.send(frame)
 			}
 		})
@@ -207,7 +208,11 @@ func (s *Server) onGovernance(e organism.GovernanceEvent) {
 			typ, name = wire.TypeResumed, streamResumed
 		}
 		frame := wire.Halt{Head: wire.Head{Type: typ}, Scope: e.Scope, By: e.By, Timestamp: ts}
-		s.wsocks.each(func(ws *wsSocket) { ws.c.send(frame) })
+		s.wsocks.each(func(ws *wsSocket) {
+			if ws.subs.wants(typ) {
+				ws.c.send(frame)
+			}
+		})
 		s.broadcast(streamEvent{name: name, body: map[string]any{"event": name, "scope": e.Scope, "by": e.By,
 			"timestamp": ts}})
 	}

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 )
 
 // maxBatchBytes bounds the bytes a socket's writer gathers before it writes
@@ -23,9 +24,20 @@ const maxBatchBytes = 64 << 10
 type batchConn struct {
 	net.Conn
 
+	// writes counts the network writes (nil: not counted).
+	writes *atomic.Int64
+
 	mu       sync.Mutex
 	batching bool
 	buf      []byte
+}
+
+// write writes p to the network, counting it.
+func (b *batchConn) write(p []byte) (int, error) {
+	if b.writes != nil {
+		b.writes.Add(1)
+	}
+	return b.Conn.Write(p)
 }
 
 // isControlFrame reports whether p starts a WebSocket control frame (FIN
@@ -54,7 +66,7 @@ func (b *batchConn) Write(p []byte) (int, error) {
 	if err := b.flushLocked(); err != nil {
 		return 0, err
 	}
-	return b.Conn.Write(p)
+	return b.write(p)
 }
 
 // begin starts gathering frames.
@@ -78,7 +90,7 @@ func (b *batchConn) flushLocked() error {
 	if len(b.buf) == 0 {
 		return nil
 	}
-	_, err := b.Conn.Write(b.buf)
+	_, err := b.write(b.buf)
 	if cap(b.buf) > maxBatchBytes/4 {
 		b.buf = nil
 	} else {
@@ -92,6 +104,8 @@ func (b *batchConn) flushLocked() error {
 type batchWriter struct {
 	http.ResponseWriter
 	conn *batchConn
+	// writes counts the connection's network writes.
+	writes *atomic.Int64
 }
 
 // Hijack implements http.Hijacker for the WebSocket upgrade.
@@ -100,7 +114,7 @@ func (w *batchWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	w.conn = &batchConn{Conn: c}
+	w.conn = &batchConn{Conn: c, writes: w.writes}
 	return w.conn, brw, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 )
 
 // recordingConn is a net.Conn that records each Write.
@@ -66,5 +68,63 @@ func TestBatchConn(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBatchConnCloseMidBatch: a close frame written by another goroutine
+// (conn.close) while the writer is gathering flushes what was gathered
+// first, and what the writer gathers after it goes out at end: nothing is
+// stranded, nothing reordered.
+func TestBatchConnCloseMidBatch(t *testing.T) {
+	text := func(s string) string { return "\x81" + s }
+	closeFrame := "\x88\x02\x03\xe8"
+	rec := &recordingConn{}
+	b := &batchConn{Conn: rec}
+	b.begin()
+	for _, f := range []string{text("a"), text("b")} {
+		if _, err := b.Write([]byte(f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error)
+	go func() {
+		_, err := b.Write([]byte(closeFrame))
+		done <- err
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Write([]byte(text("c"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.end(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{text("a") + text("b"), closeFrame, text("c")}
+	if len(rec.writes) != len(want) {
+		t.Fatalf("writes %q, want %q", rec.writes, want)
+	}
+	for i, w := range want {
+		if string(rec.writes[i]) != w {
+			t.Errorf("write %d: %q, want %q", i, rec.writes[i], w)
+		}
+	}
+}
+
+// TestWSPipelinedOrder: requests sent back to back are answered in order
+// whatever the writer gathers into one write.
+func TestWSPipelinedOrder(t *testing.T) {
+	f := newFixture(t)
+	c := f.dial("/ws", f.loginAs("alice", auth.Viewer))
+	readFrame(t, c) // connected
+	const n = 300
+	for i := range n {
+		writeFrame(t, c, frame{"type": "ping", "id": i})
+	}
+	for i := range n {
+		got := readFrame(t, c)
+		if got["type"] != "pong" || got["id"] != float64(i) {
+			t.Fatalf("reply %d: %v, want pong %d", i, got, i)
+		}
 	}
 }

@@ -101,7 +101,7 @@ func (s *Server) openConn(w http.ResponseWriter, r *http.Request, kind string, s
 		writeError(w, http.StatusServiceUnavailable, "Server shutting down")
 		return nil
 	}
-	bw := &batchWriter{ResponseWriter: w}
+	bw := &batchWriter{ResponseWriter: w, writes: &s.sockets.writes}
 	ws, err := s.up.Upgrade(bw, r, nil)
 	if err != nil {
 		s.leave()
@@ -357,5 +357,6 @@ func (c *conn) write(item any) bool {
 		c.close(0, "")
 		return false
 	}
+	c.s.sockets.frames.Add(1)
 	return true
 }

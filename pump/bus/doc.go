@@ -101,6 +101,8 @@
 //	{"type":"usage"}                     → {"type":"usage","llm":true,"agents":[{"name":"poet",
 //	                                        "prompt_tokens":22,"completion_tokens":14,"requests":2}],
 //	                                        "backends":[…],"calls":[Call…]}
+//	{"type":"subscribe","events":["output","complete"]}
+//	                                     → {"type":"subscribed","events":["complete","output"]}
 //
 // threads lists, for a durable organism, the journal's recent conversations
 // that are no longer live ("ended": true, slots = their journaled messages;
@@ -178,6 +180,18 @@
 // "[shouter] HELLO, DAN!"); reply is a message addressed back outside the
 // organism; huh, system_error and dead_letter are failures on the
 // conversation; complete says nothing of it is in flight any more.
+//
+// subscribe chooses the event frames the socket gets from then on, for
+// every conversation it has sent on: any of message, output, reply, huh,
+// system_error, dead_letter, refusal, complete, delta and the governance
+// pushes approval, approval_decided, guardian_alert, halted and resumed.
+// Until a socket subscribes it gets them all; an empty list restores that;
+// an unknown type is answered {"type":"error","error":"Unknown event type:
+// dance","code":"bad_request"} and changes nothing. Replies to requests
+// ("sent", "error", …) are never filtered. Events a socket did not subscribe
+// to cost it nothing: they are dropped before they are queued or encoded,
+// so a client that only waits for its answers (output, reply) should
+// subscribe to just those.
 //
 // delta is the text an LLM agent's model is writing on the conversation
 // (any agent of it, peers called on the way too), as it arrives and in
@@ -415,6 +429,21 @@
 // "refusal". The event stream carries {"event":"approval"|
 // "approval_decided","approval":Approval}, {"event":"guardian_alert",…}
 // and {"event":"organism_halted"|"organism_resumed","scope","by"}.
+//
+// # Memory
+//
+//	GET    /api/v1/memory                 {"memories":[Memory…]}: the caller's own, newest first;
+//	                                       ?q=words (any of them, best first) &limit=N (1-500);
+//	                                       admin only: ?user=NAME, ?all=true (403 otherwise)
+//	DELETE /api/v1/memory/{id}            the caller's own (an admin's: any) → {"deleted":Memory};
+//	                                       404 for an unknown id or another user's memory
+//
+// A Memory is {"id","user","agent","content","tags","consent","thread_id",
+// "thread","created_at"} (the wire package's MemoryInfo): what an agent
+// with memory (memory: true) was allowed to remember for the user of a
+// conversation. consent is the approval that let it in (under memory
+// consent ask a remember call is an approval of kind memory, listed and
+// decided like any other) or "policy:always". A deletion is audited.
 //
 // # Busy: bounded admission
 //

@@ -53,6 +53,9 @@ type Server struct {
 	closed   bool
 	stopSubs []func()
 
+	// sockets count the frames and network writes of every socket.
+	sockets socketCounters
+
 	// writeGate, when set (tests only), makes every socket writer wait for a
 	// token before each frame: a client that cannot drain its socket.
 	writeGate chan struct{}

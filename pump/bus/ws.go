@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
@@ -32,13 +34,20 @@ type wsSocket struct {
 	s *Server
 	c *conn
 
+	// subs are the event types the client subscribed to (all until it
+	// sends a subscribe request).
+	subs *subscription
+
+	// frame is the writer goroutine's encoding buffer (encode).
+	frame []byte
+
 	mu   sync.Mutex
 	held map[string][]any // conversation → events waiting for its "sent"
 }
 
 // handleWS is GET /ws (behind the bearer middleware).
 func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
-	sock := &wsSocket{s: s, held: map[string][]any{}}
+	sock := &wsSocket{s: s, subs: newSubscription(), held: map[string][]any{}}
 	if sock.c = s.openConn(w, r, "ws", sessionOf(r.Context()), sock.encode); sock.c == nil {
 		return
 	}
@@ -123,6 +132,14 @@ func (w *wsSocket) handle(data []byte) {
 		w.send(req)
 	case wire.TypeUsage:
 		w.usage(reply)
+	case wire.TypeSubscribe:
+		set, bad := parseEvents(req.Events)
+		if bad != "" {
+			w.fail(reply, wire.CodeBadRequest, "Unknown event type: "+bad)
+			return
+		}
+		w.subs.replace(set)
+		w.c.send(wire.Subscribed{Head: wire.Head{Type: wire.TypeSubscribed, ID: req.ID}, Events: set.names()})
 	default:
 		w.fail(reply, wire.CodeBadRequest, "Unknown message type: "+req.Type)
 	}
@@ -304,13 +321,34 @@ func (w *wsSocket) post(conv string, item any) {
 	w.c.send(item)
 }
 
-// conversationEvent implements sink.
+// conversationEvent implements sink: the events the client subscribed to
+// are queued (or held until the conversation's "sent").
 func (w *wsSocket) conversationEvent(e pump.Event) {
-	switch e.Kind {
-	case pump.EventMessage, pump.EventReply, pump.EventHuh, pump.EventSystemError, pump.EventDeadLetter,
-		pump.EventComplete, pump.EventRefusal:
+	if typ := eventType(e.Kind); typ != "" && w.subs.wants(typ) {
 		w.post(e.Conversation, e)
 	}
+}
+
+// eventType is the /ws frame type of a pump event kind ("" for a kind /ws
+// does not forward).
+func eventType(k pump.EventKind) string {
+	switch k {
+	case pump.EventMessage:
+		return wire.TypeMessage
+	case pump.EventReply:
+		return wire.TypeReply
+	case pump.EventHuh:
+		return wire.TypeHuh
+	case pump.EventSystemError:
+		return wire.TypeSystemError
+	case pump.EventDeadLetter:
+		return wire.TypeDeadLetter
+	case pump.EventComplete:
+		return wire.TypeComplete
+	case pump.EventRefusal:
+		return wire.TypeRefusal
+	}
+	return ""
 }
 
 // output implements sink: a printed line is queued as it is, a piece of
@@ -318,7 +356,12 @@ func (w *wsSocket) conversationEvent(e pump.Event) {
 // queue (see pendingDelta).
 func (w *wsSocket) output(o console.Output) {
 	if o.Kind != console.OutputDelta {
-		w.post(o.Conversation, o)
+		if w.subs.wants(wire.TypeOutput) {
+			w.post(o.Conversation, o)
+		}
+		return
+	}
+	if !w.subs.wants(wire.TypeDelta) {
 		return
 	}
 	w.mu.Lock()
@@ -339,20 +382,44 @@ func (w *wsSocket) output(o console.Output) {
 	w.c.sendDelta(o)
 }
 
-// encode turns a queued item into a JSON text frame (in the writer goroutine).
+// encode turns a queued item into a JSON text frame (in the writer
+// goroutine). The frames of a conversation are encoded without reflection
+// (their AppendJSON) into a buffer the writer reuses: gorilla copies a
+// message out before WriteMessage returns.
 func (w *wsSocket) encode(item any) (int, []byte, error) {
+	var v any
 	switch it := item.(type) {
 	case pump.Event:
-		return jsonFrame(eventFrame(it))
+		v = eventFrame(it)
 	case console.Output:
-		return jsonFrame(wire.Output{Head: wire.Head{Type: wire.TypeOutput}, ThreadID: it.Conversation, From: it.From,
-			Text: it.Text, MessageID: wire.MessageID(wire.TypeOutput, it.Conversation, it.Thread, it.From, it.Text)})
+		v = wire.Output{Head: wire.Head{Type: wire.TypeOutput}, ThreadID: it.Conversation, From: it.From,
+			Text: it.Text, MessageID: wire.MessageID(wire.TypeOutput, it.Conversation, it.Thread, it.From, it.Text)}
 	case *pendingDelta:
 		text, end := it.take()
-		return jsonFrame(wire.Delta{Head: wire.Head{Type: wire.TypeDelta}, ThreadID: it.conv, Agent: it.agent, Text: text,
-			End: end})
+		v = wire.Delta{Head: wire.Head{Type: wire.TypeDelta}, ThreadID: it.conv, Agent: it.agent, Text: text, End: end}
+	default:
+		v = item
 	}
-	return jsonFrame(item)
+	a, ok := v.(jsonAppender)
+	if !ok {
+		return jsonFrame(v)
+	}
+	if cap(w.frame) > maxKeptFrame {
+		w.frame = nil // a large frame's buffer is not kept
+	}
+	w.frame = a.AppendJSON(w.frame[:0])
+	return websocket.TextMessage, w.frame, nil
+}
+
+// maxKeptFrame bounds the encoding buffer a socket keeps between frames:
+// frames of a conversation are usually far smaller, and a large one's buffer
+// goes with the next frame.
+const maxKeptFrame = 8 << 10
+
+// jsonAppender is a frame that encodes itself without reflection (the wire
+// types of the frames sent most).
+type jsonAppender interface {
+	AppendJSON(b []byte) []byte
 }
 
 // eventFrame is the /ws frame of a conversation event (nil: none).

@@ -112,8 +112,22 @@ func Dial(ctx context.Context, baseURL, fingerprint string, creds auth.Credentia
 	_ = ws.SetReadDeadline(time.Time{})
 	r.Username, r.Role = hello.Username, hello.Role
 	go r.readLoop()
+	// Only the events the console shows: message frames (every envelope
+	// of a conversation, with its payload) would be read and dropped. A
+	// bus that does not know subscribe answers an error and sends them all,
+	// which event ignores.
+	var sub wire.Subscribed
+	sctx, cancel := context.WithTimeout(ctx, remoteTimeout)
+	defer cancel()
+	_ = r.request(sctx, wire.Request{Head: wire.Head{Type: wire.TypeSubscribe}, Events: remoteEvents}, &sub)
 	return r, nil
 }
+
+// remoteEvents are the event frames the remote console turns into output
+// (event and governanceEvent).
+var remoteEvents = []string{wire.TypeOutput, wire.TypeReply, wire.TypeHuh, wire.TypeComplete, wire.TypeDelta,
+	wire.TypeRefusal, wire.TypeApproval, wire.TypeApprovalDecided, wire.TypeHalted, wire.TypeResumed,
+	wire.TypeGuardianAlert}
 
 // login runs POST /auth/login and keeps the token.
 func (r *Remote) login(ctx context.Context, c auth.Credentials) error {

@@ -124,16 +124,6 @@ func loadDeliveries(ctx context.Context, conn *sql.Conn, high int64) (deliveryTr
 // MarkDelivered marks.
 func markable(e *Entry) bool { return e.Kind == Message && e.Listener != "" }
 
-// marked reports whether journal_delivered, as loaded, marks seq.
-func (t *deliveryTracker) marked(seq int64) bool {
-	p := t.parts[seq>>journalPartitionBits]
-	return p != nil && p[seq&(partitionSize-1)] == '1'
-}
-
-// delivered reports whether the markable entry seq is delivered: at or below
-// the watermark, or marked.
-func (t *deliveryTracker) delivered(seq int64) bool { return seq <= t.mark || t.marked(seq) }
-
 // loadParts reads journal_delivered into t.parts. A character other than
 // '1' reads as no mark, as it does in the undelivered query (journal_read.go).
 func (t *deliveryTracker) loadParts(ctx context.Context, conn queryer) error {

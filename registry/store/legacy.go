@@ -12,15 +12,16 @@ import (
 )
 
 // The legacy layout is the store's layout before the journal was one row
-// per envelope: schema versions 8 to 12 of a schema_version table, with
+// per envelope: schema versions 8 to 13 of a schema_version table, with
 // the journal in journal_segments, one row per run of entries committed
 // together, their columns and bytes S2-compressed. Every other table of it
 // (tombstones, journal state, delivery marks, sweep cursors, lookup keys,
-// kernel state, users, sessions, OOB signatures, LLM calls, approvals) has
-// the columns of the current layout and is kept as it is, except that
-// versions before 12 lack the correlation refs of threads and slots
-// (legacyCorrelationRefs). Versions before 8 lived for hours on a
-// development branch and are not migrated.
+// kernel state, users, sessions, OOB signatures, LLM calls, approvals,
+// memory) has the columns of the current layout and is kept as it is,
+// except that versions before 12 lack the correlation refs of threads and
+// slots (legacyCorrelationRefs); versions before 13 get the memory tables
+// from the schema. Versions before 8 lived for hours on a development
+// branch and are not migrated.
 
 // minLegacyVersion is the oldest legacy schema version Open migrates.
 const minLegacyVersion = 8

@@ -23,7 +23,8 @@ const layoutVersion = 1
 // as a constant beside the code that uses it, and append the constant here.
 // Changing a table that exists needs a new layoutVersion and a step in
 // prepareSchema that brings the older version to it.
-var schema = []string{journalSchema, kernelSchema, usersSchema, oobSignaturesSchema, llmCallsSchema, approvalsSchema}
+var schema = []string{journalSchema, kernelSchema, usersSchema, oobSignaturesSchema, llmCallsSchema, approvalsSchema,
+	memorySchema}
 
 // journalPartitionBits sets the journal's partitions: seqs s and t share a
 // partition when s>>bits == t>>bits (1024 consecutive seqs). Lookup keys and

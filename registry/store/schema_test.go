@@ -133,10 +133,10 @@ func TestSchemaAppliedAtEveryOpen(t *testing.T) {
 	must(t, s.Close())
 	saved := schema
 	t.Cleanup(func() { schema = saved })
-	schema = append(slices.Clone(schema), `CREATE TABLE IF NOT EXISTS memory (id INTEGER PRIMARY KEY, note TEXT NOT NULL)`)
+	schema = append(slices.Clone(schema), `CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, note TEXT NOT NULL)`)
 	s = openAt(t, dir, Options{})
 	if _, err := s.do(context.Background(), "note", func(w *writer) (int64, error) {
-		return w.exec(`INSERT INTO memory (note) VALUES ('kept')`)
+		return w.exec(`INSERT INTO notes (note) VALUES ('kept')`)
 	}); err != nil {
 		t.Fatalf("the added table: %v", err)
 	}

@@ -73,6 +73,11 @@ type Result struct {
 	// clients together) over the run's load phase per reply: on a shared
 	// machine a steadier figure than replies/s.
 	CPUPerReplyUs float64 `json:"cpu_per_reply_us"`
+	// FramesPerReply and WritesPerReply are the frames the server's sockets
+	// sent during the load phase, and the network writes they took, per
+	// reply (Run only).
+	FramesPerReply float64 `json:"frames_per_reply,omitempty"`
+	WritesPerReply float64 `json:"writes_per_reply,omitempty"`
 	// FirstErrors are up to 5 error texts.
 	FirstErrors []string `json:"first_errors,omitempty"`
 }
@@ -106,6 +111,10 @@ func (r Result) String() string {
 	fmt.Fprintf(&b, "latency p50 / p99  %7.1f ms / %.1f ms  max %.1f ms  (send → output frame)\n", r.P50ms, r.P99ms, r.MaxMs)
 	fmt.Fprintf(&b, "sent / acks        %10d / %d  replies %d\n", r.Sent, r.Acked, r.Replies)
 	fmt.Fprintf(&b, "cpu/reply          %8.1f µs  (server and clients, user + system)\n", r.CPUPerReplyUs)
+	if r.FramesPerReply > 0 {
+		fmt.Fprintf(&b, "frames / writes    %8.2f / %.2f per reply  (server → clients; a write is a TLS record and a syscall)\n",
+			r.FramesPerReply, r.WritesPerReply)
+	}
 	fmt.Fprintf(&b, "lost               %10d  (sent, never answered by the end of the grace period)\n", r.Lost)
 	fmt.Fprintf(&b, "refused / errors   %10d / %d  wrong replies %d\n", r.Refused, r.Errors, r.WrongReply)
 	for _, e := range r.FirstErrors {
@@ -212,16 +221,18 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	load.Target = Target{URL: "wss://" + ln.Addr().String() + "/ws", TLS: clientTLS, Token: token}
-	cpu0 := cpuTime()
+	cpu0, socks0 := cpuTime(), srv.SocketStats()
 	t, err := Drive(ctx, load)
 	if err != nil {
 		return Result{}, err
 	}
-	cpu := cpuTime() - cpu0
+	cpu, socks := cpuTime()-cpu0, srv.SocketStats()
 	r := ResultOf(load, t)
 	r.Durable = !cfg.InMemory
 	if t.Replies > 0 {
 		r.CPUPerReplyUs = float64(cpu.Microseconds()) / float64(t.Replies)
+		r.FramesPerReply = float64(socks.Frames-socks0.Frames) / float64(t.Replies)
+		r.WritesPerReply = float64(socks.Writes-socks0.Writes) / float64(t.Replies)
 	}
 	return r, nil
 }

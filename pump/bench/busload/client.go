@@ -16,10 +16,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
 )
 
 // Sentinel errors of the client side.
@@ -81,18 +84,28 @@ func Login(ctx context.Context, base string, tlsConf *tls.Config, c Credentials)
 
 // Target is where clients connect: the /ws URL (wss://host:port/ws), the
 // client TLS configuration and the bearer token every socket presents.
+// Events, when set, are the event types every socket subscribes to as soon
+// as it is connected (nil: no subscribe request, every event).
 type Target struct {
-	URL   string
-	TLS   *tls.Config
-	Token string
+	URL    string
+	TLS    *tls.Config
+	Token  string
+	Events []string
 }
 
 // Conn is one /ws client socket.
 type Conn struct {
 	ws *websocket.Conn
+
+	// raw and rawJSON are the text of the last send and its JSON string;
+	// buf is Send's frame buffer.
+	raw     string
+	rawJSON []byte
+	buf     []byte
 }
 
-// Dial opens a /ws socket on t and reads its "connected" frame.
+// Dial opens a /ws socket on t, reads its "connected" frame and, when
+// t.Events is set, subscribes to those events.
 func Dial(ctx context.Context, t Target) (*Conn, error) {
 	d := websocket.Dialer{TLSClientConfig: t.TLS.Clone(), HandshakeTimeout: 30 * time.Second}
 	ws, resp, err := d.DialContext(ctx, t.URL, http.Header{"Authorization": {"Bearer " + t.Token}})
@@ -117,7 +130,38 @@ func Dial(ctx context.Context, t Target) (*Conn, error) {
 		ws.Close()
 		return nil, fmt.Errorf("%w: %q", ErrHandshake, f.Type)
 	}
+	if len(t.Events) > 0 {
+		if err := c.subscribe(t.Events); err != nil {
+			ws.Close()
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// subscribe asks for events and waits for the "subscribed" answer (other
+// frames before it, governance pushes, are skipped).
+func (c *Conn) subscribe(events []string) error {
+	req := struct {
+		Type   string   `json:"type"`
+		Events []string `json:"events"`
+	}{wire.TypeSubscribe, events}
+	if err := c.ws.WriteJSON(req); err != nil {
+		return fmt.Errorf("busload: subscribe: %w", err)
+	}
+	_ = c.ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+	defer c.ws.SetReadDeadline(time.Time{})
+	for {
+		f, err := c.Read()
+		switch {
+		case err != nil:
+			return fmt.Errorf("busload: subscribe: %w", err)
+		case f.Type == wire.TypeSubscribed:
+			return nil
+		case f.Type == wire.TypeError:
+			return fmt.Errorf("%w: subscribe refused: %s (%s)", ErrHandshake, f.Error, f.Code)
+		}
+	}
 }
 
 // Frame is the part of a server frame the load generator looks at. ID is
@@ -158,17 +202,23 @@ func (c *Conn) Read() (Frame, error) {
 	return f, nil
 }
 
-// sendFrame is a client "send" request.
-type sendFrame struct {
-	Type string `json:"type"`
-	ID   int64  `json:"id"`
-	Raw  string `json:"raw"`
-}
-
-// Send sends {"type":"send","raw":raw,"id":id}. It must not be called
-// concurrently with itself or Close.
+// Send sends {"type":"send","id":id,"raw":raw}. It must not be called
+// concurrently with itself or Close. The text's JSON is encoded once: a
+// client sends the same text again and again.
 func (c *Conn) Send(id int64, raw string) error {
-	return c.ws.WriteJSON(sendFrame{Type: "send", ID: id, Raw: raw})
+	if c.rawJSON == nil || raw != c.raw {
+		q, err := json.Marshal(raw)
+		if err != nil {
+			return fmt.Errorf("busload: send: %w", err)
+		}
+		c.raw, c.rawJSON = raw, q
+	}
+	b := append(c.buf[:0], `{"type":"send","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"raw":`...)
+	b = append(b, c.rawJSON...)
+	c.buf = append(b, '}')
+	return c.ws.WriteMessage(websocket.TextMessage, c.buf)
 }
 
 // Close sends a normal closure and closes the socket.

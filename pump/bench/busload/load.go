@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
 )
 
 // Defaults of LoadConfig.
@@ -46,6 +48,11 @@ type LoadConfig struct {
 	// Request is the raw send text (default "@greeter Dan") and Reply the
 	// output text that answers it (default "HELLO, DAN!").
 	Request, Reply string
+	// AllEvents makes every socket get every event of its conversations (no
+	// subscribe request), as a client that reads them all would; by default
+	// each subscribes to the only events the load generator reads, output
+	// frames (Target.Events, when set, wins).
+	AllEvents bool
 	// Reconnect reopens a socket that drops (a server restart) instead of
 	// ending its client; requests outstanding on the dropped socket are
 	// counted as Unanswered, not Lost.
@@ -92,6 +99,9 @@ func (c LoadConfig) WithDefaults() LoadConfig {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Target.Events == nil && !c.AllEvents {
+		c.Target.Events = []string{wire.TypeOutput}
 	}
 	return c
 }

@@ -6,7 +6,9 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,11 +17,15 @@ import (
 )
 
 // fakeBus is a /ws server that acknowledges every send and then behaves
-// as its mode says: "answer" (the output frame), "silent" (never answers)
-// or "drop" (closes the socket instead of answering).
+// as its mode says: "answer" (the conversation's events: those subscribed
+// to), "silent" (never answers) or "drop" (closes the socket instead of
+// answering). It remembers the last subscription asked for.
 type fakeBus struct {
 	mode    string
 	sockets atomic.Int64
+
+	mu         sync.Mutex
+	subscribed []string
 }
 
 func (f *fakeBus) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -34,22 +40,38 @@ func (f *fakeBus) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer ws.Close()
 	n := f.sockets.Add(1)
 	_ = ws.WriteJSON(map[string]any{"type": "connected", "username": "u", "role": "operator"})
+	wants := func(string) bool { return true }
 	for {
 		var req struct {
-			Type string `json:"type"`
-			ID   int64  `json:"id"`
+			Type   string   `json:"type"`
+			ID     int64    `json:"id"`
+			Events []string `json:"events"`
 		}
 		if err := ws.ReadJSON(&req); err != nil {
 			return
+		}
+		if req.Type == "subscribe" {
+			f.mu.Lock()
+			f.subscribed = req.Events
+			f.mu.Unlock()
+			events := req.Events
+			wants = func(typ string) bool { return slices.Contains(events, typ) }
+			_ = ws.WriteJSON(map[string]any{"type": "subscribed", "events": req.Events})
+			continue
 		}
 		conv := fmt.Sprintf("conv-%d-%d", n, req.ID)
 		_ = ws.WriteJSON(map[string]any{"type": "sent", "id": req.ID, "thread_id": conv, "target": "greeter"})
 		switch f.mode {
 		case "answer":
-			_ = ws.WriteJSON(map[string]any{"type": "message", "thread_id": conv, "payload": "<x/>"})
-			_ = ws.WriteJSON(map[string]any{"type": "output", "thread_id": conv, "from": "response-handler",
-				"text": DefaultReply})
-			_ = ws.WriteJSON(map[string]any{"type": "complete", "thread_id": conv})
+			for _, ev := range []map[string]any{
+				{"type": "message", "thread_id": conv, "payload": "<x/>"},
+				{"type": "output", "thread_id": conv, "from": "response-handler", "text": DefaultReply},
+				{"type": "complete", "thread_id": conv},
+			} {
+				if wants(ev["type"].(string)) {
+					_ = ws.WriteJSON(ev)
+				}
+			}
 		case "drop":
 			return
 		}
@@ -63,40 +85,60 @@ func TestDriveCounts(t *testing.T) {
 	tests := []struct {
 		mode      string
 		reconnect bool
+		allEvents bool
 		check     func(t *testing.T, tl Tally)
 	}{
-		{"answer", false, func(t *testing.T, tl Tally) {
-			if tl.Sent == 0 || tl.Replies != tl.Sent || tl.Acked != tl.Sent || tl.Lost != 0 || tl.Errors != 0 ||
-				len(tl.Latencies) != int(tl.Replies) {
-				t.Errorf("want every send answered: %+v", brief(tl))
-			}
-		}},
-		{"silent", false, func(t *testing.T, tl Tally) {
+		{"answer", false, false, answered},
+		{"answer", false, true, answered},
+		{"silent", false, false, func(t *testing.T, tl Tally) {
 			// closed loop: one request per client, acknowledged, never answered
 			if tl.Sent != 2 || tl.Acked != 2 || tl.Replies != 0 || tl.Lost != 2 {
 				t.Errorf("want 2 sent, acked and lost: %+v", brief(tl))
 			}
 		}},
-		{"drop", true, func(t *testing.T, tl Tally) {
+		{"drop", true, false, func(t *testing.T, tl Tally) {
 			if tl.Sent < 4 || tl.Unanswered != tl.Sent || tl.Lost != 0 || tl.Reconnects == 0 || tl.Replies != 0 {
 				t.Errorf("want every send unanswered on a dropped socket, reconnects: %+v", brief(tl))
 			}
 		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.mode, func(t *testing.T) {
-			srv := httptest.NewUnstartedServer(&fakeBus{mode: tt.mode})
+		t.Run(fmt.Sprintf("%s/all-events=%t", tt.mode, tt.allEvents), func(t *testing.T) {
+			bus := &fakeBus{mode: tt.mode}
+			srv := httptest.NewUnstartedServer(bus)
 			srv.Config.ErrorLog = log.New(io.Discard, "", 0) // handshakes cut short at the end
 			srv.StartTLS()
 			defer srv.Close()
 			tl, err := Drive(t.Context(), LoadConfig{
 				Target:  Target{URL: "wss" + strings.TrimPrefix(srv.URL, "https") + "/ws", TLS: srv.Client().Transport.(*http.Transport).TLSClientConfig, Token: "tok"},
-				Clients: 2, Duration: 300 * time.Millisecond, Grace: grace(tt.mode), Reconnect: tt.reconnect})
+				Clients: 2, Duration: 300 * time.Millisecond, Grace: grace(tt.mode), Reconnect: tt.reconnect,
+				AllEvents: tt.allEvents})
 			if err != nil {
 				t.Fatal(err)
 			}
 			tt.check(t, tl)
+			// The clients ask for output frames only, unless told to get
+			// every event (no subscribe request).
+			var want []string
+			if !tt.allEvents {
+				want = []string{"output"}
+			}
+			bus.mu.Lock()
+			got := bus.subscribed
+			bus.mu.Unlock()
+			if !slices.Equal(got, want) {
+				t.Errorf("subscribed to %q, want %q", got, want)
+			}
 		})
+	}
+}
+
+// answered checks a tally where every send was answered.
+func answered(t *testing.T, tl Tally) {
+	t.Helper()
+	if tl.Sent == 0 || tl.Replies != tl.Sent || tl.Acked != tl.Sent || tl.Lost != 0 || tl.Errors != 0 ||
+		len(tl.Latencies) != int(tl.Replies) {
+		t.Errorf("want every send answered: %+v", brief(tl))
 	}
 }
 

@@ -31,6 +31,8 @@ type Service struct {
 	// of sessions, so a login that verified a password cannot race a
 	// password change, and a LastLogin update cannot undo a newer TOTP step.
 	mu sync.Mutex
+	// sessions answers Session from memory (dropped on every change).
+	sessions sessionCache
 }
 
 // Compile-time checks that Service implements the bus's interfaces.
@@ -69,6 +71,7 @@ func (s *Service) Sweep(ctx context.Context) error {
 		return fmt.Errorf("auth: sweep sessions: %w", err)
 	}
 	forgot := s.pairs.prune(now) + s.addrs.prune(now)
+	s.sessions.prune(now)
 	if n > 0 || forgot > 0 {
 		s.log.Debug("auth: swept", "expired_sessions", n, "rate_limit_keys", forgot)
 	}

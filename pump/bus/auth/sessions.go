@@ -66,12 +66,23 @@ func (s *Service) startSession(ctx context.Context, u store.UserRow, now time.Ti
 }
 
 // Session returns the live session of token with the user's current role,
-// or ErrInvalidToken when the token is unknown, expired or revoked.
+// or ErrInvalidToken when the token is unknown, expired or revoked. A
+// session read from the store is answered from memory for a while (see
+// sessionCache): the Service drops it the moment it changes it.
 func (s *Service) Session(ctx context.Context, token string) (Session, error) {
 	if !wellFormedToken(token) {
 		return Session{}, fmt.Errorf("%w: malformed", ErrInvalidToken)
 	}
-	row, err := s.st.GetSession(ctx, tokenHash(token))
+	hash := tokenHash(token)
+	now := s.clock()
+	if e, ok := s.sessions.get(hash, now); ok {
+		if !now.Before(e.expires) {
+			return Session{}, fmt.Errorf("%w: expired", ErrInvalidToken)
+		}
+		return Session{Token: token, Username: e.user, Role: e.role, Expires: e.expires}, nil
+	}
+	gen := s.sessions.generation()
+	row, err := s.st.GetSession(ctx, hash)
 	if errors.Is(err, store.ErrNotFound) {
 		return Session{}, fmt.Errorf("%w: unknown", ErrInvalidToken)
 	}
@@ -81,7 +92,7 @@ func (s *Service) Session(ctx context.Context, token string) (Session, error) {
 	switch {
 	case row.Revoked:
 		return Session{}, fmt.Errorf("%w: revoked", ErrInvalidToken)
-	case !s.clock().Before(row.Expires):
+	case !now.Before(row.Expires):
 		return Session{}, fmt.Errorf("%w: expired", ErrInvalidToken)
 	}
 	u, err := s.st.GetUser(ctx, row.User)
@@ -96,6 +107,7 @@ func (s *Service) Session(ctx context.Context, token string) (Session, error) {
 		s.log.Error("auth: stored role unusable", "user", u.Name, "err", err)
 		return Session{}, fmt.Errorf("%w: user %q has no valid role", ErrInvalidToken, u.Name)
 	}
+	s.sessions.put(hash, cachedSession{user: u.Name, role: role, expires: row.Expires, fetched: now}, gen)
 	return Session{Token: token, Username: u.Name, Role: role, Expires: row.Expires}, nil
 }
 
@@ -104,7 +116,9 @@ func (s *Service) Logout(ctx context.Context, token string) error {
 	if !wellFormedToken(token) {
 		return fmt.Errorf("%w: malformed", ErrInvalidToken)
 	}
-	err := s.st.RevokeSession(ctx, tokenHash(token))
+	hash := tokenHash(token)
+	defer s.sessions.drop(hash)
+	err := s.st.RevokeSession(ctx, hash)
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%w: unknown", ErrInvalidToken)
 	}

@@ -110,6 +110,7 @@ func (s *Service) AddUser(ctx context.Context, name, password string, role Role)
 func (s *Service) RemoveUser(ctx context.Context, name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.sessions.dropUser(name)
 	err := s.st.DeleteUser(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%w: %q", ErrUnknownUser, name)
@@ -159,7 +160,7 @@ func (s *Service) SetPassword(ctx context.Context, name, password string) error 
 }
 
 // SetRole changes a user's role. Live sessions take the new role at once
-// (Session reads it on every call).
+// (their cached copies are dropped).
 func (s *Service) SetRole(ctx context.Context, name string, role Role) error {
 	if _, err := ParseRole(string(role)); err != nil {
 		return err
@@ -189,6 +190,7 @@ func (s *Service) Users(ctx context.Context) ([]UserInfo, error) {
 func (s *Service) update(ctx context.Context, name string, revoke bool, change func(*store.UserRow)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.sessions.dropUser(name)
 	u, err := s.getUser(ctx, name)
 	if err != nil {
 		return err

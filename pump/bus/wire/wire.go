@@ -18,12 +18,16 @@ const (
 	TypeThreads   = "threads"
 	TypeMonitor   = "monitor"
 	TypeUsage     = "usage"
+	// TypeSubscribe chooses the event frames the socket gets (Request.Events).
+	TypeSubscribe = "subscribe"
 
 	// Server → client: replies.
 	TypeConnected = "connected"
 	TypePong      = "pong"
 	TypeSent      = "sent"
 	TypeError     = "error"
+	// TypeSubscribed answers TypeSubscribe (Subscribed).
+	TypeSubscribed = "subscribed"
 
 	// Server → client: events of the socket's conversations.
 	TypeMessage     = "message"
@@ -78,6 +82,8 @@ type Head struct {
 // objects) or a JSON string of its XML, as POST /api/v1/inject takes it;
 // with ThreadID it continues that conversation of the user's (or begins one
 // under a new id). Monitor takes Prefix (a thread-id prefix, or "*").
+// Subscribe takes Events: the frame types of the events the socket wants
+// (empty: all of them, the default).
 type Request struct {
 	Head
 	Raw      string          `json:"raw,omitempty"`
@@ -88,6 +94,7 @@ type Request struct {
 	Payload  json.RawMessage `json:"payload,omitempty"`
 	ThreadID string          `json:"thread_id,omitempty"`
 	Prefix   string          `json:"prefix,omitempty"`
+	Events   []string        `json:"events,omitempty"`
 }
 
 // Body returns the text of a target+content send: the first non-empty of
@@ -106,6 +113,13 @@ type Connected struct {
 	Head
 	Username string `json:"username"`
 	Role     string `json:"role"`
+}
+
+// Subscribed answers TypeSubscribe: the event types the socket gets from
+// now on, sorted.
+type Subscribed struct {
+	Head
+	Events []string `json:"events"`
 }
 
 // Status answers TypeStatus. Threads is the reference's field (live
