@@ -41,11 +41,11 @@
 //     at the ~45 µs of CPU an envelope costs `xmlpipe bench` without a
 //     journal, 8 µs more per envelope lowers its on/off ratio by about a
 //     tenth. On a 2-core machine shared with other work (load average
-//     10-12), interleaved runs of `xmlpipe bench --journal` gave on/off
-//     0.50-0.87 for this store (the journal adding 12-24 µs of CPU per
-//     envelope), 0.86-1.07 for the C-API binding and 0.80-0.96 for the
-//     segments (4-13 µs): below the 0.85 the segments kept, by a margin
-//     the machine's noise blurs but does not hide.
+//     5-12), interleaved runs of `xmlpipe bench --journal` (5 to 13 per
+//     store) gave on/off 0.50-0.87 for this store (the journal adding 12-24 µs of
+//     CPU per envelope), 0.67-1.07 for rows through the C-API binding, and
+//     0.66-0.96 for the segments (4-13 µs): one row per envelope does not
+//     keep the 0.85 the segments kept, whichever way it is bound.
 //   - journal_rows has no secondary index: indexes on thread and
 //     conversation (random UUIDs, so every row dirties a page of each)
 //     cost the writer 12-17 µs more per envelope (26-32 against 14 µs of
