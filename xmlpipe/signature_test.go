@@ -76,6 +76,19 @@ func TestSplitSignature(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Fatalf("parts (-want +got):\n%s", diff)
 			}
+			// SplitSignatureUnsigned: the same, without the signature's
+			// own canonical forms.
+			got, err = SplitSignatureUnsigned([]byte(tc.doc), d, "S")
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("unsigned only: err %v, want %v", err, tc.wantErr)
+			}
+			if tc.want != nil {
+				want := *tc.want
+				want.Signature, want.SignedInfo = nil, nil
+				if diff := cmp.Diff(&want, got); diff != "" {
+					t.Fatalf("unsigned only: parts (-want +got):\n%s", diff)
+				}
+			}
 		})
 	}
 }

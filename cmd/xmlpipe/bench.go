@@ -40,12 +40,16 @@ type benchStore struct {
 // With --bus it is the main bus's load generator instead: see runBusBench.
 func runBench(ctx context.Context, args []string, std streams) int {
 	fs := newFlags("bench", "[--duration 5s] [--injectors N] [--journal] [--durable] [--metrics] [--agents] [--json] [--cpuprofile FILE] [--mutexprofile FILE]\n"+
-		"       xmlpipe bench --bus [--clients 200] [--duration 10s] [--rate R] [--grace 5s] [--in-memory] [--all-events] [--json] [--cpuprofile FILE] [--mutexprofile FILE]", std.err)
+		"       xmlpipe bench --bus [--clients 200] [--duration 10s] [--rate R] [--grace 5s] [--in-memory] [--all-events] [--json] [--cpuprofile FILE] [--mutexprofile FILE]\n"+
+		"       xmlpipe bench --federation [--callers 32] [--duration 5s] [--samples 500] [--grace 5s] [--json] [--cpuprofile FILE] [--mutexprofile FILE]", std.err)
 	duration := fs.Duration("duration", 0, "length of the throughput phase (default 5s; 10s with --bus)")
 	onBus := fs.Bool("bus", false, "load-test the main bus: TLS WebSocket clients on loopback sending @greeter conversations")
+	onLink := fs.Bool("federation", false, "load-test a federation link: two durable organisms in this process over TLS on loopback")
+	callers := fs.Int("callers", 32, "with --federation: concurrent callers through the link")
+	samples := fs.Int("samples", 500, "with --federation: sequential calls timed across the link, and as many locally")
 	clients := fs.Int("clients", busload.DefaultClients, "with --bus: concurrent /ws clients")
 	rate := fs.Float64("rate", 0, "with --bus: total sends per second, open loop (0: closed loop, each client waits for its reply)")
-	grace := fs.Duration("grace", busload.DefaultGrace, "with --bus: how long to wait for outstanding replies after --duration")
+	grace := fs.Duration("grace", busload.DefaultGrace, "with --bus or --federation: how long to wait for outstanding replies after --duration")
 	inMemory := fs.Bool("in-memory", false, "with --bus: no data directory (no journal, no persisted registries), to see the bus without the store")
 	allEvents := fs.Bool("all-events", false, "with --bus: clients get every event of their conversations instead of subscribing to output frames only")
 	injectors := fs.Int("injectors", 4, "goroutines injecting envelopes")
@@ -74,6 +78,29 @@ func runBench(ctx context.Context, args []string, std streams) int {
 				return exitFailure
 			}
 			printAgentBench(std.out, r, *asJSON)
+			return exitOK
+		})
+	}
+	if *onLink {
+		if *onBus || *agents || *withJournal || *durable || *withMetrics || *inMemory {
+			fmt.Fprintln(std.err, "xmlpipe bench: --federation runs two durable organisms; drop --bus/--agents/--journal/--durable/--metrics/--in-memory")
+			return exitUsage
+		}
+		if *duration == 0 {
+			*duration = 5 * time.Second
+		}
+		if *callers < 1 || *samples < 1 || *grace <= 0 || *duration < 0 {
+			fmt.Fprintln(std.err, "xmlpipe bench: --callers and --samples must be at least 1, --grace and --duration positive")
+			return exitUsage
+		}
+		cfg := fedBenchConfig{Callers: *callers, Duration: *duration, Grace: *grace, Samples: *samples, Floor: 2000}
+		return profiled(*cpuProfile, *mutexProfile, std, func() int {
+			r, err := runFedBench(ctx, cfg)
+			if err != nil {
+				fmt.Fprintf(std.err, "xmlpipe bench --federation: %v\n", err)
+				return exitFailure
+			}
+			printFedBench(std.out, r, *asJSON)
 			return exitOK
 		})
 	}

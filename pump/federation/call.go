@@ -40,16 +40,23 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 		defer func() {
 			g.mu.Lock()
 			delete(g.pending, lt)
-			delete(g.claimed, lt)
 			if g.byThread[md.ThreadID] == lt {
 				delete(g.byThread, md.ThreadID)
 			}
 			g.mu.Unlock()
-			if !keep {
-				if err := g.m.db.callDone(lt); err != nil {
+			if keep {
+				return
+			}
+			// The call stays claimed until its record is gone, so that the
+			// same call made again meanwhile is a new one, not an adoption.
+			g.m.db.callDone(lt, func(err error) {
+				if err != nil {
 					g.log.Warn("federation: call record", "error", err)
 				}
-			}
+				g.mu.Lock()
+				delete(g.claimed, lt)
+				g.mu.Unlock()
+			})
 		}()
 		start := time.Now()
 		if early != nil {
@@ -141,9 +148,13 @@ func (g *gateway) open(c *call, callerThread, remote string, body []byte, tp str
 	h.Write([]byte{0})
 	h.Write(body)
 	digest := h.Sum(nil)
-	ids, answers, err := g.m.db.openCalls(g.name, callerThread, digest)
-	if err != nil {
-		return "", nil, err
+	var ids []string
+	var answers [][]byte
+	if g.adoptable { // calls recorded before this start may wait for adoption
+		var err error
+		if ids, answers, err = g.m.db.openCalls(g.name, callerThread, digest); err != nil {
+			return "", nil, err
+		}
 	}
 	g.mu.Lock()
 	for i, id := range ids {

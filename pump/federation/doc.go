@@ -54,9 +54,19 @@
 // bounded by queue_limit) until the peer acknowledges them: a call is
 // acknowledged once the peer journaled it durably. After a reconnect the
 // unacknowledged ones are sent again, byte for byte; the receiver refuses a
-// second copy (by envelope hash, and for calls by the derived conversation id,
-// which its journal knows), so each message arrives exactly once. Links
-// reconnect with exponential backoff and jitter.
+// second copy (by envelope hash, and for calls by the derived conversation
+// id, which its received table records before the injection and marks done
+// once the journal holds the call; the journal decides for one not done), so
+// each message arrives exactly once. Links reconnect with exponential
+// backoff and jitter.
+//
+// # Cost
+//
+// A link's envelopes are verified and parsed on up to GOMAXPROCS workers
+// and delivered in the order they came (inbound.go). Every write to the
+// federation state goes through one group committer (commit.go): the
+// writes of concurrent calls share a transaction, and an acknowledgement
+// leaves once the write it waits for is durable.
 //
 // Privileged and system roots never cross: they are refused at both ends.
 package federation

@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +35,9 @@ type gateway struct {
 	// outbox mirrors the database's outbox of this gateway, in order.
 	outbox []*entry
 	byID   map[string]*entry
+	// reserving counts the envelopes being committed to the outbox (they
+	// count against queue_limit already).
+	reserving int
 	// pending are the calls this side made, by link thread; byThread maps
 	// the caller's thread to its open call.
 	pending  map[string]*call
@@ -45,6 +49,10 @@ type gateway struct {
 	// claimed are the recorded calls a handler of this process made or
 	// adopted (so a second identical call is a new one, not an adoption).
 	claimed map[string]bool
+	// adoptable says the gateway had recorded calls when it was loaded:
+	// only then can a call be adopted (every call made since is claimed
+	// until its record is gone).
+	adoptable bool
 	// registered are the imported listeners added to the pump.
 	registered map[string]bool
 	// stopped is closed when the gateway is removed (RemoveGateway).
@@ -81,6 +89,9 @@ func (g *gateway) load() error {
 	if err != nil {
 		return err
 	}
+	if g.adoptable, err = g.m.db.hasCalls(g.name); err != nil {
+		return err
+	}
 	for _, q := range list {
 		e := &entry{seq: q.seq, id: q.id, env: q.env}
 		g.outbox = append(g.outbox, e)
@@ -109,19 +120,29 @@ func (g *gateway) send(e *envelope, rec *callRecord) error {
 		return fmt.Errorf("federation: gateway %s: sign: %w", g.name, err)
 	}
 	g.mu.Lock()
-	if len(g.outbox) >= g.queueLimit {
-		n := len(g.outbox)
+	if n := len(g.outbox) + g.reserving; n >= g.queueLimit {
 		g.mu.Unlock()
 		return fmt.Errorf("%w: gateway %s holds %d messages for the peer (queue_limit %d); the link is down or the peer slow",
 			ErrQueueFull, g.name, n, g.queueLimit)
 	}
+	g.reserving++
+	g.mu.Unlock()
+	// Not under g.mu: concurrent senders share the group commit.
 	seq, err := g.m.db.enqueue(g.name, e.Link.ID, signed, e.Link.Sent, rec)
+	g.mu.Lock()
+	g.reserving--
 	if err != nil {
 		g.mu.Unlock()
 		return err
 	}
 	en := &entry{seq: seq, id: e.Link.ID, env: signed}
-	g.outbox = append(g.outbox, en)
+	// Envelopes committed together return in any order: keep the
+	// outbox in the order of the database's (the order they are sent).
+	i := len(g.outbox)
+	for i > 0 && g.outbox[i-1].seq > seq {
+		i--
+	}
+	g.outbox = slices.Insert(g.outbox, i, en)
 	g.byID[en.id] = en
 	g.mu.Unlock()
 	g.envelopeSeen(DirectionOut, e.Link.Kind)
@@ -194,9 +215,7 @@ func (g *gateway) acked(id string) {
 	if e == nil {
 		return
 	}
-	if err := g.m.db.acked(id); err != nil {
-		g.log.Error("federation: outbox", "error", err)
-	}
+	g.m.db.acked(id, func(err error) { g.log.Error("federation: outbox", "error", err) })
 }
 
 // queued is how many envelopes wait for the peer's acknowledgement.

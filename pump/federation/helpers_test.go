@@ -105,7 +105,14 @@ func newCallee(t testing.TB, peerKey ed25519.PrivateKey) *callee {
 // newCalleeHolding is newCallee whose echo waits for hold to close.
 func newCalleeHolding(t testing.TB, peerKey ed25519.PrivateKey, hold chan struct{}) *callee {
 	t.Helper()
-	c := &callee{key: newKey(t), logs: &logBuffer{}, hold: hold}
+	return newCalleeIn(t, peerKey, newKey(t), "", hold)
+}
+
+// newCalleeIn is newCalleeHolding with the callee's key and its state in
+// dir ("": in memory).
+func newCalleeIn(t testing.TB, peerKey, key ed25519.PrivateKey, dir string, hold chan struct{}) *callee {
+	t.Helper()
+	c := &callee{key: key, logs: &logBuffer{}, hold: hold}
 	log := slog.New(slog.NewTextHandler(c.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	p, err := pump.New(pump.Options{Organism: "b", Logger: log})
 	if err != nil {
@@ -132,7 +139,7 @@ func newCalleeHolding(t testing.TB, peerKey ed25519.PrivateKey, hold chan struct
 		t.Fatal(err)
 	}
 	c.pump = p
-	c.m, err = New(Options{Organism: "b", Key: c.key, Pump: p, Logger: log,
+	c.m, err = New(Options{Organism: "b", Key: c.key, Pump: p, Logger: log, DataDir: dir,
 		Gateways: []config.Gateway{{Name: "a", TrustedIdentity: writePublic(t, peerKey), Export: []string{"Echo"}}}})
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,9 @@ const (
 	writeTimeout = 10 * time.Second
 	// maxFrame caps one incoming frame.
 	maxFrame = 8 << 20
-	// handlersPerLink bounds the envelopes of one link handled at once.
+	// handlersPerLink bounds the envelopes of one link handled at once
+	// (calls being injected, meta questions being answered), and the
+	// envelopes read but not delivered yet.
 	handlersPerLink = 256
 )
 
@@ -35,6 +37,22 @@ type conn struct {
 	// peer that calls back at once finds its exports already imported.
 	ready     chan struct{}
 	readyOnce sync.Once
+	// acks writes the acknowledgements once they are durable.
+	acks *acker
+	// handlers bounds the envelopes of this link handled at once.
+	handlers chan struct{}
+	hwg      sync.WaitGroup
+}
+
+// handle runs fn on a goroutine of its own, at most handlersPerLink at
+// once (it waits for room: backpressure on delivery).
+func (c *conn) handle(fn func()) {
+	c.handlers <- struct{}{}
+	c.hwg.Add(1)
+	go func() {
+		defer func() { <-c.handlers; c.hwg.Done() }()
+		fn()
+	}()
 }
 
 // markReady lets the peer's calls through (once).
@@ -72,8 +90,11 @@ func (c *conn) close(cause error) {
 var errLinkClosed = errors.New("federation: link closed")
 
 // run serves the link until it ends: it reads frames, keeps the link alive
-// with pings, and hands each envelope to the gateway.
+// with pings, verifies the envelopes in parallel and delivers them to the
+// gateway in the order they came.
 func (c *conn) run() error {
+	c.handlers = make(chan struct{}, handlersPerLink)
+	c.acks = newAcker(c)
 	c.ws.SetReadLimit(maxFrame)
 	_ = c.ws.SetReadDeadline(time.Now().Add(silenceLimit))
 	c.ws.SetPongHandler(func(string) error {
@@ -94,9 +115,10 @@ func (c *conn) run() error {
 			}
 		}
 	}()
-	sem := make(chan struct{}, handlersPerLink)
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	stage := newOrderedStage(verifyWorkers(), handlersPerLink, c.g.checkInbound,
+		func(in *inbound) { c.g.deliver(c, in) })
+	defer c.hwg.Wait()
+	defer stage.close()
 	for {
 		mt, b, err := c.ws.ReadMessage()
 		if err != nil {
@@ -113,12 +135,7 @@ func (c *conn) run() error {
 			}
 			c.g.onFrame(f)
 		case websocket.BinaryMessage:
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				c.g.onEnvelope(c, b)
-			}()
+			stage.add(b)
 		}
 	}
 }

@@ -38,6 +38,15 @@ func retention(callTimeout time.Duration) (keep, stale time.Duration) {
 // the next start even while a peer is down).
 type db struct {
 	sql *sql.DB
+	// w writes in group commits (commit.go).
+	w *committer
+	// seenQ and receivedQ are the prepared lookups of the receive path.
+	seenQ, receivedQ *sql.Stmt
+	// receivedSince is when the received table began in a state that had
+	// received calls before (the zero Unix time for a state that began
+	// with it): a call sent before it may have been received without a
+	// row there.
+	receivedSince time.Time
 }
 
 // openDB opens (creating) dir/federation.db; dir "" keeps the state in
@@ -61,6 +70,16 @@ func openDB(dir string, log *slog.Logger) (*db, error) {
 	s.SetMaxOpenConns(1)
 	s.SetConnMaxLifetime(0)
 	s.SetConnMaxIdleTime(0)
+	// A state made before the received table existed may have received
+	// calls the table lacks; a new one has received none.
+	var existed int
+	if err := s.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'outbox'`).Scan(&existed); err != nil {
+		return nil, errors.Join(fmt.Errorf("federation: open state: %w", err), s.Close())
+	}
+	since := int64(0)
+	if existed > 0 {
+		since = time.Now().UnixNano()
+	}
 	_, err = s.Exec(`
 CREATE TABLE IF NOT EXISTS outbox (
 	seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -96,14 +115,45 @@ CREATE TABLE IF NOT EXISTS imports (
 	description TEXT NOT NULL,
 	xsd BLOB NOT NULL,
 	PRIMARY KEY (gateway, tag)
-);`)
+);
+CREATE TABLE IF NOT EXISTS received (
+	conv TEXT PRIMARY KEY,
+	at INTEGER NOT NULL,
+	done INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS received_at ON received(at);
+CREATE TABLE IF NOT EXISTS received_since (at INTEGER NOT NULL);`)
+	if err == nil {
+		_, err = s.Exec(`INSERT INTO received_since (at) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM received_since)`, since)
+	}
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("federation: create state: %w", err), s.Close())
 	}
-	return &db{sql: s}, nil
+	d := &db{sql: s}
+	var began int64
+	if err := s.QueryRow(`SELECT at FROM received_since`).Scan(&began); err != nil {
+		return nil, errors.Join(fmt.Errorf("federation: state: %w", err), s.Close())
+	}
+	d.receivedSince = time.Unix(0, began)
+	if d.seenQ, err = s.Prepare(`SELECT 1 FROM seen WHERE hash = ?`); err == nil {
+		d.receivedQ, err = s.Prepare(`SELECT done FROM received WHERE conv = ?`)
+	}
+	if err == nil {
+		d.w, err = newCommitter(s)
+	}
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("federation: state: %w", err), s.Close())
+	}
+	return d, nil
 }
 
-func (d *db) close() error { return d.sql.Close() }
+// close commits the writes still queued and closes the state.
+func (d *db) close() error {
+	d.w.close()
+	_ = d.seenQ.Close()
+	_ = d.receivedQ.Close()
+	return d.sql.Close()
+}
 
 // queued is one outbox entry.
 type queued struct {
@@ -113,32 +163,30 @@ type queued struct {
 }
 
 // enqueue stores a signed envelope for gateway gw; with a call, the call's
-// record too, in the same transaction (a call is never recorded without
-// its envelope, nor sent without its record).
+// record too, in the same group commit (a call is never recorded without
+// its envelope, nor sent without its record). It returns once both are
+// durable.
 func (d *db) enqueue(gw, id string, env []byte, now time.Time, c *callRecord) (int64, error) {
-	tx, err := d.sql.Begin()
-	if err != nil {
-		return 0, fmt.Errorf("federation: outbox: %w", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
-	r, err := tx.Exec(`INSERT INTO outbox (gateway, id, env, created) VALUES (?, ?, ?, ?)`, gw, id, env, now.UnixNano())
-	if err != nil {
-		return 0, fmt.Errorf("federation: outbox: %w", err)
-	}
-	if c != nil {
-		if _, err := tx.Exec(`INSERT INTO calls (link_thread, gateway, caller_thread, digest, created) VALUES (?, ?, ?, ?, ?)`,
-			id, gw, c.callerThread, c.digest, now.UnixNano()); err != nil {
-			return 0, fmt.Errorf("federation: calls: %w", err)
+	var seq int64
+	err := d.w.do(func(s *stmts) error {
+		if c != nil {
+			if _, err := s.record.Exec(id, gw, c.callerThread, c.digest, now.UnixNano()); err != nil {
+				return fmt.Errorf("federation: calls: %w", err)
+			}
 		}
-	}
-	seq, err := r.LastInsertId()
-	if err != nil {
-		return 0, err
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("federation: outbox: %w", err)
-	}
-	return seq, nil
+		r, err := s.enqueue.Exec(gw, id, env, now.UnixNano())
+		if err == nil {
+			seq, err = r.LastInsertId()
+		}
+		if err != nil {
+			if c != nil { // no record without its envelope
+				_, _ = s.callDone.Exec(id)
+			}
+			return fmt.Errorf("federation: outbox: %w", err)
+		}
+		return nil
+	})
+	return seq, err
 }
 
 // callRecord is what is kept of a call this side made, so that after a
@@ -181,30 +229,86 @@ func (d *db) keepAnswer(gw, linkThread string, env []byte) (bool, error) {
 	return n > 0, err
 }
 
-// callDone forgets a call whose caller got its answer (or gave up).
-func (d *db) callDone(linkThread string) error {
-	if _, err := d.sql.Exec(`DELETE FROM calls WHERE link_thread = ?`, linkThread); err != nil {
-		return fmt.Errorf("federation: calls: %w", err)
-	}
-	return nil
+// callDone forgets a call whose caller got its answer (or gave up), in the
+// next group commit (a record left by a crash is swept, or adopted); done
+// is told the outcome.
+func (d *db) callDone(linkThread string, done func(error)) {
+	d.w.submit(&write{apply: func(s *stmts) error {
+		if _, err := s.callDone.Exec(linkThread); err != nil {
+			return fmt.Errorf("federation: calls: %w", err)
+		}
+		return nil
+	}, done: done})
 }
 
-// serveBegin records that conversation conv serves the peer's call on
-// linkThread through gw (before the call is injected).
+// hasCalls reports whether gw has recorded calls (made before this start).
+func (d *db) hasCalls(gw string) (bool, error) {
+	var n int
+	if err := d.sql.QueryRow(`SELECT EXISTS (SELECT 1 FROM calls WHERE gateway = ?)`, gw).Scan(&n); err != nil {
+		return false, fmt.Errorf("federation: calls: %w", err)
+	}
+	return n == 1, nil
+}
+
+// serveBegin records, durably, that conversation conv serves the peer's
+// call on linkThread through gw, and that its call is being received
+// (before the call is injected; callInjected marks it done after).
 func (d *db) serveBegin(conv, gw, linkThread string, now time.Time) error {
-	if _, err := d.sql.Exec(`INSERT OR REPLACE INTO served (conv, gateway, link_thread, created) VALUES (?, ?, ?, ?)`,
-		conv, gw, linkThread, now.UnixNano()); err != nil {
-		return fmt.Errorf("federation: served: %w", err)
-	}
-	return nil
+	return d.w.do(func(s *stmts) error {
+		if _, err := s.received.Exec(conv, now.UnixNano()); err != nil {
+			return fmt.Errorf("federation: received: %w", err)
+		}
+		if _, err := s.serveBegin.Exec(conv, gw, linkThread, now.UnixNano()); err != nil {
+			_, _ = s.forgetReceived.Exec(conv)
+			return fmt.Errorf("federation: served: %w", err)
+		}
+		return nil
+	})
 }
 
-// serveEnd forgets a served conversation.
-func (d *db) serveEnd(conv string) error {
-	if _, err := d.sql.Exec(`DELETE FROM served WHERE conv = ?`, conv); err != nil {
-		return fmt.Errorf("federation: served: %w", err)
+// serveEnd forgets a served conversation (in the next group commit); with
+// refused, the call was not injected after all, so conv is forgotten as
+// received too.
+func (d *db) serveEnd(conv string, refused bool, onErr func(error)) {
+	d.w.async(func(s *stmts) error {
+		if _, err := s.serveEnd.Exec(conv); err != nil {
+			return fmt.Errorf("federation: served: %w", err)
+		}
+		if refused {
+			if _, err := s.forgetReceived.Exec(conv); err != nil {
+				return fmt.Errorf("federation: received: %w", err)
+			}
+		}
+		return nil
+	}, onErr)
+}
+
+// Whether a call was received (received's answer).
+const (
+	// callNew: no call for the conversation was received.
+	callNew = iota
+	// callDone: its call was injected and its journal record committed.
+	callDone
+	// callUncertain: its call was being injected when the organism
+	// stopped (or its injection failed midway): only the journal knows.
+	callUncertain
+)
+
+// received says whether a call for conversation conv was received within
+// the retention: callNew, callDone or callUncertain.
+func (d *db) received(conv string) (int, error) {
+	var done int
+	err := d.receivedQ.QueryRow(conv).Scan(&done)
+	if errors.Is(err, sql.ErrNoRows) {
+		return callNew, nil
 	}
-	return nil
+	if err != nil {
+		return 0, fmt.Errorf("federation: received: %w", err)
+	}
+	if done == 1 {
+		return callDone, nil
+	}
+	return callUncertain, nil
 }
 
 // servedAll lists the conversations serving calls (conv → gateway, link
@@ -244,12 +348,16 @@ func (d *db) pending(gw string) ([]queued, error) {
 	return out, rows.Err()
 }
 
-// acked removes an acknowledged entry.
-func (d *db) acked(id string) error {
-	if _, err := d.sql.Exec(`DELETE FROM outbox WHERE id = ?`, id); err != nil {
-		return fmt.Errorf("federation: outbox: %w", err)
-	}
-	return nil
+// acked removes an acknowledged entry in the next group commit (after a
+// crash before it, the entry is sent again and the peer acknowledges the
+// duplicate).
+func (d *db) acked(id string, onErr func(error)) {
+	d.w.async(func(s *stmts) error {
+		if _, err := s.acked.Exec(id); err != nil {
+			return fmt.Errorf("federation: outbox: %w", err)
+		}
+		return nil
+	}, onErr)
 }
 
 // seen reports whether a received envelope was processed before (its hash
@@ -257,7 +365,7 @@ func (d *db) acked(id string) error {
 func (d *db) seen(env []byte) (bool, error) {
 	h := sha256.Sum256(env)
 	var one int
-	err := d.sql.QueryRow(`SELECT 1 FROM seen WHERE hash = ?`, h[:]).Scan(&one)
+	err := d.seenQ.QueryRow(h[:]).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -267,20 +375,43 @@ func (d *db) seen(env []byte) (bool, error) {
 	return true, nil
 }
 
-// markSeen records the hash of an envelope once it was processed — after,
-// never before: a crash in between leaves a resend to be processed (and a
-// call's conversation, which the journal holds, still catches a second
-// copy), rather than a hash that refuses a message that never arrived.
-func (d *db) markSeen(env []byte, now time.Time) {
-	h := sha256.Sum256(env)
-	_, _ = d.sql.Exec(`INSERT OR IGNORE INTO seen (hash, at) VALUES (?, ?)`, h[:], now.UnixNano())
+// callInjected records, once the journal holds the call that began conv,
+// that its conversation is done being received; done is told when that is
+// durable (the acknowledgement waits for it). A call's hash is not
+// recorded: its received row, kept as long, refuses its copies.
+func (d *db) callInjected(conv string, done func(error)) {
+	d.w.submit(&write{apply: func(s *stmts) error {
+		if _, err := s.injected.Exec(conv); err != nil {
+			return fmt.Errorf("federation: received: %w", err)
+		}
+		return nil
+	}, done: done})
 }
 
-// sweep drops the hashes older than keep, and the call and served records
+// markSeen records the hash of an envelope once it was processed — after,
+// never before: a crash in between leaves a resend to be processed (and a
+// call's conversation, which the received table holds, still catches a
+// second copy), rather than a hash that refuses a message that never
+// arrived. done is told when the hash is durable (the acknowledgement
+// waits for it), in a group commit with the link's other writes.
+func (d *db) markSeen(env []byte, now time.Time, done func(error)) {
+	h := sha256.Sum256(env)
+	d.w.submit(&write{apply: func(s *stmts) error {
+		if _, err := s.seen.Exec(h[:], now.UnixNano()); err != nil {
+			return fmt.Errorf("federation: seen: %w", err)
+		}
+		return nil
+	}, done: done})
+}
+
+// sweep drops the hashes and received calls older than keep, and the call and served records
 // older than records (calls whose message was never re-delivered,
 // conversations that never completed).
 func (d *db) sweep(now time.Time, keep, records time.Duration) error {
 	_, err := d.sql.Exec(`DELETE FROM seen WHERE at < ?`, now.Add(-keep).UnixNano())
+	if err == nil {
+		_, err = d.sql.Exec(`DELETE FROM received WHERE at < ?`, now.Add(-keep).UnixNano())
+	}
 	if err == nil {
 		_, err = d.sql.Exec(`DELETE FROM calls WHERE created < ?`, now.Add(-records).UnixNano())
 	}

@@ -136,8 +136,23 @@ type wireEnvelope struct {
 }
 
 // parse reads a verified federated envelope: its meta, its link element and
-// the position of its payload (the element after <meta>).
+// the position of its payload (the element after <meta>). The canonical
+// form Sign writes is read by scanning (readCanonical), anything else
+// decoded.
 func parse(b []byte) (*envelope, error) {
+	if m, payload, name, ns, ok := readCanonical(b); ok {
+		e, err := fromWire(m)
+		if err != nil {
+			return nil, err
+		}
+		e.Payload, e.PayloadName, e.PayloadNS = payload, name, ns
+		return e, nil
+	}
+	return decode(b)
+}
+
+// decode is parse with encoding/xml.
+func decode(b []byte) (*envelope, error) {
 	var w wireEnvelope
 	if err := xml.Unmarshal(b, &w); err != nil {
 		return nil, fmt.Errorf("%w: envelope: %w", ErrProtocol, err)
@@ -146,6 +161,22 @@ func parse(b []byte) (*envelope, error) {
 		return nil, fmt.Errorf("%w: root is not {%s}message", ErrProtocol, schemas.EnvelopeNS)
 	}
 	l := w.Meta.Link
+	e, err := fromWire(wireMeta{From: w.Meta.From, To: w.Meta.To, Thread: w.Meta.Thread,
+		Link: wireLink{ID: l.ID, Kind: l.Kind, Ref: l.Ref, Sent: l.Sent, Error: l.Error, Trace: l.Trace}})
+	if err != nil {
+		return nil, err
+	}
+	name, ns, payload, err := payloadOf(b)
+	if err != nil {
+		return nil, err
+	}
+	e.PayloadName, e.PayloadNS, e.Payload = name, ns, payload
+	return e, nil
+}
+
+// fromWire checks a read <meta> and builds the envelope of it.
+func fromWire(m wireMeta) (*envelope, error) {
+	l := m.Link
 	if l.ID == "" || l.Kind == "" {
 		return nil, fmt.Errorf("%w: <meta> has no <link id kind>", ErrProtocol)
 	}
@@ -153,14 +184,8 @@ func parse(b []byte) (*envelope, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: <link sent=%q>: %w", ErrProtocol, l.Sent, err)
 	}
-	e := &envelope{From: w.Meta.From, To: w.Meta.To, Thread: w.Meta.Thread,
-		Link: link{ID: l.ID, Kind: Kind(l.Kind), Ref: l.Ref, Sent: sent, Error: l.Error, Traceparent: l.Trace}}
-	name, ns, payload, err := payloadOf(b)
-	if err != nil {
-		return nil, err
-	}
-	e.PayloadName, e.PayloadNS, e.Payload = name, ns, payload
-	return e, nil
+	return &envelope{From: m.From, To: m.To, Thread: m.Thread,
+		Link: link{ID: l.ID, Kind: Kind(l.Kind), Ref: l.Ref, Sent: sent, Error: l.Error, Traceparent: l.Trace}}, nil
 }
 
 // payloadOf finds the one element after <meta> in an envelope and returns

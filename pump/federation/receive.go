@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
-	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
@@ -25,49 +25,49 @@ func (g *gateway) onFrame(f frame) {
 	}
 }
 
-// onEnvelope verifies and dispatches one envelope from the peer. Every
-// refusal is logged as a security event and, where the sender waits for
-// it, answered with a nack.
-func (g *gateway) onEnvelope(c *conn, b []byte) {
-	if err := envsig.Verify(g.trusted, b); err != nil {
+// deliver dispatches one envelope from the peer, in the link's order, once
+// checkInbound verified it. Every refusal is logged as a security event
+// and, where the sender waits for it, answered with a nack. What it
+// processed is acknowledged once its hash is durable (markSeen).
+func (g *gateway) deliver(c *conn, in *inbound) {
+	if in.verr != nil {
 		id := ""
-		if e, perr := parse(b); perr == nil {
-			id = e.Link.ID
+		if in.e != nil {
+			id = in.e.Link.ID
 		}
-		g.log.Warn("federation: security: envelope refused: signature", "peer", Fingerprint(g.trusted), "id", id, "error", err)
+		g.log.Warn("federation: security: envelope refused: signature", "peer", Fingerprint(g.trusted), "id", id, "error", in.verr)
 		g.m.refusal(g.name, RefusedSignature)
 		if id != "" {
-			_ = c.writeFrame(frame{Type: frameNack, ID: id, Error: "signature does not verify"})
+			c.acks.send(frame{Type: frameNack, ID: id, Error: "signature does not verify"})
 		}
 		return
 	}
-	e, err := parse(b)
-	if err != nil {
-		g.log.Warn("federation: security: envelope refused", "error", err)
+	if in.perr != nil {
+		g.log.Warn("federation: security: envelope refused", "error", in.perr)
 		g.m.refusal(g.name, RefusedMalformed)
 		return
 	}
+	e := in.e
 	now := g.m.now()
 	if age := now.Sub(e.Link.Sent); age > g.m.stale || -age > futureSkew {
 		g.log.Warn("federation: security: stale envelope refused", "id", e.Link.ID, "sent", e.Link.Sent)
 		g.m.refusal(g.name, RefusedStale)
-		_ = c.writeFrame(frame{Type: frameNack, ID: e.Link.ID, Error: "stale envelope"})
+		c.acks.send(frame{Type: frameNack, ID: e.Link.ID, Error: "stale envelope"})
 		return
 	}
 	if e.Link.Kind == KindMeta || e.Link.Kind == KindMetaAnswer {
 		g.envelopeSeen(DirectionIn, e.Link.Kind)
-		g.onMeta(c, e)
+		c.handle(func() { g.onMeta(c, e) })
 		return
 	}
-	dup, err := g.m.db.seen(b)
-	if err != nil {
-		g.log.Error("federation: cannot check a received envelope; not acknowledged", "id", e.Link.ID, "error", err)
+	if in.serr != nil {
+		g.log.Error("federation: cannot check a received envelope; not acknowledged", "id", e.Link.ID, "error", in.serr)
 		return
 	}
-	if dup {
+	if in.dup {
 		g.log.Warn("federation: security: replayed envelope refused (already received)", "id", e.Link.ID, "kind", e.Link.Kind)
 		g.m.refusal(g.name, RefusedDuplicate)
-		_ = c.writeFrame(frame{Type: frameAck, ID: e.Link.ID, Duplicate: true})
+		c.acks.send(frame{Type: frameAck, ID: e.Link.ID, Duplicate: true})
 		return
 	}
 	g.envelopeSeen(DirectionIn, e.Link.Kind)
@@ -75,33 +75,55 @@ func (g *gateway) onEnvelope(c *conn, b []byte) {
 	case KindCall:
 		select {
 		case <-c.ready:
-		case <-c.done:
-			return // not processed: the resend will be
+			g.onCall(c, e)
+		default:
+			// Until this side asked the peer for its imports the calls
+			// wait, off the delivery: what the peer answers it (a meta
+			// answer) comes after them on the same link.
+			c.hwg.Add(1)
+			go func() {
+				defer c.hwg.Done()
+				select {
+				case <-c.ready:
+					g.onCall(c, e)
+				case <-c.done: // not processed: the resend will be
+				}
+			}()
 		}
-		g.onCall(c, e, b)
 	case KindReply, KindHuh, KindEnd:
-		g.onAnswer(e, b)
-		g.m.db.markSeen(b, now)
-		_ = c.writeFrame(frame{Type: frameAck, ID: e.Link.ID})
+		g.onAnswer(e, in.b)
+		g.ackOnceSeen(c, e.Link.ID, in.b, now)
 	case KindCancel:
 		g.onCancel(e)
-		g.m.db.markSeen(b, now)
-		_ = c.writeFrame(frame{Type: frameAck, ID: e.Link.ID})
+		g.ackOnceSeen(c, e.Link.ID, in.b, now)
 	default:
 		g.log.Warn("federation: security: envelope of unknown kind refused", "id", e.Link.ID, "kind", e.Link.Kind)
 		g.m.refusal(g.name, RefusedUnknownKind)
-		_ = c.writeFrame(frame{Type: frameNack, ID: e.Link.ID, Error: "unknown kind"})
+		c.acks.send(frame{Type: frameNack, ID: e.Link.ID, Error: "unknown kind"})
 	}
+}
+
+// ackOnceSeen records raw's hash and acknowledges id once that is durable
+// (a hash that could not be recorded is logged; the envelope was
+// processed, so it is acknowledged all the same).
+func (g *gateway) ackOnceSeen(c *conn, id string, raw []byte, now time.Time) {
+	g.m.db.markSeen(raw, now, func(err error) {
+		if err != nil {
+			g.log.Warn("federation: received envelope not recorded", "id", id, "error", err)
+		}
+		c.acks.send(frame{Type: frameAck, ID: id})
+	})
 }
 
 // onCall serves a call from the peer: it must be for an exported root tag,
 // never a privileged one; it is injected into the pump from the gateway's
 // name on the conversation derived from its link thread, and acknowledged
 // once journaled. A second copy of a call (its conversation already
-// exists, live or journaled) is acknowledged and dropped.
-func (g *gateway) onCall(c *conn, e *envelope, raw []byte) {
+// received, live or journaled) is acknowledged and dropped. The checks run
+// in the link's order; the injection on a handler of its own.
+func (g *gateway) onCall(c *conn, e *envelope) {
 	nack := func(why string) {
-		_ = c.writeFrame(frame{Type: frameNack, ID: e.Link.ID, Error: why})
+		c.acks.send(frame{Type: frameNack, ID: e.Link.ID, Error: why})
 	}
 	if isPrivileged(e.PayloadNS, e.PayloadName) {
 		g.log.Warn("federation: security: privileged root refused", "root", e.PayloadName, "ns", e.PayloadNS, "id", e.Link.ID)
@@ -128,22 +150,58 @@ func (g *gateway) onCall(c *conn, e *envelope, raw []byte) {
 		g.inflight[conv] = true
 	}
 	g.mu.Unlock()
-	if busy || g.m.known(conv) {
-		g.log.Warn("federation: security: replayed call refused (its conversation exists)", "id", e.Link.ID)
-		g.m.refusal(g.name, RefusedDuplicate)
-		_ = c.writeFrame(frame{Type: frameAck, ID: e.Link.ID, Duplicate: true})
-		if !busy {
+	if busy {
+		g.duplicateCall(c, e)
+		return
+	}
+	c.handle(func() {
+		defer func() {
 			g.mu.Lock()
 			delete(g.inflight, conv)
 			g.mu.Unlock()
+		}()
+		g.serveCall(c, e, conv, nack)
+	})
+}
+
+// duplicateCall acknowledges a second copy of a call and drops it.
+func (g *gateway) duplicateCall(c *conn, e *envelope) {
+	g.log.Warn("federation: security: replayed call refused (its conversation exists)", "id", e.Link.ID)
+	g.m.refusal(g.name, RefusedDuplicate)
+	c.acks.send(frame{Type: frameAck, ID: e.Link.ID, Duplicate: true})
+}
+
+// serveCall injects a call that is not in flight already, unless its
+// conversation was received before. Every call sent since the received
+// table began has its row there, written durably before the injection and
+// marked done once the journal holds the call: a conversation it lacks is
+// new, and the pump need not look its thread up in the journal. The
+// journal decides for a call whose row is not done (the organism stopped
+// while injecting it) and for one sent before the table existed.
+func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)) {
+	fresh := false
+	state := callUncertain
+	// Sent is the peer's clock, which may run ahead by futureSkew.
+	if !e.Link.Sent.Before(g.m.db.receivedSince.Add(futureSkew)) {
+		var err error
+		if state, err = g.m.db.received(conv); err != nil {
+			g.log.Error("federation: cannot check a received call; not acknowledged", "id", e.Link.ID, "error", err)
+			return // the resend will be processed
 		}
-		return
 	}
-	defer func() {
-		g.mu.Lock()
-		delete(g.inflight, conv)
-		g.mu.Unlock()
-	}()
+	switch state {
+	case callDone:
+		g.duplicateCall(c, e)
+		return
+	case callUncertain:
+		if g.m.known(conv) {
+			g.duplicateCall(c, e)
+			return
+		}
+	default:
+		_, live := g.m.opts.Pump.Threads().Origin(conv)
+		fresh = !live
+	}
 	if err := g.m.serveBegin(conv, g, e.Thread); err != nil {
 		g.log.Error("federation: call not accepted", "id", e.Link.ID, "error", err)
 		nack("Message could not be delivered")
@@ -155,9 +213,14 @@ func (g *gateway) onCall(c *conn, e *envelope, raw []byte) {
 	defer cancel()
 	// No outlet: what the conversation answers reaches the gateway through
 	// the manager's subscription (served.go), also after a restart.
-	_, err := g.m.opts.Pump.InjectAs(ctx, env, nil, pump.Principal{From: g.name, Profile: g.cfg.Profile})
+	_, err := g.m.opts.Pump.InjectAs(ctx, env, nil, pump.Principal{From: g.name, FreshThread: fresh, Profile: g.cfg.Profile})
 	if err != nil {
-		g.m.serveEnd(conv)
+		// A message accepted but not journaled, or whose wait ran out, may
+		// be in the pump: its conversation stays received. Any other was
+		// refused before it joined a thread: its resend is a new call.
+		inPump := errors.Is(err, pump.ErrNotDurable) || errors.Is(err, context.DeadlineExceeded) ||
+			errors.Is(err, context.Canceled)
+		g.m.serveEnd(conv, !inPump)
 		why := "Message could not be delivered"
 		if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
 			why = f.Canned()
@@ -168,8 +231,13 @@ func (g *gateway) onCall(c *conn, e *envelope, raw []byte) {
 		nack(why)
 		return
 	}
-	g.m.db.markSeen(raw, g.m.now())
-	_ = c.writeFrame(frame{Type: frameAck, ID: e.Link.ID})
+	id := e.Link.ID
+	g.m.db.callInjected(conv, func(err error) {
+		if err != nil {
+			g.log.Warn("federation: received call not recorded", "id", id, "error", err)
+		}
+		c.acks.send(frame{Type: frameAck, ID: id})
+	})
 }
 
 // onAnswer completes the call a reply, huh or end answers. The answer to a

@@ -43,14 +43,12 @@ func (m *Manager) serveBegin(conv string, g *gateway, linkThread string) error {
 	return nil
 }
 
-// serveEnd forgets conv.
-func (m *Manager) serveEnd(conv string) {
+// serveEnd forgets conv; refused says its call was not injected after all.
+func (m *Manager) serveEnd(conv string, refused bool) {
 	m.smu.Lock()
 	delete(m.served, conv)
 	m.smu.Unlock()
-	if err := m.db.serveEnd(conv); err != nil {
-		m.log.Warn("federation: served", "thread", conv, "error", err)
-	}
+	m.db.serveEnd(conv, refused, func(err error) { m.log.Warn("federation: served", "thread", conv, "error", err) })
 }
 
 // serving reports whether conv serves a call now.
@@ -92,7 +90,7 @@ func (m *Manager) onEvent(ev pump.Event) {
 	case pump.EventHuh:
 		e = &envelope{Thread: lt, Link: link{Kind: KindHuh, Ref: lt, Error: ev.Error}}
 	case pump.EventComplete:
-		m.serveEnd(ev.Conversation)
+		m.serveEnd(ev.Conversation, false)
 		if answered {
 			return
 		}

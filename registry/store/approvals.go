@@ -9,11 +9,11 @@ import (
 	"time"
 )
 
-// approvalsV11 (migration 11) holds the approvals: calls waiting for a
+// approvalsSchema holds the approvals: calls waiting for a
 // human (and those decided), so that a waiting call is still waiting after
 // a restart and a decided one is not asked for again.
-const approvalsV11 = `
-CREATE TABLE approvals (
+const approvalsSchema = `
+CREATE TABLE IF NOT EXISTS approvals (
 	id              TEXT    PRIMARY KEY CHECK (id <> ''),
 	seq             INTEGER NOT NULL DEFAULT 0,
 	conversation    TEXT    NOT NULL DEFAULT '',
@@ -33,9 +33,9 @@ CREATE TABLE approvals (
 	reason          TEXT    NOT NULL DEFAULT '',
 	decided_at      INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
-CREATE INDEX approvals_status ON approvals (status, created_at);
-CREATE INDEX approvals_thread ON approvals (thread, created_at);
-CREATE INDEX approvals_conversation ON approvals (conversation, created_at);
+CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, created_at);
+CREATE INDEX IF NOT EXISTS approvals_thread ON approvals (thread, created_at);
+CREATE INDEX IF NOT EXISTS approvals_conversation ON approvals (conversation, created_at);
 `
 
 // The approval statuses.

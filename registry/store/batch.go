@@ -14,7 +14,7 @@ type pending struct {
 	appendOps []*op
 	marks     []*op
 	kernel    kernelWrites
-	args      []sqlArg
+	args      []any
 }
 
 // reset empties p for the next run, keeping its storage.

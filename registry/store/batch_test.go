@@ -17,16 +17,16 @@ func TestBatchStatements(t *testing.T) {
 		appends, marks int
 		want           int64
 	}{
-		// BEGIN, INSERT the segment, register the listener (its first
+		// BEGIN, INSERT the row, register the listener (its first
 		// entry since Open), UPDATE high-water mark, COMMIT.
 		{name: "one append", appends: 1, want: 5},
-		// The same for a hundred appends in one segment, and the marks:
-		// in-order deliveries only move the watermark.
-		{name: "hundred appends and marks", appends: 100, marks: 100, want: 5},
-		// Three segments (split at segmentMaxRaw bytes of bodies) in two
-		// INSERTs (2 + 1 rows); the appends close partition 0, whose
-		// lookup keys take SAVEPOINT, a query, an INSERT and RELEASE.
-		{name: "three segments", appends: segmentMaxEntries + 10, want: 10},
+		// A hundred appends take three INSERTs (64 + 32 + 4 rows), and the
+		// marks none: in-order deliveries only move the watermark.
+		{name: "hundred appends and marks", appends: 100, marks: 100, want: 7},
+		// 1034 appends take 18 INSERTs (16 × 64 + 8 + 2 rows); they close
+		// partition 0, whose lookup keys take SAVEPOINT, a query, an
+		// INSERT and RELEASE.
+		{name: "a partition and more", appends: partitionSize + 10, want: 26},
 		// BEGIN, UPDATE delivery watermark, COMMIT.
 		{name: "one mark", marks: 1, want: 3},
 	}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strconv"
 )
 
 // Delivery marks are kept as a watermark plus exceptions rather than one row
@@ -17,7 +16,7 @@ import (
 //     below it is delivered;
 //   - journal_delivered: the markable entries above the watermark that were
 //     delivered out of order, as one row per journal partition (1024
-//     consecutive seqs, journal_lookup.go) holding a '0'/'1' character per
+//     consecutive seqs, schema.go) holding a '0'/'1' character per
 //     seq.
 //
 // The writer knows the undelivered markable entries above the watermark
@@ -30,36 +29,8 @@ import (
 // in flight, scattered between the delivered ones (a handler's reply is
 // journaled while the messages queued ahead of its recipient are not yet
 // handled), so about half of all marks land above the watermark. A row per
-// such mark (journal_deliveries, migrations 1 to 5) cost the writer ~2 µs
-// per journaled message, a quarter of its work; rewriting the one or two
-// partition rows a commit touches costs next to nothing.
-
-// deliveryWatermarkV4 adds the watermark (migration 4). Marks recorded
-// before it stay valid as rows of journal_deliveries.
-const deliveryWatermarkV4 = `
-ALTER TABLE journal_state ADD COLUMN delivered_seq INTEGER NOT NULL DEFAULT 0;
-`
-
-// partitionSize is the number of seqs in a journal partition, the length of
-// a journal_delivered row's marks.
-const partitionSize = 1 << journalPartitionBits
-
-// deliveredPartsV6 (migration 6) replaces journal_deliveries by
-// journal_delivered, converting the marks it holds.
-var deliveredPartsV6 = `
-CREATE TABLE journal_delivered (
-	part  INTEGER PRIMARY KEY,
-	marks TEXT    NOT NULL CHECK (length(marks) = ` + strconv.Itoa(partitionSize) + `)
-);
-INSERT INTO journal_delivered (part, marks)
-SELECT p.part, (
-	WITH RECURSIVE k(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i < ` + strconv.Itoa(partitionSize-1) + `)
-	SELECT group_concat(CASE WHEN EXISTS (SELECT 1 FROM journal_deliveries AS d
-		WHERE d.seq = (p.part << ` + strconv.Itoa(journalPartitionBits) + `) + k.i) THEN '1' ELSE '0' END, '' ORDER BY k.i)
-	FROM k)
-FROM (SELECT DISTINCT seq >> ` + strconv.Itoa(journalPartitionBits) + ` AS part FROM journal_deliveries) AS p;
-DROP TABLE journal_deliveries;
-`
+// such mark cost the writer ~2 µs per journaled message; rewriting the one
+// or two partition rows a commit touches costs next to nothing.
 
 // watermarkExpr is the delivery watermark in a query.
 const watermarkExpr = `(SELECT delivered_seq FROM journal_state WHERE id = 1)`
@@ -119,8 +90,7 @@ type deliveryTx struct {
 
 // loadDeliveries reads the watermark, the undelivered markable entries and
 // the marks of journal_delivered; high is the journal's highest seq.
-// Segments that do not decode are passed to onCorrupt and skipped.
-func loadDeliveries(ctx context.Context, conn *sql.Conn, high int64, onCorrupt func(error)) (deliveryTracker, error) {
+func loadDeliveries(ctx context.Context, conn *sql.Conn, high int64) (deliveryTracker, error) {
 	t := deliveryTracker{high: high, open: make(map[int64]struct{}), parts: make(map[int64]*partMarks)}
 	if err := conn.QueryRowContext(ctx, `SELECT `+watermarkExpr).Scan(&t.mark); err != nil {
 		return t, fmt.Errorf("store: read the delivery watermark: %w", err)
@@ -129,18 +99,22 @@ func loadDeliveries(ctx context.Context, conn *sql.Conn, high int64, onCorrupt f
 	if err := t.loadParts(ctx, conn); err != nil {
 		return t, err
 	}
-	// A segment that does not decode is left to Verify: it must not keep
-	// the store from opening.
-	err := scanForwardSkipping(ctx, conn, t.mark, onCorrupt, func(s *segment) error {
-		for i := range s.entries {
-			if e := &s.entries[i]; e.Seq > t.mark && markable(e) && !t.marked(e.Seq) {
-				t.order = append(t.order, e.Seq)
-				t.open[e.Seq] = struct{}{}
-			}
-		}
-		return nil
-	})
+	rows, err := conn.QueryContext(ctx, `SELECT seq `+undelivered, 0)
 	if err != nil {
+		return t, fmt.Errorf("store: read undelivered entries: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			return t, fmt.Errorf("store: read undelivered entries: %w", err)
+		}
+		if seq > t.mark {
+			t.order = append(t.order, seq)
+			t.open[seq] = struct{}{}
+		}
+	}
+	if err := rows.Err(); err != nil {
 		return t, fmt.Errorf("store: read undelivered entries: %w", err)
 	}
 	return t, nil
@@ -150,18 +124,8 @@ func loadDeliveries(ctx context.Context, conn *sql.Conn, high int64, onCorrupt f
 // MarkDelivered marks.
 func markable(e *Entry) bool { return e.Kind == Message && e.Listener != "" }
 
-// marked reports whether journal_delivered, as loaded, marks seq.
-func (t *deliveryTracker) marked(seq int64) bool {
-	p := t.parts[seq>>journalPartitionBits]
-	return p != nil && p[seq&(partitionSize-1)] == '1'
-}
-
-// delivered reports whether the markable entry seq is delivered: at or below
-// the watermark, or marked.
-func (t *deliveryTracker) delivered(seq int64) bool { return seq <= t.mark || t.marked(seq) }
-
 // loadParts reads journal_delivered into t.parts. A character other than
-// '1' reads as no mark, as it does in undeliveredWhere.
+// '1' reads as no mark, as it does in the undelivered query (journal_read.go).
 func (t *deliveryTracker) loadParts(ctx context.Context, conn queryer) error {
 	rows, err := conn.QueryContext(ctx, `SELECT part, marks FROM journal_delivered`)
 	if err != nil {

@@ -1,45 +1,38 @@
 package store
 
 import (
+	"context"
+	"database/sql"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 )
 
-// Lookup keys (migration 5) find a thread's or a conversation's journal
-// entries without a per-row index.
+// Lookup keys find a thread's or a conversation's journal entries without a
+// per-row index.
 //
-// The partitioned indexes of migration 3 cost about 2.5 µs of the writer's
-// CPU per journal row each (an index record built, a B-tree searched and a
-// page dirtied for every append), two fifths of an append. Instead, when a
-// partition (1024 consecutive seqs) is closed — the writer appends a seq of
-// a later partition — the writer reads the partition's thread and
-// conversation ids back and stores them as lookup keys: a 64-bit hash of the
-// id and the entry's offset in the partition, sorted, split into keyBuckets
-// rows by the hash's top bits. That is one read and keyBuckets small inserts
-// per 1024 appends, and they land at the right edge of journal_keys.
+// An index on the journal costs the writer ~3 µs of CPU per row (doc.go),
+// and one led by a thread or conversation id (random UUIDs) dirties a leaf
+// page per row at every commit. Instead, when a partition (1024 consecutive
+// seqs) is closed — the writer appends a seq of a later partition — the
+// writer stores its thread and conversation ids as lookup keys: a 64-bit
+// hash of the id and the entry's offset in the partition, sorted, split into
+// keyBuckets rows by the hash's top bits. That is keyBuckets small inserts
+// per 1024 appends, at the right edge of journal_keys.
 //
 // A lookup probes the id's bucket in every summarised partition, reads the
-// matching seqs (checking the id, so hash collisions cost a read, never a
+// matching rows (checking the id, so hash collisions cost a read, never a
 // wrong answer) and scans the partitions after the last summarised one, which
 // are at most the open partition while the writer keeps up.
 //
 // Invariant: every partition up to the highest one in journal_keys is
 // summarised, so lookups scan the journal from the partition after it. The
 // writer summarises partitions in order, in the transaction that closes
-// them, and catches up on start (after this migration, or if a summary
-// failed); the retention sweep deletes the keys of partitions left without
-// rows below the journal's first seq.
-var migrationLookupKeys = `
-DROP INDEX journal_thread_part;
-DROP INDEX journal_conversation_part;
-CREATE TABLE journal_keys (
-	part   INTEGER NOT NULL,
-	bucket INTEGER NOT NULL,
-	keys   BLOB    NOT NULL,
-	PRIMARY KEY (part, bucket)
-) WITHOUT ROWID;
-`
+// them, and catches up on start (if a summary failed); the retention sweep
+// deletes the keys of partitions left without rows below the journal's
+// first seq.
 
 // keyBucketBits sets the buckets of a partition's lookup keys: 64 rows of
 // about 32 keys each for a full partition.
@@ -87,9 +80,6 @@ func keyRecord(k uint64, seq int64) uint64 {
 func rowKeyRecords(seq int64, thread, conversation string) (t, c uint64) {
 	return keyRecord(lookupKey(keyThread, thread), seq), keyRecord(lookupKey(keyConversation, conversation), seq)
 }
-
-// partitionOf is the partition of seq.
-func partitionOf(seq int64) int64 { return seq >> journalPartitionBits }
 
 // keySeqs returns the seqs of partition part whose record in the bucket
 // blob keys has the key k.
@@ -189,7 +179,7 @@ var insertKeys = newRowStatement(`INSERT INTO journal_keys (part, bucket, keys) 
 // highest summarised partition, or at the journal's first partition.
 func (w *writer) loadKeySummaries() error {
 	next, err := w.conn.queryInt64(`SELECT coalesce((SELECT max(part) + 1 FROM journal_keys),
-		(SELECT min(first_seq) FROM journal_segments) >> ` + fmt.Sprint(journalPartitionBits) + `, 0)`)
+		(SELECT min(seq) FROM journal_rows) >> ` + strconv.Itoa(journalPartitionBits) + `, 0)`)
 	if err != nil {
 		return fmt.Errorf("store: read lookup keys: %w", err)
 	}
@@ -202,7 +192,8 @@ func (w *writer) loadKeySummaries() error {
 // are skipped in one step.
 func (w *writer) summarizeBefore(part int64) error {
 	for w.keys.txNext < part {
-		firsts, err := w.queryInt64s(segmentAtOrAfter, w.keys.txNext<<journalPartitionBits)
+		firsts, err := w.queryInt64s(`SELECT seq FROM journal_rows WHERE seq >= ? ORDER BY seq LIMIT 1`,
+			w.keys.txNext<<journalPartitionBits)
 		if err != nil {
 			return fmt.Errorf("store: lookup keys: %w", err)
 		}
@@ -291,10 +282,20 @@ func (w *writer) summarize(part int64) error {
 // from the journal, to recs.
 func (w *writer) readRowKeys(part int64, recs []uint64) ([]uint64, error) {
 	first := part << journalPartitionBits
-	err := w.scanSegments(first, first+1<<journalPartitionBits, func(e *Entry) {
-		t, c := rowKeyRecords(e.Seq, e.Thread, e.Conversation)
-		recs = append(recs, t, c)
-	})
+	w.counters.statements.Add(1)
+	err := w.conn.query(`SELECT seq, thread, conversation FROM journal_rows WHERE seq >= ? AND seq < ?`,
+		[]any{first, first + partitionSize}, func(rows *sql.Rows) error {
+			var (
+				seq                  int64
+				thread, conversation string
+			)
+			if err := rows.Scan(&seq, &thread, &conversation); err != nil {
+				return err
+			}
+			t, c := rowKeyRecords(seq, thread, conversation)
+			recs = append(recs, t, c)
+			return nil
+		})
 	return recs, err
 }
 
@@ -303,7 +304,7 @@ func (w *writer) readRowKeys(part int64, recs []uint64) ([]uint64, error) {
 // that introduced them, or if the writer stopped between closing a
 // partition and summarising it. Until then, lookups scan those partitions.
 func (w *writer) catchUpKeys() error {
-	high, err := w.conn.queryInt64(`SELECT coalesce(max(last_seq), 0) FROM journal_segments`)
+	high, err := w.conn.queryInt64(`SELECT coalesce(max(seq), 0) FROM journal_rows`)
 	if err != nil {
 		return fmt.Errorf("store: lookup keys: %w", err)
 	}
@@ -337,5 +338,84 @@ const keyCatchUpParts = 64
 
 // pruneKeysQuery deletes the lookup keys of partitions below the journal's
 // first row (all of them when the journal is empty).
-var pruneKeysQuery = `DELETE FROM journal_keys WHERE part < coalesce((SELECT min(first_seq) FROM journal_segments) >> ` +
-	fmt.Sprint(journalPartitionBits) + `, (SELECT max(part) + 1 FROM journal_keys))`
+var pruneKeysQuery = `DELETE FROM journal_keys WHERE part < coalesce((SELECT min(seq) FROM journal_rows) >> ` +
+	strconv.Itoa(journalPartitionBits) + `, (SELECT max(part) + 1 FROM journal_keys))`
+
+// keyProbe reads the lookup keys of one bucket in every summarised
+// partition, probing journal_keys's primary key once per partition: about
+// 7 µs per 1024 journal rows on the test machine (BenchmarkThreadLookup), so
+// 7 ms in a million-row journal. Callers that need every thread should read
+// the journal once in seq order rather than look each thread up.
+const keyProbe = `WITH RECURSIVE p(n) AS (
+		SELECT min(part) FROM journal_keys
+		UNION ALL
+		SELECT n + 1 FROM p WHERE n < (SELECT max(part) FROM journal_keys))
+	SELECT part, keys FROM p CROSS JOIN journal_keys ON part = p.n AND bucket = ?1 ORDER BY part`
+
+// lookup returns the committed entries whose thread (kind keyThread) or
+// conversation (keyConversation) is id, in seq order: the summarised
+// partitions through their lookup keys, the rest by scanning.
+func (r *Reader) lookup(kind byte, id string) ([]Entry, error) {
+	k := lookupKey(kind, id)
+	column := "thread"
+	if kind == keyConversation {
+		column = "conversation"
+	}
+	var out []Entry
+	err := r.readTx(func(ctx context.Context, tx *sql.Tx) error {
+		var tail int64 // first seq not covered by lookup keys
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(part) + 1, 0) FROM journal_keys`).Scan(&tail); err != nil {
+			return fmt.Errorf("store: lookup keys: %w", err)
+		}
+		tail <<= journalPartitionBits
+		seqs, err := probeKeys(ctx, tx, k)
+		if err != nil {
+			return err
+		}
+		list, err := json.Marshal(seqs)
+		if err != nil {
+			return err
+		}
+		return eachEntry(ctx, tx, lookupQuery(column), []any{id, tail, string(list)},
+			func(e *Entry) error {
+				out = append(out, *e)
+				return nil
+			})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// lookupQuery selects the journal rows whose column is ?1 among the seqs of
+// the JSON array ?3 and from seq ?2 on.
+func lookupQuery(column string) string {
+	return `SELECT ` + entryColumns + ` FROM journal_rows WHERE seq IN (SELECT value FROM json_each(?3)) AND ` + column + ` = ?1
+		UNION ALL SELECT ` + entryColumns + ` FROM journal_rows WHERE seq >= ?2 AND ` + column + ` = ?1 ORDER BY seq`
+}
+
+// probeKeys returns the seqs whose lookup key is k, in the summarised
+// partitions.
+func probeKeys(ctx context.Context, tx *sql.Tx, k uint64) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, keyProbe, keyBucket(k))
+	if err != nil {
+		return nil, fmt.Errorf("store: lookup keys: %w", err)
+	}
+	defer rows.Close()
+	seqs := []int64{}
+	for rows.Next() {
+		var (
+			part int64
+			keys []byte
+		)
+		if err := rows.Scan(&part, &keys); err != nil {
+			return nil, fmt.Errorf("store: lookup keys: %w", err)
+		}
+		seqs = append(seqs, keySeqs(part, keys, k)...)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: lookup keys: %w", err)
+	}
+	return seqs, nil
+}

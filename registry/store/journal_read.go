@@ -1,12 +1,11 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
-	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -25,51 +24,92 @@ func (r *Reader) readTx(fn func(ctx context.Context, tx *sql.Tx) error) error {
 	})
 }
 
+// scanEntry reads one journal row selected as entryColumns. A direction or
+// kind the store does not know is kept as the invalid zero value, for
+// Verify to report.
+func scanEntry(rows *sql.Rows) (Entry, error) {
+	var (
+		e         Entry
+		ns        int64
+		dir, kind string
+		sum       []byte
+	)
+	if err := rows.Scan(&e.Seq, &ns, &e.Thread, &e.Conversation, &dir, &kind, &e.From, &e.To, &e.Listener,
+		&e.PayloadTag, &sum, &e.Bytes, &e.Diagnostics); err != nil {
+		return Entry{}, fmt.Errorf("store: read journal row: %w", err)
+	}
+	e.Time = time.Unix(0, ns).UTC()
+	e.Direction, _ = ParseDirection(dir)
+	e.Kind, _ = ParseKind(kind)
+	copy(e.SHA256[:], sum)
+	return e, nil
+}
+
+// queryer runs queries: a *sql.DB, *sql.Conn or *sql.Tx.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// eachEntry calls fn for every row of a query over entryColumns.
+func eachEntry(ctx context.Context, q queryer, query string, args []any, fn func(e *Entry) error) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("store: read journal: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return err
+		}
+		if err := fn(&e); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: read journal: %w", err)
+	}
+	return nil
+}
+
+// entries returns the rows of a query over entryColumns.
+func (r *Reader) entries(query string, args ...any) ([]Entry, error) {
+	var out []Entry
+	err := r.read(func(db *sql.DB) error {
+		return eachEntry(context.Background(), db, query, args, func(e *Entry) error {
+			out = append(out, *e)
+			return nil
+		})
+	})
+	return out, err
+}
+
 // Tail returns the last n committed entries in ascending seq order.
 func (r *Reader) Tail(n int) ([]Entry, error) {
 	if n <= 0 {
 		return nil, nil
 	}
-	var out []Entry
-	err := r.readTx(func(ctx context.Context, tx *sql.Tx) error {
-		return scanBackward(ctx, tx, func(s *segment) error {
-			for i := len(s.entries) - 1; i >= 0 && len(out) < n; i-- {
-				out = append(out, s.entries[i])
-			}
-			if len(out) == n {
-				return errStopScan
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, err
-	}
+	out, err := r.entries(`SELECT `+entryColumns+` FROM journal_rows ORDER BY seq DESC LIMIT ?`, n)
 	slices.Reverse(out)
-	return out, nil
+	return out, err
 }
 
 // After returns up to limit committed entries with seq greater than seq, in
 // ascending order; limit <= 0 means no limit.
 func (r *Reader) After(seq int64, limit int) ([]Entry, error) {
-	var out []Entry
-	err := r.readTx(func(ctx context.Context, tx *sql.Tx) error {
-		return scanForward(ctx, tx, seq, func(s *segment) error {
-			for i := range s.entries {
-				if limit > 0 && len(out) == limit {
-					return errStopScan
-				}
-				if s.entries[i].Seq > seq {
-					out = append(out, s.entries[i])
-				}
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, err
+	if limit <= 0 {
+		limit = -1
 	}
-	return out, nil
+	return r.entries(`SELECT `+entryColumns+` FROM journal_rows WHERE seq > ? ORDER BY seq LIMIT ?`, seq, limit)
+}
+
+// Each calls fn, in seq order, for every committed entry with seq above
+// after, from one snapshot, reading the journal as it goes. An error from
+// fn ends the scan and is returned.
+func (r *Reader) Each(after int64, fn func(e *Entry) error) error {
+	return r.readTx(func(ctx context.Context, tx *sql.Tx) error {
+		return eachEntry(ctx, tx, `SELECT `+entryColumns+` FROM journal_rows WHERE seq > ? ORDER BY seq`, []any{after}, fn)
+	})
 }
 
 // Thread returns the committed entries of one thread in seq order.
@@ -89,13 +129,23 @@ func (r *Reader) Conversation(id string) ([]Entry, error) {
 // thread at its last seq exports every thread without a lookup per thread.
 func (r *Reader) ThreadEnds() (map[string]int64, error) {
 	out := map[string]int64{}
-	err := r.readTx(func(ctx context.Context, tx *sql.Tx) error {
-		return scanForward(ctx, tx, 0, func(s *segment) error {
-			for i := range s.entries {
-				out[s.entries[i].Thread] = s.entries[i].Seq
+	err := r.read(func(db *sql.DB) error {
+		rows, err := db.QueryContext(context.Background(), `SELECT thread, max(seq) FROM journal_rows GROUP BY thread`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				thread string
+				seq    int64
+			)
+			if err := rows.Scan(&thread, &seq); err != nil {
+				return err
 			}
-			return nil
-		})
+			out[thread] = seq
+		}
+		return rows.Err()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: thread ends: %w", err)
@@ -105,7 +155,7 @@ func (r *Reader) ThreadEnds() (map[string]int64, error) {
 
 // Count returns the number of journal entries (pruned entries excluded).
 func (r *Reader) Count() (int64, error) {
-	return r.queryInt(`SELECT coalesce(sum(entries), 0) FROM journal_segments`)
+	return r.queryInt(`SELECT count(*) FROM journal_rows`)
 }
 
 // LastSeq returns the highest committed sequence number ever assigned, even
@@ -163,7 +213,7 @@ type ThreadSummary struct {
 // Threads summarises journal threads, most recently active first, skipping
 // offset threads and returning at most limit (limit <= 0: no limit).
 func (r *Reader) Threads(limit, offset int, filter ThreadFilter) ([]ThreadSummary, error) {
-	return r.summaries(false, limit, offset, filter)
+	return r.summaries("thread", limit, offset, filter)
 }
 
 // Conversations summarises journal conversations like Threads summarises
@@ -171,102 +221,98 @@ func (r *Reader) Threads(limit, offset int, filter ThreadFilter) ([]ThreadSummar
 // thread of the conversation. Entries without a conversation (dead letters
 // of unreadable input) are left out.
 func (r *Reader) Conversations(limit, offset int, filter ThreadFilter) ([]ThreadSummary, error) {
-	return r.summaries(true, limit, offset, filter)
+	return r.summaries("conversation", limit, offset, filter)
 }
 
-// summaries groups the journal by thread or, when byConversation, by
-// conversation, for Threads and Conversations, in one pass over the
+// summaries groups the journal by the column key (thread or
+// conversation) for Threads and Conversations, in one pass over the
 // journal.
-func (r *Reader) summaries(byConversation bool, limit, offset int, filter ThreadFilter) ([]ThreadSummary, error) {
-	type group struct {
-		ThreadSummary
-		last   int64 // seq of the last entry
-		person bool
-		tag    bool
-		tags   map[string]struct{}
+func (r *Reader) summaries(key string, limit, offset int, f ThreadFilter) ([]ThreadSummary, error) {
+	where := "TRUE"
+	if key == "conversation" {
+		where += " AND conversation <> ''"
 	}
-	groups := map[string]*group{}
-	prefix := strings.ToLower(filter.IDPrefix)
-	err := r.readTx(func(ctx context.Context, tx *sql.Tx) error {
-		return scanForward(ctx, tx, 0, func(s *segment) error {
-			for i := range s.entries {
-				e := &s.entries[i]
-				id := e.Thread
-				if byConversation {
-					id = e.Conversation
-					if id == "" {
-						continue
-					}
-				}
-				if filter.Conversation != "" && e.Conversation != filter.Conversation {
-					continue
-				}
-				if prefix != "" && (len(id) < len(prefix) || strings.ToLower(id[:len(prefix)]) != prefix) {
-					continue
-				}
-				g := groups[id]
-				if g == nil {
-					g = &group{ThreadSummary: ThreadSummary{ID: id, First: e.Time}, tags: map[string]struct{}{}}
-					groups[id] = g
-				}
-				g.Messages++
-				g.last = e.Seq
-				g.Conversation, g.LastFrom, g.LastTo = e.Conversation, e.From, e.To
-				if e.Time.Before(g.First) {
-					g.First = e.Time
-				}
-				if e.Time.After(g.Last) {
-					g.Last = e.Time
-				}
-				if e.PayloadTag != "" {
-					g.tags[e.PayloadTag] = struct{}{}
-				}
-				g.person = g.person || e.From == filter.Participant || e.To == filter.Participant
-				g.tag = g.tag || e.PayloadTag == filter.PayloadTag
+	if f.Conversation != "" {
+		where += " AND conversation = :conv"
+	}
+	if f.IDPrefix != "" {
+		where += " AND lower(substr(" + key + ", 1, length(:prefix))) = :prefix"
+	}
+	var since, until int64
+	if !f.Since.IsZero() {
+		since = f.Since.UnixNano()
+	}
+	if !f.Until.IsZero() {
+		until = f.Until.UnixNano()
+	}
+	if limit <= 0 {
+		limit = -1
+	}
+	query := `SELECT g.id, l.conversation, g.first_ns, g.last_ns, g.n, l.sender, l.recipient, coalesce(g.tags, '')
+		FROM (SELECT ` + key + ` AS id, min(time_ns) AS first_ns, max(time_ns) AS last_ns, count(*) AS n,
+			max(seq) AS last, group_concat(DISTINCT nullif(root, '')) AS tags,
+			max(sender = :person OR recipient = :person) AS person, max(root = :tag) AS tagged
+			FROM journal_rows WHERE ` + where + ` GROUP BY ` + key + `) AS g
+		JOIN journal_rows AS l ON l.seq = g.last
+		WHERE (:person = '' OR g.person) AND (:tag = '' OR g.tagged)
+			AND (:since = 0 OR g.last_ns >= :since) AND (:until = 0 OR g.first_ns < :until)
+		ORDER BY g.last DESC LIMIT :limit OFFSET :offset`
+	args := []any{sql.Named("conv", f.Conversation), sql.Named("prefix", strings.ToLower(f.IDPrefix)),
+		sql.Named("person", f.Participant), sql.Named("tag", f.PayloadTag), sql.Named("since", since),
+		sql.Named("until", until), sql.Named("limit", limit), sql.Named("offset", max(offset, 0))}
+	var out []ThreadSummary
+	err := r.read(func(db *sql.DB) error {
+		rows, err := db.QueryContext(context.Background(), query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				s           ThreadSummary
+				first, last int64
+				tags        string
+			)
+			if err := rows.Scan(&s.ID, &s.Conversation, &first, &last, &s.Messages, &s.LastFrom, &s.LastTo, &tags); err != nil {
+				return err
 			}
-			return nil
-		})
+			s.First, s.Last = time.Unix(0, first).UTC(), time.Unix(0, last).UTC()
+			if tags != "" {
+				s.PayloadTags = strings.Split(tags, ",") // XML names hold no comma
+				slices.Sort(s.PayloadTags)
+			}
+			out = append(out, s)
+		}
+		return rows.Err()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: summarise: %w", err)
 	}
-	var kept []*group
-	for _, g := range groups {
-		switch {
-		case filter.Participant != "" && !g.person,
-			filter.PayloadTag != "" && !g.tag,
-			!filter.Since.IsZero() && g.Last.Before(filter.Since),
-			!filter.Until.IsZero() && !g.First.Before(filter.Until):
-			continue
-		}
-		kept = append(kept, g)
-	}
-	slices.SortFunc(kept, func(a, b *group) int { return cmp.Compare(b.last, a.last) })
-	offset = min(max(offset, 0), len(kept))
-	kept = kept[offset:]
-	if limit > 0 && limit < len(kept) {
-		kept = kept[:limit]
-	}
-	var out []ThreadSummary
-	for _, g := range kept {
-		ts := g.ThreadSummary
-		ts.PayloadTags = slices.Sorted(maps.Keys(g.tags))
-		out = append(out, ts)
-	}
 	return out, nil
 }
+
+// undelivered selects, from ?1 on, the journal rows Undelivered reports: the
+// messages that reached a listener, above the delivery watermark, without a
+// delivery mark (deliveries.go).
+var undelivered = `FROM journal_rows WHERE seq > max(?1, (SELECT delivered_seq FROM journal_state WHERE id = 1))
+	AND kind = 'message' AND listener <> '' AND NOT EXISTS (SELECT 1 FROM journal_delivered
+		WHERE part = seq >> ` + strconv.Itoa(journalPartitionBits) + ` AND substr(marks, (seq & ` +
+	strconv.Itoa(partitionSize-1) + `) + 1, 1) = '1')
+	ORDER BY seq`
 
 // Undelivered returns, in seq order, the committed Message entries that
 // reached a listener (Listener set) and have no delivery mark: after a
 // restart these are the messages whose handling may not have finished.
 func (r *Reader) Undelivered() ([]Entry, error) {
-	var out []Entry
-	err := r.scanUndelivered(0, func(e *Entry) error {
-		out = append(out, *e)
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	return r.entries(`SELECT `+entryColumns+` `+undelivered+` LIMIT -1`, 0)
+}
+
+// UndeliveredAfter returns, in seq order, up to limit (> 0) of the entries
+// Undelivered reports whose seq is above after, so that a restart
+// re-delivers any backlog a page at a time in bounded memory.
+func (r *Reader) UndeliveredAfter(after int64, limit int) ([]Entry, error) {
+	if limit <= 0 {
+		return nil, fmt.Errorf("%w: undelivered page limit %d", ErrInvalid, limit)
 	}
-	return out, nil
+	return r.entries(`SELECT `+entryColumns+` `+undelivered+` LIMIT ?2`, after, limit)
 }

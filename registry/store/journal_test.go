@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -250,32 +252,68 @@ func TestMarkDelivered(t *testing.T) {
 }
 
 // TestJournalAppendOnlyEnforced: the database refuses to change a journal
-// segment other than by dropping tombstoned entries, and to delete one
-// before its every seq has a tombstone.
+// row or a tombstone, and to delete a row before a tombstone records its
+// seq.
 func TestJournalAppendOnlyEnforced(t *testing.T) {
 	s, _ := openTest(t, Options{BatchRows: 100, BatchDelay: time.Hour})
 	for i := range 3 {
 		must(t, s.Append(testEntry(i, "t")))
 	}
 	flush(t, s)
-	for _, q := range []string{
-		`UPDATE journal_segments SET data = x'00' WHERE first_seq = 1`,
-		`UPDATE journal_segments SET last_seq = 9 WHERE first_seq = 1`,
-		`UPDATE journal_segments SET entries = 2 WHERE first_seq = 1`, // no tombstone
-		`DELETE FROM journal_segments WHERE first_seq = 1`,
-	} {
+	tamper := func(q string) error {
 		_, err := s.do(context.Background(), "tamper", func(w *writer) (int64, error) { return w.exec(q) })
-		if err == nil {
+		return err
+	}
+	for _, q := range []string{
+		`UPDATE journal_rows SET envelope = '<x/>' WHERE seq = 1`,
+		`UPDATE journal_rows SET seq = 9 WHERE seq = 1`,
+		`DELETE FROM journal_rows WHERE seq = 1`, // no tombstone
+	} {
+		if err := tamper(q); err == nil {
 			t.Errorf("%s succeeded", q)
 		}
 	}
-	_, err := s.do(context.Background(), "tamper", func(w *writer) (int64, error) {
-		return w.exec(`INSERT INTO journal_tombstones (seq, deleted_at, reason) VALUES (1, 1, 'test'), (2, 1, 'test')`)
-	})
+	must(t, tamper(`INSERT INTO journal_tombstones (seq, deleted_at, reason) VALUES (1, 1, 'test')`))
+	must(t, tamper(`DELETE FROM journal_rows WHERE seq = 1`))
+	for _, q := range []string{`UPDATE journal_tombstones SET reason = 'x'`, `DELETE FROM journal_tombstones`} {
+		if err := tamper(q); err == nil {
+			t.Errorf("%s succeeded", q)
+		}
+	}
+	if n, err := s.Count(); err != nil || n != 2 {
+		t.Errorf("Count = %d, %v; want 2", n, err)
+	}
+}
+
+// TestJournalReadsAsSQL: the journal view reads with plain SQL, as sqlite3
+// would: one row per envelope, the time as ISO-8601 text, the envelope and
+// its payload element as text, the sender, recipient, listener and root
+// tag in their columns; dead-letter bytes that are not UTF-8 come back
+// unchanged.
+func TestJournalReadsAsSQL(t *testing.T) {
+	clock := newFakeClock()
+	s, dir := openTest(t, Options{Clock: clock.Now})
+	ctx := context.Background()
+	e := testEntry(1, "th-1")
+	_, err := s.AppendSync(ctx, e)
 	must(t, err)
-	if _, err := s.do(context.Background(), "tamper", func(w *writer) (int64, error) {
-		return w.exec(`DELETE FROM journal_segments WHERE first_seq = 1`)
-	}); err == nil {
-		t.Error("deleted a segment with an entry left")
+	dead := Entry{Direction: Inbound, Kind: DeadLetter, Bytes: []byte{'<', 0xff, 0, 'x', '>'}}
+	deadSeq, err := s.AppendSync(ctx, dead)
+	must(t, err)
+	var seq int64
+	var at, sender, recipient, listener, root, payload, envelope, typ string
+	must(t, rawDB(t, dir).QueryRow(`SELECT seq, time, sender, recipient, listener, root, payload, envelope,
+		typeof(envelope) FROM journal WHERE thread = 'th-1'`).
+		Scan(&seq, &at, &sender, &recipient, &listener, &root, &payload, &envelope, &typ))
+	want := fmt.Sprintf("1 %s greeter shouter shouter Greeting <Greeting><Name>n1</Name></Greeting> %s text",
+		clock.Now().Format("2006-01-02T15:04:05.000000000Z"), e.Bytes)
+	if got := fmt.Sprint(seq, " ", at, " ", sender, " ", recipient, " ", listener, " ", root, " ", payload, " ", envelope,
+		" ", typ); got != want {
+		t.Errorf("SQL read\n got %s\nwant %s", got, want)
+	}
+	es, err := s.After(deadSeq-1, 0)
+	must(t, err)
+	if len(es) != 1 || !bytes.Equal(es[0].Bytes, dead.Bytes) || es[0].SHA256 != sha256.Sum256(dead.Bytes) {
+		t.Errorf("dead letter read back as %+v", es)
 	}
 }

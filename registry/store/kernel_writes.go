@@ -4,6 +4,45 @@ import (
 	"fmt"
 )
 
+// kernelSchema holds the durable kernel state: the thread registry
+// (threads), the todo registry's watchers and the context buffer's slots.
+const kernelSchema = `
+CREATE TABLE IF NOT EXISTS threads (
+	id         TEXT    PRIMARY KEY,
+	parent     TEXT    NOT NULL DEFAULT '',
+	path       TEXT    NOT NULL,
+	created_ns INTEGER,
+	touched_ns INTEGER,
+	ref        TEXT    NOT NULL DEFAULT '',
+	profile    TEXT    NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS watchers (
+	id             TEXT    PRIMARY KEY,
+	thread         TEXT    NOT NULL,
+	issuer         TEXT    NOT NULL DEFAULT '',
+	wait_for       TEXT    NOT NULL DEFAULT '',
+	from_listener  TEXT    NOT NULL DEFAULT '',
+	description    TEXT    NOT NULL DEFAULT '',
+	raised         INTEGER NOT NULL DEFAULT 0,
+	triggered_from TEXT    NOT NULL DEFAULT '',
+	created_ns     INTEGER
+);
+CREATE INDEX IF NOT EXISTS watchers_thread ON watchers (thread);
+CREATE TABLE IF NOT EXISTS slots (
+	thread       TEXT    NOT NULL,
+	idx          INTEGER NOT NULL,
+	from_name    TEXT    NOT NULL DEFAULT '',
+	to_name      TEXT    NOT NULL DEFAULT '',
+	payload_type TEXT    NOT NULL DEFAULT '',
+	raw          BLOB    NOT NULL,
+	time_ns      INTEGER,
+	own_name     TEXT    NOT NULL DEFAULT '',
+	is_self_call INTEGER NOT NULL DEFAULT 0,
+	in_reply_to  TEXT    NOT NULL DEFAULT '',
+	PRIMARY KEY (thread, idx)
+);
+`
+
 // kernelTable describes one kernel-state table (threads, watchers, slots)
 // for coalesced writes: rows are upserted whole by their key and deleted by
 // group (a thread id or watcher id is its own group; a slot's group is its

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// llmCallsV10 (migration 10) is the journal of LLM calls: one row per
+// llmCallsSchema is the journal of LLM calls: one row per
 // attempt of a model call — its conversation, thread and agent, the backend
 // and model, tokens, timing, outcome — and the journal seq of the envelope
 // the call produced once it is known (envelope_seq, NULL until linked).
@@ -17,8 +17,8 @@ import (
 //
 //	SELECT c.id, c.agent, c.model, c.prompt_tokens, c.completion_tokens,
 //	       c.duration_ns / 1e6 AS ms, c.envelope_seq FROM llm_calls c WHERE c.conversation = ?;
-const llmCallsV10 = `
-CREATE TABLE llm_calls (
+const llmCallsSchema = `
+CREATE TABLE IF NOT EXISTS llm_calls (
 	id                INTEGER PRIMARY KEY,
 	time_ns           INTEGER NOT NULL,
 	conversation      TEXT    NOT NULL DEFAULT '',
@@ -38,9 +38,9 @@ CREATE TABLE llm_calls (
 	error             TEXT    NOT NULL DEFAULT '',
 	envelope_seq      INTEGER
 );
-CREATE INDEX llm_calls_conversation ON llm_calls (conversation, id);
-CREATE INDEX llm_calls_thread ON llm_calls (thread, id);
-CREATE INDEX llm_calls_time ON llm_calls (time_ns);
+CREATE INDEX IF NOT EXISTS llm_calls_conversation ON llm_calls (conversation, id);
+CREATE INDEX IF NOT EXISTS llm_calls_thread ON llm_calls (thread, id);
+CREATE INDEX IF NOT EXISTS llm_calls_time ON llm_calls (time_ns);
 `
 
 // maxCallText bounds the error text a call row keeps.

@@ -8,7 +8,7 @@ import (
 	"unicode"
 )
 
-// memoryV13 (migration 13) holds the agents' consented memories (Agent OS
+// memorySchema holds the agents' consented memories (Agent OS
 // "consented memory"): what an agent was allowed to remember for a user,
 // who consented (the approval id, or the policy that needs none) and when.
 // memory_fts indexes content and tags for recall (FTS5, diacritics folded);
@@ -16,8 +16,8 @@ import (
 // deleted (DELETE /api/v1/memory/{id}).
 //
 //	SELECT id, user_id, agent, content FROM memory WHERE user_id = 'alice' ORDER BY created_at DESC;
-const memoryV13 = `
-CREATE TABLE memory (
+const memorySchema = `
+CREATE TABLE IF NOT EXISTS memory (
 	n            INTEGER PRIMARY KEY,
 	id           TEXT    NOT NULL UNIQUE CHECK (id <> ''),
 	user_id      TEXT    NOT NULL DEFAULT '',
@@ -29,16 +29,16 @@ CREATE TABLE memory (
 	thread       TEXT    NOT NULL DEFAULT '',
 	created_at   INTEGER NOT NULL
 );
-CREATE INDEX memory_user ON memory (user_id, created_at);
-CREATE VIRTUAL TABLE memory_fts USING fts5(content, tags, content = 'memory', content_rowid = 'n',
+CREATE INDEX IF NOT EXISTS memory_user ON memory (user_id, created_at);
+CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(content, tags, content = 'memory', content_rowid = 'n',
 	tokenize = 'unicode61 remove_diacritics 2');
-CREATE TRIGGER memory_fts_insert AFTER INSERT ON memory BEGIN
+CREATE TRIGGER IF NOT EXISTS memory_fts_insert AFTER INSERT ON memory BEGIN
 	INSERT INTO memory_fts (rowid, content, tags) VALUES (new.n, new.content, new.tags);
 END;
-CREATE TRIGGER memory_fts_delete AFTER DELETE ON memory BEGIN
+CREATE TRIGGER IF NOT EXISTS memory_fts_delete AFTER DELETE ON memory BEGIN
 	INSERT INTO memory_fts (memory_fts, rowid, content, tags) VALUES ('delete', old.n, old.content, old.tags);
 END;
-CREATE TRIGGER memory_immutable BEFORE UPDATE ON memory BEGIN
+CREATE TRIGGER IF NOT EXISTS memory_immutable BEFORE UPDATE ON memory BEGIN
 	SELECT RAISE(ABORT, 'memory rows are never changed, only deleted');
 END;
 `

@@ -6,16 +6,16 @@ import (
 	"time"
 )
 
-// oobSignaturesV9 (migration 9) holds the signatures of the OOB requests
+// oobSignaturesSchema holds the signatures of the OOB requests
 // the organism accepted, each until its request leaves the freshness
 // window, so that a request captured before a restart is still refused
 // after it (oob.ReplayCache).
-const oobSignaturesV9 = `
-CREATE TABLE oob_signatures (
+const oobSignaturesSchema = `
+CREATE TABLE IF NOT EXISTS oob_signatures (
 	signature  BLOB    PRIMARY KEY CHECK (length(signature) > 0),
 	expires_at INTEGER NOT NULL
 ) WITHOUT ROWID;
-CREATE INDEX oob_signatures_expiry ON oob_signatures (expires_at);
+CREATE INDEX IF NOT EXISTS oob_signatures_expiry ON oob_signatures (expires_at);
 `
 
 // RememberSignature records sig, the signature of an accepted OOB request,

@@ -74,27 +74,19 @@ func OpenReadOnly(dir string) (*Reader, error) {
 	return r, nil
 }
 
-// checkSchema requires the database to be at exactly the schema version this
-// binary writes.
+// checkSchema requires the database to be of the layout this binary
+// writes.
 func (r *Reader) checkSchema() error {
-	ctx := context.Background()
-	var tables int
-	if err := r.db.QueryRowContext(ctx,
-		`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_version'`).Scan(&tables); err != nil {
-		return fmt.Errorf("store: read schema of %s: %w", r.dir, err)
-	}
-	if tables == 0 {
-		return fmt.Errorf("%w: %s has no schema version", ErrNoDatabase, filepath.Join(r.dir, DatabaseFileName))
-	}
-	v, err := schemaVersion(ctx, r.db)
-	if err != nil {
+	version, legacy, err := readLayout(context.Background(), r.db)
+	switch {
+	case err != nil:
 		return err
-	}
-	switch want := len(migrations); {
-	case v > want:
-		return fmt.Errorf("%w: database is at version %d, this binary knows up to %d", ErrSchemaTooNew, v, want)
-	case v < want:
-		return fmt.Errorf("%w: database is at version %d, this binary reads version %d", ErrSchemaOutdated, v, want)
+	case legacy > 0:
+		return fmt.Errorf("%w: the journal is in the layout before one row per envelope", ErrSchemaOutdated)
+	case version == 0:
+		return fmt.Errorf("%w: %s holds no store layout", ErrNoDatabase, filepath.Join(r.dir, DatabaseFileName))
+	case version > layoutVersion:
+		return fmt.Errorf("%w: database layout %d, this binary knows up to %d", ErrSchemaTooNew, version, layoutVersion)
 	}
 	return nil
 }

@@ -88,16 +88,14 @@ func TestReadOnlyRefuses(t *testing.T) {
 			_, err := rawDB(t, dir).Exec(`CREATE TABLE other (x)`)
 			must(t, err)
 		}, ErrNoDatabase},
-		{"newer schema", func(t *testing.T, dir string) {
+		{"newer layout", func(t *testing.T, dir string) {
 			s := openAt(t, dir, Options{})
 			must(t, s.Close())
-			_, err := rawDB(t, dir).Exec(`INSERT INTO schema_version (version, name, applied_at) VALUES (?, 'future', 0)`,
-				len(migrations)+1)
+			_, err := rawDB(t, dir).Exec(`PRAGMA user_version = ` + fmt.Sprint(layoutVersion+1))
 			must(t, err)
 		}, ErrSchemaTooNew},
-		{"outdated schema", func(t *testing.T, dir string) {
-			_, err := migrate(context.Background(), rawDB(t, dir), migrations[:1], func() int64 { return 1 })
-			must(t, err)
+		{"legacy layout", func(t *testing.T, dir string) {
+			must(t, os.WriteFile(filepath.Join(dir, DatabaseFileName), gunzip(t, "legacy-v11.db.gz"), 0o600))
 		}, ErrSchemaOutdated},
 	}
 	for _, tt := range tests {

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -61,7 +63,7 @@ type sweepRule struct {
 func (s *Store) sweepRuleFor(ctx context.Context, c sweepCursor, r Retention, now time.Time) (rule sweepRule, ok bool, err error) {
 	switch r.Policy {
 	case PruneOnDelivery:
-		end, err := s.queryInt(`SELECT coalesce(max(last_seq), 0) FROM journal_segments`)
+		end, err := s.queryInt(`SELECT coalesce(max(seq), 0) FROM journal_rows`)
 		if err != nil {
 			return sweepRule{}, false, err
 		}
@@ -99,38 +101,29 @@ func (s *Store) sweepRuleFor(ctx context.Context, c sweepCursor, r Retention, no
 // such that the first journal entry at or after p is not older than cutoff
 // (Unix ns), or the newest seq + 1 when there is none. Entries are journaled
 // in time order, so the entries before the cut are older than cutoff; it is
-// found by binary search over seq, about log2(journal entries) probes,
-// each reading a segment. Entries out of time order only move the cut: the walk still
-// checks each entry's time.
+// found by binary search over seq, about log2(journal entries) probes of
+// the journal's primary key. Entries out of time order only move the cut:
+// the walk still checks each entry's time.
 func (s *Store) cutSeq(ctx context.Context, after, cutoff int64) (int64, error) {
 	var cut int64
 	err := s.readTx(func(ctx context.Context, tx *sql.Tx) error {
 		var high int64
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(last_seq), 0) FROM journal_segments`).Scan(&high); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM journal_rows`).Scan(&high); err != nil {
 			return err
-		}
-		// probe returns the first entry at or after seq.
-		probe := func(seq int64) (e *Entry, err error) {
-			err = scanForward(ctx, tx, seq-1, func(s *segment) error {
-				if i, _ := s.find(seq); i < len(s.entries) {
-					e = &s.entries[i]
-					return errStopScan
-				}
-				return nil
-			})
-			return e, err
 		}
 		lo, hi := after+1, high+1
 		for lo < hi {
 			mid := lo + (hi-lo)/2
-			e, err := probe(mid)
+			var seq, ns int64
+			err := tx.QueryRowContext(ctx, `SELECT seq, time_ns FROM journal_rows WHERE seq >= ? ORDER BY seq LIMIT 1`, mid).
+				Scan(&seq, &ns)
 			switch {
+			case errors.Is(err, sql.ErrNoRows) || err == nil && ns >= cutoff:
+				hi = mid
 			case err != nil:
 				return err
-			case e == nil || e.Time.UnixNano() >= cutoff:
-				hi = mid
 			default:
-				lo = e.Seq + 1
+				lo = seq + 1
 			}
 		}
 		cut = lo
@@ -194,37 +187,30 @@ func (s *Store) walk(ctx context.Context, c sweepCursor, rule sweepRule, at int6
 }
 
 // readSweptEntries reads up to s.sweepChunk entries of listener in
-// (after, end], with their delivery marks when byDelivery, appending them to
-// out.
+// (after, end], with whether each is delivered when byDelivery, appending
+// them to out.
 func (s *Store) readSweptEntries(ctx context.Context, byDelivery bool, after, end int64, listener string,
 	out []sweptEntry) ([]sweptEntry, error) {
-	err := s.readTx(func(ctx context.Context, tx *sql.Tx) error {
-		t := deliveryTracker{parts: map[int64]*partMarks{}}
-		if byDelivery {
-			if err := tx.QueryRowContext(ctx, `SELECT `+watermarkExpr).Scan(&t.mark); err != nil {
-				return err
-			}
-			if err := t.loadParts(ctx, tx); err != nil {
-				return err
-			}
+	delivered := "FALSE"
+	if byDelivery {
+		delivered = `seq <= ` + watermarkExpr + ` OR EXISTS (SELECT 1 FROM journal_delivered WHERE part = seq >> ` +
+			strconv.Itoa(journalPartitionBits) + ` AND substr(marks, (seq & ` + strconv.Itoa(partitionSize-1) + `) + 1, 1) = '1')`
+	}
+	err := s.read(func(db *sql.DB) error {
+		rows, err := db.QueryContext(ctx, `SELECT seq, time_ns, kind = 'message', `+delivered+` FROM journal_rows
+			WHERE seq > ? AND seq <= ? AND listener = ? ORDER BY seq LIMIT ?`, after, end, listener, s.sweepChunk)
+		if err != nil {
+			return err
 		}
-		return scanForward(ctx, tx, after, func(sg *segment) error {
-			if sg.first > end {
-				return errStopScan
+		defer rows.Close()
+		for rows.Next() {
+			var e sweptEntry
+			if err := rows.Scan(&e.seq, &e.timeNS, &e.message, &e.delivered); err != nil {
+				return err
 			}
-			for i := range sg.entries {
-				e := &sg.entries[i]
-				if e.Seq <= after || e.Listener != listener {
-					continue
-				}
-				if e.Seq > end || len(out) == s.sweepChunk {
-					return errStopScan
-				}
-				out = append(out, sweptEntry{seq: e.Seq, timeNS: e.Time.UnixNano(), message: e.Kind == Message,
-					delivered: byDelivery && t.delivered(e.Seq)})
-			}
-			return nil
-		})
+			out = append(out, e)
+		}
+		return rows.Err()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: sweep: read journal: %w", err)

@@ -145,7 +145,7 @@ func (s *Store) open() error {
 	if mode != "wal" {
 		return fmt.Errorf("store: open %s: journal_mode is %q, want wal", path, mode)
 	}
-	if _, err := migrate(ctx, wdb, migrations, func() int64 { return s.opts.Clock().UnixNano() }); err != nil {
+	if err := prepareSchema(ctx, wdb, s.log); err != nil {
 		return err
 	}
 
@@ -159,35 +159,28 @@ func (s *Store) open() error {
 	if err != nil {
 		return fmt.Errorf("store: writer connection: %w", err)
 	}
-	var next int64
-	if err := conn.QueryRowContext(ctx, `SELECT max(high_seq,
-		coalesce((SELECT max(last_seq) FROM journal_segments), 0),
-		coalesce((SELECT max(seq) FROM journal_tombstones), 0)) + 1 FROM journal_state`).Scan(&next); err != nil {
+	var next, calls int64
+	if err := conn.QueryRowContext(ctx, `SELECT max(high_seq, coalesce((SELECT max(seq) FROM journal_rows), 0),
+		coalesce((SELECT max(seq) FROM journal_tombstones), 0)) + 1, (SELECT coalesce(max(id), 0) FROM llm_calls)
+		FROM journal_state`).Scan(&next, &calls); err != nil {
 		conn.Close()
 		return fmt.Errorf("store: read journal high-water mark: %w", err)
 	}
 	s.nextSeq = next
 	s.assigned.Store(next - 1)
-	var calls int64
-	if err := conn.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM llm_calls`).Scan(&calls); err != nil {
-		conn.Close()
-		return fmt.Errorf("store: read the last call id: %w", err)
-	}
 	s.callSeq.Store(calls)
 	s.dur = newDurability(next - 1)
-	deliveries, err := loadDeliveries(ctx, conn, next-1, func(err error) {
-		s.log.Error("store: unreadable journal segment; its undelivered messages are not redelivered (run journal verify)", "err", err)
-	})
-	conn.Close() // the writer has its own connection from here on
+	deliveries, err := loadDeliveries(ctx, conn, next-1)
+	conn.Close() // the writer takes the connection back from the pool below
 	if err != nil {
 		return err
 	}
-	raw, err := openRawConn(path, s.opts.BusyTimeout)
+	wc, err := newWriteConn(ctx, wdb)
 	if err != nil {
 		return err
 	}
 	s.w = &writer{
-		conn:     raw,
+		conn:     wc,
 		queue:    s.queue,
 		wake:     s.wake,
 		done:     s.done,
@@ -203,7 +196,8 @@ func (s *Store) open() error {
 
 		deliveries: deliveries,
 		keys:       newKeySummaries(next),
-		segments:   segmenter{high: next - 1, txHigh: next - 1},
+		high:       next - 1,
+		txHigh:     next - 1,
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"os/exec"
@@ -70,7 +71,10 @@ func TestOpenCreatesDirAndPragmas(t *testing.T) {
 	got := map[string]string{}
 	for _, p := range []string{"journal_mode", "synchronous", "foreign_keys", "busy_timeout"} {
 		_, err := s.do(context.Background(), "read "+p, func(w *writer) (int64, error) {
-			return w.conn.run("PRAGMA "+p, nil, func(st uintptr) { got[p] = w.conn.columnText(st, 0) })
+			var v string
+			err := w.conn.query("PRAGMA "+p, nil, func(rows *sql.Rows) error { return rows.Scan(&v) })
+			got[p] = v
+			return 0, err
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,29 @@ import (
 	"time"
 )
 
+// usersSchema holds the main bus's users and their login sessions.
+const usersSchema = `
+CREATE TABLE IF NOT EXISTS users (
+	name           TEXT    PRIMARY KEY,
+	password_hash  TEXT    NOT NULL,
+	role           TEXT    NOT NULL,
+	totp_secret    TEXT    NOT NULL DEFAULT '',
+	totp_last_step INTEGER NOT NULL DEFAULT 0,
+	created_at     INTEGER,
+	last_login     INTEGER,
+	profile        TEXT    NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS sessions (
+	token_hash TEXT    PRIMARY KEY,
+	user       TEXT    NOT NULL REFERENCES users (name) ON DELETE CASCADE,
+	created_at INTEGER,
+	expires_at INTEGER,
+	revoked    INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS sessions_user ON sessions (user);
+CREATE INDEX IF NOT EXISTS sessions_expires ON sessions (expires_at);
+`
+
 // UserRow is one main-bus user.
 type UserRow struct {
 	// Name is the login name (primary key).

@@ -34,9 +34,6 @@ const (
 	// lookup keys of its thread or conversation (journal_keys.go): lookups
 	// by that id would not find it.
 	FaultLookupKey FaultKind = "lookup-key"
-	// FaultSegment is a journal segment (journal_segments.go) that does
-	// not decode or overlaps another.
-	FaultSegment FaultKind = "segment"
 )
 
 // Fault is one problem found by Verify.
@@ -73,15 +70,14 @@ func (r Report) OK() bool { return len(r.Faults) == 0 }
 // progressEvery is how many entries Verify checks between progress calls.
 const progressEvery = 1024
 
-// Verify checks the committed journal in one read snapshot: every journal
-// segment decodes and no two overlap, every sequence number from 1 to the
-// high-water mark is either an entry or a tombstone (never both), every
-// entry's SHA-256 matches its bytes, no entry lacks a required field, the
-// delivery watermark is not above the high-water mark, every entry of a
-// partition with lookup keys is in them (journal_keys.go), and SQLite's
-// quick_check passes. progress, when not nil, is called with (done, total)
-// as entries and tombstones are checked. The error is for failures to read;
-// findings are in the Report.
+// Verify checks the committed journal in one read snapshot: every sequence
+// number from 1 to the high-water mark is either an entry or a tombstone
+// (never both), every entry's SHA-256 matches its bytes, no entry lacks a
+// required field, the delivery watermark is not above the high-water mark,
+// every entry of a partition with lookup keys is in them (journal_keys.go),
+// and SQLite's quick_check passes. progress, when not nil, is called with
+// (done, total) as entries and tombstones are checked. The error is for
+// failures to read; findings are in the Report.
 func (r *Reader) Verify(ctx context.Context, progress func(done, total int64)) (Report, error) {
 	var rep Report
 	err := r.read(func(db *sql.DB) error {
@@ -100,9 +96,8 @@ type verifier struct {
 	progress func(done, total int64)
 	total    int64
 	done     int64
-	// expect is the next seq the pass expects; lastEntry the last entry
-	// seen.
-	expect, lastEntry int64
+	// expect is the next seq the pass expects.
+	expect int64
 	// tombs holds the next tombstones, from tomb on; tombsAfter is where
 	// the next page of them starts.
 	tombs      []int64
@@ -116,6 +111,9 @@ type verifier struct {
 	recs    map[uint64]bool
 }
 
+// verifyPage is how many journal rows Verify reads per query.
+const verifyPage = 1024
+
 // verify is Verify on db.
 func verify(ctx context.Context, db *sql.DB, progress func(done, total int64)) (Report, error) {
 	var rep Report
@@ -126,9 +124,9 @@ func verify(ctx context.Context, db *sql.DB, progress func(done, total int64)) (
 	defer tx.Rollback() //nolint:errcheck // read-only
 
 	var delivered int64
-	v := &verifier{ctx: ctx, tx: tx, rep: &rep, progress: progress, expect: 1, lastEntry: -1, part: -1}
-	if err := tx.QueryRowContext(ctx, `SELECT (SELECT coalesce(sum(entries), 0) FROM journal_segments),
-		(SELECT count(*) FROM journal_tombstones), (SELECT high_seq FROM journal_state WHERE id = 1), `+watermarkExpr+`,
+	v := &verifier{ctx: ctx, tx: tx, rep: &rep, progress: progress, expect: 1, part: -1}
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM journal_rows), (SELECT count(*) FROM journal_tombstones),
+		(SELECT high_seq FROM journal_state WHERE id = 1), `+watermarkExpr+`,
 		(SELECT coalesce(max(part) + 1, 0) FROM journal_keys)`).
 		Scan(&rep.Rows, &rep.Tombstones, &rep.HighSeq, &delivered, &v.keysEnd); err != nil {
 		return rep, fmt.Errorf("store: verify: count: %w", err)
@@ -139,8 +137,25 @@ func verify(ctx context.Context, db *sql.DB, progress func(done, total int64)) (
 		rep.Faults = append(rep.Faults, Fault{Kind: FaultHighWater, Seq: delivered,
 			Detail: fmt.Sprintf("delivery watermark %d exceeds the high-water mark %d", delivered, rep.HighSeq)})
 	}
-	if err := v.segments(); err != nil {
-		return rep, err
+	for after := int64(0); ; {
+		var page []Entry
+		err := eachEntry(ctx, tx, `SELECT `+entryColumns+` FROM journal_rows WHERE seq > ? ORDER BY seq LIMIT ?`,
+			[]any{after, verifyPage}, func(e *Entry) error {
+				page = append(page, *e)
+				return nil
+			})
+		if err != nil {
+			return rep, fmt.Errorf("store: verify: %w", err)
+		}
+		for i := range page {
+			if err := v.entry(&page[i]); err != nil {
+				return rep, err
+			}
+		}
+		if len(page) < verifyPage {
+			break
+		}
+		after = page[len(page)-1].Seq
 	}
 	if err := v.tombstonesUpTo(math.MaxInt64); err != nil {
 		return rep, err
@@ -164,79 +179,18 @@ func verify(ctx context.Context, db *sql.DB, progress func(done, total int64)) (
 	return rep, nil
 }
 
-// segments checks every segment and its entries, in seq order, merged with
-// the tombstones.
-func (v *verifier) segments() error {
-	after := int64(math.MinInt64)
-	for {
-		rows, err := v.tx.QueryContext(v.ctx, `SELECT `+segmentColumns+` FROM journal_segments WHERE first_seq > ?
-			ORDER BY first_seq LIMIT ?`, after, segmentPage)
-		if err != nil {
-			return fmt.Errorf("store: verify: segments: %w", err)
-		}
-		type stored struct {
-			first, last, n, codec int64
-			data                  []byte
-		}
-		var page []stored
-		for rows.Next() {
-			var s stored
-			if err := rows.Scan(&s.first, &s.last, &s.n, &s.codec, &s.data); err != nil {
-				rows.Close()
-				return fmt.Errorf("store: verify: segments: %w", err)
-			}
-			page = append(page, s)
-		}
-		if err := rows.Close(); err != nil {
-			return fmt.Errorf("store: verify: segments: %w", err)
-		}
-		for _, st := range page {
-			if st.first <= v.lastEntry {
-				v.fault(FaultSegment, st.first, fmt.Sprintf("segment %d..%d overlaps entry %d of an earlier segment",
-					st.first, st.last, v.lastEntry))
-			}
-			s, err := decodeSegment(st.first, st.last, st.n, st.codec, st.data)
-			if err != nil {
-				// Its seqs are unreadable, not missing: report the segment alone.
-				v.fault(FaultSegment, st.first, err.Error())
-				if err := v.tombstonesUpTo(st.first - 1); err != nil {
-					return err
-				}
-				v.expect = max(v.expect, st.last+1)
-				v.lastEntry = max(v.lastEntry, st.last)
-				v.done += st.n
-				continue
-			}
-			for i := range s.entries {
-				if err := v.entry(&s.entries[i]); err != nil {
-					return err
-				}
-			}
-		}
-		if len(page) < segmentPage {
-			return nil
-		}
-		after = page[len(page)-1].first
-	}
-}
-
 // entry checks one entry, after the tombstones below it.
 func (v *verifier) entry(e *Entry) error {
 	if err := v.tombstonesUpTo(e.Seq - 1); err != nil {
 		return err
 	}
-	if e.Seq <= v.lastEntry {
-		v.fault(FaultSegment, e.Seq, "the entry is in more than one segment")
-	} else {
-		if e.Seq > v.expect {
-			v.rep.Faults = append(v.rep.Faults, gapFault(v.expect, e.Seq-1))
-		}
-		if v.tomb < len(v.tombs) && v.tombs[v.tomb] == e.Seq {
-			v.fault(FaultTombstoned, e.Seq, "the entry is present although a tombstone records its deletion")
-		}
+	if e.Seq > v.expect {
+		v.rep.Faults = append(v.rep.Faults, gapFault(v.expect, e.Seq-1))
+	}
+	if v.tomb < len(v.tombs) && v.tombs[v.tomb] == e.Seq {
+		v.fault(FaultTombstoned, e.Seq, "the entry is present although a tombstone records its deletion")
 	}
 	v.expect = max(v.expect, e.Seq+1)
-	v.lastEntry = max(v.lastEntry, e.Seq)
 	v.rep.Faults = append(v.rep.Faults, checkEntry(e)...)
 	if e.Seq < v.keysEnd {
 		if err := v.lookupKeys(e); err != nil {

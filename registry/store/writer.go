@@ -63,7 +63,7 @@ type op struct {
 // writer owns the single write connection. Only its goroutine touches conn
 // and stmts.
 type writer struct {
-	conn     *rawConn
+	conn     *writeConn
 	queue    <-chan op
 	wake     <-chan struct{} // Store.nudge
 	done     <-chan struct{} // closed when the Store closes
@@ -83,8 +83,9 @@ type writer struct {
 	deliveries deliveryTracker
 	// keys tracks which journal partitions have lookup keys (journal_keys.go).
 	keys keySummaries
-	// segments turns journal appends into segments (journal_segment_write.go).
-	segments segmenter
+	// high is the highest seq committed to the journal (appended or
+	// tombstoned); txHigh the same inside the open transaction.
+	high, txHigh int64
 }
 
 // counters are the Store's statistics, updated atomically.
@@ -212,7 +213,7 @@ func (w *writer) collect(first op, timer *time.Timer) ([]op, bool) {
 				break drain
 			}
 		}
-		if urgent || len(batch) >= w.rows || w.dur.urgent(w.segments.high) {
+		if urgent || len(batch) >= w.rows || w.dur.urgent(w.high) {
 			return batch, true
 		}
 		if !waiting {
@@ -278,7 +279,7 @@ func (w *writer) tx(ops []op) (err error) {
 			w.listeners.rolledBack()
 			w.deliveries.rollback()
 			w.keys.rollback()
-			w.segments.txHigh = w.segments.high
+			w.txHigh = w.high
 			if _, rerr := w.exec(`ROLLBACK`); rerr != nil && !isNoTransaction(rerr) {
 				w.log.Error("store: rollback failed", "err", rerr)
 			}
@@ -308,8 +309,8 @@ func (w *writer) tx(ops []op) (err error) {
 	w.listeners.committed()
 	w.deliveries.commit()
 	w.keys.commit()
-	w.segments.high = w.segments.txHigh
-	w.dur.advanceTo(w.segments.high)
+	w.high = w.txHigh
+	w.dur.advanceTo(w.high)
 	w.counters.commits.Add(1)
 	w.counters.commitNanos.Add(int64(time.Since(start)))
 	w.counters.committed.Add(int64(applied))
@@ -395,9 +396,9 @@ func (w *writer) tombstoneFailed(cause error, seqs ...int64) {
 		return
 	}
 	w.deliveries.high = max(w.deliveries.high, high)
-	w.segments.high = max(w.segments.high, high)
-	w.segments.txHigh = w.segments.high
-	w.dur.advanceTo(w.segments.high)
+	w.high = max(w.high, high)
+	w.txHigh = w.high
+	w.dur.advanceTo(w.high)
 }
 
 // close finalises the prepared statements and closes the connection.

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/russellhaering/goxmldsig/types"
 	"github.com/xml-pipeline/xmlpipe/schemas"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
@@ -31,44 +30,47 @@ func Sign(key ed25519.PrivateKey, envelope []byte) ([]byte, error) {
 	if parts.Count != 0 {
 		return nil, fmt.Errorf("%w: the envelope already carries %d Signature element(s)", ErrMalformed, parts.Count)
 	}
+	t, err := canonicalTemplate()
+	if err != nil {
+		return nil, fmt.Errorf("envsig: Signature template: %w", err)
+	}
 	sum := sha256.Sum256(parts.Unsigned)
-	si := newSignedInfo(base64.StdEncoding.EncodeToString(sum[:]))
-	siXML, err := xml.Marshal(si)
-	if err != nil {
-		return nil, fmt.Errorf("envsig: marshal SignedInfo: %w", err)
+	var digest [digestLen]byte
+	base64.StdEncoding.Encode(digest[:], sum[:])
+	si := t.signedInfo(make([]byte, 0, len(t.siHead)+digestLen+len(t.siTail)), string(digest[:]))
+	var value [valueLen]byte
+	base64.StdEncoding.Encode(value[:], ed25519.Sign(key, si))
+	// The unsigned envelope is canonical, and so is the Signature the
+	// template writes (with its own default namespace, as exclusive C14N
+	// renders it in place): inserting it keeps the whole canonical.
+	at, ok := metaEnd(parts.Unsigned)
+	if !ok {
+		if at, err = containerEnd(parts.Unsigned); err != nil {
+			return nil, err
+		}
 	}
-	// Exclusive C14N of SignedInfo alone equals its C14N in place: it
-	// declares its own default namespace and inherits nothing else.
-	siC14N, err := xmlpipe.Canonicalize(siXML)
-	if err != nil {
-		return nil, fmt.Errorf("envsig: canonicalise SignedInfo: %w", err)
-	}
-	sigXML, err := xml.Marshal(signature{
-		SignedInfo:     si,
-		SignatureValue: types.SignatureValue{Data: base64.StdEncoding.EncodeToString(ed25519.Sign(key, siC14N))},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("envsig: marshal Signature: %w", err)
-	}
-	at, err := containerEnd(parts.Unsigned)
-	if err != nil {
-		return nil, err
-	}
-	doc := make([]byte, 0, len(parts.Unsigned)+len(sigXML))
-	doc = append(doc, parts.Unsigned[:at]...)
-	doc = append(doc, sigXML...)
-	doc = append(doc, parts.Unsigned[at:]...)
-	out, err := xmlpipe.Canonicalize(doc)
-	if err != nil {
-		return nil, fmt.Errorf("envsig: canonicalise the signed envelope: %w", err)
-	}
-	return out, nil
+	n := len(t.sigHead) + digestLen + len(t.sigMid) + valueLen + len(t.sigTail)
+	out := make([]byte, 0, len(parts.Unsigned)+n)
+	out = append(out, parts.Unsigned[:at]...)
+	out = t.signature(out, string(digest[:]), string(value[:]))
+	return append(out, parts.Unsigned[at:]...), nil
 }
 
 // split parses an envelope once with xmlpipe.SplitSignature and checks that
 // it is a <message> whose first child is <meta>.
 func split(envelope []byte) (*xmlpipe.SignatureParts, error) {
-	parts, err := xmlpipe.SplitSignature(envelope, Namespace, "Signature")
+	return checkParts(xmlpipe.SplitSignature(envelope, Namespace, "Signature"))
+}
+
+// splitUnsigned is split without the Signature's own canonical forms
+// (xmlpipe.SplitSignatureUnsigned).
+func splitUnsigned(envelope []byte) (*xmlpipe.SignatureParts, error) {
+	return checkParts(xmlpipe.SplitSignatureUnsigned(envelope, Namespace, "Signature"))
+}
+
+// checkParts checks that the split document is a <message> whose first
+// child is <meta>.
+func checkParts(parts *xmlpipe.SignatureParts, err error) (*xmlpipe.SignatureParts, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/russellhaering/goxmldsig/types"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
 // Verify checks signed, an envelope signed by Sign, against the peer's
@@ -26,10 +27,30 @@ func Verify(pub ed25519.PublicKey, signed []byte) error {
 	if len(pub) != ed25519.PublicKeySize {
 		return fmt.Errorf("%w: public key is %d bytes, want %d", ErrKey, len(pub), ed25519.PublicKeySize)
 	}
-	parts, err := split(signed)
+	parts, err := splitUnsigned(signed)
 	if err != nil {
 		return err
 	}
+	if err := checkPlacement(parts); err != nil {
+		return err
+	}
+	if t, err := canonicalTemplate(); err == nil {
+		if digest, value, ok := t.inPlace(signed, parts.Unsigned); ok {
+			si := t.signedInfo(make([]byte, 0, len(t.siHead)+digestLen+len(t.siTail)), string(digest))
+			return verifyValues(pub, parts.Unsigned, si, digest, value)
+		}
+	}
+	// Not the canonical template in a canonical envelope: canonicalise the
+	// Signature and check it strictly.
+	if parts, err = split(signed); err != nil {
+		return err
+	}
+	return verifyStrict(pub, parts)
+}
+
+// checkPlacement refuses an envelope without exactly one Signature, the
+// last child element of meta.
+func checkPlacement(parts *xmlpipe.SignatureParts) error {
 	switch {
 	case parts.Count == 0:
 		return ErrUnsigned
@@ -40,6 +61,12 @@ func Verify(pub ed25519.PublicKey, signed []byte) error {
 	case !parts.Last:
 		return fmt.Errorf("%w: the Signature is not the last child element of meta", ErrMalformed)
 	}
+	return nil
+}
+
+// verifyStrict checks a Signature of any shape against this package's
+// profile, then its digest and value.
+func verifyStrict(pub ed25519.PublicKey, parts *xmlpipe.SignatureParts) error {
 	var sig types.Signature
 	if err := xml.Unmarshal(parts.Signature, &sig); err != nil {
 		return fmt.Errorf("%w: Signature: %w", ErrMalformed, err)
@@ -72,6 +99,29 @@ func Verify(pub ed25519.PublicKey, signed []byte) error {
 		return fmt.Errorf("%w: SignatureValue: %w", ErrMalformed, err)
 	}
 	if len(parts.SignedInfo) == 0 || !ed25519.Verify(pub, parts.SignedInfo, value) {
+		return fmt.Errorf("%w: Ed25519 over SignedInfo with the peer's key", ErrSignature)
+	}
+	return nil
+}
+
+// verifyValues is the end of Verify for a Signature of the canonical
+// template (template.go): its digest and value, as base64, checked as the
+// strict path checks them.
+func verifyValues(pub ed25519.PublicKey, unsigned, signedInfo, digest, value []byte) error {
+	want, err := strictBase64(digest)
+	if err != nil {
+		return fmt.Errorf("%w: DigestValue: %w", ErrMalformed, err)
+	}
+	got := sha256.Sum256(unsigned)
+	if subtle.ConstantTimeCompare(got[:], want) != 1 {
+		return fmt.Errorf("%w: the envelope without its Signature hashes to %s, SignedInfo says %s",
+			ErrDigest, base64.StdEncoding.EncodeToString(got[:]), digest)
+	}
+	v, err := strictBase64(value)
+	if err != nil {
+		return fmt.Errorf("%w: SignatureValue: %w", ErrMalformed, err)
+	}
+	if !ed25519.Verify(pub, signedInfo, v) {
 		return fmt.Errorf("%w: Ed25519 over SignedInfo with the peer's key", ErrSignature)
 	}
 	return nil

@@ -73,20 +73,31 @@ CREATE TABLE journal_listeners (
 	swept_seq INTEGER NOT NULL DEFAULT 0 CHECK (swept_seq >= 0)
 ) WITHOUT ROWID;
 
--- table journal_segments
-CREATE TABLE journal_segments (
-	first_seq INTEGER PRIMARY KEY,
-	last_seq  INTEGER NOT NULL CHECK (last_seq >= first_seq),
-	entries   INTEGER NOT NULL CHECK (entries > 0 AND entries <= last_seq - first_seq + 1),
-	codec     INTEGER NOT NULL CHECK (codec = 2),
-	data      BLOB    NOT NULL CHECK (length(data) > 0)
+-- table journal_rows
+CREATE TABLE journal_rows (
+	seq          INTEGER PRIMARY KEY,
+	time_ns      INTEGER NOT NULL,
+	thread       TEXT    NOT NULL,
+	conversation TEXT    NOT NULL,
+	direction    TEXT    NOT NULL CHECK (direction = 'inbound' OR direction = 'outbound'),
+	kind         TEXT    NOT NULL CHECK (kind = 'message' OR kind = 'huh' OR kind = 'system-error'
+		OR kind = 'dead-letter' OR kind = 'refusal' OR kind = 'decision'),
+	sender       TEXT    NOT NULL,
+	recipient    TEXT    NOT NULL,
+	listener     TEXT    NOT NULL,
+	root         TEXT    NOT NULL,
+	sha256       BLOB    NOT NULL CHECK (length(sha256) = 32),
+	envelope     TEXT    NOT NULL CHECK (envelope <> ''),
+	diagnostics  TEXT    NOT NULL,
+	CHECK (kind = 'dead-letter' OR (thread <> '' AND sender <> ''))
 );
 
 -- table journal_state
 CREATE TABLE journal_state (
-	id       INTEGER PRIMARY KEY CHECK (id = 1),
-	high_seq INTEGER NOT NULL
-, delivered_seq INTEGER NOT NULL DEFAULT 0);
+	id            INTEGER PRIMARY KEY CHECK (id = 1),
+	high_seq      INTEGER NOT NULL,
+	delivered_seq INTEGER NOT NULL DEFAULT 0
+);
 
 -- table journal_tombstones
 CREATE TABLE journal_tombstones (
@@ -153,13 +164,6 @@ CREATE TABLE oob_signatures (
 	expires_at INTEGER NOT NULL
 ) WITHOUT ROWID;
 
--- table schema_version
-CREATE TABLE schema_version (
-		version    INTEGER PRIMARY KEY,
-		name       TEXT    NOT NULL,
-		applied_at INTEGER NOT NULL
-	);
-
 -- table sessions
 CREATE TABLE sessions (
 	token_hash TEXT    PRIMARY KEY,
@@ -179,7 +183,8 @@ CREATE TABLE slots (
 	raw          BLOB    NOT NULL,
 	time_ns      INTEGER,
 	own_name     TEXT    NOT NULL DEFAULT '',
-	is_self_call INTEGER NOT NULL DEFAULT 0, in_reply_to TEXT NOT NULL DEFAULT '',
+	is_self_call INTEGER NOT NULL DEFAULT 0,
+	in_reply_to  TEXT    NOT NULL DEFAULT '',
 	PRIMARY KEY (thread, idx)
 );
 
@@ -189,8 +194,10 @@ CREATE TABLE threads (
 	parent     TEXT    NOT NULL DEFAULT '',
 	path       TEXT    NOT NULL,
 	created_ns INTEGER,
-	touched_ns INTEGER
-, ref TEXT NOT NULL DEFAULT '', profile TEXT NOT NULL DEFAULT '');
+	touched_ns INTEGER,
+	ref        TEXT    NOT NULL DEFAULT '',
+	profile    TEXT    NOT NULL DEFAULT ''
+);
 
 -- table users
 CREATE TABLE users (
@@ -200,8 +207,9 @@ CREATE TABLE users (
 	totp_secret    TEXT    NOT NULL DEFAULT '',
 	totp_last_step INTEGER NOT NULL DEFAULT 0,
 	created_at     INTEGER,
-	last_login     INTEGER
-, profile TEXT NOT NULL DEFAULT '');
+	last_login     INTEGER,
+	profile        TEXT    NOT NULL DEFAULT ''
+);
 
 -- table watchers
 CREATE TABLE watchers (
@@ -216,21 +224,17 @@ CREATE TABLE watchers (
 	created_ns     INTEGER
 );
 
--- trigger journal_segments_delete_needs_tombstones
-CREATE TRIGGER journal_segments_delete_needs_tombstones BEFORE DELETE ON journal_segments
-WHEN (SELECT count(*) FROM journal_tombstones WHERE seq BETWEEN OLD.first_seq AND OLD.last_seq)
-	< OLD.last_seq - OLD.first_seq + 1
+-- trigger journal_append_only
+CREATE TRIGGER journal_append_only BEFORE UPDATE ON journal_rows
 BEGIN
-	SELECT RAISE(ABORT, 'journal segments are deleted only after a tombstone for each of their seqs');
+	SELECT RAISE(ABORT, 'journal is append-only');
 END;
 
--- trigger journal_segments_only_shrink
-CREATE TRIGGER journal_segments_only_shrink BEFORE UPDATE ON journal_segments
-WHEN NEW.first_seq <> OLD.first_seq OR NEW.last_seq <> OLD.last_seq OR NEW.entries >= OLD.entries
-	OR (SELECT count(*) FROM journal_tombstones WHERE seq BETWEEN OLD.first_seq AND OLD.last_seq)
-		< OLD.last_seq - OLD.first_seq + 1 - NEW.entries
+-- trigger journal_delete_needs_tombstone
+CREATE TRIGGER journal_delete_needs_tombstone BEFORE DELETE ON journal_rows
+WHEN NOT EXISTS (SELECT 1 FROM journal_tombstones WHERE seq = OLD.seq)
 BEGIN
-	SELECT RAISE(ABORT, 'journal segments only lose entries, and only tombstoned ones');
+	SELECT RAISE(ABORT, 'journal rows are deleted only after a tombstone');
 END;
 
 -- trigger journal_tombstones_immutable_delete
@@ -259,4 +263,14 @@ END;
 CREATE TRIGGER memory_immutable BEFORE UPDATE ON memory BEGIN
 	SELECT RAISE(ABORT, 'memory rows are never changed, only deleted');
 END;
+
+-- view journal
+CREATE VIEW journal AS SELECT seq,
+	strftime('%Y-%m-%dT%H:%M:%S', time_ns / 1000000000, 'unixepoch') || '.' || printf('%09d', time_ns % 1000000000) || 'Z' AS time,
+	thread, conversation, direction, kind, sender, recipient, listener, root,
+	CASE WHEN instr(envelope, '</meta>') > 0 AND substr(envelope, -10) = '</message>'
+		THEN substr(envelope, instr(envelope, '</meta>') + 7, length(envelope) - instr(envelope, '</meta>') - 16)
+		ELSE envelope END AS payload,
+	diagnostics, envelope, time_ns
+FROM journal_rows;
 

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBenchFederation runs `xmlpipe bench --federation` briefly: two
+// organisms, a real TLS link, every call answered, the floor and its ratio
+// computed, a CPU profile written; and refuses the flags it cannot use.
+func TestBenchFederation(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "fed.prof")
+	r := runBinary(t, dir, "", "bench", "--federation", "--callers", "4", "--duration", "500ms", "--samples", "20",
+		"--json", "--cpuprofile", prof)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var got fedBench
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	switch {
+	case got.Calls == 0 || got.Envelopes < 2*got.Calls:
+		t.Errorf("%d calls carried %d envelopes; want some, two each at least", got.Calls, got.Envelopes)
+	case got.Lost != 0 || got.Errors != 0 || got.Refused != 0:
+		t.Errorf("lost %d, errors %d (%q), refused %d; want none", got.Lost, got.Errors, got.FirstErrors, got.Refused)
+	case got.Callers != 4 || got.Samples != 20 || got.EnvelopesPerSec <= 0:
+		t.Errorf("callers %d, samples %d, envelopes/s %f", got.Callers, got.Samples, got.EnvelopesPerSec)
+	case got.LinkP50us <= 0 || got.LocalP50us <= 0 || got.LinkP99us < got.LinkP50us:
+		t.Errorf("latencies: link p50 %f p99 %f, local p50 %f", got.LinkP50us, got.LinkP99us, got.LocalP50us)
+	case got.SignUs <= 0 || got.VerifyUs <= 0 || got.C14NUs <= 0 || got.FloorUs != got.SignUs+got.VerifyUs+got.C14NUs:
+		t.Errorf("floor %f = sign %f + verify %f + c14n %f?", got.FloorUs, got.SignUs, got.VerifyUs, got.C14NUs)
+	case got.CPUPerEnvelopeUs <= 0 || got.FloorRatio <= 0 ||
+		math.Abs(got.FloorRatio-got.CPUPerEnvelopeUs/got.FloorUs) > 1e-9*got.FloorRatio:
+		t.Errorf("ratio %f of cpu/envelope %f over floor %f", got.FloorRatio, got.CPUPerEnvelopeUs, got.FloorUs)
+	}
+	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
+		t.Errorf("no CPU profile: %v", err)
+	}
+
+	text := runBinary(t, dir, "", "bench", "--federation", "--callers", "2", "--duration", "200ms", "--samples", "5")
+	if text.code != 0 || !strings.Contains(text.stdout, "signed envelopes/s") || !strings.Contains(text.stdout, "floor ratio") {
+		t.Errorf("text output, exit %d:\n%s%s", text.code, text.stdout, text.stderr)
+	}
+	for _, args := range [][]string{{"--bus"}, {"--journal"}, {"--callers", "0"}} {
+		if r := runBinary(t, dir, "", append([]string{"bench", "--federation"}, args...)...); r.code != exitUsage {
+			t.Errorf("bench --federation %q: exit %d, want %d", args, r.code, exitUsage)
+		}
+	}
+}

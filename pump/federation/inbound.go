@@ -1,0 +1,138 @@
+package federation
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
+)
+
+// inbound is one envelope read from a link, on its way through the
+// verification stage (parallel) to delivery (in the link's order).
+type inbound struct {
+	b []byte
+	// Set by the verification stage before ready closes:
+	verr error     // the signature's verdict
+	e    *envelope // the parsed envelope (nil when perr is set)
+	perr error     // why it does not parse
+	dup  bool      // its hash is recorded: received before
+	serr error     // the seen lookup failed
+	// ready is closed once the fields above are set.
+	ready chan struct{}
+}
+
+// orderedStage runs check on up to workers envelopes at once and hands
+// each to deliver in the order they were added, each once check returned
+// for it: signatures are verified in parallel while what they carry is
+// delivered in the link's order.
+type orderedStage struct {
+	check   func(*inbound)
+	deliver func(*inbound)
+	slots   chan struct{}
+	order   chan *inbound
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// newOrderedStage starts the stage: at most workers checks at once, at
+// most pending envelopes between the reader and delivery (add blocks
+// beyond, which slows the reader down: backpressure on the peer).
+func newOrderedStage(workers, pending int, check, deliver func(*inbound)) *orderedStage {
+	s := &orderedStage{check: check, deliver: deliver, slots: make(chan struct{}, workers),
+		order: make(chan *inbound, pending), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		for in := range s.order {
+			<-in.ready
+			s.deliver(in)
+		}
+	}()
+	return s
+}
+
+// verifyWorkers is how many envelopes of one link are verified at once.
+func verifyWorkers() int { return max(2, runtime.GOMAXPROCS(0)) }
+
+// add queues b: its check starts as soon as a worker is free.
+func (s *orderedStage) add(b []byte) {
+	in := &inbound{b: b, ready: make(chan struct{})}
+	s.slots <- struct{}{}
+	s.wg.Add(1)
+	go func() {
+		defer func() { <-s.slots; s.wg.Done() }()
+		s.check(in)
+		close(in.ready)
+	}()
+	s.order <- in
+}
+
+// close waits until every envelope added was checked and delivered.
+func (s *orderedStage) close() {
+	close(s.order)
+	<-s.done
+	s.wg.Wait()
+}
+
+// checkInbound is the parallel part of receiving an envelope: its
+// signature, its parse and whether it was received before.
+func (g *gateway) checkInbound(in *inbound) {
+	if in.verr = envsig.Verify(g.trusted, in.b); in.verr != nil {
+		if e, err := parse(in.b); err == nil {
+			in.e = e // for its id in the refusal
+		}
+		return
+	}
+	if in.e, in.perr = parse(in.b); in.perr != nil {
+		return
+	}
+	// A call's copies are refused by its received row (serveCall); meta
+	// traffic is never recorded.
+	if k := in.e.Link.Kind; k != KindCall && k != KindMeta && k != KindMetaAnswer {
+		in.dup, in.serr = g.m.db.seen(in.b)
+	}
+}
+
+// acker writes a link's acknowledgements on a goroutine of its own, so
+// that the group commit that makes them durable never waits on the socket.
+type acker struct {
+	c    *conn
+	mu   sync.Mutex
+	list []frame
+	kick chan struct{}
+}
+
+func newAcker(c *conn) *acker {
+	a := &acker{c: c, kick: make(chan struct{}, 1)}
+	go a.run()
+	return a
+}
+
+// send queues f; it never blocks.
+func (a *acker) send(f frame) {
+	a.mu.Lock()
+	a.list = append(a.list, f)
+	a.mu.Unlock()
+	select {
+	case a.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (a *acker) run() {
+	var batch []frame
+	for {
+		select {
+		case <-a.c.done:
+			return
+		case <-a.kick:
+		}
+		a.mu.Lock()
+		batch, a.list = a.list, batch[:0]
+		a.mu.Unlock()
+		for _, f := range batch {
+			if err := a.c.writeFrame(f); err != nil {
+				return // the link is closing; the peer resends what it lacks
+			}
+		}
+	}
+}

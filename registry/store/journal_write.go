@@ -1,0 +1,182 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// entryColumns are the stored columns of a journal row, in the order the
+// writer binds them and scanEntry reads them.
+const entryColumns = `seq, time_ns, thread, conversation, direction, kind, sender, recipient, listener, root, sha256,
+	envelope, diagnostics`
+
+// journalInsert inserts journal rows. OR ROLLBACK: a failing row ends the
+// whole transaction, which the writer rolls back and retries op by op anyway
+// (writer.commit), so SQLite need not keep a statement journal to undo just
+// this statement.
+var journalInsert = newRowStatement(`INSERT OR ROLLBACK INTO journal_rows (`+entryColumns+`) VALUES `,
+	`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 13)
+
+// errOutOfSequence reports a journal append whose seq is not above every
+// seq the journal already holds.
+var errOutOfSequence = errors.New("journal append out of sequence")
+
+// insertEntries journals the gathered appends, a multi-row INSERT per 64
+// rows, and registers their listeners.
+func (w *writer) insertEntries(p *pending) error {
+	if len(p.appends) == 0 {
+		return nil
+	}
+	name := groupName(p.appendOps, "append")
+	args := p.args[:0]
+	for _, e := range p.appends {
+		// Append validated the entry; the writer checks again what the
+		// journal must never hold (an op built inside the package, a bug).
+		if err := e.Validate(); err != nil {
+			return fmt.Errorf("store: %s: %w", name, err)
+		}
+		if e.Seq <= w.txHigh {
+			return fmt.Errorf("store: %s: %w: seq %d is not above %d", name, errOutOfSequence, e.Seq, w.txHigh)
+		}
+		w.txHigh = e.Seq
+		args = append(args, e.Seq, e.Time.UnixNano(), e.Thread, e.Conversation, directionNames[e.Direction],
+			kindNames[e.Kind], e.From, e.To, e.Listener, e.PayloadTag, e.SHA256[:], string(e.Bytes), e.Diagnostics)
+		w.listeners.note(e.Listener)
+		w.deliveries.appended(e)
+		w.keys.inserted(e)
+	}
+	p.args = args
+	if _, err := w.execRows(journalInsert, len(p.appends), args); err != nil {
+		return fmt.Errorf("store: %s: insert journal rows: %w", name, err)
+	}
+	if err := w.registerListeners(); err != nil {
+		return fmt.Errorf("store: %s: %w", name, err)
+	}
+	return nil
+}
+
+// tombstoneInsert inserts tombstones (seq, deleted_at, reason).
+var tombstoneInsert = newRowStatement(`INSERT INTO journal_tombstones (seq, deleted_at, reason) VALUES `,
+	`(?, ?, ?)`, ``, 3)
+
+// rowDelete deletes journal rows by seq.
+var rowDelete = newRowStatement(`DELETE FROM journal_rows WHERE seq IN (`, `?`, `)`, 1)
+
+// deleteEntries tombstones the journal entries seqs (at, Unix ns, for
+// reason) and deletes their rows. Their delivery marks go with them (at
+// the commit), and an undelivered entry is no longer waited for. Deleting
+// a seq the journal does not hold only tombstones it.
+func (w *writer) deleteEntries(seqs []int64, at int64, reason string) error {
+	if len(seqs) == 0 {
+		return nil
+	}
+	seqs = slices.Sorted(slices.Values(seqs))
+	args := make([]any, 0, 3*len(seqs))
+	keys := make([]any, 0, len(seqs))
+	for _, seq := range seqs {
+		w.deliveries.drop(seq)
+		args = append(args, seq, at, reason)
+		keys = append(keys, seq)
+	}
+	if _, err := w.execRows(tombstoneInsert, len(seqs), args); err != nil {
+		return fmt.Errorf("tombstone seqs %d..%d: %w", seqs[0], seqs[len(seqs)-1], err)
+	}
+	if _, err := w.execRows(rowDelete, len(seqs), keys); err != nil {
+		return fmt.Errorf("delete seqs %d..%d: %w", seqs[0], seqs[len(seqs)-1], err)
+	}
+	return nil
+}
+
+// listenerInsert registers listeners that have journal entries.
+var listenerInsert = newRowStatement(`INSERT OR IGNORE INTO journal_listeners (listener) VALUES `, `(?)`, ``, 1)
+
+// journalListeners tracks, on the writer goroutine, which listeners are in
+// journal_listeners (the retention sweep's cursors, retention.go), so that
+// registering a listener costs a statement only the first time the writer
+// journals it.
+type journalListeners struct {
+	known map[string]struct{} // committed in journal_listeners
+	tx    map[string]struct{} // inserted by the open transaction
+	fresh []any               // noted, not yet inserted
+}
+
+// note records that the open transaction journals an entry of listener.
+func (l *journalListeners) note(listener string) {
+	if _, ok := l.known[listener]; ok {
+		return
+	}
+	if _, ok := l.tx[listener]; ok {
+		return
+	}
+	if l.tx == nil {
+		l.tx = make(map[string]struct{})
+	}
+	l.tx[listener] = struct{}{}
+	l.fresh = append(l.fresh, listener)
+}
+
+// committed makes the registrations of the committed transaction known.
+func (l *journalListeners) committed() {
+	if l.known == nil {
+		l.known = make(map[string]struct{})
+	}
+	for name := range l.tx {
+		l.known[name] = struct{}{}
+	}
+	l.rolledBack()
+}
+
+// rolledBack forgets the registrations of the open transaction.
+func (l *journalListeners) rolledBack() {
+	clear(l.tx)
+	clear(l.fresh)
+	l.fresh = l.fresh[:0]
+}
+
+// registerListeners inserts the listeners noted since the last call,
+// inside the open transaction.
+func (w *writer) registerListeners() error {
+	l := &w.listeners
+	if len(l.fresh) == 0 {
+		return nil
+	}
+	if _, err := w.execRows(listenerInsert, len(l.fresh), l.fresh); err != nil {
+		return fmt.Errorf("store: register journal listeners: %w", err)
+	}
+	clear(l.fresh)
+	l.fresh = l.fresh[:0]
+	return nil
+}
+
+// sweepCursor is one journal_listeners row.
+type sweepCursor struct {
+	listener string
+	swept    int64
+}
+
+// sweepCursors reads every journal listener and its sweep cursor.
+func (s *Store) sweepCursors(ctx context.Context) ([]sweepCursor, error) {
+	var out []sweepCursor
+	err := s.read(func(db *sql.DB) error {
+		rows, err := db.QueryContext(ctx, `SELECT listener, swept_seq FROM journal_listeners ORDER BY listener`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c sweepCursor
+			if err := rows.Scan(&c.listener, &c.swept); err != nil {
+				return err
+			}
+			out = append(out, c)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: sweep: list listeners: %w", err)
+	}
+	return out, nil
+}

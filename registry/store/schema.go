@@ -1,0 +1,205 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"strconv"
+)
+
+// layoutVersion is the version of the store's layout, kept in the
+// database's user_version. Version 1 is the journal as one row per envelope;
+// a database with a schema_version table instead is of the layout before it
+// (legacy.go) and is migrated by Open. Version 2 adds the security profiles
+// of users and threads (profiles.go).
+const layoutVersion = 2
+
+// schema creates the store's layout. Every statement is idempotent (IF NOT
+// EXISTS), and Open applies the whole list in one transaction each time it
+// opens a database, so a table added to the list appears in existing
+// databases at their next Open, without a version change.
+//
+// To add a table: declare its CREATE TABLE IF NOT EXISTS (with its indexes)
+// as a constant beside the code that uses it, and append the constant here.
+// Changing a table that exists needs a new layoutVersion and a step in
+// prepareSchema that brings the older version to it.
+var schema = []string{journalSchema, kernelSchema, usersSchema, oobSignaturesSchema, llmCallsSchema, approvalsSchema,
+	memorySchema}
+
+// journalPartitionBits sets the journal's partitions: seqs s and t share a
+// partition when s>>bits == t>>bits (1024 consecutive seqs). Lookup keys and
+// delivery marks are kept per partition; changing it changes the layout.
+const journalPartitionBits = 10
+
+// partitionSize is the number of seqs in a journal partition.
+const partitionSize = 1 << journalPartitionBits
+
+// partitionOf is the partition of seq.
+func partitionOf(seq int64) int64 { return seq >> journalPartitionBits }
+
+// journalSchema is the journal: one row per envelope in journal_rows, and
+// the journal view over it that sqlite3 users read, with the time in
+// RFC 3339 (UTC, nanoseconds) and the payload as text (the envelope
+// without its <message> and <meta>):
+//
+//	sqlite3 -readonly data/xmlpipe.db "SELECT seq, time, sender, recipient, root, payload FROM journal WHERE thread = '…'"
+//
+// The view's columns are computed when read: generated columns on the
+// table would be computed at every INSERT (SQLite evaluates them for the
+// CHECK constraints), which cost the writer ~7 µs per row
+// (BenchmarkJournalFlow: 17 against 10 µs of CPU per envelope).
+//
+// The journal is append-only: a trigger refuses every UPDATE, and a row is
+// deleted (by retention) only after a tombstone records its seq, so Verify
+// can tell pruning from loss. journal_state holds the highest seq ever
+// assigned and the delivery watermark (deliveries.go), journal_delivered
+// the delivery marks above it, journal_listeners the retention sweep's
+// cursor per listener (retention.go) and journal_keys the thread and
+// conversation lookup keys (journal_keys.go).
+//
+// journal_rows has no index besides its seq: an index on a random id costs
+// the writer ~6-8 µs per row (doc.go); thread and conversation lookups go
+// through journal_keys, and every other query the code runs reads a seq
+// range. CHECK constraints compare with = (an IN list costs ~2.5 µs per
+// row in a multi-row INSERT).
+var journalSchema = `
+CREATE TABLE IF NOT EXISTS journal_rows (
+	seq          INTEGER PRIMARY KEY,
+	time_ns      INTEGER NOT NULL,
+	thread       TEXT    NOT NULL,
+	conversation TEXT    NOT NULL,
+	direction    TEXT    NOT NULL CHECK (direction = 'inbound' OR direction = 'outbound'),
+	kind         TEXT    NOT NULL CHECK (kind = 'message' OR kind = 'huh' OR kind = 'system-error'
+		OR kind = 'dead-letter' OR kind = 'refusal' OR kind = 'decision'),
+	sender       TEXT    NOT NULL,
+	recipient    TEXT    NOT NULL,
+	listener     TEXT    NOT NULL,
+	root         TEXT    NOT NULL,
+	sha256       BLOB    NOT NULL CHECK (length(sha256) = 32),
+	envelope     TEXT    NOT NULL CHECK (envelope <> ''),
+	diagnostics  TEXT    NOT NULL,
+	CHECK (kind = 'dead-letter' OR (thread <> '' AND sender <> ''))
+);
+CREATE VIEW IF NOT EXISTS journal AS SELECT seq,
+	strftime('%Y-%m-%dT%H:%M:%S', time_ns / 1000000000, 'unixepoch') || '.' || printf('%09d', time_ns % 1000000000) || 'Z' AS time,
+	thread, conversation, direction, kind, sender, recipient, listener, root,
+	CASE WHEN instr(envelope, '</meta>') > 0 AND substr(envelope, -10) = '</message>'
+		THEN substr(envelope, instr(envelope, '</meta>') + 7, length(envelope) - instr(envelope, '</meta>') - 16)
+		ELSE envelope END AS payload,
+	diagnostics, envelope, time_ns
+FROM journal_rows;
+CREATE TABLE IF NOT EXISTS journal_tombstones (
+	seq        INTEGER PRIMARY KEY,
+	deleted_at INTEGER NOT NULL,
+	reason     TEXT    NOT NULL
+);
+CREATE TABLE IF NOT EXISTS journal_state (
+	id            INTEGER PRIMARY KEY CHECK (id = 1),
+	high_seq      INTEGER NOT NULL,
+	delivered_seq INTEGER NOT NULL DEFAULT 0
+);
+INSERT OR IGNORE INTO journal_state (id, high_seq) VALUES (1, 0);
+CREATE TABLE IF NOT EXISTS journal_delivered (
+	part  INTEGER PRIMARY KEY,
+	marks TEXT    NOT NULL CHECK (length(marks) = ` + strconv.Itoa(partitionSize) + `)
+);
+CREATE TABLE IF NOT EXISTS journal_listeners (
+	listener  TEXT    PRIMARY KEY,
+	swept_seq INTEGER NOT NULL DEFAULT 0 CHECK (swept_seq >= 0)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS journal_keys (
+	part   INTEGER NOT NULL,
+	bucket INTEGER NOT NULL,
+	keys   BLOB    NOT NULL,
+	PRIMARY KEY (part, bucket)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS journal_append_only BEFORE UPDATE ON journal_rows
+BEGIN
+	SELECT RAISE(ABORT, 'journal is append-only');
+END;
+CREATE TRIGGER IF NOT EXISTS journal_delete_needs_tombstone BEFORE DELETE ON journal_rows
+WHEN NOT EXISTS (SELECT 1 FROM journal_tombstones WHERE seq = OLD.seq)
+BEGIN
+	SELECT RAISE(ABORT, 'journal rows are deleted only after a tombstone');
+END;
+CREATE TRIGGER IF NOT EXISTS journal_tombstones_immutable_update BEFORE UPDATE ON journal_tombstones
+BEGIN
+	SELECT RAISE(ABORT, 'journal tombstones are immutable');
+END;
+CREATE TRIGGER IF NOT EXISTS journal_tombstones_immutable_delete BEFORE DELETE ON journal_tombstones
+BEGIN
+	SELECT RAISE(ABORT, 'journal tombstones are immutable');
+END;
+`
+
+// prepareSchema brings the database of db to the current layout in one
+// transaction: it migrates a database of the legacy layout, applies schema
+// and records layoutVersion. It fails with ErrSchemaTooNew for a database
+// of a newer layout.
+func prepareSchema(ctx context.Context, db *sql.DB, log *slog.Logger) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: schema: begin: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	version, legacy, err := readLayout(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if version > layoutVersion {
+		return fmt.Errorf("%w: database layout %d, this binary knows up to %d", ErrSchemaTooNew, version, layoutVersion)
+	}
+	if err := legacySupported(legacy); err != nil {
+		return err
+	}
+	for _, q := range schema {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("store: schema: %w", err)
+		}
+	}
+	if legacy > 0 {
+		log.Info("store: migrating the journal to one row per envelope", "legacy_schema", legacy)
+		if err := migrateLegacy(ctx, tx, legacy); err != nil {
+			return err
+		}
+	}
+	if version < 2 {
+		if err := addProfileColumns(ctx, tx); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `PRAGMA user_version = `+strconv.Itoa(layoutVersion)); err != nil {
+		return fmt.Errorf("store: schema: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: schema: commit: %w", err)
+	}
+	return nil
+}
+
+// queryRower runs single-row queries: a *sql.DB, *sql.Conn or *sql.Tx.
+type queryRower interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// readLayout returns the database's layout version and, for a database of
+// the legacy layout (a schema_version table), its legacy schema version
+// (else 0).
+func readLayout(ctx context.Context, q queryRower) (version, legacy int, err error) {
+	if err := q.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+		return 0, 0, fmt.Errorf("store: read the layout version: %w", err)
+	}
+	var tables int
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_version'`).
+		Scan(&tables); err != nil {
+		return 0, 0, fmt.Errorf("store: read the layout version: %w", err)
+	}
+	if tables > 0 {
+		if err := q.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_version`).Scan(&legacy); err != nil {
+			return 0, 0, fmt.Errorf("store: read the legacy schema version: %w", err)
+		}
+		legacy = max(legacy, 1) // an empty schema_version is still the legacy layout
+	}
+	return version, legacy, nil
+}
