@@ -392,13 +392,16 @@ func (c *ThreadContext) Recorded() []Segment {
 	if c.tiers == nil {
 		return nil
 	}
-	out := make([]Segment, 0, len(c.tiers.byIndex))
-	for _, s := range c.tiers.byIndex {
-		out = append(out, c.decorate(*s))
+	idx := make([]int, 0, len(c.tiers.byIndex))
+	for i := range c.tiers.byIndex {
+		idx = append(idx, i)
 	}
-	slices.SortFunc(out, func(x, y Segment) int { return x.Index - y.Index })
-	for i := range out {
-		out[i].Slots = slices.Clone(out[i].Slots)
+	slices.Sort(idx)
+	out := make([]Segment, len(idx))
+	for k, i := range idx {
+		s := c.decorate(*c.tiers.byIndex[i])
+		s.Slots = slices.Clone(s.Slots)
+		out[k] = s
 	}
 	return out
 }
