@@ -30,7 +30,7 @@ func newApprovalModel(t *testing.T) *approvalModel {
 		text := "<RunCommand><Command>date</Command></RunCommand>"
 		m.mu.Lock()
 		m.requests++
-		if strings.Contains(string(b), "RunCommandResult") {
+		if strings.Contains(string(b), `\"ExitCode\":0`) { // the result reaches the agent as JSON
 			m.results++
 			text = "It ran after the crash."
 		}
@@ -66,6 +66,7 @@ listeners:
     tool_config:
       run_command: {allowed_commands: [date]}
     approval: [run_command]
+    tool_calling: xml             # the model writes <RunCommand> (native calls: pump/organism's tests)
 `
 
 // pendingApprovals polls GET /api/v1/approvals?status=pending until it

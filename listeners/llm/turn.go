@@ -82,7 +82,7 @@ const (
 	itemOther    itemKind = iota // not part of the agent's conversation
 	itemIncoming                 // a message to the agent: a user message
 	itemAnswer                   // a message answering one of the agent's calls (rendered by its result)
-	itemError                    // a <huh>/SystemError the pump delivered (rendered by the agent's feedback)
+	itemError                    // a <huh>, SystemError or refusal the pump delivered (rendered by the agent's feedback)
 	itemReply                    // the model's text
 	itemCalls                    // the model's tool calls
 	itemResult                   // a tool call's result
@@ -221,10 +221,11 @@ func (c *convo) answered() bool {
 	return false
 }
 
-// isErrorPayload reports whether a slot records a <huh> or SystemError the
+// isErrorPayload reports whether a slot records a <huh>, SystemError or refusal the
 // pump delivered.
 func isErrorPayload(s *registry.Slot) bool {
-	return (s.From == "core" || s.From == "system") && (s.PayloadType == "huh" || s.PayloadType == "SystemError")
+	return (s.From == "core" || s.From == "system") &&
+		(s.PayloadType == "huh" || s.PayloadType == "SystemError" || s.PayloadType == "refusal")
 }
 
 // pendingCall returns the pending call with id, if any.

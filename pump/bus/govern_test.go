@@ -70,6 +70,7 @@ listeners:
     tool_config:
       run_command: {allowed_commands: [date]}
     approval: [run_command]
+    tool_calling: xml             # the model writes <RunCommand> (native calls: pump/organism's tests)
 `
 
 const governedConstitution = `---
@@ -212,7 +213,7 @@ func TestApprovalsOverTheAPI(t *testing.T) {
 		t.Fatalf("reply %v", r)
 	}
 	reqs := m.requests()
-	if last := reqs[len(reqs)-1]; !strings.Contains(last, "refusal") || !strings.Contains(last, "denied by user-operator: not now") {
+	if last := reqs[len(reqs)-1]; !strings.Contains(last, "refused") || !strings.Contains(last, "denied by user-operator: not now") {
 		t.Fatalf("the model's last request %s", last)
 	}
 

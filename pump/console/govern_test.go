@@ -40,6 +40,7 @@ listeners:
     tool_config:
       run_command: {allowed_commands: [date]}
     approval: [run_command]
+    tool_calling: xml             # the model writes <RunCommand> (native calls: pump/organism's tests)
 `
 
 // governedConfig starts a loopback model answering script in turn and

@@ -42,7 +42,8 @@ func (l *lockedBuffer) String() string {
 // offers calculate as a function and is answered with a tool call; the
 // second carries the tool's result as a role:tool message bound to the
 // call's id, with 42 in it; the model's final text, markup and all,
-// reaches the in-process console byte for byte.
+// reaches the in-process console byte for byte. A second @mathbot line
+// continues the conversation: the third request holds the first exchange.
 func TestYAMLAgentNativeToolCallToConsole(t *testing.T) {
 	const answer = "In HTML you would write <b>rain</b>."
 	var (
@@ -75,6 +76,20 @@ func TestYAMLAgentNativeToolCallToConsole(t *testing.T) {
 				"id": "call_6x7", "type": "function",
 				"function": map[string]any{"name": "calculate", "arguments": `{"Expression":"6*7"}`}}}}
 			finish = "tool_calls"
+		case 2:
+			var asked, answered bool
+			for _, raw := range body["messages"].([]any) {
+				m := raw.(map[string]any)
+				content := fmt.Sprint(m["content"])
+				asked = asked || m["role"] == "user" && strings.Contains(content, "what is 6*7?")
+				answered = answered || m["role"] == "assistant" && content == answer
+			}
+			if !asked || !answered {
+				mu.Lock()
+				problems = append(problems, fmt.Sprintf("the follow-up request lacks the first exchange: %v", body["messages"]))
+				mu.Unlock()
+			}
+			msg = map[string]any{"role": "assistant", "content": "Still 42."}
 		default:
 			found := false
 			for _, raw := range body["messages"].([]any) {
@@ -127,7 +142,7 @@ listeners:
 		t.Fatal(err)
 	}
 	out := &lockedBuffer{}
-	if err := c.Run(context.Background(), strings.NewReader("@mathbot what is 6*7?\n/quit\n"), out); err != nil {
+	if err := c.Run(context.Background(), strings.NewReader("@mathbot what is 6*7?\n@mathbot and again?\n/quit\n"), out); err != nil {
 		t.Fatalf("Run: %v\n%s", err, out)
 	}
 	mu.Lock()
@@ -135,10 +150,13 @@ listeners:
 	for _, p := range problems {
 		t.Error(p)
 	}
-	if len(requests) != 2 {
-		t.Errorf("%d model requests, want 2", len(requests))
+	if len(requests) != 3 {
+		t.Errorf("%d model requests, want 3", len(requests))
 	}
 	if !strings.Contains(out.String(), "[mathbot] "+answer+"\n") {
 		t.Errorf("the answer did not reach the console byte for byte:\n%s", out)
+	}
+	if !strings.Contains(out.String(), "[mathbot] Still 42.\n") {
+		t.Errorf("the follow-up's answer did not reach the console:\n%s", out)
 	}
 }
