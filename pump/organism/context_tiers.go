@@ -33,3 +33,13 @@ func (k storeSinks) restoreSegments(cb *registry.ContextBuffer) error {
 }
 
 var _ registry.SegmentSink = storeSinks{}
+
+// ThreadContext returns the context history of thread id — what its agents
+// see of it, as segments with their tiers (registry.ThreadContext.Segments)
+// — and false when the thread has none.
+func (o *Organism) ThreadContext(id string) (*registry.ThreadContext, bool) {
+	if o.history == nil {
+		return nil, false
+	}
+	return o.history.Thread(id)
+}

@@ -414,6 +414,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		closers: closers, catalog: opts.Catalog, env: env, threads: threads, history: cb, Federation: fed,
 		units: units, extra: extra, completer: completer, policy: policy, late: late, calls: calls, gov: gov}
 	o.cur.Store(cfg)
+	layer.org.p.Store(o)
 	if layer.usable() {
 		o.LLM = layer.router
 	}
