@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -215,32 +216,7 @@ listeners:
 	}))
 	defer stop()
 	thread := xmlpipe.NewThreadID()
-	ask := func(text string) string {
-		t.Helper()
-		var body bytes.Buffer
-		body.WriteString(`<` + llm.InputTag("archivist") + ` xmlns=""><Text>`)
-		_ = xml.EscapeText(&body, []byte(text))
-		body.WriteString(`</Text></` + llm.InputTag("archivist") + `>`)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		w := &routeWaiter{done: make(chan struct{})}
-		if _, err := o.Pump.InjectWait(ctx, xmlpipe.AppendEnvelope(nil, "console", "archivist", thread, body.Bytes()), w); err != nil {
-			t.Fatalf("inject: %v", err)
-		}
-		select {
-		case <-w.done:
-		case <-ctx.Done():
-			t.Fatalf("no answer to %.40q", text)
-		}
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if w.failure != "" {
-			t.Fatalf("%.40q: %s", text, w.failure)
-		}
-		var v struct{ Text string }
-		_ = xml.Unmarshal(w.reply, &v)
-		return v.Text
-	}
+	ask := func(text string) string { t.Helper(); return askAgent(t, o, "archivist", thread, text) }
 	notes := vaultNotes()
 	ask(notes)
 	for _, s := range []string{"What a nice day it was today.", "Tomorrow we sail to the island at dawn.",
@@ -310,5 +286,81 @@ listeners:
 		if len(b)/4 > 2048 {
 			t.Errorf("request %d is %d bytes: more than the window", i, len(b))
 		}
+	}
+}
+
+// askAgent sends text to a YAML agent from the console on thread and
+// returns the text of its answer.
+func askAgent(t *testing.T, o *Organism, agent, thread, text string) string {
+	t.Helper()
+	var body bytes.Buffer
+	body.WriteString(`<` + llm.InputTag(agent) + ` xmlns=""><Text>`)
+	_ = xml.EscapeText(&body, []byte(text))
+	body.WriteString(`</Text></` + llm.InputTag(agent) + `>`)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w := &routeWaiter{done: make(chan struct{})}
+	if _, err := o.Pump.InjectWait(ctx, xmlpipe.AppendEnvelope(nil, "console", agent, thread, body.Bytes()), w); err != nil {
+		t.Fatalf("inject: %v", err)
+	}
+	select {
+	case <-w.done:
+	case <-ctx.Done():
+		t.Fatalf("no answer to %.40q", text)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failure != "" {
+		t.Fatalf("%.40q: %s", text, w.failure)
+	}
+	var v struct{ Text string }
+	if err := xml.Unmarshal(w.reply, &v); err != nil {
+		t.Fatalf("answer %q: %v", w.reply, err)
+	}
+	return v.Text
+}
+
+// TestRouteToolRefuses: an agent whose route tool finds nothing it may
+// address — calculate exists, but is not among its peers and tools — gets
+// the refusal "no matching capability in your profile" as a failed call,
+// and calculate is never called (the router is advisory: the mask comes
+// first).
+func TestRouteToolRefuses(t *testing.T) {
+	m := newArchivistModel(t)
+	t.Setenv("TEST_LLM_KEY", "sk-test")
+	o := startOrganism(t, fmt.Sprintf(`organism: {name: archive}
+llm:
+  retries: 0
+  backends:
+    - {provider: openai, api_key_env: TEST_LLM_KEY, base_url: %s, model: gpt-test}
+listeners:
+  - name: loner
+    agent: true
+    description: Has no peers
+    prompt: You are loner.
+    route: true
+  - name: mathbot
+    agent: true
+    description: Does arithmetic
+    prompt: You are mathbot.
+    tools: [calculate]
+`, m.URL))
+	var calls atomic.Int32
+	stop := o.Pump.Subscribe(pump.OutletFunc(func(e pump.Event) {
+		if e.Kind == pump.EventMessage && e.Listener == "calculate" {
+			calls.Add(1)
+		}
+	}))
+	defer stop()
+	if got := askAgent(t, o, "loner", xmlpipe.NewThreadID(), "Please multiply six by seven."); got != "Routed: no matching capability in your profile" {
+		t.Fatalf("answer %q", got)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("calculate was called %d times", n)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if got := m.tools[0]; strings.Join(got, ",") != "route" {
+		t.Errorf("loner is offered %v, want route alone (no context_unfold without a librarian)", got)
 	}
 }
