@@ -7,9 +7,11 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/listeners/llm"
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
@@ -362,5 +365,81 @@ listeners:
 	defer m.mu.Unlock()
 	if got := m.tools[0]; strings.Join(got, ",") != "route" {
 		t.Errorf("loner is offered %v, want route alone (no context_unfold without a librarian)", got)
+	}
+}
+
+// TestContextTiersSurviveRestart: a durable organism's folded segments —
+// tier and model summary — are restored with the slots after a restart,
+// and the conversation goes on: the fact in the folded message is still
+// found by unfolding it.
+func TestContextTiersSurviveRestart(t *testing.T) {
+	m := newArchivistModel(t)
+	t.Setenv("TEST_LLM_KEY", "sk-test")
+	cfg, err := config.Parse("organism.yaml", []byte(fmt.Sprintf(`organism: {name: archive}
+llm:
+  retries: 0
+  backends:
+    - {provider: openai, api_key_env: TEST_LLM_KEY, base_url: %s, model: gpt-test}
+listeners:
+  - name: archivist
+    agent: true
+    description: Keeps notes and answers questions about them
+    prompt: You are archivist.
+    context_window: 2048
+    librarian: {model: gpt-mini, keep_recent: 1}
+`, m.URL)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	start := func() *Organism {
+		t.Helper()
+		o, err := New(cfg, Options{Logger: slog.New(slog.DiscardHandler), DataDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	o := start()
+	thread := xmlpipe.NewThreadID()
+	askAgent(t, o, "archivist", thread, vaultNotes())
+	for _, s := range []string{"Tomorrow we sail to the island at dawn.", "Remind me to buy bread and milk.",
+		"My sister calls on Sundays."} {
+		askAgent(t, o, "archivist", thread, s)
+	}
+	tc, ok := o.ThreadContext(thread)
+	if !ok {
+		t.Fatal("no context history")
+	}
+	before := tc.Segments()[0]
+	if before.Tier != registry.TierFolded || before.SummaryBy != "gpt-mini" {
+		t.Fatalf("not folded by the librarian's model: %+v", before)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := o.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	o = start()
+	t.Cleanup(func() {
+		if err := o.Shutdown(context.Background()); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
+	tc, ok = o.ThreadContext(thread)
+	if !ok {
+		t.Fatal("no context history after the restart")
+	}
+	after := tc.Segments()[0]
+	if after.Tier != before.Tier || after.Summary != before.Summary || after.SummaryBy != before.SummaryBy ||
+		!slices.Equal(after.Slots, before.Slots) || !after.Changed.Equal(before.Changed) {
+		t.Fatalf("restored %+v, want %+v", after, before)
+	}
+	if got := askAgent(t, o, "archivist", thread, "What is the vault code from my notes?"); got != "The vault code is KESTREL-ALPHA." {
+		t.Fatalf("answer after the restart %q", got)
 	}
 }
