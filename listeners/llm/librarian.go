@@ -385,8 +385,15 @@ func (cu *curation) fit() {
 		}
 		return cu.total() <= cu.budget
 	}
+	// While evicting, the note about the evicted segments is reckoned at
+	// its longest (building it at every step would cost more than the
+	// rest of the curation); it is reckoned exactly once they are chosen.
+	bound := 0
 	evict := func(to int) bool {
-		for cu.evicted < to && cu.total() > cu.budget {
+		if bound == 0 && cu.last >= 0 {
+			bound = 4 + estimateText(evictedNote(cu.last, slices.Repeat([]string{cu.segs[cu.last].id()}, 17)))
+		}
+		for cu.evicted < to && cu.sum+bound > cu.budget {
 			cu.setTier(cu.evicted, registry.TierEvicted)
 			cu.evicted++
 		}
