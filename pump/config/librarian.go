@@ -78,6 +78,14 @@ func (r *Ratio) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
+// MarshalYAML writes the number, or null when unset.
+func (r Ratio) MarshalYAML() (any, error) {
+	if !r.Set {
+		return nil, nil
+	}
+	return r.Value, nil
+}
+
 // Or returns the ratio, or def when unset.
 func (r Ratio) Or(def float64) float64 {
 	if !r.Set {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // TestLibrarianConfig: an agent's librarian: block and route: key parse
@@ -43,5 +45,18 @@ func TestLibrarianConfig(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestRatioMarshal: a ratio is written as its number, unset as null.
+func TestRatioMarshal(t *testing.T) {
+	for _, tt := range []struct {
+		r    Ratio
+		want string
+	}{{Ratio{Value: 0.25, Set: true}, "0.25\n"}, {Ratio{}, "null\n"}} {
+		b, err := yaml.Marshal(tt.r)
+		if err != nil || string(b) != tt.want {
+			t.Errorf("%+v: %q, %v; want %q", tt.r, b, err, tt.want)
+		}
 	}
 }
