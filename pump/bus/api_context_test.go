@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
@@ -109,5 +111,49 @@ func TestAPIThreadContext(t *testing.T) {
 		if status, body, _ := f.do("GET", c.path, c.token, nil); status != c.status {
 			t.Errorf("GET %s: %d %v, want %d", c.path, status, body, c.status)
 		}
+	}
+}
+
+// TestDashboardShowsContextTiers: the dashboard's open conversation lists
+// its agent's context segments with their tiers — the long early message
+// folded, with its summary.
+func TestDashboardShowsContextTiers(t *testing.T) {
+	model := newChatModel(t, func(n int) []string { return []string{fmt.Sprintf("Noted (%d).", n)} })
+	f := newFixtureWith(t, librarianOrganism(model.URL))
+	ctx := browser(t)
+	op := f.loginAs("olga", auth.Operator)
+	completed := f.watchCompletions()
+	thread := ""
+	for _, text := range []string{"Minutes of the harbour board. " + strings.Repeat("The board discussed the dredging. ", 80),
+		"Write about rain.", "Write about snow."} {
+		body := map[string]any{"to": "poet", "payload": map[string]string{"text": text}}
+		if thread != "" {
+			body["thread_id"] = thread
+		}
+		status, got, _ := f.do("POST", "/api/v1/inject", op, body)
+		if status != 200 {
+			t.Fatalf("inject: %d %v", status, got)
+		}
+		thread = got["thread_id"].(string)
+		completed.wait(t, thread)
+	}
+	f.waitJournal()
+	viewerSecret := f.user("vic", auth.Viewer)
+	conv := css(`#feed li[data-conversation="` + thread + `"]`)
+	folded := css(`#context tr[data-segment="s0"][data-tier="folded"]`)
+	run(t, ctx, "open the conversation", chromedp.Steps(
+		f.loginSteps("vic", viewerSecret),
+		chromedp.WaitVisible(conv),
+		chromedp.Click(conv),
+		chromedp.WaitVisible(folded),
+	))
+	row := run(t, ctx, "folded row", chromedp.Text(folded))
+	if !strings.Contains(row, "Minutes of the harbour board.") || !strings.Contains(row, "message from api:olga") {
+		t.Errorf("folded row %q", row)
+	}
+	tiers := run(t, ctx, "tiers", chromedp.Evaluate[string](
+		`Array.from(document.querySelectorAll("#context tr[data-tier]")).map(tr => tr.dataset.tier).join(",")`))
+	if !strings.HasPrefix(tiers, "folded,") || !strings.HasSuffix(tiers, ",expanded") {
+		t.Errorf("tiers %q", tiers)
 	}
 }
