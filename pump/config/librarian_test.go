@@ -35,7 +35,8 @@ func TestLibrarianConfig(t *testing.T) {
 		{"unfold under fold", agent + "    librarian: {fold_below: 0.3, unfold_above: 0.1}\n", "unfold_above: want at least fold_below"},
 		{"keep_recent negative", agent + "    librarian: {keep_recent: -1}\n", "librarian.keep_recent"},
 		{"not a number", agent + "    librarian: {fold_below: high}\n", "want a number"},
-		{"unknown key", agent + "    librarian: {modle: x}\n", "modle"},
+		{"unknown key", agent + "    librarian: {modle: x}\n", `unknown key "modle" (did you mean "model"?)`},
+		{"key out of its block", agent + "    fold_below: 0.1\n", "did you mean listeners[].librarian.fold_below?"},
 		{"route on a tool", "listeners:\n  - name: calc\n    payload_class: x.Y\n    handler: x.h\n    description: d\n    route: true\n",
 			"only agents take route"},
 	} {
