@@ -151,6 +151,8 @@ func (m *archivistModel) agentReply(msgs []wireMessage) map[string]any {
 	switch {
 	case strings.Contains(q, "multiply six by seven"):
 		return toolCallMsg(fmt.Sprintf("route%d", n), "route", `{"need":"multiply six by seven"}`)
+	case strings.Contains(q, "read the notes file"):
+		return toolCallMsg(fmt.Sprintf("route%d", n), "route", `{"need":"read the notes file"}`)
 	case strings.Contains(q, "What is the vault code"):
 		for _, mm := range msgs {
 			if id := foldedNote.FindStringSubmatch(mm.text()); id != nil && strings.Contains(mm.text(), "folded —") {
@@ -327,7 +329,8 @@ func askAgent(t *testing.T, o *Organism, agent, thread, text string) string {
 // address — calculate exists, but is not among its peers and tools — gets
 // the refusal "no matching capability in your profile" as a failed call,
 // and calculate is never called (the router is advisory: the mask comes
-// first).
+// first). A need the filler cannot build a payload from gets the ranked
+// matches instead, and nothing is sent.
 func TestRouteToolRefuses(t *testing.T) {
 	m := newArchivistModel(t)
 	t.Setenv("TEST_LLM_KEY", "sk-test")
@@ -347,10 +350,16 @@ listeners:
     description: Does arithmetic
     prompt: You are mathbot.
     tools: [calculate]
+  - name: reader
+    agent: true
+    description: Reads files
+    prompt: You are reader.
+    tools: [files]
+    route: true
 `, m.URL))
 	var calls atomic.Int32
 	stop := o.Pump.Subscribe(pump.OutletFunc(func(e pump.Event) {
-		if e.Kind == pump.EventMessage && e.Listener == "calculate" {
+		if e.Kind == pump.EventMessage && (e.Listener == "calculate" || e.Listener == "files") {
 			calls.Add(1)
 		}
 	}))
@@ -360,6 +369,16 @@ listeners:
 	}
 	if n := calls.Load(); n != 0 {
 		t.Errorf("calculate was called %d times", n)
+	}
+	// A need whose payload cannot be filled (no path in it) leaves the
+	// ranked matches the agent may call as the result; nothing is sent.
+	got := askAgent(t, o, "reader", xmlpipe.NewThreadID(), "Please read the notes file.")
+	if !strings.HasPrefix(got, "Routed: The request for files could not be filled in from your words") ||
+		!strings.Contains(got, "\n- files (score ") || strings.Contains(got, "calculate") {
+		t.Errorf("answer %q", got)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("files was called %d times", n)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
