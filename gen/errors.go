@@ -12,7 +12,7 @@ var ErrInvalidListener = errors.New("invalid listener name")
 
 // ErrStale is returned by CheckTree when generated files are missing or differ
 // from what the Go types produce.
-var ErrStale = errors.New("stale: run go generate ./...")
+var ErrStale = errors.New("stale: run go generate ./... to regenerate")
 
 // describeError locates a Describe failure at a Go type and field path such as
 // "Order.Items.Meta".

@@ -266,7 +266,7 @@ func TestThreadContextSlice(t *testing.T) {
 // Ports of TestContextBuffer.
 func TestContextBufferThreads(t *testing.T) {
 	b := newTestBuffer(t, ContextConfig{})
-	if b.GetOrCreate("t1") != b.GetOrCreate("t1") { // test_get_or_create_thread
+	if first := b.GetOrCreate("t1"); b.GetOrCreate("t1") != first { // test_get_or_create_thread
 		t.Error("GetOrCreate(t1) twice gave different contexts")
 	}
 	if b.GetOrCreate("t1") == b.GetOrCreate("t2") {

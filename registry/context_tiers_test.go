@@ -25,7 +25,7 @@ func (l *segmentLog) all() []Segment {
 	defer l.mu.Unlock()
 	return append([]Segment(nil), l.puts...)
 }
-func (l *segmentLog) reset() { l.mu.Lock(); l.puts = nil; l.mu.Unlock() }
+
 func tiersBuffer(t *testing.T, sink SlotSink) *ContextBuffer {
 	t.Helper()
 	clock := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -28,7 +28,6 @@ type lexFixer struct {
 	line  int
 	out   bytes.Buffer
 	diags []Diagnostic
-	dirty bool
 }
 
 func (f *lexFixer) note(format string, args ...any) {

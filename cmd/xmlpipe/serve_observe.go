@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/llm"
+	"github.com/xml-pipeline/xmlpipe/listeners/llm/aeiou"
 	"github.com/xml-pipeline/xmlpipe/pump/observe"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
@@ -41,6 +43,7 @@ func observedBuild(src configSource, build func(organism.Options) (*organism.Org
 			list = append(list, obs.metrics)
 			opts.GatewayObserver = obs.metrics
 			opts.GovernanceObserver = obs.metrics
+			opts.LoopControlObserver = loopObserver(obs.metrics)
 			opts.ObserveEvery = observe.SampleEvery
 		}
 		if tc := cfg.Observability.Traces; tc.Enabled {
@@ -103,8 +106,11 @@ func metricsFor(o *organism.Organism, built *observe.Metrics) (*observe.Metrics,
 	if st := o.Store(); st != nil {
 		src.Journal = st
 	}
-	if o.LLM != nil {
-		src.LLM = o.LLM
+	if r := o.LLM; r != nil {
+		src.LLM = observe.UsageFunc(func() observe.UsageReport {
+			u := r.Usage()
+			return observe.UsageReport{Agents: usageOf(u.Agents), Backends: usageOf(u.Backends)}
+		})
 	}
 	if o.Federation != nil {
 		src.Gateways = o.Federation
@@ -119,4 +125,41 @@ func metricsFor(o *organism.Organism, built *observe.Metrics) (*observe.Metrics,
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	return m, nil
+}
+
+// usageOf copies the LLM router's usage counts into the metrics' own type.
+func usageOf(m map[string]llm.Usage) map[string]observe.Usage {
+	out := make(map[string]observe.Usage, len(m))
+	for k, u := range m {
+		out[k] = observe.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, Requests: u.Requests}
+	}
+	return out
+}
+
+// loopObserver hands the agents' AEIOU loop-control events to the metrics in
+// the metrics' own terms (pump/observe does not import the listeners).
+func loopObserver(m *observe.Metrics) aeiou.Observer {
+	return aeiou.ObserverFunc(func(e aeiou.Event) { m.ObserveLoop(loopEventOf(e)) })
+}
+
+// loopEventOf translates one aeiou.Event into an observe.LoopEvent.
+func loopEventOf(e aeiou.Event) observe.LoopEvent {
+	switch e.Type {
+	case aeiou.EventDecision:
+		if e.Record == nil {
+			return observe.LoopEvent{}
+		}
+		return observe.LoopEvent{Kind: "decision", Decision: e.Record.Decision, Reason: e.Record.Reason}
+	case aeiou.EventRejected:
+		return observe.LoopEvent{Kind: "ignored", Reason: string(e.Reason)}
+	case aeiou.EventLint:
+		return observe.LoopEvent{Kind: "lint", Lint: string(e.Lint)}
+	case aeiou.EventMint:
+		return observe.LoopEvent{Kind: "mint"}
+	case aeiou.EventMintFallback:
+		return observe.LoopEvent{Kind: "mint_fallback"}
+	case aeiou.EventMintFailed:
+		return observe.LoopEvent{Kind: "mint_failed"}
+	}
+	return observe.LoopEvent{}
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/llm/aeiou"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
@@ -138,6 +139,10 @@ type Agent struct {
 	// LocalTools are functions the loop answers itself (see LocalTool),
 	// offered in native mode beside the peers.
 	LocalTools []LocalTool
+	// LoopControl, when set, is AEIOU v3 loop control (native mode only):
+	// the model gets the aeiou_magic tool and the rules, and its answers
+	// are decided by their signed tokens (see loopcontrol.go).
+	LoopControl *aeiou.Host
 	// Librarian, when set, curates the context of native-mode
 	// conversations before every model call — folding, evicting and
 	// unfolding segments of the history (see Librarian) — and the model is
@@ -179,6 +184,7 @@ type Agent struct {
 	warned atomic.Bool
 	box    atomic.Pointer[toolbox]
 	locks  sessionLocks
+	loops  loopSessions
 }
 
 // Handle implements xmlpipe.Handler: the conversation goes on with the
@@ -213,6 +219,9 @@ type turnState struct {
 	// the organism, or the agent itself).
 	callerType *xmlpipe.PayloadType
 	c          *convo
+	// fresh marks a handling of a new message (not an answer to a call):
+	// it begins a new agent turn.
+	fresh bool
 }
 
 // handle is one handling of a message (payload) or error (de).
@@ -282,6 +291,7 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 				"No result arrived within %v: the call is abandoned.", cmpDur(a.AbandonCallsAfter, DefaultAbandonCallsAfter))})
 		}
 	}
+	st.fresh = payload != nil && md.InReplyTo == ""
 	return a.think(ctx, st)
 }
 
@@ -294,6 +304,13 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 		box = a.toolbox(md.Peers)
 	}
 	out, outAsText := a.outputType(st)
+	var loop *loopSession
+	if a.loopControlled(st) {
+		var err error
+		if loop, err = a.beginLoop(st, st.fresh); err != nil {
+			return a.halt(st, "loop control: "+err.Error())
+		}
+	}
 	for {
 		if limit := cmpOr(a.MaxIterations, DefaultMaxIterations); st.c.iterations() >= limit {
 			return a.halt(st, fmt.Sprintf("max_iterations (%d) reached in this turn", limit))
@@ -317,6 +334,9 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 				return a.halt(st, fmt.Sprintf("no progress: the same output %d times in a row", n))
 			}
 			sends := a.dispatch(ctx, st, box, rep.ToolCalls, calls)
+			if loop != nil && loop.internal != nil {
+				return a.halt(st, aeiou.ErrCodeMagicInternal+": "+loop.internal.Error())
+			}
 			if len(sends) > 0 {
 				return xmlpipe.SendAll(sends...), nil
 			}
@@ -331,6 +351,13 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			if msgs := peerElements(rep.Content, a.xmlTargets(md)); len(msgs) > 0 {
 				return xmlpipe.Raw(msgs), nil
 			}
+		}
+		if loop != nil {
+			resp, again := a.decideLoop(ctx, st, loop, rep.Content)
+			if again {
+				continue
+			}
+			return resp, nil
 		}
 		if out == nil {
 			return a.answer(md, rep.Content), nil
@@ -489,6 +516,7 @@ func (a *Agent) recordResult(st *turnState, r resultRecord) {
 // so that a refusal of this answer is not answered again).
 func (a *Agent) halt(st *turnState, reason string) (xmlpipe.Response, error) {
 	a.logger().Warn("agent halted", "agent", a.Name, "thread", st.md.ThreadID, "reason", reason)
+	a.loops.end(st.session)
 	a.record(st, registry.Slot{PayloadType: haltType, Raw: []byte(reason)})
 	return a.answer(st.md, fmt.Sprintf("[%s halted: %s]", a.Name, reason)), nil
 }

@@ -412,6 +412,12 @@ func TestToolboxNames(t *testing.T) {
 	if _, err := buildToolbox(nil, []LocalTool{{Spec: ToolSpec{Name: "bad name"}}}); err == nil {
 		t.Error("an invalid local tool name was accepted")
 	}
+	// A peer a local tool sends to is reached through that tool only.
+	hid, err := buildToolbox([]xmlpipe.Peer{{Name: "System.Memory", Payload: pt}, {Name: "Poet", Payload: pt}},
+		[]LocalTool{{Spec: ToolSpec{Name: "remember", Parameters: json.RawMessage(`{"type":"object"}`)}, Sends: []string{"system.memory"}}})
+	if err != nil || hid.names() != "remember, Poet" {
+		t.Errorf("functions %q (%v), want the hidden peer left out", hid.names(), err)
+	}
 }
 
 // TestPeerElements: only elements naming a peer's payload are messages,

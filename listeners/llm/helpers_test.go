@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/listeners/llm/config"
 )
 
 // seen is one request a fake provider received.

@@ -106,13 +106,15 @@ func (l *Librarian) logger() *slog.Logger {
 	return slog.Default()
 }
 
-// localTools are the functions the loop answers itself: LocalTools, and
-// context_unfold when a librarian curates the context.
+// localTools are the functions the loop answers itself: LocalTools, loop
+// control's (locals), and context_unfold when a librarian curates the
+// context.
 func (a *Agent) localTools() []LocalTool {
-	if a.Librarian == nil || slices.ContainsFunc(a.LocalTools, func(t LocalTool) bool { return t.Spec.Name == unfoldTool }) {
-		return a.LocalTools
+	base := a.locals()
+	if a.Librarian == nil || slices.ContainsFunc(base, func(t LocalTool) bool { return t.Spec.Name == unfoldTool }) {
+		return base
 	}
-	return append(slices.Clip(a.LocalTools), a.unfoldLocal())
+	return append(slices.Clip(base), a.unfoldLocal())
 }
 
 // curation is one curation's working state.

@@ -28,6 +28,10 @@ type LocalTool struct {
 	// should be quick. An error is the call's result, marked failed, so the
 	// model can correct itself.
 	Call func(ctx context.Context, c LocalCall) (LocalResult, error)
+	// Sends names listeners the tool sends to (LocalResult.Send) that the
+	// model must not call on its own: peers the agent has for this tool
+	// only (the memory listener, say). They are not offered as functions.
+	Sends []string
 }
 
 // LocalCall is one call of a local tool.

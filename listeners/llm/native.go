@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/llm/aeiou"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
 )
@@ -126,6 +127,9 @@ func (a *Agent) request(ctx context.Context, st *turnState, box *toolbox, out *x
 			"with its result): " + box.names() + "."})
 	case st.mode == XMLTools && md.UsageInstructions != "":
 		sys = append(sys, Message{Role: System, Content: md.UsageInstructions + "\n\n" + xmlModeNote})
+	}
+	if a.loopControlled(st) {
+		sys = append(sys, Message{Role: System, Content: aeiou.Rules})
 	}
 	var tail []Message
 	if md.TodoNudge != "" {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/listeners/llm/config"
 )
 
 // countingReply answers with fail for the first n requests, then ok.

@@ -80,7 +80,8 @@ func withHash(base, name string) string {
 	return base + "_" + nameHash(name)
 }
 
-// buildToolbox offers locals and peers as functions. Local tools keep their
+// buildToolbox offers locals and peers as functions (but the peers a local
+// tool names in Sends, which only that tool reaches). Local tools keep their
 // names (they must be valid and distinct; an invalid or duplicate one is
 // left out with a note in the error). Peers are mapped by funcName; when two
 // map to one name, a peer whose name is the function name as is keeps it,
@@ -90,6 +91,12 @@ func withHash(base, name string) string {
 func buildToolbox(peers []xmlpipe.Peer, locals []LocalTool) (*toolbox, error) {
 	b := &toolbox{src: peers, byFunc: map[string]*boxTool{}}
 	var problems []string
+	hidden := map[string]bool{} // peers reached through a local tool only
+	for i := range locals {
+		for _, n := range locals[i].Sends {
+			hidden[strings.ToLower(n)] = true
+		}
+	}
 	for i := range locals {
 		lt := &locals[i]
 		name := lt.Spec.Name
@@ -112,7 +119,7 @@ func buildToolbox(peers []xmlpipe.Peer, locals []LocalTool) (*toolbox, error) {
 	seen := map[string]bool{}
 	for _, p := range peers {
 		key := strings.ToLower(p.Name)
-		if seen[key] {
+		if seen[key] || hidden[key] {
 			continue
 		}
 		seen[key] = true

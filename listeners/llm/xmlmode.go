@@ -186,7 +186,7 @@ func (a *Agent) prose(thread string, targets map[string]bool) func(Delta) {
 		}
 		seen.WriteString(d)
 		text := seen.String()
-		limit := len(text)
+		var limit int
 		start, undecided := peerStart(text, targets)
 		if start >= 0 {
 			limit, stopped = start, true

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/llm"
-	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/listeners/llm/config"
 )
 
 // chatServer is a loopback OpenAI chat-completions server answering each

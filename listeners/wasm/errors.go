@@ -1,6 +1,10 @@
 package wasm
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/fields"
+)
 
 // Errors of compiling and calling modules. Call errors wrap one of them.
 var (
@@ -22,8 +26,9 @@ var (
 	ErrOutputTooLarge = errors.New("wasm: guest output over the cap")
 	// ErrBadOutput means the guest's output is not the declared response.
 	ErrBadOutput = errors.New("wasm: guest output is not a valid response")
-	// ErrContract means a payload or response contract is malformed.
-	ErrContract = errors.New("wasm: bad contract")
+	// ErrContract means a payload or response contract is malformed (the
+	// field lists' own error, fields.ErrContract).
+	ErrContract = fields.ErrContract
 	// ErrClosed means the module was closed.
 	ErrClosed = errors.New("wasm: module closed")
 )

@@ -239,6 +239,9 @@ func TestAPIInjectAndJournal(t *testing.T) {
 		t.Errorf("messages: %d %v", status, msgs)
 	}
 	status, msgs, _ = f.do("GET", "/api/v1/messages?agent=shouter&limit=1000", viewer, nil)
+	if status != 200 {
+		t.Errorf("messages of shouter: %d %v", status, msgs)
+	}
 	for _, m := range msgs["messages"].([]any) {
 		mm := m.(map[string]any)
 		if mm["from"] != "shouter" && mm["to"] != "shouter" && mm["listener"] != "shouter" {

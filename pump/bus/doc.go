@@ -422,6 +422,21 @@
 // "approval_decided","approval":Approval}, {"event":"guardian_alert",…}
 // and {"event":"organism_halted"|"organism_resumed","scope","by"}.
 //
+// # Memory
+//
+//	GET    /api/v1/memory                 {"memories":[Memory…]}: the caller's own, newest first;
+//	                                       ?q=words (any of them, best first) &limit=N (1-500);
+//	                                       admin only: ?user=NAME, ?all=true (403 otherwise)
+//	DELETE /api/v1/memory/{id}            the caller's own (an admin's: any) → {"deleted":Memory};
+//	                                       404 for an unknown id or another user's memory
+//
+// A Memory is {"id","user","agent","content","tags","consent","thread_id",
+// "thread","created_at"} (the wire package's MemoryInfo): what an agent
+// with memory (memory: true) was allowed to remember for the user of a
+// conversation. consent is the approval that let it in (under memory
+// consent ask a remember call is an approval of kind memory, listed and
+// decided like any other) or "policy:always". A deletion is audited.
+//
 // # Busy: bounded admission
 //
 // Every message from a client takes a unit of the organism's admission

@@ -49,6 +49,8 @@ func (s *Server) routes() http.Handler {
 	read("GET "+api+"/approvals", s.apiApprovals)
 	read("GET "+api+"/approvals/{id}", s.apiApproval)
 	mux.HandleFunc("POST "+api+"/approvals/{id}", requireRole(auth.Operator, s.apiDecide))
+	read("GET "+api+"/memory", s.apiMemories)
+	read("DELETE "+api+"/memory/{id}", s.apiForget) // the caller's own; an admin's any
 	mux.HandleFunc("POST "+api+"/organism/halt", requireRole(auth.Admin, s.apiHalt))
 	mux.HandleFunc("POST "+api+"/organism/resume", requireRole(auth.Admin, s.apiUnhalt))
 	mux.HandleFunc("POST "+api+"/inject", requireRole(auth.Operator, s.apiInject))

@@ -1,5 +1,7 @@
 package config
 
+import llmconfig "github.com/xml-pipeline/xmlpipe/listeners/llm/config"
+
 // Budgets is the budgets: section: token budgets fed by real LLM usage.
 type Budgets struct {
 	// ThreadTokens caps the tokens one thread may spend (0 = unlimited).
@@ -14,16 +16,14 @@ type Budgets struct {
 	RepeatLimit int `yaml:"repeat_limit"`
 }
 
-// ExceedPolicy is what the pump does when a token budget is exhausted.
-type ExceedPolicy string
+// ExceedPolicy is what the pump does when a token budget is exhausted (the
+// LLM listener's type: it enforces the budgets).
+type ExceedPolicy = llmconfig.ExceedPolicy
 
 // The budget exceed policies.
 const (
 	// ExceedStop refuses further LLM calls for the thread or agent.
-	ExceedStop ExceedPolicy = "stop"
+	ExceedStop = llmconfig.ExceedStop
 	// ExceedWarn logs a warning and carries on.
-	ExceedWarn ExceedPolicy = "warn"
+	ExceedWarn = llmconfig.ExceedWarn
 )
-
-// Valid reports whether p is a known policy.
-func (p ExceedPolicy) Valid() bool { return p == ExceedStop || p == ExceedWarn }

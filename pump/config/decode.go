@@ -34,8 +34,9 @@ func newDecoder(file string) *decoder {
 	return &decoder{file: file, pos: map[string]Position{}, bad: map[string]bool{}}
 }
 
-// defaulter is implemented by list items that have defaults of their own.
-type defaulter interface{ setDefaults() }
+// defaulter is implemented by list items that have defaults of their own
+// (exported: the LLM listener's Backend is one).
+type defaulter interface{ SetDefaults() }
 
 // scalarForm is implemented by a mapping that may also be written as one
 // scalar (routing.embeddings: tfidf); the mapping form decodes as any
@@ -194,7 +195,7 @@ func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, path string, depth 
 		d.pos[child] = d.at(item)
 		elem := out.Index(i)
 		if elem.Addr().Type().Implements(defaulterType) {
-			elem.Addr().Interface().(defaulter).setDefaults()
+			elem.Addr().Interface().(defaulter).SetDefaults()
 		}
 		d.decode(item, elem, child, depth+1)
 	}

@@ -53,6 +53,7 @@ func Default() *Organism {
 		},
 		Budgets:    Budgets{OnExceed: ExceedStop, RepeatLimit: 3},
 		Governance: Governance{AlertAfter: 3, AlertWindow: Duration(10 * time.Minute)},
+		Memory:     Memory{Consent: ConsentAsk, MaxBytes: DefaultMemoryBytes},
 		Auth: Auth{
 			SessionTTL:          Duration(8 * time.Hour),
 			MaxFailures:         5,

@@ -116,6 +116,13 @@ type Listener struct {
 	// ApprovalTimeout is how long such a call waits (default 1h): then it
 	// is refused with "approval timed out".
 	ApprovalTimeout Duration `yaml:"approval_timeout"`
+	// Memory gives an agent the remember and recall tools: true (under the
+	// organism's memory.consent) or {consent: ask|always|never}.
+	Memory AgentMemory `yaml:"memory"`
+	// LoopControl is aeiou for AEIOU v3 loop control: the agent decides
+	// continue, done or abort with a host-signed token (default: none, its
+	// answer ends the turn).
+	LoopControl LoopControl `yaml:"loop_control"`
 }
 
 // ToolConfig restricts one native tool of a listener. Keys a tool does not

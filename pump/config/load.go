@@ -137,6 +137,7 @@ func (o *Organism) normalize() {
 	o.OOB.TLS.Cert, o.OOB.TLS.Key = o.resolve(o.OOB.TLS.Cert), o.resolve(o.OOB.TLS.Key)
 	o.normalizeBind()
 	o.normalizeRouting()
+	o.normalizeGovernedAgents()
 }
 
 // normalizeBind makes oob.bind a bare host: brackets come off an IPv6

@@ -62,6 +62,11 @@ type Organism struct {
 	Constitution []string `yaml:"constitution"`
 	// Governance tunes the guardian's alerts.
 	Governance Governance `yaml:"governance"`
+	// Memory is the memory consent policy of agents with memory (package
+	// listeners/memory): ask (default), always or never.
+	Memory Memory `yaml:"memory"`
+	// AEIOU tunes AEIOU v3 loop control (agents with loop_control: aeiou).
+	AEIOU AEIOU `yaml:"aeiou"`
 
 	file      string              // name the file was loaded under
 	dir       string              // absolute directory relative paths resolve against

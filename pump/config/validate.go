@@ -44,6 +44,8 @@ func (o *Organism) problems() []*Error {
 	o.checkObservability(r)
 	o.checkRouting(r)
 	o.checkGovernance(r)
+	o.checkMemoryPolicy(r)
+	o.checkAEIOU(r)
 	return r.errs
 }
 
@@ -236,6 +238,8 @@ func (o *Organism) checkListeners(r *reporter) {
 		}
 		checkRetention(r, path+".retention", l.Retention, true)
 		checkApproval(r, path, l)
+		checkMemory(r, path, l)
+		checkLoopControl(r, path, l)
 	}
 	o.checkPeers(r, names)
 }

@@ -39,6 +39,8 @@ func commands() []command {
 		{"deny", "<id> <why>", "refuse a waiting call (its agent gets the reason)", (*Console).cmdDeny},
 		{"halt", "[all]", "emergency stop: the agents (or every listener) stop at once", (*Console).cmdHalt},
 		{"resume", "", "lift the halt", (*Console).cmdResume},
+		{"memory", "[words]", "the memories agents kept (best first when words are given)", (*Console).cmdMemory},
+		{"forget", "<id>", "delete a memory", (*Console).cmdForget},
 	}
 }
 

@@ -26,6 +26,7 @@ type withXMLName struct {
 type mixed struct {
 	N    int
 	Note string
+	//lint:ignore U1000 the unexported field is the case under test: it is not a payload field
 	note string
 }
 

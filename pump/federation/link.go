@@ -51,7 +51,7 @@ func (c *conn) writeMessage(mt int, b []byte) error {
 	defer c.wmu.Unlock()
 	select {
 	case <-c.done:
-		return closedErr
+		return errLinkClosed
 	default:
 	}
 	_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
@@ -69,7 +69,7 @@ func (c *conn) close(cause error) {
 	})
 }
 
-var closedErr = errors.New("federation: link closed")
+var errLinkClosed = errors.New("federation: link closed")
 
 // run serves the link until it ends: it reads frames, keeps the link alive
 // with pings, and hands each envelope to the gateway.

@@ -10,10 +10,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/xml-pipeline/xmlpipe/gen/xmltext"
-	"github.com/xml-pipeline/xmlpipe/listeners/wasm"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
 	"github.com/xml-pipeline/xmlpipe/schemas"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/fields"
 )
 
 // MetaAnswerer answers a peer's meta introspection question (a payload of
@@ -176,7 +176,7 @@ func (g *gateway) register(list []imported) error {
 		if done {
 			continue
 		}
-		f, err := wasm.FieldsFromXSD(im.XSD)
+		f, err := fields.FromXSD(im.XSD)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("gateway %s: import <%s>: %w", g.name, im.Tag, err))
 			continue

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/xml-pipeline/xmlpipe/listeners/wasm"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	fieldlist "github.com/xml-pipeline/xmlpipe/xmlpipe/fields"
 )
 
 // errReplyShape: an answer this side has no payload type for and cannot
@@ -33,9 +33,9 @@ func replyValue(payload []byte) (any, error) {
 	if v, ok := replyTypes.Load(key); ok {
 		pt = v.(*xmlpipe.PayloadType)
 	} else {
-		f := wasm.Fields{Root: root}
+		f := fieldlist.List{Root: root}
 		for _, name := range fields {
-			f.Fields = append(f.Fields, wasm.Field{Name: name, Type: "string", Optional: true})
+			f.Fields = append(f.Fields, fieldlist.Field{Name: name, Type: "string", Optional: true})
 		}
 		pt, err = f.PayloadType(nil)
 		if err != nil {

@@ -26,7 +26,6 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/xml-pipeline/xmlpipe/listeners/mcpclient"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
@@ -210,10 +209,16 @@ func (b *Bridge) ended(ctx context.Context, listener string) *sdk.CallToolResult
 	}
 }
 
+// mcpContent is a payload that is MCP content already: a mounted MCP tool's
+// answer (an *mcpclient.ToolResult; the server does not import the listener).
+type mcpContent interface {
+	CallToolResult() *sdk.CallToolResult
+}
+
 // answer renders the conversation's final answer (pump.Pump.Ask).
 func (b *Bridge) answer(e pump.Event) *sdk.CallToolResult {
-	if tr, ok := e.Payload.(*mcpclient.ToolResult); ok {
-		return toolResultContent(tr) // a mounted tool's answer: its content as it came
+	if tr, ok := e.Payload.(mcpContent); ok {
+		return tr.CallToolResult() // a mounted tool's answer: its content as it came
 	}
 	payload, err := PayloadOf(e.Envelope)
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/xml-pipeline/xmlpipe/listeners/llm"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
@@ -37,11 +36,6 @@ const SampleEvery = 8
 type JournalStats interface {
 	Stats() store.Stats
 	Backlog() store.Backlog
-}
-
-// UsageSource is the LLM router's usage ledger (an *llm.Router).
-type UsageSource interface {
-	Usage() llm.UsageReport
 }
 
 // Sources are what Metrics reads at scrape time. Pump is required; the
@@ -81,6 +75,7 @@ type Metrics struct {
 	gateways *gateways
 	llm      *llmCalls
 	gov      *governance
+	loop     *loopControl
 
 	cancelWatch func()
 	cancelCalls func()
@@ -99,8 +94,10 @@ func NewMetrics() *Metrics {
 	m.gateways = newGateways()
 	m.llm = newLLMCalls()
 	m.gov = newGovernance()
+	m.loop = newLoopControl()
 	m.reg.MustRegister(m.stages, m.flow, m.scraper, m.gateways, m.llm, m.gov.decisions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(m.loop.collectors()...)
 	return m
 }
 

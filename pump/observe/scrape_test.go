@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xml-pipeline/xmlpipe/listeners/llm"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
@@ -21,10 +20,10 @@ func (fakeJournal) Backlog() store.Backlog { return store.Backlog{Peak: 4, Capac
 // fakeUsage is an LLM router with a fixed ledger.
 type fakeUsage struct{}
 
-func (fakeUsage) Usage() llm.UsageReport {
-	return llm.UsageReport{
-		Agents:   map[string]llm.Usage{"planner": {PromptTokens: 100, CompletionTokens: 20, Requests: 3}},
-		Backends: map[string]llm.Usage{"openai": {PromptTokens: 100, CompletionTokens: 20, Requests: 4}},
+func (fakeUsage) Usage() UsageReport {
+	return UsageReport{
+		Agents:   map[string]Usage{"planner": {PromptTokens: 100, CompletionTokens: 20, Requests: 3}},
+		Backends: map[string]Usage{"openai": {PromptTokens: 100, CompletionTokens: 20, Requests: 4}},
 	}
 }
 

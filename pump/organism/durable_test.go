@@ -123,7 +123,6 @@ func TestDurableJournalsConversation(t *testing.T) {
 	if line := <-out.ch; line != "[shouter] HELLO, DAN!" {
 		t.Fatalf("printed %q", line)
 	}
-	s := o.Store()
 	shutdown(t, o)
 
 	s, err := store.Open(dir, store.Options{})

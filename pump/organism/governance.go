@@ -86,6 +86,11 @@ type Governance struct {
 	next  int
 
 	alerts violations
+
+	// mem is the agents' memory law (memory.go), loop their AEIOU loop
+	// control (loopcontrol.go).
+	mem  *memoryLaw
+	loop *loopControl
 }
 
 // govConfig is what the gate reads of the configuration in force.
@@ -121,6 +126,11 @@ func newGovernance(cfg *config.Organism, p *pump.Pump, s *store.Store, opts Opti
 		obs: opts.GovernanceObserver, kinds: map[string]func(Approval){}, subs: map[int]func(GovernanceEvent){}}
 	g.kinds[KindTool] = g.settleHeld
 	g.kinds[KindReview] = g.settleHeld
+	g.kinds[KindMemory] = g.settleHeld
+	g.mem = newMemoryLaw(g, s, opts)
+	if g.loop, err = newLoopControl(cfg, opts); err != nil {
+		return nil, err
+	}
 	g.configure(cfg)
 	return g, nil
 }
@@ -144,7 +154,8 @@ func (g *Governance) configure(cfg *config.Organism) {
 		c.approvals[key] = la
 	}
 	g.cfg.Store(c)
-	g.install(len(c.approvals) > 0 || g.guard.HasRules() || len(g.book.pendingList()) > 0)
+	g.mem.configure(cfg)
+	g.install(len(c.approvals) > 0 || g.guard.HasRules() || len(g.book.pendingList()) > 0 || g.mem.any())
 }
 
 // install makes g the pump's delivery gate (once on, it stays on: held
@@ -163,12 +174,22 @@ func (g *Governance) constitution(name string) string {
 	return g.guard.Constitution(name, llm.Constitution())
 }
 
-// constituted gives an agent listener its constitution text.
-func (g *Governance) constituted(l pump.Listener) pump.Listener {
+// constituted gives an agent listener, configured as lc in cfg, its
+// constitution text, its memory tools and its loop control.
+func (g *Governance) constituted(l pump.Listener, cfg *config.Organism, lc config.Listener) pump.Listener {
 	if a, ok := l.Handler.(*llm.Agent); ok {
 		a.Constitution = g.constitution(l.Name)
+		g.mem.equip(&l, a, cfg, lc)
+		g.loop.equip(a, lc)
 	}
 	return l
+}
+
+// checkReload refuses a configuration that gives agents what only a
+// restart can: memory when the organism started without it, loop control
+// whose keys cannot be made.
+func (g *Governance) checkReload(cfg *config.Organism) error {
+	return errors.Join(g.mem.checkReload(cfg), g.loop.checkReload(cfg))
 }
 
 // withConstitutions gives a completer each agent's constitution text.
@@ -207,6 +228,9 @@ func (g *Governance) Check(m *pump.GateMessage) pump.GateDecision {
 	case guardian.Review:
 		r := v.Refusal()
 		return g.hold(m, KindReview, "constitution review: "+v.Reason(), v.RuleIDs(), r.Suggestion, r.Severity)
+	}
+	if d, ok := g.mem.gate(m); ok {
+		return d
 	}
 	c := g.cfg.Load()
 	if len(c.approvals) > 0 {
@@ -603,8 +627,13 @@ func (g *Governance) start() error {
 	return nil
 }
 
-// stop stops the approvals' timers.
-func (g *Governance) stop() { g.book.stop() }
+// stop stops the approvals' timers and closes a private memory store.
+func (g *Governance) stop() {
+	g.book.stop()
+	if err := g.mem.own.close(); err != nil {
+		g.log.Warn("memory: close the private store", "error", err)
+	}
+}
 
 // Governance returns the organism's governance: approvals, the guardian,
 // the emergency halt.

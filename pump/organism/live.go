@@ -78,7 +78,7 @@ func (o *Organism) addAgent(layer *llmLayer, env catalog.Env, lc config.Listener
 	}
 	l, err := layer.agentListener(lc, o.Pump, o.threads, o.history, env.Stream, o.log)
 	if err == nil {
-		err = o.Pump.AddListener(o.gov.constituted(l))
+		err = o.Pump.AddListener(o.gov.constituted(l, o.CurrentConfig(), lc))
 	}
 	if err != nil {
 		return fmt.Errorf("agent %s: %w", lc.Name, err)

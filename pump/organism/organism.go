@@ -25,6 +25,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
 	"github.com/xml-pipeline/xmlpipe/listeners/llm"
+	"github.com/xml-pipeline/xmlpipe/listeners/llm/aeiou"
 	"github.com/xml-pipeline/xmlpipe/listeners/system"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/listeners/wasm"
@@ -88,6 +89,9 @@ type Options struct {
 	// GovernanceObserver, when set, is told of every governance decision
 	// (observe.Metrics counts them).
 	GovernanceObserver GovernanceObserver
+	// LoopControlObserver, when set, sees the AEIOU loop-control events:
+	// decisions, ignored tokens, lints, mints (observe.Metrics counts them).
+	LoopControlObserver aeiou.Observer
 }
 
 // Organism is a configured pump with its listeners.
@@ -345,6 +349,9 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	if err := registerMeta(p, cfg, opts, d); err != nil {
 		errs = append(errs, err)
 	}
+	if err := gov.mem.register(p, cfg); err != nil {
+		errs = append(errs, err)
+	}
 	units := map[string]*unit{} // what each entry built, for reloads (reload.go)
 	for i, lc := range cfg.Listeners {
 		pos := cfg.Pos(fmt.Sprintf("listeners[%d]", i)).String()
@@ -369,7 +376,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		if lc.YAMLAgent() {
 			l, err := layer.agentListener(lc, p, threads, cb, env.Stream, opts.Logger)
 			if err == nil {
-				err = p.Register(gov.constituted(l))
+				err = p.Register(gov.constituted(l, cfg, lc))
 			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: listener %s: %w", pos, lc.Name, err))

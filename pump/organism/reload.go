@@ -26,7 +26,7 @@ var ErrReloadRefused = errors.New("reload refused")
 // organism.data_dir, organism.tls, organism.identity, oob, journal, auth,
 // gateways, …) takes effect at the next start only: a reload whose
 // configuration changes one of them is refused, naming the key.
-var ReloadableKeys = []string{"listeners", "llm", "budgets", "prompts", "routing"}
+var ReloadableKeys = []string{"listeners", "llm", "budgets", "prompts", "routing", "memory"}
 
 // ReloadReport says what a reload changed, by listeners[] entry name (and
 // implicit tool name).
@@ -133,6 +133,9 @@ func (o *Organism) plan(cfg *config.Organism) (*Plan, error) {
 		return nil, err
 	}
 	if err := checkRouting(cfg); err != nil {
+		return nil, err
+	}
+	if err := o.gov.checkReload(cfg); err != nil {
 		return nil, err
 	}
 	old := o.CurrentConfig()
@@ -376,7 +379,7 @@ func (p *Plan) build(entries []planEntry) error {
 				errs = append(errs, fmt.Errorf("%s: %w", e.where, err))
 				continue
 			}
-			l = o.gov.constituted(l)
+			l = o.gov.constituted(l, p.cfg, e.lc)
 			u.prompt = l.Prompt
 			p.add = append(p.add, l)
 		default:

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// contextSegmentsV13 (migration 13) keeps the context tiers (seed 000 §6):
+// contextSegmentsV14 (migration 14) keeps the context tiers (seed 000 §6):
 // what an agent's librarian decided about the segments of a thread's
 // history — expanded, folded (with the fold summary) or evicted. The
 // content itself stays in slots, never changed: a segment row is metadata
@@ -18,7 +18,7 @@ import (
 // with DeleteSlots).
 //
 //	SELECT idx, tier, relevance, bytes, tokens, summary FROM context_segments WHERE thread = ? ORDER BY idx;
-const contextSegmentsV13 = `
+const contextSegmentsV14 = `
 CREATE TABLE context_segments (
 	thread       TEXT    NOT NULL,
 	idx          INTEGER NOT NULL CHECK (idx >= 0),

@@ -180,11 +180,10 @@ func (r *Reader) Conversations(limit, offset int, filter ThreadFilter) ([]Thread
 func (r *Reader) summaries(byConversation bool, limit, offset int, filter ThreadFilter) ([]ThreadSummary, error) {
 	type group struct {
 		ThreadSummary
-		last    int64 // seq of the last entry
-		matched bool  // an entry matched the participant and tag filters
-		person  bool
-		tag     bool
-		tags    map[string]struct{}
+		last   int64 // seq of the last entry
+		person bool
+		tag    bool
+		tags   map[string]struct{}
 	}
 	groups := map[string]*group{}
 	prefix := strings.ToLower(filter.IDPrefix)

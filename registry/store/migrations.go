@@ -30,7 +30,8 @@ var migrations = []migration{
 	{version: 10, name: "LLM calls", sql: llmCallsV10},
 	{version: 11, name: "approvals", sql: approvalsV11},
 	{version: 12, name: "correlation refs of threads and slots", sql: correlationRefsV12},
-	{version: 13, name: "context segments: tiers and fold summaries", sql: contextSegmentsV13},
+	{version: 13, name: "consented memory", sql: memoryV13},
+	{version: 14, name: "context segments: tiers and fold summaries", sql: contextSegmentsV14},
 }
 
 // migrationV4 adds the journal listeners and their sweep cursors

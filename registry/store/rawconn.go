@@ -150,11 +150,11 @@ func (c *rawConn) reserve(n int) error {
 // normalize converts an argument to one of the types bind handles, the way
 // database/sql would.
 func normalize(v any) (any, error) {
-	switch v.(type) {
+	switch v := v.(type) {
 	case nil, int64, float64, bool, string, []byte:
 		return v, nil
 	case int:
-		return int64(v.(int)), nil
+		return int64(v), nil
 	}
 	return driver.DefaultParameterConverter.ConvertValue(v)
 }

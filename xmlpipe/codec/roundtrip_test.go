@@ -63,7 +63,7 @@ func fullAllKinds() *AllKinds {
 		B: true, T: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), Raw: []byte("raw"),
 		PS: ptr(""), PI: ptr(int64(-1)), PT: ptr(time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)), PRaw: ptr([]byte{}),
 		OS: "set", OT: time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("", -14*3600)), OI: []int{1, -2},
-		RS: []string{"a", "", "c"}, RI: []int16{-1, 0, 1}, RF: []float64{math.Inf(1), math.NaN(), -0.0, 1e300},
+		RS: []string{"a", "", "c"}, RI: []int16{-1, 0, 1}, RF: []float64{math.Inf(1), math.NaN(), math.Copysign(0, -1), 1e300},
 		RB: []bool{true, false}, RT: []time.Time{time.Unix(0, 1).UTC()}, RRaw: [][]byte{{1}, {}, {2, 3}},
 		RW: []uint32{7, 8}, Subs: []Sub{{Key: "k", Val: &Sub2{X: -8}}, {Key: "empty"}}, Mode: "off",
 	}

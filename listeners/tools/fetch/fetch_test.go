@@ -103,8 +103,7 @@ func TestFetch(t *testing.T) {
 	}))
 	defer private.Close()
 	privPort := private.Listener.Addr().(*net.TCPAddr).Port
-	var public *httptest.Server
-	public = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	public := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/hello":
 			w.Header().Set("Content-Type", "text/plain")

@@ -29,12 +29,12 @@ func TestWebSearch(t *testing.T) {
 			_, _ = w.Write([]byte(`{"items":[{"title":"G","link":"https://g.example","snippet":"g"}]}`))
 		case "/bing":
 			if r.Header.Get("Ocp-Apim-Subscription-Key") != "k" {
-				http.Error(w, "unauthorized", 401)
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
 				return
 			}
 			_, _ = w.Write([]byte(`{"webPages":{"value":[{"name":"Bi","url":"https://bi.example","snippet":"b"}]}}`))
 		case "/down":
-			http.Error(w, "down", 503)
+			http.Error(w, "down", http.StatusServiceUnavailable)
 		}
 	}))
 	defer srv.Close()

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -280,9 +279,9 @@ func checkJournal(t *testing.T, data string, acked map[string]int, ids map[strin
 // buildXmlpipe builds the xmlpipe binary into a temporary directory.
 func buildXmlpipe(t *testing.T) string {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
+	goBin, err := exec.LookPath("go") // go test puts GOROOT/bin first on PATH
 	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		t.Fatalf("go command: %v", err)
 	}
 	bin := filepath.Join(t.TempDir(), "xmlpipe")
 	cmd := exec.Command(goBin, "build", "-o", bin, "github.com/xml-pipeline/xmlpipe/cmd/xmlpipe")

@@ -16,6 +16,9 @@ CREATE INDEX llm_calls_thread ON llm_calls (thread, id);
 -- index llm_calls_time
 CREATE INDEX llm_calls_time ON llm_calls (time_ns);
 
+-- index memory_user
+CREATE INDEX memory_user ON memory (user_id, created_at);
+
 -- index oob_signatures_expiry
 CREATE INDEX oob_signatures_expiry ON oob_signatures (expires_at);
 
@@ -131,6 +134,36 @@ CREATE TABLE llm_calls (
 	envelope_seq      INTEGER
 );
 
+-- table memory
+CREATE TABLE memory (
+	n            INTEGER PRIMARY KEY,
+	id           TEXT    NOT NULL UNIQUE CHECK (id <> ''),
+	user_id      TEXT    NOT NULL DEFAULT '',
+	agent        TEXT    NOT NULL CHECK (agent <> ''),
+	content      TEXT    NOT NULL CHECK (content <> ''),
+	tags         TEXT    NOT NULL DEFAULT '',
+	consent      TEXT    NOT NULL CHECK (consent <> ''),
+	conversation TEXT    NOT NULL DEFAULT '',
+	thread       TEXT    NOT NULL DEFAULT '',
+	created_at   INTEGER NOT NULL
+);
+
+-- table memory_fts
+CREATE VIRTUAL TABLE memory_fts USING fts5(content, tags, content = 'memory', content_rowid = 'n',
+	tokenize = 'unicode61 remove_diacritics 2');
+
+-- table memory_fts_config
+CREATE TABLE 'memory_fts_config'(k PRIMARY KEY, v) WITHOUT ROWID;
+
+-- table memory_fts_data
+CREATE TABLE 'memory_fts_data'(id INTEGER PRIMARY KEY, block BLOB);
+
+-- table memory_fts_docsize
+CREATE TABLE 'memory_fts_docsize'(id INTEGER PRIMARY KEY, sz BLOB);
+
+-- table memory_fts_idx
+CREATE TABLE 'memory_fts_idx'(segid, term, pgno, PRIMARY KEY(segid, term)) WITHOUT ROWID;
+
 -- table oob_signatures
 CREATE TABLE oob_signatures (
 	signature  BLOB    PRIMARY KEY CHECK (length(signature) > 0),
@@ -227,5 +260,20 @@ END;
 CREATE TRIGGER journal_tombstones_immutable_update BEFORE UPDATE ON journal_tombstones
 BEGIN
 	SELECT RAISE(ABORT, 'journal tombstones are immutable');
+END;
+
+-- trigger memory_fts_delete
+CREATE TRIGGER memory_fts_delete AFTER DELETE ON memory BEGIN
+	INSERT INTO memory_fts (memory_fts, rowid, content, tags) VALUES ('delete', old.n, old.content, old.tags);
+END;
+
+-- trigger memory_fts_insert
+CREATE TRIGGER memory_fts_insert AFTER INSERT ON memory BEGIN
+	INSERT INTO memory_fts (rowid, content, tags) VALUES (new.n, new.content, new.tags);
+END;
+
+-- trigger memory_immutable
+CREATE TRIGGER memory_immutable BEFORE UPDATE ON memory BEGIN
+	SELECT RAISE(ABORT, 'memory rows are never changed, only deleted');
 END;
 

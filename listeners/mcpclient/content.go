@@ -1,17 +1,16 @@
-package mcp
+package mcpclient
 
 import (
 	"encoding/json"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/xml-pipeline/xmlpipe/listeners/mcpclient"
 )
 
-// toolResultContent gives a mounted tool's answer back to an MCP client as
-// the content it was: text, images, audio, resources and links, structured
-// content, and the notes of what the mount could not carry.
-func toolResultContent(tr *mcpclient.ToolResult) *sdk.CallToolResult {
+// CallToolResult gives the tool's answer back to an MCP client as the
+// content it was: text, images, audio, resources and links, structured
+// content, and the notes of what the mount could not carry. The MCP server
+// (pump/mcp) answers with it when a conversation ends on a mounted tool.
+func (tr *ToolResult) CallToolResult() *sdk.CallToolResult {
 	r := &sdk.CallToolResult{}
 	text := tr.Text
 	if tr.Error != "" {
