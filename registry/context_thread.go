@@ -56,6 +56,9 @@ type ThreadContext struct {
 	// keptElem is the position in buf.kept while the history outlives its
 	// thread (nil otherwise), guarded by buf.mu.
 	keptElem *list.Element
+	// tiers are the librarian's segments (context_tiers.go), guarded by
+	// buf.mu; nil until one is recorded.
+	tiers *segmentTable
 }
 
 // ID returns the thread id.

@@ -143,6 +143,12 @@ type Agent struct {
 	// the model gets the aeiou_magic tool and the rules, and its answers
 	// are decided by their signed tokens (see loopcontrol.go).
 	LoopControl *aeiou.Host
+	// Librarian, when set, curates the context of native-mode
+	// conversations before every model call — folding, evicting and
+	// unfolding segments of the history (see Librarian) — and the model is
+	// offered context_unfold; nil fits the history to the window, oldest
+	// first, with a note.
+	Librarian *Librarian
 	// AbandonCallsAfter is how long calls may go without a result before a
 	// new message (the caller's, say) gives them up, so that a call whose
 	// answer was lost cannot stall the conversation for ever (0:
@@ -312,7 +318,7 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 		if reason := a.overBudget(st.session); reason != "" {
 			return a.halt(st, reason)
 		}
-		req := a.request(st, box, out)
+		req := a.request(ctx, st, box, out)
 		rep, err := a.chat(ctx, st, req)
 		if err != nil {
 			// The caller learns why the work stopped; a <huh> to whoever sent
@@ -422,7 +428,7 @@ func (a *Agent) toolbox(peers []xmlpipe.Peer) *toolbox {
 	if b := a.box.Load(); b != nil && b.sameSource(peers) {
 		return b
 	}
-	b, err := buildToolbox(peers, a.locals())
+	b, err := buildToolbox(peers, a.localTools())
 	if err != nil {
 		a.logger().Warn("agent tools", "agent", a.Name, "error", err)
 	}

@@ -111,9 +111,9 @@ func (a *Agent) callLocal(ctx context.Context, st *turnState, lt *LocalTool, cal
 
 // request builds the model request of one iteration: the constitution, the
 // agent's prompt, what it may call (native: the functions, listed by name;
-// XML: the peers' schemas), the history fitted to the context window, and
-// the structured output wanted.
-func (a *Agent) request(st *turnState, box *toolbox, out *xmlpipe.PayloadType) Request {
+// XML: the peers' schemas), the history — curated by the librarian, or
+// fitted to the context window — and the structured output wanted.
+func (a *Agent) request(ctx context.Context, st *turnState, box *toolbox, out *xmlpipe.PayloadType) Request {
 	md := st.md
 	sys := []Message{{Role: System, Content: a.constitution()}}
 	if a.Prompt != "" {
@@ -131,9 +131,9 @@ func (a *Agent) request(st *turnState, box *toolbox, out *xmlpipe.PayloadType) R
 	if a.loopControlled(st) {
 		sys = append(sys, Message{Role: System, Content: aeiou.Rules})
 	}
-	hist := a.history(st.c)
+	var tail []Message
 	if md.TodoNudge != "" {
-		hist = append(hist, Message{Role: User, Content: md.TodoNudge})
+		tail = append(tail, Message{Role: User, Content: md.TodoNudge})
 	}
 	req := Request{Model: a.Model, MaxTokens: a.MaxTokens, Temperature: a.Temperature, Tools: tools,
 		Agent: a.Name, Thread: st.session}
@@ -150,8 +150,13 @@ func (a *Agent) request(st *turnState, box *toolbox, out *xmlpipe.PayloadType) R
 		sys = append(sys, Message{Role: System, Content: "When you answer your caller, answer with only a JSON " +
 			"object matching this JSON Schema: " + string(schemaOf(out))})
 	}
+	if a.Librarian != nil && st.mode == NativeTools {
+		req.Messages = a.curate(ctx, st, sys, tail, tools, req.Output)
+		return req
+	}
 	var omitted int
-	req.Messages, omitted = fitWindow(sys, hist, tools, req.Output, a.contextWindow(st.traits), a.MaxTokens)
+	req.Messages, omitted = fitWindow(sys, append(a.history(st.c), tail...), tools, req.Output, a.contextWindow(st.traits),
+		a.MaxTokens)
 	if omitted > 0 {
 		a.logger().Info("agent history trimmed to the context window", "agent", a.Name, "thread", st.session,
 			"omitted", omitted)

@@ -265,38 +265,9 @@ func (c *convo) outputFeedbacks() int {
 // calls (whenever it arrived), everything else addressed to the agent as
 // user messages naming the sender, the agent's notes as user messages. A
 // call left without a result (lost, or abandoned) gets one saying so, since
-// no provider takes a conversation with an unanswered call.
-func (a *Agent) history(c *convo) []Message {
-	msgs := make([]Message, 0, len(c.items))
-	for _, it := range c.items {
-		switch it.kind {
-		case itemReply:
-			msgs = append(msgs, Message{Role: Assistant, Content: clipText(it.slot.Raw)})
-		case itemCalls:
-			m := Message{Role: Assistant, Content: it.calls.Content}
-			for _, call := range it.calls.Calls {
-				m.ToolCalls = append(m.ToolCalls, ToolCall{ID: call.ID, Name: call.Name,
-					Arguments: json.RawMessage(call.Arguments)})
-			}
-			msgs = append(msgs, m)
-			for _, call := range it.calls.Calls {
-				r := c.results[call.ID]
-				if r == nil {
-					r = &resultRecord{ID: call.ID, Name: call.Name, IsError: true,
-						Content: "No result: the call was abandoned."}
-				}
-				msgs = append(msgs, Message{Role: Tool, ToolCallID: call.ID, ToolName: call.Name,
-					Content: clipText([]byte(r.Content)), IsError: r.IsError})
-			}
-		case itemFeedback:
-			msgs = append(msgs, Message{Role: User, Content: clipText(it.slot.Raw)})
-		case itemIncoming:
-			msgs = append(msgs, Message{Role: User, Content: "[From " + it.slot.From + "]\n" +
-				clipText([]byte(a.slotText(it.slot)))})
-		}
-	}
-	return msgs
-}
+// no provider takes a conversation with an unanswered call. It is the
+// conversation's segments (segments.go), all expanded.
+func (a *Agent) history(c *convo) []Message { return flatten(a.segments(c)) }
 
 // slotText is the text of a message the agent received: its payload's text
 // field, else the payload as JSON (decoded in the agent's own payload type

@@ -77,16 +77,7 @@ func messageTokens(m Message) int {
 // omitted.
 func fitWindow(sys, hist []Message, tools []ToolSpec, output *OutputSchema, window, maxTokens int) ([]Message, int) {
 	budget := window - completionReserve(window, maxTokens)
-	used := 0
-	for _, m := range sys {
-		used += messageTokens(m)
-	}
-	for _, t := range tools {
-		used += 8 + estimateText(t.Name) + estimateText(t.Description) + estimateText(string(t.Parameters))
-	}
-	if output != nil {
-		used += estimateText(string(output.Schema))
-	}
+	used := overheadTokens(sys, tools, output)
 	units := historyUnits(hist)
 	sizes := make([]int, len(units))
 	total := 0
@@ -123,6 +114,22 @@ func omittedNote(n int) string {
 		s = ""
 	}
 	return fmt.Sprintf("[%d earlier message%s of this conversation omitted to fit the context window]", n, s)
+}
+
+// overheadTokens estimates what a request costs besides its history: the
+// system messages, the tools offered and the output schema.
+func overheadTokens(sys []Message, tools []ToolSpec, output *OutputSchema) int {
+	used := 0
+	for _, m := range sys {
+		used += messageTokens(m)
+	}
+	for _, t := range tools {
+		used += 8 + estimateText(t.Name) + estimateText(t.Description) + estimateText(string(t.Parameters))
+	}
+	if output != nil {
+		used += estimateText(string(output.Schema))
+	}
+	return used
 }
 
 // completionReserve is how much of the window is kept for the answer:

@@ -269,6 +269,12 @@
 //	                                       "last_to","payload_types","error"}
 //	GET  /api/v1/threads/{id}/messages    {"messages":[Message…]}; ?scope=conversation for every
 //	                                       thread of its conversation; limit, offset
+//	GET  /api/v1/threads/{id}/context     {"thread_id","segments":[Segment…],"tiers":{"expanded","folded",
+//	                                       "evicted"},"byte_size","token_estimate"}: the thread's context
+//	                                       as its agent's librarian tiers it; Segment: {"id","index","slots",
+//	                                       "content_type","tier","relevance","scored","summary","summary_by",
+//	                                       "byte_size","token_estimate","from","payload_type","time",
+//	                                       "changed"}; ?content=full adds "content" (the original bytes)
 //	GET  /api/v1/messages                 newest first; ?limit&offset, ?after=SEQ (ascending),
 //	                                       ?thread=ID, ?agent=NAME, ?since=RFC3339
 //	GET  /api/v1/usage/calls              {"calls":[Call…]}: the newest LLM calls, oldest first;

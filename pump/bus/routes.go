@@ -41,6 +41,7 @@ func (s *Server) routes() http.Handler {
 	read("GET "+api+"/threads", s.journaled(s.apiThreads))
 	read("GET "+api+"/threads/{id}", s.journaled(s.apiThread))
 	read("GET "+api+"/threads/{id}/messages", s.journaled(s.apiThreadMessages))
+	read("GET "+api+"/threads/{id}/context", s.apiThreadContext)
 	read("GET "+api+"/messages", s.journaled(s.apiMessages))
 	read("GET "+api+"/usage/calls", s.apiUsageCalls)
 	read("GET "+api+"/ws", s.handleStreamWS)

@@ -91,7 +91,8 @@ func (o *Organism) checkAgent(r *reporter, path string, l Listener) {
 			key string
 			set bool
 		}{{"max_tokens", l.MaxTokens != 0}, {"temperature", l.Temperature.Set}, {"max_iterations", l.MaxIterations != 0},
-			{"tool_calling", l.ToolCalling != ""}, {"context_window", l.ContextWindow != 0}} {
+			{"tool_calling", l.ToolCalling != ""}, {"context_window", l.ContextWindow != 0},
+			{"librarian", l.Librarian != nil}, {"route", l.Route}} {
 			if k.set {
 				r.add(path+"."+k.key, "only agents take %s (set agent: true)", k.key)
 			}
@@ -104,6 +105,19 @@ func (o *Organism) checkAgent(r *reporter, path string, l Listener) {
 	checkContextWindow(r, path+".context_window", l.ContextWindow)
 	if l.Temperature.Set && (l.Temperature.Value < 0 || l.Temperature.Value > 2) {
 		r.add(path+".temperature", "want a number from 0 to 2, got %v", l.Temperature.Value)
+	}
+	if l.Librarian != nil {
+		checkLibrarian(r, path+".librarian", l.Librarian)
+	}
+	if !l.YAMLAgent() {
+		for _, k := range []struct {
+			key string
+			set bool
+		}{{"librarian", l.Librarian != nil}, {"route", l.Route}} {
+			if k.set {
+				r.add(path+"."+k.key, "only agents declared in organism.yaml (agent: true, no handler) take %s", k.key)
+			}
+		}
 	}
 	if l.YAMLAgent() && strings.TrimSpace(l.Prompt) == "" {
 		r.missing(path, "prompt")

@@ -151,6 +151,11 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) 
 			return
 		}
 		v.SetInt(i)
+	case reflect.Pointer: // an optional block or value: set when written
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		d.decode(n, v.Elem(), path, depth)
 	case reflect.Interface:
 		if x, ok := d.anyValue(n, path, depth); ok {
 			v.Set(reflect.ValueOf(&x).Elem())

@@ -43,6 +43,18 @@ type Listener struct {
 	// model (0 = its backend's context_window, else a table of well-known
 	// models, else 32768).
 	ContextWindow int `yaml:"context_window"`
+	// Librarian, on an agent, curates its context before every model call:
+	// folds irrelevant segments into summaries, folds then evicts what does
+	// not fit the context window, and offers the model context_unfold (see
+	// Librarian). Unset: the history is fitted to the window, oldest
+	// first.
+	Librarian *Librarian `yaml:"librarian"`
+	// Route, on an agent, offers its model the route tool (seed 000 §10):
+	// it describes what it needs in words and gets the listeners it may
+	// address that do it, ranked, the best one called with a payload filled
+	// from the description (routing: configures the embeddings and the
+	// fill models).
+	Route bool `yaml:"route"`
 	// MaxMessagesPerTurn caps the messages one reply of the listener (an
 	// agent's model reply, any Raw output) may send: a reply holding more
 	// sends none of them and the listener gets a SystemError saying the

@@ -87,6 +87,8 @@ var keyIndex = sync.OnceValue(func() map[string][]string {
 				idx[name] = append(idx[name], section)
 				walk(t.Field(f.index[name]).Type, childKey(section, name))
 			}
+		case reflect.Pointer:
+			walk(t.Elem(), section)
 		case reflect.Slice:
 			walk(t.Elem(), section+"[]")
 		case reflect.Map:

@@ -263,10 +263,10 @@ func TestReceivedCallSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`UPDATE received SET done = 0`); err == nil {
-		_, err = db.Exec(`DELETE FROM seen`)
+	if _, err := db.Exec(`UPDATE received SET done = 0`); err != nil {
+		t.Fatal(err)
 	}
-	if err != nil {
+	if _, err := db.Exec(`DELETE FROM seen`); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {

@@ -20,6 +20,8 @@ type llmLayer struct {
 	// keys digests the api_key_env values the router was built with
 	// (keysDigest): a reload that finds them changed builds a new router.
 	keys string
+	// org is the organism, once assembled (the agents' route tools use it).
+	org orgRef
 }
 
 // newLLMLayer builds the router of the llm: section (backends whose key
@@ -59,6 +61,10 @@ func (l *llmLayer) checkAgent(i int, lc config.Listener) error {
 	if lc.Model != "" && len(l.cfg.LLM.Backends) > 0 && !servedByConfig(l.cfg.LLM.Backends, lc.Model) {
 		return fmt.Errorf("%s: listener %s: model %q is served by no configured backend (backends: %s)",
 			l.cfg.Pos(path+".model"), lc.Name, lc.Model, backendNames(l.cfg.LLM.Backends))
+	}
+	if lb := lc.Librarian; lb != nil && lb.Model != "" && !servedByConfig(l.cfg.LLM.Backends, lb.Model) {
+		return fmt.Errorf("%s: listener %s: librarian model %q is served by no configured backend (backends: %s)",
+			l.cfg.Pos(path+".librarian.model"), lc.Name, lb.Model, backendNames(l.cfg.LLM.Backends))
 	}
 	if !lc.YAMLAgent() || l.router.Serves(lc.Model) {
 		return nil
@@ -133,12 +139,27 @@ func (l *llmLayer) agentListener(lc config.Listener, p *pump.Pump, threads *regi
 			ln, ok := p.Lookup(name)
 			return ln.Payload, ok && ln.Payload != nil
 		}}
+	if lc.Librarian != nil {
+		a.Librarian = l.librarian(lc.Librarian, log)
+	}
+	if lc.Route {
+		a.LocalTools = append(a.LocalTools, l.routeTool())
+	}
 	if stream != nil {
 		a.OnDelta = func(agent, thread, delta string, end bool) { stream(thread, agent, delta, end) }
 	}
 	return pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Handler: a, Agent: true,
 		Peers: append(append([]string(nil), lc.Peers...), lc.Tools...), Prompt: prompt, Workers: lc.MaxConcurrent,
 		MaxMessagesPerTurn: lc.MaxMessagesPerTurn, Timeout: lc.Timeout.D(), Profile: lc.Profile}, nil
+}
+
+// librarian is an agent's librarian as its librarian: block says; its
+// model is served by the router.
+func (l *llmLayer) librarian(c *config.Librarian, log *slog.Logger) *llm.Librarian {
+	return &llm.Librarian{Model: c.Model, LLM: l.router, FoldBelow: c.FoldBelow.Or(config.DefaultFoldBelow),
+		UnfoldAbove: c.UnfoldAbove.Or(config.DefaultUnfoldAbove), KeepRecent: c.KeepRecentOr(),
+		MinFoldTokens: c.MinFoldTokensOr(), SummaryWords: c.SummaryWords, MaxSummaries: c.MaxSummaries,
+		SummaryTimeout: c.SummaryTimeout.D(), Logger: log}
 }
 
 // budget is the budgets: section as the agents check it.

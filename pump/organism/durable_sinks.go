@@ -61,12 +61,15 @@ func (k storeSinks) SlotAppended(s registry.Slot) {
 		InReplyTo: s.InReplyTo}))
 }
 
-// ThreadDeleted deletes a thread's context history.
-func (k storeSinks) ThreadDeleted(id string) { k.check("delete slots", k.s.DeleteSlots(id)) }
+// ThreadDeleted deletes a thread's context history and its segments.
+func (k storeSinks) ThreadDeleted(id string) {
+	k.check("delete slots", k.s.DeleteSlots(id))
+	k.check("delete segments", k.s.DeleteSegments(id))
+}
 
 // restoreRegistries loads the persisted kernel state into fresh registries.
 func restoreRegistries(s *store.Store, threads *registry.Threads, todos *registry.TodoRegistry,
-	cb *registry.ContextBuffer) error {
+	cb *registry.ContextBuffer, log *slog.Logger) error {
 	trows, err := s.LoadThreads()
 	if err != nil {
 		return err
@@ -102,6 +105,9 @@ func restoreRegistries(s *store.Store, threads *registry.Threads, todos *registr
 			Raw: r.Raw, Time: r.Time, OwnName: r.OwnName, IsSelfCall: r.IsSelfCall, InReplyTo: r.InReplyTo}
 	}
 	if err := cb.Restore(slots); err != nil {
+		return err
+	}
+	if err := (storeSinks{s: s, log: log}).restoreSegments(cb); err != nil {
 		return err
 	}
 	// A history whose thread is gone was kept for its conversation to

@@ -250,7 +250,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		}
 	}
 	if d != nil && opts.Threads == nil && opts.Todos == nil && opts.Context == nil {
-		if err := restoreRegistries(d.store, threads, todos, cb); err != nil {
+		if err := restoreRegistries(d.store, threads, todos, cb, opts.Logger); err != nil {
 			return nil, fmt.Errorf("organism: restore kernel state from %s: %w", d.store.Dir(), err)
 		}
 	}
@@ -430,6 +430,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		closers: closers, catalog: opts.Catalog, env: env, threads: threads, history: cb, Federation: fed,
 		units: units, extra: extra, completer: completer, policy: policy, late: late, calls: calls, gov: gov}
 	o.cur.Store(cfg)
+	layer.org.p.Store(o)
 	if layer.usable() {
 		o.LLM = layer.router
 	}

@@ -340,6 +340,7 @@ func (o *Organism) reloadLayer(oldLayer *llmLayer, cfg *config.Organism) (*llmLa
 	if err != nil {
 		return nil, false, err
 	}
+	layer.org.p.Store(o)
 	layer.router.ShareUsage(oldLayer.router)
 	layer.router.SetOnCall(o.calls.observe)
 	return layer, true, nil

@@ -338,6 +338,7 @@ async function refreshConversation() {
     api("GET", "/api/v1/usage/calls?limit=100&thread=" + encodeURIComponent(conv))]);
   if (conv !== state.selected) return;
   drawCalls(calls.calls);
+  drawContext(conv, j.messages);
   const list = $("#envelopes");
   list.replaceChildren();
   for (const m of j.messages) {
@@ -364,6 +365,32 @@ function drawCalls(calls) {
       el("td", { text: outcome, class: c.error ? "failed" : "" }),
       el("td", { text: c.envelope_seq ? "#" + c.envelope_seq : "" })));
   }
+}
+
+// drawContext lists the context segments of the conversation's threads
+// that have a context history (an agent's conversation): each segment's
+// tier (expanded, folded, evicted), relevance, size and fold summary.
+async function drawContext(conv, messages) {
+  const threads = [...new Set(messages.map((m) => m.thread_id).filter(Boolean))];
+  const got = await Promise.all(threads.map((t) =>
+    api("GET", "/api/v1/threads/" + encodeURIComponent(t) + "/context").catch(() => null)));
+  if (conv !== state.selected) return;
+  const body = $("#context tbody");
+  body.replaceChildren();
+  let n = 0;
+  for (const c of got) {
+    if (!c) continue;
+    for (const sg of c.segments) {
+      n++;
+      body.append(el("tr", { "data-thread": c.thread_id, "data-segment": sg.id, "data-tier": sg.tier },
+        el("td", { text: c.thread_id.slice(0, 8) }), el("td", { text: sg.id }),
+        el("td", { text: sg.content_type + (sg.from ? " from " + sg.from : "") }),
+        el("td", { text: sg.tier, class: "tier-" + sg.tier }),
+        el("td", { text: sg.scored ? sg.relevance.toFixed(2) : "–" }),
+        el("td", { text: sg.byte_size + " B" }), el("td", { text: sg.summary || "" })));
+    }
+  }
+  $("#context-box").hidden = n === 0;
 }
 
 // prettyXML indents well-formed XML two spaces a level; anything else is

@@ -53,6 +53,23 @@ CREATE TABLE approvals (
 	decided_at      INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 
+-- table context_segments
+CREATE TABLE context_segments (
+	thread       TEXT    NOT NULL,
+	idx          INTEGER NOT NULL CHECK (idx >= 0),
+	slots        TEXT    NOT NULL,
+	content_type TEXT    NOT NULL DEFAULT '',
+	tier         TEXT    NOT NULL CHECK (tier IN ('expanded', 'folded', 'evicted')),
+	relevance    REAL    NOT NULL DEFAULT 0 CHECK (relevance >= 0 AND relevance <= 1),
+	scored       INTEGER NOT NULL DEFAULT 0,
+	summary      TEXT    NOT NULL DEFAULT '',
+	summary_by   TEXT    NOT NULL DEFAULT '',
+	bytes        INTEGER NOT NULL DEFAULT 0,
+	tokens       INTEGER NOT NULL DEFAULT 0,
+	changed_ns   INTEGER,
+	PRIMARY KEY (thread, idx)
+) WITHOUT ROWID;
+
 -- table journal_delivered
 CREATE TABLE journal_delivered (
 	part  INTEGER PRIMARY KEY,

@@ -1,0 +1,45 @@
+package organism
+
+import (
+	"github.com/xml-pipeline/xmlpipe/registry"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
+)
+
+// SegmentPut persists a context segment's tier and fold summary (the
+// registry.SegmentSink of a durable organism).
+func (k storeSinks) SegmentPut(s registry.Segment) {
+	k.check("put segment", k.s.PutSegment(store.SegmentRow{Thread: s.ThreadID, Index: s.Index, Slots: s.Slots,
+		ContentType: s.ContentType, Tier: string(s.Tier), Relevance: s.Relevance, Scored: s.Scored, Summary: s.Summary,
+		SummaryBy: s.SummaryBy, Bytes: s.Bytes, Tokens: s.Tokens, Changed: s.Changed}))
+}
+
+// restoreSegments loads the persisted context segments beside the restored
+// slots; a segment whose slots are gone is dropped.
+func (k storeSinks) restoreSegments(cb *registry.ContextBuffer) error {
+	rows, err := k.s.LoadSegments()
+	if err != nil {
+		return err
+	}
+	segs := make([]registry.Segment, len(rows))
+	for i, r := range rows {
+		segs[i] = registry.Segment{ThreadID: r.Thread, Index: r.Index, Slots: r.Slots, ContentType: r.ContentType,
+			Tier: registry.Tier(r.Tier), Relevance: r.Relevance, Scored: r.Scored, Summary: r.Summary,
+			SummaryBy: r.SummaryBy, Bytes: r.Bytes, Tokens: r.Tokens, Changed: r.Changed}
+	}
+	if skipped := cb.RestoreSegments(segs); skipped > 0 {
+		k.log.Warn("context segments without their slots were not restored", "segments", skipped)
+	}
+	return nil
+}
+
+var _ registry.SegmentSink = storeSinks{}
+
+// ThreadContext returns the context history of thread id — what its agents
+// see of it, as segments with their tiers (registry.ThreadContext.Segments)
+// — and false when the thread has none.
+func (o *Organism) ThreadContext(id string) (*registry.ThreadContext, bool) {
+	if o.history == nil {
+		return nil, false
+	}
+	return o.history.Thread(id)
+}
