@@ -99,6 +99,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzEmbeddingReply$$' -fuzztime $(FUZZTIME) ./listeners/route/
 	$(GO) test -run '^$$' -fuzz '^FuzzLiveStream$$' -fuzztime $(FUZZTIME) ./pump/console/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseDocument$$' -fuzztime $(FUZZTIME) ./pump/guardian/
+	$(GO) test -run '^$$' -fuzz '^FuzzCallTask$$' -fuzztime $(FUZZTIME) ./pump/organism/
 	$(GO) test -run '^$$' -fuzz '^FuzzProhibited$$' -fuzztime $(FUZZTIME) ./listeners/memory/
 
 ## soak: long-running leak and crash tests, and the WASM RSS check without the race detector.

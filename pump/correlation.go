@@ -32,12 +32,12 @@ import (
 // descriptions and payload types (nil for a name no listener has), as
 // handlers get them (Metadata.Peers), and the same as gen.Peers for the
 // usage instructions.
-func peersIn(t *table, names []string) ([]xmlpipe.Peer, []gen.Peer) {
+func peersIn(t *table, names []string, pr *profile) ([]xmlpipe.Peer, []gen.Peer) {
 	peers := make([]xmlpipe.Peer, 0, len(names))
 	described := make([]gen.Peer, 0, len(names))
 	for _, name := range names {
 		peer, gp := xmlpipe.Peer{Name: name}, gen.Peer{Name: name}
-		if pl := t.lookup(name); pl != nil {
+		if pl := t.lookup(name); pl != nil && pr.reaches(pl) {
 			peer.Description, peer.Payload = pl.Description, pl.Payload
 			gp.Description, gp.Type = pl.Description, pl.Payload.Model()
 		}
@@ -52,7 +52,7 @@ func peersIn(t *table, names []string) ([]xmlpipe.Peer, []gen.Peer) {
 func agentPeerSet(l *listener, t *table, names []string) *peerSet {
 	next := newPeerSet(names)
 	var described []gen.Peer
-	next.peers, described = peersIn(t, names)
+	next.peers, described = peersIn(t, names, nil)
 	next.usage = gen.UsageInstructions(l.Name, l.Description, described)
 	return next
 }

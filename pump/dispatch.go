@@ -107,8 +107,15 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 	}
 	md := xmlpipe.Metadata{ThreadID: d.thread, From: d.from, User: p.threadUser(d.thread), IsSelfCall: d.from == l.Name,
 		InReplyTo: d.inReplyTo}
+	reach := d.reach(l)
+	if reach != nil {
+		md.Profile = reach
+	}
 	if l.Agent {
 		ps := l.peerset.Load()
+		if reach != nil {
+			ps = reach.peerSet(l, ps)
+		}
 		md.OwnName = l.Name
 		md.UsageInstructions, md.Peers = ps.usage, ps.peers
 		md.TodoNudge = registry.FormatNudge(p.todos.RaisedFor(d.thread, l.Name))
@@ -170,6 +177,9 @@ func (p *Pump) call(ctx context.Context, l *listener, d *delivery, md xmlpipe.Me
 			err = fmt.Errorf("%w: %s panicked: %v", xmlpipe.ErrHandler, l.Name, r)
 		}
 	}()
+	if md.Profile != nil { // network tools check their dials against it (xmlpipe.CheckDial)
+		ctx = xmlpipe.WithProfile(ctx, md.Profile)
+	}
 	if d.errPayload != nil {
 		return l.errHandler.HandleError(ctx, d.errPayload, md)
 	}
@@ -299,14 +309,14 @@ func (p *Pump) forward(t *turn, l *listener, d *delivery, s *xmlpipe.SendRespons
 		p.unencodable(t, l, d, s.Ref, fmt.Errorf("%w: %s: %w", xmlpipe.ErrHandler, l.Name, err))
 		return
 	}
-	child, err := p.threads.ExtendRef(d.thread, to, s.Ref)
+	child, prof, err := p.extend(d, l, to, s.Ref)
 	if err != nil {
 		p.deadLetterIn(t, d.conv, d.thread, l.Name, to, pt.Name(), nil, "cannot extend thread: "+err.Error())
 		return
 	}
 	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, to, child, body)
-	p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, sender: l, senderThread: d.thread, depth: d.depth + 1,
-		payloadType: pt, canonical: canonical, admitted: d.admitted, parent: d.mark.retain(), ref: s.Ref})
+	p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, prof: prof, profSet: true, sender: l, senderThread: d.thread,
+		depth: d.depth + 1, payloadType: pt, canonical: canonical, admitted: d.admitted, parent: d.mark.retain(), ref: s.Ref})
 }
 
 // unencodable answers a send whose payload cannot be encoded: a handler
@@ -348,7 +358,7 @@ func (p *Pump) sends(l *listener, d *delivery, sends []*xmlpipe.SendResponse) {
 // the reply's JSON form as the text of its own payload (asAgentText): its
 // model reads text, and a reply in another payload could not reach it.
 func (p *Pump) reply(l *listener, d *delivery, payload any) {
-	caller, thread, ref, err := p.threads.CallerRef(d.thread)
+	caller, thread, ref, profName, err := p.threads.CallerAs(d.thread)
 	if err != nil {
 		p.endThread(d.thread) // an exhausted chain is spent
 		p.deadLetter(d.conv, d.thread, l.Name, "", "", nil, "respond: "+err.Error())
@@ -368,8 +378,8 @@ func (p *Pump) reply(l *listener, d *delivery, payload any) {
 		return
 	}
 	env := xmlpipe.AppendEnvelopeInReplyTo(make([]byte, 0, len(body)+200+len(ref)), l.Name, caller, thread, ref, body)
-	w := &work{raw: env, conv: d.conv, tbl: d.tbl, sender: l, senderThread: d.thread, depth: max(d.depth-1, 0), payloadType: pt,
-		canonical: canonical, admitted: d.admitted, parent: d.mark.retain(), prune: d.thread}
+	w := &work{raw: env, conv: d.conv, tbl: d.tbl, prof: d.tbl.profile(profName), profSet: true, sender: l, senderThread: d.thread,
+		depth: max(d.depth-1, 0), payloadType: pt, canonical: canonical, admitted: d.admitted, parent: d.mark.retain(), prune: d.thread}
 	if cl == nil {
 		w.egress = caller
 	}
@@ -400,8 +410,12 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 	}
 	t := p.newTurn()
 	d.turn = t
+	reach := d.reach(l)
 	for _, part := range parts {
 		targets, err := d.tbl.resolve("", part.Namespace, part.Name)
+		if err == nil && reach != nil {
+			targets, err = reach.mask(targets, l, "", tagKey{part.Namespace, part.Name})
+		}
 		if err != nil {
 			huh := xmlpipe.NewHuh(err, part.Bytes)
 			p.later(t, func() { p.sendError(d.conv, d.tbl, l, d.thread, huh, d.depth) })
@@ -412,15 +426,15 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 				p.peerViolationIn(t, l, d, target.Name, "")
 				continue
 			}
-			child, err := p.threads.Extend(d.thread, target.Name)
+			child, prof, err := p.extend(d, l, target.Name, "")
 			if err != nil {
 				p.deadLetterIn(t, d.conv, d.thread, l.Name, target.Name, part.Name, nil, "cannot extend thread: "+err.Error())
 				continue
 			}
 			body := withEmptyNS(part)
 			env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, target.Name, child, body)
-			p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, sender: l, senderThread: d.thread, depth: d.depth + 1,
-				admitted: d.admitted, parent: d.mark.retain()})
+			p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, prof: prof, profSet: true, sender: l, senderThread: d.thread,
+				depth: d.depth + 1, admitted: d.admitted, parent: d.mark.retain()})
 		}
 	}
 }

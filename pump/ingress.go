@@ -69,7 +69,7 @@ func (p *Pump) inject(ctx context.Context, raw []byte, out Outlet, done func(str
 		return err
 	}
 	w := &work{raw: raw, external: true, outlet: out, admitted: p.opts.Clock(), done: done, principal: who, user: user,
-		ctx: ctx, deadline: deadline}
+		ctx: ctx, deadline: deadline, profile: profileOf(ctx, who)}
 	if !p.processInline(w) {
 		// Every ingress slot is busy (or the pump closing): the injector
 		// waits for one, so that it — not an ingress worker, which never
@@ -311,7 +311,23 @@ func (p *Pump) process(w *work) {
 		p.egress(w, m)
 		return
 	}
-	targets, err := p.route(tbl, w, m)
+	// prof is the profile of the thread the message travels on: for an
+	// external message its thread's (a new one's: what its sender asks
+	// for) narrowed by what its sender asks for, for internal work what
+	// its emitter knew, or the thread's.
+	prof, profName := w.prof, ""
+	switch {
+	case w.external:
+		if w.profile != "" || w.recovered != 0 || tbl.profiled() {
+			stored, _ := p.threads.Profile(m.Thread)
+			profName = registry.NarrowProfile(stored, w.profile)
+			prof = tbl.profile(profName)
+		}
+	case !w.profSet:
+		stored, _ := p.threads.Profile(m.Thread)
+		prof = tbl.profile(stored)
+	}
+	targets, err := p.route(tbl, prof, w, m)
 	if err != nil {
 		p.rejectMessage(w, m, targetName(targets), err)
 		return
@@ -340,7 +356,8 @@ func (p *Pump) process(w *work) {
 			prev := tbl
 			p.unpinTable(pin)
 			if pin, tbl = own, own; own != prev {
-				if targets, err = p.route(tbl, w, m); err != nil {
+				prof = tbl.profile(profName)
+				if targets, err = p.route(tbl, prof, w, m); err != nil {
 					p.rejectMessage(w, m, targetName(targets), err)
 					return
 				}
@@ -384,7 +401,7 @@ func (p *Pump) process(w *work) {
 		for i, l := range targets {
 			d := &delivery{conv: conv, thread: threads[i], from: m.From, to: l.Name, payloadName: m.PayloadName,
 				payload: decoded[i], payloadBytes: pb, depth: w.depth, senderOutside: w.external, admitted: w.admitted,
-				senderThread: w.senderThread, mark: mark, tbl: tbl, at: l, user: w.user, inReplyTo: inReplyTo}
+				senderThread: w.senderThread, mark: mark, tbl: tbl, prof: prof, at: l, user: w.user, inReplyTo: inReplyTo}
 			if p.gateStops(w, m, tbl, l, d, seq) {
 				continue // refused or held by the delivery gate (gate.go)
 			}
@@ -428,13 +445,23 @@ func (p *Pump) Resolve(to, ns, name string, external bool) ([]string, error) {
 	return out, nil
 }
 
-// route resolves m's targets in tbl and validates the payload against the
-// first one's contract (a broadcast group shares one payload type). On a
-// validation failure it returns the targets with the error.
-func (p *Pump) route(tbl *table, w *work, m *xmlpipe.Inbound) ([]*listener, error) {
+// route resolves m's targets in tbl, masked by the thread's profile prof
+// (a listener outside it has no route, as one that does not exist; an
+// answer travelling back to its caller is not masked), and validates the
+// payload against the first one's contract (a broadcast group shares one
+// payload type). On a validation failure it returns the targets with the
+// error.
+func (p *Pump) route(tbl *table, prof *profile, w *work, m *xmlpipe.Inbound) ([]*listener, error) {
 	targets, err := resolveIn(tbl, m.To, m.PayloadNS, m.PayloadName, w.external)
 	if err != nil {
 		return nil, err
+	}
+	if prof != nil && w.prune == "" {
+		if targets, err = prof.mask(targets, w.sender, m.To, tagKey{m.PayloadNS, m.PayloadName}); err != nil {
+			p.log.Info("message outside its thread's profile: refused as having no route", "thread", m.Thread,
+				"from", m.From, "to", m.To, "payload", m.PayloadName, "profile", prof.name)
+			return nil, err
+		}
 	}
 	first := targets[0]
 	t0 := p.stageStart()
@@ -497,7 +524,7 @@ func (p *Pump) assignThreads(w *work, m *xmlpipe.Inbound, targets []*listener) (
 	if len(targets) == 1 {
 		target = targets[0].Name
 	}
-	conv, created, err := p.threads.Join(m.Thread, m.From, target)
+	conv, created, _, err := p.threads.JoinAs(m.Thread, m.From, target, w.profile)
 	if err != nil {
 		return "", nil, false, err
 	}
@@ -635,6 +662,9 @@ func (p *Pump) deliverError(w *work, m *xmlpipe.Inbound, tbl *table) {
 		}
 		d := &delivery{conv: w.conv, thread: m.Thread, from: m.From, to: l.Name, payloadName: m.PayloadName, payload: v,
 			payloadBytes: pb, errPayload: de, inReplyTo: m.InReplyTo, depth: w.depth, admitted: w.admitted, tbl: tbl, at: l}
+		if name, _ := p.threads.Profile(m.Thread); name != "" {
+			d.prof = tbl.profile(name)
+		}
 		p.holdDelivery(d)
 		p.convHold(w.conv)
 		ok, woke := l.queue.push(d)

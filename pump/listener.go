@@ -56,6 +56,11 @@ type Listener struct {
 	// organism); the organism's other own listeners stay internal. Ordinary
 	// listeners are always reachable and ignore it.
 	Public bool
+	// Profile narrows the threads the listener's messages open (an agent's
+	// profile: for the threads it spawns): each gets its parent's profile
+	// intersected with this one (registry.NarrowProfile), so the
+	// listener's sends reach only what both allow. "" adds no restriction.
+	Profile string
 }
 
 func lower(s string) string { return strings.ToLower(s) }

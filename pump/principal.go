@@ -26,6 +26,11 @@ type Principal struct {
 	// journal lookup of a thread id it does not hold (see ThreadHistory).
 	// A transport must never set it for an id a client chose.
 	FreshThread bool
+	// Profile is the security profile of the conversations the principal
+	// begins (a user's, a federation gateway's; see profile.go); "" for
+	// none. A conversation it continues keeps its own profile, narrowed by
+	// this one for its messages.
+	Profile string
 }
 
 // ThreadHistory is an optional capability of a Journal: ThreadOrigin reports

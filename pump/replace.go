@@ -13,6 +13,12 @@ type ListenerChange struct {
 	// Remove replaces it: new conversations reach the new one, running
 	// ones keep the one they pinned.
 	Add []Listener
+	// SetProfiles makes the change also replace the profile definitions
+	// (see Pump.SetProfiles) with Profiles (nil: none), in the same
+	// routing snapshot: conversations begun after the change see the new
+	// listeners and the new profiles together.
+	SetProfiles bool
+	Profiles    []ProfileDef
 }
 
 // ChangeError is a Change that could not be applied because of one
@@ -51,8 +57,14 @@ func (p *Pump) Change(c ListenerChange) (retired map[string]<-chan struct{}, err
 	if p.closing.Load() {
 		return nil, ErrClosed
 	}
-	if len(c.Remove) == 0 && len(c.Add) == 0 {
+	if len(c.Remove) == 0 && len(c.Add) == 0 && !c.SetProfiles {
 		return map[string]<-chan struct{}{}, nil
+	}
+	var profiles map[string]*profileDef
+	if c.SetProfiles {
+		if profiles, err = compileProfiles(c.Profiles); err != nil {
+			return nil, err
+		}
 	}
 	started := p.started.Load()
 	added := make([]*listener, len(c.Add))
@@ -71,6 +83,12 @@ func (p *Pump) Change(c ListenerChange) (retired map[string]<-chan struct{}, err
 	err = p.editRoutes(func(t *table) (*table, error) {
 		nt, rm, err := t.changed(c.Remove, added)
 		removed = rm
+		if err == nil && c.SetProfiles {
+			if nt == t {
+				nt = t.copyWith(func(*listener) bool { return true }, nil)
+			}
+			nt.profiles = profiles
+		}
 		return nt, err
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -49,6 +50,11 @@ type table struct {
 	byTag  map[tagKey][]*listener
 	order  []*listener
 	refs   atomic.Int64
+	// profiles are the profile definitions conversations routing within
+	// this snapshot use (nil: none; see profile.go), and resolved caches
+	// the profiles resolved in it (name → *profile).
+	profiles map[string]*profileDef
+	resolved sync.Map
 }
 
 // newTable returns an empty snapshot holding its "current" reference.
@@ -63,7 +69,7 @@ func newTable() *table {
 // itself in every listener it holds.
 func (t *table) copyWith(keep func(*listener) bool, extra *listener) *table {
 	n := &table{byName: make(map[string]*listener, len(t.byName)+1), byTag: make(map[tagKey][]*listener, len(t.byTag)+1),
-		order: make([]*listener, 0, len(t.order)+1)}
+		order: make([]*listener, 0, len(t.order)+1), profiles: t.profiles}
 	n.refs.Store(1)
 	for _, l := range t.order {
 		if keep(l) {

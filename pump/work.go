@@ -92,6 +92,9 @@ type work struct {
 	// user is the admission account an external message is charged to
 	// ("" for none; see Options.MaxInFlight).
 	user string
+	// profile is the profile an external message's sender asks for
+	// (WithProfile, Principal.Profile; "" for none).
+	profile string
 	// ctx and deadline bound the waits for room of external work its
 	// injector reads itself (ctx nil on an ingress worker, which never
 	// waits: see Pump.roomAt); busy is the *BusyError it was refused with,
@@ -104,6 +107,11 @@ type work struct {
 	// tbl is the routing snapshot of internal work's conversation (nil for
 	// external work: the ingress stages pin one).
 	tbl *table
+	// prof is the profile of the thread internal work travels on, resolved
+	// in tbl (nil: none), when profSet says the emitter knew it; otherwise
+	// the ingress stages look it up.
+	prof    *profile
+	profSet bool
 	// sender is the listener whose output this is (internal work), and
 	// senderThread the thread its handler ran on (where a <huh> goes back).
 	sender       *listener
@@ -161,7 +169,10 @@ type delivery struct {
 	// after Unhalt, its message is not appended to the history twice.
 	retry bool
 	// tbl is the routing snapshot of the conversation (see convState.tbl).
-	tbl          *table
+	tbl *table
+	// prof is the profile of the thread the message travels on, resolved
+	// in tbl (nil: none).
+	prof         *profile
 	payloadName  string
 	payload      any
 	payloadBytes []byte

@@ -88,6 +88,9 @@ type ThreadRecord struct {
 	// Ref is the correlation ref the message that opened the node was sent
 	// with (ExtendRef), "" for none.
 	Ref string
+	// Profile is the node's security profile ("" for none; see
+	// NarrowProfile), fixed when the node was created.
+	Profile string
 }
 
 // ThreadSink is told about every node created and every node ended, in the
@@ -160,7 +163,7 @@ func (t *Threads) OnEnd(fn func(ids []string)) {
 // only ([organism, from]), used for broadcast where each member gets
 // Extend(id, member). If id is already known it is only touched.
 func (t *Threads) Begin(id, from, target string) error {
-	_, _, err := t.join("begin", id, from, target)
+	_, _, _, err := t.joinAs("begin", id, from, target, "")
 	return err
 }
 
@@ -169,17 +172,18 @@ func (t *Threads) Begin(id, from, target string) error {
 // (created reports so) and the root is id itself. One lookup instead of
 // Known followed by Root and Touch, or by Begin.
 func (t *Threads) Join(id, from, target string) (root string, created bool, err error) {
-	return t.join("join", id, from, target)
+	root, created, _, err = t.joinAs("join", id, from, target, "")
+	return root, created, err
 }
 
-// join is Join, its errors naming op.
-func (t *Threads) join(op, id, from, target string) (root string, created bool, err error) {
+// joinAs is JoinAs (profile already canonical), its errors naming op.
+func (t *Threads) joinAs(op, id, from, target, profile string) (root string, created bool, threadProfile string, err error) {
 	u, err := parseThreadID(id)
 	if err != nil {
-		return "", false, fmt.Errorf("registry: %s %q: %w", op, id, err)
+		return "", false, "", fmt.Errorf("registry: %s %q: %w", op, id, err)
 	}
 	if from == "" {
-		return "", false, fmt.Errorf("registry: %s %s: sender: %w", op, id, ErrEmptySegment)
+		return "", false, "", fmt.Errorf("registry: %s %s: sender: %w", op, id, ErrEmptySegment)
 	}
 	now := t.cfg.Clock().UnixNano()
 	s, r := t.lock(u)
@@ -192,6 +196,7 @@ func (t *Threads) join(op, id, from, target string) (root string, created bool, 
 	if r != 0 {
 		n := s.slab.at(r)
 		n.touched.Store(now)
+		threadProfile = s.segs.name(n.profile)
 		for n.parent != 0 {
 			n = s.slab.at(n.parent)
 		}
@@ -200,15 +205,17 @@ func (t *Threads) join(op, id, from, target string) (root string, created bool, 
 			root = n.id.String()
 		}
 		s.mu.Unlock()
-		return root, false, nil
+		return root, false, threadProfile, nil
 	}
 	head := []string{t.cfg.Organism, from}
 	seg := target
 	if target == "" {
 		head, seg = head[:1], from
 	}
-	s.unlockAndDeliver(s.queueCreated(s.newNode(u, 0, head, seg, now, now)))
-	return id, true, nil
+	r = s.newNode(u, 0, head, seg, now, now)
+	s.setProfile(r, profile)
+	s.unlockAndDeliver(s.queueCreated(r))
+	return id, true, profile, nil
 }
 
 // Extend returns a fresh child thread of id for the next hop to, and touches
@@ -225,37 +232,49 @@ func (t *Threads) Extend(id, to string) (string, error) {
 // answer coming back from it — after any number of hops below it, and after
 // a restart — can be told apart from the answers to its siblings.
 func (t *Threads) ExtendRef(id, to, ref string) (string, error) {
+	child, _, err := t.extend(id, to, ref, "")
+	return child, err
+}
+
+// extend is ExtendAs.
+func (t *Threads) extend(id, to, ref, want string) (string, string, error) {
 	if to == "" {
-		return "", fmt.Errorf("registry: extend %s: %w", id, ErrEmptySegment)
+		return "", "", fmt.Errorf("registry: extend %s: %w", id, ErrEmptySegment)
 	}
 	u, err := parseThreadID(id)
 	if err != nil {
-		return "", fmt.Errorf("registry: extend %q: %w", id, ErrUnknownThread)
+		return "", "", fmt.Errorf("registry: extend %q: %w", id, ErrUnknownThread)
 	}
 	now := t.cfg.Clock().UnixNano()
 	fresh, err := uuid.NewRandom() // outside the lock: it reads the system's randomness
 	if err != nil {
-		return "", fmt.Errorf("registry: extend %s: new thread id: %w", id, err)
+		return "", "", fmt.Errorf("registry: extend %s: new thread id: %w", id, err)
 	}
 
 	s, p := t.lock(u)
 	if p == 0 {
 		s.mu.Unlock()
-		return "", fmt.Errorf("registry: extend %s: %w", id, ErrUnknownThread)
+		return "", "", fmt.Errorf("registry: extend %s: %w", id, ErrUnknownThread)
 	}
-	s.slab.at(p).touched.Store(now)
+	pn := s.slab.at(p)
+	pn.touched.Store(now)
+	profile := s.segs.name(pn.profile)
+	if want != "" {
+		profile = NarrowProfile(profile, want)
+	}
 	fresh = inShard(fresh, s.index)
 	for s.nodes[fresh] != 0 || t.isStray(fresh) { // never in practice; two threads never share a UUID
 		if fresh, err = uuid.NewRandom(); err != nil {
 			s.mu.Unlock()
-			return "", fmt.Errorf("registry: extend %s: new thread id: %w", id, err)
+			return "", "", fmt.Errorf("registry: extend %s: new thread id: %w", id, err)
 		}
 		fresh = inShard(fresh, s.index)
 	}
 	r := s.newNode(fresh, p, nil, to, now, now)
 	s.setRef(r, ref)
+	s.setProfile(r, profile)
 	s.unlockAndDeliver(s.queueCreated(r))
-	return fresh.String(), nil
+	return fresh.String(), profile, nil
 }
 
 // Prune is .respond(): the caller is the second-to-last path segment; the

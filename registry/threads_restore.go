@@ -205,6 +205,11 @@ func (t *Threads) commitRestored(r *restoring, all map[uuid.UUID]*restoring, now
 	}
 	r.ref = r.shard.newNode(r.id, parent, head, path[len(path)-1], created.UnixNano(), touched.UnixNano())
 	r.shard.setRef(r.ref, r.rec.Ref)
+	profile := NarrowProfile("", r.rec.Profile)
+	if parent != 0 { // a child is never wider than its parent, even as persisted
+		profile = NarrowProfile(r.shard.segs.name(r.shard.slab.at(parent).profile), profile)
+	}
+	r.shard.setProfile(r.ref, profile)
 	if r.shard != t.home(r.id) {
 		t.addStray(r.id, r.shard)
 	}

@@ -193,6 +193,7 @@ func (s *threadShard) record(r nodeRef) ThreadRecord {
 		Created: time.Unix(0, n.created).UTC(),
 		Touched: time.Unix(0, n.touched.Load()).UTC(),
 		Ref:     s.refs[r],
+		Profile: s.segs.name(n.profile),
 	}
 	if n.parent != 0 {
 		rec.Parent = s.slab.at(n.parent).id.String()

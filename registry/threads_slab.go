@@ -37,6 +37,7 @@ type node struct {
 	child      nodeRef // newest child
 	prev, next nodeRef // siblings
 	seg        segID   // last path segment
+	profile    segID   // the security profile's name (0: none; threads_profile.go)
 	head       [maxHead]segID
 	nhead      uint8 // roots only: how many of head are used
 	depth      int32 // len(path)
@@ -195,6 +196,7 @@ func (s *threadShard) freeNode(r nodeRef) {
 		delete(s.refs, r)
 	}
 	s.segs.release(n.seg)
+	s.segs.release(n.profile)
 	for _, h := range n.head[:n.nhead] {
 		s.segs.release(h)
 	}

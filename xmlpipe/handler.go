@@ -43,8 +43,16 @@ type Metadata struct {
 	// Peers are the listeners an agent may address, in its peers list
 	// order, with their descriptions and payload contracts (agents only).
 	// The slice is shared and read-only: never modify it. It changes only
-	// when the agent's peers do (a reload, Pump.AddPeers).
+	// when the agent's peers do (a reload, Pump.AddPeers). A peer outside
+	// the thread's profile is given as one that does not exist: its name
+	// alone, without description or payload contract.
 	Peers []Peer
+	// Profile is the security profile (seed 000 §8.4) the handler's own
+	// messages travel under: the thread's profile, narrowed by the
+	// listener's own when it has one. It says which listeners those
+	// messages can reach and which network addresses the handler may dial.
+	// nil means no profile: every listener, any address.
+	Profile Profile
 }
 
 // Peer is a listener an agent may address.

@@ -24,12 +24,14 @@ import (
 
 // usersUsage lists the users subcommands.
 const usersUsage = `usage: xmlpipe users <command> [--data DIR] [--config organism.yaml]
-  add NAME [--role viewer|operator|admin] [--password-stdin]   create a user, print the TOTP secret
+  add NAME [--role viewer|operator|admin] [--profile P] [--password-stdin]
+                                                                 create a user, print the TOTP secret
   list                                                           list users
   remove NAME                                                    delete a user and their sessions
   reset-totp NAME                                                new TOTP secret, revoke sessions
   passwd NAME [--password-stdin]                                 new password, revoke sessions
   role NAME viewer|operator|admin                                change a user's role
+  profile NAME PROFILE                                           set a user's security profile ("" for none)
 Users are managed while the organism is stopped (it holds the data directory).`
 
 // userCommands are the subcommands of `xmlpipe users`.
@@ -40,6 +42,7 @@ var userCommands = map[string]commandFunc{
 	"reset-totp": runUsersResetTOTP,
 	"passwd":     runUsersPasswd,
 	"role":       runUsersRole,
+	"profile":    runUsersProfile,
 }
 
 // usersArgon2 are the argon2id parameters of new password hashes (zero: the
@@ -157,10 +160,11 @@ func mustExist(ctx context.Context, st *store.Store, name string) error {
 
 // runUsersAdd is `xmlpipe users add NAME [--role R] [--password-stdin]`.
 func runUsersAdd(ctx context.Context, args []string, std streams) int {
-	var roleName *string
+	var roleName, profile *string
 	var fromStdin *bool
-	c, code, ok := parseUsers("add", "NAME [--role viewer|operator|admin] [--password-stdin]", 1, args, std, func(fs *flag.FlagSet) {
+	c, code, ok := parseUsers("add", "NAME [--role viewer|operator|admin] [--profile P] [--password-stdin]", 1, args, std, func(fs *flag.FlagSet) {
 		roleName = fs.String("role", string(auth.Operator), "role: viewer (read), operator (also inject) or admin (also control)")
+		profile = fs.String("profile", "", "security profile of the user's conversations (a profiles: entry of organism.yaml)")
 		fromStdin = fs.Bool("password-stdin", false, "read the password from the first line of stdin instead of a prompt")
 	})
 	if !ok {
@@ -172,6 +176,9 @@ func runUsersAdd(ctx context.Context, args []string, std streams) int {
 		return c.usage(err)
 	}
 	if err := auth.ValidName(name); err != nil {
+		return c.usage(err)
+	}
+	if err := c.checkProfile(*profile); err != nil {
 		return c.usage(err)
 	}
 	svc, st, err := c.open(true)
@@ -189,6 +196,12 @@ func runUsersAdd(ctx context.Context, args []string, std streams) int {
 	url, err := svc.AddUser(ctx, name, password, role)
 	if err != nil {
 		return c.fail(err)
+	}
+	if *profile != "" {
+		if err := svc.SetProfile(ctx, name, *profile); err != nil {
+			return c.fail(err)
+		}
+		role = auth.Role(string(role) + ", profile " + *profile)
 	}
 	fmt.Fprintf(std.err, "User %s (%s) created in %s. Add this TOTP secret to an authenticator app:\n", name, role, st.Dir())
 	return c.provisioning(url)
@@ -252,13 +265,16 @@ func runUsersList(ctx context.Context, args []string, std streams) int {
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(std.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tROLE\tTOTP\tCREATED\tLAST LOGIN")
+	fmt.Fprintln(tw, "NAME\tROLE\tPROFILE\tTOTP\tCREATED\tLAST LOGIN")
 	for _, u := range users {
-		totp := "no"
+		totp, profile := "no", u.Profile
 		if u.HasTOTP {
 			totp = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", u.Name, u.Role, totp, listTime(u.Created), listTime(u.LastLogin))
+		if profile == "" {
+			profile = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", u.Name, u.Role, profile, totp, listTime(u.Created), listTime(u.LastLogin))
 	}
 	if err := tw.Flush(); err != nil {
 		return c.fail(err)
@@ -341,6 +357,55 @@ func runUsersRole(ctx context.Context, args []string, std streams) int {
 	}
 	fmt.Fprintf(std.out, "User %s is now %s.\n", c.pos[0], role)
 	return exitOK
+}
+
+// runUsersProfile is `xmlpipe users profile NAME PROFILE`.
+func runUsersProfile(ctx context.Context, args []string, std streams) int {
+	c, code, ok := parseUsers("profile", `NAME PROFILE|""`, 2, args, std, nil)
+	if !ok {
+		return code
+	}
+	name, profile := c.pos[0], c.pos[1]
+	if err := c.checkProfile(profile); err != nil {
+		return c.usage(err)
+	}
+	svc, st, err := c.open(false)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer c.close(st)
+	if err := svc.SetProfile(ctx, name, profile); err != nil {
+		return c.fail(err)
+	}
+	if profile == "" {
+		fmt.Fprintf(std.out, "User %s has no profile now: their new conversations reach every listener.\n", name)
+		return exitOK
+	}
+	fmt.Fprintf(std.out, "User %s now has profile %s: their new conversations reach what it allows.\n", name, profile)
+	return exitOK
+}
+
+// checkProfile fails unless profile is "" or defined by the profiles:
+// section of the organism.yaml the command names (or finds).
+func (c usersCmd) checkProfile(profile string) error {
+	if profile == "" {
+		return nil
+	}
+	var pos []string
+	if *c.store.config != "" {
+		pos = []string{*c.store.config}
+	}
+	cfg, err := resolveConfig(pos).load()
+	if err != nil {
+		return fmt.Errorf("profile %q: the organism.yaml defining it does not load: %w", profile, err)
+	}
+	if _, ok := cfg.Profiles[profile]; !ok {
+		if len(cfg.Profiles) == 0 {
+			return fmt.Errorf("no profile %q: %s has no profiles: section", profile, cfg.File())
+		}
+		return fmt.Errorf("no profile %q (profiles: %s)", profile, strings.Join(cfg.ProfileNames(), ", "))
+	}
+	return nil
 }
 
 // readNewPassword reads user's new password: the first line of stdin with

@@ -112,9 +112,9 @@ func TestUsersCommands(t *testing.T) {
 		t.Fatalf("list: exit %d: %s", r.code, r.stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	if len(lines) != 3 || !regexp.MustCompile(`^NAME\s+ROLE\s+TOTP\s+CREATED\s+LAST LOGIN$`).MatchString(lines[0]) ||
-		!regexp.MustCompile(`^alice\s+operator\s+yes\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+\d{4}-`).MatchString(lines[1]) ||
-		!regexp.MustCompile(`^bob\s+viewer\s+yes\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+never$`).MatchString(lines[2]) {
+	if len(lines) != 3 || !regexp.MustCompile(`^NAME\s+ROLE\s+PROFILE\s+TOTP\s+CREATED\s+LAST LOGIN$`).MatchString(lines[0]) ||
+		!regexp.MustCompile(`^alice\s+operator\s+-\s+yes\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+\d{4}-`).MatchString(lines[1]) ||
+		!regexp.MustCompile(`^bob\s+viewer\s+-\s+yes\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+never$`).MatchString(lines[2]) {
 		t.Errorf("list:\n%s", r.stdout)
 	}
 
@@ -155,6 +155,74 @@ func TestUsersCommands(t *testing.T) {
 	r = usersRun(t, "", "list", "--data", data)
 	if r.code != 0 || strings.Contains(r.stdout, "alice") || !regexp.MustCompile(`(?m)^bob\s+admin\s`).MatchString(r.stdout) {
 		t.Fatalf("list after remove and role: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestUsersProfile: users add --profile and users profile give a user a
+// security profile the organism.yaml defines (and refuse one it does not,
+// changing nothing); list shows it; a login's session carries it.
+func TestUsersProfile(t *testing.T) {
+	cheapUserHashes(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "organism.yaml")
+	if err := os.WriteFile(cfg, []byte(`organism: {name: profiled}
+profiles:
+  calc: {listeners: [calculate]}
+  readers: {listeners: [greeter]}
+listeners:
+  - {name: greeter, payload_class: handlers.hello.Greeting, handler: handlers.hello.handle_greeting, description: Greets}
+  - {name: calculate, payload_class: tools.Calculate, handler: tools.Calculate, description: Evaluates arithmetic}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "state")
+	r := usersRun(t, "correct horse battery\n", "add", "carol", "--profile", "nope", "--password-stdin", "--data", data, "--config", cfg)
+	if r.code != exitUsage || !strings.Contains(r.stderr, `no profile "nope" (profiles: calc, readers)`) {
+		t.Fatalf("add with an undefined profile: exit %d: %s", r.code, r.stderr)
+	}
+	r = usersRun(t, "correct horse battery\n", "add", "carol", "--profile", "calc", "--password-stdin", "--data", data, "--config", cfg)
+	if r.code != 0 || !strings.Contains(r.stderr, "carol (operator, profile calc) created") {
+		t.Fatalf("add --profile: exit %d: %s", r.code, r.stderr)
+	}
+	secret, _ := secretFrom(t, r.stdout)
+	r = usersRun(t, "", "list", "--data", data, "--config", cfg)
+	if r.code != 0 || !regexp.MustCompile(`(?m)^carol\s+operator\s+calc\s+yes\s`).MatchString(r.stdout) {
+		t.Fatalf("list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = usersRun(t, "", "profile", "carol", "wider", "--data", data, "--config", cfg)
+	if r.code != exitUsage || !strings.Contains(r.stderr, `no profile "wider"`) {
+		t.Fatalf("profile to an undefined one: exit %d: %s", r.code, r.stderr)
+	}
+	r = usersRun(t, "", "profile", "carol", "readers", "--data", data, "--config", cfg)
+	if r.code != 0 || !strings.Contains(r.stdout, "carol now has profile readers") {
+		t.Fatalf("profile: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	st, err := store.Open(data, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := auth.New(st, auth.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := totp.GenerateCode(secret, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := svc.Login(context.Background(), auth.Credentials{Username: "carol", Password: "correct horse battery", TOTP: code, Addr: "127.0.0.1"})
+	if err != nil || sess.Profile != "readers" {
+		t.Errorf("carol's session: profile %q, %v; want readers", sess.Profile, err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r = usersRun(t, "", "profile", "carol", "", "--data", data, "--config", cfg)
+	if r.code != 0 || !strings.Contains(r.stdout, "carol has no profile now") {
+		t.Fatalf("profile \"\": exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = usersRun(t, "", "profile", "nobody", "calc", "--data", data, "--config", cfg)
+	if r.code == 0 || !strings.Contains(r.stderr, "unknown user") {
+		t.Errorf("profile of an unknown user: exit %d: %s", r.code, r.stderr)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
@@ -41,6 +42,34 @@ func runValidate(_ context.Context, args []string, std streams) int {
 		}
 		b.WriteByte('\n')
 	}
+	writeProfiles(&b, o)
 	fmt.Fprint(std.out, b.String())
 	return exitOK
+}
+
+// writeProfiles lists each profile's dispatch table (the organism's own
+// listeners, in every profile, left out) and network allow-list.
+func writeProfiles(b *strings.Builder, o *organism.Organism) {
+	names := o.Config.ProfileNames()
+	if len(names) == 0 {
+		return
+	}
+	b.WriteString("profiles:\n")
+	for _, name := range names {
+		var reach []string
+		for _, li := range o.Pump.Listeners() {
+			if !strings.HasPrefix(li.Name, "system.") && !strings.HasPrefix(li.Name, "core.") && o.Pump.ProfileReaches(name, li.Name) {
+				reach = append(reach, li.Name)
+			}
+		}
+		slices.Sort(reach)
+		net := "any address"
+		if p := o.Config.Profiles[name]; p.Network.Set {
+			net = strings.Join(p.Network.Addrs, ", ")
+			if net == "" {
+				net = "none"
+			}
+		}
+		fmt.Fprintf(b, "  %s → %s (network: %s)\n", name, strings.Join(reach, ", "), net)
+	}
 }

@@ -35,8 +35,23 @@ func IsCoreListener(name string) bool {
 	return false
 }
 
+// withinProfile narrows what c sees to the listeners profile reaches (the
+// profile of the thread the question travels on): a listener outside the
+// caller's profile does not exist for it here either.
+func withinProfile(c Caller, profile xmlpipe.Profile) Caller {
+	if profile == nil {
+		return c
+	}
+	visible := c.Visible
+	c.Visible = func(k Capability) bool {
+		return profile.Reaches(k.Name) && (visible == nil || visible(k))
+	}
+	return c
+}
+
 // Listeners returns the four core listeners answering meta questions with
-// s. Each handler classifies the message's <from> with callers, answers
+// s. Each handler classifies the message's <from> with callers (seeing only
+// what the profile of the question's thread reaches), answers
 // with xmlpipe.Respond, and returns the Service's error when the question
 // is refused: the pump answers a handler error with a <huh> to the caller
 // (never silence), whose canned text for ErrRefused is the one a message to
@@ -55,7 +70,7 @@ func Listeners(s *Service, callers Callers) ([]Listener, error) {
 		{NameListCapabilities, "Answers list-capabilities: the capabilities the caller may see", reflect.TypeFor[ListCapabilities]()},
 	}
 	h := xmlpipe.HandlerFunc(func(_ context.Context, payload any, md xmlpipe.Metadata) (xmlpipe.Response, error) {
-		answer, err := s.Answer(callers.Classify(md.From), payload)
+		answer, err := s.Answer(withinProfile(callers.Classify(md.From), md.Profile), payload)
 		if err != nil {
 			return nil, err
 		}

@@ -77,7 +77,7 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 		return injectResult{}, badRequest("Missing payload")
 	}
 	l, ok := s.pump.Lookup(req.To)
-	if !ok {
+	if !ok || !s.visible(sess, req.To) {
 		return injectResult{}, badRequest("Unknown target: %s", req.To)
 	}
 	thread := req.ThreadID
@@ -90,7 +90,8 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 	if apiErr != nil {
 		return injectResult{}, apiErr
 	}
-	who := pump.Principal{From: sourceAPI + ":" + sess.Username, User: sess.Username, FreshThread: req.ThreadID == ""}
+	who := pump.Principal{From: sourceAPI + ":" + sess.Username, User: sess.Username, FreshThread: req.ThreadID == "",
+		Profile: sess.Profile}
 	from := who.From
 	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), from, l.Name, thread, body)
 

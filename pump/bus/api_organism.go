@@ -27,14 +27,20 @@ type apiOrganismBody struct {
 }
 
 // apiOrganism is GET /api/v1/organism.
-func (s *Server) apiOrganism(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) apiOrganism(w http.ResponseWriter, r *http.Request) {
 	st := s.pump.Stats()
+	sess, agents := sessionOf(r.Context()), 0
+	for _, li := range s.pump.Listeners() {
+		if s.visible(sess, li.Name) {
+			agents++
+		}
+	}
 	status := "running"
 	if _, halted := s.pump.Halted(); halted {
 		status = statusHalted
 	}
 	body := apiOrganismBody{Name: s.pump.Organism(), Status: status,
-		UptimeSeconds: st.Uptime.Seconds(), AgentCount: len(s.pump.Listeners()), ActiveThreads: st.Threads,
+		UptimeSeconds: st.Uptime.Seconds(), AgentCount: agents, ActiveThreads: st.Threads,
 		TotalMessages: st.Processed, Failed: st.Failed, InFlight: st.InFlight}
 	if hl, ok := s.opts.Metrics.(HandlerLatencies); ok {
 		sum, n := hl.HandlerLatency()
@@ -119,12 +125,15 @@ func (s *Server) listenerInfo(name string) (pump.ListenerInfo, bool) {
 }
 
 // apiAgents is GET /api/v1/agents: every listener with its live state.
-func (s *Server) apiAgents(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) apiAgents(w http.ResponseWriter, r *http.Request) {
 	v := s.agentView()
 	infos := s.pump.Listeners()
+	sess := sessionOf(r.Context())
 	out := make([]apiAgentBody, 0, len(infos))
 	for _, li := range infos {
-		out = append(out, s.agentBody(li, v))
+		if s.visible(sess, li.Name) {
+			out = append(out, s.agentBody(li, v))
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
 }
@@ -132,7 +141,7 @@ func (s *Server) apiAgents(w http.ResponseWriter, _ *http.Request) {
 // apiAgent is GET /api/v1/agents/{name}.
 func (s *Server) apiAgent(w http.ResponseWriter, r *http.Request) {
 	li, ok := s.listenerInfo(r.PathValue("name"))
-	if !ok {
+	if !ok || !s.visible(sessionOf(r.Context()), li.Name) {
 		writeError(w, http.StatusNotFound, "Agent not found")
 		return
 	}
@@ -143,7 +152,7 @@ func (s *Server) apiAgent(w http.ResponseWriter, r *http.Request) {
 // configuration entry, secrets redacted.
 func (s *Server) apiAgentConfig(w http.ResponseWriter, r *http.Request) {
 	lc, ok := s.listenerConfig(r.PathValue("name"))
-	if !ok {
+	if !ok || !s.visible(sessionOf(r.Context()), lc.Name) {
 		writeError(w, http.StatusNotFound, "Agent not found")
 		return
 	}
@@ -154,7 +163,7 @@ func (s *Server) apiAgentConfig(w http.ResponseWriter, r *http.Request) {
 // listener's payload.
 func (s *Server) apiAgentSchema(w http.ResponseWriter, r *http.Request) {
 	l, ok := s.pump.Lookup(r.PathValue("name"))
-	if !ok {
+	if !ok || !s.visible(sessionOf(r.Context()), l.Name) {
 		writeError(w, http.StatusNotFound, "Agent not found")
 		return
 	}

@@ -245,7 +245,7 @@ func (b *busSocket) frame(data []byte) {
 // send builds.
 func (b *busSocket) principal() pump.Principal {
 	user := b.c.sess.Username
-	return pump.Principal{From: sourceWebSocket + ":" + user, User: user}
+	return pump.Principal{From: sourceWebSocket + ":" + user, User: user, Profile: b.c.sess.Profile}
 }
 
 // ownsLive reports whether thread is not live, or is a thread of a live

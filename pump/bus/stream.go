@@ -115,7 +115,9 @@ func (s *Server) handleStreamWS(w http.ResponseWriter, r *http.Request) {
 	defer s.streams.remove(sock)
 	names := []string{}
 	for _, l := range s.pump.Listeners() {
-		names = append(names, l.Name)
+		if s.visible(sock.c.sess, l.Name) {
+			names = append(names, l.Name)
+		}
 	}
 	sock.c.send(map[string]any{"event": streamConnected, "organism": s.pump.Organism(), "agents": names,
 		"threads": s.pump.Threads().Len()})
@@ -201,6 +203,9 @@ func (st *streamSocket) offer(ev streamEvent) {
 	st.mu.Lock()
 	ok := st.f.match(ev)
 	st.mu.Unlock()
+	if ok && ev.name == streamAgentState && len(ev.agents) == 1 && !st.s.visible(st.c.sess, ev.agents[0]) {
+		ok = false // a listener outside the session's profile does not exist for it
+	}
 	if ok {
 		st.c.send(ev.body)
 	}

@@ -191,7 +191,7 @@ func (w *wsSocket) send(req wire.Request) {
 		}
 	}
 	l, ok := w.s.pump.Lookup(target)
-	if !ok {
+	if !ok || !w.s.visible(w.c.sess, target) {
 		w.fail(h, wire.CodeUnknownTarget, "Unknown target: "+target)
 		return
 	}
@@ -215,7 +215,7 @@ func (w *wsSocket) send(req wire.Request) {
 			return
 		}
 	}
-	who := pump.Principal{From: source + ":" + w.c.sess.Username, User: w.c.sess.Username}
+	who := pump.Principal{From: source + ":" + w.c.sess.Username, User: w.c.sess.Username, Profile: w.c.sess.Profile}
 	thread := strings.TrimSpace(req.ThreadID)
 	switch {
 	case thread == "":

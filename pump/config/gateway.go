@@ -32,6 +32,10 @@ type Gateway struct {
 	// CallTimeout bounds how long a call waits for the peer's answer,
 	// outages included (default DefaultGatewayCallTimeout).
 	CallTimeout Duration `yaml:"call_timeout"`
+	// Profile names the profile of the conversations the peer begins here
+	// (what its calls are granted): they reach only that profile's
+	// listeners. "" grants every exported one.
+	Profile string `yaml:"profile"`
 	// TrustedKey is the peer's raw Ed25519 public key, used instead of
 	// TrustedIdentity when set: gateways stored by the OOB channel's
 	// register-remote-gateway carry their key, not a file.

@@ -116,6 +116,13 @@ type Listener struct {
 	// ApprovalTimeout is how long such a call waits (default 1h): then it
 	// is refused with "approval timed out".
 	ApprovalTimeout Duration `yaml:"approval_timeout"`
+	// Profile names the profile the threads this listener opens run under
+	// (an agent's: the threads it spawns), intersected with the thread it
+	// works on: its sends reach only what both allow. "" adds nothing.
+	Profile string `yaml:"profile"`
+	// Callable offers the listener to federated peers as one tool
+	// (profile.go).
+	Callable Callable `yaml:"callable"`
 	// Memory gives an agent the remember and recall tools: true (under the
 	// organism's memory.consent) or {consent: ask|always|never}.
 	Memory AgentMemory `yaml:"memory"`

@@ -62,6 +62,9 @@ type Organism struct {
 	Constitution []string `yaml:"constitution"`
 	// Governance tunes the guardian's alerts.
 	Governance Governance `yaml:"governance"`
+	// Profiles are the security profiles, by name (profile.go). Without
+	// any, every thread reaches every listener.
+	Profiles map[string]Profile `yaml:"profiles"`
 	// Memory is the memory consent policy of agents with memory (package
 	// listeners/memory): ask (default), always or never.
 	Memory Memory `yaml:"memory"`

@@ -44,6 +44,7 @@ func (o *Organism) problems() []*Error {
 	o.checkObservability(r)
 	o.checkRouting(r)
 	o.checkGovernance(r)
+	o.checkProfiles(r)
 	o.checkMemoryPolicy(r)
 	o.checkAEIOU(r)
 	return r.errs

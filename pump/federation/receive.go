@@ -213,7 +213,7 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 	defer cancel()
 	// No outlet: what the conversation answers reaches the gateway through
 	// the manager's subscription (served.go), also after a restart.
-	_, err := g.m.opts.Pump.InjectAs(ctx, env, nil, pump.Principal{From: g.name, FreshThread: fresh})
+	_, err := g.m.opts.Pump.InjectAs(ctx, env, nil, pump.Principal{From: g.name, FreshThread: fresh, Profile: g.cfg.Profile})
 	if err != nil {
 		// A message accepted but not journaled, or whose wait ran out, may
 		// be in the pump: its conversation stays received. Any other was

@@ -45,6 +45,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is reported to clients (default "dev").
 	Version string
+	// Profile is the security profile the bridge's clients act under:
+	// only the listeners it reaches are served as tools (the others do not
+	// exist for them), and every call's conversation runs under it. ""
+	// for none: every listener.
+	Profile string
 }
 
 // Bridge turns MCP tool calls into messages through a pump.
@@ -116,12 +121,14 @@ func (b *Bridge) cancelCalls(cause error) {
 }
 
 // Server builds an MCP server whose tools are the pump's listeners (the
-// organism's own system.* listeners excepted).
+// organism's own system.* listeners excepted) that Options.Profile
+// reaches.
 func (b *Bridge) Server() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "xmlpipe-" + b.p.Organism(), Version: b.opts.Version},
 		&sdk.ServerOptions{Logger: b.opts.Logger})
 	for _, info := range b.p.Listeners() {
-		if strings.HasPrefix(info.Name, "system.") {
+		if strings.HasPrefix(info.Name, "system.") ||
+			b.opts.Profile != "" && !b.p.ProfileReaches(b.opts.Profile, info.Name) {
 			continue
 		}
 		l, ok := b.p.Lookup(info.Name)
@@ -173,7 +180,7 @@ func (b *Bridge) Call(ctx context.Context, listener string, pt *xmlpipe.PayloadT
 	defer cancelTimeout()
 	// Ask kills the conversation when ctx ends first (the client
 	// cancelled, the timeout passed or the bridge closed).
-	ev, err := b.p.AskXML(ctx, b.opts.From, listener, body)
+	ev, err := b.p.AskXML(pump.WithProfile(ctx, b.opts.Profile), b.opts.From, listener, body)
 	if err == nil {
 		return b.answer(ev)
 	}

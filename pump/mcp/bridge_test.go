@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -213,5 +214,73 @@ func TestBridgeStreamableHTTP(t *testing.T) {
 	}
 	if r.IsError || !strings.Contains(text(r), "<Value>18</Value>") {
 		t.Fatalf("calculate over HTTP: %v %q", r.IsError, text(r))
+	}
+}
+
+// TestBridgeProfile: a bridge serving under a profile offers only the
+// listeners the profile reaches — the others are not tools at all, and a
+// call naming one is refused as a call to a tool that does not exist —
+// and its calls' conversations run under the profile.
+func TestBridgeProfile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "organism.yaml")
+	if err := os.WriteFile(path, []byte(`organism: {name: mcp-profiled}
+profiles:
+  calc: {listeners: [calculate]}
+listeners:
+  - {name: greeter, payload_class: handlers.hello.Greeting, handler: handlers.hello.handle_greeting, description: Greets}
+  - {name: calculate, payload_class: tools.Calculate, handler: tools.Calculate, description: Evaluates arithmetic}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err := organism.Load(path, organism.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	b := New(o.Pump, Options{Timeout: 20 * time.Second, Profile: "calc"})
+	ctx, cancel := context.WithCancel(context.Background())
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := b.Server().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serverDone := make(chan error, 1)
+	go func() { serverDone <- ss.Wait() }()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test-client", Version: "v0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.Close()
+		<-serverDone
+		cancel()
+		b.Close()
+		if err := o.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	if !slices.Contains(names, "calculate") || slices.Contains(names, "greeter") {
+		t.Fatalf("tools under calc: %v, want calculate and no greeter", names)
+	}
+	r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "calculate", Arguments: map[string]any{"Expression": "6 * 7"}})
+	if err != nil || r.IsError || !strings.Contains(text(r), "42") {
+		t.Fatalf("calculate: %v %+v", err, r)
+	}
+	_, errMasked := cs.CallTool(ctx, &sdk.CallToolParams{Name: "greeter", Arguments: map[string]any{"Name": "Ann"}})
+	_, errNone := cs.CallTool(ctx, &sdk.CallToolParams{Name: "no-such-tool", Arguments: map[string]any{"Name": "Ann"}})
+	if errMasked == nil || errNone == nil ||
+		strings.ReplaceAll(errMasked.Error(), "greeter", "X") != strings.ReplaceAll(errNone.Error(), "no-such-tool", "X") {
+		t.Errorf("call to the masked greeter: %v; to a tool that does not exist: %v", errMasked, errNone)
 	}
 }

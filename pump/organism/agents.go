@@ -150,7 +150,7 @@ func (l *llmLayer) agentListener(lc config.Listener, p *pump.Pump, threads *regi
 	}
 	return pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Handler: a, Agent: true,
 		Peers: append(append([]string(nil), lc.Peers...), lc.Tools...), Prompt: prompt, Workers: lc.MaxConcurrent,
-		MaxMessagesPerTurn: lc.MaxMessagesPerTurn, Timeout: lc.Timeout.D()}, nil
+		MaxMessagesPerTurn: lc.MaxMessagesPerTurn, Timeout: lc.Timeout.D(), Profile: lc.Profile}, nil
 }
 
 // librarian is an agent's librarian as its librarian: block says; its

@@ -38,7 +38,7 @@ func StateSinks(s *store.Store, log *slog.Logger) (registry.ThreadSink, registry
 // ThreadCreated persists a new thread node.
 func (k storeSinks) ThreadCreated(r registry.ThreadRecord) {
 	k.check("put thread", k.s.PutThread(store.ThreadRow{ID: r.ID, Parent: r.Parent, Path: r.Path,
-		Created: r.Created, Touched: r.Touched, Ref: r.Ref}))
+		Created: r.Created, Touched: r.Touched, Ref: r.Ref, Profile: r.Profile}))
 }
 
 // ThreadsEnded deletes ended thread nodes.
@@ -77,7 +77,7 @@ func restoreRegistries(s *store.Store, threads *registry.Threads, todos *registr
 	recs := make([]registry.ThreadRecord, len(trows))
 	for i, r := range trows {
 		recs[i] = registry.ThreadRecord{ID: r.ID, Parent: r.Parent, Path: r.Path, Created: r.Created, Touched: r.Touched,
-			Ref: r.Ref}
+			Ref: r.Ref, Profile: r.Profile}
 	}
 	if err := threads.Restore(recs); err != nil {
 		return err

@@ -272,3 +272,29 @@ func TestDurableRecoversUndelivered(t *testing.T) {
 		t.Fatalf("Undelivered after recovery = %d entries, %v", len(und), err)
 	}
 }
+
+// TestDurableThreadProfilesSurviveRestart: a thread's security profile is
+// part of the kernel state: a restart restores it (never wider), so a
+// conversation begun under a profile cannot be widened by a crash.
+func TestDurableThreadProfilesSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	o, _ := startDurableHello(t, dir, nil)
+	root := xmlpipe.NewThreadID()
+	th := o.Pump.Threads()
+	if _, _, _, err := th.JoinAs(root, "console", "greeter", "calc&readers"); err != nil {
+		t.Fatal(err)
+	}
+	child, prof, err := th.ExtendAs(root, "shouter", "", "readers")
+	if err != nil || prof != "calc&readers" {
+		t.Fatalf("child under %q, %v", prof, err)
+	}
+	shutdown(t, o)
+
+	o2, _ := startDurableHello(t, dir, nil)
+	defer shutdown(t, o2)
+	for _, id := range []string{root, child} {
+		if got, ok := o2.Pump.Threads().Profile(id); !ok || got != "calc&readers" {
+			t.Errorf("thread %s restored under %q (%v), want calc&readers", id, got, ok)
+		}
+	}
+}

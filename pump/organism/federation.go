@@ -119,6 +119,10 @@ type metaAnswerer struct {
 	svc    *meta.Service
 	schema *xmlpipe.Schema
 	types  []*xmlpipe.PayloadType
+	p      *pump.Pump
+	// grants are the profiles of the gateways of the configuration, by
+	// lower-cased name (gateways change only at a restart).
+	grants map[string]string
 }
 
 func newMetaAnswerer(cfg *config.Organism, p *pump.Pump) (*metaAnswerer, error) {
@@ -130,7 +134,12 @@ func newMetaAnswerer(cfg *config.Organism, p *pump.Pump) (*metaAnswerer, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &metaAnswerer{svc: meta.NewService(metaFlags(cfg.Meta), pumpCatalog{p}), schema: s, types: types}, nil
+	grants := map[string]string{}
+	for _, g := range cfg.Gateways {
+		grants[strings.ToLower(g.Name)] = g.Profile
+	}
+	return &metaAnswerer{svc: meta.NewService(metaFlags(cfg.Meta), pumpCatalog{p}), schema: s, types: types, p: p,
+		grants: grants}, nil
 }
 
 // errMetaRefused is the one text a peer gets for any refused question.
@@ -156,8 +165,10 @@ func (m *metaAnswerer) AnswerRemote(gateway string, exported func(string) bool, 
 	if q == nil {
 		return nil, errMetaRefused
 	}
+	grant := m.grants[strings.ToLower(gateway)] // the profile its calls run under: what it may see
 	caller := meta.Caller{Name: gateway, Authenticated: true, Remote: true, Visible: func(c meta.Capability) bool {
-		return c.Payload != nil && c.Payload.Namespace() == "" && exported(c.Payload.Name())
+		return c.Payload != nil && c.Payload.Namespace() == "" && exported(c.Payload.Name()) &&
+			(grant == "" || m.p.ProfileReaches(grant, c.Name))
 	}}
 	ans, err := m.svc.Answer(caller, q)
 	if err != nil {

@@ -51,7 +51,7 @@ func connectMount(env catalog.Env, lc config.Listener, where string) (*mount, []
 			desc = lc.Description
 		}
 		ls = append(ls, pump.Listener{Name: t.Listener, Description: desc, Payload: t.Payload, Handler: t.Handler,
-			Workers: lc.MaxConcurrent, Peers: lc.Peers, Timeout: lc.Timeout.D()})
+			Workers: lc.MaxConcurrent, Peers: lc.Peers, Timeout: lc.Timeout.D(), Profile: lc.Profile})
 		m.listeners = append(m.listeners, t.Listener)
 	}
 	return m, ls, nil

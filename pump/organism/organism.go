@@ -383,6 +383,9 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 				continue
 			}
 			u.prompt = l.Prompt
+			if err := registerCall(p, lc, u, opts.Logger); err != nil {
+				errs = append(errs, fmt.Errorf("%s: listener %s: %w", pos, lc.Name, err))
+			}
 			units[unitKey(lc.Name)] = u
 			continue
 		}
@@ -398,6 +401,9 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 			continue
 		}
 		u.wasm = ws.get(lc.Name)
+		if err := registerCall(p, lc, u, opts.Logger); err != nil {
+			errs = append(errs, fmt.Errorf("%s: listener %s: %w", pos, lc.Name, err))
+		}
 		units[unitKey(lc.Name)] = u
 	}
 	for _, lc := range implicit {
@@ -410,6 +416,9 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	}
 	extra := map[string]bool{} // listeners a reload leaves alone
 	errs = append(errs, registerGo(p, opts.Listeners, extra)...)
+	if err := installProfiles(p, cfg); err != nil {
+		errs = append(errs, err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		layer.router.Close()
 		if fed != nil {
@@ -486,7 +495,7 @@ func resolveListener(cat *catalog.Catalog, env catalog.Env, ws *wasmSet, lc conf
 	}
 	return pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Handler: h, Agent: lc.Agent,
 		Peers: append(append([]string(nil), lc.Peers...), lc.Tools...), Broadcast: lc.Broadcast, Prompt: lc.Prompt,
-		Workers: lc.MaxConcurrent, MaxMessagesPerTurn: lc.MaxMessagesPerTurn, Timeout: lc.Timeout.D()}, wl, nil
+		Workers: lc.MaxConcurrent, MaxMessagesPerTurn: lc.MaxMessagesPerTurn, Timeout: lc.Timeout.D(), Profile: lc.Profile}, wl, nil
 }
 
 // Start starts the pump and sends the boot message to system.boot.

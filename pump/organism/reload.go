@@ -26,7 +26,7 @@ var ErrReloadRefused = errors.New("reload refused")
 // organism.data_dir, organism.tls, organism.identity, oob, journal, auth,
 // gateways, …) takes effect at the next start only: a reload whose
 // configuration changes one of them is refused, naming the key.
-var ReloadableKeys = []string{"listeners", "llm", "budgets", "prompts", "routing", "memory"}
+var ReloadableKeys = []string{"listeners", "llm", "budgets", "prompts", "routing", "profiles", "memory"}
 
 // ReloadReport says what a reload changed, by listeners[] entry name (and
 // implicit tool name).
@@ -394,6 +394,15 @@ func (p *Plan) build(entries []planEntry) error {
 			u.wasm = wl
 			p.add = append(p.add, l)
 		}
+		if e.kind != mountUnit && !lc.Callable.IsZero() {
+			l, err := callListener(o.Pump, lc, o.log)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", e.where, err))
+				continue
+			}
+			u.names = append(u.names, l.Name)
+			p.add = append(p.add, l)
+		}
 		for _, n := range u.names {
 			p.where[strings.ToLower(n)] = e.where
 		}
@@ -417,7 +426,8 @@ func (p *Plan) Apply() (ReloadReport, error) {
 	defer p.finish()
 	o := p.o
 	completer := o.swapCompleter(p.layer)
-	retired, err := o.Pump.Change(pump.ListenerChange{Remove: p.remove, Add: p.add})
+	retired, err := o.Pump.Change(pump.ListenerChange{Remove: p.remove, Add: p.add, SetProfiles: true,
+		Profiles: profileDefs(p.cfg)})
 	if err != nil {
 		o.restoreCompleter(completer)
 		p.release()

@@ -16,52 +16,16 @@ import (
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
-// ErrUnknownProfile: a profile name no profile of the organism has (and,
-// until issue 33's profiles: section exists, every name).
+// ErrUnknownProfile: a profile name the organism does not define.
 var ErrUnknownProfile = errors.New("unknown profile")
-
-// Profiles resolves a profile (seed 000 §8.4) to its dispatch table as a
-// routing mask: the only listeners reachable in its threads. Issue 33's
-// profiles: section provides it (SetProfiles); an organism without one
-// knows no profile at all.
-type Profiles interface {
-	// ProfileMask returns the mask of the profile called name, and false
-	// when there is no such profile.
-	ProfileMask(name string) (route.Mask, bool)
-}
 
 // routing is the organism's semantic router (the routing: section) and
 // what feeds it.
 type routing struct {
-	mu       sync.Mutex
-	router   *route.Router
-	built    config.Routing // the section router was built from
-	key      string         // the embeddings key it was built with
-	profiles Profiles
-}
-
-// SetProfiles installs the profiles ProfileMask resolves (nil: none).
-func (o *Organism) SetProfiles(p Profiles) {
-	o.routing.mu.Lock()
-	o.routing.profiles = p
-	o.routing.mu.Unlock()
-}
-
-// ProfileMask returns the routing mask of the profile called name: its
-// dispatch table. Without profiles every name is unknown: the error wraps
-// ErrUnknownProfile and says that organism.yaml defines no profiles.
-func (o *Organism) ProfileMask(name string) (route.Mask, error) {
-	o.routing.mu.Lock()
-	p := o.routing.profiles
-	o.routing.mu.Unlock()
-	if p == nil {
-		return nil, fmt.Errorf("%w %q: this organism defines no profiles (a profiles: section is needed)", ErrUnknownProfile, name)
-	}
-	m, ok := p.ProfileMask(name)
-	if !ok {
-		return nil, fmt.Errorf("%w %q", ErrUnknownProfile, name)
-	}
-	return m, nil
+	mu     sync.Mutex
+	router *route.Router
+	built  config.Routing // the section router was built from
+	key    string         // the embeddings key it was built with
 }
 
 // PeersMask returns the mask of what the agent called agent may address:

@@ -269,21 +269,34 @@ func TestRouteProfiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = o.ProfileMask("researcher")
-	if !errors.Is(err, ErrUnknownProfile) || !strings.Contains(err.Error(), `unknown profile "researcher"`) {
+	if !errors.Is(err, ErrUnknownProfile) || !strings.Contains(err.Error(), `unknown profile "researcher"`) ||
+		!strings.Contains(err.Error(), "defines no profiles") {
 		t.Fatalf("ProfileMask without profiles: %v", err)
 	}
-	o.SetProfiles(profilesFunc(func(name string) (route.Mask, bool) {
-		if name == "calc-only" {
-			return route.Allow("calculate"), true
-		}
-		return nil, false
-	}))
+	if m, err := o.ProfileMask(""); m != nil || err != nil {
+		t.Fatalf("no profile: %v %v", m, err)
+	}
+	o, err = Load(writeOrganism(t, helloWithTools+"profiles:\n  calc-only: {listeners: [calculate]}\n  web: {listeners: [fetch, \"x*\"]}\n"),
+		quietOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
 	m, err := o.ProfileMask("calc-only")
-	if err != nil || !m("calculate") || m("files") {
+	if err != nil || !m("calculate") || m("files") || m("greeter") {
 		t.Fatalf("calc-only: %v", err)
 	}
-	if _, err := o.ProfileMask("other"); !errors.Is(err, ErrUnknownProfile) {
+	m, err = o.ProfileMask("web")
+	if err != nil || !m("fetch") || !m("xml_to_json") || !m("xml_extract") || m("json_to_xml") || m("calculate") {
+		t.Fatalf("web: %v", err)
+	}
+	if m, err := o.ProfileMask("calc-only&web"); err != nil || m("calculate") || m("fetch") {
+		t.Fatalf("an intersection: %v", err)
+	}
+	if _, err := o.ProfileMask("other"); !errors.Is(err, ErrUnknownProfile) || !strings.Contains(err.Error(), "calc-only") {
 		t.Fatalf("unknown: %v", err)
+	}
+	if v := o.VisibleTo("other"); v == nil || v("calculate") {
+		t.Fatal("an undefined profile sees something")
 	}
 	if m, err := o.PeersMask("shouter"); m != nil || err != nil {
 		t.Fatalf("a listener that is no agent: %v %v", m, err)
@@ -292,10 +305,6 @@ func TestRouteProfiles(t *testing.T) {
 		t.Fatal("PeersMask of a missing listener")
 	}
 }
-
-type profilesFunc func(string) (route.Mask, bool)
-
-func (f profilesFunc) ProfileMask(name string) (route.Mask, bool) { return f(name) }
 
 // routing: in organism.yaml — fill models served by the llm: backends
 // (checked at load, with file:line), an embeddings endpoint with its key.

@@ -14,7 +14,8 @@ func TestThreads(t *testing.T) {
 	at := clock.Now()
 	rows := []ThreadRow{
 		{ID: "t1", Path: []string{"org", "console", "greeter"}, Created: at, Touched: at},
-		{ID: "t2", Parent: "t1", Path: []string{"org", "a.b.c"}, Created: at.Add(time.Nanosecond), Ref: "call_<1>"},
+		{ID: "t2", Parent: "t1", Path: []string{"org", "a.b.c"}, Created: at.Add(time.Nanosecond), Ref: "call_<1>",
+			Profile: "calc&readers"},
 		{ID: "t3", Path: []string{"org"}, Created: at.Add(2 * time.Nanosecond)},
 	}
 	for _, r := range rows {

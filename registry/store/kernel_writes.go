@@ -13,7 +13,8 @@ CREATE TABLE IF NOT EXISTS threads (
 	path       TEXT    NOT NULL,
 	created_ns INTEGER,
 	touched_ns INTEGER,
-	ref        TEXT    NOT NULL DEFAULT ''
+	ref        TEXT    NOT NULL DEFAULT '',
+	profile    TEXT    NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS watchers (
 	id             TEXT    PRIMARY KEY,
@@ -55,8 +56,8 @@ type kernelTable struct {
 // The kernel-state tables, in the order their writes are applied.
 var (
 	threadsTable = &kernelTable{name: "threads",
-		upsert: newRowStatement(`INSERT OR REPLACE INTO threads (id, parent, path, created_ns, touched_ns, ref) VALUES `,
-			`(?, ?, ?, ?, ?, ?)`, ``, 6),
+		upsert: newRowStatement(`INSERT OR REPLACE INTO threads (id, parent, path, created_ns, touched_ns, ref, profile) VALUES `,
+			`(?, ?, ?, ?, ?, ?, ?)`, ``, 7),
 		delete: newRowStatement(`DELETE FROM threads WHERE id IN (`, `?`, `)`, 1)}
 	watchersTable = &kernelTable{name: "watchers",
 		upsert: newRowStatement(`INSERT OR REPLACE INTO watchers (id, thread, issuer, wait_for, from_listener,

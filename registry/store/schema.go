@@ -11,8 +11,9 @@ import (
 // layoutVersion is the version of the store's layout, kept in the
 // database's user_version. Version 1 is the journal as one row per envelope;
 // a database with a schema_version table instead is of the layout before it
-// (legacy.go) and is migrated by Open.
-const layoutVersion = 1
+// (legacy.go) and is migrated by Open. Version 2 adds the security profiles
+// of users and threads (profiles.go).
+const layoutVersion = 2
 
 // schema creates the store's layout. Every statement is idempotent (IF NOT
 // EXISTS), and Open applies the whole list in one transaction each time it
@@ -160,6 +161,11 @@ func prepareSchema(ctx context.Context, db *sql.DB, log *slog.Logger) error {
 	if legacy > 0 {
 		log.Info("store: migrating the journal to one row per envelope", "legacy_schema", legacy)
 		if err := migrateLegacy(ctx, tx, legacy); err != nil {
+			return err
+		}
+	}
+	if version < 2 {
+		if err := addProfileColumns(ctx, tx); err != nil {
 			return err
 		}
 	}

@@ -23,6 +23,9 @@ type ThreadRow struct {
 	Created, Touched time.Time
 	// Ref is the correlation ref the thread was opened with ("" for none).
 	Ref string
+	// Profile is the thread's security profile ("" for none), fixed when
+	// it was created: a restart restores it, so no restart widens a thread.
+	Profile string
 }
 
 // PutThread enqueues an insert-or-replace of the thread row. Writes to one
@@ -49,7 +52,7 @@ func (s *Store) PutThread(t ThreadRow) error {
 		return err
 	}
 	return s.enqueueAsync(&op{kind: opPut, name: "put thread", table: threadsTable, key: t.ID,
-		group: t.ID, row: []any{t.ID, t.Parent, string(pathJSON), created, touched, t.Ref}})
+		group: t.ID, row: []any{t.ID, t.Parent, string(pathJSON), created, touched, t.Ref, t.Profile}})
 }
 
 // DeleteThreads enqueues the deletion of the given thread rows. It does not
@@ -69,7 +72,7 @@ func (s *Store) LoadThreads() ([]ThreadRow, error) {
 		return nil, err
 	}
 	rows, err := s.rdb.QueryContext(context.Background(),
-		`SELECT id, parent, path, created_ns, touched_ns, ref FROM threads ORDER BY created_ns, id`)
+		`SELECT id, parent, path, created_ns, touched_ns, ref, profile FROM threads ORDER BY created_ns, id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: load threads: %w", err)
 	}
@@ -81,7 +84,7 @@ func (s *Store) LoadThreads() ([]ThreadRow, error) {
 			path             string
 			created, touched sql.NullInt64
 		)
-		if err := rows.Scan(&t.ID, &t.Parent, &path, &created, &touched, &t.Ref); err != nil {
+		if err := rows.Scan(&t.ID, &t.Parent, &path, &created, &touched, &t.Ref, &t.Profile); err != nil {
 			return nil, fmt.Errorf("store: load threads: %w", err)
 		}
 		if err := json.Unmarshal([]byte(path), &t.Path); err != nil {

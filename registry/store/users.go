@@ -17,7 +17,8 @@ CREATE TABLE IF NOT EXISTS users (
 	totp_secret    TEXT    NOT NULL DEFAULT '',
 	totp_last_step INTEGER NOT NULL DEFAULT 0,
 	created_at     INTEGER,
-	last_login     INTEGER
+	last_login     INTEGER,
+	profile        TEXT    NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS sessions (
 	token_hash TEXT    PRIMARY KEY,
@@ -45,10 +46,13 @@ type UserRow struct {
 	// Created and LastLogin are kept exactly; LastLogin is zero before the
 	// first login.
 	Created, LastLogin time.Time
+	// Profile is the security profile of the conversations the user
+	// begins ("" for none; not interpreted here).
+	Profile string
 }
 
 // userColumns are the users columns scanUser reads, in order.
-const userColumns = `name, password_hash, role, totp_secret, totp_last_step, created_at, last_login`
+const userColumns = `name, password_hash, role, totp_secret, totp_last_step, created_at, last_login, profile`
 
 // scanUser reads one users row.
 func scanUser(sc interface{ Scan(...any) error }) (UserRow, error) {
@@ -56,7 +60,7 @@ func scanUser(sc interface{ Scan(...any) error }) (UserRow, error) {
 		u                UserRow
 		created, lastLog sql.NullInt64
 	)
-	if err := sc.Scan(&u.Name, &u.PasswordHash, &u.Role, &u.TOTPSecret, &u.TOTPLastStep, &created, &lastLog); err != nil {
+	if err := sc.Scan(&u.Name, &u.PasswordHash, &u.Role, &u.TOTPSecret, &u.TOTPLastStep, &created, &lastLog, &u.Profile); err != nil {
 		return UserRow{}, err
 	}
 	u.Created, u.LastLogin = decodeTime(created), decodeTime(lastLog)
@@ -78,11 +82,11 @@ func (s *Store) PutUser(ctx context.Context, u UserRow) error {
 		return err
 	}
 	_, err = s.do(ctx, "put user", func(w *writer) (int64, error) {
-		return w.exec(`INSERT INTO users (`+userColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)
+		return w.exec(`INSERT INTO users (`+userColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (name) DO UPDATE SET password_hash = excluded.password_hash, role = excluded.role,
 			totp_secret = excluded.totp_secret, totp_last_step = excluded.totp_last_step,
-			created_at = excluded.created_at, last_login = excluded.last_login`,
-			u.Name, u.PasswordHash, u.Role, u.TOTPSecret, u.TOTPLastStep, created, lastLogin)
+			created_at = excluded.created_at, last_login = excluded.last_login, profile = excluded.profile`,
+			u.Name, u.PasswordHash, u.Role, u.TOTPSecret, u.TOTPLastStep, created, lastLogin, u.Profile)
 	})
 	return err
 }

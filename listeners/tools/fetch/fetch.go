@@ -4,7 +4,9 @@
 // address check runs on the IP actually dialed (a net.Dialer Control
 // function), so it holds after DNS resolution, against DNS rebinding, and
 // on every redirect; redirects are counted and re-checked against
-// allowed_domains too. Size and time are capped.
+// allowed_domains too. Size and time are capped. Every connection's
+// host:port is also checked against the network: allow-list of the
+// thread's security profile (xmlpipe.CheckDial), redirects included.
 package fetch
 
 import (
@@ -119,6 +121,9 @@ func (t *Tool) client(c tools.Config, timeout time.Duration) *http.Client {
 	transport := &http.Transport{
 		Proxy: nil,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if err := xmlpipe.CheckDial(ctx, addr); err != nil { // the thread's profile, by the name asked for
+				return nil, err
+			}
 			host, port, err := net.SplitHostPort(addr)
 			if err != nil {
 				return nil, err
@@ -215,6 +220,13 @@ func unwrap(err error) error {
 	}
 	if errors.Is(err, ErrAddress) {
 		return ErrAddress
+	}
+	var ne *net.OpError
+	if errors.As(err, &ne) && errors.Is(ne.Err, xmlpipe.ErrNetworkDenied) {
+		return fmt.Errorf("fetch: %w", ne.Err)
+	}
+	if errors.Is(err, xmlpipe.ErrNetworkDenied) {
+		return fmt.Errorf("fetch: %w", errors.Unwrap(err))
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return errors.New("fetch: timed out")

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -103,6 +104,16 @@ func (t *Tool) search(ctx context.Context, c tools.Config, p *WebSearch) ([]Hit,
 		return nil, fmt.Errorf("web_search: %w", err)
 	}
 	req.Header = header
+	port := req.URL.Port()
+	if port == "" {
+		port = map[string]string{"http": "80"}[req.URL.Scheme]
+		if port == "" {
+			port = "443"
+		}
+	}
+	if err := xmlpipe.CheckDial(ctx, net.JoinHostPort(req.URL.Hostname(), port)); err != nil {
+		return nil, fmt.Errorf("web_search: %w", err) // the thread's profile does not allow the provider
+	}
 	client := t.Client
 	if client == nil {
 		client = &http.Client{Timeout: timeout}

@@ -101,6 +101,10 @@ type Session struct {
 	Username string
 	Role     Role
 	Expires  time.Time
+	// Profile is the user's security profile: the conversations the
+	// session begins run under it ("" for none). Read with the role, so a
+	// change applies to the session's next conversation.
+	Profile string
 }
 
 // Authenticator logs users in.

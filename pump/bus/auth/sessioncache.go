@@ -19,6 +19,7 @@ const maxCachedSessions = 4096
 type cachedSession struct {
 	user    string
 	role    Role
+	profile string
 	expires time.Time
 	fetched time.Time
 }

@@ -62,7 +62,7 @@ func (s *Service) startSession(ctx context.Context, u store.UserRow, now time.Ti
 	if err := s.st.PutSession(ctx, row); err != nil {
 		return Session{}, fmt.Errorf("auth: store session of %q: %w", u.Name, err)
 	}
-	return Session{Token: token, Username: u.Name, Role: role, Expires: row.Expires}, nil
+	return Session{Token: token, Username: u.Name, Role: role, Expires: row.Expires, Profile: u.Profile}, nil
 }
 
 // Session returns the live session of token with the user's current role,
@@ -79,7 +79,7 @@ func (s *Service) Session(ctx context.Context, token string) (Session, error) {
 		if !now.Before(e.expires) {
 			return Session{}, fmt.Errorf("%w: expired", ErrInvalidToken)
 		}
-		return Session{Token: token, Username: e.user, Role: e.role, Expires: e.expires}, nil
+		return Session{Token: token, Username: e.user, Role: e.role, Expires: e.expires, Profile: e.profile}, nil
 	}
 	gen := s.sessions.generation()
 	row, err := s.st.GetSession(ctx, hash)
@@ -107,8 +107,8 @@ func (s *Service) Session(ctx context.Context, token string) (Session, error) {
 		s.log.Error("auth: stored role unusable", "user", u.Name, "err", err)
 		return Session{}, fmt.Errorf("%w: user %q has no valid role", ErrInvalidToken, u.Name)
 	}
-	s.sessions.put(hash, cachedSession{user: u.Name, role: role, expires: row.Expires, fetched: now}, gen)
-	return Session{Token: token, Username: u.Name, Role: role, Expires: row.Expires}, nil
+	s.sessions.put(hash, cachedSession{user: u.Name, role: role, profile: u.Profile, expires: row.Expires, fetched: now}, gen)
+	return Session{Token: token, Username: u.Name, Role: role, Expires: row.Expires, Profile: u.Profile}, nil
 }
 
 // Logout revokes token; ErrInvalidToken when there is no such session.

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
@@ -67,6 +68,8 @@ type UserInfo struct {
 	// HasTOTP reports whether the user has a TOTP secret (users added here
 	// always do).
 	HasTOTP bool
+	// Profile is the user's security profile ("" for none).
+	Profile string
 }
 
 // AddUser creates a user with a password (at least MinPasswordLen
@@ -172,6 +175,25 @@ func (s *Service) SetRole(ctx context.Context, name string, role Role) error {
 	return nil
 }
 
+// ErrInvalidProfile: SetProfile with a name that cannot be a profile's.
+var ErrInvalidProfile = errors.New("invalid profile name")
+
+// SetProfile gives a user a security profile ("" removes it): the
+// conversations their sessions begin from now on run under it (a
+// conversation already running keeps the profile it began with). Whether
+// the organism defines the profile is the caller's check; an undefined one
+// reaches nothing (the pump fails closed).
+func (s *Service) SetProfile(ctx context.Context, name, profile string) error {
+	if profile != "" && !registry.ValidProfileName(profile) {
+		return fmt.Errorf("%w: %q", ErrInvalidProfile, profile)
+	}
+	if err := s.update(ctx, name, false, func(u *store.UserRow) { u.Profile = profile }); err != nil {
+		return err
+	}
+	s.log.Info("auth: profile changed", "user", name, "profile", profile)
+	return nil
+}
+
 // Users lists every user ordered by name.
 func (s *Service) Users(ctx context.Context) ([]UserInfo, error) {
 	rows, err := s.st.ListUsers(ctx)
@@ -180,7 +202,8 @@ func (s *Service) Users(ctx context.Context) ([]UserInfo, error) {
 	}
 	out := make([]UserInfo, 0, len(rows))
 	for _, u := range rows {
-		out = append(out, UserInfo{Name: u.Name, Role: Role(u.Role), Created: u.Created, LastLogin: u.LastLogin, HasTOTP: u.TOTPSecret != ""})
+		out = append(out, UserInfo{Name: u.Name, Role: Role(u.Role), Created: u.Created, LastLogin: u.LastLogin, HasTOTP: u.TOTPSecret != "",
+			Profile: u.Profile})
 	}
 	return out, nil
 }

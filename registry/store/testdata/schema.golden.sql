@@ -212,7 +212,8 @@ CREATE TABLE threads (
 	path       TEXT    NOT NULL,
 	created_ns INTEGER,
 	touched_ns INTEGER,
-	ref        TEXT    NOT NULL DEFAULT ''
+	ref        TEXT    NOT NULL DEFAULT '',
+	profile    TEXT    NOT NULL DEFAULT ''
 );
 
 -- table users
@@ -223,7 +224,8 @@ CREATE TABLE users (
 	totp_secret    TEXT    NOT NULL DEFAULT '',
 	totp_last_step INTEGER NOT NULL DEFAULT 0,
 	created_at     INTEGER,
-	last_login     INTEGER
+	last_login     INTEGER,
+	profile        TEXT    NOT NULL DEFAULT ''
 );
 
 -- table watchers

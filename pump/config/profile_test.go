@@ -1,0 +1,85 @@
+package config
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestProfilesParse(t *testing.T) {
+	src := `organism: {name: x}
+profiles:
+  calc-only:
+    description: arithmetic alone
+    listeners: [calculate]
+    network: []
+  web:
+    listeners: ["fetch*", greeter]
+    network: ["*.example.com:443"]
+  open:
+    listeners: ["*"]
+listeners:
+  - name: research-agent
+    agent: true
+    description: researches
+    prompt: You research.
+    profile: web
+    callable:
+      description: Deep research on a topic
+      parameters:
+        - {name: query, type: string, required: true}
+        - {name: depth, type: integer}
+      requires: [calculate]
+gateways:
+  - {name: peer, trusted_identity: peer.pub, profile: calc-only}
+`
+	o, err := Parse("/o/organism.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Profile{
+		"calc-only": {Description: "arithmetic alone", Listeners: []string{"calculate"}, Network: NetworkList{Set: true, Addrs: []string{}}},
+		"web":       {Listeners: []string{"fetch*", "greeter"}, Network: NetworkList{Set: true, Addrs: []string{"*.example.com:443"}}},
+		"open":      {Listeners: []string{"*"}},
+	}
+	if diff := cmp.Diff(want, o.Profiles); diff != "" {
+		t.Errorf("profiles (-want +got):\n%s", diff)
+	}
+	if got := o.Profiles["open"].Network.Allowed(); got != nil {
+		t.Errorf("unset network allows %q, want nil (no restriction)", got)
+	}
+	if got := o.Profiles["calc-only"].Network.Allowed(); got == nil || len(got) != 0 {
+		t.Errorf("empty network allows %q, want none", got)
+	}
+	if diff := cmp.Diff([]string{"calc-only", "open", "web"}, o.ProfileNames()); diff != "" {
+		t.Error(diff)
+	}
+	l := o.Listeners[0]
+	if l.Profile != "web" || l.CallRoot() != "ResearchAgentCall" || CallName(l.Name) != "research-agent.call" {
+		t.Errorf("listener %s: profile %q, root %q", l.Name, l.Profile, l.CallRoot())
+	}
+	if c := l.Callable; len(c.Parameters) != 2 || !c.Parameters[0].Required || c.Parameters[1].Type != "integer" {
+		t.Errorf("callable %+v", c)
+	}
+	if o.Gateways[0].Profile != "calc-only" {
+		t.Errorf("gateway profile %q", o.Gateways[0].Profile)
+	}
+	if CallProfile("Research-Agent") != "callable:research-agent" {
+		t.Error(CallProfile("Research-Agent"))
+	}
+}
+
+func TestCallRoot(t *testing.T) {
+	for name, want := range map[string]string{"research-agent": "ResearchAgentCall", "calc": "CalcCall",
+		"weather.forecast": "WeatherForecastCall", "9lives": "LivesCall", "a_b2c": "AB2cCall"} {
+		if got := (Listener{Name: name}).CallRoot(); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+	if got := (Listener{Name: "x", Callable: Callable{Root: "Ask"}}).CallRoot(); got != "Ask" {
+		t.Error(got)
+	}
+}

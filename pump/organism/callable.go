@@ -1,0 +1,203 @@
+package organism
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/xml-pipeline/xmlpipe/gen"
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/registry"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/fields"
+)
+
+// Callable organisms (seed 000 §15).
+//
+// A listener with a callable: declaration is offered as one tool: the
+// organism registers a listener named <name>.call (config.CallName) whose
+// payload is the declaration's parameters under its root tag
+// (Listener.CallRoot) and whose description is the declaration's. A
+// gateway exports that root like any other, so a federated peer imports
+// the tool, sees its interface through meta introspection, and its agents
+// call it as they call any tool. The call handler turns the call into the
+// listener's task on a conversation of its own (own thread, own context),
+// under the narrower of the caller's profile and the callable's own
+// (config.CallProfile: the listener and its requires:), waits for the
+// conversation's answer and returns it as the call's answer.
+
+// ErrCallFailed is the error of a call whose callee conversation failed or
+// ended without an answer.
+var ErrCallFailed = errors.New("callable: the call got no answer")
+
+// callSender is the external sender name of the conversations calls begin
+// (a name no listener can have: listener names hold no ':').
+func callSender(listener string) string { return "call:" + strings.ToLower(listener) }
+
+// callParams is a callable's parameters as a payload contract.
+func callParams(lc config.Listener) fields.List {
+	f := fields.List{Root: lc.CallRoot()}
+	for _, p := range lc.Callable.Parameters {
+		f.Fields = append(f.Fields, fields.Field{Name: p.Name, Type: p.Type, Doc: p.Description, Optional: !p.Required,
+			Enum: p.Enum})
+	}
+	return f
+}
+
+// callListener builds the <name>.call listener of callable listener lc.
+func callListener(p *pump.Pump, lc config.Listener, log *slog.Logger) (pump.Listener, error) {
+	pt, err := callParams(lc).PayloadType(nil)
+	if err != nil {
+		return pump.Listener{}, fmt.Errorf("callable: %w", err)
+	}
+	c := &caller{p: p, pt: pt, target: lc.Name, profile: config.CallProfile(lc.Name), log: log}
+	return pump.Listener{Name: config.CallName(lc.Name), Description: lc.Callable.Description, Payload: pt, Handler: c,
+		Remote: true, Workers: lc.MaxConcurrent, Timeout: lc.Timeout.D()}, nil
+}
+
+// caller is the handler of a <name>.call listener.
+type caller struct {
+	p       *pump.Pump
+	pt      *xmlpipe.PayloadType
+	target  string
+	profile string // config.CallProfile(target)
+	log     *slog.Logger
+}
+
+// Handle runs one call: the target's task on a conversation of its own,
+// under the call's thread profile narrowed by the callable's, and answers
+// with the conversation's answer.
+func (c *caller) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+	body, err := c.pt.AppendPayload(nil, payload)
+	if err != nil {
+		return nil, fmt.Errorf("callable %s: %w", c.target, err)
+	}
+	args, err := callArgs(body)
+	if err != nil {
+		return nil, fmt.Errorf("callable %s: %w", c.target, err)
+	}
+	l, ok := c.p.Lookup(c.target)
+	if !ok || l.Payload == nil {
+		return nil, fmt.Errorf("%w: %s is not loaded", ErrCallFailed, c.target)
+	}
+	task, err := taskFor(l, args)
+	if err != nil {
+		return nil, fmt.Errorf("callable %s: %w", c.target, err)
+	}
+	caller := ""
+	if md.Profile != nil {
+		caller = md.Profile.Name()
+	}
+	profile := registry.NarrowProfile(caller, c.profile)
+	c.log.Debug("call", "listener", c.target, "thread", md.ThreadID, "from", md.From, "profile", profile)
+	ev, err := c.p.AskXML(pump.WithProfile(ctx, profile), callSender(c.target), c.target, task)
+	if err != nil {
+		var ae *pump.AskError
+		var f *xmlpipe.Failure
+		switch {
+		case errors.As(err, &ae), errors.As(err, &f), errors.Is(err, pump.ErrNoAnswer):
+			return nil, fmt.Errorf("%w: %w", ErrCallFailed, err)
+		}
+		return nil, fmt.Errorf("callable %s: %w", c.target, err)
+	}
+	if ev.Payload == nil {
+		return nil, fmt.Errorf("%w: %s answered nothing decodable", ErrCallFailed, c.target)
+	}
+	return xmlpipe.Respond(ev.Payload), nil
+}
+
+// callArg is one argument of a call: its element name and text.
+type callArg struct{ name, value string }
+
+// callArgs reads the arguments of a call payload (a root whose children
+// are simple elements), in document order.
+func callArgs(body []byte) ([]callArg, error) {
+	d := xml.NewDecoder(bytes.NewReader(body))
+	var out []callArg
+	depth := 0
+	var cur *callArg
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("call payload: %w", err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			depth++
+			if depth == 2 {
+				out = append(out, callArg{name: t.Name.Local})
+				cur = &out[len(out)-1]
+			}
+		case xml.EndElement:
+			depth--
+			if depth < 2 {
+				cur = nil
+			}
+		case xml.CharData:
+			if cur != nil {
+				cur.value += string(t)
+			}
+		}
+	}
+}
+
+// taskFor is the payload the call's arguments become for listener l: an
+// agent's task text ("name: value" lines), or l's own payload with the
+// arguments as its children (its schema then decides).
+func taskFor(l pump.Listener, args []callArg) ([]byte, error) {
+	if l.Agent {
+		var text strings.Builder
+		for _, a := range args {
+			fmt.Fprintf(&text, "%s: %s\n", a.name, a.value)
+		}
+		args = []callArg{{name: "Text", value: strings.TrimSpace(text.String())}}
+	}
+	for _, a := range args {
+		if !gen.IsNCName(a.name) {
+			return nil, fmt.Errorf("call argument %q is not an element name", a.name)
+		}
+	}
+	var b bytes.Buffer
+	root := l.Payload.Name()
+	b.WriteString("<" + root + ` xmlns="`)
+	if err := xml.EscapeText(&b, []byte(l.Payload.Namespace())); err != nil {
+		return nil, err
+	}
+	b.WriteString(`">`)
+	for _, a := range args {
+		b.WriteString("<" + a.name + ">")
+		if err := xml.EscapeText(&b, []byte(a.value)); err != nil {
+			return nil, err
+		}
+		b.WriteString("</" + a.name + ">")
+	}
+	b.WriteString("</" + root + ">")
+	return b.Bytes(), nil
+}
+
+// registerCall registers the <name>.call listener of lc, when lc is
+// callable, and records it among u's names (a reload replaces and removes
+// it with lc's own).
+func registerCall(p *pump.Pump, lc config.Listener, u *unit, log *slog.Logger) error {
+	if lc.Callable.IsZero() {
+		return nil
+	}
+	l, err := callListener(p, lc, log)
+	if err == nil {
+		err = p.Register(l)
+	}
+	if err != nil {
+		return err
+	}
+	u.names = append(u.names, l.Name)
+	return nil
+}
