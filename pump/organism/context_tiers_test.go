@@ -387,6 +387,43 @@ listeners:
 	}
 }
 
+// TestRouteToolStaysInTheProfile: an agent whose own profile does not
+// reach calculate is never offered it by route, though calculate is its
+// tool and the best match: the route is refused and nothing is sent.
+func TestRouteToolStaysInTheProfile(t *testing.T) {
+	m := newArchivistModel(t)
+	t.Setenv("TEST_LLM_KEY", "sk-test")
+	o := startOrganism(t, fmt.Sprintf(`organism: {name: archive}
+llm:
+  retries: 0
+  backends:
+    - {provider: openai, api_key_env: TEST_LLM_KEY, base_url: %s, model: gpt-test}
+profiles:
+  talk: {listeners: [mathbot]}
+listeners:
+  - name: mathbot
+    agent: true
+    description: Does arithmetic
+    prompt: You are mathbot.
+    tools: [calculate]
+    route: true
+    profile: talk
+`, m.URL))
+	var calls atomic.Int32
+	stop := o.Pump.Subscribe(pump.OutletFunc(func(e pump.Event) {
+		if e.Kind == pump.EventMessage && e.Listener == "calculate" {
+			calls.Add(1)
+		}
+	}))
+	defer stop()
+	if got := askAgent(t, o, "mathbot", xmlpipe.NewThreadID(), "Please multiply six by seven."); got != "Routed: no matching capability in your profile" {
+		t.Fatalf("answer %q", got)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("calculate was called %d times", n)
+	}
+}
+
 // TestContextTiersSurviveRestart: a durable organism's folded segments —
 // tier and model summary — are restored with the slots after a restart,
 // and the conversation goes on: the fact in the folded message is still
