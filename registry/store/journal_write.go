@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"unsafe"
 )
 
 // entryColumns are the stored columns of a journal row, in the order the
@@ -19,6 +20,19 @@ const entryColumns = `seq, time_ns, thread, conversation, direction, kind, sende
 // this statement.
 var journalInsert = newRowStatement(`INSERT OR ROLLBACK INTO journal_rows (`+entryColumns+`) VALUES `,
 	`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 13)
+
+// directionValues and kindValues are directionNames and kindNames as
+// interface values, boxed once rather than at every journaled row.
+var directionValues, kindValues = boxed(directionNames[:]), boxed(kindNames[:])
+
+// boxed returns names as interface values.
+func boxed(names []string) []any {
+	out := make([]any, len(names))
+	for i, n := range names {
+		out[i] = n
+	}
+	return out
+}
 
 // errOutOfSequence reports a journal append whose seq is not above every
 // seq the journal already holds.
@@ -42,8 +56,12 @@ func (w *writer) insertEntries(p *pending) error {
 			return fmt.Errorf("store: %s: %w: seq %d is not above %d", name, errOutOfSequence, e.Seq, w.txHigh)
 		}
 		w.txHigh = e.Seq
-		args = append(args, e.Seq, e.Time.UnixNano(), e.Thread, e.Conversation, directionNames[e.Direction],
-			kindNames[e.Kind], e.From, e.To, e.Listener, e.PayloadTag, e.SHA256[:], string(e.Bytes), e.Diagnostics)
+		// The envelope is bound as a string viewing e.Bytes, not a copy:
+		// the driver copies it into SQLite's memory during the Exec, and the
+		// store owns e.Bytes (Append takes ownership) and never changes it.
+		args = append(args, e.Seq, e.Time.UnixNano(), e.Thread, e.Conversation, directionValues[e.Direction],
+			kindValues[e.Kind], e.From, e.To, e.Listener, e.PayloadTag, e.SHA256[:],
+			unsafe.String(unsafe.SliceData(e.Bytes), len(e.Bytes)), e.Diagnostics)
 		w.listeners.note(e.Listener)
 		w.deliveries.appended(e)
 		w.keys.inserted(e)
