@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"slices"
@@ -45,7 +46,7 @@ func (w *writer) insertEntries(p *pending) error {
 		return nil
 	}
 	name := groupName(p.appendOps, "append")
-	args := p.args[:0]
+	values := p.values[:0]
 	for _, e := range p.appends {
 		// Append validated the entry; the writer checks again what the
 		// journal must never hold (an op built inside the package, a bug).
@@ -59,15 +60,26 @@ func (w *writer) insertEntries(p *pending) error {
 		// The envelope is bound as a string viewing e.Bytes, not a copy:
 		// the driver copies it into SQLite's memory during the Exec, and the
 		// store owns e.Bytes (Append takes ownership) and never changes it.
-		args = append(args, e.Seq, e.Time.UnixNano(), e.Thread, e.Conversation, directionValues[e.Direction],
-			kindValues[e.Kind], e.From, e.To, e.Listener, e.PayloadTag, e.SHA256[:],
-			unsafe.String(unsafe.SliceData(e.Bytes), len(e.Bytes)), e.Diagnostics)
+		values = append(values,
+			driver.NamedValue{Value: e.Seq},
+			driver.NamedValue{Value: e.Time.UnixNano()},
+			driver.NamedValue{Value: e.Thread},
+			driver.NamedValue{Value: e.Conversation},
+			driver.NamedValue{Value: directionValues[e.Direction]},
+			driver.NamedValue{Value: kindValues[e.Kind]},
+			driver.NamedValue{Value: e.From},
+			driver.NamedValue{Value: e.To},
+			driver.NamedValue{Value: e.Listener},
+			driver.NamedValue{Value: e.PayloadTag},
+			driver.NamedValue{Value: e.SHA256[:]},
+			driver.NamedValue{Value: unsafe.String(unsafe.SliceData(e.Bytes), len(e.Bytes))},
+			driver.NamedValue{Value: e.Diagnostics})
 		w.listeners.note(e.Listener)
 		w.deliveries.appended(e)
 		w.keys.inserted(e)
 	}
-	p.args = args
-	if _, err := w.execRows(journalInsert, len(p.appends), args); err != nil {
+	p.values = values
+	if _, err := w.execRowValues(journalInsert, len(p.appends), values); err != nil {
 		return fmt.Errorf("store: %s: insert journal rows: %w", name, err)
 	}
 	if err := w.registerListeners(); err != nil {
