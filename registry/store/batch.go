@@ -1,6 +1,9 @@
 package store
 
-import "fmt"
+import (
+	"database/sql/driver"
+	"fmt"
+)
 
 // pending is what a transaction has accumulated since its last ordered op
 // (opFunc): journal appends, delivery marks and kernel-state writes, each
@@ -14,7 +17,8 @@ type pending struct {
 	appendOps []*op
 	marks     []*op
 	kernel    kernelWrites
-	args      []any
+	// values are the journal INSERT's arguments (insertEntries).
+	values []driver.NamedValue
 }
 
 // reset empties p for the next run, keeping its storage.
@@ -23,8 +27,8 @@ func (p *pending) reset() {
 	clear(p.appendOps)
 	clear(p.marks)
 	p.appends, p.appendOps, p.marks = p.appends[:0], p.appendOps[:0], p.marks[:0]
-	clear(p.args)
-	p.args = p.args[:0]
+	clear(p.values)
+	p.values = p.values[:0]
 	p.kernel.reset()
 }
 

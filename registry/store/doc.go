@@ -30,22 +30,35 @@
 //
 //   - The writer goes through database/sql like every other connection
 //     (writeconn.go): one connection held for the store's lifetime, its
-//     statements prepared once, rows inserted 64 to a statement. Journaling
-//     an envelope costs the process ~14.5 µs of CPU that way, ~10 µs
-//     through the hand-written binding over modernc's C API this layout
-//     first had, and ~6.2 µs in the S2-compressed segments of the layout
-//     before it (BenchmarkJournalFlow/default, 60,000 envelopes, interleaved
-//     runs): database/sql converts every argument and the driver allocates
-//     and frees C memory for each text (22 allocations per envelope against
-//     11), and rows write the envelope uncompressed. That is a real loss:
-//     at the ~45 µs of CPU an envelope costs `xmlpipe bench` without a
-//     journal, 8 µs more per envelope lowers its on/off ratio by about a
-//     tenth. On a 2-core machine shared with other work (load average
-//     5-12), interleaved runs of `xmlpipe bench --journal` (5 to 13 per
-//     store) gave on/off 0.50-0.87 for this store (the journal adding 12-24 µs of
-//     CPU per envelope), 0.67-1.07 for rows through the C-API binding, and
-//     0.66-0.96 for the segments (4-13 µs): one row per envelope does not
-//     keep the 0.85 the segments kept, whichever way it is bound.
+//     statements prepared once, rows inserted 64 to a statement. The
+//     journal's INSERT hands the driver its arguments as driver values
+//     through Conn.Raw (database/sql would convert each of its 832
+//     arguments and allocate a slice of them at every Exec), and the
+//     envelope as a string viewing its bytes, not a copy. Journaling an
+//     envelope costs the process ~12.4 µs of CPU that way (20 allocations,
+//     1.8 KB), 14.5-15.5 µs through sql.Stmt.Exec with a copied envelope
+//     (22 allocations, 2.7 KB; BenchmarkJournalFlow/default, 60,000
+//     envelopes, interleaved runs), ~10 µs through the hand-written binding
+//     over modernc's C API this layout first had, and ~6.2 µs in the
+//     S2-compressed segments of the layout before it. What remains is
+//     mostly the driver's and SQLite's: the driver allocates, copies,
+//     unbinds and frees C memory for each of a row's nine text and blob
+//     arguments (~2.7 µs a row), SQLite builds and inserts the row (~2.3 µs)
+//     and writes and checkpoints the WAL (~1.4 µs), and rows hold the
+//     envelope uncompressed. The CHECK constraints cost nothing measurable
+//     (10.0-11.7 against 10.6-10.7 µs without them); binding direction and
+//     kind as numbers that a CASE names cost SQLite more than it saved the
+//     driver (12.5-13.8 against 10.9-12.5 µs), so they are bound as names.
+//     At the 30-45 µs of CPU an envelope costs `xmlpipe bench` without a
+//     journal, each µs the journal adds lowers its on/off ratio by about
+//     two hundredths. On a 2-core machine shared with other work (load average
+//     3-6), six interleaved pairs of `xmlpipe bench --journal --duration
+//     4s` gave on/off 0.64-0.95 (median 0.78) for this store against
+//     0.26-0.88 (median 0.66) for the sql.Stmt.Exec path, the journal
+//     adding 8-21 µs of CPU per envelope against 13-24; earlier, quieter
+//     evenings gave 0.67-1.07 for the C-API binding and 0.66-0.96 for the
+//     segments (4-13 µs). One row per envelope still does not reliably keep
+//     the 0.85 the segments kept.
 //   - journal_rows has no secondary index: indexes on thread and
 //     conversation (random UUIDs, so every row dirties a page of each)
 //     cost the writer 12-17 µs more per envelope (26-32 against 14 µs of

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"errors"
 	"fmt"
 	"testing"
@@ -315,5 +316,40 @@ func TestJournalReadsAsSQL(t *testing.T) {
 	must(t, err)
 	if len(es) != 1 || !bytes.Equal(es[0].Bytes, dead.Bytes) || es[0].SHA256 != sha256.Sum256(dead.Bytes) {
 		t.Errorf("dead letter read back as %+v", es)
+	}
+}
+
+// TestJournalStoresNames: journal_rows stores the names of every direction
+// and kind (the writer binds them as values boxed once, journal_write.go).
+func TestJournalStoresNames(t *testing.T) {
+	s, _ := openTest(t, Options{})
+	ctx := context.Background()
+	var want []string
+	for _, d := range []Direction{Inbound, Outbound} {
+		for _, k := range []Kind{Message, Huh, SystemError, DeadLetter, Refusal, Decision} {
+			e := testEntry(len(want), "names")
+			e.Direction, e.Kind = d, k
+			_, err := s.AppendSync(ctx, e)
+			must(t, err)
+			want = append(want, d.String()+" "+k.String())
+		}
+	}
+	var got []string
+	must(t, s.read(func(db *sql.DB) error {
+		rows, err := db.QueryContext(ctx, `SELECT direction || ' ' || kind FROM journal ORDER BY seq`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			got = append(got, "")
+			if err := rows.Scan(&got[len(got)-1]); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}))
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("stored direction and kind (-want +got):\n%s", d)
 	}
 }

@@ -3,9 +3,11 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"slices"
+	"unsafe"
 )
 
 // entryColumns are the stored columns of a journal row, in the order the
@@ -20,6 +22,19 @@ const entryColumns = `seq, time_ns, thread, conversation, direction, kind, sende
 var journalInsert = newRowStatement(`INSERT OR ROLLBACK INTO journal_rows (`+entryColumns+`) VALUES `,
 	`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 13)
 
+// directionValues and kindValues are directionNames and kindNames as
+// interface values, boxed once rather than at every journaled row.
+var directionValues, kindValues = boxed(directionNames[:]), boxed(kindNames[:])
+
+// boxed returns names as interface values.
+func boxed(names []string) []any {
+	out := make([]any, len(names))
+	for i, n := range names {
+		out[i] = n
+	}
+	return out
+}
+
 // errOutOfSequence reports a journal append whose seq is not above every
 // seq the journal already holds.
 var errOutOfSequence = errors.New("journal append out of sequence")
@@ -31,7 +46,7 @@ func (w *writer) insertEntries(p *pending) error {
 		return nil
 	}
 	name := groupName(p.appendOps, "append")
-	args := p.args[:0]
+	values := p.values[:0]
 	for _, e := range p.appends {
 		// Append validated the entry; the writer checks again what the
 		// journal must never hold (an op built inside the package, a bug).
@@ -42,14 +57,29 @@ func (w *writer) insertEntries(p *pending) error {
 			return fmt.Errorf("store: %s: %w: seq %d is not above %d", name, errOutOfSequence, e.Seq, w.txHigh)
 		}
 		w.txHigh = e.Seq
-		args = append(args, e.Seq, e.Time.UnixNano(), e.Thread, e.Conversation, directionNames[e.Direction],
-			kindNames[e.Kind], e.From, e.To, e.Listener, e.PayloadTag, e.SHA256[:], string(e.Bytes), e.Diagnostics)
+		// The envelope is bound as a string viewing e.Bytes, not a copy:
+		// the driver copies it into SQLite's memory during the Exec, and the
+		// store owns e.Bytes (Append takes ownership) and never changes it.
+		values = append(values,
+			driver.NamedValue{Value: e.Seq},
+			driver.NamedValue{Value: e.Time.UnixNano()},
+			driver.NamedValue{Value: e.Thread},
+			driver.NamedValue{Value: e.Conversation},
+			driver.NamedValue{Value: directionValues[e.Direction]},
+			driver.NamedValue{Value: kindValues[e.Kind]},
+			driver.NamedValue{Value: e.From},
+			driver.NamedValue{Value: e.To},
+			driver.NamedValue{Value: e.Listener},
+			driver.NamedValue{Value: e.PayloadTag},
+			driver.NamedValue{Value: e.SHA256[:]},
+			driver.NamedValue{Value: unsafe.String(unsafe.SliceData(e.Bytes), len(e.Bytes))},
+			driver.NamedValue{Value: e.Diagnostics})
 		w.listeners.note(e.Listener)
 		w.deliveries.appended(e)
 		w.keys.inserted(e)
 	}
-	p.args = args
-	if _, err := w.execRows(journalInsert, len(p.appends), args); err != nil {
+	p.values = values
+	if _, err := w.execRowValues(journalInsert, len(p.appends), values); err != nil {
 		return fmt.Errorf("store: %s: insert journal rows: %w", name, err)
 	}
 	if err := w.registerListeners(); err != nil {

@@ -1,6 +1,9 @@
 package store
 
-import "strings"
+import (
+	"database/sql/driver"
+	"strings"
+)
 
 // maxChunkRows is the most rows one multi-row statement carries. Larger
 // runs are split into chunks of power-of-two sizes, so at most
@@ -67,6 +70,19 @@ func (w *writer) execRows(rs *rowStatement, rows int, args []any) (int64, error)
 	var total int64
 	err := chunkRows(rs, rows, args, func(query string, args []any) error {
 		n, err := w.exec(query, args...)
+		total += n
+		return err
+	})
+	return total, err
+}
+
+// execRowValues is execRows for arguments that are already driver values
+// (writeConn.execValues).
+func (w *writer) execRowValues(rs *rowStatement, rows int, args []driver.NamedValue) (int64, error) {
+	var total int64
+	err := chunkRows(rs, rows, args, func(query string, args []driver.NamedValue) error {
+		w.counters.statements.Add(1)
+		n, err := w.conn.execValues(query, args)
 		total += n
 		return err
 	})

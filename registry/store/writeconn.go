@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 )
@@ -13,11 +14,20 @@ import (
 // prepared statements stay on one SQLite connection. Every statement is
 // prepared once, on first use, and kept until close.
 //
+// The journal's multi-row INSERT runs through execValues instead of exec:
+// on the same connection and driver, reached through database/sql's
+// Conn.Raw, with arguments that are already driver values, so database/sql
+// neither converts its 832 arguments one by one nor allocates a slice of
+// them at every Exec.
+//
 // A writeConn is used by one goroutine at a time (the writer's; Close's
 // checkpoint runs after the writer exited).
 type writeConn struct {
 	conn  *sql.Conn
 	stmts map[string]*sql.Stmt
+	// driverStmts are the statements execValues prepared on the driver
+	// connection, used only inside Conn.Raw.
+	driverStmts map[string]driver.Stmt
 }
 
 // errWriteConnClosed is returned by a writeConn used after close.
@@ -29,7 +39,7 @@ func newWriteConn(ctx context.Context, db *sql.DB) (*writeConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: writer connection: %w", err)
 	}
-	return &writeConn{conn: conn, stmts: map[string]*sql.Stmt{}}, nil
+	return &writeConn{conn: conn, stmts: map[string]*sql.Stmt{}, driverStmts: map[string]driver.Stmt{}}, nil
 }
 
 // stmt returns the prepared statement of query, preparing it on first use.
@@ -59,6 +69,49 @@ func (c *writeConn) exec(query string, args ...any) (int64, error) {
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// errDriverUnsupported reports a database driver without the context
+// variants of Prepare and Exec that execValues calls.
+var errDriverUnsupported = errors.New("store: the SQLite driver cannot prepare or execute with a context")
+
+// execValues runs a statement whose arguments are already driver values
+// (int64, float64, bool, []byte, string, time.Time or nil; the driver
+// rejects any other) and returns the number of rows it changed. It sets
+// the ordinals of args and does not keep args.
+func (c *writeConn) execValues(query string, args []driver.NamedValue) (int64, error) {
+	if c.conn == nil {
+		return 0, errWriteConnClosed
+	}
+	for i := range args {
+		args[i].Ordinal = i + 1
+	}
+	var n int64
+	err := c.conn.Raw(func(dc any) error {
+		st, ok := c.driverStmts[query]
+		if !ok {
+			prep, ok := dc.(driver.ConnPrepareContext)
+			if !ok {
+				return errDriverUnsupported
+			}
+			var err error
+			if st, err = prep.PrepareContext(context.Background(), query); err != nil {
+				return err
+			}
+			c.driverStmts[query] = st
+		}
+		ex, ok := st.(driver.StmtExecContext)
+		if !ok {
+			return errDriverUnsupported
+		}
+		res, err := ex.ExecContext(context.Background(), args)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
 }
 
 // query runs a query and calls row for each result row, which it scans.
@@ -113,6 +166,16 @@ func (c *writeConn) close() error {
 		return nil
 	}
 	var errs []error
+	if len(c.driverStmts) > 0 {
+		errs = append(errs, c.conn.Raw(func(any) error {
+			var errs []error
+			for q, st := range c.driverStmts {
+				errs = append(errs, st.Close())
+				delete(c.driverStmts, q)
+			}
+			return errors.Join(errs...)
+		}))
+	}
 	for q, st := range c.stmts {
 		errs = append(errs, st.Close())
 		delete(c.stmts, q)

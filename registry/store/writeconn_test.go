@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"strings"
 	"testing"
 
@@ -79,6 +80,63 @@ func TestWriteConnErrors(t *testing.T) {
 			t.Errorf("after the failures: count = %d, %v; want 1", n, err)
 		}
 		return c.exec(`DROP TABLE e`)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWriteConnExecValues: execValues stores driver values as exec does,
+// reuses its statement (ordinals set afresh each time), reports failures
+// and leaves the statement usable after them.
+func TestWriteConnExecValues(t *testing.T) {
+	s, _ := openTest(t, Options{})
+	_, err := s.do(context.Background(), "writer exec values", func(w *writer) (int64, error) {
+		c := w.conn
+		if _, err := c.exec(`CREATE TEMP TABLE ev (i INTEGER PRIMARY KEY, x)`); err != nil {
+			return 0, err
+		}
+		const insert = `INSERT INTO ev (i, x) VALUES (?, ?), (?, ?)`
+		for _, tc := range []struct {
+			name string
+			args []any
+			want string // "" for success
+		}{
+			{"ints and text", []any{int64(1), int64(-7), int64(2), "héllo"}, ""},
+			{"empty text and blobs", []any{int64(3), "", int64(4), []byte{}}, ""},
+			{"blob and null", []any{int64(5), []byte{0, 1, 2}, int64(6), nil}, ""},
+			{"not a driver value", []any{int64(7), 42, int64(8), "x"}, "invalid driver.Value type"},
+			{"too few", []any{int64(9), "x", int64(10)}, "missing argument"},
+			{"constraint", []any{int64(1), "dup", int64(11), "x"}, "UNIQUE constraint failed"},
+		} {
+			args := make([]driver.NamedValue, len(tc.args))
+			for i, a := range tc.args {
+				args[i] = driver.NamedValue{Ordinal: 99, Value: a} // execValues sets the ordinals
+			}
+			n, err := c.execValues(insert, args)
+			switch {
+			case tc.want == "" && (err != nil || n != 2):
+				t.Errorf("%s: n = %d, err = %v; want 2 rows", tc.name, n, err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("%s: err = %v, want one containing %q", tc.name, err, tc.want)
+			}
+		}
+		var got []string
+		err := c.query(`SELECT typeof(x) || ':' || quote(x) FROM ev ORDER BY i`, nil, func(rows *sql.Rows) error {
+			got = append(got, "")
+			return rows.Scan(&got[len(got)-1])
+		})
+		if err != nil {
+			return 0, err
+		}
+		want := []string{"integer:-7", "text:'héllo'", "text:''", "blob:X''", "blob:X'000102'", "null:NULL"}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("stored values (-want +got):\n%s", d)
+		}
+		if len(c.driverStmts) != 1 {
+			t.Errorf("%d driver statements prepared, want 1", len(c.driverStmts))
+		}
+		return c.exec(`DROP TABLE ev`)
 	})
 	if err != nil {
 		t.Fatal(err)
