@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	llmconfig "github.com/xml-pipeline/xmlpipe/listeners/llm/config"
 )
 
 // Bounds that keep hostile documents (alias bombs, self-referencing
@@ -377,32 +378,9 @@ func parseInt(n *yaml.Node) (int64, bool) {
 	return 0, false
 }
 
-// describe renders a node for "got …" in messages: strings quoted, other
-// scalars as written, collections by kind.
-func describe(n *yaml.Node) string {
-	for hops := 0; n.Kind == yaml.AliasNode && n.Alias != nil && hops < maxDepth; hops++ {
-		n = n.Alias
-	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		v := n.Value
-		if len(v) > 60 {
-			v = v[:57] + "..."
-		}
-		if n.ShortTag() == "!!str" {
-			return strconv.Quote(v)
-		}
-		if n.ShortTag() == "!!null" {
-			return "null"
-		}
-		return v
-	}
-	return "an unexpected node"
-}
+// describe renders a node for "got …" in messages (llmconfig.DescribeNode:
+// the llm: settings decode their own durations and word them alike).
+func describe(n *yaml.Node) string { return llmconfig.DescribeNode(n) }
 
 // structFields indexes a struct type's fields by yaml key.
 type structFields struct {

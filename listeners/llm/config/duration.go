@@ -26,7 +26,7 @@ func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
 // UnmarshalYAML reads a number of seconds or a Go duration string.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("want a duration (seconds or a string like \"30s\"), got %s", describe(n))
+		return fmt.Errorf("want a duration (seconds or a string like \"30s\"), got %s", DescribeNode(n))
 	}
 	switch n.ShortTag() {
 	case "!!int", "!!float":
@@ -37,27 +37,28 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 			}
 		}
 		if err != nil || math.IsNaN(secs) || math.Abs(secs) > math.MaxInt64/float64(time.Second) {
-			return fmt.Errorf("want a duration (seconds or a string like \"30s\"), got %s", describe(n))
+			return fmt.Errorf("want a duration (seconds or a string like \"30s\"), got %s", DescribeNode(n))
 		}
 		*d = Duration(secs * float64(time.Second))
 		return nil
 	case "!!str":
 		v, err := time.ParseDuration(n.Value)
 		if err != nil {
-			return fmt.Errorf("want a duration (seconds or a string like \"30s\"), got %s", describe(n))
+			return fmt.Errorf("want a duration (seconds or a string like \"30s\"), got %s", DescribeNode(n))
 		}
 		*d = Duration(v)
 		return nil
 	}
-	return fmt.Errorf("want a duration (seconds or a string like \"30s\"), got %s", describe(n))
+	return fmt.Errorf("want a duration (seconds or a string like \"30s\"), got %s", DescribeNode(n))
 }
 
-// maxAliasHops bounds the alias chain describe follows.
+// maxAliasHops bounds the alias chain DescribeNode follows.
 const maxAliasHops = 64
 
-// describe renders a node for "got …" in messages, as pump/config's decoder
-// does: strings quoted, other scalars as written, collections by kind.
-func describe(n *yaml.Node) string {
+// DescribeNode renders a YAML node for "got …" in error messages — strings
+// quoted, other scalars as written (cut at 60 bytes), collections by kind.
+// pump/config's decoder words its errors with it too.
+func DescribeNode(n *yaml.Node) string {
 	for hops := 0; n.Kind == yaml.AliasNode && n.Alias != nil && hops < maxAliasHops; hops++ {
 		n = n.Alias
 	}
