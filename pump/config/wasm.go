@@ -4,38 +4,22 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/fields"
 )
 
 // FieldList is a payload contract written in organism.yaml instead of a Go
 // type: a root element with simple-typed children, from which the XSD, the
 // example and the prompt fragment are derived like any other payload's. WASM
-// listeners use it for their payload and response.
-type FieldList struct {
-	// Root is the payload root element name. Required when Fields is set.
-	Root string `yaml:"root"`
-	// Fields are the root's child elements, in order.
-	Fields []Field `yaml:"fields"`
-}
+// listeners use it for their payload and response. Root is required when
+// Fields is set; each Field needs a Name and a Type among FieldTypes.
+type FieldList = fields.List
 
 // Field is one child element of a FieldList.
-type Field struct {
-	// Name is the element name. Required.
-	Name string `yaml:"name"`
-	// Type is string (default), integer, double or boolean.
-	Type string `yaml:"type"`
-	// Doc documents the field (xs:documentation and the prompt text).
-	Doc string `yaml:"doc"`
-	// Optional makes the element optional (minOccurs="0").
-	Optional bool `yaml:"optional"`
-	// Enum restricts a string field to these values.
-	Enum []string `yaml:"enum"`
-}
+type Field = fields.Field
 
 // FieldTypes are the Type values a Field accepts.
 var FieldTypes = []string{"string", "integer", "double", "boolean"}
-
-// IsZero reports whether no field list was written.
-func (f FieldList) IsZero() bool { return f.Root == "" && len(f.Fields) == 0 }
 
 // Capabilities bound what a WASM listener's sandbox may use.
 type Capabilities struct {

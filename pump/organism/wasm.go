@@ -192,10 +192,14 @@ func (s *wasmSet) remove(ctx context.Context, name string, idle bool) error {
 	return nil
 }
 
+// fieldsOf is the contract organism.yaml wrote, as the WASM listener takes
+// it (one type: config.FieldList is fields.List, as is wasm.Fields), copied
+// so the listener never shares the config's slices.
 func fieldsOf(f config.FieldList) wasm.Fields {
-	out := wasm.Fields{Root: f.Root}
-	for _, fd := range f.Fields {
-		out.Fields = append(out.Fields, wasm.Field{Name: fd.Name, Type: fd.Type, Doc: fd.Doc, Optional: fd.Optional, Enum: fd.Enum})
+	out := wasm.Fields{Root: f.Root, Fields: make([]wasm.Field, len(f.Fields))}
+	for i, fd := range f.Fields {
+		fd.Enum = append([]string(nil), fd.Enum...)
+		out.Fields[i] = fd
 	}
 	return out
 }
