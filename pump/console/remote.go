@@ -22,6 +22,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/certs"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
 // Remote errors.
@@ -46,7 +47,7 @@ type Remote struct {
 	token  string
 	// Username and Role are the logged-in user's.
 	Username, Role string
-	feed
+	out            organism.OutputFeed
 
 	wmu     sync.Mutex // one writer at a time
 	mu      sync.Mutex
@@ -62,7 +63,10 @@ type Remote struct {
 	govNext int
 }
 
-var _ Backend = (*Remote)(nil)
+var _ organism.Backend = (*Remote)(nil)
+
+// Subscribe implements organism.Feed.
+func (r *Remote) Subscribe(fn func(organism.Output)) (cancel func()) { return r.out.Subscribe(fn) }
 
 // Dial logs in to the bus at baseURL ("https://host:8765") with creds and
 // opens its /ws socket. With a fingerprint (the SHA-256 the server printed
@@ -258,7 +262,7 @@ func (r *Remote) event(typ string, data []byte) {
 	case wire.TypeOutput:
 		var o wire.Output
 		if json.Unmarshal(data, &o) == nil {
-			r.publish(Output{Kind: OutputPrint, Conversation: o.ThreadID, From: o.From, Text: o.Text})
+			r.out.Publish(organism.Output{Kind: organism.OutputPrint, Conversation: o.ThreadID, From: o.From, Text: o.Text})
 		}
 	case wire.TypeReply:
 		var rp wire.Reply
@@ -267,28 +271,28 @@ func (r *Remote) event(typ string, data []byte) {
 			if text == "" {
 				text = rp.Payload
 			}
-			r.publish(Output{Kind: OutputReply, Conversation: rp.ThreadID, From: rp.From, Text: text})
+			r.out.Publish(organism.Output{Kind: organism.OutputReply, Conversation: rp.ThreadID, From: rp.From, Text: text})
 		}
 	case wire.TypeHuh:
 		var f wire.Failure
 		if json.Unmarshal(data, &f) == nil {
-			r.publish(Output{Kind: OutputHuh, Conversation: f.ThreadID, From: f.From, Text: f.Error,
+			r.out.Publish(organism.Output{Kind: organism.OutputHuh, Conversation: f.ThreadID, From: f.From, Text: f.Error,
 				Diagnostics: f.Diagnostics})
 		}
 	case wire.TypeComplete:
 		var c wire.Complete
 		if json.Unmarshal(data, &c) == nil {
-			r.publish(Output{Kind: OutputComplete, Conversation: c.ThreadID})
+			r.out.Publish(organism.Output{Kind: organism.OutputComplete, Conversation: c.ThreadID})
 		}
 	case wire.TypeDelta:
 		var d wire.Delta
 		if json.Unmarshal(data, &d) == nil {
-			r.publish(Output{Kind: OutputDelta, Conversation: d.ThreadID, From: d.Agent, Text: d.Text, End: d.End})
+			r.out.Publish(organism.Output{Kind: organism.OutputDelta, Conversation: d.ThreadID, From: d.Agent, Text: d.Text, End: d.End})
 		}
 	case wire.TypeRefusal:
 		var f wire.Failure
 		if json.Unmarshal(data, &f) == nil {
-			r.publish(Output{Kind: OutputPrint, Conversation: f.ThreadID, From: "refused " + f.To, Text: f.Error})
+			r.out.Publish(organism.Output{Kind: organism.OutputPrint, Conversation: f.ThreadID, From: "refused " + f.To, Text: f.Error})
 		}
 	default:
 		r.governanceEvent(typ, data)
@@ -364,14 +368,14 @@ func (r *Remote) connErr() error {
 func requestError(req wire.Request, e wire.Error) error {
 	switch e.Code {
 	case wire.CodeUnknownTarget:
-		return fmt.Errorf("%w: %s", ErrUnknownListener, req.Target)
+		return fmt.Errorf("%w: %s", organism.ErrUnknownListener, req.Target)
 	case wire.CodeNoTextField:
-		return fmt.Errorf("%s: %w", req.Target, ErrNoTextField)
+		return fmt.Errorf("%s: %w", req.Target, organism.ErrNoTextField)
 	case wire.CodeBadPayload:
 		// "Invalid payload for X: why", worded as the local console does.
-		return fmt.Errorf("%w%s", ErrBadPayload, strings.TrimPrefix(e.Error, "Invalid payload"))
+		return fmt.Errorf("%w%s", organism.ErrBadPayload, strings.TrimPrefix(e.Error, "Invalid payload"))
 	case wire.CodeRejected:
-		return &Rejection{Huh: e.Error, Diagnostics: e.Diagnostics}
+		return &organism.Rejection{Huh: e.Error, Diagnostics: e.Diagnostics}
 	}
 	return errors.New(e.Error)
 }
@@ -379,7 +383,7 @@ func requestError(req wire.Request, e wire.Error) error {
 // Send sends m as the bus's send command: target with content (the bus
 // builds the payload as the in-process console does) or with a structured
 // payload (as POST /api/v1/inject takes it), on m.Thread when set.
-func (r *Remote) Send(ctx context.Context, m Message) (string, error) {
+func (r *Remote) Send(ctx context.Context, m organism.Message) (string, error) {
 	req := wire.Request{Head: wire.Head{Type: wire.TypeSend}, Target: m.Target, ThreadID: m.Thread}
 	if len(m.Payload) > 0 {
 		req.Payload = m.Payload
@@ -395,21 +399,23 @@ func (r *Remote) Send(ctx context.Context, m Message) (string, error) {
 
 // Usage implements UsageReporter: it asks the bus for the organism's LLM
 // usage and newest calls.
-func (r *Remote) Usage(ctx context.Context) (Usage, bool, error) {
+func (r *Remote) Usage(ctx context.Context) (organism.Usage, bool, error) {
 	var u wire.Usage
 	if err := r.request(ctx, wire.Request{Head: wire.Head{Type: wire.TypeUsage}}, &u); err != nil {
-		return Usage{}, false, err
+		return organism.Usage{}, false, err
 	}
-	var out Usage
+	var out organism.Usage
 	for _, t := range u.Agents {
-		out.Agents = append(out.Agents, TokenUsage{t.Name, t.PromptTokens, t.CompletionTokens, t.Requests})
+		out.Agents = append(out.Agents, organism.TokenUsage{Name: t.Name, PromptTokens: t.PromptTokens, CompletionTokens: t.CompletionTokens,
+			Requests: t.Requests})
 	}
 	for _, t := range u.Backends {
-		out.Backends = append(out.Backends, TokenUsage{t.Name, t.PromptTokens, t.CompletionTokens, t.Requests})
+		out.Backends = append(out.Backends, organism.TokenUsage{Name: t.Name, PromptTokens: t.PromptTokens, CompletionTokens: t.CompletionTokens,
+			Requests: t.Requests})
 	}
 	for _, c := range u.Calls {
 		at, _ := time.Parse(time.RFC3339Nano, c.Time)
-		out.Calls = append(out.Calls, Call{Time: at, Conversation: c.Conversation, Agent: c.Agent, Backend: c.Backend,
+		out.Calls = append(out.Calls, organism.Call{Time: at, Conversation: c.Conversation, Agent: c.Agent, Backend: c.Backend,
 			Model: c.Model, PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, ToolCalls: c.ToolCalls,
 			FirstToken: fromMillis(c.FirstTokenMS), Duration: fromMillis(c.DurationMS), FinishReason: c.FinishReason,
 			Error: c.Error, EnvelopeSeq: c.EnvelopeSeq})
@@ -421,56 +427,56 @@ func (r *Remote) Usage(ctx context.Context) (Usage, bool, error) {
 func fromMillis(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 
 // Listeners asks the bus for its listeners.
-func (r *Remote) Listeners(ctx context.Context) ([]Listener, error) {
+func (r *Remote) Listeners(ctx context.Context) ([]organism.ListenerInfo, error) {
 	var ls wire.Listeners
 	if err := r.request(ctx, wire.Request{Head: wire.Head{Type: wire.TypeListeners}}, &ls); err != nil {
 		return nil, err
 	}
-	out := make([]Listener, 0, len(ls.Details))
+	out := make([]organism.ListenerInfo, 0, len(ls.Details))
 	for _, l := range ls.Details {
-		out = append(out, Listener{Name: l.Name, Description: l.Description, Agent: l.Agent, Broadcast: l.Broadcast,
+		out = append(out, organism.ListenerInfo{Name: l.Name, Description: l.Description, Agent: l.Agent, Broadcast: l.Broadcast,
 			RootTag: l.RootTag})
 	}
 	return out, nil
 }
 
 // Status asks the bus for the organism's status.
-func (r *Remote) Status(ctx context.Context) (Status, error) {
+func (r *Remote) Status(ctx context.Context) (organism.Status, error) {
 	var st wire.Status
 	if err := r.request(ctx, wire.Request{Head: wire.Head{Type: wire.TypeStatus}}, &st); err != nil {
-		return Status{}, err
+		return organism.Status{}, err
 	}
-	return Status{Organism: st.Organism, Uptime: time.Duration(st.UptimeSeconds * float64(time.Second)),
+	return organism.Status{Organism: st.Organism, Uptime: time.Duration(st.UptimeSeconds * float64(time.Second)),
 		Listeners: st.Listeners, Threads: st.Threads, Idle: st.IdleThreads, Slots: st.Slots, Processed: st.Processed, Failed: st.Failed,
 		InFlight: st.InFlight, Gateways: st.Gateways}, nil
 }
 
 // Threads asks the bus for the live threads.
-func (r *Remote) Threads(ctx context.Context) ([]Thread, error) {
+func (r *Remote) Threads(ctx context.Context) ([]organism.Thread, error) {
 	var ts wire.Threads
 	if err := r.request(ctx, wire.Request{Head: wire.Head{Type: wire.TypeThreads}}, &ts); err != nil {
 		return nil, err
 	}
-	out := make([]Thread, 0, len(ts.Threads))
+	out := make([]organism.Thread, 0, len(ts.Threads))
 	for _, t := range ts.Threads {
-		out = append(out, Thread{ID: t.ID, Depth: t.Depth, Slots: t.Slots,
+		out = append(out, organism.Thread{ID: t.ID, Depth: t.Depth, Slots: t.Slots,
 			Idle: time.Duration(t.IdleSeconds * float64(time.Second)), LastFrom: t.LastFrom, LastTo: t.LastTo, Ended: t.Ended})
 	}
 	return out, nil
 }
 
 // Monitor asks the bus for the history of the threads matching prefix.
-func (r *Remote) Monitor(ctx context.Context, prefix string) ([]History, error) {
+func (r *Remote) Monitor(ctx context.Context, prefix string) ([]organism.History, error) {
 	var m wire.Monitor
 	if err := r.request(ctx, wire.Request{Head: wire.Head{Type: wire.TypeMonitor}, Prefix: prefix}, &m); err != nil {
 		return nil, err
 	}
-	var out []History
+	var out []organism.History
 	for _, h := range m.Threads {
-		hist := History{ID: h.ID}
+		hist := organism.History{ID: h.ID}
 		for _, s := range h.Slots {
 			ts, _ := time.Parse(time.RFC3339Nano, s.Timestamp)
-			hist.Slots = append(hist.Slots, Slot{From: s.From, To: s.To, PayloadType: s.PayloadType, Time: ts})
+			hist.Slots = append(hist.Slots, organism.Slot{From: s.From, To: s.To, PayloadType: s.PayloadType, Time: ts})
 		}
 		out = append(out, hist)
 	}
