@@ -1,17 +1,16 @@
 package console
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/pump/bus/client"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
@@ -117,9 +116,8 @@ func (r *Remote) Decide(ctx context.Context, id string, approve bool, reason str
 	var a wire.ApprovalInfo
 	err := r.rest(ctx, http.MethodPost, "/api/v1/approvals/"+url.PathEscape(id),
 		map[string]string{"decision": decision, "reason": reason}, &a)
-	var se *statusError
-	if errors.As(err, &se) {
-		switch se.status {
+	if se, ok := errors.AsType[*client.StatusError](err); ok {
+		switch se.Status {
 		case http.StatusNotFound:
 			return organism.Approval{}, fmt.Errorf("%w: %s", organism.ErrApprovalNotFound, id)
 		case http.StatusConflict:
@@ -154,58 +152,15 @@ func (r *Remote) Resume(ctx context.Context) (bool, error) {
 	return out.Resumed, err
 }
 
-// statusError is a REST answer other than 2xx.
-type statusError struct {
-	status int
-	msg    string
-}
-
-func (e *statusError) Error() string { return e.msg }
-
 // rest runs one REST request as the logged-in user and decodes the JSON
-// answer into out. A 403 wraps ErrForbidden; other failures are a
-// *statusError carrying the server's error text.
+// answer into out. A 403 wraps organism.ErrForbidden; other failures are a
+// *client.StatusError carrying the server's error text.
 func (r *Remote) rest(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
+	err := r.cl.Do(ctx, method, path, body, out)
+	if se, ok := errors.AsType[*client.StatusError](err); ok && se.Status == http.StatusForbidden {
+		return fmt.Errorf("%w (%s)", organism.ErrForbidden, r.Role)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, r.base.String()+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+r.token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := r.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("console: %s %s: %w", method, strings.SplitN(path, "?", 2)[0], err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		var e struct {
-			Error string `json:"error"`
-		}
-		_ = json.Unmarshal(data, &e)
-		if e.Error == "" {
-			e.Error = resp.Status
-		}
-		if resp.StatusCode == http.StatusForbidden {
-			return fmt.Errorf("%w (%s)", organism.ErrForbidden, r.Role)
-		}
-		return &statusError{status: resp.StatusCode, msg: e.Error}
-	}
-	if out == nil {
-		return nil
-	}
-	return json.Unmarshal(data, out)
+	return err
 }
 
 func (c *Console) governor() (organism.Governor, bool) {

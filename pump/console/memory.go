@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/pump/bus/client"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
@@ -44,8 +45,7 @@ func (r *Remote) Forget(ctx context.Context, id string) (organism.Memory, error)
 		Deleted wire.MemoryInfo `json:"deleted"`
 	}
 	err := r.rest(ctx, http.MethodDelete, "/api/v1/memory/"+url.PathEscape(id), nil, &out)
-	var se *statusError
-	if errors.As(err, &se) && se.status == http.StatusNotFound {
+	if se, ok := errors.AsType[*client.StatusError](err); ok && se.Status == http.StatusNotFound {
 		return organism.Memory{}, fmt.Errorf("%w: %s", organism.ErrMemoryNotFound, id)
 	}
 	if err != nil {
