@@ -224,12 +224,12 @@ func (w *wsSocket) send(req wire.Request) {
 		w.fail(h, wire.CodeBadRequest, "Invalid thread_id: want a lower-case UUID")
 		return
 	}
-	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), who.From, l.Name, thread, body)
+	env := pump.Envelope{From: who.From, To: l.Name, Thread: thread, Payload: body, As: &who}
 	if err := w.s.pump.CheckThread(who, thread); err != nil {
 		// Another party's conversation: its events are never routed here;
 		// the pump refuses the message (a security event), the thread
 		// untouched.
-		_, err = w.s.pump.InjectAs(w.c.ctx, env, nil, who)
+		_, err = w.s.pump.SendEnvelope(w.c.ctx, env, nil)
 		w.injectFailed(h, err)
 		return
 	}
@@ -238,7 +238,7 @@ func (w *wsSocket) send(req wire.Request) {
 	conv := w.s.conversationOf(thread)
 	w.hold(conv)
 	w.s.router.claim(conv, w)
-	_, err := w.s.pump.InjectAs(w.c.ctx, env, nil, who)
+	_, err := w.s.pump.SendEnvelope(w.c.ctx, env, nil)
 	w.s.router.settle(conv, err == nil)
 	if err != nil {
 		w.unhold(conv)

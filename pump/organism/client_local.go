@@ -139,8 +139,8 @@ func (l *Local) Send(ctx context.Context, m Message) (string, error) {
 	var got string
 	body, err := ls.Payload.AppendPayload(nil, v)
 	if err == nil {
-		env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), ConsoleFrom, ls.Name, thread, body)
-		got, err = p.InjectWait(ctx, env, pump.OutletFunc(l.deliver))
+		got, err = p.SendEnvelope(ctx, pump.Envelope{From: ConsoleFrom, To: ls.Name, Thread: thread, Payload: body},
+			pump.OutletFunc(l.deliver))
 	}
 	if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
 		r := &Rejection{Huh: f.Canned()}
