@@ -40,10 +40,22 @@ func under(pkg string, dirs ...string) bool {
 }
 
 // transports are the organism's front doors: the main bus, the console REPL
-// and the MCP server. Each imports pump/organism, never another transport.
-// The bus's subpackages (auth, certs, wire) are libraries of the /ws
-// protocol that the remote console shares; they import no transport.
+// and the MCP server. Each imports pump/organism (whose client facade,
+// organism.Backend, is what they serve and drive), never another transport.
 var transports = []string{"pump/bus", "pump/console", "pump/mcp"}
+
+// protocolLibraries are the main bus's protocol libraries: its frames
+// (wire), login and sessions (auth), certificates (certs) and its one client
+// (client), which the remote console and the load generator share. They
+// live under pump/bus but are no part of the transport: they import no
+// transport and not the organism, so any transport or tool may use them.
+var protocolLibraries = []string{"pump/bus/wire", "pump/bus/auth", "pump/bus/certs", "pump/bus/client"}
+
+// isTransport reports whether pkg is part of a transport (not one of the
+// protocol libraries below it).
+func isTransport(pkg string) bool {
+	return under(pkg, transports...) && !under(pkg, protocolLibraries...)
+}
 
 // assembly are the pump's subpackages that put listeners together into an
 // organism (organism), read their configuration (config, which names the
@@ -73,17 +85,22 @@ var layerRules = []layerRule{
 		forbids: func(_, imp string) bool { return under(imp, "pump", "cmd") || imp == "oob" },
 	},
 	{
-		name: "transports import pump/organism, never each other",
-		applies: func(pkg string) bool {
-			return under(pkg, transports...)
-		},
+		name:    "transports import pump/organism, never each other",
+		applies: isTransport,
 		forbids: func(pkg, imp string) bool {
 			for _, t := range transports {
-				if imp == t && !under(pkg, t) {
+				if under(imp, t) && !under(pkg, t) && !under(imp, protocolLibraries...) {
 					return true
 				}
 			}
 			return false
+		},
+	},
+	{
+		name:    "the bus's protocol libraries (wire, auth, certs, client) import no transport and not the organism",
+		applies: func(pkg string) bool { return under(pkg, protocolLibraries...) },
+		forbids: func(_, imp string) bool {
+			return isTransport(imp) || under(imp, "pump/organism")
 		},
 	},
 	{
@@ -93,18 +110,6 @@ var layerRules = []layerRule{
 		},
 		forbids: func(_, imp string) bool { return under(imp, "listeners") },
 	},
-}
-
-// knownExceptions are imports against the rules that exist today and are
-// not yet fixed, each with the reason; "pkg -> imp" → why. The test fails
-// when one disappears, so that the list only ever shrinks.
-var knownExceptions = map[string]string{
-	// console.Backend (and its Output, UsageReporter) is the interface the
-	// bus serves a session through; it is the organism's client facade,
-	// which still lives in pump/console beside the REPL. Moving the facade
-	// into pump/organism (issue 34, "a layout that shows the flow") removes
-	// this import; it is a larger move than the layering test.
-	"pump/bus -> pump/console": "the bus serves sessions through console.Backend, the organism's client facade still in pump/console",
 }
 
 // goPackage is what the test reads of `go list -json`.
@@ -185,27 +190,17 @@ func violations(pkgs []goPackage) map[string][]string {
 }
 
 // TestImportLayering fails on every non-test import of the module that runs
-// against the layers, and on every known exception that no longer exists.
-// Test files are left out: a test may drive the whole organism end to end.
+// against the layers. There are no exceptions. Test files are left out: a
+// test may drive the whole organism end to end.
 func TestImportLayering(t *testing.T) {
-	pkgs := listPackages(t)
-	found := violations(pkgs)
+	found := violations(listPackages(t))
 	edges := make([]string, 0, len(found))
 	for e := range found {
 		edges = append(edges, e)
 	}
 	sort.Strings(edges)
 	for _, e := range edges {
-		if why, ok := knownExceptions[e]; ok {
-			t.Logf("known exception %s (%s)", e, why)
-			continue
-		}
 		t.Errorf("import against the layers: %s: %s", e, strings.Join(found[e], "; "))
-	}
-	for e := range knownExceptions {
-		if _, ok := found[e]; !ok {
-			t.Errorf("known exception %q no longer occurs: remove it from knownExceptions", e)
-		}
 	}
 }
 
@@ -233,10 +228,23 @@ func TestLayerRules(t *testing.T) {
 		{"registry", "oob", true},
 		{"pump/bus", "pump/organism", false},
 		{"pump/bus", "pump/console", true},
+		{"pump/bus", "pump/bus/client", false},
 		{"pump/console", "pump/bus/wire", false},
+		{"pump/console", "pump/bus/client", false},
 		{"pump/console", "pump/bus", true},
+		{"pump/console", "pump/bus/internal/x", true},
+		{"pump/console", "pump/mcp", true},
 		{"pump/mcp", "pump/console", true},
 		{"pump/bus/auth", "pump/mcp", true},
+		{"pump/bus/client", "pump/bus", true},
+		{"pump/bus/client", "pump/console", true},
+		{"pump/bus/client", "pump/organism", true},
+		{"pump/bus/client", "pump/bus/wire", false},
+		{"pump/bus/client", "pump/bus/auth", false},
+		{"pump/bus/wire", "pump/bus", true},
+		{"pump/bus/auth/authtest", "pump/bus", true},
+		{"pump/bench/busload", "pump/bus/client", false},
+		{"pump/bench/busload", "pump/bus", false},
 		{"pump/mcp", "listeners/mcpclient", true},
 		{"pump/federation", "listeners/wasm", true},
 		{"pump/observe", "listeners/llm", true},

@@ -222,10 +222,10 @@ func (o *operations) inject(p *Operations) reply {
 	if _, ok := o.t.Pump.Lookup(a.To); !ok {
 		return o.s.fail(p.ID, CodeNotFound, "no listener "+a.To, "")
 	}
-	env := xmlpipe.AppendEnvelope(nil, from, a.To, thread, payload)
 	ctx, cancel := context.WithTimeout(context.Background(), injectTimeout)
 	defer cancel()
-	got, err := o.t.Pump.InjectWait(ctx, env, pump.OutletFunc(func(pump.Event) {}))
+	got, err := o.t.Pump.SendEnvelope(ctx, pump.Envelope{From: from, To: a.To, Thread: thread, Payload: payload},
+		pump.OutletFunc(func(pump.Event) {}))
 	if err != nil {
 		return o.s.fail(p.ID, CodeInvalidArgument, "the message was refused", failureText(err))
 	}

@@ -82,13 +82,12 @@ func (p *Pump) AskXML(ctx context.Context, from, to string, payload []byte) (Eve
 	a := &asker{done: make(chan struct{})}
 	p.asks.m.Store(thread, a)
 	defer p.asks.m.Delete(thread)
-	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(payload)+256), from, to, thread, payload)
 	// The injection is not cut short by ctx: once it returns, the
 	// conversation is known and can be killed (a cancel while it waited
 	// would leave a conversation running that nobody kills). Admission
 	// bounds the wait (Options.AdmitWait).
 	injCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), askInjectTimeout)
-	conv, err := p.InjectWait(injCtx, env, a)
+	conv, err := p.SendEnvelope(injCtx, Envelope{From: from, To: to, Thread: thread, Payload: payload}, a)
 	cancel()
 	if err != nil {
 		return Event{}, err

@@ -113,3 +113,38 @@ func ExamplePump_Inject() {
 	}
 	// Output: <huh>: Invalid payload structure
 }
+
+// SendEnvelope is how a transport, a gateway or the console hands the pump
+// a message it holds as an encoded payload element: the pump builds the
+// envelope around it — on a new thread here — and injects it, as the
+// session's principal when As is set, returning the conversation's thread
+// once the ingress stages took it.
+func ExamplePump_SendEnvelope() {
+	lines := make(chan string, 1)
+	p, err := examplePump(func(line string) { lines <- line })
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer p.Shutdown(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	ada := &pump.Principal{From: "websocket:ada", User: "ada"}
+	thread, err := p.SendEnvelope(ctx, pump.Envelope{From: ada.From, To: "greeter",
+		Payload: []byte(`<Hello xmlns=""><Name>Ada</Name></Hello>`), As: ada}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("accepted on a new thread:", xmlpipe.IsThreadID(thread))
+	select {
+	case line := <-lines:
+		fmt.Println(line)
+	case <-ctx.Done():
+		fmt.Println("no answer")
+	}
+	// Output:
+	// accepted on a new thread: true
+	// [greeter → shouter] HELLO, ADA!
+}

@@ -147,9 +147,7 @@ func (p *Pump) Send(ctx context.Context, from, to string, payload any, out Outle
 	if err != nil {
 		return "", err
 	}
-	thread := xmlpipe.NewThreadID()
-	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), from, to, thread, body)
-	return p.InjectWait(ctx, env, out)
+	return p.SendEnvelope(ctx, Envelope{From: from, To: to, Payload: body}, out)
 }
 
 // SendSystem emits a message from the organism itself ("system") to listener

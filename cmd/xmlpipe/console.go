@@ -80,7 +80,7 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 	}
 	env := catalog.Env{} // the organism fills in LLM when a backend is usable
 	src := resolveConfig(pos)
-	b, err := console.Assemble(organism.Options{Logger: logger, Env: env}, src.durableBuild(*data))
+	b, err := organism.Assemble(organism.Options{Logger: logger, Env: env}, src.durableBuild(*data))
 	if err != nil {
 		fmt.Fprintln(std.err, err)
 		return exitFailure

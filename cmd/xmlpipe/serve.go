@@ -18,7 +18,6 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/certs"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
-	"github.com/xml-pipeline/xmlpipe/pump/console"
 	"github.com/xml-pipeline/xmlpipe/pump/observe"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
@@ -73,7 +72,7 @@ func (r *serveRunner) run(ctx context.Context) (code int) {
 		}
 	}()
 	env := catalog.Env{Print: func(_, from, text string) { r.log.Info("output", "from", from, "text", text) }}
-	local, err := console.Assemble(organism.Options{Logger: r.log, Env: env},
+	local, err := organism.Assemble(organism.Options{Logger: r.log, Env: env},
 		observedBuild(r.src, r.src.durableBuild(r.data), &r.obs))
 	if err != nil {
 		fmt.Fprintln(r.std.err, err)
@@ -234,7 +233,7 @@ type mainBus struct {
 
 // startBus serves the main bus of local's started organism with the
 // prepared setup and announces where it listens.
-func (r *serveRunner) startBus(local *console.Local, b busSetup, ctl bus.Controller) (*mainBus, error) {
+func (r *serveRunner) startBus(local *organism.Local, b busSetup, ctl bus.Controller) (*mainBus, error) {
 	o := local.Organism()
 	legacy := o.Config.Auth.LegacyTOTPLogin
 	metrics, err := metricsFor(o, r.obs.metrics)

@@ -8,7 +8,6 @@ import (
 	"github.com/xml-pipeline/xmlpipe/oob"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus"
-	"github.com/xml-pipeline/xmlpipe/pump/console"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
@@ -37,7 +36,7 @@ func (c *consoleServe) prepare(ctx context.Context, o *organism.Organism) error 
 
 // start serves the bus on the started organism; a stop request through the
 // API calls stop.
-func (c *consoleServe) start(local *console.Local, stop context.CancelFunc) error {
+func (c *consoleServe) start(local *organism.Local, stop context.CancelFunc) error {
 	mb, err := c.r.startBus(local, c.setup, consoleControl{stop: stop})
 	if err != nil {
 		return err

@@ -93,7 +93,6 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 	who := pump.Principal{From: sourceAPI + ":" + sess.Username, User: sess.Username, FreshThread: req.ThreadID == "",
 		Profile: sess.Profile}
 	from := who.From
-	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), from, l.Name, thread, body)
 
 	if req.ThreadID != "" {
 		// Two injects from one user onto one existing thread would be
@@ -115,7 +114,7 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 			id = messageID(e.Envelope)
 		}
 	}))
-	got, err := s.pump.InjectAs(ctx, env, nil, who)
+	got, err := s.pump.SendEnvelope(ctx, pump.Envelope{From: from, To: l.Name, Thread: thread, Payload: body, As: &who}, nil)
 	if err == nil {
 		// Events pass the durability gate in order: once a callback queued
 		// now has run, the message's own event has been delivered.

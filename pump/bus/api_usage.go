@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
-	"github.com/xml-pipeline/xmlpipe/pump/console"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
@@ -68,7 +67,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // and the organism's newest calls.
 func (w *wsSocket) usage(reply wire.Head) {
 	out := wire.Usage{Head: reply, Agents: []wire.TokenUsage{}, Backends: []wire.TokenUsage{}, Calls: []wire.Call{}}
-	if ur, ok := w.s.opts.Console.(console.UsageReporter); ok {
+	if ur, ok := w.s.opts.Console.(organism.UsageReporter); ok {
 		u, llm, err := ur.Usage(w.c.ctx)
 		if err != nil {
 			w.internal(reply, err)
@@ -85,7 +84,7 @@ func (w *wsSocket) usage(reply wire.Head) {
 		}
 	}
 	if out.LLM {
-		calls, err := w.s.opts.Organism.Calls("", console.UsageCalls)
+		calls, err := w.s.opts.Organism.Calls("", organism.UsageCalls)
 		if err != nil {
 			w.internal(reply, err)
 			return

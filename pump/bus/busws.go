@@ -16,7 +16,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
-	"github.com/xml-pipeline/xmlpipe/pump/console"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
@@ -327,7 +327,7 @@ func (b *busSocket) conversationEvent(e pump.Event) {
 // output implements sink: printed lines and streamed text are not
 // envelopes; /bus clients see the messages that carried them (an agent's
 // answer arrives whole, as its envelope).
-func (b *busSocket) output(console.Output) {}
+func (b *busSocket) output(organism.Output) {}
 
 // encode turns a queued item into a text frame (in the writer goroutine).
 func (b *busSocket) encode(item any) (int, []byte, error) {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/xml-pipeline/xmlpipe/pump/console"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
 // maxDeltaFrame bounds the text of one delta frame: a longer run of pieces
@@ -26,7 +26,7 @@ type pendingDelta struct {
 	taken bool
 }
 
-func newPendingDelta(o console.Output) *pendingDelta {
+func newPendingDelta(o organism.Output) *pendingDelta {
 	d := &pendingDelta{conv: o.Conversation, thread: o.Thread, agent: o.From, end: o.End}
 	d.text.WriteString(o.Text)
 	return d
@@ -35,7 +35,7 @@ func newPendingDelta(o console.Output) *pendingDelta {
 // add joins o to the frame and reports whether it did: not once the writer
 // took it, after its stream's end, for another stream, or beyond
 // maxDeltaFrame.
-func (d *pendingDelta) add(o console.Output) bool {
+func (d *pendingDelta) add(o organism.Output) bool {
 	if o.Conversation != d.conv || o.From != d.agent {
 		return false
 	}
@@ -60,7 +60,7 @@ func (d *pendingDelta) take() (string, bool) {
 // sendDelta queues a piece of streamed text: joined to the delta frame
 // queued last when nothing was queued after it, else as a new frame. It
 // never blocks (see send).
-func (c *conn) sendDelta(o console.Output) {
+func (c *conn) sendDelta(o organism.Output) {
 	c.qmu.Lock()
 	if d, ok := c.last.(*pendingDelta); ok && d.add(o) {
 		c.qmu.Unlock()

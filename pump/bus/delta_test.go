@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xml-pipeline/xmlpipe/pump/console"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
 // TestDeltasCoalesce: pieces of one stream join the delta frame waiting in
@@ -13,8 +13,8 @@ import (
 // of text start a new frame.
 func TestDeltasCoalesce(t *testing.T) {
 	c := &conn{out: make(chan any, 64), closing: make(chan struct{})}
-	piece := func(agent, text string, end bool) console.Output {
-		return console.Output{Kind: console.OutputDelta, Conversation: "conv", From: agent, Text: text, End: end}
+	piece := func(agent, text string, end bool) organism.Output {
+		return organism.Output{Kind: organism.OutputDelta, Conversation: "conv", From: agent, Text: text, End: end}
 	}
 	c.sendDelta(piece("poet", "Rain ", false))
 	c.sendDelta(piece("poet", "on tin", false))

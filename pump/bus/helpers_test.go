@@ -23,7 +23,6 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth/authtest"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/certs"
-	"github.com/xml-pipeline/xmlpipe/pump/console"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
@@ -84,7 +83,7 @@ func newLogger(r *records) *slog.Logger { return slog.New(r) }
 // bus server on a loopback TLS listener.
 type fixture struct {
 	t       *testing.T
-	local   *console.Local
+	local   *organism.Local
 	org     *organism.Organism
 	auth    *auth.Service
 	clock   *authtest.Clock
@@ -112,19 +111,19 @@ func helloWorld(o organism.Options) (*organism.Organism, error) {
 
 // startOrganism assembles the durable hello-world organism in a temporary
 // data directory, starts it and waits for the boot conversation.
-func startOrganism(t *testing.T, logger *slog.Logger) *console.Local {
+func startOrganism(t *testing.T, logger *slog.Logger) *organism.Local {
 	t.Helper()
 	return startBuilt(t, logger, helloWorld)
 }
 
 // startBuilt is startOrganism for the organism build assembles.
-func startBuilt(t *testing.T, logger *slog.Logger, build buildFunc) *console.Local {
+func startBuilt(t *testing.T, logger *slog.Logger, build buildFunc) *organism.Local {
 	t.Helper()
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	dir := t.TempDir()
-	l, err := console.Assemble(organism.Options{Logger: logger, DataDir: dir}, build)
+	l, err := organism.Assemble(organism.Options{Logger: logger, DataDir: dir}, build)
 	if err != nil {
 		t.Fatalf("assemble: %v", err)
 	}

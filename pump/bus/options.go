@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
-	"github.com/xml-pipeline/xmlpipe/pump/console"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
@@ -79,9 +78,9 @@ type Options struct {
 	Organism *organism.Organism `yaml:"-"`
 	// Console answers the /ws status, listeners, threads and monitor commands
 	// and its feed carries the lines listeners print (output frames).
-	// Default console.NewLocal(Organism), which sees no printed lines: pass
-	// the backend console.Assemble returned to get them.
-	Console console.Backend `yaml:"-"`
+	// Default organism.NewLocal(Organism), which sees no printed lines: pass
+	// the backend organism.Assemble returned to get them.
+	Console organism.Backend `yaml:"-"`
 	// Store is the journal the REST API reads; default Organism.Store() (nil
 	// for an in-memory organism: the journal endpoints answer 503).
 	Store *store.Store `yaml:"-"`
@@ -162,7 +161,7 @@ func (o Options) WithDefaults() Options {
 		o.Logger = slog.Default()
 	}
 	if o.Console == nil && o.Organism != nil {
-		o.Console = console.NewLocal(o.Organism)
+		o.Console = organism.NewLocal(o.Organism)
 	}
 	if o.Store == nil && o.Organism != nil {
 		o.Store = o.Organism.Store()

@@ -4,16 +4,16 @@ import (
 	"sync"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
-	"github.com/xml-pipeline/xmlpipe/pump/console"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
 // sink receives the events of the conversations a socket started, and
-// what their listeners print or their agents stream (console.Output of
+// what their listeners print or their agents stream (organism.Output of
 // kind print or delta). Both methods are called from the organism's
 // goroutines and must not block.
 type sink interface {
 	conversationEvent(e pump.Event)
-	output(o console.Output)
+	output(o organism.Output)
 }
 
 // maxOrphans bounds the events kept for a conversation whose id is not known
@@ -49,7 +49,7 @@ type route struct {
 type routed struct {
 	conv  string
 	event *pump.Event
-	out   *console.Output
+	out   *organism.Output
 }
 
 func newRouter() *router {
@@ -196,7 +196,7 @@ func (r *router) targets(conv string, item routed) []sink {
 	if rt == nil {
 		// Streamed text is not kept: only /bus injects are late, and /bus
 		// has no use for it (nor should it crowd out the events kept).
-		if r.late > 0 && len(r.orphans) < maxOrphans && (item.out == nil || item.out.Kind != console.OutputDelta) {
+		if r.late > 0 && len(r.orphans) < maxOrphans && (item.out == nil || item.out.Kind != organism.OutputDelta) {
 			r.orphans = append(r.orphans, item)
 		}
 		return nil
@@ -227,7 +227,7 @@ func (r *router) event(e pump.Event) {
 
 // output routes a line a listener printed or a piece of text an agent
 // streamed.
-func (r *router) output(o console.Output) {
+func (r *router) output(o organism.Output) {
 	for _, s := range r.targets(o.Conversation, routed{conv: o.Conversation, out: &o}) {
 		s.output(o)
 	}

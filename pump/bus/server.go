@@ -13,7 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
-	"github.com/xml-pipeline/xmlpipe/pump/console"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
@@ -240,11 +240,11 @@ func (s *Server) onEvent(e pump.Event) {
 
 // onOutput routes a printed line to its conversation's sockets, and a
 // piece of an agent's streamed text also to the event streams.
-func (s *Server) onOutput(o console.Output) {
+func (s *Server) onOutput(o organism.Output) {
 	switch o.Kind {
-	case console.OutputPrint:
+	case organism.OutputPrint:
 		s.router.output(o)
-	case console.OutputDelta:
+	case organism.OutputDelta:
 		s.router.output(o)
 		s.streamDelta(o)
 	}

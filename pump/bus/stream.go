@@ -8,7 +8,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
-	"github.com/xml-pipeline/xmlpipe/pump/console"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
@@ -34,7 +34,7 @@ func (s *Server) streamEvents(e pump.Event) {
 // streamDelta offers a piece of an agent's streamed text to every stream
 // whose subscription matches event "delta", the conversation or thread, and
 // the agent (inside the organism: never blocks).
-func (s *Server) streamDelta(o console.Output) {
+func (s *Server) streamDelta(o organism.Output) {
 	ev := streamEvent{name: streamDelta, threads: []string{o.Conversation, o.Thread}, agents: []string{o.From}}
 	s.streams.each(func(st *streamSocket) {
 		st.mu.Lock()

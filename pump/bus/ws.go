@@ -15,7 +15,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
-	"github.com/xml-pipeline/xmlpipe/pump/console"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
@@ -205,7 +205,7 @@ func (w *wsSocket) send(req wire.Request) {
 		}
 		body = b
 	} else {
-		v, err := console.NewPayload(l.Payload.GoType(), text)
+		v, err := organism.NewPayload(l.Payload.GoType(), text)
 		if err != nil {
 			w.fail(h, wire.CodeNoTextField, "Cannot create payload for "+l.Name)
 			return
@@ -224,12 +224,12 @@ func (w *wsSocket) send(req wire.Request) {
 		w.fail(h, wire.CodeBadRequest, "Invalid thread_id: want a lower-case UUID")
 		return
 	}
-	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), who.From, l.Name, thread, body)
+	env := pump.Envelope{From: who.From, To: l.Name, Thread: thread, Payload: body, As: &who}
 	if err := w.s.pump.CheckThread(who, thread); err != nil {
 		// Another party's conversation: its events are never routed here;
 		// the pump refuses the message (a security event), the thread
 		// untouched.
-		_, err = w.s.pump.InjectAs(w.c.ctx, env, nil, who)
+		_, err = w.s.pump.SendEnvelope(w.c.ctx, env, nil)
 		w.injectFailed(h, err)
 		return
 	}
@@ -238,7 +238,7 @@ func (w *wsSocket) send(req wire.Request) {
 	conv := w.s.conversationOf(thread)
 	w.hold(conv)
 	w.s.router.claim(conv, w)
-	_, err := w.s.pump.InjectAs(w.c.ctx, env, nil, who)
+	_, err := w.s.pump.SendEnvelope(w.c.ctx, env, nil)
 	w.s.router.settle(conv, err == nil)
 	if err != nil {
 		w.unhold(conv)
@@ -354,8 +354,8 @@ func eventType(k pump.EventKind) string {
 // output implements sink: a printed line is queued as it is, a piece of
 // streamed text joins the delta frame of its stream still waiting in the
 // queue (see pendingDelta).
-func (w *wsSocket) output(o console.Output) {
-	if o.Kind != console.OutputDelta {
+func (w *wsSocket) output(o organism.Output) {
+	if o.Kind != organism.OutputDelta {
 		if w.subs.wants(wire.TypeOutput) {
 			w.post(o.Conversation, o)
 		}
@@ -391,7 +391,7 @@ func (w *wsSocket) encode(item any) (int, []byte, error) {
 	switch it := item.(type) {
 	case pump.Event:
 		v = eventFrame(it)
-	case console.Output:
+	case organism.Output:
 		v = wire.Output{Head: wire.Head{Type: wire.TypeOutput}, ThreadID: it.Conversation, From: it.From,
 			Text: it.Text, MessageID: wire.MessageID(wire.TypeOutput, it.Conversation, it.Thread, it.From, it.Text)}
 	case *pendingDelta:
@@ -433,7 +433,7 @@ func eventFrame(e pump.Event) any {
 	case pump.EventReply:
 		r := wire.Reply{Head: wire.Head{Type: wire.TypeReply}, ThreadID: e.Conversation, From: e.From, To: e.To,
 			PayloadType: e.PayloadName, Payload: string(payloadOf(e.Envelope)), Timestamp: ts, MessageID: eventID(wire.TypeReply, e)}
-		if text, ok := console.PayloadText(e.Payload); ok {
+		if text, ok := organism.PayloadText(e.Payload); ok {
 			r.Text = text
 		}
 		return r

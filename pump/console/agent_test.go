@@ -136,9 +136,9 @@ listeners:
 
 // startAgents starts an in-memory agent organism over m with a console
 // backend and waits for its boot.
-func startAgents(t *testing.T, m *chatModel) *console.Local {
+func startAgents(t *testing.T, m *chatModel) *organism.Local {
 	t.Helper()
-	l, err := console.Assemble(organism.Options{Logger: slog.New(slog.DiscardHandler)}, agentOrganism(m.URL))
+	l, err := organism.Assemble(organism.Options{Logger: slog.New(slog.DiscardHandler)}, agentOrganism(m.URL))
 	if err != nil {
 		t.Fatal(err)
 	}

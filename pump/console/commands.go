@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
 )
@@ -106,21 +107,21 @@ func (c *Console) send(ctx context.Context, rest string) string {
 	if conv == "" {
 		conv = xmlpipe.NewThreadID()
 	}
-	m := Message{Target: target, Text: text, Thread: conv}
+	m := organism.Message{Target: target, Text: text, Thread: conv}
 	if structured {
 		m.Text, m.Payload = "", payload
 	}
 	c.convs.sending(conv)
 	thread, err := c.b.Send(ctx, m)
 	c.convs.sent(target, conv, agent, err)
-	var rej *Rejection
+	var rej *organism.Rejection
 	switch {
-	case errors.Is(err, ErrUnknownListener):
+	case errors.Is(err, organism.ErrUnknownListener):
 		c.say("Unknown listener: "+target, "Use /listeners to see available listeners.")
-	case errors.Is(err, ErrNoTextField):
+	case errors.Is(err, organism.ErrNoTextField):
 		c.say("Cannot create payload for "+target,
 			"Send its fields as JSON (@"+target+" {…}) or XML (@"+target+" <Payload>…</Payload>); /listeners shows its root tag.")
-	case errors.Is(err, ErrBadPayload):
+	case errors.Is(err, organism.ErrBadPayload):
 		c.say(capitalize(err.Error()))
 	case errors.As(err, &rej):
 		c.huh(rej.Huh, rej.Diagnostics)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
 func TestConfig(t *testing.T) {
@@ -31,7 +32,7 @@ func TestConfig(t *testing.T) {
 				if !errors.Is(err, ErrConfig) {
 					t.Fatalf("Validate = %v; want ErrConfig", err)
 				}
-				if _, err := New(&Local{}, tt.cfg); !errors.Is(err, ErrConfig) {
+				if _, err := New(&organism.Local{}, tt.cfg); !errors.Is(err, ErrConfig) {
 					t.Fatalf("New accepted an invalid config: %v", err)
 				}
 				return

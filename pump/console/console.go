@@ -9,12 +9,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
-// Console is the line console over a Backend. Run (or RunTerminal, RunStdio)
+// Console is the line console over an organism.Backend. Run (or RunTerminal, RunStdio)
 // serves one session at a time.
 type Console struct {
-	b     Backend
+	b     organism.Backend
 	cfg   Config
 	out   *outbox
 	convs *conversations
@@ -70,7 +72,7 @@ func (s *sessionState) drain() []started {
 }
 
 // New returns a console over b.
-func New(b Backend, cfg Config) (*Console, error) {
+func New(b organism.Backend, cfg Config) (*Console, error) {
 	if b == nil {
 		return nil, fmt.Errorf("%w: no backend", ErrConfig)
 	}
@@ -126,7 +128,7 @@ func (c *Console) serve(ctx context.Context, out io.Writer, terminal bool, readL
 	c.sess.terminal.Store(terminal)
 	cancel := c.b.Subscribe(c.receive)
 	defer cancel()
-	if g, ok := c.b.(Governor); ok {
+	if g, ok := c.b.(organism.Governor); ok {
 		defer g.WatchGovernance(func(line string) { c.say(line) })()
 	}
 	stop := c.out.start(out, wait, terminal, c.columns)
@@ -256,23 +258,23 @@ func (c *Console) banner(ctx context.Context) {
 // shows as it arrives (liveStreams), and its answer then adds only what the
 // stream did not show; on a pipe streamed text is not shown and every
 // answer prints once, whole.
-func (c *Console) receive(o Output) {
+func (c *Console) receive(o organism.Output) {
 	switch o.Kind {
-	case OutputPrint:
+	case organism.OutputPrint:
 		c.say(fmt.Sprintf("[%s] %s", o.From, o.Text))
-	case OutputReply:
+	case organism.OutputReply:
 		if c.sess.terminal.Load() {
 			c.live.reply(o.Conversation, o.From, o.Text)
 			return
 		}
 		c.say(fmt.Sprintf("[%s] %s", o.From, o.Text))
-	case OutputDelta:
+	case organism.OutputDelta:
 		if c.sess.terminal.Load() && c.convs.isMine(o.Conversation) {
 			c.live.delta(o.Conversation, o.From, o.Text, o.End)
 		}
-	case OutputHuh:
+	case organism.OutputHuh:
 		c.huh(o.Text, o.Diagnostics)
-	case OutputComplete:
+	case organism.OutputComplete:
 		c.convs.completed(o.Conversation)
 		c.live.complete(o.Conversation)
 		c.out.completed(o.Conversation)

@@ -10,12 +10,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // session runs one piped console session over b and returns its transcript.
-func session(t *testing.T, b Backend, cfg Config, input string) string {
+func session(t *testing.T, b organism.Backend, cfg Config, input string) string {
 	t.Helper()
 	c, err := New(b, cfg)
 	if err != nil {
@@ -101,8 +102,8 @@ func TestGreeter(t *testing.T) {
 	// InFlight is left out: the pump may report a conversation complete a
 	// moment before it releases the message's ingress slot.
 	// The conversation completed: its threads are idle, none is live.
-	want := Status{Organism: "hello-world", Listeners: 10, Threads: 0, Idle: 2, Slots: 2, Processed: 4}
-	if diff := cmp.Diff(want, st, cmpopts.IgnoreFields(Status{}, "InFlight")); diff != "" {
+	want := organism.Status{Organism: "hello-world", Listeners: 10, Threads: 0, Idle: 2, Slots: 2, Processed: 4}
+	if diff := cmp.Diff(want, st, cmpopts.IgnoreFields(organism.Status{}, "InFlight")); diff != "" {
 		t.Errorf("status after the greeting (-want +got):\n%s", diff)
 	}
 }

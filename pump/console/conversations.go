@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
 // maxMine bounds the conversations a console remembers as its own (whose
@@ -43,7 +45,7 @@ func newConversations() *conversations {
 // isAgent reports whether target names an agent, asking the backend for its
 // listeners when the name is not cached. A backend that cannot say makes
 // every target a plain listener (each line a new conversation).
-func (cs *conversations) isAgent(ctx context.Context, d Directory, target string) bool {
+func (cs *conversations) isAgent(ctx context.Context, d organism.Directory, target string) bool {
 	cs.mu.Lock()
 	agent, ok := cs.agents[target]
 	cs.mu.Unlock()

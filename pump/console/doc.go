@@ -12,9 +12,10 @@
 // The terminal prompt names the conversation the last line used
 // (`poet#3f2a> `) and `/threads` lists them.
 //
-// The console talks to the organism only through a Backend, so the same
-// console runs in-process (Local, over *organism.Organism) or remotely
-// (Remote, over the main bus's /ws). On a terminal it uses golang.org/x/term
+// The console talks to the organism only through an organism.Backend (the
+// organism's client facade, in package organism), so the same console runs
+// in-process (organism.Local, over *organism.Organism) or remotely (Remote,
+// over the main bus's /ws). On a terminal it uses golang.org/x/term
 // for line editing and history, asynchronous output never garbles the
 // prompt, and an agent's text shows as the model writes it (its unfinished
 // line live above the prompt, then only what the answer adds); on a pipe it

@@ -57,7 +57,7 @@ gateways:
 		defer cancel()
 		_ = o.Shutdown(ctx)
 	}()
-	st, err := NewLocal(o).Status(context.Background())
+	st, err := organism.NewLocal(o).Status(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,164 +1,19 @@
 package console
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
-	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/client"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
-
-// Governance errors, shared by the backends.
-var (
-	// ErrApprovalNotFound: no approval has the id.
-	ErrApprovalNotFound = errors.New("no such approval")
-	// ErrApprovalDecided: the approval was decided already.
-	ErrApprovalDecided = errors.New("approval already decided")
-	// ErrForbidden: the user's role does not allow the command.
-	ErrForbidden = errors.New("forbidden for this role")
-)
-
-// Approval is a call waiting for a human (or decided), as /approvals shows
-// it.
-type Approval struct {
-	ID, Kind                  string
-	Conversation              string
-	Agent, Target             string
-	Payload, RequestReason    string
-	Status, DecidedBy, Reason string
-	CreatedAt                 time.Time
-}
-
-// Governor is an optional Backend capability: the approvals (/approvals,
-// /approve, /deny) and the emergency halt (/halt, /resume).
-type Governor interface {
-	// Approvals lists the approvals of status ("" for every one), newest
-	// first.
-	Approvals(ctx context.Context, status string) ([]Approval, error)
-	// Decide approves or denies the approval id, with a reason.
-	Decide(ctx context.Context, id string, approve bool, reason string) (Approval, error)
-	// Halt stops the agents (all: every listener) and reports the scope.
-	Halt(ctx context.Context, all bool) (scope string, err error)
-	// Resume lifts a halt; false when none was in force.
-	Resume(ctx context.Context) (bool, error)
-	// WatchGovernance calls fn with a line for every governance event the
-	// user may see (a call begins waiting, is decided; a halt; a guardian
-	// alert) until cancel is called. fn must not block.
-	WatchGovernance(fn func(line string)) (cancel func())
-}
-
-// localUser is who decides in the in-process console (the operator at the
-// terminal).
-const localUser = "console"
-
-// Approvals implements Governor.
-func (l *Local) Approvals(ctx context.Context, status string) ([]Approval, error) {
-	as, err := l.org.Governance().Approvals(ctx, organism.ApprovalFilter{Status: status})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Approval, len(as))
-	for i, a := range as {
-		out[i] = localApproval(a)
-	}
-	return out, nil
-}
-
-func localApproval(a organism.Approval) Approval {
-	return Approval{ID: a.ID, Kind: a.Kind, Conversation: a.Conversation, Agent: a.Agent, Target: a.Target,
-		Payload: a.Payload, RequestReason: a.RequestReason, Status: a.Status, DecidedBy: a.DecidedBy, Reason: a.Reason,
-		CreatedAt: a.CreatedAt}
-}
-
-// Decide implements Governor.
-func (l *Local) Decide(ctx context.Context, id string, approve bool, reason string) (Approval, error) {
-	a, err := l.org.Governance().Decide(ctx, id, approve, localUser, reason)
-	switch {
-	case errors.Is(err, organism.ErrApprovalNotFound):
-		return Approval{}, fmt.Errorf("%w: %s", ErrApprovalNotFound, id)
-	case errors.Is(err, organism.ErrApprovalDecided):
-		return Approval{}, fmt.Errorf("%w: %s", ErrApprovalDecided, id)
-	case err != nil:
-		return Approval{}, err
-	}
-	return localApproval(a), nil
-}
-
-// Halt implements Governor.
-func (l *Local) Halt(_ context.Context, all bool) (string, error) {
-	scope := pump.HaltAgents
-	if all {
-		scope = pump.HaltAll
-	}
-	rep, err := l.org.Governance().Halt(localUser, scope)
-	return rep.Scope.String(), err
-}
-
-// Resume implements Governor.
-func (l *Local) Resume(context.Context) (bool, error) {
-	return l.org.Governance().Resume(localUser), nil
-}
-
-// WatchGovernance implements Governor: the local console is the
-// organism's operator and hears of every governance event.
-func (l *Local) WatchGovernance(fn func(line string)) (cancel func()) {
-	return l.org.Governance().Subscribe(func(e organism.GovernanceEvent) {
-		switch e.Kind {
-		case organism.EventApproval, organism.EventApprovalDecided:
-			a := e.Approval
-			fn(approvalLine(e.Kind, a.ID, a.Agent, a.Target, a.RequestReason, a.Status, a.DecidedBy, a.Reason))
-		case organism.EventHalted:
-			fn(haltLine(true, e.Scope, e.By))
-		case organism.EventResumed:
-			fn(haltLine(false, e.Scope, e.By))
-		case organism.EventGuardianAlert:
-			fn(alertLine(e.Alert.Sender, e.Alert.Count, e.Alert.Window.String(), e.Alert.Rules))
-		}
-	})
-}
-
-// approvalLine is the line a console prints when a call begins waiting or
-// is decided.
-func approvalLine(kind, id, agent, target, why, status, by, reason string) string {
-	if kind != organism.EventApproval {
-		s := fmt.Sprintf("[approval] %s %s: %s → %s", id, status, agent, target)
-		if by != "" {
-			s += " by " + by
-		}
-		if reason != "" {
-			s += ": " + reason
-		}
-		return s
-	}
-	s := fmt.Sprintf("[approval] %s: %s → %s waits for a human", id, agent, target)
-	if why != "" {
-		s += " (" + why + ")"
-	}
-	return s + fmt.Sprintf(": /approve %s or /deny %s <reason>", id, id)
-}
-
-// haltLine is the line of a halt or resume.
-func haltLine(halted bool, scope, by string) string {
-	if halted {
-		return fmt.Sprintf("[halt] the organism is halted (%s) by %s: /resume to go on", scope, by)
-	}
-	return "[halt] resumed by " + by
-}
-
-// alertLine is the line of a guardian alert.
-func alertLine(sender string, count int, window string, rules []string) string {
-	return fmt.Sprintf("[guardian] %s was refused %d times within %s (rules %s)", sender, count, window,
-		strings.Join(rules, ", "))
-}
 
 // WatchGovernance implements Governor: the approval, halt and alert frames
 // the bus pushes on the console's /ws socket.
@@ -180,7 +35,7 @@ func (r *Remote) WatchGovernance(fn func(line string)) (cancel func()) {
 
 // governanceEvent turns a governance frame into a line for the watchers.
 func (r *Remote) governanceEvent(typ string, data []byte) {
-	var line string
+	var e organism.GovernanceEvent
 	switch typ {
 	case wire.TypeApproval, wire.TypeApprovalDecided:
 		var f wire.Approval
@@ -188,26 +43,33 @@ func (r *Remote) governanceEvent(typ string, data []byte) {
 			return
 		}
 		a := f.Approval
-		kind := organism.EventApproval
+		e.Kind = organism.EventApproval
 		if typ == wire.TypeApprovalDecided {
-			kind = organism.EventApprovalDecided
+			e.Kind = organism.EventApprovalDecided
 		}
-		line = approvalLine(kind, a.ID, a.Agent, a.Target, a.RequestReason, a.Status, a.DecidedBy, a.Reason)
+		e.Approval = &organism.Approval{ID: a.ID, Agent: a.Agent, Target: a.Target, RequestReason: a.RequestReason,
+			Status: a.Status, DecidedBy: a.DecidedBy, Reason: a.Reason}
 	case wire.TypeHalted, wire.TypeResumed:
 		var f wire.Halt
 		if json.Unmarshal(data, &f) != nil {
 			return
 		}
-		line = haltLine(typ == wire.TypeHalted, f.Scope, f.By)
+		e.Kind, e.Scope, e.By = organism.EventResumed, f.Scope, f.By
+		if typ == wire.TypeHalted {
+			e.Kind = organism.EventHalted
+		}
 	case wire.TypeGuardianAlert:
 		var f wire.GuardianAlert
 		if json.Unmarshal(data, &f) != nil {
 			return
 		}
-		line = alertLine(f.Sender, f.Count, (time.Duration(f.WindowSeconds * float64(time.Second))).String(), f.Rules)
+		e.Kind = organism.EventGuardianAlert
+		e.Alert = &organism.GuardianAlert{Sender: f.Sender, Count: f.Count,
+			Window: time.Duration(f.WindowSeconds * float64(time.Second)), Rules: f.Rules}
 	default:
 		return
 	}
+	line := e.Line()
 	r.govMu.Lock()
 	fns := make([]func(string), 0, len(r.govSubs))
 	for _, fn := range r.govSubs {
@@ -220,7 +82,7 @@ func (r *Remote) governanceEvent(typ string, data []byte) {
 }
 
 // Approvals implements Governor over GET /api/v1/approvals.
-func (r *Remote) Approvals(ctx context.Context, status string) ([]Approval, error) {
+func (r *Remote) Approvals(ctx context.Context, status string) ([]organism.Approval, error) {
 	q := url.Values{}
 	if status != "" {
 		q.Set("status", status)
@@ -231,22 +93,22 @@ func (r *Remote) Approvals(ctx context.Context, status string) ([]Approval, erro
 	if err := r.rest(ctx, http.MethodGet, "/api/v1/approvals?"+q.Encode(), nil, &out); err != nil {
 		return nil, err
 	}
-	as := make([]Approval, len(out.Approvals))
+	as := make([]organism.Approval, len(out.Approvals))
 	for i, a := range out.Approvals {
 		as[i] = remoteApproval(a)
 	}
 	return as, nil
 }
 
-func remoteApproval(a wire.ApprovalInfo) Approval {
+func remoteApproval(a wire.ApprovalInfo) organism.Approval {
 	created, _ := time.Parse(time.RFC3339Nano, a.CreatedAt)
-	return Approval{ID: a.ID, Kind: a.Kind, Conversation: a.ThreadID, Agent: a.Agent, Target: a.Target,
+	return organism.Approval{ID: a.ID, Kind: a.Kind, Conversation: a.ThreadID, Agent: a.Agent, Target: a.Target,
 		Payload: a.Payload, RequestReason: a.RequestReason, Status: a.Status, DecidedBy: a.DecidedBy, Reason: a.Reason,
 		CreatedAt: created}
 }
 
 // Decide implements Governor over POST /api/v1/approvals/{id}.
-func (r *Remote) Decide(ctx context.Context, id string, approve bool, reason string) (Approval, error) {
+func (r *Remote) Decide(ctx context.Context, id string, approve bool, reason string) (organism.Approval, error) {
 	decision := "deny"
 	if approve {
 		decision = "approve"
@@ -254,17 +116,16 @@ func (r *Remote) Decide(ctx context.Context, id string, approve bool, reason str
 	var a wire.ApprovalInfo
 	err := r.rest(ctx, http.MethodPost, "/api/v1/approvals/"+url.PathEscape(id),
 		map[string]string{"decision": decision, "reason": reason}, &a)
-	var se *statusError
-	if errors.As(err, &se) {
-		switch se.status {
+	if se, ok := errors.AsType[*client.StatusError](err); ok {
+		switch se.Status {
 		case http.StatusNotFound:
-			return Approval{}, fmt.Errorf("%w: %s", ErrApprovalNotFound, id)
+			return organism.Approval{}, fmt.Errorf("%w: %s", organism.ErrApprovalNotFound, id)
 		case http.StatusConflict:
-			return Approval{}, fmt.Errorf("%w: %s", ErrApprovalDecided, id)
+			return organism.Approval{}, fmt.Errorf("%w: %s", organism.ErrApprovalDecided, id)
 		}
 	}
 	if err != nil {
-		return Approval{}, err
+		return organism.Approval{}, err
 	}
 	return remoteApproval(a), nil
 }
@@ -291,62 +152,19 @@ func (r *Remote) Resume(ctx context.Context) (bool, error) {
 	return out.Resumed, err
 }
 
-// statusError is a REST answer other than 2xx.
-type statusError struct {
-	status int
-	msg    string
-}
-
-func (e *statusError) Error() string { return e.msg }
-
 // rest runs one REST request as the logged-in user and decodes the JSON
-// answer into out. A 403 wraps ErrForbidden; other failures are a
-// *statusError carrying the server's error text.
+// answer into out. A 403 wraps organism.ErrForbidden; other failures are a
+// *client.StatusError carrying the server's error text.
 func (r *Remote) rest(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
+	err := r.cl.Do(ctx, method, path, body, out)
+	if se, ok := errors.AsType[*client.StatusError](err); ok && se.Status == http.StatusForbidden {
+		return fmt.Errorf("%w (%s)", organism.ErrForbidden, r.Role)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, r.base.String()+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+r.token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := r.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("console: %s %s: %w", method, strings.SplitN(path, "?", 2)[0], err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		var e struct {
-			Error string `json:"error"`
-		}
-		_ = json.Unmarshal(data, &e)
-		if e.Error == "" {
-			e.Error = resp.Status
-		}
-		if resp.StatusCode == http.StatusForbidden {
-			return fmt.Errorf("%w (%s)", ErrForbidden, r.Role)
-		}
-		return &statusError{status: resp.StatusCode, msg: e.Error}
-	}
-	if out == nil {
-		return nil
-	}
-	return json.Unmarshal(data, out)
+	return err
 }
 
-func (c *Console) governor() (Governor, bool) {
-	g, ok := c.b.(Governor)
+func (c *Console) governor() (organism.Governor, bool) {
+	g, ok := c.b.(organism.Governor)
 	if !ok {
 		c.say("Approvals and the halt are not available over this connection.")
 	}
@@ -438,9 +256,9 @@ func (c *Console) decide(ctx context.Context, arg string, approve bool) {
 	}
 	a, err := g.Decide(ctx, id, approve, strings.TrimSpace(reason))
 	switch {
-	case errors.Is(err, ErrApprovalNotFound):
+	case errors.Is(err, organism.ErrApprovalNotFound):
 		c.say("No approval " + id + ". /approvals lists the waiting calls.")
-	case errors.Is(err, ErrApprovalDecided):
+	case errors.Is(err, organism.ErrApprovalDecided):
 		c.say("Approval " + id + " was decided already.")
 	case err != nil:
 		c.say("Error: " + err.Error())

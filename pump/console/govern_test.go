@@ -103,7 +103,7 @@ func (w *transcript) waitFor(t *testing.T, re *regexp.Regexp) []string {
 var waiting = regexp.MustCompile(`\[approval\] ([0-9a-f]+): researcher → run_command waits for a human`)
 
 // interactive runs a console session over b whose input the test writes.
-func interactive(t *testing.T, b console.Backend) (in io.WriteCloser, out *transcript, done <-chan error) {
+func interactive(t *testing.T, b organism.Backend) (in io.WriteCloser, out *transcript, done <-chan error) {
 	t.Helper()
 	c, err := console.New(b, console.Config{LineWait: 10 * time.Millisecond}) // a held conversation would hold each @ line
 	if err != nil {
@@ -120,7 +120,7 @@ func interactive(t *testing.T, b console.Backend) (in io.WriteCloser, out *trans
 func TestLocalConsoleDecidesApprovals(t *testing.T) {
 	path := governedConfig(t, "<RunCommand><Command>date</Command></RunCommand>", "It ran.",
 		"<RunCommand><Command>date</Command></RunCommand>", "I was refused.")
-	l, err := console.Assemble(organism.Options{Logger: slog.New(slog.DiscardHandler)},
+	l, err := organism.Assemble(organism.Options{Logger: slog.New(slog.DiscardHandler)},
 		func(o organism.Options) (*organism.Organism, error) { return organism.Load(path, o) })
 	if err != nil {
 		t.Fatal(err)

@@ -34,10 +34,10 @@ func (c *setClock) Set(t time.Time) {
 // startDurableHello starts the hello-world organism on data directory dir
 // with clock, waits for its boot conversation and returns its backend. The
 // organism is shut down at the end of the test if the test has not done it.
-func startDurableHello(t *testing.T, dir string, clock *setClock, edit func(*config.Organism)) *Local {
+func startDurableHello(t *testing.T, dir string, clock *setClock, edit func(*config.Organism)) *organism.Local {
 	t.Helper()
 	opts := organism.Options{Clock: clock.Now, Logger: slog.New(slog.DiscardHandler)}
-	l, err := Assemble(opts, func(o organism.Options) (*organism.Organism, error) {
+	l, err := organism.Assemble(opts, func(o organism.Options) (*organism.Organism, error) {
 		cfg, err := config.Load("testdata/organism.yaml")
 		if err != nil {
 			return nil, err
@@ -76,16 +76,16 @@ func startDurableHello(t *testing.T, dir string, clock *setClock, edit func(*con
 
 // greet sends @greeter name through b and waits for the conversation to
 // complete; it returns the conversation id.
-func greet(t *testing.T, b *Local, name string) string {
+func greet(t *testing.T, b *organism.Local, name string) string {
 	t.Helper()
 	completed := make(chan string, 8)
-	cancel := b.Subscribe(func(o Output) {
-		if o.Kind == OutputComplete {
+	cancel := b.Subscribe(func(o organism.Output) {
+		if o.Kind == organism.OutputComplete {
 			completed <- o.Conversation
 		}
 	})
 	defer cancel()
-	conv, err := b.Send(context.Background(), Message{Target: "greeter", Text: name})
+	conv, err := b.Send(context.Background(), organism.Message{Target: "greeter", Text: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,11 +131,11 @@ func TestJournalViewsAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byID := map[string]Thread{}
+	byID := map[string]organism.Thread{}
 	for _, th := range threads {
 		byID[th.ID] = th
 	}
-	wantDan := Thread{ID: dan, Ended: true, Slots: 3, Idle: 9 * time.Minute, LastFrom: "shouter", LastTo: "response-handler"}
+	wantDan := organism.Thread{ID: dan, Ended: true, Slots: 3, Idle: 9 * time.Minute, LastFrom: "shouter", LastTo: "response-handler"}
 	if d := cmp.Diff(wantDan, byID[dan]); d != "" {
 		t.Errorf("Dan's ended conversation (-want +got):\n%s", d)
 	}
@@ -148,7 +148,7 @@ func TestJournalViewsAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := t0.Add(time.Minute)
-	want := []History{{ID: dan, Slots: []Slot{
+	want := []organism.History{{ID: dan, Slots: []organism.Slot{
 		{From: "console", To: "greeter", PayloadType: "Greeting", Time: at},
 		{From: "greeter", To: "shouter", PayloadType: "GreetingResponse", Time: at},
 		{From: "shouter", To: "response-handler", PayloadType: "ShoutedResponse", Time: at},
@@ -177,7 +177,7 @@ func TestJournalViewsJournalDisabled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []History{{ID: dan, Slots: []Slot{{From: "console", To: "greeter", PayloadType: "Greeting", Time: clock.Now()}}}}
+	want := []organism.History{{ID: dan, Slots: []organism.Slot{{From: "console", To: "greeter", PayloadType: "Greeting", Time: clock.Now()}}}}
 	if d := cmp.Diff(want, hs); d != "" {
 		t.Errorf("Monitor from the context buffer (-want +got):\n%s", d)
 	}

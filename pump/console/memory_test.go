@@ -15,7 +15,6 @@ import (
 	"testing"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
-	"github.com/xml-pipeline/xmlpipe/pump/console"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
@@ -68,7 +67,7 @@ var listedMemory = regexp.MustCompile(`(?m)^  ([0-9a-f]{12})  .*by keeper  conse
 
 func TestLocalConsoleListsAndForgetsMemories(t *testing.T) {
 	path := rememberingConfig(t, "I like green tea")
-	l, err := console.Assemble(organism.Options{Logger: slog.New(slog.DiscardHandler)},
+	l, err := organism.Assemble(organism.Options{Logger: slog.New(slog.DiscardHandler)},
 		func(o organism.Options) (*organism.Organism, error) { return organism.Load(path, o) })
 	if err != nil {
 		t.Fatal(err)

@@ -25,10 +25,10 @@ const eventTimeout = 10 * time.Second
 
 // startOrganism assembles the organism build returns, starts it, waits for
 // the boot conversation to complete and shuts it down when the test ends.
-func startOrganism(t *testing.T, build func(organism.Options) (*organism.Organism, error)) *Local {
+func startOrganism(t *testing.T, build func(organism.Options) (*organism.Organism, error)) *organism.Local {
 	t.Helper()
 	opts := organism.Options{Clock: func() time.Time { return testTime }, Logger: slog.New(slog.DiscardHandler)}
-	l, err := Assemble(opts, build)
+	l, err := organism.Assemble(opts, build)
 	if err != nil {
 		t.Fatalf("assemble: %v", err)
 	}
@@ -63,7 +63,7 @@ func startOrganism(t *testing.T, build func(organism.Options) (*organism.Organis
 }
 
 // helloWorld runs the repository's hello-world organism.yaml.
-func helloWorld(t *testing.T) *Local {
+func helloWorld(t *testing.T) *organism.Local {
 	return startOrganism(t, func(o organism.Options) (*organism.Organism, error) {
 		return organism.Load("testdata/organism.yaml", o)
 	})
@@ -184,7 +184,7 @@ listeners:
 
 // testOrganism runs the echo/fail/pick/gate organism; the gate handler
 // returns once release is closed.
-func testOrganism(t *testing.T, release <-chan struct{}) *Local {
+func testOrganism(t *testing.T, release <-chan struct{}) *organism.Local {
 	return startOrganism(t, func(o organism.Options) (*organism.Organism, error) {
 		cfg, err := config.Parse("console-test.yaml", []byte(testOrganismYAML))
 		if err != nil {

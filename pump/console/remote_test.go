@@ -67,7 +67,7 @@ func startBus(t *testing.T) *remoteBus {
 func startBusWith(t *testing.T, build func(organism.Options) (*organism.Organism, error)) *remoteBus {
 	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
-	l, err := console.Assemble(organism.Options{Logger: logger, DataDir: t.TempDir()}, build)
+	l, err := organism.Assemble(organism.Options{Logger: logger, DataDir: t.TempDir()}, build)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,9 +198,9 @@ func TestRemoteBackend(t *testing.T) {
 	r := b.dial(t, "ron", secret)
 	ctx := context.Background()
 
-	got := make(chan console.Output, 16)
-	defer r.Subscribe(func(o console.Output) { got <- o })()
-	thread, err := r.Send(ctx, console.Message{Target: "greeter", Text: "Ron"})
+	got := make(chan organism.Output, 16)
+	defer r.Subscribe(func(o organism.Output) { got <- o })()
+	thread, err := r.Send(ctx, organism.Message{Target: "greeter", Text: "Ron"})
 	if err != nil || !xmlpipe.IsThreadID(thread) {
 		t.Fatalf("send: %q %v", thread, err)
 	}
@@ -212,9 +212,9 @@ func TestRemoteBackend(t *testing.T) {
 				t.Fatalf("output of another conversation: %+v", o)
 			}
 			switch o.Kind {
-			case console.OutputPrint:
+			case organism.OutputPrint:
 				printed = "[" + o.From + "] " + o.Text
-			case console.OutputComplete:
+			case organism.OutputComplete:
 				done = true
 			}
 		case <-time.After(remoteWait):
@@ -239,22 +239,22 @@ func TestRemoteBackend(t *testing.T) {
 	if _, err := r.Monitor(ctx, "*"); err != nil {
 		t.Errorf("monitor: %v", err)
 	}
-	thread, err = r.Send(ctx, console.Message{Target: "greeter", Payload: []byte(`{"Name": "Pat"}`)})
+	thread, err = r.Send(ctx, organism.Message{Target: "greeter", Payload: []byte(`{"Name": "Pat"}`)})
 	if err != nil || !xmlpipe.IsThreadID(thread) {
 		t.Errorf("send payload: %q %v", thread, err)
 	}
-	if _, err := r.Send(ctx, console.Message{Target: "greeter", Payload: []byte(`{"Nom": "Pat"}`)}); !errors.Is(err, console.ErrBadPayload) ||
+	if _, err := r.Send(ctx, organism.Message{Target: "greeter", Payload: []byte(`{"Nom": "Pat"}`)}); !errors.Is(err, organism.ErrBadPayload) ||
 		err.Error() != `invalid payload for greeter: unknown field "Nom" (the fields are Name)` {
 		t.Errorf("bad payload: %v", err)
 	}
-	if _, err := r.Send(ctx, console.Message{Target: "nobody", Text: "x"}); !errors.Is(err, console.ErrUnknownListener) {
+	if _, err := r.Send(ctx, organism.Message{Target: "nobody", Text: "x"}); !errors.Is(err, organism.ErrUnknownListener) {
 		t.Errorf("unknown listener: %v", err)
 	}
-	if _, err := r.Send(ctx, console.Message{Target: "system.todo", Text: "x"}); !errors.Is(err, console.ErrNoTextField) {
+	if _, err := r.Send(ctx, organism.Message{Target: "system.todo", Text: "x"}); !errors.Is(err, organism.ErrNoTextField) {
 		t.Errorf("no text field: %v", err)
 	}
-	var rej *console.Rejection
-	if _, err := r.Send(ctx, console.Message{Target: "system.todo-complete", Text: "x"}); !errors.As(err, &rej) || rej.Huh != xmlpipe.HuhPayload {
+	var rej *organism.Rejection
+	if _, err := r.Send(ctx, organism.Message{Target: "system.todo-complete", Text: "x"}); !errors.As(err, &rej) || rej.Huh != xmlpipe.HuhPayload {
 		t.Errorf("refused message: %v", err)
 	}
 	if err := r.Close(); err != nil {
@@ -289,7 +289,7 @@ func TestRemoteDialErrors(t *testing.T) {
 		t.Fatalf("viewer: %v", err)
 	}
 	defer r.Close()
-	if _, err := r.Send(ctx, console.Message{Target: "greeter", Text: "x"}); err == nil || err.Error() != "Forbidden: role viewer cannot send" {
+	if _, err := r.Send(ctx, organism.Message{Target: "greeter", Text: "x"}); err == nil || err.Error() != "Forbidden: role viewer cannot send" {
 		t.Errorf("viewer send: %v", err)
 	}
 }

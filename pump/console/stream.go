@@ -7,26 +7,6 @@ import (
 	"unicode/utf8"
 )
 
-// Stream is a catalog.Env.Stream: it publishes each piece of an agent's
-// streamed text at once, as an OutputDelta of the conversation the
-// streaming thread belongs to — in order with the organism's events (after
-// what was journaled before it is committed), never line-buffered. Pieces
-// are not journaled: the agent's answer is.
-func (l *Local) Stream(thread, agent, delta string, end bool) {
-	conv := thread
-	if l.org != nil && thread != "" {
-		if root := l.org.Pump.Threads().Root(thread); root != "" {
-			conv = root
-		}
-	}
-	out := Output{Kind: OutputDelta, Conversation: conv, Thread: thread, From: agent, Text: delta, End: end}
-	if l.org == nil {
-		l.publish(out)
-		return
-	}
-	l.org.Pump.AfterDurable(func() { l.publish(out) })
-}
-
 // streamKey names one agent's stream in one conversation.
 type streamKey struct{ conv, agent string }
 

@@ -5,25 +5,27 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
 // fixedUsage is a backend whose /usage numbers are fixed.
 type fixedUsage struct {
-	Backend
-	u Usage
+	organism.Backend
+	u organism.Usage
 }
 
-func (f fixedUsage) Usage(context.Context) (Usage, bool, error) { return f.u, true, nil }
+func (f fixedUsage) Usage(context.Context) (organism.Usage, bool, error) { return f.u, true, nil }
 
 // TestUsageGolden pins /usage: tokens per agent and backend, then the newest
 // calls with their tokens, latency, outcome and envelope.
 func TestUsageGolden(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 1, 0, time.UTC)
 	conv := "3f2a1b2c-0000-4000-8000-000000000000"
-	b := fixedUsage{Backend: helloWorld(t), u: Usage{
-		Agents:   []TokenUsage{{"critic", 40, 12, 2}, {"poet", 22, 14, 2}},
-		Backends: []TokenUsage{{"local", 62, 26, 4}},
-		Calls: []Call{
+	b := fixedUsage{Backend: helloWorld(t), u: organism.Usage{
+		Agents:   []organism.TokenUsage{{Name: "critic", PromptTokens: 40, CompletionTokens: 12, Requests: 2}, {Name: "poet", PromptTokens: 22, CompletionTokens: 14, Requests: 2}},
+		Backends: []organism.TokenUsage{{Name: "local", PromptTokens: 62, CompletionTokens: 26, Requests: 4}},
+		Calls: []organism.Call{
 			{Time: at, Conversation: conv, Agent: "poet", Backend: "local", Model: "qwen2.5", PromptTokens: 11,
 				CompletionTokens: 7, FirstToken: 120 * time.Millisecond, Duration: 830 * time.Millisecond,
 				FinishReason: "stop", EnvelopeSeq: 42},

@@ -207,13 +207,13 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 		nack("Message could not be delivered")
 		return
 	}
-	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(e.Payload)+256), g.name, e.To, conv, e.Payload)
 	forget := g.joinTrace(conv, e)
 	ctx, cancel := context.WithTimeout(context.Background(), g.callTimeout)
 	defer cancel()
 	// No outlet: what the conversation answers reaches the gateway through
 	// the manager's subscription (served.go), also after a restart.
-	_, err := g.m.opts.Pump.InjectAs(ctx, env, nil, pump.Principal{From: g.name, FreshThread: fresh, Profile: g.cfg.Profile})
+	_, err := g.m.opts.Pump.SendEnvelope(ctx, pump.Envelope{From: g.name, To: e.To, Thread: conv, Payload: e.Payload,
+		As: &pump.Principal{From: g.name, FreshThread: fresh, Profile: g.cfg.Profile}}, nil)
 	if err != nil {
 		// A message accepted but not journaled, or whose wait ran out, may
 		// be in the pump: its conversation stays received. Any other was

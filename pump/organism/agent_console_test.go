@@ -127,7 +127,7 @@ listeners:
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := console.Assemble(organism.Options{Logger: slog.New(slog.DiscardHandler)},
+	local, err := organism.Assemble(organism.Options{Logger: slog.New(slog.DiscardHandler)},
 		func(o organism.Options) (*organism.Organism, error) { return organism.New(cfg, o) })
 	if err != nil {
 		t.Fatal(err)

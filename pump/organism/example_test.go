@@ -97,3 +97,51 @@ listeners:
 	fmt.Println(answer.Payload.(*Reversed).Text)
 	// Output: desserts
 }
+
+// The organism's client facade: Assemble builds the organism with its
+// output wired to a Local backend, through which a client (the line
+// console, a bus session) sends messages, as "console", and hears what
+// comes back to it.
+func ExampleAssemble() {
+	l, err := organism.Assemble(organism.Options{
+		Logger:    slog.New(slog.DiscardHandler),
+		Listeners: []organism.Listener{organism.Func("reverser", "Reverses text", reverse)},
+	}, func(opts organism.Options) (*organism.Organism, error) { return organism.New(nil, opts) })
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := l.Organism().Start(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer l.Organism().Shutdown(context.Background())
+	out := make(chan organism.Output, 16)
+	defer l.Subscribe(func(o organism.Output) { out <- o })()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conv, err := l.Send(ctx, organism.Message{Target: "reverser", Text: "Hello, world"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for {
+		select {
+		case o := <-out:
+			switch {
+			case o.Conversation != conv:
+			case o.Kind == organism.OutputReply:
+				fmt.Printf("[%s] %s\n", o.From, o.Text)
+			case o.Kind == organism.OutputComplete:
+				fmt.Println("complete")
+				return
+			}
+		case <-ctx.Done():
+			fmt.Println("no answer")
+			return
+		}
+	}
+	// Output:
+	// [reverser] dlrow ,olleH
+	// complete
+}

@@ -23,7 +23,7 @@ import (
 // visible lets it see.
 type MetaRemoteFunc func(from string) (visible func(meta.Capability) bool, ok bool)
 
-// localConsole is the <from> of the in-process console (console.From): the
+// localConsole is the <from> of the in-process console (ConsoleFrom): the
 // operator at the terminal of the process, who owns the organism.
 const localConsole = "console"
 

@@ -9,6 +9,13 @@
 // registered in a catalog for the configuration to name (catalog.Register,
 // Options.Catalog) or given directly (Options.Listeners, Func) — then Start,
 // Ask (send a message and wait for the conversation's answer) and Shutdown.
+//
+// The package also holds the organism's client facade (client*.go): Backend
+// is what a client — the line console, a bus session — needs of an organism
+// (Sender, Directory, ThreadViewer, Feed and the optional Governor,
+// Rememberer and UsageReporter); Local implements it in process, and
+// Assemble builds an organism with its printed and streamed output wired to
+// one. pump/console's Remote implements it over the main bus's /ws.
 package organism
 
 import (

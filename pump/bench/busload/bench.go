@@ -19,7 +19,6 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/certs"
-	"github.com/xml-pipeline/xmlpipe/pump/console"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
@@ -150,7 +149,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.InMemory {
 		opts.DataDir = ""
 	}
-	local, err := console.Assemble(opts, cfg.Build)
+	local, err := organism.Assemble(opts, cfg.Build)
 	if err != nil {
 		return Result{}, err
 	}

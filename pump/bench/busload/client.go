@@ -4,7 +4,10 @@
 // loop or at a fixed total rate, timing each from its send to its final
 // output frame. Run measures an in-process organism and bus on loopback
 // (`xmlpipe bench --bus`); Drive is the client side alone, which the crash
-// soak test points at an `xmlpipe run` subprocess.
+// soak test points at an `xmlpipe run` subprocess. It speaks the bus through
+// the bus's client library (pump/bus/client): login, the socket's greeting
+// and subscribe, and pipelined raw sends; what it adds is the load — many
+// sockets, pacing, matching answers to sends and timing them.
 package busload
 
 import (
@@ -12,74 +15,42 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/gorilla/websocket"
-
-	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	busclient "github.com/xml-pipeline/xmlpipe/pump/bus/client"
 )
 
-// Sentinel errors of the client side.
+// Sentinel errors of the client side: the bus client's.
 var (
 	// ErrLogin reports a login the server refused.
-	ErrLogin = errors.New("busload: login refused")
-	// ErrHandshake reports a socket whose first frame was not "connected".
-	ErrHandshake = errors.New("busload: unexpected first frame")
+	ErrLogin = busclient.ErrLogin
+	// ErrHandshake reports a socket whose first frame was not "connected"
+	// (or a refused subscribe).
+	ErrHandshake = busclient.ErrHandshake
 )
 
 // loginTimeout bounds one login request.
 const loginTimeout = 30 * time.Second
 
 // Credentials are a user's login.
-type Credentials struct {
-	Username string `json:"username"`
-	Password string `json:"password"`
-	TOTP     string `json:"totp"`
-}
+type Credentials = auth.Credentials
 
 // Login logs in at base (https://host:port) over POST /auth/login with tlsConf
 // and returns the bearer token. A TOTP code is accepted once: log in once and
 // share the token across sockets.
 func Login(ctx context.Context, base string, tlsConf *tls.Config, c Credentials) (string, error) {
-	body, err := json.Marshal(c)
-	if err != nil {
-		return "", err
-	}
 	ctx, cancel := context.WithTimeout(ctx, loginTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(base, "/")+"/auth/login",
-		bytes.NewReader(body))
-	if err != nil {
-		return "", fmt.Errorf("busload: login: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
 	tr := &http.Transport{TLSClientConfig: tlsConf.Clone()}
 	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: tr}).Do(req)
+	cl, err := busclient.Login(ctx, &http.Client{Transport: tr}, base, c)
 	if err != nil {
-		return "", fmt.Errorf("busload: login: %w", err)
+		return "", fmt.Errorf("busload: %w", err)
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	if err != nil {
-		return "", fmt.Errorf("busload: login: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("%w: %d %s", ErrLogin, resp.StatusCode, bytes.TrimSpace(raw))
-	}
-	var out struct {
-		Token string `json:"token"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil || out.Token == "" {
-		return "", fmt.Errorf("%w: no token in %q", ErrLogin, raw)
-	}
-	return out.Token, nil
+	return cl.Token, nil
 }
 
 // Target is where clients connect: the /ws URL (wss://host:port/ws), the
@@ -95,73 +66,23 @@ type Target struct {
 
 // Conn is one /ws client socket.
 type Conn struct {
-	ws *websocket.Conn
-
-	// raw and rawJSON are the text of the last send and its JSON string;
-	// buf is Send's frame buffer.
-	raw     string
-	rawJSON []byte
-	buf     []byte
+	c *busclient.Conn
 }
 
 // Dial opens a /ws socket on t, reads its "connected" frame and, when
 // t.Events is set, subscribes to those events.
 func Dial(ctx context.Context, t Target) (*Conn, error) {
-	d := websocket.Dialer{TLSClientConfig: t.TLS.Clone(), HandshakeTimeout: 30 * time.Second}
-	ws, resp, err := d.DialContext(ctx, t.URL, http.Header{"Authorization": {"Bearer " + t.Token}})
-	if resp != nil && resp.Body != nil {
-		resp.Body.Close()
-	}
+	c, err := busclient.Dial(ctx, busclient.Target{URL: t.URL, TLS: t.TLS, Token: t.Token})
 	if err != nil {
-		if resp != nil {
-			return nil, fmt.Errorf("busload: dial %s: %w (HTTP %d)", t.URL, err, resp.StatusCode)
-		}
-		return nil, fmt.Errorf("busload: dial %s: %w", t.URL, err)
-	}
-	c := &Conn{ws: ws}
-	_ = ws.SetReadDeadline(time.Now().Add(30 * time.Second))
-	f, err := c.Read()
-	_ = ws.SetReadDeadline(time.Time{})
-	if err != nil {
-		ws.Close()
-		return nil, err
-	}
-	if f.Type != "connected" {
-		ws.Close()
-		return nil, fmt.Errorf("%w: %q", ErrHandshake, f.Type)
+		return nil, fmt.Errorf("busload: %w", err)
 	}
 	if len(t.Events) > 0 {
-		if err := c.subscribe(t.Events); err != nil {
-			ws.Close()
-			return nil, err
+		if err := c.Subscribe(t.Events); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("busload: %w", err)
 		}
 	}
-	return c, nil
-}
-
-// subscribe asks for events and waits for the "subscribed" answer (other
-// frames before it, governance pushes, are skipped).
-func (c *Conn) subscribe(events []string) error {
-	req := struct {
-		Type   string   `json:"type"`
-		Events []string `json:"events"`
-	}{wire.TypeSubscribe, events}
-	if err := c.ws.WriteJSON(req); err != nil {
-		return fmt.Errorf("busload: subscribe: %w", err)
-	}
-	_ = c.ws.SetReadDeadline(time.Now().Add(30 * time.Second))
-	defer c.ws.SetReadDeadline(time.Time{})
-	for {
-		f, err := c.Read()
-		switch {
-		case err != nil:
-			return fmt.Errorf("busload: subscribe: %w", err)
-		case f.Type == wire.TypeSubscribed:
-			return nil
-		case f.Type == wire.TypeError:
-			return fmt.Errorf("%w: subscribe refused: %s (%s)", ErrHandshake, f.Error, f.Code)
-		}
-	}
+	return &Conn{c: c}, nil
 }
 
 // Frame is the part of a server frame the load generator looks at. ID is
@@ -186,7 +107,7 @@ var skipped = [][]byte{[]byte(`{"type":"message",`), []byte(`{"type":"complete",
 // Read returns the next frame; message and complete events come back with
 // their type only.
 func (c *Conn) Read() (Frame, error) {
-	_, data, err := c.ws.ReadMessage()
+	data, err := c.c.ReadMessage()
 	if err != nil {
 		return Frame{}, err
 	}
@@ -202,31 +123,15 @@ func (c *Conn) Read() (Frame, error) {
 	return f, nil
 }
 
-// Send sends {"type":"send","id":id,"raw":raw}. It must not be called
-// concurrently with itself or Close. The text's JSON is encoded once: a
-// client sends the same text again and again.
-func (c *Conn) Send(id int64, raw string) error {
-	if c.rawJSON == nil || raw != c.raw {
-		q, err := json.Marshal(raw)
-		if err != nil {
-			return fmt.Errorf("busload: send: %w", err)
-		}
-		c.raw, c.rawJSON = raw, q
-	}
-	b := append(c.buf[:0], `{"type":"send","id":`...)
-	b = strconv.AppendInt(b, id, 10)
-	b = append(b, `,"raw":`...)
-	b = append(b, c.rawJSON...)
-	c.buf = append(b, '}')
-	return c.ws.WriteMessage(websocket.TextMessage, c.buf)
-}
+// Send sends {"type":"send","id":id,"raw":raw} without waiting (the
+// answers are matched by id as they come).
+func (c *Conn) Send(id int64, raw string) error { return c.c.SendRaw(id, raw) }
 
 // Close sends a normal closure and closes the socket.
 func (c *Conn) Close() error {
-	_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""),
-		time.Now().Add(time.Second))
-	return c.ws.Close()
+	_ = c.c.CloseFrame()
+	return c.c.Close()
 }
 
 // Abort closes the socket without a close frame (it unblocks Read).
-func (c *Conn) Abort() error { return c.ws.Close() }
+func (c *Conn) Abort() error { return c.c.Close() }

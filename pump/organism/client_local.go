@@ -1,4 +1,4 @@
-package console
+package organism
 
 import (
 	"cmp"
@@ -12,33 +12,35 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
-	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
 )
 
-// From is the <from> of every message the console sends.
-const From = "console"
+// ConsoleFrom is the <from> of every message Local sends.
+const ConsoleFrom = "console"
 
-// Local is the in-process Backend over an *organism.Organism.
+// Local is the in-process Backend over an *Organism.
 type Local struct {
-	org   *organism.Organism
+	org   *Organism
 	clock func() time.Time
-	feed
+	out   OutputFeed
 }
+
+// Subscribe implements Feed.
+func (l *Local) Subscribe(fn func(Output)) (cancel func()) { return l.out.Subscribe(fn) }
 
 // NewLocal returns the in-process backend of o. Listener output reaches the
 // console only when o's catalog.Env.Print calls the backend's Print; Assemble
 // wires that while building the organism.
-func NewLocal(o *organism.Organism) *Local {
+func NewLocal(o *Organism) *Local {
 	return &Local{org: o, clock: time.Now}
 }
 
-// Assemble builds an organism with build (organism.Load or organism.New
+// Assemble builds an organism with build (Load or New
 // wrapped in a closure), with opts.Env.Print wired to the returned backend
 // (and still calling a Print already set in opts).
-func Assemble(opts organism.Options, build func(organism.Options) (*organism.Organism, error)) (*Local, error) {
+func Assemble(opts Options, build func(Options) (*Organism, error)) (*Local, error) {
 	l := &Local{clock: opts.Clock}
 	if l.clock == nil {
 		l.clock = time.Now
@@ -62,7 +64,7 @@ func Assemble(opts organism.Options, build func(organism.Options) (*organism.Org
 }
 
 // Organism returns the organism the backend drives.
-func (l *Local) Organism() *organism.Organism { return l.org }
+func (l *Local) Organism() *Organism { return l.org }
 
 // Print shows a listener's output on every subscribed console, tagged with
 // the conversation the printing thread belongs to; it is a catalog.Env.Print.
@@ -71,7 +73,7 @@ func (l *Local) Organism() *organism.Organism { return l.org }
 // still undo.
 func (l *Local) Print(thread, from, text string) {
 	if l.org == nil {
-		l.publish(Output{Kind: OutputPrint, Thread: thread, From: from, Text: text})
+		l.out.Publish(Output{Kind: OutputPrint, Thread: thread, From: from, Text: text})
 		return
 	}
 	var conv string
@@ -79,7 +81,27 @@ func (l *Local) Print(thread, from, text string) {
 		conv = l.org.Pump.Threads().Root(thread)
 	}
 	out := Output{Kind: OutputPrint, Conversation: conv, Thread: thread, From: from, Text: text}
-	l.org.Pump.AfterDurable(func() { l.publish(out) })
+	l.org.Pump.AfterDurable(func() { l.out.Publish(out) })
+}
+
+// Stream is a catalog.Env.Stream: it publishes each piece of an agent's
+// streamed text at once, as an OutputDelta of the conversation the
+// streaming thread belongs to — in order with the organism's events (after
+// what was journaled before it is committed), never line-buffered. Pieces
+// are not journaled: the agent's answer is.
+func (l *Local) Stream(thread, agent, delta string, end bool) {
+	conv := thread
+	if l.org != nil && thread != "" {
+		if root := l.org.Pump.Threads().Root(thread); root != "" {
+			conv = root
+		}
+	}
+	out := Output{Kind: OutputDelta, Conversation: conv, Thread: thread, From: agent, Text: delta, End: end}
+	if l.org == nil {
+		l.out.Publish(out)
+		return
+	}
+	l.org.Pump.AfterDurable(func() { l.out.Publish(out) })
 }
 
 // Send builds the target's payload — from the text (NewPayload), or by
@@ -117,8 +139,8 @@ func (l *Local) Send(ctx context.Context, m Message) (string, error) {
 	var got string
 	body, err := ls.Payload.AppendPayload(nil, v)
 	if err == nil {
-		env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), From, ls.Name, thread, body)
-		got, err = p.InjectWait(ctx, env, pump.OutletFunc(l.deliver))
+		got, err = p.SendEnvelope(ctx, pump.Envelope{From: ConsoleFrom, To: ls.Name, Thread: thread, Payload: body},
+			pump.OutletFunc(l.deliver))
 	}
 	if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
 		r := &Rejection{Huh: f.Canned()}
@@ -146,12 +168,12 @@ func (l *Local) deliver(e pump.Event) {
 		if e.Conversation == "" {
 			return // refused at ingress: Send returns it as a *Rejection
 		}
-		l.publish(Output{Kind: OutputHuh, Conversation: e.Conversation, From: e.From, Text: e.Error,
+		l.out.Publish(Output{Kind: OutputHuh, Conversation: e.Conversation, From: e.From, Text: e.Error,
 			Diagnostics: e.Diagnostics})
 	case pump.EventReply:
-		l.publish(Output{Kind: OutputReply, Conversation: e.Conversation, From: e.From, Text: replyText(e)})
+		l.out.Publish(Output{Kind: OutputReply, Conversation: e.Conversation, From: e.From, Text: replyText(e)})
 	case pump.EventComplete:
-		l.publish(Output{Kind: OutputComplete, Conversation: e.Conversation})
+		l.out.Publish(Output{Kind: OutputComplete, Conversation: e.Conversation})
 	}
 }
 
@@ -175,11 +197,11 @@ func replyText(e pump.Event) string {
 }
 
 // Listeners describes every listener, system ones first.
-func (l *Local) Listeners(context.Context) ([]Listener, error) {
+func (l *Local) Listeners(context.Context) ([]ListenerInfo, error) {
 	infos := l.org.Pump.Listeners()
-	out := make([]Listener, len(infos))
+	out := make([]ListenerInfo, len(infos))
 	for i, li := range infos {
-		out[i] = Listener{Name: li.Name, Description: li.Description, Agent: li.Agent, Broadcast: li.Broadcast,
+		out[i] = ListenerInfo{Name: li.Name, Description: li.Description, Agent: li.Agent, Broadcast: li.Broadcast,
 			RootTag: li.RootTag}
 	}
 	return out, nil
@@ -212,7 +234,7 @@ func (l *Local) Status(context.Context) (Status, error) {
 }
 
 // gatewayLines describes the organism's gateways for /status.
-func gatewayLines(o *organism.Organism) []string {
+func gatewayLines(o *Organism) []string {
 	if o.Federation == nil {
 		return nil
 	}

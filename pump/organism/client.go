@@ -1,4 +1,4 @@
-package console
+package organism
 
 import (
 	"context"
@@ -45,7 +45,7 @@ type Sender interface {
 
 // Directory describes the organism.
 type Directory interface {
-	Listeners(ctx context.Context) ([]Listener, error)
+	Listeners(ctx context.Context) ([]ListenerInfo, error)
 	Status(ctx context.Context) (Status, error)
 }
 
@@ -72,8 +72,8 @@ type Backend interface {
 	Feed
 }
 
-// Listener describes one registered listener.
-type Listener struct {
+// ListenerInfo describes one registered listener, as a client sees it.
+type ListenerInfo struct {
 	Name        string
 	Description string
 	Agent       bool

@@ -1,17 +1,17 @@
-package console
+package organism
 
 import "sync"
 
-// feed fans Output out to subscribers; it is what a Backend's Subscribe
-// needs. The zero value is ready to use.
-type feed struct {
+// OutputFeed fans Output out to subscribers: what a Backend's Subscribe
+// needs (Local's, and a remote client's). The zero value is ready to use.
+type OutputFeed struct {
 	mu   sync.RWMutex
 	next int
 	subs map[int]func(Output)
 }
 
 // Subscribe adds fn; the returned func removes it.
-func (f *feed) Subscribe(fn func(Output)) (cancel func()) {
+func (f *OutputFeed) Subscribe(fn func(Output)) (cancel func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.subs == nil {
@@ -27,8 +27,8 @@ func (f *feed) Subscribe(fn func(Output)) (cancel func()) {
 	}
 }
 
-// publish calls every subscriber with o.
-func (f *feed) publish(o Output) {
+// Publish calls every subscriber with o.
+func (f *OutputFeed) Publish(o Output) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	for _, fn := range f.subs {

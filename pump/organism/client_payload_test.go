@@ -1,4 +1,4 @@
-package console
+package organism
 
 import (
 	"encoding/xml"

@@ -1,0 +1,50 @@
+package pump
+
+import (
+	"context"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// Envelope is a message a sender puts into the pump from outside a handler
+// (a transport, a gateway, the console, the organism's own calls): the
+// <meta> the ingress reads and the encoded payload element. SendEnvelope
+// builds and injects it; every such sender goes through it.
+type Envelope struct {
+	// From is the sender (<from>). The ingress refuses a reserved name, and
+	// with As set, a From other than As.From (ErrForgedSender).
+	From string
+	// To is the listener it goes to (<to>).
+	To string
+	// Thread is the thread it travels on: a fresh thread id begins a
+	// conversation, the id of a live or ended one continues it. "" is a new
+	// conversation on a thread id SendEnvelope chooses (with As set, it
+	// marks it As.FreshThread).
+	Thread string
+	// Payload is the encoded payload element: PayloadType.AppendPayload's
+	// output (then the envelope is exclusive C14N as built), or XML the
+	// ingress canonicalises and validates like any other.
+	Payload []byte
+	// As, when set, is the principal the message is injected as (InjectAs):
+	// the session, user or gateway it comes from, whose conversations it
+	// may continue.
+	As *Principal
+}
+
+// SendEnvelope builds e's envelope and injects it, waiting for the ingress
+// stages as InjectWait does (InjectAs when e.As is set): it returns the
+// thread the message travels on, or the message's *xmlpipe.Failure. out
+// receives the events of the conversation (nil: none).
+func (p *Pump) SendEnvelope(ctx context.Context, e Envelope, out Outlet) (string, error) {
+	fresh := e.Thread == ""
+	if fresh {
+		e.Thread = xmlpipe.NewThreadID()
+	}
+	raw := xmlpipe.AppendEnvelope(make([]byte, 0, len(e.Payload)+256), e.From, e.To, e.Thread, e.Payload)
+	if e.As != nil {
+		who := *e.As
+		who.FreshThread = who.FreshThread || fresh
+		return p.InjectAs(ctx, raw, out, who)
+	}
+	return p.InjectWait(ctx, raw, out)
+}
