@@ -187,8 +187,8 @@ func (s *Store) sweepListener(ctx context.Context, c sweepCursor, r Retention, n
 	return s.walk(ctx, c, rule, now.UnixNano())
 }
 
-// StartSweeper runs Sweep every interval until ctx ends, the returned stop
-// function is called, or the Store closes. Sweep errors are logged. stop
+// StartSweeper runs Sweep at once and then every interval until ctx ends,
+// the returned stop function is called, or the Store closes. Sweep errors are logged. stop
 // waits for a running sweep to finish.
 func (s *Store) StartSweeper(ctx context.Context, interval time.Duration, policy RetentionFunc) (stop func(), err error) {
 	if interval <= 0 {
@@ -213,13 +213,6 @@ func (s *Store) StartSweeper(ctx context.Context, interval time.Duration, policy
 		ticker := time.NewTicker(interval)
 		defer ticker.Stop()
 		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-s.done:
-				return
-			case <-ticker.C:
-			}
 			n, err := s.Sweep(ctx, policy)
 			if ctx.Err() != nil || errors.Is(err, ErrClosed) {
 				return
@@ -229,6 +222,13 @@ func (s *Store) StartSweeper(ctx context.Context, interval time.Duration, policy
 			}
 			if s.afterSweep != nil {
 				s.afterSweep(n, err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.done:
+				return
+			case <-ticker.C:
 			}
 		}
 	}()
