@@ -53,7 +53,7 @@ func (r Retention) String() string {
 	case RetainDays:
 		return fmt.Sprintf("retain_days(%d)", r.Days)
 	case Window:
-		return fmt.Sprintf("window(%s)", r.Window)
+		return "window(" + FormatWindow(r.Window.D()) + ")"
 	}
 	return string(r.Policy)
 }
@@ -160,4 +160,21 @@ func (r *Retention) setDays(days int) error {
 	}
 	*r = Retention{Policy: RetainDays, Days: days}
 	return nil
+}
+
+// FormatWindow writes a window's duration as ParseWindow reads it: whole
+// days as "7d", else the Go duration without zero minutes or seconds
+// ("36h", "1h30m").
+func FormatWindow(d time.Duration) string {
+	if d > 0 && d%(24*time.Hour) == 0 {
+		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

@@ -20,11 +20,11 @@ func TestRetentionYAML(t *testing.T) {
 		{"prune_on_delivery", Retention{Policy: PruneOnDelivery}, "prune_on_delivery\n"},
 		{"retain_days(7)", Retention{Policy: RetainDays, Days: 7}, "retain_days(7)\n"},
 		{"{retain_days: 30}", Retention{Policy: RetainDays, Days: 30}, "retain_days(30)\n"},
-		{"window(36h)", Retention{Policy: Window, Window: Duration(36 * time.Hour)}, "window(36h0m0s)\n"},
-		{"window( 90m )", Retention{Policy: Window, Window: Duration(90 * time.Minute)}, "window(1h30m0s)\n"},
-		{"window(7d)", Retention{Policy: Window, Window: Duration(7 * 24 * time.Hour)}, "window(168h0m0s)\n"},
-		{"{window: 2d}", Retention{Policy: Window, Window: Duration(48 * time.Hour)}, "window(48h0m0s)\n"},
-		{"{window: 1h30m}", Retention{Policy: Window, Window: Duration(90 * time.Minute)}, "window(1h30m0s)\n"},
+		{"window(36h)", Retention{Policy: Window, Window: Duration(36 * time.Hour)}, "window(36h)\n"},
+		{"window( 90m )", Retention{Policy: Window, Window: Duration(90 * time.Minute)}, "window(1h30m)\n"},
+		{"window(7d)", Retention{Policy: Window, Window: Duration(7 * 24 * time.Hour)}, "window(7d)\n"},
+		{"{window: 2d}", Retention{Policy: Window, Window: Duration(48 * time.Hour)}, "window(2d)\n"},
+		{"{window: 1h30m}", Retention{Policy: Window, Window: Duration(90 * time.Minute)}, "window(1h30m)\n"},
 	}
 	for _, tt := range tests {
 		var got Retention

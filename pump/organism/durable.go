@@ -119,6 +119,15 @@ func (o *Organism) startDurable() error {
 			policy := func(listener, profile string) store.Retention {
 				return RetentionPolicy(o.CurrentConfig())(listener, profile)
 			}
+			// One sweep now, before the organism takes messages of its own:
+			// what the retention no longer keeps is pruned when a data
+			// directory is opened, not an interval later. Sweeps walk from
+			// their cursors, so this reads only what was journaled or
+			// expired since the last one. A failure is logged; the sweeper
+			// tries again.
+			if n, err := d.store.Sweep(context.Background(), policy); err != nil {
+				o.log.Error("organism: retention sweep at start", "deleted", n, "error", err)
+			}
 			stop, err := d.store.StartSweeper(context.Background(), interval, policy)
 			if err != nil {
 				return fmt.Errorf("organism: retention sweeper: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 )
 
 // Layout 3 records the security profile (seed 000 §8.4) of every journal
@@ -111,4 +112,57 @@ func migrateJournalProfiles(ctx context.Context, tx *sql.Tx) error {
 		return fmt.Errorf("store: schema: the journal view: %w", err)
 	}
 	return nil
+}
+
+// Pruned is what the journal keeps of an entry retention deleted: the
+// entry's metadata, from its tombstone (layout 3), without its bytes.
+type Pruned struct {
+	// Entry holds the pruned entry's metadata: seq, time, thread,
+	// conversation, direction, kind, sender, recipient, listener, root,
+	// SHA-256 and profile. Bytes and Diagnostics are empty.
+	Entry
+	// Reason is the policy that pruned it, as Retention.String writes it.
+	Reason string
+	// At is when it was pruned.
+	At time.Time
+}
+
+// PrunedOf returns the pruned entries of the conversation or thread id, in
+// seq order (tombstones written before layout 3 hold no metadata and are
+// not found by id).
+func (r *Reader) PrunedOf(id string) ([]Pruned, error) {
+	var out []Pruned
+	err := r.read(func(db *sql.DB) error {
+		rows, err := db.QueryContext(context.Background(), `SELECT seq, deleted_at, reason, time_ns, thread, conversation,
+			direction, kind, sender, recipient, listener, root, sha256, profile
+			FROM journal_tombstones WHERE conversation = ?1 OR thread = ?1 ORDER BY seq`, id)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				p         Pruned
+				at, ns    int64
+				dir, kind string
+				sum       []byte
+				profile   sql.NullString
+			)
+			if err := rows.Scan(&p.Seq, &at, &p.Reason, &ns, &p.Thread, &p.Conversation, &dir, &kind, &p.From, &p.To,
+				&p.Listener, &p.PayloadTag, &sum, &profile); err != nil {
+				return err
+			}
+			p.At, p.Time = time.Unix(0, at).UTC(), time.Unix(0, ns).UTC()
+			p.Direction, _ = ParseDirection(dir)
+			p.Kind, _ = ParseKind(kind)
+			copy(p.SHA256[:], sum)
+			p.Profile, p.ProfileUnknown = profile.String, !profile.Valid
+			out = append(out, p)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: read pruned entries: %w", err)
+	}
+	return out, nil
 }

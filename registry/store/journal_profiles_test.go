@@ -244,7 +244,7 @@ func TestSweepByProfile(t *testing.T) {
 	if len(view) != 7 {
 		t.Fatalf("journal view: %d rows, want 7", len(view))
 	}
-	pruned := map[int64]string{2: "prune_on_delivery at ", 5: "window(1h0m0s) at ", 6: "prune_on_delivery+window(1h0m0s) at "}
+	pruned := map[int64]string{2: "prune_on_delivery at ", 5: "window(1h) at ", 6: "prune_on_delivery+window(1h) at "}
 	for _, v := range view {
 		want := []string{"", "concierge", "concierge", "coder", "audit", "audit&concierge", "concierge"}[v.Seq-1]
 		if !v.Profile.Valid || v.Profile.String != want {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -73,10 +75,10 @@ func (r Retention) String() string {
 	case RetainDays:
 		return fmt.Sprintf("%s(%d)", RetainDays, r.Days)
 	case Window:
-		return fmt.Sprintf("%s(%s)", Window, r.Window)
+		return Window + "(" + formatWindow(r.Window) + ")"
 	case PruneOnDelivery:
 		if r.Window > 0 {
-			return fmt.Sprintf("%s+%s(%s)", PruneOnDelivery, Window, r.Window)
+			return PruneOnDelivery + "+" + Window + "(" + formatWindow(r.Window) + ")"
 		}
 		return PruneOnDelivery
 	default:
@@ -187,8 +189,8 @@ func (s *Store) sweepListener(ctx context.Context, c sweepCursor, r Retention, n
 	return s.walk(ctx, c, rule, now.UnixNano())
 }
 
-// StartSweeper runs Sweep at once and then every interval until ctx ends,
-// the returned stop function is called, or the Store closes. Sweep errors are logged. stop
+// StartSweeper runs Sweep every interval until ctx ends, the returned stop
+// function is called, or the Store closes. Sweep errors are logged. stop
 // waits for a running sweep to finish.
 func (s *Store) StartSweeper(ctx context.Context, interval time.Duration, policy RetentionFunc) (stop func(), err error) {
 	if interval <= 0 {
@@ -213,6 +215,13 @@ func (s *Store) StartSweeper(ctx context.Context, interval time.Duration, policy
 		ticker := time.NewTicker(interval)
 		defer ticker.Stop()
 		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.done:
+				return
+			case <-ticker.C:
+			}
 			n, err := s.Sweep(ctx, policy)
 			if ctx.Err() != nil || errors.Is(err, ErrClosed) {
 				return
@@ -223,14 +232,24 @@ func (s *Store) StartSweeper(ctx context.Context, interval time.Duration, policy
 			if s.afterSweep != nil {
 				s.afterSweep(n, err)
 			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-s.done:
-				return
-			case <-ticker.C:
-			}
 		}
 	}()
 	return func() { cancel(); <-exited }, nil
+}
+
+// formatWindow writes a window as the configuration does: whole days as
+// "7d", else the duration without zero minutes or seconds ("36h",
+// "1h30m").
+func formatWindow(d time.Duration) string {
+	if d > 0 && d%(24*time.Hour) == 0 {
+		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

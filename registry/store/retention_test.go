@@ -56,10 +56,10 @@ func TestRetentionValidate(t *testing.T) {
 		{Retention{Policy: RetainDays, Days: 30}, true, "retain_days(30)"},
 		{Retention{Policy: RetainDays}, false, "retain_days(0)"},
 		{Retention{Policy: "keep_some"}, false, "keep_some"},
-		{Retention{Policy: Window, Window: 36 * time.Hour}, true, "window(36h0m0s)"},
+		{Retention{Policy: Window, Window: 36 * time.Hour}, true, "window(36h)"},
 		{Retention{Policy: Window}, false, "window(0s)"},
-		{Retention{Policy: Window, Window: -time.Hour}, false, "window(-1h0m0s)"},
-		{Retention{Policy: PruneOnDelivery, Window: time.Hour}, true, "prune_on_delivery+window(1h0m0s)"},
+		{Retention{Policy: Window, Window: -time.Hour}, false, "window(-1h)"},
+		{Retention{Policy: PruneOnDelivery, Window: time.Hour}, true, "prune_on_delivery+window(1h)"},
 		{Retention{Policy: PruneOnDelivery, Window: -time.Hour}, false, "prune_on_delivery"},
 	}
 	for _, tt := range tests {
