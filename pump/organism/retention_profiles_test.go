@@ -202,3 +202,63 @@ func TestRetentionPolicyCombines(t *testing.T) {
 		}
 	}
 }
+
+// TestRetentionReloadAppliesToProfile: a reload that shortens a profile's
+// retention applies from the next sweep, to the entries already journaled
+// under the profile as well as to new ones; the thread keeps its profile.
+func TestRetentionReloadAppliesToProfile(t *testing.T) {
+	dir := t.TempDir()
+	profiles := func(r config.Retention) map[string]config.Profile {
+		return map[string]config.Profile{"shifting": {Listeners: []string{"*"}, Retention: r}}
+	}
+	o, out := startDurableHello(t, dir, func(c *config.Organism) {
+		c.Profiles = profiles(config.Retention{Policy: config.RetainForever})
+		c.Journal.SweepInterval = config.Duration(10 * time.Millisecond)
+	})
+	defer shutdown(t, o)
+	before := converseAs(t, o, "shifting", "before")
+	<-out.ch
+	if err := o.Store().Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(dir, store.DatabaseFileName)+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, r := range conversationView(t, db, before) {
+		if r.pruned.Valid {
+			t.Fatalf("pruned under retain_forever: %+v", r)
+		}
+	}
+
+	next := *o.CurrentConfig()
+	next.Profiles = profiles(config.Retention{Policy: config.PruneOnDelivery})
+	if _, err := o.Reload(&next); err != nil {
+		t.Fatal(err)
+	}
+	after := converseAs(t, o, "shifting", "after")
+	<-out.ch
+	deadline := time.Now().Add(30 * time.Second)
+	for _, conv := range []string{before, after} {
+		for {
+			rows := conversationView(t, db, conv)
+			pruned := 0
+			for _, r := range rows {
+				if r.profile.String != "shifting" {
+					t.Fatalf("profile %+v, want shifting", r.profile)
+				}
+				if r.pruned.Valid {
+					pruned++
+				}
+			}
+			if len(rows) > 0 && pruned == len(rows) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after the reload, not pruned: %+v", rows)
+			}
+			time.Sleep(20 * time.Millisecond) // polling the sweeper's effect on the database
+		}
+	}
+}

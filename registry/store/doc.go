@@ -52,7 +52,7 @@
 //     over modernc's C API this layout first had, and ~6.2 µs in the
 //     S2-compressed segments of the layout before it. What remains is
 //     mostly the driver's and SQLite's: the driver allocates, copies,
-//     unbinds and frees C memory for each of a row's nine text and blob
+//     unbinds and frees C memory for each of a row's text and blob
 //     arguments (~2.7 µs a row), SQLite builds and inserts the row (~2.3 µs)
 //     and writes and checkpoints the WAL (~1.4 µs), and rows hold the
 //     envelope uncompressed. The CHECK constraints cost nothing measurable
