@@ -148,6 +148,7 @@ func (p *Pump) record(r Record) {
 	if p.journal == nil {
 		return
 	}
+	p.recordProfile(&r)
 	if r.Time.IsZero() {
 		r.Time = p.opts.Clock()
 	}

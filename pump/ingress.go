@@ -423,8 +423,13 @@ func (p *Pump) process(w *work) {
 		p.later(t, func() { deliver(w.recovered) })
 		return
 	}
+	var journaled string // the thread's profile, as the journal records it
+	if prof != nil {
+		journaled = prof.name
+	}
 	p.journalIn(t, Record{Direction: dir, Kind: RecordMessage, Conversation: conv, Thread: m.Thread, From: m.From,
-		To: m.To, Listener: first.Name, PayloadTag: m.PayloadName, Envelope: m.Canonical, Diagnostics: m.Diagnostics}, deliver)
+		To: m.To, Listener: first.Name, PayloadTag: m.PayloadName, Envelope: m.Canonical, Diagnostics: m.Diagnostics,
+		Profile: journaled}, deliver)
 }
 
 // Resolve returns the names of the listeners a message would reach: with to,

@@ -52,6 +52,25 @@ type Record struct {
 	// the Journal nor anything else that shares it (events, context slots).
 	Envelope    []byte
 	Diagnostics []xmlpipe.Diagnostic
+	// Profile is the security profile of the thread the record belongs to
+	// ("" for the implicit profile: no profiles, or a thread begun without
+	// one), as the thread registry names it. The pump fills it in; the
+	// journal records it, and the retention of the profile applies to the
+	// entry.
+	Profile string
+}
+
+// recordProfile fills in r.Profile, when unset, with the profile of r's
+// thread. Without profiles (the routing snapshot defines none) every
+// thread's profile is "", and nothing is looked up.
+func (p *Pump) recordProfile(r *Record) {
+	if r.Profile != "" || r.Thread == "" {
+		return
+	}
+	if tbl := p.routes.Load(); tbl == nil || !tbl.profiled() {
+		return
+	}
+	r.Profile, _ = p.threads.Profile(r.Thread)
 }
 
 // Journal receives records. Record must not block the pump for long (the store

@@ -125,5 +125,6 @@ func (p *Pump) recordSeq(r Record) int64 {
 	if r.Time.IsZero() {
 		r.Time = p.opts.Clock()
 	}
+	p.recordProfile(&r)
 	return sj.RecordSeq(r)
 }

@@ -46,6 +46,7 @@ func (p *Pump) journalIn(t *turn, r Record, then func(seq int64)) {
 	if r.Time.IsZero() {
 		r.Time = p.opts.Clock()
 	}
+	p.recordProfile(&r)
 	t.steps = append(t.steps, turnStep{rec: r, has: true, then: then})
 	t.records++
 }

@@ -62,10 +62,24 @@ func runJournalTail(ctx context.Context, args []string, std streams) int {
 	return exitOK
 }
 
-// entryLine is the one-line form of an entry.
+// entryLine is the one-line form of an entry, with its profile when it has
+// one.
 func entryLine(e store.Entry) string {
-	return fmt.Sprintf("%6d %s %-8s %-12s %s → %s [%s] thread=%s %dB", e.Seq, e.Time.Format(time.RFC3339Nano),
-		e.Direction, e.Kind, e.From, orDash(e.To), orDash(e.PayloadTag), e.Thread, len(e.Bytes))
+	return fmt.Sprintf("%6d %s %-8s %-12s %s → %s [%s] thread=%s %dB%s", e.Seq, e.Time.Format(time.RFC3339Nano),
+		e.Direction, e.Kind, e.From, orDash(e.To), orDash(e.PayloadTag), e.Thread, len(e.Bytes), profileNote(e))
+}
+
+// profileNote is " profile=P" for an entry journaled under profile P, ""
+// for the implicit profile and " profile=(not recorded)" for an entry
+// journaled before the journal recorded profiles.
+func profileNote(e store.Entry) string {
+	switch {
+	case e.ProfileUnknown:
+		return " profile=(not recorded)"
+	case e.Profile != "":
+		return " profile=" + e.Profile
+	}
+	return ""
 }
 
 func orDash(s string) string {
@@ -90,7 +104,12 @@ func runJournalThread(_ context.Context, args []string, std streams) int {
 		fmt.Fprintln(std.err, "xmlpipe journal thread:", err)
 		return exitFailure
 	}
-	if len(entries) == 0 {
+	pruned, err := s.PrunedOf(pos[0])
+	if err != nil {
+		fmt.Fprintln(std.err, "xmlpipe journal thread:", err)
+		return exitFailure
+	}
+	if len(entries) == 0 && len(pruned) == 0 {
 		fmt.Fprintf(std.err, "xmlpipe journal thread: no journal entries for %s\n", pos[0])
 		return exitFailure
 	}
@@ -103,14 +122,19 @@ func runJournalThread(_ context.Context, args []string, std streams) int {
 		if i > 0 {
 			fmt.Fprintln(std.out)
 		}
+		pruned = printPruned(std.out, pruned, e.Seq)
 		calls = printCalls(std.out, calls, e)
-		fmt.Fprintf(std.out, "#%d %s %s %s %s → %s\n", e.Seq, e.Time.Format(time.RFC3339Nano), e.Direction, e.Kind,
-			e.From, orDash(e.To))
+		fmt.Fprintf(std.out, "#%d %s %s %s %s → %s%s\n", e.Seq, e.Time.Format(time.RFC3339Nano), e.Direction, e.Kind,
+			e.From, orDash(e.To), profileNote(e))
 		fmt.Fprintln(std.out, indentXML(e.Bytes))
 		if e.Diagnostics != "" {
 			fmt.Fprintf(std.out, "diagnostics: %s\n", strings.ReplaceAll(e.Diagnostics, "\n", "\n  "))
 		}
 	}
+	if len(pruned) > 0 && len(entries) > 0 {
+		fmt.Fprintln(std.out)
+	}
+	printPruned(std.out, pruned, 0)
 	if len(calls) > 0 {
 		fmt.Fprintln(std.out)
 		for _, c := range calls {
@@ -118,6 +142,20 @@ func runJournalThread(_ context.Context, args []string, std streams) int {
 		}
 	}
 	return exitOK
+}
+
+// printPruned writes the pruned entries before seq (all of them for seq
+// 0: none is left) — their metadata, and why and when retention pruned
+// them — and returns the rest.
+func printPruned(w io.Writer, pruned []store.Pruned, seq int64) []store.Pruned {
+	for len(pruned) > 0 && (seq <= 0 || pruned[0].Seq < seq) {
+		p := pruned[0]
+		fmt.Fprintf(w, "#%d %s %s %s %s → %s [%s]%s\npruned by %s at %s: payload not kept (sha256 %x)\n\n", p.Seq,
+			p.Time.Format(time.RFC3339Nano), p.Direction, p.Kind, p.From, orDash(p.To), orDash(p.PayloadTag),
+			profileNote(p.Entry), p.Reason, p.At.Format(time.RFC3339), p.SHA256)
+		pruned = pruned[1:]
+	}
+	return pruned
 }
 
 // maxThreadCalls bounds the LLM calls journal thread shows.

@@ -279,3 +279,48 @@ func TestJournalReadsLiveStore(t *testing.T) {
 		t.Errorf("console: %v", err)
 	}
 }
+
+// TestJournalShowsProfilesAndPruned runs the README's retention example:
+// a console session on the profiles example, whose greeter opens threads
+// under greeters (prune_on_delivery); the second start prunes what the
+// first delivered, and journal thread shows each entry's profile and the
+// pruned ones with why and when.
+func TestJournalShowsProfilesAndPruned(t *testing.T) {
+	dir := helloDir(t)
+	config, err := filepath.Abs(filepath.Join("..", "..", "testdata", "profiles", "organism.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "state")
+	for _, in := range []string{"@greeter Dan\n/quit\n", "/quit\n"} {
+		if r := runBinary(t, dir, in, "console", config, "--data", data); r.code != 0 {
+			t.Fatalf("console: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+	}
+	tail := runBinary(t, dir, "", "journal", "tail", "-n", "10", "--data", data)
+	conv := regexp.MustCompile(`console → greeter \[Greeting\] thread=([0-9a-f-]{36})`).FindStringSubmatch(tail.stdout)
+	if tail.code != 0 || conv == nil {
+		t.Fatalf("tail: exit %d, lacks the greeting:\n%s%s", tail.code, tail.stdout, tail.stderr)
+	}
+	th := runBinary(t, dir, "", "journal", "thread", conv[1], "--data", data)
+	if th.code != 0 {
+		t.Fatalf("thread: exit %d: %s", th.code, th.stderr)
+	}
+	for _, want := range []string{"inbound message console → greeter\n", "<Name>Dan</Name>",
+		"outbound message greeter → shouter [GreetingResponse] profile=greeters\npruned by prune_on_delivery at ",
+		"outbound message shouter → response-handler [ShoutedResponse] profile=greeters\npruned by prune_on_delivery at "} {
+		if !strings.Contains(th.stdout, want) {
+			t.Errorf("thread output lacks %q:\n%s", want, th.stdout)
+		}
+	}
+	if strings.Contains(th.stdout, "HELLO, DAN!") {
+		t.Errorf("the pruned shout's payload is still shown:\n%s", th.stdout)
+	}
+	if v := runBinary(t, dir, "", "journal", "verify", "--data", data); v.code != 0 || !strings.Contains(v.stdout, "journal OK") {
+		t.Fatalf("verify: exit %d\n%s%s", v.code, v.stdout, v.stderr)
+	}
+	if v := runBinary(t, dir, "", "validate", config); v.code != 0 ||
+		!strings.Contains(v.stdout, "greeters → greeter, response-handler, shouter (network: any address; retention: prune_on_delivery)") {
+		t.Fatalf("validate: exit %d\n%s%s", v.code, v.stdout, v.stderr)
+	}
+}

@@ -48,7 +48,8 @@ func runValidate(_ context.Context, args []string, std streams) int {
 }
 
 // writeProfiles lists each profile's dispatch table (the organism's own
-// listeners, in every profile, left out) and network allow-list.
+// listeners, in every profile, left out), network allow-list and journal
+// retention.
 func writeProfiles(b *strings.Builder, o *organism.Organism) {
 	names := o.Config.ProfileNames()
 	if len(names) == 0 {
@@ -63,13 +64,18 @@ func writeProfiles(b *strings.Builder, o *organism.Organism) {
 			}
 		}
 		slices.Sort(reach)
+		p := o.Config.Profiles[name]
 		net := "any address"
-		if p := o.Config.Profiles[name]; p.Network.Set {
+		if p.Network.Set {
 			net = strings.Join(p.Network.Addrs, ", ")
 			if net == "" {
 				net = "none"
 			}
 		}
-		fmt.Fprintf(b, "  %s → %s (network: %s)\n", name, strings.Join(reach, ", "), net)
+		keep := "journal's " + o.Config.Journal.Retention.String()
+		if !p.Retention.IsZero() {
+			keep = p.Retention.String()
+		}
+		fmt.Fprintf(b, "  %s → %s (network: %s; retention: %s)\n", name, strings.Join(reach, ", "), net, keep)
 	}
 }

@@ -24,6 +24,8 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("listeners: [{name: a, payload_class: b, handler: c, description: d, peers: [a]}]"))
 	f.Add([]byte("journal: {retention: retain_days(99999999999999999999)}"))
+	f.Add([]byte("profiles: {p: {listeners: ['*'], retention: window(9999999999999999d)}}"))
+	f.Add([]byte("profiles: {p: {listeners: ['*'], retention: {window: -1ns}}}"))
 	f.Add([]byte("a: &a [*a, *a]\nb: *a"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		o, err := Parse("organism.yaml", data)

@@ -7,7 +7,8 @@ type Journal struct {
 	// Retention is the organism-wide retention policy (default
 	// retain_forever); listeners may override it.
 	Retention Retention `yaml:"retention"`
-	// SweepInterval is how often retention is applied (default 1h).
+	// SweepInterval is how often retention is applied (default 1h); it is
+	// also applied once when the organism starts.
 	SweepInterval Duration `yaml:"sweep_interval"`
 }
 

@@ -36,11 +36,16 @@ type Profile struct {
 	// dial: fetch and web_search, MCP mounts reached over HTTP. Absent:
 	// no restriction; [] : no network at all.
 	Network NetworkList `yaml:"network"`
-	// Retention is reserved for the journal retention of the
-	// conversations begun under the profile (retain_forever,
-	// prune_on_delivery, retain_days(N)). It is refused for now: the
-	// journal does not yet record the profile of each entry, so it could
-	// not be enforced. Use journal.retention and the listeners' retention.
+	// Retention is how long the journal keeps the messages of the threads
+	// that run under the profile (retain_forever, prune_on_delivery,
+	// retain_days(N) or window(D)); absent: journal.retention. The journal
+	// records each entry's profile. Where a listener's own retention also
+	// applies, the two combine so that an entry is pruned only when both
+	// would prune it (the longer retention wins: nothing either asked to
+	// keep is lost); a thread under an intersection of profiles ("a&b")
+	// likewise keeps what any of them keeps. A pruned entry keeps its
+	// metadata in the journal (pruned says why and when); only its bytes
+	// go.
 	Retention Retention `yaml:"retention"`
 }
 
@@ -181,10 +186,7 @@ func (o *Organism) checkProfiles(r *reporter) {
 	for _, name := range o.ProfileNames() {
 		p := o.Profiles[name]
 		at := childKey("profiles", name)
-		if !p.Retention.IsZero() {
-			r.add(at+".retention", "per-profile retention is not enforced yet (the journal does not record "+
-				"each entry's profile): set journal.retention or the listeners' retention instead")
-		}
+		checkRetention(r, at+".retention", p.Retention, true)
 		if !registry.ValidProfileName(name) {
 			r.add(at, "profile name %q: want lower-case letters, digits, '_', '.' or '-'", name)
 		}

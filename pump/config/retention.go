@@ -3,8 +3,10 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -20,28 +22,38 @@ const (
 	PruneOnDelivery RetentionPolicy = "prune_on_delivery"
 	// RetainDays deletes entries older than Retention.Days days.
 	RetainDays RetentionPolicy = "retain_days"
+	// Window deletes entries older than Retention.Window.
+	Window RetentionPolicy = "window"
 )
 
 // Retention is a journal retention policy. In YAML it is written as the
-// scalar retain_forever, prune_on_delivery or retain_days(N), or as the
-// mapping {retain_days: N}.
+// scalar retain_forever, prune_on_delivery, retain_days(N) or window(D),
+// or as the mapping {retain_days: N} or {window: D}. D is a positive Go
+// duration ("36h", "90m") or a whole number of days ("7d").
 type Retention struct {
 	// Policy is the policy; "" is the zero value, meaning "not set".
 	Policy RetentionPolicy
 	// Days is N of retain_days(N); 0 for the other policies.
 	Days int
+	// Window is D of window(D); 0 for the other policies.
+	Window Duration
 }
 
 // errRetentionSyntax describes the accepted forms.
-var errRetentionSyntax = errors.New("want retain_forever, prune_on_delivery, retain_days(N) or {retain_days: N}")
+var errRetentionSyntax = errors.New("want retain_forever, prune_on_delivery, retain_days(N), window(D), " +
+	"{retain_days: N} or {window: D}")
 
 // IsZero reports whether no policy is set.
 func (r Retention) IsZero() bool { return r.Policy == "" }
 
-// String formats r in its scalar YAML form, e.g. "retain_days(7)".
+// String formats r in its scalar YAML form, e.g. "retain_days(7)" or
+// "window(36h0m0s)".
 func (r Retention) String() string {
-	if r.Policy == RetainDays {
+	switch r.Policy {
+	case RetainDays:
 		return fmt.Sprintf("retain_days(%d)", r.Days)
+	case Window:
+		return "window(" + FormatWindow(r.Window.D()) + ")"
 	}
 	return string(r.Policy)
 }
@@ -63,6 +75,13 @@ func (r *Retention) UnmarshalYAML(n *yaml.Node) error {
 			*r = Retention{Policy: RetentionPolicy(v)}
 			return nil
 		}
+		if arg, ok := strings.CutPrefix(v, string(Window)+"("); ok {
+			arg, ok = strings.CutSuffix(arg, ")")
+			if !ok {
+				return fmt.Errorf("%w, got %s", errRetentionSyntax, describe(n))
+			}
+			return r.setWindow(strings.TrimSpace(arg))
+		}
 		arg, ok := strings.CutPrefix(v, string(RetainDays)+"(")
 		if !ok {
 			return fmt.Errorf("%w, got %s", errRetentionSyntax, describe(n))
@@ -77,10 +96,19 @@ func (r *Retention) UnmarshalYAML(n *yaml.Node) error {
 		}
 		return r.setDays(days)
 	case yaml.MappingNode:
-		if len(n.Content) != 2 || n.Content[0].Value != string(RetainDays) {
-			return fmt.Errorf("%w, got %s", errRetentionSyntax, describe(n))
+		if len(n.Content) != 2 {
+			return fmt.Errorf("%w, got a mapping of %d keys", errRetentionSyntax, len(n.Content)/2)
+		}
+		if k := n.Content[0].Value; k != string(RetainDays) && k != string(Window) {
+			return fmt.Errorf("unknown key %q: %w", k, errRetentionSyntax)
 		}
 		v := n.Content[1]
+		if n.Content[0].Value == string(Window) {
+			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!str" {
+				return fmt.Errorf("window: want a positive duration (\"36h\", \"7d\"), got %s", describe(v))
+			}
+			return r.setWindow(strings.TrimSpace(v.Value))
+		}
 		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" {
 			return fmt.Errorf("retain_days: want a positive integer, got %s", describe(v))
 		}
@@ -93,10 +121,60 @@ func (r *Retention) UnmarshalYAML(n *yaml.Node) error {
 	return fmt.Errorf("%w, got %s", errRetentionSyntax, describe(n))
 }
 
+// setWindow sets window(arg): a Go duration or a whole number of days
+// ("7d"), positive.
+func (r *Retention) setWindow(arg string) error {
+	d, err := ParseWindow(arg)
+	if err != nil {
+		return err
+	}
+	*r = Retention{Policy: Window, Window: Duration(d)}
+	return nil
+}
+
+// ParseWindow parses the duration of a window retention: a Go duration
+// ("36h", "90m") or a whole number of days ("7d"). It must be positive.
+func ParseWindow(arg string) (time.Duration, error) {
+	var d time.Duration
+	if days, ok := strings.CutSuffix(arg, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n > math.MaxInt64/int(24*time.Hour) {
+			return 0, fmt.Errorf("window: want a positive duration (\"36h\", \"7d\"), got %q", arg)
+		}
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(arg); err != nil {
+			return 0, fmt.Errorf("window: want a positive duration (\"36h\", \"7d\"), got %q", arg)
+		}
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("window: want a positive duration, got %q", arg)
+	}
+	return d, nil
+}
+
 func (r *Retention) setDays(days int) error {
 	if days <= 0 {
 		return fmt.Errorf("retain_days: want a positive number of days, got %d", days)
 	}
 	*r = Retention{Policy: RetainDays, Days: days}
 	return nil
+}
+
+// FormatWindow writes a window's duration as ParseWindow reads it: whole
+// days as "7d", else the Go duration without zero minutes or seconds
+// ("36h", "1h30m").
+func FormatWindow(d time.Duration) string {
+	if d > 0 && d%(24*time.Hour) == 0 {
+		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

@@ -20,6 +20,11 @@ func TestRetentionYAML(t *testing.T) {
 		{"prune_on_delivery", Retention{Policy: PruneOnDelivery}, "prune_on_delivery\n"},
 		{"retain_days(7)", Retention{Policy: RetainDays, Days: 7}, "retain_days(7)\n"},
 		{"{retain_days: 30}", Retention{Policy: RetainDays, Days: 30}, "retain_days(30)\n"},
+		{"window(36h)", Retention{Policy: Window, Window: Duration(36 * time.Hour)}, "window(36h)\n"},
+		{"window( 90m )", Retention{Policy: Window, Window: Duration(90 * time.Minute)}, "window(1h30m)\n"},
+		{"window(7d)", Retention{Policy: Window, Window: Duration(7 * 24 * time.Hour)}, "window(7d)\n"},
+		{"{window: 2d}", Retention{Policy: Window, Window: Duration(48 * time.Hour)}, "window(2d)\n"},
+		{"{window: 1h30m}", Retention{Policy: Window, Window: Duration(90 * time.Minute)}, "window(1h30m)\n"},
 	}
 	for _, tt := range tests {
 		var got Retention
@@ -39,7 +44,10 @@ func TestRetentionYAML(t *testing.T) {
 			t.Errorf("Marshal(%v) = %q, want %q", got, out, tt.out)
 		}
 	}
-	for _, bad := range []string{"forever", "retain_days(-1)", "retain_days()", "retain_days(3", "{retain_days: 1, x: 2}", "[retain_forever]", "42"} {
+	for _, bad := range []string{"forever", "retain_days(-1)", "retain_days()", "retain_days(3", "{retain_days: 1, x: 2}", "[retain_forever]", "42",
+		"window()", "window(0s)", "window(-1h)", "window(0d)", "window(1.5d)", "window(week)", "window(36h",
+		"{window: 36}", "{window: 0s}", "{window: [1h]}", "{window: 1h, retain_days: 2}", "{keep: 1h}",
+		"window(9999999999999999d)"} {
 		var r Retention
 		if err := yaml.Unmarshal([]byte(bad), &r); err == nil {
 			t.Errorf("Unmarshal(%q) = %v, want an error", bad, r)

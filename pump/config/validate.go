@@ -457,15 +457,19 @@ func checkRetention(r *reporter, path string, ret Retention, optional bool) {
 			r.add(path, "must be set")
 		}
 	case RetainForever, PruneOnDelivery:
-		if ret.Days != 0 {
-			r.add(path, "%s takes no days", ret.Policy)
+		if ret.Days != 0 || ret.Window != 0 {
+			r.add(path, "%s takes no days or window", ret.Policy)
 		}
 	case RetainDays:
-		if ret.Days <= 0 {
+		if ret.Days <= 0 || ret.Window != 0 {
 			r.add(path, "retain_days: want a positive number of days, got %d", ret.Days)
 		}
+	case Window:
+		if ret.Window <= 0 || ret.Days != 0 {
+			r.add(path, "window: want a positive duration, got %s", ret.Window)
+		}
 	default:
-		r.add(path, "unknown policy %q (want retain_forever, prune_on_delivery or retain_days)", ret.Policy)
+		r.add(path, "unknown policy %q (want retain_forever, prune_on_delivery, retain_days or window)", ret.Policy)
 	}
 }
 

@@ -43,8 +43,8 @@ func TestValidateBuiltInCode(t *testing.T) {
 			o.Listeners[1].Retention = Retention{Policy: RetainForever, Days: 3}
 		}, []string{
 			`listeners[0].retention: retain_days: want a positive number of days, got 0`,
-			`listeners[1].retention: retain_forever takes no days`,
-			`journal.retention: unknown policy "keep" (want retain_forever, prune_on_delivery or retain_days)`,
+			`listeners[1].retention: retain_forever takes no days or window`,
+			`journal.retention: unknown policy "keep" (want retain_forever, prune_on_delivery, retain_days or window)`,
 		}},
 		{"non-canonical enum", func(o *Organism) { o.LLM.Strategy = "Failover" }, []string{
 			`llm.strategy: unknown strategy "Failover" (want failover, round-robin or least-loaded)`,

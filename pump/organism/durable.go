@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
@@ -57,13 +58,46 @@ func (o *Organism) Store() *store.Store {
 	return o.durable.store
 }
 
-// RetentionPolicy returns the store retention function of cfg: each
-// listener's retention, else journal.retention.
+// RetentionPolicy returns the store retention function of cfg: the
+// retention of the entries of a listener journaled under a profile.
+//
+//   - Under a profile with a retention: that retention, combined with the
+//     listener's own when it sets one, so that an entry is pruned only when
+//     both would prune it (store.Either: the longer retention wins). A
+//     thread's profile may be an intersection ("a&b"): every term's
+//     retention counts the same way. journal.retention, the organism-wide
+//     default, does not apply: the profile's is the more specific.
+//   - Otherwise (no profile, a profile without retention, an entry
+//     journaled before the journal recorded profiles): the listener's
+//     retention, else journal.retention, as before profiles.
 func RetentionPolicy(cfg *config.Organism) store.RetentionFunc {
-	return func(listener string) store.Retention {
-		r := cfg.RetentionFor(listener)
-		return store.Retention{Policy: string(r.Policy), Days: r.Days}
+	return func(listener, profile string) store.Retention {
+		var r store.Retention
+		found := false
+		for _, term := range registry.ProfileTerms(profile) {
+			p, ok := cfg.Profiles[term]
+			if !ok || p.Retention.IsZero() {
+				continue
+			}
+			if pr := storeRetention(p.Retention); !found {
+				r, found = pr, true
+			} else {
+				r = store.Either(r, pr)
+			}
+		}
+		if !found {
+			return storeRetention(cfg.RetentionFor(listener))
+		}
+		if l, ok := cfg.Listener(listener); ok && !l.Retention.IsZero() {
+			r = store.Either(r, storeRetention(l.Retention))
+		}
+		return r
 	}
+}
+
+// storeRetention converts a configured retention to the store's.
+func storeRetention(r config.Retention) store.Retention {
+	return store.Retention{Policy: string(r.Policy), Days: r.Days, Window: r.Window.D()}
 }
 
 // startDurable starts re-delivering, in the background, the journaled
@@ -80,9 +114,20 @@ func (o *Organism) startDurable() error {
 		interval := d.cfg.Journal.SweepInterval.D()
 		if interval > 0 {
 			// Each sweep reads the retention of the configuration in force: a
-			// listener's retention changed by a reload applies from its next
-			// sweep.
-			policy := func(listener string) store.Retention { return RetentionPolicy(o.CurrentConfig())(listener) }
+			// listener's or a profile's retention changed by a reload applies
+			// from the next sweep, to the entries already journaled too.
+			policy := func(listener, profile string) store.Retention {
+				return RetentionPolicy(o.CurrentConfig())(listener, profile)
+			}
+			// One sweep now, before the organism takes messages of its own:
+			// what the retention no longer keeps is pruned when a data
+			// directory is opened, not an interval later. Sweeps walk from
+			// their cursors, so this reads only what was journaled or
+			// expired since the last one. A failure is logged; the sweeper
+			// tries again.
+			if n, err := d.store.Sweep(context.Background(), policy); err != nil {
+				o.log.Error("organism: retention sweep at start", "deleted", n, "error", err)
+			}
 			stop, err := d.store.StartSweeper(context.Background(), interval, policy)
 			if err != nil {
 				return fmt.Errorf("organism: retention sweeper: %w", err)

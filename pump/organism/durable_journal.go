@@ -112,6 +112,7 @@ func entryOf(r pump.Record) store.Entry {
 		Listener:     r.Listener,
 		PayloadTag:   r.PayloadTag,
 		Bytes:        r.Envelope,
+		Profile:      r.Profile,
 	}
 	var diags []string
 	for _, d := range r.Diagnostics {

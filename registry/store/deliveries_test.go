@@ -178,7 +178,7 @@ func TestRetentionReleasesUndelivered(t *testing.T) {
 	if mark := deliveryWatermark(t, s); mark != first-1 {
 		t.Fatalf("watermark = %d, want %d (held by the undelivered entry)", mark, first-1)
 	}
-	n, err := s.Sweep(ctx, func(l string) Retention {
+	n, err := s.Sweep(ctx, func(l, _ string) Retention {
 		if l == "stale" {
 			return Retention{Policy: RetainDays, Days: 1}
 		}

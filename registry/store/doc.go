@@ -17,13 +17,22 @@
 //
 //	sqlite3 -readonly data/xmlpipe.db "SELECT seq, time, sender, recipient, root, payload FROM journal WHERE thread = '…'"
 //
+// Each row records the security profile of the thread it was journaled on
+// (Entry.Profile), and the retention policy of an entry is that of its
+// listener and profile (RetentionFunc; Either combines two so that
+// nothing either keeps is lost).
+//
 // It is append-only: rows are never edited, and the retention sweep deletes
-// a row only after recording a tombstone for its seq, so Verify can tell
-// pruning from loss; triggers enforce both rules. Delivery marks are a
-// watermark plus the deliveries made out of order above it (deliveries.go);
-// sweeps walk the journal in seq order from a cursor per listener
-// (retention.go). The tables, and how to add one, are in schema.go; Open
-// migrates a data directory of the layout before this one (legacy.go).
+// a row only after recording a tombstone for its seq holding the entry's
+// metadata (everything but its bytes and diagnostics), so Verify can tell
+// pruning from loss and the journal view still shows a pruned entry, with
+// pruned saying why and when (journal_profiles.go); triggers enforce both
+// rules. Delivery marks are a watermark plus the deliveries made out of
+// order above it (deliveries.go); sweeps walk the journal in seq order from
+// a cursor per (listener, profile) pair (retention.go, retention_walk.go).
+// The tables, and how to add one, are in schema.go; Open migrates a data
+// directory of an older layout once: the legacy segments (legacy.go),
+// layout 1 (profiles.go) and layout 2 (journal_profiles.go).
 //
 // Two choices are measured rather than obvious (BenchmarkJournalFlow, the
 // store traffic of `xmlpipe bench --journal`, on 2 shared cores):
@@ -33,7 +42,8 @@
 //     statements prepared once, rows inserted 64 to a statement. The
 //     journal's INSERT hands the driver its arguments as driver values
 //     through Conn.Raw (database/sql would convert each of its 832
-//     arguments and allocate a slice of them at every Exec), and the
+//     arguments and allocate a slice of them at every Exec; 896 since the
+//     profile column of layout 3), and the
 //     envelope as a string viewing its bytes, not a copy. Journaling an
 //     envelope costs the process ~12.4 µs of CPU that way (20 allocations,
 //     1.8 KB), 14.5-15.5 µs through sql.Stmt.Exec with a copied envelope
@@ -42,7 +52,7 @@
 //     over modernc's C API this layout first had, and ~6.2 µs in the
 //     S2-compressed segments of the layout before it. What remains is
 //     mostly the driver's and SQLite's: the driver allocates, copies,
-//     unbinds and frees C memory for each of a row's nine text and blob
+//     unbinds and frees C memory for each of a row's text and blob
 //     arguments (~2.7 µs a row), SQLite builds and inserts the row (~2.3 µs)
 //     and writes and checkpoints the WAL (~1.4 µs), and rows hold the
 //     envelope uncompressed. The CHECK constraints cost nothing measurable

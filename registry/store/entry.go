@@ -125,6 +125,15 @@ type Entry struct {
 	Bytes []byte
 	// Diagnostics records repairs and validation details.
 	Diagnostics string
+	// Profile is the security profile of the thread the message was
+	// journaled on: "" for the organism's implicit profile, else a profile
+	// name or an intersection "a&b" (registry.NarrowProfile). With Listener
+	// it selects the retention policy.
+	Profile string
+	// ProfileUnknown is set on read for an entry journaled before the
+	// journal recorded profiles (store layout 3): its Profile was not
+	// recorded and reads as "". It is ignored on append.
+	ProfileUnknown bool
 }
 
 // Validate reports a missing required field. Time and SHA256 are filled in by

@@ -219,7 +219,7 @@ func TestSweepDropsLookupKeys(t *testing.T) {
 	fresh, err := s.AppendSeq(testEntry(0, "fresh"))
 	must(t, err)
 	flush(t, s)
-	n, err := s.Sweep(context.Background(), func(string) Retention { return Retention{Policy: RetainDays, Days: 1} })
+	n, err := s.Sweep(context.Background(), func(_, _ string) Retention { return Retention{Policy: RetainDays, Days: 1} })
 	must(t, err)
 	if n != 2<<journalPartitionBits+10 {
 		t.Fatalf("Sweep deleted %d entries", n)

@@ -33,11 +33,13 @@ func scanEntry(rows *sql.Rows) (Entry, error) {
 		ns        int64
 		dir, kind string
 		sum       []byte
+		profile   sql.NullString
 	)
 	if err := rows.Scan(&e.Seq, &ns, &e.Thread, &e.Conversation, &dir, &kind, &e.From, &e.To, &e.Listener,
-		&e.PayloadTag, &sum, &e.Bytes, &e.Diagnostics); err != nil {
+		&e.PayloadTag, &sum, &e.Bytes, &e.Diagnostics, &profile); err != nil {
 		return Entry{}, fmt.Errorf("store: read journal row: %w", err)
 	}
+	e.Profile, e.ProfileUnknown = profile.String, !profile.Valid
 	e.Time = time.Unix(0, ns).UTC()
 	e.Direction, _ = ParseDirection(dir)
 	e.Kind, _ = ParseKind(kind)

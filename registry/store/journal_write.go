@@ -7,20 +7,21 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"unsafe"
 )
 
 // entryColumns are the stored columns of a journal row, in the order the
 // writer binds them and scanEntry reads them.
 const entryColumns = `seq, time_ns, thread, conversation, direction, kind, sender, recipient, listener, root, sha256,
-	envelope, diagnostics`
+	envelope, diagnostics, profile`
 
 // journalInsert inserts journal rows. OR ROLLBACK: a failing row ends the
 // whole transaction, which the writer rolls back and retries op by op anyway
 // (writer.commit), so SQLite need not keep a statement journal to undo just
 // this statement.
 var journalInsert = newRowStatement(`INSERT OR ROLLBACK INTO journal_rows (`+entryColumns+`) VALUES `,
-	`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 13)
+	`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 14)
 
 // directionValues and kindValues are directionNames and kindNames as
 // interface values, boxed once rather than at every journaled row.
@@ -40,7 +41,7 @@ func boxed(names []string) []any {
 var errOutOfSequence = errors.New("journal append out of sequence")
 
 // insertEntries journals the gathered appends, a multi-row INSERT per 64
-// rows, and registers their listeners.
+// rows, and registers their (listener, profile) pairs.
 func (w *writer) insertEntries(p *pending) error {
 	if len(p.appends) == 0 {
 		return nil
@@ -73,8 +74,9 @@ func (w *writer) insertEntries(p *pending) error {
 			driver.NamedValue{Value: e.PayloadTag},
 			driver.NamedValue{Value: e.SHA256[:]},
 			driver.NamedValue{Value: unsafe.String(unsafe.SliceData(e.Bytes), len(e.Bytes))},
-			driver.NamedValue{Value: e.Diagnostics})
-		w.listeners.note(e.Listener)
+			driver.NamedValue{Value: e.Diagnostics},
+			driver.NamedValue{Value: e.Profile})
+		w.listeners.note(e.Listener, e.Profile)
 		w.deliveries.appended(e)
 		w.keys.inserted(e)
 	}
@@ -88,31 +90,48 @@ func (w *writer) insertEntries(p *pending) error {
 	return nil
 }
 
-// tombstoneInsert inserts tombstones (seq, deleted_at, reason).
-var tombstoneInsert = newRowStatement(`INSERT INTO journal_tombstones (seq, deleted_at, reason) VALUES `,
-	`(?, ?, ?)`, ``, 3)
+// tombstoneRows tombstones the journal rows whose seqs are the JSON array
+// ?3, at ?1 (Unix ns) for reason ?2, with each row's metadata (layout 3,
+// journal_profiles.go); tombstoneSeqs tombstones, without metadata, those
+// of the seqs that have no row (and no tombstone) yet.
+const (
+	tombstoneRows = `INSERT INTO journal_tombstones (seq, deleted_at, reason, time_ns, thread, conversation, direction,
+	kind, sender, recipient, listener, root, sha256, profile)
+	SELECT seq, ?1, ?2, time_ns, thread, conversation, direction, kind, sender, recipient, listener, root, sha256, profile
+	FROM journal_rows WHERE seq IN (SELECT value FROM json_each(?3))`
+	tombstoneSeqs = `INSERT OR IGNORE INTO journal_tombstones (seq, deleted_at, reason)
+	SELECT value, ?1, ?2 FROM json_each(?3)`
+)
 
 // rowDelete deletes journal rows by seq.
 var rowDelete = newRowStatement(`DELETE FROM journal_rows WHERE seq IN (`, `?`, `)`, 1)
 
 // deleteEntries tombstones the journal entries seqs (at, Unix ns, for
-// reason) and deletes their rows. Their delivery marks go with them (at
-// the commit), and an undelivered entry is no longer waited for. Deleting
-// a seq the journal does not hold only tombstones it.
+// reason), keeping their metadata in the tombstones, and deletes their
+// rows. Their delivery marks go with them (at the commit), and an
+// undelivered entry is no longer waited for. Deleting a seq the journal
+// does not hold only tombstones it.
 func (w *writer) deleteEntries(seqs []int64, at int64, reason string) error {
 	if len(seqs) == 0 {
 		return nil
 	}
 	seqs = slices.Sorted(slices.Values(seqs))
-	args := make([]any, 0, 3*len(seqs))
 	keys := make([]any, 0, len(seqs))
-	for _, seq := range seqs {
+	list := make([]byte, 0, 12*len(seqs))
+	list = append(list, '[')
+	for i, seq := range seqs {
 		w.deliveries.drop(seq)
-		args = append(args, seq, at, reason)
 		keys = append(keys, seq)
+		if i > 0 {
+			list = append(list, ',')
+		}
+		list = strconv.AppendInt(list, seq, 10)
 	}
-	if _, err := w.execRows(tombstoneInsert, len(seqs), args); err != nil {
-		return fmt.Errorf("tombstone seqs %d..%d: %w", seqs[0], seqs[len(seqs)-1], err)
+	list = append(list, ']')
+	for _, q := range []string{tombstoneRows, tombstoneSeqs} {
+		if _, err := w.exec(q, at, reason, string(list)); err != nil {
+			return fmt.Errorf("tombstone seqs %d..%d: %w", seqs[0], seqs[len(seqs)-1], err)
+		}
 	}
 	if _, err := w.execRows(rowDelete, len(seqs), keys); err != nil {
 		return fmt.Errorf("delete seqs %d..%d: %w", seqs[0], seqs[len(seqs)-1], err)
@@ -120,38 +139,45 @@ func (w *writer) deleteEntries(seqs []int64, at int64, reason string) error {
 	return nil
 }
 
-// listenerInsert registers listeners that have journal entries.
-var listenerInsert = newRowStatement(`INSERT OR IGNORE INTO journal_listeners (listener) VALUES `, `(?)`, ``, 1)
+// listenerInsert registers the (listener, profile) pairs that have journal
+// entries.
+var listenerInsert = newRowStatement(`INSERT OR IGNORE INTO journal_sweeps (listener, profile) VALUES `, `(?, ?)`, ``, 2)
 
-// journalListeners tracks, on the writer goroutine, which listeners are in
-// journal_listeners (the retention sweep's cursors, retention.go), so that
-// registering a listener costs a statement only the first time the writer
-// journals it.
+// sweepKey is a (listener, profile) pair: one retention policy, one sweep
+// cursor.
+type sweepKey struct{ listener, profile string }
+
+// journalListeners tracks, on the writer goroutine, which (listener,
+// profile) pairs are in journal_sweeps (the retention sweep's cursors,
+// retention.go), so that registering a pair costs a statement only the
+// first time the writer journals it.
 type journalListeners struct {
-	known map[string]struct{} // committed in journal_listeners
-	tx    map[string]struct{} // inserted by the open transaction
-	fresh []any               // noted, not yet inserted
+	known map[sweepKey]struct{} // committed in journal_sweeps
+	tx    map[sweepKey]struct{} // inserted by the open transaction
+	fresh []any                 // noted, not yet inserted: listener, profile, …
 }
 
-// note records that the open transaction journals an entry of listener.
-func (l *journalListeners) note(listener string) {
-	if _, ok := l.known[listener]; ok {
+// note records that the open transaction journals an entry of listener
+// under profile.
+func (l *journalListeners) note(listener, profile string) {
+	k := sweepKey{listener, profile}
+	if _, ok := l.known[k]; ok {
 		return
 	}
-	if _, ok := l.tx[listener]; ok {
+	if _, ok := l.tx[k]; ok {
 		return
 	}
 	if l.tx == nil {
-		l.tx = make(map[string]struct{})
+		l.tx = make(map[sweepKey]struct{})
 	}
-	l.tx[listener] = struct{}{}
-	l.fresh = append(l.fresh, listener)
+	l.tx[k] = struct{}{}
+	l.fresh = append(l.fresh, listener, profile)
 }
 
 // committed makes the registrations of the committed transaction known.
 func (l *journalListeners) committed() {
 	if l.known == nil {
-		l.known = make(map[string]struct{})
+		l.known = make(map[sweepKey]struct{})
 	}
 	for name := range l.tx {
 		l.known[name] = struct{}{}
@@ -173,7 +199,7 @@ func (w *writer) registerListeners() error {
 	if len(l.fresh) == 0 {
 		return nil
 	}
-	if _, err := w.execRows(listenerInsert, len(l.fresh), l.fresh); err != nil {
+	if _, err := w.execRows(listenerInsert, len(l.fresh)/2, l.fresh); err != nil {
 		return fmt.Errorf("store: register journal listeners: %w", err)
 	}
 	clear(l.fresh)
@@ -181,9 +207,10 @@ func (w *writer) registerListeners() error {
 	return nil
 }
 
-// sweepCursor is one journal_listeners row.
+// sweepCursor is one journal_sweeps row.
 type sweepCursor struct {
 	listener string
+	profile  string
 	swept    int64
 }
 
@@ -191,14 +218,14 @@ type sweepCursor struct {
 func (s *Store) sweepCursors(ctx context.Context) ([]sweepCursor, error) {
 	var out []sweepCursor
 	err := s.read(func(db *sql.DB) error {
-		rows, err := db.QueryContext(ctx, `SELECT listener, swept_seq FROM journal_listeners ORDER BY listener`)
+		rows, err := db.QueryContext(ctx, `SELECT listener, profile, swept_seq FROM journal_sweeps ORDER BY listener, profile`)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
 			var c sweepCursor
-			if err := rows.Scan(&c.listener, &c.swept); err != nil {
+			if err := rows.Scan(&c.listener, &c.profile, &c.swept); err != nil {
 				return err
 			}
 			out = append(out, c)

@@ -56,6 +56,11 @@ func TestRetentionValidate(t *testing.T) {
 		{Retention{Policy: RetainDays, Days: 30}, true, "retain_days(30)"},
 		{Retention{Policy: RetainDays}, false, "retain_days(0)"},
 		{Retention{Policy: "keep_some"}, false, "keep_some"},
+		{Retention{Policy: Window, Window: 36 * time.Hour}, true, "window(36h)"},
+		{Retention{Policy: Window}, false, "window(0s)"},
+		{Retention{Policy: Window, Window: -time.Hour}, false, "window(-1h)"},
+		{Retention{Policy: PruneOnDelivery, Window: time.Hour}, true, "prune_on_delivery+window(1h)"},
+		{Retention{Policy: PruneOnDelivery, Window: -time.Hour}, false, "prune_on_delivery"},
 	}
 	for _, tt := range tests {
 		if err := tt.r.Validate(); (err == nil) != tt.ok {
@@ -79,7 +84,7 @@ func TestSweepPolicies(t *testing.T) {
 		"tool":    {Policy: PruneOnDelivery},
 		"auditor": {Policy: RetainDays, Days: 2},
 	}
-	policy := func(l string) Retention { return policies[l] } // "" → retain_forever
+	policy := func(l, _ string) Retention { return policies[l] } // "" → retain_forever
 	add := func(listener string) int64 {
 		e := testEntry(0, "t-"+listener)
 		e.Listener = listener
@@ -170,7 +175,7 @@ func TestSweepChunks(t *testing.T) {
 	flush(t, s)
 	clock.Advance(48 * time.Hour)
 	commits := s.Stats().Commits
-	n, err := s.Sweep(context.Background(), func(string) Retention { return Retention{Policy: RetainDays, Days: 1} })
+	n, err := s.Sweep(context.Background(), func(_, _ string) Retention { return Retention{Policy: RetainDays, Days: 1} })
 	must(t, err)
 	if n != total {
 		t.Fatalf("deleted %d, want %d", n, total)
@@ -196,7 +201,7 @@ func TestSweepInvalidPolicy(t *testing.T) {
 	s, _ := openTest(t, Options{})
 	must(t, s.Append(testEntry(1, "t")))
 	flush(t, s)
-	n, err := s.Sweep(context.Background(), func(string) Retention { return Retention{Policy: "bogus"} })
+	n, err := s.Sweep(context.Background(), func(_, _ string) Retention { return Retention{Policy: "bogus"} })
 	if n != 0 || !errors.Is(err, ErrInvalid) {
 		t.Fatalf("Sweep with an invalid policy = %d, %v; want 0, ErrInvalid", n, err)
 	}
@@ -221,7 +226,7 @@ func TestStartSweeper(t *testing.T) {
 		t.Fatalf("StartSweeper(0) = %v, want ErrInvalid", err)
 	}
 	stop, err := s.StartSweeper(context.Background(), time.Millisecond,
-		func(string) Retention { return Retention{Policy: RetainDays, Days: 1} })
+		func(_, _ string) Retention { return Retention{Policy: RetainDays, Days: 1} })
 	must(t, err)
 	total := 0
 	for total < 5 {
@@ -233,7 +238,7 @@ func TestStartSweeper(t *testing.T) {
 		}
 	}
 	stop()
-	stop2, err := s.StartSweeper(context.Background(), time.Millisecond, func(string) Retention { return Retention{} })
+	stop2, err := s.StartSweeper(context.Background(), time.Millisecond, func(_, _ string) Retention { return Retention{} })
 	must(t, err)
 	// Close stops a running sweeper.
 	must(t, s.Close())

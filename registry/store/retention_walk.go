@@ -9,20 +9,22 @@ import (
 	"time"
 )
 
-// The retention sweep walks each listener's journal entries in seq order,
-// from the listener's sweep cursor (journal_listeners.swept_seq), without an
-// index on the listener: the journal is keyed by seq, and entries are
+// The retention sweep walks the journal entries of each (listener, profile)
+// pair in seq order, from the pair's sweep cursor (journal_sweeps.swept_seq),
+// without an index on either: the journal is keyed by seq, and entries are
 // appended in time order, so what a policy deletes is, but for stragglers, a
-// seq prefix of the listener's entries.
+// seq prefix of the pair's entries. Entries journaled before the journal
+// recorded profiles (profile NULL) are swept with the pair of profile "".
 //
-//   - retain_days(N): a binary search on time over seq finds the cut, the
-//     first entry not older than N days (cutSeq); the walk deletes the
-//     listener's older entries before it.
+//   - retain_days(N), window(D): a binary search on time over seq finds the
+//     cut, the first entry not older than the window (cutSeq); the walk
+//     deletes the pair's older entries before it.
 //   - prune_on_delivery: the walk runs to the newest entry and deletes the
-//     listener's delivered messages.
+//     pair's delivered messages (with a window, Either: only those older
+//     than it).
 //
-// An entry the policy keeps for now (a retain_days entry younger than the
-// window, an undelivered message) stops the cursor: the next sweep looks at
+// An entry the policy keeps for now (an entry younger than the window, an
+// undelivered message) stops the cursor: the next sweep looks at
 // it again, and the walk goes on past it. Entries the policy keeps for good
 // (prune_on_delivery keeps entries other than messages, which are never
 // delivered) do not. So every entry below the cursor is gone or kept for
@@ -58,8 +60,8 @@ type sweepRule struct {
 	byDelivery bool
 }
 
-// sweepRuleFor returns the walk of policy r for the listener of c at now;
-// ok is false for retain_forever.
+// sweepRuleFor returns the walk of policy r for the pair of c at now; ok is
+// false for retain_forever.
 func (s *Store) sweepRuleFor(ctx context.Context, c sweepCursor, r Retention, now time.Time) (rule sweepRule, ok bool, err error) {
 	switch r.Policy {
 	case PruneOnDelivery:
@@ -68,19 +70,20 @@ func (s *Store) sweepRuleFor(ctx context.Context, c sweepCursor, r Retention, no
 			return sweepRule{}, false, err
 		}
 		markable := c.listener != ""
+		cutoff := now.Add(-r.Window).UnixNano() // r.Window 0: every entry is old enough
 		return sweepRule{reason: r.String(), end: end, byDelivery: true,
 			judge: func(e sweptEntry) verdict {
 				switch {
 				case !e.message || !markable:
 					return keepForGood
-				case e.delivered:
+				case e.delivered && (r.Window == 0 || e.timeNS < cutoff):
 					return expire
 				default:
 					return keepForNow
 				}
 			}}, true, nil
-	case RetainDays:
-		cutoff := now.Add(-time.Duration(r.Days) * 24 * time.Hour).UnixNano()
+	case RetainDays, Window:
+		cutoff := now.Add(-r.age()).UnixNano()
 		cut, err := s.cutSeq(ctx, c.swept, cutoff)
 		if err != nil {
 			return sweepRule{}, false, err
@@ -97,7 +100,7 @@ func (s *Store) sweepRuleFor(ctx context.Context, c sweepCursor, r Retention, no
 	}
 }
 
-// cutSeq returns the cut of a retain_days sweep: the smallest seq p > after
+// cutSeq returns the cut of a retain_days or window sweep: the smallest seq p > after
 // such that the first journal entry at or after p is not older than cutoff
 // (Unix ns), or the newest seq + 1 when there is none. Entries are journaled
 // in time order, so the entries before the cut are older than cutoff; it is
@@ -135,7 +138,7 @@ func (s *Store) cutSeq(ctx context.Context, after, cutoff int64) (int64, error) 
 	return cut, nil
 }
 
-// walk applies rule to the entries of c's listener after its cursor, in
+// walk applies rule to the entries of c's pair after its cursor, in
 // chunks of s.sweepChunk entries, each chunk's deletions (tombstoned at
 // at, Unix ns) and cursor advance one writer transaction. The entries are read on the read pool, so a long
 // walk past other listeners' entries does not hold the writer. It returns
@@ -150,7 +153,7 @@ func (s *Store) walk(ctx context.Context, c sweepCursor, rule sweepRule, at int6
 	)
 	for from < rule.end {
 		var err error
-		chunk, err = s.readSweptEntries(ctx, rule.byDelivery, from, rule.end, c.listener, chunk[:0])
+		chunk, err = s.readSweptEntries(ctx, rule.byDelivery, from, rule.end, c, chunk[:0])
 		if err != nil {
 			return total, err
 		}
@@ -174,7 +177,7 @@ func (s *Store) walk(ctx context.Context, c sweepCursor, rule sweepRule, at int6
 			cursor = min(cursor, stopped-1)
 		}
 		if len(dead) > 0 || cursor > c.swept {
-			n, err := s.deleteSwept(ctx, c.listener, dead, cursor, rule.reason, at)
+			n, err := s.deleteSwept(ctx, c, dead, cursor, rule.reason, at)
 			total += n
 			if err != nil {
 				return total, err
@@ -186,10 +189,10 @@ func (s *Store) walk(ctx context.Context, c sweepCursor, rule sweepRule, at int6
 	return total, nil
 }
 
-// readSweptEntries reads up to s.sweepChunk entries of listener in
+// readSweptEntries reads up to s.sweepChunk entries of c's pair in
 // (after, end], with whether each is delivered when byDelivery, appending
 // them to out.
-func (s *Store) readSweptEntries(ctx context.Context, byDelivery bool, after, end int64, listener string,
+func (s *Store) readSweptEntries(ctx context.Context, byDelivery bool, after, end int64, c sweepCursor,
 	out []sweptEntry) ([]sweptEntry, error) {
 	delivered := "FALSE"
 	if byDelivery {
@@ -198,7 +201,8 @@ func (s *Store) readSweptEntries(ctx context.Context, byDelivery bool, after, en
 	}
 	err := s.read(func(db *sql.DB) error {
 		rows, err := db.QueryContext(ctx, `SELECT seq, time_ns, kind = 'message', `+delivered+` FROM journal_rows
-			WHERE seq > ? AND seq <= ? AND listener = ? ORDER BY seq LIMIT ?`, after, end, listener, s.sweepChunk)
+			WHERE seq > ? AND seq <= ? AND listener = ? AND coalesce(profile, '') = ? ORDER BY seq LIMIT ?`,
+			after, end, c.listener, c.profile, s.sweepChunk)
 		if err != nil {
 			return err
 		}
@@ -219,16 +223,16 @@ func (s *Store) readSweptEntries(ctx context.Context, byDelivery bool, after, en
 }
 
 // deleteSwept deletes the entries dead with a tombstone giving reason and
-// time at, and advances listener's cursor to cursor (it never moves back),
-// in one writer transaction.
-func (s *Store) deleteSwept(ctx context.Context, listener string, dead []int64, cursor int64, reason string,
+// time at, and advances the cursor of c's pair to cursor (it never moves
+// back), in one writer transaction.
+func (s *Store) deleteSwept(ctx context.Context, c sweepCursor, dead []int64, cursor int64, reason string,
 	at int64) (int, error) {
 	n, err := s.do(ctx, "sweep", func(w *writer) (int64, error) {
 		if err := w.deleteEntries(dead, at, reason); err != nil {
 			return 0, err
 		}
-		if _, err := w.exec(`UPDATE journal_listeners SET swept_seq = ?2 WHERE listener = ?1 AND swept_seq < ?2`,
-			listener, cursor); err != nil {
+		if _, err := w.exec(`UPDATE journal_sweeps SET swept_seq = ?3 WHERE listener = ?1 AND profile = ?2 AND swept_seq < ?3`,
+			c.listener, c.profile, cursor); err != nil {
 			return 0, fmt.Errorf("advance the sweep cursor: %w", err)
 		}
 		if len(dead) > 0 {

@@ -45,7 +45,7 @@ func TestSweepSeqOrderAcrossListeners(t *testing.T) {
 		"keeper": {Policy: RetainForever},
 		"tool":   {Policy: PruneOnDelivery},
 	}
-	policy := func(l string) Retention { return policies[l] }
+	policy := func(l, _ string) Retention { return policies[l] }
 	const day = 24 * time.Hour
 	steps := []struct {
 		name    string
@@ -178,7 +178,7 @@ func TestCutSeq(t *testing.T) {
 	}
 	// Prune the "gone" entries (seqs 1, 4, 7, …) to leave holes.
 	clock.Advance(100 * 24 * time.Hour)
-	_, err := s.Sweep(ctx, func(l string) Retention {
+	_, err := s.Sweep(ctx, func(l, _ string) Retention {
 		if l == "gone" {
 			return Retention{Policy: RetainDays, Days: 1}
 		}

@@ -12,8 +12,11 @@ import (
 // database's user_version. Version 1 is the journal as one row per envelope;
 // a database with a schema_version table instead is of the layout before it
 // (legacy.go) and is migrated by Open. Version 2 adds the security profiles
-// of users and threads (profiles.go).
-const layoutVersion = 2
+// of users and threads (profiles.go). Version 3 records each journal
+// entry's profile, keeps a pruned entry's metadata in its tombstone and
+// keeps the retention sweep's cursors per listener and profile
+// (journal_profiles.go).
+const layoutVersion = 3
 
 // schema creates the store's layout. Every statement is idempotent (IF NOT
 // EXISTS), and Open applies the whole list in one transaction each time it
@@ -50,12 +53,18 @@ func partitionOf(seq int64) int64 { return seq >> journalPartitionBits }
 // CHECK constraints), which cost the writer ~7 µs per row
 // (BenchmarkJournalFlow: 17 against 10 µs of CPU per envelope).
 //
+// Each row records the security profile of the thread it was journaled on
+// (profile; NULL for rows journaled before layout 3, journal_profiles.go).
+// The view also shows the pruned entries, from their tombstones: their
+// metadata with payload NULL and pruned saying why and when.
+//
 // The journal is append-only: a trigger refuses every UPDATE, and a row is
-// deleted (by retention) only after a tombstone records its seq, so Verify
-// can tell pruning from loss. journal_state holds the highest seq ever
-// assigned and the delivery watermark (deliveries.go), journal_delivered
-// the delivery marks above it, journal_listeners the retention sweep's
-// cursor per listener (retention.go) and journal_keys the thread and
+// deleted (by retention) only after a tombstone records its seq and
+// metadata, so Verify can tell pruning from loss and the audit trail of a
+// pruned entry stays. journal_state holds the highest seq ever assigned
+// and the delivery watermark (deliveries.go), journal_delivered the
+// delivery marks above it, journal_sweeps the retention sweep's cursor per
+// listener and profile (retention.go) and journal_keys the thread and
 // conversation lookup keys (journal_keys.go).
 //
 // journal_rows has no index besides its seq: an index on a random id costs
@@ -79,21 +88,26 @@ CREATE TABLE IF NOT EXISTS journal_rows (
 	sha256       BLOB    NOT NULL CHECK (length(sha256) = 32),
 	envelope     TEXT    NOT NULL CHECK (envelope <> ''),
 	diagnostics  TEXT    NOT NULL,
+	profile      TEXT,
 	CHECK (kind = 'dead-letter' OR (thread <> '' AND sender <> ''))
 );
-CREATE VIEW IF NOT EXISTS journal AS SELECT seq,
-	strftime('%Y-%m-%dT%H:%M:%S', time_ns / 1000000000, 'unixepoch') || '.' || printf('%09d', time_ns % 1000000000) || 'Z' AS time,
-	thread, conversation, direction, kind, sender, recipient, listener, root,
-	CASE WHEN instr(envelope, '</meta>') > 0 AND substr(envelope, -10) = '</message>'
-		THEN substr(envelope, instr(envelope, '</meta>') + 7, length(envelope) - instr(envelope, '</meta>') - 16)
-		ELSE envelope END AS payload,
-	diagnostics, envelope, time_ns
-FROM journal_rows;
 CREATE TABLE IF NOT EXISTS journal_tombstones (
-	seq        INTEGER PRIMARY KEY,
-	deleted_at INTEGER NOT NULL,
-	reason     TEXT    NOT NULL
+	seq          INTEGER PRIMARY KEY,
+	deleted_at   INTEGER NOT NULL,
+	reason       TEXT    NOT NULL,
+	time_ns      INTEGER,
+	thread       TEXT,
+	conversation TEXT,
+	direction    TEXT,
+	kind         TEXT,
+	sender       TEXT,
+	recipient    TEXT,
+	listener     TEXT,
+	root         TEXT,
+	sha256       BLOB,
+	profile      TEXT
 );
+` + journalViewSchema + `
 CREATE TABLE IF NOT EXISTS journal_state (
 	id            INTEGER PRIMARY KEY CHECK (id = 1),
 	high_seq      INTEGER NOT NULL,
@@ -104,9 +118,11 @@ CREATE TABLE IF NOT EXISTS journal_delivered (
 	part  INTEGER PRIMARY KEY,
 	marks TEXT    NOT NULL CHECK (length(marks) = ` + strconv.Itoa(partitionSize) + `)
 );
-CREATE TABLE IF NOT EXISTS journal_listeners (
-	listener  TEXT    PRIMARY KEY,
-	swept_seq INTEGER NOT NULL DEFAULT 0 CHECK (swept_seq >= 0)
+CREATE TABLE IF NOT EXISTS journal_sweeps (
+	listener  TEXT    NOT NULL,
+	profile   TEXT    NOT NULL,
+	swept_seq INTEGER NOT NULL DEFAULT 0 CHECK (swept_seq >= 0),
+	PRIMARY KEY (listener, profile)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS journal_keys (
 	part   INTEGER NOT NULL,
@@ -166,6 +182,11 @@ func prepareSchema(ctx context.Context, db *sql.DB, log *slog.Logger) error {
 	}
 	if version < 2 {
 		if err := addProfileColumns(ctx, tx); err != nil {
+			return err
+		}
+	}
+	if version < 3 {
+		if err := migrateJournalProfiles(ctx, tx); err != nil {
 			return err
 		}
 	}

@@ -145,8 +145,8 @@ func TestClosedStore(t *testing.T) {
 	_, checks["Count"] = s.Count()
 	_, checks["LoadThreads"] = s.LoadThreads()
 	_, checks["Verify"] = s.Verify(ctx, nil)
-	_, checks["Sweep"] = s.Sweep(ctx, func(string) Retention { return Retention{} })
-	_, checks["StartSweeper"] = s.StartSweeper(ctx, time.Second, func(string) Retention { return Retention{} })
+	_, checks["Sweep"] = s.Sweep(ctx, func(_, _ string) Retention { return Retention{} })
+	_, checks["StartSweeper"] = s.StartSweeper(ctx, time.Second, func(_, _ string) Retention { return Retention{} })
 	for name, err := range checks {
 		if !errors.Is(err, ErrClosed) {
 			t.Errorf("%s after Close = %v, want ErrClosed", name, err)

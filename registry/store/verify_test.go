@@ -91,7 +91,7 @@ func TestVerify(t *testing.T) {
 			must(t, s.MarkDelivered(2))
 			must(t, s.MarkDelivered(3))
 			flush(t, s)
-			n, err := s.Sweep(ctx, func(l string) Retention {
+			n, err := s.Sweep(ctx, func(l, _ string) Retention {
 				if l == "tool" {
 					return Retention{Policy: PruneOnDelivery}
 				}

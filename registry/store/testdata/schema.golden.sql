@@ -84,12 +84,6 @@ CREATE TABLE journal_keys (
 	PRIMARY KEY (part, bucket)
 ) WITHOUT ROWID;
 
--- table journal_listeners
-CREATE TABLE journal_listeners (
-	listener  TEXT    PRIMARY KEY,
-	swept_seq INTEGER NOT NULL DEFAULT 0 CHECK (swept_seq >= 0)
-) WITHOUT ROWID;
-
 -- table journal_rows
 CREATE TABLE journal_rows (
 	seq          INTEGER PRIMARY KEY,
@@ -106,6 +100,7 @@ CREATE TABLE journal_rows (
 	sha256       BLOB    NOT NULL CHECK (length(sha256) = 32),
 	envelope     TEXT    NOT NULL CHECK (envelope <> ''),
 	diagnostics  TEXT    NOT NULL,
+	profile      TEXT,
 	CHECK (kind = 'dead-letter' OR (thread <> '' AND sender <> ''))
 );
 
@@ -116,11 +111,30 @@ CREATE TABLE journal_state (
 	delivered_seq INTEGER NOT NULL DEFAULT 0
 );
 
+-- table journal_sweeps
+CREATE TABLE journal_sweeps (
+	listener  TEXT    NOT NULL,
+	profile   TEXT    NOT NULL,
+	swept_seq INTEGER NOT NULL DEFAULT 0 CHECK (swept_seq >= 0),
+	PRIMARY KEY (listener, profile)
+) WITHOUT ROWID;
+
 -- table journal_tombstones
 CREATE TABLE journal_tombstones (
-	seq        INTEGER PRIMARY KEY,
-	deleted_at INTEGER NOT NULL,
-	reason     TEXT    NOT NULL
+	seq          INTEGER PRIMARY KEY,
+	deleted_at   INTEGER NOT NULL,
+	reason       TEXT    NOT NULL,
+	time_ns      INTEGER,
+	thread       TEXT,
+	conversation TEXT,
+	direction    TEXT,
+	kind         TEXT,
+	sender       TEXT,
+	recipient    TEXT,
+	listener     TEXT,
+	root         TEXT,
+	sha256       BLOB,
+	profile      TEXT
 );
 
 -- table llm_calls
@@ -288,6 +302,12 @@ CREATE VIEW journal AS SELECT seq,
 	CASE WHEN instr(envelope, '</meta>') > 0 AND substr(envelope, -10) = '</message>'
 		THEN substr(envelope, instr(envelope, '</meta>') + 7, length(envelope) - instr(envelope, '</meta>') - 16)
 		ELSE envelope END AS payload,
-	diagnostics, envelope, time_ns
-FROM journal_rows;
+	diagnostics, envelope, time_ns, profile, NULL AS pruned
+FROM journal_rows
+UNION ALL SELECT seq,
+	strftime('%Y-%m-%dT%H:%M:%S', time_ns / 1000000000, 'unixepoch') || '.' || printf('%09d', time_ns % 1000000000) || 'Z',
+	thread, conversation, direction, kind, sender, recipient, listener, root,
+	NULL, NULL, NULL, time_ns, profile,
+	reason || ' at ' || strftime('%Y-%m-%dT%H:%M:%S', deleted_at / 1000000000, 'unixepoch') || 'Z'
+FROM journal_tombstones;
 

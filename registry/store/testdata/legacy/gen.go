@@ -136,7 +136,7 @@ func main() {
 		log.Fatal(err)
 	}
 	// Retention: prune the delivered messages of "tool" (tombstones).
-	n, err := s.Sweep(ctx, func(l string) store.Retention {
+	n, err := s.Sweep(ctx, func(l, _ string) store.Retention {
 		if l == "tool" {
 			return store.Retention{Policy: store.PruneOnDelivery}
 		}
