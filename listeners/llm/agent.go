@@ -348,8 +348,13 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			return a.halt(st, fmt.Sprintf("no progress: the same output %d times in a row", n))
 		}
 		if st.mode == XMLTools {
-			if msgs := peerElements(rep.Content, a.xmlTargets(md)); len(msgs) > 0 {
+			targets := a.xmlTargets(md)
+			unfolded := a.xmlUnfolds(targets) && a.answerUnfolds(st, rep.Content) > 0
+			if msgs := peerElements(rep.Content, targets); len(msgs) > 0 {
 				return xmlpipe.Raw(msgs), nil
+			}
+			if unfolded {
+				continue // answered here: the model goes on reading
 			}
 		}
 		if loop != nil {
@@ -378,7 +383,7 @@ func (a *Agent) chat(ctx context.Context, st *turnState, req Request) (Reply, er
 	if a.OnDelta != nil {
 		thread := st.md.ThreadID
 		if st.mode == XMLTools {
-			req.OnDelta = a.prose(thread, a.xmlTargets(st.md))
+			req.OnDelta = a.prose(thread, a.xmlStops(st.md))
 		} else {
 			req.OnDelta = func(d Delta) {
 				if d.Text != "" {
