@@ -1,9 +1,13 @@
 package bus
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/registry"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
 // visible reports whether the listener called name exists for sess: a
@@ -71,4 +75,66 @@ func (s *Server) threadProfile(id string) string {
 	}
 	p, _ := s.pump.Threads().Profile(id)
 	return p
+}
+
+// journalView decides, for one request, which journaled threads a user
+// with a profile may see. A live thread is judged by its profile, as on
+// the event streams; the journal does not record the profile of a thread
+// that has ended, so of those the user sees only the ones of a
+// conversation they began themselves (Principal.Owns). Either way no
+// entry naming a listener outside the profile is shown.
+type journalView struct {
+	s    *Server
+	sess auth.Session
+	st   *store.Store
+	// threads caches each thread's verdict, own each conversation's.
+	threads, own map[string]bool
+}
+
+// journalView returns the view of sess over st.
+func (s *Server) journalView(sess auth.Session, st *store.Store) *journalView {
+	return &journalView{s: s, sess: sess, st: st, threads: map[string]bool{}, own: map[string]bool{}}
+}
+
+// thread reports whether the user may see thread id of conversation conv
+// ("" when not known).
+func (v *journalView) thread(id, conv string) bool {
+	if v.sess.Profile == "" {
+		return true
+	}
+	if ok, seen := v.threads[id]; seen {
+		return ok
+	}
+	var ok bool
+	if prof, live := v.s.pump.Threads().Profile(id); live {
+		ok = within(prof, v.sess.Profile)
+	} else {
+		ok = v.owned(cmp.Or(conv, id))
+	}
+	v.threads[id] = ok
+	return ok
+}
+
+// owned reports whether the user began conversation conv: the first
+// journaled entry of its root thread is from one of their sessions.
+func (v *journalView) owned(conv string) bool {
+	if ok, seen := v.own[conv]; seen {
+		return ok
+	}
+	ok := false
+	if es, err := v.st.Thread(conv); err == nil && len(es) > 0 {
+		ok = pump.Principal{User: v.sess.Username}.Owns(es[0].From)
+	}
+	v.own[conv] = ok
+	return ok
+}
+
+// entries keeps the journal entries the user may see.
+func (v *journalView) entries(entries []store.Entry) []store.Entry {
+	if v.sess.Profile == "" {
+		return entries
+	}
+	return slices.DeleteFunc(entries, func(e store.Entry) bool {
+		return !v.thread(e.Thread, e.Conversation) || !v.s.namesVisible(v.sess, e.From, e.To, e.Listener)
+	})
 }

@@ -125,6 +125,43 @@ func TestProfileGovernsEventStreams(t *testing.T) {
 			t.Errorf("/ws %s for the calc user: %v", typ, got)
 		}
 	}
+	// REST: the journal's threads and messages. The calc user's own
+	// conversation (ended) is listed; the others are not, and their ids
+	// are answered as ids that do not exist.
+	get := func(token, path string) (int, string) {
+		t.Helper()
+		status, body, _ := f.do("GET", path, token, nil)
+		b, _ := json.Marshal(body)
+		return status, string(b)
+	}
+	if st, b := get(calc, "/api/v1/threads"); st != 200 || !strings.Contains(b, mine) || strings.Contains(b, greet) ||
+		strings.Contains(b, sum) || strings.Contains(b, "greeter") {
+		t.Errorf("threads for the calc user: %d %s", st, b)
+	}
+	if st, b := get(open, "/api/v1/threads"); st != 200 || !strings.Contains(b, mine) || !strings.Contains(b, greet) ||
+		!strings.Contains(b, sum) {
+		t.Errorf("threads for the user without a profile: %d %s", st, b)
+	}
+	if st, b := get(calc, "/api/v1/messages?limit=200"); st != 200 || !strings.Contains(b, "6 * 7") ||
+		strings.Contains(b, "Ann") || strings.Contains(b, "greeter") || strings.Contains(b, "1 + 1") {
+		t.Errorf("messages for the calc user: %d %s", st, b)
+	}
+	nsNone, nbNone := get(calc, "/api/v1/threads/00000000-0000-4000-8000-000000000000")
+	for _, id := range []string{greet, sum} {
+		for _, suffix := range []string{"", "/messages"} {
+			st, b := get(calc, "/api/v1/threads/"+id+suffix)
+			if st != 404 || st != nsNone || b != nbNone {
+				t.Errorf("thread %s%s for the calc user: %d %s (a nonexistent one: %d %s)", id, suffix, st, b, nsNone, nbNone)
+			}
+		}
+	}
+	if st, b := get(calc, "/api/v1/threads/"+mine+"/messages"); st != 200 || !strings.Contains(b, "42") {
+		t.Errorf("the calc user's own thread: %d %s", st, b)
+	}
+	if st, _ := get(open, "/api/v1/threads/"+greet); st != 200 {
+		t.Errorf("the greeter's thread for the user without a profile: %d", st)
+	}
+
 	writeFrame(t, c, frame{"type": "threads"})
 	if got, _ := json.Marshal(readFrame(t, c)); strings.Contains(string(got), "greeter") ||
 		strings.Contains(string(got), greet) || strings.Contains(string(got), sum) {
