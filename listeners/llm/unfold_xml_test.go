@@ -5,6 +5,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/xml-pipeline/xmlpipe/registry"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
 // unfoldingXMLModel is unfoldingModel for a model without function
@@ -128,4 +131,45 @@ func TestXMLUnfoldAnswers(t *testing.T) {
 	if id := unfoldedID("Part of the plan"); id != "" {
 		t.Errorf("unfoldedID of a plain text %q", id)
 	}
+}
+
+// FuzzXMLUnfold: whatever an XML-mode model writes in a reply, the
+// <ContextUnfold> elements in it are answered without panicking, each
+// answer a part of the folded segment, a list, or words saying what was
+// wrong; an answer giving a part names a segment that exists.
+func FuzzXMLUnfold(f *testing.F) {
+	f.Add(`Let me look. <ContextUnfold><Id>s0</Id></ContextUnfold>`, "hello world")
+	f.Add(`<ContextUnfold><Id>s0</Id><Offset>3</Offset></ContextUnfold>`, "Grüße 東京 ✓")
+	f.Add(`<ContextUnfold/><ContextUnfold><Id>s9</Id>`, "x")
+	f.Add(`<ContextUnfold><Offset>99999999999999999999</Offset></ContextUnfold>`, "")
+	f.Add(`<ContextUnfold id="s0"><Id><![CDATA[s0]]></Id><Id>s1</Id></ContextUnfold>`, "a")
+	f.Fuzz(func(t *testing.T, reply, text string) {
+		cb, err := registry.NewContextBuffer(registry.ContextConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		own, err := InputType("mathbot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := xmlpipe.NewTextPayload(own.GoType(), text)
+		if _, err := cb.Append(registry.Slot{ThreadID: "t", From: "console", To: "mathbot", PayloadType: own.Name(),
+			Payload: v, Raw: []byte("<x/>")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cb.Fold("t", 0, "folded", extractiveBy); err != nil {
+			t.Fatal(err)
+		}
+		a := &Agent{Name: "mathbot", History: cb, ContextWindow: 1024, Librarian: &Librarian{}, LLM: &chatFunc{t: t},
+			ToolCalling: XMLTools}
+		for _, sp := range peerSpans(reply, map[string]bool{unfoldElement: true}) {
+			got := a.xmlUnfold("t", reply[sp[0]:sp[1]])
+			if got == "" {
+				t.Fatalf("no answer to %q", reply[sp[0]:sp[1]])
+			}
+			if id := unfoldedID(got); id != "" && id != "s0" {
+				t.Fatalf("answer names segment %q: %q", id, got)
+			}
+		}
+	})
 }
