@@ -222,6 +222,11 @@ type turnState struct {
 	// fresh marks a handling of a new message (not an answer to a call):
 	// it begins a new agent turn.
 	fresh bool
+	// spread marks an XML-mode history read from more than one thread (a
+	// self-iteration's): its slots are not one thread's, so the librarian
+	// does not curate it (segment ids are slot indexes of one thread) and
+	// it is fitted to the window instead.
+	spread bool
 }
 
 // handle is one handling of a message (payload) or error (de).
@@ -232,6 +237,7 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 	ids := []string{md.ThreadID}
 	if st.mode == XMLTools {
 		st.session, ids = a.selfSession(md)
+		st.spread = len(ids) > 1
 	}
 	unlock := a.locks.lock(st.session)
 	defer unlock()
@@ -349,7 +355,7 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 		}
 		if st.mode == XMLTools {
 			targets := a.xmlTargets(md)
-			unfolded := a.xmlUnfolds(targets) && a.answerUnfolds(st, rep.Content) > 0
+			unfolded := a.curates(st) && a.xmlUnfolds(targets) && a.answerUnfolds(st, rep.Content) > 0
 			if msgs := peerElements(rep.Content, targets); len(msgs) > 0 {
 				return xmlpipe.Raw(msgs), nil
 			}

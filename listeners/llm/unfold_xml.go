@@ -94,6 +94,10 @@ type unfoldRequest struct {
 	Offset string `xml:"Offset"`
 }
 
+// curates reports whether the librarian curates the turn's context: the
+// agent has one, and the history is one thread's (turnState.spread).
+func (a *Agent) curates(st *turnState) bool { return a.Librarian != nil && !st.spread }
+
 // xmlUnfolds reports whether an XML-mode agent's replies are read for
 // <ContextUnfold>: it has a librarian, and no peer takes that element.
 func (a *Agent) xmlUnfolds(targets map[string]bool) bool {
