@@ -138,3 +138,13 @@ func (v *journalView) entries(entries []store.Entry) []store.Entry {
 		return !v.thread(e.Thread, e.Conversation) || !v.s.namesVisible(v.sess, e.From, e.To, e.Listener)
 	})
 }
+
+// currentFor is the thread a listener works on (its current_thread) as sess
+// may see it: nil for a user with a profile when the thread is not of that
+// profile or narrower.
+func (s *Server) currentFor(sess auth.Session, cur *string) *string {
+	if cur == nil || sess.Profile == "" || within(s.threadProfile(*cur), sess.Profile) {
+		return cur
+	}
+	return nil
+}

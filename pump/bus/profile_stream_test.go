@@ -10,6 +10,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
 // TestProfileGovernsEventStreams: over real TLS WebSockets, a user whose
@@ -182,5 +183,38 @@ func TestWithin(t *testing.T) {
 		if got := within(c.thread, c.user); got != c.want {
 			t.Errorf("within(%q, %q) = %v", c.thread, c.user, got)
 		}
+	}
+}
+
+// TestCurrentThreadRedacted: the thread a visible listener works on is
+// named to a user with a profile only when it is of that profile or
+// narrower; to a user without one, always.
+func TestCurrentThreadRedacted(t *testing.T) {
+	f := newFixtureWith(t, profiledOrganism)
+	threads := f.org.Pump.Threads()
+	open, mine := xmlpipe.NewThreadID(), xmlpipe.NewThreadID()
+	if _, _, _, err := threads.JoinAs(open, "api:open", "calculate", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := threads.JoinAs(mine, "api:calcuser", "calculate", "calc"); err != nil {
+		t.Fatal(err)
+	}
+	calc, admin := auth.Session{Username: "calcuser", Profile: "calc"}, auth.Session{Username: "admin"}
+	for _, c := range []struct {
+		sess   auth.Session
+		thread string
+		shown  bool
+	}{
+		{calc, open, false}, {calc, mine, true}, {admin, open, true}, {admin, mine, true},
+		{calc, xmlpipe.NewThreadID(), false},
+	} {
+		id := c.thread
+		got := f.srv.currentFor(c.sess, &id)
+		if (got != nil) != c.shown || got != nil && *got != id {
+			t.Errorf("%s, thread %s: %v, want shown=%v", c.sess.Username, id, got, c.shown)
+		}
+	}
+	if f.srv.currentFor(calc, nil) != nil {
+		t.Error("no current thread became one")
 	}
 }

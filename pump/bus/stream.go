@@ -69,6 +69,11 @@ type streamEvent struct {
 	// none, or not known): a user with a profile sees an event about a
 	// thread only when it is theirs or narrower (profileSees).
 	profile string
+	// current is a thread the body names besides (agent_state's
+	// current_thread); a user with a profile to whom it is not visible
+	// gets redacted, the body without it, instead.
+	current  string
+	redacted any
 }
 
 // profileSees reports whether sess, a user with a profile, may see ev: it
@@ -235,9 +240,14 @@ func (st *streamSocket) offer(ev streamEvent) {
 	if ok && st.c.sess.Profile != "" && !st.s.profileSees(st.c.sess, ev) {
 		ok = false // a listener outside the session's profile does not exist for it
 	}
-	if ok {
-		st.c.send(ev.body)
+	if !ok {
+		return
 	}
+	if ev.current != "" && st.c.sess.Profile != "" && !within(st.s.threadProfile(ev.current), st.c.sess.Profile) {
+		st.c.send(ev.redacted)
+		return
+	}
+	st.c.send(ev.body)
 }
 
 // streamMessageBody is a message event of the stream.
