@@ -191,6 +191,9 @@ func TestWithin(t *testing.T) {
 // narrower; to a user without one, always.
 func TestCurrentThreadRedacted(t *testing.T) {
 	f := newFixtureWith(t, profiledOrganism)
+	if st, b, _ := f.do("GET", "/api/v1/agents", f.loginAs("viewer", auth.Viewer), nil); st != 200 {
+		t.Fatalf("agents: %d %v", st, b) // and the server is serving before the fixture stops it
+	}
 	threads := f.org.Pump.Threads()
 	open, mine := xmlpipe.NewThreadID(), xmlpipe.NewThreadID()
 	if _, _, _, err := threads.JoinAs(open, "api:open", "calculate", ""); err != nil {
