@@ -87,6 +87,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzPeerElements$$' -fuzztime $(FUZZTIME) ./listeners/llm/
 	$(GO) test -run '^$$' -fuzz '^FuzzToolCalls$$' -fuzztime $(FUZZTIME) ./listeners/llm/
 	$(GO) test -run '^$$' -fuzz '^FuzzContextUnfold$$' -fuzztime $(FUZZTIME) ./listeners/llm/
+	$(GO) test -run '^$$' -fuzz '^FuzzXMLUnfold$$' -fuzztime $(FUZZTIME) ./listeners/llm/
 	$(GO) test -run '^$$' -fuzz '^FuzzExtractive$$' -fuzztime $(FUZZTIME) ./listeners/llm/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pump/federation/
 	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./pump/federation/envsig/

@@ -57,6 +57,16 @@ func (p *Pump) convHold(conv string) {
 	c.inflight++
 }
 
+// convProfile records the profile of conv's root thread (see
+// convState.profile).
+func (p *Pump) convProfile(conv, profile string) {
+	s := p.convs.lock(conv)
+	if c := s.m[conv]; c != nil {
+		c.profile = profile
+	}
+	s.mu.Unlock()
+}
+
 // convDone counts one message of conv finished; at zero the conversation is
 // complete and its outlet and the subscribers are told.
 func (p *Pump) convDone(conv string) {
@@ -79,10 +89,14 @@ func (p *Pump) convDone(conv string) {
 	if c.tbl != nil {
 		p.unpinTable(c.tbl)
 	}
+	prof := c.profile
+	if prof == "" {
+		prof = p.liveProfile(conv) // before its threads end
+	}
 	for _, t := range c.ending {
 		p.endThread(t)
 	}
-	p.publish(c.outlet, Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: conv, Thread: conv})
+	p.publish(c.outlet, Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: conv, Thread: conv, Profile: prof})
 }
 
 // deferEnd postpones the end of thread (its handler returned nil) until conv

@@ -223,7 +223,7 @@ func (p *Pump) handlerFailed(l *listener, d *delivery, err error) {
 		From: "core", To: d.from, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags})
 	p.emitToConv(d.conv, Event{Kind: EventHuh, Time: now, Conversation: d.conv, Thread: d.thread, From: "core",
 		To: d.from, Listener: l.Name, PayloadName: d.payloadName, Payload: huh, Error: huh.Error,
-		Diagnostics: diagStrings(diags)})
+		Diagnostics: diagStrings(diags), Profile: d.prof.nameOf()})
 }
 
 // outputRejected answers raw handler output that yields no message at all

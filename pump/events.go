@@ -54,6 +54,13 @@ type Event struct {
 	Error string
 	// Diagnostics are the detailed findings (operators only).
 	Diagnostics []string
+	// Profile is the security profile of the thread the event is about
+	// (registry's name: one profile or several joined by "&"); "" for none
+	// — or, when the organism defines profiles, for a thread no longer
+	// live whose profile was not known when the event was published. A
+	// transport shows a user with a profile only the events of threads of
+	// that profile or a narrower one.
+	Profile string
 }
 
 // Outlet receives the events of the conversations an external party started.
@@ -114,6 +121,9 @@ func (p *Pump) publish(out Outlet, ev Event) {
 	if out == nil && p.subs.n.Load() == 0 {
 		return
 	}
+	if ev.Profile == "" && ev.Thread != "" {
+		ev.Profile = p.liveProfile(ev.Thread)
+	}
 	if p.gate == nil {
 		p.deliverEvent(out, ev)
 		return
@@ -153,4 +163,15 @@ func (p *Pump) AfterDurable(fn func()) {
 		return
 	}
 	p.gate.After(p.durable.Assigned(), fn)
+}
+
+// liveProfile is the profile of live thread id when the organism defines
+// profiles ("" otherwise, or when id is not live): what Event.Profile says
+// of an event whose emitter did not know it.
+func (p *Pump) liveProfile(id string) string {
+	if !p.routes.Load().profiled() {
+		return ""
+	}
+	prof, _ := p.threads.Profile(id)
+	return prof
 }

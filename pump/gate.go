@@ -285,7 +285,8 @@ func (p *Pump) Release(id string) error {
 	p.log.Info("held message released", "hold", id, "thread", d.thread, "listener", l.Name)
 	p.holdDelivery(d)
 	p.publish(nil, Event{Kind: EventMessage, Time: p.opts.Clock(), Conversation: d.conv, Thread: d.thread,
-		From: d.from, To: h.to, Listener: l.Name, PayloadName: d.payloadName, Payload: d.payload, Envelope: h.env})
+		From: d.from, To: h.to, Listener: l.Name, PayloadName: d.payloadName, Payload: d.payload, Envelope: h.env,
+		Profile: d.prof.nameOf()})
 	if ok, _ := l.queue.push(d); !ok {
 		p.releaseDelivery(d)
 		p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, h.env, "listener pipeline closed")
@@ -344,7 +345,7 @@ func (p *Pump) refuseHeld(h *heldDelivery, r *xmlpipe.Refusal) {
 			Diagnostics: []xmlpipe.Diagnostic{{Msg: r.Summary()}}}, func(int64) {
 			p.emitToConv(d.conv, Event{Kind: EventReply, Time: p.opts.Clock(), Conversation: d.conv, Thread: d.thread,
 				From: "core", To: d.from, Listener: h.l.Name, PayloadName: p.core.Refusal.Name(), Payload: r,
-				Envelope: env, Error: r.Summary()})
+				Envelope: env, Error: r.Summary(), Profile: d.prof.nameOf()})
 		})
 	default: // the organism's own traffic (system): nobody to tell
 		p.deadLetter(d.conv, d.thread, d.from, h.l.Name, d.payloadName, nil, "refused: "+r.Summary())

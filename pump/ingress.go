@@ -405,8 +405,12 @@ func (p *Pump) process(w *work) {
 			}
 			p.holdDelivery(d)
 			p.convHold(conv)
+			if w.external && prof != nil {
+				p.convProfile(conv, prof.name) // what its completion event tells
+			}
 			p.publish(nil, Event{Kind: EventMessage, Time: p.opts.Clock(), Conversation: conv, Thread: d.thread,
-				From: m.From, To: m.To, Listener: l.Name, PayloadName: m.PayloadName, Payload: decoded[i], Envelope: m.Canonical})
+				From: m.From, To: m.To, Listener: l.Name, PayloadName: m.PayloadName, Payload: decoded[i], Envelope: m.Canonical,
+				Profile: prof.nameOf()})
 			ok, woke := l.queue.push(d)
 			w.wokeWorker = w.wokeWorker || woke
 			if !ok {
@@ -603,11 +607,15 @@ func (p *Pump) egress(w *work, m *xmlpipe.Inbound) {
 		}
 	}
 	p.later(w.turn, func() { p.pruneAccepted(w) })
+	prof := p.liveProfile(m.Thread) // the thread may be pruned before the event is published
+	if w.profSet {
+		prof = w.prof.nameOf()
+	}
 	p.journalIn(w.turn, Record{Direction: Outbound, Kind: RecordMessage, Conversation: w.conv, Thread: m.Thread,
 		From: m.From, To: m.To, PayloadTag: m.PayloadName, Envelope: m.Canonical}, func(seq int64) {
 		p.newDeliveryMark(seq, 1).release() // handed to the outlet: nothing left to deliver
 		p.emitToConv(w.conv, Event{Kind: EventReply, Time: p.opts.Clock(), Conversation: w.conv, Thread: m.Thread,
-			From: m.From, To: m.To, PayloadName: m.PayloadName, Payload: value, Envelope: m.Canonical})
+			From: m.From, To: m.To, PayloadName: m.PayloadName, Payload: value, Envelope: m.Canonical, Profile: prof})
 		p.processed.Add(1)
 	})
 }

@@ -125,6 +125,10 @@ type convState struct {
 	// tbl is the routing snapshot the conversation started with and routes
 	// within (pinned until the conversation completes).
 	tbl *table
+	// profile is the profile of the conversation's root thread, as its
+	// outside party's messages were delivered on it ("" none, or not
+	// profiled): its completion event carries it (Event.Profile).
+	profile string
 }
 
 // New builds a pump. Listeners are added with Register before Start.

@@ -222,6 +222,11 @@ type turnState struct {
 	// fresh marks a handling of a new message (not an answer to a call):
 	// it begins a new agent turn.
 	fresh bool
+	// spread marks an XML-mode history read from more than one thread (a
+	// self-iteration's): its slots are not one thread's, so the librarian
+	// does not curate it (segment ids are slot indexes of one thread) and
+	// it is fitted to the window instead.
+	spread bool
 }
 
 // handle is one handling of a message (payload) or error (de).
@@ -232,6 +237,7 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 	ids := []string{md.ThreadID}
 	if st.mode == XMLTools {
 		st.session, ids = a.selfSession(md)
+		st.spread = len(ids) > 1
 	}
 	unlock := a.locks.lock(st.session)
 	defer unlock()
@@ -348,8 +354,13 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			return a.halt(st, fmt.Sprintf("no progress: the same output %d times in a row", n))
 		}
 		if st.mode == XMLTools {
-			if msgs := peerElements(rep.Content, a.xmlTargets(md)); len(msgs) > 0 {
+			targets := a.xmlTargets(md)
+			unfolded := a.curates(st) && a.xmlUnfolds(targets) && a.answerUnfolds(st, rep.Content) > 0
+			if msgs := peerElements(rep.Content, targets); len(msgs) > 0 {
 				return xmlpipe.Raw(msgs), nil
+			}
+			if unfolded {
+				continue // answered here: the model goes on reading
 			}
 		}
 		if loop != nil {
@@ -378,7 +389,7 @@ func (a *Agent) chat(ctx context.Context, st *turnState, req Request) (Reply, er
 	if a.OnDelta != nil {
 		thread := st.md.ThreadID
 		if st.mode == XMLTools {
-			req.OnDelta = a.prose(thread, a.xmlTargets(st.md))
+			req.OnDelta = a.prose(thread, a.xmlStops(st.md))
 		} else {
 			req.OnDelta = func(d Delta) {
 				if d.Text != "" {

@@ -58,9 +58,9 @@ const (
 // Nothing is lost (No Silent Data Loss, §6.5): tiers are recorded beside the
 // thread's slots (registry.Segment), which never change, and the model
 // reads any folded or evicted segment in full with the context_unfold
-// function, offered with the agent's tools. The librarian curates native
-// tool-calling conversations; XML mode, which has no functions, is fitted
-// to the window as before.
+// function, offered with the agent's tools — in XML mode, which has no
+// functions, with the <ContextUnfold> element (unfold_xml.go). Every tool
+// calling mode is curated the same way.
 type Librarian struct {
 	// Model writes fold summaries (a cheaper model than the agent's,
 	// served by LLM); "" summarises extractively.
@@ -142,6 +142,8 @@ type curation struct {
 	// evictedCost caches the eviction note's cost for evictedFor evicted
 	// segments.
 	evictedCost, evictedFor int
+	// how is how the model unfolds in its tool calling mode.
+	how unfoldSyntax
 }
 
 // curate builds the request's messages — sys, the curated conversation,
@@ -153,7 +155,7 @@ func (a *Agent) curate(ctx context.Context, st *turnState, sys, tail []Message, 
 		return append(slices.Clip(sys), tail...)
 	}
 	window := a.contextWindow(st.traits)
-	cu := &curation{l: l, segs: segs, last: len(segs) - 1,
+	cu := &curation{l: l, segs: segs, last: len(segs) - 1, how: unfoldSyntax(st.mode == XMLTools),
 		budget: window - completionReserve(window, a.MaxTokens) - overheadTokens(sys, tools, output)}
 	for _, m := range tail {
 		cu.budget -= messageTokens(m)
@@ -265,8 +267,8 @@ func (cu *curation) summary(i int) string {
 // note is the message standing for folded segment i.
 func (cu *curation) note(i int) string {
 	s := cu.segs[i]
-	return "[" + s.id() + " folded — " + s.describe() + "] " + cu.summary(i) + " [folded: call " + unfoldTool +
-		"(\"" + s.id() + "\") to read it]"
+	return "[" + s.id() + " folded — " + s.describe() + "] " + cu.summary(i) + " [folded: " + cu.how.read(s.id()) +
+		" to read it]"
 }
 
 // noteCost is what folded segment i costs: note's length, reckoned
@@ -274,8 +276,8 @@ func (cu *curation) note(i int) string {
 func (cu *curation) noteCost(i int) int {
 	if cu.noteTokens[i] == 0 {
 		s := cu.segs[i]
-		n := len("[ folded — ] ") + len(cu.summary(i)) + len(" [folded: call (\"\") to read it]") + len(unfoldTool) +
-			2*len(s.id()) + len(s.describe())
+		n := len("[ folded — ] ") + len(cu.summary(i)) + len(" [folded:  to read it]") + cu.how.readLen(s.id()) +
+			len(s.id()) + len(s.describe())
 		cu.noteTokens[i] = 4 + (n+3)/4
 	}
 	return cu.noteTokens[i]
@@ -337,11 +339,16 @@ func (cu *curation) evictedIDs() []string {
 }
 
 // evictedNote is the note standing for the n evicted segments, ids as
-// evictedIDs lists them.
-func evictedNote(n int, ids []string) string {
+// evictedIDs lists them, saying how to read them in the model's mode.
+func evictedNote(n int, ids []string, how unfoldSyntax) string {
 	s := "s"
 	if n == 1 {
 		s = ""
+	}
+	if how.xml() {
+		return fmt.Sprintf("[%d earlier segment%s of this conversation evicted to fit the context window: %s. Write "+
+			"%s to read one, or %s to list them with their summaries.]", n, s, strings.Join(ids, ", "),
+			how.read("id"), unfoldListElement)
 	}
 	return fmt.Sprintf("[%d earlier segment%s of this conversation evicted to fit the context window: %s. Call %s(\"id\") "+
 		"to read one, or %s with no id to list them with their summaries.]", n, s, strings.Join(ids, ", "),
@@ -354,7 +361,7 @@ func (cu *curation) total() int {
 		return cu.sum
 	}
 	if cu.evictedFor != cu.evicted {
-		cu.evictedCost, cu.evictedFor = 4+estimateText(evictedNote(cu.evicted, cu.evictedIDs())), cu.evicted
+		cu.evictedCost, cu.evictedFor = 4+estimateText(evictedNote(cu.evicted, cu.evictedIDs(), cu.how)), cu.evicted
 	}
 	return cu.sum + cu.evictedCost
 }
@@ -393,7 +400,7 @@ func (cu *curation) fit() {
 	bound := 0
 	evict := func(to int) bool {
 		if bound == 0 && cu.last >= 0 {
-			bound = 4 + estimateText(evictedNote(cu.last, slices.Repeat([]string{cu.segs[cu.last].id()}, 17)))
+			bound = 4 + estimateText(evictedNote(cu.last, slices.Repeat([]string{cu.segs[cu.last].id()}, 17), cu.how))
 		}
 		for cu.evicted < to && cu.sum+bound > cu.budget {
 			cu.setTier(cu.evicted, registry.TierEvicted)
@@ -452,7 +459,7 @@ func (cu *curation) render(sys, tail []Message) []Message {
 	out := make([]Message, 0, len(sys)+len(cu.segs)+len(tail)+1)
 	out = append(out, sys...)
 	if cu.evicted > 0 {
-		out = append(out, Message{Role: User, Content: evictedNote(cu.evicted, cu.evictedIDs())})
+		out = append(out, Message{Role: User, Content: evictedNote(cu.evicted, cu.evictedIDs(), cu.how)})
 	}
 	inPlace := map[string]bool{}
 	for i, s := range cu.segs {
@@ -471,7 +478,7 @@ func (cu *curation) render(sys, tail []Message) []Message {
 				continue
 			}
 			for _, m := range s.msgs {
-				if id, ok := s.unfolds[m.ToolCallID]; ok && m.Role == Tool && !m.IsError && inPlace[id] &&
+				if id, ok := s.unfolds[m.ToolCallID]; ok && (m.Role == Tool || s.kind == contentNote) && !m.IsError && inPlace[id] &&
 					!strings.Contains(m.Content, unfoldMoreMark) && id != s.id() {
 					m.Content = fmt.Sprintf(unfoldedNote, id)
 				}

@@ -128,6 +128,9 @@ func (a *Agent) request(ctx context.Context, st *turnState, box *toolbox, out *x
 	case st.mode == XMLTools && md.UsageInstructions != "":
 		sys = append(sys, Message{Role: System, Content: md.UsageInstructions + "\n\n" + xmlModeNote})
 	}
+	if st.mode == XMLTools && a.curates(st) && a.xmlUnfolds(a.xmlTargets(md)) {
+		sys = append(sys, Message{Role: System, Content: xmlUnfoldNote})
+	}
 	if a.loopControlled(st) {
 		sys = append(sys, Message{Role: System, Content: aeiou.Rules})
 	}
@@ -150,7 +153,7 @@ func (a *Agent) request(ctx context.Context, st *turnState, box *toolbox, out *x
 		sys = append(sys, Message{Role: System, Content: "When you answer your caller, answer with only a JSON " +
 			"object matching this JSON Schema: " + string(schemaOf(out))})
 	}
-	if a.Librarian != nil && st.mode == NativeTools {
+	if a.curates(st) {
 		req.Messages = a.curate(ctx, st, sys, tail, tools, req.Output)
 		return req
 	}

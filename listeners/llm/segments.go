@@ -136,6 +136,11 @@ func (a *Agent) segments(c *convo) []*segment {
 		case itemFeedback:
 			s.kind, s.text = contentNote, string(it.slot.Raw)
 			s.msgs = []Message{{Role: User, Content: clipText(it.slot.Raw)}}
+			if it.slot.PayloadType == unfoldedType { // an XML-mode unfold's answer (unfold_xml.go)
+				if id := unfoldedID(s.text); id != "" {
+					s.unfolds = map[string]string{"": id}
+				}
+			}
 		case itemIncoming:
 			s.kind, s.from, s.text = contentMessage, it.slot.From, a.slotText(it.slot)
 			s.msgs = []Message{{Role: User, Content: "[From " + it.slot.From + "]\n" + clipText([]byte(s.text))}}

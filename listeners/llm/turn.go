@@ -173,7 +173,7 @@ func (c *convo) add(a *Agent, s *registry.Slot) {
 			it.kind, it.result = itemResult, rr
 			c.results[rr.ID] = rr
 			c.pending = slices.DeleteFunc(c.pending, func(call storedCall) bool { return call.ID == rr.ID })
-		case feedbackType, outputFeedbackType:
+		case feedbackType, outputFeedbackType, unfoldedType:
 			it.kind = itemFeedback
 		case haltType:
 			it.kind = itemHalt

@@ -73,9 +73,20 @@ func (a *Agent) callUnfold(_ context.Context, lc LocalCall) (LocalResult, error)
 	if err != nil {
 		return LocalResult{}, err
 	}
-	tc, ok := a.History.Thread(lc.Thread)
+	text, err := a.unfold(lc.Thread, id, offset, unfoldSyntax(false))
+	if err != nil {
+		return LocalResult{}, err
+	}
+	return LocalResult{Content: text}, nil
+}
+
+// unfold reads segment id of thread's conversation from offset (see
+// callUnfold), or lists the folded and evicted segments when id is "";
+// how words the way to read on in the model's tool calling mode.
+func (a *Agent) unfold(thread, id string, offset int, how unfoldSyntax) (string, error) {
+	tc, ok := a.History.Thread(thread)
 	if !ok {
-		return LocalResult{}, errors.New("this conversation has no history")
+		return "", errors.New("this conversation has no history")
 	}
 	segs := a.segments(a.readConvo(tc.Slots(), ""))
 	recorded := map[int]registry.Segment{}
@@ -83,7 +94,7 @@ func (a *Agent) callUnfold(_ context.Context, lc LocalCall) (LocalResult, error)
 		recorded[s.Index] = s
 	}
 	if id == "" {
-		return LocalResult{Content: unfoldList(segs, recorded, a.Librarian)}, nil
+		return unfoldList(segs, recorded, a.Librarian, how), nil
 	}
 	var seg *segment
 	if idx, ok := registry.ParseSegmentID(id); ok {
@@ -94,12 +105,12 @@ func (a *Agent) callUnfold(_ context.Context, lc LocalCall) (LocalResult, error)
 		}
 	}
 	if seg == nil {
-		return LocalResult{}, fmt.Errorf("there is no part %q of this conversation: the ids are in the folded notes "+
-			"(\"s12\"); call %s with no id to list them", id, unfoldTool)
+		return "", fmt.Errorf("there is no part %q of this conversation: the ids are in the folded notes "+
+			"(\"s12\"); %s to list them", id, how.list())
 	}
 	text := seg.fullText()
 	if offset > len(text) {
-		return LocalResult{}, fmt.Errorf("offset %d is past the end of %s (%d bytes)", offset, id, len(text))
+		return "", fmt.Errorf("offset %d is past the end of %s (%d bytes)", offset, id, len(text))
 	}
 	for offset > 0 && offset < len(text) && !utf8.RuneStart(text[offset]) {
 		offset--
@@ -114,26 +125,29 @@ func (a *Agent) callUnfold(_ context.Context, lc LocalCall) (LocalResult, error)
 	if p, ok := recorded[seg.index]; ok {
 		rec.Relevance, rec.Scored, rec.Summary, rec.SummaryBy = p.Relevance, p.Scored, p.Summary, p.SummaryBy
 	}
-	if _, err := a.History.PutSegments(lc.Thread, []registry.Segment{rec}); err != nil {
-		a.logger().Warn("librarian: unfolded segment not recorded", "agent", a.Name, "thread", lc.Thread, "segment", id,
+	if _, err := a.History.PutSegments(thread, []registry.Segment{rec}); err != nil {
+		a.logger().Warn("librarian: unfolded segment not recorded", "agent", a.Name, "thread", thread, "segment", id,
 			"error", err)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Part %s (%s) unfolded", id, seg.describe())
+	fmt.Fprintf(&b, "%s%s (%s) unfolded", unfoldedPrefix, id, seg.describe())
 	if offset > 0 || end < len(text) {
 		fmt.Fprintf(&b, ", bytes %d to %d of %d", offset, end, len(text))
 	}
 	b.WriteString(":\n")
 	b.WriteString(text[offset:end])
 	if end < len(text) {
-		fmt.Fprintf(&b, "\n%s call %s with {\"id\":%q,\"offset\":%d} to read on]", unfoldMoreMark, unfoldTool, id, end)
+		fmt.Fprintf(&b, "\n%s %s to read on]", unfoldMoreMark, how.readOn(id, end))
 	}
-	return LocalResult{Content: b.String()}, nil
+	return b.String(), nil
 }
+
+// unfoldedPrefix begins what unfolding a segment gives: "Part s12 (…".
+const unfoldedPrefix = "Part "
 
 // unfoldList lists the folded and evicted segments, newest first, with
 // their summaries (extractive ones for those without).
-func unfoldList(segs []*segment, recorded map[int]registry.Segment, l *Librarian) string {
+func unfoldList(segs []*segment, recorded map[int]registry.Segment, l *Librarian, how unfoldSyntax) string {
 	words := DefaultSummaryWords
 	if l != nil {
 		words = l.summaryWords()
@@ -167,6 +181,6 @@ func unfoldList(segs []*segment, recorded map[int]registry.Segment, l *Librarian
 	if listed == 0 {
 		return "Nothing of this conversation is folded or evicted: all of it is in your context."
 	}
-	return "Folded and evicted parts of this conversation, newest first (" + unfoldTool + " with an id reads one):\n" +
+	return "Folded and evicted parts of this conversation, newest first (" + how.name() + " with an id reads one):\n" +
 		strings.TrimSuffix(b.String(), "\n")
 }

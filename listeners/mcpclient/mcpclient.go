@@ -67,6 +67,11 @@ type Options struct {
 	URL     string
 	// Env lists the host variables passed to Command (default none).
 	Env []string
+	// Network declares the addresses ("host:port", host "*" or "*.domain",
+	// port "*") the server dials itself: a call is refused unless the
+	// calling thread's profile allows each (see checkNetwork). nil: not
+	// declared — a local server may then dial any address; empty: none.
+	Network []string
 	// Timeout bounds one call and one connection attempt (default 30s).
 	Timeout time.Duration
 	// RestartMin and RestartMax bound the wait before restarting a server
@@ -383,6 +388,10 @@ type handler struct {
 func (h *handler) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) (xmlpipe.Response, error) {
 	res := &ToolResult{Tool: h.tool}
 	answer := func() (xmlpipe.Response, error) { return tools.Answer(h.m.o.Callers, md, res), nil }
+	if err := h.m.checkNetwork(ctx); err != nil { // before anything reaches the server
+		res.Error = err.Error()
+		return answer()
+	}
 	args, err := h.arguments(payload)
 	if err != nil {
 		res.Error = err.Error()

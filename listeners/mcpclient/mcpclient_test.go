@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,10 +35,23 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// stdioServer serves "pid" (its process id) and "exit" (exits at once).
+// stdioServer serves "pid" (its process id), "exit" (exits at once) and
+// "calls" (how many tool calls it has received, this one included).
 func stdioServer() {
 	s := sdk.NewServer(&sdk.Implementation{Name: "pid-server", Version: "v0"}, nil)
 	empty := map[string]any{"type": "object"}
+	var calls atomic.Int64
+	s.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "tools/call" {
+				calls.Add(1)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	s.AddTool(&sdk.Tool{Name: "calls", InputSchema: empty}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strconv.FormatInt(calls.Load(), 10)}}}, nil
+	})
 	s.AddTool(&sdk.Tool{Name: "pid", InputSchema: empty}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strconv.Itoa(os.Getpid())}}}, nil
 	})

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -148,9 +149,15 @@ func (a *agentStates) poll() {
 		if seen && prev == now {
 			continue
 		}
-		a.s.broadcast(streamEvent{name: streamAgentState, agents: []string{li.Name}, body: map[string]any{
-			"event": streamAgentState, "agent": li.Name, "state": now.state, "current_thread": cur,
-			"queue_depth": li.QueueDepth, "active": li.Active}})
+		body := map[string]any{"event": streamAgentState, "agent": li.Name, "state": now.state,
+			"current_thread": cur, "queue_depth": li.QueueDepth, "active": li.Active}
+		ev := streamEvent{name: streamAgentState, agents: []string{li.Name}, body: body}
+		if cur != nil { // for a user with a profile the thread may not be theirs to see
+			redacted := maps.Clone(body)
+			redacted["current_thread"] = nil
+			ev.current, ev.redacted = *cur, redacted
+		}
+		a.s.broadcast(ev)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 // thread belongs to is stopped.
 func (s *Server) apiKill(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	prof := s.threadProfile(id) // for the event streams: known only while the thread lives
 	conv, err := s.pump.Kill(id)
 	switch {
 	case errors.Is(err, pump.ErrUnknownThread):
@@ -23,7 +24,7 @@ func (s *Server) apiKill(w http.ResponseWriter, r *http.Request) {
 	}
 	s.killed.add(conv, id)
 	s.log.Warn("conversation killed through the API", "user", sessionOf(r.Context()).Username, "thread", conv)
-	s.broadcast(streamEvent{name: streamThreadUpdated, threads: []string{conv, id}, body: map[string]any{
+	s.broadcast(streamEvent{name: streamThreadUpdated, threads: []string{conv, id}, profile: prof, body: map[string]any{
 		"event": streamThreadUpdated, "thread_id": conv, "status": statusKilled}})
 	writeJSON(w, http.StatusOK, map[string]string{"thread_id": conv, "status": statusKilled})
 }

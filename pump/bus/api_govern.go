@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
 	"strconv"
@@ -189,7 +190,8 @@ func (s *Server) onGovernance(e organism.GovernanceEvent) {
 			}
 		})
 		s.broadcast(streamEvent{name: name, threads: []string{a.ThreadID, a.Thread}, agents: []string{a.Agent, a.Target},
-			body: map[string]any{"event": name, "approval": a, "timestamp": ts}})
+			profile: s.threadProfile(cmp.Or(a.Thread, a.ThreadID)),
+			body:    map[string]any{"event": name, "approval": a, "timestamp": ts}})
 	case organism.EventGuardianAlert:
 		al := e.Alert
 		frame := wire.GuardianAlert{Head: wire.Head{Type: wire.TypeGuardianAlert}, Sender: al.Sender, Count: al.Count,

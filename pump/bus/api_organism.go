@@ -132,7 +132,9 @@ func (s *Server) apiAgents(w http.ResponseWriter, r *http.Request) {
 	out := make([]apiAgentBody, 0, len(infos))
 	for _, li := range infos {
 		if s.visible(sess, li.Name) {
-			out = append(out, s.agentBody(li, v))
+			b := s.agentBody(li, v)
+			b.CurrentThread = s.currentFor(sess, b.CurrentThread)
+			out = append(out, b)
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
@@ -141,11 +143,14 @@ func (s *Server) apiAgents(w http.ResponseWriter, r *http.Request) {
 // apiAgent is GET /api/v1/agents/{name}.
 func (s *Server) apiAgent(w http.ResponseWriter, r *http.Request) {
 	li, ok := s.listenerInfo(r.PathValue("name"))
-	if !ok || !s.visible(sessionOf(r.Context()), li.Name) {
+	sess := sessionOf(r.Context())
+	if !ok || !s.visible(sess, li.Name) {
 		writeError(w, http.StatusNotFound, "Agent not found")
 		return
 	}
-	writeJSON(w, http.StatusOK, s.agentBody(li, s.agentView()))
+	b := s.agentBody(li, s.agentView())
+	b.CurrentThread = s.currentFor(sess, b.CurrentThread)
+	writeJSON(w, http.StatusOK, b)
 }
 
 // apiAgentConfig is GET /api/v1/agents/{name}/config: the listener's

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 	"github.com/xml-pipeline/xmlpipe/schemas"
 )
@@ -204,9 +205,11 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request, st *store.St
 		return
 	}
 	f := store.ThreadFilter{Participant: r.URL.Query().Get("agent"), Since: since}
+	sess := sessionOf(r.Context())
 	limit, offset := p.limit, p.offset
-	if status != "" {
-		limit, offset = 0, 0 // the status is not in the journal: filter everything, then page
+	filter := status != "" || sess.Profile != ""
+	if filter {
+		limit, offset = 0, 0 // the status and the profile are not in the journal: filter everything, then page
 	}
 	sums, err := st.Threads(limit, offset, f)
 	if err != nil {
@@ -214,16 +217,17 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request, st *store.St
 		return
 	}
 	out := []apiThreadBody{}
+	view := s.journalView(sess, st)
 	for _, t := range sums {
 		failed := slices.ContainsFunc(t.PayloadTags, func(tag string) bool { return slices.Contains(errorTags, tag) })
 		b := apiThreadBody{ID: t.ID, Conversation: t.Conversation, Status: s.threadStatus(t.ID, t.Conversation, failed),
 			MessageCount: t.Messages, CreatedAt: stamp(t.First), LastActivity: stamp(t.Last), LastFrom: t.LastFrom,
 			LastTo: t.LastTo, PayloadTypes: orEmpty(t.PayloadTags)}
-		if status == "" || b.Status == status {
+		if (status == "" || b.Status == status) && view.thread(t.ID, t.Conversation) && s.namesVisible(sess, t.LastFrom, t.LastTo) {
 			out = append(out, b)
 		}
 	}
-	if status != "" {
+	if filter {
 		out = paged(out, p)
 	}
 	for i := range out {
@@ -234,18 +238,26 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request, st *store.St
 		}
 		out[i].Participants = participantsOf(entries)
 	}
+	if sess.Profile != "" { // a participant outside the profile hides the thread (the page may come out short)
+		out = slices.DeleteFunc(out, func(b apiThreadBody) bool { return !s.namesVisible(sess, b.Participants...) })
+	}
 	writeJSON(w, http.StatusOK, p.body("threads", out))
 }
 
 // threadEntries returns a thread's journal entries; 404 when the thread is
-// neither journaled nor live.
-func (s *Server) threadEntries(w http.ResponseWriter, st *store.Store, id string) ([]store.Entry, bool) {
+// neither journaled nor live, or not one sess may see (see profile.go).
+func (s *Server) threadEntries(w http.ResponseWriter, sess auth.Session, st *store.Store, id string) ([]store.Entry, bool) {
 	entries, err := st.Thread(id)
 	if err != nil {
 		s.internalError(w, "journal thread", err)
 		return nil, false
 	}
-	if len(entries) == 0 && !s.pump.Threads().Known(id) {
+	conv := ""
+	if len(entries) > 0 {
+		conv = entries[0].Conversation
+	}
+	if len(entries) == 0 && !s.pump.Threads().Known(id) || sess.Profile != "" &&
+		(!s.journalView(sess, st).thread(id, conv) || !s.namesVisible(sess, participantsOf(entries)...)) {
 		writeError(w, http.StatusNotFound, "Thread not found")
 		return nil, false
 	}
@@ -255,7 +267,7 @@ func (s *Server) threadEntries(w http.ResponseWriter, st *store.Store, id string
 // apiThread is GET /api/v1/threads/{id}.
 func (s *Server) apiThread(w http.ResponseWriter, r *http.Request, st *store.Store) {
 	id := r.PathValue("id")
-	entries, ok := s.threadEntries(w, st, id)
+	entries, ok := s.threadEntries(w, sessionOf(r.Context()), st, id)
 	if !ok {
 		return
 	}
@@ -335,7 +347,7 @@ func (s *Server) apiThreadMessages(w http.ResponseWriter, r *http.Request, st *s
 		return
 	}
 	id := r.PathValue("id")
-	entries, ok := s.threadEntries(w, st, id)
+	entries, ok := s.threadEntries(w, sessionOf(r.Context()), st, id)
 	if !ok {
 		return
 	}
@@ -353,6 +365,7 @@ func (s *Server) apiThreadMessages(w http.ResponseWriter, r *http.Request, st *s
 				s.internalError(w, "journal conversation", err)
 				return
 			}
+			entries = s.journalView(sessionOf(r.Context()), st).entries(entries)
 		}
 	} else if scope != "" && scope != "thread" {
 		writeError(w, http.StatusBadRequest, "Invalid scope: want thread or conversation")
@@ -372,7 +385,8 @@ func (s *Server) apiMessages(w http.ResponseWriter, r *http.Request, st *store.S
 	}
 	q := r.URL.Query()
 	agent, thread := q.Get("agent"), q.Get("thread")
-	filtered := agent != "" || !since.IsZero()
+	sess := sessionOf(r.Context())
+	filtered := agent != "" || !since.IsZero() || sess.Profile != ""
 	var (
 		entries []store.Entry
 		err     error
@@ -412,5 +426,6 @@ func (s *Server) apiMessages(w http.ResponseWriter, r *http.Request, st *store.S
 		return (thread != "" && e.Thread != thread) || (agent != "" && e.From != agent && e.To != agent &&
 			e.Listener != agent) || (!since.IsZero() && e.Time.Before(since))
 	})
+	entries = s.journalView(sess, st).entries(entries)
 	writeMessages(w, entries, p)
 }

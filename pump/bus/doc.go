@@ -395,6 +395,16 @@
 // reply leaving the organism, which enters no history. Errors:
 // {"event":"error","error":"Invalid JSON"} or "Unknown command: …".
 //
+// A user with a security profile sees on both streams only the events of
+// threads of that profile or a narrower one that name no listener outside
+// it (pump.Event.Profile; profile.go): the conversations of users without
+// a profile, and the traffic of listeners outside the profile, never reach
+// them; a listener outside the profile stays indistinguishable from one
+// that does not exist. The REST journal endpoints and /ws's listeners,
+// threads and monitor answers follow the same rule (of ended threads,
+// whose profile the journal does not keep, only the conversations the user
+// began). Users without a profile see everything.
+//
 // # Governance: approvals and the emergency halt
 //
 //	GET  /api/v1/approvals                {"approvals":[Approval…]}, newest first;

@@ -20,6 +20,7 @@ type logItem struct {
 // logSocket is one message log client. Until its first subscribe it gets
 // nothing.
 type logSocket struct {
+	s *Server
 	c *conn
 
 	mu sync.Mutex
@@ -29,7 +30,7 @@ type logSocket struct {
 // handleMessagesWS is GET /api/v1/ws/messages (viewer): the message log
 // stream.
 func (s *Server) handleMessagesWS(w http.ResponseWriter, r *http.Request) {
-	sock := &logSocket{}
+	sock := &logSocket{s: s}
 	if sock.c = s.openConn(w, r, "messages", sessionOf(r.Context()), sock.encode); sock.c == nil {
 		return
 	}
@@ -64,7 +65,7 @@ func (ls *logSocket) command(data []byte) {
 func (ls *logSocket) offer(item logItem) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	if ls.f != nil && logMatch(*ls.f, item.e) {
+	if ls.f != nil && logMatch(*ls.f, item.e) && ls.s.seesEvent(ls.c.sess, item.e) {
 		ls.c.send(item)
 	}
 }

@@ -36,10 +36,17 @@ func (s *Server) streamEvents(e pump.Event) {
 // the agent (inside the organism: never blocks).
 func (s *Server) streamDelta(o organism.Output) {
 	ev := streamEvent{name: streamDelta, threads: []string{o.Conversation, o.Thread}, agents: []string{o.From}}
+	looked := false
 	s.streams.each(func(st *streamSocket) {
 		st.mu.Lock()
 		ok := st.f.match(ev)
 		st.mu.Unlock()
+		if ok && st.c.sess.Profile != "" {
+			if !looked { // asked once, and only for a user with a profile
+				ev.profile, looked = s.threadProfile(o.Thread), true
+			}
+			ok = s.profileSees(st.c.sess, ev)
+		}
 		if ok {
 			st.c.sendDelta(o)
 		}
@@ -58,6 +65,30 @@ type streamEvent struct {
 	threads []string
 	agents  []string
 	body    any
+	// profile is the profile of the thread the event is about ("" for
+	// none, or not known): a user with a profile sees an event about a
+	// thread only when it is theirs or narrower (profileSees).
+	profile string
+	// current is a thread the body names besides (agent_state's
+	// current_thread); a user with a profile to whom it is not visible
+	// gets redacted, the body without it, instead.
+	current  string
+	redacted any
+}
+
+// profileSees reports whether sess, a user with a profile, may see ev: it
+// names no listener outside the profile, and its thread, if it is about
+// one, is of the profile or narrower.
+func (s *Server) profileSees(sess auth.Session, ev streamEvent) bool {
+	if !s.namesVisible(sess, ev.agents...) {
+		return false
+	}
+	for _, t := range ev.threads {
+		if t != "" {
+			return within(ev.profile, sess.Profile)
+		}
+	}
+	return true
 }
 
 // filter is a stream's subscription: empty lists match everything.
@@ -168,31 +199,34 @@ func orEmpty(s []string) []string {
 
 // offerEvent turns a pump event into stream events and offers them.
 func (st *streamSocket) offerEvent(e pump.Event) {
+	if !st.s.seesEvent(st.c.sess, e) {
+		return // nothing of a thread wider than the user's profile, nor of a listener outside it
+	}
 	threads := []string{e.Conversation, e.Thread}
 	agents := []string{e.From, e.To, e.Listener}
 	switch e.Kind {
 	case pump.EventMessage:
 		if e.Thread == e.Conversation {
 			if _, fromListener := st.s.pump.Lookup(e.From); !fromListener {
-				st.offer(streamEvent{name: streamThreadCreated, threads: threads, agents: agents,
+				st.offer(streamEvent{name: streamThreadCreated, threads: threads, agents: agents, profile: e.Profile,
 					body: map[string]any{"event": streamThreadCreated, "thread": map[string]any{
 						"id": e.Conversation, "status": "active", "participants": []string{e.From, e.Listener},
 						"created_at": stamp(e.Time)}, "message_id": wire.MessageID(streamThreadCreated, e.Conversation)}})
 			}
 		}
-		st.offer(streamEvent{name: streamMessage, threads: threads, agents: agents, body: e})
+		st.offer(streamEvent{name: streamMessage, threads: threads, agents: agents, profile: e.Profile, body: e})
 	case pump.EventReply:
-		st.offer(streamEvent{name: streamMessage, threads: threads, agents: agents, body: e})
+		st.offer(streamEvent{name: streamMessage, threads: threads, agents: agents, profile: e.Profile, body: e})
 	case pump.EventHuh, pump.EventSystemError, pump.EventDeadLetter, pump.EventRefusal:
 		agent := e.Listener
 		if agent == "" {
 			agent = e.To
 		}
-		st.offer(streamEvent{name: streamError, threads: threads, agents: agents, body: map[string]any{
+		st.offer(streamEvent{name: streamError, threads: threads, agents: agents, profile: e.Profile, body: map[string]any{
 			"event": streamError, "kind": string(e.Kind), "thread_id": e.Conversation, "agent": agent,
 			"error": failureText(e), "timestamp": stamp(e.Time), "message_id": eventID(string(e.Kind), e)}})
 	case pump.EventComplete:
-		st.offer(streamEvent{name: streamThreadUpdated, threads: threads, body: map[string]any{
+		st.offer(streamEvent{name: streamThreadUpdated, threads: threads, profile: e.Profile, body: map[string]any{
 			"event": streamThreadUpdated, "thread_id": e.Conversation, "status": "completed",
 			"timestamp": stamp(e.Time), "message_id": eventID(wire.TypeComplete, e)}})
 	}
@@ -203,12 +237,17 @@ func (st *streamSocket) offer(ev streamEvent) {
 	st.mu.Lock()
 	ok := st.f.match(ev)
 	st.mu.Unlock()
-	if ok && ev.name == streamAgentState && len(ev.agents) == 1 && !st.s.visible(st.c.sess, ev.agents[0]) {
+	if ok && st.c.sess.Profile != "" && !st.s.profileSees(st.c.sess, ev) {
 		ok = false // a listener outside the session's profile does not exist for it
 	}
-	if ok {
-		st.c.send(ev.body)
+	if !ok {
+		return
 	}
+	if ev.current != "" && st.c.sess.Profile != "" && !within(st.s.threadProfile(ev.current), st.c.sess.Profile) {
+		st.c.send(ev.redacted)
+		return
+	}
+	st.c.send(ev.body)
 }
 
 // streamMessageBody is a message event of the stream.

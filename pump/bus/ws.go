@@ -91,6 +91,9 @@ func (w *wsSocket) handle(data []byte) {
 		out := wire.Listeners{Head: wire.Head{Type: wire.TypeListeners, ID: req.ID}, Listeners: []string{},
 			Details: []wire.Listener{}}
 		for _, l := range ls {
+			if !w.s.visible(w.c.sess, l.Name) {
+				continue // outside the user's profile: it does not exist for them
+			}
 			out.Listeners = append(out.Listeners, l.Name)
 			out.Details = append(out.Details, wire.Listener{Name: l.Name, Description: l.Description, Agent: l.Agent,
 				Broadcast: l.Broadcast, RootTag: l.RootTag})
@@ -104,6 +107,9 @@ func (w *wsSocket) handle(data []byte) {
 		}
 		out := wire.Threads{Head: reply, Threads: []wire.Thread{}}
 		for _, t := range ts {
+			if !w.s.threadVisible(w.c.sess, t.ID, t.LastFrom, t.LastTo) {
+				continue
+			}
 			out.Threads = append(out.Threads, wire.Thread{ID: t.ID, Ended: t.Ended, Depth: t.Depth, Slots: t.Slots,
 				IdleSeconds: t.Idle.Seconds(), LastFrom: t.LastFrom, LastTo: t.LastTo})
 		}
@@ -120,6 +126,13 @@ func (w *wsSocket) handle(data []byte) {
 		}
 		out := wire.Monitor{Head: reply, Prefix: req.Prefix, Threads: []wire.History{}}
 		for _, h := range hs {
+			names := make([]string, 0, 2*len(h.Slots))
+			for _, sl := range h.Slots {
+				names = append(names, sl.From, sl.To)
+			}
+			if !w.s.threadVisible(w.c.sess, h.ID, names...) {
+				continue
+			}
 			wh := wire.History{ID: h.ID, Slots: []wire.Slot{}}
 			for _, sl := range h.Slots {
 				wh.Slots = append(wh.Slots, wire.Slot{From: sl.From, To: sl.To, PayloadType: sl.PayloadType,

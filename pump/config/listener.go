@@ -251,9 +251,16 @@ type MCPServer struct {
 	Env []string `yaml:"env"`
 	// Timeout bounds connecting and each call (default 30s).
 	Timeout Duration `yaml:"timeout"`
+	// Network declares the addresses the server itself dials ("host:port",
+	// host "*" or "*.domain", port "*"): a call of its tools from a thread
+	// whose profile restricts the network is refused unless the profile
+	// allows each of them (and, for url, the URL's host:port). Absent: a
+	// command server may dial any address, so only threads without a
+	// network restriction reach it; [] : it dials nothing.
+	Network NetworkList `yaml:"network"`
 }
 
 // IsZero reports whether no server was written.
 func (s MCPServer) IsZero() bool {
-	return len(s.Command) == 0 && s.URL == "" && len(s.Env) == 0 && s.Timeout == 0
+	return len(s.Command) == 0 && s.URL == "" && len(s.Env) == 0 && s.Timeout == 0 && !s.Network.Set
 }

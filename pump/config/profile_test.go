@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -81,5 +82,54 @@ func TestCallRoot(t *testing.T) {
 	}
 	if got := (Listener{Name: "x", Callable: Callable{Root: "Ask"}}).CallRoot(); got != "Ask" {
 		t.Error(got)
+	}
+}
+
+// TestMCPServerNetwork: a mount's server.network is read like a profile's
+// (absent: undeclared; [] : none) and a malformed entry is reported with
+// its file:line.
+func TestMCPServerNetwork(t *testing.T) {
+	src := `organism: {name: x}
+listeners:
+  - name: gh
+    type: mcp
+    description: GitHub tools
+    server: {command: [gh-mcp], network: ["api.github.com:443", "*.githubusercontent.com:*"]}
+  - name: local
+    type: mcp
+    description: local tools
+    server: {command: [local-mcp], network: []}
+  - name: wild
+    type: mcp
+    description: anything
+    server: {url: "http://127.0.0.1:9000/mcp"}
+`
+	o, err := Parse("/o/organism.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := [][]string{o.Listeners[0].Server.Network.Allowed(), o.Listeners[1].Server.Network.Allowed(),
+		o.Listeners[2].Server.Network.Allowed()}
+	want := [][]string{{"api.github.com:443", "*.githubusercontent.com:*"}, {}, nil}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("networks (-want +got):\n%s", diff)
+	}
+	if got[2] != nil || got[1] == nil {
+		t.Errorf("absent must be nil, [] empty: %#v", got)
+	}
+	_, err = Parse("/o/organism.yaml", []byte(`organism: {name: x}
+listeners:
+  - name: gh
+    type: mcp
+    description: GitHub tools
+    server:
+      command: [gh-mcp]
+      network: ["api.github.com", "a*b.com:443"]
+`))
+	for _, want := range []string{`organism.yaml:8`, `listeners[0].server.network[0]`, `want host:port, got "api.github.com"`,
+		`listeners[0].server.network[1]`, `a wildcard host is * or *.domain`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want %q in %v", want, err)
+		}
 	}
 }

@@ -294,6 +294,11 @@ func (o *Organism) checkListenerType(r *reporter, path string, l Listener) {
 		if l.Server.Timeout < 0 {
 			r.add(path+".server.timeout", "must not be negative, got %s", l.Server.Timeout)
 		}
+		for i, a := range l.Server.Network.Addrs {
+			if err := checkNetworkEntry(a); err != nil {
+				r.add(childIndex(path+".server.network", i), "%v", err)
+			}
+		}
 	case LuaListener:
 		r.add(path+".type", "lua listeners are not supported")
 	default:

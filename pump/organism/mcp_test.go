@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -106,5 +107,63 @@ listeners:
 `)
 	if _, err := Load(path, Options{}); err == nil || !strings.Contains(err.Error(), "listener ext: mcp: external server ext: connect") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestMCPMountHeldToProfileNetwork: a mounted tool called on a thread whose
+// profile's network list leaves out the server's host:port answers with the
+// refusal the fetch tool gives, and the server sees no call; a profile that
+// lists it, and a thread without a profile, reach it.
+func TestMCPMountHeldToProfileNetwork(t *testing.T) {
+	var calls atomic.Int64
+	s := sdk.NewServer(&sdk.Implementation{Name: "external", Version: "v0"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "add", Description: "Adds two integers"},
+		func(_ context.Context, _ *sdk.CallToolRequest, in addIn) (*sdk.CallToolResult, addOut, error) {
+			calls.Add(1)
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprint(in.A + in.B)}}},
+				addOut{Sum: in.A + in.B}, nil
+		})
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	path := writeOrganism(t, `organism: {name: mcp-profiles}
+profiles:
+  calc: {listeners: ["ext.*"], network: []}
+  lan: {listeners: ["ext.*"], network: ["`+addr+`"]}
+  open: {listeners: ["ext.*"]}
+listeners:
+  - name: ext
+    type: mcp
+    description: an external MCP server
+    server: {url: `+srv.URL+`, timeout: 10s}
+`)
+	o, err := Load(path, quietOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer o.Shutdown(context.Background())
+	for _, c := range []struct{ profile, want string }{
+		{"calc", "<Error>mcp: network address not allowed by the thread's profile: " + addr + " (profile calc)</Error>"},
+		{"lan", "<Text>5</Text>"},
+		{"open", "<Text>5</Text>"},
+		{"", "<Text>5</Text>"},
+	} {
+		before := calls.Load()
+		col := make(collector, 64)
+		env := xmlpipe.AppendEnvelope(nil, "tester", "ext.add", xmlpipe.NewThreadID(), []byte(`<ext.add xmlns=""><a>2</a><b>3</b></ext.add>`))
+		if _, err := o.Pump.InjectWait(pump.WithProfile(context.Background(), c.profile), env, col); err != nil {
+			t.Fatalf("%s: %v", c.profile, err)
+		}
+		e := col.await(t, pump.EventReply, pump.EventHuh)
+		got := string(e.Envelope)
+		if e.Kind != pump.EventReply || !strings.Contains(got, c.want) {
+			t.Fatalf("profile %q: %s %s", c.profile, e.Kind, got)
+		}
+		if sent := calls.Load() - before; strings.Contains(c.want, "Error") != (sent == 0) {
+			t.Fatalf("profile %q: the server saw %d calls", c.profile, sent)
+		}
 	}
 }
