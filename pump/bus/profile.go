@@ -79,10 +79,11 @@ func (s *Server) threadProfile(id string) string {
 
 // journalView decides, for one request, which journaled threads a user
 // with a profile may see. A live thread is judged by its profile, as on
-// the event streams; the journal does not record the profile of a thread
-// that has ended, so of those the user sees only the ones of a
-// conversation they began themselves (Principal.Owns). Either way no
-// entry naming a listener outside the profile is shown.
+// the event streams; an ended one by the profile the journal recorded with
+// its entries (store layout 3). Entries journaled before the journal
+// recorded profiles carry none: of those the user sees only the ones of a
+// conversation they began themselves (Principal.Owns). Either way no entry
+// naming a listener outside the profile is shown.
 type journalView struct {
 	s    *Server
 	sess auth.Session
@@ -108,11 +109,28 @@ func (v *journalView) thread(id, conv string) bool {
 	var ok bool
 	if prof, live := v.s.pump.Threads().Profile(id); live {
 		ok = within(prof, v.sess.Profile)
+	} else if prof, known := v.recorded(id); known {
+		ok = within(prof, v.sess.Profile)
 	} else {
 		ok = v.owned(cmp.Or(conv, id))
 	}
 	v.threads[id] = ok
 	return ok
+}
+
+// recorded is the profile the journal recorded for thread id, and whether
+// it recorded one.
+func (v *journalView) recorded(id string) (string, bool) {
+	es, err := v.st.Thread(id)
+	if err != nil {
+		return "", false
+	}
+	for _, e := range es {
+		if !e.ProfileUnknown {
+			return e.Profile, true
+		}
+	}
+	return "", false
 }
 
 // owned reports whether the user began conversation conv: the first
@@ -135,7 +153,11 @@ func (v *journalView) entries(entries []store.Entry) []store.Entry {
 		return entries
 	}
 	return slices.DeleteFunc(entries, func(e store.Entry) bool {
-		return !v.thread(e.Thread, e.Conversation) || !v.s.namesVisible(v.sess, e.From, e.To, e.Listener)
+		visible := !e.ProfileUnknown && within(e.Profile, v.sess.Profile)
+		if e.ProfileUnknown {
+			visible = v.thread(e.Thread, e.Conversation)
+		}
+		return !visible || !v.s.namesVisible(v.sess, e.From, e.To, e.Listener)
 	})
 }
 

@@ -18,7 +18,9 @@ import (
 // the events of the conversations of their profile and nothing of the
 // greeter's — neither its messages nor its threads — nor of a conversation
 // of a user without a profile, even one with calculate; /ws lists no
-// greeter either. A user without a profile sees everything, as before.
+// greeter either. Another user of the same profile reads the ended
+// conversation by the profile the journal recorded. A user without a
+// profile sees everything, as before.
 func TestProfileGovernsEventStreams(t *testing.T) {
 	f := newFixtureWith(t, profiledOrganism)
 	secret := f.user("calcuser", auth.Operator)
@@ -28,6 +30,12 @@ func TestProfileGovernsEventStreams(t *testing.T) {
 	calc := f.login("calcuser", secret)
 	f.nextStep()
 	open := f.loginAs("open", auth.Admin)
+	secret2 := f.user("calcuser2", auth.Operator)
+	if err := f.auth.SetProfile(context.Background(), "calcuser2", "calc"); err != nil {
+		t.Fatal(err)
+	}
+	f.nextStep()
+	calc2 := f.login("calcuser2", secret2)
 
 	stream := func(token string) *websocket.Conn {
 		c := f.dial("/api/v1/ws", token)
@@ -158,6 +166,15 @@ func TestProfileGovernsEventStreams(t *testing.T) {
 	}
 	if st, b := get(calc, "/api/v1/threads/"+mine+"/messages"); st != 200 || !strings.Contains(b, "42") {
 		t.Errorf("the calc user's own thread: %d %s", st, b)
+	}
+	// Another user of the same profile reads the calc user's ended
+	// conversation by the profile the journal recorded with it, and no
+	// more than the calc user does.
+	if st, b := get(calc2, "/api/v1/threads/"+mine+"/messages"); st != 200 || !strings.Contains(b, "42") {
+		t.Errorf("the calc user's ended thread for another calc user: %d %s", st, b)
+	}
+	if st, b := get(calc2, "/api/v1/threads/"+greet); st != nsNone || b != nbNone {
+		t.Errorf("the greeter's thread for another calc user: %d %s", st, b)
 	}
 	if st, _ := get(open, "/api/v1/threads/"+greet); st != 200 {
 		t.Errorf("the greeter's thread for the user without a profile: %d", st)
