@@ -9,6 +9,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/schemas"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // reply is one response and what to do once it was written (a shutdown
@@ -121,7 +122,7 @@ func errText(err error, fallback string) string {
 
 // failureText is an error with its diagnostics.
 func failureText(err error) string {
-	var f *xmlpipe.Failure
+	var f *failure.Failure
 	if errors.As(err, &f) && len(f.Diagnostics) > 0 {
 		var b bytes.Buffer
 		for i, d := range f.Diagnostics {

@@ -52,7 +52,7 @@ const askInjectTimeout = time.Minute
 // such as the hello-world's response-handler). Its Payload is the decoded Go
 // value, Envelope its canonical bytes, From the listener that sent it.
 //
-// A message the pump refuses is a *xmlpipe.Failure (as with Send); a
+// A message the pump refuses is a *failure.Failure (as with Send); a
 // conversation that failed without a reply is an *AskError; one that ended
 // at once without an answer is ErrNoAnswer. When ctx ends first, the
 // conversation is killed (Kill) and the error wraps context.Cause(ctx). An

@@ -10,6 +10,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // ended is what a handler saw when its context ended.
@@ -182,7 +183,7 @@ func TestHandlerTimeout(t *testing.T) {
 				t.Fatalf("handler end %+v, want cancelled with cause %q", e, want)
 			}
 			huh := out.waitFor(t, "the sender's <huh>", kind(pump.EventHuh))
-			if huh.Error != xmlpipe.HuhProcessing || !strings.Contains(strings.Join(huh.Diagnostics, " "), want) {
+			if huh.Error != failure.HuhProcessing || !strings.Contains(strings.Join(huh.Diagnostics, " "), want) {
 				t.Errorf("<huh> %q %v, want the canned text and a diagnostic naming the timeout", huh.Error, huh.Diagnostics)
 			}
 			out.waitFor(t, "completion", kind(pump.EventComplete))

@@ -8,6 +8,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/gen"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // Correlation: a handler that sends with a ref (xmlpipe.SendResponse.Ref)
@@ -64,7 +65,7 @@ func agentPeerSet(l *listener, t *table, names []string) *peerSet {
 func (p *Pump) encodePayload(v any) (pt *xmlpipe.PayloadType, body []byte, canonical bool, err error) {
 	if e, ok := v.(*xmlpipe.Encoded); ok {
 		if e == nil || e.Type == nil || len(e.XML) == 0 {
-			return nil, nil, false, fmt.Errorf("%w: an encoded payload needs its type and XML", xmlpipe.ErrEncode)
+			return nil, nil, false, fmt.Errorf("%w: an encoded payload needs its type and XML", failure.ErrEncode)
 		}
 		return e.Type, e.XML, false, nil
 	}
@@ -103,7 +104,7 @@ func asAgentText(agent *listener, pt *xmlpipe.PayloadType, v any) (any, bool) {
 
 // errorDetail words diagnostics as the detail of a <huh> for a listener
 // inside the organism (xmlpipe.DeliveryError.Detail).
-func errorDetail(diags []xmlpipe.Diagnostic) string {
+func errorDetail(diags []failure.Diagnostic) string {
 	var b strings.Builder
 	for i, d := range diags {
 		if i == 8 {

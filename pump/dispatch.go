@@ -8,6 +8,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // runWorker is one of a listener's workers: it pops deliveries in the
@@ -160,7 +161,7 @@ func (p *Pump) conclude(l *listener, d *delivery, cause error, resp xmlpipe.Resp
 		p.finish(l, d, true)
 		return
 	case errors.Is(cause, ErrHandlerTimeout):
-		p.handlerFailed(l, d, fmt.Errorf("%w: %w", xmlpipe.ErrHandler, cause))
+		p.handlerFailed(l, d, fmt.Errorf("%w: %w", failure.ErrHandler, cause))
 	case err != nil:
 		p.handlerFailed(l, d, err)
 	default:
@@ -174,7 +175,7 @@ func (p *Pump) call(ctx context.Context, l *listener, d *delivery, md xmlpipe.Me
 	defer func() {
 		if r := recover(); r != nil {
 			p.log.Error("handler panicked", "listener", l.Name, "thread", d.thread, "panic", r, "stack", string(debug.Stack()))
-			err = fmt.Errorf("%w: %s panicked: %v", xmlpipe.ErrHandler, l.Name, r)
+			err = fmt.Errorf("%w: %s panicked: %v", failure.ErrHandler, l.Name, r)
 		}
 	}()
 	if md.Profile != nil { // network tools check their dials against it (xmlpipe.CheckDial)
@@ -184,8 +185,8 @@ func (p *Pump) call(ctx context.Context, l *listener, d *delivery, md xmlpipe.Me
 		return l.errHandler.HandleError(ctx, d.errPayload, md)
 	}
 	resp, err = l.Handler.Handle(ctx, d.payload, md)
-	if err != nil && !errors.Is(err, xmlpipe.ErrHandler) {
-		err = fmt.Errorf("%w: %s: %w", xmlpipe.ErrHandler, l.Name, err)
+	if err != nil && !errors.Is(err, failure.ErrHandler) {
+		err = fmt.Errorf("%w: %s: %w", failure.ErrHandler, l.Name, err)
 	}
 	return resp, err
 }
@@ -196,7 +197,7 @@ func (p *Pump) handlerFailed(l *listener, d *delivery, err error) {
 	p.failed.Add(1)
 	l.lastError.Store(&listenerError{msg: err.Error(), at: p.opts.Clock(), handled: l.handled.Load() + 1})
 	huh := xmlpipe.NewHuh(err, d.payloadBytes)
-	diags := []xmlpipe.Diagnostic{{Stage: xmlpipe.StageHandler, Msg: err.Error()}}
+	diags := []failure.Diagnostic{{Stage: failure.StageHandler, Msg: err.Error()}}
 	ref := ""
 	if d.errPayload == nil {
 		ref = p.threads.Ref(d.thread) // the failed message was sent with it (correlation.go)
@@ -239,7 +240,7 @@ func (p *Pump) outputRejected(l *listener, d *delivery, err error, text []byte) 
 		p.deadLetter(d.conv, d.thread, l.Name, "", "", clip(text), "error handler output rejected: "+err.Error())
 		return
 	}
-	diags := []xmlpipe.Diagnostic{{Stage: xmlpipe.StageExtract, Msg: err.Error()}}
+	diags := []failure.Diagnostic{{Stage: failure.StageExtract, Msg: err.Error()}}
 	p.record(Record{Time: p.opts.Clock(), Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
 		From: l.Name, Listener: l.Name, Envelope: clip(text), Diagnostics: diags})
 	p.sendError(d.conv, d.tbl, l, d.thread, xmlpipe.NewHuh(err, clip(text)), d.depth)
@@ -263,7 +264,7 @@ func (p *Pump) respond(l *listener, d *delivery, resp xmlpipe.Response) {
 	case *xmlpipe.RawResponse:
 		p.raw(l, d, r.Bytes)
 	default:
-		p.handlerFailed(l, d, fmt.Errorf("%w: %s returned an unknown response type %T", xmlpipe.ErrHandler, l.Name, resp))
+		p.handlerFailed(l, d, fmt.Errorf("%w: %s returned an unknown response type %T", failure.ErrHandler, l.Name, resp))
 	}
 }
 
@@ -297,7 +298,7 @@ func (p *Pump) peerViolationIn(t *turn, l *listener, d *delivery, to, ref string
 func (p *Pump) forward(t *turn, l *listener, d *delivery, s *xmlpipe.SendResponse) {
 	to := s.To
 	if err := xmlpipe.CheckRef(s.Ref); err != nil {
-		p.handlerFailed(l, d, fmt.Errorf("%w: %s: send to %s: %w", xmlpipe.ErrHandler, l.Name, to, err))
+		p.handlerFailed(l, d, fmt.Errorf("%w: %s: send to %s: %w", failure.ErrHandler, l.Name, to, err))
 		return
 	}
 	if !l.mayReach(to) {
@@ -306,7 +307,7 @@ func (p *Pump) forward(t *turn, l *listener, d *delivery, s *xmlpipe.SendRespons
 	}
 	pt, body, canonical, err := p.encodePayload(s.Payload)
 	if err != nil {
-		p.unencodable(t, l, d, s.Ref, fmt.Errorf("%w: %s: %w", xmlpipe.ErrHandler, l.Name, err))
+		p.unencodable(t, l, d, s.Ref, fmt.Errorf("%w: %s: %w", failure.ErrHandler, l.Name, err))
 		return
 	}
 	child, prof, err := p.extend(d, l, to, s.Ref)
@@ -343,7 +344,7 @@ func (p *Pump) sends(l *listener, d *delivery, sends []*xmlpipe.SendResponse) {
 	d.turn = t
 	for _, s := range sends {
 		if s == nil {
-			p.handlerFailed(l, d, fmt.Errorf("%w: %s: a nil send in SendAll", xmlpipe.ErrHandler, l.Name))
+			p.handlerFailed(l, d, fmt.Errorf("%w: %s: a nil send in SendAll", failure.ErrHandler, l.Name))
 			continue
 		}
 		p.forward(t, l, d, s)
@@ -374,7 +375,7 @@ func (p *Pump) reply(l *listener, d *delivery, payload any) {
 	}
 	pt, body, canonical, err := p.encodePayload(payload)
 	if err != nil {
-		p.handlerFailed(l, d, fmt.Errorf("%w: %s: %w", xmlpipe.ErrHandler, l.Name, err))
+		p.handlerFailed(l, d, fmt.Errorf("%w: %s: %w", failure.ErrHandler, l.Name, err))
 		return
 	}
 	env := xmlpipe.AppendEnvelopeInReplyTo(make([]byte, 0, len(body)+200+len(ref)), l.Name, caller, thread, ref, body)
@@ -399,7 +400,7 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 		return
 	}
 	if err == nil && len(parts) == 0 {
-		err = fmt.Errorf("%w: no XML element in the output", xmlpipe.ErrNoPayload)
+		err = fmt.Errorf("%w: no XML element in the output", failure.ErrNoPayload)
 	}
 	if err != nil {
 		p.outputRejected(l, d, err, text)
@@ -462,7 +463,7 @@ func (p *Pump) tooManyMessages(l *listener, d *delivery, e *xmlpipe.TooManyPaylo
 	}
 	p.record(Record{Time: p.opts.Clock(), Direction: Outbound, Kind: RecordSystemError, Conversation: d.conv,
 		Thread: d.thread, From: l.Name, Listener: l.Name, Envelope: clip(text),
-		Diagnostics: []xmlpipe.Diagnostic{{Stage: xmlpipe.StageExtract, Msg: e.Error()}}})
+		Diagnostics: []failure.Diagnostic{{Stage: failure.StageExtract, Msg: e.Error()}}})
 	p.sendError(d.conv, d.tbl, l, d.thread, xmlpipe.TooManyMessagesError(e.Count, e.Limit), d.depth)
 }
 

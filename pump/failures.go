@@ -4,18 +4,20 @@ import (
 	"errors"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // diagnosticsOf extracts the detailed findings of an error.
-func diagnosticsOf(err error) []xmlpipe.Diagnostic {
-	var f *xmlpipe.Failure
+func diagnosticsOf(err error) []failure.Diagnostic {
+	var f *failure.Failure
 	if errors.As(err, &f) {
 		return f.Diagnostics
 	}
-	return []xmlpipe.Diagnostic{{Msg: err.Error()}}
+	return []failure.Diagnostic{{Msg: err.Error()}}
 }
 
-func diagStrings(ds []xmlpipe.Diagnostic) []string {
+func diagStrings(ds []failure.Diagnostic) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
 		out[i] = d.String()
@@ -27,7 +29,7 @@ func diagStrings(ds []xmlpipe.Diagnostic) []string {
 func (p *Pump) rejectRead(w *work, err error) {
 	p.failed.Add(1)
 	diags := diagnosticsOf(err)
-	if errors.Is(err, xmlpipe.ErrPrivileged) {
+	if errors.Is(err, failure.ErrPrivileged) {
 		p.log.Warn("security event: privileged message on the main bus dropped", "external", w.external,
 			"detail", err.Error())
 		p.journalIn(w.turn, Record{Direction: Inbound, Kind: RecordDeadLetter, Conversation: w.conv, Envelope: clip(w.raw),
@@ -54,7 +56,7 @@ func (p *Pump) rejectMessage(w *work, m *xmlpipe.Inbound, listener string, err e
 // fail sends the <huh> for a failed message to its sender: the external outlet,
 // or the listener whose output it was (unless it was itself an error message,
 // which becomes a dead letter — errors about errors never loop).
-func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []xmlpipe.Diagnostic) {
+func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []failure.Diagnostic) {
 	huh := xmlpipe.NewHuh(err, w.raw)
 	p.log.Info("message rejected", "thread", thread, "from", from, "listener", listener, "error", err)
 	now := p.opts.Clock()
@@ -129,7 +131,7 @@ func (p *Pump) deadLetter(conv, thread, from, to, tag string, env []byte, reason
 func (p *Pump) deadLetterIn(t *turn, conv, thread, from, to, tag string, env []byte, reason string) {
 	p.log.Warn("dead letter", "thread", thread, "from", from, "to", to, "payload", tag, "reason", reason)
 	p.journalIn(t, Record{Direction: Outbound, Kind: RecordDeadLetter, Conversation: conv, Thread: thread, From: from, To: to,
-		PayloadTag: tag, Envelope: env, Diagnostics: []xmlpipe.Diagnostic{{Msg: reason}}}, func(int64) {
+		PayloadTag: tag, Envelope: env, Diagnostics: []failure.Diagnostic{{Msg: reason}}}, func(int64) {
 		p.publish(nil, Event{Kind: EventDeadLetter, Time: p.opts.Clock(), Conversation: conv, Thread: thread, From: from,
 			To: to, PayloadName: tag, Envelope: env, Error: reason})
 	})

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // GateVerdict is what a DeliveryGate decides about a message about to be
@@ -341,7 +343,7 @@ func (p *Pump) refuseHeld(h *heldDelivery, r *xmlpipe.Refusal) {
 		env := xmlpipe.AppendEnvelope(nil, "core", d.from, d.thread, body)
 		p.journalIn(nil, Record{Direction: Outbound, Kind: RecordRefusal, Conversation: d.conv, Thread: d.thread,
 			From: "core", To: d.from, Listener: h.l.Name, PayloadTag: p.core.Refusal.Name(), Envelope: env,
-			Diagnostics: []xmlpipe.Diagnostic{{Msg: r.Summary()}}}, func(int64) {
+			Diagnostics: []failure.Diagnostic{{Msg: r.Summary()}}}, func(int64) {
 			p.emitToConv(d.conv, Event{Kind: EventReply, Time: p.opts.Clock(), Conversation: d.conv, Thread: d.thread,
 				From: "core", To: d.from, Listener: h.l.Name, PayloadName: p.core.Refusal.Name(), Payload: r,
 				Envelope: env, Error: r.Summary()})

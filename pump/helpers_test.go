@@ -11,6 +11,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // waitTimeout bounds every wait on a completion signal. It only fires when a
@@ -309,9 +310,9 @@ func mustSend(t *testing.T, p *pump.Pump, from, to string, payload any, out pump
 	return thread
 }
 
-// failureOf returns the *xmlpipe.Failure in err, or nil.
-func failureOf(err error) *xmlpipe.Failure {
-	var f *xmlpipe.Failure
+// failureOf returns the *failure.Failure in err, or nil.
+func failureOf(err error) *failure.Failure {
+	var f *failure.Failure
 	if errors.As(err, &f) {
 		return f
 	}

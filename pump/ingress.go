@@ -9,6 +9,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // Inject admits an external envelope (raw bytes from a transport or client).
@@ -25,7 +26,7 @@ func (p *Pump) Inject(ctx context.Context, raw []byte, out Outlet) error {
 }
 
 // InjectWait is Inject that also waits for the ingress stages and returns the
-// thread the message travels on, or the message's *xmlpipe.Failure. With a
+// thread the message travels on, or the message's *failure.Failure. With a
 // DurableJournal it returns only once the message's journal record is
 // committed (a durable acknowledgement: a crash after it loses nothing);
 // ErrNotDurable when the record could not be committed.
@@ -432,7 +433,7 @@ func (p *Pump) process(w *work) {
 // Resolve returns the names of the listeners a message would reach: with to,
 // the listener of that name whose root tag matches; without, every listener of
 // the root tag. External messages never reach the organism's own system
-// listeners, unless one is Public. Errors wrap xmlpipe.ErrNoRoute.
+// listeners, unless one is Public. Errors wrap failure.ErrNoRoute.
 func (p *Pump) Resolve(to, ns, name string, external bool) ([]string, error) {
 	ls, err := resolveIn(p.routes.Load(), to, ns, name, external)
 	if err != nil {
@@ -500,8 +501,8 @@ func (p *Pump) CheckSender(from string) error { return checkSender(p.routes.Load
 // checkSender is CheckSender against one routing snapshot.
 func checkSender(tbl *table, from string) error {
 	if reserved[lower(from)] || tbl.lookup(from) != nil {
-		return &xmlpipe.Failure{Stage: xmlpipe.StageExtract, Err: xmlpipe.ErrForbiddenSender,
-			Diagnostics: []xmlpipe.Diagnostic{{Stage: xmlpipe.StageExtract, Msg: fmt.Sprintf("external <from> %q is reserved", from)}}}
+		return &failure.Failure{Stage: failure.StageExtract, Err: failure.ErrForbiddenSender,
+			Diagnostics: []failure.Diagnostic{{Stage: failure.StageExtract, Msg: fmt.Sprintf("external <from> %q is reserved", from)}}}
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 const organismYAML = "../organism.yaml"
@@ -187,7 +188,7 @@ func TestInjectAddsToQueue(t *testing.T) {
 	if _, err := injectErr(t, o.Pump, []byte(`<test/>`), out); err == nil {
 		t.Error("a non-envelope was accepted")
 	}
-	if e := out.waitFor(t, "huh", kind(pump.EventHuh)); e.Error != xmlpipe.HuhEnvelope {
+	if e := out.waitFor(t, "huh", kind(pump.EventHuh)); e.Error != failure.HuhEnvelope {
 		t.Errorf("huh %q", e.Error)
 	}
 }
@@ -259,7 +260,7 @@ func TestInvalidXMLError(t *testing.T) {
 	p := greeterOnly(t, pr, fakeLLM("Hi"), true)
 	out := newRecorder()
 	injectErr(t, p, []byte(`<not valid xml`), out)
-	if e := out.waitFor(t, "huh", kind(pump.EventHuh)); e.Error != xmlpipe.HuhEnvelope {
+	if e := out.waitFor(t, "huh", kind(pump.EventHuh)); e.Error != failure.HuhEnvelope {
 		t.Errorf("huh %q", e.Error)
 	}
 	ok := newRecorder()
@@ -275,7 +276,7 @@ func TestUnknownRouteError(t *testing.T) {
 	out := newRecorder()
 	injectErr(t, p, envelope("user", "nonexistent", xmlpipe.NewThreadID(), `<Greeting xmlns=""><Name>x</Name></Greeting>`), out)
 	e := out.waitFor(t, "huh", kind(pump.EventHuh))
-	if e.Error != xmlpipe.HuhPayload || strings.Contains(e.Error, "nonexistent") {
+	if e.Error != failure.HuhPayload || strings.Contains(e.Error, "nonexistent") {
 		t.Errorf("huh %q", e.Error)
 	}
 	if !strings.Contains(strings.Join(e.Diagnostics, "\n"), "nonexistent") {
@@ -394,7 +395,7 @@ func TestCustomHandler(t *testing.T) {
 	if c := pr.next(t); c.Payload.(*hello.Greeting).Name != "Custom" {
 		t.Errorf("custom got %+v", c.Payload)
 	}
-	if h := <-huhs; h == nil || h.Error != xmlpipe.HuhPayload {
+	if h := <-huhs; h == nil || h.Error != failure.HuhPayload {
 		t.Errorf("custom's unroutable output came back as %#v", h)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // Direction says whether a journaled envelope entered or left the pump.
@@ -51,7 +51,7 @@ type Record struct {
 	// each message and never modifies it once handed over, and neither may
 	// the Journal nor anything else that shares it (events, context slots).
 	Envelope    []byte
-	Diagnostics []xmlpipe.Diagnostic
+	Diagnostics []failure.Diagnostic
 }
 
 // Journal receives records. Record must not block the pump for long (the store

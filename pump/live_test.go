@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // TestAddListenerWhileRunning: a listener added to a running pump is
@@ -82,7 +83,7 @@ func TestRemoveListenerWaitsForHandlers(t *testing.T) {
 			runtime.Gosched()
 		}
 	}
-	if _, err := p.Send(ctx, client, "slow", &Slow{Text: "late"}, nil); !errors.Is(err, xmlpipe.ErrNoRoute) {
+	if _, err := p.Send(ctx, client, "slow", &Slow{Text: "late"}, nil); !errors.Is(err, failure.ErrNoRoute) {
 		t.Fatalf("Send after removal: %v, want ErrNoRoute", err)
 	}
 	select {
@@ -226,7 +227,7 @@ func TestRemoveListenerKeepsServingPinnedConversation(t *testing.T) {
 	removed := make(chan error, 1)
 	go func() { removed <- p.RemoveListener(waitCtx(t), "target") }()
 	waitGone(t, p, "target")
-	if _, err := p.Send(waitCtx(t), client, "target", &Pong{Text: "late"}, nil); !errors.Is(err, xmlpipe.ErrNoRoute) {
+	if _, err := p.Send(waitCtx(t), client, "target", &Pong{Text: "late"}, nil); !errors.Is(err, failure.ErrNoRoute) {
 		t.Fatalf("Send after removal: %v, want ErrNoRoute", err)
 	}
 	g.open()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // journalLog keeps every journaled record.
@@ -124,12 +125,12 @@ func TestInjectAsIdentity(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, tt.wantErr) || !errors.Is(err, xmlpipe.ErrForbiddenSender) {
+			if !errors.Is(err, tt.wantErr) || !errors.Is(err, failure.ErrForbiddenSender) {
 				t.Fatalf("InjectAs error %v, want %v", err, tt.wantErr)
 			}
 			f := failureOf(err)
-			if f == nil || f.Canned() != xmlpipe.HuhEnvelope {
-				t.Errorf("failure %v, want the canned %q", f, xmlpipe.HuhEnvelope)
+			if f == nil || f.Canned() != failure.HuhEnvelope {
+				t.Errorf("failure %v, want the canned %q", f, failure.HuhEnvelope)
 			}
 			if n := sec.count() - secBefore; n != 1 {
 				t.Errorf("%d security events logged, want 1", n)
@@ -163,7 +164,7 @@ func TestInjectAsEmptyPrincipal(t *testing.T) {
 	p := startPump(t, pump.Options{}, sink[Ping](t, "ping", newProbe()))
 	_, err := p.InjectAs(waitCtx(t), envelope("x", "ping", xmlpipe.NewThreadID(), `<Ping xmlns=""><Text>a</Text></Ping>`),
 		nil, pump.Principal{})
-	if !errors.Is(err, xmlpipe.ErrForbiddenSender) {
+	if !errors.Is(err, failure.ErrForbiddenSender) {
 		t.Errorf("InjectAs without a principal: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // profiled starts a pump with the given profiles and listeners.
@@ -70,7 +71,7 @@ func TestProfileStructuralImpossibility(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("masked listener refused as\n%+v\nnonexistent one as\n%+v", got, want)
 	}
-	if got.Error != xmlpipe.HuhPayload {
+	if got.Error != failure.HuhPayload {
 		t.Errorf("refusal %+v is not the canned no-route <huh>", got)
 	}
 	// Without <to>, by root tag alone: the same.
@@ -107,7 +108,7 @@ func TestProfileUnknownFailsClosed(t *testing.T) {
 	for _, defs := range [][]pump.ProfileDef{nil, {{Name: "some", Listeners: []string{"*"}}}} {
 		p := profiled(t, defs, sink[Ping](t, "calculate", pr))
 		raw := envelope(client, "calculate", xmlpipe.NewThreadID(), `<Ping xmlns=""><Text>x</Text></Ping>`)
-		if r := refusalOf(t, p, "nonesuch", raw); r.Error != xmlpipe.HuhPayload {
+		if r := refusalOf(t, p, "nonesuch", raw); r.Error != failure.HuhPayload {
 			t.Errorf("refusal %+v", r)
 		}
 		if p.ProfileReaches("nonesuch", "calculate") || p.ProfileDefined("nonesuch") {
@@ -263,7 +264,7 @@ func TestProfilePrincipal(t *testing.T) {
 	out := newRecorder()
 	_, err := p.InjectAs(pump.WithProfile(waitCtx(t), "all"), envelope(who.From, "greeter", xmlpipe.NewThreadID(),
 		`<Pong xmlns=""><Text>hi</Text></Pong>`), out, who)
-	if !errors.Is(err, xmlpipe.ErrNoRoute) {
+	if !errors.Is(err, failure.ErrNoRoute) {
 		t.Fatalf("greeter for a calc-only user: %v", err)
 	}
 	if _, err := p.InjectAs(waitCtx(t), envelope(who.From, "calculate", xmlpipe.NewThreadID(),

@@ -13,6 +13,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/internal/gate"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // Lifecycle errors.
@@ -445,11 +446,11 @@ func (p *Pump) payloadTypeOf(v any) (*xmlpipe.PayloadType, error) {
 		return p.core.SystemError, nil
 	}
 	if v == nil {
-		return nil, fmt.Errorf("%w: nil payload", xmlpipe.ErrEncode)
+		return nil, fmt.Errorf("%w: nil payload", failure.ErrEncode)
 	}
 	if f, ok := v.(xmlpipe.FixedPayload); ok {
 		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
-			return nil, fmt.Errorf("%w: nil %T payload", xmlpipe.ErrEncode, v)
+			return nil, fmt.Errorf("%w: nil %T payload", failure.ErrEncode, v)
 		}
 		return f.PayloadType()
 	}

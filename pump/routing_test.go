@@ -13,6 +13,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // TestRouting: with <to> the listener of that name (case-insensitive) whose tag
@@ -58,12 +59,12 @@ func TestRoutingTagNameMismatch(t *testing.T) {
 	out := newRecorder()
 	raw := envelope(client, "echo", xmlpipe.NewThreadID(), `<Pong xmlns=""><Text>x</Text></Pong>`)
 	_, err := injectErr(t, p, raw, out)
-	if !errors.Is(err, xmlpipe.ErrNoRoute) {
+	if !errors.Is(err, failure.ErrNoRoute) {
 		t.Fatalf("InjectWait error %v, want ErrNoRoute", err)
 	}
 	e := out.waitFor(t, "huh", kind(pump.EventHuh))
-	if e.Error != xmlpipe.HuhPayload {
-		t.Errorf("huh %q, want %q", e.Error, xmlpipe.HuhPayload)
+	if e.Error != failure.HuhPayload {
+		t.Errorf("huh %q, want %q", e.Error, failure.HuhPayload)
 	}
 	if n := len(pr.all()); n != 0 {
 		t.Errorf("%d deliveries, want none", n)

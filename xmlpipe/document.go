@@ -3,6 +3,7 @@ package xmlpipe
 import (
 	"errors"
 	"fmt"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/internal/lx"
 )
@@ -33,7 +34,7 @@ func CanonicalizeChild(b []byte, ns, name string) ([]byte, error) {
 		if n.Name() == name && n.Namespace() == ns {
 			out, err := doc.C14N(n, lx.C14NExc10, false, nil)
 			if err != nil {
-				return nil, fail(StageC14N, ErrMalformed, Diagnostic{Stage: StageC14N, Msg: err.Error()})
+				return nil, fail(failure.StageC14N, failure.ErrMalformed, failure.Diagnostic{Stage: failure.StageC14N, Msg: err.Error()})
 			}
 			return out, nil
 		}
@@ -57,8 +58,8 @@ func CompileSchema(xsd []byte, url string) (*Schema, error) {
 	return &Schema{s: s}, nil
 }
 
-// Validate parses b strictly and validates it; the error is a *Failure at
-// StageParse (ErrMalformed, ErrDoctype) or StageEnvelope (ErrSchema) whose
+// Validate parses b strictly and validates it; the error is a *failure.Failure at
+// failure.StageParse (failure.ErrMalformed, failure.ErrDoctype) or failure.StageEnvelope (ErrSchema) whose
 // diagnostics are libxml2's findings.
 func (s *Schema) Validate(b []byte) error {
 	doc, err := parseStrict(b)
@@ -67,7 +68,7 @@ func (s *Schema) Validate(b []byte) error {
 	}
 	defer doc.Free()
 	if errs := s.s.Validate(doc); errs != nil {
-		return fail(StageEnvelope, ErrSchema, diagsOf(StageEnvelope, errs)...)
+		return fail(failure.StageEnvelope, ErrSchema, diagsOf(failure.StageEnvelope, errs)...)
 	}
 	return nil
 }
@@ -75,19 +76,19 @@ func (s *Schema) Validate(b []byte) error {
 // parseStrict parses a complete document without repair, refusing a DOCTYPE.
 func parseStrict(b []byte) (*lx.Doc, error) {
 	if len(b) == 0 {
-		return nil, fail(StageParse, ErrEmpty)
+		return nil, fail(failure.StageParse, failure.ErrEmpty)
 	}
 	if hasDoctype(b) {
-		return nil, fail(StageParse, ErrDoctype, Diagnostic{Stage: StageParse, Msg: "document type declarations are rejected"})
+		return nil, fail(failure.StageParse, failure.ErrDoctype, failure.Diagnostic{Stage: failure.StageParse, Msg: "document type declarations are rejected"})
 	}
 	doc, errs := lx.Parse(b, lx.OptNoNet)
 	if doc == nil || errs.Severe() {
 		doc.Free()
-		return nil, fail(StageParse, ErrMalformed, diagsOf(StageParse, errs)...)
+		return nil, fail(failure.StageParse, failure.ErrMalformed, diagsOf(failure.StageParse, errs)...)
 	}
 	if doc.HasDTD() {
 		doc.Free()
-		return nil, fail(StageParse, ErrDoctype)
+		return nil, fail(failure.StageParse, failure.ErrDoctype)
 	}
 	return doc, nil
 }

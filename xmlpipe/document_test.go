@@ -2,6 +2,7 @@ package xmlpipe
 
 import (
 	"errors"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"testing"
 )
 
@@ -17,9 +18,9 @@ func TestCanonicalizeChild(t *testing.T) {
 		{"the root itself is not a child", `<a xmlns="urn:r" c="2" b="1"><x></x></a>`, "", ErrNoSuchElement},
 		{"prefixed", `<p:r xmlns:p="urn:r"><p:a p:k="v">t&amp;</p:a></p:r>`, `<p:a xmlns:p="urn:r" p:k="v">t&amp;</p:a>`, nil},
 		{"other namespace is not it", `<r xmlns="urn:r"><a xmlns="urn:other"/></r>`, "", ErrNoSuchElement},
-		{"malformed", `<r xmlns="urn:r"><a></r>`, "", ErrMalformed},
-		{"doctype", `<!DOCTYPE r><r xmlns="urn:r"><a/></r>`, "", ErrDoctype},
-		{"empty", ``, "", ErrEmpty},
+		{"malformed", `<r xmlns="urn:r"><a></r>`, "", failure.ErrMalformed},
+		{"doctype", `<!DOCTYPE r><r xmlns="urn:r"><a/></r>`, "", failure.ErrDoctype},
+		{"empty", ``, "", failure.ErrEmpty},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -48,8 +49,8 @@ func TestSchemaValidate(t *testing.T) {
 		{"valid", `<n xmlns="urn:t">3</n>`, nil},
 		{"invalid value", `<n xmlns="urn:t">0</n>`, ErrSchema},
 		{"wrong namespace", `<n>3</n>`, ErrSchema},
-		{"malformed", `<n xmlns="urn:t">3`, ErrMalformed},
-		{"doctype", `<!DOCTYPE n><n xmlns="urn:t">3</n>`, ErrDoctype},
+		{"malformed", `<n xmlns="urn:t">3`, failure.ErrMalformed},
+		{"doctype", `<!DOCTYPE n><n xmlns="urn:t">3</n>`, failure.ErrDoctype},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package xmlpipe
 import (
 	"github.com/xml-pipeline/xmlpipe/gen/xmltext"
 	"github.com/xml-pipeline/xmlpipe/schemas"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // EnvelopeNS is the envelope namespace.
@@ -25,7 +26,7 @@ type Envelope struct {
 	// Repaired reports whether the repair path was taken.
 	Repaired bool
 	// Diagnostics lists repairs and notes (e.g. a replaced thread id).
-	Diagnostics []Diagnostic
+	Diagnostics []failure.Diagnostic
 }
 
 // AppendEnvelope appends a complete envelope around an already encoded payload

@@ -2,13 +2,14 @@ package xmlpipe
 
 import (
 	"errors"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"testing"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/internal/lx"
 )
 
 // FuzzRead feeds arbitrary bytes to the ingress stages: they never panic, every
-// failure is a *Failure with a canned text, and whatever is accepted has
+// failure is a *failure.Failure with a canned text, and whatever is accepted has
 // canonical bytes that are a fixed point of the stages.
 func FuzzRead(f *testing.F) {
 	f.Add([]byte(validEnvelope))
@@ -19,9 +20,9 @@ func FuzzRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		m, err := in.Read(raw)
 		if err != nil {
-			var fl *Failure
+			var fl *failure.Failure
 			if !errors.As(err, &fl) || fl.Canned() == "" {
-				t.Fatalf("not a Failure: %v", err)
+				t.Fatalf("not a failure.Failure: %v", err)
 			}
 			return
 		}

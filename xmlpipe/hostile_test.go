@@ -3,6 +3,7 @@ package xmlpipe
 import (
 	"encoding/xml"
 	"errors"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,23 +35,23 @@ const probeXSD = `<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" element
 
 // hostileExpect is the sentinel each hostile input must fail with.
 var hostileExpect = map[string]error{
-	"billion-laughs.xml":        ErrDoctype,
-	"xxe.xml":                   ErrDoctype,
-	"doctype.xml":               ErrDoctype,
-	"doctype-after-comment.xml": ErrDoctype,
-	"long-integer.xml":          ErrPayloadInvalid,
-	"long-enum.xml":             ErrPayloadInvalid,
-	"long-pattern.xml":          ErrPayloadInvalid,
+	"billion-laughs.xml":        failure.ErrDoctype,
+	"xxe.xml":                   failure.ErrDoctype,
+	"doctype.xml":               failure.ErrDoctype,
+	"doctype-after-comment.xml": failure.ErrDoctype,
+	"long-integer.xml":          failure.ErrPayloadInvalid,
+	"long-enum.xml":             failure.ErrPayloadInvalid,
+	"long-pattern.xml":          failure.ErrPayloadInvalid,
 	// libxml2 stops at depth 256; the repair path keeps what it could read
 	// (recorded as repairs) and the payload then fails its schema.
-	"deep-nesting.xml":               ErrPayloadInvalid,
-	"invalid-utf8.xml":               ErrEncoding,
-	"pi-only-payload.xml":            ErrNoPayload,
-	"two-payloads.xml":               ErrMultiplePayloads,
-	"envelope-namespace-payload.xml": ErrPayloadNamespace,
-	"empty.xml":                      ErrEmpty,
-	"privileged-root.xml":            ErrPrivileged,
-	"garbage.xml":                    ErrMalformed,
+	"deep-nesting.xml":               failure.ErrPayloadInvalid,
+	"invalid-utf8.xml":               failure.ErrEncoding,
+	"pi-only-payload.xml":            failure.ErrNoPayload,
+	"two-payloads.xml":               failure.ErrMultiplePayloads,
+	"envelope-namespace-payload.xml": failure.ErrPayloadNamespace,
+	"empty.xml":                      failure.ErrEmpty,
+	"privileged-root.xml":            failure.ErrPrivileged,
+	"garbage.xml":                    failure.ErrMalformed,
 	// spoofed-system-sender.xml passes the stages; the pump rejects the sender.
 	"spoofed-system-sender.xml": nil,
 }
@@ -82,7 +83,7 @@ func TestHostileInputs(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			want, known := hostileExpect[name]
 			if name == "(generated) over-cap" {
-				want, known = ErrTooLarge, true
+				want, known = failure.ErrTooLarge, true
 			}
 			if !known {
 				t.Fatalf("no expectation for %s", name)
@@ -107,7 +108,7 @@ func TestHostileInputs(t *testing.T) {
 			if !errors.Is(err, want) {
 				t.Fatalf("err = %v, want %v", err, want)
 			}
-			var f *Failure
+			var f *failure.Failure
 			if !errors.As(err, &f) || len(f.Diagnostics) == 0 || f.Canned() == "" {
 				t.Fatalf("failure without diagnostics or canned text: %#v", err)
 			}

@@ -3,6 +3,7 @@ package xmlpipe
 import (
 	"encoding/xml"
 	"fmt"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"sync"
 
 	"github.com/xml-pipeline/xmlpipe/schemas"
@@ -29,7 +30,7 @@ func NewHuh(err error, original []byte) *Huh {
 	if len(original) > MaxOriginalAttempt {
 		original = original[:MaxOriginalAttempt]
 	}
-	return &Huh{Error: CannedText(err), OriginalAttempt: append([]byte(nil), original...)}
+	return &Huh{Error: failure.CannedText(err), OriginalAttempt: append([]byte(nil), original...)}
 }
 
 // SystemError is the routing/delivery failure payload (seed 001). It travels in

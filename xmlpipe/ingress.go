@@ -3,6 +3,7 @@ package xmlpipe
 import (
 	"bytes"
 	"fmt"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"runtime"
 	"strings"
 	"sync"
@@ -84,22 +85,22 @@ func (m *Inbound) Close() {
 	m.doc = nil
 }
 
-func diagsOf(stage Stage, e *lx.Errors) []Diagnostic {
+func diagsOf(stage failure.Stage, e *lx.Errors) []failure.Diagnostic {
 	if e == nil {
 		return nil
 	}
-	out := make([]Diagnostic, 0, len(e.List)+1)
+	out := make([]failure.Diagnostic, 0, len(e.List)+1)
 	for _, it := range e.List {
-		out = append(out, Diagnostic{Stage: stage, Line: it.Line, Path: it.Path, Msg: it.Msg})
+		out = append(out, failure.Diagnostic{Stage: stage, Line: it.Line, Path: it.Path, Msg: it.Msg})
 	}
 	if e.Dropped > 0 {
-		out = append(out, Diagnostic{Stage: stage, Msg: fmt.Sprintf("%d more diagnostics dropped", e.Dropped)})
+		out = append(out, failure.Diagnostic{Stage: stage, Msg: fmt.Sprintf("%d more diagnostics dropped", e.Dropped)})
 	}
 	return out
 }
 
 // Read runs the envelope stages on raw bytes. On success the caller owns the
-// returned Inbound and must Close it. Every failure is a *Failure. When raw
+// returned Inbound and must Close it. Every failure is a *failure.Failure. When raw
 // parses without repair and a byte scan proves it already is exclusive C14N
 // (isExcC14N), the C14N pass is skipped and Canonical is a copy of raw.
 func (in *Ingress) Read(raw []byte) (*Inbound, error) {
@@ -112,11 +113,11 @@ func (in *Ingress) Read(raw []byte) (*Inbound, error) {
 // precheck is the byte-level stages: size cap, UTF-8, DOCTYPE.
 func (in *Ingress) precheck(raw []byte) error {
 	if len(raw) == 0 {
-		return fail(StageSize, ErrEmpty, Diagnostic{Stage: StageSize, Msg: "empty frame"})
+		return fail(failure.StageSize, failure.ErrEmpty, failure.Diagnostic{Stage: failure.StageSize, Msg: "empty frame"})
 	}
 	if len(raw) > in.maxBytes {
-		return fail(StageSize, ErrTooLarge,
-			Diagnostic{Stage: StageSize, Msg: fmt.Sprintf("%d bytes exceed the cap of %d", len(raw), in.maxBytes)})
+		return fail(failure.StageSize, failure.ErrTooLarge,
+			failure.Diagnostic{Stage: failure.StageSize, Msg: fmt.Sprintf("%d bytes exceed the cap of %d", len(raw), in.maxBytes)})
 	}
 	if !utf8.Valid(raw) {
 		off := 0
@@ -127,12 +128,12 @@ func (in *Ingress) precheck(raw []byte) error {
 			}
 			off += n
 		}
-		return fail(StageParse, ErrEncoding,
-			Diagnostic{Stage: StageParse, Msg: fmt.Sprintf("invalid UTF-8 at byte offset %d", off)})
+		return fail(failure.StageParse, failure.ErrEncoding,
+			failure.Diagnostic{Stage: failure.StageParse, Msg: fmt.Sprintf("invalid UTF-8 at byte offset %d", off)})
 	}
 	if hasDoctype(raw) {
-		return fail(StageParse, ErrDoctype,
-			Diagnostic{Stage: StageParse, Msg: "document type declarations are rejected (no DTDs, no entities)"})
+		return fail(failure.StageParse, failure.ErrDoctype,
+			failure.Diagnostic{Stage: failure.StageParse, Msg: "document type declarations are rejected (no DTDs, no entities)"})
 	}
 	return nil
 }
@@ -178,7 +179,7 @@ func (in *Ingress) read(raw []byte, canonical bool) (*Inbound, error) {
 // parseOrRepair is stages 2–3: a strict parse, and only when it fails the repair
 // path (lexical pre-fix, libxml2 recover, C14N, strict re-parse of the canonical
 // bytes). diags is non-empty exactly when a repair happened.
-func parseOrRepair(raw []byte) (*lx.Doc, []Diagnostic, error) {
+func parseOrRepair(raw []byte) (*lx.Doc, []failure.Diagnostic, error) {
 	const strict = lx.OptNoNet | lx.OptNoBlanks
 	doc, errs := lx.Parse(raw, strict)
 	if doc != nil && !errs.Severe() && !doc.HasDTD() {
@@ -186,32 +187,32 @@ func parseOrRepair(raw []byte) (*lx.Doc, []Diagnostic, error) {
 	}
 	if doc != nil && doc.HasDTD() {
 		doc.Free()
-		return nil, nil, fail(StageParse, ErrDoctype, Diagnostic{Stage: StageParse, Msg: "document type declarations are rejected"})
+		return nil, nil, fail(failure.StageParse, failure.ErrDoctype, failure.Diagnostic{Stage: failure.StageParse, Msg: "document type declarations are rejected"})
 	}
 	doc.Free()
-	diags := diagsOf(StageParse, errs)
+	diags := diagsOf(failure.StageParse, errs)
 	fixed, fixes := LexFix(raw)
 	diags = append(diags, fixes...)
 	rdoc, rerrs := lx.Parse(fixed, strict|lx.OptRecover)
 	if rdoc == nil || rdoc.Root().IsZero() {
 		rdoc.Free()
-		return nil, nil, fail(StageRepair, ErrMalformed, append(diags, diagsOf(StageRepair, rerrs)...)...)
+		return nil, nil, fail(failure.StageRepair, failure.ErrMalformed, append(diags, diagsOf(failure.StageRepair, rerrs)...)...)
 	}
 	if rdoc.HasDTD() {
 		rdoc.Free()
-		return nil, nil, fail(StageParse, ErrDoctype, Diagnostic{Stage: StageParse, Msg: "document type declarations are rejected"})
+		return nil, nil, fail(failure.StageParse, failure.ErrDoctype, failure.Diagnostic{Stage: failure.StageParse, Msg: "document type declarations are rejected"})
 	}
 	canon, cerr := rdoc.C14N(lx.Node{}, lx.C14NExc10, false, nil)
 	rdoc.Free()
 	if cerr != nil {
-		return nil, nil, fail(StageRepair, ErrMalformed, append(diags, Diagnostic{Stage: StageRepair, Msg: cerr.Error()})...)
+		return nil, nil, fail(failure.StageRepair, failure.ErrMalformed, append(diags, failure.Diagnostic{Stage: failure.StageRepair, Msg: cerr.Error()})...)
 	}
 	doc, errs = lx.Parse(canon, strict)
 	if doc == nil || errs.Severe() {
 		doc.Free()
-		return nil, nil, fail(StageRepair, ErrMalformed, append(diags, diagsOf(StageRepair, errs)...)...)
+		return nil, nil, fail(failure.StageRepair, failure.ErrMalformed, append(diags, diagsOf(failure.StageRepair, errs)...)...)
 	}
-	diags = append(diags, Diagnostic{Stage: StageRepair, Msg: "message was repaired; repaired form: " + truncate(string(canon), 512)})
+	diags = append(diags, failure.Diagnostic{Stage: failure.StageRepair, Msg: "message was repaired; repaired form: " + truncate(string(canon), 512)})
 	return doc, diags, nil
 }
 
@@ -228,7 +229,7 @@ func truncate(s string, n int) string {
 // already set m.Canonical (the input was canonical) and the thread id is kept.
 func (in *Ingress) extract(m *Inbound) error {
 	if root := m.doc.Root(); root.NamespaceIs(schemas.PrivilegedNS) {
-		return fail(StageEnvelope, ErrPrivileged, Diagnostic{Stage: StageEnvelope,
+		return fail(failure.StageEnvelope, failure.ErrPrivileged, failure.Diagnostic{Stage: failure.StageEnvelope,
 			Msg: fmt.Sprintf("privileged root <%s> arrived on a regular channel: dropped (security event)", root.Name())})
 	}
 	if root := m.doc.Root(); root.NamespaceIs(EnvelopeNS) && root.NameIs("message") {
@@ -237,12 +238,12 @@ func (in *Ingress) extract(m *Inbound) error {
 			n++
 		}
 		if n > 1 {
-			return fail(StageExtract, ErrMultiplePayloads, Diagnostic{Stage: StageExtract,
+			return fail(failure.StageExtract, failure.ErrMultiplePayloads, failure.Diagnostic{Stage: failure.StageExtract,
 				Msg: fmt.Sprintf("%d payload elements found; exactly one is allowed", n)})
 		}
 	}
 	if errs := in.envelope.Validate(m.doc); errs != nil {
-		return fail(StageEnvelope, ErrEnvelope, diagsOf(StageEnvelope, errs)...)
+		return fail(failure.StageEnvelope, failure.ErrEnvelope, diagsOf(failure.StageEnvelope, errs)...)
 	}
 	root := m.doc.Root()
 	meta := root.FirstElement()
@@ -269,10 +270,10 @@ func (in *Ingress) extract(m *Inbound) error {
 		}
 	}
 	if m.From == "" {
-		return fail(StageExtract, ErrEnvelope, Diagnostic{Stage: StageExtract, Msg: "missing <from> in <meta>"})
+		return fail(failure.StageExtract, failure.ErrEnvelope, failure.Diagnostic{Stage: failure.StageExtract, Msg: "missing <from> in <meta>"})
 	}
 	if m.Thread == "" {
-		return fail(StageExtract, ErrEnvelope, Diagnostic{Stage: StageExtract, Msg: "missing <thread> in <meta>"})
+		return fail(failure.StageExtract, failure.ErrEnvelope, failure.Diagnostic{Stage: failure.StageExtract, Msg: "missing <thread> in <meta>"})
 	}
 	n := 0
 	for c := meta.NextElement(); !c.IsZero(); c = c.NextElement() {
@@ -281,14 +282,14 @@ func (in *Ingress) extract(m *Inbound) error {
 	}
 	switch {
 	case n == 0:
-		return fail(StageExtract, ErrNoPayload, Diagnostic{Stage: StageExtract, Msg: "no payload element found inside <message> (comments and processing instructions are not payloads)"})
+		return fail(failure.StageExtract, failure.ErrNoPayload, failure.Diagnostic{Stage: failure.StageExtract, Msg: "no payload element found inside <message> (comments and processing instructions are not payloads)"})
 	case n > 1:
-		return fail(StageExtract, ErrMultiplePayloads, Diagnostic{Stage: StageExtract, Msg: fmt.Sprintf("%d payload elements found; exactly one is allowed", n)})
+		return fail(failure.StageExtract, failure.ErrMultiplePayloads, failure.Diagnostic{Stage: failure.StageExtract, Msg: fmt.Sprintf("%d payload elements found; exactly one is allowed", n)})
 	}
 	m.PayloadName = names.get(m.payload.NameView())
 	m.PayloadNS = names.get(m.payload.NamespaceView())
 	if m.PayloadNS == EnvelopeNS {
-		return fail(StageExtract, ErrPayloadNamespace, Diagnostic{Stage: StageExtract, Line: m.payload.Line(),
+		return fail(failure.StageExtract, failure.ErrPayloadNamespace, failure.Diagnostic{Stage: failure.StageExtract, Line: m.payload.Line(),
 			Msg: fmt.Sprintf("payload <%s> is in the envelope namespace; declare xmlns=\"\" or its own namespace", m.PayloadName)})
 	}
 	replaced := !IsThreadID(m.Thread)
@@ -296,13 +297,13 @@ func (in *Ingress) extract(m *Inbound) error {
 		old := m.Thread
 		m.Thread = NewThreadID()
 		threadNode.SetText(m.Thread)
-		m.Diagnostics = append(m.Diagnostics, Diagnostic{Stage: StageThread,
+		m.Diagnostics = append(m.Diagnostics, failure.Diagnostic{Stage: failure.StageThread,
 			Msg: fmt.Sprintf("Invalid external thread ID '%s' — replaced with new root thread", truncate(old, 80))})
 	}
 	if m.Canonical == nil || replaced {
 		canon, err := m.doc.C14N(lx.Node{}, lx.C14NExc10, false, nil)
 		if err != nil {
-			return fail(StageC14N, ErrMalformed, Diagnostic{Stage: StageC14N, Msg: err.Error()})
+			return fail(failure.StageC14N, failure.ErrMalformed, failure.Diagnostic{Stage: failure.StageC14N, Msg: err.Error()})
 		}
 		m.Canonical = canon
 	}
@@ -374,7 +375,7 @@ func (m *Inbound) PayloadBytes() ([]byte, error) {
 	}
 	b, err := m.doc.C14N(m.payload, lx.C14NExc10, false, nil)
 	if err != nil {
-		return nil, fail(StageC14N, ErrMalformed, Diagnostic{Stage: StageC14N, Msg: err.Error()})
+		return nil, fail(failure.StageC14N, failure.ErrMalformed, failure.Diagnostic{Stage: failure.StageC14N, Msg: err.Error()})
 	}
 	return b, nil
 }

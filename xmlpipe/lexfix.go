@@ -3,6 +3,7 @@ package xmlpipe
 import (
 	"bytes"
 	"fmt"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"unicode/utf8"
 )
 
@@ -13,7 +14,7 @@ import (
 // duplicate attributes and removes characters XML forbids. It returns the fixed
 // bytes and one diagnostic per change. Well-formed input comes back unchanged
 // (the same bytes) with no diagnostics.
-func LexFix(in []byte) ([]byte, []Diagnostic) {
+func LexFix(in []byte) ([]byte, []failure.Diagnostic) {
 	f := lexFixer{in: in, line: 1}
 	f.run()
 	if len(f.diags) == 0 {
@@ -27,11 +28,11 @@ type lexFixer struct {
 	i     int
 	line  int
 	out   bytes.Buffer
-	diags []Diagnostic
+	diags []failure.Diagnostic
 }
 
 func (f *lexFixer) note(format string, args ...any) {
-	f.diags = append(f.diags, Diagnostic{Stage: StageRepair, Line: f.line, Msg: fmt.Sprintf(format, args...)})
+	f.diags = append(f.diags, failure.Diagnostic{Stage: failure.StageRepair, Line: f.line, Msg: fmt.Sprintf(format, args...)})
 }
 
 func (f *lexFixer) emit(b []byte) {

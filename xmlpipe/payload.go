@@ -2,6 +2,7 @@ package xmlpipe
 
 import (
 	"fmt"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"reflect"
 	"sync"
 
@@ -139,7 +140,7 @@ func (pt *PayloadType) Matches(name, ns string) bool {
 func (pt *PayloadType) Decode(b []byte) (any, error) {
 	v, err := pt.codec.Decode(b)
 	if err != nil {
-		return nil, fail(StageDecode, ErrDecode, Diagnostic{Stage: StageDecode, Msg: err.Error()})
+		return nil, fail(failure.StageDecode, failure.ErrDecode, failure.Diagnostic{Stage: failure.StageDecode, Msg: err.Error()})
 	}
 	return v, nil
 }
@@ -149,7 +150,7 @@ func (pt *PayloadType) Decode(b []byte) (any, error) {
 func (pt *PayloadType) AppendPayload(dst []byte, v any) ([]byte, error) {
 	out, err := pt.codec.Append(dst, v, true)
 	if err != nil {
-		return dst, fail(StageEncode, ErrEncode, Diagnostic{Stage: StageEncode, Msg: err.Error()})
+		return dst, fail(failure.StageEncode, failure.ErrEncode, failure.Diagnostic{Stage: failure.StageEncode, Msg: err.Error()})
 	}
 	return out, nil
 }
@@ -158,11 +159,11 @@ func (pt *PayloadType) AppendPayload(dst []byte, v any) ([]byte, error) {
 // same parsed document (no re-parse).
 func (m *Inbound) ValidatePayload(pt *PayloadType) error {
 	if !pt.Matches(m.PayloadName, m.PayloadNS) {
-		return fail(StagePayload, ErrPayloadInvalid, Diagnostic{Stage: StagePayload, Line: m.payload.Line(),
+		return fail(failure.StagePayload, failure.ErrPayloadInvalid, failure.Diagnostic{Stage: failure.StagePayload, Line: m.payload.Line(),
 			Msg: fmt.Sprintf("payload root {%s}%s is not {%s}%s", m.PayloadNS, m.PayloadName, pt.Namespace(), pt.Name())})
 	}
 	if errs := pt.schema.ValidateElement(m.payload); errs != nil {
-		return fail(StagePayload, ErrPayloadInvalid, diagsOf(StagePayload, errs)...)
+		return fail(failure.StagePayload, failure.ErrPayloadInvalid, diagsOf(failure.StagePayload, errs)...)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"testing"
 	"time"
 )
@@ -65,11 +66,11 @@ func TestSplitRawMax(t *testing.T) {
 				return
 			}
 			var many *TooManyPayloadsError
-			if !errors.As(err, &many) || many.Count != tc.n || many.Limit != tc.max || !errors.Is(err, ErrTooManyPayloads) {
+			if !errors.As(err, &many) || many.Count != tc.n || many.Limit != tc.max || !errors.Is(err, failure.ErrTooManyPayloads) {
 				t.Fatalf("error %v, want %d of at most %d", err, tc.n, tc.max)
 			}
-			var f *Failure
-			if !errors.As(err, &f) || f.Stage != StageExtract {
+			var f *failure.Failure
+			if !errors.As(err, &f) || f.Stage != failure.StageExtract {
 				t.Fatalf("error %T %v is not an extract failure", err, err)
 			}
 			if took := time.Since(t0); took > 10*time.Second {
@@ -94,7 +95,7 @@ func BenchmarkSplitRaw(b *testing.B) {
 	raw := rawReply(20000)
 	b.Run("20000-over-limit-32", func(b *testing.B) {
 		for b.Loop() {
-			if _, _, err := SplitRawMax(raw, 32); !errors.Is(err, ErrTooManyPayloads) {
+			if _, _, err := SplitRawMax(raw, 32); !errors.Is(err, failure.ErrTooManyPayloads) {
 				b.Fatal(err)
 			}
 		}

@@ -2,6 +2,7 @@ package xmlpipe
 
 import (
 	"encoding/xml"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/internal/lx"
 )
@@ -115,7 +116,7 @@ func countElements(n lx.Node, ns, name string) int {
 	return count
 }
 
-// c14nFailure wraps a libxml2 C14N error as a StageC14N failure.
+// c14nFailure wraps a libxml2 C14N error as a failure.StageC14N failure.
 func c14nFailure(err error) error {
-	return fail(StageC14N, ErrMalformed, Diagnostic{Stage: StageC14N, Msg: err.Error()})
+	return fail(failure.StageC14N, failure.ErrMalformed, failure.Diagnostic{Stage: failure.StageC14N, Msg: err.Error()})
 }

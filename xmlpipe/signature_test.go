@@ -3,6 +3,7 @@ package xmlpipe
 import (
 	"encoding/xml"
 	"errors"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -63,9 +64,9 @@ func TestSplitSignature(t *testing.T) {
 				Unsigned: []byte(`<m xmlns="urn:e"><meta></meta><P><S xmlns="urn:d"></S></P></m>`),
 			},
 		},
-		{name: "malformed", doc: `<m><meta></m>`, wantErr: ErrMalformed},
-		{name: "doctype", doc: `<!DOCTYPE m><m/>`, wantErr: ErrDoctype},
-		{name: "empty", doc: ``, wantErr: ErrEmpty},
+		{name: "malformed", doc: `<m><meta></m>`, wantErr: failure.ErrMalformed},
+		{name: "doctype", doc: `<!DOCTYPE m><m/>`, wantErr: failure.ErrDoctype},
+		{name: "empty", doc: ``, wantErr: failure.ErrEmpty},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

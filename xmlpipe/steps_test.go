@@ -3,6 +3,7 @@ package xmlpipe
 import (
 	"bytes"
 	"errors"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"strings"
 	"testing"
 
@@ -81,8 +82,8 @@ func TestMalformedInputIsRepairedOrRejectedNeverCrashes(t *testing.T) {
 			`<P xmlns=""><x>1`)[:150], true, nil},
 		{"bare ampersand kept", envelopeWith(`<from>a</from><thread>550e8400-e29b-41d4-a716-446655440000</thread>`,
 			`<P xmlns=""><x>fish & chips</x></P>`), true, nil},
-		{"reference fixture", `<message><unclosed><nested>content</nested></message>`, true, ErrEnvelope},
-		{"not xml", `just text`, false, ErrMalformed},
+		{"reference fixture", `<message><unclosed><nested>content</nested></message>`, true, failure.ErrEnvelope},
+		{"not xml", `just text`, false, failure.ErrMalformed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -112,7 +113,7 @@ func TestMalformedInputIsRepairedOrRejectedNeverCrashes(t *testing.T) {
 
 func TestEmptyInputIsAnError(t *testing.T) {
 	_, err := read(t, "")
-	if !errors.Is(err, ErrEmpty) {
+	if !errors.Is(err, failure.ErrEmpty) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -132,7 +133,7 @@ func TestC14NNormalisesWhitespaceAndAttributeOrder(t *testing.T) {
 	if _, err := Canonicalize([]byte("<root>\n <child>   value   </child>\n</root>")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Canonicalize(nil); !errors.Is(err, ErrEmpty) {
+	if _, err := Canonicalize(nil); !errors.Is(err, failure.ErrEmpty) {
 		t.Fatalf("empty: %v", err)
 	}
 }
@@ -144,17 +145,17 @@ func TestPayloadExtraction(t *testing.T) {
 		err      error
 		diag     string
 	}{
-		{"multiple payloads", envelopeWith(`<from>a</from>`+thread, `<payload1 xmlns=""/><payload2 xmlns=""/>`), ErrMultiplePayloads, "exactly one"},
-		{"no payload", envelopeWith(`<from>a</from>`+thread, ``), ErrNoPayload, "no payload"},
-		{"missing meta", `<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><P xmlns=""/></message>`, ErrEnvelope, "meta"},
-		{"missing from", envelopeWith(thread, `<P xmlns=""/>`), ErrEnvelope, "from"},
-		{"empty from", envelopeWith(`<from> </from>`+thread, `<P xmlns=""/>`), ErrEnvelope, "missing <from>"},
-		{"empty thread", envelopeWith(`<from>a</from><thread/>`, `<P xmlns=""/>`), ErrEnvelope, "missing <thread>"},
-		{"meta out of order", envelopeWith(thread+`<from>a</from>`, `<P xmlns=""/>`), ErrEnvelope, "from"},
-		{"PI is not a payload (Q29)", envelopeWith(`<from>a</from>`+thread, `<?target data?>`), ErrNoPayload, "processing instructions"},
+		{"multiple payloads", envelopeWith(`<from>a</from>`+thread, `<payload1 xmlns=""/><payload2 xmlns=""/>`), failure.ErrMultiplePayloads, "exactly one"},
+		{"no payload", envelopeWith(`<from>a</from>`+thread, ``), failure.ErrNoPayload, "no payload"},
+		{"missing meta", `<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><P xmlns=""/></message>`, failure.ErrEnvelope, "meta"},
+		{"missing from", envelopeWith(thread, `<P xmlns=""/>`), failure.ErrEnvelope, "from"},
+		{"empty from", envelopeWith(`<from> </from>`+thread, `<P xmlns=""/>`), failure.ErrEnvelope, "missing <from>"},
+		{"empty thread", envelopeWith(`<from>a</from><thread/>`, `<P xmlns=""/>`), failure.ErrEnvelope, "missing <thread>"},
+		{"meta out of order", envelopeWith(thread+`<from>a</from>`, `<P xmlns=""/>`), failure.ErrEnvelope, "from"},
+		{"PI is not a payload (Q29)", envelopeWith(`<from>a</from>`+thread, `<?target data?>`), failure.ErrNoPayload, "processing instructions"},
 		{"comment is not a payload", envelopeWith(`<from>a</from>`+thread, `<!-- c --><P xmlns=""/>`), nil, ""},
-		{"payload in envelope namespace", envelopeWith(`<from>a</from>`+thread, `<P/>`), ErrPayloadNamespace, "envelope namespace"},
-		{"privileged root", `<privileged-msg xmlns="https://xml-pipeline.org/privileged-msg"/>`, ErrPrivileged, "security"},
+		{"payload in envelope namespace", envelopeWith(`<from>a</from>`+thread, `<P/>`), failure.ErrPayloadNamespace, "envelope namespace"},
+		{"privileged root", `<privileged-msg xmlns="https://xml-pipeline.org/privileged-msg"/>`, failure.ErrPrivileged, "security"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -268,11 +269,11 @@ func TestAppendEnvelopeEscapes(t *testing.T) {
 }
 
 func TestCannedTextsRevealNothing(t *testing.T) {
-	if CannedText(ErrNoRoute) != CannedText(ErrPayloadInvalid) {
+	if failure.CannedText(failure.ErrNoRoute) != failure.CannedText(failure.ErrPayloadInvalid) {
 		t.Fatal("no-such-capability and wrong-schema must read the same")
 	}
-	h := NewHuh(ErrNoRoute, bytes.Repeat([]byte("x"), 10000))
-	if len(h.OriginalAttempt) != MaxOriginalAttempt || h.Error != HuhPayload {
+	h := NewHuh(failure.ErrNoRoute, bytes.Repeat([]byte("x"), 10000))
+	if len(h.OriginalAttempt) != MaxOriginalAttempt || h.Error != failure.HuhPayload {
 		t.Fatalf("huh %q %d", h.Error, len(h.OriginalAttempt))
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // runC14N is `xmlpipe c14n FILE|-`: the exclusive C14N bytes of a document
@@ -36,10 +38,10 @@ func runC14N(_ context.Context, args []string, std streams) int {
 	return exitOK
 }
 
-// failureText renders an error and, for a *xmlpipe.Failure, every diagnostic
+// failureText renders an error and, for a *failure.Failure, every diagnostic
 // on its own line.
 func failureText(err error) string {
-	f, ok := errors.AsType[*xmlpipe.Failure](err)
+	f, ok := errors.AsType[*failure.Failure](err)
 	if !ok {
 		return err.Error()
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // runCheck is `xmlpipe check [--config organism.yaml] FILE|-`: one message
@@ -80,8 +81,8 @@ func runCheck(_ context.Context, args []string, std streams) int {
 // refuse prints the <huh> the sender would get and the diagnostics (the
 // failure's, then the notes of the stages that passed), and returns exit 1.
 // A privileged message is dropped by the pump without a <huh>; so it is here.
-func refuse(std streams, raw []byte, err error, notes []xmlpipe.Diagnostic) int {
-	if errors.Is(err, xmlpipe.ErrPrivileged) {
+func refuse(std streams, raw []byte, err error, notes []failure.Diagnostic) int {
+	if errors.Is(err, failure.ErrPrivileged) {
 		fmt.Fprintf(std.err, "dropped (security event, the sender gets no <huh>): %s\n", failureText(err))
 		return exitFailure
 	}
@@ -111,8 +112,8 @@ func refuse(std streams, raw []byte, err error, notes []xmlpipe.Diagnostic) int 
 func resolve(p *pump.Pump, m *xmlpipe.Inbound) ([]pump.Listener, error) {
 	noRoute := func(format string, args ...any) error {
 		msg := fmt.Sprintf(format, args...)
-		return &xmlpipe.Failure{Stage: xmlpipe.StageRoute, Err: xmlpipe.ErrNoRoute,
-			Diagnostics: []xmlpipe.Diagnostic{{Stage: xmlpipe.StageRoute, Msg: msg}}}
+		return &failure.Failure{Stage: failure.StageRoute, Err: failure.ErrNoRoute,
+			Diagnostics: []failure.Diagnostic{{Stage: failure.StageRoute, Msg: msg}}}
 	}
 	tag := m.PayloadName
 	if m.PayloadNS != "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // Calc is the payload of the unit tests' calculator peer.
@@ -484,7 +485,7 @@ func TestFitWindow(t *testing.T) {
 func TestErrorsBecomeResultsAndNotes(t *testing.T) {
 	r := newLoopRig(t, Reply{ToolCalls: []ToolCall{toolCall("c1", "poet", `{"Text":"x"}`)}}, Reply{Content: "sorry"})
 	r.deliver("console", "go", "")
-	de := &xmlpipe.DeliveryError{Huh: xmlpipe.NewHuh(xmlpipe.ErrHandler, []byte("<PoetTask/>")), Detail: "handler failed: poet: out of ink"}
+	de := &xmlpipe.DeliveryError{Huh: xmlpipe.NewHuh(failure.ErrHandler, []byte("<PoetTask/>")), Detail: "handler failed: poet: out of ink"}
 	resp, err := r.a.HandleError(context.Background(), de, xmlpipe.Metadata{ThreadID: "t", From: "core", InReplyTo: "c1",
 		Peers: r.peers})
 	if err != nil || answerText(resp) != "sorry" {
@@ -569,7 +570,7 @@ func TestRefusedAnswerGoesBackOnce(t *testing.T) {
 	r := newLoopRig(t, Reply{Content: "first"}, Reply{Content: "second"})
 	r.deliver("console", "go", "")
 	refuse := func() xmlpipe.Response {
-		de := &xmlpipe.DeliveryError{Huh: &xmlpipe.Huh{Error: xmlpipe.HuhPayload}, Detail: "Element 'X': not expected"}
+		de := &xmlpipe.DeliveryError{Huh: &xmlpipe.Huh{Error: failure.HuhPayload}, Detail: "Element 'X': not expected"}
 		resp, err := r.a.HandleError(context.Background(), de, xmlpipe.Metadata{ThreadID: "t", From: "core", Peers: r.peers})
 		if err != nil {
 			t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 func TestListenersAnswerAndRefuse(t *testing.T) {
@@ -155,7 +157,7 @@ func TestQuestionsRejectedByMetaXSD(t *testing.T) {
 			defer m.Close()
 			for _, p := range pts {
 				if p.Matches(m.PayloadName, m.PayloadNS) {
-					if err := m.ValidatePayload(p); !errors.Is(err, xmlpipe.ErrPayloadInvalid) {
+					if err := m.ValidatePayload(p); !errors.Is(err, failure.ErrPayloadInvalid) {
 						t.Fatalf("validate: %v, want ErrPayloadInvalid", err)
 					}
 					return

@@ -10,6 +10,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/schemas"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // Add and Sub are the payloads of the test capabilities.
@@ -171,7 +172,7 @@ func TestServiceRefuses(t *testing.T) {
 		{"remote asks about an unexported one", with(func(f *Flags) { f.AllowRemote = true }), peer, &RequestSchema{Capability: "calc.sub"}},
 		{"invisible to a local caller", allOpen(), Caller{Name: "x", Authenticated: true, Visible: func(Capability) bool { return false }}, schema},
 	}
-	want := xmlpipe.CannedText(xmlpipe.ErrNoRoute)
+	want := failure.CannedText(failure.ErrNoRoute)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := NewService(tt.flags, cat).Answer(tt.caller, tt.question)
@@ -183,7 +184,7 @@ func TestServiceRefuses(t *testing.T) {
 			}
 			// The caller is told exactly what a message to a missing
 			// listener is told, whatever the reason.
-			if text := xmlpipe.CannedText(err); text != want {
+			if text := failure.CannedText(err); text != want {
 				t.Errorf("canned text %q, want %q", text, want)
 			}
 		})

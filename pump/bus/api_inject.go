@@ -13,6 +13,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // sourceAPI is the source part of the <from> of REST and stream injects
@@ -171,7 +172,7 @@ func (s *Server) injectError(err error) *apiError {
 		s.log.Info("inject refused: busy", "error", err)
 		return busyAPIError(text, retry)
 	}
-	if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
+	if f, ok := errors.AsType[*failure.Failure](err); ok {
 		return &apiError{status: http.StatusUnprocessableEntity,
 			body: errorBody{Error: f.Canned(), Diagnostics: diagnosticsOf(f)}}
 	}
@@ -184,7 +185,7 @@ func (s *Server) injectError(err error) *apiError {
 
 // diagnosticsOf lists a refused message's diagnostics as text (nil when
 // there are none).
-func diagnosticsOf(f *xmlpipe.Failure) []string {
+func diagnosticsOf(f *failure.Failure) []string {
 	var out []string
 	for _, d := range f.Diagnostics {
 		out = append(out, d.String())

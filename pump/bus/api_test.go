@@ -16,6 +16,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // tokens logs in one user of each role.
@@ -262,7 +263,7 @@ func TestAPIInjectAndJournal(t *testing.T) {
 		{map[string]any{"to": "greeter", "payload": map[string]any{"name": 5}}, 400,
 			`Invalid payload for greeter: Name: want a string, got the number 5`},
 		{map[string]any{"to": "greeter", "payload": "<a/><b/>"}, 400, "Invalid payload: payload has more than one root element"},
-		{map[string]any{"to": "greeter", "payload": "<Greeting><Nom>x</Nom></Greeting>"}, 422, xmlpipe.HuhPayload},
+		{map[string]any{"to": "greeter", "payload": "<Greeting><Nom>x</Nom></Greeting>"}, 422, failure.HuhPayload},
 		{map[string]any{"to": "greeter", "payload": "<x/>", "thread_id": "nope"}, 400,
 			"Invalid thread_id: want a lower-case UUID"},
 		{"{", 400, "Invalid JSON"},

@@ -18,6 +18,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/console"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // Close reasons of the legacy <authenticate/> handshake (python-reference
@@ -273,13 +274,13 @@ func (b *busSocket) privileged(info frameInfo) {
 	}
 	b.s.log.Warn("security event: privileged message on the main bus dropped", "security", true,
 		"user", b.c.sess.Username, "addr", b.addr, "root", root)
-	b.c.send(b.s.huhEnvelope(info.from, info.thread, xmlpipe.NewHuh(xmlpipe.ErrPrivileged, nil)))
+	b.c.send(b.s.huhEnvelope(info.from, info.thread, xmlpipe.NewHuh(failure.ErrPrivileged, nil)))
 }
 
 // refused answers a frame the pump did not take.
 func (b *busSocket) refused(info frameInfo, data []byte, err error) {
 	switch {
-	case errors.Is(err, xmlpipe.ErrPrivileged):
+	case errors.Is(err, failure.ErrPrivileged):
 		b.privileged(info)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		// the socket is closing
@@ -294,7 +295,7 @@ func (b *busSocket) refused(info frameInfo, data []byte, err error) {
 			Error: busyText + "; retry in " + strconv.Itoa(retry) + " s", OriginalAttempt: data}))
 	default:
 		var cause error = err
-		if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
+		if f, ok := errors.AsType[*failure.Failure](err); ok {
 			cause = f.Err
 		}
 		thread := info.thread

@@ -13,6 +13,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // wireEnvelope is an envelope as a /bus client reads it.
@@ -89,11 +90,11 @@ func TestBusMalformedFrame(t *testing.T) {
 	tests := []struct {
 		name, frame, want string
 	}{
-		{"not XML", "this is not xml", xmlpipe.HuhMalformed},
-		{"not an envelope", "<Greeting><Name>Dan</Name></Greeting>", xmlpipe.HuhEnvelope},
+		{"not XML", "this is not xml", failure.HuhMalformed},
+		{"not an envelope", "<Greeting><Name>Dan</Name></Greeting>", failure.HuhEnvelope},
 		{"no such listener", strings.Replace(envelope("websocket:yuri", xmlpipe.NewThreadID(), "Dan"), "greeter", "nobody", 1),
-			xmlpipe.HuhPayload},
-		{"reserved sender", envelope("shouter", xmlpipe.NewThreadID(), "Dan"), xmlpipe.HuhEnvelope},
+			failure.HuhPayload},
+		{"reserved sender", envelope("shouter", xmlpipe.NewThreadID(), "Dan"), failure.HuhEnvelope},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,7 +131,7 @@ func TestBusPrivilegedDropped(t *testing.T) {
 			f.logs.mu.Unlock()
 			sendRaw(t, c, tt.frame)
 			huh, raw := readEnvelope(t, c)
-			if huh.Payload.XMLName.Local != "huh" || huh.Payload.Error != xmlpipe.HuhProcessing || huh.Payload.Original != "" {
+			if huh.Payload.XMLName.Local != "huh" || huh.Payload.Error != failure.HuhProcessing || huh.Payload.Original != "" {
 				t.Fatalf("got %s, want a generic <huh> without the original", raw)
 			}
 			rec, ok := f.logs.find("security event: privileged message", "security", true)

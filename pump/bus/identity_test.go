@@ -10,6 +10,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // busConversation sends a greeting from from on thread over the /bus socket c
@@ -121,8 +122,8 @@ func TestIdentityForgeriesRefused(t *testing.T) {
 			sendRaw(t, bobBus, tt.frame)
 			huh, raw := readEnvelope(t, bobBus)
 			if huh.From != "core" || huh.To != "websocket:bob" || huh.Payload.XMLName.Local != "huh" ||
-				huh.Payload.Error != xmlpipe.HuhEnvelope || huh.Thread == victim || huh.Thread == handed {
-				t.Errorf("answer %s, want a <huh> %q to websocket:bob on none of alice's threads", raw, xmlpipe.HuhEnvelope)
+				huh.Payload.Error != failure.HuhEnvelope || huh.Thread == victim || huh.Thread == handed {
+				t.Errorf("answer %s, want a <huh> %q to websocket:bob on none of alice's threads", raw, failure.HuhEnvelope)
 			}
 			if got := f.securityEvents("bob"); got != n+1 {
 				t.Errorf("%d security events, want %d", got, n+1)
@@ -134,8 +135,8 @@ func TestIdentityForgeriesRefused(t *testing.T) {
 			n := f.securityEvents("bob")
 			status, body, _ := f.do("POST", "/api/v1/inject", bob, map[string]any{"to": "greeter",
 				"payload": map[string]string{"name": "Mallory"}, "thread_id": thread})
-			if status != http.StatusUnprocessableEntity || body["error"] != xmlpipe.HuhEnvelope {
-				t.Errorf("bob's inject into %s: %d %v, want 422 %q", thread, status, body, xmlpipe.HuhEnvelope)
+			if status != http.StatusUnprocessableEntity || body["error"] != failure.HuhEnvelope {
+				t.Errorf("bob's inject into %s: %d %v, want 422 %q", thread, status, body, failure.HuhEnvelope)
 			}
 			if got := f.securityEvents("bob"); got != n+1 {
 				t.Errorf("%d security events, want %d", got, n+1)
@@ -152,8 +153,8 @@ func TestIdentityForgeriesRefused(t *testing.T) {
 				t.Fatalf("stream inject into alice's thread accepted: %v", got)
 			}
 			if _, published := got["kind"]; got["event"] == "error" && !published { // the command's answer
-				if got["error"] != xmlpipe.HuhEnvelope {
-					t.Errorf("answer %v, want the error %q", got, xmlpipe.HuhEnvelope)
+				if got["error"] != failure.HuhEnvelope {
+					t.Errorf("answer %v, want the error %q", got, failure.HuhEnvelope)
 				}
 				break
 			}
@@ -229,7 +230,7 @@ func TestIdentityLiveThread(t *testing.T) {
 		n := f.securityEvents("bob")
 		sendRaw(t, bobBus, xmlEnvelope("websocket:bob", "asker", thread, ask("mallory")))
 		huh, raw := readEnvelope(t, bobBus)
-		if huh.Payload.XMLName.Local != "huh" || huh.Payload.Error != xmlpipe.HuhEnvelope || huh.Thread == thread {
+		if huh.Payload.XMLName.Local != "huh" || huh.Payload.Error != failure.HuhEnvelope || huh.Thread == thread {
 			t.Errorf("bob on alice's live thread %s: %s", thread, raw)
 		}
 		if got := f.securityEvents("bob"); got != n+1 {

@@ -17,6 +17,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
 	"github.com/xml-pipeline/xmlpipe/pump/console"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // targetPattern is the reference's `@target text` (TARGET_PATTERN, DOTALL).
@@ -250,7 +251,7 @@ func (w *wsSocket) send(req wire.Request) {
 
 // injectFailed answers a send the organism refused or could not take.
 func (w *wsSocket) injectFailed(h wire.Head, err error) {
-	if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
+	if f, ok := errors.AsType[*failure.Failure](err); ok {
 		w.c.send(wire.Error{Head: wire.Head{Type: wire.TypeError, ID: h.ID}, Error: f.Canned(), Code: wire.CodeRejected,
 			Diagnostics: diagnosticsOf(f)})
 		return

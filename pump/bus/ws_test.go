@@ -12,6 +12,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // conversation reads frames until conv completes and returns them (the
@@ -204,7 +205,7 @@ func TestWSSendErrors(t *testing.T) {
 	// reachable from outside.
 	writeFrame(t, c, frame{"type": "send", "raw": "@system.todo-complete x"})
 	got := readFrame(t, c)
-	if got["type"] != "error" || got["code"] != "rejected" || got["error"] != xmlpipe.HuhPayload {
+	if got["type"] != "error" || got["code"] != "rejected" || got["error"] != failure.HuhPayload {
 		t.Errorf("refused send: %v", got)
 	}
 }

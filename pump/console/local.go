@@ -16,6 +16,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // From is the <from> of every message the console sends.
@@ -120,7 +121,7 @@ func (l *Local) Send(ctx context.Context, m Message) (string, error) {
 		env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), From, ls.Name, thread, body)
 		got, err = p.InjectWait(ctx, env, pump.OutletFunc(l.deliver))
 	}
-	if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
+	if f, ok := errors.AsType[*failure.Failure](err); ok {
 		r := &Rejection{Huh: f.Canned()}
 		for _, d := range f.Diagnostics {
 			r.Diagnostics = append(r.Diagnostics, d.String())

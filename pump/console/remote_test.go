@@ -20,6 +20,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/console"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 const (
@@ -254,7 +255,7 @@ func TestRemoteBackend(t *testing.T) {
 		t.Errorf("no text field: %v", err)
 	}
 	var rej *console.Rejection
-	if _, err := r.Send(ctx, console.Message{Target: "system.todo-complete", Text: "x"}); !errors.As(err, &rej) || rej.Huh != xmlpipe.HuhPayload {
+	if _, err := r.Send(ctx, console.Message{Target: "system.todo-complete", Text: "x"}); !errors.As(err, &rej) || rej.Huh != failure.HuhPayload {
 		t.Errorf("refused message: %v", err)
 	}
 	if err := r.Close(); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // onFrame handles a text frame: the peer's acknowledgement of one of ours.
@@ -222,7 +223,7 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 			errors.Is(err, context.Canceled)
 		g.m.serveEnd(conv, !inPump)
 		why := "Message could not be delivered"
-		if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
+		if f, ok := errors.AsType[*failure.Failure](err); ok {
 			why = f.Canned()
 		}
 		g.log.Warn("federation: call from the peer not accepted", "id", e.Link.ID, "error", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/guardian"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // GovernanceObserver is told of every governance decision: rule is the
@@ -510,7 +511,7 @@ func (g *Governance) audit(conv, thread, from, target, decision, by string, rule
 	}
 	g.pump.Audit(pump.Record{Time: g.clock(), Direction: pump.Outbound, Kind: pump.RecordDecision, Conversation: conv,
 		Thread: thread, From: from, To: target, Listener: target, PayloadTag: "decision", Envelope: body,
-		Diagnostics: []xmlpipe.Diagnostic{{Msg: text}}})
+		Diagnostics: []failure.Diagnostic{{Msg: text}}})
 	attrs := []any{"decision", decision, "by", by, "from", from, "to", target, "thread", thread, "rules", rules,
 		"approval", approval, "reason", reason}
 	if decision == "deny" || decision == StatusDenied {

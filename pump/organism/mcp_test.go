@@ -13,6 +13,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 type addIn struct {
@@ -91,7 +92,7 @@ listeners:
 	}
 	// The schema gate holds for mounted tools too.
 	env := xmlpipe.AppendEnvelope(nil, "tester", "ext.add", xmlpipe.NewThreadID(), []byte(`<ext.add xmlns=""><a>two</a><b>1</b></ext.add>`))
-	if _, err := o.Pump.InjectWait(context.Background(), env, make(collector, 8)); !errors.Is(err, xmlpipe.ErrPayloadInvalid) {
+	if _, err := o.Pump.InjectWait(context.Background(), env, make(collector, 8)); !errors.Is(err, failure.ErrPayloadInvalid) {
 		t.Fatalf("bad payload: err = %v", err)
 	}
 }

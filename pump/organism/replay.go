@@ -15,6 +15,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // ErrNothingToReplay reports a recording without an inbound external message
@@ -216,7 +217,7 @@ func (r *replayRun) inject(ctx context.Context, inputs []store.Entry, rep *Repla
 			}
 		})
 		thread, err := r.o.Pump.InjectWait(ctx, env, outlet)
-		if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
+		if f, ok := errors.AsType[*failure.Failure](err); ok {
 			ri.Rejected = f.Canned()
 		} else if err != nil {
 			return fmt.Errorf("organism: replay: inject seq %d: %w", in.Seq, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // recordHello records conversations on a durable hello-world organism (drive
@@ -299,7 +300,7 @@ func TestReplayHuhOriginalAttemptNormalised(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		body, err := pt.AppendPayload(nil, xmlpipe.NewHuh(xmlpipe.ErrNoPayload, attempt))
+		body, err := pt.AppendPayload(nil, xmlpipe.NewHuh(failure.ErrNoPayload, attempt))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,11 @@
-package xmlpipe
+// Package failure is the vocabulary of a message that failed: the Stage it
+// failed at, the sentinel error every stage failure wraps, the Diagnostics
+// that say what was wrong (for logs, the journal and the OOB channel) and the
+// canned text its sender is told in a <huh>, which never reveals topology
+// (seed 001). The stages (package xmlpipe/stage), the payload codec
+// (xmlpipe.PayloadType) and the pump report every per-message failure as a
+// *Failure.
+package failure
 
 import (
 	"errors"
@@ -55,9 +62,6 @@ const (
 	HuhProcessing = "Message could not be processed"
 	HuhTooLarge   = "Message too large"
 )
-
-// RoutingErrorMessage is the SystemError text of a peer violation (seed 001).
-const RoutingErrorMessage = "Message could not be delivered. Please verify your target and try again."
 
 // Diagnostic is one detailed finding about a message: a repair, a validation
 // error, a replaced thread id. Diagnostics go to logs, the journal and the OOB
@@ -137,8 +141,4 @@ func CannedText(err error) string {
 	default:
 		return HuhProcessing
 	}
-}
-
-func fail(stage Stage, err error, diags ...Diagnostic) *Failure {
-	return &Failure{Stage: stage, Err: err, Diagnostics: diags}
 }
