@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/xml-pipeline/xmlpipe/schemas"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // reply is one response and what to do once it was written (a shutdown
@@ -21,14 +21,14 @@ type reply struct {
 
 var (
 	schemaOnce sync.Once
-	schema     *xmlpipe.Schema
+	schema     *stage.Schema
 	schemaErr  error
 )
 
 // Schema returns the compiled privileged-msg.xsd.
-func Schema() (*xmlpipe.Schema, error) {
+func Schema() (*stage.Schema, error) {
 	schemaOnce.Do(func() {
-		schema, schemaErr = xmlpipe.CompileSchema(schemas.Privileged(), "mem:/schemas/privileged-msg.xsd")
+		schema, schemaErr = stage.CompileSchema(schemas.Privileged(), "mem:/schemas/privileged-msg.xsd")
 	})
 	return schema, schemaErr
 }

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // ErrNoAnswer reports a conversation that completed without an answer: the
@@ -78,11 +78,11 @@ func (p *Pump) Ask(ctx context.Context, from, to string, payload any) (Event, er
 // builds from JSON with codec.AppendJSON.
 func (p *Pump) AskXML(ctx context.Context, from, to string, payload []byte) (Event, error) {
 	p.asks.once.Do(func() { p.Watch(OutletFunc(p.asks.observe)) })
-	thread := xmlpipe.NewThreadID()
+	thread := stage.NewThreadID()
 	a := &asker{done: make(chan struct{})}
 	p.asks.m.Store(thread, a)
 	defer p.asks.m.Delete(thread)
-	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(payload)+256), from, to, thread, payload)
+	env := stage.AppendEnvelope(make([]byte, 0, len(payload)+256), from, to, thread, payload)
 	// The injection is not cut short by ctx: once it returns, the
 	// conversation is known and can be killed (a cancel while it waited
 	// would leave a conversation running that nobody kills). Admission

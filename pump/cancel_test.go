@@ -11,6 +11,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // ended is what a handler saw when its context ended.
@@ -90,7 +91,7 @@ func TestKillCancelsRunningHandlers(t *testing.T) {
 			all := newRecorder()
 			p.Subscribe(all)
 			doomedOut, otherOut := newRecorder(), newRecorder()
-			doomed, err := injectErr(t, p, envelope(client, "", xmlpipe.NewThreadID(), `<News xmlns=""><Headline>doomed</Headline></News>`), doomedOut)
+			doomed, err := injectErr(t, p, envelope(client, "", stage.NewThreadID(), `<News xmlns=""><Headline>doomed</Headline></News>`), doomedOut)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +99,7 @@ func TestKillCancelsRunningHandlers(t *testing.T) {
 			for range 2 {
 				doomedThreads = append(doomedThreads, <-threads)
 			}
-			if _, err := injectErr(t, p, envelope(client, "", xmlpipe.NewThreadID(), `<News xmlns=""><Headline>other</Headline></News>`), otherOut); err != nil {
+			if _, err := injectErr(t, p, envelope(client, "", stage.NewThreadID(), `<News xmlns=""><Headline>other</Headline></News>`), otherOut); err != nil {
 				t.Fatal(err)
 			}
 			for range 2 {

@@ -9,6 +9,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Correlation: a handler that sends with a ref (xmlpipe.SendResponse.Ref)
@@ -18,7 +19,7 @@ import (
 //     (registry.Threads.ExtendRef), durable with the thread registry.
 //   - A reply travelling back from that thread — after any number of hops
 //     below it — is built with the thread's ref in its envelope's <meta>
-//     (xmlpipe.AppendEnvelopeInReplyTo); so is a <huh> or SystemError about
+//     (stage.AppendEnvelopeInReplyTo); so is a <huh> or SystemError about
 //     the message itself (its validation failed, its peer is not allowed, its
 //     target's handler failed or timed out). The journal keeps the ref with
 //     the envelope, so a re-delivery after a restart carries it too.
@@ -99,7 +100,7 @@ func asAgentText(agent *listener, pt *xmlpipe.PayloadType, v any) (any, bool) {
 	if err != nil {
 		return nil, false
 	}
-	return xmlpipe.NewTextPayload(agent.Payload.GoType(), string(b))
+	return stage.NewTextPayload(agent.Payload.GoType(), string(b))
 }
 
 // errorDetail words diagnostics as the detail of a <huh> for a listener

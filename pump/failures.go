@@ -5,6 +5,8 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
+
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
@@ -47,7 +49,7 @@ func (p *Pump) rejectRead(w *work, err error) {
 
 // rejectMessage handles a message whose envelope was read but which cannot be
 // delivered (bad sender, no route, invalid payload, ended thread).
-func (p *Pump) rejectMessage(w *work, m *xmlpipe.Inbound, listener string, err error) {
+func (p *Pump) rejectMessage(w *work, m *stage.Inbound, listener string, err error) {
 	p.failed.Add(1)
 	diags := append(diagnosticsOf(err), m.Diagnostics...)
 	p.fail(w, m.Thread, m.From, listener, err, diags)
@@ -57,7 +59,7 @@ func (p *Pump) rejectMessage(w *work, m *xmlpipe.Inbound, listener string, err e
 // or the listener whose output it was (unless it was itself an error message,
 // which becomes a dead letter — errors about errors never loop).
 func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []failure.Diagnostic) {
-	huh := xmlpipe.NewHuh(err, w.raw)
+	huh := stage.NewHuh(err, w.raw)
 	p.log.Info("message rejected", "thread", thread, "from", from, "listener", listener, "error", err)
 	now := p.opts.Clock()
 	switch {
@@ -112,7 +114,7 @@ func (p *Pump) sendErrorAbout(conv string, tbl *table, to *listener, thread stri
 		p.deadLetter(conv, thread, from, to.Name, pt.Name(), nil, err.Error())
 		return
 	}
-	env := xmlpipe.AppendEnvelopeInReplyTo(nil, from, to.Name, thread, ref, body)
+	env := stage.AppendEnvelopeInReplyTo(nil, from, to.Name, thread, ref, body)
 	ev := Event{Kind: kind, Time: p.opts.Clock(), Conversation: conv, Thread: thread, From: from, To: to.Name,
 		PayloadName: pt.Name(), Payload: payload}
 	if h, ok := payload.(*xmlpipe.Huh); ok {

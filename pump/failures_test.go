@@ -16,6 +16,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // TestExternalRejections: every bad external message gets a <huh> with the
@@ -23,7 +24,7 @@ import (
 // original bytes and nothing about the topology; it is never delivered and the
 // pump keeps working.
 func TestExternalRejections(t *testing.T) {
-	tid := xmlpipe.NewThreadID()
+	tid := stage.NewThreadID()
 	ping := `<Ping xmlns=""><Text>hi</Text></Ping>`
 	tests := []struct {
 		name     string
@@ -83,7 +84,7 @@ func TestExternalRejections(t *testing.T) {
 			if e.Error != tc.wantText || huh.Error != tc.wantText {
 				t.Errorf("huh text %q / %q, want %q", e.Error, huh.Error, tc.wantText)
 			}
-			if want := tc.raw[:min(len(tc.raw), xmlpipe.MaxOriginalAttempt)]; !bytes.Equal(huh.OriginalAttempt, want) {
+			if want := tc.raw[:min(len(tc.raw), stage.MaxOriginalAttempt)]; !bytes.Equal(huh.OriginalAttempt, want) {
 				t.Errorf("original attempt %q, want the bytes sent", huh.OriginalAttempt)
 			}
 			for _, secret := range []string{"echo", "pong-box", "nobody", "schema", "listener"} {
@@ -127,7 +128,7 @@ func TestSystemListenersInternal(t *testing.T) {
 	t.Cleanup(func() { p.Shutdown(context.Background()) })
 	for _, to := range []string{"system.jobs", ""} {
 		out := newRecorder()
-		_, err := injectErr(t, p, envelope(client, to, xmlpipe.NewThreadID(), `<Job xmlns=""><Label>x</Label></Job>`), out)
+		_, err := injectErr(t, p, envelope(client, to, stage.NewThreadID(), `<Job xmlns=""><Label>x</Label></Job>`), out)
 		if f := failureOf(err); f == nil || !errors.Is(err, failure.ErrNoRoute) || f.Canned() != failure.HuhPayload {
 			t.Errorf("to %q: InjectWait error %v, want a routing failure", to, err)
 		}
@@ -163,7 +164,7 @@ func TestNoTopologyLeak(t *testing.T) {
 		injectErr(t, p, raw, out)
 		return out.waitFor(t, "huh", kind(pump.EventHuh))
 	}
-	tid := xmlpipe.NewThreadID()
+	tid := stage.NewThreadID()
 	noListener := huhFor(envelope(client, "nobody", tid, `<Ping xmlns=""><Text>x</Text></Ping>`))
 	wrongSchema := huhFor(envelope(client, "echo", tid, `<Ping xmlns=""><Txt>x</Txt></Ping>`))
 	if noListener.Error != wrongSchema.Error {
@@ -268,7 +269,7 @@ func TestHandlerFailures(t *testing.T) {
 // input; what fails them comes back to that listener as a <huh> on its own
 // thread, and nothing reaches the would-be target.
 func TestHandlerOutputRejected(t *testing.T) {
-	forged := envelope("echo", "echo", xmlpipe.NewThreadID(), `<Ping xmlns=""><Text>forged</Text></Ping>`)
+	forged := envelope("echo", "echo", stage.NewThreadID(), `<Ping xmlns=""><Text>forged</Text></Ping>`)
 	tests := []struct {
 		name    string
 		out     xmlpipe.Response
@@ -455,7 +456,7 @@ func TestEscaping(t *testing.T) {
 	})
 	t.Run("empty text element", func(t *testing.T) {
 		out := newRecorder()
-		injectErr(t, p, envelope(client, "echo", xmlpipe.NewThreadID(), `<Ping xmlns=""><Text/></Ping>`), out)
+		injectErr(t, p, envelope(client, "echo", stage.NewThreadID(), `<Ping xmlns=""><Text/></Ping>`), out)
 		reply := out.waitFor(t, "reply", kind(pump.EventReply))
 		if got := reply.Payload.(*Ping).Text; got != "" {
 			t.Errorf("text %q, want empty", got)
@@ -464,7 +465,7 @@ func TestEscaping(t *testing.T) {
 	})
 	t.Run("self-closing payload root and empty payloads on every hop", func(t *testing.T) {
 		out := newRecorder()
-		if _, err := injectErr(t, p, envelope(client, "", xmlpipe.NewThreadID(), `<Empty xmlns=""/>`), out); err != nil {
+		if _, err := injectErr(t, p, envelope(client, "", stage.NewThreadID(), `<Empty xmlns=""/>`), out); err != nil {
 			t.Fatal(err)
 		}
 		reply := out.waitFor(t, "reply", kind(pump.EventReply))

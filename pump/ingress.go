@@ -10,6 +10,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Inject admits an external envelope (raw bytes from a transport or client).
@@ -148,8 +149,8 @@ func (p *Pump) Send(ctx context.Context, from, to string, payload any, out Outle
 	if err != nil {
 		return "", err
 	}
-	thread := xmlpipe.NewThreadID()
-	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), from, to, thread, body)
+	thread := stage.NewThreadID()
+	env := stage.AppendEnvelope(make([]byte, 0, len(body)+256), from, to, thread, body)
 	return p.InjectWait(ctx, env, out)
 }
 
@@ -167,11 +168,11 @@ func (p *Pump) SendSystem(to string, payload any) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	thread := xmlpipe.NewThreadID()
+	thread := stage.NewThreadID()
 	if err := p.threads.Begin(thread, "system", to); err != nil {
 		return "", err
 	}
-	env := xmlpipe.AppendEnvelope(nil, "system", to, thread, body)
+	env := stage.AppendEnvelope(nil, "system", to, thread, body)
 	tbl := p.convStart(thread, nil, p.pinRoutes())
 	p.convHold(thread)
 	p.hold()
@@ -452,7 +453,7 @@ func (p *Pump) Resolve(to, ns, name string, external bool) ([]string, error) {
 // payload against the first one's contract (a broadcast group shares one
 // payload type). On a validation failure it returns the targets with the
 // error.
-func (p *Pump) route(tbl *table, prof *profile, w *work, m *xmlpipe.Inbound) ([]*listener, error) {
+func (p *Pump) route(tbl *table, prof *profile, w *work, m *stage.Inbound) ([]*listener, error) {
 	targets, err := resolveIn(tbl, m.To, m.PayloadNS, m.PayloadName, w.external)
 	if err != nil {
 		return nil, err
@@ -510,7 +511,7 @@ func checkSender(tbl *table, from string) error {
 // assignThreads registers an external conversation, or checks that an internal
 // message's thread is alive. It returns the conversation, one thread per
 // target, and whether an external message started a new conversation.
-func (p *Pump) assignThreads(w *work, m *xmlpipe.Inbound, targets []*listener) (string, []string, bool, error) {
+func (p *Pump) assignThreads(w *work, m *stage.Inbound, targets []*listener) (string, []string, bool, error) {
 	threads := make([]string, len(targets))
 	if !w.external {
 		if !p.threads.Known(m.Thread) {
@@ -573,7 +574,7 @@ func (p *Pump) roomAt(w *work, targets []*listener) error {
 // share of the admission budget: Inject and InjectWait return err (a
 // *BusyError); the outlet of one read on an ingress worker gets the <huh>.
 // Nothing of it is kept.
-func (p *Pump) refuseBusy(w *work, m *xmlpipe.Inbound, err error) {
+func (p *Pump) refuseBusy(w *work, m *stage.Inbound, err error) {
 	p.log.Info("message refused: busy", "thread", m.Thread, "from", m.From, "error", err)
 	switch {
 	case w.done != nil:
@@ -587,7 +588,7 @@ func (p *Pump) refuseBusy(w *work, m *xmlpipe.Inbound, err error) {
 
 // egress validates an internal reply addressed to an external party and hands
 // it to the conversation's outlet.
-func (p *Pump) egress(w *work, m *xmlpipe.Inbound) {
+func (p *Pump) egress(w *work, m *stage.Inbound) {
 	if w.payloadType != nil {
 		if err := m.ValidatePayload(w.payloadType); err != nil {
 			p.rejectMessage(w, m, "", err)
@@ -623,7 +624,7 @@ func (p *Pump) pruneAccepted(w *work) {
 
 // deliverError routes a pump-generated <huh>/SystemError/<refusal> to the
 // listener named in <to>, through its optional error handler.
-func (p *Pump) deliverError(w *work, m *xmlpipe.Inbound, tbl *table) {
+func (p *Pump) deliverError(w *work, m *stage.Inbound, tbl *table) {
 	l := tbl.lookup(m.To)
 	pt := p.core.Huh
 	switch {

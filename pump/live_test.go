@@ -10,6 +10,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // TestAddListenerWhileRunning: a listener added to a running pump is
@@ -174,7 +175,7 @@ func TestHotReloadPinsRoutingTable(t *testing.T) {
 	}
 
 	// New conversations use the new table: B by its tag, C through relay.
-	if _, err := injectErr(t, p, envelope(client, "", xmlpipe.NewThreadID(), `<Pong xmlns=""><Text>B</Text></Pong>`), nil); err != nil {
+	if _, err := injectErr(t, p, envelope(client, "", stage.NewThreadID(), `<Pong xmlns=""><Text>B</Text></Pong>`), nil); err != nil {
 		t.Fatal(err)
 	}
 	if c := pr.next(t); c.Listener != "v2" || c.Payload.(*Pong).Text != "B" {
@@ -271,7 +272,7 @@ func TestExternalMessageJoinsPinnedTable(t *testing.T) {
 	if c := pr.next(t); c.Listener != "v1" {
 		t.Fatalf("a message of the pinned conversation reached %s, want v1", c.Listener)
 	}
-	if _, err := injectErr(t, p, envelope(client, "", xmlpipe.NewThreadID(), `<Pong xmlns=""><Text>new</Text></Pong>`), nil); err != nil {
+	if _, err := injectErr(t, p, envelope(client, "", stage.NewThreadID(), `<Pong xmlns=""><Text>new</Text></Pong>`), nil); err != nil {
 		t.Fatal(err)
 	}
 	if c := pr.next(t); c.Listener != "v2" {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
@@ -24,7 +24,7 @@ type Principal struct {
 	// user's session identities is the user's own (see Owns).
 	User string
 	// FreshThread says the transport chose the message's thread id itself
-	// (xmlpipe.NewThreadID), so it was never used before: the pump skips the
+	// (stage.NewThreadID), so it was never used before: the pump skips the
 	// journal lookup of a thread id it does not hold (see ThreadHistory).
 	// A transport must never set it for an id a client chose.
 	FreshThread bool
@@ -148,7 +148,7 @@ func (p *Pump) checkThread(who Principal, thread string) error {
 }
 
 // checkPrincipal is the identity check of an external message sent as who.
-func (p *Pump) checkPrincipal(who Principal, m *xmlpipe.Inbound) error {
+func (p *Pump) checkPrincipal(who Principal, m *stage.Inbound) error {
 	if m.From != who.From {
 		return ErrForgedSender
 	}
@@ -160,7 +160,7 @@ func (p *Pump) checkPrincipal(who Principal, m *xmlpipe.Inbound) error {
 // names neither the claimed sender nor the claimed thread anywhere but the
 // security log: the journal's <huh> record and the event carry the
 // principal's identity and no thread.
-func (p *Pump) refuseImpostor(w *work, m *xmlpipe.Inbound) bool {
+func (p *Pump) refuseImpostor(w *work, m *stage.Inbound) bool {
 	who := w.principal
 	if who == nil {
 		return false
@@ -175,7 +175,7 @@ func (p *Pump) refuseImpostor(w *work, m *xmlpipe.Inbound) bool {
 	diags := []failure.Diagnostic{{Stage: failure.StageExtract, Msg: err.Error()}}
 	now := p.opts.Clock()
 	p.record(Record{Time: now, Direction: Inbound, Kind: RecordHuh, From: who.From, Diagnostics: diags})
-	huh := xmlpipe.NewHuh(err, w.raw)
+	huh := stage.NewHuh(err, w.raw)
 	ev := Event{Kind: EventHuh, Time: now, From: "core", To: who.From, Error: huh.Error, Payload: huh,
 		Diagnostics: diagStrings(diags)}
 	p.publish(w.outlet, ev)

@@ -14,6 +14,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Lifecycle errors.
@@ -29,8 +30,8 @@ var (
 type Pump struct {
 	opts    Options
 	log     *slog.Logger
-	ingress *xmlpipe.Ingress
-	core    xmlpipe.CoreTypes
+	ingress *stage.Ingress
+	core    stage.CoreTypes
 	// routes is the current routing snapshot (see table); routesMu orders
 	// its writers. New conversations pin it; routing reads it lock-free.
 	routes   atomic.Pointer[table]
@@ -134,11 +135,11 @@ func New(opts Options) (*Pump, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	in, err := xmlpipe.NewIngress(xmlpipe.IngressConfig{MaxBytes: opts.MaxBytes})
+	in, err := stage.NewIngress(stage.IngressConfig{MaxBytes: opts.MaxBytes})
 	if err != nil {
 		return nil, err
 	}
-	core, err := xmlpipe.Core()
+	core, err := stage.Core()
 	if err != nil {
 		return nil, err
 	}

@@ -77,7 +77,7 @@ type SendResponse struct {
 	To      string
 	Payload any
 	// Ref, when set, is an opaque correlation ref of the sender's choosing
-	// (at most MaxRefBytes of XML characters): the reply to this message,
+	// (at most stage.MaxRefBytes of XML characters): the reply to this message,
 	// and any <huh> or SystemError about it, reach the sender with
 	// Metadata.InReplyTo set to it. Give each message in flight from one
 	// thread its own ref.

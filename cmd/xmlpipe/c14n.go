@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
@@ -26,7 +26,7 @@ func runC14N(_ context.Context, args []string, std streams) int {
 		fmt.Fprintf(std.err, "xmlpipe c14n: %v\n", err)
 		return exitFailure
 	}
-	out, err := xmlpipe.Canonicalize(raw)
+	out, err := stage.Canonicalize(raw)
 	if err != nil {
 		fmt.Fprintf(std.err, "xmlpipe c14n: %s\n", failureText(err))
 		return exitFailure

@@ -11,6 +11,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/schemas"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Add and Sub are the payloads of the test capabilities.
@@ -58,9 +59,9 @@ var (
 )
 
 // metaSchema validates answers as documents against meta.xsd.
-func metaSchema(t *testing.T) *xmlpipe.Schema {
+func metaSchema(t *testing.T) *stage.Schema {
 	t.Helper()
-	s, err := xmlpipe.CompileSchema(schemas.Meta(), "mem:/schemas/meta.xsd")
+	s, err := stage.CompileSchema(schemas.Meta(), "mem:/schemas/meta.xsd")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func metaSchema(t *testing.T) *xmlpipe.Schema {
 
 // checkAgainstMetaXSD encodes answer with its fixed payload type and
 // validates the bytes against meta.xsd.
-func checkAgainstMetaXSD(t *testing.T, s *xmlpipe.Schema, answer any) {
+func checkAgainstMetaXSD(t *testing.T, s *stage.Schema, answer any) {
 	t.Helper()
 	f, ok := answer.(xmlpipe.FixedPayload)
 	if !ok {

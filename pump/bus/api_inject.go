@@ -11,9 +11,9 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // sourceAPI is the source part of the <from> of REST and stream injects
@@ -83,8 +83,8 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 	}
 	thread := req.ThreadID
 	if thread == "" {
-		thread = xmlpipe.NewThreadID()
-	} else if !xmlpipe.IsThreadID(thread) {
+		thread = stage.NewThreadID()
+	} else if !stage.IsThreadID(thread) {
 		return injectResult{}, badRequest("Invalid thread_id: want a lower-case UUID")
 	}
 	body, apiErr := s.payloadBytes(l, req.Payload)
@@ -94,7 +94,7 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 	who := pump.Principal{From: sourceAPI + ":" + sess.Username, User: sess.Username, FreshThread: req.ThreadID == "",
 		Profile: sess.Profile}
 	from := who.From
-	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), from, l.Name, thread, body)
+	env := stage.AppendEnvelope(make([]byte, 0, len(body)+256), from, l.Name, thread, body)
 
 	if req.ThreadID != "" {
 		// Two injects from one user onto one existing thread would be

@@ -9,8 +9,8 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // busConversation sends a greeting from from on thread over the /bus socket c
@@ -92,13 +92,13 @@ func TestIdentityForgeriesRefused(t *testing.T) {
 	bobStream := f.dial("/api/v1/ws", bob)
 	readFrame(t, bobStream) // connected
 
-	victim := xmlpipe.NewThreadID()
+	victim := stage.NewThreadID()
 	handed := busConversation(t, aliceBus, "websocket:alice", victim)
 	completed.wait(t, victim)
 	status, body, _ := f.do("POST", "/api/v1/inject", alice, map[string]any{"to": "greeter",
 		"payload": map[string]string{"name": "Ann"}})
 	restVictim, _ := body["thread_id"].(string)
-	if status != http.StatusOK || !xmlpipe.IsThreadID(restVictim) {
+	if status != http.StatusOK || !stage.IsThreadID(restVictim) {
 		t.Fatalf("alice's inject: %d %v", status, body)
 	}
 	completed.wait(t, restVictim)
@@ -109,8 +109,8 @@ func TestIdentityForgeriesRefused(t *testing.T) {
 	}
 
 	busForgeries := []struct{ name, frame string }{
-		{"from alice", envelope("websocket:alice", xmlpipe.NewThreadID(), "Mallory")},
-		{"from alice's other identity", envelope("api:alice", xmlpipe.NewThreadID(), "Mallory")},
+		{"from alice", envelope("websocket:alice", stage.NewThreadID(), "Mallory")},
+		{"from alice's other identity", envelope("api:alice", stage.NewThreadID(), "Mallory")},
 		{"from alice on her thread", envelope("websocket:alice", victim, "Mallory")},
 		{"bob on alice's thread", envelope("websocket:bob", victim, "Mallory")},
 		{"bob on the thread handed to alice", envelope("websocket:bob", handed, "Mallory")},
@@ -199,7 +199,7 @@ func TestIdentityForgeriesRefused(t *testing.T) {
 		}
 	})
 	t.Run("bob on a new thread of his own", func(t *testing.T) {
-		busConversation(t, bobBus, "websocket:bob", xmlpipe.NewThreadID())
+		busConversation(t, bobBus, "websocket:bob", stage.NewThreadID())
 	})
 }
 
@@ -217,7 +217,7 @@ func TestIdentityLiveThread(t *testing.T) {
 	f := newFixtureWith(t, statesOrganism(t, g))
 	aliceBus := f.dial("/bus", f.loginAs("alice", auth.Operator))
 	bobBus := f.dial("/bus", f.loginAs("bob", auth.Operator))
-	victim := xmlpipe.NewThreadID()
+	victim := stage.NewThreadID()
 	ask := func(note string) string { return `<Ask xmlns=""><Note>` + note + `</Note></Ask>` }
 
 	sendRaw(t, aliceBus, xmlEnvelope("websocket:alice", "asker", victim, ask("first")))
@@ -244,7 +244,7 @@ func TestIdentityLiveThread(t *testing.T) {
 		t.Fatalf("alice got %s, want the asker's second job", raw)
 	}
 	// bob's next frame is the answer to his own message, nothing of alice's.
-	sendRaw(t, bobBus, xmlEnvelope("websocket:bob", "echo", xmlpipe.NewThreadID(), `<Echo xmlns=""><Note>hi</Note></Echo>`))
+	sendRaw(t, bobBus, xmlEnvelope("websocket:bob", "echo", stage.NewThreadID(), `<Echo xmlns=""><Note>hi</Note></Echo>`))
 	if e, raw := readEnvelope(t, bobBus); e.From != "echo" || e.To != "websocket:bob" {
 		t.Errorf("bob got %s, want his echo", raw)
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
 	"github.com/xml-pipeline/xmlpipe/pump/console"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // targetPattern is the reference's `@target text` (TARGET_PATTERN, DOTALL).
@@ -220,12 +220,12 @@ func (w *wsSocket) send(req wire.Request) {
 	thread := strings.TrimSpace(req.ThreadID)
 	switch {
 	case thread == "":
-		thread, who.FreshThread = xmlpipe.NewThreadID(), true
-	case !xmlpipe.IsThreadID(thread):
+		thread, who.FreshThread = stage.NewThreadID(), true
+	case !stage.IsThreadID(thread):
 		w.fail(h, wire.CodeBadRequest, "Invalid thread_id: want a lower-case UUID")
 		return
 	}
-	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), who.From, l.Name, thread, body)
+	env := stage.AppendEnvelope(make([]byte, 0, len(body)+256), who.From, l.Name, thread, body)
 	if err := w.s.pump.CheckThread(who, thread); err != nil {
 		// Another party's conversation: its events are never routed here;
 		// the pump refuses the message (a security event), the thread

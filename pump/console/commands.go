@@ -10,8 +10,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // command is one /command: its usage, its one-line help and what it does.
@@ -104,7 +104,7 @@ func (c *Console) send(ctx context.Context, rest string) string {
 		}
 	}
 	if conv == "" {
-		conv = xmlpipe.NewThreadID()
+		conv = stage.NewThreadID()
 	}
 	m := Message{Target: target, Text: text, Thread: conv}
 	if structured {

@@ -17,6 +17,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // From is the <from> of every message the console sends.
@@ -111,14 +112,14 @@ func (l *Local) Send(ctx context.Context, m Message) (string, error) {
 	}
 	thread := m.Thread
 	if thread == "" {
-		thread = xmlpipe.NewThreadID()
-	} else if !xmlpipe.IsThreadID(thread) {
+		thread = stage.NewThreadID()
+	} else if !stage.IsThreadID(thread) {
 		return "", fmt.Errorf("console: thread %q is not a thread id", thread)
 	}
 	var got string
 	body, err := ls.Payload.AppendPayload(nil, v)
 	if err == nil {
-		env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+256), From, ls.Name, thread, body)
+		env := stage.AppendEnvelope(make([]byte, 0, len(body)+256), From, ls.Name, thread, body)
 		got, err = p.InjectWait(ctx, env, pump.OutletFunc(l.deliver))
 	}
 	if f, ok := errors.AsType[*failure.Failure](err); ok {

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // onFrame handles a text frame: the peer's acknowledgement of one of ours.
@@ -139,7 +139,7 @@ func (g *gateway) onCall(c *conn, e *envelope) {
 		nack("no such capability")
 		return
 	}
-	if !xmlpipe.IsThreadID(e.Thread) {
+	if !stage.IsThreadID(e.Thread) {
 		g.m.refusal(g.name, RefusedBadThread)
 		nack("bad link thread")
 		return
@@ -208,7 +208,7 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 		nack("Message could not be delivered")
 		return
 	}
-	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(e.Payload)+256), g.name, e.To, conv, e.Payload)
+	env := stage.AppendEnvelope(make([]byte, 0, len(e.Payload)+256), g.name, e.To, conv, e.Payload)
 	forget := g.joinTrace(conv, e)
 	ctx, cancel := context.WithTimeout(context.Background(), g.callTimeout)
 	defer cancel()
@@ -269,7 +269,7 @@ func (g *gateway) onAnswer(e *envelope, raw []byte) {
 // onCancel ends the conversation begun for a call whose caller's thread
 // ended.
 func (g *gateway) onCancel(e *envelope) {
-	if !xmlpipe.IsThreadID(e.Link.Ref) {
+	if !stage.IsThreadID(e.Link.Ref) {
 		return
 	}
 	conv := derivedThread(g.m.secret, g.name, e.Link.Ref)

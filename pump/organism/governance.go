@@ -17,8 +17,8 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/guardian"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // GovernanceObserver is told of every governance decision: rule is the
@@ -268,7 +268,7 @@ func (g *Governance) hold(m *pump.GateMessage, kind, why string, rules []string,
 		g.log.Error("approvals: cannot record an approval; the message is refused", "agent", m.From, "target", m.Target,
 			"error", err)
 		return pump.GateDecision{Verdict: pump.GateRefuse,
-			Refusal: xmlpipe.NewRefusal("the approval this call needs could not be recorded", "", xmlpipe.SeverityMedium)}
+			Refusal: stage.NewRefusal("the approval this call needs could not be recorded", "", stage.SeverityMedium)}
 	}
 	decision := "hold"
 	if kind == KindReview {

@@ -13,7 +13,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/listeners/route"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // ErrUnknownProfile: a profile name the organism does not define.
@@ -210,8 +210,8 @@ func (w *routeWaiter) Deliver(e pump.Event) {
 }
 
 func (o *Organism) dispatchRouted(ctx context.Context, from, to string, payload []byte) (route.Dispatched, error) {
-	thread := xmlpipe.NewThreadID()
-	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(payload)+256), from, to, thread, payload)
+	thread := stage.NewThreadID()
+	env := stage.AppendEnvelope(make([]byte, 0, len(payload)+256), from, to, thread, payload)
 	w := &routeWaiter{done: make(chan struct{})}
 	conv, err := o.Pump.InjectWait(ctx, env, w)
 	if err != nil {
