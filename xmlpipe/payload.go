@@ -2,12 +2,12 @@ package xmlpipe
 
 import (
 	"fmt"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"reflect"
 	"sync"
 
 	"github.com/xml-pipeline/xmlpipe/gen"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/internal/lx"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/internal/payloadschema"
 )

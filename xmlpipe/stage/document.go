@@ -3,8 +3,8 @@ package stage
 import (
 	"errors"
 	"fmt"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/internal/lx"
 )
 

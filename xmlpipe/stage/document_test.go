@@ -2,8 +2,9 @@ package stage
 
 import (
 	"errors"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"testing"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 func TestCanonicalizeChild(t *testing.T) {

@@ -2,9 +2,9 @@ package stage
 
 import (
 	"errors"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"testing"
 
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/internal/lx"
 )
 

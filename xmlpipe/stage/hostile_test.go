@@ -3,13 +3,14 @@ package stage
 import (
 	"encoding/xml"
 	"errors"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // Probe is the payload the hostile inputs target: an integer, an enumeration

@@ -3,8 +3,6 @@ package stage
 import (
 	"bytes"
 	"fmt"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"runtime"
 	"strings"
 	"sync"
@@ -14,6 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xml-pipeline/xmlpipe/schemas"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/internal/lx"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/internal/payloadschema"
 )

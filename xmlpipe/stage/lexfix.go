@@ -3,8 +3,9 @@ package stage
 import (
 	"bytes"
 	"fmt"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"unicode/utf8"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // LexFix is the lexical pre-pass of the repair path. libxml2's recover mode mends

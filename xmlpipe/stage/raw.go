@@ -2,8 +2,8 @@ package stage
 
 import (
 	"fmt"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/internal/lx"
 )
 

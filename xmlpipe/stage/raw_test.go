@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"testing"
 	"time"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // rawReply is model output holding n payload elements between prose.

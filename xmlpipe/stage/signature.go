@@ -2,8 +2,8 @@ package stage
 
 import (
 	"encoding/xml"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/internal/lx"
 )
 

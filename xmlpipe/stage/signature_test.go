@@ -3,10 +3,11 @@ package stage
 import (
 	"encoding/xml"
 	"errors"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 func TestSplitSignature(t *testing.T) {

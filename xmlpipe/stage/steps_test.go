@@ -3,11 +3,11 @@ package stage
 import (
 	"bytes"
 	"errors"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/internal/lx"
 )
 
