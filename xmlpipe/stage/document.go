@@ -58,9 +58,10 @@ func CompileSchema(xsd []byte, url string) (*Schema, error) {
 	return &Schema{s: s}, nil
 }
 
-// Validate parses b strictly and validates it; the error is a *failure.Failure at
-// failure.StageParse (failure.ErrMalformed, failure.ErrDoctype) or failure.StageEnvelope (ErrSchema) whose
-// diagnostics are libxml2's findings.
+// Validate parses b strictly and validates it; the error is a
+// *failure.Failure at failure.StageParse (failure.ErrMalformed,
+// failure.ErrDoctype) or failure.StageEnvelope (ErrSchema) whose diagnostics
+// are libxml2's findings.
 func (s *Schema) Validate(b []byte) error {
 	doc, err := parseStrict(b)
 	if err != nil {
