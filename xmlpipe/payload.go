@@ -137,7 +137,8 @@ func (pt *PayloadType) Matches(name, ns string) bool {
 	return pt.model.Name == name && pt.model.Namespace == ns
 }
 
-// Decode decodes canonical payload bytes into a new *T.
+// Decode decodes canonical payload bytes into a new *T. Its error is a
+// *failure.Failure at failure.StageDecode.
 func (pt *PayloadType) Decode(b []byte) (any, error) {
 	v, err := pt.codec.Decode(b)
 	if err != nil {
@@ -147,7 +148,8 @@ func (pt *PayloadType) Decode(b []byte) (any, error) {
 }
 
 // AppendPayload encodes v (a T or *T) as the payload element of an envelope
-// (declaring xmlns="" for a no-namespace type).
+// (declaring xmlns="" for a no-namespace type). Its error is a
+// *failure.Failure at failure.StageEncode.
 func (pt *PayloadType) AppendPayload(dst []byte, v any) ([]byte, error) {
 	out, err := pt.codec.Append(dst, v, true)
 	if err != nil {
