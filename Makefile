@@ -58,19 +58,19 @@ test: test-deps
 
 ## bench: stage and pump benchmarks, then the end-to-end bench.
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchmem ./xmlpipe/ ./xmlpipe/codec/ ./pump/ ./registry/... ./pump/federation/... ./listeners/route/
+	$(GO) test -run '^$$' -bench . -benchmem ./xmlpipe/stage/ ./xmlpipe/codec/ ./pump/ ./registry/... ./pump/federation/... ./listeners/route/
 	$(GO) run ./cmd/xmlpipe bench
 
 ## fuzz: run every native fuzz target for FUZZTIME each.
 fuzz: deps
-	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./xmlpipe/
-	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalize$$' -fuzztime $(FUZZTIME) ./xmlpipe/
-	$(GO) test -run '^$$' -fuzz '^FuzzSplitRaw$$' -fuzztime $(FUZZTIME) ./xmlpipe/
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./xmlpipe/stage/
+	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalize$$' -fuzztime $(FUZZTIME) ./xmlpipe/stage/
+	$(GO) test -run '^$$' -fuzz '^FuzzSplitRaw$$' -fuzztime $(FUZZTIME) ./xmlpipe/stage/
 	$(GO) test -run '^$$' -fuzz '^FuzzC14NChild$$' -fuzztime $(FUZZTIME) ./xmlpipe/internal/lx/
-	$(GO) test -run '^$$' -fuzz '^FuzzLexFix$$' -fuzztime $(FUZZTIME) ./xmlpipe/
-	$(GO) test -run '^$$' -fuzz '^FuzzCanonical$$' -fuzztime $(FUZZTIME) ./xmlpipe/
-	$(GO) test -run '^$$' -fuzz '^FuzzIsExcC14N$$' -fuzztime $(FUZZTIME) ./xmlpipe/
-	$(GO) test -run '^$$' -fuzz '^FuzzSplitSignature$$' -fuzztime $(FUZZTIME) ./xmlpipe/
+	$(GO) test -run '^$$' -fuzz '^FuzzLexFix$$' -fuzztime $(FUZZTIME) ./xmlpipe/stage/
+	$(GO) test -run '^$$' -fuzz '^FuzzCanonical$$' -fuzztime $(FUZZTIME) ./xmlpipe/stage/
+	$(GO) test -run '^$$' -fuzz '^FuzzIsExcC14N$$' -fuzztime $(FUZZTIME) ./xmlpipe/stage/
+	$(GO) test -run '^$$' -fuzz '^FuzzSplitSignature$$' -fuzztime $(FUZZTIME) ./xmlpipe/stage/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./xmlpipe/codec/
 	$(GO) test -run '^$$' -fuzz '^FuzzAppendJSON$$' -fuzztime $(FUZZTIME) ./xmlpipe/codec/
 	$(GO) test -run '^$$' -fuzz '^FuzzFrameAppendJSON$$' -fuzztime $(FUZZTIME) ./pump/bus/wire/

@@ -8,7 +8,8 @@ import (
 	"sync"
 
 	"github.com/xml-pipeline/xmlpipe/schemas"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // reply is one response and what to do once it was written (a shutdown
@@ -20,14 +21,14 @@ type reply struct {
 
 var (
 	schemaOnce sync.Once
-	schema     *xmlpipe.Schema
+	schema     *stage.Schema
 	schemaErr  error
 )
 
 // Schema returns the compiled privileged-msg.xsd.
-func Schema() (*xmlpipe.Schema, error) {
+func Schema() (*stage.Schema, error) {
 	schemaOnce.Do(func() {
-		schema, schemaErr = xmlpipe.CompileSchema(schemas.Privileged(), "mem:/schemas/privileged-msg.xsd")
+		schema, schemaErr = stage.CompileSchema(schemas.Privileged(), "mem:/schemas/privileged-msg.xsd")
 	})
 	return schema, schemaErr
 }
@@ -121,7 +122,7 @@ func errText(err error, fallback string) string {
 
 // failureText is an error with its diagnostics.
 func failureText(err error) string {
-	var f *xmlpipe.Failure
+	var f *failure.Failure
 	if errors.As(err, &f) && len(f.Diagnostics) > 0 {
 		var b bytes.Buffer
 		for i, d := range f.Diagnostics {

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // injectTimeout bounds inject-message's wait for the ingress stages.
@@ -217,7 +217,7 @@ func (o *operations) inject(p *Operations) reply {
 	}
 	thread := a.ThreadID
 	if thread == "" {
-		thread = xmlpipe.NewThreadID()
+		thread = stage.NewThreadID()
 	}
 	if _, ok := o.t.Pump.Lookup(a.To); !ok {
 		return o.s.fail(p.ID, CodeNotFound, "no listener "+a.To, "")

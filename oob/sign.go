@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Algorithm is the one signature algorithm accepted.
@@ -36,7 +36,7 @@ func SignRequest(key ed25519.PrivateKey, id string, now time.Time, op []byte) ([
 	p.WriteString(`</payload>`)
 	head := `<privileged-msg xmlns="` + NS + `" version="` + Version + `">`
 	unsigned := head + p.String() + `</privileged-msg>`
-	c, err := xmlpipe.CanonicalizeChild([]byte(unsigned), NS, "payload")
+	c, err := stage.CanonicalizeChild([]byte(unsigned), NS, "payload")
 	if err != nil {
 		return nil, fmt.Errorf("oob: sign: %w", err)
 	}
@@ -66,7 +66,7 @@ func verifySignature(pub ed25519.PublicKey, raw []byte, sig *Signature) ([]byte,
 	if len(b) != ed25519.SignatureSize {
 		return nil, fmt.Errorf("signature is %d bytes, want %d", len(b), ed25519.SignatureSize)
 	}
-	c, err := xmlpipe.CanonicalizeChild(raw, NS, "payload")
+	c, err := stage.CanonicalizeChild(raw, NS, "payload")
 	if err != nil {
 		return nil, fmt.Errorf("payload: %w", err)
 	}

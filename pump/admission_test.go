@@ -10,6 +10,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // blocker is a listener of T whose handlers block until the gate opens (or
@@ -44,7 +45,7 @@ func busyOf(t *testing.T, err error, reason string) *pump.BusyError {
 
 // pingTo builds an external Ping envelope from client to listener to.
 func pingTo(from, to, text string) []byte {
-	return envelope(from, to, xmlpipe.NewThreadID(), `<Ping xmlns=""><Text>`+text+`</Text></Ping>`)
+	return envelope(from, to, stage.NewThreadID(), `<Ping xmlns=""><Text>`+text+`</Text></Ping>`)
 }
 
 // TestAdmissionGlobalBudget: once the in-flight budget is used up, Inject
@@ -63,7 +64,7 @@ func TestAdmissionGlobalBudget(t *testing.T) {
 	}
 	ls = append(ls, echo(t, "free"))
 	p := startPump(t, pump.Options{MaxInFlight: 8, AdmitWait: 100 * time.Millisecond}, ls...)
-	if _, err := injectErr(t, p, envelope(client, "", xmlpipe.NewThreadID(), `<News xmlns=""><Headline>all</Headline></News>`), nil); err != nil {
+	if _, err := injectErr(t, p, envelope(client, "", stage.NewThreadID(), `<News xmlns=""><Headline>all</Headline></News>`), nil); err != nil {
 		t.Fatal(err)
 	}
 	for range 8 {
@@ -132,7 +133,7 @@ func TestAdmissionListenerShare(t *testing.T) {
 	fan.MaxMessagesPerTurn = 64 // the fan-out is one turn of 40
 	p := startPump(t, pump.Options{MaxInFlight: 16, AdmitWait: 50 * time.Millisecond, Journal: j}, slow, fan, echo(t, "other"))
 	jobTo := func(label string) []byte {
-		return envelope(client, "slow", xmlpipe.NewThreadID(), `<Job xmlns=""><Label>`+label+`</Label></Job>`)
+		return envelope(client, "slow", stage.NewThreadID(), `<Job xmlns=""><Label>`+label+`</Label></Job>`)
 	}
 	for _, l := range []string{"1", "2"} { // share 2: one running, one queued
 		if _, err := injectErr(t, p, jobTo(l), nil); err != nil {
@@ -189,12 +190,12 @@ func TestAdmissionPerUser(t *testing.T) {
 	p := startPump(t, pump.Options{MaxInFlight: 8, AdmitWait: 50 * time.Millisecond},
 		blocker[Job](t, "s1", g, entered), blocker[Pong](t, "s2", g, entered), echo(t, "free"))
 	alice := pump.Principal{From: "api:alice", User: "alice"}
-	if _, err := p.InjectAs(waitCtx(t), envelope(alice.From, "s1", xmlpipe.NewThreadID(), `<Job xmlns=""><Label>a</Label></Job>`), nil, alice); err != nil {
+	if _, err := p.InjectAs(waitCtx(t), envelope(alice.From, "s1", stage.NewThreadID(), `<Job xmlns=""><Label>a</Label></Job>`), nil, alice); err != nil {
 		t.Fatal(err)
 	}
 	// Another of alice's session identities shares her account.
 	ws := pump.Principal{From: "websocket:alice", User: "alice"}
-	if _, err := p.InjectAs(waitCtx(t), envelope(ws.From, "s2", xmlpipe.NewThreadID(), `<Pong xmlns=""><Text>b</Text></Pong>`), nil, ws); err != nil {
+	if _, err := p.InjectAs(waitCtx(t), envelope(ws.From, "s2", stage.NewThreadID(), `<Pong xmlns=""><Text>b</Text></Pong>`), nil, ws); err != nil {
 		t.Fatal(err)
 	}
 	<-entered
@@ -242,7 +243,7 @@ func TestAdmissionStalledListeners(t *testing.T) {
 	for name, payload := range payloads {
 		accepted := 0
 		for {
-			_, err := injectErr(t, p, envelope(client, name, xmlpipe.NewThreadID(), payload), nil)
+			_, err := injectErr(t, p, envelope(client, name, stage.NewThreadID(), payload), nil)
 			if errors.Is(err, pump.ErrBusy) {
 				break
 			}
@@ -259,7 +260,7 @@ func TestAdmissionStalledListeners(t *testing.T) {
 	}
 	for name, payload := range payloads {
 		start := time.Now()
-		_, err := injectErr(t, p, envelope(client, name, xmlpipe.NewThreadID(), payload), nil)
+		_, err := injectErr(t, p, envelope(client, name, stage.NewThreadID(), payload), nil)
 		busyOf(t, err, "listener "+name+" busy")
 		if waited := time.Since(start); waited > waitTimeout/2 {
 			t.Errorf("%s: refused after %s", name, waited)

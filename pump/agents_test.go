@@ -10,6 +10,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // TestAgentSelfIteration: an agent without peers may self-iterate — Send to
@@ -148,7 +149,7 @@ func TestPeerEnforcement(t *testing.T) {
 			default:
 				t.Fatal("the agent's ErrorHandler was not called")
 			}
-			want := &xmlpipe.DeliveryError{System: xmlpipe.RoutingError(), Detail: got.err.Detail}
+			want := &xmlpipe.DeliveryError{System: stage.RoutingError(), Detail: got.err.Detail}
 			if diff := cmp.Diff(want, got.err); diff != "" {
 				t.Errorf("delivered error (-want +got):\n%s", diff)
 			}

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // ErrNoAnswer reports a conversation that completed without an answer: the
@@ -52,7 +52,7 @@ const askInjectTimeout = time.Minute
 // such as the hello-world's response-handler). Its Payload is the decoded Go
 // value, Envelope its canonical bytes, From the listener that sent it.
 //
-// A message the pump refuses is a *xmlpipe.Failure (as with Send); a
+// A message the pump refuses is a *failure.Failure (as with Send); a
 // conversation that failed without a reply is an *AskError; one that ended
 // at once without an answer is ErrNoAnswer. When ctx ends first, the
 // conversation is killed (Kill) and the error wraps context.Cause(ctx). An
@@ -78,7 +78,7 @@ func (p *Pump) Ask(ctx context.Context, from, to string, payload any) (Event, er
 // builds from JSON with codec.AppendJSON.
 func (p *Pump) AskXML(ctx context.Context, from, to string, payload []byte) (Event, error) {
 	p.asks.once.Do(func() { p.Watch(OutletFunc(p.asks.observe)) })
-	thread := xmlpipe.NewThreadID()
+	thread := stage.NewThreadID()
 	a := &asker{done: make(chan struct{})}
 	p.asks.m.Store(thread, a)
 	defer p.asks.m.Delete(thread)

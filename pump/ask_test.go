@@ -10,6 +10,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // Question and Answer are the payloads of the Ask tests.
@@ -71,7 +72,7 @@ func TestAsk(t *testing.T) {
 			return ok && e.Event.Kind == pump.EventHuh
 		}},
 		{name: "refused", to: "nobody", wantError: func(err error) bool {
-			_, ok := errors.AsType[*xmlpipe.Failure](err)
+			_, ok := errors.AsType[*failure.Failure](err)
 			return ok
 		}},
 	}

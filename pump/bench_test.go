@@ -10,6 +10,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/listeners/hello"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // BenchmarkTwoHop drives b.N conversations through shouter → sink (two
@@ -67,7 +68,7 @@ func twoHop(b *testing.B, profiled bool) {
 			mu.Unlock()
 			payload := `<GreetingResponse xmlns=""><Message>` + strconv.FormatInt(seq, 10) + " " + text +
 				`</Message><OriginalSender>sink</OriginalSender></GreetingResponse>`
-			raw := xmlpipe.AppendEnvelope(nil, client, "shouter", xmlpipe.NewThreadID(), []byte(payload))
+			raw := stage.AppendEnvelope(nil, client, "shouter", stage.NewThreadID(), []byte(payload))
 			if err := p.Inject(ctx, raw, nil); err != nil {
 				b.Error(err)
 				wg.Done()

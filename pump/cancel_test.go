@@ -10,6 +10,8 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // ended is what a handler saw when its context ended.
@@ -89,7 +91,7 @@ func TestKillCancelsRunningHandlers(t *testing.T) {
 			all := newRecorder()
 			p.Subscribe(all)
 			doomedOut, otherOut := newRecorder(), newRecorder()
-			doomed, err := injectErr(t, p, envelope(client, "", xmlpipe.NewThreadID(), `<News xmlns=""><Headline>doomed</Headline></News>`), doomedOut)
+			doomed, err := injectErr(t, p, envelope(client, "", stage.NewThreadID(), `<News xmlns=""><Headline>doomed</Headline></News>`), doomedOut)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +99,7 @@ func TestKillCancelsRunningHandlers(t *testing.T) {
 			for range 2 {
 				doomedThreads = append(doomedThreads, <-threads)
 			}
-			if _, err := injectErr(t, p, envelope(client, "", xmlpipe.NewThreadID(), `<News xmlns=""><Headline>other</Headline></News>`), otherOut); err != nil {
+			if _, err := injectErr(t, p, envelope(client, "", stage.NewThreadID(), `<News xmlns=""><Headline>other</Headline></News>`), otherOut); err != nil {
 				t.Fatal(err)
 			}
 			for range 2 {
@@ -182,7 +184,7 @@ func TestHandlerTimeout(t *testing.T) {
 				t.Fatalf("handler end %+v, want cancelled with cause %q", e, want)
 			}
 			huh := out.waitFor(t, "the sender's <huh>", kind(pump.EventHuh))
-			if huh.Error != xmlpipe.HuhProcessing || !strings.Contains(strings.Join(huh.Diagnostics, " "), want) {
+			if huh.Error != failure.HuhProcessing || !strings.Contains(strings.Join(huh.Diagnostics, " "), want) {
 				t.Errorf("<huh> %q %v, want the canned text and a diagnostic naming the timeout", huh.Error, huh.Diagnostics)
 			}
 			out.waitFor(t, "completion", kind(pump.EventComplete))

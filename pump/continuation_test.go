@@ -8,6 +8,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // TestConversationContinues: a client that names the thread of its own
@@ -51,7 +52,7 @@ func TestConversationContinues(t *testing.T) {
 		return reply.Payload.(*Bounce).Text, nil
 	}
 
-	thread := xmlpipe.NewThreadID()
+	thread := stage.NewThreadID()
 	if got, err := ask(alice, thread, "one"); err != nil || got != "one after 1" {
 		t.Fatalf("first message: %q, %v", got, err)
 	}
@@ -80,7 +81,7 @@ func TestConversationContinues(t *testing.T) {
 	}
 
 	// A conversation with a listener that is no agent frees its history.
-	other := xmlpipe.NewThreadID()
+	other := stage.NewThreadID()
 	out := newRecorder()
 	if _, err := p.InjectAs(waitCtx(t), envelope(alice.From, "echo", other, `<Job xmlns=""><Label>x</Label></Job>`), out,
 		alice); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // listenerInfo returns the introspection record of name.
@@ -25,7 +26,7 @@ func listenerInfo(t *testing.T, p *pump.Pump, name string) pump.ListenerInfo {
 // sendJob injects a Job for target and waits until the ingress stages queued it.
 func sendJob(t *testing.T, p *pump.Pump, target, label string, out pump.Outlet) string {
 	t.Helper()
-	thread, err := injectErr(t, p, envelope(client, target, xmlpipe.NewThreadID(), `<Job xmlns=""><Label>`+label+`</Label></Job>`), out)
+	thread, err := injectErr(t, p, envelope(client, target, stage.NewThreadID(), `<Job xmlns=""><Label>`+label+`</Label></Job>`), out)
 	if err != nil {
 		t.Fatalf("inject %s: %v", label, err)
 	}
@@ -178,7 +179,7 @@ func TestControlUnknown(t *testing.T) {
 			t.Errorf("%s(nobody) = %v, want ErrUnknownListener", name, err)
 		}
 	}
-	if _, err := p.Kill(xmlpipe.NewThreadID()); !errors.Is(err, pump.ErrUnknownThread) {
+	if _, err := p.Kill(stage.NewThreadID()); !errors.Is(err, pump.ErrUnknownThread) {
 		t.Errorf("Kill(unknown) = %v, want ErrUnknownThread", err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/xml-pipeline/xmlpipe/gen"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Correlation: a handler that sends with a ref (xmlpipe.SendResponse.Ref)
@@ -17,7 +19,7 @@ import (
 //     (registry.Threads.ExtendRef), durable with the thread registry.
 //   - A reply travelling back from that thread — after any number of hops
 //     below it — is built with the thread's ref in its envelope's <meta>
-//     (xmlpipe.AppendEnvelopeInReplyTo); so is a <huh> or SystemError about
+//     (stage.AppendEnvelopeInReplyTo); so is a <huh> or SystemError about
 //     the message itself (its validation failed, its peer is not allowed, its
 //     target's handler failed or timed out). The journal keeps the ref with
 //     the envelope, so a re-delivery after a restart carries it too.
@@ -64,7 +66,7 @@ func agentPeerSet(l *listener, t *table, names []string) *peerSet {
 func (p *Pump) encodePayload(v any) (pt *xmlpipe.PayloadType, body []byte, canonical bool, err error) {
 	if e, ok := v.(*xmlpipe.Encoded); ok {
 		if e == nil || e.Type == nil || len(e.XML) == 0 {
-			return nil, nil, false, fmt.Errorf("%w: an encoded payload needs its type and XML", xmlpipe.ErrEncode)
+			return nil, nil, false, fmt.Errorf("%w: an encoded payload needs its type and XML", failure.ErrEncode)
 		}
 		return e.Type, e.XML, false, nil
 	}
@@ -98,12 +100,12 @@ func asAgentText(agent *listener, pt *xmlpipe.PayloadType, v any) (any, bool) {
 	if err != nil {
 		return nil, false
 	}
-	return xmlpipe.NewTextPayload(agent.Payload.GoType(), string(b))
+	return stage.NewTextPayload(agent.Payload.GoType(), string(b))
 }
 
 // errorDetail words diagnostics as the detail of a <huh> for a listener
 // inside the organism (xmlpipe.DeliveryError.Detail).
-func errorDetail(diags []xmlpipe.Diagnostic) string {
+func errorDetail(diags []failure.Diagnostic) string {
 	var b strings.Builder
 	for i, d := range diags {
 		if i == 8 {

@@ -12,6 +12,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Payloads of the correlation tests.
@@ -112,10 +113,10 @@ func TestCorrelatedSends(t *testing.T) {
 	p = startPump(t, pump.Options{}, boss, echo, echo2, relay, strict, broken, nobody)
 
 	out := newRecorder()
-	thread := xmlpipe.NewThreadID()
+	thread := stage.NewThreadID()
 	forged := fmt.Sprintf(`<message xmlns="%s"><meta><from>%s</from><to>boss</to><thread>%s</thread>`+
 		`<in-reply-to xmlns="https://xml-pipeline.org/ns/core/v1">r-a</in-reply-to></meta>`+
-		`<CorrAsk xmlns=""><Text>go</Text></CorrAsk></message>`, xmlpipe.EnvelopeNS, client, thread)
+		`<CorrAsk xmlns=""><Text>go</Text></CorrAsk></message>`, stage.EnvelopeNS, client, thread)
 	if _, err := injectErr(t, p, []byte(forged), out); err != nil {
 		t.Fatal(err)
 	}
@@ -183,11 +184,11 @@ func TestRecoveredAnswerKeepsItsRef(t *testing.T) {
 	}))
 	threads := registry.NewThreads(registry.ThreadsConfig{})
 	p := startPump(t, pump.Options{Threads: threads}, boss)
-	thread := xmlpipe.NewThreadID()
+	thread := stage.NewThreadID()
 	if err := threads.Begin(thread, client, "boss"); err != nil {
 		t.Fatal(err)
 	}
-	env := xmlpipe.AppendEnvelopeInReplyTo(nil, "echo", "boss", thread, "call_7",
+	env := stage.AppendEnvelopeInReplyTo(nil, "echo", "boss", thread, "call_7",
 		[]byte(`<CorrAsk xmlns=""><Text>{"Text":"A"}</Text></CorrAsk>`))
 	if err := p.Recover(waitCtx(t), pump.Recovered{Seq: 1, Envelope: env, Conversation: thread, Thread: thread}); err != nil {
 		t.Fatal(err)

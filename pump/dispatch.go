@@ -8,6 +8,8 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // runWorker is one of a listener's workers: it pops deliveries in the
@@ -160,7 +162,7 @@ func (p *Pump) conclude(l *listener, d *delivery, cause error, resp xmlpipe.Resp
 		p.finish(l, d, true)
 		return
 	case errors.Is(cause, ErrHandlerTimeout):
-		p.handlerFailed(l, d, fmt.Errorf("%w: %w", xmlpipe.ErrHandler, cause))
+		p.handlerFailed(l, d, fmt.Errorf("%w: %w", failure.ErrHandler, cause))
 	case err != nil:
 		p.handlerFailed(l, d, err)
 	default:
@@ -174,7 +176,7 @@ func (p *Pump) call(ctx context.Context, l *listener, d *delivery, md xmlpipe.Me
 	defer func() {
 		if r := recover(); r != nil {
 			p.log.Error("handler panicked", "listener", l.Name, "thread", d.thread, "panic", r, "stack", string(debug.Stack()))
-			err = fmt.Errorf("%w: %s panicked: %v", xmlpipe.ErrHandler, l.Name, r)
+			err = fmt.Errorf("%w: %s panicked: %v", failure.ErrHandler, l.Name, r)
 		}
 	}()
 	if md.Profile != nil { // network tools check their dials against it (xmlpipe.CheckDial)
@@ -184,8 +186,8 @@ func (p *Pump) call(ctx context.Context, l *listener, d *delivery, md xmlpipe.Me
 		return l.errHandler.HandleError(ctx, d.errPayload, md)
 	}
 	resp, err = l.Handler.Handle(ctx, d.payload, md)
-	if err != nil && !errors.Is(err, xmlpipe.ErrHandler) {
-		err = fmt.Errorf("%w: %s: %w", xmlpipe.ErrHandler, l.Name, err)
+	if err != nil && !errors.Is(err, failure.ErrHandler) {
+		err = fmt.Errorf("%w: %s: %w", failure.ErrHandler, l.Name, err)
 	}
 	return resp, err
 }
@@ -195,8 +197,8 @@ func (p *Pump) call(ctx context.Context, l *listener, d *delivery, md xmlpipe.Me
 func (p *Pump) handlerFailed(l *listener, d *delivery, err error) {
 	p.failed.Add(1)
 	l.lastError.Store(&listenerError{msg: err.Error(), at: p.opts.Clock(), handled: l.handled.Load() + 1})
-	huh := xmlpipe.NewHuh(err, d.payloadBytes)
-	diags := []xmlpipe.Diagnostic{{Stage: xmlpipe.StageHandler, Msg: err.Error()}}
+	huh := stage.NewHuh(err, d.payloadBytes)
+	diags := []failure.Diagnostic{{Stage: failure.StageHandler, Msg: err.Error()}}
 	ref := ""
 	if d.errPayload == nil {
 		ref = p.threads.Ref(d.thread) // the failed message was sent with it (correlation.go)
@@ -239,10 +241,10 @@ func (p *Pump) outputRejected(l *listener, d *delivery, err error, text []byte) 
 		p.deadLetter(d.conv, d.thread, l.Name, "", "", clip(text), "error handler output rejected: "+err.Error())
 		return
 	}
-	diags := []xmlpipe.Diagnostic{{Stage: xmlpipe.StageExtract, Msg: err.Error()}}
+	diags := []failure.Diagnostic{{Stage: failure.StageExtract, Msg: err.Error()}}
 	p.record(Record{Time: p.opts.Clock(), Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
 		From: l.Name, Listener: l.Name, Envelope: clip(text), Diagnostics: diags})
-	p.sendError(d.conv, d.tbl, l, d.thread, xmlpipe.NewHuh(err, clip(text)), d.depth)
+	p.sendError(d.conv, d.tbl, l, d.thread, stage.NewHuh(err, clip(text)), d.depth)
 }
 
 // respond processes a handler's Response: forward, respond, raw or end.
@@ -263,7 +265,7 @@ func (p *Pump) respond(l *listener, d *delivery, resp xmlpipe.Response) {
 	case *xmlpipe.RawResponse:
 		p.raw(l, d, r.Bytes)
 	default:
-		p.handlerFailed(l, d, fmt.Errorf("%w: %s returned an unknown response type %T", xmlpipe.ErrHandler, l.Name, resp))
+		p.handlerFailed(l, d, fmt.Errorf("%w: %s returned an unknown response type %T", failure.ErrHandler, l.Name, resp))
 	}
 }
 
@@ -286,7 +288,7 @@ func (p *Pump) peerViolationIn(t *turn, l *listener, d *delivery, to, ref string
 		p.deadLetterIn(t, d.conv, d.thread, l.Name, to, "", nil, "peer violation; agent has no error handler")
 	}
 	detail := fmt.Sprintf("%q is not among the peers of %s", to, l.Name)
-	p.later(t, func() { p.sendErrorAbout(d.conv, d.tbl, l, d.thread, xmlpipe.RoutingError(), d.depth, ref, detail) })
+	p.later(t, func() { p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.RoutingError(), d.depth, ref, detail) })
 }
 
 // forward is Send(to, payload): extend the chain (keeping the send's ref
@@ -296,8 +298,8 @@ func (p *Pump) peerViolationIn(t *turn, l *listener, d *delivery, to, ref string
 // tell which of its messages failed.
 func (p *Pump) forward(t *turn, l *listener, d *delivery, s *xmlpipe.SendResponse) {
 	to := s.To
-	if err := xmlpipe.CheckRef(s.Ref); err != nil {
-		p.handlerFailed(l, d, fmt.Errorf("%w: %s: send to %s: %w", xmlpipe.ErrHandler, l.Name, to, err))
+	if err := stage.CheckRef(s.Ref); err != nil {
+		p.handlerFailed(l, d, fmt.Errorf("%w: %s: send to %s: %w", failure.ErrHandler, l.Name, to, err))
 		return
 	}
 	if !l.mayReach(to) {
@@ -306,7 +308,7 @@ func (p *Pump) forward(t *turn, l *listener, d *delivery, s *xmlpipe.SendRespons
 	}
 	pt, body, canonical, err := p.encodePayload(s.Payload)
 	if err != nil {
-		p.unencodable(t, l, d, s.Ref, fmt.Errorf("%w: %s: %w", xmlpipe.ErrHandler, l.Name, err))
+		p.unencodable(t, l, d, s.Ref, fmt.Errorf("%w: %s: %w", failure.ErrHandler, l.Name, err))
 		return
 	}
 	child, prof, err := p.extend(d, l, to, s.Ref)
@@ -314,7 +316,7 @@ func (p *Pump) forward(t *turn, l *listener, d *delivery, s *xmlpipe.SendRespons
 		p.deadLetterIn(t, d.conv, d.thread, l.Name, to, pt.Name(), nil, "cannot extend thread: "+err.Error())
 		return
 	}
-	env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, to, child, body)
+	env := stage.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, to, child, body)
 	p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, prof: prof, profSet: true, sender: l, senderThread: d.thread,
 		depth: d.depth + 1, payloadType: pt, canonical: canonical, admitted: d.admitted, parent: d.mark.retain(), ref: s.Ref})
 }
@@ -328,7 +330,7 @@ func (p *Pump) unencodable(t *turn, l *listener, d *delivery, ref string, err er
 	}
 	p.failed.Add(1)
 	p.later(t, func() {
-		p.sendErrorAbout(d.conv, d.tbl, l, d.thread, xmlpipe.NewHuh(err, nil), d.depth, ref, err.Error())
+		p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.NewHuh(err, nil), d.depth, ref, err.Error())
 	})
 }
 
@@ -343,7 +345,7 @@ func (p *Pump) sends(l *listener, d *delivery, sends []*xmlpipe.SendResponse) {
 	d.turn = t
 	for _, s := range sends {
 		if s == nil {
-			p.handlerFailed(l, d, fmt.Errorf("%w: %s: a nil send in SendAll", xmlpipe.ErrHandler, l.Name))
+			p.handlerFailed(l, d, fmt.Errorf("%w: %s: a nil send in SendAll", failure.ErrHandler, l.Name))
 			continue
 		}
 		p.forward(t, l, d, s)
@@ -374,10 +376,10 @@ func (p *Pump) reply(l *listener, d *delivery, payload any) {
 	}
 	pt, body, canonical, err := p.encodePayload(payload)
 	if err != nil {
-		p.handlerFailed(l, d, fmt.Errorf("%w: %s: %w", xmlpipe.ErrHandler, l.Name, err))
+		p.handlerFailed(l, d, fmt.Errorf("%w: %s: %w", failure.ErrHandler, l.Name, err))
 		return
 	}
-	env := xmlpipe.AppendEnvelopeInReplyTo(make([]byte, 0, len(body)+200+len(ref)), l.Name, caller, thread, ref, body)
+	env := stage.AppendEnvelopeInReplyTo(make([]byte, 0, len(body)+200+len(ref)), l.Name, caller, thread, ref, body)
 	w := &work{raw: env, conv: d.conv, tbl: d.tbl, prof: d.tbl.profile(profName), profSet: true, sender: l, senderThread: d.thread,
 		depth: max(d.depth-1, 0), payloadType: pt, canonical: canonical, admitted: d.admitted, parent: d.mark.retain(), prune: d.thread}
 	if cl == nil {
@@ -393,13 +395,13 @@ func (p *Pump) reply(l *listener, d *delivery, payload any) {
 // failures journal — is one turn: journaled together once they all passed
 // the ingress stages (runTurn), so a crash leaves all of it or none.
 func (p *Pump) raw(l *listener, d *delivery, text []byte) {
-	parts, diags, err := xmlpipe.SplitRawMax(text, p.maxMessagesPerTurn(l))
-	if tooMany := (*xmlpipe.TooManyPayloadsError)(nil); errors.As(err, &tooMany) {
+	parts, diags, err := stage.SplitRawMax(text, p.maxMessagesPerTurn(l))
+	if tooMany := (*stage.TooManyPayloadsError)(nil); errors.As(err, &tooMany) {
 		p.tooManyMessages(l, d, tooMany, text)
 		return
 	}
 	if err == nil && len(parts) == 0 {
-		err = fmt.Errorf("%w: no XML element in the output", xmlpipe.ErrNoPayload)
+		err = fmt.Errorf("%w: no XML element in the output", failure.ErrNoPayload)
 	}
 	if err != nil {
 		p.outputRejected(l, d, err, text)
@@ -417,7 +419,7 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 			targets, err = reach.mask(targets, l, "", tagKey{part.Namespace, part.Name})
 		}
 		if err != nil {
-			huh := xmlpipe.NewHuh(err, part.Bytes)
+			huh := stage.NewHuh(err, part.Bytes)
 			p.later(t, func() { p.sendError(d.conv, d.tbl, l, d.thread, huh, d.depth) })
 			continue
 		}
@@ -432,7 +434,7 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 				continue
 			}
 			body := withEmptyNS(part)
-			env := xmlpipe.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, target.Name, child, body)
+			env := stage.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, target.Name, child, body)
 			p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, prof: prof, profSet: true, sender: l, senderThread: d.thread,
 				depth: d.depth + 1, admitted: d.admitted, parent: d.mark.retain()})
 		}
@@ -452,7 +454,7 @@ func (p *Pump) maxMessagesPerTurn(l *listener) int {
 // saying the limit goes back to the listener on the thread its handler ran
 // on, as for any other rejected output, so an agent's model can split its
 // work. Output of an error handler is not answered again (a dead letter).
-func (p *Pump) tooManyMessages(l *listener, d *delivery, e *xmlpipe.TooManyPayloadsError, text []byte) {
+func (p *Pump) tooManyMessages(l *listener, d *delivery, e *stage.TooManyPayloadsError, text []byte) {
 	p.failed.Add(1)
 	p.log.Warn("handler output refused: too many messages", "listener", l.Name, "thread", d.thread,
 		"messages", e.Count, "max_messages_per_turn", e.Limit)
@@ -462,13 +464,13 @@ func (p *Pump) tooManyMessages(l *listener, d *delivery, e *xmlpipe.TooManyPaylo
 	}
 	p.record(Record{Time: p.opts.Clock(), Direction: Outbound, Kind: RecordSystemError, Conversation: d.conv,
 		Thread: d.thread, From: l.Name, Listener: l.Name, Envelope: clip(text),
-		Diagnostics: []xmlpipe.Diagnostic{{Stage: xmlpipe.StageExtract, Msg: e.Error()}}})
-	p.sendError(d.conv, d.tbl, l, d.thread, xmlpipe.TooManyMessagesError(e.Count, e.Limit), d.depth)
+		Diagnostics: []failure.Diagnostic{{Stage: failure.StageExtract, Msg: e.Error()}}})
+	p.sendError(d.conv, d.tbl, l, d.thread, stage.TooManyMessagesError(e.Count, e.Limit), d.depth)
 }
 
 // withEmptyNS makes a no-namespace element keep no namespace inside the
 // envelope's default namespace (canonical bytes start with "<Name").
-func withEmptyNS(part xmlpipe.RawPayload) []byte {
+func withEmptyNS(part stage.RawPayload) []byte {
 	if part.Namespace != "" {
 		return part.Bytes
 	}

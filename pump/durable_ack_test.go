@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // heldJournal is a DurableJournal whose commits the test makes by hand:
@@ -79,7 +79,7 @@ func TestDurableAcknowledgement(t *testing.T) {
 
 	acked := make(chan error, 1)
 	go func() {
-		_, err := p.InjectWait(context.Background(), envelope(client, "sink", xmlpipe.NewThreadID(), `<Ping xmlns=""><Text>hi</Text></Ping>`), nil)
+		_, err := p.InjectWait(context.Background(), envelope(client, "sink", stage.NewThreadID(), `<Ping xmlns=""><Text>hi</Text></Ping>`), nil)
 		acked <- err
 	}()
 	pr.next(t) // the handler ran: the pump went on without waiting

@@ -3,7 +3,7 @@ package pump
 import (
 	"context"
 
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Envelope is a message a sender puts into the pump from outside a handler
@@ -33,14 +33,14 @@ type Envelope struct {
 
 // SendEnvelope builds e's envelope and injects it, waiting for the ingress
 // stages as InjectWait does (InjectAs when e.As is set): it returns the
-// thread the message travels on, or the message's *xmlpipe.Failure. out
+// thread the message travels on, or the message's *failure.Failure. out
 // receives the events of the conversation (nil: none).
 func (p *Pump) SendEnvelope(ctx context.Context, e Envelope, out Outlet) (string, error) {
 	fresh := e.Thread == ""
 	if fresh {
-		e.Thread = xmlpipe.NewThreadID()
+		e.Thread = stage.NewThreadID()
 	}
-	raw := xmlpipe.AppendEnvelope(make([]byte, 0, len(e.Payload)+256), e.From, e.To, e.Thread, e.Payload)
+	raw := stage.AppendEnvelope(make([]byte, 0, len(e.Payload)+256), e.From, e.To, e.Thread, e.Payload)
 	if e.As != nil {
 		who := *e.As
 		who.FreshThread = who.FreshThread || fresh

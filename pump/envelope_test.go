@@ -5,7 +5,8 @@ import (
 	"testing"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // TestSendEnvelope drives the one helper senders build and inject through:
@@ -16,7 +17,7 @@ func TestSendEnvelope(t *testing.T) {
 	p := startPump(t, pump.Options{}, sink[Ping](t, "echo", pr))
 	body := []byte(`<Ping xmlns=""><Text>hi</Text></Ping>`)
 	alice := &pump.Principal{From: "websocket:alice", User: "alice", FreshThread: true}
-	given := xmlpipe.NewThreadID()
+	given := stage.NewThreadID()
 	tests := []struct {
 		name       string
 		e          pump.Envelope
@@ -29,22 +30,22 @@ func TestSendEnvelope(t *testing.T) {
 		{"as a principal", pump.Envelope{From: alice.From, To: "echo", Payload: body, As: alice}, "", alice.From, nil},
 		{"forged for the principal", pump.Envelope{From: "websocket:bob", To: "echo", Payload: body, As: alice}, "", "",
 			pump.ErrForgedSender},
-		{"reserved sender", pump.Envelope{From: "core", To: "echo", Payload: body}, "", "", xmlpipe.ErrForbiddenSender},
-		{"unknown listener", pump.Envelope{From: client, To: "nobody", Payload: body}, "", "", xmlpipe.ErrNoRoute},
+		{"reserved sender", pump.Envelope{From: "core", To: "echo", Payload: body}, "", "", failure.ErrForbiddenSender},
+		{"unknown listener", pump.Envelope{From: client, To: "nobody", Payload: body}, "", "", failure.ErrNoRoute},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			thread, err := p.SendEnvelope(waitCtx(t), tt.e, nil)
 			if tt.wantErr != nil {
 				if !errors.Is(err, tt.wantErr) || failureOf(err) == nil {
-					t.Fatalf("SendEnvelope = %q, %v; want a *xmlpipe.Failure wrapping %v", thread, err, tt.wantErr)
+					t.Fatalf("SendEnvelope = %q, %v; want a *failure.Failure wrapping %v", thread, err, tt.wantErr)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatalf("SendEnvelope: %v", err)
 			}
-			if tt.wantThread != "" && thread != tt.wantThread || !xmlpipe.IsThreadID(thread) {
+			if tt.wantThread != "" && thread != tt.wantThread || !stage.IsThreadID(thread) {
 				t.Fatalf("thread = %q, want %q (a thread id)", thread, tt.wantThread)
 			}
 			c := pr.next(t)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Hello asks the greeter to greet someone.
@@ -137,7 +138,7 @@ func ExamplePump_SendEnvelope() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("accepted on a new thread:", xmlpipe.IsThreadID(thread))
+	fmt.Println("accepted on a new thread:", stage.IsThreadID(thread))
 	select {
 	case line := <-lines:
 		fmt.Println(line)

@@ -4,18 +4,22 @@ import (
 	"errors"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // diagnosticsOf extracts the detailed findings of an error.
-func diagnosticsOf(err error) []xmlpipe.Diagnostic {
-	var f *xmlpipe.Failure
+func diagnosticsOf(err error) []failure.Diagnostic {
+	var f *failure.Failure
 	if errors.As(err, &f) {
 		return f.Diagnostics
 	}
-	return []xmlpipe.Diagnostic{{Msg: err.Error()}}
+	return []failure.Diagnostic{{Msg: err.Error()}}
 }
 
-func diagStrings(ds []xmlpipe.Diagnostic) []string {
+func diagStrings(ds []failure.Diagnostic) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
 		out[i] = d.String()
@@ -27,7 +31,7 @@ func diagStrings(ds []xmlpipe.Diagnostic) []string {
 func (p *Pump) rejectRead(w *work, err error) {
 	p.failed.Add(1)
 	diags := diagnosticsOf(err)
-	if errors.Is(err, xmlpipe.ErrPrivileged) {
+	if errors.Is(err, failure.ErrPrivileged) {
 		p.log.Warn("security event: privileged message on the main bus dropped", "external", w.external,
 			"detail", err.Error())
 		p.journalIn(w.turn, Record{Direction: Inbound, Kind: RecordDeadLetter, Conversation: w.conv, Envelope: clip(w.raw),
@@ -45,7 +49,7 @@ func (p *Pump) rejectRead(w *work, err error) {
 
 // rejectMessage handles a message whose envelope was read but which cannot be
 // delivered (bad sender, no route, invalid payload, ended thread).
-func (p *Pump) rejectMessage(w *work, m *xmlpipe.Inbound, listener string, err error) {
+func (p *Pump) rejectMessage(w *work, m *stage.Inbound, listener string, err error) {
 	p.failed.Add(1)
 	diags := append(diagnosticsOf(err), m.Diagnostics...)
 	p.fail(w, m.Thread, m.From, listener, err, diags)
@@ -54,8 +58,8 @@ func (p *Pump) rejectMessage(w *work, m *xmlpipe.Inbound, listener string, err e
 // fail sends the <huh> for a failed message to its sender: the external outlet,
 // or the listener whose output it was (unless it was itself an error message,
 // which becomes a dead letter — errors about errors never loop).
-func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []xmlpipe.Diagnostic) {
-	huh := xmlpipe.NewHuh(err, w.raw)
+func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []failure.Diagnostic) {
+	huh := stage.NewHuh(err, w.raw)
 	p.log.Info("message rejected", "thread", thread, "from", from, "listener", listener, "error", err)
 	now := p.opts.Clock()
 	switch {
@@ -110,7 +114,7 @@ func (p *Pump) sendErrorAbout(conv string, tbl *table, to *listener, thread stri
 		p.deadLetter(conv, thread, from, to.Name, pt.Name(), nil, err.Error())
 		return
 	}
-	env := xmlpipe.AppendEnvelopeInReplyTo(nil, from, to.Name, thread, ref, body)
+	env := stage.AppendEnvelopeInReplyTo(nil, from, to.Name, thread, ref, body)
 	ev := Event{Kind: kind, Time: p.opts.Clock(), Conversation: conv, Thread: thread, From: from, To: to.Name,
 		PayloadName: pt.Name(), Payload: payload}
 	if h, ok := payload.(*xmlpipe.Huh); ok {
@@ -129,7 +133,7 @@ func (p *Pump) deadLetter(conv, thread, from, to, tag string, env []byte, reason
 func (p *Pump) deadLetterIn(t *turn, conv, thread, from, to, tag string, env []byte, reason string) {
 	p.log.Warn("dead letter", "thread", thread, "from", from, "to", to, "payload", tag, "reason", reason)
 	p.journalIn(t, Record{Direction: Outbound, Kind: RecordDeadLetter, Conversation: conv, Thread: thread, From: from, To: to,
-		PayloadTag: tag, Envelope: env, Diagnostics: []xmlpipe.Diagnostic{{Msg: reason}}}, func(int64) {
+		PayloadTag: tag, Envelope: env, Diagnostics: []failure.Diagnostic{{Msg: reason}}}, func(int64) {
 		p.publish(nil, Event{Kind: EventDeadLetter, Time: p.opts.Clock(), Conversation: conv, Thread: thread, From: from,
 			To: to, PayloadName: tag, Envelope: env, Error: reason})
 	})

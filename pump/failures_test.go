@@ -15,6 +15,8 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // TestExternalRejections: every bad external message gets a <huh> with the
@@ -22,7 +24,7 @@ import (
 // original bytes and nothing about the topology; it is never delivered and the
 // pump keeps working.
 func TestExternalRejections(t *testing.T) {
-	tid := xmlpipe.NewThreadID()
+	tid := stage.NewThreadID()
 	ping := `<Ping xmlns=""><Text>hi</Text></Ping>`
 	tests := []struct {
 		name     string
@@ -30,37 +32,37 @@ func TestExternalRejections(t *testing.T) {
 		wantErr  error
 		wantText string
 	}{
-		{"empty frame", nil, xmlpipe.ErrEmpty, xmlpipe.HuhMalformed},
+		{"empty frame", nil, failure.ErrEmpty, failure.HuhMalformed},
 		{"too large", envelope(client, "echo", tid, `<Ping xmlns=""><Text>`+strings.Repeat("x", 4096)+`</Text></Ping>`),
-			xmlpipe.ErrTooLarge, xmlpipe.HuhTooLarge},
+			failure.ErrTooLarge, failure.HuhTooLarge},
 		{"invalid UTF-8", append(envelope(client, "echo", tid, `<Ping xmlns=""><Text>`), "\xff</Text></Ping></message>"...),
-			xmlpipe.ErrEncoding, xmlpipe.HuhMalformed},
+			failure.ErrEncoding, failure.HuhMalformed},
 		{"DOCTYPE", append([]byte(`<!DOCTYPE message [<!ENTITY x "y">]>`), envelope(client, "echo", tid, ping)...),
-			xmlpipe.ErrDoctype, xmlpipe.HuhMalformed},
-		{"not XML at all", []byte(`<not valid xml`), xmlpipe.ErrEnvelope, xmlpipe.HuhEnvelope},
-		{"bare payload, no envelope", []byte(`<test/>`), xmlpipe.ErrEnvelope, xmlpipe.HuhEnvelope},
+			failure.ErrDoctype, failure.HuhMalformed},
+		{"not XML at all", []byte(`<not valid xml`), failure.ErrEnvelope, failure.HuhEnvelope},
+		{"bare payload, no envelope", []byte(`<test/>`), failure.ErrEnvelope, failure.HuhEnvelope},
 		{"a huh is not an envelope", []byte(`<huh xmlns="https://xml-pipeline.org/ns/core/v1"><error>x</error></huh>`),
-			xmlpipe.ErrEnvelope, xmlpipe.HuhEnvelope},
+			failure.ErrEnvelope, failure.HuhEnvelope},
 		{"processing instruction as the only payload", envelope(client, "echo", tid, `<?xml-stylesheet href="x"?>`),
-			xmlpipe.ErrNoPayload, xmlpipe.HuhEnvelope},
-		{"two payloads", envelope(client, "echo", tid, ping+ping), xmlpipe.ErrMultiplePayloads, xmlpipe.HuhEnvelope},
+			failure.ErrNoPayload, failure.HuhEnvelope},
+		{"two payloads", envelope(client, "echo", tid, ping+ping), failure.ErrMultiplePayloads, failure.HuhEnvelope},
 		{"payload in the envelope namespace", envelope(client, "echo", tid, `<Ping><Text>hi</Text></Ping>`),
-			xmlpipe.ErrPayloadNamespace, xmlpipe.HuhPayload},
-		{"no such listener", envelope(client, "nobody", tid, ping), xmlpipe.ErrNoRoute, xmlpipe.HuhPayload},
-		{"unknown root tag without to", envelope(client, "", tid, `<Nope xmlns=""/>`), xmlpipe.ErrNoRoute, xmlpipe.HuhPayload},
+			failure.ErrPayloadNamespace, failure.HuhPayload},
+		{"no such listener", envelope(client, "nobody", tid, ping), failure.ErrNoRoute, failure.HuhPayload},
+		{"unknown root tag without to", envelope(client, "", tid, `<Nope xmlns=""/>`), failure.ErrNoRoute, failure.HuhPayload},
 		{"root tag of another listener", envelope(client, "echo", tid, `<Pong xmlns=""><Text>x</Text></Pong>`),
-			xmlpipe.ErrNoRoute, xmlpipe.HuhPayload},
+			failure.ErrNoRoute, failure.HuhPayload},
 		{"wrong schema: unknown child", envelope(client, "echo", tid, `<Ping xmlns=""><Bogus/></Ping>`),
-			xmlpipe.ErrPayloadInvalid, xmlpipe.HuhPayload},
-		{"wrong schema: missing child", envelope(client, "echo", tid, `<Ping xmlns=""/>`), xmlpipe.ErrPayloadInvalid, xmlpipe.HuhPayload},
+			failure.ErrPayloadInvalid, failure.HuhPayload},
+		{"wrong schema: missing child", envelope(client, "echo", tid, `<Ping xmlns=""/>`), failure.ErrPayloadInvalid, failure.HuhPayload},
 		{"wrong schema: case differs", envelope(client, "echo", tid, `<ping xmlns=""><Text>hi</Text></ping>`),
-			xmlpipe.ErrNoRoute, xmlpipe.HuhPayload},
-		{"from system", envelope("system", "echo", tid, ping), xmlpipe.ErrForbiddenSender, xmlpipe.HuhEnvelope},
-		{"from core", envelope("core", "echo", tid, ping), xmlpipe.ErrForbiddenSender, xmlpipe.HuhEnvelope},
-		{"from SYSTEM", envelope(" SYSTEM ", "echo", tid, ping), xmlpipe.ErrForbiddenSender, xmlpipe.HuhEnvelope},
-		{"from a listener's name", envelope("echo", "echo", tid, ping), xmlpipe.ErrForbiddenSender, xmlpipe.HuhEnvelope},
-		{"from a listener's name in another case", envelope("Pong-Box", "echo", tid, ping), xmlpipe.ErrForbiddenSender, xmlpipe.HuhEnvelope},
-		{"missing from", envelope("", "echo", tid, ping), xmlpipe.ErrEnvelope, xmlpipe.HuhEnvelope},
+			failure.ErrNoRoute, failure.HuhPayload},
+		{"from system", envelope("system", "echo", tid, ping), failure.ErrForbiddenSender, failure.HuhEnvelope},
+		{"from core", envelope("core", "echo", tid, ping), failure.ErrForbiddenSender, failure.HuhEnvelope},
+		{"from SYSTEM", envelope(" SYSTEM ", "echo", tid, ping), failure.ErrForbiddenSender, failure.HuhEnvelope},
+		{"from a listener's name", envelope("echo", "echo", tid, ping), failure.ErrForbiddenSender, failure.HuhEnvelope},
+		{"from a listener's name in another case", envelope("Pong-Box", "echo", tid, ping), failure.ErrForbiddenSender, failure.HuhEnvelope},
+		{"missing from", envelope("", "echo", tid, ping), failure.ErrEnvelope, failure.HuhEnvelope},
 	}
 	pr := newProbe()
 	p := startPump(t, pump.Options{MaxBytes: 2048}, sink[Ping](t, "echo", pr), sink[Pong](t, "pong-box", pr))
@@ -82,7 +84,7 @@ func TestExternalRejections(t *testing.T) {
 			if e.Error != tc.wantText || huh.Error != tc.wantText {
 				t.Errorf("huh text %q / %q, want %q", e.Error, huh.Error, tc.wantText)
 			}
-			if want := tc.raw[:min(len(tc.raw), xmlpipe.MaxOriginalAttempt)]; !bytes.Equal(huh.OriginalAttempt, want) {
+			if want := tc.raw[:min(len(tc.raw), stage.MaxOriginalAttempt)]; !bytes.Equal(huh.OriginalAttempt, want) {
 				t.Errorf("original attempt %q, want the bytes sent", huh.OriginalAttempt)
 			}
 			for _, secret := range []string{"echo", "pong-box", "nobody", "schema", "listener"} {
@@ -126,15 +128,15 @@ func TestSystemListenersInternal(t *testing.T) {
 	t.Cleanup(func() { p.Shutdown(context.Background()) })
 	for _, to := range []string{"system.jobs", ""} {
 		out := newRecorder()
-		_, err := injectErr(t, p, envelope(client, to, xmlpipe.NewThreadID(), `<Job xmlns=""><Label>x</Label></Job>`), out)
-		if f := failureOf(err); f == nil || !errors.Is(err, xmlpipe.ErrNoRoute) || f.Canned() != xmlpipe.HuhPayload {
+		_, err := injectErr(t, p, envelope(client, to, stage.NewThreadID(), `<Job xmlns=""><Label>x</Label></Job>`), out)
+		if f := failureOf(err); f == nil || !errors.Is(err, failure.ErrNoRoute) || f.Canned() != failure.HuhPayload {
 			t.Errorf("to %q: InjectWait error %v, want a routing failure", to, err)
 		}
-		if e := out.waitFor(t, "huh", kind(pump.EventHuh)); e.Error != xmlpipe.HuhPayload {
+		if e := out.waitFor(t, "huh", kind(pump.EventHuh)); e.Error != failure.HuhPayload {
 			t.Errorf("to %q: huh %q", to, e.Error)
 		}
 	}
-	if _, err := p.Resolve("system.jobs", "", "Job", true); !errors.Is(err, xmlpipe.ErrNoRoute) {
+	if _, err := p.Resolve("system.jobs", "", "Job", true); !errors.Is(err, failure.ErrNoRoute) {
 		t.Errorf("Resolve external = %v, want ErrNoRoute", err)
 	}
 	if names, err := p.Resolve("", "", "Job", false); err != nil || len(names) != 1 || names[0] != "system.jobs" {
@@ -146,8 +148,8 @@ func TestSystemListenersInternal(t *testing.T) {
 	if calls := pr.all(); len(calls) != 1 || calls[0].MD.From != "asker" {
 		t.Errorf("system.jobs calls %+v, want one from asker", calls)
 	}
-	for from, want := range map[string]error{"system": xmlpipe.ErrForbiddenSender, "ASKER": xmlpipe.ErrForbiddenSender,
-		"system.jobs": xmlpipe.ErrForbiddenSender, "visitor": nil} {
+	for from, want := range map[string]error{"system": failure.ErrForbiddenSender, "ASKER": failure.ErrForbiddenSender,
+		"system.jobs": failure.ErrForbiddenSender, "visitor": nil} {
 		if err := p.CheckSender(from); !errors.Is(err, want) || (want == nil) != (err == nil) {
 			t.Errorf("CheckSender(%q) = %v, want %v", from, err, want)
 		}
@@ -162,7 +164,7 @@ func TestNoTopologyLeak(t *testing.T) {
 		injectErr(t, p, raw, out)
 		return out.waitFor(t, "huh", kind(pump.EventHuh))
 	}
-	tid := xmlpipe.NewThreadID()
+	tid := stage.NewThreadID()
 	noListener := huhFor(envelope(client, "nobody", tid, `<Ping xmlns=""><Text>x</Text></Ping>`))
 	wrongSchema := huhFor(envelope(client, "echo", tid, `<Ping xmlns=""><Txt>x</Txt></Ping>`))
 	if noListener.Error != wrongSchema.Error {
@@ -178,7 +180,7 @@ func TestPrivilegedRootDropped(t *testing.T) {
 	p.Subscribe(events)
 	out := newRecorder()
 	_, err := injectErr(t, p, []byte(`<shutdown xmlns="https://xml-pipeline.org/privileged-msg"/>`), out)
-	if !errors.Is(err, xmlpipe.ErrPrivileged) {
+	if !errors.Is(err, failure.ErrPrivileged) {
 		t.Fatalf("InjectWait error %v, want ErrPrivileged", err)
 	}
 	events.waitFor(t, "dead letter", kind(pump.EventDeadLetter))
@@ -214,8 +216,8 @@ func TestHandlerFailures(t *testing.T) {
 			mustSend(t, p, client, "flaky", &Pong{Text: "fail"}, out)
 			e := out.waitFor(t, "huh", kind(pump.EventHuh))
 			huh := e.Payload.(*xmlpipe.Huh)
-			if e.Error != xmlpipe.HuhProcessing || huh.Error != xmlpipe.HuhProcessing || e.To != client || e.From != "core" {
-				t.Errorf("huh %q from %s to %s, want %q from core to %s", e.Error, e.From, e.To, xmlpipe.HuhProcessing, client)
+			if e.Error != failure.HuhProcessing || huh.Error != failure.HuhProcessing || e.To != client || e.From != "core" {
+				t.Errorf("huh %q from %s to %s, want %q from core to %s", e.Error, e.From, e.To, failure.HuhProcessing, client)
 			}
 			if !bytes.Contains(huh.OriginalAttempt, []byte("<Text>fail</Text>")) {
 				t.Errorf("original attempt %q lacks the failed payload", huh.OriginalAttempt)
@@ -249,7 +251,7 @@ func TestHandlerFailures(t *testing.T) {
 				t.Errorf("reply %#v to %s, want the caller's recovery to %s", reply.Payload, reply.To, client)
 			}
 			md, huh := <-got, <-huhs
-			if huh == nil || huh.Error != xmlpipe.HuhProcessing {
+			if huh == nil || huh.Error != failure.HuhProcessing {
 				t.Errorf("caller got huh %#v", huh)
 			}
 			if md.From != "core" || md.ThreadID != callerThread || md.ThreadID != conv {
@@ -267,22 +269,22 @@ func TestHandlerFailures(t *testing.T) {
 // input; what fails them comes back to that listener as a <huh> on its own
 // thread, and nothing reaches the would-be target.
 func TestHandlerOutputRejected(t *testing.T) {
-	forged := envelope("echo", "echo", xmlpipe.NewThreadID(), `<Ping xmlns=""><Text>forged</Text></Ping>`)
+	forged := envelope("echo", "echo", stage.NewThreadID(), `<Ping xmlns=""><Text>forged</Text></Ping>`)
 	tests := []struct {
 		name    string
 		out     xmlpipe.Response
 		huhText string
 		journal string // substring of the rejected envelope, when it was built
 	}{
-		{"raw text with an unknown root tag", xmlpipe.Raw([]byte(`Sure! <Unknown><A>1</A></Unknown>`)), xmlpipe.HuhPayload, ""},
-		{"raw payload failing the target's schema", xmlpipe.Raw([]byte(`<Ping><Wrong/></Ping>`)), xmlpipe.HuhPayload, ""},
-		{"send to a listener of another tag", xmlpipe.Send("echo", &Pong{Text: "x"}), xmlpipe.HuhPayload, "<to>echo</to>"},
-		{"send to nobody", xmlpipe.Send("nobody", &Ping{Text: "x"}), xmlpipe.HuhPayload, "<to>nobody</to>"},
-		{"send to a name injecting markup", xmlpipe.Send(`x</to><to>echo`, &Ping{Text: "x"}), xmlpipe.HuhPayload,
+		{"raw text with an unknown root tag", xmlpipe.Raw([]byte(`Sure! <Unknown><A>1</A></Unknown>`)), failure.HuhPayload, ""},
+		{"raw payload failing the target's schema", xmlpipe.Raw([]byte(`<Ping><Wrong/></Ping>`)), failure.HuhPayload, ""},
+		{"send to a listener of another tag", xmlpipe.Send("echo", &Pong{Text: "x"}), failure.HuhPayload, "<to>echo</to>"},
+		{"send to nobody", xmlpipe.Send("nobody", &Ping{Text: "x"}), failure.HuhPayload, "<to>nobody</to>"},
+		{"send to a name injecting markup", xmlpipe.Send(`x</to><to>echo`, &Ping{Text: "x"}), failure.HuhPayload,
 			"<to>x&lt;/to&gt;&lt;to&gt;echo</to>"},
-		{"send to a name with an entity", xmlpipe.Send(`echo&amp;`, &Ping{Text: "x"}), xmlpipe.HuhPayload, "<to>echo&amp;amp;</to>"},
-		{"raw forged envelope", xmlpipe.Raw(forged), xmlpipe.HuhPayload, ""},
-		{"raw text without an element", xmlpipe.Raw([]byte("Just chatting, no XML here.")), xmlpipe.HuhEnvelope, ""},
+		{"send to a name with an entity", xmlpipe.Send(`echo&amp;`, &Ping{Text: "x"}), failure.HuhPayload, "<to>echo&amp;amp;</to>"},
+		{"raw forged envelope", xmlpipe.Raw(forged), failure.HuhPayload, ""},
+		{"raw text without an element", xmlpipe.Raw([]byte("Just chatting, no XML here.")), failure.HuhEnvelope, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -454,7 +456,7 @@ func TestEscaping(t *testing.T) {
 	})
 	t.Run("empty text element", func(t *testing.T) {
 		out := newRecorder()
-		injectErr(t, p, envelope(client, "echo", xmlpipe.NewThreadID(), `<Ping xmlns=""><Text/></Ping>`), out)
+		injectErr(t, p, envelope(client, "echo", stage.NewThreadID(), `<Ping xmlns=""><Text/></Ping>`), out)
 		reply := out.waitFor(t, "reply", kind(pump.EventReply))
 		if got := reply.Payload.(*Ping).Text; got != "" {
 			t.Errorf("text %q, want empty", got)
@@ -463,7 +465,7 @@ func TestEscaping(t *testing.T) {
 	})
 	t.Run("self-closing payload root and empty payloads on every hop", func(t *testing.T) {
 		out := newRecorder()
-		if _, err := injectErr(t, p, envelope(client, "", xmlpipe.NewThreadID(), `<Empty xmlns=""/>`), out); err != nil {
+		if _, err := injectErr(t, p, envelope(client, "", stage.NewThreadID(), `<Empty xmlns=""/>`), out); err != nil {
 			t.Fatal(err)
 		}
 		reply := out.waitFor(t, "reply", kind(pump.EventReply))
@@ -515,8 +517,8 @@ func TestRespondRejectedReachesResponder(t *testing.T) {
 	mustSend(t, p, client, "asker", &Ping{Text: "go"}, out)
 	select {
 	case s := <-huhs:
-		if s.huh == nil || s.huh.Error != xmlpipe.HuhPayload || s.thread != makerThread {
-			t.Errorf("maker got %#v on %s, want a huh %q on its thread %s", s.huh, s.thread, xmlpipe.HuhPayload, makerThread)
+		if s.huh == nil || s.huh.Error != failure.HuhPayload || s.thread != makerThread {
+			t.Errorf("maker got %#v on %s, want a huh %q on its thread %s", s.huh, s.thread, failure.HuhPayload, makerThread)
 		}
 	case <-time.After(waitTimeout):
 		t.Fatal("the rejected reply's huh never reached maker")

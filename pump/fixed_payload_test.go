@@ -8,6 +8,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // codeXSD is the fixed schema of Code: its text must be three capitals,
@@ -56,7 +57,7 @@ func TestFixedPayloadOutputValidatedAgainstItsSchema(t *testing.T) {
 		{"abcd", 0}, // refused on re-entry; the <huh> goes to coder, which produced it
 	} {
 		rec := newRecorder()
-		thread := xmlpipe.NewThreadID()
+		thread := stage.NewThreadID()
 		if err := p.Inject(context.Background(), envelope(client, "coder", thread, `<Ask xmlns=""><Value>`+tc.value+`</Value></Ask>`), rec); err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,10 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // GateVerdict is what a DeliveryGate decides about a message about to be
@@ -217,7 +221,7 @@ func (p *Pump) Held() []HeldMessage {
 // to l, before it is queued. It reports true when the gate took the
 // delivery (refused or held it): the caller must not queue it. Without a
 // gate it costs one atomic load.
-func (p *Pump) gateStops(w *work, m *xmlpipe.Inbound, tbl *table, l *listener, d *delivery, seq int64) bool {
+func (p *Pump) gateStops(w *work, m *stage.Inbound, tbl *table, l *listener, d *delivery, seq int64) bool {
 	g := p.deliveryGate()
 	if g == nil {
 		return false
@@ -255,7 +259,7 @@ func (p *Pump) gateStops(w *work, m *xmlpipe.Inbound, tbl *table, l *listener, d
 	default:
 		r := dec.Refusal
 		if r == nil {
-			r = xmlpipe.NewRefusal("refused by the organism's delivery gate", "", xmlpipe.SeverityMedium)
+			r = stage.NewRefusal("refused by the organism's delivery gate", "", stage.SeverityMedium)
 		}
 		p.refuseHeld(h, r)
 	}
@@ -304,7 +308,7 @@ func (p *Pump) RefuseHeld(id string, r *xmlpipe.Refusal) error {
 		return fmt.Errorf("%w: %s", ErrNotHeld, id)
 	}
 	if r == nil {
-		r = xmlpipe.NewRefusal("refused", "", xmlpipe.SeverityMedium)
+		r = stage.NewRefusal("refused", "", stage.SeverityMedium)
 	}
 	p.log.Info("held message refused", "hold", id, "thread", h.d.thread, "listener", h.l.Name, "reason", r.Reason)
 	p.refuseHeld(h, r)
@@ -332,17 +336,17 @@ func (p *Pump) refuseHeld(h *heldDelivery, r *xmlpipe.Refusal) {
 		// (correlation.go): the refusal carries it back, so the sender
 		// knows which of its calls was refused.
 		ref := p.threads.Ref(d.thread)
-		env := xmlpipe.AppendEnvelopeInReplyTo(nil, "core", h.sender.Name, thread, ref, body)
+		env := stage.AppendEnvelopeInReplyTo(nil, "core", h.sender.Name, thread, ref, body)
 		p.publish(nil, Event{Kind: EventRefusal, Time: p.opts.Clock(), Conversation: d.conv, Thread: thread,
 			From: "core", To: h.sender.Name, Listener: h.l.Name, PayloadName: p.core.Refusal.Name(), Payload: r,
 			Error: r.Summary()})
 		p.enqueueInternal(&work{raw: env, conv: d.conv, tbl: d.tbl, isError: true, depth: d.depth,
 			payloadType: p.core.Refusal, admitted: p.opts.Clock(), parent: d.mark.retain()})
 	case h.outside:
-		env := xmlpipe.AppendEnvelope(nil, "core", d.from, d.thread, body)
+		env := stage.AppendEnvelope(nil, "core", d.from, d.thread, body)
 		p.journalIn(nil, Record{Direction: Outbound, Kind: RecordRefusal, Conversation: d.conv, Thread: d.thread,
 			From: "core", To: d.from, Listener: h.l.Name, PayloadTag: p.core.Refusal.Name(), Envelope: env,
-			Diagnostics: []xmlpipe.Diagnostic{{Msg: r.Summary()}}}, func(int64) {
+			Diagnostics: []failure.Diagnostic{{Msg: r.Summary()}}}, func(int64) {
 			p.emitToConv(d.conv, Event{Kind: EventReply, Time: p.opts.Clock(), Conversation: d.conv, Thread: d.thread,
 				From: "core", To: d.from, Listener: h.l.Name, PayloadName: p.core.Refusal.Name(), Payload: r,
 				Envelope: env, Error: r.Summary(), Profile: d.prof.nameOf()})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // testGate is a DeliveryGate deciding by the payload text of messages to
@@ -32,7 +33,7 @@ func (g *testGate) Check(m *pump.GateMessage) pump.GateDecision {
 	switch {
 	case strings.Contains(string(m.Payload), "deny"):
 		return pump.GateDecision{Verdict: pump.GateRefuse,
-			Refusal: xmlpipe.NewRefusal("no denials here", "ask nicely", xmlpipe.SeverityHigh, "rule-1")}
+			Refusal: stage.NewRefusal("no denials here", "ask nicely", stage.SeverityHigh, "rule-1")}
 	case strings.Contains(string(m.Payload), "hold"):
 		return pump.GateDecision{Verdict: pump.GateHold, HoldID: "h-" + m.Target}
 	}
@@ -218,7 +219,7 @@ func TestGateHeldMessageRefusedLater(t *testing.T) {
 	g := newGateOrganism(t)
 	conv := g.ask(t, "hold then no", nil)
 	waitHeld(t, g.p, "h-tool")
-	if err := g.p.RefuseHeld("h-tool", xmlpipe.NewRefusal("denied by alice: not now", "", xmlpipe.SeverityMedium)); err != nil {
+	if err := g.p.RefuseHeld("h-tool", stage.NewRefusal("denied by alice: not now", "", stage.SeverityMedium)); err != nil {
 		t.Fatalf("RefuseHeld: %v", err)
 	}
 	r := g.refusal(t)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // waitTimeout bounds every wait on a completion signal. It only fires when a
@@ -101,7 +103,7 @@ func agent(l pump.Listener, peers ...string) pump.Listener {
 // declare its own namespace, xmlns="" for none). to may be empty.
 func envelope(from, to, thread, payload string) []byte {
 	var b strings.Builder
-	b.WriteString(`<message xmlns="` + xmlpipe.EnvelopeNS + `"><meta><from>` + from + `</from>`)
+	b.WriteString(`<message xmlns="` + stage.EnvelopeNS + `"><meta><from>` + from + `</from>`)
 	if to != "" {
 		b.WriteString(`<to>` + to + `</to>`)
 	}
@@ -309,9 +311,9 @@ func mustSend(t *testing.T, p *pump.Pump, from, to string, payload any, out pump
 	return thread
 }
 
-// failureOf returns the *xmlpipe.Failure in err, or nil.
-func failureOf(err error) *xmlpipe.Failure {
-	var f *xmlpipe.Failure
+// failureOf returns the *failure.Failure in err, or nil.
+func failureOf(err error) *failure.Failure {
+	var f *failure.Failure
 	if errors.As(err, &f) {
 		return f
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Inject admits an external envelope (raw bytes from a transport or client).
@@ -25,7 +27,7 @@ func (p *Pump) Inject(ctx context.Context, raw []byte, out Outlet) error {
 }
 
 // InjectWait is Inject that also waits for the ingress stages and returns the
-// thread the message travels on, or the message's *xmlpipe.Failure. With a
+// thread the message travels on, or the message's *failure.Failure. With a
 // DurableJournal it returns only once the message's journal record is
 // committed (a durable acknowledgement: a crash after it loses nothing);
 // ErrNotDurable when the record could not be committed.
@@ -164,11 +166,11 @@ func (p *Pump) SendSystem(to string, payload any) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	thread := xmlpipe.NewThreadID()
+	thread := stage.NewThreadID()
 	if err := p.threads.Begin(thread, "system", to); err != nil {
 		return "", err
 	}
-	env := xmlpipe.AppendEnvelope(nil, "system", to, thread, body)
+	env := stage.AppendEnvelope(nil, "system", to, thread, body)
 	tbl := p.convStart(thread, nil, p.pinRoutes())
 	p.convHold(thread)
 	p.hold()
@@ -439,7 +441,7 @@ func (p *Pump) process(w *work) {
 // Resolve returns the names of the listeners a message would reach: with to,
 // the listener of that name whose root tag matches; without, every listener of
 // the root tag. External messages never reach the organism's own system
-// listeners, unless one is Public. Errors wrap xmlpipe.ErrNoRoute.
+// listeners, unless one is Public. Errors wrap failure.ErrNoRoute.
 func (p *Pump) Resolve(to, ns, name string, external bool) ([]string, error) {
 	ls, err := resolveIn(p.routes.Load(), to, ns, name, external)
 	if err != nil {
@@ -458,7 +460,7 @@ func (p *Pump) Resolve(to, ns, name string, external bool) ([]string, error) {
 // payload against the first one's contract (a broadcast group shares one
 // payload type). On a validation failure it returns the targets with the
 // error.
-func (p *Pump) route(tbl *table, prof *profile, w *work, m *xmlpipe.Inbound) ([]*listener, error) {
+func (p *Pump) route(tbl *table, prof *profile, w *work, m *stage.Inbound) ([]*listener, error) {
 	targets, err := resolveIn(tbl, m.To, m.PayloadNS, m.PayloadName, w.external)
 	if err != nil {
 		return nil, err
@@ -507,8 +509,8 @@ func (p *Pump) CheckSender(from string) error { return checkSender(p.routes.Load
 // checkSender is CheckSender against one routing snapshot.
 func checkSender(tbl *table, from string) error {
 	if reserved[lower(from)] || tbl.lookup(from) != nil {
-		return &xmlpipe.Failure{Stage: xmlpipe.StageExtract, Err: xmlpipe.ErrForbiddenSender,
-			Diagnostics: []xmlpipe.Diagnostic{{Stage: xmlpipe.StageExtract, Msg: fmt.Sprintf("external <from> %q is reserved", from)}}}
+		return &failure.Failure{Stage: failure.StageExtract, Err: failure.ErrForbiddenSender,
+			Diagnostics: []failure.Diagnostic{{Stage: failure.StageExtract, Msg: fmt.Sprintf("external <from> %q is reserved", from)}}}
 	}
 	return nil
 }
@@ -516,7 +518,7 @@ func checkSender(tbl *table, from string) error {
 // assignThreads registers an external conversation, or checks that an internal
 // message's thread is alive. It returns the conversation, one thread per
 // target, and whether an external message started a new conversation.
-func (p *Pump) assignThreads(w *work, m *xmlpipe.Inbound, targets []*listener) (string, []string, bool, error) {
+func (p *Pump) assignThreads(w *work, m *stage.Inbound, targets []*listener) (string, []string, bool, error) {
 	threads := make([]string, len(targets))
 	if !w.external {
 		if !p.threads.Known(m.Thread) {
@@ -579,7 +581,7 @@ func (p *Pump) roomAt(w *work, targets []*listener) error {
 // share of the admission budget: Inject and InjectWait return err (a
 // *BusyError); the outlet of one read on an ingress worker gets the <huh>.
 // Nothing of it is kept.
-func (p *Pump) refuseBusy(w *work, m *xmlpipe.Inbound, err error) {
+func (p *Pump) refuseBusy(w *work, m *stage.Inbound, err error) {
 	p.log.Info("message refused: busy", "thread", m.Thread, "from", m.From, "error", err)
 	switch {
 	case w.done != nil:
@@ -593,7 +595,7 @@ func (p *Pump) refuseBusy(w *work, m *xmlpipe.Inbound, err error) {
 
 // egress validates an internal reply addressed to an external party and hands
 // it to the conversation's outlet.
-func (p *Pump) egress(w *work, m *xmlpipe.Inbound) {
+func (p *Pump) egress(w *work, m *stage.Inbound) {
 	if w.payloadType != nil {
 		if err := m.ValidatePayload(w.payloadType); err != nil {
 			p.rejectMessage(w, m, "", err)
@@ -633,7 +635,7 @@ func (p *Pump) pruneAccepted(w *work) {
 
 // deliverError routes a pump-generated <huh>/SystemError/<refusal> to the
 // listener named in <to>, through its optional error handler.
-func (p *Pump) deliverError(w *work, m *xmlpipe.Inbound, tbl *table) {
+func (p *Pump) deliverError(w *work, m *stage.Inbound, tbl *table) {
 	l := tbl.lookup(m.To)
 	pt := p.core.Huh
 	switch {

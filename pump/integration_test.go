@@ -22,6 +22,8 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 const organismYAML = "../organism.yaml"
@@ -149,7 +151,7 @@ func TestBootstrapGeneratesXSD(t *testing.T) {
 	if !ok {
 		t.Fatal("no greeter")
 	}
-	in, err := xmlpipe.NewIngress(xmlpipe.IngressConfig{})
+	in, err := stage.NewIngress(stage.IngressConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +160,7 @@ func TestBootstrapGeneratesXSD(t *testing.T) {
 		`<Greeting xmlns=""><Nom>Test</Nom></Greeting>`:              false,
 		`<Greeting xmlns=""><Name>a</Name><Name>b</Name></Greeting>`: false,
 	} {
-		m, err := in.Read(envelope(client, "greeter", xmlpipe.NewThreadID(), payload))
+		m, err := in.Read(envelope(client, "greeter", stage.NewThreadID(), payload))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +189,7 @@ func TestInjectAddsToQueue(t *testing.T) {
 	if _, err := injectErr(t, o.Pump, []byte(`<test/>`), out); err == nil {
 		t.Error("a non-envelope was accepted")
 	}
-	if e := out.waitFor(t, "huh", kind(pump.EventHuh)); e.Error != xmlpipe.HuhEnvelope {
+	if e := out.waitFor(t, "huh", kind(pump.EventHuh)); e.Error != failure.HuhEnvelope {
 		t.Errorf("huh %q", e.Error)
 	}
 }
@@ -211,7 +213,7 @@ func greeterOnly(t *testing.T, pr *probe, llm hello.Completer, withShouter bool)
 func TestGreetingRoundTrip(t *testing.T) {
 	pr := newProbe()
 	p := greeterOnly(t, pr, fakeLLM("Hello!"), false)
-	tid := xmlpipe.NewThreadID()
+	tid := stage.NewThreadID()
 	out := newRecorder()
 	if _, err := injectErr(t, p, envelope("user", "greeter", tid, `<Greeting xmlns=""><Name>World</Name></Greeting>`), out); err != nil {
 		t.Fatal(err)
@@ -259,7 +261,7 @@ func TestInvalidXMLError(t *testing.T) {
 	p := greeterOnly(t, pr, fakeLLM("Hi"), true)
 	out := newRecorder()
 	injectErr(t, p, []byte(`<not valid xml`), out)
-	if e := out.waitFor(t, "huh", kind(pump.EventHuh)); e.Error != xmlpipe.HuhEnvelope {
+	if e := out.waitFor(t, "huh", kind(pump.EventHuh)); e.Error != failure.HuhEnvelope {
 		t.Errorf("huh %q", e.Error)
 	}
 	ok := newRecorder()
@@ -273,9 +275,9 @@ func TestInvalidXMLError(t *testing.T) {
 func TestUnknownRouteError(t *testing.T) {
 	p := greeterOnly(t, newProbe(), fakeLLM("Hi"), false)
 	out := newRecorder()
-	injectErr(t, p, envelope("user", "nonexistent", xmlpipe.NewThreadID(), `<Greeting xmlns=""><Name>x</Name></Greeting>`), out)
+	injectErr(t, p, envelope("user", "nonexistent", stage.NewThreadID(), `<Greeting xmlns=""><Name>x</Name></Greeting>`), out)
 	e := out.waitFor(t, "huh", kind(pump.EventHuh))
-	if e.Error != xmlpipe.HuhPayload || strings.Contains(e.Error, "nonexistent") {
+	if e.Error != failure.HuhPayload || strings.Contains(e.Error, "nonexistent") {
 		t.Errorf("huh %q", e.Error)
 	}
 	if !strings.Contains(strings.Join(e.Diagnostics, "\n"), "nonexistent") {
@@ -348,7 +350,7 @@ func TestThreadIDChainExtension(t *testing.T) {
 	pr, pt := newProbe(), newPrinter()
 	var paths sync.Map
 	p := consoleChain(t, pr, pt, &paths)
-	tid := xmlpipe.NewThreadID()
+	tid := stage.NewThreadID()
 	out := newRecorder()
 	raw := envelope("console", "console-router", tid, `<ConsoleInput xmlns=""><Text>x</Text><Target>greeter</Target></ConsoleInput>`)
 	if _, err := injectErr(t, p, raw, out); err != nil {
@@ -394,7 +396,7 @@ func TestCustomHandler(t *testing.T) {
 	if c := pr.next(t); c.Payload.(*hello.Greeting).Name != "Custom" {
 		t.Errorf("custom got %+v", c.Payload)
 	}
-	if h := <-huhs; h == nil || h.Error != xmlpipe.HuhPayload {
+	if h := <-huhs; h == nil || h.Error != failure.HuhPayload {
 		t.Errorf("custom's unroutable output came back as %#v", h)
 	}
 }
@@ -405,7 +407,7 @@ func TestCustomHandler(t *testing.T) {
 func TestBufferRecordsMessagesDuringFlow(t *testing.T) {
 	pr := newProbe()
 	p := greeterOnly(t, pr, fakeLLM("Hi"), true)
-	tid := xmlpipe.NewThreadID()
+	tid := stage.NewThreadID()
 	out := newRecorder()
 	injectErr(t, p, envelope("user", "greeter", tid, `<Greeting xmlns=""><Name>Alice</Name></Greeting>`), out)
 	out.waitFor(t, "completion", kind(pump.EventComplete))
@@ -427,7 +429,7 @@ func TestBufferRecordsMessagesDuringFlow(t *testing.T) {
 func TestTodoNudgeAppearsInMetadata(t *testing.T) {
 	pr := newProbe()
 	p := startPump(t, pump.Options{}, agent(sink[hello.Greeting](t, "greeter", pr)))
-	tid := xmlpipe.NewThreadID()
+	tid := stage.NewThreadID()
 	id := p.Todos().Register(tid, "greeter", "SomeResponse", "", "waiting for some response")
 	if raised := p.Todos().Check(tid, "SomeResponse", "someone", nil); len(raised) != 1 {
 		t.Fatalf("watcher not raised: %v", raised)
@@ -452,7 +454,7 @@ func TestMessageRaisesEyebrow(t *testing.T) {
 			seen <- w
 			return nil, nil
 		}))
-	tid := xmlpipe.NewThreadID()
+	tid := stage.NewThreadID()
 	id = p.Todos().Register(tid, "greeter", "ShoutedResponse", "shouter", "")
 	out := newRecorder()
 	injectErr(t, p, envelope("shouter", "response-handler", tid, `<ShoutedResponse xmlns=""><Message>HELLO!</Message></ShoutedResponse>`), out)

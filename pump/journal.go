@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // Direction says whether a journaled envelope entered or left the pump.
@@ -51,7 +51,7 @@ type Record struct {
 	// each message and never modifies it once handed over, and neither may
 	// the Journal nor anything else that shares it (events, context slots).
 	Envelope    []byte
-	Diagnostics []xmlpipe.Diagnostic
+	Diagnostics []failure.Diagnostic
 	// Profile is the security profile of the thread the record belongs to
 	// ("" for the implicit profile: no profiles, or a thread begun without
 	// one), as the thread registry names it. The pump fills it in; the

@@ -14,6 +14,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // TestConcurrencyLimits: max_concurrent_handlers (across listeners), a
@@ -202,7 +203,7 @@ func TestScheduling(t *testing.T) {
 				} else {
 					th, ok := threads[m.conv]
 					if !ok || m.conv == "" {
-						th = xmlpipe.NewThreadID()
+						th = stage.NewThreadID()
 						threads[m.conv] = th
 					}
 					raw := envelope(client, "sink", th, `<Job xmlns=""><Label>`+m.label+`</Label></Job>`)

@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // TestAddListenerWhileRunning: a listener added to a running pump is
@@ -82,7 +84,7 @@ func TestRemoveListenerWaitsForHandlers(t *testing.T) {
 			runtime.Gosched()
 		}
 	}
-	if _, err := p.Send(ctx, client, "slow", &Slow{Text: "late"}, nil); !errors.Is(err, xmlpipe.ErrNoRoute) {
+	if _, err := p.Send(ctx, client, "slow", &Slow{Text: "late"}, nil); !errors.Is(err, failure.ErrNoRoute) {
 		t.Fatalf("Send after removal: %v, want ErrNoRoute", err)
 	}
 	select {
@@ -173,7 +175,7 @@ func TestHotReloadPinsRoutingTable(t *testing.T) {
 	}
 
 	// New conversations use the new table: B by its tag, C through relay.
-	if _, err := injectErr(t, p, envelope(client, "", xmlpipe.NewThreadID(), `<Pong xmlns=""><Text>B</Text></Pong>`), nil); err != nil {
+	if _, err := injectErr(t, p, envelope(client, "", stage.NewThreadID(), `<Pong xmlns=""><Text>B</Text></Pong>`), nil); err != nil {
 		t.Fatal(err)
 	}
 	if c := pr.next(t); c.Listener != "v2" || c.Payload.(*Pong).Text != "B" {
@@ -226,7 +228,7 @@ func TestRemoveListenerKeepsServingPinnedConversation(t *testing.T) {
 	removed := make(chan error, 1)
 	go func() { removed <- p.RemoveListener(waitCtx(t), "target") }()
 	waitGone(t, p, "target")
-	if _, err := p.Send(waitCtx(t), client, "target", &Pong{Text: "late"}, nil); !errors.Is(err, xmlpipe.ErrNoRoute) {
+	if _, err := p.Send(waitCtx(t), client, "target", &Pong{Text: "late"}, nil); !errors.Is(err, failure.ErrNoRoute) {
 		t.Fatalf("Send after removal: %v, want ErrNoRoute", err)
 	}
 	g.open()
@@ -270,7 +272,7 @@ func TestExternalMessageJoinsPinnedTable(t *testing.T) {
 	if c := pr.next(t); c.Listener != "v1" {
 		t.Fatalf("a message of the pinned conversation reached %s, want v1", c.Listener)
 	}
-	if _, err := injectErr(t, p, envelope(client, "", xmlpipe.NewThreadID(), `<Pong xmlns=""><Text>new</Text></Pong>`), nil); err != nil {
+	if _, err := injectErr(t, p, envelope(client, "", stage.NewThreadID(), `<Pong xmlns=""><Text>new</Text></Pong>`), nil); err != nil {
 		t.Fatal(err)
 	}
 	if c := pr.next(t); c.Listener != "v2" {

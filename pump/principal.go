@@ -6,7 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // Principal is the authenticated party behind an external message: the
@@ -22,7 +24,7 @@ type Principal struct {
 	// user's session identities is the user's own (see Owns).
 	User string
 	// FreshThread says the transport chose the message's thread id itself
-	// (xmlpipe.NewThreadID), so it was never used before: the pump skips the
+	// (stage.NewThreadID), so it was never used before: the pump skips the
 	// journal lookup of a thread id it does not hold (see ThreadHistory).
 	// A transport must never set it for an id a client chose.
 	FreshThread bool
@@ -48,15 +50,15 @@ type ThreadHistory interface {
 // "console" (a /ws raw send) and "websocket" (a /ws target send and /bus).
 var sessionSources = []string{"api", "console", "websocket"}
 
-// Identity refusals. Both wrap xmlpipe.ErrForbiddenSender, so the sender is
-// told the canned text of every refused sender (xmlpipe.HuhEnvelope).
+// Identity refusals. Both wrap failure.ErrForbiddenSender, so the sender is
+// told the canned text of every refused sender (failure.HuhEnvelope).
 var (
 	// ErrForgedSender refuses a message whose <from> is not its session's
 	// identity.
-	ErrForgedSender = fmt.Errorf("%w: <from> is not the session's identity", xmlpipe.ErrForbiddenSender)
+	ErrForgedSender = fmt.Errorf("%w: <from> is not the session's identity", failure.ErrForbiddenSender)
 	// ErrForeignThread refuses a message naming a thread (live, or ended and
 	// journaled) of a conversation another party began.
-	ErrForeignThread = fmt.Errorf("%w: <thread> belongs to another party's conversation", xmlpipe.ErrForbiddenSender)
+	ErrForeignThread = fmt.Errorf("%w: <thread> belongs to another party's conversation", failure.ErrForbiddenSender)
 )
 
 // Owns reports whether a conversation begun by origin is the principal's:
@@ -95,7 +97,7 @@ func (p *Pump) threadUser(thread string) string {
 
 // InjectAs is InjectWait for a message sent by an authenticated session. After
 // the envelope is read, and before it joins a thread or is journaled, the pump
-// refuses it (a *xmlpipe.Failure wrapping ErrForgedSender or ErrForeignThread,
+// refuses it (a *failure.Failure wrapping ErrForgedSender or ErrForeignThread,
 // with a <huh> to out) when its <from> is not who.From, or when its <thread>
 // is a thread of a conversation who does not own: a live one the registry
 // knows, or an ended one the journal knows (ThreadHistory). A
@@ -105,7 +107,7 @@ func (p *Pump) threadUser(thread string) string {
 // begins a new conversation, as for Inject.
 func (p *Pump) InjectAs(ctx context.Context, raw []byte, out Outlet, who Principal) (string, error) {
 	if who.From == "" {
-		return "", fmt.Errorf("pump: inject as: %w: empty principal", xmlpipe.ErrForbiddenSender)
+		return "", fmt.Errorf("pump: inject as: %w: empty principal", failure.ErrForbiddenSender)
 	}
 	return p.InjectWait(context.WithValue(ctx, principalKey{}, &who), raw, out)
 }
@@ -146,7 +148,7 @@ func (p *Pump) checkThread(who Principal, thread string) error {
 }
 
 // checkPrincipal is the identity check of an external message sent as who.
-func (p *Pump) checkPrincipal(who Principal, m *xmlpipe.Inbound) error {
+func (p *Pump) checkPrincipal(who Principal, m *stage.Inbound) error {
 	if m.From != who.From {
 		return ErrForgedSender
 	}
@@ -158,7 +160,7 @@ func (p *Pump) checkPrincipal(who Principal, m *xmlpipe.Inbound) error {
 // names neither the claimed sender nor the claimed thread anywhere but the
 // security log: the journal's <huh> record and the event carry the
 // principal's identity and no thread.
-func (p *Pump) refuseImpostor(w *work, m *xmlpipe.Inbound) bool {
+func (p *Pump) refuseImpostor(w *work, m *stage.Inbound) bool {
 	who := w.principal
 	if who == nil {
 		return false
@@ -170,15 +172,15 @@ func (p *Pump) refuseImpostor(w *work, m *xmlpipe.Inbound) bool {
 	p.failed.Add(1)
 	p.log.Warn("security event: message refused: sender or thread not the session's", "security", true,
 		"user", who.User, "identity", who.From, "claimed_from", m.From, "claimed_thread", m.Thread, "error", err)
-	diags := []xmlpipe.Diagnostic{{Stage: xmlpipe.StageExtract, Msg: err.Error()}}
+	diags := []failure.Diagnostic{{Stage: failure.StageExtract, Msg: err.Error()}}
 	now := p.opts.Clock()
 	p.record(Record{Time: now, Direction: Inbound, Kind: RecordHuh, From: who.From, Diagnostics: diags})
-	huh := xmlpipe.NewHuh(err, w.raw)
+	huh := stage.NewHuh(err, w.raw)
 	ev := Event{Kind: EventHuh, Time: now, From: "core", To: who.From, Error: huh.Error, Payload: huh,
 		Diagnostics: diagStrings(diags)}
 	p.publish(w.outlet, ev)
 	if w.done != nil {
-		w.done("", 0, &xmlpipe.Failure{Stage: xmlpipe.StageExtract, Err: err, Diagnostics: diags})
+		w.done("", 0, &failure.Failure{Stage: failure.StageExtract, Err: err, Diagnostics: diags})
 	}
 	return true
 }

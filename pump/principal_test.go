@@ -10,6 +10,8 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // journalLog keeps every journaled record.
@@ -80,7 +82,7 @@ func TestInjectAsIdentity(t *testing.T) {
 		return p.InjectAs(waitCtx(t), envelope(from, "slow", thread, payload), nil, who)
 	}
 
-	aliceThread := xmlpipe.NewThreadID()
+	aliceThread := stage.NewThreadID()
 	if got, err := inject(alice, alice.From, aliceThread); err != nil || got != aliceThread {
 		t.Fatalf("alice's own new conversation: %q, %v", got, err)
 	}
@@ -90,7 +92,7 @@ func TestInjectAsIdentity(t *testing.T) {
 	}
 	// A conversation a transport began for "peer:alice" without a session
 	// (plain Inject): not one of alice's session identities.
-	peerThread := xmlpipe.NewThreadID()
+	peerThread := stage.NewThreadID()
 	if _, err := injectErr(t, p, envelope("peer:alice", "slow", peerThread, payload), nil); err != nil {
 		t.Fatalf("plain inject: %v", err)
 	}
@@ -105,10 +107,10 @@ func TestInjectAsIdentity(t *testing.T) {
 		{"own thread", alice, alice.From, aliceThread, nil},
 		{"own thread from another session of the user", aliceAPI, aliceAPI.From, aliceThread, nil},
 		{"thread handed within the own conversation", alice, alice.From, handed, nil},
-		{"unknown thread starts a conversation", bob, bob.From, xmlpipe.NewThreadID(), nil},
-		{"forged from", bob, alice.From, xmlpipe.NewThreadID(), pump.ErrForgedSender},
+		{"unknown thread starts a conversation", bob, bob.From, stage.NewThreadID(), nil},
+		{"forged from", bob, alice.From, stage.NewThreadID(), pump.ErrForgedSender},
 		{"forged from on the victim's thread", bob, alice.From, aliceThread, pump.ErrForgedSender},
-		{"forged reserved from", bob, "core", xmlpipe.NewThreadID(), pump.ErrForgedSender},
+		{"forged reserved from", bob, "core", stage.NewThreadID(), pump.ErrForgedSender},
 		{"another user's thread", bob, bob.From, aliceThread, pump.ErrForeignThread},
 		{"another user's handed thread", bob, bob.From, handed, pump.ErrForeignThread},
 		{"same user name, not a session identity", alice, alice.From, peerThread, pump.ErrForeignThread},
@@ -124,12 +126,12 @@ func TestInjectAsIdentity(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, tt.wantErr) || !errors.Is(err, xmlpipe.ErrForbiddenSender) {
+			if !errors.Is(err, tt.wantErr) || !errors.Is(err, failure.ErrForbiddenSender) {
 				t.Fatalf("InjectAs error %v, want %v", err, tt.wantErr)
 			}
 			f := failureOf(err)
-			if f == nil || f.Canned() != xmlpipe.HuhEnvelope {
-				t.Errorf("failure %v, want the canned %q", f, xmlpipe.HuhEnvelope)
+			if f == nil || f.Canned() != failure.HuhEnvelope {
+				t.Errorf("failure %v, want the canned %q", f, failure.HuhEnvelope)
 			}
 			if n := sec.count() - secBefore; n != 1 {
 				t.Errorf("%d security events logged, want 1", n)
@@ -161,9 +163,9 @@ func TestInjectAsIdentity(t *testing.T) {
 
 func TestInjectAsEmptyPrincipal(t *testing.T) {
 	p := startPump(t, pump.Options{}, sink[Ping](t, "ping", newProbe()))
-	_, err := p.InjectAs(waitCtx(t), envelope("x", "ping", xmlpipe.NewThreadID(), `<Ping xmlns=""><Text>a</Text></Ping>`),
+	_, err := p.InjectAs(waitCtx(t), envelope("x", "ping", stage.NewThreadID(), `<Ping xmlns=""><Text>a</Text></Ping>`),
 		nil, pump.Principal{})
-	if !errors.Is(err, xmlpipe.ErrForbiddenSender) {
+	if !errors.Is(err, failure.ErrForbiddenSender) {
 		t.Errorf("InjectAs without a principal: %v", err)
 	}
 }
@@ -194,7 +196,7 @@ func (h *historyJournal) askedAbout(thread string) bool {
 // TestInjectAsEndedThread: a thread the registry no longer holds is checked
 // against the journal's history, unless the transport chose the id itself.
 func TestInjectAsEndedThread(t *testing.T) {
-	ended := xmlpipe.NewThreadID()
+	ended := stage.NewThreadID()
 	j := &historyJournal{origins: map[string]string{ended: "websocket:alice"}}
 	p := startPump(t, pump.Options{Journal: j}, sink[Ping](t, "ping", newProbe()))
 	alice := pump.Principal{From: "console:alice", User: "alice"}
@@ -209,9 +211,9 @@ func TestInjectAsEndedThread(t *testing.T) {
 	}{
 		{"owner reopens an ended thread", alice, ended, true, nil},
 		{"another user names an ended thread", bob, ended, true, pump.ErrForeignThread},
-		{"never seen", bob, xmlpipe.NewThreadID(), true, nil},
+		{"never seen", bob, stage.NewThreadID(), true, nil},
 		{"fresh id: no lookup", pump.Principal{From: bob.From, User: bob.User, FreshThread: true},
-			xmlpipe.NewThreadID(), false, nil},
+			stage.NewThreadID(), false, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -228,7 +230,7 @@ func TestInjectAsEndedThread(t *testing.T) {
 		j.mu.Lock()
 		j.err = errors.New("disk on fire")
 		j.mu.Unlock()
-		_, err := p.InjectAs(waitCtx(t), envelope(bob.From, "ping", xmlpipe.NewThreadID(), payload), nil, bob)
+		_, err := p.InjectAs(waitCtx(t), envelope(bob.From, "ping", stage.NewThreadID(), payload), nil, bob)
 		if !errors.Is(err, pump.ErrForeignThread) {
 			t.Errorf("InjectAs error %v, want ErrForeignThread", err)
 		}
@@ -298,7 +300,7 @@ func BenchmarkInjectAs(b *testing.B) {
 			j.mu.Lock()
 			j.asked = j.asked[:0]
 			j.mu.Unlock()
-			if err := inject(envelope(who.From, "ping", xmlpipe.NewThreadID(), payload)); err != nil {
+			if err := inject(envelope(who.From, "ping", stage.NewThreadID(), payload)); err != nil {
 				b.Fatal(err)
 			}
 			<-done
@@ -338,7 +340,7 @@ func TestMetadataUser(t *testing.T) {
 		{nil, "script:carol", ""}, // not a session identity
 		{&pump.Principal{From: "console:dave", User: "dave"}, "console:dave", "dave"},
 	} {
-		env := envelope(tc.from, "first", xmlpipe.NewThreadID(), `<ChainA xmlns=""><Text>x</Text></ChainA>`)
+		env := envelope(tc.from, "first", stage.NewThreadID(), `<ChainA xmlns=""><Text>x</Text></ChainA>`)
 		var err error
 		if tc.who != nil {
 			_, err = p.InjectAs(waitCtx(t), env, nil, *tc.who)

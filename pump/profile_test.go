@@ -9,6 +9,8 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // profiled starts a pump with the given profiles and listeners.
@@ -63,18 +65,18 @@ func TestProfileStructuralImpossibility(t *testing.T) {
 	masked := profiled(t, defs, sink[Ping](t, "calculate", pr), sink[Pong](t, "greeter", pr))
 	absent := profiled(t, defs, sink[Ping](t, "calculate", pr))
 
-	thread := xmlpipe.NewThreadID()
+	thread := stage.NewThreadID()
 	raw := envelope(client, "greeter", thread, `<Pong xmlns=""><Text>hi</Text></Pong>`)
 	got := refusalOf(t, masked, "calc-only", raw)
 	want := refusalOf(t, absent, "calc-only", raw)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("masked listener refused as\n%+v\nnonexistent one as\n%+v", got, want)
 	}
-	if got.Error != xmlpipe.HuhPayload {
+	if got.Error != failure.HuhPayload {
 		t.Errorf("refusal %+v is not the canned no-route <huh>", got)
 	}
 	// Without <to>, by root tag alone: the same.
-	raw = envelope(client, "", xmlpipe.NewThreadID(), `<Pong xmlns=""><Text>hi</Text></Pong>`)
+	raw = envelope(client, "", stage.NewThreadID(), `<Pong xmlns=""><Text>hi</Text></Pong>`)
 	if got, want := refusalOf(t, masked, "calc-only", raw), refusalOf(t, absent, "calc-only", raw); !reflect.DeepEqual(got, want) {
 		t.Errorf("by root tag: masked\n%+v\nnonexistent\n%+v", got, want)
 	}
@@ -106,8 +108,8 @@ func TestProfileUnknownFailsClosed(t *testing.T) {
 	pr := newProbe()
 	for _, defs := range [][]pump.ProfileDef{nil, {{Name: "some", Listeners: []string{"*"}}}} {
 		p := profiled(t, defs, sink[Ping](t, "calculate", pr))
-		raw := envelope(client, "calculate", xmlpipe.NewThreadID(), `<Ping xmlns=""><Text>x</Text></Ping>`)
-		if r := refusalOf(t, p, "nonesuch", raw); r.Error != xmlpipe.HuhPayload {
+		raw := envelope(client, "calculate", stage.NewThreadID(), `<Ping xmlns=""><Text>x</Text></Ping>`)
+		if r := refusalOf(t, p, "nonesuch", raw); r.Error != failure.HuhPayload {
 			t.Errorf("refusal %+v", r)
 		}
 		if p.ProfileReaches("nonesuch", "calculate") || p.ProfileDefined("nonesuch") {
@@ -261,12 +263,12 @@ func TestProfilePrincipal(t *testing.T) {
 	}, sink[Ping](t, "calculate", pr), sink[Pong](t, "greeter", pr))
 	who := pump.Principal{From: "websocket:alice", User: "alice", Profile: "calc", FreshThread: true}
 	out := newRecorder()
-	_, err := p.InjectAs(pump.WithProfile(waitCtx(t), "all"), envelope(who.From, "greeter", xmlpipe.NewThreadID(),
+	_, err := p.InjectAs(pump.WithProfile(waitCtx(t), "all"), envelope(who.From, "greeter", stage.NewThreadID(),
 		`<Pong xmlns=""><Text>hi</Text></Pong>`), out, who)
-	if !errors.Is(err, xmlpipe.ErrNoRoute) {
+	if !errors.Is(err, failure.ErrNoRoute) {
 		t.Fatalf("greeter for a calc-only user: %v", err)
 	}
-	if _, err := p.InjectAs(waitCtx(t), envelope(who.From, "calculate", xmlpipe.NewThreadID(),
+	if _, err := p.InjectAs(waitCtx(t), envelope(who.From, "calculate", stage.NewThreadID(),
 		`<Ping xmlns=""><Text>6*7</Text></Ping>`), out, who); err != nil {
 		t.Fatal(err)
 	}
@@ -387,14 +389,14 @@ func TestProfileHandlerDials(t *testing.T) {
 		return nil, nil
 	}))
 	ping := `<Ping xmlns=""><Text>x</Text></Ping>`
-	if _, err := p.InjectWait(pump.WithProfile(waitCtx(t), "local"), envelope("ext", "fetcher", xmlpipe.NewThreadID(), ping), nil); err != nil {
+	if _, err := p.InjectWait(pump.WithProfile(waitCtx(t), "local"), envelope("ext", "fetcher", stage.NewThreadID(), ping), nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-dials; !errors.Is(err, xmlpipe.ErrNetworkDenied) || !strings.Contains(err.Error(), "example.com:443") ||
 		strings.Contains(err.Error(), "8080") {
 		t.Errorf("dials under local: %v, want example.com:443 alone refused", err)
 	}
-	if _, err := p.InjectWait(waitCtx(t), envelope("ext", "fetcher", xmlpipe.NewThreadID(), ping), nil); err != nil {
+	if _, err := p.InjectWait(waitCtx(t), envelope("ext", "fetcher", stage.NewThreadID(), ping), nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-dials; err != nil {

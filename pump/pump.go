@@ -13,6 +13,8 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/internal/gate"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Lifecycle errors.
@@ -28,8 +30,8 @@ var (
 type Pump struct {
 	opts    Options
 	log     *slog.Logger
-	ingress *xmlpipe.Ingress
-	core    xmlpipe.CoreTypes
+	ingress *stage.Ingress
+	core    stage.CoreTypes
 	// routes is the current routing snapshot (see table); routesMu orders
 	// its writers. New conversations pin it; routing reads it lock-free.
 	routes   atomic.Pointer[table]
@@ -137,11 +139,11 @@ func New(opts Options) (*Pump, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	in, err := xmlpipe.NewIngress(xmlpipe.IngressConfig{MaxBytes: opts.MaxBytes})
+	in, err := stage.NewIngress(stage.IngressConfig{MaxBytes: opts.MaxBytes})
 	if err != nil {
 		return nil, err
 	}
-	core, err := xmlpipe.Core()
+	core, err := stage.Core()
 	if err != nil {
 		return nil, err
 	}
@@ -449,11 +451,11 @@ func (p *Pump) payloadTypeOf(v any) (*xmlpipe.PayloadType, error) {
 		return p.core.SystemError, nil
 	}
 	if v == nil {
-		return nil, fmt.Errorf("%w: nil payload", xmlpipe.ErrEncode)
+		return nil, fmt.Errorf("%w: nil payload", failure.ErrEncode)
 	}
 	if f, ok := v.(xmlpipe.FixedPayload); ok {
 		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
-			return nil, fmt.Errorf("%w: nil %T payload", xmlpipe.ErrEncode, v)
+			return nil, fmt.Errorf("%w: nil %T payload", failure.ErrEncode, v)
 		}
 		return f.PayloadType()
 	}

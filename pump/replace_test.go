@@ -7,6 +7,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // TestChangeReplacesInOneSnapshot: a change that replaces a listener (same
@@ -125,7 +126,7 @@ func TestChangeMovesTagAndKeepsOthers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := injectErr(t, p, envelope(client, "", xmlpipe.NewThreadID(), `<Ping xmlns=""><Text>tag</Text></Ping>`), nil); err != nil {
+	if _, err := injectErr(t, p, envelope(client, "", stage.NewThreadID(), `<Ping xmlns=""><Text>tag</Text></Ping>`), nil); err != nil {
 		t.Fatal(err)
 	}
 	if c := pr.next(t); c.Listener != "new" {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // Registration errors.
@@ -228,11 +228,11 @@ func (t *table) resolve(to, ns, name string) ([]*listener, error) {
 	return ls, nil
 }
 
-// noRoute is the routing stage's *xmlpipe.Failure; the detail (which names
+// noRoute is the routing stage's *failure.Failure; the detail (which names
 // the topology) goes to the diagnostics only.
 func noRoute(detail string) error {
-	return &xmlpipe.Failure{Stage: xmlpipe.StageRoute, Err: xmlpipe.ErrNoRoute,
-		Diagnostics: []xmlpipe.Diagnostic{{Stage: xmlpipe.StageRoute, Msg: detail}}}
+	return &failure.Failure{Stage: failure.StageRoute, Err: failure.ErrNoRoute,
+		Diagnostics: []failure.Diagnostic{{Stage: failure.StageRoute, Msg: detail}}}
 }
 
 // all returns the listeners in registration order.

@@ -13,6 +13,8 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // TestRouting: with <to> the listener of that name (case-insensitive) whose tag
@@ -33,7 +35,7 @@ func TestRouting(t *testing.T) {
 			pr := newProbe()
 			p := startPump(t, pump.Options{}, sink[Ping](t, "echo", pr), sink[Pong](t, "pong-box", pr))
 			out := newRecorder()
-			thread := xmlpipe.NewThreadID()
+			thread := stage.NewThreadID()
 			if _, err := injectErr(t, p, envelope(client, tc.to, thread, tc.payload), out); err != nil {
 				t.Fatalf("InjectWait: %v", err)
 			}
@@ -56,14 +58,14 @@ func TestRoutingTagNameMismatch(t *testing.T) {
 	pr := newProbe()
 	p := startPump(t, pump.Options{}, sink[Ping](t, "echo", pr), sink[Pong](t, "pong-box", pr))
 	out := newRecorder()
-	raw := envelope(client, "echo", xmlpipe.NewThreadID(), `<Pong xmlns=""><Text>x</Text></Pong>`)
+	raw := envelope(client, "echo", stage.NewThreadID(), `<Pong xmlns=""><Text>x</Text></Pong>`)
 	_, err := injectErr(t, p, raw, out)
-	if !errors.Is(err, xmlpipe.ErrNoRoute) {
+	if !errors.Is(err, failure.ErrNoRoute) {
 		t.Fatalf("InjectWait error %v, want ErrNoRoute", err)
 	}
 	e := out.waitFor(t, "huh", kind(pump.EventHuh))
-	if e.Error != xmlpipe.HuhPayload {
-		t.Errorf("huh %q, want %q", e.Error, xmlpipe.HuhPayload)
+	if e.Error != failure.HuhPayload {
+		t.Errorf("huh %q, want %q", e.Error, failure.HuhPayload)
 	}
 	if n := len(pr.all()); n != 0 {
 		t.Errorf("%d deliveries, want none", n)
@@ -314,7 +316,7 @@ func TestConversationsNeverShareThreads(t *testing.T) {
 	}
 	threads := map[string]string{}
 	for _, c := range pr.all() {
-		if !xmlpipe.IsThreadID(c.MD.ThreadID) {
+		if !stage.IsThreadID(c.MD.ThreadID) {
 			t.Errorf("%s got thread %q, not a lower-case UUID v4", c.Listener, c.MD.ThreadID)
 		}
 		if prev, dup := threads[c.MD.ThreadID]; dup {
@@ -380,7 +382,7 @@ func TestBroadcastIsConcurrent(t *testing.T) {
 		send func(t *testing.T, p *pump.Pump, out *recorder)
 	}{
 		{"external message without to", func(t *testing.T, p *pump.Pump, out *recorder) {
-			raw := envelope(client, "", xmlpipe.NewThreadID(), `<News xmlns=""><Headline>h</Headline></News>`)
+			raw := envelope(client, "", stage.NewThreadID(), `<News xmlns=""><Headline>h</Headline></News>`)
 			if _, err := injectErr(t, p, raw, out); err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // TestShutdownDrains: Shutdown waits for in-flight work — a slow handler
@@ -46,7 +47,7 @@ func TestShutdownDrains(t *testing.T) {
 	entered.wait(waitCtx(t))
 	waiting := make(chan error, 1)
 	go func() {
-		waiting <- p.Inject(waitCtx(t), envelope(client, "slow", xmlpipe.NewThreadID(), `<Job xmlns=""><Label>w</Label></Job>`), out)
+		waiting <- p.Inject(waitCtx(t), envelope(client, "slow", stage.NewThreadID(), `<Job xmlns=""><Label>w</Label></Job>`), out)
 	}()
 
 	shut := make(chan error, 1)
@@ -92,7 +93,7 @@ func TestShutdownDrains(t *testing.T) {
 		t.Errorf("second Shutdown: %v", err)
 	}
 	ctx := waitCtx(t)
-	if err := p.Inject(ctx, envelope(client, "slow", xmlpipe.NewThreadID(), `<Job xmlns=""><Label>late</Label></Job>`), out); !errors.Is(err, pump.ErrClosed) {
+	if err := p.Inject(ctx, envelope(client, "slow", stage.NewThreadID(), `<Job xmlns=""><Label>late</Label></Job>`), out); !errors.Is(err, pump.ErrClosed) {
 		t.Errorf("Inject after Shutdown = %v, want ErrClosed", err)
 	}
 	if _, err := p.Send(ctx, client, "slow", &Job{Label: "late"}, out); !errors.Is(err, pump.ErrClosed) {

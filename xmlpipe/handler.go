@@ -1,10 +1,10 @@
-// Package xmlpipe is the public library API of the organism and the message stages
-// every envelope passes through: size cap, parse/repair, exclusive C14N, envelope
-// validation, payload extraction, thread assignment, payload validation and decode.
+// Package xmlpipe is the handler API: a listener is a Go payload type (its
+// contract, PayloadTypeOf) and a Handler (Typed) that answers with Send,
+// Respond, Raw or nil. The pump owns routing and thread identity; a handler
+// sees only its decoded payload and Metadata.
 //
-// A listener is a Go payload type plus a Handler. The pump (package pump) owns
-// routing and thread identity; a handler only ever sees its decoded payload and
-// the Metadata the pump chooses to give it.
+// The message stages and the XML toolbox the pump and tools use are in
+// xmlpipe/stage, a failed message's errors in xmlpipe/failure.
 package xmlpipe
 
 import (
@@ -77,7 +77,7 @@ type SendResponse struct {
 	To      string
 	Payload any
 	// Ref, when set, is an opaque correlation ref of the sender's choosing
-	// (at most MaxRefBytes of XML characters): the reply to this message,
+	// (at most stage.MaxRefBytes of XML characters): the reply to this message,
 	// and any <huh> or SystemError about it, reach the sender with
 	// Metadata.InReplyTo set to it. Give each message in flight from one
 	// thread its own ref.

@@ -7,7 +7,9 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/gen"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/internal/lx"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/internal/payloadschema"
 )
 
 // PayloadType is a payload contract: a Go struct type, the XSD derived from it
@@ -124,9 +126,9 @@ func (pt *PayloadType) XSD() []byte { return pt.xsd }
 // Example returns an example instance that validates against the schema.
 func (pt *PayloadType) Example() []byte { return pt.example }
 
-// Canonical reports whether AppendPayload's output inside AppendEnvelope is
-// already exclusive C14N (see codec.Codec.Canonical), which lets the pump read
-// the envelopes it builds with Ingress.ReadCanonical.
+// Canonical reports whether AppendPayload's output inside stage.AppendEnvelope
+// is already exclusive C14N (see codec.Codec.Canonical), which lets the pump
+// read the envelopes it builds with stage.Ingress.ReadCanonical.
 func (pt *PayloadType) Canonical() bool { return pt.canonical }
 
 // Matches reports whether an element with this name and namespace is this
@@ -135,47 +137,37 @@ func (pt *PayloadType) Matches(name, ns string) bool {
 	return pt.model.Name == name && pt.model.Namespace == ns
 }
 
-// Decode decodes canonical payload bytes into a new *T.
+// Decode decodes canonical payload bytes into a new *T. Its error is a
+// *failure.Failure at failure.StageDecode.
 func (pt *PayloadType) Decode(b []byte) (any, error) {
 	v, err := pt.codec.Decode(b)
 	if err != nil {
-		return nil, fail(StageDecode, ErrDecode, Diagnostic{Stage: StageDecode, Msg: err.Error()})
+		return nil, fail(failure.StageDecode, failure.ErrDecode, failure.Diagnostic{Stage: failure.StageDecode, Msg: err.Error()})
 	}
 	return v, nil
 }
 
 // AppendPayload encodes v (a T or *T) as the payload element of an envelope
-// (declaring xmlns="" for a no-namespace type).
+// (declaring xmlns="" for a no-namespace type). Its error is a
+// *failure.Failure at failure.StageEncode.
 func (pt *PayloadType) AppendPayload(dst []byte, v any) ([]byte, error) {
 	out, err := pt.codec.Append(dst, v, true)
 	if err != nil {
-		return dst, fail(StageEncode, ErrEncode, Diagnostic{Stage: StageEncode, Msg: err.Error()})
+		return dst, fail(failure.StageEncode, failure.ErrEncode, failure.Diagnostic{Stage: failure.StageEncode, Msg: err.Error()})
 	}
 	return out, nil
 }
 
-// ValidatePayload validates the payload element against pt's schema, in the
-// same parsed document (no re-parse).
-func (m *Inbound) ValidatePayload(pt *PayloadType) error {
-	if !pt.Matches(m.PayloadName, m.PayloadNS) {
-		return fail(StagePayload, ErrPayloadInvalid, Diagnostic{Stage: StagePayload, Line: m.payload.Line(),
-			Msg: fmt.Sprintf("payload root {%s}%s is not {%s}%s", m.PayloadNS, m.PayloadName, pt.Namespace(), pt.Name())})
-	}
-	if errs := pt.schema.ValidateElement(m.payload); errs != nil {
-		return fail(StagePayload, ErrPayloadInvalid, diagsOf(StagePayload, errs)...)
-	}
-	return nil
+// fail builds the *failure.Failure of a payload that does not encode or
+// decode.
+func fail(stage failure.Stage, err error, diags ...failure.Diagnostic) *failure.Failure {
+	return &failure.Failure{Stage: stage, Err: err, Diagnostics: diags}
 }
 
-// Decode validates the payload against pt and decodes it: stages 7a and 7b.
-func (m *Inbound) Decode(pt *PayloadType) (any, []byte, error) {
-	if err := m.ValidatePayload(pt); err != nil {
-		return nil, nil, err
-	}
-	b, err := m.PayloadBytes()
-	if err != nil {
-		return nil, nil, err
-	}
-	v, err := pt.Decode(b)
-	return v, b, err
+// init hands the stage engine (xmlpipe/stage) the compiled schema a
+// PayloadType keeps to itself, so that it validates payloads in the parsed
+// envelope without the schema being part of this package's API. It runs
+// before any package that imports this one is initialised.
+func init() {
+	payloadschema.Of = func(pt any) *lx.Schema { return pt.(*PayloadType).schema }
 }

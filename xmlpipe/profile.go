@@ -26,9 +26,6 @@ type Profile interface {
 // allow (see CheckDial).
 var ErrNetworkDenied = errors.New("network address not allowed by the thread's profile")
 
-// Reaches reports whether p reaches name; a nil p reaches everything.
-func Reaches(p Profile, name string) bool { return p == nil || p.Reaches(name) }
-
 // CheckDial returns nil when the profile in ctx (WithProfile) may dial
 // hostport, else an error wrapping ErrNetworkDenied. A context without a
 // profile may dial anything. Network tools call it in their dialers.

@@ -5,20 +5,6 @@ import (
 	"strings"
 )
 
-// RefusalStatus is the one <status> a Refusal carries.
-const RefusalStatus = "refused"
-
-// The severities of a Refusal (schemas/refusal.xsd).
-const (
-	SeverityLow      = "low"
-	SeverityMedium   = "medium"
-	SeverityHigh     = "high"
-	SeverityCritical = "critical"
-)
-
-// Severities lists the severities, least serious first.
-var Severities = []string{SeverityLow, SeverityMedium, SeverityHigh, SeverityCritical}
-
 // Refusal is the structured refusal (seed 003, "Refusal Protocol") the pump
 // answers a refused message with: a constitution rule denied it, a human
 // denied it, or its wait for approval timed out. It goes to the message's
@@ -29,7 +15,7 @@ var Severities = []string{SeverityLow, SeverityMedium, SeverityHigh, SeverityCri
 //	<refusal xmlns="https://xml-pipeline.org/ns/core/v1"><status>refused</status><reason>…</reason><violated-rule>no-rm-rf</violated-rule><suggestion>…</suggestion><severity>high</severity></refusal>
 type Refusal struct {
 	XMLName xml.Name `xml:"https://xml-pipeline.org/ns/core/v1 refusal"`
-	// Status is always RefusalStatus.
+	// Status is always "refused" (stage.RefusalStatus).
 	Status string `xml:"status"`
 	// Reason says why: a rule's reason, "denied by <user>: <reason>" or
 	// "approval timed out".
@@ -39,22 +25,8 @@ type Refusal struct {
 	ViolatedRules []string `xml:"violated-rule,omitempty"`
 	// Suggestion is a compliant way to reach the goal, when one is known.
 	Suggestion string `xml:"suggestion,omitempty"`
-	// Severity is one of Severities.
+	// Severity is one of stage.Severities: low, medium, high or critical.
 	Severity string `xml:"severity"`
-}
-
-// NewRefusal builds a Refusal with status "refused"; an unknown severity
-// becomes "medium".
-func NewRefusal(reason, suggestion, severity string, rules ...string) *Refusal {
-	ok := false
-	for _, s := range Severities {
-		ok = ok || s == severity
-	}
-	if !ok {
-		severity = SeverityMedium
-	}
-	return &Refusal{Status: RefusalStatus, Reason: reason, ViolatedRules: append([]string(nil), rules...),
-		Suggestion: suggestion, Severity: severity}
 }
 
 // Summary is the refusal in one line, for consoles and logs:

@@ -29,6 +29,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/schemas"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // FedEcho is what the federation bench's callers send through the link.
@@ -396,12 +397,12 @@ func (p *fedPair) floor(r *fedBench, n int) error {
 	defer runtime.UnlockOSThread()
 	unsigned := fmt.Appendf(nil, `<message xmlns="%s"><meta><from>bench-a</from><to>echo</to><thread>%s</thread>`+
 		`<link xmlns="%s" id="%s" kind="call" sent="%s"/></meta><FedEcho><Text>c7-1234</Text></FedEcho></message>`,
-		schemas.EnvelopeNS, xmlpipe.NewThreadID(), federation.NS, xmlpipe.NewThreadID(), time.Now().UTC().Format(time.RFC3339Nano))
+		schemas.EnvelopeNS, stage.NewThreadID(), federation.NS, stage.NewThreadID(), time.Now().UTC().Format(time.RFC3339Nano))
 	signed, err := envsig.Sign(p.keyA, unsigned)
 	if err != nil {
 		return fmt.Errorf("floor: %w", err)
 	}
-	parts, err := xmlpipe.SplitSignature(signed, envsig.Namespace, "Signature")
+	parts, err := stage.SplitSignature(signed, envsig.Namespace, "Signature")
 	if err != nil || len(parts.SignedInfo) == 0 {
 		return fmt.Errorf("floor: no SignedInfo: %w", err)
 	}
@@ -423,7 +424,7 @@ func (p *fedPair) floor(r *fedBench, n int) error {
 		}
 	})
 	r.C14NUs = timed(func() {
-		if _, err := xmlpipe.Canonicalize(signed); err != nil {
+		if _, err := stage.Canonicalize(signed); err != nil {
 			ferr = err
 		}
 	})

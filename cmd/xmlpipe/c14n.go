@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // runC14N is `xmlpipe c14n FILE|-`: the exclusive C14N bytes of a document
@@ -24,7 +26,7 @@ func runC14N(_ context.Context, args []string, std streams) int {
 		fmt.Fprintf(std.err, "xmlpipe c14n: %v\n", err)
 		return exitFailure
 	}
-	out, err := xmlpipe.Canonicalize(raw)
+	out, err := stage.Canonicalize(raw)
 	if err != nil {
 		fmt.Fprintf(std.err, "xmlpipe c14n: %s\n", failureText(err))
 		return exitFailure
@@ -36,10 +38,10 @@ func runC14N(_ context.Context, args []string, std streams) int {
 	return exitOK
 }
 
-// failureText renders an error and, for a *xmlpipe.Failure, every diagnostic
+// failureText renders an error and, for a *failure.Failure, every diagnostic
 // on its own line.
 func failureText(err error) string {
-	f, ok := errors.AsType[*xmlpipe.Failure](err)
+	f, ok := errors.AsType[*failure.Failure](err)
 	if !ok {
 		return err.Error()
 	}

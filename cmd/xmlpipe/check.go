@@ -9,7 +9,8 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // runCheck is `xmlpipe check [--config organism.yaml] FILE|-`: one message
@@ -42,7 +43,7 @@ func runCheck(_ context.Context, args []string, std streams) int {
 		fmt.Fprintf(std.err, "xmlpipe check: %v\n", err)
 		return exitFailure
 	}
-	in, err := xmlpipe.NewIngress(xmlpipe.IngressConfig{MaxBytes: maxBytes})
+	in, err := stage.NewIngress(stage.IngressConfig{MaxBytes: maxBytes})
 	if err != nil {
 		fmt.Fprintf(std.err, "xmlpipe check: %v\n", err)
 		return exitFailure
@@ -80,17 +81,17 @@ func runCheck(_ context.Context, args []string, std streams) int {
 // refuse prints the <huh> the sender would get and the diagnostics (the
 // failure's, then the notes of the stages that passed), and returns exit 1.
 // A privileged message is dropped by the pump without a <huh>; so it is here.
-func refuse(std streams, raw []byte, err error, notes []xmlpipe.Diagnostic) int {
-	if errors.Is(err, xmlpipe.ErrPrivileged) {
+func refuse(std streams, raw []byte, err error, notes []failure.Diagnostic) int {
+	if errors.Is(err, failure.ErrPrivileged) {
 		fmt.Fprintf(std.err, "dropped (security event, the sender gets no <huh>): %s\n", failureText(err))
 		return exitFailure
 	}
-	core, cerr := xmlpipe.Core()
+	core, cerr := stage.Core()
 	if cerr != nil {
 		fmt.Fprintf(std.err, "xmlpipe check: %v\n", cerr)
 		return exitFailure
 	}
-	huh, herr := core.Huh.AppendPayload(nil, xmlpipe.NewHuh(err, raw))
+	huh, herr := core.Huh.AppendPayload(nil, stage.NewHuh(err, raw))
 	if herr != nil {
 		fmt.Fprintf(std.err, "xmlpipe check: %v\n", herr)
 		return exitFailure
@@ -108,11 +109,11 @@ func refuse(std streams, raw []byte, err error, notes []xmlpipe.Diagnostic) int 
 // resolve finds the listeners a message goes to, as the pump routes: with
 // <to>, the listener of that name (case-insensitive) whose payload root
 // matches; without, every listener of the payload root.
-func resolve(p *pump.Pump, m *xmlpipe.Inbound) ([]pump.Listener, error) {
+func resolve(p *pump.Pump, m *stage.Inbound) ([]pump.Listener, error) {
 	noRoute := func(format string, args ...any) error {
 		msg := fmt.Sprintf(format, args...)
-		return &xmlpipe.Failure{Stage: xmlpipe.StageRoute, Err: xmlpipe.ErrNoRoute,
-			Diagnostics: []xmlpipe.Diagnostic{{Stage: xmlpipe.StageRoute, Msg: msg}}}
+		return &failure.Failure{Stage: failure.StageRoute, Err: failure.ErrNoRoute,
+			Diagnostics: []failure.Diagnostic{{Stage: failure.StageRoute, Msg: msg}}}
 	}
 	tag := m.PayloadName
 	if m.PayloadNS != "" {

@@ -25,7 +25,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // organismB is the hello-world organism served by `xmlpipe run` whose
@@ -231,14 +231,14 @@ gateways:
 	if !ok {
 		t.Fatal("A did not import poet")
 	}
-	task, ok := xmlpipe.NewTextPayload(l.Payload.GoType(), "write about rain")
+	task, ok := stage.NewTextPayload(l.Payload.GoType(), "write about rain")
 	if !ok {
 		t.Fatalf("imported poet takes %v, no text", l.Payload.GoType())
 	}
 	if _, err := orgA.Pump.Send(context.Background(), "console", "poet", task, pump.OutletFunc(func(e pump.Event) {
 		switch e.Kind {
 		case pump.EventReply:
-			text, _ := xmlpipe.PayloadText(e.Payload)
+			text, _ := stage.PayloadText(e.Payload)
 			replies <- text
 		case pump.EventHuh:
 			replies <- "huh: " + e.Error

@@ -7,7 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // What `xmlpipe version` reports when the build says it: make build sets
@@ -39,7 +39,7 @@ type buildInfo struct {
 // -ldflags injected.
 func currentBuild() buildInfo {
 	b := buildInfo{Version: "(devel)", Go: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
-		LibXML2: xmlpipe.LibXML2Version()}
+		LibXML2: stage.LibXML2Version()}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if bi.Main.Version != "" {
 			b.Version = bi.Main.Version

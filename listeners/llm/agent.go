@@ -13,6 +13,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/listeners/llm/aeiou"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Chatter sends one chat request; *Router is one.
@@ -192,7 +193,7 @@ type Agent struct {
 // mode) is passed on to its caller without asking the model again.
 func (a *Agent) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) (xmlpipe.Response, error) {
 	if md.From == a.Name {
-		if t, ok := xmlpipe.PayloadText(payload); ok {
+		if t, ok := stage.PayloadText(payload); ok {
 			if answer, ok := strings.CutPrefix(t, selfAnswerMark); ok {
 				return a.answer(md, answer), nil
 			}
@@ -543,7 +544,7 @@ func (a *Agent) answer(md xmlpipe.Metadata, text string) xmlpipe.Response {
 				text = selfAnswerMark + text
 			}
 			if pt, ok := a.Lookup(caller); ok {
-				if v, ok := xmlpipe.NewTextPayload(pt.GoType(), text); ok {
+				if v, ok := stage.NewTextPayload(pt.GoType(), text); ok {
 					return xmlpipe.Respond(v)
 				}
 			}

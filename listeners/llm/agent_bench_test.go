@@ -7,6 +7,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // BenchmarkNativeTurn measures the agent loop's own work in one turn with
@@ -33,9 +34,9 @@ func BenchmarkNativeTurn(b *testing.B) {
 	a := &Agent{Name: "mathbot", Prompt: "You are mathbot.", LLM: model, History: cb, Threads: fakeThreads{},
 		Lookup: func(name string) (*xmlpipe.PayloadType, bool) { return own, name == "mathbot" }}
 	peers := []xmlpipe.Peer{{Name: "calc", Description: "Evaluates arithmetic", Payload: mustPT[Calc](b)}}
-	task, _ := xmlpipe.NewTextPayload(own.GoType(), "what is 6*7?")
+	task, _ := stage.NewTextPayload(own.GoType(), "what is 6*7?")
 	taskRaw, _ := own.AppendPayload(nil, task)
-	answer, _ := xmlpipe.NewTextPayload(own.GoType(), `{"Expression":"6*7","Value":"42"}`)
+	answer, _ := stage.NewTextPayload(own.GoType(), `{"Expression":"6*7","Value":"42"}`)
 	answerRaw, _ := own.AppendPayload(nil, answer)
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -11,6 +11,8 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Calc is the payload of the unit tests' calculator peer.
@@ -110,7 +112,7 @@ func (r *loopRig) agent() *Agent {
 // deliver hands the agent a message as the pump would: its slot first.
 func (r *loopRig) deliver(from, text, inReplyTo string) xmlpipe.Response {
 	r.t.Helper()
-	v, _ := xmlpipe.NewTextPayload(r.own.GoType(), text)
+	v, _ := stage.NewTextPayload(r.own.GoType(), text)
 	raw, err := r.own.AppendPayload(nil, v)
 	if err != nil {
 		r.t.Fatal(err)
@@ -194,7 +196,7 @@ func answerText(r xmlpipe.Response) string {
 	if !ok {
 		return fmt.Sprintf("not a Respond: %T", r)
 	}
-	if t, ok := xmlpipe.PayloadText(rr.Payload); ok {
+	if t, ok := stage.PayloadText(rr.Payload); ok {
 		return t
 	}
 	return fmt.Sprintf("%#v", rr.Payload)
@@ -257,7 +259,7 @@ func TestNativeLoopMintsIDs(t *testing.T) {
 	r.deliver("console", "go", "")
 	sends := r.deliver("poet", "a!", "dup").(*xmlpipe.SendsResponse).Sends
 	if len(sends) != 2 || sends[0].Ref == "dup" || sends[1].Ref == "" || sends[0].Ref == sends[1].Ref ||
-		xmlpipe.CheckRef(sends[0].Ref) != nil {
+		stage.CheckRef(sends[0].Ref) != nil {
 		t.Fatalf("refs %q %q", sends[0].Ref, sends[1].Ref)
 	}
 	r.deliver("poet", "b!", sends[0].Ref)
@@ -484,7 +486,7 @@ func TestFitWindow(t *testing.T) {
 func TestErrorsBecomeResultsAndNotes(t *testing.T) {
 	r := newLoopRig(t, Reply{ToolCalls: []ToolCall{toolCall("c1", "poet", `{"Text":"x"}`)}}, Reply{Content: "sorry"})
 	r.deliver("console", "go", "")
-	de := &xmlpipe.DeliveryError{Huh: xmlpipe.NewHuh(xmlpipe.ErrHandler, []byte("<PoetTask/>")), Detail: "handler failed: poet: out of ink"}
+	de := &xmlpipe.DeliveryError{Huh: stage.NewHuh(failure.ErrHandler, []byte("<PoetTask/>")), Detail: "handler failed: poet: out of ink"}
 	resp, err := r.a.HandleError(context.Background(), de, xmlpipe.Metadata{ThreadID: "t", From: "core", InReplyTo: "c1",
 		Peers: r.peers})
 	if err != nil || answerText(resp) != "sorry" {
@@ -569,7 +571,7 @@ func TestRefusedAnswerGoesBackOnce(t *testing.T) {
 	r := newLoopRig(t, Reply{Content: "first"}, Reply{Content: "second"})
 	r.deliver("console", "go", "")
 	refuse := func() xmlpipe.Response {
-		de := &xmlpipe.DeliveryError{Huh: &xmlpipe.Huh{Error: xmlpipe.HuhPayload}, Detail: "Element 'X': not expected"}
+		de := &xmlpipe.DeliveryError{Huh: &xmlpipe.Huh{Error: failure.HuhPayload}, Detail: "Element 'X': not expected"}
 		resp, err := r.a.HandleError(context.Background(), de, xmlpipe.Metadata{ThreadID: "t", From: "core", Peers: r.peers})
 		if err != nil {
 			t.Fatal(err)
@@ -594,12 +596,12 @@ func TestRefusedAnswerGoesBackOnce(t *testing.T) {
 	h.a.MaxIterations = 1
 	h.deliver("console", "go", "")
 	h.deliver("console", "again", "") // a new turn: its one model call is allowed
-	resp, err := h.a.HandleError(context.Background(), &xmlpipe.DeliveryError{System: xmlpipe.RoutingError()},
+	resp, err := h.a.HandleError(context.Background(), &xmlpipe.DeliveryError{System: stage.RoutingError()},
 		xmlpipe.Metadata{ThreadID: "t", From: "system"})
 	if err != nil || answerText(resp) != "[mathbot halted: max_iterations (1) reached in this turn]" {
 		t.Fatalf("a note past max_iterations: %#v %v", resp, err)
 	}
-	if resp, _ := h.a.HandleError(context.Background(), &xmlpipe.DeliveryError{System: xmlpipe.RoutingError()},
+	if resp, _ := h.a.HandleError(context.Background(), &xmlpipe.DeliveryError{System: stage.RoutingError()},
 		xmlpipe.Metadata{ThreadID: "t", From: "system"}); resp != nil {
 		t.Fatalf("the halt's refused answer was answered again: %#v", resp)
 	}

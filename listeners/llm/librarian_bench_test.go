@@ -8,6 +8,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // benchTopics give the long conversation different subjects, so that
@@ -52,7 +53,7 @@ func BenchmarkLibrarianTurn(b *testing.B) {
 			for i := range 250 {
 				text := fmt.Sprintf("Message %d. About %s. %s", i, benchTopics[i%len(benchTopics)],
 					strings.Repeat("More words on the matter at hand. ", 6))
-				v, _ := xmlpipe.NewTextPayload(own.GoType(), text)
+				v, _ := stage.NewTextPayload(own.GoType(), text)
 				raw, _ := own.AppendPayload(nil, v)
 				if _, err := cb.Append(registry.Slot{ThreadID: "t", From: "console", To: "mathbot", PayloadType: own.Name(),
 					Payload: v, Raw: raw}); err != nil {

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/xml-pipeline/xmlpipe/registry"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // FuzzContextUnfold: whatever arguments the model writes and whatever a
@@ -29,7 +29,7 @@ func FuzzContextUnfold(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, _ := xmlpipe.NewTextPayload(own.GoType(), text)
+		v, _ := stage.NewTextPayload(own.GoType(), text)
 		if _, err := cb.Append(registry.Slot{ThreadID: "t", From: "console", To: "mathbot", PayloadType: own.Name(),
 			Payload: v, Raw: []byte("<x/>")}); err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/listeners/llm/aeiou"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // mintIDs returns the calls of a reply as they are kept: each with an id no
@@ -32,7 +33,7 @@ func (a *Agent) mintIDs(st *turnState, calls []ToolCall) []storedCall {
 	}
 	for i, tc := range calls {
 		id := tc.ID
-		if id == "" || xmlpipe.CheckRef(id) != nil || used(id) {
+		if id == "" || stage.CheckRef(id) != nil || used(id) {
 			seed := strconv.Itoa(len(st.c.items)) + "\x00" + strconv.Itoa(i) + "\x00" + tc.ID + "\x00" + tc.Name
 			id = "call_" + nameHash(seed)
 			for n := 2; used(id); n++ {

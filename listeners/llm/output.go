@@ -9,6 +9,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/gen"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // outputType returns the payload the turn's answer must be, nil for text:
@@ -19,7 +20,7 @@ import (
 // agent calling another takes text).
 func (a *Agent) outputType(st *turnState) (out *xmlpipe.PayloadType, asText bool) {
 	if st.callerType != nil {
-		if _, ok := xmlpipe.TextField(st.callerType.GoType()); !ok {
+		if _, ok := stage.TextField(st.callerType.GoType()); !ok {
 			return st.callerType, false
 		}
 		return a.Response, a.Response != nil

@@ -15,6 +15,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // The agent keeps its side of a conversation in the thread's history (the
@@ -290,7 +291,7 @@ func (a *Agent) slotText(s *registry.Slot) string {
 // payloadContent is what a model reads of a payload: its text field's text,
 // else its JSON form.
 func payloadContent(v any) (string, bool) {
-	if t, ok := xmlpipe.PayloadText(v); ok {
+	if t, ok := stage.PayloadText(v); ok {
 		return t, true
 	}
 	pt, err := xmlpipe.NewPayloadType(reflect.TypeOf(v))

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/xml-pipeline/xmlpipe/registry"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // unfoldingXMLModel is unfoldingModel for a model without function
@@ -152,7 +152,7 @@ func FuzzXMLUnfold(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, _ := xmlpipe.NewTextPayload(own.GoType(), text)
+		v, _ := stage.NewTextPayload(own.GoType(), text)
 		if _, err := cb.Append(registry.Slot{ThreadID: "t", From: "console", To: "mathbot", PayloadType: own.Name(),
 			Payload: v, Raw: []byte("<x/>")}); err != nil {
 			t.Fatal(err)

@@ -10,6 +10,10 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 func TestListenersAnswerAndRefuse(t *testing.T) {
@@ -92,7 +96,7 @@ func TestQuestionsDecode(t *testing.T) {
 		{"list-capabilities empty", `<list-capabilities xmlns="https://xml-pipeline.org/ns/meta/v1"/>`, &ListCapabilities{}},
 		{"list-capabilities whitespace", "<list-capabilities xmlns=\"https://xml-pipeline.org/ns/meta/v1\">\n  </list-capabilities>", &ListCapabilities{}},
 	}
-	in, err := xmlpipe.NewIngress(xmlpipe.IngressConfig{})
+	in, err := stage.NewIngress(stage.IngressConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +106,7 @@ func TestQuestionsDecode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := xmlpipe.AppendEnvelope(nil, "api:alice", "", "6f1c2d3e-4b5a-4c6d-8e7f-8091a2b3c4d5", []byte(tt.body))
+			env := stage.AppendEnvelope(nil, "api:alice", "", "6f1c2d3e-4b5a-4c6d-8e7f-8091a2b3c4d5", []byte(tt.body))
 			m, err := in.Read(env)
 			if err != nil {
 				t.Fatal(err)
@@ -138,7 +142,7 @@ func TestQuestionsRejectedByMetaXSD(t *testing.T) {
 		"empty capability name":      `<request-example xmlns="https://xml-pipeline.org/ns/meta/v1"><capability></capability></request-example>`,
 		"capability in no namespace": `<request-schema xmlns="https://xml-pipeline.org/ns/meta/v1"><capability xmlns="">adder</capability></request-schema>`,
 	}
-	in, err := xmlpipe.NewIngress(xmlpipe.IngressConfig{})
+	in, err := stage.NewIngress(stage.IngressConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,14 +152,14 @@ func TestQuestionsRejectedByMetaXSD(t *testing.T) {
 	}
 	for name, body := range tests {
 		t.Run(name, func(t *testing.T) {
-			m, err := in.Read(xmlpipe.AppendEnvelope(nil, "api:alice", "", "6f1c2d3e-4b5a-4c6d-8e7f-8091a2b3c4d5", []byte(body)))
+			m, err := in.Read(stage.AppendEnvelope(nil, "api:alice", "", "6f1c2d3e-4b5a-4c6d-8e7f-8091a2b3c4d5", []byte(body)))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer m.Close()
 			for _, p := range pts {
 				if p.Matches(m.PayloadName, m.PayloadNS) {
-					if err := m.ValidatePayload(p); !errors.Is(err, xmlpipe.ErrPayloadInvalid) {
+					if err := m.ValidatePayload(p); !errors.Is(err, failure.ErrPayloadInvalid) {
 						t.Fatalf("validate: %v, want ErrPayloadInvalid", err)
 					}
 					return

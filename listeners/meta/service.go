@@ -7,18 +7,18 @@ import (
 	"regexp"
 
 	"github.com/xml-pipeline/xmlpipe/gen"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // Errors of Service.Answer.
 var (
 	// ErrRefused is the one answer to a question the flags refuse and to a
 	// question about a capability that does not exist or that the caller
-	// may not see. It wraps xmlpipe.ErrNoRoute, so the caller's <huh>
+	// may not see. It wraps failure.ErrNoRoute, so the caller's <huh>
 	// carries the same canned text as a message to a listener that does not
 	// exist — the text it would get were meta introspection switched off —
 	// and reveals nothing about the organism's topology.
-	ErrRefused = fmt.Errorf("meta: question refused: %w", xmlpipe.ErrNoRoute)
+	ErrRefused = fmt.Errorf("meta: question refused: %w", failure.ErrNoRoute)
 	// ErrNotQuestion: Answer was given a value that is not one of the four
 	// meta.xsd questions (a programming error, not a caller's).
 	ErrNotQuestion = errors.New("meta: not a meta question")

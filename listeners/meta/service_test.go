@@ -10,6 +10,8 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/schemas"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Add and Sub are the payloads of the test capabilities.
@@ -57,9 +59,9 @@ var (
 )
 
 // metaSchema validates answers as documents against meta.xsd.
-func metaSchema(t *testing.T) *xmlpipe.Schema {
+func metaSchema(t *testing.T) *stage.Schema {
 	t.Helper()
-	s, err := xmlpipe.CompileSchema(schemas.Meta(), "mem:/schemas/meta.xsd")
+	s, err := stage.CompileSchema(schemas.Meta(), "mem:/schemas/meta.xsd")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +70,7 @@ func metaSchema(t *testing.T) *xmlpipe.Schema {
 
 // checkAgainstMetaXSD encodes answer with its fixed payload type and
 // validates the bytes against meta.xsd.
-func checkAgainstMetaXSD(t *testing.T, s *xmlpipe.Schema, answer any) {
+func checkAgainstMetaXSD(t *testing.T, s *stage.Schema, answer any) {
 	t.Helper()
 	f, ok := answer.(xmlpipe.FixedPayload)
 	if !ok {
@@ -171,7 +173,7 @@ func TestServiceRefuses(t *testing.T) {
 		{"remote asks about an unexported one", with(func(f *Flags) { f.AllowRemote = true }), peer, &RequestSchema{Capability: "calc.sub"}},
 		{"invisible to a local caller", allOpen(), Caller{Name: "x", Authenticated: true, Visible: func(Capability) bool { return false }}, schema},
 	}
-	want := xmlpipe.CannedText(xmlpipe.ErrNoRoute)
+	want := failure.CannedText(failure.ErrNoRoute)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := NewService(tt.flags, cat).Answer(tt.caller, tt.question)
@@ -183,7 +185,7 @@ func TestServiceRefuses(t *testing.T) {
 			}
 			// The caller is told exactly what a message to a missing
 			// listener is told, whatever the reason.
-			if text := xmlpipe.CannedText(err); text != want {
+			if text := failure.CannedText(err); text != want {
 				t.Errorf("canned text %q, want %q", text, want)
 			}
 		})

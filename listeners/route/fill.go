@@ -6,7 +6,9 @@ import (
 	"sync"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Filler builds the payload of the selected capability from the need (seed
@@ -62,18 +64,18 @@ func CheckPayload(c Capability, jsonForm []byte) ([]byte, error) {
 }
 
 // schemas caches the compiled schema of each payload type.
-var schemas sync.Map // *xmlpipe.PayloadType → *xmlpipe.Schema
+var schemas sync.Map // *xmlpipe.PayloadType → *stage.Schema
 
 // schemaOf returns pt's schema compiled for validating a payload element on
 // its own.
-func schemaOf(pt *xmlpipe.PayloadType) (*xmlpipe.Schema, error) {
+func schemaOf(pt *xmlpipe.PayloadType) (*stage.Schema, error) {
 	if s, ok := schemas.Load(pt); ok {
-		return s.(*xmlpipe.Schema), nil
+		return s.(*stage.Schema), nil
 	}
-	s, err := xmlpipe.CompileSchema(pt.XSD(), "mem:/schemas/route/"+pt.Name()+".xsd")
+	s, err := stage.CompileSchema(pt.XSD(), "mem:/schemas/route/"+pt.Name()+".xsd")
 	if err != nil {
 		return nil, err
 	}
 	v, _ := schemas.LoadOrStore(pt, s)
-	return v.(*xmlpipe.Schema), nil
+	return v.(*stage.Schema), nil
 }

@@ -5,7 +5,9 @@ import (
 	"reflect"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Callers tells a tool which payload a listener takes, so a result can reach
@@ -50,7 +52,7 @@ func Answer(c Callers, md xmlpipe.Metadata, result any) xmlpipe.Response {
 	if err != nil {
 		return xmlpipe.Respond(result)
 	}
-	if v, ok := xmlpipe.NewTextPayload(caller.GoType(), string(b)); ok {
+	if v, ok := stage.NewTextPayload(caller.GoType(), string(b)); ok {
 		return xmlpipe.Respond(v)
 	}
 	return xmlpipe.Respond(result)

@@ -10,6 +10,8 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Options configure a WASM listener.
@@ -167,7 +169,7 @@ func (l *Listener) Handle(ctx context.Context, payload any, _ xmlpipe.Metadata) 
 // decodeResponse checks that out is exactly one well-formed response
 // element and decodes it.
 func (l *Listener) decodeResponse(out []byte) (any, error) {
-	parts, diags, err := xmlpipe.SplitRaw(out)
+	parts, diags, err := stage.SplitRaw(out)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("%w: %w", ErrBadOutput, err)

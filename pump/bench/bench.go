@@ -26,6 +26,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/observe"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Config configures a run.
@@ -202,7 +203,7 @@ func envelope(seq int64, text string) []byte {
 	payload = append(payload, ' ')
 	payload = append(payload, text...)
 	payload = append(payload, `</Message><OriginalSender>sink</OriginalSender></GreetingResponse>`...)
-	return xmlpipe.AppendEnvelope(make([]byte, 0, 512+len(text)), "bench", "shouter", xmlpipe.NewThreadID(), payload)
+	return stage.AppendEnvelope(make([]byte, 0, 512+len(text)), "bench", "shouter", stage.NewThreadID(), payload)
 }
 
 const greeting = "Hello Dan, what a pleasure to greet you on this fine day! Hello Dan, what a pleasure to greet you on this fine day! Hello Dan, what a pleasure to greet you!"
@@ -407,7 +408,7 @@ const floorRounds = 3
 // envelope twice: with one loop per core running at once (the load the
 // throughput phase ran under) and with one loop alone.
 func measureFloor(r *Result) error {
-	in, err := xmlpipe.NewIngress(xmlpipe.IngressConfig{})
+	in, err := stage.NewIngress(stage.IngressConfig{})
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,9 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // sourceAPI is the source part of the <from> of REST and stream injects
@@ -82,8 +83,8 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 	}
 	thread := req.ThreadID
 	if thread == "" {
-		thread = xmlpipe.NewThreadID()
-	} else if !xmlpipe.IsThreadID(thread) {
+		thread = stage.NewThreadID()
+	} else if !stage.IsThreadID(thread) {
 		return injectResult{}, badRequest("Invalid thread_id: want a lower-case UUID")
 	}
 	body, apiErr := s.payloadBytes(l, req.Payload)
@@ -170,7 +171,7 @@ func (s *Server) injectError(err error) *apiError {
 		s.log.Info("inject refused: busy", "error", err)
 		return busyAPIError(text, retry)
 	}
-	if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
+	if f, ok := errors.AsType[*failure.Failure](err); ok {
 		return &apiError{status: http.StatusUnprocessableEntity,
 			body: errorBody{Error: f.Canned(), Diagnostics: diagnosticsOf(f)}}
 	}
@@ -183,7 +184,7 @@ func (s *Server) injectError(err error) *apiError {
 
 // diagnosticsOf lists a refused message's diagnostics as text (nil when
 // there are none).
-func diagnosticsOf(f *xmlpipe.Failure) []string {
+func diagnosticsOf(f *failure.Failure) []string {
 	var out []string
 	for _, d := range f.Diagnostics {
 		out = append(out, d.String())

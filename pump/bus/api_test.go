@@ -15,7 +15,8 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // tokens logs in one user of each role.
@@ -97,7 +98,7 @@ func TestAPIRoles(t *testing.T) {
 		{"POST", "/api/v1/inject", inject, [3]int{403, 200, 200}},
 		{"POST", "/api/v1/agents/shouter/pause", nil, [3]int{403, 403, 200}},
 		{"POST", "/api/v1/agents/shouter/resume", nil, [3]int{403, 403, 200}},
-		{"POST", "/api/v1/threads/" + xmlpipe.NewThreadID() + "/kill", nil, [3]int{403, 403, 404}},
+		{"POST", "/api/v1/threads/" + stage.NewThreadID() + "/kill", nil, [3]int{403, 403, 404}},
 		{"POST", "/api/v1/organism/reload", nil, [3]int{403, 403, 501}},
 		{"POST", "/api/v1/organism/stop", nil, [3]int{403, 403, 501}},
 	}
@@ -177,7 +178,7 @@ func TestAPIInjectAndJournal(t *testing.T) {
 		status, body, _ := f.do("POST", "/api/v1/inject", op, map[string]any{"to": "greeter", "payload": in.payload})
 		thread, _ := body["thread_id"].(string)
 		id, _ := body["message_id"].(string)
-		if status != 200 || !xmlpipe.IsThreadID(thread) || len(id) != 64 {
+		if status != 200 || !stage.IsThreadID(thread) || len(id) != 64 {
 			t.Fatalf("inject %s: %d %v", in.name, status, body)
 		}
 		threads = append(threads, thread)
@@ -208,7 +209,7 @@ func TestAPIInjectAndJournal(t *testing.T) {
 	if status != 200 || th["status"] != "completed" || th["message_count"] != 1.0 || th["conversation"] != threads[0] {
 		t.Errorf("thread: %d %v", status, th)
 	}
-	if status, body, _ := f.do("GET", "/api/v1/threads/"+xmlpipe.NewThreadID(), viewer, nil); status != 404 {
+	if status, body, _ := f.do("GET", "/api/v1/threads/"+stage.NewThreadID(), viewer, nil); status != 404 {
 		t.Errorf("unknown thread: %d %v", status, body)
 	}
 
@@ -262,7 +263,7 @@ func TestAPIInjectAndJournal(t *testing.T) {
 		{map[string]any{"to": "greeter", "payload": map[string]any{"name": 5}}, 400,
 			`Invalid payload for greeter: Name: want a string, got the number 5`},
 		{map[string]any{"to": "greeter", "payload": "<a/><b/>"}, 400, "Invalid payload: payload has more than one root element"},
-		{map[string]any{"to": "greeter", "payload": "<Greeting><Nom>x</Nom></Greeting>"}, 422, xmlpipe.HuhPayload},
+		{map[string]any{"to": "greeter", "payload": "<Greeting><Nom>x</Nom></Greeting>"}, 422, failure.HuhPayload},
 		{map[string]any{"to": "greeter", "payload": "<x/>", "thread_id": "nope"}, 400,
 			"Invalid thread_id: want a lower-case UUID"},
 		{"{", 400, "Invalid JSON"},
@@ -389,7 +390,7 @@ func TestMessagesMarkRepairs(t *testing.T) {
 		name     string
 		repaired bool
 	}{{"Tom & Jerry", true}, {"Tom", false}} {
-		thread := xmlpipe.NewThreadID()
+		thread := stage.NewThreadID()
 		sendRaw(t, c, `<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><meta><from>websocket:user-operator</from>`+
 			`<to>greeter</to><thread>`+thread+`</thread></meta><Greeting xmlns=""><Name>`+tt.name+`</Name></Greeting></message>`)
 		completed.wait(t, thread)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // maxCallsLimit bounds ?limit of GET /api/v1/usage/calls.
@@ -25,7 +25,7 @@ type callsBody struct {
 func (s *Server) apiUsageCalls(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	thread := strings.TrimSpace(q.Get("thread"))
-	if thread != "" && !xmlpipe.IsThreadID(thread) {
+	if thread != "" && !stage.IsThreadID(thread) {
 		writeError(w, http.StatusBadRequest, "Invalid thread: want a lower-case UUID")
 		return
 	}

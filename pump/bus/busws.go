@@ -18,6 +18,8 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Close reasons of the legacy <authenticate/> handshake (python-reference
@@ -146,7 +148,7 @@ func (b *busSocket) legacyAuth() (auth.Session, bool) {
 func parseAuthenticate(data []byte) (code, reason string) {
 	root, err := rootElement(data, true)
 	if err != nil {
-		fixed, _ := xmlpipe.LexFix(data)
+		fixed, _ := stage.LexFix(data)
 		if root, err = rootElement(fixed, false); err != nil {
 			return "", ReasonBadXML
 		}
@@ -218,11 +220,11 @@ func (b *busSocket) frame(data []byte) {
 	who := b.principal()
 	var err error
 	switch {
-	case info.ok && xmlpipe.IsThreadID(info.thread) && !s.ownsLive(who, info.thread):
+	case info.ok && stage.IsThreadID(info.thread) && !s.ownsLive(who, info.thread):
 		// Another party's live conversation: its events are never routed
 		// here; the pump refuses the frame (a security event) untouched.
 		_, err = s.pump.InjectAs(b.c.ctx, data, nil, who)
-	case info.ok && xmlpipe.IsThreadID(info.thread):
+	case info.ok && stage.IsThreadID(info.thread):
 		conv := s.conversationOf(info.thread)
 		s.router.claim(conv, b)
 		_, err = s.pump.InjectAs(b.c.ctx, data, nil, who)
@@ -273,13 +275,13 @@ func (b *busSocket) privileged(info frameInfo) {
 	}
 	b.s.log.Warn("security event: privileged message on the main bus dropped", "security", true,
 		"user", b.c.sess.Username, "addr", b.addr, "root", root)
-	b.c.send(b.s.huhEnvelope(info.from, info.thread, xmlpipe.NewHuh(xmlpipe.ErrPrivileged, nil)))
+	b.c.send(b.s.huhEnvelope(info.from, info.thread, stage.NewHuh(failure.ErrPrivileged, nil)))
 }
 
 // refused answers a frame the pump did not take.
 func (b *busSocket) refused(info frameInfo, data []byte, err error) {
 	switch {
-	case errors.Is(err, xmlpipe.ErrPrivileged):
+	case errors.Is(err, failure.ErrPrivileged):
 		b.privileged(info)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		// the socket is closing
@@ -294,14 +296,14 @@ func (b *busSocket) refused(info frameInfo, data []byte, err error) {
 			Error: busyText + "; retry in " + strconv.Itoa(retry) + " s", OriginalAttempt: data}))
 	default:
 		var cause error = err
-		if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
+		if f, ok := errors.AsType[*failure.Failure](err); ok {
 			cause = f.Err
 		}
 		thread := info.thread
 		if errors.Is(err, pump.ErrForgedSender) || errors.Is(err, pump.ErrForeignThread) {
 			thread = "" // a fresh id: an impostor's <huh> names no conversation
 		}
-		b.c.send(b.s.huhEnvelope(b.principal().From, thread, xmlpipe.NewHuh(cause, data)))
+		b.c.send(b.s.huhEnvelope(b.principal().From, thread, stage.NewHuh(cause, data)))
 	}
 }
 
@@ -353,8 +355,8 @@ func (s *Server) errorEnvelope(e pump.Event) []byte {
 	default:
 		return nil
 	}
-	if err != nil || !xmlpipe.IsThreadID(e.Thread) || e.From == "" {
+	if err != nil || !stage.IsThreadID(e.Thread) || e.From == "" {
 		return nil
 	}
-	return xmlpipe.AppendEnvelope(nil, e.From, e.To, e.Thread, body)
+	return stage.AppendEnvelope(nil, e.From, e.To, e.Thread, body)
 }

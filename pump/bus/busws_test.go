@@ -12,7 +12,8 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // wireEnvelope is an envelope as a /bus client reads it.
@@ -54,11 +55,11 @@ func TestBusEnvelopeAnswered(t *testing.T) {
 	tests := []struct {
 		name, frame string
 	}{
-		{"canonical", envelope("websocket:xena", xmlpipe.NewThreadID(), "Dan")},
+		{"canonical", envelope("websocket:xena", stage.NewThreadID(), "Dan")},
 		// An invalid thread id is replaced by the pump: the responses still come back.
 		{"thread replaced", envelope("websocket:xena", "not-a-uuid", "Dan")},
 		// Repaired by the pump (unescaped &): not well-formed for a strict parser.
-		{"repaired", strings.Replace(envelope("websocket:xena", xmlpipe.NewThreadID(), "Dan"), "Dan", "Dan & co", 1)},
+		{"repaired", strings.Replace(envelope("websocket:xena", stage.NewThreadID(), "Dan"), "Dan", "Dan & co", 1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,7 +76,7 @@ func TestBusEnvelopeAnswered(t *testing.T) {
 			if shout.From != "shouter" || shout.To != "response-handler" || shout.Payload.Message != want {
 				t.Fatalf("second response: %+v\n%s", shout, raw)
 			}
-			if !xmlpipe.IsThreadID(shout.Thread) || !strings.HasPrefix(raw, `<message xmlns="`+xmlpipe.EnvelopeNS+`">`) {
+			if !stage.IsThreadID(shout.Thread) || !strings.HasPrefix(raw, `<message xmlns="`+stage.EnvelopeNS+`">`) {
 				t.Errorf("envelope %s", raw)
 			}
 		})
@@ -89,11 +90,11 @@ func TestBusMalformedFrame(t *testing.T) {
 	tests := []struct {
 		name, frame, want string
 	}{
-		{"not XML", "this is not xml", xmlpipe.HuhMalformed},
-		{"not an envelope", "<Greeting><Name>Dan</Name></Greeting>", xmlpipe.HuhEnvelope},
-		{"no such listener", strings.Replace(envelope("websocket:yuri", xmlpipe.NewThreadID(), "Dan"), "greeter", "nobody", 1),
-			xmlpipe.HuhPayload},
-		{"reserved sender", envelope("shouter", xmlpipe.NewThreadID(), "Dan"), xmlpipe.HuhEnvelope},
+		{"not XML", "this is not xml", failure.HuhMalformed},
+		{"not an envelope", "<Greeting><Name>Dan</Name></Greeting>", failure.HuhEnvelope},
+		{"no such listener", strings.Replace(envelope("websocket:yuri", stage.NewThreadID(), "Dan"), "greeter", "nobody", 1),
+			failure.HuhPayload},
+		{"reserved sender", envelope("shouter", stage.NewThreadID(), "Dan"), failure.HuhEnvelope},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,7 +117,7 @@ func TestBusPrivilegedDropped(t *testing.T) {
 	token := f.loginAs("zed", auth.Operator)
 	c := f.dial("/bus", token)
 	const pm = `<privileged-msg xmlns="https://xml-pipeline.org/privileged-msg"><shutdown/></privileged-msg>`
-	thread := xmlpipe.NewThreadID()
+	thread := stage.NewThreadID()
 	tests := []struct{ name, frame string }{
 		{"privileged root", pm},
 		{"privileged payload", `<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><meta><from>x</from>` +
@@ -130,7 +131,7 @@ func TestBusPrivilegedDropped(t *testing.T) {
 			f.logs.mu.Unlock()
 			sendRaw(t, c, tt.frame)
 			huh, raw := readEnvelope(t, c)
-			if huh.Payload.XMLName.Local != "huh" || huh.Payload.Error != xmlpipe.HuhProcessing || huh.Payload.Original != "" {
+			if huh.Payload.XMLName.Local != "huh" || huh.Payload.Error != failure.HuhProcessing || huh.Payload.Original != "" {
 				t.Fatalf("got %s, want a generic <huh> without the original", raw)
 			}
 			rec, ok := f.logs.find("security event: privileged message", "security", true)
@@ -153,7 +154,7 @@ func TestBusLegacyAuth(t *testing.T) {
 		first  func() string // nil: send nothing
 		reason string
 	}{
-		{"not authenticate", func() string { return envelope("x", xmlpipe.NewThreadID(), "Dan") }, ReasonNotAuthenticate},
+		{"not authenticate", func() string { return envelope("x", stage.NewThreadID(), "Dan") }, ReasonNotAuthenticate},
 		{"missing code", func() string { return `<authenticate/>` }, ReasonMissingTOTP},
 		{"wrong code", func() string { return `<authenticate totp="000000"/>` }, ReasonInvalidTOTP},
 		{"tampered XML", func() string { return "authenticate totp=123456" }, ReasonBadXML},
@@ -185,7 +186,7 @@ func TestBusLegacyAuth(t *testing.T) {
 		defer c.Close()
 		f.nextStep()
 		sendRaw(t, c, `<authenticate totp="`+f.code(secret)+`">`) // unclosed: repaired
-		sendRaw(t, c, envelope("websocket:lena", xmlpipe.NewThreadID(), "Lena"))
+		sendRaw(t, c, envelope("websocket:lena", stage.NewThreadID(), "Lena"))
 		if e, _ := readEnvelope(t, c); e.From != "greeter" {
 			t.Errorf("first response %+v", e)
 		}
@@ -209,7 +210,7 @@ func TestBusFrameTooLarge(t *testing.T) {
 	f := newFixture(t, func(o *Options) { o.MaxFrameBytes = 1024 })
 	token := f.loginAs("max", auth.Operator)
 	c := f.dial("/bus", token)
-	sendRaw(t, c, envelope("big", xmlpipe.NewThreadID(), strings.Repeat("D", 2048)))
+	sendRaw(t, c, envelope("big", stage.NewThreadID(), strings.Repeat("D", 2048)))
 	if ce := closeError(t, c); ce.Code != websocket.CloseMessageTooBig {
 		t.Errorf("closed with %d %q, want 1009", ce.Code, ce.Text)
 	}

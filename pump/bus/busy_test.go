@@ -9,7 +9,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // smallBudget builds the hello-world organism with an admission budget of
@@ -82,7 +82,7 @@ func TestInjectBusy(t *testing.T) {
 	t.Run("bus", func(t *testing.T) {
 		c := f.dial("/bus", admin)
 		frame := `<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><meta><from>websocket:user-admin</from>` +
-			`<to>shouter</to><thread>` + xmlpipe.NewThreadID() + `</thread></meta><GreetingResponse xmlns="">` +
+			`<to>shouter</to><thread>` + stage.NewThreadID() + `</thread></meta><GreetingResponse xmlns="">` +
 			`<Message>hi</Message><OriginalSender>response-handler</OriginalSender></GreetingResponse></message>`
 		sendRaw(t, c, frame)
 		huh, raw := readEnvelope(t, c)
@@ -92,7 +92,7 @@ func TestInjectBusy(t *testing.T) {
 		if orig, err := base64.StdEncoding.DecodeString(huh.Payload.Original); err != nil || string(orig) != frame {
 			t.Errorf("original-attempt %q (%v)", orig, err)
 		}
-		sendRaw(t, c, envelope("websocket:user-admin", xmlpipe.NewThreadID(), "Cy"))
+		sendRaw(t, c, envelope("websocket:user-admin", stage.NewThreadID(), "Cy"))
 		if e, raw := readEnvelope(t, c); e.From != "greeter" {
 			t.Fatalf("frame for another listener: %s", raw)
 		}

@@ -9,7 +9,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // answerChunks answers the n-th request (from 0) "answer <n+1>" in three
@@ -28,7 +28,7 @@ func sendOn(t *testing.T, c *websocket.Conn, thread, text string) (string, []fra
 	writeFrame(t, c, req)
 	sent := readFrame(t, c)
 	conv, _ := sent["thread_id"].(string)
-	if sent["type"] != "sent" || sent["id"] != text || !xmlpipe.IsThreadID(conv) {
+	if sent["type"] != "sent" || sent["id"] != text || !stage.IsThreadID(conv) {
 		t.Fatalf("%v: got %v, want sent", req, sent)
 	}
 	return conv, conversation(t, c, conv)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/schemas"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // messageID is the id of a message in the API, the message log and the
@@ -86,12 +87,12 @@ func (f frameInfo) privileged() bool {
 
 // scanFrame reads a frame's root element and, for an envelope, its <from>,
 // <thread> and payload root; a frame that is not well-formed is looked at
-// again after xmlpipe.LexFix.
+// again after stage.LexFix.
 func scanFrame(raw []byte) frameInfo {
 	if f, err := scanXML(raw); err == nil {
 		return f
 	}
-	fixed, _ := xmlpipe.LexFix(raw)
+	fixed, _ := stage.LexFix(raw)
 	if f, err := scanXML(fixed); err == nil {
 		return f
 	}
@@ -124,7 +125,7 @@ func scanXML(raw []byte) (frameInfo, error) {
 				if children == 2 {
 					f.payloadNS, f.payloadName = t.Name.Space, t.Name.Local
 				}
-			case depth == 3 && f.envelope() && children == 1 && t.Name.Space == xmlpipe.EnvelopeNS:
+			case depth == 3 && f.envelope() && children == 1 && t.Name.Space == stage.EnvelopeNS:
 				switch t.Name.Local {
 				case "from":
 					field = &f.from
@@ -156,11 +157,11 @@ func scanXML(raw []byte) (frameInfo, error) {
 
 // envelope reports whether the root is a <message> envelope.
 func (f frameInfo) envelope() bool {
-	return f.rootNS == xmlpipe.EnvelopeNS && f.rootName == "message"
+	return f.rootNS == stage.EnvelopeNS && f.rootName == "message"
 }
 
 // withEmptyNamespace prepares a payload element given as XML text for
-// xmlpipe.AppendEnvelope: it must be one element (an XML declaration and
+// stage.AppendEnvelope: it must be one element (an XML declaration and
 // surrounding space are dropped); a root that declares no default namespace
 // gets xmlns="" so it does not inherit the envelope's.
 func withEmptyNamespace(payload string) ([]byte, error) {
@@ -226,13 +227,13 @@ func withEmptyNamespace(payload string) ([]byte, error) {
 // refused: from core, to the frame's sender (when known), on the frame's
 // thread (or a new one).
 func (s *Server) huhEnvelope(to, thread string, huh *xmlpipe.Huh) []byte {
-	if !xmlpipe.IsThreadID(thread) {
-		thread = xmlpipe.NewThreadID()
+	if !stage.IsThreadID(thread) {
+		thread = stage.NewThreadID()
 	}
 	body, err := s.core.Huh.AppendPayload(nil, huh)
 	if err != nil {
 		s.log.Error("encode huh", "error", err)
 		return nil
 	}
-	return xmlpipe.AppendEnvelope(nil, "core", to, thread, body)
+	return stage.AppendEnvelope(nil, "core", to, thread, body)
 }

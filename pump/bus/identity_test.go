@@ -9,7 +9,8 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // busConversation sends a greeting from from on thread over the /bus socket c
@@ -91,13 +92,13 @@ func TestIdentityForgeriesRefused(t *testing.T) {
 	bobStream := f.dial("/api/v1/ws", bob)
 	readFrame(t, bobStream) // connected
 
-	victim := xmlpipe.NewThreadID()
+	victim := stage.NewThreadID()
 	handed := busConversation(t, aliceBus, "websocket:alice", victim)
 	completed.wait(t, victim)
 	status, body, _ := f.do("POST", "/api/v1/inject", alice, map[string]any{"to": "greeter",
 		"payload": map[string]string{"name": "Ann"}})
 	restVictim, _ := body["thread_id"].(string)
-	if status != http.StatusOK || !xmlpipe.IsThreadID(restVictim) {
+	if status != http.StatusOK || !stage.IsThreadID(restVictim) {
 		t.Fatalf("alice's inject: %d %v", status, body)
 	}
 	completed.wait(t, restVictim)
@@ -108,8 +109,8 @@ func TestIdentityForgeriesRefused(t *testing.T) {
 	}
 
 	busForgeries := []struct{ name, frame string }{
-		{"from alice", envelope("websocket:alice", xmlpipe.NewThreadID(), "Mallory")},
-		{"from alice's other identity", envelope("api:alice", xmlpipe.NewThreadID(), "Mallory")},
+		{"from alice", envelope("websocket:alice", stage.NewThreadID(), "Mallory")},
+		{"from alice's other identity", envelope("api:alice", stage.NewThreadID(), "Mallory")},
 		{"from alice on her thread", envelope("websocket:alice", victim, "Mallory")},
 		{"bob on alice's thread", envelope("websocket:bob", victim, "Mallory")},
 		{"bob on the thread handed to alice", envelope("websocket:bob", handed, "Mallory")},
@@ -121,8 +122,8 @@ func TestIdentityForgeriesRefused(t *testing.T) {
 			sendRaw(t, bobBus, tt.frame)
 			huh, raw := readEnvelope(t, bobBus)
 			if huh.From != "core" || huh.To != "websocket:bob" || huh.Payload.XMLName.Local != "huh" ||
-				huh.Payload.Error != xmlpipe.HuhEnvelope || huh.Thread == victim || huh.Thread == handed {
-				t.Errorf("answer %s, want a <huh> %q to websocket:bob on none of alice's threads", raw, xmlpipe.HuhEnvelope)
+				huh.Payload.Error != failure.HuhEnvelope || huh.Thread == victim || huh.Thread == handed {
+				t.Errorf("answer %s, want a <huh> %q to websocket:bob on none of alice's threads", raw, failure.HuhEnvelope)
 			}
 			if got := f.securityEvents("bob"); got != n+1 {
 				t.Errorf("%d security events, want %d", got, n+1)
@@ -134,8 +135,8 @@ func TestIdentityForgeriesRefused(t *testing.T) {
 			n := f.securityEvents("bob")
 			status, body, _ := f.do("POST", "/api/v1/inject", bob, map[string]any{"to": "greeter",
 				"payload": map[string]string{"name": "Mallory"}, "thread_id": thread})
-			if status != http.StatusUnprocessableEntity || body["error"] != xmlpipe.HuhEnvelope {
-				t.Errorf("bob's inject into %s: %d %v, want 422 %q", thread, status, body, xmlpipe.HuhEnvelope)
+			if status != http.StatusUnprocessableEntity || body["error"] != failure.HuhEnvelope {
+				t.Errorf("bob's inject into %s: %d %v, want 422 %q", thread, status, body, failure.HuhEnvelope)
 			}
 			if got := f.securityEvents("bob"); got != n+1 {
 				t.Errorf("%d security events, want %d", got, n+1)
@@ -152,8 +153,8 @@ func TestIdentityForgeriesRefused(t *testing.T) {
 				t.Fatalf("stream inject into alice's thread accepted: %v", got)
 			}
 			if _, published := got["kind"]; got["event"] == "error" && !published { // the command's answer
-				if got["error"] != xmlpipe.HuhEnvelope {
-					t.Errorf("answer %v, want the error %q", got, xmlpipe.HuhEnvelope)
+				if got["error"] != failure.HuhEnvelope {
+					t.Errorf("answer %v, want the error %q", got, failure.HuhEnvelope)
 				}
 				break
 			}
@@ -198,7 +199,7 @@ func TestIdentityForgeriesRefused(t *testing.T) {
 		}
 	})
 	t.Run("bob on a new thread of his own", func(t *testing.T) {
-		busConversation(t, bobBus, "websocket:bob", xmlpipe.NewThreadID())
+		busConversation(t, bobBus, "websocket:bob", stage.NewThreadID())
 	})
 }
 
@@ -216,7 +217,7 @@ func TestIdentityLiveThread(t *testing.T) {
 	f := newFixtureWith(t, statesOrganism(t, g))
 	aliceBus := f.dial("/bus", f.loginAs("alice", auth.Operator))
 	bobBus := f.dial("/bus", f.loginAs("bob", auth.Operator))
-	victim := xmlpipe.NewThreadID()
+	victim := stage.NewThreadID()
 	ask := func(note string) string { return `<Ask xmlns=""><Note>` + note + `</Note></Ask>` }
 
 	sendRaw(t, aliceBus, xmlEnvelope("websocket:alice", "asker", victim, ask("first")))
@@ -229,7 +230,7 @@ func TestIdentityLiveThread(t *testing.T) {
 		n := f.securityEvents("bob")
 		sendRaw(t, bobBus, xmlEnvelope("websocket:bob", "asker", thread, ask("mallory")))
 		huh, raw := readEnvelope(t, bobBus)
-		if huh.Payload.XMLName.Local != "huh" || huh.Payload.Error != xmlpipe.HuhEnvelope || huh.Thread == thread {
+		if huh.Payload.XMLName.Local != "huh" || huh.Payload.Error != failure.HuhEnvelope || huh.Thread == thread {
 			t.Errorf("bob on alice's live thread %s: %s", thread, raw)
 		}
 		if got := f.securityEvents("bob"); got != n+1 {
@@ -243,7 +244,7 @@ func TestIdentityLiveThread(t *testing.T) {
 		t.Fatalf("alice got %s, want the asker's second job", raw)
 	}
 	// bob's next frame is the answer to his own message, nothing of alice's.
-	sendRaw(t, bobBus, xmlEnvelope("websocket:bob", "echo", xmlpipe.NewThreadID(), `<Echo xmlns=""><Note>hi</Note></Echo>`))
+	sendRaw(t, bobBus, xmlEnvelope("websocket:bob", "echo", stage.NewThreadID(), `<Echo xmlns=""><Note>hi</Note></Echo>`))
 	if e, raw := readEnvelope(t, bobBus); e.From != "echo" || e.To != "websocket:bob" {
 		t.Errorf("bob got %s, want his echo", raw)
 	}

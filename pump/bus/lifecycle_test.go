@@ -12,7 +12,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/listeners/hello"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // converse runs one in-process conversation (@greeter name) through the pump
@@ -88,7 +88,7 @@ func TestShutdownClosesSocketsNoLeak(t *testing.T) {
 	sent := readFrame(t, ws)
 	conversation(t, ws, sent["thread_id"].(string))
 	bus := f.dial("/bus", token)
-	sendRaw(t, bus, envelope("websocket:sam", xmlpipe.NewThreadID(), "Sam"))
+	sendRaw(t, bus, envelope("websocket:sam", stage.NewThreadID(), "Sam"))
 	readEnvelope(t, bus)
 	stream := f.dial("/api/v1/ws", token)
 	readFrame(t, stream)

@@ -15,7 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // loginResult is one POST /auth/login answer.
@@ -157,7 +157,7 @@ func TestBusLegacyDisabled(t *testing.T) {
 		first func() string // nil: send nothing
 	}{
 		{"valid legacy frame", func() string { f.nextStep(); return `<authenticate totp="` + f.code(secret) + `"/>` }},
-		{"envelope", func() string { return envelope("x", xmlpipe.NewThreadID(), "Dan") }},
+		{"envelope", func() string { return envelope("x", stage.NewThreadID(), "Dan") }},
 		{"nothing", nil},
 	}
 	for _, tt := range tests {
@@ -183,7 +183,7 @@ func TestBusLegacyDisabled(t *testing.T) {
 		t.Errorf("close reason %q is longer than a close frame allows", ReasonLegacyDisabled)
 	}
 	c := f.dial("/bus", f.login("lena", secret))
-	sendRaw(t, c, envelope("websocket:lena", xmlpipe.NewThreadID(), "Lena"))
+	sendRaw(t, c, envelope("websocket:lena", stage.NewThreadID(), "Lena"))
 	if e, _ := readEnvelope(t, c); e.From != "greeter" {
 		t.Errorf("first response with a bearer token %+v", e)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // logLine is the part of a log message a test compares.
@@ -93,7 +93,7 @@ func TestMessageLog(t *testing.T) {
 
 	// By thread (its conversation's every message), and the ids are the
 	// REST API's message ids.
-	conv := xmlpipe.NewThreadID()
+	conv := stage.NewThreadID()
 	if got := resubscribe(t, c, map[string][]string{"threads": {conv}}); len(got) != 0 {
 		t.Errorf("messages while nothing happened: %v", got)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // TestProfileGovernsEventStreams: over real TLS WebSockets, a user whose
@@ -212,7 +212,7 @@ func TestCurrentThreadRedacted(t *testing.T) {
 		t.Fatalf("agents: %d %v", st, b) // and the server is serving before the fixture stops it
 	}
 	threads := f.org.Pump.Threads()
-	open, mine := xmlpipe.NewThreadID(), xmlpipe.NewThreadID()
+	open, mine := stage.NewThreadID(), stage.NewThreadID()
 	if _, _, _, err := threads.JoinAs(open, "api:open", "calculate", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestCurrentThreadRedacted(t *testing.T) {
 		shown  bool
 	}{
 		{calc, open, false}, {calc, mine, true}, {admin, open, true}, {admin, mine, true},
-		{calc, xmlpipe.NewThreadID(), false},
+		{calc, stage.NewThreadID(), false},
 	} {
 		id := c.thread
 		got := f.srv.currentFor(c.sess, &id)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // ErrClosed is returned by Serve after Shutdown started.
@@ -27,7 +27,7 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	pump    *pump.Pump
-	core    xmlpipe.CoreTypes
+	core    stage.CoreTypes
 	handler http.Handler
 	up      websocket.Upgrader
 
@@ -68,7 +68,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	opts = opts.WithDefaults()
-	core, err := xmlpipe.Core()
+	core, err := stage.Core()
 	if err != nil {
 		return nil, err
 	}

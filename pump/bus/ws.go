@@ -16,7 +16,8 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // targetPattern is the reference's `@target text` (TARGET_PATTERN, DOTALL).
@@ -232,8 +233,8 @@ func (w *wsSocket) send(req wire.Request) {
 	thread := strings.TrimSpace(req.ThreadID)
 	switch {
 	case thread == "":
-		thread, who.FreshThread = xmlpipe.NewThreadID(), true
-	case !xmlpipe.IsThreadID(thread):
+		thread, who.FreshThread = stage.NewThreadID(), true
+	case !stage.IsThreadID(thread):
 		w.fail(h, wire.CodeBadRequest, "Invalid thread_id: want a lower-case UUID")
 		return
 	}
@@ -263,7 +264,7 @@ func (w *wsSocket) send(req wire.Request) {
 
 // injectFailed answers a send the organism refused or could not take.
 func (w *wsSocket) injectFailed(h wire.Head, err error) {
-	if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
+	if f, ok := errors.AsType[*failure.Failure](err); ok {
 		w.c.send(wire.Error{Head: wire.Head{Type: wire.TypeError, ID: h.ID}, Error: f.Canned(), Code: wire.CodeRejected,
 			Diagnostics: diagnosticsOf(f)})
 		return

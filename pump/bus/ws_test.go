@@ -11,7 +11,8 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // conversation reads frames until conv completes and returns them (the
@@ -47,7 +48,7 @@ func TestWSSendGreeter(t *testing.T) {
 		writeFrame(t, c, req)
 		sent := readFrame(t, c)
 		conv, _ := sent["thread_id"].(string)
-		if sent["type"] != "sent" || sent["target"] != "greeter" || sent["id"] != req["id"] || !xmlpipe.IsThreadID(conv) {
+		if sent["type"] != "sent" || sent["target"] != "greeter" || sent["id"] != req["id"] || !stage.IsThreadID(conv) {
 			t.Fatalf("%v: got %v, want sent", req, sent)
 		}
 		frames := conversation(t, c, conv)
@@ -204,7 +205,7 @@ func TestWSSendErrors(t *testing.T) {
 	// reachable from outside.
 	writeFrame(t, c, frame{"type": "send", "raw": "@system.todo-complete x"})
 	got := readFrame(t, c)
-	if got["type"] != "error" || got["code"] != "rejected" || got["error"] != xmlpipe.HuhPayload {
+	if got["type"] != "error" || got["code"] != "rejected" || got["error"] != failure.HuhPayload {
 		t.Errorf("refused send: %v", got)
 	}
 }

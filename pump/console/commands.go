@@ -11,8 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // command is one /command: its usage, its one-line help and what it does.
@@ -105,7 +105,7 @@ func (c *Console) send(ctx context.Context, rest string) string {
 		}
 	}
 	if conv == "" {
-		conv = xmlpipe.NewThreadID()
+		conv = stage.NewThreadID()
 	}
 	m := organism.Message{Target: target, Text: text, Thread: conv}
 	if structured {

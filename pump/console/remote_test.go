@@ -19,7 +19,8 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/certs"
 	"github.com/xml-pipeline/xmlpipe/pump/console"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 const (
@@ -201,7 +202,7 @@ func TestRemoteBackend(t *testing.T) {
 	got := make(chan organism.Output, 16)
 	defer r.Subscribe(func(o organism.Output) { got <- o })()
 	thread, err := r.Send(ctx, organism.Message{Target: "greeter", Text: "Ron"})
-	if err != nil || !xmlpipe.IsThreadID(thread) {
+	if err != nil || !stage.IsThreadID(thread) {
 		t.Fatalf("send: %q %v", thread, err)
 	}
 	var printed string
@@ -240,7 +241,7 @@ func TestRemoteBackend(t *testing.T) {
 		t.Errorf("monitor: %v", err)
 	}
 	thread, err = r.Send(ctx, organism.Message{Target: "greeter", Payload: []byte(`{"Name": "Pat"}`)})
-	if err != nil || !xmlpipe.IsThreadID(thread) {
+	if err != nil || !stage.IsThreadID(thread) {
 		t.Errorf("send payload: %q %v", thread, err)
 	}
 	if _, err := r.Send(ctx, organism.Message{Target: "greeter", Payload: []byte(`{"Nom": "Pat"}`)}); !errors.Is(err, organism.ErrBadPayload) ||
@@ -254,7 +255,7 @@ func TestRemoteBackend(t *testing.T) {
 		t.Errorf("no text field: %v", err)
 	}
 	var rej *organism.Rejection
-	if _, err := r.Send(ctx, organism.Message{Target: "system.todo-complete", Text: "x"}); !errors.As(err, &rej) || rej.Huh != xmlpipe.HuhPayload {
+	if _, err := r.Send(ctx, organism.Message{Target: "system.todo-complete", Text: "x"}); !errors.As(err, &rej) || rej.Huh != failure.HuhPayload {
 		t.Errorf("refused message: %v", err)
 	}
 	if err := r.Close(); err != nil {

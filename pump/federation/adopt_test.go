@@ -10,6 +10,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // caller is organism A's side of a link to c, with its state in dir.
@@ -28,7 +29,7 @@ func newCaller(t *testing.T, key ed25519.PrivateKey, c *callee, dir string) *cal
 
 // callMetadata is what the pump gives a handler on a fresh thread.
 func callMetadata() xmlpipe.Metadata {
-	return xmlpipe.Metadata{ThreadID: xmlpipe.NewThreadID(), From: "console"}
+	return xmlpipe.Metadata{ThreadID: stage.NewThreadID(), From: "console"}
 }
 
 // newCallerLimited is newCaller with the gateway's queue_limit.
@@ -75,7 +76,7 @@ func TestCallAdoptedAfterCallerRestart(t *testing.T) {
 	hold := make(chan struct{})
 	c := newCalleeHolding(t, aKey, hold)
 	defer close(hold)
-	md := xmlpipe.Metadata{ThreadID: xmlpipe.NewThreadID(), From: "console"}
+	md := xmlpipe.Metadata{ThreadID: stage.NewThreadID(), From: "console"}
 
 	a1 := newCaller(t, aKey, c, dir)
 	first := make(chan error, 1)
@@ -117,7 +118,7 @@ func TestCallAdoptedAfterCallerRestart(t *testing.T) {
 		if !ok {
 			t.Fatalf("response %T", r)
 		}
-		if text, _ := xmlpipe.PayloadText(rr.Payload); text != "ONCE" {
+		if text, _ := stage.PayloadText(rr.Payload); text != "ONCE" {
 			t.Fatalf("answer %#v", rr.Payload)
 		}
 	case <-time.After(15 * time.Second):

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // call is a call this side made and waits on.
@@ -94,7 +96,7 @@ func (g *gateway) answer(md xmlpipe.Metadata, a *envelope) (xmlpipe.Response, er
 		return nil, fmt.Errorf("%w: gateway %s: the peer answered: %s", ErrRefused, g.name, a.Link.Error)
 	}
 	if l, ok := g.m.opts.Pump.Lookup(md.From); ok && l.Agent && l.Payload != nil {
-		if v, ok := xmlpipe.NewTextPayload(l.Payload.GoType(), string(a.Payload)); ok {
+		if v, ok := stage.NewTextPayload(l.Payload.GoType(), string(a.Payload)); ok {
 			return xmlpipe.Respond(v), nil
 		}
 	}
@@ -175,7 +177,7 @@ func (g *gateway) open(c *call, callerThread, remote string, body []byte, tp str
 		}
 		return id, nil, nil
 	}
-	lt = xmlpipe.NewThreadID()
+	lt = stage.NewThreadID()
 	g.pending[lt] = c
 	g.claimed[lt] = true
 	g.byThread[callerThread] = lt

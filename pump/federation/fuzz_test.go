@@ -10,7 +10,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
 	"github.com/xml-pipeline/xmlpipe/schemas"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // FuzzParse feeds parse (what a verified envelope from a peer is read
@@ -47,7 +47,7 @@ func FuzzParse(f *testing.F) {
 		_ = json.Unmarshal(b, &fr)
 		e, err := parse(b)
 		if _, _, _, _, ok := readCanonical(b); ok {
-			if _, cerr := xmlpipe.Canonicalize(b); cerr == nil {
+			if _, cerr := stage.Canonicalize(b); cerr == nil {
 				d, derr := decode(b)
 				if (err == nil) != (derr == nil) || err == nil && !reflect.DeepEqual(e, d) {
 					t.Fatalf("the canonical reader read %+v (%v), the decoder %+v (%v)", e, err, d, derr)

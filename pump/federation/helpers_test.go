@@ -23,6 +23,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Echo is the payload of the test peer's exported capability.
@@ -206,7 +207,7 @@ func (r *rawPeer) call(to, payload string) []byte {
 // callSent is call with the envelope's sent time.
 func (r *rawPeer) callSent(to, payload string, sent time.Time) []byte {
 	r.t.Helper()
-	lt := xmlpipe.NewThreadID()
+	lt := stage.NewThreadID()
 	e := &envelope{From: "a", To: to, Thread: lt, Link: link{ID: lt, Kind: KindCall, Sent: sent},
 		Payload: []byte(payload)}
 	b, err := envsig.Sign(r.key, e.build())

@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // onFrame handles a text frame: the peer's acknowledgement of one of ours.
@@ -138,7 +139,7 @@ func (g *gateway) onCall(c *conn, e *envelope) {
 		nack("no such capability")
 		return
 	}
-	if !xmlpipe.IsThreadID(e.Thread) {
+	if !stage.IsThreadID(e.Thread) {
 		g.m.refusal(g.name, RefusedBadThread)
 		nack("bad link thread")
 		return
@@ -222,7 +223,7 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 			errors.Is(err, context.Canceled)
 		g.m.serveEnd(conv, !inPump)
 		why := "Message could not be delivered"
-		if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
+		if f, ok := errors.AsType[*failure.Failure](err); ok {
 			why = f.Canned()
 		}
 		g.log.Warn("federation: call from the peer not accepted", "id", e.Link.ID, "error", err)
@@ -268,7 +269,7 @@ func (g *gateway) onAnswer(e *envelope, raw []byte) {
 // onCancel ends the conversation begun for a call whose caller's thread
 // ended.
 func (g *gateway) onCancel(e *envelope) {
-	if !xmlpipe.IsThreadID(e.Link.Ref) {
+	if !stage.IsThreadID(e.Link.Ref) {
 		return
 	}
 	conv := derivedThread(g.m.secret, g.name, e.Link.Ref)

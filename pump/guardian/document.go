@@ -13,7 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // MaxDocumentBytes caps one constitution document.
@@ -265,7 +265,7 @@ func parseRules(name string, doc *Document, n *yaml.Node) ([]*Rule, error) {
 		if rn.Kind != yaml.MappingNode {
 			return nil, bad(rn.Line, "%s: want a mapping with id, deny or review, reason, suggestion, severity", path)
 		}
-		r := &Rule{Doc: doc, Line: rn.Line + 1, Severity: xmlpipe.SeverityMedium}
+		r := &Rule{Doc: doc, Line: rn.Line + 1, Severity: stage.SeverityMedium}
 		seen := map[string]bool{}
 		for j := 0; j+1 < len(rn.Content); j += 2 {
 			k, v := rn.Content[j], rn.Content[j+1]
@@ -299,7 +299,7 @@ func parseRules(name string, doc *Document, n *yaml.Node) ([]*Rule, error) {
 				r.Suggestion = strings.TrimSpace(s)
 			case "severity":
 				sev := strings.ToLower(strings.TrimSpace(s))
-				if !contains(xmlpipe.Severities, sev) {
+				if !contains(stage.Severities, sev) {
 					return nil, bad(v.Line, "%s.severity: want low, medium, high or critical, got %q", path, s)
 				}
 				r.Severity = sev

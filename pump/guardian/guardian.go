@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Guardian applies the rules of an organism's constitution documents to
@@ -202,12 +204,12 @@ func (v Verdict) Reason() string {
 func (v Verdict) Severity() string {
 	best := -1
 	for _, r := range v.Rules {
-		best = max(best, slices.Index(xmlpipe.Severities, r.Severity))
+		best = max(best, slices.Index(stage.Severities, r.Severity))
 	}
 	if best < 0 {
 		return ""
 	}
-	return xmlpipe.Severities[best]
+	return stage.Severities[best]
 }
 
 // Refusal is the structured refusal of a Deny verdict: the rules' reasons,
@@ -220,7 +222,7 @@ func (v Verdict) Refusal() *xmlpipe.Refusal {
 			break
 		}
 	}
-	return xmlpipe.NewRefusal(v.Reason(), suggestion, v.Severity(), v.RuleIDs()...)
+	return stage.NewRefusal(v.Reason(), suggestion, v.Severity(), v.RuleIDs()...)
 }
 
 // Check applies the rules in scope to s: a deny rule that matches refuses

@@ -29,6 +29,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // DefaultTimeout bounds one tool call.
@@ -184,7 +185,7 @@ func (b *Bridge) Call(ctx context.Context, listener string, pt *xmlpipe.PayloadT
 	if err == nil {
 		return b.answer(ev)
 	}
-	if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
+	if f, ok := errors.AsType[*failure.Failure](err); ok {
 		return toolError("the message was rejected: %v", f)
 	}
 	if ctx.Err() != nil {

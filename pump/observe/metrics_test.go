@@ -12,7 +12,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // waitTimeout bounds every wait (a failsafe, never a pause).
@@ -71,7 +71,7 @@ func waitFor(t *testing.T, done <-chan string, conv string) {
 // conversation to complete.
 func greet(t *testing.T, o *organism.Organism, done <-chan string, name string) {
 	t.Helper()
-	thread := xmlpipe.NewThreadID()
+	thread := stage.NewThreadID()
 	raw := fmt.Sprintf(`<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><meta><from>tester</from><to>greeter</to>`+
 		`<thread>%s</thread></meta><Greeting xmlns=""><Name>%s</Name></Greeting></message>`, thread, name)
 	if err := o.Pump.Inject(context.Background(), []byte(raw), nil); err != nil {

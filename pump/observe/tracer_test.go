@@ -9,7 +9,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // attr returns span s's string attribute key.
@@ -57,7 +57,7 @@ func TestOneLinkedTracePerConversation(t *testing.T) {
 	convOf := map[string]string{}               // trace id → conversation
 	for _, s := range spans {
 		if s.Name == "conversation" {
-			if !xmlpipe.IsThreadID(attr(s, "xmlpipe.conversation")) {
+			if !stage.IsThreadID(attr(s, "xmlpipe.conversation")) {
 				t.Errorf("root span without a conversation: %+v", s.Attributes)
 			}
 			if prev, dup := convOf[s.SpanContext.TraceID().String()]; dup {

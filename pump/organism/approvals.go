@@ -14,6 +14,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // The kinds of approval the organism creates itself. Other kinds (memory
@@ -85,7 +86,7 @@ func (a Approval) Refusal() *xmlpipe.Refusal {
 	reason := a.Reason
 	sev := a.Severity
 	if sev == "" {
-		sev = xmlpipe.SeverityMedium
+		sev = stage.SeverityMedium
 	}
 	if a.Status == StatusDenied {
 		reason = "denied by " + a.DecidedBy
@@ -94,9 +95,9 @@ func (a Approval) Refusal() *xmlpipe.Refusal {
 		}
 	} else if reason == "" {
 		reason = "approval timed out"
-		sev = xmlpipe.SeverityLow
+		sev = stage.SeverityLow
 	}
-	return xmlpipe.NewRefusal(reason, a.Suggestion, sev, a.Rules...)
+	return stage.NewRefusal(reason, a.Suggestion, sev, a.Rules...)
 }
 
 // approvalID is the id of the approval of the message journaled as seq for
@@ -104,7 +105,7 @@ func (a Approval) Refusal() *xmlpipe.Refusal {
 // its approval again. Unjournaled messages get a random one.
 func approvalID(seq int64, target string) string {
 	if seq <= 0 {
-		return strings.ReplaceAll(xmlpipe.NewThreadID(), "-", "")[:12]
+		return strings.ReplaceAll(stage.NewThreadID(), "-", "")[:12]
 	}
 	h := sha256.Sum256([]byte(strconv.FormatInt(seq, 10) + "\x00" + strings.ToLower(target)))
 	return hex.EncodeToString(h[:6])

@@ -15,6 +15,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/fields"
 )
 
@@ -99,7 +100,7 @@ func (c *caller) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) (
 	ev, err := c.p.AskXML(pump.WithProfile(ctx, profile), callSender(c.target), c.target, task)
 	if err != nil {
 		var ae *pump.AskError
-		var f *xmlpipe.Failure
+		var f *failure.Failure
 		switch {
 		case errors.As(err, &ae), errors.As(err, &f), errors.Is(err, pump.ErrNoAnswer):
 			return nil, fmt.Errorf("%w: %w", ErrCallFailed, err)

@@ -15,6 +15,8 @@ import (
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // ConsoleFrom is the <from> of every message Local sends.
@@ -132,8 +134,8 @@ func (l *Local) Send(ctx context.Context, m Message) (string, error) {
 	}
 	thread := m.Thread
 	if thread == "" {
-		thread = xmlpipe.NewThreadID()
-	} else if !xmlpipe.IsThreadID(thread) {
+		thread = stage.NewThreadID()
+	} else if !stage.IsThreadID(thread) {
 		return "", fmt.Errorf("console: thread %q is not a thread id", thread)
 	}
 	var got string
@@ -142,7 +144,7 @@ func (l *Local) Send(ctx context.Context, m Message) (string, error) {
 		got, err = p.SendEnvelope(ctx, pump.Envelope{From: ConsoleFrom, To: ls.Name, Thread: thread, Payload: body},
 			pump.OutletFunc(l.deliver))
 	}
-	if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
+	if f, ok := errors.AsType[*failure.Failure](err); ok {
 		r := &Rejection{Huh: f.Canned()}
 		for _, d := range f.Diagnostics {
 			r.Diagnostics = append(r.Diagnostics, d.String())

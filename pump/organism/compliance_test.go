@@ -20,6 +20,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // journal returns conv's journal entries once everything is written.
@@ -65,9 +66,9 @@ func TestComplianceConstitutionalViolation(t *testing.T) {
 	// A prohibited request: refused, the model never sees it.
 	c := startConversation(t, o, "researcher", "please rm -rf / now")
 	r, ok := c.reply(t).Payload.(*xmlpipe.Refusal)
-	if !ok || r.Status != xmlpipe.RefusalStatus || r.Reason != "Destructive shell commands are forbidden" ||
+	if !ok || r.Status != stage.RefusalStatus || r.Reason != "Destructive shell commands are forbidden" ||
 		len(r.ViolatedRules) != 1 || r.ViolatedRules[0] != "no-rm-rf" || r.Suggestion != "Delete single files instead" ||
-		r.Severity != xmlpipe.SeverityHigh {
+		r.Severity != stage.SeverityHigh {
 		t.Fatalf("refusal %+v", r)
 	}
 	if n := len(m.requests("researcher")); n != 0 {
@@ -283,7 +284,7 @@ func TestComplianceGracefulRefusal(t *testing.T) {
 
 	// A malformed request: a <huh> naming the problem.
 	l, _ := o.Pump.Lookup("researcher")
-	bad := xmlpipe.AppendEnvelope(nil, "api:alice", "researcher", xmlpipe.NewThreadID(),
+	bad := stage.AppendEnvelope(nil, "api:alice", "researcher", stage.NewThreadID(),
 		[]byte(fmt.Sprintf(`<%s xmlns=""><Nonsense>1</Nonsense></%[1]s>`, l.Payload.Name())))
 	_, err := o.Pump.InjectAs(t.Context(), bad, pump.OutletFunc(func(pump.Event) {}), pump.Principal{From: "api:alice", User: "alice"})
 	if err == nil || !strings.Contains(err.Error(), "does not match the listener schema") ||

@@ -22,7 +22,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/registry"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // wireMessage is a chat-completions message as the OpenAI wire shape has
@@ -220,7 +220,7 @@ listeners:
 		}
 	}))
 	defer stop()
-	thread := xmlpipe.NewThreadID()
+	thread := stage.NewThreadID()
 	ask := func(text string) string { t.Helper(); return askAgent(t, o, "archivist", thread, text) }
 	notes := vaultNotes()
 	ask(notes)
@@ -305,7 +305,7 @@ func askAgent(t *testing.T, o *Organism, agent, thread, text string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	w := &routeWaiter{done: make(chan struct{})}
-	if _, err := o.Pump.InjectWait(ctx, xmlpipe.AppendEnvelope(nil, "console", agent, thread, body.Bytes()), w); err != nil {
+	if _, err := o.Pump.InjectWait(ctx, stage.AppendEnvelope(nil, "console", agent, thread, body.Bytes()), w); err != nil {
 		t.Fatalf("inject: %v", err)
 	}
 	select {
@@ -364,7 +364,7 @@ listeners:
 		}
 	}))
 	defer stop()
-	if got := askAgent(t, o, "loner", xmlpipe.NewThreadID(), "Please multiply six by seven."); got != "Routed: no matching capability in your profile" {
+	if got := askAgent(t, o, "loner", stage.NewThreadID(), "Please multiply six by seven."); got != "Routed: no matching capability in your profile" {
 		t.Fatalf("answer %q", got)
 	}
 	if n := calls.Load(); n != 0 {
@@ -372,7 +372,7 @@ listeners:
 	}
 	// A need whose payload cannot be filled (no path in it) leaves the
 	// ranked matches the agent may call as the result; nothing is sent.
-	got := askAgent(t, o, "reader", xmlpipe.NewThreadID(), "Please read the notes file.")
+	got := askAgent(t, o, "reader", stage.NewThreadID(), "Please read the notes file.")
 	if !strings.HasPrefix(got, "Routed: The request for files could not be filled in from your words") ||
 		!strings.Contains(got, "\n- files (score ") || strings.Contains(got, "calculate") {
 		t.Errorf("answer %q", got)
@@ -416,7 +416,7 @@ listeners:
 		}
 	}))
 	defer stop()
-	if got := askAgent(t, o, "mathbot", xmlpipe.NewThreadID(), "Please multiply six by seven."); got != "Routed: no matching capability in your profile" {
+	if got := askAgent(t, o, "mathbot", stage.NewThreadID(), "Please multiply six by seven."); got != "Routed: no matching capability in your profile" {
 		t.Fatalf("answer %q", got)
 	}
 	if n := calls.Load(); n != 0 {
@@ -460,7 +460,7 @@ listeners:
 		return o
 	}
 	o := start()
-	thread := xmlpipe.NewThreadID()
+	thread := stage.NewThreadID()
 	askAgent(t, o, "archivist", thread, vaultNotes())
 	for _, s := range []string{"Tomorrow we sail to the island at dawn.", "Remind me to buy bread and milk.",
 		"My sister calls on Sundays."} {

@@ -12,7 +12,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/listeners/llm"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // durableAgents starts a durable organism on dir whose agents talk to m.
@@ -49,7 +49,7 @@ func askAs(t *testing.T, o *Organism, who pump.Principal, agent, thread, text st
 		t.Fatalf("no listener %s", agent)
 	}
 	body := fmt.Sprintf(`<%s xmlns=""><Text>%s</Text></%[1]s>`, l.Payload.Name(), text)
-	env := xmlpipe.AppendEnvelope(nil, who.From, agent, thread, []byte(body))
+	env := stage.AppendEnvelope(nil, who.From, agent, thread, []byte(body))
 	replies := make(chan string, 4)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -78,7 +78,7 @@ func TestConversationContinuesAfterRestart(t *testing.T) {
 	dir := t.TempDir()
 	alice := pump.Principal{From: "api:alice", User: "alice"}
 	bob := pump.Principal{From: "api:bob", User: "bob"}
-	thread := xmlpipe.NewThreadID()
+	thread := stage.NewThreadID()
 
 	o := durableAgents(t, m, dir, twoAgents)
 	if got, err := askAs(t, o, alice, "poet", thread, "first"); err != nil || got != "answer 1" {
@@ -134,7 +134,7 @@ func TestCallsJournaled(t *testing.T) {
 	heard := make(chan Call, 8)
 	defer o.OnCall(func(c Call) { heard <- c })()
 	alice := pump.Principal{From: "api:alice", User: "alice"}
-	conv := xmlpipe.NewThreadID()
+	conv := stage.NewThreadID()
 	if got, err := askAs(t, o, alice, "boss", conv, "a poem please"); err != nil || got != "The poet wrote: drops" {
 		t.Fatalf("answer %q, %v", got, err)
 	}

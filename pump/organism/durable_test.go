@@ -12,7 +12,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // startDurableHello assembles and starts the hello-world organism on dir.
@@ -70,7 +70,7 @@ func converse(t *testing.T, o *Organism, name string) string {
 func TestDurableThreadsSurviveRestart(t *testing.T) {
 	dir := t.TempDir()
 	o, _ := startDurableHello(t, dir, nil)
-	root := xmlpipe.NewThreadID()
+	root := stage.NewThreadID()
 	th := o.Pump.Threads()
 	if err := th.Begin(root, "console", "greeter"); err != nil {
 		t.Fatal(err)
@@ -223,13 +223,13 @@ func TestDurableRecoversUndelivered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	thread := xmlpipe.NewThreadID()
+	thread := stage.NewThreadID()
 	now := time.Now()
 	if err := s.PutThread(store.ThreadRow{ID: thread, Path: []string{"hello-world", "console", "greeter"},
 		Created: now, Touched: now}); err != nil {
 		t.Fatal(err)
 	}
-	env := xmlpipe.AppendEnvelope(nil, "console", "greeter", thread, []byte(`<Greeting xmlns=""><Name>Eve</Name></Greeting>`))
+	env := stage.AppendEnvelope(nil, "console", "greeter", thread, []byte(`<Greeting xmlns=""><Name>Eve</Name></Greeting>`))
 	seq, err := s.AppendSeq(store.Entry{Thread: thread, Conversation: thread, Direction: store.Inbound,
 		Kind: store.Message, From: "console", To: "greeter", Listener: "greeter", PayloadTag: "Greeting", Bytes: env})
 	if err != nil {
@@ -279,7 +279,7 @@ func TestDurableRecoversUndelivered(t *testing.T) {
 func TestDurableThreadProfilesSurviveRestart(t *testing.T) {
 	dir := t.TempDir()
 	o, _ := startDurableHello(t, dir, nil)
-	root := xmlpipe.NewThreadID()
+	root := stage.NewThreadID()
 	th := o.Pump.Threads()
 	if _, _, _, err := th.JoinAs(root, "console", "greeter", "calc&readers"); err != nil {
 		t.Fatal(err)

@@ -106,7 +106,7 @@ func registerGo(p *pump.Pump, ls []Listener, extra map[string]bool) []error {
 // when a listener answered it with xmlpipe.Respond, else the last message
 // delivered (pump.Pump.Ask). The answer's Payload is the decoded Go value
 // (*Reversed, say) and From the listener that sent it. A refused message is
-// a *xmlpipe.Failure, a conversation that failed a *pump.AskError, one that
+// a *failure.Failure, a conversation that failed a *pump.AskError, one that
 // ended without an answer pump.ErrNoAnswer; when ctx ends first, the
 // conversation is killed. The organism must be started.
 func (o *Organism) Ask(ctx context.Context, to string, payload any) (pump.Event, error) {

@@ -14,6 +14,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // embedTimeout bounds every wait; passing tests never reach it.
@@ -193,8 +194,8 @@ func TestAskFailures(t *testing.T) {
 	}
 	if _, err := ask(t, o, "nobody", &Reverse{Text: "x"}); err == nil {
 		t.Error("Ask nobody succeeded")
-	} else if _, ok := errors.AsType[*xmlpipe.Failure](err); !ok {
-		t.Errorf("Ask nobody = %v, want a *xmlpipe.Failure", err)
+	} else if _, ok := errors.AsType[*failure.Failure](err); !ok {
+		t.Errorf("Ask nobody = %v, want a *failure.Failure", err)
 	}
 	if _, err := ask(t, o, "silent", &Polite{Name: "x"}); !errors.Is(err, pump.ErrNoAnswer) {
 		t.Errorf("Ask silent = %v, want ErrNoAnswer", err)

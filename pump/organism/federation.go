@@ -19,6 +19,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/federation"
 	"github.com/xml-pipeline/xmlpipe/schemas"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // ImportWait bounds how long assembly waits for a gateway's peer to learn
@@ -117,7 +118,7 @@ func expandPeers(peers []string, m *federation.Manager) []string {
 // sees only the capabilities of the root tags its gateway exports.
 type metaAnswerer struct {
 	svc    *meta.Service
-	schema *xmlpipe.Schema
+	schema *stage.Schema
 	types  []*xmlpipe.PayloadType
 	p      *pump.Pump
 	// grants are the profiles of the gateways of the configuration, by
@@ -126,7 +127,7 @@ type metaAnswerer struct {
 }
 
 func newMetaAnswerer(cfg *config.Organism, p *pump.Pump) (*metaAnswerer, error) {
-	s, err := xmlpipe.CompileSchema([]byte(schemas.Meta()), "mem:/schemas/meta.xsd")
+	s, err := stage.CompileSchema([]byte(schemas.Meta()), "mem:/schemas/meta.xsd")
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,8 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/guardian"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // GovernanceObserver is told of every governance decision: rule is the
@@ -267,7 +268,7 @@ func (g *Governance) hold(m *pump.GateMessage, kind, why string, rules []string,
 		g.log.Error("approvals: cannot record an approval; the message is refused", "agent", m.From, "target", m.Target,
 			"error", err)
 		return pump.GateDecision{Verdict: pump.GateRefuse,
-			Refusal: xmlpipe.NewRefusal("the approval this call needs could not be recorded", "", xmlpipe.SeverityMedium)}
+			Refusal: stage.NewRefusal("the approval this call needs could not be recorded", "", stage.SeverityMedium)}
 	}
 	decision := "hold"
 	if kind == KindReview {
@@ -510,7 +511,7 @@ func (g *Governance) audit(conv, thread, from, target, decision, by string, rule
 	}
 	g.pump.Audit(pump.Record{Time: g.clock(), Direction: pump.Outbound, Kind: pump.RecordDecision, Conversation: conv,
 		Thread: thread, From: from, To: target, Listener: target, PayloadTag: "decision", Envelope: body,
-		Diagnostics: []xmlpipe.Diagnostic{{Msg: text}}})
+		Diagnostics: []failure.Diagnostic{{Msg: text}}})
 	attrs := []any{"decision", decision, "by", by, "from", from, "to", target, "thread", thread, "rules", rules,
 		"approval", approval, "reason", reason}
 	if decision == "deny" || decision == StatusDenied {

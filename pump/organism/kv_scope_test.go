@@ -8,7 +8,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/kv"
 	"github.com/xml-pipeline/xmlpipe/pump"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // TestKeyValueAcrossUsers is issue 30's key_value hole, through the pump
@@ -53,7 +53,7 @@ listeners:
 	call := func(who pump.Principal, thread, body string) *kv.KeyValueResult {
 		t.Helper()
 		c := make(collector, 64)
-		env := xmlpipe.AppendEnvelope(nil, who.From, "key_value", thread, []byte(`<KeyValue xmlns="">`+body+`</KeyValue>`))
+		env := stage.AppendEnvelope(nil, who.From, "key_value", thread, []byte(`<KeyValue xmlns="">`+body+`</KeyValue>`))
 		if _, err := o.Pump.InjectAs(context.Background(), env, c, who); err != nil {
 			t.Fatalf("%s: %s: %v", who.From, body, err)
 		}
@@ -65,7 +65,7 @@ listeners:
 		return r
 	}
 
-	tA := xmlpipe.NewThreadID()
+	tA := stage.NewThreadID()
 	if r := call(alice, tA, `<Op>set</Op><Key>k</Key><Value>alice-secret</Value>`); r.Error != "" {
 		t.Fatalf("alice set: %+v", r)
 	}
@@ -77,14 +77,14 @@ listeners:
 	}
 	for _, thread := range []string{victim, tA} {
 		ns := "<Namespace>thread:" + thread + "</Namespace>"
-		if r := call(bob, xmlpipe.NewThreadID(), `<Op>get</Op><Key>k</Key>`+ns); r.Found || r.Value != "" ||
+		if r := call(bob, stage.NewThreadID(), `<Op>get</Op><Key>k</Key>`+ns); r.Found || r.Value != "" ||
 			!strings.Contains(r.Error, "reachable only from that thread") {
 			t.Fatalf("bob read alice's thread value: %+v", r)
 		}
-		if r := call(bob, xmlpipe.NewThreadID(), `<Op>set</Op><Key>k</Key><Value>bob-was-here</Value>`+ns); r.Error == "" {
+		if r := call(bob, stage.NewThreadID(), `<Op>set</Op><Key>k</Key><Value>bob-was-here</Value>`+ns); r.Error == "" {
 			t.Fatalf("bob wrote alice's thread namespace: %+v", r)
 		}
-		if r := call(bob, xmlpipe.NewThreadID(), `<Op>delete</Op><Key>k</Key>`+ns); r.Error == "" || r.Found {
+		if r := call(bob, stage.NewThreadID(), `<Op>delete</Op><Key>k</Key>`+ns); r.Error == "" || r.Found {
 			t.Fatalf("bob deleted from alice's thread namespace: %+v", r)
 		}
 	}
@@ -93,22 +93,22 @@ listeners:
 	}
 
 	// Named namespaces are per user; "team" is shared by the configuration.
-	if r := call(alice, xmlpipe.NewThreadID(), `<Op>set</Op><Key>k</Key><Value>alice-notes</Value><Namespace>notes</Namespace>`); r.Error != "" {
+	if r := call(alice, stage.NewThreadID(), `<Op>set</Op><Key>k</Key><Value>alice-notes</Value><Namespace>notes</Namespace>`); r.Error != "" {
 		t.Fatal(r.Error)
 	}
-	if r := call(bob, xmlpipe.NewThreadID(), `<Op>get</Op><Key>k</Key><Namespace>notes</Namespace>`); r.Found {
+	if r := call(bob, stage.NewThreadID(), `<Op>get</Op><Key>k</Key><Namespace>notes</Namespace>`); r.Found {
 		t.Fatalf("bob read alice's named namespace: %+v", r)
 	}
-	if r := call(bob, xmlpipe.NewThreadID(), `<Op>set</Op><Key>k</Key><Value>bob-notes</Value><Namespace>notes</Namespace>`); r.Error != "" {
+	if r := call(bob, stage.NewThreadID(), `<Op>set</Op><Key>k</Key><Value>bob-notes</Value><Namespace>notes</Namespace>`); r.Error != "" {
 		t.Fatal(r.Error)
 	}
-	if r := call(alice, xmlpipe.NewThreadID(), `<Op>get</Op><Key>k</Key><Namespace>notes</Namespace>`); r.Value != "alice-notes" {
+	if r := call(alice, stage.NewThreadID(), `<Op>get</Op><Key>k</Key><Namespace>notes</Namespace>`); r.Value != "alice-notes" {
 		t.Fatalf("bob overwrote alice's named namespace: %+v", r)
 	}
-	if r := call(alice, xmlpipe.NewThreadID(), `<Op>set</Op><Key>k</Key><Value>for-all</Value><Namespace>team</Namespace>`); r.Error != "" {
+	if r := call(alice, stage.NewThreadID(), `<Op>set</Op><Key>k</Key><Value>for-all</Value><Namespace>team</Namespace>`); r.Error != "" {
 		t.Fatal(r.Error)
 	}
-	if r := call(bob, xmlpipe.NewThreadID(), `<Op>get</Op><Key>k</Key><Namespace>team</Namespace>`); r.Value != "for-all" {
+	if r := call(bob, stage.NewThreadID(), `<Op>get</Op><Key>k</Key><Namespace>team</Namespace>`); r.Value != "for-all" {
 		t.Fatalf("shared namespace: %+v", r)
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/listeners/wasm"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // copyFile copies src to dst (creating dst's directory).
@@ -66,7 +66,7 @@ func calcAnswer(t *testing.T, o *Organism, name string) pump.Event {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := make(collector, 64)
-	env := xmlpipe.AppendEnvelope(nil, "tester", name, xmlpipe.NewThreadID(),
+	env := stage.AppendEnvelope(nil, "tester", name, stage.NewThreadID(),
 		[]byte(`<Calc xmlns=""><A>2</A><B>40</B><Op>add</Op></Calc>`))
 	if _, err := o.Pump.InjectWait(ctx, env, c); err != nil {
 		t.Fatalf("inject to %s: %v", name, err)

@@ -13,7 +13,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 type addIn struct {
@@ -76,7 +77,7 @@ listeners:
 	ask := func(to, body string) pump.Event {
 		t.Helper()
 		c := make(collector, 64)
-		env := xmlpipe.AppendEnvelope(nil, "tester", to, xmlpipe.NewThreadID(), []byte(body))
+		env := stage.AppendEnvelope(nil, "tester", to, stage.NewThreadID(), []byte(body))
 		if _, err := o.Pump.InjectWait(context.Background(), env, c); err != nil {
 			t.Fatal(err)
 		}
@@ -91,8 +92,8 @@ listeners:
 		t.Fatalf("fail: %s %s", e.Kind, e.Envelope)
 	}
 	// The schema gate holds for mounted tools too.
-	env := xmlpipe.AppendEnvelope(nil, "tester", "ext.add", xmlpipe.NewThreadID(), []byte(`<ext.add xmlns=""><a>two</a><b>1</b></ext.add>`))
-	if _, err := o.Pump.InjectWait(context.Background(), env, make(collector, 8)); !errors.Is(err, xmlpipe.ErrPayloadInvalid) {
+	env := stage.AppendEnvelope(nil, "tester", "ext.add", stage.NewThreadID(), []byte(`<ext.add xmlns=""><a>two</a><b>1</b></ext.add>`))
+	if _, err := o.Pump.InjectWait(context.Background(), env, make(collector, 8)); !errors.Is(err, failure.ErrPayloadInvalid) {
 		t.Fatalf("bad payload: err = %v", err)
 	}
 }
@@ -153,7 +154,7 @@ listeners:
 	} {
 		before := calls.Load()
 		col := make(collector, 64)
-		env := xmlpipe.AppendEnvelope(nil, "tester", "ext.add", xmlpipe.NewThreadID(), []byte(`<ext.add xmlns=""><a>2</a><b>3</b></ext.add>`))
+		env := stage.AppendEnvelope(nil, "tester", "ext.add", stage.NewThreadID(), []byte(`<ext.add xmlns=""><a>2</a><b>3</b></ext.add>`))
 		if _, err := o.Pump.InjectWait(pump.WithProfile(context.Background(), c.profile), env, col); err != nil {
 			t.Fatalf("%s: %v", c.profile, err)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // KindMemory is the kind of approval a remember request waits in under
@@ -149,16 +150,16 @@ func (m *memoryLaw) gate(msg *pump.GateMessage) (pump.GateDecision, bool) {
 	}
 	policy, ok := m.policy(msg.From)
 	if !ok || !msg.FromAgent {
-		return m.refuse(msg, "only agents with memory may store memories", "", xmlpipe.SeverityMedium), true
+		return m.refuse(msg, "only agents with memory may store memories", "", stage.SeverityMedium), true
 	}
 	p, err := memory.RememberType().Decode(msg.Payload)
 	if err != nil {
-		return m.refuse(msg, "the memory request could not be read", "", xmlpipe.SeverityLow), true
+		return m.refuse(msg, "the memory request could not be read", "", stage.SeverityLow), true
 	}
 	r := p.(*memory.Remember)
 	if f, bad := memory.Prohibited(r.Content + "\n" + strings.Join(r.Tags, " ")); bad {
 		return m.refuse(msg, "memory law: "+f.Reason+"; secrets are never stored",
-			"Remember it without the secret", xmlpipe.SeverityHigh), true
+			"Remember it without the secret", stage.SeverityHigh), true
 	}
 	switch policy {
 	case memory.ConsentAlways:
@@ -167,14 +168,14 @@ func (m *memoryLaw) gate(msg *pump.GateMessage) (pump.GateDecision, bool) {
 		return m.g.hold(msg, KindMemory, fmt.Sprintf("%s asks to remember this for %s (memory consent: ask)", msg.From,
 			spaceName(msg.User)), nil, "", ""), true
 	}
-	return m.refuse(msg, "memory consent policy is never: nothing is stored", "", xmlpipe.SeverityLow), true
+	return m.refuse(msg, "memory consent policy is never: nothing is stored", "", stage.SeverityLow), true
 }
 
 // refuse refuses msg for the memory law, audited.
 func (m *memoryLaw) refuse(msg *pump.GateMessage, reason, suggestion, severity string) pump.GateDecision {
 	m.g.decided(msg, "deny", "memory-law", []string{"memory-law"}, reason, "")
 	return pump.GateDecision{Verdict: pump.GateRefuse,
-		Refusal: xmlpipe.NewRefusal(reason, suggestion, severity, "memory-law")}
+		Refusal: stage.NewRefusal(reason, suggestion, severity, "memory-law")}
 }
 
 // refused audits a remember call the tool refused for its content (nothing

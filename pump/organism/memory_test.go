@@ -10,7 +10,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/listeners/memory"
 	"github.com/xml-pipeline/xmlpipe/pump"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // remembering is an agent "keeper" with memory under the organism's
@@ -43,7 +43,7 @@ func startConversationAs(t *testing.T, o *Organism, who pump.Principal, agent, t
 		t.Fatalf("no listener %s", agent)
 	}
 	body := fmt.Sprintf(`<%s xmlns=""><Text>%s</Text></%[1]s>`, l.Payload.Name(), text)
-	env := xmlpipe.AppendEnvelope(nil, who.From, agent, xmlpipe.NewThreadID(), []byte(body))
+	env := stage.AppendEnvelope(nil, who.From, agent, stage.NewThreadID(), []byte(body))
 	c := &conversation{replies: make(chan pump.Event, 16)}
 	id, err := o.Pump.InjectAs(t.Context(), env, pump.OutletFunc(func(e pump.Event) {
 		if e.Kind == pump.EventReply || e.Kind == pump.EventHuh {
@@ -201,7 +201,7 @@ func TestMemoryGateRefusesForgedRemember(t *testing.T) {
 	m := newScriptedModel(t, map[string][]string{"keeper": {"hi"}})
 	o := agentOrganism(t, m, remembering+"memory: {consent: always}\n")
 	who := pump.Principal{From: "api:mallory", User: "mallory"}
-	env := xmlpipe.AppendEnvelope(nil, who.From, memory.ListenerName, xmlpipe.NewThreadID(),
+	env := stage.AppendEnvelope(nil, who.From, memory.ListenerName, stage.NewThreadID(),
 		[]byte(`<Remember xmlns=""><Content>planted memory</Content></Remember>`))
 	c := make(collector, 16)
 	_, err := o.Pump.InjectAs(t.Context(), env, c, who)

@@ -12,7 +12,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 	"github.com/xml-pipeline/xmlpipe/schemas"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 const (
@@ -49,7 +49,7 @@ func askMeta(t *testing.T, o *Organism, from, body string) pump.Event {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	got := make(chan pump.Event, 16)
-	env := xmlpipe.AppendEnvelope(nil, from, "", xmlpipe.NewThreadID(), []byte(body))
+	env := stage.AppendEnvelope(nil, from, "", stage.NewThreadID(), []byte(body))
 	// A message refused at ingress is answered with a <huh> to the outlet
 	// and reported by InjectWait too; the <huh> is what the caller sees.
 	_, err := o.Pump.InjectWait(ctx, env, pump.OutletFunc(func(e pump.Event) {
@@ -76,11 +76,11 @@ func answerBytes(t *testing.T, e pump.Event, name string) []byte {
 	if e.Kind != pump.EventReply {
 		t.Fatalf("got %s (%s), want a reply", e.Kind, e.Error)
 	}
-	b, err := xmlpipe.CanonicalizeChild(e.Envelope, schemas.MetaNS, name)
+	b, err := stage.CanonicalizeChild(e.Envelope, schemas.MetaNS, name)
 	if err != nil {
 		t.Fatalf("reply %s: %v", e.Envelope, err)
 	}
-	s, err := xmlpipe.CompileSchema(schemas.Meta(), "mem:/schemas/meta.xsd")
+	s, err := stage.CompileSchema(schemas.Meta(), "mem:/schemas/meta.xsd")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestMetaRequestSchemaThroughThePump(t *testing.T) {
 	if r.Capability != "greeter" || r.Schema != string(greeter.Payload.XSD()) {
 		t.Fatalf("schema-response for %q is not greeter's XSD:\n%s", r.Capability, r.Schema)
 	}
-	if _, err := xmlpipe.CompileSchema([]byte(r.Schema), "mem:/greeter.xsd"); err != nil {
+	if _, err := stage.CompileSchema([]byte(r.Schema), "mem:/greeter.xsd"); err != nil {
 		t.Fatalf("returned schema does not compile: %v", err)
 	}
 	if e.From != meta.NameRequestSchema {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/registry/store"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // TestRecoveryPagesThroughABacklog: a backlog of undelivered greetings
@@ -26,20 +26,20 @@ func TestRecoveryPagesThroughABacklog(t *testing.T) {
 	var handledThread string
 	var last int64
 	for i := range n {
-		thread := xmlpipe.NewThreadID()
+		thread := stage.NewThreadID()
 		if err := s.PutThread(store.ThreadRow{ID: thread, Path: []string{"hello-world", "console", "greeter"},
 			Created: now, Touched: now}); err != nil {
 			t.Fatal(err)
 		}
 		body := fmt.Appendf(nil, `<Greeting xmlns=""><Name>n%d</Name></Greeting>`, i)
-		env := xmlpipe.AppendEnvelope(nil, "console", "greeter", thread, body)
+		env := stage.AppendEnvelope(nil, "console", "greeter", thread, body)
 		if last, err = s.AppendSeq(store.Entry{Thread: thread, Conversation: thread, Direction: store.Inbound,
 			Kind: store.Message, From: "console", To: "greeter", Listener: "greeter", PayloadTag: "Greeting", Bytes: env}); err != nil {
 			t.Fatal(err)
 		}
 		if i == 7 { // greeter had answered this one before the crash
 			handledThread = thread
-			out := xmlpipe.AppendEnvelope(nil, "greeter", "shouter", thread,
+			out := stage.AppendEnvelope(nil, "greeter", "shouter", thread,
 				[]byte(`<GreetingResponse xmlns=""><Message>Hello, n7!</Message><OriginalSender>console</OriginalSender></GreetingResponse>`))
 			if last, err = s.AppendSeq(store.Entry{Thread: thread, Conversation: thread, Direction: store.Outbound,
 				Kind: store.Message, From: "greeter", To: "shouter", PayloadTag: "GreetingResponse", Bytes: out}); err != nil {

@@ -25,7 +25,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/listeners/hello"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // reloadHead is the llm: section of the reload tests' organisms, pointing
@@ -439,7 +439,7 @@ listeners:
 		t.Fatalf("reload of a changed module: %+v, %v", report, err)
 	}
 	c := make(collector, 8)
-	env := xmlpipe.AppendEnvelope(nil, "tester", "calc", xmlpipe.NewThreadID(),
+	env := stage.AppendEnvelope(nil, "tester", "calc", stage.NewThreadID(),
 		[]byte(`<Calc xmlns=""><A>2</A><B>40</B><Op>add</Op></Calc>`))
 	if _, err := o.Pump.InjectWait(context.Background(), env, c); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,8 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // ErrNothingToReplay reports a recording without an inbound external message
@@ -216,7 +217,7 @@ func (r *replayRun) inject(ctx context.Context, inputs []store.Entry, rep *Repla
 			}
 		})
 		thread, err := r.o.Pump.InjectWait(ctx, env, outlet)
-		if f, ok := errors.AsType[*xmlpipe.Failure](err); ok {
+		if f, ok := errors.AsType[*failure.Failure](err); ok {
 			ri.Rejected = f.Canned()
 		} else if err != nil {
 			return fmt.Errorf("organism: replay: inject seq %d: %w", in.Seq, err)
@@ -333,7 +334,7 @@ func threadSymbols(es []store.Entry) map[string]string {
 	out := map[string]string{}
 	for _, e := range es {
 		for _, id := range []string{e.Conversation, e.Thread} {
-			if _, ok := out[id]; !ok && xmlpipe.IsThreadID(id) {
+			if _, ok := out[id]; !ok && stage.IsThreadID(id) {
 				out[id] = fmt.Sprintf("thread-%d", len(out)+1)
 			}
 		}

@@ -14,6 +14,8 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // recordHello records conversations on a durable hello-world organism (drive
@@ -189,7 +191,7 @@ func TestReplayTwoInputs(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		done := make(chan struct{})
-		env := xmlpipe.AppendEnvelope(nil, "console", "greeter", child, []byte(`<Greeting xmlns=""><Name>Eve</Name></Greeting>`))
+		env := stage.AppendEnvelope(nil, "console", "greeter", child, []byte(`<Greeting xmlns=""><Name>Eve</Name></Greeting>`))
 		if _, err := o.Pump.InjectWait(ctx, env, pump.OutletFunc(func(e pump.Event) {
 			if e.Kind == pump.EventComplete {
 				close(done)
@@ -277,8 +279,8 @@ func TestAlign(t *testing.T) {
 // TestReplayPayloadNormalised: the payload is cut from the canonical
 // envelope and the conversation's thread ids become symbols.
 func TestReplayPayloadNormalised(t *testing.T) {
-	thread := xmlpipe.NewThreadID()
-	env := xmlpipe.AppendEnvelope(nil, "a", "b", thread, []byte(`<Note xmlns=""><Ref>`+thread+`</Ref></Note>`))
+	thread := stage.NewThreadID()
+	env := stage.AppendEnvelope(nil, "a", "b", thread, []byte(`<Note xmlns=""><Ref>`+thread+`</Ref></Note>`))
 	es := []store.Entry{{Thread: thread, Conversation: thread, Kind: store.Message, Bytes: env}}
 	got := reduce(es[0], threadSymbols(es))
 	if want := `<Note xmlns=""><Ref>thread-1</Ref></Note>`; string(got.Payload) != want {
@@ -294,22 +296,22 @@ func TestReplayPayloadNormalised(t *testing.T) {
 // <huh> about the same message on different threads compare equal.
 func TestReplayHuhOriginalAttemptNormalised(t *testing.T) {
 	huhOn := func(thread string) store.Entry {
-		attempt := xmlpipe.AppendEnvelope(nil, "a", "b", thread, []byte(`<Bad xmlns=""/>`))
+		attempt := stage.AppendEnvelope(nil, "a", "b", thread, []byte(`<Bad xmlns=""/>`))
 		pt, err := xmlpipe.PayloadTypeOf[xmlpipe.Huh]()
 		if err != nil {
 			t.Fatal(err)
 		}
-		body, err := pt.AppendPayload(nil, xmlpipe.NewHuh(xmlpipe.ErrNoPayload, attempt))
+		body, err := pt.AppendPayload(nil, stage.NewHuh(failure.ErrNoPayload, attempt))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if bytes.Contains(body, []byte(thread)) {
 			t.Fatalf("original attempt is not base64 in the payload: %s", body)
 		}
-		env := xmlpipe.AppendEnvelope(nil, "core", "a", thread, body)
+		env := stage.AppendEnvelope(nil, "core", "a", thread, body)
 		return store.Entry{Thread: thread, Conversation: thread, Kind: store.Huh, Bytes: env}
 	}
-	rec, rep := huhOn(xmlpipe.NewThreadID()), huhOn(xmlpipe.NewThreadID())
+	rec, rep := huhOn(stage.NewThreadID()), huhOn(stage.NewThreadID())
 	a := reduce(rec, threadSymbols([]store.Entry{rec}))
 	b := reduce(rep, threadSymbols([]store.Entry{rep}))
 	if !bytes.Equal(a.Payload, b.Payload) {

@@ -15,6 +15,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 func writeOrganism(t *testing.T, yaml string) string {
@@ -58,7 +59,7 @@ listeners:
 	ask := func(from, expr string) string {
 		t.Helper()
 		c := make(collector, 64)
-		env := xmlpipe.AppendEnvelope(nil, from, "calculate", xmlpipe.NewThreadID(),
+		env := stage.AppendEnvelope(nil, from, "calculate", stage.NewThreadID(),
 			[]byte(`<Calculate xmlns=""><Expression>`+expr+`</Expression></Calculate>`))
 		if _, err := o.Pump.InjectWait(ctx, env, c); err != nil {
 			t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/listeners/wasm/wasmtest"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // wasmGuests builds the test guests into a directory removed by TestMain;
@@ -118,7 +118,7 @@ listeners:
 	send := func(to, body string) collector {
 		t.Helper()
 		c := make(collector, 64)
-		env := xmlpipe.AppendEnvelope(nil, "tester", to, xmlpipe.NewThreadID(), []byte(body))
+		env := stage.AppendEnvelope(nil, "tester", to, stage.NewThreadID(), []byte(body))
 		if _, err := o.Pump.InjectWait(ctx, env, c); err != nil {
 			t.Fatalf("inject to %s: %v", to, err)
 		}

@@ -3,7 +3,7 @@ package codec
 import "strings"
 
 // Canonical reports whether Append's output (with emptyNS, inside an
-// envelope built by xmlpipe.AppendEnvelope) is already exclusive C14N, so a
+// envelope built by stage.AppendEnvelope) is already exclusive C14N, so a
 // C14N pass over it would return the same bytes. That holds when the type has
 // no attributes at any depth — C14N sorts attributes and escapes their values
 // differently from Append (it keeps '>' literal, Append writes &gt;) — and the

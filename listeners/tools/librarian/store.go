@@ -13,7 +13,7 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
 	"github.com/xml-pipeline/xmlpipe/registry/store"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Refusals and failures.
@@ -68,7 +68,7 @@ func (e *Embedded) Close() error { return e.db.Close() }
 
 // Store stores (or replaces) a well-formed document and indexes its text.
 func (e *Embedded) Store(ctx context.Context, p, content string) error {
-	text, err := xmlpipe.EvalXPath([]byte(content), "string(/)", nil)
+	text, err := stage.EvalXPath([]byte(content), "string(/)", nil)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNotXML, err)
 	}
@@ -126,9 +126,9 @@ func (e *Embedded) Query(ctx context.Context, collection, query string) ([]Resul
 		if err := rows.Scan(&p, &c); err != nil {
 			return nil, "", err
 		}
-		r, err := xmlpipe.EvalXPath([]byte(c), query, nil)
+		r, err := stage.EvalXPath([]byte(c), query, nil)
 		if err != nil {
-			if errors.Is(err, xmlpipe.ErrXPath) {
+			if errors.Is(err, stage.ErrXPath) {
 				return nil, "", fmt.Errorf("librarian: %w", err)
 			}
 			continue

@@ -10,6 +10,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Tool names in tools: and tool_config:.
@@ -91,7 +92,7 @@ func (t *Tool) Extract(_ context.Context, p *XMLExtract, md xmlpipe.Metadata) (x
 	for _, n := range p.Namespaces {
 		ns[n.Prefix] = n.URI
 	}
-	r, err := xmlpipe.EvalXPath([]byte(p.XML), p.XPath, ns)
+	r, err := stage.EvalXPath([]byte(p.XML), p.XPath, ns)
 	if err != nil {
 		res.Error = err.Error()
 		return tools.Answer(t.Callers, md, res), nil

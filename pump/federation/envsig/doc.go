@@ -8,7 +8,7 @@
 // exclusive C14N 1.0 and signed with Ed25519. There is no KeyInfo: each
 // federation link knows its peer's key.
 //
-// Every canonical form comes from libxml2 (xmlpipe.SplitSignature), never
+// Every canonical form comes from libxml2 (stage.SplitSignature), never
 // from goxmldsig, whose canonicaliser differs from the specification on
 // namespaced attributes, attribute whitespace and InclusiveNamespaces; only
 // goxmldsig's types describe the signature's structure.

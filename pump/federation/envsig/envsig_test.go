@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // envelope is a ~400-byte unsigned federation envelope.
@@ -41,7 +41,7 @@ func mustSign(t testing.TB, k ed25519.PrivateKey, env string) string {
 func TestSignFollowsTheSpec(t *testing.T) {
 	k := key(1)
 	signed := mustSign(t, k, envelope)
-	canon, err := xmlpipe.Canonicalize([]byte(envelope))
+	canon, err := stage.Canonicalize([]byte(envelope))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestSignFollowsTheSpec(t *testing.T) {
 	if !strings.Contains(signed, "</Signature></meta>") {
 		t.Fatalf("Signature is not the last child of meta: %s", signed)
 	}
-	recanon, err := xmlpipe.Canonicalize([]byte(signed))
+	recanon, err := stage.Canonicalize([]byte(signed))
 	if err != nil || string(recanon) != signed {
 		t.Fatalf("output is not canonical (%v):\n%s\n%s", err, signed, recanon)
 	}
@@ -181,11 +181,11 @@ func TestVerify(t *testing.T) {
 func TestPrefixedVerifiesLikeDefault(t *testing.T) {
 	k := key(3)
 	signed := mustSign(t, k, prefixed)
-	parts, err := xmlpipe.SplitSignature([]byte(signed), Namespace, "Signature")
+	parts, err := stage.SplitSignature([]byte(signed), Namespace, "Signature")
 	if err != nil {
 		t.Fatal(err)
 	}
-	canon, err := xmlpipe.Canonicalize([]byte(prefixed))
+	canon, err := stage.Canonicalize([]byte(prefixed))
 	if err != nil {
 		t.Fatal(err)
 	}

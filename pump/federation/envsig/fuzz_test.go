@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // FuzzVerify feeds arbitrary bytes to Verify (a peer's envelope is untrusted):
@@ -18,7 +18,7 @@ func FuzzVerify(f *testing.F) {
 	k := key(1)
 	pub := k.Public().(ed25519.PublicKey)
 	signed := mustSign(f, k, envelope)
-	prefixedUnsigned, err := xmlpipe.Canonicalize([]byte(prefixed))
+	prefixedUnsigned, err := stage.Canonicalize([]byte(prefixed))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func FuzzVerify(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	parts, err := xmlpipe.SplitSignature([]byte(signed), Namespace, "Signature")
+	parts, err := stage.SplitSignature([]byte(signed), Namespace, "Signature")
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func FuzzVerify(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		err := Verify(pub, doc)
 		if err == nil {
-			got, err := xmlpipe.SplitSignature(doc, Namespace, "Signature")
+			got, err := stage.SplitSignature(doc, Namespace, "Signature")
 			if err != nil {
 				t.Fatalf("verified, but SplitSignature fails: %v", err)
 			}

@@ -4,7 +4,7 @@ import (
 	_ "embed"
 	"sync"
 
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 //go:embed profile.xsd
@@ -12,6 +12,6 @@ var profileXSD []byte
 
 // profile is the compiled profile.xsd, compiled on first use and shared
 // read-only afterwards.
-var profile = sync.OnceValues(func() (*xmlpipe.Schema, error) {
-	return xmlpipe.CompileSchema(profileXSD, "mem:/envsig/profile.xsd")
+var profile = sync.OnceValues(func() (*stage.Schema, error) {
+	return stage.CompileSchema(profileXSD, "mem:/envsig/profile.xsd")
 })

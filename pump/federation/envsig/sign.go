@@ -11,7 +11,7 @@ import (
 	"io"
 
 	"github.com/xml-pipeline/xmlpipe/schemas"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Sign returns envelope with an Ed25519 enveloped signature appended as the
@@ -56,21 +56,21 @@ func Sign(key ed25519.PrivateKey, envelope []byte) ([]byte, error) {
 	return append(out, parts.Unsigned[at:]...), nil
 }
 
-// split parses an envelope once with xmlpipe.SplitSignature and checks that
+// split parses an envelope once with stage.SplitSignature and checks that
 // it is a <message> whose first child is <meta>.
-func split(envelope []byte) (*xmlpipe.SignatureParts, error) {
-	return checkParts(xmlpipe.SplitSignature(envelope, Namespace, "Signature"))
+func split(envelope []byte) (*stage.SignatureParts, error) {
+	return checkParts(stage.SplitSignature(envelope, Namespace, "Signature"))
 }
 
 // splitUnsigned is split without the Signature's own canonical forms
-// (xmlpipe.SplitSignatureUnsigned).
-func splitUnsigned(envelope []byte) (*xmlpipe.SignatureParts, error) {
-	return checkParts(xmlpipe.SplitSignatureUnsigned(envelope, Namespace, "Signature"))
+// (stage.SplitSignatureUnsigned).
+func splitUnsigned(envelope []byte) (*stage.SignatureParts, error) {
+	return checkParts(stage.SplitSignatureUnsigned(envelope, Namespace, "Signature"))
 }
 
 // checkParts checks that the split document is a <message> whose first
 // child is <meta>.
-func checkParts(parts *xmlpipe.SignatureParts, err error) (*xmlpipe.SignatureParts, error) {
+func checkParts(parts *stage.SignatureParts, err error) (*stage.SignatureParts, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}

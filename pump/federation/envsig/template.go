@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/russellhaering/goxmldsig/types"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // The <Signature> Sign writes differs from one envelope to the next only in
@@ -50,7 +50,7 @@ var canonicalTemplate = sync.OnceValues(func() (*template, error) {
 	if err != nil {
 		return nil, err
 	}
-	siC14N, err := xmlpipe.Canonicalize(siXML)
+	siC14N, err := stage.Canonicalize(siXML)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ var canonicalTemplate = sync.OnceValues(func() (*template, error) {
 	if err != nil {
 		return nil, err
 	}
-	sigC14N, err := xmlpipe.Canonicalize(sigXML)
+	sigC14N, err := stage.Canonicalize(sigXML)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/russellhaering/goxmldsig/types"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // referenceSign signs as the specification reads, without the template:
@@ -30,7 +30,7 @@ func referenceSign(t *testing.T, key ed25519.PrivateKey, env []byte) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	siC14N, err := xmlpipe.Canonicalize(siXML)
+	siC14N, err := stage.Canonicalize(siXML)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func referenceSign(t *testing.T, key ed25519.PrivateKey, env []byte) []byte {
 		t.Fatal(err)
 	}
 	doc := append(append(append([]byte(nil), parts.Unsigned[:at]...), sigXML...), parts.Unsigned[at:]...)
-	out, err := xmlpipe.Canonicalize(doc)
+	out, err := stage.Canonicalize(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestSignEqualsTheReference(t *testing.T) {
 			if want := referenceSign(t, k, []byte(env)); !bytes.Equal(got, want) {
 				t.Fatalf("Sign:\n%s\nreference:\n%s", got, want)
 			}
-			canon, err := xmlpipe.Canonicalize(got)
+			canon, err := stage.Canonicalize(got)
 			if err != nil || !bytes.Equal(canon, got) {
 				t.Fatalf("Sign's output is not canonical (%v):\n%s\n%s", err, got, canon)
 			}

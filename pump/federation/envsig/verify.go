@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/russellhaering/goxmldsig/types"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Verify checks signed, an envelope signed by Sign, against the peer's
@@ -50,7 +50,7 @@ func Verify(pub ed25519.PublicKey, signed []byte) error {
 
 // checkPlacement refuses an envelope without exactly one Signature, the
 // last child element of meta.
-func checkPlacement(parts *xmlpipe.SignatureParts) error {
+func checkPlacement(parts *stage.SignatureParts) error {
 	switch {
 	case parts.Count == 0:
 		return ErrUnsigned
@@ -66,7 +66,7 @@ func checkPlacement(parts *xmlpipe.SignatureParts) error {
 
 // verifyStrict checks a Signature of any shape against this package's
 // profile, then its digest and value.
-func verifyStrict(pub ed25519.PublicKey, parts *xmlpipe.SignatureParts) error {
+func verifyStrict(pub ed25519.PublicKey, parts *stage.SignatureParts) error {
 	var sig types.Signature
 	if err := xml.Unmarshal(parts.Signature, &sig); err != nil {
 		return fmt.Errorf("%w: Signature: %w", ErrMalformed, err)
