@@ -229,16 +229,16 @@ func (d *db) keepAnswer(gw, linkThread string, env []byte) (bool, error) {
 	return n > 0, err
 }
 
-// callDone forgets a call whose caller got its answer (or gave up), in the
-// next group commit (a record left by a crash is swept, or adopted); done
+// callDone forgets a call whose caller got its answer (or gave up), in a
+// coming group commit (forcing none) (a record left by a crash is swept, or adopted); done
 // is told the outcome.
 func (d *db) callDone(linkThread string, done func(error)) {
-	d.w.submit(&write{apply: func(s *stmts) error {
+	d.w.later(func(s *stmts) error {
 		if _, err := s.callDone.Exec(linkThread); err != nil {
 			return fmt.Errorf("federation: calls: %w", err)
 		}
 		return nil
-	}, done: done})
+	}, done)
 }
 
 // hasCalls reports whether gw has recorded calls (made before this start).
@@ -377,15 +377,18 @@ func (d *db) seen(env []byte) (bool, error) {
 
 // callInjected records, once the journal holds the call that began conv,
 // that its conversation is done being received; done is told when that is
-// durable (the acknowledgement waits for it). A call's hash is not
-// recorded: its received row, kept as long, refuses its copies.
+// durable (the acknowledgement waits for it). The mark forces no commit of
+// its own: it rides with the next write somebody waits for (or after
+// lazyDelay), since only the acknowledgement, not the answer, waits on it.
+// A call's hash is not recorded: its received row, kept as long, refuses
+// its copies.
 func (d *db) callInjected(conv string, done func(error)) {
-	d.w.submit(&write{apply: func(s *stmts) error {
+	d.w.later(func(s *stmts) error {
 		if _, err := s.injected.Exec(conv); err != nil {
 			return fmt.Errorf("federation: received: %w", err)
 		}
 		return nil
-	}, done: done})
+	}, done)
 }
 
 // markSeen records the hash of an envelope once it was processed — after,
@@ -393,15 +396,16 @@ func (d *db) callInjected(conv string, done func(error)) {
 // call's conversation, which the received table holds, still catches a
 // second copy), rather than a hash that refuses a message that never
 // arrived. done is told when the hash is durable (the acknowledgement
-// waits for it), in a group commit with the link's other writes.
+// waits for it), in a group commit with the link's other writes: the hash
+// forces no commit of its own (see callInjected).
 func (d *db) markSeen(env []byte, now time.Time, done func(error)) {
 	h := sha256.Sum256(env)
-	d.w.submit(&write{apply: func(s *stmts) error {
+	d.w.later(func(s *stmts) error {
 		if _, err := s.seen.Exec(h[:], now.UnixNano()); err != nil {
 			return fmt.Errorf("federation: seen: %w", err)
 		}
 		return nil
-	}, done: done})
+	}, done)
 }
 
 // sweep drops the hashes and received calls older than keep, and the call and served records
