@@ -189,6 +189,18 @@ func (d *db) enqueue(gw, id string, env []byte, now time.Time, c *callRecord) (i
 	return seq, err
 }
 
+// enqueueThen stores a signed envelope that is not a call for gateway gw
+// in the next group commit without waiting; done is told when it is
+// durable (or failed), on the committer's goroutine.
+func (d *db) enqueueThen(gw, id string, env []byte, now time.Time, done func(error)) {
+	d.w.submit(&write{apply: func(s *stmts) error {
+		if _, err := s.enqueue.Exec(gw, id, env, now.UnixNano()); err != nil {
+			return fmt.Errorf("federation: outbox: %w", err)
+		}
+		return nil
+	}, done: done})
+}
+
 // callRecord is what is kept of a call this side made, so that after a
 // restart the re-delivered message that made it adopts it instead of
 // calling again.
