@@ -1,6 +1,9 @@
 package federation
 
 import (
+	"errors"
+	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -85,4 +88,57 @@ func TestAnswerLeavesBeforeItsCommit(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// TestLookupsDoNotWaitForACommit: on a state on disk the receive path's
+// lookups (seen, received) read the last committed state while a group
+// commit holds the write connection, and see what it committed once it
+// has.
+func TestLookupsDoNotWaitForACommit(t *testing.T) {
+	d, err := openDB(t.TempDir(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := d.close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	env := []byte("<message>one</message>")
+	marked := make(chan error, 1)
+	d.markSeen(env, time.Now(), func(err error) { marked <- err })
+	if err := <-marked; err != nil {
+		t.Fatal(err)
+	}
+	entered, gate := make(chan struct{}), make(chan struct{})
+	d.w.submit(&write{apply: func(s *stmts) error {
+		close(entered)
+		<-gate
+		return nil
+	}})
+	<-entered
+	looked := make(chan error, 1)
+	go func() {
+		dup, err := d.seen(env)
+		if err == nil && !dup {
+			err = errors.New("a committed hash is not seen")
+		}
+		if err == nil {
+			var state int
+			if state, err = d.received("never"); err == nil && state != callNew {
+				err = fmt.Errorf("received = %d for a conversation never received", state)
+			}
+		}
+		looked <- err
+	}()
+	select {
+	case err := <-looked:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		close(gate)
+		t.Fatal("the lookups waited for the group commit")
+	}
+	close(gate)
 }
