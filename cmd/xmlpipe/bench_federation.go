@@ -101,6 +101,12 @@ type fedBench struct {
 	// of the same envelope whole (XML-DSig, C14N and Ed25519 together).
 	EnvsigSignUs   float64 `json:"envsig_sign_us"`
 	EnvsigVerifyUs float64 `json:"envsig_verify_us"`
+	// StateCommits and JournalCommits are the durable commits of both
+	// organisms' federation state and journals per envelope over the
+	// throughput phase: the cost of durability, which the load of the
+	// machine moves less than it moves the CPU figures.
+	StateCommits   float64 `json:"state_commits_per_envelope"`
+	JournalCommits float64 `json:"journal_commits_per_envelope"`
 }
 
 // fedCounter is the gateways' observer: it counts the envelopes sent
@@ -346,6 +352,7 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 
 	// Throughput: Callers closed-loop callers for Duration.
 	out0, refused0 := p.count.snapshot()
+	state0, journal0 := p.commits()
 	cpu0 := processCPU()
 	start := time.Now()
 	deadline := start.Add(cfg.Duration)
@@ -372,12 +379,15 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 	elapsed := time.Since(start)
 	cpu := processCPU() - cpu0
 	out1, refused1 := p.count.snapshot()
+	state1, journal1 := p.commits()
 	r.Seconds, r.Calls, r.Lost = elapsed.Seconds(), calls.Load(), lost.Load()
 	r.Envelopes, r.Refused = out1-out0, refused1-refused0
 	r.CallsPerSec = float64(r.Calls) / elapsed.Seconds()
 	r.EnvelopesPerSec = float64(r.Envelopes) / elapsed.Seconds()
 	if r.Envelopes > 0 {
 		r.CPUPerEnvelopeUs = us(cpu) / float64(r.Envelopes)
+		r.StateCommits = float64(state1-state0) / float64(r.Envelopes)
+		r.JournalCommits = float64(journal1-journal0) / float64(r.Envelopes)
 	}
 	if err := p.floor(&r, cfg.Floor); err != nil {
 		return r, err
@@ -386,6 +396,15 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 		r.FloorRatio = r.CPUPerEnvelopeUs / r.FloorUs
 	}
 	return r, ctx.Err()
+}
+
+// commits counts both organisms' federation state and journal commits.
+func (p *fedPair) commits() (state, journal int64) {
+	for _, o := range []*organism.Organism{p.a, p.b} {
+		state += o.Federation.StateCommits()
+		journal += o.Store().Stats().Commits
+	}
+	return state, journal
 }
 
 // floor times, on this goroutine's thread, what no implementation of the
@@ -467,6 +486,7 @@ func (r fedBench) String() string {
 	fmt.Fprintf(&b, "floor              %8.1f µs  (Ed25519 sign %.1f + verify %.1f + exclusive C14N %.1f; envsig Sign %.1f, Verify %.1f)\n",
 		r.FloorUs, r.SignUs, r.VerifyUs, r.C14NUs, r.EnvsigSignUs, r.EnvsigVerifyUs)
 	fmt.Fprintf(&b, "floor ratio        %10.2f  (cpu/envelope ÷ floor)\n", r.FloorRatio)
+	fmt.Fprintf(&b, "commits/envelope   %10.2f  federation state, %.2f journal (both organisms)\n", r.StateCommits, r.JournalCommits)
 	fmt.Fprintf(&b, "lost / errors      %10d / %d  refused %d\n", r.Lost, r.Errors, r.Refused)
 	for _, e := range r.FirstErrors {
 		fmt.Fprintf(&b, "  %s\n", e)

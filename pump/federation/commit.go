@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -43,6 +44,8 @@ type committer struct {
 	mu     sync.RWMutex
 	closed bool
 	exited chan struct{}
+	// commits counts the transactions committed (StateCommits).
+	commits atomic.Int64
 }
 
 // stmts are the prepared statements writes use; inside a group commit
@@ -117,6 +120,14 @@ func (c *committer) async(apply func(s *stmts) error, onErr func(error)) {
 			onErr(err)
 		}
 	}})
+}
+
+// later runs apply in a coming group commit without forcing one: it rides
+// with the next write somebody waits for, or commits after lazyDelay. done
+// (when set) is told the outcome once that commit is durable, so what waits
+// on it (an acknowledgement) still follows the write it needs.
+func (c *committer) later(apply func(s *stmts) error, done func(error)) {
+	c.submit(&write{apply: apply, lazy: true, done: done})
 }
 
 // close commits what is queued and stops the committer.
@@ -224,6 +235,8 @@ func (c *committer) commit(batch []*write, errs []error) []error {
 		for i := range errs {
 			errs[i] = fmt.Errorf("federation: state: commit: %w", err)
 		}
+		return errs
 	}
+	c.commits.Add(1)
 	return errs
 }

@@ -66,7 +66,11 @@
 // and delivered in the order they came (inbound.go). Every write to the
 // federation state goes through one group committer (commit.go): the
 // writes of concurrent calls share a transaction, and an acknowledgement
-// leaves once the write it waits for is durable.
+// leaves once the write it waits for is durable; writes only an
+// acknowledgement waits for (a seen hash, a received call's done mark)
+// ride with the next commit instead of forcing one. A call is written to
+// the link once its record is durable, an answer while its outbox entry
+// commits (gateway.sendEarly).
 //
 // Privileged and system roots never cross: they are refused at both ends.
 package federation

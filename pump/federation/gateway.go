@@ -125,6 +125,9 @@ func (g *gateway) send(e *envelope, rec *callRecord) error {
 		return fmt.Errorf("%w: gateway %s holds %d messages for the peer (queue_limit %d); the link is down or the peer slow",
 			ErrQueueFull, g.name, n, g.queueLimit)
 	}
+	if rec == nil {
+		return g.sendEarly(e, signed) // releases g.mu
+	}
 	g.reserving++
 	g.mu.Unlock()
 	// Not under g.mu: concurrent senders share the group commit.
@@ -147,6 +150,42 @@ func (g *gateway) send(e *envelope, rec *callRecord) error {
 	g.mu.Unlock()
 	g.envelopeSeen(DirectionOut, e.Link.Kind)
 	g.wake()
+	return nil
+}
+
+// sendEarly queues an envelope that is not a call (an answer, an end, a
+// cancel) for the peer at once and returns once its outbox entry is
+// durable: the link may carry it while the entry commits, so an answer
+// does not wait for a commit of its own before it leaves. That is safe
+// because only a call's record must be durable before the peer sees it
+// (the re-delivered message that made it adopts the call instead of
+// calling again); the peer refuses a second copy of anything else by its
+// hash, and an acknowledgement that comes before the entry committed
+// deletes it after its insert (the state applies its writes in order).
+// The entry keeps seq 0, so it never moves the calls queued after it.
+// Called with g.mu held; it releases it.
+func (g *gateway) sendEarly(e *envelope, signed []byte) error {
+	en := &entry{id: e.Link.ID, env: signed}
+	g.outbox = append(g.outbox, en)
+	g.byID[en.id] = en
+	g.mu.Unlock()
+	committed := make(chan error, 1)
+	g.m.db.enqueueThen(g.name, en.id, signed, e.Link.Sent, func(err error) { committed <- err })
+	g.wake()
+	if err := <-committed; err != nil {
+		// It may have left already: the peer keeps what it got, and no
+		// resend follows.
+		g.mu.Lock()
+		if g.byID[en.id] == en {
+			delete(g.byID, en.id)
+			if i := slices.Index(g.outbox, en); i >= 0 {
+				g.outbox = slices.Delete(g.outbox, i, i+1)
+			}
+		}
+		g.mu.Unlock()
+		return err
+	}
+	g.envelopeSeen(DirectionOut, e.Link.Kind)
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/url"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
@@ -40,7 +41,11 @@ type db struct {
 	sql *sql.DB
 	// w writes in group commits (commit.go).
 	w *committer
-	// seenQ and receivedQ are the prepared lookups of the receive path.
+	// reads serves the receive path's lookups (seenQ, receivedQ, prepared
+	// on it): for a state on disk a pool of its own, so a lookup reads the
+	// last committed state (WAL) instead of waiting for the write
+	// connection while a group commit holds it; in memory, sql itself.
+	reads            *sql.DB
 	seenQ, receivedQ *sql.Stmt
 	// receivedSince is when the received table began in a state that had
 	// received calls before (the zero Unix time for a state that began
@@ -52,7 +57,7 @@ type db struct {
 // openDB opens (creating) dir/federation.db; dir "" keeps the state in
 // memory (an organism without a data directory).
 func openDB(dir string, log *slog.Logger) (*db, error) {
-	var dsn string
+	var dsn, readDSN string
 	if dir != "" {
 		path := filepath.Join(dir, DatabaseFileName)
 		if err := store.PrepareDatabaseFile(path, log); err != nil { // the owner's alone: 0600
@@ -60,6 +65,7 @@ func openDB(dir string, log *slog.Logger) (*db, error) {
 		}
 		dsn = "file:" + (&url.URL{Path: path}).EscapedPath() +
 			"?_pragma=busy_timeout(10000)&_journal_mode=WAL&_pragma=synchronous(NORMAL)&_txlock=immediate"
+		readDSN = "file:" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=busy_timeout(10000)&_pragma=query_only(1)"
 	} else {
 		dsn = "file:federation-" + fmt.Sprint(time.Now().UnixNano()) + "?mode=memory&cache=shared&_pragma=busy_timeout(10000)"
 	}
@@ -129,20 +135,34 @@ CREATE TABLE IF NOT EXISTS received_since (at INTEGER NOT NULL);`)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("federation: create state: %w", err), s.Close())
 	}
-	d := &db{sql: s}
+	d := &db{sql: s, reads: s}
+	if readDSN != "" {
+		if d.reads, err = sql.Open("sqlite", readDSN); err != nil {
+			return nil, errors.Join(fmt.Errorf("federation: open state: %w", err), s.Close())
+		}
+		d.reads.SetMaxOpenConns(max(2, runtime.GOMAXPROCS(0)))
+		d.reads.SetMaxIdleConns(max(2, runtime.GOMAXPROCS(0)))
+	}
+	fail := func(err error) (*db, error) {
+		err = fmt.Errorf("federation: state: %w", err)
+		if d.reads != s {
+			err = errors.Join(err, d.reads.Close())
+		}
+		return nil, errors.Join(err, s.Close())
+	}
 	var began int64
 	if err := s.QueryRow(`SELECT at FROM received_since`).Scan(&began); err != nil {
-		return nil, errors.Join(fmt.Errorf("federation: state: %w", err), s.Close())
+		return fail(err)
 	}
 	d.receivedSince = time.Unix(0, began)
-	if d.seenQ, err = s.Prepare(`SELECT 1 FROM seen WHERE hash = ?`); err == nil {
-		d.receivedQ, err = s.Prepare(`SELECT done FROM received WHERE conv = ?`)
+	if d.seenQ, err = d.reads.Prepare(`SELECT 1 FROM seen WHERE hash = ?`); err == nil {
+		d.receivedQ, err = d.reads.Prepare(`SELECT done FROM received WHERE conv = ?`)
 	}
 	if err == nil {
 		d.w, err = newCommitter(s)
 	}
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("federation: state: %w", err), s.Close())
+		return fail(err)
 	}
 	return d, nil
 }
@@ -152,7 +172,11 @@ func (d *db) close() error {
 	d.w.close()
 	_ = d.seenQ.Close()
 	_ = d.receivedQ.Close()
-	return d.sql.Close()
+	var err error
+	if d.reads != d.sql {
+		err = d.reads.Close()
+	}
+	return errors.Join(err, d.sql.Close())
 }
 
 // queued is one outbox entry.
@@ -187,6 +211,18 @@ func (d *db) enqueue(gw, id string, env []byte, now time.Time, c *callRecord) (i
 		return nil
 	})
 	return seq, err
+}
+
+// enqueueThen stores a signed envelope that is not a call for gateway gw
+// in the next group commit without waiting; done is told when it is
+// durable (or failed), on the committer's goroutine.
+func (d *db) enqueueThen(gw, id string, env []byte, now time.Time, done func(error)) {
+	d.w.submit(&write{apply: func(s *stmts) error {
+		if _, err := s.enqueue.Exec(gw, id, env, now.UnixNano()); err != nil {
+			return fmt.Errorf("federation: outbox: %w", err)
+		}
+		return nil
+	}, done: done})
 }
 
 // callRecord is what is kept of a call this side made, so that after a
@@ -229,16 +265,16 @@ func (d *db) keepAnswer(gw, linkThread string, env []byte) (bool, error) {
 	return n > 0, err
 }
 
-// callDone forgets a call whose caller got its answer (or gave up), in the
-// next group commit (a record left by a crash is swept, or adopted); done
+// callDone forgets a call whose caller got its answer (or gave up), in a
+// coming group commit (forcing none) (a record left by a crash is swept, or adopted); done
 // is told the outcome.
 func (d *db) callDone(linkThread string, done func(error)) {
-	d.w.submit(&write{apply: func(s *stmts) error {
+	d.w.later(func(s *stmts) error {
 		if _, err := s.callDone.Exec(linkThread); err != nil {
 			return fmt.Errorf("federation: calls: %w", err)
 		}
 		return nil
-	}, done: done})
+	}, done)
 }
 
 // hasCalls reports whether gw has recorded calls (made before this start).
@@ -377,15 +413,18 @@ func (d *db) seen(env []byte) (bool, error) {
 
 // callInjected records, once the journal holds the call that began conv,
 // that its conversation is done being received; done is told when that is
-// durable (the acknowledgement waits for it). A call's hash is not
-// recorded: its received row, kept as long, refuses its copies.
+// durable (the acknowledgement waits for it). The mark forces no commit of
+// its own: it rides with the next write somebody waits for (or after
+// lazyDelay), since only the acknowledgement, not the answer, waits on it.
+// A call's hash is not recorded: its received row, kept as long, refuses
+// its copies.
 func (d *db) callInjected(conv string, done func(error)) {
-	d.w.submit(&write{apply: func(s *stmts) error {
+	d.w.later(func(s *stmts) error {
 		if _, err := s.injected.Exec(conv); err != nil {
 			return fmt.Errorf("federation: received: %w", err)
 		}
 		return nil
-	}, done: done})
+	}, done)
 }
 
 // markSeen records the hash of an envelope once it was processed — after,
@@ -393,15 +432,16 @@ func (d *db) callInjected(conv string, done func(error)) {
 // call's conversation, which the received table holds, still catches a
 // second copy), rather than a hash that refuses a message that never
 // arrived. done is told when the hash is durable (the acknowledgement
-// waits for it), in a group commit with the link's other writes.
+// waits for it), in a group commit with the link's other writes: the hash
+// forces no commit of its own (see callInjected).
 func (d *db) markSeen(env []byte, now time.Time, done func(error)) {
 	h := sha256.Sum256(env)
-	d.w.submit(&write{apply: func(s *stmts) error {
+	d.w.later(func(s *stmts) error {
 		if _, err := s.seen.Exec(h[:], now.UnixNano()); err != nil {
 			return fmt.Errorf("federation: seen: %w", err)
 		}
 		return nil
-	}, done: done})
+	}, done)
 }
 
 // sweep drops the hashes and received calls older than keep, and the call and served records

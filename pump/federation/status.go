@@ -69,3 +69,9 @@ func (m *Manager) RoundTrips() (n int64, mean time.Duration) {
 	}
 	return m.stats.n, m.stats.total / time.Duration(m.stats.n)
 }
+
+// StateCommits reports how many transactions the federation state has
+// committed since New: its writes share group commits, so the count per
+// envelope is what the state's durability costs (xmlpipe bench
+// --federation reports it).
+func (m *Manager) StateCommits() int64 { return m.db.w.commits.Load() }

@@ -78,7 +78,8 @@ func (r *SegmentRow) validate() error {
 
 // PutSegment enqueues an insert-or-replace of the segment (thread, index).
 // Asynchronous, ordered with the slot writes: a segment put after its
-// slots is committed with or after them.
+// slots is committed with or after them. Like slot writes, segment writes
+// sharing a batch are coalesced to their final state.
 func (s *Store) PutSegment(r SegmentRow) error {
 	if err := r.validate(); err != nil {
 		return err
@@ -87,20 +88,18 @@ func (s *Store) PutSegment(r SegmentRow) error {
 	if err != nil {
 		return err
 	}
-	args := []any{r.Thread, int64(r.Index), joinInts(r.Slots), r.ContentType, r.Tier, r.Relevance, r.Scored, r.Summary,
-		r.SummaryBy, int64(r.Bytes), int64(r.Tokens), at}
-	return s.async("put segment", func(w *writer) (int64, error) {
-		return w.exec(`INSERT OR REPLACE INTO context_segments (thread, idx, slots, content_type, tier, relevance, scored,
-			summary, summary_by, bytes, tokens, changed_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...)
-	})
+	return s.enqueueAsync(&op{kind: opPut, name: "put segment", table: segmentsTable,
+		key: r.Thread + "\x00" + strconv.Itoa(r.Index), group: r.Thread,
+		row: []any{r.Thread, int64(r.Index), joinInts(r.Slots), r.ContentType, r.Tier, r.Relevance, r.Scored,
+			r.Summary, r.SummaryBy, int64(r.Bytes), int64(r.Tokens), at}})
 }
 
 // DeleteSegments enqueues the deletion of every segment of thread (with its
-// slots: DeleteSlots).
+// slots: DeleteSlots). Like DeleteSlots it is a kernel-state write, so a
+// thread's end does not cut its batch's bulk statements short.
 func (s *Store) DeleteSegments(thread string) error {
-	return s.async("delete segments", func(w *writer) (int64, error) {
-		return w.exec(`DELETE FROM context_segments WHERE thread = ?`, thread)
-	})
+	return s.enqueueAsync(&op{kind: opDelete, name: "delete segments", table: segmentsTable,
+		groups: []string{thread}})
 }
 
 // LoadSegments returns every committed segment ordered by thread and index.

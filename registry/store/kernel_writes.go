@@ -67,7 +67,14 @@ var (
 		upsert: newRowStatement(`INSERT OR REPLACE INTO slots (thread, idx, from_name, to_name, payload_type, raw,
 			time_ns, own_name, is_self_call, in_reply_to) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 10),
 		delete: newRowStatement(`DELETE FROM slots WHERE thread IN (`, `?`, `)`, 1)}
-	kernelTables = []*kernelTable{threadsTable, watchersTable, slotsTable}
+	// segmentsTable is context_segments (context_segments.go): its rows go
+	// with their thread's slots, so they are written the way slots are.
+	segmentsTable = &kernelTable{name: "context_segments",
+		upsert: newRowStatement(`INSERT OR REPLACE INTO context_segments (thread, idx, slots, content_type, tier,
+			relevance, scored, summary, summary_by, bytes, tokens, changed_ns) VALUES `,
+			`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 12),
+		delete: newRowStatement(`DELETE FROM context_segments WHERE thread IN (`, `?`, `)`, 1)}
+	kernelTables = []*kernelTable{threadsTable, watchersTable, slotsTable, segmentsTable}
 )
 
 // kernelKey names a row (or a group of rows) of a kernel table.

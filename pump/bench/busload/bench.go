@@ -77,6 +77,13 @@ type Result struct {
 	// reply (Run only).
 	FramesPerReply float64 `json:"frames_per_reply,omitempty"`
 	WritesPerReply float64 `json:"writes_per_reply,omitempty"`
+	// StatementsPerReply and CommitsPerReply are the SQL statements the
+	// durable organism's store writer ran and the transactions it
+	// committed during the load phase, per reply (Run only, durable only):
+	// what the journal and the registries cost, which the load of the
+	// machine moves less than it moves the CPU figures.
+	StatementsPerReply float64 `json:"store_statements_per_reply,omitempty"`
+	CommitsPerReply    float64 `json:"store_commits_per_reply,omitempty"`
 	// FirstErrors are up to 5 error texts.
 	FirstErrors []string `json:"first_errors,omitempty"`
 }
@@ -113,6 +120,10 @@ func (r Result) String() string {
 	if r.FramesPerReply > 0 {
 		fmt.Fprintf(&b, "frames / writes    %8.2f / %.2f per reply  (server → clients; a write is a TLS record and a syscall)\n",
 			r.FramesPerReply, r.WritesPerReply)
+	}
+	if r.StatementsPerReply > 0 {
+		fmt.Fprintf(&b, "store              %8.2f statements / %.2f commits per reply  (the journal and the registries)\n",
+			r.StatementsPerReply, r.CommitsPerReply)
 	}
 	fmt.Fprintf(&b, "lost               %10d  (sent, never answered by the end of the grace period)\n", r.Lost)
 	fmt.Fprintf(&b, "refused / errors   %10d / %d  wrong replies %d\n", r.Refused, r.Errors, r.WrongReply)
@@ -220,6 +231,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	load.Target = Target{URL: "wss://" + ln.Addr().String() + "/ws", TLS: clientTLS, Token: token}
+	var stmts0, commits0 int64
+	if st := o.Store(); st != nil {
+		stmts0, commits0 = st.Statements(), st.Stats().Commits
+	}
 	cpu0, socks0 := cpuTime(), srv.SocketStats()
 	t, err := Drive(ctx, load)
 	if err != nil {
@@ -232,6 +247,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		r.CPUPerReplyUs = float64(cpu.Microseconds()) / float64(t.Replies)
 		r.FramesPerReply = float64(socks.Frames-socks0.Frames) / float64(t.Replies)
 		r.WritesPerReply = float64(socks.Writes-socks0.Writes) / float64(t.Replies)
+		if st := o.Store(); st != nil {
+			r.StatementsPerReply = float64(st.Statements()-stmts0) / float64(t.Replies)
+			r.CommitsPerReply = float64(st.Stats().Commits-commits0) / float64(t.Replies)
+		}
 	}
 	return r, nil
 }

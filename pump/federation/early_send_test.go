@@ -1,0 +1,144 @@
+package federation
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// TestAnswerLeavesBeforeItsCommit: an answer is written to the link while
+// its outbox entry commits, not after; an acknowledgement that arrives
+// before that commit still removes the entry (its DELETE follows the
+// INSERT), so nothing is left to send again.
+func TestAnswerLeavesBeforeItsCommit(t *testing.T) {
+	aKey := newKey(t)
+	hold := make(chan struct{})
+	c := newCalleeIn(t, aKey, newKey(t), t.TempDir(), hold)
+	r, err := dialRaw(t, c, aKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := r.call("echo", `<Echo xmlns=""><Text>early</Text></Echo>`)
+	sent, err := parse(call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ack, _ := r.send(call); ack.Type != frameAck || ack.ID != sent.Link.ID {
+		t.Fatalf("call acknowledged with %+v", ack)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(c.seen()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the echo never saw the call")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	// Hold the state's committer inside a transaction: nothing commits
+	// until gate closes.
+	entered, gate := make(chan struct{}), make(chan struct{})
+	c.m.db.w.submit(&write{apply: func(*stmts) error {
+		close(entered)
+		<-gate
+		return nil
+	}})
+	<-entered
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(gate)
+		}
+	}
+	defer release()
+	close(hold) // the echo answers
+
+	reply, err := parse(r.next())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply.Link.Kind != KindReply || reply.Link.Ref != sent.Link.ID {
+		t.Fatalf("got %s for %s, want the reply to %s", reply.Link.Kind, reply.Link.Ref, sent.Link.ID)
+	}
+	// Acknowledge it while its entry is still uncommitted.
+	if err := r.ws.WriteMessage(websocket.TextMessage, frame{Type: frameAck, ID: reply.Link.ID}.marshal()); err != nil {
+		t.Fatal(err)
+	}
+	for c.m.Status()[0].Queued != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the acknowledged reply stayed in the outbox")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	release()
+	for {
+		var n int
+		if err := c.m.db.sql.QueryRow(`SELECT count(*) FROM outbox`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d outbox rows left after the acknowledgement committed", n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestLookupsDoNotWaitForACommit: on a state on disk the receive path's
+// lookups (seen, received) read the last committed state while a group
+// commit holds the write connection, and see what it committed once it
+// has.
+func TestLookupsDoNotWaitForACommit(t *testing.T) {
+	d, err := openDB(t.TempDir(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := d.close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	env := []byte("<message>one</message>")
+	marked := make(chan error, 1)
+	d.markSeen(env, time.Now(), func(err error) { marked <- err })
+	if err := <-marked; err != nil {
+		t.Fatal(err)
+	}
+	entered, gate := make(chan struct{}), make(chan struct{})
+	d.w.submit(&write{apply: func(s *stmts) error {
+		close(entered)
+		<-gate
+		return nil
+	}})
+	<-entered
+	looked := make(chan error, 1)
+	go func() {
+		dup, err := d.seen(env)
+		if err == nil && !dup {
+			err = errors.New("a committed hash is not seen")
+		}
+		if err == nil {
+			var state int
+			if state, err = d.received("never"); err == nil && state != callNew {
+				err = fmt.Errorf("received = %d for a conversation never received", state)
+			}
+		}
+		looked <- err
+	}()
+	select {
+	case err := <-looked:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		close(gate)
+		t.Fatal("the lookups waited for the group commit")
+	}
+	close(gate)
+}
