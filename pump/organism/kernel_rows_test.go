@@ -3,11 +3,14 @@ package organism
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
@@ -97,5 +100,100 @@ func TestKernelRowsFollowTheRegistries(t *testing.T) {
 			t.Errorf("after the sweep: store holds %d %s rows (%d once closed), the registries %d", rows[table], table,
 				closed[table], want)
 		}
+	}
+}
+
+// TestKernelSegmentsGoWithTheirHistory: the durable sinks skip the DELETE
+// on context_segments for a history that never had segments, so they must
+// know every thread that has: one whose segments were put, and one whose
+// segments were restored. A deleted history takes its segments with it in
+// both cases, and segments whose history is gone when the organism
+// restarts are deleted then.
+func TestKernelSegmentsGoWithTheirHistory(t *testing.T) {
+	dir := t.TempDir()
+	segRows := func() map[string]int {
+		t.Helper()
+		db, err := sql.Open("sqlite", filepath.Join(dir, store.DatabaseFileName)+"?mode=ro&_pragma=busy_timeout(10000)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		rows, err := db.Query(`SELECT thread, COUNT(*) FROM context_segments GROUP BY thread`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[string]int{}
+		for rows.Next() {
+			var (
+				thread string
+				n      int
+			)
+			if err := rows.Scan(&thread, &n); err != nil {
+				t.Fatal(err)
+			}
+			out[thread] = n
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	flush := func(o *Organism) {
+		t.Helper()
+		if err := o.Store().Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	history := func(o *Organism, thread string, segments bool) {
+		t.Helper()
+		cb := o.Pump.Context()
+		for range 2 {
+			if _, err := cb.Append(registry.Slot{ThreadID: thread, From: "a", To: "b", PayloadType: "Note", Raw: []byte("<Note/>")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if segments {
+			if _, err := cb.PutSegments(thread, []registry.Segment{{Index: 0, Slots: []int{0}, Tier: registry.TierFolded,
+				Summary: "a note"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	o, _ := startDurableHello(t, dir, nil)
+	history(o, "put-then-deleted", true)
+	history(o, "restored-then-deleted", true)
+	history(o, "orphaned", true)
+	history(o, "plain", false)
+	flush(o)
+	o.Pump.Context().DeleteThread("put-then-deleted")
+	flush(o)
+	if got, want := segRows(), map[string]int{"restored-then-deleted": 1, "orphaned": 1}; !cmp.Equal(got, want) {
+		t.Fatalf("segments before the restart: %v, want %v", got, want)
+	}
+	shutdown(t, o)
+
+	// The history of "orphaned" goes behind the organism's back: its
+	// segment is left without slots.
+	st, err := store.Open(dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(st.DeleteSlots("orphaned"), st.Close()); err != nil {
+		t.Fatal(err)
+	}
+
+	o, _ = startDurableHello(t, dir, nil)
+	defer shutdown(t, o)
+	flush(o)
+	if got, want := segRows(), map[string]int{"restored-then-deleted": 1}; !cmp.Equal(got, want) {
+		t.Fatalf("segments after the restart: %v, want %v", got, want)
+	}
+	o.Pump.Context().DeleteThread("restored-then-deleted")
+	o.Pump.Context().DeleteThread("plain")
+	flush(o)
+	if got := segRows(); len(got) != 0 {
+		t.Fatalf("segments after their histories were deleted: %v", got)
 	}
 }
