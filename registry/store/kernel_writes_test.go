@@ -221,7 +221,9 @@ func TestKernelWritesBegunAfresh(t *testing.T) {
 	type write func(s *Store) error
 	create := func(id string) write { return func(s *Store) error { return s.CreateThread(f.thread(id, "org")) } }
 	put := func(id string) write { return func(s *Store) error { return s.PutThread(f.thread(id, "org")) } }
-	appendSlot := func(id string, i int) write { return func(s *Store) error { return s.AppendSlot(f.slot(id, i, "<a/>")) } }
+	appendSlot := func(id string, i int) write {
+		return func(s *Store) error { return s.AppendSlot(f.slot(id, i, "<a/>")) }
+	}
 	putSlot := func(id string, i int) write { return func(s *Store) error { return s.PutSlot(f.slot(id, i, "<a/>")) } }
 	putSeg := func(s *Store) error { return s.PutSegment(seg) }
 	end := func(id string) write {
