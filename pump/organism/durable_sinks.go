@@ -2,6 +2,7 @@ package organism
 
 import (
 	"log/slog"
+	"sync"
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
@@ -14,6 +15,42 @@ import (
 type storeSinks struct {
 	s   *store.Store
 	log *slog.Logger
+	// segs is set once the sinks restored the store's kernel state into
+	// the registries (restoreRegistries): from then on every committed row
+	// has its registry entry, so a thread or history that begins has no
+	// row yet (store.CreateThread, store.AppendSlot), and segs knows every
+	// thread with context segments in the store (segmentThreads). Without
+	// it rows are put and deleted unconditionally.
+	segs *segmentThreads
+}
+
+// segmentThreads is the set of threads that may have context segments in
+// the store: those whose segments were restored or put since. A history
+// deleted without segments needs no DELETE on context_segments — most
+// histories never have any, and that DELETE was a probe per ended or
+// evicted thread on the bus. It is valid only from a restore on (the
+// restore deletes the segments it could not restore), and is used with the
+// context buffer locked (SlotSink and SegmentSink are called so), so its
+// own lock is never contended.
+type segmentThreads struct {
+	mu sync.Mutex
+	m  map[string]struct{}
+}
+
+// add records that thread has segments.
+func (t *segmentThreads) add(thread string) {
+	t.mu.Lock()
+	t.m[thread] = struct{}{}
+	t.mu.Unlock()
+}
+
+// remove forgets thread and reports whether it may have had segments.
+func (t *segmentThreads) remove(thread string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.m[thread]
+	delete(t.m, thread)
+	return ok
 }
 
 func (k storeSinks) check(op string, err error) {
@@ -35,10 +72,18 @@ func StateSinks(s *store.Store, log *slog.Logger) (registry.ThreadSink, registry
 	return k, k, k
 }
 
-// ThreadCreated persists a new thread node.
+// ThreadCreated persists a new thread node. The registry tells the sink of
+// a node's end after its creation, and of an earlier node of the same id's
+// end before (a conversation begun again under its id): the row is created
+// (store.CreateThread).
 func (k storeSinks) ThreadCreated(r registry.ThreadRecord) {
-	k.check("put thread", k.s.PutThread(store.ThreadRow{ID: r.ID, Parent: r.Parent, Path: r.Path,
-		Created: r.Created, Touched: r.Touched, Ref: r.Ref, Profile: r.Profile}))
+	row := store.ThreadRow{ID: r.ID, Parent: r.Parent, Path: r.Path, Created: r.Created, Touched: r.Touched,
+		Ref: r.Ref, Profile: r.Profile}
+	if k.segs != nil {
+		k.check("put thread", k.s.CreateThread(row))
+		return
+	}
+	k.check("put thread", k.s.PutThread(row))
 }
 
 // ThreadsEnded deletes ended thread nodes.
@@ -54,22 +99,33 @@ func (k storeSinks) WatcherPut(w registry.Watcher) {
 // WatcherClosed deletes a closed watcher.
 func (k storeSinks) WatcherClosed(id string) { k.check("delete watcher", k.s.DeleteWatcher(id)) }
 
-// SlotAppended persists a context-buffer slot.
+// SlotAppended persists a context-buffer slot. The buffer tells the sink of
+// a deleted history before a history of the same thread begins again, so
+// slot 0 begins the thread's rows (store.AppendSlot).
 func (k storeSinks) SlotAppended(s registry.Slot) {
-	k.check("put slot", k.s.PutSlot(store.SlotRow{Thread: s.ThreadID, Index: s.Index, From: s.From, To: s.To,
-		PayloadType: s.PayloadType, Raw: s.Raw, Time: s.Time, OwnName: s.OwnName, IsSelfCall: s.IsSelfCall,
-		InReplyTo: s.InReplyTo}))
+	row := store.SlotRow{Thread: s.ThreadID, Index: s.Index, From: s.From, To: s.To, PayloadType: s.PayloadType,
+		Raw: s.Raw, Time: s.Time, OwnName: s.OwnName, IsSelfCall: s.IsSelfCall, InReplyTo: s.InReplyTo}
+	if k.segs != nil {
+		k.check("put slot", k.s.AppendSlot(row))
+		return
+	}
+	k.check("put slot", k.s.PutSlot(row))
 }
 
-// ThreadDeleted deletes a thread's context history and its segments.
+// ThreadDeleted deletes a thread's context history and its segments (when
+// it may have any).
 func (k storeSinks) ThreadDeleted(id string) {
 	k.check("delete slots", k.s.DeleteSlots(id))
-	k.check("delete segments", k.s.DeleteSegments(id))
+	if k.segs == nil || k.segs.remove(id) {
+		k.check("delete segments", k.s.DeleteSegments(id))
+	}
 }
 
-// restoreRegistries loads the persisted kernel state into fresh registries.
-func restoreRegistries(s *store.Store, threads *registry.Threads, todos *registry.TodoRegistry,
-	cb *registry.ContextBuffer, log *slog.Logger) error {
+// restoreRegistries loads the persisted kernel state into fresh registries
+// whose sinks are k.
+func (k *storeSinks) restoreRegistries(threads *registry.Threads, todos *registry.TodoRegistry,
+	cb *registry.ContextBuffer) error {
+	s := k.s
 	trows, err := s.LoadThreads()
 	if err != nil {
 		return err
@@ -107,7 +163,7 @@ func restoreRegistries(s *store.Store, threads *registry.Threads, todos *registr
 	if err := cb.Restore(slots); err != nil {
 		return err
 	}
-	if err := (storeSinks{s: s, log: log}).restoreSegments(cb); err != nil {
+	if err := k.restoreSegments(cb); err != nil {
 		return err
 	}
 	// A history whose thread is gone was kept for its conversation to

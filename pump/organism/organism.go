@@ -257,7 +257,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		}
 	}
 	if d != nil && opts.Threads == nil && opts.Todos == nil && opts.Context == nil {
-		if err := restoreRegistries(d.store, threads, todos, cb, opts.Logger); err != nil {
+		if err := sinks.restoreRegistries(threads, todos, cb); err != nil {
 			return nil, fmt.Errorf("organism: restore kernel state from %s: %w", d.store.Dir(), err)
 		}
 	}

@@ -51,6 +51,10 @@ type kernelTable struct {
 	name   string
 	upsert *rowStatement // INSERT OR REPLACE of whole rows
 	delete *rowStatement // DELETE … WHERE <group column> IN (…)
+	// bornWith, when set, is the table whose groups this table's groups
+	// live within: a group begun afresh there (see op.fresh) has no rows
+	// committed here either.
+	bornWith *kernelTable
 }
 
 // The kernel-state tables, in the order their writes are applied.
@@ -73,7 +77,7 @@ var (
 		upsert: newRowStatement(`INSERT OR REPLACE INTO context_segments (thread, idx, slots, content_type, tier,
 			relevance, scored, summary, summary_by, bytes, tokens, changed_ns) VALUES `,
 			`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 12),
-		delete: newRowStatement(`DELETE FROM context_segments WHERE thread IN (`, `?`, `)`, 1)}
+		delete: newRowStatement(`DELETE FROM context_segments WHERE thread IN (`, `?`, `)`, 1), bornWith: slotsTable}
 	kernelTables = []*kernelTable{threadsTable, watchersTable, slotsTable, segmentsTable}
 )
 
@@ -89,7 +93,10 @@ type kernelKey struct {
 // each deleted group is deleted once, before the upserts that came after
 // it. The committed state is exactly the one the ops would have produced
 // one by one; a row created and deleted inside one batch never reaches the
-// database (its DELETE only probes the index).
+// database. A group begun afresh in the batch (an op.fresh upsert: a new
+// thread, a history's first slot) had nothing committed, so its deletion
+// is not written either: a thread that begins and ends within one batch
+// costs no statement at all.
 type kernelWrites struct {
 	ops     []*op             // every op, for error reporting
 	puts    []*op             // upserts in order; nil where superseded
@@ -97,7 +104,9 @@ type kernelWrites struct {
 	members map[kernelKey][]int
 	deletes map[kernelKey]struct{}
 	order   []kernelKey // deleted groups in first-deletion order
-	args    []any
+	// fresh holds the groups begun afresh in this batch.
+	fresh map[kernelKey]struct{}
+	args  []any
 }
 
 // reset empties k for the next run, keeping its storage.
@@ -108,6 +117,7 @@ func (k *kernelWrites) reset() {
 	clear(k.latest)
 	clear(k.members)
 	clear(k.deletes)
+	clear(k.fresh)
 	clear(k.args)
 	k.args = k.args[:0]
 }
@@ -121,6 +131,7 @@ func (k *kernelWrites) add(o *op) {
 		k.latest = make(map[kernelKey]int)
 		k.members = make(map[kernelKey][]int)
 		k.deletes = make(map[kernelKey]struct{})
+		k.fresh = make(map[kernelKey]struct{})
 	}
 	k.ops = append(k.ops, o)
 	switch o.kind {
@@ -133,6 +144,9 @@ func (k *kernelWrites) add(o *op) {
 		group := kernelKey{o.table, o.group}
 		k.members[group] = append(k.members[group], len(k.puts))
 		k.puts = append(k.puts, o)
+		if o.fresh {
+			k.fresh[group] = struct{}{}
+		}
 	case opDelete:
 		for _, g := range o.groups {
 			group := kernelKey{o.table, g}
@@ -143,12 +157,32 @@ func (k *kernelWrites) add(o *op) {
 				}
 			}
 			delete(k.members, group)
+			if k.begunHere(group) {
+				// Nothing of the group was committed before it began in
+				// this batch, and what it gained since is dropped above;
+				// a deletion of what was there before it began, if any,
+				// is already in order.
+				continue
+			}
 			if _, ok := k.deletes[group]; !ok {
 				k.deletes[group] = struct{}{}
 				k.order = append(k.order, group)
 			}
 		}
 	}
+}
+
+// begunHere reports whether group was begun afresh in this batch, in its
+// own table or in the one its table's groups live within.
+func (k *kernelWrites) begunHere(group kernelKey) bool {
+	if _, ok := k.fresh[group]; ok {
+		return true
+	}
+	if b := group.table.bornWith; b != nil {
+		_, ok := k.fresh[kernelKey{b, group.key}]
+		return ok
+	}
+	return false
 }
 
 // applyKernel writes the coalesced kernel state: per table, the deleted

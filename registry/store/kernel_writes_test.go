@@ -209,3 +209,134 @@ func TestKernelCrashBetweenBatches(t *testing.T) {
 		t.Errorf("state after the second batch (-want +got):\n%s", d)
 	}
 }
+
+// TestKernelWritesBegunAfresh: a thread created (CreateThread) and a history
+// begun (AppendSlot at index 0) in a batch have nothing committed, so their
+// end within the batch writes nothing, not even a DELETE — while every row
+// committed before, by an earlier batch or an earlier incarnation of the
+// same ids, is still deleted.
+func TestKernelWritesBegunAfresh(t *testing.T) {
+	f := kernelFixture{at: newFakeClock().Now()}
+	seg := SegmentRow{Thread: "t1", Index: 0, Slots: []int{0}, Tier: "folded", Summary: "s", Changed: f.at}
+	type write func(s *Store) error
+	create := func(id string) write { return func(s *Store) error { return s.CreateThread(f.thread(id, "org")) } }
+	put := func(id string) write { return func(s *Store) error { return s.PutThread(f.thread(id, "org")) } }
+	appendSlot := func(id string, i int) write {
+		return func(s *Store) error { return s.AppendSlot(f.slot(id, i, "<a/>")) }
+	}
+	putSlot := func(id string, i int) write { return func(s *Store) error { return s.PutSlot(f.slot(id, i, "<a/>")) } }
+	putSeg := func(s *Store) error { return s.PutSegment(seg) }
+	end := func(id string) write {
+		return func(s *Store) error {
+			return errors.Join(s.DeleteSlots(id), s.DeleteSegments(id), s.DeleteThreads([]string{id}))
+		}
+	}
+	tests := []struct {
+		name   string
+		before []write // committed in an earlier batch
+		batch  []write // one batch, after an unrelated watcher upsert
+		// statements the batch may take beyond the watcher's batch alone.
+		extra int64
+		want  kernelState
+	}{{
+		name:  "begun and ended in the batch: no statement",
+		batch: []write{create("t1"), appendSlot("t1", 0), putSeg, appendSlot("t1", 1), end("t1")},
+	}, {
+		name:  "put, not created: its DELETEs run",
+		batch: []write{put("t1"), putSlot("t1", 0), end("t1")},
+		extra: 3,
+	}, {
+		name:   "an earlier incarnation ended in the batch is still deleted",
+		before: []write{put("t1"), putSlot("t1", 0), putSlot("t1", 1), putSeg},
+		batch:  []write{end("t1"), create("t1"), appendSlot("t1", 0), end("t1")},
+		extra:  3,
+	}, {
+		name:   "created in an earlier batch: deleted",
+		before: []write{create("t1"), appendSlot("t1", 0), putSeg},
+		batch:  []write{end("t1")},
+		extra:  3,
+	}, {
+		name:   "a history appended to, not begun: deleted",
+		before: []write{put("t1"), putSlot("t1", 0)},
+		batch:  []write{appendSlot("t1", 1), end("t1")},
+		extra:  3,
+	}, {
+		name:  "begun afresh and kept",
+		batch: []write{create("t1"), appendSlot("t1", 0), putSeg},
+		extra: 3,
+		want:  kernelState{Threads: []ThreadRow{f.thread("t1", "org")}, Slots: []SlotRow{f.slot("t1", 0, "<a/>")}},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _ := batchedStore(t)
+			for _, w := range tt.before {
+				must(t, w(s))
+			}
+			flush(t, s)
+			statements := s.Statements()
+			must(t, s.PutWatcher(f.watcher("alone", "x", false)))
+			flush(t, s)
+			alone := s.Statements() - statements
+			must(t, s.DeleteWatcher("alone"))
+			flush(t, s)
+
+			statements = s.Statements()
+			must(t, s.PutWatcher(f.watcher("w", "x", false)))
+			for _, w := range tt.batch {
+				must(t, w(s))
+			}
+			flush(t, s)
+			if got := s.Statements() - statements - alone; got != tt.extra {
+				t.Errorf("the batch took %d statements beyond an upsert's batch, want %d", got, tt.extra)
+			}
+			tt.want.Watchers = []WatcherRow{f.watcher("w", "x", false)}
+			if d := cmp.Diff(tt.want, loadKernel(t, s)); d != "" {
+				t.Errorf("kernel state (-want +got):\n%s", d)
+			}
+			segs, err := s.LoadSegments()
+			must(t, err)
+			if wantSegs := len(tt.want.Slots); len(segs) != wantSegs {
+				t.Errorf("segments left: %+v, want %d", segs, wantSegs)
+			}
+		})
+	}
+}
+
+// TestKernelCrashAfterFreshBatches: with CreateThread and AppendSlot, a
+// crash between batches still restores exactly the state live at the last
+// commit: a thread begun and ended in the committed batch is absent, one
+// begun there and ended in the lost batch is present with its history, and
+// an earlier incarnation ended and begun again in the committed batch is
+// the new one.
+func TestKernelCrashAfterFreshBatches(t *testing.T) {
+	f := kernelFixture{at: newFakeClock().Now()}
+	s, dir := batchedStore(t)
+	must(t, s.CreateThread(f.thread("again", "org", "old")))
+	must(t, s.AppendSlot(f.slot("again", 0, "<old/>")))
+	must(t, s.AppendSlot(f.slot("again", 1, "<old/>")))
+	flush(t, s)
+
+	must(t, s.CreateThread(f.thread("short", "org")))
+	must(t, s.AppendSlot(f.slot("short", 0, "<s/>")))
+	must(t, s.CreateThread(f.thread("spans", "org")))
+	must(t, s.AppendSlot(f.slot("spans", 0, "<a/>")))
+	must(t, errors.Join(s.DeleteSlots("again"), s.DeleteThreads([]string{"again"})))
+	must(t, s.CreateThread(f.thread("again", "org", "new")))
+	must(t, s.AppendSlot(f.slot("again", 0, "<new/>")))
+	must(t, errors.Join(s.DeleteSlots("short"), s.DeleteThreads([]string{"short"})))
+	flush(t, s)
+	// The next batch stays queued: BatchDelay is an hour.
+	must(t, errors.Join(s.DeleteSlots("spans"), s.DeleteThreads([]string{"spans"})))
+	crashed := copyCommitted(t, dir)
+
+	want := kernelState{Threads: []ThreadRow{f.thread("again", "org", "new"), f.thread("spans", "org")},
+		Slots: []SlotRow{f.slot("again", 0, "<new/>"), f.slot("spans", 0, "<a/>")}}
+	if d := cmp.Diff(want, loadKernel(t, openAt(t, crashed, Options{}))); d != "" {
+		t.Errorf("state after a crash between batches (-want +got):\n%s", d)
+	}
+	flush(t, s)
+	want = kernelState{Threads: []ThreadRow{f.thread("again", "org", "new")}, Slots: []SlotRow{f.slot("again", 0, "<new/>")}}
+	if d := cmp.Diff(want, loadKernel(t, s)); d != "" {
+		t.Errorf("state after the last batch (-want +got):\n%s", d)
+	}
+}

@@ -35,7 +35,17 @@ type SlotRow struct {
 // PutSlot enqueues an insert-or-replace of the slot (thread, index). Raw is
 // copied. Like thread rows, slot writes sharing a batch are coalesced to
 // their final state.
-func (s *Store) PutSlot(r SlotRow) error {
+func (s *Store) PutSlot(r SlotRow) error { return s.putSlot(r, false) }
+
+// AppendSlot is PutSlot for a slot a thread's history appended: index 0
+// begins the history, so no slot (and no context segment) of the thread is
+// committed but those an earlier DeleteSlots (DeleteSegments) deletes. A
+// history begun and deleted within one batch then costs no statement at
+// all, not even its DELETEs.
+func (s *Store) AppendSlot(r SlotRow) error { return s.putSlot(r, r.Index == 0) }
+
+// putSlot enqueues the upsert of r (fresh: it begins its thread's history).
+func (s *Store) putSlot(r SlotRow, fresh bool) error {
 	if r.Thread == "" || r.Index < 0 {
 		return fmt.Errorf("%w: slot row needs a thread and index >= 0 (thread %q, index %d)", ErrInvalid, r.Thread, r.Index)
 	}
@@ -47,7 +57,7 @@ func (s *Store) PutSlot(r SlotRow) error {
 	if raw == nil {
 		raw = []byte{}
 	}
-	return s.enqueueAsync(&op{kind: opPut, name: "put slot", table: slotsTable,
+	return s.enqueueAsync(&op{kind: opPut, name: "put slot", table: slotsTable, fresh: fresh,
 		key: r.Thread + "\x00" + strconv.Itoa(r.Index), group: r.Thread,
 		row: []any{r.Thread, int64(r.Index), r.From, r.To, r.PayloadType, raw, at, r.OwnName, r.IsSelfCall, r.InReplyTo}})
 }

@@ -31,7 +31,17 @@ type ThreadRow struct {
 // PutThread enqueues an insert-or-replace of the thread row. Writes to one
 // thread row that share a batch are coalesced: only the final state is
 // written, and a row put and deleted in one batch is not written at all.
-func (s *Store) PutThread(t ThreadRow) error {
+func (s *Store) PutThread(t ThreadRow) error { return s.putThread(t, false) }
+
+// CreateThread is PutThread for a thread that begins: no row of its id is
+// committed but one an earlier DeleteThreads deletes (a new id, or an
+// ended thread begun again under its id). A thread created and ended within
+// one batch then costs no statement at all, not even its DELETE. Were a
+// row of the id committed nonetheless, it could outlive such a deletion.
+func (s *Store) CreateThread(t ThreadRow) error { return s.putThread(t, true) }
+
+// putThread enqueues the upsert of t (fresh: it begins its group).
+func (s *Store) putThread(t ThreadRow, fresh bool) error {
 	if t.ID == "" {
 		return fmt.Errorf("%w: thread row without id", ErrInvalid)
 	}
@@ -51,7 +61,7 @@ func (s *Store) PutThread(t ThreadRow) error {
 	if err != nil {
 		return err
 	}
-	return s.enqueueAsync(&op{kind: opPut, name: "put thread", table: threadsTable, key: t.ID,
+	return s.enqueueAsync(&op{kind: opPut, name: "put thread", table: threadsTable, key: t.ID, fresh: fresh,
 		group: t.ID, row: []any{t.ID, t.Parent, string(pathJSON), created, touched, t.Ref, t.Profile}})
 }
 

@@ -58,6 +58,9 @@ type op struct {
 	group   string       // opPut
 	groups  []string     // opDelete
 	row     []any        // opPut: the column values in table order
+	// fresh marks an opPut that begins its group: no row of the group is
+	// committed but those an earlier op deletes (kernelWrites).
+	fresh bool
 }
 
 // writer owns the single write connection. Only its goroutine touches conn
