@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"unsafe"
 )
 
@@ -19,22 +20,43 @@ const entryColumns = `seq, time_ns, thread, conversation, direction, kind, sende
 // journalInsert inserts journal rows. OR ROLLBACK: a failing row ends the
 // whole transaction, which the writer rolls back and retries op by op anyway
 // (writer.commit), so SQLite need not keep a statement journal to undo just
-// this statement. Diagnostics and profile, mostly empty, are bound as NULL
-// when they are (optionalView) and stored as the empty string (coalesce), which saves the
-// driver a C allocation, a copy and a free each; coalesce costs SQLite four
-// opcodes a column, more than it saves for a column that is seldom empty.
+// this statement. Direction and kind are bound as numbers that a CASE
+// names (nameCase), diagnostics and profile, mostly empty, as NULL when
+// they are (optionalView) and stored as the empty string (coalesce): the
+// driver binds a number or a NULL as it is, where it allocates, copies and
+// frees C memory for each string. coalesce costs SQLite four opcodes a
+// column, more than it saves for a column that is seldom empty.
 var journalInsert = newRowStatement(`INSERT OR ROLLBACK INTO journal_rows (`+entryColumns+`) VALUES `,
-	`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, ''), coalesce(?, ''))`, ``, 14)
+	`(?, ?, ?, ?, `+nameCase(directionNames[:])+`, `+nameCase(kindNames[:])+`, ?, ?, ?, ?, ?, ?, coalesce(?, ''), coalesce(?, ''))`,
+	``, 14)
 
-// directionValues and kindValues are directionNames and kindNames as
-// interface values, boxed once rather than at every journaled row.
-var directionValues, kindValues = boxed(directionNames[:]), boxed(kindNames[:])
-
-// boxed returns names as interface values.
-func boxed(names []string) []any {
-	out := make([]any, len(names))
+// nameCase returns the SQL expression that names the number bound to its
+// parameter: CASE ? WHEN i THEN names[i] … END for each non-empty name
+// (NULL for any other number, which the NOT NULL column refuses). The
+// writer binds a row's direction and kind as numbers, which the driver
+// binds as they are, where it would allocate, copy and free C memory for
+// each name.
+func nameCase(names []string) string {
+	var b strings.Builder
+	b.WriteString("CASE ?")
 	for i, n := range names {
-		out[i] = n
+		if n != "" {
+			fmt.Fprintf(&b, " WHEN %d THEN '%s'", i, n)
+		}
+	}
+	b.WriteString(" END")
+	return b.String()
+}
+
+// directionValues and kindValues are the numbers of the directions and
+// kinds as interface values, boxed once rather than at every journaled row.
+var directionValues, kindValues = numbers(len(directionNames)), numbers(len(kindNames))
+
+// numbers returns 0 … n-1 as interface values.
+func numbers(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = int64(i)
 	}
 	return out
 }
