@@ -17,8 +17,13 @@ type pending struct {
 	appendOps []*op
 	marks     []*op
 	kernel    kernelWrites
-	// values are the journal INSERT's arguments (insertEntries).
-	values []driver.NamedValue
+	// values are the journal INSERT's arguments (insertEntries), which
+	// point into the appended entries and into times, digests and texts:
+	// their times in Unix ns, SHA-256 digests and envelopes as strings.
+	values  []driver.NamedValue
+	times   []int64
+	digests [][]byte
+	texts   []string
 }
 
 // reset empties p for the next run, keeping its storage.
@@ -28,7 +33,9 @@ func (p *pending) reset() {
 	clear(p.marks)
 	p.appends, p.appendOps, p.marks = p.appends[:0], p.appendOps[:0], p.marks[:0]
 	clear(p.values)
-	p.values = p.values[:0]
+	clear(p.digests)
+	clear(p.texts)
+	p.values, p.times, p.digests, p.texts = p.values[:0], p.times[:0], p.digests[:0], p.texts[:0]
 	p.kernel.reset()
 }
 

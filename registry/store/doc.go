@@ -41,34 +41,46 @@
 //     (writeconn.go): one connection held for the store's lifetime, its
 //     statements prepared once, rows inserted 64 to a statement. The
 //     journal's INSERT hands the driver its arguments as driver values
-//     through Conn.Raw (database/sql would convert each of its 832
-//     arguments and allocate a slice of them at every Exec; 896 since the
-//     profile column of layout 3), and the
-//     envelope as a string viewing its bytes, not a copy. Journaling an
-//     envelope costs the process ~12.4 µs of CPU that way (20 allocations,
-//     1.8 KB), 14.5-15.5 µs through sql.Stmt.Exec with a copied envelope
-//     (22 allocations, 2.7 KB; BenchmarkJournalFlow/default, 60,000
-//     envelopes, interleaved runs), ~10 µs through the hand-written binding
-//     over modernc's C API this layout first had, and ~6.2 µs in the
-//     S2-compressed segments of the layout before it. What remains is
-//     mostly the driver's and SQLite's: the driver allocates, copies,
-//     unbinds and frees C memory for each of a row's text and blob
-//     arguments (~2.7 µs a row), SQLite builds and inserts the row (~2.3 µs)
-//     and writes and checkpoints the WAL (~1.4 µs), and rows hold the
-//     envelope uncompressed. The CHECK constraints cost nothing measurable
-//     (10.0-11.7 against 10.6-10.7 µs without them); binding direction and
-//     kind as numbers that a CASE names cost SQLite more than it saved the
-//     driver (12.5-13.8 against 10.9-12.5 µs), so they are bound as names.
-//     At the 30-45 µs of CPU an envelope costs `xmlpipe bench` without a
-//     journal, each µs the journal adds lowers its on/off ratio by about
-//     two hundredths. On a 2-core machine shared with other work (load average
-//     3-6), six interleaved pairs of `xmlpipe bench --journal --duration
-//     4s` gave on/off 0.64-0.95 (median 0.78) for this store against
-//     0.26-0.88 (median 0.66) for the sql.Stmt.Exec path, the journal
-//     adding 8-21 µs of CPU per envelope against 13-24; earlier, quieter
-//     evenings gave 0.67-1.07 for the C-API binding and 0.66-0.96 for the
-//     segments (4-13 µs). One row per envelope still does not reliably keep
-//     the 0.85 the segments kept.
+//     through Conn.Raw (database/sql would convert each of its 896
+//     arguments and allocate a slice of them at every Exec), values that
+//     view the entry's fields in place rather than boxed copies
+//     (rowvalues.go), and the envelope as a string viewing its bytes, not
+//     a copy. The driver allocates, copies, unbinds and frees C memory for
+//     each text and blob argument and binds numbers and NULLs as they are,
+//     so direction and kind are bound as numbers that a CASE names and an
+//     empty diagnostics or profile as NULL that coalesce stores as the
+//     empty string. Journaling an envelope costs the process ~11-13 µs of
+//     CPU that way (BenchmarkJournalFlow/default, 100,000 envelopes, 11
+//     allocations and 1.4 KB per envelope of which the benchmark's own
+//     envelope and ids are 6 and ~1 KB), against ~10.5-13.8 µs with
+//     boxed values bound as names (20 allocations, 1.8 KB) on the same
+//     loaded evening (load 7-10; /lagging 12.8-13.0 against 13.6-14.2),
+//     14.5-15.5 µs through sql.Stmt.Exec with a copied envelope, ~10 µs
+//     through the hand-written binding over modernc's C API this layout
+//     first had, and ~6.2 µs in the S2-compressed segments of the layout
+//     before it. What remains is mostly the driver's and SQLite's: the
+//     driver's C memory for the eight text and blob arguments a row still
+//     has (~2 µs a row), SQLite building and inserting the row (~2.5 µs),
+//     writing and checkpointing the WAL (~1.5 µs; the rows hold the
+//     envelope uncompressed) and the lookup keys (~0.5 µs). The CHECK
+//     constraints cost nothing measurable (10.0-11.7 against 10.6-10.7 µs
+//     without them). At the 35-55 µs of CPU an envelope costs `xmlpipe
+//     bench` without a journal on a loaded machine, each µs the journal
+//     adds lowers its on/off ratio by one to two hundredths. On 2 shared
+//     cores at load 7-11, four interleaved pairs of `xmlpipe bench
+//     --journal --duration 5s` gave on/off 0.69-0.82 (median 0.72) for
+//     this store against 0.59-0.83 (median 0.69) with boxed names, the
+//     journal adding 13-17 µs of CPU per envelope (median 16) against
+//     14-21 (median 19); six pairs at load 4-6, direction and kind still
+//     bound as names, gave 0.62-0.95 (median 0.78) against 0.59-0.69
+//     (median 0.65). Earlier evenings gave
+//     0.64-0.95 (median 0.78) for the boxed names, 0.26-0.88 for the
+//     sql.Stmt.Exec path, 0.67-1.07 for the C-API binding and 0.66-0.96 for
+//     the segments. One row per envelope through database/sql does not
+//     reliably keep the 0.85 the segments kept: the journal costs the pump
+//     about twice the CPU the store's own benchmark measures (cache and
+//     scheduling interference on 2 shared cores), and most of the store's
+//     part is SQLite's and the driver's per row.
 //   - journal_rows has no secondary index: indexes on thread and
 //     conversation (random UUIDs, so every row dirties a page of each)
 //     cost the writer 12-17 µs more per envelope (26-32 against 14 µs of

@@ -320,7 +320,8 @@ func TestJournalReadsAsSQL(t *testing.T) {
 }
 
 // TestJournalStoresNames: journal_rows stores the names of every direction
-// and kind (the writer binds them as values boxed once, journal_write.go).
+// and kind (the writer binds them as numbers that the INSERT names,
+// journal_write.go).
 func TestJournalStoresNames(t *testing.T) {
 	s, _ := openTest(t, Options{})
 	ctx := context.Background()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"unsafe"
 )
 
@@ -19,19 +20,43 @@ const entryColumns = `seq, time_ns, thread, conversation, direction, kind, sende
 // journalInsert inserts journal rows. OR ROLLBACK: a failing row ends the
 // whole transaction, which the writer rolls back and retries op by op anyway
 // (writer.commit), so SQLite need not keep a statement journal to undo just
-// this statement.
+// this statement. Direction and kind are bound as numbers that a CASE
+// names (nameCase), diagnostics and profile, mostly empty, as NULL when
+// they are (optionalView) and stored as the empty string (coalesce): the
+// driver binds a number or a NULL as it is, where it allocates, copies and
+// frees C memory for each string. coalesce costs SQLite four opcodes a
+// column, more than it saves for a column that is seldom empty.
 var journalInsert = newRowStatement(`INSERT OR ROLLBACK INTO journal_rows (`+entryColumns+`) VALUES `,
-	`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 14)
+	`(?, ?, ?, ?, `+nameCase(directionNames[:])+`, `+nameCase(kindNames[:])+`, ?, ?, ?, ?, ?, ?, coalesce(?, ''), coalesce(?, ''))`,
+	``, 14)
 
-// directionValues and kindValues are directionNames and kindNames as
-// interface values, boxed once rather than at every journaled row.
-var directionValues, kindValues = boxed(directionNames[:]), boxed(kindNames[:])
-
-// boxed returns names as interface values.
-func boxed(names []string) []any {
-	out := make([]any, len(names))
+// nameCase returns the SQL expression that names the number bound to its
+// parameter: CASE ? WHEN i THEN names[i] … END for each non-empty name
+// (NULL for any other number, which the NOT NULL column refuses). The
+// writer binds a row's direction and kind as numbers, which the driver
+// binds as they are, where it would allocate, copy and free C memory for
+// each name.
+func nameCase(names []string) string {
+	var b strings.Builder
+	b.WriteString("CASE ?")
 	for i, n := range names {
-		out[i] = n
+		if n != "" {
+			fmt.Fprintf(&b, " WHEN %d THEN '%s'", i, n)
+		}
+	}
+	b.WriteString(" END")
+	return b.String()
+}
+
+// directionValues and kindValues are the numbers of the directions and
+// kinds as interface values, boxed once rather than at every journaled row.
+var directionValues, kindValues = numbers(len(directionNames)), numbers(len(kindNames))
+
+// numbers returns 0 … n-1 as interface values.
+func numbers(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = int64(i)
 	}
 	return out
 }
@@ -47,7 +72,10 @@ func (w *writer) insertEntries(p *pending) error {
 		return nil
 	}
 	name := groupName(p.appendOps, "append")
-	values := p.values[:0]
+	values := slices.Grow(p.values[:0], 14*len(p.appends))
+	p.times = slices.Grow(p.times[:0], len(p.appends))
+	p.digests = slices.Grow(p.digests[:0], len(p.appends))
+	p.texts = slices.Grow(p.texts[:0], len(p.appends))
 	for _, e := range p.appends {
 		// Append validated the entry; the writer checks again what the
 		// journal must never hold (an op built inside the package, a bug).
@@ -58,24 +86,32 @@ func (w *writer) insertEntries(p *pending) error {
 			return fmt.Errorf("store: %s: %w: seq %d is not above %d", name, errOutOfSequence, e.Seq, w.txHigh)
 		}
 		w.txHigh = e.Seq
-		// The envelope is bound as a string viewing e.Bytes, not a copy:
-		// the driver copies it into SQLite's memory during the Exec, and the
-		// store owns e.Bytes (Append takes ownership) and never changes it.
+		// The values view the entry's fields in place (rowvalues.go), and
+		// the envelope as a string viewing e.Bytes, not a copy: the driver
+		// copies them into SQLite's memory during the Exec, and the store
+		// owns e.Bytes (Append takes ownership) and never changes it. The
+		// time, digest slice and envelope string the entry does not hold as
+		// such are kept in p's scratch slices, which are not reallocated
+		// while the values point into them (sized for every append first).
+		p.times = append(p.times, e.Time.UnixNano())
+		p.digests = append(p.digests, e.SHA256[:])
+		p.texts = append(p.texts, unsafe.String(unsafe.SliceData(e.Bytes), len(e.Bytes)))
+		i := len(p.times) - 1
 		values = append(values,
-			driver.NamedValue{Value: e.Seq},
-			driver.NamedValue{Value: e.Time.UnixNano()},
-			driver.NamedValue{Value: e.Thread},
-			driver.NamedValue{Value: e.Conversation},
+			driver.NamedValue{Value: int64View(&e.Seq)},
+			driver.NamedValue{Value: int64View(&p.times[i])},
+			driver.NamedValue{Value: stringView(&e.Thread)},
+			driver.NamedValue{Value: stringView(&e.Conversation)},
 			driver.NamedValue{Value: directionValues[e.Direction]},
 			driver.NamedValue{Value: kindValues[e.Kind]},
-			driver.NamedValue{Value: e.From},
-			driver.NamedValue{Value: e.To},
-			driver.NamedValue{Value: e.Listener},
-			driver.NamedValue{Value: e.PayloadTag},
-			driver.NamedValue{Value: e.SHA256[:]},
-			driver.NamedValue{Value: unsafe.String(unsafe.SliceData(e.Bytes), len(e.Bytes))},
-			driver.NamedValue{Value: e.Diagnostics},
-			driver.NamedValue{Value: e.Profile})
+			driver.NamedValue{Value: stringView(&e.From)},
+			driver.NamedValue{Value: stringView(&e.To)},
+			driver.NamedValue{Value: stringView(&e.Listener)},
+			driver.NamedValue{Value: stringView(&e.PayloadTag)},
+			driver.NamedValue{Value: bytesView(&p.digests[i])},
+			driver.NamedValue{Value: stringView(&p.texts[i])},
+			driver.NamedValue{Value: optionalView(&e.Diagnostics)},
+			driver.NamedValue{Value: optionalView(&e.Profile)})
 		w.listeners.note(e.Listener, e.Profile)
 		w.deliveries.appended(e)
 		w.keys.inserted(e)
