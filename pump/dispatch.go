@@ -196,7 +196,8 @@ func (p *Pump) call(ctx context.Context, l *listener, d *delivery, md xmlpipe.Me
 // sender; the thread stays alive.
 func (p *Pump) handlerFailed(l *listener, d *delivery, err error) {
 	p.failed.Add(1)
-	l.lastError.Store(&listenerError{msg: err.Error(), at: p.opts.Clock(), handled: l.handled.Load() + 1})
+	l.lastError.Store(&listenerError{msg: err.Error(), at: p.opts.Clock(), handled: l.handled.Load() + 1,
+		thread: d.thread, profile: d.prof.nameOf()})
 	huh := stage.NewHuh(err, d.payloadBytes)
 	diags := []failure.Diagnostic{{Stage: failure.StageHandler, Msg: err.Error()}}
 	ref := ""

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"encoding/json"
 	"net/http"
 	"slices"
 	"sync"
@@ -69,11 +70,11 @@ type streamEvent struct {
 	// none, or not known): a user with a profile sees an event about a
 	// thread only when it is theirs or narrower (profileSees).
 	profile string
-	// current is a thread the body names besides (agent_state's
-	// current_thread); a user with a profile to whom it is not visible
-	// gets redacted, the body without it, instead.
-	current  string
-	redacted any
+	// view, when set, is the body as a user with a profile may see it
+	// (agent_state: the listener scoped by listenerFor); such a user is
+	// sent it only when it differs from the last one they were sent for
+	// the same agent, so a change they may not see sends them nothing.
+	view func(auth.Session) any
 }
 
 // profileSees reports whether sess, a user with a profile, may see ev: it
@@ -127,6 +128,9 @@ type streamSocket struct {
 
 	mu sync.Mutex
 	f  filter
+	// sent is, for a user with a profile, the last agent_state body sent
+	// for each agent (as JSON; see streamEvent.view).
+	sent map[string]string
 }
 
 // streamCommand is a client frame of the stream.
@@ -150,8 +154,24 @@ func (s *Server) handleStreamWS(w http.ResponseWriter, r *http.Request) {
 			names = append(names, l.Name)
 		}
 	}
+	threads := s.pump.Threads().Len()
+	if sess := sock.c.sess; sess.Profile != "" { // only the live threads the profile sees
+		active, idle := s.threadCounts(sess)
+		threads = active + idle
+		// agent_state events start from the listeners as seen now, so
+		// the first one sent is one the user can see change.
+		sock.sent = map[string]string{}
+		v := s.agentView()
+		for _, li := range s.pump.Listeners() {
+			if s.visible(sess, li.Name) {
+				if key, err := json.Marshal(s.agentStateBody(s.listenerFor(sess, li), s.viewFor(sess, v))); err == nil {
+					sock.sent[li.Name] = string(key)
+				}
+			}
+		}
+	}
 	sock.c.send(map[string]any{"event": streamConnected, "organism": s.pump.Organism(), "agents": names,
-		"threads": s.pump.Threads().Len()})
+		"threads": threads})
 	s.streams.add(sock)
 	sock.c.serve(sock.command)
 }
@@ -243,8 +263,20 @@ func (st *streamSocket) offer(ev streamEvent) {
 	if !ok {
 		return
 	}
-	if ev.current != "" && st.c.sess.Profile != "" && !within(st.s.threadProfile(ev.current), st.c.sess.Profile) {
-		st.c.send(ev.redacted)
+	if ev.view != nil && st.c.sess.Profile != "" {
+		body := ev.view(st.c.sess)
+		key, err := json.Marshal(body)
+		if err != nil {
+			return
+		}
+		agent := ev.agents[0]
+		st.mu.Lock()
+		same := st.sent[agent] == string(key)
+		st.sent[agent] = string(key)
+		st.mu.Unlock()
+		if !same {
+			st.c.send(body)
+		}
 		return
 	}
 	st.c.send(ev.body)

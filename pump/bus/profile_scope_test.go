@@ -1,0 +1,221 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// Chore is the payload of the chore listener: a Note beginning "hold"
+// makes its handler wait for the test's release, one containing "fail"
+// makes it fail with the note in its error.
+type Chore struct {
+	Note string
+}
+
+const scopedYAML = `organism: {name: scoped}
+profiles:
+  calc:
+    listeners: [chore, calculate]
+listeners:
+  - name: chore
+    payload_class: test.Chore
+    handler: test.Chore
+    description: Does a chore, or fails at it
+  - name: greeter
+    payload_class: handlers.hello.Greeting
+    handler: handlers.hello.handle_greeting
+    description: Greets
+  - name: calculate
+    payload_class: tools.Calculate
+    handler: tools.Calculate
+    description: Evaluates arithmetic
+`
+
+// scopedOrganism builds the chore organism over g (g.entered receives the
+// thread of each held chore).
+func scopedOrganism(t *testing.T, g *gates) buildFunc {
+	t.Cleanup(func() { close(g.done) })
+	c := catalog.Builtin()
+	c.AddPayload(catalog.Payload{Name: "test.Chore", Type: reflect.TypeFor[Chore]()})
+	c.AddHandler(catalog.Handler{Name: "test.Chore", Takes: reflect.TypeFor[Chore](),
+		New: func(catalog.Env) xmlpipe.Handler {
+			return xmlpipe.Typed(func(_ context.Context, p *Chore, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+				if strings.HasPrefix(p.Note, "hold") {
+					g.entered <- md.ThreadID
+					select {
+					case <-g.release:
+					case <-g.done:
+					}
+				}
+				if strings.Contains(p.Note, "fail") {
+					return nil, errors.New("chore failed: " + p.Note)
+				}
+				return nil, nil
+			})
+		}})
+	return func(o organism.Options) (*organism.Organism, error) {
+		cfg, err := config.Parse("scoped.yaml", []byte(scopedYAML))
+		if err != nil {
+			return nil, err
+		}
+		o.Catalog = c
+		return organism.New(cfg, o)
+	}
+}
+
+// TestProfileScopesCountsAndErrors: over real TLS HTTP and WebSockets, a
+// user whose profile reaches chore and calculate is told nothing of what
+// happens outside it. While a user without a profile has a chore running
+// and another that failed, the calc user's connected frame, /ws status and
+// /api/v1/organism count no thread, /api/v1/agents shows chore idle with
+// no current thread, no last_error and no organism-wide counters, and
+// their agent_state stream stays silent; the user without a profile sees
+// all of it. The calc user's own failure is shown to them.
+func TestProfileScopesCountsAndErrors(t *testing.T) {
+	g := newGates(t)
+	f := newFixtureWith(t, scopedOrganism(t, g))
+	secret := f.user("calcuser", auth.Operator)
+	if err := f.auth.SetProfile(context.Background(), "calcuser", "calc"); err != nil {
+		t.Fatal(err)
+	}
+	calc := f.login("calcuser", secret)
+	f.nextStep()
+	open := f.loginAs("open", auth.Admin)
+
+	// stream opens /api/v1/ws for agent_state events; the connected frame's
+	// thread count is returned.
+	stream := func(token string) (*websocket.Conn, float64) {
+		t.Helper()
+		c := f.dial("/api/v1/ws", token)
+		first := readFrame(t, c)
+		if first["event"] != "connected" {
+			t.Fatalf("first frame %v", first)
+		}
+		writeFrame(t, c, frame{"cmd": "subscribe", "events": []string{"agent_state"}})
+		if got := readFrame(t, c); got["event"] != "subscribed" {
+			t.Fatalf("subscribe: %v", got)
+		}
+		n, _ := first["threads"].(float64)
+		return c, n
+	}
+	// state waits on c for chore's agent_state event in state (with the
+	// current thread cur, "" for null), returning every event read.
+	state := func(c *websocket.Conn, want, cur string) []frame {
+		t.Helper()
+		var seen []frame
+		for {
+			ev := readFrame(t, c)
+			seen = append(seen, ev)
+			got, _ := ev["current_thread"].(string)
+			if ev["event"] == "agent_state" && ev["agent"] == "chore" && ev["state"] == want && got == cur {
+				return seen
+			}
+		}
+	}
+	agent := func(token string) map[string]any {
+		t.Helper()
+		st, body, _ := f.do("GET", "/api/v1/agents/chore", token, nil)
+		if st != 200 {
+			t.Fatalf("agent chore: %d %v", st, body)
+		}
+		_, all, _ := f.do("GET", "/api/v1/agents", token, nil)
+		for _, a := range all["agents"].([]any) {
+			if a := a.(map[string]any); a["name"] == "chore" && !reflect.DeepEqual(a, body) {
+				t.Errorf("/api/v1/agents and /api/v1/agents/chore differ:\n%v\n%v", a, body)
+			}
+		}
+		return body
+	}
+	calcStream, _ := stream(calc)
+	openStream, _ := stream(open)
+
+	// A failure outside the profile: its error is not the calc user's.
+	f.inject(open, "chore", map[string]string{"note": "fail secret-open"})
+	state(openStream, "error", "")
+	if a := agent(open); !strings.Contains(a["last_error"].(string), "secret-open") || a["state"] != "error" {
+		t.Errorf("the user without a profile: chore %v", a)
+	}
+	if a := agent(calc); a["last_error"] != nil || a["last_error_at"] != nil || a["state"] != "idle" {
+		t.Errorf("the calc user sees a failure outside their profile: %v", a)
+	}
+
+	// A chore running outside the profile: no count, state or thread of
+	// it for the calc user.
+	held := f.inject(open, "chore", map[string]string{"note": "hold open"})
+	if th := g.enter(t); th != held {
+		t.Fatalf("chore holds %s, injected %s", th, held)
+	}
+	state(openStream, "processing", held)
+	if _, n := stream(calc); n != 0 {
+		t.Errorf("the calc user's connected frame counts %v threads", n)
+	}
+	if _, n := stream(open); n < 1 {
+		t.Errorf("the open user's connected frame counts %v threads", n)
+	}
+	if a := agent(calc); a["state"] != "idle" || a["current_thread"] != nil || a["active"] != 0.0 ||
+		a["queue_depth"] != 0.0 || a["handled"] != 0.0 || a["last_activity"] != nil || a["last_error"] != nil {
+		t.Errorf("the calc user sees the chore outside their profile: %v", a)
+	}
+	if a := agent(open); a["state"] != "processing" || a["current_thread"] != held || a["handled"] != 1.0 {
+		t.Errorf("the user without a profile: chore %v", a)
+	}
+	statusOf := func(token string) frame {
+		t.Helper()
+		c := f.dial("/ws", token)
+		readFrame(t, c)
+		writeFrame(t, c, frame{"type": "status"})
+		return readFrame(t, c)
+	}
+	openStatus := statusOf(open)
+	if openStatus["threads"].(float64) < 1 || openStatus["failed"] != 1.0 || openStatus["profile"] != nil {
+		t.Errorf("/ws status for the user without a profile: %v", openStatus)
+	}
+	all := openStatus["listeners"].(float64) // the organism's own listeners, chore, calculate and greeter
+	if st := statusOf(calc); st["threads"] != 0.0 || st["idle_threads"] != 0.0 || st["processed"] != 0.0 ||
+		st["failed"] != 0.0 || st["listeners"] != all-1 || st["profile"] != "calc" {
+		t.Errorf("/ws status for the calc user (%v listeners in all): %v", all, st)
+	}
+	_, org, _ := f.do("GET", "/api/v1/organism", calc, nil)
+	if org["active_threads"] != 0.0 || org["total_messages"] != 0.0 || org["failed"] != 0.0 ||
+		org["agent_count"] != all-1 || org["profile"] != "calc" {
+		t.Errorf("/api/v1/organism for the calc user: %v", org)
+	}
+	_, org, _ = f.do("GET", "/api/v1/organism", open, nil)
+	if org["active_threads"].(float64) < 1 || org["failed"] != 1.0 || org["profile"] != nil {
+		t.Errorf("/api/v1/organism for the user without a profile: %v", org)
+	}
+	g.open(t)
+	state(openStream, "idle", "") // the chore succeeded
+
+	// The calc user's own chore: the first agent_state event they get is
+	// it running — nothing of the failure or the chore before — and its
+	// failure is theirs to see.
+	mine := f.inject(calc, "chore", map[string]string{"note": "hold fail mine"})
+	if th := g.enter(t); th != mine {
+		t.Fatalf("chore holds %s, injected %s", th, mine)
+	}
+	if seen := state(calcStream, "processing", mine); len(seen) != 1 {
+		b, _ := json.Marshal(seen)
+		t.Errorf("the calc user's stream before their own chore: %s", b)
+	}
+	g.open(t)
+	state(calcStream, "error", "")
+	if a := agent(calc); !strings.Contains(a["last_error"].(string), "mine") || a["state"] != "error" {
+		t.Errorf("the calc user's own failure: %v", a)
+	}
+	if a := agent(open); !strings.Contains(a["last_error"].(string), "mine") {
+		t.Errorf("the user without a profile misses the calc user's failure: %v", a)
+	}
+}
