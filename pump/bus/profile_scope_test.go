@@ -219,3 +219,121 @@ func TestProfileScopesCountsAndErrors(t *testing.T) {
 		t.Errorf("the user without a profile misses the calc user's failure: %v", a)
 	}
 }
+
+// profiledAgentOrganism is agentOrganism's poet, talking to the model at
+// url, with a profile calc that reaches poet and calculate.
+func profiledAgentOrganism(url string) buildFunc {
+	return func(o organism.Options) (*organism.Organism, error) {
+		cfg, err := config.Parse("organism.yaml", []byte(`organism: {name: chat}
+profiles:
+  calc:
+    listeners: [poet, calculate]
+llm:
+  retries: 0
+  backends:
+    - provider: openai
+      name: local
+      base_url: `+url+`
+      model: test-model
+listeners:
+  - name: poet
+    agent: true
+    description: Writes short poems
+    prompt: You are poet.
+  - name: calculate
+    payload_class: tools.Calculate
+    handler: tools.Calculate
+    description: Evaluates arithmetic
+`))
+		if err != nil {
+			return nil, err
+		}
+		return organism.New(cfg, o)
+	}
+}
+
+// TestProfileGovernsDeltas: an LLM agent streams its model's text (a
+// loopback chat model) on /api/v1/ws. A user whose profile is calc never
+// receives a delta of a conversation outside it — a user without a
+// profile's, with the same agent — and receives those of their own; the
+// user without a profile receives both. /api/v1/usage/calls lists the
+// calc user only the model call of their own conversation.
+func TestProfileGovernsDeltas(t *testing.T) {
+	m := newChatModel(t, func(n int) []string {
+		if n == 0 {
+			return []string{"Open ", "verse ", "zero"}
+		}
+		return []string{"Calc ", "verse ", "one"}
+	})
+	f := newFixtureWith(t, profiledAgentOrganism(m.URL))
+	secret := f.user("calcuser", auth.Operator)
+	if err := f.auth.SetProfile(context.Background(), "calcuser", "calc"); err != nil {
+		t.Fatal(err)
+	}
+	calc := f.login("calcuser", secret)
+	f.nextStep()
+	open := f.loginAs("open", auth.Operator)
+	stream := func(token string) *websocket.Conn {
+		t.Helper()
+		c := f.dial("/api/v1/ws", token)
+		if got := readFrame(t, c); got["event"] != "connected" {
+			t.Fatalf("first frame %v", got)
+		}
+		return c
+	}
+	calcStream, openStream := stream(calc), stream(open)
+
+	// streamed reads c until conv's deltas spell text and conv completed,
+	// returning every frame read.
+	streamed := func(c *websocket.Conn, conv, text string) []string {
+		t.Helper()
+		var seen []string
+		var got strings.Builder
+		done := false
+		for !done || !strings.Contains(got.String(), text) {
+			ev := readFrame(t, c)
+			b, _ := json.Marshal(ev)
+			seen = append(seen, string(b))
+			switch {
+			case ev["event"] == "delta" && ev["thread_id"] == conv:
+				got.WriteString(ev["text"].(string))
+			case ev["event"] == "thread_updated" && ev["thread_id"] == conv && ev["status"] == "completed":
+				done = true
+			}
+		}
+		return seen
+	}
+
+	theirs := f.inject(open, "poet", map[string]string{"text": "a poem"})
+	streamed(openStream, theirs, "Open verse zero")
+	mine := f.inject(calc, "poet", map[string]string{"text": "a poem"})
+	calcSeen := strings.Join(streamed(calcStream, mine, "Calc verse one"), "\n")
+	streamed(openStream, mine, "Calc verse one")
+	for _, leak := range []string{theirs, "Open", "zero"} {
+		if strings.Contains(calcSeen, leak) {
+			t.Errorf("the calc user receives %q:\n%s", leak, calcSeen)
+		}
+	}
+	if !strings.Contains(calcSeen, `"event":"delta"`) {
+		t.Errorf("the calc user receives no delta:\n%s", calcSeen)
+	}
+	if n := m.count(); n != 2 {
+		t.Errorf("the model got %d requests, want 2", n)
+	}
+
+	calls := func(token string) string {
+		t.Helper()
+		st, body, _ := f.do("GET", "/api/v1/usage/calls", token, nil)
+		if st != 200 {
+			t.Fatalf("usage calls: %d %v", st, body)
+		}
+		b, _ := json.Marshal(body)
+		return string(b)
+	}
+	if got := calls(calc); !strings.Contains(got, mine) || strings.Contains(got, theirs) {
+		t.Errorf("usage calls for the calc user: %s", got)
+	}
+	if got := calls(open); !strings.Contains(got, mine) || !strings.Contains(got, theirs) {
+		t.Errorf("usage calls for the user without a profile: %s", got)
+	}
+}

@@ -36,16 +36,14 @@ func (s *Server) streamEvents(e pump.Event) {
 // whose subscription matches event "delta", the conversation or thread, and
 // the agent (inside the organism: never blocks).
 func (s *Server) streamDelta(o organism.Output) {
-	ev := streamEvent{name: streamDelta, threads: []string{o.Conversation, o.Thread}, agents: []string{o.From}}
-	looked := false
+	// The thread's profile as the piece was written (it may have ended).
+	ev := streamEvent{name: streamDelta, threads: []string{o.Conversation, o.Thread}, agents: []string{o.From},
+		profile: o.Profile}
 	s.streams.each(func(st *streamSocket) {
 		st.mu.Lock()
 		ok := st.f.match(ev)
 		st.mu.Unlock()
 		if ok && st.c.sess.Profile != "" {
-			if !looked { // asked once, and only for a user with a profile
-				ev.profile, looked = s.threadProfile(o.Thread), true
-			}
 			ok = s.profileSees(st.c.sess, ev)
 		}
 		if ok {
