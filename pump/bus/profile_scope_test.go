@@ -337,3 +337,163 @@ func TestProfileGovernsDeltas(t *testing.T) {
 		t.Errorf("usage calls for the user without a profile: %s", got)
 	}
 }
+
+const retainedYAML = `organism: {name: retained}
+profiles:
+  calc:
+    listeners: [calculate]
+  greeters:
+    listeners: [greeter, shouter, response-handler]
+    retention: prune_on_delivery
+listeners:
+  - name: greeter
+    payload_class: handlers.hello.Greeting
+    handler: handlers.hello.handle_greeting
+    description: Greets
+    peers: [shouter]
+  - name: shouter
+    payload_class: handlers.hello.GreetingResponse
+    handler: handlers.hello.handle_shout
+    description: Shouts
+  - name: response-handler
+    payload_class: handlers.hello.ShoutedResponse
+    handler: handlers.hello.handle_response_print
+    description: Prints
+  - name: calculate
+    payload_class: tools.Calculate
+    handler: tools.Calculate
+    description: Evaluates arithmetic
+`
+
+// TestJournalAPIShowsProfilesAndPruned: the REST journal readers give each
+// message the profile the journal recorded with it, and the entries
+// retention pruned in their place, with why and when and no payload — to
+// the users allowed to see them. A greeters user's conversation, pruned on
+// delivery, still reads (as pruned entries) to them and to a user without
+// a profile; a calc user sees none of it and their own messages under
+// calc; the user without a profile's own messages carry profile "".
+func TestJournalAPIShowsProfilesAndPruned(t *testing.T) {
+	f := newFixtureWith(t, func(o organism.Options) (*organism.Organism, error) {
+		cfg, err := config.Parse("retained.yaml", []byte(retainedYAML))
+		if err != nil {
+			return nil, err
+		}
+		return organism.New(cfg, o)
+	})
+	profiled := func(name, profile string) string {
+		t.Helper()
+		secret := f.user(name, auth.Operator)
+		if err := f.auth.SetProfile(context.Background(), name, profile); err != nil {
+			t.Fatal(err)
+		}
+		f.nextStep()
+		return f.login(name, secret)
+	}
+	greet, calc := profiled("greetuser", "greeters"), profiled("calcuser", "calc")
+	f.nextStep()
+	open := f.loginAs("open", auth.Admin)
+
+	c := f.dial("/api/v1/ws", open)
+	readFrame(t, c)
+	done := func(conv string) {
+		t.Helper()
+		for {
+			if got := readFrame(t, c); got["event"] == "thread_updated" && got["thread_id"] == conv {
+				return
+			}
+		}
+	}
+	hello := f.inject(greet, "greeter", map[string]string{"name": "Dan"})
+	done(hello)
+	sum := f.inject(calc, "calculate", map[string]string{"expression": "6 * 7"})
+	done(sum)
+	mine := f.inject(open, "calculate", map[string]string{"expression": "2 + 2"})
+	done(mine)
+	if err := f.org.Store().Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	n, err := f.org.Store().Sweep(context.Background(), organism.RetentionPolicy(f.org.CurrentConfig()))
+	if err != nil || n == 0 {
+		t.Fatalf("sweep: %d pruned, %v", n, err)
+	}
+
+	type message struct {
+		Seq          int64
+		Conversation string
+		From         string
+		Payload      string
+		Profile      *string
+		Pruned       *struct{ Reason, At string }
+	}
+	messages := func(token, path string) []message {
+		t.Helper()
+		st, body, _ := f.do("GET", path, token, nil)
+		if st != 200 {
+			t.Fatalf("%s: %d %v", path, st, body)
+		}
+		b, _ := json.Marshal(body["messages"])
+		var out []message
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	// checkHello: the greeters conversation, every entry pruned, each
+	// with its profile.
+	checkHello := func(who string, ms []message, least int) {
+		t.Helper()
+		pruned := 0
+		for _, m := range ms {
+			if m.Conversation != hello {
+				continue
+			}
+			if m.Pruned == nil || m.Pruned.Reason != "prune_on_delivery" || m.Pruned.At == "" || m.Payload != "" ||
+				m.Profile == nil || *m.Profile != "greeters" {
+				b, _ := json.Marshal(m)
+				t.Errorf("%s: an entry of the greeters conversation: %s", who, b)
+			}
+			pruned++
+		}
+		if pruned < least {
+			t.Errorf("%s: %d pruned entries of the greeters conversation", who, pruned)
+		}
+	}
+	for _, token := range []string{greet, open} {
+		// the greeting, the greeter's answer, the shout
+		checkHello("thread messages", messages(token, "/api/v1/threads/"+hello+"/messages?scope=conversation"), 3)
+	}
+	checkHello("open messages", messages(open, "/api/v1/messages?limit=200"), 3)
+	checkHello("open thread filter", messages(open, "/api/v1/messages?thread="+hello), 1) // the greeting's thread
+	checkHello("open after", messages(open, "/api/v1/messages?after=0&limit=200"), 3)
+
+	profileOf := func(ms []message, conv string) (string, int) {
+		seen, n := "", 0
+		for _, m := range ms {
+			if m.Conversation == conv {
+				n++
+				if m.Profile == nil || m.Pruned != nil || n > 1 && *m.Profile != seen {
+					return "(bad)", n // every entry of the conversation under the one profile
+				}
+				seen = *m.Profile
+			}
+		}
+		return seen, n
+	}
+	calcSees := messages(calc, "/api/v1/messages?limit=200")
+	if p, n := profileOf(calcSees, sum); p != "calc" || n < 2 {
+		t.Errorf("the calc user's own messages: profile %q, %d messages", p, n)
+	}
+	if _, n := profileOf(calcSees, hello); n != 0 {
+		t.Errorf("the calc user sees %d entries of the greeters conversation", n)
+	}
+	if _, n := profileOf(calcSees, mine); n != 0 {
+		t.Errorf("the calc user sees %d entries of a conversation without a profile", n)
+	}
+	openSees := messages(open, "/api/v1/messages?limit=200")
+	if p, n := profileOf(openSees, mine); p != "" || n < 2 {
+		t.Errorf("the open user's own messages: profile %q, %d messages", p, n)
+	}
+	if st, _, _ := f.do("GET", "/api/v1/threads/"+hello+"/messages", calc, nil); st != 404 {
+		t.Errorf("the greeters conversation for the calc user: %d", st)
+	}
+}
