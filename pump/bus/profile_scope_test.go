@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -15,6 +16,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Chore is the payload of the chore listener: a Note beginning "hold"
@@ -495,5 +497,47 @@ func TestJournalAPIShowsProfilesAndPruned(t *testing.T) {
 	}
 	if st, _, _ := f.do("GET", "/api/v1/threads/"+hello+"/messages", calc, nil); st != 404 {
 		t.Errorf("the greeters conversation for the calc user: %d", st)
+	}
+}
+
+// TestProfileMasksBus: on the raw-XML /bus, a calc user's envelope for the
+// greeter is answered word for word as one for a listener that does not
+// exist (the same <huh>, of the same sender, about their own frame); a
+// user without a profile reaches the greeter.
+func TestProfileMasksBus(t *testing.T) {
+	f := newFixtureWith(t, profiledOrganism)
+	secret := f.user("calcuser", auth.Operator)
+	if err := f.auth.SetProfile(context.Background(), "calcuser", "calc"); err != nil {
+		t.Fatal(err)
+	}
+	calc := f.login("calcuser", secret)
+	f.nextStep()
+	open := f.loginAs("open", auth.Operator)
+
+	c := f.dial("/bus", calc)
+	answer := func(to string) (wireEnvelope, string) {
+		t.Helper()
+		frame := strings.Replace(envelope("websocket:calcuser", stage.NewThreadID(), "Dan"), "<to>greeter</to>",
+			"<to>"+to+"</to>", 1)
+		sendRaw(t, c, frame)
+		e, raw := readEnvelope(t, c)
+		orig, err := base64.StdEncoding.DecodeString(e.Payload.Original)
+		if err != nil || string(orig) != frame {
+			t.Errorf("to %s: original-attempt %q (%v)", to, orig, err)
+		}
+		return e, raw
+	}
+	masked, rawMasked := answer("greeter")
+	none, rawNone := answer("nobody")
+	if masked.From != "core" || masked.Payload.XMLName.Local != "huh" || masked.From != none.From ||
+		masked.To != none.To || masked.Payload.XMLName != none.Payload.XMLName || masked.Payload.Error != none.Payload.Error {
+		t.Errorf("the masked greeter answers\n%s\na nonexistent listener\n%s", rawMasked, rawNone)
+	}
+	o := f.dial("/bus", open)
+	sendRaw(t, o, envelope("websocket:open", stage.NewThreadID(), "Dan"))
+	// The greeter ran: it answers, or (this organism has no shouter) is
+	// told its forward reached nobody.
+	if e, raw := readEnvelope(t, o); e.From != "greeter" && e.To != "greeter" {
+		t.Errorf("the user without a profile: %s", raw)
 	}
 }
