@@ -171,13 +171,3 @@ func (v *journalView) positions(ps []store.Position) []store.Position {
 		return len(v.entries([]store.Entry{p.Entry})) == 0
 	})
 }
-
-// currentFor is the thread a listener works on (its current_thread) as sess
-// may see it: nil for a user with a profile when the thread is not of that
-// profile or narrower.
-func (s *Server) currentFor(sess auth.Session, cur *string) *string {
-	if cur == nil || sess.Profile == "" || within(s.threadProfile(*cur), sess.Profile) {
-		return cur
-	}
-	return nil
-}
