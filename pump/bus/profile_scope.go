@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -104,4 +105,21 @@ func (s *Server) callsFor(sess auth.Session, calls []organism.Call) []organism.C
 		}
 		return !within(s.threadProfile(c.Thread), sess.Profile)
 	})
+}
+
+// approvalVisible reports whether sess may see approval a: it names no
+// listener outside the profile and waits on a thread the user may see
+// (judged as the journal readers judge it without the thread live).
+func (s *Server) approvalVisible(sess auth.Session, a organism.Approval) bool {
+	if sess.Profile == "" {
+		return true
+	}
+	if !s.namesVisible(sess, a.Agent, a.Target) {
+		return false
+	}
+	thread := cmp.Or(a.Thread, a.Conversation)
+	if prof, live := s.pump.Threads().Profile(thread); live {
+		return within(prof, sess.Profile)
+	}
+	return s.opts.Store != nil && s.journalView(sess, s.opts.Store).thread(thread, a.Conversation)
 }

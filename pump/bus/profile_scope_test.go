@@ -5,6 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -539,5 +542,63 @@ func TestProfileMasksBus(t *testing.T) {
 	// told its forward reached nobody.
 	if e, raw := readEnvelope(t, o); e.From != "greeter" && e.To != "greeter" {
 		t.Errorf("the user without a profile: %s", raw)
+	}
+}
+
+// TestProfileMasksApprovals: an approval waiting on a conversation outside
+// a user's profile (the researcher's call, for a user without a profile)
+// does not exist for a calc user: not listed, and reading or deciding it
+// is answered as for an approval that does not exist; the user without a
+// profile lists it and decides it.
+func TestProfileMasksApprovals(t *testing.T) {
+	m := newLoopModel(t, "<RunCommand><Command>date</Command></RunCommand>", "It ran.")
+	dir := t.TempDir()
+	t.Setenv("TEST_LLM_KEY", "sk-test")
+	if err := os.WriteFile(filepath.Join(dir, "CONSTITUTION.md"), []byte(governedConstitution), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	yaml := fmt.Sprintf(governedYAML, m.URL) + `  - name: calculate
+    payload_class: tools.Calculate
+    handler: tools.Calculate
+    description: Evaluates arithmetic
+profiles:
+  calc:
+    listeners: [calculate]
+`
+	path := filepath.Join(dir, "organism.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixtureWith(t, func(o organism.Options) (*organism.Organism, error) { return organism.Load(path, o) })
+	secret := f.user("calcuser", auth.Operator)
+	if err := f.auth.SetProfile(context.Background(), "calcuser", "calc"); err != nil {
+		t.Fatal(err)
+	}
+	calc := f.login("calcuser", secret)
+	f.nextStep()
+	open := f.loginAs("open", auth.Operator)
+
+	ws := f.dial("/ws", open)
+	readUntil(t, ws, "connected")
+	sendOver(t, ws, "researcher", "what day is it?")
+	id := readUntil(t, ws, "approval")["approval"].(map[string]any)["id"].(string)
+
+	if st, body, _ := f.do("GET", "/api/v1/approvals", calc, nil); st != 200 || len(body["approvals"].([]any)) != 0 {
+		t.Errorf("approvals for the calc user: %d %v", st, body)
+	}
+	for _, c := range []struct{ method string }{{"GET"}, {"POST"}} {
+		body := map[string]string{"decision": "approve"}
+		sm, bm, _ := f.do(c.method, "/api/v1/approvals/"+id, calc, body)
+		sn, bn, _ := f.do(c.method, "/api/v1/approvals/nope", calc, body)
+		if sm != 404 || sm != sn || !reflect.DeepEqual(bm, bn) {
+			t.Errorf("%s the masked approval: %d %v; a nonexistent one: %d %v", c.method, sm, bm, sn, bn)
+		}
+	}
+	if st, body, _ := f.do("GET", "/api/v1/approvals", open, nil); st != 200 || len(body["approvals"].([]any)) != 1 {
+		t.Errorf("approvals for the user without a profile: %d %v", st, body)
+	}
+	if st, body, _ := f.do("POST", "/api/v1/approvals/"+id, open, map[string]string{"decision": "approve"}); st != 200 ||
+		body["status"] != "approved" {
+		t.Errorf("the user without a profile decides: %d %v", st, body)
 	}
 }

@@ -73,13 +73,17 @@ type streamEvent struct {
 	// sent it only when it differs from the last one they were sent for
 	// the same agent, so a change they may not see sends them nothing.
 	view func(auth.Session) any
+	// wide marks an event about the whole organism's traffic (a guardian
+	// alert counts every sender's refusals): not sent to a user with a
+	// profile.
+	wide bool
 }
 
 // profileSees reports whether sess, a user with a profile, may see ev: it
 // names no listener outside the profile, and its thread, if it is about
 // one, is of the profile or narrower.
 func (s *Server) profileSees(sess auth.Session, ev streamEvent) bool {
-	if !s.namesVisible(sess, ev.agents...) {
+	if ev.wide || !s.namesVisible(sess, ev.agents...) {
 		return false
 	}
 	for _, t := range ev.threads {
