@@ -602,3 +602,24 @@ profiles:
 		t.Errorf("the user without a profile decides: %d %v", st, body)
 	}
 }
+
+// TestProfileMasksGateways: a gateway shows to a user with a profile only
+// through the imports the profile reaches — organism B's gateway imports
+// nothing, so a calc user lists no gateway — while a user without a
+// profile sees it with its exports.
+func TestProfileMasksGateways(t *testing.T) {
+	f := newFixtureWith(t, federatedB(t))
+	secret := f.user("calcuser", auth.Viewer)
+	if err := f.auth.SetProfile(context.Background(), "calcuser", "calc"); err != nil {
+		t.Fatal(err)
+	}
+	calc := f.login("calcuser", secret)
+	f.nextStep()
+	open := f.loginAs("open", auth.Viewer)
+	if st, body, _ := f.do("GET", "/api/v1/gateways", calc, nil); st != 200 || len(body["gateways"].([]any)) != 0 {
+		t.Errorf("gateways for the calc user: %d %v", st, body)
+	}
+	if st, body, _ := f.do("GET", "/api/v1/gateways", open, nil); st != 200 || len(body["gateways"].([]any)) != 1 {
+		t.Errorf("gateways for the user without a profile: %d %v", st, body)
+	}
+}
