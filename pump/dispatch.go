@@ -196,7 +196,8 @@ func (p *Pump) call(ctx context.Context, l *listener, d *delivery, md xmlpipe.Me
 // sender; the thread stays alive.
 func (p *Pump) handlerFailed(l *listener, d *delivery, err error) {
 	p.failed.Add(1)
-	l.lastError.Store(&listenerError{msg: err.Error(), at: p.opts.Clock(), handled: l.handled.Load() + 1})
+	l.lastError.Store(&listenerError{msg: err.Error(), at: p.opts.Clock(), handled: l.handled.Load() + 1,
+		thread: d.thread, profile: d.prof.nameOf()})
 	huh := stage.NewHuh(err, d.payloadBytes)
 	diags := []failure.Diagnostic{{Stage: failure.StageHandler, Msg: err.Error()}}
 	ref := ""
@@ -217,12 +218,13 @@ func (p *Pump) handlerFailed(l *listener, d *delivery, err error) {
 			thread = d.thread
 		}
 		p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: thread,
-			From: "core", To: sender.Name, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags})
+			From: "core", To: sender.Name, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags,
+			Profile: d.prof.nameOf()})
 		p.sendErrorAbout(d.conv, d.tbl, sender, thread, huh, d.depth, ref, err.Error())
 		return
 	}
 	p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
-		From: "core", To: d.from, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags})
+		From: "core", To: d.from, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags, Profile: d.prof.nameOf()})
 	p.emitToConv(d.conv, Event{Kind: EventHuh, Time: now, Conversation: d.conv, Thread: d.thread, From: "core",
 		To: d.from, Listener: l.Name, PayloadName: d.payloadName, Payload: huh, Error: huh.Error,
 		Diagnostics: diagStrings(diags), Profile: d.prof.nameOf()})
@@ -243,7 +245,7 @@ func (p *Pump) outputRejected(l *listener, d *delivery, err error, text []byte) 
 	}
 	diags := []failure.Diagnostic{{Stage: failure.StageExtract, Msg: err.Error()}}
 	p.record(Record{Time: p.opts.Clock(), Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
-		From: l.Name, Listener: l.Name, Envelope: clip(text), Diagnostics: diags})
+		From: l.Name, Listener: l.Name, Envelope: clip(text), Diagnostics: diags, Profile: d.prof.nameOf()})
 	p.sendError(d.conv, d.tbl, l, d.thread, stage.NewHuh(err, clip(text)), d.depth)
 }
 
@@ -464,7 +466,7 @@ func (p *Pump) tooManyMessages(l *listener, d *delivery, e *stage.TooManyPayload
 	}
 	p.record(Record{Time: p.opts.Clock(), Direction: Outbound, Kind: RecordSystemError, Conversation: d.conv,
 		Thread: d.thread, From: l.Name, Listener: l.Name, Envelope: clip(text),
-		Diagnostics: []failure.Diagnostic{{Stage: failure.StageExtract, Msg: e.Error()}}})
+		Diagnostics: []failure.Diagnostic{{Stage: failure.StageExtract, Msg: e.Error()}}, Profile: d.prof.nameOf()})
 	p.sendError(d.conv, d.tbl, l, d.thread, stage.TooManyMessagesError(e.Count, e.Limit), d.depth)
 }
 

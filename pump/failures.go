@@ -3,6 +3,7 @@ package pump
 import (
 	"errors"
 
+	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
@@ -65,7 +66,7 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []f
 	switch {
 	case w.external:
 		p.journalIn(w.turn, Record{Time: now, Direction: Inbound, Kind: RecordHuh, Thread: thread, From: from, Listener: listener,
-			Envelope: clip(w.raw), Diagnostics: diags}, func(int64) {
+			Envelope: clip(w.raw), Diagnostics: diags, Profile: p.workProfile(w, thread)}, func(int64) {
 			p.publish(w.outlet, Event{Kind: EventHuh, Time: now, Thread: thread, From: "core", To: from, Error: huh.Error,
 				Payload: huh, Diagnostics: diagStrings(diags)})
 		})
@@ -73,7 +74,8 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []f
 		p.deadLetterIn(w.turn, w.conv, thread, from, listener, "", clip(w.raw), err.Error())
 	default:
 		p.journalIn(w.turn, Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: w.conv, Thread: thread,
-			From: w.sender.Name, Listener: listener, Envelope: clip(w.raw), Diagnostics: diags}, func(int64) {
+			From: w.sender.Name, Listener: listener, Envelope: clip(w.raw), Diagnostics: diags,
+			Profile: p.workProfile(w, thread)}, func(int64) {
 			p.sendErrorAbout(w.conv, w.tbl, w.sender, w.origThread(thread), huh, w.depth, w.ref, errorDetail(diags))
 		})
 	}
@@ -127,6 +129,23 @@ func (p *Pump) sendErrorAbout(conv string, tbl *table, to *listener, thread stri
 // deadLetter records a message that could not be delivered anywhere.
 func (p *Pump) deadLetter(conv, thread, from, to, tag string, env []byte, reason string) {
 	p.deadLetterIn(nil, conv, thread, from, to, tag, env, reason)
+}
+
+// workProfile is the profile of the thread work w travels on, as the
+// journal records it with a failure about it: the one its emitter knew,
+// else the live thread's, else (external work on a thread not begun) the
+// one it was sent under.
+func (p *Pump) workProfile(w *work, thread string) string {
+	if w.profSet {
+		return w.prof.nameOf()
+	}
+	if prof, live := p.threads.Profile(thread); live {
+		return prof
+	}
+	if w.external {
+		return registry.NarrowProfile("", w.profile)
+	}
+	return ""
 }
 
 // deadLetterIn is deadLetter journaled with turn t (see journalIn).

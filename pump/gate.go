@@ -346,7 +346,7 @@ func (p *Pump) refuseHeld(h *heldDelivery, r *xmlpipe.Refusal) {
 		env := stage.AppendEnvelope(nil, "core", d.from, d.thread, body)
 		p.journalIn(nil, Record{Direction: Outbound, Kind: RecordRefusal, Conversation: d.conv, Thread: d.thread,
 			From: "core", To: d.from, Listener: h.l.Name, PayloadTag: p.core.Refusal.Name(), Envelope: env,
-			Diagnostics: []failure.Diagnostic{{Msg: r.Summary()}}}, func(int64) {
+			Diagnostics: []failure.Diagnostic{{Msg: r.Summary()}}, Profile: d.prof.nameOf()}, func(int64) {
 			p.emitToConv(d.conv, Event{Kind: EventReply, Time: p.opts.Clock(), Conversation: d.conv, Thread: d.thread,
 				From: "core", To: d.from, Listener: h.l.Name, PayloadName: p.core.Refusal.Name(), Payload: r,
 				Envelope: env, Error: r.Summary(), Profile: d.prof.nameOf()})

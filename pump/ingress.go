@@ -614,7 +614,7 @@ func (p *Pump) egress(w *work, m *stage.Inbound) {
 		prof = w.prof.nameOf()
 	}
 	p.journalIn(w.turn, Record{Direction: Outbound, Kind: RecordMessage, Conversation: w.conv, Thread: m.Thread,
-		From: m.From, To: m.To, PayloadTag: m.PayloadName, Envelope: m.Canonical}, func(seq int64) {
+		From: m.From, To: m.To, PayloadTag: m.PayloadName, Envelope: m.Canonical, Profile: prof}, func(seq int64) {
 		p.newDeliveryMark(seq, 1).release() // handed to the outlet: nothing left to deliver
 		p.emitToConv(w.conv, Event{Kind: EventReply, Time: p.opts.Clock(), Conversation: w.conv, Thread: m.Thread,
 			From: m.From, To: m.To, PayloadName: m.PayloadName, Payload: value, Envelope: m.Canonical, Profile: prof})
@@ -666,7 +666,7 @@ func (p *Pump) deliverError(w *work, m *stage.Inbound, tbl *table) {
 		kind = RecordSystemError
 	}
 	p.journalIn(w.turn, Record{Direction: Outbound, Kind: kind, Conversation: w.conv, Thread: m.Thread, From: m.From, To: m.To,
-		Listener: l.Name, PayloadTag: m.PayloadName, Envelope: m.Canonical}, func(int64) {
+		Listener: l.Name, PayloadTag: m.PayloadName, Envelope: m.Canonical, Profile: p.workProfile(w, m.Thread)}, func(int64) {
 		if l.errHandler == nil {
 			p.log.Warn("error delivered to a listener without an error handler", "listener", l.Name, "thread", m.Thread,
 				"payload", m.PayloadName)

@@ -35,6 +35,9 @@ type ListenerInfo struct {
 	// if none), at LastErrorTime.
 	LastError     string
 	LastErrorTime time.Time
+	// LastErrorThread is the thread of the message whose handling failed
+	// with LastError, LastErrorProfile that thread's profile ("" for none).
+	LastErrorThread, LastErrorProfile string
 	// Failing reports that the listener's last finished handling failed
 	// (with LastError) and none has finished since.
 	Failing bool
@@ -62,6 +65,7 @@ func (p *Pump) Listeners() []ListenerInfo {
 		}
 		if e := l.lastError.Load(); e != nil {
 			info.LastError, info.LastErrorTime = e.msg, e.at
+			info.LastErrorThread, info.LastErrorProfile = e.thread, e.profile
 			info.Failing = info.Handled <= e.handled
 		}
 		if ns := l.lastSeen.Load(); ns != 0 {

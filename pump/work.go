@@ -74,6 +74,10 @@ func newPeerSet(names []string) *peerSet {
 type listenerError struct {
 	msg string
 	at  time.Time
+	// thread is the thread of the failed message and profile its profile
+	// ("" for none): a client with a profile is shown the error only when
+	// that thread is one it may see.
+	thread, profile string
 	// handled is the listener's handled count once the failing message is
 	// done: while it has not grown past it, the last handling failed.
 	handled int64

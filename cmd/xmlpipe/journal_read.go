@@ -31,7 +31,7 @@ func runJournalTail(ctx context.Context, args []string, std streams) int {
 		return code
 	}
 	defer closeStore(s, std.err)
-	entries, err := s.Tail(*n)
+	entries, err := s.TailPositions(*n)
 	if err != nil {
 		fmt.Fprintln(std.err, "xmlpipe journal tail:", err)
 		return exitFailure
@@ -44,15 +44,15 @@ func runJournalTail(ctx context.Context, args []string, std streams) int {
 		return exitFailure
 	}
 	for _, e := range entries {
-		fmt.Fprintln(std.out, entryLine(e))
+		fmt.Fprintln(std.out, positionLine(e))
 	}
 	if !*follow {
 		return exitOK
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = s.Follow(ctx, last, *interval, func(e store.Entry) error {
-		_, err := fmt.Fprintln(std.out, entryLine(e))
+	err = s.FollowPositions(ctx, last, *interval, func(p store.Position) error {
+		_, err := fmt.Fprintln(std.out, positionLine(p))
 		return err
 	})
 	if err != nil && !errors.Is(err, context.Canceled) {
@@ -67,6 +67,23 @@ func runJournalTail(ctx context.Context, args []string, std streams) int {
 func entryLine(e store.Entry) string {
 	return fmt.Sprintf("%6d %s %-8s %-12s %s → %s [%s] thread=%s %dB%s", e.Seq, e.Time.Format(time.RFC3339Nano),
 		e.Direction, e.Kind, e.From, orDash(e.To), orDash(e.PayloadTag), e.Thread, len(e.Bytes), profileNote(e))
+}
+
+// positionLine is the one-line form of a journal position: an entry's
+// entryLine, or for a pruned entry its metadata and why and when
+// retention pruned it.
+func positionLine(p store.Position) string {
+	switch {
+	case p.Pruned == nil:
+		return entryLine(p.Entry)
+	case p.Pruned.NoMetadata:
+		return fmt.Sprintf("%6d pruned by %s at %s (no metadata kept)", p.Seq, p.Pruned.Reason,
+			p.Pruned.At.Format(time.RFC3339))
+	}
+	e := p.Entry
+	return fmt.Sprintf("%6d %s %-8s %-12s %s → %s [%s] thread=%s pruned by %s at %s%s", e.Seq,
+		e.Time.Format(time.RFC3339Nano), e.Direction, e.Kind, e.From, orDash(e.To), orDash(e.PayloadTag), e.Thread,
+		p.Pruned.Reason, p.Pruned.At.Format(time.RFC3339), profileNote(e))
 }
 
 // profileNote is " profile=P" for an entry journaled under profile P, ""

@@ -284,7 +284,7 @@ func TestJournalReadsLiveStore(t *testing.T) {
 // a console session on the profiles example, whose greeter opens threads
 // under greeters (prune_on_delivery); the second start prunes what the
 // first delivered, and journal thread shows each entry's profile and the
-// pruned ones with why and when.
+// pruned ones with why and when, as journal tail does in its lines.
 func TestJournalShowsProfilesAndPruned(t *testing.T) {
 	dir := helloDir(t)
 	config, err := filepath.Abs(filepath.Join("..", "..", "testdata", "profiles", "organism.yaml"))
@@ -301,6 +301,15 @@ func TestJournalShowsProfilesAndPruned(t *testing.T) {
 	conv := regexp.MustCompile(`console → greeter \[Greeting\] thread=([0-9a-f-]{36})`).FindStringSubmatch(tail.stdout)
 	if tail.code != 0 || conv == nil {
 		t.Fatalf("tail: exit %d, lacks the greeting:\n%s%s", tail.code, tail.stdout, tail.stderr)
+	}
+	// tail shows the pruned entries in their place too, with why and when.
+	for _, want := range []string{
+		`outbound message      greeter → shouter \[GreetingResponse\] thread=[0-9a-f-]{36} pruned by prune_on_delivery at \S+ profile=greeters\n`,
+		`outbound message      shouter → response-handler \[ShoutedResponse\] thread=[0-9a-f-]{36} pruned by prune_on_delivery at \S+ profile=greeters\n`,
+	} {
+		if !regexp.MustCompile(want).MatchString(tail.stdout) {
+			t.Errorf("tail lacks %q:\n%s", want, tail.stdout)
+		}
 	}
 	th := runBinary(t, dir, "", "journal", "thread", conv[1], "--data", data)
 	if th.code != 0 {

@@ -1,12 +1,12 @@
 package bus
 
 import (
-	"maps"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 )
 
 // Agent states of the API.
@@ -149,16 +149,18 @@ func (a *agentStates) poll() {
 		if seen && prev == now {
 			continue
 		}
-		body := map[string]any{"event": streamAgentState, "agent": li.Name, "state": now.state,
-			"current_thread": cur, "queue_depth": li.QueueDepth, "active": li.Active}
-		ev := streamEvent{name: streamAgentState, agents: []string{li.Name}, body: body}
-		if cur != nil { // for a user with a profile the thread may not be theirs to see
-			redacted := maps.Clone(body)
-			redacted["current_thread"] = nil
-			ev.current, ev.redacted = *cur, redacted
-		}
+		ev := streamEvent{name: streamAgentState, agents: []string{li.Name}, body: a.s.agentStateBody(li, v),
+			view: func(sess auth.Session) any {
+				return a.s.agentStateBody(a.s.listenerFor(sess, li), a.s.viewFor(sess, v))
+			}}
 		a.s.broadcast(ev)
 	}
+}
+
+// agentStateBody is the agent_state event of li.
+func (s *Server) agentStateBody(li pump.ListenerInfo, v agentView) map[string]any {
+	return map[string]any{"event": streamAgentState, "agent": li.Name, "state": s.stateOf(li, v),
+		"current_thread": currentThread(li), "queue_depth": li.QueueDepth, "active": li.Active}
 }
 
 // killedRemembered bounds how many killed conversations the API remembers

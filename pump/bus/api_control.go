@@ -42,7 +42,8 @@ func (s *Server) apiResume(w http.ResponseWriter, r *http.Request) {
 func (s *Server) setPaused(w http.ResponseWriter, r *http.Request, paused bool) {
 	name := r.PathValue("name")
 	li, ok := s.listenerInfo(name)
-	if !ok {
+	sess := sessionOf(r.Context())
+	if !ok || !s.visible(sess, li.Name) {
 		writeError(w, http.StatusNotFound, "Agent not found")
 		return
 	}
@@ -58,9 +59,9 @@ func (s *Server) setPaused(w http.ResponseWriter, r *http.Request, paused bool) 
 		s.internalError(w, "pause/resume", err, "agent", li.Name)
 		return
 	}
-	s.log.Info("agent "+verb+" through the API", "user", sessionOf(r.Context()).Username, "agent", li.Name)
+	s.log.Info("agent "+verb+" through the API", "user", sess.Username, "agent", li.Name)
 	li, _ = s.listenerInfo(li.Name)
-	writeJSON(w, http.StatusOK, s.agentBody(li, s.agentView()))
+	writeJSON(w, http.StatusOK, s.agentBody(sess, li, s.agentView()))
 }
 
 // apiReload is POST /api/v1/organism/reload (admin): 200 once the new

@@ -25,7 +25,8 @@ type apiGatewayBody struct {
 
 // apiGateways is GET /api/v1/gateways: the organism's federation gateways
 // and their links (an empty list without gateways).
-func (s *Server) apiGateways(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) apiGateways(w http.ResponseWriter, r *http.Request) {
+	sess := sessionOf(r.Context())
 	out := []apiGatewayBody{}
 	if fm := s.opts.Organism.Federation; fm != nil {
 		for _, g := range fm.Status() {
@@ -33,6 +34,16 @@ func (s *Server) apiGateways(w http.ResponseWriter, _ *http.Request) {
 				Imports: slices.Sorted(slices.Values(g.Imports)), Exports: append([]string{}, g.Exports...)}
 			if b.Imports == nil {
 				b.Imports = []string{}
+			}
+			if sess.Profile != "" {
+				// A user with a profile sees a gateway only through the imports
+				// the profile reaches; its queues, calls and exports are the
+				// whole organism's and are not shown.
+				b.Imports = slices.DeleteFunc(b.Imports, func(n string) bool { return !s.visible(sess, n) })
+				if len(b.Imports) == 0 {
+					continue
+				}
+				b.Queued, b.OpenCalls, b.Exports = 0, 0, []string{}
 			}
 			out = append(out, b)
 		}

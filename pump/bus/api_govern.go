@@ -54,9 +54,12 @@ func (s *Server) apiApprovals(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, "list approvals", err)
 		return
 	}
-	out := make([]wire.ApprovalInfo, len(as))
-	for i, a := range as {
-		out[i] = approvalInfo(a)
+	sess := sessionOf(r.Context())
+	out := make([]wire.ApprovalInfo, 0, len(as))
+	for _, a := range as {
+		if s.approvalVisible(sess, a) {
+			out = append(out, approvalInfo(a))
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
 }
@@ -64,6 +67,9 @@ func (s *Server) apiApprovals(w http.ResponseWriter, r *http.Request) {
 // apiApproval is GET /api/v1/approvals/{id}.
 func (s *Server) apiApproval(w http.ResponseWriter, r *http.Request) {
 	a, err := s.opts.Organism.Governance().Approval(r.Context(), r.PathValue("id"))
+	if err == nil && !s.approvalVisible(sessionOf(r.Context()), a) {
+		err = organism.ErrApprovalNotFound // outside the user's profile: it does not exist for them
+	}
 	switch {
 	case errors.Is(err, organism.ErrApprovalNotFound):
 		writeError(w, http.StatusNotFound, "Approval not found")
@@ -105,8 +111,15 @@ func (s *Server) apiDecide(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "reason is too long (at most 2000 bytes)")
 		return
 	}
-	user := sessionOf(r.Context()).Username
-	a, err := s.opts.Organism.Governance().Decide(r.Context(), r.PathValue("id"), approve, user, req.Reason)
+	sess := sessionOf(r.Context())
+	if sess.Profile != "" { // an approval outside the user's profile does not exist for them
+		if a, err := s.opts.Organism.Governance().Approval(r.Context(), r.PathValue("id")); err == nil &&
+			!s.approvalVisible(sess, a) {
+			writeError(w, http.StatusNotFound, "Approval not found")
+			return
+		}
+	}
+	a, err := s.opts.Organism.Governance().Decide(r.Context(), r.PathValue("id"), approve, sess.Username, req.Reason)
 	switch {
 	case errors.Is(err, organism.ErrApprovalNotFound):
 		writeError(w, http.StatusNotFound, "Approval not found")
@@ -115,7 +128,7 @@ func (s *Server) apiDecide(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		s.internalError(w, "decide an approval", err, "approval", r.PathValue("id"))
 	default:
-		s.log.Info("approval decided through the API", "user", user, "approval", a.ID, "status", a.Status)
+		s.log.Info("approval decided through the API", "user", sess.Username, "approval", a.ID, "status", a.Status)
 		writeJSON(w, http.StatusOK, approvalInfo(a))
 	}
 }
@@ -185,7 +198,7 @@ func (s *Server) onGovernance(e organism.GovernanceEvent) {
 			case !ws.subs.wants(typ):
 			case s.router.routed(a.ThreadID, ws):
 				ws.post(a.ThreadID, frame)
-			case ws.c.sess.Role.Allows(auth.Admin):
+			case ws.c.sess.Role.Allows(auth.Admin) && s.approvalVisible(ws.c.sess, *e.Approval):
 				ws.c.send(frame)
 			}
 		})
@@ -201,7 +214,7 @@ func (s *Server) onGovernance(e organism.GovernanceEvent) {
 				ws.c.send(frame)
 			}
 		})
-		s.broadcast(streamEvent{name: streamGuardianAlert, agents: []string{al.Sender}, body: map[string]any{
+		s.broadcast(streamEvent{name: streamGuardianAlert, agents: []string{al.Sender}, wide: true, body: map[string]any{
 			"event": streamGuardianAlert, "sender": al.Sender, "count": al.Count, "window_seconds": al.Window.Seconds(),
 			"rules": al.Rules, "timestamp": ts}})
 	case organism.EventHalted, organism.EventResumed:

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
@@ -24,24 +25,31 @@ type apiOrganismBody struct {
 	// of an interval is the difference of the sums over that of the counts.
 	HandlerSecondsSum *float64 `json:"handler_seconds_sum,omitempty"`
 	HandlerCount      *int64   `json:"handler_count,omitempty"`
+	// Profile, set for a user with a security profile, is the profile
+	// the answer is scoped to: agent_count and active_threads count only
+	// what the profile sees; the organism-wide counters (total_messages,
+	// failed, in_flight, the handler timings) are not shown (0, absent).
+	Profile string `json:"profile,omitempty"`
 }
 
 // apiOrganism is GET /api/v1/organism.
 func (s *Server) apiOrganism(w http.ResponseWriter, r *http.Request) {
 	st := s.pump.Stats()
-	sess, agents := sessionOf(r.Context()), 0
-	for _, li := range s.pump.Listeners() {
-		if s.visible(sess, li.Name) {
-			agents++
-		}
-	}
+	sess := sessionOf(r.Context())
 	status := "running"
 	if _, halted := s.pump.Halted(); halted {
 		status = statusHalted
 	}
 	body := apiOrganismBody{Name: s.pump.Organism(), Status: status,
-		UptimeSeconds: st.Uptime.Seconds(), AgentCount: agents, ActiveThreads: st.Threads,
+		UptimeSeconds: st.Uptime.Seconds(), AgentCount: s.visibleListeners(sess), ActiveThreads: st.Threads,
 		TotalMessages: st.Processed, Failed: st.Failed, InFlight: st.InFlight}
+	if sess.Profile != "" {
+		active, idle := s.threadCounts(sess)
+		body.ActiveThreads, body.TotalMessages, body.Failed, body.InFlight = active+idle, 0, 0, 0
+		body.Profile = sess.Profile
+		writeJSON(w, http.StatusOK, body)
+		return
+	}
 	if hl, ok := s.opts.Metrics.(HandlerLatencies); ok {
 		sum, n := hl.HandlerLatency()
 		secs := sum.Seconds()
@@ -79,7 +87,9 @@ type apiAgentBody struct {
 	LastErrorAt *string `json:"last_error_at"`
 }
 
-func (s *Server) agentBody(li pump.ListenerInfo, v agentView) apiAgentBody {
+// agentBody is the Agent model of li as sess may see it (listenerFor).
+func (s *Server) agentBody(sess auth.Session, li pump.ListenerInfo, v agentView) apiAgentBody {
+	li, v = s.listenerFor(sess, li), s.viewFor(sess, v)
 	b := apiAgentBody{Name: li.Name, Description: li.Description, IsAgent: li.Agent, Broadcast: li.Broadcast,
 		Peers: li.Peers, RootTag: li.RootTag, State: s.stateOf(li, v), CurrentThread: currentThread(li),
 		QueueDepth: li.QueueDepth, Active: li.Active, Handled: li.Handled}
@@ -132,9 +142,7 @@ func (s *Server) apiAgents(w http.ResponseWriter, r *http.Request) {
 	out := make([]apiAgentBody, 0, len(infos))
 	for _, li := range infos {
 		if s.visible(sess, li.Name) {
-			b := s.agentBody(li, v)
-			b.CurrentThread = s.currentFor(sess, b.CurrentThread)
-			out = append(out, b)
+			out = append(out, s.agentBody(sess, li, v))
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"agents": out})
@@ -148,9 +156,7 @@ func (s *Server) apiAgent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Agent not found")
 		return
 	}
-	b := s.agentBody(li, s.agentView())
-	b.CurrentThread = s.currentFor(sess, b.CurrentThread)
-	writeJSON(w, http.StatusOK, b)
+	writeJSON(w, http.StatusOK, s.agentBody(sess, li, s.agentView()))
 }
 
 // apiAgentConfig is GET /api/v1/agents/{name}/config: the listener's

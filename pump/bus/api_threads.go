@@ -2,6 +2,7 @@ package bus
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/hex"
 	"encoding/xml"
 	"fmt"
@@ -70,6 +71,34 @@ type apiMessage struct {
 	// Repaired marks a message the organism accepted only after repairing
 	// it (the journal records what was repaired; the details stay there).
 	Repaired bool `json:"repaired,omitempty"`
+	// Profile is the security profile of the thread a journaled message
+	// travelled on, as the journal recorded it: "" for none (the implicit
+	// profile), absent when not recorded (journaled before the journal
+	// recorded profiles) and for live events.
+	Profile *string `json:"profile,omitempty"`
+	// Pruned, for a journal entry retention deleted, says why and when:
+	// the message's metadata is kept, its payload is not (payload "").
+	Pruned *apiPruned `json:"pruned,omitempty"`
+}
+
+// apiPruned says why (the retention policy) and when a journal entry was
+// pruned.
+type apiPruned struct {
+	Reason string `json:"reason"`
+	At     string `json:"at"`
+}
+
+// positionMessage is the Message model of a journal position: an entry, or
+// what retention kept of a pruned one.
+func positionMessage(p store.Position) apiMessage {
+	m := entryMessage(p.Entry)
+	if p.Pruned != nil {
+		m.Payload, m.Pruned = "", &apiPruned{Reason: p.Pruned.Reason, At: stamp(p.Pruned.At)}
+	}
+	if !p.ProfileUnknown {
+		m.Profile = &p.Profile
+	}
+	return m
 }
 
 func entryMessage(e store.Entry) apiMessage {
@@ -149,15 +178,31 @@ func (p page) body(key string, rows any) map[string]any {
 	return map[string]any{key: rows, "limit": p.limit, "offset": p.offset}
 }
 
-// writeMessages answers the page p of entries as {"messages":[Message…],
-// "limit","offset"}.
-func writeMessages(w http.ResponseWriter, entries []store.Entry, p page) {
-	entries = paged(entries, p)
-	out := make([]apiMessage, 0, len(entries))
-	for _, e := range entries {
-		out = append(out, entryMessage(e))
+// writeMessages answers the page p of journal positions as
+// {"messages":[Message…], "limit","offset"}.
+func writeMessages(w http.ResponseWriter, ps []store.Position, p page) {
+	ps = paged(ps, p)
+	out := make([]apiMessage, 0, len(ps))
+	for _, e := range ps {
+		out = append(out, positionMessage(e))
 	}
 	writeJSON(w, http.StatusOK, p.body("messages", out))
+}
+
+// withPruned merges the committed entries of a thread or conversation with
+// its pruned ones (keep selects them), in seq order.
+func withPruned(entries []store.Entry, pruned []store.Pruned, keep func(store.Pruned) bool) []store.Position {
+	out := make([]store.Position, 0, len(entries)+len(pruned))
+	for _, e := range entries {
+		out = append(out, store.Position{Entry: e})
+	}
+	for i := range pruned {
+		if keep(pruned[i]) {
+			out = append(out, store.Position{Entry: pruned[i].Entry, Pruned: &pruned[i]})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b store.Position) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out
 }
 
 // journalHandler is a handler of an endpoint that reads the journal.
@@ -256,12 +301,30 @@ func (s *Server) threadEntries(w http.ResponseWriter, sess auth.Session, st *sto
 	if len(entries) > 0 {
 		conv = entries[0].Conversation
 	}
-	if len(entries) == 0 && !s.pump.Threads().Known(id) || sess.Profile != "" &&
+	if len(entries) == 0 && !s.pump.Threads().Known(id) && !s.prunedThread(st, id, &conv) || sess.Profile != "" &&
 		(!s.journalView(sess, st).thread(id, conv) || !s.namesVisible(sess, participantsOf(entries)...)) {
 		writeError(w, http.StatusNotFound, "Thread not found")
 		return nil, false
 	}
 	return entries, true
+}
+
+// prunedThread reports whether the journal holds pruned entries of thread
+// id (and sets *conv to its conversation): a thread all of whose entries
+// retention pruned still exists.
+func (s *Server) prunedThread(st *store.Store, id string, conv *string) bool {
+	pruned, err := st.PrunedOf(id)
+	if err != nil {
+		s.log.Error("journal pruned entries", "thread", id, "error", err)
+		return false
+	}
+	for _, p := range pruned {
+		if p.Thread == id {
+			*conv = p.Conversation
+			return true
+		}
+	}
+	return false
 }
 
 // apiThread is GET /api/v1/threads/{id}.
@@ -347,10 +410,12 @@ func (s *Server) apiThreadMessages(w http.ResponseWriter, r *http.Request, st *s
 		return
 	}
 	id := r.PathValue("id")
-	entries, ok := s.threadEntries(w, sessionOf(r.Context()), st, id)
+	sess := sessionOf(r.Context())
+	entries, ok := s.threadEntries(w, sess, st, id)
 	if !ok {
 		return
 	}
+	of, keep := id, func(p store.Pruned) bool { return p.Thread == id }
 	if scope := r.URL.Query().Get("scope"); scope == "conversation" {
 		conv := s.pump.Threads().Root(id)
 		for _, e := range entries {
@@ -365,13 +430,18 @@ func (s *Server) apiThreadMessages(w http.ResponseWriter, r *http.Request, st *s
 				s.internalError(w, "journal conversation", err)
 				return
 			}
-			entries = s.journalView(sessionOf(r.Context()), st).entries(entries)
+			of, keep = conv, func(p store.Pruned) bool { return p.Conversation == conv }
 		}
 	} else if scope != "" && scope != "thread" {
 		writeError(w, http.StatusBadRequest, "Invalid scope: want thread or conversation")
 		return
 	}
-	writeMessages(w, entries, p)
+	pruned, err := st.PrunedOf(of)
+	if err != nil {
+		s.internalError(w, "journal pruned entries", err)
+		return
+	}
+	writeMessages(w, s.journalView(sess, st).positions(withPruned(entries, pruned, keep)), p)
 }
 
 // apiMessages is GET /api/v1/messages: the newest journal entries first
@@ -388,7 +458,7 @@ func (s *Server) apiMessages(w http.ResponseWriter, r *http.Request, st *store.S
 	sess := sessionOf(r.Context())
 	filtered := agent != "" || !since.IsZero() || sess.Profile != ""
 	var (
-		entries []store.Entry
+		entries []store.Position
 		err     error
 	)
 	newestFirst := false
@@ -403,16 +473,23 @@ func (s *Server) apiMessages(w http.ResponseWriter, r *http.Request, st *store.S
 		if filtered || thread != "" {
 			n = messageScan
 		}
-		entries, err = st.After(after, n)
+		entries, err = st.PositionsAfter(after, n)
 	case thread != "":
-		entries, err = st.Thread(thread)
+		var (
+			es     []store.Entry
+			pruned []store.Pruned
+		)
+		if es, err = st.Thread(thread); err == nil {
+			pruned, err = st.PrunedOf(thread)
+		}
+		entries = withPruned(es, pruned, func(p store.Pruned) bool { return p.Thread == thread })
 		newestFirst = true
 	default:
 		n := p.offset + p.limit
 		if filtered {
 			n = messageScan
 		}
-		entries, err = st.Tail(n)
+		entries, err = st.TailPositions(n)
 		newestFirst = true
 	}
 	if err != nil {
@@ -422,10 +499,9 @@ func (s *Server) apiMessages(w http.ResponseWriter, r *http.Request, st *store.S
 	if newestFirst {
 		slices.Reverse(entries)
 	}
-	entries = slices.DeleteFunc(entries, func(e store.Entry) bool {
+	entries = slices.DeleteFunc(entries, func(e store.Position) bool {
 		return (thread != "" && e.Thread != thread) || (agent != "" && e.From != agent && e.To != agent &&
 			e.Listener != agent) || (!since.IsZero() && e.Time.Before(since))
 	})
-	entries = s.journalView(sess, st).entries(entries)
-	writeMessages(w, entries, p)
+	writeMessages(w, s.journalView(sess, st).positions(entries), p)
 }

@@ -44,6 +44,7 @@ func (s *Server) apiUsageCalls(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "Internal error")
 		return
 	}
+	calls = s.callsFor(sessionOf(r.Context()), calls)
 	out := callsBody{Calls: make([]wire.Call, 0, len(calls))}
 	for _, c := range calls {
 		out.Calls = append(out.Calls, wireCall(c))
@@ -74,6 +75,11 @@ func (w *wsSocket) usage(reply wire.Head) {
 			return
 		}
 		out.LLM = llm
+		if w.c.sess.Profile != "" {
+			// The totals are the organism's: not shown to a user with a
+			// profile, who sees the calls of their profile's threads only.
+			u.Agents, u.Backends = nil, nil
+		}
 		for _, t := range u.Agents {
 			out.Agents = append(out.Agents, wire.TokenUsage{Name: t.Name, PromptTokens: t.PromptTokens,
 				CompletionTokens: t.CompletionTokens, Requests: t.Requests})
@@ -89,7 +95,7 @@ func (w *wsSocket) usage(reply wire.Head) {
 			w.internal(reply, err)
 			return
 		}
-		for _, c := range calls {
+		for _, c := range w.s.callsFor(w.c.sess, calls) {
 			out.Calls = append(out.Calls, wireCall(c))
 		}
 	}

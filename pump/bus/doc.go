@@ -401,9 +401,20 @@
 // a profile, and the traffic of listeners outside the profile, never reach
 // them; a listener outside the profile stays indistinguishable from one
 // that does not exist. The REST journal endpoints and /ws's listeners,
-// threads and monitor answers follow the same rule (of ended threads,
-// whose profile the journal does not keep, only the conversations the user
-// began). Users without a profile see everything.
+// threads and monitor answers follow the same rule (an ended thread is
+// judged by the profile the journal recorded with its entries; of entries
+// journaled before it recorded profiles, only the conversations the user
+// began). Counts and states are scoped the same way (profile_scope.go):
+// the connected frame's threads, /ws status and /api/v1/organism count
+// only what the profile sees and carry "profile"; organism-wide counters
+// read 0; a visible listener's state, current thread, last_error and peers
+// come only from what the user may see; usage lists only their threads'
+// calls. Users without a profile see everything.
+//
+// Journal messages (/threads/{id}/messages, /messages) carry "profile",
+// the profile the journal recorded ("" for none; absent when not recorded),
+// and the entries retention pruned appear in their place with
+// "pruned":{"reason","at"} and an empty payload.
 //
 // # Governance: approvals and the emergency halt
 //

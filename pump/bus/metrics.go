@@ -32,7 +32,15 @@ type HandlerLatencies interface {
 // with an unknown one, 403 for a viewer or operator).
 func (s *Server) metricsHandler() http.Handler {
 	serve := s.opts.Metrics.Handler()
-	admin := s.requireAuth(requireRole(auth.Admin, serve.ServeHTTP))
+	admin := s.requireAuth(requireRole(auth.Admin, func(w http.ResponseWriter, r *http.Request) {
+		if sessionOf(r.Context()).Profile != "" {
+			// The metrics count every listener's and thread's traffic: an
+			// admin with a security profile is not shown them.
+			writeError(w, http.StatusForbidden, "Forbidden")
+			return
+		}
+		serve.ServeHTTP(w, r)
+	}))
 	scrape := []byte(s.opts.ScrapeToken)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if len(scrape) > 0 && subtle.ConstantTimeCompare([]byte(bearerToken(r)), scrape) == 1 {

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -193,6 +194,12 @@ func TestMetricsAccess(t *testing.T) {
 	admin := f.loginAs("ada", auth.Admin)
 	viewer := f.loginAs("vic", auth.Viewer)
 	op := f.loginAs("olga", auth.Operator)
+	secret := f.user("pat", auth.Admin)
+	if err := f.auth.SetProfile(context.Background(), "pat", "calc"); err != nil {
+		t.Fatal(err)
+	}
+	f.nextStep()
+	profiled := f.login("pat", secret)
 	for _, c := range []struct {
 		name  string
 		token string
@@ -204,6 +211,7 @@ func TestMetricsAccess(t *testing.T) {
 		{"viewer session", viewer, http.StatusForbidden},
 		{"operator session", op, http.StatusForbidden},
 		{"admin session", admin, http.StatusOK},
+		{"admin session with a profile", profiled, http.StatusForbidden}, // organism-wide counts
 		{"scrape token", scrapeToken, http.StatusOK},
 	} {
 		t.Run(c.name, func(t *testing.T) {

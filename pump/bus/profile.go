@@ -161,12 +161,13 @@ func (v *journalView) entries(entries []store.Entry) []store.Entry {
 	})
 }
 
-// currentFor is the thread a listener works on (its current_thread) as sess
-// may see it: nil for a user with a profile when the thread is not of that
-// profile or narrower.
-func (s *Server) currentFor(sess auth.Session, cur *string) *string {
-	if cur == nil || sess.Profile == "" || within(s.threadProfile(*cur), sess.Profile) {
-		return cur
+// positions keeps the journal positions — entries and pruned ones — the
+// user may see, judged as entries are.
+func (v *journalView) positions(ps []store.Position) []store.Position {
+	if v.sess.Profile == "" {
+		return ps
 	}
-	return nil
+	return slices.DeleteFunc(ps, func(p store.Position) bool {
+		return len(v.entries([]store.Entry{p.Entry})) == 0
+	})
 }

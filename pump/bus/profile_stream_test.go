@@ -9,6 +9,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
@@ -229,12 +230,12 @@ func TestCurrentThreadRedacted(t *testing.T) {
 		{calc, stage.NewThreadID(), false},
 	} {
 		id := c.thread
-		got := f.srv.currentFor(c.sess, &id)
-		if (got != nil) != c.shown || got != nil && *got != id {
+		got := f.srv.listenerFor(c.sess, pump.ListenerInfo{Name: "calculate", Current: []string{id}, Active: 1}).Current
+		if (len(got) == 1) != c.shown || len(got) == 1 && got[0] != id {
 			t.Errorf("%s, thread %s: %v, want shown=%v", c.sess.Username, id, got, c.shown)
 		}
 	}
-	if f.srv.currentFor(calc, nil) != nil {
-		t.Error("no current thread became one")
+	if got := f.srv.listenerFor(calc, pump.ListenerInfo{Name: "calculate"}).Current; len(got) != 0 {
+		t.Errorf("no current thread became %v", got)
 	}
 }

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"encoding/json"
 	"net/http"
 	"slices"
 	"sync"
@@ -35,16 +36,14 @@ func (s *Server) streamEvents(e pump.Event) {
 // whose subscription matches event "delta", the conversation or thread, and
 // the agent (inside the organism: never blocks).
 func (s *Server) streamDelta(o organism.Output) {
-	ev := streamEvent{name: streamDelta, threads: []string{o.Conversation, o.Thread}, agents: []string{o.From}}
-	looked := false
+	// The thread's profile as the piece was written (it may have ended).
+	ev := streamEvent{name: streamDelta, threads: []string{o.Conversation, o.Thread}, agents: []string{o.From},
+		profile: o.Profile}
 	s.streams.each(func(st *streamSocket) {
 		st.mu.Lock()
 		ok := st.f.match(ev)
 		st.mu.Unlock()
 		if ok && st.c.sess.Profile != "" {
-			if !looked { // asked once, and only for a user with a profile
-				ev.profile, looked = s.threadProfile(o.Thread), true
-			}
 			ok = s.profileSees(st.c.sess, ev)
 		}
 		if ok {
@@ -69,18 +68,22 @@ type streamEvent struct {
 	// none, or not known): a user with a profile sees an event about a
 	// thread only when it is theirs or narrower (profileSees).
 	profile string
-	// current is a thread the body names besides (agent_state's
-	// current_thread); a user with a profile to whom it is not visible
-	// gets redacted, the body without it, instead.
-	current  string
-	redacted any
+	// view, when set, is the body as a user with a profile may see it
+	// (agent_state: the listener scoped by listenerFor); such a user is
+	// sent it only when it differs from the last one they were sent for
+	// the same agent, so a change they may not see sends them nothing.
+	view func(auth.Session) any
+	// wide marks an event about the whole organism's traffic (a guardian
+	// alert counts every sender's refusals): not sent to a user with a
+	// profile.
+	wide bool
 }
 
 // profileSees reports whether sess, a user with a profile, may see ev: it
 // names no listener outside the profile, and its thread, if it is about
 // one, is of the profile or narrower.
 func (s *Server) profileSees(sess auth.Session, ev streamEvent) bool {
-	if !s.namesVisible(sess, ev.agents...) {
+	if ev.wide || !s.namesVisible(sess, ev.agents...) {
 		return false
 	}
 	for _, t := range ev.threads {
@@ -127,6 +130,9 @@ type streamSocket struct {
 
 	mu sync.Mutex
 	f  filter
+	// sent is, for a user with a profile, the last agent_state body sent
+	// for each agent (as JSON; see streamEvent.view).
+	sent map[string]string
 }
 
 // streamCommand is a client frame of the stream.
@@ -150,8 +156,24 @@ func (s *Server) handleStreamWS(w http.ResponseWriter, r *http.Request) {
 			names = append(names, l.Name)
 		}
 	}
+	threads := s.pump.Threads().Len()
+	if sess := sock.c.sess; sess.Profile != "" { // only the live threads the profile sees
+		active, idle := s.threadCounts(sess)
+		threads = active + idle
+		// agent_state events start from the listeners as seen now, so
+		// the first one sent is one the user can see change.
+		sock.sent = map[string]string{}
+		v := s.agentView()
+		for _, li := range s.pump.Listeners() {
+			if s.visible(sess, li.Name) {
+				if key, err := json.Marshal(s.agentStateBody(s.listenerFor(sess, li), s.viewFor(sess, v))); err == nil {
+					sock.sent[li.Name] = string(key)
+				}
+			}
+		}
+	}
 	sock.c.send(map[string]any{"event": streamConnected, "organism": s.pump.Organism(), "agents": names,
-		"threads": s.pump.Threads().Len()})
+		"threads": threads})
 	s.streams.add(sock)
 	sock.c.serve(sock.command)
 }
@@ -243,8 +265,20 @@ func (st *streamSocket) offer(ev streamEvent) {
 	if !ok {
 		return
 	}
-	if ev.current != "" && st.c.sess.Profile != "" && !within(st.s.threadProfile(ev.current), st.c.sess.Profile) {
-		st.c.send(ev.redacted)
+	if ev.view != nil && st.c.sess.Profile != "" {
+		body := ev.view(st.c.sess)
+		key, err := json.Marshal(body)
+		if err != nil {
+			return
+		}
+		agent := ev.agents[0]
+		st.mu.Lock()
+		same := st.sent[agent] == string(key)
+		st.sent[agent] = string(key)
+		st.mu.Unlock()
+		if !same {
+			st.c.send(body)
+		}
 		return
 	}
 	st.c.send(ev.body)

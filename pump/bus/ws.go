@@ -80,9 +80,15 @@ func (w *wsSocket) handle(data []byte) {
 			w.internal(reply, err)
 			return
 		}
-		w.c.send(wire.Status{Head: reply, Threads: st.Threads, IdleThreads: st.Idle, Organism: st.Organism,
+		out := wire.Status{Head: reply, Threads: st.Threads, IdleThreads: st.Idle, Organism: st.Organism,
 			UptimeSeconds: st.Uptime.Seconds(), Listeners: st.Listeners, Slots: st.Slots, Processed: st.Processed,
-			Failed: st.Failed, InFlight: st.InFlight, Gateways: st.Gateways})
+			Failed: st.Failed, InFlight: st.InFlight, Gateways: st.Gateways}
+		if sess := w.c.sess; sess.Profile != "" { // scoped to what the profile sees (profile_scope.go)
+			out.Threads, out.IdleThreads = w.s.threadCounts(sess)
+			out.Listeners, out.Profile = w.s.visibleListeners(sess), sess.Profile
+			out.Slots, out.Processed, out.Failed, out.InFlight, out.Gateways = 0, 0, 0, 0, nil
+		}
+		w.c.send(out)
 	case wire.TypeListeners, wire.TypeTargets:
 		ls, err := w.s.opts.Console.Listeners(ctx)
 		if err != nil {

@@ -164,6 +164,10 @@ type Output struct {
 	From, Text string
 	// End marks an OutputDelta that ends the model's reply.
 	End bool
+	// Profile is the security profile of the streaming thread of an
+	// OutputDelta ("" for none), taken when the piece was written: the
+	// thread may have ended by the time it is published.
+	Profile string
 	// Diagnostics are the detailed findings of a failure (shown with --verbose).
 	Diagnostics []string
 }

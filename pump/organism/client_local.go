@@ -92,13 +92,15 @@ func (l *Local) Print(thread, from, text string) {
 // what was journaled before it is committed), never line-buffered. Pieces
 // are not journaled: the agent's answer is.
 func (l *Local) Stream(thread, agent, delta string, end bool) {
-	conv := thread
+	conv, profile := thread, ""
 	if l.org != nil && thread != "" {
 		if root := l.org.Pump.Threads().Root(thread); root != "" {
 			conv = root
 		}
+		profile, _ = l.org.Pump.Threads().Profile(thread)
 	}
-	out := Output{Kind: OutputDelta, Conversation: conv, Thread: thread, From: agent, Text: delta, End: end}
+	out := Output{Kind: OutputDelta, Conversation: conv, Thread: thread, From: agent, Text: delta, End: end,
+		Profile: profile}
 	if l.org == nil {
 		l.out.Publish(out)
 		return

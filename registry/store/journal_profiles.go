@@ -125,6 +125,9 @@ type Pruned struct {
 	Reason string
 	// At is when it was pruned.
 	At time.Time
+	// NoMetadata marks a tombstone written before the journal kept the
+	// metadata of pruned entries (layout 3): Entry holds only Seq.
+	NoMetadata bool
 }
 
 // PrunedOf returns the pruned entries of the conversation or thread id, in
@@ -133,33 +136,10 @@ type Pruned struct {
 func (r *Reader) PrunedOf(id string) ([]Pruned, error) {
 	var out []Pruned
 	err := r.read(func(db *sql.DB) error {
-		rows, err := db.QueryContext(context.Background(), `SELECT seq, deleted_at, reason, time_ns, thread, conversation,
-			direction, kind, sender, recipient, listener, root, sha256, profile
+		var err error
+		out, err = scanPruned(context.Background(), db, `SELECT `+prunedColumns+`
 			FROM journal_tombstones WHERE conversation = ?1 OR thread = ?1 ORDER BY seq`, id)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				p         Pruned
-				at, ns    int64
-				dir, kind string
-				sum       []byte
-				profile   sql.NullString
-			)
-			if err := rows.Scan(&p.Seq, &at, &p.Reason, &ns, &p.Thread, &p.Conversation, &dir, &kind, &p.From, &p.To,
-				&p.Listener, &p.PayloadTag, &sum, &profile); err != nil {
-				return err
-			}
-			p.At, p.Time = time.Unix(0, at).UTC(), time.Unix(0, ns).UTC()
-			p.Direction, _ = ParseDirection(dir)
-			p.Kind, _ = ParseKind(kind)
-			copy(p.SHA256[:], sum)
-			p.Profile, p.ProfileUnknown = profile.String, !profile.Valid
-			out = append(out, p)
-		}
-		return rows.Err()
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: read pruned entries: %w", err)

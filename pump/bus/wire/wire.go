@@ -139,6 +139,11 @@ type Status struct {
 	// Gateways describes each federation gateway on one line (omitted
 	// without gateways).
 	Gateways []string `json:"gateways,omitempty"`
+	// Profile, set for a user with a security profile, is the profile
+	// the answer is scoped to: threads, idle_threads and listeners count
+	// only what it sees; slots, processed, failed, in_flight and gateways
+	// are organism-wide and not shown (0, omitted).
+	Profile string `json:"profile,omitempty"`
 }
 
 // Listeners answers TypeListeners and TypeTargets: Listeners is the
