@@ -297,6 +297,10 @@ func TestAbandonStuckHandler(t *testing.T) {
 // halted start halted.
 func TestHaltAndUnhalt(t *testing.T) {
 	ends := make(chan ended, 4)
+	// deepRunning is closed once the deep call's handler runs: its call is
+	// published (startCall) before the handler is entered, so Halt finds
+	// it. Active counts the message a step earlier, before it is.
+	deepRunning := make(chan struct{})
 	var (
 		mu      sync.Mutex
 		calls   = map[string]int{}
@@ -318,6 +322,7 @@ func TestHaltAndUnhalt(t *testing.T) {
 		history[in.Label] = jobs
 		mu.Unlock()
 		if in.Label == "deep" && n == 1 {
+			close(deepRunning)
 			<-ctx.Done() // a model call in progress
 			ends <- endOf(ctx, in.Label)
 			return xmlpipe.Respond(&Ping{Text: "discarded"}), nil
@@ -330,7 +335,11 @@ func TestHaltAndUnhalt(t *testing.T) {
 	p = startPump(t, pump.Options{}, thinker, calc)
 	deepOut := newRecorder()
 	mustSend(t, p, client, "thinker", &Job{Label: "deep"}, deepOut)
-	poll(t, "the deep call to start", func() bool { return listenerInfo(t, p, "thinker").Active == 1 })
+	select {
+	case <-deepRunning:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the deep call did not start")
+	}
 
 	rep, err := p.Halt(pump.HaltAgents)
 	if err != nil || rep.Scope != pump.HaltAgents || rep.Cancelled != 1 {
