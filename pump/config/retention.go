@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
 // RetentionPolicy names a journal retention policy.
@@ -164,17 +166,5 @@ func (r *Retention) setDays(days int) error {
 
 // FormatWindow writes a window's duration as ParseWindow reads it: whole
 // days as "7d", else the Go duration without zero minutes or seconds
-// ("36h", "1h30m").
-func FormatWindow(d time.Duration) string {
-	if d > 0 && d%(24*time.Hour) == 0 {
-		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
-	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
+// ("36h", "1h30m"). It is the store's spelling (store.FormatWindow).
+func FormatWindow(d time.Duration) string { return store.FormatWindow(d) }

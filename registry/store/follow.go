@@ -21,6 +21,15 @@ const DefaultFollowInterval = 200 * time.Millisecond
 // commits entries in seq order: once seq n is visible, every smaller seq is
 // committed too (or was pruned or tombstoned, and is never visible again).
 func (r *Reader) Follow(ctx context.Context, after int64, interval time.Duration, fn func(Entry) error) error {
+	return follow(ctx, after, interval, r.After, func(e Entry) int64 { return e.Seq }, fn)
+}
+
+// follow is the polling loop of Follow and FollowPositions: it reads pages
+// of items with a seq above after (page), calls fn for each in order, and
+// when a page comes back short waits interval (DefaultFollowInterval when
+// zero) before reading on.
+func follow[T any](ctx context.Context, after int64, interval time.Duration,
+	page func(after int64, limit int) ([]T, error), seq func(T) int64, fn func(T) error) error {
 	if interval <= 0 {
 		interval = DefaultFollowInterval
 	}
@@ -28,17 +37,17 @@ func (r *Reader) Follow(ctx context.Context, after int64, interval time.Duration
 	defer tick.Stop()
 	for {
 		for {
-			entries, err := r.After(after, followPage)
+			items, err := page(after, followPage)
 			if err != nil {
 				return fmt.Errorf("store: follow: %w", err)
 			}
-			for _, e := range entries {
-				if err := fn(e); err != nil {
+			for _, it := range items {
+				if err := fn(it); err != nil {
 					return err
 				}
-				after = e.Seq
+				after = seq(it)
 			}
-			if len(entries) < followPage {
+			if len(items) < followPage {
 				break
 			}
 			if err := ctx.Err(); err != nil {

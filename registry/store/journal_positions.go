@@ -144,34 +144,5 @@ func prunedRank(p Position) int {
 // (DefaultFollowInterval when zero). It returns ctx.Err() when ctx ends,
 // or the first error of fn or of a read.
 func (r *Reader) FollowPositions(ctx context.Context, after int64, interval time.Duration, fn func(Position) error) error {
-	if interval <= 0 {
-		interval = DefaultFollowInterval
-	}
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		for {
-			ps, err := r.PositionsAfter(after, followPage)
-			if err != nil {
-				return fmt.Errorf("store: follow: %w", err)
-			}
-			for _, p := range ps {
-				if err := fn(p); err != nil {
-					return err
-				}
-				after = p.Seq
-			}
-			if len(ps) < followPage {
-				break
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
+	return follow(ctx, after, interval, r.PositionsAfter, func(p Position) int64 { return p.Seq }, fn)
 }

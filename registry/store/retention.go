@@ -75,10 +75,10 @@ func (r Retention) String() string {
 	case RetainDays:
 		return fmt.Sprintf("%s(%d)", RetainDays, r.Days)
 	case Window:
-		return Window + "(" + formatWindow(r.Window) + ")"
+		return Window + "(" + FormatWindow(r.Window) + ")"
 	case PruneOnDelivery:
 		if r.Window > 0 {
-			return PruneOnDelivery + "+" + Window + "(" + formatWindow(r.Window) + ")"
+			return PruneOnDelivery + "+" + Window + "(" + FormatWindow(r.Window) + ")"
 		}
 		return PruneOnDelivery
 	default:
@@ -237,10 +237,10 @@ func (s *Store) StartSweeper(ctx context.Context, interval time.Duration, policy
 	return func() { cancel(); <-exited }, nil
 }
 
-// formatWindow writes a window as the configuration does: whole days as
-// "7d", else the duration without zero minutes or seconds ("36h",
-// "1h30m").
-func formatWindow(d time.Duration) string {
+// FormatWindow writes a retention window as the configuration reads it
+// (pump/config.ParseWindow): whole days as "7d", else the Go duration
+// without zero minutes or seconds ("36h", "1h30m").
+func FormatWindow(d time.Duration) string {
 	if d > 0 && d%(24*time.Hour) == 0 {
 		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
 	}
