@@ -7,6 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/llm/llmtest"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
@@ -42,7 +43,7 @@ listeners:
 // expanded — and ?content=full gives the folded segment's original bytes.
 // An unknown thread is 404, a bad content 400, no token 401.
 func TestAPIThreadContext(t *testing.T) {
-	model := newChatModel(t, func(n int) []string { return []string{fmt.Sprintf("Noted (%d).", n)} })
+	model := llmtest.NewChatModel(t, func(n int) []string { return []string{fmt.Sprintf("Noted (%d).", n)} })
 	f := newFixtureWith(t, librarianOrganism(model.URL))
 	tokens := f.tokens()
 	op, viewer := tokens[auth.Operator], tokens[auth.Viewer]
@@ -79,7 +80,7 @@ func TestAPIThreadContext(t *testing.T) {
 	if _, has := first["content"]; has {
 		t.Error("content without ?content=full")
 	}
-	if !hasMessage(model.request(t, model.count()-1), "user", summary) {
+	if !llmtest.Has(model.Request(t, model.Count()-1), "user", summary) {
 		t.Error("the model's last request does not hold the fold summary")
 	}
 	last := segs[len(segs)-1].(map[string]any)
@@ -118,7 +119,7 @@ func TestAPIThreadContext(t *testing.T) {
 // its agent's context segments with their tiers — the long early message
 // folded, with its summary.
 func TestDashboardShowsContextTiers(t *testing.T) {
-	model := newChatModel(t, func(n int) []string { return []string{fmt.Sprintf("Noted (%d).", n)} })
+	model := llmtest.NewChatModel(t, func(n int) []string { return []string{fmt.Sprintf("Noted (%d).", n)} })
 	f := newFixtureWith(t, librarianOrganism(model.URL))
 	ctx := browser(t)
 	op := f.loginAs("olga", auth.Operator)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/llm/llmtest"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
@@ -39,7 +40,7 @@ func sendOn(t *testing.T, c *websocket.Conn, thread, text string) (string, []fra
 // that carries the answer whole (the journaled message); nothing else
 // arrives out of place.
 func TestWSDeltasThenAnswer(t *testing.T) {
-	m := newChatModel(t, answerChunks)
+	m := llmtest.NewChatModel(t, answerChunks)
 	f := newFixtureWith(t, agentOrganism(m.URL))
 	ws := f.dial("/ws", f.loginAs("alice", auth.Operator))
 	readFrame(t, ws) // connected
@@ -122,7 +123,7 @@ func TestWSDeltasThenAnswer(t *testing.T) {
 // exchanges — whether the conversation ended or not; another user naming it
 // is refused over both, and hears nothing of it.
 func TestContinueOverWSAndREST(t *testing.T) {
-	m := newChatModel(t, answerChunks)
+	m := llmtest.NewChatModel(t, answerChunks)
 	f := newFixtureWith(t, agentOrganism(m.URL))
 	alice := f.loginAs("alice", auth.Operator)
 	bob := f.loginAs("bob", auth.Operator)
@@ -136,7 +137,7 @@ func TestContinueOverWSAndREST(t *testing.T) {
 	if again != conv {
 		t.Fatalf("the continuation travelled on %s, want %s", again, conv)
 	}
-	if msgs := m.request(t, 1); !hasMessage(msgs, "user", "first") || !hasMessage(msgs, "assistant", "answer 1") {
+	if msgs := m.Request(t, 1); !llmtest.Has(msgs, "user", "first") || !llmtest.Has(msgs, "assistant", "answer 1") {
 		t.Errorf("the continued request lacks the first exchange: %+v", msgs)
 	}
 
@@ -167,14 +168,14 @@ func TestContinueOverWSAndREST(t *testing.T) {
 		}
 		return false
 	})
-	msgs := m.request(t, 2)
+	msgs := m.Request(t, 2)
 	for _, want := range []string{"first", "second", "third"} {
-		if !hasMessage(msgs, "user", want) {
+		if !llmtest.Has(msgs, "user", want) {
 			t.Errorf("the third request lacks %q: %+v", want, msgs)
 		}
 	}
-	if m.count() != 3 {
-		t.Errorf("the model got %d requests, want 3 (bob's were refused)", m.count())
+	if m.Count() != 3 {
+		t.Errorf("the model got %d requests, want 3 (bob's were refused)", m.Count())
 	}
 	// Bob's socket heard nothing of alice's conversation.
 	writeFrame(t, cb, frame{"type": "ping"})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/llm/llmtest"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 )
 
@@ -18,8 +19,8 @@ import (
 // the conversation's model call in the per-call table; the send box
 // continues the open conversation until New begins another.
 func TestDashboardStreamsAndCalls(t *testing.T) {
-	m := newChatModel(t, func(n int) []string { return []string{"Rain on tin", " roofs, answer " + string(rune('1'+n))} })
-	m.hold = make(chan struct{})
+	m := llmtest.NewChatModel(t, func(n int) []string { return []string{"Rain on tin", " roofs, answer " + string(rune('1'+n))} })
+	m.Hold = make(chan struct{})
 	f := newFixtureWith(t, agentOrganism(m.URL))
 	ctx := browser(t)
 	secret := f.user("olga", auth.Operator)
@@ -32,7 +33,7 @@ func TestDashboardStreamsAndCalls(t *testing.T) {
 		chromedp.WaitVisible(css("#send-status[data-thread]")),
 	))
 	conv := run(t, ctx, "sent thread", chromedp.AttributeValue(css("#send-status"), "data-thread")).Value
-	<-m.first
+	<-m.First
 	live := css(`#live pre[data-agent="poet"]`)
 	run(t, ctx, "live text", chromedp.WaitVisible(live))
 	waitText(t, ctx, "#live", func(s string) bool { return s == "[poet] Rain on tin" })
@@ -43,7 +44,7 @@ func TestDashboardStreamsAndCalls(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(screenshotDir, "dashboard-stream.png"), shot, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	close(m.hold)
+	close(m.Hold)
 
 	// The answer is journaled; the call is listed, linked to it.
 	run(t, ctx, "calls", chromedp.WaitVisible(css("#calls tbody tr")))
@@ -69,7 +70,7 @@ func TestDashboardStreamsAndCalls(t *testing.T) {
 	if again := run(t, ctx, "thread", chromedp.AttributeValue(css("#send-status"), "data-thread")).Value; again != conv {
 		t.Errorf("the second message travelled on %s, want the open conversation %s", again, conv)
 	}
-	if msgs := m.request(t, 1); !hasMessage(msgs, "assistant", "answer 1") {
+	if msgs := m.Request(t, 1); !llmtest.Has(msgs, "assistant", "answer 1") {
 		t.Errorf("the continued request lacks the first answer: %+v", msgs)
 	}
 	run(t, ctx, "new", chromedp.Steps(
@@ -81,7 +82,7 @@ func TestDashboardStreamsAndCalls(t *testing.T) {
 	if fresh := run(t, ctx, "thread", chromedp.AttributeValue(css("#send-status"), "data-thread")).Value; fresh == conv {
 		t.Error("after New the message continued the old conversation")
 	}
-	if msgs := m.request(t, 2); hasMessage(msgs, "assistant", "answer") {
+	if msgs := m.Request(t, 2); llmtest.Has(msgs, "assistant", "answer") {
 		t.Errorf("the new conversation's request carries an old answer: %+v", msgs)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
+	"github.com/xml-pipeline/xmlpipe/listeners/llm/llmtest"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
@@ -264,7 +265,7 @@ listeners:
 // user without a profile receives both. /api/v1/usage/calls lists the
 // calc user only the model call of their own conversation.
 func TestProfileGovernsDeltas(t *testing.T) {
-	m := newChatModel(t, func(n int) []string {
+	m := llmtest.NewChatModel(t, func(n int) []string {
 		if n == 0 {
 			return []string{"Open ", "verse ", "zero"}
 		}
@@ -322,7 +323,7 @@ func TestProfileGovernsDeltas(t *testing.T) {
 	if !strings.Contains(calcSeen, `"event":"delta"`) {
 		t.Errorf("the calc user receives no delta:\n%s", calcSeen)
 	}
-	if n := m.count(); n != 2 {
+	if n := m.Count(); n != 2 {
 		t.Errorf("the model got %d requests, want 2", n)
 	}
 

@@ -2,12 +2,9 @@ package console_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -15,100 +12,13 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/llm/llmtest"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/console"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
-
-// chatMessage is one message of a chat request.
-type chatMessage struct {
-	Role, Content string
-}
-
-// chatModel is a loopback OpenAI-style chat-completions server. The n-th
-// request (from 0) is answered with the chunks reply(n) returns, streamed as
-// server-sent events when the request asks for a stream; with hold set the
-// server waits for it after the first chunk of its first reply (the test sees the text arrive
-// before the model has finished).
-type chatModel struct {
-	*httptest.Server
-	reply func(n int) []string
-	hold  chan struct{}
-
-	mu       sync.Mutex
-	requests [][]chatMessage
-	streamed []bool
-	first    chan struct{} // closed once the first chunk of a held reply is sent
-}
-
-func newChatModel(t *testing.T, reply func(n int) []string) *chatModel {
-	m := &chatModel{reply: reply, first: make(chan struct{})}
-	m.Server = httptest.NewServer(http.HandlerFunc(m.serve))
-	t.Cleanup(m.Close)
-	return m
-}
-
-func (m *chatModel) serve(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Messages []chatMessage
-		Stream   bool
-	}
-	if r.URL.Path != "/chat/completions" || json.NewDecoder(r.Body).Decode(&body) != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		return
-	}
-	m.mu.Lock()
-	n := len(m.requests)
-	m.requests = append(m.requests, body.Messages)
-	m.streamed = append(m.streamed, body.Stream)
-	m.mu.Unlock()
-	chunks := m.reply(n)
-	usage := `"usage":{"prompt_tokens":11,"completion_tokens":7}`
-	if !body.Stream {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"model":"test-model","choices":[{"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],%s}`,
-			strings.Join(chunks, ""), usage)
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	for i, c := range chunks {
-		fmt.Fprintf(w, "data: {\"model\":\"test-model\",\"choices\":[{\"delta\":{\"content\":%q}}]}\n\n", c)
-		w.(http.Flusher).Flush()
-		if i == 0 && n == 0 && m.hold != nil { // only the first reply is held
-			close(m.first)
-			select {
-			case <-m.hold:
-			case <-r.Context().Done():
-				return
-			}
-		}
-	}
-	fmt.Fprintf(w, "data: {\"model\":\"test-model\",\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n")
-	fmt.Fprintf(w, "data: {\"choices\":[],%s}\n\ndata: [DONE]\n\n", usage)
-}
-
-// request returns the n-th request's messages (from 0).
-func (m *chatModel) request(t *testing.T, n int) []chatMessage {
-	t.Helper()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if n >= len(m.requests) {
-		t.Fatalf("the model got %d requests, want more than %d", len(m.requests), n)
-	}
-	return m.requests[n]
-}
-
-// has reports whether msgs holds a message of role whose content contains text.
-func has(msgs []chatMessage, role, text string) bool {
-	for _, m := range msgs {
-		if m.Role == role && strings.Contains(m.Content, text) {
-			return true
-		}
-	}
-	return false
-}
 
 // agentOrganism builds an organism whose agent poet talks to the model at url.
 func agentOrganism(url string) func(organism.Options) (*organism.Organism, error) {
@@ -136,7 +46,7 @@ listeners:
 
 // startAgents starts an in-memory agent organism over m with a console
 // backend and waits for its boot.
-func startAgents(t *testing.T, m *chatModel) *organism.Local {
+func startAgents(t *testing.T, m *llmtest.ChatModel) *organism.Local {
 	t.Helper()
 	l, err := organism.Assemble(organism.Options{Logger: slog.New(slog.DiscardHandler)}, agentOrganism(m.URL))
 	if err != nil {
@@ -172,13 +82,13 @@ func answers(n int) []string { return []string{"answer ", fmt.Sprint(n + 1)} }
 // checkContinuation checks the model's requests of a session that sent
 // "@poet first", "@poet second", "/new poet", "@poet third": the second
 // carries the first exchange, the third does not.
-func checkContinuation(t *testing.T, m *chatModel, transcript string) {
+func checkContinuation(t *testing.T, m *llmtest.ChatModel, transcript string) {
 	t.Helper()
-	second, third := m.request(t, 1), m.request(t, 2)
-	if !has(second, "user", "first") || !has(second, "assistant", "answer 1") || !has(second, "user", "second") {
+	second, third := m.Request(t, 1), m.Request(t, 2)
+	if !llmtest.Has(second, "user", "first") || !llmtest.Has(second, "assistant", "answer 1") || !llmtest.Has(second, "user", "second") {
 		t.Errorf("the second request lacks the first exchange: %+v", second)
 	}
-	if has(third, "user", "first") || has(third, "assistant", "answer") || !has(third, "user", "third") {
+	if llmtest.Has(third, "user", "first") || llmtest.Has(third, "assistant", "answer") || !llmtest.Has(third, "user", "third") {
 		t.Errorf("the request after /new carries an old exchange: %+v", third)
 	}
 	for _, want := range []string{"[poet] answer 1\n", "[poet] answer 2\n", "[poet] answer 3\n",
@@ -220,7 +130,7 @@ func checkUsage(t *testing.T, transcript string, linked bool) {
 // conversation — the model's second request holds the first exchange —
 // until /new poet; a piped session prints each answer once, whole.
 func TestConsoleContinuesConversation(t *testing.T) {
-	m := newChatModel(t, answers)
+	m := llmtest.NewChatModel(t, answers)
 	l := startAgents(t, m)
 	c, err := console.New(l, console.Config{})
 	if err != nil {
@@ -236,9 +146,7 @@ func TestConsoleContinuesConversation(t *testing.T) {
 	if !strings.Contains(out.String(), "Conversations (an @agent line continues its own; /new begins another):\n  poet#") {
 		t.Errorf("/threads does not list the conversation:\n%s", out.String())
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.streamed[0] {
+	if !m.Streamed(t, 0) {
 		t.Error("the agent did not ask the model for a stream")
 	}
 }
@@ -246,7 +154,7 @@ func TestConsoleContinuesConversation(t *testing.T) {
 // TestRemoteConsoleContinuesConversation is the same over the main bus
 // (/ws send with thread_id), with the organism durable.
 func TestRemoteConsoleContinuesConversation(t *testing.T) {
-	m := newChatModel(t, answers)
+	m := llmtest.NewChatModel(t, answers)
 	b := startBusWith(t, agentOrganism(m.URL))
 	r := b.dial(t, "rita", b.user(t, "rita", auth.Operator))
 	c, err := console.New(r, console.Config{})
@@ -386,8 +294,8 @@ func (s *screen) waitFor(t *testing.T, text string, n int) {
 // prompt — and the answer then adds only what was not shown; the prompt
 // names the conversation.
 func TestTerminalStreamsAsItArrives(t *testing.T) {
-	m := newChatModel(t, func(int) []string { return []string{"Rain on tin", " roofs\nhums softly."} })
-	m.hold = make(chan struct{})
+	m := llmtest.NewChatModel(t, func(int) []string { return []string{"Rain on tin", " roofs\nhums softly."} })
+	m.Hold = make(chan struct{})
 	l := startAgents(t, m)
 	c, err := console.New(l, console.Config{})
 	if err != nil {
@@ -405,12 +313,12 @@ func TestTerminalStreamsAsItArrives(t *testing.T) {
 	if _, err := io.WriteString(typing, "@poet rain\r"); err != nil {
 		t.Fatal(err)
 	}
-	<-m.first
+	<-m.First
 	scr.waitFor(t, "[poet] Rain on tin\r\n", 1) // the live line, before the model finished
 	if strings.Contains(scr.String(), "hums") {
 		t.Fatalf("text shown before the model wrote it:\n%q", scr.String())
 	}
-	close(m.hold)
+	close(m.Hold)
 	scr.waitFor(t, "hums softly.\r\n", 1)
 	scr.waitFor(t, "poet#", 1) // the prompt names the conversation
 	// The end of input (not a typed /quit, whose echoed line could race the
