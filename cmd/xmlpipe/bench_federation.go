@@ -415,7 +415,7 @@ func (p *fedPair) floor(r *fedBench, n int) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	unsigned := fmt.Appendf(nil, `<message xmlns="%s"><meta><from>bench-a</from><to>echo</to><thread>%s</thread>`+
-		`<link xmlns="%s" id="%s" kind="call" sent="%s"/></meta><FedEcho><Text>c7-1234</Text></FedEcho></message>`,
+		`<link xmlns="%s" id="%s" kind="call" sent="%s"></link></meta><FedEcho><Text>c7-1234</Text></FedEcho></message>`,
 		schemas.EnvelopeNS, stage.NewThreadID(), federation.NS, stage.NewThreadID(), time.Now().UTC().Format(time.RFC3339Nano))
 	signed, err := envsig.Sign(p.keyA, unsigned)
 	if err != nil {

@@ -96,10 +96,12 @@ func (e *envelope) build() []byte {
 	b = append(b, `<thread>`...)
 	b = xmltext.AppendText(b, e.Thread)
 	b = append(b, `</thread><link xmlns="`+NS+`"`...)
+	// In exclusive C14N's order (attributes sorted by name, every element
+	// with an end tag): the envelope is canonical as built, so Sign takes
+	// its bytes as they are instead of canonicalising them.
 	for _, a := range [...][2]string{
-		{"id", e.Link.ID}, {"kind", string(e.Link.Kind)}, {"ref", e.Link.Ref},
-		{"sent", e.Link.Sent.UTC().Format(time.RFC3339Nano)}, {"error", e.Link.Error},
-		{"traceparent", e.Link.Traceparent},
+		{"error", e.Link.Error}, {"id", e.Link.ID}, {"kind", string(e.Link.Kind)}, {"ref", e.Link.Ref},
+		{"sent", e.Link.Sent.UTC().Format(time.RFC3339Nano)}, {"traceparent", e.Link.Traceparent},
 	} {
 		if a[1] != "" {
 			b = append(b, ` `+a[0]+`="`...)
@@ -107,11 +109,11 @@ func (e *envelope) build() []byte {
 			b = append(b, '"')
 		}
 	}
-	b = append(b, `/></meta>`...)
+	b = append(b, `></link></meta>`...)
 	if len(e.Payload) > 0 {
 		b = append(b, e.Payload...)
 	} else {
-		b = append(b, `<end xmlns="`+NS+`"/>`...)
+		b = append(b, `<end xmlns="`+NS+`"></end>`...)
 	}
 	return append(b, `</message>`...)
 }

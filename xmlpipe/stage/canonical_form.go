@@ -500,3 +500,12 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // isHex reports whether c is a hexadecimal digit.
 func isHex(c byte) bool { return isDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'f') }
+
+// IsExcC14N reports whether raw is proven to be its own exclusive C14N 1.0
+// without comments, as the ingress stages prove it before skipping their
+// C14N pass (false only means "not proven"). The proof covers the markup:
+// tags, attributes, namespace declarations, references and their order. It
+// takes for granted what a strict parse checks first — valid UTF-8 and
+// names of XML's name productions — so a caller that never parsed raw
+// must check what it relies on of those itself.
+func IsExcC14N(raw []byte) bool { return isExcC14N(raw) }

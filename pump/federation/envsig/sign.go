@@ -18,23 +18,28 @@ import (
 // last child of its <meta>. envelope must be a complete, well-formed
 // <message> of the envelope namespace without a <Signature>. The result is
 // exclusive C14N, so its bytes (and any hash of them) are what a verifier
-// sees.
+// sees. A canonical envelope (as the pump builds them) is signed over its
+// own bytes without a parse (canonical.go).
 func Sign(key ed25519.PrivateKey, envelope []byte) ([]byte, error) {
 	if len(key) != ed25519.PrivateKeySize {
 		return nil, fmt.Errorf("%w: private key is %d bytes, want %d", ErrKey, len(key), ed25519.PrivateKeySize)
 	}
-	parts, err := split(envelope)
-	if err != nil {
-		return nil, err
-	}
-	if parts.Count != 0 {
-		return nil, fmt.Errorf("%w: the envelope already carries %d Signature element(s)", ErrMalformed, parts.Count)
+	unsigned := envelope
+	if !canonicalUnsigned(envelope) {
+		parts, err := split(envelope)
+		if err != nil {
+			return nil, err
+		}
+		if parts.Count != 0 {
+			return nil, fmt.Errorf("%w: the envelope already carries %d Signature element(s)", ErrMalformed, parts.Count)
+		}
+		unsigned = parts.Unsigned
 	}
 	t, err := canonicalTemplate()
 	if err != nil {
 		return nil, fmt.Errorf("envsig: Signature template: %w", err)
 	}
-	sum := sha256.Sum256(parts.Unsigned)
+	sum := sha256.Sum256(unsigned)
 	var digest [digestLen]byte
 	base64.StdEncoding.Encode(digest[:], sum[:])
 	si := t.signedInfo(make([]byte, 0, len(t.siHead)+digestLen+len(t.siTail)), string(digest[:]))
@@ -43,17 +48,17 @@ func Sign(key ed25519.PrivateKey, envelope []byte) ([]byte, error) {
 	// The unsigned envelope is canonical, and so is the Signature the
 	// template writes (with its own default namespace, as exclusive C14N
 	// renders it in place): inserting it keeps the whole canonical.
-	at, ok := metaEnd(parts.Unsigned)
+	at, ok := metaEnd(unsigned)
 	if !ok {
-		if at, err = containerEnd(parts.Unsigned); err != nil {
+		if at, err = containerEnd(unsigned); err != nil {
 			return nil, err
 		}
 	}
 	n := len(t.sigHead) + digestLen + len(t.sigMid) + valueLen + len(t.sigTail)
-	out := make([]byte, 0, len(parts.Unsigned)+n)
-	out = append(out, parts.Unsigned[:at]...)
+	out := make([]byte, 0, len(unsigned)+n)
+	out = append(out, unsigned[:at]...)
 	out = t.signature(out, string(digest[:]), string(value[:]))
-	return append(out, parts.Unsigned[at:]...), nil
+	return append(out, unsigned[at:]...), nil
 }
 
 // split parses an envelope once with stage.SplitSignature and checks that

@@ -22,11 +22,20 @@ import (
 // validation orders it), then the signature value is verified over the
 // exclusive C14N of SignedInfo as it stands in the envelope (ErrSignature).
 // A nil error means the envelope is byte for byte, up to C14N, what the key's
-// holder signed.
+// holder signed. An envelope in the canonical form Sign returns is verified
+// over its bytes without a parse (canonical.go).
 func Verify(pub ed25519.PublicKey, signed []byte) error {
 	if len(pub) != ed25519.PublicKeySize {
 		return fmt.Errorf("%w: public key is %d bytes, want %d", ErrKey, len(pub), ed25519.PublicKeySize)
 	}
+	if verifyCanonical(pub, signed) {
+		return nil
+	}
+	return verifyParsed(pub, signed)
+}
+
+// verifyParsed is Verify over the envelope as libxml2 parses it.
+func verifyParsed(pub ed25519.PublicKey, signed []byte) error {
 	parts, err := splitUnsigned(signed)
 	if err != nil {
 		return err
