@@ -78,6 +78,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzServeStdio$$' -fuzztime $(FUZZTIME) ./pump/mcp/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pump/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSegment$$' -fuzztime $(FUZZTIME) ./registry/store/
+	$(GO) test -run '^$$' -fuzz '^FuzzThreadPathJSON$$' -fuzztime $(FUZZTIME) ./registry/store/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseDotEnv$$' -fuzztime $(FUZZTIME) ./pump/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzEval$$' -fuzztime $(FUZZTIME) ./listeners/tools/calculate/
 	$(GO) test -run '^$$' -fuzz '^FuzzLocate$$' -fuzztime $(FUZZTIME) ./listeners/tools/

@@ -1,6 +1,7 @@
 package organism
 
 import (
+	"errors"
 	"log/slog"
 	"sync"
 
@@ -125,9 +126,22 @@ func (k storeSinks) ThreadDeleted(id string) {
 // whose sinks are k.
 func (k *storeSinks) restoreRegistries(threads *registry.Threads, todos *registry.TodoRegistry,
 	cb *registry.ContextBuffer) error {
-	s := k.s
-	trows, err := s.LoadThreads()
-	if err != nil {
+	// The three tables are read at once, on connections of the read pool
+	// (a restart with many live threads spends most of its time here), and
+	// restored in order.
+	var (
+		trows            []store.ThreadRow
+		wrows            []store.WatcherRow
+		srows            []store.SlotRow
+		terr, werr, serr error
+		wg               sync.WaitGroup
+	)
+	wg.Add(2)
+	go func() { defer wg.Done(); wrows, werr = k.s.LoadWatchers() }()
+	go func() { defer wg.Done(); srows, serr = k.s.LoadSlots() }()
+	trows, terr = k.s.LoadThreads()
+	wg.Wait()
+	if err := errors.Join(terr, werr, serr); err != nil {
 		return err
 	}
 	recs := make([]registry.ThreadRecord, len(trows))
@@ -138,10 +152,6 @@ func (k *storeSinks) restoreRegistries(threads *registry.Threads, todos *registr
 	if err := threads.Restore(recs); err != nil {
 		return err
 	}
-	wrows, err := s.LoadWatchers()
-	if err != nil {
-		return err
-	}
 	ws := make([]registry.Watcher, len(wrows))
 	for i, r := range wrows {
 		ws[i] = registry.Watcher{ID: r.ID, ThreadID: r.Thread, Issuer: r.Issuer, WaitFor: r.WaitFor,
@@ -149,10 +159,6 @@ func (k *storeSinks) restoreRegistries(threads *registry.Threads, todos *registr
 			TriggeredFrom: r.TriggeredFrom, Created: r.Created}
 	}
 	if err := todos.Restore(ws); err != nil {
-		return err
-	}
-	srows, err := s.LoadSlots()
-	if err != nil {
 		return err
 	}
 	slots := make([]registry.Slot, len(srows))

@@ -1,11 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -45,11 +46,7 @@ func (s *Store) putThread(t ThreadRow, fresh bool) error {
 	if t.ID == "" {
 		return fmt.Errorf("%w: thread row without id", ErrInvalid)
 	}
-	path := t.Path
-	if path == nil {
-		path = []string{}
-	}
-	pathJSON, err := json.Marshal(path)
+	pathJSON, err := marshalPath(t.Path)
 	if err != nil {
 		return fmt.Errorf("%w: thread %s path: %w", ErrInvalid, t.ID, err)
 	}
@@ -82,7 +79,7 @@ func (s *Store) LoadThreads() ([]ThreadRow, error) {
 		return nil, err
 	}
 	rows, err := s.rdb.QueryContext(context.Background(),
-		`SELECT id, parent, path, created_ns, touched_ns, ref, profile FROM threads ORDER BY created_ns, id`)
+		`SELECT id, parent, path, created_ns, touched_ns, ref, profile FROM threads`)
 	if err != nil {
 		return nil, fmt.Errorf("store: load threads: %w", err)
 	}
@@ -97,7 +94,7 @@ func (s *Store) LoadThreads() ([]ThreadRow, error) {
 		if err := rows.Scan(&t.ID, &t.Parent, &path, &created, &touched, &t.Ref, &t.Profile); err != nil {
 			return nil, fmt.Errorf("store: load threads: %w", err)
 		}
-		if err := json.Unmarshal([]byte(path), &t.Path); err != nil {
+		if t.Path, err = unmarshalPath(path); err != nil {
 			return nil, fmt.Errorf("store: load thread %s: path: %w", t.ID, err)
 		}
 		t.Created, t.Touched = decodeTime(created), decodeTime(touched)
@@ -106,5 +103,10 @@ func (s *Store) LoadThreads() ([]ThreadRow, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: load threads: %w", err)
 	}
+	// In creation order, then by id, sorted here: SQLite's sorter costs a
+	// restart with many live threads several times as much.
+	slices.SortFunc(out, func(a, b ThreadRow) int {
+		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.ID, b.ID))
+	})
 	return out, nil
 }
