@@ -40,9 +40,10 @@ func (t *Tx) Query(query string, args []any, row func(*sql.Rows) error) error {
 	return t.w.conn.query(query, args, row)
 }
 
-// AddSchema applies an extension's schema, ddl (CREATE TABLE/INDEX IF NOT
-// EXISTS statements, idempotent), in a transaction of the writer and
-// returns once it is committed. An extension calls it once after Open,
+// AddSchema applies an extension's schema, ddl — idempotent statements:
+// CREATE TABLE/INDEX IF NOT EXISTS, an INSERT of a first row WHERE NOT
+// EXISTS — in a transaction of the writer and returns once it is
+// committed. An extension calls it once after Open,
 // before its first write; name names it in errors.
 func (s *Store) AddSchema(ctx context.Context, name, ddl string) error {
 	_, err := s.do(ctx, "schema of "+name, func(w *writer) (int64, error) {
