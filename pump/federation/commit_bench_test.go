@@ -25,7 +25,8 @@ func BenchmarkGroupCommit(b *testing.B) {
 		for pb.Next() {
 			id := fmt.Sprintf("call-%d", n.Add(1))
 			now := time.Now()
-			if _, err := d.enqueue("g", id, []byte("<envelope/>"), now, &callRecord{callerThread: id, digest: []byte(id)}); err != nil {
+			seq, err := d.enqueue("g", id, []byte("<envelope/>"), now, &callRecord{callerThread: id, digest: []byte(id)})
+			if err != nil {
 				b.Error(err)
 				return
 			}
@@ -44,7 +45,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 				}
 			}
 			d.serveEnd("c"+id, false, nil)
-			d.acked(id, nil)
+			d.acked(seq, nil)
 			d.callDone(id, nil)
 		}
 	})

@@ -34,10 +34,9 @@ type legacyTable struct {
 	order string
 }
 
-// legacyTables are the tables migrateFile copies. The outbox's seq is not
-// copied: the rows get new ones, in their order.
+// legacyTables are the tables migrateFile copies.
 var legacyTables = []legacyTable{
-	{"outbox", "federation_outbox", []string{"gateway", "id", "env", "created"}, "seq"},
+	{"outbox", "federation_outbox", []string{"seq", "gateway", "id", "env", "created"}, "seq"},
 	{"seen", "federation_seen", []string{"hash", "at"}, "hash"},
 	{"served", "federation_served", []string{"conv", "gateway", "link_thread", "created"}, "conv"},
 	{"calls", "federation_calls", []string{"link_thread", "gateway", "caller_thread", "digest", "answer", "created"}, "created"},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
@@ -44,6 +45,8 @@ type db struct {
 	// seenQ and receivedQ serve the receive path's lookups, prepared on
 	// the backend's read pool.
 	seenQ, receivedQ *sql.Stmt
+	// nextSeq is the last outbox seq handed out (the outbox's order).
+	nextSeq atomic.Int64
 	// receivedSince is when the received table began in a state that had
 	// received calls before (the zero Unix time for a state that began
 	// with it): a call sent before it may have been received without a
@@ -91,6 +94,11 @@ func openDB(st *store.Store, log *slog.Logger) (*db, error) {
 		return fail(err)
 	}
 	d.receivedSince = time.Unix(0, began)
+	var high int64
+	if err := b.reads().QueryRow(`SELECT coalesce(max(seq), 0) FROM federation_outbox`).Scan(&high); err != nil {
+		return fail(err)
+	}
+	d.nextSeq.Store(high)
 	var err error
 	if d.seenQ, err = b.reads().Prepare(`SELECT 1 FROM federation_seen WHERE hash = ?`); err == nil {
 		d.receivedQ, err = b.reads().Prepare(`SELECT done FROM federation_received WHERE conv = ?`)
@@ -182,12 +190,24 @@ type queued struct {
 	env []byte
 }
 
-// enqueue stores a signed envelope for gateway gw; with a call, the call's
-// record too, in the same transaction (a call is never recorded without
-// its envelope, nor sent without its record). It returns once both are
-// durable.
+// newSeq hands out the next outbox seq.
+func (d *db) newSeq() int64 { return d.nextSeq.Add(1) }
+
+// insertOutbox is the write of an outbox entry.
+func insertOutbox(tx execer, seq int64, gw, id string, env []byte, now time.Time) error {
+	if _, err := tx.Exec(`INSERT INTO federation_outbox (seq, gateway, id, env, created) VALUES (?, ?, ?, ?, ?)`,
+		seq, gw, id, env, now.UnixNano()); err != nil {
+		return fmt.Errorf("federation: outbox: %w", err)
+	}
+	return nil
+}
+
+// enqueue stores a signed envelope for gateway gw under a new seq; with a
+// call, the call's record too, in the same transaction (a call is never
+// recorded without its envelope, nor sent without its record). It returns
+// the seq once both are durable.
 func (d *db) enqueue(gw, id string, env []byte, now time.Time, c *callRecord) (int64, error) {
-	var seq int64
+	seq := d.newSeq()
 	err := d.write("outbox", func(tx execer) error {
 		if c != nil {
 			if _, err := tx.Exec(`INSERT INTO federation_calls (link_thread, gateway, caller_thread, digest, created)
@@ -195,27 +215,16 @@ func (d *db) enqueue(gw, id string, env []byte, now time.Time, c *callRecord) (i
 				return fmt.Errorf("federation: calls: %w", err)
 			}
 		}
-		err := tx.Query(`INSERT INTO federation_outbox (gateway, id, env, created) VALUES (?, ?, ?, ?) RETURNING seq`,
-			[]any{gw, id, env, now.UnixNano()}, func(r *sql.Rows) error { return r.Scan(&seq) })
-		if err != nil {
-			return fmt.Errorf("federation: outbox: %w", err)
-		}
-		return nil
+		return insertOutbox(tx, seq, gw, id, env, now)
 	})
 	return seq, err
 }
 
 // enqueueThen stores a signed envelope that is not a call for gateway gw
-// in the next commit without waiting; done is told when it is durable (or
-// failed), on the store's writer goroutine.
-func (d *db) enqueueThen(gw, id string, env []byte, now time.Time, done func(error)) {
-	d.now("outbox", func(tx execer) error {
-		if _, err := tx.Exec(`INSERT INTO federation_outbox (gateway, id, env, created) VALUES (?, ?, ?, ?)`,
-			gw, id, env, now.UnixNano()); err != nil {
-			return fmt.Errorf("federation: outbox: %w", err)
-		}
-		return nil
-	}, done)
+// under seq (newSeq) in the next commit without waiting; done is told when
+// it is durable (or failed), on the store's writer goroutine.
+func (d *db) enqueueThen(seq int64, gw, id string, env []byte, now time.Time, done func(error)) {
+	d.now("outbox", func(tx execer) error { return insertOutbox(tx, seq, gw, id, env, now) }, done)
 }
 
 // callRecord is what is kept of a call this side made, so that after a
@@ -395,12 +404,12 @@ func (d *db) pending(gw string) ([]queued, error) {
 	return out, rows.Err()
 }
 
-// acked removes an acknowledged entry in a coming commit (after a crash
-// before it, the entry is sent again and the peer acknowledges the
+// acked removes the acknowledged entry seq in a coming commit (after a
+// crash before it, the entry is sent again and the peer acknowledges the
 // duplicate).
-func (d *db) acked(id string, onErr func(error)) {
+func (d *db) acked(seq int64, onErr func(error)) {
 	d.later("acked", func(tx execer) error {
-		if _, err := tx.Exec(`DELETE FROM federation_outbox WHERE id = ?`, id); err != nil {
+		if _, err := tx.Exec(`DELETE FROM federation_outbox WHERE seq = ?`, seq); err != nil {
 			return fmt.Errorf("federation: outbox: %w", err)
 		}
 		return nil

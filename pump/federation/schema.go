@@ -2,35 +2,36 @@ package federation
 
 // schema is the federation state's tables, kept in the organism's store
 // (registry/store's AddSchema; federation_ names them apart from the
-// store's own) or in memory:
+// store's own) or in memory. federation_outbox holds every gateway's
+// envelopes not yet acknowledged by the peer, in the order they are sent
+// (seq); federation_calls the calls this side made and waits on (so a
+// re-delivered message adopts its call after a restart), with the answer
+// that came while nobody waited; federation_seen the hashes of the
+// envelopes received (not calls), kept for the retention;
+// federation_received the conversations begun for the peer's calls, done
+// once the journal holds the call, and federation_received_since when that
+// table began holding every call received (0 for a state that always had
+// it); federation_served the conversations serving the peer's calls, so
+// their answers still reach the peer after a restart; federation_imports
+// the capabilities learnt from each peer; federation_migrated when the rows
+// of a federation.db (the state file of earlier versions) were moved here
+// (migrate.go).
 //
-//   - federation_outbox: every gateway's envelopes not yet acknowledged by
-//     the peer, in the order they are sent (seq).
+// Every page a commit changes is written to the WAL whole (16 KiB in the
+// store), so the tables are shaped for few pages per commit: the outbox's
+// seq is assigned by the process (db.nextSeq) and its rows are deleted by
+// it, with no index beside it; calls and served (rows in flight only:
+// small) are WITHOUT ROWID on their keys, and calls has no index for the
+// lookup by caller, which only a restart makes (openCalls scans). Only
+// seen and received grow with the traffic; their at indexes serve the
+// sweep (appends to their last page).
 //
-//   - federation_calls: the calls this side made and waits on (so a
-//     re-delivered message adopts its call after a restart), with the
-//     answer that came while nobody waited.
-//
-//   - federation_seen: the hashes of the envelopes received (not calls),
-//     kept for the retention; federation_received: the conversations
-//     begun for the peer's calls, done once the journal holds the call;
-//     federation_received_since: when that table began holding every call
-//     received (0 for a state that always had it).
-//
-//   - federation_served: the conversations serving the peer's calls, so
-//     their answers still reach the peer after a restart.
-//
-//   - federation_imports: the capabilities learnt from each peer.
-//
-//   - federation_migrated: when the rows of a federation.db (the state
-//     file of earlier versions) were moved here (migrate.go).
-//
-//     sqlite3 -readonly data/xmlpipe.db "SELECT gateway, id, created FROM federation_outbox ORDER BY seq"
+//	sqlite3 -readonly data/xmlpipe.db "SELECT gateway, id, created FROM federation_outbox ORDER BY seq"
 const schema = `
 CREATE TABLE IF NOT EXISTS federation_outbox (
-	seq INTEGER PRIMARY KEY AUTOINCREMENT,
+	seq INTEGER PRIMARY KEY,
 	gateway TEXT NOT NULL,
-	id TEXT NOT NULL UNIQUE,
+	id TEXT NOT NULL,
 	env BLOB NOT NULL,
 	created INTEGER NOT NULL
 );
@@ -44,7 +45,7 @@ CREATE TABLE IF NOT EXISTS federation_served (
 	gateway TEXT NOT NULL,
 	link_thread TEXT NOT NULL,
 	created INTEGER NOT NULL
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS federation_calls (
 	link_thread TEXT PRIMARY KEY,
 	gateway TEXT NOT NULL,
@@ -52,8 +53,7 @@ CREATE TABLE IF NOT EXISTS federation_calls (
 	digest BLOB NOT NULL,
 	answer BLOB,
 	created INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS federation_calls_caller ON federation_calls(gateway, caller_thread, digest);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS federation_imports (
 	gateway TEXT NOT NULL,
 	tag TEXT NOT NULL,
