@@ -132,6 +132,9 @@ func (d *db) close() error {
 	d.closed = true
 	d.mu.Unlock()
 	err := d.b.write("close", func(execer) error { return nil })
+	if errors.Is(err, store.ErrClosed) {
+		err = nil // closed first: nothing queued is left to wait for
+	}
 	return errors.Join(err, d.closeLookups(), d.b.close())
 }
 
