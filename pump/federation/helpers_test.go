@@ -116,9 +116,34 @@ func newCalleeHolding(t testing.TB, peerKey ed25519.PrivateKey, hold chan struct
 // dir ("": in memory).
 func newCalleeIn(t testing.TB, peerKey, key ed25519.PrivateKey, dir string, hold chan struct{}) *callee {
 	t.Helper()
+	return newCalleeWith(t, peerKey, key, dir, hold, nil)
+}
+
+// newCalleeWith is newCalleeIn whose pump journals into the store of dir
+// (opened with so), as an organism's does, when so is not nil: the pump
+// waits for the journal's commits, and the manager asks it about calls
+// (Options.Known).
+func newCalleeWith(t testing.TB, peerKey, key ed25519.PrivateKey, dir string, hold chan struct{}, so *store.Options) *callee {
+	t.Helper()
 	c := &callee{key: key, logs: &logBuffer{}, hold: hold}
 	log := slog.New(slog.NewTextHandler(c.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	p, err := pump.New(pump.Options{Organism: "b", Logger: log})
+	po := pump.Options{Organism: "b", Logger: log}
+	var known func(string) (bool, error)
+	if so != nil {
+		so.Logger = log
+		st, err := store.Open(dir, *so)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { closeStore(t, st) })
+		c.st = st
+		po.Journal = testJournal{st}
+		known = func(thread string) (bool, error) {
+			es, err := st.Thread(thread)
+			return len(es) > 0, err
+		}
+	}
+	p, err := pump.New(po)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +168,10 @@ func newCalleeIn(t testing.TB, peerKey, key ed25519.PrivateKey, dir string, hold
 		t.Fatal(err)
 	}
 	c.pump = p
-	c.st = openStore(t, dir, log)
-	c.m, err = New(Options{Organism: "b", Key: c.key, Pump: p, Logger: log, Store: c.st,
+	if c.st == nil {
+		c.st = openStore(t, dir, log)
+	}
+	c.m, err = New(Options{Organism: "b", Key: c.key, Pump: p, Logger: log, Store: c.st, Known: known,
 		Gateways: []config.Gateway{{Name: "a", TrustedIdentity: writePublic(t, peerKey), Export: []string{"Echo"}}}})
 	if err != nil {
 		t.Fatal(err)
