@@ -28,7 +28,8 @@ import (
 type Tx struct{ w *writer }
 
 // Exec runs one statement inside the transaction and returns the number of
-// rows it changed. The statement is prepared once per store and reused.
+// rows it changed. Each query text is prepared once and kept until Close, so
+// texts should be constants (values go in args).
 func (t *Tx) Exec(query string, args ...any) (int64, error) {
 	return t.w.exec(query, args...)
 }
