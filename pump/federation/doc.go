@@ -71,8 +71,10 @@
 // only an acknowledgement waits for (a seen hash, a received call's done
 // mark) ride with the next commit instead of forcing one. A received
 // call's received and served rows are queued before the call is injected,
-// so they commit with its journal record (or before it) and the call's
-// acknowledgement waits for no commit but that one. A call is written to
+// so in an organism (whose pump journals into the same store) they commit
+// with its journal record, or before it, and the call's acknowledgement
+// waits for no commit but that one (without a journal to decide, it waits
+// for the done mark too). A call is written to
 // the link once its record is durable, an answer while its outbox entry
 // commits (gateway.sendEarly). The federation.db of earlier versions is
 // moved into the store at the first start (migrate.go). An organism
