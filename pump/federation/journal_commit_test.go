@@ -138,3 +138,42 @@ func TestReceivedCallRidesWithItsJournalCommit(t *testing.T) {
 		t.Fatalf("the echo saw %q, want the call once", got)
 	}
 }
+
+// TestCallRefusedWhenRowsFail: a call whose received and served rows cannot
+// be written, as a state in memory tells at once, is refused before it is
+// injected (its resend is a new call).
+func TestCallRefusedWhenRowsFail(t *testing.T) {
+	aKey := newKey(t)
+	c := newCallee(t, aKey)
+	r, err := dialRaw(t, c, aKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.m.db.b.reads().Exec(`DROP TABLE federation_served`); err != nil {
+		t.Fatal(err)
+	}
+	call := r.call("echo", `<Echo xmlns=""><Text>unrecorded</Text></Echo>`)
+	if ack, _ := r.send(call); ack.Type != frameNack {
+		t.Fatalf("a call whose rows failed: %+v, want a refusal", ack)
+	}
+	if got := c.seen(); len(got) != 0 {
+		t.Fatalf("the echo saw %q", got)
+	}
+	conv := derivedThread(c.m.secret, "a", mustParse(t, call).Thread)
+	if state, err := c.m.db.received(conv); err != nil || state != callNew {
+		t.Fatalf("received = %d, %v after the refusal, want it new", state, err)
+	}
+	if c.m.serving(conv) {
+		t.Fatal("the refused call's conversation is served")
+	}
+}
+
+// mustParse parses a signed envelope.
+func mustParse(t *testing.T, b []byte) *envelope {
+	t.Helper()
+	e, err := parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}

@@ -209,6 +209,19 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 		fresh = !live
 	}
 	begun := g.m.serveBegin(conv, g, e.Thread)
+	var begunErr error
+	told := false
+	select {
+	case begunErr = <-begun: // a state in memory writes at once; a closed one refuses at once
+		told = true
+	default:
+	}
+	if begunErr != nil {
+		g.m.serveEnd(conv, true)
+		g.log.Error("federation: call not accepted", "id", e.Link.ID, "error", begunErr)
+		nack("Message could not be delivered")
+		return
+	}
 	forget := g.joinTrace(conv, e)
 	ctx, cancel := context.WithTimeout(context.Background(), g.callTimeout)
 	defer cancel()
@@ -233,11 +246,14 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 		nack(why)
 		return
 	}
-	if err := <-begun; err != nil {
+	if !told {
+		begunErr = <-begun
+	}
+	if begunErr != nil {
 		// The call is journaled but its rows are not (their write failed
 		// alone): write them again, so that a copy is refused and the
 		// answer still reaches the peer after a restart.
-		if err = g.m.db.write("serve", serveRows(conv, g.name, e.Thread, g.m.now())); err != nil {
+		if err := g.m.db.write("serve", serveRows(conv, g.name, e.Thread, g.m.now())); err != nil {
 			g.log.Error("federation: received call not recorded; a copy after a restart is left to the journal",
 				"id", e.Link.ID, "error", err)
 		}
