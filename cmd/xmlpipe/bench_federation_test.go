@@ -11,7 +11,8 @@ import (
 
 // TestBenchFederation runs `xmlpipe bench --federation` briefly: two
 // organisms, a real TLS link, every call answered, the floor and its ratio
-// computed, a CPU profile written; and refuses the flags it cannot use.
+// computed, the federation state's commits counted among the stores', a
+// CPU profile written; and refuses the flags it cannot use.
 func TestBenchFederation(t *testing.T) {
 	dir := t.TempDir()
 	prof := filepath.Join(dir, "fed.prof")
@@ -38,6 +39,11 @@ func TestBenchFederation(t *testing.T) {
 	case got.CPUPerEnvelopeUs <= 0 || got.FloorRatio <= 0 ||
 		math.Abs(got.FloorRatio-got.CPUPerEnvelopeUs/got.FloorUs) > 1e-9*got.FloorRatio:
 		t.Errorf("ratio %f of cpu/envelope %f over floor %f", got.FloorRatio, got.CPUPerEnvelopeUs, got.FloorUs)
+	case got.StateCommits <= 0 || got.StateCommits > got.JournalCommits:
+		// The federation state's writes ride in the stores' commits: the
+		// commits that carried them are some of those, not more.
+		t.Errorf("state commits %f per envelope, store commits %f: want some, and no more than the store's",
+			got.StateCommits, got.JournalCommits)
 	}
 	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
 		t.Errorf("no CPU profile: %v", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
@@ -17,6 +18,7 @@ import (
 type caller struct {
 	pump *pump.Pump
 	m    *Manager
+	st   *store.Store
 	echo xmlpipe.Handler
 	// once is the Echo payload as the pump decodes it for the import.
 	once any
@@ -48,7 +50,8 @@ func newCallerLimited(t *testing.T, key ed25519.PrivateKey, c *callee, dir strin
 		defer cancel()
 		_ = p.Shutdown(ctx)
 	})
-	m, err := New(Options{Organism: "a", Key: key, Pump: p, Logger: log, DataDir: dir,
+	st := openStore(t, dir, log)
+	m, err := New(Options{Organism: "a", Key: key, Pump: p, Logger: log, Store: st,
 		Gateways: []config.Gateway{{Name: "b", RemoteURL: c.url(), TrustedIdentity: writePublic(t, c.key),
 			Import: []string{"Echo"}, QueueLimit: queue}}})
 	if err != nil {
@@ -64,7 +67,17 @@ func newCallerLimited(t *testing.T, key ed25519.PrivateKey, c *callee, dir strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &caller{pump: p, m: m, echo: l.Handler, once: once}
+	return &caller{pump: p, m: m, st: st, echo: l.Handler, once: once}
+}
+
+// stop closes the caller's manager and then its store, as the organism
+// does (a restart may open the same directory again).
+func (a *caller) stop(t *testing.T) {
+	t.Helper()
+	if err := a.m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	closeStore(t, a.st)
 }
 
 // TestCallAdoptedAfterCallerRestart: a call is open when the calling
@@ -94,9 +107,7 @@ func TestCallAdoptedAfterCallerRestart(t *testing.T) {
 			t.Fatal("the call never reached the callee")
 		}
 	}
-	if err := a1.m.Close(); err != nil {
-		t.Fatal(err)
-	}
+	a1.stop(t)
 	if err := <-first; err == nil {
 		t.Fatal("the first handling returned no error when its manager stopped")
 	}

@@ -50,7 +50,7 @@
 //
 // # Faults
 //
-// Outgoing envelopes wait in an outbox (SQLite in the data directory,
+// Outgoing envelopes wait in an outbox (a table of the organism's store,
 // bounded by queue_limit) until the peer acknowledges them: a call is
 // acknowledged once the peer journaled it durably. After a reconnect the
 // unacknowledged ones are sent again, byte for byte; the receiver refuses a
@@ -63,14 +63,22 @@
 // # Cost
 //
 // A link's envelopes are verified and parsed on up to GOMAXPROCS workers
-// and delivered in the order they came (inbound.go). Every write to the
-// federation state goes through one group committer (commit.go): the
-// writes of concurrent calls share a transaction, and an acknowledgement
-// leaves once the write it waits for is durable; writes only an
-// acknowledgement waits for (a seen hash, a received call's done mark)
-// ride with the next commit instead of forcing one. A call is written to
+// and delivered in the order they came (inbound.go). The federation state
+// (schema.go) lives in the organism's store (xmlpipe.db) and every write
+// to it goes through the store's writer (state.go), in the journal's group
+// commits: no database, commit, fsync or checkpoint of its own. An
+// acknowledgement leaves once the write it waits for is durable; writes
+// only an acknowledgement waits for (a seen hash, a received call's done
+// mark) ride with the next commit instead of forcing one. A received
+// call's received and served rows are queued before the call is injected,
+// so in an organism (whose pump journals into the same store) they commit
+// with its journal record, or before it, and the call's acknowledgement
+// waits for no commit but that one (without a journal to decide, it waits
+// for the done mark too). A call is written to
 // the link once its record is durable, an answer while its outbox entry
-// commits (gateway.sendEarly).
+// commits (gateway.sendEarly). The federation.db of earlier versions is
+// moved into the store at the first start (migrate.go). An organism
+// without a data directory keeps the state in memory.
 //
 // Privileged and system roots never cross: they are refused at both ends.
 package federation

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
 // TestAnswerLeavesBeforeItsCommit: an answer is written to the link while
@@ -38,14 +40,16 @@ func TestAnswerLeavesBeforeItsCommit(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 
-	// Hold the state's committer inside a transaction: nothing commits
+	// Hold the store's writer inside a transaction: nothing commits
 	// until gate closes.
 	entered, gate := make(chan struct{}), make(chan struct{})
-	c.m.db.w.submit(&write{apply: func(*stmts) error {
+	if err := c.st.WriteNow("hold", func(*store.Tx) error {
 		close(entered)
 		<-gate
 		return nil
-	}})
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
 	<-entered
 	released := false
 	release := func() {
@@ -77,7 +81,7 @@ func TestAnswerLeavesBeforeItsCommit(t *testing.T) {
 	release()
 	for {
 		var n int
-		if err := c.m.db.sql.QueryRow(`SELECT count(*) FROM outbox`).Scan(&n); err != nil {
+		if err := c.st.ReadDB().QueryRow(`SELECT count(*) FROM federation_outbox`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n == 0 {
@@ -90,12 +94,14 @@ func TestAnswerLeavesBeforeItsCommit(t *testing.T) {
 	}
 }
 
-// TestLookupsDoNotWaitForACommit: on a state on disk the receive path's
-// lookups (seen, received) read the last committed state while a group
-// commit holds the write connection, and see what it committed once it
-// has.
+// TestLookupsDoNotWaitForACommit: on a state in the store the receive
+// path's lookups (seen, received) read the last committed state through
+// the store's read pool while a group commit holds the writer, and see
+// what it committed once it has.
 func TestLookupsDoNotWaitForACommit(t *testing.T) {
-	d, err := openDB(t.TempDir(), slog.New(slog.DiscardHandler))
+	log := slog.New(slog.DiscardHandler)
+	st := openStore(t, t.TempDir(), log)
+	d, err := openDB(st, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,11 +117,13 @@ func TestLookupsDoNotWaitForACommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	entered, gate := make(chan struct{}), make(chan struct{})
-	d.w.submit(&write{apply: func(s *stmts) error {
+	if err := st.WriteNow("hold", func(*store.Tx) error {
 		close(entered)
 		<-gate
 		return nil
-	}})
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
 	<-entered
 	looked := make(chan error, 1)
 	go func() {

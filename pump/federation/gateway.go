@@ -162,15 +162,14 @@ func (g *gateway) send(e *envelope, rec *callRecord) error {
 // calling again); the peer refuses a second copy of anything else by its
 // hash, and an acknowledgement that comes before the entry committed
 // deletes it after its insert (the state applies its writes in order).
-// The entry keeps seq 0, so it never moves the calls queued after it.
 // Called with g.mu held; it releases it.
 func (g *gateway) sendEarly(e *envelope, signed []byte) error {
-	en := &entry{id: e.Link.ID, env: signed}
+	en := &entry{seq: g.m.db.newSeq(), id: e.Link.ID, env: signed}
 	g.outbox = append(g.outbox, en)
 	g.byID[en.id] = en
 	g.mu.Unlock()
 	committed := make(chan error, 1)
-	g.m.db.enqueueThen(g.name, en.id, signed, e.Link.Sent, func(err error) { committed <- err })
+	g.m.db.enqueueThen(en.seq, g.name, en.id, signed, e.Link.Sent, func(err error) { committed <- err })
 	g.wake()
 	if err := <-committed; err != nil {
 		// It may have left already: the peer keeps what it got, and no
@@ -254,7 +253,7 @@ func (g *gateway) acked(id string) {
 	if e == nil {
 		return
 	}
-	g.m.db.acked(id, func(err error) { g.log.Error("federation: outbox", "error", err) })
+	g.m.db.acked(e.seq, func(err error) { g.log.Error("federation: outbox", "error", err) })
 }
 
 // queued is how many envelopes wait for the peer's acknowledgement.

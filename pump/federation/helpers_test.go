@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/tls"
+	"errors"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/certs"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
@@ -84,6 +86,7 @@ type callee struct {
 	key   ed25519.PrivateKey
 	pump  *pump.Pump
 	m     *Manager
+	st    *store.Store // nil: the state is in memory
 	srv   *httptest.Server
 	logs  *logBuffer
 	mu    sync.Mutex
@@ -113,9 +116,34 @@ func newCalleeHolding(t testing.TB, peerKey ed25519.PrivateKey, hold chan struct
 // dir ("": in memory).
 func newCalleeIn(t testing.TB, peerKey, key ed25519.PrivateKey, dir string, hold chan struct{}) *callee {
 	t.Helper()
+	return newCalleeWith(t, peerKey, key, dir, hold, nil)
+}
+
+// newCalleeWith is newCalleeIn whose pump journals into the store of dir
+// (opened with so), as an organism's does, when so is not nil: the pump
+// waits for the journal's commits, and the manager asks it about calls
+// (Options.Known).
+func newCalleeWith(t testing.TB, peerKey, key ed25519.PrivateKey, dir string, hold chan struct{}, so *store.Options) *callee {
+	t.Helper()
 	c := &callee{key: key, logs: &logBuffer{}, hold: hold}
 	log := slog.New(slog.NewTextHandler(c.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	p, err := pump.New(pump.Options{Organism: "b", Logger: log})
+	po := pump.Options{Organism: "b", Logger: log}
+	var known func(string) (bool, error)
+	if so != nil {
+		so.Logger = log
+		st, err := store.Open(dir, *so)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { closeStore(t, st) })
+		c.st = st
+		po.Journal = testJournal{st}
+		known = func(thread string) (bool, error) {
+			es, err := st.Thread(thread)
+			return len(es) > 0, err
+		}
+	}
+	p, err := pump.New(po)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +168,10 @@ func newCalleeIn(t testing.TB, peerKey, key ed25519.PrivateKey, dir string, hold
 		t.Fatal(err)
 	}
 	c.pump = p
-	c.m, err = New(Options{Organism: "b", Key: c.key, Pump: p, Logger: log, DataDir: dir,
+	if c.st == nil {
+		c.st = openStore(t, dir, log)
+	}
+	c.m, err = New(Options{Organism: "b", Key: c.key, Pump: p, Logger: log, Store: c.st, Known: known,
 		Gateways: []config.Gateway{{Name: "a", TrustedIdentity: writePublic(t, peerKey), Export: []string{"Echo"}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -167,8 +198,49 @@ func newCalleeIn(t testing.TB, peerKey, key ed25519.PrivateKey, dir string, hold
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = p.Shutdown(ctx)
+		closeStore(t, c.st)
 	})
 	return c
+}
+
+// openStore opens the store of data directory dir, closed at the end of
+// the test ("": none, nil).
+func openStore(t testing.TB, dir string, log *slog.Logger) *store.Store {
+	t.Helper()
+	if dir == "" {
+		return nil
+	}
+	st, err := store.Open(dir, store.Options{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeStore(t, st) })
+	return st
+}
+
+// closeStore closes st (nil: none; closed already: nothing to do).
+func closeStore(t testing.TB, st *store.Store) {
+	t.Helper()
+	if st == nil {
+		return
+	}
+	if err := st.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
+		t.Error(err)
+	}
+}
+
+// stopCallee stops c as the organism does at shutdown: its server, its
+// manager, its pump, then its store (the directory can be opened again).
+func stopCallee(t *testing.T, c *callee) {
+	t.Helper()
+	c.srv.Close()
+	if err := c.m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = c.pump.Shutdown(ctx)
+	closeStore(t, c.st)
 }
 
 // url is the callee's bus address (wss://host:port).
@@ -207,7 +279,12 @@ func (r *rawPeer) call(to, payload string) []byte {
 // callSent is call with the envelope's sent time.
 func (r *rawPeer) callSent(to, payload string, sent time.Time) []byte {
 	r.t.Helper()
-	lt := stage.NewThreadID()
+	return r.callOn(to, payload, stage.NewThreadID(), sent)
+}
+
+// callOn is callSent on link thread lt.
+func (r *rawPeer) callOn(to, payload, lt string, sent time.Time) []byte {
+	r.t.Helper()
 	e := &envelope{From: "a", To: to, Thread: lt, Link: link{ID: lt, Kind: KindCall, Sent: sent},
 		Payload: []byte(payload)}
 	b, err := envsig.Sign(r.key, e.build())

@@ -2,7 +2,6 @@ package federation
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"fmt"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
 // TestOrderedStageDeliversInOrder: checks run at once (all the workers
@@ -208,15 +208,7 @@ func TestReceivedCallSurvivesRestart(t *testing.T) {
 	if got := waitSeen(t, c1, 1); len(got) != 1 {
 		t.Fatalf("the echo saw %q", got)
 	}
-	stop := func(c *callee) {
-		c.srv.Close()
-		if err := c.m.Close(); err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = c.pump.Shutdown(ctx)
-	}
+	stop := func(c *callee) { stopCallee(t, c) }
 	stop(c1)
 
 	c2 := newCalleeIn(t, aKey, bKey, dir, nil)
@@ -231,11 +223,11 @@ func TestReceivedCallSurvivesRestart(t *testing.T) {
 
 	// A crash between the injection and the hash's commit: the hash is
 	// gone, the received row (written before the injection) is not.
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, DatabaseFileName))
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, store.DatabaseFileName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`DELETE FROM seen`); err != nil {
+	if _, err := db.Exec(`DELETE FROM federation_seen`); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -259,14 +251,14 @@ func TestReceivedCallSurvivesRestart(t *testing.T) {
 
 	// A crash after the received row's commit, before the journal held
 	// the call: the journal (here: none) decides, and the call is served.
-	db, err = sql.Open("sqlite", "file:"+filepath.Join(dir, DatabaseFileName))
+	db, err = sql.Open("sqlite", "file:"+filepath.Join(dir, store.DatabaseFileName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`UPDATE received SET done = 0`); err != nil {
+	if _, err := db.Exec(`UPDATE federation_received SET done = 0`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`DELETE FROM seen`); err != nil {
+	if _, err := db.Exec(`DELETE FROM federation_seen`); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {

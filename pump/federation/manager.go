@@ -23,6 +23,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/oob/keys"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
 // Options configure a Manager.
@@ -36,10 +37,21 @@ type Options struct {
 	// Pump is the organism's pump: imports are added to it, calls from
 	// peers injected into it.
 	Pump *pump.Pump
-	// DataDir holds federation.db ("" keeps the state in memory).
-	DataDir string
+	// Store is the organism's store: the federation state is kept in its
+	// database (tables federation_*, schema.go) and written by its writer,
+	// in the journal's group commits; a federation.db earlier versions
+	// left in its directory is moved into it once. The caller closes it
+	// after Close. nil keeps the state in memory (an organism without a
+	// data directory).
+	Store *store.Store
 	// Known reports whether the journal holds thread (a conversation begun
-	// before a restart); nil: only live threads are known.
+	// before a restart); nil: only live threads are known. When it is set
+	// the journal decides for a received call whose done mark a crash
+	// lost, so a call is acknowledged without waiting for that mark, and
+	// its received and served rows ride with its journal commit instead of
+	// forcing one: with Store set, Known must read the journal the pump
+	// writes to that store (as an organism's does), so the rows, queued
+	// first, are durable once the call's journal record is.
 	Known func(thread string) (bool, error)
 	// Meta answers the peers' meta questions (nil: refused).
 	Meta MetaAnswerer
@@ -137,7 +149,7 @@ func New(o Options) (*Manager, error) {
 		m.byName[strings.ToLower(gc.Name)] = g
 	}
 	var err error
-	if m.db, err = openDB(o.DataDir, o.Logger); err != nil {
+	if m.db, err = openDB(o.Store, o.Logger); err != nil {
 		return nil, err
 	}
 	exports := false

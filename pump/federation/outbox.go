@@ -7,18 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"path/filepath"
-	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
-
-// DatabaseFileName is the federation state file in the data directory.
-const DatabaseFileName = "federation.db"
 
 // futureSkew is how far in the future a sent time may be.
 const futureSkew = 5 * time.Minute
@@ -34,19 +30,23 @@ func retention(callTimeout time.Duration) (keep, stale time.Duration) {
 }
 
 // db is the federation state: the outbox of every gateway (envelopes not
-// yet acknowledged by the peer), the hashes of the envelopes received, and
-// the imported capabilities learnt from peers (so imports are registered at
-// the next start even while a peer is down).
+// yet acknowledged by the peer), the calls made, the conversations received
+// and served, the hashes of the envelopes received, and the imported
+// capabilities learnt from peers (so imports are registered at the next
+// start even while a peer is down). Its tables (schema.go) live in the
+// organism's store, written by the store's writer in the journal's group
+// commits; without a store, in memory.
 type db struct {
-	sql *sql.DB
-	// w writes in group commits (commit.go).
-	w *committer
-	// reads serves the receive path's lookups (seenQ, receivedQ, prepared
-	// on it): for a state on disk a pool of its own, so a lookup reads the
-	// last committed state (WAL) instead of waiting for the write
-	// connection while a group commit holds it; in memory, sql itself.
-	reads            *sql.DB
+	b backend
+	// mu guards closed; submitters hold it for reading while they submit,
+	// so close follows every write submitted before it.
+	mu     sync.RWMutex
+	closed bool
+	// seenQ and receivedQ serve the receive path's lookups, prepared on
+	// the backend's read pool.
 	seenQ, receivedQ *sql.Stmt
+	// nextSeq is the last outbox seq handed out (the outbox's order).
+	nextSeq atomic.Int64
 	// receivedSince is when the received table began in a state that had
 	// received calls before (the zero Unix time for a state that began
 	// with it): a call sent before it may have been received without a
@@ -54,112 +54,54 @@ type db struct {
 	receivedSince time.Time
 }
 
-// openDB opens (creating) dir/federation.db; dir "" keeps the state in
-// memory (an organism without a data directory).
-func openDB(dir string, log *slog.Logger) (*db, error) {
-	var dsn, readDSN string
-	if dir != "" {
-		path := filepath.Join(dir, DatabaseFileName)
-		if err := store.PrepareDatabaseFile(path, log); err != nil { // the owner's alone: 0600
+// openDB opens the federation state in st, the organism's store: it
+// applies the schema and moves the rows of a federation.db an earlier
+// version left in st's directory into it (migrate.go). A nil st keeps the
+// state in memory (an organism without a data directory).
+func openDB(st *store.Store, log *slog.Logger) (*db, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	var b backend
+	if st != nil {
+		if err := st.AddSchema(context.Background(), "federation", schema); err != nil {
 			return nil, fmt.Errorf("federation: open state: %w", err)
 		}
-		dsn = "file:" + (&url.URL{Path: path}).EscapedPath() +
-			"?_pragma=busy_timeout(10000)&_journal_mode=WAL&_pragma=synchronous(NORMAL)&_txlock=immediate"
-		readDSN = "file:" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=busy_timeout(10000)&_pragma=query_only(1)"
+		if err := migrateFile(st, log); err != nil {
+			return nil, err
+		}
+		b = &storeBackend{st: st, last: -1}
 	} else {
-		dsn = "file:federation-" + fmt.Sprint(time.Now().UnixNano()) + "?mode=memory&cache=shared&_pragma=busy_timeout(10000)"
-	}
-	s, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("federation: open state: %w", err)
-	}
-	s.SetMaxOpenConns(1)
-	s.SetConnMaxLifetime(0)
-	s.SetConnMaxIdleTime(0)
-	// A state made before the received table existed may have received
-	// calls the table lacks; a new one has received none.
-	var existed int
-	if err := s.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'outbox'`).Scan(&existed); err != nil {
-		return nil, errors.Join(fmt.Errorf("federation: open state: %w", err), s.Close())
-	}
-	since := int64(0)
-	if existed > 0 {
-		since = time.Now().UnixNano()
-	}
-	_, err = s.Exec(`
-CREATE TABLE IF NOT EXISTS outbox (
-	seq INTEGER PRIMARY KEY AUTOINCREMENT,
-	gateway TEXT NOT NULL,
-	id TEXT NOT NULL UNIQUE,
-	env BLOB NOT NULL,
-	created INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS seen (
-	hash BLOB PRIMARY KEY,
-	at INTEGER NOT NULL
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS seen_at ON seen(at);
-CREATE TABLE IF NOT EXISTS served (
-	conv TEXT PRIMARY KEY,
-	gateway TEXT NOT NULL,
-	link_thread TEXT NOT NULL,
-	created INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS calls (
-	link_thread TEXT PRIMARY KEY,
-	gateway TEXT NOT NULL,
-	caller_thread TEXT NOT NULL,
-	digest BLOB NOT NULL,
-	answer BLOB,
-	created INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS calls_caller ON calls(gateway, caller_thread, digest);
-CREATE TABLE IF NOT EXISTS imports (
-	gateway TEXT NOT NULL,
-	tag TEXT NOT NULL,
-	name TEXT NOT NULL,
-	description TEXT NOT NULL,
-	xsd BLOB NOT NULL,
-	PRIMARY KEY (gateway, tag)
-);
-CREATE TABLE IF NOT EXISTS received (
-	conv TEXT PRIMARY KEY,
-	at INTEGER NOT NULL,
-	done INTEGER NOT NULL DEFAULT 0
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS received_at ON received(at);
-CREATE TABLE IF NOT EXISTS received_since (at INTEGER NOT NULL);`)
-	if err == nil {
-		_, err = s.Exec(`INSERT INTO received_since (at) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM received_since)`, since)
-	}
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("federation: create state: %w", err), s.Close())
-	}
-	d := &db{sql: s, reads: s}
-	if readDSN != "" {
-		if d.reads, err = sql.Open("sqlite", readDSN); err != nil {
-			return nil, errors.Join(fmt.Errorf("federation: open state: %w", err), s.Close())
+		s, err := sql.Open("sqlite", "file:federation-"+fmt.Sprint(time.Now().UnixNano())+
+			"?mode=memory&cache=shared&_pragma=busy_timeout(10000)")
+		if err != nil {
+			return nil, fmt.Errorf("federation: open state: %w", err)
 		}
-		d.reads.SetMaxOpenConns(max(2, runtime.GOMAXPROCS(0)))
-		d.reads.SetMaxIdleConns(max(2, runtime.GOMAXPROCS(0)))
+		s.SetMaxOpenConns(1)
+		s.SetConnMaxLifetime(0)
+		s.SetConnMaxIdleTime(0)
+		if _, err := s.Exec(schema); err != nil {
+			return nil, errors.Join(fmt.Errorf("federation: create state: %w", err), s.Close())
+		}
+		b = &memBackend{db: s}
 	}
+	d := &db{b: b}
 	fail := func(err error) (*db, error) {
-		err = fmt.Errorf("federation: state: %w", err)
-		if d.reads != s {
-			err = errors.Join(err, d.reads.Close())
-		}
-		return nil, errors.Join(err, s.Close())
+		return nil, errors.Join(fmt.Errorf("federation: state: %w", err), d.closeLookups(), b.close())
 	}
 	var began int64
-	if err := s.QueryRow(`SELECT at FROM received_since`).Scan(&began); err != nil {
+	if err := b.reads().QueryRow(`SELECT at FROM federation_received_since`).Scan(&began); err != nil {
 		return fail(err)
 	}
 	d.receivedSince = time.Unix(0, began)
-	if d.seenQ, err = d.reads.Prepare(`SELECT 1 FROM seen WHERE hash = ?`); err == nil {
-		d.receivedQ, err = d.reads.Prepare(`SELECT done FROM received WHERE conv = ?`)
+	var high int64
+	if err := b.reads().QueryRow(`SELECT coalesce(max(seq), 0) FROM federation_outbox`).Scan(&high); err != nil {
+		return fail(err)
 	}
-	if err == nil {
-		d.w, err = newCommitter(s)
+	d.nextSeq.Store(high)
+	var err error
+	if d.seenQ, err = b.reads().Prepare(`SELECT 1 FROM federation_seen WHERE hash = ?`); err == nil {
+		d.receivedQ, err = b.reads().Prepare(`SELECT done FROM federation_received WHERE conv = ?`)
 	}
 	if err != nil {
 		return fail(err)
@@ -167,16 +109,81 @@ CREATE TABLE IF NOT EXISTS received_since (at INTEGER NOT NULL);`)
 	return d, nil
 }
 
-// close commits the writes still queued and closes the state.
-func (d *db) close() error {
-	d.w.close()
-	_ = d.seenQ.Close()
-	_ = d.receivedQ.Close()
-	var err error
-	if d.reads != d.sql {
-		err = d.reads.Close()
+// closeLookups closes the prepared lookups.
+func (d *db) closeLookups() error {
+	var errs []error
+	for _, s := range []*sql.Stmt{d.seenQ, d.receivedQ} {
+		if s != nil {
+			errs = append(errs, s.Close())
+		}
 	}
-	return errors.Join(err, d.sql.Close())
+	return errors.Join(errs...)
+}
+
+// close refuses the writes submitted from now on, waits until every write
+// submitted before is durable (their done told) and closes the state (not
+// the organism's store).
+func (d *db) close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	d.mu.Unlock()
+	err := d.b.write("close", func(execer) error { return nil })
+	if errors.Is(err, store.ErrClosed) {
+		err = nil // closed first: nothing queued is left to wait for
+	}
+	return errors.Join(err, d.closeLookups(), d.b.close())
+}
+
+// write runs fn in a transaction of the state and returns once it is
+// durable.
+func (d *db) write(name string, fn func(execer) error) error {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.closed {
+		return errStateClosed
+	}
+	return d.b.write(name, fn)
+}
+
+// now runs fn in the next commit, which it forces, without waiting; done
+// (when set) is told the outcome once durable and must not block.
+func (d *db) now(name string, fn func(execer) error, done func(error)) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.closed {
+		if done != nil {
+			done(errStateClosed)
+		}
+		return
+	}
+	d.b.now(name, fn, done)
+}
+
+// later is now without forcing a commit: fn rides with the next commit
+// somebody waits for (backend.later).
+func (d *db) later(name string, fn func(execer) error, done func(error)) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.closed {
+		if done != nil {
+			done(errStateClosed)
+		}
+		return
+	}
+	d.b.later(name, fn, done)
+}
+
+// onError adapts a logger of failures to a done.
+func onError(onErr func(error)) func(error) {
+	return func(err error) {
+		if err != nil && onErr != nil {
+			onErr(err)
+		}
+	}
 }
 
 // queued is one outbox entry.
@@ -186,43 +193,41 @@ type queued struct {
 	env []byte
 }
 
-// enqueue stores a signed envelope for gateway gw; with a call, the call's
-// record too, in the same group commit (a call is never recorded without
-// its envelope, nor sent without its record). It returns once both are
-// durable.
+// newSeq hands out the next outbox seq.
+func (d *db) newSeq() int64 { return d.nextSeq.Add(1) }
+
+// insertOutbox is the write of an outbox entry.
+func insertOutbox(tx execer, seq int64, gw, id string, env []byte, now time.Time) error {
+	if _, err := tx.Exec(`INSERT INTO federation_outbox (seq, gateway, id, env, created) VALUES (?, ?, ?, ?, ?)`,
+		seq, gw, id, env, now.UnixNano()); err != nil {
+		return fmt.Errorf("federation: outbox: %w", err)
+	}
+	return nil
+}
+
+// enqueue stores a signed envelope for gateway gw under a new seq; with a
+// call, the call's record too, in the same transaction (a call is never
+// recorded without its envelope, nor sent without its record). It returns
+// the seq once both are durable.
 func (d *db) enqueue(gw, id string, env []byte, now time.Time, c *callRecord) (int64, error) {
-	var seq int64
-	err := d.w.do(func(s *stmts) error {
+	seq := d.newSeq()
+	err := d.write("outbox", func(tx execer) error {
 		if c != nil {
-			if _, err := s.record.Exec(id, gw, c.callerThread, c.digest, now.UnixNano()); err != nil {
+			if _, err := tx.Exec(`INSERT INTO federation_calls (link_thread, gateway, caller_thread, digest, created)
+				VALUES (?, ?, ?, ?, ?)`, id, gw, c.callerThread, c.digest, now.UnixNano()); err != nil {
 				return fmt.Errorf("federation: calls: %w", err)
 			}
 		}
-		r, err := s.enqueue.Exec(gw, id, env, now.UnixNano())
-		if err == nil {
-			seq, err = r.LastInsertId()
-		}
-		if err != nil {
-			if c != nil { // no record without its envelope
-				_, _ = s.callDone.Exec(id)
-			}
-			return fmt.Errorf("federation: outbox: %w", err)
-		}
-		return nil
+		return insertOutbox(tx, seq, gw, id, env, now)
 	})
 	return seq, err
 }
 
 // enqueueThen stores a signed envelope that is not a call for gateway gw
-// in the next group commit without waiting; done is told when it is
-// durable (or failed), on the committer's goroutine.
-func (d *db) enqueueThen(gw, id string, env []byte, now time.Time, done func(error)) {
-	d.w.submit(&write{apply: func(s *stmts) error {
-		if _, err := s.enqueue.Exec(gw, id, env, now.UnixNano()); err != nil {
-			return fmt.Errorf("federation: outbox: %w", err)
-		}
-		return nil
-	}, done: done})
+// under seq (newSeq) in the next commit without waiting; done is told when
+// it is durable (or failed), on the store's writer goroutine.
+func (d *db) enqueueThen(seq int64, gw, id string, env []byte, now time.Time, done func(error)) {
+	d.now("outbox", func(tx execer) error { return insertOutbox(tx, seq, gw, id, env, now) }, done)
 }
 
 // callRecord is what is kept of a call this side made, so that after a
@@ -236,8 +241,8 @@ type callRecord struct {
 // openCalls lists the recorded calls of gw made on callerThread with
 // digest, oldest first, with the answer each already has (nil if none).
 func (d *db) openCalls(gw, callerThread string, digest []byte) (ids []string, answers [][]byte, err error) {
-	rows, err := d.sql.Query(`SELECT link_thread, answer FROM calls WHERE gateway = ? AND caller_thread = ? AND digest = ?
-		ORDER BY created`, gw, callerThread, digest)
+	rows, err := d.b.reads().Query(`SELECT link_thread, answer FROM federation_calls
+		WHERE gateway = ? AND caller_thread = ? AND digest = ? ORDER BY created`, gw, callerThread, digest)
 	if err != nil {
 		return nil, nil, fmt.Errorf("federation: calls: %w", err)
 	}
@@ -256,21 +261,25 @@ func (d *db) openCalls(gw, callerThread string, digest []byte) (ids []string, an
 // keepAnswer stores the answer of a call gw recorded and nobody waits for
 // now; it reports whether such a call exists.
 func (d *db) keepAnswer(gw, linkThread string, env []byte) (bool, error) {
-	r, err := d.sql.Exec(`UPDATE calls SET answer = ? WHERE link_thread = ? AND gateway = ? AND answer IS NULL`,
-		env, linkThread, gw)
+	var n int64
+	err := d.write("keep answer", func(tx execer) error {
+		var err error
+		n, err = tx.Exec(`UPDATE federation_calls SET answer = ? WHERE link_thread = ? AND gateway = ? AND answer IS NULL`,
+			env, linkThread, gw)
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("federation: calls: %w", err)
 	}
-	n, err := r.RowsAffected()
-	return n > 0, err
+	return n > 0, nil
 }
 
 // callDone forgets a call whose caller got its answer (or gave up), in a
-// coming group commit (forcing none) (a record left by a crash is swept, or adopted); done
-// is told the outcome.
+// coming commit, forcing none (a record left by a crash is swept, or
+// adopted); done is told the outcome.
 func (d *db) callDone(linkThread string, done func(error)) {
-	d.w.later(func(s *stmts) error {
-		if _, err := s.callDone.Exec(linkThread); err != nil {
+	d.later("call done", func(tx execer) error {
+		if _, err := tx.Exec(`DELETE FROM federation_calls WHERE link_thread = ?`, linkThread); err != nil {
 			return fmt.Errorf("federation: calls: %w", err)
 		}
 		return nil
@@ -280,43 +289,57 @@ func (d *db) callDone(linkThread string, done func(error)) {
 // hasCalls reports whether gw has recorded calls (made before this start).
 func (d *db) hasCalls(gw string) (bool, error) {
 	var n int
-	if err := d.sql.QueryRow(`SELECT EXISTS (SELECT 1 FROM calls WHERE gateway = ?)`, gw).Scan(&n); err != nil {
+	if err := d.b.reads().QueryRow(`SELECT EXISTS (SELECT 1 FROM federation_calls WHERE gateway = ?)`, gw).Scan(&n); err != nil {
 		return false, fmt.Errorf("federation: calls: %w", err)
 	}
 	return n == 1, nil
 }
 
-// serveBegin records, durably, that conversation conv serves the peer's
-// call on linkThread through gw, and that its call is being received
-// (before the call is injected; callInjected marks it done after).
-func (d *db) serveBegin(conv, gw, linkThread string, now time.Time) error {
-	return d.w.do(func(s *stmts) error {
-		if _, err := s.received.Exec(conv, now.UnixNano()); err != nil {
+// serveRows records that conversation conv serves the peer's call on
+// linkThread through gw, and that its call is being received (before the
+// call is injected; callInjected marks it done after).
+func serveRows(conv, gw, linkThread string, now time.Time) func(execer) error {
+	return func(tx execer) error {
+		if _, err := tx.Exec(`INSERT OR IGNORE INTO federation_received (conv, at) VALUES (?, ?)`,
+			conv, now.UnixNano()); err != nil {
 			return fmt.Errorf("federation: received: %w", err)
 		}
-		if _, err := s.serveBegin.Exec(conv, gw, linkThread, now.UnixNano()); err != nil {
-			_, _ = s.forgetReceived.Exec(conv)
+		if _, err := tx.Exec(`INSERT OR REPLACE INTO federation_served (conv, gateway, link_thread, created)
+			VALUES (?, ?, ?, ?)`, conv, gw, linkThread, now.UnixNano()); err != nil {
 			return fmt.Errorf("federation: served: %w", err)
 		}
 		return nil
-	})
+	}
 }
 
-// serveEnd forgets a served conversation (in the next group commit); with
+// serveBegin writes serveRows in a coming commit: with urgent, one it
+// forces; else the next one somebody waits for — in an organism, the
+// journal commit of the call injected next, which follows the rows in the
+// store's queue, so they are durable once the call's journal record is and
+// cost no commit of their own. done is told the outcome once durable.
+func (d *db) serveBegin(conv, gw, linkThread string, now time.Time, urgent bool, done func(error)) {
+	if urgent {
+		d.now("serve", serveRows(conv, gw, linkThread, now), done)
+	} else {
+		d.later("serve", serveRows(conv, gw, linkThread, now), done)
+	}
+}
+
+// serveEnd forgets a served conversation (in a coming commit); with
 // refused, the call was not injected after all, so conv is forgotten as
 // received too.
 func (d *db) serveEnd(conv string, refused bool, onErr func(error)) {
-	d.w.async(func(s *stmts) error {
-		if _, err := s.serveEnd.Exec(conv); err != nil {
+	d.later("serve end", func(tx execer) error {
+		if _, err := tx.Exec(`DELETE FROM federation_served WHERE conv = ?`, conv); err != nil {
 			return fmt.Errorf("federation: served: %w", err)
 		}
 		if refused {
-			if _, err := s.forgetReceived.Exec(conv); err != nil {
+			if _, err := tx.Exec(`DELETE FROM federation_received WHERE conv = ?`, conv); err != nil {
 				return fmt.Errorf("federation: received: %w", err)
 			}
 		}
 		return nil
-	}, onErr)
+	}, onError(onErr))
 }
 
 // Whether a call was received (received's answer).
@@ -350,7 +373,7 @@ func (d *db) received(conv string) (int, error) {
 // servedAll lists the conversations serving calls (conv → gateway, link
 // thread), to answer them after a restart.
 func (d *db) servedAll() (map[string][2]string, error) {
-	rows, err := d.sql.Query(`SELECT conv, gateway, link_thread FROM served`)
+	rows, err := d.b.reads().Query(`SELECT conv, gateway, link_thread FROM federation_served`)
 	if err != nil {
 		return nil, fmt.Errorf("federation: served: %w", err)
 	}
@@ -368,7 +391,7 @@ func (d *db) servedAll() (map[string][2]string, error) {
 
 // pending lists gw's outbox in order.
 func (d *db) pending(gw string) ([]queued, error) {
-	rows, err := d.sql.Query(`SELECT seq, id, env FROM outbox WHERE gateway = ? ORDER BY seq`, gw)
+	rows, err := d.b.reads().Query(`SELECT seq, id, env FROM federation_outbox WHERE gateway = ? ORDER BY seq`, gw)
 	if err != nil {
 		return nil, fmt.Errorf("federation: outbox: %w", err)
 	}
@@ -384,16 +407,16 @@ func (d *db) pending(gw string) ([]queued, error) {
 	return out, rows.Err()
 }
 
-// acked removes an acknowledged entry in the next group commit (after a
+// acked removes the acknowledged entry seq in a coming commit (after a
 // crash before it, the entry is sent again and the peer acknowledges the
 // duplicate).
-func (d *db) acked(id string, onErr func(error)) {
-	d.w.async(func(s *stmts) error {
-		if _, err := s.acked.Exec(id); err != nil {
+func (d *db) acked(seq int64, onErr func(error)) {
+	d.later("acked", func(tx execer) error {
+		if _, err := tx.Exec(`DELETE FROM federation_outbox WHERE seq = ?`, seq); err != nil {
 			return fmt.Errorf("federation: outbox: %w", err)
 		}
 		return nil
-	}, onErr)
+	}, onError(onErr))
 }
 
 // seen reports whether a received envelope was processed before (its hash
@@ -413,14 +436,13 @@ func (d *db) seen(env []byte) (bool, error) {
 
 // callInjected records, once the journal holds the call that began conv,
 // that its conversation is done being received; done is told when that is
-// durable (the acknowledgement waits for it). The mark forces no commit of
-// its own: it rides with the next write somebody waits for (or after
-// lazyDelay), since only the acknowledgement, not the answer, waits on it.
-// A call's hash is not recorded: its received row, kept as long, refuses
-// its copies.
+// durable. The mark forces no commit of its own: it rides with the next
+// commit somebody waits for (or after the store's batch delay). A call's
+// hash is not recorded: its received row, kept as long, refuses its
+// copies.
 func (d *db) callInjected(conv string, done func(error)) {
-	d.w.later(func(s *stmts) error {
-		if _, err := s.injected.Exec(conv); err != nil {
+	d.later("received", func(tx execer) error {
+		if _, err := tx.Exec(`UPDATE federation_received SET done = 1 WHERE conv = ?`, conv); err != nil {
 			return fmt.Errorf("federation: received: %w", err)
 		}
 		return nil
@@ -432,33 +454,53 @@ func (d *db) callInjected(conv string, done func(error)) {
 // call's conversation, which the received table holds, still catches a
 // second copy), rather than a hash that refuses a message that never
 // arrived. done is told when the hash is durable (the acknowledgement
-// waits for it), in a group commit with the link's other writes: the hash
-// forces no commit of its own (see callInjected).
+// waits for it); the hash forces no commit of its own (see callInjected).
 func (d *db) markSeen(env []byte, now time.Time, done func(error)) {
 	h := sha256.Sum256(env)
-	d.w.later(func(s *stmts) error {
-		if _, err := s.seen.Exec(h[:], now.UnixNano()); err != nil {
+	d.later("seen", func(tx execer) error {
+		if _, err := tx.Exec(`INSERT OR IGNORE INTO federation_seen (hash, at) VALUES (?, ?)`, h[:], now.UnixNano()); err != nil {
 			return fmt.Errorf("federation: seen: %w", err)
 		}
 		return nil
 	}, done)
 }
 
-// sweep drops the hashes and received calls older than keep, and the call and served records
-// older than records (calls whose message was never re-delivered,
-// conversations that never completed).
+// sweepChunk bounds the rows one sweep transaction deletes: the store's
+// writer, which the journal shares, is held only that long.
+const sweepChunk = 5000
+
+// sweep drops the hashes and received calls older than keep, and the call
+// and served records older than records (calls whose message was never
+// re-delivered, conversations that never completed), sweepChunk rows a
+// transaction.
 func (d *db) sweep(now time.Time, keep, records time.Duration) error {
-	_, err := d.sql.Exec(`DELETE FROM seen WHERE at < ?`, now.Add(-keep).UnixNano())
-	if err == nil {
-		_, err = d.sql.Exec(`DELETE FROM received WHERE at < ?`, now.Add(-keep).UnixNano())
+	for _, q := range []struct {
+		table, key, at string
+		before         time.Time
+	}{
+		{"federation_seen", "hash", "at", now.Add(-keep)},
+		{"federation_received", "conv", "at", now.Add(-keep)},
+		{"federation_calls", "link_thread", "created", now.Add(-records)},
+		{"federation_served", "conv", "created", now.Add(-records)},
+	} {
+		stmt := `DELETE FROM ` + q.table + ` WHERE ` + q.key + ` IN (SELECT ` + q.key + ` FROM ` + q.table +
+			` WHERE ` + q.at + ` < ? LIMIT ` + fmt.Sprint(sweepChunk) + `)`
+		for {
+			var n int64
+			err := d.write("sweep", func(tx execer) error {
+				var err error
+				n, err = tx.Exec(stmt, q.before.UnixNano())
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if n < sweepChunk {
+				break
+			}
+		}
 	}
-	if err == nil {
-		_, err = d.sql.Exec(`DELETE FROM calls WHERE created < ?`, now.Add(-records).UnixNano())
-	}
-	if err == nil {
-		_, err = d.sql.Exec(`DELETE FROM served WHERE created < ?`, now.Add(-records).UnixNano())
-	}
-	return err
+	return nil
 }
 
 // imported is a capability learnt from a peer.
@@ -469,26 +511,26 @@ type imported struct {
 
 // saveImports replaces gw's remembered imports.
 func (d *db) saveImports(ctx context.Context, gw string, list []imported) error {
-	tx, err := d.sql.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("federation: imports: %w", err)
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
-	if _, err := tx.Exec(`DELETE FROM imports WHERE gateway = ?`, gw); err != nil {
-		return fmt.Errorf("federation: imports: %w", err)
-	}
-	for _, im := range list {
-		if _, err := tx.Exec(`INSERT INTO imports (gateway, tag, name, description, xsd) VALUES (?, ?, ?, ?, ?)`,
-			gw, im.Tag, im.Name, im.Description, im.XSD); err != nil {
+	return d.write("imports", func(tx execer) error {
+		if _, err := tx.Exec(`DELETE FROM federation_imports WHERE gateway = ?`, gw); err != nil {
 			return fmt.Errorf("federation: imports: %w", err)
 		}
-	}
-	return tx.Commit()
+		for _, im := range list {
+			if _, err := tx.Exec(`INSERT INTO federation_imports (gateway, tag, name, description, xsd) VALUES (?, ?, ?, ?, ?)`,
+				gw, im.Tag, im.Name, im.Description, im.XSD); err != nil {
+				return fmt.Errorf("federation: imports: %w", err)
+			}
+		}
+		return nil
+	})
 }
 
 // loadImports returns gw's remembered imports.
 func (d *db) loadImports(gw string) ([]imported, error) {
-	rows, err := d.sql.Query(`SELECT tag, name, description, xsd FROM imports WHERE gateway = ? ORDER BY tag`, gw)
+	rows, err := d.b.reads().Query(`SELECT tag, name, description, xsd FROM federation_imports WHERE gateway = ? ORDER BY tag`, gw)
 	if err != nil {
 		return nil, fmt.Errorf("federation: imports: %w", err)
 	}

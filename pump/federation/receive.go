@@ -174,11 +174,16 @@ func (g *gateway) duplicateCall(c *conn, e *envelope) {
 
 // serveCall injects a call that is not in flight already, unless its
 // conversation was received before. Every call sent since the received
-// table began has its row there, written durably before the injection and
+// table began has its row there, written before the injection — in the
+// same group commit as the call's journal record, or an earlier one — and
 // marked done once the journal holds the call: a conversation it lacks is
 // new, and the pump need not look its thread up in the journal. The
 // journal decides for a call whose row is not done (the organism stopped
 // while injecting it) and for one sent before the table existed.
+//
+// The call is acknowledged once its journal record and its received and
+// served rows are durable; where no journal decides (Options.Known nil),
+// only once its done mark is durable too.
 func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)) {
 	fresh := false
 	state := callUncertain
@@ -203,8 +208,17 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 		_, live := g.m.opts.Pump.Threads().Origin(conv)
 		fresh = !live
 	}
-	if err := g.m.serveBegin(conv, g, e.Thread); err != nil {
-		g.log.Error("federation: call not accepted", "id", e.Link.ID, "error", err)
+	begun := g.m.serveBegin(conv, g, e.Thread)
+	var begunErr error
+	told := false
+	select {
+	case begunErr = <-begun: // a state in memory writes at once; a closed one refuses at once
+		told = true
+	default:
+	}
+	if begunErr != nil {
+		g.m.serveEnd(conv, true)
+		g.log.Error("federation: call not accepted", "id", e.Link.ID, "error", begunErr)
 		nack("Message could not be delivered")
 		return
 	}
@@ -232,7 +246,31 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 		nack(why)
 		return
 	}
+	if !told {
+		begunErr = <-begun
+	}
+	if begunErr != nil {
+		// The call is journaled but its rows are not (their write failed
+		// alone): write them again, so that a copy is refused and the
+		// answer still reaches the peer after a restart.
+		if err := g.m.db.write("serve", serveRows(conv, g.name, e.Thread, g.m.now())); err != nil {
+			g.log.Error("federation: received call not recorded; a copy after a restart is left to the journal",
+				"id", e.Link.ID, "error", err)
+		}
+	}
 	id := e.Link.ID
+	if g.m.opts.Known != nil {
+		// The journal holds the call: a crash that loses the done mark
+		// leaves a row the journal decides for. The mark rides with a
+		// coming commit; the acknowledgement waits for none.
+		g.m.db.callInjected(conv, func(err error) {
+			if err != nil {
+				g.log.Warn("federation: received call not marked done", "id", id, "error", err)
+			}
+		})
+		c.acks.send(frame{Type: frameAck, ID: id})
+		return
+	}
 	g.m.db.callInjected(conv, func(err error) {
 		if err != nil {
 			g.log.Warn("federation: received call not recorded", "id", id, "error", err)

@@ -31,16 +31,18 @@ func (m *Manager) loadServed() error {
 	return nil
 }
 
-// serveBegin records conv as serving g's call on linkThread, durably,
-// before the call is injected.
-func (m *Manager) serveBegin(conv string, g *gateway, linkThread string) error {
-	if err := m.db.serveBegin(conv, g.name, linkThread, m.now()); err != nil {
-		return err
-	}
+// serveBegin records conv as serving g's call on linkThread before the
+// call is injected: at once in memory, and in the state in a coming commit
+// (db.serveBegin): the one the call's journal record waits for when a
+// journal decides for a received call (Options.Known), else one of its
+// own. The returned channel is told the outcome once it is durable.
+func (m *Manager) serveBegin(conv string, g *gateway, linkThread string) <-chan error {
 	m.smu.Lock()
 	m.served[conv] = &served{g: g, linkThread: linkThread}
 	m.smu.Unlock()
-	return nil
+	begun := make(chan error, 1)
+	m.db.serveBegin(conv, g.name, linkThread, m.now(), m.opts.Known == nil, func(err error) { begun <- err })
+	return begun
 }
 
 // serveEnd forgets conv; refused says its call was not injected after all.

@@ -62,7 +62,7 @@ func newFederation(cfg *config.Organism, opts Options, d *durable, p *pump.Pump,
 		fo.Meta = ma
 	}
 	if d != nil {
-		fo.DataDir = d.store.Dir()
+		fo.Store = d.store // the federation state shares the journal's group commits
 	}
 	if h, ok := opts.Journal.(pump.ThreadHistory); ok {
 		fo.Known = func(thread string) (bool, error) {

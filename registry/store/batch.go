@@ -7,7 +7,8 @@ import (
 
 // pending is what a transaction has accumulated since its last ordered op
 // (opFunc): journal appends, delivery marks and kernel-state writes, each
-// applied as multi-row statements when the run ends. Appends are applied
+// applied as multi-row statements when the run ends, and extension writes
+// (extension.go), applied after them in queue order. Appends are applied
 // before the marks of the same run, so a mark may follow its append in one
 // batch. The writer reuses one pending across transactions.
 type pending struct {
@@ -17,6 +18,8 @@ type pending struct {
 	appendOps []*op
 	marks     []*op
 	kernel    kernelWrites
+	// ext are the extension writes (extension.go), in queue order.
+	ext []*op
 	// values are the journal INSERT's arguments (insertEntries), which
 	// point into the appended entries and into times, digests and texts:
 	// their times in Unix ns, SHA-256 digests and envelopes as strings.
@@ -31,7 +34,8 @@ func (p *pending) reset() {
 	clear(p.appends)
 	clear(p.appendOps)
 	clear(p.marks)
-	p.appends, p.appendOps, p.marks = p.appends[:0], p.appendOps[:0], p.marks[:0]
+	clear(p.ext)
+	p.appends, p.appendOps, p.marks, p.ext = p.appends[:0], p.appendOps[:0], p.marks[:0], p.ext[:0]
 	clear(p.values)
 	clear(p.digests)
 	clear(p.texts)
@@ -71,6 +75,8 @@ func (w *writer) apply(ops []op) (applied int, high int64, err error) {
 			p.marks = append(p.marks, o)
 		case opPut, opDelete:
 			p.kernel.add(o)
+		case opExt:
+			p.ext = append(p.ext, o)
 		case opFunc:
 			if err := w.applyPending(p); err != nil {
 				return 0, 0, err
@@ -97,6 +103,9 @@ func (w *writer) applyPending(p *pending) error {
 	}
 	if err := w.applyKernel(p); err != nil {
 		return fmt.Errorf("store: %s: %w", p.kernel.name(), err)
+	}
+	if err := w.applyExtensions(p); err != nil {
+		return err
 	}
 	p.reset()
 	return nil

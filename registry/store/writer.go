@@ -31,6 +31,9 @@ const (
 	opPut
 	// opDelete deletes the rows of op.table in the groups op.groups.
 	opDelete
+	// opExt runs op.ext, an extension's write (extension.go), inside the
+	// batch transaction, in queue order with the other extension writes.
+	opExt
 )
 
 // opResult is what a synchronous op reports after its batch commits.
@@ -61,6 +64,9 @@ type op struct {
 	// fresh marks an opPut that begins its group: no row of the group is
 	// committed but those an earlier op deletes (kernelWrites).
 	fresh bool
+	ext   func(*Tx) error // opExt
+	// done, when set, is told the op's outcome after its batch (opExt).
+	done func(error)
 }
 
 // writer owns the single write connection. Only its goroutine touches conn
@@ -346,9 +352,12 @@ func (w *writer) finish(ops []op, err error) {
 				}
 				w.tombstoneFailed(err, seqs...)
 			}
-			if o.reply == nil {
+			if o.reply == nil && o.done == nil {
 				w.onAsync(o, err)
 			}
+		}
+		if o.done != nil {
+			o.done(err)
 		}
 		if o.reply != nil {
 			r := opResult{n: o.result, err: err}
