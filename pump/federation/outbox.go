@@ -152,20 +152,19 @@ func (d *db) write(name string, fn func(execer) error) error {
 // now runs fn in the next commit, which it forces, without waiting; done
 // (when set) is told the outcome once durable and must not block.
 func (d *db) now(name string, fn func(execer) error, done func(error)) {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	if d.closed {
-		if done != nil {
-			done(errStateClosed)
-		}
-		return
-	}
-	d.b.now(name, fn, done)
+	d.queue(name, fn, done, d.b.now)
 }
 
 // later is now without forcing a commit: fn rides with the next commit
 // somebody waits for (backend.later).
 func (d *db) later(name string, fn func(execer) error, done func(error)) {
+	d.queue(name, fn, done, d.b.later)
+}
+
+// queue hands fn to the backend's enqueue (now or later) unless the state
+// is closed, which done is told.
+func (d *db) queue(name string, fn func(execer) error, done func(error),
+	enqueue func(string, func(execer) error, func(error))) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	if d.closed {
@@ -174,7 +173,7 @@ func (d *db) later(name string, fn func(execer) error, done func(error)) {
 		}
 		return
 	}
-	d.b.later(name, fn, done)
+	enqueue(name, fn, done)
 }
 
 // onError adapts a logger of failures to a done.
