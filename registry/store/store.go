@@ -179,6 +179,7 @@ func (s *Store) open() error {
 	if err != nil {
 		return err
 	}
+
 	s.w = &writer{
 		conn:     wc,
 		queue:    s.queue,
@@ -192,7 +193,9 @@ func (s *Store) open() error {
 		onCommit: s.opts.onCommit,
 		dur:      s.dur,
 		exited:   make(chan struct{}),
-		batch:    make([]op, 0, s.opts.BatchRows),
+
+		ckptFrames: int64(s.opts.checkpointFrames),
+		batch:      make([]op, 0, s.opts.BatchRows),
 
 		deliveries: deliveries,
 		keys:       newKeySummaries(next),
@@ -214,6 +217,10 @@ func (s *Store) Stats() Stats {
 		Commits:    s.counters.commits.Load(),
 		Rollbacks:  s.counters.rollbacks.Load(),
 		CommitTime: time.Duration(s.counters.commitNanos.Load()),
+		WALFrames:  s.counters.walFrames.Load(),
+
+		Checkpoints:    s.counters.checkpoints.Load(),
+		CheckpointTime: time.Duration(s.counters.checkpointNanos.Load()),
 	}
 }
 

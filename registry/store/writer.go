@@ -77,9 +77,15 @@ type writer struct {
 	onAsync  func(o *op, err error)
 	onCommit func(ops int) // test hook, called after each successful commit
 	dur      *durability   // told of each commit; its waiters cut the batch delay short
-	exited   chan struct{}
-	batch    []op
-	pending  pending
+	// ckptFrames is the WAL frames between two checkpoints (checkpoint.go);
+	// ckptMark is walFrames at the last one, walLog the frames in the WAL
+	// it found.
+	ckptFrames int64
+	ckptMark   int64
+	walLog     int64
+	exited     chan struct{}
+	batch      []op
+	pending    pending
 	// listeners tracks the registered journal listeners.
 	listeners journalListeners
 	// deliveries tracks the delivery watermark and the undelivered entries.
@@ -108,6 +114,13 @@ type counters struct {
 	// batch; queueFull counts asynchronous writes that found the queue full.
 	queuePeak atomic.Int64
 	queueFull atomic.Int64
+	// walFrames is the pages the writer connection has written to the WAL
+	// (writeConn.pagesWritten), as of its last commit.
+	walFrames atomic.Int64
+	// checkpoints counts the writer's WAL checkpoints, checkpointNanos
+	// the time they took.
+	checkpoints     atomic.Int64
+	checkpointNanos atomic.Int64
 }
 
 // Stats is a snapshot of the writer's counters.
@@ -126,6 +139,14 @@ type Stats struct {
 	// CommitTime is the time spent in the Commits transactions, from BEGIN
 	// to COMMIT: CommitTime/Commits is the mean journal write latency.
 	CommitTime time.Duration
+	// WALFrames counts the pages the writer's commits wrote to the WAL
+	// (each a frame of one database page): what the commits cost in bytes
+	// written, which the machine's load does not move.
+	WALFrames int64
+	// Checkpoints counts the WAL checkpoints the writer ran between its
+	// batches, and CheckpointTime the time they took.
+	Checkpoints    int64
+	CheckpointTime time.Duration
 }
 
 // exec runs a statement and returns the number of affected rows.
@@ -159,6 +180,9 @@ func (w *writer) run() {
 		}
 		batch, open := w.collect(first, timer)
 		w.commit(batch)
+		if w.checkpointDue() {
+			w.checkpoint()
+		}
 		if !open {
 			return // closed and drained: collect saw the end of the queue
 		}
@@ -171,7 +195,8 @@ func (w *writer) run() {
 // of a batch.
 var writerPragmas = []string{
 	`PRAGMA temp_store = MEMORY`,
-	`PRAGMA cache_size = -16384`, // KiB
+	`PRAGMA cache_size = -16384`,    // KiB
+	`PRAGMA wal_autocheckpoint = 0`, // the writer checkpoints between batches (checkpoint.go)
 }
 
 // tune applies writerPragmas; a failure only costs speed, so it is logged.
@@ -309,6 +334,7 @@ func (w *writer) tx(ops []op) (err error) {
 	if _, err = w.exec(`COMMIT`); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
+	w.countFrames()
 	w.listeners.committed()
 	w.deliveries.commit()
 	w.keys.commit()
@@ -321,6 +347,14 @@ func (w *writer) tx(ops []op) (err error) {
 		w.onCommit(applied)
 	}
 	return nil
+}
+
+// countFrames records the WAL frames written so far; a failure to read
+// them only leaves the statistic (and the checkpoint) behind.
+func (w *writer) countFrames() {
+	if n, err := w.conn.pagesWritten(); err == nil {
+		w.counters.walFrames.Store(n)
+	}
 }
 
 // isNoTransaction reports SQLite's "no transaction is active" (the commit
