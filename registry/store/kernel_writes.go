@@ -2,7 +2,6 @@ package store
 
 import (
 	"fmt"
-	"strings"
 )
 
 // kernelSchema holds the durable kernel state: the thread registry
@@ -50,7 +49,7 @@ CREATE TABLE IF NOT EXISTS slots (
 // thread).
 type kernelTable struct {
 	name   string
-	upsert *rowStatement // upsert of whole rows (upsertRows)
+	upsert *rowStatement // INSERT OR REPLACE of whole rows
 	delete *rowStatement // DELETE … WHERE <group column> IN (…)
 	// bornWith, when set, is the table whose groups this table's groups
 	// live within: a group begun afresh there (see op.fresh) has no rows
@@ -58,43 +57,26 @@ type kernelTable struct {
 	bornWith *kernelTable
 }
 
-// upsertRows builds the multi-row upsert of whole rows of table: cols are
-// its columns in row order, the first keys of them its primary key. A row
-// already there is updated in place (ON CONFLICT … DO UPDATE), not deleted
-// and inserted again under a new rowid as INSERT OR REPLACE would: that
-// dirtied the row's old page, the table's last page and the key index's
-// page, where an update in place dirties the row's page alone.
-func upsertRows(table string, cols []string, keys int) *rowStatement {
-	var set strings.Builder
-	for i, c := range cols[keys:] {
-		if i > 0 {
-			set.WriteString(", ")
-		}
-		set.WriteString(c + " = excluded." + c)
-	}
-	tuple := "(?" + strings.Repeat(", ?", len(cols)-1) + ")"
-	return newRowStatement("INSERT INTO "+table+" ("+strings.Join(cols, ", ")+") VALUES ", tuple,
-		" ON CONFLICT ("+strings.Join(cols[:keys], ", ")+") DO UPDATE SET "+set.String(), len(cols))
-}
-
 // The kernel-state tables, in the order their writes are applied.
 var (
 	threadsTable = &kernelTable{name: "threads",
-		upsert: upsertRows("threads", []string{"id", "parent", "path", "created_ns", "touched_ns", "ref", "profile"}, 1),
+		upsert: newRowStatement(`INSERT OR REPLACE INTO threads (id, parent, path, created_ns, touched_ns, ref, profile) VALUES `,
+			`(?, ?, ?, ?, ?, ?, ?)`, ``, 7),
 		delete: newRowStatement(`DELETE FROM threads WHERE id IN (`, `?`, `)`, 1)}
 	watchersTable = &kernelTable{name: "watchers",
-		upsert: upsertRows("watchers", []string{"id", "thread", "issuer", "wait_for", "from_listener",
-			"description", "raised", "triggered_from", "created_ns"}, 1),
+		upsert: newRowStatement(`INSERT OR REPLACE INTO watchers (id, thread, issuer, wait_for, from_listener,
+			description, raised, triggered_from, created_ns) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 9),
 		delete: newRowStatement(`DELETE FROM watchers WHERE id IN (`, `?`, `)`, 1)}
 	slotsTable = &kernelTable{name: "slots",
-		upsert: upsertRows("slots", []string{"thread", "idx", "from_name", "to_name", "payload_type", "raw",
-			"time_ns", "own_name", "is_self_call", "in_reply_to"}, 2),
+		upsert: newRowStatement(`INSERT OR REPLACE INTO slots (thread, idx, from_name, to_name, payload_type, raw,
+			time_ns, own_name, is_self_call, in_reply_to) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 10),
 		delete: newRowStatement(`DELETE FROM slots WHERE thread IN (`, `?`, `)`, 1)}
 	// segmentsTable is context_segments (context_segments.go): its rows go
 	// with their thread's slots, so they are written the way slots are.
 	segmentsTable = &kernelTable{name: "context_segments",
-		upsert: upsertRows("context_segments", []string{"thread", "idx", "slots", "content_type", "tier",
-			"relevance", "scored", "summary", "summary_by", "bytes", "tokens", "changed_ns"}, 2),
+		upsert: newRowStatement(`INSERT OR REPLACE INTO context_segments (thread, idx, slots, content_type, tier,
+			relevance, scored, summary, summary_by, bytes, tokens, changed_ns) VALUES `,
+			`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 12),
 		delete: newRowStatement(`DELETE FROM context_segments WHERE thread IN (`, `?`, `)`, 1), bornWith: slotsTable}
 	kernelTables = []*kernelTable{threadsTable, watchersTable, slotsTable, segmentsTable}
 )
