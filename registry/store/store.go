@@ -110,6 +110,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		s.closeDBs()
 		return nil, errors.Join(err, lock.unlock())
 	}
+	s.w.ckpt.start()
 	go s.w.run()
 	return s, nil
 }
@@ -179,6 +180,11 @@ func (s *Store) open() error {
 	if err != nil {
 		return err
 	}
+	ckpt, err := newCheckpointer(ctx, uri+"?_pragma=busy_timeout("+busy+")&_pragma=synchronous(NORMAL)", s.log,
+		&s.counters)
+	if err != nil {
+		return errors.Join(err, wc.close())
+	}
 
 	s.w = &writer{
 		conn:     wc,
@@ -194,6 +200,7 @@ func (s *Store) open() error {
 		dur:      s.dur,
 		exited:   make(chan struct{}),
 
+		ckpt:       ckpt,
 		ckptFrames: int64(s.opts.checkpointFrames),
 		batch:      make([]op, 0, s.opts.BatchRows),
 
@@ -221,6 +228,8 @@ func (s *Store) Stats() Stats {
 
 		Checkpoints:    s.counters.checkpoints.Load(),
 		CheckpointTime: time.Duration(s.counters.checkpointNanos.Load()),
+		CatchUps:       s.counters.catchUps.Load(),
+		CatchUpTime:    time.Duration(s.counters.catchUpNanos.Load()),
 	}
 }
 
@@ -407,6 +416,10 @@ func (s *Store) Close() error {
 		errs = append(errs, err)
 	}
 	s.rdb = nil
+	if err := s.w.ckpt.close(); err != nil {
+		errs = append(errs, err)
+	}
+	s.w.ckpt = nil
 	if _, err := s.w.conn.exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
 		errs = append(errs, fmt.Errorf("store: checkpoint: %w", err))
 	}
@@ -419,6 +432,11 @@ func (s *Store) Close() error {
 // failures (the data is committed by then).
 func (s *Store) closeDBs() {
 	if s.w != nil {
+		if s.w.ckpt != nil {
+			if err := s.w.ckpt.close(); err != nil {
+				s.log.Warn("store: close checkpointer", "err", err)
+			}
+		}
 		if err := s.w.close(); err != nil {
 			s.log.Warn("store: close writer connection", "err", err)
 		}

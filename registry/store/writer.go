@@ -77,12 +77,15 @@ type writer struct {
 	onAsync  func(o *op, err error)
 	onCommit func(ops int) // test hook, called after each successful commit
 	dur      *durability   // told of each commit; its waiters cut the batch delay short
-	// ckptFrames is the WAL frames between two checkpoints (checkpoint.go);
-	// ckptMark is walFrames at the last one, walLog the frames in the WAL
-	// it found.
+	// ckpt runs the background checkpoints, kicked each ckptFrames WAL
+	// frames (checkpoint.go); ckptMark is walFrames at the last kick,
+	// walLog the frames in the WAL the last catch-up found and walLeft
+	// those it could not copy.
+	ckpt       *checkpointer
 	ckptFrames int64
 	ckptMark   int64
 	walLog     int64
+	walLeft    int64
 	exited     chan struct{}
 	batch      []op
 	pending    pending
@@ -117,10 +120,12 @@ type counters struct {
 	// walFrames is the pages the writer connection has written to the WAL
 	// (writeConn.pagesWritten), as of its last commit.
 	walFrames atomic.Int64
-	// checkpoints counts the writer's WAL checkpoints, checkpointNanos
-	// the time they took.
+	// checkpoints counts the checkpointer's WAL checkpoints, catchUps the
+	// writer's; checkpointNanos and catchUpNanos the time they took.
 	checkpoints     atomic.Int64
 	checkpointNanos atomic.Int64
+	catchUps        atomic.Int64
+	catchUpNanos    atomic.Int64
 }
 
 // Stats is a snapshot of the writer's counters.
@@ -143,10 +148,15 @@ type Stats struct {
 	// (each a frame of one database page): what the commits cost in bytes
 	// written, which the machine's load does not move.
 	WALFrames int64
-	// Checkpoints counts the WAL checkpoints the writer ran between its
-	// batches, and CheckpointTime the time they took.
+	// Checkpoints counts the WAL checkpoints run beside the writer, and
+	// CheckpointTime the time they took.
 	Checkpoints    int64
 	CheckpointTime time.Duration
+	// CatchUps counts the writer's own checkpoints between two batches,
+	// which copy what the WAL gained during a background checkpoint, and
+	// CatchUpTime the time they took: the writer's pauses.
+	CatchUps    int64
+	CatchUpTime time.Duration
 }
 
 // exec runs a statement and returns the number of affected rows.
@@ -180,8 +190,8 @@ func (w *writer) run() {
 		}
 		batch, open := w.collect(first, timer)
 		w.commit(batch)
-		if w.checkpointDue() {
-			w.checkpoint()
+		if w.catchUpDue() {
+			w.catchUp()
 		}
 		if !open {
 			return // closed and drained: collect saw the end of the queue
@@ -196,7 +206,7 @@ func (w *writer) run() {
 var writerPragmas = []string{
 	`PRAGMA temp_store = MEMORY`,
 	`PRAGMA cache_size = -16384`,    // KiB
-	`PRAGMA wal_autocheckpoint = 0`, // the writer checkpoints between batches (checkpoint.go)
+	`PRAGMA wal_autocheckpoint = 0`, // checkpoints run beside the writer (checkpoint.go)
 }
 
 // tune applies writerPragmas; a failure only costs speed, so it is logged.
@@ -347,14 +357,6 @@ func (w *writer) tx(ops []op) (err error) {
 		w.onCommit(applied)
 	}
 	return nil
-}
-
-// countFrames records the WAL frames written so far; a failure to read
-// them only leaves the statistic (and the checkpoint) behind.
-func (w *writer) countFrames() {
-	if n, err := w.conn.pagesWritten(); err == nil {
-		w.counters.walFrames.Store(n)
-	}
 }
 
 // isNoTransaction reports SQLite's "no transaction is active" (the commit

@@ -88,11 +88,13 @@ type Result struct {
 	// the WAL during the load phase, per reply (Run only, durable only):
 	// the bytes a reply costs the database, in pages.
 	WALFramesPerReply float64 `json:"store_wal_frames_per_reply,omitempty"`
-	// Checkpoints and CheckpointMs are the WAL checkpoints the store
-	// writer ran between its batches during the load phase and the time
-	// they took (Run only, durable only).
+	// Checkpoints and CheckpointMs are the WAL checkpoints the store ran
+	// beside its writer during the load phase and the time they took;
+	// CatchUpMs is the time the writer itself spent checkpointing between
+	// its batches (Run only, durable only).
 	Checkpoints  int64   `json:"store_checkpoints,omitempty"`
 	CheckpointMs float64 `json:"store_checkpoint_ms,omitempty"`
+	CatchUpMs    float64 `json:"store_catchup_ms,omitempty"`
 	// FirstErrors are up to 5 error texts.
 	FirstErrors []string `json:"first_errors,omitempty"`
 }
@@ -264,6 +266,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			r.WALFramesPerReply = float64(stats.WALFrames-stats0.WALFrames) / float64(t.Replies)
 			r.Checkpoints = stats.Checkpoints - stats0.Checkpoints
 			r.CheckpointMs = float64((stats.CheckpointTime - stats0.CheckpointTime).Microseconds()) / 1e3
+			r.CatchUpMs = float64((stats.CatchUpTime - stats0.CatchUpTime).Microseconds()) / 1e3
 		}
 	}
 	return r, nil
