@@ -15,7 +15,7 @@ import (
 // replies, as xmlpipe bench --bus finds it doing. It reports the process's
 // CPU time and the WAL frames written per reply. Its random keys dirty a
 // page of each key index per row, so WAL writes and checkpoints are most of
-// its cost (defaultCheckpointFrames).
+// its cost.
 func BenchmarkKernelFlow(b *testing.B) {
 	s, _ := openTest(b, Options{})
 	ctx := context.Background()

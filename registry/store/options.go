@@ -50,9 +50,6 @@ type Options struct {
 	// onCommit, set by tests, is called by the writer after each commit with
 	// the number of operations it committed.
 	onCommit func(ops int)
-	// checkpointFrames, set by tests, is the WAL frames between two
-	// checkpoints (default defaultCheckpointFrames).
-	checkpointFrames int
 }
 
 // Validate reports negative or otherwise unusable values.
@@ -88,9 +85,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ReadConns == 0 {
 		o.ReadConns = DefaultReadConns
-	}
-	if o.checkpointFrames == 0 {
-		o.checkpointFrames = defaultCheckpointFrames
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now

@@ -110,7 +110,6 @@ func Open(dir string, opts Options) (*Store, error) {
 		s.closeDBs()
 		return nil, errors.Join(err, lock.unlock())
 	}
-	s.w.ckpt.start()
 	go s.w.run()
 	return s, nil
 }
@@ -180,12 +179,6 @@ func (s *Store) open() error {
 	if err != nil {
 		return err
 	}
-	ckpt, err := newCheckpointer(ctx, uri+"?_pragma=busy_timeout("+busy+")&_pragma=synchronous(NORMAL)", s.log,
-		&s.counters)
-	if err != nil {
-		return errors.Join(err, wc.close())
-	}
-
 	s.w = &writer{
 		conn:     wc,
 		queue:    s.queue,
@@ -199,10 +192,7 @@ func (s *Store) open() error {
 		onCommit: s.opts.onCommit,
 		dur:      s.dur,
 		exited:   make(chan struct{}),
-
-		ckpt:       ckpt,
-		ckptFrames: int64(s.opts.checkpointFrames),
-		batch:      make([]op, 0, s.opts.BatchRows),
+		batch:    make([]op, 0, s.opts.BatchRows),
 
 		deliveries: deliveries,
 		keys:       newKeySummaries(next),
@@ -225,11 +215,6 @@ func (s *Store) Stats() Stats {
 		Rollbacks:  s.counters.rollbacks.Load(),
 		CommitTime: time.Duration(s.counters.commitNanos.Load()),
 		WALFrames:  s.counters.walFrames.Load(),
-
-		Checkpoints:    s.counters.checkpoints.Load(),
-		CheckpointTime: time.Duration(s.counters.checkpointNanos.Load()),
-		CatchUps:       s.counters.catchUps.Load(),
-		CatchUpTime:    time.Duration(s.counters.catchUpNanos.Load()),
 	}
 }
 
@@ -416,10 +401,6 @@ func (s *Store) Close() error {
 		errs = append(errs, err)
 	}
 	s.rdb = nil
-	if err := s.w.ckpt.close(); err != nil {
-		errs = append(errs, err)
-	}
-	s.w.ckpt = nil
 	if _, err := s.w.conn.exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
 		errs = append(errs, fmt.Errorf("store: checkpoint: %w", err))
 	}
@@ -432,11 +413,6 @@ func (s *Store) Close() error {
 // failures (the data is committed by then).
 func (s *Store) closeDBs() {
 	if s.w != nil {
-		if s.w.ckpt != nil {
-			if err := s.w.ckpt.close(); err != nil {
-				s.log.Warn("store: close checkpointer", "err", err)
-			}
-		}
 		if err := s.w.close(); err != nil {
 			s.log.Warn("store: close writer connection", "err", err)
 		}

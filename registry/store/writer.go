@@ -77,18 +77,9 @@ type writer struct {
 	onAsync  func(o *op, err error)
 	onCommit func(ops int) // test hook, called after each successful commit
 	dur      *durability   // told of each commit; its waiters cut the batch delay short
-	// ckpt runs the background checkpoints, kicked each ckptFrames WAL
-	// frames (checkpoint.go); ckptMark is walFrames at the last kick,
-	// walLog the frames in the WAL the last catch-up found and walLeft
-	// those it could not copy.
-	ckpt       *checkpointer
-	ckptFrames int64
-	ckptMark   int64
-	walLog     int64
-	walLeft    int64
-	exited     chan struct{}
-	batch      []op
-	pending    pending
+	exited   chan struct{}
+	batch    []op
+	pending  pending
 	// listeners tracks the registered journal listeners.
 	listeners journalListeners
 	// deliveries tracks the delivery watermark and the undelivered entries.
@@ -120,12 +111,6 @@ type counters struct {
 	// walFrames is the pages the writer connection has written to the WAL
 	// (writeConn.pagesWritten), as of its last commit.
 	walFrames atomic.Int64
-	// checkpoints counts the checkpointer's WAL checkpoints, catchUps the
-	// writer's; checkpointNanos and catchUpNanos the time they took.
-	checkpoints     atomic.Int64
-	checkpointNanos atomic.Int64
-	catchUps        atomic.Int64
-	catchUpNanos    atomic.Int64
 }
 
 // Stats is a snapshot of the writer's counters.
@@ -148,15 +133,6 @@ type Stats struct {
 	// (each a frame of one database page): what the commits cost in bytes
 	// written, which the machine's load does not move.
 	WALFrames int64
-	// Checkpoints counts the WAL checkpoints run beside the writer, and
-	// CheckpointTime the time they took.
-	Checkpoints    int64
-	CheckpointTime time.Duration
-	// CatchUps counts the writer's own checkpoints between two batches,
-	// which copy what the WAL gained during a background checkpoint, and
-	// CatchUpTime the time they took: the writer's pauses.
-	CatchUps    int64
-	CatchUpTime time.Duration
 }
 
 // exec runs a statement and returns the number of affected rows.
@@ -190,9 +166,6 @@ func (w *writer) run() {
 		}
 		batch, open := w.collect(first, timer)
 		w.commit(batch)
-		if w.catchUpDue() {
-			w.catchUp()
-		}
 		if !open {
 			return // closed and drained: collect saw the end of the queue
 		}
@@ -205,8 +178,7 @@ func (w *writer) run() {
 // of a batch.
 var writerPragmas = []string{
 	`PRAGMA temp_store = MEMORY`,
-	`PRAGMA cache_size = -16384`,    // KiB
-	`PRAGMA wal_autocheckpoint = 0`, // checkpoints run beside the writer (checkpoint.go)
+	`PRAGMA cache_size = -16384`, // KiB
 }
 
 // tune applies writerPragmas; a failure only costs speed, so it is logged.
@@ -357,6 +329,14 @@ func (w *writer) tx(ops []op) (err error) {
 		w.onCommit(applied)
 	}
 	return nil
+}
+
+// countFrames records the WAL frames written so far; a failure to read
+// them only leaves the statistic behind.
+func (w *writer) countFrames() {
+	if n, err := w.conn.pagesWritten(); err == nil {
+		w.counters.walFrames.Store(n)
+	}
 }
 
 // isNoTransaction reports SQLite's "no transaction is active" (the commit

@@ -86,15 +86,8 @@ type Result struct {
 	CommitsPerReply    float64 `json:"store_commits_per_reply,omitempty"`
 	// WALFramesPerReply is the pages the store writer's commits wrote to
 	// the WAL during the load phase, per reply (Run only, durable only):
-	// the bytes a reply costs the database, in pages.
+	// the bytes a reply costs the database, in pages of 16 KiB.
 	WALFramesPerReply float64 `json:"store_wal_frames_per_reply,omitempty"`
-	// Checkpoints and CheckpointMs are the WAL checkpoints the store ran
-	// beside its writer during the load phase and the time they took;
-	// CatchUpMs is the time the writer itself spent checkpointing between
-	// its batches (Run only, durable only).
-	Checkpoints  int64   `json:"store_checkpoints,omitempty"`
-	CheckpointMs float64 `json:"store_checkpoint_ms,omitempty"`
-	CatchUpMs    float64 `json:"store_catchup_ms,omitempty"`
 	// FirstErrors are up to 5 error texts.
 	FirstErrors []string `json:"first_errors,omitempty"`
 }
@@ -242,10 +235,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	load.Target = Target{URL: "wss://" + ln.Addr().String() + "/ws", TLS: clientTLS, Token: token}
-	var stats0 store.Stats
-	var stmts0 int64
+	var stmts0, commits0, frames0 int64
 	if st := o.Store(); st != nil {
-		stats0, stmts0 = st.Stats(), st.Statements()
+		stats := st.Stats()
+		stmts0, commits0, frames0 = st.Statements(), stats.Commits, stats.WALFrames
 	}
 	cpu0, socks0 := cpuTime(), srv.SocketStats()
 	t, err := Drive(ctx, load)
@@ -262,11 +255,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		if st := o.Store(); st != nil {
 			stats := st.Stats()
 			r.StatementsPerReply = float64(st.Statements()-stmts0) / float64(t.Replies)
-			r.CommitsPerReply = float64(stats.Commits-stats0.Commits) / float64(t.Replies)
-			r.WALFramesPerReply = float64(stats.WALFrames-stats0.WALFrames) / float64(t.Replies)
-			r.Checkpoints = stats.Checkpoints - stats0.Checkpoints
-			r.CheckpointMs = float64((stats.CheckpointTime - stats0.CheckpointTime).Microseconds()) / 1e3
-			r.CatchUpMs = float64((stats.CatchUpTime - stats0.CatchUpTime).Microseconds()) / 1e3
+			r.CommitsPerReply = float64(stats.Commits-commits0) / float64(t.Replies)
+			r.WALFramesPerReply = float64(stats.WALFrames-frames0) / float64(t.Replies)
 		}
 	}
 	return r, nil
