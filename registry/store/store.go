@@ -214,6 +214,7 @@ func (s *Store) Stats() Stats {
 		Commits:    s.counters.commits.Load(),
 		Rollbacks:  s.counters.rollbacks.Load(),
 		CommitTime: time.Duration(s.counters.commitNanos.Load()),
+		WALFrames:  s.counters.walFrames.Load(),
 	}
 }
 

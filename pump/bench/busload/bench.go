@@ -84,6 +84,10 @@ type Result struct {
 	// machine moves less than it moves the CPU figures.
 	StatementsPerReply float64 `json:"store_statements_per_reply,omitempty"`
 	CommitsPerReply    float64 `json:"store_commits_per_reply,omitempty"`
+	// WALFramesPerReply is the pages the store writer's commits wrote to
+	// the WAL during the load phase, per reply (Run only, durable only):
+	// the bytes a reply costs the database, in pages of 16 KiB.
+	WALFramesPerReply float64 `json:"store_wal_frames_per_reply,omitempty"`
 	// FirstErrors are up to 5 error texts.
 	FirstErrors []string `json:"first_errors,omitempty"`
 }
@@ -122,8 +126,8 @@ func (r Result) String() string {
 			r.FramesPerReply, r.WritesPerReply)
 	}
 	if r.StatementsPerReply > 0 {
-		fmt.Fprintf(&b, "store              %8.2f statements / %.2f commits per reply  (the journal and the registries)\n",
-			r.StatementsPerReply, r.CommitsPerReply)
+		fmt.Fprintf(&b, "store              %8.2f statements / %.2f commits / %.2f WAL pages per reply  (the journal and the registries)\n",
+			r.StatementsPerReply, r.CommitsPerReply, r.WALFramesPerReply)
 	}
 	fmt.Fprintf(&b, "lost               %10d  (sent, never answered by the end of the grace period)\n", r.Lost)
 	fmt.Fprintf(&b, "refused / errors   %10d / %d  wrong replies %d\n", r.Refused, r.Errors, r.WrongReply)
@@ -231,9 +235,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	load.Target = Target{URL: "wss://" + ln.Addr().String() + "/ws", TLS: clientTLS, Token: token}
-	var stmts0, commits0 int64
+	var stmts0, commits0, frames0 int64
 	if st := o.Store(); st != nil {
-		stmts0, commits0 = st.Statements(), st.Stats().Commits
+		stats := st.Stats()
+		stmts0, commits0, frames0 = st.Statements(), stats.Commits, stats.WALFrames
 	}
 	cpu0, socks0 := cpuTime(), srv.SocketStats()
 	t, err := Drive(ctx, load)
@@ -248,8 +253,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		r.FramesPerReply = float64(socks.Frames-socks0.Frames) / float64(t.Replies)
 		r.WritesPerReply = float64(socks.Writes-socks0.Writes) / float64(t.Replies)
 		if st := o.Store(); st != nil {
+			stats := st.Stats()
 			r.StatementsPerReply = float64(st.Statements()-stmts0) / float64(t.Replies)
-			r.CommitsPerReply = float64(st.Stats().Commits-commits0) / float64(t.Replies)
+			r.CommitsPerReply = float64(stats.Commits-commits0) / float64(t.Replies)
+			r.WALFramesPerReply = float64(stats.WALFrames-frames0) / float64(t.Replies)
 		}
 	}
 	return r, nil
