@@ -6,11 +6,13 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
 
+	"github.com/xml-pipeline/xmlpipe/registry/store"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
@@ -204,5 +206,30 @@ func TestMigrateLegacyState(t *testing.T) {
 	var migrations int
 	if err := c2.st.ReadDB().QueryRow(`SELECT count(*) FROM federation_migrated`).Scan(&migrations); err != nil || migrations != 1 {
 		t.Fatalf("%d migrations recorded (%v), want 1", migrations, err)
+	}
+}
+
+// TestMigrateRefusesACorruptFile: a federation.db that is not an SQLite
+// database stops the federation from opening with an error naming it, and
+// the file stays where it was (nothing is renamed, nothing moved).
+func TestMigrateRefusesACorruptFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, legacyStateFile)
+	if err := os.WriteFile(path, []byte("not a database at all, just text that is long enough"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := openDB(st, nil); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("openDB over a corrupt %s: %v, want an error naming it", legacyStateFile, err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the corrupt file is gone: %v", err)
+	}
+	if _, err := os.Stat(path + migratedSuffix); !os.IsNotExist(err) {
+		t.Fatalf("the corrupt file was renamed: %v", err)
 	}
 }
