@@ -171,6 +171,9 @@ func (g *gateway) sendEarly(e *envelope, signed []byte) error {
 	committed := make(chan error, 1)
 	g.m.db.enqueueThen(en.seq, g.name, en.id, signed, e.Link.Sent, func(err error) { committed <- err })
 	g.wake()
+	// Queued for the peer now (it may reach the peer, and its answer come
+	// back, before its entry commits): the observer hears of it at once.
+	g.envelopeSeen(DirectionOut, e.Link.Kind)
 	if err := <-committed; err != nil {
 		// It may have left already: the peer keeps what it got, and no
 		// resend follows.
@@ -184,7 +187,6 @@ func (g *gateway) sendEarly(e *envelope, signed []byte) error {
 		g.mu.Unlock()
 		return err
 	}
-	g.envelopeSeen(DirectionOut, e.Link.Kind)
 	return nil
 }
 
