@@ -84,6 +84,12 @@ CREATE TABLE journal_keys (
 	PRIMARY KEY (part, bucket)
 ) WITHOUT ROWID;
 
+-- table journal_names
+CREATE TABLE journal_names (
+	id   INTEGER PRIMARY KEY,
+	name TEXT    NOT NULL UNIQUE
+);
+
 -- table journal_rows
 CREATE TABLE journal_rows (
 	seq          INTEGER PRIMARY KEY,
@@ -93,15 +99,15 @@ CREATE TABLE journal_rows (
 	direction    TEXT    NOT NULL CHECK (direction = 'inbound' OR direction = 'outbound'),
 	kind         TEXT    NOT NULL CHECK (kind = 'message' OR kind = 'huh' OR kind = 'system-error'
 		OR kind = 'dead-letter' OR kind = 'refusal' OR kind = 'decision'),
-	sender       TEXT    NOT NULL,
-	recipient    TEXT    NOT NULL,
-	listener     TEXT    NOT NULL,
-	root         TEXT    NOT NULL,
+	sender       INTEGER NOT NULL,
+	recipient    INTEGER NOT NULL,
+	listener     INTEGER NOT NULL,
+	root         INTEGER NOT NULL,
 	sha256       BLOB    NOT NULL CHECK (length(sha256) = 32),
 	envelope     TEXT    NOT NULL CHECK (envelope <> ''),
 	diagnostics  TEXT    NOT NULL,
-	profile      TEXT,
-	CHECK (kind = 'dead-letter' OR (thread <> '' AND sender <> ''))
+	profile      INTEGER,
+	CHECK (kind = 'dead-letter' OR (thread <> '' AND sender <> 0))
 );
 
 -- table journal_state
@@ -268,6 +274,18 @@ BEGIN
 	SELECT RAISE(ABORT, 'journal rows are deleted only after a tombstone');
 END;
 
+-- trigger journal_names_immutable_delete
+CREATE TRIGGER journal_names_immutable_delete BEFORE DELETE ON journal_names
+BEGIN
+	SELECT RAISE(ABORT, 'journal names are immutable');
+END;
+
+-- trigger journal_names_immutable_update
+CREATE TRIGGER journal_names_immutable_update BEFORE UPDATE ON journal_names
+BEGIN
+	SELECT RAISE(ABORT, 'journal names are immutable');
+END;
+
 -- trigger journal_tombstones_immutable_delete
 CREATE TRIGGER journal_tombstones_immutable_delete BEFORE DELETE ON journal_tombstones
 BEGIN
@@ -303,11 +321,21 @@ CREATE VIEW journal AS SELECT seq,
 		THEN substr(envelope, instr(envelope, '</meta>') + 7, length(envelope) - instr(envelope, '</meta>') - 16)
 		ELSE envelope END AS payload,
 	diagnostics, envelope, time_ns, profile, NULL AS pruned
-FROM journal_rows
+FROM journal_entries
 UNION ALL SELECT seq,
 	strftime('%Y-%m-%dT%H:%M:%S', time_ns / 1000000000, 'unixepoch') || '.' || printf('%09d', time_ns % 1000000000) || 'Z',
 	thread, conversation, direction, kind, sender, recipient, listener, root,
 	NULL, NULL, NULL, time_ns, profile,
 	reason || ' at ' || strftime('%Y-%m-%dT%H:%M:%S', deleted_at / 1000000000, 'unixepoch') || 'Z'
 FROM journal_tombstones;
+
+-- view journal_entries
+CREATE VIEW journal_entries AS SELECT seq, time_ns, thread, conversation, direction, kind,
+	coalesce((SELECT name FROM journal_names WHERE id = r.sender), '') AS sender,
+	coalesce((SELECT name FROM journal_names WHERE id = r.recipient), '') AS recipient,
+	coalesce((SELECT name FROM journal_names WHERE id = r.listener), '') AS listener,
+	coalesce((SELECT name FROM journal_names WHERE id = r.root), '') AS root,
+	sha256, envelope, diagnostics,
+	(SELECT name FROM journal_names WHERE id = r.profile) AS profile
+FROM journal_rows AS r;
 
