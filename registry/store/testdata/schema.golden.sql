@@ -96,18 +96,16 @@ CREATE TABLE journal_rows (
 	time_ns      INTEGER NOT NULL,
 	thread       TEXT    NOT NULL,
 	conversation TEXT    NOT NULL,
-	direction    TEXT    NOT NULL CHECK (direction = 'inbound' OR direction = 'outbound'),
-	kind         TEXT    NOT NULL CHECK (kind = 'message' OR kind = 'huh' OR kind = 'system-error'
-		OR kind = 'dead-letter' OR kind = 'refusal' OR kind = 'decision'),
+	direction    TEXT    NOT NULL,
+	kind         TEXT    NOT NULL,
 	sender       INTEGER NOT NULL,
 	recipient    INTEGER NOT NULL,
 	listener     INTEGER NOT NULL,
 	root         INTEGER NOT NULL,
-	sha256       BLOB    NOT NULL CHECK (length(sha256) = 32),
-	envelope     TEXT    NOT NULL CHECK (envelope <> ''),
+	sha256       BLOB    NOT NULL,
+	envelope     TEXT    NOT NULL,
 	diagnostics  TEXT    NOT NULL,
-	profile      INTEGER,
-	CHECK (kind = 'dead-letter' OR (thread <> '' AND sender <> 0))
+	profile      INTEGER
 );
 
 -- table journal_state
