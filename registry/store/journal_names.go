@@ -50,7 +50,8 @@ FROM journal_rows AS r;`
 // registry (listeners, users, payload tags) and are few; past the bound
 // (input that names many distinct senders or root tags, as dead letters
 // may) a name the map lacks is looked up in journal_names instead.
-const maxCachedNames = 1 << 14
+// (A variable for the tests.)
+var maxCachedNames = 1 << 14
 
 // journalNames is the writer's name → id map of journal_names.
 type journalNames struct {

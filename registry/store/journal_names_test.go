@@ -276,3 +276,50 @@ func TestJournalNames(t *testing.T) {
 		}
 	}
 }
+
+// TestJournalNamesBeyondTheCache: past maxCachedNames the writer looks a
+// name up in journal_names instead of its map, and a name is still entered
+// once, whether it is new, entered earlier in the same transaction or
+// committed before; every entry reads its names back, across a reopen.
+func TestJournalNamesBeyondTheCache(t *testing.T) {
+	defer func(n int) { maxCachedNames = n }(maxCachedNames)
+	maxCachedNames = 3
+	ctx := context.Background()
+	s, dir := openTest(t, Options{BatchDelay: time.Hour, BatchRows: 1000})
+	var want []string
+	for round := range 3 {
+		if round == 2 {
+			must(t, s.Close())
+			s = openAt(t, dir, Options{BatchDelay: time.Hour, BatchRows: 1000})
+		}
+		for i := range 12 {
+			e := testEntry(i, "t")
+			e.From, e.PayloadTag = fmt.Sprintf("sender-%d", (i+round)%9), fmt.Sprintf("Tag%d", (i+round)%5)
+			e.To = fmt.Sprintf("late-%d", round) // new in each round, twelve times
+			must(t, s.Append(e))
+			want = append(want, e.From+" "+e.To+" "+e.PayloadTag)
+		}
+		must(t, s.Flush(ctx))
+	}
+	entries, err := s.After(0, 0)
+	must(t, err)
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.From+" "+e.To+" "+e.PayloadTag)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("names read back (-appended +read):\n%s", d)
+	}
+	rep, err := s.Verify(ctx, nil)
+	must(t, err)
+	if !rep.OK() {
+		t.Errorf("Verify: %+v", rep.Faults)
+	}
+	must(t, s.Close())
+	var names, distinct int
+	must(t, rawDB(t, dir).QueryRow(`SELECT count(*), count(DISTINCT name) FROM journal_names`).Scan(&names, &distinct))
+	// "", shouter, late-0…2, 9 senders, 5 tags.
+	if names != 19 || distinct != names {
+		t.Errorf("journal_names holds %d names (%d distinct), want 19", names, distinct)
+	}
+}
