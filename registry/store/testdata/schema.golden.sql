@@ -328,12 +328,13 @@ UNION ALL SELECT seq,
 FROM journal_tombstones;
 
 -- view journal_entries
-CREATE VIEW journal_entries AS SELECT seq, time_ns, thread, conversation, direction, kind,
-	coalesce((SELECT name FROM journal_names WHERE id = r.sender), '') AS sender,
-	coalesce((SELECT name FROM journal_names WHERE id = r.recipient), '') AS recipient,
-	coalesce((SELECT name FROM journal_names WHERE id = r.listener), '') AS listener,
-	coalesce((SELECT name FROM journal_names WHERE id = r.root), '') AS root,
-	sha256, envelope, diagnostics,
-	(SELECT name FROM journal_names WHERE id = r.profile) AS profile
-FROM journal_rows AS r;
+CREATE VIEW journal_entries AS SELECT r.seq, r.time_ns, r.thread, r.conversation, r.direction,
+	r.kind, coalesce(s.name, '') AS sender, coalesce(t.name, '') AS recipient, coalesce(l.name, '') AS listener,
+	coalesce(o.name, '') AS root, r.sha256, r.envelope, r.diagnostics, p.name AS profile
+FROM journal_rows AS r
+	LEFT JOIN journal_names AS s ON s.id = r.sender
+	LEFT JOIN journal_names AS t ON t.id = r.recipient
+	LEFT JOIN journal_names AS l ON l.id = r.listener
+	LEFT JOIN journal_names AS o ON o.id = r.root
+	LEFT JOIN journal_names AS p ON p.id = r.profile;
 
