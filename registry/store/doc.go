@@ -32,7 +32,8 @@
 // a cursor per (listener, profile) pair (retention.go, retention_walk.go).
 // The tables, and how to add one, are in schema.go; Open migrates a data
 // directory of an older layout once: the legacy segments (legacy.go),
-// layout 1 (profiles.go) and layout 2 (journal_profiles.go).
+// layout 1 (profiles.go), layout 2 (journal_profiles.go) and layout 3
+// (journal_names.go).
 //
 // Two choices are measured rather than obvious (BenchmarkJournalFlow, the
 // store traffic of `xmlpipe bench --journal`, on 2 shared cores):
@@ -63,7 +64,10 @@
 //     constraints (layout 4, schema.go) ~0.5 µs more (medians 11.7-12.0
 //     against 12.2-12.6 over 44 interleaved pairs at load 6-9; dropping
 //     only those on direction and kind, or on the digest and envelope,
-//     saved nothing measurable). The layouts before gave ~10.5-13.8 µs
+//     saved nothing measurable). Both together, six interleaved runs each
+//     at load 9, every run below its pair: medians 11.4 against 13.5 µs
+//     (/default), 11.5 against 13.5 (/lagging), 13.6 against 15.3
+//     (/batch=160). The layouts before gave ~10.5-13.8 µs
 //     with boxed values bound as names (20 allocations, 1.8 KB), 14.5-15.5
 //     µs through sql.Stmt.Exec with a copied envelope, ~10 µs through the
 //     hand-written binding over modernc's C API this layout first had, and
@@ -76,9 +80,13 @@
 //     the 35-55 µs of CPU an envelope costs `xmlpipe bench` without a
 //     journal on a loaded machine, each µs the journal adds lowers its
 //     on/off ratio by one to two hundredths. On 2 shared cores at load
-//     8-13, twelve interleaved pairs of `xmlpipe bench --journal --duration
-//     5s` gave on/off 0.57-1.12 (median 0.72) for layout 4 against
-//     0.48-0.94 (median 0.74) for layout 3; earlier evenings gave 0.69-0.82 and
+//     7-9, six interleaved pairs of `xmlpipe bench --journal --duration
+//     5s` gave on/off 0.64-1.06 (median 0.75) for layout 4 against
+//     0.58-1.13 (median 0.72) for layout 3, the journal adding 8-18 µs of
+//     CPU per envelope (median 13.7) against 6-24 (median 14.1); twelve
+//     pairs at load 8-13 with only the names as ids gave 0.54-1.12 (median
+//     0.70) against 0.48-0.94 (median 0.74): at such loads the pairs move
+//     by more than the store's gain. Earlier evenings gave 0.69-0.82 and
 //     0.62-0.95 for layout 3, 0.59-0.83 for the boxed names, 0.26-0.88 for
 //     the sql.Stmt.Exec path, 0.67-1.07 for the C-API binding and
 //     0.66-0.96 for the segments. One row per envelope through database/sql

@@ -21,11 +21,13 @@ const entryColumns = `seq, time_ns, thread, conversation, direction, kind, sende
 // whole transaction, which the writer rolls back and retries op by op anyway
 // (writer.commit), so SQLite need not keep a statement journal to undo just
 // this statement. Direction and kind are bound as numbers that a CASE
-// names (nameCase), diagnostics and profile, mostly empty, as NULL when
-// they are (optionalView) and stored as the empty string (coalesce): the
-// driver binds a number or a NULL as it is, where it allocates, copies and
-// frees C memory for each string. coalesce costs SQLite four opcodes a
-// column, more than it saves for a column that is seldom empty.
+// names (nameCase), sender, recipient, listener, root tag and profile as
+// their journal_names ids (journal_names.go), diagnostics, mostly empty,
+// as NULL when it is (optionalView) and stored as the empty string
+// (coalesce): the driver binds a number or a NULL as it is, where it
+// allocates, copies and frees C memory for each string. coalesce costs
+// SQLite four opcodes a column, more than it saves for a column that is
+// seldom empty.
 var journalInsert = newRowStatement(`INSERT OR ROLLBACK INTO journal_rows (`+entryColumns+`) VALUES `,
 	`(?, ?, ?, ?, `+nameCase(directionNames[:])+`, `+nameCase(kindNames[:])+`, ?, ?, ?, ?, ?, ?, coalesce(?, ''), ?)`,
 	``, 14)
