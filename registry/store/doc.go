@@ -32,7 +32,8 @@
 // a cursor per (listener, profile) pair (retention.go, retention_walk.go).
 // The tables, and how to add one, are in schema.go; Open migrates a data
 // directory of an older layout once: the legacy segments (legacy.go),
-// layout 1 (profiles.go) and layout 2 (journal_profiles.go).
+// layout 1 (profiles.go), layout 2 (journal_profiles.go) and layout 3
+// (journal_names.go).
 //
 // Two choices are measured rather than obvious (BenchmarkJournalFlow, the
 // store traffic of `xmlpipe bench --journal`, on 2 shared cores):
@@ -47,40 +48,52 @@
 //     (rowvalues.go), and the envelope as a string viewing its bytes, not
 //     a copy. The driver allocates, copies, unbinds and frees C memory for
 //     each text and blob argument and binds numbers and NULLs as they are,
-//     so direction and kind are bound as numbers that a CASE names and an
-//     empty diagnostics or profile as NULL that coalesce stores as the
-//     empty string. Journaling an envelope costs the process ~11-13 µs of
-//     CPU that way (BenchmarkJournalFlow/default, 100,000 envelopes, 11
-//     allocations and 1.4 KB per envelope of which the benchmark's own
-//     envelope and ids are 6 and ~1 KB), against ~10.5-13.8 µs with
-//     boxed values bound as names (20 allocations, 1.8 KB) on the same
-//     loaded evening (load 7-10; /lagging 12.8-13.0 against 13.6-14.2),
-//     14.5-15.5 µs through sql.Stmt.Exec with a copied envelope, ~10 µs
-//     through the hand-written binding over modernc's C API this layout
-//     first had, and ~6.2 µs in the S2-compressed segments of the layout
-//     before it. What remains is mostly the driver's and SQLite's: the
-//     driver's C memory for the eight text and blob arguments a row still
-//     has (~2 µs a row), SQLite building and inserting the row (~2.5 µs),
-//     writing and checkpointing the WAL (~1.5 µs; the rows hold the
-//     envelope uncompressed) and the lookup keys (~0.5 µs). The CHECK
-//     constraints cost nothing measurable (10.0-11.7 against 10.6-10.7 µs
-//     without them). At the 35-55 µs of CPU an envelope costs `xmlpipe
-//     bench` without a journal on a loaded machine, each µs the journal
-//     adds lowers its on/off ratio by one to two hundredths. On 2 shared
-//     cores at load 7-11, four interleaved pairs of `xmlpipe bench
-//     --journal --duration 5s` gave on/off 0.69-0.82 (median 0.72) for
-//     this store against 0.59-0.83 (median 0.69) with boxed names, the
-//     journal adding 13-17 µs of CPU per envelope (median 16) against
-//     14-21 (median 19); six pairs at load 4-6, direction and kind still
-//     bound as names, gave 0.62-0.95 (median 0.78) against 0.59-0.69
-//     (median 0.65). Earlier evenings gave
-//     0.64-0.95 (median 0.78) for the boxed names, 0.26-0.88 for the
-//     sql.Stmt.Exec path, 0.67-1.07 for the C-API binding and 0.66-0.96 for
-//     the segments. One row per envelope through database/sql does not
-//     reliably keep the 0.85 the segments kept: the journal costs the pump
-//     about twice the CPU the store's own benchmark measures (cache and
-//     scheduling interference on 2 shared cores), and most of the store's
-//     part is SQLite's and the driver's per row.
+//     so direction and kind are bound as numbers that a CASE names, the
+//     sender, recipient, listener, root tag and profile as ids into
+//     journal_names (layout 4, journal_names.go) and an empty diagnostics
+//     as NULL that coalesce stores as the empty string: a row's only text
+//     and blob arguments are its thread, conversation, digest and
+//     envelope. Journaling an envelope costs the process ~11-13 µs of CPU
+//     that way (BenchmarkJournalFlow/default, 100,000 envelopes, 11
+//     allocations and 1.3 KB per envelope of which the benchmark's own
+//     envelope and ids are 6 and ~1 KB). The names as ids saved ~0.5-0.9 µs
+//     (medians of interleaved runs on 2 shared cores at load 2-6: 12.2
+//     against 12.8, 12.4 against 13.3, 11.5 against 12.0), 6 % of the WAL
+//     (40.1 against 42.6 pages of 16 KiB per 1000 envelopes) and 0.1 KB
+//     of allocations per envelope; dropping journal_rows' CHECK
+//     constraints (layout 4, schema.go) ~0.5 µs more (medians 11.7-12.0
+//     against 12.2-12.6 over 44 interleaved pairs at load 6-9; dropping
+//     only those on direction and kind, or on the digest and envelope,
+//     saved nothing measurable). Both together, six interleaved runs each
+//     at load 9, every run below its pair: medians 11.4 against 13.5 µs
+//     (/default), 11.5 against 13.5 (/lagging), 13.6 against 15.3
+//     (/batch=160). The layouts before gave ~10.5-13.8 µs
+//     with boxed values bound as names (20 allocations, 1.8 KB), 14.5-15.5
+//     µs through sql.Stmt.Exec with a copied envelope, ~10 µs through the
+//     hand-written binding over modernc's C API this layout first had, and
+//     ~6.2 µs in the S2-compressed segments of the layout before it. What
+//     remains is mostly the driver's and SQLite's: the driver's C memory
+//     for the four text and blob arguments and its locked bind of each of
+//     the ten numbers (~1.5-2 µs a row), SQLite building and inserting the
+//     row (~2.5 µs), writing and checkpointing the WAL (~1.5 µs; the rows
+//     hold the envelope uncompressed) and the lookup keys (~0.5 µs). At
+//     the 35-55 µs of CPU an envelope costs `xmlpipe bench` without a
+//     journal on a loaded machine, each µs the journal adds lowers its
+//     on/off ratio by one to two hundredths. On 2 shared cores at load
+//     7-9, six interleaved pairs of `xmlpipe bench --journal --duration
+//     5s` gave on/off 0.64-1.06 (median 0.75) for layout 4 against
+//     0.58-1.13 (median 0.72) for layout 3, the journal adding 8-18 µs of
+//     CPU per envelope (median 13.7) against 6-24 (median 14.1); twelve
+//     pairs at load 8-13 with only the names as ids gave 0.54-1.12 (median
+//     0.70) against 0.48-0.94 (median 0.74): at such loads the pairs move
+//     by more than the store's gain. Earlier evenings gave 0.69-0.82 and
+//     0.62-0.95 for layout 3, 0.59-0.83 for the boxed names, 0.26-0.88 for
+//     the sql.Stmt.Exec path, 0.67-1.07 for the C-API binding and
+//     0.66-0.96 for the segments. One row per envelope through database/sql
+//     does not reliably keep the 0.85 the segments kept: the journal costs
+//     the pump about twice the CPU the store's own benchmark measures
+//     (cache and scheduling interference on 2 shared cores), and most of
+//     the store's part is SQLite's and the driver's per row.
 //   - journal_rows has no secondary index: indexes on thread and
 //     conversation (random UUIDs, so every row dirties a page of each)
 //     cost the writer 12-17 µs more per envelope (26-32 against 14 µs of

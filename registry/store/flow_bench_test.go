@@ -62,7 +62,7 @@ func flowLoop(b *testing.B, s *Store, lags [2]int) {
 	// due[k] holds the seqs to mark once k more appends are done.
 	due := make([][]int64, max(lags[0], lags[1])+1)
 	b.ReportAllocs()
-	stmts0, cpu0 := s.Statements(), processCPU()
+	stmts0, cpu0, frames0 := s.Statements(), processCPU(), s.Stats().WALFrames
 	i := 0
 	for b.Loop() {
 		e := hops[i%2]
@@ -89,4 +89,5 @@ func flowLoop(b *testing.B, s *Store, lags [2]int) {
 	n := float64(b.N)
 	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/n, "cpu-µs/envelope")
 	b.ReportMetric(float64(s.Statements()-stmts0)/n, "statements/envelope")
+	b.ReportMetric(float64(s.Stats().WALFrames-frames0)*1000/n, "WAL-pages/1k-envelopes")
 }

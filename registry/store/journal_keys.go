@@ -391,8 +391,8 @@ func (r *Reader) lookup(kind byte, id string) ([]Entry, error) {
 // lookupQuery selects the journal rows whose column is ?1 among the seqs of
 // the JSON array ?3 and from seq ?2 on.
 func lookupQuery(column string) string {
-	return `SELECT ` + entryColumns + ` FROM journal_rows WHERE seq IN (SELECT value FROM json_each(?3)) AND ` + column + ` = ?1
-		UNION ALL SELECT ` + entryColumns + ` FROM journal_rows WHERE seq >= ?2 AND ` + column + ` = ?1 ORDER BY seq`
+	return `SELECT ` + entryColumns + ` FROM journal_entries WHERE seq IN (SELECT value FROM json_each(?3)) AND ` + column + ` = ?1
+		UNION ALL SELECT ` + entryColumns + ` FROM journal_entries WHERE seq >= ?2 AND ` + column + ` = ?1 ORDER BY seq`
 }
 
 // probeKeys returns the seqs whose lookup key is k, in the summarised

@@ -109,7 +109,7 @@ func (r *Reader) PositionsAfter(seq int64, limit int) ([]Position, error) {
 // at most what its LIMIT says) and merges them in ascending seq order.
 func positions(ctx context.Context, tx *sql.Tx, clause string, args ...any) ([]Position, error) {
 	var out []Position
-	if err := eachEntry(ctx, tx, `SELECT `+entryColumns+` FROM journal_rows `+clause, args, func(e *Entry) error {
+	if err := eachEntry(ctx, tx, `SELECT `+entryColumns+` FROM journal_entries `+clause, args, func(e *Entry) error {
 		out = append(out, Position{Entry: *e})
 		return nil
 	}); err != nil {

@@ -42,7 +42,7 @@ const journalViewSchema = `CREATE VIEW IF NOT EXISTS journal AS SELECT seq,
 		THEN substr(envelope, instr(envelope, '</meta>') + 7, length(envelope) - instr(envelope, '</meta>') - 16)
 		ELSE envelope END AS payload,
 	diagnostics, envelope, time_ns, profile, NULL AS pruned
-FROM journal_rows
+FROM journal_entries
 UNION ALL SELECT seq,
 	strftime('%Y-%m-%dT%H:%M:%S', time_ns / 1000000000, 'unixepoch') || '.' || printf('%09d', time_ns % 1000000000) || 'Z',
 	thread, conversation, direction, kind, sender, recipient, listener, root,

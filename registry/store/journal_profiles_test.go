@@ -107,8 +107,8 @@ func TestMigrateLayout2(t *testing.T) {
 	createLayout2(t, dir)
 	s := openAt(t, dir, Options{})
 	ctx := context.Background()
-	if v := userVersion(t, dir); v != layoutVersion || layoutVersion != 3 {
-		t.Fatalf("user_version = %d, want 3", v)
+	if v := userVersion(t, dir); v != layoutVersion {
+		t.Fatalf("user_version = %d, want %d", v, layoutVersion)
 	}
 
 	old, err := s.After(0, 0)

@@ -91,7 +91,7 @@ func (r *Reader) Tail(n int) ([]Entry, error) {
 	if n <= 0 {
 		return nil, nil
 	}
-	out, err := r.entries(`SELECT `+entryColumns+` FROM journal_rows ORDER BY seq DESC LIMIT ?`, n)
+	out, err := r.entries(`SELECT `+entryColumns+` FROM journal_entries ORDER BY seq DESC LIMIT ?`, n)
 	slices.Reverse(out)
 	return out, err
 }
@@ -102,7 +102,7 @@ func (r *Reader) After(seq int64, limit int) ([]Entry, error) {
 	if limit <= 0 {
 		limit = -1
 	}
-	return r.entries(`SELECT `+entryColumns+` FROM journal_rows WHERE seq > ? ORDER BY seq LIMIT ?`, seq, limit)
+	return r.entries(`SELECT `+entryColumns+` FROM journal_entries WHERE seq > ? ORDER BY seq LIMIT ?`, seq, limit)
 }
 
 // Each calls fn, in seq order, for every committed entry with seq above
@@ -110,7 +110,7 @@ func (r *Reader) After(seq int64, limit int) ([]Entry, error) {
 // fn ends the scan and is returned.
 func (r *Reader) Each(after int64, fn func(e *Entry) error) error {
 	return r.readTx(func(ctx context.Context, tx *sql.Tx) error {
-		return eachEntry(ctx, tx, `SELECT `+entryColumns+` FROM journal_rows WHERE seq > ? ORDER BY seq`, []any{after}, fn)
+		return eachEntry(ctx, tx, `SELECT `+entryColumns+` FROM journal_entries WHERE seq > ? ORDER BY seq`, []any{after}, fn)
 	})
 }
 
@@ -254,8 +254,8 @@ func (r *Reader) summaries(key string, limit, offset int, f ThreadFilter) ([]Thr
 		FROM (SELECT ` + key + ` AS id, min(time_ns) AS first_ns, max(time_ns) AS last_ns, count(*) AS n,
 			max(seq) AS last, group_concat(DISTINCT nullif(root, '')) AS tags,
 			max(sender = :person OR recipient = :person) AS person, max(root = :tag) AS tagged
-			FROM journal_rows WHERE ` + where + ` GROUP BY ` + key + `) AS g
-		JOIN journal_rows AS l ON l.seq = g.last
+			FROM journal_entries WHERE ` + where + ` GROUP BY ` + key + `) AS g
+		JOIN journal_entries AS l ON l.seq = g.last
 		WHERE (:person = '' OR g.person) AND (:tag = '' OR g.tagged)
 			AND (:since = 0 OR g.last_ns >= :since) AND (:until = 0 OR g.first_ns < :until)
 		ORDER BY g.last DESC LIMIT :limit OFFSET :offset`
@@ -296,7 +296,7 @@ func (r *Reader) summaries(key string, limit, offset int, f ThreadFilter) ([]Thr
 // undelivered selects, from ?1 on, the journal rows Undelivered reports: the
 // messages that reached a listener, above the delivery watermark, without a
 // delivery mark (deliveries.go).
-var undelivered = `FROM journal_rows WHERE seq > max(?1, (SELECT delivered_seq FROM journal_state WHERE id = 1))
+var undelivered = `FROM journal_entries WHERE seq > max(?1, (SELECT delivered_seq FROM journal_state WHERE id = 1))
 	AND kind = 'message' AND listener <> '' AND NOT EXISTS (SELECT 1 FROM journal_delivered
 		WHERE part = seq >> ` + strconv.Itoa(journalPartitionBits) + ` AND substr(marks, (seq & ` +
 	strconv.Itoa(partitionSize-1) + `) + 1, 1) = '1')

@@ -21,13 +21,15 @@ const entryColumns = `seq, time_ns, thread, conversation, direction, kind, sende
 // whole transaction, which the writer rolls back and retries op by op anyway
 // (writer.commit), so SQLite need not keep a statement journal to undo just
 // this statement. Direction and kind are bound as numbers that a CASE
-// names (nameCase), diagnostics and profile, mostly empty, as NULL when
-// they are (optionalView) and stored as the empty string (coalesce): the
-// driver binds a number or a NULL as it is, where it allocates, copies and
-// frees C memory for each string. coalesce costs SQLite four opcodes a
-// column, more than it saves for a column that is seldom empty.
+// names (nameCase), sender, recipient, listener, root tag and profile as
+// their journal_names ids (journal_names.go), diagnostics, mostly empty,
+// as NULL when it is (optionalView) and stored as the empty string
+// (coalesce): the driver binds a number or a NULL as it is, where it
+// allocates, copies and frees C memory for each string. coalesce costs
+// SQLite four opcodes a column, more than it saves for a column that is
+// seldom empty.
 var journalInsert = newRowStatement(`INSERT OR ROLLBACK INTO journal_rows (`+entryColumns+`) VALUES `,
-	`(?, ?, ?, ?, `+nameCase(directionNames[:])+`, `+nameCase(kindNames[:])+`, ?, ?, ?, ?, ?, ?, coalesce(?, ''), coalesce(?, ''))`,
+	`(?, ?, ?, ?, `+nameCase(directionNames[:])+`, `+nameCase(kindNames[:])+`, ?, ?, ?, ?, ?, ?, coalesce(?, ''), ?)`,
 	``, 14)
 
 // nameCase returns the SQL expression that names the number bound to its
@@ -76,6 +78,7 @@ func (w *writer) insertEntries(p *pending) error {
 	p.times = slices.Grow(p.times[:0], len(p.appends))
 	p.digests = slices.Grow(p.digests[:0], len(p.appends))
 	p.texts = slices.Grow(p.texts[:0], len(p.appends))
+	p.nameIDs = slices.Grow(p.nameIDs[:0], 5*len(p.appends))
 	for _, e := range p.appends {
 		// Append validated the entry; the writer checks again what the
 		// journal must never hold (an op built inside the package, a bug).
@@ -97,6 +100,14 @@ func (w *writer) insertEntries(p *pending) error {
 		p.digests = append(p.digests, e.SHA256[:])
 		p.texts = append(p.texts, unsafe.String(unsafe.SliceData(e.Bytes), len(e.Bytes)))
 		i := len(p.times) - 1
+		for _, n := range [...]string{e.From, e.To, e.Listener, e.PayloadTag, e.Profile} {
+			id, err := w.nameID(n)
+			if err != nil {
+				return fmt.Errorf("store: %s: %w", name, err)
+			}
+			p.nameIDs = append(p.nameIDs, id)
+		}
+		ids := p.nameIDs[5*i:]
 		values = append(values,
 			driver.NamedValue{Value: int64View(&e.Seq)},
 			driver.NamedValue{Value: int64View(&p.times[i])},
@@ -104,19 +115,22 @@ func (w *writer) insertEntries(p *pending) error {
 			driver.NamedValue{Value: stringView(&e.Conversation)},
 			driver.NamedValue{Value: directionValues[e.Direction]},
 			driver.NamedValue{Value: kindValues[e.Kind]},
-			driver.NamedValue{Value: stringView(&e.From)},
-			driver.NamedValue{Value: stringView(&e.To)},
-			driver.NamedValue{Value: stringView(&e.Listener)},
-			driver.NamedValue{Value: stringView(&e.PayloadTag)},
+			driver.NamedValue{Value: int64View(&ids[0])},
+			driver.NamedValue{Value: int64View(&ids[1])},
+			driver.NamedValue{Value: int64View(&ids[2])},
+			driver.NamedValue{Value: int64View(&ids[3])},
 			driver.NamedValue{Value: bytesView(&p.digests[i])},
 			driver.NamedValue{Value: stringView(&p.texts[i])},
 			driver.NamedValue{Value: optionalView(&e.Diagnostics)},
-			driver.NamedValue{Value: optionalView(&e.Profile)})
+			driver.NamedValue{Value: int64View(&ids[4])})
 		w.listeners.note(e.Listener, e.Profile)
 		w.deliveries.appended(e)
 		w.keys.inserted(e)
 	}
 	p.values = values
+	if err := w.insertNames(); err != nil {
+		return fmt.Errorf("store: %s: %w", name, err)
+	}
 	if _, err := w.execRowValues(journalInsert, len(p.appends), values); err != nil {
 		return fmt.Errorf("store: %s: insert journal rows: %w", name, err)
 	}
@@ -134,7 +148,7 @@ const (
 	tombstoneRows = `INSERT INTO journal_tombstones (seq, deleted_at, reason, time_ns, thread, conversation, direction,
 	kind, sender, recipient, listener, root, sha256, profile)
 	SELECT seq, ?1, ?2, time_ns, thread, conversation, direction, kind, sender, recipient, listener, root, sha256, profile
-	FROM journal_rows WHERE seq IN (SELECT value FROM json_each(?3))`
+	FROM journal_entries WHERE seq IN (SELECT value FROM json_each(?3))`
 	tombstoneSeqs = `INSERT OR IGNORE INTO journal_tombstones (seq, deleted_at, reason)
 	SELECT value, ?1, ?2 FROM json_each(?3)`
 )

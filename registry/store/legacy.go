@@ -49,11 +49,17 @@ func migrateLegacy(ctx context.Context, tx *sql.Tx, version int) error {
 			return fmt.Errorf("store: migrate the legacy layout: correlation refs: %w", err)
 		}
 	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO journal_rows (`+entryColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`)
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO journal_rows (`+entryColumns+`) VALUES (?, ?, ?, ?, ?, ?,
+		`+nameIDOf("?")+`, `+nameIDOf("?")+`, `+nameIDOf("?")+`, `+nameIDOf("?")+`, ?, ?, ?, NULL)`)
 	if err != nil {
 		return fmt.Errorf("store: migrate the legacy journal: %w", err)
 	}
 	defer ins.Close()
+	names, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO journal_names (name) VALUES (?), (?), (?), (?)`)
+	if err != nil {
+		return fmt.Errorf("store: migrate the legacy journal: %w", err)
+	}
+	defer names.Close()
 	after := int64(0)
 	for {
 		page, err := legacySegments(ctx, tx, after)
@@ -63,6 +69,9 @@ func migrateLegacy(ctx context.Context, tx *sql.Tx, version int) error {
 		for _, s := range page {
 			for i := range s.entries {
 				e := &s.entries[i]
+				if _, err := names.ExecContext(ctx, e.From, e.To, e.Listener, e.PayloadTag); err != nil {
+					return fmt.Errorf("store: migrate the legacy journal: seq %d: %w", e.Seq, err)
+				}
 				if _, err := ins.ExecContext(ctx, e.Seq, e.Time.UnixNano(), e.Thread, e.Conversation, e.Direction.String(),
 					e.Kind.String(), e.From, e.To, e.Listener, e.PayloadTag, e.SHA256[:], string(e.Bytes),
 					e.Diagnostics); err != nil {

@@ -87,6 +87,8 @@ func (r *Reader) checkSchema() error {
 		return fmt.Errorf("%w: %s holds no store layout", ErrNoDatabase, filepath.Join(r.dir, DatabaseFileName))
 	case version > layoutVersion:
 		return fmt.Errorf("%w: database layout %d, this binary knows up to %d", ErrSchemaTooNew, version, layoutVersion)
+	case version < layoutVersion:
+		return fmt.Errorf("%w: database layout %d, this binary reads layout %d", ErrSchemaOutdated, version, layoutVersion)
 	}
 	return nil
 }

@@ -201,7 +201,8 @@ func (s *Store) readSweptEntries(ctx context.Context, byDelivery bool, after, en
 	}
 	err := s.read(func(db *sql.DB) error {
 		rows, err := db.QueryContext(ctx, `SELECT seq, time_ns, kind = 'message', `+delivered+` FROM journal_rows
-			WHERE seq > ? AND seq <= ? AND listener = ? AND coalesce(profile, '') = ? ORDER BY seq LIMIT ?`,
+			WHERE seq > ? AND seq <= ? AND listener = (SELECT id FROM journal_names WHERE name = ?)
+			AND coalesce(profile, 0) = (SELECT id FROM journal_names WHERE name = ?) ORDER BY seq LIMIT ?`,
 			after, end, c.listener, c.profile, s.sweepChunk)
 		if err != nil {
 			return err

@@ -9,8 +9,9 @@ import (
 )
 
 // TestJournalRowValues: the writer binds a row's values as views of the
-// entry (rowvalues.go), the empty diagnostics and profile as NULL that the
-// INSERT stores as the empty string. Every column reads back as appended,
+// entry (rowvalues.go), its names as journal_names ids (the empty profile
+// as the empty name's), the empty diagnostics as NULL that the INSERT
+// stores as the empty string. Every column reads back as appended,
 // in multi-row statements of several sizes and with empty and non-empty
 // optional columns, and no empty column is stored as NULL.
 func TestJournalRowValues(t *testing.T) {
@@ -33,7 +34,7 @@ func TestJournalRowValues(t *testing.T) {
 			must(t, s.Flush(context.Background()))
 			rows, err := rawDB(t, dir).Query(`SELECT seq, time_ns, thread, conversation, direction, kind, sender,
 				recipient, listener, root, sha256, envelope, diagnostics, profile, typeof(diagnostics), typeof(profile),
-				typeof(envelope) FROM journal_rows ORDER BY seq`)
+				typeof(envelope) FROM journal_entries ORDER BY seq`)
 			must(t, err)
 			defer rows.Close()
 			i := 0

@@ -171,6 +171,10 @@ func (s *Store) open() error {
 	s.callSeq.Store(calls)
 	s.dur = newDurability(next - 1)
 	deliveries, err := loadDeliveries(ctx, conn, next-1)
+	var names journalNames
+	if err == nil {
+		names, err = loadJournalNames(ctx, conn)
+	}
 	conn.Close() // the writer takes the connection back from the pool below
 	if err != nil {
 		return err
@@ -195,6 +199,7 @@ func (s *Store) open() error {
 		batch:    make([]op, 0, s.opts.BatchRows),
 
 		deliveries: deliveries,
+		names:      names,
 		keys:       newKeySummaries(next),
 		high:       next - 1,
 		txHigh:     next - 1,

@@ -139,7 +139,7 @@ func verify(ctx context.Context, db *sql.DB, progress func(done, total int64)) (
 	}
 	for after := int64(0); ; {
 		var page []Entry
-		err := eachEntry(ctx, tx, `SELECT `+entryColumns+` FROM journal_rows WHERE seq > ? ORDER BY seq LIMIT ?`,
+		err := eachEntry(ctx, tx, `SELECT `+entryColumns+` FROM journal_entries WHERE seq > ? ORDER BY seq LIMIT ?`,
 			[]any{after, verifyPage}, func(e *Entry) error {
 				page = append(page, *e)
 				return nil
@@ -170,6 +170,9 @@ func verify(ctx context.Context, db *sql.DB, progress func(done, total int64)) (
 	if progress != nil {
 		progress(v.done, v.total)
 	}
+	if err := v.names(); err != nil {
+		return rep, err
+	}
 	slices.SortStableFunc(rep.Faults, func(a, b Fault) int { return cmp.Compare(a.Seq, b.Seq) })
 	faults, err := quickCheck(ctx, tx)
 	if err != nil {
@@ -177,6 +180,35 @@ func verify(ctx context.Context, db *sql.DB, progress func(done, total int64)) (
 	}
 	rep.Faults = append(rep.Faults, faults...)
 	return rep, nil
+}
+
+// maxNameFaults bounds the rows names reports.
+const maxNameFaults = 1000
+
+// names reports the rows with a name id that journal_names lacks (the
+// entries read such a name as ""): up to maxNameFaults of them.
+func (v *verifier) names() error {
+	missing := func(col string) string {
+		return `NOT EXISTS (SELECT 1 FROM journal_names WHERE id = r.` + col + `)`
+	}
+	rows, err := v.tx.QueryContext(v.ctx, `SELECT seq FROM journal_rows AS r WHERE `+missing("sender")+` OR `+
+		missing("recipient")+` OR `+missing("listener")+` OR `+missing("root")+` OR (r.profile IS NOT NULL AND `+
+		missing("profile")+`) ORDER BY seq LIMIT ?`, maxNameFaults)
+	if err != nil {
+		return fmt.Errorf("store: verify: names: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			return fmt.Errorf("store: verify: names: %w", err)
+		}
+		v.fault(FaultMissingField, seq, "a name of the entry is missing from journal_names")
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: verify: names: %w", err)
+	}
+	return nil
 }
 
 // entry checks one entry, after the tombstones below it.

@@ -54,8 +54,13 @@ func TestVerify(t *testing.T) {
 		{
 			name: "missing fields",
 			tamper: []tamper{sqlTamper(`UPDATE journal_rows SET thread = '' WHERE seq = 7`),
-				sqlTamper(`UPDATE journal_rows SET direction = 'sideways', sender = '' WHERE seq = 8`)},
+				sqlTamper(`UPDATE journal_rows SET direction = 'sideways', sender = 0 WHERE seq = 8`)},
 			want: []Fault{{Kind: FaultMissingField, Seq: 7}, {Kind: FaultMissingField, Seq: 8}},
+		},
+		{
+			name:   "name missing from journal_names",
+			tamper: []tamper{sqlTamper(`UPDATE journal_rows SET root = 999 WHERE seq = 5`)},
+			want:   []Fault{{Kind: FaultMissingField, Seq: 5}},
 		},
 		{
 			name:   "entry resurrected over a tombstone",

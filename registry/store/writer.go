@@ -88,6 +88,8 @@ type writer struct {
 	pending  pending
 	// listeners tracks the registered journal listeners.
 	listeners journalListeners
+	// names maps the journal's names to their ids (journal_names.go).
+	names journalNames
 	// deliveries tracks the delivery watermark and the undelivered entries.
 	deliveries deliveryTracker
 	// keys tracks which journal partitions have lookup keys (journal_keys.go).
@@ -293,6 +295,7 @@ func (w *writer) tx(ops []op) (err error) {
 	defer func() {
 		if err != nil {
 			w.listeners.rolledBack()
+			w.names.rolledBack()
 			w.deliveries.rollback()
 			w.keys.rollback()
 			w.txHigh = w.high
@@ -324,6 +327,7 @@ func (w *writer) tx(ops []op) (err error) {
 	}
 	w.countFrames()
 	w.listeners.committed()
+	w.names.committed()
 	w.deliveries.commit()
 	w.keys.commit()
 	w.high = w.txHigh

@@ -84,24 +84,28 @@ CREATE TABLE journal_keys (
 	PRIMARY KEY (part, bucket)
 ) WITHOUT ROWID;
 
+-- table journal_names
+CREATE TABLE journal_names (
+	id   INTEGER PRIMARY KEY,
+	name TEXT    NOT NULL UNIQUE
+);
+
 -- table journal_rows
 CREATE TABLE journal_rows (
 	seq          INTEGER PRIMARY KEY,
 	time_ns      INTEGER NOT NULL,
 	thread       TEXT    NOT NULL,
 	conversation TEXT    NOT NULL,
-	direction    TEXT    NOT NULL CHECK (direction = 'inbound' OR direction = 'outbound'),
-	kind         TEXT    NOT NULL CHECK (kind = 'message' OR kind = 'huh' OR kind = 'system-error'
-		OR kind = 'dead-letter' OR kind = 'refusal' OR kind = 'decision'),
-	sender       TEXT    NOT NULL,
-	recipient    TEXT    NOT NULL,
-	listener     TEXT    NOT NULL,
-	root         TEXT    NOT NULL,
-	sha256       BLOB    NOT NULL CHECK (length(sha256) = 32),
-	envelope     TEXT    NOT NULL CHECK (envelope <> ''),
+	direction    TEXT    NOT NULL,
+	kind         TEXT    NOT NULL,
+	sender       INTEGER NOT NULL,
+	recipient    INTEGER NOT NULL,
+	listener     INTEGER NOT NULL,
+	root         INTEGER NOT NULL,
+	sha256       BLOB    NOT NULL,
+	envelope     TEXT    NOT NULL,
 	diagnostics  TEXT    NOT NULL,
-	profile      TEXT,
-	CHECK (kind = 'dead-letter' OR (thread <> '' AND sender <> ''))
+	profile      INTEGER
 );
 
 -- table journal_state
@@ -268,6 +272,18 @@ BEGIN
 	SELECT RAISE(ABORT, 'journal rows are deleted only after a tombstone');
 END;
 
+-- trigger journal_names_immutable_delete
+CREATE TRIGGER journal_names_immutable_delete BEFORE DELETE ON journal_names
+BEGIN
+	SELECT RAISE(ABORT, 'journal names are immutable');
+END;
+
+-- trigger journal_names_immutable_update
+CREATE TRIGGER journal_names_immutable_update BEFORE UPDATE ON journal_names
+BEGIN
+	SELECT RAISE(ABORT, 'journal names are immutable');
+END;
+
 -- trigger journal_tombstones_immutable_delete
 CREATE TRIGGER journal_tombstones_immutable_delete BEFORE DELETE ON journal_tombstones
 BEGIN
@@ -303,11 +319,22 @@ CREATE VIEW journal AS SELECT seq,
 		THEN substr(envelope, instr(envelope, '</meta>') + 7, length(envelope) - instr(envelope, '</meta>') - 16)
 		ELSE envelope END AS payload,
 	diagnostics, envelope, time_ns, profile, NULL AS pruned
-FROM journal_rows
+FROM journal_entries
 UNION ALL SELECT seq,
 	strftime('%Y-%m-%dT%H:%M:%S', time_ns / 1000000000, 'unixepoch') || '.' || printf('%09d', time_ns % 1000000000) || 'Z',
 	thread, conversation, direction, kind, sender, recipient, listener, root,
 	NULL, NULL, NULL, time_ns, profile,
 	reason || ' at ' || strftime('%Y-%m-%dT%H:%M:%S', deleted_at / 1000000000, 'unixepoch') || 'Z'
 FROM journal_tombstones;
+
+-- view journal_entries
+CREATE VIEW journal_entries AS SELECT r.seq, r.time_ns, r.thread, r.conversation, r.direction,
+	r.kind, coalesce(s.name, '') AS sender, coalesce(t.name, '') AS recipient, coalesce(l.name, '') AS listener,
+	coalesce(o.name, '') AS root, r.sha256, r.envelope, r.diagnostics, p.name AS profile
+FROM journal_rows AS r
+	LEFT JOIN journal_names AS s ON s.id = r.sender
+	LEFT JOIN journal_names AS t ON t.id = r.recipient
+	LEFT JOIN journal_names AS l ON l.id = r.listener
+	LEFT JOIN journal_names AS o ON o.id = r.root
+	LEFT JOIN journal_names AS p ON p.id = r.profile;
 

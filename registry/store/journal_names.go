@@ -1,0 +1,246 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// Layout 4 stores the low-cardinality names of a journal row — sender,
+// recipient, listener, root tag and profile — as integer ids into
+// journal_names, which holds each distinct name once. The driver binds an
+// integer as it is, where it allocates, copies and frees C memory for each
+// string, and the row shrinks by the names' bytes. The journal view and
+// journal_entries (the view every reader of the package reads) name them
+// again, so they read exactly as the text columns of layout 3 did.
+//
+// The writer keeps the name → id map in memory (journalNames): loaded at
+// Open, a name it has not seen is inserted into journal_names inside the
+// transaction that first journals it, with the next id. Names are never
+// changed or deleted (triggers refuse both): a pruned row's tombstone holds
+// its names as text, and Verify reports a row whose name is missing.
+
+// journalNamesSchema is journal_names and journal_entries, the journal's
+// rows with their names as text: what every reader of the package selects
+// entryColumns from. The names are joined, not looked up by a scalar
+// subquery per column: SQLite runs each such subquery anew for every row,
+// which made the thread summaries (Threads, a pass over every row) 3-4
+// times slower than with the names as text (BenchmarkJournalReads/threads:
+// 290-420 against 73-112 ms over 20,000 rows), where the joins read them
+// in about the time layout 3 took (104-110 against 87-132 ms).
+const journalNamesSchema = `
+CREATE TABLE IF NOT EXISTS journal_names (
+	id   INTEGER PRIMARY KEY,
+	name TEXT    NOT NULL UNIQUE
+);
+INSERT OR IGNORE INTO journal_names (id, name) VALUES (0, '');
+CREATE TRIGGER IF NOT EXISTS journal_names_immutable_update BEFORE UPDATE ON journal_names
+BEGIN
+	SELECT RAISE(ABORT, 'journal names are immutable');
+END;
+CREATE TRIGGER IF NOT EXISTS journal_names_immutable_delete BEFORE DELETE ON journal_names
+BEGIN
+	SELECT RAISE(ABORT, 'journal names are immutable');
+END;
+CREATE VIEW IF NOT EXISTS journal_entries AS SELECT r.seq, r.time_ns, r.thread, r.conversation, r.direction,
+	r.kind, coalesce(s.name, '') AS sender, coalesce(t.name, '') AS recipient, coalesce(l.name, '') AS listener,
+	coalesce(o.name, '') AS root, r.sha256, r.envelope, r.diagnostics, p.name AS profile
+FROM journal_rows AS r
+	LEFT JOIN journal_names AS s ON s.id = r.sender
+	LEFT JOIN journal_names AS t ON t.id = r.recipient
+	LEFT JOIN journal_names AS l ON l.id = r.listener
+	LEFT JOIN journal_names AS o ON o.id = r.root
+	LEFT JOIN journal_names AS p ON p.id = r.profile;`
+
+// maxCachedNames bounds the writer's name → id map. Names come from the
+// registry (listeners, users, payload tags) and are few; past the bound
+// (input that names many distinct senders or root tags, as dead letters
+// may) a name the map lacks is looked up in journal_names instead.
+// (A variable for the tests.)
+var maxCachedNames = 1 << 14
+
+// journalNames is the writer's name → id map of journal_names.
+type journalNames struct {
+	ids map[string]int64 // committed names, up to maxCachedNames
+	tx  map[string]int64 // names the open transaction enters
+	// fresh are the names noted since the last insertNames, as the INSERT's
+	// arguments: id, name, ….
+	fresh []any
+	// next is the id the next new name gets; txNext the same inside the
+	// open transaction.
+	next, txNext int64
+}
+
+// loadJournalNames reads journal_names (up to maxCachedNames of them) and
+// the next free id.
+func loadJournalNames(ctx context.Context, q queryer) (journalNames, error) {
+	n := journalNames{ids: make(map[string]int64), tx: make(map[string]int64)}
+	rows, err := q.QueryContext(ctx, `SELECT id, name FROM journal_names ORDER BY id`)
+	if err != nil {
+		return n, fmt.Errorf("store: read journal names: %w", err)
+	}
+	defer rows.Close()
+	var high int64
+	for rows.Next() {
+		var (
+			id   int64
+			name string
+		)
+		if err := rows.Scan(&id, &name); err != nil {
+			return n, fmt.Errorf("store: read journal names: %w", err)
+		}
+		high = max(high, id)
+		if len(n.ids) < maxCachedNames {
+			n.ids[name] = id
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return n, fmt.Errorf("store: read journal names: %w", err)
+	}
+	n.next, n.txNext = high+1, high+1
+	return n, nil
+}
+
+// committed makes the names of the committed transaction known.
+func (n *journalNames) committed() {
+	for name, id := range n.tx {
+		if len(n.ids) < maxCachedNames {
+			n.ids[name] = id
+		}
+	}
+	n.next = n.txNext
+	n.rolledBack()
+}
+
+// rolledBack forgets the names of the rolled-back transaction.
+func (n *journalNames) rolledBack() {
+	clear(n.tx)
+	clear(n.fresh)
+	n.fresh = n.fresh[:0]
+	n.txNext = n.next
+}
+
+// nameID returns the id of name in journal_names; a new name gets the next
+// id and is entered by the next insertNames, inside the open transaction.
+func (w *writer) nameID(name string) (int64, error) {
+	n := &w.names
+	if id, ok := n.ids[name]; ok {
+		return id, nil
+	}
+	if id, ok := n.tx[name]; ok {
+		return id, nil
+	}
+	if len(n.ids) >= maxCachedNames {
+		ids, err := w.queryInt64s(`SELECT id FROM journal_names WHERE name = ?`, name)
+		if err != nil {
+			return 0, fmt.Errorf("store: look up journal name: %w", err)
+		}
+		if len(ids) == 1 {
+			return ids[0], nil
+		}
+	}
+	id := n.txNext
+	n.txNext++
+	n.tx[name] = id
+	n.fresh = append(n.fresh, id, name)
+	return id, nil
+}
+
+// namesInsert enters new names into journal_names.
+var namesInsert = newRowStatement(`INSERT INTO journal_names (id, name) VALUES `, `(?, ?)`, ``, 2)
+
+// insertNames enters the names noted since the last call, inside the open
+// transaction.
+func (w *writer) insertNames() error {
+	n := &w.names
+	if len(n.fresh) == 0 {
+		return nil
+	}
+	if _, err := w.execRows(namesInsert, len(n.fresh)/2, n.fresh); err != nil {
+		return fmt.Errorf("store: enter journal names: %w", err)
+	}
+	clear(n.fresh)
+	n.fresh = n.fresh[:0]
+	return nil
+}
+
+// rowColumnType returns the declared type of table.column ("" when the
+// column does not exist).
+func rowColumnType(ctx context.Context, tx *sql.Tx, table, column string) (string, error) {
+	var typ string
+	err := tx.QueryRowContext(ctx, `SELECT coalesce((SELECT type FROM pragma_table_info(?) WHERE name = ?), '')`,
+		table, column).Scan(&typ)
+	if err != nil {
+		return "", fmt.Errorf("store: schema: %s.%s: %w", table, column, err)
+	}
+	return typ, nil
+}
+
+// nameIDOf is the SQL expression of the journal_names id of the name the
+// SQL expression name gives.
+func nameIDOf(name string) string { return `(SELECT id FROM journal_names WHERE name = ` + name + `)` }
+
+// migrateJournalNames brings a database of an older layout to layout 4,
+// inside tx, after schema and the earlier steps were applied: when
+// journal_rows still holds its names as text, it builds the layout-4 table
+// beside it, enters every distinct name into journal_names, copies every
+// row with its names as ids, checks that the copy holds the same rows and
+// names, drops the old table and names the new one journal_rows; then it
+// recreates the journal's triggers and views. Any failure fails tx, which
+// leaves the database as it was. A fresh database (created with the
+// layout-4 table by schema) is left alone.
+func migrateJournalNames(ctx context.Context, tx *sql.Tx) error {
+	typ, err := rowColumnType(ctx, tx, "journal_rows", "sender")
+	if err != nil {
+		return err
+	}
+	if typ != "TEXT" {
+		return nil
+	}
+	fail := func(step string, err error) error {
+		return fmt.Errorf("store: schema: migrate the journal's names (%s): %w", step, err)
+	}
+	var before int64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM journal_rows`).Scan(&before); err != nil {
+		return fail("count", err)
+	}
+	// The views and triggers name journal_rows: they go first and are
+	// recreated by journalSchema at the end.
+	if _, err := tx.ExecContext(ctx, `DROP VIEW IF EXISTS journal; DROP VIEW IF EXISTS journal_entries;
+		DROP TRIGGER IF EXISTS journal_append_only; DROP TRIGGER IF EXISTS journal_delete_needs_tombstone;
+		ALTER TABLE journal_rows RENAME TO journal_rows_v3`); err != nil {
+		return fail("set the old table aside", err)
+	}
+	if _, err := tx.ExecContext(ctx, journalSchema); err != nil {
+		return fail("create the table", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO journal_names (name)
+		SELECT sender FROM journal_rows_v3 UNION SELECT recipient FROM journal_rows_v3
+		UNION SELECT listener FROM journal_rows_v3 UNION SELECT root FROM journal_rows_v3
+		UNION SELECT profile FROM journal_rows_v3 WHERE profile IS NOT NULL`); err != nil {
+		return fail("enter the names", err)
+	}
+	// The views were created over the new, empty table; they read it once
+	// the rows are in.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO journal_rows (`+entryColumns+`)
+		SELECT seq, time_ns, thread, conversation, direction, kind, `+nameIDOf("o.sender")+`, `+nameIDOf("o.recipient")+`,
+			`+nameIDOf("o.listener")+`, `+nameIDOf("o.root")+`, sha256, envelope, diagnostics,
+			CASE WHEN o.profile IS NULL THEN NULL ELSE `+nameIDOf("o.profile")+` END
+		FROM journal_rows_v3 AS o ORDER BY seq`); err != nil {
+		return fail("copy the rows", err)
+	}
+	var differ int64
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM journal_rows) - ?1 + (SELECT count(*) FROM journal_rows_v3 AS o
+		WHERE NOT EXISTS (SELECT 1 FROM journal_entries AS n WHERE n.seq = o.seq AND n.sender = o.sender
+			AND n.recipient = o.recipient AND n.listener = o.listener AND n.root = o.root
+			AND n.profile IS o.profile AND n.envelope = o.envelope AND n.sha256 = o.sha256))`, before).Scan(&differ); err != nil {
+		return fail("check the copy", err)
+	}
+	if differ != 0 {
+		return fail("check the copy", fmt.Errorf("the copy differs from the journal in %d rows", differ))
+	}
+	if _, err := tx.ExecContext(ctx, `DROP TABLE journal_rows_v3`); err != nil {
+		return fail("drop the old table", err)
+	}
+	return nil
+}
