@@ -213,6 +213,23 @@ func (j *markJournal) deliveredText(text string) (journaled, delivered bool) {
 	return false, false
 }
 
+// waitDelivered waits until the journaled message holding text is marked
+// delivered: a handler's call is seen inside the handler, its mark only once
+// the pump has finished the handling (outputs journaled) after it returned.
+func (j *markJournal) waitDelivered(t *testing.T, text string) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		if _, delivered := j.deliveredText(text); delivered {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not marked delivered within %v", text, waitTimeout)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // kinds counts the journal's records by kind.
 func (j *markJournal) kinds() map[pump.RecordKind]int {
 	j.mu.Lock()
@@ -227,7 +244,8 @@ func (j *markJournal) kinds() map[pump.RecordKind]int {
 // TestShutdownNow: an immediate shutdown cancels the running handler's
 // context (cause ErrShutdown), handles nothing that was queued, and marks none of those
 // messages delivered (Recover re-delivers them on the next start), while a
-// message handled before stays marked; nothing is answered or dead-lettered.
+// message whose handling finished before stays marked; nothing is answered
+// or dead-lettered.
 func TestShutdownNow(t *testing.T) {
 	j := newMarkJournal()
 	pr := newProbe()
@@ -243,6 +261,11 @@ func TestShutdownNow(t *testing.T) {
 	p := startPump(t, pump.Options{Journal: j}, slow, sink[Ping](t, "done", pr))
 	mustSend(t, p, client, "done", &Ping{Text: "before"}, nil)
 	pr.next(t)
+	// Handled before means finished, not only entered: a handling that
+	// ShutdownNow cuts short between the handler's return and the pump's
+	// finishing it is dropped, outputs and all, and re-delivered on the
+	// next start like the others (finish, drop).
+	j.waitDelivered(t, "before")
 	mustSend(t, p, client, "slow", &Job{Label: "running"}, nil)
 	if got := <-entered; got != "running" {
 		t.Fatalf("entered %q", got)

@@ -42,7 +42,7 @@ type Store struct {
 
 	mu     sync.RWMutex // guards closed and sending on queue
 	closed bool
-	queue  chan op
+	queue  chan *op // pooled copies (queue.go)
 	// wake cuts the writer's batch delay short (nudge).
 	wake chan struct{}
 
@@ -101,7 +101,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		opts:       opts,
 		log:        opts.Logger,
 		lock:       lock,
-		queue:      make(chan op, opts.QueueSize),
+		queue:      make(chan *op, opts.QueueSize),
 		wake:       make(chan struct{}, 1),
 		done:       make(chan struct{}),
 		sweepChunk: defaultSweepChunk,
@@ -288,12 +288,14 @@ func (s *Store) enqueueAppendGroup(ctx context.Context, o *op) error {
 // send puts o on the queue, blocking while it is full until ctx ends, and
 // nudges the writer. The caller holds s.mu.RLock.
 func (s *Store) send(ctx context.Context, o *op) error {
+	p := queued(o)
 	if ctx.Done() == nil {
-		s.queue <- *o // a plain send: select costs several times more
+		s.queue <- p // a plain send: select costs several times more
 	} else {
 		select {
-		case s.queue <- *o:
+		case s.queue <- p:
 		case <-ctx.Done():
+			release(p)
 			return ctx.Err()
 		}
 	}

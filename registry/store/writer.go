@@ -73,7 +73,7 @@ type op struct {
 // and stmts.
 type writer struct {
 	conn     *writeConn
-	queue    <-chan op
+	queue    <-chan *op
 	wake     <-chan struct{} // Store.nudge
 	done     <-chan struct{} // closed when the Store closes
 	rows     int
@@ -204,12 +204,13 @@ func (w *writer) tune() {
 // delay ends or Store.nudge wakes it (a synchronous op, a full batch, the
 // store closing), not on each op, so producers do not hand the writer the
 // CPU op by op. It reports whether the queue is still open.
-func (w *writer) collect(first op, timer *time.Timer) ([]op, bool) {
+func (w *writer) collect(first *op, timer *time.Timer) ([]op, bool) {
 	if backlog := int64(len(w.queue) + 1); backlog > w.counters.queuePeak.Load() {
 		w.counters.queuePeak.Store(backlog) // only the writer stores it
 	}
-	batch := append(w.batch[:0], first)
-	urgent := first.reply != nil
+	batch := append(w.batch[:0], *first)
+	release(first)
+	urgent := batch[0].reply != nil
 	waiting := false
 	defer func() {
 		if waiting {
@@ -225,8 +226,9 @@ func (w *writer) collect(first op, timer *time.Timer) ([]op, bool) {
 				if !ok {
 					return batch, false
 				}
-				batch = append(batch, o)
+				batch = append(batch, *o)
 				urgent = urgent || o.reply != nil
+				release(o)
 			default:
 				break drain
 			}
