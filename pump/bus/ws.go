@@ -65,7 +65,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 // handle answers one client frame.
 func (w *wsSocket) handle(data []byte) {
 	var req wire.Request
-	if err := decodeJSON(data, &req); err != nil {
+	if err := decodeRequest(data, &req); err != nil {
 		w.fail(req.Head, wire.CodeBadRequest, jsonErrorText(err))
 		return
 	}
