@@ -1,15 +1,13 @@
 package bus
 
 import (
-	"unicode/utf8"
-
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
 )
 
 // decodeRequest decodes a /ws client frame into req exactly as decodeJSON
 // does, without reflection for the frames clients send most: a flat object
-// of known lower-case keys whose values are plain strings (no escapes) or,
-// for "id", an integer or a plain string — `{"type":"send","id":7,"raw":"@greeter Dan"}`.
+// (wire.ScanFlat) of known keys whose values are strings or, for "id", an
+// integer or a string — `{"type":"send","id":7,"raw":"@greeter Dan"}`.
 // Anything else (escapes, unknown or differently cased keys, arrays,
 // objects, null, other numbers, malformed JSON) goes to decodeJSON, which
 // also gives the errors: both decoders agree on every input
@@ -25,61 +23,22 @@ func decodeRequest(data []byte, req *wire.Request) error {
 // decodeRequest describes, and reports whether it was. req is untouched
 // when it was not.
 func fastRequest(data []byte, req *wire.Request) bool {
-	if !utf8.Valid(data) {
-		return false
-	}
 	var r wire.Request
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return false
-	}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		i++
-	} else {
-		for {
-			key, j, ok := plainString(data, i)
-			if !ok {
-				return false
-			}
-			j = skipSpace(data, j)
-			if j >= len(data) || data[j] != ':' {
-				return false
-			}
-			j = skipSpace(data, j+1)
-			if string(key) == "id" {
-				end, ok := plainID(data, j)
-				if !ok {
-					return false
-				}
-				r.ID = append(r.ID[:0:0], data[j:end]...)
-				j = end
+	ok := wire.ScanFlat(data, func(key, val []byte, str bool) bool {
+		if string(key) == "id" {
+			if str {
+				r.ID = append(append(append(make([]byte, 0, len(val)+2), '"'), val...), '"')
 			} else {
-				val, end, ok := plainString(data, j)
-				if !ok || !setRequestField(&r, key, string(val)) {
-					return false
-				}
-				j = end
+				r.ID = append([]byte(nil), val...)
 			}
-			j = skipSpace(data, j)
-			if j >= len(data) {
-				return false
-			}
-			if data[j] == '}' {
-				i = j + 1
-				break
-			}
-			if data[j] != ',' {
-				return false
-			}
-			i = skipSpace(data, j+1)
+			return true
 		}
+		return str && setRequestField(&r, key, string(val))
+	})
+	if ok {
+		*req = r
 	}
-	if skipSpace(data, i) != len(data) {
-		return false
-	}
-	*req = r
-	return true
+	return ok
 }
 
 // setRequestField sets the string field of r named key (its JSON name),
@@ -106,63 +65,4 @@ func setRequestField(r *wire.Request, key []byte, val string) bool {
 		return false
 	}
 	return true
-}
-
-// skipSpace returns the index of the first byte at or after i that is not
-// JSON whitespace.
-func skipSpace(data []byte, i int) int {
-	for i < len(data) {
-		switch data[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// plainString reads the JSON string at data[i:] when it has no escape and
-// no control character, returning its contents (a view of data) and the
-// index after its closing quote.
-func plainString(data []byte, i int) ([]byte, int, bool) {
-	if i >= len(data) || data[i] != '"' {
-		return nil, 0, false
-	}
-	for j := i + 1; j < len(data); j++ {
-		switch c := data[j]; {
-		case c == '"':
-			return data[i+1 : j], j + 1, true
-		case c == '\\' || c < 0x20:
-			return nil, 0, false
-		}
-	}
-	return nil, 0, false
-}
-
-// plainID returns the index after the "id" value at data[i:] when it is an
-// integer (JSON's grammar: no leading zero, no fraction or exponent) or a
-// plain string.
-func plainID(data []byte, i int) (int, bool) {
-	if i < len(data) && data[i] == '"' {
-		_, end, ok := plainString(data, i)
-		return end, ok
-	}
-	j := i
-	if j < len(data) && data[j] == '-' {
-		j++
-	}
-	start := j
-	for j < len(data) && data[j] >= '0' && data[j] <= '9' {
-		j++
-	}
-	switch {
-	case j == start:
-		return 0, false
-	case data[start] == '0' && j-start > 1:
-		return 0, false
-	case j < len(data) && (data[j] == '.' || data[j] == 'e' || data[j] == 'E'):
-		return 0, false
-	}
-	return j, true
 }
