@@ -74,6 +74,9 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./xmlpipe/codec/
 	$(GO) test -run '^$$' -fuzz '^FuzzAppendJSON$$' -fuzztime $(FUZZTIME) ./xmlpipe/codec/
 	$(GO) test -run '^$$' -fuzz '^FuzzFrameAppendJSON$$' -fuzztime $(FUZZTIME) ./pump/bus/wire/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRequest$$' -fuzztime $(FUZZTIME) ./pump/bus/
+	$(GO) test -run '^$$' -fuzz '^FuzzSplitTarget$$' -fuzztime $(FUZZTIME) ./pump/bus/
+	$(GO) test -run '^$$' -fuzz '^FuzzFastFrame$$' -fuzztime $(FUZZTIME) ./pump/bench/busload/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseLine$$' -fuzztime $(FUZZTIME) ./pump/mcp/
 	$(GO) test -run '^$$' -fuzz '^FuzzServeStdio$$' -fuzztime $(FUZZTIME) ./pump/mcp/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pump/config/

@@ -79,6 +79,10 @@ type conn struct {
 	// waiting in out into one write.
 	batch *batchConn
 
+	// limited caps the frame readFrame reads (kept here: one per socket,
+	// not one per frame).
+	limited io.LimitedReader
+
 	out chan any
 	// qmu orders queueing: last is the item queued last, which a piece of
 	// streamed text may join (sendDelta).
@@ -192,7 +196,9 @@ func (c *conn) readFrame() (int, []byte, error) {
 		return mt, nil, err
 	}
 	limit := c.s.opts.MaxFrameBytes
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	c.limited = io.LimitedReader{R: r, N: limit + 1}
+	data, err := io.ReadAll(&c.limited)
+	c.limited.R = nil
 	if err != nil {
 		return mt, nil, err
 	}

@@ -103,15 +103,14 @@ func logMessage(it logItem) wire.LogMessage {
 // logEvent feeds the message log: every message delivered to a listener
 // (numbered in its thread's history) and every reply leaving the organism.
 func (s *Server) logEvent(e pump.Event) {
-	slot, numbered := s.slots.event(e)
-	var item logItem
-	switch {
-	case numbered:
-		item = logItem{e: e, slot: &slot}
-	case e.Kind == pump.EventReply:
-		item = logItem{e: e}
-	default:
+	slot, numbered := s.slots.event(e) // always: it forgets the number observe gave
+	if !numbered && e.Kind != pump.EventReply || s.logs.empty() {
 		return
+	}
+	item := logItem{e: e}
+	if numbered {
+		n := slot
+		item.slot = &n
 	}
 	s.logs.each(func(ls *logSocket) { ls.offer(item) })
 }

@@ -183,12 +183,31 @@ func (r *router) drop(conv string, rt *route) {
 	}
 }
 
-// targets returns the sinks of conv, keeping the event as an orphan when conv
-// is unclaimed and a late inject is pending; a completion with no inject
-// pending drops the route.
-func (r *router) targets(conv string, item routed) []sink {
+// orphan is a routed item keeping copies of the event or output the
+// router was handed (the caller's stays on its stack).
+func orphan(conv string, ev *pump.Event, out *organism.Output) routed {
+	o := routed{conv: conv}
+	if ev != nil {
+		e := *ev
+		o.event = &e
+	}
+	if out != nil {
+		c := *out
+		o.out = &c
+	}
+	return o
+}
+
+// maxStackSinks is how many sinks event and output gather on their stack
+// (a conversation usually has one socket).
+const maxStackSinks = 4
+
+// targets appends the sinks of conv to dst, keeping (a copy of) the event
+// ev or output out as an orphan when conv is unclaimed and a late inject is
+// pending; a completion with no inject pending drops the route.
+func (r *router) targets(dst []sink, conv string, ev *pump.Event, out *organism.Output) []sink {
 	if conv == "" {
-		return nil
+		return dst
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -196,15 +215,15 @@ func (r *router) targets(conv string, item routed) []sink {
 	if rt == nil {
 		// Streamed text is not kept: only /bus injects are late, and /bus
 		// has no use for it (nor should it crowd out the events kept).
-		if r.late > 0 && len(r.orphans) < maxOrphans && (item.out == nil || item.out.Kind != organism.OutputDelta) {
-			r.orphans = append(r.orphans, item)
+		if r.late > 0 && len(r.orphans) < maxOrphans && (out == nil || out.Kind != organism.OutputDelta) {
+			r.orphans = append(r.orphans, orphan(conv, ev, out))
 		}
-		return nil
+		return dst
 	}
 	rt.active = true
-	sinks := append([]sink(nil), rt.sinks...)
-	if item.event != nil {
-		switch item.event.Kind {
+	sinks := append(dst, rt.sinks...)
+	if ev != nil {
+		switch ev.Kind {
 		case pump.EventMessage:
 			rt.completed = false
 		case pump.EventComplete:
@@ -220,7 +239,8 @@ func (r *router) targets(conv string, item routed) []sink {
 // event routes a pump event. Delivery happens inside the pump's publish call,
 // so the events of one conversation keep their causal order.
 func (r *router) event(e pump.Event) {
-	for _, s := range r.targets(e.Conversation, routed{conv: e.Conversation, event: &e}) {
+	var buf [maxStackSinks]sink
+	for _, s := range r.targets(buf[:0], e.Conversation, &e, nil) {
 		s.conversationEvent(e)
 	}
 }
@@ -228,7 +248,8 @@ func (r *router) event(e pump.Event) {
 // output routes a line a listener printed or a piece of text an agent
 // streamed.
 func (r *router) output(o organism.Output) {
-	for _, s := range r.targets(o.Conversation, routed{conv: o.Conversation, out: &o}) {
+	var buf [maxStackSinks]sink
+	for _, s := range r.targets(buf[:0], o.Conversation, nil, &o) {
 		s.output(o)
 	}
 }

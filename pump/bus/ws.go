@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -20,8 +19,40 @@ import (
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
-// targetPattern is the reference's `@target text` (TARGET_PATTERN, DOTALL).
-var targetPattern = regexp.MustCompile(`(?s)^@(\S+)\s+(.+)$`)
+// splitTarget splits the reference's `@target text` (its TARGET_PATTERN,
+// DOTALL: `^@(\S+)\s+(.+)$` with RE2's ASCII \s) into the target and the
+// text, without a regexp (FuzzSplitTarget holds it to the pattern).
+func splitTarget(raw string) (target, text string, ok bool) {
+	if len(raw) < 2 || raw[0] != '@' {
+		return "", "", false
+	}
+	rest := raw[1:]
+	i := 0
+	for i < len(rest) && !isRE2Space(rest[i]) {
+		i++
+	}
+	if i == 0 || i == len(rest) {
+		return "", "", false // no target, or nothing after it
+	}
+	j := i
+	for j < len(rest) && isRE2Space(rest[j]) {
+		j++
+	}
+	if j == len(rest) {
+		// Only spaces follow: the pattern's greedy \s+ gives back one of
+		// them to (.+), when there are two or more.
+		if j-i < 2 {
+			return "", "", false
+		}
+		return rest[:i], rest[j-1:], true
+	}
+	return rest[:i], rest[j:], true
+}
+
+// isRE2Space reports whether c is in RE2's \s: [\t\n\f\r ].
+func isRE2Space(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
+}
 
 // Senders of /ws messages, as the reference builds from_id: source:user.
 const (
@@ -65,7 +96,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 // handle answers one client frame.
 func (w *wsSocket) handle(data []byte) {
 	var req wire.Request
-	if err := decodeJSON(data, &req); err != nil {
+	if err := decodeRequest(data, &req); err != nil {
 		w.fail(req.Head, wire.CodeBadRequest, jsonErrorText(err))
 		return
 	}
@@ -193,12 +224,12 @@ func (w *wsSocket) send(req wire.Request) {
 			w.fail(h, wire.CodeBadRequest, "Empty message")
 			return
 		}
-		m := targetPattern.FindStringSubmatch(raw)
-		if m == nil {
+		t, rest, ok := splitTarget(raw)
+		if !ok {
 			w.fail(h, wire.CodeBadRequest, "No target specified. Use @target message format.")
 			return
 		}
-		target, text, source = m[1], strings.TrimSpace(m[2]), sourceConsole
+		target, text, source = t, strings.TrimSpace(rest), sourceConsole
 	} else {
 		target, text, source = strings.TrimSpace(req.Target), req.Body(), sourceWebSocket
 		if target == "" {

@@ -55,3 +55,16 @@ func BenchmarkAppendOrder(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppendGreetingResponseNew encodes into a new buffer each time, as
+// the pump and the bus do for every payload they build.
+func BenchmarkAppendGreetingResponseNew(b *testing.B) {
+	c := mustCodec[GreetingResponse](b)
+	v := &GreetingResponse{Message: "Hello Dan!", OriginalSender: "response-handler"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Append(nil, v, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -4,12 +4,17 @@ import (
 	"encoding/base64"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/gen"
 	"github.com/xml-pipeline/xmlpipe/gen/xmltext"
 )
+
+// minAppendRoom is the room Append makes in dst before it encodes (when dst
+// has less): most payloads fit, and a new buffer is allocated once.
+const minAppendRoom = 192
 
 // Append encodes v (a T or a non-nil *T of the codec's type) as payload XML
 // onto dst. The output is compact and well-formed. emptyNS=true writes
@@ -27,6 +32,10 @@ func (c *Codec) Append(dst []byte, v any, emptyNS bool) ([]byte, error) {
 	}
 	if !rv.IsValid() || rv.Type() != c.typ.GoType {
 		return dst, fmt.Errorf("%w: %s: got %T, want %s or *%[4]s", ErrEncode, c.typ.Name, v, c.typ.GoType)
+	}
+	if cap(dst)-len(dst) < minAppendRoom {
+		// One allocation for a small payload instead of a doubling per tag.
+		dst = slices.Grow(dst, minAppendRoom+2*len(c.typ.Name))
 	}
 	start := len(dst)
 	dst = append(dst, '<')

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"syscall"
 	"time"
@@ -88,6 +89,13 @@ type Result struct {
 	// the WAL during the load phase, per reply (Run only, durable only):
 	// the bytes a reply costs the database, in pages of 16 KiB.
 	WALFramesPerReply float64 `json:"store_wal_frames_per_reply,omitempty"`
+	// AllocsPerReply and AllocBytesPerReply are the heap allocations of the
+	// whole process (server and clients) during the load phase, per reply,
+	// and GCCycles the collections it ran (Run only): the garbage a reply
+	// makes, a count the load of the machine does not move.
+	AllocsPerReply     float64 `json:"allocs_per_reply,omitempty"`
+	AllocBytesPerReply float64 `json:"alloc_bytes_per_reply,omitempty"`
+	GCCycles           int64   `json:"gc_cycles,omitempty"`
 	// FirstErrors are up to 5 error texts.
 	FirstErrors []string `json:"first_errors,omitempty"`
 }
@@ -124,6 +132,10 @@ func (r Result) String() string {
 	if r.FramesPerReply > 0 {
 		fmt.Fprintf(&b, "frames / writes    %8.2f / %.2f per reply  (server → clients; a write is a TLS record and a syscall)\n",
 			r.FramesPerReply, r.WritesPerReply)
+	}
+	if r.AllocsPerReply > 0 {
+		fmt.Fprintf(&b, "allocs/reply       %8.0f  (%.0f bytes; %d GC cycles; server and clients)\n", r.AllocsPerReply,
+			r.AllocBytesPerReply, r.GCCycles)
 	}
 	if r.StatementsPerReply > 0 {
 		fmt.Fprintf(&b, "store              %8.2f statements / %.2f commits / %.2f WAL pages per reply  (the journal and the registries)\n",
@@ -240,18 +252,21 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		stats := st.Stats()
 		stmts0, commits0, frames0 = st.Statements(), stats.Commits, stats.WALFrames
 	}
-	cpu0, socks0 := cpuTime(), srv.SocketStats()
+	cpu0, socks0, heap0 := cpuTime(), srv.SocketStats(), readHeap()
 	t, err := Drive(ctx, load)
 	if err != nil {
 		return Result{}, err
 	}
-	cpu, socks := cpuTime()-cpu0, srv.SocketStats()
+	cpu, socks, heap := cpuTime()-cpu0, srv.SocketStats(), readHeap()
 	r := ResultOf(load, t)
 	r.Durable = !cfg.InMemory
 	if t.Replies > 0 {
 		r.CPUPerReplyUs = float64(cpu.Microseconds()) / float64(t.Replies)
 		r.FramesPerReply = float64(socks.Frames-socks0.Frames) / float64(t.Replies)
 		r.WritesPerReply = float64(socks.Writes-socks0.Writes) / float64(t.Replies)
+		r.AllocsPerReply = float64(heap.allocs-heap0.allocs) / float64(t.Replies)
+		r.AllocBytesPerReply = float64(heap.bytes-heap0.bytes) / float64(t.Replies)
+		r.GCCycles = int64(heap.cycles - heap0.cycles)
 		if st := o.Store(); st != nil {
 			stats := st.Stats()
 			r.StatementsPerReply = float64(st.Statements()-stmts0) / float64(t.Replies)
@@ -260,6 +275,29 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	return r, nil
+}
+
+// heapCounts are the process's cumulative heap allocations and GC cycles.
+type heapCounts struct{ allocs, bytes, cycles uint64 }
+
+// heapMetrics are the runtime/metrics samples readHeap reads (no
+// stop-the-world, unlike runtime.ReadMemStats).
+var heapMetrics = []string{"/gc/heap/allocs:objects", "/gc/heap/allocs:bytes", "/gc/cycles/total:gc-cycles"}
+
+// readHeap reads the heap counters so far.
+func readHeap() heapCounts {
+	s := make([]metrics.Sample, len(heapMetrics))
+	for i, name := range heapMetrics {
+		s[i].Name = name
+	}
+	metrics.Read(s)
+	v := func(i int) uint64 {
+		if s[i].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return s[i].Value.Uint64()
+	}
+	return heapCounts{allocs: v(0), bytes: v(1), cycles: v(2)}
 }
 
 // cpuTime is the process's CPU time so far (user + system).

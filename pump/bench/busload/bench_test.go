@@ -35,7 +35,7 @@ func TestRunMeasuresReplies(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Log("\n" + r.String())
-			if r.Replies == 0 || r.RepliesPerSec <= 0 || r.P50ms <= 0 || r.MaxMs < r.P99ms || r.CPUPerReplyUs <= 0 ||
+			if r.Replies == 0 || r.RepliesPerSec <= 0 || r.P50ms <= 0 || r.MaxMs < r.P99ms || r.CPUPerReplyUs <= 0 || r.AllocsPerReply <= 0 ||
 				r.Durable == tt.inMemory {
 				t.Errorf("implausible result: %+v", r)
 			}

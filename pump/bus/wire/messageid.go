@@ -21,12 +21,19 @@ func EnvelopeID(canonical []byte) string {
 // same thread and prints the same line produces the same id, so a client
 // deduplicates by message_id whatever the frame.
 func MessageID(kind string, fields ...string) string {
-	h := sha256.New()
-	for _, f := range append([]string{kind}, fields...) {
-		var n [4]byte
-		n[0], n[1], n[2], n[3] = byte(len(f)>>24), byte(len(f)>>16), byte(len(f)>>8), byte(len(f))
-		h.Write(n[:])
-		h.Write([]byte(f))
+	var stack [256]byte
+	b := appendLengthPrefixed(stack[:0], kind)
+	for _, f := range fields {
+		b = appendLengthPrefixed(b, f)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	sum := sha256.Sum256(b)
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:])
+}
+
+// appendLengthPrefixed appends f's length (4 bytes, big-endian) and f.
+func appendLengthPrefixed(b []byte, f string) []byte {
+	b = append(b, byte(len(f)>>24), byte(len(f)>>16), byte(len(f)>>8), byte(len(f)))
+	return append(b, f...)
 }
