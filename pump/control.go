@@ -56,7 +56,11 @@ func (p *Pump) Paused(name string) bool {
 // call returns afterwards is dropped (a dead letter, no <huh>: a handler
 // that ignores the cancellation is abandoned after Options.CancelGrace);
 // the messages of it still queued or emitted by handlers are dropped as dead
-// letters ("conversation killed") instead of reaching a handler. It returns
+// letters ("conversation killed") instead of reaching a handler; its
+// messages held by the delivery gate are dropped, and the gate told
+// (DeliveryGate.Dropped), before Kill returns — Kill waits for the gate's
+// decisions about the conversation in progress, and the gate is not asked
+// about its deliveries afterwards. It returns
 // the conversation id, or ErrUnknownThread when the thread is not live and
 // no message of it is in flight.
 func (p *Pump) Kill(thread string) (string, error) {
@@ -83,6 +87,11 @@ func (p *Pump) Kill(thread string) (string, error) {
 		// After the mark: a worker starting a call of conv now either sees
 		// it (handle) or published its call before this scan.
 		cancelled = p.cancelCalls(ErrConversationKilled, func(hc *handlerCall) bool { return hc.d.conv == conv })
+		// A gate decision about conv in progress sees the mark and drops
+		// its hold itself (gateStops); one that put its hold first leaves
+		// it to dropHeld. Either way, every hold is dropped, and the gate
+		// told (its approvals expired), when Kill returns.
+		p.held.await(conv)
 		p.dropHeld(conv, ErrConversationKilled)
 	}
 	p.log.Warn("conversation killed", "thread", conv, "in_flight", c != nil, "cancelled", cancelled)

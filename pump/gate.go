@@ -138,11 +138,50 @@ type heldDelivery struct {
 	since time.Time
 }
 
-// heldSet is the pump's held messages by hold id.
+// heldSet is the pump's held messages by hold id, and the gate decisions
+// in progress by conversation (what Kill waits for).
 type heldSet struct {
 	mu sync.Mutex
 	m  map[string]*heldDelivery
 	n  atomic.Int32
+	// deciding counts the gate decisions in progress by conversation;
+	// decided (on mu) is signalled when one ends.
+	deciding map[string]int
+	decided  *sync.Cond
+}
+
+// begin counts a gate decision about conv in progress.
+func (s *heldSet) begin(conv string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.deciding == nil {
+		s.deciding = map[string]int{}
+	}
+	s.deciding[conv]++
+}
+
+// end counts the gate decision about conv done.
+func (s *heldSet) end(conv string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.deciding[conv]--; s.deciding[conv] <= 0 {
+		delete(s.deciding, conv)
+	}
+	if s.decided != nil {
+		s.decided.Broadcast()
+	}
+}
+
+// await waits until no gate decision about conv is in progress.
+func (s *heldSet) await(conv string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.deciding[conv] > 0 {
+		if s.decided == nil {
+			s.decided = sync.NewCond(&s.mu)
+		}
+		s.decided.Wait()
+	}
 }
 
 // put adds h; false when its id is held already.
@@ -226,6 +265,17 @@ func (p *Pump) gateStops(w *work, m *stage.Inbound, tbl *table, l *listener, d *
 	if g == nil {
 		return false
 	}
+	// Kill waits for the decision (with its drop, below) to end: when it
+	// returns, every hold of the conversation is dropped and the gate told.
+	p.held.begin(d.conv)
+	decided := sync.OnceFunc(func() { p.held.end(d.conv) })
+	defer decided()
+	if p.killed(d.conv) {
+		// No new hold (nor approval) for a killed conversation: queued, the
+		// delivery is dropped as a dead letter before its handler runs
+		// (handle).
+		return false
+	}
 	sender := w.sender
 	if sender == nil && !w.external {
 		sender = tbl.lookup(m.From) // a recovered internal message
@@ -254,6 +304,15 @@ func (p *Pump) gateStops(w *work, m *stage.Inbound, tbl *table, l *listener, d *
 			p.convDone(d.conv) // not marked delivered: recovery re-delivers it
 			return true
 		}
+		if p.killed(d.conv) && p.held.take(h.id) != nil {
+			// Kill marked the conversation while the gate decided (the gate
+			// may have created what the hold stands for, an approval,
+			// already): the hold is dropped, and the gate told, before Kill
+			// returns (it waits for this decision). Had Kill's sweep
+			// (dropHeld) found the hold first, take finds nothing.
+			p.dropHold(g, h, ErrConversationKilled)
+			return true
+		}
 		p.log.Info("message held by the delivery gate", "hold", dec.HoldID, "thread", d.thread, "from", d.from,
 			"listener", l.Name, "payload", d.payloadName)
 	default:
@@ -261,6 +320,7 @@ func (p *Pump) gateStops(w *work, m *stage.Inbound, tbl *table, l *listener, d *
 		if r == nil {
 			r = stage.NewRefusal("refused by the organism's delivery gate", "", stage.SeverityMedium)
 		}
+		decided() // no hold: Kill need not wait for the refusal's answer
 		p.refuseHeld(h, r)
 	}
 	return true
@@ -371,12 +431,18 @@ func (p *Pump) dropHeld(conv string, cause error) {
 	}
 	g := p.deliveryGate()
 	for _, h := range hs {
-		d := h.d
-		p.deadLetter(d.conv, d.thread, d.from, h.l.Name, d.payloadName, nil, "conversation killed while the message was held")
-		d.mark.release()
-		p.convDone(d.conv)
-		if g != nil {
-			g.Dropped(h.id, cause)
-		}
+		p.dropHold(g, h, cause)
+	}
+}
+
+// dropHold drops h, no longer held, as a dead letter and tells g (when
+// there is one).
+func (p *Pump) dropHold(g DeliveryGate, h *heldDelivery, cause error) {
+	d := h.d
+	p.deadLetter(d.conv, d.thread, d.from, h.l.Name, d.payloadName, nil, "conversation killed while the message was held")
+	d.mark.release()
+	p.convDone(d.conv)
+	if g != nil {
+		g.Dropped(h.id, cause)
 	}
 }

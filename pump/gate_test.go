@@ -3,6 +3,8 @@ package pump_test
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -301,4 +303,127 @@ func waitHeld(t *testing.T, p *pump.Pump, id string) {
 		time.Sleep(2 * time.Millisecond)
 	}
 	t.Fatalf("no message held under %s", id)
+}
+
+// killingGate holds the first message it is asked about, but only once
+// the test killed its conversation meanwhile: Check tells the test it is
+// deciding (on deciding, with the conversation) and waits until Kill ended
+// the conversation's threads (on ended) — Kill marked it killed by then,
+// and waits for this decision to return. It records every target it is
+// asked about and every drop.
+type killingGate struct {
+	deciding chan string
+	ended    chan struct{}
+	mu       sync.Mutex
+	asked    []string
+	dropped  map[string]error
+}
+
+func (g *killingGate) Check(m *pump.GateMessage) pump.GateDecision {
+	g.mu.Lock()
+	g.asked = append(g.asked, m.Target)
+	first := len(g.asked) == 1
+	g.mu.Unlock()
+	if first {
+		g.deciding <- m.Conversation
+		<-g.ended
+	}
+	return pump.GateDecision{Verdict: pump.GateHold, HoldID: "h-" + m.Target}
+}
+
+func (g *killingGate) Dropped(id string, cause error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.dropped[id] = cause
+}
+
+// TestGateKillWhileTheGateDecides: Kill runs while the gate decides to hold
+// a message — after the gate created what the hold stands for (an
+// approval, say), before the pump keeps the hold. When Kill returns, the
+// hold is dropped and the gate told (so the approval expires), and the gate
+// is not asked about the conversation's other deliveries: nothing of it is
+// held, nothing handled.
+func TestGateKillWhileTheGateDecides(t *testing.T) {
+	ran := make(chan string, 4)
+	member := func(name string) pump.Listener {
+		l := listenerOf(t, name, func(_ context.Context, in *News, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+			ran <- name
+			return nil, nil
+		})
+		l.Broadcast = true
+		return l
+	}
+	p := startPump(t, pump.Options{}, member("n1"), member("n2"))
+	g := &killingGate{deciding: make(chan string, 1), ended: make(chan struct{}), dropped: map[string]error{}}
+	p.SetGate(g)
+	events := newRecorder()
+	p.Subscribe(events)
+	convCh := make(chan string, 1)
+	var once sync.Once
+	p.Threads().OnEnd(func(ids []string) {
+		select {
+		case conv := <-convCh:
+			if slices.Contains(ids, conv) {
+				once.Do(func() { close(g.ended) })
+			} else {
+				convCh <- conv
+			}
+		default:
+		}
+	})
+	// A broadcast: one message, two deliveries, each asked of the gate in
+	// turn (the injection may run them on this goroutine: it goes aside).
+	injected := make(chan error, 1)
+	go func() {
+		err := p.Inject(t.Context(), envelope(client, "", stage.NewThreadID(), `<News xmlns=""><Headline>x</Headline></News>`), nil)
+		injected <- err
+	}()
+	var conv string
+	select {
+	case conv = <-g.deciding:
+	case <-time.After(waitTimeout):
+		t.Fatal("the gate was not asked")
+	}
+	convCh <- conv
+	killed := make(chan error, 1)
+	go func() {
+		_, err := p.Kill(conv)
+		killed <- err
+	}()
+	select {
+	case err := <-killed:
+		if err != nil {
+			t.Fatalf("Kill: %v", err)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("Kill did not return")
+	}
+	// Kill returned: the hold the gate was deciding is dropped already.
+	g.mu.Lock()
+	asked, dropped := slices.Clone(g.asked), maps.Clone(g.dropped)
+	g.mu.Unlock()
+	if len(asked) != 1 {
+		t.Fatalf("the gate was asked about %v; want only the delivery it was deciding when the kill came", asked)
+	}
+	if cause := dropped["h-"+asked[0]]; !errors.Is(cause, pump.ErrConversationKilled) || len(dropped) != 1 {
+		t.Fatalf("dropped %v; want h-%s dropped for the kill", dropped, asked[0])
+	}
+	if held := p.Held(); len(held) != 0 {
+		t.Fatalf("still held after the kill: %+v", held)
+	}
+	if err := <-injected; err != nil {
+		t.Fatalf("Inject: %v", err)
+	}
+	events.waitFor(t, "completion", func(e pump.Event) bool { return e.Kind == pump.EventComplete && e.Conversation == conv })
+	g.mu.Lock()
+	asked = slices.Clone(g.asked)
+	g.mu.Unlock()
+	if len(asked) != 1 {
+		t.Fatalf("the gate was asked about %v after the kill", asked)
+	}
+	select {
+	case name := <-ran:
+		t.Fatalf("%s handled a message of the killed conversation", name)
+	default:
+	}
 }

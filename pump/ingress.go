@@ -394,6 +394,11 @@ func (p *Pump) process(w *work) {
 	// deliver hands the message, journaled as seq, to its targets.
 	deliver := func(seq int64) {
 		mark := p.newDeliveryMark(seq, len(targets))
+		// The conversation stays in flight until every target was handed
+		// its delivery: one refused or dropped (a kill) before the next is
+		// counted does not end it, nor forget that it was killed.
+		p.convHold(conv)
+		defer p.convDone(conv)
 		if len(m.Diagnostics) > 0 {
 			p.log.Info("message repaired or amended", "thread", m.Thread, "from", m.From, "listener", first.Name, "seq", seq,
 				"diagnostics", len(m.Diagnostics))
