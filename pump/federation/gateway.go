@@ -154,29 +154,32 @@ func (g *gateway) send(e *envelope, rec *callRecord) error {
 }
 
 // sendEarly queues an envelope that is not a call (an answer, an end, a
-// cancel) for the peer at once and returns once its outbox entry is
-// durable: the link may carry it while the entry commits, so an answer
-// does not wait for a commit of its own before it leaves. That is safe
-// because only a call's record must be durable before the peer sees it
-// (the re-delivered message that made it adopts the call instead of
-// calling again); the peer refuses a second copy of anything else by its
-// hash, and an acknowledgement that comes before the entry committed
-// deletes it after its insert (the state applies its writes in order).
-// Called with g.mu held; it releases it.
+// cancel) for the peer at once: the link may carry it while its outbox
+// entry commits, and nobody waits for that commit. That is safe because
+// only a call's record must be durable before the peer sees it (the
+// re-delivered message that made it adopts the call instead of calling
+// again); the peer refuses a second copy of anything else by its hash, an
+// acknowledgement that comes before the entry committed deletes it after
+// its insert (the state applies its writes in order), and every write
+// queued after the entry (a served conversation's end, the next answer)
+// commits with it or later, so none is durable without it. A crash before
+// the commit loses the entry as it would lose an answer not yet queued.
+// Answers leave from the pump's event gate (served.go), whose one
+// goroutine would otherwise wait a commit per answer and hold back every
+// event behind it. A failed commit is logged and the entry dropped (it
+// may have left already: the peer keeps what it got, and no resend
+// follows). Called with g.mu held; it releases it.
 func (g *gateway) sendEarly(e *envelope, signed []byte) error {
 	en := &entry{seq: g.m.db.newSeq(), id: e.Link.ID, env: signed}
 	g.outbox = append(g.outbox, en)
 	g.byID[en.id] = en
 	g.mu.Unlock()
-	committed := make(chan error, 1)
-	g.m.db.enqueueThen(en.seq, g.name, en.id, signed, e.Link.Sent, func(err error) { committed <- err })
-	g.wake()
-	// Queued for the peer now (it may reach the peer, and its answer come
-	// back, before its entry commits): the observer hears of it at once.
-	g.envelopeSeen(DirectionOut, e.Link.Kind)
-	if err := <-committed; err != nil {
-		// It may have left already: the peer keeps what it got, and no
-		// resend follows.
+	kind := e.Link.Kind
+	g.m.db.enqueueThen(en.seq, g.name, en.id, signed, e.Link.Sent, func(err error) {
+		if err == nil {
+			return
+		}
+		g.log.Error("federation: envelope for the peer not kept", "kind", kind, "id", en.id, "error", err)
 		g.mu.Lock()
 		if g.byID[en.id] == en {
 			delete(g.byID, en.id)
@@ -185,8 +188,11 @@ func (g *gateway) sendEarly(e *envelope, signed []byte) error {
 			}
 		}
 		g.mu.Unlock()
-		return err
-	}
+	})
+	g.wake()
+	// Queued for the peer now (it may reach the peer, and its answer come
+	// back, before its entry commits): the observer hears of it at once.
+	g.envelopeSeen(DirectionOut, kind)
 	return nil
 }
 
