@@ -162,15 +162,9 @@ func (g *gateway) queue(e *envelope, signed []byte, rec *callRecord) error {
 		g.mu.Unlock()
 		return err
 	}
-	en := &entry{seq: seq, id: e.Link.ID, env: signed}
 	// Envelopes committed together return in any order: keep the
 	// outbox in the order of the database's (the order they are sent).
-	i := len(g.outbox)
-	for i > 0 && g.outbox[i-1].seq > seq {
-		i--
-	}
-	g.outbox = slices.Insert(g.outbox, i, en)
-	g.byID[en.id] = en
+	g.insert(&entry{seq: seq, id: e.Link.ID, env: signed})
 	g.mu.Unlock()
 	g.envelopeSeen(DirectionOut, e.Link.Kind)
 	g.wake()
@@ -199,34 +193,60 @@ func (g *gateway) queue(e *envelope, signed []byte, rec *callRecord) error {
 // it releases it.
 func (g *gateway) sendEarly(e *envelope, signed []byte, rec *callRecord) error {
 	en := &entry{seq: g.m.db.newSeq(), id: e.Link.ID, env: signed}
-	g.outbox = append(g.outbox, en)
-	g.byID[en.id] = en
+	g.reserving++
 	g.mu.Unlock()
 	kind := e.Link.Kind
+	var failed atomic.Bool
 	done := func(err error) {
 		if err == nil {
 			return
 		}
 		g.log.Error("federation: envelope for the peer not kept", "kind", kind, "id", en.id, "error", err)
-		g.mu.Lock()
-		if g.byID[en.id] == en {
-			delete(g.byID, en.id)
-			if i := slices.Index(g.outbox, en); i >= 0 {
-				g.outbox = slices.Delete(g.outbox, i, i+1)
-			}
-		}
-		g.mu.Unlock()
+		failed.Store(true)
+		g.drop(en)
 	}
+	// Queued before the sender can see the entry, so that the DELETE of
+	// an acknowledgement follows its INSERT.
 	if rec != nil {
 		g.m.db.enqueueCallThen(en.seq, g.name, en.id, rec.callerThread, signed, e.Link.Sent, done)
 	} else {
 		g.m.db.enqueueThen(en.seq, g.name, en.id, signed, e.Link.Sent, done)
+	}
+	g.mu.Lock()
+	g.reserving--
+	g.insert(en)
+	g.mu.Unlock()
+	if failed.Load() { // failed before it was in the outbox
+		g.drop(en)
 	}
 	g.wake()
 	// Queued for the peer now (it may reach the peer, and its answer come
 	// back, before its entry commits): the observer hears of it at once.
 	g.envelopeSeen(DirectionOut, kind)
 	return nil
+}
+
+// insert puts en in the outbox in the order of its seq (entries queued
+// together reach it in any order); with g.mu held.
+func (g *gateway) insert(en *entry) {
+	i := len(g.outbox)
+	for i > 0 && g.outbox[i-1].seq > en.seq {
+		i--
+	}
+	g.outbox = slices.Insert(g.outbox, i, en)
+	g.byID[en.id] = en
+}
+
+// drop removes en from the outbox if it is there.
+func (g *gateway) drop(en *entry) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.byID[en.id] == en {
+		delete(g.byID, en.id)
+		if i := slices.Index(g.outbox, en); i >= 0 {
+			g.outbox = slices.Delete(g.outbox, i, i+1)
+		}
+	}
 }
 
 func (g *gateway) wake() {
