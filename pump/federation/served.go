@@ -92,13 +92,18 @@ func (m *Manager) onEvent(ev pump.Event) {
 	case pump.EventHuh:
 		e = &envelope{Thread: lt, Link: link{Kind: KindHuh, Ref: lt, Error: ev.Error}}
 	case pump.EventComplete:
-		m.serveEnd(ev.Conversation, false)
-		if answered {
-			return
+		if !answered {
+			e = &envelope{Thread: lt, Link: link{Kind: KindEnd, Ref: lt}}
 		}
-		e = &envelope{Thread: lt, Link: link{Kind: KindEnd, Ref: lt}}
 	}
-	if err := g.send(e, nil); err != nil {
-		g.log.Error("federation: answer to the peer lost", "kind", e.Link.Kind, "error", err)
+	if e != nil {
+		if err := g.send(e, nil); err != nil {
+			g.log.Error("federation: answer to the peer lost", "kind", e.Link.Kind, "error", err)
+		}
+	}
+	if ev.Kind == pump.EventComplete {
+		// After the end's outbox entry: the served row is never gone
+		// while the end is not kept (writes commit in order).
+		m.serveEnd(ev.Conversation, false)
 	}
 }
