@@ -394,6 +394,9 @@ func (p *Pump) process(w *work) {
 	// deliver hands the message, journaled as seq, to its targets.
 	deliver := func(seq int64) {
 		mark := p.newDeliveryMark(seq, len(targets))
+		if mark != nil && w.recovered != 0 {
+			mark.recovered = true // MessageSeq
+		}
 		if len(m.Diagnostics) > 0 {
 			p.log.Info("message repaired or amended", "thread", m.Thread, "from", m.From, "listener", first.Name, "seq", seq,
 				"diagnostics", len(m.Diagnostics))

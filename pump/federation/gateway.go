@@ -50,10 +50,15 @@ type gateway struct {
 	// claimed are the recorded calls a handler of this process made or
 	// adopted (so a second identical call is a new one, not an adoption).
 	claimed map[string]bool
-	// adoptable says the gateway had recorded calls when it was loaded:
+	// adoptable says the gateway had recorded calls when it was loaded,
+	// or keeps an answer to a call nobody made in this life (onAnswer):
 	// only then can a call be adopted (every call made since is claimed
 	// until its record is gone).
-	adoptable bool
+	adoptable atomic.Bool
+	// retried counts, by message and capability (callKey), the handlings
+	// in this life that ended before their call did (ctx cancelled: a
+	// halt runs the handling again), so that the next one calls anew.
+	retried map[string]int
 	// registered are the imported listeners added to the pump.
 	registered map[string]bool
 	// stopped is closed when the gateway is removed (RemoveGateway).
@@ -77,7 +82,7 @@ func newGateway(m *Manager, gc config.Gateway, trusted ed25519.PublicKey) *gatew
 		queueLimit: queue, callTimeout: timeout, log: m.log.With("gateway", gc.Name),
 		byID: map[string]*entry{}, pending: map[string]*call{}, byThread: map[string]string{},
 		inflight: map[string]bool{}, questions: map[string]chan *envelope{},
-		registered: map[string]bool{}, claimed: map[string]bool{}, stopped: make(chan struct{}), kick: make(chan struct{}, 1)}
+		registered: map[string]bool{}, claimed: map[string]bool{}, retried: map[string]int{}, stopped: make(chan struct{}), kick: make(chan struct{}, 1)}
 	for _, t := range gc.Export {
 		g.exports[t] = true
 	}
@@ -90,9 +95,11 @@ func (g *gateway) load() error {
 	if err != nil {
 		return err
 	}
-	if g.adoptable, err = g.m.db.hasCalls(g.name); err != nil {
+	adoptable, err := g.m.db.hasCalls(g.name)
+	if err != nil {
 		return err
 	}
+	g.adoptable.Store(adoptable)
 	for _, q := range list {
 		e := &entry{seq: q.seq, id: q.id, env: q.env}
 		g.outbox = append(g.outbox, e)
@@ -105,8 +112,8 @@ func (g *gateway) load() error {
 }
 
 // send signs e and queues it for the peer, with rec when e is a call, then
-// wakes the sender: a call once it and its record are durable, anything
-// else at once (sendEarly).
+// wakes the sender: a call adopted by its digest once it and its record
+// are durable, anything else at once (sendEarly).
 func (g *gateway) send(e *envelope, rec *callRecord) error {
 	signed, err := g.sign(e)
 	if err != nil {
@@ -142,8 +149,8 @@ func (g *gateway) queue(e *envelope, signed []byte, rec *callRecord) error {
 		return fmt.Errorf("%w: gateway %s holds %d messages for the peer (queue_limit %d); the link is down or the peer slow",
 			ErrQueueFull, g.name, n, g.queueLimit)
 	}
-	if rec == nil {
-		return g.sendEarly(e, signed) // releases g.mu
+	if rec == nil || rec.byID {
+		return g.sendEarly(e, signed, rec) // releases g.mu
 	}
 	g.reserving++
 	g.mu.Unlock()
@@ -164,23 +171,27 @@ func (g *gateway) queue(e *envelope, signed []byte, rec *callRecord) error {
 	return nil
 }
 
-// sendEarly queues an envelope that is not a call (an answer, an end, a
-// cancel) for the peer at once and returns without waiting for its outbox
-// entry to commit: the link may carry it meanwhile. That is safe because
-// only a call's record must be durable before the peer sees it (the
-// re-delivered message that made it adopts the call instead of calling
-// again); the peer refuses a second copy of anything else by its hash, an
-// acknowledgement that comes before the entry committed deletes it after
-// its insert (the state applies its writes in order, and the insert is
-// queued before the sender can see the entry), and every write queued
-// after the entry (a served conversation's end, the next answer) commits
-// with it or later, so none is durable without it. Answers leave from the
-// pump's event gate (served.go), whose one goroutine would otherwise wait
-// a commit per answer and hold back every event behind it. A failed commit
-// is logged and the entry dropped (it may have left already: the peer
-// keeps what it got, and no resend follows). Called with g.mu held; it
-// releases it.
-func (g *gateway) sendEarly(e *envelope, signed []byte) error {
+// sendEarly queues an envelope for the peer at once — an answer, an end, a
+// cancel, or (rec set) a call named by its message's journal seq
+// (callid.go) — and returns without waiting for its outbox entry (and the
+// call's record) to commit: the link may carry it meanwhile.
+//
+// That is safe because a second copy of anything is refused by the peer:
+// of an answer, end or cancel by its hash; of such a call by its id, which
+// the re-delivered message that made it computes again after a crash that
+// lost the record (the message itself is durable before its call leaves:
+// gateway.openByID). An acknowledgement that comes before the entry
+// committed deletes it after its insert (the state applies its writes in
+// order), and every write queued after the entry (a served conversation's
+// end, the next answer, an answer's seen hash) commits with it or later, so
+// none is durable without it. Answers leave from the pump's event gate
+// (served.go), whose one goroutine would otherwise wait a commit per answer
+// and hold back every event behind it; an answer's entry still forces a
+// commit (so it is kept within one), a call's rides the next one. A failed
+// commit is logged and the entry dropped (it may have left already: the
+// peer keeps what it got, and no resend follows). Called with g.mu held;
+// it releases it.
+func (g *gateway) sendEarly(e *envelope, signed []byte, rec *callRecord) error {
 	en := &entry{seq: g.m.db.newSeq(), id: e.Link.ID, env: signed}
 	g.reserving++
 	g.mu.Unlock()
@@ -196,7 +207,11 @@ func (g *gateway) sendEarly(e *envelope, signed []byte) error {
 	}
 	// Queued before the sender can see the entry, so that the DELETE of
 	// an acknowledgement follows its INSERT.
-	g.m.db.enqueueThen(en.seq, g.name, en.id, signed, e.Link.Sent, done)
+	if rec != nil {
+		g.m.db.enqueueCallThen(en.seq, g.name, en.id, rec.callerThread, signed, e.Link.Sent, done)
+	} else {
+		g.m.db.enqueueThen(en.seq, g.name, en.id, signed, e.Link.Sent, done)
+	}
 	g.mu.Lock()
 	g.reserving--
 	g.insert(en)
