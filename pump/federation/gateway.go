@@ -150,7 +150,7 @@ func (g *gateway) queue(e *envelope, signed []byte, rec *callRecord) error {
 			ErrQueueFull, g.name, n, g.queueLimit)
 	}
 	if rec == nil || rec.byID {
-		return g.sendEarly(e, signed, rec) // releases g.mu
+		return g.sendEarly(e, signed, rec, "") // releases g.mu
 	}
 	g.reserving++
 	g.mu.Unlock()
@@ -171,6 +171,23 @@ func (g *gateway) queue(e *envelope, signed []byte, rec *callRecord) error {
 	return nil
 }
 
+// sendAnswer signs e, the answer (reply, huh or end) of served
+// conversation conv, and queues it for the peer as sendEarly does, with
+// the deletion of conv's served row in the same transaction.
+func (g *gateway) sendAnswer(e *envelope, conv string) error {
+	signed, err := g.sign(e)
+	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	if n := len(g.outbox) + g.reserving; n >= g.queueLimit {
+		g.mu.Unlock()
+		return fmt.Errorf("%w: gateway %s holds %d messages for the peer (queue_limit %d); the link is down or the peer slow",
+			ErrQueueFull, g.name, n, g.queueLimit)
+	}
+	return g.sendEarly(e, signed, nil, conv) // releases g.mu
+}
+
 // sendEarly queues an envelope for the peer at once — an answer, an end, a
 // cancel, or (rec set) a call named by its message's journal seq
 // (callid.go) — and returns without waiting for its outbox entry (and the
@@ -189,9 +206,10 @@ func (g *gateway) queue(e *envelope, signed []byte, rec *callRecord) error {
 // and hold back every event behind it; an answer's entry still forces a
 // commit (so it is kept within one), a call's rides the next one. A failed
 // commit is logged and the entry dropped (it may have left already: the
-// peer keeps what it got, and no resend follows). Called with g.mu held;
-// it releases it.
-func (g *gateway) sendEarly(e *envelope, signed []byte, rec *callRecord) error {
+// peer keeps what it got, and no resend follows). With served set, e
+// answers that served conversation, whose row is deleted with the entry
+// (sendAnswer). Called with g.mu held; it releases it.
+func (g *gateway) sendEarly(e *envelope, signed []byte, rec *callRecord, served string) error {
 	en := &entry{seq: g.m.db.newSeq(), id: e.Link.ID, env: signed}
 	g.reserving++
 	g.mu.Unlock()
@@ -207,9 +225,12 @@ func (g *gateway) sendEarly(e *envelope, signed []byte, rec *callRecord) error {
 	}
 	// Queued before the sender can see the entry, so that the DELETE of
 	// an acknowledgement follows its INSERT.
-	if rec != nil {
+	switch {
+	case rec != nil:
 		g.m.db.enqueueCallThen(en.seq, g.name, en.id, rec.callerThread, signed, e.Link.Sent, done)
-	} else {
+	case served != "":
+		g.m.db.enqueueAnswerThen(en.seq, g.name, en.id, signed, e.Link.Sent, served, done)
+	default:
 		g.m.db.enqueueThen(en.seq, g.name, en.id, signed, e.Link.Sent, done)
 	}
 	g.mu.Lock()

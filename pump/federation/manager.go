@@ -106,6 +106,10 @@ type Manager struct {
 	// cmu serialises Close; dbClosed is set once the state is closed.
 	cmu      sync.Mutex
 	dbClosed bool
+	// beforeAnswer, when set (tests only, before any traffic), runs on the
+	// event goroutine before the answer of served conversation conv is
+	// queued: the moment its reply is durable and its entry not yet.
+	beforeAnswer func(conv string)
 	// smu guards served: the conversations serving peers' calls.
 	smu         sync.Mutex
 	served      map[string]*served
@@ -189,6 +193,9 @@ func New(o Options) (*Manager, error) {
 	}
 	m.keep, m.stale = retention(m.longestCallTimeout())
 	if err := m.loadServed(); err != nil {
+		return nil, errors.Join(err, m.db.close())
+	}
+	if err := m.resendAnswers(); err != nil {
 		return nil, errors.Join(err, m.db.close())
 	}
 	if exports {

@@ -281,6 +281,22 @@ func (d *db) enqueueThen(seq int64, gw, id string, env []byte, now time.Time, do
 	d.now("outbox", func(tx execer) error { return insertOutbox(tx, seq, gw, id, env, now) }, done)
 }
 
+// enqueueAnswerThen is enqueueThen for the answer (reply, huh or end) of
+// served conversation conv: its served row goes in the same transaction,
+// so a served row left after a restart says that no answer of its
+// conversation was kept (Manager.resendAnswers).
+func (d *db) enqueueAnswerThen(seq int64, gw, id string, env []byte, now time.Time, conv string, done func(error)) {
+	d.now("outbox", func(tx execer) error {
+		if err := insertOutbox(tx, seq, gw, id, env, now); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(`DELETE FROM federation_served WHERE conv = ?`, conv); err != nil {
+			return fmt.Errorf("federation: served: %w", err)
+		}
+		return nil
+	}, done)
+}
+
 // callRecord is what is kept of a call this side made, so that after a
 // restart the re-delivered message that made it adopts it instead of
 // calling again.

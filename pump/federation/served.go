@@ -1,9 +1,11 @@
 package federation
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
 // served is a conversation begun for a peer's call: where its answer goes.
@@ -26,6 +28,58 @@ func (m *Manager) loadServed() error {
 	for conv, v := range all {
 		if g := m.byName[strings.ToLower(v[0])]; g != nil {
 			m.served[conv] = &served{g: g, linkThread: v[1]}
+		}
+	}
+	return nil
+}
+
+// resendAnswers sends again the replies that served conversations
+// journaled before the organism stopped but whose outbox entries a crash
+// lost. An answer's entry commits after the journal record of the reply
+// it carries (it is queued once the pump's events say the reply is
+// durable), and the pump's recovery neither re-delivers a reply to an
+// outside party nor runs again a handler whose output is journaled: a
+// crash between the two commits would leave the call unanswered. The
+// served row goes in the entry's transaction (db.enqueueAnswerThen), so a
+// row still there has no answer kept: its conversation's reply, if the
+// journal holds one, is queued again (the peer drops an answer to a call
+// already answered). A conversation without one is left to the recovery.
+func (m *Manager) resendAnswers() error {
+	st := m.opts.Store
+	if st == nil {
+		return nil
+	}
+	m.smu.Lock()
+	convs := make(map[string]*served, len(m.served))
+	for conv, s := range m.served {
+		convs[conv] = s
+	}
+	m.smu.Unlock()
+	for conv, s := range convs {
+		entries, err := st.Conversation(conv)
+		if err != nil {
+			return fmt.Errorf("federation: served conversation %s: %w", conv, err)
+		}
+		for i := range entries {
+			e := &entries[i]
+			if e.Direction != store.Outbound || e.Kind != store.Message || !strings.EqualFold(e.To, s.g.name) {
+				continue
+			}
+			name, ns, payload, err := payloadOf(e.Bytes)
+			if err != nil {
+				s.g.log.Error("federation: journaled reply not sent again", "thread", conv, "seq", e.Seq, "error", err)
+				break
+			}
+			m.smu.Lock()
+			s.answered = true
+			m.smu.Unlock()
+			s.g.log.Info("federation: a reply journaled before a crash is sent again", "thread", conv, "seq", e.Seq)
+			lt := s.linkThread
+			if err := s.g.sendAnswer(&envelope{Thread: lt, Link: link{Kind: KindReply, Ref: lt}, Payload: payload,
+				PayloadName: name, PayloadNS: ns}, conv); err != nil {
+				s.g.log.Error("federation: answer to the peer lost", "kind", KindReply, "error", err)
+			}
+			break
 		}
 	}
 	return nil
@@ -97,7 +151,10 @@ func (m *Manager) onEvent(ev pump.Event) {
 		}
 	}
 	if e != nil {
-		if err := g.send(e, nil); err != nil {
+		if m.beforeAnswer != nil {
+			m.beforeAnswer(ev.Conversation)
+		}
+		if err := g.sendAnswer(e, ev.Conversation); err != nil {
 			g.log.Error("federation: answer to the peer lost", "kind", e.Link.Kind, "error", err)
 		}
 	}
