@@ -2,6 +2,7 @@ package federation
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"path/filepath"
 	"testing"
@@ -10,90 +11,115 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/xml-pipeline/xmlpipe/registry/store"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
-// TestReplyJournaledBeforeACrashIsSent: the callee dies after the reply of
-// a served conversation is durable in its journal but before the answer's
+// TestAnswerGivenBeforeACrashIsSent: the callee dies once what answers a
+// served conversation is durable — the reply in its journal; for a
+// handler that failed (huh) or ended the conversation without answering
+// (end), the delivery mark of its message — but before the answer's
 // outbox entry commits. The pump's recovery neither re-delivers a reply to
-// an outside party nor runs again the handler that produced it, so after
-// the restart the callee sends the journaled reply again from its served
-// row: the call is answered. Once that answer is kept, a further restart
-// sends nothing more (the served row went with the answer's entry).
-func TestReplyJournaledBeforeACrashIsSent(t *testing.T) {
-	aKey, bKey, dir := newKey(t), newKey(t), t.TempDir()
-	hold := make(chan struct{})
-	c := newCalleeWith(t, aKey, bKey, dir, hold, &store.Options{})
-	snapped := make(chan string, 1)
-	c.m.beforeAnswer = func(string) {
-		// The reply is durable (the event passed the pump's durability
-		// gate), its answer's entry not yet queued: hold the writer so
-		// that nothing else commits meanwhile, and copy the database.
-		entered, gate := make(chan struct{}), make(chan struct{})
-		if err := c.st.WriteNow("hold", func(*store.Tx) error {
-			close(entered)
-			<-gate
-			return nil
-		}, nil); err != nil {
-			snapped <- ""
-			return
+// an outside party nor runs again a handler whose output or delivery mark
+// is durable, so after the restart the callee sends the answer again from
+// its served row and its journal: the call is answered. Once that answer
+// is kept and acknowledged, a further restart sends nothing more (the
+// served row went with the answer's entry).
+func TestAnswerGivenBeforeACrashIsSent(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		kind       Kind
+		payload    string
+	}{
+		{"reply", "kept", KindReply, "KEPT"},
+		{"huh", echoFail, KindHuh, ""},
+		{"end", echoSilent, KindEnd, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			aKey, bKey, dir := newKey(t), newKey(t), t.TempDir()
+			hold := make(chan struct{})
+			c := newCalleeWith(t, aKey, bKey, dir, hold, &store.Options{})
+			snapped := make(chan string, 1)
+			c.m.beforeAnswer = func(string) { snapped <- crashState(t, c.st, dir) }
+			r, err := dialRaw(t, c, aKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			call := r.call("echo", `<Echo xmlns=""><Text>`+tc.text+`</Text></Echo>`)
+			sent := mustParse(t, call)
+			if ack, _ := r.send(call); ack.Type != frameAck || ack.ID != sent.Link.ID {
+				t.Fatalf("call acknowledged with %+v", ack)
+			}
+			close(hold) // the echo answers
+			var crashed string
+			select {
+			case crashed = <-snapped:
+			case <-time.After(60 * time.Second):
+				t.Fatal("the echo's answer never reached the gateway")
+			}
+			if crashed == "" {
+				t.Fatal("no crash state taken")
+			}
+			var outbox, served int
+			if err := queryCounts(crashed, &outbox, &served); err != nil {
+				t.Fatal(err)
+			}
+			if outbox != 0 || served != 1 {
+				t.Fatalf("the crashed state holds %d outbox entries and %d served rows, want 0 and 1", outbox, served)
+			}
+
+			c2 := newCalleeWith(t, aKey, bKey, crashed, nil, &store.Options{})
+			if q := c2.m.Status()[0].Queued; q != 1 {
+				t.Fatalf("after the restart %d envelopes wait for the peer, want the answer", q)
+			}
+			r2, err := dialRaw(t, c2, aKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := mustParse(t, r2.next())
+			if a.Link.Kind != tc.kind || a.Link.Ref != sent.Link.ID || !bytes.Contains(a.Payload, []byte(tc.payload)) {
+				t.Fatalf("after the restart got %s for %s with %q, want %s %q to %s", a.Link.Kind, a.Link.Ref,
+					a.Payload, tc.kind, tc.payload, sent.Link.ID)
+			}
+			if err := r2.ws.WriteMessage(websocket.TextMessage, frame{Type: frameAck, ID: a.Link.ID}.marshal()); err != nil {
+				t.Fatal(err)
+			}
+			waitUntil(t, "the acknowledged answer stayed in the outbox", func() bool { return c2.m.Status()[0].Queued == 0 })
+			stopCallee(t, c2)
+
+			c3 := newCalleeWith(t, aKey, bKey, crashed, nil, &store.Options{})
+			if q := c3.m.Status()[0].Queued; q != 0 {
+				t.Fatalf("a second restart queues %d envelopes, want none: the answer was kept and acknowledged", q)
+			}
+		})
+	}
+}
+
+// crashState returns a copy of dir's database as a SIGKILL would leave it
+// once every delivery mark queued so far is durable, and nothing after:
+// it waits (30 s at most) until the journal has nothing left to
+// re-deliver, then holds st's writer while it copies the files. It runs on
+// the pump's event goroutine, so it reports failure as "".
+func crashState(t *testing.T, st *store.Store, dir string) string {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		page, err := st.UndeliveredAfter(0, 1)
+		if err != nil || time.Now().After(deadline) {
+			return ""
 		}
-		<-entered
-		snapped <- snapshot(t, dir)
-		close(gate)
+		if len(page) == 0 {
+			break
+		}
 	}
-	r, err := dialRaw(t, c, aKey)
-	if err != nil {
-		t.Fatal(err)
+	entered, gate := make(chan struct{}), make(chan struct{})
+	if err := st.WriteNow("hold", func(*store.Tx) error {
+		close(entered)
+		<-gate
+		return nil
+	}, nil); err != nil {
+		return ""
 	}
-	call := r.call("echo", `<Echo xmlns=""><Text>kept</Text></Echo>`)
-	sent := mustParse(t, call)
-	if ack, _ := r.send(call); ack.Type != frameAck || ack.ID != sent.Link.ID {
-		t.Fatalf("call acknowledged with %+v", ack)
-	}
-	close(hold) // the echo answers
-	var crashed string
-	select {
-	case crashed = <-snapped:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the echo's reply never reached the gateway")
-	}
-	if crashed == "" {
-		t.Fatal("could not hold the callee's writer")
-	}
-
-	// What a SIGKILL at that moment leaves: the reply journaled, no answer
-	// kept.
-	var outbox, served int
-	if err := queryCounts(crashed, &outbox, &served); err != nil {
-		t.Fatal(err)
-	}
-	if outbox != 0 || served != 1 {
-		t.Fatalf("the crashed state holds %d outbox entries and %d served rows, want 0 and 1", outbox, served)
-	}
-
-	c2 := newCalleeWith(t, aKey, bKey, crashed, nil, &store.Options{})
-	if q := c2.m.Status()[0].Queued; q != 1 {
-		t.Fatalf("after the restart %d envelopes wait for the peer, want the reply", q)
-	}
-	r2, err := dialRaw(t, c2, aKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reply := mustParse(t, r2.next())
-	if reply.Link.Kind != KindReply || reply.Link.Ref != sent.Link.ID || !bytes.Contains(reply.Payload, []byte("KEPT")) {
-		t.Fatalf("after the restart got %s for %s with %s, want the reply KEPT to %s", reply.Link.Kind, reply.Link.Ref,
-			reply.Payload, sent.Link.ID)
-	}
-	if err := r2.ws.WriteMessage(websocket.TextMessage, frame{Type: frameAck, ID: reply.Link.ID}.marshal()); err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, "the acknowledged reply stayed in the outbox", func() bool { return c2.m.Status()[0].Queued == 0 })
-	stopCallee(t, c2)
-
-	c3 := newCalleeWith(t, aKey, bKey, crashed, nil, &store.Options{})
-	if q := c3.m.Status()[0].Queued; q != 0 {
-		t.Fatalf("a second restart queues %d envelopes, want none: the reply was kept and acknowledged", q)
-	}
+	<-entered
+	defer close(gate)
+	return snapshot(t, dir)
 }
 
 // queryCounts reads the outbox entries and served rows of the store in dir.
@@ -107,4 +133,41 @@ func queryCounts(dir string, outbox, served *int) error {
 		return err
 	}
 	return db.QueryRow(`SELECT count(*) FROM federation_served`).Scan(served)
+}
+
+// TestUnansweredServedLeftToRecovery: a served row without an answer kept
+// is answered at the restart only when its conversation is over. One whose
+// call was never journaled (the crash came between its rows' commit and
+// its journal record: the peer's resend injects it) and one with a message
+// left to re-deliver (the recovery runs it) get nothing.
+func TestUnansweredServedLeftToRecovery(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		journal bool
+	}{
+		{"call never journaled", false},
+		{"call left to re-deliver", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			aKey, bKey, dir := newKey(t), newKey(t), t.TempDir()
+			c := newCalleeWith(t, aKey, bKey, dir, nil, &store.Options{})
+			lt := stage.NewThreadID()
+			conv := derivedThread(c.m.secret, "a", lt)
+			if err := c.m.db.write("serve", serveRows(conv, "a", lt, time.Now())); err != nil {
+				t.Fatal(err)
+			}
+			if tc.journal {
+				if _, err := c.st.AppendSync(context.Background(), store.Entry{Thread: conv, Conversation: conv,
+					Direction: store.Inbound, Kind: store.Message, From: "a", To: "echo", Listener: "echo",
+					PayloadTag: "Echo", Bytes: []byte(`<Echo><Text>later</Text></Echo>`)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			stopCallee(t, c)
+			c2 := newCalleeWith(t, aKey, bKey, dir, nil, &store.Options{})
+			if q := c2.m.Status()[0].Queued; q != 0 {
+				t.Fatalf("the restart queued %d envelopes for a conversation that is not over", q)
+			}
+		})
+	}
 }

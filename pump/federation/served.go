@@ -6,6 +6,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // served is a conversation begun for a peer's call: where its answer goes.
@@ -33,17 +34,22 @@ func (m *Manager) loadServed() error {
 	return nil
 }
 
-// resendAnswers sends again the replies that served conversations
-// journaled before the organism stopped but whose outbox entries a crash
-// lost. An answer's entry commits after the journal record of the reply
-// it carries (it is queued once the pump's events say the reply is
-// durable), and the pump's recovery neither re-delivers a reply to an
-// outside party nor runs again a handler whose output is journaled: a
-// crash between the two commits would leave the call unanswered. The
-// served row goes in the entry's transaction (db.enqueueAnswerThen), so a
-// row still there has no answer kept: its conversation's reply, if the
-// journal holds one, is queued again (the peer drops an answer to a call
-// already answered). A conversation without one is left to the recovery.
+// resendAnswers sends the answers that served conversations gave before
+// the organism stopped but whose outbox entries a crash lost. An answer's
+// entry is queued once the pump's event says what it answers is durable,
+// so it commits after that: after the journal record of a reply, after
+// the delivery mark of the message whose handler failed (a huh) or ended
+// the conversation (an end). The pump's recovery then neither re-delivers
+// a reply to an outside party nor runs again a handler whose output, or
+// whose delivery mark, is durable: a crash between the two commits would
+// leave the call unanswered. The served row goes in the entry's
+// transaction (db.enqueueAnswerThen), so a row still there has no answer
+// kept. For such a conversation the journal decides: the reply it holds
+// is sent again (the peer drops an answer to a call already answered);
+// without one, a conversation whose call is journaled and delivered with
+// nothing of it left to re-deliver is over — its huh, if it has one, is
+// sent again (with the generic text: the canned one is not journaled),
+// else its end. Any other conversation is left to the recovery.
 func (m *Manager) resendAnswers() error {
 	st := m.opts.Store
 	if st == nil {
@@ -55,34 +61,81 @@ func (m *Manager) resendAnswers() error {
 		convs[conv] = s
 	}
 	m.smu.Unlock()
+	var open map[string]bool // conversations with a message to re-deliver
 	for conv, s := range convs {
 		entries, err := st.Conversation(conv)
 		if err != nil {
 			return fmt.Errorf("federation: served conversation %s: %w", conv, err)
 		}
+		var reply *store.Entry
+		called, failed := false, false
 		for i := range entries {
 			e := &entries[i]
-			if e.Direction != store.Outbound || e.Kind != store.Message || !strings.EqualFold(e.To, s.g.name) {
+			switch {
+			case e.Direction == store.Inbound && strings.EqualFold(e.From, s.g.name):
+				called = true
+			case e.Direction == store.Outbound && strings.EqualFold(e.To, s.g.name):
+				if e.Kind == store.Message && reply == nil {
+					reply = e
+				}
+				failed = failed || e.Kind == store.Huh
+			}
+		}
+		lt := s.linkThread
+		var a *envelope
+		switch {
+		case reply != nil:
+			name, ns, payload, err := payloadOf(reply.Bytes)
+			if err != nil {
+				s.g.log.Error("federation: journaled reply not sent again", "thread", conv, "seq", reply.Seq, "error", err)
 				continue
 			}
-			name, ns, payload, err := payloadOf(e.Bytes)
-			if err != nil {
-				s.g.log.Error("federation: journaled reply not sent again", "thread", conv, "seq", e.Seq, "error", err)
-				break
+			a = &envelope{Thread: lt, Link: link{Kind: KindReply, Ref: lt}, Payload: payload, PayloadName: name, PayloadNS: ns}
+		case !called: // never injected: the peer's resend of the call is
+			continue
+		default:
+			if open == nil {
+				if open, err = undeliveredConversations(st); err != nil {
+					return err
+				}
 			}
-			m.smu.Lock()
-			s.answered = true
-			m.smu.Unlock()
-			s.g.log.Info("federation: a reply journaled before a crash is sent again", "thread", conv, "seq", e.Seq)
-			lt := s.linkThread
-			if err := s.g.sendAnswer(&envelope{Thread: lt, Link: link{Kind: KindReply, Ref: lt}, Payload: payload,
-				PayloadName: name, PayloadNS: ns}, conv); err != nil {
-				s.g.log.Error("federation: answer to the peer lost", "kind", KindReply, "error", err)
+			if open[conv] {
+				continue
 			}
-			break
+			a = &envelope{Thread: lt, Link: link{Kind: KindEnd, Ref: lt}}
+			if failed {
+				a.Link = link{Kind: KindHuh, Ref: lt, Error: failure.HuhProcessing}
+			}
+		}
+		m.smu.Lock()
+		s.answered = true
+		m.smu.Unlock()
+		s.g.log.Info("federation: an answer given before a crash is sent again", "thread", conv, "kind", a.Link.Kind)
+		if err := s.g.sendAnswer(a, conv); err != nil {
+			s.g.log.Error("federation: answer to the peer lost", "kind", a.Link.Kind, "error", err)
 		}
 	}
 	return nil
+}
+
+// undeliveredConversations lists the conversations with a journaled
+// message the pump's recovery re-delivers.
+func undeliveredConversations(st *store.Store) (map[string]bool, error) {
+	open := map[string]bool{}
+	var after int64
+	for {
+		page, err := st.UndeliveredAfter(after, 256)
+		if err != nil {
+			return nil, fmt.Errorf("federation: undelivered messages: %w", err)
+		}
+		if len(page) == 0 {
+			return open, nil
+		}
+		for i := range page {
+			open[page[i].Conversation] = true
+		}
+		after = page[len(page)-1].Seq
+	}
 }
 
 // serveBegin records conv as serving g's call on linkThread before the
