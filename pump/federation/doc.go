@@ -66,6 +66,16 @@
 // each message arrives exactly once. Links reconnect with exponential
 // backoff and jitter.
 //
+// An answer's outbox entry is queued once the pump's event says what it
+// answers is durable, so it commits after that: after the reply's journal
+// record, or after the delivery mark of the message whose handler failed
+// (huh) or ended the conversation (end). The pump's recovery does not run
+// such a handler again nor re-deliver a reply to an outside party, so the
+// entry deletes the conversation's served row in its own transaction, and
+// at the next start a served row left without an answer is answered from
+// the journal (served.go): its reply, else — when its call is journaled
+// and nothing of the conversation is left to re-deliver — its huh or end.
+//
 // A call is recorded (federation_calls) so that the message that made it,
 // handled again after the caller's restart, adopts it rather than calling
 // twice, and takes the answer that came meanwhile. A call named by its
