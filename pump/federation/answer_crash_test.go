@@ -171,3 +171,37 @@ func TestUnansweredServedLeftToRecovery(t *testing.T) {
 		})
 	}
 }
+
+// TestCallWithLiveThreadButNoJournalIsInjected: the callee died after its
+// thread registry kept the conversation a call began (restored live after
+// the restart) and its received row, but before the call's journal record
+// committed. The call's resend is not a copy — the journal, which alone
+// decides, never held it — so it is injected and answered, not refused.
+func TestCallWithLiveThreadButNoJournalIsInjected(t *testing.T) {
+	aKey, bKey, dir := newKey(t), newKey(t), t.TempDir()
+	c := newCalleeWith(t, aKey, bKey, dir, nil, &store.Options{})
+	lt := stage.NewThreadID()
+	conv := derivedThread(c.m.secret, "a", lt)
+	if err := c.m.db.write("serve", serveRows(conv, "a", lt, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.pump.Threads().Begin(conv, "a", "echo"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := dialRaw(t, c, aKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := r.callOn("echo", `<Echo xmlns=""><Text>again</Text></Echo>`, lt, time.Now())
+	ack, answers := r.send(call)
+	if ack.Type != frameAck || ack.Duplicate {
+		t.Fatalf("the call was acknowledged with %+v, want it taken", ack)
+	}
+	a := mustParse(t, append(answers, r.next())[0])
+	if a.Link.Kind != KindReply || a.Link.Ref != lt || !bytes.Contains(a.Payload, []byte("AGAIN")) {
+		t.Fatalf("got %s for %s with %q, want the reply AGAIN to %s", a.Link.Kind, a.Link.Ref, a.Payload, lt)
+	}
+	if got := c.seen(); len(got) != 1 {
+		t.Fatalf("the echo saw %q, want the call once", got)
+	}
+}

@@ -632,14 +632,16 @@ func (g *gateway) dialLoop() {
 	}
 }
 
-// known reports whether a conversation id is live or journaled.
+// known reports whether conversation conv was journaled (with no journal
+// to ask, Options.Known nil: whether it is live).
 func (m *Manager) known(conv string) bool {
-	if _, ok := m.opts.Pump.Threads().Origin(conv); ok {
-		return true
-	}
 	if m.opts.Known == nil {
-		return false
+		_, ok := m.opts.Pump.Threads().Origin(conv)
+		return ok
 	}
+	// The journal alone decides: after a crash the thread registry may
+	// restore conv live (its thread's write committed before the call's
+	// journal record did) although the call was never journaled.
 	seen, err := m.opts.Known(conv)
 	if err != nil {
 		m.log.Error("federation: journal lookup failed; the call is taken as new", "thread", conv, "error", err)
