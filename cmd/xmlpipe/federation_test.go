@@ -114,7 +114,10 @@ func TestFederationSurvivesKill(t *testing.T) {
 		var once sync.Once
 		_, err := orgA.Pump.Send(context.Background(), "console", "greeter", &hello.Greeting{Name: fmt.Sprintf("n%03d", i)},
 			pump.OutletFunc(func(e pump.Event) {
-				if e.Kind == pump.EventComplete {
+				switch e.Kind {
+				case pump.EventHuh: // the call's timeout, say: not answered
+					t.Errorf("n%03d failed: %s", i, e.Error)
+				case pump.EventComplete:
 					once.Do(completed.Done)
 				}
 			}))
