@@ -182,6 +182,9 @@ func (p *Pump) call(ctx context.Context, l *listener, d *delivery, md xmlpipe.Me
 	if md.Profile != nil { // network tools check their dials against it (xmlpipe.CheckDial)
 		ctx = xmlpipe.WithProfile(ctx, md.Profile)
 	}
+	if d.mark != nil { // MessageSeq
+		ctx = context.WithValue(ctx, handlingKey{}, d.mark)
+	}
 	if d.errPayload != nil {
 		return l.errHandler.HandleError(ctx, d.errPayload, md)
 	}

@@ -394,6 +394,9 @@ func (p *Pump) process(w *work) {
 	// deliver hands the message, journaled as seq, to its targets.
 	deliver := func(seq int64) {
 		mark := p.newDeliveryMark(seq, len(targets))
+		if mark != nil && w.recovered != 0 {
+			mark.recovered = true // MessageSeq
+		}
 		// The conversation stays in flight until every target was handed
 		// its delivery: one refused or dropped (a kill) before the next is
 		// counted does not end it, nor forget that it was killed.

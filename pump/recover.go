@@ -76,9 +76,11 @@ func (p *Pump) Recover(ctx context.Context, r Recovered) error {
 // message those handlers emitted until that message is journaled. A nil mark
 // (nothing journaled, or a journal without DeliveryJournal) does nothing.
 type deliveryMark struct {
-	seq  int64
-	refs atomic.Int32
-	to   DeliveryJournal
+	seq int64
+	// recovered marks a message re-delivered by Recover (MessageSeq).
+	recovered bool
+	refs      atomic.Int32
+	to        DeliveryJournal
 }
 
 // newDeliveryMark returns a mark for seq holding refs references, or nil when

@@ -68,7 +68,16 @@ func runOrganism(t *testing.T, dir, addr, file string) *exec.Cmd {
 	for lines.Scan() {
 		log.WriteString(lines.Text() + "\n")
 		if strings.Contains(lines.Text(), "organism running") {
-			go func() { _, _ = io.Copy(io.Discard, stderr) }()
+			// The rest of its log goes to dir/stderr.log (appended across
+			// restarts), for a failing test to show.
+			out, err := os.OpenFile(filepath.Join(dir, "stderr.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+			if err != nil {
+				t.Fatal(err)
+			}
+			go func() {
+				_, _ = io.Copy(out, stderr)
+				_ = out.Close()
+			}()
 			return cmd
 		}
 	}
@@ -89,6 +98,13 @@ func TestFederationSurvivesKill(t *testing.T) {
 	addr := freeAddr(t)
 	b := runB(t, dirB, addr)
 	t.Cleanup(func() { _ = b.Process.Kill(); _ = b.Wait() })
+	t.Cleanup(func() {
+		if t.Failed() {
+			if b, err := os.ReadFile(filepath.Join(dirB, "stderr.log")); err == nil {
+				t.Logf("B's log after its start:\n%s", b)
+			}
+		}
+	})
 	orgA := startA(t, dirA, addr, "Greeting")
 
 	const total, killAt, restartAt = 120, 30, 70
@@ -98,7 +114,10 @@ func TestFederationSurvivesKill(t *testing.T) {
 		var once sync.Once
 		_, err := orgA.Pump.Send(context.Background(), "console", "greeter", &hello.Greeting{Name: fmt.Sprintf("n%03d", i)},
 			pump.OutletFunc(func(e pump.Event) {
-				if e.Kind == pump.EventComplete {
+				switch e.Kind {
+				case pump.EventHuh: // the call's timeout, say: not answered
+					t.Errorf("n%03d failed: %s", i, e.Error)
+				case pump.EventComplete:
 					once.Do(completed.Done)
 				}
 			}))
@@ -151,8 +170,17 @@ func TestFederationSurvivesKill(t *testing.T) {
 			t.Errorf("n%03d arrived at B %d times, want exactly once", i, n)
 		}
 	}
-	if s := orgA.Federation.Status()[0]; s.Queued != 0 {
-		t.Errorf("A still queues %d envelopes", s.Queued)
+	// The acknowledgement of A's last envelopes may trail the answers
+	// (B writes them on the link from different goroutines).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		s := orgA.Federation.Status()[0]
+		if s.Queued == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("A still queues %d envelopes", s.Queued)
+			break
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -34,10 +35,11 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 		}
 		c := &call{thread: md.ThreadID, answer: make(chan *envelope, 1), refused: make(chan error, 1),
 			cancelled: make(chan struct{})}
-		lt, early, err := g.open(c, md.ThreadID, remote, body, traceparent(ctx))
+		o, err := g.open(ctx, c, md.ThreadID, remote, body, traceparent(ctx))
 		if err != nil {
 			return nil, err
 		}
+		lt, early := o.lt, o.early
 		keep := false // a call left open at shutdown is adopted after the restart
 		defer func() {
 			g.mu.Lock()
@@ -79,6 +81,7 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 			return nil, fmt.Errorf("%w: gateway %s: %s after %s", ErrTimeout, g.name, remote, g.callTimeout)
 		case <-ctx.Done():
 			g.cancel(lt)
+			g.retry(o)
 			return nil, ctx.Err()
 		case <-g.m.closed:
 			keep = true
@@ -138,26 +141,203 @@ func (g *gateway) threadsEnded(ids []string) {
 	}
 }
 
-// open starts the call of payload body from callerThread — or, when a call
-// of the same payload from the same thread was recorded and nobody waits
-// on it (the message is re-delivered after a restart), adopts that call
-// instead of calling again, returning its answer if it came meanwhile.
-func (g *gateway) open(c *call, callerThread, remote string, body []byte, tp string) (lt string, early *envelope, err error) {
+// opened is a call a handler waits on: its link thread, the answer that
+// came before it was adopted, and for a call named by its message
+// (openByID) the key and attempt it was named with.
+type opened struct {
+	lt    string
+	early *envelope
+	key   string
+	n     int
+}
+
+// open starts the call of payload body from callerThread. When the
+// message being handled is journaled (pump.MessageSeq, in an organism
+// with a store) the call is named by it (openByID); otherwise it is
+// recorded durably before it leaves and found again by its digest
+// (openByDigest).
+func (g *gateway) open(ctx context.Context, c *call, callerThread, remote string, body []byte, tp string) (opened, error) {
+	if seq, recovered := g.m.handling(ctx); seq > 0 {
+		return g.openByID(ctx, c, seq, recovered, callerThread, remote, body, tp)
+	}
+	return g.openByDigest(c, callerThread, remote, body, tp)
+}
+
+// callDigest is what a call is recognised by when adopted by its digest.
+func callDigest(callerThread, remote string, body []byte) []byte {
 	h := sha256.New()
 	h.Write([]byte(callerThread))
 	h.Write([]byte{0})
 	h.Write([]byte(remote))
 	h.Write([]byte{0})
 	h.Write(body)
-	digest := h.Sum(nil)
-	var ids []string
-	var answers [][]byte
-	if g.adoptable { // calls recorded before this start may wait for adoption
-		var err error
-		if ids, answers, err = g.m.db.openCalls(g.name, callerThread, digest); err != nil {
-			return "", nil, err
+	return h.Sum(nil)
+}
+
+// callKey names the calls of the handling of message seq to remote.
+func callKey(remote string, seq int64) string {
+	return remote + "\x00" + strconv.FormatInt(seq, 10)
+}
+
+// openByID starts the call that the handling of journaled message seq makes
+// — or, when a call of that name was recorded before this start (the
+// message is re-delivered after a restart), adopts it, returning its
+// answer if it came meanwhile.
+//
+// The call's id derives from the message (callID), so it needs no record
+// to be recognised: it leaves as soon as its message is durable (usually at
+// once: the pump commits what it journals without delay), and its record
+// and outbox entry ride the next commit. A crash before that commit loses
+// them, but not the call: the re-delivered message makes it again under the
+// same id, which the peer refuses as a copy if it had it and answers under
+// (its answer, if it came first, was kept by onAnswer). The message itself
+// must be durable before its call leaves, or a crash could lose it and run
+// the handler that sent it again (a second call the peer cannot tell from a
+// new one).
+func (g *gateway) openByID(ctx context.Context, c *call, seq int64, recovered bool, callerThread, remote string,
+	body []byte, tp string) (opened, error) {
+	key := callKey(remote, seq)
+	g.mu.Lock()
+	n := g.retried[key]
+	lt := callID(g.m.secret, g.m.db.epoch, g.name, remote, seq, n)
+	for g.claimed[lt] || g.pending[lt] != nil { // the same handling running twice at once
+		n++
+		lt = callID(g.m.secret, g.m.db.epoch, g.name, remote, seq, n)
+	}
+	g.claimed[lt] = true
+	g.pending[lt] = c
+	g.byThread[callerThread] = lt
+	g.mu.Unlock()
+	o := opened{lt: lt, key: key, n: n}
+	release := func() {
+		g.mu.Lock()
+		delete(g.pending, lt)
+		delete(g.claimed, lt)
+		if g.byThread[callerThread] == lt {
+			delete(g.byThread, callerThread)
+		}
+		g.mu.Unlock()
+	}
+	fail := func(err error) (opened, error) {
+		release()
+		return opened{}, err
+	}
+	if g.adoptable.Load() { // recorded before this start, or answered with no record
+		found, answer, err := g.m.db.callByID(g.name, lt)
+		if err != nil {
+			return fail(err)
+		}
+		if found {
+			g.log.Info("federation: a re-delivered message adopts its call from before the restart", "call", lt)
+			if answer != nil {
+				g.mu.Lock()
+				mine := g.pending[lt] == c // else onAnswer handed it to c meanwhile
+				if mine {
+					delete(g.pending, lt)
+				}
+				g.mu.Unlock()
+				if mine {
+					a, err := parse(answer)
+					if err != nil {
+						return fail(err)
+					}
+					o.early = a
+				}
+			}
+			return o, nil
+		}
+		if recovered {
+			// A call an earlier version recorded by its digest.
+			ids, answers, err := g.m.db.openCalls(g.name, callerThread, callDigest(callerThread, remote, body))
+			if err != nil {
+				return fail(err)
+			}
+			if len(ids) > 0 {
+				release()
+				if a, ok, err := g.adopt(c, callerThread, ids, answers); err != nil || ok {
+					return a, err
+				}
+				return g.openByID(ctx, c, seq, false, callerThread, remote, body, tp)
+			}
 		}
 	}
+	sent := g.m.now()
+	if recovered {
+		// It may have left before the crash: it carries the time its
+		// message was journaled, so that the peer refuses it as stale
+		// once it may have forgotten the first copy (retention).
+		if at, ok := g.m.journaledAt(seq); ok {
+			sent = at
+		}
+	}
+	e := &envelope{To: remote, Thread: lt, Link: link{ID: lt, Kind: KindCall, Traceparent: tp, Sent: sent}, Payload: body}
+	signed, err := g.sign(e)
+	if err != nil {
+		return fail(err)
+	}
+	if err := g.m.opts.Store.WaitDurable(ctx, seq); err != nil {
+		return fail(fmt.Errorf("federation: gateway %s: the message calling %s is not durable: %w", g.name, remote, err))
+	}
+	if err := g.queue(e, signed, &callRecord{callerThread: callerThread, byID: true}); err != nil {
+		return fail(err)
+	}
+	return o, nil
+}
+
+// retry makes the next handling of o's message in this life call anew
+// (its handling ended before the call did; a halt runs it again): the
+// peer would refuse a second call under o's id as a copy.
+func (g *gateway) retry(o opened) {
+	if o.key == "" {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.retried) >= maxRetried {
+		clear(g.retried) // an interrupted handling not run again for long: forget it
+	}
+	g.retried[o.key] = o.n + 1
+}
+
+// maxRetried bounds gateway.retried.
+const maxRetried = 4096
+
+// openByDigest starts the call of payload body from callerThread — or, when
+// a call of the same payload from the same thread was recorded and nobody
+// waits on it (the message is re-delivered after a restart), adopts that
+// call instead of calling again, returning its answer if it came
+// meanwhile. The call leaves once it and its record are durable.
+func (g *gateway) openByDigest(c *call, callerThread, remote string, body []byte, tp string) (opened, error) {
+	digest := callDigest(callerThread, remote, body)
+	if g.adoptable.Load() { // calls recorded before this start may wait for adoption
+		ids, answers, err := g.m.db.openCalls(g.name, callerThread, digest)
+		if err != nil {
+			return opened{}, err
+		}
+		if o, ok, err := g.adopt(c, callerThread, ids, answers); err != nil || ok {
+			return o, err
+		}
+	}
+	lt := stage.NewThreadID()
+	g.mu.Lock()
+	g.pending[lt] = c
+	g.claimed[lt] = true
+	g.byThread[callerThread] = lt
+	g.mu.Unlock()
+	e := &envelope{To: remote, Thread: lt, Link: link{ID: lt, Kind: KindCall, Traceparent: tp}, Payload: body}
+	if err := g.send(e, &callRecord{callerThread: callerThread, digest: digest}); err != nil {
+		g.mu.Lock()
+		delete(g.pending, lt)
+		delete(g.claimed, lt)
+		g.mu.Unlock()
+		return opened{}, err
+	}
+	return opened{lt: lt}, nil
+}
+
+// adopt claims the first of the recorded calls ids (answers: what each
+// has) that nobody waits on, for c; ok says one was.
+func (g *gateway) adopt(c *call, callerThread string, ids []string, answers [][]byte) (o opened, ok bool, err error) {
 	g.mu.Lock()
 	for i, id := range ids {
 		if g.pending[id] != nil || g.claimed[id] {
@@ -173,22 +353,10 @@ func (g *gateway) open(c *call, callerThread, remote string, body []byte, tp str
 			delete(g.pending, id)
 			g.mu.Unlock()
 			a, err := parse(answers[i])
-			return id, a, err
+			return opened{lt: id, early: a}, true, err
 		}
-		return id, nil, nil
+		return opened{lt: id}, true, nil
 	}
-	lt = stage.NewThreadID()
-	g.pending[lt] = c
-	g.claimed[lt] = true
-	g.byThread[callerThread] = lt
 	g.mu.Unlock()
-	e := &envelope{To: remote, Thread: lt, Link: link{ID: lt, Kind: KindCall, Traceparent: tp}, Payload: body}
-	if err := g.send(e, &callRecord{callerThread: callerThread, digest: digest}); err != nil {
-		g.mu.Lock()
-		delete(g.pending, lt)
-		delete(g.claimed, lt)
-		g.mu.Unlock()
-		return "", nil, err
-	}
-	return lt, nil, nil
+	return opened{}, false, nil
 }

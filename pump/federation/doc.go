@@ -39,14 +39,20 @@
 // An imported root tag is a local listener (named like the peer's
 // capability) whose handler sends a call and waits for its answer; the
 // answer is returned to the caller with Respond, so the caller's thread is
-// pruned as for a local call. The call travels on a fresh link thread; the
-// receiving side begins a fresh conversation whose id it derives from the
-// link thread with its own key (so the peer can neither pick nor learn it),
-// injected from the gateway's name with the gateway as the authenticated
-// principal. What that conversation answers its root sender (the gateway) is
-// sent back as a reply; a <huh> as a huh; a conversation that completes
-// without an answer as end. A caller's thread that ends while its call is
-// open sends end the other way, and the peer kills the mapped conversation.
+// pruned as for a local call. The call travels on a link thread of its own,
+// named by the message being handled: derived (HMAC under the organism's
+// secret) from that message's journal seq (pump.MessageSeq), so a message
+// re-delivered after a crash makes its call again under the same name,
+// while two messages — even with the same payload on the same thread —
+// make two calls (callid.go). Where the message has no journal seq (no
+// store) the link thread is random. The receiving side begins a fresh
+// conversation whose id it derives from the link thread with its own key
+// (so the peer can neither pick nor learn it), injected from the gateway's
+// name with the gateway as the authenticated principal. What that
+// conversation answers its root sender (the gateway) is sent back as a
+// reply; a <huh> as a huh; a conversation that completes without an answer
+// as end. A caller's thread that ends while its call is open sends end the
+// other way, and the peer kills the mapped conversation.
 //
 // # Faults
 //
@@ -59,6 +65,33 @@
 // once the journal holds the call; the journal decides for one not done), so
 // each message arrives exactly once. Links reconnect with exponential
 // backoff and jitter.
+//
+// An answer's outbox entry is queued once the pump's event says what it
+// answers is durable, so it commits after that: after the reply's journal
+// record, or after the delivery mark of the message whose handler failed
+// (huh) or ended the conversation (end). The pump's recovery does not run
+// such a handler again nor re-deliver a reply to an outside party, so the
+// entry deletes the conversation's served row in its own transaction, and
+// at the next start a served row left without an answer is answered from
+// the journal (served.go): its reply, else — when its call is journaled
+// and nothing of the conversation is left to re-deliver — its huh or end.
+//
+// A call is recorded (federation_calls) so that the message that made it,
+// handled again after the caller's restart, adopts it rather than calling
+// twice, and takes the answer that came meanwhile. A call named by its
+// message leaves as soon as that message is durable (a crash must not lose
+// the message and run the handler that sent it again, which would be a
+// second call); its record and outbox entry ride the next group commit.
+// A crash before that commit loses them, not the call: the re-delivered
+// message sends it again under the same id, the peer refuses the copy and
+// answers under that id, and an answer that comes before the re-delivery
+// (soon after a start, to a call with no record) is kept for it. Such a
+// re-sent call carries the time its message was journaled, so the peer
+// refuses it as stale once it may have forgotten the first copy. A handling
+// interrupted before its answer (a halt runs it again) calls anew under
+// another id. A call with a random link thread is adopted by its caller's
+// thread and payload digest instead, and leaves only once it and its
+// record are durable.
 //
 // # Cost
 //
@@ -74,11 +107,16 @@
 // so in an organism (whose pump journals into the same store) they commit
 // with its journal record, or before it, and the call's acknowledgement
 // waits for no commit but that one (without a journal to decide, it waits
-// for the done mark too). A call is written to
-// the link once its record is durable, an answer while its outbox entry
-// commits (gateway.sendEarly). The federation.db of earlier versions is
-// moved into the store at the first start (migrate.go). An organism
-// without a data directory keeps the state in memory.
+// for the done mark too). Nothing waits for an outbox entry to commit
+// before the envelope leaves (gateway.sendEarly): a call named by its
+// message waits for that message's commit only (usually the one the pump
+// forces for it anyway), and an answer, an end or a cancel leaves at once
+// — answers go out from the pump's event gate, whose one goroutine would
+// otherwise wait a commit per answer. Every write queued after an entry
+// commits with it or later, so none is durable without it. The
+// federation.db of earlier versions is moved into the store at the first
+// start (migrate.go). An organism without a data directory keeps the state
+// in memory.
 //
 // Privileged and system roots never cross: they are refused at both ends.
 package federation

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -49,10 +50,15 @@ type gateway struct {
 	// claimed are the recorded calls a handler of this process made or
 	// adopted (so a second identical call is a new one, not an adoption).
 	claimed map[string]bool
-	// adoptable says the gateway had recorded calls when it was loaded:
+	// adoptable says the gateway had recorded calls when it was loaded,
+	// or keeps an answer to a call nobody made in this life (onAnswer):
 	// only then can a call be adopted (every call made since is claimed
 	// until its record is gone).
-	adoptable bool
+	adoptable atomic.Bool
+	// retried counts, by message and capability (callKey), the handlings
+	// in this life that ended before their call did (ctx cancelled: a
+	// halt runs the handling again), so that the next one calls anew.
+	retried map[string]int
 	// registered are the imported listeners added to the pump.
 	registered map[string]bool
 	// stopped is closed when the gateway is removed (RemoveGateway).
@@ -76,7 +82,7 @@ func newGateway(m *Manager, gc config.Gateway, trusted ed25519.PublicKey) *gatew
 		queueLimit: queue, callTimeout: timeout, log: m.log.With("gateway", gc.Name),
 		byID: map[string]*entry{}, pending: map[string]*call{}, byThread: map[string]string{},
 		inflight: map[string]bool{}, questions: map[string]chan *envelope{},
-		registered: map[string]bool{}, claimed: map[string]bool{}, stopped: make(chan struct{}), kick: make(chan struct{}, 1)}
+		registered: map[string]bool{}, claimed: map[string]bool{}, retried: map[string]int{}, stopped: make(chan struct{}), kick: make(chan struct{}, 1)}
 	for _, t := range gc.Export {
 		g.exports[t] = true
 	}
@@ -89,9 +95,11 @@ func (g *gateway) load() error {
 	if err != nil {
 		return err
 	}
-	if g.adoptable, err = g.m.db.hasCalls(g.name); err != nil {
+	adoptable, err := g.m.db.hasCalls(g.name)
+	if err != nil {
 		return err
 	}
+	g.adoptable.Store(adoptable)
 	for _, q := range list {
 		e := &entry{seq: q.seq, id: q.id, env: q.env}
 		g.outbox = append(g.outbox, e)
@@ -103,9 +111,20 @@ func (g *gateway) load() error {
 	return nil
 }
 
-// send signs e and queues it for the peer (durably), with rec when e is a
-// call, then wakes the sender.
+// send signs e and queues it for the peer, with rec when e is a call, then
+// wakes the sender: a call adopted by its digest once it and its record
+// are durable, anything else at once (sendEarly).
 func (g *gateway) send(e *envelope, rec *callRecord) error {
+	signed, err := g.sign(e)
+	if err != nil {
+		return err
+	}
+	return g.queue(e, signed, rec)
+}
+
+// sign fills in what e lacks (its id, when it is sent, its sender) and
+// signs it.
+func (g *gateway) sign(e *envelope) ([]byte, error) {
 	if e.Link.ID == "" {
 		e.Link.ID = uuid.NewString()
 	}
@@ -117,16 +136,21 @@ func (g *gateway) send(e *envelope, rec *callRecord) error {
 	}
 	signed, err := envsig.Sign(g.m.opts.Key, e.build())
 	if err != nil {
-		return fmt.Errorf("federation: gateway %s: sign: %w", g.name, err)
+		return nil, fmt.Errorf("federation: gateway %s: sign: %w", g.name, err)
 	}
+	return signed, nil
+}
+
+// queue queues e, signed, for the peer (see send).
+func (g *gateway) queue(e *envelope, signed []byte, rec *callRecord) error {
 	g.mu.Lock()
 	if n := len(g.outbox) + g.reserving; n >= g.queueLimit {
 		g.mu.Unlock()
 		return fmt.Errorf("%w: gateway %s holds %d messages for the peer (queue_limit %d); the link is down or the peer slow",
 			ErrQueueFull, g.name, n, g.queueLimit)
 	}
-	if rec == nil {
-		return g.sendEarly(e, signed) // releases g.mu
+	if rec == nil || rec.byID {
+		return g.sendEarly(e, signed, rec, "") // releases g.mu
 	}
 	g.reserving++
 	g.mu.Unlock()
@@ -138,56 +162,112 @@ func (g *gateway) send(e *envelope, rec *callRecord) error {
 		g.mu.Unlock()
 		return err
 	}
-	en := &entry{seq: seq, id: e.Link.ID, env: signed}
 	// Envelopes committed together return in any order: keep the
 	// outbox in the order of the database's (the order they are sent).
-	i := len(g.outbox)
-	for i > 0 && g.outbox[i-1].seq > seq {
-		i--
-	}
-	g.outbox = slices.Insert(g.outbox, i, en)
-	g.byID[en.id] = en
+	g.insert(&entry{seq: seq, id: e.Link.ID, env: signed})
 	g.mu.Unlock()
 	g.envelopeSeen(DirectionOut, e.Link.Kind)
 	g.wake()
 	return nil
 }
 
-// sendEarly queues an envelope that is not a call (an answer, an end, a
-// cancel) for the peer at once and returns once its outbox entry is
-// durable: the link may carry it while the entry commits, so an answer
-// does not wait for a commit of its own before it leaves. That is safe
-// because only a call's record must be durable before the peer sees it
-// (the re-delivered message that made it adopts the call instead of
-// calling again); the peer refuses a second copy of anything else by its
-// hash, and an acknowledgement that comes before the entry committed
-// deletes it after its insert (the state applies its writes in order).
-// Called with g.mu held; it releases it.
-func (g *gateway) sendEarly(e *envelope, signed []byte) error {
+// sendAnswer signs e, the answer (reply, huh or end) of served
+// conversation conv, and queues it for the peer as sendEarly does, with
+// the deletion of conv's served row in the same transaction.
+func (g *gateway) sendAnswer(e *envelope, conv string) error {
+	signed, err := g.sign(e)
+	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	if n := len(g.outbox) + g.reserving; n >= g.queueLimit {
+		g.mu.Unlock()
+		return fmt.Errorf("%w: gateway %s holds %d messages for the peer (queue_limit %d); the link is down or the peer slow",
+			ErrQueueFull, g.name, n, g.queueLimit)
+	}
+	return g.sendEarly(e, signed, nil, conv) // releases g.mu
+}
+
+// sendEarly queues an envelope for the peer at once — an answer, an end, a
+// cancel, or (rec set) a call named by its message's journal seq
+// (callid.go) — and returns without waiting for its outbox entry (and the
+// call's record) to commit: the link may carry it meanwhile.
+//
+// That is safe because a second copy of anything is refused by the peer:
+// of an answer, end or cancel by its hash; of such a call by its id, which
+// the re-delivered message that made it computes again after a crash that
+// lost the record (the message itself is durable before its call leaves:
+// gateway.openByID). An acknowledgement that comes before the entry
+// committed deletes it after its insert (the state applies its writes in
+// order), and every write queued after the entry (a served conversation's
+// end, the next answer, an answer's seen hash) commits with it or later, so
+// none is durable without it. Answers leave from the pump's event gate
+// (served.go), whose one goroutine would otherwise wait a commit per answer
+// and hold back every event behind it; an answer's entry still forces a
+// commit (so it is kept within one), a call's rides the next one. A failed
+// commit is logged and the entry dropped (it may have left already: the
+// peer keeps what it got, and no resend follows). With served set, e
+// answers that served conversation, whose row is deleted with the entry
+// (sendAnswer). Called with g.mu held; it releases it.
+func (g *gateway) sendEarly(e *envelope, signed []byte, rec *callRecord, served string) error {
 	en := &entry{seq: g.m.db.newSeq(), id: e.Link.ID, env: signed}
-	g.outbox = append(g.outbox, en)
-	g.byID[en.id] = en
+	g.reserving++
 	g.mu.Unlock()
-	committed := make(chan error, 1)
-	g.m.db.enqueueThen(en.seq, g.name, en.id, signed, e.Link.Sent, func(err error) { committed <- err })
+	kind := e.Link.Kind
+	var failed atomic.Bool
+	done := func(err error) {
+		if err == nil {
+			return
+		}
+		g.log.Error("federation: envelope for the peer not kept", "kind", kind, "id", en.id, "error", err)
+		failed.Store(true)
+		g.drop(en)
+	}
+	// Queued before the sender can see the entry, so that the DELETE of
+	// an acknowledgement follows its INSERT.
+	switch {
+	case rec != nil:
+		g.m.db.enqueueCallThen(en.seq, g.name, en.id, rec.callerThread, signed, e.Link.Sent, done)
+	case served != "":
+		g.m.db.enqueueAnswerThen(en.seq, g.name, en.id, signed, e.Link.Sent, served, done)
+	default:
+		g.m.db.enqueueThen(en.seq, g.name, en.id, signed, e.Link.Sent, done)
+	}
+	g.mu.Lock()
+	g.reserving--
+	g.insert(en)
+	g.mu.Unlock()
+	if failed.Load() { // failed before it was in the outbox
+		g.drop(en)
+	}
 	g.wake()
 	// Queued for the peer now (it may reach the peer, and its answer come
 	// back, before its entry commits): the observer hears of it at once.
-	g.envelopeSeen(DirectionOut, e.Link.Kind)
-	if err := <-committed; err != nil {
-		// It may have left already: the peer keeps what it got, and no
-		// resend follows.
-		g.mu.Lock()
-		if g.byID[en.id] == en {
-			delete(g.byID, en.id)
-			if i := slices.Index(g.outbox, en); i >= 0 {
-				g.outbox = slices.Delete(g.outbox, i, i+1)
-			}
-		}
-		g.mu.Unlock()
-		return err
-	}
+	g.envelopeSeen(DirectionOut, kind)
 	return nil
+}
+
+// insert puts en in the outbox in the order of its seq (entries queued
+// together reach it in any order); with g.mu held.
+func (g *gateway) insert(en *entry) {
+	i := len(g.outbox)
+	for i > 0 && g.outbox[i-1].seq > en.seq {
+		i--
+	}
+	g.outbox = slices.Insert(g.outbox, i, en)
+	g.byID[en.id] = en
+}
+
+// drop removes en from the outbox if it is there.
+func (g *gateway) drop(en *entry) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.byID[en.id] == en {
+		delete(g.byID, en.id)
+		if i := slices.Index(g.outbox, en); i >= 0 {
+			g.outbox = slices.Delete(g.outbox, i, i+1)
+		}
+	}
 }
 
 func (g *gateway) wake() {

@@ -95,6 +95,13 @@ type callee struct {
 	hold chan struct{}
 }
 
+// Texts the callee's echo does not echo: it answers nothing (the
+// conversation ends) or fails (a huh).
+const (
+	echoSilent = "silent"
+	echoFail   = "fail"
+)
+
 func (c *callee) seen() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -158,6 +165,12 @@ func newCalleeWith(t testing.TB, peerKey, key ed25519.PrivateKey, dir string, ho
 			c.mu.Unlock()
 			if c.hold != nil {
 				<-c.hold
+			}
+			switch e.Text {
+			case echoSilent: // the conversation ends without an answer
+				return nil, nil
+			case echoFail:
+				return nil, errors.New("echo: told to fail")
 			}
 			return xmlpipe.Respond(&Echoed{Text: strings.ToUpper(e.Text)}), nil
 		})})

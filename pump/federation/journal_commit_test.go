@@ -23,7 +23,11 @@ func (j testJournal) RecordSeq(r pump.Record) int64 {
 	if r.Direction == pump.Inbound {
 		e.Direction = store.Inbound
 	}
-	if r.Kind != pump.RecordMessage {
+	switch r.Kind {
+	case pump.RecordMessage:
+	case pump.RecordHuh:
+		e.Kind = store.Huh
+	default:
 		e.Kind = store.SystemError
 	}
 	for _, f := range []*string{&e.Thread, &e.From} {
@@ -40,6 +44,9 @@ func (j testJournal) RecordSeq(r pump.Record) int64 {
 	}
 	return seq
 }
+
+// Delivered marks seq delivered, as an organism's journal does.
+func (j testJournal) Delivered(seq int64) { _ = j.st.MarkDelivered(seq) }
 
 func (j testJournal) Assigned() int64 { return j.st.Assigned() }
 

@@ -42,7 +42,9 @@ type Options struct {
 	// in the journal's group commits; a federation.db earlier versions
 	// left in its directory is moved into it once. The caller closes it
 	// after Close. nil keeps the state in memory (an organism without a
-	// data directory).
+	// data directory). The pump must journal into it (as an organism's
+	// does): a call is named by the journal seq of the message that makes
+	// it and leaves once that seq is durable (gateway.openByID).
 	Store *store.Store
 	// Known reports whether the journal holds thread (a conversation begun
 	// before a restart); nil: only live threads are known. When it is set
@@ -104,6 +106,10 @@ type Manager struct {
 	// cmu serialises Close; dbClosed is set once the state is closed.
 	cmu      sync.Mutex
 	dbClosed bool
+	// beforeAnswer, when set (tests only, before any traffic), runs on the
+	// event goroutine before the answer of served conversation conv is
+	// queued: the moment its reply is durable and its entry not yet.
+	beforeAnswer func(conv string)
 	// smu guards served: the conversations serving peers' calls.
 	smu         sync.Mutex
 	served      map[string]*served
@@ -112,6 +118,31 @@ type Manager struct {
 	wmu         sync.Mutex
 	watchers    map[int]func(event, gateway, detail string)
 	nextWatcher int
+
+	// messageSeq is pump.MessageSeq (tests name handlings of their own).
+	messageSeq func(context.Context) (int64, bool)
+	// began is when the manager was made: for a while after, an answer to
+	// a call nobody made in this life is kept (onAnswer).
+	began time.Time
+}
+
+// handling is the journal seq of the message a handler handles (ctx) and
+// whether it is re-delivered after a restart: 0 without a store, whose
+// journal seqs name calls (openByID).
+func (m *Manager) handling(ctx context.Context) (int64, bool) {
+	if m.opts.Store == nil {
+		return 0, false
+	}
+	return m.messageSeq(ctx)
+}
+
+// journaledAt is when the journal entry seq was journaled.
+func (m *Manager) journaledAt(seq int64) (time.Time, bool) {
+	es, err := m.opts.Store.After(seq-1, 1)
+	if err != nil || len(es) != 1 || es[0].Seq != seq {
+		return time.Time{}, false
+	}
+	return es[0].Time, true
 }
 
 // New loads every gateway's trusted identity and the federation state. A
@@ -137,7 +168,8 @@ func New(o Options) (*Manager, error) {
 	}
 	m := &Manager{opts: o, log: o.Logger, byName: map[string]*gateway{}, closed: make(chan struct{}),
 		served: map[string]*served{}, handshakes: newHandshakeGate(MaxHandshakes, MaxHandshakesPerSource),
-		upgrader: websocket.Upgrader{ReadBufferSize: 64 << 10, WriteBufferSize: 64 << 10}}
+		upgrader:   websocket.Upgrader{ReadBufferSize: 64 << 10, WriteBufferSize: 64 << 10},
+		messageSeq: pump.MessageSeq, began: o.Clock()}
 	s := sha256.Sum256(append([]byte("xmlpipe-federation-secret\x00"), o.Key.Seed()...))
 	m.secret = s[:]
 	for _, gc := range o.Gateways {
@@ -161,6 +193,9 @@ func New(o Options) (*Manager, error) {
 	}
 	m.keep, m.stale = retention(m.longestCallTimeout())
 	if err := m.loadServed(); err != nil {
+		return nil, errors.Join(err, m.db.close())
+	}
+	if err := m.resendAnswers(); err != nil {
 		return nil, errors.Join(err, m.db.close())
 	}
 	if exports {
@@ -597,14 +632,16 @@ func (g *gateway) dialLoop() {
 	}
 }
 
-// known reports whether a conversation id is live or journaled.
+// known reports whether conversation conv was journaled (with no journal
+// to ask, Options.Known nil: whether it is live).
 func (m *Manager) known(conv string) bool {
-	if _, ok := m.opts.Pump.Threads().Origin(conv); ok {
-		return true
-	}
 	if m.opts.Known == nil {
-		return false
+		_, ok := m.opts.Pump.Threads().Origin(conv)
+		return ok
 	}
+	// The journal alone decides: after a crash the thread registry may
+	// restore conv live (its thread's write committed before the call's
+	// journal record did) although the call was never journaled.
 	seen, err := m.opts.Known(conv)
 	if err != nil {
 		m.log.Error("federation: journal lookup failed; the call is taken as new", "thread", conv, "error", err)

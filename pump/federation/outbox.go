@@ -47,6 +47,8 @@ type db struct {
 	seenQ, receivedQ *sql.Stmt
 	// nextSeq is the last outbox seq handed out (the outbox's order).
 	nextSeq atomic.Int64
+	// epoch is the state's random id (federation_epoch).
+	epoch []byte
 	// receivedSince is when the received table began in a state that had
 	// received calls before (the zero Unix time for a state that began
 	// with it): a call sent before it may have been received without a
@@ -94,6 +96,9 @@ func openDB(st *store.Store, log *slog.Logger) (*db, error) {
 		return fail(err)
 	}
 	d.receivedSince = time.Unix(0, began)
+	if err := b.reads().QueryRow(`SELECT id FROM federation_epoch`).Scan(&d.epoch); err != nil {
+		return fail(err)
+	}
 	var high int64
 	if err := b.reads().QueryRow(`SELECT coalesce(max(seq), 0) FROM federation_outbox`).Scan(&high); err != nil {
 		return fail(err)
@@ -222,11 +227,74 @@ func (d *db) enqueue(gw, id string, env []byte, now time.Time, c *callRecord) (i
 	return seq, err
 }
 
+// enqueueCallThen stores the signed call env of gateway gw under seq
+// (newSeq) with its record, in a coming commit that it does not force
+// (the call may be on the link already: its id is one a re-delivery of
+// the message that made it computes again, callid.go); done is told when
+// both are durable (or failed), on the store's writer goroutine. A record
+// there already (an answer kept for the call, onAnswer) is kept. The
+// record's digest is left empty: such a call is adopted by its id, never
+// by a digest (openCalls).
+func (d *db) enqueueCallThen(seq int64, gw, id, callerThread string, env []byte, now time.Time, done func(error)) {
+	d.later("call", func(tx execer) error {
+		if _, err := tx.Exec(`INSERT INTO federation_calls (link_thread, gateway, caller_thread, digest, created)
+			VALUES (?, ?, ?, ?, ?) ON CONFLICT (link_thread) DO NOTHING`, id, gw, callerThread, []byte{}, now.UnixNano()); err != nil {
+			return fmt.Errorf("federation: calls: %w", err)
+		}
+		return insertOutbox(tx, seq, gw, id, env, now)
+	}, done)
+}
+
+// callByID looks up the recorded call linkThread of gw: whether it is
+// recorded and the answer it has (nil if none).
+func (d *db) callByID(gw, linkThread string) (found bool, answer []byte, err error) {
+	err = d.b.reads().QueryRow(`SELECT answer FROM federation_calls WHERE link_thread = ? AND gateway = ?`,
+		linkThread, gw).Scan(&answer)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil, nil
+	}
+	if err != nil {
+		return false, nil, fmt.Errorf("federation: calls: %w", err)
+	}
+	return true, answer, nil
+}
+
+// keepOrphan stores env, the answer to call linkThread of gw that has no
+// record (its message was re-sent after a crash lost the record), for the
+// re-delivered message that makes that call again; it returns once the
+// answer is durable.
+func (d *db) keepOrphan(gw, linkThread string, env []byte, now time.Time) error {
+	return d.write("keep answer", func(tx execer) error {
+		if _, err := tx.Exec(`INSERT INTO federation_calls (link_thread, gateway, caller_thread, digest, answer, created)
+			VALUES (?, ?, '', x'', ?, ?) ON CONFLICT (link_thread) DO UPDATE SET answer = excluded.answer
+			WHERE answer IS NULL`, linkThread, gw, env, now.UnixNano()); err != nil {
+			return fmt.Errorf("federation: calls: %w", err)
+		}
+		return nil
+	})
+}
+
 // enqueueThen stores a signed envelope that is not a call for gateway gw
 // under seq (newSeq) in the next commit without waiting; done is told when
 // it is durable (or failed), on the store's writer goroutine.
 func (d *db) enqueueThen(seq int64, gw, id string, env []byte, now time.Time, done func(error)) {
 	d.now("outbox", func(tx execer) error { return insertOutbox(tx, seq, gw, id, env, now) }, done)
+}
+
+// enqueueAnswerThen is enqueueThen for the answer (reply, huh or end) of
+// served conversation conv: its served row goes in the same transaction,
+// so a served row left after a restart says that no answer of its
+// conversation was kept (Manager.resendAnswers).
+func (d *db) enqueueAnswerThen(seq int64, gw, id string, env []byte, now time.Time, conv string, done func(error)) {
+	d.now("outbox", func(tx execer) error {
+		if err := insertOutbox(tx, seq, gw, id, env, now); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(`DELETE FROM federation_served WHERE conv = ?`, conv); err != nil {
+			return fmt.Errorf("federation: served: %w", err)
+		}
+		return nil
+	}, done)
 }
 
 // callRecord is what is kept of a call this side made, so that after a
@@ -235,6 +303,9 @@ func (d *db) enqueueThen(seq int64, gw, id string, env []byte, now time.Time, do
 type callRecord struct {
 	callerThread string
 	digest       []byte
+	// byID marks a call named by its message's journal seq (callid.go):
+	// adopted by its id, sent before its record commits (sendEarly).
+	byID bool
 }
 
 // openCalls lists the recorded calls of gw made on callerThread with

@@ -301,7 +301,36 @@ func (g *gateway) onAnswer(e *envelope, raw []byte) {
 		g.log.Info("federation: answer kept for a call made before a restart", "call", e.Link.Ref, "kind", e.Link.Kind)
 		return
 	}
+	if g.m.now().Sub(g.m.began) < 2*g.callTimeout && stage.IsThreadID(e.Link.Ref) {
+		g.keepOrphan(e, raw)
+		return
+	}
 	g.log.Info("federation: answer to a call nobody waits for dropped", "call", e.Link.Ref, "kind", e.Link.Kind)
+}
+
+// keepOrphan keeps an answer to a call with no record, soon after a start:
+// the call may have left before a crash lost its record (openByID), and the
+// message that made it, re-delivered, makes it again — after this answer
+// (it finds it kept) or before (it waits, and is handed the answer here).
+// The answer is durable before it is acknowledged (its seen hash is queued
+// after it).
+func (g *gateway) keepOrphan(e *envelope, raw []byte) {
+	// Before the answer commits: a handling that makes the call from now
+	// on looks for it (and if it looks too early, is handed it below).
+	g.adoptable.Store(true)
+	if err := g.m.db.keepOrphan(g.name, e.Link.Ref, raw, g.m.now()); err != nil {
+		g.log.Error("federation: answer not kept", "call", e.Link.Ref, "error", err)
+		return
+	}
+	g.mu.Lock()
+	c := g.pending[e.Link.Ref]
+	delete(g.pending, e.Link.Ref)
+	g.mu.Unlock()
+	if c != nil {
+		c.answer <- e
+		return
+	}
+	g.log.Info("federation: answer to a call with no record kept for a while", "call", e.Link.Ref, "kind", e.Link.Kind)
 }
 
 // onCancel ends the conversation begun for a call whose caller's thread

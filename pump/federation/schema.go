@@ -13,7 +13,10 @@ package federation
 // table began holding every call received (0 for a state that always had
 // it); federation_served the conversations serving the peer's calls, so
 // their answers still reach the peer after a restart; federation_imports
-// the capabilities learnt from each peer; federation_migrated when the rows
+// the capabilities learnt from each peer; federation_epoch a random id
+// drawn when the state was created, which names this state's calls apart
+// from those of a state created before it with the same key (callid.go);
+// federation_migrated when the rows
 // of a federation.db (the state file of earlier versions) were moved here
 // (migrate.go).
 //
@@ -70,6 +73,8 @@ CREATE TABLE IF NOT EXISTS federation_received (
 CREATE INDEX IF NOT EXISTS federation_received_at ON federation_received(at);
 CREATE TABLE IF NOT EXISTS federation_received_since (at INTEGER NOT NULL);
 INSERT INTO federation_received_since (at) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM federation_received_since);
+CREATE TABLE IF NOT EXISTS federation_epoch (id BLOB NOT NULL);
+INSERT INTO federation_epoch (id) SELECT randomblob(16) WHERE NOT EXISTS (SELECT 1 FROM federation_epoch);
 CREATE TABLE IF NOT EXISTS federation_migrated (
 	at INTEGER NOT NULL,
 	file TEXT NOT NULL

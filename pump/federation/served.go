@@ -1,9 +1,12 @@
 package federation
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // served is a conversation begun for a peer's call: where its answer goes.
@@ -29,6 +32,110 @@ func (m *Manager) loadServed() error {
 		}
 	}
 	return nil
+}
+
+// resendAnswers sends the answers that served conversations gave before
+// the organism stopped but whose outbox entries a crash lost. An answer's
+// entry is queued once the pump's event says what it answers is durable,
+// so it commits after that: after the journal record of a reply, after
+// the delivery mark of the message whose handler failed (a huh) or ended
+// the conversation (an end). The pump's recovery then neither re-delivers
+// a reply to an outside party nor runs again a handler whose output, or
+// whose delivery mark, is durable: a crash between the two commits would
+// leave the call unanswered. The served row goes in the entry's
+// transaction (db.enqueueAnswerThen), so a row still there has no answer
+// kept. For such a conversation the journal decides: the reply it holds
+// is sent again (the peer drops an answer to a call already answered);
+// without one, a conversation whose call is journaled and delivered with
+// nothing of it left to re-deliver is over — its huh, if it has one, is
+// sent again (with the generic text: the canned one is not journaled),
+// else its end. Any other conversation is left to the recovery.
+func (m *Manager) resendAnswers() error {
+	st := m.opts.Store
+	if st == nil {
+		return nil
+	}
+	m.smu.Lock()
+	convs := make(map[string]*served, len(m.served))
+	for conv, s := range m.served {
+		convs[conv] = s
+	}
+	m.smu.Unlock()
+	var open map[string]bool // conversations with a message to re-deliver
+	for conv, s := range convs {
+		entries, err := st.Conversation(conv)
+		if err != nil {
+			return fmt.Errorf("federation: served conversation %s: %w", conv, err)
+		}
+		var reply *store.Entry
+		called, failed := false, false
+		for i := range entries {
+			e := &entries[i]
+			switch {
+			case e.Direction == store.Inbound && strings.EqualFold(e.From, s.g.name):
+				called = true
+			case e.Direction == store.Outbound && strings.EqualFold(e.To, s.g.name):
+				if e.Kind == store.Message && reply == nil {
+					reply = e
+				}
+				failed = failed || e.Kind == store.Huh
+			}
+		}
+		lt := s.linkThread
+		var a *envelope
+		switch {
+		case reply != nil:
+			name, ns, payload, err := payloadOf(reply.Bytes)
+			if err != nil {
+				s.g.log.Error("federation: journaled reply not sent again", "thread", conv, "seq", reply.Seq, "error", err)
+				continue
+			}
+			a = &envelope{Thread: lt, Link: link{Kind: KindReply, Ref: lt}, Payload: payload, PayloadName: name, PayloadNS: ns}
+		case !called: // never injected: the peer's resend of the call is
+			continue
+		default:
+			if open == nil {
+				if open, err = undeliveredConversations(st); err != nil {
+					return err
+				}
+			}
+			if open[conv] {
+				continue
+			}
+			a = &envelope{Thread: lt, Link: link{Kind: KindEnd, Ref: lt}}
+			if failed {
+				a.Link = link{Kind: KindHuh, Ref: lt, Error: failure.HuhProcessing}
+			}
+		}
+		m.smu.Lock()
+		s.answered = true
+		m.smu.Unlock()
+		s.g.log.Info("federation: an answer given before a crash is sent again", "thread", conv, "kind", a.Link.Kind)
+		if err := s.g.sendAnswer(a, conv); err != nil {
+			s.g.log.Error("federation: answer to the peer lost", "kind", a.Link.Kind, "error", err)
+		}
+	}
+	return nil
+}
+
+// undeliveredConversations lists the conversations with a journaled
+// message the pump's recovery re-delivers.
+func undeliveredConversations(st *store.Store) (map[string]bool, error) {
+	open := map[string]bool{}
+	var after int64
+	for {
+		page, err := st.UndeliveredAfter(after, 256)
+		if err != nil {
+			return nil, fmt.Errorf("federation: undelivered messages: %w", err)
+		}
+		if len(page) == 0 {
+			return open, nil
+		}
+		for i := range page {
+			open[page[i].Conversation] = true
+		}
+		after = page[len(page)-1].Seq
+	}
 }
 
 // serveBegin records conv as serving g's call on linkThread before the
@@ -92,13 +199,21 @@ func (m *Manager) onEvent(ev pump.Event) {
 	case pump.EventHuh:
 		e = &envelope{Thread: lt, Link: link{Kind: KindHuh, Ref: lt, Error: ev.Error}}
 	case pump.EventComplete:
-		m.serveEnd(ev.Conversation, false)
-		if answered {
-			return
+		if !answered {
+			e = &envelope{Thread: lt, Link: link{Kind: KindEnd, Ref: lt}}
 		}
-		e = &envelope{Thread: lt, Link: link{Kind: KindEnd, Ref: lt}}
 	}
-	if err := g.send(e, nil); err != nil {
-		g.log.Error("federation: answer to the peer lost", "kind", e.Link.Kind, "error", err)
+	if e != nil {
+		if m.beforeAnswer != nil {
+			m.beforeAnswer(ev.Conversation)
+		}
+		if err := g.sendAnswer(e, ev.Conversation); err != nil {
+			g.log.Error("federation: answer to the peer lost", "kind", e.Link.Kind, "error", err)
+		}
+	}
+	if ev.Kind == pump.EventComplete {
+		// After the end's outbox entry: the served row is never gone
+		// while the end is not kept (writes commit in order).
+		m.serveEnd(ev.Conversation, false)
 	}
 }

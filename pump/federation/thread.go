@@ -22,7 +22,13 @@ func Fingerprint(k []byte) string {
 func derivedThread(secret []byte, gw, linkThread string) string {
 	m := hmac.New(sha256.New, secret)
 	m.Write([]byte("xmlpipe-federation-thread\x00" + gw + "\x00" + linkThread))
-	b := m.Sum(nil)[:16]
+	return uuidV4(m.Sum(nil))
+}
+
+// uuidV4 formats the first 16 bytes of sum as a UUID v4 (what a thread id
+// must be), setting its version and variant bits.
+func uuidV4(sum []byte) string {
+	b := sum[:16]
 	b[6] = b[6]&0x0f | 0x40 // version 4
 	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
