@@ -15,7 +15,7 @@ var ErrSchemaTooNew = errors.New("store: database schema is newer than this bina
 
 // ErrSchemaOutdated reports a database whose schema needs a migration that a
 // read-only open cannot apply (opening it with Open migrates it).
-var ErrSchemaOutdated = errors.New("store: database schema is older than this binary reads; open it read-write once to migrate")
+var ErrSchemaOutdated = errors.New("store: database schema is older than this binary reads; start the organism on it once (opening it read-write migrates it)")
 
 // ErrNoDatabase reports a data directory that holds no store database.
 var ErrNoDatabase = errors.New("store: no store database")
