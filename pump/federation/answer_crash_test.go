@@ -197,7 +197,10 @@ func TestCallWithLiveThreadButNoJournalIsInjected(t *testing.T) {
 	if ack.Type != frameAck || ack.Duplicate {
 		t.Fatalf("the call was acknowledged with %+v, want it taken", ack)
 	}
-	a := mustParse(t, append(answers, r.next())[0])
+	if len(answers) == 0 { // the answer may come before the acknowledgement
+		answers = append(answers, r.next())
+	}
+	a := mustParse(t, answers[0])
 	if a.Link.Kind != KindReply || a.Link.Ref != lt || !bytes.Contains(a.Payload, []byte("AGAIN")) {
 		t.Fatalf("got %s for %s with %q, want the reply AGAIN to %s", a.Link.Kind, a.Link.Ref, a.Payload, lt)
 	}
