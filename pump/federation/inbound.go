@@ -1,6 +1,7 @@
 package federation
 
 import (
+	"crypto/sha256"
 	"runtime"
 	"sync"
 
@@ -17,6 +18,11 @@ type inbound struct {
 	perr error     // why it does not parse
 	dup  bool      // its hash is recorded: received before
 	serr error     // the seen lookup failed
+	// hash is the envelope's sha256 (not for calls and meta traffic);
+	// inMemory says the seen lookup is left to delivery, which answers it
+	// from memory (recent) in the link's order.
+	hash     [32]byte
+	inMemory bool
 	// ready is closed once the fields above are set.
 	ready chan struct{}
 }
@@ -88,7 +94,12 @@ func (g *gateway) checkInbound(in *inbound) {
 	// A call's copies are refused by its received row (serveCall); meta
 	// traffic is never recorded.
 	if k := in.e.Link.Kind; k != KindCall && k != KindMeta && k != KindMetaAnswer {
-		in.dup, in.serr = g.m.db.seen(in.b)
+		in.hash = sha256.Sum256(in.b)
+		if g.m.db.recent.seenCovers(in.e.Link.Sent, g.m.now()) {
+			in.inMemory = true
+			return
+		}
+		in.dup, in.serr = g.m.db.seenHash(in.hash)
 	}
 }
 

@@ -157,6 +157,9 @@ func (m *Manager) serveEnd(conv string, refused bool) {
 	m.smu.Lock()
 	delete(m.served, conv)
 	m.smu.Unlock()
+	if refused {
+		m.db.recent.forget(conv)
+	}
 	m.db.serveEnd(conv, refused, func(err error) { m.log.Warn("federation: served", "thread", conv, "error", err) })
 }
 
