@@ -30,11 +30,12 @@ type inbound struct {
 // orderedStage runs check on up to workers envelopes at once and hands
 // each to deliver in the order they were added, each once check returned
 // for it: signatures are verified in parallel while what they carry is
-// delivered in the link's order.
+// delivered in the link's order. Its workers live as long as the stage (a
+// goroutine per envelope grew its stack anew for every verification).
 type orderedStage struct {
 	check   func(*inbound)
 	deliver func(*inbound)
-	slots   chan struct{}
+	work    chan *inbound
 	order   chan *inbound
 	done    chan struct{}
 	wg      sync.WaitGroup
@@ -44,8 +45,18 @@ type orderedStage struct {
 // most pending envelopes between the reader and delivery (add blocks
 // beyond, which slows the reader down: backpressure on the peer).
 func newOrderedStage(workers, pending int, check, deliver func(*inbound)) *orderedStage {
-	s := &orderedStage{check: check, deliver: deliver, slots: make(chan struct{}, workers),
+	s := &orderedStage{check: check, deliver: deliver, work: make(chan *inbound, pending),
 		order: make(chan *inbound, pending), done: make(chan struct{})}
+	s.wg.Add(workers)
+	for range workers {
+		go func() {
+			defer s.wg.Done()
+			for in := range s.work {
+				s.check(in)
+				close(in.ready)
+			}
+		}()
+	}
 	go func() {
 		defer close(s.done)
 		for in := range s.order {
@@ -59,21 +70,18 @@ func newOrderedStage(workers, pending int, check, deliver func(*inbound)) *order
 // verifyWorkers is how many envelopes of one link are verified at once.
 func verifyWorkers() int { return max(2, runtime.GOMAXPROCS(0)) }
 
-// add queues b: its check starts as soon as a worker is free.
+// add queues b: its check starts as soon as a worker is free. Each
+// envelope waits in order no longer than in work, so work never fills
+// before order does.
 func (s *orderedStage) add(b []byte) {
 	in := &inbound{b: b, ready: make(chan struct{})}
-	s.slots <- struct{}{}
-	s.wg.Add(1)
-	go func() {
-		defer func() { <-s.slots; s.wg.Done() }()
-		s.check(in)
-		close(in.ready)
-	}()
 	s.order <- in
+	s.work <- in
 }
 
 // close waits until every envelope added was checked and delivered.
 func (s *orderedStage) close() {
+	close(s.work)
 	close(s.order)
 	<-s.done
 	s.wg.Wait()
