@@ -103,12 +103,25 @@ func (g *gateway) checkInbound(in *inbound) {
 	// traffic is never recorded.
 	if k := in.e.Link.Kind; k != KindCall && k != KindMeta && k != KindMetaAnswer {
 		in.hash = sha256.Sum256(in.b)
-		if g.m.db.recent.seenCovers(in.e.Link.Sent, g.m.now()) {
+		// Memory records a hash at delivery, for the kinds whose delivery
+		// records it in the table after (ackOnceSeen); an unknown kind is
+		// refused there and recorded nowhere.
+		if knownSeenKind(k) && g.m.db.recent.seenCovers(in.e.Link.Sent, g.m.now()) {
 			in.inMemory = true
 			return
 		}
 		in.dup, in.serr = g.m.db.seenHash(in.hash)
 	}
+}
+
+// knownSeenKind reports the kinds of envelopes whose hash delivery records
+// once it processed them.
+func knownSeenKind(k Kind) bool {
+	switch k {
+	case KindReply, KindHuh, KindEnd, KindCancel:
+		return true
+	}
+	return false
 }
 
 // acker writes a link's acknowledgements on a goroutine of its own, so

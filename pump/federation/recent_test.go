@@ -174,3 +174,25 @@ func TestCancelCopyRefusedAcrossRestart(t *testing.T) {
 	}
 	stopCallee(t, c2)
 }
+
+// TestUnknownKindRefusedEveryTime: an envelope of a kind nobody processes
+// is refused, and so is its copy: its hash is recorded nowhere, in memory
+// neither.
+func TestUnknownKindRefusedEveryTime(t *testing.T) {
+	aKey := newKey(t)
+	c := newCallee(t, aKey)
+	r, err := dialRaw(t, c, aKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	odd := &envelope{From: "a", To: "echo", Thread: "t", Link: link{ID: "odd-1", Kind: "odd", Ref: "x", Sent: time.Now()}}
+	env, err := envsig.Sign(aKey, odd.build())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if ack, _ := r.send(env); ack.Type != frameNack || ack.Error != "unknown kind" {
+			t.Fatalf("copy %d: %+v, want a refusal of its kind", i, ack)
+		}
+	}
+}
