@@ -112,6 +112,11 @@ type fedBench struct {
 	// the CPU figures.
 	StateCommits   float64 `json:"state_commits_per_envelope"`
 	JournalCommits float64 `json:"journal_commits_per_envelope"`
+	// Statements are the SQL statements both stores' writers ran per
+	// envelope, and WALFrames the pages their commits wrote to the WAL:
+	// what durability costs in work, which load does not move.
+	Statements float64 `json:"statements_per_envelope"`
+	WALFrames  float64 `json:"wal_frames_per_envelope"`
 }
 
 // fedCounter is the gateways' observer: it counts the envelopes sent
@@ -358,6 +363,7 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 	// Throughput: Callers closed-loop callers for Duration.
 	out0, refused0 := p.count.snapshot()
 	state0, journal0 := p.commits()
+	stmts0, frames0 := p.writes()
 	cpu0 := processCPU()
 	start := time.Now()
 	deadline := start.Add(cfg.Duration)
@@ -385,6 +391,7 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 	cpu := processCPU() - cpu0
 	out1, refused1 := p.count.snapshot()
 	state1, journal1 := p.commits()
+	stmts1, frames1 := p.writes()
 	r.Seconds, r.Calls, r.Lost = elapsed.Seconds(), calls.Load(), lost.Load()
 	r.Envelopes, r.Refused = out1-out0, refused1-refused0
 	r.CallsPerSec = float64(r.Calls) / elapsed.Seconds()
@@ -393,6 +400,8 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 		r.CPUPerEnvelopeUs = us(cpu) / float64(r.Envelopes)
 		r.StateCommits = float64(state1-state0) / float64(r.Envelopes)
 		r.JournalCommits = float64(journal1-journal0) / float64(r.Envelopes)
+		r.Statements = float64(stmts1-stmts0) / float64(r.Envelopes)
+		r.WALFrames = float64(frames1-frames0) / float64(r.Envelopes)
 	}
 	if err := p.floor(&r, cfg.Floor); err != nil {
 		return r, err
@@ -411,6 +420,15 @@ func (p *fedPair) commits() (state, journal int64) {
 		journal += o.Store().Stats().Commits
 	}
 	return state, journal
+}
+
+// writes counts both organisms' store statements and WAL frames.
+func (p *fedPair) writes() (statements, frames int64) {
+	for _, o := range []*organism.Organism{p.a, p.b} {
+		statements += o.Store().Statements()
+		frames += o.Store().Stats().WALFrames
+	}
+	return statements, frames
 }
 
 // floor times, on this goroutine's thread, what no implementation of the
@@ -494,6 +512,7 @@ func (r fedBench) String() string {
 	fmt.Fprintf(&b, "floor ratio        %10.2f  (cpu/envelope ÷ floor)\n", r.FloorRatio)
 	fmt.Fprintf(&b, "commits/envelope   %10.2f  store commits of both organisms (journal), %.2f of them carrying federation state\n",
 		r.JournalCommits, r.StateCommits)
+	fmt.Fprintf(&b, "writes/envelope    %10.2f  store statements, %.2f WAL frames (both organisms)\n", r.Statements, r.WALFrames)
 	fmt.Fprintf(&b, "lost / errors      %10d / %d  refused %d\n", r.Lost, r.Errors, r.Refused)
 	for _, e := range r.FirstErrors {
 		fmt.Fprintf(&b, "  %s\n", e)

@@ -96,7 +96,13 @@
 // # Cost
 //
 // A link's envelopes are verified and parsed on up to GOMAXPROCS workers
-// and delivered in the order they came (inbound.go). The federation state
+// and delivered in the order they came (inbound.go); the workers, and the
+// handlers that inject calls, live as long as the link. Whether an
+// envelope sent within the last minute was received before (its hash, or
+// its call's conversation) is answered from memory, exactly: an envelope
+// is never received before its sent time minus the future skew, and the
+// rows written since the start minus that skew are loaded at the start
+// (recent.go); older envelopes are looked up in the tables. The federation state
 // (schema.go) lives in the organism's store (xmlpipe.db) and every write
 // to it goes through the store's writer (state.go), in the journal's group
 // commits: no database, commit, fsync or checkpoint of its own. An

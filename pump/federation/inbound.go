@@ -1,6 +1,7 @@
 package federation
 
 import (
+	"crypto/sha256"
 	"runtime"
 	"sync"
 
@@ -17,6 +18,11 @@ type inbound struct {
 	perr error     // why it does not parse
 	dup  bool      // its hash is recorded: received before
 	serr error     // the seen lookup failed
+	// hash is the envelope's sha256 (not for calls and meta traffic);
+	// inMemory says the seen lookup is left to delivery, which answers it
+	// from memory (recent) in the link's order.
+	hash     [32]byte
+	inMemory bool
 	// ready is closed once the fields above are set.
 	ready chan struct{}
 }
@@ -24,11 +30,12 @@ type inbound struct {
 // orderedStage runs check on up to workers envelopes at once and hands
 // each to deliver in the order they were added, each once check returned
 // for it: signatures are verified in parallel while what they carry is
-// delivered in the link's order.
+// delivered in the link's order. Its workers live as long as the stage (a
+// goroutine per envelope grew its stack anew for every verification).
 type orderedStage struct {
 	check   func(*inbound)
 	deliver func(*inbound)
-	slots   chan struct{}
+	work    chan *inbound
 	order   chan *inbound
 	done    chan struct{}
 	wg      sync.WaitGroup
@@ -38,8 +45,18 @@ type orderedStage struct {
 // most pending envelopes between the reader and delivery (add blocks
 // beyond, which slows the reader down: backpressure on the peer).
 func newOrderedStage(workers, pending int, check, deliver func(*inbound)) *orderedStage {
-	s := &orderedStage{check: check, deliver: deliver, slots: make(chan struct{}, workers),
+	s := &orderedStage{check: check, deliver: deliver, work: make(chan *inbound, pending),
 		order: make(chan *inbound, pending), done: make(chan struct{})}
+	s.wg.Add(workers)
+	for range workers {
+		go func() {
+			defer s.wg.Done()
+			for in := range s.work {
+				s.check(in)
+				close(in.ready)
+			}
+		}()
+	}
 	go func() {
 		defer close(s.done)
 		for in := range s.order {
@@ -53,21 +70,18 @@ func newOrderedStage(workers, pending int, check, deliver func(*inbound)) *order
 // verifyWorkers is how many envelopes of one link are verified at once.
 func verifyWorkers() int { return max(2, runtime.GOMAXPROCS(0)) }
 
-// add queues b: its check starts as soon as a worker is free.
+// add queues b: its check starts as soon as a worker is free. Each
+// envelope waits in order no longer than in work, so work never fills
+// before order does.
 func (s *orderedStage) add(b []byte) {
 	in := &inbound{b: b, ready: make(chan struct{})}
-	s.slots <- struct{}{}
-	s.wg.Add(1)
-	go func() {
-		defer func() { <-s.slots; s.wg.Done() }()
-		s.check(in)
-		close(in.ready)
-	}()
 	s.order <- in
+	s.work <- in
 }
 
 // close waits until every envelope added was checked and delivered.
 func (s *orderedStage) close() {
+	close(s.work)
 	close(s.order)
 	<-s.done
 	s.wg.Wait()
@@ -88,8 +102,26 @@ func (g *gateway) checkInbound(in *inbound) {
 	// A call's copies are refused by its received row (serveCall); meta
 	// traffic is never recorded.
 	if k := in.e.Link.Kind; k != KindCall && k != KindMeta && k != KindMetaAnswer {
-		in.dup, in.serr = g.m.db.seen(in.b)
+		in.hash = sha256.Sum256(in.b)
+		// Memory records a hash at delivery, for the kinds whose delivery
+		// records it in the table after (ackOnceSeen); an unknown kind is
+		// refused there and recorded nowhere.
+		if knownSeenKind(k) && g.m.db.recent.seenCovers(in.e.Link.Sent, g.m.now()) {
+			in.inMemory = true
+			return
+		}
+		in.dup, in.serr = g.m.db.seenHash(in.hash)
 	}
+}
+
+// knownSeenKind reports the kinds of envelopes whose hash delivery records
+// once it processed them.
+func knownSeenKind(k Kind) bool {
+	switch k {
+	case KindReply, KindHuh, KindEnd, KindCancel:
+		return true
+	}
+	return false
 }
 
 // acker writes a link's acknowledgements on a goroutine of its own, so

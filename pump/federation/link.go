@@ -39,20 +39,53 @@ type conn struct {
 	readyOnce sync.Once
 	// acks writes the acknowledgements once they are durable.
 	acks *acker
-	// handlers bounds the envelopes of this link handled at once.
+	// handlers bounds the envelopes of this link handled at once (the
+	// handler goroutines); an idle handler takes its next one from work.
 	handlers chan struct{}
+	work     chan func()
 	hwg      sync.WaitGroup
 }
 
-// handle runs fn on a goroutine of its own, at most handlersPerLink at
-// once (it waits for room: backpressure on delivery).
+// handlerIdle is how long a link's handler goroutine waits for work
+// before it leaves.
+const handlerIdle = 10 * time.Second
+
+// handle runs fn on a handler goroutine of the link, at most
+// handlersPerLink at once (it waits for room: backpressure on delivery):
+// an idle one, else a new one. Handlers stay for the next envelope — a
+// goroutine per envelope grew its stack anew for every call it injected —
+// and leave once idle for handlerIdle, or when the link ends.
 func (c *conn) handle(fn func()) {
-	c.handlers <- struct{}{}
-	c.hwg.Add(1)
-	go func() {
-		defer func() { <-c.handlers; c.hwg.Done() }()
+	select {
+	case c.work <- fn:
+		return
+	default:
+	}
+	select {
+	case c.work <- fn:
+	case c.handlers <- struct{}{}:
+		c.hwg.Add(1)
+		go c.handler(fn)
+	}
+}
+
+// handler runs fn, then what handle passes it, until idle or the link
+// ends.
+func (c *conn) handler(fn func()) {
+	defer func() { <-c.handlers; c.hwg.Done() }()
+	idle := time.NewTimer(handlerIdle)
+	defer idle.Stop()
+	for {
 		fn()
-	}()
+		idle.Reset(handlerIdle)
+		select {
+		case fn = <-c.work:
+		case <-idle.C:
+			return
+		case <-c.done:
+			return
+		}
+	}
 }
 
 // markReady lets the peer's calls through (once).
@@ -94,6 +127,7 @@ var errLinkClosed = errors.New("federation: link closed")
 // gateway in the order they came.
 func (c *conn) run() error {
 	c.handlers = make(chan struct{}, handlersPerLink)
+	c.work = make(chan func())
 	c.acks = newAcker(c)
 	c.ws.SetReadLimit(maxFrame)
 	_ = c.ws.SetReadDeadline(time.Now().Add(silenceLimit))

@@ -184,6 +184,10 @@ func New(o Options) (*Manager, error) {
 	if m.db, err = openDB(o.Store, o.Logger); err != nil {
 		return nil, err
 	}
+	m.db.recent = newRecent(m.began)
+	if err := m.db.recent.load(m.db); err != nil {
+		return nil, errors.Join(err, m.db.close())
+	}
 	exports := false
 	for _, g := range m.gateways {
 		if err := g.load(); err != nil {

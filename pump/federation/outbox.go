@@ -45,6 +45,9 @@ type db struct {
 	// seenQ and receivedQ serve the receive path's lookups, prepared on
 	// the backend's read pool.
 	seenQ, receivedQ *sql.Stmt
+	// recent answers those lookups from memory for the envelopes sent
+	// lately (recent.go); set by the Manager.
+	recent *recent
 	// nextSeq is the last outbox seq handed out (the outbox's order).
 	nextSeq atomic.Int64
 	// epoch is the state's random id (federation_epoch).
@@ -491,8 +494,10 @@ func (d *db) acked(seq int64, onErr func(error)) {
 
 // seen reports whether a received envelope was processed before (its hash
 // recorded by markSeen). Old hashes are swept (retention).
-func (d *db) seen(env []byte) (bool, error) {
-	h := sha256.Sum256(env)
+func (d *db) seen(env []byte) (bool, error) { return d.seenHash(sha256.Sum256(env)) }
+
+// seenHash is seen for the envelope whose sha256 is h.
+func (d *db) seenHash(h [32]byte) (bool, error) {
 	var one int
 	err := d.seenQ.QueryRow(h[:]).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -526,7 +531,11 @@ func (d *db) callInjected(conv string, done func(error)) {
 // arrived. done is told when the hash is durable (the acknowledgement
 // waits for it); the hash forces no commit of its own (see callInjected).
 func (d *db) markSeen(env []byte, now time.Time, done func(error)) {
-	h := sha256.Sum256(env)
+	d.markSeenHash(sha256.Sum256(env), now, done)
+}
+
+// markSeenHash is markSeen for the envelope whose sha256 is h.
+func (d *db) markSeenHash(h [32]byte, now time.Time, done func(error)) {
 	d.later("seen", func(tx execer) error {
 		if _, err := tx.Exec(`INSERT OR IGNORE INTO federation_seen (hash, at) VALUES (?, ?)`, h[:], now.UnixNano()); err != nil {
 			return fmt.Errorf("federation: seen: %w", err)

@@ -65,6 +65,17 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		g.log.Error("federation: cannot check a received envelope; not acknowledged", "id", e.Link.ID, "error", in.serr)
 		return
 	}
+	if in.inMemory {
+		dup, ok := g.m.db.recent.checkSeen(in.hash, e.Link.Sent, now)
+		if !ok { // it left the window since the check: the table decides
+			var err error
+			if dup, err = g.m.db.seenHash(in.hash); err != nil {
+				g.log.Error("federation: cannot check a received envelope; not acknowledged", "id", e.Link.ID, "error", err)
+				return
+			}
+		}
+		in.dup = dup
+	}
 	if in.dup {
 		g.log.Warn("federation: security: replayed envelope refused (already received)", "id", e.Link.ID, "kind", e.Link.Kind)
 		g.m.refusal(g.name, RefusedDuplicate)
@@ -93,10 +104,10 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		}
 	case KindReply, KindHuh, KindEnd:
 		g.onAnswer(e, in.b)
-		g.ackOnceSeen(c, e.Link.ID, in.b, now)
+		g.ackOnceSeen(c, e.Link.ID, in.hash, now)
 	case KindCancel:
 		g.onCancel(e)
-		g.ackOnceSeen(c, e.Link.ID, in.b, now)
+		g.ackOnceSeen(c, e.Link.ID, in.hash, now)
 	default:
 		g.log.Warn("federation: security: envelope of unknown kind refused", "id", e.Link.ID, "kind", e.Link.Kind)
 		g.m.refusal(g.name, RefusedUnknownKind)
@@ -104,11 +115,11 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 	}
 }
 
-// ackOnceSeen records raw's hash and acknowledges id once that is durable
-// (a hash that could not be recorded is logged; the envelope was
+// ackOnceSeen records the envelope's hash and acknowledges id once that is
+// durable (a hash that could not be recorded is logged; the envelope was
 // processed, so it is acknowledged all the same).
-func (g *gateway) ackOnceSeen(c *conn, id string, raw []byte, now time.Time) {
-	g.m.db.markSeen(raw, now, func(err error) {
+func (g *gateway) ackOnceSeen(c *conn, id string, hash [32]byte, now time.Time) {
+	g.m.db.markSeenHash(hash, now, func(err error) {
 		if err != nil {
 			g.log.Warn("federation: received envelope not recorded", "id", id, "error", err)
 		}
@@ -189,10 +200,15 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 	state := callUncertain
 	// Sent is the peer's clock, which may run ahead by futureSkew.
 	if !e.Link.Sent.Before(g.m.db.receivedSince.Add(futureSkew)) {
-		var err error
-		if state, err = g.m.db.received(conv); err != nil {
-			g.log.Error("federation: cannot check a received call; not acknowledged", "id", e.Link.ID, "error", err)
-			return // the resend will be processed
+		// Memory answers for a call sent lately (recent.go), the table
+		// for an older one.
+		var ok bool
+		if state, ok = g.m.db.recent.receivedState(conv, e.Link.Sent, g.m.now()); !ok {
+			var err error
+			if state, err = g.m.db.received(conv); err != nil {
+				g.log.Error("federation: cannot check a received call; not acknowledged", "id", e.Link.ID, "error", err)
+				return // the resend will be processed
+			}
 		}
 	}
 	switch state {
@@ -208,6 +224,7 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 		_, live := g.m.opts.Pump.Threads().Origin(conv)
 		fresh = !live
 	}
+	g.m.db.recent.begin(conv, e.Link.Sent)
 	begun := g.m.serveBegin(conv, g, e.Thread)
 	var begunErr error
 	told := false
@@ -259,6 +276,7 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 		}
 	}
 	id := e.Link.ID
+	g.m.db.recent.done(conv)
 	if g.m.opts.Known != nil {
 		// The journal holds the call: a crash that loses the done mark
 		// leaves a row the journal decides for. The mark rides with a

@@ -14,6 +14,9 @@ type served struct {
 	g          *gateway
 	linkThread string
 	answered   bool
+	// rowGone: an answer's outbox entry was queued with the deletion of
+	// the conversation's served row (sendAnswer).
+	rowGone bool
 }
 
 // loadServed restores the conversations serving calls when the organism
@@ -157,6 +160,9 @@ func (m *Manager) serveEnd(conv string, refused bool) {
 	m.smu.Lock()
 	delete(m.served, conv)
 	m.smu.Unlock()
+	if refused {
+		m.db.recent.forget(conv)
+	}
 	m.db.serveEnd(conv, refused, func(err error) { m.log.Warn("federation: served", "thread", conv, "error", err) })
 }
 
@@ -209,11 +215,25 @@ func (m *Manager) onEvent(ev pump.Event) {
 		}
 		if err := g.sendAnswer(e, ev.Conversation); err != nil {
 			g.log.Error("federation: answer to the peer lost", "kind", e.Link.Kind, "error", err)
+		} else {
+			m.smu.Lock()
+			s.rowGone = true
+			m.smu.Unlock()
 		}
 	}
 	if ev.Kind == pump.EventComplete {
-		// After the end's outbox entry: the served row is never gone
-		// while the end is not kept (writes commit in order).
-		m.serveEnd(ev.Conversation, false)
+		// The answer's (or end's) outbox entry deleted the served row in
+		// its transaction: only the memory of it is left to drop. Else
+		// the row goes after the end's entry: it is never gone while the
+		// end is not kept (writes commit in order).
+		m.smu.Lock()
+		gone := s.rowGone
+		if gone {
+			delete(m.served, ev.Conversation)
+		}
+		m.smu.Unlock()
+		if !gone {
+			m.serveEnd(ev.Conversation, false)
+		}
 	}
 }
