@@ -17,8 +17,9 @@ import (
 // keeps the retention sweep's cursors per listener and profile
 // (journal_profiles.go). Version 4 stores a journal row's sender,
 // recipient, listener, root tag and profile as ids into journal_names
-// (journal_names.go).
-const layoutVersion = 4
+// (journal_names.go). Version 5 stores a journal row's direction, kind and
+// names as one id into journal_routes (journal_routes.go).
+const layoutVersion = 5
 
 // schema creates the store's layout. Every statement is idempotent (IF NOT
 // EXISTS), and Open applies the whole list in one transaction each time it
@@ -87,16 +88,10 @@ CREATE TABLE IF NOT EXISTS journal_rows (
 	time_ns      INTEGER NOT NULL,
 	thread       TEXT    NOT NULL,
 	conversation TEXT    NOT NULL,
-	direction    TEXT    NOT NULL,
-	kind         TEXT    NOT NULL,
-	sender       INTEGER NOT NULL,
-	recipient    INTEGER NOT NULL,
-	listener     INTEGER NOT NULL,
-	root         INTEGER NOT NULL,
+	route        INTEGER NOT NULL,
 	sha256       BLOB    NOT NULL,
 	envelope     TEXT    NOT NULL,
-	diagnostics  TEXT    NOT NULL,
-	profile      INTEGER
+	diagnostics  TEXT
 );
 CREATE TABLE IF NOT EXISTS journal_tombstones (
 	seq          INTEGER PRIMARY KEY,
@@ -114,7 +109,8 @@ CREATE TABLE IF NOT EXISTS journal_tombstones (
 	sha256       BLOB,
 	profile      TEXT
 );
-` + journalNamesSchema + `
+` + journalNamesTable + `
+` + journalRoutesSchema + `
 ` + journalViewSchema + `
 CREATE TABLE IF NOT EXISTS journal_state (
 	id            INTEGER PRIMARY KEY CHECK (id = 1),
@@ -177,6 +173,13 @@ func prepareSchema(ctx context.Context, db *sql.DB, log *slog.Logger) error {
 	if err := legacySupported(legacy); err != nil {
 		return err
 	}
+	if version < 5 {
+		// The older layouts migrate to layout 4, then to 5
+		// (journalSchemaV4); a fresh database is of version 0.
+		if _, err := tx.ExecContext(ctx, journalSchemaV4); err != nil {
+			return fmt.Errorf("store: schema: %w", err)
+		}
+	}
 	for _, q := range schema {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("store: schema: %w", err)
@@ -200,6 +203,11 @@ func prepareSchema(ctx context.Context, db *sql.DB, log *slog.Logger) error {
 	}
 	if version < 4 {
 		if err := migrateJournalNames(ctx, tx); err != nil {
+			return err
+		}
+	}
+	if version < 5 {
+		if err := migrateJournalRoutes(ctx, tx); err != nil {
 			return err
 		}
 	}

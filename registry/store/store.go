@@ -171,9 +171,15 @@ func (s *Store) open() error {
 	s.callSeq.Store(calls)
 	s.dur = newDurability(next - 1)
 	deliveries, err := loadDeliveries(ctx, conn, next-1)
-	var names journalNames
+	var (
+		names  journalNames
+		routes journalRoutes
+	)
 	if err == nil {
 		names, err = loadJournalNames(ctx, conn)
+	}
+	if err == nil {
+		routes, err = loadJournalRoutes(ctx, conn)
 	}
 	conn.Close() // the writer takes the connection back from the pool below
 	if err != nil {
@@ -200,6 +206,7 @@ func (s *Store) open() error {
 
 		deliveries: deliveries,
 		names:      names,
+		routes:     routes,
 		keys:       newKeySummaries(next),
 		high:       next - 1,
 		txHigh:     next - 1,

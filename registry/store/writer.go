@@ -90,6 +90,8 @@ type writer struct {
 	listeners journalListeners
 	// names maps the journal's names to their ids (journal_names.go).
 	names journalNames
+	// routes maps the journal's routes to their ids (journal_routes.go).
+	routes journalRoutes
 	// deliveries tracks the delivery watermark and the undelivered entries.
 	deliveries deliveryTracker
 	// keys tracks which journal partitions have lookup keys (journal_keys.go).
@@ -298,6 +300,7 @@ func (w *writer) tx(ops []op) (err error) {
 		if err != nil {
 			w.listeners.rolledBack()
 			w.names.rolledBack()
+			w.routes.rolledBack()
 			w.deliveries.rollback()
 			w.keys.rollback()
 			w.txHigh = w.high
@@ -330,6 +333,7 @@ func (w *writer) tx(ops []op) (err error) {
 	w.countFrames()
 	w.listeners.committed()
 	w.names.committed()
+	w.routes.committed()
 	w.deliveries.commit()
 	w.keys.commit()
 	w.high = w.txHigh
