@@ -6,9 +6,11 @@ import (
 	"fmt"
 )
 
-// Layout 4 stores the low-cardinality names of a journal row — sender,
+// Layout 4 stored the low-cardinality names of a journal row — sender,
 // recipient, listener, root tag and profile — as integer ids into
-// journal_names, which holds each distinct name once. The driver binds an
+// journal_names, which holds each distinct name once; layout 5 keeps them
+// there and stores them, with direction and kind, as one route id per row
+// (journal_routes.go). The driver binds an
 // integer as it is, where it allocates, copies and frees C memory for each
 // string, and the row shrinks by the names' bytes. The journal view and
 // journal_entries (the view every reader of the package reads) name them
@@ -16,7 +18,7 @@ import (
 //
 // The writer keeps the name → id map in memory (journalNames): loaded at
 // Open, a name it has not seen is inserted into journal_names inside the
-// transaction that first journals it, with the next id. Names are never
+// transaction that first journals a route with it, with the next id. Names are never
 // changed or deleted (triggers refuse both): a pruned row's tombstone holds
 // its names as text, and Verify reports a row whose name is missing.
 

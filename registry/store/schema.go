@@ -57,12 +57,15 @@ func partitionOf(seq int64) int64 { return seq >> journalPartitionBits }
 // (BenchmarkJournalFlow: 17 against 10 µs of CPU per envelope).
 //
 // Each row records the security profile of the thread it was journaled on
-// (profile; NULL for rows journaled before layout 3, journal_profiles.go).
-// Its sender, recipient, listener, root tag and profile are ids into
-// journal_names (the empty name is 0), which the views name again
-// (journal_names.go); the readers read journal_entries, the rows with
-// their names. The view also shows the pruned entries, from their tombstones: their
-// metadata with payload NULL and pruned saying why and when.
+// (NULL for rows journaled before layout 3, journal_profiles.go). Its
+// direction, kind, sender, recipient, listener, root tag and profile are
+// the id of its route in journal_routes (layout 5, journal_routes.go), the
+// route's names ids into journal_names (the empty name is 0,
+// journal_names.go), which the views name again; the readers read
+// journal_entries, the rows with their routes' names. An empty
+// diagnostics is stored as NULL. The view also shows the pruned entries,
+// from their tombstones: their metadata with payload NULL and pruned
+// saying why and when.
 //
 // The journal is append-only: a trigger refuses every UPDATE, and a row is
 // deleted (by retention) only after a tombstone records its seq and
@@ -77,11 +80,10 @@ func partitionOf(seq int64) int64 { return seq >> journalPartitionBits }
 // the writer ~6-8 µs per row (doc.go); thread and conversation lookups go
 // through journal_keys, and every other query the code runs reads a seq
 // range. It has no CHECK constraints (layout 4): the writer validates every
-// entry before it binds it (Entry.Validate; direction and kind go through
-// a CASE that yields NULL, refused by NOT NULL, for a number it does not
-// name), Verify reports a row that breaks those rules (a direction or kind
-// it does not know, a missing field, a digest that does not match), and
-// the constraints cost the writer ~0.5-0.9 µs per row (doc.go).
+// entry before it binds it (Entry.Validate), Verify reports a row that
+// breaks those rules (a direction or kind it does not know, a missing
+// field or route, a digest that does not match), and the constraints cost
+// the writer ~0.5-0.9 µs per row (doc.go).
 var journalSchema = `
 CREATE TABLE IF NOT EXISTS journal_rows (
 	seq          INTEGER PRIMARY KEY,
