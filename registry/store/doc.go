@@ -64,12 +64,14 @@
 //     BenchmarkJournalFlow, six interleaved runs at load 6-11, medians:
 //     layout 4 13.1 µs per envelope (/default) and 13.8 (/lagging),
 //     layout 5 11.9 and 12.2, layout 5 with the queued marks 11.4 and 10.0
-//     (37 against 40 WAL pages of 16 KiB per 1000 envelopes). In a CPU
-//     profile of `xmlpipe bench --journal --duration 10s` (load 6), the
-//     samples in the store, the driver and the pump's journal adapter come
-//     to 8.0 µs per journaled row against 13.9 for layout 4 (the writer
-//     6.4 against 9.7, the pump's appends 1.4 against 3.1 and its marks
-//     ~0.2 against 1.1). A larger WAL (wal_autocheckpoint 4000 pages
+//     (37 against 40 WAL pages of 16 KiB per 1000 envelopes). In CPU
+//     profiles of `xmlpipe bench --journal --duration 10s` (three
+//     interleaved pairs at load 4-7), the samples in the store, the driver
+//     and the pump's journal adapter come to 8.0, 9.9 and 9.3 µs per
+//     journaled row against 13.9, 11.0 and 10.4 for layout 4: the writer
+//     6.4-8.4 against 7.9-9.7, the pump's marks 0.1-0.2 against 0.8-1.1,
+//     its appends (SHA-256 ~0.6 µs, the op's copy into the queue ~0.4)
+//     1.1-3.1 either way. A larger WAL (wal_autocheckpoint 4000 pages
 //     instead of 1000) saved 0.2-0.5 µs in five interleaved pairs, within
 //     their noise, for a WAL file of 64 MiB instead of 16: not taken. What
 //     remains is mostly SQLite's and the driver's per row and the bytes:
