@@ -27,9 +27,8 @@ type pending struct {
 	times   []int64
 	digests [][]byte
 	texts   []string
-	// nameIDs are the journal_names ids of the appends' sender,
-	// recipient, listener, root tag and profile, five per append.
-	nameIDs []int64
+	// routeIDs are the journal_routes ids of the appends.
+	routeIDs []int64
 }
 
 // reset empties p for the next run, keeping its storage.
@@ -43,7 +42,7 @@ func (p *pending) reset() {
 	clear(p.digests)
 	clear(p.texts)
 	p.values, p.times, p.digests, p.texts = p.values[:0], p.times[:0], p.digests[:0], p.texts[:0]
-	p.nameIDs = p.nameIDs[:0]
+	p.routeIDs = p.routeIDs[:0]
 	p.kernel.reset()
 }
 
@@ -58,8 +57,8 @@ func (w *writer) apply(ops []op) (applied int, high int64, err error) {
 	for i := range ops {
 		o := &ops[i]
 		switch o.kind {
-		case opFlush:
-			continue
+		case opFlush, opMarks:
+			continue // opMarks: tx applies the queued marks
 		case opAppend:
 			p.appends = append(p.appends, &o.entry)
 			p.appendOps = append(p.appendOps, o)

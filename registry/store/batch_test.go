@@ -17,18 +17,18 @@ func TestBatchStatements(t *testing.T) {
 		appends, marks int
 		want           int64
 	}{
-		// BEGIN, enter the three names (2 + 1 rows), INSERT the row,
-		// register the listener (its first entry since Open), UPDATE
-		// high-water mark, COMMIT.
-		{name: "one append", appends: 1, want: 7},
+		// BEGIN, enter the three names (2 + 1 rows) and the route, INSERT
+		// the row, register the listener (its first entry since Open),
+		// UPDATE high-water mark, COMMIT.
+		{name: "one append", appends: 1, want: 8},
 		// A hundred appends take three INSERTs (64 + 32 + 4 rows), and the
 		// marks none: in-order deliveries only move the watermark. The
-		// names take two.
-		{name: "hundred appends and marks", appends: 100, marks: 100, want: 9},
+		// names take two, the route one.
+		{name: "hundred appends and marks", appends: 100, marks: 100, want: 10},
 		// 1034 appends take 18 INSERTs (16 × 64 + 8 + 2 rows); they close
 		// partition 0, whose lookup keys take SAVEPOINT, a query, an
-		// INSERT and RELEASE; the names take two INSERTs.
-		{name: "a partition and more", appends: partitionSize + 10, want: 28},
+		// INSERT and RELEASE; the names take two INSERTs, the route one.
+		{name: "a partition and more", appends: partitionSize + 10, want: 29},
 		// BEGIN, UPDATE delivery watermark, COMMIT.
 		{name: "one mark", marks: 1, want: 3},
 	}

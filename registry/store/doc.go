@@ -32,8 +32,8 @@
 // a cursor per (listener, profile) pair (retention.go, retention_walk.go).
 // The tables, and how to add one, are in schema.go; Open migrates a data
 // directory of an older layout once: the legacy segments (legacy.go),
-// layout 1 (profiles.go), layout 2 (journal_profiles.go) and layout 3
-// (journal_names.go).
+// layout 1 (profiles.go), layout 2 (journal_profiles.go), layout 3
+// (journal_names.go) and layout 4 (journal_routes.go).
 //
 // Two choices are measured rather than obvious (BenchmarkJournalFlow, the
 // store traffic of `xmlpipe bench --journal`, on 2 shared cores):
@@ -42,58 +42,61 @@
 //     (writeconn.go): one connection held for the store's lifetime, its
 //     statements prepared once, rows inserted 64 to a statement. The
 //     journal's INSERT hands the driver its arguments as driver values
-//     through Conn.Raw (database/sql would convert each of its 896
+//     through Conn.Raw (database/sql would convert each of its 512
 //     arguments and allocate a slice of them at every Exec), values that
 //     view the entry's fields in place rather than boxed copies
 //     (rowvalues.go), and the envelope as a string viewing its bytes, not
 //     a copy. The driver allocates, copies, unbinds and frees C memory for
-//     each text and blob argument and binds numbers and NULLs as they are,
-//     so direction and kind are bound as numbers that a CASE names, the
-//     sender, recipient, listener, root tag and profile as ids into
-//     journal_names (layout 4, journal_names.go) and an empty diagnostics
-//     as NULL that coalesce stores as the empty string: a row's only text
-//     and blob arguments are its thread, conversation, digest and
-//     envelope. Journaling an envelope costs the process ~11-13 µs of CPU
-//     that way (BenchmarkJournalFlow/default, 100,000 envelopes, 11
-//     allocations and 1.3 KB per envelope of which the benchmark's own
-//     envelope and ids are 6 and ~1 KB). The names as ids saved ~0.5-0.9 µs
-//     (medians of interleaved runs on 2 shared cores at load 2-6: 12.2
-//     against 12.8, 12.4 against 13.3, 11.5 against 12.0), 6 % of the WAL
-//     (40.1 against 42.6 pages of 16 KiB per 1000 envelopes) and 0.1 KB
-//     of allocations per envelope; dropping journal_rows' CHECK
-//     constraints (layout 4, schema.go) ~0.5 µs more (medians 11.7-12.0
-//     against 12.2-12.6 over 44 interleaved pairs at load 6-9; dropping
-//     only those on direction and kind, or on the digest and envelope,
-//     saved nothing measurable). Both together, six interleaved runs each
-//     at load 9, every run below its pair: medians 11.4 against 13.5 µs
-//     (/default), 11.5 against 13.5 (/lagging), 13.6 against 15.3
-//     (/batch=160). The layouts before gave ~10.5-13.8 µs
-//     with boxed values bound as names (20 allocations, 1.8 KB), 14.5-15.5
-//     µs through sql.Stmt.Exec with a copied envelope, ~10 µs through the
-//     hand-written binding over modernc's C API this layout first had, and
-//     ~6.2 µs in the S2-compressed segments of the layout before it. What
-//     remains is mostly the driver's and SQLite's: the driver's C memory
-//     for the four text and blob arguments and its locked bind of each of
-//     the ten numbers (~1.5-2 µs a row), SQLite building and inserting the
-//     row (~2.5 µs), writing and checkpointing the WAL (~1.5 µs; the rows
-//     hold the envelope uncompressed) and the lookup keys (~0.5 µs). At
-//     the 35-55 µs of CPU an envelope costs `xmlpipe bench` without a
-//     journal on a loaded machine, each µs the journal adds lowers its
-//     on/off ratio by one to two hundredths. On 2 shared cores at load
-//     7-9, six interleaved pairs of `xmlpipe bench --journal --duration
-//     5s` gave on/off 0.64-1.06 (median 0.75) for layout 4 against
-//     0.58-1.13 (median 0.72) for layout 3, the journal adding 8-18 µs of
-//     CPU per envelope (median 13.7) against 6-24 (median 14.1); twelve
-//     pairs at load 8-13 with only the names as ids gave 0.54-1.12 (median
-//     0.70) against 0.48-0.94 (median 0.74): at such loads the pairs move
-//     by more than the store's gain. Earlier evenings gave 0.69-0.82 and
-//     0.62-0.95 for layout 3, 0.59-0.83 for the boxed names, 0.26-0.88 for
-//     the sql.Stmt.Exec path, 0.67-1.07 for the C-API binding and
-//     0.66-0.96 for the segments. One row per envelope through database/sql
-//     does not reliably keep the 0.85 the segments kept: the journal costs
-//     the pump about twice the CPU the store's own benchmark measures
-//     (cache and scheduling interference on 2 shared cores), and most of
-//     the store's part is SQLite's and the driver's per row.
+//     each text and blob argument and looks up, type-switches and binds
+//     each argument under SQLite's mutex, and SQLite spends opcodes on
+//     each column, so a row binds eight values (layout 5,
+//     journal_routes.go): seq, time, thread, conversation, the id of its
+//     route (direction, kind, sender, recipient, listener, root tag and
+//     profile, entered once in journal_routes), digest, envelope and a
+//     diagnostics that is NULL when empty. The floor through the same
+//     path (BenchmarkJournalFloor, 256 rows a commit, load 6-12) is 2.3-3.4
+//     µs of CPU per row for a table of seq and envelope alone, of which
+//     the COMMITs (WAL write and checkpoints) take 1.0-1.7; a layout-5 row
+//     costs 4.4-5.0 (commits 1.6-1.7), a layout-4 row (14 values, names as
+//     five ids, CASEs naming direction and kind) 5.1-5.6. Delivery marks
+//     travel beside the write queue (markQueue, queue.go): one op per
+//     group commit instead of one per delivered envelope.
+//     BenchmarkJournalFlow, six interleaved runs at load 6-11, medians:
+//     layout 4 13.1 µs per envelope (/default) and 13.8 (/lagging),
+//     layout 5 11.9 and 12.2, layout 5 with the queued marks 11.4 and 10.0
+//     (37 against 40 WAL pages of 16 KiB per 1000 envelopes). In CPU
+//     profiles of `xmlpipe bench --journal --duration 10s` (three
+//     interleaved pairs at load 4-7), the samples in the store, the driver
+//     and the pump's journal adapter come to 8.0, 9.9 and 9.3 µs per
+//     journaled row against 13.9, 11.0 and 10.4 for layout 4: the writer
+//     6.4-8.4 against 7.9-9.7, the pump's marks 0.1-0.2 against 0.8-1.1,
+//     its appends (SHA-256 ~0.6 µs, the op's copy into the queue ~0.4)
+//     1.1-3.1 either way. A larger WAL (wal_autocheckpoint 4000 pages
+//     instead of 1000) saved 0.2-0.5 µs in five interleaved pairs, within
+//     their noise, for a WAL file of 64 MiB instead of 16: not taken;
+//     nor was keeping the queued ops in the writer's batch as pointers
+//     rather than copies of their ~420 bytes (six pairs, medians 10.5
+//     against 11.0 µs /default, 10.3 against 9.9 /lagging). What
+//     remains is mostly SQLite's and the driver's per row and the bytes:
+//     the envelope is written three times (WAL, checkpoint, and the
+//     kernel's writeback of both), which no layout that keeps it as text
+//     avoids, and the pump's SHA-256 of it (~0.6 µs). At the 35-55 µs of
+//     CPU an envelope costs `xmlpipe bench` without a journal, each µs the
+//     journal adds lowers its on/off ratio by one to two hundredths, and on
+//     2 cores shared at load 5-11 a pair of runs moves by more than that:
+//     six interleaved pairs of `xmlpipe bench --journal --duration 5s` at
+//     load 5-7 gave on/off 0.58-0.89 (median 0.78) against 0.66-0.95
+//     (median 0.83) for layout 4, the journal adding 12-16 µs of CPU per
+//     envelope (median 14.7) against 11-18 (median 13.5), and six at load
+//     9-11 0.60-0.96 (median 0.72) against 0.66-0.94 (median 0.78) for
+//     layout 5 without the queued marks: the end-to-end ratio does not
+//     resolve a few µs on this machine, the profile and the store's
+//     benchmarks do. Earlier layouts gave ~10.5-13.8 µs (BenchmarkJournalFlow)
+//     with boxed values bound as names, 14.5-15.5 through sql.Stmt.Exec
+//     with a copied envelope, ~10 through a hand-written binding over
+//     modernc's C API and ~6.2 in S2-compressed segments; dropping
+//     journal_rows' CHECK constraints saved ~0.5 µs (layout 4). Generated
+//     columns (computed at every INSERT) cost ~7 µs a row (schema.go).
 //   - journal_rows has no secondary index: indexes on thread and
 //     conversation (random UUIDs, so every row dirties a page of each)
 //     cost the writer 12-17 µs more per envelope (26-32 against 14 µs of

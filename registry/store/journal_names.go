@@ -6,9 +6,11 @@ import (
 	"fmt"
 )
 
-// Layout 4 stores the low-cardinality names of a journal row — sender,
+// Layout 4 stored the low-cardinality names of a journal row — sender,
 // recipient, listener, root tag and profile — as integer ids into
-// journal_names, which holds each distinct name once. The driver binds an
+// journal_names, which holds each distinct name once; layout 5 keeps them
+// there and stores them, with direction and kind, as one route id per row
+// (journal_routes.go). The driver binds an
 // integer as it is, where it allocates, copies and frees C memory for each
 // string, and the row shrinks by the names' bytes. The journal view and
 // journal_entries (the view every reader of the package reads) name them
@@ -16,19 +18,13 @@ import (
 //
 // The writer keeps the name → id map in memory (journalNames): loaded at
 // Open, a name it has not seen is inserted into journal_names inside the
-// transaction that first journals it, with the next id. Names are never
+// transaction that first journals a route with it, with the next id. Names are never
 // changed or deleted (triggers refuse both): a pruned row's tombstone holds
 // its names as text, and Verify reports a row whose name is missing.
 
-// journalNamesSchema is journal_names and journal_entries, the journal's
-// rows with their names as text: what every reader of the package selects
-// entryColumns from. The names are joined, not looked up by a scalar
-// subquery per column: SQLite runs each such subquery anew for every row,
-// which made the thread summaries (Threads, a pass over every row) 3-4
-// times slower than with the names as text (BenchmarkJournalReads/threads:
-// 290-420 against 73-112 ms over 20,000 rows), where the joins read them
-// in about the time layout 3 took (104-110 against 87-132 ms).
-const journalNamesSchema = `
+// journalNamesTable is journal_names, each name a journal row carries
+// (through its route, layout 5, journal_routes.go) entered once.
+const journalNamesTable = `
 CREATE TABLE IF NOT EXISTS journal_names (
 	id   INTEGER PRIMARY KEY,
 	name TEXT    NOT NULL UNIQUE
@@ -41,7 +37,41 @@ END;
 CREATE TRIGGER IF NOT EXISTS journal_names_immutable_delete BEFORE DELETE ON journal_names
 BEGIN
 	SELECT RAISE(ABORT, 'journal names are immutable');
-END;
+END;`
+
+// rowColumnsV4 are the columns of a layout-4 journal row, which the
+// migrations of the older layouts write (legacy.go, migrateJournalNames)
+// before migrateJournalRoutes brings the rows to layout 5.
+const rowColumnsV4 = `seq, time_ns, thread, conversation, direction, kind, sender, recipient, listener, root, sha256,
+	envelope, diagnostics, profile`
+
+// journalSchemaV4 is the layout-4 journal_rows, its names as journal_names
+// ids, and journal_entries over it: what prepareSchema creates, before the
+// current schema, in a database of a layout before 5, so that the
+// migrations of the older layouts write the rows they wrote in layout 4
+// and migrateJournalRoutes moves them to layout 5 (a fresh database takes
+// the same path with no rows). The names are joined, not looked up by a
+// scalar subquery per column: SQLite runs each such subquery anew for
+// every row, which made the thread summaries (Threads, a pass over every
+// row) 3-4 times slower than with the names as text.
+const journalSchemaV4 = `
+CREATE TABLE IF NOT EXISTS journal_rows (
+	seq          INTEGER PRIMARY KEY,
+	time_ns      INTEGER NOT NULL,
+	thread       TEXT    NOT NULL,
+	conversation TEXT    NOT NULL,
+	direction    TEXT    NOT NULL,
+	kind         TEXT    NOT NULL,
+	sender       INTEGER NOT NULL,
+	recipient    INTEGER NOT NULL,
+	listener     INTEGER NOT NULL,
+	root         INTEGER NOT NULL,
+	sha256       BLOB    NOT NULL,
+	envelope     TEXT    NOT NULL,
+	diagnostics  TEXT    NOT NULL,
+	profile      INTEGER
+);
+` + journalNamesTable + `
 CREATE VIEW IF NOT EXISTS journal_entries AS SELECT r.seq, r.time_ns, r.thread, r.conversation, r.direction,
 	r.kind, coalesce(s.name, '') AS sender, coalesce(t.name, '') AS recipient, coalesce(l.name, '') AS listener,
 	coalesce(o.name, '') AS root, r.sha256, r.envelope, r.diagnostics, p.name AS profile
@@ -187,8 +217,8 @@ func nameIDOf(name string) string { return `(SELECT id FROM journal_names WHERE 
 // row with its names as ids, checks that the copy holds the same rows and
 // names, drops the old table and names the new one journal_rows; then it
 // recreates the journal's triggers and views. Any failure fails tx, which
-// leaves the database as it was. A fresh database (created with the
-// layout-4 table by schema) is left alone.
+// leaves the database as it was. A journal_rows that holds ids already (a
+// fresh database's, created by journalSchemaV4) is left alone.
 func migrateJournalNames(ctx context.Context, tx *sql.Tx) error {
 	typ, err := rowColumnType(ctx, tx, "journal_rows", "sender")
 	if err != nil {
@@ -204,14 +234,16 @@ func migrateJournalNames(ctx context.Context, tx *sql.Tx) error {
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM journal_rows`).Scan(&before); err != nil {
 		return fail("count", err)
 	}
-	// The views and triggers name journal_rows: they go first and are
-	// recreated by journalSchema at the end.
+	// The views and triggers name journal_rows: they go first; the
+	// layout-4 table and journal_entries are created by journalSchemaV4,
+	// the triggers and the journal view by migrateJournalRoutes, which
+	// follows in the same transaction.
 	if _, err := tx.ExecContext(ctx, `DROP VIEW IF EXISTS journal; DROP VIEW IF EXISTS journal_entries;
 		DROP TRIGGER IF EXISTS journal_append_only; DROP TRIGGER IF EXISTS journal_delete_needs_tombstone;
 		ALTER TABLE journal_rows RENAME TO journal_rows_v3`); err != nil {
 		return fail("set the old table aside", err)
 	}
-	if _, err := tx.ExecContext(ctx, journalSchema); err != nil {
+	if _, err := tx.ExecContext(ctx, journalSchemaV4); err != nil {
 		return fail("create the table", err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO journal_names (name)
@@ -222,7 +254,7 @@ func migrateJournalNames(ctx context.Context, tx *sql.Tx) error {
 	}
 	// The views were created over the new, empty table; they read it once
 	// the rows are in.
-	if _, err := tx.ExecContext(ctx, `INSERT INTO journal_rows (`+entryColumns+`)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO journal_rows (`+rowColumnsV4+`)
 		SELECT seq, time_ns, thread, conversation, direction, kind, `+nameIDOf("o.sender")+`, `+nameIDOf("o.recipient")+`,
 			`+nameIDOf("o.listener")+`, `+nameIDOf("o.root")+`, sha256, envelope, diagnostics,
 			CASE WHEN o.profile IS NULL THEN NULL ELSE `+nameIDOf("o.profile")+` END

@@ -27,12 +27,17 @@ type layout3Manifest struct {
 
 // layout3Dir returns a data directory holding the layout 3 fixture's
 // database and what it holds.
-func layout3Dir(t testing.TB) (string, layout3Manifest) {
+func layout3Dir(t testing.TB) (string, layout3Manifest) { return layoutDir(t, 3) }
+
+// layoutDir returns a data directory holding the fixture of layout version
+// (testdata/layout-vN.db.gz, written by testdata/layoutN/gen.go) and what
+// it holds.
+func layoutDir(t testing.TB, version int) (string, layout3Manifest) {
 	t.Helper()
 	var m layout3Manifest
-	must(t, json.Unmarshal(gunzip(t, "layout-v3.json.gz"), &m))
+	must(t, json.Unmarshal(gunzip(t, fmt.Sprintf("layout-v%d.json.gz", version)), &m))
 	dir := t.TempDir()
-	must(t, os.WriteFile(filepath.Join(dir, DatabaseFileName), gunzip(t, "layout-v3.db.gz"), 0o600))
+	must(t, os.WriteFile(filepath.Join(dir, DatabaseFileName), gunzip(t, fmt.Sprintf("layout-v%d.db.gz", version)), 0o600))
 	return dir, m
 }
 
@@ -69,14 +74,25 @@ func dumpJournalView(t testing.TB, db *sql.DB) []map[string]*string {
 // TestMigrateLayout3 opens a data directory the store of layout 3 wrote
 // (the journal's names as text; testdata/layout3/gen.go: 2100 entries of
 // several senders, listeners, root tags and profiles, dead letters, delivery
-// marks and pruned entries) and checks the one-time migration to layout 4:
-// the journal view reads exactly as before, column by column; the readers
-// return the same entries (After against the view, Thread, PrunedOf,
-// Undelivered as recorded); the rows hold the names as ids; the result has
-// the layout of a fresh store and verifies; and the journal goes on.
-func TestMigrateLayout3(t *testing.T) {
+// marks and pruned entries) and checks the one-time migration to layout 4
+// and on to 5 (migrateFixture).
+func TestMigrateLayout3(t *testing.T) { migrateFixture(t, 3) }
+
+// TestMigrateLayout4 is TestMigrateLayout3 for the fixture the store of
+// layout 4 wrote (the journal's names as journal_names ids in each row;
+// testdata/layout4/gen.go, the same entries): the one-time migration to
+// layout 5, each row's direction, kind and names as a journal_routes id.
+func TestMigrateLayout4(t *testing.T) { migrateFixture(t, 4) }
+
+// migrateFixture opens the data directory of the fixture of layout version
+// and checks its migration to the current layout: the journal view reads
+// exactly as before, column by column; the readers return the same entries
+// (After against the view, Thread, PrunedOf, Undelivered as recorded); the
+// routes hold the names as ids; the result has the layout of a fresh store
+// and verifies; and the journal goes on.
+func migrateFixture(t *testing.T, version int) {
 	ctx := context.Background()
-	dir, m := layout3Dir(t)
+	dir, m := layoutDir(t, version)
 	if _, err := OpenReadOnly(dir); !errors.Is(err, ErrSchemaOutdated) {
 		t.Fatalf("OpenReadOnly before the migration = %v, want ErrSchemaOutdated", err)
 	}
@@ -88,7 +104,7 @@ func TestMigrateLayout3(t *testing.T) {
 		t.Fatalf("journal view after the migration differs (-before +after):\n%s", d)
 	}
 	var textNames int
-	must(t, rawDB(t, dir).QueryRow(`SELECT count(*) FROM journal_rows WHERE typeof(sender) <> 'integer'
+	must(t, rawDB(t, dir).QueryRow(`SELECT count(*) FROM journal_routes WHERE typeof(sender) <> 'integer'
 		OR typeof(recipient) <> 'integer' OR typeof(listener) <> 'integer' OR typeof(root) <> 'integer'
 		OR typeof(profile) <> 'integer'`).Scan(&textNames))
 	if textNames != 0 {
@@ -178,13 +194,21 @@ func TestMigrateLayout3(t *testing.T) {
 	}
 }
 
-// TestMigrateLayout3FailsWhole: a migration that fails part way (here a
+// TestMigrateLayoutFailsWhole: a migration that fails part way (here a
 // table in the way of the old journal's temporary name) fails Open and
-// leaves the database as it was: layout 3, every row and the journal view
-// unchanged.
-func TestMigrateLayout3FailsWhole(t *testing.T) {
-	dir, m := layout3Dir(t)
-	_, err := rawDB(t, dir).Exec(`CREATE TABLE journal_rows_v3 (x)`)
+// leaves the database as it was: of its layout, every row and the journal
+// view unchanged.
+func TestMigrateLayoutFailsWhole(t *testing.T) {
+	for _, version := range []int{3, 4} {
+		t.Run(fmt.Sprintf("layout %d", version), func(t *testing.T) { migrateFails(t, version) })
+	}
+}
+
+// migrateFails checks TestMigrateLayoutFailsWhole for the fixture of
+// layout version.
+func migrateFails(t *testing.T, version int) {
+	dir, m := layoutDir(t, version)
+	_, err := rawDB(t, dir).Exec(fmt.Sprintf(`CREATE TABLE journal_rows_v%d (x)`, version))
 	must(t, err)
 	s, err := Open(dir, Options{Logger: quietLogger()})
 	if err == nil {
@@ -196,8 +220,8 @@ func TestMigrateLayout3FailsWhole(t *testing.T) {
 	defer db.Close()
 	var v int
 	must(t, db.QueryRow(`PRAGMA user_version`).Scan(&v))
-	if v != 3 {
-		t.Errorf("user_version = %d after a failed migration, want 3", v)
+	if v != version {
+		t.Errorf("user_version = %d after a failed migration, want %d", v, version)
 	}
 	if d := cmp.Diff(m.View, dumpJournalView(t, db)); d != "" {
 		t.Errorf("journal view after a failed migration differs (-before +after):\n%s", d)

@@ -24,7 +24,7 @@ func TestJournalPositions(t *testing.T) {
 	tamper(`INSERT INTO journal_tombstones (seq, deleted_at, reason, time_ns, thread, conversation, direction, kind,
 		sender, recipient, listener, root, sha256, profile)
 		SELECT seq, 7000000000, 'prune_on_delivery', time_ns, thread, conversation, direction, kind, sender,
-		recipient, listener, root, sha256, 'calc' FROM journal_rows WHERE seq = 2`)
+		recipient, listener, root, sha256, 'calc' FROM journal_entries WHERE seq = 2`)
 	tamper(`DELETE FROM journal_rows WHERE seq = 2`)
 	tamper(`INSERT INTO journal_tombstones (seq, deleted_at, reason) VALUES (3, 8000000000, 'window')`)
 	tamper(`DELETE FROM journal_rows WHERE seq = 3`)

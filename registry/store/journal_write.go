@@ -8,60 +8,31 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"unsafe"
 )
 
-// entryColumns are the stored columns of a journal row, in the order the
-// writer binds them and scanEntry reads them.
+// entryColumns are the columns of a journal entry in journal_entries (the
+// rows with their routes' direction, kind and names: journal_routes.go), in
+// the order scanEntry reads them.
 const entryColumns = `seq, time_ns, thread, conversation, direction, kind, sender, recipient, listener, root, sha256,
 	envelope, diagnostics, profile`
 
-// journalInsert inserts journal rows. OR ROLLBACK: a failing row ends the
-// whole transaction, which the writer rolls back and retries op by op anyway
-// (writer.commit), so SQLite need not keep a statement journal to undo just
-// this statement. Direction and kind are bound as numbers that a CASE
-// names (nameCase), sender, recipient, listener, root tag and profile as
-// their journal_names ids (journal_names.go), diagnostics, mostly empty,
-// as NULL when it is (optionalView) and stored as the empty string
-// (coalesce): the driver binds a number or a NULL as it is, where it
-// allocates, copies and frees C memory for each string. coalesce costs
-// SQLite four opcodes a column, more than it saves for a column that is
-// seldom empty.
-var journalInsert = newRowStatement(`INSERT OR ROLLBACK INTO journal_rows (`+entryColumns+`) VALUES `,
-	`(?, ?, ?, ?, `+nameCase(directionNames[:])+`, `+nameCase(kindNames[:])+`, ?, ?, ?, ?, ?, ?, coalesce(?, ''), ?)`,
-	``, 14)
+// journalInsert inserts journal rows (layout 5): eight values a row, its
+// direction, kind and names as the id of its route (journal_routes.go) and
+// a diagnostics that is empty as NULL (optionalView), which the driver
+// binds as they are, where it allocates, copies and frees C memory for
+// each string. OR ROLLBACK: a failing row ends the whole transaction,
+// which the writer rolls back and retries op by op anyway (writer.commit),
+// so SQLite need not keep a statement journal to undo just this statement.
+var journalInsert = newRowStatement(`INSERT OR ROLLBACK INTO journal_rows (`+rowColumns+`) VALUES `,
+	`(?, ?, ?, ?, ?, ?, ?, ?)`, ``, journalInsertCols)
 
-// nameCase returns the SQL expression that names the number bound to its
-// parameter: CASE ? WHEN i THEN names[i] … END for each non-empty name
-// (NULL for any other number, which the NOT NULL column refuses). The
-// writer binds a row's direction and kind as numbers, which the driver
-// binds as they are, where it would allocate, copy and free C memory for
-// each name.
-func nameCase(names []string) string {
-	var b strings.Builder
-	b.WriteString("CASE ?")
-	for i, n := range names {
-		if n != "" {
-			fmt.Fprintf(&b, " WHEN %d THEN '%s'", i, n)
-		}
-	}
-	b.WriteString(" END")
-	return b.String()
-}
-
-// directionValues and kindValues are the numbers of the directions and
-// kinds as interface values, boxed once rather than at every journaled row.
-var directionValues, kindValues = numbers(len(directionNames)), numbers(len(kindNames))
-
-// numbers returns 0 … n-1 as interface values.
-func numbers(n int) []any {
-	out := make([]any, n)
-	for i := range out {
-		out[i] = int64(i)
-	}
-	return out
-}
+// rowColumns are the columns of a journal_rows row (layout 5), in the
+// order journalInsert binds them; journalInsertCols is their number.
+const (
+	rowColumns        = `seq, time_ns, thread, conversation, route, sha256, envelope, diagnostics`
+	journalInsertCols = 8
+)
 
 // errOutOfSequence reports a journal append whose seq is not above every
 // seq the journal already holds.
@@ -74,11 +45,11 @@ func (w *writer) insertEntries(p *pending) error {
 		return nil
 	}
 	name := groupName(p.appendOps, "append")
-	values := slices.Grow(p.values[:0], 14*len(p.appends))
+	values := slices.Grow(p.values[:0], journalInsertCols*len(p.appends))
 	p.times = slices.Grow(p.times[:0], len(p.appends))
 	p.digests = slices.Grow(p.digests[:0], len(p.appends))
 	p.texts = slices.Grow(p.texts[:0], len(p.appends))
-	p.nameIDs = slices.Grow(p.nameIDs[:0], 5*len(p.appends))
+	p.routeIDs = slices.Grow(p.routeIDs[:0], len(p.appends))
 	for _, e := range p.appends {
 		// Append validated the entry; the writer checks again what the
 		// journal must never hold (an op built inside the package, a bug).
@@ -89,46 +60,41 @@ func (w *writer) insertEntries(p *pending) error {
 			return fmt.Errorf("store: %s: %w: seq %d is not above %d", name, errOutOfSequence, e.Seq, w.txHigh)
 		}
 		w.txHigh = e.Seq
+		route, err := w.routeID(e)
+		if err != nil {
+			return fmt.Errorf("store: %s: %w", name, err)
+		}
 		// The values view the entry's fields in place (rowvalues.go), and
 		// the envelope as a string viewing e.Bytes, not a copy: the driver
 		// copies them into SQLite's memory during the Exec, and the store
 		// owns e.Bytes (Append takes ownership) and never changes it. The
-		// time, digest slice and envelope string the entry does not hold as
-		// such are kept in p's scratch slices, which are not reallocated
-		// while the values point into them (sized for every append first).
+		// time, route, digest slice and envelope string the entry does not
+		// hold as such are kept in p's scratch slices, which are not
+		// reallocated while the values point into them (sized for every
+		// append first).
 		p.times = append(p.times, e.Time.UnixNano())
 		p.digests = append(p.digests, e.SHA256[:])
 		p.texts = append(p.texts, unsafe.String(unsafe.SliceData(e.Bytes), len(e.Bytes)))
+		p.routeIDs = append(p.routeIDs, route)
 		i := len(p.times) - 1
-		for _, n := range [...]string{e.From, e.To, e.Listener, e.PayloadTag, e.Profile} {
-			id, err := w.nameID(n)
-			if err != nil {
-				return fmt.Errorf("store: %s: %w", name, err)
-			}
-			p.nameIDs = append(p.nameIDs, id)
-		}
-		ids := p.nameIDs[5*i:]
 		values = append(values,
 			driver.NamedValue{Value: int64View(&e.Seq)},
 			driver.NamedValue{Value: int64View(&p.times[i])},
 			driver.NamedValue{Value: stringView(&e.Thread)},
 			driver.NamedValue{Value: stringView(&e.Conversation)},
-			driver.NamedValue{Value: directionValues[e.Direction]},
-			driver.NamedValue{Value: kindValues[e.Kind]},
-			driver.NamedValue{Value: int64View(&ids[0])},
-			driver.NamedValue{Value: int64View(&ids[1])},
-			driver.NamedValue{Value: int64View(&ids[2])},
-			driver.NamedValue{Value: int64View(&ids[3])},
+			driver.NamedValue{Value: int64View(&p.routeIDs[i])},
 			driver.NamedValue{Value: bytesView(&p.digests[i])},
 			driver.NamedValue{Value: stringView(&p.texts[i])},
-			driver.NamedValue{Value: optionalView(&e.Diagnostics)},
-			driver.NamedValue{Value: int64View(&ids[4])})
+			driver.NamedValue{Value: optionalView(&e.Diagnostics)})
 		w.listeners.note(e.Listener, e.Profile)
 		w.deliveries.appended(e)
 		w.keys.inserted(e)
 	}
 	p.values = values
 	if err := w.insertNames(); err != nil {
+		return fmt.Errorf("store: %s: %w", name, err)
+	}
+	if err := w.insertRoutes(); err != nil {
 		return fmt.Errorf("store: %s: %w", name, err)
 	}
 	if _, err := w.execRowValues(journalInsert, len(p.appends), values); err != nil {

@@ -49,7 +49,7 @@ func migrateLegacy(ctx context.Context, tx *sql.Tx, version int) error {
 			return fmt.Errorf("store: migrate the legacy layout: correlation refs: %w", err)
 		}
 	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO journal_rows (`+entryColumns+`) VALUES (?, ?, ?, ?, ?, ?,
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO journal_rows (`+rowColumnsV4+`) VALUES (?, ?, ?, ?, ?, ?,
 		`+nameIDOf("?")+`, `+nameIDOf("?")+`, `+nameIDOf("?")+`, `+nameIDOf("?")+`, ?, ?, ?, NULL)`)
 	if err != nil {
 		return fmt.Errorf("store: migrate the legacy journal: %w", err)

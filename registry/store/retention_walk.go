@@ -200,9 +200,10 @@ func (s *Store) readSweptEntries(ctx context.Context, byDelivery bool, after, en
 			strconv.Itoa(journalPartitionBits) + ` AND substr(marks, (seq & ` + strconv.Itoa(partitionSize-1) + `) + 1, 1) = '1')`
 	}
 	err := s.read(func(db *sql.DB) error {
-		rows, err := db.QueryContext(ctx, `SELECT seq, time_ns, kind = 'message', `+delivered+` FROM journal_rows
-			WHERE seq > ? AND seq <= ? AND listener = (SELECT id FROM journal_names WHERE name = ?)
-			AND coalesce(profile, 0) = (SELECT id FROM journal_names WHERE name = ?) ORDER BY seq LIMIT ?`,
+		rows, err := db.QueryContext(ctx, `SELECT seq, time_ns, ro.kind = 'message', `+delivered+`
+			FROM journal_rows AS r JOIN journal_routes AS ro ON ro.id = r.route
+			WHERE r.seq > ? AND r.seq <= ? AND ro.listener = (SELECT id FROM journal_names WHERE name = ?)
+			AND coalesce(ro.profile, 0) = (SELECT id FROM journal_names WHERE name = ?) ORDER BY r.seq LIMIT ?`,
 			after, end, c.listener, c.profile, s.sweepChunk)
 		if err != nil {
 			return err

@@ -17,8 +17,9 @@ import (
 // keeps the retention sweep's cursors per listener and profile
 // (journal_profiles.go). Version 4 stores a journal row's sender,
 // recipient, listener, root tag and profile as ids into journal_names
-// (journal_names.go).
-const layoutVersion = 4
+// (journal_names.go). Version 5 stores a journal row's direction, kind and
+// names as one id into journal_routes (journal_routes.go).
+const layoutVersion = 5
 
 // schema creates the store's layout. Every statement is idempotent (IF NOT
 // EXISTS), and Open applies the whole list in one transaction each time it
@@ -56,12 +57,15 @@ func partitionOf(seq int64) int64 { return seq >> journalPartitionBits }
 // (BenchmarkJournalFlow: 17 against 10 µs of CPU per envelope).
 //
 // Each row records the security profile of the thread it was journaled on
-// (profile; NULL for rows journaled before layout 3, journal_profiles.go).
-// Its sender, recipient, listener, root tag and profile are ids into
-// journal_names (the empty name is 0), which the views name again
-// (journal_names.go); the readers read journal_entries, the rows with
-// their names. The view also shows the pruned entries, from their tombstones: their
-// metadata with payload NULL and pruned saying why and when.
+// (NULL for rows journaled before layout 3, journal_profiles.go). Its
+// direction, kind, sender, recipient, listener, root tag and profile are
+// the id of its route in journal_routes (layout 5, journal_routes.go), the
+// route's names ids into journal_names (the empty name is 0,
+// journal_names.go), which the views name again; the readers read
+// journal_entries, the rows with their routes' names. An empty
+// diagnostics is stored as NULL. The view also shows the pruned entries,
+// from their tombstones: their metadata with payload NULL and pruned
+// saying why and when.
 //
 // The journal is append-only: a trigger refuses every UPDATE, and a row is
 // deleted (by retention) only after a tombstone records its seq and
@@ -76,27 +80,20 @@ func partitionOf(seq int64) int64 { return seq >> journalPartitionBits }
 // the writer ~6-8 µs per row (doc.go); thread and conversation lookups go
 // through journal_keys, and every other query the code runs reads a seq
 // range. It has no CHECK constraints (layout 4): the writer validates every
-// entry before it binds it (Entry.Validate; direction and kind go through
-// a CASE that yields NULL, refused by NOT NULL, for a number it does not
-// name), Verify reports a row that breaks those rules (a direction or kind
-// it does not know, a missing field, a digest that does not match), and
-// the constraints cost the writer ~0.5-0.9 µs per row (doc.go).
+// entry before it binds it (Entry.Validate), Verify reports a row that
+// breaks those rules (a direction or kind it does not know, a missing
+// field or route, a digest that does not match), and the constraints cost
+// the writer ~0.5-0.9 µs per row (doc.go).
 var journalSchema = `
 CREATE TABLE IF NOT EXISTS journal_rows (
 	seq          INTEGER PRIMARY KEY,
 	time_ns      INTEGER NOT NULL,
 	thread       TEXT    NOT NULL,
 	conversation TEXT    NOT NULL,
-	direction    TEXT    NOT NULL,
-	kind         TEXT    NOT NULL,
-	sender       INTEGER NOT NULL,
-	recipient    INTEGER NOT NULL,
-	listener     INTEGER NOT NULL,
-	root         INTEGER NOT NULL,
+	route        INTEGER NOT NULL,
 	sha256       BLOB    NOT NULL,
 	envelope     TEXT    NOT NULL,
-	diagnostics  TEXT    NOT NULL,
-	profile      INTEGER
+	diagnostics  TEXT
 );
 CREATE TABLE IF NOT EXISTS journal_tombstones (
 	seq          INTEGER PRIMARY KEY,
@@ -114,7 +111,8 @@ CREATE TABLE IF NOT EXISTS journal_tombstones (
 	sha256       BLOB,
 	profile      TEXT
 );
-` + journalNamesSchema + `
+` + journalNamesTable + `
+` + journalRoutesSchema + `
 ` + journalViewSchema + `
 CREATE TABLE IF NOT EXISTS journal_state (
 	id            INTEGER PRIMARY KEY CHECK (id = 1),
@@ -177,6 +175,13 @@ func prepareSchema(ctx context.Context, db *sql.DB, log *slog.Logger) error {
 	if err := legacySupported(legacy); err != nil {
 		return err
 	}
+	if version < 5 {
+		// The older layouts migrate to layout 4, then to 5
+		// (journalSchemaV4); a fresh database is of version 0.
+		if _, err := tx.ExecContext(ctx, journalSchemaV4); err != nil {
+			return fmt.Errorf("store: schema: %w", err)
+		}
+	}
 	for _, q := range schema {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("store: schema: %w", err)
@@ -200,6 +205,11 @@ func prepareSchema(ctx context.Context, db *sql.DB, log *slog.Logger) error {
 	}
 	if version < 4 {
 		if err := migrateJournalNames(ctx, tx); err != nil {
+			return err
+		}
+	}
+	if version < 5 {
+		if err := migrateJournalRoutes(ctx, tx); err != nil {
 			return err
 		}
 	}

@@ -45,6 +45,9 @@ type Store struct {
 	queue  chan *op // pooled copies (queue.go)
 	// wake cuts the writer's batch delay short (nudge).
 	wake chan struct{}
+	// marks carries the delivery marks of journaled seqs to the writer
+	// (queue.go).
+	marks markQueue
 
 	// seqMu orders journal appends: a seq is assigned and its op enqueued
 	// under it, so queue order is seq order and commits never leave a gap.
@@ -171,9 +174,15 @@ func (s *Store) open() error {
 	s.callSeq.Store(calls)
 	s.dur = newDurability(next - 1)
 	deliveries, err := loadDeliveries(ctx, conn, next-1)
-	var names journalNames
+	var (
+		names  journalNames
+		routes journalRoutes
+	)
 	if err == nil {
 		names, err = loadJournalNames(ctx, conn)
+	}
+	if err == nil {
+		routes, err = loadJournalRoutes(ctx, conn)
 	}
 	conn.Close() // the writer takes the connection back from the pool below
 	if err != nil {
@@ -186,6 +195,7 @@ func (s *Store) open() error {
 	s.w = &writer{
 		conn:     wc,
 		queue:    s.queue,
+		marks:    &s.marks,
 		wake:     s.wake,
 		done:     s.done,
 		rows:     s.opts.BatchRows,
@@ -200,6 +210,7 @@ func (s *Store) open() error {
 
 		deliveries: deliveries,
 		names:      names,
+		routes:     routes,
 		keys:       newKeySummaries(next),
 		high:       next - 1,
 		txHigh:     next - 1,
@@ -240,7 +251,7 @@ func (s *Store) enqueue(ctx context.Context, o *op) error {
 	if err := s.send(ctx, o); err != nil {
 		return err
 	}
-	if o.kind != opFlush {
+	if o.kind != opFlush && o.kind != opMarks {
 		s.counters.enqueued.Add(1)
 	}
 	return nil

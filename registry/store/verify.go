@@ -185,15 +185,17 @@ func verify(ctx context.Context, db *sql.DB, progress func(done, total int64)) (
 // maxNameFaults bounds the rows names reports.
 const maxNameFaults = 1000
 
-// names reports the rows with a name id that journal_names lacks (the
-// entries read such a name as ""): up to maxNameFaults of them.
+// names reports the rows whose route journal_routes lacks, or whose
+// route has a name id that journal_names lacks (the entries read such a
+// route's direction, kind or name as ""): up to maxNameFaults of them.
 func (v *verifier) names() error {
 	missing := func(col string) string {
-		return `NOT EXISTS (SELECT 1 FROM journal_names WHERE id = r.` + col + `)`
+		return `NOT EXISTS (SELECT 1 FROM journal_names WHERE id = ro.` + col + `)`
 	}
-	rows, err := v.tx.QueryContext(v.ctx, `SELECT seq FROM journal_rows AS r WHERE `+missing("sender")+` OR `+
-		missing("recipient")+` OR `+missing("listener")+` OR `+missing("root")+` OR (r.profile IS NOT NULL AND `+
-		missing("profile")+`) ORDER BY seq LIMIT ?`, maxNameFaults)
+	rows, err := v.tx.QueryContext(v.ctx, `SELECT seq FROM journal_rows AS r WHERE r.route NOT IN (SELECT id FROM journal_routes)
+		OR r.route IN (SELECT id FROM journal_routes AS ro WHERE `+missing("sender")+` OR `+missing("recipient")+` OR `+
+		missing("listener")+` OR `+missing("root")+` OR (ro.profile IS NOT NULL AND `+missing("profile")+`))
+		ORDER BY seq LIMIT ?`, maxNameFaults)
 	if err != nil {
 		return fmt.Errorf("store: verify: names: %w", err)
 	}
@@ -203,7 +205,7 @@ func (v *verifier) names() error {
 		if err := rows.Scan(&seq); err != nil {
 			return fmt.Errorf("store: verify: names: %w", err)
 		}
-		v.fault(FaultMissingField, seq, "a name of the entry is missing from journal_names")
+		v.fault(FaultMissingField, seq, "the route of the entry or one of its names is missing (journal_routes, journal_names)")
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("store: verify: names: %w", err)

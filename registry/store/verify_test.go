@@ -17,8 +17,8 @@ import (
 // an attacker or a broken tool would, and checks what Verify reports.
 func TestVerify(t *testing.T) {
 	copyRow := func(from, to int64) tamper {
-		return sqlTamper(fmt.Sprintf(`INSERT INTO journal_rows (%s) SELECT %d, %s FROM journal_rows WHERE seq = %d`, entryColumns, to,
-			strings.TrimPrefix(entryColumns, "seq, "), from))
+		return sqlTamper(fmt.Sprintf(`INSERT INTO journal_rows (%s) SELECT %d, %s FROM journal_rows WHERE seq = %d`, rowColumns, to,
+			strings.TrimPrefix(rowColumns, "seq, "), from))
 	}
 	tests := []struct {
 		name   string
@@ -54,13 +54,25 @@ func TestVerify(t *testing.T) {
 		{
 			name: "missing fields",
 			tamper: []tamper{sqlTamper(`UPDATE journal_rows SET thread = '' WHERE seq = 7`),
-				sqlTamper(`UPDATE journal_rows SET direction = 'sideways', sender = 0 WHERE seq = 8`)},
+				sqlTamper(`INSERT INTO journal_routes (id, direction, kind, sender, recipient, listener, root, profile)
+					VALUES (900, 'sideways', 'message', 0, 0, 0, 0, 0)`),
+				sqlTamper(`UPDATE journal_rows SET route = 900 WHERE seq = 8`)},
 			want: []Fault{{Kind: FaultMissingField, Seq: 7}, {Kind: FaultMissingField, Seq: 8}},
 		},
 		{
-			name:   "name missing from journal_names",
-			tamper: []tamper{sqlTamper(`UPDATE journal_rows SET root = 999 WHERE seq = 5`)},
-			want:   []Fault{{Kind: FaultMissingField, Seq: 5}},
+			name: "name missing from journal_names",
+			tamper: []tamper{sqlTamper(`INSERT INTO journal_routes (id, direction, kind, sender, recipient, listener, root, profile)
+				SELECT 901, direction, kind, sender, recipient, listener, 999, profile FROM journal_routes
+				WHERE id = (SELECT route FROM journal_rows WHERE seq = 5)`),
+				sqlTamper(`UPDATE journal_rows SET route = 901 WHERE seq = 5`)},
+			want: []Fault{{Kind: FaultMissingField, Seq: 5}},
+		},
+		{
+			name:   "route missing from journal_routes",
+			tamper: []tamper{sqlTamper(`UPDATE journal_rows SET route = 999 WHERE seq = 6`)},
+			// The entry reads without direction, kind and sender, and its
+			// route is missing.
+			want: []Fault{{Kind: FaultMissingField, Seq: 6}, {Kind: FaultMissingField, Seq: 6}},
 		},
 		{
 			name:   "entry resurrected over a tombstone",

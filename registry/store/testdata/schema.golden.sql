@@ -90,22 +90,29 @@ CREATE TABLE journal_names (
 	name TEXT    NOT NULL UNIQUE
 );
 
+-- table journal_routes
+CREATE TABLE journal_routes (
+	id        INTEGER PRIMARY KEY,
+	direction TEXT    NOT NULL,
+	kind      TEXT    NOT NULL,
+	sender    INTEGER NOT NULL,
+	recipient INTEGER NOT NULL,
+	listener  INTEGER NOT NULL,
+	root      INTEGER NOT NULL,
+	profile   INTEGER,
+	UNIQUE (direction, kind, sender, recipient, listener, root, profile)
+);
+
 -- table journal_rows
 CREATE TABLE journal_rows (
 	seq          INTEGER PRIMARY KEY,
 	time_ns      INTEGER NOT NULL,
 	thread       TEXT    NOT NULL,
 	conversation TEXT    NOT NULL,
-	direction    TEXT    NOT NULL,
-	kind         TEXT    NOT NULL,
-	sender       INTEGER NOT NULL,
-	recipient    INTEGER NOT NULL,
-	listener     INTEGER NOT NULL,
-	root         INTEGER NOT NULL,
+	route        INTEGER NOT NULL,
 	sha256       BLOB    NOT NULL,
 	envelope     TEXT    NOT NULL,
-	diagnostics  TEXT    NOT NULL,
-	profile      INTEGER
+	diagnostics  TEXT
 );
 
 -- table journal_state
@@ -284,6 +291,18 @@ BEGIN
 	SELECT RAISE(ABORT, 'journal names are immutable');
 END;
 
+-- trigger journal_routes_immutable_delete
+CREATE TRIGGER journal_routes_immutable_delete BEFORE DELETE ON journal_routes
+BEGIN
+	SELECT RAISE(ABORT, 'journal routes are immutable');
+END;
+
+-- trigger journal_routes_immutable_update
+CREATE TRIGGER journal_routes_immutable_update BEFORE UPDATE ON journal_routes
+BEGIN
+	SELECT RAISE(ABORT, 'journal routes are immutable');
+END;
+
 -- trigger journal_tombstones_immutable_delete
 CREATE TRIGGER journal_tombstones_immutable_delete BEFORE DELETE ON journal_tombstones
 BEGIN
@@ -328,13 +347,15 @@ UNION ALL SELECT seq,
 FROM journal_tombstones;
 
 -- view journal_entries
-CREATE VIEW journal_entries AS SELECT r.seq, r.time_ns, r.thread, r.conversation, r.direction,
-	r.kind, coalesce(s.name, '') AS sender, coalesce(t.name, '') AS recipient, coalesce(l.name, '') AS listener,
-	coalesce(o.name, '') AS root, r.sha256, r.envelope, r.diagnostics, p.name AS profile
+CREATE VIEW journal_entries AS SELECT r.seq, r.time_ns, r.thread, r.conversation,
+	coalesce(ro.direction, '') AS direction, coalesce(ro.kind, '') AS kind, coalesce(s.name, '') AS sender,
+	coalesce(t.name, '') AS recipient, coalesce(l.name, '') AS listener, coalesce(o.name, '') AS root, r.sha256,
+	r.envelope, coalesce(r.diagnostics, '') AS diagnostics, p.name AS profile
 FROM journal_rows AS r
-	LEFT JOIN journal_names AS s ON s.id = r.sender
-	LEFT JOIN journal_names AS t ON t.id = r.recipient
-	LEFT JOIN journal_names AS l ON l.id = r.listener
-	LEFT JOIN journal_names AS o ON o.id = r.root
-	LEFT JOIN journal_names AS p ON p.id = r.profile;
+	LEFT JOIN journal_routes AS ro ON ro.id = r.route
+	LEFT JOIN journal_names AS s ON s.id = ro.sender
+	LEFT JOIN journal_names AS t ON t.id = ro.recipient
+	LEFT JOIN journal_names AS l ON l.id = ro.listener
+	LEFT JOIN journal_names AS o ON o.id = ro.root
+	LEFT JOIN journal_names AS p ON p.id = ro.profile;
 

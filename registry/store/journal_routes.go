@@ -1,0 +1,271 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// Layout 5 stores what a journal row shares with the other rows of its hop
+// — direction, kind, sender, recipient, listener, root tag and profile —
+// as one id into journal_routes, which holds each distinct combination
+// once (its names as journal_names ids). A row binds eight values instead
+// of fourteen, SQLite builds a record of eight columns without the CASE
+// that named direction and kind or the coalesce that stored an empty
+// diagnostics (NULL now stands for it), and journal_entries joins the route
+// and its names again, so the journal view reads exactly as before.
+//
+// The writer keeps the route → id map in memory (journalRoutes): loaded at
+// Open, a route it has not seen is inserted into journal_routes inside the
+// transaction that first journals it, with the next id. Routes are never
+// changed or deleted (triggers refuse both), and Verify reports a row whose
+// route or name is missing.
+
+// journalRoutesSchema is journal_routes and journal_entries, the journal's
+// rows with their route's direction, kind and names as text: what every
+// reader of the package selects entryColumns from. A migrated route of an
+// entry journaled before layout 3 has a NULL profile (not recorded).
+const journalRoutesSchema = `
+CREATE TABLE IF NOT EXISTS journal_routes (
+	id        INTEGER PRIMARY KEY,
+	direction TEXT    NOT NULL,
+	kind      TEXT    NOT NULL,
+	sender    INTEGER NOT NULL,
+	recipient INTEGER NOT NULL,
+	listener  INTEGER NOT NULL,
+	root      INTEGER NOT NULL,
+	profile   INTEGER,
+	UNIQUE (direction, kind, sender, recipient, listener, root, profile)
+);
+CREATE TRIGGER IF NOT EXISTS journal_routes_immutable_update BEFORE UPDATE ON journal_routes
+BEGIN
+	SELECT RAISE(ABORT, 'journal routes are immutable');
+END;
+CREATE TRIGGER IF NOT EXISTS journal_routes_immutable_delete BEFORE DELETE ON journal_routes
+BEGIN
+	SELECT RAISE(ABORT, 'journal routes are immutable');
+END;
+CREATE VIEW IF NOT EXISTS journal_entries AS SELECT r.seq, r.time_ns, r.thread, r.conversation,
+	coalesce(ro.direction, '') AS direction, coalesce(ro.kind, '') AS kind, coalesce(s.name, '') AS sender,
+	coalesce(t.name, '') AS recipient, coalesce(l.name, '') AS listener, coalesce(o.name, '') AS root, r.sha256,
+	r.envelope, coalesce(r.diagnostics, '') AS diagnostics, p.name AS profile
+FROM journal_rows AS r
+	LEFT JOIN journal_routes AS ro ON ro.id = r.route
+	LEFT JOIN journal_names AS s ON s.id = ro.sender
+	LEFT JOIN journal_names AS t ON t.id = ro.recipient
+	LEFT JOIN journal_names AS l ON l.id = ro.listener
+	LEFT JOIN journal_names AS o ON o.id = ro.root
+	LEFT JOIN journal_names AS p ON p.id = ro.profile;`
+
+// routeKey is a journal route: what an entry shares with the other
+// entries of its hop.
+type routeKey struct {
+	direction                               Direction
+	kind                                    Kind
+	sender, recipient, listener, root, prof string
+}
+
+// routeOf returns the route of e.
+func routeOf(e *Entry) routeKey {
+	return routeKey{e.Direction, e.Kind, e.From, e.To, e.Listener, e.PayloadTag, e.Profile}
+}
+
+// maxCachedRoutes bounds the writer's route → id map, as maxCachedNames
+// bounds the names: past it a route the map lacks is looked up in
+// journal_routes. (A variable for the tests.)
+var maxCachedRoutes = 1 << 14
+
+// journalRoutes is the writer's route → id map of journal_routes.
+type journalRoutes struct {
+	ids map[routeKey]int64 // committed routes, up to maxCachedRoutes
+	tx  map[routeKey]int64 // routes the open transaction enters
+	// fresh are the routes noted since the last insertRoutes, as the
+	// INSERT's arguments: id, direction, kind, five name ids, ….
+	fresh []any
+	// next is the id the next new route gets; txNext the same inside the
+	// open transaction.
+	next, txNext int64
+}
+
+// loadJournalRoutes reads journal_routes (up to maxCachedRoutes of them,
+// leaving out the migrated routes without a profile, which the writer
+// never journals) and the next free id.
+func loadJournalRoutes(ctx context.Context, q *sql.Conn) (journalRoutes, error) {
+	r := journalRoutes{ids: make(map[routeKey]int64), tx: make(map[routeKey]int64)}
+	rows, err := q.QueryContext(ctx, `SELECT ro.id, ro.direction, ro.kind, s.name, t.name, l.name, o.name, p.name
+		FROM journal_routes AS ro
+			JOIN journal_names AS s ON s.id = ro.sender
+			JOIN journal_names AS t ON t.id = ro.recipient
+			JOIN journal_names AS l ON l.id = ro.listener
+			JOIN journal_names AS o ON o.id = ro.root
+			JOIN journal_names AS p ON p.id = ro.profile
+		ORDER BY ro.id`)
+	if err != nil {
+		return r, fmt.Errorf("store: read journal routes: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id        int64
+			dir, kind string
+			k         routeKey
+		)
+		if err := rows.Scan(&id, &dir, &kind, &k.sender, &k.recipient, &k.listener, &k.root, &k.prof); err != nil {
+			return r, fmt.Errorf("store: read journal routes: %w", err)
+		}
+		var derr, kerr error
+		k.direction, derr = ParseDirection(dir)
+		k.kind, kerr = ParseKind(kind)
+		if derr == nil && kerr == nil && len(r.ids) < maxCachedRoutes {
+			r.ids[k] = id
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return r, fmt.Errorf("store: read journal routes: %w", err)
+	}
+	if err := q.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM journal_routes`).Scan(&r.next); err != nil {
+		return r, fmt.Errorf("store: read journal routes: %w", err)
+	}
+	r.txNext = r.next
+	return r, nil
+}
+
+// committed makes the routes of the committed transaction known.
+func (r *journalRoutes) committed() {
+	for k, id := range r.tx {
+		if len(r.ids) < maxCachedRoutes {
+			r.ids[k] = id
+		}
+	}
+	r.next = r.txNext
+	r.rolledBack()
+}
+
+// rolledBack forgets the routes of the rolled-back transaction.
+func (r *journalRoutes) rolledBack() {
+	clear(r.tx)
+	clear(r.fresh)
+	r.fresh = r.fresh[:0]
+	r.txNext = r.next
+}
+
+// routeID returns the id of e's route in journal_routes; a new route gets
+// the next id and is entered by the next insertRoutes, inside the open
+// transaction (after its names: insertNames).
+func (w *writer) routeID(e *Entry) (int64, error) {
+	r := &w.routes
+	k := routeOf(e)
+	if id, ok := r.ids[k]; ok {
+		return id, nil
+	}
+	if id, ok := r.tx[k]; ok {
+		return id, nil
+	}
+	var names [5]int64
+	for i, n := range [...]string{k.sender, k.recipient, k.listener, k.root, k.prof} {
+		id, err := w.nameID(n)
+		if err != nil {
+			return 0, err
+		}
+		names[i] = id
+	}
+	if len(r.ids) >= maxCachedRoutes {
+		ids, err := w.queryInt64s(`SELECT id FROM journal_routes WHERE direction = ? AND kind = ? AND sender = ?
+			AND recipient = ? AND listener = ? AND root = ? AND profile = ?`, k.direction.String(), k.kind.String(),
+			names[0], names[1], names[2], names[3], names[4])
+		if err != nil {
+			return 0, fmt.Errorf("store: look up journal route: %w", err)
+		}
+		if len(ids) == 1 {
+			return ids[0], nil
+		}
+	}
+	id := r.txNext
+	r.txNext++
+	r.tx[k] = id
+	r.fresh = append(r.fresh, id, k.direction.String(), k.kind.String(), names[0], names[1], names[2], names[3], names[4])
+	return id, nil
+}
+
+// routesInsert enters new routes into journal_routes.
+var routesInsert = newRowStatement(`INSERT INTO journal_routes (id, direction, kind, sender, recipient, listener, root,
+	profile) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?)`, ``, 8)
+
+// insertRoutes enters the routes noted since the last call, inside the open
+// transaction.
+func (w *writer) insertRoutes() error {
+	r := &w.routes
+	if len(r.fresh) == 0 {
+		return nil
+	}
+	if _, err := w.execRows(routesInsert, len(r.fresh)/8, r.fresh); err != nil {
+		return fmt.Errorf("store: enter journal routes: %w", err)
+	}
+	clear(r.fresh)
+	r.fresh = r.fresh[:0]
+	return nil
+}
+
+// migrateJournalRoutes brings a database of an older layout to layout 5,
+// inside tx, after schema and the earlier steps were applied (journal_rows
+// is then of layout 4: journalSchemaV4, migrateJournalNames): it builds
+// the layout-5 table beside the old one, enters every distinct route into
+// journal_routes, copies every row with its route's id, checks that the
+// copy reads as the old rows did, drops the old table and recreates the
+// journal's triggers and views. Any failure fails tx, which leaves the
+// database as it was. A journal_rows that has routes already is left alone.
+func migrateJournalRoutes(ctx context.Context, tx *sql.Tx) error {
+	typ, err := rowColumnType(ctx, tx, "journal_rows", "route")
+	if err != nil {
+		return err
+	}
+	if typ != "" {
+		return nil
+	}
+	fail := func(step string, err error) error {
+		return fmt.Errorf("store: schema: migrate the journal's routes (%s): %w", step, err)
+	}
+	var before int64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM journal_rows`).Scan(&before); err != nil {
+		return fail("count", err)
+	}
+	// The views and triggers name journal_rows: they go first and are
+	// recreated by journalSchema.
+	if _, err := tx.ExecContext(ctx, `DROP VIEW IF EXISTS journal; DROP VIEW IF EXISTS journal_entries;
+		DROP TRIGGER IF EXISTS journal_append_only; DROP TRIGGER IF EXISTS journal_delete_needs_tombstone;
+		ALTER TABLE journal_rows RENAME TO journal_rows_v4`); err != nil {
+		return fail("set the old table aside", err)
+	}
+	if _, err := tx.ExecContext(ctx, journalSchema); err != nil {
+		return fail("create the table", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO journal_routes (direction, kind, sender, recipient, listener, root, profile)
+		SELECT DISTINCT direction, kind, sender, recipient, listener, root, profile FROM journal_rows_v4`); err != nil {
+		return fail("enter the routes", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO journal_rows (seq, time_ns, thread, conversation, route, sha256, envelope,
+		diagnostics)
+		SELECT o.seq, o.time_ns, o.thread, o.conversation, ro.id, o.sha256, o.envelope, nullif(o.diagnostics, '')
+		FROM journal_rows_v4 AS o JOIN journal_routes AS ro ON ro.direction = o.direction AND ro.kind = o.kind
+			AND ro.sender = o.sender AND ro.recipient = o.recipient AND ro.listener = o.listener AND ro.root = o.root
+			AND ro.profile IS o.profile
+		ORDER BY o.seq`); err != nil {
+		return fail("copy the rows", err)
+	}
+	var differ int64
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM journal_rows) - ?1 + (SELECT count(*) FROM journal_rows_v4 AS o
+		WHERE NOT EXISTS (SELECT 1 FROM journal_rows AS n JOIN journal_routes AS ro ON ro.id = n.route
+			WHERE n.seq = o.seq AND n.time_ns = o.time_ns AND n.thread = o.thread AND n.conversation = o.conversation
+			AND ro.direction = o.direction AND ro.kind = o.kind AND ro.sender = o.sender AND ro.recipient = o.recipient
+			AND ro.listener = o.listener AND ro.root = o.root AND ro.profile IS o.profile AND n.sha256 = o.sha256
+			AND n.envelope = o.envelope AND coalesce(n.diagnostics, '') = o.diagnostics))`, before).Scan(&differ); err != nil {
+		return fail("check the copy", err)
+	}
+	if differ != 0 {
+		return fail("check the copy", fmt.Errorf("the copy differs from the journal in %d rows", differ))
+	}
+	if _, err := tx.ExecContext(ctx, `DROP TABLE journal_rows_v4`); err != nil {
+		return fail("drop the old table", err)
+	}
+	return nil
+}

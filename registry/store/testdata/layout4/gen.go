@@ -1,0 +1,202 @@
+//go:build ignore
+
+// gen writes layout-v4.db.gz and layout-v4.json.gz into
+// registry/store/testdata: a data directory's database in store layout 4
+// (the journal's names as journal_names ids in journal_rows), and what its journal view
+// and readers return. TestMigrateLayout4 migrates it to the current layout
+// and checks that it reads the same.
+//
+// It was run once, with the store of commit 480e189 (the last with layout
+// 4): `go run ./registry/store/testdata/layout4/gen.go`. Run against a
+// later store it would write the new layout, so it is kept as the record
+// of how the fixture was made, not to be run again.
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/registry/store"
+	_ "modernc.org/sqlite"
+)
+
+// entries is how many journal entries the fixture holds: more than two
+// partitions of 1024, so closed partitions have lookup keys.
+const entries = 2100
+
+// manifest is what the fixture holds, for the test to check.
+type manifest struct {
+	// View is every row of the journal view (dumpView).
+	View []map[string]*string `json:"view"`
+	// Undelivered are the seqs Undelivered returns.
+	Undelivered []int64 `json:"undelivered"`
+	// Thread5 and PrunedThread5 are the seqs Thread and PrunedOf return
+	// for thread-5.
+	Thread5       []int64 `json:"thread5"`
+	PrunedThread5 []int64 `json:"pruned_thread5"`
+}
+
+func main() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "layout4-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	base := time.Date(2026, 1, 2, 3, 4, 5, 6789, time.UTC)
+	now := base
+	s, err := store.Open(dir, store.Options{Clock: func() time.Time { return now }})
+	if err != nil {
+		log.Fatal(err)
+	}
+	listeners := []string{"shouter", "sink", "tool", ""}
+	profiles := []string{"", "admin", "admin&ops"}
+	senders := []string{"greeter", "user:alice", "shouter", "tool"}
+	tags := []string{"Greeting", "Shouted", "ToolCall", ""}
+	var seqs []int64
+	for i := range entries {
+		now = base.Add(time.Duration(i) * time.Second)
+		e := store.Entry{
+			Thread:       fmt.Sprintf("thread-%d", i%37),
+			Conversation: fmt.Sprintf("conv-%d", i%11),
+			Direction:    store.Direction(1 + i%2),
+			Kind:         store.Message,
+			From:         senders[i%len(senders)],
+			To:           listeners[(i+1)%len(listeners)],
+			Listener:     listeners[i%len(listeners)],
+			PayloadTag:   tags[i%len(tags)],
+			Profile:      profiles[i%len(profiles)],
+			Bytes: fmt.Appendf(nil, `<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><meta><from>%s</from><thread>thread-%d</thread></meta><Greeting><Name>n%d</Name></Greeting></message>`,
+				senders[i%len(senders)], i%37, i),
+		}
+		switch {
+		case i%97 == 5:
+			e.Kind, e.Thread, e.Conversation, e.From, e.To, e.Listener, e.PayloadTag = store.DeadLetter, "", "", "", "", "", ""
+			e.Bytes = []byte("<not xml")
+		case i%89 == 3:
+			e.Kind, e.Diagnostics = store.Huh, "repaired: unclosed tag"
+		case i%53 == 7:
+			e.Kind = store.Decision
+		}
+		seq, err := s.AppendSeq(e)
+		if err != nil {
+			log.Fatal(err)
+		}
+		seqs = append(seqs, seq)
+	}
+	for i, seq := range seqs {
+		if i%3 != 0 {
+			if err := s.MarkDelivered(seq); err != nil {
+				log.Fatal(err)
+			}
+		}
+	}
+	if err := s.Flush(ctx); err != nil {
+		log.Fatal(err)
+	}
+	// Prune the delivered entries of "sink" under profile "admin", leaving
+	// tombstones with metadata.
+	pruned, err := s.Sweep(ctx, func(listener, profile string) store.Retention {
+		if listener == "sink" && profile == "admin" {
+			return store.Retention{Policy: store.PruneOnDelivery}
+		}
+		return store.Retention{}
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("pruned %d", pruned)
+	var m manifest
+	undelivered, err := s.Undelivered()
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, e := range undelivered {
+		m.Undelivered = append(m.Undelivered, e.Seq)
+	}
+	thread, err := s.Thread("thread-5")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, e := range thread {
+		m.Thread5 = append(m.Thread5, e.Seq)
+	}
+	prunedOf, err := s.PrunedOf("thread-5")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range prunedOf {
+		m.PrunedThread5 = append(m.PrunedThread5, p.Seq)
+	}
+	if err := s.Close(); err != nil {
+		log.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(dir, store.DatabaseFileName))
+	if err != nil {
+		log.Fatal(err)
+	}
+	m.View, err = dumpView(db)
+	if err != nil {
+		log.Fatal(err)
+	}
+	db.Close()
+	raw, err := os.ReadFile(filepath.Join(dir, store.DatabaseFileName))
+	if err != nil {
+		log.Fatal(err)
+	}
+	text, err := json.Marshal(m)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"layout-v4.db.gz": raw, "layout-v4.json.gz": text} {
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		zw.Write(data)
+		zw.Close()
+		if err := os.WriteFile(filepath.Join("registry", "store", "testdata", name), b.Bytes(), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+// dumpView returns every row of the journal view, each column as its text
+// (NULL as nil), in seq order. TestMigrateLayout4 has a copy.
+func dumpView(db *sql.DB) ([]map[string]*string, error) {
+	rows, err := db.Query(`SELECT * FROM journal ORDER BY seq`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var out []map[string]*string
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		row := map[string]*string{}
+		for i, c := range cols {
+			if vals[i].Valid {
+				v := vals[i].String
+				row[c] = &v
+			}
+		}
+		out = append(out, row)
+	}
+	return out, rows.Err()
+}
