@@ -95,3 +95,30 @@ func TestSlots(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenDropsWatchersThreadIndex: a database of an earlier binary, with
+// the index on watchers.thread no query reads, loses it at Open and keeps
+// its watchers.
+func TestOpenDropsWatchersThreadIndex(t *testing.T) {
+	s, dir := openTest(t, Options{})
+	must(t, s.PutWatcher(WatcherRow{ID: "w1", Thread: "t1", Created: time.Unix(1, 0)}))
+	must(t, s.Close())
+	db := rawDB(t, dir)
+	if _, err := db.Exec(`CREATE INDEX watchers_thread ON watchers (thread)`); err != nil {
+		t.Fatal(err)
+	}
+	must(t, db.Close())
+
+	s = openAt(t, dir, Options{})
+	ws, err := s.LoadWatchers()
+	must(t, err)
+	if len(ws) != 1 || ws[0].ID != "w1" {
+		t.Fatalf("watchers after reopen = %+v, want w1", ws)
+	}
+	must(t, s.Close())
+	var n int
+	must(t, rawDB(t, dir).QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'watchers_thread'`).Scan(&n))
+	if n != 0 {
+		t.Errorf("watchers_thread index still present after Open")
+	}
+}

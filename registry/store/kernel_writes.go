@@ -6,6 +6,12 @@ import (
 
 // kernelSchema holds the durable kernel state: the thread registry
 // (threads), the todo registry's watchers and the context buffer's slots.
+//
+// watchers has no index on its thread: no query reads watchers by thread
+// (a restart loads them all, deletes go by id), and that index, keyed by
+// random thread ids, cost the bus a WAL page per watcher written (~0.36 of
+// its 3 pages per reply). Databases that have it lose it at their next
+// Open; the table's shape is unchanged, so the layout version is too.
 const kernelSchema = `
 CREATE TABLE IF NOT EXISTS threads (
 	id         TEXT    PRIMARY KEY,
@@ -27,7 +33,7 @@ CREATE TABLE IF NOT EXISTS watchers (
 	triggered_from TEXT    NOT NULL DEFAULT '',
 	created_ns     INTEGER
 );
-CREATE INDEX IF NOT EXISTS watchers_thread ON watchers (thread);
+DROP INDEX IF EXISTS watchers_thread;
 CREATE TABLE IF NOT EXISTS slots (
 	thread       TEXT    NOT NULL,
 	idx          INTEGER NOT NULL,
