@@ -39,3 +39,20 @@ func ValidThreadID(s string) bool {
 	_, err := parseThreadID(s)
 	return err == nil
 }
+
+// timeOrdered returns the version 4 UUID id with its first six bytes
+// replaced by the time now (Unix nanoseconds) in milliseconds, big-endian:
+// the layout of xmlpipe/stage.TimeOrdered, which mints conversation ids.
+// A sub-thread's id then sorts by when it began, so a durable organism's
+// rows keyed by thread id (threads, slots) are written on the last page of
+// their index rather than one random page each. The version and variant
+// bits are untouched: the id stays a valid thread id, with 74 random bits
+// (71 past the shard bits), unique (Extend checks) and unguessable.
+func timeOrdered(id uuid.UUID, now int64) uuid.UUID {
+	ms := uint64(now / 1e6)
+	for i := 5; i >= 0; i-- {
+		id[i] = byte(ms)
+		ms >>= 8
+	}
+	return id
+}

@@ -158,3 +158,37 @@ func TestOnEndWithoutSink(t *testing.T) {
 		t.Fatalf("Collect removed %d, last ended %s; want 1, %s", n, ended[len(ended)-1], idle)
 	}
 }
+
+// TestExtendIDsTimeOrdered: a sub-thread's id begins with the time it was
+// created (Unix milliseconds), so ids sort in creation order, and stays a
+// valid thread id of its root's shard with fresh randomness.
+func TestExtendIDsTimeOrdered(t *testing.T) {
+	clock := newFakeClock()
+	th := newTestThreads(clock, nil)
+	root := mustBegin(t, th, "console", "greeter")
+	seen := map[string]bool{}
+	prev := ""
+	for range 50 {
+		clock.Advance(time.Millisecond)
+		id := mustExtend(t, th, root, "shouter")
+		u, err := parseThreadID(id)
+		if err != nil {
+			t.Fatalf("Extend gave %q: %v", id, err)
+		}
+		ms := uint64(0)
+		for _, b := range u[:6] {
+			ms = ms<<8 | uint64(b)
+		}
+		if want := uint64(clock.Now().UnixMilli()); ms != want {
+			t.Fatalf("id %s carries time %d ms, want %d", id, ms, want)
+		}
+		if id <= prev {
+			t.Fatalf("id %s created after %s sorts before it", id, prev)
+		}
+		if seen[id[14:]] {
+			t.Fatalf("id %s repeats the random part of an earlier id", id)
+		}
+		seen[id[14:]] = true
+		prev = id
+	}
+}
