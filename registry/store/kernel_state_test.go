@@ -122,3 +122,32 @@ func TestOpenDropsWatchersThreadIndex(t *testing.T) {
 		t.Errorf("watchers_thread index still present after Open")
 	}
 }
+
+// TestWatcherRaisedInPlace: a watcher written again in a later batch (it
+// was raised) is updated in place — same rowid, every column rewritten —
+// not deleted and inserted anew.
+func TestWatcherRaisedInPlace(t *testing.T) {
+	s, dir := openTest(t, Options{})
+	f := kernelFixture{at: time.Unix(100, 0).UTC()}
+	w := f.watcher("w1", "t1", false)
+	must(t, s.PutWatcher(w))
+	must(t, s.PutWatcher(f.watcher("w2", "t1", false)))
+	flush(t, s)
+	rowid := func() int64 {
+		var id int64
+		must(t, rawDB(t, dir).QueryRow(`SELECT rowid FROM watchers WHERE id = 'w1'`).Scan(&id))
+		return id
+	}
+	before := rowid()
+	w.Raised, w.TriggeredFrom, w.Description = true, "worker", "done"
+	must(t, s.PutWatcher(w))
+	flush(t, s)
+	if after := rowid(); after != before {
+		t.Errorf("raised watcher moved from rowid %d to %d: rewritten, not updated", before, after)
+	}
+	ws, err := s.LoadWatchers()
+	must(t, err)
+	if len(ws) != 2 || ws[0] != w {
+		t.Fatalf("watchers = %+v, want the raised w1 first of two", ws)
+	}
+}

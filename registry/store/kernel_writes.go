@@ -70,9 +70,16 @@ var (
 		upsert: newRowStatement(`INSERT OR REPLACE INTO threads (id, parent, path, created_ns, touched_ns, ref, profile) VALUES `,
 			`(?, ?, ?, ?, ?, ?, ?)`, ``, 7),
 		delete: newRowStatement(`DELETE FROM threads WHERE id IN (`, `?`, `)`, 1)}
+	// A watcher is written twice, registered then raised (mostly a batch
+	// later): the second write updates the row in place, where INSERT OR
+	// REPLACE deleted it and inserted it again under a new rowid, a second
+	// change to the table and to its id index.
 	watchersTable = &kernelTable{name: "watchers",
-		upsert: newRowStatement(`INSERT OR REPLACE INTO watchers (id, thread, issuer, wait_for, from_listener,
-			description, raised, triggered_from, created_ns) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 9),
+		upsert: newRowStatement(`INSERT INTO watchers (id, thread, issuer, wait_for, from_listener,
+			description, raised, triggered_from, created_ns) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			` ON CONFLICT (id) DO UPDATE SET thread = excluded.thread, issuer = excluded.issuer,
+			wait_for = excluded.wait_for, from_listener = excluded.from_listener, description = excluded.description,
+			raised = excluded.raised, triggered_from = excluded.triggered_from, created_ns = excluded.created_ns`, 9),
 		delete: newRowStatement(`DELETE FROM watchers WHERE id IN (`, `?`, `)`, 1)}
 	slotsTable = &kernelTable{name: "slots",
 		upsert: newRowStatement(`INSERT OR REPLACE INTO slots (thread, idx, from_name, to_name, payload_type, raw,
