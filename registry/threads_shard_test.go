@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"encoding/binary"
 	"slices"
 	"testing"
 	"time"
@@ -160,8 +161,9 @@ func TestOnEndWithoutSink(t *testing.T) {
 }
 
 // TestExtendIDsTimeOrdered: a sub-thread's id begins with the time it was
-// created (Unix milliseconds), so ids sort in creation order, and stays a
-// valid thread id of its root's shard with fresh randomness.
+// created (Unix microseconds modulo 2^32), so ids sort in creation order
+// and their first eight hex digits differ, and stays a valid thread id of
+// its root's shard with fresh randomness.
 func TestExtendIDsTimeOrdered(t *testing.T) {
 	clock := newFakeClock()
 	th := newTestThreads(clock, nil)
@@ -175,20 +177,16 @@ func TestExtendIDsTimeOrdered(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Extend gave %q: %v", id, err)
 		}
-		ms := uint64(0)
-		for _, b := range u[:6] {
-			ms = ms<<8 | uint64(b)
-		}
-		if want := uint64(clock.Now().UnixMilli()); ms != want {
-			t.Fatalf("id %s carries time %d ms, want %d", id, ms, want)
+		if got, want := binary.BigEndian.Uint32(u[:4]), uint32(clock.Now().UnixMicro()); got != want {
+			t.Fatalf("id %s carries time %d us, want %d", id, got, want)
 		}
 		if id <= prev {
 			t.Fatalf("id %s created after %s sorts before it", id, prev)
 		}
-		if seen[id[14:]] {
-			t.Fatalf("id %s repeats the random part of an earlier id", id)
+		if seen[id[:8]] || seen[id[9:]] {
+			t.Fatalf("id %s repeats the display prefix or the random part of an earlier id", id)
 		}
-		seen[id[14:]] = true
+		seen[id[:8]], seen[id[9:]] = true, true
 		prev = id
 	}
 }

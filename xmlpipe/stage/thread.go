@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"encoding/binary"
 	"time"
 
 	"github.com/google/uuid"
@@ -36,26 +37,24 @@ func IsThreadID(s string) bool {
 	return false
 }
 
-// NewThreadID returns a fresh lower-case UUID v4 whose first 48 bits are
-// the time in Unix milliseconds (TimeOrdered): ids minted together sort
-// together.
+// NewThreadID returns a fresh lower-case UUID v4 whose first eight hex
+// digits are the time (TimeOrdered): ids minted together sort together.
 func NewThreadID() string { return TimeOrdered(uuid.New(), time.Now()).String() }
 
-// TimeOrdered returns the version 4 UUID id with its first six bytes
-// replaced by at in Unix milliseconds (big-endian, the layout of UUID
-// version 7's time field). The version and variant bits, further on, are
-// untouched, so the id stays a valid thread id with 74 random bits: unique
-// and unguessable. Ids minted close in time are close in sort order, so a
-// durable organism's rows keyed by thread id (threads, slots) are written
-// side by side on the last page of their index instead of one random page
-// each — a page written to the WAL per thread, most of the bus's store
-// cost. It reveals when the thread began, to whoever holds the id.
+// TimeOrdered returns the version 4 UUID id with its first four bytes
+// replaced by at in Unix microseconds modulo 2^32 (big-endian; it wraps
+// every 71.6 minutes). The version and variant bits, further on, are
+// untouched, so the id stays a valid thread id, with 90 random bits:
+// unique and unguessable. Ids minted close in time are close in sort
+// order, so a durable organism's rows keyed by thread id (threads, slots)
+// are written side by side where the index is growing instead of on one
+// random page each — a page written to the WAL per thread, most of the
+// bus's store cost. The first eight hex digits, which the console shows
+// for a thread, still differ between any two ids minted less than 71
+// minutes apart but not in the same microsecond. An id reveals, to whoever holds it, when in its 71-minute
+// cycle it was minted.
 func TimeOrdered(id uuid.UUID, at time.Time) uuid.UUID {
-	ms := uint64(at.UnixMilli())
-	for i := 5; i >= 0; i-- {
-		id[i] = byte(ms)
-		ms >>= 8
-	}
+	binary.BigEndian.PutUint32(id[:4], uint32(at.UnixMicro()))
 	return id
 }
 

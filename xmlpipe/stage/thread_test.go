@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"encoding/binary"
 	"testing"
 	"time"
 
@@ -8,14 +9,15 @@ import (
 )
 
 // TestNewThreadIDTimeOrdered: fresh thread ids are valid thread ids, unique,
-// and begin with the time they were minted, so later ids sort after.
+// and begin with the time they were minted (Unix microseconds modulo 2^32),
+// so an id minted later in the cycle sorts after.
 func TestNewThreadIDTimeOrdered(t *testing.T) {
 	seen := map[string]bool{}
-	prev, prevMs := "", uint64(0)
+	prev, prevUs := "", uint32(0)
 	for range 2000 {
-		before := uint64(time.Now().UnixMilli())
+		before := uint32(time.Now().UnixMicro())
 		id := NewThreadID()
-		after := uint64(time.Now().UnixMilli())
+		after := uint32(time.Now().UnixMicro())
 		if !IsThreadID(id) {
 			t.Fatalf("NewThreadID() = %q, not a thread id", id)
 		}
@@ -24,32 +26,27 @@ func TestNewThreadIDTimeOrdered(t *testing.T) {
 		}
 		seen[id] = true
 		u := uuid.MustParse(id)
-		ms := uint64(0)
-		for _, b := range u[:6] {
-			ms = ms<<8 | uint64(b)
+		us := binary.BigEndian.Uint32(u[:4])
+		if us-before > after-before { // modulo 2^32: us is within [before, after]
+			t.Fatalf("id %s carries %d us, minted between %d and %d", id, us, before, after)
 		}
-		if ms < before || ms > after {
-			t.Fatalf("id %s carries %d ms, minted between %d and %d", id, ms, before, after)
-		}
-		if ms > prevMs && id <= prev { // minted a millisecond later or more
+		if prev != "" && us > prevUs && id <= prev { // a microsecond later, in the same cycle
 			t.Fatalf("id %s minted after %s sorts before it", id, prev)
 		}
-		if ms > prevMs {
-			prev, prevMs = id, ms
-		}
+		prev, prevUs = id, us
 	}
 }
 
-// TestTimeOrderedKeepsVersion: the time goes into the first six bytes only;
-// the version, variant and the rest of the random bytes stay.
+// TestTimeOrderedKeepsVersion: the time goes into the first four bytes
+// only; the version, variant and the other random bytes stay.
 func TestTimeOrderedKeepsVersion(t *testing.T) {
 	in := uuid.New()
-	at := time.UnixMilli(0x0123456789ab)
+	at := time.UnixMicro(0x7_0123_4567)
 	out := TimeOrdered(in, at)
-	if got := out.String()[:13]; got != "01234567-89ab" {
-		t.Errorf("time prefix = %s, want 01234567-89ab", got)
+	if got := out.String()[:9]; got != "01234567-" {
+		t.Errorf("time prefix = %s, want 01234567-", got)
 	}
-	if out.Version() != 4 || out.Variant() != uuid.RFC4122 || [10]byte(out[6:]) != [10]byte(in[6:]) {
+	if out.Version() != 4 || out.Variant() != uuid.RFC4122 || [12]byte(out[4:]) != [12]byte(in[4:]) {
 		t.Errorf("TimeOrdered(%s) = %s: version, variant or random bytes changed", in, out)
 	}
 }
