@@ -262,13 +262,13 @@ func (t *Threads) extend(id, to, ref, want string) (string, string, error) {
 	if want != "" {
 		profile = NarrowProfile(profile, want)
 	}
-	fresh = inShard(fresh, s.index)
+	fresh = inShard(timeOrdered(fresh, now), s.index)
 	for s.nodes[fresh] != 0 || t.isStray(fresh) { // never in practice; two threads never share a UUID
 		if fresh, err = uuid.NewRandom(); err != nil {
 			s.mu.Unlock()
 			return "", "", fmt.Errorf("registry: extend %s: new thread id: %w", id, err)
 		}
-		fresh = inShard(fresh, s.index)
+		fresh = inShard(timeOrdered(fresh, now), s.index)
 	}
 	r := s.newNode(fresh, p, nil, to, now, now)
 	s.setRef(r, ref)

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"encoding/binary"
 	"slices"
 	"testing"
 	"time"
@@ -156,5 +157,36 @@ func TestOnEndWithoutSink(t *testing.T) {
 	clk.Advance(time.Hour)
 	if n := th.Collect(); n != 1 || ended[len(ended)-1] != idle {
 		t.Fatalf("Collect removed %d, last ended %s; want 1, %s", n, ended[len(ended)-1], idle)
+	}
+}
+
+// TestExtendIDsTimeOrdered: a sub-thread's id begins with the time it was
+// created (Unix microseconds modulo 2^32), so ids sort in creation order
+// and their first eight hex digits differ, and stays a valid thread id of
+// its root's shard with fresh randomness.
+func TestExtendIDsTimeOrdered(t *testing.T) {
+	clock := newFakeClock()
+	th := newTestThreads(clock, nil)
+	root := mustBegin(t, th, "console", "greeter")
+	seen := map[string]bool{}
+	prev := ""
+	for range 50 {
+		clock.Advance(time.Millisecond)
+		id := mustExtend(t, th, root, "shouter")
+		u, err := parseThreadID(id)
+		if err != nil {
+			t.Fatalf("Extend gave %q: %v", id, err)
+		}
+		if got, want := binary.BigEndian.Uint32(u[:4]), uint32(clock.Now().UnixMicro()); got != want {
+			t.Fatalf("id %s carries time %d us, want %d", id, got, want)
+		}
+		if id <= prev {
+			t.Fatalf("id %s created after %s sorts before it", id, prev)
+		}
+		if seen[id[:8]] || seen[id[9:]] {
+			t.Fatalf("id %s repeats the display prefix or the random part of an earlier id", id)
+		}
+		seen[id[:8]], seen[id[9:]] = true, true
+		prev = id
 	}
 }

@@ -67,8 +67,18 @@ func TestTodoRegisterCreatesWatcher(t *testing.T) {
 	if n := len(r.PendingFor(tid, "greeter")); n != 1 || r.Len() != 1 {
 		t.Errorf("PendingFor = %d, Len = %d, want 1 and 1", n, r.Len())
 	}
-	if !ValidThreadID(id) {
-		t.Errorf("watcher id %q is not a lower-case UUID v4", id)
+	if u, err := uuid.Parse(id); err != nil || u.Version() != 7 || u.String() != id {
+		t.Errorf("watcher id %q is not a lower-case UUID v7 (%v)", id, err)
+	}
+	// Ids sort in creation order: a durable organism's watcher rows, keyed
+	// by id, are written side by side.
+	prev := id
+	for range 100 {
+		next := r.Register(tid, "greeter", "ShoutedResponse", "shouter", "again")
+		if next <= prev {
+			t.Fatalf("watcher id %q registered after %q sorts before it", next, prev)
+		}
+		prev = next
 	}
 }
 

@@ -95,3 +95,59 @@ func TestSlots(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenDropsWatchersThreadIndex: a database of an earlier binary, with
+// the index on watchers.thread no query reads, loses it at Open and keeps
+// its watchers.
+func TestOpenDropsWatchersThreadIndex(t *testing.T) {
+	s, dir := openTest(t, Options{})
+	must(t, s.PutWatcher(WatcherRow{ID: "w1", Thread: "t1", Created: time.Unix(1, 0)}))
+	must(t, s.Close())
+	db := rawDB(t, dir)
+	if _, err := db.Exec(`CREATE INDEX watchers_thread ON watchers (thread)`); err != nil {
+		t.Fatal(err)
+	}
+	must(t, db.Close())
+
+	s = openAt(t, dir, Options{})
+	ws, err := s.LoadWatchers()
+	must(t, err)
+	if len(ws) != 1 || ws[0].ID != "w1" {
+		t.Fatalf("watchers after reopen = %+v, want w1", ws)
+	}
+	must(t, s.Close())
+	var n int
+	must(t, rawDB(t, dir).QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'watchers_thread'`).Scan(&n))
+	if n != 0 {
+		t.Errorf("watchers_thread index still present after Open")
+	}
+}
+
+// TestWatcherRaisedInPlace: a watcher written again in a later batch (it
+// was raised) is updated in place — same rowid, every column rewritten —
+// not deleted and inserted anew.
+func TestWatcherRaisedInPlace(t *testing.T) {
+	s, dir := openTest(t, Options{})
+	f := kernelFixture{at: time.Unix(100, 0).UTC()}
+	w := f.watcher("w1", "t1", false)
+	must(t, s.PutWatcher(w))
+	must(t, s.PutWatcher(f.watcher("w2", "t1", false)))
+	flush(t, s)
+	rowid := func() int64 {
+		var id int64
+		must(t, rawDB(t, dir).QueryRow(`SELECT rowid FROM watchers WHERE id = 'w1'`).Scan(&id))
+		return id
+	}
+	before := rowid()
+	w.Raised, w.TriggeredFrom, w.Description = true, "worker", "done"
+	must(t, s.PutWatcher(w))
+	flush(t, s)
+	if after := rowid(); after != before {
+		t.Errorf("raised watcher moved from rowid %d to %d: rewritten, not updated", before, after)
+	}
+	ws, err := s.LoadWatchers()
+	must(t, err)
+	if len(ws) != 2 || ws[0] != w {
+		t.Fatalf("watchers = %+v, want the raised w1 first of two", ws)
+	}
+}

@@ -28,9 +28,6 @@ CREATE INDEX sessions_expires ON sessions (expires_at);
 -- index sessions_user
 CREATE INDEX sessions_user ON sessions (user);
 
--- index watchers_thread
-CREATE INDEX watchers_thread ON watchers (thread);
-
 -- table approvals
 CREATE TABLE approvals (
 	id              TEXT    PRIMARY KEY CHECK (id <> ''),
