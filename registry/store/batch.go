@@ -57,8 +57,8 @@ func (w *writer) apply(ops []op) (applied int, high int64, err error) {
 	for i := range ops {
 		o := &ops[i]
 		switch o.kind {
-		case opFlush, opMarks:
-			continue // opMarks: tx applies the queued marks
+		case opFlush:
+			continue
 		case opAppend:
 			p.appends = append(p.appends, &o.entry)
 			p.appendOps = append(p.appendOps, o)

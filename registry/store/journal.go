@@ -103,24 +103,5 @@ func (s *Store) MarkDelivered(seq int64) error {
 	if seq <= 0 {
 		return fmt.Errorf("%w: delivery mark for seq %d", ErrInvalid, seq)
 	}
-	if seq > s.assigned.Load() {
-		// Never journaled (yet): the writer reports it as an op of its own.
-		return s.enqueueAsync(&op{kind: opDeliver, name: "mark delivered", seq: seq})
-	}
-	// The append of seq is in the queue or committed (assigned is raised
-	// after its op was sent): the mark travels beside the queue
-	// (markQueue), applied by the writer once it applied the append.
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return ErrClosed
-	}
-	s.counters.enqueued.Add(1)
-	if s.marks.add(seq) {
-		if len(s.queue) == cap(s.queue) {
-			s.counters.queueFull.Add(1) // as enqueueAsync counts it
-		}
-		return s.send(context.Background(), &op{kind: opMarks, name: "mark delivered"})
-	}
-	return nil
+	return s.enqueueAsync(&op{kind: opDeliver, name: "mark delivered", seq: seq})
 }

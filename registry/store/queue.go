@@ -1,9 +1,6 @@
 package store
 
-import (
-	"slices"
-	"sync"
-)
+import "sync"
 
 // The write queue carries pointers to ops, not op values. An op is ~420
 // bytes (a journal Entry travels inside it), so a queue of values sized for
@@ -26,34 +23,4 @@ func queued(o *op) *op {
 func release(p *op) {
 	*p = op{}
 	opPool.Put(p)
-}
-
-// markQueue carries delivery marks to the writer beside the write queue:
-// a mark is a seq appended to a slice under a mutex, and only the mark that
-// finds the slice empty sends an op (opMarks) on the queue, so the pump
-// pays one channel send per group commit for its marks instead of one per
-// delivered envelope (a send and a pooled op copy, ~0.5-1 µs each on the
-// pump's goroutines). The writer takes every queued mark at each
-// transaction (take).
-type markQueue struct {
-	mu   sync.Mutex
-	seqs []int64
-}
-
-// add queues seq and reports whether the queue was empty (the caller then
-// sends an opMarks).
-func (q *markQueue) add(seq int64) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.seqs = append(q.seqs, seq)
-	return len(q.seqs) == 1
-}
-
-// take appends the queued marks to into, empties the queue and returns into.
-func (q *markQueue) take(into []int64) []int64 {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	into = append(into, q.seqs...)
-	q.seqs = slices.Delete(q.seqs, 0, len(q.seqs))
-	return into
 }

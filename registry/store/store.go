@@ -45,9 +45,6 @@ type Store struct {
 	queue  chan *op // pooled copies (queue.go)
 	// wake cuts the writer's batch delay short (nudge).
 	wake chan struct{}
-	// marks carries the delivery marks of journaled seqs to the writer
-	// (queue.go).
-	marks markQueue
 
 	// seqMu orders journal appends: a seq is assigned and its op enqueued
 	// under it, so queue order is seq order and commits never leave a gap.
@@ -195,7 +192,6 @@ func (s *Store) open() error {
 	s.w = &writer{
 		conn:     wc,
 		queue:    s.queue,
-		marks:    &s.marks,
 		wake:     s.wake,
 		done:     s.done,
 		rows:     s.opts.BatchRows,
@@ -251,7 +247,7 @@ func (s *Store) enqueue(ctx context.Context, o *op) error {
 	if err := s.send(ctx, o); err != nil {
 		return err
 	}
-	if o.kind != opFlush && o.kind != opMarks {
+	if o.kind != opFlush {
 		s.counters.enqueued.Add(1)
 	}
 	return nil

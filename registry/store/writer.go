@@ -34,10 +34,6 @@ const (
 	// opExt runs op.ext, an extension's write (extension.go), inside the
 	// batch transaction, in queue order with the other extension writes.
 	opExt
-	// opMarks writes nothing itself: it makes the writer commit the
-	// delivery marks queued beside the queue (markQueue), which every
-	// transaction takes.
-	opMarks
 )
 
 // opResult is what a synchronous op reports after its batch commits.
@@ -76,17 +72,8 @@ type op struct {
 // writer owns the single write connection. Only its goroutine touches conn
 // and stmts.
 type writer struct {
-	conn  *writeConn
-	queue <-chan *op
-	marks *markQueue // delivery marks of journaled seqs
-	// carried are the marks taken whose appends the writer has not
-	// applied yet (or whose transaction failed): the next transaction
-	// applies them.
-	carried []int64
-	taken   []int64 // applyQueuedMarks' buffer
-	// noMarks keeps tx from taking marks (the one-by-one retry of a
-	// failed batch's ops: retryMarks retries them afterwards).
-	noMarks  bool
+	conn     *writeConn
+	queue    <-chan *op
 	wake     <-chan struct{} // Store.nudge
 	done     <-chan struct{} // closed when the Store closes
 	rows     int
@@ -271,75 +258,33 @@ func (w *writer) collect(first *op, timer *time.Timer) ([]op, bool) {
 // its own, so one bad op fails alone.
 func (w *writer) commit(batch []op) {
 	defer func() { w.batch = batch[:0] }()
-	writes, marks := 0, len(w.carried) > 0
+	writes := 0
 	for i := range batch {
-		switch batch[i].kind {
-		case opFlush:
-		case opMarks:
-			marks = true
-		default:
+		if batch[i].kind != opFlush {
 			writes++
 		}
 	}
-	if writes == 0 && !marks {
+	if writes == 0 {
 		w.finish(batch, nil)
 		return
 	}
-	err := w.tx(batch)
-	if err == nil {
-		w.finish(batch, nil)
-		return
-	}
-	if writes == 1 && !marks && len(w.carried) == 0 {
-		w.finish(batch, err)
-		return
-	}
-	// Retry each op alone, then the marks the failed transaction took one
-	// by one (a mark that fails alone is dropped and reported), and only
-	// then answer the flushes, so that they see every failure.
-	w.log.Warn("store: batch failed, retrying its operations one by one", "ops", writes, "err", err)
-	w.noMarks = true
-	for i := range batch {
-		if k := batch[i].kind; k != opFlush && k != opMarks {
-			w.finish(batch[i:i+1], w.tx(batch[i:i+1]))
+	if err := w.tx(batch); err != nil {
+		if writes == 1 {
+			w.finish(batch, err)
+			return
 		}
-	}
-	w.noMarks = false
-	w.retryMarks()
-	w.finish(batch, nil) // the flushes and opMarks: finish leaves the others answered
-}
-
-// retryMarks records the carried marks one transaction each, after a
-// failed batch: a mark whose transaction fails is dropped, its failure
-// counted and reported like any asynchronous write's. Marks whose appends
-// the writer has not applied yet stay carried.
-func (w *writer) retryMarks() {
-	pending := append([]int64(nil), w.carried...)
-	if w.marks != nil {
-		pending = w.marks.take(pending)
-	}
-	var keep []int64
-	for _, seq := range pending {
-		if seq > w.deliveries.high {
-			keep = append(keep, seq)
-			continue
-		}
-		w.carried = append(w.carried[:0], seq)
-		err := w.tx(nil)
-		if err != nil {
-			w.counters.failed.Add(1)
-			w.onAsync(&op{kind: opDeliver, name: "mark delivered", seq: seq}, err)
-		}
-		// What tx left carried: marks queued meanwhile that it took and
-		// could not record (all of them when it failed), and never seq
-		// itself unless it failed, when it is dropped.
-		for _, m := range w.carried {
-			if m != seq || err == nil {
-				keep = append(keep, m)
+		w.log.Warn("store: batch failed, retrying its operations one by one", "ops", writes, "err", err)
+		for i := range batch {
+			one := batch[i : i+1]
+			if batch[i].kind == opFlush {
+				w.finish(one, nil)
+				continue
 			}
+			w.finish(one, w.tx(one))
 		}
+		return
 	}
-	w.carried = append(w.carried[:0], keep...)
+	w.finish(batch, nil)
 }
 
 // tx runs ops in one transaction, updating the journal high-water mark and
@@ -368,15 +313,6 @@ func (w *writer) tx(ops []op) (err error) {
 	applied, high, err := w.apply(ops)
 	if err != nil {
 		return err
-	}
-	if !w.noMarks {
-		marks, recorded := w.applyQueuedMarks()
-		defer func() {
-			if err != nil {
-				w.carried = append(w.carried[:0], marks...)
-			}
-		}()
-		applied += recorded
 	}
 	if high > 0 {
 		w.summarizeClosed(partitionOf(high))
@@ -411,30 +347,6 @@ func (w *writer) tx(ops []op) (err error) {
 	return nil
 }
 
-// applyQueuedMarks records, inside the open transaction and after its
-// appends, the marks queued beside the queue (markQueue) and those carried
-// from before, and carries those whose appends the writer has not applied
-// yet. It returns every mark it took, which the caller carries again if
-// the transaction fails, and how many it recorded.
-func (w *writer) applyQueuedMarks() (taken []int64, recorded int) {
-	taken = append(w.taken[:0], w.carried...)
-	if w.marks != nil {
-		taken = w.marks.take(taken)
-	}
-	w.taken = taken
-	w.carried = w.carried[:0]
-	for _, seq := range taken {
-		// Its append is queued (MarkDelivered checked the seq was
-		// assigned): deliver fails only for a seq above the journal.
-		if seq > w.deliveries.high || w.deliveries.deliver(seq) != nil {
-			w.carried = append(w.carried, seq)
-			continue
-		}
-		recorded++
-	}
-	return taken, recorded
-}
-
 // countFrames records the WAL frames written so far; a failure to read
 // them only leaves the statistic behind.
 func (w *writer) countFrames() {
@@ -454,7 +366,7 @@ func isNoTransaction(err error) bool {
 func (w *writer) finish(ops []op, err error) {
 	for i := range ops {
 		o := &ops[i]
-		if err != nil && o.kind != opFlush && o.kind != opMarks { // failed marks are carried
+		if err != nil && o.kind != opFlush {
 			w.counters.failed.Add(1)
 			switch o.kind {
 			case opAppend:
