@@ -102,6 +102,23 @@ func (g *gateOrganism) pongDelivered(text string) (journaled, delivered bool) {
 	return false, false
 }
 
+// waitPongDelivered waits until the asker's Pong holding text is marked
+// delivered. The mark may trail the conversation's completion: a refusal
+// (or the tool's turn) releases the Pong's last reference only after
+// handing its answer on, and the asker can finish the conversation first.
+func (g *gateOrganism) waitPongDelivered(t *testing.T, text string) {
+	t.Helper()
+	for deadline := time.Now().Add(waitTimeout); ; time.Sleep(time.Millisecond) {
+		journaled, delivered := g.pongDelivered(text)
+		if journaled && delivered {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Pong %q journaled %v, marked delivered %v; want both", text, journaled, delivered)
+		}
+	}
+}
+
 // ask sends text to the asker from outside and returns the conversation.
 func (g *gateOrganism) ask(t *testing.T, text string, out pump.Outlet) string {
 	t.Helper()
@@ -141,9 +158,7 @@ func TestGateDeniesAnAgentsCallWithAStructuredRefusal(t *testing.T) {
 	if n := len(g.tool.all()); n != 0 {
 		t.Fatalf("the tool ran %d times", n)
 	}
-	if journaled, delivered := g.pongDelivered("please deny"); !journaled || !delivered {
-		t.Fatalf("refused message journaled %v, marked delivered %v; want both", journaled, delivered)
-	}
+	g.waitPongDelivered(t, "please deny") // the refused message
 	if n := g.journal.kinds()[pump.RecordRefusal]; n != 1 {
 		t.Fatalf("%d refusal records, want 1", n)
 	}
@@ -211,9 +226,7 @@ func TestGateHoldsUntilReleased(t *testing.T) {
 		t.Fatalf("tool got %+v", c)
 	}
 	g.events.waitFor(t, "completion", func(e pump.Event) bool { return e.Kind == pump.EventComplete && e.Conversation == conv })
-	if _, delivered := g.pongDelivered("hold on"); !delivered {
-		t.Fatal("released message not marked delivered")
-	}
+	g.waitPongDelivered(t, "hold on") // the released message
 	if err := g.p.Release("h-tool"); !errors.Is(err, pump.ErrNotHeld) {
 		t.Fatalf("second Release: %v, want ErrNotHeld", err)
 	}
@@ -237,9 +250,7 @@ func TestGateHeldMessageRefusedLater(t *testing.T) {
 	if len(g.tool.all()) != 0 {
 		t.Fatal("the tool ran")
 	}
-	if _, delivered := g.pongDelivered("hold then no"); !delivered {
-		t.Fatal("refused message not marked delivered")
-	}
+	g.waitPongDelivered(t, "hold then no") // the refused message
 }
 
 func TestGateKillDropsHeldMessages(t *testing.T) {
