@@ -443,3 +443,76 @@ func TestGateKillWhileTheGateDecides(t *testing.T) {
 	default:
 	}
 }
+
+// slowHoldGate holds every message under "h-" + its target, but for the
+// first one it tells the test it is deciding (on deciding, with the
+// conversation) and waits for proceed before it answers.
+type slowHoldGate struct {
+	deciding chan string
+	proceed  chan struct{}
+	once     sync.Once
+}
+
+func (g *slowHoldGate) Check(m *pump.GateMessage) pump.GateDecision {
+	g.once.Do(func() {
+		g.deciding <- m.Conversation
+		<-g.proceed
+	})
+	return pump.GateDecision{Verdict: pump.GateHold, HoldID: "h-" + m.Target}
+}
+
+func (g *slowHoldGate) Dropped(string, error) {}
+
+// TestGateReleaseWhileTheGateDecides: a human decides while the gate is
+// still deciding to hold the message (its approval is visible, the hold
+// not yet taken): Release answers ErrNotHeld, and after AwaitGate on the
+// conversation the hold is there, and Release delivers it.
+func TestGateReleaseWhileTheGateDecides(t *testing.T) {
+	ran := make(chan string, 1)
+	l := listenerOf(t, "n1", func(_ context.Context, in *News, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		ran <- in.Headline
+		return nil, nil
+	})
+	p := startPump(t, pump.Options{}, l)
+	g := &slowHoldGate{deciding: make(chan string, 1), proceed: make(chan struct{})}
+	p.SetGate(g)
+	go func() {
+		_ = p.Inject(t.Context(), envelope(client, "n1", stage.NewThreadID(), `<News xmlns=""><Headline>x</Headline></News>`), nil)
+	}()
+	var conv string
+	select {
+	case conv = <-g.deciding:
+	case <-time.After(waitTimeout):
+		t.Fatal("the gate was not asked")
+	}
+	if err := p.Release("h-n1"); !errors.Is(err, pump.ErrNotHeld) {
+		t.Fatalf("Release while the gate decides: %v, want ErrNotHeld", err)
+	}
+	released := make(chan error, 1)
+	go func() {
+		p.AwaitGate(conv)
+		released <- p.Release("h-n1")
+	}()
+	select {
+	case err := <-released:
+		t.Fatalf("AwaitGate returned while the gate decided (Release: %v)", err)
+	case <-time.After(20 * time.Millisecond): // not a wait for anything: gives a wrongly early return the time to show
+	}
+	close(g.proceed)
+	select {
+	case err := <-released:
+		if err != nil {
+			t.Fatalf("Release after AwaitGate: %v", err)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("AwaitGate did not return after the gate decided")
+	}
+	select {
+	case h := <-ran:
+		if h != "x" {
+			t.Fatalf("n1 got %q", h)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("the released message was not handled")
+	}
+}
