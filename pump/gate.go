@@ -326,6 +326,13 @@ func (p *Pump) gateStops(w *work, m *stage.Inbound, tbl *table, l *listener, d *
 	return true
 }
 
+// AwaitGate waits until no delivery-gate decision about conversation conv
+// is in progress. A decision about a held message made while the gate was
+// still deciding to hold it (its approval already visible, the hold not
+// yet taken: Release or RefuseHeld answer ErrNotHeld) can be carried out
+// after it: the hold is then in Held.
+func (p *Pump) AwaitGate(conv string) { p.held.await(conv) }
+
 // Release delivers the held message id to its listener (a human approved
 // it): it is queued as it would have been, and handled in turn. It fails
 // with ErrNotHeld when no message is held under id, and with ErrClosed once

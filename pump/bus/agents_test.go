@@ -147,7 +147,9 @@ func TestAgentStates(t *testing.T) {
 	stream := f.dial("/api/v1/ws", tok[auth.Viewer])
 	readFrame(t, stream) // connected
 	writeFrame(t, stream, frame{"cmd": "subscribe", "agents": []string{"gate"}, "events": []string{"agent_state"}})
-	readFrame(t, stream) // subscribed
+	if got := readSubscribed(t, stream); got["event"] != "subscribed" {
+		t.Fatalf("subscribe: %v", got)
+	}
 
 	// agent returns an agent's state and current thread ("" for null).
 	agent := func(name string) (state, current string, body map[string]any) {

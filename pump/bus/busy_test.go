@@ -71,10 +71,17 @@ func TestInjectBusy(t *testing.T) {
 		c := f.dial("/api/v1/ws", admin)
 		readFrame(t, c)
 		writeFrame(t, c, frame{"cmd": "inject", "to": "shouter", "payload": shoutPayload})
+		// Sampled states and the earlier subtests' conversations (their
+		// thread_created and message events, greeter's answers on their
+		// way to the paused shouter) interleave: the command's answer is
+		// the first error that is not a published one (those have a kind)
+		// or an injected.
+		answer := func(f frame) bool {
+			_, published := f["kind"]
+			return f["event"] == "injected" || f["event"] == "error" && !published
+		}
 		got := readFrame(t, c)
-		// Sampled states and the earlier subtests' messages (greeter's
-		// answers on their way to the paused shouter) interleave.
-		for got["event"] == "agent_state" || got["event"] == "message" {
+		for !answer(got) {
 			got = readFrame(t, c)
 		}
 		if got["event"] != "error" || got["error"] != want || got["retry_after"] != 1.0 {

@@ -110,7 +110,7 @@ func TestProfileScopesCountsAndErrors(t *testing.T) {
 			t.Fatalf("first frame %v", first)
 		}
 		writeFrame(t, c, frame{"cmd": "subscribe", "events": []string{"agent_state"}})
-		if got := readFrame(t, c); got["event"] != "subscribed" {
+		if got := readSubscribed(t, c); got["event"] != "subscribed" {
 			t.Fatalf("subscribe: %v", got)
 		}
 		n, _ := first["threads"].(float64)

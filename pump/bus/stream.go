@@ -40,13 +40,12 @@ func (s *Server) streamDelta(o organism.Output) {
 	ev := streamEvent{name: streamDelta, threads: []string{o.Conversation, o.Thread}, agents: []string{o.From},
 		profile: o.Profile}
 	s.streams.each(func(st *streamSocket) {
-		st.mu.Lock()
-		ok := st.f.match(ev)
-		st.mu.Unlock()
-		if ok && st.c.sess.Profile != "" {
-			ok = s.profileSees(st.c.sess, ev)
+		if st.c.sess.Profile != "" && !s.profileSees(st.c.sess, ev) {
+			return
 		}
-		if ok {
+		st.mu.Lock() // see offer
+		defer st.mu.Unlock()
+		if st.f.match(ev) {
 			st.c.sendDelta(o)
 		}
 	})
@@ -187,11 +186,14 @@ func (st *streamSocket) command(data []byte) {
 	}
 	switch cmd.Cmd {
 	case "subscribe":
+		// The answer is queued under the lock that offers hold from
+		// their match to their queueing: every event after it matches
+		// the new filter.
 		st.mu.Lock()
 		st.f = cmd.filter
-		st.mu.Unlock()
 		st.c.send(map[string]any{"event": streamSubscribed, "threads": orEmpty(cmd.Threads),
 			"agents": orEmpty(cmd.Agents), "events": orEmpty(cmd.Events)})
+		st.mu.Unlock()
 	case "inject":
 		if !st.c.sess.Role.Allows(auth.Operator) {
 			st.c.send(map[string]any{"event": streamError, "error": "Forbidden"})
@@ -254,18 +256,20 @@ func (st *streamSocket) offerEvent(e pump.Event) {
 	}
 }
 
-// offer queues ev when it matches the subscription.
+// offer queues ev when it matches the subscription. The match and the
+// queueing happen under st.mu, as does a subscribe's answer: an event the
+// old filter let through never follows the answer to a new one.
 func (st *streamSocket) offer(ev streamEvent) {
-	st.mu.Lock()
-	ok := st.f.match(ev)
-	st.mu.Unlock()
-	if ok && st.c.sess.Profile != "" && !st.s.profileSees(st.c.sess, ev) {
-		ok = false // a listener outside the session's profile does not exist for it
-	}
-	if !ok {
-		return
+	if st.c.sess.Profile != "" && !st.s.profileSees(st.c.sess, ev) {
+		return // a listener outside the session's profile does not exist for it
 	}
 	if ev.view != nil && st.c.sess.Profile != "" {
+		st.mu.Lock()
+		ok := st.f.match(ev)
+		st.mu.Unlock()
+		if !ok {
+			return
+		}
 		body := ev.view(st.c.sess)
 		key, err := json.Marshal(body)
 		if err != nil {
@@ -273,15 +277,19 @@ func (st *streamSocket) offer(ev streamEvent) {
 		}
 		agent := ev.agents[0]
 		st.mu.Lock()
-		same := st.sent[agent] == string(key)
-		st.sent[agent] = string(key)
-		st.mu.Unlock()
-		if !same {
-			st.c.send(body)
+		defer st.mu.Unlock()
+		if !st.f.match(ev) || st.sent[agent] == string(key) { // resubscribed meanwhile, or nothing new
+			return
 		}
+		st.sent[agent] = string(key)
+		st.c.send(body)
 		return
 	}
-	st.c.send(ev.body)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.f.match(ev) {
+		st.c.send(ev.body)
+	}
 }
 
 // streamMessageBody is a message event of the stream.

@@ -144,6 +144,9 @@ func TestComplianceMemoryConsent(t *testing.T) {
 	if ms[0].Content != "Alice's favourite colour is green" || ms[0].Consent != a.ID {
 		t.Fatalf("memory %+v, want consent %s", ms[0], a.ID)
 	}
+	// The model answers in order: the first conversation's turn after the
+	// stored memory takes "Remembered." before the next one asks.
+	waitRequests(t, m, "keeper", 2)
 
 	// Denied: nothing stored.
 	c := startConversationAs(t, o2, alice, "keeper", "remember my dog")

@@ -371,11 +371,20 @@ func (g *Governance) settle(a Approval) {
 // released; otherwise refused. A message not held (yet) — after a
 // restart, before recovery re-delivers it — finds the decision then.
 func (g *Governance) settleHeld(a Approval) {
-	var err error
-	if a.Status == StatusApproved {
-		err = g.pump.Release(a.ID)
-	} else {
-		err = g.pump.RefuseHeld(a.ID, a.Refusal())
+	settle := func() error {
+		if a.Status == StatusApproved {
+			return g.pump.Release(a.ID)
+		}
+		return g.pump.RefuseHeld(a.ID, a.Refusal())
+	}
+	err := settle()
+	if errors.Is(err, pump.ErrNotHeld) {
+		// The gate may be holding the message right now, having read the
+		// approval still pending (the approval is recorded before the
+		// hold is taken): once that decision ends, the hold is there. A
+		// gate check after this decision finds it (resumeHeld).
+		g.pump.AwaitGate(a.Conversation)
+		err = settle()
 	}
 	switch {
 	case errors.Is(err, pump.ErrNotHeld):
