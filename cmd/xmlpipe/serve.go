@@ -71,10 +71,6 @@ func (r *serveRunner) run(ctx context.Context) (code int) {
 			_ = r.ln.Close()
 		}
 	}()
-	// Until the bus serves (or the start fails), the collector runs less
-	// often (startupGC).
-	restoreGC := startupGC()
-	defer restoreGC()
 	env := catalog.Env{Print: func(_, from, text string) { r.log.Info("output", "from", from, "text", text) }}
 	local, err := organism.Assemble(organism.Options{Logger: r.log, Env: env},
 		observedBuild(r.src, r.src.durableBuild(r.data), &r.obs))
@@ -103,7 +99,6 @@ func (r *serveRunner) run(ctx context.Context) (code int) {
 	if err != nil {
 		return fail(err)
 	}
-	restoreGC()
 	oobSrv, err := r.startOOB(o, oob.StopperFunc(ctl.stopWith))
 	if err != nil {
 		if serr := mb.shutdown(); serr != nil {
