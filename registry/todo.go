@@ -255,6 +255,12 @@ func (r *TodoRegistry) Restore(ws []Watcher) error {
 		}
 		seen[w.ID] = true
 	}
+	if len(r.byID) == 0 && len(r.byThread) == 0 {
+		// A restart restores thousands at once: the maps are sized for
+		// them instead of growing step by step.
+		r.byID = make(map[string]*Watcher, len(ws))
+		r.byThread = make(map[string][]*Watcher, len(ws))
+	}
 	for _, w := range ws {
 		w.WaitFor, w.FromListener = strings.ToLower(w.WaitFor), strings.ToLower(w.FromListener)
 		r.add(&w)

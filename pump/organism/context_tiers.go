@@ -18,12 +18,12 @@ func (k storeSinks) SegmentPut(s registry.Segment) {
 
 // restoreSegments loads the persisted context segments beside the restored
 // slots; a segment whose slots are gone is dropped, and deleted from the
-// store. From then on k knows every thread with segments in the store
-// (segmentThreads).
-func (k *storeSinks) restoreSegments(cb *registry.ContextBuffer) error {
+// store. It returns the threads with segments in the store
+// (segmentThreads), for k.segs.
+func (k *storeSinks) restoreSegments(cb *registry.ContextBuffer) (*segmentThreads, error) {
 	rows, err := k.s.LoadSegments()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	segs := &segmentThreads{m: map[string]struct{}{}}
 	for _, r := range rows {
@@ -33,10 +33,9 @@ func (k *storeSinks) restoreSegments(cb *registry.ContextBuffer) error {
 		if cb.ThreadExists(r.Thread) {
 			segs.m[r.Thread] = struct{}{}
 		} else if err := k.s.DeleteSegments(r.Thread); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	k.segs = segs
 	restored := make([]registry.Segment, len(rows))
 	for i, r := range rows {
 		restored[i] = registry.Segment{ThreadID: r.Thread, Index: r.Index, Slots: r.Slots, ContentType: r.ContentType,
@@ -46,7 +45,7 @@ func (k *storeSinks) restoreSegments(cb *registry.ContextBuffer) error {
 	if skipped := cb.RestoreSegments(restored); skipped > 0 {
 		k.log.Warn("context segments without their slots were not restored", "segments", skipped)
 	}
-	return nil
+	return segs, nil
 }
 
 var _ registry.SegmentSink = storeSinks{}

@@ -126,52 +126,26 @@ func (k storeSinks) ThreadDeleted(id string) {
 // whose sinks are k.
 func (k *storeSinks) restoreRegistries(threads *registry.Threads, todos *registry.TodoRegistry,
 	cb *registry.ContextBuffer) error {
-	// The three tables are read at once, on connections of the read pool
-	// (a restart with many live threads spends most of its time here), and
-	// restored in order.
+	// A restart with many live threads spends most of its time before
+	// /health answers here. The three registries share nothing while they
+	// are restored (none has subscribers yet), so each is read, on its own
+	// connection of the read pool, and restored at once on its own
+	// goroutine: the threads, the largest, do not wait for the watchers.
 	var (
-		trows            []store.ThreadRow
-		wrows            []store.WatcherRow
-		srows            []store.SlotRow
-		terr, werr, serr error
-		wg               sync.WaitGroup
+		slots      []registry.Slot
+		segs       *segmentThreads
+		terr, werr error
+		wg         sync.WaitGroup
 	)
 	wg.Add(2)
-	go func() { defer wg.Done(); wrows, werr = k.s.LoadWatchers() }()
-	go func() { defer wg.Done(); srows, serr = k.s.LoadSlots() }()
-	trows, terr = k.s.LoadThreads()
+	go func() { defer wg.Done(); terr = k.restoreThreads(threads) }()
+	go func() { defer wg.Done(); werr = k.restoreWatchers(todos) }()
+	slots, segs, serr := k.restoreHistories(cb)
 	wg.Wait()
 	if err := errors.Join(terr, werr, serr); err != nil {
 		return err
 	}
-	recs := make([]registry.ThreadRecord, len(trows))
-	for i, r := range trows {
-		recs[i] = registry.ThreadRecord{ID: r.ID, Parent: r.Parent, Path: r.Path, Created: r.Created, Touched: r.Touched,
-			Ref: r.Ref, Profile: r.Profile}
-	}
-	if err := threads.Restore(recs); err != nil {
-		return err
-	}
-	ws := make([]registry.Watcher, len(wrows))
-	for i, r := range wrows {
-		ws[i] = registry.Watcher{ID: r.ID, ThreadID: r.Thread, Issuer: r.Issuer, WaitFor: r.WaitFor,
-			FromListener: r.FromListener, Description: r.Description, Raised: r.Raised,
-			TriggeredFrom: r.TriggeredFrom, Created: r.Created}
-	}
-	if err := todos.Restore(ws); err != nil {
-		return err
-	}
-	slots := make([]registry.Slot, len(srows))
-	for i, r := range srows {
-		slots[i] = registry.Slot{Index: r.Index, ThreadID: r.Thread, From: r.From, To: r.To, PayloadType: r.PayloadType,
-			Raw: r.Raw, Time: r.Time, OwnName: r.OwnName, IsSelfCall: r.IsSelfCall, InReplyTo: r.InReplyTo}
-	}
-	if err := cb.Restore(slots); err != nil {
-		return err
-	}
-	if err := k.restoreSegments(cb); err != nil {
-		return err
-	}
+	k.segs = segs // once no registry calls the sinks concurrently
 	// A history whose thread is gone was kept for its conversation to
 	// continue (pump: conversations continue): it stays kept.
 	var ended []string
@@ -184,4 +158,55 @@ func (k *storeSinks) restoreRegistries(threads *registry.Threads, todos *registr
 	}
 	cb.Retain(ended...)
 	return nil
+}
+
+// restoreThreads loads the thread rows into threads.
+func (k *storeSinks) restoreThreads(threads *registry.Threads) error {
+	rows, err := k.s.LoadThreads()
+	if err != nil {
+		return err
+	}
+	recs := make([]registry.ThreadRecord, len(rows))
+	for i, r := range rows {
+		recs[i] = registry.ThreadRecord{ID: r.ID, Parent: r.Parent, Path: r.Path, Created: r.Created, Touched: r.Touched,
+			Ref: r.Ref, Profile: r.Profile}
+	}
+	return threads.Restore(recs)
+}
+
+// restoreWatchers loads the watcher rows into todos.
+func (k *storeSinks) restoreWatchers(todos *registry.TodoRegistry) error {
+	rows, err := k.s.LoadWatchers()
+	if err != nil {
+		return err
+	}
+	ws := make([]registry.Watcher, len(rows))
+	for i, r := range rows {
+		ws[i] = registry.Watcher{ID: r.ID, ThreadID: r.Thread, Issuer: r.Issuer, WaitFor: r.WaitFor,
+			FromListener: r.FromListener, Description: r.Description, Raised: r.Raised,
+			TriggeredFrom: r.TriggeredFrom, Created: r.Created}
+	}
+	return todos.Restore(ws)
+}
+
+// restoreHistories loads the context slots and segments into cb and
+// returns the slots and the threads with segments (for k.segs).
+func (k *storeSinks) restoreHistories(cb *registry.ContextBuffer) ([]registry.Slot, *segmentThreads, error) {
+	rows, err := k.s.LoadSlots()
+	if err != nil {
+		return nil, nil, err
+	}
+	slots := make([]registry.Slot, len(rows))
+	for i, r := range rows {
+		slots[i] = registry.Slot{Index: r.Index, ThreadID: r.Thread, From: r.From, To: r.To, PayloadType: r.PayloadType,
+			Raw: r.Raw, Time: r.Time, OwnName: r.OwnName, IsSelfCall: r.IsSelfCall, InReplyTo: r.InReplyTo}
+	}
+	if err := cb.Restore(slots); err != nil {
+		return nil, nil, err
+	}
+	segs, err := k.restoreSegments(cb)
+	if err != nil {
+		return nil, nil, err
+	}
+	return slots, segs, nil
 }

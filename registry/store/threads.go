@@ -73,40 +73,56 @@ func (s *Store) DeleteThreads(ids []string) error {
 }
 
 // LoadThreads returns every committed thread row ordered by creation time
-// and id.
+// and id. Rows with the same path share its slice: callers treat Path as
+// read-only.
+//
+// A restart spends most of its time before /health answers here and in
+// LoadWatchers (one row per live thread), so the loop allocates only what
+// the rows keep: the slice is sized by a count first, the scan targets are
+// reused, a path's text is decoded once, and the sort is skipped when the
+// rows came back in order (they usually do: rows are inserted as threads
+// are created).
 func (s *Store) LoadThreads() ([]ThreadRow, error) {
 	if err := s.readable(); err != nil {
 		return nil, err
 	}
-	rows, err := s.rdb.QueryContext(context.Background(),
+	ctx := context.Background()
+	out := slices.Grow([]ThreadRow(nil), s.countHint(ctx, threadsTable)) // nil when empty
+	rows, err := s.rdb.QueryContext(ctx,
 		`SELECT id, parent, path, created_ns, touched_ns, ref, profile FROM threads`)
 	if err != nil {
 		return nil, fmt.Errorf("store: load threads: %w", err)
 	}
 	defer rows.Close()
-	var out []ThreadRow
+	var (
+		id, parent, path, ref, profile string
+		created, touched               sql.NullInt64
+		paths                          = map[string][]string{}
+	)
 	for rows.Next() {
-		var (
-			t                ThreadRow
-			path             string
-			created, touched sql.NullInt64
-		)
-		if err := rows.Scan(&t.ID, &t.Parent, &path, &created, &touched, &t.Ref, &t.Profile); err != nil {
+		if err := rows.Scan(&id, &parent, &path, &created, &touched, &ref, &profile); err != nil {
 			return nil, fmt.Errorf("store: load threads: %w", err)
 		}
-		if t.Path, err = unmarshalPath(path); err != nil {
-			return nil, fmt.Errorf("store: load thread %s: path: %w", t.ID, err)
+		p, ok := paths[path]
+		if !ok {
+			if p, err = unmarshalPath(path); err != nil {
+				return nil, fmt.Errorf("store: load thread %s: path: %w", id, err)
+			}
+			paths[path] = p
 		}
-		t.Created, t.Touched = decodeTime(created), decodeTime(touched)
-		out = append(out, t)
+		out = append(out, ThreadRow{ID: id, Parent: parent, Path: p, Created: decodeTime(created),
+			Touched: decodeTime(touched), Ref: ref, Profile: profile})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: load threads: %w", err)
 	}
 	// In creation order, then by id, sorted here: SQLite's sorter costs a
 	// restart with many live threads several times as much.
-	slices.SortFunc(out, func(a, b ThreadRow) int {
+	byCreation := func(a, b ThreadRow) int {
 		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.ID, b.ID))
-	})
+	}
+	if !slices.IsSortedFunc(out, byCreation) {
+		slices.SortFunc(out, byCreation)
+	}
 	return out, nil
 }

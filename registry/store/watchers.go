@@ -55,23 +55,25 @@ func (s *Store) DeleteWatcher(id string) error {
 }
 
 // LoadWatchers returns every committed watcher ordered by creation time and
-// id.
+// id. Like LoadThreads (a restart waits for both), it sizes its slice by a
+// count, reuses its scan targets and sorts only rows out of order.
 func (s *Store) LoadWatchers() ([]WatcherRow, error) {
 	if err := s.readable(); err != nil {
 		return nil, err
 	}
-	rows, err := s.rdb.QueryContext(context.Background(), `SELECT id, thread, issuer, wait_for, from_listener,
+	ctx := context.Background()
+	out := slices.Grow([]WatcherRow(nil), s.countHint(ctx, watchersTable)) // nil when empty
+	rows, err := s.rdb.QueryContext(ctx, `SELECT id, thread, issuer, wait_for, from_listener,
 		description, raised, triggered_from, created_ns FROM watchers`)
 	if err != nil {
 		return nil, fmt.Errorf("store: load watchers: %w", err)
 	}
 	defer rows.Close()
-	var out []WatcherRow
+	var (
+		r       WatcherRow
+		created sql.NullInt64
+	)
 	for rows.Next() {
-		var (
-			r       WatcherRow
-			created sql.NullInt64
-		)
 		if err := rows.Scan(&r.ID, &r.Thread, &r.Issuer, &r.WaitFor, &r.FromListener,
 			&r.Description, &r.Raised, &r.TriggeredFrom, &created); err != nil {
 			return nil, fmt.Errorf("store: load watchers: %w", err)
@@ -84,8 +86,11 @@ func (s *Store) LoadWatchers() ([]WatcherRow, error) {
 	}
 	// In creation order, then by id, sorted here: SQLite's sorter costs a
 	// restart with many live threads several times as much.
-	slices.SortFunc(out, func(a, b WatcherRow) int {
+	byCreation := func(a, b WatcherRow) int {
 		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.ID, b.ID))
-	})
+	}
+	if !slices.IsSortedFunc(out, byCreation) {
+		slices.SortFunc(out, byCreation)
+	}
 	return out, nil
 }
