@@ -25,10 +25,6 @@ type layout3Manifest struct {
 	PrunedThread5 []int64              `json:"pruned_thread5"`
 }
 
-// layout3Dir returns a data directory holding the layout 3 fixture's
-// database and what it holds.
-func layout3Dir(t testing.TB) (string, layout3Manifest) { return layoutDir(t, 3) }
-
 // layoutDir returns a data directory holding the fixture of layout version
 // (testdata/layout-vN.db.gz, written by testdata/layoutN/gen.go) and what
 // it holds.
