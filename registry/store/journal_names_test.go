@@ -17,7 +17,7 @@ import (
 )
 
 // layout3Manifest is what testdata/layout-v3.json.gz records of the layout 3
-// fixture (testdata/layout3/gen.go).
+// fixture (testdata/layoutgen/gen.go).
 type layout3Manifest struct {
 	View          []map[string]*string `json:"view"`
 	Undelivered   []int64              `json:"undelivered"`
@@ -38,7 +38,7 @@ func layoutDir(t testing.TB, version int) (string, layout3Manifest) {
 }
 
 // dumpJournalView returns every row of the journal view, each column as its
-// text (NULL as nil), in seq order, as testdata/layout3/gen.go wrote it.
+// text (NULL as nil), in seq order, as testdata/layoutgen/gen.go wrote it.
 func dumpJournalView(t testing.TB, db *sql.DB) []map[string]*string {
 	t.Helper()
 	rows, err := db.Query(`SELECT * FROM journal ORDER BY seq`)
@@ -68,7 +68,7 @@ func dumpJournalView(t testing.TB, db *sql.DB) []map[string]*string {
 }
 
 // TestMigrateLayout3 opens a data directory the store of layout 3 wrote
-// (the journal's names as text; testdata/layout3/gen.go: 2100 entries of
+// (the journal's names as text; testdata/layoutgen/gen.go: 2100 entries of
 // several senders, listeners, root tags and profiles, dead letters, delivery
 // marks and pruned entries) and checks the one-time migration to layout 4
 // and on to 5 (migrateFixture).
@@ -76,7 +76,7 @@ func TestMigrateLayout3(t *testing.T) { migrateFixture(t, 3) }
 
 // TestMigrateLayout4 is TestMigrateLayout3 for the fixture the store of
 // layout 4 wrote (the journal's names as journal_names ids in each row;
-// testdata/layout4/gen.go, the same entries): the one-time migration to
+// testdata/layoutgen/gen.go, the same entries): the one-time migration to
 // layout 5, each row's direction, kind and names as a journal_routes id.
 func TestMigrateLayout4(t *testing.T) { migrateFixture(t, 4) }
 

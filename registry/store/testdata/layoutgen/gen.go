@@ -1,15 +1,18 @@
 //go:build ignore
 
-// gen writes layout-v4.db.gz and layout-v4.json.gz into
-// registry/store/testdata: a data directory's database in store layout 4
-// (the journal's names as journal_names ids in journal_rows), and what its journal view
-// and readers return. TestMigrateLayout4 migrates it to the current layout
-// and checks that it reads the same.
+// gen writes layout-vN.db.gz and layout-vN.json.gz into
+// registry/store/testdata: a data directory's database in the layout of
+// the store it is built with, and what its journal view and readers
+// return. TestMigrateLayout3 and TestMigrateLayout4 migrate the fixtures
+// to the current layout and check that they read the same.
 //
-// It was run once, with the store of commit 480e189 (the last with layout
-// 4): `go run ./registry/store/testdata/layout4/gen.go`. Run against a
-// later store it would write the new layout, so it is kept as the record
-// of how the fixture was made, not to be run again.
+// Each fixture was written once, with the store of the last commit of its
+// layout: layout 3 (the journal's names as text in journal_rows) with
+// eb75f3b, layout 4 (the names as journal_names ids) with 480e189, by
+// `go run ./registry/store/testdata/layoutgen/gen.go -layout N`. Run
+// against a later store it would write the new layout under the old name,
+// so it is kept as the record of how the fixtures were made, not to be run
+// again.
 package main
 
 import (
@@ -18,6 +21,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log"
 	"os"
@@ -45,8 +49,13 @@ type manifest struct {
 }
 
 func main() {
+	layout := flag.Int("layout", 0, "the layout version the store it is built with writes (3 or 4)")
+	flag.Parse()
+	if *layout == 0 {
+		log.Fatal("-layout is required")
+	}
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "layout4-")
+	dir, err := os.MkdirTemp("", fmt.Sprintf("layout%d-", *layout))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -156,7 +165,8 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for name, data := range map[string][]byte{"layout-v4.db.gz": raw, "layout-v4.json.gz": text} {
+	for name, data := range map[string][]byte{
+		fmt.Sprintf("layout-v%d.db.gz", *layout): raw, fmt.Sprintf("layout-v%d.json.gz", *layout): text} {
 		var b bytes.Buffer
 		zw := gzip.NewWriter(&b)
 		zw.Write(data)
@@ -168,7 +178,7 @@ func main() {
 }
 
 // dumpView returns every row of the journal view, each column as its text
-// (NULL as nil), in seq order. TestMigrateLayout4 has a copy.
+// (NULL as nil), in seq order. journal_names_test.go has a copy.
 func dumpView(db *sql.DB) ([]map[string]*string, error) {
 	rows, err := db.Query(`SELECT * FROM journal ORDER BY seq`)
 	if err != nil {
