@@ -227,52 +227,23 @@ func migrateJournalNames(ctx context.Context, tx *sql.Tx) error {
 	if typ != "TEXT" {
 		return nil
 	}
-	fail := func(step string, err error) error {
-		return fmt.Errorf("store: schema: migrate the journal's names (%s): %w", step, err)
-	}
-	var before int64
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM journal_rows`).Scan(&before); err != nil {
-		return fail("count", err)
-	}
-	// The views and triggers name journal_rows: they go first; the
-	// layout-4 table and journal_entries are created by journalSchemaV4,
-	// the triggers and the journal view by migrateJournalRoutes, which
-	// follows in the same transaction.
-	if _, err := tx.ExecContext(ctx, `DROP VIEW IF EXISTS journal; DROP VIEW IF EXISTS journal_entries;
-		DROP TRIGGER IF EXISTS journal_append_only; DROP TRIGGER IF EXISTS journal_delete_needs_tombstone;
-		ALTER TABLE journal_rows RENAME TO journal_rows_v3`); err != nil {
-		return fail("set the old table aside", err)
-	}
-	if _, err := tx.ExecContext(ctx, journalSchemaV4); err != nil {
-		return fail("create the table", err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO journal_names (name)
+	// The layout-4 table and journal_entries are created by
+	// journalSchemaV4, the triggers and the journal view by
+	// migrateJournalRoutes, which follows in the same transaction.
+	return journalRebuild{what: "names", old: "journal_rows_v3", schema: journalSchemaV4, fill: []journalStep{
+		{"enter the names", `INSERT OR IGNORE INTO journal_names (name)
 		SELECT sender FROM journal_rows_v3 UNION SELECT recipient FROM journal_rows_v3
 		UNION SELECT listener FROM journal_rows_v3 UNION SELECT root FROM journal_rows_v3
-		UNION SELECT profile FROM journal_rows_v3 WHERE profile IS NOT NULL`); err != nil {
-		return fail("enter the names", err)
-	}
-	// The views were created over the new, empty table; they read it once
-	// the rows are in.
-	if _, err := tx.ExecContext(ctx, `INSERT INTO journal_rows (`+rowColumnsV4+`)
-		SELECT seq, time_ns, thread, conversation, direction, kind, `+nameIDOf("o.sender")+`, `+nameIDOf("o.recipient")+`,
-			`+nameIDOf("o.listener")+`, `+nameIDOf("o.root")+`, sha256, envelope, diagnostics,
-			CASE WHEN o.profile IS NULL THEN NULL ELSE `+nameIDOf("o.profile")+` END
-		FROM journal_rows_v3 AS o ORDER BY seq`); err != nil {
-		return fail("copy the rows", err)
-	}
-	var differ int64
-	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM journal_rows) - ?1 + (SELECT count(*) FROM journal_rows_v3 AS o
+		UNION SELECT profile FROM journal_rows_v3 WHERE profile IS NOT NULL`},
+		// The views were created over the new, empty table; they read it
+		// once the rows are in.
+		{"copy the rows", `INSERT INTO journal_rows (` + rowColumnsV4 + `)
+		SELECT seq, time_ns, thread, conversation, direction, kind, ` + nameIDOf("o.sender") + `, ` + nameIDOf("o.recipient") + `,
+			` + nameIDOf("o.listener") + `, ` + nameIDOf("o.root") + `, sha256, envelope, diagnostics,
+			CASE WHEN o.profile IS NULL THEN NULL ELSE ` + nameIDOf("o.profile") + ` END
+		FROM journal_rows_v3 AS o ORDER BY seq`},
+	}, check: `SELECT count(*) FROM journal_rows_v3 AS o
 		WHERE NOT EXISTS (SELECT 1 FROM journal_entries AS n WHERE n.seq = o.seq AND n.sender = o.sender
 			AND n.recipient = o.recipient AND n.listener = o.listener AND n.root = o.root
-			AND n.profile IS o.profile AND n.envelope = o.envelope AND n.sha256 = o.sha256))`, before).Scan(&differ); err != nil {
-		return fail("check the copy", err)
-	}
-	if differ != 0 {
-		return fail("check the copy", fmt.Errorf("the copy differs from the journal in %d rows", differ))
-	}
-	if _, err := tx.ExecContext(ctx, `DROP TABLE journal_rows_v3`); err != nil {
-		return fail("drop the old table", err)
-	}
-	return nil
+			AND n.profile IS o.profile AND n.envelope = o.envelope AND n.sha256 = o.sha256)`}.run(ctx, tx)
 }

@@ -222,50 +222,20 @@ func migrateJournalRoutes(ctx context.Context, tx *sql.Tx) error {
 	if typ != "" {
 		return nil
 	}
-	fail := func(step string, err error) error {
-		return fmt.Errorf("store: schema: migrate the journal's routes (%s): %w", step, err)
-	}
-	var before int64
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM journal_rows`).Scan(&before); err != nil {
-		return fail("count", err)
-	}
-	// The views and triggers name journal_rows: they go first and are
-	// recreated by journalSchema.
-	if _, err := tx.ExecContext(ctx, `DROP VIEW IF EXISTS journal; DROP VIEW IF EXISTS journal_entries;
-		DROP TRIGGER IF EXISTS journal_append_only; DROP TRIGGER IF EXISTS journal_delete_needs_tombstone;
-		ALTER TABLE journal_rows RENAME TO journal_rows_v4`); err != nil {
-		return fail("set the old table aside", err)
-	}
-	if _, err := tx.ExecContext(ctx, journalSchema); err != nil {
-		return fail("create the table", err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO journal_routes (direction, kind, sender, recipient, listener, root, profile)
-		SELECT DISTINCT direction, kind, sender, recipient, listener, root, profile FROM journal_rows_v4`); err != nil {
-		return fail("enter the routes", err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO journal_rows (seq, time_ns, thread, conversation, route, sha256, envelope,
+	return journalRebuild{what: "routes", old: "journal_rows_v4", schema: journalSchema, fill: []journalStep{
+		{"enter the routes", `INSERT INTO journal_routes (direction, kind, sender, recipient, listener, root, profile)
+		SELECT DISTINCT direction, kind, sender, recipient, listener, root, profile FROM journal_rows_v4`},
+		{"copy the rows", `INSERT INTO journal_rows (seq, time_ns, thread, conversation, route, sha256, envelope,
 		diagnostics)
 		SELECT o.seq, o.time_ns, o.thread, o.conversation, ro.id, o.sha256, o.envelope, nullif(o.diagnostics, '')
 		FROM journal_rows_v4 AS o JOIN journal_routes AS ro ON ro.direction = o.direction AND ro.kind = o.kind
 			AND ro.sender = o.sender AND ro.recipient = o.recipient AND ro.listener = o.listener AND ro.root = o.root
 			AND ro.profile IS o.profile
-		ORDER BY o.seq`); err != nil {
-		return fail("copy the rows", err)
-	}
-	var differ int64
-	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM journal_rows) - ?1 + (SELECT count(*) FROM journal_rows_v4 AS o
+		ORDER BY o.seq`},
+	}, check: `SELECT count(*) FROM journal_rows_v4 AS o
 		WHERE NOT EXISTS (SELECT 1 FROM journal_rows AS n JOIN journal_routes AS ro ON ro.id = n.route
 			WHERE n.seq = o.seq AND n.time_ns = o.time_ns AND n.thread = o.thread AND n.conversation = o.conversation
 			AND ro.direction = o.direction AND ro.kind = o.kind AND ro.sender = o.sender AND ro.recipient = o.recipient
 			AND ro.listener = o.listener AND ro.root = o.root AND ro.profile IS o.profile AND n.sha256 = o.sha256
-			AND n.envelope = o.envelope AND coalesce(n.diagnostics, '') = o.diagnostics))`, before).Scan(&differ); err != nil {
-		return fail("check the copy", err)
-	}
-	if differ != 0 {
-		return fail("check the copy", fmt.Errorf("the copy differs from the journal in %d rows", differ))
-	}
-	if _, err := tx.ExecContext(ctx, `DROP TABLE journal_rows_v4`); err != nil {
-		return fail("drop the old table", err)
-	}
-	return nil
+			AND n.envelope = o.envelope AND coalesce(n.diagnostics, '') = o.diagnostics)`}.run(ctx, tx)
 }
