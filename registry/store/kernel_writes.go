@@ -8,12 +8,34 @@ import (
 // kernelSchema holds the durable kernel state: the thread registry
 // (threads), the todo registry's watchers and the context buffer's slots.
 //
+// Each is a WITHOUT ROWID table (layout 6, kernel_layout.go): its rows live
+// in one b-tree ordered by their primary key. As rowid tables (layout 5)
+// each row was written twice, into the table and into the automatic index
+// of its TEXT key, and a deletion by thread looked the rows up in the
+// index before deleting them from both: the kernel rows of a bus reply
+// (three threads and slots, a watcher, a thread and its slot deleted)
+// dirtied 2.68 WAL pages, 1.44 without (BenchmarkKernelFlow/flow=bus).
+// SQLite advises WITHOUT ROWID for rows under about a twentieth of a page
+// (800 bytes of 16 KiB): threads and watchers are, the greeter's slots
+// are; an agent's slot of a few KiB costs no more than it did
+// (flow=bus-4KiB). Keys in creation order (the organism's thread and
+// watcher ids) append to the b-tree's last page; random keys (thread ids
+// a client chooses) spread whole rows, not index entries, over the tree
+// and cost more pages (ids=random).
+//
 // watchers has no index on its thread: no query reads watchers by thread
 // (a restart loads them all, deletes go by id), and that index, keyed by
 // random thread ids, cost the bus a WAL page per watcher written (~0.36 of
 // its 3 pages per reply). Databases that have it lose it at their next
 // Open; the table's shape is unchanged, so the layout version is too.
-const kernelSchema = `
+const kernelSchema = threadsSchema + watchersSchema + `
+DROP INDEX IF EXISTS watchers_thread;
+` + slotsSchema
+
+// The kernel tables, each on its own for the layout 6 migration
+// (kernel_layout.go).
+const (
+	threadsSchema = `
 CREATE TABLE IF NOT EXISTS threads (
 	id         TEXT    PRIMARY KEY,
 	parent     TEXT    NOT NULL DEFAULT '',
@@ -22,7 +44,8 @@ CREATE TABLE IF NOT EXISTS threads (
 	touched_ns INTEGER,
 	ref        TEXT    NOT NULL DEFAULT '',
 	profile    TEXT    NOT NULL DEFAULT ''
-);
+) WITHOUT ROWID;`
+	watchersSchema = `
 CREATE TABLE IF NOT EXISTS watchers (
 	id             TEXT    PRIMARY KEY,
 	thread         TEXT    NOT NULL,
@@ -33,8 +56,8 @@ CREATE TABLE IF NOT EXISTS watchers (
 	raised         INTEGER NOT NULL DEFAULT 0,
 	triggered_from TEXT    NOT NULL DEFAULT '',
 	created_ns     INTEGER
-);
-DROP INDEX IF EXISTS watchers_thread;
+) WITHOUT ROWID;`
+	slotsSchema = `
 CREATE TABLE IF NOT EXISTS slots (
 	thread       TEXT    NOT NULL,
 	idx          INTEGER NOT NULL,
@@ -47,8 +70,8 @@ CREATE TABLE IF NOT EXISTS slots (
 	is_self_call INTEGER NOT NULL DEFAULT 0,
 	in_reply_to  TEXT    NOT NULL DEFAULT '',
 	PRIMARY KEY (thread, idx)
-);
-`
+) WITHOUT ROWID;`
+)
 
 // kernelTable describes one kernel-state table (threads, watchers, slots)
 // for coalesced writes: rows are upserted whole by their key and deleted by
@@ -72,8 +95,7 @@ var (
 		delete: newRowStatement(`DELETE FROM threads WHERE id IN (`, `?`, `)`, 1)}
 	// A watcher is written twice, registered then raised (mostly a batch
 	// later): the second write updates the row in place, where INSERT OR
-	// REPLACE deleted it and inserted it again under a new rowid, a second
-	// change to the table and to its id index.
+	// REPLACE deleted it and inserted it again.
 	watchersTable = &kernelTable{name: "watchers",
 		upsert: newRowStatement(`INSERT INTO watchers (id, thread, issuer, wait_for, from_listener,
 			description, raised, triggered_from, created_ns) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?)`,
