@@ -3,6 +3,7 @@ package store
 import (
 	"database/sql/driver"
 	"fmt"
+	"strings"
 )
 
 // kernelSchema holds the durable kernel state: the thread registry
@@ -79,8 +80,8 @@ CREATE TABLE IF NOT EXISTS slots (
 // thread).
 type kernelTable struct {
 	name   string
-	upsert *rowStatement // INSERT OR REPLACE of whole rows
-	delete *rowStatement // DELETE … WHERE <group column> IN (…)
+	upsert *kernelStatement // INSERT OR REPLACE of whole rows
+	delete *kernelStatement // DELETE … WHERE <group column> IN (…)
 	// bornWith, when set, is the table whose groups this table's groups
 	// live within: a group begun afresh there (see op.fresh) has no rows
 	// committed here either.
@@ -90,32 +91,79 @@ type kernelTable struct {
 // The kernel-state tables, in the order their writes are applied.
 var (
 	threadsTable = &kernelTable{name: "threads",
-		upsert: newRowStatement(`INSERT OR REPLACE INTO threads (id, parent, path, created_ns, touched_ns, ref, profile) VALUES `,
+		upsert: newKernelStatement(`INSERT OR REPLACE INTO threads (id, parent, path, created_ns, touched_ns, ref, profile) VALUES `,
 			`(?, ?, ?, ?, ?, ?, ?)`, ``, 7),
-		delete: newRowStatement(`DELETE FROM threads WHERE id IN (`, `?`, `)`, 1)}
+		delete: newKernelStatement(`DELETE FROM threads WHERE id IN (`, `?`, `)`, 1)}
 	// A watcher is written twice, registered then raised (mostly a batch
 	// later): the second write updates the row in place, where INSERT OR
 	// REPLACE deleted it and inserted it again.
 	watchersTable = &kernelTable{name: "watchers",
-		upsert: newRowStatement(`INSERT INTO watchers (id, thread, issuer, wait_for, from_listener,
+		upsert: newKernelStatement(`INSERT INTO watchers (id, thread, issuer, wait_for, from_listener,
 			description, raised, triggered_from, created_ns) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			` ON CONFLICT (id) DO UPDATE SET thread = excluded.thread, issuer = excluded.issuer,
 			wait_for = excluded.wait_for, from_listener = excluded.from_listener, description = excluded.description,
 			raised = excluded.raised, triggered_from = excluded.triggered_from, created_ns = excluded.created_ns`, 9),
-		delete: newRowStatement(`DELETE FROM watchers WHERE id IN (`, `?`, `)`, 1)}
+		delete: newKernelStatement(`DELETE FROM watchers WHERE id IN (`, `?`, `)`, 1)}
 	slotsTable = &kernelTable{name: "slots",
-		upsert: newRowStatement(`INSERT OR REPLACE INTO slots (thread, idx, from_name, to_name, payload_type, raw,
+		upsert: newKernelStatement(`INSERT OR REPLACE INTO slots (thread, idx, from_name, to_name, payload_type, raw,
 			time_ns, own_name, is_self_call, in_reply_to) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 10),
-		delete: newRowStatement(`DELETE FROM slots WHERE thread IN (`, `?`, `)`, 1)}
+		delete: newKernelStatement(`DELETE FROM slots WHERE thread IN (`, `?`, `)`, 1)}
 	// segmentsTable is context_segments (context_segments.go): its rows go
 	// with their thread's slots, so they are written the way slots are.
 	segmentsTable = &kernelTable{name: "context_segments",
-		upsert: newRowStatement(`INSERT OR REPLACE INTO context_segments (thread, idx, slots, content_type, tier,
+		upsert: newKernelStatement(`INSERT OR REPLACE INTO context_segments (thread, idx, slots, content_type, tier,
 			relevance, scored, summary, summary_by, bytes, tokens, changed_ns) VALUES `,
 			`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 12),
-		delete: newRowStatement(`DELETE FROM context_segments WHERE thread IN (`, `?`, `)`, 1), bornWith: slotsTable}
+		delete: newKernelStatement(`DELETE FROM context_segments WHERE thread IN (`, `?`, `)`, 1), bornWith: slotsTable}
 	kernelTables = []*kernelTable{threadsTable, watchersTable, slotsTable, segmentsTable}
 )
+
+// kernelExactRows is the most rows a kernel statement carries: a run of up
+// to that many rows of one table is written by one statement of exactly
+// its rows (prepared the first time a run of that size comes), a longer
+// one in statements of kernelExactRows and one of the rest.
+const kernelExactRows = 32
+
+// kernelStatement is a statement that repeats one tuple of placeholders per
+// row, like rowStatement, with a query text for every row count up to
+// kernelExactRows: where rowStatement splits a run into power-of-two
+// chunks (a bus batch's 11 thread rows took 3 statements), it takes one.
+type kernelStatement struct {
+	cols    int
+	queries [kernelExactRows + 1]string // rows → query text
+}
+
+// newKernelStatement builds the queries of head, tuple × k, tail for every
+// k up to kernelExactRows; cols is the number of placeholders in tuple.
+func newKernelStatement(head, tuple, tail string, cols int) *kernelStatement {
+	ks := &kernelStatement{cols: cols}
+	for k := 1; k <= kernelExactRows; k++ {
+		var b strings.Builder
+		b.WriteString(head)
+		for i := range k {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(tuple)
+		}
+		b.WriteString(tail)
+		ks.queries[k] = b.String()
+	}
+	return ks
+}
+
+// exec runs ks over rows rows whose arguments are args (ks.cols per row).
+func (ks *kernelStatement) exec(w *writer, rows int, args []driver.NamedValue) error {
+	for off := 0; off < rows; {
+		k := min(rows-off, kernelExactRows)
+		w.counters.statements.Add(1)
+		if _, err := w.conn.execValues(ks.queries[k], args[off*ks.cols:(off+k)*ks.cols]); err != nil {
+			return err
+		}
+		off += k
+	}
+	return nil
+}
 
 // kernelKey names a row (or a group of rows) of a kernel table.
 type kernelKey struct {
@@ -253,7 +301,7 @@ func (w *writer) applyKernel(p *pending) error {
 			}
 		}
 		if len(args) > 0 {
-			if _, err := w.execRowValues(t.delete, len(args), k.values(args)); err != nil {
+			if err := t.delete.exec(w, len(args), k.values(args)); err != nil {
 				return fmt.Errorf("delete %s: %w", t.name, err)
 			}
 		}
@@ -267,7 +315,7 @@ func (w *writer) applyKernel(p *pending) error {
 		}
 		k.args = args
 		if rows > 0 {
-			if _, err := w.execRowValues(t.upsert, rows, k.values(args)); err != nil {
+			if err := t.upsert.exec(w, rows, k.values(args)); err != nil {
 				return fmt.Errorf("upsert %s: %w", t.name, err)
 			}
 		}
