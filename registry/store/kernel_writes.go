@@ -13,16 +13,23 @@ import (
 // in one b-tree ordered by their primary key. As rowid tables (layout 5)
 // each row was written twice, into the table and into the automatic index
 // of its TEXT key, and a deletion by thread looked the rows up in the
-// index before deleting them from both: the kernel rows of a bus reply
-// (three threads and slots, a watcher, a thread and its slot deleted)
-// dirtied 2.68 WAL pages, 1.44 without (BenchmarkKernelFlow/flow=bus).
+// index before deleting them from both. The kernel rows of a @greeter bus
+// reply (three threads and their first slots, a watcher registered and
+// raised, a thread and its slot deleted a batch later) dirtied 2.68 WAL
+// pages, now 1.44, at 110 against 160 µs of CPU per reply
+// (BenchmarkKernelFlow/flow=bus, four interleaved runs, load 3-4);
+// `xmlpipe bench --bus` writes ~8 WAL pages per commit instead of ~11.
 // SQLite advises WITHOUT ROWID for rows under about a twentieth of a page
-// (800 bytes of 16 KiB): threads and watchers are, the greeter's slots
-// are; an agent's slot of a few KiB costs no more than it did
-// (flow=bus-4KiB). Keys in creation order (the organism's thread and
-// watcher ids) append to the b-tree's last page; random keys (thread ids
-// a client chooses) spread whole rows, not index entries, over the tree
-// and cost more pages (ids=random).
+// (800 bytes of 16 KiB): threads, watchers and the greeter's slots are;
+// with a 4 KiB slot per reply (an agent's message, flow=bus-4KiB) the
+// tables cost what they did (3.19 against 3.38 pages per reply, CPU within
+// the noise). The price is paid by random keys (thread ids a client
+// chooses; the organism mints its thread and watcher ids in creation
+// order, which append to the b-tree's last page): whole rows, not index
+// entries, spread over the tree, 3.7 WAL pages per reply against 2.8
+// (ids=random), and LoadThreads gets them back in key order, not creation
+// order, and sorts them (BenchmarkLoadThreads/ids=random: 20,000 threads
+// and watchers in ~110 against ~93 ms).
 //
 // watchers has no index on its thread: no query reads watchers by thread
 // (a restart loads them all, deletes go by id), and that index, keyed by
