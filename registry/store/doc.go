@@ -33,7 +33,9 @@
 // The tables, and how to add one, are in schema.go; Open migrates a data
 // directory of an older layout once: the legacy segments (legacy.go),
 // layout 1 (profiles.go), layout 2 (journal_profiles.go), layout 3
-// (journal_names.go) and layout 4 (journal_routes.go).
+// (journal_names.go), layout 4 (journal_routes.go) and layout 5, whose
+// kernel tables become WITHOUT ROWID tables (kernel_layout.go; why in
+// kernel_writes.go).
 //
 // Two choices are measured rather than obvious (BenchmarkJournalFlow, the
 // store traffic of `xmlpipe bench --journal`, on 2 shared cores):

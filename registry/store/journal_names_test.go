@@ -16,13 +16,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// layout3Manifest is what testdata/layout-v3.json.gz records of the layout 3
-// fixture (testdata/layoutgen/gen.go).
+// layout3Manifest is what testdata/layout-vN.json.gz records of the layout
+// N fixture (testdata/layoutgen/gen.go): the kernel state from layout 5 on.
 type layout3Manifest struct {
 	View          []map[string]*string `json:"view"`
 	Undelivered   []int64              `json:"undelivered"`
 	Thread5       []int64              `json:"thread5"`
 	PrunedThread5 []int64              `json:"pruned_thread5"`
+	Threads       []ThreadRow          `json:"threads"`
+	Watchers      []WatcherRow         `json:"watchers"`
+	Slots         []SlotRow            `json:"slots"`
 }
 
 // layoutDir returns a data directory holding the fixture of layout version
@@ -80,6 +83,12 @@ func TestMigrateLayout3(t *testing.T) { migrateFixture(t, 3) }
 // layout 5, each row's direction, kind and names as a journal_routes id.
 func TestMigrateLayout4(t *testing.T) { migrateFixture(t, 4) }
 
+// TestMigrateLayout5 is TestMigrateLayout3 for the fixture the store of
+// layout 5 wrote (the same entries, and threads, watchers and slots in
+// rowid tables; testdata/layoutgen/gen.go): the one-time migration to
+// layout 6, the kernel tables WITHOUT ROWID, every row kept.
+func TestMigrateLayout5(t *testing.T) { migrateFixture(t, 5) }
+
 // migrateFixture opens the data directory of the fixture of layout version
 // and checks its migration to the current layout: the journal view reads
 // exactly as before, column by column; the readers return the same entries
@@ -99,6 +108,12 @@ func migrateFixture(t *testing.T, version int) {
 	if d := cmp.Diff(m.View, dumpJournalView(t, rawDB(t, dir))); d != "" {
 		t.Fatalf("journal view after the migration differs (-before +after):\n%s", d)
 	}
+	if version >= 5 && (len(m.Threads) == 0 || len(m.Watchers) == 0 || len(m.Slots) == 0) {
+		t.Fatalf("the layout %d fixture holds %d threads, %d watchers, %d slots; want some of each",
+			version, len(m.Threads), len(m.Watchers), len(m.Slots))
+	}
+	checkKernelState(t, s, kernelState{Threads: m.Threads, Watchers: m.Watchers, Slots: m.Slots})
+	checkKernelTablesWithoutRowid(t, rawDB(t, dir))
 	var textNames int
 	must(t, rawDB(t, dir).QueryRow(`SELECT count(*) FROM journal_routes WHERE typeof(sender) <> 'integer'
 		OR typeof(recipient) <> 'integer' OR typeof(listener) <> 'integer' OR typeof(root) <> 'integer'

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 )
 
 // TestLoadKernelRowsOrder: LoadThreads and LoadWatchers return every row in
@@ -59,14 +60,25 @@ func TestLoadKernelRowsOrder(t *testing.T) {
 }
 
 // BenchmarkLoadThreads measures what a restart with many live threads
-// spends reading them (and their watchers) back.
+// spends reading them (and their watchers) back: ids in creation order (the
+// organism's own) and at random (thread ids clients chose), which a table
+// ordered by its key returns out of creation order.
 func BenchmarkLoadThreads(b *testing.B) {
+	b.Run("ids=ordered", func(b *testing.B) {
+		benchLoadThreads(b, func(i int) string { return fmt.Sprintf("%08d-0000-4000-8000-000000000000", i) })
+	})
+	b.Run("ids=random", func(b *testing.B) { benchLoadThreads(b, func(int) string { return uuid.NewString() }) })
+}
+
+// benchLoadThreads is BenchmarkLoadThreads with the i-th thread's id from
+// id; each thread and watcher is created a nanosecond after the one before.
+func benchLoadThreads(b *testing.B, id func(i int) string) {
 	s, _ := openTest(b, Options{})
 	at := newFakeClock().Now()
 	for i := range 20000 {
-		id := fmt.Sprintf("%08d-0000-4000-8000-000000000000", i)
-		must(b, s.PutThread(ThreadRow{ID: id, Path: []string{"org", "console:soak", "greeter"}, Created: at,
-			Touched: at}))
+		id := id(i)
+		must(b, s.PutThread(ThreadRow{ID: id, Path: []string{"org", "console:soak", "greeter"},
+			Created: at.Add(time.Duration(i)), Touched: at}))
 		must(b, s.PutWatcher(WatcherRow{ID: "w" + id, Thread: id, Issuer: "greeter", WaitFor: "ShoutedResponse",
 			FromListener: "shouter", Description: "waiting for shouter", Created: at.Add(time.Duration(i))}))
 	}

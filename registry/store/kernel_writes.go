@@ -3,17 +3,47 @@ package store
 import (
 	"database/sql/driver"
 	"fmt"
+	"strings"
 )
 
 // kernelSchema holds the durable kernel state: the thread registry
 // (threads), the todo registry's watchers and the context buffer's slots.
+//
+// Each is a WITHOUT ROWID table (layout 6, kernel_layout.go): its rows live
+// in one b-tree ordered by their primary key. As rowid tables (layout 5)
+// each row was written twice, into the table and into the automatic index
+// of its TEXT key, and a deletion by thread looked the rows up in the
+// index before deleting them from both. The kernel rows of a @greeter bus
+// reply (three threads and their first slots, a watcher registered and
+// raised, a thread and its slot deleted a batch later) dirtied 2.68 WAL
+// pages, now 1.44, at 110 against 160 µs of CPU per reply
+// (BenchmarkKernelFlow/flow=bus, four interleaved runs, load 3-4);
+// `xmlpipe bench --bus` writes ~8 WAL pages per commit instead of ~11.
+// SQLite advises WITHOUT ROWID for rows under about a twentieth of a page
+// (800 bytes of 16 KiB): threads, watchers and the greeter's slots are;
+// with a 4 KiB slot per reply (an agent's message, flow=bus-4KiB) the
+// tables cost what they did (3.19 against 3.38 pages per reply, CPU within
+// the noise). The price is paid by random keys (thread ids a client
+// chooses; the organism mints its thread and watcher ids in creation
+// order, which append to the b-tree's last page): whole rows, not index
+// entries, spread over the tree, 3.7 WAL pages per reply against 2.8
+// (ids=random), and LoadThreads gets them back in key order, not creation
+// order, and sorts them (BenchmarkLoadThreads/ids=random: 20,000 threads
+// and watchers in ~110 against ~93 ms).
 //
 // watchers has no index on its thread: no query reads watchers by thread
 // (a restart loads them all, deletes go by id), and that index, keyed by
 // random thread ids, cost the bus a WAL page per watcher written (~0.36 of
 // its 3 pages per reply). Databases that have it lose it at their next
 // Open; the table's shape is unchanged, so the layout version is too.
-const kernelSchema = `
+const kernelSchema = threadsSchema + watchersSchema + `
+DROP INDEX IF EXISTS watchers_thread;
+` + slotsSchema
+
+// The kernel tables, each on its own for the layout 6 migration
+// (kernel_layout.go).
+const (
+	threadsSchema = `
 CREATE TABLE IF NOT EXISTS threads (
 	id         TEXT    PRIMARY KEY,
 	parent     TEXT    NOT NULL DEFAULT '',
@@ -22,7 +52,8 @@ CREATE TABLE IF NOT EXISTS threads (
 	touched_ns INTEGER,
 	ref        TEXT    NOT NULL DEFAULT '',
 	profile    TEXT    NOT NULL DEFAULT ''
-);
+) WITHOUT ROWID;`
+	watchersSchema = `
 CREATE TABLE IF NOT EXISTS watchers (
 	id             TEXT    PRIMARY KEY,
 	thread         TEXT    NOT NULL,
@@ -33,8 +64,8 @@ CREATE TABLE IF NOT EXISTS watchers (
 	raised         INTEGER NOT NULL DEFAULT 0,
 	triggered_from TEXT    NOT NULL DEFAULT '',
 	created_ns     INTEGER
-);
-DROP INDEX IF EXISTS watchers_thread;
+) WITHOUT ROWID;`
+	slotsSchema = `
 CREATE TABLE IF NOT EXISTS slots (
 	thread       TEXT    NOT NULL,
 	idx          INTEGER NOT NULL,
@@ -47,8 +78,8 @@ CREATE TABLE IF NOT EXISTS slots (
 	is_self_call INTEGER NOT NULL DEFAULT 0,
 	in_reply_to  TEXT    NOT NULL DEFAULT '',
 	PRIMARY KEY (thread, idx)
-);
-`
+) WITHOUT ROWID;`
+)
 
 // kernelTable describes one kernel-state table (threads, watchers, slots)
 // for coalesced writes: rows are upserted whole by their key and deleted by
@@ -56,8 +87,8 @@ CREATE TABLE IF NOT EXISTS slots (
 // thread).
 type kernelTable struct {
 	name   string
-	upsert *rowStatement // INSERT OR REPLACE of whole rows
-	delete *rowStatement // DELETE … WHERE <group column> IN (…)
+	upsert *kernelStatement // INSERT OR REPLACE of whole rows
+	delete *kernelStatement // DELETE … WHERE <group column> IN (…)
 	// bornWith, when set, is the table whose groups this table's groups
 	// live within: a group begun afresh there (see op.fresh) has no rows
 	// committed here either.
@@ -67,33 +98,79 @@ type kernelTable struct {
 // The kernel-state tables, in the order their writes are applied.
 var (
 	threadsTable = &kernelTable{name: "threads",
-		upsert: newRowStatement(`INSERT OR REPLACE INTO threads (id, parent, path, created_ns, touched_ns, ref, profile) VALUES `,
+		upsert: newKernelStatement(`INSERT OR REPLACE INTO threads (id, parent, path, created_ns, touched_ns, ref, profile) VALUES `,
 			`(?, ?, ?, ?, ?, ?, ?)`, ``, 7),
-		delete: newRowStatement(`DELETE FROM threads WHERE id IN (`, `?`, `)`, 1)}
+		delete: newKernelStatement(`DELETE FROM threads WHERE id IN (`, `?`, `)`, 1)}
 	// A watcher is written twice, registered then raised (mostly a batch
 	// later): the second write updates the row in place, where INSERT OR
-	// REPLACE deleted it and inserted it again under a new rowid, a second
-	// change to the table and to its id index.
+	// REPLACE deleted it and inserted it again.
 	watchersTable = &kernelTable{name: "watchers",
-		upsert: newRowStatement(`INSERT INTO watchers (id, thread, issuer, wait_for, from_listener,
+		upsert: newKernelStatement(`INSERT INTO watchers (id, thread, issuer, wait_for, from_listener,
 			description, raised, triggered_from, created_ns) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			` ON CONFLICT (id) DO UPDATE SET thread = excluded.thread, issuer = excluded.issuer,
 			wait_for = excluded.wait_for, from_listener = excluded.from_listener, description = excluded.description,
 			raised = excluded.raised, triggered_from = excluded.triggered_from, created_ns = excluded.created_ns`, 9),
-		delete: newRowStatement(`DELETE FROM watchers WHERE id IN (`, `?`, `)`, 1)}
+		delete: newKernelStatement(`DELETE FROM watchers WHERE id IN (`, `?`, `)`, 1)}
 	slotsTable = &kernelTable{name: "slots",
-		upsert: newRowStatement(`INSERT OR REPLACE INTO slots (thread, idx, from_name, to_name, payload_type, raw,
+		upsert: newKernelStatement(`INSERT OR REPLACE INTO slots (thread, idx, from_name, to_name, payload_type, raw,
 			time_ns, own_name, is_self_call, in_reply_to) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 10),
-		delete: newRowStatement(`DELETE FROM slots WHERE thread IN (`, `?`, `)`, 1)}
+		delete: newKernelStatement(`DELETE FROM slots WHERE thread IN (`, `?`, `)`, 1)}
 	// segmentsTable is context_segments (context_segments.go): its rows go
 	// with their thread's slots, so they are written the way slots are.
 	segmentsTable = &kernelTable{name: "context_segments",
-		upsert: newRowStatement(`INSERT OR REPLACE INTO context_segments (thread, idx, slots, content_type, tier,
+		upsert: newKernelStatement(`INSERT OR REPLACE INTO context_segments (thread, idx, slots, content_type, tier,
 			relevance, scored, summary, summary_by, bytes, tokens, changed_ns) VALUES `,
 			`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 12),
-		delete: newRowStatement(`DELETE FROM context_segments WHERE thread IN (`, `?`, `)`, 1), bornWith: slotsTable}
+		delete: newKernelStatement(`DELETE FROM context_segments WHERE thread IN (`, `?`, `)`, 1), bornWith: slotsTable}
 	kernelTables = []*kernelTable{threadsTable, watchersTable, slotsTable, segmentsTable}
 )
+
+// kernelExactRows is the most rows a kernel statement carries: a run of up
+// to that many rows of one table is written by one statement of exactly
+// its rows (prepared the first time a run of that size comes), a longer
+// one in statements of kernelExactRows and one of the rest.
+const kernelExactRows = 32
+
+// kernelStatement is a statement that repeats one tuple of placeholders per
+// row, like rowStatement, with a query text for every row count up to
+// kernelExactRows: where rowStatement splits a run into power-of-two
+// chunks (a bus batch's 11 thread rows took 3 statements), it takes one.
+type kernelStatement struct {
+	cols    int
+	queries [kernelExactRows + 1]string // rows → query text
+}
+
+// newKernelStatement builds the queries of head, tuple × k, tail for every
+// k up to kernelExactRows; cols is the number of placeholders in tuple.
+func newKernelStatement(head, tuple, tail string, cols int) *kernelStatement {
+	ks := &kernelStatement{cols: cols}
+	for k := 1; k <= kernelExactRows; k++ {
+		var b strings.Builder
+		b.WriteString(head)
+		for i := range k {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(tuple)
+		}
+		b.WriteString(tail)
+		ks.queries[k] = b.String()
+	}
+	return ks
+}
+
+// exec runs ks over rows rows whose arguments are args (ks.cols per row).
+func (ks *kernelStatement) exec(w *writer, rows int, args []driver.NamedValue) error {
+	for off := 0; off < rows; {
+		k := min(rows-off, kernelExactRows)
+		w.counters.statements.Add(1)
+		if _, err := w.conn.execValues(ks.queries[k], args[off*ks.cols:(off+k)*ks.cols]); err != nil {
+			return err
+		}
+		off += k
+	}
+	return nil
+}
 
 // kernelKey names a row (or a group of rows) of a kernel table.
 type kernelKey struct {
@@ -231,7 +308,7 @@ func (w *writer) applyKernel(p *pending) error {
 			}
 		}
 		if len(args) > 0 {
-			if _, err := w.execRowValues(t.delete, len(args), k.values(args)); err != nil {
+			if err := t.delete.exec(w, len(args), k.values(args)); err != nil {
 				return fmt.Errorf("delete %s: %w", t.name, err)
 			}
 		}
@@ -245,7 +322,7 @@ func (w *writer) applyKernel(p *pending) error {
 		}
 		k.args = args
 		if rows > 0 {
-			if _, err := w.execRowValues(t.upsert, rows, k.values(args)); err != nil {
+			if err := t.upsert.exec(w, rows, k.values(args)); err != nil {
 				return fmt.Errorf("upsert %s: %w", t.name, err)
 			}
 		}

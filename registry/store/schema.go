@@ -18,8 +18,10 @@ import (
 // (journal_profiles.go). Version 4 stores a journal row's sender,
 // recipient, listener, root tag and profile as ids into journal_names
 // (journal_names.go). Version 5 stores a journal row's direction, kind and
-// names as one id into journal_routes (journal_routes.go).
-const layoutVersion = 5
+// names as one id into journal_routes (journal_routes.go). Version 6 keeps
+// the kernel state's threads, watchers and slots as WITHOUT ROWID tables
+// (kernel_writes.go, kernel_layout.go).
+const layoutVersion = 6
 
 // schema creates the store's layout. Every statement is idempotent (IF NOT
 // EXISTS), and Open applies the whole list in one transaction each time it
@@ -210,6 +212,11 @@ func prepareSchema(ctx context.Context, db *sql.DB, log *slog.Logger) error {
 	}
 	if version < 5 {
 		if err := migrateJournalRoutes(ctx, tx); err != nil {
+			return err
+		}
+	}
+	if version < 6 {
+		if err := migrateKernelTables(ctx, tx); err != nil {
 			return err
 		}
 	}

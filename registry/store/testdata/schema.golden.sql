@@ -225,7 +225,7 @@ CREATE TABLE slots (
 	is_self_call INTEGER NOT NULL DEFAULT 0,
 	in_reply_to  TEXT    NOT NULL DEFAULT '',
 	PRIMARY KEY (thread, idx)
-);
+) WITHOUT ROWID;
 
 -- table threads
 CREATE TABLE threads (
@@ -236,7 +236,7 @@ CREATE TABLE threads (
 	touched_ns INTEGER,
 	ref        TEXT    NOT NULL DEFAULT '',
 	profile    TEXT    NOT NULL DEFAULT ''
-);
+) WITHOUT ROWID;
 
 -- table users
 CREATE TABLE users (
@@ -261,7 +261,7 @@ CREATE TABLE watchers (
 	raised         INTEGER NOT NULL DEFAULT 0,
 	triggered_from TEXT    NOT NULL DEFAULT '',
 	created_ns     INTEGER
-);
+) WITHOUT ROWID;
 
 -- trigger journal_append_only
 CREATE TRIGGER journal_append_only BEFORE UPDATE ON journal_rows

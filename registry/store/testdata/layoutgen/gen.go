@@ -3,13 +3,18 @@
 // gen writes layout-vN.db.gz and layout-vN.json.gz into
 // registry/store/testdata: a data directory's database in the layout of
 // the store it is built with, and what its journal view and readers
-// return. TestMigrateLayout3 and TestMigrateLayout4 migrate the fixtures
-// to the current layout and check that they read the same.
+// return. TestMigrateLayout3, TestMigrateLayout4 and TestMigrateLayout5
+// migrate the fixtures to the current layout and check that they read the
+// same.
 //
 // Each fixture was written once, with the store of the last commit of its
 // layout: layout 3 (the journal's names as text in journal_rows) with
-// eb75f3b, layout 4 (the names as journal_names ids) with 480e189, by
-// `go run ./registry/store/testdata/layoutgen/gen.go -layout N`. Run
+// eb75f3b, layout 4 (the names as journal_names ids) with 480e189, layout 5
+// (the kernel state's threads, watchers and slots as rowid tables) with
+// 80b634d and this file as of the commit that added layout-v5.db.gz, by
+// `go run ./registry/store/testdata/layoutgen/gen.go -layout N`. The layout
+// 3 and 4 fixtures hold no kernel state (their writer did not put any);
+// the layout 5 one holds threads, watchers and slots besides. Run
 // against a later store it would write the new layout under the old name,
 // so it is kept as the record of how the fixtures were made, not to be run
 // again.
@@ -46,10 +51,15 @@ type manifest struct {
 	// for thread-5.
 	Thread5       []int64 `json:"thread5"`
 	PrunedThread5 []int64 `json:"pruned_thread5"`
+	// Threads, Watchers and Slots are what LoadThreads, LoadWatchers and
+	// LoadSlots return (layout 5 on).
+	Threads  []store.ThreadRow  `json:"threads,omitempty"`
+	Watchers []store.WatcherRow `json:"watchers,omitempty"`
+	Slots    []store.SlotRow    `json:"slots,omitempty"`
 }
 
 func main() {
-	layout := flag.Int("layout", 0, "the layout version the store it is built with writes (3 or 4)")
+	layout := flag.Int("layout", 0, "the layout version the store it is built with writes (3, 4 or 5)")
 	flag.Parse()
 	if *layout == 0 {
 		log.Fatal("-layout is required")
@@ -124,6 +134,21 @@ func main() {
 	}
 	log.Printf("pruned %d", pruned)
 	var m manifest
+	if *layout >= 5 {
+		if err := putKernelState(ctx, s, base); err != nil {
+			log.Fatal(err)
+		}
+		if m.Threads, err = s.LoadThreads(); err != nil {
+			log.Fatal(err)
+		}
+		if m.Watchers, err = s.LoadWatchers(); err != nil {
+			log.Fatal(err)
+		}
+		if m.Slots, err = s.LoadSlots(); err != nil {
+			log.Fatal(err)
+		}
+		log.Printf("kernel state: %d threads, %d watchers, %d slots", len(m.Threads), len(m.Watchers), len(m.Slots))
+	}
 	undelivered, err := s.Undelivered()
 	if err != nil {
 		log.Fatal(err)
@@ -175,6 +200,96 @@ func main() {
 			log.Fatal(err)
 		}
 	}
+}
+
+// putKernelState writes threads, watchers and slots through s and deletes
+// some of them again: ids in creation order and at random, parents, paths
+// with dots, zero times (stored NULL), refs and profiles, raised and
+// pending watchers, histories of one to four slots whose payloads range
+// from empty to 20 KiB (over a page of 16 KiB), and holes where rows were
+// deleted. Enough rows to fill several pages of each table.
+func putKernelState(ctx context.Context, s *store.Store, base time.Time) error {
+	const threads = 600
+	id := func(i int) string {
+		if i%3 == 0 { // random, as a client's thread id
+			return fmt.Sprintf("%08x-7a1c-4d2e-9f3b-%012x", uint32(i)*2654435761, uint64(i)*0x9e3779b97f4a7c15>>16)
+		}
+		return fmt.Sprintf("%08x-0000-4000-8000-%012x", 0x10000000+i, i) // in creation order
+	}
+	profiles := []string{"", "admin", "admin&ops"}
+	for i := range threads {
+		at := base.Add(time.Duration(i) * time.Millisecond)
+		t := store.ThreadRow{ID: id(i), Path: []string{"hello-world", "console:bench", "greeter"},
+			Created: at, Touched: at.Add(time.Duration(i%7) * time.Second), Profile: profiles[i%len(profiles)]}
+		if i%5 != 0 {
+			t.Parent = id(i - 1)
+			t.Path = append(t.Path, "shouter", "v1.2.response-handler")
+		}
+		if i%11 == 0 {
+			t.Created, t.Touched = time.Time{}, time.Time{}
+		}
+		if i%4 == 1 {
+			t.Ref = fmt.Sprintf("ref-%d", i)
+		}
+		if err := s.PutThread(t); err != nil {
+			return err
+		}
+		if i%2 == 0 {
+			w := store.WatcherRow{ID: fmt.Sprintf("01a21ce9-%04x-7000-8000-%012x", i, i), Thread: t.ID,
+				Issuer: "greeter", WaitFor: "shoutedresponse", FromListener: "shouter",
+				Description: fmt.Sprintf("waiting for shouter %d", i), Raised: i%4 == 0, Created: at}
+			if w.Raised {
+				w.TriggeredFrom = "shouter"
+			}
+			if i%22 == 0 {
+				w.Created = time.Time{}
+			}
+			if err := s.PutWatcher(w); err != nil {
+				return err
+			}
+		}
+		for j := range 1 + i%4 {
+			raw := fmt.Appendf(nil, "<Greeting><Name>n%d-%d</Name></Greeting>", i, j)
+			switch {
+			case i%97 == 1 && j == 0:
+				raw = []byte{}
+			case i%53 == 2:
+				raw = bytes.Repeat([]byte("<x>0123456789</x>"), 1+i*j%1200) // up to 20 KiB
+			}
+			sl := store.SlotRow{Thread: t.ID, Index: j, From: "greeter", To: "shouter", PayloadType: "Greeting",
+				Raw: raw, Time: at.Add(time.Duration(j)), OwnName: "shouter", IsSelfCall: j == 3,
+				InReplyTo: fmt.Sprintf("ref-%d", i%9)}
+			if i%13 == 0 {
+				sl.Time = time.Time{}
+			}
+			if err := s.PutSlot(sl); err != nil {
+				return err
+			}
+		}
+		if i%50 == 49 {
+			if err := s.Flush(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	if err := s.Flush(ctx); err != nil {
+		return err
+	}
+	// Holes: ended threads, closed watchers, deleted histories.
+	for i := 0; i < threads; i += 7 {
+		if err := s.DeleteThreads([]string{id(i)}); err != nil {
+			return err
+		}
+		if err := s.DeleteSlots(id(i + 1)); err != nil {
+			return err
+		}
+		if i%2 == 0 {
+			if err := s.DeleteWatcher(fmt.Sprintf("01a21ce9-%04x-7000-8000-%012x", i+2, i+2)); err != nil {
+				return err
+			}
+		}
+	}
+	return s.Flush(ctx)
 }
 
 // dumpView returns every row of the journal view, each column as its text
