@@ -270,13 +270,17 @@ func (g *gateway) openByID(ctx context.Context, c *call, seq int64, recovered bo
 			sent = at
 		}
 	}
+	// The message's commit is asked for first and runs while the call is
+	// signed: it is sent only once the message is durable.
+	durable := make(chan error, 1)
+	go func() { durable <- g.m.opts.Store.WaitDurable(ctx, seq) }()
 	e := &envelope{To: remote, Thread: lt, Link: link{ID: lt, Kind: KindCall, Traceparent: tp, Sent: sent}, Payload: body}
 	signed, err := g.sign(e)
+	if derr := <-durable; derr != nil {
+		return fail(fmt.Errorf("federation: gateway %s: the message calling %s is not durable: %w", g.name, remote, derr))
+	}
 	if err != nil {
 		return fail(err)
-	}
-	if err := g.m.opts.Store.WaitDurable(ctx, seq); err != nil {
-		return fail(fmt.Errorf("federation: gateway %s: the message calling %s is not durable: %w", g.name, remote, err))
 	}
 	if err := g.queue(e, signed, &callRecord{callerThread: callerThread, byID: true}); err != nil {
 		return fail(err)
