@@ -55,22 +55,17 @@ func (j testJournal) WaitDurable(ctx context.Context, seq int64) error {
 }
 
 // TestReceivedCallRidesWithItsJournalCommit: where the pump journals into
-// the store that keeps the federation state, a received call costs the
-// callee one commit before its acknowledgement — its received and served
-// rows ride with the call's journal record — and the acknowledgement does
-// not wait for the done mark (the journal decides for a row not done): with
-// a batch delay of an hour, nothing else commits. A crash that loses the
-// mark leaves the journal to refuse the call's copy.
+// the store that keeps the federation state, a received call forces no
+// commit of its own: its journal record and its received and served rows
+// ride with the commit the pump forces for its conversation's answer, so
+// the call and its answer cost the callee one commit before the answer
+// leaves (with a batch delay of an hour, nothing else commits), and the
+// acknowledgement waits for that commit but not for the done mark (the
+// journal decides for a row not done). A crash that loses the mark leaves
+// the journal to refuse the call's copy.
 func TestReceivedCallRidesWithItsJournalCommit(t *testing.T) {
 	aKey, bKey, dir := newKey(t), newKey(t), t.TempDir()
-	hold := make(chan struct{})
-	c := newCalleeWith(t, aKey, bKey, dir, hold, &store.Options{BatchDelay: time.Hour})
-	released := false
-	defer func() {
-		if !released {
-			close(hold)
-		}
-	}()
+	c := newCalleeWith(t, aKey, bKey, dir, nil, &store.Options{BatchDelay: time.Hour})
 	r, err := dialRaw(t, c, aKey)
 	if err != nil {
 		t.Fatal(err)
@@ -87,14 +82,28 @@ func TestReceivedCallRidesWithItsJournalCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	commits0 := c.st.Stats().Commits
+	// The answer waits here, before its outbox entry (which forces a
+	// commit) is queued.
+	answering, release := make(chan struct{}), make(chan struct{})
+	c.m.beforeAnswer = func(string) {
+		close(answering)
+		<-release
+	}
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
 	if ack, _ := r.send(call); ack.Type != frameAck || ack.Duplicate || ack.ID != sent.Link.ID {
 		t.Fatalf("call acknowledged with %+v", ack)
 	}
+	<-answering
 	if n := c.st.Stats().Commits - commits0; n != 1 {
-		t.Fatalf("the call cost the callee %d commits before its acknowledgement, want 1", n)
+		t.Fatalf("the call and its answer cost the callee %d commits before the answer left, want 1", n)
 	}
-	if es, err := c.st.Thread(conv); err != nil || len(es) == 0 {
-		t.Fatalf("the acknowledged call is not journaled: %d entries, %v", len(es), err)
+	if es, err := c.st.Thread(conv); err != nil || len(es) < 2 {
+		t.Fatalf("the acknowledged call and its answer are not journaled together: %d entries, %v", len(es), err)
 	}
 	done := func() int {
 		t.Helper()
@@ -112,9 +121,9 @@ func TestReceivedCallRidesWithItsJournalCommit(t *testing.T) {
 		t.Fatalf("received done = %d at the acknowledgement, want 0 (the mark rides a later commit)", d)
 	}
 
-	// The answer's outbox entry forces a commit, which carries the mark.
+	// The answer's outbox entry commits with the mark.
 	released = true
-	close(hold)
+	close(release)
 	reply, err := parse(r.next())
 	if err != nil || reply.Link.Kind != KindReply || reply.Link.Ref != sent.Link.ID {
 		t.Fatalf("reply %+v, %v", reply, err)
@@ -148,6 +157,31 @@ func TestReceivedCallRidesWithItsJournalCommit(t *testing.T) {
 	}
 	if got := append(c.seen(), c2.seen()...); len(got) != 1 {
 		t.Fatalf("the echo saw %q, want the call once", got)
+	}
+}
+
+// TestCallAcknowledgedWhileItsHandlerRuns: a call whose handler has not
+// answered yet is acknowledged once the batch delay commits its journal
+// record: its acknowledgement forces no commit, but waits for no answer
+// either.
+func TestCallAcknowledgedWhileItsHandlerRuns(t *testing.T) {
+	aKey, bKey, dir := newKey(t), newKey(t), t.TempDir()
+	hold := make(chan struct{})
+	defer close(hold)
+	c := newCalleeWith(t, aKey, bKey, dir, hold, &store.Options{BatchDelay: 20 * time.Millisecond})
+	r, err := dialRaw(t, c, aKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := r.call("echo", `<Echo xmlns=""><Text>slow</Text></Echo>`)
+	sent := mustParse(t, call)
+	ack, answers := r.send(call)
+	if ack.Type != frameAck || ack.Duplicate || ack.ID != sent.Link.ID || len(answers) != 0 {
+		t.Fatalf("call acknowledged with %+v (answers %d)", ack, len(answers))
+	}
+	conv := derivedThread(c.m.secret, "a", sent.Thread)
+	if es, err := c.st.Thread(conv); err != nil || len(es) != 1 {
+		t.Fatalf("the acknowledged call: %d entries journaled, %v; want the call alone", len(es), err)
 	}
 }
 
