@@ -203,7 +203,10 @@ func New(o Options) (*Manager, error) {
 		return nil, errors.Join(err, m.db.close())
 	}
 	if exports {
-		m.unsubscribe = o.Pump.Subscribe(pump.OutletFunc(m.onEvent))
+		// Only what onEvent acts on: the other events need not wait for
+		// (and hurry) the commits of what they are about.
+		m.unsubscribe = o.Pump.SubscribeKinds(pump.OutletFunc(m.onEvent), pump.EventReply, pump.EventHuh,
+			pump.EventComplete)
 	}
 	o.Pump.Threads().OnEnd(func(ids []string) {
 		for _, g := range m.list() {
