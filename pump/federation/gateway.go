@@ -203,8 +203,10 @@ func (g *gateway) sendAnswer(e *envelope, conv string) error {
 // end, the next answer, an answer's seen hash) commits with it or later, so
 // none is durable without it. Answers leave from the pump's event gate
 // (served.go), whose one goroutine would otherwise wait a commit per answer
-// and hold back every event behind it; an answer's entry still forces a
-// commit (so it is kept within one), a call's rides the next one. A failed
+// and hold back every event behind it. Neither an answer's entry nor a
+// call's forces a commit: each rides the next one (or the batch delay's),
+// since until it commits the peer's resend of the call (for an answer:
+// the served row a restart answers from the journal) stands for it. A failed
 // commit is logged and the entry dropped (it may have left already: the
 // peer keeps what it got, and no resend follows). With served set, e
 // answers that served conversation, whose row is deleted with the entry

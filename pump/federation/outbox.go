@@ -285,11 +285,14 @@ func (d *db) enqueueThen(seq int64, gw, id string, env []byte, now time.Time, do
 }
 
 // enqueueAnswerThen is enqueueThen for the answer (reply, huh or end) of
-// served conversation conv: its served row goes in the same transaction,
-// so a served row left after a restart says that no answer of its
-// conversation was kept (Manager.resendAnswers).
+// served conversation conv, in a coming commit that it does not force: its
+// served row goes in the same transaction, so a served row left after a
+// restart says that no answer of its conversation was kept
+// (Manager.resendAnswers), which the journal then gives again. Forcing a
+// commit of its own would cost the callee a second commit per call, made
+// while the answer crosses the link and the caller needs the CPU.
 func (d *db) enqueueAnswerThen(seq int64, gw, id string, env []byte, now time.Time, conv string, done func(error)) {
-	d.now("outbox", func(tx execer) error {
+	d.later("outbox", func(tx execer) error {
 		if err := insertOutbox(tx, seq, gw, id, env, now); err != nil {
 			return err
 		}
