@@ -65,10 +65,6 @@ type gateway struct {
 	stopped  chan struct{}
 	stopOnce sync.Once
 	kick     chan struct{}
-	// writing is held while outbox entries are taken and written (by the
-	// sender, or by a caller writing its own call: writeNow), so that
-	// they go out in the outbox's order.
-	writing sync.Mutex
 }
 
 // entry is an outbox envelope; sentOn is the link generation it was last
@@ -251,13 +247,7 @@ func (g *gateway) sendEarly(e *envelope, signed []byte, rec *callRecord, served 
 	if failed.Load() { // failed before it was in the outbox
 		g.drop(en)
 	}
-	if rec != nil {
-		// A call: its handler's goroutine, which waits for the answer
-		// anyway, writes it.
-		g.writeNow()
-	} else {
-		g.wake()
-	}
+	g.wake()
 	// Queued for the peer now (it may reach the peer, and its answer come
 	// back, before its entry commits): the observer hears of it at once.
 	g.envelopeSeen(DirectionOut, kind)
@@ -306,53 +296,33 @@ func (g *gateway) sender() {
 			return
 		case <-g.kick:
 		}
-		g.writing.Lock()
-		for g.writeBatch() {
-		}
-		g.writing.Unlock()
-	}
-}
-
-// writeBatch writes up to 256 outbox entries not yet written on the
-// current link, in order, and reports whether it found any; with
-// g.writing held.
-func (g *gateway) writeBatch() bool {
-	g.mu.Lock()
-	c, gen := g.conn, g.gen
-	var batch []*entry
-	if c != nil {
-		for _, e := range g.outbox {
-			if e.sentOn != gen {
-				e.sentOn = gen
-				batch = append(batch, e)
-				if len(batch) == 256 {
+		for {
+			g.mu.Lock()
+			c, gen := g.conn, g.gen
+			var batch []*entry
+			if c != nil {
+				for _, e := range g.outbox {
+					if e.sentOn != gen {
+						e.sentOn = gen
+						batch = append(batch, e)
+						if len(batch) == 256 {
+							break
+						}
+					}
+				}
+			}
+			g.mu.Unlock()
+			if len(batch) == 0 {
+				break
+			}
+			for _, e := range batch {
+				if err := c.write(e.env); err != nil {
+					c.close(fmt.Errorf("write: %w", err))
 					break
 				}
 			}
 		}
 	}
-	g.mu.Unlock()
-	for _, e := range batch {
-		if err := c.write(e.env); err != nil {
-			c.close(fmt.Errorf("write: %w", err))
-			break
-		}
-	}
-	return len(batch) > 0
-}
-
-// writeNow writes what the outbox holds for the link on the calling
-// goroutine when the sender is not writing (else the sender, woken, writes
-// it): a handler that sends a call on an idle link saves the hand-off to
-// the sender's goroutine. Only for callers that may wait on the socket.
-func (g *gateway) writeNow() {
-	if !g.writing.TryLock() {
-		g.wake()
-		return
-	}
-	for g.writeBatch() {
-	}
-	g.writing.Unlock()
 }
 
 // acked removes an acknowledged (or refused) entry from the outbox.
