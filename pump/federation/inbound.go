@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"runtime"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
 )
@@ -41,21 +39,7 @@ type orderedStage struct {
 	order   chan *inbound
 	done    chan struct{}
 	wg      sync.WaitGroup
-	// queued counts the envelopes added to work and order and not yet
-	// delivered: while it is 0 nothing is ahead of an envelope.
-	queued atomic.Int64
-	// inlineIdle lets add check and deliver on its own goroutine an
-	// envelope that comes to a quiet link (set before the first add).
-	inlineIdle bool
-	// last is when add was last called (the reader's goroutine only).
-	last time.Time
 }
-
-// idleGap is how long a link must have been quiet for add to check and
-// deliver an envelope on the reader's goroutine (a sequential call's
-// envelopes come a few milliseconds apart; a busy link's, closer than
-// this, go to the workers in parallel).
-const idleGap = time.Millisecond
 
 // newOrderedStage starts the stage: at most workers checks at once, at
 // most pending envelopes between the reader and delivery (add blocks
@@ -78,7 +62,6 @@ func newOrderedStage(workers, pending int, check, deliver func(*inbound)) *order
 		for in := range s.order {
 			<-in.ready
 			s.deliver(in)
-			s.queued.Add(-1)
 		}
 	}()
 	return s
@@ -89,30 +72,9 @@ func verifyWorkers() int { return max(2, runtime.GOMAXPROCS(0)) }
 
 // add queues b: its check starts as soon as a worker is free. Each
 // envelope waits in order no longer than in work, so work never fills
-// before order does. With inlineIdle, an envelope that comes after the
-// link was quiet for idleGap, with none queued, add checks and delivers
-// itself, on the
-// caller's goroutine: nothing is ahead of it to keep the order of, and
-// the two hand-offs (to a worker, then to the delivery) cost an idle call
-// more than the check. Only the link's reader adds, so nothing is queued
-// meanwhile; the envelopes that follow closely go to the workers.
+// before order does.
 func (s *orderedStage) add(b []byte) {
-	in := &inbound{b: b}
-	now := time.Now()
-	quiet := now.Sub(s.last) >= idleGap
-	s.last = now
-	if s.inlineIdle && quiet && s.queued.Load() == 0 {
-		s.check(in)
-		s.deliver(in)
-		return
-	}
-	s.queue(in)
-}
-
-// queue hands in to the workers and the delivery.
-func (s *orderedStage) queue(in *inbound) {
-	in.ready = make(chan struct{})
-	s.queued.Add(1)
+	in := &inbound{b: b, ready: make(chan struct{})}
 	s.order <- in
 	s.work <- in
 }

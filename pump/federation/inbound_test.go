@@ -19,52 +19,6 @@ import (
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
-// TestOrderedStageIdleInline: on a quiet link the envelope is checked and
-// delivered on the reader's goroutine, before add returns; one that
-// follows while an envelope is queued still goes through the workers and
-// the order holds.
-func TestOrderedStageIdleInline(t *testing.T) {
-	var mu sync.Mutex
-	var got []string
-	hold := make(chan struct{})
-	delivered := make(chan struct{}, 4)
-	s := newOrderedStage(2, 16, func(in *inbound) {
-		if string(in.b) == "second" {
-			<-hold
-		}
-	}, func(in *inbound) {
-		mu.Lock()
-		got = append(got, string(in.b))
-		mu.Unlock()
-		delivered <- struct{}{}
-	})
-	s.inlineIdle = true
-	s.add([]byte("first"))
-	mu.Lock()
-	n := len(got)
-	mu.Unlock()
-	if n != 1 {
-		t.Fatalf("after add on a quiet link, %d delivered, want 1 (inline)", n)
-	}
-	<-delivered
-	// Queued behind a check that waits, so the next ones are not inline
-	// whatever the clock says.
-	s.queue(&inbound{b: []byte("second")})
-	s.add([]byte("third"))
-	close(hold)
-	for range 2 {
-		select {
-		case <-delivered:
-		case <-time.After(30 * time.Second):
-			t.Fatal("not delivered")
-		}
-	}
-	s.close()
-	if fmt.Sprint(got) != "[first second third]" {
-		t.Fatalf("delivered %v", got)
-	}
-}
-
 // TestOrderedStageDeliversInOrder: checks run at once (all the workers
 // busy together) and finish in reverse order, yet every envelope is
 // delivered in the order it was added.

@@ -151,7 +151,6 @@ func (c *conn) run() error {
 	}()
 	stage := newOrderedStage(verifyWorkers(), handlersPerLink, c.g.checkInbound,
 		func(in *inbound) { c.g.deliver(c, in) })
-	stage.inlineIdle = true
 	defer c.hwg.Wait()
 	defer stage.close()
 	for {
