@@ -240,7 +240,7 @@ func (g *gateway) sendEarly(e *envelope, signed []byte, rec *callRecord, served 
 	// an acknowledgement follows its INSERT.
 	switch {
 	case rec != nil:
-		g.m.db.enqueueCallThen(en.seq, g.name, en.id, rec.callerThread, signed, e.Link.Sent, en.row.write, done)
+		g.m.db.enqueueCallThen(en.seq, g.name, en.id, rec, signed, e.Link.Sent, en.row.write, done)
 	case served != "":
 		g.m.db.enqueueAnswerThen(en.seq, g.name, en.id, signed, e.Link.Sent, served, en.row.write, done)
 	default:

@@ -238,12 +238,14 @@ func (d *db) enqueue(gw, id string, env []byte, now time.Time, c *callRecord) (i
 // there already (an answer kept for the call, onAnswer) is kept. The
 // record's digest is left empty: such a call is adopted by its id, never
 // by a digest (openCalls).
-func (d *db) enqueueCallThen(seq int64, gw, id, callerThread string, env []byte, now time.Time, write func() bool,
+func (d *db) enqueueCallThen(seq int64, gw, id string, rec *callRecord, env []byte, now time.Time, write func() bool,
 	done func(error)) {
 	d.later("call", func(tx execer) error {
-		if _, err := tx.Exec(`INSERT INTO federation_calls (link_thread, gateway, caller_thread, digest, created)
-			VALUES (?, ?, ?, ?, ?) ON CONFLICT (link_thread) DO NOTHING`, id, gw, callerThread, []byte{}, now.UnixNano()); err != nil {
-			return fmt.Errorf("federation: calls: %w", err)
+		if rec.row.write() {
+			if _, err := tx.Exec(`INSERT INTO federation_calls (link_thread, gateway, caller_thread, digest, created)
+				VALUES (?, ?, ?, ?, ?) ON CONFLICT (link_thread) DO NOTHING`, id, gw, rec.callerThread, []byte{}, now.UnixNano()); err != nil {
+				return fmt.Errorf("federation: calls: %w", err)
+			}
 		}
 		if !write() {
 			return nil
@@ -327,6 +329,9 @@ type callRecord struct {
 	// byID marks a call named by its message's journal seq (callid.go):
 	// adopted by its id, sent before its record commits (sendEarly).
 	byID bool
+	// row, for such a call, lets the end of its handling cancel the
+	// record's insert when it has not run yet (rowClaim).
+	row rowClaim
 }
 
 // openCalls lists the recorded calls of gw made on callerThread with
