@@ -9,6 +9,8 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/xml-pipeline/xmlpipe/registry/store"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // TestRowClaim: an acknowledgement before the insert cancels it (no row,
@@ -117,5 +119,54 @@ func TestAcknowledgedAnswerWritesNoOutboxRow(t *testing.T) {
 	var served int
 	if err := c.st.ReadDB().QueryRow(`SELECT count(*) FROM federation_served WHERE conv = ?`, conv).Scan(&served); err != nil || served != 0 {
 		t.Fatalf("served rows %d, %v after the answer's commit, want 0", served, err)
+	}
+}
+
+// TestCallRecordOutlivedIsNotWritten: the record of a call named by its
+// message whose handling got its answer and ended before the record's
+// insert ran is never written (nor its outbox entry, acknowledged
+// meanwhile): the caller's writer is held while the call crosses the link.
+func TestCallRecordOutlivedIsNotWritten(t *testing.T) {
+	aKey := newKey(t)
+	c := newCallee(t, aKey)
+	a := newCaller(t, aKey, c, t.TempDir())
+	defer a.m.Close()
+	nameCallsByMessage(a)
+	if err := a.m.db.write("test: count inserts", func(tx execer) error {
+		for _, q := range []string{
+			`CREATE TEMP TABLE state_inserts (n INTEGER NOT NULL)`,
+			`INSERT INTO state_inserts (n) VALUES (0)`,
+			`CREATE TEMP TRIGGER count_calls AFTER INSERT ON main.federation_calls
+				BEGIN UPDATE state_inserts SET n = n + 1; END`,
+			`CREATE TEMP TRIGGER count_outbox AFTER INSERT ON main.federation_outbox
+				BEGIN UPDATE state_inserts SET n = n + 1; END`,
+		} {
+			if _, err := tx.Exec(q); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	md := xmlpipe.Metadata{ThreadID: stage.NewThreadID(), From: "console"}
+	h := handlingOf{seq: journalMessage(t, a.st, md.ThreadID)}
+	release := holdWriter(t, a.st)
+	r, err := a.echo.Handle(context.WithValue(context.Background(), handlingKey{}, h), a.once, md)
+	wantOnce(t, r, err)
+	g := a.m.gateways[0]
+	waitUntil(t, "the call's acknowledgement", func() bool { return g.queued() == 0 })
+	release()
+	if err := a.st.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var inserts int
+	if err := a.m.db.write("test: read count", func(tx execer) error {
+		return tx.Query(`SELECT n FROM state_inserts`, nil, func(rows *sql.Rows) error { return rows.Scan(&inserts) })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if inserts != 0 {
+		t.Fatalf("%d call record and outbox inserts for a call answered and acknowledged before they ran, want 0", inserts)
 	}
 }
