@@ -80,9 +80,10 @@ type subscribers struct {
 	mu   sync.RWMutex
 	next int
 	subs map[int]subscriber
-	// n is len(subs), read without the lock (publish skips the durability
-	// gate when nobody listens).
-	n atomic.Int32
+	// n is len(subs) and all the number of them taking every kind, read
+	// without the lock (publish skips the durability gate when nobody
+	// takes an event).
+	n, all atomic.Int32
 }
 
 // subscriber is an observer and the kinds of events it takes (nil: all).
@@ -108,9 +109,17 @@ func (s *subscribers) add(o Outlet, kinds ...EventKind) func() {
 	}
 	s.subs[id] = sub
 	s.n.Store(int32(len(s.subs)))
+	if sub.kinds == nil {
+		s.all.Add(1)
+	}
 	return func() {
 		s.mu.Lock()
-		delete(s.subs, id)
+		if cur, ok := s.subs[id]; ok {
+			delete(s.subs, id)
+			if cur.kinds == nil {
+				s.all.Add(-1)
+			}
+		}
 		s.n.Store(int32(len(s.subs)))
 		s.mu.Unlock()
 	}
@@ -128,6 +137,9 @@ func (s *subscribers) publish(e Event) {
 
 // wants reports whether a subscriber takes events of kind k.
 func (s *subscribers) wants(k EventKind) bool {
+	if s.all.Load() > 0 {
+		return true
+	}
 	if s.n.Load() == 0 {
 		return false
 	}

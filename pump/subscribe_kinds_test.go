@@ -41,3 +41,32 @@ func TestSubscribeKinds(t *testing.T) {
 		t.Fatalf("subscriber of all got %s, want message then complete", describe(es))
 	}
 }
+
+// TestSubscribeKindsAfterCancel: an observer of every event that left
+// (cancelled twice: the second is a no-op) gets nothing, and the kinds
+// subscriber left still gets its kind only once committed.
+func TestSubscribeKindsAfterCancel(t *testing.T) {
+	j := newHeldJournal()
+	pr := newProbe()
+	p := startPump(t, pump.Options{Journal: j}, sink[Ping](t, "sink", pr))
+	some, all := newRecorder(), newRecorder()
+	defer p.SubscribeKinds(some, pump.EventComplete)()
+	cancelAll := p.Subscribe(all)
+	cancelAll()
+	cancelAll() // twice: no effect
+	go func() {
+		_, _ = p.InjectWait(context.Background(), envelope(client, "sink", stage.NewThreadID(), `<Ping xmlns=""><Text>hi</Text></Ping>`), nil)
+	}()
+	pr.next(t)
+	ran := make(chan struct{})
+	p.AfterDurable(func() { close(ran) })
+	if es := some.snapshot(); len(es) != 0 {
+		t.Fatalf("kinds subscriber got %s before the commit", describe(es))
+	}
+	j.commitAll()
+	<-ran
+	some.waitFor(t, "complete", kind(pump.EventComplete))
+	if es := all.snapshot(); len(es) != 0 {
+		t.Fatalf("a cancelled subscriber got %s", describe(es))
+	}
+}
