@@ -2,6 +2,9 @@ package pump
 
 import (
 	"context"
+	"fmt"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
@@ -47,4 +50,29 @@ func (p *Pump) SendEnvelope(ctx context.Context, e Envelope, out Outlet) (string
 		return p.InjectAs(ctx, raw, out, who)
 	}
 	return p.InjectWait(ctx, raw, out)
+}
+
+// SendEnvelopeQueued is SendEnvelope that does not wait for the message's
+// journal record to commit: it returns once the record is queued for the
+// journal, with its seq (0 when the pump has no SeqJournal, or did not
+// journal the message). The caller waits for the record's durability as
+// it needs to (with a DurableJournal, its WaitDurable forces the commit at
+// once; a caller that can wait for the next one need not force it: the
+// federation gateway's acknowledgement of a call, whose conversation's
+// answer forces the commit that carries the call too).
+func (p *Pump) SendEnvelopeQueued(ctx context.Context, e Envelope) (string, int64, error) {
+	fresh := e.Thread == ""
+	if fresh {
+		e.Thread = stage.NewThreadID()
+	}
+	raw := stage.AppendEnvelope(make([]byte, 0, len(e.Payload)+256), e.From, e.To, e.Thread, e.Payload)
+	if e.As != nil {
+		who := *e.As
+		if who.From == "" {
+			return "", 0, fmt.Errorf("pump: inject as: %w: empty principal", failure.ErrForbiddenSender)
+		}
+		who.FreshThread = who.FreshThread || fresh
+		ctx = context.WithValue(ctx, principalKey{}, &who)
+	}
+	return p.injectQueued(ctx, raw, nil)
 }

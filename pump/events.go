@@ -79,25 +79,47 @@ func (f OutletFunc) Deliver(e Event) { f(e) }
 type subscribers struct {
 	mu   sync.RWMutex
 	next int
-	subs map[int]Outlet
-	// n is len(subs), read without the lock (publish skips the durability
-	// gate when nobody listens).
-	n atomic.Int32
+	subs map[int]subscriber
+	// n is len(subs) and all the number of them taking every kind, read
+	// without the lock (publish skips the durability gate when nobody
+	// takes an event).
+	n, all atomic.Int32
 }
 
-func (s *subscribers) add(o Outlet) func() {
+// subscriber is an observer and the kinds of events it takes (nil: all).
+type subscriber struct {
+	o     Outlet
+	kinds map[EventKind]bool
+}
+
+func (s *subscribers) add(o Outlet, kinds ...EventKind) func() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.subs == nil {
-		s.subs = map[int]Outlet{}
+		s.subs = map[int]subscriber{}
 	}
 	id := s.next
 	s.next++
-	s.subs[id] = o
+	sub := subscriber{o: o}
+	if len(kinds) > 0 {
+		sub.kinds = make(map[EventKind]bool, len(kinds))
+		for _, k := range kinds {
+			sub.kinds[k] = true
+		}
+	}
+	s.subs[id] = sub
 	s.n.Store(int32(len(s.subs)))
+	if sub.kinds == nil {
+		s.all.Add(1)
+	}
 	return func() {
 		s.mu.Lock()
-		delete(s.subs, id)
+		if cur, ok := s.subs[id]; ok {
+			delete(s.subs, id)
+			if cur.kinds == nil {
+				s.all.Add(-1)
+			}
+		}
 		s.n.Store(int32(len(s.subs)))
 		s.mu.Unlock()
 	}
@@ -106,9 +128,29 @@ func (s *subscribers) add(o Outlet) func() {
 func (s *subscribers) publish(e Event) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	for _, o := range s.subs {
-		o.Deliver(e)
+	for _, sub := range s.subs {
+		if sub.kinds == nil || sub.kinds[e.Kind] {
+			sub.o.Deliver(e)
+		}
 	}
+}
+
+// wants reports whether a subscriber takes events of kind k.
+func (s *subscribers) wants(k EventKind) bool {
+	if s.all.Load() > 0 {
+		return true
+	}
+	if s.n.Load() == 0 {
+		return false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, sub := range s.subs {
+		if sub.kinds == nil || sub.kinds[k] {
+			return true
+		}
+	}
+	return false
 }
 
 // publish hands ev to out (when set) and to the subscribers: at once, or,
@@ -118,7 +160,8 @@ func (p *Pump) publish(out Outlet, ev Event) {
 	if p.watchers.n.Load() > 0 {
 		p.watchers.publish(ev)
 	}
-	if out == nil && p.subs.n.Load() == 0 {
+	if out == nil && !p.subs.wants(ev.Kind) {
+		// Nobody takes it: it does not wait for (nor hurry) a commit.
 		return
 	}
 	if ev.Profile == "" && ev.Thread != "" {

@@ -32,6 +32,21 @@ func (p *Pump) Inject(ctx context.Context, raw []byte, out Outlet) error {
 // committed (a durable acknowledgement: a crash after it loses nothing);
 // ErrNotDurable when the record could not be committed.
 func (p *Pump) InjectWait(ctx context.Context, raw []byte, out Outlet) (string, error) {
+	thread, seq, err := p.injectQueued(ctx, raw, out)
+	if err != nil || seq <= 0 || p.durable == nil {
+		return thread, err
+	}
+	if err := p.durable.WaitDurable(ctx, seq); err != nil {
+		return thread, fmt.Errorf("%w: %w", ErrNotDurable, err)
+	}
+	return thread, nil
+}
+
+// injectQueued is InjectWait up to the message's journal record: it returns
+// once the ingress stages ran and the record was handed to the journal
+// (with a DurableJournal, queued for a commit that has not happened yet),
+// with the record's seq (0 when it was not journaled).
+func (p *Pump) injectQueued(ctx context.Context, raw []byte, out Outlet) (string, int64, error) {
 	type result struct {
 		thread string
 		seq    int64
@@ -39,21 +54,14 @@ func (p *Pump) InjectWait(ctx context.Context, raw []byte, out Outlet) (string, 
 	}
 	ch := make(chan result, 1)
 	if err := p.inject(ctx, raw, out, func(thread string, seq int64, err error) { ch <- result{thread, seq, err} }); err != nil {
-		return "", err
+		return "", 0, err
 	}
-	var r result
 	select {
-	case r = <-ch:
+	case r := <-ch:
+		return r.thread, r.seq, r.err
 	case <-ctx.Done():
-		return "", ctx.Err()
+		return "", 0, ctx.Err()
 	}
-	if r.err != nil || r.seq <= 0 || p.durable == nil {
-		return r.thread, r.err
-	}
-	if err := p.durable.WaitDurable(ctx, r.seq); err != nil {
-		return r.thread, fmt.Errorf("%w: %w", ErrNotDurable, err)
-	}
-	return r.thread, nil
 }
 
 // ErrNotDurable reports an accepted message whose journal record could not be

@@ -394,6 +394,16 @@ func (p *Pump) InFlight() int {
 // Subscribe registers an observer of every event; the returned func removes it.
 func (p *Pump) Subscribe(o Outlet) (cancel func()) { return p.subs.add(o) }
 
+// SubscribeKinds registers an observer of the events of the given kinds
+// only; the returned func removes it. An event that neither an outlet nor
+// any subscriber takes skips the durability gate: with a DurableJournal it
+// neither waits for nor hurries a commit (a gateway that only answers its
+// conversations' replies does not force the commit of each message it
+// injects before that message's handler replied).
+func (p *Pump) SubscribeKinds(o Outlet, kinds ...EventKind) (cancel func()) {
+	return p.subs.add(o, kinds...)
+}
+
 // Threads returns the thread registry (operator use: /threads, debug dumps).
 func (p *Pump) Threads() *registry.Threads { return p.threads }
 

@@ -85,6 +85,11 @@ type fedBench struct {
 	LocalP50us    float64 `json:"local_p50_us"`
 	AddedPerHopUs float64 `json:"added_latency_per_hop_us"`
 	Samples       int     `json:"samples"`
+	// SequentialCommits are the commits of both organisms' stores while
+	// one sequential call crossed the link (start to answer), per call:
+	// the commits it waits for, and any that competed with it for the
+	// CPU. A local call waits for one.
+	SequentialCommits float64 `json:"commits_per_sequential_call"`
 	// CPUPerEnvelopeUs is the process's CPU (user + system; both
 	// organisms and the callers) over the throughput phase per envelope.
 	CPUPerEnvelopeUs float64 `json:"cpu_per_envelope_us"`
@@ -339,17 +344,23 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 	// Latency: alternate a call across the link and the same call local
 	// to B, one at a time.
 	link, local := make([]time.Duration, 0, cfg.Samples), make([]time.Duration, 0, cfg.Samples)
+	var seqCommits int64
 	for i := range cfg.Samples {
 		for _, s := range []struct {
 			o   *organism.Organism
 			out *[]time.Duration
 		}{{p.a, &link}, {p.b, &local}} {
+			_, c0 := p.commits()
 			start := time.Now()
 			lost, err := fedCall(s.o, fmt.Sprintf("lat-%d", i), cfg.Grace)
 			if err != nil || lost {
 				return r, fmt.Errorf("latency call %d: lost %v: %w", i, lost, err)
 			}
 			*s.out = append(*s.out, time.Since(start))
+			if s.o == p.a {
+				_, c1 := p.commits()
+				seqCommits += c1 - c0
+			}
 		}
 	}
 	slices.Sort(link)
@@ -358,6 +369,7 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 	if n := len(link); n > 0 {
 		r.LinkP50us, r.LinkP99us, r.LocalP50us = us(link[n/2]), us(link[n*99/100]), us(local[n/2])
 		r.AddedPerHopUs = (r.LinkP50us - r.LocalP50us) / 2
+		r.SequentialCommits = float64(seqCommits) / float64(n)
 	}
 
 	// Throughput: Callers closed-loop callers for Duration.
@@ -506,6 +518,8 @@ func (r fedBench) String() string {
 		r.EnvelopesPerSec, r.Envelopes, r.CallsPerSec, r.Callers, r.Seconds, r.Cores)
 	fmt.Fprintf(&b, "added latency      %8.0f µs  per hop (call p50 %.0f µs across the link, %.0f µs local; p99 %.0f µs; %d samples)\n",
 		r.AddedPerHopUs, r.LinkP50us, r.LocalP50us, r.LinkP99us, r.Samples)
+	fmt.Fprintf(&b, "commits/seq call   %10.2f  store commits of both organisms while one sequential call crossed the link\n",
+		r.SequentialCommits)
 	fmt.Fprintf(&b, "cpu/envelope       %8.1f µs  (both organisms and the callers, user + system)\n", r.CPUPerEnvelopeUs)
 	fmt.Fprintf(&b, "floor              %8.1f µs  (Ed25519 sign %.1f + verify %.1f + exclusive C14N %.1f; envsig Sign %.1f, Verify %.1f)\n",
 		r.FloorUs, r.SignUs, r.VerifyUs, r.C14NUs, r.EnvsigSignUs, r.EnvsigVerifyUs)

@@ -51,6 +51,12 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 			if keep {
 				return
 			}
+			if o.rec != nil {
+				// A record not written yet never will be: as if it and
+				// its deletion committed together. The deletion still
+				// runs, for an answer kept meanwhile (keepOrphan).
+				o.rec.row.cancel()
+			}
 			// The call stays claimed until its record is gone, so that the
 			// same call made again meanwhile is a new one, not an adoption.
 			g.m.db.callDone(lt, func(err error) {
@@ -149,6 +155,8 @@ type opened struct {
 	early *envelope
 	key   string
 	n     int
+	// rec is the record of a call named by its message (openByID).
+	rec *callRecord
 }
 
 // open starts the call of payload body from callerThread. When the
@@ -270,17 +278,23 @@ func (g *gateway) openByID(ctx context.Context, c *call, seq int64, recovered bo
 			sent = at
 		}
 	}
+	// The message's commit is asked for first and runs while the call is
+	// signed: it is sent only once the message is durable.
+	durable := make(chan error, 1)
+	go func() { durable <- g.m.opts.Store.WaitDurable(ctx, seq) }()
 	e := &envelope{To: remote, Thread: lt, Link: link{ID: lt, Kind: KindCall, Traceparent: tp, Sent: sent}, Payload: body}
 	signed, err := g.sign(e)
+	if derr := <-durable; derr != nil {
+		return fail(fmt.Errorf("federation: gateway %s: the message calling %s is not durable: %w", g.name, remote, derr))
+	}
 	if err != nil {
 		return fail(err)
 	}
-	if err := g.m.opts.Store.WaitDurable(ctx, seq); err != nil {
-		return fail(fmt.Errorf("federation: gateway %s: the message calling %s is not durable: %w", g.name, remote, err))
-	}
-	if err := g.queue(e, signed, &callRecord{callerThread: callerThread, byID: true}); err != nil {
+	rec := &callRecord{callerThread: callerThread, byID: true}
+	if err := g.queue(e, signed, rec); err != nil {
 		return fail(err)
 	}
+	o.rec = rec
 	return o, nil
 }
 

@@ -113,13 +113,21 @@
 // so in an organism (whose pump journals into the same store) they commit
 // with its journal record, or before it, and the call's acknowledgement
 // waits for no commit but that one (without a journal to decide, it waits
-// for the done mark too). Nothing waits for an outbox entry to commit
-// before the envelope leaves (gateway.sendEarly): a call named by its
-// message waits for that message's commit only (usually the one the pump
-// forces for it anyway), and an answer, an end or a cancel leaves at once
-// — answers go out from the pump's event gate, whose one goroutine would
-// otherwise wait a commit per answer. Every write queued after an entry
-// commits with it or later, so none is durable without it. The
+// for the done mark too). That commit is not forced for the call
+// (store.WaitCommitted): it is the one the pump forces for the
+// conversation's answer, so a call and its answer cost the callee one
+// commit; the manager takes only the pump's events it acts on
+// (Pump.SubscribeKinds), so no other event forces it earlier. Nothing
+// waits for an outbox entry to commit before the envelope leaves
+// (gateway.sendEarly), and no entry forces a commit: a call named by its
+// message waits for that message's commit only (asked for before the call
+// is signed, so that the signature is made while it runs), and an answer,
+// an end or a cancel leaves at once — answers go out from the pump's event
+// gate, whose one goroutine would otherwise wait a commit per answer; a
+// reply is signed as soon as the pump has it (Pump.Watch), while its
+// commit runs. Every write queued after an entry commits with it or later,
+// so none is durable without it; an entry acknowledged before its insert
+// ran is never written (rowClaim). The
 // federation.db of earlier versions is moved into the store at the first
 // start (migrate.go). An organism without a data directory keeps the state
 // in memory.

@@ -74,6 +74,9 @@ type entry struct {
 	id     string
 	env    []byte
 	sentOn int
+	// row says whether its outbox row was written or its insert
+	// cancelled by an early acknowledgement.
+	row rowClaim
 }
 
 func newGateway(m *Manager, gc config.Gateway, trusted ed25519.PublicKey) *gateway {
@@ -102,6 +105,7 @@ func (g *gateway) load() error {
 	g.adoptable.Store(adoptable)
 	for _, q := range list {
 		e := &entry{seq: q.seq, id: q.id, env: q.env}
+		e.row.written()
 		g.outbox = append(g.outbox, e)
 		g.byID[q.id] = e
 	}
@@ -164,7 +168,9 @@ func (g *gateway) queue(e *envelope, signed []byte, rec *callRecord) error {
 	}
 	// Envelopes committed together return in any order: keep the
 	// outbox in the order of the database's (the order they are sent).
-	g.insert(&entry{seq: seq, id: e.Link.ID, env: signed})
+	en := &entry{seq: seq, id: e.Link.ID, env: signed}
+	en.row.written()
+	g.insert(en)
 	g.mu.Unlock()
 	g.envelopeSeen(DirectionOut, e.Link.Kind)
 	g.wake()
@@ -179,6 +185,11 @@ func (g *gateway) sendAnswer(e *envelope, conv string) error {
 	if err != nil {
 		return err
 	}
+	return g.sendAnswerSigned(e, signed, conv)
+}
+
+// sendAnswerSigned is sendAnswer of e signed already (g.sign).
+func (g *gateway) sendAnswerSigned(e *envelope, signed []byte, conv string) error {
 	g.mu.Lock()
 	if n := len(g.outbox) + g.reserving; n >= g.queueLimit {
 		g.mu.Unlock()
@@ -203,8 +214,10 @@ func (g *gateway) sendAnswer(e *envelope, conv string) error {
 // end, the next answer, an answer's seen hash) commits with it or later, so
 // none is durable without it. Answers leave from the pump's event gate
 // (served.go), whose one goroutine would otherwise wait a commit per answer
-// and hold back every event behind it; an answer's entry still forces a
-// commit (so it is kept within one), a call's rides the next one. A failed
+// and hold back every event behind it. Neither an answer's entry nor a
+// call's forces a commit: each rides the next one (or the batch delay's),
+// since until it commits the peer's resend of the call (for an answer:
+// the served row a restart answers from the journal) stands for it. A failed
 // commit is logged and the entry dropped (it may have left already: the
 // peer keeps what it got, and no resend follows). With served set, e
 // answers that served conversation, whose row is deleted with the entry
@@ -227,11 +240,11 @@ func (g *gateway) sendEarly(e *envelope, signed []byte, rec *callRecord, served 
 	// an acknowledgement follows its INSERT.
 	switch {
 	case rec != nil:
-		g.m.db.enqueueCallThen(en.seq, g.name, en.id, rec.callerThread, signed, e.Link.Sent, done)
+		g.m.db.enqueueCallThen(en.seq, g.name, en.id, rec, signed, e.Link.Sent, en.row.write, done)
 	case served != "":
-		g.m.db.enqueueAnswerThen(en.seq, g.name, en.id, signed, e.Link.Sent, served, done)
+		g.m.db.enqueueAnswerThen(en.seq, g.name, en.id, signed, e.Link.Sent, served, en.row.write, done)
 	default:
-		g.m.db.enqueueThen(en.seq, g.name, en.id, signed, e.Link.Sent, done)
+		g.m.db.enqueueThen(en.seq, g.name, en.id, signed, e.Link.Sent, en.row.write, done)
 	}
 	g.mu.Lock()
 	g.reserving--
@@ -332,7 +345,7 @@ func (g *gateway) acked(id string) {
 		}
 	}
 	g.mu.Unlock()
-	if e == nil {
+	if e == nil || e.row.cancel() { // no row, or none ever: nothing to delete
 		return
 	}
 	g.m.db.acked(e.seq, func(err error) { g.log.Error("federation: outbox", "error", err) })

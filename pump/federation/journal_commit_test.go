@@ -1,13 +1,16 @@
 package federation
 
 import (
+	"bytes"
 	"context"
+	"crypto/ed25519"
 	"database/sql"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
@@ -55,22 +58,17 @@ func (j testJournal) WaitDurable(ctx context.Context, seq int64) error {
 }
 
 // TestReceivedCallRidesWithItsJournalCommit: where the pump journals into
-// the store that keeps the federation state, a received call costs the
-// callee one commit before its acknowledgement — its received and served
-// rows ride with the call's journal record — and the acknowledgement does
-// not wait for the done mark (the journal decides for a row not done): with
-// a batch delay of an hour, nothing else commits. A crash that loses the
-// mark leaves the journal to refuse the call's copy.
+// the store that keeps the federation state, a received call forces no
+// commit of its own: its journal record and its received and served rows
+// ride with the commit the pump forces for its conversation's answer, so
+// the call and its answer cost the callee one commit before the answer
+// leaves (with a batch delay of an hour, nothing else commits), and the
+// acknowledgement waits for that commit but not for the done mark (the
+// journal decides for a row not done). A crash that loses the mark leaves
+// the journal to refuse the call's copy.
 func TestReceivedCallRidesWithItsJournalCommit(t *testing.T) {
 	aKey, bKey, dir := newKey(t), newKey(t), t.TempDir()
-	hold := make(chan struct{})
-	c := newCalleeWith(t, aKey, bKey, dir, hold, &store.Options{BatchDelay: time.Hour})
-	released := false
-	defer func() {
-		if !released {
-			close(hold)
-		}
-	}()
+	c := newCalleeWith(t, aKey, bKey, dir, nil, &store.Options{BatchDelay: time.Hour})
 	r, err := dialRaw(t, c, aKey)
 	if err != nil {
 		t.Fatal(err)
@@ -87,14 +85,28 @@ func TestReceivedCallRidesWithItsJournalCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	commits0 := c.st.Stats().Commits
+	// The answer waits here, before its outbox entry (which forces a
+	// commit) is queued.
+	answering, release := make(chan struct{}), make(chan struct{})
+	c.m.beforeAnswer = func(string) {
+		close(answering)
+		<-release
+	}
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
 	if ack, _ := r.send(call); ack.Type != frameAck || ack.Duplicate || ack.ID != sent.Link.ID {
 		t.Fatalf("call acknowledged with %+v", ack)
 	}
+	<-answering
 	if n := c.st.Stats().Commits - commits0; n != 1 {
-		t.Fatalf("the call cost the callee %d commits before its acknowledgement, want 1", n)
+		t.Fatalf("the call and its answer cost the callee %d commits before the answer left, want 1", n)
 	}
-	if es, err := c.st.Thread(conv); err != nil || len(es) == 0 {
-		t.Fatalf("the acknowledged call is not journaled: %d entries, %v", len(es), err)
+	if es, err := c.st.Thread(conv); err != nil || len(es) < 2 {
+		t.Fatalf("the acknowledged call and its answer are not journaled together: %d entries, %v", len(es), err)
 	}
 	done := func() int {
 		t.Helper()
@@ -112,17 +124,25 @@ func TestReceivedCallRidesWithItsJournalCommit(t *testing.T) {
 		t.Fatalf("received done = %d at the acknowledgement, want 0 (the mark rides a later commit)", d)
 	}
 
-	// The answer's outbox entry forces a commit, which carries the mark.
+	// The answer leaves before its outbox entry commits; the entry and
+	// the mark ride a later commit, which they do not force.
 	released = true
-	close(hold)
+	close(release)
 	reply, err := parse(r.next())
 	if err != nil || reply.Link.Kind != KindReply || reply.Link.Ref != sent.Link.ID {
 		t.Fatalf("reply %+v, %v", reply, err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); done() != 1; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the received row was never marked done")
-		}
+	if n := c.st.Stats().Commits - commits0; n != 1 {
+		t.Fatalf("the answer's outbox entry forced a commit: %d commits, want 1", n)
+	}
+	if err := c.st.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d := done(); d != 1 {
+		t.Fatalf("received done = %d after a commit, want 1", d)
+	}
+	if err := c.st.ReadDB().QueryRow(`SELECT count(*) FROM federation_served WHERE conv = ?`, conv).Scan(&served); err != nil || served != 0 {
+		t.Fatalf("the served row is left after the answer's entry committed: %d, %v", served, err)
 	}
 
 	// Lose the mark (as a crash before its commit would) and restart: the
@@ -148,6 +168,31 @@ func TestReceivedCallRidesWithItsJournalCommit(t *testing.T) {
 	}
 	if got := append(c.seen(), c2.seen()...); len(got) != 1 {
 		t.Fatalf("the echo saw %q, want the call once", got)
+	}
+}
+
+// TestCallAcknowledgedWhileItsHandlerRuns: a call whose handler has not
+// answered yet is acknowledged once the batch delay commits its journal
+// record: its acknowledgement forces no commit, but waits for no answer
+// either.
+func TestCallAcknowledgedWhileItsHandlerRuns(t *testing.T) {
+	aKey, bKey, dir := newKey(t), newKey(t), t.TempDir()
+	hold := make(chan struct{})
+	defer close(hold)
+	c := newCalleeWith(t, aKey, bKey, dir, hold, &store.Options{BatchDelay: 20 * time.Millisecond})
+	r, err := dialRaw(t, c, aKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := r.call("echo", `<Echo xmlns=""><Text>slow</Text></Echo>`)
+	sent := mustParse(t, call)
+	ack, answers := r.send(call)
+	if ack.Type != frameAck || ack.Duplicate || ack.ID != sent.Link.ID || len(answers) != 0 {
+		t.Fatalf("call acknowledged with %+v (answers %d)", ack, len(answers))
+	}
+	conv := derivedThread(c.m.secret, "a", sent.Thread)
+	if es, err := c.st.Thread(conv); err != nil || len(es) != 1 {
+		t.Fatalf("the acknowledged call: %d entries journaled, %v; want the call alone", len(es), err)
 	}
 }
 
@@ -188,4 +233,51 @@ func mustParse(t *testing.T, b []byte) *envelope {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// TestReplySignedWhileItCommits: a served conversation's reply is signed
+// as soon as the pump has it (presign), before its journal record is
+// durable, and that signed envelope is what leaves once it is.
+func TestReplySignedWhileItCommits(t *testing.T) {
+	aKey, bKey, dir := newKey(t), newKey(t), t.TempDir()
+	c := newCalleeWith(t, aKey, bKey, dir, nil, &store.Options{BatchDelay: time.Hour})
+	r, err := dialRaw(t, c, aKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	presigned := make(chan []byte, 1)
+	c.m.beforeAnswer = func(conv string) {
+		c.m.smu.Lock()
+		defer c.m.smu.Unlock()
+		var b []byte
+		if s := c.m.served[conv]; s != nil && s.pre != nil {
+			b = s.pre.signed
+		}
+		presigned <- b
+	}
+	call := r.call("echo", `<Echo xmlns=""><Text>signed early</Text></Echo>`)
+	ack, answers := r.send(call)
+	if ack.Type != frameAck || ack.Duplicate {
+		t.Fatalf("call acknowledged with %+v", ack)
+	}
+	pre := <-presigned
+	if pre == nil {
+		t.Fatal("the reply was not signed before its event")
+	}
+	reply := r.next
+	var got []byte
+	if len(answers) > 0 {
+		got = answers[0]
+	} else {
+		got = reply()
+	}
+	if !bytes.Equal(got, pre) {
+		t.Fatalf("the answer sent is not the envelope signed early:\n%s\n%s", got, pre)
+	}
+	if err := envsig.Verify(c.key.Public().(ed25519.PublicKey), got); err != nil {
+		t.Fatalf("the answer does not verify: %v", err)
+	}
+	if e := mustParse(t, got); e.Link.Kind != KindReply || e.Link.Ref != mustParse(t, call).Link.ID {
+		t.Fatalf("answer %+v", e.Link)
+	}
 }

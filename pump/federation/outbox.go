@@ -238,11 +238,17 @@ func (d *db) enqueue(gw, id string, env []byte, now time.Time, c *callRecord) (i
 // there already (an answer kept for the call, onAnswer) is kept. The
 // record's digest is left empty: such a call is adopted by its id, never
 // by a digest (openCalls).
-func (d *db) enqueueCallThen(seq int64, gw, id, callerThread string, env []byte, now time.Time, done func(error)) {
+func (d *db) enqueueCallThen(seq int64, gw, id string, rec *callRecord, env []byte, now time.Time, write func() bool,
+	done func(error)) {
 	d.later("call", func(tx execer) error {
-		if _, err := tx.Exec(`INSERT INTO federation_calls (link_thread, gateway, caller_thread, digest, created)
-			VALUES (?, ?, ?, ?, ?) ON CONFLICT (link_thread) DO NOTHING`, id, gw, callerThread, []byte{}, now.UnixNano()); err != nil {
-			return fmt.Errorf("federation: calls: %w", err)
+		if rec.row.write() {
+			if _, err := tx.Exec(`INSERT INTO federation_calls (link_thread, gateway, caller_thread, digest, created)
+				VALUES (?, ?, ?, ?, ?) ON CONFLICT (link_thread) DO NOTHING`, id, gw, rec.callerThread, []byte{}, now.UnixNano()); err != nil {
+				return fmt.Errorf("federation: calls: %w", err)
+			}
+		}
+		if !write() {
+			return nil
 		}
 		return insertOutbox(tx, seq, gw, id, env, now)
 	}, done)
@@ -279,19 +285,33 @@ func (d *db) keepOrphan(gw, linkThread string, env []byte, now time.Time) error 
 
 // enqueueThen stores a signed envelope that is not a call for gateway gw
 // under seq (newSeq) in the next commit without waiting; done is told when
-// it is durable (or failed), on the store's writer goroutine.
-func (d *db) enqueueThen(seq int64, gw, id string, env []byte, now time.Time, done func(error)) {
-	d.now("outbox", func(tx execer) error { return insertOutbox(tx, seq, gw, id, env, now) }, done)
+// it is durable (or failed), on the store's writer goroutine. Here and in
+// enqueueCallThen and enqueueAnswerThen, write says whether the outbox
+// row is still to be written when the writer comes to it (rowClaim: an
+// acknowledgement may have made it useless).
+func (d *db) enqueueThen(seq int64, gw, id string, env []byte, now time.Time, write func() bool, done func(error)) {
+	d.now("outbox", func(tx execer) error {
+		if !write() {
+			return nil
+		}
+		return insertOutbox(tx, seq, gw, id, env, now)
+	}, done)
 }
 
 // enqueueAnswerThen is enqueueThen for the answer (reply, huh or end) of
-// served conversation conv: its served row goes in the same transaction,
-// so a served row left after a restart says that no answer of its
-// conversation was kept (Manager.resendAnswers).
-func (d *db) enqueueAnswerThen(seq int64, gw, id string, env []byte, now time.Time, conv string, done func(error)) {
-	d.now("outbox", func(tx execer) error {
-		if err := insertOutbox(tx, seq, gw, id, env, now); err != nil {
-			return err
+// served conversation conv, in a coming commit that it does not force: its
+// served row goes in the same transaction, so a served row left after a
+// restart says that no answer of its conversation was kept
+// (Manager.resendAnswers), which the journal then gives again. Forcing a
+// commit of its own would cost the callee a second commit per call, made
+// while the answer crosses the link and the caller needs the CPU.
+func (d *db) enqueueAnswerThen(seq int64, gw, id string, env []byte, now time.Time, conv string, write func() bool,
+	done func(error)) {
+	d.later("outbox", func(tx execer) error {
+		if write() {
+			if err := insertOutbox(tx, seq, gw, id, env, now); err != nil {
+				return err
+			}
 		}
 		if _, err := tx.Exec(`DELETE FROM federation_served WHERE conv = ?`, conv); err != nil {
 			return fmt.Errorf("federation: served: %w", err)
@@ -309,6 +329,9 @@ type callRecord struct {
 	// byID marks a call named by its message's journal seq (callid.go):
 	// adopted by its id, sent before its record commits (sendEarly).
 	byID bool
+	// row, for such a call, lets the end of its handling cancel the
+	// record's insert when it has not run yet (rowClaim).
+	row rowClaim
 }
 
 // openCalls lists the recorded calls of gw made on callerThread with

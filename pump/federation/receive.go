@@ -244,8 +244,8 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 	defer cancel()
 	// No outlet: what the conversation answers reaches the gateway through
 	// the manager's subscription (served.go), also after a restart.
-	_, err := g.m.opts.Pump.SendEnvelope(ctx, pump.Envelope{From: g.name, To: e.To, Thread: conv, Payload: e.Payload,
-		As: &pump.Principal{From: g.name, FreshThread: fresh, Profile: g.cfg.Profile}}, nil)
+	err := g.inject(ctx, pump.Envelope{From: g.name, To: e.To, Thread: conv, Payload: e.Payload,
+		As: &pump.Principal{From: g.name, FreshThread: fresh, Profile: g.cfg.Profile}})
 	if err != nil {
 		// A message accepted but not journaled, or whose wait ran out, may
 		// be in the pump: its conversation stays received. Any other was
@@ -295,6 +295,28 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 		}
 		c.acks.send(frame{Type: frameAck, ID: id})
 	})
+}
+
+// inject puts a received call into the pump and returns once its journal
+// record is durable. With the store, the wait forces no commit: the
+// record commits with the next one somebody waits for — in the common
+// case the one the pump forces for the conversation's answer, which is
+// then the only commit between the call and its answer — or after the
+// store's batch delay. Only the call's acknowledgement waits for it.
+func (g *gateway) inject(ctx context.Context, env pump.Envelope) error {
+	st := g.m.opts.Store
+	if st == nil || g.m.opts.Known == nil {
+		_, err := g.m.opts.Pump.SendEnvelope(ctx, env, nil)
+		return err
+	}
+	_, seq, err := g.m.opts.Pump.SendEnvelopeQueued(ctx, env)
+	if err != nil || seq <= 0 {
+		return err
+	}
+	if err := st.WaitCommitted(ctx, seq); err != nil {
+		return fmt.Errorf("%w: %w", pump.ErrNotDurable, err)
+	}
+	return nil
 }
 
 // onAnswer completes the call a reply, huh or end answers. The answer to a

@@ -97,6 +97,19 @@ func (s *Store) Assigned() int64 { return s.assigned.Load() }
 // append of seq itself failed (it was tombstoned, not committed), ErrClosed
 // when the store closes first, or ctx's error.
 func (s *Store) WaitDurable(ctx context.Context, seq int64) error {
+	return s.waitDurable(ctx, seq, true)
+}
+
+// WaitCommitted is WaitDurable without cutting the batch delay short: seq
+// commits with the next commit somebody hurries (WaitDurable, a
+// synchronous write), or when the batch delay ends. For a waiter whose
+// wait is nobody's latency (an acknowledgement that a commit soon to come
+// carries anyway): it adds no commit of its own.
+func (s *Store) WaitCommitted(ctx context.Context, seq int64) error {
+	return s.waitDurable(ctx, seq, false)
+}
+
+func (s *Store) waitDurable(ctx context.Context, seq int64, hurry bool) error {
 	d := s.dur
 	for {
 		d.mu.Lock()
@@ -112,10 +125,12 @@ func (s *Store) WaitDurable(ctx context.Context, seq int64) error {
 		if closed {
 			return ErrClosed
 		}
-		d.want(seq)
-		select {
-		case s.wake <- struct{}{}:
-		default: // a wake-up is already pending
+		if hurry {
+			d.want(seq)
+			select {
+			case s.wake <- struct{}{}:
+			default: // a wake-up is already pending
+			}
 		}
 		select {
 		case <-ch:
