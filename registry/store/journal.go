@@ -103,5 +103,24 @@ func (s *Store) MarkDelivered(seq int64) error {
 	if seq <= 0 {
 		return fmt.Errorf("%w: delivery mark for seq %d", ErrInvalid, seq)
 	}
-	return s.enqueueAsync(&op{kind: opDeliver, name: "mark delivered", seq: seq})
+	if seq > s.assigned.Load() {
+		// Not journaled (yet): an op of its own, which the writer fails
+		// with ErrNotFound unless the append is queued by then.
+		return s.enqueueAsync(&op{kind: opDeliver, name: "mark delivered", seq: seq})
+	}
+	// The append of seq was sent (assigned is raised after the send): the
+	// mark waits in the buffer and enters the queue behind it (marks.go).
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.counters.enqueued.Add(1)
+	if full := s.marks.add(seq); full != nil {
+		if len(s.queue) == cap(s.queue) {
+			s.counters.queueFull.Add(1)
+		}
+		return s.send(context.Background(), &op{kind: opMarks, name: "mark delivered", seqs: full})
+	}
+	return nil
 }
