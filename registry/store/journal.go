@@ -92,9 +92,12 @@ func (s *Store) AppendSync(ctx context.Context, e Entry) (int64, error) {
 	return s.call(ctx, op{kind: opAppend, name: "append", entry: e})
 }
 
-// MarkDelivered enqueues a delivery mark for seq, a message that reached a
-// listener (an entry Undelivered reports); prune_on_delivery retention
-// deletes delivered entries. The journal row itself is never edited: marks
+// MarkDelivered records a delivery mark for seq, a message that reached a
+// listener (an entry Undelivered reports), without waiting for the commit:
+// the mark is buffered and committed with or after everything enqueued
+// before the call (marks.go), a batch or two later, at the latest by the
+// next Flush or Close. prune_on_delivery retention deletes delivered
+// entries. The journal row itself is never edited: marks
 // live in their own table. Marking a seq that was already pruned or marked,
 // or an entry that is not a message to a listener (nothing delivers those),
 // is a no-op; marking a seq that was never journaled is an asynchronous

@@ -20,9 +20,9 @@ import "sync"
 // recovery finds the message undelivered and its handling's output
 // journaled, and marks it (pump/organism's recovery).
 //
-// Who moves the buffer into the queue: the writer after each commit and
-// when it goes idle (the first mark into an empty buffer wakes it), with a
-// send that never blocks; the marking goroutine itself once the buffer
+// Who moves the buffer into the queue: the writer when an op arrives that
+// begins a batch, or after a batch delay without one (the first mark into
+// an empty buffer wakes it), with a send that never blocks (writer.next); the marking goroutine itself once the buffer
 // holds markBufferMax marks (the writer is behind, the queue full); Flush
 // before its flush op; and, after Close drained the queue, the writer
 // commits what is left.
@@ -59,6 +59,13 @@ func (b *markBuffer) add(seq int64) []int64 {
 		}
 	}
 	return full
+}
+
+// pending reports whether marks are buffered.
+func (b *markBuffer) pending() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.seqs) > 0
 }
 
 // take returns the buffered marks, emptying the buffer.
