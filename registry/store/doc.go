@@ -66,9 +66,18 @@
 //     queue as one op per group commit (marks.go), inside an op sent
 //     after they were made, so that a mark never commits before what was
 //     queued ahead of it (the journaled answer of the message it marks):
-//     a mark costs the process 166-292 ns of CPU instead of 483-886 as an
-//     op of its own (BenchmarkMarkDelivered, seven interleaved pairs at
-//     load 4-4.5). Taking the marks beside the queue at each transaction
+//     a mark costs the process 182-358 ns of CPU instead of 640-987 as an
+//     op of its own (BenchmarkMarkDelivered, five interleaved pairs at
+//     load 3.7-3.9, medians 245 against 749), which BenchmarkJournalFlow
+//     does not resolve (five pairs at load 4.5-4.8, medians 11.6 against
+//     11.6 µs per envelope /default, 10.4 against 11.3 /lagging), nor
+//     does `xmlpipe bench --journal` (six pairs at load 3.4-5.4: on/off
+//     median 0.80 against 0.80, the journal adding 5.6-14.4 µs of CPU
+//     per envelope, median 11.2, against 7.1-16.2, median 14.3). The
+//     writer moves them when the op that begins a batch arrives: moving
+//     them right after each commit gave it transactions of marks alone
+//     whenever a durability waiter hurried it, and tripled TestCrashSoak's
+//     p50 latency. Taking the marks beside the queue at each transaction
 //     instead let a mark commit before that answer, and a SIGKILL then
 //     left an acknowledged conversation unanswered (TestCrashSoak, 1 in 3
 //     runs); it was taken out, and TestBufferedMarksFollowTheQueue fails
