@@ -80,8 +80,8 @@ type writer struct {
 	queue <-chan *op
 	wake  <-chan struct{} // Store.nudge
 	// marks are the buffered delivery marks (marks.go), which the writer
-	// moves into the queue (requeue, the queue's sending side) after each
-	// commit and when it is idle.
+	// moves into the queue (requeue, the queue's sending side) when an op
+	// begins a batch and when it is idle (next).
 	marks    *markBuffer
 	requeue  chan<- *op
 	done     <-chan struct{} // closed when the Store closes
