@@ -76,6 +76,9 @@ func (w *writer) apply(ops []op) (applied int, high int64, err error) {
 			applied += len(o.entries) - 1 // each entry counts as a write
 		case opDeliver:
 			p.marks = append(p.marks, o)
+		case opMarks:
+			p.marks = append(p.marks, o)
+			applied += len(o.seqs) - 1 // each mark counts as a write
 		case opPut, opDelete:
 			p.kernel.add(o)
 		case opExt:
@@ -130,6 +133,14 @@ func groupName(ops []*op, group string) string {
 // fails).
 func (w *writer) insertMarks(p *pending) error {
 	for _, o := range p.marks {
+		if o.kind == opMarks {
+			for _, seq := range o.seqs {
+				if err := w.deliveries.deliver(seq); err != nil {
+					return fmt.Errorf("store: %s: %w", groupName(p.marks, "mark delivered"), err)
+				}
+			}
+			continue
+		}
 		if err := w.deliveries.deliver(o.seq); err != nil {
 			return fmt.Errorf("store: %s: %w", groupName(p.marks, "mark delivered"), err)
 		}

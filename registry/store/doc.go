@@ -64,13 +64,28 @@
 //     BenchmarkJournalFlow, six interleaved runs at load 6-11, medians:
 //     layout 4 13.1 µs per envelope (/default) and 13.8 (/lagging),
 //     layout 5 11.9 and 12.2 (39 against 40 WAL pages of 16 KiB per 1000
-//     envelopes). Delivery marks go through the write queue, one op per
-//     delivered envelope, so that a mark never commits before the
-//     appends queued ahead of it (the journaled answer of the message it
-//     marks): sending marks beside the queue, one op per group commit,
-//     saved 0.5-2 µs more but let a mark commit before that answer, and a
-//     SIGKILL then left an acknowledged conversation unanswered
-//     (TestCrashSoak, 1 in 3 runs); it was taken out. A larger WAL (wal_autocheckpoint 4000 pages
+//     envelopes). Delivery marks wait in a buffer and enter the write
+//     queue as one op per group commit (marks.go), inside an op sent
+//     after they were made, so that a mark never commits before what was
+//     queued ahead of it (the journaled answer of the message it marks):
+//     a mark costs the process 182-358 ns of CPU instead of 640-987 as an
+//     op of its own (BenchmarkMarkDelivered, five interleaved pairs at
+//     load 3.7-3.9, medians 245 against 749), which BenchmarkJournalFlow
+//     does not resolve (five pairs at load 4.5-4.8, medians 11.6 against
+//     11.6 µs per envelope /default, 10.4 against 11.3 /lagging), nor
+//     does `xmlpipe bench --journal` (six pairs at load 3.4-5.4: on/off
+//     median 0.80 against 0.80, the journal adding 5.6-14.4 µs of CPU
+//     per envelope, median 11.2, against 7.1-16.2, median 14.3). The
+//     writer moves them when the op that begins a batch arrives: moving
+//     them right after each commit gave it transactions of marks alone
+//     whenever a durability waiter hurried it, and tripled TestCrashSoak's
+//     p50 latency. Taking the marks beside the queue at each transaction
+//     instead let a mark commit before that answer, and a SIGKILL then
+//     left an acknowledged conversation unanswered (TestCrashSoak, 1 in 3
+//     runs); it was taken out, and TestBufferedMarksFollowTheQueue fails
+//     against it. Building the append's op in place instead of copying
+//     the Entry twice on the way (~30 ns) measured nothing outside the
+//     noise: not taken. A larger WAL (wal_autocheckpoint 4000 pages
 //     instead of 1000) saved 0.2-0.5 µs in five interleaved pairs, within
 //     their noise, for a WAL file of 64 MiB instead of 16: not taken;
 //     nor was keeping the queued ops in the writer's batch as pointers

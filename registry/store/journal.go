@@ -92,9 +92,12 @@ func (s *Store) AppendSync(ctx context.Context, e Entry) (int64, error) {
 	return s.call(ctx, op{kind: opAppend, name: "append", entry: e})
 }
 
-// MarkDelivered enqueues a delivery mark for seq, a message that reached a
-// listener (an entry Undelivered reports); prune_on_delivery retention
-// deletes delivered entries. The journal row itself is never edited: marks
+// MarkDelivered records a delivery mark for seq, a message that reached a
+// listener (an entry Undelivered reports), without waiting for the commit:
+// the mark is buffered and committed with or after everything enqueued
+// before the call (marks.go), a batch or two later, at the latest by the
+// next Flush or Close. prune_on_delivery retention deletes delivered
+// entries. The journal row itself is never edited: marks
 // live in their own table. Marking a seq that was already pruned or marked,
 // or an entry that is not a message to a listener (nothing delivers those),
 // is a no-op; marking a seq that was never journaled is an asynchronous
@@ -103,5 +106,24 @@ func (s *Store) MarkDelivered(seq int64) error {
 	if seq <= 0 {
 		return fmt.Errorf("%w: delivery mark for seq %d", ErrInvalid, seq)
 	}
-	return s.enqueueAsync(&op{kind: opDeliver, name: "mark delivered", seq: seq})
+	if seq > s.assigned.Load() {
+		// Not journaled (yet): an op of its own, which the writer fails
+		// with ErrNotFound unless the append is queued by then.
+		return s.enqueueAsync(&op{kind: opDeliver, name: "mark delivered", seq: seq})
+	}
+	// The append of seq was sent (assigned is raised after the send): the
+	// mark waits in the buffer and enters the queue behind it (marks.go).
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.counters.enqueued.Add(1)
+	if full := s.marks.add(seq); full != nil {
+		if len(s.queue) == cap(s.queue) {
+			s.counters.queueFull.Add(1)
+		}
+		return s.send(context.Background(), &op{kind: opMarks, name: "mark delivered", seqs: full})
+	}
+	return nil
 }

@@ -15,9 +15,10 @@ type Backlog struct {
 	Peak int64
 	// Capacity is the queue's size (Options.QueueSize).
 	Capacity int
-	// Blocked counts asynchronous writes (appends, delivery marks,
-	// kernel-state writes) that found the queue full and waited for room:
-	// the backpressure the writer put on its callers.
+	// Blocked counts asynchronous writes (appends, kernel-state writes,
+	// and delivery marks when their buffer is full: marks.go) that found
+	// the queue full and waited for room: the backpressure the writer put
+	// on its callers.
 	Blocked int64
 }
 

@@ -45,6 +45,8 @@ type Store struct {
 	queue  chan *op // pooled copies (queue.go)
 	// wake cuts the writer's batch delay short (nudge).
 	wake chan struct{}
+	// marks buffers delivery marks on their way to the queue (marks.go).
+	marks markBuffer
 
 	// seqMu orders journal appends: a seq is assigned and its op enqueued
 	// under it, so queue order is seq order and commits never leave a gap.
@@ -106,6 +108,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		done:       make(chan struct{}),
 		sweepChunk: defaultSweepChunk,
 	}
+	s.marks.wake = make(chan struct{}, 1)
 	if err := s.open(); err != nil {
 		s.closeDBs()
 		return nil, errors.Join(err, lock.unlock())
@@ -193,6 +196,8 @@ func (s *Store) open() error {
 		conn:     wc,
 		queue:    s.queue,
 		wake:     s.wake,
+		marks:    &s.marks,
+		requeue:  s.queue,
 		done:     s.done,
 		rows:     s.opts.BatchRows,
 		delay:    s.opts.BatchDelay,
@@ -249,6 +254,27 @@ func (s *Store) enqueue(ctx context.Context, o *op) error {
 	}
 	if o.kind != opFlush {
 		s.counters.enqueued.Add(1)
+	}
+	return nil
+}
+
+// sendMarks sends the buffered delivery marks on the queue as one op
+// (Flush: they were made before it, so they enter the queue ahead of its
+// flush op). It blocks while the queue is full until ctx ends, and then
+// leaves them buffered.
+func (s *Store) sendMarks(ctx context.Context) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	seqs := s.marks.take()
+	if len(seqs) == 0 {
+		return nil
+	}
+	if err := s.send(ctx, &op{kind: opMarks, name: "mark delivered", seqs: seqs}); err != nil {
+		s.marks.putBack(seqs)
+		return err
 	}
 	return nil
 }
@@ -376,6 +402,9 @@ func (s *Store) takeAsyncErr() error {
 // failed). It returns the errors of asynchronous writes that failed since
 // the previous Flush, wrapped in ErrWriteFailed.
 func (s *Store) Flush(ctx context.Context) error {
+	if err := s.sendMarks(ctx); err != nil {
+		return err
+	}
 	if _, err := s.call(ctx, op{kind: opFlush, name: "flush"}); err != nil {
 		return err
 	}
@@ -404,6 +433,7 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	close(s.done)
+	s.marks.close() // the writer commits the buffered marks after the queue
 	close(s.queue)
 	s.mu.Unlock()
 
