@@ -275,8 +275,12 @@ func (o *outstanding) signal() {
 // Reconnect) until sendCtx ends, then waits for the outstanding answers
 // until waitCtx ends.
 func (c *client) run(sendCtx, waitCtx context.Context) {
+	session := c.session
+	if c.sh.cfg.Rate == 0 {
+		session = c.closedSession
+	}
 	for {
-		dropped := c.session(sendCtx, waitCtx)
+		dropped := session(sendCtx, waitCtx)
 		if !dropped || !c.sh.cfg.Reconnect || sendCtx.Err() != nil {
 			return
 		}
@@ -296,6 +300,75 @@ func (c *client) run(sendCtx, waitCtx context.Context) {
 	}
 }
 
+// closedSession is session in a closed loop, on one goroutine: it sends a
+// request, reads until the request is answered (its conversation's output,
+// or a refusal) and sends the next from the reading loop, until sendCtx
+// ends; an answer still outstanding is waited for until waitCtx. One
+// goroutine instead of session's two saves a hand-off per request: the
+// load generator's CPU is counted with the server's.
+func (c *client) closedSession(sendCtx, waitCtx context.Context) (dropped bool) {
+	o := newOutstanding()
+	var expired atomic.Bool
+	stop := context.AfterFunc(waitCtx, func() {
+		expired.Store(true)
+		_ = c.conn.c.SetReadDeadline(time.Now()) // ends the read in progress
+	})
+	defer stop()
+	var sendErr error
+	next := func() bool {
+		if sendCtx.Err() != nil {
+			return false
+		}
+		sendErr = c.sendOne(o)
+		return sendErr == nil
+	}
+	var readErr error
+	if next() {
+		readErr = c.read(o, next)
+	}
+	switch {
+	case sendErr != nil || readErr != nil && !expired.Load():
+		if readErr == nil {
+			readErr = sendErr
+		}
+		dropped = true
+		c.dropped(o, readErr)
+	default: // sending is over, or the wait for the last answer
+		c.lost += int64(o.len())
+		_ = c.conn.Close()
+	}
+	return dropped
+}
+
+// sendOne sends the next request, outstanding in o from now on.
+func (c *client) sendOne(o *outstanding) error {
+	id := c.sh.ids.Add(1)
+	o.mu.Lock()
+	o.byID[id] = time.Now()
+	o.mu.Unlock()
+	if err := c.conn.Send(id, c.sh.cfg.Request); err != nil {
+		o.mu.Lock()
+		delete(o.byID, id)
+		o.mu.Unlock()
+		return err
+	}
+	c.sent++
+	return nil
+}
+
+// dropped counts what was outstanding on a socket that dropped under the
+// client, and aborts the socket.
+func (c *client) dropped(o *outstanding, err error) {
+	if c.sh.cfg.Reconnect {
+		c.unanswered += int64(o.len())
+	} else {
+		c.lost += int64(o.len())
+	}
+	c.errors++
+	c.sh.noteError(c.n, fmt.Errorf("socket dropped: %w", err))
+	_ = c.conn.Abort()
+}
+
 // session sends on c.conn until sendCtx ends, waits for what is outstanding
 // until waitCtx, and closes the socket. It reports whether the socket
 // dropped under it.
@@ -306,7 +379,7 @@ func (c *client) session(sendCtx, waitCtx context.Context) (dropped bool) {
 	go func() {
 		defer close(readDone)
 		defer o.signal()
-		readErr = c.read(o)
+		readErr = c.read(o, func() bool { o.signal(); return true })
 	}()
 	c.send(sendCtx, o, readDone)
 	// Sending is over (or the socket dropped): wait for the answers.
@@ -322,14 +395,7 @@ func (c *client) session(sendCtx, waitCtx context.Context) (dropped bool) {
 	select {
 	case <-readDone:
 		dropped = true
-		if c.sh.cfg.Reconnect {
-			c.unanswered += int64(o.len())
-		} else {
-			c.lost += int64(o.len())
-		}
-		c.errors++
-		c.sh.noteError(c.n, fmt.Errorf("socket dropped: %w", readErr))
-		_ = c.conn.Abort()
+		c.dropped(o, readErr)
 	default:
 		c.lost += int64(o.len())
 		_ = c.conn.Close() // ends read
@@ -368,17 +434,9 @@ func (c *client) send(ctx context.Context, o *outstanding, readDone <-chan struc
 		if ctx.Err() != nil {
 			return
 		}
-		id := c.sh.ids.Add(1)
-		o.mu.Lock()
-		o.byID[id] = time.Now()
-		o.mu.Unlock()
-		if err := c.conn.Send(id, cfg.Request); err != nil {
-			o.mu.Lock()
-			delete(o.byID, id)
-			o.mu.Unlock()
+		if c.sendOne(o) != nil {
 			return // the reader sees the drop
 		}
-		c.sent++
 		if pace == 0 {
 			for o.len() > 0 { // the conversation's output, not just its "sent"
 				select {
@@ -394,32 +452,33 @@ func (c *client) send(ctx context.Context, o *outstanding, readDone <-chan struc
 }
 
 // read handles frames until the socket ends: acknowledgements, refusals and
-// outputs. The counters it writes are its own (send writes only sent); they
-// are read once the reader has returned.
-func (c *client) read(o *outstanding) error {
+// outputs. Each answered request (its output, or a refusal) calls answered;
+// false from it ends read (nil error). The counters it writes are its own
+// (send writes only sent); they are read once the reader has returned.
+func (c *client) read(o *outstanding, answered func() bool) error {
 	cfg := c.sh.cfg
 	for {
-		f, err := c.conn.Read()
+		f, err := c.conn.readRaw()
 		if err != nil {
 			return err
 		}
 		now := time.Now()
 		switch f.Type {
-		case "sent":
+		case wire.TypeSent:
 			o.mu.Lock()
 			t0, ok := o.byID[f.ID]
 			if ok {
 				delete(o.byID, f.ID)
-				o.byConv[f.ThreadID] = t0
+				o.byConv[string(f.ThreadID)] = t0
 			}
 			o.mu.Unlock()
 			if ok {
 				c.acked++
 				if cfg.Acked != nil {
-					cfg.Acked(c.n, f.ThreadID, f.MessageID)
+					cfg.Acked(c.n, string(f.ThreadID), string(f.MessageID))
 				}
 			}
-		case "error":
+		case wire.TypeError:
 			o.mu.Lock()
 			_, ok := o.byID[f.ID]
 			delete(o.byID, f.ID)
@@ -427,17 +486,21 @@ func (c *client) read(o *outstanding) error {
 			if ok {
 				c.refused++
 				c.sh.noteError(c.n, fmt.Errorf("refused: %s (%s)", f.Error, f.Code))
-				o.signal()
+				if !answered() {
+					return nil
+				}
 			}
-		case "output":
+		case wire.TypeOutput:
 			o.mu.Lock()
-			t0, ok := o.byConv[f.ThreadID]
-			delete(o.byConv, f.ThreadID)
+			t0, ok := o.byConv[string(f.ThreadID)]
+			if ok {
+				delete(o.byConv, string(f.ThreadID))
+			}
 			o.mu.Unlock()
 			if !ok {
 				continue
 			}
-			if f.Text != cfg.Reply {
+			if string(f.Text) != cfg.Reply {
 				c.wrong++
 				c.sh.noteError(c.n, fmt.Errorf("reply %q, want %q", f.Text, cfg.Reply))
 			}
@@ -446,7 +509,9 @@ func (c *client) read(o *outstanding) error {
 				c.inWindow++
 			}
 			c.latencies = append(c.latencies, now.Sub(t0))
-			o.signal()
+			if !answered() {
+				return nil
+			}
 		}
 	}
 }
