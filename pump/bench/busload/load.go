@@ -275,12 +275,8 @@ func (o *outstanding) signal() {
 // Reconnect) until sendCtx ends, then waits for the outstanding answers
 // until waitCtx ends.
 func (c *client) run(sendCtx, waitCtx context.Context) {
-	session := c.session
-	if c.sh.cfg.Rate == 0 {
-		session = c.closedSession
-	}
 	for {
-		dropped := session(sendCtx, waitCtx)
+		dropped := c.session(sendCtx, waitCtx)
 		if !dropped || !c.sh.cfg.Reconnect || sendCtx.Err() != nil {
 			return
 		}
@@ -300,75 +296,6 @@ func (c *client) run(sendCtx, waitCtx context.Context) {
 	}
 }
 
-// closedSession is session in a closed loop, on one goroutine: it sends a
-// request, reads until the request is answered (its conversation's output,
-// or a refusal) and sends the next from the reading loop, until sendCtx
-// ends; an answer still outstanding is waited for until waitCtx. One
-// goroutine instead of session's two saves a hand-off per request: the
-// load generator's CPU is counted with the server's.
-func (c *client) closedSession(sendCtx, waitCtx context.Context) (dropped bool) {
-	o := newOutstanding()
-	var expired atomic.Bool
-	stop := context.AfterFunc(waitCtx, func() {
-		expired.Store(true)
-		_ = c.conn.c.SetReadDeadline(time.Now()) // ends the read in progress
-	})
-	defer stop()
-	var sendErr error
-	next := func() bool {
-		if sendCtx.Err() != nil {
-			return false
-		}
-		sendErr = c.sendOne(o)
-		return sendErr == nil
-	}
-	var readErr error
-	if next() {
-		readErr = c.read(o, next)
-	}
-	switch {
-	case sendErr != nil || readErr != nil && !expired.Load():
-		if readErr == nil {
-			readErr = sendErr
-		}
-		dropped = true
-		c.dropped(o, readErr)
-	default: // sending is over, or the wait for the last answer
-		c.lost += int64(o.len())
-		_ = c.conn.Close()
-	}
-	return dropped
-}
-
-// sendOne sends the next request, outstanding in o from now on.
-func (c *client) sendOne(o *outstanding) error {
-	id := c.sh.ids.Add(1)
-	o.mu.Lock()
-	o.byID[id] = time.Now()
-	o.mu.Unlock()
-	if err := c.conn.Send(id, c.sh.cfg.Request); err != nil {
-		o.mu.Lock()
-		delete(o.byID, id)
-		o.mu.Unlock()
-		return err
-	}
-	c.sent++
-	return nil
-}
-
-// dropped counts what was outstanding on a socket that dropped under the
-// client, and aborts the socket.
-func (c *client) dropped(o *outstanding, err error) {
-	if c.sh.cfg.Reconnect {
-		c.unanswered += int64(o.len())
-	} else {
-		c.lost += int64(o.len())
-	}
-	c.errors++
-	c.sh.noteError(c.n, fmt.Errorf("socket dropped: %w", err))
-	_ = c.conn.Abort()
-}
-
 // session sends on c.conn until sendCtx ends, waits for what is outstanding
 // until waitCtx, and closes the socket. It reports whether the socket
 // dropped under it.
@@ -379,7 +306,7 @@ func (c *client) session(sendCtx, waitCtx context.Context) (dropped bool) {
 	go func() {
 		defer close(readDone)
 		defer o.signal()
-		readErr = c.read(o, func() bool { o.signal(); return true })
+		readErr = c.read(o)
 	}()
 	c.send(sendCtx, o, readDone)
 	// Sending is over (or the socket dropped): wait for the answers.
@@ -395,7 +322,14 @@ func (c *client) session(sendCtx, waitCtx context.Context) (dropped bool) {
 	select {
 	case <-readDone:
 		dropped = true
-		c.dropped(o, readErr)
+		if c.sh.cfg.Reconnect {
+			c.unanswered += int64(o.len())
+		} else {
+			c.lost += int64(o.len())
+		}
+		c.errors++
+		c.sh.noteError(c.n, fmt.Errorf("socket dropped: %w", readErr))
+		_ = c.conn.Abort()
 	default:
 		c.lost += int64(o.len())
 		_ = c.conn.Close() // ends read
@@ -434,9 +368,17 @@ func (c *client) send(ctx context.Context, o *outstanding, readDone <-chan struc
 		if ctx.Err() != nil {
 			return
 		}
-		if c.sendOne(o) != nil {
+		id := c.sh.ids.Add(1)
+		o.mu.Lock()
+		o.byID[id] = time.Now()
+		o.mu.Unlock()
+		if err := c.conn.Send(id, cfg.Request); err != nil {
+			o.mu.Lock()
+			delete(o.byID, id)
+			o.mu.Unlock()
 			return // the reader sees the drop
 		}
+		c.sent++
 		if pace == 0 {
 			for o.len() > 0 { // the conversation's output, not just its "sent"
 				select {
@@ -452,10 +394,10 @@ func (c *client) send(ctx context.Context, o *outstanding, readDone <-chan struc
 }
 
 // read handles frames until the socket ends: acknowledgements, refusals and
-// outputs. Each answered request (its output, or a refusal) calls answered;
-// false from it ends read (nil error). The counters it writes are its own
-// (send writes only sent); they are read once the reader has returned.
-func (c *client) read(o *outstanding, answered func() bool) error {
+// outputs, each looked at in the socket's read buffer (readRaw). The
+// counters it writes are its own (send writes only sent); they are read
+// once the reader has returned.
+func (c *client) read(o *outstanding) error {
 	cfg := c.sh.cfg
 	for {
 		f, err := c.conn.readRaw()
@@ -486,9 +428,7 @@ func (c *client) read(o *outstanding, answered func() bool) error {
 			if ok {
 				c.refused++
 				c.sh.noteError(c.n, fmt.Errorf("refused: %s (%s)", f.Error, f.Code))
-				if !answered() {
-					return nil
-				}
+				o.signal()
 			}
 		case wire.TypeOutput:
 			o.mu.Lock()
@@ -509,9 +449,7 @@ func (c *client) read(o *outstanding, answered func() bool) error {
 				c.inWindow++
 			}
 			c.latencies = append(c.latencies, now.Sub(t0))
-			if !answered() {
-				return nil
-			}
+			o.signal()
 		}
 	}
 }

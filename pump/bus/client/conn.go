@@ -166,11 +166,6 @@ func (c *Conn) ReadFrame() ([]byte, error) {
 	}
 }
 
-// SetReadDeadline bounds the reads in progress and to come (the zero time:
-// none); a read past it fails, and the socket is then unusable for reading.
-// It may be called while another goroutine reads.
-func (c *Conn) SetReadDeadline(t time.Time) error { return c.ws.SetReadDeadline(t) }
-
 // WriteJSON writes v as one frame.
 func (c *Conn) WriteJSON(v any) error {
 	c.wmu.Lock()
