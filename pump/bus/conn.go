@@ -82,6 +82,10 @@ type conn struct {
 	// limited caps the frame readFrame reads (kept here: one per socket,
 	// not one per frame).
 	limited io.LimitedReader
+	// reuseReads: the frame handler keeps nothing of the bytes it is given
+	// (it copies what it keeps), so readFrame reads every frame into rbuf.
+	reuseReads bool
+	rbuf       []byte
 
 	out chan any
 	// qmu orders queueing: last is the item queued last, which a piece of
@@ -197,7 +201,12 @@ func (c *conn) readFrame() (int, []byte, error) {
 	}
 	limit := c.s.opts.MaxFrameBytes
 	c.limited = io.LimitedReader{R: r, N: limit + 1}
-	data, err := io.ReadAll(&c.limited)
+	var data []byte
+	if c.reuseReads {
+		data, err = c.readReused()
+	} else {
+		data, err = io.ReadAll(&c.limited)
+	}
 	c.limited.R = nil
 	if err != nil {
 		return mt, nil, err
@@ -213,6 +222,36 @@ func (c *conn) readFrame() (int, []byte, error) {
 		return mt, nil, errFrameUTF8
 	}
 	return mt, data, nil
+}
+
+// maxKeptReadBuffer bounds the read buffer a socket keeps between frames
+// (reuseReads): a larger frame's buffer goes with the next frame.
+const maxKeptReadBuffer = 16 << 10
+
+// readReused reads the rest of c.limited into c.rbuf.
+func (c *conn) readReused() ([]byte, error) {
+	if cap(c.rbuf) > maxKeptReadBuffer {
+		c.rbuf = nil
+	}
+	b := c.rbuf[:0]
+	if cap(b) == 0 {
+		b = make([]byte, 0, 512)
+	}
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // room to read into
+		}
+		n, err := c.limited.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			c.rbuf = b
+			return b, nil
+		}
+		if err != nil {
+			c.rbuf = b
+			return nil, err
+		}
+	}
 }
 
 // send queues item for the writer. It never blocks: when the queue is full

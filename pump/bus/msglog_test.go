@@ -151,6 +151,9 @@ func TestMessageLog(t *testing.T) {
 	if n := f.srv.slots.size(); n != 0 {
 		t.Errorf("%d threads still counted after every conversation completed", n)
 	}
+	if n := f.srv.slots.pendingSize(); n != 0 {
+		t.Errorf("%d numbered messages still pending after every conversation completed", n)
+	}
 
 	// Commands the stream does not know.
 	writeFrame(t, c, frame{"cmd": "dance"})

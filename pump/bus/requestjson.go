@@ -4,19 +4,40 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
 )
 
-// decodeRequest decodes a /ws client frame into req exactly as decodeJSON
-// does, without reflection for the frames clients send most: a flat object
+// decodeRequest decodes a /ws client frame exactly as decodeJSON does,
+// without reflection for the frames clients send most: a flat object
 // (wire.ScanFlat) of known keys whose values are strings or, for "id", an
 // integer or a string — `{"type":"send","id":7,"raw":"@greeter Dan"}`.
 // Anything else (escapes, unknown or differently cased keys, arrays,
 // objects, null, other numbers, malformed JSON) goes to decodeJSON, which
 // also gives the errors: both decoders agree on every input
-// (FuzzDecodeRequest).
-func decodeRequest(data []byte, req *wire.Request) error {
-	if fastRequest(data, req) {
-		return nil
+// (FuzzDecodeRequest). It returns the request rather than filling the
+// caller's: a frame that takes the fast path stays off the heap
+// (decodeJSON's pointer would make every request escape).
+func decodeRequest(data []byte) (wire.Request, error) {
+	var req wire.Request
+	if fastRequest(data, &req) {
+		return req, nil
 	}
-	return decodeJSON(data, req)
+	p := new(wire.Request)
+	err := decodeJSON(data, p)
+	return *p, err
+}
+
+// requestTypes are the request types a client sends: a decoded type that
+// is one of them is this string, not a copy of the frame's bytes.
+var requestTypes = []string{wire.TypeSend, wire.TypePing, wire.TypeStatus, wire.TypeSubscribe, wire.TypeListeners,
+	wire.TypeTargets, wire.TypeThreads, wire.TypeMonitor, wire.TypeUsage}
+
+// internRequestType returns typ as a string, one of requestTypes when it
+// is one.
+func internRequestType(typ []byte) string {
+	for _, t := range requestTypes {
+		if string(typ) == t {
+			return t
+		}
+	}
+	return string(typ)
 }
 
 // fastRequest decodes data into req when it is the simple form
@@ -33,7 +54,14 @@ func fastRequest(data []byte, req *wire.Request) bool {
 			}
 			return true
 		}
-		return str && setRequestField(&r, key, string(val))
+		if !str {
+			return false
+		}
+		if string(key) == "type" {
+			r.Type = internRequestType(val)
+			return true
+		}
+		return setRequestField(&r, key, string(val))
 	})
 	if ok {
 		*req = r

@@ -33,11 +33,20 @@ type router struct {
 	// unclaimed conversations are kept in orphans, bounded.
 	late    int
 	orphans []routed
+	// free are dropped routes kept for the next conversations (a route a
+	// conversation, created and dropped at the pace of conversations).
+	free []*route
 }
+
+// maxFreeRoutes bounds the dropped routes router.free keeps.
+const maxFreeRoutes = 256
 
 // route is one conversation's sockets.
 type route struct {
+	// sinks holds the sockets, in one's storage while there is one (a
+	// conversation usually has one socket).
 	sinks   []sink
+	one     [1]sink
 	pending int  // injects in progress
 	active  bool // an event was routed
 	// completed: the last event was the conversation's completion (a
@@ -69,7 +78,7 @@ func (r *router) claim(conv string, s sink) {
 func (r *router) add(conv string, s sink) *route {
 	rt := r.routes[conv]
 	if rt == nil {
-		rt = &route{}
+		rt = r.newRoute()
 		r.routes[conv] = rt
 	}
 	found := false
@@ -88,6 +97,20 @@ func (r *router) add(conv string, s sink) *route {
 		}
 		set[conv] = struct{}{}
 	}
+	return rt
+}
+
+// newRoute returns an empty route, a dropped one when there is one (r.mu
+// held).
+func (r *router) newRoute() *route {
+	if n := len(r.free); n > 0 {
+		rt := r.free[n-1]
+		r.free[n-1] = nil
+		r.free = r.free[:n-1]
+		return rt
+	}
+	rt := &route{}
+	rt.sinks = rt.one[:0]
 	return rt
 }
 
@@ -165,6 +188,7 @@ func (r *router) forget(s sink) {
 		}
 		if len(rt.sinks) == 0 {
 			delete(r.routes, conv)
+			r.recycle(rt)
 		}
 	}
 	delete(r.bySink, s)
@@ -174,13 +198,24 @@ func (r *router) forget(s sink) {
 func (r *router) drop(conv string, rt *route) {
 	delete(r.routes, conv)
 	for _, s := range rt.sinks {
-		if set := r.bySink[s]; set != nil {
-			delete(set, conv)
-			if len(set) == 0 {
-				delete(r.bySink, s)
-			}
-		}
+		// An emptied set stays for the socket's next conversation (forget
+		// removes it with the socket): one map per socket, not one per
+		// conversation.
+		delete(r.bySink[s], conv)
 	}
+	r.recycle(rt)
+}
+
+// recycle keeps a route no conversation uses any more for newRoute (r.mu
+// held): emptied, its sinks back in its own storage.
+func (r *router) recycle(rt *route) {
+	if len(r.free) >= maxFreeRoutes {
+		return
+	}
+	clear(rt.sinks)
+	*rt = route{}
+	rt.sinks = rt.one[:0]
+	r.free = append(r.free, rt)
 }
 
 // orphan is a routed item keeping copies of the event or output the

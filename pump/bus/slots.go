@@ -144,3 +144,16 @@ func (x *slotIndexes) size() int {
 	}
 	return n
 }
+
+// pendingSize is how many numbered messages wait for their durable event
+// (tests).
+func (x *slotIndexes) pendingSize() int {
+	n := 0
+	for i := range x.shards {
+		sh := &x.shards[i]
+		sh.mu.Lock()
+		n += len(sh.pending)
+		sh.mu.Unlock()
+	}
+	return n
+}

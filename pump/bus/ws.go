@@ -73,6 +73,10 @@ type wsSocket struct {
 	// frame is the writer goroutine's encoding buffer (encode).
 	frame []byte
 
+	// senders are the from ids of the socket's sends, source:user, by
+	// source (built once: the read loop's own).
+	senders map[string]string
+
 	mu   sync.Mutex
 	held map[string][]any // conversation → events waiting for its "sent"
 }
@@ -84,6 +88,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer sock.c.finish()
+	sock.c.reuseReads = true // handle copies what it keeps of a frame
 	defer s.router.forget(sock)
 	s.wsocks.add(sock)
 	defer s.wsocks.remove(sock)
@@ -95,8 +100,8 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 
 // handle answers one client frame.
 func (w *wsSocket) handle(data []byte) {
-	var req wire.Request
-	if err := decodeRequest(data, &req); err != nil {
+	req, err := decodeRequest(data)
+	if err != nil {
 		w.fail(req.Head, wire.CodeBadRequest, jsonErrorText(err))
 		return
 	}
@@ -266,7 +271,7 @@ func (w *wsSocket) send(req wire.Request) {
 			return
 		}
 	}
-	who := pump.Principal{From: source + ":" + w.c.sess.Username, User: w.c.sess.Username, Profile: w.c.sess.Profile}
+	who := pump.Principal{From: w.sender(source), User: w.c.sess.Username, Profile: w.c.sess.Profile}
 	thread := strings.TrimSpace(req.ThreadID)
 	switch {
 	case thread == "":
@@ -297,6 +302,19 @@ func (w *wsSocket) send(req wire.Request) {
 		return
 	}
 	w.release(conv, wire.Sent{Head: wire.Head{Type: wire.TypeSent, ID: req.ID}, ThreadID: conv, Target: l.Name})
+}
+
+// sender is the from id of the socket's sends from source: source:user.
+func (w *wsSocket) sender(source string) string {
+	from, ok := w.senders[source]
+	if !ok {
+		from = source + ":" + w.c.sess.Username
+		if w.senders == nil {
+			w.senders = map[string]string{}
+		}
+		w.senders[source] = from
+	}
+	return from
 }
 
 // injectFailed answers a send the organism refused or could not take.
@@ -438,28 +456,29 @@ func (w *wsSocket) output(o organism.Output) {
 // (their AppendJSON) into a buffer the writer reuses: gorilla copies a
 // message out before WriteMessage returns.
 func (w *wsSocket) encode(item any) (int, []byte, error) {
-	var v any
-	switch it := item.(type) {
-	case pump.Event:
-		v = eventFrame(it)
-	case organism.Output:
-		v = wire.Output{Head: wire.Head{Type: wire.TypeOutput}, ThreadID: it.Conversation, From: it.From,
-			Text: it.Text, MessageID: wire.MessageID(wire.TypeOutput, it.Conversation, it.Thread, it.From, it.Text)}
-	case *pendingDelta:
-		text, end := it.take()
-		v = wire.Delta{Head: wire.Head{Type: wire.TypeDelta}, ThreadID: it.conv, Agent: it.agent, Text: text, End: end}
-	default:
-		v = item
-	}
-	a, ok := v.(jsonAppender)
-	if !ok {
-		return jsonFrame(v)
-	}
 	if cap(w.frame) > maxKeptFrame {
 		w.frame = nil // a large frame's buffer is not kept
 	}
-	w.frame = a.AppendJSON(w.frame[:0])
-	return websocket.TextMessage, w.frame, nil
+	b := w.frame[:0]
+	switch it := item.(type) {
+	case pump.Event:
+		var ok bool
+		if b, ok = appendEventFrame(b, it); !ok {
+			return 0, nil, nil
+		}
+	case organism.Output:
+		b = wire.Output{Head: wire.Head{Type: wire.TypeOutput}, ThreadID: it.Conversation, From: it.From,
+			Text: it.Text, MessageID: wire.MessageID(wire.TypeOutput, it.Conversation, it.Thread, it.From, it.Text)}.AppendJSON(b)
+	case *pendingDelta:
+		text, end := it.take()
+		b = wire.Delta{Head: wire.Head{Type: wire.TypeDelta}, ThreadID: it.conv, Agent: it.agent, Text: text, End: end}.AppendJSON(b)
+	case jsonAppender:
+		b = it.AppendJSON(b)
+	default:
+		return jsonFrame(item)
+	}
+	w.frame = b
+	return websocket.TextMessage, b, nil
 }
 
 // maxKeptFrame bounds the encoding buffer a socket keeps between frames:
@@ -473,38 +492,40 @@ type jsonAppender interface {
 	AppendJSON(b []byte) []byte
 }
 
-// eventFrame is the /ws frame of a conversation event (nil: none).
-func eventFrame(e pump.Event) any {
+// appendEventFrame appends the /ws frame of a conversation event to b (ok
+// false: the event has none). The frames are built and encoded as concrete
+// values: no copy of them goes to the heap.
+func appendEventFrame(b []byte, e pump.Event) ([]byte, bool) {
 	ts := stamp(e.Time)
 	switch e.Kind {
 	case pump.EventMessage:
 		return wire.Message{Head: wire.Head{Type: wire.TypeMessage}, ThreadID: e.Conversation, From: e.From, To: e.To,
 			Listener: e.Listener, PayloadType: e.PayloadName, Payload: string(payloadOf(e.Envelope)), Timestamp: ts,
-			MessageID: eventID(wire.TypeMessage, e)}
+			MessageID: eventID(wire.TypeMessage, e)}.AppendJSON(b), true
 	case pump.EventReply:
 		r := wire.Reply{Head: wire.Head{Type: wire.TypeReply}, ThreadID: e.Conversation, From: e.From, To: e.To,
 			PayloadType: e.PayloadName, Payload: string(payloadOf(e.Envelope)), Timestamp: ts, MessageID: eventID(wire.TypeReply, e)}
 		if text, ok := organism.PayloadText(e.Payload); ok {
 			r.Text = text
 		}
-		return r
+		return r.AppendJSON(b), true
 	case pump.EventHuh:
 		return wire.Failure{Head: wire.Head{Type: wire.TypeHuh}, ThreadID: e.Conversation, From: e.From, To: e.To,
-			Error: e.Error, Diagnostics: e.Diagnostics, Timestamp: ts, MessageID: eventID(wire.TypeHuh, e)}
+			Error: e.Error, Diagnostics: e.Diagnostics, Timestamp: ts, MessageID: eventID(wire.TypeHuh, e)}.AppendJSON(b), true
 	case pump.EventSystemError:
 		return wire.Failure{Head: wire.Head{Type: wire.TypeSystemError}, ThreadID: e.Conversation, From: e.From, To: e.To,
-			Error: failureText(e), Timestamp: ts, MessageID: eventID(wire.TypeSystemError, e)}
+			Error: failureText(e), Timestamp: ts, MessageID: eventID(wire.TypeSystemError, e)}.AppendJSON(b), true
 	case pump.EventDeadLetter:
 		return wire.Failure{Head: wire.Head{Type: wire.TypeDeadLetter}, ThreadID: e.Conversation, From: e.From, To: e.To,
-			Error: e.Error, Diagnostics: e.Diagnostics, Timestamp: ts, MessageID: eventID(wire.TypeDeadLetter, e)}
+			Error: e.Error, Diagnostics: e.Diagnostics, Timestamp: ts, MessageID: eventID(wire.TypeDeadLetter, e)}.AppendJSON(b), true
 	case pump.EventRefusal:
 		return wire.Failure{Head: wire.Head{Type: wire.TypeRefusal}, ThreadID: e.Conversation, From: e.From, To: e.To,
-			Error: e.Error, Timestamp: ts, MessageID: eventID(wire.TypeRefusal, e)}
+			Error: e.Error, Timestamp: ts, MessageID: eventID(wire.TypeRefusal, e)}.AppendJSON(b), true
 	case pump.EventComplete:
 		return wire.Complete{Head: wire.Head{Type: wire.TypeComplete}, ThreadID: e.Conversation, Timestamp: ts,
-			MessageID: eventID(wire.TypeComplete, e)}
+			MessageID: eventID(wire.TypeComplete, e)}.AppendJSON(b), true
 	}
-	return nil
+	return b, false
 }
 
 // eventID is the stable message_id of an event's frame: its envelope's

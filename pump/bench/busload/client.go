@@ -106,32 +106,81 @@ type Frame struct {
 // with its payload XML) is recognised without parsing it.
 var skipped = [][]byte{[]byte(`{"type":"message",`), []byte(`{"type":"complete",`)}
 
+// frameTypes are the frame types the load generator reads: a decoded type
+// that is one of them is this string, not a new one.
+var frameTypes = []string{wire.TypeSent, wire.TypeOutput, wire.TypeError, wire.TypeMessage, wire.TypeComplete}
+
+// rawFrame is a frame as readRaw decodes it: the string fields are views of
+// the socket's read buffer, valid until the next read (Frame's fields,
+// minus the allocations of copying them out).
+type rawFrame struct {
+	Type                                   string
+	ID                                     int64
+	ThreadID, MessageID, Text, Error, Code []byte
+}
+
+// frame copies f out of the read buffer.
+func (f *rawFrame) frame() Frame {
+	return Frame{Type: f.Type, ID: f.ID, ThreadID: string(f.ThreadID), MessageID: string(f.MessageID),
+		Text: string(f.Text), Error: string(f.Error), Code: string(f.Code)}
+}
+
 // Read returns the next frame; message and complete events come back with
 // their type only.
 func (c *Conn) Read() (Frame, error) {
-	data, err := c.c.ReadMessage()
+	f, err := c.readRaw()
 	if err != nil {
 		return Frame{}, err
 	}
+	return f.frame(), nil
+}
+
+// readRaw is Read without copying the frame out of the read buffer: the
+// load generator's own loop, which looks at a frame once.
+func (c *Conn) readRaw() (rawFrame, error) {
+	data, err := c.c.ReadFrame()
+	if err != nil {
+		return rawFrame{}, err
+	}
 	for _, p := range skipped {
 		if bytes.HasPrefix(data, p) {
-			return Frame{Type: string(p[9 : len(p)-2])}, nil
+			return rawFrame{Type: internType(p[9 : len(p)-2])}, nil
 		}
 	}
-	if f, ok := fastFrame(data); ok {
+	if f, ok := scanFrame(data); ok {
 		return f, nil
 	}
 	var f Frame
 	if err := json.Unmarshal(data, &f); err != nil {
-		return Frame{}, fmt.Errorf("busload: frame %.200q: %w", data, err)
+		return rawFrame{}, fmt.Errorf("busload: frame %.200q: %w", data, err)
 	}
-	return f, nil
+	return rawFrame{Type: f.Type, ID: f.ID, ThreadID: []byte(f.ThreadID), MessageID: []byte(f.MessageID),
+		Text: []byte(f.Text), Error: []byte(f.Error), Code: []byte(f.Code)}, nil
+}
+
+// internType returns typ as a string, one of frameTypes when it is one.
+func internType(typ []byte) string {
+	for _, t := range frameTypes {
+		if string(typ) == t {
+			return t
+		}
+	}
+	return string(typ)
 }
 
 // fastFrame decodes a flat frame ("sent", "output", "error" without
 // diagnostics: see wire.ScanFlat) without reflection, exactly as
 // json.Unmarshal would (FuzzFastFrame); ok is false for anything else.
 func fastFrame(data []byte) (f Frame, ok bool) {
+	r, ok := scanFrame(data)
+	if !ok {
+		return Frame{}, false
+	}
+	return r.frame(), true
+}
+
+// scanFrame is fastFrame leaving the strings in data.
+func scanFrame(data []byte) (f rawFrame, ok bool) {
 	ok = wire.ScanFlat(data, func(key, val []byte, str bool) bool {
 		if string(key) == "id" {
 			if str {
@@ -141,10 +190,15 @@ func fastFrame(data []byte) (f Frame, ok bool) {
 			f.ID = n
 			return err == nil
 		}
-		var field *string
+		if string(key) == "type" {
+			if !str {
+				return false
+			}
+			f.Type = internType(val)
+			return true
+		}
+		var field *[]byte
 		switch string(key) {
-		case "type":
-			field = &f.Type
 		case "thread_id":
 			field = &f.ThreadID
 		case "message_id":
@@ -161,11 +215,11 @@ func fastFrame(data []byte) (f Frame, ok bool) {
 		if !str {
 			return false
 		}
-		*field = string(val)
+		*field = val
 		return true
 	})
 	if !ok {
-		return Frame{}, false
+		return rawFrame{}, false
 	}
 	return f, true
 }

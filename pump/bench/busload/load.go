@@ -394,32 +394,33 @@ func (c *client) send(ctx context.Context, o *outstanding, readDone <-chan struc
 }
 
 // read handles frames until the socket ends: acknowledgements, refusals and
-// outputs. The counters it writes are its own (send writes only sent); they
-// are read once the reader has returned.
+// outputs, each looked at in the socket's read buffer (readRaw). The
+// counters it writes are its own (send writes only sent); they are read
+// once the reader has returned.
 func (c *client) read(o *outstanding) error {
 	cfg := c.sh.cfg
 	for {
-		f, err := c.conn.Read()
+		f, err := c.conn.readRaw()
 		if err != nil {
 			return err
 		}
 		now := time.Now()
 		switch f.Type {
-		case "sent":
+		case wire.TypeSent:
 			o.mu.Lock()
 			t0, ok := o.byID[f.ID]
 			if ok {
 				delete(o.byID, f.ID)
-				o.byConv[f.ThreadID] = t0
+				o.byConv[string(f.ThreadID)] = t0
 			}
 			o.mu.Unlock()
 			if ok {
 				c.acked++
 				if cfg.Acked != nil {
-					cfg.Acked(c.n, f.ThreadID, f.MessageID)
+					cfg.Acked(c.n, string(f.ThreadID), string(f.MessageID))
 				}
 			}
-		case "error":
+		case wire.TypeError:
 			o.mu.Lock()
 			_, ok := o.byID[f.ID]
 			delete(o.byID, f.ID)
@@ -429,15 +430,17 @@ func (c *client) read(o *outstanding) error {
 				c.sh.noteError(c.n, fmt.Errorf("refused: %s (%s)", f.Error, f.Code))
 				o.signal()
 			}
-		case "output":
+		case wire.TypeOutput:
 			o.mu.Lock()
-			t0, ok := o.byConv[f.ThreadID]
-			delete(o.byConv, f.ThreadID)
+			t0, ok := o.byConv[string(f.ThreadID)]
+			if ok {
+				delete(o.byConv, string(f.ThreadID))
+			}
 			o.mu.Unlock()
 			if !ok {
 				continue
 			}
-			if f.Text != cfg.Reply {
+			if string(f.Text) != cfg.Reply {
 				c.wrong++
 				c.sh.noteError(c.n, fmt.Errorf("reply %q, want %q", f.Text, cfg.Reply))
 			}

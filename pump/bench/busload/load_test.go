@@ -19,7 +19,7 @@ import (
 // fakeBus is a /ws server that acknowledges every send and then behaves
 // as its mode says: "answer" (the conversation's events: those subscribed
 // to), "silent" (never answers) or "drop" (closes the socket instead of
-// answering). It remembers the last subscription asked for.
+// answering) — or, in mode "refuse", answers every send with an error frame. It remembers the last subscription asked for.
 type fakeBus struct {
 	mode    string
 	sockets atomic.Int64
@@ -59,6 +59,10 @@ func (f *fakeBus) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_ = ws.WriteJSON(map[string]any{"type": "subscribed", "events": req.Events})
 			continue
 		}
+		if f.mode == "refuse" {
+			_ = ws.WriteJSON(map[string]any{"type": "error", "id": req.ID, "error": "Unknown target: x", "code": "unknown_target"})
+			continue
+		}
 		conv := fmt.Sprintf("conv-%d-%d", n, req.ID)
 		_ = ws.WriteJSON(map[string]any{"type": "sent", "id": req.ID, "thread_id": conv, "target": "greeter"})
 		switch f.mode {
@@ -86,24 +90,38 @@ func TestDriveCounts(t *testing.T) {
 		mode      string
 		reconnect bool
 		allEvents bool
+		rate      float64 // 0: closed loop
 		check     func(t *testing.T, tl Tally)
 	}{
-		{"answer", false, false, answered},
-		{"answer", false, true, answered},
-		{"silent", false, false, func(t *testing.T, tl Tally) {
+		{"answer", false, false, 0, answered},
+		{"answer", false, true, 0, answered},
+		{"answer", false, false, 100, answered},
+		{"refuse", false, false, 0, func(t *testing.T, tl Tally) {
+			// closed loop: a refusal answers the request, the next follows
+			if tl.Sent < 4 || tl.Refused != tl.Sent || tl.Acked != 0 || tl.Lost != 0 || tl.Errors != 0 {
+				t.Errorf("want every send refused, none lost: %+v", brief(tl))
+			}
+		}},
+		{"silent", false, false, 0, func(t *testing.T, tl Tally) {
 			// closed loop: one request per client, acknowledged, never answered
 			if tl.Sent != 2 || tl.Acked != 2 || tl.Replies != 0 || tl.Lost != 2 {
 				t.Errorf("want 2 sent, acked and lost: %+v", brief(tl))
 			}
 		}},
-		{"drop", true, false, func(t *testing.T, tl Tally) {
+		{"silent", false, false, 100, func(t *testing.T, tl Tally) {
+			// open loop: every request acknowledged, never answered
+			if tl.Sent < 2 || tl.Acked != tl.Sent || tl.Replies != 0 || tl.Lost != tl.Sent {
+				t.Errorf("want every send acked and lost: %+v", brief(tl))
+			}
+		}},
+		{"drop", true, false, 0, func(t *testing.T, tl Tally) {
 			if tl.Sent < 4 || tl.Unanswered != tl.Sent || tl.Lost != 0 || tl.Reconnects == 0 || tl.Replies != 0 {
 				t.Errorf("want every send unanswered on a dropped socket, reconnects: %+v", brief(tl))
 			}
 		}},
 	}
 	for _, tt := range tests {
-		t.Run(fmt.Sprintf("%s/all-events=%t", tt.mode, tt.allEvents), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/all-events=%t/rate=%g", tt.mode, tt.allEvents, tt.rate), func(t *testing.T) {
 			bus := &fakeBus{mode: tt.mode}
 			srv := httptest.NewUnstartedServer(bus)
 			srv.Config.ErrorLog = log.New(io.Discard, "", 0) // handshakes cut short at the end
@@ -112,7 +130,7 @@ func TestDriveCounts(t *testing.T) {
 			tl, err := Drive(t.Context(), LoadConfig{
 				Target:  Target{URL: "wss" + strings.TrimPrefix(srv.URL, "https") + "/ws", TLS: srv.Client().Transport.(*http.Transport).TLSClientConfig, Token: "tok"},
 				Clients: 2, Duration: 300 * time.Millisecond, Grace: grace(tt.mode), Reconnect: tt.reconnect,
-				AllEvents: tt.allEvents})
+				AllEvents: tt.allEvents, Rate: tt.rate})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,7 +174,7 @@ func TestDriveRefusesBadConfig(t *testing.T) {
 // request is answered (a client stops waiting once it has its replies, so
 // only a loaded machine makes it wait at all), short where some never are.
 func grace(mode string) time.Duration {
-	if mode == "answer" {
+	if mode == "answer" || mode == "refuse" {
 		return 30 * time.Second
 	}
 	return 200 * time.Millisecond

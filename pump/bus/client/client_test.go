@@ -105,6 +105,10 @@ func (f *fakeBus) socket(w http.ResponseWriter, r *http.Request) {
 				"diagnostics": []string{"why"}})
 		case wire.TypeSend:
 			_ = ws.WriteJSON(map[string]any{"type": wire.TypeSent, "id": id, "thread_id": "conv-" + req.Raw})
+		case "echo": // the prefix back, once per byte of the id
+			for range len(id) {
+				_ = ws.WriteMessage(websocket.TextMessage, []byte(req.Prefix))
+			}
 		case "drop":
 			return
 		}
@@ -237,6 +241,39 @@ func TestConnHandshakeSubscribeAndPipelinedSends(t *testing.T) {
 	}
 	if _, err := c.ReadMessage(); !websocket.IsCloseError(err, websocket.CloseNormalClosure) {
 		t.Fatalf("read after close frame: %v, want the bus's normal closure", err)
+	}
+}
+
+// TestReadFrameReusesItsBuffer checks ReadFrame on frames of every size
+// (empty, one byte, larger than the buffer kept) and that a frame's bytes
+// stay valid until the next read, in the buffer the next one reuses.
+func TestReadFrameReusesItsBuffer(t *testing.T) {
+	c, err := dialFake(t, &fakeBus{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sizes := []int{0, 1, 511, 512, 513, 4096, maxKeptReadBuffer + 1, 3, 70_000, 10}
+	for i, n := range sizes {
+		want := strings.Repeat(string(rune('a'+i)), n)
+		if err := c.WriteJSON(wire.Request{Head: wire.Head{Type: "echo", ID: json.RawMessage("12")}, Prefix: want}); err != nil {
+			t.Fatal(err)
+		}
+		first, err := c.ReadFrame()
+		if err != nil {
+			t.Fatalf("size %d: %v", n, err)
+		}
+		got := string(first) // copied before the next read
+		second, err := c.ReadFrame()
+		if err != nil {
+			t.Fatalf("size %d: %v", n, err)
+		}
+		if got != want || string(second) != want {
+			t.Fatalf("size %d: read %d and %d bytes, want %d", n, len(got), len(second), n)
+		}
+		if n <= maxKeptReadBuffer && n > 0 && &first[0] != &second[0] {
+			t.Errorf("size %d: the second frame is in a new buffer", n)
+		}
 	}
 }
 

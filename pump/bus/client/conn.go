@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -53,6 +54,9 @@ type Conn struct {
 	raw     string
 	rawJSON []byte
 	buf     []byte
+
+	// rbuf is ReadFrame's buffer, reused from frame to frame.
+	rbuf []byte
 }
 
 // Dial opens a /ws socket on t and reads its "connected" frame (anything
@@ -123,6 +127,43 @@ func (c *Conn) Subscribe(events []string) error {
 func (c *Conn) ReadMessage() ([]byte, error) {
 	_, data, err := c.ws.ReadMessage()
 	return data, err
+}
+
+// maxKeptReadBuffer bounds the buffer ReadFrame keeps between frames: a
+// larger frame's buffer goes with the next frame.
+const maxKeptReadBuffer = 64 << 10
+
+// ReadFrame returns the next frame's bytes in a buffer the Conn reuses:
+// they are valid until the next ReadFrame (ReadMessage returns a copy of its
+// own). A reader that looks at each frame once, a load generator, makes no
+// garbage of its frames with it.
+func (c *Conn) ReadFrame() ([]byte, error) {
+	_, r, err := c.ws.NextReader()
+	if err != nil {
+		return nil, err
+	}
+	if cap(c.rbuf) > maxKeptReadBuffer {
+		c.rbuf = nil
+	}
+	b := c.rbuf[:0]
+	if cap(b) == 0 {
+		b = make([]byte, 0, 512)
+	}
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // room to read into
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			c.rbuf = b
+			return b, nil
+		}
+		if err != nil {
+			c.rbuf = b
+			return nil, err
+		}
+	}
 }
 
 // WriteJSON writes v as one frame.
