@@ -185,11 +185,6 @@ func (g *gateway) sendAnswer(e *envelope, conv string) error {
 	if err != nil {
 		return err
 	}
-	return g.sendAnswerSigned(e, signed, conv)
-}
-
-// sendAnswerSigned is sendAnswer of e signed already (g.sign).
-func (g *gateway) sendAnswerSigned(e *envelope, signed []byte, conv string) error {
 	g.mu.Lock()
 	if n := len(g.outbox) + g.reserving; n >= g.queueLimit {
 		g.mu.Unlock()

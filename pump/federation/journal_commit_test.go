@@ -1,16 +1,13 @@
 package federation
 
 import (
-	"bytes"
 	"context"
-	"crypto/ed25519"
 	"database/sql"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
-	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
@@ -233,51 +230,4 @@ func mustParse(t *testing.T, b []byte) *envelope {
 		t.Fatal(err)
 	}
 	return e
-}
-
-// TestReplySignedWhileItCommits: a served conversation's reply is signed
-// as soon as the pump has it (presign), before its journal record is
-// durable, and that signed envelope is what leaves once it is.
-func TestReplySignedWhileItCommits(t *testing.T) {
-	aKey, bKey, dir := newKey(t), newKey(t), t.TempDir()
-	c := newCalleeWith(t, aKey, bKey, dir, nil, &store.Options{BatchDelay: time.Hour})
-	r, err := dialRaw(t, c, aKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	presigned := make(chan []byte, 1)
-	c.m.beforeAnswer = func(conv string) {
-		c.m.smu.Lock()
-		defer c.m.smu.Unlock()
-		var b []byte
-		if s := c.m.served[conv]; s != nil && s.pre != nil {
-			b = s.pre.signed
-		}
-		presigned <- b
-	}
-	call := r.call("echo", `<Echo xmlns=""><Text>signed early</Text></Echo>`)
-	ack, answers := r.send(call)
-	if ack.Type != frameAck || ack.Duplicate {
-		t.Fatalf("call acknowledged with %+v", ack)
-	}
-	pre := <-presigned
-	if pre == nil {
-		t.Fatal("the reply was not signed before its event")
-	}
-	reply := r.next
-	var got []byte
-	if len(answers) > 0 {
-		got = answers[0]
-	} else {
-		got = reply()
-	}
-	if !bytes.Equal(got, pre) {
-		t.Fatalf("the answer sent is not the envelope signed early:\n%s\n%s", got, pre)
-	}
-	if err := envsig.Verify(c.key.Public().(ed25519.PublicKey), got); err != nil {
-		t.Fatalf("the answer does not verify: %v", err)
-	}
-	if e := mustParse(t, got); e.Link.Kind != KindReply || e.Link.Ref != mustParse(t, call).Link.ID {
-		t.Fatalf("answer %+v", e.Link)
-	}
 }

@@ -205,12 +205,8 @@ func New(o Options) (*Manager, error) {
 	if exports {
 		// Only what onEvent acts on: the other events need not wait for
 		// (and hurry) the commits of what they are about.
-		unsub := o.Pump.SubscribeKinds(pump.OutletFunc(m.onEvent), pump.EventReply, pump.EventHuh,
+		m.unsubscribe = o.Pump.SubscribeKinds(pump.OutletFunc(m.onEvent), pump.EventReply, pump.EventHuh,
 			pump.EventComplete)
-		// A reply is signed as soon as the pump has it, while its commit
-		// runs (presign); onEvent sends it once durable.
-		unwatch := o.Pump.Watch(pump.OutletFunc(m.presign))
-		m.unsubscribe = func() { unwatch(); unsub() }
 	}
 	o.Pump.Threads().OnEnd(func(ids []string) {
 		for _, g := range m.list() {

@@ -1,7 +1,6 @@
 package federation
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 
@@ -18,50 +17,6 @@ type served struct {
 	// rowGone: an answer's outbox entry was queued with the deletion of
 	// the conversation's served row (sendAnswer).
 	rowGone bool
-	// pre is the reply signed before it was durable (presign).
-	pre *presigned
-}
-
-// presigned is a served conversation's reply, signed as the pump handed
-// it to the watchers — before its journal record commits — so that its
-// signature is made while the commit runs. It is sent only once the pump's
-// gated event says the reply is durable (onEvent), and only if that event
-// carries the same envelope.
-type presigned struct {
-	done   chan struct{} // closed once e, signed and err are set
-	reply  []byte        // the pump's envelope it answers with
-	e      *envelope
-	signed []byte
-	err    error
-}
-
-// presign signs the first reply of a served conversation to its gateway
-// while the pump commits it, on a goroutine of its own (the watcher runs
-// on the pump's path, before the commit is asked for).
-func (m *Manager) presign(ev pump.Event) {
-	if ev.Kind != pump.EventReply {
-		return
-	}
-	m.smu.Lock()
-	s := m.served[ev.Conversation]
-	if s == nil || s.answered || s.pre != nil || ev.To != s.g.name {
-		m.smu.Unlock()
-		return
-	}
-	p := &presigned{done: make(chan struct{}), reply: ev.Envelope}
-	s.pre = p
-	g, lt := s.g, s.linkThread
-	m.smu.Unlock()
-	go func() {
-		defer close(p.done)
-		name, ns, payload, err := payloadOf(p.reply)
-		if err != nil {
-			p.err = err
-			return
-		}
-		p.e = &envelope{Thread: lt, Link: link{Kind: KindReply, Ref: lt}, Payload: payload, PayloadName: name, PayloadNS: ns}
-		p.signed, p.err = g.sign(p.e)
-	}()
 }
 
 // loadServed restores the conversations serving calls when the organism
@@ -236,20 +191,11 @@ func (m *Manager) onEvent(ev pump.Event) {
 	}
 	answered := s.answered
 	s.answered = true
-	pre := s.pre
 	m.smu.Unlock()
 	g, lt := s.g, s.linkThread
 	var e *envelope
-	var signed []byte
 	switch ev.Kind {
 	case pump.EventReply:
-		if pre != nil {
-			<-pre.done
-			if pre.err == nil && bytes.Equal(pre.reply, ev.Envelope) {
-				e, signed = pre.e, pre.signed
-				break
-			}
-		}
 		name, ns, payload, err := payloadOf(ev.Envelope)
 		if err != nil {
 			g.log.Error("federation: reply not sent", "error", err)
@@ -267,13 +213,7 @@ func (m *Manager) onEvent(ev pump.Event) {
 		if m.beforeAnswer != nil {
 			m.beforeAnswer(ev.Conversation)
 		}
-		var err error
-		if signed != nil {
-			err = g.sendAnswerSigned(e, signed, ev.Conversation)
-		} else {
-			err = g.sendAnswer(e, ev.Conversation)
-		}
-		if err != nil {
+		if err := g.sendAnswer(e, ev.Conversation); err != nil {
 			g.log.Error("federation: answer to the peer lost", "kind", e.Link.Kind, "error", err)
 		} else {
 			m.smu.Lock()
