@@ -350,6 +350,12 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 			o   *organism.Organism
 			out *[]time.Duration
 		}{{p.a, &link}, {p.b, &local}} {
+			// Each call starts from settled stores: what the previous
+			// call left queued (an outbox entry, marks) commits before the
+			// clock starts, so neither call pays for the other's writes.
+			if err := p.settle(ctx); err != nil {
+				return r, err
+			}
 			_, c0 := p.commits()
 			start := time.Now()
 			lost, err := fedCall(s.o, fmt.Sprintf("lat-%d", i), cfg.Grace)
@@ -422,6 +428,16 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 		r.FloorRatio = r.CPUPerEnvelopeUs / r.FloorUs
 	}
 	return r, ctx.Err()
+}
+
+// settle commits what both organisms' stores have queued.
+func (p *fedPair) settle(ctx context.Context) error {
+	for _, o := range []*organism.Organism{p.a, p.b} {
+		if err := o.Store().Flush(ctx); err != nil {
+			return fmt.Errorf("settle the store between latency calls: %w", err)
+		}
+	}
+	return nil
 }
 
 // commits counts both organisms' store commits (journal) and, of them,
