@@ -39,17 +39,30 @@ type Envelope struct {
 // thread the message travels on, or the message's *failure.Failure. out
 // receives the events of the conversation (nil: none).
 func (p *Pump) SendEnvelope(ctx context.Context, e Envelope, out Outlet) (string, error) {
+	ctx, raw, err := e.prepare(ctx)
+	if err != nil {
+		return "", err
+	}
+	return p.InjectWait(ctx, raw, out)
+}
+
+// prepare mints e's thread when it has none, builds its envelope and, when
+// e.As is set, puts the principal in ctx as InjectAs does.
+func (e Envelope) prepare(ctx context.Context) (context.Context, []byte, error) {
 	fresh := e.Thread == ""
 	if fresh {
 		e.Thread = stage.NewThreadID()
 	}
 	raw := stage.AppendEnvelope(make([]byte, 0, len(e.Payload)+256), e.From, e.To, e.Thread, e.Payload)
-	if e.As != nil {
-		who := *e.As
-		who.FreshThread = who.FreshThread || fresh
-		return p.InjectAs(ctx, raw, out, who)
+	if e.As == nil {
+		return ctx, raw, nil
 	}
-	return p.InjectWait(ctx, raw, out)
+	who := *e.As
+	if who.From == "" {
+		return ctx, nil, fmt.Errorf("pump: inject as: %w: empty principal", failure.ErrForbiddenSender)
+	}
+	who.FreshThread = who.FreshThread || fresh
+	return context.WithValue(ctx, principalKey{}, &who), raw, nil
 }
 
 // SendEnvelopeQueued is SendEnvelope that does not wait for the message's
@@ -61,18 +74,9 @@ func (p *Pump) SendEnvelope(ctx context.Context, e Envelope, out Outlet) (string
 // federation gateway's acknowledgement of a call, whose conversation's
 // answer forces the commit that carries the call too).
 func (p *Pump) SendEnvelopeQueued(ctx context.Context, e Envelope) (string, int64, error) {
-	fresh := e.Thread == ""
-	if fresh {
-		e.Thread = stage.NewThreadID()
-	}
-	raw := stage.AppendEnvelope(make([]byte, 0, len(e.Payload)+256), e.From, e.To, e.Thread, e.Payload)
-	if e.As != nil {
-		who := *e.As
-		if who.From == "" {
-			return "", 0, fmt.Errorf("pump: inject as: %w: empty principal", failure.ErrForbiddenSender)
-		}
-		who.FreshThread = who.FreshThread || fresh
-		ctx = context.WithValue(ctx, principalKey{}, &who)
+	ctx, raw, err := e.prepare(ctx)
+	if err != nil {
+		return "", 0, err
 	}
 	return p.injectQueued(ctx, raw, nil)
 }

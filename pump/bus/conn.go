@@ -16,6 +16,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
 )
 
 // sessionRecheck is how often a long-lived socket re-validates its session
@@ -230,28 +231,7 @@ const maxKeptReadBuffer = 16 << 10
 
 // readReused reads the rest of c.limited into c.rbuf.
 func (c *conn) readReused() ([]byte, error) {
-	if cap(c.rbuf) > maxKeptReadBuffer {
-		c.rbuf = nil
-	}
-	b := c.rbuf[:0]
-	if cap(b) == 0 {
-		b = make([]byte, 0, 512)
-	}
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // room to read into
-		}
-		n, err := c.limited.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			c.rbuf = b
-			return b, nil
-		}
-		if err != nil {
-			c.rbuf = b
-			return nil, err
-		}
-	}
+	return wire.ReadFrameInto(&c.limited, &c.rbuf, maxKeptReadBuffer)
 }
 
 // send queues item for the writer. It never blocks: when the queue is full

@@ -3,7 +3,6 @@ package store
 import (
 	"database/sql/driver"
 	"fmt"
-	"strings"
 )
 
 // kernelSchema holds the durable kernel state: the thread registry
@@ -145,16 +144,7 @@ type kernelStatement struct {
 func newKernelStatement(head, tuple, tail string, cols int) *kernelStatement {
 	ks := &kernelStatement{cols: cols}
 	for k := 1; k <= kernelExactRows; k++ {
-		var b strings.Builder
-		b.WriteString(head)
-		for i := range k {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(tuple)
-		}
-		b.WriteString(tail)
-		ks.queries[k] = b.String()
+		ks.queries[k] = repeatTuples(head, tuple, tail, k)
 	}
 	return ks
 }

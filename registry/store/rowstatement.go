@@ -33,18 +33,24 @@ type rowStatement struct {
 func newRowStatement(head, tuple, tail string, cols int) *rowStatement {
 	rs := &rowStatement{cols: cols, queries: make(map[int]string, len(chunkSizes))}
 	for _, k := range chunkSizes {
-		var b strings.Builder
-		b.WriteString(head)
-		for i := range k {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(tuple)
-		}
-		b.WriteString(tail)
-		rs.queries[k] = b.String()
+		rs.queries[k] = repeatTuples(head, tuple, tail, k)
 	}
 	return rs
+}
+
+// repeatTuples is the query head, k comma-separated copies of tuple, tail.
+func repeatTuples(head, tuple, tail string, k int) string {
+	var b strings.Builder
+	b.Grow(len(head) + k*(len(tuple)+2) + len(tail))
+	b.WriteString(head)
+	for i := range k {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(tuple)
+	}
+	b.WriteString(tail)
+	return b.String()
 }
 
 // chunkRows calls run for each chunk of rows rows whose arguments are args

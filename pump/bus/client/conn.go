@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -142,28 +141,7 @@ func (c *Conn) ReadFrame() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cap(c.rbuf) > maxKeptReadBuffer {
-		c.rbuf = nil
-	}
-	b := c.rbuf[:0]
-	if cap(b) == 0 {
-		b = make([]byte, 0, 512)
-	}
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // room to read into
-		}
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			c.rbuf = b
-			return b, nil
-		}
-		if err != nil {
-			c.rbuf = b
-			return nil, err
-		}
-	}
+	return wire.ReadFrameInto(r, &c.rbuf, maxKeptReadBuffer)
 }
 
 // WriteJSON writes v as one frame.
