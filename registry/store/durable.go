@@ -25,6 +25,12 @@ type durability struct {
 	// the writer commits what is queued without waiting out its batch
 	// delay, so an acknowledgement costs one group commit, not the delay.
 	hurry atomic.Int64
+	// watched is the highest seq a WaitCommitted caller waits for: it does
+	// not hurry the writer, but the writer does not linger over a batch it
+	// waits for (Options.BatchLinger). lingering is set while the writer
+	// lingers, so that such a caller cuts the lingering short.
+	watched   atomic.Int64
+	lingering atomic.Bool
 }
 
 // newDurability starts tracking at high, the last seq on disk at Open.
@@ -68,11 +74,20 @@ func (d *durability) close() {
 // urgent reports whether a waiter waits for a seq above committed.
 func (d *durability) urgent(committed int64) bool { return d.hurry.Load() > committed }
 
+// waited reports whether a WaitDurable or WaitCommitted caller waits for
+// a seq above committed.
+func (d *durability) waited(committed int64) bool {
+	return d.hurry.Load() > committed || d.watched.Load() > committed
+}
+
 // want raises hurry to seq.
-func (d *durability) want(seq int64) {
+func (d *durability) want(seq int64) { raise(&d.hurry, seq) }
+
+// raise raises v to seq.
+func raise(v *atomic.Int64, seq int64) {
 	for {
-		cur := d.hurry.Load()
-		if cur >= seq || d.hurry.CompareAndSwap(cur, seq) {
+		cur := v.Load()
+		if cur >= seq || v.CompareAndSwap(cur, seq) {
 			return
 		}
 	}
@@ -102,7 +117,8 @@ func (s *Store) WaitDurable(ctx context.Context, seq int64) error {
 
 // WaitCommitted is WaitDurable without cutting the batch delay short: seq
 // commits with the next commit somebody hurries (WaitDurable, a
-// synchronous write), or when the batch delay ends. For a waiter whose
+// synchronous write), or when the batch delay ends (the writer does not
+// linger over a batch somebody waits for: Options.BatchLinger). For a waiter whose
 // wait is nobody's latency (an acknowledgement that a commit soon to come
 // carries anyway): it adds no commit of its own.
 func (s *Store) WaitCommitted(ctx context.Context, seq int64) error {
@@ -127,6 +143,10 @@ func (s *Store) waitDurable(ctx context.Context, seq int64, hurry bool) error {
 		}
 		if hurry {
 			d.want(seq)
+		} else {
+			raise(&d.watched, seq)
+		}
+		if hurry || d.lingering.Load() {
 			select {
 			case s.wake <- struct{}{}:
 			default: // a wake-up is already pending

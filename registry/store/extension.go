@@ -85,7 +85,8 @@ func (s *Store) WriteNow(name string, fn func(*Tx) error, done func(error)) erro
 
 // WriteAsync queues fn for a coming group commit without forcing one: it
 // rides with the next commit somebody waits for, or commits after the
-// batch delay (Options.BatchDelay). done (when not nil) is told its outcome
+// batch delay (Options.BatchDelay; without done, a batch nobody waits for
+// may linger: Options.BatchLinger). done (when not nil) is told its outcome
 // once its commit is durable (nil) or it failed, on the writer goroutine
 // (see WriteNow); without done a failure is logged and returned by the next
 // Flush, as for any asynchronous write.

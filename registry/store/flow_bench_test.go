@@ -33,25 +33,39 @@ func processCPU() time.Duration {
 // other envelope (the first hop's) is marked 300 appends after it was
 // journaled, the others (the second hop's, queued behind more work) 2000
 // appends after, so each commit finds delivered entries interleaved with
-// undelivered ones above the watermark.
+// undelivered ones above the watermark. The "paced" ones mark the same way
+// but append at the rate of the pump bench (flowPace), so that batches end
+// with the batch delay: "paced" lingers over them (Options.BatchLinger),
+// "paced-nolinger" commits when the delay ends.
 func BenchmarkJournalFlow(b *testing.B) {
 	for _, bc := range []struct {
 		name string
-		rows int
+		opts Options
 		lags [2]int
-	}{{"default", 0, [2]int{1, 1}}, {"batch=160", 160, [2]int{1, 1}}, {"lagging", 0, [2]int{300, 2000}}} {
-		b.Run(bc.name, func(b *testing.B) { journalFlow(b, Options{BatchRows: bc.rows}, bc.lags) })
+		pace int
+	}{
+		{"default", Options{}, [2]int{1, 1}, 0},
+		{"batch=160", Options{BatchRows: 160}, [2]int{1, 1}, 0},
+		{"lagging", Options{}, [2]int{300, 2000}, 0},
+		{"paced", Options{}, [2]int{300, 2000}, flowPace},
+		{"paced-nolinger", Options{BatchLinger: DefaultBatchDelay}, [2]int{300, 2000}, flowPace},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s, _ := openTest(b, bc.opts)
+			flowLoop(b, s, bc.lags, bc.pace)
+		})
 	}
 }
 
-func journalFlow(b *testing.B, opts Options, lags [2]int) {
-	s, _ := openTest(b, opts)
-	flowLoop(b, s, lags)
-}
+// flowPace is the appends per millisecond of the "paced" sub-benchmarks:
+// about the rate of `xmlpipe bench --journal` on 2 shared cores, at which
+// the writer's batches end with the batch delay (or the linger), not full.
+const flowPace = 17
 
 // flowLoop runs the benchmark's appends and marks against s: the envelope
-// appended i-th is marked after lags[i%2] more appends.
-func flowLoop(b *testing.B, s *Store, lags [2]int) {
+// appended i-th is marked after lags[i%2] more appends. With pace > 0 it
+// appends pace envelopes per millisecond, sleeping between.
+func flowLoop(b *testing.B, s *Store, lags [2]int, pace int) {
 	const greeting = "Hello Dan, what a pleasure to greet you on this fine day! Hello Dan, what a pleasure to greet you on this fine day! Hello Dan, what a pleasure to greet you!"
 	hops := [2]Entry{
 		{Direction: Inbound, Kind: Message, From: "bench", To: "shouter", Listener: "shouter", PayloadTag: "GreetingResponse"},
@@ -62,9 +76,16 @@ func flowLoop(b *testing.B, s *Store, lags [2]int) {
 	// due[k] holds the seqs to mark once k more appends are done.
 	due := make([][]int64, max(lags[0], lags[1])+1)
 	b.ReportAllocs()
-	stmts0, cpu0, frames0 := s.Statements(), processCPU(), s.Stats().WALFrames
+	stmts0, cpu0, frames0, commits0 := s.Statements(), processCPU(), s.Stats().WALFrames, s.Stats().Commits
 	i := 0
+	next := time.Now()
 	for b.Loop() {
+		if pace > 0 && i%pace == 0 {
+			next = next.Add(time.Millisecond)
+			if d := time.Until(next); d > 0 {
+				time.Sleep(d)
+			}
+		}
 		e := hops[i%2]
 		e.Thread, e.Conversation = uuid.NewString(), uuid.NewString()
 		e.Bytes = fmt.Appendf(make([]byte, 0, 512), `<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><meta><from>%s</from><to>%s</to><thread>%s</thread></meta>`+payloads[i%2]+`</message>`,
@@ -90,4 +111,5 @@ func flowLoop(b *testing.B, s *Store, lags [2]int) {
 	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/n, "cpu-µs/envelope")
 	b.ReportMetric(float64(s.Statements()-stmts0)/n, "statements/envelope")
 	b.ReportMetric(float64(s.Stats().WALFrames-frames0)*1000/n, "WAL-pages/1k-envelopes")
+	b.ReportMetric(float64(s.Stats().Commits-commits0)*1000/n, "commits/1k-envelopes")
 }

@@ -14,6 +14,9 @@ const (
 	DefaultBatchRows = 4096
 	// DefaultBatchDelay is the default time the writer waits to fill a batch.
 	DefaultBatchDelay = 10 * time.Millisecond
+	// DefaultBatchLinger is the default time the writer gathers a batch that
+	// nobody waits for (Options.BatchLinger).
+	DefaultBatchLinger = 25 * time.Millisecond
 	// DefaultQueueSize is the default capacity of the write queue: room for
 	// what arrives while a few full batches commit.
 	DefaultQueueSize = 4 * DefaultBatchRows
@@ -33,6 +36,15 @@ type Options struct {
 	// batch for more to arrive before committing (default 10ms). Synchronous
 	// operations (AppendSync, Flush, Sweep, users, sessions) commit at once.
 	BatchDelay time.Duration `yaml:"batch_delay"`
+	// BatchLinger is how long the writer gathers a batch that nobody waits
+	// for (default 25ms): once BatchDelay has passed it goes on gathering
+	// until BatchLinger has, unless a synchronous operation, a WaitDurable
+	// or WaitCommitted caller or an operation told of its outcome
+	// (extension writes) waits for the batch, which then commits at once.
+	// Under a steady flow of asynchronous appends, fewer and larger commits
+	// cost the writer less per row. A value at or below BatchDelay turns
+	// lingering off.
+	BatchLinger time.Duration `yaml:"batch_linger"`
 	// QueueSize is the capacity of the bounded write queue; enqueueing blocks
 	// when it is full (default 16384).
 	QueueSize int `yaml:"queue_size"`
@@ -59,6 +71,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("%w: batch_rows %d is negative", ErrInvalid, o.BatchRows)
 	case o.BatchDelay < 0:
 		return fmt.Errorf("%w: batch_delay %s is negative", ErrInvalid, o.BatchDelay)
+	case o.BatchLinger < 0:
+		return fmt.Errorf("%w: batch_linger %s is negative", ErrInvalid, o.BatchLinger)
 	case o.QueueSize < 0:
 		return fmt.Errorf("%w: queue_size %d is negative", ErrInvalid, o.QueueSize)
 	case o.BusyTimeout < 0:
@@ -76,6 +90,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.BatchDelay == 0 {
 		o.BatchDelay = DefaultBatchDelay
+	}
+	if o.BatchLinger == 0 {
+		o.BatchLinger = DefaultBatchLinger
 	}
 	if o.QueueSize == 0 {
 		o.QueueSize = DefaultQueueSize

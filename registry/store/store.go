@@ -201,6 +201,7 @@ func (s *Store) open() error {
 		done:     s.done,
 		rows:     s.opts.BatchRows,
 		delay:    s.opts.BatchDelay,
+		linger:   s.opts.BatchLinger,
 		log:      s.log,
 		counters: &s.counters,
 		onAsync:  s.recordAsync,
@@ -337,11 +338,13 @@ func (s *Store) send(ctx context.Context, o *op) error {
 }
 
 // nudge wakes the writer before its batch delay ends when o must not wait
-// for it (a synchronous op or a flush) or a full batch is queued. Other ops
+// for it (a synchronous op or a flush) or a full batch is queued, and
+// while it lingers (Options.BatchLinger) when o is told of its outcome
+// (done), so that o waits for the batch delay at most. Other ops
 // do not wake the writer: waking it for each of the hundreds of ops a batch
 // gathers cost a goroutine hand-off per journaled envelope.
 func (s *Store) nudge(o *op) {
-	if o.reply != nil || len(s.queue) >= s.opts.BatchRows {
+	if o.reply != nil || len(s.queue) >= s.opts.BatchRows || (o.done != nil && s.dur.lingering.Load()) {
 		select {
 		case s.wake <- struct{}{}:
 		default: // a wake-up is already pending

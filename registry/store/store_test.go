@@ -27,6 +27,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"set", Options{BatchRows: 10, BatchDelay: time.Second, QueueSize: 5, ReadConns: 2}, true},
 		{"negative rows", Options{BatchRows: -1}, false},
 		{"negative delay", Options{BatchDelay: -time.Millisecond}, false},
+		{"negative linger", Options{BatchLinger: -time.Millisecond}, false},
 		{"negative queue", Options{QueueSize: -1}, false},
 		{"negative busy", Options{BusyTimeout: -time.Second}, false},
 		{"negative readers", Options{ReadConns: -2}, false},
@@ -46,7 +47,7 @@ func TestOptionsValidate(t *testing.T) {
 		t.Fatalf("Open with invalid options = %v, want ErrInvalid", err)
 	}
 	d := Options{}.withDefaults()
-	if d.BatchRows != DefaultBatchRows || d.BatchDelay != DefaultBatchDelay || d.Clock == nil || d.Logger == nil {
+	if d.BatchRows != DefaultBatchRows || d.BatchDelay != DefaultBatchDelay || d.BatchLinger != DefaultBatchLinger || d.Clock == nil || d.Logger == nil {
 		t.Fatalf("defaults = %+v", d)
 	}
 }

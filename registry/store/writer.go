@@ -82,11 +82,14 @@ type writer struct {
 	// marks are the buffered delivery marks (marks.go), which the writer
 	// moves into the queue (requeue, the queue's sending side) when an op
 	// begins a batch and when it is idle (next).
-	marks    *markBuffer
-	requeue  chan<- *op
-	done     <-chan struct{} // closed when the Store closes
-	rows     int
-	delay    time.Duration
+	marks   *markBuffer
+	requeue chan<- *op
+	done    <-chan struct{} // closed when the Store closes
+	rows    int
+	delay   time.Duration
+	// linger is how long a batch nobody waits for is gathered
+	// (Options.BatchLinger); at or below delay, batches do not linger.
+	linger   time.Duration
 	log      *slog.Logger
 	counters *counters
 	onAsync  func(o *op, err error)
@@ -265,7 +268,12 @@ func (w *writer) tune() {
 // it takes only what is already queued. While it waits it sleeps until the
 // delay ends or Store.nudge wakes it (a synchronous op, a full batch, the
 // store closing), not on each op, so producers do not hand the writer the
-// CPU op by op. It reports whether the queue is still open.
+// CPU op by op. When the delay ends and nobody waits for the batch (no
+// WaitDurable or WaitCommitted caller waits for a seq it holds, no op of it
+// is told of its outcome), it lingers until linger has passed since the
+// batch began, gathering more (Options.BatchLinger); a caller that comes to
+// wait for it meanwhile ends the lingering. It reports whether the queue is
+// still open.
 func (w *writer) collect(first *op, timer *time.Timer) ([]op, bool) {
 	if backlog := int64(len(w.queue) + 1); backlog > w.counters.queuePeak.Load() {
 		w.counters.queuePeak.Store(backlog) // only the writer stores it
@@ -273,10 +281,15 @@ func (w *writer) collect(first *op, timer *time.Timer) ([]op, bool) {
 	batch := append(w.batch[:0], *first)
 	release(first)
 	urgent := batch[0].reply != nil
-	waiting := false
+	// told: an op of the batch is told of its outcome (opExt's done).
+	told := batch[0].done != nil
+	waiting, lingered := false, false
 	defer func() {
 		if waiting {
 			timer.Stop()
+		}
+		if lingered {
+			w.dur.lingering.Store(false)
 		}
 	}()
 	done := w.done
@@ -290,12 +303,13 @@ func (w *writer) collect(first *op, timer *time.Timer) ([]op, bool) {
 				}
 				batch = append(batch, *o)
 				urgent = urgent || o.reply != nil
+				told = told || o.done != nil
 				release(o)
 			default:
 				break drain
 			}
 		}
-		if urgent || len(batch) >= w.rows || w.dur.urgent(w.high) {
+		if urgent || len(batch) >= w.rows || w.dur.urgent(w.high) || (lingered && (told || w.dur.waited(w.high))) {
 			return batch, true
 		}
 		if !waiting {
@@ -305,7 +319,18 @@ func (w *writer) collect(first *op, timer *time.Timer) ([]op, bool) {
 		select {
 		case <-timer.C:
 			waiting = false
-			urgent = true // take what is queued now, and commit
+			if lingered || told || done == nil || w.linger <= w.delay {
+				urgent = true // take what is queued now, and commit
+				continue
+			}
+			// The delay is over and nobody waits for the batch: linger.
+			// lingering is set before the next check of the waiters, so
+			// that a WaitCommitted caller either is seen by it or sees
+			// lingering and wakes the writer.
+			lingered = true
+			w.dur.lingering.Store(true)
+			timer.Reset(w.linger - w.delay)
+			waiting = true
 		case <-w.wake:
 		case <-done:
 			done = nil // the queue is closed: drain it to its end
