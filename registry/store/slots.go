@@ -71,8 +71,15 @@ func (s *Store) putSlot(r SlotRow, fresh bool) error {
 	if raw == nil {
 		raw = []byte{}
 	}
+	// The row key: the thread id alone names its first slot (a thread's
+	// history mostly has one, and the concatenation was an allocation per
+	// slot); thread ids hold no NUL, so no other slot's key is the same.
+	key := r.Thread
+	if r.Index != 0 {
+		key = r.Thread + "\x00" + strconv.Itoa(r.Index)
+	}
 	return s.enqueueAsync(&op{kind: opPut, name: "put slot", table: slotsTable, fresh: fresh,
-		key: r.Thread + "\x00" + strconv.Itoa(r.Index), group: r.Thread,
+		key: key, group: r.Thread,
 		row: []any{r.Thread, int64(r.Index), r.From, r.To, r.PayloadType, raw, at, r.OwnName, r.IsSelfCall, r.InReplyTo}})
 }
 
