@@ -174,10 +174,28 @@ func (p *Pump) publish(out Outlet, ev Event) {
 	p.publishDurable(out, ev)
 }
 
-// publishDurable hands ev to the durability gate. It is apart from publish
-// so that only this path moves the event to the heap (the closure keeps it).
+// publishDurable hands ev to the durability gate, which holds it by value
+// in its reused queue: no allocation per event (a closure keeping the event
+// was one of ~290 bytes, about 8 per bus reply).
 func (p *Pump) publishDurable(out Outlet, ev Event) {
-	p.gate.After(p.durable.Assigned(), func() { p.deliverEvent(out, ev) })
+	p.gate.After(p.durable.Assigned(), held{out: out, ev: ev})
+}
+
+// held is what the durability gate holds: an event for out and the
+// subscribers, or (fn set) a callback of AfterDurable.
+type held struct {
+	out Outlet
+	ev  Event
+	fn  func()
+}
+
+// deliverHeld hands over what the durability gate let through.
+func (p *Pump) deliverHeld(h held) {
+	if h.fn != nil {
+		h.fn()
+		return
+	}
+	p.deliverEvent(h.out, h.ev)
 }
 
 // deliverEvent hands ev to out (when set) and to the subscribers.
@@ -205,7 +223,7 @@ func (p *Pump) AfterDurable(fn func()) {
 		fn()
 		return
 	}
-	p.gate.After(p.durable.Assigned(), fn)
+	p.gate.After(p.durable.Assigned(), held{fn: fn})
 }
 
 // liveProfile is the profile of live thread id when the organism defines

@@ -56,7 +56,7 @@ type Pump struct {
 	// durable is the journal's DurableJournal capability (nil without);
 	// gate then holds events back until what they name is committed.
 	durable DurableJournal
-	gate    *gate.Gate
+	gate    *gate.Gate[held]
 
 	work *workQueue
 	// slots are the global handler slots (max_concurrent_handlers), shared
@@ -186,7 +186,7 @@ func New(opts Options) (*Pump, error) {
 	p.routes.Store(newTable())
 	if dj, ok := opts.Journal.(DurableJournal); ok {
 		p.durable = dj
-		p.gate = gate.New(dj.WaitDurable, opts.Logger)
+		p.gate = gate.New(dj.WaitDurable, p.deliverHeld, opts.Logger)
 	}
 	p.context.KeepEnded(p.keptConversation) // conversations continue (continuation.go)
 	p.threads.OnEnd(func(ids []string) {

@@ -23,7 +23,9 @@ var ErrInvalidSlot = errors.New("invalid slot")
 // is deleted (explicitly, by eviction, by Collect or because the thread
 // ended). The store implements it for durability.
 type SlotSink interface {
-	// SlotAppended is called once per appended slot.
+	// SlotAppended is called once per appended slot. s.Raw is never
+	// modified again (Append copies it, AppendShared's caller hands it
+	// over): the sink may keep it without copying.
 	SlotAppended(s Slot)
 	// ThreadDeleted is called once per deleted thread history.
 	ThreadDeleted(threadID string)

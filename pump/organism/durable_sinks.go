@@ -102,12 +102,14 @@ func (k storeSinks) WatcherClosed(id string) { k.check("delete watcher", k.s.Del
 
 // SlotAppended persists a context-buffer slot. The buffer tells the sink of
 // a deleted history before a history of the same thread begins again, so
-// slot 0 begins the thread's rows (store.AppendSlot).
+// slot 0 begins the thread's rows (store.AppendSlot). A slot's bytes are
+// never modified once in the buffer (registry.SlotSink), so the store keeps
+// them without a copy (store.AppendSharedSlot).
 func (k storeSinks) SlotAppended(s registry.Slot) {
 	row := store.SlotRow{Thread: s.ThreadID, Index: s.Index, From: s.From, To: s.To, PayloadType: s.PayloadType,
 		Raw: s.Raw, Time: s.Time, OwnName: s.OwnName, IsSelfCall: s.IsSelfCall, InReplyTo: s.InReplyTo}
 	if k.segs != nil {
-		k.check("put slot", k.s.AppendSlot(row))
+		k.check("put slot", k.s.AppendSharedSlot(row))
 		return
 	}
 	k.check("put slot", k.s.PutSlot(row))

@@ -59,13 +59,15 @@ func benchKernelBus(b *testing.B, pad int) {
 		w := f.watcher(newID(), conv, false)
 		for _, put := range []func() error{
 			func() error { return s.CreateThread(f.thread(conv, "hello-world", "console:bench", "greeter")) },
-			func() error { return s.AppendSlot(slot(conv, "Greeting", "<Greeting><Name>Dan</Name></Greeting>")) },
+			func() error {
+				return s.AppendSharedSlot(slot(conv, "Greeting", "<Greeting><Name>Dan</Name></Greeting>"))
+			},
 			func() error { return s.PutWatcher(w) },
 			func() error {
 				return s.CreateThread(f.thread(shout, "hello-world", "console:bench", "greeter", "shouter"))
 			},
 			func() error {
-				return s.AppendSlot(slot(shout, "GreetingResponse",
+				return s.AppendSharedSlot(slot(shout, "GreetingResponse",
 					"<GreetingResponse><Message>Hello, Dan!"+padding+"</Message><OriginalSender>response-handler</OriginalSender></GreetingResponse>"))
 			},
 			func() error {
@@ -73,7 +75,8 @@ func benchKernelBus(b *testing.B, pad int) {
 			},
 			func() error { w.Raised = true; return s.PutWatcher(w) },
 			func() error {
-				return s.AppendSlot(slot(handler, "ShoutedResponse", "<ShoutedResponse><Message>HELLO, DAN!</Message></ShoutedResponse>"))
+				return s.AppendSharedSlot(slot(handler, "ShoutedResponse",
+					"<ShoutedResponse><Message>HELLO, DAN!</Message></ShoutedResponse>"))
 			},
 		} {
 			if err := put(); err != nil {

@@ -96,6 +96,32 @@ func TestSlots(t *testing.T) {
 	}
 }
 
+// TestSlotRawOwnership: PutSlot and AppendSlot copy Raw (the caller may
+// reuse its buffer at once); AppendSharedSlot keeps it (the caller handed
+// it over), and the three commit the same rows.
+func TestSlotRawOwnership(t *testing.T) {
+	clock := newFakeClock()
+	s, _ := openTest(t, Options{})
+	slot := func(thread string, raw []byte) SlotRow {
+		return SlotRow{Thread: thread, From: "a", To: "b", PayloadType: "Greeting", Raw: raw, Time: clock.Now()}
+	}
+	put, appended, shared := []byte("<Put/>"), []byte("<Appended/>"), []byte("<Shared/>")
+	must(t, s.PutSlot(slot("t1", put)))
+	must(t, s.AppendSlot(slot("t2", appended)))
+	must(t, s.AppendSharedSlot(slot("t3", shared)))
+	put[1], appended[1] = 'X', 'X' // copied: the rows keep what was passed
+	flush(t, s)
+	got, err := s.LoadSlots()
+	must(t, err)
+	want := []SlotRow{slot("t1", []byte("<Put/>")), slot("t2", []byte("<Appended/>")), slot("t3", []byte("<Shared/>"))}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("LoadSlots (-want +got):\n%s", d)
+	}
+	if err := s.AppendSharedSlot(SlotRow{Index: 1}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("AppendSharedSlot without a thread = %v, want ErrInvalid", err)
+	}
+}
+
 // TestOpenDropsWatchersThreadIndex: a database of an earlier binary, with
 // the index on watchers.thread no query reads, loses it at Open and keeps
 // its watchers.

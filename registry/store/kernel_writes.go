@@ -179,10 +179,15 @@ type kernelKey struct {
 // is not written either: a thread that begins and ends within one batch
 // costs no statement at all.
 type kernelWrites struct {
-	ops     []*op             // every op, for error reporting
-	puts    []*op             // upserts in order; nil where superseded
-	latest  map[kernelKey]int // row key → index in puts
-	members map[kernelKey][]int
+	ops    []*op             // every op, for error reporting
+	puts   []*op             // upserts in order; nil where superseded
+	latest map[kernelKey]int // row key → index in puts
+	// members chains each group's upserts, last first: members[group] is
+	// 1 + the index in puts of its last upsert, prev[i] 1 + that of the
+	// upsert before puts[i] in its group (0 ends a chain). A slice per
+	// group cost an allocation per group (thread, watcher) of every batch.
+	members map[kernelKey]int
+	prev    []int
 	deletes map[kernelKey]struct{}
 	order   []kernelKey // deleted groups in first-deletion order
 	// fresh holds the groups begun afresh in this batch.
@@ -209,7 +214,7 @@ func (k *kernelWrites) values(args []any) []driver.NamedValue {
 func (k *kernelWrites) reset() {
 	clear(k.ops)
 	clear(k.puts)
-	k.ops, k.puts, k.order = k.ops[:0], k.puts[:0], k.order[:0]
+	k.ops, k.puts, k.order, k.prev = k.ops[:0], k.puts[:0], k.order[:0], k.prev[:0]
 	clear(k.latest)
 	clear(k.members)
 	clear(k.deletes)
@@ -227,7 +232,7 @@ func (k *kernelWrites) name() string { return groupName(k.ops, "kernel state") }
 func (k *kernelWrites) add(o *op) {
 	if k.latest == nil {
 		k.latest = make(map[kernelKey]int)
-		k.members = make(map[kernelKey][]int)
+		k.members = make(map[kernelKey]int)
 		k.deletes = make(map[kernelKey]struct{})
 		k.fresh = make(map[kernelKey]struct{})
 	}
@@ -240,18 +245,19 @@ func (k *kernelWrites) add(o *op) {
 		}
 		k.latest[row] = len(k.puts)
 		group := kernelKey{o.table, o.group}
-		k.members[group] = append(k.members[group], len(k.puts))
+		k.prev = append(k.prev, k.members[group])
 		k.puts = append(k.puts, o)
+		k.members[group] = len(k.puts)
 		if o.fresh {
 			k.fresh[group] = struct{}{}
 		}
 	case opDelete:
 		for _, g := range o.groups {
 			group := kernelKey{o.table, g}
-			for _, i := range k.members[group] {
-				if p := k.puts[i]; p != nil {
+			for j := k.members[group]; j != 0; j = k.prev[j-1] {
+				if p := k.puts[j-1]; p != nil {
 					delete(k.latest, kernelKey{o.table, p.key})
-					k.puts[i] = nil
+					k.puts[j-1] = nil
 				}
 			}
 			delete(k.members, group)

@@ -122,6 +122,17 @@ func TestKernelWritesCoalesce(t *testing.T) {
 			putSlot(f.slot("t1", 0, "<newer/>"))},
 		want: kernelState{Slots: []SlotRow{f.slot("t1", 0, "<newer/>"), f.slot("t2", 0, "<keep/>")}},
 	}, {
+		name: "a drop takes its group's rows only, interleaved with others'",
+		batch: []write{putSlot(f.slot("t1", 0, "<a/>")), putSlot(f.slot("t2", 0, "<b/>")), putSlot(f.slot("t1", 1, "<c/>")),
+			putSlot(f.slot("t3", 0, "<d/>")), putSlot(f.slot("t2", 1, "<e/>")), putSlot(f.slot("t1", 1, "<c2/>")),
+			dropSlots("t1")},
+		want: kernelState{Slots: []SlotRow{f.slot("t2", 0, "<b/>"), f.slot("t2", 1, "<e/>"), f.slot("t3", 0, "<d/>")}},
+	}, {
+		name: "drop, put, drop again leaves what came after the last drop",
+		batch: []write{putSlot(f.slot("t1", 0, "<a/>")), dropSlots("t1"), putSlot(f.slot("t1", 0, "<b/>")),
+			putSlot(f.slot("t2", 0, "<k/>")), dropSlots("t1"), putSlot(f.slot("t1", 1, "<c/>"))},
+		want: kernelState{Slots: []SlotRow{f.slot("t1", 1, "<c/>"), f.slot("t2", 0, "<k/>")}},
+	}, {
 		name: "other rows are untouched",
 		before: []write{putThread(f.thread("keep", "org")), putWatcher(f.watcher("wk", "keep", false)),
 			putSlot(f.slot("keep", 0, "<k/>"))},

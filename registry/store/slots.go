@@ -35,16 +35,30 @@ type SlotRow struct {
 // PutSlot enqueues an insert-or-replace of the slot (thread, index). Raw is
 // copied. Like thread rows, slot writes sharing a batch are coalesced to
 // their final state.
-func (s *Store) PutSlot(r SlotRow) error { return s.putSlot(r, false) }
+func (s *Store) PutSlot(r SlotRow) error {
+	r.Raw = bytes.Clone(r.Raw)
+	return s.putSlot(r, false)
+}
 
 // AppendSlot is PutSlot for a slot a thread's history appended: index 0
 // begins the history, so no slot (and no context segment) of the thread is
 // committed but those an earlier DeleteSlots (DeleteSegments) deletes. A
 // history begun and deleted within one batch then costs no statement at
 // all, not even its DELETEs.
-func (s *Store) AppendSlot(r SlotRow) error { return s.putSlot(r, r.Index == 0) }
+func (s *Store) AppendSlot(r SlotRow) error {
+	r.Raw = bytes.Clone(r.Raw)
+	return s.putSlot(r, r.Index == 0)
+}
 
-// putSlot enqueues the upsert of r (fresh: it begins its thread's history).
+// AppendSharedSlot is AppendSlot that keeps r.Raw instead of copying it:
+// the caller hands the bytes over and neither it nor anyone else modifies
+// them again (a context buffer's slot, whose bytes are the pump's canonical
+// envelope, shared with the journal and the buffer). Copying them cost the
+// bus an allocation and a copy of the message per slot persisted.
+func (s *Store) AppendSharedSlot(r SlotRow) error { return s.putSlot(r, r.Index == 0) }
+
+// putSlot enqueues the upsert of r (fresh: it begins its thread's history),
+// keeping r.Raw: callers that do not own it copy it first.
 func (s *Store) putSlot(r SlotRow, fresh bool) error {
 	if r.Thread == "" || r.Index < 0 {
 		return fmt.Errorf("%w: slot row needs a thread and index >= 0 (thread %q, index %d)", ErrInvalid, r.Thread, r.Index)
@@ -53,12 +67,19 @@ func (s *Store) putSlot(r SlotRow, fresh bool) error {
 	if err != nil {
 		return err
 	}
-	raw := bytes.Clone(r.Raw)
+	raw := r.Raw
 	if raw == nil {
 		raw = []byte{}
 	}
+	// The row key: the thread id alone names its first slot (a thread's
+	// history mostly has one, and the concatenation was an allocation per
+	// slot); thread ids hold no NUL, so no other slot's key is the same.
+	key := r.Thread
+	if r.Index != 0 {
+		key = r.Thread + "\x00" + strconv.Itoa(r.Index)
+	}
 	return s.enqueueAsync(&op{kind: opPut, name: "put slot", table: slotsTable, fresh: fresh,
-		key: r.Thread + "\x00" + strconv.Itoa(r.Index), group: r.Thread,
+		key: key, group: r.Thread,
 		row: []any{r.Thread, int64(r.Index), r.From, r.To, r.PayloadType, raw, at, r.OwnName, r.IsSelfCall, r.InReplyTo}})
 }
 

@@ -33,29 +33,33 @@ func plainName(s string) bool {
 }
 
 // marshalPath returns the JSON array of path (nil as []), as json.Marshal
-// would.
-func marshalPath(path []string) ([]byte, error) {
+// would, as the string the row keeps (built in place: one allocation per
+// thread row, where the bytes and their string were two).
+func marshalPath(path []string) (string, error) {
 	n := 2
 	for _, p := range path {
 		if !plainName(p) {
 			if path == nil {
 				path = []string{}
 			}
-			return json.Marshal(path)
+			b, err := json.Marshal(path)
+			return string(b), err
 		}
 		n += len(p) + 3
 	}
-	b := make([]byte, 0, n)
-	b = append(b, '[')
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteByte('[')
 	for i, p := range path {
 		if i > 0 {
-			b = append(b, ',')
+			b.WriteByte(',')
 		}
-		b = append(b, '"')
-		b = append(b, p...)
-		b = append(b, '"')
+		b.WriteByte('"')
+		b.WriteString(p)
+		b.WriteByte('"')
 	}
-	return append(b, ']'), nil
+	b.WriteByte(']')
+	return b.String(), nil
 }
 
 // unmarshalPath reads the JSON array of a thread's path, as json.Unmarshal

@@ -59,7 +59,7 @@ func (s *Store) putThread(t ThreadRow, fresh bool) error {
 		return err
 	}
 	return s.enqueueAsync(&op{kind: opPut, name: "put thread", table: threadsTable, key: t.ID, fresh: fresh,
-		group: t.ID, row: []any{t.ID, t.Parent, string(pathJSON), created, touched, t.Ref, t.Profile}})
+		group: t.ID, row: []any{t.ID, t.Parent, pathJSON, created, touched, t.Ref, t.Profile}})
 }
 
 // DeleteThreads enqueues the deletion of the given thread rows. It does not

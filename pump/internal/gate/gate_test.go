@@ -72,7 +72,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // earlier seq.
 func TestGateHoldsUntilDurableInOrder(t *testing.T) {
 	j := newJournal()
-	g := New(j.wait, quiet())
+	g := Funcs(j.wait, quiet())
 	r := &recorder{sig: make(chan int, 10)}
 	g.After(2, r.fn(1))
 	g.After(1, r.fn(2)) // an earlier seq behind a later one: keeps its place
@@ -110,7 +110,7 @@ func TestGateHoldsUntilDurableInOrder(t *testing.T) {
 func TestGateCloseDrains(t *testing.T) {
 	j := newJournal()
 	j.failed[3] = true
-	g := New(j.wait, quiet())
+	g := Funcs(j.wait, quiet())
 	r := &recorder{sig: make(chan int, 100)}
 	for i := 1; i <= 50; i++ {
 		g.After(int64(i), r.fn(i))
@@ -125,5 +125,41 @@ func TestGateCloseDrains(t *testing.T) {
 			t.Fatalf("ran %v out of order", r.ran)
 		}
 	}
-	New(j.wait, quiet()).Close() // a gate that never ran closes at once
+	Funcs(j.wait, quiet()).Close() // a gate that never ran closes at once
+}
+
+// TestGateHoldsValues: a Gate of values hands each to its run function by
+// value once its seq is durable, in order, and a value held by the Gate is
+// not kept once handed over (the queue's slot is cleared for reuse).
+func TestGateHoldsValues(t *testing.T) {
+	type ev struct {
+		n    int
+		body []byte
+	}
+	j := newJournal()
+	got := make(chan ev, 10)
+	g := New(j.wait, func(e ev) { got <- e }, quiet())
+	g.After(1, ev{n: 1, body: []byte("a")})
+	g.After(2, ev{n: 2, body: []byte("b")})
+	select {
+	case e := <-got:
+		t.Fatalf("value %d handed over before anything was durable", e.n)
+	default:
+	}
+	j.commit(2)
+	for _, want := range []ev{{1, []byte("a")}, {2, []byte("b")}} {
+		if diff := cmp.Diff(want, <-got, cmp.AllowUnexported(ev{})); diff != "" {
+			t.Fatalf("handed over (-want +got):\n%s", diff)
+		}
+	}
+	g.Close()
+	for i, it := range g.spare[:cap(g.spare)] {
+		if it.v.body != nil {
+			t.Fatalf("queue slot %d still holds a handed-over value", i)
+		}
+	}
+	g.After(7, ev{n: 3}) // after Close: inline
+	if e := <-got; e.n != 3 {
+		t.Fatalf("after Close handed over %d, want 3", e.n)
+	}
 }
