@@ -23,22 +23,32 @@ type inbound struct {
 	// from memory (recent) in the link's order.
 	hash     [32]byte
 	inMemory bool
-	// ready is closed once the fields above are set.
-	ready chan struct{}
+	// done says the fields above are set (orderedStage.mu).
+	done bool
 }
 
 // orderedStage runs check on up to workers envelopes at once and hands
 // each to deliver in the order they were added, each once check returned
 // for it: signatures are verified in parallel while what they carry is
-// delivered in the link's order. Its workers live as long as the stage (a
-// goroutine per envelope grew its stack anew for every verification).
+// delivered in the link's order. The worker whose check completes the
+// head of the order delivers it, and what follows it checked already, on
+// its own goroutine: a delivery costs no hand-off to another goroutine
+// (one delivering at a time keeps the order). Its workers live as long as
+// the stage (a goroutine per envelope grew its stack anew for every
+// verification).
 type orderedStage struct {
 	check   func(*inbound)
 	deliver func(*inbound)
 	work    chan *inbound
-	order   chan *inbound
-	done    chan struct{}
-	wg      sync.WaitGroup
+	// slots bounds the envelopes between the reader and delivery.
+	slots chan struct{}
+	wg    sync.WaitGroup
+
+	mu sync.Mutex
+	// order are the envelopes added and not delivered yet, oldest first;
+	// delivering says a worker is delivering from its head.
+	order      []*inbound
+	delivering bool
 }
 
 // newOrderedStage starts the stage: at most workers checks at once, at
@@ -46,44 +56,59 @@ type orderedStage struct {
 // beyond, which slows the reader down: backpressure on the peer).
 func newOrderedStage(workers, pending int, check, deliver func(*inbound)) *orderedStage {
 	s := &orderedStage{check: check, deliver: deliver, work: make(chan *inbound, pending),
-		order: make(chan *inbound, pending), done: make(chan struct{})}
+		slots: make(chan struct{}, pending)}
 	s.wg.Add(workers)
 	for range workers {
 		go func() {
 			defer s.wg.Done()
 			for in := range s.work {
 				s.check(in)
-				close(in.ready)
+				s.checked(in)
 			}
 		}()
 	}
-	go func() {
-		defer close(s.done)
-		for in := range s.order {
-			<-in.ready
-			s.deliver(in)
-		}
-	}()
 	return s
+}
+
+// checked marks in checked and, unless another worker is delivering,
+// delivers the head of the order for as long as it is checked.
+func (s *orderedStage) checked(in *inbound) {
+	s.mu.Lock()
+	in.done = true
+	if s.delivering {
+		s.mu.Unlock() // the worker delivering comes to it
+		return
+	}
+	s.delivering = true
+	for len(s.order) > 0 && s.order[0].done {
+		head := s.order[0]
+		s.order[0] = nil
+		s.order = s.order[1:]
+		s.mu.Unlock()
+		s.deliver(head)
+		<-s.slots
+		s.mu.Lock()
+	}
+	s.delivering = false
+	s.mu.Unlock()
 }
 
 // verifyWorkers is how many envelopes of one link are verified at once.
 func verifyWorkers() int { return max(2, runtime.GOMAXPROCS(0)) }
 
-// add queues b: its check starts as soon as a worker is free. Each
-// envelope waits in order no longer than in work, so work never fills
-// before order does.
+// add queues b: its check starts as soon as a worker is free.
 func (s *orderedStage) add(b []byte) {
-	in := &inbound{b: b, ready: make(chan struct{})}
-	s.order <- in
+	in := &inbound{b: b}
+	s.slots <- struct{}{}
+	s.mu.Lock()
+	s.order = append(s.order, in)
+	s.mu.Unlock()
 	s.work <- in
 }
 
 // close waits until every envelope added was checked and delivered.
 func (s *orderedStage) close() {
 	close(s.work)
-	close(s.order)
-	<-s.done
 	s.wg.Wait()
 }
 
