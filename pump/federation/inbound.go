@@ -2,6 +2,7 @@ package federation
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"runtime"
 	"sync"
 
@@ -150,12 +151,17 @@ func knownSeenKind(k Kind) bool {
 }
 
 // acker writes a link's acknowledgements on a goroutine of its own, so
-// that the group commit that makes them durable never waits on the socket.
+// that the group commit that makes them durable never waits on the socket;
+// it writes them with the outbox entries ready at the time, after them
+// (conn.flush).
 type acker struct {
-	c    *conn
-	mu   sync.Mutex
-	list []frame
-	kick chan struct{}
+	c  *conn
+	mu sync.Mutex
+	// list is what send queued; spare the slice take handed out last
+	// (reused: take runs under the link's wmu, after its previous batch
+	// was written).
+	list, spare []frame
+	kick        chan struct{}
 }
 
 func newAcker(c *conn) *acker {
@@ -175,21 +181,25 @@ func (a *acker) send(f frame) {
 	}
 }
 
+// take hands out the queued acknowledgements; with the link's wmu held.
+func (a *acker) take() []frame {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	l := a.list
+	a.list, a.spare = a.spare[:0], l
+	return l
+}
+
 func (a *acker) run() {
-	var batch []frame
 	for {
 		select {
 		case <-a.c.done:
 			return
 		case <-a.kick:
 		}
-		a.mu.Lock()
-		batch, a.list = a.list, batch[:0]
-		a.mu.Unlock()
-		for _, f := range batch {
-			if err := a.c.writeFrame(f); err != nil {
-				return // the link is closing; the peer resends what it lacks
-			}
+		if err := a.c.flush(); err != nil {
+			a.c.close(fmt.Errorf("write: %w", err))
+			return // the peer resends what it lacks
 		}
 	}
 }
