@@ -297,37 +297,33 @@ func (g *gateway) sender() {
 			return
 		case <-g.kick:
 		}
-		g.mu.Lock()
-		c := g.conn
-		g.mu.Unlock()
-		if c == nil {
-			continue
-		}
-		if err := c.flush(); err != nil {
-			c.close(fmt.Errorf("write: %w", err))
-		}
-	}
-}
-
-// unsent claims, in order, up to 256 outbox entries not yet written on c,
-// for c to write (conn.flush); none unless c is the gateway's link.
-func (g *gateway) unsent(c *conn) []*entry {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.conn != c {
-		return nil
-	}
-	var batch []*entry
-	for _, e := range g.outbox {
-		if e.sentOn != g.gen {
-			e.sentOn = g.gen
-			batch = append(batch, e)
-			if len(batch) == 256 {
+		for {
+			g.mu.Lock()
+			c, gen := g.conn, g.gen
+			var batch []*entry
+			if c != nil {
+				for _, e := range g.outbox {
+					if e.sentOn != gen {
+						e.sentOn = gen
+						batch = append(batch, e)
+						if len(batch) == 256 {
+							break
+						}
+					}
+				}
+			}
+			g.mu.Unlock()
+			if len(batch) == 0 {
 				break
+			}
+			for _, e := range batch {
+				if err := c.write(e.env); err != nil {
+					c.close(fmt.Errorf("write: %w", err))
+					break
+				}
 			}
 		}
 	}
-	return batch
 }
 
 // acked removes an acknowledged (or refused) entry from the outbox.

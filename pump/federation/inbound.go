@@ -2,7 +2,6 @@ package federation
 
 import (
 	"crypto/sha256"
-	"fmt"
 	"runtime"
 	"sync"
 
@@ -24,32 +23,22 @@ type inbound struct {
 	// from memory (recent) in the link's order.
 	hash     [32]byte
 	inMemory bool
-	// done says the fields above are set (orderedStage.mu).
-	done bool
+	// ready is closed once the fields above are set.
+	ready chan struct{}
 }
 
 // orderedStage runs check on up to workers envelopes at once and hands
 // each to deliver in the order they were added, each once check returned
 // for it: signatures are verified in parallel while what they carry is
-// delivered in the link's order. The worker whose check completes the
-// head of the order delivers it, and what follows it checked already, on
-// its own goroutine: a delivery costs no hand-off to another goroutine
-// (one delivering at a time keeps the order). Its workers live as long as
-// the stage (a goroutine per envelope grew its stack anew for every
-// verification).
+// delivered in the link's order. Its workers live as long as the stage (a
+// goroutine per envelope grew its stack anew for every verification).
 type orderedStage struct {
 	check   func(*inbound)
 	deliver func(*inbound)
 	work    chan *inbound
-	// slots bounds the envelopes between the reader and delivery.
-	slots chan struct{}
-	wg    sync.WaitGroup
-
-	mu sync.Mutex
-	// order are the envelopes added and not delivered yet, oldest first;
-	// delivering says a worker is delivering from its head.
-	order      []*inbound
-	delivering bool
+	order   chan *inbound
+	done    chan struct{}
+	wg      sync.WaitGroup
 }
 
 // newOrderedStage starts the stage: at most workers checks at once, at
@@ -57,59 +46,44 @@ type orderedStage struct {
 // beyond, which slows the reader down: backpressure on the peer).
 func newOrderedStage(workers, pending int, check, deliver func(*inbound)) *orderedStage {
 	s := &orderedStage{check: check, deliver: deliver, work: make(chan *inbound, pending),
-		slots: make(chan struct{}, pending)}
+		order: make(chan *inbound, pending), done: make(chan struct{})}
 	s.wg.Add(workers)
 	for range workers {
 		go func() {
 			defer s.wg.Done()
 			for in := range s.work {
 				s.check(in)
-				s.checked(in)
+				close(in.ready)
 			}
 		}()
 	}
+	go func() {
+		defer close(s.done)
+		for in := range s.order {
+			<-in.ready
+			s.deliver(in)
+		}
+	}()
 	return s
-}
-
-// checked marks in checked and, unless another worker is delivering,
-// delivers the head of the order for as long as it is checked.
-func (s *orderedStage) checked(in *inbound) {
-	s.mu.Lock()
-	in.done = true
-	if s.delivering {
-		s.mu.Unlock() // the worker delivering comes to it
-		return
-	}
-	s.delivering = true
-	for len(s.order) > 0 && s.order[0].done {
-		head := s.order[0]
-		s.order[0] = nil
-		s.order = s.order[1:]
-		s.mu.Unlock()
-		s.deliver(head)
-		<-s.slots
-		s.mu.Lock()
-	}
-	s.delivering = false
-	s.mu.Unlock()
 }
 
 // verifyWorkers is how many envelopes of one link are verified at once.
 func verifyWorkers() int { return max(2, runtime.GOMAXPROCS(0)) }
 
-// add queues b: its check starts as soon as a worker is free.
+// add queues b: its check starts as soon as a worker is free. Each
+// envelope waits in order no longer than in work, so work never fills
+// before order does.
 func (s *orderedStage) add(b []byte) {
-	in := &inbound{b: b}
-	s.slots <- struct{}{}
-	s.mu.Lock()
-	s.order = append(s.order, in)
-	s.mu.Unlock()
+	in := &inbound{b: b, ready: make(chan struct{})}
+	s.order <- in
 	s.work <- in
 }
 
 // close waits until every envelope added was checked and delivered.
 func (s *orderedStage) close() {
 	close(s.work)
+	close(s.order)
+	<-s.done
 	s.wg.Wait()
 }
 
@@ -151,17 +125,12 @@ func knownSeenKind(k Kind) bool {
 }
 
 // acker writes a link's acknowledgements on a goroutine of its own, so
-// that the group commit that makes them durable never waits on the socket;
-// it writes them with the outbox entries ready at the time, after them
-// (conn.flush).
+// that the group commit that makes them durable never waits on the socket.
 type acker struct {
-	c  *conn
-	mu sync.Mutex
-	// list is what send queued; spare the slice take handed out last
-	// (reused: take runs under the link's wmu, after its previous batch
-	// was written).
-	list, spare []frame
-	kick        chan struct{}
+	c    *conn
+	mu   sync.Mutex
+	list []frame
+	kick chan struct{}
 }
 
 func newAcker(c *conn) *acker {
@@ -181,25 +150,21 @@ func (a *acker) send(f frame) {
 	}
 }
 
-// take hands out the queued acknowledgements; with the link's wmu held.
-func (a *acker) take() []frame {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	l := a.list
-	a.list, a.spare = a.spare[:0], l
-	return l
-}
-
 func (a *acker) run() {
+	var batch []frame
 	for {
 		select {
 		case <-a.c.done:
 			return
 		case <-a.kick:
 		}
-		if err := a.c.flush(); err != nil {
-			a.c.close(fmt.Errorf("write: %w", err))
-			return // the peer resends what it lacks
+		a.mu.Lock()
+		batch, a.list = a.list, batch[:0]
+		a.mu.Unlock()
+		for _, f := range batch {
+			if err := a.c.writeFrame(f); err != nil {
+				return // the link is closing; the peer resends what it lacks
+			}
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -287,42 +286,4 @@ func waitSeen(t *testing.T, c *callee, n int) []string {
 		time.Sleep(2 * time.Millisecond)
 	}
 	return c.seen()
-}
-
-// TestOrderedStageBoundsPending: add blocks once pending envelopes wait
-// between the reader and delivery, until one is delivered.
-func TestOrderedStageBoundsPending(t *testing.T) {
-	release := make(chan struct{})
-	delivered := make(chan string, 8)
-	s := newOrderedStage(2, 2, func(*inbound) {}, func(in *inbound) {
-		<-release
-		delivered <- string(in.b)
-	})
-	s.add([]byte("1"))
-	s.add([]byte("2"))
-	added := make(chan struct{})
-	go func() {
-		s.add([]byte("3"))
-		close(added)
-	}()
-	select {
-	case <-added:
-		t.Fatal("a third envelope was added while two waited for delivery")
-	case <-time.After(50 * time.Millisecond):
-	}
-	close(release)
-	select {
-	case <-added:
-	case <-time.After(30 * time.Second):
-		t.Fatal("add still blocked after deliveries")
-	}
-	s.close()
-	close(delivered)
-	var got []string
-	for d := range delivered {
-		got = append(got, d)
-	}
-	if strings.Join(got, ",") != "1,2,3" {
-		t.Fatalf("delivered %v, want 1,2,3", got)
-	}
 }

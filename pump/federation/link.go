@@ -100,11 +100,6 @@ func (c *conn) writeFrame(f frame) error { return c.writeMessage(websocket.TextM
 func (c *conn) writeMessage(mt int, b []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	return c.writeLocked(mt, b)
-}
-
-// writeLocked writes one frame; with wmu held.
-func (c *conn) writeLocked(mt int, b []byte) error {
 	select {
 	case <-c.done:
 		return errLinkClosed
@@ -112,38 +107,6 @@ func (c *conn) writeLocked(mt int, b []byte) error {
 	}
 	_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
 	return c.ws.WriteMessage(mt, b)
-}
-
-// flush writes what the link has ready: the gateway's outbox entries not
-// yet written on it first (a caller of the peer waits on each), then the
-// acknowledgements the acker holds, until neither has more. The gateway's
-// sender and the link's acker both flush, so whichever runs first writes
-// both, and an answer never waits behind the acknowledgement of its own
-// call, which its commit made ready at the same time. wmu is held
-// throughout: the outbox leaves in its order.
-func (c *conn) flush() error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	for {
-		batch := c.g.unsent(c)
-		var acks []frame
-		if c.acks != nil {
-			acks = c.acks.take()
-		}
-		if len(batch) == 0 && len(acks) == 0 {
-			return nil
-		}
-		for _, e := range batch {
-			if err := c.writeLocked(websocket.BinaryMessage, e.env); err != nil {
-				return err
-			}
-		}
-		for _, f := range acks {
-			if err := c.writeLocked(websocket.TextMessage, f.marshal()); err != nil {
-				return err
-			}
-		}
-	}
 }
 
 // close ends the link (once) with cause.
@@ -165,9 +128,7 @@ var errLinkClosed = errors.New("federation: link closed")
 func (c *conn) run() error {
 	c.handlers = make(chan struct{}, handlersPerLink)
 	c.work = make(chan func())
-	if c.acks == nil {
-		c.acks = newAcker(c)
-	}
+	c.acks = newAcker(c)
 	c.ws.SetReadLimit(maxFrame)
 	_ = c.ws.SetReadDeadline(time.Now().Add(silenceLimit))
 	c.ws.SetPongHandler(func(string) error {

@@ -501,8 +501,6 @@ func (g *gateway) attach(ws *websocket.Conn, p peer) {
 	default:
 	}
 	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{}), ready: make(chan struct{})}
-	// Before the sender can see c: it flushes c's acknowledgements too.
-	c.acks = newAcker(c)
 	g.mu.Lock()
 	old := g.conn
 	g.conn = c
