@@ -90,6 +90,12 @@ type fedBench struct {
 	// the commits it waits for, and any that competed with it for the
 	// CPU. A local call waits for one.
 	SequentialCommits float64 `json:"commits_per_sequential_call"`
+	// SequentialStatements and SequentialFrames are the SQL statements
+	// both stores' writers ran, and the WAL pages their commits wrote,
+	// over the same spans, per call: the store's work a sequential call
+	// waits for, which the load of the machine does not move.
+	SequentialStatements float64 `json:"statements_per_sequential_call"`
+	SequentialFrames     float64 `json:"wal_frames_per_sequential_call"`
 	// CPUPerEnvelopeUs is the process's CPU (user + system; both
 	// organisms and the callers) over the throughput phase per envelope.
 	CPUPerEnvelopeUs float64 `json:"cpu_per_envelope_us"`
@@ -344,7 +350,7 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 	// Latency: alternate a call across the link and the same call local
 	// to B, one at a time.
 	link, local := make([]time.Duration, 0, cfg.Samples), make([]time.Duration, 0, cfg.Samples)
-	var seqCommits int64
+	var seqCommits, seqStatements, seqFrames int64
 	for i := range cfg.Samples {
 		for _, s := range []struct {
 			o   *organism.Organism
@@ -357,6 +363,7 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 				return r, err
 			}
 			_, c0 := p.commits()
+			s0, f0 := p.writes()
 			start := time.Now()
 			lost, err := fedCall(s.o, fmt.Sprintf("lat-%d", i), cfg.Grace)
 			if err != nil || lost {
@@ -365,7 +372,10 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 			*s.out = append(*s.out, time.Since(start))
 			if s.o == p.a {
 				_, c1 := p.commits()
+				s1, f1 := p.writes()
 				seqCommits += c1 - c0
+				seqStatements += s1 - s0
+				seqFrames += f1 - f0
 			}
 		}
 	}
@@ -376,6 +386,8 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 		r.LinkP50us, r.LinkP99us, r.LocalP50us = us(link[n/2]), us(link[n*99/100]), us(local[n/2])
 		r.AddedPerHopUs = (r.LinkP50us - r.LocalP50us) / 2
 		r.SequentialCommits = float64(seqCommits) / float64(n)
+		r.SequentialStatements = float64(seqStatements) / float64(n)
+		r.SequentialFrames = float64(seqFrames) / float64(n)
 	}
 
 	// Throughput: Callers closed-loop callers for Duration.
@@ -536,6 +548,8 @@ func (r fedBench) String() string {
 		r.AddedPerHopUs, r.LinkP50us, r.LocalP50us, r.LinkP99us, r.Samples)
 	fmt.Fprintf(&b, "commits/seq call   %10.2f  store commits of both organisms while one sequential call crossed the link\n",
 		r.SequentialCommits)
+	fmt.Fprintf(&b, "writes/seq call    %10.2f  store statements, %.2f WAL frames (both organisms, over the same spans)\n",
+		r.SequentialStatements, r.SequentialFrames)
 	fmt.Fprintf(&b, "cpu/envelope       %8.1f µs  (both organisms and the callers, user + system)\n", r.CPUPerEnvelopeUs)
 	fmt.Fprintf(&b, "floor              %8.1f µs  (Ed25519 sign %.1f + verify %.1f + exclusive C14N %.1f; envsig Sign %.1f, Verify %.1f)\n",
 		r.FloorUs, r.SignUs, r.VerifyUs, r.C14NUs, r.EnvsigSignUs, r.EnvsigVerifyUs)

@@ -51,11 +51,19 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 			if keep {
 				return
 			}
-			if o.rec != nil {
-				// A record not written yet never will be: as if it and
-				// its deletion committed together. The deletion still
-				// runs, for an answer kept meanwhile (keepOrphan).
-				o.rec.row.cancel()
+			// A record not written yet never will be: as if it and its
+			// deletion committed together. The deletion still runs for an
+			// answer kept meanwhile (keepOrphan), unless none can be: the
+			// gateway marks itself adoptable before it keeps one, so while
+			// it is not, no row of this call exists or is queued (an
+			// answer kept after this point is queued after the deletion,
+			// which would not remove it either). Skipping it spares the
+			// caller's commit of the answer a statement.
+			if o.rec != nil && o.rec.row.cancel() && !g.adoptable.Load() {
+				g.mu.Lock()
+				delete(g.claimed, lt)
+				g.mu.Unlock()
+				return
 			}
 			// The call stays claimed until its record is gone, so that the
 			// same call made again meanwhile is a new one, not an adoption.

@@ -106,7 +106,9 @@
 // (schema.go) lives in the organism's store (xmlpipe.db) and every write
 // to it goes through the store's writer (state.go), in the journal's group
 // commits: no database, commit, fsync or checkpoint of its own. An
-// acknowledgement leaves once the write it waits for is durable; writes
+// acknowledgement leaves once the write it waits for is durable (its
+// writer yields first to what that commit woke before it, such as the
+// pump's event a caller waits on); writes
 // only an acknowledgement waits for (a seen hash, a received call's done
 // mark) ride with the next commit instead of forcing one. A received
 // call's received and served rows are queued before the call is injected,

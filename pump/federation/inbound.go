@@ -158,6 +158,12 @@ func (a *acker) run() {
 			return
 		case <-a.kick:
 		}
+		// The commit that made these acknowledgements durable woke the
+		// goroutines waiting for it (the pump's event gate, whose event a
+		// caller waits on) before the writer woke this one, which the
+		// scheduler then runs first on its processor: let them go ahead
+		// (an acknowledgement only clears the peer's outbox).
+		runtime.Gosched()
 		a.mu.Lock()
 		batch, a.list = a.list, batch[:0]
 		a.mu.Unlock()

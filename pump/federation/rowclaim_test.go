@@ -170,3 +170,78 @@ func TestCallRecordOutlivedIsNotWritten(t *testing.T) {
 		t.Fatalf("%d call record and outbox inserts for a call answered and acknowledged before they ran, want 0", inserts)
 	}
 }
+
+// TestCallDoneDeletesOnlyWhatMayExist: the end of a handling whose call
+// record was never written deletes nothing — no statement in the commit
+// of its answer — unless the gateway may have kept an answer for the call
+// (adoptable), and releases the call's claim either way.
+func TestCallDoneDeletesOnlyWhatMayExist(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		adoptable bool
+		deletes   int
+	}{
+		{"no answer kept", false, 0},
+		{"answers may be kept", true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			aKey := newKey(t)
+			c := newCallee(t, aKey)
+			a := newCaller(t, aKey, c, t.TempDir())
+			defer a.m.Close()
+			nameCallsByMessage(a)
+			if err := a.m.db.write("test: count deletes", func(tx execer) error {
+				for _, q := range []string{
+					`CREATE TEMP TABLE state_deletes (n INTEGER NOT NULL)`,
+					`INSERT INTO state_deletes (n) VALUES (0)`,
+					`CREATE TEMP TRIGGER count_call_deletes AFTER DELETE ON main.federation_calls
+						BEGIN UPDATE state_deletes SET n = n + 1; END`,
+				} {
+					if _, err := tx.Exec(q); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			g := a.m.gateways[0]
+			g.adoptable.Store(tc.adoptable)
+			md := xmlpipe.Metadata{ThreadID: stage.NewThreadID(), From: "console"}
+			h := handlingOf{seq: journalMessage(t, a.st, md.ThreadID)}
+			// A row under the call's id that the deletion (by id) finds
+			// when it runs, kept under another gateway so that the
+			// handling does not adopt it.
+			lt := callID(a.m.secret, a.m.db.epoch, g.name, "echo", h.seq, 0)
+			if err := a.m.db.write("test: a row to delete", func(tx execer) error {
+				// Made now: the sweeper, which runs at the start, leaves it.
+				_, err := tx.Exec(`INSERT INTO federation_calls (link_thread, gateway, caller_thread, digest, created)
+					VALUES (?, 'elsewhere', '', x'', ?)`, lt, time.Now().UnixNano())
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			release := holdWriter(t, a.st)
+			r, err := a.echo.Handle(context.WithValue(context.Background(), handlingKey{}, h), a.once, md)
+			wantOnce(t, r, err)
+			release()
+			waitUntil(t, "the call's claim released", func() bool {
+				g.mu.Lock()
+				defer g.mu.Unlock()
+				return len(g.claimed) == 0
+			})
+			if err := a.st.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			var deletes int
+			if err := a.m.db.write("test: read count", func(tx execer) error {
+				return tx.Query(`SELECT n FROM state_deletes`, nil, func(rows *sql.Rows) error { return rows.Scan(&deletes) })
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if deletes != tc.deletes {
+				t.Fatalf("%d call record rows deleted, want %d", deletes, tc.deletes)
+			}
+		})
+	}
+}
