@@ -163,3 +163,57 @@ func TestAfterJournalRunsOnceOutputsAreJournaled(t *testing.T) {
 		}
 	})
 }
+
+// TestAfterJournalDroppedWithTheHandling: what a handling that Halt
+// interrupted registered never runs (nothing it returned is journaled);
+// the handling that runs after Unhalt registers its own, which runs once.
+func TestAfterJournalDroppedWithTheHandling(t *testing.T) {
+	oj := &orderJournal{}
+	var first, second atomic.Int32
+	var calls atomic.Int32
+	started, returned, ran := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	echo := listenerOf(t, "echo", func(ctx context.Context, _ *Ping, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		if calls.Add(1) == 1 {
+			pump.AfterJournal(ctx, func() { first.Add(1) })
+			close(started)
+			<-ctx.Done()
+			defer close(returned)
+			return xmlpipe.Respond(&Pong{Text: "discarded"}), nil
+		}
+		pump.AfterJournal(ctx, func() {
+			if second.Add(1) == 1 {
+				close(ran)
+			}
+		})
+		return xmlpipe.Respond(&Pong{Text: "b"}), nil
+	})
+	p := startPump(t, pump.Options{Journal: oj}, echo)
+	mustSend(t, p, client, "echo", &Ping{Text: "x"}, nil)
+	select {
+	case <-started:
+	case <-time.After(waitTimeout):
+		t.Fatal("the handler never ran")
+	}
+	if _, err := p.Halt(pump.HaltAll); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-returned:
+	case <-time.After(waitTimeout):
+		t.Fatal("the halted handler never returned")
+	}
+	p.Unhalt()
+	select {
+	case <-ran:
+	case <-time.After(waitTimeout):
+		t.Fatalf("the second handling's hook never ran; journal: %q", oj.snapshot())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	if err := p.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, m := first.Load(), second.Load(); n != 0 || m != 1 {
+		t.Fatalf("the halted handling's hook ran %d times, the second's %d; want 0 and 1", n, m)
+	}
+}
