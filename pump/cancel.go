@@ -59,6 +59,8 @@ type handlerCall struct {
 	deadline    int64
 	cancelledAt atomic.Int64
 	state       atomic.Uint32
+	// h is what the handler's context carries (MessageSeq, AfterJournal).
+	h handling
 }
 
 // startCall builds the context of a handler call of l for d and publishes
@@ -114,6 +116,7 @@ func (c *handlerCall) abandon() {
 	p, l, d := c.p, c.l, c.d
 	c.slot.call.CompareAndSwap(c, nil)
 	cause := context.Cause(c.ctx)
+	c.h.after.drop() // its response is never processed
 	p.abandoned.Add(1)
 	lingering := l.lingering.Add(1)
 	p.log.Error("handler abandoned: still running after its context ended", "listener", l.Name, "thread", d.thread,

@@ -139,6 +139,7 @@ func (p *Pump) emitToConv(conv string, ev Event) {
 func (p *Pump) emit(d *delivery, w *work) {
 	p.hold()
 	p.convHold(w.conv)
+	w.after = d.after.retain()
 	d.outputs = append(d.outputs, w)
 }
 

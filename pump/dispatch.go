@@ -53,6 +53,8 @@ func (p *Pump) finish(l *listener, d *delivery, requeue bool) {
 		return
 	}
 	if requeue {
+		d.after.drop()
+		d.after = nil
 		p.requeue(l, d)
 		return
 	}
@@ -61,6 +63,9 @@ func (p *Pump) finish(l *listener, d *delivery, requeue bool) {
 	l.lastSeen.Store(p.opts.Clock().UnixNano())
 	p.processed.Add(1)
 	p.runOutputs(d)
+	after := d.after
+	d.after = nil
+	after.release() // the outputs hold theirs until they are journaled
 	p.releaseDelivery(d)
 	p.convDone(d.conv)
 }
@@ -82,6 +87,8 @@ func (p *Pump) requeue(l *listener, d *delivery) {
 // start, and what its handler emitted is dropped with it.
 func (p *Pump) drop(d *delivery) {
 	d.turn = nil // nothing of the handling is journaled
+	d.after.drop()
+	d.after = nil
 	for i := range d.outputs {
 		p.release()
 		d.outputs[i] = nil
@@ -134,12 +141,14 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 		}
 	}
 	t0 := p.stageStart()
-	resp, err := p.call(c.ctx, l, d, md)
+	c.h.mark, c.h.journaled = d.mark, p.journal != nil
+	resp, err := p.call(c.ctx, l, d, &c.h, md)
 	p.stageEnd(StageHandler, l.Name, d.thread, t0, err != nil)
 	cause, ok := c.end()
 	if !ok {
 		return false
 	}
+	d.after = c.h.after.take()
 	p.conclude(l, d, cause, resp, err)
 	return true
 }
@@ -154,6 +163,8 @@ func (p *Pump) conclude(l *listener, d *delivery, cause error, resp xmlpipe.Resp
 	switch {
 	case p.stopNow.Load() || errors.Is(cause, ErrShutdown):
 		// an immediate shutdown cancelled it: neither answered nor failed (see drop)
+		d.after.drop()
+		d.after = nil
 	case errors.Is(cause, ErrConversationKilled):
 		p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil,
 			"conversation killed: the handler's answer is dropped")
@@ -171,8 +182,9 @@ func (p *Pump) conclude(l *listener, d *delivery, cause error, resp xmlpipe.Resp
 	p.finish(l, d, false)
 }
 
-// call runs the handler (or the error handler), turning a panic into an error.
-func (p *Pump) call(ctx context.Context, l *listener, d *delivery, md xmlpipe.Metadata) (resp xmlpipe.Response, err error) {
+// call runs the handler (or the error handler) with h in its context,
+// turning a panic into an error.
+func (p *Pump) call(ctx context.Context, l *listener, d *delivery, h *handling, md xmlpipe.Metadata) (resp xmlpipe.Response, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p.log.Error("handler panicked", "listener", l.Name, "thread", d.thread, "panic", r, "stack", string(debug.Stack()))
@@ -182,8 +194,8 @@ func (p *Pump) call(ctx context.Context, l *listener, d *delivery, md xmlpipe.Me
 	if md.Profile != nil { // network tools check their dials against it (xmlpipe.CheckDial)
 		ctx = xmlpipe.WithProfile(ctx, md.Profile)
 	}
-	if d.mark != nil { // MessageSeq
-		ctx = context.WithValue(ctx, handlingKey{}, d.mark)
+	if h.mark != nil || h.journaled { // MessageSeq, AfterJournal
+		ctx = context.WithValue(ctx, handlingKey{}, h)
 	}
 	if d.errPayload != nil {
 		return l.errHandler.HandleError(ctx, d.errPayload, md)

@@ -2,9 +2,19 @@ package pump
 
 import "context"
 
-// handlingKey is the context key under which the pump gives a handler the
-// delivery mark of the journaled message it handles.
+// handlingKey is the context key under which the pump gives a handler its
+// handling.
 type handlingKey struct{}
+
+// handling is what a handler call's context carries: the delivery mark of
+// the journaled message it handles (nil: none) and what runs once its
+// outputs are journaled (AfterJournal). It lives in the handlerCall.
+type handling struct {
+	mark *deliveryMark
+	// journaled is set when the pump has a journal.
+	journaled bool
+	after     afterJournal
+}
 
 // MessageSeq returns the journal seq of the message whose handling ctx
 // belongs to (the context the pump passed the handler), and whether that
@@ -19,8 +29,8 @@ type handlingKey struct{}
 // handler that lets a side effect leave the process waits for the seq
 // first.
 func MessageSeq(ctx context.Context) (seq int64, recovered bool) {
-	if m, ok := ctx.Value(handlingKey{}).(*deliveryMark); ok && m != nil {
-		return m.seq, m.recovered
+	if h, ok := ctx.Value(handlingKey{}).(*handling); ok && h != nil && h.mark != nil {
+		return h.mark.seq, h.mark.recovered
 	}
 	return 0, false
 }

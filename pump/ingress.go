@@ -257,6 +257,9 @@ func yieldToWoken(w *work) {
 func (p *Pump) process(w *work) {
 	t := w.turn
 	defer p.later(t, func() { p.releaseWork(w) })
+	if w.after != nil {
+		defer p.later(t, w.after.release)
+	}
 	defer p.later(t, w.parent.release)
 	// tbl is the routing snapshot: internal work's conversation's, or for
 	// external work the current one, pinned until convStart takes the pin

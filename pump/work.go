@@ -145,6 +145,9 @@ type work struct {
 	// parent is the delivery mark of the message whose handler emitted this
 	// work; released once this work is journaled (or failed).
 	parent *deliveryMark
+	// after is what the handling that emitted this work runs once its
+	// outputs are journaled (AfterJournal; nil: nothing).
+	after *afterJournal
 	// prune is the thread a reply travels back from: it ends (with its
 	// sub-threads) once the reply has passed the ingress stages, so a rejected
 	// reply's <huh> still finds its producer on it.
@@ -198,6 +201,9 @@ type delivery struct {
 	// turn, when set, gathers what the handling produced, to be journaled
 	// as one group once its outputs passed the ingress stages (runTurn).
 	turn *turn
+	// after, when set, is what runs once the handling's outputs are
+	// journaled (AfterJournal); each output holds a reference.
+	after *afterJournal
 }
 
 // workQueue is the unbounded FIFO feeding the ingress workers. External

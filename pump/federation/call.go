@@ -8,17 +8,24 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
-
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // call is a call this side made and waits on.
 type call struct {
 	thread  string // the caller's thread
-	answer  chan *envelope
+	answer  chan answered
 	refused chan error
 	// cancelled is closed when the caller's thread ends first.
 	cancelled chan struct{}
+}
+
+// answered is an answer handed to the call waiting for it, with what
+// acknowledges it to the peer: the handler that takes it acknowledges it
+// once its own output is journaled (see proxy).
+type answered struct {
+	e   *envelope
+	ack func()
 }
 
 // proxy is the handler of an imported capability: it sends the payload to
@@ -27,13 +34,22 @@ type call struct {
 // caller. A caller that takes text (an LLM agent) gets the answer's XML as
 // text. The call is recorded with its envelope, so the same message handled
 // again after a crash adopts it rather than calling twice.
+//
+// The answer is acknowledged to the peer, and the call's record (which may
+// hold it) forgotten, only once the pump journaled the handler's output
+// that carries it (pump.AfterJournal): before, a crash could lose that
+// output after the peer deleted the answer, and the re-delivered message,
+// calling again under the same id, would be refused as a copy and never
+// answered. Both are queued after the output on the store, so they commit
+// with it or later; a handling whose output is not journaled (a shutdown,
+// a halt) leaves the answer unacknowledged, and the peer sends it again.
 func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler {
 	return xmlpipe.HandlerFunc(func(ctx context.Context, payload any, md xmlpipe.Metadata) (xmlpipe.Response, error) {
 		body, err := pt.AppendPayload(nil, payload)
 		if err != nil {
 			return nil, fmt.Errorf("federation: gateway %s: %w", g.name, err)
 		}
-		c := &call{thread: md.ThreadID, answer: make(chan *envelope, 1), refused: make(chan error, 1),
+		c := &call{thread: md.ThreadID, answer: make(chan answered, 1), refused: make(chan error, 1),
 			cancelled: make(chan struct{})}
 		o, err := g.open(ctx, c, md.ThreadID, remote, body, traceparent(ctx))
 		if err != nil {
@@ -41,6 +57,10 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 		}
 		lt, early := o.lt, o.early
 		keep := false // a call left open at shutdown is adopted after the restart
+		// got is set when the handler returns the answer: its ack (none
+		// for an answer acknowledged when it was kept) and the record's
+		// deletion wait for the handler's output.
+		got, ack := early != nil, func() {}
 		defer func() {
 			g.mu.Lock()
 			delete(g.pending, lt)
@@ -48,33 +68,27 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 				delete(g.byThread, md.ThreadID)
 			}
 			g.mu.Unlock()
+			select {
+			case a := <-c.answer:
+				// Handed over as the handler stopped waiting: dropped as
+				// the call is, unless it stays open for the restart,
+				// whose adoption the peer's resend answers.
+				if !keep {
+					a.ack()
+				}
+			default:
+			}
 			if keep {
 				return
 			}
-			// A record not written yet never will be: as if it and its
-			// deletion committed together. The deletion still runs for an
-			// answer kept meanwhile (keepOrphan), unless none can be: the
-			// gateway marks itself adoptable before it keeps one, so while
-			// it is not, no row of this call exists or is queued (an
-			// answer kept after this point is queued after the deletion,
-			// which would not remove it either). Skipping it spares the
-			// caller's commit of the answer a statement.
-			if o.rec != nil && o.rec.row.cancel() && !g.adoptable.Load() {
-				g.mu.Lock()
-				delete(g.claimed, lt)
-				g.mu.Unlock()
+			if got {
+				g.m.afterJournal(ctx, func() {
+					ack()
+					g.forgetCall(o)
+				})
 				return
 			}
-			// The call stays claimed until its record is gone, so that the
-			// same call made again meanwhile is a new one, not an adoption.
-			g.m.db.callDone(lt, func(err error) {
-				if err != nil {
-					g.log.Warn("federation: call record", "error", err)
-				}
-				g.mu.Lock()
-				delete(g.claimed, lt)
-				g.mu.Unlock()
-			})
+			g.forgetCall(o)
 		}()
 		start := time.Now()
 		if early != nil {
@@ -85,7 +99,8 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 		select {
 		case a := <-c.answer:
 			g.m.observe(g.name, time.Since(start))
-			return g.answer(md, a)
+			got, ack = true, a.ack
+			return g.answer(md, a.e)
 		case err := <-c.refused:
 			return nil, err
 		case <-c.cancelled:
@@ -101,6 +116,34 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 			keep = true
 			return nil, ErrClosed
 		}
+	})
+}
+
+// forgetCall forgets call o once its handler is done with it.
+func (g *gateway) forgetCall(o opened) {
+	lt := o.lt
+	// A record not written yet never will be: as if it and its deletion
+	// committed together. The deletion still runs for an answer kept
+	// meanwhile (keepOrphan), unless none can be: the gateway marks itself
+	// adoptable before it keeps one, so while it is not, no row of this
+	// call exists or is queued (an answer kept after this point is queued
+	// after the deletion, which would not remove it either). Skipping it
+	// spares the caller's commit of the answer a statement.
+	if o.rec != nil && o.rec.row.cancel() && !g.adoptable.Load() {
+		g.mu.Lock()
+		delete(g.claimed, lt)
+		g.mu.Unlock()
+		return
+	}
+	// The call stays claimed until its record is gone, so that the same
+	// call made again meanwhile is a new one, not an adoption.
+	g.m.db.callDone(lt, func(err error) {
+		if err != nil {
+			g.log.Warn("federation: call record", "error", err)
+		}
+		g.mu.Lock()
+		delete(g.claimed, lt)
+		g.mu.Unlock()
 	})
 }
 

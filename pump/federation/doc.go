@@ -76,6 +76,16 @@
 // the journal (served.go): its reply, else — when its call is journaled
 // and nothing of the conversation is left to re-deliver — its huh or end.
 //
+// On the caller's side an answer handed to the waiting handler is
+// acknowledged only once the pump journaled the handler's output that
+// carries it (pump.AfterJournal): its seen hash, whose commit sends the
+// acknowledgement, and the deletion of its call's record are queued after
+// that output, so they commit with it or later. The peer deletes the
+// answer only then; a crash before leaves it to send again, to the
+// re-delivered message's call. An answer nobody waits for is acknowledged
+// once it is kept (or dropped), and one kept for a call is durable before
+// its hash.
+//
 // A call is recorded (federation_calls) so that the message that made it,
 // handled again after the caller's restart, adopts it rather than calling
 // twice, and takes the answer that came meanwhile. A call named by its

@@ -340,6 +340,9 @@ func (g *gateway) acked(id string) {
 		}
 	}
 	g.mu.Unlock()
+	if e != nil && g.m.onAcked != nil {
+		g.m.onAcked(e.env)
+	}
 	if e == nil || e.row.cancel() { // no row, or none ever: nothing to delete
 		return
 	}

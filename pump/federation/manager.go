@@ -110,6 +110,10 @@ type Manager struct {
 	// event goroutine before the answer of served conversation conv is
 	// queued: the moment its reply is durable and its entry not yet.
 	beforeAnswer func(conv string)
+	// onAcked, when set (tests only, before any traffic), is told the
+	// envelope of each of its entries the peer acknowledges, as it
+	// arrives.
+	onAcked func(env []byte)
 	// smu guards served: the conversations serving peers' calls.
 	smu         sync.Mutex
 	served      map[string]*served
@@ -121,6 +125,8 @@ type Manager struct {
 
 	// messageSeq is pump.MessageSeq (tests name handlings of their own).
 	messageSeq func(context.Context) (int64, bool)
+	// afterJournal is pump.AfterJournal (tests run it when they choose).
+	afterJournal func(ctx context.Context, fn func())
 	// began is when the manager was made: for a while after, an answer to
 	// a call nobody made in this life is kept (onAnswer).
 	began time.Time
@@ -169,7 +175,7 @@ func New(o Options) (*Manager, error) {
 	m := &Manager{opts: o, log: o.Logger, byName: map[string]*gateway{}, closed: make(chan struct{}),
 		served: map[string]*served{}, handshakes: newHandshakeGate(MaxHandshakes, MaxHandshakesPerSource),
 		upgrader:   websocket.Upgrader{ReadBufferSize: 64 << 10, WriteBufferSize: 64 << 10},
-		messageSeq: pump.MessageSeq, began: o.Clock()}
+		messageSeq: pump.MessageSeq, afterJournal: pump.AfterJournal, began: o.Clock()}
 	s := sha256.Sum256(append([]byte("xmlpipe-federation-secret\x00"), o.Key.Seed()...))
 	m.secret = s[:]
 	for _, gc := range o.Gateways {

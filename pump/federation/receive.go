@@ -103,8 +103,8 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 			}()
 		}
 	case KindReply, KindHuh, KindEnd:
-		g.onAnswer(e, in.b)
-		g.ackOnceSeen(c, e.Link.ID, in.hash, now)
+		id, hash := e.Link.ID, in.hash
+		g.onAnswer(e, in.b, func() { g.ackOnceSeen(c, id, hash, now) })
 	case KindCancel:
 		g.onCancel(e)
 		g.ackOnceSeen(c, e.Link.ID, in.hash, now)
@@ -319,33 +319,50 @@ func (g *gateway) inject(ctx context.Context, env pump.Envelope) error {
 	return nil
 }
 
-// onAnswer completes the call a reply, huh or end answers. The answer to a
-// recorded call nobody waits for now (made before a restart) is kept for
-// the re-delivered message that will adopt the call; an answer to a call
-// that is neither (answered already, timed out) is dropped.
-func (g *gateway) onAnswer(e *envelope, raw []byte) {
-	g.mu.Lock()
-	c := g.pending[e.Link.Ref]
-	delete(g.pending, e.Link.Ref)
-	g.mu.Unlock()
-	if c != nil {
-		c.answer <- e
+// onAnswer completes the call a reply, huh or end answers, handing it ack,
+// which acknowledges the answer once its seen hash is durable: the call's
+// handler runs it once its own output is journaled (proxy). The answer to
+// a recorded call nobody waits for now (made before a restart) is kept
+// for the re-delivered message that will adopt the call; an answer to a
+// call that is neither (answered already, timed out) is dropped. Those
+// are acknowledged here, after the answer is kept.
+func (g *gateway) onAnswer(e *envelope, raw []byte, ack func()) {
+	if g.handTo(e.Link.Ref, answered{e: e, ack: ack}) {
 		return
 	}
 	kept, err := g.m.db.keepAnswer(g.name, e.Link.Ref, raw)
-	if err != nil {
+	switch {
+	case err != nil:
 		g.log.Error("federation: answer not kept", "call", e.Link.Ref, "error", err)
-		return
-	}
-	if kept {
+	case kept:
 		g.log.Info("federation: answer kept for a call made before a restart", "call", e.Link.Ref, "kind", e.Link.Kind)
-		return
+	case g.m.now().Sub(g.m.began) < 2*g.callTimeout && stage.IsThreadID(e.Link.Ref):
+		if g.keepOrphan(e, raw, ack) {
+			return
+		}
+	default:
+		g.log.Info("federation: answer to a call nobody waits for dropped", "call", e.Link.Ref, "kind", e.Link.Kind)
 	}
-	if g.m.now().Sub(g.m.began) < 2*g.callTimeout && stage.IsThreadID(e.Link.Ref) {
-		g.keepOrphan(e, raw)
-		return
+	ack()
+}
+
+// handTo hands a to the call waiting under ref, if one does, and reports
+// whether it did. It hands it under g.mu, so that a handler that stopped
+// waiting finds it once it removed its call from pending (proxy).
+func (g *gateway) handTo(ref string, a answered) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c := g.pending[ref]
+	if c == nil {
+		return false
 	}
-	g.log.Info("federation: answer to a call nobody waits for dropped", "call", e.Link.Ref, "kind", e.Link.Kind)
+	delete(g.pending, ref)
+	select {
+	case c.answer <- a:
+		return true
+	default: // it holds an answer already
+		return false
+	}
 }
 
 // keepOrphan keeps an answer to a call with no record, soon after a start:
@@ -353,24 +370,20 @@ func (g *gateway) onAnswer(e *envelope, raw []byte) {
 // message that made it, re-delivered, makes it again — after this answer
 // (it finds it kept) or before (it waits, and is handed the answer here).
 // The answer is durable before it is acknowledged (its seen hash is queued
-// after it).
-func (g *gateway) keepOrphan(e *envelope, raw []byte) {
+// after it). It reports whether a call was handed the answer, with ack.
+func (g *gateway) keepOrphan(e *envelope, raw []byte, ack func()) bool {
 	// Before the answer commits: a handling that makes the call from now
 	// on looks for it (and if it looks too early, is handed it below).
 	g.adoptable.Store(true)
 	if err := g.m.db.keepOrphan(g.name, e.Link.Ref, raw, g.m.now()); err != nil {
 		g.log.Error("federation: answer not kept", "call", e.Link.Ref, "error", err)
-		return
+		return false
 	}
-	g.mu.Lock()
-	c := g.pending[e.Link.Ref]
-	delete(g.pending, e.Link.Ref)
-	g.mu.Unlock()
-	if c != nil {
-		c.answer <- e
-		return
+	if g.handTo(e.Link.Ref, answered{e: e, ack: ack}) {
+		return true
 	}
 	g.log.Info("federation: answer to a call with no record kept for a while", "call", e.Link.Ref, "kind", e.Link.Kind)
+	return false
 }
 
 // onCancel ends the conversation begun for a call whose caller's thread

@@ -1,0 +1,111 @@
+package pump
+
+import (
+	"context"
+	"sync"
+)
+
+// AfterJournal runs fn once the outputs of the handler call ctx belongs to
+// (the context the pump passed the handler) are journaled: after the
+// handler returned, once the pump has queued into the journal the records
+// of every message it emitted and of what they yielded (dead letters,
+// <huh>s), and the message's delivery mark where that is due. A handler
+// that returns an error, panics or answers nothing counts too: fn then
+// runs once what the pump journals about that is queued. With a journal
+// that commits in the order it is given writes (the organism's store), a
+// write fn queues on the same journal commits with those records or after
+// them: a handler acknowledges there what it may acknowledge only once its
+// answer cannot be lost by a crash. fn runs once, on a pump goroutine, and
+// must not block.
+//
+// fn never runs when nothing the handler returned is journaled: an
+// immediate shutdown drops the handling (Recover re-delivers the message),
+// a halt puts the message back in its queue, an abandoned handler's
+// response is discarded (Options.CancelGrace), and outputs the shutting
+// pump could no longer process are dropped. Neither does one registered
+// after the handler returned. Without a journal, or with a context the
+// pump did not give a handler, fn runs at once.
+func AfterJournal(ctx context.Context, fn func()) {
+	if fn == nil {
+		return
+	}
+	h, ok := ctx.Value(handlingKey{}).(*handling)
+	if !ok || h == nil || !h.journaled {
+		fn()
+		return
+	}
+	h.after.add(fn)
+}
+
+// afterJournal holds what a handler call asked to run once its outputs are
+// journaled (AfterJournal) and counts what that waits for.
+type afterJournal struct {
+	mu  sync.Mutex
+	fns []func()
+	// refs counts the outputs not journaled yet, plus one for the handling
+	// until the pump has dealt with what the handler returned.
+	refs int
+	// closed is set once the handler returned: no more fns are taken.
+	closed bool
+}
+
+// add takes fn while the handler runs; later ones are dropped.
+func (a *afterJournal) add(fn func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.closed {
+		a.fns = append(a.fns, fn)
+	}
+}
+
+// take closes a to further fns once the handler returned and returns it,
+// holding the handling's reference, or nil when it holds nothing to run.
+func (a *afterJournal) take() *afterJournal {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.closed = true
+	if len(a.fns) == 0 {
+		return nil
+	}
+	a.refs = 1
+	return a
+}
+
+// drop closes a and forgets its fns: nothing of the handling is journaled.
+func (a *afterJournal) drop() {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	a.closed = true
+	a.fns = nil
+	a.mu.Unlock()
+}
+
+// retain adds a reference (an output emitted) and returns a.
+func (a *afterJournal) retain() *afterJournal {
+	if a != nil {
+		a.mu.Lock()
+		a.refs++
+		a.mu.Unlock()
+	}
+	return a
+}
+
+// release drops a reference; the last one runs the fns, in the order they
+// were added.
+func (a *afterJournal) release() {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	a.refs--
+	var fns []func()
+	if a.refs == 0 {
+		fns, a.fns = a.fns, nil
+	}
+	a.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
