@@ -84,7 +84,14 @@
 // answer only then; a crash before leaves it to send again, to the
 // re-delivered message's call. An answer nobody waits for is acknowledged
 // once it is kept (or dropped), and one kept for a call is durable before
-// its hash.
+// its hash. A copy of an envelope whose acknowledgement is still to come
+// (an answer's, deferred so or waiting for its hash to commit; a call's,
+// while it is being injected) — the peer sends its outbox again after a
+// reconnect, and deletes the envelope on the first acknowledgement — is
+// acknowledged only with the original, on the link the copy came on
+// (unsettled.go); if the original's never comes (a shutdown or a halt
+// dropped its handling, a call was refused), neither does the copy's, and
+// the peer sends it again.
 //
 // A call is recorded (federation_calls) so that the message that made it,
 // handled again after the caller's restart, adopts it rather than calling

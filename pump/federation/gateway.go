@@ -43,8 +43,10 @@ type gateway struct {
 	// the caller's thread to its open call.
 	pending  map[string]*call
 	byThread map[string]string
-	// inflight are derived conversation ids being injected.
-	inflight map[string]bool
+	// inflight are derived conversation ids being injected, with the
+	// copies of their calls that came meanwhile (acknowledged with the
+	// call: unsettled.go).
+	inflight map[string]*original
 	// questions are the meta questions waiting for the peer's answer.
 	questions map[string]chan *envelope
 	// claimed are the recorded calls a handler of this process made or
@@ -59,6 +61,9 @@ type gateway struct {
 	// in this life that ended before their call did (ctx cancelled: a
 	// halt runs the handling again), so that the next one calls anew.
 	retried map[string]int
+	// unsettled are the received envelopes not acknowledged yet, with the
+	// copies that wait for them.
+	unsettled unsettled
 	// registered are the imported listeners added to the pump.
 	registered map[string]bool
 	// stopped is closed when the gateway is removed (RemoveGateway).
@@ -84,7 +89,7 @@ func newGateway(m *Manager, gc config.Gateway, trusted ed25519.PublicKey) *gatew
 	g := &gateway{m: m, name: gc.Name, cfg: gc, trusted: trusted, exports: map[string]bool{},
 		queueLimit: queue, callTimeout: timeout, log: m.log.With("gateway", gc.Name),
 		byID: map[string]*entry{}, pending: map[string]*call{}, byThread: map[string]string{},
-		inflight: map[string]bool{}, questions: map[string]chan *envelope{},
+		inflight: map[string]*original{}, questions: map[string]chan *envelope{},
 		registered: map[string]bool{}, claimed: map[string]bool{}, retried: map[string]int{}, stopped: make(chan struct{}), kick: make(chan struct{}, 1)}
 	for _, t := range gc.Export {
 		g.exports[t] = true

@@ -65,16 +65,34 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		g.log.Error("federation: cannot check a received envelope; not acknowledged", "id", e.Link.ID, "error", in.serr)
 		return
 	}
-	if in.inMemory {
-		dup, ok := g.m.db.recent.checkSeen(in.hash, e.Link.Sent, now)
-		if !ok { // it left the window since the check: the table decides
-			var err error
-			if dup, err = g.m.db.seenHash(in.hash); err != nil {
-				g.log.Error("federation: cannot check a received envelope; not acknowledged", "id", e.Link.ID, "error", err)
-				return
+	// For the kinds whose hash is recorded, a copy of an envelope not
+	// acknowledged yet is acknowledged with it (unsettled.go). Checking for
+	// a copy and recording an original are one step, so that a copy on
+	// another link cannot slip between them.
+	var orig *original
+	if knownSeenKind(e.Link.Kind) {
+		var joined bool
+		var err error
+		orig, joined, in.dup, err = g.unsettled.claim(in.hash, c, e.Link.ID, now, func() (bool, error) {
+			if !in.inMemory {
+				return in.dup, nil
 			}
+			dup, ok := g.m.db.recent.checkSeen(in.hash, e.Link.Sent, now)
+			if !ok { // it left the window since the check: the table decides
+				return g.m.db.seenHash(in.hash)
+			}
+			return dup, nil
+		})
+		if err != nil {
+			g.log.Error("federation: cannot check a received envelope; not acknowledged", "id", e.Link.ID, "error", err)
+			return
 		}
-		in.dup = dup
+		if joined {
+			g.log.Warn("federation: security: replayed envelope refused (already received; acknowledged with it)",
+				"id", e.Link.ID, "kind", e.Link.Kind)
+			g.m.refusal(g.name, RefusedDuplicate)
+			return
+		}
 	}
 	if in.dup {
 		g.log.Warn("federation: security: replayed envelope refused (already received)", "id", e.Link.ID, "kind", e.Link.Kind)
@@ -104,10 +122,10 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		}
 	case KindReply, KindHuh, KindEnd:
 		id, hash := e.Link.ID, in.hash
-		g.onAnswer(e, in.b, func() { g.ackOnceSeen(c, id, hash, now) })
+		g.onAnswer(e, in.b, func() { g.ackOnceSeen(c, id, hash, now, orig) })
 	case KindCancel:
 		g.onCancel(e)
-		g.ackOnceSeen(c, e.Link.ID, in.hash, now)
+		g.ackOnceSeen(c, e.Link.ID, in.hash, now, orig)
 	default:
 		g.log.Warn("federation: security: envelope of unknown kind refused", "id", e.Link.ID, "kind", e.Link.Kind)
 		g.m.refusal(g.name, RefusedUnknownKind)
@@ -117,13 +135,15 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 
 // ackOnceSeen records the envelope's hash and acknowledges id once that is
 // durable (a hash that could not be recorded is logged; the envelope was
-// processed, so it is acknowledged all the same).
-func (g *gateway) ackOnceSeen(c *conn, id string, hash [32]byte, now time.Time) {
+// processed, so it is acknowledged all the same), with the copies of it
+// that came meanwhile (orig).
+func (g *gateway) ackOnceSeen(c *conn, id string, hash [32]byte, now time.Time, orig *original) {
 	g.m.db.markSeenHash(hash, now, func(err error) {
 		if err != nil {
 			g.log.Warn("federation: received envelope not recorded", "id", id, "error", err)
 		}
 		c.acks.send(frame{Type: frameAck, ID: id})
+		g.unsettled.settle(orig)
 	})
 }
 
@@ -156,14 +176,26 @@ func (g *gateway) onCall(c *conn, e *envelope) {
 		return
 	}
 	conv := derivedThread(g.m.secret, g.name, e.Thread)
+	// A copy of a call being injected is acknowledged with it: the call
+	// may yet fail to be journaled (and be nacked, or left to the resend).
 	g.mu.Lock()
-	busy := g.inflight[conv]
-	if !busy {
-		g.inflight[conv] = true
+	o := g.inflight[conv]
+	busy, settled := o != nil, o != nil && o.settled
+	switch {
+	case o == nil:
+		o = &original{}
+		g.inflight[conv] = o
+	case !settled:
+		o.copies = append(o.copies, copyAck{c: c, id: e.Link.ID})
 	}
 	g.mu.Unlock()
 	if busy {
-		g.duplicateCall(c, e)
+		if settled {
+			g.duplicateCall(c, e)
+			return
+		}
+		g.log.Warn("federation: security: replayed call refused (being injected; acknowledged with it)", "id", e.Link.ID)
+		g.m.refusal(g.name, RefusedDuplicate)
 		return
 	}
 	c.handle(func() {
@@ -172,8 +204,22 @@ func (g *gateway) onCall(c *conn, e *envelope) {
 			delete(g.inflight, conv)
 			g.mu.Unlock()
 		}()
-		g.serveCall(c, e, conv, nack)
+		g.serveCall(c, e, conv, nack, o)
 	})
+}
+
+// settleCall acknowledges the copies of a call that came while it was
+// being injected, now that the call is acknowledged; a copy that comes
+// later is acknowledged at once.
+func (g *gateway) settleCall(o *original) {
+	g.mu.Lock()
+	o.settled = true
+	copies := o.copies
+	o.copies = nil
+	g.mu.Unlock()
+	for _, k := range copies {
+		k.c.acks.send(frame{Type: frameAck, ID: k.id, Duplicate: true})
+	}
 }
 
 // duplicateCall acknowledges a second copy of a call and drops it.
@@ -195,7 +241,10 @@ func (g *gateway) duplicateCall(c *conn, e *envelope) {
 // The call is acknowledged once its journal record and its received and
 // served rows are durable; where no journal decides (Options.Known nil),
 // only once its done mark is durable too.
-func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)) {
+//
+// The copies of the call that came meanwhile (o) are acknowledged with it;
+// a call refused (nacked) or left unacknowledged leaves them so too.
+func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string), o *original) {
 	fresh := false
 	state := callUncertain
 	// Sent is the peer's clock, which may run ahead by futureSkew.
@@ -214,10 +263,12 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 	switch state {
 	case callDone:
 		g.duplicateCall(c, e)
+		g.settleCall(o)
 		return
 	case callUncertain:
 		if g.m.known(conv) {
 			g.duplicateCall(c, e)
+			g.settleCall(o)
 			return
 		}
 	default:
@@ -287,6 +338,7 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 			}
 		})
 		c.acks.send(frame{Type: frameAck, ID: id})
+		g.settleCall(o)
 		return
 	}
 	g.m.db.callInjected(conv, func(err error) {
@@ -294,6 +346,7 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 			g.log.Warn("federation: received call not recorded", "id", id, "error", err)
 		}
 		c.acks.send(frame{Type: frameAck, ID: id})
+		g.settleCall(o)
 	})
 }
 
