@@ -38,7 +38,29 @@ func callMetadata() xmlpipe.Metadata {
 func newCallerLimited(t *testing.T, key ed25519.PrivateKey, c *callee, dir string, queue int) *caller {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(c.logs, nil)).With("side", "caller")
-	p, err := pump.New(pump.Options{Organism: "a", Logger: log})
+	p := callerPump(t, log, nil)
+	st := openStore(t, dir, log)
+	m, err := New(Options{Organism: "a", Key: key, Pump: p, Logger: log, Store: st,
+		Gateways: []config.Gateway{{Name: "b", RemoteURL: c.url(), TrustedIdentity: writePublic(t, c.key),
+			Import: []string{"Echo"}, QueueLimit: queue}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	importEcho(t, m)
+	m.Start()
+	l, _ := p.Lookup("echo")
+	once, err := l.Payload.Decode([]byte(`<Echo><Text>once</Text></Echo>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &caller{pump: p, m: m, st: st, echo: l.Handler, once: once}
+}
+
+// callerPump is the caller's started pump (journaling into j when set),
+// shut down when the test ends.
+func callerPump(t *testing.T, log *slog.Logger, j pump.Journal) *pump.Pump {
+	t.Helper()
+	p, err := pump.New(pump.Options{Organism: "a", Logger: log, Journal: j})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,24 +72,16 @@ func newCallerLimited(t *testing.T, key ed25519.PrivateKey, c *callee, dir strin
 		defer cancel()
 		_ = p.Shutdown(ctx)
 	})
-	st := openStore(t, dir, log)
-	m, err := New(Options{Organism: "a", Key: key, Pump: p, Logger: log, Store: st,
-		Gateways: []config.Gateway{{Name: "b", RemoteURL: c.url(), TrustedIdentity: writePublic(t, c.key),
-			Import: []string{"Echo"}, QueueLimit: queue}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	return p
+}
+
+// importEcho registers the callee's Echo as the caller's import "echo".
+func importEcho(t *testing.T, m *Manager) {
+	t.Helper()
 	pt, _ := xmlpipe.PayloadTypeOf[Echo]()
 	if err := m.gateways[0].register([]imported{{Tag: "Echo", Name: "echo", Description: "echo", XSD: pt.XSD()}}); err != nil {
 		t.Fatal(err)
 	}
-	m.Start()
-	l, _ := p.Lookup("echo")
-	once, err := l.Payload.Decode([]byte(`<Echo><Text>once</Text></Echo>`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &caller{pump: p, m: m, st: st, echo: l.Handler, once: once}
 }
 
 // stop closes the caller's manager and then its store, as the organism

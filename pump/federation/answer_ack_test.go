@@ -11,7 +11,6 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
 // outputHold is a caller's journal into its store that, when the handler
@@ -51,18 +50,7 @@ func (j *outputHold) RecordSeq(r pump.Record) int64 {
 func newJournaledCaller(t *testing.T, key ed25519.PrivateKey, c *callee, st *store.Store, j pump.Journal) *pump.Pump {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(c.logs, nil)).With("side", "caller")
-	p, err := pump.New(pump.Options{Organism: "a", Logger: log, Journal: j})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = p.Shutdown(ctx)
-	})
+	p := callerPump(t, log, j)
 	m, err := New(Options{Organism: "a", Key: key, Pump: p, Logger: log, Store: st,
 		Gateways: []config.Gateway{{Name: "b", RemoteURL: c.url(), TrustedIdentity: writePublic(t, c.key),
 			Import: []string{"Echo"}}}})
@@ -74,10 +62,7 @@ func newJournaledCaller(t *testing.T, key ed25519.PrivateKey, c *callee, st *sto
 			t.Error(err)
 		}
 	})
-	pt, _ := xmlpipe.PayloadTypeOf[Echo]()
-	if err := m.gateways[0].register([]imported{{Tag: "Echo", Name: "echo", Description: "echo", XSD: pt.XSD()}}); err != nil {
-		t.Fatal(err)
-	}
+	importEcho(t, m)
 	m.Start()
 	return p
 }
