@@ -46,8 +46,9 @@ func (j *outputHold) RecordSeq(r pump.Record) int64 {
 
 // newJournaledCaller is newCaller whose pump journals into its store
 // through j, as an organism's does: the import's handler runs under
-// pump.MessageSeq and pump.AfterJournal of a journaled message.
-func newJournaledCaller(t *testing.T, key ed25519.PrivateKey, c *callee, st *store.Store, j pump.Journal) *pump.Pump {
+// pump.MessageSeq and pump.AfterJournal of a journaled message. It
+// returns the caller's pump and its manager.
+func newJournaledCaller(t *testing.T, key ed25519.PrivateKey, c *callee, st *store.Store, j pump.Journal) (*pump.Pump, *Manager) {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(c.logs, nil)).With("side", "caller")
 	p := callerPump(t, log, j)
@@ -64,7 +65,7 @@ func newJournaledCaller(t *testing.T, key ed25519.PrivateKey, c *callee, st *sto
 	})
 	importEcho(t, m)
 	m.Start()
-	return p
+	return p, m
 }
 
 // TestAnswerAcknowledgedOnceItsOutputIsDurable: the caller acknowledges
@@ -113,7 +114,7 @@ func TestAnswerAcknowledgedOnceItsOutputIsDurable(t *testing.T) {
 			close(j.acked)
 		})
 	}
-	p := newJournaledCaller(t, aKey, c, st, j)
+	p, _ := newJournaledCaller(t, aKey, c, st, j)
 
 	out := make(chan pump.Event, 16)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
