@@ -59,11 +59,6 @@ func New[T any](wait WaitFunc, run func(T), log *slog.Logger) *Gate[T] {
 	return &Gate[T]{wait: wait, run: run, log: log, kick: make(chan struct{}, 1), stopped: make(chan struct{})}
 }
 
-// Funcs returns a Gate of callbacks: each runs as it is let through.
-func Funcs(wait WaitFunc, log *slog.Logger) *Gate[func()] {
-	return New(wait, func(fn func()) { fn() }, log)
-}
-
 // After hands v to the run function on the Gate's goroutine once seq is
 // durable and every value submitted before it has been handed over. A
 // seq ≤ 0 waits for nothing but keeps the order. After Close, v is handed

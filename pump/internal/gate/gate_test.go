@@ -65,6 +65,11 @@ func (r *recorder) fn(i int) func() {
 	}
 }
 
+// Funcs returns a Gate of callbacks: each runs as it is let through.
+func Funcs(wait WaitFunc, log *slog.Logger) *Gate[func()] {
+	return New(wait, func(fn func()) { fn() }, log)
+}
+
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // TestGateHoldsUntilDurableInOrder: nothing runs before its seq commits,
