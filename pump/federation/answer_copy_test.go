@@ -1,6 +1,7 @@
 package federation
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -197,5 +198,32 @@ func TestCallCopyAcknowledgedWithTheCall(t *testing.T) {
 	}
 	if got := c.seen(); len(got) != 0 {
 		t.Fatalf("the echo saw %v: a copy was injected", got)
+	}
+}
+
+// TestUnsettledCopiesBounded: a peer that sends one envelope over and over
+// while its original waits cannot grow the list of copies: past maxCopies
+// a copy is refused unacknowledged, and settling acknowledges the ones kept.
+func TestUnsettledCopiesBounded(t *testing.T) {
+	var u unsettled
+	link := &conn{done: make(chan struct{})}
+	link.acks = &acker{c: link, kick: make(chan struct{}, 1)}
+	now := time.Now()
+	never := func() (bool, error) { return false, nil }
+	o, _, _, err := u.claim([32]byte{7}, nil, "orig", now, never)
+	if err != nil || o == nil {
+		t.Fatalf("original: %v %v", o, err)
+	}
+	for i := range 3 * maxCopies {
+		if _, joined, dup, _ := u.claim([32]byte{7}, link, fmt.Sprintf("copy-%d", i), now, never); !joined || !dup {
+			t.Fatalf("copy %d not refused as a copy", i)
+		}
+	}
+	if len(o.copies) != maxCopies {
+		t.Fatalf("%d copies kept, want %d", len(o.copies), maxCopies)
+	}
+	u.settle(o)
+	if len(link.acks.list) != maxCopies || link.acks.list[0].ID != "copy-0" {
+		t.Fatalf("acknowledgements %+v, want the %d copies kept", link.acks.list, maxCopies)
 	}
 }

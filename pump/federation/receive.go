@@ -186,7 +186,7 @@ func (g *gateway) onCall(c *conn, e *envelope) {
 		o = &original{}
 		g.inflight[conv] = o
 	case !settled:
-		o.copies = append(o.copies, copyAck{c: c, id: e.Link.ID})
+		o.addCopy(c, e.Link.ID)
 	}
 	g.mu.Unlock()
 	if busy {

@@ -48,6 +48,23 @@ type original struct {
 	settled bool
 }
 
+// maxCopies bounds the copies one original keeps to acknowledge with it:
+// a peer resends its outbox once per reconnect, so a few cover every
+// honest case, and a peer that sends one envelope over and over while its
+// original waits cannot grow the list. A copy past the bound is refused
+// unacknowledged (the peer sends it again later).
+const maxCopies = 8
+
+// addCopy records a copy to acknowledge with o and reports whether it was
+// taken (false: o holds maxCopies already).
+func (o *original) addCopy(c *conn, id string) bool {
+	if len(o.copies) >= maxCopies {
+		return false
+	}
+	o.copies = append(o.copies, copyAck{c: c, id: id})
+	return true
+}
+
 // copyAck is a copy's acknowledgement: its id on its link.
 type copyAck struct {
 	c  *conn
@@ -68,7 +85,7 @@ func (u *unsettled) claim(h [32]byte, c *conn, id string, now time.Time,
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if o := u.byHash[h]; o != nil {
-		o.copies = append(o.copies, copyAck{c: c, id: id})
+		o.addCopy(c, id)
 		return nil, true, true, nil
 	}
 	if dup, err = isCopy(); err != nil || dup {
