@@ -24,11 +24,15 @@ import (
 // writer wakes the checkpointer once every checkpointPages WAL pages it
 // has written, and the checkpointer runs a PASSIVE checkpoint, which
 // copies what is committed without blocking the writer (or readers). The
-// WAL starts again from its beginning when the writer begins a transaction
-// with every frame copied. Under a load that never lets that happen, the
-// writer's own automatic checkpoint (wal_autocheckpoint, at
-// autoCheckpointPages) is the backstop that bounds the WAL; it then finds
-// most pages copied already.
+// WAL starts again from its beginning only when the writer begins a
+// transaction with every frame copied, which a writer that commits while
+// the checkpoint runs never does: so once a checkpoint has copied the WAL
+// as of its start, the writer, before its next transaction, copies the
+// pages it committed meanwhile itself (writer.catchUp) — none when it was
+// idle, a few hundred at most under a full load, against the thousand of
+// SQLite's checkpoint. Without that the WAL grew to the writer's own
+// automatic checkpoint (wal_autocheckpoint, at autoCheckpointPages), which
+// stays as the backstop when the checkpointer cannot keep up.
 
 // checkpointPages is how many WAL pages the writer writes between two
 // wake-ups of the checkpointer: SQLite's default wal_autocheckpoint.
@@ -38,6 +42,13 @@ const checkpointPages = 1000
 // WAL size at which the writer checkpoints itself when the checkpointer
 // could not bring the WAL back to its beginning (64 MiB of 16 KiB pages).
 const autoCheckpointPages = 4 * checkpointPages
+
+// The checkpointer's states (checkpointer.state).
+const (
+	ckptIdle int32 = iota
+	ckptRunning
+	ckptCopied
+)
 
 // checkpointer runs PASSIVE checkpoints on a connection of its own when
 // the writer asks for one.
@@ -50,6 +61,14 @@ type checkpointer struct {
 	// runs counts the checkpoints run, failures those that failed, and
 	// nanos the time they took.
 	runs, failures, nanos atomic.Int64
+	// state is ckptIdle, ckptRunning (requested or under way) or
+	// ckptCopied: the last checkpoint copied the whole WAL as of its start,
+	// and the writer is to copy what it committed meanwhile
+	// (writer.catchUp) so that its next transaction starts the WAL again.
+	// The writer requests a checkpoint only when idle, and catches up only
+	// when copied: never while the checkpointer runs, whose checkpoint
+	// would make its own fail as busy.
+	state atomic.Int32
 	// onRun, set by tests, is told of each checkpoint: the WAL's pages and
 	// how many of them are copied into the database file.
 	onRun func(walPages, copied int, err error)
@@ -79,13 +98,18 @@ func newCheckpointer(path string, busy time.Duration, log *slog.Logger,
 	return c, nil
 }
 
-// request asks for a checkpoint without waiting; a request made while one
-// is pending is the same request.
-func (c *checkpointer) request() {
+// request asks for a checkpoint without waiting, unless one is requested
+// or under way, or the writer has yet to catch up with the last one; it
+// reports whether it asked.
+func (c *checkpointer) request() bool {
+	if !c.state.CompareAndSwap(ckptIdle, ckptRunning) {
+		return false
+	}
 	select {
 	case c.wake <- struct{}{}:
 	default:
 	}
+	return true
 }
 
 // run checkpoints at each request until close.
@@ -107,6 +131,11 @@ func (c *checkpointer) run() {
 			// The writer's automatic checkpoint bounds the WAL meanwhile.
 			c.failures.Add(1)
 			c.log.Warn("store: checkpoint", "err", err)
+		}
+		if err == nil && busy == 0 && logPages > 0 && copied == logPages {
+			c.state.Store(ckptCopied)
+		} else {
+			c.state.Store(ckptIdle)
 		}
 		if c.onRun != nil {
 			c.onRun(logPages, copied, err)

@@ -1,7 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -109,5 +112,34 @@ func TestWriterCheckpointsItselfOnlyAsABackstop(t *testing.T) {
 	}
 	if got != autoCheckpointPages {
 		t.Errorf("wal_autocheckpoint = %d, want %d", got, autoCheckpointPages)
+	}
+}
+
+// TestWALStaysSmallUnderSteadyWrites checks that the WAL starts again
+// while the writer keeps committing during the checkpoints (writer.catchUp):
+// without that, it grew to the writer's own automatic checkpoint. The WAL
+// file keeps the size of the longest WAL it held.
+func TestWALStaysSmallUnderSteadyWrites(t *testing.T) {
+	s, dir := openTest(t, Options{checkpointPages: 32, Logger: quietLogger()})
+	pad := bytes.Repeat([]byte("x"), 400)
+	for i := range 20000 {
+		e := testEntry(i, "t-steady")
+		e.Bytes = append(e.Bytes, pad...)
+		if err := s.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flush(t, s)
+	frames := s.Stats().WALFrames
+	fi, err := os.Stat(filepath.Join(dir, DatabaseFileName+"-wal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const page = 16 << 10
+	if held := fi.Size() / page; held > frames/2 {
+		t.Errorf("the WAL grew to %d pages of the %d the writer wrote: it did not start again", held, frames)
+	}
+	if s.Stats().Checkpoints == 0 {
+		t.Error("no checkpoint ran")
 	}
 }

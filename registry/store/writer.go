@@ -413,6 +413,7 @@ func (w *writer) retryMarks(o *op) {
 // the delivery watermark.
 func (w *writer) tx(ops []op) (err error) {
 	start := time.Now()
+	w.catchUp()
 	if _, err := w.exec(`BEGIN IMMEDIATE`); err != nil {
 		w.counters.rollbacks.Add(1)
 		return fmt.Errorf("store: begin: %w", err)
@@ -479,9 +480,21 @@ func (w *writer) countFrames() {
 		return
 	}
 	w.counters.walFrames.Store(n)
-	if n-w.ckptAt >= w.ckptEvery {
+	if n-w.ckptAt >= w.ckptEvery && w.ckpt.request() {
 		w.ckptAt = n
-		w.ckpt.request()
+	}
+}
+
+// catchUp copies into the database file the WAL pages committed while the
+// checkpointer ran, once it has copied the rest, so that the transaction
+// that follows starts the WAL again from its beginning (checkpoint.go). A
+// failure only leaves the WAL to grow to the backstop, so it is logged.
+func (w *writer) catchUp() {
+	if !w.ckpt.state.CompareAndSwap(ckptCopied, ckptIdle) {
+		return
+	}
+	if _, err := w.conn.exec(`PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
+		w.log.Warn("store: checkpoint after the checkpointer's", "err", err)
 	}
 }
 
