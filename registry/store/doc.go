@@ -6,8 +6,10 @@
 // A Store owns its directory exclusively (an flock on dir/LOCK). Every write
 // goes through one writer goroutine that group-commits batches of operations
 // in single transactions; reads use a separate read-only connection pool and
-// never wait for the writer. Reads see committed data only: call Flush first
-// to read your own asynchronous writes. OpenReadOnly opens a Reader without
+// never wait for the writer. A checkpointer copies the WAL into the database
+// file on a connection of its own, so that the writer never stops for it
+// (checkpoint.go). Reads see committed data only: call Flush first to read
+// your own asynchronous writes. OpenReadOnly opens a Reader without
 // the lock, for tools that read the journal of a running organism (Follow
 // tails it).
 //

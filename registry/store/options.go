@@ -62,6 +62,11 @@ type Options struct {
 	// onCommit, set by tests, is called by the writer after each commit with
 	// the number of operations it committed.
 	onCommit func(ops int)
+	// checkpointPages, set by tests, replaces checkpointPages (the WAL
+	// pages between two checkpoints beside the writer); onCheckpoint is
+	// told of each such checkpoint (checkpointer.onRun).
+	checkpointPages int64
+	onCheckpoint    func(walPages, copied int, err error)
 }
 
 // Validate reports negative or otherwise unusable values.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -39,6 +40,8 @@ type Store struct {
 	wdb  *sql.DB
 	rdb  *sql.DB
 	w    *writer
+	// ckpt checkpoints the WAL beside the writer (checkpoint.go).
+	ckpt *checkpointer
 
 	mu     sync.RWMutex // guards closed and sending on queue
 	closed bool
@@ -192,23 +195,29 @@ func (s *Store) open() error {
 	if err != nil {
 		return err
 	}
+	if s.ckpt, err = newCheckpointer(path, s.opts.BusyTimeout, s.log, s.opts.onCheckpoint); err != nil {
+		wc.close() //nolint:errcheck // the open failed already
+		return err
+	}
 	s.w = &writer{
-		conn:     wc,
-		queue:    s.queue,
-		wake:     s.wake,
-		marks:    &s.marks,
-		requeue:  s.queue,
-		done:     s.done,
-		rows:     s.opts.BatchRows,
-		delay:    s.opts.BatchDelay,
-		linger:   s.opts.BatchLinger,
-		log:      s.log,
-		counters: &s.counters,
-		onAsync:  s.recordAsync,
-		onCommit: s.opts.onCommit,
-		dur:      s.dur,
-		exited:   make(chan struct{}),
-		batch:    make([]op, 0, s.opts.BatchRows),
+		conn:      wc,
+		queue:     s.queue,
+		wake:      s.wake,
+		marks:     &s.marks,
+		requeue:   s.queue,
+		done:      s.done,
+		rows:      s.opts.BatchRows,
+		delay:     s.opts.BatchDelay,
+		linger:    s.opts.BatchLinger,
+		log:       s.log,
+		counters:  &s.counters,
+		onAsync:   s.recordAsync,
+		onCommit:  s.opts.onCommit,
+		dur:       s.dur,
+		ckpt:      s.ckpt,
+		ckptEvery: cmp.Or(s.opts.checkpointPages, checkpointPages),
+		exited:    make(chan struct{}),
+		batch:     make([]op, 0, s.opts.BatchRows),
 
 		deliveries: deliveries,
 		names:      names,
@@ -226,13 +235,15 @@ func (s *Store) Dir() string { return s.dir }
 // Stats returns a snapshot of the writer's counters.
 func (s *Store) Stats() Stats {
 	return Stats{
-		Enqueued:   s.counters.enqueued.Load(),
-		Committed:  s.counters.committed.Load(),
-		Failed:     s.counters.failed.Load(),
-		Commits:    s.counters.commits.Load(),
-		Rollbacks:  s.counters.rollbacks.Load(),
-		CommitTime: time.Duration(s.counters.commitNanos.Load()),
-		WALFrames:  s.counters.walFrames.Load(),
+		Enqueued:       s.counters.enqueued.Load(),
+		Committed:      s.counters.committed.Load(),
+		Failed:         s.counters.failed.Load(),
+		Commits:        s.counters.commits.Load(),
+		Rollbacks:      s.counters.rollbacks.Load(),
+		CommitTime:     time.Duration(s.counters.commitNanos.Load()),
+		WALFrames:      s.counters.walFrames.Load(),
+		Checkpoints:    s.ckpt.runs.Load(),
+		CheckpointTime: time.Duration(s.ckpt.nanos.Load()),
 	}
 }
 
@@ -444,6 +455,10 @@ func (s *Store) Close() error {
 	<-s.w.exited
 	s.dur.close()
 	errs := []error{s.takeAsyncErr()}
+	// Stopped before the last checkpoint, which would wait for its one.
+	if err := s.ckpt.close(); err != nil {
+		errs = append(errs, fmt.Errorf("store: close the checkpoint connection: %w", err))
+	}
 	if err := s.Reader.Close(); err != nil && !errors.Is(err, ErrClosed) {
 		errs = append(errs, err)
 	}

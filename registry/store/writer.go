@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -95,9 +96,13 @@ type writer struct {
 	onAsync  func(o *op, err error)
 	onCommit func(ops int) // test hook, called after each successful commit
 	dur      *durability   // told of each commit; its waiters cut the batch delay short
-	exited   chan struct{}
-	batch    []op
-	pending  pending
+	// ckpt is asked for a checkpoint each ckptEvery WAL pages
+	// (checkpointPages), counted from ckptAt (checkpoint.go).
+	ckpt              *checkpointer
+	ckptEvery, ckptAt int64
+	exited            chan struct{}
+	batch             []op
+	pending           pending
 	// listeners tracks the registered journal listeners.
 	listeners journalListeners
 	// names maps the journal's names to their ids (journal_names.go).
@@ -151,6 +156,10 @@ type Stats struct {
 	// CommitTime is the time spent in the Commits transactions, from BEGIN
 	// to COMMIT: CommitTime/Commits is the mean journal write latency.
 	CommitTime time.Duration
+	// Checkpoints counts the checkpoints the store ran beside the writer
+	// (checkpoint.go), and CheckpointTime the time they took.
+	Checkpoints    int64
+	CheckpointTime time.Duration
 	// WALFrames counts the pages the writer's commits wrote to the WAL
 	// (each a frame of one database page): what the commits cost in bytes
 	// written, which the machine's load does not move.
@@ -252,6 +261,9 @@ func (w *writer) commitLeftMarks() {
 var writerPragmas = []string{
 	`PRAGMA temp_store = MEMORY`,
 	`PRAGMA cache_size = -16384`, // KiB
+	// The checkpointer copies the WAL beside the writer (checkpoint.go);
+	// the writer checkpoints itself only when the WAL outgrows this.
+	`PRAGMA wal_autocheckpoint = ` + strconv.Itoa(autoCheckpointPages),
 }
 
 // tune applies writerPragmas; a failure only costs speed, so it is logged.
@@ -401,6 +413,7 @@ func (w *writer) retryMarks(o *op) {
 // the delivery watermark.
 func (w *writer) tx(ops []op) (err error) {
 	start := time.Now()
+	w.catchUp()
 	if _, err := w.exec(`BEGIN IMMEDIATE`); err != nil {
 		w.counters.rollbacks.Add(1)
 		return fmt.Errorf("store: begin: %w", err)
@@ -457,11 +470,31 @@ func (w *writer) tx(ops []op) (err error) {
 	return nil
 }
 
-// countFrames records the WAL frames written so far; a failure to read
-// them only leaves the statistic behind.
+// countFrames records the WAL frames written so far and asks for a
+// checkpoint each ckptEvery of them; a failure to read them only
+// leaves the statistic behind (and the writer's automatic checkpoint
+// bounds the WAL).
 func (w *writer) countFrames() {
-	if n, err := w.conn.pagesWritten(); err == nil {
-		w.counters.walFrames.Store(n)
+	n, err := w.conn.pagesWritten()
+	if err != nil {
+		return
+	}
+	w.counters.walFrames.Store(n)
+	if n-w.ckptAt >= w.ckptEvery && w.ckpt.request() {
+		w.ckptAt = n
+	}
+}
+
+// catchUp copies into the database file the WAL pages committed while the
+// checkpointer ran, once it has copied the rest, so that the transaction
+// that follows starts the WAL again from its beginning (checkpoint.go). A
+// failure only leaves the WAL to grow to the backstop, so it is logged.
+func (w *writer) catchUp() {
+	if !w.ckpt.state.CompareAndSwap(ckptCopied, ckptIdle) {
+		return
+	}
+	if _, err := w.conn.exec(`PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
+		w.log.Warn("store: checkpoint after the checkpointer's", "err", err)
 	}
 }
 

@@ -1,0 +1,145 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// checkpointReport is one checkpoint the checkpointer ran.
+type checkpointReport struct {
+	walPages, copied int
+	err              error
+}
+
+// openCheckpointed opens a store whose writer asks for a checkpoint every
+// `every` WAL pages, and returns the channel of the checkpoints it runs.
+func openCheckpointed(t *testing.T, every int64) (*Store, <-chan checkpointReport) {
+	t.Helper()
+	reports := make(chan checkpointReport, 1024)
+	s, _ := openTest(t, Options{checkpointPages: every, onCheckpoint: func(walPages, copied int, err error) {
+		select {
+		case reports <- checkpointReport{walPages, copied, err}:
+		default: // the test reads only what it waits for
+		}
+	}})
+	return s, reports
+}
+
+// nextCheckpoint waits for the next checkpoint that satisfies ok.
+func nextCheckpoint(t *testing.T, reports <-chan checkpointReport, ok func(checkpointReport) bool) checkpointReport {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case r := <-reports:
+			if r.err != nil {
+				t.Fatalf("checkpoint failed: %v", r.err)
+			}
+			if ok(r) {
+				return r
+			}
+		case <-deadline:
+			t.Fatal("no such checkpoint within 30s")
+		}
+	}
+}
+
+// TestCheckpointsRunBesideTheWriter checks that the writer's commits ask
+// the checkpointer for checkpoints, which copy the WAL into the database
+// file on their own connection.
+func TestCheckpointsRunBesideTheWriter(t *testing.T) {
+	s, reports := openCheckpointed(t, 2)
+	ctx := context.Background()
+	for i := range 20 {
+		if _, err := s.AppendSync(ctx, testEntry(i, "t-ckpt")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := nextCheckpoint(t, reports, func(r checkpointReport) bool { return r.copied > 0 })
+	if r.walPages < r.copied {
+		t.Errorf("checkpoint copied %d of %d WAL pages", r.copied, r.walPages)
+	}
+	if st := s.Stats(); st.Checkpoints < 1 || st.CheckpointTime <= 0 {
+		t.Errorf("Stats: %d checkpoints in %s, want at least one", st.Checkpoints, st.CheckpointTime)
+	}
+	got, err := s.Count()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != 20 {
+		t.Errorf("journal holds %d entries after the checkpoints, want 20", got)
+	}
+}
+
+// TestWALStartsAgainAfterACheckpointBesideTheWriter checks that once the
+// checkpointer has copied the whole WAL, the writer's next commit writes
+// from the WAL's beginning again, so the WAL does not grow without the
+// writer checkpointing itself.
+func TestWALStartsAgainAfterACheckpointBesideTheWriter(t *testing.T) {
+	s, reports := openCheckpointed(t, 1<<40) // only the test asks
+	ctx := context.Background()
+	for i := range 30 {
+		if _, err := s.AppendSync(ctx, testEntry(i, "t-restart")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.ckpt.request()
+	full := nextCheckpoint(t, reports, func(r checkpointReport) bool { return r.walPages > 0 && r.copied == r.walPages })
+	if _, err := s.AppendSync(ctx, testEntry(30, "t-restart")); err != nil {
+		t.Fatal(err)
+	}
+	s.ckpt.request()
+	after := nextCheckpoint(t, reports, func(checkpointReport) bool { return true })
+	if after.walPages >= full.walPages {
+		t.Errorf("the WAL held %d pages after one more commit, %d before it: it did not start again",
+			after.walPages, full.walPages)
+	}
+}
+
+// TestWriterCheckpointsItselfOnlyAsABackstop checks the writer
+// connection's wal_autocheckpoint.
+func TestWriterCheckpointsItselfOnlyAsABackstop(t *testing.T) {
+	s, _ := openTest(t, Options{})
+	got, err := s.do(context.Background(), "read wal_autocheckpoint", func(w *writer) (int64, error) {
+		return w.conn.queryInt64(`PRAGMA wal_autocheckpoint`)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != autoCheckpointPages {
+		t.Errorf("wal_autocheckpoint = %d, want %d", got, autoCheckpointPages)
+	}
+}
+
+// TestWALStaysSmallUnderSteadyWrites checks that the WAL starts again
+// while the writer keeps committing during the checkpoints (writer.catchUp):
+// without that, it grew to the writer's own automatic checkpoint. The WAL
+// file keeps the size of the longest WAL it held.
+func TestWALStaysSmallUnderSteadyWrites(t *testing.T) {
+	s, dir := openTest(t, Options{checkpointPages: 32, Logger: quietLogger()})
+	pad := bytes.Repeat([]byte("x"), 400)
+	for i := range 20000 {
+		e := testEntry(i, "t-steady")
+		e.Bytes = append(e.Bytes, pad...)
+		if err := s.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flush(t, s)
+	frames := s.Stats().WALFrames
+	fi, err := os.Stat(filepath.Join(dir, DatabaseFileName+"-wal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const page = 16 << 10
+	if held := fi.Size() / page; held > frames/2 {
+		t.Errorf("the WAL grew to %d pages of the %d the writer wrote: it did not start again", held, frames)
+	}
+	if s.Stats().Checkpoints == 0 {
+		t.Error("no checkpoint ran")
+	}
+}
