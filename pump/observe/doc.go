@@ -32,6 +32,7 @@
 //	journal_ops_enqueued_total / journal_ops_committed_total / journal_ops_failed_total
 //	journal_commits_total / journal_rollbacks_total
 //	journal_commit_duration_seconds      summary (sum, count): write latency, BEGIN to COMMIT
+//	journal_checkpoint_duration_seconds  summary (sum, count): WAL checkpoints beside the writer
 //	journal_backlog                      operations enqueued and not yet committed or failed
 //	journal_queue_capacity / journal_queue_peak / journal_queue_blocked_total
 //	llm_agent_tokens_total{agent,kind} / llm_agent_requests_total{agent}

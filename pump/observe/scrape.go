@@ -32,6 +32,7 @@ var (
 	descJCommits    = newDesc("journal_commits_total", "Transactions committed (group commits).")
 	descJRollbacks  = newDesc("journal_rollbacks_total", "Transactions rolled back.")
 	descJCommitTime = newDesc("journal_commit_duration_seconds", "Journal write latency: the store's transactions, BEGIN to COMMIT (sum and count).")
+	descJCheckpoint = newDesc("journal_checkpoint_duration_seconds", "WAL checkpoints run beside the store's writer: their time (sum and count).")
 	descJBacklog    = newDesc("journal_backlog", "Write operations enqueued and not yet committed or failed.")
 	descJCapacity   = newDesc("journal_queue_capacity", "Size of the store writer's queue.")
 	descJPeak       = newDesc("journal_queue_peak", "Largest number of operations waiting when the writer started a batch.")
@@ -51,7 +52,7 @@ func newDesc(name, help string, labels ...string) *prometheus.Desc {
 func (s *scraper) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descHandled, descQueue, descActive, descPaused, descThreads, descInFlight,
 		descProcessed, descFailed, descUptime, descJEnqueued, descJCommitted, descJFailed, descJCommits, descJRollbacks,
-		descJCommitTime, descJBacklog, descJCapacity, descJPeak, descJBlocked, descAgentTokens, descAgentReqs, descBackTokens,
+		descJCommitTime, descJCheckpoint, descJBacklog, descJCapacity, descJPeak, descJBlocked, descAgentTokens, descAgentReqs, descBackTokens,
 		descBackReqs, descConns} {
 		ch <- d
 	}
@@ -90,6 +91,7 @@ func (s *scraper) Collect(ch chan<- prometheus.Metric) {
 		ch <- counter(descJCommits, float64(js.Commits))
 		ch <- counter(descJRollbacks, float64(js.Rollbacks))
 		ch <- prometheus.MustNewConstSummary(descJCommitTime, uint64(js.Commits), js.CommitTime.Seconds(), nil)
+		ch <- prometheus.MustNewConstSummary(descJCheckpoint, uint64(js.Checkpoints), js.CheckpointTime.Seconds(), nil)
 		ch <- gauge(descJBacklog, float64(max(0, js.Enqueued-js.Committed-js.Failed)))
 		ch <- gauge(descJCapacity, float64(b.Capacity))
 		ch <- gauge(descJPeak, float64(b.Peak))

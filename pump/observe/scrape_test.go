@@ -13,7 +13,8 @@ import (
 type fakeJournal struct{}
 
 func (fakeJournal) Stats() store.Stats {
-	return store.Stats{Enqueued: 10, Committed: 7, Failed: 1, Commits: 3, Rollbacks: 1, CommitTime: 1500 * time.Millisecond}
+	return store.Stats{Enqueued: 10, Committed: 7, Failed: 1, Commits: 3, Rollbacks: 1, CommitTime: 1500 * time.Millisecond,
+		Checkpoints: 2, CheckpointTime: 250 * time.Millisecond}
 }
 func (fakeJournal) Backlog() store.Backlog { return store.Backlog{Peak: 4, Capacity: 64, Blocked: 2} }
 
@@ -41,6 +42,9 @@ func TestScrapedSources(t *testing.T) {
 	fams := gather(t, m)
 	if s := sample(fams, "xmlpipe_journal_commit_duration_seconds").GetSummary(); s.GetSampleCount() != 3 || s.GetSampleSum() != 1.5 {
 		t.Errorf("journal_commit_duration_seconds: count %d sum %v, want 3 and 1.5", s.GetSampleCount(), s.GetSampleSum())
+	}
+	if s := sample(fams, "xmlpipe_journal_checkpoint_duration_seconds").GetSummary(); s.GetSampleCount() != 2 || s.GetSampleSum() != 0.25 {
+		t.Errorf("journal_checkpoint_duration_seconds: count %d sum %v, want 2 and 0.25", s.GetSampleCount(), s.GetSampleSum())
 	}
 	for _, c := range []struct {
 		name   string
