@@ -442,14 +442,41 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 	return r, ctx.Err()
 }
 
-// settle commits what both organisms' stores have queued.
+// settle waits for the acknowledgements still on their way and commits
+// what both organisms' stores have queued.
 func (p *fedPair) settle(ctx context.Context) error {
+	// The previous call's acknowledgements first: the caller acknowledges
+	// the answer once its output is durable, and the callee deletes its
+	// outbox entry when that arrives, which would otherwise land in the
+	// next call measured (a local call on the callee, slowed by it).
+	deadline := time.Now().Add(5 * time.Second)
+	for p.queued() > 0 {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("settle between latency calls: %d envelopes still unacknowledged after 5s", p.queued())
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
 	for _, o := range []*organism.Organism{p.a, p.b} {
 		if err := o.Store().Flush(ctx); err != nil {
 			return fmt.Errorf("settle the store between latency calls: %w", err)
 		}
 	}
 	return nil
+}
+
+// queued counts the envelopes both organisms' gateways hold for their
+// peer's acknowledgement.
+func (p *fedPair) queued() int {
+	n := 0
+	for _, o := range []*organism.Organism{p.a, p.b} {
+		for _, g := range o.Federation.Status() {
+			n += g.Queued
+		}
+	}
+	return n
 }
 
 // commits counts both organisms' store commits (journal) and, of them,
