@@ -89,6 +89,12 @@ func TestWALStartsAgainAfterACheckpointBesideTheWriter(t *testing.T) {
 	}
 	s.ckpt.request()
 	full := nextCheckpoint(t, reports, func(r checkpointReport) bool { return r.walPages > 0 && r.copied == r.walPages })
+	// The checkpoint's last pass has left the WAL to the writer's catch-up:
+	// what it reports until then is of this checkpoint.
+	waitCheckpointState(t, s, ckptCopied)
+	for len(reports) > 0 {
+		<-reports
+	}
 	if _, err := s.AppendSync(ctx, testEntry(30, "t-restart")); err != nil {
 		t.Fatal(err)
 	}
@@ -142,4 +148,77 @@ func TestWALStaysSmallUnderSteadyWrites(t *testing.T) {
 	if s.Stats().Checkpoints == 0 {
 		t.Error("no checkpoint ran")
 	}
+}
+
+// waitCheckpointState waits for the checkpointer of s to be in state want.
+func waitCheckpointState(t *testing.T, s *Store, want int32) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for s.ckpt.state.Load() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("checkpointer state %d, want %d", s.ckpt.state.Load(), want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestCheckpointPassesOverWhatTheWriterAddsMeanwhile checks that a
+// checkpoint copies, in a further pass, the pages the writer committed
+// while a pass ran, and leaves the writer's catch-up only once a pass
+// found few pages added.
+func TestCheckpointPassesOverWhatTheWriterAddsMeanwhile(t *testing.T) {
+	var s *Store
+	reports := make(chan checkpointReport, 64)
+	added := make(chan error, 1)
+	first := true
+	s, _ = openTest(t, Options{checkpointPages: 1 << 40, onCheckpoint: func(walPages, copied int, err error) {
+		reports <- checkpointReport{walPages, copied, err}
+		if first { // after the first pass: the writer commits ~130 pages before the second
+			first = false
+			pad := bytes.Repeat([]byte("y"), 4096)
+			for i := range 1000 {
+				e := testEntry(i, "t-meanwhile")
+				e.Bytes = append(e.Bytes, pad...)
+				if err := s.Append(e); err != nil {
+					added <- err
+					return
+				}
+			}
+			added <- s.Flush(context.Background())
+		}
+	}})
+	ctx := context.Background()
+	for i := range 10 {
+		if _, err := s.AppendSync(ctx, testEntry(i, "t-before")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !s.ckpt.request() {
+		t.Fatal("the checkpointer was not idle")
+	}
+	var passes []checkpointReport
+	for {
+		r := nextCheckpoint(t, reports, func(checkpointReport) bool { return true })
+		passes = append(passes, r)
+		if len(passes) == 1 {
+			if err := <-added; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(passes) >= 2 && r.walPages-passes[len(passes)-2].walPages <= catchUpPages {
+			break
+		}
+		if len(passes) > maxCheckpointPasses {
+			t.Fatalf("more than %d passes: %+v", maxCheckpointPasses, passes)
+		}
+	}
+	if len(passes) < 3 || passes[1].walPages-passes[0].walPages <= catchUpPages {
+		t.Fatalf("passes %+v: want a second pass over the ~130 pages added and a third that finds none", passes)
+	}
+	for _, p := range passes {
+		if p.copied != p.walPages {
+			t.Errorf("a pass copied %d of %d pages", p.copied, p.walPages)
+		}
+	}
+	waitCheckpointState(t, s, ckptCopied)
 }
