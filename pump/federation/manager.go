@@ -503,14 +503,22 @@ func (m *Manager) trust(k ed25519.PublicKey) *gateway {
 // attach serves an authenticated link until it ends; a newer link of the
 // same gateway replaces an older one.
 func (g *gateway) attach(ws *websocket.Conn, p peer) {
+	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{}), ready: make(chan struct{})}
+	g.mu.Lock()
+	// Checked under g.mu: Stop and RemoveGateway signal first, then close
+	// the link they find under it, so a link made meanwhile is either
+	// found there or refused here.
 	select {
 	case <-g.stopped: // removed while the link was being made
+		g.mu.Unlock()
+		_ = ws.Close()
+		return
+	case <-g.m.closed: // stopped while the link was being made
+		g.mu.Unlock()
 		_ = ws.Close()
 		return
 	default:
 	}
-	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{}), ready: make(chan struct{})}
-	g.mu.Lock()
 	old := g.conn
 	g.conn = c
 	g.gen++
