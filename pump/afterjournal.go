@@ -26,6 +26,22 @@ import (
 // after the handler returned. Without a journal, or with a context the
 // pump did not give a handler, fn runs at once.
 func AfterJournal(ctx context.Context, fn func()) {
+	AfterJournalOr(ctx, fn, nil)
+}
+
+// AfterJournalOr is AfterJournal with dropped, which runs instead of fn
+// when the pump drops the handling that registered it: a halt (the message
+// waits in its queue and is handled again after Unhalt, by a handling with
+// a context of its own), an immediate shutdown, an abandoned handler — or
+// one registered after the handler returned. A handler that holds
+// something it may release only once its answer is durable keeps it there
+// for the next handling of the message. dropped (nil: nothing) runs at
+// most once, never together with fn, on the goroutine that drops the
+// handling (or in the call), and must not block. In a shutdown whose pump
+// drops outputs it could no longer process neither may run. Without a
+// journal, or with a context the pump did not give a handler, fn runs at
+// once.
+func AfterJournalOr(ctx context.Context, fn, dropped func()) {
 	if fn == nil {
 		return
 	}
@@ -34,7 +50,9 @@ func AfterJournal(ctx context.Context, fn func()) {
 		fn()
 		return
 	}
-	h.after.add(fn)
+	if !h.after.add(fn, dropped) && dropped != nil {
+		dropped()
+	}
 }
 
 // afterJournal holds what a handler call asked to run once its outputs are
@@ -42,6 +60,9 @@ func AfterJournal(ctx context.Context, fn func()) {
 type afterJournal struct {
 	mu  sync.Mutex
 	fns []func()
+	// drops run instead of fns when the handling is dropped (nil entries:
+	// nothing to run).
+	drops []func()
 	// refs counts the outputs not journaled yet, plus one for the handling
 	// until the pump has dealt with what the handler returned.
 	refs int
@@ -49,13 +70,18 @@ type afterJournal struct {
 	closed bool
 }
 
-// add takes fn while the handler runs; later ones are dropped.
-func (a *afterJournal) add(fn func()) {
+// add takes fn, and dropped to run instead if the handling is dropped,
+// while the handler runs and reports whether it did; later ones are
+// refused.
+func (a *afterJournal) add(fn, dropped func()) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !a.closed {
-		a.fns = append(a.fns, fn)
+	if a.closed {
+		return false
 	}
+	a.fns = append(a.fns, fn)
+	a.drops = append(a.drops, dropped)
+	return true
 }
 
 // take closes a to further fns once the handler returned and returns it,
@@ -72,14 +98,21 @@ func (a *afterJournal) take() *afterJournal {
 }
 
 // drop closes a and forgets its fns: nothing of the handling is journaled.
+// It runs their drops instead, in the order they were added.
 func (a *afterJournal) drop() {
 	if a == nil {
 		return
 	}
 	a.mu.Lock()
 	a.closed = true
-	a.fns = nil
+	drops := a.drops
+	a.fns, a.drops = nil, nil
 	a.mu.Unlock()
+	for _, d := range drops {
+		if d != nil {
+			d()
+		}
+	}
 }
 
 // retain adds a reference (an output emitted) and returns a.
@@ -102,7 +135,7 @@ func (a *afterJournal) release() {
 	a.refs--
 	var fns []func()
 	if a.refs == 0 {
-		fns, a.fns = a.fns, nil
+		fns, a.fns, a.drops = a.fns, nil, nil
 	}
 	a.mu.Unlock()
 	for _, fn := range fns {

@@ -217,3 +217,72 @@ func TestAfterJournalDroppedWithTheHandling(t *testing.T) {
 		t.Fatalf("the halted handling's hook ran %d times, the second's %d; want 0 and 1", n, m)
 	}
 }
+
+// TestAfterJournalOrRunsDroppedInstead: a handling that Halt interrupted
+// runs the dropped function it registered with AfterJournalOr, once, and
+// never its fn; the handling after Unhalt runs its fn, never its dropped
+// one; one registered after the handler returned is dropped at once.
+func TestAfterJournalOrRunsDroppedInstead(t *testing.T) {
+	oj := &orderJournal{}
+	var fn1, drop1, fn2, drop2, late atomic.Int32
+	var calls atomic.Int32
+	started, dropped, ran := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	lateCtx := make(chan context.Context, 1)
+	echo := listenerOf(t, "echo", func(ctx context.Context, _ *Ping, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		if calls.Add(1) == 1 {
+			close(started)
+			<-ctx.Done()
+			pump.AfterJournalOr(ctx, func() { fn1.Add(1) }, func() {
+				if drop1.Add(1) == 1 {
+					close(dropped)
+				}
+			})
+			return xmlpipe.Respond(&Pong{Text: "discarded"}), nil
+		}
+		pump.AfterJournalOr(ctx, func() {
+			if fn2.Add(1) == 1 {
+				close(ran)
+			}
+		}, func() { drop2.Add(1) })
+		lateCtx <- ctx
+		return xmlpipe.Respond(&Pong{Text: "b"}), nil
+	})
+	p := startPump(t, pump.Options{Journal: oj}, echo)
+	mustSend(t, p, client, "echo", &Ping{Text: "x"}, nil)
+	select {
+	case <-started:
+	case <-time.After(waitTimeout):
+		t.Fatal("the handler never ran")
+	}
+	if _, err := p.Halt(pump.HaltAll); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-dropped:
+	case <-time.After(waitTimeout):
+		t.Fatal("the halted handling's dropped function never ran")
+	}
+	p.Unhalt()
+	select {
+	case <-ran:
+	case <-time.After(waitTimeout):
+		t.Fatalf("the second handling's hook never ran; journal: %q", oj.snapshot())
+	}
+	lateDrop := make(chan struct{})
+	pump.AfterJournalOr(<-lateCtx, func() { late.Add(1) }, func() { close(lateDrop) })
+	select {
+	case <-lateDrop:
+	default:
+		t.Fatal("a function registered after the handler returned was not dropped at once")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	if err := p.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := [...]int32{fn1.Load(), drop1.Load(), fn2.Load(), drop2.Load(), late.Load()}
+	if got != [...]int32{0, 1, 1, 0, 0} {
+		t.Fatalf("halted handling: fn %d, dropped %d; second: fn %d, dropped %d; late fn %d; want 0 1 1 0 0",
+			got[0], got[1], got[2], got[3], got[4])
+	}
+}

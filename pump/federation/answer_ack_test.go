@@ -164,7 +164,7 @@ func TestAdoptedAnswerForgottenOnceItsOutputIsDurable(t *testing.T) {
 	defer a2.m.Close()
 	nameCallsByMessage(a2)
 	var after []func()
-	a2.m.afterJournal = func(_ context.Context, fn func()) { after = append(after, fn) }
+	a2.m.afterJournal = func(_ context.Context, fn, _ func()) { after = append(after, fn) }
 	hold <- struct{}{}
 	lt := callID(a2.m.secret, a2.m.db.epoch, "b", "echo", h.seq, 0)
 	waitUntil(t, "the answer was never kept", func() bool {

@@ -41,8 +41,16 @@ type answered struct {
 // output after the peer deleted the answer, and the re-delivered message,
 // calling again under the same id, would be refused as a copy and never
 // answered. Both are queued after the output on the store, so they commit
-// with it or later; a handling whose output is not journaled (a shutdown,
-// a halt) leaves the answer unacknowledged, and the peer sends it again.
+// with it or later; a handling whose output is not journaled (a shutdown)
+// leaves the answer unacknowledged, and the peer sends it again.
+//
+// A halt that stops the handling of a call named by its message once its
+// answer came — the handler took it, and the pump drops what it returns
+// (pump.AfterJournalOr), or it was handed over as the halt cancelled the
+// wait — parks the answer (park.go): the handling after Unhalt names the
+// call the same, takes the answer (openByID) and returns it without calling
+// the peer again. A halt that stops the wait before the answer came
+// cancels the call, and the next handling calls anew under another id.
 func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler {
 	return xmlpipe.HandlerFunc(func(ctx context.Context, payload any, md xmlpipe.Metadata) (xmlpipe.Response, error) {
 		body, err := pt.AppendPayload(nil, payload)
@@ -57,17 +65,28 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 		}
 		lt, early := o.lt, o.early
 		keep := false // a call left open at shutdown is adopted after the restart
-		// got is set when the handler returns the answer: its ack (none
-		// for an answer acknowledged when it was kept) and the record's
-		// deletion wait for the handler's output.
-		got, ack := early != nil, func() {}
+		// parked is set once the answer handed over as a halt stopped the
+		// wait is parked (or dropped) for the next handling.
+		parked := false
+		// got is set when the handler returns the answer (ans): its ack
+		// (none for an answer acknowledged when it was kept) and the
+		// record's deletion wait for the handler's output.
+		got, ans, ack := early != nil, early, o.ack
+		if ack == nil {
+			ack = func() {}
+		}
 		defer func() {
 			g.mu.Lock()
-			delete(g.pending, lt)
+			if g.pending[lt] == c {
+				delete(g.pending, lt)
+			}
 			if g.byThread[md.ThreadID] == lt {
 				delete(g.byThread, md.ThreadID)
 			}
 			g.mu.Unlock()
+			if parked {
+				return
+			}
 			select {
 			case a := <-c.answer:
 				// Handed over as the handler stopped waiting: dropped as
@@ -85,7 +104,7 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 				g.m.afterJournal(ctx, func() {
 					ack()
 					g.forgetCall(o)
-				})
+				}, func() { g.park(ctx, o, md.ThreadID, ans, ack) })
 				return
 			}
 			g.forgetCall(o)
@@ -99,7 +118,10 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 		select {
 		case a := <-c.answer:
 			g.m.observe(g.name, time.Since(start))
-			got, ack = true, a.ack
+			got, ans, ack = true, a.e, a.ack
+			if g.m.proxyHook != nil {
+				g.m.proxyHook(proxyTookAnswer, lt)
+			}
 			return g.answer(md, a.e)
 		case err := <-c.refused:
 			return nil, err
@@ -109,6 +131,25 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 			g.cancel(lt)
 			return nil, fmt.Errorf("%w: gateway %s: %s after %s", ErrTimeout, g.name, remote, g.callTimeout)
 		case <-ctx.Done():
+			if g.m.proxyHook != nil {
+				g.m.proxyHook(proxyStopping, lt)
+			}
+			if o.key != "" && rerun(ctx) {
+				// Out of pending, the call is handed nothing more: an
+				// answer handed over meanwhile is in c.answer.
+				g.mu.Lock()
+				if g.pending[lt] == c {
+					delete(g.pending, lt)
+				}
+				g.mu.Unlock()
+				select {
+				case a := <-c.answer:
+					parked = true
+					g.park(ctx, o, md.ThreadID, a.e, a.ack)
+					return nil, ctx.Err()
+				default:
+				}
+			}
 			g.cancel(lt)
 			g.retry(o)
 			return nil, ctx.Err()
@@ -118,6 +159,17 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 		}
 	})
 }
+
+// proxyStep names a moment of a proxy handling a test may hold it at
+// (Manager.proxyHook).
+type proxyStep int
+
+const (
+	// proxyTookAnswer: the handler took the answer it returns.
+	proxyTookAnswer proxyStep = iota + 1
+	// proxyStopping: the handler's context ended while it waited.
+	proxyStopping
+)
 
 // forgetCall forgets call o once its handler is done with it.
 func (g *gateway) forgetCall(o opened) {
@@ -174,7 +226,8 @@ func (g *gateway) cancel(lt string) {
 	}
 }
 
-// threadsEnded cancels the open calls of callers whose thread ended.
+// threadsEnded cancels the open calls of callers whose thread ended and
+// drops the answers parked for them (endParked).
 func (g *gateway) threadsEnded(ids []string) {
 	var ended []*call
 	var lts []string
@@ -196,14 +249,17 @@ func (g *gateway) threadsEnded(ids []string) {
 		close(c.cancelled)
 		g.cancel(lts[i])
 	}
+	g.endParked(ids)
 }
 
 // opened is a call a handler waits on: its link thread, the answer that
-// came before it was adopted, and for a call named by its message
+// came before it was adopted (with what acknowledges it: nil for one
+// acknowledged when it was kept), and for a call named by its message
 // (openByID) the key and attempt it was named with.
 type opened struct {
 	lt    string
 	early *envelope
+	ack   func()
 	key   string
 	n     int
 	// rec is the record of a call named by its message (openByID).
@@ -253,14 +309,30 @@ func callKey(remote string, seq int64) string {
 // must be durable before its call leaves, or a crash could lose it and run
 // the handler that sent it again (a second call the peer cannot tell from a
 // new one).
+//
+// A handling that a halt stopped once its answer came left the answer
+// parked under the call's id (park.go): the handling after Unhalt, which
+// computes that id again, takes it as the answer that came before it,
+// without calling the peer; its own output acknowledges the answer. A
+// handling stopped before its answer came made the next one call anew
+// (retry), under the next id.
 func (g *gateway) openByID(ctx context.Context, c *call, seq int64, recovered bool, callerThread, remote string,
 	body []byte, tp string) (opened, error) {
 	key := callKey(remote, seq)
 	g.mu.Lock()
 	n := g.retried[key]
 	lt := callID(g.m.secret, g.m.db.epoch, g.name, remote, seq, n)
-	for g.claimed[lt] || g.pending[lt] != nil { // the same handling running twice at once
-		n++
+	for {
+		if p := g.takeParked(lt); p != nil { // a halt stopped the handling that had the answer
+			g.mu.Unlock()
+			g.log.Info("federation: the message handled again after a halt takes its call's answer", "call", lt)
+			p.o.early, p.o.ack = p.e, p.ack
+			return p.o, nil
+		}
+		if !g.claimed[lt] && g.pending[lt] == nil {
+			break
+		}
+		n++ // the same handling running twice at once
 		lt = callID(g.m.secret, g.m.db.epoch, g.name, remote, seq, n)
 	}
 	g.claimed[lt] = true
@@ -350,8 +422,9 @@ func (g *gateway) openByID(ctx context.Context, c *call, seq int64, recovered bo
 }
 
 // retry makes the next handling of o's message in this life call anew
-// (its handling ended before the call did; a halt runs it again): the
-// peer would refuse a second call under o's id as a copy.
+// (its handling ended before the call did, or dropped its answer; a halt
+// runs it again): the peer would refuse a second call under o's id as a
+// copy.
 func (g *gateway) retry(o opened) {
 	if o.key == "" {
 		return

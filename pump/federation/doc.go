@@ -89,9 +89,9 @@
 // while it is being injected) — the peer sends its outbox again after a
 // reconnect, and deletes the envelope on the first acknowledgement — is
 // acknowledged only with the original, on the link the copy came on
-// (unsettled.go); if the original's never comes (a shutdown or a halt
-// dropped its handling, a call was refused), neither does the copy's, and
-// the peer sends it again.
+// (unsettled.go); if the original's never comes (a shutdown dropped its
+// handling, a call was refused), neither does the copy's, and the peer
+// sends it again.
 //
 // A call is recorded (federation_calls) so that the message that made it,
 // handled again after the caller's restart, adopts it rather than calling
@@ -106,9 +106,17 @@
 // re-sent call carries the time its message was journaled, so the peer
 // refuses it as stale once it may have forgotten the first copy. A handling
 // interrupted before its answer (a halt runs it again) calls anew under
-// another id. A call with a random link thread is adopted by its caller's
-// thread and payload digest instead, and leaves only once it and its
-// record are durable.
+// another id. One that a halt stopped once its answer came — the pump
+// drops what the handler returns, or the answer was handed over as the
+// halt cancelled the wait — parks the answer in memory, unacknowledged,
+// with its call still claimed and recorded; the handling after Unhalt
+// computes the same id, takes the answer without calling the peer again,
+// and acknowledges it once its own output is journaled. A parked answer
+// whose caller's thread ends (a kill) is acknowledged and its call
+// forgotten; at a shutdown it stays unacknowledged, and the peer's resend
+// answers the call adopted after the restart. A call with a random link
+// thread is adopted by its caller's thread and payload digest instead, and
+// leaves only once it and its record are durable.
 //
 // # Cost
 //

@@ -61,6 +61,10 @@ type gateway struct {
 	// in this life that ended before their call did (ctx cancelled: a
 	// halt runs the handling again), so that the next one calls anew.
 	retried map[string]int
+	// parked are the answers of calls named by their message whose
+	// handling a halt stopped once the answer came, by link thread, for
+	// the next handling of the message (park.go).
+	parked map[string]*parkedAnswer
 	// unsettled are the received envelopes not acknowledged yet, with the
 	// copies that wait for them.
 	unsettled unsettled
@@ -90,7 +94,8 @@ func newGateway(m *Manager, gc config.Gateway, trusted ed25519.PublicKey) *gatew
 		queueLimit: queue, callTimeout: timeout, log: m.log.With("gateway", gc.Name),
 		byID: map[string]*entry{}, pending: map[string]*call{}, byThread: map[string]string{},
 		inflight: map[string]*original{}, questions: map[string]chan *envelope{},
-		registered: map[string]bool{}, claimed: map[string]bool{}, retried: map[string]int{}, stopped: make(chan struct{}), kick: make(chan struct{}, 1)}
+		registered: map[string]bool{}, claimed: map[string]bool{}, retried: map[string]int{},
+		parked: map[string]*parkedAnswer{}, stopped: make(chan struct{}), kick: make(chan struct{}, 1)}
 	for _, t := range gc.Export {
 		g.exports[t] = true
 	}

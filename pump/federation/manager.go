@@ -125,8 +125,11 @@ type Manager struct {
 
 	// messageSeq is pump.MessageSeq (tests name handlings of their own).
 	messageSeq func(context.Context) (int64, bool)
-	// afterJournal is pump.AfterJournal (tests run it when they choose).
-	afterJournal func(ctx context.Context, fn func())
+	// afterJournal is pump.AfterJournalOr (tests run it when they choose).
+	afterJournal func(ctx context.Context, fn, dropped func())
+	// proxyHook, when set (tests only, before any traffic), is told as a
+	// proxy handling of call lt reaches step at: it may hold it there.
+	proxyHook func(at proxyStep, lt string)
 	// began is when the manager was made: for a while after, an answer to
 	// a call nobody made in this life is kept (onAnswer).
 	began time.Time
@@ -175,7 +178,7 @@ func New(o Options) (*Manager, error) {
 	m := &Manager{opts: o, log: o.Logger, byName: map[string]*gateway{}, closed: make(chan struct{}),
 		served: map[string]*served{}, handshakes: newHandshakeGate(MaxHandshakes, MaxHandshakesPerSource),
 		upgrader:   websocket.Upgrader{ReadBufferSize: 64 << 10, WriteBufferSize: 64 << 10},
-		messageSeq: pump.MessageSeq, afterJournal: pump.AfterJournal, began: o.Clock()}
+		messageSeq: pump.MessageSeq, afterJournal: pump.AfterJournalOr, began: o.Clock()}
 	s := sha256.Sum256(append([]byte("xmlpipe-federation-secret\x00"), o.Key.Seed()...))
 	m.secret = s[:]
 	for _, gc := range o.Gateways {
@@ -500,14 +503,22 @@ func (m *Manager) trust(k ed25519.PublicKey) *gateway {
 // attach serves an authenticated link until it ends; a newer link of the
 // same gateway replaces an older one.
 func (g *gateway) attach(ws *websocket.Conn, p peer) {
+	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{}), ready: make(chan struct{})}
+	g.mu.Lock()
+	// Checked under g.mu: Stop and RemoveGateway signal first, then close
+	// the link they find under it, so a link made meanwhile is either
+	// found there or refused here.
 	select {
 	case <-g.stopped: // removed while the link was being made
+		g.mu.Unlock()
+		_ = ws.Close()
+		return
+	case <-g.m.closed: // stopped while the link was being made
+		g.mu.Unlock()
 		_ = ws.Close()
 		return
 	default:
 	}
-	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{}), ready: make(chan struct{})}
-	g.mu.Lock()
 	old := g.conn
 	g.conn = c
 	g.gen++

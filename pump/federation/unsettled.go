@@ -28,9 +28,10 @@ const unsettledTTL = recentWindow + futureSkew + 2*time.Second
 // is being injected (gateway.inflight, under the gateway's lock).
 //
 // An entry lives from the original's delivery to its acknowledgement. One
-// whose acknowledgement never comes (the handling dropped at a shutdown or
-// a halt: the peer sends the envelope again later) is swept unsettledTTL
-// after it was made, its copies left unacknowledged.
+// whose acknowledgement never comes (the handling dropped at a shutdown:
+// the peer sends the envelope again later) or comes late (a halt parked
+// the answer for the message's next handling: park.go) is swept
+// unsettledTTL after it was made, its copies left unacknowledged.
 type unsettled struct {
 	mu      sync.Mutex
 	byHash  map[[32]byte]*original

@@ -1,0 +1,278 @@
+package federation
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
+)
+
+// haltRig is a journaled caller of a real callee over TLS on loopback,
+// with the proxy handling held at one step (proxyHook) the first time it
+// reaches it, and what the caller's conversation was answered.
+type haltRig struct {
+	c    *callee
+	p    *pump.Pump
+	m    *Manager
+	g    *gateway
+	hold chan struct{} // the callee's echo waits for it (closed: never)
+	// at receives the call's link thread when the handling reaches the
+	// step; release lets it go on.
+	at      chan string
+	release chan struct{}
+
+	mu      sync.Mutex
+	replies int
+	thread  string
+}
+
+// newHaltRig starts a callee whose echo waits for rig.hold (held: until
+// the test closes it; else closed already) and a caller whose proxy
+// handling stops at step.
+func newHaltRig(t *testing.T, step proxyStep, held bool) *haltRig {
+	t.Helper()
+	aKey, dir := newKey(t), t.TempDir()
+	r := &haltRig{hold: make(chan struct{}), at: make(chan string, 1), release: make(chan struct{})}
+	if !held {
+		close(r.hold)
+	}
+	r.c = newCalleeHolding(t, aKey, r.hold)
+	t.Cleanup(func() {
+		select {
+		case <-r.hold:
+		default:
+			close(r.hold)
+		}
+	})
+	st := openStore(t, dir, slog.New(slog.NewTextHandler(r.c.logs, nil)).With("side", "caller"))
+	r.p, r.m = newJournaledCaller(t, aKey, r.c, st, testJournal{st})
+	r.g = r.m.gateways[0]
+	var once sync.Once
+	t.Cleanup(func() {
+		select {
+		case <-r.release:
+		default:
+			close(r.release)
+		}
+	})
+	r.m.proxyHook = func(at proxyStep, lt string) {
+		if at == step {
+			once.Do(func() {
+				r.at <- lt
+				<-r.release
+			})
+		}
+	}
+	return r
+}
+
+// send sends the console's Echo to the import and returns the call's link
+// thread once the handling reached the rig's step.
+func (r *haltRig) send(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	thread, err := r.p.Send(ctx, "console", "echo", &Echo{Text: "once"}, pump.OutletFunc(func(ev pump.Event) {
+		if ev.Kind == pump.EventReply && ev.From == "echo" {
+			r.mu.Lock()
+			r.replies++
+			r.mu.Unlock()
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	r.thread = thread
+	r.mu.Unlock()
+	select {
+	case lt := <-r.at:
+		return lt
+	case <-time.After(30 * time.Second):
+		t.Fatal("the proxy handling never reached its step")
+		return ""
+	}
+}
+
+func (r *haltRig) answered() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.replies
+}
+
+// halt halts every listener of the caller: the proxy handling's context
+// is cancelled, its message put back for after Unhalt.
+func (r *haltRig) halt(t *testing.T) {
+	t.Helper()
+	if _, err := r.p.Halt(pump.HaltAll); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitParked waits until the gateway parked the answer of call lt.
+func (r *haltRig) waitParked(t *testing.T, lt string) {
+	t.Helper()
+	waitUntil(t, "the answer of the halted handling was never parked", func() bool {
+		r.g.mu.Lock()
+		defer r.g.mu.Unlock()
+		return r.g.parked[lt] != nil
+	})
+}
+
+// settled waits until the peer's outbox is empty (the answer acknowledged)
+// and the caller forgot every call (none claimed, parked or recorded).
+func (r *haltRig) settled(t *testing.T) {
+	t.Helper()
+	waitUntil(t, "the peer's answer was never acknowledged", func() bool { return r.c.m.gateways[0].queued() == 0 })
+	waitUntil(t, "the caller never forgot its call", func() bool {
+		r.g.mu.Lock()
+		defer r.g.mu.Unlock()
+		return len(r.g.claimed) == 0 && len(r.g.parked) == 0 && len(r.g.pending) == 0
+	})
+	if found, err := r.m.db.hasCalls("b"); err != nil || found {
+		t.Fatalf("a call record is left in federation_calls (%v, %v)", found, err)
+	}
+}
+
+// ranOnce checks the callee's echo ran once.
+func (r *haltRig) ranOnce(t *testing.T) {
+	t.Helper()
+	if got := r.c.seen(); len(got) != 1 {
+		t.Fatalf("the callee ran the call %d times, want once: %q", len(got), got)
+	}
+}
+
+// TestHaltAfterTheAnswerWasTakenCallsOnce: a halt stops the proxy handling
+// after it took the peer's answer; the pump discards what it returns and
+// drops its after-journal hook. The answer is parked, and the handling
+// after Unhalt takes it under the same call id: the callee runs the call
+// once, the caller's conversation gets the answer once, the answer is
+// acknowledged and the call forgotten.
+func TestHaltAfterTheAnswerWasTakenCallsOnce(t *testing.T) {
+	r := newHaltRig(t, proxyTookAnswer, false)
+	lt := r.send(t)
+	r.halt(t)
+	close(r.release) // the handler returns the answer to a halted handling
+	r.waitParked(t, lt)
+	if n := r.answered(); n != 0 {
+		t.Fatalf("the halted handling's answer reached the conversation (%d)", n)
+	}
+	r.p.Unhalt()
+	waitUntil(t, "the conversation was never answered", func() bool { return r.answered() > 0 })
+	r.ranOnce(t)
+	r.settled(t)
+	if n := r.answered(); n != 1 {
+		t.Fatalf("the conversation was answered %d times, want once", n)
+	}
+	r.ranOnce(t)
+}
+
+// TestHaltWhileTheAnswerIsHandedOverCallsOnce: a halt cancels the proxy
+// handling's wait and the answer is handed over before the handler
+// stopped waiting (it is in the call's channel when the handler looks):
+// it is parked, not dropped with a cancel, and the handling after Unhalt
+// takes it without calling the peer again.
+func TestHaltWhileTheAnswerIsHandedOverCallsOnce(t *testing.T) {
+	r := newHaltRig(t, proxyStopping, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := r.p.Send(ctx, "console", "echo", &Echo{Text: "once"}, pump.OutletFunc(func(ev pump.Event) {
+		if ev.Kind == pump.EventReply && ev.From == "echo" {
+			r.mu.Lock()
+			r.replies++
+			r.mu.Unlock()
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the call never reached the callee", func() bool { return len(r.c.seen()) == 1 })
+	r.halt(t) // the handling stops waiting: it holds at proxyStopping
+	var lt string
+	select {
+	case lt = <-r.at:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the halted handling never stopped waiting")
+	}
+	close(r.hold) // the callee answers
+	waitUntil(t, "the answer was never handed over", func() bool {
+		r.g.mu.Lock()
+		defer r.g.mu.Unlock()
+		return r.g.pending[lt] == nil
+	})
+	close(r.release)
+	r.waitParked(t, lt)
+	r.p.Unhalt()
+	waitUntil(t, "the conversation was never answered", func() bool { return r.answered() > 0 })
+	r.ranOnce(t)
+	r.settled(t)
+	if n := r.answered(); n != 1 {
+		t.Fatalf("the conversation was answered %d times, want once", n)
+	}
+	r.ranOnce(t)
+}
+
+// TestParkedAnswerAcknowledgedWhenTheThreadEnds: the conversation of a
+// halted handling whose answer is parked is killed: no handling will take
+// the answer, so it is acknowledged (the peer deletes it) and the call
+// forgotten.
+func TestParkedAnswerAcknowledgedWhenTheThreadEnds(t *testing.T) {
+	r := newHaltRig(t, proxyTookAnswer, false)
+	lt := r.send(t)
+	r.halt(t)
+	close(r.release)
+	r.waitParked(t, lt)
+	r.mu.Lock()
+	thread := r.thread
+	r.mu.Unlock()
+	if _, err := r.p.Kill(thread); err != nil {
+		t.Fatal(err)
+	}
+	r.settled(t)
+	r.p.Unhalt()
+	if n := r.answered(); n != 0 {
+		t.Fatalf("the killed conversation was answered %d times", n)
+	}
+	r.ranOnce(t)
+}
+
+// TestParkedAnswersBounded: past maxParked, the answer of a halted
+// handling is not kept: it is acknowledged, its call forgotten, and the
+// message's next handling calls anew (under the next id).
+func TestParkedAnswersBounded(t *testing.T) {
+	aKey := newKey(t)
+	c := newCallee(t, aKey)
+	a := newCaller(t, aKey, c, t.TempDir())
+	defer a.m.Close()
+	g := a.m.gateways[0]
+	g.mu.Lock()
+	for i := range maxParked {
+		g.parked[fmt.Sprint("full-", i)] = &parkedAnswer{}
+	}
+	g.claimed["over"] = true
+	g.mu.Unlock()
+	acked := false
+	o := opened{lt: "over", key: callKey("echo", 7), n: 0}
+	g.park(context.Background(), o, stage.NewThreadID(), &envelope{}, func() { acked = true })
+	if !acked {
+		t.Fatal("an answer past the bound was not acknowledged")
+	}
+	waitUntil(t, "the call of an answer past the bound was not forgotten", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return !g.claimed["over"]
+	})
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.parked["over"] != nil || len(g.parked) != maxParked {
+		t.Fatalf("%d answers parked, want %d (the one past the bound dropped)", len(g.parked), maxParked)
+	}
+	if n := g.retried[o.key]; n != 1 {
+		t.Fatalf("the next handling calls with attempt %d, want 1 (anew)", n)
+	}
+}
