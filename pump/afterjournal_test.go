@@ -189,19 +189,8 @@ func TestAfterJournalDroppedWithTheHandling(t *testing.T) {
 	})
 	p := startPump(t, pump.Options{Journal: oj}, echo)
 	mustSend(t, p, client, "echo", &Ping{Text: "x"}, nil)
-	select {
-	case <-started:
-	case <-time.After(waitTimeout):
-		t.Fatal("the handler never ran")
-	}
-	if _, err := p.Halt(pump.HaltAll); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-returned:
-	case <-time.After(waitTimeout):
-		t.Fatal("the halted handler never returned")
-	}
+	haltWhenStarted(t, p, started)
+	await(t, returned, "the halted handler never returned")
 	p.Unhalt()
 	select {
 	case <-ran:
@@ -249,19 +238,8 @@ func TestAfterJournalOrRunsDroppedInstead(t *testing.T) {
 	})
 	p := startPump(t, pump.Options{Journal: oj}, echo)
 	mustSend(t, p, client, "echo", &Ping{Text: "x"}, nil)
-	select {
-	case <-started:
-	case <-time.After(waitTimeout):
-		t.Fatal("the handler never ran")
-	}
-	if _, err := p.Halt(pump.HaltAll); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-dropped:
-	case <-time.After(waitTimeout):
-		t.Fatal("the halted handling's dropped function never ran")
-	}
+	haltWhenStarted(t, p, started)
+	await(t, dropped, "the halted handling's dropped function never ran")
 	p.Unhalt()
 	select {
 	case <-ran:
@@ -284,5 +262,25 @@ func TestAfterJournalOrRunsDroppedInstead(t *testing.T) {
 	if got != [...]int32{0, 1, 1, 0, 0} {
 		t.Fatalf("halted handling: fn %d, dropped %d; second: fn %d, dropped %d; late fn %d; want 0 1 1 0 0",
 			got[0], got[1], got[2], got[3], got[4])
+	}
+}
+
+// await waits for ch to be closed, failing the test with failure after
+// waitTimeout.
+func await(t *testing.T, ch <-chan struct{}, failure string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(waitTimeout):
+		t.Fatal(failure)
+	}
+}
+
+// haltWhenStarted halts p once the handler has closed started.
+func haltWhenStarted(t *testing.T, p *pump.Pump, started <-chan struct{}) {
+	t.Helper()
+	await(t, started, "the handler never ran")
+	if _, err := p.Halt(pump.HaltAll); err != nil {
+		t.Fatal(err)
 	}
 }

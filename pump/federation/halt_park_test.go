@@ -162,14 +162,7 @@ func TestHaltAfterTheAnswerWasTakenCallsOnce(t *testing.T) {
 	if n := r.answered(); n != 0 {
 		t.Fatalf("the halted handling's answer reached the conversation (%d)", n)
 	}
-	r.p.Unhalt()
-	waitUntil(t, "the conversation was never answered", func() bool { return r.answered() > 0 })
-	r.ranOnce(t)
-	r.settled(t)
-	if n := r.answered(); n != 1 {
-		t.Fatalf("the conversation was answered %d times, want once", n)
-	}
-	r.ranOnce(t)
+	r.unhaltAnsweredOnce(t)
 }
 
 // TestHaltWhileTheAnswerIsHandedOverCallsOnce: a halt cancels the proxy
@@ -207,14 +200,7 @@ func TestHaltWhileTheAnswerIsHandedOverCallsOnce(t *testing.T) {
 	})
 	close(r.release)
 	r.waitParked(t, lt)
-	r.p.Unhalt()
-	waitUntil(t, "the conversation was never answered", func() bool { return r.answered() > 0 })
-	r.ranOnce(t)
-	r.settled(t)
-	if n := r.answered(); n != 1 {
-		t.Fatalf("the conversation was answered %d times, want once", n)
-	}
-	r.ranOnce(t)
+	r.unhaltAnsweredOnce(t)
 }
 
 // TestParkedAnswerAcknowledgedWhenTheThreadEnds: the conversation of a
@@ -275,4 +261,19 @@ func TestParkedAnswersBounded(t *testing.T) {
 	if n := g.retried[o.key]; n != 1 {
 		t.Fatalf("the next handling calls with attempt %d, want 1 (anew)", n)
 	}
+}
+
+// unhaltAnsweredOnce unhalts the caller and checks that the handling after
+// it answers the conversation once, the callee having run the call once,
+// and that the answer is acknowledged and the call forgotten (settled).
+func (r *haltRig) unhaltAnsweredOnce(t *testing.T) {
+	t.Helper()
+	r.p.Unhalt()
+	waitUntil(t, "the conversation was never answered", func() bool { return r.answered() > 0 })
+	r.ranOnce(t)
+	r.settled(t)
+	if n := r.answered(); n != 1 {
+		t.Fatalf("the conversation was answered %d times, want once", n)
+	}
+	r.ranOnce(t)
 }
