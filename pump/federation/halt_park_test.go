@@ -75,6 +75,20 @@ func newHaltRig(t *testing.T, step proxyStep, held bool) *haltRig {
 // thread once the handling reached the rig's step.
 func (r *haltRig) send(t *testing.T) string {
 	t.Helper()
+	r.start(t)
+	select {
+	case lt := <-r.at:
+		return lt
+	case <-time.After(30 * time.Second):
+		t.Fatal("the proxy handling never reached its step")
+		return ""
+	}
+}
+
+// start sends the console's Echo to the import, counting the replies the
+// conversation gets.
+func (r *haltRig) start(t *testing.T) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	thread, err := r.p.Send(ctx, "console", "echo", &Echo{Text: "once"}, pump.OutletFunc(func(ev pump.Event) {
@@ -90,13 +104,6 @@ func (r *haltRig) send(t *testing.T) string {
 	r.mu.Lock()
 	r.thread = thread
 	r.mu.Unlock()
-	select {
-	case lt := <-r.at:
-		return lt
-	case <-time.After(30 * time.Second):
-		t.Fatal("the proxy handling never reached its step")
-		return ""
-	}
 }
 
 func (r *haltRig) answered() int {
@@ -172,18 +179,7 @@ func TestHaltAfterTheAnswerWasTakenCallsOnce(t *testing.T) {
 // takes it without calling the peer again.
 func TestHaltWhileTheAnswerIsHandedOverCallsOnce(t *testing.T) {
 	r := newHaltRig(t, proxyStopping, true)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_, err := r.p.Send(ctx, "console", "echo", &Echo{Text: "once"}, pump.OutletFunc(func(ev pump.Event) {
-		if ev.Kind == pump.EventReply && ev.From == "echo" {
-			r.mu.Lock()
-			r.replies++
-			r.mu.Unlock()
-		}
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r.start(t)
 	waitUntil(t, "the call never reached the callee", func() bool { return len(r.c.seen()) == 1 })
 	r.halt(t) // the handling stops waiting: it holds at proxyStopping
 	var lt string
