@@ -32,7 +32,7 @@ var (
 	descJCommits    = newDesc("journal_commits_total", "Transactions committed (group commits).")
 	descJRollbacks  = newDesc("journal_rollbacks_total", "Transactions rolled back.")
 	descJCommitTime = newDesc("journal_commit_duration_seconds", "Journal write latency: the store's transactions, BEGIN to COMMIT (sum and count).")
-	descJCheckpoint = newDesc("journal_checkpoint_duration_seconds", "WAL checkpoints run beside the store's writer: their time (sum and count).")
+	descJCheckpoint = newDesc("journal_checkpoint_duration_seconds", "WAL checkpoint passes run beside the store's writer: their time (sum and count).")
 	descJBacklog    = newDesc("journal_backlog", "Write operations enqueued and not yet committed or failed.")
 	descJCapacity   = newDesc("journal_queue_capacity", "Size of the store writer's queue.")
 	descJPeak       = newDesc("journal_queue_peak", "Largest number of operations waiting when the writer started a batch.")

@@ -156,8 +156,8 @@ type Stats struct {
 	// CommitTime is the time spent in the Commits transactions, from BEGIN
 	// to COMMIT: CommitTime/Commits is the mean journal write latency.
 	CommitTime time.Duration
-	// Checkpoints counts the checkpoints the store ran beside the writer
-	// (checkpoint.go), and CheckpointTime the time they took.
+	// Checkpoints counts the checkpoint passes the store ran beside the
+	// writer (checkpoint.go), and CheckpointTime the time they took.
 	Checkpoints    int64
 	CheckpointTime time.Duration
 	// WALFrames counts the pages the writer's commits wrote to the WAL
