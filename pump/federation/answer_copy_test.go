@@ -105,12 +105,13 @@ func TestAnswerCopyAcknowledgedWithTheOriginal(t *testing.T) {
 					t.Fatalf("got %+v, want %+v", f, w)
 				}
 			}
-			g.unsettled.mu.Lock()
-			left := len(g.unsettled.byHash)
-			g.unsettled.mu.Unlock()
-			if left != 0 {
-				t.Fatalf("%d envelopes left unsettled once acknowledged", left)
-			}
+			// The marker is settled just after its acknowledgement was
+			// sent (ackOnceSeen): wait for it rather than race it.
+			waitUntil(t, "envelopes left unsettled once acknowledged", func() bool {
+				g.unsettled.mu.Lock()
+				defer g.unsettled.mu.Unlock()
+				return len(g.unsettled.byHash) == 0
+			})
 		})
 	}
 }
