@@ -92,3 +92,29 @@ func TestBusyGatherNeverHoldsALoneWaiter(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseCommitsABatchWaitingOutItsDelay: Close commits a batch that
+// waits out an hour's batch delay, whether the writer sees the store close
+// before or after its queue closes (Close closes one, then the other).
+func TestCloseCommitsABatchWaitingOutItsDelay(t *testing.T) {
+	dir := t.TempDir()
+	for round := range 30 {
+		s, err := Open(dir, Options{BatchDelay: time.Hour, Logger: quietLogger()})
+		must(t, err)
+		for i := range 3 {
+			must(t, s.Append(testEntry(3*round+i, "t")))
+		}
+		closed := make(chan error, 1)
+		go func() { closed <- s.Close() }()
+		select {
+		case err := <-closed:
+			must(t, err)
+		case <-time.After(time.Minute):
+			t.Fatalf("round %d: Close still waits after a minute", round)
+		}
+	}
+	s := openAt(t, dir, Options{})
+	if n, err := s.Count(); err != nil || n != 90 {
+		t.Fatalf("Count = %d, %v; want the 90 appends committed at Close", n, err)
+	}
+}

@@ -350,7 +350,7 @@ func (w *writer) collect(first *op, timer *time.Timer) ([]op, bool) {
 				gatherEnd = time.Time{} // take what is queued now, and commit
 			case <-w.wake:
 			case <-done:
-				done = nil
+				done, urgent = nil, true // the store closes: commit now
 			}
 			continue
 		}
@@ -375,7 +375,11 @@ func (w *writer) collect(first *op, timer *time.Timer) ([]op, bool) {
 			waiting = true
 		case <-w.wake:
 		case <-done:
-			done = nil // the queue is closed: drain it to its end
+			// The store closes: commit what is queued now; run's next
+			// batches take the rest until the queue, closed just after
+			// done, is drained. Waiting here for it to end instead could
+			// outlast a long batch delay: Close closes done first.
+			done, urgent = nil, true
 		}
 	}
 }
