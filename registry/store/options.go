@@ -17,6 +17,10 @@ const (
 	// DefaultBatchLinger is the default time the writer gathers a batch that
 	// nobody waits for (Options.BatchLinger).
 	DefaultBatchLinger = 25 * time.Millisecond
+	// DefaultBusyGather is the default time the writer gathers a batch a
+	// durability waiter hurries while operations keep arriving
+	// (Options.BusyGather).
+	DefaultBusyGather = time.Millisecond
 	// DefaultQueueSize is the default capacity of the write queue: room for
 	// what arrives while a few full batches commit.
 	DefaultQueueSize = 4 * DefaultBatchRows
@@ -45,6 +49,14 @@ type Options struct {
 	// cost the writer less per row. A value at or below BatchDelay turns
 	// lingering off.
 	BatchLinger time.Duration `yaml:"batch_linger"`
+	// BusyGather is how long the writer gathers a batch that a WaitDurable
+	// caller hurries when the previous commit left operations queued
+	// (default 1ms; negative: never). Such a batch otherwise commits at
+	// once; with many producers each commit then carries the few
+	// operations that arrived during the one before, and its fixed cost
+	// (the rewritten pages of every table it touches) dominates. A lone
+	// waiter, whose commit leaves nothing queued, is never held.
+	BusyGather time.Duration `yaml:"busy_gather"`
 	// QueueSize is the capacity of the bounded write queue; enqueueing blocks
 	// when it is full (default 16384).
 	QueueSize int `yaml:"queue_size"`
@@ -98,6 +110,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.BatchLinger == 0 {
 		o.BatchLinger = DefaultBatchLinger
+	}
+	if o.BusyGather == 0 {
+		o.BusyGather = DefaultBusyGather
 	}
 	if o.QueueSize == 0 {
 		o.QueueSize = DefaultQueueSize

@@ -209,6 +209,7 @@ func (s *Store) open() error {
 		rows:      s.opts.BatchRows,
 		delay:     s.opts.BatchDelay,
 		linger:    s.opts.BatchLinger,
+		gather:    s.opts.BusyGather,
 		log:       s.log,
 		counters:  &s.counters,
 		onAsync:   s.recordAsync,

@@ -90,7 +90,12 @@ type writer struct {
 	delay   time.Duration
 	// linger is how long a batch nobody waits for is gathered
 	// (Options.BatchLinger); at or below delay, batches do not linger.
-	linger   time.Duration
+	linger time.Duration
+	// gather is how long a batch a durability waiter hurries is gathered
+	// when the previous commit left operations queued (Options.BusyGather);
+	// backlog records whether it did.
+	gather   time.Duration
+	backlog  bool
 	log      *slog.Logger
 	counters *counters
 	onAsync  func(o *op, err error)
@@ -277,7 +282,11 @@ func (w *writer) tune() {
 
 // collect gathers a batch starting with first: up to rows ops, waiting at
 // most delay for more unless a synchronous op is in the batch, in which case
-// it takes only what is already queued. While it waits it sleeps until the
+// it takes only what is already queued. A batch a durability waiter
+// hurries (WaitDurable) commits at once too, unless the previous commit
+// left operations queued: then more are coming, from other producers than
+// the waiter, and it gathers them until gather has passed since the batch
+// began (Options.BusyGather). While it waits it sleeps until the
 // delay ends or Store.nudge wakes it (a synchronous op, a full batch, the
 // store closing), not on each op, so producers do not hand the writer the
 // CPU op by op. When the delay ends and nobody waits for the batch (no
@@ -305,6 +314,10 @@ func (w *writer) collect(first *op, timer *time.Timer) ([]op, bool) {
 		}
 	}()
 	done := w.done
+	var gatherEnd time.Time
+	if w.gather > 0 && w.backlog {
+		gatherEnd = time.Now().Add(w.gather)
+	}
 	for {
 	drain:
 		for len(batch) < w.rows {
@@ -321,8 +334,25 @@ func (w *writer) collect(first *op, timer *time.Timer) ([]op, bool) {
 				break drain
 			}
 		}
-		if urgent || len(batch) >= w.rows || w.dur.urgent(w.high) || (lingered && (told || w.dur.waited(w.high))) {
+		if urgent || len(batch) >= w.rows || (lingered && (told || w.dur.waited(w.high))) {
 			return batch, true
+		}
+		if w.dur.urgent(w.high) {
+			left := time.Until(gatherEnd)
+			if left <= 0 {
+				return batch, true
+			}
+			timer.Reset(left)
+			waiting = true
+			select {
+			case <-timer.C:
+				waiting = false
+				gatherEnd = time.Time{} // take what is queued now, and commit
+			case <-w.wake:
+			case <-done:
+				done, urgent = nil, true // the store closes: commit now
+			}
+			continue
 		}
 		if !waiting {
 			timer.Reset(w.delay)
@@ -345,7 +375,11 @@ func (w *writer) collect(first *op, timer *time.Timer) ([]op, bool) {
 			waiting = true
 		case <-w.wake:
 		case <-done:
-			done = nil // the queue is closed: drain it to its end
+			// The store closes: commit what is queued now; run's next
+			// batches take the rest until the queue, closed just after
+			// done, is drained. Waiting here for it to end instead could
+			// outlast a long batch delay: Close closes done first.
+			done, urgent = nil, true
 		}
 	}
 }
@@ -460,6 +494,8 @@ func (w *writer) tx(ops []op) (err error) {
 	w.deliveries.commit()
 	w.keys.commit()
 	w.high = w.txHigh
+	// Measured before the waiters wake: what they queue next is no backlog.
+	w.backlog = len(w.queue) > 0
 	w.dur.advanceTo(w.high)
 	w.counters.commits.Add(1)
 	w.counters.commitNanos.Add(int64(time.Since(start)))
