@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -40,7 +41,7 @@ type benchStore struct {
 // With --bus it is the main bus's load generator instead: see runBusBench.
 func runBench(ctx context.Context, args []string, std streams) int {
 	fs := newFlags("bench", "[--duration 5s] [--injectors N] [--journal] [--durable] [--metrics] [--agents] [--json] [--cpuprofile FILE] [--mutexprofile FILE]\n"+
-		"       xmlpipe bench --bus [--clients 200] [--duration 10s] [--rate R] [--grace 5s] [--in-memory] [--all-events] [--json] [--cpuprofile FILE] [--mutexprofile FILE]\n"+
+		"       xmlpipe bench --bus [--clients 200] [--duration 10s] [--rate R] [--grace 5s] [--in-memory] [--all-events] [--versus-pump] [--json] [--cpuprofile FILE] [--mutexprofile FILE]\n"+
 		"       xmlpipe bench --federation [--callers 32] [--duration 5s] [--samples 500] [--grace 5s] [--json] [--cpuprofile FILE] [--mutexprofile FILE]", std.err)
 	duration := fs.Duration("duration", 0, "length of the throughput phase (default 5s; 10s with --bus)")
 	onBus := fs.Bool("bus", false, "load-test the main bus: TLS WebSocket clients on loopback sending @greeter conversations")
@@ -52,6 +53,7 @@ func runBench(ctx context.Context, args []string, std streams) int {
 	grace := fs.Duration("grace", busload.DefaultGrace, "with --bus or --federation: how long to wait for outstanding replies after --duration")
 	inMemory := fs.Bool("in-memory", false, "with --bus: no data directory (no journal, no persisted registries), to see the bus without the store")
 	allEvents := fs.Bool("all-events", false, "with --bus: clients get every event of their conversations instead of subscribing to output frames only")
+	versusPump := fs.Bool("versus-pump", false, "with --bus: run the pump bench (in memory, as long as --duration, at most 5s) first and report the bus's replies/s over its conversations/s (envelopes/s ÷ 3)")
 	injectors := fs.Int("injectors", 4, "goroutines injecting envelopes")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	withJournal := fs.Bool("journal", false, "journal to a SQLite store in a temporary directory, in throughput slices alternating with slices without, and report both")
@@ -80,6 +82,10 @@ func runBench(ctx context.Context, args []string, std streams) int {
 			printAgentBench(std.out, r, *asJSON)
 			return exitOK
 		})
+	}
+	if *versusPump && !*onBus {
+		fmt.Fprintln(std.err, "xmlpipe bench: --versus-pump compares the bus with the pump; add --bus")
+		return exitUsage
 	}
 	if *onLink {
 		if *onBus || *agents || *withJournal || *durable || *withMetrics || *inMemory {
@@ -119,7 +125,12 @@ func runBench(ctx context.Context, args []string, std streams) int {
 			return exitUsage
 		}
 		cfg := busload.Config{Load: load, InMemory: *inMemory}
-		return profiled(*cpuProfile, *mutexProfile, std, func() int { return runBusBench(ctx, cfg, *asJSON, std) })
+		var versus *bench.Config
+		if *versusPump {
+			// As long as the bus's load (at most the pump bench's default).
+			versus = &bench.Config{Duration: min(cmp.Or(*duration, 5*time.Second), 5*time.Second), Injectors: *injectors}
+		}
+		return profiled(*cpuProfile, *mutexProfile, std, func() int { return runBusBench(ctx, cfg, versus, *asJSON, std) })
 	}
 	if *duration == 0 {
 		*duration = 5 * time.Second
@@ -186,21 +197,58 @@ func runPumpBench(ctx context.Context, cfg bench.Config, st *store.Store, asJSON
 // runBusBench is `xmlpipe bench --bus`: the embedded hello-world organism
 // on a temporary data directory (none with --in-memory) with its main bus
 // on a loopback TLS port, driven by cfg.Load's clients over real TLS
-// WebSockets after a real login.
-func runBusBench(ctx context.Context, cfg busload.Config, asJSON bool, std streams) int {
+// WebSockets after a real login. With versus set (--versus-pump) the pump
+// bench runs first, in the same process, and the bus's replies/s are
+// reported over its conversations/s.
+func runBusBench(ctx context.Context, cfg busload.Config, versus *bench.Config, asJSON bool, std streams) int {
+	var vs *busVersusPump
+	if versus != nil {
+		p, err := bench.Run(ctx, *versus)
+		if err != nil {
+			fmt.Fprintf(std.err, "xmlpipe bench --bus --versus-pump: the pump bench: %v\n", err)
+			return exitFailure
+		}
+		vs = &busVersusPump{PumpEnvelopesPerSec: p.EnvelopesPerSec, PumpConversationsPerSec: p.EnvelopesPerSec / hopsPerConversation}
+	}
 	cfg.Build = configSource{path: embeddedName, embedded: true}.build
 	r, err := busload.Run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(std.err, "xmlpipe bench --bus: %v\n", err)
 		return exitFailure
 	}
+	if vs != nil && vs.PumpConversationsPerSec > 0 {
+		vs.Ratio = r.RepliesPerSec / vs.PumpConversationsPerSec
+	}
 	if asJSON {
-		b, _ := json.Marshal(r)
+		b, _ := json.Marshal(struct {
+			busload.Result
+			Versus *busVersusPump `json:"versus_pump,omitempty"`
+		}{r, vs})
 		fmt.Fprintln(std.out, string(b))
 		return exitOK
 	}
 	fmt.Fprint(std.out, r.String())
+	if vs != nil {
+		fmt.Fprintf(std.out, "versus the pump    %10.2f  bus replies/s over the pump's conversations/s (%.0f envelopes/s ÷ %d, `xmlpipe bench` just before)\n",
+			vs.Ratio, vs.PumpEnvelopesPerSec, hopsPerConversation)
+	}
 	return exitOK
+}
+
+// hopsPerConversation is the envelopes of one @greeter conversation on
+// the bus (the client's Greeting to the greeter, its GreetingResponse to
+// the shouter, the ShoutedResponse to the response handler): the pump
+// bench's envelopes/s over it are the conversations/s the pump alone
+// would carry.
+const hopsPerConversation = 3
+
+// busVersusPump is `xmlpipe bench --bus --versus-pump`'s comparison: the
+// pump bench's throughput just before the bus's load, in the same process,
+// and the bus's replies/s over its conversations/s.
+type busVersusPump struct {
+	PumpEnvelopesPerSec     float64 `json:"pump_envelopes_per_sec"`
+	PumpConversationsPerSec float64 `json:"pump_conversations_per_sec"`
+	Ratio                   float64 `json:"ratio"`
 }
 
 // profiled runs fn with a CPU profile written to cpuProfile and a lock
