@@ -313,7 +313,6 @@ func (w *writer) collect(first *op, timer *time.Timer) ([]op, bool) {
 			w.dur.lingering.Store(false)
 		}
 	}()
-	done := w.done
 	var gatherEnd time.Time
 	if w.gather > 0 && w.backlog {
 		gatherEnd = time.Now().Add(w.gather)
@@ -349,8 +348,8 @@ func (w *writer) collect(first *op, timer *time.Timer) ([]op, bool) {
 				waiting = false
 				gatherEnd = time.Time{} // take what is queued now, and commit
 			case <-w.wake:
-			case <-done:
-				done, urgent = nil, true // the store closes: commit now
+			case <-w.done:
+				urgent = true // the store closes: commit now
 			}
 			continue
 		}
@@ -361,7 +360,7 @@ func (w *writer) collect(first *op, timer *time.Timer) ([]op, bool) {
 		select {
 		case <-timer.C:
 			waiting = false
-			if lingered || told || done == nil || w.linger <= w.delay {
+			if lingered || told || w.linger <= w.delay {
 				urgent = true // take what is queued now, and commit
 				continue
 			}
@@ -374,12 +373,12 @@ func (w *writer) collect(first *op, timer *time.Timer) ([]op, bool) {
 			timer.Reset(w.linger - w.delay)
 			waiting = true
 		case <-w.wake:
-		case <-done:
+		case <-w.done:
 			// The store closes: commit what is queued now; run's next
 			// batches take the rest until the queue, closed just after
 			// done, is drained. Waiting here for it to end instead could
 			// outlast a long batch delay: Close closes done first.
-			done, urgent = nil, true
+			urgent = true
 		}
 	}
 }
