@@ -49,8 +49,9 @@ type answered struct {
 // (pump.AfterJournalOr), or it was handed over as the halt cancelled the
 // wait — parks the answer (park.go): the handling after Unhalt names the
 // call the same, takes the answer (openByID) and returns it without calling
-// the peer again. A halt that stops the wait before the answer came
-// cancels the call, and the next handling calls anew under another id.
+// the peer again. A halt that stops the wait before the answer came holds
+// the call open (holdCall): the peer's answer is parked when it comes, and
+// the next handling takes it, or waits on the same call if it comes later.
 func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler {
 	return xmlpipe.HandlerFunc(func(ctx context.Context, payload any, md xmlpipe.Metadata) (xmlpipe.Response, error) {
 		body, err := pt.AppendPayload(nil, payload)
@@ -65,8 +66,9 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 		}
 		lt, early := o.lt, o.early
 		keep := false // a call left open at shutdown is adopted after the restart
-		// parked is set once the answer handed over as a halt stopped the
-		// wait is parked (or dropped) for the next handling.
+		// parked is set once the call whose wait a halt stopped is kept
+		// for the next handling — with the answer handed over meanwhile
+		// (park: or dropped), or held open for it (holdCall).
 		parked := false
 		// got is set when the handler returns the answer (ans): its ack
 		// (none for an answer acknowledged when it was kept) and the
@@ -80,7 +82,7 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 			if g.pending[lt] == c {
 				delete(g.pending, lt)
 			}
-			if g.byThread[md.ThreadID] == lt {
+			if g.byThread[md.ThreadID] == lt && !parked {
 				delete(g.byThread, md.ThreadID)
 			}
 			g.mu.Unlock()
@@ -135,19 +137,15 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 				g.m.proxyHook(proxyStopping, lt)
 			}
 			if o.key != "" && rerun(ctx) {
-				// Out of pending, the call is handed nothing more: an
-				// answer handed over meanwhile is in c.answer.
-				g.mu.Lock()
-				if g.pending[lt] == c {
-					delete(g.pending, lt)
-				}
-				g.mu.Unlock()
-				select {
-				case a := <-c.answer:
+				a, came, held := g.holdCall(o, c, md.ThreadID)
+				switch {
+				case came:
 					parked = true
 					g.park(ctx, o, md.ThreadID, a.e, a.ack)
 					return nil, ctx.Err()
-				default:
+				case held:
+					parked = true
+					return nil, ctx.Err()
 				}
 			}
 			g.cancel(lt)
@@ -313,9 +311,12 @@ func callKey(remote string, seq int64) string {
 // A handling that a halt stopped once its answer came left the answer
 // parked under the call's id (park.go): the handling after Unhalt, which
 // computes that id again, takes it as the answer that came before it,
-// without calling the peer; its own output acknowledges the answer. A
-// handling stopped before its answer came made the next one call anew
-// (retry), under the next id.
+// without calling the peer; its own output acknowledges the answer. One
+// that a halt stopped before the answer came left the call held open
+// (holdCall): the next handling waits on it, handed a refusal that came
+// meanwhile. A handling that ended otherwise before its answer came (the
+// bound of held calls reached) made the next one call anew (retry), under
+// the next id.
 func (g *gateway) openByID(ctx context.Context, c *call, seq int64, recovered bool, callerThread, remote string,
 	body []byte, tp string) (opened, error) {
 	key := callKey(remote, seq)
@@ -323,7 +324,16 @@ func (g *gateway) openByID(ctx context.Context, c *call, seq int64, recovered bo
 	n := g.retried[key]
 	lt := callID(g.m.secret, g.m.db.epoch, g.name, remote, seq, n)
 	for {
-		if p := g.takeParked(lt); p != nil { // a halt stopped the handling that had the answer
+		if p := g.takeParked(lt); p != nil && p.e == nil { // a halt stopped the handling's wait
+			g.pending[lt] = c
+			g.byThread[callerThread] = lt
+			if p.err != nil {
+				c.refused <- p.err
+			}
+			g.mu.Unlock()
+			g.log.Info("federation: the message handled again after a halt waits on its call", "call", lt)
+			return p.o, nil
+		} else if p != nil { // a halt stopped the handling that had the answer
 			g.mu.Unlock()
 			g.log.Info("federation: the message handled again after a halt takes its call's answer", "call", lt)
 			p.o.early, p.o.ack = p.e, p.ack

@@ -311,7 +311,8 @@ func TestCallWaitsForItsMessage(t *testing.T) {
 }
 
 // TestInterruptedHandlingCallsAnew: a handling whose context ends before
-// its answer (a halt, which runs it again) cancels its call; when the same
+// its answer, on a thread the pump does not hold (so no handling of its
+// message waits on the call: holdCall), cancels its call; when the same
 // message is handled again in the same life it calls anew, under another
 // id (the peer would refuse the first one's as a copy).
 func TestInterruptedHandlingCallsAnew(t *testing.T) {

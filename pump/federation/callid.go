@@ -8,8 +8,9 @@ import (
 
 // callID is the link thread of the call that the handling of journaled
 // message seq makes to capability remote through gateway gw — attempt n of
-// it in this life of the organism (a handling the pump interrupted, by a
-// halt, and runs again calls anew) — in the state of the given epoch: a
+// it in this life of the organism (a handling interrupted before its
+// answer whose call could not be held open for its next handling calls
+// anew: holdCall) — in the state of the given epoch: a
 // UUID v4 from an HMAC under the organism's secret.
 //
 // A message handled again after a crash (Recover) computes the same id, so

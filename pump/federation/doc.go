@@ -104,17 +104,21 @@
 // answers under that id, and an answer that comes before the re-delivery
 // (soon after a start, to a call with no record) is kept for it. Such a
 // re-sent call carries the time its message was journaled, so the peer
-// refuses it as stale once it may have forgotten the first copy. A handling
-// interrupted before its answer (a halt runs it again) calls anew under
-// another id. One that a halt stopped once its answer came — the pump
-// drops what the handler returns, or the answer was handed over as the
-// halt cancelled the wait — parks the answer in memory, unacknowledged,
-// with its call still claimed and recorded; the handling after Unhalt
-// computes the same id, takes the answer without calling the peer again,
-// and acknowledges it once its own output is journaled. A parked answer
-// whose caller's thread ends (a kill) is acknowledged and its call
-// forgotten; at a shutdown it stays unacknowledged, and the peer's resend
-// answers the call adopted after the restart. A call with a random link
+// refuses it as stale once it may have forgotten the first copy. A
+// handling that a halt stopped keeps its call for the handling after
+// Unhalt, which computes the same id and never calls the peer a second
+// time: once the answer came — the pump drops what the handler returns, or
+// the answer was handed over as the halt cancelled the wait — the answer is
+// parked in memory, unacknowledged, with its call still claimed and
+// recorded, and that handling takes it and acknowledges it once its own
+// output is journaled; before the answer came, the call is held open (the
+// peer goes on with it), its answer parked when it comes, and that
+// handling waits on it. A parked answer whose caller's thread ends (a
+// kill) is acknowledged and its call forgotten, a held call cancelled; at
+// a shutdown both stay unacknowledged and recorded, and the peer's resend
+// answers the call adopted after the restart. A handling interrupted
+// otherwise before its answer (past 1,024 kept calls) cancels its call,
+// and the next handling calls anew under another id. A call with a random link
 // thread is adopted by its caller's thread and payload digest instead, and
 // leaves only once it and its record are durable.
 //

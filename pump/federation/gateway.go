@@ -58,12 +58,13 @@ type gateway struct {
 	// until its record is gone).
 	adoptable atomic.Bool
 	// retried counts, by message and capability (callKey), the handlings
-	// in this life that ended before their call did (ctx cancelled: a
-	// halt runs the handling again), so that the next one calls anew.
+	// in this life that ended before their call did and cancelled it
+	// (ctx cancelled, the call not held open: holdCall), so that the next
+	// one calls anew.
 	retried map[string]int
-	// parked are the answers of calls named by their message whose
-	// handling a halt stopped once the answer came, by link thread, for
-	// the next handling of the message (park.go).
+	// parked are the calls named by their message whose handling a halt
+	// stopped, with their answer once it came, by link thread, for the
+	// next handling of the message (park.go).
 	parked map[string]*parkedAnswer
 	// unsettled are the received envelopes not acknowledged yet, with the
 	// copies that wait for them.

@@ -28,6 +28,7 @@ type haltRig struct {
 
 	mu      sync.Mutex
 	replies int
+	huhs    []string // the errors the conversation was answered with
 	thread  string
 }
 
@@ -92,9 +93,14 @@ func (r *haltRig) start(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	thread, err := r.p.Send(ctx, "console", "echo", &Echo{Text: "once"}, pump.OutletFunc(func(ev pump.Event) {
-		if ev.Kind == pump.EventReply && ev.From == "echo" {
+		switch {
+		case ev.Kind == pump.EventReply && ev.From == "echo":
 			r.mu.Lock()
 			r.replies++
+			r.mu.Unlock()
+		case ev.Kind == pump.EventHuh:
+			r.mu.Lock()
+			r.huhs = append(r.huhs, ev.Error)
 			r.mu.Unlock()
 		}
 	}))
@@ -127,8 +133,32 @@ func (r *haltRig) waitParked(t *testing.T, lt string) {
 	waitUntil(t, "the answer of the halted handling was never parked", func() bool {
 		r.g.mu.Lock()
 		defer r.g.mu.Unlock()
-		return r.g.parked[lt] != nil
+		return r.g.parked[lt] != nil && r.g.parked[lt].e != nil
 	})
+}
+
+// haltWhileWaiting starts the conversation, halts the caller while the
+// callee holds the call, and returns the call's link thread once the
+// halted handling stopped waiting and held the call open (holdCall).
+func (r *haltRig) haltWhileWaiting(t *testing.T) string {
+	t.Helper()
+	r.start(t)
+	waitUntil(t, "the call never reached the callee", func() bool { return len(r.c.seen()) == 1 })
+	r.halt(t)
+	var lt string
+	select {
+	case lt = <-r.at:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the halted handling never stopped waiting")
+	}
+	close(r.release)
+	waitUntil(t, "the call was never held open for the next handling", func() bool {
+		r.g.mu.Lock()
+		defer r.g.mu.Unlock()
+		p := r.g.parked[lt]
+		return p != nil && p.e == nil && r.g.pending[lt] == nil
+	})
+	return lt
 }
 
 // settled waits until the peer's outbox is empty (the answer acknowledged)
@@ -197,6 +227,108 @@ func TestHaltWhileTheAnswerIsHandedOverCallsOnce(t *testing.T) {
 	close(r.release)
 	r.waitParked(t, lt)
 	r.unhaltAnsweredOnce(t)
+}
+
+// TestHaltBeforeTheAnswerCallsOnce: a halt stops the proxy handling's
+// wait before the peer answered. The call is held open, not cancelled: the
+// answer that comes while the caller is halted is parked, and the handling
+// after Unhalt takes it under the same call id, so the callee runs the
+// call once (a cancel and a new call ran it twice, the first having
+// finished before the cancel came).
+func TestHaltBeforeTheAnswerCallsOnce(t *testing.T) {
+	r := newHaltRig(t, proxyStopping, true)
+	lt := r.haltWhileWaiting(t)
+	close(r.hold) // the callee answers while the caller is halted
+	r.waitParked(t, lt)
+	r.unhaltAnsweredOnce(t)
+}
+
+// TestUnhaltBeforeTheAnswerWaitsOnTheSameCall: the caller is unhalted
+// before the peer answers a call whose wait a halt stopped: the handling
+// after Unhalt waits on the call held open, under the same id, and gets
+// its answer when it comes.
+func TestUnhaltBeforeTheAnswerWaitsOnTheSameCall(t *testing.T) {
+	r := newHaltRig(t, proxyStopping, true)
+	lt := r.haltWhileWaiting(t)
+	r.p.Unhalt()
+	waitUntil(t, "the handling after Unhalt never waited on the held call", func() bool {
+		r.g.mu.Lock()
+		defer r.g.mu.Unlock()
+		return r.g.pending[lt] != nil && r.g.parked[lt] == nil
+	})
+	close(r.hold)
+	waitUntil(t, "the conversation was never answered", func() bool { return r.answered() > 0 })
+	r.settled(t)
+	if n := r.answered(); n != 1 {
+		t.Fatalf("the conversation was answered %d times, want once", n)
+	}
+	r.ranOnce(t)
+}
+
+// TestHeldCallRefusedMeanwhile: the peer refuses a call held open for the
+// next handling of its message (a nack while the caller is halted): the
+// handling after Unhalt is handed the refusal, which answers the
+// conversation, without calling the peer again.
+func TestHeldCallRefusedMeanwhile(t *testing.T) {
+	r := newHaltRig(t, proxyStopping, true)
+	lt := r.haltWhileWaiting(t)
+	r.g.refused(lt, "refused while the caller was halted")
+	r.p.Unhalt()
+	waitUntil(t, "the refusal never answered the conversation", func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return len(r.huhs) > 0
+	})
+	r.mu.Lock()
+	huhs := r.huhs
+	r.mu.Unlock()
+	// The callee still holds the call: only the refusal can end the wait
+	// before call_timeout (the pump's <huh> names no internal error).
+	if len(huhs) != 1 {
+		t.Fatalf("the conversation was answered %q, want the peer's refusal once", huhs)
+	}
+	if n := r.answered(); n != 0 {
+		t.Fatalf("the refused call was answered %d times", n)
+	}
+	waitUntil(t, "the caller never forgot the refused call", func() bool {
+		r.g.mu.Lock()
+		defer r.g.mu.Unlock()
+		return len(r.g.claimed) == 0 && len(r.g.parked) == 0 && len(r.g.pending) == 0
+	})
+	r.ranOnce(t)
+}
+
+// TestHeldCallCancelledWhenTheThreadEnds: the conversation whose call a
+// halt held open is killed: the call is cancelled at the peer (its
+// conversation there ends) and forgotten here, and nothing answers the
+// killed conversation after Unhalt.
+func TestHeldCallCancelledWhenTheThreadEnds(t *testing.T) {
+	r := newHaltRig(t, proxyStopping, true)
+	lt := r.haltWhileWaiting(t)
+	r.mu.Lock()
+	thread := r.thread
+	r.mu.Unlock()
+	if _, err := r.p.Kill(thread); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the held call was never cancelled at the peer", func() bool {
+		return !r.c.m.serving(derivedThread(r.c.m.secret, "a", lt))
+	})
+	close(r.hold) // the callee's killed handling returns
+	// The peer's end of the cancelled call comes to a call nobody makes
+	// any more: soon after a start it is kept as an orphan (keepOrphan),
+	// as for any cancelled call, so only the gateway's memory is checked.
+	waitUntil(t, "the peer's end of the call was never acknowledged", func() bool { return r.c.m.gateways[0].queued() == 0 })
+	waitUntil(t, "the caller never forgot its call", func() bool {
+		r.g.mu.Lock()
+		defer r.g.mu.Unlock()
+		return len(r.g.claimed) == 0 && len(r.g.parked) == 0 && len(r.g.pending) == 0
+	})
+	r.p.Unhalt()
+	if n := r.answered(); n != 0 {
+		t.Fatalf("the killed conversation was answered %d times", n)
+	}
+	r.ranOnce(t)
 }
 
 // TestParkedAnswerAcknowledgedWhenTheThreadEnds: the conversation of a

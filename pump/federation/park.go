@@ -7,22 +7,81 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 )
 
-// parkedAnswer is the answer to a call named by its message (openByID)
-// whose handling a halt stopped after the answer came: kept in memory, with
-// what acknowledges it to the peer, for the handling of the same message
-// after Unhalt, which computes the same call id and takes it (takeParked)
-// instead of calling the peer a second time.
+// parkedAnswer is a call named by its message (openByID) whose handling a
+// halt stopped, kept in memory for the handling of the same message after
+// Unhalt, which computes the same call id and takes it (takeParked)
+// instead of calling the peer a second time: with the answer, and what
+// acknowledges it to the peer, when the answer came before the halt
+// stopped the handling (park); with none (e nil) when the halt stopped the
+// wait (holdCall), the call left open for the peer's answer, which the
+// gateway parks here when it comes (handTo), or for its refusal (err).
 type parkedAnswer struct {
 	o      opened
 	thread string // the caller's thread
 	e      *envelope
 	ack    func()
+	err    error // the peer refused the call held open
 }
 
 // maxParked bounds gateway.parked: past it, an answer of a halted handling
-// is dropped (acknowledged, its call forgotten) and the next handling of
-// its message calls anew.
+// is dropped (acknowledged, its call forgotten), a call whose wait a halt
+// stopped is cancelled, and the next handling of its message calls anew.
 const maxParked = 1024
+
+// holdCall takes c, the call o the handling on the caller's thread waits
+// on, out of pending as a halt stops that wait (the caller checked that the
+// handling runs again: rerun). An answer handed
+// over meanwhile is returned (came), for park. Otherwise the call stays
+// open for the next handling of the same message (held): the peer goes on
+// with it, and its answer is parked when it comes (handTo) or handed to
+// that handling, which waits on the same call rather than calling anew —
+// a cancel and a new call would run the peer's listener twice when it
+// finished the first before the cancel came. The call is not held when
+// its thread ended already or maxParked calls are kept: the caller cancels
+// it then.
+// The thread is checked under g.mu, so that one ending from now on finds
+// the call held (endParked).
+func (g *gateway) holdCall(o opened, c *call, thread string) (a answered, came, held bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.pending[o.lt] == c {
+		delete(g.pending, o.lt)
+	}
+	select {
+	case a = <-c.answer: // handed over as the wait ended: out of pending, nothing more comes
+		return a, true, false
+	default:
+	}
+	if len(g.parked) >= maxParked || !g.m.opts.Pump.Threads().Known(thread) {
+		return answered{}, false, false
+	}
+	g.parked[o.lt] = &parkedAnswer{o: o, thread: thread}
+	return answered{}, false, true
+}
+
+// handHeld parks a, the answer to call ref, when a halt stopped the wait
+// of the handling that made it (holdCall), and reports whether it did;
+// with g.mu held.
+func (g *gateway) handHeld(ref string, a answered) bool {
+	p := g.parked[ref]
+	if p == nil || p.e != nil {
+		return false
+	}
+	p.e, p.ack = a.e, a.ack
+	return true
+}
+
+// refuseHeld records the peer's refusal of call ref held open for the next
+// handling of its message (holdCall), which returns it, and reports
+// whether it did; with g.mu held.
+func (g *gateway) refuseHeld(ref string, err error) bool {
+	p := g.parked[ref]
+	if p == nil || p.e != nil {
+		return false
+	}
+	p.err = err
+	return true
+}
 
 // park keeps the answer e (acknowledged by ack) of call o, which the
 // handling of ctx on the caller's thread took or was handed as a halt
@@ -77,8 +136,8 @@ func (g *gateway) takeParked(lt string) *parkedAnswer {
 }
 
 // endParked acknowledges the answers parked for the callers' threads ids,
-// which ended (nothing will take them: the peer may delete them), and
-// forgets their calls.
+// which ended (nothing will take them: the peer may delete them), cancels
+// the calls held open for them, and forgets their calls.
 func (g *gateway) endParked(ids []string) {
 	g.mu.Lock()
 	if len(g.parked) == 0 {
@@ -98,9 +157,15 @@ func (g *gateway) endParked(ids []string) {
 	}
 	g.mu.Unlock()
 	for _, p := range done {
-		g.log.Info("federation: the caller's thread ended; the answer kept for its next handling is dropped",
-			"call", p.o.lt, "thread", p.thread)
-		p.ack()
+		if p.e == nil { // held open: the peer need not go on with it
+			g.log.Info("federation: the caller's thread ended; the call held for its next handling is cancelled",
+				"call", p.o.lt, "thread", p.thread)
+			g.cancel(p.o.lt)
+		} else {
+			g.log.Info("federation: the caller's thread ended; the answer kept for its next handling is dropped",
+				"call", p.o.lt, "thread", p.thread)
+			p.ack()
+		}
 		g.forgetCall(p.o)
 	}
 }

@@ -399,15 +399,16 @@ func (g *gateway) onAnswer(e *envelope, raw []byte, ack func()) {
 	ack()
 }
 
-// handTo hands a to the call waiting under ref, if one does, and reports
-// whether it did. It hands it under g.mu, so that a handler that stopped
-// waiting finds it once it removed its call from pending (proxy).
+// handTo hands a to the call waiting under ref, if one does, or parks it
+// for the call a halt held open (handHeld), and reports whether it did.
+// It hands it under g.mu, so that a handler that stopped waiting finds it
+// once it removed its call from pending (holdCall).
 func (g *gateway) handTo(ref string, a answered) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	c := g.pending[ref]
 	if c == nil {
-		return false
+		return g.handHeld(ref, a)
 	}
 	delete(g.pending, ref)
 	select {
@@ -454,13 +455,18 @@ func (g *gateway) onCancel(e *envelope) {
 	}
 }
 
-// refused fails the open call a nack refused.
+// refused fails the open call a nack refused, or the call held open for
+// the next handling of its message (holdCall).
 func (g *gateway) refused(id, why string) {
+	err := fmt.Errorf("%w: gateway %s: %s", ErrRefused, g.name, why)
 	g.mu.Lock()
 	c := g.pending[id]
 	delete(g.pending, id)
+	if c == nil {
+		g.refuseHeld(id, err)
+	}
 	g.mu.Unlock()
 	if c != nil {
-		c.refused <- fmt.Errorf("%w: gateway %s: %s", ErrRefused, g.name, why)
+		c.refused <- err
 	}
 }
