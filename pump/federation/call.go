@@ -136,7 +136,7 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 			if g.m.proxyHook != nil {
 				g.m.proxyHook(proxyStopping, lt)
 			}
-			if o.key != "" && rerun(ctx) {
+			if (o.key != "" || o.digest != nil) && rerun(ctx) {
 				a, came, held := g.holdCall(o, c, md.ThreadID)
 				switch {
 				case came:
@@ -262,6 +262,9 @@ type opened struct {
 	n     int
 	// rec is the record of a call named by its message (openByID).
 	rec *callRecord
+	// digest is what a call with a random link thread is recognised by
+	// (openByDigest).
+	digest []byte
 }
 
 // open starts the call of payload body from callerThread. When the
@@ -324,20 +327,8 @@ func (g *gateway) openByID(ctx context.Context, c *call, seq int64, recovered bo
 	n := g.retried[key]
 	lt := callID(g.m.secret, g.m.db.epoch, g.name, remote, seq, n)
 	for {
-		if p := g.takeParked(lt); p != nil && p.e == nil { // a halt stopped the handling's wait
-			g.pending[lt] = c
-			g.byThread[callerThread] = lt
-			if p.err != nil {
-				c.refused <- p.err
-			}
-			g.mu.Unlock()
-			g.log.Info("federation: the message handled again after a halt waits on its call", "call", lt)
-			return p.o, nil
-		} else if p != nil { // a halt stopped the handling that had the answer
-			g.mu.Unlock()
-			g.log.Info("federation: the message handled again after a halt takes its call's answer", "call", lt)
-			p.o.early, p.o.ack = p.e, p.ack
-			return p.o, nil
+		if p := g.takeParked(lt); p != nil { // a halt stopped the handling that made the call
+			return g.resume(p, c, callerThread), nil
 		}
 		if !g.claimed[lt] && g.pending[lt] == nil {
 			break
@@ -395,7 +386,7 @@ func (g *gateway) openByID(ctx context.Context, c *call, seq int64, recovered bo
 			}
 			if len(ids) > 0 {
 				release()
-				if a, ok, err := g.adopt(c, callerThread, ids, answers); err != nil || ok {
+				if a, ok, err := g.adopt(c, callerThread, nil, ids, answers); err != nil || ok {
 					return a, err
 				}
 				return g.openByID(ctx, c, seq, false, callerThread, remote, body, tp)
@@ -454,15 +445,25 @@ const maxRetried = 4096
 // a call of the same payload from the same thread was recorded and nobody
 // waits on it (the message is re-delivered after a restart), adopts that
 // call instead of calling again, returning its answer if it came
-// meanwhile. The call leaves once it and its record are durable.
+// meanwhile. The call leaves once it and its record are durable. A call of
+// the same payload from the same thread whose handling a halt stopped
+// (holdCall, park) is taken first, as openByID takes it by its id — while
+// its handler had not taken the answer: an organism without a journal
+// acknowledges an answer as its handler takes it, and a halt after that
+// makes the call again.
 func (g *gateway) openByDigest(c *call, callerThread, remote string, body []byte, tp string) (opened, error) {
 	digest := callDigest(callerThread, remote, body)
+	g.mu.Lock()
+	if p := g.takeParkedByDigest(callerThread, digest); p != nil { // a halt stopped the handling that made it
+		return g.resume(p, c, callerThread), nil
+	}
+	g.mu.Unlock()
 	if g.adoptable.Load() { // calls recorded before this start may wait for adoption
 		ids, answers, err := g.m.db.openCalls(g.name, callerThread, digest)
 		if err != nil {
 			return opened{}, err
 		}
-		if o, ok, err := g.adopt(c, callerThread, ids, answers); err != nil || ok {
+		if o, ok, err := g.adopt(c, callerThread, digest, ids, answers); err != nil || ok {
 			return o, err
 		}
 	}
@@ -480,12 +481,12 @@ func (g *gateway) openByDigest(c *call, callerThread, remote string, body []byte
 		g.mu.Unlock()
 		return opened{}, err
 	}
-	return opened{lt: lt}, nil
+	return opened{lt: lt, digest: digest}, nil
 }
 
 // adopt claims the first of the recorded calls ids (answers: what each
 // has) that nobody waits on, for c; ok says one was.
-func (g *gateway) adopt(c *call, callerThread string, ids []string, answers [][]byte) (o opened, ok bool, err error) {
+func (g *gateway) adopt(c *call, callerThread string, digest []byte, ids []string, answers [][]byte) (o opened, ok bool, err error) {
 	g.mu.Lock()
 	for i, id := range ids {
 		if g.pending[id] != nil || g.claimed[id] {
@@ -501,9 +502,9 @@ func (g *gateway) adopt(c *call, callerThread string, ids []string, answers [][]
 			delete(g.pending, id)
 			g.mu.Unlock()
 			a, err := parse(answers[i])
-			return opened{lt: id, early: a}, true, err
+			return opened{lt: id, early: a, digest: digest}, true, err
 		}
-		return opened{lt: id}, true, nil
+		return opened{lt: id, digest: digest}, true, nil
 	}
 	g.mu.Unlock()
 	return opened{}, false, nil

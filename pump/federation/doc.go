@@ -118,9 +118,11 @@
 // a shutdown both stay unacknowledged and recorded, and the peer's resend
 // answers the call adopted after the restart. A handling interrupted
 // otherwise before its answer (past 1,024 kept calls) cancels its call,
-// and the next handling calls anew under another id. A call with a random link
-// thread is adopted by its caller's thread and payload digest instead, and
-// leaves only once it and its record are durable.
+// and the next handling calls anew under another id. A call with a random
+// link thread (an organism without a journal) is adopted by its caller's
+// thread and payload digest instead, by which the handling after Unhalt
+// also finds the call a halt held, and leaves only once it and its record
+// are durable.
 //
 // # Cost
 //

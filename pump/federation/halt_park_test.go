@@ -33,9 +33,16 @@ type haltRig struct {
 }
 
 // newHaltRig starts a callee whose echo waits for rig.hold (held: until
-// the test closes it; else closed already) and a caller whose proxy
-// handling stops at step.
+// the test closes it; else closed already) and a journaled caller whose
+// proxy handling stops at step.
 func newHaltRig(t *testing.T, step proxyStep, held bool) *haltRig {
+	t.Helper()
+	return newHaltRigWith(t, step, held, true)
+}
+
+// newHaltRigWith is newHaltRig with a caller that has a store (journaled:
+// its calls are named by their message) or none (named by their digest).
+func newHaltRigWith(t *testing.T, step proxyStep, held, journaled bool) *haltRig {
 	t.Helper()
 	aKey, dir := newKey(t), t.TempDir()
 	r := &haltRig{hold: make(chan struct{}), at: make(chan string, 1), release: make(chan struct{})}
@@ -50,8 +57,12 @@ func newHaltRig(t *testing.T, step proxyStep, held bool) *haltRig {
 			close(r.hold)
 		}
 	})
-	st := openStore(t, dir, slog.New(slog.NewTextHandler(r.c.logs, nil)).With("side", "caller"))
-	r.p, r.m = newJournaledCaller(t, aKey, r.c, st, testJournal{st})
+	if journaled {
+		st := openStore(t, dir, slog.New(slog.NewTextHandler(r.c.logs, nil)).With("side", "caller"))
+		r.p, r.m = newJournaledCaller(t, aKey, r.c, st, testJournal{st})
+	} else {
+		r.p, r.m = newJournaledCaller(t, aKey, r.c, nil, nil)
+	}
 	r.g = r.m.gateways[0]
 	var once sync.Once
 	t.Cleanup(func() {
@@ -241,6 +252,37 @@ func TestHaltBeforeTheAnswerCallsOnce(t *testing.T) {
 	close(r.hold) // the callee answers while the caller is halted
 	r.waitParked(t, lt)
 	r.unhaltAnsweredOnce(t)
+}
+
+// TestHaltBeforeTheAnswerCallsOnceWithoutAStore: the same for an organism
+// without a data directory, whose calls have random link threads: the
+// handling after Unhalt finds the held call by its thread and payload
+// digest, in both orders of Unhalt and the answer.
+func TestHaltBeforeTheAnswerCallsOnceWithoutAStore(t *testing.T) {
+	t.Run("answer first", func(t *testing.T) {
+		r := newHaltRigWith(t, proxyStopping, true, false)
+		lt := r.haltWhileWaiting(t)
+		close(r.hold)
+		r.waitParked(t, lt)
+		r.unhaltAnsweredOnce(t)
+	})
+	t.Run("unhalt first", func(t *testing.T) {
+		r := newHaltRigWith(t, proxyStopping, true, false)
+		lt := r.haltWhileWaiting(t)
+		r.p.Unhalt()
+		waitUntil(t, "the handling after Unhalt never waited on the held call", func() bool {
+			r.g.mu.Lock()
+			defer r.g.mu.Unlock()
+			return r.g.pending[lt] != nil && r.g.parked[lt] == nil
+		})
+		close(r.hold)
+		waitUntil(t, "the conversation was never answered", func() bool { return r.answered() > 0 })
+		r.settled(t)
+		if n := r.answered(); n != 1 {
+			t.Fatalf("the conversation was answered %d times, want once", n)
+		}
+		r.ranOnce(t)
+	})
 }
 
 // TestUnhaltBeforeTheAnswerWaitsOnTheSameCall: the caller is unhalted

@@ -1,6 +1,7 @@
 package federation
 
 import (
+	"bytes"
 	"context"
 	"errors"
 
@@ -123,6 +124,42 @@ func (g *gateway) park(ctx context.Context, o opened, thread string, e *envelope
 func rerun(ctx context.Context) bool {
 	cause := context.Cause(ctx)
 	return !errors.Is(cause, pump.ErrConversationKilled) && !errors.Is(cause, pump.ErrHandlerTimeout)
+}
+
+// resume hands p, a call a halt stopped the handling of, to c, the
+// handling of the same message after Unhalt: its answer, or the call
+// itself to wait on when it is held open (its refusal, if one came, handed
+// over); with g.mu held, which it releases.
+func (g *gateway) resume(p *parkedAnswer, c *call, callerThread string) opened {
+	if p.e != nil {
+		g.mu.Unlock()
+		g.log.Info("federation: the message handled again after a halt takes its call's answer", "call", p.o.lt)
+		p.o.early, p.o.ack = p.e, p.ack
+		return p.o
+	}
+	g.pending[p.o.lt] = c
+	g.byThread[callerThread] = p.o.lt
+	if p.err != nil {
+		c.refused <- p.err
+	}
+	g.mu.Unlock()
+	g.log.Info("federation: the message handled again after a halt waits on its call", "call", p.o.lt)
+	return p.o
+}
+
+// takeParkedByDigest takes a call with a random link thread that a halt
+// stopped the handling of, made from callerThread with digest (callDigest),
+// if there is one; with g.mu held. Two such calls of the same payload from
+// the same thread are interchangeable, as their adoption after a restart
+// makes them.
+func (g *gateway) takeParkedByDigest(callerThread string, digest []byte) *parkedAnswer {
+	for lt, p := range g.parked {
+		if p.o.digest != nil && p.thread == callerThread && bytes.Equal(p.o.digest, digest) {
+			delete(g.parked, lt)
+			return p
+		}
+	}
+	return nil
 }
 
 // takeParked takes the answer parked for call lt, if there is one; with
