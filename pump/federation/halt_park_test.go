@@ -141,50 +141,71 @@ func (r *haltRig) halt(t *testing.T) {
 // waitParked waits until the gateway parked the answer of call lt.
 func (r *haltRig) waitParked(t *testing.T, lt string) {
 	t.Helper()
-	waitUntil(t, "the answer of the halted handling was never parked", func() bool {
-		r.g.mu.Lock()
-		defer r.g.mu.Unlock()
-		return r.g.parked[lt] != nil && r.g.parked[lt].e != nil
+	r.waitGateway(t, "the answer of the halted handling was never parked", func(g *gateway) bool {
+		return g.parked[lt] != nil && g.parked[lt].e != nil
 	})
 }
 
-// haltWhileWaiting starts the conversation, halts the caller while the
+// waitGateway waits until cond holds of the caller's gateway, checked
+// under its lock.
+func (r *haltRig) waitGateway(t *testing.T, what string, cond func(g *gateway) bool) {
+	t.Helper()
+	waitUntil(t, what, func() bool {
+		r.g.mu.Lock()
+		defer r.g.mu.Unlock()
+		return cond(r.g)
+	})
+}
+
+// haltDuringTheWait starts the conversation, halts the caller while the
 // callee holds the call, and returns the call's link thread once the
-// halted handling stopped waiting and held the call open (holdCall).
-func (r *haltRig) haltWhileWaiting(t *testing.T) string {
+// halted handling stopped waiting (held at proxyStopping).
+func (r *haltRig) haltDuringTheWait(t *testing.T) string {
 	t.Helper()
 	r.start(t)
 	waitUntil(t, "the call never reached the callee", func() bool { return len(r.c.seen()) == 1 })
 	r.halt(t)
-	var lt string
 	select {
-	case lt = <-r.at:
+	case lt := <-r.at:
+		return lt
 	case <-time.After(30 * time.Second):
 		t.Fatal("the halted handling never stopped waiting")
+		return ""
 	}
+}
+
+// haltWhileWaiting is haltDuringTheWait, the handling then let go: it
+// returns once the call is held open (holdCall).
+func (r *haltRig) haltWhileWaiting(t *testing.T) string {
+	t.Helper()
+	lt := r.haltDuringTheWait(t)
 	close(r.release)
-	waitUntil(t, "the call was never held open for the next handling", func() bool {
-		r.g.mu.Lock()
-		defer r.g.mu.Unlock()
-		p := r.g.parked[lt]
-		return p != nil && p.e == nil && r.g.pending[lt] == nil
+	r.waitGateway(t, "the call was never held open for the next handling", func(g *gateway) bool {
+		p := g.parked[lt]
+		return p != nil && p.e == nil && g.pending[lt] == nil
 	})
 	return lt
 }
 
-// settled waits until the peer's outbox is empty (the answer acknowledged)
-// and the caller forgot every call (none claimed, parked or recorded).
+// settled waits until the caller forgot every call (forgotten) and checks
+// that no call record is left.
 func (r *haltRig) settled(t *testing.T) {
 	t.Helper()
-	waitUntil(t, "the peer's answer was never acknowledged", func() bool { return r.c.m.gateways[0].queued() == 0 })
-	waitUntil(t, "the caller never forgot its call", func() bool {
-		r.g.mu.Lock()
-		defer r.g.mu.Unlock()
-		return len(r.g.claimed) == 0 && len(r.g.parked) == 0 && len(r.g.pending) == 0
-	})
+	r.forgotten(t)
 	if found, err := r.m.db.hasCalls("b"); err != nil || found {
 		t.Fatalf("a call record is left in federation_calls (%v, %v)", found, err)
 	}
+}
+
+// forgotten waits until the peer's outbox is empty (what it sent
+// acknowledged) and the caller's gateway holds no call (none claimed,
+// parked or pending).
+func (r *haltRig) forgotten(t *testing.T) {
+	t.Helper()
+	waitUntil(t, "the peer's answer was never acknowledged", func() bool { return r.c.m.gateways[0].queued() == 0 })
+	r.waitGateway(t, "the caller never forgot its call", func(g *gateway) bool {
+		return len(g.claimed) == 0 && len(g.parked) == 0 && len(g.pending) == 0
+	})
 }
 
 // ranOnce checks the callee's echo ran once.
@@ -219,25 +240,15 @@ func TestHaltAfterTheAnswerWasTakenCallsOnce(t *testing.T) {
 // it is parked, not dropped with a cancel, and the handling after Unhalt
 // takes it without calling the peer again.
 func TestHaltWhileTheAnswerIsHandedOverCallsOnce(t *testing.T) {
-	r := newHaltRig(t, proxyStopping, true)
-	r.start(t)
-	waitUntil(t, "the call never reached the callee", func() bool { return len(r.c.seen()) == 1 })
-	r.halt(t) // the handling stops waiting: it holds at proxyStopping
-	var lt string
-	select {
-	case lt = <-r.at:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the halted handling never stopped waiting")
-	}
-	close(r.hold) // the callee answers
-	waitUntil(t, "the answer was never handed over", func() bool {
-		r.g.mu.Lock()
-		defer r.g.mu.Unlock()
-		return r.g.pending[lt] == nil
+	forBothNamings(t, func(t *testing.T, journaled bool) {
+		r := newHaltRigWith(t, proxyStopping, true, journaled)
+		lt := r.haltDuringTheWait(t)
+		close(r.hold) // the callee answers
+		r.waitGateway(t, "the answer was never handed over", func(g *gateway) bool { return g.pending[lt] == nil })
+		close(r.release)
+		r.waitParked(t, lt)
+		r.unhaltAnsweredOnce(t)
 	})
-	close(r.release)
-	r.waitParked(t, lt)
-	r.unhaltAnsweredOnce(t)
 }
 
 // TestHaltBeforeTheAnswerCallsOnce: a halt stops the proxy handling's
@@ -245,35 +256,30 @@ func TestHaltWhileTheAnswerIsHandedOverCallsOnce(t *testing.T) {
 // answer that comes while the caller is halted is parked, and the handling
 // after Unhalt takes it under the same call id, so the callee runs the
 // call once (a cancel and a new call ran it twice, the first having
-// finished before the cancel came).
+// finished before the cancel came). An organism without a data directory,
+// whose calls have random link threads, finds the held call by its thread
+// and payload digest.
 func TestHaltBeforeTheAnswerCallsOnce(t *testing.T) {
-	r := newHaltRig(t, proxyStopping, true)
-	lt := r.haltWhileWaiting(t)
-	close(r.hold) // the callee answers while the caller is halted
-	r.waitParked(t, lt)
-	r.unhaltAnsweredOnce(t)
-}
-
-// TestHaltBeforeTheAnswerCallsOnceWithoutAStore: the same for an organism
-// without a data directory, whose calls have random link threads: the
-// handling after Unhalt finds the held call by its thread and payload
-// digest, in both orders of Unhalt and the answer.
-func TestHaltBeforeTheAnswerCallsOnceWithoutAStore(t *testing.T) {
-	t.Run("answer first", func(t *testing.T) {
-		r := newHaltRigWith(t, proxyStopping, true, false)
+	forBothNamings(t, func(t *testing.T, journaled bool) {
+		r := newHaltRigWith(t, proxyStopping, true, journaled)
 		lt := r.haltWhileWaiting(t)
-		close(r.hold)
+		close(r.hold) // the callee answers while the caller is halted
 		r.waitParked(t, lt)
 		r.unhaltAnsweredOnce(t)
 	})
-	t.Run("unhalt first", func(t *testing.T) {
-		r := newHaltRigWith(t, proxyStopping, true, false)
+}
+
+// TestUnhaltBeforeTheAnswerWaitsOnTheSameCall: the caller is unhalted
+// before the peer answers a call whose wait a halt stopped: the handling
+// after Unhalt waits on the call held open, under the same id, and gets
+// its answer when it comes.
+func TestUnhaltBeforeTheAnswerWaitsOnTheSameCall(t *testing.T) {
+	forBothNamings(t, func(t *testing.T, journaled bool) {
+		r := newHaltRigWith(t, proxyStopping, true, journaled)
 		lt := r.haltWhileWaiting(t)
 		r.p.Unhalt()
-		waitUntil(t, "the handling after Unhalt never waited on the held call", func() bool {
-			r.g.mu.Lock()
-			defer r.g.mu.Unlock()
-			return r.g.pending[lt] != nil && r.g.parked[lt] == nil
+		r.waitGateway(t, "the handling after Unhalt never waited on the held call", func(g *gateway) bool {
+			return g.pending[lt] != nil && g.parked[lt] == nil
 		})
 		close(r.hold)
 		waitUntil(t, "the conversation was never answered", func() bool { return r.answered() > 0 })
@@ -285,26 +291,11 @@ func TestHaltBeforeTheAnswerCallsOnceWithoutAStore(t *testing.T) {
 	})
 }
 
-// TestUnhaltBeforeTheAnswerWaitsOnTheSameCall: the caller is unhalted
-// before the peer answers a call whose wait a halt stopped: the handling
-// after Unhalt waits on the call held open, under the same id, and gets
-// its answer when it comes.
-func TestUnhaltBeforeTheAnswerWaitsOnTheSameCall(t *testing.T) {
-	r := newHaltRig(t, proxyStopping, true)
-	lt := r.haltWhileWaiting(t)
-	r.p.Unhalt()
-	waitUntil(t, "the handling after Unhalt never waited on the held call", func() bool {
-		r.g.mu.Lock()
-		defer r.g.mu.Unlock()
-		return r.g.pending[lt] != nil && r.g.parked[lt] == nil
-	})
-	close(r.hold)
-	waitUntil(t, "the conversation was never answered", func() bool { return r.answered() > 0 })
-	r.settled(t)
-	if n := r.answered(); n != 1 {
-		t.Fatalf("the conversation was answered %d times, want once", n)
-	}
-	r.ranOnce(t)
+// forBothNamings runs test with a journaled caller (calls named by their
+// message) and with one without a store (named by their digest).
+func forBothNamings(t *testing.T, test func(t *testing.T, journaled bool)) {
+	t.Run("journaled", func(t *testing.T) { test(t, true) })
+	t.Run("without a store", func(t *testing.T) { test(t, false) })
 }
 
 // TestHeldCallRefusedMeanwhile: the peer refuses a call held open for the
@@ -332,11 +323,7 @@ func TestHeldCallRefusedMeanwhile(t *testing.T) {
 	if n := r.answered(); n != 0 {
 		t.Fatalf("the refused call was answered %d times", n)
 	}
-	waitUntil(t, "the caller never forgot the refused call", func() bool {
-		r.g.mu.Lock()
-		defer r.g.mu.Unlock()
-		return len(r.g.claimed) == 0 && len(r.g.parked) == 0 && len(r.g.pending) == 0
-	})
+	r.forgotten(t) // the callee still holds the call: its outbox is empty
 	r.ranOnce(t)
 }
 
@@ -360,12 +347,7 @@ func TestHeldCallCancelledWhenTheThreadEnds(t *testing.T) {
 	// The peer's end of the cancelled call comes to a call nobody makes
 	// any more: soon after a start it is kept as an orphan (keepOrphan),
 	// as for any cancelled call, so only the gateway's memory is checked.
-	waitUntil(t, "the peer's end of the call was never acknowledged", func() bool { return r.c.m.gateways[0].queued() == 0 })
-	waitUntil(t, "the caller never forgot its call", func() bool {
-		r.g.mu.Lock()
-		defer r.g.mu.Unlock()
-		return len(r.g.claimed) == 0 && len(r.g.parked) == 0 && len(r.g.pending) == 0
-	})
+	r.forgotten(t)
 	r.p.Unhalt()
 	if n := r.answered(); n != 0 {
 		t.Fatalf("the killed conversation was answered %d times", n)
