@@ -108,9 +108,11 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzCallTask$$' -fuzztime $(FUZZTIME) ./pump/organism/
 	$(GO) test -run '^$$' -fuzz '^FuzzProhibited$$' -fuzztime $(FUZZTIME) ./listeners/memory/
 
-## soak: long-running leak and crash tests, and the WASM RSS check without the race detector.
+## soak: long-running leak and crash tests, and the WASM RSS check without the race detector,
+## one package at a time (-p 1): their timing checks (restart within 1 s) must not share the cores
+## with another package's 500-client soak.
 soak: deps
-	XMLPIPE_SOAK=1 $(GO) test -count=1 -timeout 60m -run 'Soak|Crash|GrowRSS' -v ./...
+	XMLPIPE_SOAK=1 $(GO) test -p 1 -count=1 -timeout 60m -run 'Soak|Crash|GrowRSS' -v ./...
 
 ## generate: regenerate schemas/<listener>/ from the Go payload types.
 generate:
