@@ -8,14 +8,15 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 )
 
-// parkedAnswer is a call named by its message (openByID) whose handling a
-// halt stopped, kept in memory for the handling of the same message after
-// Unhalt, which computes the same call id and takes it (takeParked)
-// instead of calling the peer a second time: with the answer, and what
+// parkedAnswer is a call whose handling a halt stopped, kept in memory
+// for the handling of the same message after Unhalt, which finds it — by
+// the id it computes again (takeParked), or for a call with a random link
+// thread by its thread and payload digest (takeParkedByDigest) — instead
+// of calling the peer a second time. It holds the answer, with what
 // acknowledges it to the peer, when the answer came before the halt
-// stopped the handling (park); with none (e nil) when the halt stopped the
-// wait (holdCall), the call left open for the peer's answer, which the
-// gateway parks here when it comes (handTo), or for its refusal (err).
+// stopped the handling (park); none (e nil) when the halt stopped the wait
+// (holdCall): the call is left open, and the answer is parked here when it
+// comes (handHeld), or the peer's refusal (err).
 type parkedAnswer struct {
 	o      opened
 	thread string // the caller's thread
@@ -30,18 +31,17 @@ type parkedAnswer struct {
 const maxParked = 1024
 
 // holdCall takes c, the call o the handling on the caller's thread waits
-// on, out of pending as a halt stops that wait (the caller checked that the
-// handling runs again: rerun). An answer handed
-// over meanwhile is returned (came), for park. Otherwise the call stays
-// open for the next handling of the same message (held): the peer goes on
-// with it, and its answer is parked when it comes (handTo) or handed to
-// that handling, which waits on the same call rather than calling anew —
-// a cancel and a new call would run the peer's listener twice when it
-// finished the first before the cancel came. The call is not held when
-// its thread ended already or maxParked calls are kept: the caller cancels
-// it then.
-// The thread is checked under g.mu, so that one ending from now on finds
-// the call held (endParked).
+// on, out of pending as a halt stops that wait (the caller checked that
+// the handling runs again: rerun). An answer handed over meanwhile is
+// returned (came), for park. Otherwise the call stays open for the next
+// handling of the same message (held): the peer goes on with it, and its
+// answer is parked when it comes (handHeld) or handed to that handling,
+// which waits on the same call rather than calling anew — a cancel and a
+// new call would run the peer's listener twice when it finished the first
+// before the cancel came. The call is not held when its thread ended
+// already or maxParked calls are kept: the caller cancels it then. The
+// thread is checked under g.mu, so that one ending from now on finds the
+// call held (endParked).
 func (g *gateway) holdCall(o opened, c *call, thread string) (a answered, came, held bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
