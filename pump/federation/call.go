@@ -70,6 +70,9 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 		// for the next handling — with the answer handed over meanwhile
 		// (park: or dropped), or held open for it (holdCall).
 		parked := false
+		// held is set once the call is held open (holdCall): its thread
+		// keeps naming it (byThread), so that a kill cancels it.
+		held := false
 		// got is set when the handler returns the answer (ans): its ack
 		// (none for an answer acknowledged when it was kept) and the
 		// record's deletion wait for the handler's output.
@@ -82,7 +85,7 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 			if g.pending[lt] == c {
 				delete(g.pending, lt)
 			}
-			if g.byThread[md.ThreadID] == lt && !parked {
+			if g.byThread[md.ThreadID] == lt && !held {
 				delete(g.byThread, md.ThreadID)
 			}
 			g.mu.Unlock()
@@ -137,7 +140,9 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 				g.m.proxyHook(proxyStopping, lt)
 			}
 			if (o.key != "" || o.digest != nil) && rerun(ctx) {
-				a, came, held := g.holdCall(o, c, md.ThreadID)
+				var a answered
+				var came bool
+				a, came, held = g.holdCall(o, c, md.ThreadID)
 				switch {
 				case came:
 					parked = true
