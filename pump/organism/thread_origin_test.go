@@ -12,12 +12,17 @@ import (
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
+// TestStoreJournalThreadOrigin: the origin of journaled threads, before
+// and after the store is opened again (its filter of journaled thread ids
+// loaded from the database, store.Store.MayHaveThread), and of one never
+// journaled.
 func TestStoreJournalThreadOrigin(t *testing.T) {
-	s, err := store.Open(t.TempDir(), store.Options{})
+	dir := t.TempDir()
+	s, err := store.Open(dir, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	j := StoreJournal(s, slog.New(slog.DiscardHandler)).(pump.ThreadHistory)
 	root, child, orphan := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	env := []byte(`<message/>`)
@@ -45,12 +50,22 @@ func TestStoreJournalThreadOrigin(t *testing.T) {
 		{"root without entries", orphan, "", true},
 		{"never journaled", uuid.NewString(), "", false},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			origin, seen, err := j.ThreadOrigin(tt.thread)
-			if err != nil || origin != tt.origin || seen != tt.seen {
-				t.Errorf("ThreadOrigin = %q, %v, %v; want %q, %v", origin, seen, err, tt.origin, tt.seen)
-			}
-		})
+	check := func(t *testing.T, j pump.ThreadHistory) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				origin, seen, err := j.ThreadOrigin(tt.thread)
+				if err != nil || origin != tt.origin || seen != tt.seen {
+					t.Errorf("ThreadOrigin = %q, %v, %v; want %q, %v", origin, seen, err, tt.origin, tt.seen)
+				}
+			})
+		}
 	}
+	t.Run("open", func(t *testing.T) { check(t, j) })
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = store.Open(dir, store.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("reopened", func(t *testing.T) { check(t, StoreJournal(s, slog.New(slog.DiscardHandler)).(pump.ThreadHistory)) })
 }

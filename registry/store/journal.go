@@ -19,6 +19,7 @@ func (s *Store) prepareEntry(e Entry) (Entry, error) {
 	if err := e.Validate(); err != nil {
 		return Entry{}, err
 	}
+	s.threads.add(filterKey(keyThread, e.Thread)) // before the writer can commit it: MayHaveThread
 	return e, nil
 }
 

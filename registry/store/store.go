@@ -74,6 +74,9 @@ type Store struct {
 
 	counters counters
 
+	// threads says which thread ids were never journaled (MayHaveThread).
+	threads *threadFilter
+
 	// sweepChunk is the number of rows one sweep transaction deletes.
 	sweepChunk int
 	// afterSweep, when set (tests), is called by sweepers after each sweep.
@@ -117,6 +120,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, errors.Join(err, lock.unlock())
 	}
 	go s.w.run()
+	s.loadThreadFilterInBackground()
 	return s, nil
 }
 
@@ -160,6 +164,9 @@ func (s *Store) open() error {
 		return err
 	}
 	s.Reader, s.rdb = r, r.db
+	if err := s.sizeThreadFilter(ctx); err != nil {
+		return err
+	}
 
 	conn, err := wdb.Conn(ctx)
 	if err != nil {
