@@ -20,17 +20,18 @@ import (
 // The pump asks about every thread id a client chose that is not live
 // (pump.ThreadHistory) — a client that follows the Python reference names
 // each new conversation with a fresh UUID — and a lookup probes every
-// partition of the journal: ~0.76 ms in a 200,000-row journal
+// partition of the journal: 0.70-0.76 ms in a 200,000-row journal
 // (BenchmarkThreadOriginLookup), so ~4 ms per new conversation in a million
-// rows. The filter answers those in well under a microsecond, for ~10 bits
-// per id in memory (about 1.3 MB per million rows of distinct threads).
+// rows. The filter answers in ~0.5 µs, for ~10 bits per key in memory
+// (about 2.5 MB per million rows of distinct threads: each row's thread
+// and conversation keys), and an append pays ~70 ns to feed it
+// (BenchmarkThreadFilterAdd).
 //
 // Open sizes it from journal_keys and fills it in the background
 // (loadThreadFilterInBackground); until the load is done every answer is
-// "maybe". Ids
-// appended meanwhile are added as they are prepared (prepareEntry), before
-// the writer sees them. A filter that fills up grows by another layer of
-// twice its size; an id is absent when no layer has it.
+// "maybe". Ids appended meanwhile are added as they are prepared
+// (prepareEntry), before the writer sees them. A filter that fills up grows
+// by another layer of twice its size; an id is absent when no layer has it.
 type threadFilter struct {
 	ready atomic.Bool
 	// loaded is closed once the filter is ready.
@@ -215,15 +216,16 @@ func (r *Reader) loadThreadFilter(f *threadFilter, done <-chan struct{}) error {
 	})
 }
 
-// sizeThreadFilter makes the store's thread filter, sized from
-// journal_keys: twice the keys it holds, so that the journal can double
+// sizeThreadFilter makes the store's thread filter, sized for the keys
+// journal_keys holds (a thread key and a conversation key per thread and
+// partition, so about twice the threads): the journal can about double
 // before the filter adds a layer.
 func (s *Store) sizeThreadFilter(ctx context.Context) error {
 	n, err := countLookupKeys(ctx, s.rdb)
 	if err != nil {
 		return err
 	}
-	s.threads = newThreadFilter(2 * n)
+	s.threads = newThreadFilter(n)
 	return nil
 }
 
