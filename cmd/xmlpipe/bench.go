@@ -41,7 +41,7 @@ type benchStore struct {
 // With --bus it is the main bus's load generator instead: see runBusBench.
 func runBench(ctx context.Context, args []string, std streams) int {
 	fs := newFlags("bench", "[--duration 5s] [--injectors N] [--journal] [--durable] [--metrics] [--agents] [--json] [--cpuprofile FILE] [--mutexprofile FILE]\n"+
-		"       xmlpipe bench --bus [--clients 200] [--duration 10s] [--rate R] [--grace 5s] [--in-memory] [--all-events] [--versus-pump] [--json] [--cpuprofile FILE] [--mutexprofile FILE]\n"+
+		"       xmlpipe bench --bus [--clients 200] [--duration 10s] [--rate R] [--grace 5s] [--in-memory] [--all-events] [--client-threads] [--versus-pump] [--json] [--cpuprofile FILE] [--mutexprofile FILE]\n"+
 		"       xmlpipe bench --federation [--callers 32] [--duration 5s] [--samples 500] [--grace 5s] [--json] [--cpuprofile FILE] [--mutexprofile FILE]", std.err)
 	duration := fs.Duration("duration", 0, "length of the throughput phase (default 5s; 10s with --bus)")
 	onBus := fs.Bool("bus", false, "load-test the main bus: TLS WebSocket clients on loopback sending @greeter conversations")
@@ -53,6 +53,7 @@ func runBench(ctx context.Context, args []string, std streams) int {
 	grace := fs.Duration("grace", busload.DefaultGrace, "with --bus or --federation: how long to wait for outstanding replies after --duration")
 	inMemory := fs.Bool("in-memory", false, "with --bus: no data directory (no journal, no persisted registries), to see the bus without the store")
 	allEvents := fs.Bool("all-events", false, "with --bus: clients get every event of their conversations instead of subscribing to output frames only")
+	clientThreads := fs.Bool("client-threads", false, "with --bus: clients begin each conversation on a fresh thread id of their own, as the Python reference's clients do")
 	versusPump := fs.Bool("versus-pump", false, "with --bus: run the pump bench (in memory, as long as --duration, at most 5s) first and report the bus's replies/s over its conversations/s (envelopes/s ÷ 3)")
 	injectors := fs.Int("injectors", 4, "goroutines injecting envelopes")
 	asJSON := fs.Bool("json", false, "print one JSON object")
@@ -119,7 +120,7 @@ func runBench(ctx context.Context, args []string, std streams) int {
 			fmt.Fprintln(std.err, "xmlpipe bench: --bus journals always (a durable organism); drop --journal/--durable")
 			return exitUsage
 		}
-		load := busload.LoadConfig{Clients: *clients, Duration: *duration, Rate: *rate, Grace: *grace, AllEvents: *allEvents}
+		load := busload.LoadConfig{Clients: *clients, Duration: *duration, Rate: *rate, Grace: *grace, AllEvents: *allEvents, ClientThreads: *clientThreads}
 		if err := load.Validate(); err != nil {
 			fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
 			return exitUsage

@@ -19,18 +19,20 @@ func helloWorld(o organism.Options) (*organism.Organism, error) {
 // every send acknowledged and answered, none lost.
 func TestRunMeasuresReplies(t *testing.T) {
 	tests := []struct {
-		name     string
-		rate     float64
-		inMemory bool
+		name          string
+		rate          float64
+		inMemory      bool
+		clientThreads bool // each conversation on a thread id the client chose
 	}{
-		{"closed loop", 0, false},
-		{"open loop", 200, false},
-		{"in memory", 0, true},
+		{"closed loop", 0, false, false},
+		{"open loop", 200, false, false},
+		{"in memory", 0, true, false},
+		{"client threads", 0, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r, err := Run(context.Background(), Config{Build: helloWorld, InMemory: tt.inMemory,
-				Load: LoadConfig{Clients: 4, Duration: time.Second, Rate: tt.rate}})
+				Load: LoadConfig{Clients: 4, Duration: time.Second, Rate: tt.rate, ClientThreads: tt.clientThreads}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -228,6 +228,9 @@ func scanFrame(data []byte) (f rawFrame, ok bool) {
 // answers are matched by id as they come).
 func (c *Conn) Send(id int64, raw string) error { return c.c.SendRaw(id, raw) }
 
+// SendOn is Send on a conversation thread the client chose (client.Conn.SendRawOn).
+func (c *Conn) SendOn(id int64, raw, thread string) error { return c.c.SendRawOn(id, raw, thread) }
+
 // Close sends a normal closure and closes the socket.
 func (c *Conn) Close() error {
 	_ = c.c.CloseFrame()

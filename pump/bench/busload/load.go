@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
 )
 
@@ -53,6 +55,11 @@ type LoadConfig struct {
 	// each subscribes to the only events the load generator reads, output
 	// frames (Target.Events, when set, wins).
 	AllEvents bool
+	// ClientThreads makes every request begin its conversation on a thread
+	// id the client chose (a fresh UUID, as the Python reference's clients
+	// do) instead of letting the bus choose it: the bus then checks that the
+	// id was never used (pump.ThreadHistory) before accepting it.
+	ClientThreads bool
 	// Reconnect reopens a socket that drops (a server restart) instead of
 	// ending its client; requests outstanding on the dropped socket are
 	// counted as Unanswered, not Lost.
@@ -372,7 +379,11 @@ func (c *client) send(ctx context.Context, o *outstanding, readDone <-chan struc
 		o.mu.Lock()
 		o.byID[id] = time.Now()
 		o.mu.Unlock()
-		if err := c.conn.Send(id, cfg.Request); err != nil {
+		var thread string
+		if cfg.ClientThreads {
+			thread = uuid.NewString()
+		}
+		if err := c.conn.SendOn(id, cfg.Request, thread); err != nil {
 			o.mu.Lock()
 			delete(o.byID, id)
 			o.mu.Unlock()

@@ -104,7 +104,11 @@ func (f *fakeBus) socket(w http.ResponseWriter, r *http.Request) {
 			_ = ws.WriteJSON(map[string]any{"type": wire.TypeError, "id": id, "error": "nope", "code": "bad_request",
 				"diagnostics": []string{"why"}})
 		case wire.TypeSend:
-			_ = ws.WriteJSON(map[string]any{"type": wire.TypeSent, "id": id, "thread_id": "conv-" + req.Raw})
+			conv := "conv-" + req.Raw
+			if req.ThreadID != "" { // the client chose the conversation's thread
+				conv = req.ThreadID
+			}
+			_ = ws.WriteJSON(map[string]any{"type": wire.TypeSent, "id": id, "thread_id": conv})
 		case "echo": // the prefix back, once per byte of the id
 			for range len(id) {
 				_ = ws.WriteMessage(websocket.TextMessage, []byte(req.Prefix))
@@ -221,7 +225,15 @@ func TestConnHandshakeSubscribeAndPipelinedSends(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for id := int64(1); id <= 3; id++ {
+	const chosen = "4f1c2a9e-7b3d-4e8a-9c1f-2d3e4f5a6b7c"
+	if err := c.SendRawOn(4, "@greeter on", chosen); err != nil {
+		t.Fatal(err)
+	}
+	for id := int64(1); id <= 4; id++ {
+		want := fmt.Sprintf("conv-@greeter %d", id%2)
+		if id == 4 {
+			want = chosen // SendRawOn's thread_id
+		}
 		data, err := c.ReadMessage()
 		if err != nil {
 			t.Fatal(err)
@@ -232,7 +244,7 @@ func TestConnHandshakeSubscribeAndPipelinedSends(t *testing.T) {
 			ThreadID string `json:"thread_id"`
 		}
 		if err := json.Unmarshal(data, &sent); err != nil || sent.Type != wire.TypeSent || sent.ID != id ||
-			sent.ThreadID != fmt.Sprintf("conv-@greeter %d", id%2) {
+			sent.ThreadID != want {
 			t.Fatalf("answer %d = %s (%v)", id, data, err)
 		}
 	}

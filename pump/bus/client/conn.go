@@ -158,7 +158,12 @@ func (c *Conn) WriteJSON(v any) error {
 // anything: a pipelining client sends many and matches the answers by id
 // itself. The text's JSON is encoded once while raw stays the same (a load
 // generator sends the same text again and again).
-func (c *Conn) SendRaw(id int64, raw string) error {
+func (c *Conn) SendRaw(id int64, raw string) error { return c.SendRawOn(id, raw, "") }
+
+// SendRawOn is SendRaw on the conversation thread (a lower-case UUID v4; ""
+// lets the bus begin a new one): a new thread id the client chose begins a
+// conversation, as the Python reference's clients begin every one.
+func (c *Conn) SendRawOn(id int64, raw, thread string) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.rawJSON == nil || raw != c.raw {
@@ -172,6 +177,10 @@ func (c *Conn) SendRaw(id int64, raw string) error {
 	b = strconv.AppendInt(b, id, 10)
 	b = append(b, `,"raw":`...)
 	b = append(b, c.rawJSON...)
+	if thread != "" {
+		b = append(b, `,"thread_id":`...)
+		b = strconv.AppendQuote(b, thread) // a UUID: nothing JSON would escape differently
+	}
 	c.buf = append(b, '}')
 	return c.ws.WriteMessage(websocket.TextMessage, c.buf)
 }
