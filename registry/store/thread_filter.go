@@ -102,10 +102,15 @@ func (l *bloomLayer) has(v uint64) bool {
 }
 
 // add records key v (filterKey) in the newest layer, adding a layer when
-// it is full.
+// it is full. A key the newest layer has already (the thread's earlier
+// entries) is only read: the appenders of a busy journal share no cache
+// line they write for it.
 func (f *threadFilter) add(v uint64) {
 	layers := *f.layers.Load()
 	last := layers[len(layers)-1]
+	if last.has(v) {
+		return
+	}
 	if last.n.Load() >= last.cap {
 		last = f.grow(last)
 	}
