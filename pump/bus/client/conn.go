@@ -178,8 +178,12 @@ func (c *Conn) SendRawOn(id int64, raw, thread string) error {
 	b = append(b, `,"raw":`...)
 	b = append(b, c.rawJSON...)
 	if thread != "" {
+		q, err := json.Marshal(thread) // any string stays valid JSON; the bus refuses a non-UUID
+		if err != nil {
+			return fmt.Errorf("client: send: %w", err)
+		}
 		b = append(b, `,"thread_id":`...)
-		b = strconv.AppendQuote(b, thread) // a UUID: nothing JSON would escape differently
+		b = append(b, q...)
 	}
 	c.buf = append(b, '}')
 	return c.ws.WriteMessage(websocket.TextMessage, c.buf)
