@@ -188,9 +188,10 @@ func TestLoginBurstMemory(t *testing.T) {
 	limit := int64(200e6)
 	if raceEnabled {
 		// The race detector shadows every byte argon2's Go code touches:
-		// 130-134 MB without it measure 280-375 MB with it (and 730 MB
+		// 130-134 MB without it measure 280-375 MB with it alone, and once
+		// 509 MB in `make test` beside the other packages on 2 cores (730 MB
 		// without reclaim, which this bound still catches).
-		limit = 500e6
+		limit = 600e6
 	}
 	t.Logf("peak RSS growth over 2 × 200 concurrent logins at 64 MiB: %.1f MB (race detector: %v)", float64(growth)/1024, raceEnabled)
 	if growth*1024 >= limit {
