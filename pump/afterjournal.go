@@ -23,8 +23,10 @@ import (
 // a halt puts the message back in its queue, an abandoned handler's
 // response is discarded (Options.CancelGrace), and outputs the shutting
 // pump could no longer process are dropped. Neither does one registered
-// after the handler returned. Without a journal, or with a context the
-// pump did not give a handler, fn runs at once.
+// after the handler returned. Without a journal, fn runs at the same point,
+// once the pump has processed what the handler returned (its outputs
+// passed the ingress stages), so that a halt drops it all the same. With a
+// context the pump did not give a handler, fn runs at once.
 func AfterJournal(ctx context.Context, fn func()) {
 	AfterJournalOr(ctx, fn, nil)
 }
@@ -38,15 +40,14 @@ func AfterJournal(ctx context.Context, fn func()) {
 // for the next handling of the message. dropped (nil: nothing) runs at
 // most once, never together with fn, on the goroutine that drops the
 // handling (or in the call), and must not block. In a shutdown whose pump
-// drops outputs it could no longer process neither may run. Without a
-// journal, or with a context the pump did not give a handler, fn runs at
-// once.
+// drops outputs it could no longer process neither may run. With a
+// context the pump did not give a handler, fn runs at once.
 func AfterJournalOr(ctx context.Context, fn, dropped func()) {
 	if fn == nil {
 		return
 	}
 	h, ok := ctx.Value(handlingKey{}).(*handling)
-	if !ok || h == nil || !h.journaled {
+	if !ok || h == nil {
 		fn()
 		return
 	}

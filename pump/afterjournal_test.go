@@ -60,7 +60,7 @@ func (j orderGroupJournal) RecordGroup(rs []pump.Record) []int64 {
 // TestAfterJournalRunsOnceOutputsAreJournaled: what a handler registers
 // with AfterJournal runs once, after the records of its outputs (and what
 // the pump journals about a failure) are journaled, whatever the handler
-// returned; without a journal it runs at once.
+// returned; without a journal, once its outputs were processed.
 func TestAfterJournalRunsOnceOutputsAreJournaled(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -144,22 +144,37 @@ func TestAfterJournalRunsOnceOutputsAreJournaled(t *testing.T) {
 		})
 	}
 	t.Run("no journal", func(t *testing.T) {
+		// Without a journal the hook runs where it would run with one:
+		// after the handler returned and its answer was processed (the
+		// client got it), never inside the handler.
 		ranInside := make(chan bool, 1)
+		var replied atomic.Bool
+		hook := make(chan bool, 1)
 		echo := listenerOf(t, "echo", func(ctx context.Context, _ *Ping, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
 			ran := false
-			pump.AfterJournal(ctx, func() { ran = true })
+			pump.AfterJournal(ctx, func() {
+				ran = true
+				hook <- replied.Load()
+			})
 			ranInside <- ran
-			return nil, nil
+			return xmlpipe.Respond(&Pong{Text: "a"}), nil
 		})
 		p := startPump(t, pump.Options{}, echo)
-		mustSend(t, p, client, "echo", &Ping{Text: "x"}, nil)
+		mustSend(t, p, client, "echo", &Ping{Text: "x"}, pump.OutletFunc(func(ev pump.Event) {
+			if ev.Kind == pump.EventReply {
+				replied.Store(true)
+			}
+		}))
+		if <-ranInside {
+			t.Fatal("without a journal the hook ran inside the handler")
+		}
 		select {
-		case ran := <-ranInside:
-			if !ran {
-				t.Fatal("without a journal the hook did not run at once")
+		case afterReply := <-hook:
+			if !afterReply {
+				t.Fatal("without a journal the hook ran before the handler's answer was processed")
 			}
 		case <-time.After(waitTimeout):
-			t.Fatal("the handler never ran")
+			t.Fatal("without a journal the hook never ran")
 		}
 	})
 }
@@ -167,101 +182,109 @@ func TestAfterJournalRunsOnceOutputsAreJournaled(t *testing.T) {
 // TestAfterJournalDroppedWithTheHandling: what a handling that Halt
 // interrupted registered never runs (nothing it returned is journaled);
 // the handling that runs after Unhalt registers its own, which runs once.
+// The same holds without a journal.
 func TestAfterJournalDroppedWithTheHandling(t *testing.T) {
-	oj := &orderJournal{}
-	var first, second atomic.Int32
-	var calls atomic.Int32
-	started, returned, ran := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	echo := listenerOf(t, "echo", func(ctx context.Context, _ *Ping, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
-		if calls.Add(1) == 1 {
-			pump.AfterJournal(ctx, func() { first.Add(1) })
-			close(started)
-			<-ctx.Done()
-			defer close(returned)
-			return xmlpipe.Respond(&Pong{Text: "discarded"}), nil
-		}
-		pump.AfterJournal(ctx, func() {
-			if second.Add(1) == 1 {
-				close(ran)
+	for _, withJournal := range []bool{true, false} {
+		t.Run(journalName(withJournal), func(t *testing.T) {
+			var first, second atomic.Int32
+			var calls atomic.Int32
+			started, returned, ran := make(chan struct{}), make(chan struct{}), make(chan struct{})
+			echo := listenerOf(t, "echo", func(ctx context.Context, _ *Ping, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+				if calls.Add(1) == 1 {
+					pump.AfterJournal(ctx, func() { first.Add(1) })
+					close(started)
+					<-ctx.Done()
+					defer close(returned)
+					return xmlpipe.Respond(&Pong{Text: "discarded"}), nil
+				}
+				pump.AfterJournal(ctx, func() {
+					if second.Add(1) == 1 {
+						close(ran)
+					}
+				})
+				return xmlpipe.Respond(&Pong{Text: "b"}), nil
+			})
+			p := startPump(t, journalOpts(withJournal), echo)
+			mustSend(t, p, client, "echo", &Ping{Text: "x"}, nil)
+			haltWhenStarted(t, p, started)
+			await(t, returned, "the halted handler never returned")
+			p.Unhalt()
+			select {
+			case <-ran:
+			case <-time.After(waitTimeout):
+				t.Fatalf("the second handling's hook never ran")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+			defer cancel()
+			if err := p.Shutdown(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n, m := first.Load(), second.Load(); n != 0 || m != 1 {
+				t.Fatalf("the halted handling's hook ran %d times, the second's %d; want 0 and 1", n, m)
 			}
 		})
-		return xmlpipe.Respond(&Pong{Text: "b"}), nil
-	})
-	p := startPump(t, pump.Options{Journal: oj}, echo)
-	mustSend(t, p, client, "echo", &Ping{Text: "x"}, nil)
-	haltWhenStarted(t, p, started)
-	await(t, returned, "the halted handler never returned")
-	p.Unhalt()
-	select {
-	case <-ran:
-	case <-time.After(waitTimeout):
-		t.Fatalf("the second handling's hook never ran; journal: %q", oj.snapshot())
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	if err := p.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n, m := first.Load(), second.Load(); n != 0 || m != 1 {
-		t.Fatalf("the halted handling's hook ran %d times, the second's %d; want 0 and 1", n, m)
 	}
 }
 
 // TestAfterJournalOrRunsDroppedInstead: a handling that Halt interrupted
 // runs the dropped function it registered with AfterJournalOr, once, and
 // never its fn; the handling after Unhalt runs its fn, never its dropped
-// one; one registered after the handler returned is dropped at once.
+// one; one registered after the handler returned is dropped at once. The
+// same holds without a journal.
 func TestAfterJournalOrRunsDroppedInstead(t *testing.T) {
-	oj := &orderJournal{}
-	var fn1, drop1, fn2, drop2, late atomic.Int32
-	var calls atomic.Int32
-	started, dropped, ran := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	lateCtx := make(chan context.Context, 1)
-	echo := listenerOf(t, "echo", func(ctx context.Context, _ *Ping, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
-		if calls.Add(1) == 1 {
-			close(started)
-			<-ctx.Done()
-			pump.AfterJournalOr(ctx, func() { fn1.Add(1) }, func() {
-				if drop1.Add(1) == 1 {
-					close(dropped)
+	for _, withJournal := range []bool{true, false} {
+		t.Run(journalName(withJournal), func(t *testing.T) {
+			var fn1, drop1, fn2, drop2, late atomic.Int32
+			var calls atomic.Int32
+			started, dropped, ran := make(chan struct{}), make(chan struct{}), make(chan struct{})
+			lateCtx := make(chan context.Context, 1)
+			echo := listenerOf(t, "echo", func(ctx context.Context, _ *Ping, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+				if calls.Add(1) == 1 {
+					close(started)
+					<-ctx.Done()
+					pump.AfterJournalOr(ctx, func() { fn1.Add(1) }, func() {
+						if drop1.Add(1) == 1 {
+							close(dropped)
+						}
+					})
+					return xmlpipe.Respond(&Pong{Text: "discarded"}), nil
 				}
+				pump.AfterJournalOr(ctx, func() {
+					if fn2.Add(1) == 1 {
+						close(ran)
+					}
+				}, func() { drop2.Add(1) })
+				lateCtx <- ctx
+				return xmlpipe.Respond(&Pong{Text: "b"}), nil
 			})
-			return xmlpipe.Respond(&Pong{Text: "discarded"}), nil
-		}
-		pump.AfterJournalOr(ctx, func() {
-			if fn2.Add(1) == 1 {
-				close(ran)
+			p := startPump(t, journalOpts(withJournal), echo)
+			mustSend(t, p, client, "echo", &Ping{Text: "x"}, nil)
+			haltWhenStarted(t, p, started)
+			await(t, dropped, "the halted handling's dropped function never ran")
+			p.Unhalt()
+			select {
+			case <-ran:
+			case <-time.After(waitTimeout):
+				t.Fatalf("the second handling's hook never ran")
 			}
-		}, func() { drop2.Add(1) })
-		lateCtx <- ctx
-		return xmlpipe.Respond(&Pong{Text: "b"}), nil
-	})
-	p := startPump(t, pump.Options{Journal: oj}, echo)
-	mustSend(t, p, client, "echo", &Ping{Text: "x"}, nil)
-	haltWhenStarted(t, p, started)
-	await(t, dropped, "the halted handling's dropped function never ran")
-	p.Unhalt()
-	select {
-	case <-ran:
-	case <-time.After(waitTimeout):
-		t.Fatalf("the second handling's hook never ran; journal: %q", oj.snapshot())
-	}
-	lateDrop := make(chan struct{})
-	pump.AfterJournalOr(<-lateCtx, func() { late.Add(1) }, func() { close(lateDrop) })
-	select {
-	case <-lateDrop:
-	default:
-		t.Fatal("a function registered after the handler returned was not dropped at once")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	if err := p.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	got := [...]int32{fn1.Load(), drop1.Load(), fn2.Load(), drop2.Load(), late.Load()}
-	if got != [...]int32{0, 1, 1, 0, 0} {
-		t.Fatalf("halted handling: fn %d, dropped %d; second: fn %d, dropped %d; late fn %d; want 0 1 1 0 0",
-			got[0], got[1], got[2], got[3], got[4])
+			lateDrop := make(chan struct{})
+			pump.AfterJournalOr(<-lateCtx, func() { late.Add(1) }, func() { close(lateDrop) })
+			select {
+			case <-lateDrop:
+			default:
+				t.Fatal("a function registered after the handler returned was not dropped at once")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+			defer cancel()
+			if err := p.Shutdown(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got := [...]int32{fn1.Load(), drop1.Load(), fn2.Load(), drop2.Load(), late.Load()}
+			if got != [...]int32{0, 1, 1, 0, 0} {
+				t.Fatalf("halted handling: fn %d, dropped %d; second: fn %d, dropped %d; late fn %d; want 0 1 1 0 0",
+					got[0], got[1], got[2], got[3], got[4])
+			}
+		})
 	}
 }
 
@@ -283,4 +306,21 @@ func haltWhenStarted(t *testing.T, p *pump.Pump, started <-chan struct{}) {
 	if _, err := p.Halt(pump.HaltAll); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// journalOpts is the pump's options with an orderJournal (withJournal) or
+// no journal.
+func journalOpts(withJournal bool) pump.Options {
+	if withJournal {
+		return pump.Options{Journal: &orderJournal{}}
+	}
+	return pump.Options{}
+}
+
+// journalName names a subtest run with or without a journal.
+func journalName(withJournal bool) string {
+	if withJournal {
+		return "journal"
+	}
+	return "no journal"
 }

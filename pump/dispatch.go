@@ -141,7 +141,7 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 		}
 	}
 	t0 := p.stageStart()
-	c.h.mark, c.h.journaled = d.mark, p.journal != nil
+	c.h.mark = d.mark
 	resp, err := p.call(c.ctx, l, d, &c.h, md)
 	p.stageEnd(StageHandler, l.Name, d.thread, t0, err != nil)
 	cause, ok := c.end()
@@ -194,9 +194,7 @@ func (p *Pump) call(ctx context.Context, l *listener, d *delivery, h *handling, 
 	if md.Profile != nil { // network tools check their dials against it (xmlpipe.CheckDial)
 		ctx = xmlpipe.WithProfile(ctx, md.Profile)
 	}
-	if h.mark != nil || h.journaled { // MessageSeq, AfterJournal
-		ctx = context.WithValue(ctx, handlingKey{}, h)
-	}
+	ctx = context.WithValue(ctx, handlingKey{}, h) // MessageSeq, AfterJournal
 	if d.errPayload != nil {
 		return l.errHandler.HandleError(ctx, d.errPayload, md)
 	}

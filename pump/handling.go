@@ -10,10 +10,8 @@ type handlingKey struct{}
 // the journaled message it handles (nil: none) and what runs once its
 // outputs are journaled (AfterJournal). It lives in the handlerCall.
 type handling struct {
-	mark *deliveryMark
-	// journaled is set when the pump has a journal.
-	journaled bool
-	after     afterJournal
+	mark  *deliveryMark
+	after afterJournal
 }
 
 // MessageSeq returns the journal seq of the message whose handling ctx

@@ -221,17 +221,20 @@ func (r *haltRig) ranOnce(t *testing.T) {
 // drops its after-journal hook. The answer is parked, and the handling
 // after Unhalt takes it under the same call id: the callee runs the call
 // once, the caller's conversation gets the answer once, the answer is
-// acknowledged and the call forgotten.
+// acknowledged and the call forgotten. Without a store the hook waits
+// for the handler's outputs to be processed instead, so the same holds.
 func TestHaltAfterTheAnswerWasTakenCallsOnce(t *testing.T) {
-	r := newHaltRig(t, proxyTookAnswer, false)
-	lt := r.send(t)
-	r.halt(t)
-	close(r.release) // the handler returns the answer to a halted handling
-	r.waitParked(t, lt)
-	if n := r.answered(); n != 0 {
-		t.Fatalf("the halted handling's answer reached the conversation (%d)", n)
-	}
-	r.unhaltAnsweredOnce(t)
+	forBothNamings(t, func(t *testing.T, journaled bool) {
+		r := newHaltRigWith(t, proxyTookAnswer, false, journaled)
+		lt := r.send(t)
+		r.halt(t)
+		close(r.release) // the handler returns the answer to a halted handling
+		r.waitParked(t, lt)
+		if n := r.answered(); n != 0 {
+			t.Fatalf("the halted handling's answer reached the conversation (%d)", n)
+		}
+		r.unhaltAnsweredOnce(t)
+	})
 }
 
 // TestHaltWhileTheAnswerIsHandedOverCallsOnce: a halt cancels the proxy
