@@ -112,6 +112,23 @@ func (in *Ingress) Read(raw []byte) (*Inbound, error) {
 	return in.read(raw, false)
 }
 
+// invalidUTF8 returns the byte offset of the first invalid UTF-8 sequence
+// in b, or -1 when b is valid UTF-8.
+func invalidUTF8(b []byte) int {
+	if utf8.Valid(b) {
+		return -1
+	}
+	off := 0
+	for off < len(b) {
+		r, n := utf8.DecodeRune(b[off:])
+		if r == utf8.RuneError && n == 1 {
+			return off
+		}
+		off += n
+	}
+	return -1
+}
+
 // precheck is the byte-level stages: size cap, UTF-8, DOCTYPE.
 func (in *Ingress) precheck(raw []byte) error {
 	if len(raw) == 0 {
@@ -121,15 +138,7 @@ func (in *Ingress) precheck(raw []byte) error {
 		return fail(failure.StageSize, failure.ErrTooLarge,
 			failure.Diagnostic{Stage: failure.StageSize, Msg: fmt.Sprintf("%d bytes exceed the cap of %d", len(raw), in.maxBytes)})
 	}
-	if !utf8.Valid(raw) {
-		off := 0
-		for off < len(raw) {
-			r, n := utf8.DecodeRune(raw[off:])
-			if r == utf8.RuneError && n == 1 {
-				break
-			}
-			off += n
-		}
+	if off := invalidUTF8(raw); off >= 0 {
 		return fail(failure.StageParse, failure.ErrEncoding,
 			failure.Diagnostic{Stage: failure.StageParse, Msg: fmt.Sprintf("invalid UTF-8 at byte offset %d", off)})
 	}

@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
@@ -36,7 +37,9 @@ func (e *TooManyPayloadsError) Unwrap() error { return failure.ErrTooManyPayload
 // element directly under the dummy root becomes its own payload (text between
 // them — the model's prose — is ignored). Repairs are reported as diagnostics.
 // Text with no element yields no payloads and no error. It takes time linear
-// in the text, whatever the number of elements.
+// in the text, whatever the number of elements. Bytes that are not UTF-8
+// (a WebAssembly guest's output is whatever it wrote) become U+FFFD, with a
+// repair diagnostic, so that every payload is well-formed XML.
 func SplitRaw(raw []byte) ([]RawPayload, []failure.Diagnostic, error) {
 	return SplitRawMax(raw, 0)
 }
@@ -49,16 +52,25 @@ func SplitRawMax(raw []byte, max int) ([]RawPayload, []failure.Diagnostic, error
 	if len(raw) > 0 && hasDoctype(raw) {
 		return nil, nil, fail(failure.StageParse, failure.ErrDoctype, failure.Diagnostic{Stage: failure.StageParse, Msg: "document type declarations are rejected"})
 	}
+	var diags []failure.Diagnostic
+	if off := invalidUTF8(raw); off >= 0 {
+		raw = bytes.ToValidUTF8(raw, []byte("\uFFFD"))
+		diags = append(diags, failure.Diagnostic{Stage: failure.StageRepair,
+			Msg: fmt.Sprintf("replaced the invalid UTF-8 from byte offset %d with U+FFFD", off)})
+	}
 	wrapped := make([]byte, 0, len(raw)+32)
 	wrapped = append(wrapped, "<xmlpipe-dummy>"...)
 	wrapped = append(wrapped, raw...)
 	wrapped = append(wrapped, "</xmlpipe-dummy>"...)
 	const strict = lx.OptNoNet | lx.OptNoBlanks
 	doc, errs := lx.Parse(wrapped, strict)
-	var diags []failure.Diagnostic
+	// repaired is set when the text parsed only in recover mode, whose
+	// elements may still not be well-formed on their own (a name like ":").
+	repaired := false
 	if doc == nil || errs.Severe() || doc.HasDTD() {
+		repaired = true
 		doc.Free()
-		diags = diagsOf(failure.StageParse, errs)
+		diags = append(diags, diagsOf(failure.StageParse, errs)...)
 		fixed, fixes := LexFix(wrapped)
 		diags = append(diags, fixes...)
 		doc, errs = lx.Parse(fixed, strict|lx.OptRecover)
@@ -89,7 +101,28 @@ func SplitRawMax(raw []byte, max int) ([]RawPayload, []failure.Diagnostic, error
 			diags = append(diags, failure.Diagnostic{Stage: failure.StageC14N, Line: c.Line(), Msg: fmt.Sprintf("element <%s> dropped: %v", c.Name(), err)})
 			continue
 		}
+		if repaired {
+			if msg := malformed(b, strict); msg != "" {
+				diags = append(diags, failure.Diagnostic{Stage: failure.StageRepair, Line: c.Line(),
+					Msg: fmt.Sprintf("element <%s> dropped: not well-formed once repaired: %s", c.Name(), msg)})
+				continue
+			}
+		}
 		out = append(out, RawPayload{Name: c.Name(), Namespace: c.Namespace(), Bytes: b})
 	}
 	return out, diags, nil
+}
+
+// malformed parses b with opts and returns what makes it not well-formed
+// ("" when it is).
+func malformed(b []byte, opts lx.Options) string {
+	doc, errs := lx.Parse(b, opts)
+	defer doc.Free()
+	if doc != nil && !errs.Severe() {
+		return ""
+	}
+	if d := diagsOf(failure.StageRepair, errs); len(d) > 0 {
+		return d[0].Msg
+	}
+	return "it does not parse"
 }

@@ -3,8 +3,10 @@ package stage
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
@@ -214,10 +216,19 @@ func TestSplitRaw(t *testing.T) {
 		{"prose only", `just words, no markup`, nil},
 		{"malformed recovers", `<unclosed><valid>text</valid>`, []string{"<unclosed><valid>text</valid></unclosed>"}},
 		{"bare ampersand", `<a>fish & chips</a>`, []string{"<a>fish &amp; chips</a>"}},
+		{"invalid UTF-8 in text", "<a>x\xffy</a>", []string{"<a>x\uFFFDy</a>"}},
+		{"invalid UTF-8 in a name", "<\xe1", []string{"<\uFFFD></\uFFFD>"}},
+		{"truncated rune", "<b>caf\xc3</b> and <c/>", []string{"<b>caf\uFFFD</b>", "<c></c>"}},
+		{"name not well-formed once repaired", "<: <d>kept</d>", []string{"<d>kept</d>"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			parts, _, err := SplitRaw([]byte(tc.in))
+			parts, diags, err := SplitRaw([]byte(tc.in))
+			if !utf8.ValidString(tc.in) && !slices.ContainsFunc(diags, func(d failure.Diagnostic) bool {
+				return d.Stage == failure.StageRepair && strings.Contains(d.Msg, "invalid UTF-8")
+			}) {
+				t.Errorf("no repair diagnostic for the invalid UTF-8: %v", diags)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
