@@ -141,8 +141,18 @@ func TestWALStaysSmallUnderSteadyWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Without the catch-up the WAL starts again only when SQLite's own
+	// restart happens to find the checkpoint done: it held 780-920 of ~920
+	// pages (0.84-1.0). With it, it held 378-399 beside a fuzzer on one
+	// core and 579 (0.63) once beside a fuzzer on both; a loaded machine
+	// starves the checkpointer and the WAL grows further before it starts
+	// again. The bound sits between the two;
+	// TestWALStartsAgainAfterACheckpointBesideTheWriter checks the catch-up
+	// itself without timing.
 	const page = 16 << 10
-	if held := fi.Size() / page; held > frames/2 {
+	held := fi.Size() / page
+	t.Logf("the WAL holds %d pages of the %d the writer wrote", held, frames)
+	if held > frames*3/4 {
 		t.Errorf("the WAL grew to %d pages of the %d the writer wrote: it did not start again", held, frames)
 	}
 	if s.Stats().Checkpoints == 0 {
