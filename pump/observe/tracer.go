@@ -76,9 +76,13 @@ type hop struct {
 // NewTracer builds a tracer whose spans go to exporter, batched (or at
 // once with sync, as tests want), under the service name organism.
 func NewTracer(organism string, exporter sdktrace.SpanExporter, sync bool) *Tracer {
-	proc := sdktrace.NewBatchSpanProcessor(exporter)
+	var proc sdktrace.SpanProcessor
 	if sync {
 		proc = sdktrace.NewSimpleSpanProcessor(exporter)
+	} else {
+		// Only the processor used is built: a batch processor starts its
+		// goroutine at once, and one built and dropped never stopped.
+		proc = sdktrace.NewBatchSpanProcessor(exporter)
 	}
 	res := resource.NewSchemaless(semconv.ServiceName("xmlpipe"), attribute.String("xmlpipe.organism", organism))
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(proc), sdktrace.WithResource(res))
