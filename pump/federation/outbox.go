@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
 	"github.com/xml-pipeline/xmlpipe/registry/store"
@@ -77,7 +78,10 @@ func openDB(st *store.Store, log *slog.Logger) (*db, error) {
 		}
 		b = &storeBackend{st: st, last: -1}
 	} else {
-		s, err := sql.Open("sqlite", "file:federation-"+fmt.Sprint(time.Now().UnixNano())+
+		// A name of its own: two organisms in one process (opened in the
+		// same nanosecond, which a clock's resolution allows) must not share
+		// one shared-cache database.
+		s, err := sql.Open("sqlite", "file:federation-"+uuid.NewString()+
 			"?mode=memory&cache=shared&_pragma=busy_timeout(10000)")
 		if err != nil {
 			return nil, fmt.Errorf("federation: open state: %w", err)
