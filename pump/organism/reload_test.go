@@ -516,6 +516,13 @@ func addServer(t *testing.T) *httptest.Server {
 				addOut{Sum: in.A + in.B}, nil
 		})
 	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
-	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		srv.Close()
+		// A session whose client never ended it (a test that killed the
+		// server under it) would wait for its next request forever.
+		for ss := range s.Sessions() {
+			_ = ss.Close()
+		}
+	})
 	return srv
 }

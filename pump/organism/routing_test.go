@@ -41,11 +41,19 @@ func quietOptions() Options { return Options{Logger: slog.New(slog.DiscardHandle
 
 func startOrganism(t *testing.T, yaml string) *Organism {
 	t.Helper()
-	o, err := Load(writeOrganism(t, yaml), quietOptions())
-	if err != nil {
+	o := loadOrganism(t, yaml)
+	if err := o.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := o.Start(); err != nil {
+	return o
+}
+
+// loadOrganism loads yaml's organism (not started) and shuts it down when
+// the test ends: loading opens its stores.
+func loadOrganism(t *testing.T, yaml string) *Organism {
+	t.Helper()
+	o, err := Load(writeOrganism(t, yaml), quietOptions())
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -264,11 +272,8 @@ listeners:
 }
 
 func TestRouteProfiles(t *testing.T) {
-	o, err := Load(writeOrganism(t, helloWithTools), quietOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = o.ProfileMask("researcher")
+	o := loadOrganism(t, helloWithTools)
+	_, err := o.ProfileMask("researcher")
 	if !errors.Is(err, ErrUnknownProfile) || !strings.Contains(err.Error(), `unknown profile "researcher"`) ||
 		!strings.Contains(err.Error(), "defines no profiles") {
 		t.Fatalf("ProfileMask without profiles: %v", err)
@@ -276,11 +281,7 @@ func TestRouteProfiles(t *testing.T) {
 	if m, err := o.ProfileMask(""); m != nil || err != nil {
 		t.Fatalf("no profile: %v %v", m, err)
 	}
-	o, err = Load(writeOrganism(t, helloWithTools+"profiles:\n  calc-only: {listeners: [calculate]}\n  web: {listeners: [fetch, \"x*\"]}\n"),
-		quietOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	o = loadOrganism(t, helloWithTools+"profiles:\n  calc-only: {listeners: [calculate]}\n  web: {listeners: [fetch, \"x*\"]}\n")
 	m, err := o.ProfileMask("calc-only")
 	if err != nil || !m("calculate") || m("files") || m("greeter") {
 		t.Fatalf("calc-only: %v", err)
@@ -320,11 +321,8 @@ func TestRouteConfig(t *testing.T) {
 
 	// An embeddings endpoint whose key variable is unset.
 	t.Setenv("XMLPIPE_TEST_EMBED_KEY", "")
-	o, err := Load(writeOrganism(t, helloWithTools+
-		"routing: {embeddings: {provider: openai, model: m, api_key_env: XMLPIPE_TEST_EMBED_KEY}}\n"), quietOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := loadOrganism(t, helloWithTools+
+		"routing: {embeddings: {provider: openai, model: m, api_key_env: XMLPIPE_TEST_EMBED_KEY}}\n")
 	if _, err := o.Router(); err == nil || !strings.Contains(err.Error(), "XMLPIPE_TEST_EMBED_KEY is not set") {
 		t.Fatalf("unset key: %v", err)
 	}
@@ -373,16 +371,13 @@ func TestRouteEndpointAndLadder(t *testing.T) {
 			"message": map[string]any{"role": "assistant", "content": content}, "finish_reason": "stop"}}})
 	}))
 	defer chat.Close()
-	o, err := Load(writeOrganism(t, helloWithTools+`llm:
+	o := loadOrganism(t, helloWithTools+`llm:
   retries: 0
   backends: [{provider: openai, base_url: "`+chat.URL+`"}]
 routing:
   embeddings: {provider: ollama, model: m, base_url: "`+embed.URL+`"}
   fill_models: [cheap, strong]
-`), quietOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	r, err := o.Router()
 	if err != nil {
 		t.Fatal(err)
