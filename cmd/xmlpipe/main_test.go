@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"go.uber.org/goleak"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -38,8 +40,16 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
+	ignore := goleak.IgnoreCurrent()
 	code := m.Run()
 	os.RemoveAll(dir)
+	if code == 0 {
+		// A goroutine a test started and left running fails the package.
+		if err := goleak.Find(ignore); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 

@@ -22,6 +22,8 @@ import (
 	"github.com/xml-pipeline/xmlpipe/gen"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
+
+	"go.uber.org/goleak"
 )
 
 // serverEnv makes the test binary an MCP server on stdio (see TestMain).
@@ -32,7 +34,7 @@ func TestMain(m *testing.M) {
 		stdioServer()
 		return
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m, goleak.IgnoreCurrent())
 }
 
 // stdioServer serves "pid" (its process id), "exit" (exits at once) and

@@ -9,6 +9,8 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/wasm/wasmtest"
+
+	"go.uber.org/goleak"
 )
 
 // The guests are built once per test binary (into one temporary directory)
@@ -27,10 +29,18 @@ func TestMain(m *testing.M) {
 	}
 	guests = wasmtest.New(dir)
 	testCache = wasmtest.NewCache()
+	ignore := goleak.IgnoreCurrent()
 	code := m.Run()
 	_ = testCache.Close(context.Background())
 	_ = os.RemoveAll(dir)
 	removeFuzzTree()
+	if code == 0 {
+		// A goroutine a test started and left running fails the package.
+		if err := goleak.Find(ignore); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 

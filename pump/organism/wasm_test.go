@@ -16,6 +16,8 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
+
+	"go.uber.org/goleak"
 )
 
 // wasmGuests builds the test guests into a directory removed by TestMain;
@@ -34,9 +36,17 @@ func TestMain(m *testing.M) {
 	}
 	wasmGuests = wasmtest.New(dir)
 	wasmCache = wasmtest.NewCache()
+	ignore := goleak.IgnoreCurrent()
 	code := m.Run()
 	_ = wasmCache.Close(context.Background())
 	_ = os.RemoveAll(dir)
+	if code == 0 {
+		// A goroutine a test started and left running fails the package.
+		if err := goleak.Find(ignore); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 

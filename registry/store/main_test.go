@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 // Child-process modes: the test binary re-executes itself with envChild set
@@ -37,7 +39,7 @@ func TestMain(m *testing.M) {
 	case childGroup:
 		os.Exit(groupChild(os.Getenv(envChildDir)))
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m, goleak.IgnoreCurrent())
 }
 
 // lockChild tries to open a store the parent holds. It prints the error and
