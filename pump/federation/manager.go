@@ -575,8 +575,10 @@ func (g *gateway) dial(ctx context.Context) (*websocket.Conn, peer, error) {
 	return ws, p, nil
 }
 
-// refreshOnce dials the peer (bounded by wait) just to fetch the imports;
-// the link is kept and served by the dialer loop afterwards.
+// refreshOnce dials the peer (bounded by wait) just to fetch the imports,
+// then closes that link; the dialer loop brings up the one that stays. A
+// meta question the peer asks on it meanwhile is lost with it (meta
+// traffic is never queued), and the peer asks again on the next link.
 func (g *gateway) refreshOnce(ctx context.Context, wait time.Duration) ([]imported, error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
