@@ -102,27 +102,15 @@ func SplitRawMax(raw []byte, max int) ([]RawPayload, []failure.Diagnostic, error
 			continue
 		}
 		if repaired {
-			if msg := malformed(b, strict); msg != "" {
+			part, err := parseStrict(b)
+			if err != nil {
 				diags = append(diags, failure.Diagnostic{Stage: failure.StageRepair, Line: c.Line(),
-					Msg: fmt.Sprintf("element <%s> dropped: not well-formed once repaired: %s", c.Name(), msg)})
+					Msg: fmt.Sprintf("element <%s> dropped: not well-formed once repaired: %v", c.Name(), err)})
 				continue
 			}
+			part.Free()
 		}
 		out = append(out, RawPayload{Name: c.Name(), Namespace: c.Namespace(), Bytes: b})
 	}
 	return out, diags, nil
-}
-
-// malformed parses b with opts and returns what makes it not well-formed
-// ("" when it is).
-func malformed(b []byte, opts lx.Options) string {
-	doc, errs := lx.Parse(b, opts)
-	defer doc.Free()
-	if doc != nil && !errs.Severe() {
-		return ""
-	}
-	if d := diagsOf(failure.StageRepair, errs); len(d) > 0 {
-		return d[0].Msg
-	}
-	return "it does not parse"
 }
