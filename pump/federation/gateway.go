@@ -33,6 +33,9 @@ type gateway struct {
 	mu   sync.Mutex
 	conn *conn
 	gen  int
+	// prepared is the link made at start to fetch the imports
+	// (refreshOnce), until the dialer loop adopts it.
+	prepared *conn
 	// outbox mirrors the database's outbox of this gateway, in order.
 	outbox []*entry
 	byID   map[string]*entry

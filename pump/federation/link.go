@@ -44,6 +44,9 @@ type conn struct {
 	handlers chan struct{}
 	work     chan func()
 	hwg      sync.WaitGroup
+	// served is closed once the link made at start (refreshOnce) is no
+	// longer served; nil for the others.
+	served chan struct{}
 }
 
 // handlerIdle is how long a link's handler goroutine waits for work

@@ -94,6 +94,11 @@ type Manager struct {
 	// gmu guards gateways and byName (AddGateway, RemoveGateway).
 	gmu     sync.RWMutex
 	started atomic.Bool
+	// startedCh is closed by Start: the peer's meta questions on a link
+	// made before it (refreshOnce) wait for it, as the listeners they ask
+	// about are all in place only then.
+	startedCh chan struct{}
+	startOnce sync.Once
 	// amu and stopping keep goroutines from starting once Stop began.
 	amu      sync.RWMutex
 	stopping bool
@@ -175,7 +180,7 @@ func New(o Options) (*Manager, error) {
 	if o.Pump == nil {
 		return nil, errors.New("federation: no pump")
 	}
-	m := &Manager{opts: o, log: o.Logger, byName: map[string]*gateway{}, closed: make(chan struct{}),
+	m := &Manager{opts: o, log: o.Logger, byName: map[string]*gateway{}, closed: make(chan struct{}), startedCh: make(chan struct{}),
 		served: map[string]*served{}, handshakes: newHandshakeGate(MaxHandshakes, MaxHandshakesPerSource),
 		upgrader:   websocket.Upgrader{ReadBufferSize: 64 << 10, WriteBufferSize: 64 << 10},
 		messageSeq: pump.MessageSeq, afterJournal: pump.AfterJournalOr, began: o.Clock()}
@@ -388,6 +393,7 @@ func (m *Manager) Prepare(ctx context.Context, wait time.Duration) error {
 // their dialers.
 func (m *Manager) Start() {
 	m.started.Store(true)
+	m.startOnce.Do(func() { close(m.startedCh) })
 	for _, g := range m.list() {
 		m.run(g)
 	}
@@ -526,8 +532,15 @@ func (g *gateway) attach(ws *websocket.Conn, p peer) {
 	if old != nil {
 		old.close(errors.New("replaced by a newer link"))
 	}
-	g.log.Info("federation: gateway connected", "peer", p.organism, "key", Fingerprint(p.key), "queued", g.queued())
-	g.m.event("gateway-connected", g.name, p.organism)
+	g.serveLink(c, c.run)
+}
+
+// serveLink announces the link c, asks the peer for the imports still
+// missing (the peer's calls wait for the first attempt), and waits for the
+// link to end (serve: run it, or wait for its runner).
+func (g *gateway) serveLink(c *conn, serve func() error) {
+	g.log.Info("federation: gateway connected", "peer", c.peer.organism, "key", Fingerprint(c.peer.key), "queued", g.queued())
+	g.m.event("gateway-connected", g.name, c.peer.organism)
 	g.wake()
 	if len(g.cfg.Import) > 0 && g.m.acquire() {
 		go func() {
@@ -537,7 +550,7 @@ func (g *gateway) attach(ws *websocket.Conn, p peer) {
 	} else {
 		c.markReady()
 	}
-	err := c.run()
+	err := serve()
 	g.mu.Lock()
 	if g.conn == c {
 		g.conn = nil
@@ -575,10 +588,13 @@ func (g *gateway) dial(ctx context.Context) (*websocket.Conn, peer, error) {
 	return ws, p, nil
 }
 
-// refreshOnce dials the peer (bounded by wait) just to fetch the imports,
-// then closes that link; the dialer loop brings up the one that stays. A
-// meta question the peer asks on it meanwhile is lost with it (meta
-// traffic is never queued), and the peer asks again on the next link.
+// refreshOnce dials the peer (bounded by wait) to fetch the imports before
+// the pump starts, and keeps that link for the dialer loop to adopt
+// (g.prepared) rather than handshaking again at Start: a meta question the
+// peer asks on it is answered on the link that stays. Until Start the
+// peer's calls wait (the link is not ready) and nothing is sent from the
+// outbox (the sender is not running). A link that could not fetch the
+// imports is closed.
 func (g *gateway) refreshOnce(ctx context.Context, wait time.Duration) ([]imported, error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
@@ -586,29 +602,100 @@ func (g *gateway) refreshOnce(ctx context.Context, wait time.Duration) ([]import
 	if err != nil {
 		return nil, err
 	}
-	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{}), ready: make(chan struct{})}
-	c.markReady()
+	if !g.m.acquire() {
+		_ = ws.Close()
+		return nil, ErrClosed
+	}
+	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{}), ready: make(chan struct{}), served: make(chan struct{})}
 	g.mu.Lock()
-	g.conn = c
+	old := g.prepared
+	g.conn, g.prepared = c, c
 	g.gen++
 	g.mu.Unlock()
-	served := make(chan struct{})
-	go func() { _ = c.run(); close(served) }()
-	list, err := g.fetchImports(ctx)
-	c.close(errors.New("import fetch done"))
-	<-served
-	g.mu.Lock()
-	if g.conn == c {
-		g.conn = nil
+	if old != nil { // a second Prepare: the newer link stays
+		old.close(errors.New("replaced by a newer link"))
 	}
-	g.mu.Unlock()
+	go func() {
+		defer g.m.wg.Done()
+		err := c.run()
+		g.mu.Lock()
+		if g.conn == c {
+			g.conn = nil
+		}
+		g.mu.Unlock()
+		close(c.served)
+		if !g.m.started.Load() {
+			g.log.Debug("federation: the link made at start ended before the start", "error", err)
+		}
+	}()
+	list, err := g.fetchImports(ctx)
+	if err == nil {
+		err = g.m.db.saveImports(ctx, g.name, list)
+	}
 	if err != nil {
+		c.close(fmt.Errorf("import fetch failed: %w", err))
+		<-c.served
+		g.mu.Lock()
+		if g.prepared == c {
+			g.prepared = nil
+		}
+		g.mu.Unlock()
 		return nil, err
 	}
-	return list, g.m.db.saveImports(ctx, g.name, list)
+	return list, nil
 }
 
-// dialLoop keeps the gateway's link up: it dials, serves the link until it
+// adoptPrepared serves the link refreshOnce kept, if it is still up, as
+// attach serves a new one, and reports whether there was one to serve.
+func (g *gateway) adoptPrepared() bool {
+	g.mu.Lock()
+	c := g.prepared
+	g.prepared = nil
+	g.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	select {
+	case <-c.done:
+		<-c.served
+		return false
+	default:
+	}
+	g.serveLink(c, func() error {
+		<-c.served
+		return c.err
+	})
+	return true
+}
+
+// dialAndAttach dials the peer and serves the link until it ends; a link
+// that stayed up a while resets *delay to the base backoff.
+func (g *gateway) dialAndAttach(delay *time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-g.m.closed:
+			cancel()
+		case <-g.stopped:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	ws, p, err := g.dial(ctx)
+	cancel()
+	if err != nil {
+		g.log.Warn("federation: cannot reach the peer", "url", g.cfg.RemoteURL, "error", err, "retry_in", *delay)
+		return
+	}
+	start := time.Now()
+	g.attach(ws, p)
+	if time.Since(start) > 2*g.m.opts.BackoffMax {
+		*delay = g.m.opts.BackoffBase
+	}
+}
+
+// dialLoop keeps the gateway's link up: it serves the link made at start
+// (refreshOnce) while it lasts, else dials, serves the link until it
 // ends, and dials again after an exponential backoff with ±25 % jitter
 // (reset once a link has stayed up a while).
 func (g *gateway) dialLoop() {
@@ -622,26 +709,8 @@ func (g *gateway) dialLoop() {
 			return
 		default:
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() {
-			select {
-			case <-g.m.closed:
-				cancel()
-			case <-g.stopped:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-		ws, p, err := g.dial(ctx)
-		cancel()
-		if err != nil {
-			g.log.Warn("federation: cannot reach the peer", "url", g.cfg.RemoteURL, "error", err, "retry_in", delay)
-		} else {
-			start := time.Now()
-			g.attach(ws, p)
-			if time.Since(start) > 2*g.m.opts.BackoffMax {
-				delay = g.m.opts.BackoffBase
-			}
+		if !g.adoptPrepared() {
+			g.dialAndAttach(&delay)
 		}
 		jitter := 0.75 + rand.Float64()/2 //nolint:gosec // jitter, not a secret
 		t := time.NewTimer(time.Duration(float64(delay) * jitter))

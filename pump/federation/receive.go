@@ -58,6 +58,21 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 	}
 	if e.Link.Kind == KindMeta || e.Link.Kind == KindMetaAnswer {
 		g.envelopeSeen(DirectionIn, e.Link.Kind)
+		if e.Link.Kind == KindMeta && !g.m.started.Load() {
+			// A question on the link made before Start (refreshOnce)
+			// waits for it, off the delivery: answered now, it would
+			// miss the listeners not in place yet.
+			c.hwg.Add(1)
+			go func() {
+				defer c.hwg.Done()
+				select {
+				case <-g.m.startedCh:
+					g.onMeta(c, e)
+				case <-c.done:
+				}
+			}()
+			return
+		}
 		c.handle(func() { g.onMeta(c, e) })
 		return
 	}

@@ -133,6 +133,80 @@ func TestFederatedHelloWorld(t *testing.T) {
 	greetAcross(t, orgA, orgB, out)
 }
 
+// TestFederatedStartKeepsItsLink: the link A makes while it is assembled,
+// to fetch its imports, is the one that carries its calls once started —
+// B sees one inbound link, not one for the imports and another after
+// Start (a second handshake, and the meta questions B asked on the first
+// lost with it).
+func TestFederatedStartKeepsItsLink(t *testing.T) {
+	a, b := newFedSide(t), newFedSide(t)
+	logB, err := os.Create(filepath.Join(t.TempDir(), "b.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logB.Close()
+	orgB, addr := startFed(t, loadFedConfig(t, "b.yaml", a.pub, ""), b,
+		Options{Logger: slog.New(slog.NewTextHandler(logB, nil))}, true)
+	events := make(chan string, 16)
+	cancel := orgB.Federation.Watch(func(event, gw, _ string) { events <- event + " " + gw })
+	defer cancel()
+	out := &printed{ch: make(chan string, 4)}
+	orgA, _ := startFed(t, loadFedConfig(t, "a.yaml", b.pub, addr), a, Options{Env: catalog.Env{Print: out.print}}, false)
+	if _, ok := orgA.Pump.Lookup("greeter"); !ok {
+		t.Fatal("A was started without the import it fetched at assembly")
+	}
+	waitImport(t, orgB, "response-handler")
+	greetAcross(t, orgA, orgB, out)
+	var got []string
+	for len(events) > 0 {
+		got = append(got, <-events)
+	}
+	if want := []string{"gateway-connected a"}; !slices.Equal(got, want) {
+		t.Fatalf("B's link events %q, want %q", got, want)
+	}
+	// B's question about A's exports, asked on that link before A
+	// started, waited for A's start: its first answer was the right one.
+	if logged, err := os.ReadFile(logB.Name()); err != nil {
+		t.Fatal(err)
+	} else if strings.Contains(string(logged), "imports not available yet") {
+		t.Errorf("B had to ask A for its imports again:\n%s", logged)
+	}
+}
+
+// TestFederatedAssembledNeverStarted: an organism assembled (its imports
+// fetched over a link) but never started — as `xmlpipe validate` does —
+// closes that link when it shuts down, leaving no goroutine behind
+// (goleak checks the package).
+func TestFederatedAssembledNeverStarted(t *testing.T) {
+	a, b := newFedSide(t), newFedSide(t)
+	orgB, addr := startFed(t, loadFedConfig(t, "b.yaml", a.pub, ""), b, Options{}, true)
+	events := make(chan string, 16)
+	cancel := orgB.Federation.Watch(func(event, gw, _ string) { events <- event + " " + gw })
+	defer cancel()
+	orgA, err := New(loadFedConfig(t, "a.yaml", b.pub, addr), Options{DataDir: a.dir, Logger: fedLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := orgA.Pump.Lookup("greeter"); !ok {
+		t.Fatal("A was assembled without the import it fetched")
+	}
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	if err := orgA.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"gateway-connected a", "gateway-disconnected a"} {
+		select {
+		case got := <-events:
+			if got != want {
+				t.Fatalf("B's link event %q, want %q", got, want)
+			}
+		case <-ctx.Done():
+			t.Fatalf("B never saw %q", want)
+		}
+	}
+}
+
 // TestFederatedAgentCallsRemoteTool: a YAML agent in A whose peers name
 // gateway b sees B's calculate tool (imported, its schema fetched by meta
 // introspection) in its usage instructions, calls it by its real element
