@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
@@ -172,5 +174,68 @@ func TestChangeBeforeStart(t *testing.T) {
 	mustSend(t, p, client, "new", &Ping{Text: "hi"}, nil)
 	if c := pr.next(t); c.Listener != "new" {
 		t.Fatalf("handled by %s", c.Listener)
+	}
+}
+
+// TestPauseReachesReplacedVersions: Pause and Resume of a name reach the
+// version a change replaced while a conversation still pins it, so the
+// pinned conversation's next message is neither handled while the name is
+// paused nor left in a paused queue that Resume cannot reach; the
+// introspection of the name counts the message waiting there.
+func TestPauseReachesReplacedVersions(t *testing.T) {
+	tests := []struct {
+		name string
+		// pauseFirst pauses target before the change (the new version
+		// inherits the pause), else after it.
+		pauseFirst bool
+	}{
+		{"paused before the change", true},
+		{"paused after the change", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pr := newProbe()
+			g := newGate()
+			running := make(chan struct{}, 1)
+			relay := listenerOf(t, "relay", func(ctx context.Context, s *Slow, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+				running <- struct{}{}
+				g.wait(ctx)
+				return xmlpipe.Send("target", &Pong{Text: s.Text}), nil
+			})
+			p := startPump(t, pump.Options{}, relay, sink[Pong](t, "target", pr))
+			t.Cleanup(g.open)
+			mustSend(t, p, client, "relay", &Slow{Text: "pinned"}, nil)
+			<-running
+
+			if tc.pauseFirst {
+				if err := p.Pause("target"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			v2 := sink[Pong](t, "target v2", pr)
+			v2.Name = "target"
+			if _, err := p.Change(pump.ListenerChange{Remove: []string{"target"}, Add: []pump.Listener{v2}}); err != nil {
+				t.Fatal(err)
+			}
+			if !tc.pauseFirst {
+				if err := p.Pause("TARGET"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			g.open()
+			poll(t, "the pinned message queued at the old version", func() bool {
+				return listenerInfo(t, p, "target").QueueDepth == 1
+			})
+			if got := pr.all(); len(got) != 0 {
+				t.Fatalf("a paused target handled %+v", got[0].Payload)
+			}
+			if err := p.Resume("target"); err != nil {
+				t.Fatal(err)
+			}
+			c := pr.next(t)
+			if diff := cmp.Diff(call{Listener: "target", Payload: &Pong{Text: "pinned"}}, call{Listener: c.Listener, Payload: c.Payload}); diff != "" {
+				t.Fatalf("after Resume (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
