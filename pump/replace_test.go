@@ -239,3 +239,67 @@ func TestPauseReachesReplacedVersions(t *testing.T) {
 		})
 	}
 }
+
+// TestRemovedPausedListenerFinishes: a paused listener removed without a
+// replacement — by a change (a reload) or by RemoveListener (an OOB
+// unregister) — no longer has a name Resume could reach, so its pause is
+// lifted and the conversation that pinned it completes instead of waiting
+// in its queue forever; the listener then retires.
+func TestRemovedPausedListenerFinishes(t *testing.T) {
+	tests := []struct {
+		name string
+		// remove takes target out and returns a channel closed once it
+		// retired.
+		remove func(t *testing.T, p *pump.Pump) <-chan struct{}
+	}{
+		{"change", func(t *testing.T, p *pump.Pump) <-chan struct{} {
+			retired, err := p.Change(pump.ListenerChange{Remove: []string{"target"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return retired["target"]
+		}},
+		{"RemoveListener", func(t *testing.T, p *pump.Pump) <-chan struct{} {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if err := p.RemoveListener(waitCtx(t), "target"); err != nil {
+					t.Errorf("RemoveListener: %v", err)
+				}
+			}()
+			return done
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pr := newProbe()
+			g := newGate()
+			running := make(chan struct{}, 1)
+			relay := listenerOf(t, "relay", func(ctx context.Context, s *Slow, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+				running <- struct{}{}
+				g.wait(ctx)
+				return xmlpipe.Send("target", &Pong{Text: s.Text}), nil
+			})
+			p := startPump(t, pump.Options{}, relay, sink[Pong](t, "target", pr))
+			t.Cleanup(g.open)
+			rec := newRecorder()
+			mustSend(t, p, client, "relay", &Slow{Text: "pinned"}, rec)
+			<-running
+			if err := p.Pause("target"); err != nil {
+				t.Fatal(err)
+			}
+			retired := tc.remove(t, p)
+			g.open()
+			c := pr.next(t)
+			if diff := cmp.Diff(call{Listener: "target", Payload: &Pong{Text: "pinned"}}, call{Listener: c.Listener, Payload: c.Payload}); diff != "" {
+				t.Fatalf("the pinned conversation's message (-want +got):\n%s", diff)
+			}
+			rec.waitFor(t, "the pinned conversation's completion", kind(pump.EventComplete))
+			select {
+			case <-retired:
+			case <-waitCtx(t).Done():
+				t.Fatal("the removed listener never retired")
+			}
+		})
+	}
+}
