@@ -3,6 +3,8 @@ package oob
 import (
 	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestOperationFields(t *testing.T) {
@@ -39,5 +41,23 @@ func TestOperationFields(t *testing.T) {
 	}
 	if n != 15 {
 		t.Fatalf("%d of the 15 operations known", n)
+	}
+}
+
+// TestOperationNames: every operation of privileged-msg.xsd, in the
+// schema's order, each one OperationFields knows.
+func TestOperationNames(t *testing.T) {
+	want := []string{"shutdown", "halt", "resume", "register-listener", "unregister-listener", "list-listeners",
+		"get-listener-schema", "inject-message", "get-thread-history", "subscribe-thread", "unsubscribe",
+		"get-organism-graph", "get-status", "set-config", "get-config", "register-remote-gateway",
+		"unregister-remote-gateway"}
+	got := OperationNames()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("OperationNames (-want +got):\n%s", diff)
+	}
+	for _, op := range got {
+		if _, ok := OperationFields(op); !ok {
+			t.Errorf("OperationFields does not know %s", op)
+		}
 	}
 }

@@ -60,6 +60,16 @@ func (s *Server) handle(raw []byte, c *conn) reply {
 	}
 	var req Request
 	if err := xml.Unmarshal(raw, &req); err != nil || req.XMLName.Space != NS {
+		if err != nil && req.XMLName.Space == NS {
+			// A privileged-msg whose values do not decode (detailed=maybe):
+			// the XSD names the element and what it wants.
+			if sch, serr := Schema(); serr == nil {
+				if verr := sch.Validate(raw); verr != nil {
+					s.security("invalid OOB request", "request", req.Payload.ID, "error", failureText(verr))
+					return s.fail(req.Payload.ID, CodeMalformed, "the request does not match privileged-msg.xsd", failureText(verr))
+				}
+			}
+		}
 		s.security("malformed OOB request", "error", errText(err, "root is not "+NS+" privileged-msg"))
 		return s.fail("", CodeMalformed, "not a privileged-msg document", errText(err, ""))
 	}

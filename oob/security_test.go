@@ -77,6 +77,17 @@ func TestRefusals(t *testing.T) {
 			}
 		})
 	}
+	// A value the schema's type refuses fails Go's decoding first; the
+	// answer still says what the XSD wants.
+	b, err := SignRequest(f.owner, "v", now, []byte(`<list-listeners><detailed>maybe</detailed></list-listeners>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &ErrorResponse{Code: CodeMalformed, Message: "the request does not match privileged-msg.xsd"}
+	got := f.handle(t, b).Payload.Error
+	if got == nil || got.Code != want.Code || got.Message != want.Message || !strings.Contains(got.Details, "'maybe'") {
+		t.Fatalf("detailed=maybe answered %+v, want %+v with details naming 'maybe'", got, want)
+	}
 	// 59 s either way is within the window.
 	for i, d := range []time.Duration{-59 * time.Second, 59 * time.Second} {
 		if c := code(f.handle(t, signed(f.owner, now.Add(d), fmt.Sprint("edge", i)))); c != "" {

@@ -3,6 +3,7 @@ package pump
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 )
@@ -20,27 +21,54 @@ var (
 // admission budget, then they wait for room and are refused with ErrBusy;
 // internal ones never block). A handler already running finishes. Shutdown
 // still drains a paused listener. Pausing a paused listener is a no-op.
+// Every version of name pauses: the current one and those a change
+// replaced that still serve the conversations begun with them.
 func (p *Pump) Pause(name string) error {
+	return p.setPaused(name, true)
+}
+
+// Resume lets a paused listener's workers take messages again — every
+// version of it, as Pause stops them all.
+func (p *Pump) Resume(name string) error {
+	return p.setPaused(name, false)
+}
+
+// setPaused pauses or resumes the current listener called name and every
+// replaced version of it still serving pinned conversations, so a
+// conversation begun before a reload is neither handled while its listener
+// is paused nor stranded in a paused queue the next Resume cannot reach.
+func (p *Pump) setPaused(name string, paused bool) error {
 	l := p.routes.Load().lookup(name)
 	if l == nil {
 		return fmt.Errorf("%w: %s", ErrUnknownListener, name)
 	}
-	if l.queue.setPaused(true) {
-		p.log.Info("listener paused", "listener", l.Name, "queued", l.queue.len())
+	changed := false
+	for _, v := range p.versions(l) {
+		if v.queue.setPaused(paused) {
+			changed = true
+		}
 	}
+	if !changed {
+		return nil
+	}
+	msg := "listener paused"
+	if !paused {
+		msg = "listener resumed"
+	}
+	p.log.Info(msg, "listener", l.Name, "queued", l.queue.len())
 	return nil
 }
 
-// Resume lets a paused listener's workers take messages again.
-func (p *Pump) Resume(name string) error {
-	l := p.routes.Load().lookup(name)
-	if l == nil {
-		return fmt.Errorf("%w: %s", ErrUnknownListener, name)
+// versions returns cur and the live listeners a change replaced by it (same
+// name, draining the conversations that pinned an older routing table).
+func (p *Pump) versions(cur *listener) []*listener {
+	out := []*listener{cur}
+	for _, v := range p.liveListeners() {
+		if v != cur && strings.EqualFold(v.Name, cur.Name) {
+			out = append(out, v)
+		}
 	}
-	if l.queue.setPaused(false) {
-		p.log.Info("listener resumed", "listener", l.Name, "queued", l.queue.len())
-	}
-	return nil
+	return out
 }
 
 // Paused reports whether name is paused (false for unknown names).

@@ -11,9 +11,12 @@ type ListenerInfo struct {
 	Peers       []string
 	// RootTag is the payload root element ({ns}name when namespaced).
 	RootTag string
-	// QueueDepth is how many messages wait in the listener's pipeline.
+	// QueueDepth is how many messages wait in the listener's pipeline,
+	// also in those of the versions a change replaced that still serve the
+	// conversations begun with them.
 	QueueDepth int
-	// Active is how many messages the handler is working on now.
+	// Active is how many messages the handler is working on now (its
+	// replaced versions' included).
 	Active int
 	// Handled counts messages handled since start.
 	Handled int64
@@ -29,7 +32,8 @@ type ListenerInfo struct {
 	// Lingering is how many of its handler calls were abandoned (see
 	// Options.CancelGrace) and have not returned yet.
 	Lingering int
-	// Current lists the threads the listener's handlers are working on now.
+	// Current lists the threads the listener's handlers (its replaced
+	// versions' included) are working on now.
 	Current []string
 	// LastError is the listener's most recent handler error or panic (""
 	// if none), at LastErrorTime.
@@ -45,9 +49,25 @@ type ListenerInfo struct {
 	LastActivity time.Time
 }
 
-// Listeners describes every listener in registration order (system ones first).
+// Listeners describes every listener in registration order (system ones
+// first). A listener a change (a reload) replaced while conversations still
+// use it counts in the entry of its current version: its queued and running
+// messages are part of the work done under that name.
 func (p *Pump) Listeners() []ListenerInfo {
 	ls := p.routes.Load().all()
+	current := make(map[*listener]bool, len(ls))
+	for _, l := range ls {
+		current[l] = true
+	}
+	var draining map[string][]*listener
+	for _, l := range p.liveListeners() {
+		if !current[l] {
+			if draining == nil {
+				draining = map[string][]*listener{}
+			}
+			draining[lower(l.Name)] = append(draining[lower(l.Name)], l)
+		}
+	}
 	out := make([]ListenerInfo, 0, len(ls))
 	for _, l := range ls {
 		info := ListenerInfo{
@@ -58,9 +78,15 @@ func (p *Pump) Listeners() []ListenerInfo {
 			Paused: l.queue.isPaused(), Halted: l.queue.isHalted(), Timeout: l.timeout, SlotsHeld: p.slots.held(l),
 			Lingering: int(l.lingering.Load()),
 		}
-		for i := range l.current {
-			if c := l.current[i].call.Load(); c != nil {
-				info.Current = append(info.Current, c.d.thread)
+		for _, v := range append([]*listener{l}, draining[lower(l.Name)]...) {
+			if v != l {
+				info.QueueDepth += v.queue.len()
+				info.Active += int(v.active.Load())
+			}
+			for i := range v.current {
+				if c := v.current[i].call.Load(); c != nil {
+					info.Current = append(info.Current, c.d.thread)
+				}
 			}
 		}
 		if e := l.lastError.Load(); e != nil {

@@ -87,7 +87,8 @@ func (p *Pump) AddListener(l Listener) error {
 // conversation routes to it (one that sends to it gets the routing error of
 // an unknown listener), while the conversations already running keep the
 // routing table they started with and may still reach it until they
-// complete (seed 000 §8.5). It returns once those conversations are done
+// complete (seed 000 §8.5); a paused listener is resumed to serve them, as
+// no name reaches it any more. It returns once those conversations are done
 // with it and its running handlers have finished — or when ctx ends, with
 // ctx's error (the listener is gone from the table either way; its workers
 // finish in the background). The organism's own system.* listeners cannot
@@ -105,6 +106,7 @@ func (p *Pump) RemoveListener(ctx context.Context, name string) error {
 	if !p.started.Load() {
 		return nil
 	}
+	p.resumeRemoved(l)
 	done := make(chan struct{})
 	go func() {
 		l.workers.Wait()
@@ -147,4 +149,15 @@ func (p *Pump) AddPeers(agent string, names ...string) error {
 	l.peerset.Store(agentPeerSet(l, p.routes.Load(), all))
 	p.log.Info("agent peers added", "listener", l.Name, "peers", names)
 	return nil
+}
+
+// resumeRemoved lifts the pause of l, a listener taken out of the routing
+// table without a replacement: Resume cannot reach it by name any more, so
+// the conversations that pinned it would otherwise wait in its queue
+// forever (and it would never retire).
+func (p *Pump) resumeRemoved(l *listener) {
+	if l.queue.setPaused(false) {
+		p.log.Info("removed listener resumed to finish the conversations using it", "listener", l.Name,
+			"queued", l.queue.len())
+	}
 }

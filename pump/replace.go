@@ -49,6 +49,10 @@ func (e *ChangeError) Unwrap() error { return e.Err }
 // the error is a *ChangeError. A replaced listener that was paused starts
 // paused. Agents among Add get their usage instructions from the new table.
 //
+// A listener removed without a replacement while paused is resumed: no
+// name reaches it any more, so nothing else could resume it, and the
+// conversations that pinned it would never complete.
+//
 // retired has, for every removed or replaced listener (by lower-cased
 // name), a channel closed once no conversation can reach it any more and
 // its handlers have returned — when what it holds (a module, a session)
@@ -106,6 +110,9 @@ func (p *Pump) Change(c ListenerChange) (retired map[string]<-chan struct{}, err
 	}
 	retired = make(map[string]<-chan struct{}, len(removed))
 	for _, l := range removed {
+		if !slicesContainsFold(names(added), l.Name) {
+			p.resumeRemoved(l)
+		}
 		done := make(chan struct{})
 		go func() {
 			l.workers.Wait()
@@ -113,12 +120,27 @@ func (p *Pump) Change(c ListenerChange) (retired map[string]<-chan struct{}, err
 		}()
 		retired[lower(l.Name)] = done
 	}
-	names := make([]string, len(added))
-	for i, rl := range added {
-		names[i] = rl.Name
-	}
-	p.log.Info("listeners changed", "removed", c.Remove, "added", names)
+	p.log.Info("listeners changed", "removed", c.Remove, "added", names(added))
 	return retired, nil
+}
+
+// names returns the names of ls.
+func names(ls []*listener) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.Name
+	}
+	return out
+}
+
+// slicesContainsFold reports whether ss holds s, compared case-insensitively.
+func slicesContainsFold(ss []string, s string) bool {
+	for _, x := range ss {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // changed returns a new snapshot holding t's listeners but those named in

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
@@ -172,5 +174,132 @@ func TestChangeBeforeStart(t *testing.T) {
 	mustSend(t, p, client, "new", &Ping{Text: "hi"}, nil)
 	if c := pr.next(t); c.Listener != "new" {
 		t.Fatalf("handled by %s", c.Listener)
+	}
+}
+
+// TestPauseReachesReplacedVersions: Pause and Resume of a name reach the
+// version a change replaced while a conversation still pins it, so the
+// pinned conversation's next message is neither handled while the name is
+// paused nor left in a paused queue that Resume cannot reach; the
+// introspection of the name counts the message waiting there.
+func TestPauseReachesReplacedVersions(t *testing.T) {
+	tests := []struct {
+		name string
+		// pauseFirst pauses target before the change (the new version
+		// inherits the pause), else after it.
+		pauseFirst bool
+	}{
+		{"paused before the change", true},
+		{"paused after the change", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pr := newProbe()
+			g := newGate()
+			running := make(chan struct{}, 1)
+			relay := listenerOf(t, "relay", func(ctx context.Context, s *Slow, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+				running <- struct{}{}
+				g.wait(ctx)
+				return xmlpipe.Send("target", &Pong{Text: s.Text}), nil
+			})
+			p := startPump(t, pump.Options{}, relay, sink[Pong](t, "target", pr))
+			t.Cleanup(g.open)
+			mustSend(t, p, client, "relay", &Slow{Text: "pinned"}, nil)
+			<-running
+
+			if tc.pauseFirst {
+				if err := p.Pause("target"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			v2 := sink[Pong](t, "target v2", pr)
+			v2.Name = "target"
+			if _, err := p.Change(pump.ListenerChange{Remove: []string{"target"}, Add: []pump.Listener{v2}}); err != nil {
+				t.Fatal(err)
+			}
+			if !tc.pauseFirst {
+				if err := p.Pause("TARGET"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			g.open()
+			poll(t, "the pinned message queued at the old version", func() bool {
+				return listenerInfo(t, p, "target").QueueDepth == 1
+			})
+			if got := pr.all(); len(got) != 0 {
+				t.Fatalf("a paused target handled %+v", got[0].Payload)
+			}
+			if err := p.Resume("target"); err != nil {
+				t.Fatal(err)
+			}
+			c := pr.next(t)
+			if diff := cmp.Diff(call{Listener: "target", Payload: &Pong{Text: "pinned"}}, call{Listener: c.Listener, Payload: c.Payload}); diff != "" {
+				t.Fatalf("after Resume (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRemovedPausedListenerFinishes: a paused listener removed without a
+// replacement — by a change (a reload) or by RemoveListener (an OOB
+// unregister) — no longer has a name Resume could reach, so its pause is
+// lifted and the conversation that pinned it completes instead of waiting
+// in its queue forever; the listener then retires.
+func TestRemovedPausedListenerFinishes(t *testing.T) {
+	tests := []struct {
+		name string
+		// remove takes target out and returns a channel closed once it
+		// retired.
+		remove func(t *testing.T, p *pump.Pump) <-chan struct{}
+	}{
+		{"change", func(t *testing.T, p *pump.Pump) <-chan struct{} {
+			retired, err := p.Change(pump.ListenerChange{Remove: []string{"target"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return retired["target"]
+		}},
+		{"RemoveListener", func(t *testing.T, p *pump.Pump) <-chan struct{} {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if err := p.RemoveListener(waitCtx(t), "target"); err != nil {
+					t.Errorf("RemoveListener: %v", err)
+				}
+			}()
+			return done
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pr := newProbe()
+			g := newGate()
+			running := make(chan struct{}, 1)
+			relay := listenerOf(t, "relay", func(ctx context.Context, s *Slow, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+				running <- struct{}{}
+				g.wait(ctx)
+				return xmlpipe.Send("target", &Pong{Text: s.Text}), nil
+			})
+			p := startPump(t, pump.Options{}, relay, sink[Pong](t, "target", pr))
+			t.Cleanup(g.open)
+			rec := newRecorder()
+			mustSend(t, p, client, "relay", &Slow{Text: "pinned"}, rec)
+			<-running
+			if err := p.Pause("target"); err != nil {
+				t.Fatal(err)
+			}
+			retired := tc.remove(t, p)
+			g.open()
+			c := pr.next(t)
+			if diff := cmp.Diff(call{Listener: "target", Payload: &Pong{Text: "pinned"}}, call{Listener: c.Listener, Payload: c.Payload}); diff != "" {
+				t.Fatalf("the pinned conversation's message (-want +got):\n%s", diff)
+			}
+			rec.waitFor(t, "the pinned conversation's completion", kind(pump.EventComplete))
+			select {
+			case <-retired:
+			case <-waitCtx(t).Done():
+				t.Fatal("the removed listener never retired")
+			}
+		})
 	}
 }

@@ -25,11 +25,12 @@ import (
 // ctlTimeout bounds one request.
 const ctlTimeout = 30 * time.Second
 
-// ctlUsage explains `xmlpipe ctl`.
-const ctlUsage = `usage: xmlpipe ctl [--data DIR] [--config organism.yaml] [--endpoint E] [--json] OPERATION [name=value …]
-  OPERATION is a privileged-msg.xsd request element: list-listeners, get-status, get-listener-schema,
-  inject-message, get-thread-history, subscribe-thread, get-organism-graph, get-config, set-config,
-  shutdown, register-remote-gateway, unregister-remote-gateway, …
+// ctlUsage explains `xmlpipe ctl`, naming every operation of
+// privileged-msg.xsd.
+func ctlUsage() string {
+	return `usage: xmlpipe ctl [--data DIR] [--config organism.yaml] [--endpoint E] [--json] OPERATION [name=value …]
+  OPERATION is a privileged-msg.xsd request element:
+` + wrapList(oob.OperationNames(), "    ", 100) + `
   Each name=value (or --name value) becomes a child <name>value</name>, put in the XSD's order;
   payload=XML is inserted as XML (inject-message), peer=/tag= go inside peers/import-tags.
   xmlpipe ctl watch [THREAD] [--count N]        stream thread-event pushes
@@ -40,7 +41,29 @@ Examples:
   xmlpipe ctl list-listeners detailed=true
   xmlpipe ctl get-listener-schema name=greeter format=example
   xmlpipe ctl inject-message to=greeter 'payload=<Greeting xmlns=""><Name>Ada</Name></Greeting>'
+  xmlpipe ctl halt scope=agents
   xmlpipe ctl shutdown mode=graceful timeout-seconds=30`
+}
+
+// wrapList joins items with ", " into lines of at most width characters,
+// each starting with indent.
+func wrapList(items []string, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	for i, it := range items {
+		sep := ", "
+		if i == len(items)-1 {
+			sep = ""
+		}
+		if line != indent && len(line)+len(it)+len(sep) > width {
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+			line = indent
+		}
+		line += it + sep
+	}
+	b.WriteString(line)
+	return b.String()
+}
 
 // ctlOptions are the common flags of ctl.
 type ctlOptions struct {
@@ -76,22 +99,32 @@ func runCtl(ctx context.Context, args []string, std streams) int {
 		case "--json", "-json":
 			o.json, ok = true, true
 		case "-h", "--help", "-help":
-			fmt.Fprintln(std.out, ctlUsage)
+			fmt.Fprintln(std.out, ctlUsage())
 			return exitOK
 		default:
 			rest = append(rest, a)
 			continue
 		}
 		if !ok {
-			fmt.Fprintf(std.err, "xmlpipe ctl: %s needs a value\n%s\n", a, ctlUsage)
+			fmt.Fprintf(std.err, "xmlpipe ctl: %s needs a value\n%s\n", a, ctlUsage())
 			return exitUsage
 		}
 	}
 	if len(rest) == 0 {
-		fmt.Fprintln(std.err, ctlUsage)
+		fmt.Fprintln(std.err, ctlUsage())
 		return exitUsage
 	}
 	op, params := rest[0], rest[1:]
+	var body []byte
+	if op != "watch" && op != "graph" {
+		// A mistyped operation or parameter is reported as such, also
+		// when no organism is running.
+		var err error
+		if body, err = opElement(op, params); err != nil {
+			fmt.Fprintf(std.err, "xmlpipe ctl: %v\n", err)
+			return exitUsage
+		}
+	}
 	c, err := o.dial(ctx)
 	if err != nil {
 		fmt.Fprintf(std.err, "xmlpipe ctl: %v\n", err)
@@ -103,11 +136,6 @@ func runCtl(ctx context.Context, args []string, std streams) int {
 		return ctlWatch(ctx, c, o, params, std)
 	case "graph":
 		return ctlGraph(ctx, c, params, std)
-	}
-	body, err := opElement(op, params)
-	if err != nil {
-		fmt.Fprintf(std.err, "xmlpipe ctl: %v\n", err)
-		return exitUsage
 	}
 	return ctlDo(ctx, c, o, body, std)
 }
@@ -152,7 +180,8 @@ func endpointOf(c config.OOB) string {
 func opElement(op string, params []string) ([]byte, error) {
 	order, ok := oob.OperationFields(op)
 	if !ok {
-		return nil, fmt.Errorf("%q is not an operation of privileged-msg.xsd (see xmlpipe ctl -h)", op)
+		return nil, fmt.Errorf("%q is not an operation of privileged-msg.xsd; the operations are %s, and watch and graph",
+			op, strings.Join(oob.OperationNames(), ", "))
 	}
 	type child struct {
 		name string

@@ -309,3 +309,44 @@ func TestOOBReplayAfterRestart(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, second.stderr)
 	}
 }
+
+// TestCtlNamesEveryOperation: `ctl -h` lists every operation of
+// privileged-msg.xsd, and a mistyped operation or parameter is a usage
+// error naming the operations (or the parameters) before anything is
+// dialed — also when no organism is running.
+func TestCtlNamesEveryOperation(t *testing.T) {
+	ops := oob.OperationNames()
+	if len(ops) == 0 {
+		t.Fatal("no operations read from privileged-msg.xsd")
+	}
+	help := runIn(t, "ctl", "-h")
+	if help.code != exitOK {
+		t.Fatalf("ctl -h: exit %d\n%s", help.code, help.stderr)
+	}
+	for _, op := range append(ops, "watch", "graph") {
+		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(op) + `\b`).MatchString(help.stdout) {
+			t.Errorf("ctl -h does not name %s:\n%s", op, help.stdout)
+		}
+	}
+	nowhere := "unix:" + filepath.Join(t.TempDir(), "none.sock")
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"reload"}, append([]string{`"reload" is not an operation`}, ops...)},
+		{[]string{"halt", "scope=all", "force=true"}, []string{`halt takes scope= reason=, not "force"`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.args[0], func(t *testing.T) {
+			r := runIn(t, append([]string{"ctl", "--endpoint", nowhere}, tc.args...)...)
+			if r.code != exitUsage || strings.Contains(r.stderr, "dial") {
+				t.Fatalf("exit %d, want %d (usage) without dialing\n%s", r.code, exitUsage, r.stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, r.stderr)
+				}
+			}
+		})
+	}
+}

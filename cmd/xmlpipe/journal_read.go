@@ -22,7 +22,7 @@ import (
 // organism.
 func runJournalTail(ctx context.Context, args []string, std streams) int {
 	fs := newFlags("journal tail", "[-n N] [-f] [--data DIR] [--config organism.yaml]", std.err)
-	n := fs.Int("n", 20, "number of entries")
+	n := fs.Int("n", 20, "number of entries (0: none, with -f only the new ones)")
 	follow := fs.Bool("f", false, "follow: print new entries as they are committed, until interrupted")
 	interval := fs.Duration("interval", store.DefaultFollowInterval, "with -f, how often to look for new entries")
 	sf := addStoreFlags(fs)
@@ -31,6 +31,11 @@ func runJournalTail(ctx context.Context, args []string, std streams) int {
 		return code
 	}
 	defer closeStore(s, std.err)
+	if *n < 0 {
+		fmt.Fprintf(std.err, "xmlpipe journal tail: -n %d: want 0 or more entries\n", *n)
+		fs.Usage()
+		return exitUsage
+	}
 	entries, err := s.TailPositions(*n)
 	if err != nil {
 		fmt.Fprintln(std.err, "xmlpipe journal tail:", err)

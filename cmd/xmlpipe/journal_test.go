@@ -33,6 +33,19 @@ func TestJournalCommands(t *testing.T) {
 		t.Fatalf("tail lacks the console's greeting:\n%s", tail.stdout)
 	}
 
+	// -n counts entries: 0 prints none, a negative count is a usage error
+	// (not an empty answer that reads like an empty journal).
+	for _, tc := range []struct {
+		n     string
+		code  int
+		lines int
+	}{{"2", exitOK, 2}, {"0", exitOK, 0}, {"-5", exitUsage, 0}} {
+		r := runIn(t, "journal", "tail", "-n", tc.n, "--data", data)
+		if got := strings.Count(r.stdout, "\n"); r.code != tc.code || got != tc.lines {
+			t.Errorf("tail -n %s: exit %d with %d lines, want %d with %d\n%s", tc.n, r.code, got, tc.code, tc.lines, r.stderr)
+		}
+	}
+
 	th := runBinary(t, dir, "", "journal", "thread", conv[1], "--data", data)
 	if th.code != 0 {
 		t.Fatalf("thread: exit %d: %s", th.code, th.stderr)

@@ -398,7 +398,9 @@ func loopbackHost(host string) bool {
 }
 
 // announce prints, once, where the bus listens and the certificate
-// fingerprint clients pin.
+// fingerprint clients pin. A bus on every interface (0.0.0.0, ::, or
+// --listen :PORT) is announced at a URL this machine can connect to
+// (localhost), with a note that other machines can reach it too.
 func (r *serveRunner) announce(addr net.Addr, fingerprint string) {
 	if r.announced {
 		return
@@ -408,15 +410,17 @@ func (r *serveRunner) announce(addr net.Addr, fingerprint string) {
 	if err != nil {
 		host, port = addr.String(), ""
 	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+	reach := ""
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
 		host = "localhost"
+		reach = " (listening on every interface: other machines can reach it)"
 	}
 	hostport := net.JoinHostPort(host, port)
 	if r.insecure {
 		fmt.Fprintf(r.std.out, "xmlpipe: main bus on http://%s — INSECURE DEV MODE: no TLS, no authentication\n", hostport)
 		return
 	}
-	fmt.Fprintf(r.std.out, "xmlpipe: main bus on https://%s\n", hostport)
+	fmt.Fprintf(r.std.out, "xmlpipe: main bus on https://%s%s\n", hostport, reach)
 	fmt.Fprintf(r.std.out, "xmlpipe: certificate fingerprint SHA256 %s\n", fingerprint)
 	fmt.Fprintf(r.std.out, "xmlpipe: connect with: xmlpipe console --connect https://%s --fingerprint %s\n",
 		hostport, fingerprint)

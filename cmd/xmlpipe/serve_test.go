@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/pquerna/otp/totp"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
@@ -379,5 +381,35 @@ func TestRunInsecureDevServe(t *testing.T) {
 	}
 	if !strings.Contains(s.stderr.String(), "INSECURE DEV MODE") {
 		t.Errorf("insecure mode not logged:\n%s", s.stderr)
+	}
+}
+
+// TestAnnounceNamesEveryInterface: the announced URL is one this machine
+// can connect to, and a bus bound to every interface (0.0.0.0, ::) says
+// that other machines can reach it instead of passing for a local one.
+func TestAnnounceNamesEveryInterface(t *testing.T) {
+	tests := []struct {
+		addr string
+		want string
+	}{
+		{"127.0.0.1:8765", "xmlpipe: main bus on https://127.0.0.1:8765"},
+		{"[::1]:8765", "xmlpipe: main bus on https://[::1]:8765"},
+		{"0.0.0.0:8765", "xmlpipe: main bus on https://localhost:8765 (listening on every interface: other machines can reach it)"},
+		{"[::]:8765", "xmlpipe: main bus on https://localhost:8765 (listening on every interface: other machines can reach it)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.addr, func(t *testing.T) {
+			addr, err := net.ResolveTCPAddr("tcp", tc.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			r := &serveRunner{std: streams{out: &out, err: io.Discard}}
+			r.announce(addr, "AA:BB")
+			first, _, _ := strings.Cut(out.String(), "\n")
+			if diff := cmp.Diff(tc.want, first); diff != "" {
+				t.Errorf("announcement (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
