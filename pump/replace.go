@@ -110,7 +110,7 @@ func (p *Pump) Change(c ListenerChange) (retired map[string]<-chan struct{}, err
 	}
 	retired = make(map[string]<-chan struct{}, len(removed))
 	for _, l := range removed {
-		if !slicesContainsFold(names(added), l.Name) {
+		if p.routes.Load().lookup(l.Name) == nil { // removed, not replaced
 			p.resumeRemoved(l)
 		}
 		done := make(chan struct{})
@@ -131,16 +131,6 @@ func names(ls []*listener) []string {
 		out[i] = l.Name
 	}
 	return out
-}
-
-// slicesContainsFold reports whether ss holds s, compared case-insensitively.
-func slicesContainsFold(ss []string, s string) bool {
-	for _, x := range ss {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // changed returns a new snapshot holding t's listeners but those named in
