@@ -48,7 +48,7 @@ var (
 	ErrDecode           = errors.New("payload could not be decoded")
 	ErrHandler          = errors.New("handler failed")
 	ErrEncode           = errors.New("payload could not be encoded")
-	ErrForbiddenSender  = errors.New("sender name is reserved")
+	ErrForbiddenSender  = errors.New("sender not allowed")
 	ErrPrivileged       = errors.New("privileged message on a regular channel")
 	ErrTooManyPayloads  = errors.New("too many payload elements in one output")
 )
