@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -44,6 +45,9 @@ func connectConsole(ctx context.Context, url, fingerprint string, cfg console.Co
 	remote, err := console.Dial(ctx, url, fingerprint, creds)
 	if err != nil {
 		fmt.Fprintf(std.err, "xmlpipe console: %v\n", err)
+		if hint := certificateHint(err, fingerprint); hint != "" {
+			fmt.Fprintln(std.err, hint)
+		}
 		return exitFailure
 	}
 	defer remote.Close()
@@ -139,4 +143,18 @@ func readLine(r io.Reader) (string, error) {
 			return "", fmt.Errorf("reading from the terminal: %w", err)
 		}
 	}
+}
+
+// certificateHint says how to connect when the bus's certificate did not
+// verify: a bus without organism.tls has a self-signed certificate, which
+// the client trusts by the fingerprint `xmlpipe run` prints ("" for other
+// errors).
+func certificateHint(err error, fingerprint string) string {
+	var verify *tls.CertificateVerificationError
+	if fingerprint != "" || !errors.As(err, &verify) {
+		return ""
+	}
+	return "xmlpipe console: this machine does not trust the bus's certificate (self-signed, unless organism.tls " +
+		"names one): pass --fingerprint with the SHA256 fingerprint that xmlpipe run printed " +
+		"(\"xmlpipe: certificate fingerprint SHA256 …\")"
 }

@@ -1,6 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -89,5 +95,22 @@ func TestConsoleServeArguments(t *testing.T) {
 				t.Errorf("exit %d, want %d; stderr lacks %q?\n%s", r.code, tt.code, tt.wantErr, r.stderr)
 			}
 		})
+	}
+}
+
+// TestConnectUntrustedCertificateHint: --connect to a bus whose certificate
+// this machine does not trust, without --fingerprint, says how to pin it
+// rather than only relaying the x509 error.
+func TestConnectUntrustedCertificateHint(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake
+	srv.StartTLS()
+	defer srv.Close()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"console", "--connect", srv.URL},
+		streams{strings.NewReader("admin\nsecret\n123456\n"), &out, &errOut})
+	if code != exitFailure || !strings.Contains(errOut.String(), "certificate") ||
+		!strings.Contains(errOut.String(), "pass --fingerprint") {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut.String())
 	}
 }
