@@ -395,6 +395,15 @@ func (p *Pump) reply(l *listener, d *delivery, payload any) {
 		return
 	}
 	env := stage.AppendEnvelopeInReplyTo(make([]byte, 0, len(body)+200+len(ref)), l.Name, caller, thread, ref, body)
+	if capBytes := p.ingress.MaxBytes(); len(env) > capBytes && l.errHandler == nil {
+		// The size stage would refuse it and tell l alone, which has no
+		// error handler to hear it: the caller, waiting for this answer,
+		// would never learn that none comes. It learns why instead, as for
+		// a reply that cannot be encoded.
+		p.handlerFailed(l, d, fmt.Errorf("%w: %s: %w: its answer is %d bytes, over the cap of %d",
+			failure.ErrHandler, l.Name, failure.ErrTooLarge, len(env), capBytes))
+		return
+	}
 	w := &work{raw: env, conv: d.conv, tbl: d.tbl, prof: d.tbl.profile(profName), profSet: true, sender: l, senderThread: d.thread,
 		depth: max(d.depth-1, 0), payloadType: pt, canonical: canonical, admitted: d.admitted, parent: d.mark.retain(), prune: d.thread}
 	if cl == nil {

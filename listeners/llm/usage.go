@@ -90,6 +90,21 @@ func (r *Router) ThreadsEnded(ids []string) {
 	}
 }
 
+// ForgetThreadsUnless forgets the usage of every thread keep rejects and
+// returns how many threads the ledger still holds. A caller that keeps the
+// usage of ended threads (a conversation continued later on the same thread
+// id) sweeps them with it once they are gone for good.
+func (r *Router) ForgetThreadsUnless(keep func(thread string) bool) int {
+	r.usage.mu.Lock()
+	defer r.usage.mu.Unlock()
+	for id := range r.usage.threads {
+		if !keep(id) {
+			delete(r.usage.threads, id)
+		}
+	}
+	return len(r.usage.threads)
+}
+
 // usageBook is the router's usage ledger: the sums of the successful calls
 // per agent, per thread and per backend.
 type usageBook struct {

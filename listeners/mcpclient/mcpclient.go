@@ -412,7 +412,8 @@ func (h *handler) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) 
 		h.m.fail(cs)
 		res.Error = fmt.Sprintf("%v %s: %v (%v); restarting", ErrServer, h.m.o.Name, ErrExited, err)
 	default:
-		res.Error = fmt.Sprintf("%v: %v", ErrTool, err)
+		budget := maxText
+		res.Error = clipText(res, "error", fmt.Sprintf("%v: %v", ErrTool, err), &budget)
 	}
 	return answer()
 }

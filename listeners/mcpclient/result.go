@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -12,6 +13,16 @@ import (
 // carries inline; past it an item is named in a Note instead, so the answer
 // stays under the pump's message size cap.
 const maxBinary = 512 << 10
+
+// maxText bounds the text one result carries (its Text or Error, its
+// structured content and the texts of its embedded resources together),
+// counted as the XML that carries it: with maxBinary's base64 it keeps the
+// answer under the pump's default message size cap (1 MiB). Text past it
+// is cut, and a Note says how much was left out.
+const maxText = 256 << 10
+
+// maxNotes bounds the Notes of one result; the last one counts the rest.
+const maxNotes = 16
 
 // ToolResult is what a mounted tool answers: its content, each kind as its
 // own element, or the error it reported. Nothing the tool returned is
@@ -97,16 +108,45 @@ func fill(res *ToolResult, r *sdk.CallToolResult) {
 		}
 	}
 	text := strings.Join(texts, "\n")
+	var structured string
 	if r.StructuredContent != nil {
 		if b, err := json.Marshal(r.StructuredContent); err == nil {
-			s := string(b)
-			res.Structured = &s
+			structured = string(b)
 			if text == "" {
-				text = s
+				text = structured
 			}
 		} else {
 			res.Notes = append(res.Notes, "structured content not carried: "+err.Error())
 		}
+	}
+	textBudget := maxText
+	text = clipText(res, "text", text, &textBudget)
+	if structured != "" {
+		if n := xmlSize(structured); n > textBudget {
+			res.Notes = append(res.Notes, fmt.Sprintf("structured content of %d bytes not carried: over the %d bytes of text a result holds",
+				len(structured), maxText))
+		} else {
+			textBudget -= n
+			res.Structured = &structured
+		}
+	}
+	for i := range res.Resources {
+		res.Resources[i].Text = clipText(res, "resource text", res.Resources[i].Text, &textBudget)
+	}
+	links := res.Links[:0]
+	for _, l := range res.Links {
+		n := xmlSize(l.URI) + xmlSize(l.Name) + xmlSize(l.Title) + xmlSize(l.Description) + xmlSize(l.MIMEType)
+		if n > textBudget {
+			res.Notes = append(res.Notes, fmt.Sprintf("resource link of %d bytes not carried: over the %d bytes of text a result holds",
+				n, maxText))
+			continue
+		}
+		textBudget -= n
+		links = append(links, l)
+	}
+	res.Links = links
+	if len(res.Notes) > maxNotes {
+		res.Notes = append(res.Notes[:maxNotes-1], fmt.Sprintf("and %d more notes", len(res.Notes)-maxNotes+1))
 	}
 	if r.IsError {
 		res.Error = text
@@ -116,4 +156,49 @@ func fill(res *ToolResult, r *sdk.CallToolResult) {
 	} else {
 		res.Text = text
 	}
+}
+
+// clipText returns s cut to what *budget leaves (counted by xmlSize, on a
+// rune boundary), takes what it keeps from *budget and adds a Note to res
+// when it cut anything.
+func clipText(res *ToolResult, what, s string, budget *int) string {
+	if n := xmlSize(s); n <= *budget {
+		*budget -= n
+		return s
+	}
+	used, end := 0, 0
+	for end < len(s) {
+		c, w := utf8.DecodeRuneInString(s[end:])
+		n := runeXMLSize(c)
+		if used+n > *budget {
+			break
+		}
+		used, end = used+n, end+w
+	}
+	*budget -= used
+	res.Notes = append(res.Notes, fmt.Sprintf("%s of %d bytes cut after %d bytes: over the %d bytes of text a result holds",
+		what, len(s), end, maxText))
+	return s[:end]
+}
+
+// xmlSize bounds the bytes s takes as XML character data.
+func xmlSize(s string) int {
+	n := 0
+	for _, c := range s {
+		n += runeXMLSize(c)
+	}
+	return n
+}
+
+// runeXMLSize bounds the bytes rune c takes as XML character data: a
+// character that is escaped, or a control character, as a reference; invalid
+// UTF-8 (utf8.RuneError) as U+FFFD.
+func runeXMLSize(c rune) int {
+	switch {
+	case c == utf8.RuneError:
+		return 3
+	case c < 0x20 || c == '<' || c == '>' || c == '&' || c == '"' || c == '\'':
+		return 6
+	}
+	return utf8.RuneLen(c)
 }

@@ -182,12 +182,14 @@ func (l *Local) deliver(e pump.Event) {
 }
 
 // replyText is a reply's text field, else its payload XML (a refusal in
-// one line).
+// one line). An empty text field stands for the payload only when nothing
+// else in it is set: a tool result whose Text is empty but whose Error
+// says why is shown as its XML, as the remote console shows it.
 func replyText(e pump.Event) string {
 	if r, ok := e.Payload.(*xmlpipe.Refusal); ok {
 		return r.Summary()
 	}
-	if s, ok := PayloadText(e.Payload); ok {
+	if s, ok := PayloadText(e.Payload); ok && (s != "" || onlyText(e.Payload)) {
 		return s
 	}
 	if e.Payload != nil {
@@ -198,6 +200,33 @@ func replyText(e pump.Event) string {
 		}
 	}
 	return "<" + e.PayloadName + ">"
+}
+
+// onlyText reports whether v (a struct or a pointer to one) sets no
+// exported field but the one stage.TextField picks (XMLName and xml:"-"
+// fields aside).
+func onlyText(v any) bool {
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return true
+		}
+		rv = rv.Elem()
+	}
+	idx, ok := stage.TextField(rv.Type())
+	if !ok || len(idx) != 1 {
+		return ok
+	}
+	for i := range rv.NumField() {
+		f := rv.Type().Field(i)
+		if i == idx[0] || !f.IsExported() || f.Name == "XMLName" || strings.HasPrefix(f.Tag.Get("xml"), "-") {
+			continue
+		}
+		if !rv.Field(i).IsZero() {
+			return false
+		}
+	}
+	return true
 }
 
 // Listeners describes every listener, system ones first.

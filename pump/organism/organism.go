@@ -294,7 +294,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	if err != nil {
 		return nil, err
 	}
-	threads.OnEnd(layer.router.ThreadsEnded)
+	threads.OnEnd(threadUsageEnder(layer.router, threads, p.Context()))
 	calls := newCallBook(nil, opts.Logger)
 	if d != nil {
 		calls = d.calls

@@ -1,0 +1,39 @@
+package organism
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/xml-pipeline/xmlpipe/listeners/mcpclient"
+	"github.com/xml-pipeline/xmlpipe/pump"
+)
+
+// answerOnly is an agent answer: one text field.
+type answerOnly struct{ Text string }
+
+// TestReplyTextShowsWhatAnEmptyTextHides checks that a reply whose text
+// field is empty but which carries something else (a mounted tool's Error)
+// prints as its XML instead of an empty line, while a plain text answer,
+// empty or not, prints as its text.
+func TestReplyTextShowsWhatAnEmptyTextHides(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		payload any
+		want    string
+	}{
+		{"text answer", &answerOnly{Text: "In HTML you would write <b>rain</b>."}, "In HTML you would write <b>rain</b>."},
+		{"empty answer", &answerOnly{}, ""},
+		{"tool text", &mcpclient.ToolResult{Tool: "echo", Text: "hi"}, "hi"},
+		{"tool error only", &mcpclient.ToolResult{Tool: "fail", Error: "it broke"},
+			`<ToolResult xmlns=""><Tool>fail</Tool><Error>it broke</Error></ToolResult>`},
+		{"tool note only", &mcpclient.ToolResult{Tool: "big", Notes: []string{"image not carried"}},
+			`<ToolResult xmlns=""><Tool>big</Tool><Note>image not carried</Note></ToolResult>`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := replyText(pump.Event{Kind: pump.EventReply, Payload: tc.payload})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("replyText (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
