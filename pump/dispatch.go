@@ -209,6 +209,13 @@ func (p *Pump) call(ctx context.Context, l *listener, d *delivery, h *handling, 
 // sender; the thread stays alive.
 func (p *Pump) handlerFailed(l *listener, d *delivery, err error) {
 	p.failed.Add(1)
+	p.tellFailure(l, d, err)
+}
+
+// tellFailure is handlerFailed but for the count of failed messages: it
+// records err as l's last error and tells the sender of d (or, for an
+// error handler's failure, the dead letters).
+func (p *Pump) tellFailure(l *listener, d *delivery, err error) {
 	l.lastError.Store(&listenerError{msg: err.Error(), at: p.opts.Clock(), handled: l.handled.Load() + 1,
 		thread: d.thread, profile: d.prof.nameOf()})
 	huh := stage.NewHuh(err, d.payloadBytes)
@@ -395,19 +402,13 @@ func (p *Pump) reply(l *listener, d *delivery, payload any) {
 		return
 	}
 	env := stage.AppendEnvelopeInReplyTo(make([]byte, 0, len(body)+200+len(ref)), l.Name, caller, thread, ref, body)
-	if capBytes := p.ingress.MaxBytes(); len(env) > capBytes && l.errHandler == nil {
-		// The size stage would refuse it and tell l alone, which has no
-		// error handler to hear it: the caller, waiting for this answer,
-		// would never learn that none comes. It learns why instead, as for
-		// a reply that cannot be encoded.
-		p.handlerFailed(l, d, fmt.Errorf("%w: %s: %w: its answer is %d bytes, over the cap of %d",
-			failure.ErrHandler, l.Name, failure.ErrTooLarge, len(env), capBytes))
-		return
-	}
 	w := &work{raw: env, conv: d.conv, tbl: d.tbl, prof: d.tbl.profile(profName), profSet: true, sender: l, senderThread: d.thread,
 		depth: max(d.depth-1, 0), payloadType: pt, canonical: canonical, admitted: d.admitted, parent: d.mark.retain(), prune: d.thread}
 	if cl == nil {
 		w.egress = caller
+	}
+	if l.errHandler == nil {
+		w.answers = d
 	}
 	p.emit(d, w)
 }

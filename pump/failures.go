@@ -2,13 +2,12 @@ package pump
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
-
-	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
-
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // diagnosticsOf extracts the detailed findings of an error.
@@ -76,6 +75,13 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []f
 		p.journalIn(w.turn, Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: w.conv, Thread: thread,
 			From: w.sender.Name, Listener: listener, Envelope: clip(w.raw), Diagnostics: diags,
 			Profile: p.workProfile(w, thread)}, func(int64) {
+			if w.answers != nil {
+				// A refused reply of a listener that cannot hear of it: its
+				// caller learns that no answer comes, and why.
+				p.tellFailure(w.sender, w.answers, fmt.Errorf("%w: %s: its answer was refused: %w",
+					failure.ErrHandler, w.sender.Name, err))
+				return
+			}
 			p.sendErrorAbout(w.conv, w.tbl, w.sender, w.origThread(thread), huh, w.depth, w.ref, errorDetail(diags))
 		})
 	}

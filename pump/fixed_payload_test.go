@@ -50,11 +50,11 @@ func TestFixedPayloadOutputValidatedAgainstItsSchema(t *testing.T) {
 	})
 	p := startPump(t, pump.Options{}, coder)
 	for _, tc := range []struct {
-		value   string
-		replies int
+		value         string
+		replies, huhs int
 	}{
-		{"ABC", 1},
-		{"abcd", 0}, // refused on re-entry; the <huh> goes to coder, which produced it
+		{"ABC", 1, 0},
+		{"abcd", 0, 1}, // refused on re-entry; the <huh> goes to the client (coder has no error handler)
 	} {
 		rec := newRecorder()
 		thread := stage.NewThreadID()
@@ -64,6 +64,9 @@ func TestFixedPayloadOutputValidatedAgainstItsSchema(t *testing.T) {
 		rec.waitFor(t, "completion", kind(pump.EventComplete))
 		if n := rec.count(kind(pump.EventReply)); n != tc.replies {
 			t.Errorf("output %q: %d replies, want %d; events:\n%s", tc.value, n, tc.replies, describe(rec.snapshot()))
+		}
+		if n := rec.count(kind(pump.EventHuh)); n != tc.huhs {
+			t.Errorf("output %q: %d huhs, want %d; events:\n%s", tc.value, n, tc.huhs, describe(rec.snapshot()))
 		}
 	}
 	if st := p.Stats(); st.Failed != 1 {

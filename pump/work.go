@@ -152,6 +152,10 @@ type work struct {
 	// sub-threads) once the reply has passed the ingress stages, so a rejected
 	// reply's <huh> still finds its producer on it.
 	prune string
+	// answers is the delivery a reply answers, when its sender has no error
+	// handler: a refused reply's <huh> then goes to the caller (handlerFailed),
+	// which would otherwise wait for an answer that never comes.
+	answers *delivery
 	// recovered is the journal seq of a message re-delivered by Recover
 	// (never journaled twice).
 	recovered int64

@@ -168,7 +168,9 @@ func Typed[T any](f func(ctx context.Context, p *T, md Metadata) (Response, erro
 
 // ErrorHandler is an optional capability of a Handler: a listener that implements
 // it receives the <huh> and SystemError messages addressed to it (LLM agents feed
-// them back into the conversation). Listeners without it have such messages logged.
+// them back into the conversation). Listeners without it have such messages logged;
+// when one of their answers (Respond) is refused, the pump tells their caller
+// instead, which would otherwise wait for an answer that never comes.
 type ErrorHandler interface {
 	HandleError(ctx context.Context, e *DeliveryError, md Metadata) (Response, error)
 }

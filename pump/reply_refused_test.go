@@ -55,3 +55,35 @@ func TestOversizedReplyReachesTheCaller(t *testing.T) {
 		out.waitFor(t, "completion", kind(pump.EventComplete))
 	})
 }
+
+// TestRefusedReplyReachesTheCaller: a reply its caller does not take (the
+// wrong payload type) from a listener without an error handler: the caller
+// gets the <huh>, with the reason, instead of waiting for an answer that
+// never comes. (With an error handler the responder hears of it itself:
+// TestRespondRejectedReachesResponder.)
+func TestRefusedReplyReachesTheCaller(t *testing.T) {
+	huhs := make(chan string, 1)
+	asker := listenerOf(t, "asker", func(_ context.Context, in *Ping, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		return xmlpipe.Send("maker", &Job{Label: "make"}), nil
+	})
+	asker = withErrorHandler(asker, func(_ context.Context, de *xmlpipe.DeliveryError, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		if de.Huh != nil {
+			huhs <- de.Huh.Error
+		}
+		return xmlpipe.Respond(&Ping{Text: "asker heard"}), nil
+	})
+	maker := listenerOf(t, "maker", func(_ context.Context, _ *Job, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		return xmlpipe.Respond(&Pong{Text: "asker takes Ping, not Pong"}), nil
+	})
+	p := startPump(t, pump.Options{}, asker, maker)
+	out := newRecorder()
+	mustSend(t, p, client, "asker", &Ping{Text: "go"}, out)
+	reply := out.waitFor(t, "reply", kind(pump.EventReply))
+	if r, ok := reply.Payload.(*Ping); !ok || r.Text != "asker heard" {
+		t.Errorf("reply %#v, want the asker's answer after the huh", reply.Payload)
+	}
+	if diff := cmp.Diff(failure.HuhPayload, <-huhs); diff != "" {
+		t.Errorf("the asker's huh (-want +got):\n%s", diff)
+	}
+	out.waitFor(t, "completion", kind(pump.EventComplete))
+}
