@@ -54,7 +54,8 @@ const askInjectTimeout = time.Minute
 //
 // A message the pump refuses is a *failure.Failure (as with Send); a
 // conversation that failed without a reply is an *AskError; one that ended
-// at once without an answer is ErrNoAnswer. When ctx ends first, the
+// at once without an answer is ErrNoAnswer; one killed (Kill) before it
+// answered is ErrConversationKilled. When ctx ends first, the
 // conversation is killed (Kill) and the error wraps context.Cause(ctx). An
 // empty to routes the message by its root tag. from must be a name no
 // listener has (and not system or core).
@@ -140,8 +141,10 @@ type asker struct {
 	reply   *Event
 	last    *Event
 	failure *Event
-	done    chan struct{}
-	closed  bool
+	// killed is set when the conversation completed because Kill stopped it.
+	killed bool
+	done   chan struct{}
+	closed bool
 }
 
 // Deliver implements Outlet for the conversation's own events.
@@ -158,6 +161,7 @@ func (a *asker) Deliver(e Event) {
 			a.failure = &e
 		}
 	case EventComplete:
+		a.killed = a.killed || e.Error == KilledReason
 		if !a.closed {
 			a.closed = true
 			close(a.done)
@@ -174,6 +178,8 @@ func (a *asker) answer(from string) (Event, error) {
 		return *a.reply, nil
 	case a.failure != nil:
 		return Event{}, &AskError{Event: *a.failure}
+	case a.killed:
+		return Event{}, ErrConversationKilled
 	case a.last == nil || a.last.From == from:
 		// Only the message asked was delivered (an external sender's name
 		// is never a listener's).

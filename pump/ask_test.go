@@ -138,6 +138,36 @@ func TestAskCancelKills(t *testing.T) {
 	}
 }
 
+// An Ask whose conversation an operator kills returns ErrConversationKilled
+// (not the last message delivered, as for a chain that ended elsewhere).
+func TestAskKilled(t *testing.T) {
+	causes, started := make(chan error, 1), make(chan struct{}, 1)
+	p := startPump(t, pump.Options{}, askListeners(t, causes, started)...)
+	convs := make(chan string, 1)
+	defer p.Subscribe(pump.OutletFunc(func(e pump.Event) {
+		if e.Kind == pump.EventMessage && e.Listener == "stuck" {
+			convs <- e.Conversation
+		}
+	}))()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := p.Ask(t.Context(), client, "stuck", &Question{Text: "wait"})
+		errc <- err
+	}()
+	<-started
+	if _, err := p.Kill(<-convs); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, pump.ErrConversationKilled) {
+			t.Errorf("Ask = %v, want ErrConversationKilled", err)
+		}
+	case <-t.Context().Done():
+		t.Fatal("Ask did not return after its conversation was killed")
+	}
+}
+
 func TestAskNotStarted(t *testing.T) {
 	p := newPump(t, pump.Options{}, listenerOf(t, "echo", func(context.Context, *Question, xmlpipe.Metadata) (xmlpipe.Response, error) {
 		return nil, nil

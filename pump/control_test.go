@@ -127,15 +127,21 @@ func TestKillQueued(t *testing.T) {
 	if err := p.Resume("jobs"); err != nil {
 		t.Fatal(err)
 	}
-	out.waitFor(t, "completion", kind(pump.EventComplete))
+	if c := out.waitFor(t, "completion", kind(pump.EventComplete)); c.Error != pump.KilledReason {
+		t.Errorf("the killed conversation's completion says %q, want %q", c.Error, pump.KilledReason)
+	}
 	dl := all.waitFor(t, "dead letter", kind(pump.EventDeadLetter))
 	if dl.Error != "conversation killed" || dl.Conversation != conv {
 		t.Fatalf("dead letter %+v, want 'conversation killed' on %s", dl, conv)
 	}
 	// Another conversation is unaffected.
-	mustSend(t, p, client, "pings", &Ping{Text: "alive"}, nil)
+	alive := newRecorder()
+	mustSend(t, p, client, "pings", &Ping{Text: "alive"}, alive)
 	if c := pr.next(t); c.Listener != "pings" {
 		t.Fatalf("after kill, handled %+v; want the ping (the killed job must never run)", c)
+	}
+	if c := alive.waitFor(t, "completion", kind(pump.EventComplete)); c.Error != "" {
+		t.Errorf("a conversation that ran its course completes with %q", c.Error)
 	}
 }
 

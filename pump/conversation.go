@@ -96,8 +96,16 @@ func (p *Pump) convDone(conv string) {
 	for _, t := range c.ending {
 		p.endThread(t)
 	}
-	p.publish(c.outlet, Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: conv, Thread: conv, Profile: prof})
+	ev := Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: conv, Thread: conv, Profile: prof}
+	if c.killed {
+		ev.Error = KilledReason
+	}
+	p.publish(c.outlet, ev)
 }
+
+// KilledReason is the Error of the EventComplete of a conversation Kill
+// stopped: its sender learns that no answer comes.
+const KilledReason = "conversation killed"
 
 // deferEnd postpones the end of thread (its handler returned nil) until conv
 // completes, when other messages of conv are still in flight: ending the

@@ -20,7 +20,8 @@ const (
 	EventHuh EventKind = "huh"
 	// EventSystemError: a SystemError was sent to an agent.
 	EventSystemError EventKind = "system-error"
-	// EventComplete: a conversation has no message in flight any more.
+	// EventComplete: a conversation has no message in flight any more. Its
+	// Error is KilledReason when Kill stopped it ("" otherwise).
 	EventComplete EventKind = "complete"
 	// EventDeadLetter: a message could not be delivered anywhere (logged,
 	// journaled).
@@ -50,7 +51,8 @@ type Event struct {
 	Payload any
 	// Envelope is the canonical envelope bytes.
 	Envelope []byte
-	// Error is the canned <huh> text (EventHuh) or a dead-letter reason.
+	// Error is the canned <huh> text (EventHuh), a dead-letter reason, or
+	// why a conversation ended early (EventComplete: KilledReason).
 	Error string
 	// Diagnostics are the detailed findings (operators only).
 	Diagnostics []string

@@ -522,8 +522,8 @@ func appendEventFrame(b []byte, e pump.Event) ([]byte, bool) {
 		return wire.Failure{Head: wire.Head{Type: wire.TypeRefusal}, ThreadID: e.Conversation, From: e.From, To: e.To,
 			Error: e.Error, Timestamp: ts, MessageID: eventID(wire.TypeRefusal, e)}.AppendJSON(b), true
 	case pump.EventComplete:
-		return wire.Complete{Head: wire.Head{Type: wire.TypeComplete}, ThreadID: e.Conversation, Timestamp: ts,
-			MessageID: eventID(wire.TypeComplete, e)}.AppendJSON(b), true
+		return wire.Complete{Head: wire.Head{Type: wire.TypeComplete}, ThreadID: e.Conversation, Error: e.Error,
+			Timestamp: ts, MessageID: eventID(wire.TypeComplete, e)}.AppendJSON(b), true
 	}
 	return b, false
 }

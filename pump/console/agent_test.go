@@ -343,3 +343,58 @@ func TestTerminalStreamsAsItArrives(t *testing.T) {
 		t.Errorf("the live line was never redrawn in place:\n%q", got)
 	}
 }
+
+// TestConsoleKilledConversationBeginsAnew: a conversation killed while its
+// agent answers is reported as killed, and the next @ line to that agent
+// begins a new conversation instead of continuing one whose history ends
+// in an unanswered question.
+func TestConsoleKilledConversationBeginsAnew(t *testing.T) {
+	asked, release := make(chan struct{}), make(chan struct{})
+	m := llmtest.NewChatModel(t, func(n int) []string {
+		if n == 0 {
+			close(asked)
+			<-release // the first answer never comes: its conversation is killed
+		}
+		return answers(n)
+	})
+	t.Cleanup(func() { close(release) }) // before the model server closes
+	l := startAgents(t, m)
+	convs := make(chan string, 4)
+	stop := l.Organism().Pump.Subscribe(pump.OutletFunc(func(e pump.Event) {
+		if e.Kind == pump.EventMessage && e.Listener == "poet" {
+			convs <- e.Conversation
+		}
+	}))
+	defer stop()
+	c, err := console.New(l, console.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, feed := io.Pipe()
+	var out strings.Builder
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background(), in, &out) }()
+	if _, err := io.WriteString(feed, "@poet first\n"); err != nil {
+		t.Fatal(err)
+	}
+	<-asked
+	conv := <-convs
+	if _, err := l.Organism().Pump.Kill(conv); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(feed, "@poet second\n/quit\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	if want := "[poet#" + conv[:8] + "] conversation killed; the next @poet line begins a new conversation\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("the transcript lacks %q:\n%s", want, out.String())
+	}
+	if second := m.Request(t, 1); llmtest.Has(second, "user", "first") || !llmtest.Has(second, "user", "second") {
+		t.Errorf("the line after the kill continued the killed conversation: %+v", second)
+	}
+	if !strings.Contains(out.String(), "[poet] answer 2\n") {
+		t.Errorf("the new conversation's answer is missing:\n%s", out.String())
+	}
+}

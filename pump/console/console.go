@@ -275,6 +275,12 @@ func (c *Console) receive(o organism.Output) {
 	case organism.OutputHuh:
 		c.huh(o.Text, o.Diagnostics)
 	case organism.OutputComplete:
+		if o.Text != "" && c.convs.isMine(o.Conversation) {
+			// Ended early (killed): no answer comes, and the next line to
+			// its agent begins a new conversation rather than continue one
+			// whose history ends in an unanswered question.
+			c.say(c.convs.endedEarly(o.Conversation, o.Text))
+		}
 		c.convs.completed(o.Conversation)
 		c.live.complete(o.Conversation)
 		c.out.completed(o.Conversation)

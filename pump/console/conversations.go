@@ -115,6 +115,25 @@ func (cs *conversations) completed(conv string) {
 	delete(cs.running, conv)
 }
 
+// endedEarly drops conv, which ended without its answer for reason, from
+// the agent it is current for, and returns the line that says so.
+func (cs *conversations) endedEarly(conv, reason string) string {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for _, agent := range cs.order {
+		if cs.current[agent] != conv {
+			continue
+		}
+		delete(cs.current, agent)
+		cs.order = slices.DeleteFunc(cs.order, func(a string) bool { return a == agent })
+		if cs.last == agent {
+			cs.last = ""
+		}
+		return fmt.Sprintf("[%s] %s; the next @%s line begins a new conversation", label(agent, conv), reason, agent)
+	}
+	return fmt.Sprintf("[%s] %s", short(conv), reason)
+}
+
 // isRunning reports whether conv was sent on and has not completed.
 func (cs *conversations) isRunning(conv string) bool {
 	cs.mu.Lock()

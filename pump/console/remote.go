@@ -152,7 +152,7 @@ func (r *Remote) event(typ string, data []byte) {
 	case wire.TypeComplete:
 		var c wire.Complete
 		if json.Unmarshal(data, &c) == nil {
-			r.out.Publish(organism.Output{Kind: organism.OutputComplete, Conversation: c.ThreadID})
+			r.out.Publish(organism.Output{Kind: organism.OutputComplete, Conversation: c.ThreadID, Text: c.Error})
 		}
 	case wire.TypeDelta:
 		var d wire.Delta

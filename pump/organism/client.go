@@ -160,7 +160,9 @@ type Output struct {
 	// Thread is the printing (OutputPrint) or streaming (OutputDelta) thread
 	// ("" otherwise).
 	Thread string
-	// From is who said it; Text what it said (the canned text for OutputHuh).
+	// From is who said it; Text what it said (the canned text for
+	// OutputHuh; for OutputComplete, why the conversation ended early —
+	// pump.KilledReason — or "").
 	From, Text string
 	// End marks an OutputDelta that ends the model's reply.
 	End bool

@@ -177,7 +177,7 @@ func (l *Local) deliver(e pump.Event) {
 	case pump.EventReply:
 		l.out.Publish(Output{Kind: OutputReply, Conversation: e.Conversation, From: e.From, Text: replyText(e)})
 	case pump.EventComplete:
-		l.out.Publish(Output{Kind: OutputComplete, Conversation: e.Conversation})
+		l.out.Publish(Output{Kind: OutputComplete, Conversation: e.Conversation, Text: e.Error})
 	}
 }
 

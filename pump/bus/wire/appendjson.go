@@ -221,6 +221,9 @@ func (f Failure) AppendJSON(b []byte) []byte {
 func (c Complete) AppendJSON(b []byte) []byte {
 	b = c.openHead(b)
 	b = appendStringField(b, "thread_id", c.ThreadID)
+	if c.Error != "" {
+		b = appendStringField(b, "error", c.Error)
+	}
 	b = appendStringField(b, "timestamp", c.Timestamp)
 	b = appendStringField(b, "message_id", c.MessageID)
 	return append(b, '}')

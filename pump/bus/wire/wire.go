@@ -283,7 +283,10 @@ type Failure struct {
 // Complete is TypeComplete: the conversation has nothing in flight any more.
 type Complete struct {
 	Head
-	ThreadID  string `json:"thread_id"`
+	ThreadID string `json:"thread_id"`
+	// Error says why the conversation ended early ("conversation killed"),
+	// absent when it ran its course.
+	Error     string `json:"error,omitempty"`
 	Timestamp string `json:"timestamp"`
 	// MessageID is the frame's stable id (see MessageID).
 	MessageID string `json:"message_id"`
