@@ -349,6 +349,16 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			}
 			continue // every call was answered here: the model goes on
 		}
+		if st.mode == NativeTools && rep.NamelessCalls > 0 && strings.TrimSpace(rep.Content) == "" {
+			// Neither an answer nor a call that can run: the model hears
+			// why, once a turn, instead of its caller getting an empty
+			// answer; the second time the turn halts.
+			if st.c.feedbacks(namelessFeedbackType) > 0 {
+				return a.halt(st, "its tool calls had no function name twice")
+			}
+			a.record(st, registry.Slot{PayloadType: namelessFeedbackType, Raw: []byte(namelessCallNote)})
+			continue
+		}
 		d := digest(rep.Content, nil)
 		a.record(st, registry.Slot{PayloadType: replyType, Raw: []byte(rep.Content), Payload: &replyRecord{sum: d}})
 		if n := cmpOr(a.RepeatLimit, DefaultRepeatLimit); st.c.repeats(d) >= n {
@@ -384,6 +394,11 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 		a.record(st, registry.Slot{PayloadType: outputFeedbackType, Raw: []byte(refusal)})
 	}
 }
+
+// namelessCallNote is what the model hears when its reply was only tool
+// calls without a function name.
+const namelessCallNote = "Your reply called a tool without naming the function, so nothing ran. " +
+	"Call one of your tools by its name, or answer in text."
 
 // chat sends req, streaming through OnDelta.
 func (a *Agent) chat(ctx context.Context, st *turnState, req Request) (Reply, error) {

@@ -640,3 +640,33 @@ func TestLostCallsAbandoned(t *testing.T) {
 		t.Errorf("result %+v, latest %+v", result, latest)
 	}
 }
+
+// TestNativeLoopNamelessCalls: a reply whose only tool calls had no
+// function name is neither an answer nor a call: the model is told so and
+// asked again, once a turn; the second time the turn halts instead of the
+// caller getting an empty answer.
+func TestNativeLoopNamelessCalls(t *testing.T) {
+	t.Run("the model corrects itself", func(t *testing.T) {
+		r := newLoopRig(t, Reply{NamelessCalls: 1}, Reply{Content: "answered"})
+		if got := answerText(r.deliver("console", "go", "")); got != "answered" {
+			t.Fatalf("answer %q", got)
+		}
+		reqs := r.model.requests()
+		if len(reqs) != 2 {
+			t.Fatalf("%d model calls, want 2", len(reqs))
+		}
+		last := reqs[1].Messages[len(reqs[1].Messages)-1]
+		if last.Role != User || last.Content != namelessCallNote {
+			t.Errorf("the second request ends with %+v, want the note %q", last, namelessCallNote)
+		}
+	})
+	t.Run("twice halts", func(t *testing.T) {
+		r := newLoopRig(t, Reply{NamelessCalls: 2})
+		if got := answerText(r.deliver("console", "go", "")); got != "[mathbot halted: its tool calls had no function name twice]" {
+			t.Fatalf("answer %q", got)
+		}
+		if n := len(r.model.requests()); n != 2 {
+			t.Errorf("%d model calls, want 2", n)
+		}
+	})
+}

@@ -385,7 +385,7 @@ func (a *messagesAPI) Chat(ctx context.Context, r Request) (Reply, error) {
 		}
 	}
 	out.Content = text.String()
-	out.ToolCalls = calls.done()
+	out.ToolCalls, out.NamelessCalls = calls.done()
 	out.FinishReason = amFinish(out.StopReason)
 	if answered {
 		out.Content = strings.TrimSpace(answer.String())

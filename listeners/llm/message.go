@@ -138,6 +138,10 @@ type Reply struct {
 	// back as an Assistant message with these ToolCalls, followed by one
 	// Tool message per call.
 	ToolCalls []ToolCall
+	// NamelessCalls counts the tool calls the model made without a function
+	// name, left out of ToolCalls: nothing can run them, and no provider
+	// takes them back in the conversation.
+	NamelessCalls int
 	// Model is the model that answered.
 	Model string
 	// Backend names the backend that answered.

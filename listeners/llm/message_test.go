@@ -96,3 +96,15 @@ func TestMintedIDsAreStable(t *testing.T) {
 		}
 	}
 }
+
+// TestCallBuilderCountsNamelessCalls: a streamed call that never got a
+// function name is left out of the calls and counted.
+func TestCallBuilderCountsNamelessCalls(t *testing.T) {
+	var b callBuilder
+	b.piece(0, true, "call_1", "", `{"Expression":"1"}`, nil)
+	b.piece(1, true, "call_2", "calc", `{}`, nil)
+	calls, nameless := b.done()
+	if len(calls) != 1 || calls[0].Name != "calc" || nameless != 1 {
+		t.Fatalf("calls %+v, nameless %d; want only calc and 1", calls, nameless)
+	}
+}

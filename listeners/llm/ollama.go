@@ -186,7 +186,7 @@ func (o *ollamaChat) Chat(ctx context.Context, r Request) (Reply, error) {
 		}
 	}
 	out.Content = text.String()
-	out.ToolCalls = calls.done()
+	out.ToolCalls, out.NamelessCalls = calls.done()
 	out.FinishReason = olFinish(out.StopReason)
 	if len(out.ToolCalls) > 0 {
 		out.FinishReason = FinishToolCalls

@@ -309,7 +309,7 @@ func (c *chatCompletions) Chat(ctx context.Context, r Request) (Reply, error) {
 		}
 	}
 	out.Content, out.StopReason = text.String(), stop
-	out.ToolCalls = calls.done()
+	out.ToolCalls, out.NamelessCalls = calls.done()
 	out.FinishReason = ccFinish(stop)
 	switch {
 	case len(out.ToolCalls) > 0:

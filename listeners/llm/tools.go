@@ -276,15 +276,16 @@ func (b *callBuilder) piece(key int, hasKey bool, id, name, args string, onDelta
 	}
 }
 
-// done returns the assembled calls, checked, with ids minted where missing.
-// A call that never got a name is left out: nothing can run it, and no
-// provider would take it back in the conversation.
-func (b *callBuilder) done() []ToolCall {
-	var out []ToolCall
+// done returns the assembled calls, checked, with ids minted where missing,
+// and how many calls never got a name. Those are left out: nothing can run
+// them, and no provider would take them back in the conversation.
+func (b *callBuilder) done() (calls []ToolCall, nameless int) {
 	for _, c := range b.calls {
-		if c.name != "" {
-			out = append(out, newToolCall(c.id, c.name, c.args.Bytes()))
+		if c.name == "" {
+			nameless++
+			continue
 		}
+		calls = append(calls, newToolCall(c.id, c.name, c.args.Bytes()))
 	}
-	return finishCalls(out)
+	return finishCalls(calls), nameless
 }

@@ -40,6 +40,9 @@ const (
 	// outputFeedbackType is feedbackType for an answer that did not fit the
 	// required payload (counted: it goes back to the model once a turn).
 	outputFeedbackType = "llm.output-feedback"
+	// namelessFeedbackType is feedbackType for a reply whose only tool calls
+	// had no function name (counted: it goes back to the model once a turn).
+	namelessFeedbackType = "llm.nameless-feedback"
 	// haltType records that the loop halted the turn (Raw: the reason); it
 	// is not shown to the model.
 	haltType = "llm.halt"
@@ -174,7 +177,7 @@ func (c *convo) add(a *Agent, s *registry.Slot) {
 			it.kind, it.result = itemResult, rr
 			c.results[rr.ID] = rr
 			c.pending = slices.DeleteFunc(c.pending, func(call storedCall) bool { return call.ID == rr.ID })
-		case feedbackType, outputFeedbackType, unfoldedType:
+		case feedbackType, outputFeedbackType, namelessFeedbackType, unfoldedType:
 			it.kind = itemFeedback
 		case haltType:
 			it.kind = itemHalt
@@ -251,10 +254,14 @@ func (c *convo) iterations() int {
 }
 
 // outputFeedbacks counts the refused answers of the current turn.
-func (c *convo) outputFeedbacks() int {
+func (c *convo) outputFeedbacks() int { return c.feedbacks(outputFeedbackType) }
+
+// feedbacks counts the notes of kind (a feedback slot type) given to the
+// model in the current turn.
+func (c *convo) feedbacks(kind string) int {
 	n := 0
 	for _, it := range c.items[c.turnStart+1:] {
-		if it.kind == itemFeedback && it.slot.PayloadType == outputFeedbackType {
+		if it.kind == itemFeedback && it.slot.PayloadType == kind {
 			n++
 		}
 	}
