@@ -317,13 +317,7 @@ func (o *Organism) checkPeers(r *reporter, listeners map[string]string) {
 	}
 	for i, l := range o.Listeners {
 		for j, peer := range l.Peers {
-			if _, ok := listeners[strings.ToLower(peer)]; ok {
-				continue
-			}
-			if _, ok := o.Gateway(peer); ok {
-				continue
-			}
-			if o.mountedTool(peer) {
+			if _, ok := listeners[strings.ToLower(peer)]; ok || o.namesPeerBeyondListeners(peer) {
 				continue
 			}
 			path := childIndex(childIndex("listeners", i)+".peers", j)
@@ -512,4 +506,24 @@ func (o *Organism) mountedTool(name string) bool {
 		}
 	}
 	return false
+}
+
+// NamesPeer reports whether a listener's peers may name name in this
+// configuration: one of its listeners or gateways, or a tool of one of its
+// MCP mounts. A running organism also has the listeners added since
+// (register-listener); it checks those itself.
+func (o *Organism) NamesPeer(name string) bool {
+	if _, ok := o.Listener(name); ok {
+		return true
+	}
+	return o.namesPeerBeyondListeners(name)
+}
+
+// namesPeerBeyondListeners is NamesPeer for what is not a listener: a
+// gateway or a mounted tool.
+func (o *Organism) namesPeerBeyondListeners(name string) bool {
+	if _, ok := o.Gateway(name); ok {
+		return true
+	}
+	return o.mountedTool(name)
 }

@@ -8,10 +8,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
+	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/pump/federation"
 )
 
 // MaxLiveModuleBytes caps the module of a wasm listener added while the
@@ -49,6 +52,9 @@ var wasmMagic = []byte("\x00asm")
 //     read through an os.Root of that directory, so what is compiled is
 //     what was checked.
 func (o *Organism) AddListener(lc config.Listener) error {
+	if err := o.checkPeers(lc); err != nil {
+		return err
+	}
 	lc.Peers = expandPeers(lc.Peers, o.Federation)
 	lc = withTimeout(o.CurrentConfig(), lc)
 	o.mu.Lock()
@@ -69,6 +75,29 @@ func (o *Organism) AddListener(lc config.Listener) error {
 		o.mu.Unlock()
 	}
 	return err
+}
+
+// checkPeers refuses a listener whose peers name something the organism
+// does not have — a listener (also one added while running), a gateway
+// (also one registered while running), a mounted MCP tool, or itself — as
+// organism.yaml refuses it.
+func (o *Organism) checkPeers(lc config.Listener) error {
+	cfg := o.CurrentConfig()
+	for _, peer := range lc.Peers {
+		if strings.EqualFold(peer, lc.Name) || cfg.NamesPeer(peer) {
+			continue
+		}
+		if _, ok := o.Pump.Lookup(peer); ok {
+			continue
+		}
+		if o.Federation != nil && slices.ContainsFunc(o.Federation.Status(), func(s federation.GatewayStatus) bool {
+			return strings.EqualFold(s.Name, peer)
+		}) {
+			continue
+		}
+		return fmt.Errorf("listener %s: peers: %q names no listener or gateway: %w", lc.Name, peer, pump.ErrUnknownListener)
+	}
+	return nil
 }
 
 // addAgent builds a YAML agent as assembly does and adds it.

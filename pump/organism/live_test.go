@@ -215,9 +215,19 @@ listeners:
 	if len(reqs) != 1 || reqs[0].Messages[1]["content"] != "You are critic. Be brief." || reqs[0].Body["model"] != "gpt-test" {
 		t.Fatalf("requests %+v", reqs)
 	}
+	// Peers must name what the organism has, as organism.yaml's must: a
+	// listener added while running (critic) counts, a ghost does not.
+	err := o.AddListener(config.Listener{Name: "ghostly", Agent: true, Description: "x", Prompt: "You are ghostly.",
+		Peers: []string{"critic", "ghost"}})
+	if !errors.Is(err, pump.ErrUnknownListener) || !strings.Contains(err.Error(), `"ghost" names no listener or gateway`) {
+		t.Fatalf("a peer naming nothing: %v", err)
+	}
+	if _, ok := o.Pump.Lookup("ghostly"); ok {
+		t.Fatal("the listener naming a ghost peer was added")
+	}
 	// A prompt naming a block of the prompts: section gets the block's text.
 	if err := o.AddListener(config.Listener{Name: "editor", Agent: true, Description: "Edits",
-		Prompt: "editor-block"}); err != nil {
+		Prompt: "editor-block", Peers: []string{"critic", "editor"}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := ask(t, o, "editor", "fix this"); got != "Edited." {
