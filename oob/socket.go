@@ -43,7 +43,7 @@ func listenUnix(path string) (net.Listener, error) {
 		return nil, fmt.Errorf("oob: %w", err)
 	}
 	if st.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("%w: %s has mode %v (want 0700)", ErrSocketDir, dir, st.Mode().Perm())
+		return nil, fmt.Errorf("%w: %s has mode %#o (want 0700)", ErrSocketDir, dir, st.Mode().Perm())
 	}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Getuid() {
 		return nil, fmt.Errorf("%w: %s belongs to uid %d", ErrSocketDir, dir, sys.Uid)

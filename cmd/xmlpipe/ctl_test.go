@@ -158,8 +158,10 @@ func TestCtlAgainstRun(t *testing.T) {
 	if code := s.wait(t); code != 0 {
 		t.Fatalf("exit %d\n%s", code, s.stderr)
 	}
-	if !strings.Contains(s.stderr.String(), "shutdown requested over OOB") {
-		t.Fatalf("shutdown not logged:\n%s", s.stderr)
+	for _, want := range []string{"shutdown requested over OOB", `msg="stop requested" via="an OOB shutdown (test)"`} {
+		if !strings.Contains(s.stderr.String(), want) {
+			t.Fatalf("shutdown not logged as %q:\n%s", want, s.stderr)
+		}
 	}
 }
 

@@ -115,7 +115,7 @@ wait:
 		case <-ctx.Done():
 			break wait
 		case <-ctl.stop:
-			r.log.Info("stop requested through the API")
+			r.log.Info("stop requested", "via", ctl.requester())
 			break wait
 		case <-r.hup:
 			_ = r.reload(o, "SIGHUP") // a refusal is logged; the organism goes on

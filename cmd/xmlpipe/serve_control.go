@@ -19,6 +19,8 @@ type runControl struct {
 	// immediate marks an OOB shutdown in mode immediate: the organism stops
 	// without draining (organism.Organism.ShutdownNow).
 	immediate atomic.Bool
+	// via names what asked first to stop, for the log.
+	via atomic.Pointer[string]
 }
 
 // stopWith asks the serving loop to stop, draining for at most timeout
@@ -26,7 +28,17 @@ type runControl struct {
 // handlers are cancelled and queued messages stay in the journal for
 // recovery, waiting at most timeout for handlers that ignore the
 // cancellation.
-func (c *runControl) stopWith(graceful bool, timeout time.Duration, _ string) {
+func (c *runControl) stopWith(graceful bool, timeout time.Duration, reason string) {
+	via := "an OOB shutdown"
+	if reason != "" {
+		via += " (" + reason + ")"
+	}
+	c.stopVia(graceful, timeout, via)
+}
+
+// stopVia is stopWith naming what asked.
+func (c *runControl) stopVia(graceful bool, timeout time.Duration, via string) {
+	c.via.CompareAndSwap(nil, &via)
 	if !graceful {
 		c.immediate.Store(true) // never undone by a later graceful request
 	}
@@ -47,8 +59,16 @@ func (c *runControl) drainContext() (context.Context, context.CancelFunc) {
 // Stop asks the serving loop to stop: the bus API's stop is the OOB
 // shutdown's graceful mode with the pump's shutdown_timeout.
 func (c *runControl) Stop(context.Context) error {
-	c.stopWith(true, 0, "")
+	c.stopVia(true, 0, "the bus API")
 	return nil
+}
+
+// requester names what asked to stop ("" when nothing did).
+func (c *runControl) requester() string {
+	if v := c.via.Load(); v != nil {
+		return *v
+	}
+	return ""
 }
 
 // Reload reloads organism.yaml in place and returns once the new

@@ -349,7 +349,7 @@ func TestRunServesBusAndConnectConsole(t *testing.T) {
 	if n := strings.Count(s.stderr.String(), "organism running"); n != 1 {
 		t.Errorf("the organism started %d times", n)
 	}
-	for _, want := range []string{"reloading the organism", "organism reloaded", "stop requested through the API", "msg=stopped"} {
+	for _, want := range []string{"reloading the organism", "organism reloaded", `msg="stop requested" via="the bus API"`, "msg=stopped"} {
 		if !strings.Contains(s.stderr.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, s.stderr)
 		}
