@@ -519,3 +519,13 @@ func TestRunBindsLoopback(t *testing.T) {
 		})
 	}
 }
+
+// TestRunRefusesAListenThatIsNoAddress: a --listen that is not host:port
+// is refused as such, not as an address beyond this machine.
+func TestRunRefusesAListenThatIsNoAddress(t *testing.T) {
+	dir := helloDir(t)
+	r := runBinary(t, dir, "", "run", "--insecure-dev", "--listen", "nonsense", "organism.yaml")
+	if r.code != 1 || !strings.Contains(r.stderr, `"nonsense" is not host:port`) || strings.Contains(r.stderr, "beyond") {
+		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+}

@@ -369,9 +369,12 @@ func (r *serveRunner) listener(cfg *config.Organism) (net.Listener, error) {
 	if addr == "" {
 		addr = net.JoinHostPort(strings.Trim(cfg.Organism.Bind, "[]"), strconv.Itoa(cfg.Organism.Port))
 	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("main bus: %q is not host:port (as 127.0.0.1:8765, [::1]:8765 or :8765): %w", addr, err)
+	}
 	if r.insecure {
-		host, _, err := net.SplitHostPort(addr)
-		if err != nil || !loopbackHost(host) {
+		if !loopbackHost(host) {
 			return nil, fmt.Errorf("%w: --insecure-dev serves without TLS or login, so only on a loopback address "+
 				"(127.0.0.1, ::1, localhost), not %q", errInsecureAddr, addr)
 		}
