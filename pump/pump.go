@@ -67,8 +67,11 @@ type Pump struct {
 	// on the goroutine that produced them.
 	ingressSlots chan struct{}
 	wg           sync.WaitGroup
-	started      atomic.Bool
-	closing      atomic.Bool
+	// lifeMu orders Start and the beginning of a shutdown: a pump shut
+	// down (even before it started) never starts.
+	lifeMu  sync.Mutex
+	started atomic.Bool
+	closing atomic.Bool
 	// stopNow marks an immediate shutdown (ShutdownNow): queued work is
 	// dropped, not handled.
 	stopNow atomic.Bool
@@ -241,8 +244,14 @@ func (p *Pump) newListener(l Listener) *listener {
 }
 
 // Start builds the agents' usage instructions and starts the ingress and
-// listener workers.
+// listener workers. A pump starts once: again is ErrStarted, and after
+// Shutdown or ShutdownNow (called before Start too) ErrClosed.
 func (p *Pump) Start() error {
+	p.lifeMu.Lock()
+	defer p.lifeMu.Unlock()
+	if p.closing.Load() {
+		return ErrClosed
+	}
 	if !p.started.CompareAndSwap(false, true) {
 		return ErrStarted
 	}
@@ -310,7 +319,10 @@ func (p *Pump) shutdown(ctx context.Context, now bool) error {
 		p.flight.Broadcast() // a graceful drain under way stops waiting
 		p.flightMu.Unlock()
 	}
-	if !p.closing.CompareAndSwap(false, true) {
+	p.lifeMu.Lock()
+	first := p.closing.CompareAndSwap(false, true)
+	p.lifeMu.Unlock()
+	if !first {
 		return nil
 	}
 	p.flightMu.Lock()

@@ -13,6 +13,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
+	"go.uber.org/goleak"
 )
 
 // TestShutdownDrains: Shutdown waits for in-flight work — a slow handler
@@ -358,4 +359,55 @@ func TestShutdownNowDuringGracefulShutdown(t *testing.T) {
 	case <-waitCtx(t).Done():
 		t.Fatal("the graceful Shutdown kept draining after ShutdownNow")
 	}
+}
+
+// TestStartAfterShutdown: a pump shut down — before it started, or after —
+// refuses to start with ErrClosed and starts no worker (a worker started
+// then would never be stopped: a second Shutdown is a no-op). Concurrent
+// Start and Shutdown leave either nothing running or a pump that stops.
+func TestStartAfterShutdown(t *testing.T) {
+	ping := listenerOf(t, "ping", func(_ context.Context, in *Ping, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		return xmlpipe.Respond(in), nil
+	})
+	tests := []struct {
+		name          string
+		startedBefore bool
+	}{
+		{"never started", false},
+		{"started and shut down", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+			p := newPump(t, pump.Options{}, ping)
+			if tt.startedBefore {
+				if err := p.Start(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := p.Shutdown(waitCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Start(); !errors.Is(err, pump.ErrClosed) {
+				t.Fatalf("Start after Shutdown: %v, want ErrClosed", err)
+			}
+		})
+	}
+	t.Run("concurrent", func(t *testing.T) {
+		defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+		for range 20 {
+			p := newPump(t, pump.Options{}, ping)
+			started := make(chan error, 1)
+			go func() { started <- p.Start() }()
+			if err := p.Shutdown(waitCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-started; err != nil && !errors.Is(err, pump.ErrClosed) {
+				t.Fatalf("Start: %v", err)
+			}
+			if err := p.Shutdown(waitCtx(t)); err != nil { // what Start began, if anything, stops
+				t.Fatal(err)
+			}
+		}
+	})
 }
