@@ -68,10 +68,12 @@ type Pump struct {
 	ingressSlots chan struct{}
 	wg           sync.WaitGroup
 	// lifeMu orders Start and the beginning of a shutdown: a pump shut
-	// down (even before it started) never starts.
+	// down (even before it started) never starts. stopped is closed when
+	// the first shutdown returns (made when it begins).
 	lifeMu  sync.Mutex
 	started atomic.Bool
 	closing atomic.Bool
+	stopped chan struct{}
 	// stopNow marks an immediate shutdown (ShutdownNow): queued work is
 	// dropped, not handled.
 	stopNow atomic.Bool
@@ -288,6 +290,8 @@ func (p *Pump) buildUsage(l *listener) {
 
 // Shutdown stops admitting external messages, waits for in-flight work to
 // drain (bounded by ctx and Options.ShutdownTimeout), then stops every worker.
+// A call while another shutdown runs waits for that one to return (bounded
+// by its own ctx) and returns nil; so does a call after it.
 func (p *Pump) Shutdown(ctx context.Context) error {
 	return p.shutdown(ctx, false)
 }
@@ -302,8 +306,8 @@ func (p *Pump) Shutdown(ctx context.Context) error {
 // still in the ingress stages) is refused to its sender with ErrClosed. It
 // waits for the running handlers to return, bounded by ctx and
 // Options.ShutdownTimeout, and reports those that did not. During a
-// graceful Shutdown it makes that one stop at once and returns (the
-// Shutdown call returns once the workers stopped).
+// graceful Shutdown it makes that one stop at once and waits for it to
+// return, bounded by ctx.
 func (p *Pump) ShutdownNow(ctx context.Context) error {
 	return p.shutdown(ctx, true)
 }
@@ -321,10 +325,20 @@ func (p *Pump) shutdown(ctx context.Context, now bool) error {
 	}
 	p.lifeMu.Lock()
 	first := p.closing.CompareAndSwap(false, true)
-	p.lifeMu.Unlock()
-	if !first {
-		return nil
+	if first {
+		p.stopped = make(chan struct{})
 	}
+	stopped := p.stopped
+	p.lifeMu.Unlock()
+	if !first { // another call stops the pump: wait for it
+		select {
+		case <-stopped:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("pump: shutdown under way: %w", ctx.Err())
+		}
+	}
+	defer close(stopped)
 	p.flightMu.Lock()
 	p.flight.Broadcast() // Inject calls waiting for room fail with ErrClosed now
 	p.flightMu.Unlock()

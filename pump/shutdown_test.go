@@ -411,3 +411,43 @@ func TestStartAfterShutdown(t *testing.T) {
 		}
 	})
 }
+
+// TestShutdownWhileShuttingDown: a Shutdown while another drains does not
+// return as if the pump had stopped (its caller would close what the
+// drain still uses): it waits for the drain, bounded by its own ctx, and
+// a later one returns nil once the pump stopped.
+func TestShutdownWhileShuttingDown(t *testing.T) {
+	entered, finish := newGate(), newGate()
+	slow := listenerOf(t, "slow", func(_ context.Context, _ *Job, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		entered.open()
+		finish.wait(t.Context())
+		return nil, nil
+	})
+	p := newPump(t, pump.Options{ShutdownTimeout: time.Hour}, slow)
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	mustSend(t, p, client, "slow", &Job{}, nil)
+	entered.wait(waitCtx(t))
+	graceful := make(chan error, 1)
+	go func() { graceful <- p.Shutdown(context.Background()) }()
+	ctx := waitCtx(t)
+	for !errors.Is(p.Inject(ctx, []byte("<x/>"), nil), pump.ErrClosed) { // the graceful shutdown began
+		if ctx.Err() != nil {
+			t.Fatal("the graceful Shutdown never began")
+		}
+		runtime.Gosched()
+	}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := p.Shutdown(ended); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Shutdown during the drain = %v, want context.Canceled (the drain is not over)", err)
+	}
+	finish.open()
+	if err := <-graceful; err != nil {
+		t.Fatalf("graceful Shutdown: %v", err)
+	}
+	if err := p.Shutdown(waitCtx(t)); err != nil {
+		t.Fatalf("Shutdown after the drain: %v", err)
+	}
+}
