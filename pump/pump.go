@@ -67,8 +67,13 @@ type Pump struct {
 	// on the goroutine that produced them.
 	ingressSlots chan struct{}
 	wg           sync.WaitGroup
-	started      atomic.Bool
-	closing      atomic.Bool
+	// lifeMu orders Start and the beginning of a shutdown: a pump shut
+	// down (even before it started) never starts. stopped is closed when
+	// the first shutdown returns (made when it begins).
+	lifeMu  sync.Mutex
+	started atomic.Bool
+	closing atomic.Bool
+	stopped chan struct{}
 	// stopNow marks an immediate shutdown (ShutdownNow): queued work is
 	// dropped, not handled.
 	stopNow atomic.Bool
@@ -241,8 +246,14 @@ func (p *Pump) newListener(l Listener) *listener {
 }
 
 // Start builds the agents' usage instructions and starts the ingress and
-// listener workers.
+// listener workers. A pump starts once: again is ErrStarted, and after
+// Shutdown or ShutdownNow (called before Start too) ErrClosed.
 func (p *Pump) Start() error {
+	p.lifeMu.Lock()
+	defer p.lifeMu.Unlock()
+	if p.closing.Load() {
+		return ErrClosed
+	}
 	if !p.started.CompareAndSwap(false, true) {
 		return ErrStarted
 	}
@@ -279,6 +290,8 @@ func (p *Pump) buildUsage(l *listener) {
 
 // Shutdown stops admitting external messages, waits for in-flight work to
 // drain (bounded by ctx and Options.ShutdownTimeout), then stops every worker.
+// A call while another shutdown runs waits for that one to return (bounded
+// by its own ctx) and returns nil; so does a call after it.
 func (p *Pump) Shutdown(ctx context.Context) error {
 	return p.shutdown(ctx, false)
 }
@@ -293,8 +306,8 @@ func (p *Pump) Shutdown(ctx context.Context) error {
 // still in the ingress stages) is refused to its sender with ErrClosed. It
 // waits for the running handlers to return, bounded by ctx and
 // Options.ShutdownTimeout, and reports those that did not. During a
-// graceful Shutdown it makes that one stop at once and returns (the
-// Shutdown call returns once the workers stopped).
+// graceful Shutdown it makes that one stop at once and waits for it to
+// return, bounded by ctx.
 func (p *Pump) ShutdownNow(ctx context.Context) error {
 	return p.shutdown(ctx, true)
 }
@@ -310,9 +323,22 @@ func (p *Pump) shutdown(ctx context.Context, now bool) error {
 		p.flight.Broadcast() // a graceful drain under way stops waiting
 		p.flightMu.Unlock()
 	}
-	if !p.closing.CompareAndSwap(false, true) {
-		return nil
+	p.lifeMu.Lock()
+	first := p.closing.CompareAndSwap(false, true)
+	if first {
+		p.stopped = make(chan struct{})
 	}
+	stopped := p.stopped
+	p.lifeMu.Unlock()
+	if !first { // another call stops the pump: wait for it
+		select {
+		case <-stopped:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("pump: shutdown under way: %w", ctx.Err())
+		}
+	}
+	defer close(stopped)
 	p.flightMu.Lock()
 	p.flight.Broadcast() // Inject calls waiting for room fail with ErrClosed now
 	p.flightMu.Unlock()

@@ -13,6 +13,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
+	"go.uber.org/goleak"
 )
 
 // TestShutdownDrains: Shutdown waits for in-flight work — a slow handler
@@ -357,5 +358,96 @@ func TestShutdownNowDuringGracefulShutdown(t *testing.T) {
 		}
 	case <-waitCtx(t).Done():
 		t.Fatal("the graceful Shutdown kept draining after ShutdownNow")
+	}
+}
+
+// TestStartAfterShutdown: a pump shut down — before it started, or after —
+// refuses to start with ErrClosed and starts no worker (a worker started
+// then would never be stopped: a second Shutdown is a no-op). Concurrent
+// Start and Shutdown leave either nothing running or a pump that stops.
+func TestStartAfterShutdown(t *testing.T) {
+	ping := listenerOf(t, "ping", func(_ context.Context, in *Ping, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		return xmlpipe.Respond(in), nil
+	})
+	tests := []struct {
+		name          string
+		startedBefore bool
+	}{
+		{"never started", false},
+		{"started and shut down", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+			p := newPump(t, pump.Options{}, ping)
+			if tt.startedBefore {
+				if err := p.Start(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := p.Shutdown(waitCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Start(); !errors.Is(err, pump.ErrClosed) {
+				t.Fatalf("Start after Shutdown: %v, want ErrClosed", err)
+			}
+		})
+	}
+	t.Run("concurrent", func(t *testing.T) {
+		defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+		for range 20 {
+			p := newPump(t, pump.Options{}, ping)
+			started := make(chan error, 1)
+			go func() { started <- p.Start() }()
+			if err := p.Shutdown(waitCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-started; err != nil && !errors.Is(err, pump.ErrClosed) {
+				t.Fatalf("Start: %v", err)
+			}
+			if err := p.Shutdown(waitCtx(t)); err != nil { // what Start began, if anything, stops
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestShutdownWhileShuttingDown: a Shutdown while another drains does not
+// return as if the pump had stopped (its caller would close what the
+// drain still uses): it waits for the drain, bounded by its own ctx, and
+// a later one returns nil once the pump stopped.
+func TestShutdownWhileShuttingDown(t *testing.T) {
+	entered, finish := newGate(), newGate()
+	slow := listenerOf(t, "slow", func(_ context.Context, _ *Job, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		entered.open()
+		finish.wait(t.Context())
+		return nil, nil
+	})
+	p := newPump(t, pump.Options{ShutdownTimeout: time.Hour}, slow)
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	mustSend(t, p, client, "slow", &Job{}, nil)
+	entered.wait(waitCtx(t))
+	graceful := make(chan error, 1)
+	go func() { graceful <- p.Shutdown(context.Background()) }()
+	ctx := waitCtx(t)
+	for !errors.Is(p.Inject(ctx, []byte("<x/>"), nil), pump.ErrClosed) { // the graceful shutdown began
+		if ctx.Err() != nil {
+			t.Fatal("the graceful Shutdown never began")
+		}
+		runtime.Gosched()
+	}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := p.Shutdown(ended); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Shutdown during the drain = %v, want context.Canceled (the drain is not over)", err)
+	}
+	finish.open()
+	if err := <-graceful; err != nil {
+		t.Fatalf("graceful Shutdown: %v", err)
+	}
+	if err := p.Shutdown(waitCtx(t)); err != nil {
+		t.Fatalf("Shutdown after the drain: %v", err)
 	}
 }

@@ -15,6 +15,8 @@ var (
 	ErrNoRoots = errors.New("no roots configured (allowed_paths); nothing is allowed")
 	// ErrOutside: the path leaves every root.
 	ErrOutside = errors.New("path is outside the allowed roots")
+	// ErrNUL: the path holds a NUL byte, which no file name can.
+	ErrNUL = errors.New("path holds a NUL byte")
 	// ErrRootConfig: allowed_paths itself is unusable (a missing or
 	// non-directory root, two roots of one name, a root overlapping the
 	// data directory).
@@ -76,10 +78,14 @@ func Roots(paths []string) ([]Root, error) {
 //   - an absolute path must lie inside a root's directory.
 //
 // ".." never leaves a root (ErrOutside); symlinks are the business of the
-// os.Root the caller opens on the result.
+// os.Root the caller opens on the result. A path holding a NUL byte is
+// ErrNUL (cleaning around it would name another file).
 func Locate(roots []Root, p string) (Root, string, error) {
 	if len(roots) == 0 {
 		return Root{}, "", ErrNoRoots
+	}
+	if strings.IndexByte(p, 0) >= 0 {
+		return Root{}, "", ErrNUL
 	}
 	if filepath.IsAbs(p) {
 		p = filepath.Clean(p)

@@ -33,6 +33,8 @@ func TestLocate(t *testing.T) {
 		{"notes/../../etc", "", "", "outside"},
 		{"/etc/passwd", "", "", "outside"},
 		{"/srv/notesx/a", "", "", "outside"},
+		{"hello.txt\x00../../etc/passwd", "", "", "NUL"},
+		{"/srv/notes/a\x00", "", "", "NUL"},
 	} {
 		r, rel, err := Locate(roots, tc.path)
 		if tc.err != "" {

@@ -156,6 +156,11 @@ type Organism struct {
 	routing routing
 	// gov is the guardian, the approvals and the halt (governance.go).
 	gov *Governance
+	// shutMu guards shutting; shutDone is closed when the first shutdown
+	// has released everything the organism owns.
+	shutMu   sync.Mutex
+	shutting bool
+	shutDone chan struct{}
 }
 
 // SystemListeners are the organism's own listeners, registered before any
@@ -530,7 +535,9 @@ func (o *Organism) Start() error {
 }
 
 // Shutdown drains and stops the pump, then stops the retention sweeper and
-// closes the store the organism opened.
+// closes the store the organism opened. A call while another shutdown runs
+// (or after it) waits for that one to finish, bounded by its ctx, and
+// returns nil or ctx's error; the first call reports the shutdown's errors.
 func (o *Organism) Shutdown(ctx context.Context) error {
 	return o.shutdown(ctx, o.Pump.Shutdown)
 }
@@ -554,8 +561,29 @@ func (o *Organism) Stop(ctx context.Context, graceful bool) error {
 	return o.ShutdownNow(ctx)
 }
 
-// shutdown stops the pump with stopPump, then what the organism owns.
+// shutdown stops the pump with stopPump, then what the organism owns. It
+// runs once: a later call only stops the pump too (the pump's own
+// shutdown runs once and makes every caller wait for it; ShutdownNow cuts
+// a graceful drain short), then waits for the first call to release what
+// the organism owns — so the store is never closed under a drain that
+// still journals.
 func (o *Organism) shutdown(ctx context.Context, stopPump func(context.Context) error) error {
+	o.shutMu.Lock()
+	if o.shutting {
+		o.shutMu.Unlock()
+		if err := stopPump(ctx); err != nil {
+			return err
+		}
+		select {
+		case <-o.shutDone:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	o.shutting, o.shutDone = true, make(chan struct{})
+	o.shutMu.Unlock()
+	defer close(o.shutDone)
 	o.stopReloads()
 	o.stopRecovery()
 	defer o.gov.stop()

@@ -187,6 +187,9 @@ func (e allowed) accept(args []string, roots []tools.Root, dataDir string) ([]st
 		if len(a) > MaxArgBytes {
 			return nil, fmt.Errorf("%w: argument %d is %d bytes (max: %d)", ErrArgument, i+1, len(a), MaxArgBytes)
 		}
+		if strings.IndexByte(a, 0) >= 0 { // no program can receive it; a path would be cut short
+			return nil, fmt.Errorf("%w: argument %d holds a NUL byte", ErrArgument, i+1)
+		}
 		var why error
 		matched := false
 		for _, p := range e.patterns {

@@ -4,7 +4,10 @@
 // the run_as user when the organism is root (never root; the data
 // directory must be closed to it), in a private empty working directory,
 // with only the allowed environment and a fixed PATH, under a timeout that
-// kills its whole process group, with capped output.
+// kills its whole process group, with capped output. The process group is
+// also killed when the program exits, so nothing it sent to the background
+// outlives the call (a child that leaves the group with setsid is beyond
+// this: confine such programs by not allowing them).
 //
 // An entry is a program name (it then takes no arguments at all) or a
 // program with argument patterns. A pattern is a literal ("-l": exactly
@@ -187,7 +190,16 @@ func run(ctx context.Context, c tools.Config, p *RunCommand, res *RunCommandResu
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) } // the whole group
 	cmd.WaitDelay = time.Second
-	err = cmd.Run()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("run_command: %w", err)
+	}
+	// Once the program has exited, nothing it started in its group may
+	// outlive the call (a child sent to the background, holding the
+	// output pipes or not): the group is killed before the program is
+	// reaped, while its pid still names only that group.
+	awaitExit(cmd.Process.Pid)
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	err = cmd.Wait()
 	res.Stdout, res.Stderr = tools.Text(stdout.buf.Bytes()), tools.Text(stderr.buf.Bytes())
 	res.Truncated = stdout.truncated || stderr.truncated
 	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {

@@ -212,6 +212,8 @@ func TestRunCommandArguments(t *testing.T) {
 		{"echo", []string{"%Y"}, `argument 1 "%Y"`},
 		{"echo", []string{"+/etc/passwd"}, `argument 1 "+/etc/passwd"`},
 		{"echo", []string{"n=x"}, `argument 1 "n=x"`},
+		{"echo", []string{"+a\x00b"}, "argument 1 holds a NUL byte"},
+		{"wc", []string{"-l", "a.txt\x00../../outside/secret.txt"}, "argument 2 holds a NUL byte"},
 	}
 	for _, tc := range refused {
 		r := call(t, c, RunCommand{Command: tc.cmd, Args: tc.args})

@@ -87,6 +87,7 @@ func TestFiles(t *testing.T) {
 		{"absolute outside", c, Files{Op: "read", Path: filepath.Join(outside, "secret.txt")}, "outside the allowed roots"},
 		{"dot-dot", c, Files{Op: "read", Path: "../" + filepath.Base(outside) + "/secret.txt"}, "outside the allowed roots"},
 		{"dot-dot absolute", c, Files{Op: "read", Path: root + "/../" + filepath.Base(outside) + "/secret.txt"}, "outside the allowed roots"},
+		{"NUL byte", c, Files{Op: "read", Path: "a.txt\x00../../" + filepath.Base(outside) + "/secret.txt"}, "files: path holds a NUL byte"},
 		{"symlink out", c, Files{Op: "read", Path: "link.txt"}, "escapes"},
 		{"symlinked dir out", c, Files{Op: "read", Path: "linkdir/secret.txt"}, "escapes"},
 		{"write through symlink", c, Files{Op: "write", Path: "linkdir/new.txt", Content: "x"}, "escapes"},
