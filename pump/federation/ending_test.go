@@ -84,6 +84,55 @@ func TestQueueLimit(t *testing.T) {
 	}
 }
 
+// TestAbandonedCallWithdrawn: a call its caller stops waiting for (its
+// call_timeout passed, or its conversation was killed) while the link was
+// down all along is withdrawn from the outbox: it frees its place under
+// queue_limit and, after a restart too, nothing waits to reach the peer —
+// which would run it for nobody once the link is back.
+func TestAbandonedCallWithdrawn(t *testing.T) {
+	tests := []struct {
+		name    string
+		timeout time.Duration // the gateway's call_timeout
+		want    error
+	}{
+		{name: "call_timeout", timeout: 20 * time.Millisecond, want: ErrTimeout},
+		{name: "conversation killed", timeout: time.Hour, want: pump.ErrConversationKilled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			aKey, dir := newKey(t), t.TempDir()
+			c := newCallee(t, aKey)
+			c.srv.Close() // the peer is down before the caller starts
+			edit := func(gc *config.Gateway) { gc.QueueLimit, gc.CallTimeout = 1, config.Duration(tt.timeout) }
+			a := newCallerWith(t, aKey, c, dir, edit)
+			g := a.m.gateways[0]
+			for i := range 2 { // with the first call still queued, the second would find the queue full
+				ctx, cancel := context.WithCancelCause(context.Background())
+				if tt.want == pump.ErrConversationKilled {
+					go func() {
+						waitUntil(t, "the call was never queued", func() bool { return g.queued() == 1 })
+						cancel(pump.ErrConversationKilled)
+					}()
+				}
+				_, err := a.echo.Handle(ctx, a.once, callMetadata())
+				cancel(nil)
+				if !errors.Is(err, tt.want) && !(tt.want == pump.ErrConversationKilled && errors.Is(err, context.Canceled)) {
+					t.Fatalf("call %d: error %v, want %v", i, err, tt.want)
+				}
+				if q := g.queued(); q != 0 {
+					t.Fatalf("call %d: %d envelopes wait for the peer after the caller gave up, want 0", i, q)
+				}
+			}
+			a.stop(t)
+			a2 := newCallerWith(t, aKey, c, dir, edit)
+			defer a2.m.Close()
+			if q := a2.m.Status()[0].Queued; q != 0 {
+				t.Fatalf("after a restart %d envelopes wait for the peer, want 0", q)
+			}
+		})
+	}
+}
+
 // TestTrustedKeyInline: a gateway may carry the peer's key itself (as the
 // OOB channel stores it) instead of naming a file; a key of the wrong size
 // is refused.
