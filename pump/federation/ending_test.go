@@ -133,6 +133,41 @@ func TestAbandonedCallWithdrawn(t *testing.T) {
 	}
 }
 
+// TestGatewaysTrustingOneKey: two gateways of the configuration trusting
+// the same key — one peer — are refused: each would take the peer's links
+// from the other for ever (register-remote-gateway refuses it the same way).
+func TestGatewaysTrustingOneKey(t *testing.T) {
+	aKey, peer, other := newKey(t), newKey(t), newKey(t)
+	p := startedPump(t, "a")
+	file := writePublic(t, peer)
+	tests := []struct {
+		name     string
+		gateways []config.Gateway
+		wantErr  bool
+	}{
+		{name: "one file twice", wantErr: true, gateways: []config.Gateway{
+			{Name: "g", RemoteURL: "wss://127.0.0.1:1", TrustedIdentity: file},
+			{Name: "h", RemoteURL: "wss://localhost:1", TrustedIdentity: file}}},
+		{name: "a file and the same key inline", wantErr: true, gateways: []config.Gateway{
+			{Name: "g", TrustedIdentity: file},
+			{Name: "h", TrustedKey: peer.Public().(ed25519.PublicKey)}}},
+		{name: "two peers", gateways: []config.Gateway{
+			{Name: "g", TrustedIdentity: file},
+			{Name: "h", TrustedIdentity: writePublic(t, other)}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := New(Options{Organism: "a", Key: aKey, Pump: p, Gateways: tt.gateways})
+			if err == nil {
+				defer m.Close()
+			}
+			if got := errors.Is(err, ErrGatewayExists); got != tt.wantErr {
+				t.Fatalf("New: %v, want ErrGatewayExists: %v", err, tt.wantErr)
+			}
+		})
+	}
+}
+
 // TestTrustedKeyInline: a gateway may carry the peer's key itself (as the
 // OOB channel stores it) instead of naming a file; a key of the wrong size
 // is refused.
