@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -81,6 +82,37 @@ func TestQueueLimit(t *testing.T) {
 	}
 	if s := a.m.Status()[0]; s.Queued != 2 {
 		t.Fatalf("queued %d, want 2", s.Queued)
+	}
+}
+
+// TestAnswerNotBoundedByQueueLimit: an answer to the peer's call is kept
+// for the peer however full the outbox is — refused, it would be lost and
+// the peer's caller would wait for it in vain — while calls stay bounded.
+func TestAnswerNotBoundedByQueueLimit(t *testing.T) {
+	aKey := newKey(t)
+	c := newCallee(t, aKey)
+	a := newCallerLimited(t, aKey, c, t.TempDir(), 1)
+	c.srv.Close() // the peer is gone: nothing is acknowledged
+	defer a.m.Close()
+	g := a.m.gateways[0]
+	if err := g.send(&envelope{Thread: "t", Link: link{Kind: KindEnd, Ref: "t"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, kind := range []Kind{KindReply, KindHuh, KindEnd} {
+		lt := fmt.Sprintf("served-%d", i)
+		e := &envelope{Thread: lt, Link: link{Kind: kind, Ref: lt}}
+		if kind == KindReply {
+			e.Payload, e.PayloadName = []byte(`<Echo xmlns=""><Text>x</Text></Echo>`), "Echo"
+		}
+		if err := g.sendAnswer(e, "conv-"+lt); err != nil {
+			t.Fatalf("answer %s beyond queue_limit: %v", kind, err)
+		}
+	}
+	if q := g.queued(); q != 4 {
+		t.Fatalf("%d envelopes wait for the peer, want 4", q)
+	}
+	if _, err := a.echo.Handle(context.Background(), a.once, callMetadata()); !errors.Is(err, ErrQueueFull) {
+		t.Fatalf("a call beyond queue_limit: %v, want ErrQueueFull", err)
 	}
 }
 

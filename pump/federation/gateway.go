@@ -194,18 +194,16 @@ func (g *gateway) queue(e *envelope, signed []byte, rec *callRecord) error {
 
 // sendAnswer signs e, the answer (reply, huh or end) of served
 // conversation conv, and queues it for the peer as sendEarly does, with
-// the deletion of conv's served row in the same transaction.
+// the deletion of conv's served row in the same transaction. queue_limit
+// does not apply: it bounds what this side starts, and the answer is to a
+// call already accepted (and journaled) here; refused, it would be lost,
+// and the peer's caller would wait for it until its call_timeout.
 func (g *gateway) sendAnswer(e *envelope, conv string) error {
 	signed, err := g.sign(e)
 	if err != nil {
 		return err
 	}
 	g.mu.Lock()
-	if n := len(g.outbox) + g.reserving; n >= g.queueLimit {
-		g.mu.Unlock()
-		return fmt.Errorf("%w: gateway %s holds %d messages for the peer (queue_limit %d); the link is down or the peer slow",
-			ErrQueueFull, g.name, n, g.queueLimit)
-	}
 	return g.sendEarly(e, signed, nil, conv) // releases g.mu
 }
 
