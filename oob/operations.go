@@ -424,11 +424,23 @@ const gatewayStopTimeout = 30 * time.Second
 func (o *operations) registerGateway(p *Operations) reply {
 	g := *p.RegisterRemoteGateway
 	if o.t.Gateways != nil {
+		// A re-registration replaces the gateway stored for the URL; one
+		// that is refused leaves it running as it was.
+		var old *RegisterRemoteGateway
+		if gs, err := o.gateways(); err == nil {
+			if i := slices.IndexFunc(gs, func(x RegisterRemoteGateway) bool { return x.URL == g.URL }); i >= 0 {
+				old = &gs[i]
+			}
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), gatewayStopTimeout)
-		err := o.t.Gateways.RemoveGateway(ctx, g.URL) // a re-registration replaces it
+		err := o.t.Gateways.RemoveGateway(ctx, g.URL)
 		cancel()
 		if err == nil {
-			err = o.t.Gateways.AddGateway(g)
+			if err = o.t.Gateways.AddGateway(g); err != nil && old != nil {
+				if rerr := o.t.Gateways.AddGateway(*old); rerr != nil {
+					o.s.log.Error("the gateway registered before could not be started again", "url", old.URL, "error", rerr)
+				}
+			}
 		}
 		if err != nil {
 			return o.s.fail(p.ID, CodeInvalidArgument, "gateway "+g.URL+" not started", err.Error())

@@ -1,6 +1,7 @@
 package pump
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -129,7 +130,7 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 		md.UsageInstructions, md.Peers = ps.usage, ps.peers
 		md.TodoNudge = registry.FormatNudge(p.todos.RaisedFor(d.thread, l.Name))
 	}
-	if !d.retry {
+	if !d.retry && !p.recordedAlready(d, l.Name) {
 		if d.errPayload == nil {
 			p.todos.Check(d.thread, d.payloadName, d.from, d.payload)
 		}
@@ -504,4 +505,25 @@ func withEmptyNS(part stage.RawPayload) []byte {
 	out = append(out, part.Bytes[:n]...)
 	out = append(out, ` xmlns=""`...)
 	return append(out, part.Bytes[n:]...)
+}
+
+// recordedAlready reports whether d, a message re-delivered after a restart,
+// is in its thread's history already: a slot of the same sender, recipient
+// and bytes recorded no earlier than the message was journaled, as its
+// delivery before the crash recorded it (the history is restored at start).
+// An earlier identical message was recorded before this one was journaled.
+func (p *Pump) recordedAlready(d *delivery, to string) bool {
+	if d.journaled.IsZero() {
+		return false
+	}
+	c, ok := p.context.Thread(d.thread)
+	if !ok {
+		return false
+	}
+	for _, s := range c.Slots() {
+		if s.From == d.from && s.To == to && !s.Time.Before(d.journaled) && bytes.Equal(s.Raw, d.payloadBytes) {
+			return true
+		}
+	}
+	return false
 }

@@ -420,7 +420,8 @@ func (p *Pump) process(w *work) {
 		for i, l := range targets {
 			d := &delivery{conv: conv, thread: threads[i], from: m.From, to: l.Name, payloadName: m.PayloadName,
 				payload: decoded[i], payloadBytes: pb, depth: w.depth, senderOutside: w.external, admitted: w.admitted,
-				senderThread: w.senderThread, mark: mark, tbl: tbl, prof: prof, at: l, user: w.user, inReplyTo: inReplyTo}
+				senderThread: w.senderThread, mark: mark, tbl: tbl, prof: prof, at: l, user: w.user, inReplyTo: inReplyTo,
+				journaled: w.journaled}
 			if p.gateStops(w, m, tbl, l, d, seq) {
 				continue // refused or held by the delivery gate (gate.go)
 			}

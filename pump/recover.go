@@ -26,6 +26,11 @@ type Recovered struct {
 	External bool
 	// Conversation and Thread are as journaled.
 	Conversation, Thread string
+	// Journaled is when the message was journaled (zero: unknown). A
+	// thread history that holds the message already — recorded as it was
+	// delivered before the crash, at or after this time — does not get it
+	// a second time: an agent would see its caller's message twice.
+	Journaled time.Time
 }
 
 // Recover re-delivers a journaled message after a restart, once the thread
@@ -51,7 +56,7 @@ func (p *Pump) Recover(ctx context.Context, r Recovered) error {
 		if err := p.admit(ctx, time.Time{}, ""); err != nil {
 			return err
 		}
-		w := &work{raw: r.Envelope, external: true, admitted: p.opts.Clock(), recovered: r.Seq}
+		w := &work{raw: r.Envelope, external: true, admitted: p.opts.Clock(), recovered: r.Seq, journaled: r.Journaled}
 		if !p.work.push(w) {
 			p.releaseWork(w)
 			return ErrClosed
@@ -67,7 +72,8 @@ func (p *Pump) Recover(ctx context.Context, r Recovered) error {
 	}
 	tbl := p.convStart(r.Conversation, nil, p.pinRoutes())
 	p.convHold(r.Conversation)
-	p.queueInternal(&work{raw: r.Envelope, conv: r.Conversation, tbl: tbl, admitted: p.opts.Clock(), recovered: r.Seq})
+	p.queueInternal(&work{raw: r.Envelope, conv: r.Conversation, tbl: tbl, admitted: p.opts.Clock(), recovered: r.Seq,
+		journaled: r.Journaled})
 	return nil
 }
 

@@ -159,6 +159,8 @@ type work struct {
 	// recovered is the journal seq of a message re-delivered by Recover
 	// (never journaled twice).
 	recovered int64
+	// journaled is when a recovered message was journaled (zero: unknown).
+	journaled time.Time
 	// turn, when set, is the handler call this work is an output of: what
 	// the ingress stages journal joins the turn's group, and what follows
 	// waits for it (see turn).
@@ -179,6 +181,10 @@ type delivery struct {
 	// retry marks a delivery whose handling Halt interrupted: handled again
 	// after Unhalt, its message is not appended to the history twice.
 	retry bool
+	// journaled is when a message re-delivered after a restart was
+	// journaled (zero for any other): its history slot may be there
+	// already (see recordedAlready).
+	journaled time.Time
 	// tbl is the routing snapshot of the conversation (see convState.tbl).
 	tbl *table
 	// prof is the profile of the thread the message travels on, resolved

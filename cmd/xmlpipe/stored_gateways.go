@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/xml-pipeline/xmlpipe/gen"
 	"github.com/xml-pipeline/xmlpipe/oob"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/federation"
@@ -65,6 +66,11 @@ func storedGateway(s oob.RegisterRemoteGateway) (config.Gateway, error) {
 	g := config.Gateway{Name: storedName(u), RemoteURL: s.URL, TrustedKey: key, Description: s.Description}
 	if s.ImportTags != nil {
 		g.Import = append(g.Import, s.ImportTags.Tags...)
+	}
+	for _, tag := range g.Import {
+		if !gen.IsNCName(tag) {
+			return config.Gateway{}, fmt.Errorf("import tag %q is not a payload root tag (an XML name without a prefix)", tag)
+		}
 	}
 	return g, nil
 }

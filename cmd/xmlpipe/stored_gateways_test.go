@@ -33,6 +33,7 @@ func TestStoredGateways(t *testing.T) {
 		{URL: "wss://known.example:8767", Identity: b64},
 		{URL: "https://wrong.example", Identity: b64},
 		{URL: "wss://short.example", Identity: base64.StdEncoding.EncodeToString([]byte("short"))},
+		{URL: "wss://tag.example", Identity: b64, ImportTags: &oob.TagList{Tags: []string{"bad:tag"}}},
 	}
 	data := t.TempDir()
 	b, err := json.Marshal(stored)
@@ -50,7 +51,8 @@ func TestStoredGateways(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("gateways (-want +got):\n%s", diff)
 	}
-	for _, why := range []string{"reaches it already as gateway known", "want a wss:// URL", "32-byte Ed25519 public key"} {
+	for _, why := range []string{"reaches it already as gateway known", "want a wss:// URL", "32-byte Ed25519 public key",
+		"is not a payload root tag"} {
 		if !strings.Contains(logs.String(), why) {
 			t.Errorf("log lacks %q:\n%s", why, logs.String())
 		}

@@ -25,9 +25,10 @@ type Gateway struct {
 	// Import lists the peer's payload root tags local callers may reach:
 	// each becomes a local listener named like the peer's.
 	Import []string `yaml:"import"`
-	// QueueLimit bounds the messages waiting in the journal while the link
-	// is down; a call beyond it fails at once with a clear error (default
-	// DefaultGatewayQueueLimit).
+	// QueueLimit bounds the calls (and the cancels of calls) waiting in the
+	// journal while the link is down; a call beyond it fails at once with a
+	// clear error (default DefaultGatewayQueueLimit). The answers to the
+	// peer's calls are not bounded by it: they are kept until delivered.
 	QueueLimit int `yaml:"queue_limit"`
 	// CallTimeout bounds how long a call waits for the peer's answer,
 	// outages included (default DefaultGatewayCallTimeout).

@@ -37,12 +37,18 @@ func callMetadata() xmlpipe.Metadata {
 // newCallerLimited is newCaller with the gateway's queue_limit.
 func newCallerLimited(t *testing.T, key ed25519.PrivateKey, c *callee, dir string, queue int) *caller {
 	t.Helper()
+	return newCallerWith(t, key, c, dir, func(gc *config.Gateway) { gc.QueueLimit = queue })
+}
+
+// newCallerWith is newCaller whose gateway configuration edit changes.
+func newCallerWith(t *testing.T, key ed25519.PrivateKey, c *callee, dir string, edit func(*config.Gateway)) *caller {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(c.logs, nil)).With("side", "caller")
 	p := callerPump(t, log, nil)
 	st := openStore(t, dir, log)
-	m, err := New(Options{Organism: "a", Key: key, Pump: p, Logger: log, Store: st,
-		Gateways: []config.Gateway{{Name: "b", RemoteURL: c.url(), TrustedIdentity: writePublic(t, c.key),
-			Import: []string{"Echo"}, QueueLimit: queue}}})
+	gc := config.Gateway{Name: "b", RemoteURL: c.url(), TrustedIdentity: writePublic(t, c.key), Import: []string{"Echo"}}
+	edit(&gc)
+	m, err := New(Options{Organism: "a", Key: key, Pump: p, Logger: log, Store: st, Gateways: []config.Gateway{gc}})
 	if err != nil {
 		t.Fatal(err)
 	}

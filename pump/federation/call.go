@@ -222,8 +222,14 @@ func (g *gateway) answer(md xmlpipe.Metadata, a *envelope) (xmlpipe.Response, er
 	return xmlpipe.Respond(v), nil
 }
 
-// cancel tells the peer the caller no longer waits for call lt.
+// cancel tells the peer the caller no longer waits for call lt. A call
+// that never left (the link was down all along) is withdrawn from the
+// outbox instead: it neither holds a place under queue_limit nor reaches
+// the peer after the reconnect, to be run for nobody.
 func (g *gateway) cancel(lt string) {
+	if g.withdraw(lt) {
+		return
+	}
 	if err := g.send(&envelope{Thread: lt, Link: link{Kind: KindCancel, Ref: lt}}, nil); err != nil {
 		g.log.Warn("federation: cancel not sent", "call", lt, "error", err)
 	}

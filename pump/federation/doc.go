@@ -56,8 +56,9 @@
 //
 // # Faults
 //
-// Outgoing envelopes wait in an outbox (a table of the organism's store,
-// bounded by queue_limit) until the peer acknowledges them: a call is
+// Outgoing envelopes wait in an outbox (a table of the organism's store;
+// calls bounded by queue_limit, answers to the peer's calls not) until the
+// peer acknowledges them: a call is
 // acknowledged once the peer journaled it durably. After a reconnect the
 // unacknowledged ones are sent again, byte for byte; the receiver refuses a
 // second copy (by envelope hash, and for calls by the derived conversation

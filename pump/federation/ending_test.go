@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -81,6 +82,121 @@ func TestQueueLimit(t *testing.T) {
 	}
 	if s := a.m.Status()[0]; s.Queued != 2 {
 		t.Fatalf("queued %d, want 2", s.Queued)
+	}
+}
+
+// TestAnswerNotBoundedByQueueLimit: an answer to the peer's call is kept
+// for the peer however full the outbox is — refused, it would be lost and
+// the peer's caller would wait for it in vain — while calls stay bounded.
+func TestAnswerNotBoundedByQueueLimit(t *testing.T) {
+	aKey := newKey(t)
+	c := newCallee(t, aKey)
+	a := newCallerLimited(t, aKey, c, t.TempDir(), 1)
+	c.srv.Close() // the peer is gone: nothing is acknowledged
+	defer a.m.Close()
+	g := a.m.gateways[0]
+	if err := g.send(&envelope{Thread: "t", Link: link{Kind: KindEnd, Ref: "t"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, kind := range []Kind{KindReply, KindHuh, KindEnd} {
+		lt := fmt.Sprintf("served-%d", i)
+		e := &envelope{Thread: lt, Link: link{Kind: kind, Ref: lt}}
+		if kind == KindReply {
+			e.Payload, e.PayloadName = []byte(`<Echo xmlns=""><Text>x</Text></Echo>`), "Echo"
+		}
+		if err := g.sendAnswer(e, "conv-"+lt); err != nil {
+			t.Fatalf("answer %s beyond queue_limit: %v", kind, err)
+		}
+	}
+	if q := g.queued(); q != 4 {
+		t.Fatalf("%d envelopes wait for the peer, want 4", q)
+	}
+	if _, err := a.echo.Handle(context.Background(), a.once, callMetadata()); !errors.Is(err, ErrQueueFull) {
+		t.Fatalf("a call beyond queue_limit: %v, want ErrQueueFull", err)
+	}
+}
+
+// TestAbandonedCallWithdrawn: a call its caller stops waiting for (its
+// call_timeout passed, or its conversation was killed) while the link was
+// down all along is withdrawn from the outbox: it frees its place under
+// queue_limit and, after a restart too, nothing waits to reach the peer —
+// which would run it for nobody once the link is back.
+func TestAbandonedCallWithdrawn(t *testing.T) {
+	tests := []struct {
+		name    string
+		timeout time.Duration // the gateway's call_timeout
+		want    error
+	}{
+		{name: "call_timeout", timeout: 20 * time.Millisecond, want: ErrTimeout},
+		{name: "conversation killed", timeout: time.Hour, want: pump.ErrConversationKilled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			aKey, dir := newKey(t), t.TempDir()
+			c := newCallee(t, aKey)
+			c.srv.Close() // the peer is down before the caller starts
+			edit := func(gc *config.Gateway) { gc.QueueLimit, gc.CallTimeout = 1, config.Duration(tt.timeout) }
+			a := newCallerWith(t, aKey, c, dir, edit)
+			g := a.m.gateways[0]
+			for i := range 2 { // with the first call still queued, the second would find the queue full
+				ctx, cancel := context.WithCancelCause(context.Background())
+				if tt.want == pump.ErrConversationKilled {
+					go func() {
+						waitUntil(t, "the call was never queued", func() bool { return g.queued() == 1 })
+						cancel(pump.ErrConversationKilled)
+					}()
+				}
+				_, err := a.echo.Handle(ctx, a.once, callMetadata())
+				cancel(nil)
+				if !errors.Is(err, tt.want) && !(tt.want == pump.ErrConversationKilled && errors.Is(err, context.Canceled)) {
+					t.Fatalf("call %d: error %v, want %v", i, err, tt.want)
+				}
+				if q := g.queued(); q != 0 {
+					t.Fatalf("call %d: %d envelopes wait for the peer after the caller gave up, want 0", i, q)
+				}
+			}
+			a.stop(t)
+			a2 := newCallerWith(t, aKey, c, dir, edit)
+			defer a2.m.Close()
+			if q := a2.m.Status()[0].Queued; q != 0 {
+				t.Fatalf("after a restart %d envelopes wait for the peer, want 0", q)
+			}
+		})
+	}
+}
+
+// TestGatewaysTrustingOneKey: two gateways of the configuration trusting
+// the same key — one peer — are refused: each would take the peer's links
+// from the other for ever (register-remote-gateway refuses it the same way).
+func TestGatewaysTrustingOneKey(t *testing.T) {
+	aKey, peer, other := newKey(t), newKey(t), newKey(t)
+	p := startedPump(t, "a")
+	file := writePublic(t, peer)
+	tests := []struct {
+		name     string
+		gateways []config.Gateway
+		wantErr  bool
+	}{
+		{name: "one file twice", wantErr: true, gateways: []config.Gateway{
+			{Name: "g", RemoteURL: "wss://127.0.0.1:1", TrustedIdentity: file},
+			{Name: "h", RemoteURL: "wss://localhost:1", TrustedIdentity: file}}},
+		{name: "a file and the same key inline", wantErr: true, gateways: []config.Gateway{
+			{Name: "g", TrustedIdentity: file},
+			{Name: "h", TrustedKey: peer.Public().(ed25519.PublicKey)}}},
+		{name: "two peers", gateways: []config.Gateway{
+			{Name: "g", TrustedIdentity: file},
+			{Name: "h", TrustedIdentity: writePublic(t, other)}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := New(Options{Organism: "a", Key: aKey, Pump: p, Gateways: tt.gateways})
+			if err == nil {
+				defer m.Close()
+			}
+			if got := errors.Is(err, ErrGatewayExists); got != tt.wantErr {
+				t.Fatalf("New: %v, want ErrGatewayExists: %v", err, tt.wantErr)
+			}
+		})
 	}
 }
 

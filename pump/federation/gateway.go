@@ -81,7 +81,8 @@ type gateway struct {
 }
 
 // entry is an outbox envelope; sentOn is the link generation it was last
-// written on.
+// written on: 0 never (in this life), mayHaveLeft one loaded at start (it
+// may have been written before the restart).
 type entry struct {
 	seq    int64
 	id     string
@@ -118,7 +119,7 @@ func (g *gateway) load() error {
 	}
 	g.adoptable.Store(adoptable)
 	for _, q := range list {
-		e := &entry{seq: q.seq, id: q.id, env: q.env}
+		e := &entry{seq: q.seq, id: q.id, env: q.env, sentOn: mayHaveLeft}
 		e.row.written()
 		g.outbox = append(g.outbox, e)
 		g.byID[q.id] = e
@@ -193,18 +194,16 @@ func (g *gateway) queue(e *envelope, signed []byte, rec *callRecord) error {
 
 // sendAnswer signs e, the answer (reply, huh or end) of served
 // conversation conv, and queues it for the peer as sendEarly does, with
-// the deletion of conv's served row in the same transaction.
+// the deletion of conv's served row in the same transaction. queue_limit
+// does not apply: it bounds what this side starts, and the answer is to a
+// call already accepted (and journaled) here; refused, it would be lost,
+// and the peer's caller would wait for it until its call_timeout.
 func (g *gateway) sendAnswer(e *envelope, conv string) error {
 	signed, err := g.sign(e)
 	if err != nil {
 		return err
 	}
 	g.mu.Lock()
-	if n := len(g.outbox) + g.reserving; n >= g.queueLimit {
-		g.mu.Unlock()
-		return fmt.Errorf("%w: gateway %s holds %d messages for the peer (queue_limit %d); the link is down or the peer slow",
-			ErrQueueFull, g.name, n, g.queueLimit)
-	}
 	return g.sendEarly(e, signed, nil, conv) // releases g.mu
 }
 
@@ -340,23 +339,53 @@ func (g *gateway) sender() {
 	}
 }
 
+// mayHaveLeft is the sentOn of an entry loaded at start.
+const mayHaveLeft = -1
+
 // acked removes an acknowledged (or refused) entry from the outbox.
 func (g *gateway) acked(id string) {
 	g.mu.Lock()
 	e := g.byID[id]
 	if e != nil {
-		delete(g.byID, id)
-		for i, o := range g.outbox {
-			if o == e {
-				g.outbox = append(g.outbox[:i:i], g.outbox[i+1:]...)
-				break
-			}
-		}
+		g.unlink(e)
 	}
 	g.mu.Unlock()
 	if e != nil && g.m.onAcked != nil {
 		g.m.onAcked(e.env)
 	}
+	g.deleteRow(e)
+}
+
+// withdraw removes the entry of envelope id from the outbox if it never
+// left — not written on any link, in this life or (as far as is known) an
+// earlier one — and reports whether it did: the peer never hears of it.
+func (g *gateway) withdraw(id string) bool {
+	g.mu.Lock()
+	e := g.byID[id]
+	if e == nil || e.sentOn != 0 {
+		g.mu.Unlock()
+		return false
+	}
+	g.unlink(e) // under g.mu: the sender cannot take it any more
+	g.mu.Unlock()
+	g.deleteRow(e)
+	return true
+}
+
+// unlink removes e, which is in the outbox, from it; with g.mu held.
+func (g *gateway) unlink(e *entry) {
+	delete(g.byID, e.id)
+	for i, o := range g.outbox {
+		if o == e {
+			g.outbox = append(g.outbox[:i:i], g.outbox[i+1:]...)
+			break
+		}
+	}
+}
+
+// deleteRow deletes the outbox row of e, taken out of the outbox, in a
+// coming commit (none if e is nil or its row was never written).
+func (g *gateway) deleteRow(e *entry) {
 	if e == nil || e.row.cancel() { // no row, or none ever: nothing to delete
 		return
 	}

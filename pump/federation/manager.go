@@ -191,6 +191,13 @@ func New(o Options) (*Manager, error) {
 		if err != nil {
 			return nil, err
 		}
+		for _, o := range m.gateways {
+			if subtle.ConstantTimeCompare(o.trusted, g.trusted) == 1 {
+				// Each would take the peer's links from the other, for ever.
+				return nil, fmt.Errorf("%w: gateways %s and %s trust the same key (%s): one gateway per peer",
+					ErrGatewayExists, o.name, gc.Name, Fingerprint(g.trusted))
+			}
+		}
 		m.gateways = append(m.gateways, g)
 		m.byName[strings.ToLower(gc.Name)] = g
 	}

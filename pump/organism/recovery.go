@@ -157,7 +157,7 @@ func (o *Organism) recoverOne(ctx context.Context, s *store.Store, e store.Entry
 		return true, s.MarkDelivered(e.Seq)
 	}
 	err = o.Pump.Recover(ctx, pump.Recovered{Seq: e.Seq, Envelope: e.Bytes, External: e.Direction == store.Inbound,
-		Conversation: e.Conversation, Thread: e.Thread})
+		Conversation: e.Conversation, Thread: e.Thread, Journaled: e.Time})
 	switch {
 	case errors.Is(err, pump.ErrRecoverEnded):
 		return true, nil
