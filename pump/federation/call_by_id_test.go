@@ -172,7 +172,7 @@ func recordsCalls(t *testing.T, dir, gw string) (bool, error) {
 
 // refusedCopy reports whether the callee refused a copy of a call.
 func refusedCopy(c *callee) bool {
-	return strings.Contains(c.logs.String(), "replayed call refused")
+	return strings.Contains(c.logs.String(), "copy of a call already received refused")
 }
 
 // TestCallSentBeforeItsRecordSurvivesCallerCrash: a call named by its

@@ -103,14 +103,21 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 			return
 		}
 		if joined {
-			g.log.Warn("federation: security: replayed envelope refused (already received; acknowledged with it)",
+			// From the authenticated peer itself: a resend whose original
+			// is still being processed, not an attack.
+			g.log.Info("federation: copy of an envelope being received dropped (acknowledged with it)",
 				"id", e.Link.ID, "kind", e.Link.Kind)
 			g.m.refusal(g.name, RefusedDuplicate)
 			return
 		}
 	}
 	if in.dup {
-		g.log.Warn("federation: security: replayed envelope refused (already received)", "id", e.Link.ID, "kind", e.Link.Kind)
+		// The signature is the trusted peer's, on its authenticated link:
+		// a resend after an acknowledgement was lost with a link (a stop
+		// closes links before the last acknowledgements are written), not
+		// an attack. Acknowledged again and dropped; counted as duplicate.
+		g.log.Info("federation: copy of an envelope already received dropped (acknowledged again)",
+			"id", e.Link.ID, "kind", e.Link.Kind)
 		g.m.refusal(g.name, RefusedDuplicate)
 		c.acks.send(frame{Type: frameAck, ID: e.Link.ID, Duplicate: true})
 		return
@@ -209,7 +216,9 @@ func (g *gateway) onCall(c *conn, e *envelope) {
 			g.duplicateCall(c, e)
 			return
 		}
-		g.log.Warn("federation: security: replayed call refused (being injected; acknowledged with it)", "id", e.Link.ID)
+		// A resend by the authenticated peer (see deliver's copies).
+		g.log.Info("federation: copy of a call already received refused (being injected; acknowledged with it)",
+			"id", e.Link.ID)
 		g.m.refusal(g.name, RefusedDuplicate)
 		return
 	}
@@ -237,9 +246,12 @@ func (g *gateway) settleCall(o *original) {
 	}
 }
 
-// duplicateCall acknowledges a second copy of a call and drops it.
+// duplicateCall acknowledges a second copy of a call and drops it: a
+// resend by the authenticated peer (a call sent again after a lost
+// acknowledgement or a crash), logged at info like any copy.
 func (g *gateway) duplicateCall(c *conn, e *envelope) {
-	g.log.Warn("federation: security: replayed call refused (its conversation exists)", "id", e.Link.ID)
+	g.log.Info("federation: copy of a call already received refused (its conversation exists; acknowledged again)",
+		"id", e.Link.ID)
 	g.m.refusal(g.name, RefusedDuplicate)
 	c.acks.send(frame{Type: frameAck, ID: e.Link.ID, Duplicate: true})
 }

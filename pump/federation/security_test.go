@@ -60,7 +60,7 @@ func TestLinkRefusals(t *testing.T) {
 		env       []byte
 		want      string // ack type
 	}{
-		{"replayed", "replayed call refused", good, frameAck},
+		{"replayed", "copy of a call already received refused", good, frameAck},
 		{"tampered", "signature", tampered, frameNack},
 		{"wrong key", "signature", foreign, frameNack},
 		{"unexported tag", "not exported refused", r.call("", `<Secret xmlns=""><Text>x</Text></Secret>`), frameNack},
