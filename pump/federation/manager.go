@@ -386,7 +386,7 @@ func (m *Manager) Prepare(ctx context.Context, wait time.Duration) error {
 			if fresh, err := g.refreshOnce(ctx, wait); err == nil {
 				list = fresh
 			} else {
-				g.log.Warn("federation: peer not reachable at start; imports come when its link does", "error", err)
+				g.log.Warn("federation: imports not fetched at start; asked again once the link is up", "error", err)
 			}
 		}
 		if err := g.register(list); err != nil {

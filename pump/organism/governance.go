@@ -92,6 +92,9 @@ type Governance struct {
 	// control (loopcontrol.go).
 	mem  *memoryLaw
 	loop *loopControl
+	// dir is the data directory of a durable organism, where a halt is
+	// kept across a restart (halt_state.go); "" in memory.
+	dir string
 }
 
 // govConfig is what the gate reads of the configuration in force.
@@ -128,6 +131,9 @@ func newGovernance(cfg *config.Organism, p *pump.Pump, s *store.Store, opts Opti
 	g.kinds[KindTool] = g.settleHeld
 	g.kinds[KindReview] = g.settleHeld
 	g.kinds[KindMemory] = g.settleHeld
+	if s != nil {
+		g.dir = s.Dir()
+	}
 	g.mem = newMemoryLaw(g, s, opts)
 	if g.loop, err = newLoopControl(cfg, opts); err != nil {
 		return nil, err
@@ -591,11 +597,16 @@ func (g *Governance) violated(sender string, rules []string) {
 // Halt is the emergency stop (pump.Pump.Halt) on behalf of by: the agents
 // (scope HaltAgents) or every listener stop at once — model requests are
 // aborted, running handlers' contexts cancelled, queued messages held —
-// until Resume.
+// until Resume. A durable organism keeps the halt across a restart: it
+// starts halted until Resume.
 func (g *Governance) Halt(by string, scope pump.HaltScope) (pump.HaltReport, error) {
 	rep, err := g.pump.Halt(scope)
 	if err != nil {
 		return rep, err
+	}
+	if err := g.keepHalt(rep.Scope); err != nil {
+		// In force all the same; only a restart would lift it.
+		g.log.Error("emergency halt in force but not kept across a restart", "error", err)
 	}
 	g.log.Warn("security event: emergency halt", "security", true, "by", by, "scope", rep.Scope.String(),
 		"cancelled", rep.Cancelled, "held", rep.Held)
@@ -606,7 +617,11 @@ func (g *Governance) Halt(by string, scope pump.HaltScope) (pump.HaltReport, err
 // Resume lifts the halt on behalf of by; it reports whether one was in
 // force.
 func (g *Governance) Resume(by string) bool {
-	if !g.pump.Unhalt() {
+	resumed := g.pump.Unhalt()
+	if err := g.dropHalt(); err != nil {
+		g.log.Error("emergency halt lifted but still kept: the next start would be halted", "error", err)
+	}
+	if !resumed {
 		return false
 	}
 	g.log.Warn("emergency halt lifted", "by", by)
@@ -623,9 +638,13 @@ func (g *Governance) Halted() (string, bool) {
 	return s.String(), true
 }
 
-// start loads the pending approvals of the store (before recovery
-// re-delivers their held messages) and arms their timers.
+// start restores a halt kept from before a restart, loads the pending
+// approvals of the store (before recovery re-delivers their held messages)
+// and arms their timers.
 func (g *Governance) start() error {
+	if err := g.restoreHalt(); err != nil {
+		return err
+	}
 	n, err := g.book.load(context.Background(), g.expire)
 	if err != nil {
 		return fmt.Errorf("organism: load the pending approvals: %w", err)

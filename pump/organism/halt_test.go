@@ -1,6 +1,7 @@
 package organism
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -148,5 +149,50 @@ func TestKillAbortsTheModelRequest(t *testing.T) {
 		}
 	case <-time.After(2 * time.Second):
 		t.Fatal("the model request was not closed within 2 s of the kill")
+	}
+}
+
+// TestHaltKeptAcrossRestart: an emergency halt of a durable organism is in
+// force again after a restart — a crash or a supervisor's restart does not
+// resume the work the operator stopped — until Resume lifts it, which a
+// further restart keeps lifted.
+func TestHaltKeptAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	start := func() *Organism {
+		t.Helper()
+		o, err := New(helloConfig(t, nil), Options{DataDir: dir, Logger: fedLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	stop := func(o *Organism) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := o.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := start()
+	if _, err := o.Governance().Halt("operator", pump.HaltAgents); err != nil {
+		t.Fatal(err)
+	}
+	stop(o)
+	o = start()
+	if scope, ok := o.Governance().Halted(); !ok || scope != "agents" {
+		t.Fatalf("after a restart the halt is %q (in force %v), want agents", scope, ok)
+	}
+	if !o.Governance().Resume("operator") {
+		t.Fatal("Resume found no halt")
+	}
+	stop(o)
+	o = start()
+	defer stop(o)
+	if scope, ok := o.Governance().Halted(); ok {
+		t.Fatalf("a halt lifted before the restart is in force again: %q", scope)
 	}
 }
