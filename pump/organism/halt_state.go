@@ -27,30 +27,22 @@ func (g *Governance) haltPath() string {
 	return filepath.Join(g.dir, haltFile)
 }
 
-// keepHalt records scope as the halt in force: written to a temporary file,
-// synced, then renamed over the halt file.
+// keepHalt records scope as the halt in force, synced to disk. It writes
+// in place: a file torn by a crash reads as no known scope, which
+// restoreHalt takes for a halt of everything — the safe side.
 func (g *Governance) keepHalt(scope pump.HaltScope) error {
 	path := g.haltPath()
 	if path == "" {
 		return nil
 	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("organism: keep the halt: %w", err)
-	}
-	_, err = f.WriteString(scope.String() + "\n")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
+		if _, err = f.WriteString(scope.String() + "\n"); err == nil {
+			err = f.Sync()
+		}
+		err = errors.Join(err, f.Close())
 	}
 	if err != nil {
-		_ = os.Remove(tmp)
 		return fmt.Errorf("organism: keep the halt: %w", err)
 	}
 	return nil
@@ -83,7 +75,7 @@ func (g *Governance) restoreHalt() error {
 	if err != nil {
 		return fmt.Errorf("organism: read the kept halt: %w", err)
 	}
-	scope := pump.HaltAll
+	scope := pump.HaltAll // also for a file a crash tore
 	if strings.TrimSpace(string(b)) == pump.HaltAgents.String() {
 		scope = pump.HaltAgents
 	}
