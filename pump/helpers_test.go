@@ -332,3 +332,24 @@ func updateMax(max interface {
 		}
 	}
 }
+
+// pinnedRelay starts a pump with a relay listener and a target sink that
+// records into the returned probe, and sends the relay a <Slow> on a
+// conversation of its own: the relay's handler holds it — the conversation
+// pins the routing table in force — until the returned gate opens, then
+// sends target a <Pong>. rec (nil: none) gets the conversation's events.
+func pinnedRelay(t *testing.T, rec pump.Outlet) (*pump.Pump, *probe, *gate) {
+	t.Helper()
+	pr, g := newProbe(), newGate()
+	running := make(chan struct{}, 1)
+	relay := listenerOf(t, "relay", func(ctx context.Context, s *Slow, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		running <- struct{}{}
+		g.wait(ctx)
+		return xmlpipe.Send("target", &Pong{Text: s.Text}), nil
+	})
+	p := startPump(t, pump.Options{}, relay, sink[Pong](t, "target", pr))
+	t.Cleanup(g.open) // before the drain, also when the test fails
+	mustSend(t, p, client, "relay", &Slow{Text: "pinned"}, rec)
+	<-running
+	return p, pr, g
+}

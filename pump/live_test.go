@@ -212,19 +212,8 @@ func TestHotReloadPinsRoutingTable(t *testing.T) {
 // started before a removal reaches the removed listener by name; one that
 // starts after gets the routing error.
 func TestRemoveListenerKeepsServingPinnedConversation(t *testing.T) {
-	pr := newProbe()
-	g := newGate()
-	running := make(chan struct{}, 1)
-	relay := listenerOf(t, "relay", func(ctx context.Context, s *Slow, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
-		running <- struct{}{}
-		g.wait(ctx)
-		return xmlpipe.Send("target", &Pong{Text: s.Text}), nil
-	})
 	rec := newRecorder()
-	p := startPump(t, pump.Options{}, relay, sink[Pong](t, "target", pr))
-	t.Cleanup(g.open) // before the drain, also when the test fails
-	mustSend(t, p, client, "relay", &Slow{Text: "pinned"}, rec)
-	<-running
+	p, pr, g := pinnedRelay(t, rec)
 	removed := make(chan error, 1)
 	go func() { removed <- p.RemoveListener(waitCtx(t), "target") }()
 	waitGone(t, p, "target")

@@ -18,19 +18,8 @@ import (
 // the new one, with no moment in which the name is unknown; the retired
 // channel closes once the pinned conversation is done.
 func TestChangeReplacesInOneSnapshot(t *testing.T) {
-	pr := newProbe()
-	g := newGate()
-	running := make(chan struct{}, 1)
-	relay := listenerOf(t, "relay", func(ctx context.Context, s *Slow, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
-		running <- struct{}{}
-		g.wait(ctx)
-		return xmlpipe.Send("target", &Pong{Text: s.Text}), nil
-	})
-	p := startPump(t, pump.Options{}, relay, sink[Pong](t, "target", pr))
-	t.Cleanup(g.open)
 	rec := newRecorder()
-	mustSend(t, p, client, "relay", &Slow{Text: "pinned"}, rec)
-	<-running
+	p, pr, g := pinnedRelay(t, rec)
 
 	v2 := listenerOf(t, "target", func(_ context.Context, q *Pong, md xmlpipe.Metadata) (xmlpipe.Response, error) {
 		pr.record("target v2", q, md)
@@ -194,18 +183,7 @@ func TestPauseReachesReplacedVersions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			pr := newProbe()
-			g := newGate()
-			running := make(chan struct{}, 1)
-			relay := listenerOf(t, "relay", func(ctx context.Context, s *Slow, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
-				running <- struct{}{}
-				g.wait(ctx)
-				return xmlpipe.Send("target", &Pong{Text: s.Text}), nil
-			})
-			p := startPump(t, pump.Options{}, relay, sink[Pong](t, "target", pr))
-			t.Cleanup(g.open)
-			mustSend(t, p, client, "relay", &Slow{Text: "pinned"}, nil)
-			<-running
+			p, pr, g := pinnedRelay(t, nil)
 
 			if tc.pauseFirst {
 				if err := p.Pause("target"); err != nil {
@@ -272,19 +250,8 @@ func TestRemovedPausedListenerFinishes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			pr := newProbe()
-			g := newGate()
-			running := make(chan struct{}, 1)
-			relay := listenerOf(t, "relay", func(ctx context.Context, s *Slow, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
-				running <- struct{}{}
-				g.wait(ctx)
-				return xmlpipe.Send("target", &Pong{Text: s.Text}), nil
-			})
-			p := startPump(t, pump.Options{}, relay, sink[Pong](t, "target", pr))
-			t.Cleanup(g.open)
 			rec := newRecorder()
-			mustSend(t, p, client, "relay", &Slow{Text: "pinned"}, rec)
-			<-running
+			p, pr, g := pinnedRelay(t, rec)
 			if err := p.Pause("target"); err != nil {
 				t.Fatal(err)
 			}
