@@ -6,8 +6,10 @@
 // with only the allowed environment and a fixed PATH, under a timeout that
 // kills its whole process group, with capped output. The process group is
 // also killed when the program exits, so nothing it sent to the background
-// outlives the call (a child that leaves the group with setsid is beyond
-// this: confine such programs by not allowing them).
+// outlives the call. An organism running as root also runs each program in
+// a PID namespace of its own, so a child that leaves the group (setsid)
+// dies with it too; without root, such a child survives: confine those
+// programs by not allowing them.
 //
 // An entry is a program name (it then takes no arguments at all) or a
 // program with argument patterns. A pattern is a literal ("-l": exactly
@@ -188,6 +190,7 @@ func run(ctx context.Context, c tools.Config, p *RunCommand, res *RunCommandResu
 	stdout, stderr := &capped{max: maxBytes}, &capped{max: maxBytes}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
+	isolate(cmd.SysProcAttr)
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) } // the whole group
 	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
