@@ -373,6 +373,9 @@ func (o *Organism) checkMeta(r *reporter) {
 
 func (o *Organism) checkGateways(r *reporter) {
 	names := map[string]string{}
+	// imported maps a tag to the first import of it: two gateways cannot
+	// both stand for one root tag (their listeners would collide).
+	imported := map[string]string{}
 	for i, g := range o.Gateways {
 		path := childIndex("gateways", i)
 		if strings.TrimSpace(g.Name) == "" {
@@ -415,8 +418,13 @@ func (o *Organism) checkGateways(r *reporter) {
 					r.add(at, "%q is not a payload root tag (an XML name without a prefix)", tag)
 				case seen[tag]:
 					r.add(at, "%q is listed twice", tag)
+				case list.key == "import" && imported[tag] != "":
+					r.add(at, "%q is imported already (%s): one gateway per imported tag", tag, r.line(imported[tag]))
 				}
 				seen[tag] = true
+				if list.key == "import" && imported[tag] == "" {
+					imported[tag] = at
+				}
 			}
 		}
 	}

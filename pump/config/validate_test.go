@@ -70,6 +70,12 @@ func TestValidateBuiltInCode(t *testing.T) {
 			`gateways[0].export[2]: "Greeting" is listed twice`,
 			`gateways[0].import[1]: "1st" is not a payload root tag (an XML name without a prefix)`,
 		}},
+		{"one tag imported by two gateways", func(o *Organism) {
+			o.Gateways = []Gateway{{Name: "b", TrustedIdentity: "/b.pub", Import: []string{"Calc"}},
+				{Name: "c", TrustedIdentity: "/c.pub", Import: []string{"Echo", "Calc"}}}
+		}, []string{
+			`gateways[1].import[1]: "Calc" is imported already (gateways[0].import[0]): one gateway per imported tag`,
+		}},
 		{"gateway without remote_url accepts the peer's link", func(o *Organism) {
 			o.Gateways = []Gateway{{Name: "inbound", TrustedIdentity: "/k.pub", Export: []string{"Greeting"}}}
 		}, nil},
