@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -255,6 +256,12 @@ func TestAddRemoveGateway(t *testing.T) {
 	}
 	if err := m.AddGateway(gw); !errors.Is(err, ErrGatewayExists) {
 		t.Fatalf("second add: %v", err)
+	}
+	// Another peer cannot stand for a root tag b imports already.
+	other := config.Gateway{Name: "c", RemoteURL: c.url(), TrustedKey: newKey(t).Public().(ed25519.PublicKey),
+		Import: []string{"Other", "Echo"}}
+	if err := m.AddGateway(other); !errors.Is(err, ErrGatewayExists) || !strings.Contains(err.Error(), "imports <Echo> already") {
+		t.Fatalf("a second gateway importing Echo: %v", err)
 	}
 	wait := func(want string) {
 		t.Helper()

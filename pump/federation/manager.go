@@ -287,6 +287,12 @@ func (m *Manager) AddGateway(gc config.Gateway) error {
 			err = fmt.Errorf("%w: %s", ErrGatewayExists, gc.Name)
 		case subtle.ConstantTimeCompare(o.trusted, g.trusted) == 1:
 			err = fmt.Errorf("%w: gateway %s trusts that key already", ErrGatewayExists, o.name)
+		default:
+			if i := slices.IndexFunc(gc.Import, func(tag string) bool { return slices.Contains(o.cfg.Import, tag) }); i >= 0 {
+				// Both would stand for one root tag: their listeners collide.
+				err = fmt.Errorf("%w: gateway %s imports <%s> already: one gateway per imported tag",
+					ErrGatewayExists, o.name, gc.Import[i])
+			}
 		}
 	}
 	if err == nil {
