@@ -65,8 +65,12 @@ type Bridge struct {
 	schemas sync.Map // *xmlpipe.PayloadType → *toolSchema
 }
 
-// callCancel cancels one running call (with a cause).
-type callCancel struct{ cancel context.CancelCauseFunc }
+// callCancel cancels one running call (with a cause); origin names the
+// HTTP request and session it came with.
+type callCancel struct {
+	cancel context.CancelCauseFunc
+	origin origin
+}
 
 // New builds a bridge over p; Close ends its calls.
 func New(p *pump.Pump, opts Options) *Bridge {
@@ -139,6 +143,9 @@ func (b *Bridge) Server() *sdk.Server {
 		name, pt := info.Name, l.Payload
 		s.AddTool(&sdk.Tool{Name: name, Description: info.Description, InputSchema: b.schema(name, pt).advertised},
 			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				if req.Extra != nil {
+					ctx = withOrigin(ctx, req.Extra.Header)
+				}
 				return b.Call(ctx, name, pt, req.Params.Arguments), nil
 			})
 	}
@@ -164,7 +171,7 @@ func (b *Bridge) Call(ctx context.Context, listener string, pt *xmlpipe.PayloadT
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	cc := &callCancel{cancel: cancel}
+	cc := &callCancel{cancel: cancel, origin: originOf(ctx)}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()

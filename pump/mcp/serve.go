@@ -83,11 +83,18 @@ const maxHTTPBody = DefaultMaxLine
 // A POST body that is not JSON is answered 400 with a JSON-RPC -32700
 // error, one that holds no valid JSON-RPC message (or a batch where the
 // protocol version forbids it) 400 with -32600 — as JSON-RPC, where the
-// SDK would answer with plain text.
+// SDK would answer with plain text. A call whose POST ends before its
+// answer (the client disconnected) and the calls of a session the client
+// closes (DELETE) are stopped: their conversations are killed, not left
+// running until the timeout.
 func (b *Bridge) HTTPHandler() http.Handler {
 	server := b.Server()
 	next := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, nil)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			// The SDK closes the session only once its running calls end.
+			b.cancelOrigin(origin{session: r.Header.Get(sessionHeader)}, ErrSessionClosed)
+		}
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
 			return
@@ -108,6 +115,8 @@ func (b *Bridge) HTTPHandler() http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		done := b.tagRequest(r)
+		defer done()
 		next.ServeHTTP(w, r)
 	})
 }
