@@ -82,6 +82,12 @@ func runMCP(ctx context.Context, args []string, std streams) int {
 	if *addr != "" {
 		err = serveMCPHTTP(ctx, b.HTTPHandler(), *addr, std, logger)
 	} else {
+		// A client that goes away closes the stdout pipe: a write to it
+		// must fail (EPIPE), not kill the process by SIGPIPE before the
+		// organism shut down and its journal was closed.
+		pipe := make(chan os.Signal, 1)
+		signal.Notify(pipe, syscall.SIGPIPE)
+		defer signal.Stop(pipe)
 		err = b.ServeStdio(ctx, std.in, std.out, mcp.StdioOptions{Drain: *drain})
 	}
 	b.Close() // calls still running end now: their conversations are killed

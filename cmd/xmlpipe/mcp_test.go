@@ -359,3 +359,77 @@ func TestMCPCancelKillsRunCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPClientGoneMidCall: a stdio client that goes away mid-call — it
+// closes its ends of both pipes while run_command runs `sleep 4949` — does
+// not get `xmlpipe mcp` killed by SIGPIPE when the cancelled call's answer
+// is written: the command stops the call (no sleep is left running), shuts
+// the organism down, says why on stderr and exits with status 1.
+func TestMCPClientGoneMidCall(t *testing.T) {
+	if len(sleepPIDs(t, "4949")) > 0 {
+		t.Fatal("a sleep 4949 is already running")
+	}
+	cfg := mcpOrganism(t)
+	cmd := exec.Command(binary, "mcp", "--drain", "1s", "--data", filepath.Join(filepath.Dir(cfg), "data"), cfg)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = outW
+	stderr := &syncWriter{w: &strings.Builder{}}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	outW.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() { // whatever happens, no sleep is left behind by the test
+		for _, pid := range sleepPIDs(t, "4949") {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}()
+	lines := bufio.NewScanner(outR)
+	if _, err := io.WriteString(in, mcpInit+"\n"+`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if !lines.Scan() || !strings.Contains(lines.Text(), `"id":1,"result"`) {
+		t.Fatalf("initialize: %q %v\nstderr:\n%s", lines.Text(), lines.Err(), stderr)
+	}
+	if _, err := io.WriteString(in, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_command","arguments":{"Command":"sleep","Arg":["4949"]}}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(sleepPIDs(t, "4949")) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(sleepPIDs(t, "4949")) == 0 {
+		t.Fatalf("sleep 4949 never started\nstderr:\n%s", stderr)
+	}
+	// The client goes away.
+	outR.Close()
+	in.Close()
+	select {
+	case err := <-exited:
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatalf("exit: %v, want status 1\nstderr:\n%s", err, stderr)
+		}
+		if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() || ws.ExitStatus() != 1 {
+			t.Fatalf("exit: %v, want status 1, not a signal\nstderr:\n%s", err, stderr)
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("xmlpipe mcp still running a minute after its client went away\nstderr:\n%s", stderr)
+	}
+	if !strings.Contains(stderr.String(), "broken pipe") {
+		t.Errorf("stderr does not say the output broke:\n%s", stderr)
+	}
+	if left := sleepPIDs(t, "4949"); len(left) > 0 {
+		t.Errorf("sleep 4949 still running (pids %v) after xmlpipe mcp exited", left)
+	}
+}
