@@ -24,11 +24,12 @@ import (
 // request read is answered (calls still running after --drain are
 // cancelled) and the command exits.
 func runMCP(ctx context.Context, args []string, std streams) int {
-	fs := newFlags("mcp", "[--data DIR] [--http ADDR] [--timeout 2m] [--drain 30s] [--log-level L] [--profile P] [organism.yaml]", std.err)
+	fs := newFlags("mcp", "[--data DIR] [--http ADDR] [--session-idle 1h] [--timeout 2m] [--drain 30s] [--log-level L] [--profile P] [organism.yaml]", std.err)
 	data := fs.String("data", "", "data directory of the store: calls are journaled there (default: in memory)")
 	addr := fs.String("http", "", "serve streamable HTTP on ADDR (host:port) instead of stdio")
 	timeout := fs.Duration("timeout", mcp.DefaultTimeout, "how long one tool call may wait for its answer")
 	drain := fs.Duration("drain", mcp.DefaultDrain, "stdio: how long calls still running when the input ends may take before they are cancelled")
+	idle := fs.Duration("session-idle", mcp.DefaultSessionIdle, "--http: close a session without a request for this long (negative: never)")
 	levelName := fs.String("log-level", "warn", "minimum log level: debug, info, warn or error")
 	profile := fs.String("profile", "", "security profile of the clients: serve only the listeners it reaches, run calls under it")
 	cfgFile := configFlag(fs, "organism.yaml to serve (or give it as the argument)")
@@ -77,7 +78,7 @@ func runMCP(ctx context.Context, args []string, std streams) int {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	b := mcp.New(o.Pump, mcp.Options{Timeout: *timeout, Logger: logger, Profile: *profile})
+	b := mcp.New(o.Pump, mcp.Options{Timeout: *timeout, Logger: logger, Profile: *profile, SessionIdle: *idle})
 	defer b.Close()
 	if *addr != "" {
 		err = serveMCPHTTP(ctx, b.HTTPHandler(), *addr, std, logger)

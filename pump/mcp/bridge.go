@@ -35,6 +35,10 @@ import (
 // DefaultTimeout bounds one tool call.
 const DefaultTimeout = 2 * time.Minute
 
+// DefaultSessionIdle is how long a streamable HTTP session may go without a
+// request before it is closed.
+const DefaultSessionIdle = time.Hour
+
 // Options configure a Bridge.
 type Options struct {
 	// From is the sender name of the calls (default "mcp").
@@ -46,6 +50,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is reported to clients (default "dev").
 	Version string
+	// SessionIdle closes a streamable HTTP session that has had no request
+	// for that long (default DefaultSessionIdle; negative: never). A call
+	// running keeps its session open.
+	SessionIdle time.Duration
 	// Profile is the security profile the bridge's clients act under:
 	// only the listeners it reaches are served as tools (the others do not
 	// exist for them), and every call's conversation runs under it. ""
@@ -79,6 +87,9 @@ func New(p *pump.Pump, opts Options) *Bridge {
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
+	}
+	if opts.SessionIdle == 0 {
+		opts.SessionIdle = DefaultSessionIdle
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

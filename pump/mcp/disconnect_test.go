@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -104,5 +105,50 @@ func TestHTTPClientGoneStopsTheCall(t *testing.T) {
 				t.Fatalf("calculate after the disconnect: %v %q", r.IsError, text(r))
 			}
 		})
+	}
+}
+
+// TestHTTPIdleSessionClosed: a client that initializes a streamable HTTP
+// session and vanishes without closing it (no DELETE) does not hold the
+// session — and its goroutines — for good: it is closed once idle for
+// Options.SessionIdle.
+func TestHTTPIdleSessionClosed(t *testing.T) {
+	o := startOrganism(t)
+	defer o.Shutdown(context.Background())
+	b := New(o.Pump, Options{Timeout: time.Minute, SessionIdle: 100 * time.Millisecond})
+	defer b.Close()
+	server := b.Server()
+	srv := httptest.NewServer(b.httpHandler(server))
+	defer srv.Close()
+	req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") == "" {
+		t.Fatalf("initialize: %s, session %q", resp.Status, resp.Header.Get("Mcp-Session-Id"))
+	}
+	var sessions []*sdk.ServerSession
+	for ss := range server.Sessions() {
+		sessions = append(sessions, ss)
+	}
+	if len(sessions) != 1 {
+		t.Fatalf("%d server sessions, want 1", len(sessions))
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- sessions[0].Wait() }()
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		_ = sessions[0].Close()
+		t.Fatal("an abandoned session was still open 30s after it went idle")
 	}
 }

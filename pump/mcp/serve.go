@@ -86,10 +86,20 @@ const maxHTTPBody = DefaultMaxLine
 // SDK would answer with plain text. A call whose POST ends before its
 // answer (the client disconnected) and the calls of a session the client
 // closes (DELETE) are stopped: their conversations are killed, not left
-// running until the timeout.
+// running until the timeout. A session without a request for
+// Options.SessionIdle is closed, so clients that vanish without closing
+// theirs (DELETE) do not hold one each for good.
 func (b *Bridge) HTTPHandler() http.Handler {
-	server := b.Server()
-	next := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, nil)
+	return b.httpHandler(b.Server())
+}
+
+func (b *Bridge) httpHandler(server *sdk.Server) http.Handler {
+	idle := b.opts.SessionIdle
+	if idle < 0 {
+		idle = 0 // the SDK's "never"
+	}
+	next := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server },
+		&sdk.StreamableHTTPOptions{SessionTimeout: idle})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodDelete {
 			// The SDK closes the session only once its running calls end.
