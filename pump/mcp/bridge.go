@@ -11,7 +11,8 @@
 // (gen.JSONSchema of the payload type) and converted by codec.AppendJSON:
 // nothing is coerced, presence decides which fields are written. A call the
 // client cancels (notifications/cancelled) kills its conversation and is
-// not answered. ServeStdio serves newline-delimited JSON-RPC that survives
+// not answered on stdio (over streamable HTTP the SDK answers it with the
+// tool error naming the cancel). ServeStdio serves newline-delimited JSON-RPC that survives
 // bad lines; HTTPHandler the streamable HTTP transport.
 package mcp
 
