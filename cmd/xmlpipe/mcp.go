@@ -81,7 +81,7 @@ func runMCP(ctx context.Context, args []string, std streams) int {
 	b := mcp.New(o.Pump, mcp.Options{Timeout: *timeout, Logger: logger, Profile: *profile, SessionIdle: *idle})
 	defer b.Close()
 	if *addr != "" {
-		err = serveMCPHTTP(ctx, b.HTTPHandler(), *addr, std, logger)
+		err = serveMCPHTTP(ctx, b.HTTPHandler(), *addr, std, logger, b.Close)
 	} else {
 		// A client that goes away closes the stdout pipe: a write to it
 		// must fail (EPIPE), not kill the process by SIGPIPE before the
@@ -104,8 +104,10 @@ func runMCP(ctx context.Context, args []string, std streams) int {
 	return exitOK
 }
 
-// serveMCPHTTP serves the streamable HTTP transport until ctx ends.
-func serveMCPHTTP(ctx context.Context, h http.Handler, addr string, std streams, log *slog.Logger) error {
+// serveMCPHTTP serves the streamable HTTP transport until ctx ends; then
+// endCalls ends the calls still running (each answered with a tool error),
+// so that the requests waiting on them end and the server shuts down.
+func serveMCPHTTP(ctx context.Context, h http.Handler, addr string, std streams, log *slog.Logger, endCalls func()) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -122,5 +124,6 @@ func serveMCPHTTP(ctx context.Context, h http.Handler, addr string, std streams,
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	log.Info("mcp: stopping the HTTP server")
+	endCalls()
 	return srv.Shutdown(sctx)
 }

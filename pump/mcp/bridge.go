@@ -70,6 +70,10 @@ type Bridge struct {
 	mu     sync.Mutex
 	calls  map[*callCancel]struct{}
 	closed bool
+	// life ends with Close: the HTTP transport's standalone streams (GET)
+	// end with it.
+	life    context.Context
+	endLife context.CancelFunc
 
 	schemas sync.Map // *xmlpipe.PayloadType → *toolSchema
 }
@@ -98,11 +102,14 @@ func New(p *pump.Pump, opts Options) *Bridge {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	return &Bridge{p: p, opts: opts, calls: map[*callCancel]struct{}{}}
+	life, endLife := context.WithCancel(context.Background())
+	return &Bridge{p: p, opts: opts, calls: map[*callCancel]struct{}{}, life: life, endLife: endLife}
 }
 
-// Close cancels the calls still running (their conversations are killed).
-// It may be called more than once.
+// Close cancels the calls still running (their conversations are killed)
+// and ends the HTTP transport's standalone streams, so that an HTTP server
+// serving HTTPHandler can shut down at once. It may be called more than
+// once.
 func (b *Bridge) Close() {
 	b.mu.Lock()
 	was := b.closed
@@ -111,6 +118,7 @@ func (b *Bridge) Close() {
 	if was {
 		return
 	}
+	b.endLife()
 	b.cancelCalls(ErrClosed)
 }
 

@@ -105,6 +105,15 @@ func (b *Bridge) httpHandler(server *sdk.Server) http.Handler {
 			// The SDK closes the session only once its running calls end.
 			b.cancelOrigin(origin{session: r.Header.Get(sessionHeader)}, ErrSessionClosed)
 		}
+		if r.Method == http.MethodGet {
+			// A standalone stream lasts as long as its client; it ends
+			// when the bridge closes, not only when the client goes.
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			stop := context.AfterFunc(b.life, cancel)
+			defer stop()
+			r = r.WithContext(ctx)
+		}
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
 			return
