@@ -24,11 +24,12 @@ import (
 // request read is answered (calls still running after --drain are
 // cancelled) and the command exits.
 func runMCP(ctx context.Context, args []string, std streams) int {
-	fs := newFlags("mcp", "[--data DIR] [--http ADDR] [--timeout 2m] [--drain 30s] [--log-level L] [--profile P] [organism.yaml]", std.err)
+	fs := newFlags("mcp", "[--data DIR] [--http ADDR] [--session-idle 1h] [--timeout 2m] [--drain 30s] [--log-level L] [--profile P] [organism.yaml]", std.err)
 	data := fs.String("data", "", "data directory of the store: calls are journaled there (default: in memory)")
 	addr := fs.String("http", "", "serve streamable HTTP on ADDR (host:port) instead of stdio")
 	timeout := fs.Duration("timeout", mcp.DefaultTimeout, "how long one tool call may wait for its answer")
 	drain := fs.Duration("drain", mcp.DefaultDrain, "stdio: how long calls still running when the input ends may take before they are cancelled")
+	idle := fs.Duration("session-idle", mcp.DefaultSessionIdle, "--http: close a session without a request for this long (negative: never)")
 	levelName := fs.String("log-level", "warn", "minimum log level: debug, info, warn or error")
 	profile := fs.String("profile", "", "security profile of the clients: serve only the listeners it reaches, run calls under it")
 	cfgFile := configFlag(fs, "organism.yaml to serve (or give it as the argument)")
@@ -77,11 +78,17 @@ func runMCP(ctx context.Context, args []string, std streams) int {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	b := mcp.New(o.Pump, mcp.Options{Timeout: *timeout, Logger: logger, Profile: *profile})
+	b := mcp.New(o.Pump, mcp.Options{Timeout: *timeout, Logger: logger, Profile: *profile, SessionIdle: *idle})
 	defer b.Close()
 	if *addr != "" {
-		err = serveMCPHTTP(ctx, b.HTTPHandler(), *addr, std, logger)
+		err = serveMCPHTTP(ctx, b.HTTPHandler(), *addr, std, logger, b.Close)
 	} else {
+		// A client that goes away closes the stdout pipe: a write to it
+		// must fail (EPIPE), not kill the process by SIGPIPE before the
+		// organism shut down and its journal was closed.
+		pipe := make(chan os.Signal, 1)
+		signal.Notify(pipe, syscall.SIGPIPE)
+		defer signal.Stop(pipe)
 		err = b.ServeStdio(ctx, std.in, std.out, mcp.StdioOptions{Drain: *drain})
 	}
 	b.Close() // calls still running end now: their conversations are killed
@@ -97,8 +104,10 @@ func runMCP(ctx context.Context, args []string, std streams) int {
 	return exitOK
 }
 
-// serveMCPHTTP serves the streamable HTTP transport until ctx ends.
-func serveMCPHTTP(ctx context.Context, h http.Handler, addr string, std streams, log *slog.Logger) error {
+// serveMCPHTTP serves the streamable HTTP transport until ctx ends; then
+// endCalls ends the calls still running (each answered with a tool error),
+// so that the requests waiting on them end and the server shuts down.
+func serveMCPHTTP(ctx context.Context, h http.Handler, addr string, std streams, log *slog.Logger, endCalls func()) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -115,5 +124,6 @@ func serveMCPHTTP(ctx context.Context, h http.Handler, addr string, std streams,
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	log.Info("mcp: stopping the HTTP server")
+	endCalls()
 	return srv.Shutdown(sctx)
 }

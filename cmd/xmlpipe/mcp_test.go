@@ -359,3 +359,170 @@ func TestMCPCancelKillsRunCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPClientGoneMidCall: a stdio client that goes away mid-call — it
+// closes its ends of both pipes while run_command runs `sleep 4949` — does
+// not get `xmlpipe mcp` killed by SIGPIPE when the cancelled call's answer
+// is written: the command stops the call (no sleep is left running), shuts
+// the organism down, says why on stderr and exits with status 1.
+func TestMCPClientGoneMidCall(t *testing.T) {
+	if len(sleepPIDs(t, "4949")) > 0 {
+		t.Fatal("a sleep 4949 is already running")
+	}
+	cfg := mcpOrganism(t)
+	cmd := exec.Command(binary, "mcp", "--drain", "1s", "--data", filepath.Join(filepath.Dir(cfg), "data"), cfg)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = outW
+	stderr := &syncWriter{w: &strings.Builder{}}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	outW.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() { // whatever happens, no sleep is left behind by the test
+		for _, pid := range sleepPIDs(t, "4949") {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}()
+	lines := bufio.NewScanner(outR)
+	if _, err := io.WriteString(in, mcpInit+"\n"+`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if !lines.Scan() || !strings.Contains(lines.Text(), `"id":1,"result"`) {
+		t.Fatalf("initialize: %q %v\nstderr:\n%s", lines.Text(), lines.Err(), stderr)
+	}
+	if _, err := io.WriteString(in, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_command","arguments":{"Command":"sleep","Arg":["4949"]}}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(sleepPIDs(t, "4949")) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(sleepPIDs(t, "4949")) == 0 {
+		t.Fatalf("sleep 4949 never started\nstderr:\n%s", stderr)
+	}
+	// The client goes away.
+	outR.Close()
+	in.Close()
+	select {
+	case err := <-exited:
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatalf("exit: %v, want status 1\nstderr:\n%s", err, stderr)
+		}
+		if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() || ws.ExitStatus() != 1 {
+			t.Fatalf("exit: %v, want status 1, not a signal\nstderr:\n%s", err, stderr)
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("xmlpipe mcp still running a minute after its client went away\nstderr:\n%s", stderr)
+	}
+	if !strings.Contains(stderr.String(), "broken pipe") {
+		t.Errorf("stderr does not say the output broke:\n%s", stderr)
+	}
+	if left := sleepPIDs(t, "4949"); len(left) > 0 {
+		t.Errorf("sleep 4949 still running (pids %v) after xmlpipe mcp exited", left)
+	}
+}
+
+// TestMCPHTTPInterruptEndsCalls: SIGINT to `xmlpipe mcp --http` with a
+// call running (run_command `sleep 4747`) ends the call at once — the
+// client gets a tool error saying the server is shutting down, no sleep is
+// left — and the command exits 0, instead of waiting out the HTTP
+// server's shutdown grace on the open request and exiting 1 with
+// "context deadline exceeded".
+func TestMCPHTTPInterruptEndsCalls(t *testing.T) {
+	if len(sleepPIDs(t, "4747")) > 0 {
+		t.Fatal("a sleep 4747 is already running")
+	}
+	cfg := mcpOrganism(t)
+	cmd := exec.Command(binary, "mcp", "--http", "127.0.0.1:0", cfg)
+	errR, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		for _, pid := range sleepPIDs(t, "4747") {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}()
+	var stderr syncWriter
+	stderr.w = &strings.Builder{}
+	url := make(chan string, 1)
+	stderrDone := make(chan struct{})
+	go func() {
+		defer close(stderrDone)
+		sc := bufio.NewScanner(errR)
+		for sc.Scan() {
+			_, _ = stderr.Write([]byte(sc.Text() + "\n"))
+			if rest, ok := strings.CutPrefix(sc.Text(), "xmlpipe mcp: streamable HTTP on "); ok {
+				url <- rest
+			}
+		}
+	}()
+	var endpoint string
+	select {
+	case endpoint = <-url:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the server never said where it listens\nstderr:\n%s", stderr.String())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "v0"}, nil).
+		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: endpoint}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		r   *sdk.CallToolResult
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "run_command",
+			Arguments: map[string]any{"Command": "sleep", "Arg": []string{"4747"}}})
+		answered <- answer{r, err}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(sleepPIDs(t, "4747")) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(sleepPIDs(t, "4747")) == 0 {
+		t.Fatalf("sleep 4747 never started\nstderr:\n%s", stderr.String())
+	}
+	start := time.Now()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case a := <-answered:
+		if a.err != nil || !a.r.IsError || len(a.r.Content) == 0 ||
+			!strings.Contains(a.r.Content[0].(*sdk.TextContent).Text, "shutting down") {
+			t.Errorf("the running call got %+v, %v; want a tool error saying the server is shutting down", a.r, a.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the running call got no answer")
+	}
+	<-stderrDone
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("exit: %v\nstderr:\n%s", err, stderr.String())
+	}
+	t.Logf("stopped %v after the interrupt", time.Since(start))
+	if left := sleepPIDs(t, "4747"); len(left) > 0 {
+		t.Errorf("sleep 4747 still running (pids %v) after xmlpipe mcp exited", left)
+	}
+	_ = cs.Close()
+}

@@ -56,6 +56,10 @@ var (
 	ErrExited = errors.New("server exited")
 	// ErrClosed: the mount was closed (the organism is shutting down).
 	ErrClosed = errors.New("mount closed")
+	// ErrToolNameTaken: a tool is not mounted because its listener name
+	// is taken by another tool of the server, its name differing only in
+	// case (listener names are compared case-insensitively).
+	ErrToolNameTaken = errors.New("listener name taken")
 )
 
 // Options name the external server.
@@ -136,6 +140,9 @@ func Connect(ctx context.Context, o Options) (*Mount, error) {
 	m.ctx, m.stop = context.WithCancel(context.Background())
 	lctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
+	// Listener names are compared case-insensitively, MCP tool names are
+	// not: of tools whose names differ only in case the first is mounted.
+	mounted := map[string]string{} // lower-cased listener name → tool name
 	for tool, err := range cs.Tools(lctx, nil) {
 		if err != nil {
 			m.stop()
@@ -143,10 +150,14 @@ func Connect(ctx context.Context, o Options) (*Mount, error) {
 		}
 		m.names = append(m.names, tool.Name)
 		t, err := m.mountTool(tool)
+		if other, dup := mounted[strings.ToLower(t.Listener)]; err == nil && dup {
+			err = fmt.Errorf("%w: its name differs from tool %q's only in case", ErrToolNameTaken, other)
+		}
 		if err != nil {
 			o.Logger.Warn("mcp: tool not mounted", "server", o.Name, "tool", tool.Name, "error", err)
 			continue
 		}
+		mounted[strings.ToLower(t.Listener)] = tool.Name
 		m.tools = append(m.tools, t)
 	}
 	slices.Sort(m.names)

@@ -11,7 +11,8 @@
 // (gen.JSONSchema of the payload type) and converted by codec.AppendJSON:
 // nothing is coerced, presence decides which fields are written. A call the
 // client cancels (notifications/cancelled) kills its conversation and is
-// not answered. ServeStdio serves newline-delimited JSON-RPC that survives
+// not answered on stdio (over streamable HTTP the SDK answers it with the
+// tool error naming the cancel). ServeStdio serves newline-delimited JSON-RPC that survives
 // bad lines; HTTPHandler the streamable HTTP transport.
 package mcp
 
@@ -35,6 +36,10 @@ import (
 // DefaultTimeout bounds one tool call.
 const DefaultTimeout = 2 * time.Minute
 
+// DefaultSessionIdle is how long a streamable HTTP session may go without a
+// request before it is closed.
+const DefaultSessionIdle = time.Hour
+
 // Options configure a Bridge.
 type Options struct {
 	// From is the sender name of the calls (default "mcp").
@@ -46,6 +51,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is reported to clients (default "dev").
 	Version string
+	// SessionIdle closes a streamable HTTP session that has had no request
+	// for that long (default DefaultSessionIdle; negative: never). A call
+	// running keeps its session open.
+	SessionIdle time.Duration
 	// Profile is the security profile the bridge's clients act under:
 	// only the listeners it reaches are served as tools (the others do not
 	// exist for them), and every call's conversation runs under it. ""
@@ -61,12 +70,20 @@ type Bridge struct {
 	mu     sync.Mutex
 	calls  map[*callCancel]struct{}
 	closed bool
+	// life ends with Close: the HTTP transport's standalone streams (GET)
+	// end with it.
+	life    context.Context
+	endLife context.CancelFunc
 
 	schemas sync.Map // *xmlpipe.PayloadType → *toolSchema
 }
 
-// callCancel cancels one running call (with a cause).
-type callCancel struct{ cancel context.CancelCauseFunc }
+// callCancel cancels one running call (with a cause); origin names the
+// HTTP request and session it came with.
+type callCancel struct {
+	cancel context.CancelCauseFunc
+	origin origin
+}
 
 // New builds a bridge over p; Close ends its calls.
 func New(p *pump.Pump, opts Options) *Bridge {
@@ -76,17 +93,23 @@ func New(p *pump.Pump, opts Options) *Bridge {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
+	if opts.SessionIdle == 0 {
+		opts.SessionIdle = DefaultSessionIdle
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	return &Bridge{p: p, opts: opts, calls: map[*callCancel]struct{}{}}
+	life, endLife := context.WithCancel(context.Background())
+	return &Bridge{p: p, opts: opts, calls: map[*callCancel]struct{}{}, life: life, endLife: endLife}
 }
 
-// Close cancels the calls still running (their conversations are killed).
-// It may be called more than once.
+// Close cancels the calls still running (their conversations are killed)
+// and ends the HTTP transport's standalone streams, so that an HTTP server
+// serving HTTPHandler can shut down at once. It may be called more than
+// once.
 func (b *Bridge) Close() {
 	b.mu.Lock()
 	was := b.closed
@@ -95,6 +118,7 @@ func (b *Bridge) Close() {
 	if was {
 		return
 	}
+	b.endLife()
 	b.cancelCalls(ErrClosed)
 }
 
@@ -139,6 +163,9 @@ func (b *Bridge) Server() *sdk.Server {
 		name, pt := info.Name, l.Payload
 		s.AddTool(&sdk.Tool{Name: name, Description: info.Description, InputSchema: b.schema(name, pt).advertised},
 			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				if req.Extra != nil {
+					ctx = withOrigin(ctx, req.Extra.Header)
+				}
 				return b.Call(ctx, name, pt, req.Params.Arguments), nil
 			})
 	}
@@ -164,7 +191,7 @@ func (b *Bridge) Call(ctx context.Context, listener string, pt *xmlpipe.PayloadT
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	cc := &callCancel{cancel: cancel}
+	cc := &callCancel{cancel: cancel, origin: originOf(ctx)}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()

@@ -83,11 +83,37 @@ const maxHTTPBody = DefaultMaxLine
 // A POST body that is not JSON is answered 400 with a JSON-RPC -32700
 // error, one that holds no valid JSON-RPC message (or a batch where the
 // protocol version forbids it) 400 with -32600 — as JSON-RPC, where the
-// SDK would answer with plain text.
+// SDK would answer with plain text. A call whose POST ends before its
+// answer (the client disconnected) and the calls of a session the client
+// closes (DELETE) are stopped: their conversations are killed, not left
+// running until the timeout. A session without a request for
+// Options.SessionIdle is closed, so clients that vanish without closing
+// theirs (DELETE) do not hold one each for good.
 func (b *Bridge) HTTPHandler() http.Handler {
-	server := b.Server()
-	next := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, nil)
+	return b.httpHandler(b.Server())
+}
+
+func (b *Bridge) httpHandler(server *sdk.Server) http.Handler {
+	idle := b.opts.SessionIdle
+	if idle < 0 {
+		idle = 0 // the SDK's "never"
+	}
+	next := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server },
+		&sdk.StreamableHTTPOptions{SessionTimeout: idle})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			// The SDK closes the session only once its running calls end.
+			b.cancelOrigin(origin{session: r.Header.Get(sessionHeader)}, ErrSessionClosed)
+		}
+		if r.Method == http.MethodGet {
+			// A standalone stream lasts as long as its client; it ends
+			// when the bridge closes, not only when the client goes.
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			stop := context.AfterFunc(b.life, cancel)
+			defer stop()
+			r = r.WithContext(ctx)
+		}
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
 			return
@@ -108,6 +134,8 @@ func (b *Bridge) HTTPHandler() http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		done := b.tagRequest(r)
+		defer done()
 		next.ServeHTTP(w, r)
 	})
 }

@@ -168,3 +168,53 @@ listeners:
 		}
 	}
 }
+
+// TestMCPMountToolsDifferingInCase: MCP tool names are case-sensitive,
+// listener names are not. A server offering "add" and "Add" is mounted —
+// the first of the two, the other skipped and logged — instead of the
+// organism refusing to load over a duplicate listener name.
+func TestMCPMountToolsDifferingInCase(t *testing.T) {
+	s := sdk.NewServer(&sdk.Implementation{Name: "external", Version: "v0"}, nil)
+	for _, name := range []string{"add", "Add"} {
+		sdk.AddTool(s, &sdk.Tool{Name: name, Description: "Adds two integers (" + name + ")"},
+			func(_ context.Context, _ *sdk.CallToolRequest, in addIn) (*sdk.CallToolResult, addOut, error) {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprint(in.A + in.B)}}},
+					addOut{Sum: in.A + in.B}, nil
+			})
+	}
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	path := writeOrganism(t, `organism: {name: mcp-case}
+listeners:
+  - name: ext
+    type: mcp
+    description: an external MCP server
+    server: {url: `+srv.URL+`, timeout: 10s}
+`)
+	o, err := Load(path, Options{})
+	if err != nil {
+		t.Fatalf("a server with tools differing in case: %v", err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer o.Shutdown(context.Background())
+	var mounted []string
+	for _, l := range o.Pump.Listeners() {
+		if strings.HasPrefix(strings.ToLower(l.Name), "ext.") {
+			mounted = append(mounted, l.Name)
+		}
+	}
+	if len(mounted) != 1 {
+		t.Fatalf("mounted %v, want one of ext.add and ext.Add", mounted)
+	}
+	c := make(collector, 64)
+	env := stage.AppendEnvelope(nil, "tester", mounted[0], stage.NewThreadID(),
+		[]byte(`<`+mounted[0]+` xmlns=""><a>2</a><b>3</b></`+mounted[0]+`>`))
+	if _, err := o.Pump.InjectWait(context.Background(), env, c); err != nil {
+		t.Fatal(err)
+	}
+	if e := c.await(t, pump.EventReply, pump.EventHuh); e.Kind != pump.EventReply || !strings.Contains(string(e.Envelope), "<Text>5</Text>") {
+		t.Fatalf("%s: %s %s", mounted[0], e.Kind, e.Envelope)
+	}
+}
