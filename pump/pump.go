@@ -38,6 +38,9 @@ type Pump struct {
 	routesMu sync.Mutex
 	// routesVersion counts the snapshots published (RoutesVersion).
 	routesVersion atomic.Uint64
+	// routesChanged is closed (and replaced) when the next snapshot is
+	// published (RoutesChanged); guarded by routesMu.
+	routesChanged chan struct{}
 	// peersMu orders AddPeers' read-modify-write of a peer set.
 	peersMu sync.Mutex
 	// live are the listeners whose workers run (liveListeners).
@@ -189,6 +192,7 @@ func New(opts Options) (*Pump, error) {
 		p.watchEvery.Store(int64(watchEvery(opts.CancelGrace)))
 	}
 	p.routes.Store(newTable())
+	p.routesChanged = make(chan struct{})
 	if dj, ok := opts.Journal.(DurableJournal); ok {
 		p.durable = dj
 		p.gate = gate.New(dj.WaitDurable, p.deliverHeld, opts.Logger)

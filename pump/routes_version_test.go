@@ -8,16 +8,28 @@ import (
 )
 
 // TestRoutesVersion: every change of the routing table — a listener
-// registered, added, removed or replaced — changes RoutesVersion; a change
-// refused leaves it alone.
+// registered, added, removed or replaced — changes RoutesVersion and
+// closes the channel RoutesChanged gave before it; a change refused leaves
+// both alone.
 func TestRoutesVersion(t *testing.T) {
 	pr := newProbe()
 	p := startPump(t, pump.Options{}, sink[Ping](t, "pings", pr))
 	v := p.RoutesVersion()
 	step := func(what string, change func() error, moves bool) {
 		t.Helper()
+		ch := p.RoutesChanged()
 		err := change()
 		nv := p.RoutesVersion()
+		select {
+		case <-ch:
+			if !moves {
+				t.Fatalf("%s: a refused change closed RoutesChanged", what)
+			}
+		default:
+			if moves {
+				t.Fatalf("%s: RoutesChanged not closed by the change", what)
+			}
+		}
 		if moves && (err != nil || nv == v) {
 			t.Fatalf("%s: err %v, version %d → %d", what, err, v, nv)
 		}

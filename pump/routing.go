@@ -190,6 +190,8 @@ func (p *Pump) editRoutes(edit func(*table) (*table, error)) error {
 	}
 	p.routes.Store(nt)
 	p.routesVersion.Add(1)
+	close(p.routesChanged)
+	p.routesChanged = make(chan struct{})
 	p.routesMu.Unlock()
 	p.unpinTable(old)
 	return nil
@@ -200,6 +202,16 @@ func (p *Pump) editRoutes(edit func(*table) (*table, error)) error {
 // registration, a federation import), so a cache derived from the table —
 // the semantic router's index — knows when to rebuild.
 func (p *Pump) RoutesVersion() uint64 { return p.routesVersion.Load() }
+
+// RoutesChanged returns a channel closed when the routing table next
+// changes, for a view of the table that must follow it as it happens (the
+// MCP server's tool list). Take the channel before reading the table, so a
+// change between the two is not missed.
+func (p *Pump) RoutesChanged() <-chan struct{} {
+	p.routesMu.Lock()
+	defer p.routesMu.Unlock()
+	return p.routesChanged
+}
 
 // lookup returns the listener named name (case-insensitive, as Python).
 func (t *table) lookup(name string) *listener {

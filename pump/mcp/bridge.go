@@ -147,28 +147,17 @@ func (b *Bridge) cancelCalls(cause error) {
 
 // Server builds an MCP server whose tools are the pump's listeners (the
 // organism's own system.* listeners excepted) that Options.Profile
-// reaches.
+// reaches. The tool list follows the routing table until the bridge
+// closes: a listener added, removed or replaced while the server runs (a
+// reload, an OOB registration, a federation import) is offered, withdrawn
+// or updated, and the clients are told (notifications/tools/list_changed).
 func (b *Bridge) Server() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "xmlpipe-" + b.p.Organism(), Version: b.opts.Version},
 		&sdk.ServerOptions{Logger: b.opts.Logger})
-	for _, info := range b.p.Listeners() {
-		if strings.HasPrefix(info.Name, "system.") ||
-			b.opts.Profile != "" && !b.p.ProfileReaches(b.opts.Profile, info.Name) {
-			continue
-		}
-		l, ok := b.p.Lookup(info.Name)
-		if !ok || l.Payload == nil {
-			continue
-		}
-		name, pt := info.Name, l.Payload
-		s.AddTool(&sdk.Tool{Name: name, Description: info.Description, InputSchema: b.schema(name, pt).advertised},
-			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-				if req.Extra != nil {
-					ctx = withOrigin(ctx, req.Extra.Header)
-				}
-				return b.Call(ctx, name, pt, req.Params.Arguments), nil
-			})
-	}
+	ts := &toolSet{b: b, s: s, have: map[string]tool{}}
+	changed := b.p.RoutesChanged()
+	ts.sync()
+	go ts.follow(changed)
 	return s
 }
 

@@ -1,0 +1,95 @@
+package mcp
+
+import (
+	"context"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// tool is what a served tool was built from: a listener's description and
+// payload type. A listener replaced with another of either is served anew.
+type tool struct {
+	description string
+	payload     *xmlpipe.PayloadType
+}
+
+// toolSet keeps one MCP server's tools equal to the listeners the bridge
+// serves.
+type toolSet struct {
+	b    *Bridge
+	s    *sdk.Server
+	have map[string]tool // only sync touches it, from one goroutine at a time
+}
+
+// want is the tools the bridge serves now: the pump's listeners with a
+// payload, but the organism's own system.* ones and those Options.Profile
+// does not reach.
+func (ts *toolSet) want() map[string]tool {
+	b := ts.b
+	out := map[string]tool{}
+	for _, info := range b.p.Listeners() {
+		if strings.HasPrefix(info.Name, "system.") ||
+			b.opts.Profile != "" && !b.p.ProfileReaches(b.opts.Profile, info.Name) {
+			continue
+		}
+		l, ok := b.p.Lookup(info.Name)
+		if !ok || l.Payload == nil {
+			continue
+		}
+		out[info.Name] = tool{description: info.Description, payload: l.Payload}
+	}
+	return out
+}
+
+// sync adds the tools missing from the server, replaces those whose
+// listener changed and removes those whose listener is gone; the SDK tells
+// the connected clients the list changed.
+func (ts *toolSet) sync() {
+	want := ts.want()
+	var gone []string
+	for name := range ts.have {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+			delete(ts.have, name)
+		}
+	}
+	if len(gone) > 0 {
+		ts.s.RemoveTools(gone...)
+	}
+	for name, t := range want {
+		if ts.have[name] == t {
+			continue
+		}
+		ts.have[name] = t
+		ts.add(name, t)
+	}
+}
+
+// add serves the listener name as a tool.
+func (ts *toolSet) add(name string, t tool) {
+	b, pt := ts.b, t.payload
+	ts.s.AddTool(&sdk.Tool{Name: name, Description: t.description, InputSchema: b.schema(name, pt).advertised},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			if req.Extra != nil {
+				ctx = withOrigin(ctx, req.Extra.Header)
+			}
+			return b.Call(ctx, name, pt, req.Params.Arguments), nil
+		})
+}
+
+// follow syncs the tools at every change of the routing table (changed is
+// the channel taken before the first sync) until the bridge closes.
+func (ts *toolSet) follow(changed <-chan struct{}) {
+	for {
+		select {
+		case <-ts.b.life.Done():
+			return
+		case <-changed:
+		}
+		changed = ts.b.p.RoutesChanged()
+		ts.sync()
+	}
+}
