@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
@@ -718,5 +719,62 @@ func TestNativeLoopClipsHugeCallsInHistory(t *testing.T) {
 	}
 	if c2 := string(calls.ToolCalls[1].Arguments); c2 != `{"Expression":"6*7"}` {
 		t.Errorf("a small call's arguments in history: %s, want them as written", c2)
+	}
+}
+
+// restartingModel streams first, then — as the router does when that
+// attempt broke off and another follows — a Restart and then second,
+// which is its reply.
+type restartingModel struct{ first, second []string }
+
+func (m restartingModel) Chat(_ context.Context, r Request) (Reply, error) {
+	for _, d := range m.first {
+		r.OnDelta(Delta{Text: d})
+	}
+	r.OnDelta(Delta{Restart: true})
+	for _, d := range m.second {
+		r.OnDelta(Delta{Text: d})
+	}
+	return Reply{Content: strings.Join(m.second, ""), Usage: Usage{Requests: 1}}, nil
+}
+
+// TestStreamRestartEndsTheVoidText: when a streamed reply broke off and
+// the model is asked again, what was shown of it ends with a note (a
+// stream end), and the new attempt streams from its start — never glued to
+// the void text.
+func TestStreamRestartEndsTheVoidText(t *testing.T) {
+	type piece struct {
+		Text string
+		End  bool
+	}
+	tests := []struct {
+		name          string
+		mode          ToolCalling
+		first, second []string
+		want          []piece
+	}{
+		{"native", NativeTools, []string{"Hello ", "wor"}, []string{"Hello world."},
+			[]piece{{"Hello ", false}, {"wor", false}, {restartNote, true}, {"Hello world.", false}, {"", true}}},
+		{"native, nothing shown before", NativeTools, nil, []string{"Hello world."},
+			[]piece{{"Hello world.", false}, {"", true}}},
+		{"xml", XMLTools, []string{"Hello wor"}, []string{"Hello world."},
+			[]piece{{"Hello wor", false}, {restartNote, true}, {"Hello world.", false}, {"", true}}},
+		{"xml, a message begun before", XMLTools, []string{"I ask. <Poe"}, []string{"Fine, ", "no poem."},
+			[]piece{{"I ask. ", false}, {restartNote, true}, {"Fine, ", false}, {"no poem.", false}, {"", true}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLoopRig(t)
+			r.a.ToolCalling = tc.mode
+			r.a.LLM = restartingModel{tc.first, tc.second}
+			var got []piece
+			r.a.OnDelta = func(_, _, d string, end bool) { got = append(got, piece{d, end}) }
+			if a := answerText(r.deliver("console", "go", "")); a != strings.Join(tc.second, "") {
+				t.Errorf("answer %q", a)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("streamed pieces (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
