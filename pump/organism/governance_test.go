@@ -477,3 +477,41 @@ rules:
 		})
 	}
 }
+
+// TestHeldCallsAreNotAbandonedBeforeTheirApprovalEnds: an agent whose calls
+// may wait for a human (its approval list, a review rule, memory consent
+// ask) gives a call without a result up on a new message only once its
+// approval has timed out — never while a human may still approve it, which
+// would run a call nobody reads the result of.
+func TestHeldCallsAreNotAbandonedBeforeTheirApprovalEnds(t *testing.T) {
+	const agent = "listeners:\n  - name: researcher\n    agent: true\n    description: Looks things up\n" +
+		"    prompt: You are researcher.\n    tools: [run_command]\n    tool_config:\n      run_command: {allowed_commands: [date]}\n"
+	reviewDoc := writeDoc(t, t.TempDir(), "CONSTITUTION.md", denyDoc) // has a review rule
+	for _, tc := range []struct {
+		name, yaml string
+		want       time.Duration
+	}{
+		{"nothing waits for a human", agent, 0},
+		{"approval list", agent + "    approval: [run_command]\n", time.Hour + time.Minute},
+		{"approval list, own timeout", agent + "    approval: [run_command]\n    approval_timeout: 2h\n", 2*time.Hour + time.Minute},
+		{"approval list, short timeout", agent + "    approval: [run_command]\n    approval_timeout: 1m\n", llm.DefaultAbandonCallsAfter},
+		{"review rule", "constitution: [" + reviewDoc + "]\n" + agent, time.Hour + time.Minute},
+		{"memory consent ask", agent + "    memory: true\n", time.Hour + time.Minute},
+		{"memory consent always", agent + "    memory: {consent: always}\n", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := agentOrganismWith(t, newScriptedModel(t, nil), tc.yaml, Options{})
+			l, ok := o.Pump.Lookup("researcher")
+			if !ok {
+				t.Fatal("no researcher")
+			}
+			a, ok := l.Handler.(*llm.Agent)
+			if !ok {
+				t.Fatalf("handler %T", l.Handler)
+			}
+			if a.AbandonCallsAfter != tc.want {
+				t.Errorf("calls abandoned after %v, want %v", a.AbandonCallsAfter, tc.want)
+			}
+		})
+	}
+}
