@@ -132,6 +132,9 @@ type heldDelivery struct {
 	sender       *listener
 	senderThread string
 	outside      bool
+	// answer is set when the message is an answer travelling back to the
+	// listener that called (Respond): that caller waits for it.
+	answer bool
 	// to and env are the envelope's <to> and canonical bytes (events).
 	to    string
 	env   []byte
@@ -289,7 +292,7 @@ func (p *Pump) gateStops(w *work, m *stage.Inbound, tbl *table, l *listener, d *
 		return false
 	}
 	h := &heldDelivery{id: dec.HoldID, d: d, l: l, sender: sender, senderThread: w.senderThread, outside: w.external,
-		to: m.To, env: m.Canonical, since: p.opts.Clock()}
+		answer: !w.external && (w.prune != "" || d.inReplyTo != ""), to: m.To, env: m.Canonical, since: p.opts.Clock()}
 	if h.senderThread == "" && sender != nil {
 		if _, thread, err := p.threads.Caller(d.thread); err == nil {
 			h.senderThread = thread // the thread the sender worked on: where an answer would go
@@ -385,15 +388,28 @@ func (p *Pump) RefuseHeld(id string, r *xmlpipe.Refusal) error {
 // refuseHeld answers the sender of h with r and finishes the delivery: a
 // listener gets the refusal as an error message on the thread it worked on
 // (journaled like a <huh>), an outside sender as the reply of its
-// conversation; the message is then marked delivered — once the refusal is
-// journaled, so a crash in between re-delivers it rather than losing the
-// answer.
+// conversation; a refused answer is replaced by the refusal, which goes to
+// the caller waiting for it. The message is then marked delivered — once
+// the refusal is journaled, so a crash in between re-delivers it rather
+// than losing the answer.
 func (p *Pump) refuseHeld(h *heldDelivery, r *xmlpipe.Refusal) {
 	d := h.d
 	body, err := p.core.Refusal.AppendPayload(nil, r)
 	switch {
 	case err != nil:
 		p.deadLetter(d.conv, d.thread, "core", d.from, "refusal", nil, "refusal not encodable: "+err.Error())
+	case h.answer:
+		// The answering listener's part is over (its thread is pruned once
+		// the answer is accepted): told, it could answer nobody, and a tool
+		// has no one to tell. The caller waits for this answer: it gets the
+		// refusal in its place, on its own thread, bound to its call by the
+		// answer's ref.
+		env := stage.AppendEnvelopeInReplyTo(nil, "core", h.l.Name, d.thread, d.inReplyTo, body)
+		p.publish(nil, Event{Kind: EventRefusal, Time: p.opts.Clock(), Conversation: d.conv, Thread: d.thread,
+			From: "core", To: h.l.Name, Listener: h.l.Name, PayloadName: p.core.Refusal.Name(), Payload: r,
+			Error: r.Summary()})
+		p.enqueueInternal(&work{raw: env, conv: d.conv, tbl: d.tbl, isError: true, depth: d.depth,
+			payloadType: p.core.Refusal, admitted: p.opts.Clock(), parent: d.mark.retain()})
 	case h.sender != nil && !h.outside:
 		thread := h.senderThread
 		if thread == "" {

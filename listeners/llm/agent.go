@@ -400,6 +400,11 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 const namelessCallNote = "Your reply called a tool without naming the function, so nothing ran. " +
 	"Call one of your tools by its name, or answer in text."
 
+// restartNote ends the streamed text of a model reply that was cut off
+// when the model is asked again (Delta.Restart): what was shown of it is
+// void, and the reply streams anew.
+const restartNote = "\n[the reply was cut off; the model is asked again]\n"
+
 // chat sends req, streaming through OnDelta.
 func (a *Agent) chat(ctx context.Context, st *turnState, req Request) (Reply, error) {
 	if a.OnDelta != nil {
@@ -407,8 +412,14 @@ func (a *Agent) chat(ctx context.Context, st *turnState, req Request) (Reply, er
 		if st.mode == XMLTools {
 			req.OnDelta = a.prose(thread, a.xmlStops(st.md))
 		} else {
+			shown := false
 			req.OnDelta = func(d Delta) {
-				if d.Text != "" {
+				switch {
+				case d.Restart && shown:
+					shown = false
+					a.OnDelta(a.Name, thread, restartNote, true)
+				case d.Text != "":
+					shown = true
 					a.OnDelta(a.Name, thread, d.Text, false)
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
@@ -669,4 +670,111 @@ func TestNativeLoopNamelessCalls(t *testing.T) {
 			t.Errorf("%d model calls, want 2", n)
 		}
 	})
+}
+
+// TestNativeLoopClipsHugeCallsInHistory: a reply whose text and call
+// arguments are huge is sent in full, but the history shows the model only
+// MaxHistoryText of the text and, for the arguments, a JSON object saying
+// what was left out — so the next request stays small; arguments of normal
+// size are shown as the model wrote them.
+func TestNativeLoopClipsHugeCallsInHistory(t *testing.T) {
+	hugeText := strings.Repeat("verse ", 8<<10)
+	hugeArgs := `{"Text":"` + hugeText + `"}`
+	r := newLoopRig(t,
+		Reply{Content: hugeText, ToolCalls: []ToolCall{toolCall("c1", "poet", hugeArgs),
+			toolCall("c2", "calc_v2", `{"Expression":"6*7"}`)}},
+		Reply{Content: "done"})
+	sends, ok := r.deliver("console", "go", "").(*xmlpipe.SendsResponse)
+	if !ok || len(sends.Sends) != 2 {
+		t.Fatalf("response %#v", sends)
+	}
+	if enc := sends.Sends[0].Payload.(*xmlpipe.Encoded); !strings.Contains(string(enc.XML), hugeText) {
+		t.Fatalf("the poet was not sent the whole text (%d bytes)", len(enc.XML))
+	}
+	r.deliver("poet", "drops", "c1")
+	if got := answerText(r.deliver("calc.v2", `{"Value":"42"}`, "c2")); got != "done" {
+		t.Fatalf("answer %q", got)
+	}
+	reqs := r.model.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls, want 2", len(reqs))
+	}
+	var calls *Message
+	for i, m := range reqs[1].Messages {
+		if len(m.ToolCalls) > 0 {
+			calls = &reqs[1].Messages[i]
+		}
+	}
+	if calls == nil {
+		t.Fatal("no assistant message with the calls")
+	}
+	if n := len(calls.Content); n > MaxHistoryText+100 || !strings.Contains(calls.Content, "more bytes cut") {
+		t.Errorf("the calls' text is %d bytes, want it cut at %d with a note", n, MaxHistoryText)
+	}
+	var cut cutArguments
+	c1 := calls.ToolCalls[0].Arguments
+	if err := json.Unmarshal(c1, &cut); err != nil || len(c1) > 2*maxArgumentsStart ||
+		!strings.Contains(cut.Note, fmt.Sprintf("%d bytes", len(hugeArgs))) || cut.BeganWith == "" || !strings.HasPrefix(hugeArgs, cut.BeganWith) {
+		t.Errorf("the huge call's arguments in history (%d bytes): %.300s (%v)", len(c1), c1, err)
+	}
+	if c2 := string(calls.ToolCalls[1].Arguments); c2 != `{"Expression":"6*7"}` {
+		t.Errorf("a small call's arguments in history: %s, want them as written", c2)
+	}
+}
+
+// restartingModel streams first, then — as the router does when that
+// attempt broke off and another follows — a Restart and then second,
+// which is its reply.
+type restartingModel struct{ first, second []string }
+
+func (m restartingModel) Chat(_ context.Context, r Request) (Reply, error) {
+	for _, d := range m.first {
+		r.OnDelta(Delta{Text: d})
+	}
+	r.OnDelta(Delta{Restart: true})
+	for _, d := range m.second {
+		r.OnDelta(Delta{Text: d})
+	}
+	return Reply{Content: strings.Join(m.second, ""), Usage: Usage{Requests: 1}}, nil
+}
+
+// TestStreamRestartEndsTheVoidText: when a streamed reply broke off and
+// the model is asked again, what was shown of it ends with a note (a
+// stream end), and the new attempt streams from its start — never glued to
+// the void text.
+func TestStreamRestartEndsTheVoidText(t *testing.T) {
+	type piece struct {
+		Text string
+		End  bool
+	}
+	tests := []struct {
+		name          string
+		mode          ToolCalling
+		first, second []string
+		want          []piece
+	}{
+		{"native", NativeTools, []string{"Hello ", "wor"}, []string{"Hello world."},
+			[]piece{{"Hello ", false}, {"wor", false}, {restartNote, true}, {"Hello world.", false}, {"", true}}},
+		{"native, nothing shown before", NativeTools, nil, []string{"Hello world."},
+			[]piece{{"Hello world.", false}, {"", true}}},
+		{"xml", XMLTools, []string{"Hello wor"}, []string{"Hello world."},
+			[]piece{{"Hello wor", false}, {restartNote, true}, {"Hello world.", false}, {"", true}}},
+		{"xml, a message begun before", XMLTools, []string{"I ask. <Poe"}, []string{"Fine, ", "no poem."},
+			[]piece{{"I ask. ", false}, {restartNote, true}, {"Fine, ", false}, {"no poem.", false}, {"", true}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLoopRig(t)
+			r.a.ToolCalling = tc.mode
+			r.a.LLM = restartingModel{tc.first, tc.second}
+			var got []piece
+			r.a.OnDelta = func(_, _, d string, end bool) { got = append(got, piece{d, end}) }
+			if a := answerText(r.deliver("console", "go", "")); a != strings.Join(tc.second, "") {
+				t.Errorf("answer %q", a)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("streamed pieces (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

@@ -329,6 +329,38 @@ func clipText(b []byte) string {
 	return fmt.Sprintf("%s\n[… %d more bytes cut]", b[:n], len(b)-n)
 }
 
+// maxArgumentsStart is how much of a call's arguments cut from the history
+// the model is shown.
+const maxArgumentsStart = 1 << 10
+
+// cutArguments stands in the history for a call's arguments longer than
+// MaxHistoryText: a JSON object, which every provider takes as arguments.
+type cutArguments struct {
+	Note      string `json:"note"`
+	BeganWith string `json:"began_with"`
+}
+
+// clipArguments returns a call's arguments as the history shows them to the
+// model: as the model wrote them up to MaxHistoryText bytes; longer ones are
+// replaced by a JSON object saying how many bytes were left out and how they
+// began, so one huge call cannot make every later request of the
+// conversation too large.
+func clipArguments(args string) string {
+	if len(args) <= MaxHistoryText {
+		return args
+	}
+	n := maxArgumentsStart
+	for n > 0 && !utf8.RuneStart(args[n]) {
+		n--
+	}
+	b, err := json.Marshal(cutArguments{BeganWith: args[:n],
+		Note: fmt.Sprintf("the %d bytes of these arguments are left out of the history", len(args))})
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}
+
 // digestSeed seeds the progress guard's digests: they are compared only
 // within one process (cached with the records, recomputed after a restart).
 var digestSeed = maphash.MakeSeed()

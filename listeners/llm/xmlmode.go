@@ -174,12 +174,22 @@ func elementEnd(text string, i int, name string) int {
 // prose returns an XML-mode request's delta callback: it passes the text on
 // up to the first element naming a peer (messages to peers are not shown),
 // holding back a '<' until its name is known. When the router retries after
-// a stream broke off, the new attempt's text follows what was already
-// shown.
+// a stream broke off (Delta.Restart), what was shown ends with restartNote
+// and the new attempt's text streams anew from its start.
 func (a *Agent) prose(thread string, targets map[string]bool) func(Delta) {
 	var seen strings.Builder
 	shown, stopped := 0, false
 	return func(delta Delta) {
+		if delta.Restart {
+			// The attempt streamed so far is void: its text ends with a
+			// note, and the next attempt is read from its start.
+			if shown > 0 {
+				a.OnDelta(a.Name, thread, restartNote, true)
+			}
+			seen.Reset()
+			shown, stopped = 0, false
+			return
+		}
 		d := delta.Text
 		if stopped || d == "" {
 			return

@@ -186,11 +186,35 @@ func (g *Governance) constitution(name string) string {
 func (g *Governance) constituted(l pump.Listener, cfg *config.Organism, lc config.Listener) pump.Listener {
 	if a, ok := l.Handler.(*llm.Agent); ok {
 		a.Constitution = g.constitution(l.Name)
+		a.AbandonCallsAfter = g.abandonAfter(cfg, lc)
 		g.mem.equip(&l, a, cfg, lc)
 		g.loop.equip(a, lc)
 	}
 	return l
 }
+
+// abandonAfter is how long the calls of the agent configured as lc may go
+// without a result before a new message gives them up (0: the agent's
+// default). A call held for a human — its approval list, a review rule,
+// memory consent ask — waits up to the agent's approval_timeout: given up
+// before, it would still wait for a decision, and a human approving it
+// would run a call nobody reads the result of.
+func (g *Governance) abandonAfter(cfg *config.Organism, lc config.Listener) time.Duration {
+	consent, memory := cfg.MemoryConsent(lc)
+	held := len(lc.Approval) > 0 || memory && consent == config.ConsentAsk
+	for _, r := range g.guard.Rules() {
+		held = held || r.Action == guardian.Review
+	}
+	if !held {
+		return 0
+	}
+	return max(llm.DefaultAbandonCallsAfter, lc.ApprovalWait()+approvalSettleMargin)
+}
+
+// approvalSettleMargin is how long after its approval times out a held
+// call's refusal is given to reach its agent before the call may be given
+// up.
+const approvalSettleMargin = time.Minute
 
 // checkReload refuses a configuration that gives agents what only a
 // restart can: memory when the organism started without it, loop control

@@ -419,3 +419,99 @@ func (c *countingObserver) count(rule, decision string) int {
 	defer c.mu.Unlock()
 	return c.n[rule+"/"+decision]
 }
+
+// TestRefusedAnswerReachesTheCaller: an answer a deny rule refuses — a
+// tool's result, a peer agent's answer — is replaced by the refusal, which
+// the calling agent gets as the result of its call, and carries on; the
+// answering agent is not asked again.
+func TestRefusedAnswerReachesTheCaller(t *testing.T) {
+	const valueDoc = `---
+document_type: constitution
+version: "1.0"
+scope: all_agents
+authority_level: supreme
+rules:
+  - id: no-42
+    deny: '"Value":"42"'
+    reason: This value is not to be told
+---
+# Rules
+`
+	for _, tc := range []struct {
+		name, doc, listeners string
+		scripts              map[string][]string
+		caller, callID, rule string
+	}{
+		{name: "tool", doc: valueDoc, caller: "mathbot", callID: "k1", rule: "no-42",
+			listeners: "  - name: mathbot\n    agent: true\n    description: Computes\n    prompt: You are mathbot.\n" +
+				"    tools: [calculate]\n",
+			scripts: map[string][]string{"mathbot": {
+				toolCalls(scriptedCall{ID: "k1", Name: "calculate", Arguments: `{"Expression":"6*7"}`}), "carried on"}}},
+		{name: "agent", doc: denyDoc, caller: "boss", callID: "w1", rule: "no-rm-rf",
+			listeners: "  - name: boss\n    agent: true\n    description: Plans\n    prompt: You are boss.\n    peers: [worker]\n" +
+				"  - name: worker\n    agent: true\n    description: Works\n    prompt: You are worker.\n",
+			scripts: map[string][]string{
+				"boss":   {toolCalls(scriptedCall{ID: "w1", Name: "worker", Arguments: `{"Text":"clean up"}`}), "carried on"},
+				"worker": {"run rm -rf / now", "a second answer nobody waits for"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newScriptedModel(t, tc.scripts)
+			doc := writeDoc(t, t.TempDir(), "CONSTITUTION.md", tc.doc)
+			o := agentOrganismWith(t, m, "constitution: ["+doc+"]\nlisteners:\n"+tc.listeners, Options{})
+			c := startConversation(t, o, tc.caller, "go")
+			if text := c.answer(t); text != "carried on" {
+				t.Fatalf("answer %q", text)
+			}
+			reqs := m.requests(tc.caller)
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests of %s, want 2", len(reqs), tc.caller)
+			}
+			last := reqs[1].Messages[len(reqs[1].Messages)-1]
+			if last["role"] != "tool" || last["tool_call_id"] != tc.callID ||
+				!strings.Contains(last["content"], "The call was refused") || !strings.Contains(last["content"], tc.rule) {
+				t.Fatalf("the caller's model saw %v, want the refusal as its call's result", last)
+			}
+			if n := len(m.requests("worker")); n > 1 {
+				t.Errorf("the worker was asked %d times, want once: its refused answer is not its to retry", n)
+			}
+		})
+	}
+}
+
+// TestHeldCallsAreNotAbandonedBeforeTheirApprovalEnds: an agent whose calls
+// may wait for a human (its approval list, a review rule, memory consent
+// ask) gives a call without a result up on a new message only once its
+// approval has timed out — never while a human may still approve it, which
+// would run a call nobody reads the result of.
+func TestHeldCallsAreNotAbandonedBeforeTheirApprovalEnds(t *testing.T) {
+	const agent = "listeners:\n  - name: researcher\n    agent: true\n    description: Looks things up\n" +
+		"    prompt: You are researcher.\n    tools: [run_command]\n    tool_config:\n      run_command: {allowed_commands: [date]}\n"
+	reviewDoc := writeDoc(t, t.TempDir(), "CONSTITUTION.md", denyDoc) // has a review rule
+	for _, tc := range []struct {
+		name, yaml string
+		want       time.Duration
+	}{
+		{"nothing waits for a human", agent, 0},
+		{"approval list", agent + "    approval: [run_command]\n", time.Hour + time.Minute},
+		{"approval list, own timeout", agent + "    approval: [run_command]\n    approval_timeout: 2h\n", 2*time.Hour + time.Minute},
+		{"approval list, short timeout", agent + "    approval: [run_command]\n    approval_timeout: 1m\n", llm.DefaultAbandonCallsAfter},
+		{"review rule", "constitution: [" + reviewDoc + "]\n" + agent, time.Hour + time.Minute},
+		{"memory consent ask", agent + "    memory: true\n", time.Hour + time.Minute},
+		{"memory consent always", agent + "    memory: {consent: always}\n", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := agentOrganismWith(t, newScriptedModel(t, nil), tc.yaml, Options{})
+			l, ok := o.Pump.Lookup("researcher")
+			if !ok {
+				t.Fatal("no researcher")
+			}
+			a, ok := l.Handler.(*llm.Agent)
+			if !ok {
+				t.Fatalf("handler %T", l.Handler)
+			}
+			if a.AbandonCallsAfter != tc.want {
+				t.Errorf("calls abandoned after %v, want %v", a.AbandonCallsAfter, tc.want)
+			}
+		})
+	}
+}
