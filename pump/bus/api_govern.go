@@ -124,7 +124,11 @@ func (s *Server) apiDecide(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, organism.ErrApprovalNotFound):
 		writeError(w, http.StatusNotFound, "Approval not found")
 	case errors.Is(err, organism.ErrApprovalDecided):
-		writeError(w, http.StatusConflict, "Approval already decided")
+		msg := "Approval already decided"
+		if de, ok := errors.AsType[*organism.DecidedError](err); ok {
+			msg = "Approval" + strings.TrimPrefix(de.Error(), "approval") // how it ended: by whom, or why it expired
+		}
+		writeError(w, http.StatusConflict, msg)
 	case err != nil:
 		s.internalError(w, "decide an approval", err, "approval", r.PathValue("id"))
 	default:

@@ -422,7 +422,9 @@
 //	                                       ?status=pending|approved|denied|expired&thread=ID&limit=N
 //	GET  /api/v1/approvals/{id}           Approval
 //	POST /api/v1/approvals/{id}           operator: {"decision":"approve"|"deny","reason":"…"} → Approval;
-//	                                       404 unknown, 409 {"error":"Approval already decided"}
+//	                                       404 unknown, 409 when not pending, saying how it ended:
+//	                                       {"error":"Approval ID was approved already by olga (fine)"},
+//	                                       {"error":"Approval ID expired (conversation killed)"}
 //	POST /api/v1/organism/halt            admin: optional {"scope":"agents"|"all"} →
 //	                                       {"status":"halted","scope","cancelled","held"}
 //	POST /api/v1/organism/resume          admin → {"status":"running","resumed":true|false}

@@ -189,8 +189,9 @@ func TestApprovalsOverTheAPI(t *testing.T) {
 	if status != http.StatusOK || body["status"] != "approved" || body["decided_by"] != "user-operator" {
 		t.Fatalf("approve: %d %v", status, body)
 	}
-	if status, _, _ := f.do("POST", "/api/v1/approvals/"+id, tok[auth.Operator], map[string]string{"decision": "deny"}); status != http.StatusConflict {
-		t.Fatalf("second decision: %d, want 409", status)
+	if status, body, _ := f.do("POST", "/api/v1/approvals/"+id, tok[auth.Operator], map[string]string{"decision": "deny"}); status != http.StatusConflict ||
+		body["error"] != "Approval "+id+" was approved already by user-operator (fine)" {
+		t.Fatalf("second decision: %d %v, want 409 saying who approved it", status, body)
 	}
 	if r := readUntil(t, ws, "reply"); r["text"] != "It ran." || r["thread_id"] != conv {
 		t.Fatalf("reply %v", r)

@@ -121,6 +121,13 @@ func (r *Remote) Decide(ctx context.Context, id string, approve bool, reason str
 		case http.StatusNotFound:
 			return organism.Approval{}, fmt.Errorf("%w: %s", organism.ErrApprovalNotFound, id)
 		case http.StatusConflict:
+			// How it ended (who decided, why it expired) is in the
+			// approval itself.
+			var a wire.ApprovalInfo
+			if r.rest(ctx, http.MethodGet, "/api/v1/approvals/"+url.PathEscape(id), nil, &a) == nil &&
+				a.Status != organism.StatusPending {
+				return organism.Approval{}, &organism.DecidedError{Approval: remoteApproval(a)}
+			}
 			return organism.Approval{}, fmt.Errorf("%w: %s", organism.ErrApprovalDecided, id)
 		}
 	}
@@ -259,7 +266,11 @@ func (c *Console) decide(ctx context.Context, arg string, approve bool) {
 	case errors.Is(err, organism.ErrApprovalNotFound):
 		c.say("No approval " + id + ". /approvals lists the waiting calls.")
 	case errors.Is(err, organism.ErrApprovalDecided):
-		c.say("Approval " + id + " was decided already.")
+		if de, ok := errors.AsType[*organism.DecidedError](err); ok {
+			c.say("Approval" + strings.TrimPrefix(de.Error(), "approval") + ".") // how it ended
+		} else {
+			c.say("Approval " + id + " was decided already.")
+		}
 	case err != nil:
 		c.say("Error: " + err.Error())
 	default:

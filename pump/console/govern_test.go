@@ -142,7 +142,7 @@ func TestLocalConsoleDecidesApprovals(t *testing.T) {
 	fmt.Fprintln(in, "/deny "+id2+" not today")
 	out.waitFor(t, regexp.MustCompile(`\[researcher\] I was refused\.`))
 	fmt.Fprintln(in, "/approve "+id2)
-	out.waitFor(t, regexp.MustCompile(`Approval `+id2+` was decided already\.`))
+	out.waitFor(t, regexp.MustCompile(`Approval `+id2+` was denied already by console \(not today\)\.`))
 	fmt.Fprintln(in, "/approvals denied")
 	out.waitFor(t, regexp.MustCompile(id2+`  denied   researcher → run_command .* by console: not today`))
 	fmt.Fprintln(in, "/quit")
@@ -168,7 +168,7 @@ func TestRemoteConsoleDecidesApprovalsAndHalts(t *testing.T) {
 	out.waitFor(t, regexp.MustCompile(`\[approval\] `+id+` approved: researcher → run_command by olga: looks fine`))
 	out.waitFor(t, regexp.MustCompile(`\[researcher\] It ran\.`))
 	fmt.Fprintln(in, "/deny "+id+" too late")
-	out.waitFor(t, regexp.MustCompile(`Approval `+id+` was decided already\.`))
+	out.waitFor(t, regexp.MustCompile(`Approval `+id+` was approved already by olga \(looks fine\)\.`))
 	fmt.Fprintln(in, "/quit")
 	if err := <-done; err != nil {
 		t.Fatalf("run: %v\n%s", err, out)

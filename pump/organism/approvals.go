@@ -44,6 +44,38 @@ var (
 	ErrApprovalDecided = errors.New("organism: approval already decided")
 )
 
+// DecidedError is the answer to a decision about an approval that is not
+// pending any more: it says how that one ended — approved or denied by
+// whom, or expired and why (timed out, its conversation killed). It wraps
+// ErrApprovalDecided.
+type DecidedError struct {
+	// Approval is the approval as it ended.
+	Approval Approval
+}
+
+// Error says how the approval ended, e.g. "approval 3f… expired (approval
+// timed out)" or "approval 3f… was approved already by alice".
+func (e *DecidedError) Error() string {
+	a := e.Approval
+	var b strings.Builder
+	b.WriteString("approval " + a.ID)
+	if a.Status == StatusExpired {
+		b.WriteString(" expired")
+	} else {
+		b.WriteString(" was " + a.Status + " already")
+		if a.DecidedBy != "" {
+			b.WriteString(" by " + a.DecidedBy)
+		}
+	}
+	if a.Reason != "" {
+		b.WriteString(" (" + a.Reason + ")")
+	}
+	return b.String()
+}
+
+// Unwrap makes errors.Is(err, ErrApprovalDecided) hold.
+func (e *DecidedError) Unwrap() error { return ErrApprovalDecided }
+
 // Approval is something waiting for a human — a held call, a message a
 // constitution rule sends to review — or decided by one.
 type Approval struct {
@@ -223,10 +255,10 @@ func (b *approvalBook) decide(ctx context.Context, id, status, by, reason string
 	a, ok := b.pending[id]
 	if !ok {
 		b.mu.Unlock()
-		if _, found, err := b.find(ctx, id); err != nil {
+		if d, found, err := b.find(ctx, id); err != nil {
 			return Approval{}, err
 		} else if found {
-			return Approval{}, fmt.Errorf("%w: %s", ErrApprovalDecided, id)
+			return Approval{}, &DecidedError{Approval: d}
 		}
 		return Approval{}, fmt.Errorf("%w: %s", ErrApprovalNotFound, id)
 	}
@@ -241,6 +273,9 @@ func (b *approvalBook) decide(ctx context.Context, id, status, by, reason string
 	if b.store != nil {
 		if err := b.store.DecideApproval(ctx, id, status, by, reason, at); err != nil {
 			if errors.Is(err, store.ErrDecided) {
+				if rows, ferr := b.store.Approvals(ctx, store.ApprovalFilter{ID: id}); ferr == nil && len(rows) == 1 {
+					return Approval{}, &DecidedError{Approval: approvalOf(rows[0])}
+				}
 				return Approval{}, fmt.Errorf("%w: %s", ErrApprovalDecided, id)
 			}
 			if !errors.Is(err, store.ErrNotFound) {

@@ -137,7 +137,8 @@ func TestApprovedToolCallRunsAndTheAgentAnswers(t *testing.T) {
 	if last["role"] != "tool" || last["tool_call_id"] != "call_date" || !strings.Contains(last["content"], `"ExitCode":0`) {
 		t.Fatalf("the model saw %v, want the command's result bound to its call", last)
 	}
-	if _, err := o.Governance().Decide(t.Context(), a.ID, false, "bob", ""); !errors.Is(err, ErrApprovalDecided) {
+	if _, err := o.Governance().Decide(t.Context(), a.ID, false, "bob", ""); !errors.Is(err, ErrApprovalDecided) ||
+		err.Error() != "approval "+a.ID+" was approved already by alice (ok)" {
 		t.Fatalf("second decision: %v", err)
 	}
 	if _, err := o.Governance().Decide(t.Context(), "nope", true, "bob", ""); !errors.Is(err, ErrApprovalNotFound) {
@@ -183,6 +184,12 @@ func TestApprovalTimesOut(t *testing.T) {
 	if len(as) != 1 {
 		t.Fatalf("expired approvals %+v", as)
 	}
+	// Deciding it now is told that it expired, and why — not that someone
+	// decided it.
+	_, err := o.Governance().Decide(t.Context(), as[0].ID, true, "alice", "")
+	if !errors.Is(err, ErrApprovalDecided) || err.Error() != "approval "+as[0].ID+" expired (approval timed out)" {
+		t.Fatalf("deciding an expired approval: %v", err)
+	}
 }
 
 func TestKilledConversationExpiresItsApprovals(t *testing.T) {
@@ -196,6 +203,10 @@ func TestKilledConversationExpiresItsApprovals(t *testing.T) {
 	got, err := o.Governance().Approval(t.Context(), a.ID)
 	if err != nil || got.Status != StatusExpired || got.Reason != "conversation killed" {
 		t.Fatalf("after kill: %+v %v", got, err)
+	}
+	if _, err := o.Governance().Decide(t.Context(), a.ID, true, "alice", ""); err == nil ||
+		err.Error() != "approval "+a.ID+" expired (conversation killed)" {
+		t.Fatalf("approving after the kill: %v", err)
 	}
 	if len(o.Pump.Held()) != 0 {
 		t.Fatal("still held")
