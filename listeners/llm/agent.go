@@ -267,6 +267,7 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 			} else {
 				r.Content = fmt.Sprintf("%v", payload)
 			}
+			r.IsError = failedResult(payload)
 		}
 		a.recordResult(st, r)
 	case de != nil:

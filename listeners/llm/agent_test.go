@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"strings"
 	"sync"
@@ -776,5 +777,86 @@ func TestStreamRestartEndsTheVoidText(t *testing.T) {
 				t.Errorf("streamed pieces (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// toolOutcome is a tool's result in the tools' convention: Error set only
+// when the call failed.
+type toolOutcome struct {
+	XMLName xml.Name `xml:"ToolOutcome"`
+	Value   string   `xml:",omitempty"`
+	Error   string   `xml:",omitempty"`
+}
+
+// TestToolErrorResultsMarked: a tool's result whose Error field is set is
+// recorded as a failed call (Anthropic's is_error), one without it as a
+// success; the model reads both.
+func TestToolErrorResultsMarked(t *testing.T) {
+	r := newLoopRig(t,
+		Reply{ToolCalls: []ToolCall{toolCall("c1", "calc_v2", `{"Expression":"1/0"}`),
+			toolCall("c2", "calc_v2", `{"Expression":"6*7"}`)}},
+		Reply{Content: "One failed."})
+	if resp := r.deliver("console", "compute", ""); resp == nil {
+		t.Fatal("no sends")
+	}
+	deliver := func(ref string, v *toolOutcome) xmlpipe.Response {
+		t.Helper()
+		pt, err := xmlpipe.PayloadTypeOf[toolOutcome]()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := pt.AppendPayload(nil, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.cb.Append(registry.Slot{ThreadID: "t", From: "calc.v2", To: "mathbot", PayloadType: pt.Name(),
+			Payload: v, Raw: raw, InReplyTo: ref}); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := r.a.Handle(context.Background(), v, xmlpipe.Metadata{ThreadID: "t", From: "calc.v2", OwnName: "mathbot",
+			InReplyTo: ref, Peers: r.peers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	deliver("c1", &toolOutcome{Error: "math error: division by zero"})
+	if got := answerText(deliver("c2", &toolOutcome{Value: "42"})); got != "One failed." {
+		t.Fatalf("answer %q", got)
+	}
+	reqs := r.model.requests()
+	ms := reqs[len(reqs)-1].Messages
+	results := map[string]Message{}
+	for _, m := range ms {
+		if m.Role == Tool {
+			results[m.ToolCallID] = m
+		}
+	}
+	if m := results["c1"]; !m.IsError || !strings.Contains(m.Content, "division by zero") {
+		t.Errorf("failed call's result %+v, want IsError with the error", m)
+	}
+	if m := results["c2"]; m.IsError || !strings.Contains(m.Content, "42") {
+		t.Errorf("successful call's result %+v, want no IsError", m)
+	}
+}
+
+func TestFailedResult(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		v    any
+		want bool
+	}{
+		{"error set", &toolOutcome{Error: "no"}, true},
+		{"error empty", &toolOutcome{Value: "42"}, false},
+		{"value, not pointer", toolOutcome{Error: "no"}, true},
+		{"nil pointer", (*toolOutcome)(nil), false},
+		{"no Error field", &struct{ Text string }{"x"}, false},
+		{"Error not a string", &struct{ Error int }{1}, false},
+		{"not a struct", "Error", false},
+		{"nil", nil, false},
+	} {
+		if got := failedResult(tc.v); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

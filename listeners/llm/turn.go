@@ -295,6 +295,26 @@ func (a *Agent) slotText(s *registry.Slot) string {
 	return string(s.Raw)
 }
 
+// failedResult reports whether a tool's result payload says the call
+// failed: the tools' convention is a top-level string field Error, set only
+// when the call was refused or failed (calculate, run_command, fetch, a
+// mounted MCP tool, …). The model reads the result all the same; a provider
+// with a flag for it (Anthropic's is_error) gets it set.
+func failedResult(v any) bool {
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
+		if rv.IsNil() {
+			return false
+		}
+		rv = rv.Elem()
+	}
+	if rv.Kind() != reflect.Struct {
+		return false
+	}
+	f := rv.FieldByName("Error")
+	return f.IsValid() && f.Kind() == reflect.String && f.String() != ""
+}
+
 // payloadContent is what a model reads of a payload: its text field's text,
 // else its JSON form.
 func payloadContent(v any) (string, bool) {
