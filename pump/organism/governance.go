@@ -198,17 +198,39 @@ func (g *Governance) constituted(l pump.Listener, cfg *config.Organism, lc confi
 // default). A call held for a human — its approval list, a review rule,
 // memory consent ask — waits up to the agent's approval_timeout: given up
 // before, it would still wait for a decision, and a human approving it
-// would run a call nobody reads the result of.
+// would run a call nobody reads the result of. The same holds for a call
+// to a peer agent whose own calls may be held (at any depth): its answer
+// waits for that decision too.
 func (g *Governance) abandonAfter(cfg *config.Organism, lc config.Listener) time.Duration {
-	consent, memory := cfg.MemoryConsent(lc)
-	held := len(lc.Approval) > 0 || memory && consent == config.ConsentAsk
+	review := false
 	for _, r := range g.guard.Rules() {
-		held = held || r.Action == guardian.Review
+		review = review || r.Action == guardian.Review
 	}
-	if !held {
+	// wait is the longest a call may wait: a held call's approval_timeout,
+	// and a margin for each agent its refusal then passes through.
+	wait := time.Duration(-1)
+	seen := map[string]bool{}
+	var visit func(l config.Listener, depth int)
+	visit = func(l config.Listener, depth int) {
+		if seen[strings.ToLower(l.Name)] {
+			return
+		}
+		seen[strings.ToLower(l.Name)] = true
+		consent, memory := cfg.MemoryConsent(l)
+		if review || len(l.Approval) > 0 || memory && consent == config.ConsentAsk {
+			wait = max(wait, l.ApprovalWait()+time.Duration(depth)*approvalSettleMargin)
+		}
+		for _, name := range l.Peers {
+			if p, ok := cfg.Listener(name); ok && p.Agent {
+				visit(p, depth+1)
+			}
+		}
+	}
+	visit(lc, 1)
+	if wait < 0 {
 		return 0
 	}
-	return max(llm.DefaultAbandonCallsAfter, lc.ApprovalWait()+approvalSettleMargin)
+	return max(llm.DefaultAbandonCallsAfter, wait)
 }
 
 // approvalSettleMargin is how long after its approval times out a held

@@ -1,6 +1,7 @@
 package organism
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -498,23 +499,33 @@ func TestHeldCallsAreNotAbandonedBeforeTheirApprovalEnds(t *testing.T) {
 	const agent = "listeners:\n  - name: researcher\n    agent: true\n    description: Looks things up\n" +
 		"    prompt: You are researcher.\n    tools: [run_command]\n    tool_config:\n      run_command: {allowed_commands: [date]}\n"
 	reviewDoc := writeDoc(t, t.TempDir(), "CONSTITUTION.md", denyDoc) // has a review rule
+	const boss = "  - name: boss\n    agent: true\n    description: Delegates\n    prompt: You are boss.\n    peers: [researcher]\n"
 	for _, tc := range []struct {
-		name, yaml string
-		want       time.Duration
+		name, yaml, check string
+		want              time.Duration
 	}{
-		{"nothing waits for a human", agent, 0},
-		{"approval list", agent + "    approval: [run_command]\n", time.Hour + time.Minute},
-		{"approval list, own timeout", agent + "    approval: [run_command]\n    approval_timeout: 2h\n", 2*time.Hour + time.Minute},
-		{"approval list, short timeout", agent + "    approval: [run_command]\n    approval_timeout: 1m\n", llm.DefaultAbandonCallsAfter},
-		{"review rule", "constitution: [" + reviewDoc + "]\n" + agent, time.Hour + time.Minute},
-		{"memory consent ask", agent + "    memory: true\n", time.Hour + time.Minute},
-		{"memory consent always", agent + "    memory: {consent: always}\n", 0},
+		{name: "nothing waits for a human", yaml: agent},
+		{name: "approval list", yaml: agent + "    approval: [run_command]\n", want: time.Hour + time.Minute},
+		{name: "approval list, own timeout", yaml: agent + "    approval: [run_command]\n    approval_timeout: 2h\n", want: 2*time.Hour + time.Minute},
+		{name: "approval list, short timeout", yaml: agent + "    approval: [run_command]\n    approval_timeout: 1m\n", want: llm.DefaultAbandonCallsAfter},
+		{name: "review rule", yaml: "constitution: [" + reviewDoc + "]\n" + agent, want: time.Hour + time.Minute},
+		{name: "memory consent ask", yaml: agent + "    memory: true\n", want: time.Hour + time.Minute},
+		{name: "memory consent always", yaml: agent + "    memory: {consent: always}\n"},
+		// A call to a peer agent waits as long as that agent's held calls,
+		// plus a margin for the peer's own turn.
+		{name: "peer agent's approval list", check: "boss", yaml: agent + "    approval: [run_command]\n" + boss,
+			want: time.Hour + 2*time.Minute},
+		{name: "peer agent holds nothing", check: "boss", yaml: agent + boss, want: 0},
+		{name: "peers calling each other", check: "boss",
+			yaml: agent + "    peers: [boss]\n    approval: [run_command]\n    approval_timeout: 3h\n" + boss,
+			want: 3*time.Hour + 2*time.Minute},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := agentOrganismWith(t, newScriptedModel(t, nil), tc.yaml, Options{})
-			l, ok := o.Pump.Lookup("researcher")
+			name := cmp.Or(tc.check, "researcher")
+			l, ok := o.Pump.Lookup(name)
 			if !ok {
-				t.Fatal("no researcher")
+				t.Fatal("no " + name)
 			}
 			a, ok := l.Handler.(*llm.Agent)
 			if !ok {
