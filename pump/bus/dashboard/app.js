@@ -466,20 +466,27 @@ async function drawContext(conv, messages) {
   $("#context-box").hidden = n === 0;
 }
 
-// prettyXML indents well-formed XML two spaces a level; anything else is
-// returned as it is.
+// escapeText and escapeAttr write character data and an attribute value
+// back as XML (as exclusive C14N does), so text that looks like markup
+// shows as the text it is.
+const escapeText = (t) => t.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+const escapeAttr = (t) => t.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/"/g, "&quot;")
+  .replace(/\t/g, "&#x9;").replace(/\n/g, "&#xA;").replace(/\r/g, "&#xD;");
+
+// prettyXML indents well-formed XML two spaces a level, text and attribute
+// values escaped; anything else is returned as it is.
 function prettyXML(src) {
   const doc = new DOMParser().parseFromString(src, "application/xml");
   if (doc.getElementsByTagName("parsererror").length > 0) return src;
   const out = [];
   const walk = (n, depth) => {
     const pad = "  ".repeat(depth);
-    if (n.nodeType === Node.TEXT_NODE) { const t = n.nodeValue.trim(); if (t) out.push(pad + t); return; }
+    if (n.nodeType === Node.TEXT_NODE) { const t = n.nodeValue.trim(); if (t) out.push(pad + escapeText(t)); return; }
     if (n.nodeType !== Node.ELEMENT_NODE) return;
-    const attrs = Array.from(n.attributes).map((a) => " " + a.name + '="' + a.value + '"').join("");
+    const attrs = Array.from(n.attributes).map((a) => " " + a.name + '="' + escapeAttr(a.value) + '"').join("");
     const kids = Array.from(n.childNodes);
     if (kids.length === 1 && kids[0].nodeType === Node.TEXT_NODE) {
-      out.push(pad + "<" + n.nodeName + attrs + ">" + kids[0].nodeValue + "</" + n.nodeName + ">");
+      out.push(pad + "<" + n.nodeName + attrs + ">" + escapeText(kids[0].nodeValue) + "</" + n.nodeName + ">");
       return;
     }
     if (kids.length === 0) { out.push(pad + "<" + n.nodeName + attrs + "/>"); return; }
