@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
@@ -142,6 +144,34 @@ func TestKillQueued(t *testing.T) {
 	}
 	if c := alive.waitFor(t, "completion", kind(pump.EventComplete)); c.Error != "" {
 		t.Errorf("a conversation that ran its course completes with %q", c.Error)
+	}
+}
+
+// TestKillQueuedIsNotHandled: the queued message of a killed conversation
+// is dead-lettered without reaching its handler, so the counters of handled
+// messages (listener_handled_total, messages_processed_total) leave it out,
+// as the journal does.
+func TestKillQueuedIsNotHandled(t *testing.T) {
+	pr := newProbe()
+	p := startPump(t, pump.Options{}, sink[Job](t, "jobs", pr))
+	if err := p.Pause("jobs"); err != nil {
+		t.Fatal(err)
+	}
+	before := p.Stats().Processed
+	thread := sendJob(t, p, "jobs", "doomed", newRecorder())
+	if _, err := p.Kill(thread); err != nil {
+		t.Fatalf("Kill: %v", err)
+	}
+	// Shutdown drains the paused queue: the doomed job is dead-lettered.
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	if err := p.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	type counts struct{ Handled, Processed int64 }
+	got := counts{Handled: listenerInfo(t, p, "jobs").Handled, Processed: p.Stats().Processed - before}
+	if diff := cmp.Diff(counts{}, got); diff != "" {
+		t.Errorf("a killed, never handled message counted (-want +got):\n%s", diff)
 	}
 }
 

@@ -43,8 +43,9 @@ func (p *Pump) runWorker(l *listener, slot *workerSlot) {
 // finish ends the handling of d at l: it frees the handler's slot, then
 // (unless requeue puts d back in l's queue, or an immediate shutdown drops
 // it) marks the message delivered and runs the handler's outputs through
-// the ingress stages.
-func (p *Pump) finish(l *listener, d *delivery, requeue bool) {
+// the ingress stages. ran says whether the handler was called: a message
+// dead-lettered before it (its conversation killed) is not counted handled.
+func (p *Pump) finish(l *listener, d *delivery, requeue, ran bool) {
 	l.active.Add(-1)
 	if !l.Remote {
 		p.slots.release(l)
@@ -60,9 +61,11 @@ func (p *Pump) finish(l *listener, d *delivery, requeue bool) {
 		return
 	}
 	d.mark.release()
-	l.handled.Add(1)
-	l.lastSeen.Store(p.opts.Clock().UnixNano())
-	p.processed.Add(1)
+	if ran {
+		l.handled.Add(1)
+		l.lastSeen.Store(p.opts.Clock().UnixNano())
+		p.processed.Add(1)
+	}
 	p.runOutputs(d)
 	after := d.after
 	d.after = nil
@@ -112,7 +115,7 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 		if killed && !stop {
 			p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, "conversation killed")
 		}
-		p.finish(l, d, halted && !killed) // an immediate shutdown drops it
+		p.finish(l, d, halted && !killed, false) // an immediate shutdown drops it
 		return true
 	}
 	md := xmlpipe.Metadata{ThreadID: d.thread, From: d.from, User: p.threadUser(d.thread), IsSelfCall: d.from == l.Name,
@@ -171,7 +174,7 @@ func (p *Pump) conclude(l *listener, d *delivery, cause error, resp xmlpipe.Resp
 			"conversation killed: the handler's answer is dropped")
 	case errors.Is(cause, ErrHalted):
 		p.log.Info("handling halted: the message waits for unhalt", "listener", l.Name, "thread", d.thread)
-		p.finish(l, d, true)
+		p.finish(l, d, true, true)
 		return
 	case errors.Is(cause, ErrHandlerTimeout):
 		p.handlerFailed(l, d, fmt.Errorf("%w: %w", failure.ErrHandler, cause))
@@ -180,7 +183,7 @@ func (p *Pump) conclude(l *listener, d *delivery, cause error, resp xmlpipe.Resp
 	default:
 		p.respond(l, d, resp)
 	}
-	p.finish(l, d, false)
+	p.finish(l, d, false, true)
 }
 
 // call runs the handler (or the error handler) with h in its context,

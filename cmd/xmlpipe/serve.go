@@ -71,7 +71,9 @@ func (r *serveRunner) run(ctx context.Context) (code int) {
 			_ = r.ln.Close()
 		}
 	}()
-	env := catalog.Env{Print: func(_, from, text string) { r.log.Info("output", "from", from, "text", text) }}
+	env := catalog.Env{Print: func(thread, from, text string) {
+		r.log.Info("output", "thread", thread, "from", from, "text", text)
+	}}
 	local, err := organism.Assemble(organism.Options{Logger: r.log, Env: env},
 		observedBuild(r.src, r.src.durableBuild(r.data), &r.obs))
 	if err != nil {

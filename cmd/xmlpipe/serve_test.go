@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -353,6 +354,10 @@ func TestRunServesBusAndConnectConsole(t *testing.T) {
 		if !strings.Contains(s.stderr.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, s.stderr)
 		}
+	}
+	// The greeting's output line names the thread it was printed on.
+	if output := regexp.MustCompile(`msg=output thread=[0-9a-f-]{36} from=shouter text="HELLO, DAN!"`); !output.MatchString(s.stderr.String()) {
+		t.Errorf("no output line naming its thread:\n%s", s.stderr)
 	}
 }
 

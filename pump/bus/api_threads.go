@@ -264,7 +264,10 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request, st *store.St
 	out := []apiThreadBody{}
 	view := s.journalView(sess, st)
 	for _, t := range sums {
-		failed := slices.ContainsFunc(t.PayloadTags, func(tag string) bool { return slices.Contains(errorTags, tag) })
+		// As apiThread decides: any entry that is not a message (a refused
+		// inbound one keeps its payload's root tag) or a failure's tag.
+		failed := t.Failures > 0 ||
+			slices.ContainsFunc(t.PayloadTags, func(tag string) bool { return slices.Contains(errorTags, tag) })
 		b := apiThreadBody{ID: t.ID, Conversation: t.Conversation, Status: s.threadStatus(t.ID, t.Conversation, failed),
 			MessageCount: t.Messages, CreatedAt: stamp(t.First), LastActivity: stamp(t.Last), LastFrom: t.LastFrom,
 			LastTo: t.LastTo, PayloadTypes: orEmpty(t.PayloadTags)}

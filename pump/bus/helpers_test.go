@@ -216,14 +216,28 @@ func prepareFixtureWith(t *testing.T, build buildFunc, adjust ...fixtureOptions)
 }
 
 // start builds the server with opts and serves it on 127.0.0.1:0.
-func (f *fixture) start(opts Options) {
+func (f *fixture) start(opts Options) { f.startOn(opts, "127.0.0.1:0") }
+
+// restart shuts the server down, runs down while it is down, and serves a
+// new one with the same options on the same address, as a restarted
+// organism's bus would be.
+func (f *fixture) restart(down func()) {
+	f.t.Helper()
+	addr := strings.TrimPrefix(strings.TrimPrefix(f.base, "https://"), "http://")
+	f.stop()
+	down()
+	f.startOn(f.opts, addr)
+}
+
+// startOn builds the server with opts and serves it on addr.
+func (f *fixture) startOn(opts Options, addr string) {
 	t := f.t
 	t.Helper()
 	srv, err := New(opts)
 	if err != nil {
 		t.Fatalf("bus.New: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -210,6 +210,10 @@ type ThreadSummary struct {
 	LastFrom, LastTo string
 	// PayloadTags are the distinct payload tags seen, sorted.
 	PayloadTags []string
+	// Failures is the number of entries that are not a Message (a <huh>,
+	// a SystemError, a dead letter, a refusal, a decision): an inbound
+	// message refused before any handler ran is one, whatever its root tag.
+	Failures int64
 }
 
 // Threads summarises journal threads, most recently active first, skipping
@@ -250,9 +254,11 @@ func (r *Reader) summaries(key string, limit, offset int, f ThreadFilter) ([]Thr
 	if limit <= 0 {
 		limit = -1
 	}
-	query := `SELECT g.id, l.conversation, g.first_ns, g.last_ns, g.n, l.sender, l.recipient, coalesce(g.tags, '')
+	query := `SELECT g.id, l.conversation, g.first_ns, g.last_ns, g.n, l.sender, l.recipient, coalesce(g.tags, ''),
+			g.failures
 		FROM (SELECT ` + key + ` AS id, min(time_ns) AS first_ns, max(time_ns) AS last_ns, count(*) AS n,
 			max(seq) AS last, group_concat(DISTINCT nullif(root, '')) AS tags,
+			sum(kind <> '` + Message.String() + `') AS failures,
 			max(sender = :person OR recipient = :person) AS person, max(root = :tag) AS tagged
 			FROM journal_entries WHERE ` + where + ` GROUP BY ` + key + `) AS g
 		JOIN journal_entries AS l ON l.seq = g.last
@@ -275,7 +281,8 @@ func (r *Reader) summaries(key string, limit, offset int, f ThreadFilter) ([]Thr
 				first, last int64
 				tags        string
 			)
-			if err := rows.Scan(&s.ID, &s.Conversation, &first, &last, &s.Messages, &s.LastFrom, &s.LastTo, &tags); err != nil {
+			if err := rows.Scan(&s.ID, &s.Conversation, &first, &last, &s.Messages, &s.LastFrom, &s.LastTo, &tags,
+				&s.Failures); err != nil {
 				return err
 			}
 			s.First, s.Last = time.Unix(0, first).UTC(), time.Unix(0, last).UTC()

@@ -73,20 +73,24 @@ type Diagnostic struct {
 	Msg   string
 }
 
-// String renders "stage line path: msg".
+// String renders "stage line path: msg", leaving out what is not set: a
+// diagnostic of no stage, line or path (a pump decision such as
+// "conversation killed") is its message alone.
 func (d Diagnostic) String() string {
-	var b strings.Builder
-	b.WriteString(string(d.Stage))
+	var where []string
+	if d.Stage != "" {
+		where = append(where, string(d.Stage))
+	}
 	if d.Line > 0 {
-		fmt.Fprintf(&b, " line %d", d.Line)
+		where = append(where, fmt.Sprintf("line %d", d.Line))
 	}
 	if d.Path != "" {
-		b.WriteString(" ")
-		b.WriteString(d.Path)
+		where = append(where, d.Path)
 	}
-	b.WriteString(": ")
-	b.WriteString(d.Msg)
-	return b.String()
+	if len(where) == 0 {
+		return d.Msg
+	}
+	return strings.Join(where, " ") + ": " + d.Msg
 }
 
 // Failure is a per-message failure: data, not a crash. It carries the stage, the

@@ -3,12 +3,18 @@
 // once a second, sends through the /ws JSON protocol (continuing the
 // selected conversation), shows agents' text as it streams (delta events of
 // the /api/v1/ws event stream), lets operators decide approvals and admins
-// halt and resume the agents. Everything from the server is shown as text,
+// halt and resume the agents. Both sockets are opened again whenever they
+// close (the organism restarted, the network dropped); a session that ended
+// returns to the login form. Everything from the server is shown as text,
 // never as markup.
 "use strict";
 
-const state = { token: null, role: null, ws: null, stream: null, selected: null, last: null, rates: [], lats: [],
-  lastLat: null, drawn: {}, live: new Map() };
+const state = { token: null, role: null, who: "", ticker: null, ws: null, stream: null, selected: null, last: null,
+  rates: [], lats: [], lastLat: null, drawn: {}, live: new Map() };
+
+// A closed socket is opened again after reconnectFirst ms, the wait
+// doubling with each failed attempt up to reconnectMax.
+const reconnectFirst = 500, reconnectMax = 10000;
 
 // maxLiveConversations and maxLiveText bound the streamed text kept.
 const maxLiveConversations = 32, maxLiveText = 65536;
@@ -43,7 +49,11 @@ async function api(method, path, body) {
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const j = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error(j.error || String(r.status));
+  if (!r.ok) {
+    const e = new Error(j.error || String(r.status));
+    e.status = r.status;
+    throw e;
+  }
   return j;
 }
 
@@ -56,8 +66,8 @@ $("#login").addEventListener("submit", async (ev) => {
   });
   const j = await r.json().catch(() => ({}));
   if (!r.ok) { $("#login-error").textContent = j.error || "Login failed"; return; }
-  state.token = j.token; state.role = j.role;
-  $("#who").textContent = j.username + " (" + j.role + ")";
+  state.token = j.token; state.role = j.role; state.who = j.username + " (" + j.role + ")"; state.drawn = {};
+  $("#who").textContent = state.who;
   document.body.classList.toggle("admin", j.role === "admin");
   const canSend = j.role === "operator" || j.role === "admin";
   $("#send-form").hidden = !canSend;
@@ -67,13 +77,65 @@ $("#login").addEventListener("submit", async (ev) => {
   connect();
   listen();
   tick();
-  setInterval(tick, 1000);
+  state.ticker = setInterval(tick, 1000);
 });
 
-// connect opens the /ws socket (the token as the "bearer" subprotocol).
+// signOut ends the dashboard's session (the server no longer knows the
+// token: it expired, was logged out or its user removed): the sockets
+// close for good and the login form returns with why.
+function signOut(why) {
+  clearInterval(state.ticker);
+  const sockets = [state.ws, state.stream];
+  state.token = null; state.ws = null; state.stream = null;
+  for (const ws of sockets) if (ws) ws.close();
+  $("#who").textContent = "";
+  $("#connection").textContent = "";
+  $("#main").hidden = true;
+  $("#login").hidden = false;
+  $("#totp").value = "";
+  $("#login-error").textContent = why;
+}
+
+// keepOpen opens the WebSocket at path as state[key] (the token as the
+// "bearer" subprotocol) and opens it again whenever it closes while the
+// session lasts, waiting longer after each failed attempt; wire sets up
+// each new socket. #connection shows whether both sockets are open.
+function keepOpen(key, path, wire) {
+  const token = state.token;
+  let wait = reconnectFirst;
+  const open = () => {
+    if (state.token !== token) return; // the session ended (a new login keeps its own sockets)
+    const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path;
+    const ws = new WebSocket(url, ["bearer", token]);
+    state[key] = ws;
+    ws.addEventListener("open", () => { wait = reconnectFirst; drawConnection(); });
+    ws.addEventListener("close", () => {
+      if (state[key] !== ws) return; // replaced, or the session ended
+      drawConnection();
+      setTimeout(open, wait);
+      wait = Math.min(2 * wait, reconnectMax);
+    });
+    wire(ws);
+    drawConnection();
+  };
+  open();
+}
+
+// drawConnection shows whether the dashboard hears the organism live.
+function drawConnection() {
+  const up = [state.ws, state.stream].every((ws) => ws && ws.readyState === WebSocket.OPEN);
+  const c = $("#connection");
+  c.dataset.state = up ? "connected" : "reconnecting";
+  c.textContent = up ? "live" : "reconnecting…";
+}
+
+// connect keeps the /ws socket open (sending, approvals, halts).
 function connect() {
-  const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws";
-  const ws = new WebSocket(url, ["bearer", state.token]);
+  keepOpen("ws", "/ws", wireSend);
+}
+
+// wireSend handles the frames of a /ws socket.
+function wireSend(ws) {
   ws.onmessage = (m) => {
     let f; try { f = JSON.parse(m.data); } catch { return; }
     if (f.type === "sent") {
@@ -87,24 +149,29 @@ function connect() {
       tick();
     }
   };
-  state.ws = ws;
 }
 
-// listen opens the event stream for agents' streamed text and the
-// conversations' completions.
+// listen keeps the event stream open for agents' streamed text and the
+// conversations' completions. A stream opened again reloads the open
+// conversation: what happened while it was closed is in the journal.
 function listen() {
-  const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/api/v1/ws";
-  const ws = new WebSocket(url, ["bearer", state.token]);
-  ws.onopen = () => ws.send(JSON.stringify({ cmd: "subscribe", events: ["delta", "thread_updated"] }));
-  ws.onmessage = (m) => {
-    let f; try { f = JSON.parse(m.data); } catch { return; }
-    if (f.event === "delta") streamed(f);
-    else if (f.event === "thread_updated") {
-      state.live.delete(f.thread_id); // the answers are journaled now: the envelopes show them
-      if (f.thread_id === state.selected) { drawLive(); refreshConversation(); }
-    }
-  };
-  state.stream = ws;
+  keepOpen("stream", "/api/v1/ws", (ws) => {
+    ws.onopen = () => {
+      ws.send(JSON.stringify({ cmd: "subscribe", events: ["delta", "thread_updated"] }));
+      refreshConversation().catch(() => {});
+    };
+    ws.onmessage = streamFrame;
+  });
+}
+
+// streamFrame handles a frame of the event stream.
+function streamFrame(m) {
+  let f; try { f = JSON.parse(m.data); } catch { return; }
+  if (f.event === "delta") streamed(f);
+  else if (f.event === "thread_updated") {
+    state.live.delete(f.thread_id); // the answers are journaled now: the envelopes show them
+    if (f.thread_id === state.selected) { drawLive(); refreshConversation(); }
+  }
 }
 
 // streamed keeps a piece of an agent's text in its conversation and shows
@@ -137,7 +204,11 @@ function drawLive() {
 $("#send-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const raw = $("#send-input").value.trim();
-  if (!raw || !state.ws || state.ws.readyState !== WebSocket.OPEN) return;
+  if (!raw) return;
+  if (!state.ws || state.ws.readyState !== WebSocket.OPEN) {
+    const s = $("#send-status"); s.textContent = "not sent: not connected to the organism (reconnecting)"; s.className = "error";
+    return;
+  }
   $("#send-status").textContent = "sending…";
   const req = { type: "send", raw };
   if (state.selected) req.thread_id = state.selected;
@@ -168,8 +239,10 @@ async function tick() {
     drawFeed(threads.threads);
     drawRate(org.total_messages);
     drawLatency(org.handler_seconds_sum, org.handler_count);
+    $("#who").textContent = state.who;
   } catch (e) {
-    $("#who").textContent = (state.role || "") + " — " + e.message;
+    if (e.status === 401 && state.token) { signOut("Your session has ended: log in again."); return; }
+    if (state.token) $("#who").textContent = state.who + " — " + e.message;
   }
 }
 
@@ -393,20 +466,27 @@ async function drawContext(conv, messages) {
   $("#context-box").hidden = n === 0;
 }
 
-// prettyXML indents well-formed XML two spaces a level; anything else is
-// returned as it is.
+// escapeText and escapeAttr write character data and an attribute value
+// back as XML (as exclusive C14N does), so text that looks like markup
+// shows as the text it is.
+const escapeText = (t) => t.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+const escapeAttr = (t) => t.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/"/g, "&quot;")
+  .replace(/\t/g, "&#x9;").replace(/\n/g, "&#xA;").replace(/\r/g, "&#xD;");
+
+// prettyXML indents well-formed XML two spaces a level, text and attribute
+// values escaped; anything else is returned as it is.
 function prettyXML(src) {
   const doc = new DOMParser().parseFromString(src, "application/xml");
   if (doc.getElementsByTagName("parsererror").length > 0) return src;
   const out = [];
   const walk = (n, depth) => {
     const pad = "  ".repeat(depth);
-    if (n.nodeType === Node.TEXT_NODE) { const t = n.nodeValue.trim(); if (t) out.push(pad + t); return; }
+    if (n.nodeType === Node.TEXT_NODE) { const t = n.nodeValue.trim(); if (t) out.push(pad + escapeText(t)); return; }
     if (n.nodeType !== Node.ELEMENT_NODE) return;
-    const attrs = Array.from(n.attributes).map((a) => " " + a.name + '="' + a.value + '"').join("");
+    const attrs = Array.from(n.attributes).map((a) => " " + a.name + '="' + escapeAttr(a.value) + '"').join("");
     const kids = Array.from(n.childNodes);
     if (kids.length === 1 && kids[0].nodeType === Node.TEXT_NODE) {
-      out.push(pad + "<" + n.nodeName + attrs + ">" + kids[0].nodeValue + "</" + n.nodeName + ">");
+      out.push(pad + "<" + n.nodeName + attrs + ">" + escapeText(kids[0].nodeValue) + "</" + n.nodeName + ">");
       return;
     }
     if (kids.length === 0) { out.push(pad + "<" + n.nodeName + attrs + "/>"); return; }
