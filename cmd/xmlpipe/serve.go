@@ -139,8 +139,12 @@ wait:
 	}
 	drainCtx, cancelDrain := ctl.drainContext()
 	defer cancelDrain()
-	if !ctl.immediate.Load() && ctl.drain.Load() > 0 {
-		defer r.cutDrain(o, drainCtx, time.Duration(ctl.drain.Load()))()
+	if !ctl.immediate.Load() {
+		drain := time.Duration(ctl.drain.Load())
+		if drain == 0 { // SIGINT/SIGTERM, the bus API: the pump's own drain time
+			drain = o.Pump.ShutdownTimeout()
+		}
+		defer r.cutDrain(o, drain).Stop()
 	}
 	if err := o.Stop(drainCtx, !ctl.immediate.Load()); err != nil {
 		if ctl.drain.Load() > 0 && errors.Is(err, context.DeadlineExceeded) {
@@ -155,21 +159,18 @@ wait:
 	return code
 }
 
-// cutDrain ends a graceful drain that an OOB shutdown bounded when its time
-// runs out, as an immediate shutdown would: the handlers still running are
-// cancelled (a WASM guest is interrupted, a model request aborted) and what
-// waits stays undelivered in the journal for the next start, so the
-// operator's timeout-seconds bounds the drain however long a handler's own
-// deadline is. A handler that ignores the cancellation is waited for at
-// most wait more. The returned func, called once the organism stopped,
-// disarms the cut.
-func (r *serveRunner) cutDrain(o *organism.Organism, drainCtx context.Context, wait time.Duration) func() bool {
-	return context.AfterFunc(drainCtx, func() {
-		if !errors.Is(drainCtx.Err(), context.DeadlineExceeded) {
-			return
-		}
+// cutDrain ends a graceful drain once drain has passed, as an immediate
+// shutdown would: the handlers still running are cancelled (a WASM guest
+// is interrupted, a model request aborted) and what waits stays
+// undelivered in the journal for the next start, so the drain time — an
+// OOB shutdown's timeout-seconds, else the pump's — bounds the stop however
+// long a handler's own deadline is. A handler that ignores the
+// cancellation is waited for at most drain more. Stop the returned timer
+// once the organism stopped.
+func (r *serveRunner) cutDrain(o *organism.Organism, drain time.Duration) *time.Timer {
+	return time.AfterFunc(drain, func() {
 		r.log.Warn("shutdown: the drain time ran out: cancelling the handlers still running")
-		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		ctx, cancel := context.WithTimeout(context.Background(), drain)
 		defer cancel()
 		if err := o.ShutdownNow(ctx); err != nil {
 			r.log.Warn("shutdown: handlers still running after the cancellation", "error", err)
