@@ -414,6 +414,10 @@ func (p *Pump) waitWorkers(ctx context.Context) error {
 	}
 }
 
+// ShutdownTimeout is how long Shutdown drains before it gives up waiting
+// for in-flight work (Options.ShutdownTimeout, defaults applied).
+func (p *Pump) ShutdownTimeout() time.Duration { return p.opts.ShutdownTimeout }
+
 // InFlight returns the number of messages admitted and not yet fully processed.
 func (p *Pump) InFlight() int {
 	p.flightMu.Lock()

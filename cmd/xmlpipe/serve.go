@@ -141,6 +141,13 @@ wait:
 	}
 	drainCtx, cancelDrain := ctl.drainContext()
 	defer cancelDrain()
+	if !ctl.immediate.Load() {
+		drain := time.Duration(ctl.drain.Load())
+		if drain == 0 { // SIGINT/SIGTERM, the bus API: the pump's own drain time
+			drain = o.Pump.ShutdownTimeout()
+		}
+		defer r.cutDrain(o, drain).Stop()
+	}
 	if err := o.Stop(drainCtx, !ctl.immediate.Load()); err != nil {
 		if ctl.drain.Load() > 0 && errors.Is(err, context.DeadlineExceeded) {
 			// An OOB shutdown bounded the drain: cutting it short was asked for.
@@ -152,6 +159,25 @@ wait:
 	}
 	r.log.Info("stopped")
 	return code
+}
+
+// cutDrain ends a graceful drain once drain has passed, as an immediate
+// shutdown would: the handlers still running are cancelled (a WASM guest
+// is interrupted, a model request aborted) and what waits stays
+// undelivered in the journal for the next start, so the drain time — an
+// OOB shutdown's timeout-seconds, else the pump's — bounds the stop however
+// long a handler's own deadline is. A handler that ignores the
+// cancellation is waited for at most drain more. Stop the returned timer
+// once the organism stopped.
+func (r *serveRunner) cutDrain(o *organism.Organism, drain time.Duration) *time.Timer {
+	return time.AfterFunc(drain, func() {
+		r.log.Warn("shutdown: the drain time ran out: cancelling the handlers still running")
+		ctx, cancel := context.WithTimeout(context.Background(), drain)
+		defer cancel()
+		if err := o.ShutdownNow(ctx); err != nil {
+			r.log.Warn("shutdown: handlers still running after the cancellation", "error", err)
+		}
+	})
 }
 
 // reload puts organism.yaml, read again (with its .env), in force in the

@@ -38,14 +38,19 @@ type Doc struct {
 }
 
 // Parse parses b with opts. It returns the document (possibly nil) and every
-// diagnostic; a non-nil doc with severe diagnostics happens for namespace errors
-// and in recover mode. The caller owns a non-nil doc.
+// diagnostic; a non-nil doc with severe diagnostics happens for namespace
+// errors and in recover mode. A document with an element of more than
+// MaxAttributes attributes is refused before libxml2 sees it
+// (ErrTooManyAttributes). The caller owns a non-nil doc.
 func Parse(b []byte, opts Options) (*Doc, *Errors) {
 	if len(b) == 0 {
 		return nil, &Errors{List: []Error{{Level: LevelFatal, Msg: ErrEmpty.Error()}}}
 	}
 	if len(b) > 1<<31-1 {
 		return nil, &Errors{List: []Error{{Level: LevelFatal, Msg: ErrTooLarge.Error()}}}
+	}
+	if off := tooManyAttributes(b, MaxAttributes); off >= 0 {
+		return nil, attributeCapError(b, off)
 	}
 	es := newErrs()
 	buf, n := cbytes(b)
