@@ -264,8 +264,8 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request, st *store.St
 	out := []apiThreadBody{}
 	view := s.journalView(sess, st)
 	for _, t := range sums {
-		// As apiThread decides: any entry that is not a message (a refused
-		// inbound one keeps its payload's root tag) or a failure's tag.
+		// As apiThread decides: any entry that records a failure (a refused
+		// inbound message keeps its payload's root tag) or a failure's tag.
 		failed := t.Failures > 0 ||
 			slices.ContainsFunc(t.PayloadTags, func(tag string) bool { return slices.Contains(errorTags, tag) })
 		b := apiThreadBody{ID: t.ID, Conversation: t.Conversation, Status: s.threadStatus(t.ID, t.Conversation, failed),
@@ -351,7 +351,7 @@ func (s *Server) apiThread(w http.ResponseWriter, r *http.Request, st *store.Sto
 		if e.PayloadTag != "" && !slices.Contains(b.PayloadTypes, e.PayloadTag) {
 			b.PayloadTypes = append(b.PayloadTypes, e.PayloadTag)
 		}
-		if e.Kind != store.Message {
+		if e.Kind != store.Message && e.Kind != store.Decision { // a decision is a record, not a failure
 			failed = true
 			if text := huhText(e.Bytes); text != "" {
 				b.Error = text

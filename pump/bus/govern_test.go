@@ -202,6 +202,17 @@ func TestApprovalsOverTheAPI(t *testing.T) {
 	if e := readEvent(t, stream, "approval_decided"); e["approval"].(map[string]any)["status"] != "approved" {
 		t.Fatalf("stream decision %v", e)
 	}
+	// The approval's decision is journaled in the conversation, which did
+	// not fail for it: it lists as completed, not as error.
+	readUntil(t, ws, "complete")
+	if status, body, _ := f.do("GET", "/api/v1/threads/"+conv, tok[auth.Viewer], nil); status != http.StatusOK ||
+		body["status"] != "completed" {
+		t.Fatalf("thread of the approved call: %d %v, want completed", status, body)
+	}
+	status, body, _ = f.do("GET", "/api/v1/threads?status=error", tok[auth.Viewer], nil)
+	if status != http.StatusOK || strings.Contains(fmt.Sprint(body), conv) {
+		t.Fatalf("threads in error: %d %v, want none with %s", status, body, conv)
+	}
 
 	// A denied call comes back to the agent as a refusal.
 	conv2 := sendOver(t, ws, "researcher", "and now?")

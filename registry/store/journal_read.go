@@ -210,9 +210,10 @@ type ThreadSummary struct {
 	LastFrom, LastTo string
 	// PayloadTags are the distinct payload tags seen, sorted.
 	PayloadTags []string
-	// Failures is the number of entries that are not a Message (a <huh>,
-	// a SystemError, a dead letter, a refusal, a decision): an inbound
-	// message refused before any handler ran is one, whatever its root tag.
+	// Failures is the number of entries that record a failure (a <huh>, a
+	// SystemError, a dead letter, a refusal): an inbound message refused
+	// before any handler ran is one, whatever its root tag. A governance
+	// decision (an approval granted, a memory deleted) is not.
 	Failures int64
 }
 
@@ -258,7 +259,7 @@ func (r *Reader) summaries(key string, limit, offset int, f ThreadFilter) ([]Thr
 			g.failures
 		FROM (SELECT ` + key + ` AS id, min(time_ns) AS first_ns, max(time_ns) AS last_ns, count(*) AS n,
 			max(seq) AS last, group_concat(DISTINCT nullif(root, '')) AS tags,
-			sum(kind <> '` + Message.String() + `') AS failures,
+			sum(kind NOT IN ('` + Message.String() + `', '` + Decision.String() + `')) AS failures,
 			max(sender = :person OR recipient = :person) AS person, max(root = :tag) AS tagged
 			FROM journal_entries WHERE ` + where + ` GROUP BY ` + key + `) AS g
 		JOIN journal_entries AS l ON l.seq = g.last
