@@ -26,6 +26,7 @@ var ErrTooManyAttributes = errors.New("lx: too many attributes on one element")
 // is not well-formed it may count text after a stray '<', and refuses it only
 // if that text holds more than limit quoted strings before the next '<' or '>'.
 func tooManyAttributes(b []byte, limit int) int {
+	const tagStops = `"'<>`
 	for i := 0; i < len(b); {
 		j := bytes.IndexByte(b[i:], '<')
 		if j < 0 {
@@ -55,13 +56,17 @@ func tooManyAttributes(b []byte, limit int) int {
 		case '/':
 		default:
 			n := 0
-			for i < len(b) && b[i] != '>' && b[i] != '<' {
-				q := b[i]
-				if q != '"' && q != '\'' {
-					i++
-					continue
+			for {
+				k := bytes.IndexAny(b[i:], tagStops)
+				if k < 0 {
+					return -1
 				}
-				k := bytes.IndexByte(b[i+1:], q)
+				i += k
+				q := b[i]
+				if q == '>' || q == '<' {
+					break
+				}
+				k = bytes.IndexByte(b[i+1:], q)
 				if k < 0 {
 					return -1
 				}

@@ -67,3 +67,29 @@ func TestParseRefusesTooManyAttributes(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkParseAttributeScan is what the attribute cap adds to every
+// parse: one scan of a typical envelope, against the parse itself.
+func BenchmarkParseAttributeScan(b *testing.B) {
+	env := []byte(`<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><meta><from>console</from>` +
+		`<to>greeter</to><thread>4f0b9a9e-6d1c-4b8e-9c57-2f7d0c3e6a11</thread></meta>` +
+		`<Greeting xmlns="" lang="en" kind="friendly"><Name>Dan</Name><Note>a sentence that mentions "quotes" &amp; more</Note></Greeting></message>`)
+	b.Run("scan", func(b *testing.B) {
+		b.SetBytes(int64(len(env)))
+		for b.Loop() {
+			if tooManyAttributes(env, MaxAttributes) >= 0 {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("parse", func(b *testing.B) {
+		b.SetBytes(int64(len(env)))
+		for b.Loop() {
+			d, errs := Parse(env, OptNoNet)
+			if d == nil {
+				b.Fatal(errs)
+			}
+			d.Free()
+		}
+	})
+}
