@@ -416,23 +416,30 @@ func (m *Manager) Start() {
 }
 
 // Stop ends every link and stops the gateways: calls waiting on a peer
-// return ErrClosed (their records stay, for the next start). What is sent
-// after Stop — the answers of conversations still draining — waits in the
-// outbox for the next start. Close must follow.
+// return ErrClosed (their records stay, for the next start). The links
+// drain first, for drainLimit at most: they take no more envelopes, and
+// close once the envelopes they took are acknowledged or refused (so the
+// peer resends none this side processed); the pump must still run
+// meanwhile, as the acknowledgements of calls wait for their journal
+// records. What is sent after Stop — the answers of conversations still
+// draining — waits in the outbox for the next start. Close must follow.
 func (m *Manager) Stop() {
 	m.once.Do(func() {
 		m.amu.Lock()
 		m.stopping = true
 		m.amu.Unlock()
 		close(m.closed)
+		deadline := time.Now().Add(drainLimit)
+		var wg sync.WaitGroup
 		for _, g := range m.list() {
 			g.mu.Lock()
 			c := g.conn
 			g.mu.Unlock()
 			if c != nil {
-				c.close(ErrClosed)
+				wg.Go(func() { c.drain(deadline) })
 			}
 		}
+		wg.Wait()
 	})
 }
 
@@ -522,7 +529,7 @@ func (m *Manager) trust(k ed25519.PublicKey) *gateway {
 // attach serves an authenticated link until it ends; a newer link of the
 // same gateway replaces an older one.
 func (g *gateway) attach(ws *websocket.Conn, p peer) {
-	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{}), ready: make(chan struct{})}
+	c := newConn(g, ws, p, false)
 	g.mu.Lock()
 	// Checked under g.mu: Stop and RemoveGateway signal first, then close
 	// the link they find under it, so a link made meanwhile is either
@@ -619,7 +626,7 @@ func (g *gateway) refreshOnce(ctx context.Context, wait time.Duration) ([]import
 		_ = ws.Close()
 		return nil, ErrClosed
 	}
-	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{}), ready: make(chan struct{}), served: make(chan struct{})}
+	c := newConn(g, ws, p, true)
 	g.mu.Lock()
 	old := g.prepared
 	g.conn, g.prepared = c, c
