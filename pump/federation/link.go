@@ -44,6 +44,9 @@ type conn struct {
 	handlers chan struct{}
 	work     chan func()
 	hwg      sync.WaitGroup
+	// importsFetched is set (before the link is adopted) once the imports
+	// were fetched on the link made at start.
+	importsFetched bool
 	// served is closed once the link made at start (refreshOnce) is no
 	// longer served; nil for the others.
 	served chan struct{}

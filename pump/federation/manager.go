@@ -135,6 +135,9 @@ type Manager struct {
 	// proxyHook, when set (tests only, before any traffic), is told as a
 	// proxy handling of call lt reaches step at: it may hold it there.
 	proxyHook func(at proxyStep, lt string)
+	// onRefresh, when set (tests only, before any traffic), is told the
+	// outcome of each refresh of a gateway's imports on a live link.
+	onRefresh func(gateway string, err error)
 	// began is when the manager was made: for a while after, an answer to
 	// a call nobody made in this life is kept (onAnswer).
 	began time.Time
@@ -648,7 +651,7 @@ func (g *gateway) refreshOnce(ctx context.Context, wait time.Duration) ([]import
 			g.log.Debug("federation: the link made at start ended before the start", "error", err)
 		}
 	}()
-	list, err := g.fetchImports(ctx)
+	list, _, err := g.fetchImports(ctx)
 	if err == nil {
 		err = g.m.db.saveImports(ctx, g.name, list)
 	}
@@ -662,6 +665,7 @@ func (g *gateway) refreshOnce(ctx context.Context, wait time.Duration) ([]import
 		g.mu.Unlock()
 		return nil, err
 	}
+	c.importsFetched = true
 	return list, nil
 }
 
@@ -816,24 +820,35 @@ func (m *Manager) sweeper() {
 	}
 }
 
-// importWhileUp learns the imports not registered yet from the peer on the
-// live link c, retrying with a growing pause (the peer may still be
-// registering the listeners behind them) until all are there or c ends.
+// importWhileUp refreshes the imports from the peer on the live link c
+// (refreshImports: the peer may have restarted with other exports), and
+// asks again with a growing pause while some are missing (the peer may
+// still be registering the listeners behind them) until all are there or
+// c ends. A link whose imports were fetched as it was made (refreshOnce)
+// is not asked again unless some are missing.
 func (g *gateway) importWhileUp(c *conn) {
 	pause := time.Second
 	defer c.markReady()
-	for {
-		if g.missingImports() == 0 {
+	if g.missingImports() == 0 {
+		if c.importsFetched {
 			return
 		}
-		list, err := g.fetchImports(context.Background())
-		if err == nil {
-			err = g.m.db.saveImports(context.Background(), g.name, list)
-		}
-		if rerr := g.register(list); rerr != nil {
+		// The peer's calls wait for nothing: every import has a listener.
+		c.markReady()
+	}
+	for {
+		list, gone, err := g.fetchImports(context.Background())
+		if rerr := g.refreshImports(context.Background(), list, gone); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
-		if err == nil && g.missingImports() == 0 {
+		if g.m.onRefresh != nil {
+			g.m.onRefresh(g.name, err)
+		}
+		missing := g.missingImports()
+		if missing == 0 {
+			if err != nil {
+				g.log.Warn("federation: imports not refreshed; the next link asks again", "error", err)
+			}
 			return
 		}
 		c.markReady() // the peer's calls wait for the first attempt only
