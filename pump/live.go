@@ -3,6 +3,7 @@ package pump
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // startWorkers starts l's workers and counts l among the live listeners
@@ -149,6 +150,25 @@ func (p *Pump) AddPeers(agent string, names ...string) error {
 	l.peerset.Store(agentPeerSet(l, p.routes.Load(), all))
 	p.log.Info("agent peers added", "listener", l.Name, "peers", names)
 	return nil
+}
+
+// RebuildPeers gives every agent whose peers name one of names its peers
+// and usage instructions anew from the routing table as it is now, from
+// its next message on: for listeners replaced or removed by a Change that
+// did not replace the agent (a federation import whose peer changed its
+// schema, or stopped exporting it), whose agents would otherwise go on
+// describing and encoding calls by the old contract.
+func (p *Pump) RebuildPeers(names ...string) {
+	p.peersMu.Lock()
+	defer p.peersMu.Unlock()
+	t := p.routes.Load()
+	for _, l := range t.order {
+		ps := l.peerset.Load()
+		if !l.Agent || ps == nil || !slices.ContainsFunc(names, func(n string) bool { return ps.set[lower(n)] }) {
+			continue
+		}
+		l.peerset.Store(agentPeerSet(l, t, ps.names))
+	}
 }
 
 // resumeRemoved lifts the pause of l, a listener taken out of the routing

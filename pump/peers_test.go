@@ -75,3 +75,34 @@ func recv[T any](t *testing.T, ch <-chan T) T {
 		panic("unreachable")
 	}
 }
+
+// TestRebuildPeers: a peer replaced by a Change with another contract (a
+// federation import whose peer changed its schema) is described to the
+// agents naming it by its new contract once their peers are rebuilt, from
+// their next message on.
+func TestRebuildPeers(t *testing.T) {
+	usage := make(chan string, 4)
+	planner := agent(listenerOf(t, "planner", func(_ context.Context, _ *ChainA, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		usage <- md.UsageInstructions
+		return nil, nil
+	}), "helper")
+	helper := listenerOf(t, "helper", func(context.Context, *ChainC, xmlpipe.Metadata) (xmlpipe.Response, error) { return nil, nil })
+	p := startPump(t, pump.Options{}, planner, helper)
+	out := newRecorder()
+	mustSend(t, p, client, "planner", &ChainA{Text: "before"}, out)
+	if u := recv(t, usage); !strings.Contains(u, "<ChainC>") {
+		t.Fatalf("usage lacks helper's schema:\n%s", u)
+	}
+	out.waitFor(t, "the first conversation to end", kind(pump.EventComplete))
+
+	changed := listenerOf(t, "helper", func(context.Context, *ChainB, xmlpipe.Metadata) (xmlpipe.Response, error) { return nil, nil })
+	if _, err := p.Change(pump.ListenerChange{Remove: []string{"helper"}, Add: []pump.Listener{changed}}); err != nil {
+		t.Fatal(err)
+	}
+	p.RebuildPeers("HELPER", "unrelated")
+	out = newRecorder()
+	mustSend(t, p, client, "planner", &ChainA{Text: "after"}, out)
+	if u := recv(t, usage); !strings.Contains(u, "<ChainB>") || strings.Contains(u, "<ChainC>") {
+		t.Fatalf("usage after helper's contract changed:\n%s", u)
+	}
+}

@@ -37,9 +37,14 @@
 // # Calls and threads
 //
 // An imported root tag is a local listener (named like the peer's
-// capability) whose handler sends a call and waits for its answer; the
-// answer is returned to the caller with Respond, so the caller's thread is
-// pruned as for a local call. The call travels on a link thread of its own,
+// capability, validating against the schema the peer gives it) whose
+// handler sends a call and waits for its answer. The imports are asked of
+// the peer again on every link up (refreshImports): a listener whose
+// schema or description changed is replaced (running conversations keep
+// the old one), one whose tag the peer no longer exports is removed (a new
+// call to it fails at once, as to any unknown listener), and the list is
+// remembered for the next start. The answer is returned to the caller
+// with Respond, so the caller's thread is pruned as for a local call. The call travels on a link thread of its own,
 // named by the message being handled: derived (HMAC under the organism's
 // secret) from that message's journal seq (pump.MessageSeq), so a message
 // re-delivered after a crash makes its call again under the same name,

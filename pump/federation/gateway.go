@@ -72,8 +72,9 @@ type gateway struct {
 	// unsettled are the received envelopes not acknowledged yet, with the
 	// copies that wait for them.
 	unsettled unsettled
-	// registered are the imported listeners added to the pump.
-	registered map[string]bool
+	// registered are the imported listeners added to the pump, by name,
+	// with the capability each stands for.
+	registered map[string]imported
 	// stopped is closed when the gateway is removed (RemoveGateway).
 	stopped  chan struct{}
 	stopOnce sync.Once
@@ -99,7 +100,7 @@ func newGateway(m *Manager, gc config.Gateway, trusted ed25519.PublicKey) *gatew
 		queueLimit: queue, callTimeout: timeout, log: m.log.With("gateway", gc.Name),
 		byID: map[string]*entry{}, pending: map[string]*call{}, byThread: map[string]string{},
 		inflight: map[string]*original{}, questions: map[string]chan *envelope{},
-		registered: map[string]bool{}, claimed: map[string]bool{}, retried: map[string]int{},
+		registered: map[string]imported{}, claimed: map[string]bool{}, retried: map[string]int{},
 		parked: map[string]*parkedAnswer{}, stopped: make(chan struct{}), kick: make(chan struct{}, 1)}
 	for _, t := range gc.Export {
 		g.exports[t] = true

@@ -93,6 +93,9 @@ type callee struct {
 	calls []string
 	// hold, when set, keeps every echo waiting until it is closed.
 	hold chan struct{}
+	// entered, when set (before any call), is told the text of every
+	// echo as it begins.
+	entered chan string
 }
 
 // Texts the callee's echo does not echo: it answers nothing (the
@@ -162,7 +165,11 @@ func newCalleeWith(t testing.TB, peerKey, key ed25519.PrivateKey, dir string, ho
 		Handler: xmlpipe.Typed(func(_ context.Context, e *Echo, md xmlpipe.Metadata) (xmlpipe.Response, error) {
 			c.mu.Lock()
 			c.calls = append(c.calls, md.From+":"+e.Text)
+			entered := c.entered
 			c.mu.Unlock()
+			if entered != nil {
+				entered <- e.Text
+			}
 			if c.hold != nil {
 				<-c.hold
 			}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
 )
@@ -126,17 +127,27 @@ func knownSeenKind(k Kind) bool {
 
 // acker writes a link's acknowledgements on a goroutine of its own, so
 // that the group commit that makes them durable never waits on the socket.
+// It also counts what the link owes the peer — the envelopes taken from it
+// whose acknowledgement or refusal is not written yet — so that a graceful
+// stop can wait for them (drain) rather than leave the peer to resend
+// envelopes this side already processed.
 type acker struct {
 	c    *conn
 	mu   sync.Mutex
 	list []frame
 	kick chan struct{}
+	// taken is how many envelopes were taken from the link and not yet
+	// delivered; owed counts, by link id, those delivered whose frame is
+	// not written yet; draining refuses further envelopes (take).
+	taken    int
+	owed     map[string]int
+	draining bool
+	// paidKick is kicked (never blocking) whenever taken or owed shrink.
+	paidKick chan struct{}
 }
 
 func newAcker(c *conn) *acker {
-	a := &acker{c: c, kick: make(chan struct{}, 1)}
-	go a.run()
-	return a
+	return &acker{c: c, kick: make(chan struct{}, 1), paidKick: make(chan struct{}, 1)}
 }
 
 // send queues f; it never blocks.
@@ -147,6 +158,90 @@ func (a *acker) send(f frame) {
 	select {
 	case a.kick <- struct{}{}:
 	default:
+	}
+}
+
+// take counts one more envelope read from the link, unless the link is
+// draining: then it reports false, and the envelope is not processed (the
+// peer, lacking its acknowledgement, sends it again on the next link).
+func (a *acker) take() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.draining {
+		return false
+	}
+	a.taken++
+	return true
+}
+
+// delivered ends what take began: the envelope went through delivery,
+// which registered what it owes the peer for it (owe).
+func (a *acker) delivered() {
+	a.mu.Lock()
+	a.taken--
+	a.mu.Unlock()
+	a.paid()
+}
+
+// owe records that the frame answering envelope id (an ack or a nack) is
+// still to be written.
+func (a *acker) owe(id string) {
+	a.mu.Lock()
+	if a.owed == nil {
+		a.owed = map[string]int{}
+	}
+	a.owed[id]++
+	a.mu.Unlock()
+}
+
+// forgive drops what owe recorded for id: delivery left it unanswered on
+// purpose (the peer resends it).
+func (a *acker) forgive(id string) {
+	a.mu.Lock()
+	a.settle(id)
+	a.mu.Unlock()
+	a.paid()
+}
+
+// settle drops one debt for id (a.mu held).
+func (a *acker) settle(id string) {
+	switch n := a.owed[id]; {
+	case n > 1:
+		a.owed[id] = n - 1
+	case n == 1:
+		delete(a.owed, id)
+	}
+}
+
+// paid wakes drain.
+func (a *acker) paid() {
+	select {
+	case a.paidKick <- struct{}{}:
+	default:
+	}
+}
+
+// drain stops taking envelopes from the link and waits until every one
+// taken is delivered and answered by a written frame, or until expired or
+// the link ends; it reports whether nothing is owed.
+func (a *acker) drain(expired <-chan time.Time) bool {
+	a.mu.Lock()
+	a.draining = true
+	a.mu.Unlock()
+	for {
+		a.mu.Lock()
+		clear := a.taken == 0 && len(a.owed) == 0
+		a.mu.Unlock()
+		if clear {
+			return true
+		}
+		select {
+		case <-a.paidKick:
+		case <-expired:
+			return false
+		case <-a.c.done:
+			return false
+		}
 	}
 }
 
@@ -171,6 +266,10 @@ func (a *acker) run() {
 			if err := a.c.writeFrame(f); err != nil {
 				return // the link is closing; the peer resends what it lacks
 			}
+			a.mu.Lock()
+			a.settle(f.ID)
+			a.mu.Unlock()
 		}
+		a.paid()
 	}
 }

@@ -44,9 +44,45 @@ type conn struct {
 	handlers chan struct{}
 	work     chan func()
 	hwg      sync.WaitGroup
+	// importsFetched is set (before the link is adopted) once the imports
+	// were fetched on the link made at start.
+	importsFetched bool
 	// served is closed once the link made at start (refreshOnce) is no
 	// longer served; nil for the others.
 	served chan struct{}
+}
+
+// newConn is an authenticated link of g over ws to p, not served yet
+// (run). withServed marks the link made at start (refreshOnce).
+func newConn(g *gateway, ws *websocket.Conn, p peer, withServed bool) *conn {
+	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{}), ready: make(chan struct{})}
+	if withServed {
+		c.served = make(chan struct{})
+	}
+	c.acks = newAcker(c)
+	return c
+}
+
+// drainLimit bounds a graceful stop's wait for what its links owe the
+// peer (drain).
+const drainLimit = 2 * time.Second
+
+// drain ends the link gracefully, by deadline at the latest: it takes no
+// more envelopes from the peer (those it does not take, the peer sends
+// again on the next link: not processed here, they are no copies), lets
+// the envelopes taken run their course to an acknowledgement or a refusal
+// — each written only once what it acknowledges is durable, as ever —
+// and closes the link once those frames are written. Closing at once
+// left the peer to resend what this side had processed but not yet
+// acknowledged, which the next link then dropped as copies.
+func (c *conn) drain(deadline time.Time) {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	if !c.acks.drain(t.C) {
+		c.g.log.Info("federation: link closed before every acknowledgement it owed was written; the peer resends those envelopes",
+			"limit", drainLimit)
+	}
+	c.close(ErrClosed)
 }
 
 // handlerIdle is how long a link's handler goroutine waits for work
@@ -131,7 +167,7 @@ var errLinkClosed = errors.New("federation: link closed")
 func (c *conn) run() error {
 	c.handlers = make(chan struct{}, handlersPerLink)
 	c.work = make(chan func())
-	c.acks = newAcker(c)
+	go c.acks.run()
 	c.ws.SetReadLimit(maxFrame)
 	_ = c.ws.SetReadDeadline(time.Now().Add(silenceLimit))
 	c.ws.SetPongHandler(func(string) error {
@@ -153,7 +189,10 @@ func (c *conn) run() error {
 		}
 	}()
 	stage := newOrderedStage(verifyWorkers(), handlersPerLink, c.g.checkInbound,
-		func(in *inbound) { c.g.deliver(c, in) })
+		func(in *inbound) {
+			c.g.deliver(c, in)
+			c.acks.delivered()
+		})
 	defer c.hwg.Wait()
 	defer stage.close()
 	for {
@@ -172,7 +211,11 @@ func (c *conn) run() error {
 			}
 			c.g.onFrame(f)
 		case websocket.BinaryMessage:
-			stage.add(b)
+			// Acknowledgements of this side's envelopes (text frames)
+			// are still read while the link drains; envelopes are not.
+			if c.acks.take() {
+				stage.add(b)
+			}
 		}
 	}
 }

@@ -135,6 +135,9 @@ type Manager struct {
 	// proxyHook, when set (tests only, before any traffic), is told as a
 	// proxy handling of call lt reaches step at: it may hold it there.
 	proxyHook func(at proxyStep, lt string)
+	// onRefresh, when set (tests only, before any traffic), is told the
+	// outcome of each refresh of a gateway's imports on a live link.
+	onRefresh func(gateway string, err error)
 	// began is when the manager was made: for a while after, an answer to
 	// a call nobody made in this life is kept (onAnswer).
 	began time.Time
@@ -416,23 +419,30 @@ func (m *Manager) Start() {
 }
 
 // Stop ends every link and stops the gateways: calls waiting on a peer
-// return ErrClosed (their records stay, for the next start). What is sent
-// after Stop — the answers of conversations still draining — waits in the
-// outbox for the next start. Close must follow.
+// return ErrClosed (their records stay, for the next start). The links
+// drain first, for drainLimit at most: they take no more envelopes, and
+// close once the envelopes they took are acknowledged or refused (so the
+// peer resends none this side processed); the pump must still run
+// meanwhile, as the acknowledgements of calls wait for their journal
+// records. What is sent after Stop — the answers of conversations still
+// draining — waits in the outbox for the next start. Close must follow.
 func (m *Manager) Stop() {
 	m.once.Do(func() {
 		m.amu.Lock()
 		m.stopping = true
 		m.amu.Unlock()
 		close(m.closed)
+		deadline := time.Now().Add(drainLimit)
+		var wg sync.WaitGroup
 		for _, g := range m.list() {
 			g.mu.Lock()
 			c := g.conn
 			g.mu.Unlock()
 			if c != nil {
-				c.close(ErrClosed)
+				wg.Go(func() { c.drain(deadline) })
 			}
 		}
+		wg.Wait()
 	})
 }
 
@@ -522,7 +532,7 @@ func (m *Manager) trust(k ed25519.PublicKey) *gateway {
 // attach serves an authenticated link until it ends; a newer link of the
 // same gateway replaces an older one.
 func (g *gateway) attach(ws *websocket.Conn, p peer) {
-	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{}), ready: make(chan struct{})}
+	c := newConn(g, ws, p, false)
 	g.mu.Lock()
 	// Checked under g.mu: Stop and RemoveGateway signal first, then close
 	// the link they find under it, so a link made meanwhile is either
@@ -619,7 +629,7 @@ func (g *gateway) refreshOnce(ctx context.Context, wait time.Duration) ([]import
 		_ = ws.Close()
 		return nil, ErrClosed
 	}
-	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{}), ready: make(chan struct{}), served: make(chan struct{})}
+	c := newConn(g, ws, p, true)
 	g.mu.Lock()
 	old := g.prepared
 	g.conn, g.prepared = c, c
@@ -641,7 +651,7 @@ func (g *gateway) refreshOnce(ctx context.Context, wait time.Duration) ([]import
 			g.log.Debug("federation: the link made at start ended before the start", "error", err)
 		}
 	}()
-	list, err := g.fetchImports(ctx)
+	list, _, err := g.fetchImports(ctx)
 	if err == nil {
 		err = g.m.db.saveImports(ctx, g.name, list)
 	}
@@ -655,6 +665,7 @@ func (g *gateway) refreshOnce(ctx context.Context, wait time.Duration) ([]import
 		g.mu.Unlock()
 		return nil, err
 	}
+	c.importsFetched = true
 	return list, nil
 }
 
@@ -809,24 +820,35 @@ func (m *Manager) sweeper() {
 	}
 }
 
-// importWhileUp learns the imports not registered yet from the peer on the
-// live link c, retrying with a growing pause (the peer may still be
-// registering the listeners behind them) until all are there or c ends.
+// importWhileUp refreshes the imports from the peer on the live link c
+// (refreshImports: the peer may have restarted with other exports), and
+// asks again with a growing pause while some are missing (the peer may
+// still be registering the listeners behind them) until all are there or
+// c ends. A link whose imports were fetched as it was made (refreshOnce)
+// is not asked again unless some are missing.
 func (g *gateway) importWhileUp(c *conn) {
 	pause := time.Second
 	defer c.markReady()
-	for {
-		if g.missingImports() == 0 {
+	if g.missingImports() == 0 {
+		if c.importsFetched {
 			return
 		}
-		list, err := g.fetchImports(context.Background())
-		if err == nil {
-			err = g.m.db.saveImports(context.Background(), g.name, list)
-		}
-		if rerr := g.register(list); rerr != nil {
+		// The peer's calls wait for nothing: every import has a listener.
+		c.markReady()
+	}
+	for {
+		list, gone, err := g.fetchImports(context.Background())
+		if rerr := g.refreshImports(context.Background(), list, gone); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
-		if err == nil && g.missingImports() == 0 {
+		if g.m.onRefresh != nil {
+			g.m.onRefresh(g.name, err)
+		}
+		missing := g.missingImports()
+		if missing == 0 {
+			if err != nil {
+				g.log.Warn("federation: imports not refreshed; the next link asks again", "error", err)
+			}
 			return
 		}
 		c.markReady() // the peer's calls wait for the first attempt only

@@ -10,10 +10,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/xml-pipeline/xmlpipe/gen/xmltext"
-	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
 	"github.com/xml-pipeline/xmlpipe/schemas"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe/fields"
 )
 
 // MetaAnswerer answers a peer's meta introspection question (a payload of
@@ -124,15 +122,17 @@ type capabilityList struct {
 }
 
 // fetchImports asks the peer for the capabilities behind the gateway's
-// imported root tags and their schemas.
-func (g *gateway) fetchImports(ctx context.Context) ([]imported, error) {
+// imported root tags and their schemas. gone are the imported tags the
+// peer's capability list lacks: it does not export them (any more). err
+// joins why each tag not in list could not be imported.
+func (g *gateway) fetchImports(ctx context.Context) (list []imported, gone []string, err error) {
 	b, err := g.ask(ctx, `<list-capabilities xmlns="`+schemas.MetaNS+`"/>`)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var caps capabilityList
 	if err := xml.Unmarshal(b, &caps); err != nil {
-		return nil, fmt.Errorf("%w: gateway %s: capabilities: %w", ErrMeta, g.name, err)
+		return nil, nil, fmt.Errorf("%w: gateway %s: capabilities: %w", ErrMeta, g.name, err)
 	}
 	var out []imported
 	var errs []error
@@ -160,55 +160,9 @@ func (g *gateway) fetchImports(ctx context.Context) ([]imported, error) {
 			break
 		}
 		if !found {
+			gone = append(gone, tag)
 			errs = append(errs, fmt.Errorf("%w: gateway %s: the peer does not export <%s> (or does not list it)", ErrMeta, g.name, tag))
 		}
 	}
-	return out, errors.Join(errs...)
+	return out, gone, errors.Join(errs...)
 }
-
-// register adds the imported capabilities as local listeners (once each).
-func (g *gateway) register(list []imported) error {
-	var errs []error
-	for _, im := range list {
-		g.mu.Lock()
-		done := g.registered[im.Name]
-		g.mu.Unlock()
-		if done {
-			continue
-		}
-		f, err := fields.FromXSD(im.XSD)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("gateway %s: import <%s>: %w", g.name, im.Tag, err))
-			continue
-		}
-		pt, err := f.PayloadType(im.XSD)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("gateway %s: import <%s>: %w", g.name, im.Tag, err))
-			continue
-		}
-		desc := im.Description
-		if g.cfg.Description != "" {
-			desc += " (via " + g.name + ": " + g.cfg.Description + ")"
-		} else {
-			desc += " (via gateway " + g.name + ")"
-		}
-		l := pump.Listener{Name: im.Name, Description: desc, Payload: pt, Handler: g.proxy(im.Name, pt),
-			Workers: importWorkers, QueueSize: g.queueLimit, Remote: true}
-		if err := g.m.opts.Pump.AddListener(l); err != nil {
-			errs = append(errs, fmt.Errorf("gateway %s: import <%s> as %s: %w", g.name, im.Tag, im.Name, err))
-			continue
-		}
-		g.mu.Lock()
-		g.registered[im.Name] = true
-		g.mu.Unlock()
-		g.log.Info("federation: imported", "listener", im.Name, "root", im.Tag)
-		if g.m.started.Load() && g.m.opts.OnImport != nil {
-			g.m.opts.OnImport(g.name, im.Name)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// importWorkers is how many calls of one imported capability wait on the
-// peer at once.
-const importWorkers = 256

@@ -39,6 +39,7 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		g.log.Warn("federation: security: envelope refused: signature", "peer", Fingerprint(g.trusted), "id", id, "error", in.verr)
 		g.m.refusal(g.name, RefusedSignature)
 		if id != "" {
+			c.acks.owe(id)
 			c.acks.send(frame{Type: frameNack, ID: id, Error: "signature does not verify"})
 		}
 		return
@@ -50,6 +51,11 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 	}
 	e := in.e
 	now := g.m.now()
+	if e.Link.Kind != KindMeta && e.Link.Kind != KindMetaAnswer {
+		// What is owed for it is paid by the frame that acknowledges or
+		// refuses it, or forgiven where none will (drain waits for it).
+		c.acks.owe(e.Link.ID)
+	}
 	if age := now.Sub(e.Link.Sent); age > g.m.stale || -age > futureSkew {
 		g.log.Warn("federation: security: stale envelope refused", "id", e.Link.ID, "sent", e.Link.Sent)
 		g.m.refusal(g.name, RefusedStale)
@@ -78,6 +84,7 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 	}
 	if in.serr != nil {
 		g.log.Error("federation: cannot check a received envelope; not acknowledged", "id", e.Link.ID, "error", in.serr)
+		c.acks.forgive(e.Link.ID)
 		return
 	}
 	// For the kinds whose hash is recorded, a copy of an envelope not
@@ -100,6 +107,7 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		})
 		if err != nil {
 			g.log.Error("federation: cannot check a received envelope; not acknowledged", "id", e.Link.ID, "error", err)
+			c.acks.forgive(e.Link.ID)
 			return
 		}
 		if joined {
@@ -113,9 +121,8 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 	}
 	if in.dup {
 		// The signature is the trusted peer's, on its authenticated link:
-		// a resend after an acknowledgement was lost with a link (a stop
-		// closes links before the last acknowledgements are written), not
-		// an attack. Acknowledged again and dropped; counted as duplicate.
+		// a resend after an acknowledgement was lost with a link (a crash,
+		// a link cut, a stop whose drain ran out of time), not an attack. Acknowledged again and dropped; counted as duplicate.
 		g.log.Info("federation: copy of an envelope already received dropped (acknowledged again)",
 			"id", e.Link.ID, "kind", e.Link.Kind)
 		g.m.refusal(g.name, RefusedDuplicate)
@@ -139,6 +146,7 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 				case <-c.ready:
 					g.onCall(c, e)
 				case <-c.done: // not processed: the resend will be
+					c.acks.forgive(e.Link.ID)
 				}
 			}()
 		}
@@ -283,6 +291,7 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 			var err error
 			if state, err = g.m.db.received(conv); err != nil {
 				g.log.Error("federation: cannot check a received call; not acknowledged", "id", e.Link.ID, "error", err)
+				c.acks.forgive(e.Link.ID)
 				return // the resend will be processed
 			}
 		}

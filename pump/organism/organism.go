@@ -590,7 +590,9 @@ func (o *Organism) shutdown(ctx context.Context, stopPump func(context.Context) 
 	if o.Federation != nil {
 		// Calls waiting on a peer end now (their records stay for the next
 		// start), so they cannot hold the drain; answers of conversations
-		// still draining wait in the outbox.
+		// still draining wait in the outbox. Before the pump stops: the
+		// links drain (bounded), and the acknowledgements they owe wait
+		// for the journal records the pump writes.
 		o.Federation.Stop()
 	}
 	// Model requests still running when ctx ends are cancelled, so a hung

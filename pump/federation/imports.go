@@ -1,0 +1,175 @@
+package federation
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/fields"
+)
+
+// importWorkers is how many calls of one imported capability wait on the
+// peer at once.
+const importWorkers = 256
+
+// listenerFor is the local listener standing for the peer's capability im.
+func (g *gateway) listenerFor(im imported) (pump.Listener, error) {
+	f, err := fields.FromXSD(im.XSD)
+	if err != nil {
+		return pump.Listener{}, fmt.Errorf("gateway %s: import <%s>: %w", g.name, im.Tag, err)
+	}
+	pt, err := f.PayloadType(im.XSD)
+	if err != nil {
+		return pump.Listener{}, fmt.Errorf("gateway %s: import <%s>: %w", g.name, im.Tag, err)
+	}
+	desc := im.Description
+	if g.cfg.Description != "" {
+		desc += " (via " + g.name + ": " + g.cfg.Description + ")"
+	} else {
+		desc += " (via gateway " + g.name + ")"
+	}
+	return pump.Listener{Name: im.Name, Description: desc, Payload: pt, Handler: g.proxy(im.Name, pt),
+		Workers: importWorkers, QueueSize: g.queueLimit, Remote: true}, nil
+}
+
+// register adds the imported capabilities as local listeners (once each:
+// one registered already is left as it is — refreshImports replaces it).
+func (g *gateway) register(list []imported) error {
+	var errs []error
+	for _, im := range list {
+		g.mu.Lock()
+		_, done := g.registered[im.Name]
+		g.mu.Unlock()
+		if done {
+			continue
+		}
+		l, err := g.listenerFor(im)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := g.m.opts.Pump.AddListener(l); err != nil {
+			errs = append(errs, fmt.Errorf("gateway %s: import <%s> as %s: %w", g.name, im.Tag, im.Name, err))
+			continue
+		}
+		g.mu.Lock()
+		g.registered[im.Name] = im
+		g.mu.Unlock()
+		g.log.Info("federation: imported", "listener", im.Name, "root", im.Tag)
+		if g.m.started.Load() && g.m.opts.OnImport != nil {
+			g.m.opts.OnImport(g.name, im.Name)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// refreshImports brings the imported listeners in line with what the peer
+// exports now, as fetchImports learnt it: list (what it exports of the
+// imported tags, with their schemas) and gone (the imported tags it no
+// longer exports). It runs on every link up, as the peer may have
+// restarted with other exports.
+//
+//   - An imported listener whose capability changed (its schema, its
+//     description, the name the peer gives it) is replaced in one routing
+//     change: new conversations validate their calls against the new
+//     schema, and agents naming it are described the new one, while
+//     conversations already running keep the listener they started with,
+//     and a call it has open still gets its answer.
+//   - One whose tag the peer no longer exports is removed, not kept: a
+//     call to it could only be refused by the peer, and agents must not go
+//     on being told of a capability nobody serves. A conversation already
+//     running keeps it (its open calls still end, answered or refused);
+//     a new call to it gets the pump's error for an unknown listener at
+//     once, and the agents naming it are told it does not exist. The tag stays imported in the configuration: should the peer
+//     export it again, a later link brings it back (importWhileUp asks
+//     again while an import is missing).
+//   - An import not registered yet is added (register).
+//
+// What stays registered is remembered for the next start (saveImports),
+// the imports that could not be refreshed with what they were.
+func (g *gateway) refreshImports(ctx context.Context, list []imported, gone []string) error {
+	if len(list) == 0 && len(gone) == 0 {
+		return nil // the peer told nothing (it could not be asked)
+	}
+	var change pump.ListenerChange
+	var errs []error
+	replaced := map[string]imported{} // the new import by the name of the listener it replaces
+	g.mu.Lock()
+	byTag := make(map[string]imported, len(g.registered))
+	for _, im := range g.registered {
+		byTag[im.Tag] = im
+	}
+	g.mu.Unlock()
+	for _, im := range list {
+		old, ok := byTag[im.Tag]
+		if !ok || (old.Name == im.Name && old.Description == im.Description && bytes.Equal(old.XSD, im.XSD)) {
+			continue
+		}
+		l, err := g.listenerFor(im)
+		if err != nil { // the old listener stays: it may still serve
+			errs = append(errs, err)
+			continue
+		}
+		change.Remove = append(change.Remove, old.Name)
+		change.Add = append(change.Add, l)
+		replaced[old.Name] = im
+	}
+	var removed []string
+	for _, tag := range gone {
+		if old, ok := byTag[tag]; ok {
+			change.Remove = append(change.Remove, old.Name)
+			removed = append(removed, old.Name)
+		}
+	}
+	if len(change.Remove) > 0 {
+		if _, err := g.m.opts.Pump.Change(change); err != nil {
+			errs = append(errs, fmt.Errorf("gateway %s: refreshing the imports: %w", g.name, err))
+		} else {
+			g.mu.Lock()
+			for old, im := range replaced {
+				delete(g.registered, old)
+				g.registered[im.Name] = im
+			}
+			for _, name := range removed {
+				delete(g.registered, name)
+			}
+			g.mu.Unlock()
+			// Agents naming them describe and encode calls by the new
+			// contract (or know them gone) from their next message on.
+			g.m.opts.Pump.RebuildPeers(change.Remove...)
+			for old, im := range replaced {
+				g.log.Info("federation: import changed by the peer; listener replaced", "listener", im.Name, "was", old,
+					"root", im.Tag)
+				if old != im.Name && g.m.started.Load() && g.m.opts.OnImport != nil {
+					g.m.opts.OnImport(g.name, im.Name)
+				}
+			}
+			for _, name := range removed {
+				g.log.Warn("federation: the peer no longer exports an imported tag; listener removed", "listener", name)
+			}
+		}
+	}
+	if err := g.register(list); err != nil {
+		errs = append(errs, err)
+	}
+	if err := g.m.db.saveImports(ctx, g.name, g.registeredImports()); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// registeredImports are the imports registered as listeners, by tag.
+func (g *gateway) registeredImports() []imported {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]imported, 0, len(g.registered))
+	for _, im := range g.registered {
+		out = append(out, im)
+	}
+	slices.SortFunc(out, func(a, b imported) int { return cmp.Compare(a.Tag, b.Tag) })
+	return out
+}
