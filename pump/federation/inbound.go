@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"runtime"
 	"sync"
-	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
 )
@@ -224,7 +223,7 @@ func (a *acker) paid() {
 // drain stops taking envelopes from the link and waits until every one
 // taken is delivered and answered by a written frame, or until expired or
 // the link ends; it reports whether nothing is owed.
-func (a *acker) drain(expired <-chan time.Time) bool {
+func (a *acker) drain(expired <-chan struct{}) bool {
 	a.mu.Lock()
 	a.draining = true
 	a.mu.Unlock()

@@ -1,6 +1,7 @@
 package federation
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -67,7 +68,7 @@ func newConn(g *gateway, ws *websocket.Conn, p peer, withServed bool) *conn {
 // peer (drain).
 const drainLimit = 2 * time.Second
 
-// drain ends the link gracefully, by deadline at the latest: it takes no
+// drain ends the link gracefully, when ctx ends at the latest: it takes no
 // more envelopes from the peer (those it does not take, the peer sends
 // again on the next link: not processed here, they are no copies), lets
 // the envelopes taken run their course to an acknowledgement or a refusal
@@ -75,10 +76,8 @@ const drainLimit = 2 * time.Second
 // and closes the link once those frames are written. Closing at once
 // left the peer to resend what this side had processed but not yet
 // acknowledged, which the next link then dropped as copies.
-func (c *conn) drain(deadline time.Time) {
-	t := time.NewTimer(time.Until(deadline))
-	defer t.Stop()
-	if !c.acks.drain(t.C) {
+func (c *conn) drain(ctx context.Context) {
+	if !c.acks.drain(ctx.Done()) {
 		c.g.log.Info("federation: link closed before every acknowledgement it owed was written; the peer resends those envelopes",
 			"limit", drainLimit)
 	}

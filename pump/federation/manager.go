@@ -426,20 +426,26 @@ func (m *Manager) Start() {
 // meanwhile, as the acknowledgements of calls wait for their journal
 // records. What is sent after Stop — the answers of conversations still
 // draining — waits in the outbox for the next start. Close must follow.
-func (m *Manager) Stop() {
+func (m *Manager) Stop() { m.StopContext(context.Background()) }
+
+// StopContext is Stop with the links' drain also ending when ctx does: a
+// shutdown's deadline bounds it, and an ended ctx closes the links at once
+// (their peers resend what this side had not acknowledged).
+func (m *Manager) StopContext(ctx context.Context) {
 	m.once.Do(func() {
 		m.amu.Lock()
 		m.stopping = true
 		m.amu.Unlock()
 		close(m.closed)
-		deadline := time.Now().Add(drainLimit)
+		ctx, cancel := context.WithTimeout(ctx, drainLimit)
+		defer cancel()
 		var wg sync.WaitGroup
 		for _, g := range m.list() {
 			g.mu.Lock()
 			c := g.conn
 			g.mu.Unlock()
 			if c != nil {
-				wg.Go(func() { c.drain(deadline) })
+				wg.Go(func() { c.drain(ctx) })
 			}
 		}
 		wg.Wait()

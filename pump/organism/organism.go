@@ -539,7 +539,7 @@ func (o *Organism) Start() error {
 // (or after it) waits for that one to finish, bounded by its ctx, and
 // returns nil or ctx's error; the first call reports the shutdown's errors.
 func (o *Organism) Shutdown(ctx context.Context) error {
-	return o.shutdown(ctx, o.Pump.Shutdown)
+	return o.shutdown(ctx, true, o.Pump.Shutdown)
 }
 
 // ShutdownNow stops without draining (pump.Pump.ShutdownNow): running
@@ -549,7 +549,7 @@ func (o *Organism) Shutdown(ctx context.Context) error {
 // the wait for handlers that ignore their cancellation.
 func (o *Organism) ShutdownNow(ctx context.Context) error {
 	o.closeRouters()
-	return o.shutdown(ctx, o.Pump.ShutdownNow)
+	return o.shutdown(ctx, false, o.Pump.ShutdownNow)
 }
 
 // Stop is Shutdown when graceful, else ShutdownNow: what a shutdown request
@@ -567,7 +567,7 @@ func (o *Organism) Stop(ctx context.Context, graceful bool) error {
 // a graceful drain short), then waits for the first call to release what
 // the organism owns — so the store is never closed under a drain that
 // still journals.
-func (o *Organism) shutdown(ctx context.Context, stopPump func(context.Context) error) error {
+func (o *Organism) shutdown(ctx context.Context, graceful bool, stopPump func(context.Context) error) error {
 	o.shutMu.Lock()
 	if o.shutting {
 		o.shutMu.Unlock()
@@ -593,7 +593,13 @@ func (o *Organism) shutdown(ctx context.Context, stopPump func(context.Context) 
 		// still draining wait in the outbox. Before the pump stops: the
 		// links drain (bounded), and the acknowledgements they owe wait
 		// for the journal records the pump writes.
-		o.Federation.Stop()
+		drain := ctx
+		if !graceful { // stopping now: the links close without draining
+			var cancel context.CancelFunc
+			drain, cancel = context.WithCancel(ctx)
+			cancel()
+		}
+		o.Federation.StopContext(drain)
 	}
 	// Model requests still running when ctx ends are cancelled, so a hung
 	// provider cannot hold the shutdown.
