@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -41,5 +42,38 @@ func TestBusUnreadableFrameJournaledOnItsThread(t *testing.T) {
 				t.Errorf("journaled refusal (-want +got):\n%s\nrecord %v", diff, m)
 			}
 		})
+	}
+}
+
+// TestAPIRefusalDiagnostics: the messages API says why a message was
+// refused — the journaled refusal of an unreadable /bus frame carries its
+// diagnostics, on the thread's messages and on /api/v1/messages.
+func TestAPIRefusalDiagnostics(t *testing.T) {
+	f := newFixture(t)
+	token := f.loginAs("una", auth.Operator)
+	c := f.dial("/bus", token)
+	sendRaw(t, c, "<not xml")
+	huh, raw := readEnvelope(t, c)
+	if huh.Payload.XMLName.Local != "huh" {
+		t.Fatalf("want a <huh>, got %s", raw)
+	}
+	f.waitJournal()
+	for _, path := range []string{"/api/v1/threads/" + huh.Thread + "/messages", "/api/v1/messages?thread=" + huh.Thread} {
+		status, body, _ := f.do("GET", path, token, nil)
+		list, _ := body["messages"].([]any)
+		if status != 200 || len(list) != 1 {
+			t.Fatalf("%s: %d %v", path, status, body)
+		}
+		m := list[0].(map[string]any)
+		diags, _ := m["diagnostics"].([]any)
+		if m["kind"] != "huh" || len(diags) == 0 {
+			t.Fatalf("%s: refusal %v, want kind huh with diagnostics", path, m)
+		}
+		for _, d := range diags {
+			if s, _ := d.(string); strings.TrimSpace(s) == "" {
+				t.Errorf("%s: empty diagnostic in %v", path, diags)
+			}
+		}
+		t.Logf("%s: diagnostics %q", path, diags)
 	}
 }
