@@ -33,6 +33,18 @@ func newConvTable() *convTable {
 	return t
 }
 
+// len returns how many conversations are in flight.
+func (t *convTable) len() int {
+	n := 0
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.Lock()
+		n += len(s.m)
+		s.mu.Unlock()
+	}
+	return n
+}
+
 // lock locks and returns the shard of conversation conv.
 func (t *convTable) lock(conv string) *convShard {
 	s := &t.shards[maphash.String(t.seed, conv)%convShards]

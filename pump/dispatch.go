@@ -147,8 +147,10 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 	t0 := p.stageStart()
 	c.h.mark = d.mark
 	resp, err := p.call(c.ctx, l, d, &c.h, md)
-	p.stageEnd(StageHandler, l.Name, d.thread, t0, err != nil)
 	cause, ok := c.end()
+	// After end: the cause Halt cancelled the call with sticks, so a call
+	// halted while it ran (or abandoned since) reports itself interrupted.
+	p.handlerEnd(l.Name, d.thread, t0, err != nil, errors.Is(context.Cause(c.ctx), ErrHalted))
 	if !ok {
 		return false
 	}

@@ -44,7 +44,19 @@ func (p *Pump) rejectRead(w *work, err error) {
 		})
 		return
 	}
-	p.fail(w, "", "", "", err, diags)
+	thread, from := "", ""
+	if w.external {
+		// An unreadable message names no thread (nor, to be trusted, a
+		// sender): its refusal gets a fresh thread id, which the journal
+		// record, the event and the injector's result all carry, so its
+		// sender can match the <huh> it is told about to what the journal
+		// shows. With a principal, the principal is the sender.
+		thread = stage.NewThreadID()
+		if w.principal != nil {
+			from = w.principal.From
+		}
+	}
+	p.fail(w, thread, from, "", err, diags)
 }
 
 // rejectMessage handles a message whose envelope was read but which cannot be

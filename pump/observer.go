@@ -51,6 +51,11 @@ type StageSample struct {
 	// Failed reports that the stage rejected the message or the handler
 	// failed.
 	Failed bool
+	// Interrupted reports a handler call Halt cut short: its message went
+	// back to the listener's queue and is handled again after Unhalt (a
+	// second StageHandler sample for the same message, listener and
+	// thread).
+	Interrupted bool
 }
 
 // StageObserver sees the timing of the stages of the messages
@@ -87,6 +92,16 @@ func (p *Pump) stageEnd(st Stage, listener, thread string, start time.Time, fail
 	}
 	p.opts.Observer.ObserveStage(StageSample{Stage: st, Listener: listener, Thread: thread, Start: start,
 		Duration: time.Since(start), Failed: failed})
+}
+
+// handlerEnd reports a handler call that began at start (zero: no
+// observer); interrupted says Halt cut it short (StageSample.Interrupted).
+func (p *Pump) handlerEnd(listener, thread string, start time.Time, failed, interrupted bool) {
+	if start.IsZero() {
+		return
+	}
+	p.opts.Observer.ObserveStage(StageSample{Stage: StageHandler, Listener: listener, Thread: thread, Start: start,
+		Duration: time.Since(start), Failed: failed, Interrupted: interrupted})
 }
 
 // HandlerContexter is a StageObserver that also gives each handler call

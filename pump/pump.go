@@ -468,7 +468,13 @@ type Stats struct {
 	Processed int64
 	Failed    int64
 	InFlight  int
-	Threads   int
+	// Threads counts the thread registry's nodes: the threads of the
+	// conversations in flight and those of completed ones, kept (a client
+	// may continue a conversation) until the thread TTL collects them.
+	Threads int
+	// Conversations counts the conversations in flight: begun and not
+	// yet completed.
+	Conversations int
 	// Abandoned counts handler calls abandoned because they did not return
 	// within CancelGrace of their context's end.
 	Abandoned int64
@@ -477,12 +483,13 @@ type Stats struct {
 // Stats returns counters.
 func (p *Pump) Stats() Stats {
 	return Stats{
-		Uptime:    p.opts.Clock().Sub(p.startTime),
-		Processed: p.processed.Load(),
-		Failed:    p.failed.Load(),
-		InFlight:  p.InFlight(),
-		Threads:   p.threads.Len(),
-		Abandoned: p.abandoned.Load(),
+		Uptime:        p.opts.Clock().Sub(p.startTime),
+		Processed:     p.processed.Load(),
+		Failed:        p.failed.Load(),
+		InFlight:      p.InFlight(),
+		Threads:       p.threads.Len(),
+		Conversations: p.convs.len(),
+		Abandoned:     p.abandoned.Load(),
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
@@ -71,6 +72,12 @@ type apiMessage struct {
 	// Repaired marks a message the organism accepted only after repairing
 	// it (the journal records what was repaired; the details stay there).
 	Repaired bool `json:"repaired,omitempty"`
+	// Diagnostics, for a journal entry that is not a message (a <huh>, a
+	// SystemError, a dead letter, a refusal, a decision), say why: the
+	// reasons the journal recorded, one a line (a refused message's
+	// payload_type is often "": it was refused before its payload was
+	// known).
+	Diagnostics []string `json:"diagnostics,omitempty"`
 	// Profile is the security profile of the thread a journaled message
 	// travelled on, as the journal recorded it: "" for none (the implicit
 	// profile), absent when not recorded (journaled before the journal
@@ -106,10 +113,14 @@ func entryMessage(e store.Entry) apiMessage {
 	if payload == nil {
 		payload = e.Bytes
 	}
-	return apiMessage{ID: hex.EncodeToString(e.SHA256[:]), Seq: e.Seq, ThreadID: e.Thread,
+	m := apiMessage{ID: hex.EncodeToString(e.SHA256[:]), Seq: e.Seq, ThreadID: e.Thread,
 		Conversation: e.Conversation, Direction: e.Direction.String(), Kind: e.Kind.String(), From: e.From, To: e.To,
 		Listener: e.Listener, PayloadType: e.PayloadTag, Payload: string(payload), Timestamp: stamp(e.Time),
 		Repaired: e.Kind == store.Message && e.Diagnostics != ""}
+	if e.Kind != store.Message && e.Diagnostics != "" {
+		m.Diagnostics = strings.Split(e.Diagnostics, "\n")
+	}
+	return m
 }
 
 // page is the limit and offset of a request.

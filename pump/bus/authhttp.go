@@ -158,7 +158,8 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		TOTP: req.TOTP, Addr: clientAddr(r)})
 	switch {
 	case err == nil:
-		s.log.Info("login", "user", sess.Username, "role", sess.Role, "addr", clientAddr(r))
+		// The auth service logs the login ("auth: login"): logging it here
+		// too would count every login twice.
 		writeJSON(w, http.StatusOK, bodyOf(sess, true))
 	case errors.Is(err, auth.ErrRateLimited):
 		tooMany(w, err, "Too many failed login attempts")

@@ -1,7 +1,9 @@
 package bus
 
 import (
+	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,5 +151,36 @@ func TestTokens(t *testing.T) {
 	f.clock.Advance(auth.DefaultSessionTTL + time.Second)
 	if status, body, _ := f.do("GET", "/auth/me", token, nil); status != http.StatusUnauthorized || body["error"] != "Invalid token" {
 		t.Errorf("expired token: %d %v", status, body)
+	}
+}
+
+// TestLoginLoggedOnce: a successful login is one log record, not one from
+// the auth service and another from the HTTP handler.
+func TestLoginLoggedOnce(t *testing.T) {
+	f := newFixture(t)
+	secret := f.user("carol", auth.Operator)
+	f.nextStep()
+	status, body, _ := f.do("POST", "/auth/login", "", map[string]string{"username": "carol", "password": password,
+		"totp": f.code(secret)})
+	if status != http.StatusOK {
+		t.Fatalf("login: status %d (%v)", status, body)
+	}
+	f.logs.mu.Lock()
+	defer f.logs.mu.Unlock()
+	var logins []string
+	for _, rec := range f.logs.list {
+		if rec.Level != slog.LevelInfo || !strings.Contains(rec.Message, "login") {
+			continue
+		}
+		rec.Attrs(func(a slog.Attr) bool {
+			if a.Key == "user" && a.Value.String() == "carol" {
+				logins = append(logins, rec.Message)
+				return false
+			}
+			return true
+		})
+	}
+	if diff := cmp.Diff([]string{"auth: login"}, logins); diff != "" {
+		t.Errorf("login log records (-want +got):\n%s", diff)
 	}
 }

@@ -218,27 +218,34 @@ func (b *busSocket) frame(data []byte) {
 		return
 	}
 	who := b.principal()
-	var err error
+	var (
+		thread string
+		err    error
+	)
 	switch {
 	case info.ok && stage.IsThreadID(info.thread) && !s.ownsLive(who, info.thread):
 		// Another party's live conversation: its events are never routed
 		// here; the pump refuses the frame (a security event) untouched.
-		_, err = s.pump.InjectAs(b.c.ctx, data, nil, who)
+		thread, err = s.pump.InjectAs(b.c.ctx, data, nil, who)
 	case info.ok && stage.IsThreadID(info.thread):
 		conv := s.conversationOf(info.thread)
 		s.router.claim(conv, b)
-		_, err = s.pump.InjectAs(b.c.ctx, data, nil, who)
+		thread, err = s.pump.InjectAs(b.c.ctx, data, nil, who)
 		s.router.settle(conv, err == nil)
 	default:
 		// The pump assigns a new thread (and conversation) id: routing
-		// starts when InjectAs says which.
+		// starts when InjectAs says which. A refused frame begins no
+		// conversation: nothing is routed for the thread of its <huh>.
 		s.router.lateBegin()
-		var thread string
 		thread, err = s.pump.InjectAs(b.c.ctx, data, nil, who)
-		s.router.lateEnd(s.conversationOf(thread), b)
+		conv := ""
+		if err == nil {
+			conv = s.conversationOf(thread)
+		}
+		s.router.lateEnd(conv, b)
 	}
 	if err != nil {
-		b.refused(info, data, err)
+		b.refused(info, thread, data, err)
 	}
 }
 
@@ -278,8 +285,10 @@ func (b *busSocket) privileged(info frameInfo) {
 	b.c.send(b.s.huhEnvelope(info.from, info.thread, stage.NewHuh(failure.ErrPrivileged, nil)))
 }
 
-// refused answers a frame the pump did not take.
-func (b *busSocket) refused(info frameInfo, data []byte, err error) {
+// refused answers a frame the pump did not take; thread is the one the pump
+// journaled its refusal on ("" for none), the <huh>'s when the frame named
+// none.
+func (b *busSocket) refused(info frameInfo, thread string, data []byte, err error) {
 	switch {
 	case errors.Is(err, failure.ErrPrivileged):
 		b.privileged(info)
@@ -299,7 +308,9 @@ func (b *busSocket) refused(info frameInfo, data []byte, err error) {
 		if f, ok := errors.AsType[*failure.Failure](err); ok {
 			cause = f.Err
 		}
-		thread := info.thread
+		if !stage.IsThreadID(thread) {
+			thread = info.thread
+		}
 		if errors.Is(err, pump.ErrForgedSender) || errors.Is(err, pump.ErrForeignThread) {
 			thread = "" // a fresh id: an impostor's <huh> names no conversation
 		}

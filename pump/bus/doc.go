@@ -309,9 +309,13 @@
 // SystemError on it), active (its conversation has a message in flight),
 // else completed. A Message is {"id","seq","thread_id","conversation","direction","kind",
 // "from","to","listener","payload_type","payload","timestamp"} (and
-// "repaired":true for a message accepted only after a repair); its id is
-// the SHA-256 (hex) of the canonical envelope — the journal's checksum, and
-// the message_id inject returns. An inject payload object maps keys onto the
+// "repaired":true for a message accepted only after a repair; and for an
+// entry that is not a message — kind huh, system-error, dead-letter,
+// refusal, decision — "diagnostics":["envelope line 1 /not: …"], why, one
+// reason a string, as the journal recorded them: a message refused before
+// its payload was known has payload_type "" and its raw input as payload);
+// its id is the SHA-256 (hex) of the canonical envelope — the journal's
+// checksum, and the message_id inject returns. An inject payload object maps keys onto the
 // listener's payload fields by Go name, XML name or snake_case; the message
 // is sent from "api:<user>"; a thread_id must name a thread of the user's
 // own conversations or a new id (see Identity); naming one of the user's

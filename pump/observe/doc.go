@@ -25,7 +25,11 @@
 //	listener_queue_depth{listener}       messages waiting in the listener's pipeline
 //	listener_active{listener}            handlers running now
 //	listener_paused{listener}            1 while paused
-//	threads_live                         live threads
+//	threads_live                         threads the thread registry holds: those of the
+//	                                     conversations in flight and those of completed ones,
+//	                                     kept for a continuation until platform.thread_ttl
+//	                                     collects them (so it does not fall when one completes)
+//	conversations_live                   conversations in flight (begun, not yet completed)
 //	messages_in_flight                   messages admitted and not yet fully processed
 //	messages_processed_total / messages_failed_total
 //	uptime_seconds

@@ -225,3 +225,20 @@ func TestAttach(t *testing.T) {
 		t.Errorf("%d stage caches for %d stages", len(m.stageObs), len(pump.Stages()))
 	}
 }
+
+// TestConversationsLiveFallsAtCompletion: once every conversation completed,
+// conversations_live is 0, while threads_live still counts the threads the
+// registry keeps for a continuation (what it is documented to count).
+func TestConversationsLiveFallsAtCompletion(t *testing.T) {
+	m := NewMetrics()
+	o, done := helloWorld(t, m)
+	greet(t, o, done, "Dan")
+	greet(t, o, done, "Kim")
+	fams := gather(t, m)
+	if s := sample(fams, "xmlpipe_conversations_live"); s == nil || s.GetGauge().GetValue() != 0 {
+		t.Errorf("conversations_live = %v after every conversation completed, want 0", s)
+	}
+	if got, want := sample(fams, "xmlpipe_threads_live").GetGauge().GetValue(), float64(o.Pump.Threads().Len()); got != want {
+		t.Errorf("threads_live = %v, want the registry's %v", got, want)
+	}
+}

@@ -21,7 +21,8 @@ var (
 	descQueue       = newDesc("listener_queue_depth", "Messages waiting in the listener's pipeline.", "listener")
 	descActive      = newDesc("listener_active", "Handlers of the listener running now.", "listener")
 	descPaused      = newDesc("listener_paused", "1 while the listener is paused.", "listener")
-	descThreads     = newDesc("threads_live", "Live threads.")
+	descThreads     = newDesc("threads_live", "Threads the thread registry holds: those of the conversations in flight and those of completed ones, kept until the thread TTL collects them.")
+	descConvs       = newDesc("conversations_live", "Conversations in flight: begun and not yet completed.")
 	descInFlight    = newDesc("messages_in_flight", "Messages admitted and not yet fully processed.")
 	descProcessed   = newDesc("messages_processed_total", "Messages handled by any listener.")
 	descFailed      = newDesc("messages_failed_total", "Handler failures.")
@@ -50,7 +51,7 @@ func newDesc(name, help string, labels ...string) *prometheus.Desc {
 
 // Describe sends every scraped family's descriptor.
 func (s *scraper) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descHandled, descQueue, descActive, descPaused, descThreads, descInFlight,
+	for _, d := range []*prometheus.Desc{descHandled, descQueue, descActive, descPaused, descThreads, descConvs, descInFlight,
 		descProcessed, descFailed, descUptime, descJEnqueued, descJCommitted, descJFailed, descJCommits, descJRollbacks,
 		descJCommitTime, descJCheckpoint, descJBacklog, descJCapacity, descJPeak, descJBlocked, descAgentTokens, descAgentReqs, descBackTokens,
 		descBackReqs, descConns} {
@@ -79,6 +80,7 @@ func (s *scraper) Collect(ch chan<- prometheus.Metric) {
 	}
 	st := src.Pump.Stats()
 	ch <- gauge(descThreads, float64(st.Threads))
+	ch <- gauge(descConvs, float64(st.Conversations))
 	ch <- gauge(descInFlight, float64(st.InFlight))
 	ch <- counter(descProcessed, float64(st.Processed))
 	ch <- counter(descFailed, float64(st.Failed))

@@ -37,7 +37,11 @@ const tracerName = "github.com/xml-pipeline/xmlpipe/pump"
 // NewTracer, give it to the pump as its Observer (every message, not a
 // sample: ObserveEvery 1), Attach it to the pump, Shutdown it after the
 // pump. When a listener handles several messages of one conversation at
-// once, an envelope it emits is parented under its latest handler span.
+// once, an envelope it emits is parented under its latest handler span. A
+// handling Halt interrupted is a failed "handle" span (attribute
+// xmlpipe.interrupted) under a deliver span that stays open: the run after
+// Unhalt is that delivery's second "handle" span, and what it emits hangs
+// under it.
 type Tracer struct {
 	provider *sdktrace.TracerProvider
 	tracer   trace.Tracer
@@ -174,7 +178,10 @@ func (t *Tracer) Deliver(e pump.Event) {
 }
 
 // ObserveStage records a handler's run as a span under its deliver span,
-// and ends that deliver span.
+// and ends that deliver span. A run Halt interrupted is a failed span that
+// leaves the deliver span open: the message is handled again after Unhalt,
+// and that run's span (and what it emits) comes under the same deliver
+// span.
 func (t *Tracer) ObserveStage(s pump.StageSample) {
 	if s.Stage != pump.StageHandler {
 		return
@@ -185,6 +192,14 @@ func (t *Tracer) ObserveStage(s pump.StageSample) {
 	if c := t.where[k]; c != nil {
 		q := c.hops[k]
 		h := q[0]
+		if s.Interrupted {
+			_, span := t.tracer.Start(h.ctx, "handle "+s.Listener, trace.WithTimestamp(s.Start),
+				trace.WithAttributes(attribute.String("xmlpipe.thread", s.Thread), attribute.String("xmlpipe.listener", s.Listener),
+					attribute.Bool("xmlpipe.interrupted", true)))
+			span.SetStatus(codes.Error, "halted: handled again after unhalt")
+			span.End(trace.WithTimestamp(s.Start.Add(s.Duration)))
+			return
+		}
 		if len(q) == 1 {
 			delete(c.hops, k)
 			delete(t.where, k)

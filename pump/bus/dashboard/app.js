@@ -416,9 +416,16 @@ async function refreshConversation() {
   list.replaceChildren();
   for (const m of j.messages) {
     const failure = m.kind !== "message" && m.kind !== "reply";
-    list.append(el("li", { class: "envelope" + (failure ? " failure" : "") + (m.repaired ? " repaired" : ""), "data-kind": m.kind },
-      el("div", { text: m.from + " → " + (m.listener || m.to) + "  <" + m.payload_type + ">  " + m.kind + (m.repaired ? "  (repaired)" : "") }),
-      el("pre", { text: prettyXML(m.payload || "") })));
+    // A message refused before its payload was known has no payload type.
+    const tag = m.payload_type ? "  <" + m.payload_type + ">" : "";
+    const li = el("li", { class: "envelope" + (failure ? " failure" : "") + (m.repaired ? " repaired" : ""), "data-kind": m.kind },
+      el("div", { text: m.from + " → " + (m.listener || m.to || "–") + tag + "  " + m.kind + (m.repaired ? "  (repaired)" : "") }));
+    if (m.diagnostics && m.diagnostics.length) {
+      // Why it was refused (or failed), as the journal recorded it.
+      li.append(el("div", { class: "diagnostics" }, ...m.diagnostics.map((d) => el("div", { text: d }))));
+    }
+    li.append(el("pre", { text: prettyXML(m.payload || "") }));
+    list.append(li);
   }
 }
 
