@@ -40,12 +40,15 @@ func (s *Server) apiOrganism(w http.ResponseWriter, r *http.Request) {
 	if _, halted := s.pump.Halted(); halted {
 		status = statusHalted
 	}
+	// Active threads are those whose conversation runs, as a thread's
+	// status says: not the threads of completed conversations kept for a
+	// continuation (the registry's count, xmlpipe_threads_live).
+	active, _ := s.threadCounts(sess)
 	body := apiOrganismBody{Name: s.pump.Organism(), Status: status,
-		UptimeSeconds: st.Uptime.Seconds(), AgentCount: s.visibleListeners(sess), ActiveThreads: st.Threads,
+		UptimeSeconds: st.Uptime.Seconds(), AgentCount: s.visibleListeners(sess), ActiveThreads: active,
 		TotalMessages: st.Processed, Failed: st.Failed, InFlight: st.InFlight}
 	if sess.Profile != "" {
-		active, idle := s.threadCounts(sess)
-		body.ActiveThreads, body.TotalMessages, body.Failed, body.InFlight = active+idle, 0, 0, 0
+		body.TotalMessages, body.Failed, body.InFlight = 0, 0, 0
 		body.Profile = sess.Profile
 		writeJSON(w, http.StatusOK, body)
 		return

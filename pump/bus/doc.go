@@ -253,7 +253,8 @@
 //
 //	GET  /api/v1/organism                 {"name","status","uptime_seconds","agent_count","active_threads",
 //	                                       "total_messages","failed","in_flight"} (with metrics also
-//	                                       "handler_seconds_sum","handler_count": the handler timings observed)
+//	                                       "handler_seconds_sum","handler_count": the handler timings observed);
+//	                                       active_threads counts the threads whose conversation runs
 //	GET  /api/v1/organism/config          organism.yaml as loaded, secrets redacted
 //	GET  /api/v1/agents                   {"agents":[Agent…]}
 //	GET  /api/v1/agents/{name}            Agent: {"name","description","is_agent","broadcast","peers",
