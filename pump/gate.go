@@ -63,6 +63,12 @@ type GateMessage struct {
 	PayloadName string
 	Payload     []byte
 	Envelope    []byte
+	// Answered is, for a reply the pump turned into the calling agent's
+	// text payload (its JSON form as the agent's Text: a tool's result, a
+	// callable's answer), the reply's payload XML as its sender answered;
+	// nil for any other message, and for a reply re-delivered after a
+	// restart (the journal keeps the agent's form).
+	Answered []byte
 	// Recovered marks a message re-delivered after a restart (see Recover):
 	// a gate that held it before finds its hold under the same Seq and
 	// Target.
@@ -286,7 +292,7 @@ func (p *Pump) gateStops(w *work, m *stage.Inbound, tbl *table, l *listener, d *
 	gm := GateMessage{Seq: seq, Conversation: d.conv, Thread: d.thread, From: m.From,
 		FromAgent: sender != nil && sender.Agent, FromOutside: w.external, Target: l.Name, TargetAgent: l.Agent,
 		User: p.threadUser(d.thread), PayloadName: m.PayloadName, Payload: d.payloadBytes, Envelope: m.Canonical,
-		Recovered: w.recovered != 0}
+		Answered: w.answered, Recovered: w.recovered != 0}
 	dec := g.Check(&gm)
 	if dec.Verdict == GateDeliver {
 		return false

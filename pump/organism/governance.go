@@ -271,7 +271,7 @@ func (g *Governance) Check(m *pump.GateMessage) pump.GateDecision {
 		}
 	}
 	v := g.guard.Check(guardian.Subject{From: m.From, To: m.Target, FromAgent: m.FromAgent, ToAgent: m.TargetAgent,
-		Payload: m.Payload})
+		Payload: m.Payload, Answered: m.Answered})
 	switch v.Action {
 	case guardian.Deny:
 		r := v.Refusal()

@@ -314,9 +314,12 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		env.Tools = policy
 	}
 	if env.Callers == nil {
+		// An agent caller is left out: the pump turns a result into its
+		// text itself (a reply to an agent: its JSON form), keeping the result's
+		// XML for the constitution's rules, which are written against it.
 		env.Callers = tools.CallersFunc(func(name string) (*xmlpipe.PayloadType, bool) {
 			l, ok := p.Lookup(name)
-			return l.Payload, ok && l.Payload != nil
+			return l.Payload, ok && l.Payload != nil && !l.Agent
 		})
 	}
 	if env.DataDir == "" && d != nil {
