@@ -398,7 +398,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 				continue
 			}
 			u.prompt = l.Prompt
-			if err := registerCall(p, lc, u, opts.Logger); err != nil {
+			if err := registerCall(p, lc, callTimeout(gov, cfg, lc), u, opts.Logger); err != nil {
 				errs = append(errs, fmt.Errorf("%s: listener %s: %w", pos, lc.Name, err))
 			}
 			units[unitKey(lc.Name)] = u
@@ -416,7 +416,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 			continue
 		}
 		u.wasm = ws.get(lc.Name)
-		if err := registerCall(p, lc, u, opts.Logger); err != nil {
+		if err := registerCall(p, lc, callTimeout(gov, cfg, lc), u, opts.Logger); err != nil {
 			errs = append(errs, fmt.Errorf("%s: listener %s: %w", pos, lc.Name, err))
 		}
 		units[unitKey(lc.Name)] = u
