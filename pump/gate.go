@@ -69,6 +69,9 @@ type GateMessage struct {
 	// nil for any other message, and for a reply re-delivered after a
 	// restart (the journal keeps the agent's form).
 	Answered []byte
+	// Detail is, for a failure (FailureGate), what it says beyond its
+	// canned text (xmlpipe.DeliveryError.Detail); "" for any other message.
+	Detail string
 	// Recovered marks a message re-delivered after a restart (see Recover):
 	// a gate that held it before finds its hold under the same Seq and
 	// Target.
@@ -96,6 +99,16 @@ type DeliveryGate interface {
 	// Dropped reports a held message the pump dropped without a decision
 	// (cause: ErrConversationKilled — its conversation was killed).
 	Dropped(holdID string, cause error)
+}
+
+// FailureGate is a DeliveryGate that also judges the failures about to
+// reach a listener's error handler — a <huh> or SystemError and its detail
+// (GateMessage.Detail), whatever their text carries of a handler's error —
+// before the listener sees them: CheckFailure returns the refusal that
+// replaces the failure, or nil to deliver it. It cannot hold one. The
+// pump calls it like Check, on its own goroutines.
+type FailureGate interface {
+	CheckFailure(m *GateMessage) *xmlpipe.Refusal
 }
 
 // Gate errors.
@@ -263,6 +276,19 @@ func (p *Pump) Held() []HeldMessage {
 	p.held.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Since.Before(out[j].Since) })
 	return out
+}
+
+// failureRefused asks a FailureGate about failure m (payload pb, detail
+// detail) bound for l, sent by w's sender: the refusal that replaces it,
+// or nil.
+func (p *Pump) failureRefused(w *work, m *stage.Inbound, l *listener, pb []byte, detail string) *xmlpipe.Refusal {
+	g, ok := p.deliveryGate().(FailureGate)
+	if !ok {
+		return nil
+	}
+	return g.CheckFailure(&GateMessage{Conversation: w.conv, Thread: m.Thread, From: m.From,
+		FromAgent: w.sender != nil && w.sender.Agent, Target: l.Name, TargetAgent: l.Agent, User: p.threadUser(m.Thread),
+		PayloadName: m.PayloadName, Payload: pb, Envelope: m.Canonical, Detail: detail})
 }
 
 // gateStops asks the gate about delivery d of message m (journaled as seq)

@@ -176,6 +176,9 @@ type Subject struct {
 	// written against the result's XML (<Value>42</Value>) and one written
 	// against what the agent reads ("Value":"42") both match.
 	Answered []byte
+	// Detail is, for a failure (a <huh>, a SystemError), what it says
+	// beyond its canned text — a handler's error — matched like its text.
+	Detail string
 }
 
 // Verdict is the guardian's decision about a message.
@@ -274,11 +277,15 @@ func (g *Guardian) Check(s Subject) Verdict {
 }
 
 // forms are the texts rules are matched against: the payload's text and
-// XML, and those of the answer it was made from (Answered).
+// XML, those of the answer it was made from (Answered), and a failure's
+// detail.
 func (s Subject) forms() []string {
 	out := []string{Text(s.Payload), string(s.Payload)}
 	if len(s.Answered) > 0 {
 		out = append(out, Text(s.Answered), string(s.Answered))
+	}
+	if s.Detail != "" {
+		out = append(out, s.Detail)
 	}
 	return out
 }

@@ -162,6 +162,8 @@ func TestCheck(t *testing.T) {
 		{"answer judged as the agent reads it", Subject{From: "run_command", To: "critic", ToAgent: true,
 			Payload:  []byte(`<CriticTask><Text>{"Output":"a poem"}</Text></CriticTask>`),
 			Answered: []byte(`<RunCommandResult><Output>notes</Output></RunCommandResult>`)}, Deny, "no-poems"},
+		{"failure judged by its detail", Subject{From: "run_command", To: "critic", ToAgent: true,
+			Payload: []byte(`<huh><error>Message could not be processed</error></huh>`), Detail: "a poem in stderr"}, Deny, "no-poems"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

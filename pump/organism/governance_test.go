@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
 	"github.com/xml-pipeline/xmlpipe/listeners/llm"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
@@ -610,6 +611,55 @@ func TestHeldCallsAreNotAbandonedBeforeTheirApprovalEnds(t *testing.T) {
 			}
 			if a.AbandonCallsAfter != tc.want {
 				t.Errorf("calls abandoned after %v, want %v", a.AbandonCallsAfter, tc.want)
+			}
+		})
+	}
+}
+
+// TestRulesJudgeFailures: a failed call's result — a <huh> whose detail
+// carries the tool's error text — is judged by the deny rules like any
+// message reaching an agent: one that matches reaches the agent as the
+// refusal, without the text; one that does not is delivered as it was.
+func TestRulesJudgeFailures(t *testing.T) {
+	cat := catalog.Builtin()
+	cat.AddPayload(catalog.Payload{Name: "test.SlowQuery", Type: reflect.TypeFor[slowQuery]()})
+	cat.AddHandler(catalog.Handler{Name: "test.Failing", Takes: reflect.TypeFor[slowQuery](),
+		New: func(catalog.Env) xmlpipe.Handler {
+			return xmlpipe.Typed(func(context.Context, *slowQuery, xmlpipe.Metadata) (xmlpipe.Response, error) {
+				return nil, errors.New("token sk-live-XYZ rejected")
+			})
+		}})
+	const listeners = "  - {name: failing, payload_class: test.SlowQuery, handler: test.Failing, description: Fails}\n" +
+		"  - {name: waiter, agent: true, description: waits, prompt: You are waiter., peers: [failing]}\n"
+	for _, tc := range []struct {
+		name, rule string
+		refused    bool
+	}{
+		{"detail matches", `'sk-live-\w+'`, true},
+		{"canned text matches", `'(?i)handler failed'`, true},
+		{"nothing matches", `'nothing-like-it'`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newScriptedModel(t, map[string][]string{"waiter": {
+				toolCalls(scriptedCall{ID: "f1", Name: "failing", Arguments: `{"Text":"x"}`}), "carried on"}})
+			doc := writeDoc(t, t.TempDir(), "CONSTITUTION.md", ruleDoc(tc.rule))
+			o := agentOrganismWith(t, m, "constitution: ["+doc+"]\nlisteners:\n"+listeners, Options{Catalog: cat})
+			c := startConversation(t, o, "waiter", "go")
+			if text := c.answer(t); text != "carried on" {
+				t.Fatalf("answer %q", text)
+			}
+			reqs := m.requests("waiter")
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests, want 2", len(reqs))
+			}
+			last := reqs[1].Messages[len(reqs[1].Messages)-1]
+			if last["role"] != "tool" || last["tool_call_id"] != "f1" {
+				t.Fatalf("last message %v, want the call's result", last)
+			}
+			refused := strings.Contains(last["content"], "The call was refused") && strings.Contains(last["content"], "the-rule")
+			leaked := strings.Contains(last["content"], "sk-live-XYZ")
+			if refused != tc.refused || leaked == tc.refused {
+				t.Fatalf("the model saw %q; want refused %v", last["content"], tc.refused)
 			}
 		})
 	}
