@@ -38,7 +38,10 @@ import (
 // slow tools, calls waiting for a human — so the <name>.call listener has
 // no handler timeout of its own (the callee's bounds one of its turns, not
 // the call): the call is bounded by callable.timeout (callTimeout), and
-// when that passes its conversation is killed.
+// when that passes its conversation is killed. A halt does not cancel a
+// running call (pump.Listener.WaitsOnConversations): it stops the callee's
+// conversation where it runs, and the call waits for its answer after
+// resume instead of beginning it again.
 
 // ErrCallFailed is the error of a call whose callee conversation failed or
 // ended without an answer.
@@ -96,7 +99,7 @@ func callListener(p *pump.Pump, lc config.Listener, timeout time.Duration, log *
 	}
 	c := &caller{p: p, pt: pt, target: lc.Name, profile: config.CallProfile(lc.Name), timeout: timeout, log: log}
 	return pump.Listener{Name: config.CallName(lc.Name), Description: lc.Callable.Description, Payload: pt, Handler: c,
-		Remote: true, Workers: lc.MaxConcurrent, Timeout: -1}, nil
+		Remote: true, WaitsOnConversations: true, Workers: lc.MaxConcurrent, Timeout: -1}, nil
 }
 
 // caller is the handler of a <name>.call listener.

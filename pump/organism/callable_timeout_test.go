@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,21 +24,31 @@ import (
 // with the call's result.
 func slowCallee(t *testing.T, worker, callable, slowTimeout string) (o *Organism, m *wireModel, stopped chan error) {
 	t.Helper()
+	stopped = make(chan error, 4)
+	o, m = slowCalleeWith(t, worker, callable, slowTimeout, func(ctx context.Context) (xmlpipe.Response, error) {
+		<-ctx.Done()
+		stopped <- context.Cause(ctx)
+		return nil, ctx.Err()
+	})
+	return o, m, stopped
+}
+
+// slowCalleeWith is slowCallee whose tool slow runs slow.
+func slowCalleeWith(t *testing.T, worker, callable, slowTimeout string,
+	slow func(ctx context.Context) (xmlpipe.Response, error)) (o *Organism, m *wireModel) {
+	t.Helper()
 	m = newWireModel(t, config.OpenAI, func(n int, body map[string]any) modelTurn {
 		if r, ok := toolMessages(body)["s1"]; ok {
 			return say("slow said: " + r)
 		}
 		return call(scriptedCall{"s1", "slow", `{"Text":"x"}`})
 	})
-	stopped = make(chan error, 4)
 	cat := catalog.Builtin()
 	cat.AddPayload(catalog.Payload{Name: "test.SlowQuery", Type: reflect.TypeFor[slowQuery]()})
 	cat.AddHandler(catalog.Handler{Name: "test.Slow", Takes: reflect.TypeFor[slowQuery](),
 		New: func(catalog.Env) xmlpipe.Handler {
 			return xmlpipe.Typed(func(ctx context.Context, _ *slowQuery, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
-				<-ctx.Done()
-				stopped <- context.Cause(ctx)
-				return nil, ctx.Err()
+				return slow(ctx)
 			})
 		}})
 	t.Setenv("TEST_LLM_KEY", "sk-test")
@@ -62,7 +73,7 @@ listeners:
 	if err != nil {
 		t.Fatal(err)
 	}
-	return startConfigured(t, cfg, Options{Catalog: cat}), m, stopped
+	return startConfigured(t, cfg, Options{Catalog: cat}), m
 }
 
 // callWorker calls worker.call from outside the organism.
@@ -128,6 +139,62 @@ func TestCallableTimeoutKillsTheCall(t *testing.T) {
 	// holding the call listener or the callee.
 	if _, err := callWorker(t, o); !errors.As(err, &ae) || !strings.Contains(err.Error(), "callable.timeout") {
 		t.Fatalf("the next call ended with %v", err)
+	}
+}
+
+// TestHaltKeepsACallsConversation: a halt of every listener while a call
+// runs stops the work where it runs — the callee's tool call — but not the
+// call: after resume the callee's conversation goes on from the
+// interrupted tool call (its model is not asked its first turn again) and
+// its answer is the call's.
+func TestHaltKeepsACallsConversation(t *testing.T) {
+	var resumed atomic.Bool
+	started, halted := make(chan struct{}, 4), make(chan error, 4)
+	o, m := slowCalleeWith(t, "", "", "1h", func(ctx context.Context) (xmlpipe.Response, error) {
+		if resumed.Load() {
+			return xmlpipe.Respond(&slowAnswer{Text: "done"}), nil
+		}
+		started <- struct{}{}
+		<-ctx.Done()
+		halted <- context.Cause(ctx)
+		return nil, ctx.Err()
+	})
+	type result struct {
+		ev  pump.Event
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		ev, err := callWorker(t, o)
+		done <- result{ev, err}
+	}()
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the callee's tool call never started")
+	}
+	if _, err := o.Pump.Halt(pump.HaltAll); err != nil {
+		t.Fatal(err)
+	}
+	if cause := <-halted; !errors.Is(cause, pump.ErrHalted) {
+		t.Fatalf("the tool call stopped by %v, want the halt", cause)
+	}
+	resumed.Store(true)
+	o.Pump.Unhalt()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call did not end after resume")
+	}
+	if r.err != nil {
+		t.Fatalf("the call failed: %v", r.err)
+	}
+	if a, ok := r.ev.Payload.(*llm.Answer); !ok || !strings.Contains(a.Text, "done") {
+		t.Fatalf("the call answered %T %+v", r.ev.Payload, r.ev.Payload)
+	}
+	if n := len(m.requests()); n != 2 {
+		t.Errorf("%d model requests, want 2: the callee's conversation went on, not again from its start", n)
 	}
 }
 
