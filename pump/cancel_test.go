@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -430,5 +431,49 @@ func TestHaltLiftedByShutdown(t *testing.T) {
 	}
 	if _, err := p.Halt(pump.HaltAll); !errors.Is(err, pump.ErrClosed) {
 		t.Errorf("Halt after Shutdown = %v, want ErrClosed", err)
+	}
+}
+
+// TestHaltLeavesCallsWaitingOnConversations: a halt stops the queue of a
+// listener marked WaitsOnConversations, not its running calls — they wait
+// on work the halt stops where it runs — and such a call, answered after
+// Unhalt, ends as ever.
+func TestHaltLeavesCallsWaitingOnConversations(t *testing.T) {
+	running, release := make(chan struct{}), make(chan struct{})
+	started := sync.OnceFunc(func() { close(running) })
+	var cancelled atomic.Bool
+	waiter := listenerOf(t, "waiter", func(ctx context.Context, in *Ping, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		started()
+		select {
+		case <-release:
+		case <-ctx.Done():
+			cancelled.Store(true)
+			return nil, ctx.Err()
+		}
+		return xmlpipe.Respond(&Ping{Text: "waited " + in.Text}), nil
+	})
+	waiter.WaitsOnConversations = true
+	p := startPump(t, pump.Options{}, waiter)
+	out := newRecorder()
+	mustSend(t, p, client, "waiter", &Ping{Text: "x"}, out)
+	select {
+	case <-running:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call did not start")
+	}
+	rep, err := p.Halt(pump.HaltAll)
+	if err != nil || rep.Cancelled != 0 {
+		t.Fatalf("Halt = %+v, %v; want no call cancelled", rep, err)
+	}
+	if !listenerInfo(t, p, "waiter").Halted {
+		t.Error("the listener's queue is not halted")
+	}
+	p.Unhalt()
+	close(release)
+	if r := out.waitFor(t, "the call's answer", kind(pump.EventReply)); r.Payload.(*Ping).Text != "waited x" {
+		t.Errorf("answered %+v", r.Payload)
+	}
+	if cancelled.Load() {
+		t.Error("the halt cancelled the call")
 	}
 }

@@ -395,9 +395,13 @@ func (p *Pump) reply(l *listener, d *delivery, payload any) {
 		return
 	}
 	cl := d.tbl.lookup(caller)
+	var answered []byte // the reply as l answered it, when the agent gets its text
 	if cl != nil && cl.Agent && cl != l {
 		if pt, err := p.payloadTypeOfAny(payload); err == nil && !cl.Payload.Matches(pt.Name(), pt.Namespace()) {
 			if v, ok := asAgentText(cl, pt, payload); ok {
+				if _, body, _, err := p.encodePayload(payload); err == nil {
+					answered = body
+				}
 				payload = v
 			}
 		}
@@ -409,7 +413,8 @@ func (p *Pump) reply(l *listener, d *delivery, payload any) {
 	}
 	env := stage.AppendEnvelopeInReplyTo(make([]byte, 0, len(body)+200+len(ref)), l.Name, caller, thread, ref, body)
 	w := &work{raw: env, conv: d.conv, tbl: d.tbl, prof: d.tbl.profile(profName), profSet: true, sender: l, senderThread: d.thread,
-		depth: max(d.depth-1, 0), payloadType: pt, canonical: canonical, admitted: d.admitted, parent: d.mark.retain(), prune: d.thread}
+		depth: max(d.depth-1, 0), payloadType: pt, canonical: canonical, admitted: d.admitted, parent: d.mark.retain(), prune: d.thread,
+		answered: answered}
 	if cl == nil {
 		w.egress = caller
 	}

@@ -63,6 +63,15 @@ type GateMessage struct {
 	PayloadName string
 	Payload     []byte
 	Envelope    []byte
+	// Answered is, for a reply the pump turned into the calling agent's
+	// text payload (its JSON form as the agent's Text: a tool's result, a
+	// callable's answer), the reply's payload XML as its sender answered;
+	// nil for any other message, and for a reply re-delivered after a
+	// restart (the journal keeps the agent's form).
+	Answered []byte
+	// Detail is, for a failure (FailureGate), what it says beyond its
+	// canned text (xmlpipe.DeliveryError.Detail); "" for any other message.
+	Detail string
 	// Recovered marks a message re-delivered after a restart (see Recover):
 	// a gate that held it before finds its hold under the same Seq and
 	// Target.
@@ -90,6 +99,16 @@ type DeliveryGate interface {
 	// Dropped reports a held message the pump dropped without a decision
 	// (cause: ErrConversationKilled — its conversation was killed).
 	Dropped(holdID string, cause error)
+}
+
+// FailureGate is a DeliveryGate that also judges the failures about to
+// reach a listener's error handler — a <huh> or SystemError and its detail
+// (GateMessage.Detail), whatever their text carries of a handler's error —
+// before the listener sees them: CheckFailure returns the refusal that
+// replaces the failure, or nil to deliver it. It cannot hold one. The
+// pump calls it like Check, on its own goroutines.
+type FailureGate interface {
+	CheckFailure(m *GateMessage) *xmlpipe.Refusal
 }
 
 // Gate errors.
@@ -259,6 +278,19 @@ func (p *Pump) Held() []HeldMessage {
 	return out
 }
 
+// failureRefused asks a FailureGate about failure m (payload pb, detail
+// detail) bound for l, sent by w's sender: the refusal that replaces it,
+// or nil.
+func (p *Pump) failureRefused(w *work, m *stage.Inbound, l *listener, pb []byte, detail string) *xmlpipe.Refusal {
+	g, ok := p.deliveryGate().(FailureGate)
+	if !ok {
+		return nil
+	}
+	return g.CheckFailure(&GateMessage{Conversation: w.conv, Thread: m.Thread, From: m.From,
+		FromAgent: w.sender != nil && w.sender.Agent, Target: l.Name, TargetAgent: l.Agent, User: p.threadUser(m.Thread),
+		PayloadName: m.PayloadName, Payload: pb, Envelope: m.Canonical, Detail: detail})
+}
+
 // gateStops asks the gate about delivery d of message m (journaled as seq)
 // to l, before it is queued. It reports true when the gate took the
 // delivery (refused or held it): the caller must not queue it. Without a
@@ -286,7 +318,7 @@ func (p *Pump) gateStops(w *work, m *stage.Inbound, tbl *table, l *listener, d *
 	gm := GateMessage{Seq: seq, Conversation: d.conv, Thread: d.thread, From: m.From,
 		FromAgent: sender != nil && sender.Agent, FromOutside: w.external, Target: l.Name, TargetAgent: l.Agent,
 		User: p.threadUser(d.thread), PayloadName: m.PayloadName, Payload: d.payloadBytes, Envelope: m.Canonical,
-		Recovered: w.recovered != 0}
+		Answered: w.answered, Recovered: w.recovered != 0}
 	dec := g.Check(&gm)
 	if dec.Verdict == GateDeliver {
 		return false

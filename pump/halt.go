@@ -81,7 +81,7 @@ func (p *Pump) Halt(scope HaltScope) (HaltReport, error) {
 	}
 	// After the scope is published: a worker starting a call now either
 	// sees the halt (handle) or publishes its call before this scan.
-	rep.Cancelled = p.cancelCalls(ErrHalted, func(c *handlerCall) bool { return s.covers(c.l) })
+	rep.Cancelled = p.cancelCalls(ErrHalted, func(c *handlerCall) bool { return s.covers(c.l) && !c.l.WaitsOnConversations })
 	for _, l := range p.liveListeners() {
 		if s.covers(l) {
 			rep.Held += l.queue.len()

@@ -693,6 +693,11 @@ func (p *Pump) deliverError(w *work, m *stage.Inbound, tbl *table) {
 			p.processed.Add(1)
 			return
 		}
+		if de.Refusal == nil {
+			if r := p.failureRefused(w, m, l, pb, de.Detail); r != nil {
+				de = &xmlpipe.DeliveryError{Refusal: r} // the failure's text is not to reach l
+			}
+		}
 		d := &delivery{conv: w.conv, thread: m.Thread, from: m.From, to: l.Name, payloadName: m.PayloadName, payload: v,
 			payloadBytes: pb, errPayload: de, inReplyTo: m.InReplyTo, depth: w.depth, admitted: w.admitted, tbl: tbl, at: l}
 		if name, _ := p.threads.Profile(m.Thread); name != "" {

@@ -38,6 +38,14 @@ type Listener struct {
 	// alone, so calls waiting on a slow or unreachable peer cannot starve
 	// the organism's own listeners.
 	Remote bool
+	// WaitsOnConversations marks a handler that only waits for other
+	// conversations of this organism to answer (a callable's call, which
+	// waits on its callee's conversation): a halt stops its queue but not
+	// its running calls — it stops the work itself, where it runs, in those
+	// conversations' listeners, and the calls, answered after Unhalt, end
+	// as ever. Cancelled, such a call would give those conversations up,
+	// and its handling after Unhalt begin them again from the start.
+	WaitsOnConversations bool
 	// MaxMessagesPerTurn caps the messages one Raw output of the listener
 	// (an LLM agent's reply) may send: output holding more sends none and
 	// the listener gets a SystemError saying the limit (0: the pump's

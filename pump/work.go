@@ -156,6 +156,10 @@ type work struct {
 	// handler: a refused reply's <huh> then goes to the caller (handlerFailed),
 	// which would otherwise wait for an answer that never comes.
 	answers *delivery
+	// answered is a reply's payload as its sender answered it, when the
+	// pump turned it into the calling agent's text (asAgentText): the
+	// delivery gate judges both (GateMessage.Answered).
+	answered []byte
 	// recovered is the journal seq of a message re-delivered by Recover
 	// (never journaled twice).
 	recovered int64

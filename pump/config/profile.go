@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -124,11 +125,23 @@ type Callable struct {
 	// PascalCase followed by Call: research-agent → ResearchAgentCall).
 	// Gateways export and import it.
 	Root string `yaml:"root"`
+	// Timeout bounds one call: the callee's whole conversation, every
+	// turn, tool call and wait for a human of it (a number of seconds or
+	// a Go duration). When it passes, the conversation is killed and the
+	// caller gets a failed call saying so. The listener's own timeout
+	// bounds each of its handler calls, never the call as a whole. 0 or
+	// unset: DefaultCallTimeout, raised for an agent whose calls may wait
+	// for a human to that wait and a turn more. Negative is refused.
+	Timeout Duration `yaml:"timeout"`
 }
+
+// DefaultCallTimeout bounds a call of a callable listener that sets no
+// callable.timeout: a conversation of several model turns and tool calls.
+const DefaultCallTimeout = 30 * time.Minute
 
 // IsZero reports whether no callable: was written.
 func (c Callable) IsZero() bool {
-	return c.Description == "" && len(c.Parameters) == 0 && len(c.Requires) == 0 && c.Root == ""
+	return c.Description == "" && len(c.Parameters) == 0 && len(c.Requires) == 0 && c.Root == "" && c.Timeout == 0
 }
 
 // Parameter is one argument of a callable.
@@ -261,6 +274,10 @@ func (o *Organism) checkCallable(r *reporter, path string, l Listener) {
 	}
 	if !registry.ValidProfileTerm(CallProfile(l.Name)) {
 		r.add(path, "a callable listener's name must not hold '&' or white space, got %q", l.Name)
+	}
+	if c.Timeout < 0 {
+		r.add(path+".timeout", "must not be negative, got %s (0 or unset: the default, %s)", c.Timeout,
+			Duration(DefaultCallTimeout))
 	}
 	if root := l.CallRoot(); !gen.IsNCName(root) {
 		r.add(path+".root", "%q is not a payload root tag (an XML name without a prefix)", root)

@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -31,6 +32,7 @@ listeners:
         - {name: query, type: string, required: true}
         - {name: depth, type: integer}
       requires: [calculate]
+      timeout: 2h
 gateways:
   - {name: peer, trusted_identity: peer.pub, profile: calc-only}
 `
@@ -62,7 +64,8 @@ gateways:
 	if l.Profile != "web" || l.CallRoot() != "ResearchAgentCall" || CallName(l.Name) != "research-agent.call" {
 		t.Errorf("listener %s: profile %q, root %q", l.Name, l.Profile, l.CallRoot())
 	}
-	if c := l.Callable; len(c.Parameters) != 2 || !c.Parameters[0].Required || c.Parameters[1].Type != "integer" {
+	if c := l.Callable; len(c.Parameters) != 2 || !c.Parameters[0].Required || c.Parameters[1].Type != "integer" ||
+		c.Timeout.D() != 2*time.Hour {
 		t.Errorf("callable %+v", c)
 	}
 	if o.Gateways[0].Profile != "calc-only" {
@@ -70,6 +73,27 @@ gateways:
 	}
 	if CallProfile("Research-Agent") != "callable:research-agent" {
 		t.Error(CallProfile("Research-Agent"))
+	}
+}
+
+// TestCallableTimeoutChecked: a negative callable.timeout is reported
+// with its file:line; a zero one means the default.
+func TestCallableTimeoutChecked(t *testing.T) {
+	_, err := Parse("/o/organism.yaml", []byte(`organism: {name: x}
+listeners:
+  - name: researcher
+    agent: true
+    description: researches
+    prompt: You research.
+    callable:
+      description: Deep research on a topic
+      timeout: -5m
+`))
+	for _, want := range []string{`organism.yaml:9`, `listeners[0].callable.timeout`, `must not be negative, got -5m`,
+		`the default, 30m`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want %q in %v", want, err)
+		}
 	}
 }
 

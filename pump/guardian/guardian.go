@@ -169,6 +169,16 @@ type Subject struct {
 	FromAgent, ToAgent bool
 	// Payload is the canonical payload XML.
 	Payload []byte
+	// Answered is, for an answer the pump turned into the calling agent's
+	// text payload (a tool's result, a callable's answer: their JSON form
+	// as the agent's Text), the answer's payload XML as its sender wrote
+	// it; nil for any other message. A rule judges both forms, so one
+	// written against the result's XML (<Value>42</Value>) and one written
+	// against what the agent reads ("Value":"42") both match.
+	Answered []byte
+	// Detail is, for a failure (a <huh>, a SystemError), what it says
+	// beyond its canned text — a handler's error — matched like its text.
+	Detail string
 }
 
 // Verdict is the guardian's decision about a message.
@@ -228,13 +238,15 @@ func (v Verdict) Refusal() *xmlpipe.Refusal {
 // Check applies the rules in scope to s: a deny rule that matches refuses
 // it (whatever else matches), else a review rule that matches sends it to a
 // human, else it is allowed. A rule matches when its expression matches
-// the payload's text (Text) or its canonical XML. Messages between
-// listeners that are not agents are always allowed.
+// the payload's text (Text) or its canonical XML — or, for an answer the
+// agent reads as text (Subject.Answered), the text or XML of the answer
+// as its sender wrote it. Messages between listeners that are not agents
+// are always allowed.
 func (g *Guardian) Check(s Subject) Verdict {
 	if !g.HasRules() || (!s.FromAgent && !s.ToAgent) {
 		return Verdict{Action: Allow}
 	}
-	var text, raw string
+	var forms []string // the texts a rule is matched against
 	var deny, review []*Rule
 	for _, r := range g.rules {
 		if !(s.ToAgent && r.Doc.governs(s.To) || s.FromAgent && r.Doc.governs(s.From)) {
@@ -243,10 +255,10 @@ func (g *Guardian) Check(s Subject) Verdict {
 		if r.Action == Review && len(deny) > 0 {
 			continue // a deny decides already
 		}
-		if raw == "" {
-			raw, text = string(s.Payload), Text(s.Payload)
+		if forms == nil {
+			forms = s.forms()
 		}
-		if !r.Matches(text) && !r.Matches(raw) {
+		if !slices.ContainsFunc(forms, r.Matches) {
 			continue
 		}
 		if r.Action == Deny {
@@ -262,6 +274,20 @@ func (g *Guardian) Check(s Subject) Verdict {
 		return Verdict{Action: Review, Rules: review}
 	}
 	return Verdict{Action: Allow}
+}
+
+// forms are the texts rules are matched against: the payload's text and
+// XML, those of the answer it was made from (Answered), and a failure's
+// detail.
+func (s Subject) forms() []string {
+	out := []string{Text(s.Payload), string(s.Payload)}
+	if len(s.Answered) > 0 {
+		out = append(out, Text(s.Answered), string(s.Answered))
+	}
+	if s.Detail != "" {
+		out = append(out, s.Detail)
+	}
+	return out
 }
 
 // Text returns the text of a payload as rules see it: the character data

@@ -154,6 +154,16 @@ func TestCheck(t *testing.T) {
 		{"both scopes", Subject{From: "critic", FromAgent: true, To: "poet", ToAgent: true, Payload: []byte("<C><Text>poem; rm -rf</Text></C>")}, Deny, "no-rm-rf,no-poems"},
 		{"no agent involved", Subject{From: "greeter", To: "shouter", Payload: []byte("<C><Text>rm -rf</Text></C>")}, Allow, ""},
 		{"match on the XML", Subject{From: "poet", FromAgent: true, To: "x", Payload: []byte(`<RunCommand xmlns=""><Command>ls</Command></RunCommand>`)}, Allow, ""},
+		// An answer the agent reads as its JSON text is judged in the form
+		// its sender answered too.
+		{"answer judged as answered", Subject{From: "run_command", To: "critic", ToAgent: true,
+			Payload:  []byte(`<CriticTask><Text>{"Output":"see the notes"}</Text></CriticTask>`),
+			Answered: []byte(`<RunCommandResult><Output>see the POEM</Output></RunCommandResult>`)}, Deny, "no-poems"},
+		{"answer judged as the agent reads it", Subject{From: "run_command", To: "critic", ToAgent: true,
+			Payload:  []byte(`<CriticTask><Text>{"Output":"a poem"}</Text></CriticTask>`),
+			Answered: []byte(`<RunCommandResult><Output>notes</Output></RunCommandResult>`)}, Deny, "no-poems"},
+		{"failure judged by its detail", Subject{From: "run_command", To: "critic", ToAgent: true,
+			Payload: []byte(`<huh><error>Message could not be processed</error></huh>`), Detail: "a poem in stderr"}, Deny, "no-poems"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/xml-pipeline/xmlpipe/gen"
 	"github.com/xml-pipeline/xmlpipe/pump"
@@ -32,10 +33,47 @@ import (
 // under the narrower of the caller's profile and the callable's own
 // (config.CallProfile: the listener and its requires:), waits for the
 // conversation's answer and returns it as the call's answer.
+//
+// A call lasts as long as its callee's conversation — several model turns,
+// slow tools, calls waiting for a human — so the <name>.call listener has
+// no handler timeout of its own (the callee's bounds one of its turns, not
+// the call): the call is bounded by callable.timeout (callTimeout), and
+// when that passes its conversation is killed. A halt does not cancel a
+// running call (pump.Listener.WaitsOnConversations): it stops the callee's
+// conversation where it runs, and the call waits for its answer after
+// resume instead of beginning it again.
 
 // ErrCallFailed is the error of a call whose callee conversation failed or
 // ended without an answer.
 var ErrCallFailed = errors.New("callable: the call got no answer")
+
+// ErrCallTimeout is the error of a call whose callee conversation did not
+// answer within the callable's timeout (callable.timeout): the
+// conversation was killed.
+var ErrCallTimeout = errors.New("callable: the call took longer than its timeout")
+
+// callTurnMargin is what the default call timeout of an agent whose calls
+// may wait for a human adds to that wait: the agent's turn after the
+// decision (pump.DefaultAgentTimeout).
+const callTurnMargin = pump.DefaultAgentTimeout
+
+// callTimeout bounds one call of callable listener lc, configured in cfg:
+// its callable.timeout, else config.DefaultCallTimeout — raised, for an
+// agent whose calls (or its peer agents', at any depth) may wait for a
+// human, to the longest such wait (Governance.abandonAfter) and one more
+// turn.
+func callTimeout(g *Governance, cfg *config.Organism, lc config.Listener) time.Duration {
+	if lc.Callable.Timeout > 0 {
+		return lc.Callable.Timeout.D()
+	}
+	d := config.DefaultCallTimeout
+	if lc.Agent && g != nil {
+		if wait := g.abandonAfter(cfg, lc); wait > 0 {
+			d = max(d, wait+callTurnMargin)
+		}
+	}
+	return d
+}
 
 // callSender is the external sender name of the conversations calls begin
 // (a name no listener can have: listener names hold no ':').
@@ -51,15 +89,17 @@ func callParams(lc config.Listener) fields.List {
 	return f
 }
 
-// callListener builds the <name>.call listener of callable listener lc.
-func callListener(p *pump.Pump, lc config.Listener, log *slog.Logger) (pump.Listener, error) {
+// callListener builds the <name>.call listener of callable listener lc,
+// whose calls timeout bounds (callTimeout). It has no handler timeout: a
+// call waits on its callee's whole conversation, which timeout bounds.
+func callListener(p *pump.Pump, lc config.Listener, timeout time.Duration, log *slog.Logger) (pump.Listener, error) {
 	pt, err := callParams(lc).PayloadType(nil)
 	if err != nil {
 		return pump.Listener{}, fmt.Errorf("callable: %w", err)
 	}
-	c := &caller{p: p, pt: pt, target: lc.Name, profile: config.CallProfile(lc.Name), log: log}
+	c := &caller{p: p, pt: pt, target: lc.Name, profile: config.CallProfile(lc.Name), timeout: timeout, log: log}
 	return pump.Listener{Name: config.CallName(lc.Name), Description: lc.Callable.Description, Payload: pt, Handler: c,
-		Remote: true, Workers: lc.MaxConcurrent, Timeout: lc.Timeout.D()}, nil
+		Remote: true, WaitsOnConversations: true, Workers: lc.MaxConcurrent, Timeout: -1}, nil
 }
 
 // caller is the handler of a <name>.call listener.
@@ -68,6 +108,8 @@ type caller struct {
 	pt      *xmlpipe.PayloadType
 	target  string
 	profile string // config.CallProfile(target)
+	// timeout bounds one call (callTimeout).
+	timeout time.Duration
 	log     *slog.Logger
 }
 
@@ -96,12 +138,20 @@ func (c *caller) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) (
 		caller = md.Profile.Name()
 	}
 	profile := registry.NarrowProfile(caller, c.profile)
-	c.log.Debug("call", "listener", c.target, "thread", md.ThreadID, "from", md.From, "profile", profile)
+	c.log.Debug("call", "listener", c.target, "thread", md.ThreadID, "from", md.From, "profile", profile,
+		"timeout", c.timeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, c.timeout, fmt.Errorf("%w: %s did not answer within %s (callable.timeout); "+
+		"its conversation was killed", ErrCallTimeout, c.target, c.timeout))
+	defer cancel()
 	ev, err := c.p.AskXML(pump.WithProfile(ctx, profile), callSender(c.target), c.target, task)
 	if err != nil {
 		var ae *pump.AskError
 		var f *failure.Failure
 		switch {
+		case errors.Is(err, ErrCallTimeout):
+			c.log.Warn("call timed out, its conversation killed", "listener", c.target, "thread", md.ThreadID,
+				"from", md.From, "timeout", c.timeout)
+			return nil, context.Cause(ctx)
 		case errors.As(err, &ae), errors.As(err, &f), errors.Is(err, pump.ErrNoAnswer):
 			return nil, fmt.Errorf("%w: %w", ErrCallFailed, err)
 		}
@@ -188,11 +238,11 @@ func taskFor(l pump.Listener, args []callArg) ([]byte, error) {
 // registerCall registers the <name>.call listener of lc, when lc is
 // callable, and records it among u's names (a reload replaces and removes
 // it with lc's own).
-func registerCall(p *pump.Pump, lc config.Listener, u *unit, log *slog.Logger) error {
+func registerCall(p *pump.Pump, lc config.Listener, timeout time.Duration, u *unit, log *slog.Logger) error {
 	if lc.Callable.IsZero() {
 		return nil
 	}
-	l, err := callListener(p, lc, log)
+	l, err := callListener(p, lc, timeout, log)
 	if err == nil {
 		err = p.Register(l)
 	}

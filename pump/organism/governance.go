@@ -17,6 +17,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/guardian"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
@@ -271,7 +272,7 @@ func (g *Governance) Check(m *pump.GateMessage) pump.GateDecision {
 		}
 	}
 	v := g.guard.Check(guardian.Subject{From: m.From, To: m.Target, FromAgent: m.FromAgent, ToAgent: m.TargetAgent,
-		Payload: m.Payload})
+		Payload: m.Payload, Answered: m.Answered})
 	switch v.Action {
 	case guardian.Deny:
 		r := v.Refusal()
@@ -293,6 +294,22 @@ func (g *Governance) Check(m *pump.GateMessage) pump.GateDecision {
 		}
 	}
 	return pump.GateDecision{}
+}
+
+// CheckFailure implements pump.FailureGate: a failure reaching an agent —
+// a <huh> or SystemError whose detail may carry a tool's error text — is
+// judged by the deny rules like any message, and one that matches is
+// replaced by the refusal. Review rules do not hold a failure (nothing
+// could run it later): it is delivered.
+func (g *Governance) CheckFailure(m *pump.GateMessage) *xmlpipe.Refusal {
+	v := g.guard.Check(guardian.Subject{From: m.From, To: m.Target, FromAgent: m.FromAgent, ToAgent: m.TargetAgent,
+		Payload: m.Payload, Detail: m.Detail})
+	if v.Action != guardian.Deny {
+		return nil
+	}
+	r := v.Refusal()
+	g.decided(m, "deny", "guardian", v.RuleIDs(), r.Reason, "")
+	return r
 }
 
 // resumeHeld is the decision about a recovered message whose approval was

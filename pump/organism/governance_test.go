@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
 	"github.com/xml-pipeline/xmlpipe/listeners/llm"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
@@ -437,34 +438,15 @@ func (c *countingObserver) count(rule, decision string) int {
 // the calling agent gets as the result of its call, and carries on; the
 // answering agent is not asked again.
 func TestRefusedAnswerReachesTheCaller(t *testing.T) {
-	const valueDoc = `---
-document_type: constitution
-version: "1.0"
-scope: all_agents
-authority_level: supreme
-rules:
-  - id: no-42
-    deny: '"Value":"42"'
-    reason: This value is not to be told
----
-# Rules
-`
 	for _, tc := range []struct {
 		name, doc, listeners string
 		scripts              map[string][]string
 		caller, callID, rule string
 	}{
-		{name: "tool", doc: valueDoc, caller: "mathbot", callID: "k1", rule: "no-42",
-			listeners: "  - name: mathbot\n    agent: true\n    description: Computes\n    prompt: You are mathbot.\n" +
-				"    tools: [calculate]\n",
-			scripts: map[string][]string{"mathbot": {
-				toolCalls(scriptedCall{ID: "k1", Name: "calculate", Arguments: `{"Expression":"6*7"}`}), "carried on"}}},
+		{name: "tool", doc: ruleDoc(`'"Value":"42"'`), caller: "mathbot", callID: "k1", rule: "the-rule",
+			listeners: ruleKinds["tool result"].listeners, scripts: ruleKinds["tool result"].scripts},
 		{name: "agent", doc: denyDoc, caller: "boss", callID: "w1", rule: "no-rm-rf",
-			listeners: "  - name: boss\n    agent: true\n    description: Plans\n    prompt: You are boss.\n    peers: [worker]\n" +
-				"  - name: worker\n    agent: true\n    description: Works\n    prompt: You are worker.\n",
-			scripts: map[string][]string{
-				"boss":   {toolCalls(scriptedCall{ID: "w1", Name: "worker", Arguments: `{"Text":"clean up"}`}), "carried on"},
-				"worker": {"run rm -rf / now", "a second answer nobody waits for"}}},
+			listeners: ruleKinds["peer answer"].listeners, scripts: ruleKinds["peer answer"].scripts},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newScriptedModel(t, tc.scripts)
@@ -485,6 +467,102 @@ rules:
 			}
 			if n := len(m.requests("worker")); n > 1 {
 				t.Errorf("the worker was asked %d times, want once: its refused answer is not its to retry", n)
+			}
+		})
+	}
+}
+
+// ruleDoc is a constitution whose one deny rule, the-rule, is expr (a YAML
+// scalar).
+func ruleDoc(expr string) string {
+	return "---\ndocument_type: constitution\nversion: \"1.0\"\nscope: all_agents\nauthority_level: supreme\nrules:\n" +
+		"  - id: the-rule\n    deny: " + expr + "\n    reason: Not to be told\n---\n# Rules\n"
+}
+
+// ruleKinds are the kinds of message a rule judges, each in a
+// conversation the agent caller begins with "go" and in which its call
+// (callID) meets the rule: the agent's call to a tool, the tool's result,
+// the agent's task to a peer agent and that peer's answer.
+var ruleKinds = map[string]struct {
+	listeners      string
+	scripts        map[string][]string
+	caller, callID string
+}{
+	"tool call":   mathbotCalls("calculate"),
+	"tool result": mathbotCalls("calculate"),
+	"peer task":   bossAndWorker,
+	"peer answer": bossAndWorker,
+}
+
+// mathbotCalls is mathbot calling tool with 6*7 (call k1).
+func mathbotCalls(tool string) struct {
+	listeners      string
+	scripts        map[string][]string
+	caller, callID string
+} {
+	return struct {
+		listeners      string
+		scripts        map[string][]string
+		caller, callID string
+	}{caller: "mathbot", callID: "k1",
+		listeners: "  - name: mathbot\n    agent: true\n    description: Computes\n    prompt: You are mathbot.\n" +
+			"    tools: [" + tool + "]\n",
+		scripts: map[string][]string{"mathbot": {
+			toolCalls(scriptedCall{ID: "k1", Name: tool, Arguments: `{"Expression":"6*7"}`}), "carried on"}}}
+}
+
+// bossAndWorker is boss asking its peer worker to clean up (call w1), and
+// worker answering that it runs rm -rf.
+var bossAndWorker = struct {
+	listeners      string
+	scripts        map[string][]string
+	caller, callID string
+}{caller: "boss", callID: "w1",
+	listeners: "  - name: boss\n    agent: true\n    description: Plans\n    prompt: You are boss.\n    peers: [worker]\n" +
+		"  - name: worker\n    agent: true\n    description: Works\n    prompt: You are worker.\n",
+	scripts: map[string][]string{
+		"boss":   {toolCalls(scriptedCall{ID: "w1", Name: "worker", Arguments: `{"Text":"clean up"}`}), "carried on"},
+		"worker": {"run rm -rf / now", "a second answer nobody waits for"}}}
+
+// TestRulesMatchEveryKindOfMessage: a rule matches a message written
+// against its payload's XML or its text — whatever the kind of message:
+// an agent's call, a tool's result, a task to a peer agent, its answer. A
+// result or answer an agent reads as text (its JSON
+// form) matches rules written against the XML its sender answered as well
+// as rules written against that text. Each refused message reaches the
+// calling agent as its call's result.
+func TestRulesMatchEveryKindOfMessage(t *testing.T) {
+	for _, tc := range []struct {
+		kind, form, rule string
+	}{
+		{"tool call", "xml", `'<Calculate><Expression>6\*7</Expression>'`},
+		{"tool call", "text", `'^6\*7$'`},
+		{"tool result", "xml", `'<Value>42</Value>'`},
+		{"tool result", "root tag", `'<CalculateResult\b'`},
+		{"tool result", "text", `'^6\*7 42$'`},
+		{"tool result", "agent's text", `'"Value":"42"'`},
+		{"peer task", "xml", `'<WorkerTask><Text>clean up</Text>'`},
+		{"peer task", "text", `'^clean up$'`},
+		{"peer answer", "xml", `'<BossTask><Text>run rm'`},
+		{"peer answer", "text", `'^run rm -rf / now$'`},
+	} {
+		t.Run(tc.kind+"/"+tc.form, func(t *testing.T) {
+			k := ruleKinds[tc.kind]
+			m := newScriptedModel(t, k.scripts)
+			doc := writeDoc(t, t.TempDir(), "CONSTITUTION.md", ruleDoc(tc.rule))
+			o := agentOrganismWith(t, m, "constitution: ["+doc+"]\nlisteners:\n"+k.listeners, Options{})
+			c := startConversation(t, o, k.caller, "go")
+			if text := c.answer(t); text != "carried on" {
+				t.Fatalf("answer %q", text)
+			}
+			reqs := m.requests(k.caller)
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests of %s, want 2", len(reqs), k.caller)
+			}
+			last := reqs[1].Messages[len(reqs[1].Messages)-1]
+			if last["role"] != "tool" || last["tool_call_id"] != k.callID ||
+				!strings.Contains(last["content"], "The call was refused") || !strings.Contains(last["content"], "the-rule") {
+				t.Fatalf("rule %s: the caller's model saw %v, want the refusal as its call's result", tc.rule, last)
 			}
 		})
 	}
@@ -533,6 +611,55 @@ func TestHeldCallsAreNotAbandonedBeforeTheirApprovalEnds(t *testing.T) {
 			}
 			if a.AbandonCallsAfter != tc.want {
 				t.Errorf("calls abandoned after %v, want %v", a.AbandonCallsAfter, tc.want)
+			}
+		})
+	}
+}
+
+// TestRulesJudgeFailures: a failed call's result — a <huh> whose detail
+// carries the tool's error text — is judged by the deny rules like any
+// message reaching an agent: one that matches reaches the agent as the
+// refusal, without the text; one that does not is delivered as it was.
+func TestRulesJudgeFailures(t *testing.T) {
+	cat := catalog.Builtin()
+	cat.AddPayload(catalog.Payload{Name: "test.SlowQuery", Type: reflect.TypeFor[slowQuery]()})
+	cat.AddHandler(catalog.Handler{Name: "test.Failing", Takes: reflect.TypeFor[slowQuery](),
+		New: func(catalog.Env) xmlpipe.Handler {
+			return xmlpipe.Typed(func(context.Context, *slowQuery, xmlpipe.Metadata) (xmlpipe.Response, error) {
+				return nil, errors.New("token sk-live-XYZ rejected")
+			})
+		}})
+	const listeners = "  - {name: failing, payload_class: test.SlowQuery, handler: test.Failing, description: Fails}\n" +
+		"  - {name: waiter, agent: true, description: waits, prompt: You are waiter., peers: [failing]}\n"
+	for _, tc := range []struct {
+		name, rule string
+		refused    bool
+	}{
+		{"detail matches", `'sk-live-\w+'`, true},
+		{"canned text matches", `'(?i)handler failed'`, true},
+		{"nothing matches", `'nothing-like-it'`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newScriptedModel(t, map[string][]string{"waiter": {
+				toolCalls(scriptedCall{ID: "f1", Name: "failing", Arguments: `{"Text":"x"}`}), "carried on"}})
+			doc := writeDoc(t, t.TempDir(), "CONSTITUTION.md", ruleDoc(tc.rule))
+			o := agentOrganismWith(t, m, "constitution: ["+doc+"]\nlisteners:\n"+listeners, Options{Catalog: cat})
+			c := startConversation(t, o, "waiter", "go")
+			if text := c.answer(t); text != "carried on" {
+				t.Fatalf("answer %q", text)
+			}
+			reqs := m.requests("waiter")
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests, want 2", len(reqs))
+			}
+			last := reqs[1].Messages[len(reqs[1].Messages)-1]
+			if last["role"] != "tool" || last["tool_call_id"] != "f1" {
+				t.Fatalf("last message %v, want the call's result", last)
+			}
+			refused := strings.Contains(last["content"], "The call was refused") && strings.Contains(last["content"], "the-rule")
+			leaked := strings.Contains(last["content"], "sk-live-XYZ")
+			if refused != tc.refused || leaked == tc.refused {
+				t.Fatalf("the model saw %q; want refused %v", last["content"], tc.refused)
 			}
 		})
 	}

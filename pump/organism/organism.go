@@ -314,9 +314,12 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		env.Tools = policy
 	}
 	if env.Callers == nil {
+		// An agent caller is left out: the pump turns a result into its
+		// text itself (a reply to an agent: its JSON form), keeping the result's
+		// XML for the constitution's rules, which are written against it.
 		env.Callers = tools.CallersFunc(func(name string) (*xmlpipe.PayloadType, bool) {
 			l, ok := p.Lookup(name)
-			return l.Payload, ok && l.Payload != nil
+			return l.Payload, ok && l.Payload != nil && !l.Agent
 		})
 	}
 	if env.DataDir == "" && d != nil {
@@ -395,7 +398,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 				continue
 			}
 			u.prompt = l.Prompt
-			if err := registerCall(p, lc, u, opts.Logger); err != nil {
+			if err := registerCall(p, lc, callTimeout(gov, cfg, lc), u, opts.Logger); err != nil {
 				errs = append(errs, fmt.Errorf("%s: listener %s: %w", pos, lc.Name, err))
 			}
 			units[unitKey(lc.Name)] = u
@@ -413,7 +416,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 			continue
 		}
 		u.wasm = ws.get(lc.Name)
-		if err := registerCall(p, lc, u, opts.Logger); err != nil {
+		if err := registerCall(p, lc, callTimeout(gov, cfg, lc), u, opts.Logger); err != nil {
 			errs = append(errs, fmt.Errorf("%s: listener %s: %w", pos, lc.Name, err))
 		}
 		units[unitKey(lc.Name)] = u

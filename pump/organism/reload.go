@@ -395,7 +395,7 @@ func (p *Plan) build(entries []planEntry) error {
 			p.add = append(p.add, l)
 		}
 		if e.kind != mountUnit && !lc.Callable.IsZero() {
-			l, err := callListener(o.Pump, lc, o.log)
+			l, err := callListener(o.Pump, lc, callTimeout(o.gov, p.cfg, lc), o.log)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", e.where, err))
 				continue
