@@ -257,6 +257,16 @@
 //	<thread>6f1c…</thread></meta><huh xmlns="https://xml-pipeline.org/ns/core/v1">
 //	<error>Malformed message</error><original-attempt>dGhpcyBpcyBub3QgeG1s</original-attempt></huh></message>
 //
+// A frame that is not well-formed XML but can be repaired (a NUL or other
+// character XML forbids removed, "a\x00b" becoming "ab", or markup the
+// repair path fixes) is accepted as repaired, as DESIGN §3 states:
+// the repair is recorded, not reported on the socket. The log has it (slog,
+// with the diagnostics), the journal keeps the diagnostics with the entry,
+// and GET /api/v1/threads/{id}/messages shows the message with
+// "repaired":true and its canonical payload — what the listener got. A
+// client that must not lose a byte sends well-formed XML: a strict parse
+// changes nothing but the canonical form.
+//
 // A privileged message (root or payload in the privileged-msg namespace) is
 // dropped and logged as a security event (slog Warn, security=true); the
 // client gets only a generic <huh> ("Message could not be processed", no
