@@ -147,6 +147,10 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 			code = exitFailure
 		}
 	}
+	// A graceful stop, cut once the pump's drain time ran out: a handler
+	// that ignores its deadline (a spinning WASM guest) is interrupted.
+	cut := cutDrain(logger, o, o.Pump.ShutdownTimeout())
+	defer cut.Stop()
 	if err := o.Shutdown(context.Background()); err != nil {
 		fmt.Fprintln(std.err, err)
 		code = exitFailure
