@@ -127,6 +127,12 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 			return exitFailure
 		}
 	}
+	// A reader of the output that goes away (| head) closes the pipe: a
+	// write must fail (EPIPE) and end the session, not kill the process by
+	// SIGPIPE before the organism shut down and its journal was closed.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 	if in, ok := std.in.(*os.File); ok {
 		if out, ok := std.out.(*os.File); ok {
 			err = con.RunStdio(ctx, in, out)
