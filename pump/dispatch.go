@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -330,13 +331,20 @@ func (p *Pump) forward(t *turn, l *listener, d *delivery, s *xmlpipe.SendRespons
 		p.handlerFailed(l, d, fmt.Errorf("%w: %s: send to %s: %w", failure.ErrHandler, l.Name, to, err))
 		return
 	}
+	if strings.TrimSpace(to) == "" {
+		// Not a name: a handler that took its recipient from a field its
+		// sender left empty. Its sender hears what is wrong.
+		p.unsendable(t, l, d, s.Ref, fmt.Errorf("%w: %s: a %s sent to no one: %w", failure.ErrHandler, l.Name,
+			p.payloadLabel(s.Payload), ErrNoRecipient))
+		return
+	}
 	if !l.mayReach(to) {
 		p.peerViolationIn(t, l, d, to, s.Ref)
 		return
 	}
 	pt, body, canonical, err := p.encodePayload(s.Payload)
 	if err != nil {
-		p.unencodable(t, l, d, s.Ref, fmt.Errorf("%w: %s: %w", failure.ErrHandler, l.Name, err))
+		p.unsendable(t, l, d, s.Ref, fmt.Errorf("%w: %s: %w", failure.ErrHandler, l.Name, err))
 		return
 	}
 	child, prof, err := p.extend(d, l, to, s.Ref)
@@ -349,9 +357,23 @@ func (p *Pump) forward(t *turn, l *listener, d *delivery, s *xmlpipe.SendRespons
 		depth: d.depth + 1, payloadType: pt, canonical: canonical, admitted: d.admitted, parent: d.mark.retain(), ref: s.Ref})
 }
 
-// unencodable answers a send whose payload cannot be encoded: a handler
-// failure, or with a ref a <huh> about that send to the sender itself.
-func (p *Pump) unencodable(t *turn, l *listener, d *delivery, ref string, err error) {
+// ErrNoRecipient: a handler's Send named no listener (an empty or blank
+// to), typically taken from a payload field its sender left empty.
+var ErrNoRecipient = errors.New("the message names no recipient")
+
+// payloadLabel names a payload value for a message: its root tag, else its
+// Go type.
+func (p *Pump) payloadLabel(v any) string {
+	if pt, err := p.payloadTypeOfAny(v); err == nil {
+		return pt.Name()
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// unsendable answers a send that cannot be made (its payload cannot be
+// encoded, it names no recipient): a handler failure, or with a ref a <huh>
+// about that send to the sender itself.
+func (p *Pump) unsendable(t *turn, l *listener, d *delivery, ref string, err error) {
 	if ref == "" {
 		p.handlerFailed(l, d, err)
 		return

@@ -202,6 +202,8 @@ func TestHandlerFailures(t *testing.T) {
 		{"panic with an error", func() (xmlpipe.Response, error) { panic(fmt.Errorf("wrapped: %w", context.Canceled)) }},
 		{"nil payload", func() (xmlpipe.Response, error) { return xmlpipe.Respond(nil), nil }},
 		{"unencodable payload", func() (xmlpipe.Response, error) { return xmlpipe.Send("x", map[string]int{}), nil }},
+		{"send to no one", func() (xmlpipe.Response, error) { return xmlpipe.Send("", &Ping{Text: "x"}), nil }},
+		{"send to a blank name", func() (xmlpipe.Response, error) { return xmlpipe.Send(" \t", &Ping{Text: "x"}), nil }},
 	}
 	for _, f := range failures {
 		flaky := func(_ context.Context, in *Pong, md xmlpipe.Metadata) (xmlpipe.Response, error) {
@@ -262,6 +264,33 @@ func TestHandlerFailures(t *testing.T) {
 				t.Errorf("the external sender got %d huhs; the failure was the caller's", n)
 			}
 		})
+	}
+}
+
+// TestSendToNoOne: a handler that sends to an empty name (hello's shouter
+// given an empty OriginalSender) fails like any handler: its sender gets a
+// <huh> whose diagnostic says what is wrong, never the thread registry's
+// refusal of an empty path segment as a dead letter.
+func TestSendToNoOne(t *testing.T) {
+	relay := func(_ context.Context, in *Pong, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		return xmlpipe.Send(in.Text, &Ping{Text: "relayed"}), nil
+	}
+	p := startPump(t, pump.Options{}, listenerOf(t, "relay", relay))
+	out := newRecorder()
+	mustSend(t, p, client, "relay", &Pong{Text: ""}, out)
+	out.waitFor(t, "completion", kind(pump.EventComplete))
+	var e pump.Event
+	for _, ev := range out.snapshot() {
+		if ev.Kind == pump.EventHuh {
+			e = ev
+		}
+	}
+	want := []string{"handler: handler failed: relay: a Ping sent to no one: " + pump.ErrNoRecipient.Error()}
+	if diff := cmp.Diff(want, e.Diagnostics); diff != "" {
+		t.Errorf("huh diagnostics (-want +got):\n%s", diff)
+	}
+	if n := out.count(kind(pump.EventDeadLetter)); n != 0 {
+		t.Errorf("%d dead letters, want none: %s", n, describe(out.snapshot()))
 	}
 }
 

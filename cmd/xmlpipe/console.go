@@ -127,6 +127,12 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 			return exitFailure
 		}
 	}
+	// A reader of the output that goes away (| head) closes the pipe: a
+	// write must fail (EPIPE) and end the session, not kill the process by
+	// SIGPIPE before the organism shut down and its journal was closed.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 	if in, ok := std.in.(*os.File); ok {
 		if out, ok := std.out.(*os.File); ok {
 			err = con.RunStdio(ctx, in, out)
@@ -147,6 +153,10 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 			code = exitFailure
 		}
 	}
+	// A graceful stop, cut once the pump's drain time ran out: a handler
+	// that ignores its deadline (a spinning WASM guest) is interrupted.
+	cut := cutDrain(logger, o, o.Pump.ShutdownTimeout())
+	defer cut.Stop()
 	if err := o.Shutdown(context.Background()); err != nil {
 		fmt.Fprintln(std.err, err)
 		code = exitFailure

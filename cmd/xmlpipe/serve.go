@@ -146,7 +146,7 @@ wait:
 		if drain == 0 { // SIGINT/SIGTERM, the bus API: the pump's own drain time
 			drain = o.Pump.ShutdownTimeout()
 		}
-		defer r.cutDrain(o, drain).Stop()
+		defer cutDrain(r.log, o, drain).Stop()
 	}
 	if err := o.Stop(drainCtx, !ctl.immediate.Load()); err != nil {
 		if ctl.drain.Load() > 0 && errors.Is(err, context.DeadlineExceeded) {
@@ -168,14 +168,15 @@ wait:
 // OOB shutdown's timeout-seconds, else the pump's — bounds the stop however
 // long a handler's own deadline is. A handler that ignores the
 // cancellation is waited for at most drain more. Stop the returned timer
-// once the organism stopped.
-func (r *serveRunner) cutDrain(o *organism.Organism, drain time.Duration) *time.Timer {
+// once the organism stopped. xmlpipe run and xmlpipe console (with or
+// without --serve) stop gracefully this way.
+func cutDrain(log *slog.Logger, o *organism.Organism, drain time.Duration) *time.Timer {
 	return time.AfterFunc(drain, func() {
-		r.log.Warn("shutdown: the drain time ran out: cancelling the handlers still running")
+		log.Warn("shutdown: the drain time ran out: cancelling the handlers still running")
 		ctx, cancel := context.WithTimeout(context.Background(), drain)
 		defer cancel()
 		if err := o.ShutdownNow(ctx); err != nil {
-			r.log.Warn("shutdown: handlers still running after the cancellation", "error", err)
+			log.Warn("shutdown: handlers still running after the cancellation", "error", err)
 		}
 	})
 }

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/wasm/wasmtest"
 )
@@ -78,5 +81,52 @@ listeners:
 				t.Fatalf("exit %d\n%s", code, again.stderr)
 			}
 		})
+	}
+}
+
+// TestConsoleShutdownCutsTheDrain: the console's graceful stop at the end
+// of its input ends once the pump's drain time (10 s) runs out, even while
+// a WASM guest spins with a deadline of 600 s: the guest is interrupted and
+// the console exits, saying the drain ran out (exit 1).
+func TestConsoleShutdownCutsTheDrain(t *testing.T) {
+	loop := wasmtest.New(t.TempDir()).Build(t, "loop", true)
+	src, err := os.ReadFile(loop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "spin.wasm"), string(src))
+	writeFile(t, filepath.Join(dir, "organism.yaml"), `organism: {name: drain-cut}
+listeners:
+  - name: spin
+    type: wasm
+    module: spin.wasm
+    description: Never answers
+    payload: {root: Spin, fields: [{name: N, type: string}]}
+    capabilities: {timeout: 600s, instances: 1}
+`)
+	cmd := exec.Command(binary, "console", "--data", filepath.Join(dir, "data"), "--reply-timeout", "1s",
+		"--line-wait", "50ms", "organism.yaml")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader("@spin x\n")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(2 * time.Minute): // the drain is 10 s; the guest's deadline 600 s
+		_ = cmd.Process.Kill()
+		<-exited
+		t.Fatalf("the console still stops after 2 minutes: its drain waits for the guest\nstdout:\n%s\nstderr:\n%s", &out, &errOut)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Errorf("exit %d, want 1 (the drain ran out)\nstderr:\n%s", code, &errOut)
+	}
+	if !strings.Contains(errOut.String(), "cancelling the handlers still running") {
+		t.Errorf("the cut drain is not logged:\n%s", &errOut)
 	}
 }

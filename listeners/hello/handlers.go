@@ -2,6 +2,7 @@ package hello
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -58,9 +59,17 @@ func (g *Greeter) Handle(ctx context.Context, p *Greeting, md xmlpipe.Metadata) 
 	return xmlpipe.Send("shouter", &GreetingResponse{Message: text, OriginalSender: "response-handler"}), nil
 }
 
+// ErrNoOriginalSender: a GreetingResponse whose OriginalSender is empty
+// names nowhere for the shouted greeting to go.
+var ErrNoOriginalSender = errors.New("OriginalSender is empty: it must name the listener the shouted greeting goes to")
+
 // Shout upper-cases the greeting and sends it where the payload says
-// (handle_shout: data-driven routing).
+// (handle_shout: data-driven routing); a payload that says nowhere fails
+// with ErrNoOriginalSender, which its sender gets in its <huh>.
 func Shout(_ context.Context, p *GreetingResponse, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+	if strings.TrimSpace(p.OriginalSender) == "" {
+		return nil, fmt.Errorf("shouter: %w", ErrNoOriginalSender)
+	}
 	return xmlpipe.Send(p.OriginalSender, &ShoutedResponse{Message: strings.ToUpper(p.Message)}), nil
 }
 

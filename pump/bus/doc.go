@@ -96,6 +96,12 @@
 //	                                        "payload_type":"GreetingResponse","timestamp":"…"}]}]}
 //	{"type":"send","raw":"@greeter Dan"} → {"type":"sent","thread_id":"6f1c…","target":"greeter"}
 //	{"type":"send","target":"greeter","content":"Dan"} (or "text", or "message") → the same
+//	{"type":"send","raw":"@greeter {\"Name\":\"Dan\"}"} → the same (a JSON object of fields)
+//	{"type":"send","raw":"@greeter <Greeting><Name>Dan</Name></Greeting>"}
+//	                                     → the same (the payload element's XML)
+//	{"type":"send","target":"greeter","payload":{"name":"Dan"}}
+//	                                     → the same ("payload" as POST /api/v1/inject takes it:
+//	                                        an object of fields or a string of the element's XML)
 //	{"type":"send","target":"poet","content":"and again?","thread_id":"6f1c…"}
 //	                                     → {"type":"sent","thread_id":"6f1c…","target":"poet"}
 //	{"type":"usage"}                     → {"type":"usage","llm":true,"agents":[{"name":"poet",
@@ -109,9 +115,16 @@
 // from before a restart too) before the live threads, as the in-process
 // console's /threads does.
 //
-// send builds the target listener's payload from the text exactly as the
-// console does (its only string field, else Message, Text or Name) and sends
-// it from "console:<user>" (raw form) or "websocket:<user>" (target form), as
+// send builds the target listener's payload exactly as the console does
+// from the text after "@target" in raw (organism.StructuredPayload): a JSON
+// object ({…}) gives the payload's fields, matched by Go name, XML name or
+// snake_case; an XML element (<Name…) is the payload itself; any other
+// text goes into the payload's text field (its only string field, else
+// Message, Text or Name). In the target form, "content" (or "text", or
+// "message") is always such text, and "payload" — an object of fields or a
+// string of the element's XML, as POST /api/v1/inject takes it — carries a
+// structured payload. It sends the message
+// from "console:<user>" (raw form) or "websocket:<user>" (target form), as
 // the reference builds from_id, on a new conversation — or, with
 // "thread_id", on that conversation: one of the user's own (see Identity),
 // live or ended, continues, and an agent finds its history there (the
@@ -129,6 +142,9 @@
 //	{"type":"error","error":"Invalid thread_id: want a lower-case UUID","code":"bad_request"}
 //	{"type":"error","error":"Invalid envelope","code":"rejected","diagnostics":[…]}   (another party's thread_id)
 //	{"type":"error","error":"Cannot create payload for system.todo","code":"no_text_field"}
+//	{"type":"error","error":"Invalid JSON payload: unexpected end of JSON input","code":"bad_payload"}
+//	{"type":"error","error":"Invalid payload for greeter: unknown field \"Age\" (the fields are Name)",
+//	 "code":"bad_payload"}
 //	{"type":"error","error":"Invalid payload structure","code":"rejected","diagnostics":["route: …"]}
 //	{"type":"error","error":"Unknown message type: dance","code":"bad_request"}
 //
@@ -240,6 +256,16 @@
 //	<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><meta><from>core</from><to>client</to>
 //	<thread>6f1c…</thread></meta><huh xmlns="https://xml-pipeline.org/ns/core/v1">
 //	<error>Malformed message</error><original-attempt>dGhpcyBpcyBub3QgeG1s</original-attempt></huh></message>
+//
+// A frame that is not well-formed XML but can be repaired (a NUL or other
+// character XML forbids removed, "a\x00b" becoming "ab", or markup the
+// repair path fixes) is accepted as repaired, as DESIGN §3 states:
+// the repair is recorded, not reported on the socket. The log has it (slog,
+// with the diagnostics), the journal keeps the diagnostics with the entry,
+// and GET /api/v1/threads/{id}/messages shows the message with
+// "repaired":true and its canonical payload — what the listener got. A
+// client that must not lose a byte sends well-formed XML: a strict parse
+// changes nothing but the canonical form.
 //
 // A privileged message (root or payload in the privileged-msg namespace) is
 // dropped and logged as a security event (slog Warn, security=true); the

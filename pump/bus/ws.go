@@ -223,6 +223,7 @@ func (w *wsSocket) send(req wire.Request) {
 		return
 	}
 	var target, text, source string
+	payload := req.Payload
 	if req.Raw != "" {
 		raw := strings.TrimSpace(req.Raw)
 		if raw == "" {
@@ -235,13 +236,24 @@ func (w *wsSocket) send(req wire.Request) {
 			return
 		}
 		target, text, source = t, strings.TrimSpace(rest), sourceConsole
+		// "@target {json}" and "@target <Payload>…" carry the payload's
+		// fields, as on the console's line.
+		p, structured, err := organism.StructuredPayload(text)
+		if err != nil {
+			w.fail(h, wire.CodeBadPayload, "Invalid JSON payload: "+err.Error())
+			return
+		}
+		payload = nil
+		if structured {
+			payload = p
+		}
 	} else {
 		target, text, source = strings.TrimSpace(req.Target), req.Body(), sourceWebSocket
 		if target == "" {
 			w.fail(h, wire.CodeBadRequest, "Missing target")
 			return
 		}
-		if text == "" && len(req.Payload) == 0 {
+		if text == "" && len(payload) == 0 {
 			w.fail(h, wire.CodeBadRequest, "Missing content")
 			return
 		}
@@ -252,9 +264,9 @@ func (w *wsSocket) send(req wire.Request) {
 		return
 	}
 	var body []byte
-	if len(req.Payload) > 0 && req.Raw == "" {
+	if len(payload) > 0 {
 		// A structured payload, as POST /api/v1/inject takes it.
-		b, apiErr := w.s.payloadBytes(l, req.Payload)
+		b, apiErr := w.s.payloadBytes(l, payload)
 		if apiErr != nil {
 			w.fail(h, wire.CodeBadPayload, apiErr.body.Error)
 			return

@@ -2,7 +2,6 @@ package console
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
@@ -83,7 +81,7 @@ func (c *Console) send(ctx context.Context, rest string) string {
 		c.say("Usage: @listener message")
 		return ""
 	}
-	payload, structured, err := structuredPayload(text)
+	payload, structured, err := organism.StructuredPayload(text)
 	if err != nil {
 		c.say("Invalid JSON payload: " + err.Error())
 		return ""
@@ -150,27 +148,6 @@ func (c *Console) settle(ctx context.Context, target, conv string) bool {
 	}
 	c.say(label(target, conv) + " is still answering: wait for its answer, or /new " + target + " to begin another conversation")
 	return false
-}
-
-// structuredPayload recognises a structured payload after @target: a JSON
-// object ({…}, which must then be valid JSON) or an XML element (<Name…).
-// Other text is plain text for the payload's text field.
-func structuredPayload(text string) (json.RawMessage, bool, error) {
-	switch {
-	case strings.HasPrefix(text, "{"):
-		if err := codec.CheckJSONText([]byte(text)); err != nil {
-			return nil, false, err
-		}
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(text), &obj); err != nil {
-			return nil, false, err
-		}
-		return json.RawMessage(text), true, nil
-	case len(text) > 1 && text[0] == '<' && (text[1] == '_' || unicode.IsLetter(rune(text[1]))):
-		b, err := json.Marshal(text)
-		return b, err == nil, err
-	}
-	return nil, false, nil
 }
 
 // capitalize upper-cases the first letter of a message.

@@ -110,6 +110,10 @@ func (c *Console) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 // printed).
 var ErrStillRunning = errors.New("console: conversations still running")
 
+// ErrOutputClosed: a write to the session's output failed (the reader of
+// a pipe went away): the session ends; nothing more can be shown.
+var ErrOutputClosed = errors.New("console: output closed")
+
 // started is a conversation a piped session waits for before it ends.
 type started struct {
 	conv string
@@ -120,7 +124,7 @@ type started struct {
 // session); terminal says whether out is a terminal (x/term), which shows
 // streamed text as it arrives and does not wait for conversations; a piped
 // session waits for them.
-func (c *Console) serve(ctx context.Context, out io.Writer, terminal bool, readLine func() (string, error)) error {
+func (c *Console) serve(ctx context.Context, out io.Writer, terminal bool, readLine func() (string, error)) (err error) {
 	wait := !terminal
 	c.sess.mu.Lock()
 	c.sess.wait, c.sess.running = wait, nil
@@ -131,8 +135,20 @@ func (c *Console) serve(ctx context.Context, out io.Writer, terminal bool, readL
 	if g, ok := c.b.(organism.Governor); ok {
 		defer g.WatchGovernance(func(line string) { c.say(line) })()
 	}
+	// Nobody reads the output any more (a closed pipe): the session ends,
+	// with that error.
+	broken := func() error { return fmt.Errorf("%w: %w", ErrOutputClosed, c.out.writeErr) }
 	stop := c.out.start(out, wait, terminal, c.columns)
-	defer stop()
+	defer func() {
+		stop() // writes what is queued: a write may fail only now
+		select {
+		case <-c.out.failed():
+			if err == nil || errors.Is(err, ErrStillRunning) {
+				err = broken()
+			}
+		default:
+		}
+	}()
 	c.banner(ctx)
 
 	type read struct {
@@ -159,12 +175,16 @@ func (c *Console) serve(ctx context.Context, out io.Writer, terminal bool, readL
 		case want <- struct{}{}:
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-c.out.failed():
+			return broken()
 		}
 		var r read
 		select {
 		case r = <-got:
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-c.out.failed():
+			return broken()
 		}
 		if terminal {
 			c.live.freeze() // the typed line moved the screen on: streamed text goes on below it

@@ -26,6 +26,11 @@ type outbox struct {
 	waits    map[string]*convWait
 	// unclaimed lists completed conversations nobody waited for yet, oldest first.
 	unclaimed []string
+	// broken is closed when a write to the output failed (a closed pipe);
+	// writeErr is that failure.
+	broken    chan struct{}
+	brokeOnce sync.Once
+	writeErr  error
 }
 
 // item is what the drain does next: write a line of text, signal a
@@ -46,7 +51,7 @@ type convWait struct {
 }
 
 func newOutbox() *outbox {
-	o := &outbox{waits: map[string]*convWait{}}
+	o := &outbox{waits: map[string]*convWait{}, broken: make(chan struct{})}
 	o.cond = sync.NewCond(&o.mu)
 	return o
 }
@@ -72,6 +77,10 @@ func (o *outbox) live(id, text string) {
 func (o *outbox) freeze() {
 	o.push(item{freeze: true})
 }
+
+// failed reports the first write to the output that failed, once broken
+// is closed.
+func (o *outbox) failed() <-chan struct{} { return o.broken }
 
 func (o *outbox) push(it item) {
 	o.mu.Lock()
@@ -116,7 +125,12 @@ func (o *outbox) drain(w io.Writer, live bool, width func() int) {
 			dirty = false
 		}
 		if buf.Len() > 0 {
-			_, _ = io.WriteString(w, buf.String()) // nothing better to do with a broken output
+			if _, err := io.WriteString(w, buf.String()); err != nil {
+				o.brokeOnce.Do(func() {
+					o.writeErr = err
+					close(o.broken)
+				})
+			}
 			buf.Reset()
 		}
 	}
