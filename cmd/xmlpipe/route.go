@@ -40,6 +40,10 @@ func runRoute(ctx context.Context, args []string, std streams) int {
 		return exitUsage
 	}
 	need := pos[0]
+	if strings.TrimSpace(need) == "" {
+		fmt.Fprintf(std.err, "xmlpipe route: %v (the need is the first argument)\n", route.ErrEmptyNeed)
+		return exitUsage
+	}
 	o, err := resolveConfig(pos[1:]).build(organism.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fmt.Fprintln(std.err, err)
