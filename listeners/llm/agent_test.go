@@ -824,6 +824,30 @@ func TestToolErrorResultsMarked(t *testing.T) {
 	if got := answerText(deliver("c2", &toolOutcome{Value: "42"})); got != "One failed." {
 		t.Fatalf("answer %q", got)
 	}
+	checkResults(t, r)
+}
+
+// TestToolErrorResultsMarkedAsText: the same, for results in the form the
+// pump gives an agent — its own payload whose text is the result's JSON.
+func TestToolErrorResultsMarkedAsText(t *testing.T) {
+	r := newLoopRig(t,
+		Reply{ToolCalls: []ToolCall{toolCall("c1", "calc_v2", `{"Expression":"1/0"}`),
+			toolCall("c2", "calc_v2", `{"Expression":"6*7"}`)}},
+		Reply{Content: "One failed."})
+	if resp := r.deliver("console", "compute", ""); resp == nil {
+		t.Fatal("no sends")
+	}
+	r.deliver("calc.v2", `{"Expression":"1/0","Error":"math error: division by zero"}`, "c1")
+	if got := answerText(r.deliver("calc.v2", `{"Expression":"6*7","Value":"42"}`, "c2")); got != "One failed." {
+		t.Fatalf("answer %q", got)
+	}
+	checkResults(t, r)
+}
+
+// checkResults checks the results the model got for c1 (failed: division
+// by zero) and c2 (42).
+func checkResults(t *testing.T, r *loopRig) {
+	t.Helper()
 	reqs := r.model.requests()
 	ms := reqs[len(reqs)-1].Messages
 	results := map[string]Message{}
@@ -854,9 +878,29 @@ func TestFailedResult(t *testing.T) {
 		{"Error not a string", &struct{ Error int }{1}, false},
 		{"not a struct", "Error", false},
 		{"nil", nil, false},
+		{"agent text with an Error", textPayload(t, `{"Value":"","Error":"no"}`), true},
+		{"agent text, Error empty", textPayload(t, `{"Value":"42","Error":""}`), false},
+		{"agent text, no Error", textPayload(t, `{"Value":"42"}`), false},
+		{"agent text, Error not a string", textPayload(t, `{"Error":{"code":1}}`), false},
+		{"agent text, not JSON", textPayload(t, `Error: no`), false},
 	} {
 		if got := failedResult(tc.v); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
+}
+
+// textPayload is text in an agent's own payload, as the pump delivers a
+// tool's result to it.
+func textPayload(t *testing.T, text string) any {
+	t.Helper()
+	pt, err := InputType("mathbot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, ok := stage.NewTextPayload(pt.GoType(), text)
+	if !ok {
+		t.Fatal("no text payload")
+	}
+	return v
 }

@@ -298,9 +298,21 @@ func (a *Agent) slotText(s *registry.Slot) string {
 // failedResult reports whether a tool's result payload says the call
 // failed: the tools' convention is a top-level string field Error, set only
 // when the call was refused or failed (calculate, run_command, fetch, a
-// mounted MCP tool, …). The model reads the result all the same; a provider
+// mounted MCP tool, …) — in the payload itself, or in the JSON text the
+// pump made of it for the agent (its usual form). The model reads the result all the same; a provider
 // with a flag for it (Anthropic's is_error) gets it set.
 func failedResult(v any) bool {
+	if t, ok := stage.PayloadText(v); ok {
+		// A result the pump turned into the agent's text: its JSON form.
+		var r struct {
+			Error any `json:"Error"`
+		}
+		if json.Unmarshal([]byte(t), &r) != nil {
+			return false
+		}
+		s, ok := r.Error.(string)
+		return ok && s != ""
+	}
 	rv := reflect.ValueOf(v)
 	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
 		if rv.IsNil() {
