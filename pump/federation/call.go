@@ -210,11 +210,9 @@ func (g *gateway) answer(md xmlpipe.Metadata, a *envelope) (xmlpipe.Response, er
 	case KindHuh:
 		return nil, fmt.Errorf("%w: gateway %s: the peer answered: %s", ErrRefused, g.name, a.Link.Error)
 	}
-	if l, ok := g.m.opts.Pump.Lookup(md.From); ok && l.Agent && l.Payload != nil {
-		if v, ok := stage.NewTextPayload(l.Payload.GoType(), string(a.Payload)); ok {
-			return xmlpipe.Respond(v), nil
-		}
-	}
+	// An agent caller gets the answer as it gets a local tool's: the pump
+	// turns it into the agent's text (its JSON form), keeping the XML for
+	// the constitution's rules.
 	v, err := replyValue(a.Payload)
 	if err != nil {
 		return nil, fmt.Errorf("federation: gateway %s: the peer's answer <%s>: %w", g.name, a.PayloadName, err)
