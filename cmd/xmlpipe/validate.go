@@ -12,7 +12,8 @@ import (
 
 // runValidate is `xmlpipe validate [organism.yaml]`: load and assemble the
 // organism without starting it; print its listeners count and routing
-// table, or every configuration error with file:line.
+// table, or every configuration error with file:line. A gateway export no
+// listener takes is a warning on stderr (exit 0).
 func runValidate(_ context.Context, args []string, std streams) int {
 	fs := newFlags("validate", "[organism.yaml]", std.err)
 	cfgFile := configFlag(fs, "organism.yaml to validate (or give it as the argument)")
@@ -44,6 +45,9 @@ func runValidate(_ context.Context, args []string, std streams) int {
 	}
 	writeProfiles(&b, o)
 	fmt.Fprint(std.out, b.String())
+	for _, w := range o.UnservedExports() {
+		fmt.Fprintln(std.err, "warning: "+w)
+	}
 	return exitOK
 }
 

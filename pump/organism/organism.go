@@ -446,6 +446,9 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		units: units, extra: extra, completer: completer, policy: policy, late: late, calls: calls, gov: gov}
 	o.cur.Store(cfg)
 	layer.org.p.Store(o)
+	for _, w := range unservedExports(cfg, p) {
+		opts.Logger.Warn("federation: export not served: " + w)
+	}
 	if layer.usable() {
 		o.LLM = layer.router
 	}

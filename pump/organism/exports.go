@@ -1,0 +1,42 @@
+package organism
+
+import (
+	"fmt"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+)
+
+// UnservedExports lists, located as "file:line: …", each gateways[].export
+// entry that no listener of the organism takes: the peer's calls to it are
+// refused. An export is served by a listener whose payload root tag is the
+// unqualified tag, or passed on to another gateway importing it. A tag may
+// be meant for a listener added while running, so this is a warning
+// (`xmlpipe validate` and the organism's start log it), not an error.
+func (o *Organism) UnservedExports() []string {
+	return unservedExports(o.CurrentConfig(), o.Pump)
+}
+
+func unservedExports(cfg *config.Organism, p *pump.Pump) []string {
+	served := map[string]bool{}
+	for _, r := range p.Routes() {
+		served[r.Tag] = true // qualified tags print as {ns}name: never an export
+	}
+	for _, g := range cfg.Gateways {
+		for _, tag := range g.Import {
+			served[tag] = true
+		}
+	}
+	var out []string
+	for i, g := range cfg.Gateways {
+		for j, tag := range g.Export {
+			if served[tag] {
+				continue
+			}
+			path := fmt.Sprintf("gateways[%d].export[%d]", i, j)
+			out = append(out, fmt.Sprintf("%s: %s: no listener takes <%s>: gateway %s's calls to it will be refused",
+				cfg.Pos(path), path, tag, g.Name))
+		}
+	}
+	return out
+}
