@@ -295,7 +295,7 @@ func (c *Console) receive(o organism.Output) {
 	case organism.OutputHuh:
 		c.huh(o.Text, o.Diagnostics)
 	case organism.OutputComplete:
-		if o.Text != "" && c.convs.isMine(o.Conversation) {
+		if told := c.convs.announced(o.Conversation); o.Text != "" && c.convs.isMine(o.Conversation) && !told {
 			// Ended early (killed): no answer comes, and the next line to
 			// its agent begins a new conversation rather than continue one
 			// whose history ends in an unanswered question.

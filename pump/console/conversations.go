@@ -35,11 +35,14 @@ type conversations struct {
 	// agents caches which listener names are agents (lower-case name →
 	// agent), refreshed when a name is not in it.
 	agents map[string]bool
+	// killed holds the conversations /kill is stopping whose completion
+	// has not been seen: /kill says so itself.
+	killed map[string]bool
 }
 
 func newConversations() *conversations {
 	return &conversations{current: map[string]string{}, running: map[string]bool{}, mine: map[string]bool{},
-		agents: map[string]bool{}}
+		agents: map[string]bool{}, killed: map[string]bool{}}
 }
 
 // isAgent reports whether target names an agent, asking the backend for its
@@ -207,3 +210,34 @@ func (cs *conversations) list() []string {
 
 // label names a conversation as the console shows it: agent#<id prefix>.
 func label(agent, conv string) string { return agent + "#" + short(conv) }
+
+// currents returns the conversations the agents' next @ lines continue.
+func (cs *conversations) currents() []string {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	out := make([]string, 0, len(cs.order))
+	for _, agent := range cs.order {
+		out = append(out, cs.current[agent])
+	}
+	return out
+}
+
+// killing records that /kill is stopping conv, which may still be
+// running: its completion, when it comes, is not announced again.
+func (cs *conversations) killing(conv string) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.running[conv] {
+		cs.killed[conv] = true
+	}
+}
+
+// announced reports whether conv's early end was told already (by /kill),
+// forgetting it.
+func (cs *conversations) announced(conv string) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	told := cs.killed[conv]
+	delete(cs.killed, conv)
+	return told
+}

@@ -313,3 +313,16 @@ func (c *Console) cmdResume(ctx context.Context, _ string) {
 		c.say("The organism was not halted.")
 	}
 }
+
+// Kill implements organism.Killer over POST /api/v1/threads/{id}/kill
+// (admin).
+func (r *Remote) Kill(ctx context.Context, thread string) (string, error) {
+	var out struct {
+		ThreadID string `json:"thread_id"`
+	}
+	err := r.rest(ctx, http.MethodPost, "/api/v1/threads/"+url.PathEscape(thread)+"/kill", nil, &out)
+	if se, ok := errors.AsType[*client.StatusError](err); ok && se.Status == http.StatusNotFound {
+		return "", fmt.Errorf("%w: %s", organism.ErrUnknownThread, thread)
+	}
+	return out.ThreadID, err
+}
