@@ -51,7 +51,10 @@
 // inject-message (a new conversation, or the thread given), get-thread-history
 // (from the journal, paged), subscribe-thread / unsubscribe (thread-event
 // pushes on the subscribing connection; system-event pushes for shutdown and
-// config changes), get-organism-graph (mermaid, graphviz, json), get-config /
+// config changes), kill-thread (the conversation a thread belongs to stops
+// for good: running handlers cancelled, queued messages dropped; NOT_FOUND
+// for a thread no live conversation has), halt / resume (the emergency
+// stop), get-organism-graph (mermaid, graphviz, json), get-config /
 // set-config (log_level is the one runtime-mutable key; the others are
 // refused by name with IMMUTABLE), shutdown (graceful: drains within
 // timeout-seconds; immediate: running handlers cancelled, queued messages

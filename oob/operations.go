@@ -85,6 +85,8 @@ func (o *operations) run(p *Operations, c *conn) reply {
 		}
 		o.unwatch(c, p.Unsubscribe.SubscriptionID)
 		return ok(ResponsePayload{Ack: &Ack{Success: true, Message: "unsubscribed"}})
+	case p.KillThread != nil:
+		return o.kill(p)
 	case p.GetOrganismGraph != nil:
 		return o.graph(p)
 	case p.GetStatus != nil:
@@ -143,6 +145,22 @@ func (o *operations) halt(p *Operations) reply {
 	o.s.log.Warn("halt requested over OOB", "scope", rep.Scope.String(), "reason", p.Halt.Reason)
 	return reply{resp: o.s.response(p.ID, ResponsePayload{Ack: &Ack{Success: true,
 		Message: fmt.Sprintf("halted (%s): %d running calls cancelled, %d messages held", rep.Scope, rep.Cancelled, rep.Held)}})}
+}
+
+// kill stops the conversation a thread belongs to, as POST
+// /api/v1/threads/{id}/kill does.
+func (o *operations) kill(p *Operations) reply {
+	k := p.KillThread
+	conv, err := o.t.Pump.Kill(k.ThreadID)
+	switch {
+	case errors.Is(err, pump.ErrUnknownThread):
+		return o.s.fail(p.ID, CodeNotFound, "no live conversation has thread "+k.ThreadID, "")
+	case err != nil:
+		return o.s.fail(p.ID, CodeInternal, "kill failed", err.Error())
+	}
+	o.s.log.Warn("conversation killed over OOB", "thread", conv, "reason", k.Reason)
+	return reply{resp: o.s.response(p.ID, ResponsePayload{Ack: &Ack{Success: true,
+		Message: "conversation " + conv + " killed"}})}
 }
 
 // resume lifts a halt.

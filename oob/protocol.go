@@ -45,6 +45,7 @@ type Operations struct {
 	GetThreadHistory        *GetThreadHistory        `xml:"get-thread-history"`
 	SubscribeThread         *SubscribeThread         `xml:"subscribe-thread"`
 	Unsubscribe             *Unsubscribe             `xml:"unsubscribe"`
+	KillThread              *KillThread              `xml:"kill-thread"`
 	GetOrganismGraph        *GetOrganismGraph        `xml:"get-organism-graph"`
 	GetStatus               *GetStatus               `xml:"get-status"`
 	SetConfig               *SetConfig               `xml:"set-config"`
@@ -111,6 +112,13 @@ type InjectMessage struct {
 	Payload  struct {
 		Inner []byte `xml:",innerxml"`
 	} `xml:"payload"`
+}
+
+// KillThread is <kill-thread>: the conversation ThreadID belongs to stops
+// for good.
+type KillThread struct {
+	ThreadID string `xml:"thread-id"`
+	Reason   string `xml:"reason,omitempty"`
 }
 
 // GetThreadHistory is <get-thread-history>.
