@@ -5,13 +5,21 @@ import (
 	"net/http"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
-// apiKill is POST /api/v1/threads/{id}/kill (admin): the conversation the
-// thread belongs to is stopped.
+// apiKill is POST /api/v1/threads/{id}/kill: the conversation the thread
+// belongs to is stopped. An admin may kill any; an operator only their own
+// (begun by one of their sessions) — another's is 404, as if it did not
+// exist.
 func (s *Server) apiKill(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	sess := sessionOf(r.Context())
+	if !sess.Role.Allows(auth.Admin) && !s.ownsConversation(sess, id) {
+		writeError(w, http.StatusNotFound, "Thread not found")
+		return
+	}
 	prof := s.threadProfile(id) // for the event streams: known only while the thread lives
 	conv, err := s.pump.Kill(id)
 	switch {
@@ -23,7 +31,7 @@ func (s *Server) apiKill(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.killed.add(conv, id)
-	s.log.Warn("conversation killed through the API", "user", sessionOf(r.Context()).Username, "thread", conv)
+	s.log.Warn("conversation killed through the API", "user", sess.Username, "thread", conv)
 	s.broadcast(streamEvent{name: streamThreadUpdated, threads: []string{conv, id}, profile: prof, body: map[string]any{
 		"event": streamThreadUpdated, "thread_id": conv, "status": statusKilled}})
 	writeJSON(w, http.StatusOK, map[string]string{"thread_id": conv, "status": statusKilled})
@@ -107,4 +115,14 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request, what, status st
 		code = http.StatusOK
 	}
 	writeJSON(w, code, map[string]string{"status": status})
+}
+
+// ownsConversation reports whether the conversation thread belongs to was
+// begun by one of sess's user's sessions (REST, console or /ws) — the rule
+// by which they may continue it.
+func (s *Server) ownsConversation(sess auth.Session, thread string) bool {
+	conv := s.conversationOf(thread)
+	who := pump.Principal{From: sourceAPI + ":" + sess.Username, User: sess.Username, Profile: sess.Profile}
+	// An id never used passes (it is nobody's), and Kill answers 404.
+	return s.pump.CheckThread(who, conv) == nil
 }

@@ -98,7 +98,7 @@ func TestAPIRoles(t *testing.T) {
 		{"POST", "/api/v1/inject", inject, [3]int{403, 200, 200}},
 		{"POST", "/api/v1/agents/shouter/pause", nil, [3]int{403, 403, 200}},
 		{"POST", "/api/v1/agents/shouter/resume", nil, [3]int{403, 403, 200}},
-		{"POST", "/api/v1/threads/" + stage.NewThreadID() + "/kill", nil, [3]int{403, 403, 404}},
+		{"POST", "/api/v1/threads/" + stage.NewThreadID() + "/kill", nil, [3]int{403, 404, 404}},
 		{"POST", "/api/v1/organism/reload", nil, [3]int{403, 403, 501}},
 		{"POST", "/api/v1/organism/stop", nil, [3]int{403, 403, 501}},
 	}

@@ -37,8 +37,9 @@
 // once after a restart: while the organism re-delivers the messages a crash
 // left unhandled it adds {"recovery":{"active":true,"seq":…,"until":…,
 // "redelivered":…,"skipped":…}} (seq reaches until when it is done).
-// Roles: viewers read, operators also send and inject, admins also kill,
-// pause, resume, reload and stop (403 {"error":"Forbidden"}). A socket
+// Roles: viewers read, operators also send, inject and kill their own
+// conversations, admins also kill anyone's, pause, resume, reload and stop
+// (403 {"error":"Forbidden"}). A socket
 // re-checks its session every minute and is closed with 1008 "Session
 // expired" once the token is revoked or expired.
 //
@@ -310,7 +311,8 @@
 //	POST /api/v1/inject                   operator: {"to":"greeter","payload":{"name":"Dan"}} or
 //	                                       {"to":"greeter","payload":"<Greeting><Name>Dan</Name></Greeting>",
 //	                                       "thread_id":"…"} → {"thread_id","message_id"}
-//	POST /api/v1/threads/{id}/kill        admin → {"thread_id","status":"killed"}
+//	POST /api/v1/threads/{id}/kill        operator (their own conversation; another's is 404), admin (any)
+//	                                       → {"thread_id","status":"killed"}
 //	POST /api/v1/agents/{name}/pause      admin → Agent
 //	POST /api/v1/agents/{name}/resume     admin → Agent
 //	POST /api/v1/organism/reload          admin → 200 {"status":"reloaded"} once applied; 422

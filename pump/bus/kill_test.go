@@ -100,3 +100,41 @@ func TestKillStopsRunCommand(t *testing.T) {
 		t.Errorf("killed thread: %d %v", status, body)
 	}
 }
+
+// TestOperatorKillsOwnConversation: an operator may kill a conversation one
+// of their sessions began — and not another user's, which answers 404 as
+// if it did not exist and keeps running; an admin may kill any.
+func TestOperatorKillsOwnConversation(t *testing.T) {
+	f := newFixture(t)
+	olga, bob, ada := f.loginAs("olga", auth.Operator), f.loginAs("bob", auth.Operator), f.loginAs("ada", auth.Admin)
+	if status, body, _ := f.do("POST", "/api/v1/agents/shouter/pause", ada, nil); status != 200 {
+		t.Fatalf("pause: %d %v", status, body)
+	}
+	begin := func(token string) string {
+		t.Helper()
+		status, inj, _ := f.do("POST", "/api/v1/inject", token, map[string]any{"to": "greeter", "payload": map[string]string{"name": "Kim"}})
+		if status != 200 {
+			t.Fatalf("inject: %d %v", status, inj)
+		}
+		return inj["thread_id"].(string)
+	}
+	mine, adas := begin(olga), begin(ada)
+	if status, body, _ := f.do("POST", "/api/v1/threads/"+mine+"/kill", bob, nil); status != 404 || body["error"] != "Thread not found" {
+		t.Fatalf("bob kills olga's conversation: %d %v, want 404", status, body)
+	}
+	if status, body, _ := f.do("POST", "/api/v1/threads/"+adas+"/kill", olga, nil); status != 404 {
+		t.Fatalf("olga kills ada's conversation: %d %v, want 404", status, body)
+	}
+	if !f.org.Pump.Threads().Known(mine) || !f.org.Pump.Threads().Known(adas) {
+		t.Fatal("a refused kill ended a conversation")
+	}
+	if status, body, _ := f.do("POST", "/api/v1/threads/"+mine+"/kill", olga, nil); status != 200 || body["thread_id"] != mine {
+		t.Fatalf("olga kills her own: %d %v", status, body)
+	}
+	if status, body, _ := f.do("POST", "/api/v1/threads/"+adas+"/kill", ada, nil); status != 200 {
+		t.Fatalf("ada kills hers: %d %v", status, body)
+	}
+	if f.org.Pump.Threads().Known(mine) || f.org.Pump.Threads().Known(adas) {
+		t.Fatal("a killed conversation is still live")
+	}
+}

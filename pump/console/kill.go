@@ -38,7 +38,7 @@ func (c *Console) cmdKill(ctx context.Context, arg string) {
 	switch {
 	case errors.Is(err, organism.ErrUnknownThread):
 		c.convs.announced(id)
-		c.say("No live conversation has thread " + arg + " (/threads lists them)")
+		c.say("Cannot kill " + arg + ": no live conversation you may stop has that thread")
 		return
 	case err != nil:
 		c.convs.announced(id)

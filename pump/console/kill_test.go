@@ -14,8 +14,8 @@ import (
 
 // TestConsoleKillsAConversation: /kill stops a conversation for good — named
 // by its agent, or by the start of its thread id — in process and over
-// --connect (where it takes an admin); the console says so once, and the
-// agent's next line begins a new conversation.
+// --connect (an operator their own, an admin anyone's); the console says so
+// once, and the agent's next line begins a new conversation.
 func TestConsoleKillsAConversation(t *testing.T) {
 	killed := regexp.MustCompile(`Killed: \[researcher#([0-9a-f]{8})\] conversation killed; the next @researcher line begins a new conversation`)
 
@@ -54,30 +54,48 @@ func TestConsoleKillsAConversation(t *testing.T) {
 		}
 	})
 
-	t.Run("over --connect, by thread id", func(t *testing.T) {
-		path := governedConfig(t, "<RunCommand><Command>date</Command></RunCommand>", "It ran.")
+	t.Run("over --connect", func(t *testing.T) {
+		path := governedConfig(t, "<RunCommand><Command>date</Command></RunCommand>",
+			"<RunCommand><Command>date</Command></RunCommand>", "It ran.")
 		b := startBusWith(t, func(o organism.Options) (*organism.Organism, error) {
 			return organism.Load(path, o)
 		})
-		op := b.dial(t, "olga", b.user(t, "olga", auth.Operator))
-		in, out, done := interactive(t, op)
+		olga := b.dial(t, "olga", b.user(t, "olga", auth.Operator))
+		in, out, done := interactive(t, olga)
 		fmt.Fprintln(in, "@researcher what day is it?")
 		out.waitFor(t, waiting)
-		fmt.Fprintln(in, "/kill researcher")
-		out.waitFor(t, regexp.MustCompile(`Error: forbidden for this role \(operator\)`))
 		fmt.Fprintln(in, "/threads")
-		conv := out.waitFor(t, regexp.MustCompile(`researcher#([0-9a-f]{8})\s+@researcher continues it; answering`))[1]
+		first := out.waitFor(t, regexp.MustCompile(`researcher#([0-9a-f]{8})\s+@researcher continues it; answering`))[1]
 
+		// Another operator sees it but may not kill it.
+		bob := b.dial(t, "bob", b.user(t, "bob", auth.Operator))
+		bin, bout, bdone := interactive(t, bob)
+		fmt.Fprintln(bin, "/kill "+first)
+		bout.waitFor(t, regexp.MustCompile(`Cannot kill `+first+`: no live conversation you may stop has that thread`))
+		fmt.Fprintln(bin, "/quit")
+		if err := <-bdone; err != nil {
+			t.Fatalf("run: %v\n%s", err, bout)
+		}
+
+		// Olga kills her own.
+		fmt.Fprintln(in, "/kill researcher")
+		out.waitFor(t, regexp.MustCompile(`Killed: \[researcher#`+first+`\] conversation killed`))
+
+		// An admin kills anyone's, named by the start of its id.
+		fmt.Fprintln(in, "@researcher and now?")
+		out.waitFor(t, regexp.MustCompile(`(?s)\[approval\].*\[approval\] ([0-9a-f]+): researcher → run_command waits for a human`))
+		fmt.Fprintln(in, "/threads")
+		second := out.waitFor(t, regexp.MustCompile(`(?s)Killed:.*researcher#([0-9a-f]{8})\s+@researcher continues it; answering`))[1]
 		admin := b.dial(t, "ada", b.user(t, "ada", auth.Admin))
 		ain, aout, adone := interactive(t, admin)
-		fmt.Fprintln(ain, "/kill "+conv[:6])
-		aout.waitFor(t, regexp.MustCompile(`Killed: \[`+conv+`\] conversation killed`))
+		fmt.Fprintln(ain, "/kill "+second[:6])
+		aout.waitFor(t, regexp.MustCompile(`Killed: \[`+second+`\] conversation killed`))
 		fmt.Fprintln(ain, "/quit")
 		if err := <-adone; err != nil {
 			t.Fatalf("run: %v\n%s", err, aout)
 		}
 		// Olga's console hears her conversation ended, and begins anew.
-		out.waitFor(t, regexp.MustCompile(`\[researcher#`+conv+`\] conversation killed; the next @researcher line begins a new conversation`))
+		out.waitFor(t, regexp.MustCompile(`\[researcher#`+second+`\] conversation killed; the next @researcher line begins a new conversation`))
 		fmt.Fprintln(in, "/quit")
 		if err := <-done; err != nil {
 			t.Fatalf("run: %v\n%s", err, out)
