@@ -128,3 +128,17 @@ func (u *usageBook) record(agent, thread, backend string, v Usage) {
 	}
 	u.backends[backend] = u.backends[backend].add(v)
 }
+
+// RestoreThreadUsage adds the usage a previous run of the organism spent on
+// each thread (read from its journal of calls) to the ledger, so the
+// threads' budgets go on counting across a restart.
+func (r *Router) RestoreThreadUsage(used map[string]Usage) {
+	r.usage.mu.Lock()
+	defer r.usage.mu.Unlock()
+	if r.usage.agents == nil {
+		r.usage.agents, r.usage.threads, r.usage.backends = map[string]Usage{}, map[string]Usage{}, map[string]Usage{}
+	}
+	for thread, u := range used {
+		r.usage.threads[thread] = r.usage.threads[thread].add(u)
+	}
+}

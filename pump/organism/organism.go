@@ -300,6 +300,12 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		return nil, err
 	}
 	threads.OnEnd(threadUsageEnder(layer.router, threads, p.Context()))
+	if d != nil && opts.Threads == nil {
+		if err := restoreThreadUsage(layer.router, d.store, threads, cb); err != nil {
+			layer.router.Close()
+			return nil, fmt.Errorf("organism: restore thread token usage from %s: %w", d.store.Dir(), err)
+		}
+	}
 	calls := newCallBook(nil, opts.Logger)
 	if d != nil {
 		calls = d.calls

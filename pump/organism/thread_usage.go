@@ -1,10 +1,12 @@
 package organism
 
 import (
+	"context"
 	"sync"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/llm"
 	"github.com/xml-pipeline/xmlpipe/registry"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
 // minUsageSweep is how many ended threads' usage the ledger keeps at least
@@ -42,4 +44,23 @@ func threadUsageEnder(r *llm.Router, threads *registry.Threads, ctx *registry.Co
 		left := r.ForgetThreadsUnless(func(id string) bool { return threads.Known(id) || ctx.ThreadExists(id) })
 		kept, sweepFrom = 0, max(minUsageSweep, left)
 	}
+}
+
+// restoreThreadUsage gives the router's ledger the tokens the journal of
+// calls says were spent on the threads still live or kept for their
+// conversation to continue: a restart (or a crash in a loop) would
+// otherwise give every such thread its whole budget again.
+func restoreThreadUsage(r *llm.Router, s *store.Store, threads *registry.Threads, cb *registry.ContextBuffer) error {
+	totals, err := s.ThreadCallTotals(context.Background(), func(id string) bool {
+		return threads.Known(id) || cb.ThreadExists(id)
+	})
+	if err != nil || len(totals) == 0 {
+		return err
+	}
+	used := make(map[string]llm.Usage, len(totals))
+	for id, t := range totals {
+		used[id] = llm.Usage{PromptTokens: t.PromptTokens, CompletionTokens: t.CompletionTokens, Requests: t.Calls}
+	}
+	r.RestoreThreadUsage(used)
+	return nil
 }

@@ -198,3 +198,42 @@ func (r *Reader) Calls(f CallFilter) ([]CallRow, error) {
 	slices.Reverse(out)
 	return out, nil
 }
+
+// CallTotals sums the tokens of a thread's successful calls.
+type CallTotals struct {
+	PromptTokens, CompletionTokens, Calls int
+}
+
+// ThreadCallTotals returns, for each thread keep accepts, the sums of its
+// successful calls (those without an error), read with the llm_calls
+// index on thread: what a restarted organism's token ledger restores, so
+// a thread's budget (budgets.thread_tokens) goes on counting across a
+// restart instead of starting again.
+func (s *Store) ThreadCallTotals(ctx context.Context, keep func(thread string) bool) (map[string]CallTotals, error) {
+	if err := s.readable(); err != nil {
+		return nil, err
+	}
+	rows, err := s.rdb.QueryContext(ctx, `SELECT thread, SUM(prompt_tokens), SUM(completion_tokens), COUNT(*)
+		FROM llm_calls WHERE thread <> '' AND error = '' GROUP BY thread`)
+	if err != nil {
+		return nil, fmt.Errorf("store: thread call totals: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]CallTotals{}
+	for rows.Next() {
+		var (
+			thread                    string
+			prompt, completion, calls int64
+		)
+		if err := rows.Scan(&thread, &prompt, &completion, &calls); err != nil {
+			return nil, fmt.Errorf("store: thread call totals: %w", err)
+		}
+		if keep(thread) {
+			out[thread] = CallTotals{PromptTokens: int(prompt), CompletionTokens: int(completion), Calls: int(calls)}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: thread call totals: %w", err)
+	}
+	return out, nil
+}
