@@ -360,6 +360,11 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			a.record(st, registry.Slot{PayloadType: namelessFeedbackType, Raw: []byte(namelessCallNote)})
 			continue
 		}
+		if reason := withheldAnswer(rep, req.MaxTokens); reason != "" {
+			// The caller learns why there is no answer instead of getting
+			// an empty one, and the model is not asked again in vain.
+			return a.halt(st, reason)
+		}
 		d := digest(rep.Content, nil)
 		a.record(st, registry.Slot{PayloadType: replyType, Raw: []byte(rep.Content), Payload: &replyRecord{sum: d}})
 		if n := cmpOr(a.RepeatLimit, DefaultRepeatLimit); st.c.repeats(d) >= n {

@@ -1,0 +1,33 @@
+package llm
+
+import (
+	"fmt"
+	"strings"
+)
+
+// withheldAnswer says why rep holds no answer when the provider cut it
+// before any text (out of tokens: a reasoning model can spend max_tokens
+// on thinking alone), withheld it (a content filter) or the model refused
+// without a word; "" when rep has text or calls, or ended otherwise.
+func withheldAnswer(rep Reply, maxTokens int) string {
+	if strings.TrimSpace(rep.Content) != "" || len(rep.ToolCalls) > 0 {
+		return ""
+	}
+	stop := ""
+	if rep.StopReason != "" {
+		stop = fmt.Sprintf(" (stop reason %q)", rep.StopReason)
+	}
+	switch rep.FinishReason {
+	case FinishLength:
+		limit := "the output token limit"
+		if maxTokens > 0 {
+			limit = fmt.Sprintf("max_tokens (%d)", maxTokens)
+		}
+		return "the model's reply was cut at " + limit + " before any answer" + stop
+	case FinishContentFilter:
+		return "the provider withheld the model's answer" + stop
+	case FinishRefusal:
+		return "the model declined to answer" + stop
+	}
+	return ""
+}
