@@ -229,6 +229,10 @@ func (r *Router) Chat(ctx context.Context, req Request) (Reply, error) {
 			rec.Model, rec.Usage, rec.FinishReason, rec.ToolCalls = rep.Model, rep.Usage, rep.FinishReason, len(rep.ToolCalls)
 			r.observe(rec)
 			r.usage.record(req.Agent, req.Thread, b.name, rep.Usage)
+			if rec.UsageEstimated && b.toldEstimated.CompareAndSwap(false, true) {
+				r.log.Warn("llm backend reports no token usage: budgets and rate_limit_tpm count estimates "+
+					"(4 bytes a token)", "backend", b.name, "model", rec.Model)
+			}
 			return rep, nil
 		}
 		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
