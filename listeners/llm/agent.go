@@ -394,6 +394,11 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 		if resp != nil {
 			return resp, nil
 		}
+		if rep.FinishReason == FinishLength {
+			// The JSON is broken because it was cut, not because the model
+			// misread the schema: the model and the operator hear that.
+			refusal = cutAnswerNote(req.MaxTokens) + refusal
+		}
 		if st.c.outputFeedbacks() > 0 {
 			return a.halt(st, "its answer did not fit "+out.Name()+" twice: "+refusal)
 		}

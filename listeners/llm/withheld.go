@@ -19,15 +19,25 @@ func withheldAnswer(rep Reply, maxTokens int) string {
 	}
 	switch rep.FinishReason {
 	case FinishLength:
-		limit := "the output token limit"
-		if maxTokens > 0 {
-			limit = fmt.Sprintf("max_tokens (%d)", maxTokens)
-		}
-		return "the model's reply was cut at " + limit + " before any answer" + stop
+		return "the model's reply was cut at " + tokenLimit(maxTokens) + " before any answer" + stop
 	case FinishContentFilter:
 		return "the provider withheld the model's answer" + stop
 	case FinishRefusal:
 		return "the model declined to answer" + stop
 	}
 	return ""
+}
+
+// cutAnswerNote begins the feedback on a structured answer that does not
+// fit because the provider cut it at the token limit.
+func cutAnswerNote(maxTokens int) string {
+	return "Your answer was cut off at " + tokenLimit(maxTokens) + " before it was complete; keep it shorter. "
+}
+
+// tokenLimit names the output token limit a reply was cut at.
+func tokenLimit(maxTokens int) string {
+	if maxTokens > 0 {
+		return fmt.Sprintf("max_tokens (%d)", maxTokens)
+	}
+	return "the output token limit"
 }

@@ -1,9 +1,12 @@
 package llm
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
 // TestWithheldAnswerHalts: a reply with no text and no calls because the
@@ -38,6 +41,64 @@ func TestWithheldAnswerHalts(t *testing.T) {
 			}
 			if n := len(r.model.requests()); n != 1 {
 				t.Errorf("%d model calls, want 1", n)
+			}
+		})
+	}
+}
+
+// Forecast is the declared answer of the structured-output tests.
+type Forecast struct {
+	City  string
+	TempC int
+}
+
+// TestCutStructuredAnswerSaysSo: a structured answer cut at max_tokens is
+// broken JSON; the feedback the model gets and the halt its caller gets
+// name the cut, not only the parser's "EOF". An answer that simply does
+// not fit says nothing of a cut.
+func TestCutStructuredAnswerSaysSo(t *testing.T) {
+	cut := Reply{Content: `{"City": "Par`, FinishReason: FinishLength, StopReason: "max_tokens"}
+	tests := []struct {
+		name         string
+		replies      []Reply
+		wantFeedback string // in the second request's last message
+		wantAnswer   string // prefix
+		noCut        bool
+	}{
+		{"cut twice", []Reply{cut, cut},
+			"Your answer was cut off at max_tokens (50) before it was complete; keep it shorter. Your answer does not fit",
+			"[mathbot halted: its answer did not fit Forecast twice: Your answer was cut off at max_tokens (50)", false},
+		{"cut, then whole", []Reply{cut, {Content: `{"City":"Paris","TempC":21}`, FinishReason: FinishToolCalls}},
+			"Your answer was cut off at max_tokens (50)", "", false},
+		{"a misfit is not a cut", []Reply{{Content: `{"City":"Paris","TempC":"warm"}`, FinishReason: FinishStop}, {Content: `{"City":"Paris","TempC":"warm"}`, FinishReason: FinishStop}},
+			"Your answer does not fit the required Forecast format: TempC", "[mathbot halted: its answer did not fit Forecast twice: Your answer does not fit", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLoopRig(t, tc.replies...)
+			r.a.MaxTokens = 50
+			r.a.Response = mustPT[Forecast](t)
+			resp := r.deliver("console", "Paris?", "")
+			reqs := r.model.requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d model calls, want 2", len(reqs))
+			}
+			fb := reqs[1].Messages[len(reqs[1].Messages)-1].Content
+			if !strings.HasPrefix(fb, tc.wantFeedback) || tc.noCut && strings.Contains(fb, "cut off") {
+				t.Errorf("feedback %q, want it to begin %q", fb, tc.wantFeedback)
+			}
+			if tc.wantAnswer == "" {
+				rr, ok := resp.(*xmlpipe.RespondResponse)
+				if !ok {
+					t.Fatalf("response %#v, want the Forecast", resp)
+				}
+				if diff := cmp.Diff(`<Forecast xmlns=""><City>Paris</City><TempC>21</TempC></Forecast>`, string(rr.Payload.(*xmlpipe.Encoded).XML)); diff != "" {
+					t.Errorf("answer (-want +got):\n%s", diff)
+				}
+				return
+			}
+			if got := answerText(resp); !strings.HasPrefix(got, tc.wantAnswer) || tc.noCut && strings.Contains(got, "cut off") {
+				t.Errorf("answer %q, want it to begin %q", got, tc.wantAnswer)
 			}
 		})
 	}
