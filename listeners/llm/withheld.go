@@ -41,3 +41,11 @@ func tokenLimit(maxTokens int) string {
 	}
 	return "the output token limit"
 }
+
+// cutOff reports whether the provider cut rep at the token limit. A reply
+// with tool calls is finished as FinishToolCalls, so its own word is read
+// too ("length", "max_tokens").
+func cutOff(rep Reply) bool {
+	return rep.FinishReason == FinishLength || ccFinish(rep.StopReason) == FinishLength ||
+		amFinish(rep.StopReason) == FinishLength
+}

@@ -70,6 +70,9 @@ func TestCutStructuredAnswerSaysSo(t *testing.T) {
 			"[mathbot halted: its answer did not fit Forecast twice: Your answer was cut off at max_tokens (50)", false},
 		{"cut, then whole", []Reply{cut, {Content: `{"City":"Paris","TempC":21}`, FinishReason: FinishToolCalls}},
 			"Your answer was cut off at max_tokens (50)", "", false},
+		{"anthropic's forced answer tool, cut", []Reply{{Content: `{"City": "Par`, FinishReason: FinishStop, StopReason: "max_tokens"},
+			{Content: `{"City":"Paris","TempC":21}`, FinishReason: FinishStop, StopReason: "tool_use"}},
+			"Your answer was cut off at max_tokens (50)", "", false},
 		{"a misfit is not a cut", []Reply{{Content: `{"City":"Paris","TempC":"warm"}`, FinishReason: FinishStop}, {Content: `{"City":"Paris","TempC":"warm"}`, FinishReason: FinishStop}},
 			"Your answer does not fit the required Forecast format: TempC", "[mathbot halted: its answer did not fit Forecast twice: Your answer does not fit", true},
 	}
@@ -99,6 +102,44 @@ func TestCutStructuredAnswerSaysSo(t *testing.T) {
 			}
 			if got := answerText(resp); !strings.HasPrefix(got, tc.wantAnswer) || tc.noCut && strings.Contains(got, "cut off") {
 				t.Errorf("answer %q, want it to begin %q", got, tc.wantAnswer)
+			}
+		})
+	}
+}
+
+// TestCutCallArgumentsSaySo: a tool call whose arguments broke because the
+// reply was cut at max_tokens is answered with the cut named, so the model
+// writes a shorter call instead of repeating the same one; broken
+// arguments without a cut say nothing of one.
+func TestCutCallArgumentsSaySo(t *testing.T) {
+	tests := []struct {
+		name    string
+		reply   Reply
+		wantCut bool
+	}{
+		{"openai cut", Reply{ToolCalls: []ToolCall{toolCall("c1", "calc_v2", `{"Expression":"1+`)},
+			FinishReason: FinishToolCalls, StopReason: "length"}, true},
+		{"anthropic cut", Reply{ToolCalls: []ToolCall{toolCall("c1", "calc_v2", `{"Expression":"1+`)},
+			FinishReason: FinishToolCalls, StopReason: "max_tokens"}, true},
+		{"broken, not cut", Reply{ToolCalls: []ToolCall{toolCall("c1", "calc_v2", `{"Expression":"1+`)},
+			FinishReason: FinishToolCalls, StopReason: "tool_calls"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLoopRig(t, tc.reply, Reply{Content: "done"})
+			r.a.MaxTokens = 50
+			if got := answerText(r.deliver("console", "go", "")); got != "done" {
+				t.Fatalf("answer %q", got)
+			}
+			reqs := r.model.requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d model calls, want 2", len(reqs))
+			}
+			res := reqs[1].Messages[len(reqs[1].Messages)-1]
+			const note = "Your reply was cut off at max_tokens (50) while writing this call. The arguments of calc_v2 are not a JSON object"
+			if res.Role != Tool || strings.HasPrefix(res.Content, note) != tc.wantCut ||
+				!strings.Contains(res.Content, "The arguments of calc_v2 are not a JSON object") {
+				t.Errorf("result %+v, want the cut named: %v", res, tc.wantCut)
 			}
 		})
 	}
