@@ -228,6 +228,9 @@ type turnState struct {
 	// does not curate it (segment ids are slot indexes of one thread) and
 	// it is fitted to the window instead.
 	spread bool
+	// cutNote begins the result of a call whose arguments broke because
+	// the provider cut the reply at the token limit ("" when it did not).
+	cutNote string
 }
 
 // handle is one handling of a message (payload) or error (de).
@@ -341,6 +344,10 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			if n := cmpOr(a.RepeatLimit, DefaultRepeatLimit); st.c.repeats(d) >= n {
 				return a.halt(st, fmt.Sprintf("no progress: the same output %d times in a row", n))
 			}
+			st.cutNote = ""
+			if cutOff(rep) {
+				st.cutNote = "Your reply was cut off at " + tokenLimit(req.MaxTokens) + " while writing this call. "
+			}
 			sends := a.dispatch(ctx, st, box, rep.ToolCalls, calls)
 			if loop != nil && loop.internal != nil {
 				return a.halt(st, aeiou.ErrCodeMagicInternal+": "+loop.internal.Error())
@@ -359,6 +366,11 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			}
 			a.record(st, registry.Slot{PayloadType: namelessFeedbackType, Raw: []byte(namelessCallNote)})
 			continue
+		}
+		if reason := withheldAnswer(rep, req.MaxTokens); reason != "" {
+			// The caller learns why there is no answer instead of getting
+			// an empty one, and the model is not asked again in vain.
+			return a.halt(st, reason)
 		}
 		d := digest(rep.Content, nil)
 		a.record(st, registry.Slot{PayloadType: replyType, Raw: []byte(rep.Content), Payload: &replyRecord{sum: d}})
@@ -388,6 +400,11 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 		resp, refusal := a.structured(md, out, outAsText, rep.Content)
 		if resp != nil {
 			return resp, nil
+		}
+		if cutOff(rep) {
+			// The JSON is broken because it was cut, not because the model
+			// misread the schema: the model and the operator hear that.
+			refusal = cutAnswerNote(req.MaxTokens) + refusal
 		}
 		if st.c.outputFeedbacks() > 0 {
 			return a.halt(st, "its answer did not fit "+out.Name()+" twice: "+refusal)

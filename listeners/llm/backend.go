@@ -39,6 +39,8 @@ type Backend struct {
 	// tools and window are the backend's tool_calling and context_window.
 	tools  ToolCalling
 	window int
+	// toldEstimated is set once the log said the backend reports no usage.
+	toldEstimated atomic.Bool
 }
 
 // NewBackend builds the backend a llm.backends[] entry describes, with key as
@@ -205,6 +207,13 @@ func (b *Backend) call(ctx context.Context, r Request, rec *CallRecord) (Reply, 
 	if err != nil {
 		b.bucket.settle(-est)
 		return Reply{}, err
+	}
+	if rep.Usage.PromptTokens == 0 && rep.Usage.CompletionTokens == 0 {
+		// A server that reports no usage (some compatible servers never
+		// do in a stream) is counted by estimate, so that budgets and
+		// rate_limit_tpm still hold.
+		rep.Usage.PromptTokens, rep.Usage.CompletionTokens = inputTokens(r), outputTokens(rep)
+		rec.UsageEstimated = true
 	}
 	b.bucket.settle(rep.Usage.Total() - est)
 	rec.Duration = max(time.Since(rec.Start), time.Nanosecond)

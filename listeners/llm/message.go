@@ -168,6 +168,11 @@ func (r Reply) Message() Message {
 // estimateTokens is the bucket's estimate of a request: about four characters
 // a token, plus the completion it may produce.
 func estimateTokens(r Request) int {
+	return inputTokens(r) + max(r.MaxTokens, 0)
+}
+
+// inputTokens estimates the tokens of what r sends (4 bytes a token).
+func inputTokens(r Request) int {
 	n := 0
 	for _, m := range r.Messages {
 		n += len(m.Content)
@@ -181,7 +186,16 @@ func estimateTokens(r Request) int {
 	if r.Output != nil {
 		n += len(r.Output.Schema)
 	}
-	return n/4 + max(r.MaxTokens, 0) + 1
+	return n/4 + 1
+}
+
+// outputTokens estimates the tokens of what rep says (4 bytes a token).
+func outputTokens(rep Reply) int {
+	n := len(rep.Content)
+	for _, c := range rep.ToolCalls {
+		n += len(c.Name) + len(c.Arguments)
+	}
+	return n/4 + 1
 }
 
 // Validate reports what makes the request one no provider would accept: a

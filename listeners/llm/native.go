@@ -68,8 +68,8 @@ func (a *Agent) dispatch(ctx context.Context, st *turnState, box *toolbox, raw [
 		case bt == nil:
 			fail(call, "There is no function %q: nothing was done. The functions are: %s.", call.Name, box.names())
 		case raw[i].Err != nil:
-			fail(call, "The arguments of %s are not a JSON object (%v): nothing was done. Call it again with a JSON "+
-				"object that matches its parameters.", call.Name, raw[i].Err)
+			fail(call, "%sThe arguments of %s are not a JSON object (%v): nothing was done. Call it again with a JSON "+
+				"object that matches its parameters.", st.cutNote, call.Name, raw[i].Err)
 		case bt.local != nil:
 			if s := a.callLocal(ctx, st, bt.local, call, fail); s != nil {
 				sends = append(sends, s)

@@ -22,7 +22,8 @@ type RouterConfig struct {
 	// Retries is the number of retries after the first attempt.
 	Retries int
 	// BaseDelay and MaxDelay bound the exponential backoff (a provider's
-	// Retry-After is honoured as given, up to a day).
+	// Retry-After is honoured as given, up to a day, by the attempts on
+	// the backend that gave it; failover to another one does not wait it).
 	BaseDelay, MaxDelay time.Duration
 	// Backends are tried as the strategy says; their order breaks ties.
 	Backends []*Backend
@@ -189,10 +190,21 @@ func (r *Router) Chat(ctx context.Context, req Request) (Reply, error) {
 	var last *Backend
 	attempts := 0
 	streamed := false
+	// resumeAt is when a backend that answered with Retry-After may be
+	// asked again: it holds back that backend alone, never the one the
+	// strategy turns to instead.
+	resumeAt := map[*Backend]time.Time{}
+	pause := false // the last attempt failed in a way worth retrying
 	for attempt := 0; attempt <= r.cfg.Retries; attempt++ {
 		b := r.pick(cands, excluded, tried, attempt)
 		if b == nil {
 			break
+		}
+		if pause {
+			if err := r.pause(ctx, req, last, b, attempt-1, lastErr[last], resumeAt); err != nil {
+				return Reply{}, fail(last, attempts, fmt.Errorf("%w (after: %w)", err, lastErr[last]), false)
+			}
+			pause = false
 		}
 		if !tried[b] {
 			order = append(order, b)
@@ -217,6 +229,10 @@ func (r *Router) Chat(ctx context.Context, req Request) (Reply, error) {
 			rec.Model, rec.Usage, rec.FinishReason, rec.ToolCalls = rep.Model, rep.Usage, rep.FinishReason, len(rep.ToolCalls)
 			r.observe(rec)
 			r.usage.record(req.Agent, req.Thread, b.name, rep.Usage)
+			if rec.UsageEstimated && b.toldEstimated.CompareAndSwap(false, true) {
+				r.log.Warn("llm backend reports no token usage: budgets and rate_limit_tpm count estimates "+
+					"(4 bytes a token)", "backend", b.name, "model", rec.Model)
+			}
 			return rep, nil
 		}
 		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
@@ -234,21 +250,32 @@ func (r *Router) Chat(ctx context.Context, req Request) (Reply, error) {
 				"thread", req.Thread, "error", err)
 			continue
 		}
-		if attempt == r.cfg.Retries {
-			break
-		}
-		delay := r.backoff(attempt)
 		var se *StatusError
 		if errors.As(err, &se) && se.RetryAfter > 0 {
-			delay = se.RetryAfter
+			resumeAt[b] = time.Now().Add(se.RetryAfter)
 		}
-		r.log.Info("llm retry", "backend", b.name, "model", rec.Model, "attempt", attempt+1, "delay", delay,
-			"agent", req.Agent, "thread", req.Thread, "error", err)
-		if err := r.cfg.Sleep(ctx, delay); err != nil {
-			return Reply{}, fail(b, attempts, fmt.Errorf("%w (after: %w)", err, lastErr[b]), false)
-		}
+		pause = true
 	}
 	return Reply{}, fail(last, attempts, lastErr[last], true)
+}
+
+// pause waits before the next attempt, on next, after failed's attempt
+// (numbered from 0) failed with err: failed's own Retry-After when the
+// attempt goes to it again, the Retry-After next gave earlier in this call
+// while it lasts, else the backoff.
+func (r *Router) pause(ctx context.Context, req Request, failed, next *Backend, attempt int, err error,
+	resumeAt map[*Backend]time.Time) error {
+	delay := r.backoff(attempt)
+	var se *StatusError
+	switch at, ok := resumeAt[next]; {
+	case next == failed && errors.As(err, &se) && se.RetryAfter > 0:
+		delay = se.RetryAfter
+	case ok:
+		delay = max(time.Until(at), 0)
+	}
+	r.log.Info("llm retry", "backend", failed.name, "model", modelOr(req, failed.model), "attempt", attempt+1,
+		"next", next.name, "delay", delay, "agent", req.Agent, "thread", req.Thread, "error", err)
+	return r.cfg.Sleep(ctx, delay)
 }
 
 // observe hands rec to the OnCall observer, if any.

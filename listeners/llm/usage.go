@@ -38,6 +38,9 @@ type CallRecord struct {
 	Attempt int
 	// Usage is the call's tokens (zero for a failed call).
 	Usage Usage
+	// UsageEstimated says the backend reported no usage: Usage is an
+	// estimate of 4 bytes a token.
+	UsageEstimated bool
 	// Wait is the time spent waiting for the token bucket and a free
 	// concurrency slot; FirstToken the time from sending the request to
 	// the first streamed delta (0 when not streamed or none came);
