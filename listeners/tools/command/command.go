@@ -108,6 +108,10 @@ func (t *Tool) Handle(ctx context.Context, p *RunCommand, md xmlpipe.Metadata) (
 	return tools.Answer(t.Callers, md, res), nil
 }
 
+// errOwnTimeout is the cause a program's context ends with at the tool's
+// own timeout (told apart from the caller's context ending).
+var errOwnTimeout = errors.New("run_command timeout")
+
 // capped is a writer keeping the first max bytes.
 type capped struct {
 	buf       bytes.Buffer
@@ -177,7 +181,8 @@ func run(ctx context.Context, c tools.Config, p *RunCommand, res *RunCommandResu
 	}
 	defer os.RemoveAll(dir)
 	timeout := tools.Or(c.Timeout, DefaultTimeout)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	caller := ctx // ends when the call is killed, halted or its handler's deadline passes
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errOwnTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Args[0] = p.Command
@@ -205,9 +210,15 @@ func run(ctx context.Context, c tools.Config, p *RunCommand, res *RunCommandResu
 	err = cmd.Wait()
 	res.Stdout, res.Stderr = tools.Text(stdout.buf.Bytes()), tools.Text(stderr.buf.Bytes())
 	res.Truncated = stdout.truncated || stderr.truncated
-	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	switch {
+	case errors.Is(context.Cause(ctx), errOwnTimeout):
 		res.TimedOut = true
 		return fmt.Errorf("run_command: timed out after %s", timeout)
+	case caller.Err() != nil:
+		// Not the tool's timeout: the caller's own context ended first (the
+		// handler's deadline, a kill or halt), and the program was killed.
+		res.TimedOut = errors.Is(caller.Err(), context.DeadlineExceeded)
+		return fmt.Errorf("run_command: stopped before its %s timeout: %w", timeout, context.Cause(caller))
 	}
 	var exit *exec.ExitError
 	switch {

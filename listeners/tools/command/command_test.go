@@ -450,3 +450,45 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestRunCommandCallerEndsFirst: when the caller's context ends before the
+// tool's own timeout — the handler's deadline, a kill — the program is
+// killed at once and the error says so, naming the cause, instead of
+// claiming the tool's (longer) timeout passed or reporting nothing.
+func TestRunCommandCallerEndsFirst(t *testing.T) {
+	c := tools.Config{AllowedCommands: cmds("sleep {int}"), Timeout: 10 * time.Minute, RunAs: runAs()}
+	killed := errors.New("conversation killed")
+	for _, tc := range []struct {
+		name         string
+		ctx          func() (context.Context, context.CancelFunc)
+		wantErr      string
+		wantTimedOut bool
+	}{
+		{name: "handler deadline", ctx: func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), time.Second)
+		}, wantErr: "run_command: stopped before its 10m0s timeout: context deadline exceeded", wantTimedOut: true},
+		{name: "killed", ctx: func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			stop := time.AfterFunc(time.Second, func() { cancel(killed) })
+			return ctx, func() { stop.Stop(); cancel(nil) }
+		}, wantErr: "run_command: stopped before its 10m0s timeout: conversation killed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			start := time.Now()
+			p := RunCommand{Command: "sleep", Args: []string{"600"}}
+			resp, err := (&Tool{Policy: tools.Fixed(c)}).Handle(ctx, &p, xmlpipe.Metadata{From: "agent"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := resp.(*xmlpipe.RespondResponse).Payload.(*RunCommandResult)
+			if r.Error != tc.wantErr || r.TimedOut != tc.wantTimedOut {
+				t.Errorf("error %q, timed out %v; want %q, %v", r.Error, r.TimedOut, tc.wantErr, tc.wantTimedOut)
+			}
+			if d := time.Since(start); d > time.Minute {
+				t.Errorf("the call took %s", d)
+			}
+		})
+	}
+}
