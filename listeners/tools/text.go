@@ -65,3 +65,15 @@ func CarriedSize(s string) int {
 	}
 	return n
 }
+
+// CutCarried returns s cut (on a character boundary) to what fits in max
+// bytes as an answer carries it (CarriedSize), and whether it cut anything.
+func CutCarried(s string, max int) (string, bool) {
+	n := 0
+	for i, r := range s {
+		if n += CarriedSize(string(r)); n > max {
+			return s[:i], true
+		}
+	}
+	return s, false
+}
