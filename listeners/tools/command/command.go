@@ -41,6 +41,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Name is the tool's name in tools: and tool_config:.
@@ -51,6 +52,11 @@ const (
 	DefaultTimeout  = 30 * time.Second
 	DefaultMaxBytes = 64 << 10
 )
+
+// MaxCarried bounds stdout and stderr together, counted as the answer
+// carries them (tools.CarriedSize: escaped): it keeps the answer under the
+// pump's default message size cap when max_bytes is set higher.
+const MaxCarried = stage.DefaultMaxBytes - 64<<10
 
 // Tool is the run_command listener.
 type Tool struct {
@@ -208,8 +214,12 @@ func run(ctx context.Context, c tools.Config, p *RunCommand, res *RunCommandResu
 	awaitExit(cmd.Process.Pid)
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	err = cmd.Wait()
-	res.Stdout, res.Stderr = tools.Text(stdout.buf.Bytes()), tools.Text(stderr.buf.Bytes())
-	res.Truncated = stdout.truncated || stderr.truncated
+	// Each output, escaped as the answer carries it, gets half of what
+	// keeps the answer under the message size cap, whatever max_bytes says.
+	var cutOut, cutErr bool
+	res.Stdout, cutOut = tools.CutCarried(tools.Text(stdout.buf.Bytes()), MaxCarried/2)
+	res.Stderr, cutErr = tools.CutCarried(tools.Text(stderr.buf.Bytes()), MaxCarried/2)
+	res.Truncated = stdout.truncated || stderr.truncated || cutOut || cutErr
 	switch {
 	case errors.Is(context.Cause(ctx), errOwnTimeout):
 		res.TimedOut = true

@@ -12,6 +12,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 func call(t *testing.T, c tools.Config, p RunCommand) *RunCommandResult {
@@ -488,6 +489,39 @@ func TestRunCommandCallerEndsFirst(t *testing.T) {
 			}
 			if d := time.Since(start); d > time.Minute {
 				t.Errorf("the call took %s", d)
+			}
+		})
+	}
+}
+
+// TestRunCommandAnswerFitsTheSizeCap: with max_bytes set over the message
+// size cap, a program's output is cut (Truncated) where the answer would
+// pass the pump's default cap, so the caller gets the output's start rather
+// than an answer the pump refuses.
+func TestRunCommandAnswerFitsTheSizeCap(t *testing.T) {
+	resultType, err := xmlpipe.PayloadTypeOf[RunCommandResult]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tools.Config{AllowedCommands: cmds("seq {int}"), MaxBytes: 8 << 20, Timeout: time.Minute, RunAs: runAs()}
+	for _, tc := range []struct {
+		n             string
+		wantTruncated bool
+	}{
+		{n: "1000"},
+		{n: "500000", wantTruncated: true}, // 3.4 MB of digits and newlines
+	} {
+		t.Run(tc.n, func(t *testing.T) {
+			r := call(t, c, RunCommand{Command: "seq", Args: []string{tc.n}})
+			if r.Error != "" || r.ExitCode != 0 || r.Truncated != tc.wantTruncated || !strings.HasPrefix(r.Stdout, "1\n2\n") {
+				t.Fatalf("error %q, exit %d, truncated %v, stdout %.20q…", r.Error, r.ExitCode, r.Truncated, r.Stdout)
+			}
+			b, err := resultType.AppendPayload(nil, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) >= stage.DefaultMaxBytes {
+				t.Errorf("the answer is %d bytes, over the %d-byte message cap", len(b), stage.DefaultMaxBytes)
 			}
 		})
 	}
