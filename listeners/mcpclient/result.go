@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -23,6 +24,16 @@ const maxText = 256 << 10
 
 // maxNotes bounds the Notes of one result; the last one counts the rest.
 const maxNotes = 16
+
+// itemOverhead bounds the markup of one carried item (its element, attribute
+// names and child tags, a link's Size) beyond the text it holds: every image,
+// audio clip, resource and link costs it from the text budget, so a result
+// of many empty items stays under the size cap too.
+const itemOverhead = 160
+
+// maxQuoted bounds what a Note quotes of a server's string (a URI, a MIME
+// type), in runes.
+const maxQuoted = 64
 
 // ToolResult is what a mounted tool answers: its content, each kind as its
 // own element, or the error it reported. Nothing the tool returned is
@@ -83,11 +94,11 @@ func fill(res *ToolResult, r *sdk.CallToolResult) {
 		case *sdk.TextContent:
 			texts = append(texts, c.Text)
 		case *sdk.ImageContent:
-			if carry("image ("+c.MIMEType+")", len(c.Data)) {
+			if carry("image ("+quoted(c.MIMEType)+")", len(c.Data)) {
 				res.Images = append(res.Images, Media{MIMEType: c.MIMEType, Data: c.Data})
 			}
 		case *sdk.AudioContent:
-			if carry("audio ("+c.MIMEType+")", len(c.Data)) {
+			if carry("audio ("+quoted(c.MIMEType)+")", len(c.Data)) {
 				res.Audio = append(res.Audio, Media{MIMEType: c.MIMEType, Data: c.Data})
 			}
 		case *sdk.EmbeddedResource:
@@ -96,7 +107,7 @@ func fill(res *ToolResult, r *sdk.CallToolResult) {
 				continue
 			}
 			rc := Resource{URI: c.Resource.URI, MIMEType: c.Resource.MIMEType, Text: c.Resource.Text}
-			if len(c.Resource.Blob) > 0 && carry("resource "+c.Resource.URI, len(c.Resource.Blob)) {
+			if len(c.Resource.Blob) > 0 && carry("resource "+quoted(c.Resource.URI), len(c.Resource.Blob)) {
 				rc.Blob = c.Resource.Blob
 			}
 			res.Resources = append(res.Resources, rc)
@@ -130,21 +141,34 @@ func fill(res *ToolResult, r *sdk.CallToolResult) {
 			res.Structured = &structured
 		}
 	}
-	for i := range res.Resources {
-		res.Resources[i].Text = clipText(res, "resource text", res.Resources[i].Text, &textBudget)
-	}
-	links := res.Links[:0]
-	for _, l := range res.Links {
-		n := xmlSize(l.URI) + xmlSize(l.Name) + xmlSize(l.Title) + xmlSize(l.Description) + xmlSize(l.MIMEType)
+	fits := func(what string, n int) bool {
 		if n > textBudget {
-			res.Notes = append(res.Notes, fmt.Sprintf("resource link of %d bytes not carried: over the %d bytes of text a result holds",
-				n, maxText))
-			continue
+			res.Notes = append(res.Notes, fmt.Sprintf("%s of %d bytes not carried: over the %d bytes of text a result holds",
+				what, n, maxText))
+			return false
 		}
 		textBudget -= n
-		links = append(links, l)
+		return true
 	}
-	res.Links = links
+	resources := res.Resources[:0]
+	for _, r := range res.Resources {
+		if !fits("resource "+quoted(r.URI), itemOverhead+xmlSize(r.URI)+xmlSize(r.MIMEType)) {
+			continue
+		}
+		r.Text = clipText(res, "resource text", r.Text, &textBudget)
+		resources = append(resources, r)
+	}
+	res.Resources = resources
+	res.Images = slices.DeleteFunc(res.Images, func(m Media) bool {
+		return !fits("image ("+quoted(m.MIMEType)+")", itemOverhead+xmlSize(m.MIMEType))
+	})
+	res.Audio = slices.DeleteFunc(res.Audio, func(m Media) bool {
+		return !fits("audio ("+quoted(m.MIMEType)+")", itemOverhead+xmlSize(m.MIMEType))
+	})
+	res.Links = slices.DeleteFunc(res.Links, func(l ResourceLink) bool {
+		return !fits("resource link", itemOverhead+xmlSize(l.URI)+xmlSize(l.Name)+xmlSize(l.Title)+
+			xmlSize(l.Description)+xmlSize(l.MIMEType))
+	})
 	if len(res.Notes) > maxNotes {
 		res.Notes = append(res.Notes[:maxNotes-1], fmt.Sprintf("and %d more notes", len(res.Notes)-maxNotes+1))
 	}
@@ -179,6 +203,19 @@ func clipText(res *ToolResult, what, s string, budget *int) string {
 	res.Notes = append(res.Notes, fmt.Sprintf("%s of %d bytes cut after %d bytes: over the %d bytes of text a result holds",
 		what, len(s), end, maxText))
 	return s[:end]
+}
+
+// quoted is s as a Note quotes it: at most maxQuoted runes, cut with "…".
+func quoted(s string) string {
+	i, n := 0, 0
+	for i < len(s) && n < maxQuoted {
+		_, w := utf8.DecodeRuneInString(s[i:])
+		i, n = i+w, n+1
+	}
+	if i < len(s) {
+		return s[:i] + "…"
+	}
+	return s
 }
 
 // xmlSize bounds the bytes s takes as XML character data.

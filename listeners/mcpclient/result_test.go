@@ -11,8 +11,9 @@ import (
 )
 
 // TestFillStaysUnderTheSizeCap: whatever a server answers — megabytes of
-// text, of an error, of structured content, of links, all of it characters
-// XML escapes — the result encodes under the pump's default message size cap
+// text, of an error, of structured content, of links, thousands of empty
+// images, audio clips or resources with long URIs, all of it characters XML
+// escapes — the result encodes under the pump's default message size cap
 // (1 MiB), so the caller gets an answer instead of a message the pump
 // rejects; what was cut is named in a Note, and a small result is carried
 // unchanged.
@@ -23,6 +24,21 @@ func TestFillStaysUnderTheSizeCap(t *testing.T) {
 	for i := range links {
 		links[i] = &sdk.ResourceLink{URI: "file:///" + strings.Repeat("x", 200), Name: strings.Repeat("&", 100)}
 	}
+	longURI := "mem://" + strings.Repeat("&", 1000)
+	var resources, images, audio, emptyLinks, everything []sdk.Content
+	for range 5000 {
+		resources = append(resources, &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: longURI, MIMEType: "text/plain"}})
+		images = append(images, &sdk.ImageContent{MIMEType: strings.Repeat("&", 200)})
+	}
+	for range 30000 { // each small: only their number goes over the cap
+		audio = append(audio, &sdk.AudioContent{MIMEType: "audio/x", Data: []byte{}})
+		emptyLinks = append(emptyLinks, &sdk.ResourceLink{})
+	}
+	everything = append(everything, &sdk.TextContent{Text: big},
+		&sdk.ImageContent{MIMEType: "image/png", Data: make([]byte, maxBinary)},
+		&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: longURI, Blob: make([]byte, maxBinary)}})
+	everything = append(everything, resources...)
+	everything = append(everything, audio...)
 	pt, err := xmlpipe.NewPayloadType(reflect.TypeFor[ToolResult]())
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +63,16 @@ func TestFillStaysUnderTheSizeCap(t *testing.T) {
 			wantNotes: []string{"resource text of 10485760 bytes cut"}},
 		{name: "many links", result: &sdk.CallToolResult{Content: links},
 			wantNotes: []string{"resource link of", "and "}},
+		{name: "many empty links", result: &sdk.CallToolResult{Content: emptyLinks},
+			wantNotes: []string{"resource link of", "and "}},
+		{name: "many resources with long uris", result: &sdk.CallToolResult{Content: resources},
+			wantNotes: []string{"resource mem://&&&", "… of", "and "}},
+		{name: "many empty images", result: &sdk.CallToolResult{Content: images},
+			wantNotes: []string{"image (&&&", "and "}},
+		{name: "many empty audio clips", result: &sdk.CallToolResult{Content: audio},
+			wantNotes: []string{"audio (audio/x) of", "and "}},
+		{name: "everything at once", result: &sdk.CallToolResult{Content: everything},
+			wantText: big[:maxText/6], wantNotes: []string{"resource mem://&&&", "text of", "and "}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := &ToolResult{Tool: "t"}

@@ -39,3 +39,41 @@ func IsText(b []byte) bool {
 	}
 	return true
 }
+
+// CarriedSize bounds the bytes s takes in a tool's answer, carried either
+// as XML character data or inside the JSON text an agent gets (which is XML
+// character data in turn): the larger of the two escapes of each character
+// (<, >, & and U+2028/U+2029 six bytes, \r five, ", \, tab and newline two),
+// any other character its UTF-8 length.
+func CarriedSize(s string) int {
+	n := 0
+	for _, r := range s {
+		switch r {
+		case '<', '>', '&', '\u2028', '\u2029':
+			n += 6
+		case '\r':
+			n += 5
+		case '"', '\\', '\t', '\n':
+			n += 2
+		default:
+			if r < 0x20 {
+				n += 6 // \u00XX in JSON
+			} else {
+				n += utf8.RuneLen(r)
+			}
+		}
+	}
+	return n
+}
+
+// CutCarried returns s cut (on a character boundary) to what fits in max
+// bytes as an answer carries it (CarriedSize), and whether it cut anything.
+func CutCarried(s string, max int) (string, bool) {
+	n := 0
+	for i, r := range s {
+		if n += CarriedSize(string(r)); n > max {
+			return s[:i], true
+		}
+	}
+	return s, false
+}

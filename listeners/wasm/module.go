@@ -336,6 +336,8 @@ func (m *Module) classify(ctx context.Context, what string, err error, stderr *o
 	interrupted := errors.As(err, &exit) &&
 		(exit.ExitCode() == sys.ExitCodeDeadlineExceeded || exit.ExitCode() == sys.ExitCodeContextCanceled)
 	switch {
+	case m.isClosed() && (exit == nil || exit.ExitCode() == closedExitCode):
+		return fmt.Errorf("%w: %s interrupted (the listener stopped or was replaced)", ErrClosed, what)
 	case interrupted && ctx.Err() != nil:
 		return fmt.Errorf("wasm: %s interrupted: %w", what, context.Cause(ctx))
 	case interrupted:
@@ -360,7 +362,20 @@ func stderrText(w *output) string {
 	return s
 }
 
-// Close closes every instance and the runtime.
+// closedExitCode is the exit status a guest running when its module is
+// closed is stopped with: not 0, so an interrupted command module is never
+// taken for one that finished (wazero's Runtime.Close would use 0).
+const closedExitCode = 0xdfffffff
+
+// isClosed reports whether Close was called.
+func (m *Module) isClosed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.closed
+}
+
+// Close closes every instance and the runtime; a guest running then is
+// interrupted, and its call fails with ErrClosed.
 func (m *Module) Close(ctx context.Context) error {
 	m.mu.Lock()
 	m.closed = true
@@ -378,7 +393,7 @@ func (m *Module) Close(ctx context.Context) error {
 // closeRuntime closes the runtime (every instance left) and then the
 // directory.
 func (m *Module) closeRuntime(ctx context.Context) error {
-	err := m.rt.Close(ctx)
+	err := m.rt.CloseWithExitCode(ctx, closedExitCode)
 	if m.dir != nil {
 		err = errors.Join(err, m.dir.Close())
 	}

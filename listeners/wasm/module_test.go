@@ -252,3 +252,50 @@ func TestCallerDeadlineIsNotTheSandboxTimeout(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestCloseInterruptsTheGuest: closing a module (the organism stopping, the
+// listener reloaded or removed) interrupts a guest that is running, and its
+// call fails with ErrClosed — never a command module's success with the
+// partial output it had written, nor a reactor's "exited with status 0".
+func TestCloseInterruptsTheGuest(t *testing.T) {
+	for _, tc := range []struct {
+		kind        Kind
+		guest, spin string
+	}{
+		{Reactor, "ops", "<Ops><Do>spin</Do></Ops>"},
+		{Command, "loop", "<Loop/>"},
+	} {
+		t.Run(string(tc.kind), func(t *testing.T) {
+			m := compileGuest(t, tc.guest, tc.kind, Sandbox{Instances: 1, Timeout: 10 * time.Minute})
+			type answer struct {
+				out []byte
+				err error
+			}
+			done := make(chan answer, 1)
+			go func() {
+				out, err := m.Call(context.Background(), []byte(tc.spin))
+				done <- answer{out, err}
+			}()
+			for deadline := time.Now().Add(30 * time.Second); len(m.slots) == 0; { // the call holds the one slot
+				if time.Now().After(deadline) {
+					t.Fatal("the call never started")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			if err := m.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case a := <-done:
+				if !errors.Is(a.err, ErrClosed) {
+					t.Fatalf("Call = %q, %v; want ErrClosed", a.out, a.err)
+				}
+				if !strings.Contains(a.err.Error(), "interrupted") {
+					t.Errorf("err = %v, want it to say the guest was interrupted", a.err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the guest still runs 30 s after its module was closed")
+			}
+		})
+	}
+}

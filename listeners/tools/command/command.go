@@ -41,6 +41,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Name is the tool's name in tools: and tool_config:.
@@ -51,6 +52,11 @@ const (
 	DefaultTimeout  = 30 * time.Second
 	DefaultMaxBytes = 64 << 10
 )
+
+// MaxCarried bounds stdout and stderr together, counted as the answer
+// carries them (tools.CarriedSize: escaped): it keeps the answer under the
+// pump's default message size cap when max_bytes is set higher.
+const MaxCarried = stage.DefaultMaxBytes - 64<<10
 
 // Tool is the run_command listener.
 type Tool struct {
@@ -107,6 +113,10 @@ func (t *Tool) Handle(ctx context.Context, p *RunCommand, md xmlpipe.Metadata) (
 	}
 	return tools.Answer(t.Callers, md, res), nil
 }
+
+// errOwnTimeout is the cause a program's context ends with at the tool's
+// own timeout (told apart from the caller's context ending).
+var errOwnTimeout = errors.New("run_command timeout")
 
 // capped is a writer keeping the first max bytes.
 type capped struct {
@@ -177,7 +187,8 @@ func run(ctx context.Context, c tools.Config, p *RunCommand, res *RunCommandResu
 	}
 	defer os.RemoveAll(dir)
 	timeout := tools.Or(c.Timeout, DefaultTimeout)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	caller := ctx // ends when the call is killed, halted or its handler's deadline passes
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errOwnTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Args[0] = p.Command
@@ -203,11 +214,21 @@ func run(ctx context.Context, c tools.Config, p *RunCommand, res *RunCommandResu
 	awaitExit(cmd.Process.Pid)
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	err = cmd.Wait()
-	res.Stdout, res.Stderr = tools.Text(stdout.buf.Bytes()), tools.Text(stderr.buf.Bytes())
-	res.Truncated = stdout.truncated || stderr.truncated
-	if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	// Each output, escaped as the answer carries it, gets half of what
+	// keeps the answer under the message size cap, whatever max_bytes says.
+	var cutOut, cutErr bool
+	res.Stdout, cutOut = tools.CutCarried(tools.Text(stdout.buf.Bytes()), MaxCarried/2)
+	res.Stderr, cutErr = tools.CutCarried(tools.Text(stderr.buf.Bytes()), MaxCarried/2)
+	res.Truncated = stdout.truncated || stderr.truncated || cutOut || cutErr
+	switch {
+	case errors.Is(context.Cause(ctx), errOwnTimeout):
 		res.TimedOut = true
 		return fmt.Errorf("run_command: timed out after %s", timeout)
+	case caller.Err() != nil:
+		// Not the tool's timeout: the caller's own context ended first (the
+		// handler's deadline, a kill or halt), and the program was killed.
+		res.TimedOut = errors.Is(caller.Err(), context.DeadlineExceeded)
+		return fmt.Errorf("run_command: stopped before its %s timeout: %w", timeout, context.Cause(caller))
 	}
 	var exit *exec.ExitError
 	switch {

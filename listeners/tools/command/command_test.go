@@ -12,6 +12,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 func call(t *testing.T, c tools.Config, p RunCommand) *RunCommandResult {
@@ -446,6 +447,81 @@ func TestCheck(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestRunCommandCallerEndsFirst: when the caller's context ends before the
+// tool's own timeout — the handler's deadline, a kill — the program is
+// killed at once and the error says so, naming the cause, instead of
+// claiming the tool's (longer) timeout passed or reporting nothing.
+func TestRunCommandCallerEndsFirst(t *testing.T) {
+	c := tools.Config{AllowedCommands: cmds("sleep {int}"), Timeout: 10 * time.Minute, RunAs: runAs()}
+	killed := errors.New("conversation killed")
+	for _, tc := range []struct {
+		name         string
+		ctx          func() (context.Context, context.CancelFunc)
+		wantErr      string
+		wantTimedOut bool
+	}{
+		{name: "handler deadline", ctx: func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), time.Second)
+		}, wantErr: "run_command: stopped before its 10m0s timeout: context deadline exceeded", wantTimedOut: true},
+		{name: "killed", ctx: func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			stop := time.AfterFunc(time.Second, func() { cancel(killed) })
+			return ctx, func() { stop.Stop(); cancel(nil) }
+		}, wantErr: "run_command: stopped before its 10m0s timeout: conversation killed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			start := time.Now()
+			p := RunCommand{Command: "sleep", Args: []string{"600"}}
+			resp, err := (&Tool{Policy: tools.Fixed(c)}).Handle(ctx, &p, xmlpipe.Metadata{From: "agent"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := resp.(*xmlpipe.RespondResponse).Payload.(*RunCommandResult)
+			if r.Error != tc.wantErr || r.TimedOut != tc.wantTimedOut {
+				t.Errorf("error %q, timed out %v; want %q, %v", r.Error, r.TimedOut, tc.wantErr, tc.wantTimedOut)
+			}
+			if d := time.Since(start); d > time.Minute {
+				t.Errorf("the call took %s", d)
+			}
+		})
+	}
+}
+
+// TestRunCommandAnswerFitsTheSizeCap: with max_bytes set over the message
+// size cap, a program's output is cut (Truncated) where the answer would
+// pass the pump's default cap, so the caller gets the output's start rather
+// than an answer the pump refuses.
+func TestRunCommandAnswerFitsTheSizeCap(t *testing.T) {
+	resultType, err := xmlpipe.PayloadTypeOf[RunCommandResult]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tools.Config{AllowedCommands: cmds("seq {int}"), MaxBytes: 8 << 20, Timeout: time.Minute, RunAs: runAs()}
+	for _, tc := range []struct {
+		n             string
+		wantTruncated bool
+	}{
+		{n: "1000"},
+		{n: "500000", wantTruncated: true}, // 3.4 MB of digits and newlines
+	} {
+		t.Run(tc.n, func(t *testing.T) {
+			r := call(t, c, RunCommand{Command: "seq", Args: []string{tc.n}})
+			if r.Error != "" || r.ExitCode != 0 || r.Truncated != tc.wantTruncated || !strings.HasPrefix(r.Stdout, "1\n2\n") {
+				t.Fatalf("error %q, exit %d, truncated %v, stdout %.20q…", r.Error, r.ExitCode, r.Truncated, r.Stdout)
+			}
+			b, err := resultType.AppendPayload(nil, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) >= stage.DefaultMaxBytes {
+				t.Errorf("the answer is %d bytes, over the %d-byte message cap", len(b), stage.DefaultMaxBytes)
 			}
 		})
 	}

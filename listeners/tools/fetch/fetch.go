@@ -24,6 +24,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Name is the tool's name in tools: and tool_config:.
@@ -204,9 +205,31 @@ func (t *Tool) fetch(ctx context.Context, c tools.Config, p *Fetch, res *FetchRe
 	if len(b) > maxBytes {
 		b, res.Truncated = b[:maxBytes], true
 	}
-	res.URL, res.Status, res.ContentType, res.Body = resp.Request.URL.String(), resp.StatusCode, resp.Header.Get("Content-Type"), tools.Text(b)
+	final := resp.Request.URL.String()
+	if n := tools.CarriedSize(final); n > maxURL {
+		return fmt.Errorf("fetch: the final URL (after redirects) is %d bytes as the answer carries it (max: %d)", n, maxURL)
+	}
+	res.URL, res.Status = final, resp.StatusCode
+	res.ContentType, _ = tools.CutCarried(tools.Text([]byte(resp.Header.Get("Content-Type"))), maxContentType)
+	// The body, escaped as the answer carries it, must leave the answer
+	// under the message size cap: a server's body of < or & is cut too.
+	var cut bool
+	if res.Body, cut = tools.CutCarried(tools.Text(b), MaxCarried-tools.CarriedSize(res.URL)); cut {
+		res.Truncated = true
+	}
 	return nil
 }
+
+// MaxCarried bounds the final URL and the body of an answer together,
+// counted as the answer carries them (tools.CarriedSize: escaped): it
+// keeps the answer under the pump's default message size cap.
+const MaxCarried = stage.DefaultMaxBytes - 64<<10
+
+// maxContentType bounds the Content-Type carried (a server chooses it).
+const maxContentType = 1 << 10
+
+// maxURL bounds the final URL carried (a redirecting server chooses it).
+const maxURL = 16 << 10
 
 // unwrap turns a client error into the refusal inside it, when there is one.
 func unwrap(err error) error {

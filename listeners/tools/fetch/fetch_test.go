@@ -14,6 +14,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // TestPublic is table-driven over every special-purpose range: its first
@@ -225,3 +226,90 @@ func TestFetch(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestFetchAnswerFitsTheSizeCap: whatever a server answers within max_bytes
+// — a body of characters XML and JSON escape, a huge Content-Type, a
+// redirect to a huge URL — the answer encodes under the pump's default
+// message size cap (a cut body is marked Truncated, a URL too long to carry
+// is an error), to a console and to an agent (which gets JSON as text).
+func TestFetchAnswerFitsTheSizeCap(t *testing.T) {
+	type agentInput struct{ Text string }
+	agentType, err := xmlpipe.PayloadTypeOf[agentInput]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resultType, err := xmlpipe.PayloadTypeOf[FetchResult]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	longPath := "/" + strings.Repeat("a", 64<<10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/brackets":
+			_, _ = w.Write([]byte(strings.Repeat("<&>", DefaultMaxBytes/3)))
+		case "/plain":
+			_, _ = w.Write([]byte(strings.Repeat("a", DefaultMaxBytes)))
+		case "/content-type":
+			w.Header().Set("Content-Type", "text/plain; x="+strings.Repeat("&", 200<<10))
+			_, _ = w.Write([]byte(strings.Repeat("a", DefaultMaxBytes)))
+		case "/to-long":
+			http.Redirect(w, r, longPath, http.StatusFound)
+		default:
+			_, _ = w.Write([]byte("ok"))
+		}
+	}))
+	defer srv.Close()
+	addr := srv.Listener.Addr().(*net.TCPAddr)
+	tool := &Tool{
+		Resolve: func(context.Context, string) ([]netip.Addr, error) {
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+		},
+		Exempt: func(ap netip.AddrPort) bool { return ap.Port() == uint16(addr.Port) },
+		Policy: tools.Fixed(tools.Config{Timeout: time.Minute}),
+		Callers: tools.CallersFunc(func(name string) (*xmlpipe.PayloadType, bool) {
+			return agentType, name == "agent"
+		}),
+	}
+	base := "http://public.test:" + itoa(addr.Port)
+	for _, tc := range []struct {
+		path          string
+		wantTruncated bool
+		wantErr       string
+	}{
+		{path: "/plain"},
+		{path: "/brackets", wantTruncated: true},
+		{path: "/content-type"},
+		{path: "/to-long", wantErr: "fetch: the final URL (after redirects) is"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			for _, from := range []string{"console", "agent"} {
+				resp, err := tool.Handle(context.Background(), &Fetch{URL: base + tc.path}, xmlpipe.Metadata{From: from})
+				if err != nil {
+					t.Fatal(err)
+				}
+				payload := resp.(*xmlpipe.RespondResponse).Payload
+				pt := resultType
+				if from == "agent" {
+					pt = agentType
+				}
+				b, err := pt.AppendPayload(nil, payload)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(b) >= stage.DefaultMaxBytes {
+					t.Errorf("%s: the answer is %d bytes, over the %d-byte message cap", from, len(b), stage.DefaultMaxBytes)
+				}
+				if from != "console" {
+					continue
+				}
+				r := payload.(*FetchResult)
+				if !strings.HasPrefix(r.Error, tc.wantErr) || (tc.wantErr != "") != (r.Error != "") {
+					t.Errorf("error %q, want %q", r.Error, tc.wantErr)
+				}
+				if tc.wantErr == "" && (r.Truncated != tc.wantTruncated || r.Body == "") {
+					t.Errorf("truncated %v with %d bytes of body, want truncated %v", r.Truncated, len(r.Body), tc.wantTruncated)
+				}
+			}
+		})
+	}
+}

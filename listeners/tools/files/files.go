@@ -19,6 +19,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Name is the tool's name in tools: and tool_config:.
@@ -29,6 +30,13 @@ const (
 	DefaultMaxBytes = 256 << 10
 	MaxEntries      = 1000
 )
+
+// MaxCarried bounds the content a read answers, counted as the answer
+// carries it (tools.CarriedSize: escaped): it keeps the answer under the
+// pump's default message size cap (stage.DefaultMaxBytes), so text within
+// max_bytes but full of characters XML or JSON escape gets a clear refusal
+// rather than an answer the pump rejects.
+const MaxCarried = stage.DefaultMaxBytes - 64<<10
 
 // Refusals.
 var (
@@ -193,6 +201,10 @@ func (k op) read(maxBytes int, res *FilesResult) error {
 	}
 	if !tools.IsText(b) {
 		return ErrNotText
+	}
+	if n := tools.CarriedSize(string(b)); n > MaxCarried {
+		return fmt.Errorf("%w: %s is %d bytes, %d as an answer carries it (escaped; max: %d)",
+			ErrTooLarge, k.shown, len(b), n, MaxCarried)
 	}
 	res.Content, res.Size = string(b), int64(len(b))
 	return nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 func call(t *testing.T, c tools.Config, p Files) *FilesResult {
@@ -318,5 +319,78 @@ func TestCheckRoots(t *testing.T) {
 	if r := call(t, tools.Config{AllowedPaths: []string{data}, DataDir: data}, Files{Op: "read", Path: "keys"}); !strings.Contains(r.Error, "data directory") ||
 		strings.Contains(r.Error, base) {
 		t.Fatalf("data directory at call time: %+v", r)
+	}
+}
+
+// agentInput is what an LLM agent takes: text.
+type agentInput struct{ Text string }
+
+// TestFilesReadAnswerFitsTheSizeCap: a read within max_bytes whose text XML
+// or JSON escapes many times over is refused with a clear error instead of
+// an answer the pump rejects as over its message size cap; what fits is
+// answered whole, to a console and to an agent (which gets JSON as text).
+func TestFilesReadAnswerFitsTheSizeCap(t *testing.T) {
+	root := t.TempDir()
+	agentType, err := xmlpipe.PayloadTypeOf[agentInput]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resultType, err := xmlpipe.PayloadTypeOf[FilesResult]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	callers := tools.CallersFunc(func(name string) (*xmlpipe.PayloadType, bool) {
+		if name == "agent" {
+			return agentType, true
+		}
+		return nil, false
+	})
+	c := tools.Config{AllowedPaths: []string{root}}
+	for _, tc := range []struct {
+		name, content string
+		refused       bool
+	}{
+		{name: "plain text at max_bytes", content: strings.Repeat("a", DefaultMaxBytes)},
+		{name: "some markup", content: strings.Repeat("<p>a &amp; b</p>\n", DefaultMaxBytes/17)},
+		{name: "ampersands", content: strings.Repeat("&", DefaultMaxBytes), refused: true},
+		{name: "angle brackets", content: strings.Repeat("<>", DefaultMaxBytes/2), refused: true},
+		{name: "quotes and line ends", content: strings.Repeat("\"'\\\t\n", DefaultMaxBytes/5)},
+		{name: "carriage returns", content: strings.Repeat("\r", DefaultMaxBytes), refused: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(filepath.Join(root, "f.txt"), []byte(tc.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for _, from := range []string{"console", "agent"} {
+				p := &Files{Op: "read", Path: "f.txt"}
+				resp, err := (&Tool{Policy: tools.Fixed(c), Callers: callers}).Handle(context.Background(), p,
+					xmlpipe.Metadata{From: from})
+				if err != nil {
+					t.Fatal(err)
+				}
+				payload := resp.(*xmlpipe.RespondResponse).Payload
+				pt := resultType
+				if from == "agent" {
+					pt = agentType
+				}
+				b, err := pt.AppendPayload(nil, payload)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(b) >= stage.DefaultMaxBytes {
+					t.Errorf("%s: the answer is %d bytes, over the %d-byte message cap", from, len(b), stage.DefaultMaxBytes)
+				}
+				if from != "console" {
+					continue
+				}
+				r := payload.(*FilesResult)
+				switch {
+				case tc.refused && !strings.Contains(r.Error, "as an answer carries it"):
+					t.Errorf("error = %q, want a refusal saying the answer would be too large", r.Error)
+				case !tc.refused && (r.Error != "" || r.Content != tc.content):
+					t.Errorf("error = %q, content of %d bytes; want the %d bytes", r.Error, len(r.Content), len(tc.content))
+				}
+			}
+		})
 	}
 }

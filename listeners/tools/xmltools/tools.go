@@ -42,6 +42,20 @@ func tooLarge(what string, n, max int) error {
 	return fmt.Errorf("%s is %d bytes (max: %d)", what, n, max)
 }
 
+// MaxCarried bounds a result's text counted as the answer carries it
+// (tools.CarriedSize: escaped), whatever max_bytes says: it keeps the
+// answer under the pump's default message size cap, so markup-heavy output
+// within max_bytes is refused with a reason instead of by the pump.
+const MaxCarried = stage.DefaultMaxBytes - 64<<10
+
+// matchOverhead bounds the markup of one Match beyond its text.
+const matchOverhead = 128
+
+// tooLargeCarried refuses a result whose escaped size n passes MaxCarried.
+func tooLargeCarried(what string, n int) error {
+	return fmt.Errorf("%s is %d bytes as the answer carries it (escaped; max: %d)", what, n, MaxCarried)
+}
+
 // XMLToJSON implements xml_to_json.
 func (t *Tool) XMLToJSON(_ context.Context, p *XMLToJSON, md xmlpipe.Metadata) (xmlpipe.Response, error) {
 	res := &XMLToJSONResult{}
@@ -55,6 +69,8 @@ func (t *Tool) XMLToJSON(_ context.Context, p *XMLToJSON, md xmlpipe.Metadata) (
 		res.Error = err.Error()
 	case len(out) > max:
 		res.Error = tooLarge("the JSON", len(out), max).Error()
+	case tools.CarriedSize(out) > MaxCarried:
+		res.Error = tooLargeCarried("the JSON", tools.CarriedSize(out)).Error()
 	default:
 		res.JSON = tools.Text([]byte(out))
 	}
@@ -74,6 +90,8 @@ func (t *Tool) JSONToXML(_ context.Context, p *JSONToXML, md xmlpipe.Metadata) (
 		res.Error = err.Error()
 	case len(out) > max:
 		res.Error = tooLarge("the XML", len(out), max).Error()
+	case tools.CarriedSize(out) > MaxCarried:
+		res.Error = tooLargeCarried("the XML", tools.CarriedSize(out)).Error()
 	default:
 		res.XML = tools.Text([]byte(out))
 	}
@@ -100,13 +118,18 @@ func (t *Tool) Extract(_ context.Context, p *XMLExtract, md xmlpipe.Metadata) (x
 	res.Type = r.Type
 	switch r.Type {
 	case "nodeset":
-		size := 0
+		size, carried := 0, 0
 		for _, n := range r.Nodes {
 			m := Match{Kind: n.Kind, Name: n.Name, Namespace: n.Namespace, Value: tools.Text([]byte(n.Value)),
 				XML: tools.Text(n.XML)}
 			size += len(m.Value) + len(m.XML)
-			if size > max {
+			carried += tools.CarriedSize(m.Name) + tools.CarriedSize(m.Namespace) + tools.CarriedSize(m.Value) +
+				tools.CarriedSize(m.XML) + matchOverhead
+			if size > max || carried > MaxCarried {
 				res.Error = tooLarge("the result", size, max).Error()
+				if size <= max {
+					res.Error = tooLargeCarried("the result", carried).Error()
+				}
 				res.Matches = nil
 				break
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 func TestXMLToJSON(t *testing.T) {
@@ -111,5 +112,68 @@ func TestTools(t *testing.T) {
 	resp, _ = tool.JSONToXML(ctx, &JSONToXML{JSON: `{"a":"` + strings.Repeat("x", 300) + `"}`}, md)
 	if r := resp.(*xmlpipe.RespondResponse).Payload.(*JSONToXMLResult); !strings.Contains(r.Error, "max: 200") {
 		t.Fatalf("json_to_xml cap: %+v", r)
+	}
+}
+
+// TestAnswersFitTheSizeCap: results within max_bytes that the answer
+// carries escaped, or as many small matches, to past the pump's default
+// message size cap are refused with a reason; the answer, to a console or
+// to an agent (which gets JSON as text), stays under the cap.
+func TestAnswersFitTheSizeCap(t *testing.T) {
+	type agentInput struct{ Text string }
+	agentType, err := xmlpipe.PayloadTypeOf[agentInput]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	callers := tools.CallersFunc(func(name string) (*xmlpipe.PayloadType, bool) { return agentType, name == "agent" })
+	many := "<r>" + strings.Repeat("<b>1</b>", 30000) + "</r>"
+	lt := "<r>" + strings.Repeat("&lt;", 200000) + "</r>"
+	for _, tc := range []struct {
+		name    string
+		max     int
+		run     func(*Tool, xmlpipe.Metadata) xmlpipe.Response
+		wantErr string
+	}{
+		{name: "a few matches", run: func(tool *Tool, md xmlpipe.Metadata) xmlpipe.Response {
+			r, _ := tool.Extract(context.Background(), &XMLExtract{XML: many, XPath: "//b[position() < 100]/text()"}, md)
+			return r
+		}},
+		{name: "thirty thousand tiny matches", run: func(tool *Tool, md xmlpipe.Metadata) xmlpipe.Response {
+			r, _ := tool.Extract(context.Background(), &XMLExtract{XML: many, XPath: "//b/text()"}, md)
+			return r
+		}, wantErr: "the result is"},
+		{name: "json of escaped text", max: 4 << 20, run: func(tool *Tool, md xmlpipe.Metadata) xmlpipe.Response {
+			r, _ := tool.XMLToJSON(context.Background(), &XMLToJSON{XML: lt}, md)
+			return r
+		}, wantErr: "the JSON is"},
+		{name: "xml of escaped text", max: 4 << 20, run: func(tool *Tool, md xmlpipe.Metadata) xmlpipe.Response {
+			r, _ := tool.JSONToXML(context.Background(), &JSONToXML{JSON: `{"a":"` + strings.Repeat("<", 200000) + `"}`}, md)
+			return r
+		}, wantErr: "the XML is"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tool := &Tool{Policy: tools.Fixed(tools.Config{MaxBytes: tc.max}), Callers: callers}
+			for _, from := range []string{"console", "agent"} {
+				payload := tc.run(tool, xmlpipe.Metadata{From: from}).(*xmlpipe.RespondResponse).Payload
+				pt, err := xmlpipe.NewPayloadType(reflect.TypeOf(payload).Elem())
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := pt.AppendPayload(nil, payload)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(b) >= stage.DefaultMaxBytes {
+					t.Errorf("%s: the answer is %d bytes, over the %d-byte message cap", from, len(b), stage.DefaultMaxBytes)
+				}
+				if from != "console" {
+					continue
+				}
+				got := reflect.ValueOf(payload).Elem().FieldByName("Error").String()
+				if !strings.HasPrefix(got, tc.wantErr) || (tc.wantErr != "") != (got != "") {
+					t.Errorf("error %q, want %q", got, tc.wantErr)
+				}
+			}
+		})
 	}
 }

@@ -7,7 +7,7 @@ package lx
 #include <libxml/xpath.h>
 #include <libxml/xpathInternals.h>
 
-typedef struct { char msg[256]; int set; int code; int pos; } lx_xp_err;
+typedef struct { char msg[256]; int set; int code; int pos; size_t max_string; } lx_xp_err;
 
 // lx_xp_onerror records the first XPath error (libxml2 2.9 passes the code
 // and the position, not a message, on this path).
@@ -18,6 +18,77 @@ static void lx_xp_onerror(void *data, xmlErrorPtr e) {
 	err->pos = e->int1;
 	if (e->message != NULL) snprintf(err->msg, sizeof err->msg, "%s", e->message);
 	err->set = 1;
+}
+
+// lx_xp_concat replaces libxml2's concat(): libxml2 2.9 appends each
+// argument to the result with xmlStrcat, in one operation the op limit does
+// not see, so concat(/,/,…,/) takes time quadratic and memory linear in the
+// number of arguments times the document's text (minutes and gigabytes from
+// a short expression). This one converts the arguments one by one, stops as
+// soon as their total passes the context's lx_xp_err max_string (an error,
+// recorded there) and copies each once.
+static void lx_xp_concat(xmlXPathParserContextPtr ctxt, int nargs) {
+	if (ctxt == NULL || ctxt->context == NULL || ctxt->context->userData == NULL) return;
+	lx_xp_err *err = (lx_xp_err *)ctxt->context->userData;
+	if (nargs < 2) XP_ERROR(XPATH_INVALID_ARITY);
+	if (ctxt->valueNr < ctxt->valueFrame + nargs) XP_ERROR(XPATH_STACK_ERROR);
+	xmlChar **parts = calloc((size_t)nargs, sizeof *parts);
+	size_t *lens = calloc((size_t)nargs, sizeof *lens);
+	if (parts == NULL || lens == NULL) {
+		free(parts);
+		free(lens);
+		XP_ERROR(XPATH_MEMORY_ERROR);
+	}
+	size_t total = 0;
+	int failed = 0;
+	for (int i = nargs - 1; i >= 0; i--) { // the last argument is on top
+		xmlXPathObjectPtr o = valuePop(ctxt);
+		if (o == NULL) {
+			failed = XPATH_STACK_ERROR;
+			break;
+		}
+		if (!failed) {
+			parts[i] = xmlXPathCastToString(o);
+			if (parts[i] == NULL) {
+				failed = XPATH_MEMORY_ERROR;
+			} else {
+				lens[i] = strlen((const char *)parts[i]);
+				total += lens[i];
+				if (total > err->max_string) failed = XPATH_MEMORY_ERROR;
+			}
+		}
+		xmlXPathFreeObject(o);
+	}
+	xmlChar *out = NULL;
+	if (!failed && (out = xmlMalloc(total + 1)) == NULL) failed = XPATH_MEMORY_ERROR;
+	if (!failed) {
+		size_t at = 0;
+		for (int i = 0; i < nargs; i++) {
+			memcpy(out + at, parts[i], lens[i]);
+			at += lens[i];
+		}
+		out[at] = 0;
+	}
+	for (int i = 0; i < nargs; i++) xmlFree(parts[i]);
+	free(parts);
+	free(lens);
+	if (failed) {
+		if (total > err->max_string && !err->set) {
+			snprintf(err->msg, sizeof err->msg, "concat() would make a string of more than %zu bytes",
+				err->max_string);
+			err->set = 1;
+		}
+		XP_ERROR(failed);
+	}
+	valuePush(ctxt, xmlXPathWrapString(out));
+}
+
+// lx_xp_lookup resolves the functions lx replaces (see lx_xp_concat); NULL
+// leaves a name to libxml2's own table.
+static xmlXPathFunction lx_xp_lookup(void *data, const xmlChar *name, const xmlChar *ns_uri) {
+	(void)data;
+	if (ns_uri == NULL && xmlStrEqual(name, BAD_CAST "concat")) return lx_xp_concat;
+	return NULL;
 }
 
 static xmlXPathObjectPtr lx_xpath_eval(xmlDocPtr doc, const char *expr, char **prefixes, char **uris, int nns,
@@ -31,6 +102,7 @@ static xmlXPathObjectPtr lx_xpath_eval(xmlDocPtr doc, const char *expr, char **p
 	ctx->opLimit = opLimit;
 	ctx->userData = err;
 	ctx->error = lx_xp_onerror;
+	xmlXPathRegisterFuncLookup(ctx, lx_xp_lookup, NULL);
 	for (int i = 0; i < nns; i++) {
 		if (xmlXPathRegisterNs(ctx, (const xmlChar *)prefixes[i], (const xmlChar *)uris[i]) != 0) {
 			snprintf(err->msg, sizeof err->msg, "cannot register namespace prefix %s", prefixes[i]);
@@ -83,6 +155,11 @@ const (
 // XPathOpLimit bounds the work of one evaluation (libxml2's opLimit).
 const XPathOpLimit = 10_000_000
 
+// XPathMaxString bounds the string concat() may build (a larger one is an
+// evaluation error): libxml2 counts a concat() as one operation whatever
+// its arguments weigh.
+const XPathMaxString = 4 << 20
+
 // ErrXPath is an XPath compile or evaluation error.
 var ErrXPath = errors.New("xpath")
 
@@ -134,6 +211,7 @@ func (d *Doc) XPath(expr string, ns map[string]string) (XPathValue, error) {
 	}
 	cerr := (*C.lx_xp_err)(C.calloc(1, C.size_t(unsafe.Sizeof(C.lx_xp_err{}))))
 	defer C.free(unsafe.Pointer(cerr))
+	cerr.max_string = C.size_t(XPathMaxString)
 	obj := C.lx_xpath_eval(d.p, cexpr, pp, up, C.int(len(prefixes)), C.ulong(XPathOpLimit), cerr)
 	if obj == nil || cerr.set != 0 {
 		if obj != nil {
