@@ -31,7 +31,11 @@ static void lx_xp_concat(xmlXPathParserContextPtr ctxt, int nargs) {
 	if (ctxt == NULL || ctxt->context == NULL || ctxt->context->userData == NULL) return;
 	lx_xp_err *err = (lx_xp_err *)ctxt->context->userData;
 	if (nargs < 2) XP_ERROR(XPATH_INVALID_ARITY);
+#if LIBXML_VERSION < 21200
 	if (ctxt->valueNr < ctxt->valueFrame + nargs) XP_ERROR(XPATH_STACK_ERROR);
+#else
+	if (ctxt->valueNr < nargs) XP_ERROR(XPATH_STACK_ERROR); // 2.12 dropped valueFrame
+#endif
 	xmlChar **parts = calloc((size_t)nargs, sizeof *parts);
 	size_t *lens = calloc((size_t)nargs, sizeof *lens);
 	if (parts == NULL || lens == NULL) {
