@@ -98,6 +98,11 @@ func TestHelpErrors(t *testing.T) {
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"help", "frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"users", "frobnicate", "-h"}, "usage: xmlpipe users <command>"},
+		{[]string{"users", "frobnicate"}, `xmlpipe users: unknown command "frobnicate"`},
+		{[]string{"journal", "frobnicate"}, `xmlpipe journal: unknown command "frobnicate"`},
+		{[]string{"keys", "frobnicate"}, `xmlpipe keys: unknown command "frobnicate"`},
+		{[]string{"wasm", "frobnicate"}, `xmlpipe wasm: unknown command "frobnicate"`},
+		{[]string{"journal"}, "usage: xmlpipe journal <command>"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
