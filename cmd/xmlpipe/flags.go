@@ -43,13 +43,20 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, int, bool) {
 	}
 }
 
-// wantArgs checks the number of positional arguments.
+// wantArgs checks the number of positional arguments; when it is wrong it
+// says which (one missing, or the first unexpected one: a flag value given
+// without its flag reads as one) before the command's usage.
 func wantArgs(fs *flag.FlagSet, pos []string, lo, hi int) bool {
-	if len(pos) < lo || len(pos) > hi {
-		fs.Usage()
-		return false
+	switch {
+	case len(pos) < lo:
+		fmt.Fprintf(fs.Output(), "xmlpipe %s: missing argument\n", fs.Name())
+	case len(pos) > hi:
+		fmt.Fprintf(fs.Output(), "xmlpipe %s: unexpected argument %q\n", fs.Name(), pos[hi])
+	default:
+		return true
 	}
-	return true
+	fs.Usage()
+	return false
 }
 
 // dataFlag adds --data DIR: the data directory holding the store (default:

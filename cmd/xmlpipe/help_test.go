@@ -98,6 +98,15 @@ func TestHelpErrors(t *testing.T) {
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"help", "frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"users", "frobnicate", "-h"}, "usage: xmlpipe users <command>"},
+		{[]string{"users", "frobnicate"}, `xmlpipe users: unknown command "frobnicate"`},
+		{[]string{"journal", "frobnicate"}, `xmlpipe journal: unknown command "frobnicate"`},
+		{[]string{"keys", "frobnicate"}, `xmlpipe keys: unknown command "frobnicate"`},
+		{[]string{"wasm", "frobnicate"}, `xmlpipe wasm: unknown command "frobnicate"`},
+		{[]string{"journal"}, "usage: xmlpipe journal <command>"},
+		{[]string{"run", "a.yaml", "b.yaml"}, `xmlpipe run: unexpected argument "b.yaml"`},
+		{[]string{"journal", "tail", "5"}, `xmlpipe journal tail: unexpected argument "5"`},
+		{[]string{"journal", "thread"}, "xmlpipe journal thread: missing argument\nusage: xmlpipe journal thread <uuid>"},
+		{[]string{"users", "remove", "a", "b"}, `xmlpipe users remove: unexpected argument "b"`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -28,8 +28,7 @@ func runKeys(_ context.Context, args []string, std streams) int {
 		return exitOK
 	}
 	if len(args) == 0 || keysCommands[args[0]] == nil {
-		fmt.Fprintln(std.err, keysUsage)
-		return exitUsage
+		return subcommandUsage(std, "keys", keysUsage, args)
 	}
 	name := args[0]
 	npos := 0

@@ -353,7 +353,9 @@ func (r *serveRunner) users(ctx context.Context, o *organism.Organism) (*auth.Se
 	if len(users) == 0 && !r.insecure && o.Federation != nil {
 		// Federation peers authenticate by their identities: the bus is
 		// of use without users, who can still be added later.
-		r.log.Warn("no bus users yet: only federation peers can connect (add one with: xmlpipe users add NAME --role admin" + r.flags + ")")
+		// The users commands refuse while the organism holds the data
+		// directory: the hint says to stop it first.
+		r.log.Warn("no bus users yet: only federation peers can connect (to add one, stop the organism, then: xmlpipe users add NAME --role admin" + r.flags + ")")
 		return svc, nil
 	}
 	if len(users) == 0 && !r.insecure {

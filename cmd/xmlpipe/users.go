@@ -56,8 +56,7 @@ func runUsers(ctx context.Context, args []string, std streams) int {
 		return exitOK
 	}
 	if len(args) == 0 || userCommands[args[0]] == nil {
-		fmt.Fprintln(std.err, usersUsage)
-		return exitUsage
+		return subcommandUsage(std, "users", usersUsage, args)
 	}
 	return userCommands[args[0]](ctx, args[1:], std)
 }

@@ -18,8 +18,7 @@ func runWasm(ctx context.Context, args []string, std streams) int {
 		return exitOK
 	}
 	if len(args) == 0 || args[0] != "check" {
-		fmt.Fprintln(std.err, "usage: xmlpipe wasm check [--memory-mb N] module.wasm")
-		return exitUsage
+		return subcommandUsage(std, "wasm", "usage: xmlpipe wasm check [--memory-mb N] module.wasm", args)
 	}
 	fs := newFlags("wasm check", "[--memory-mb N] module.wasm", std.err)
 	mem := fs.Int("memory-mb", wasm.DefaultMemoryMB, "memory cap to check the module against")

@@ -163,9 +163,17 @@ func (s *Server) payloadBytes(l pump.Listener, raw json.RawMessage) ([]byte, *ap
 	return b, nil
 }
 
+// notJournaledText answers an inject whose message the pump took but the
+// journal could not record (pump.ErrNotDurable: a full disk, a data
+// directory gone read-only): nothing was acknowledged, and the message may
+// still be handled, so the client learns both before it sends it again.
+const notJournaledText = "Message not journaled: the organism could not record it (see its log: is its data directory's disk full?); " +
+	"it may still be handled, so look at the thread before sending it again"
+
 // injectError maps an inject failure to its response: a refused message is
 // 422 with the canned text and the diagnostics; one the organism was too
-// busy to take (pump.ErrBusy) 429 with Retry-After.
+// busy to take (pump.ErrBusy) 429 with Retry-After; one the journal could
+// not record (pump.ErrNotDurable) 503 saying so.
 func (s *Server) injectError(err error) *apiError {
 	if text, retry, ok := busyOf(err); ok {
 		s.log.Info("inject refused: busy", "error", err)
@@ -177,6 +185,10 @@ func (s *Server) injectError(err error) *apiError {
 	}
 	if errors.Is(err, pump.ErrClosed) || errors.Is(err, pump.ErrNotStarted) || errors.Is(err, context.Canceled) {
 		return &apiError{status: http.StatusServiceUnavailable, body: errorBody{Error: "Pipeline not available"}}
+	}
+	if errors.Is(err, pump.ErrNotDurable) {
+		s.log.Error("inject failed: the journal could not record the message", "error", err)
+		return &apiError{status: http.StatusServiceUnavailable, body: errorBody{Error: notJournaledText}}
 	}
 	s.log.Error("inject failed", "error", err)
 	return internalAPIError()

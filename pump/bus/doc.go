@@ -370,7 +370,9 @@
 // the envelope it produced. A refused inject is 422
 // {"error": canned text, "diagnostics": […]}; one the organism is too busy
 // to take is 429 {"error":"Organism busy: listener greeter busy",
-// "retry_after":2} with Retry-After: 2 (see Busy). A JSON body (inject, login)
+// "retry_after":2} with Retry-After: 2 (see Busy); one the journal could not
+// record (a full disk) is 503 {"error":"Message not journaled: …"}: it was not
+// acknowledged, and may still be handled. A JSON body (inject, login)
 // over 2 MiB is 413 {"error":"Request body too large: limit 2097152
 // bytes"}; one that is not valid UTF-8, or escapes half a surrogate pair,
 // is 400 {"error":"Invalid JSON: not valid UTF-8"} (never decoded into

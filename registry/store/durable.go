@@ -51,7 +51,10 @@ func (d *durability) advanceTo(high int64) {
 }
 
 // fail records that the append of seq failed with reason (writer only,
-// before the tombstone's commit advances the mark past it).
+// before the tombstone's commit advances the mark past it), and wakes the
+// waiters: the waiter of seq learns of the failure at once, even when the
+// tombstone cannot be committed either (a full disk), which would leave
+// the mark below seq until a later commit succeeds.
 func (d *durability) fail(seq int64, reason string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -59,6 +62,10 @@ func (d *durability) fail(seq int64, reason string) {
 		clear(d.failed)
 	}
 	d.failed[seq] = reason
+	if !d.closed {
+		close(d.advance)
+		d.advance = make(chan struct{})
+	}
 }
 
 // close wakes every waiter for good (the store closed).
@@ -132,10 +139,10 @@ func (s *Store) waitDurable(ctx context.Context, seq int64, hurry bool) error {
 		high, ch, closed := d.high, d.advance, d.closed
 		reason, failed := d.failed[seq]
 		d.mu.Unlock()
+		if failed {
+			return fmt.Errorf("%w: journal seq %d: %s", ErrWriteFailed, seq, reason)
+		}
 		if high >= seq {
-			if failed {
-				return fmt.Errorf("%w: journal seq %d: %s", ErrWriteFailed, seq, reason)
-			}
 			return nil
 		}
 		if closed {

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -162,4 +164,45 @@ func TestUndeliveredAfterPages(t *testing.T) {
 	if n != 6 {
 		t.Errorf("Each(4) visited %d entries, want 6", n)
 	}
+}
+
+// TestWaitDurableDiskFull: on a full disk the tombstone of a failed append
+// cannot be committed either; the append's waiter still learns at once that
+// its entry is not on disk instead of waiting until its deadline (an
+// acknowledgement that never came: inject hung until the client gave up).
+func TestWaitDurableDiskFull(t *testing.T) {
+	s, _ := openTest(t, Options{BatchRows: 100, BatchDelay: time.Hour})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	must(t, s.WaitDurable(ctx, mustAppendSeq(t, s, testEntry(0, "t"))))
+	// The disk is full: no page may be added to the database any more, and
+	// not even the few bytes of a tombstone fit (a WAL that cannot grow).
+	_, err := s.do(ctx, "fill the disk", func(w *writer) (int64, error) {
+		if _, err := w.exec(`CREATE TRIGGER disk_full BEFORE INSERT ON journal_tombstones
+			BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`); err != nil {
+			return 0, err
+		}
+		pages, err := w.queryInt64s(`PRAGMA page_count`)
+		if err != nil || len(pages) != 1 {
+			return 0, fmt.Errorf("page_count: %v %w", pages, err)
+		}
+		return w.exec(fmt.Sprintf(`PRAGMA max_page_count = %d`, pages[0]))
+	})
+	must(t, err)
+	big := testEntry(1, "t")
+	big.Bytes = fmt.Appendf(nil, `<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><meta><from>greeter</from><thread>t</thread></meta><Greeting><Name>%s</Name></Greeting></message>`,
+		strings.Repeat("x", 256<<10))
+	seq := mustAppendSeq(t, s, big)
+	if err := s.WaitDurable(ctx, seq); !errors.Is(err, ErrWriteFailed) {
+		t.Fatalf("WaitDurable(seq %d) on a full disk = %v, want ErrWriteFailed", seq, err)
+	}
+	_ = s.Flush(ctx) // collects the asynchronous failure
+}
+
+// mustAppendSeq appends e and returns its seq.
+func mustAppendSeq(t *testing.T, s *Store, e Entry) int64 {
+	t.Helper()
+	seq, err := s.AppendSeq(e)
+	must(t, err)
+	return seq
 }
