@@ -331,24 +331,39 @@ func (w *wsSocket) sender(source string) string {
 
 // injectFailed answers a send the organism refused or could not take.
 func (w *wsSocket) injectFailed(h wire.Head, err error) {
+	e, ok := wsInjectError(h, err)
+	switch {
+	case !ok: // the socket is closing
+	case e.Code == wire.CodeInternal:
+		w.internal(h, err)
+	default:
+		if errors.Is(err, pump.ErrNotDurable) {
+			w.c.log.Error("send failed: the journal could not record the message", "error", err)
+		}
+		w.c.send(e)
+	}
+}
+
+// wsInjectError is the error frame answering a send the pump did not take
+// with err, as the REST inject answers it (injectError); false when no
+// frame is due (the socket is closing).
+func wsInjectError(h wire.Head, err error) (wire.Error, bool) {
+	head := wire.Head{Type: wire.TypeError, ID: h.ID}
 	if f, ok := errors.AsType[*failure.Failure](err); ok {
-		w.c.send(wire.Error{Head: wire.Head{Type: wire.TypeError, ID: h.ID}, Error: f.Canned(), Code: wire.CodeRejected,
-			Diagnostics: diagnosticsOf(f)})
-		return
+		return wire.Error{Head: head, Error: f.Canned(), Code: wire.CodeRejected, Diagnostics: diagnosticsOf(f)}, true
 	}
 	if text, retry, ok := busyOf(err); ok {
-		w.c.send(wire.Error{Head: wire.Head{Type: wire.TypeError, ID: h.ID}, Error: text, Code: wire.CodeBusy,
-			RetryAfter: retry})
-		return
+		return wire.Error{Head: head, Error: text, Code: wire.CodeBusy, RetryAfter: retry}, true
 	}
 	switch {
 	case errors.Is(err, pump.ErrClosed), errors.Is(err, pump.ErrNotStarted):
-		w.fail(h, wire.CodeUnavailable, "Pipeline not available")
+		return wire.Error{Head: head, Error: "Pipeline not available", Code: wire.CodeUnavailable}, true
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		// the socket is closing
-	default:
-		w.internal(h, err)
+		return wire.Error{}, false
+	case errors.Is(err, pump.ErrNotDurable):
+		return wire.Error{Head: head, Error: notJournaledText, Code: wire.CodeUnavailable}, true
 	}
+	return wire.Error{Head: head, Error: "Internal error", Code: wire.CodeInternal}, true
 }
 
 // hold starts keeping conv's events until its "sent" frame is queued.
