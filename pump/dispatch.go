@@ -27,7 +27,7 @@ func (p *Pump) runWorker(l *listener, slot *workerSlot) {
 			p.wg.Done()
 			return
 		}
-		if p.stopNow.Load() {
+		if p.stopNow.Load() || (p.keepHalt.Load() && p.haltedFor(l)) {
 			p.drop(d)
 			continue
 		}
@@ -87,7 +87,8 @@ func (p *Pump) requeue(l *listener, d *delivery) {
 	p.convDone(d.conv)
 }
 
-// drop abandons a delivery in an immediate shutdown (ShutdownNow): it is not
+// drop abandons a delivery in an immediate shutdown (ShutdownNow), or one
+// at a halted listener in a graceful shutdown that keeps the halt: it is not
 // marked delivered, so Recover re-delivers its journaled message on the next
 // start, and what its handler emitted is dropped with it.
 func (p *Pump) drop(d *delivery) {

@@ -80,6 +80,10 @@ type Pump struct {
 	// stopNow marks an immediate shutdown (ShutdownNow): queued work is
 	// dropped, not handled.
 	stopNow atomic.Bool
+	// keepHalt marks a graceful shutdown of a halted pump whose journal
+	// re-delivers: the halted listeners' queued messages are dropped
+	// undelivered (see drop) instead of handled.
+	keepHalt atomic.Bool
 	// watchEvery is the watchdog's period (nanoseconds; see noteTimeout),
 	// watchPoke re-arms it, watchStop stops it and watchDone says it did.
 	watchEvery atomic.Int64
@@ -347,11 +351,19 @@ func (p *Pump) shutdown(ctx context.Context, now bool) error {
 	p.flight.Broadcast() // Inject calls waiting for room fail with ErrClosed now
 	p.flightMu.Unlock()
 	p.haltMu.Lock()
-	p.haltScope.Store(nil) // a halted listener drains too
+	if _, redeliver := p.journal.(DeliveryJournal); redeliver && p.haltScope.Load() != nil {
+		// The halt holds through the stop: what waits at a halted
+		// listener is dropped undelivered, for the next start (which
+		// starts halted) to re-deliver, instead of running work the
+		// operator stopped.
+		p.keepHalt.Store(true)
+	} else {
+		p.haltScope.Store(nil) // a halted listener drains too (nothing would re-deliver it)
+	}
 	p.haltMu.Unlock()
 	for _, l := range p.liveListeners() {
 		l.queue.setPaused(false) // a paused listener drains too
-		l.queue.setHalted(false)
+		l.queue.setHalted(false) // (a halted one by dropping, when keepHalt)
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.opts.ShutdownTimeout)
 	defer cancel()

@@ -451,3 +451,43 @@ func TestShutdownWhileShuttingDown(t *testing.T) {
 		t.Fatalf("Shutdown after the drain: %v", err)
 	}
 }
+
+// TestGracefulShutdownKeepsTheHalt: a graceful shutdown of a halted pump
+// whose journal re-delivers does not run what the halt holds — the
+// messages waiting at halted listeners stay journaled and undelivered, for
+// the next start (which starts halted) — while the listeners the halt
+// leaves serving drain as ever. Without such a journal the halt is lifted
+// and everything drains (TestHaltLiftedByShutdown).
+func TestGracefulShutdownKeepsTheHalt(t *testing.T) {
+	j := newMarkJournal()
+	pr := newProbe()
+	agent := sink[Job](t, "agent", pr)
+	agent.Agent = true
+	p := startPump(t, pump.Options{Journal: j}, agent, sink[Ping](t, "tool", pr))
+	if _, err := p.Halt(pump.HaltAgents); err != nil {
+		t.Fatal(err)
+	}
+	mustSend(t, p, client, "agent", &Job{Label: "held"}, nil)
+	mustSend(t, p, client, "tool", &Ping{Text: "served"}, nil)
+	if err := p.Shutdown(waitCtx(t)); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	var handled []string
+	for _, c := range pr.all() {
+		handled = append(handled, c.Listener)
+	}
+	if diff := cmp.Diff([]string{"tool"}, handled); diff != "" {
+		t.Errorf("handled during the shutdown (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct {
+		text      string
+		delivered bool
+	}{{"held", false}, {"served", true}} {
+		if journaled, delivered := j.deliveredText(tc.text); !journaled || delivered != tc.delivered {
+			t.Errorf("%s: journaled %v, delivered %v; want journaled, delivered %v", tc.text, journaled, delivered, tc.delivered)
+		}
+	}
+	if scope, ok := p.Halted(); !ok || scope != pump.HaltAgents {
+		t.Errorf("after the shutdown Halted() = %v, %v; want the halt still in force", scope, ok)
+	}
+}
