@@ -156,6 +156,28 @@ func TestSystemListenersInternal(t *testing.T) {
 	}
 }
 
+// TestForbiddenSenderSaysWhy: an Ask from one of the organism's own
+// identities, or from a listener's name, is refused with a diagnostic
+// saying which of the two it is.
+func TestForbiddenSenderSaysWhy(t *testing.T) {
+	p := startPump(t, pump.Options{}, sink[Ping](t, "App", newProbe()))
+	for _, tt := range []struct{ from, want string }{
+		{"core", `external <from> "core" is reserved for the organism`},
+		{"app", `external <from> "app" is the name of listener "App": only it sends as "App"`},
+	} {
+		ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+		_, err := p.Ask(ctx, tt.from, "App", &Ping{Text: "hi"})
+		cancel()
+		f, ok := errors.AsType[*failure.Failure](err)
+		if !ok || !errors.Is(err, failure.ErrForbiddenSender) {
+			t.Fatalf("Ask from %q: %v, want a *failure.Failure wrapping ErrForbiddenSender", tt.from, err)
+		}
+		if diff := cmp.Diff([]failure.Diagnostic{{Stage: failure.StageExtract, Msg: tt.want}}, f.Diagnostics); diff != "" {
+			t.Errorf("Ask from %q: diagnostics (-want +got):\n%s", tt.from, diff)
+		}
+	}
+}
+
 // TestNoTopologyLeak: "no such listener" and "wrong schema" read the same.
 func TestNoTopologyLeak(t *testing.T) {
 	p := startPump(t, pump.Options{}, sink[Ping](t, "echo", newProbe()))
