@@ -62,7 +62,8 @@ const askInjectTimeout = time.Minute
 // conversation (a message it sent was refused, its answer could not be
 // delivered) after which nothing more was delivered; one that ended at once
 // without an answer is ErrNoAnswer; one killed (Kill) before it
-// answered is ErrConversationKilled. When ctx ends first, the
+// answered is ErrConversationKilled; one the pump shut down before it
+// completed wraps ErrClosed (and ErrShutdown, for ShutdownNow). When ctx ends first, the
 // conversation is killed (Kill) and the error wraps context.Cause(ctx). An
 // empty to routes the message by its root tag. from must be a name no
 // listener has (and not system or core).
@@ -181,8 +182,34 @@ type asker struct {
 	stray *Event
 	// killed is set when the conversation completed because Kill stopped it.
 	killed bool
-	done   chan struct{}
-	closed bool
+	// stopped is set when the pump shut down before the conversation
+	// completed (askers.stop): why it never will here.
+	stopped error
+	done    chan struct{}
+	closed  bool
+}
+
+// stop ends the wait of every Ask still waiting once the pump has shut
+// down: their conversations will not complete in this pump (an immediate
+// shutdown leaves their messages in the journal for the next start, a
+// drain that timed out gave them up). cause is why (ErrShutdown for an
+// immediate shutdown), wrapped with ErrClosed.
+func (s *askers) stop(cause error) {
+	err := ErrClosed
+	if cause != nil {
+		err = fmt.Errorf("%w: %w", ErrClosed, cause)
+	}
+	s.m.Range(func(_, v any) bool {
+		a := v.(*asker)
+		a.mu.Lock()
+		if !a.closed {
+			a.stopped = err
+			a.closed = true
+			close(a.done)
+		}
+		a.mu.Unlock()
+		return true
+	})
 }
 
 // Deliver implements Outlet for the conversation's own events.
@@ -220,6 +247,8 @@ func (a *asker) answer(from string) (Event, error) {
 		return Event{}, ErrConversationKilled
 	case a.stray != nil:
 		return Event{}, &AskError{Event: *a.stray}
+	case a.stopped != nil:
+		return Event{}, fmt.Errorf("pump: the conversation did not complete: %w", a.stopped)
 	case a.last == nil || a.last.From == from:
 		// Only the message asked was delivered (an external sender's name
 		// is never a listener's).

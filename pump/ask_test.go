@@ -245,3 +245,38 @@ func TestAskConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// An Ask waiting when the pump stops without draining returns: its
+// conversation will not complete in this pump (its messages stay in the
+// journal for the next start), so the error wraps ErrClosed and
+// ErrShutdown, the cause its running handler saw.
+func TestAskShutdownNow(t *testing.T) {
+	causes, started := make(chan error, 1), make(chan struct{}, 1)
+	p := startPump(t, pump.Options{}, askListeners(t, causes, started)...)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := p.Ask(context.Background(), client, "stuck", &Question{Text: "wait"})
+		errc <- err
+	}()
+	select {
+	case <-started:
+	case <-t.Context().Done():
+		t.Fatal("the handler never started")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	if err := p.ShutdownNow(ctx); err != nil {
+		t.Fatalf("ShutdownNow: %v", err)
+	}
+	if cause := <-causes; !errors.Is(cause, pump.ErrShutdown) {
+		t.Errorf("handler cause = %v, want ErrShutdown", cause)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, pump.ErrClosed) || !errors.Is(err, pump.ErrShutdown) {
+			t.Errorf("Ask = %v, want it to wrap ErrClosed and ErrShutdown", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("Ask still waits after ShutdownNow returned")
+	}
+}
