@@ -582,3 +582,31 @@ func TestRespondRejectedReachesResponder(t *testing.T) {
 		t.Errorf("maker's thread %s still live after its accepted reply", makerThread)
 	}
 }
+
+// TestRawWithoutElementDetail: raw output holding no XML element at all
+// comes back to its producer with the reason in DeliveryError.Detail, as
+// every other rejected output of a listener does, so an agent can correct
+// itself.
+func TestRawWithoutElementDetail(t *testing.T) {
+	details := make(chan string, 1)
+	prose := withErrorHandler(listenerOf(t, "prose", func(context.Context, *Ping, xmlpipe.Metadata) (xmlpipe.Response, error) {
+		return xmlpipe.Raw([]byte("Just prose, no element.")), nil
+	}), func(_ context.Context, de *xmlpipe.DeliveryError, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		details <- de.Detail
+		return nil, nil
+	})
+	p := startPump(t, pump.Options{}, prose)
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	if _, err := p.Ask(ctx, client, "prose", &Ping{Text: "hi"}); !strings.Contains(fmt.Sprint(err), "no XML element in the output") {
+		t.Errorf("Ask = %v, want an error naming the missing element", err)
+	}
+	select {
+	case d := <-details:
+		if diff := cmp.Diff("no payload element: no XML element in the output", d); diff != "" {
+			t.Errorf("Detail (-want +got):\n%s", diff)
+		}
+	case <-ctx.Done():
+		t.Fatal("the error handler was not called")
+	}
+}
