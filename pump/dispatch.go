@@ -477,8 +477,8 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 			targets, err = reach.mask(targets, l, "", tagKey{part.Namespace, part.Name})
 		}
 		if err != nil {
-			huh := stage.NewHuh(err, part.Bytes)
-			p.later(t, func() { p.sendError(d.conv, d.tbl, l, d.thread, huh, d.depth) })
+			huh, detail := stage.NewHuh(err, part.Bytes), errorDetail(diagnosticsOf(err))
+			p.later(t, func() { p.sendErrorAbout(d.conv, d.tbl, l, d.thread, huh, d.depth, "", detail) })
 			continue
 		}
 		for _, target := range targets {

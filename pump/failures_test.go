@@ -610,3 +610,29 @@ func TestRawWithoutElementDetail(t *testing.T) {
 		t.Fatal("the error handler was not called")
 	}
 }
+
+// TestRawUnroutedDetail: an element of raw output that no listener takes
+// comes back to its producer with the reason in DeliveryError.Detail.
+func TestRawUnroutedDetail(t *testing.T) {
+	details := make(chan string, 1)
+	raw := withErrorHandler(listenerOf(t, "raw", func(context.Context, *Ping, xmlpipe.Metadata) (xmlpipe.Response, error) {
+		return xmlpipe.Raw([]byte(`<Nowhere><Text>x</Text></Nowhere>`)), nil
+	}), func(_ context.Context, de *xmlpipe.DeliveryError, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		details <- de.Detail
+		return nil, nil
+	})
+	p := startPump(t, pump.Options{}, raw)
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	if _, err := p.Ask(ctx, client, "raw", &Ping{Text: "hi"}); !strings.Contains(fmt.Sprint(err), "<Nowhere>") {
+		t.Errorf("Ask = %v, want an error naming the unrouted element", err)
+	}
+	select {
+	case d := <-details:
+		if !strings.Contains(d, "<Nowhere>") {
+			t.Errorf("Detail %q does not name the unrouted element", d)
+		}
+	case <-ctx.Done():
+		t.Fatal("the error handler was not called")
+	}
+}
