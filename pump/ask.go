@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,11 +19,14 @@ var ErrNoAnswer = errors.New("pump: the conversation ended without an answer")
 
 // AskError is the error of an Ask whose conversation failed before it
 // answered: one of its messages got a <huh>, a SystemError or became a dead
-// letter, and no reply reached the sender.
+// letter, and no reply reached the sender. A failure sent to one of the
+// conversation's listeners counts unless a message was delivered after it
+// (its error handler went on).
 type AskError struct {
-	// Event is the first failure: Kind EventHuh, EventSystemError or
-	// EventDeadLetter, with the canned text in Error and the details in
-	// Diagnostics.
+	// Event is the failure: the first one sent to the asker, else the
+	// last one sent to a listener of the conversation. Kind EventHuh,
+	// EventSystemError or EventDeadLetter, with the canned text in Error,
+	// the details in Diagnostics and, for a listener's, its name in To.
 	Event Event
 }
 
@@ -53,9 +57,13 @@ const askInjectTimeout = time.Minute
 // value, Envelope its canonical bytes, From the listener that sent it.
 //
 // A message the pump refuses is a *failure.Failure (as with Send); a
-// conversation that failed without a reply is an *AskError; one that ended
-// at once without an answer is ErrNoAnswer; one killed (Kill) before it
-// answered is ErrConversationKilled. When ctx ends first, the
+// conversation that failed without a reply is an *AskError — a <huh>,
+// SystemError or dead letter for the sender, or one for a listener of the
+// conversation (a message it sent was refused, its answer could not be
+// delivered) after which nothing more was delivered; one that ended at once
+// without an answer is ErrNoAnswer; one killed (Kill) before it
+// answered is ErrConversationKilled; one the pump shut down before it
+// completed wraps ErrClosed (and ErrShutdown, for ShutdownNow). When ctx ends first, the
 // conversation is killed (Kill) and the error wraps context.Cause(ctx). An
 // empty to routes the message by its root tag. from must be a name no
 // listener has (and not system or core).
@@ -117,11 +125,17 @@ type askers struct {
 	m    sync.Map // conversation → *asker
 }
 
-// observe records the last message delivered in each asked conversation.
-// Watchers see a message before the durability gate lets its conversation's
-// completion reach the asker, so the last one is known by then.
+// observe records the last message delivered in each asked conversation,
+// and its dead letters. Watchers see a message before the durability gate
+// lets its conversation's completion reach the asker, so the last one is
+// known by then.
 func (s *askers) observe(e Event) {
-	if e.Kind != EventMessage {
+	switch e.Kind {
+	case EventMessage:
+	case EventDeadLetter:
+		s.strayFailure(e, "")
+		return
+	default:
 		return
 	}
 	v, ok := s.m.Load(e.Conversation)
@@ -131,6 +145,28 @@ func (s *askers) observe(e Event) {
 	a := v.(*asker)
 	a.mu.Lock()
 	a.last = &e
+	a.stray = nil // the conversation went on after it
+	a.mu.Unlock()
+}
+
+// strayFailure records a failure inside an asked conversation, one that
+// never reaches the asker's outlet: a <huh> or SystemError the pump sends to
+// one of its listeners (a message it sent was refused, its answer could not
+// be delivered), or a dead letter. detail is what the pump knows beyond the
+// canned text (the listener's xmlpipe.DeliveryError.Detail). Unless the
+// conversation goes on afterwards (the listener's error handler recovers),
+// it is why the conversation failed.
+func (s *askers) strayFailure(e Event, detail string) {
+	v, ok := s.m.Load(e.Conversation)
+	if !ok {
+		return
+	}
+	if detail != "" {
+		e.Diagnostics = append(slices.Clip(e.Diagnostics), detail)
+	}
+	a := v.(*asker)
+	a.mu.Lock()
+	a.stray = &e
 	a.mu.Unlock()
 }
 
@@ -141,10 +177,39 @@ type asker struct {
 	reply   *Event
 	last    *Event
 	failure *Event
+	// stray is the last failure inside the conversation (strayFailure)
+	// with no message delivered after it.
+	stray *Event
 	// killed is set when the conversation completed because Kill stopped it.
 	killed bool
-	done   chan struct{}
-	closed bool
+	// stopped is set when the pump shut down before the conversation
+	// completed (askers.stop): why it never will here.
+	stopped error
+	done    chan struct{}
+	closed  bool
+}
+
+// stop ends the wait of every Ask still waiting once the pump has shut
+// down: their conversations will not complete in this pump (an immediate
+// shutdown leaves their messages in the journal for the next start, a
+// drain that timed out gave them up). cause is why (ErrShutdown for an
+// immediate shutdown), wrapped with ErrClosed.
+func (s *askers) stop(cause error) {
+	err := ErrClosed
+	if cause != nil {
+		err = fmt.Errorf("%w: %w", ErrClosed, cause)
+	}
+	s.m.Range(func(_, v any) bool {
+		a := v.(*asker)
+		a.mu.Lock()
+		if !a.closed {
+			a.stopped = err
+			a.closed = true
+			close(a.done)
+		}
+		a.mu.Unlock()
+		return true
+	})
 }
 
 // Deliver implements Outlet for the conversation's own events.
@@ -180,6 +245,10 @@ func (a *asker) answer(from string) (Event, error) {
 		return Event{}, &AskError{Event: *a.failure}
 	case a.killed:
 		return Event{}, ErrConversationKilled
+	case a.stray != nil:
+		return Event{}, &AskError{Event: *a.stray}
+	case a.stopped != nil:
+		return Event{}, fmt.Errorf("pump: the conversation did not complete: %w", a.stopped)
 	case a.last == nil || a.last.From == from:
 		// Only the message asked was delivered (an external sender's name
 		// is never a listener's).

@@ -19,11 +19,16 @@ type Question struct{ Text string }
 // Answer is what the answering listeners send.
 type Answer struct{ Text string }
 
+// Detour is what "stranded" asks "answerer", whose reply stranded cannot take.
+type Detour struct{ Text string }
+
 // askListeners are the listeners of the Ask tests (a broadcast group of
 // Question: each is asked by name): "echo" replies to the
 // caller, "relay" forwards to "sink", which ends the chain, "quiet" ends it at
-// once, "broken" fails and "stuck" blocks until its call is cancelled (it
-// reports the cause on stuckCause).
+// once, "broken" fails, "lost" sends to a listener that does not exist,
+// "stranded" forwards to "answerer", whose reply it cannot take, "recovering"
+// sends to no listener and, told so, forwards to "sink" instead, and "stuck"
+// blocks until its call is cancelled (it reports the cause on stuckCause).
 func askListeners(t *testing.T, stuckCause chan<- error, stuckStarted chan<- struct{}) []pump.Listener {
 	return []pump.Listener{
 		{Name: "echo", Payload: payloadType[Question](t), Broadcast: true,
@@ -43,6 +48,26 @@ func askListeners(t *testing.T, stuckCause chan<- error, stuckStarted chan<- str
 			Handler: xmlpipe.Typed(func(context.Context, *Question, xmlpipe.Metadata) (xmlpipe.Response, error) {
 				return nil, errors.New("broken on purpose")
 			})},
+		{Name: "lost", Payload: payloadType[Question](t), Broadcast: true,
+			Handler: xmlpipe.Typed(func(context.Context, *Question, xmlpipe.Metadata) (xmlpipe.Response, error) {
+				return xmlpipe.Send("nobody-here", &Answer{Text: "lost"}), nil
+			})},
+		{Name: "stranded", Payload: payloadType[Question](t), Broadcast: true,
+			Handler: xmlpipe.Typed(func(_ context.Context, q *Question, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+				if md.From == client {
+					return xmlpipe.Send("answerer", &Detour{Text: q.Text}), nil
+				}
+				return xmlpipe.Respond(&Answer{Text: "never: stranded takes no Answer"}), nil
+			})},
+		listenerOf(t, "answerer", func(_ context.Context, d *Detour, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+			return xmlpipe.Respond(&Answer{Text: "answered " + d.Text}), nil
+		}),
+		withErrorHandler(pump.Listener{Name: "recovering", Payload: payloadType[Question](t), Broadcast: true,
+			Handler: xmlpipe.Typed(func(context.Context, *Question, xmlpipe.Metadata) (xmlpipe.Response, error) {
+				return xmlpipe.Send("nobody-here", &Answer{Text: "lost"}), nil
+			})}, func(context.Context, *xmlpipe.DeliveryError, xmlpipe.Metadata) (xmlpipe.Response, error) {
+			return xmlpipe.Send("sink", &Answer{Text: "recovered"}), nil
+		}),
 		{Name: "stuck", Payload: payloadType[Question](t), Broadcast: true,
 			Handler: xmlpipe.Typed(func(ctx context.Context, _ *Question, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
 				stuckStarted <- struct{}{}
@@ -71,6 +96,18 @@ func TestAsk(t *testing.T) {
 			e, ok := errors.AsType[*pump.AskError](err)
 			return ok && e.Event.Kind == pump.EventHuh
 		}},
+		{name: "send to no listener", to: "lost", wantError: func(err error) bool {
+			e, ok := errors.AsType[*pump.AskError](err)
+			return ok && e.Event.Kind == pump.EventHuh && e.Event.To == "lost" &&
+				strings.Contains(err.Error(), `no listener named "nobody-here"`)
+		}},
+		{name: "answer refused", to: "stranded", wantError: func(err error) bool {
+			e, ok := errors.AsType[*pump.AskError](err)
+			return ok && e.Event.Kind == pump.EventHuh && e.Event.To == "stranded" &&
+				strings.Contains(err.Error(), "stranded takes <Question>, not <Answer>")
+		}},
+		{name: "recovered after a huh", to: "recovering", wantKind: pump.EventMessage, wantFrom: "recovering",
+			wantText: "recovered"},
 		{name: "refused", to: "nobody", wantError: func(err error) bool {
 			_, ok := errors.AsType[*failure.Failure](err)
 			return ok
@@ -206,5 +243,40 @@ func TestAskConcurrent(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// An Ask waiting when the pump stops without draining returns: its
+// conversation will not complete in this pump (its messages stay in the
+// journal for the next start), so the error wraps ErrClosed and
+// ErrShutdown, the cause its running handler saw.
+func TestAskShutdownNow(t *testing.T) {
+	causes, started := make(chan error, 1), make(chan struct{}, 1)
+	p := startPump(t, pump.Options{}, askListeners(t, causes, started)...)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := p.Ask(context.Background(), client, "stuck", &Question{Text: "wait"})
+		errc <- err
+	}()
+	select {
+	case <-started:
+	case <-t.Context().Done():
+		t.Fatal("the handler never started")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	if err := p.ShutdownNow(ctx); err != nil {
+		t.Fatalf("ShutdownNow: %v", err)
+	}
+	if cause := <-causes; !errors.Is(cause, pump.ErrShutdown) {
+		t.Errorf("handler cause = %v, want ErrShutdown", cause)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, pump.ErrClosed) || !errors.Is(err, pump.ErrShutdown) {
+			t.Errorf("Ask = %v, want it to wrap ErrClosed and ErrShutdown", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("Ask still waits after ShutdownNow returned")
 	}
 }

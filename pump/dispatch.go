@@ -274,7 +274,7 @@ func (p *Pump) outputRejected(l *listener, d *delivery, err error, text []byte) 
 	diags := []failure.Diagnostic{{Stage: failure.StageExtract, Msg: err.Error()}}
 	p.record(Record{Time: p.opts.Clock(), Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
 		From: l.Name, Listener: l.Name, Envelope: clip(text), Diagnostics: diags, Profile: d.prof.nameOf()})
-	p.sendError(d.conv, d.tbl, l, d.thread, stage.NewHuh(err, clip(text)), d.depth)
+	p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.NewHuh(err, clip(text)), d.depth, "", errorDetail(diags))
 }
 
 // respond processes a handler's Response: forward, respond, raw or end.
@@ -478,8 +478,8 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 			targets, err = reach.mask(targets, l, "", tagKey{part.Namespace, part.Name})
 		}
 		if err != nil {
-			huh := stage.NewHuh(err, part.Bytes)
-			p.later(t, func() { p.sendError(d.conv, d.tbl, l, d.thread, huh, d.depth) })
+			huh, detail := stage.NewHuh(err, part.Bytes), errorDetail(diagnosticsOf(err))
+			p.later(t, func() { p.sendErrorAbout(d.conv, d.tbl, l, d.thread, huh, d.depth, "", detail) })
 			continue
 		}
 		for _, target := range targets {

@@ -141,6 +141,7 @@ func (p *Pump) sendErrorAbout(conv string, tbl *table, to *listener, thread stri
 		ev.Error = h.Error
 	}
 	p.publish(nil, ev)
+	p.asks.strayFailure(ev, detail)
 	p.enqueueInternal(&work{raw: env, conv: conv, tbl: tbl, isError: true, depth: depth, payloadType: pt, detail: detail})
 }
 

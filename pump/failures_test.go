@@ -156,6 +156,28 @@ func TestSystemListenersInternal(t *testing.T) {
 	}
 }
 
+// TestForbiddenSenderSaysWhy: an Ask from one of the organism's own
+// identities, or from a listener's name, is refused with a diagnostic
+// saying which of the two it is.
+func TestForbiddenSenderSaysWhy(t *testing.T) {
+	p := startPump(t, pump.Options{}, sink[Ping](t, "App", newProbe()))
+	for _, tt := range []struct{ from, want string }{
+		{"core", `external <from> "core" is reserved for the organism`},
+		{"app", `external <from> "app" is the name of listener "App": only it sends as "App"`},
+	} {
+		ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+		_, err := p.Ask(ctx, tt.from, "App", &Ping{Text: "hi"})
+		cancel()
+		f, ok := errors.AsType[*failure.Failure](err)
+		if !ok || !errors.Is(err, failure.ErrForbiddenSender) {
+			t.Fatalf("Ask from %q: %v, want a *failure.Failure wrapping ErrForbiddenSender", tt.from, err)
+		}
+		if diff := cmp.Diff([]failure.Diagnostic{{Stage: failure.StageExtract, Msg: tt.want}}, f.Diagnostics); diff != "" {
+			t.Errorf("Ask from %q: diagnostics (-want +got):\n%s", tt.from, diff)
+		}
+	}
+}
+
 // TestNoTopologyLeak: "no such listener" and "wrong schema" read the same.
 func TestNoTopologyLeak(t *testing.T) {
 	p := startPump(t, pump.Options{}, sink[Ping](t, "echo", newProbe()))
@@ -558,5 +580,59 @@ func TestRespondRejectedReachesResponder(t *testing.T) {
 	out.waitFor(t, "completion", kind(pump.EventComplete))
 	if p.Threads().Known(makerThread) {
 		t.Errorf("maker's thread %s still live after its accepted reply", makerThread)
+	}
+}
+
+// TestRawWithoutElementDetail: raw output holding no XML element at all
+// comes back to its producer with the reason in DeliveryError.Detail, as
+// every other rejected output of a listener does, so an agent can correct
+// itself.
+func TestRawWithoutElementDetail(t *testing.T) {
+	details := make(chan string, 1)
+	prose := withErrorHandler(listenerOf(t, "prose", func(context.Context, *Ping, xmlpipe.Metadata) (xmlpipe.Response, error) {
+		return xmlpipe.Raw([]byte("Just prose, no element.")), nil
+	}), func(_ context.Context, de *xmlpipe.DeliveryError, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		details <- de.Detail
+		return nil, nil
+	})
+	p := startPump(t, pump.Options{}, prose)
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	if _, err := p.Ask(ctx, client, "prose", &Ping{Text: "hi"}); !strings.Contains(fmt.Sprint(err), "no XML element in the output") {
+		t.Errorf("Ask = %v, want an error naming the missing element", err)
+	}
+	select {
+	case d := <-details:
+		if diff := cmp.Diff("no payload element: no XML element in the output", d); diff != "" {
+			t.Errorf("Detail (-want +got):\n%s", diff)
+		}
+	case <-ctx.Done():
+		t.Fatal("the error handler was not called")
+	}
+}
+
+// TestRawUnroutedDetail: an element of raw output that no listener takes
+// comes back to its producer with the reason in DeliveryError.Detail.
+func TestRawUnroutedDetail(t *testing.T) {
+	details := make(chan string, 1)
+	raw := withErrorHandler(listenerOf(t, "raw", func(context.Context, *Ping, xmlpipe.Metadata) (xmlpipe.Response, error) {
+		return xmlpipe.Raw([]byte(`<Nowhere><Text>x</Text></Nowhere>`)), nil
+	}), func(_ context.Context, de *xmlpipe.DeliveryError, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		details <- de.Detail
+		return nil, nil
+	})
+	p := startPump(t, pump.Options{}, raw)
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	if _, err := p.Ask(ctx, client, "raw", &Ping{Text: "hi"}); !strings.Contains(fmt.Sprint(err), "<Nowhere>") {
+		t.Errorf("Ask = %v, want an error naming the unrouted element", err)
+	}
+	select {
+	case d := <-details:
+		if !strings.Contains(d, "<Nowhere>") {
+			t.Errorf("Detail %q does not name the unrouted element", d)
+		}
+	case <-ctx.Done():
+		t.Fatal("the error handler was not called")
 	}
 }

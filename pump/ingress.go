@@ -528,11 +528,19 @@ func (p *Pump) CheckSender(from string) error { return checkSender(p.routes.Load
 
 // checkSender is CheckSender against one routing snapshot.
 func checkSender(tbl *table, from string) error {
-	if reserved[lower(from)] || tbl.lookup(from) != nil {
-		return &failure.Failure{Stage: failure.StageExtract, Err: failure.ErrForbiddenSender,
-			Diagnostics: []failure.Diagnostic{{Stage: failure.StageExtract, Msg: fmt.Sprintf("external <from> %q is reserved", from)}}}
+	why := ""
+	switch l := tbl.lookup(from); {
+	case reserved[lower(from)]:
+		why = "is reserved for the organism"
+	case l != nil:
+		// Said plainly: a program whose listener is called as its Ask
+		// sender would otherwise not know why every Ask is refused.
+		why = fmt.Sprintf("is the name of listener %q: only it sends as %q", l.Name, l.Name)
+	default:
+		return nil
 	}
-	return nil
+	return &failure.Failure{Stage: failure.StageExtract, Err: failure.ErrForbiddenSender,
+		Diagnostics: []failure.Diagnostic{{Stage: failure.StageExtract, Msg: fmt.Sprintf("external <from> %q %s", from, why)}}}
 }
 
 // assignThreads registers an external conversation, or checks that an internal

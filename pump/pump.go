@@ -403,6 +403,11 @@ func (p *Pump) shutdown(ctx context.Context, now bool) error {
 	if p.gate != nil {
 		p.gate.Close() // the drained messages' last events, once committed
 	}
+	var cause error
+	if p.stopNow.Load() {
+		cause = ErrShutdown
+	}
+	p.asks.stop(cause) // what did not complete never will here
 	return err
 }
 

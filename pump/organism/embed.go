@@ -108,7 +108,9 @@ func registerGo(p *pump.Pump, ls []Listener, extra map[string]bool) []error {
 // (*Reversed, say) and From the listener that sent it. A refused message is
 // a *failure.Failure, a conversation that failed a *pump.AskError, one that
 // ended without an answer pump.ErrNoAnswer; when ctx ends first, the
-// conversation is killed. The organism must be started.
+// conversation is killed, and when the organism shuts down first the error
+// wraps pump.ErrClosed. The organism must be started, and no listener of it
+// may be called AskFrom.
 func (o *Organism) Ask(ctx context.Context, to string, payload any) (pump.Event, error) {
 	return o.Pump.Ask(ctx, AskFrom, to, payload)
 }
