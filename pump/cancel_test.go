@@ -224,8 +224,8 @@ func TestDefaultTimeouts(t *testing.T) {
 	for i := range ls {
 		ls[i].Broadcast = true
 	}
-	ls[1].Broadcast = false
-	ls[1].Payload = payloadType[Ping](t)
+	ls[1] = sink[Ping](t, "agent", newProbe()) // an agent never shares a root tag
+	ls[1].Agent = true
 	tests := []struct {
 		name string
 		opts pump.Options

@@ -106,10 +106,9 @@ func TestCorrelatedSends(t *testing.T) {
 	broken := listenerOf(t, "broken", func(context.Context, *CorrBroken, xmlpipe.Metadata) (xmlpipe.Response, error) {
 		return nil, errors.New("boom")
 	})
-	nobody := listenerOf(t, "nobody", func(context.Context, *CorrEcho2, xmlpipe.Metadata) (xmlpipe.Response, error) {
+	nobody := listenerOf(t, "nobody", func(context.Context, *Bounce, xmlpipe.Metadata) (xmlpipe.Response, error) {
 		return nil, nil
 	})
-	nobody.Payload = payloadType[Bounce](t)
 	p = startPump(t, pump.Options{}, boss, echo, echo2, relay, strict, broken, nobody)
 
 	out := newRecorder()

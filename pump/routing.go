@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
@@ -103,6 +104,10 @@ func (t *table) with(l *listener, system bool) (*table, error) {
 		return nil, fmt.Errorf("%w: %s has no payload type", ErrBadListener, l.Name)
 	case l.Handler == nil:
 		return nil, fmt.Errorf("%w: %s has no handler", ErrBadListener, l.Name)
+	case handlerMismatch(l.Listener):
+		want, _ := xmlpipe.HandlerPayload(l.Handler)
+		return nil, fmt.Errorf("%w: %s: its handler takes *%v, its payload type is %v", ErrBadListener, l.Name, want,
+			l.Payload.GoType())
 	case l.MaxMessagesPerTurn < 0:
 		return nil, fmt.Errorf("%w: %s: max messages per turn must not be negative", ErrBadListener, l.Name)
 	case !system && (reserved[lower(name)] || strings.HasPrefix(lower(name), "system.")):
@@ -271,4 +276,12 @@ func (t *table) routes() []Route {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Tag < out[j].Tag })
 	return out
+}
+
+// handlerMismatch reports a listener whose handler says it takes another
+// payload type than the listener's (xmlpipe.HandlerPayload): every message
+// would fail in it.
+func handlerMismatch(l Listener) bool {
+	want, ok := xmlpipe.HandlerPayload(l.Handler)
+	return ok && l.Payload.GoType() != nil && want != l.Payload.GoType()
 }

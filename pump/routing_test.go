@@ -111,6 +111,11 @@ func TestRegistrationRules(t *testing.T) {
 		{"name with surrounding spaces", nil, ping(" a"), false, pump.ErrBadListener},
 		{"no payload type", nil, pump.Listener{Name: "a", Handler: ping("a").Handler}, false, pump.ErrBadListener},
 		{"no handler", nil, pump.Listener{Name: "a", Payload: ping("a").Payload}, false, pump.ErrBadListener},
+		{"typed handler of another payload type", nil, pump.Listener{Name: "a", Payload: ping("a").Payload,
+			Handler: pong.Handler}, false, pump.ErrBadListener},
+		{"untyped handler", nil, pump.Listener{Name: "a", Payload: ping("a").Payload,
+			Handler: xmlpipe.HandlerFunc(func(context.Context, any, xmlpipe.Metadata) (xmlpipe.Response, error) { return nil, nil })},
+			false, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

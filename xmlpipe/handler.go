@@ -10,6 +10,7 @@ package xmlpipe
 import (
 	"context"
 	"fmt"
+	"reflect"
 )
 
 // Metadata is what a handler learns about the message it is handling. It never
@@ -154,16 +155,34 @@ func (f HandlerFunc) Handle(ctx context.Context, payload any, md Metadata) (Resp
 }
 
 // Typed adapts a handler over a concrete payload type T. The pump decodes every
-// message for the listener into a *T before calling it.
+// message for the listener into a *T before calling it, and refuses to
+// register it for a listener of another payload type (HandlerPayload).
 func Typed[T any](f func(ctx context.Context, p *T, md Metadata) (Response, error)) Handler {
-	return HandlerFunc(func(ctx context.Context, payload any, md Metadata) (Response, error) {
-		p, ok := payload.(*T)
-		if !ok {
-			var zero T
-			return nil, fmt.Errorf("xmlpipe: handler wants *%T, got %T", zero, payload)
-		}
-		return f(ctx, p, md)
-	})
+	return typed[T](f)
+}
+
+// typed is the Handler Typed returns.
+type typed[T any] func(ctx context.Context, p *T, md Metadata) (Response, error)
+
+// Handle calls f with payload, which must be a *T.
+func (f typed[T]) Handle(ctx context.Context, payload any, md Metadata) (Response, error) {
+	p, ok := payload.(*T)
+	if !ok {
+		var zero T
+		return nil, fmt.Errorf("xmlpipe: handler wants *%T, got %T", zero, payload)
+	}
+	return f(ctx, p, md)
+}
+
+func (typed[T]) payloadType() reflect.Type { return reflect.TypeFor[T]() }
+
+// HandlerPayload returns the payload struct type h takes, when it says
+// (a Typed handler does): ok is false for one that takes any.
+func HandlerPayload(h Handler) (t reflect.Type, ok bool) {
+	if th, ok := h.(interface{ payloadType() reflect.Type }); ok {
+		return th.payloadType(), true
+	}
+	return nil, false
 }
 
 // ErrorHandler is an optional capability of a Handler: a listener that implements
