@@ -41,7 +41,7 @@ type Listener struct {
 	// none). See pump.Listener.Timeout.
 	Timeout time.Duration
 	// Workers is how many messages it handles at once (0: up to
-	// max_concurrent_handlers).
+	// max_concurrent_handlers; negative is refused).
 	Workers int
 }
 
@@ -73,6 +73,8 @@ func (l Listener) pumpListener() (pump.Listener, error) {
 		return pump.Listener{}, fmt.Errorf("%w %s: no handler", ErrListener, l.Name)
 	case l.Payload == nil || l.Payload.Kind() != reflect.Struct:
 		return pump.Listener{}, fmt.Errorf("%w %s: payload type %v is not a struct", ErrListener, l.Name, l.Payload)
+	case l.Workers < 0:
+		return pump.Listener{}, fmt.Errorf("%w %s: workers must not be negative, got %d", ErrListener, l.Name, l.Workers)
 	}
 	pt, err := xmlpipe.NewPayloadType(l.Payload)
 	if err != nil {
@@ -113,4 +115,22 @@ func registerGo(p *pump.Pump, ls []Listener, extra map[string]bool) []error {
 // may be called AskFrom.
 func (o *Organism) Ask(ctx context.Context, to string, payload any) (pump.Event, error) {
 	return o.Pump.Ask(ctx, AskFrom, to, payload)
+}
+
+// AskText is Ask with the message built from text, as the console builds
+// "@to text": the text goes in the text field of the listener's payload —
+// so a program can ask a YAML agent, whose payload type it cannot name.
+// The answer's text, when its payload has one, is PayloadText(ev.Payload).
+// An unknown listener is ErrUnknownListener, one whose payload has no text
+// field ErrNoTextField.
+func (o *Organism) AskText(ctx context.Context, to, text string) (pump.Event, error) {
+	l, ok := o.Pump.Lookup(to)
+	if !ok || l.Payload == nil {
+		return pump.Event{}, fmt.Errorf("%w: %s", ErrUnknownListener, to)
+	}
+	v, err := NewPayload(l.Payload.GoType(), text)
+	if err != nil {
+		return pump.Event{}, fmt.Errorf("%s: %w", to, err)
+	}
+	return o.Ask(ctx, l.Name, v)
 }

@@ -120,6 +120,10 @@ func TestGoListenerRefused(t *testing.T) {
 			return nil, nil
 		}), "Options.Listeners[0]"},
 		{"name of a configured listener", organism.Func("Greeter", "d", reverse), "greeter"},
+		{"negative workers", organism.Listener{Name: "x", Description: "d", Payload: reflect.TypeFor[Reverse](), Handler: handler,
+			Workers: -1}, "workers must not be negative"},
+		{"handler of another payload type", organism.Listener{Name: "x", Description: "d", Payload: reflect.TypeFor[Reversed](),
+			Handler: xmlpipe.Typed(reverse)}, "its handler takes *organism_test.Reverse"},
 	}
 	cfg, err := config.Load("../../organism.yaml")
 	if err != nil {

@@ -145,3 +145,35 @@ func ExampleAssemble() {
 	// [reverser] dlrow ,olleH
 	// complete
 }
+
+// Asking a listener by text, as the console's "@greeter Dan" does: the
+// hello-world greeter (an agent; without a model it answers with a
+// template greeting) greets, the shouter shouts, and the conversation's
+// last message carries the shout.
+func ExampleOrganism_AskText() {
+	o, err := organism.Load("../../organism.yaml", organism.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := o.Start(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer o.Shutdown(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	answer, err := o.AskText(ctx, "greeter", "Dan")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	text, _ := organism.PayloadText(answer.Payload)
+	fmt.Println(answer.From+":", text)
+	if _, err := o.AskText(ctx, "nobody", "Dan"); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// shouter: HELLO, DAN!
+	// unknown listener: nobody
+}
