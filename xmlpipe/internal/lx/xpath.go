@@ -261,7 +261,9 @@ func (d *Doc) XPath(expr string, ns map[string]string) (XPathValue, error) {
 				if p.name != nil && xn.Type != TextNode && xn.Type != CommentNode && xn.Type != DocumentNode {
 					xn.Name = C.GoString((*C.char)(unsafe.Pointer(p.name)))
 				}
-				if p.ns != nil && p.ns.href != nil {
+				// A document node is an xmlDoc, which has no ns field:
+				// its bytes there are other fields (-1 ints), not a pointer.
+				if xn.Type != DocumentNode && p.ns != nil && p.ns.href != nil {
 					xn.Namespace = C.GoString((*C.char)(unsafe.Pointer(p.ns.href)))
 				}
 				if s := C.lx_node_string(p); s != nil {
