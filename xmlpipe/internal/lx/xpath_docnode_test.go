@@ -1,6 +1,7 @@
 package lx
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,7 +13,7 @@ import (
 func TestXPathDocumentNode(t *testing.T) {
 	d := mustParse(t, `<r xmlns="urn:x">text</r>`, OptNoNet)
 	defer d.Free()
-	v, err := d.XPath("/", nil)
+	v, err := d.XPath(context.Background(), "/", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
