@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"context"
 	"errors"
 	"os"
 	"testing"
@@ -78,5 +79,32 @@ func TestEachInstanceHasItsOwnBudget(t *testing.T) {
 	}
 	if got := b.openFiles(); got != 1 {
 		t.Fatalf("b counts %d open, want 1", got)
+	}
+}
+
+// TestInstancesDoNotShareTheBudget: every instance's Go runtime opens its
+// /data when it starts, and with one budget per module the instances past
+// it had none left (with the real budget: the 256th instance). Here the
+// budget is 4 and six pooled instances each read a file.
+func TestInstancesDoNotShareTheBudget(t *testing.T) {
+	_, dir := sandboxLayout(t)
+	const n = 6
+	m := compileGuest(t, "ops", Reactor, Sandbox{Dir: dir, Instances: n})
+	m.dir.max = 4
+	var insts []*instance
+	for i := range n {
+		inst, err := m.newInstance(context.Background())
+		if err != nil {
+			t.Fatalf("instance %d: %v", i+1, err)
+		}
+		insts = append(insts, inst)
+	}
+	for _, inst := range insts {
+		m.put(inst)
+	}
+	for i := range n { // the pool hands the instances out in turn
+		if r := runOp(t, m, "read", "/data/hello.txt", ""); !r.OK || r.Result != "inside" {
+			t.Fatalf("read %d: %+v", i+1, r)
+		}
 	}
 }

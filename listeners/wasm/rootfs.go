@@ -46,6 +46,7 @@ type rootFS struct {
 	root     *os.Root
 	readOnly bool
 	open     atomic.Int64 // files open now
+	max      int64        // files open at most (maxOpenFiles)
 }
 
 // maxOpenFiles bounds the files one instance holds open at once.
@@ -57,12 +58,12 @@ func openRootFS(dir string, readOnly bool) (*rootFS, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rootFS{root: root, readOnly: readOnly}, nil
+	return &rootFS{root: root, readOnly: readOnly, max: maxOpenFiles}, nil
 }
 
 // view returns a rootFS on the same directory with a budget of its own
 // (no file open): one instance's /data.
-func (r *rootFS) view() *rootFS { return &rootFS{root: r.root, readOnly: r.readOnly} }
+func (r *rootFS) view() *rootFS { return &rootFS{root: r.root, readOnly: r.readOnly, max: r.max} }
 
 // openFiles reports how many files are open through r.
 func (r *rootFS) openFiles() int64 { return r.open.Load() }
@@ -105,7 +106,7 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 			return nil, experimentalsys.ELOOP
 		}
 	}
-	if r.open.Add(1) > maxOpenFiles {
+	if r.open.Add(1) > r.max {
 		r.open.Add(-1)
 		return nil, experimentalsys.EAGAIN
 	}
