@@ -180,27 +180,41 @@ func (m *Module) Exports() []string {
 // Sandbox returns the sandbox with defaults applied.
 func (m *Module) Sandbox() Sandbox { return m.sandbox }
 
-// instance is one instantiated module and its stdio.
+// instance is one instantiated module, its stdio and its /data.
 type instance struct {
 	mod    api.Module
 	fn     api.Function
 	stdin  *input
 	stdout *output
 	stderr *output
+	// dir is the instance's own view of the module's directory (nil: no
+	// filesystem); preopened is how many files it had open once
+	// instantiated (/data itself).
+	dir       *rootFS
+	preopened int64
+}
+
+// leftFilesOpen reports whether a call left files open in the instance
+// beyond its preopened /data: such an instance is not reused, so that no
+// call holds files, or their budget, of the next.
+func (inst *instance) leftFilesOpen() bool {
+	return inst.dir != nil && inst.dir.openFiles() > inst.preopened
 }
 
 func (m *Module) newStdio() (*input, *output, *output) {
 	return &input{}, &output{max: m.sandbox.MaxOutputBytes}, &output{max: maxStderrBytes}
 }
 
-func (m *Module) moduleConfig(in *input, out, errOut *output) wazero.ModuleConfig {
+// moduleConfig configures one instance, with dir (nil: no filesystem) as
+// its /data.
+func (m *Module) moduleConfig(in *input, out, errOut *output, dir *rootFS) wazero.ModuleConfig {
 	mc := wazero.NewModuleConfig().WithName("").WithArgs(m.name).WithStdin(in).WithStdout(out).WithStderr(errOut).
 		WithSysWalltime().WithSysNanotime()
 	for _, kv := range m.env {
 		mc = mc.WithEnv(kv[0], kv[1])
 	}
-	if m.dir != nil {
-		mc = mc.WithFSConfig(wazero.NewFSConfig().(sysfs.FSConfig).WithSysFSMount(m.dir, "/data"))
+	if dir != nil {
+		mc = mc.WithFSConfig(wazero.NewFSConfig().(sysfs.FSConfig).WithSysFSMount(dir, "/data"))
 	}
 	return mc
 }
@@ -210,12 +224,26 @@ func (m *Module) newInstance(ctx context.Context) (*instance, error) {
 	in, out, errOut := m.newStdio()
 	cctx, cancel := context.WithTimeout(ctx, m.sandbox.Timeout)
 	defer cancel()
-	mc := m.moduleConfig(in, out, errOut).WithStartFunctions("_initialize")
+	dir := m.dirView()
+	mc := m.moduleConfig(in, out, errOut, dir).WithStartFunctions("_initialize")
 	mod, err := m.rt.InstantiateModule(cctx, m.cm, mc)
 	if err != nil {
 		return nil, m.classify(ctx, "instantiate", err, errOut)
 	}
-	return &instance{mod: mod, fn: mod.ExportedFunction("handle"), stdin: in, stdout: out, stderr: errOut}, nil
+	inst := &instance{mod: mod, fn: mod.ExportedFunction("handle"), stdin: in, stdout: out, stderr: errOut, dir: dir}
+	if dir != nil {
+		inst.preopened = dir.openFiles()
+	}
+	return inst, nil
+}
+
+// dirView is a new instance's /data: a view of the module's directory with
+// a budget of its own (nil: no filesystem).
+func (m *Module) dirView() *rootFS {
+	if m.dir == nil {
+		return nil
+	}
+	return m.dir.view()
 }
 
 func (m *Module) get(ctx context.Context) (*instance, error) {
@@ -287,13 +315,21 @@ func (m *Module) call(ctx context.Context, export string, in []byte) ([]byte, er
 	// A trapped or interrupted instance is not reused; nor is one whose
 	// context ended while it ran, even if it returned: wazero closes such
 	// an instance, possibly just after the call.
-	if err != nil || cctx.Err() != nil {
+	// Nor is one the call left files open in (closing them under the
+	// guest would leave it descriptors that a later open reuses).
+	switch {
+	case err != nil || cctx.Err() != nil:
 		cancel()
 		_ = inst.mod.Close(context.Background())
 		if err != nil {
 			return nil, m.classify(ctx, export, err, inst.stderr)
 		}
-	} else {
+	case inst.leftFilesOpen():
+		cancel()
+		m.log.Debug("wasm: instance dropped: the call left files open", "module", m.name,
+			"open", inst.dir.openFiles()-inst.preopened)
+		_ = inst.mod.Close(context.Background())
+	default:
 		cancel()
 		defer m.put(inst)
 	}
@@ -312,7 +348,7 @@ func (m *Module) runCommand(ctx context.Context, in []byte) ([]byte, error) {
 	stdin.reset(in)
 	cctx, cancel := context.WithTimeout(ctx, m.sandbox.Timeout)
 	defer cancel()
-	mod, err := m.rt.InstantiateModule(cctx, m.cm, m.moduleConfig(stdin, out, errOut))
+	mod, err := m.rt.InstantiateModule(cctx, m.cm, m.moduleConfig(stdin, out, errOut, m.dirView()))
 	if mod != nil {
 		defer mod.Close(context.Background())
 	}

@@ -33,8 +33,11 @@ import (
 // O_NONBLOCK, so it never waits for a FIFO's writer. Modes are limited to
 // the permission bits (no set-user-ID file can be made). A read-only mount
 // refuses every change with EROFS. At most maxOpenFiles files are open at
-// once (all the module's instances together): past that, opens fail with
-// EAGAIN rather than use up the organism's file descriptors.
+// once through one rootFS, the preopened /data included: past that, opens
+// fail with EAGAIN rather than use up the organism's file descriptors. A
+// module keeps one rootFS and gives each instance its own view (see view),
+// so the budget is per instance: instances do not take each other's, and
+// any number of them can preopen /data.
 //
 // wazero has already cleaned the guest's path and refused a rooted one or
 // one starting with ".." before calling; rootFS does not depend on that.
@@ -43,9 +46,10 @@ type rootFS struct {
 	root     *os.Root
 	readOnly bool
 	open     atomic.Int64 // files open now
+	max      int64        // files open at most (maxOpenFiles)
 }
 
-// maxOpenFiles bounds the files a module's guests hold open at once.
+// maxOpenFiles bounds the files one instance holds open at once.
 const maxOpenFiles = 256
 
 // openRootFS opens dir for a guest.
@@ -54,10 +58,18 @@ func openRootFS(dir string, readOnly bool) (*rootFS, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rootFS{root: root, readOnly: readOnly}, nil
+	return &rootFS{root: root, readOnly: readOnly, max: maxOpenFiles}, nil
 }
 
-// Close closes the directory. Files the guest opened stay usable.
+// view returns a rootFS on the same directory with a budget of its own
+// (no file open): one instance's /data.
+func (r *rootFS) view() *rootFS { return &rootFS{root: r.root, readOnly: r.readOnly, max: r.max} }
+
+// openFiles reports how many files are open through r.
+func (r *rootFS) openFiles() int64 { return r.open.Load() }
+
+// Close closes the directory, for r and every view of it. Files the guest
+// opened stay usable.
 func (r *rootFS) Close() error { return r.root.Close() }
 
 // String implements fmt.Stringer.
@@ -94,7 +106,7 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 			return nil, experimentalsys.ELOOP
 		}
 	}
-	if r.open.Add(1) > maxOpenFiles {
+	if r.open.Add(1) > r.max {
 		r.open.Add(-1)
 		return nil, experimentalsys.EAGAIN
 	}

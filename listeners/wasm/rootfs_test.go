@@ -283,7 +283,8 @@ func TestNonRegularFilesDoNotBlock(t *testing.T) {
 
 // TestOpenFilesAreBounded: a guest that opens files without closing them
 // gets EAGAIN past maxOpenFiles instead of using up the organism's file
-// descriptors, and every one it held is closed with its module.
+// descriptors, and every one it held is closed once the call ends (the
+// instance is dropped).
 func TestOpenFilesAreBounded(t *testing.T) {
 	fds := func() int {
 		es, err := os.ReadDir("/proc/self/fd")
@@ -303,14 +304,8 @@ func TestOpenFilesAreBounded(t *testing.T) {
 	if !r.refused("try again") || r.Result != strconv.Itoa(maxOpenFiles-1) {
 		t.Fatalf("%+v: want %d files opened, then EAGAIN", r, maxOpenFiles-1)
 	}
-	if n := fds() - before; n < maxOpenFiles {
-		t.Fatalf("%d descriptors more than before, want the %d held", n, maxOpenFiles)
-	}
 	if err := m.Close(context.Background()); err != nil {
 		t.Fatal(err)
-	}
-	if n := m.dir.open.Load(); n != 0 {
-		t.Fatalf("%d files still counted open", n)
 	}
 	if n := fds() - before; n > 8 { // the runtime's own may come and go
 		t.Fatalf("%d descriptors more than before the module", n)

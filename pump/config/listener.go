@@ -217,9 +217,27 @@ func (l Listener) ModulePath() string {
 // SearchProviders are the web_search providers.
 var SearchProviders = []string{"serpapi", "google", "bing"}
 
+// ToolAnswerCap is the most a tool's max_bytes may be: the default
+// message size cap, which bounds a tool's answers whatever
+// organism.max_message_bytes says.
+const ToolAnswerCap = 1 << 20
+
 // checkToolConfig reports out-of-range limits and unknown providers.
-func checkToolConfig(r *reporter, path string, tc ToolConfig) {
+// messageCap is organism.max_message_bytes: max_bytes above it, or above
+// ToolAnswerCap, is an error, not a warning, because no call could use it —
+// what a tool reads, runs or fetches comes back in one message, and what it
+// writes came in one — while an append could grow a file to a size the
+// tool can never read back.
+func checkToolConfig(r *reporter, path string, tc ToolConfig, messageCap int) {
 	r.nonNegative(path+".max_bytes", tc.MaxBytes)
+	limit := ToolAnswerCap
+	if messageCap > 0 {
+		limit = min(limit, messageCap)
+	}
+	if tc.MaxBytes > limit {
+		r.add(path+".max_bytes", "%d is over the %d-byte message cap: nothing larger reaches the tool or comes back "+
+			"from it (want at most %d; 0 or unset: the tool's default)", tc.MaxBytes, limit, limit)
+	}
 	r.nonNegative(path+".max_redirects", tc.MaxRedirects)
 	r.nonNegative(path+".max_expression_length", tc.MaxExpressionLength)
 	r.nonNegative(path+".max_exponent", tc.MaxExponent)

@@ -17,6 +17,11 @@ listeners:
 `
 	tests := []struct{ yaml, want string }{
 		{"      fetch: {max_bytes: -1}", "max_bytes: must not be negative"},
+		// A max_bytes no answer can carry is refused at load, with its line.
+		{"      fetch: {max_bytes: 2097152}", "t.yaml:9: listeners[0].tool_config.fetch.max_bytes: 2097152 is over " +
+			"the 1048576-byte message cap: nothing larger reaches the tool or comes back from it (want at most 1048576; " +
+			"0 or unset: the tool's default)"},
+		{"      librarian: {max_bytes: 1048577}", "librarian.max_bytes: 1048577 is over the 1048576-byte message cap"},
 		{"      fetch: {timeout: -1s}", "timeout: must not be negative"},
 		{"      web_search: {provider: altavista, api_key_env: K}", `unknown provider "altavista"`},
 		{"      web_search: {provider: bing}", "needs api_key_env"},
@@ -32,6 +37,15 @@ listeners:
 	ok := base + "      web_search: {provider: google, api_key_env: K, engine_id: e}\n      fetch: {allowed_domains: [example.org], max_redirects: 2, timeout: 5s}\n"
 	if _, err := Parse("t.yaml", []byte(ok)); err != nil {
 		t.Fatal(err)
+	}
+	// Within the cap, and within a smaller organism.max_message_bytes.
+	if _, err := Parse("t.yaml", []byte(base+"      fetch: {max_bytes: 1048576}\n")); err != nil {
+		t.Fatal(err)
+	}
+	small := strings.Replace(base, "organism: {name: t}", "organism: {name: t, max_message_bytes: 65536}", 1)
+	if _, err := Parse("t.yaml", []byte(small+"      fetch: {max_bytes: 65537}\n")); err == nil ||
+		!strings.Contains(err.Error(), "65537 is over the 65536-byte message cap") {
+		t.Errorf("max_bytes over max_message_bytes: err = %v", err)
 	}
 	// A tool listener configures itself under its own name.
 	self := `organism: {name: t}

@@ -235,7 +235,7 @@ func (o *Organism) checkListeners(r *reporter) {
 			if !containsFold(l.Tools, tool) && !strings.EqualFold(l.Name, tool) {
 				r.add(path+".tool_config."+tool, "tool %q is not listed in tools (nor is this listener the tool)", tool)
 			}
-			checkToolConfig(r, path+".tool_config."+tool, tc)
+			checkToolConfig(r, path+".tool_config."+tool, tc, o.Organism.MaxMessageBytes)
 		}
 		checkRetention(r, path+".retention", l.Retention, true)
 		checkApproval(r, path, l)

@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,6 +15,9 @@ var (
 	ErrXPath = errors.New("xpath")
 	// ErrDocument means the document is not well-formed XML (or declares a DOCTYPE).
 	ErrDocument = errors.New("not a well-formed XML document")
+	// ErrResultTooLarge means the result passes the bound EvalXPath was
+	// given; it comes wrapped in ErrXPath.
+	ErrResultTooLarge = errors.New("result too large")
 )
 
 // XPathResult is the value of an XPath 1.0 expression: a node-set, a
@@ -47,8 +51,17 @@ var nodeKinds = map[lx.NodeType]string{
 
 // EvalXPath parses doc (strictly: no network, no DOCTYPE, no entity
 // expansion) and evaluates expr on it with libxml2's XPath 1.0, ns binding
-// prefixes to namespace URIs. The evaluation is bounded (lx.XPathOpLimit).
-func EvalXPath(doc []byte, expr string, ns map[string]string) (*XPathResult, error) {
+// prefixes to namespace URIs. The evaluation is bounded (lx.XPathOpLimit)
+// and stops when ctx ends (an ErrXPath wrapping ctx's error). maxResult
+// bounds the result's bytes (a string's, or the sum of a node-set's names,
+// string-values and canonical XML; <= 0: lx.XPathMaxResult): the
+// evaluation stops past it with an ErrXPath wrapping ErrResultTooLarge,
+// before it copies the rest.
+func EvalXPath(ctx context.Context, doc []byte, expr string, ns map[string]string, maxResult int) (*XPathResult,
+	error) {
+	if maxResult <= 0 {
+		maxResult = lx.XPathMaxResult
+	}
 	if hasDoctype(doc) {
 		return nil, fmt.Errorf("%w: document type declarations are rejected", ErrDocument)
 	}
@@ -67,9 +80,19 @@ func EvalXPath(doc []byte, expr string, ns map[string]string) (*XPathResult, err
 	if d.HasDTD() {
 		return nil, fmt.Errorf("%w: document type declarations are rejected", ErrDocument)
 	}
-	v, err := d.XPath(expr, ns)
-	if err != nil {
+	v, err := d.XPath(ctx, expr, ns, maxResult)
+	switch {
+	case errors.Is(err, lx.ErrXPathTooLarge):
+		return nil, fmt.Errorf("%w: %w%s", ErrXPath, ErrResultTooLarge,
+			strings.TrimPrefix(err.Error(), lx.ErrXPathTooLarge.Error()))
+	case errors.Is(err, lx.ErrXPathStopped):
+		return nil, fmt.Errorf("%w: evaluation stopped: %w", ErrXPath, context.Cause(ctx))
+	case err != nil:
 		return nil, fmt.Errorf("%w: %s", ErrXPath, strings.TrimPrefix(err.Error(), "xpath: "))
+	}
+	size := 0
+	for _, n := range v.Nodes {
+		size += len(n.Name) + len(n.Namespace) + len(n.Value)
 	}
 	r := &XPathResult{Boolean: v.Boolean, Number: v.Number, String: v.String}
 	switch v.Type {
@@ -91,6 +114,10 @@ func EvalXPath(doc []byte, expr string, ns map[string]string) (*XPathResult, err
 			b, err := d.C14N(n.Node, lx.C14NExc10, false, nil)
 			if err != nil {
 				return nil, fmt.Errorf("%w: canonicalising a match: %v", ErrXPath, err)
+			}
+			if size += len(b); size > maxResult {
+				return nil, fmt.Errorf("%w: %w: the %d nodes with the canonical XML of the first %d pass %d bytes",
+					ErrXPath, ErrResultTooLarge, len(v.Nodes), len(r.Nodes)+1, maxResult)
 			}
 			m.XML = b
 		}

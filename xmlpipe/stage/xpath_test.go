@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -33,7 +34,7 @@ func TestEvalXPath(t *testing.T) {
 		}},
 	}
 	for _, tc := range tests {
-		r, err := EvalXPath(doc, tc.expr, tc.ns)
+		r, err := EvalXPath(context.Background(), doc, tc.expr, tc.ns, 0)
 		if err != nil || !tc.check(r) {
 			t.Errorf("%s: %+v, %v", tc.expr, r, err)
 		}
@@ -50,13 +51,13 @@ func TestEvalXPath(t *testing.T) {
 		{"", "//r", ErrDocument},
 		{`<!DOCTYPE r [<!ENTITY e "x">]><r>&e;</r>`, "//r", ErrDocument},
 	} {
-		if _, err := EvalXPath([]byte(bad.doc), bad.expr, nil); !errors.Is(err, bad.want) {
+		if _, err := EvalXPath(context.Background(), []byte(bad.doc), bad.expr, nil, 0); !errors.Is(err, bad.want) {
 			t.Errorf("%q %q: err = %v, want %v", bad.doc, bad.expr, err, bad.want)
 		}
 	}
 	// A runaway expression is stopped by the operation limit.
 	big := "<r>" + strings.Repeat("<a><b/><b/><b/></a>", 300) + "</r>"
-	if _, err := EvalXPath([]byte(big), "count(//*[count(//*[count(//*) > 0]) > 0])", nil); !errors.Is(err, ErrXPath) ||
+	if _, err := EvalXPath(context.Background(), []byte(big), "count(//*[count(//*[count(//*) > 0]) > 0])", nil, 0); !errors.Is(err, ErrXPath) ||
 		!strings.Contains(err.Error(), "operation limit exceeded") {
 		t.Errorf("runaway: err = %v", err)
 	}
@@ -93,7 +94,7 @@ func TestEvalXPathConcatBounded(t *testing.T) {
 			}
 			done := make(chan answer, 1)
 			go func() {
-				r, err := EvalXPath(doc, tc.expr, nil)
+				r, err := EvalXPath(context.Background(), doc, tc.expr, nil, 0)
 				done <- answer{r, err}
 			}()
 			var a answer

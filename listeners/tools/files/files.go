@@ -15,6 +15,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
@@ -235,15 +236,43 @@ func (k op) write(p *Files, maxBytes int, res *FilesResult) error {
 		}
 		return fmt.Errorf("%w: %s", ErrNotRegular, k.shown)
 	}
-	n, err := f.WriteString(p.Content)
+	n, err := k.writeWithin(f, p, maxBytes)
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if errors.Is(err, ErrTooLarge) {
+		return err
 	}
 	if err != nil {
 		return k.fail("write", err)
 	}
 	res.BytesWritten = n
 	return nil
+}
+
+// appendMu makes an append's size check and its write one step, so that
+// concurrent appends to a file cannot together pass max_bytes.
+var appendMu sync.Mutex
+
+// writeWithin writes p's content to f, opened for the write. An append
+// is refused (ErrTooLarge, nothing written) when the file would pass
+// maxBytes: every append alone fits, so only the result's size stops a
+// file growing past what read returns, or until the disk is full.
+func (k op) writeWithin(f *os.File, p *Files, maxBytes int) (int, error) {
+	if !p.Append {
+		return f.WriteString(p.Content)
+	}
+	appendMu.Lock()
+	defer appendMu.Unlock()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if size := st.Size() + int64(len(p.Content)); size > int64(maxBytes) {
+		return 0, fmt.Errorf("%w: appending %d bytes would make %s %d bytes (max: %d)", ErrTooLarge,
+			len(p.Content), k.shown, size, maxBytes)
+	}
+	return f.WriteString(p.Content)
 }
 
 // list returns a directory's entries (all the way down when recursive).

@@ -68,7 +68,8 @@ func (e *Embedded) Close() error { return e.db.Close() }
 
 // Store stores (or replaces) a well-formed document and indexes its text.
 func (e *Embedded) Store(ctx context.Context, p, content string) error {
-	text, err := stage.EvalXPath([]byte(content), "string(/)", nil)
+	// string(/) is the document's text: never more bytes than the document.
+	text, err := stage.EvalXPath(ctx, []byte(content), "string(/)", nil, len(content))
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNotXML, err)
 	}
@@ -110,6 +111,11 @@ func inCollection(collection string) (string, []any) {
 // maxQueryDocs bounds how many documents one XPath query visits.
 const maxQueryDocs = 1000
 
+// maxQueryBytes bounds the results of one XPath query over all its
+// documents (the tool's max_bytes applies after): an answer carrying more
+// would not fit a message, so evaluation stops past it.
+const maxQueryBytes = stage.DefaultMaxBytes
+
 // Query evaluates an XPath 1.0 expression on every document of the
 // collection (and below); each non-empty result is one Result.
 func (e *Embedded) Query(ctx context.Context, collection, query string) ([]Result, string, error) {
@@ -121,12 +127,20 @@ func (e *Embedded) Query(ctx context.Context, collection, query string) ([]Resul
 	}
 	defer rows.Close()
 	var out []Result
+	used := 0
+	tooLarge := fmt.Errorf("librarian: results over %d bytes; narrow the query", maxQueryBytes)
 	for rows.Next() {
 		var p, c string
 		if err := rows.Scan(&p, &c); err != nil {
 			return nil, "", err
 		}
-		r, err := stage.EvalXPath([]byte(c), query, nil)
+		if used >= maxQueryBytes {
+			return nil, "", tooLarge
+		}
+		r, err := stage.EvalXPath(ctx, []byte(c), query, nil, maxQueryBytes-used)
+		if errors.Is(err, stage.ErrResultTooLarge) {
+			return nil, "", fmt.Errorf("%w: %w", tooLarge, err)
+		}
 		if err != nil {
 			if errors.Is(err, stage.ErrXPath) {
 				return nil, "", fmt.Errorf("librarian: %w", err)
@@ -141,6 +155,7 @@ func (e *Embedded) Query(ctx context.Context, collection, query string) ([]Resul
 					v = string(n.XML)
 				}
 				out = append(out, Result{Path: p, Snippet: v})
+				used += len(p) + len(n.Name) + len(n.Namespace) + len(n.Value) + len(n.XML)
 			}
 		case "boolean":
 			if r.Boolean {
@@ -151,6 +166,7 @@ func (e *Embedded) Query(ctx context.Context, collection, query string) ([]Resul
 		default:
 			if r.String != "" {
 				out = append(out, Result{Path: p, Snippet: r.String})
+				used += len(p) + len(r.String)
 			}
 		}
 	}

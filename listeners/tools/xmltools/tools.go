@@ -99,7 +99,7 @@ func (t *Tool) JSONToXML(_ context.Context, p *JSONToXML, md xmlpipe.Metadata) (
 }
 
 // Extract implements xml_extract.
-func (t *Tool) Extract(_ context.Context, p *XMLExtract, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+func (t *Tool) Extract(ctx context.Context, p *XMLExtract, md xmlpipe.Metadata) (xmlpipe.Response, error) {
 	res := &XMLExtractResult{}
 	max := t.maxBytes(md.From, ExtractName)
 	if len(p.XML) > max {
@@ -110,7 +110,9 @@ func (t *Tool) Extract(_ context.Context, p *XMLExtract, md xmlpipe.Metadata) (x
 	for _, n := range p.Namespaces {
 		ns[n.Prefix] = n.URI
 	}
-	r, err := stage.EvalXPath([]byte(p.XML), p.XPath, ns)
+	// The evaluation stops at the handler's deadline, and once its result
+	// passes max (before copying the rest).
+	r, err := stage.EvalXPath(ctx, []byte(p.XML), p.XPath, ns, max)
 	if err != nil {
 		res.Error = err.Error()
 		return tools.Answer(t.Callers, md, res), nil

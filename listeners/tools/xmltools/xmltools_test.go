@@ -6,6 +6,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -94,7 +97,7 @@ func TestTools(t *testing.T) {
 		{XMLExtract{XML: "<r/>", XPath: "//["}, "xpath: invalid expression"},
 		{XMLExtract{XML: "<r>", XPath: "//r"}, "not a well-formed XML document"},
 		{XMLExtract{XML: "<r>" + strings.Repeat("x", 300) + "</r>", XPath: "//r"}, "max: 200"},
-		{XMLExtract{XML: "<r>" + strings.Repeat("<a>xxxxxxxxxxxxxxxxxxxx</a>", 6) + "</r>", XPath: "//a"}, "the result is"},
+		{XMLExtract{XML: "<r>" + strings.Repeat("<a>xxxxxxxxxxxxxxxxxxxx</a>", 6) + "</r>", XPath: "//a"}, "result too large"},
 	} {
 		resp, _ := tool.Extract(ctx, &tc.p, md)
 		if r := resp.(*xmlpipe.RespondResponse).Payload.(*XMLExtractResult); !strings.Contains(r.Error, tc.want) {
@@ -112,6 +115,38 @@ func TestTools(t *testing.T) {
 	resp, _ = tool.JSONToXML(ctx, &JSONToXML{JSON: `{"a":"` + strings.Repeat("x", 300) + `"}`}, md)
 	if r := resp.(*xmlpipe.RespondResponse).Payload.(*JSONToXMLResult); !strings.Contains(r.Error, "max: 200") {
 		t.Fatalf("json_to_xml cap: %+v", r)
+	}
+}
+
+// TestExtractIsBounded: the handler's deadline stops an evaluation libxml2
+// would run for 12 s or more, and a node-set stops once past max_bytes
+// instead of being built in full (//* over 250 nested elements around
+// 250 KB of text: about 125 MiB) and weighed afterwards.
+func TestExtractIsBounded(t *testing.T) {
+	slow := "<r>" + strings.Repeat("<a/>", 1500) + strings.Repeat("x", 100<<10) + "</r>"
+	nested := strings.Repeat("<a>", 250) + strings.Repeat("x", 250<<10) + strings.Repeat("</a>", 250)
+	for _, tc := range []struct {
+		name, xml, xpath string
+		timeout          time.Duration
+		want             string
+	}{
+		{"deadline", slow, "count(//*[//*[string(/)='y']])", 50 * time.Millisecond,
+			"xpath: evaluation stopped: context deadline exceeded"},
+		{"nested node-set", nested, "//*", time.Hour,
+			"xpath: result too large: the first 2 of 250 nodes pass 262144 bytes (names and string-values)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), tc.timeout)
+			defer cancel()
+			resp, err := (&Tool{}).Extract(ctx, &XMLExtract{XML: tc.xml, XPath: tc.xpath}, xmlpipe.Metadata{From: "agent"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := resp.(*xmlpipe.RespondResponse).Payload.(*XMLExtractResult)
+			if diff := cmp.Diff(tc.want, r.Error); diff != "" || r.Matches != nil {
+				t.Fatalf("error (-want +got):\n%s\nmatches: %d", diff, len(r.Matches))
+			}
+		})
 	}
 }
 

@@ -6,8 +6,45 @@ package lx
 #include <string.h>
 #include <libxml/xpath.h>
 #include <libxml/xpathInternals.h>
+#include <pthread.h>
 
-typedef struct { char msg[256]; int set; int code; int pos; size_t max_string; } lx_xp_err;
+// lx_xp_err is one evaluation's state shared with lx's callbacks: the first
+// error, the concat() bound, and what lx_xpath_stop needs to trip it from
+// another thread (live is the evaluation's context while it runs, stopped
+// says the evaluation was asked to stop; both under lx_xp_mu).
+typedef struct {
+	char msg[256];
+	int set;
+	int code;
+	int pos;
+	size_t max_string;
+	xmlXPathContextPtr live;
+	int stopped;
+} lx_xp_err;
+
+// lx_xp_mu guards every lx_xp_err's live and stopped, so a context is
+// tripped only while it exists.
+static pthread_mutex_t lx_xp_mu = PTHREAD_MUTEX_INITIALIZER;
+
+// lx_xpath_stop makes the evaluation behind err give up at its next
+// operation: libxml2 checks opCount against opLimit before every step and
+// for every node it tests, so lowering opLimit to 1 fails it there with
+// "operation limit exceeded" (err->stopped tells that from the real one).
+// Called before the evaluation starts, it stops it from starting.
+static void lx_xpath_stop(lx_xp_err *err) {
+	pthread_mutex_lock(&lx_xp_mu);
+	err->stopped = 1;
+	if (err->live != NULL) __atomic_store_n(&err->live->opLimit, 1UL, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&lx_xp_mu);
+}
+
+// lx_xpath_stopped reports whether lx_xpath_stop was called for err.
+static int lx_xpath_stopped(lx_xp_err *err) {
+	pthread_mutex_lock(&lx_xp_mu);
+	int s = err->stopped;
+	pthread_mutex_unlock(&lx_xp_mu);
+	return s;
+}
 
 // lx_xp_onerror records the first XPath error (libxml2 2.9 passes the code
 // and the position, not a message, on this path).
@@ -115,7 +152,15 @@ static xmlXPathObjectPtr lx_xpath_eval(xmlDocPtr doc, const char *expr, char **p
 			return NULL;
 		}
 	}
-	xmlXPathObjectPtr obj = xmlXPathEvalExpression((const xmlChar *)expr, ctx);
+	pthread_mutex_lock(&lx_xp_mu);
+	int stopped = err->stopped;
+	if (!stopped) err->live = ctx;
+	pthread_mutex_unlock(&lx_xp_mu);
+	xmlXPathObjectPtr obj = NULL;
+	if (!stopped) obj = xmlXPathEvalExpression((const xmlChar *)expr, ctx);
+	pthread_mutex_lock(&lx_xp_mu);
+	err->live = NULL;
+	pthread_mutex_unlock(&lx_xp_mu);
 	xmlXPathFreeContext(ctx);
 	return obj;
 }
@@ -130,12 +175,45 @@ static double lx_xpath_num(xmlXPathObjectPtr o) { return o->floatval; }
 static const char *lx_xpath_str(xmlXPathObjectPtr o) { return (const char *)o->stringval; }
 static const char *lx_ns_prefix(xmlNodePtr n) { xmlNsPtr ns = (xmlNsPtr)n; return (const char *)ns->prefix; }
 static const char *lx_ns_href(xmlNodePtr n) { xmlNsPtr ns = (xmlNsPtr)n; return (const char *)ns->href; }
-static char *lx_node_string(xmlNodePtr n) { return (char *)xmlXPathCastNodeToString(n); }
+
+// lx_text_over reports whether the text of top's descendants (its XPath
+// string-value) is longer than max, counting no further than that.
+static int lx_text_over(xmlNodePtr top, size_t max) {
+	size_t total = 0;
+	xmlNodePtr n = top->children;
+	while (n != NULL) {
+		if ((n->type == XML_TEXT_NODE || n->type == XML_CDATA_SECTION_NODE) && n->content != NULL) {
+			total += strlen((const char *)n->content);
+			if (total > max) return 1;
+		}
+		if (n->type == XML_ELEMENT_NODE && n->children != NULL) {
+			n = n->children;
+			continue;
+		}
+		while (n != top && n->next == NULL) n = n->parent;
+		if (n == top) break;
+		n = n->next;
+	}
+	return 0;
+}
+
+// lx_node_string returns n's string-value, or NULL with *over set when an
+// element's or document's would pass max bytes (it is measured before it
+// is copied).
+static char *lx_node_string(xmlNodePtr n, size_t max, int *over) {
+	*over = 0;
+	if ((n->type == XML_ELEMENT_NODE || n->type == XML_DOCUMENT_NODE) && lx_text_over(n, max)) {
+		*over = 1;
+		return NULL;
+	}
+	return (char *)xmlXPathCastNodeToString(n);
+}
 static void lx_xfree(void *p) { xmlFree(p); }
 */
 import "C"
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"unsafe"
@@ -164,8 +242,19 @@ const XPathOpLimit = 10_000_000
 // its arguments weigh.
 const XPathMaxString = 4 << 20
 
-// ErrXPath is an XPath compile or evaluation error.
-var ErrXPath = errors.New("xpath")
+// XPathMaxResult is the result bound XPath applies when given none.
+const XPathMaxResult = 4 << 20
+
+// XPath errors.
+var (
+	// ErrXPath is an XPath compile or evaluation error.
+	ErrXPath = errors.New("xpath")
+	// ErrXPathTooLarge means a result passes the bound XPath was given.
+	ErrXPathTooLarge = errors.New("xpath result too large")
+	// ErrXPathStopped means the evaluation's context ended before it did;
+	// it comes wrapped in ErrXPath, with the context's cause.
+	ErrXPathStopped = errors.New("evaluation stopped")
+)
 
 // XPathValue is one XPath result. For a node-set, Nodes hold the nodes
 // (valid while the Doc lives); namespace nodes are given as Prefix/URI.
@@ -189,8 +278,19 @@ type XPathNode struct {
 }
 
 // XPath evaluates expr (XPath 1.0) on the document, with ns binding prefixes
-// to namespace URIs.
-func (d *Doc) XPath(expr string, ns map[string]string) (XPathValue, error) {
+// to namespace URIs. ctx stops the evaluation: once it is done, libxml2
+// gives up at its next operation and XPath returns an error wrapping
+// ctx.Err(). maxResult bounds the result's bytes (a string's, or the sum of
+// a node-set's names and string-values; <= 0: XPathMaxResult): past it,
+// XPath stops and returns an error wrapping ErrXPathTooLarge, having copied
+// no string-value that would pass it.
+func (d *Doc) XPath(ctx context.Context, expr string, ns map[string]string, maxResult int) (XPathValue, error) {
+	if maxResult <= 0 {
+		maxResult = XPathMaxResult
+	}
+	if err := ctx.Err(); err != nil {
+		return XPathValue{}, fmt.Errorf("%w: %w before it started: %w", ErrXPath, ErrXPathStopped, context.Cause(ctx))
+	}
 	cexpr := C.CString(expr)
 	defer C.free(unsafe.Pointer(cexpr))
 	var prefixes, uris []*C.char
@@ -214,9 +314,26 @@ func (d *Doc) XPath(expr string, ns map[string]string) (XPathValue, error) {
 		copy(unsafe.Slice(up, len(uris)), uris)
 	}
 	cerr := (*C.lx_xp_err)(C.calloc(1, C.size_t(unsafe.Sizeof(C.lx_xp_err{}))))
-	defer C.free(unsafe.Pointer(cerr))
 	cerr.max_string = C.size_t(XPathMaxString)
+	// The watchdog trips the evaluation when ctx ends; cerr outlives it.
+	tripped := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(tripped)
+		C.lx_xpath_stop(cerr)
+	})
+	defer func() {
+		if !stop() {
+			<-tripped
+		}
+		C.free(unsafe.Pointer(cerr))
+	}()
 	obj := C.lx_xpath_eval(d.p, cexpr, pp, up, C.int(len(prefixes)), C.ulong(XPathOpLimit), cerr)
+	if C.lx_xpath_stopped(cerr) != 0 {
+		if obj != nil {
+			C.xmlXPathFreeObject(obj)
+		}
+		return XPathValue{}, fmt.Errorf("%w: %w: %w", ErrXPath, ErrXPathStopped, context.Cause(ctx))
+	}
 	if obj == nil || cerr.set != 0 {
 		if obj != nil {
 			C.xmlXPathFreeObject(obj)
@@ -242,10 +359,14 @@ func (d *Doc) XPath(expr string, ns map[string]string) (XPathValue, error) {
 		v.Number = float64(C.lx_xpath_num(obj))
 	case XPathString:
 		if s := C.lx_xpath_str(obj); s != nil {
+			if n := int(C.strlen(s)); n > maxResult {
+				return XPathValue{}, fmt.Errorf("%w: the string is %d bytes (max: %d)", ErrXPathTooLarge, n, maxResult)
+			}
 			v.String = C.GoString(s)
 		}
 	case XPathNodeSet:
 		n := int(C.lx_xpath_count(obj))
+		size := 0
 		for i := 0; i < n; i++ {
 			p := C.lx_xpath_node(obj, C.int(i))
 			xn := XPathNode{Node: Node{p: p}, Type: NodeType(p._type)}
@@ -261,13 +382,23 @@ func (d *Doc) XPath(expr string, ns map[string]string) (XPathValue, error) {
 				if p.name != nil && xn.Type != TextNode && xn.Type != CommentNode && xn.Type != DocumentNode {
 					xn.Name = C.GoString((*C.char)(unsafe.Pointer(p.name)))
 				}
-				if p.ns != nil && p.ns.href != nil {
+				// A document node is an xmlDoc, which has no ns field:
+				// its bytes there are other fields (-1 ints), not a pointer.
+				if xn.Type != DocumentNode && p.ns != nil && p.ns.href != nil {
 					xn.Namespace = C.GoString((*C.char)(unsafe.Pointer(p.ns.href)))
 				}
-				if s := C.lx_node_string(p); s != nil {
+				var over C.int
+				s := C.lx_node_string(p, C.size_t(max(maxResult-size-len(xn.Name)-len(xn.Namespace), 0)), &over)
+				if over != 0 {
+					return XPathValue{}, nodeSetTooLarge(i, n, maxResult)
+				}
+				if s != nil {
 					xn.Value = C.GoString(s)
 					C.lx_xfree(unsafe.Pointer(s))
 				}
+			}
+			if size += len(xn.Name) + len(xn.Namespace) + len(xn.Value); size > maxResult {
+				return XPathValue{}, nodeSetTooLarge(i, n, maxResult)
 			}
 			v.Nodes = append(v.Nodes, xn)
 		}
@@ -275,6 +406,13 @@ func (d *Doc) XPath(expr string, ns map[string]string) (XPathValue, error) {
 		return XPathValue{}, fmt.Errorf("%w: unsupported result type %d", ErrXPath, v.Type)
 	}
 	return v, nil
+}
+
+// nodeSetTooLarge is the error for a node-set whose nodes up to the i-th
+// (of n) pass max bytes.
+func nodeSetTooLarge(i, n, max int) error {
+	return fmt.Errorf("%w: the first %d of %d nodes pass %d bytes (names and string-values)", ErrXPathTooLarge,
+		i+1, n, max)
 }
 
 // xpathMessages are libxml2's texts for its XPath error codes
