@@ -299,7 +299,11 @@ func (p *Pump) buildUsage(l *listener) {
 // Shutdown stops admitting external messages, waits for in-flight work to
 // drain (bounded by ctx and Options.ShutdownTimeout), then stops every worker.
 // A call while another shutdown runs waits for that one to return (bounded
-// by its own ctx) and returns nil; so does a call after it.
+// by its own ctx) and returns nil; so does a call after it. A halted pump
+// whose journal re-delivers keeps its halt: what waits at a halted listener
+// is left undelivered instead of handled. A handler the pump abandoned
+// (it ignored its ended context past Options.CancelGrace) is not waited
+// for: its goroutine may outlive Shutdown, so handlers must watch ctx.
 func (p *Pump) Shutdown(ctx context.Context) error {
 	return p.shutdown(ctx, false)
 }
