@@ -61,7 +61,22 @@ type handlerCall struct {
 	state       atomic.Uint32
 	// h is what the handler's context carries (MessageSeq, AfterJournal).
 	h handling
+	// timed is ctx with the listener's timeout as its Deadline (ctx is it
+	// when the listener has one), kept here so it costs no allocation.
+	timed callContext
 }
+
+// callContext is a handler call's context carrying the listener's timeout
+// as its Deadline, so a handler can tell a wait that would outlast it (a
+// provider's Retry-After) from one worth waiting. Cancellation is the
+// inner context's, by the pump's watchdog: no timer is set.
+type callContext struct {
+	context.Context
+	deadline time.Time
+}
+
+// Deadline returns when the watchdog cancels the call.
+func (c *callContext) Deadline() (time.Time, bool) { return c.deadline, true }
 
 // startCall builds the context of a handler call of l for d and publishes
 // the call in the worker's slot, where Kill, Halt and the watchdog find it.
@@ -69,7 +84,10 @@ func (p *Pump) startCall(l *listener, d *delivery, slot *workerSlot) *handlerCal
 	c := &handlerCall{p: p, l: l, d: d, slot: slot}
 	c.ctx, c.cancel = context.WithCancelCause(p.handlerContext(l.Name, d.thread))
 	if l.timeout > 0 {
-		c.deadline = time.Now().Add(l.timeout).UnixNano()
+		end := time.Now().Add(l.timeout)
+		c.deadline = end.UnixNano()
+		c.timed = callContext{Context: c.ctx, deadline: end}
+		c.ctx = &c.timed
 	}
 	slot.call.Store(c)
 	return c

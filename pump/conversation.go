@@ -67,6 +67,33 @@ func (p *Pump) convProfile(conv, profile string) {
 	s.mu.Unlock()
 }
 
+// convTurn records that the outside message journaled as seq (0: not
+// journaled) was delivered on conv: when it is the first of the
+// conversation's current turn, its seq becomes the turn's (Event.Turn).
+func (p *Pump) convTurn(conv string, seq int64) {
+	s := p.convs.lock(conv)
+	defer s.mu.Unlock()
+	c := s.m[conv]
+	if c == nil || c.turn != 0 {
+		return
+	}
+	if seq <= 0 {
+		seq = -p.unjournaledTurns.Add(1)
+	}
+	c.turn = seq
+}
+
+// turnOf returns conv's current Event.Turn (0: not in flight, or no
+// outside message delivered on it yet).
+func (p *Pump) turnOf(conv string) int64 {
+	s := p.convs.lock(conv)
+	defer s.mu.Unlock()
+	if c := s.m[conv]; c != nil {
+		return c.turn
+	}
+	return 0
+}
+
 // convDone counts one message of conv finished; at zero the conversation is
 // complete and its outlet and the subscribers are told.
 func (p *Pump) convDone(conv string) {
@@ -96,7 +123,7 @@ func (p *Pump) convDone(conv string) {
 	for _, t := range c.ending {
 		p.endThread(t)
 	}
-	ev := Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: conv, Thread: conv, Profile: prof}
+	ev := Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: conv, Thread: conv, Profile: prof, Turn: c.turn}
 	if c.killed {
 		ev.Error = KilledReason
 	}

@@ -63,6 +63,14 @@ type Event struct {
 	// transport shows a user with a profile only the events of threads of
 	// that profile or a narrower one.
 	Profile string
+	// Turn identifies the turn of the conversation an event without an
+	// envelope of its own belongs to (EventComplete, a failure told without
+	// one): the journal seq of the outside message that began it (negative
+	// when it was not journaled; 0 unknown). A continued thread's every turn
+	// has its own, and a turn re-handled after a crash keeps it, so a
+	// transport's frame ids (the bus's message_id) tell turns apart while a
+	// repeated event keeps its id.
+	Turn int64
 }
 
 // Outlet receives the events of the conversations an external party started.
@@ -168,6 +176,9 @@ func (p *Pump) publish(out Outlet, ev Event) {
 	}
 	if ev.Profile == "" && ev.Thread != "" {
 		ev.Profile = p.liveProfile(ev.Thread)
+	}
+	if ev.Turn == 0 && len(ev.Envelope) == 0 && ev.Conversation != "" {
+		ev.Turn = p.turnOf(ev.Conversation)
 	}
 	if p.gate == nil {
 		p.deliverEvent(out, ev)

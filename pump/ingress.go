@@ -413,6 +413,9 @@ func (p *Pump) process(w *work) {
 		// counted does not end it, nor forget that it was killed.
 		p.convHold(conv)
 		defer p.convDone(conv)
+		if w.external {
+			p.convTurn(conv, seq)
+		}
 		if len(m.Diagnostics) > 0 {
 			p.log.Info("message repaired or amended", "thread", m.Thread, "from", m.From, "listener", first.Name, "seq", seq,
 				"diagnostics", len(m.Diagnostics))

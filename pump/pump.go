@@ -105,6 +105,9 @@ type Pump struct {
 	convs *convTable
 	// killing counts killed conversations still in flight (fast path: 0).
 	killing atomic.Int32
+	// unjournaledTurns numbers the turns begun by a message that has no
+	// journal seq (no journal): their Event.Turn is its negation.
+	unjournaledTurns atomic.Int64
 
 	// flightMu guards the admission accounting: inflight counts every unit
 	// of work in flight (messages in or waiting for the ingress stages,
@@ -143,6 +146,10 @@ type convState struct {
 	// outside party's messages were delivered on it ("" none, or not
 	// profiled): its completion event carries it (Event.Profile).
 	profile string
+	// turn is the Event.Turn of the conversation's events: the journal seq
+	// of the outside message that began this turn of it (0 until one was
+	// delivered).
+	turn int64
 }
 
 // New builds a pump. Listeners are added with Register before Start.

@@ -26,6 +26,12 @@ type Recovered struct {
 	External bool
 	// Conversation and Thread are as journaled.
 	Conversation, Thread string
+	// Turn is the journal seq of the outside message that began the turn
+	// of the conversation this (internal) message belongs to (0: unknown):
+	// the conversation's events keep the Event.Turn they had before the
+	// restart, so their frame ids do too. An external message's turn is
+	// its own Seq.
+	Turn int64
 	// Journaled is when the message was journaled (zero: unknown). A
 	// thread history that holds the message already — recorded as it was
 	// delivered before the crash, at or after this time — does not get it
@@ -72,6 +78,9 @@ func (p *Pump) Recover(ctx context.Context, r Recovered) error {
 	}
 	tbl := p.convStart(r.Conversation, nil, p.pinRoutes())
 	p.convHold(r.Conversation)
+	if r.Turn > 0 {
+		p.convTurn(r.Conversation, r.Turn)
+	}
 	p.queueInternal(&work{raw: r.Envelope, conv: r.Conversation, tbl: tbl, admitted: p.opts.Clock(), recovered: r.Seq,
 		journaled: r.Journaled})
 	return nil

@@ -28,7 +28,7 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 	verbose := fs.Bool("verbose", false, "show failure diagnostics and informational logs")
 	logFormat := logFormatFlag(fs)
 	data := dataFlag(fs)
-	serve := fs.Bool("serve", false, "also serve the main bus (HTTPS+WSS, as xmlpipe run does) on this organism")
+	serve := fs.Bool("serve", false, "also serve the main bus (HTTPS+WSS, as xmlpipe run does, reload through its API) on this organism")
 	listen := fs.String("listen", "", "with --serve: serve the main bus on ADDR (host:port) instead of organism.bind:organism.port (default 127.0.0.1:8765)")
 	insecure := fs.Bool("insecure-dev", false, "with --serve: plain HTTP and no authentication (every client is an admin): local development only, loopback addresses only")
 	connect := fs.String("connect", "", "attach to a running organism's main bus (https://host:8765) instead")

@@ -7,15 +7,15 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/oob"
 
-	"github.com/xml-pipeline/xmlpipe/pump/bus"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
 // consoleServe is the main bus of `xmlpipe console --serve`: the same bus
 // as `xmlpipe run` serves (users required unless --insecure-dev, the
 // certificate fingerprint announced), on the console's organism, for the
-// console's lifetime. POST /api/v1/organism/stop ends the console; reload
-// is not supported (501): restart the console instead.
+// console's lifetime. POST /api/v1/organism/stop ends the console; POST
+// /api/v1/organism/reload reloads organism.yaml in place, as xmlpipe run
+// does. SIGHUP does not reload: to a console it is its terminal hanging up.
 type consoleServe struct {
 	r     *serveRunner
 	setup busSetup
@@ -37,7 +37,8 @@ func (c *consoleServe) prepare(ctx context.Context, o *organism.Organism) error 
 // start serves the bus on the started organism; a stop request through the
 // API calls stop.
 func (c *consoleServe) start(local *organism.Local, stop context.CancelFunc) error {
-	mb, err := c.r.startBus(local, c.setup, consoleControl{stop: stop})
+	reload := func(via string) error { return c.r.reload(local.Organism(), via) }
+	mb, err := c.r.startBus(local, c.setup, consoleControl{stop: stop, reload: reload})
 	if err != nil {
 		return err
 	}
@@ -78,9 +79,12 @@ func (c *consoleServe) close() {
 }
 
 // consoleControl is the bus's Controller in the console: stop ends the
-// console session (and so the process); reload is not supported.
+// console session (and so the process); reload reloads organism.yaml in
+// place (serveRunner.reload), as in xmlpipe run.
 type consoleControl struct {
 	stop context.CancelFunc
+	// reload reloads the organism in place, naming what asked for it.
+	reload func(via string) error
 }
 
 // Stop ends the console session.
@@ -89,7 +93,9 @@ func (c consoleControl) Stop(context.Context) error {
 	return nil
 }
 
-// Reload is not supported by the in-process console.
-func (consoleControl) Reload(context.Context) error {
-	return fmt.Errorf("reload the console's organism: %w", bus.ErrNotSupported)
+// Reload reloads organism.yaml in place and returns once the new
+// configuration is in force, or with the reason it was refused (wrapping
+// organism.ErrReloadRefused; the organism goes on unchanged).
+func (c consoleControl) Reload(context.Context) error {
+	return c.reload("API")
 }

@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,10 +50,24 @@ func TestConsoleServe(t *testing.T) {
 		t.Errorf("organism: %d %v", status, body)
 	}
 
-	// The console cannot reload its organism; stop through the API ends it.
-	if status, body := s.call(t, "POST", "/api/v1/organism/reload", token, nil); status != 501 {
+	// Reload works as in xmlpipe run: in place, answered once applied; a
+	// configuration that does not load is refused (422) and the organism
+	// goes on. Stop through the API ends the console.
+	if status, body := s.call(t, "POST", "/api/v1/organism/reload", token, nil); status != 200 || body["status"] != "reloaded" {
 		t.Errorf("reload: %d %v", status, body)
 	}
+	cfg := filepath.Join(u.dir, "organism.yaml")
+	good, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, cfg, string(good)+"this is: [not yaml\n")
+	if status, body := s.call(t, "POST", "/api/v1/organism/reload", token, nil); status != 422 ||
+		!strings.Contains(fmt.Sprint(body["error"]), "reload refused") {
+		t.Errorf("reload of a broken organism.yaml: %d %v", status, body)
+	}
+	s.say(t, "@greeter Mo")
+	s.stdout.waitFor(t, "[shouter] HELLO, MO!")
 	s.stopThroughAPI(t, token)
 }
 

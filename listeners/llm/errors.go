@@ -37,6 +37,10 @@ var (
 	ErrAllFailed = errors.New("all backends failed")
 	// ErrBudget means a token budget is exhausted (on_exceed: stop).
 	ErrBudget = errors.New("token budget exhausted")
+	// ErrRetryTooLate means the wait before the next attempt (a backend's
+	// Retry-After, or the backoff) would end past the call's deadline:
+	// the call fails at once instead of waiting for nothing.
+	ErrRetryTooLate = errors.New("retry wait ends past the call's deadline")
 )
 
 // excerptBytes is how much of an unexpected body an error quotes.

@@ -24,6 +24,8 @@ type RouterConfig struct {
 	// BaseDelay and MaxDelay bound the exponential backoff (a provider's
 	// Retry-After is honoured as given, up to a day, by the attempts on
 	// the backend that gave it; failover to another one does not wait it).
+	// A wait that would end past the call's deadline is not begun: the
+	// call fails at once with ErrRetryTooLate.
 	BaseDelay, MaxDelay time.Duration
 	// Backends are tried as the strategy says; their order breaks ties.
 	Backends []*Backend
@@ -265,13 +267,18 @@ func (r *Router) Chat(ctx context.Context, req Request) (Reply, error) {
 // while it lasts, else the backoff.
 func (r *Router) pause(ctx context.Context, req Request, failed, next *Backend, attempt int, err error,
 	resumeAt map[*Backend]time.Time) error {
-	delay := r.backoff(attempt)
+	delay, why := r.backoff(attempt), "backoff"
 	var se *StatusError
 	switch at, ok := resumeAt[next]; {
 	case next == failed && errors.As(err, &se) && se.RetryAfter > 0:
-		delay = se.RetryAfter
+		delay, why = se.RetryAfter, "Retry-After"
 	case ok:
-		delay = max(time.Until(at), 0)
+		delay, why = max(time.Until(at), 0), "Retry-After"
+	}
+	if end, ok := ctx.Deadline(); ok && time.Now().Add(delay).After(end) {
+		// Waiting could only end in the deadline: the caller hears now why.
+		return fmt.Errorf("llm: %w: backend %s would be asked again in %v (%s), the call has %v left",
+			ErrRetryTooLate, next.name, delay.Round(time.Second), why, max(time.Until(end), 0).Round(time.Second))
 	}
 	r.log.Info("llm retry", "backend", failed.name, "model", modelOr(req, failed.model), "attempt", attempt+1,
 		"next", next.name, "delay", delay, "agent", req.Agent, "thread", req.Thread, "error", err)

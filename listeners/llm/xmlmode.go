@@ -96,7 +96,10 @@ func peerStart(text string, targets map[string]bool) (start, undecided int) {
 // (nil: none — the reply is the answer). Each runs from its start tag to
 // its matching end tag (nested elements of the same name counted), or to
 // its self-closing start tag's end, or — unclosed — to the end of the text.
-// Everything else in the reply, markup included, is not a message.
+// A start tag left unclosed with nothing after it (or never ended by its
+// '>') is no element: a model that ends its prose with "<Calculate>" has
+// answered, not asked. Everything else in the reply, markup included, is
+// not a message.
 func peerElements(text string, targets map[string]bool) []byte {
 	var out bytes.Buffer
 	for i, sp := range peerSpans(text, targets) {
@@ -122,23 +125,26 @@ func peerSpans(text string, targets map[string]bool) [][2]int {
 		}
 		i += off
 		name, _ := tagAt(text, i)
-		end := elementEnd(text, i, name)
-		spans = append(spans, [2]int{i, end})
+		end, empty := elementEnd(text, i, name)
+		if !empty {
+			spans = append(spans, [2]int{i, end})
+		}
 		off = end
 	}
 	return spans
 }
 
 // elementEnd returns the end (exclusive) of the element name starting at
-// text[i].
-func elementEnd(text string, i int, name string) int {
+// text[i]; empty reports an element that is none: its start tag unclosed
+// with nothing but white space after it, or never ended by its '>'.
+func elementEnd(text string, i int, name string) (end int, empty bool) {
 	gt := strings.IndexByte(text[i:], '>')
 	if gt < 0 {
-		return len(text)
+		return len(text), true
 	}
 	gt += i
 	if text[gt-1] == '/' {
-		return gt + 1
+		return gt + 1, false
 	}
 	depth := 1
 	for off := gt + 1; off < len(text); {
@@ -153,10 +159,10 @@ func elementEnd(text string, i int, name string) int {
 				depth--
 				close := strings.IndexByte(text[j:], '>')
 				if close < 0 {
-					return len(text)
+					return len(text), false
 				}
 				if depth == 0 {
-					return j + close + 1
+					return j + close + 1, false
 				}
 				off = j + close + 1
 				continue
@@ -168,7 +174,7 @@ func elementEnd(text string, i int, name string) int {
 		}
 		off = j + 1
 	}
-	return len(text)
+	return len(text), strings.TrimSpace(text[gt+1:]) == ""
 }
 
 // prose returns an XML-mode request's delta callback: it passes the text on

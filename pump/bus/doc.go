@@ -188,7 +188,9 @@
 // envelope it names (and everything journaled before it) is committed, and
 // carries "message_id": the SHA-256 of its canonical envelope (the REST
 // API's message id), or for frames without one (output, complete, failures
-// told to the client) a digest of its kind and fields. A message re-handled
+// told to the client) a digest of its kind and fields and of the turn of
+// the conversation (each message sent on a continued thread begins a new
+// one, with new completion ids). A message re-handled
 // after a crash yields frames with the same ids: deduplicate by message_id.
 //
 // message is every envelope of the conversation accepted and delivered to a

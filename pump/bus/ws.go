@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -557,12 +558,15 @@ func appendEventFrame(b []byte, e pump.Event) ([]byte, bool) {
 
 // eventID is the stable message_id of an event's frame: its envelope's
 // SHA-256 when it has one (the journal's checksum), else a digest of what
-// identifies it.
+// identifies it, the turn of the conversation included — a continued
+// thread's next completion is a new event, the same one told again is not.
 func eventID(kind string, e pump.Event) string {
 	if len(e.Envelope) > 0 {
 		return wire.EnvelopeID(e.Envelope)
 	}
-	return wire.MessageID(kind, e.Conversation, e.Thread, e.From, e.To, e.PayloadName, e.Error)
+	var turn [20]byte
+	return wire.MessageID(kind, e.Conversation, e.Thread, e.From, e.To, e.PayloadName, e.Error,
+		string(strconv.AppendInt(turn[:0], e.Turn, 10)))
 }
 
 // stamp formats a time as RFC 3339 with nanoseconds, in UTC ("" for zero).

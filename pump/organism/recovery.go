@@ -125,12 +125,13 @@ func (o *Organism) recoverUndelivered(ctx context.Context, r *recovery) error {
 	if err != nil {
 		return err
 	}
+	turns := turnSeqs{}
 	for len(page) > 0 {
 		for _, e := range page {
 			if e.Seq > until {
 				return nil
 			}
-			skipped, err := o.recoverOne(ctx, s, e, handled)
+			skipped, err := o.recoverOne(ctx, s, e, handled, turns)
 			if err != nil {
 				return err
 			}
@@ -152,12 +153,19 @@ func (o *Organism) recoverUndelivered(ctx context.Context, r *recovery) error {
 
 // recoverOne re-delivers e, or marks it delivered when its handling had
 // finished; it reports which.
-func (o *Organism) recoverOne(ctx context.Context, s *store.Store, e store.Entry, handled map[string]int64) (skipped bool, err error) {
+func (o *Organism) recoverOne(ctx context.Context, s *store.Store, e store.Entry, handled map[string]int64,
+	turns turnSeqs) (skipped bool, err error) {
 	if e.Conversation != "" && handled[sendKey(e.Conversation, e.Listener)] > e.Seq && !o.gov.awaits(e.Seq, e.Listener) {
 		return true, s.MarkDelivered(e.Seq)
 	}
-	err = o.Pump.Recover(ctx, pump.Recovered{Seq: e.Seq, Envelope: e.Bytes, External: e.Direction == store.Inbound,
-		Conversation: e.Conversation, Thread: e.Thread, Journaled: e.Time})
+	r := pump.Recovered{Seq: e.Seq, Envelope: e.Bytes, External: e.Direction == store.Inbound,
+		Conversation: e.Conversation, Thread: e.Thread, Journaled: e.Time}
+	if !r.External && r.Conversation != "" {
+		if r.Turn, err = turns.turnOf(s, r.Conversation, r.Seq); err != nil {
+			return false, fmt.Errorf("recover seq %d: %w", e.Seq, err)
+		}
+	}
+	err = o.Pump.Recover(ctx, r)
 	switch {
 	case errors.Is(err, pump.ErrRecoverEnded):
 		return true, nil
@@ -193,3 +201,35 @@ var errStopScan = errors.New("stop scan")
 
 // sendKey is the lastSends key of a sender in a conversation.
 func sendKey(conv, from string) string { return conv + "\x00" + strings.ToLower(from) }
+
+// turnSeqs caches, per conversation, the seqs of the outside messages
+// delivered on it (ascending), read once per conversation a recovery meets.
+type turnSeqs map[string][]int64
+
+// turnOf returns the pump.Recovered.Turn of a listener's message journaled
+// as seq on conv: the seq of the last outside message delivered on conv
+// before it (0: none journaled).
+func (t turnSeqs) turnOf(s *store.Store, conv string, seq int64) (int64, error) {
+	seqs, ok := t[conv]
+	if !ok {
+		entries, err := s.Conversation(conv)
+		if err != nil {
+			return 0, fmt.Errorf("the turns of conversation %s: %w", conv, err)
+		}
+		seqs = []int64{}
+		for _, e := range entries {
+			if e.Direction == store.Inbound && e.Kind == store.Message && e.Listener != "" {
+				seqs = append(seqs, e.Seq)
+			}
+		}
+		t[conv] = seqs
+	}
+	turn := int64(0)
+	for _, in := range seqs {
+		if in > seq {
+			break
+		}
+		turn = in
+	}
+	return turn, nil
+}
