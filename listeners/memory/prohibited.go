@@ -88,9 +88,14 @@ var notAPassword = map[string]bool{
 // Prohibited reports the first thing in text that memory law forbids
 // storing, whatever the consent: a private key, an API key or access
 // token, a password, a card number (Luhn-valid, 13 to 19 digits), a US SSN,
-// or a long high-entropy string that can only be a secret.
+// or a long high-entropy string that can only be a secret. It judges the
+// text as a reader sees it (undisguise): invisible or look-alike characters
+// inside a secret do not hide it.
 func Prohibited(text string) (Finding, bool) {
 	if len(text) > MaxScanBytes {
+		text = text[:MaxScanBytes]
+	}
+	if text = undisguise(text); len(text) > MaxScanBytes {
 		text = text[:MaxScanBytes]
 	}
 	switch {
