@@ -188,6 +188,10 @@ type approvalBook struct {
 	// recent are decided approvals, newest last (all of them without a
 	// store, bounded; with one, those decided by this process, bounded).
 	recent []Approval
+	// expire is what a pending approval's timer calls (the one add and
+	// load were given): an approval whose decision could not be recorded
+	// is pending again, and times out again.
+	expire func(id string)
 	// deciding are the approvals whose decision is being recorded, by id:
 	// a second decision about one waits for the first to end, so it learns
 	// how it ended rather than reading it still pending or missing.
@@ -227,6 +231,7 @@ func (b *approvalBook) add(a Approval, expire func(id string)) error {
 
 // watch keeps a pending and arms its timer (b.mu held).
 func (b *approvalBook) watch(a *Approval, expire func(id string)) {
+	b.expire = expire
 	b.pending[a.ID] = a
 	if a.ExpiresAt.IsZero() {
 		return
@@ -308,7 +313,7 @@ func (b *approvalBook) decide(ctx context.Context, id, status, by, reason string
 		b.mu.Lock()
 		delete(b.deciding, id)
 		if pending != nil {
-			b.pending[id] = pending
+			b.watch(pending, b.expire)
 		}
 		if decided != nil {
 			b.recent = append(b.recent, *decided)
@@ -320,7 +325,10 @@ func (b *approvalBook) decide(ctx context.Context, id, status, by, reason string
 		b.mu.Unlock()
 	}
 	if b.store != nil {
-		if err := b.store.DecideApproval(ctx, id, status, by, reason, at); err != nil {
+		// Once taken out of pending, the decision is recorded whether or
+		// not its requester still waits: given up half way, its write
+		// could commit after all and leave it decided there, pending here.
+		if err := b.store.DecideApproval(context.WithoutCancel(ctx), id, status, by, reason, at); err != nil {
 			if errors.Is(err, store.ErrDecided) {
 				ended(nil, nil)
 				if rows, ferr := b.store.Approvals(ctx, store.ApprovalFilter{ID: id}); ferr == nil && len(rows) == 1 {
