@@ -28,3 +28,22 @@ func TestProhibitedSeesThroughDisguises(t *testing.T) {
 		})
 	}
 }
+
+// TestProhibitedPasswordWrittenAsOne: a password the text presents as one
+// — quoted after "password is", or pointed at with an arrow — is refused
+// even when its first word reads like prose about passwords ("correct",
+// "new", "my").
+func TestProhibitedPasswordWrittenAsOne(t *testing.T) {
+	for _, text := range []string{
+		`the password is "correct horse battery staple"`,
+		"my passphrase is 'new moon rising'",
+		"password is `my dog Rex 2019`",
+		"password -> hunter2",
+		"password => hunter2",
+		"password → hunter2",
+	} {
+		if f, ok := Prohibited(text); !ok || f.Kind != KindPassword {
+			t.Errorf("Prohibited(%q) = %+v %v, want %s", text, f, ok, KindPassword)
+		}
+	}
+}
