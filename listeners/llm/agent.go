@@ -427,22 +427,45 @@ const restartNote = "\n[the reply was cut off; the model is asked again]\n"
 func (a *Agent) chat(ctx context.Context, st *turnState, req Request) (Reply, error) {
 	if a.OnDelta != nil {
 		thread := st.md.ThreadID
+		var tokens *tokenFilter
 		if st.mode == XMLTools {
 			req.OnDelta = a.prose(thread, a.xmlStops(st.md))
 		} else {
 			shown := false
+			show := func(text string) {
+				if text != "" {
+					shown = true
+					a.OnDelta(a.Name, thread, text, false)
+				}
+			}
+			if a.loopControlled(st) {
+				// The answer is delivered with its token lines stripped:
+				// what is shown of it as it streams is too.
+				tokens = &tokenFilter{emit: show}
+			}
 			req.OnDelta = func(d Delta) {
 				switch {
-				case d.Restart && shown:
-					shown = false
-					a.OnDelta(a.Name, thread, restartNote, true)
-				case d.Text != "":
-					shown = true
-					a.OnDelta(a.Name, thread, d.Text, false)
+				case d.Restart:
+					if tokens != nil {
+						tokens.reset()
+					}
+					if shown {
+						shown = false
+						a.OnDelta(a.Name, thread, restartNote, true)
+					}
+				case tokens != nil:
+					tokens.write(d.Text)
+				default:
+					show(d.Text)
 				}
 			}
 		}
-		defer a.OnDelta(a.Name, thread, "", true)
+		defer func() {
+			if tokens != nil {
+				tokens.end() // what it held is shown before the end
+			}
+			a.OnDelta(a.Name, thread, "", true)
+		}()
 	}
 	return a.LLM.Chat(ctx, req)
 }

@@ -56,9 +56,10 @@ var (
 	jwt = regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)
 	// bearer is an Authorization header's credentials.
 	bearer = regexp.MustCompile(`(?i)\b(?:bearer|basic)\s+[A-Za-z0-9._~+/-]{16,}=*`)
-	// password is a password given by name: "password: x", "pwd=x", "my
-	// passphrase is x".
-	password = regexp.MustCompile("(?i)\\b(?:pass(?:word|wd|phrase|code)?|pwd|pin)\\b\\s*([:=]+|\\bis\\b|\\bwas\\b)\\s*[\"'`]?([^\\s\"'`]+)")
+	// password is a password given by name: "password: x", "pwd=x",
+	// "password -> x", "my passphrase is x" (group 1 the separator, 2 an
+	// opening quote, 3 the first word of the value).
+	password = regexp.MustCompile("(?i)\\b(?:pass(?:word|wd|phrase|code)?|pwd|pin)\\b\\s*([:=]+|-+>|→|\\bis\\b|\\bwas\\b)\\s*([\"'`]?)([^\\s\"'`]+)")
 	// namedSecret is a secret, token or key given by name with a value
 	// that looks like one.
 	namedSecret = regexp.MustCompile("(?i)\\b(?:secret|token|api[_ -]?key|access[_ -]?key|private[_ -]?key|client[_ -]?secret)\\b\\s*(?:[:=]+|\\bis\\b)\\s*[\"'`]?([A-Za-z0-9+/=_.~-]{8,})")
@@ -88,9 +89,14 @@ var notAPassword = map[string]bool{
 // Prohibited reports the first thing in text that memory law forbids
 // storing, whatever the consent: a private key, an API key or access
 // token, a password, a card number (Luhn-valid, 13 to 19 digits), a US SSN,
-// or a long high-entropy string that can only be a secret.
+// or a long high-entropy string that can only be a secret. It judges the
+// text as a reader sees it (undisguise): invisible or look-alike characters
+// inside a secret do not hide it.
 func Prohibited(text string) (Finding, bool) {
 	if len(text) > MaxScanBytes {
+		text = text[:MaxScanBytes]
+	}
+	if text = undisguise(text); len(text) > MaxScanBytes {
 		text = text[:MaxScanBytes]
 	}
 	switch {
@@ -102,8 +108,10 @@ func Prohibited(text string) (Finding, bool) {
 		return Finding{KindToken, "it holds an access token"}, true
 	}
 	for _, m := range password.FindAllStringSubmatch(text, -1) {
-		v := strings.TrimRight(m[2], ".,;:!?)")
-		named := strings.ContainsAny(m[1], ":=") // "password: x" is a password whatever x reads as
+		v := strings.TrimRight(m[3], ".,;:!?)")
+		// "password: x", "password -> x" and `password is "x"` present x as
+		// the password, whatever x reads as.
+		named := strings.ContainsAny(m[1], ":=>→") || m[2] != ""
 		if v != "" && (named || !notAPassword[strings.ToLower(v)]) {
 			return Finding{KindPassword, "it holds a password"}, true
 		}

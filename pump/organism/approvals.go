@@ -188,10 +188,26 @@ type approvalBook struct {
 	// recent are decided approvals, newest last (all of them without a
 	// store, bounded; with one, those decided by this process, bounded).
 	recent []Approval
+	// expire is what a pending approval's timer calls (the one add and
+	// load were given): an approval whose decision could not be recorded
+	// is pending again, and times out again.
+	expire func(id string)
+	// deciding are the approvals whose decision is being recorded, by id:
+	// a second decision about one waits for the first to end, so it learns
+	// how it ended rather than reading it still pending or missing.
+	deciding map[string]*decision
+}
+
+// decision is a decision being recorded; done is closed when it is (or
+// when recording it failed and the approval is pending again).
+type decision struct {
+	approval Approval
+	done     chan struct{}
 }
 
 func newApprovalBook(s *store.Store) *approvalBook {
-	return &approvalBook{store: s, pending: map[string]*Approval{}, timers: map[string]*time.Timer{}}
+	return &approvalBook{store: s, pending: map[string]*Approval{}, timers: map[string]*time.Timer{},
+		deciding: map[string]*decision{}}
 }
 
 // add records a new pending approval (the store write is queued).
@@ -199,6 +215,9 @@ func (b *approvalBook) add(a Approval, expire func(id string)) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if _, dup := b.pending[a.ID]; dup {
+		return nil
+	}
+	if _, dup := b.deciding[a.ID]; dup {
 		return nil
 	}
 	if b.store != nil {
@@ -212,6 +231,7 @@ func (b *approvalBook) add(a Approval, expire func(id string)) error {
 
 // watch keeps a pending and arms its timer (b.mu held).
 func (b *approvalBook) watch(a *Approval, expire func(id string)) {
+	b.expire = expire
 	b.pending[a.ID] = a
 	if a.ExpiresAt.IsZero() {
 		return
@@ -227,6 +247,10 @@ func (b *approvalBook) find(ctx context.Context, id string) (Approval, bool, err
 	if a, ok := b.pending[id]; ok {
 		defer b.mu.Unlock()
 		return *a, true, nil
+	}
+	if d, ok := b.deciding[id]; ok {
+		defer b.mu.Unlock()
+		return d.approval, true, nil
 	}
 	for i := len(b.recent) - 1; i >= 0; i-- {
 		if b.recent[i].ID == id {
@@ -252,6 +276,19 @@ func (b *approvalBook) find(ctx context.Context, id string) (Approval, bool, err
 // or before a restart), ErrApprovalNotFound when there is none.
 func (b *approvalBook) decide(ctx context.Context, id, status, by, reason string, at time.Time) (Approval, error) {
 	b.mu.Lock()
+	for {
+		inflight, ok := b.deciding[id]
+		if !ok {
+			break
+		}
+		b.mu.Unlock()
+		select {
+		case <-inflight.done:
+		case <-ctx.Done():
+			return Approval{}, fmt.Errorf("organism: wait for another decision about approval %s: %w", id, ctx.Err())
+		}
+		b.mu.Lock()
+	}
 	a, ok := b.pending[id]
 	if !ok {
 		b.mu.Unlock()
@@ -269,10 +306,31 @@ func (b *approvalBook) decide(ctx context.Context, id, status, by, reason string
 	}
 	d := *a
 	d.Status, d.DecidedBy, d.Reason, d.DecidedAt = status, by, reason, at
+	inflight := &decision{approval: *a, done: make(chan struct{})}
+	b.deciding[id] = inflight
 	b.mu.Unlock()
+	ended := func(pending *Approval, decided *Approval) {
+		b.mu.Lock()
+		delete(b.deciding, id)
+		if pending != nil {
+			b.watch(pending, b.expire)
+		}
+		if decided != nil {
+			b.recent = append(b.recent, *decided)
+			if len(b.recent) > maxRecent {
+				b.recent = slices.Delete(b.recent, 0, len(b.recent)-maxRecent)
+			}
+		}
+		close(inflight.done)
+		b.mu.Unlock()
+	}
 	if b.store != nil {
-		if err := b.store.DecideApproval(ctx, id, status, by, reason, at); err != nil {
+		// Once taken out of pending, the decision is recorded whether or
+		// not its requester still waits: given up half way, its write
+		// could commit after all and leave it decided there, pending here.
+		if err := b.store.DecideApproval(context.WithoutCancel(ctx), id, status, by, reason, at); err != nil {
 			if errors.Is(err, store.ErrDecided) {
+				ended(nil, nil)
 				if rows, ferr := b.store.Approvals(ctx, store.ApprovalFilter{ID: id}); ferr == nil && len(rows) == 1 {
 					return Approval{}, &DecidedError{Approval: approvalOf(rows[0])}
 				}
@@ -280,19 +338,12 @@ func (b *approvalBook) decide(ctx context.Context, id, status, by, reason string
 			}
 			if !errors.Is(err, store.ErrNotFound) {
 				// Not recorded: it stays pending, to be decided again.
-				b.mu.Lock()
-				b.pending[id] = a
-				b.mu.Unlock()
+				ended(a, nil)
 				return Approval{}, fmt.Errorf("organism: record the decision about approval %s: %w", id, err)
 			}
 		}
 	}
-	b.mu.Lock()
-	b.recent = append(b.recent, d)
-	if len(b.recent) > maxRecent {
-		b.recent = slices.Delete(b.recent, 0, len(b.recent)-maxRecent)
-	}
-	b.mu.Unlock()
+	ended(nil, &d)
 	return d, nil
 }
 
@@ -318,9 +369,12 @@ func (b *approvalBook) list(ctx context.Context, f ApprovalFilter) ([]Approval, 
 		return out, nil
 	}
 	b.mu.Lock()
-	all := make([]Approval, 0, len(b.pending)+len(b.recent))
+	all := make([]Approval, 0, len(b.pending)+len(b.deciding)+len(b.recent))
 	for _, a := range b.pending {
 		all = append(all, *a)
+	}
+	for _, d := range b.deciding {
+		all = append(all, d.approval) // pending until its decision is recorded
 	}
 	all = append(all, b.recent...)
 	b.mu.Unlock()

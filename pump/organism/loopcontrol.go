@@ -3,6 +3,7 @@ package organism
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -12,6 +13,10 @@ import (
 	"github.com/xml-pipeline/xmlpipe/listeners/llm/aeiou"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 )
+
+// ErrLoopSecretUnset: aeiou.hmac_secret_env names an environment variable
+// that is not set, so the HS256 secret the operator asked for is missing.
+var ErrLoopSecretUnset = errors.New("organism: the AEIOU HS256 secret variable is not set")
 
 // loopControl is the organism's AEIOU v3 loop control (agents with
 // loop_control: aeiou): one aeiou.Host, made on first need from the aeiou:
@@ -52,6 +57,10 @@ func (l *loopControl) get() (*aeiou.Host, error) {
 	c := l.cfg
 	o := aeiou.Options{Config: aeiou.Config{TTL: c.TTL.D(), ReplayTTL: c.ReplayTTL.D(), ReplayCapacity: c.ReplayCapacity,
 		RepeatLimit: c.RepeatLimit}, Observer: l.obs, Logger: l.log, Now: l.clock}
+	if c.HMACSecretEnv != "" && c.HMACSecret() == "" {
+		return nil, fmt.Errorf("%w: aeiou.hmac_secret_env names %s, which is not set (set it to 32 bytes or more, "+
+			"or remove hmac_secret_env to sign with fresh Ed25519 keys)", ErrLoopSecretUnset, c.HMACSecretEnv)
+	}
 	if secret := c.HMACSecret(); secret != "" {
 		keys, err := hmacKeys([]byte(secret), l.clock())
 		if err != nil {
