@@ -79,6 +79,9 @@ type gateway struct {
 	stopped  chan struct{}
 	stopOnce sync.Once
 	kick     chan struct{}
+	// ackKick is kicked (never blocking) whenever the peer acknowledges
+	// or refuses an outbox entry (awaitAcks).
+	ackKick chan struct{}
 }
 
 // entry is an outbox envelope; sentOn is the link generation it was last
@@ -101,7 +104,8 @@ func newGateway(m *Manager, gc config.Gateway, trusted ed25519.PublicKey) *gatew
 		byID: map[string]*entry{}, pending: map[string]*call{}, byThread: map[string]string{},
 		inflight: map[string]*original{}, questions: map[string]chan *envelope{},
 		registered: map[string]imported{}, claimed: map[string]bool{}, retried: map[string]int{},
-		parked: map[string]*parkedAnswer{}, stopped: make(chan struct{}), kick: make(chan struct{}, 1)}
+		parked: map[string]*parkedAnswer{}, stopped: make(chan struct{}), kick: make(chan struct{}, 1),
+		ackKick: make(chan struct{}, 1)}
 	for _, t := range gc.Export {
 		g.exports[t] = true
 	}
@@ -355,6 +359,43 @@ func (g *gateway) acked(id string) {
 		g.m.onAcked(e.env)
 	}
 	g.deleteRow(e)
+	select {
+	case g.ackKick <- struct{}{}:
+	default:
+	}
+}
+
+// unacked reports whether an outbox entry was written on link c, the
+// gateway's current one, and is not acknowledged or refused yet.
+func (g *gateway) unacked(c *conn) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.conn != c {
+		return false
+	}
+	for _, e := range g.outbox {
+		if e.sentOn == g.gen {
+			return true
+		}
+	}
+	return false
+}
+
+// awaitAcks waits until the peer acknowledged or refused every envelope
+// written on link c, or until expired or the link ends; it reports whether
+// none is left unacknowledged. The sender writes nothing more once the
+// manager is stopping, so the wait only shrinks.
+func (g *gateway) awaitAcks(c *conn, expired <-chan struct{}) bool {
+	for g.unacked(c) {
+		select {
+		case <-g.ackKick:
+		case <-expired:
+			return false
+		case <-c.done:
+			return false
+		}
+	}
+	return true
 }
 
 // withdraw removes the entry of envelope id from the outbox if it never

@@ -422,7 +422,9 @@ func (m *Manager) Start() {
 // return ErrClosed (their records stay, for the next start). The links
 // drain first, for drainLimit at most: they take no more envelopes, and
 // close once the envelopes they took are acknowledged or refused (so the
-// peer resends none this side processed); the pump must still run
+// peer resends none this side processed) and the peer acknowledged or
+// refused those written to it (so the next start resends none the peer
+// processed); the pump must still run
 // meanwhile, as the acknowledgements of calls wait for their journal
 // records. What is sent after Stop — the answers of conversations still
 // draining — waits in the outbox for the next start. Close must follow.
