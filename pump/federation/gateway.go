@@ -80,8 +80,16 @@ type gateway struct {
 	stopOnce sync.Once
 	kick     chan struct{}
 	// ackKick is kicked (never blocking) whenever the peer acknowledges
-	// or refuses an outbox entry (awaitAcks).
+	// or refuses an outbox entry (awaitAcks), or a handler stops waiting
+	// on a call (awaitWaiting).
 	ackKick chan struct{}
+	// removing is closed when RemoveGateway begins: the calls waiting on
+	// the peer fail with ErrGatewayRemoved and cancel their call, while
+	// the link still runs. waiting counts the handlers waiting on a call
+	// (under mu).
+	removing   chan struct{}
+	removeOnce sync.Once
+	waiting    int
 }
 
 // entry is an outbox envelope; sentOn is the link generation it was last
@@ -105,7 +113,7 @@ func newGateway(m *Manager, gc config.Gateway, trusted ed25519.PublicKey) *gatew
 		inflight: map[string]*original{}, questions: map[string]chan *envelope{},
 		registered: map[string]imported{}, claimed: map[string]bool{}, retried: map[string]int{},
 		parked: map[string]*parkedAnswer{}, stopped: make(chan struct{}), kick: make(chan struct{}, 1),
-		ackKick: make(chan struct{}, 1)}
+		ackKick: make(chan struct{}, 1), removing: make(chan struct{})}
 	for _, t := range gc.Export {
 		g.exports[t] = true
 	}
@@ -359,22 +367,46 @@ func (g *gateway) acked(id string) {
 		g.m.onAcked(e.env)
 	}
 	g.deleteRow(e)
+	g.kickWaiters()
+}
+
+// kickWaiters wakes awaitAcks and awaitWaiting.
+func (g *gateway) kickWaiters() {
 	select {
 	case g.ackKick <- struct{}{}:
 	default:
 	}
 }
 
+// awaitWaiting waits until no handler waits on a call of the gateway, or
+// until expired; it reports whether none does.
+func (g *gateway) awaitWaiting(expired <-chan struct{}) bool {
+	for {
+		g.mu.Lock()
+		n := g.waiting
+		g.mu.Unlock()
+		if n == 0 {
+			return true
+		}
+		select {
+		case <-g.ackKick:
+		case <-expired:
+			return false
+		}
+	}
+}
+
 // unacked reports whether an outbox entry was written on link c, the
-// gateway's current one, and is not acknowledged or refused yet.
-func (g *gateway) unacked(c *conn) bool {
+// gateway's current one — or with all, is still to be written on it — and
+// is not acknowledged or refused yet.
+func (g *gateway) unacked(c *conn, all bool) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.conn != c {
 		return false
 	}
 	for _, e := range g.outbox {
-		if e.sentOn == g.gen {
+		if all || e.sentOn == g.gen {
 			return true
 		}
 	}
@@ -382,11 +414,12 @@ func (g *gateway) unacked(c *conn) bool {
 }
 
 // awaitAcks waits until the peer acknowledged or refused every envelope
-// written on link c, or until expired or the link ends; it reports whether
-// none is left unacknowledged. The sender writes nothing more once the
-// manager is stopping, so the wait only shrinks.
-func (g *gateway) awaitAcks(c *conn, expired <-chan struct{}) bool {
-	for g.unacked(c) {
+// written on link c (with all, every envelope of the outbox: the sender
+// still writes them), or until expired or the link ends; it reports
+// whether none is left unacknowledged. The sender writes nothing more once
+// the manager is stopping, so without all the wait only shrinks.
+func (g *gateway) awaitAcks(c *conn, all bool, expired <-chan struct{}) bool {
+	for g.unacked(c, all) {
 		select {
 		case <-g.ackKick:
 		case <-expired:

@@ -84,7 +84,7 @@ func (c *conn) drain(ctx context.Context) {
 		c.g.log.Info("federation: link closed before every acknowledgement it owed was written; the peer resends those envelopes",
 			"limit", drainLimit)
 	}
-	if !c.g.awaitAcks(c, ctx.Done()) {
+	if !c.g.awaitAcks(c, false, ctx.Done()) {
 		c.g.log.Info("federation: link closed before the peer acknowledged every envelope written on it; the next start sends those again",
 			"limit", drainLimit)
 	}

@@ -315,10 +315,12 @@ func (m *Manager) AddGateway(gc config.Gateway) error {
 	return nil
 }
 
-// RemoveGateway stops the gateway called name: its link closes, its
-// dialer and sender stop, and the listeners standing for its imports are
-// removed (bounded by ctx). What waits in its outbox stays for a gateway of
-// that name at a later start.
+// RemoveGateway stops the gateway called name: the calls waiting on the
+// peer fail with ErrGatewayRemoved and are cancelled (the peer stops its
+// side; the link stays up for the peer's acknowledgements, drainLimit at
+// most), its link closes, its dialer and sender stop, and the listeners
+// standing for its imports are removed (bounded by ctx). What waits in its
+// outbox stays for a gateway of that name at a later start.
 func (m *Manager) RemoveGateway(ctx context.Context, name string) error {
 	m.gmu.Lock()
 	g := m.byName[strings.ToLower(name)]
@@ -330,6 +332,7 @@ func (m *Manager) RemoveGateway(ctx context.Context, name string) error {
 	if g == nil {
 		return fmt.Errorf("%w: %s", ErrNoGateway, name)
 	}
+	g.endCalls(ctx)
 	g.stopOnce.Do(func() { close(g.stopped) })
 	g.mu.Lock()
 	c := g.conn
@@ -349,6 +352,27 @@ func (m *Manager) RemoveGateway(ctx context.Context, name string) error {
 	}
 	g.log.Info("federation: gateway removed")
 	return errors.Join(errs...)
+}
+
+// endCalls fails the calls waiting on g's peer (their handlers cancel
+// them) and waits, for drainLimit at most and within ctx, until the
+// handlers stopped waiting and the peer acknowledged what was written on
+// the link, cancels included: a call whose wait outlived its gateway held
+// its conversation (and the removal of its listener) until call_timeout,
+// and the peer ran it for nobody.
+func (g *gateway) endCalls(ctx context.Context) {
+	g.removeOnce.Do(func() { close(g.removing) })
+	ctx, cancel := context.WithTimeout(ctx, drainLimit)
+	defer cancel()
+	if !g.awaitWaiting(ctx.Done()) {
+		g.log.Warn("federation: gateway removed while calls still wait on the peer", "limit", drainLimit)
+	}
+	g.mu.Lock()
+	c := g.conn
+	g.mu.Unlock()
+	if c != nil {
+		g.awaitAcks(c, true, ctx.Done())
+	}
 }
 
 // run starts g's sender and, with a remote_url, its dialer (not once
