@@ -143,7 +143,8 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 			return nil, nil
 		case <-t.C:
 			g.cancel(lt)
-			return nil, fmt.Errorf("%w: gateway %s: %s after %s", ErrTimeout, g.name, remote, g.callTimeout)
+			return nil, fmt.Errorf("%w: gateway %s: %s after %s (its call_timeout; the call was cancelled)",
+				ErrTimeout, g.name, remote, g.callTimeout)
 		case <-ctx.Done():
 			if g.m.proxyHook != nil {
 				g.m.proxyHook(proxyStopping, lt)
