@@ -173,8 +173,13 @@ func (g *gateway) sign(e *envelope) ([]byte, error) {
 	return signed, nil
 }
 
-// queue queues e, signed, for the peer (see send).
+// queue queues e, signed, for the peer (see send). One larger than a link
+// frame may be is refused with ErrTooLarge: the peer would close the link
+// on it, again after every reconnect, holding up all that follows it.
 func (g *gateway) queue(e *envelope, signed []byte, rec *callRecord) error {
+	if err := fitsFrame(g.name, e, signed); err != nil {
+		return err
+	}
 	g.mu.Lock()
 	if n := len(g.outbox) + g.reserving; n >= g.queueLimit {
 		g.mu.Unlock()
@@ -211,13 +216,38 @@ func (g *gateway) queue(e *envelope, signed []byte, rec *callRecord) error {
 // does not apply: it bounds what this side starts, and the answer is to a
 // call already accepted (and journaled) here; refused, it would be lost,
 // and the peer's caller would wait for it until its call_timeout.
+//
+// An answer larger than a link frame may be is replaced by a huh saying so:
+// the peer's caller fails at once instead of waiting.
 func (g *gateway) sendAnswer(e *envelope, conv string) error {
 	signed, err := g.sign(e)
 	if err != nil {
 		return err
 	}
+	if err := fitsFrame(g.name, e, signed); err != nil {
+		g.log.Warn("federation: answer too large for the link; the peer is told so", "error", err)
+		e = &envelope{Thread: e.Thread, Link: link{Kind: KindHuh, Ref: e.Link.Ref,
+			Error: fmt.Sprintf("the answer is %d bytes signed, larger than a federation link carries (%d)", len(signed), maxFrame)}}
+		if signed, err = g.sign(e); err != nil {
+			return err
+		}
+	}
 	g.mu.Lock()
 	return g.sendEarly(e, signed, nil, conv) // releases g.mu
+}
+
+// fitsFrame refuses with ErrTooLarge e, signed, when it is larger than a
+// link frame may be (maxFrame).
+func fitsFrame(gw string, e *envelope, signed []byte) error {
+	if len(signed) <= maxFrame {
+		return nil
+	}
+	what := string(e.Link.Kind)
+	if e.To != "" {
+		what += " to " + e.To
+	}
+	return fmt.Errorf("%w: gateway %s: the %s is %d bytes signed, a link carries at most %d",
+		ErrTooLarge, gw, what, len(signed), maxFrame)
 }
 
 // sendEarly queues an envelope for the peer at once — an answer, an end, a
