@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
 )
 
@@ -147,4 +148,26 @@ func TestSkewedClockRefusalSaysSo(t *testing.T) {
 	if got := c.seen(); len(got) != 0 {
 		t.Errorf("the echo listener saw %q, want nothing", got)
 	}
+}
+
+// TestUntrustedAcceptorToldWhy: a dialer that does not trust the key its
+// peer presents (the peer's identity was rotated) tells the peer why it
+// drops the link, as an acceptor tells a dialer: the peer's operator reads
+// that its identity is not trusted, not of a link cut short.
+func TestUntrustedAcceptorToldWhy(t *testing.T) {
+	aKey := newKey(t)
+	c := newCallee(t, aKey)
+	a := newCallerWith(t, aKey, c, t.TempDir(), func(gc *config.Gateway) {
+		gc.TrustedIdentity = writePublic(t, newKey(t)) // not c's key
+	})
+	defer a.m.Close()
+	const want = "refused by the peer: identity not trusted"
+	waitUntil(t, "the callee never logged why the dialer refused it", func() bool {
+		for line := range strings.Lines(c.logs.String()) {
+			if strings.Contains(line, "inbound link refused") && strings.Contains(line, want) {
+				return true
+			}
+		}
+		return false
+	})
 }
