@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -59,9 +60,9 @@ func storedGateway(s oob.RegisterRemoteGateway) (config.Gateway, error) {
 	if err != nil || u.Scheme != "wss" || u.Hostname() == "" {
 		return config.Gateway{}, fmt.Errorf("want a wss:// URL, got %q", s.URL)
 	}
-	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s.Identity))
-	if err != nil || len(key) != ed25519.PublicKeySize {
-		return config.Gateway{}, fmt.Errorf("identity: want the peer's %d-byte Ed25519 public key in base64", ed25519.PublicKeySize)
+	key, err := storedIdentity(s.Identity)
+	if err != nil {
+		return config.Gateway{}, err
 	}
 	g := config.Gateway{Name: storedName(u), RemoteURL: s.URL, TrustedKey: key, Description: s.Description}
 	if s.ImportTags != nil {
@@ -73,6 +74,26 @@ func storedGateway(s oob.RegisterRemoteGateway) (config.Gateway, error) {
 		}
 	}
 	return g, nil
+}
+
+// storedIdentity decodes a register-remote-gateway identity: the peer's
+// raw 32-byte Ed25519 key in base64, or the base64 line between the PEM
+// armour that `xmlpipe keys show` and `keys export` print (its PKIX form),
+// which is what an operator has at hand.
+func storedIdentity(s string) (ed25519.PublicKey, error) {
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
+	if err == nil && len(b) == ed25519.PublicKeySize {
+		return b, nil
+	}
+	if err == nil {
+		if k, perr := x509.ParsePKIXPublicKey(b); perr == nil {
+			if ek, ok := k.(ed25519.PublicKey); ok {
+				return ek, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("identity: want the peer's %d-byte Ed25519 public key in base64, or the base64 line of its `xmlpipe keys export` file",
+		ed25519.PublicKeySize)
 }
 
 // storedName is the name of the gateway stored for u: remote-<host>-<port>.

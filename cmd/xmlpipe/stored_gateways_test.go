@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -121,5 +122,53 @@ gateways:
 	}
 	if err := r.RemoveGateway(context.Background(), addr); err != nil {
 		t.Fatalf("unregistering twice: %v", err)
+	}
+}
+
+// TestStoredIdentityForms: register-remote-gateway's identity is the
+// peer's raw key in base64, or the base64 line of what `xmlpipe keys
+// export` (and `keys show`) print for it — the form an operator has; any
+// other key or text is refused, saying what to give.
+func TestStoredIdentityForms(t *testing.T) {
+	pub, _, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemBytes, err := keys.MarshalPublic(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkix string // the line between the PEM armour
+	for line := range strings.Lines(string(pemBytes)) {
+		if !strings.HasPrefix(line, "-----") {
+			pkix += strings.TrimSpace(line)
+		}
+	}
+	rsaLike := base64.StdEncoding.EncodeToString([]byte("not a key at all, but long enough to not be 32"))
+	for _, tc := range []struct {
+		name, identity string
+		want           ed25519.PublicKey // nil: refused
+	}{
+		{"raw", base64.StdEncoding.EncodeToString(pub), pub},
+		{"keys export line", pkix, pub},
+		{"keys export line with spaces", " " + pkix + "\n", pub},
+		{"other bytes", rsaLike, nil},
+		{"not base64", "%%%", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := storedGateway(oob.RegisterRemoteGateway{URL: "wss://peer.example:8767", Identity: tc.identity})
+			if tc.want == nil {
+				if err == nil || !strings.Contains(err.Error(), "keys export") {
+					t.Fatalf("identity %q: %v, want a refusal naming the accepted forms", tc.identity, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]byte(tc.want), g.TrustedKey); diff != "" {
+				t.Errorf("trusted key (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

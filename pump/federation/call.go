@@ -120,6 +120,15 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 		}
 		t := time.NewTimer(g.callTimeout)
 		defer t.Stop()
+		g.mu.Lock()
+		g.waiting++
+		g.mu.Unlock()
+		defer func() {
+			g.mu.Lock()
+			g.waiting--
+			g.mu.Unlock()
+			g.kickWaiters()
+		}()
 		select {
 		case a := <-c.answer:
 			g.m.observe(g.name, time.Since(start))
@@ -134,7 +143,8 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 			return nil, nil
 		case <-t.C:
 			g.cancel(lt)
-			return nil, fmt.Errorf("%w: gateway %s: %s after %s", ErrTimeout, g.name, remote, g.callTimeout)
+			return nil, fmt.Errorf("%w: gateway %s: %s after %s (its call_timeout; the call was cancelled)",
+				ErrTimeout, g.name, remote, g.callTimeout)
 		case <-ctx.Done():
 			if g.m.proxyHook != nil {
 				g.m.proxyHook(proxyStopping, lt)
@@ -159,6 +169,9 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 		case <-g.m.closed:
 			keep = true
 			return nil, ErrClosed
+		case <-g.removing:
+			g.cancel(lt)
+			return nil, fmt.Errorf("%w: gateway %s: %s: the call was cancelled", ErrGatewayRemoved, g.name, remote)
 		}
 	})
 }

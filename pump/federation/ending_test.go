@@ -152,6 +152,9 @@ func TestAbandonedCallWithdrawn(t *testing.T) {
 				if !errors.Is(err, tt.want) && !(tt.want == pump.ErrConversationKilled && errors.Is(err, context.Canceled)) {
 					t.Fatalf("call %d: error %v, want %v", i, err, tt.want)
 				}
+				if tt.want == ErrTimeout && !strings.Contains(err.Error(), "call_timeout") {
+					t.Errorf("call %d: error %q does not name the call_timeout the operator raises", i, err)
+				}
 				if q := g.queued(); q != 0 {
 					t.Fatalf("call %d: %d envelopes wait for the peer after the caller gave up, want 0", i, q)
 				}

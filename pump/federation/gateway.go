@@ -79,6 +79,17 @@ type gateway struct {
 	stopped  chan struct{}
 	stopOnce sync.Once
 	kick     chan struct{}
+	// ackKick is kicked (never blocking) whenever the peer acknowledges
+	// or refuses an outbox entry (awaitAcks), or a handler stops waiting
+	// on a call (awaitWaiting).
+	ackKick chan struct{}
+	// removing is closed when RemoveGateway begins: the calls waiting on
+	// the peer fail with ErrGatewayRemoved and cancel their call, while
+	// the link still runs. waiting counts the handlers waiting on a call
+	// (under mu).
+	removing   chan struct{}
+	removeOnce sync.Once
+	waiting    int
 }
 
 // entry is an outbox envelope; sentOn is the link generation it was last
@@ -101,7 +112,8 @@ func newGateway(m *Manager, gc config.Gateway, trusted ed25519.PublicKey) *gatew
 		byID: map[string]*entry{}, pending: map[string]*call{}, byThread: map[string]string{},
 		inflight: map[string]*original{}, questions: map[string]chan *envelope{},
 		registered: map[string]imported{}, claimed: map[string]bool{}, retried: map[string]int{},
-		parked: map[string]*parkedAnswer{}, stopped: make(chan struct{}), kick: make(chan struct{}, 1)}
+		parked: map[string]*parkedAnswer{}, stopped: make(chan struct{}), kick: make(chan struct{}, 1),
+		ackKick: make(chan struct{}, 1), removing: make(chan struct{})}
 	for _, t := range gc.Export {
 		g.exports[t] = true
 	}
@@ -161,8 +173,13 @@ func (g *gateway) sign(e *envelope) ([]byte, error) {
 	return signed, nil
 }
 
-// queue queues e, signed, for the peer (see send).
+// queue queues e, signed, for the peer (see send). One larger than a link
+// frame may be is refused with ErrTooLarge: the peer would close the link
+// on it, again after every reconnect, holding up all that follows it.
 func (g *gateway) queue(e *envelope, signed []byte, rec *callRecord) error {
+	if err := fitsFrame(g.name, e, signed); err != nil {
+		return err
+	}
 	g.mu.Lock()
 	if n := len(g.outbox) + g.reserving; n >= g.queueLimit {
 		g.mu.Unlock()
@@ -199,13 +216,38 @@ func (g *gateway) queue(e *envelope, signed []byte, rec *callRecord) error {
 // does not apply: it bounds what this side starts, and the answer is to a
 // call already accepted (and journaled) here; refused, it would be lost,
 // and the peer's caller would wait for it until its call_timeout.
+//
+// An answer larger than a link frame may be is replaced by a huh saying so:
+// the peer's caller fails at once instead of waiting.
 func (g *gateway) sendAnswer(e *envelope, conv string) error {
 	signed, err := g.sign(e)
 	if err != nil {
 		return err
 	}
+	if err := fitsFrame(g.name, e, signed); err != nil {
+		g.log.Warn("federation: answer too large for the link; the peer is told so", "error", err)
+		e = &envelope{Thread: e.Thread, Link: link{Kind: KindHuh, Ref: e.Link.Ref,
+			Error: fmt.Sprintf("the answer is %d bytes signed, larger than a federation link carries (%d)", len(signed), maxFrame)}}
+		if signed, err = g.sign(e); err != nil {
+			return err
+		}
+	}
 	g.mu.Lock()
 	return g.sendEarly(e, signed, nil, conv) // releases g.mu
+}
+
+// fitsFrame refuses with ErrTooLarge e, signed, when it is larger than a
+// link frame may be (maxFrame).
+func fitsFrame(gw string, e *envelope, signed []byte) error {
+	if len(signed) <= maxFrame {
+		return nil
+	}
+	what := string(e.Link.Kind)
+	if e.To != "" {
+		what += " to " + e.To
+	}
+	return fmt.Errorf("%w: gateway %s: the %s is %d bytes signed, a link carries at most %d",
+		ErrTooLarge, gw, what, len(signed), maxFrame)
 }
 
 // sendEarly queues an envelope for the peer at once — an answer, an end, a
@@ -355,6 +397,68 @@ func (g *gateway) acked(id string) {
 		g.m.onAcked(e.env)
 	}
 	g.deleteRow(e)
+	g.kickWaiters()
+}
+
+// kickWaiters wakes awaitAcks and awaitWaiting.
+func (g *gateway) kickWaiters() {
+	select {
+	case g.ackKick <- struct{}{}:
+	default:
+	}
+}
+
+// awaitWaiting waits until no handler waits on a call of the gateway, or
+// until expired; it reports whether none does.
+func (g *gateway) awaitWaiting(expired <-chan struct{}) bool {
+	for {
+		g.mu.Lock()
+		n := g.waiting
+		g.mu.Unlock()
+		if n == 0 {
+			return true
+		}
+		select {
+		case <-g.ackKick:
+		case <-expired:
+			return false
+		}
+	}
+}
+
+// unacked reports whether an outbox entry was written on link c, the
+// gateway's current one — or with all, is still to be written on it — and
+// is not acknowledged or refused yet.
+func (g *gateway) unacked(c *conn, all bool) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.conn != c {
+		return false
+	}
+	for _, e := range g.outbox {
+		if all || e.sentOn == g.gen {
+			return true
+		}
+	}
+	return false
+}
+
+// awaitAcks waits until the peer acknowledged or refused every envelope
+// written on link c (with all, every envelope of the outbox: the sender
+// still writes them), or until expired or the link ends; it reports
+// whether none is left unacknowledged. The sender writes nothing more once
+// the manager is stopping, so without all the wait only shrinks.
+func (g *gateway) awaitAcks(c *conn, all bool, expired <-chan struct{}) bool {
+	for g.unacked(c, all) {
+		select {
+		case <-g.ackKick:
+		case <-expired:
+			return false
+		case <-c.done:
+			return false
+		}
+	}
+	return true
 }
 
 // withdraw removes the entry of envelope id from the outbox if it never

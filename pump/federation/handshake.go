@@ -129,10 +129,15 @@ func dialHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string, t
 	if err != nil {
 		return peer{}, err
 	}
+	// The acceptor is told why, as it tells a dialer it refuses: else its
+	// operator reads only of a link cut short (an unexpected EOF), not of
+	// a key the dialer does not trust (a rotated identity, say).
 	if subtle.ConstantTimeCompare(akey, trusted) != 1 {
+		_ = writeFrame(c, frame{Type: frameError, Error: "identity not trusted: the dialer's trusted_identity for this organism is another key"})
 		return peer{}, fmt.Errorf("%w: the peer presented key %s, not its trusted_identity", ErrUntrusted, Fingerprint(akey))
 	}
 	if !ed25519.Verify(akey, transcript("acceptor", pub, akey, nd, na, tb), sig) {
+		_ = writeFrame(c, frame{Type: frameError, Error: "proof does not verify"})
 		return peer{}, ErrProof
 	}
 	proof := ed25519.Sign(key, transcript("dialer", pub, akey, nd, na, tb))

@@ -73,12 +73,19 @@ const drainLimit = 2 * time.Second
 // again on the next link: not processed here, they are no copies), lets
 // the envelopes taken run their course to an acknowledgement or a refusal
 // — each written only once what it acknowledges is durable, as ever —
-// and closes the link once those frames are written. Closing at once
-// left the peer to resend what this side had processed but not yet
-// acknowledged, which the next link then dropped as copies.
+// and waits for the peer's acknowledgements of the envelopes this side
+// wrote on the link; it closes the link once those frames are written and
+// read. Closing at once left the peer to resend what this side had
+// processed but not yet acknowledged, and this side's next start to send
+// again what the peer had processed: either next link dropped them as
+// copies.
 func (c *conn) drain(ctx context.Context) {
 	if !c.acks.drain(ctx.Done()) {
 		c.g.log.Info("federation: link closed before every acknowledgement it owed was written; the peer resends those envelopes",
+			"limit", drainLimit)
+	}
+	if !c.g.awaitAcks(c, false, ctx.Done()) {
+		c.g.log.Info("federation: link closed before the peer acknowledged every envelope written on it; the next start sends those again",
 			"limit", drainLimit)
 	}
 	c.close(ErrClosed)

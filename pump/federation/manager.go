@@ -315,10 +315,12 @@ func (m *Manager) AddGateway(gc config.Gateway) error {
 	return nil
 }
 
-// RemoveGateway stops the gateway called name: its link closes, its
-// dialer and sender stop, and the listeners standing for its imports are
-// removed (bounded by ctx). What waits in its outbox stays for a gateway of
-// that name at a later start.
+// RemoveGateway stops the gateway called name: the calls waiting on the
+// peer fail with ErrGatewayRemoved and are cancelled (the peer stops its
+// side; the link stays up for the peer's acknowledgements, drainLimit at
+// most), its link closes, its dialer and sender stop, and the listeners
+// standing for its imports are removed (bounded by ctx). What waits in its
+// outbox stays for a gateway of that name at a later start.
 func (m *Manager) RemoveGateway(ctx context.Context, name string) error {
 	m.gmu.Lock()
 	g := m.byName[strings.ToLower(name)]
@@ -330,6 +332,7 @@ func (m *Manager) RemoveGateway(ctx context.Context, name string) error {
 	if g == nil {
 		return fmt.Errorf("%w: %s", ErrNoGateway, name)
 	}
+	g.endCalls(ctx)
 	g.stopOnce.Do(func() { close(g.stopped) })
 	g.mu.Lock()
 	c := g.conn
@@ -349,6 +352,27 @@ func (m *Manager) RemoveGateway(ctx context.Context, name string) error {
 	}
 	g.log.Info("federation: gateway removed")
 	return errors.Join(errs...)
+}
+
+// endCalls fails the calls waiting on g's peer (their handlers cancel
+// them) and waits, for drainLimit at most and within ctx, until the
+// handlers stopped waiting and the peer acknowledged what was written on
+// the link, cancels included: a call whose wait outlived its gateway held
+// its conversation (and the removal of its listener) until call_timeout,
+// and the peer ran it for nobody.
+func (g *gateway) endCalls(ctx context.Context) {
+	g.removeOnce.Do(func() { close(g.removing) })
+	ctx, cancel := context.WithTimeout(ctx, drainLimit)
+	defer cancel()
+	if !g.awaitWaiting(ctx.Done()) {
+		g.log.Warn("federation: gateway removed while calls still wait on the peer", "limit", drainLimit)
+	}
+	g.mu.Lock()
+	c := g.conn
+	g.mu.Unlock()
+	if c != nil {
+		g.awaitAcks(c, true, ctx.Done())
+	}
 }
 
 // run starts g's sender and, with a remote_url, its dialer (not once
@@ -422,7 +446,9 @@ func (m *Manager) Start() {
 // return ErrClosed (their records stay, for the next start). The links
 // drain first, for drainLimit at most: they take no more envelopes, and
 // close once the envelopes they took are acknowledged or refused (so the
-// peer resends none this side processed); the pump must still run
+// peer resends none this side processed) and the peer acknowledged or
+// refused those written to it (so the next start resends none the peer
+// processed); the pump must still run
 // meanwhile, as the acknowledgements of calls wait for their journal
 // records. What is sent after Stop — the answers of conversations still
 // draining — waits in the outbox for the next start. Close must follow.

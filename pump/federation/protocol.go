@@ -54,6 +54,12 @@ var (
 	ErrTimeout = errors.New("federation: no answer from the peer in time")
 	// ErrClosed: the federation manager is shut down.
 	ErrClosed = errors.New("federation: closed")
+	// ErrTooLarge: an envelope larger than a link frame may be (the peer
+	// would close the link rather than read it).
+	ErrTooLarge = errors.New("federation: envelope too large for the link")
+	// ErrGatewayRemoved: the gateway was removed (RemoveGateway, an OOB
+	// unregister-remote-gateway or re-registration) while a call waited on it.
+	ErrGatewayRemoved = errors.New("federation: gateway removed")
 )
 
 // link is the <link> element of a federated envelope's <meta>.

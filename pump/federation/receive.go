@@ -56,10 +56,21 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		// refuses it, or forgiven where none will (drain waits for it).
 		c.acks.owe(e.Link.ID)
 	}
-	if age := now.Sub(e.Link.Sent); age > g.m.stale || -age > futureSkew {
+	age := now.Sub(e.Link.Sent)
+	if age > g.m.stale {
 		g.log.Warn("federation: security: stale envelope refused", "id", e.Link.ID, "sent", e.Link.Sent)
 		g.m.refusal(g.name, RefusedStale)
 		c.acks.send(frame{Type: frameNack, ID: e.Link.ID, Error: "stale envelope"})
+		return
+	}
+	if -age > futureSkew {
+		// Not an old envelope: the peer's clock runs ahead. Said so, to
+		// both operators, as every envelope of that peer is refused.
+		why := fmt.Sprintf("envelope sent %s in the future: the clocks of the two organisms differ by more than %s",
+			(-age).Round(time.Second), futureSkew)
+		g.log.Warn("federation: security: stale envelope refused: "+why, "id", e.Link.ID, "sent", e.Link.Sent)
+		g.m.refusal(g.name, RefusedStale)
+		c.acks.send(frame{Type: frameNack, ID: e.Link.ID, Error: "stale envelope: " + why})
 		return
 	}
 	if e.Link.Kind == KindMeta || e.Link.Kind == KindMetaAnswer {

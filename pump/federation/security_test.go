@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
 )
 
@@ -112,4 +113,61 @@ func TestLinkEvents(t *testing.T) {
 	if got := <-events; got != "gateway-disconnected a" {
 		t.Fatalf("event %q", got)
 	}
+}
+
+// TestSkewedClockRefusalSaysSo: an envelope sent too long ago is refused
+// as stale; one "sent" further in the future than the skew allowed — the
+// peer's clock runs ahead, and every envelope it sends is refused — is
+// refused saying the clocks differ, to the peer (the refusal its call
+// fails with) and in this side's log.
+func TestSkewedClockRefusalSaysSo(t *testing.T) {
+	aKey := newKey(t)
+	c := newCallee(t, aKey)
+	r, err := dialRaw(t, c, aKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		sent time.Duration // from now
+		want string        // in the refusal and the log
+	}{
+		{"old", -2 * time.Hour, "stale envelope"},
+		{"clock ahead", time.Hour, "clocks of the two organisms differ by more than 5m0s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ack, _ := r.send(r.callSent("echo", `<Echo xmlns=""><Text>skew</Text></Echo>`, time.Now().Add(tc.sent)))
+			if ack.Type != frameNack || !strings.Contains(ack.Error, tc.want) {
+				t.Errorf("refusal %+v, want a nack saying %q", ack, tc.want)
+			}
+			if !strings.Contains(c.logs.String(), tc.want) {
+				t.Errorf("log lacks %q", tc.want)
+			}
+		})
+	}
+	if got := c.seen(); len(got) != 0 {
+		t.Errorf("the echo listener saw %q, want nothing", got)
+	}
+}
+
+// TestUntrustedAcceptorToldWhy: a dialer that does not trust the key its
+// peer presents (the peer's identity was rotated) tells the peer why it
+// drops the link, as an acceptor tells a dialer: the peer's operator reads
+// that its identity is not trusted, not of a link cut short.
+func TestUntrustedAcceptorToldWhy(t *testing.T) {
+	aKey := newKey(t)
+	c := newCallee(t, aKey)
+	a := newCallerWith(t, aKey, c, t.TempDir(), func(gc *config.Gateway) {
+		gc.TrustedIdentity = writePublic(t, newKey(t)) // not c's key
+	})
+	defer a.m.Close()
+	const want = "refused by the peer: identity not trusted"
+	waitUntil(t, "the callee never logged why the dialer refused it", func() bool {
+		for line := range strings.Lines(c.logs.String()) {
+			if strings.Contains(line, "inbound link refused") && strings.Contains(line, want) {
+				return true
+			}
+		}
+		return false
+	})
 }

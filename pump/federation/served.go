@@ -37,6 +37,10 @@ func (m *Manager) loadServed() error {
 	return nil
 }
 
+// killedHere is the refusal a call gets whose conversation was killed on
+// this side before it answered.
+const killedHere = "the conversation serving the call was killed before it answered"
+
 // resendAnswers sends the answers that served conversations gave before
 // the organism stopped but whose outbox entries a crash lost. An answer's
 // entry is queued once the pump's event says what it answers is durable,
@@ -205,7 +209,15 @@ func (m *Manager) onEvent(ev pump.Event) {
 	case pump.EventHuh:
 		e = &envelope{Thread: lt, Link: link{Kind: KindHuh, Ref: lt, Error: ev.Error}}
 	case pump.EventComplete:
-		if !answered {
+		switch {
+		case answered:
+		case ev.Error == pump.KilledReason:
+			// Killed here (kill-thread, a budget) before it answered: the
+			// caller is told, rather than handed an answerless end as if
+			// the callee had nothing to say. (Killed because the caller
+			// cancelled, it goes to a call nobody waits for.)
+			e = &envelope{Thread: lt, Link: link{Kind: KindHuh, Ref: lt, Error: killedHere}}
+		default:
 			e = &envelope{Thread: lt, Link: link{Kind: KindEnd, Ref: lt}}
 		}
 	}

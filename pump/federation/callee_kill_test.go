@@ -1,0 +1,55 @@
+package federation
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// TestCalleeKillFailsTheCall: an operator's kill of the conversation that
+// serves a peer's call (ctl kill-thread on the callee) fails the caller's
+// call with a refusal saying so, rather than ending it with no answer and
+// no error — as if the callee had answered nothing.
+func TestCalleeKillFailsTheCall(t *testing.T) {
+	aKey := newKey(t)
+	hold := make(chan struct{})
+	c := newCalleeHolding(t, aKey, hold)
+	defer close(hold)
+	a := newCaller(t, aKey, c, t.TempDir())
+	defer a.m.Close()
+	type result struct {
+		r   xmlpipe.Response
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		r, err := a.echo.Handle(context.Background(), a.once, callMetadata())
+		done <- result{r, err}
+	}()
+	waitUntil(t, "the call never reached the callee", func() bool { return len(c.seen()) > 0 })
+	g := a.m.gateways[0]
+	var lt string
+	waitUntil(t, "the caller holds no open call", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		for id := range g.pending {
+			lt = id
+		}
+		return lt != ""
+	})
+	if _, err := c.pump.Kill(derivedThread(c.m.secret, "a", lt)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-done:
+		if !errors.Is(res.err, ErrRefused) || !strings.Contains(res.err.Error(), killedHere) {
+			t.Errorf("the call ended with %v, %v; want a refusal saying its conversation was killed", res.r, res.err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the call still waits after the callee's conversation was killed")
+	}
+}
