@@ -53,7 +53,8 @@
 // pushes on the subscribing connection; system-event pushes for shutdown and
 // config changes), kill-thread (the conversation a thread belongs to stops
 // for good: running handlers cancelled, queued messages dropped; NOT_FOUND
-// for a thread no live conversation has), halt / resume (the emergency
+// for a thread the organism never knew, ALREADY_ENDED — nothing changed —
+// for one whose conversation no longer runs), halt / resume (the emergency
 // stop), get-organism-graph (mermaid, graphviz, json), get-config /
 // set-config (log_level is the one runtime-mutable key; the others are
 // refused by name with IMMUTABLE), shutdown (graceful: drains within

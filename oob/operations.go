@@ -155,6 +155,8 @@ func (o *operations) kill(p *Operations) reply {
 	switch {
 	case errors.Is(err, pump.ErrUnknownThread):
 		return o.s.fail(p.ID, CodeNotFound, "no live conversation has thread "+k.ThreadID, "")
+	case errors.Is(err, pump.ErrConversationEnded):
+		return o.s.fail(p.ID, CodeEnded, "conversation "+conv+" has ended already; nothing to stop", "")
 	case err != nil:
 		return o.s.fail(p.ID, CodeInternal, "kill failed", err.Error())
 	}

@@ -384,4 +384,8 @@ const (
 	CodeImmutable        = "IMMUTABLE"
 	CodeInternal         = "INTERNAL"
 	CodeShuttingDown     = "SHUTTING_DOWN"
+	// CodeEnded: kill-thread named a conversation that has ended
+	// (completed, failed or killed: nothing of it runs; it is left as it
+	// was).
+	CodeEnded = "ALREADY_ENDED"
 )

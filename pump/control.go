@@ -14,6 +14,12 @@ var (
 	ErrUnknownListener = errors.New("unknown listener")
 	// ErrUnknownThread: the thread is neither live nor has messages in flight.
 	ErrUnknownThread = errors.New("unknown thread")
+	// ErrConversationEnded: Kill found a conversation the organism knows
+	// (its thread live for a continuation, its history kept, or in the
+	// journal) with nothing in flight: it has completed, failed or been
+	// killed already, nothing runs that a kill could stop, and Kill
+	// leaves it as it is (its owner may still continue it).
+	ErrConversationEnded = errors.New("conversation already ended")
 )
 
 // Pause stops name's workers from taking new messages; messages keep queueing
@@ -90,9 +96,13 @@ func (p *Pump) Paused(name string) bool {
 // decisions about the conversation in progress, and the gate is not asked
 // about its deliveries afterwards. It returns
 // the conversation id, or ErrUnknownThread when the thread is not live and
-// no message of it is in flight.
+// no message of it is in flight and the organism never knew it. A
+// conversation it knows with nothing in flight has ended: Kill changes
+// nothing and returns its id with ErrConversationEnded (ending its thread
+// would stop nothing: a continuation begins it again).
 func (p *Pump) Kill(thread string) (string, error) {
-	conv := p.threads.Root(thread)
+	root := p.threads.Root(thread)
+	conv := root
 	if conv == "" {
 		conv = thread
 	}
@@ -103,6 +113,9 @@ func (p *Pump) Kill(thread string) (string, error) {
 		p.killing.Add(1)
 	}
 	s.mu.Unlock()
+	if c == nil && (root != "" || p.knownConversation(conv)) {
+		return conv, fmt.Errorf("%w: %s", ErrConversationEnded, conv)
+	}
 	err := p.threads.End(conv)
 	if err != nil && !errors.Is(err, registry.ErrUnknownThread) {
 		return "", fmt.Errorf("kill %s: %w", conv, err)
@@ -124,6 +137,22 @@ func (p *Pump) Kill(thread string) (string, error) {
 	}
 	p.log.Warn("conversation killed", "thread", conv, "in_flight", c != nil, "cancelled", cancelled)
 	return conv, nil
+}
+
+// knownConversation reports whether thread, which is not live, was seen:
+// the journal or the context buffer (a kept history) knows it.
+func (p *Pump) knownConversation(thread string) bool {
+	if h, ok := p.journal.(ThreadHistory); ok {
+		_, seen, err := h.ThreadOrigin(thread)
+		if err != nil {
+			p.log.Warn("kill: thread history lookup failed", "thread", thread, "error", err)
+		}
+		if seen {
+			return true
+		}
+	}
+	_, kept := p.keptOrigin(thread)
+	return kept
 }
 
 // killed reports whether conv was stopped by Kill and still has messages in

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
 
@@ -12,7 +13,10 @@ import (
 // apiKill is POST /api/v1/threads/{id}/kill: the conversation the thread
 // belongs to is stopped. An admin may kill any; an operator only their own
 // (begun by one of their sessions) — another's is 404, as if it did not
-// exist.
+// exist. A conversation that is no longer running — completed, failed or
+// killed already — is 409 with its state, and nothing of it changes (a
+// completed one may still be continued); a thread the organism does not
+// know is 404.
 func (s *Server) apiKill(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	sess := sessionOf(r.Context())
@@ -23,6 +27,12 @@ func (s *Server) apiKill(w http.ResponseWriter, r *http.Request) {
 	prof := s.threadProfile(id) // for the event streams: known only while the thread lives
 	conv, err := s.pump.Kill(id)
 	switch {
+	case (errors.Is(err, pump.ErrConversationEnded) || errors.Is(err, pump.ErrUnknownThread)) && s.killed.has(id, conv):
+		writeJSON(w, http.StatusConflict, killConflict{Error: "Conversation already killed", ThreadID: cmp.Or(conv, id)})
+		return
+	case errors.Is(err, pump.ErrConversationEnded) || errors.Is(err, pump.ErrUnknownThread) && s.journalKnows(id):
+		writeJSON(w, http.StatusConflict, killConflict{Error: "Conversation already completed", ThreadID: cmp.Or(conv, id)})
+		return
 	case errors.Is(err, pump.ErrUnknownThread):
 		writeError(w, http.StatusNotFound, "Thread not found")
 		return
@@ -35,6 +45,31 @@ func (s *Server) apiKill(w http.ResponseWriter, r *http.Request) {
 	s.broadcast(streamEvent{name: streamThreadUpdated, threads: []string{conv, id}, profile: prof, body: map[string]any{
 		"event": streamThreadUpdated, "thread_id": conv, "status": statusKilled}})
 	writeJSON(w, http.StatusOK, map[string]string{"thread_id": conv, "status": statusKilled})
+}
+
+// killConflict is the 409 body of a kill of a conversation that no longer
+// runs: why, and the conversation's id.
+type killConflict struct {
+	Error    string `json:"error"`
+	ThreadID string `json:"thread_id"`
+}
+
+// journalKnows reports whether the journal holds an entry of thread id,
+// pruned ones included (a conversation that ran and ended, as GET
+// /api/v1/threads/{id} finds it); false without a journal or when it
+// cannot be read.
+func (s *Server) journalKnows(id string) bool {
+	st := s.opts.Store
+	if st == nil {
+		return false
+	}
+	entries, err := st.Thread(id)
+	if err != nil {
+		s.log.Warn("kill: journal thread", "thread", id, "error", err)
+		return false
+	}
+	var conv string
+	return len(entries) > 0 || s.prunedThread(st, id, &conv)
 }
 
 // apiPause is POST /api/v1/agents/{name}/pause (admin).

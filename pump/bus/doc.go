@@ -314,7 +314,9 @@
 //	                                       {"to":"greeter","payload":"<Greeting><Name>Dan</Name></Greeting>",
 //	                                       "thread_id":"…"} → {"thread_id","message_id"}
 //	POST /api/v1/threads/{id}/kill        operator (their own conversation; another's is 404), admin (any)
-//	                                       → {"thread_id","status":"killed"}
+//	                                       → {"thread_id","status":"killed"}; 409 {"error":"Conversation
+//	                                       already completed|killed","thread_id"} when it no longer runs
+//	                                       (nothing changes); 404 for a thread never used
 //	POST /api/v1/agents/{name}/pause      admin → Agent
 //	POST /api/v1/agents/{name}/resume     admin → Agent
 //	POST /api/v1/organism/reload          admin → 200 {"status":"reloaded"} once applied; 422

@@ -321,7 +321,11 @@ func (r *Remote) Kill(ctx context.Context, thread string) (string, error) {
 		ThreadID string `json:"thread_id"`
 	}
 	err := r.rest(ctx, http.MethodPost, "/api/v1/threads/"+url.PathEscape(thread)+"/kill", nil, &out)
-	if se, ok := errors.AsType[*client.StatusError](err); ok && se.Status == http.StatusNotFound {
+	se, ok := errors.AsType[*client.StatusError](err)
+	switch {
+	case ok && se.Status == http.StatusConflict: // completed, failed or killed already
+		return thread, fmt.Errorf("%w: %s", organism.ErrConversationEnded, thread)
+	case ok && se.Status == http.StatusNotFound:
 		return "", fmt.Errorf("%w: %s", organism.ErrUnknownThread, thread)
 	}
 	return out.ThreadID, err

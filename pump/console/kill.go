@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,6 +37,12 @@ func (c *Console) cmdKill(ctx context.Context, arg string) {
 	c.convs.killing(id)
 	conv, err := k.Kill(ctx, id)
 	switch {
+	case errors.Is(err, organism.ErrConversationEnded):
+		// Nothing runs to stop; this console still begins anew at the
+		// agent's next line, as the operator asked.
+		c.convs.announced(id)
+		c.say("Nothing to kill: " + c.convs.endedEarly(cmp.Or(conv, id), "conversation already ended"))
+		return
 	case errors.Is(err, organism.ErrUnknownThread):
 		c.convs.announced(id)
 		c.say("Cannot kill " + arg + ": no live conversation you may stop has that thread")

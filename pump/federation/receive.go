@@ -497,7 +497,8 @@ func (g *gateway) onCancel(e *envelope) {
 	if !g.m.serving(conv) {
 		return // answered and ended already, or never begun
 	}
-	if _, err := g.m.opts.Pump.Kill(conv); err != nil && !errors.Is(err, pump.ErrUnknownThread) {
+	if _, err := g.m.opts.Pump.Kill(conv); err != nil && !errors.Is(err, pump.ErrUnknownThread) &&
+		!errors.Is(err, pump.ErrConversationEnded) {
 		g.log.Warn("federation: cancel", "thread", conv, "error", err)
 	}
 }

@@ -12,10 +12,16 @@ import (
 // sentinel, so a client can test for it without importing the pump).
 var ErrUnknownThread = pump.ErrUnknownThread
 
+// ErrConversationEnded: the conversation has nothing in flight — it
+// completed, failed or was killed, and a kill would stop nothing (the
+// pump's sentinel).
+var ErrConversationEnded = pump.ErrConversationEnded
+
 // Killer is an optional Backend capability: stopping a conversation for
 // good (/kill), as POST /api/v1/threads/{id}/kill does. Kill's error wraps
-// ErrUnknownThread when the thread is not live, ErrForbidden when the
-// user's role may not kill.
+// ErrUnknownThread when the organism never knew the thread,
+// ErrConversationEnded when its conversation has ended (nothing changed;
+// it may still be continued), ErrForbidden when the user's role may not kill.
 type Killer interface {
 	// Kill stops the conversation thread belongs to (its id or the id of
 	// any of its threads) and returns the conversation's id.
@@ -26,7 +32,7 @@ type Killer interface {
 // conversation.
 func (l *Local) Kill(_ context.Context, thread string) (string, error) {
 	conv, err := l.org.Pump.Kill(thread)
-	if err != nil && !errors.Is(err, ErrUnknownThread) {
+	if err != nil && !errors.Is(err, ErrUnknownThread) && !errors.Is(err, ErrConversationEnded) {
 		return "", fmt.Errorf("kill %s: %w", thread, err)
 	}
 	return conv, err

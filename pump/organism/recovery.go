@@ -113,7 +113,10 @@ func (o *Organism) stopRecovery() {
 // status's Until to Pump.Recover, in journal order. A message whose
 // listener's output is already journaled later in its conversation had been
 // handled (only its mark was lost): it is marked delivered instead, so no
-// handler runs twice for output it already produced.
+// handler runs twice for output it already produced. So is a message of a
+// conversation whose kill is journaled after it (the kill dropped it; only
+// its mark was lost): a killed conversation does not run again after a
+// crash.
 func (o *Organism) recoverUndelivered(ctx context.Context, r *recovery) error {
 	s := o.durable.store
 	until := r.status.Until
@@ -121,7 +124,7 @@ func (o *Organism) recoverUndelivered(ctx context.Context, r *recovery) error {
 	if err != nil || len(page) == 0 {
 		return err
 	}
-	handled, err := lastSends(s, page[0].Seq-1, until)
+	handled, killed, err := lastSends(s, page[0].Seq-1, until)
 	if err != nil {
 		return err
 	}
@@ -131,7 +134,7 @@ func (o *Organism) recoverUndelivered(ctx context.Context, r *recovery) error {
 			if e.Seq > until {
 				return nil
 			}
-			skipped, err := o.recoverOne(ctx, s, e, handled, turns)
+			skipped, err := o.recoverOne(ctx, s, e, handled, killed, turns)
 			if err != nil {
 				return err
 			}
@@ -152,9 +155,13 @@ func (o *Organism) recoverUndelivered(ctx context.Context, r *recovery) error {
 }
 
 // recoverOne re-delivers e, or marks it delivered when its handling had
-// finished; it reports which.
-func (o *Organism) recoverOne(ctx context.Context, s *store.Store, e store.Entry, handled map[string]int64,
+// finished or its conversation was killed after it; it reports which.
+func (o *Organism) recoverOne(ctx context.Context, s *store.Store, e store.Entry, handled, killed map[string]int64,
 	turns turnSeqs) (skipped bool, err error) {
+	if e.Conversation != "" && killed[e.Conversation] > e.Seq {
+		o.log.Info("recovery: not re-delivered, its conversation was killed", "seq", e.Seq, "thread", e.Conversation)
+		return true, s.MarkDelivered(e.Seq)
+	}
 	if e.Conversation != "" && handled[sendKey(e.Conversation, e.Listener)] > e.Seq && !o.gov.awaits(e.Seq, e.Listener) {
 		return true, s.MarkDelivered(e.Seq)
 	}
@@ -178,22 +185,28 @@ func (o *Organism) recoverOne(ctx context.Context, s *store.Store, e store.Entry
 // lastSends maps, for the journal entries after from up to until, each
 // (conversation, sender) to the last seq that sender journaled in that
 // conversation: a listener that sent after a message reached it had handled
-// that message.
-func lastSends(s *store.Store, from, until int64) (map[string]int64, error) {
-	out := map[string]int64{}
-	err := s.Each(from, func(e *store.Entry) error {
+// that message. killed maps each conversation a kill dropped a message of
+// (a dead letter saying pump.KilledReason) to the last such seq: the
+// messages of it journaled before were in flight when it was killed.
+func lastSends(s *store.Store, from, until int64) (sends, killed map[string]int64, err error) {
+	sends, killed = map[string]int64{}, map[string]int64{}
+	err = s.Each(from, func(e *store.Entry) error {
 		if e.Seq > until {
 			return errStopScan
 		}
-		if e.Conversation != "" {
-			out[sendKey(e.Conversation, e.From)] = e.Seq // keys are fresh strings: the entry's are not kept
+		if e.Conversation == "" {
+			return nil
+		}
+		sends[sendKey(e.Conversation, e.From)] = e.Seq // keys are fresh strings: the entry's are not kept
+		if e.Kind == store.DeadLetter && strings.HasPrefix(e.Diagnostics, pump.KilledReason) {
+			killed[strings.Clone(e.Conversation)] = e.Seq
 		}
 		return nil
 	})
 	if errors.Is(err, errStopScan) {
 		err = nil
 	}
-	return out, err
+	return sends, killed, err
 }
 
 // errStopScan ends lastSends' scan at its bound.

@@ -1,0 +1,43 @@
+package pump_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
+)
+
+// TestKillCompletedConversation: a conversation that ran its course (fwd
+// forwarded to jobs, which ended the chain) has nothing in flight, but its
+// root thread stays live for a continuation. Killing it stops nothing, so Kill says so
+// (ErrConversationEnded, with the conversation's id) and leaves the
+// thread as it was; the conversation can be continued as before. A thread
+// nobody ever used is still ErrUnknownThread.
+func TestKillCompletedConversation(t *testing.T) {
+	pr := newProbe()
+	fwd := listenerOf(t, "fwd", func(_ context.Context, in *Ping, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		return xmlpipe.Send("jobs", &Job{Label: in.Text}), nil
+	})
+	p := startPump(t, pump.Options{}, fwd, sink[Job](t, "jobs", pr))
+	out := newRecorder()
+	thread := mustSend(t, p, client, "fwd", &Ping{Text: "first"}, out)
+	if c := out.waitFor(t, "completion", kind(pump.EventComplete)); c.Error != "" {
+		t.Fatalf("the conversation completed with %q", c.Error)
+	}
+	if !p.Threads().Known(thread) {
+		t.Fatal("precondition: a completed conversation's thread is kept live for its continuation")
+	}
+	conv, err := p.Kill(thread)
+	if !errors.Is(err, pump.ErrConversationEnded) || conv != thread {
+		t.Fatalf("Kill(completed) = %q, %v; want %q, %v", conv, err, thread, pump.ErrConversationEnded)
+	}
+	if !p.Threads().Known(thread) {
+		t.Error("killing a completed conversation ended its thread")
+	}
+	if _, err := p.Kill(stage.NewThreadID()); !errors.Is(err, pump.ErrUnknownThread) {
+		t.Errorf("Kill(never used) = %v, want %v", err, pump.ErrUnknownThread)
+	}
+}
