@@ -97,9 +97,10 @@ func (p *Pump) Paused(name string) bool {
 // about its deliveries afterwards. It returns
 // the conversation id, or ErrUnknownThread when the thread is not live and
 // no message of it is in flight and the organism never knew it. A
-// conversation it knows with nothing in flight has ended: Kill changes
-// nothing and returns its id with ErrConversationEnded (ending its thread
-// would stop nothing: a continuation begins it again).
+// conversation it knows with nothing in flight has ended, and one killed
+// already has nothing more to stop: Kill changes nothing and returns its id
+// with ErrConversationEnded (ending its thread would stop nothing: a
+// continuation begins it again).
 func (p *Pump) Kill(thread string) (string, error) {
 	root := p.threads.Root(thread)
 	conv := root
@@ -108,11 +109,17 @@ func (p *Pump) Kill(thread string) (string, error) {
 	}
 	s := p.convs.lock(conv)
 	c := s.m[conv]
+	again := c != nil && c.killed
 	if c != nil && !c.killed {
 		c.killed = true
 		p.killing.Add(1)
 	}
 	s.mu.Unlock()
+	if again {
+		// Killed already, its last messages still being dropped: a second
+		// kill has nothing more to stop.
+		return conv, fmt.Errorf("%w: %s (killed already)", ErrConversationEnded, conv)
+	}
 	if c == nil && (root != "" || p.knownConversation(conv)) {
 		return conv, fmt.Errorf("%w: %s", ErrConversationEnded, conv)
 	}

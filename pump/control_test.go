@@ -126,6 +126,10 @@ func TestKillQueued(t *testing.T) {
 	if p.Threads().Known(thread) {
 		t.Fatal("killed thread still known")
 	}
+	// Its message still queued, a second kill has nothing more to stop.
+	if again, err := p.Kill(thread); !errors.Is(err, pump.ErrConversationEnded) || again != conv {
+		t.Fatalf("second Kill = %q, %v; want %q, ErrConversationEnded", again, err, conv)
+	}
 	if err := p.Resume("jobs"); err != nil {
 		t.Fatal(err)
 	}
