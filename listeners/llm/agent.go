@@ -231,6 +231,9 @@ type turnState struct {
 	// cutNote begins the result of a call whose arguments broke because
 	// the provider cut the reply at the token limit ("" when it did not).
 	cutNote string
+	// seen is how many slots of the session's thread the handling read
+	// (-1: the history spans several threads); see overtaken.
+	seen int
 }
 
 // handle is one handling of a message (payload) or error (de).
@@ -246,7 +249,11 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 	unlock := a.locks.lock(st.session)
 	defer unlock()
 	st.caller, st.callerType = a.callerOf(st.session)
-	st.c = a.readConvo(a.slotsOf(ids), st.caller)
+	slots := a.slotsOf(ids)
+	st.c, st.seen = a.readConvo(slots, st.caller), len(slots)
+	if st.spread {
+		st.seen = -1
+	}
 
 	switch {
 	case md.InReplyTo != "":
@@ -335,6 +342,11 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			// The caller learns why the work stopped; a <huh> to whoever sent
 			// the message (perhaps a peer answering) would not reach it.
 			return a.halt(st, "model call failed: "+err.Error())
+		}
+		if a.overtaken(st) {
+			a.logger().Info("the caller's next message arrived while the model answered: the reply is dropped, "+
+				"and the model is asked again with it", "agent", a.Name, "thread", st.session)
+			return xmlpipe.Await(), nil
 		}
 		if st.mode == NativeTools && len(rep.ToolCalls) > 0 {
 			calls := a.mintIDs(st, rep.ToolCalls)

@@ -454,11 +454,13 @@ func itemDigest(it item) uint64 {
 	return digest(string(it.slot.Raw), nil)
 }
 
-// repeats counts how many of the agent's latest assistant messages in a
-// row (the newest one recorded included) have the fingerprint d.
+// repeats counts how many of the agent's latest assistant messages of the
+// current turn in a row (the newest one recorded included) have the
+// fingerprint d. An earlier turn's answer is no repeat: a continued
+// conversation may well be answered "Done." twice.
 func (c *convo) repeats(d uint64) int {
 	n := 0
-	for i := len(c.items) - 1; i >= 0; i-- {
+	for i := len(c.items) - 1; i > c.turnStart; i-- {
 		it := c.items[i]
 		if it.kind != itemReply && it.kind != itemCalls {
 			continue

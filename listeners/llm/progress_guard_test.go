@@ -1,0 +1,76 @@
+package llm
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// TestProgressGuardCountsOneTurn: the progress guard halts a turn whose
+// model repeats itself, but the answers of earlier turns of a continued
+// conversation are no repeats — a user may well be answered "Done." or call
+// the same tool with the same arguments in every turn.
+func TestProgressGuardCountsOneTurn(t *testing.T) {
+	same := toolCall("", "poet", `{"Text":"rain"}`)
+	tests := []struct {
+		name    string
+		replies []Reply
+		// answer turns one turn: the caller's message, then the answers to
+		// the calls the model makes.
+		answer func(r *loopRig) string
+		want   []string
+	}{{
+		name:    "the same text each turn",
+		replies: []Reply{{Content: "Done."}},
+		answer:  func(r *loopRig) string { return answerText(r.deliver("console", "do it", "")) },
+		want:    []string{"Done.", "Done.", "Done.", "Done."},
+	}, {
+		name: "the same call each turn",
+		replies: []Reply{{ToolCalls: []ToolCall{same}}, {Content: "A poem."},
+			{ToolCalls: []ToolCall{same}}, {Content: "A poem."},
+			{ToolCalls: []ToolCall{same}}, {Content: "A poem."},
+			{ToolCalls: []ToolCall{same}}, {Content: "A poem."}},
+		answer: func(r *loopRig) string {
+			resp := r.deliver("console", "a poem about rain", "")
+			return answerText(r.deliver("poet", "drops", sendsOf(t, resp)[0].Ref))
+		},
+		want: []string{"A poem.", "A poem.", "A poem.", "A poem."},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newLoopRig(t, tt.replies...)
+			var got []string
+			for range tt.want {
+				got = append(got, tt.answer(r))
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("answers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestProgressGuardHaltsARepeatingTurn: within one turn, the same call
+// made three times in a row still halts it.
+func TestProgressGuardHaltsARepeatingTurn(t *testing.T) {
+	r := newLoopRig(t, Reply{ToolCalls: []ToolCall{toolCall("", "poet", `{"Text":"rain"}`)}})
+	resp := r.deliver("console", "a poem about rain", "")
+	for range 2 {
+		resp = r.deliver("poet", "drops", sendsOf(t, resp)[0].Ref)
+	}
+	if got, want := answerText(resp), "[mathbot halted: no progress: the same output 3 times in a row]"; got != want {
+		t.Errorf("answer %q, want %q", got, want)
+	}
+}
+
+// sendsOf returns the messages a response sends (it fails the test when it
+// sends none).
+func sendsOf(t *testing.T, resp xmlpipe.Response) []*xmlpipe.SendResponse {
+	t.Helper()
+	s, ok := resp.(*xmlpipe.SendsResponse)
+	if !ok || len(s.Sends) == 0 {
+		t.Fatalf("response %#v sends nothing", resp)
+	}
+	return s.Sends
+}
