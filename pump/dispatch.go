@@ -343,6 +343,9 @@ func (p *Pump) forward(t *turn, l *listener, d *delivery, s *xmlpipe.SendRespons
 		p.peerViolationIn(t, l, d, to, s.Ref)
 		return
 	}
+	if p.chainTooDeep(t, l, d, to, s.Ref) {
+		return
+	}
 	pt, body, canonical, err := p.encodePayload(s.Payload)
 	if err != nil {
 		p.unsendable(t, l, d, s.Ref, fmt.Errorf("%w: %s: %w", failure.ErrHandler, l.Name, err))
@@ -485,6 +488,9 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 		for _, target := range targets {
 			if !l.mayReach(target.Name) {
 				p.peerViolationIn(t, l, d, target.Name, "")
+				continue
+			}
+			if p.chainTooDeep(t, l, d, target.Name, "") {
 				continue
 			}
 			child, prof, err := p.extend(d, l, target.Name, "")
