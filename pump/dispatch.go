@@ -444,7 +444,10 @@ func (p *Pump) reply(l *listener, d *delivery, payload any) {
 	if cl == nil {
 		w.egress = caller
 	}
-	if l.errHandler == nil {
+	if l.errHandler == nil || d.errPayload != nil {
+		// A refusal of this reply is told about d: to its caller, or — for
+		// an error handler's reply, whose refusal it would answer again,
+		// for ever — as a dead letter (tellFailure).
 		w.answers = d
 	}
 	p.emit(d, w)
