@@ -4,6 +4,22 @@ package config
 // LLM agent's DefaultMaxIterations).
 const agentMaxIterations = 25
 
+// normalizeChainDepth raises the default max_chain_depth, when the file does
+// not set it, to twice the largest agent max_iterations: an organism whose
+// agents iterate more than the default allows keeps loading as it did
+// before the limit existed. A value written in the file is kept, and
+// checked (checkChainDepth).
+func (o *Organism) normalizeChainDepth() {
+	if _, set := o.positions["max_chain_depth"]; set {
+		return
+	}
+	for _, l := range o.Listeners {
+		if l.Agent && 2*l.MaxIterations > o.MaxChainDepth {
+			o.MaxChainDepth = 2 * l.MaxIterations
+		}
+	}
+}
+
 // checkChainDepth checks max_chain_depth: positive, and above every agent's
 // max_iterations, since an agent iterating on its own messages takes one hop
 // of the chain per iteration and must not be stopped before its own bound.

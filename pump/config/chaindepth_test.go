@@ -24,6 +24,7 @@ func TestMaxChainDepth(t *testing.T) {
 		{"negative", "max_chain_depth: -3\n", 0, []string{"max_chain_depth@organism.yaml:1"}},
 		{"below an agent's max_iterations", "max_chain_depth: 40\n" + agent + "    max_iterations: 40\n", 0,
 			[]string{"listeners[0].max_iterations@organism.yaml:7"}},
+		{"raised for an agent that iterates more", agent + "    max_iterations: 300\n", 600, nil},
 		{"below the default max_iterations", "max_chain_depth: 25\n" + agent, 0,
 			[]string{"max_chain_depth@organism.yaml:1"}},
 	}

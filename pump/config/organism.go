@@ -19,7 +19,8 @@ type Organism struct {
 	// a message that would take a conversation past it — listeners that
 	// forward to each other in a cycle — is refused and its sender told,
 	// or the conversation stopped. An agent's self-iteration takes a hop
-	// per iteration, so it must exceed every agent's max_iterations.
+	// per iteration, so it must exceed every agent's max_iterations; unset,
+	// it is raised to twice the largest of them when that is more.
 	MaxChainDepth int `yaml:"max_chain_depth"`
 	// MaxInFlight is the admission budget of messages from outside (default
 	// 4096): a listener's backlog counts at most an eighth of it, a target
