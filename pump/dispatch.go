@@ -444,10 +444,13 @@ func (p *Pump) reply(l *listener, d *delivery, payload any) {
 	if cl == nil {
 		w.egress = caller
 	}
-	if l.errHandler == nil || d.errPayload != nil {
+	if l.errHandler == nil || (d.errPayload != nil && !l.Agent) {
 		// A refusal of this reply is told about d: to its caller, or — for
-		// an error handler's reply, whose refusal it would answer again,
-		// for ever — as a dead letter (tellFailure).
+		// a plain listener's error handler, whose reply to the refusal
+		// would be refused again, for ever — as a dead letter
+		// (tellFailure). An agent hears the refusal of its correction
+		// again: its model may correct it once more, and max_iterations
+		// bounds how often.
 		w.answers = d
 	}
 	p.emit(d, w)
