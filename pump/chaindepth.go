@@ -41,9 +41,12 @@ func chainHops(depth int) int { return depth - 2 }
 // threads are freed, the refusal is a dead letter and the conversation's
 // outside party gets a <huh> saying why. It reports whether it refused.
 func (p *Pump) chainTooDeep(t *turn, l *listener, d *delivery, to, ref string) bool {
-	last, depth := p.threads.Tail(d.thread, chainTailNames)
-	if depth == 0 || chainHops(depth)+1 <= p.opts.MaxChainDepth {
+	if depth := p.threads.Depth(d.thread); depth == 0 || chainHops(depth)+1 <= p.opts.MaxChainDepth {
 		return false // an unknown thread is extend's to report
+	}
+	last, depth := p.threads.Tail(d.thread, chainTailNames)
+	if depth == 0 {
+		return false // ended meanwhile: extend reports it
 	}
 	p.chainsStopped.Add(1)
 	p.failed.Add(1)
