@@ -343,6 +343,9 @@ func (p *Pump) forward(t *turn, l *listener, d *delivery, s *xmlpipe.SendRespons
 		p.peerViolationIn(t, l, d, to, s.Ref)
 		return
 	}
+	if p.chainTooDeep(t, l, d, to, s.Ref) {
+		return
+	}
 	pt, body, canonical, err := p.encodePayload(s.Payload)
 	if err != nil {
 		p.unsendable(t, l, d, s.Ref, fmt.Errorf("%w: %s: %w", failure.ErrHandler, l.Name, err))
@@ -441,7 +444,13 @@ func (p *Pump) reply(l *listener, d *delivery, payload any) {
 	if cl == nil {
 		w.egress = caller
 	}
-	if l.errHandler == nil {
+	if l.errHandler == nil || (d.errPayload != nil && !l.Agent) {
+		// A refusal of this reply is told about d: to its caller, or — for
+		// a plain listener's error handler, whose reply to the refusal
+		// would be refused again, for ever — as a dead letter
+		// (tellFailure). An agent hears the refusal of its correction
+		// again: its model may correct it once more, and max_iterations
+		// bounds how often.
 		w.answers = d
 	}
 	p.emit(d, w)
@@ -485,6 +494,9 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 		for _, target := range targets {
 			if !l.mayReach(target.Name) {
 				p.peerViolationIn(t, l, d, target.Name, "")
+				continue
+			}
+			if p.chainTooDeep(t, l, d, target.Name, "") {
 				continue
 			}
 			child, prof, err := p.extend(d, l, target.Name, "")

@@ -81,6 +81,12 @@ type Options struct {
 	// Principal (in-process: console, tests, OOB) are not capped per user.
 	// Internal work (handler output) is never refused.
 	MaxInFlight int
+	// MaxChainDepth caps the hops of one chain of forwards (default
+	// DefaultMaxChainDepth): a Send or Raw message that would take a
+	// conversation's chain — the listeners it passed through, each forward
+	// one more, each Respond one fewer — beyond it is refused, so listeners
+	// that forward to each other in a cycle are stopped (see ErrChainTooDeep).
+	MaxChainDepth int
 	// MaxMessagesPerTurn caps the messages one Raw output (an LLM agent's
 	// reply) may send, unless its listener sets its own (default 32).
 	MaxMessagesPerTurn int
@@ -152,6 +158,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxMessagesPerTurn <= 0 {
 		o.MaxMessagesPerTurn = DefaultMaxMessagesPerTurn
 	}
+	if o.MaxChainDepth <= 0 {
+		o.MaxChainDepth = DefaultMaxChainDepth
+	}
 	if o.AdmitWait == 0 {
 		o.AdmitWait = 2 * time.Second
 	}
@@ -193,6 +202,9 @@ func (o Options) Validate() error {
 	}
 	if o.MaxMessagesPerTurn < 0 {
 		errs = append(errs, errors.New("pump: max messages per turn must not be negative"))
+	}
+	if o.MaxChainDepth < 0 {
+		errs = append(errs, errors.New("pump: max chain depth must not be negative"))
 	}
 	return errors.Join(errs...)
 }

@@ -96,6 +96,8 @@ type Pump struct {
 	haltMu    sync.Mutex
 	// abandoned counts handler calls abandoned after CancelGrace.
 	abandoned atomic.Int64
+	// chainsStopped counts forwards refused by MaxChainDepth.
+	chainsStopped atomic.Int64
 	// dgate is the delivery gate (SetGate; nil: none) and held the
 	// messages it holds (gate.go).
 	dgate     atomic.Pointer[gateBox]
@@ -506,6 +508,9 @@ type Stats struct {
 	// Abandoned counts handler calls abandoned because they did not return
 	// within CancelGrace of their context's end.
 	Abandoned int64
+	// ChainsStopped counts forwards refused because they would have made
+	// their conversation's chain deeper than Options.MaxChainDepth.
+	ChainsStopped int64
 }
 
 // Stats returns counters.
@@ -518,6 +523,7 @@ func (p *Pump) Stats() Stats {
 		Threads:       p.threads.Len(),
 		Conversations: p.convs.len(),
 		Abandoned:     p.abandoned.Load(),
+		ChainsStopped: p.chainsStopped.Load(),
 	}
 }
 

@@ -17,6 +17,7 @@ func Default() *Organism {
 		MaxConcurrentPipelines: 50,
 		MaxConcurrentHandlers:  20,
 		MaxConcurrentPerAgent:  5,
+		MaxChainDepth:          256,
 		MaxInFlight:            4096,
 		AdmitWait:              Duration(2 * time.Second),
 		ThreadScheduling:       BreadthFirst,

@@ -136,6 +136,7 @@ func (o *Organism) normalize() {
 	o.OOB.UnixSocket = o.resolve(o.OOB.UnixSocket)
 	o.OOB.TLS.Cert, o.OOB.TLS.Key = o.resolve(o.OOB.TLS.Cert), o.resolve(o.OOB.TLS.Key)
 	o.normalizeBind()
+	o.normalizeChainDepth()
 	o.normalizeRouting()
 	o.normalizeGovernedAgents()
 }

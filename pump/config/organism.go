@@ -15,6 +15,13 @@ type Organism struct {
 	// MaxConcurrentPerAgent bounds the handlers of one agent running at once
 	// (default 5).
 	MaxConcurrentPerAgent int `yaml:"max_concurrent_per_agent"`
+	// MaxChainDepth caps the hops of one chain of forwards (default 256):
+	// a message that would take a conversation past it — listeners that
+	// forward to each other in a cycle — is refused and its sender told,
+	// or the conversation stopped. An agent's self-iteration takes a hop
+	// per iteration, so it must exceed every agent's max_iterations; unset,
+	// it is raised to twice the largest of them when that is more.
+	MaxChainDepth int `yaml:"max_chain_depth"`
 	// MaxInFlight is the admission budget of messages from outside (default
 	// 4096): a listener's backlog counts at most an eighth of it, a target
 	// listener holding that eighth and a user holding a quarter wait for

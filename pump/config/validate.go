@@ -125,6 +125,7 @@ func (o *Organism) checkLimits(r *reporter) {
 	r.positive("max_concurrent_pipelines", o.MaxConcurrentPipelines)
 	r.positive("max_concurrent_handlers", o.MaxConcurrentHandlers)
 	r.positive("max_concurrent_per_agent", o.MaxConcurrentPerAgent)
+	o.checkChainDepth(r)
 	r.positive("max_in_flight", o.MaxInFlight)
 	if o.AdmitWait < 0 {
 		r.add("admit_wait", "must not be negative, got %s", o.AdmitWait)

@@ -26,6 +26,7 @@ var (
 	descInFlight    = newDesc("messages_in_flight", "Messages admitted and not yet fully processed.")
 	descProcessed   = newDesc("messages_processed_total", "Messages handled by any listener.")
 	descFailed      = newDesc("messages_failed_total", "Handler failures.")
+	descChains      = newDesc("chains_stopped_total", "Forwards refused because they would have made their conversation's chain deeper than max_chain_depth (listeners forwarding to each other in a cycle).")
 	descUptime      = newDesc("uptime_seconds", "Seconds since the pump started.")
 	descJEnqueued   = newDesc("journal_ops_enqueued_total", "Write operations accepted into the store's queue.")
 	descJCommitted  = newDesc("journal_ops_committed_total", "Write operations committed.")
@@ -52,7 +53,7 @@ func newDesc(name, help string, labels ...string) *prometheus.Desc {
 // Describe sends every scraped family's descriptor.
 func (s *scraper) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descHandled, descQueue, descActive, descPaused, descThreads, descConvs, descInFlight,
-		descProcessed, descFailed, descUptime, descJEnqueued, descJCommitted, descJFailed, descJCommits, descJRollbacks,
+		descProcessed, descFailed, descChains, descUptime, descJEnqueued, descJCommitted, descJFailed, descJCommits, descJRollbacks,
 		descJCommitTime, descJCheckpoint, descJBacklog, descJCapacity, descJPeak, descJBlocked, descAgentTokens, descAgentReqs, descBackTokens,
 		descBackReqs, descConns} {
 		ch <- d
@@ -84,6 +85,7 @@ func (s *scraper) Collect(ch chan<- prometheus.Metric) {
 	ch <- gauge(descInFlight, float64(st.InFlight))
 	ch <- counter(descProcessed, float64(st.Processed))
 	ch <- counter(descFailed, float64(st.Failed))
+	ch <- counter(descChains, float64(st.ChainsStopped))
 	ch <- gauge(descUptime, st.Uptime.Seconds())
 	if j := src.Journal; j != nil {
 		js, b := j.Stats(), j.Backlog()

@@ -67,6 +67,7 @@ func TestScrapedSources(t *testing.T) {
 		{"xmlpipe_llm_backend_requests_total", []string{"backend", "openai"}, 4},
 		{"xmlpipe_bus_connections", nil, 5},
 		{"xmlpipe_threads_live", nil, 0},
+		{"xmlpipe_chains_stopped_total", nil, 0},
 	} {
 		s := sample(fams, c.name, c.labels...)
 		if s == nil {

@@ -272,6 +272,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		MaxConcurrentPipelines: cfg.MaxConcurrentPipelines,
 		MaxConcurrentHandlers:  cfg.MaxConcurrentHandlers,
 		MaxConcurrentPerAgent:  cfg.MaxConcurrentPerAgent,
+		MaxChainDepth:          cfg.MaxChainDepth,
 		MaxInFlight:            cfg.MaxInFlight,
 		AdmitWait:              admitWait(cfg.AdmitWait.D()),
 		Scheduling:             pump.Scheduling(cfg.ThreadScheduling),
