@@ -80,17 +80,19 @@ type Options struct {
 
 // Manager runs an organism's gateways.
 type Manager struct {
-	opts     Options
-	log      *slog.Logger
-	db       *db
-	secret   []byte
-	gateways []*gateway
-	byName   map[string]*gateway
-	closed   chan struct{}
-	once     sync.Once
-	wg       sync.WaitGroup
-	upgrader websocket.Upgrader
-	stats    linkStats
+	opts Options
+	// drainLimit replaces the package's drainLimit when set (tests).
+	drainLimit time.Duration
+	log        *slog.Logger
+	db         *db
+	secret     []byte
+	gateways   []*gateway
+	byName     map[string]*gateway
+	closed     chan struct{}
+	once       sync.Once
+	wg         sync.WaitGroup
+	upgrader   websocket.Upgrader
+	stats      linkStats
 	// gmu guards gateways and byName (AddGateway, RemoveGateway).
 	gmu     sync.RWMutex
 	started atomic.Bool
@@ -463,7 +465,7 @@ func (m *Manager) StopContext(ctx context.Context) {
 		m.stopping = true
 		m.amu.Unlock()
 		close(m.closed)
-		ctx, cancel := context.WithTimeout(ctx, drainLimit)
+		ctx, cancel := context.WithTimeout(ctx, m.drainFor())
 		defer cancel()
 		var wg sync.WaitGroup
 		for _, g := range m.list() {
@@ -476,6 +478,14 @@ func (m *Manager) StopContext(ctx context.Context) {
 		}
 		wg.Wait()
 	})
+}
+
+// drainFor bounds a stop's drain of the links.
+func (m *Manager) drainFor() time.Duration {
+	if m.drainLimit > 0 {
+		return m.drainLimit
+	}
+	return drainLimit
 }
 
 // Close stops the gateways (Stop) and closes the federation state; call it
