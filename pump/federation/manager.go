@@ -137,6 +137,9 @@ type Manager struct {
 	// proxyHook, when set (tests only, before any traffic), is told as a
 	// proxy handling of call lt reaches step at: it may hold it there.
 	proxyHook func(at proxyStep, lt string)
+	// removeHook, when set (tests only), runs once a gateway's removal
+	// ended its calls (endCalls), before its link and sender stop.
+	removeHook func(*gateway)
 	// onRefresh, when set (tests only, before any traffic), is told the
 	// outcome of each refresh of a gateway's imports on a live link.
 	onRefresh func(gateway string, err error)
@@ -335,6 +338,9 @@ func (m *Manager) RemoveGateway(ctx context.Context, name string) error {
 		return fmt.Errorf("%w: %s", ErrNoGateway, name)
 	}
 	g.endCalls(ctx)
+	if m.removeHook != nil {
+		m.removeHook(g)
+	}
 	g.stopOnce.Do(func() { close(g.stopped) })
 	g.mu.Lock()
 	c := g.conn
@@ -363,7 +369,9 @@ func (m *Manager) RemoveGateway(ctx context.Context, name string) error {
 // its conversation (and the removal of its listener) until call_timeout,
 // and the peer ran it for nobody.
 func (g *gateway) endCalls(ctx context.Context) {
+	g.mu.Lock() // a call is opened under it (proxy): either it sees the removal or the removal waits for it
 	g.removeOnce.Do(func() { close(g.removing) })
+	g.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, drainLimit)
 	defer cancel()
 	if !g.awaitWaiting(ctx.Done()) {
