@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
@@ -30,9 +31,13 @@ type AskError struct {
 	Event Event
 }
 
-// Error says what failed, with the diagnostics.
+// Error says what failed — the canned text, or a SystemError's message —
+// with the diagnostics (the pump's reason).
 func (e *AskError) Error() string {
 	msg := e.Event.Error
+	if se, ok := e.Event.Payload.(*xmlpipe.SystemError); ok && msg == "" && se != nil {
+		msg = se.Message
+	}
 	if msg == "" {
 		msg = string(e.Event.Kind)
 	}

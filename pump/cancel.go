@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
 // Cancellation causes: context.Cause of a handler's context says why it was
@@ -13,7 +15,8 @@ import (
 var (
 	// ErrConversationKilled: Kill stopped the handler's conversation. What
 	// the handler answers afterwards is dropped as a dead letter.
-	ErrConversationKilled = errors.New("pump: conversation killed")
+	// It is xmlpipe.ErrConversationKilled, which handlers can test for.
+	ErrConversationKilled = xmlpipe.ErrConversationKilled
 	// ErrHandlerTimeout: the listener's timeout fired (Listener.Timeout). The
 	// cause wraps it with the listener and the duration: "listener
 	// run_command: handler timeout 2m0s". The sender gets a <huh>.

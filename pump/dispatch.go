@@ -536,7 +536,7 @@ func (p *Pump) tooManyMessages(l *listener, d *delivery, e *stage.TooManyPayload
 	p.record(Record{Time: p.opts.Clock(), Direction: Outbound, Kind: RecordSystemError, Conversation: d.conv,
 		Thread: d.thread, From: l.Name, Listener: l.Name, Envelope: clip(text),
 		Diagnostics: []failure.Diagnostic{{Stage: failure.StageExtract, Msg: e.Error()}}, Profile: d.prof.nameOf()})
-	p.sendError(d.conv, d.tbl, l, d.thread, stage.TooManyMessagesError(e.Count, e.Limit), d.depth)
+	p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.TooManyMessagesError(e.Count, e.Limit), d.depth, "", e.Error())
 }
 
 // withEmptyNS makes a no-namespace element keep no namespace inside the

@@ -111,16 +111,12 @@ func (w *work) origThread(fallback string) string {
 	return fallback
 }
 
-// sendError queues a pump-generated <huh> or SystemError to a listener of
-// conversation conv, which routes within tbl.
-func (p *Pump) sendError(conv string, tbl *table, to *listener, thread string, payload any, depth int) {
-	p.sendErrorAbout(conv, tbl, to, thread, payload, depth, "", "")
-}
-
-// sendErrorAbout is sendError for an error about a message the listener
-// sent with correlation ref ref (the envelope carries it: correlation.go);
-// detail is what the listener's error handler learns beyond the canned text
-// (xmlpipe.DeliveryError.Detail).
+// sendErrorAbout queues a pump-generated <huh> or SystemError to a listener
+// of conversation conv, which routes within tbl, about a message the
+// listener sent with correlation ref ref (the envelope carries it:
+// correlation.go; "" for none); detail is the pump's reason, what the
+// listener's error handler (xmlpipe.DeliveryError.Detail) and an Ask
+// (AskError) learn beyond the canned text.
 func (p *Pump) sendErrorAbout(conv string, tbl *table, to *listener, thread string, payload any, depth int,
 	ref, detail string) {
 	pt := p.core.Huh

@@ -89,7 +89,18 @@ func TestRawTooManyMessages(t *testing.T) {
 				!strings.Contains(de.System.Message, fmt.Sprint(tc.n)) || !de.System.RetryAllowed {
 				t.Fatalf("error %+v %+v, want a SystemError saying %q", de.System, de.Huh, want)
 			}
+			// The listener and an Ask learn the pump's reason, not only the
+			// canned text.
+			reason := fmt.Sprintf("%d payload elements in one output, at most %d allowed", tc.n, limit)
+			if !strings.Contains(de.Detail, reason) {
+				t.Errorf("DeliveryError.Detail %q, want it to say %q", de.Detail, reason)
+			}
 			done.waitFor(t, "complete", kind(pump.EventComplete))
+			ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+			defer cancel()
+			if _, err := p.Ask(ctx, client, "writer", &Ping{Text: "go"}); err == nil || !strings.Contains(err.Error(), reason) {
+				t.Errorf("Ask: %v, want an error saying %q", err, reason)
+			}
 			if calls := pr.all(); len(calls) != 0 {
 				t.Fatalf("%d of the refused messages were delivered", len(calls))
 			}

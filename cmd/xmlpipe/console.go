@@ -93,8 +93,6 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 		_ = o.Shutdown(context.Background())
 		return exitFailure
 	}
-	logs.set(con)
-	defer logs.set(std.err)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx, cancel := context.WithCancel(ctx)
@@ -112,6 +110,11 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 			return exitFailure
 		}
 	}
+	// From here on log lines go through the console (they must not tear
+	// its prompt); what preparing the bus warned of — no user can log in
+	// — went to standard error, as xmlpipe run says it.
+	logs.set(con)
+	defer logs.set(std.err)
 	if err := o.Start(); err != nil {
 		fmt.Fprintln(std.err, err)
 		_ = o.Shutdown(context.Background())

@@ -421,23 +421,37 @@ func TestAnnounceNamesEveryInterface(t *testing.T) {
 
 // TestServeWithoutUsersSaysStopFirst: an organism with an identity but no
 // users serves its bus (federation peers need no user), and its warning says
-// to stop it before adding one — the users commands refuse while it holds
-// the data directory, so the hint alone led to a "locked" error.
+// on standard error to stop it before adding one — the users commands
+// refuse while it holds the data directory, so the hint alone led to a
+// "locked" error. console --serve says it as run does, not in the console's
+// output where it scrolls away with the conversation.
 func TestServeWithoutUsersSaysStopFirst(t *testing.T) {
-	dir := helloDir(t)
-	data := filepath.Join(dir, "data")
-	if r := runBinary(t, dir, "", "keys", "init", "--data", data); r.code != 0 {
-		t.Fatalf("keys init: exit %d\n%s", r.code, r.stderr)
-	}
-	s := startServed(t, dir, false, "run", "--listen", "127.0.0.1:0", "--data", data, "organism.yaml")
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if code := s.wait(t); code != 0 {
-		t.Fatalf("exit %d\nstderr:\n%s", code, s.stderr)
-	}
-	want := "no bus users yet: only federation peers can connect (to add one, stop the organism, then: xmlpipe users add NAME --role admin"
-	if !strings.Contains(s.stderr.String(), want) {
-		t.Errorf("stderr lacks %q:\n%s", want, s.stderr)
+	for _, tc := range []struct {
+		name    string
+		console bool
+		args    []string
+	}{
+		{"run", false, []string{"run"}},
+		{"console --serve", true, []string{"console", "--serve"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := helloDir(t)
+			data := filepath.Join(dir, "data")
+			if r := runBinary(t, dir, "", "keys", "init", "--data", data); r.code != 0 {
+				t.Fatalf("keys init: exit %d\n%s", r.code, r.stderr)
+			}
+			args := append(append([]string{}, tc.args...), "--listen", "127.0.0.1:0", "--data", data, "organism.yaml")
+			s := startServed(t, dir, tc.console, args...)
+			if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			if code := s.wait(t); code != 0 {
+				t.Fatalf("exit %d\nstderr:\n%s", code, s.stderr)
+			}
+			want := "no bus users yet: only federation peers can connect (to add one, stop the organism, then: xmlpipe users add NAME --role admin"
+			if !strings.Contains(s.stderr.String(), want) {
+				t.Errorf("stderr lacks %q:\nstderr:\n%s\nstdout:\n%s", want, s.stderr, s.stdout)
+			}
+		})
 	}
 }

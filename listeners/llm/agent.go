@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -338,6 +339,9 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 		}
 		req := a.request(ctx, st, box, out)
 		rep, err := a.chat(ctx, st, req)
+		if err != nil && errors.Is(context.Cause(ctx), xmlpipe.ErrConversationKilled) {
+			return a.killed(st), nil
+		}
 		if err != nil {
 			// The caller learns why the work stopped; a <huh> to whoever sent
 			// the message (perhaps a peer answering) would not reach it.
@@ -610,6 +614,14 @@ func (a *Agent) halt(st *turnState, reason string) (xmlpipe.Response, error) {
 	a.loops.end(st.session)
 	a.record(st, registry.Slot{PayloadType: haltType, Raw: []byte(reason)})
 	return a.answer(st.md, fmt.Sprintf("[%s halted: %s]", a.Name, reason)), nil
+}
+
+// killed ends the agent's turn of a conversation that was killed while
+// the model was asked: nobody takes an answer any more, so none is sent.
+func (a *Agent) killed(st *turnState) xmlpipe.Response {
+	a.logger().Info("conversation killed: the agent's turn ended", "agent", a.Name, "thread", st.md.ThreadID)
+	a.loops.end(st.session)
+	return nil
 }
 
 // answer responds to the caller with text: in the caller's own payload when

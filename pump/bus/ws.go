@@ -16,6 +16,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
@@ -560,13 +561,21 @@ func appendEventFrame(b []byte, e pump.Event) ([]byte, bool) {
 // SHA-256 when it has one (the journal's checksum), else a digest of what
 // identifies it, the turn of the conversation included — a continued
 // thread's next completion is a new event, the same one told again is not.
+// A <huh> without an envelope is told apart from the others of its turn
+// by the listener that failed and the attempt it is about: one reply's
+// two bad messages, or a broadcast's two failing listeners, are two
+// events with the same canned text.
 func eventID(kind string, e pump.Event) string {
 	if len(e.Envelope) > 0 {
 		return wire.EnvelopeID(e.Envelope)
 	}
 	var turn [20]byte
+	attempt := ""
+	if h, ok := e.Payload.(*xmlpipe.Huh); ok && h != nil {
+		attempt = string(h.OriginalAttempt)
+	}
 	return wire.MessageID(kind, e.Conversation, e.Thread, e.From, e.To, e.PayloadName, e.Error,
-		string(strconv.AppendInt(turn[:0], e.Turn, 10)))
+		string(strconv.AppendInt(turn[:0], e.Turn, 10)), e.Listener, attempt)
 }
 
 // stamp formats a time as RFC 3339 with nanoseconds, in UTC ("" for zero).

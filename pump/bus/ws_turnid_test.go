@@ -7,6 +7,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
 // TestWSTurnsOfAThreadHaveDistinctIDs: every frame of a continued thread's
@@ -70,6 +71,31 @@ func TestEventIDKeepsATurnsEvent(t *testing.T) {
 		{"next turn", base, next, false},
 	} {
 		if got := eventID(wire.TypeComplete, tc.a) == eventID(wire.TypeComplete, tc.b); got != tc.same {
+			t.Errorf("%s: same id %v, want %v", tc.name, got, tc.same)
+		}
+	}
+}
+
+// TestEventIDTellsATurnsFailuresApart: two envelope-less <huh> events of
+// one turn on one thread — two bad messages of one agent's reply, or two
+// listeners of a broadcast failing on one message — carry distinct ids,
+// while the same failure told again keeps its id.
+func TestEventIDTellsATurnsFailuresApart(t *testing.T) {
+	huh := func(listener, attempt string) pump.Event {
+		return pump.Event{Kind: pump.EventHuh, Conversation: "c", Thread: "t", From: "core", To: "agent",
+			Listener: listener, PayloadName: "huh", Error: "no such capability", Turn: 7,
+			Payload: &xmlpipe.Huh{Error: "no such capability", OriginalAttempt: []byte(attempt)}}
+	}
+	for _, tc := range []struct {
+		name string
+		a, b pump.Event
+		same bool
+	}{
+		{"told again", huh("", "<a/>"), huh("", "<a/>"), true},
+		{"two bad messages of one reply", huh("", "<a/>"), huh("", "<b/>"), false},
+		{"two listeners failing on one message", huh("l1", "<a/>"), huh("l2", "<a/>"), false},
+	} {
+		if got := eventID(wire.TypeHuh, tc.a) == eventID(wire.TypeHuh, tc.b); got != tc.same {
 			t.Errorf("%s: same id %v, want %v", tc.name, got, tc.same)
 		}
 	}

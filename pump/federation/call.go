@@ -58,6 +58,27 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 		if err != nil {
 			return nil, fmt.Errorf("federation: gateway %s: %w", g.name, err)
 		}
+		// Opening a call and removing the gateway exclude each other: a
+		// call opened once the removal began is refused before it is
+		// queued, and one opened before counts as waiting from the
+		// start, so the removal waits for it to be cancelled and the
+		// peer to acknowledge that (endCalls) — none is left in the
+		// outbox of a gateway that is gone.
+		g.mu.Lock()
+		select {
+		case <-g.removing:
+			g.mu.Unlock()
+			return nil, fmt.Errorf("%w: gateway %s: %s: the call was not made", ErrGatewayRemoved, g.name, remote)
+		default:
+		}
+		g.waiting++
+		g.mu.Unlock()
+		defer func() {
+			g.mu.Lock()
+			g.waiting--
+			g.mu.Unlock()
+			g.kickWaiters()
+		}()
 		c := &call{thread: md.ThreadID, answer: make(chan answered, 1), refused: make(chan error, 1),
 			cancelled: make(chan struct{})}
 		o, err := g.open(ctx, c, md.ThreadID, remote, body, traceparent(ctx))
@@ -65,6 +86,9 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 			return nil, err
 		}
 		lt, early := o.lt, o.early
+		if g.m.proxyHook != nil {
+			g.m.proxyHook(proxyOpened, lt)
+		}
 		keep := false // a call left open at shutdown is adopted after the restart
 		// parked is set once the call whose wait a halt stopped is kept
 		// for the next handling — with the answer handed over meanwhile
@@ -120,15 +144,6 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 		}
 		t := time.NewTimer(g.callTimeout)
 		defer t.Stop()
-		g.mu.Lock()
-		g.waiting++
-		g.mu.Unlock()
-		defer func() {
-			g.mu.Lock()
-			g.waiting--
-			g.mu.Unlock()
-			g.kickWaiters()
-		}()
 		select {
 		case a := <-c.answer:
 			g.m.observe(g.name, time.Since(start))
@@ -185,6 +200,8 @@ const (
 	proxyTookAnswer proxyStep = iota + 1
 	// proxyStopping: the handler's context ended while it waited.
 	proxyStopping
+	// proxyOpened: the handler opened its call (queued it for the peer).
+	proxyOpened
 )
 
 // forgetCall forgets call o once its handler is done with it.

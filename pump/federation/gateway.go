@@ -445,7 +445,8 @@ func (g *gateway) unacked(c *conn, all bool) bool {
 
 // awaitAcks waits until the peer acknowledged or refused every envelope
 // written on link c (with all, every envelope of the outbox: the sender
-// still writes them), or until expired or the link ends; it reports
+// still writes them), or until expired, the link ends or the peer said
+// goodbye; it reports
 // whether none is left unacknowledged. The sender writes nothing more once
 // the manager is stopping, so without all the wait only shrinks.
 func (g *gateway) awaitAcks(c *conn, all bool, expired <-chan struct{}) bool {
@@ -455,6 +456,8 @@ func (g *gateway) awaitAcks(c *conn, all bool, expired <-chan struct{}) bool {
 		case <-expired:
 			return false
 		case <-c.done:
+			return false
+		case <-c.bye: // the peer drains: no acknowledgement comes any more
 			return false
 		}
 	}

@@ -40,6 +40,10 @@ type conn struct {
 	readyOnce sync.Once
 	// acks writes the acknowledgements once they are durable.
 	acks *acker
+	// bye is closed once the peer said goodbye (frameGoodbye): it drains
+	// the link, and no acknowledgement comes on it any more.
+	bye     chan struct{}
+	byeOnce sync.Once
 	// handlers bounds the envelopes of this link handled at once (the
 	// handler goroutines); an idle handler takes its next one from work.
 	handlers chan struct{}
@@ -56,7 +60,7 @@ type conn struct {
 // newConn is an authenticated link of g over ws to p, not served yet
 // (run). withServed marks the link made at start (refreshOnce).
 func newConn(g *gateway, ws *websocket.Conn, p peer, withServed bool) *conn {
-	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{}), ready: make(chan struct{})}
+	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{}), ready: make(chan struct{}), bye: make(chan struct{})}
 	if withServed {
 		c.served = make(chan struct{})
 	}
@@ -83,6 +87,11 @@ func (c *conn) drain(ctx context.Context) {
 	if !c.acks.drain(ctx.Done()) {
 		c.g.log.Info("federation: link closed before every acknowledgement it owed was written; the peer resends those envelopes",
 			"limit", drainLimit)
+	}
+	// The peer, perhaps stopping too, waits for no acknowledgement from
+	// this side any more: without a word each side waited out the bound.
+	if err := c.writeFrame(frame{Type: frameGoodbye}); err != nil {
+		c.g.log.Debug("federation: goodbye not written", "error", err)
 	}
 	if !c.g.awaitAcks(c, false, ctx.Done()) {
 		c.g.log.Info("federation: link closed before the peer acknowledged every envelope written on it; the next start sends those again",
@@ -213,6 +222,10 @@ func (c *conn) run() error {
 			var f frame
 			if err := json.Unmarshal(b, &f); err != nil {
 				c.g.log.Warn("federation: refused a frame that is not JSON", "error", err)
+				continue
+			}
+			if f.Type == frameGoodbye {
+				c.byeOnce.Do(func() { close(c.bye) })
 				continue
 			}
 			c.g.onFrame(f)

@@ -80,17 +80,19 @@ type Options struct {
 
 // Manager runs an organism's gateways.
 type Manager struct {
-	opts     Options
-	log      *slog.Logger
-	db       *db
-	secret   []byte
-	gateways []*gateway
-	byName   map[string]*gateway
-	closed   chan struct{}
-	once     sync.Once
-	wg       sync.WaitGroup
-	upgrader websocket.Upgrader
-	stats    linkStats
+	opts Options
+	// drainLimit replaces the package's drainLimit when set (tests).
+	drainLimit time.Duration
+	log        *slog.Logger
+	db         *db
+	secret     []byte
+	gateways   []*gateway
+	byName     map[string]*gateway
+	closed     chan struct{}
+	once       sync.Once
+	wg         sync.WaitGroup
+	upgrader   websocket.Upgrader
+	stats      linkStats
 	// gmu guards gateways and byName (AddGateway, RemoveGateway).
 	gmu     sync.RWMutex
 	started atomic.Bool
@@ -135,6 +137,9 @@ type Manager struct {
 	// proxyHook, when set (tests only, before any traffic), is told as a
 	// proxy handling of call lt reaches step at: it may hold it there.
 	proxyHook func(at proxyStep, lt string)
+	// removeHook, when set (tests only), runs once a gateway's removal
+	// ended its calls (endCalls), before its link and sender stop.
+	removeHook func(*gateway)
 	// onRefresh, when set (tests only, before any traffic), is told the
 	// outcome of each refresh of a gateway's imports on a live link.
 	onRefresh func(gateway string, err error)
@@ -333,6 +338,9 @@ func (m *Manager) RemoveGateway(ctx context.Context, name string) error {
 		return fmt.Errorf("%w: %s", ErrNoGateway, name)
 	}
 	g.endCalls(ctx)
+	if m.removeHook != nil {
+		m.removeHook(g)
+	}
 	g.stopOnce.Do(func() { close(g.stopped) })
 	g.mu.Lock()
 	c := g.conn
@@ -361,7 +369,9 @@ func (m *Manager) RemoveGateway(ctx context.Context, name string) error {
 // its conversation (and the removal of its listener) until call_timeout,
 // and the peer ran it for nobody.
 func (g *gateway) endCalls(ctx context.Context) {
+	g.mu.Lock() // a call is opened under it (proxy): either it sees the removal or the removal waits for it
 	g.removeOnce.Do(func() { close(g.removing) })
+	g.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, drainLimit)
 	defer cancel()
 	if !g.awaitWaiting(ctx.Done()) {
@@ -463,7 +473,7 @@ func (m *Manager) StopContext(ctx context.Context) {
 		m.stopping = true
 		m.amu.Unlock()
 		close(m.closed)
-		ctx, cancel := context.WithTimeout(ctx, drainLimit)
+		ctx, cancel := context.WithTimeout(ctx, m.drainFor())
 		defer cancel()
 		var wg sync.WaitGroup
 		for _, g := range m.list() {
@@ -476,6 +486,14 @@ func (m *Manager) StopContext(ctx context.Context) {
 		}
 		wg.Wait()
 	})
+}
+
+// drainFor bounds a stop's drain of the links.
+func (m *Manager) drainFor() time.Duration {
+	if m.drainLimit > 0 {
+		return m.drainLimit
+	}
+	return drainLimit
 }
 
 // Close stops the gateways (Stop) and closes the federation state; call it

@@ -281,6 +281,11 @@ const (
 	frameError     = "error"
 	frameAck       = "ack"
 	frameNack      = "nack"
+	// frameGoodbye: the sender drains the link for a stop. It wrote every
+	// acknowledgement it owed before it and takes no envelope after it, so
+	// the receiver stops waiting for acknowledgements on the link (what is
+	// unacknowledged is sent again on the next link).
+	frameGoodbye = "goodbye"
 )
 
 func (f frame) marshal() []byte {

@@ -1,6 +1,7 @@
 package organism
 
 import (
+	"errors"
 	"log/slog"
 	"slices"
 	"sync"
@@ -119,7 +120,14 @@ func (b *callBook) observe(rec llm.CallRecord) {
 	}
 	if b.store != nil {
 		id, err := b.store.AppendCall(callRow(c))
-		if err != nil {
+		switch {
+		case errors.Is(err, store.ErrClosed):
+			// An agent the pump abandoned at shutdown ended its call after
+			// the organism closed its store: nothing is lost that a
+			// running organism would keep, and nothing is wrong.
+			b.log.Debug("llm call not journaled: the store closed at shutdown before the abandoned agent's call ended",
+				"agent", c.Agent, "thread", c.Thread, "backend", c.Backend)
+		case err != nil:
 			b.log.Error("llm call not journaled", "agent", c.Agent, "thread", c.Thread, "backend", c.Backend, "error", err)
 		}
 		c.ID = id

@@ -55,7 +55,13 @@ func (t *segmentThreads) remove(thread string) bool {
 }
 
 func (k storeSinks) check(op string, err error) {
-	if err != nil {
+	switch {
+	case errors.Is(err, store.ErrClosed):
+		// A handler the pump abandoned at shutdown changed the state
+		// after the organism closed its store: the change is one the
+		// next start does not need (its turn is handled again).
+		k.log.Debug("durable state: " + op + " skipped: the store closed at shutdown before an abandoned handler ended")
+	case err != nil:
 		k.log.Error("durable state: "+op, "error", err)
 	}
 }

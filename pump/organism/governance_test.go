@@ -389,8 +389,11 @@ func governedOrganism(t *testing.T, m *scriptedModel, yaml string, opts Options)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Logger = slog.New(slog.DiscardHandler)
-	if testing.Verbose() {
+	switch {
+	case opts.Logger != nil: // the test reads the log
+	case !testing.Verbose():
+		opts.Logger = slog.New(slog.DiscardHandler)
+	default:
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	o, err := New(cfg, opts)
