@@ -53,10 +53,11 @@ var ErrCallFailed = errors.New("callable: the call got no answer")
 var ErrCallTimeout = errors.New("callable: the call took longer than its timeout")
 
 // ErrCallBeyondProfile is the error of a call that would reach, under the
-// profile definitions in force now, a listener its caller's conversation
-// may not reach: a reload widened the caller's profile after its
-// conversation began, and that conversation keeps the table it began with
-// (seed 000 §8.5: no runtime change of a thread's dispatch table).
+// profile definitions and listeners in force now, a listener its caller's
+// conversation may not reach: a reload widened the caller's profile (or
+// added a listener it matches) after its conversation began, and that
+// conversation keeps the table it began with (seed 000 §8.5: no runtime
+// change of a thread's dispatch table).
 var ErrCallBeyondProfile = errors.New("callable: the call would reach beyond its caller's profile")
 
 // callTurnMargin is what the default call timeout of an agent whose calls
@@ -148,10 +149,10 @@ func (c *caller) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) (
 	if wider := c.beyond(md.Profile, profile); wider != "" {
 		// The listener stays unnamed for the caller: outside its profile,
 		// it does not exist for it.
-		c.log.Warn("call refused: its caller's profile was widened by a reload since its conversation began",
+		c.log.Warn("call refused: its callee would reach what the caller's conversation may not (its table changed since)",
 			"listener", c.target, "thread", md.ThreadID, "from", md.From, "profile", caller, "would_reach", wider)
-		return nil, fmt.Errorf("%w %s: its definition changed since the calling conversation began (a reload); "+
-			"call again from a new conversation", ErrCallBeyondProfile, caller)
+		return nil, fmt.Errorf("%w %s: the organism's profiles or listeners changed since the calling conversation "+
+			"began (a reload); call again from a new conversation", ErrCallBeyondProfile, caller)
 	}
 	c.log.Debug("call", "listener", c.target, "thread", md.ThreadID, "from", md.From, "profile", profile,
 		"timeout", c.timeout)
