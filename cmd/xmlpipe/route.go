@@ -25,7 +25,7 @@ const routeTimeout = 2 * time.Minute
 func runRoute(ctx context.Context, args []string, std streams) int {
 	fs := newFlags("route", `[--profile P] [--agent A] [--limit N] [--fill] "need" [organism.yaml]`, std.err)
 	profile := fs.String("profile", "", "rank only what profile P may use (needs a profiles: section)")
-	agent := fs.String("agent", "", "rank only what agent A may use (its peers and tools)")
+	agent := fs.String("agent", "", "rank only what listener A may use (an agent's peers and tools, within A's own profile)")
 	limit := fs.Int("limit", route.DefaultLimit, "list at most N candidates")
 	fill := fs.Bool("fill", false, "also build the payload the first candidate would get")
 	pos, code, ok := parseFlags(fs, args)

@@ -534,5 +534,17 @@ func (o *Organism) namesPeerBeyondListeners(name string) bool {
 	if _, ok := o.Gateway(name); ok {
 		return true
 	}
-	return o.mountedTool(name)
+	return o.mountedTool(name) || o.callableCall(name)
+}
+
+// callableCall reports whether name is <listener>.call of a listener that
+// declares callable: (CallName): a listener the organism registers at
+// assembly beside it.
+func (o *Organism) callableCall(name string) bool {
+	for _, l := range o.Listeners {
+		if !l.Callable.IsZero() && strings.EqualFold(name, CallName(l.Name)) {
+			return true
+		}
+	}
+	return false
 }

@@ -60,6 +60,15 @@ func TestValidateBuiltInCode(t *testing.T) {
 			o.Gateways = []Gateway{{Name: "remote", RemoteURL: "wss://r.example.org", TrustedIdentity: "/k.pub"}}
 			o.Listeners[0].Peers = []string{"REMOTE"}
 		}, nil},
+		{"a callable's call as peer", func(o *Organism) {
+			o.Listeners[1].Callable = Callable{Description: "Shouts on request", Parameters: []Parameter{{Name: "Text"}}}
+			o.Listeners[0].Peers = []string{"Shouter.Call"}
+		}, nil},
+		{"the call of a listener that is not callable", func(o *Organism) {
+			o.Listeners[0].Peers = []string{"shouter.call"}
+		}, []string{
+			`listeners[0].peers[0]: "shouter.call" names no listener or gateway`,
+		}},
 		{"gateway tags and limits", func(o *Organism) {
 			o.Gateways = []Gateway{{Name: "remote", TrustedIdentity: "/k.pub", Export: []string{"Greeting", "pm:shutdown", "Greeting"},
 				Import: []string{"tools.Calc", "1st"}, QueueLimit: -1, CallTimeout: -1}}

@@ -52,6 +52,14 @@ var ErrCallFailed = errors.New("callable: the call got no answer")
 // conversation was killed.
 var ErrCallTimeout = errors.New("callable: the call took longer than its timeout")
 
+// ErrCallBeyondProfile is the error of a call that would reach, under the
+// profile definitions and listeners in force now, a listener its caller's
+// conversation may not reach: a reload widened the caller's profile (or
+// added a listener it matches) after its conversation began, and that
+// conversation keeps the table it began with (seed 000 §8.5: no runtime
+// change of a thread's dispatch table).
+var ErrCallBeyondProfile = errors.New("callable: the call would reach beyond its caller's profile")
+
 // callTurnMargin is what the default call timeout of an agent whose calls
 // may wait for a human adds to that wait: the agent's turn after the
 // decision (pump.DefaultAgentTimeout).
@@ -138,6 +146,14 @@ func (c *caller) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) (
 		caller = md.Profile.Name()
 	}
 	profile := registry.NarrowProfile(caller, c.profile)
+	if wider := c.beyond(md.Profile, profile); wider != "" {
+		// The listener stays unnamed for the caller: outside its profile,
+		// it does not exist for it.
+		c.log.Warn("call refused: its callee would reach what the caller's conversation may not (its table changed since)",
+			"listener", c.target, "thread", md.ThreadID, "from", md.From, "profile", caller, "would_reach", wider)
+		return nil, fmt.Errorf("%w %s: the organism's profiles or listeners changed since the calling conversation "+
+			"began (a reload); call again from a new conversation", ErrCallBeyondProfile, caller)
+	}
 	c.log.Debug("call", "listener", c.target, "thread", md.ThreadID, "from", md.From, "profile", profile,
 		"timeout", c.timeout)
 	ctx, cancel := context.WithTimeoutCause(ctx, c.timeout, fmt.Errorf("%w: %s did not answer within %s (callable.timeout); "+
@@ -251,4 +267,23 @@ func registerCall(p *pump.Pump, lc config.Listener, timeout time.Duration, u *un
 	}
 	u.names = append(u.names, l.Name)
 	return nil
+}
+
+// beyond names a listener the callee's conversation would reach under
+// profile — resolved in the current routing table, as the new
+// conversation will be — that the caller's profile, resolved in the table
+// its own conversation routes within, does not reach; "" when there is
+// none or the caller has no profile. A reload that widened the caller's
+// profile after its conversation began would otherwise widen it for its
+// calls.
+func (c *caller) beyond(callerProfile xmlpipe.Profile, profile string) string {
+	if callerProfile == nil {
+		return ""
+	}
+	for _, l := range c.p.Listeners() {
+		if c.p.ProfileReaches(profile, l.Name) && !callerProfile.Reaches(l.Name) {
+			return l.Name
+		}
+	}
+	return ""
 }

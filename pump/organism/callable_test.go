@@ -263,3 +263,48 @@ func FuzzCallTask(f *testing.F) {
 		}
 	})
 }
+
+// TestCallableLocalAgent: an agent of the same organism calls a callable
+// agent by naming its <name>.call among its peers: the configuration
+// accepts the name, the agent is offered the call as a tool, and the
+// callee's answer, computed on a conversation of its own, is the tool's
+// result.
+func TestCallableLocalAgent(t *testing.T) {
+	m := newScriptedModel(t, map[string][]string{
+		"boss":   {toolCalls(scriptedCall{"c1", "worker_call", `{"Job":"count sheep"}`}), "Worker says done."},
+		"worker": {"I counted 3 sheep."},
+	})
+	o := agentOrganismWith(t, m, `listeners:
+  - name: boss
+    agent: true
+    description: Delegates
+    prompt: You are boss.
+    peers: [worker.call]
+  - name: worker
+    agent: true
+    description: Works
+    prompt: You are worker.
+    callable:
+      description: Does the work
+      parameters:
+        - {name: Job, required: true}
+`, Options{})
+	if got := ask(t, o, "boss", "get it done"); got != "Worker says done." {
+		t.Fatalf("boss answered %q", got)
+	}
+	boss, worker := m.requests("boss"), m.requests("worker")
+	if len(boss) != 2 || len(worker) != 1 {
+		t.Fatalf("%d requests of boss and %d of worker, want 2 and 1", len(boss), len(worker))
+	}
+	if tools := jsonOf(boss[0].Body["tools"]); !strings.Contains(tools, `"name":"worker_call"`) {
+		t.Errorf("boss is not offered worker.call: %s", tools)
+	}
+	task := worker[0].Messages[len(worker[0].Messages)-1]
+	if want := "[From " + callSender("worker") + "]\nJob: count sheep"; task["content"] != want {
+		t.Errorf("worker's task %q, want %q", task["content"], want)
+	}
+	if result := boss[1].Messages[len(boss[1].Messages)-1]; result["role"] != "tool" ||
+		!strings.Contains(result["content"], "I counted 3 sheep.") {
+		t.Errorf("the callee's answer did not reach boss as the call's result: %q", result)
+	}
+}

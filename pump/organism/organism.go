@@ -544,6 +544,7 @@ func (o *Organism) Start() error {
 		return fmt.Errorf("organism: boot: %w", err)
 	}
 	o.BootThread = thread
+	o.warnUserProfiles(o.CurrentConfig())
 	return nil
 }
 

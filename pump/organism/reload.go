@@ -476,6 +476,7 @@ func (p *Plan) Apply() (ReloadReport, error) {
 	r := p.report
 	o.log.Info("reload applied", "added", r.Added, "removed", r.Removed, "changed", r.Changed,
 		"unchanged", r.Unchanged, "new_llm_router", r.LLM)
+	o.warnUserProfiles(p.cfg)
 	return r, swapErr
 }
 

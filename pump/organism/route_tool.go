@@ -59,15 +59,11 @@ func (o *Organism) routeCall(ctx context.Context, c llm.LocalCall) (llm.LocalRes
 		return llm.LocalResult{}, err
 	}
 	// An agent never routes to itself, nor past its thread's profile or its
-	// own (the pump would refuse such a send anyway; the ranking never
-	// offers it).
+	// own (PeersMask; the pump would refuse such a send anyway, the
+	// ranking never offers it).
 	mask = route.Both(mask, route.Deny(c.Agent))
 	if p := c.Metadata.Profile; p != nil {
 		mask = route.Both(mask, p.Reaches)
-	}
-	if self, ok := o.Pump.Lookup(c.Agent); ok && self.Profile != "" {
-		own := self.Profile
-		mask = route.Both(mask, func(name string) bool { return o.Pump.ProfileReaches(own, name) })
 	}
 	plan, err := r.Plan(ctx, need, mask)
 	var fe *route.FillError

@@ -27,23 +27,32 @@ type routing struct {
 	key    string         // the embeddings key it was built with
 }
 
-// PeersMask returns the mask of what the agent called agent may address:
-// its peers and tools, as the pump enforces them. A listener that is no
-// agent may address anyone: its mask is nil (every capability).
+// PeersMask returns the mask of what the listener called agent may
+// address, as the pump enforces it: an agent's peers and tools, within the
+// listener's own profile (profile:, which narrows every message it sends).
+// A listener that is no agent and has no profile may address anyone: its
+// mask is nil (every capability).
 func (o *Organism) PeersMask(agent string) (route.Mask, error) {
 	l, ok := o.Pump.Lookup(agent)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", pump.ErrUnknownListener, agent)
 	}
-	if !l.Agent {
-		return nil, nil
+	var own route.Mask
+	if l.Profile != "" {
+		profile := l.Profile
+		own = func(name string) bool { return o.Pump.ProfileReaches(profile, name) }
 	}
+	if !l.Agent {
+		return own, nil
+	}
+	peers := l.Peers
 	for _, info := range o.Pump.Listeners() {
 		if strings.EqualFold(info.Name, l.Name) {
-			return route.Allow(info.Peers...), nil
+			peers = info.Peers
+			break
 		}
 	}
-	return route.Allow(l.Peers...), nil
+	return route.Both(route.Allow(peers...), own), nil
 }
 
 // Router returns the organism's semantic router: an index over every
