@@ -17,8 +17,7 @@ import (
 const killedSchema = `
 CREATE TABLE IF NOT EXISTS killed_conversations (
 	conversation TEXT    PRIMARY KEY CHECK (conversation <> ''),
-	killed_at    INTEGER NOT NULL,
-	reason       TEXT    NOT NULL DEFAULT ''
+	killed_at    INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE TRIGGER IF NOT EXISTS killed_conversations_immutable_update BEFORE UPDATE ON killed_conversations
 BEGIN
@@ -36,8 +35,6 @@ type Kill struct {
 	Conversation string
 	// At is when it was killed.
 	At time.Time
-	// Reason says why (who killed it, or what), as given.
-	Reason string
 }
 
 // RecordKill records that conversation k.Conversation was killed and waits
@@ -51,8 +48,8 @@ func (s *Store) RecordKill(ctx context.Context, k Kill) error {
 		k.At = s.opts.Clock()
 	}
 	_, err := s.do(ctx, "record kill", func(w *writer) (int64, error) {
-		return w.exec(`INSERT INTO killed_conversations (conversation, killed_at, reason) VALUES (?, ?, ?)
-			ON CONFLICT (conversation) DO NOTHING`, k.Conversation, nanos(k.At), k.Reason)
+		return w.exec(`INSERT INTO killed_conversations (conversation, killed_at) VALUES (?, ?)
+			ON CONFLICT (conversation) DO NOTHING`, k.Conversation, nanos(k.At))
 	})
 	if err != nil {
 		return fmt.Errorf("store: record kill of %s: %w", k.Conversation, err)
@@ -86,13 +83,10 @@ func (r *Reader) KillOf(conv string) (*Kill, error) {
 	if conv == "" {
 		return nil, nil
 	}
-	var (
-		at     int64
-		reason string
-	)
+	var at int64
 	err := r.read(func(db *sql.DB) error {
 		return db.QueryRowContext(context.Background(),
-			`SELECT killed_at, reason FROM killed_conversations WHERE conversation = ?`, conv).Scan(&at, &reason)
+			`SELECT killed_at FROM killed_conversations WHERE conversation = ?`, conv).Scan(&at)
 	})
 	switch {
 	case errors.Is(err, sql.ErrNoRows), err != nil && strings.Contains(err.Error(), "no such table"):
@@ -100,7 +94,7 @@ func (r *Reader) KillOf(conv string) (*Kill, error) {
 	case err != nil:
 		return nil, fmt.Errorf("store: read kill of %s: %w", conv, err)
 	}
-	return &Kill{Conversation: conv, At: fromNanos(at), Reason: reason}, nil
+	return &Kill{Conversation: conv, At: fromNanos(at)}, nil
 }
 
 // loadAnyKilled sets s.anyKilled when the store holds a kill record.

@@ -148,8 +148,7 @@ CREATE TABLE journal_tombstones (
 -- table killed_conversations
 CREATE TABLE killed_conversations (
 	conversation TEXT    PRIMARY KEY CHECK (conversation <> ''),
-	killed_at    INTEGER NOT NULL,
-	reason       TEXT    NOT NULL DEFAULT ''
+	killed_at    INTEGER NOT NULL
 ) WITHOUT ROWID;
 
 -- table llm_calls
