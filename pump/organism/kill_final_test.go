@@ -96,3 +96,43 @@ func TestKillWhileHeldStaysKilledAfterRestart(t *testing.T) {
 		})
 	}
 }
+
+// TestLocalSendOnAKilledConversation: the console's Send continuing a
+// conversation killed while its greeting waited at a paused greeter fails
+// with an error wrapping ErrConversationKilled (not a bare rejection the
+// console could not tell from a bad payload); a Send without a thread
+// begins a new conversation.
+func TestLocalSendOnAKilledConversation(t *testing.T) {
+	o, out := startDurableHello(t, t.TempDir(), nil)
+	defer shutdown(t, o)
+	l := NewLocal(o)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := o.Pump.Pause("greeter"); err != nil {
+		t.Fatal(err)
+	}
+	conv, err := l.Send(ctx, Message{Target: "greeter", Text: "held"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Pump.Kill(conv); err != nil {
+		t.Fatalf("Kill: %v", err)
+	}
+	if err := o.Pump.Resume("greeter"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Send(ctx, Message{Target: "greeter", Text: "again", Thread: conv}); !errors.Is(err, ErrConversationKilled) {
+		t.Fatalf("Send on the killed conversation: %v, want ErrConversationKilled", err)
+	}
+	if _, err := l.Send(ctx, Message{Target: "greeter", Text: "new"}); err != nil {
+		t.Fatalf("Send on a new conversation: %v", err)
+	}
+	select {
+	case line := <-out.ch:
+		if line != "[shouter] HELLO, NEW!" {
+			t.Errorf("printed %q, want the new conversation's shout", line)
+		}
+	case <-ctx.Done():
+		t.Fatal("the new conversation printed nothing")
+	}
+}
