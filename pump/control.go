@@ -18,7 +18,8 @@ var (
 	// (its thread live for a continuation, its history kept, or in the
 	// journal) with nothing in flight: it has completed, failed or been
 	// killed already, nothing runs that a kill could stop, and Kill
-	// leaves it as it is (its owner may still continue it).
+	// leaves it as it is (its owner may still continue one that completed
+	// or failed; one killed stays killed).
 	ErrConversationEnded = errors.New("conversation already ended")
 )
 
@@ -94,7 +95,13 @@ func (p *Pump) Paused(name string) bool {
 // messages held by the delivery gate are dropped, and the gate told
 // (DeliveryGate.Dropped), before Kill returns — Kill waits for the gate's
 // decisions about the conversation in progress, and the gate is not asked
-// about its deliveries afterwards. It returns
+// about its deliveries afterwards. The kill is final: before Kill returns
+// it is remembered and, with a KillJournal, its record committed, so an
+// outside message continuing the conversation is refused
+// (ErrContinueKilled) and a durable organism's recovery runs none of its
+// messages again, across halts, pauses, stops and crashes (a record that
+// could not be committed is Kill's error, returned with the id after the
+// kill took effect in memory). It returns
 // the conversation id, or ErrUnknownThread when the thread is not live and
 // no message of it is in flight and the organism never knew it. A
 // conversation it knows with nothing in flight has ended, and one killed
@@ -123,6 +130,11 @@ func (p *Pump) Kill(thread string) (string, error) {
 	if c == nil && (root != "" || p.knownConversation(conv)) {
 		return conv, fmt.Errorf("%w: %s", ErrConversationEnded, conv)
 	}
+	if c != nil {
+		// Before its threads end: a continuation that finds them ended
+		// finds the kill too (refuseKilled).
+		p.kills.add(conv)
+	}
 	err := p.threads.End(conv)
 	if err != nil && !errors.Is(err, registry.ErrUnknownThread) {
 		return "", fmt.Errorf("kill %s: %w", conv, err)
@@ -130,6 +142,7 @@ func (p *Pump) Kill(thread string) (string, error) {
 	if c == nil && err != nil {
 		return "", fmt.Errorf("%w: %s", ErrUnknownThread, thread)
 	}
+	recErr := p.recordKill(conv)
 	cancelled := 0
 	if c != nil {
 		// After the mark: a worker starting a call of conv now either sees
@@ -143,6 +156,11 @@ func (p *Pump) Kill(thread string) (string, error) {
 		p.dropHeld(conv, ErrConversationKilled)
 	}
 	p.log.Warn("conversation killed", "thread", conv, "in_flight", c != nil, "cancelled", cancelled)
+	if recErr != nil {
+		p.log.Error("conversation killed but the kill not recorded: a restart may run it again", "thread", conv,
+			"error", recErr)
+		return conv, recErr
+	}
 	return conv, nil
 }
 

@@ -310,6 +310,12 @@ func (p *Pump) process(w *work) {
 			p.rejectMessage(w, m, "", err)
 			return
 		}
+		if w.recovered == 0 {
+			if err := p.refuseKilled(w, m.Thread); err != nil {
+				p.rejectMessage(w, m, "", err)
+				return
+			}
+		}
 	}
 	if m.PayloadNS == p.core.Huh.Namespace() && (m.PayloadName == p.core.Huh.Name() || m.PayloadName == p.core.Refusal.Name()) ||
 		m.PayloadNS == "" && m.PayloadName == p.core.SystemError.Name() {

@@ -107,6 +107,8 @@ type Pump struct {
 	convs *convTable
 	// killing counts killed conversations still in flight (fast path: 0).
 	killing atomic.Int32
+	// kills remembers the conversations killed (killed.go).
+	kills recentKills
 	// unjournaledTurns numbers the turns begun by a message that has no
 	// journal seq (no journal): their Event.Turn is its negation.
 	unjournaledTurns atomic.Int64

@@ -163,6 +163,18 @@ func runJournalThread(_ context.Context, args []string, std streams) int {
 			fmt.Fprintln(std.out, callLine(c))
 		}
 	}
+	conv := pos[0]
+	if len(entries) > 0 && entries[0].Conversation != "" {
+		conv = entries[0].Conversation
+	}
+	k, err := s.KillOf(conv)
+	if err != nil {
+		fmt.Fprintln(std.err, "xmlpipe journal thread:", err)
+		return exitFailure
+	}
+	if k != nil {
+		fmt.Fprintf(std.out, "\nkilled at %s: conversation %s ended for good\n", k.At.Format(time.RFC3339Nano), conv)
+	}
 	return exitOK
 }
 

@@ -15,8 +15,8 @@ import (
 // (begun by one of their sessions) — another's is 404, as if it did not
 // exist. A conversation that is no longer running — completed, failed or
 // killed already — is 409 with its state, and nothing of it changes (a
-// completed one may still be continued); a thread the organism does not
-// know is 404.
+// completed one may still be continued, a killed one never); a thread the
+// organism does not know is 404.
 func (s *Server) apiKill(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	sess := sessionOf(r.Context())
@@ -27,7 +27,7 @@ func (s *Server) apiKill(w http.ResponseWriter, r *http.Request) {
 	prof := s.threadProfile(id) // for the event streams: known only while the thread lives
 	conv, err := s.pump.Kill(id)
 	switch {
-	case (errors.Is(err, pump.ErrConversationEnded) || errors.Is(err, pump.ErrUnknownThread)) && s.killed.has(id, conv):
+	case (errors.Is(err, pump.ErrConversationEnded) || errors.Is(err, pump.ErrUnknownThread)) && s.wasKilled(id, conv):
 		writeJSON(w, http.StatusConflict, killConflict{Error: "Conversation already killed", ThreadID: cmp.Or(conv, id)})
 		return
 	case errors.Is(err, pump.ErrConversationEnded) || errors.Is(err, pump.ErrUnknownThread) && s.journalKnows(id):

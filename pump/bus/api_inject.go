@@ -170,7 +170,9 @@ func (s *Server) payloadBytes(l pump.Listener, raw json.RawMessage) ([]byte, *ap
 const notJournaledText = "Message not journaled: the organism could not record it (see its log: is its data directory's disk full?); " +
 	"it may still be handled, so look at the thread before sending it again"
 
-// injectError maps an inject failure to its response: a refused message is
+// injectError maps an inject failure to its response: a message
+// continuing a killed conversation is 409 "Conversation was killed; start
+// a new one" (a kill is final); another refused message is
 // 422 with the canned text and the diagnostics; one the organism was too
 // busy to take (pump.ErrBusy) 429 with Retry-After; one the journal could
 // not record (pump.ErrNotDurable) 503 saying so.
@@ -178,6 +180,9 @@ func (s *Server) injectError(err error) *apiError {
 	if text, retry, ok := busyOf(err); ok {
 		s.log.Info("inject refused: busy", "error", err)
 		return busyAPIError(text, retry)
+	}
+	if errors.Is(err, pump.ErrContinueKilled) {
+		return &apiError{status: http.StatusConflict, body: errorBody{Error: failure.HuhKilled}}
 	}
 	if f, ok := errors.AsType[*failure.Failure](err); ok {
 		return &apiError{status: http.StatusUnprocessableEntity,

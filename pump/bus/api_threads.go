@@ -232,11 +232,12 @@ func (s *Server) journaled(h journalHandler) http.HandlerFunc {
 }
 
 // threadStatus is the status of thread id of conversation conv ("" when
-// unknown): killed (through the API), error (failed: a failure message on
-// it), active (its conversation has a message in flight), else completed.
+// unknown): killed (by the API, the console, OOB or Ask, in this run or
+// an earlier one: wasKilled), error (failed: a failure message on it),
+// active (its conversation has a message in flight), else completed.
 func (s *Server) threadStatus(id, conv string, failed bool) string {
 	switch {
-	case s.killed.has(id, conv):
+	case s.wasKilled(id, conv):
 		return statusKilled
 	case failed:
 		return statusError
@@ -244,6 +245,23 @@ func (s *Server) threadStatus(id, conv string, failed bool) string {
 		return statusActive
 	}
 	return statusCompleted
+}
+
+// wasKilled reports whether thread id of conversation conv was killed:
+// through this server, or as the pump (and its journal, across restarts)
+// remembers kills.
+func (s *Server) wasKilled(id, conv string) bool {
+	if s.killed.has(id, conv) {
+		return true
+	}
+	if conv == "" {
+		conv = id
+	}
+	killed, err := s.pump.WasKilled(conv)
+	if err != nil {
+		s.log.Warn("thread status: killed conversations lookup failed", "thread", id, "error", err)
+	}
+	return killed
 }
 
 // apiThreads is GET /api/v1/threads: journal threads, most recently active

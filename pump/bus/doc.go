@@ -128,7 +128,9 @@
 // from "console:<user>" (raw form) or "websocket:<user>" (target form), as
 // the reference builds from_id, on a new conversation — or, with
 // "thread_id", on that conversation: one of the user's own (see Identity),
-// live or ended, continues, and an agent finds its history there (the
+// live or ended, continues (unless it was killed: a kill is final, and the
+// send is answered {"type":"error","error":"Conversation was killed; start
+// a new one","code":"killed"}), and an agent finds its history there (the
 // history of a conversation a client began with an agent is kept after it
 // completes, until the context buffer's TTL); an id the organism never used
 // begins a new conversation under it; another party's is refused like any
@@ -312,11 +314,15 @@
 //	                                       (1 to 1000); 400 {"error":"Invalid thread: …"} / "Invalid limit: …"
 //	POST /api/v1/inject                   operator: {"to":"greeter","payload":{"name":"Dan"}} or
 //	                                       {"to":"greeter","payload":"<Greeting><Name>Dan</Name></Greeting>",
-//	                                       "thread_id":"…"} → {"thread_id","message_id"}
+//	                                       "thread_id":"…"} → {"thread_id","message_id"}; 409
+//	                                       {"error":"Conversation was killed; start a new one"} when
+//	                                       thread_id names a killed conversation
 //	POST /api/v1/threads/{id}/kill        operator (their own conversation; another's is 404), admin (any)
 //	                                       → {"thread_id","status":"killed"}; 409 {"error":"Conversation
 //	                                       already completed|killed","thread_id"} when it no longer runs
-//	                                       (nothing changes); 404 for a thread never used
+//	                                       (nothing changes); 404 for a thread never used. A kill is
+//	                                       final: the conversation reads "killed" after restarts too
+//	                                       and is never continued
 //	POST /api/v1/agents/{name}/pause      admin → Agent
 //	POST /api/v1/agents/{name}/resume     admin → Agent
 //	POST /api/v1/organism/reload          admin → 200 {"status":"reloaded"} once applied; 422

@@ -351,6 +351,9 @@ func (w *wsSocket) injectFailed(h wire.Head, err error) {
 // frame is due (the socket is closing).
 func wsInjectError(h wire.Head, err error) (wire.Error, bool) {
 	head := wire.Head{Type: wire.TypeError, ID: h.ID}
+	if errors.Is(err, pump.ErrContinueKilled) {
+		return wire.Error{Head: head, Error: failure.HuhKilled, Code: wire.CodeKilled}, true
+	}
 	if f, ok := errors.AsType[*failure.Failure](err); ok {
 		return wire.Error{Head: head, Error: f.Canned(), Code: wire.CodeRejected, Diagnostics: diagnosticsOf(f)}, true
 	}

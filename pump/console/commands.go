@@ -122,6 +122,10 @@ func (c *Console) send(ctx context.Context, rest string) string {
 			"Send its fields as JSON (@"+target+" {…}) or XML (@"+target+" <Payload>…</Payload>); /listeners shows its root tag.")
 	case errors.Is(err, organism.ErrBadPayload):
 		c.say(capitalize(err.Error()))
+	case errors.Is(err, organism.ErrConversationKilled):
+		// Killed elsewhere (the API, the dashboard, OOB): a kill is final,
+		// so the agent's next line begins a new conversation.
+		c.say(c.convs.endedEarly(conv, "conversation was killed"))
 	case errors.As(err, &rej):
 		c.huh(rej.Huh, rej.Diagnostics)
 	case err != nil:

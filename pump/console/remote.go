@@ -191,6 +191,8 @@ func requestError(req wire.Request, e wire.Error) error {
 		return fmt.Errorf("%w%s", organism.ErrBadPayload, strings.TrimPrefix(e.Error, "Invalid payload"))
 	case wire.CodeRejected:
 		return &organism.Rejection{Huh: e.Error, Diagnostics: e.Diagnostics}
+	case wire.CodeKilled:
+		return fmt.Errorf("%w: %s", organism.ErrConversationKilled, e.Error)
 	}
 	return errors.New(e.Error)
 }

@@ -17,11 +17,16 @@ var ErrUnknownThread = pump.ErrUnknownThread
 // pump's sentinel).
 var ErrConversationEnded = pump.ErrConversationEnded
 
+// ErrConversationKilled: the message continues a conversation that was
+// killed; a kill is final, and a new conversation must be begun (the
+// pump's sentinel). Sender.Send's error wraps it.
+var ErrConversationKilled = pump.ErrConversationKilled
+
 // Killer is an optional Backend capability: stopping a conversation for
 // good (/kill), as POST /api/v1/threads/{id}/kill does. Kill's error wraps
 // ErrUnknownThread when the organism never knew the thread,
 // ErrConversationEnded when its conversation has ended (nothing changed;
-// it may still be continued), ErrForbidden when the user's role may not kill.
+// one that completed may still be continued, one killed never), ErrForbidden when the user's role may not kill.
 type Killer interface {
 	// Kill stops the conversation thread belongs to (its id or the id of
 	// any of its threads) and returns the conversation's id.

@@ -112,7 +112,8 @@ func (l *Local) Stream(thread, agent, delta string, end bool) {
 // decoding a JSON object (codec.AppendJSON, names matched loosely as the
 // REST API does) or XML string — and sends it from "console" on m.Thread
 // (a new conversation when "" or unknown, else its continuation). A
-// message refused at ingress is a *Rejection.
+// message refused at ingress is a *Rejection, one continuing a killed
+// conversation an error wrapping ErrConversationKilled.
 func (l *Local) Send(ctx context.Context, m Message) (string, error) {
 	p := l.org.Pump
 	ls, ok := p.Lookup(m.Target)
@@ -145,6 +146,9 @@ func (l *Local) Send(ctx context.Context, m Message) (string, error) {
 	if err == nil {
 		got, err = p.SendEnvelope(ctx, pump.Envelope{From: ConsoleFrom, To: ls.Name, Thread: thread, Payload: body},
 			pump.OutletFunc(l.deliver))
+	}
+	if errors.Is(err, pump.ErrContinueKilled) {
+		return "", fmt.Errorf("%w: %s: start a new one", ErrConversationKilled, thread)
 	}
 	if f, ok := errors.AsType[*failure.Failure](err); ok {
 		r := &Rejection{Huh: f.Canned()}

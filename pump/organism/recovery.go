@@ -113,10 +113,13 @@ func (o *Organism) stopRecovery() {
 // status's Until to Pump.Recover, in journal order. A message whose
 // listener's output is already journaled later in its conversation had been
 // handled (only its mark was lost): it is marked delivered instead, so no
-// handler runs twice for output it already produced. So is a message of a
-// conversation whose kill is journaled after it (the kill dropped it; only
-// its mark was lost): a killed conversation does not run again after a
-// crash.
+// handler runs twice for output it already produced. So is every message
+// of a conversation the store records as killed (store.Store.Killed: a
+// kill is final, whether its messages were queued, held by a halt or a
+// pause, or running when it came), and, for a journal written before kills
+// were recorded, one of a conversation whose kill's dead letter is
+// journaled after it: a killed conversation does not run again after a
+// stop or a crash.
 func (o *Organism) recoverUndelivered(ctx context.Context, r *recovery) error {
 	s := o.durable.store
 	until := r.status.Until
@@ -155,12 +158,18 @@ func (o *Organism) recoverUndelivered(ctx context.Context, r *recovery) error {
 }
 
 // recoverOne re-delivers e, or marks it delivered when its handling had
-// finished or its conversation was killed after it; it reports which.
+// finished or its conversation was killed; it reports which.
 func (o *Organism) recoverOne(ctx context.Context, s *store.Store, e store.Entry, handled, killed map[string]int64,
 	turns turnSeqs) (skipped bool, err error) {
-	if e.Conversation != "" && killed[e.Conversation] > e.Seq {
-		o.log.Info("recovery: not re-delivered, its conversation was killed", "seq", e.Seq, "thread", e.Conversation)
-		return true, s.MarkDelivered(e.Seq)
+	if e.Conversation != "" {
+		final, err := s.Killed(e.Conversation)
+		if err != nil {
+			return false, fmt.Errorf("recover seq %d: %w", e.Seq, err)
+		}
+		if final || killed[e.Conversation] > e.Seq {
+			o.log.Info("recovery: not re-delivered, its conversation was killed", "seq", e.Seq, "thread", e.Conversation)
+			return true, s.MarkDelivered(e.Seq)
+		}
 	}
 	if e.Conversation != "" && handled[sendKey(e.Conversation, e.Listener)] > e.Seq && !o.gov.awaits(e.Seq, e.Listener) {
 		return true, s.MarkDelivered(e.Seq)

@@ -33,7 +33,7 @@ const layoutVersion = 6
 // Changing a table that exists needs a new layoutVersion and a step in
 // prepareSchema that brings the older version to it.
 var schema = []string{journalSchema, kernelSchema, usersSchema, oobSignaturesSchema, llmCallsSchema, approvalsSchema,
-	memorySchema, contextSegmentsSchema}
+	memorySchema, contextSegmentsSchema, killedSchema}
 
 // journalPartitionBits sets the journal's partitions: seqs s and t share a
 // partition when s>>bits == t>>bits (1024 consecutive seqs). Lookup keys and

@@ -57,6 +57,9 @@ type Store struct {
 	nextSeq int64
 	// assigned is nextSeq − 1, readable without seqMu (Assigned).
 	assigned atomic.Int64
+	// anyKilled is set once the store holds a kill record (killed.go):
+	// until then Killed answers without a query.
+	anyKilled atomic.Bool
 	// callSeq is the last LLM call id handed out (AppendCall).
 	callSeq atomic.Int64
 	// dur is the committed high-water mark that WaitDurable waits on.
@@ -165,6 +168,9 @@ func (s *Store) open() error {
 	}
 	s.Reader, s.rdb = r, r.db
 	if err := s.sizeThreadFilter(ctx); err != nil {
+		return err
+	}
+	if err := s.loadAnyKilled(ctx); err != nil {
 		return err
 	}
 

@@ -51,6 +51,9 @@ var (
 	ErrForbiddenSender  = errors.New("sender not allowed")
 	ErrPrivileged       = errors.New("privileged message on a regular channel")
 	ErrTooManyPayloads  = errors.New("too many payload elements in one output")
+	// ErrKilledConversation: the message continues a conversation that was
+	// killed; a kill ends a conversation for good.
+	ErrKilledConversation = errors.New("conversation was killed")
 )
 
 // Canned <huh> texts: brief, generic and deliberately identical for "wrong
@@ -61,6 +64,9 @@ const (
 	HuhPayload    = "Invalid payload structure"
 	HuhProcessing = "Message could not be processed"
 	HuhTooLarge   = "Message too large"
+	// HuhKilled answers a continuation of a killed conversation (its
+	// sender owns it: the text reveals nothing the sender does not know).
+	HuhKilled = "Conversation was killed; start a new one"
 )
 
 // Diagnostic is one detailed finding about a message: a repair, a validation
@@ -142,6 +148,8 @@ func CannedText(err error) string {
 	case errors.Is(err, ErrNoRoute), errors.Is(err, ErrPayloadInvalid), errors.Is(err, ErrDecode),
 		errors.Is(err, ErrPayloadNamespace):
 		return HuhPayload
+	case errors.Is(err, ErrKilledConversation):
+		return HuhKilled
 	default:
 		return HuhProcessing
 	}

@@ -59,6 +59,10 @@ const (
 	// CodeRejected: the organism refused the message at ingress; Error is the
 	// canned <huh> text and Diagnostics the details.
 	CodeRejected = "rejected"
+	// CodeKilled: the thread_id names a conversation that was killed; a
+	// kill ends a conversation for good: send without a thread_id to begin
+	// a new one.
+	CodeKilled = "killed"
 	// CodeUnavailable: the organism is shutting down.
 	CodeUnavailable = "unavailable"
 	// CodeBusy: the organism was too busy to take the message (its

@@ -145,6 +145,12 @@ CREATE TABLE journal_tombstones (
 	profile      TEXT
 );
 
+-- table killed_conversations
+CREATE TABLE killed_conversations (
+	conversation TEXT    PRIMARY KEY CHECK (conversation <> ''),
+	killed_at    INTEGER NOT NULL
+) WITHOUT ROWID;
+
 -- table llm_calls
 CREATE TABLE llm_calls (
 	id                INTEGER PRIMARY KEY,
@@ -310,6 +316,18 @@ END;
 CREATE TRIGGER journal_tombstones_immutable_update BEFORE UPDATE ON journal_tombstones
 BEGIN
 	SELECT RAISE(ABORT, 'journal tombstones are immutable');
+END;
+
+-- trigger killed_conversations_immutable_delete
+CREATE TRIGGER killed_conversations_immutable_delete BEFORE DELETE ON killed_conversations
+BEGIN
+	SELECT RAISE(ABORT, 'killed conversations are immutable');
+END;
+
+-- trigger killed_conversations_immutable_update
+CREATE TRIGGER killed_conversations_immutable_update BEFORE UPDATE ON killed_conversations
+BEGIN
+	SELECT RAISE(ABORT, 'killed conversations are immutable');
 END;
 
 -- trigger memory_fts_delete
