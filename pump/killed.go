@@ -3,6 +3,7 @@ package pump
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
@@ -47,7 +48,10 @@ const killsRemembered = 1 << 16
 
 // recentKills is the set of the conversations most recently killed.
 type recentKills struct {
-	mu    sync.Mutex
+	// any is set once a conversation was killed: until then, has answers
+	// every outside message without a lock.
+	any   atomic.Bool
+	mu    sync.RWMutex
 	set   map[string]struct{} // guarded by mu
 	order []string            // guarded by mu; oldest first
 }
@@ -63,6 +67,7 @@ func (k *recentKills) add(conv string) {
 		return
 	}
 	k.set[conv] = struct{}{}
+	k.any.Store(true)
 	k.order = append(k.order, conv)
 	if len(k.order) > killsRemembered {
 		delete(k.set, k.order[0])
@@ -72,8 +77,11 @@ func (k *recentKills) add(conv string) {
 
 // has reports whether conv is remembered.
 func (k *recentKills) has(conv string) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
+	if !k.any.Load() {
+		return false
+	}
+	k.mu.RLock()
+	defer k.mu.RUnlock()
 	_, ok := k.set[conv]
 	return ok
 }
