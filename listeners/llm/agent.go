@@ -462,15 +462,20 @@ const namelessCallNote = "Your reply called a tool without naming the function, 
 // void, and the reply streams anew.
 const restartNote = "\n[the reply was cut off; the model is asked again]\n"
 
+// haltedStreamNote ends the streamed text of a model reply an operator's
+// halt cut off: what was shown of it is void, and the reply streams anew
+// after the resume.
+const haltedStreamNote = "\n[the reply was cut off by a halt; the model is asked again after the resume]\n"
+
 // chat sends req, streaming through OnDelta.
-func (a *Agent) chat(ctx context.Context, st *turnState, req Request) (Reply, error) {
+func (a *Agent) chat(ctx context.Context, st *turnState, req Request) (rep Reply, err error) {
 	if a.OnDelta != nil {
 		thread := st.md.ThreadID
 		var tokens *tokenFilter
+		shown := false // native mode: text of the reply was shown
 		if st.mode == XMLTools {
 			req.OnDelta = a.prose(thread, a.xmlStops(st.md))
 		} else {
-			shown := false
 			show := func(text string) {
 				if text != "" {
 					shown = true
@@ -502,6 +507,9 @@ func (a *Agent) chat(ctx context.Context, st *turnState, req Request) (Reply, er
 		defer func() {
 			if tokens != nil {
 				tokens.end() // what it held is shown before the end
+			}
+			if err != nil && shown && errors.Is(context.Cause(ctx), xmlpipe.ErrHalted) {
+				a.OnDelta(a.Name, thread, haltedStreamNote, true)
 			}
 			a.OnDelta(a.Name, thread, "", true)
 		}()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -179,4 +180,51 @@ func slotKinds(cb *registry.ContextBuffer) []string {
 		out = append(out, fmt.Sprintf("%s>%s %s: %s", s.From, s.To, s.PayloadType, s.Raw))
 	}
 	return out
+}
+
+// TestHaltedStreamSaysItWasCut: text a halted model call streamed before
+// the halt is ended with a note that the reply was cut by the halt and
+// comes again after the resume — not left as if it were the reply.
+func TestHaltedStreamSaysItWasCut(t *testing.T) {
+	r := newLoopRig(t, Reply{Content: "Let me think. Done."})
+	var mu sync.Mutex
+	var shown []string
+	r.a.OnDelta = func(_, _, text string, end bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		shown = append(shown, fmt.Sprintf("%q end=%v", text, end))
+	}
+	asked := make(chan struct{})
+	r.a.LLM = ChatterFunc(func(ctx context.Context, req Request) (Reply, error) {
+		req.OnDelta(Delta{Text: "Let me think"})
+		close(asked)
+		<-ctx.Done()
+		return Reply{}, fmt.Errorf("openai: %w", ctx.Err())
+	})
+	ctx, halt := context.WithCancelCause(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := message("console", "go", "").handle(ctx, r, true)
+		done <- err
+	}()
+	select {
+	case <-asked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the model was never asked")
+	}
+	halt(xmlpipe.ErrHalted)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the halted handling did not end")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{`"Let me think" end=false`, fmt.Sprintf("%q end=true", haltedStreamNote), `"" end=true`}
+	if diff := cmp.Diff(want, shown); diff != "" {
+		t.Errorf("streamed (-want +got):\n%s", diff)
+	}
 }
