@@ -26,7 +26,8 @@ var (
 	ErrShutdown = errors.New("pump: immediate shutdown")
 	// ErrHalted: Halt stopped the handler. Its message waits in the
 	// listener's queue and is handled again after Unhalt.
-	ErrHalted = errors.New("pump: halted")
+	// It is xmlpipe.ErrHalted, which handlers can test for.
+	ErrHalted = xmlpipe.ErrHalted
 )
 
 // workerSlot is one listener worker's running handler call (nil when the

@@ -67,7 +67,8 @@ func (p *Pump) chainTooDeep(t *turn, l *listener, d *delivery, to, ref string) b
 		if l.Agent {
 			payload = &xmlpipe.SystemError{Code: "routing", Message: text, RetryAllowed: false}
 		}
-		p.later(t, func() { p.sendErrorAbout(d.conv, d.tbl, l, d.thread, payload, d.depth, ref, err.Error()) })
+		about := d.about(ref)
+		p.later(t, func() { p.sendErrorAbout(d.conv, d.tbl, l, d.thread, payload, d.depth, ref, about, err.Error()) })
 		return true
 	}
 	text += " The conversation was stopped."

@@ -181,6 +181,9 @@ func TestChainDepthSurvivesRecovery(t *testing.T) {
 	if diff := cmp.Diff([]string{"b"}, names); diff != "" {
 		t.Errorf("handler calls after recovery (-want +got):\n%s", diff)
 	}
+	// The dead letter is told before the chain's threads are freed: the
+	// conversation's completion comes after.
+	rec.waitFor(t, "the completion", kind(pump.EventComplete))
 	if threads.Known(root) {
 		t.Errorf("the recovered conversation's threads live on: %d threads", threads.Len())
 	}

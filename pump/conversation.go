@@ -175,6 +175,9 @@ func (p *Pump) emit(d *delivery, w *work) {
 	p.hold()
 	p.convHold(w.conv)
 	w.after = d.after.retain()
+	if w.about == "" {
+		w.about = d.about(w.ref)
+	}
 	d.outputs = append(d.outputs, w)
 }
 

@@ -107,6 +107,7 @@ func (p *Pump) drop(d *delivery) {
 // response. It reports false when the call was abandoned (the worker must
 // stop: see handlerCall.abandon).
 func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
+	p.beginHandling(d)
 	c := p.startCall(l, d, slot)
 	// The call is published before these checks: a Kill, Halt or
 	// ShutdownNow either finds it in the slot or is seen here.
@@ -248,7 +249,7 @@ func (p *Pump) tellFailure(l *listener, d *delivery, err error) {
 		p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: thread,
 			From: "core", To: sender.Name, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags,
 			Profile: d.prof.nameOf()})
-		p.sendErrorAbout(d.conv, d.tbl, sender, thread, huh, d.depth, ref, err.Error())
+		p.sendErrorAbout(d.conv, d.tbl, sender, thread, huh, d.depth, ref, d.about(ref), err.Error())
 		return
 	}
 	p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
@@ -274,7 +275,7 @@ func (p *Pump) outputRejected(l *listener, d *delivery, err error, text []byte) 
 	diags := []failure.Diagnostic{{Stage: failure.StageExtract, Msg: err.Error()}}
 	p.record(Record{Time: p.opts.Clock(), Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
 		From: l.Name, Listener: l.Name, Envelope: clip(text), Diagnostics: diags, Profile: d.prof.nameOf()})
-	p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.NewHuh(err, clip(text)), d.depth, "", errorDetail(diags))
+	p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.NewHuh(err, clip(text)), d.depth, "", d.about(""), errorDetail(diags))
 }
 
 // respond processes a handler's Response: forward, respond, raw or end.
@@ -318,7 +319,10 @@ func (p *Pump) peerViolationIn(t *turn, l *listener, d *delivery, to, ref string
 		p.deadLetterIn(t, d.conv, d.thread, l.Name, to, "", nil, "peer violation; agent has no error handler")
 	}
 	detail := fmt.Sprintf("%q is not among the peers of %s", to, l.Name)
-	p.later(t, func() { p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.RoutingError(), d.depth, ref, detail) })
+	about := d.about(ref)
+	p.later(t, func() {
+		p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.RoutingError(), d.depth, ref, about, detail)
+	})
 }
 
 // forward is Send(to, payload): extend the chain (keeping the send's ref
@@ -384,7 +388,7 @@ func (p *Pump) unsendable(t *turn, l *listener, d *delivery, ref string, err err
 	}
 	p.failed.Add(1)
 	p.later(t, func() {
-		p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.NewHuh(err, nil), d.depth, ref, err.Error())
+		p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.NewHuh(err, nil), d.depth, ref, d.about(ref), err.Error())
 	})
 }
 
@@ -487,8 +491,8 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 			targets, err = reach.mask(targets, l, "", tagKey{part.Namespace, part.Name})
 		}
 		if err != nil {
-			huh, detail := stage.NewHuh(err, part.Bytes), errorDetail(diagnosticsOf(err))
-			p.later(t, func() { p.sendErrorAbout(d.conv, d.tbl, l, d.thread, huh, d.depth, "", detail) })
+			huh, detail, about := stage.NewHuh(err, part.Bytes), errorDetail(diagnosticsOf(err)), d.about("")
+			p.later(t, func() { p.sendErrorAbout(d.conv, d.tbl, l, d.thread, huh, d.depth, "", about, detail) })
 			continue
 		}
 		for _, target := range targets {
@@ -536,7 +540,8 @@ func (p *Pump) tooManyMessages(l *listener, d *delivery, e *stage.TooManyPayload
 	p.record(Record{Time: p.opts.Clock(), Direction: Outbound, Kind: RecordSystemError, Conversation: d.conv,
 		Thread: d.thread, From: l.Name, Listener: l.Name, Envelope: clip(text),
 		Diagnostics: []failure.Diagnostic{{Stage: failure.StageExtract, Msg: e.Error()}}, Profile: d.prof.nameOf()})
-	p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.TooManyMessagesError(e.Count, e.Limit), d.depth, "", e.Error())
+	p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.TooManyMessagesError(e.Count, e.Limit), d.depth, "", d.about(""),
+		e.Error())
 }
 
 // withEmptyNS makes a no-namespace element keep no namespace inside the

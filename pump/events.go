@@ -71,6 +71,16 @@ type Event struct {
 	// transport's frame ids (the bus's message_id) tell turns apart while a
 	// repeated event keeps its id.
 	Turn int64
+	// About tells apart the failures of one turn told without an envelope
+	// of their own (EventSystemError, EventHuh about a listener's output):
+	// the correlation ref of the message the failure is about
+	// ("ref:call_1"), else where that message came from — the journal seq
+	// of the message whose handling produced it and its place among that
+	// handling's outputs ("17#2"; the seq is negative when the message was
+	// not journaled). Two identical violations of one reply have their
+	// own, and a turn re-handled after a crash, producing the same output,
+	// gives the same ones. "" when unknown.
+	About string
 }
 
 // Outlet receives the events of the conversations an external party started.

@@ -94,7 +94,7 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []f
 					failure.ErrHandler, w.sender.Name, err))
 				return
 			}
-			p.sendErrorAbout(w.conv, w.tbl, w.sender, w.origThread(thread), huh, w.depth, w.ref, errorDetail(diags))
+			p.sendErrorAbout(w.conv, w.tbl, w.sender, w.origThread(thread), huh, w.depth, w.ref, w.about, errorDetail(diags))
 		})
 	}
 	if w.done != nil {
@@ -116,9 +116,10 @@ func (w *work) origThread(fallback string) string {
 // listener sent with correlation ref ref (the envelope carries it:
 // correlation.go; "" for none); detail is the pump's reason, what the
 // listener's error handler (xmlpipe.DeliveryError.Detail) and an Ask
-// (AskError) learn beyond the canned text.
+// (AskError) learn beyond the canned text; about tells the failure apart
+// from the others of its turn (Event.About).
 func (p *Pump) sendErrorAbout(conv string, tbl *table, to *listener, thread string, payload any, depth int,
-	ref, detail string) {
+	ref, about, detail string) {
 	pt := p.core.Huh
 	from := "core"
 	kind := EventHuh
@@ -132,7 +133,7 @@ func (p *Pump) sendErrorAbout(conv string, tbl *table, to *listener, thread stri
 	}
 	env := stage.AppendEnvelopeInReplyTo(nil, from, to.Name, thread, ref, body)
 	ev := Event{Kind: kind, Time: p.opts.Clock(), Conversation: conv, Thread: thread, From: from, To: to.Name,
-		PayloadName: pt.Name(), Payload: payload}
+		PayloadName: pt.Name(), Payload: payload, About: about}
 	if h, ok := payload.(*xmlpipe.Huh); ok {
 		ev.Error = h.Error
 	}

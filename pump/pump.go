@@ -112,6 +112,9 @@ type Pump struct {
 	// unjournaledTurns numbers the turns begun by a message that has no
 	// journal seq (no journal): their Event.Turn is its negation.
 	unjournaledTurns atomic.Int64
+	// unjournaledHandlings numbers the handlings of messages that have no
+	// journal seq (no journal): their Event.About is told with its negation.
+	unjournaledHandlings atomic.Int64
 
 	// flightMu guards the admission accounting: inflight counts every unit
 	// of work in flight (messages in or waiting for the ingress stages,

@@ -133,6 +133,9 @@ type work struct {
 	// about it goes back with it); detail is what a pump-generated error
 	// says beyond its canned text (xmlpipe.DeliveryError.Detail).
 	ref, detail string
+	// about is what a failure about this message is told apart by
+	// (Event.About; delivery.about of its sender's handling).
+	about string
 	// wokeWorker records that the ingress stages handed this envelope to an
 	// idle listener worker (see yieldToWoken).
 	wokeWorker bool
@@ -218,6 +221,12 @@ type delivery struct {
 	// after, when set, is what runs once the handling's outputs are
 	// journaled (AfterJournal); each output holds a reference.
 	after *afterJournal
+	// handling identifies the current handling of the message in
+	// Event.About: its journal seq, else a negative number of its own;
+	// told counts the handling's outputs and failures told so far (see
+	// about).
+	handling int64
+	told     int
 }
 
 // workQueue is the unbounded FIFO feeding the ingress workers. External

@@ -7,3 +7,12 @@ import "errors"
 // takes the handler's answer any more, so a handler that notices it may
 // stop without one. The pump's pump.ErrConversationKilled is this error.
 var ErrConversationKilled = errors.New("pump: conversation killed")
+
+// ErrHalted is the cause (context.Cause) of a handler's context when an
+// operator's emergency halt stopped it: what the handler answers is
+// dropped, and its message is handled again, from its start, after the
+// resume. A handler that notices it should stop without an answer and
+// leave no trace of the interrupted handling (the next one is its first as
+// far as the conversation is concerned). The pump's pump.ErrHalted is this
+// error.
+var ErrHalted = errors.New("pump: halted")

@@ -259,6 +259,14 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 	switch {
 	case md.InReplyTo != "":
 		call, ok := st.c.pendingCall(md.InReplyTo)
+		if !ok && st.c.resultUnread(md.InReplyTo) {
+			// Its result is recorded but the model was never asked with
+			// it: the handling that recorded it was interrupted (a halt,
+			// a crash), and this is the same message handled again.
+			a.logger().Info("the call's result is in but the model has not read it: the model is asked", "agent", a.Name,
+				"thread", md.ThreadID, "ref", md.InReplyTo)
+			break
+		}
 		if !ok {
 			a.logger().Debug("answer for no pending call (late or repeated): ignored", "agent", a.Name,
 				"thread", md.ThreadID, "ref", md.InReplyTo, "from", md.From)
@@ -283,6 +291,20 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 		a.recordResult(st, r)
 	case de != nil:
 		answerRefused := st.mode == NativeTools && st.c.answered()
+		kind := feedbackType
+		if answerRefused {
+			kind = outputFeedbackType
+		}
+		note := a.errorFeedback(st, de)
+		if st.c.noteUnread(kind, note) {
+			// The note is the agent's latest record and the model was
+			// never asked with it: the handling that recorded it was
+			// interrupted (a halt, a crash), and this is the same error
+			// handled again.
+			a.logger().Info("the note on this error is in but the model has not read it: the model is asked",
+				"agent", a.Name, "thread", md.ThreadID)
+			break
+		}
 		if st.c.lastOwn() == itemHalt || answerRefused && st.c.outputFeedbacks() > 0 {
 			// The answer that ended the turn was refused again (its caller
 			// takes none the agent can give): nothing more can be said, and
@@ -291,11 +313,7 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 				"thread", md.ThreadID, "error", errorText(de))
 			return nil, nil
 		}
-		kind := feedbackType
-		if answerRefused {
-			kind = outputFeedbackType
-		}
-		a.record(st, registry.Slot{PayloadType: kind, Raw: []byte(a.errorFeedback(st, de))})
+		a.record(st, registry.Slot{PayloadType: kind, Raw: []byte(note)})
 	}
 	if len(st.c.pending) > 0 {
 		if md.InReplyTo != "" || de != nil || st.c.latest.Sub(st.c.pendingSince) < cmpDur(a.AbandonCallsAfter, DefaultAbandonCallsAfter) {
@@ -339,8 +357,13 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 		}
 		req := a.request(ctx, st, box, out)
 		rep, err := a.chat(ctx, st, req)
-		if err != nil && errors.Is(context.Cause(ctx), xmlpipe.ErrConversationKilled) {
-			return a.killed(st), nil
+		if err != nil {
+			switch cause := context.Cause(ctx); {
+			case errors.Is(cause, xmlpipe.ErrConversationKilled):
+				return a.killed(st), nil
+			case errors.Is(cause, xmlpipe.ErrHalted):
+				return a.held(st), nil
+			}
 		}
 		if err != nil {
 			// The caller learns why the work stopped; a <huh> to whoever sent
@@ -439,15 +462,20 @@ const namelessCallNote = "Your reply called a tool without naming the function, 
 // void, and the reply streams anew.
 const restartNote = "\n[the reply was cut off; the model is asked again]\n"
 
+// haltedStreamNote ends the streamed text of a model reply an operator's
+// halt cut off: what was shown of it is void, and the reply streams anew
+// after the resume.
+const haltedStreamNote = "\n[the reply was cut off by a halt; the model is asked again after the resume]\n"
+
 // chat sends req, streaming through OnDelta.
-func (a *Agent) chat(ctx context.Context, st *turnState, req Request) (Reply, error) {
+func (a *Agent) chat(ctx context.Context, st *turnState, req Request) (rep Reply, err error) {
 	if a.OnDelta != nil {
 		thread := st.md.ThreadID
 		var tokens *tokenFilter
+		shown := false // native mode: text of the reply was shown
 		if st.mode == XMLTools {
 			req.OnDelta = a.prose(thread, a.xmlStops(st.md))
 		} else {
-			shown := false
 			show := func(text string) {
 				if text != "" {
 					shown = true
@@ -479,6 +507,9 @@ func (a *Agent) chat(ctx context.Context, st *turnState, req Request) (Reply, er
 		defer func() {
 			if tokens != nil {
 				tokens.end() // what it held is shown before the end
+			}
+			if err != nil && shown && errors.Is(context.Cause(ctx), xmlpipe.ErrHalted) {
+				a.OnDelta(a.Name, thread, haltedStreamNote, true)
 			}
 			a.OnDelta(a.Name, thread, "", true)
 		}()
@@ -621,6 +652,17 @@ func (a *Agent) halt(st *turnState, reason string) (xmlpipe.Response, error) {
 func (a *Agent) killed(st *turnState) xmlpipe.Response {
 	a.logger().Info("conversation killed: the agent's turn ended", "agent", a.Name, "thread", st.md.ThreadID)
 	a.loops.end(st.session)
+	return nil
+}
+
+// held ends a handling an operator's halt interrupted while the model was
+// asked: the pump drops what it answers and hands it the message again
+// after the resume, so nothing is answered and nothing is recorded — the
+// handling after the resume is, for the conversation, the first. The loop
+// control's turn stays open for it.
+func (a *Agent) held(st *turnState) xmlpipe.Response {
+	a.logger().Info("agent's turn held by the halt: its message is handled again after the resume",
+		"agent", a.Name, "thread", st.md.ThreadID)
 	return nil
 }
 

@@ -211,6 +211,41 @@ func (c *convo) lastOwn() itemKind {
 	return itemOther
 }
 
+// resultUnread reports whether the result of call id is recorded, no call
+// waits for one, and the model was not asked since: the handling of the
+// message that brought it ended before the model answered (a halt, a
+// crash).
+func (c *convo) resultUnread(id string) bool {
+	if len(c.pending) > 0 {
+		return false
+	}
+	for i := len(c.items) - 1; i >= 0; i-- {
+		switch it := c.items[i]; it.kind {
+		case itemReply, itemCalls, itemHalt:
+			return false
+		case itemResult:
+			if it.result.ID == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// noteUnread reports whether the agent's latest record of its own is the
+// note text of kind: it was recorded, but the model was not asked since.
+func (c *convo) noteUnread(kind, text string) bool {
+	for i := len(c.items) - 1; i >= 0; i-- {
+		switch it := c.items[i]; it.kind {
+		case itemReply, itemCalls, itemResult, itemHalt:
+			return false
+		case itemFeedback:
+			return it.slot.PayloadType == kind && string(it.slot.Raw) == text
+		}
+	}
+	return false
+}
+
 // answered reports whether the agent's latest assistant message was text
 // (an answer), not tool calls.
 func (c *convo) answered() bool {

@@ -567,7 +567,10 @@ func appendEventFrame(b []byte, e pump.Event) ([]byte, bool) {
 // A <huh> without an envelope is told apart from the others of its turn
 // by the listener that failed and the attempt it is about: one reply's
 // two bad messages, or a broadcast's two failing listeners, are two
-// events with the same canned text.
+// events with the same canned text; a SystemError, whose text and attempt
+// are always the same, by what it is about (Event.About: the failed
+// message's ref or its place in its sender's output), so one reply's two
+// identical violations are two events.
 func eventID(kind string, e pump.Event) string {
 	if len(e.Envelope) > 0 {
 		return wire.EnvelopeID(e.Envelope)
@@ -577,8 +580,12 @@ func eventID(kind string, e pump.Event) string {
 	if h, ok := e.Payload.(*xmlpipe.Huh); ok && h != nil {
 		attempt = string(h.OriginalAttempt)
 	}
-	return wire.MessageID(kind, e.Conversation, e.Thread, e.From, e.To, e.PayloadName, e.Error,
-		string(strconv.AppendInt(turn[:0], e.Turn, 10)), e.Listener, attempt)
+	t := string(strconv.AppendInt(turn[:0], e.Turn, 10))
+	if e.About == "" { // the ids of events about nothing in particular stay as they were
+		return wire.MessageID(kind, e.Conversation, e.Thread, e.From, e.To, e.PayloadName, e.Error, t, e.Listener, attempt)
+	}
+	return wire.MessageID(kind, e.Conversation, e.Thread, e.From, e.To, e.PayloadName, e.Error, t, e.Listener, attempt,
+		e.About)
 }
 
 // stamp formats a time as RFC 3339 with nanoseconds, in UTC ("" for zero).

@@ -100,3 +100,28 @@ func TestEventIDTellsATurnsFailuresApart(t *testing.T) {
 		}
 	}
 }
+
+// TestEventIDTellsTwinSystemErrorsApart: two SystemError events of one
+// turn alike in all but what they are about — the same violation in two
+// places of one reply — carry distinct ids; the same one told again (a
+// crash's re-handling gives it the same About) keeps its id.
+func TestEventIDTellsTwinSystemErrorsApart(t *testing.T) {
+	se := func(about string) pump.Event {
+		return pump.Event{Kind: pump.EventSystemError, Conversation: "c", Thread: "t", From: "system", To: "agent",
+			PayloadName: "SystemError", Turn: 7, About: about, Payload: &xmlpipe.SystemError{Code: "routing",
+				Message: "Message could not be delivered. Please verify your target and try again.", RetryAllowed: true}}
+	}
+	for _, tc := range []struct {
+		name string
+		a, b pump.Event
+		same bool
+	}{
+		{"told again", se("17#0"), se("17#0"), true},
+		{"two violations of one reply", se("17#0"), se("17#1"), false},
+		{"two calls' violations", se("ref:call_1"), se("ref:call_2"), false},
+	} {
+		if got := eventID(wire.TypeSystemError, tc.a) == eventID(wire.TypeSystemError, tc.b); got != tc.same {
+			t.Errorf("%s: same id %v, want %v", tc.name, got, tc.same)
+		}
+	}
+}

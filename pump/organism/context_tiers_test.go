@@ -315,8 +315,8 @@ func askAgent(t *testing.T, o *Organism, agent, thread, text string) string {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.failure != "" {
-		t.Fatalf("%.40q: %s", text, w.failure)
+	if w.failure != nil {
+		t.Fatalf("%.40q: %v", text, &pump.AskError{Event: *w.failure})
 	}
 	var v struct{ Text string }
 	if err := xml.Unmarshal(w.reply, &v); err != nil {

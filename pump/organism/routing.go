@@ -188,7 +188,8 @@ func (o *Organism) RouteDispatcher(from string) route.Dispatcher {
 type routeWaiter struct {
 	mu      sync.Mutex
 	reply   []byte
-	failure string
+	failure *pump.Event // the first <huh>, SystemError or dead letter
+	killed  bool        // the conversation completed because Kill stopped it
 	done    chan struct{}
 	closed  bool
 }
@@ -203,13 +204,11 @@ func (w *routeWaiter) Deliver(e pump.Event) {
 			w.reply = payloadOf(e.Envelope)
 		}
 	case pump.EventHuh, pump.EventDeadLetter, pump.EventSystemError:
-		if w.failure == "" {
-			w.failure = e.Error
-			if w.failure == "" {
-				w.failure = string(e.Kind)
-			}
+		if w.failure == nil {
+			w.failure = &e
 		}
 	case pump.EventComplete:
+		w.killed = w.killed || e.Error == pump.KilledReason
 		if !w.closed {
 			w.closed = true
 			close(w.done)
@@ -217,6 +216,10 @@ func (w *routeWaiter) Deliver(e pump.Event) {
 	}
 }
 
+// dispatchRouted sends payload as from to the listener to and waits for the
+// conversation to complete. A conversation that failed without a reply is a
+// *pump.AskError carrying the failure's event (its kind, listener and
+// diagnostics); one killed before it answered is pump.ErrConversationKilled.
 func (o *Organism) dispatchRouted(ctx context.Context, from, to string, payload []byte) (route.Dispatched, error) {
 	w := &routeWaiter{done: make(chan struct{})}
 	conv, err := o.Pump.SendEnvelope(ctx, pump.Envelope{From: from, To: to, Payload: payload}, w)
@@ -234,8 +237,13 @@ func (o *Organism) dispatchRouted(ctx context.Context, from, to string, payload 
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	d := route.Dispatched{Thread: conv, Answer: w.reply}
-	if w.reply == nil && w.failure != "" {
-		return d, fmt.Errorf("%s", w.failure)
+	switch {
+	case w.reply != nil:
+		return d, nil
+	case w.failure != nil:
+		return d, &pump.AskError{Event: *w.failure}
+	case w.killed:
+		return d, pump.ErrConversationKilled
 	}
 	return d, nil
 }
