@@ -71,6 +71,12 @@ type Event struct {
 	// transport's frame ids (the bus's message_id) tell turns apart while a
 	// repeated event keeps its id.
 	Turn int64
+	// ChainTooDeep marks the <huh> (EventHuh) that tells a conversation's
+	// outside party it was stopped because its chain of forwards exceeded
+	// the hop limit (ErrChainTooDeep) — here, or at a peer organism a call
+	// of it reached (TooDeepError). A federation gateway passes it on to
+	// the peer that called, whose conversation stops likewise.
+	ChainTooDeep bool
 }
 
 // Outlet receives the events of the conversations an external party started.
