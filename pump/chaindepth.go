@@ -25,9 +25,33 @@ var ErrChainTooDeep = errors.New("the conversation exceeded its hop limit")
 // its refusal names.
 const chainTailNames = 6
 
-// chainHops is the hops a thread path of depth segments has made: the
-// listeners it reached, [organism, origin, l1 … lk] → k.
-func chainHops(depth int) int { return depth - 2 }
+// ErrBadHops refuses a message whose principal claims a negative hop
+// count (Principal.Hops).
+var ErrBadHops = errors.New("negative hop count")
+
+// MaxChainDepth is the most hops one chain of forwards may make
+// (Options.MaxChainDepth, its default applied).
+func (p *Pump) MaxChainDepth() int { return p.opts.MaxChainDepth }
+
+// ChainHops returns how many hops the chain of live thread has made — the
+// listeners it reached here plus the hops its conversation made before it
+// entered (Principal.Hops) — and whether thread is live. A federation
+// gateway carries it with a call, so the callee counts on from it.
+func (p *Pump) ChainHops(thread string) (int, bool) { return p.threads.Hops(thread) }
+
+// enteringTooDeep refuses a conversation whose sender says it made hops
+// hops before it came (Principal.Hops): negative, or so many that its
+// first hop here would take it past MaxChainDepth.
+func (p *Pump) enteringTooDeep(hops int) error {
+	switch {
+	case hops < 0:
+		return fmt.Errorf("%w: %w: %d", failure.ErrForbiddenSender, ErrBadHops, hops)
+	case hops >= p.opts.MaxChainDepth:
+		return fmt.Errorf("%w: %w: %d hops (it had made %d before it came)", failure.ErrHandler, ErrChainTooDeep,
+			p.opts.MaxChainDepth, hops)
+	}
+	return nil
+}
 
 // chainTooDeep refuses the forward l, handling d, would send to to (with
 // ref), as part of turn t (nil: none), when it would make d's chain deeper
@@ -41,13 +65,14 @@ func chainHops(depth int) int { return depth - 2 }
 // threads are freed, the refusal is a dead letter and the conversation's
 // outside party gets a <huh> saying why. It reports whether it refused.
 func (p *Pump) chainTooDeep(t *turn, l *listener, d *delivery, to, ref string) bool {
-	if depth := p.threads.Depth(d.thread); depth == 0 || chainHops(depth)+1 <= p.opts.MaxChainDepth {
+	if hops, ok := p.threads.Hops(d.thread); !ok || hops+1 <= p.opts.MaxChainDepth {
 		return false // an unknown thread is extend's to report
 	}
 	last, depth := p.threads.Tail(d.thread, chainTailNames)
 	if depth == 0 {
 		return false // ended meanwhile: extend reports it
 	}
+	hops, _ := p.threads.Hops(d.thread)
 	p.chainsStopped.Add(1)
 	p.failed.Add(1)
 	if len(last) > 0 && depth > len(last) {
@@ -60,7 +85,7 @@ func (p *Pump) chainTooDeep(t *turn, l *listener, d *delivery, to, ref string) b
 	root := p.threads.Root(d.thread)
 	hears := l.errHandler != nil && d.errPayload == nil
 	p.log.Warn("chain too deep: forward refused", "conversation", d.conv, "thread", d.thread, "root", root,
-		"listener", l.Name, "to", to, "hops", chainHops(depth), "max_chain_depth", p.opts.MaxChainDepth,
+		"listener", l.Name, "to", to, "hops", hops, "max_chain_depth", p.opts.MaxChainDepth,
 		"chain", chain, "conversation_ended", !hears)
 	if hears {
 		var payload any = &xmlpipe.Huh{Error: text}
@@ -77,8 +102,53 @@ func (p *Pump) chainTooDeep(t *turn, l *listener, d *delivery, to, ref string) b
 	p.later(t, func() {
 		p.emitToConv(d.conv, Event{Kind: EventHuh, Time: p.opts.Clock(), Conversation: d.conv, Thread: root,
 			From: "core", To: origin, Listener: l.Name, Payload: &xmlpipe.Huh{Error: text}, Error: text,
-			Profile: d.prof.nameOf()})
+			Profile: d.prof.nameOf(), ChainTooDeep: true})
 	})
+	if root != "" {
+		p.endThread(root)
+	}
+	return true
+}
+
+// TooDeepError is a handler's error saying that a call it made was refused
+// because the conversation's chain of forwards exceeded a hop limit: a
+// federated call the peer organism refused for its max_chain_depth, or
+// whose conversation there was stopped for it. It wraps ErrChainTooDeep.
+// The pump treats it as it treats a forward it refuses itself: a sender
+// that hears errors is told, any other's conversation is stopped and its
+// outside party told Why.
+type TooDeepError struct {
+	// Why is the refusal's text, told as is.
+	Why string
+}
+
+// Error returns Why.
+func (e *TooDeepError) Error() string { return e.Why }
+
+// Unwrap makes a TooDeepError an ErrChainTooDeep.
+func (e *TooDeepError) Unwrap() error { return ErrChainTooDeep }
+
+// stopTooDeep stops the conversation of d, whose handling by l failed with
+// tooDeep, when sender (the listener that sent d) cannot hear of it: as
+// chainTooDeep does, its threads are freed, the failure is a dead letter
+// and its outside party gets a <huh> saying why. Without this, the <huh>
+// would be dropped at the sender and the conversation end as if it had
+// nothing to say — at every organism of a cycle between them. It reports
+// whether it stopped it.
+func (p *Pump) stopTooDeep(l *listener, d *delivery, sender *listener, tooDeep *TooDeepError) bool {
+	if sender != nil && sender.errHandler != nil {
+		return false
+	}
+	root := p.threads.Root(d.thread)
+	origin, _ := p.threads.Origin(d.thread)
+	p.chainsStopped.Add(1)
+	p.log.Warn("chain too deep: conversation stopped", "conversation", d.conv, "thread", d.thread, "root", root,
+		"listener", l.Name, "from", d.from, "max_chain_depth", p.opts.MaxChainDepth, "why", tooDeep.Why)
+	p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, tooDeep.Why+"; the conversation was stopped")
+	text := tooDeep.Why
+	p.emitToConv(d.conv, Event{Kind: EventHuh, Time: p.opts.Clock(), Conversation: d.conv, Thread: root,
+		From: "core", To: origin, Listener: l.Name, Payload: &xmlpipe.Huh{Error: text}, Error: text,
+		Profile: d.prof.nameOf(), ChainTooDeep: true})
 	if root != "" {
 		p.endThread(root)
 	}

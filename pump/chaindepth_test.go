@@ -2,6 +2,8 @@ package pump_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -186,5 +188,115 @@ func TestChainDepthSurvivesRecovery(t *testing.T) {
 	rec.waitFor(t, "the completion", kind(pump.EventComplete))
 	if threads.Known(root) {
 		t.Errorf("the recovered conversation's threads live on: %d threads", threads.Len())
+	}
+}
+
+// TestChainDepthCountsHopsMadeElsewhere: a conversation that begins with
+// hops made before it came (Principal.Hops: a peer organism's call) is held
+// to MaxChainDepth counted from them — its listeners get the hops left —
+// and one that comes with the limit reached already, or with a negative
+// count, is refused before any listener runs; its sender is told why.
+func TestChainDepthCountsHopsMadeElsewhere(t *testing.T) {
+	tests := []struct {
+		name      string
+		hops      int
+		wantNames []string // the handler calls
+		wantErr   error    // what the injection returns
+	}{
+		{"none", 0, []string{"a", "b", "a", "b", "a", "b", "a", "b"}, nil},
+		{"half the limit", chainLimit / 2, []string{"a", "b", "a", "b"}, nil},
+		{"one hop left", chainLimit - 1, []string{"a"}, nil},
+		{"the limit reached", chainLimit, nil, pump.ErrChainTooDeep},
+		{"far beyond", 1 << 40, nil, pump.ErrChainTooDeep},
+		{"negative", -1, nil, pump.ErrBadHops},
+	}
+	pt, err := xmlpipe.PayloadTypeOf[ChainA]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := pt.AppendPayload(nil, &ChainA{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var calls atomic.Int64
+			var names []string
+			p := startPump(t, pump.Options{MaxChainDepth: chainLimit}, cycle(t, 2, 0, &calls, &names)...)
+			rec := newRecorder()
+			_, err := p.SendEnvelope(waitCtx(t), pump.Envelope{From: "peer", To: "a", Payload: body,
+				As: &pump.Principal{From: "peer", Hops: tt.hops}}, rec)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("SendEnvelope at %d hops: %v, want %v", tt.hops, err, tt.wantErr)
+			}
+			if tt.wantErr != nil {
+				rec.waitFor(t, "the refusal", kind(pump.EventHuh))
+			} else {
+				rec.waitFor(t, "the conversation's end", kind(pump.EventComplete))
+			}
+			if diff := cmp.Diff(tt.wantNames, names); diff != "" {
+				t.Errorf("handler calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestTooDeepErrorStopsTheConversation: a handler failing with a
+// *pump.TooDeepError (a federated call the peer refused for its hop limit)
+// is treated as a forward the pump refused itself: a sender that hears
+// errors is told on its thread and the conversation goes on; any other
+// sender's conversation is stopped, its outside party told the error's
+// text (marked ChainTooDeep, which a gateway passes on to its caller) —
+// not left to end as if the call had nothing to say.
+func TestTooDeepErrorStopsTheConversation(t *testing.T) {
+	const why = "The conversation exceeded its hop limit at the peer."
+	for _, tt := range []struct {
+		name       string
+		hears      bool
+		wantClient []pump.Event // the <huh>s the client is told (Kind, Error, ChainTooDeep)
+	}{
+		{"a sender that hears errors", true, nil},
+		{"a sender that does not", false, []pump.Event{{Kind: pump.EventHuh, Error: why, ChainTooDeep: true}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			heard := make(chan string, 1)
+			sender := listenerOf(t, "a", func(_ context.Context, _ *ChainA, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+				return xmlpipe.Send("b", &ChainB{}), nil
+			})
+			if tt.hears {
+				sender = withErrorHandler(sender, func(_ context.Context, de *xmlpipe.DeliveryError, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+					heard <- de.Detail
+					return xmlpipe.Respond(&ChainA{Text: "recovered"}), nil
+				})
+			}
+			proxy := listenerOf(t, "b", func(context.Context, *ChainB, xmlpipe.Metadata) (xmlpipe.Response, error) {
+				return nil, fmt.Errorf("call refused: %w", &pump.TooDeepError{Why: why})
+			})
+			p := startPump(t, pump.Options{MaxChainDepth: chainLimit}, sender, proxy)
+			rec := newRecorder()
+			thread := mustSend(t, p, client, "a", &ChainA{}, rec)
+			rec.waitFor(t, "the conversation's end", kind(pump.EventComplete))
+			var huhs []pump.Event
+			for _, e := range rec.snapshot() {
+				if e.Kind == pump.EventHuh {
+					huhs = append(huhs, pump.Event{Kind: e.Kind, Error: e.Error, ChainTooDeep: e.ChainTooDeep})
+				}
+			}
+			if diff := cmp.Diff(tt.wantClient, huhs); diff != "" {
+				t.Errorf("<huh>s the client heard (-want +got):\n%s", diff)
+			}
+			if tt.hears {
+				if got := <-heard; !strings.Contains(got, why) {
+					t.Errorf("the sender heard %q, want it to say %q", got, why)
+				}
+				return
+			}
+			if p.Threads().Known(thread) {
+				t.Errorf("the stopped conversation's threads live on")
+			}
+			if got := p.Stats().ChainsStopped; got != 1 {
+				t.Errorf("Stats.ChainsStopped = %d, want 1", got)
+			}
+		})
 	}
 }

@@ -239,6 +239,16 @@ func (p *Pump) tellFailure(l *listener, d *delivery, err error) {
 		p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, "error handler failed: "+err.Error())
 		return
 	}
+	var tooDeep *TooDeepError
+	if errors.As(err, &tooDeep) {
+		sender := d.tbl.lookup(d.from)
+		if d.senderOutside {
+			sender = nil
+		}
+		if p.stopTooDeep(l, d, sender, tooDeep) {
+			return
+		}
+	}
 	if sender := d.tbl.lookup(d.from); sender != nil && !d.senderOutside {
 		// The <huh> goes back on the thread the sender's handler ran on, as for
 		// any other rejected output of a listener (fail → origThread).

@@ -81,6 +81,12 @@ type Event struct {
 	// own, and a turn re-handled after a crash, producing the same output,
 	// gives the same ones. "" when unknown.
 	About string
+	// ChainTooDeep marks the <huh> (EventHuh) that tells a conversation's
+	// outside party it was stopped because its chain of forwards exceeded
+	// the hop limit (ErrChainTooDeep) — here, or at a peer organism a call
+	// of it reached (TooDeepError). A federation gateway passes it on to
+	// the peer that called, whose conversation stops likewise.
+	ChainTooDeep bool
 }
 
 // Outlet receives the events of the conversations an external party started.

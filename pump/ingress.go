@@ -570,7 +570,14 @@ func (p *Pump) assignThreads(w *work, m *stage.Inbound, targets []*listener) (st
 	if len(targets) == 1 {
 		target = targets[0].Name
 	}
-	conv, created, _, err := p.threads.JoinAs(m.Thread, m.From, target, w.profile)
+	hops := 0
+	if w.principal != nil {
+		hops = w.principal.Hops
+	}
+	if err := p.enteringTooDeep(hops); err != nil {
+		return "", nil, false, err
+	}
+	conv, created, _, err := p.threads.JoinAsAt(m.Thread, m.From, target, w.profile, hops)
 	if err != nil {
 		return "", nil, false, err
 	}

@@ -33,6 +33,15 @@ type Principal struct {
 	// none. A conversation it continues keeps its own profile, narrowed by
 	// this one for its messages.
 	Profile string
+	// Hops is how many hops the conversation a message begins made before
+	// it reached this organism: a federation gateway sets the chain depth
+	// of the peer's caller, so that MaxChainDepth counts the hops of a
+	// chain across organisms (a cycle between organisms is stopped like
+	// one between listeners). A message that would begin a conversation
+	// already at MaxChainDepth is refused (ErrChainTooDeep), a negative
+	// count too; 0 for a conversation begun here. A message continuing a
+	// live conversation keeps that one's count.
+	Hops int
 }
 
 // ThreadHistory is an optional capability of a Journal: ThreadOrigin reports

@@ -96,7 +96,8 @@ type Pump struct {
 	haltMu    sync.Mutex
 	// abandoned counts handler calls abandoned after CancelGrace.
 	abandoned atomic.Int64
-	// chainsStopped counts forwards refused by MaxChainDepth.
+	// chainsStopped counts forwards refused by MaxChainDepth and
+	// conversations stopped for a handler's TooDeepError.
 	chainsStopped atomic.Int64
 	// dgate is the delivery gate (SetGate; nil: none) and held the
 	// messages it holds (gate.go).
@@ -514,7 +515,9 @@ type Stats struct {
 	// within CancelGrace of their context's end.
 	Abandoned int64
 	// ChainsStopped counts forwards refused because they would have made
-	// their conversation's chain deeper than Options.MaxChainDepth.
+	// their conversation's chain deeper than Options.MaxChainDepth, and
+	// conversations stopped because a call of theirs was refused for a
+	// peer organism's limit (TooDeepError).
 	ChainsStopped int64
 }
 

@@ -91,6 +91,11 @@ type ThreadRecord struct {
 	// Profile is the node's security profile ("" for none; see
 	// NarrowProfile), fixed when the node was created.
 	Profile string
+	// Hops is how many hops the node's conversation made before it
+	// entered this registry (JoinAsAt: the chain of a peer organism's
+	// call), the same for every node of a conversation; 0 for one begun
+	// here. Restore takes a root's and gives its children the same.
+	Hops int
 }
 
 // ThreadSink is told about every node created and every node ended, in the
@@ -163,7 +168,7 @@ func (t *Threads) OnEnd(fn func(ids []string)) {
 // only ([organism, from]), used for broadcast where each member gets
 // Extend(id, member). If id is already known it is only touched.
 func (t *Threads) Begin(id, from, target string) error {
-	_, _, _, err := t.joinAs("begin", id, from, target, "")
+	_, _, _, err := t.joinAs("begin", id, from, target, "", 0)
 	return err
 }
 
@@ -172,15 +177,18 @@ func (t *Threads) Begin(id, from, target string) error {
 // (created reports so) and the root is id itself. One lookup instead of
 // Known followed by Root and Touch, or by Begin.
 func (t *Threads) Join(id, from, target string) (root string, created bool, err error) {
-	root, created, _, err = t.joinAs("join", id, from, target, "")
+	root, created, _, err = t.joinAs("join", id, from, target, "", 0)
 	return root, created, err
 }
 
-// joinAs is JoinAs (profile already canonical), its errors naming op.
-func (t *Threads) joinAs(op, id, from, target, profile string) (root string, created bool, threadProfile string, err error) {
+// joinAs is JoinAsAt (profile already canonical), its errors naming op.
+func (t *Threads) joinAs(op, id, from, target, profile string, hops int) (root string, created bool, threadProfile string, err error) {
 	u, err := parseThreadID(id)
 	if err != nil {
 		return "", false, "", fmt.Errorf("registry: %s %q: %w", op, id, err)
+	}
+	if hops < 0 || hops > MaxEnteredHops {
+		return "", false, "", fmt.Errorf("registry: %s %s: %w: %d (0 to %d)", op, id, ErrBadHops, hops, MaxEnteredHops)
 	}
 	if from == "" {
 		return "", false, "", fmt.Errorf("registry: %s %s: sender: %w", op, id, ErrEmptySegment)
@@ -213,6 +221,7 @@ func (t *Threads) joinAs(op, id, from, target, profile string) (root string, cre
 		head, seg = head[:1], from
 	}
 	r = s.newNode(u, 0, head, seg, now, now)
+	s.slab.at(r).entered = uint16(hops)
 	s.setProfile(r, profile)
 	s.unlockAndDeliver(s.queueCreated(r))
 	return id, true, profile, nil

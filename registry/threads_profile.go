@@ -110,7 +110,7 @@ func ProfileTerms(profile string) []string {
 // root gets profile (in NarrowProfile's form); a live thread keeps its own.
 // It also returns the thread's profile.
 func (t *Threads) JoinAs(id, from, target, profile string) (root string, created bool, threadProfile string, err error) {
-	root, created, threadProfile, err = t.joinAs("join", id, from, target, NarrowProfile("", profile))
+	root, created, threadProfile, err = t.joinAs("join", id, from, target, NarrowProfile("", profile), 0)
 	return root, created, threadProfile, err
 }
 

@@ -111,6 +111,9 @@ func checkRecord(rec *ThreadRecord) (*restoring, error) {
 	if len(rec.Path) == 0 || len(rec.Path) > 1<<30 || slices.Contains(rec.Path, "") {
 		return nil, fmt.Errorf("%w: path %q: %w", ErrInvalidRecord, rec.Path, ErrEmptySegment)
 	}
+	if rec.Hops < 0 || rec.Hops > MaxEnteredHops {
+		return nil, fmt.Errorf("%w: hops %d: %w", ErrInvalidRecord, rec.Hops, ErrBadHops)
+	}
 	if rec.Parent != "" {
 		if r.parent, err = parseThreadID(rec.Parent); err != nil {
 			return nil, fmt.Errorf("%w: parent: %w", ErrInvalidRecord, err)
@@ -204,6 +207,9 @@ func (t *Threads) commitRestored(r *restoring, all map[uuid.UUID]*restoring, now
 		touched = r.rec.Touched
 	}
 	r.ref = r.shard.newNode(r.id, parent, head, path[len(path)-1], created.UnixNano(), touched.UnixNano())
+	if parent == 0 { // a child has its tree's, as persisted or not
+		r.shard.slab.at(r.ref).entered = uint16(r.rec.Hops)
+	}
 	r.shard.setRef(r.ref, r.rec.Ref)
 	profile := NarrowProfile("", r.rec.Profile)
 	if parent != 0 { // a child is never wider than its parent, even as persisted

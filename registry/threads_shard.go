@@ -194,6 +194,7 @@ func (s *threadShard) record(r nodeRef) ThreadRecord {
 		Touched: time.Unix(0, n.touched.Load()).UTC(),
 		Ref:     s.refs[r],
 		Profile: s.segs.name(n.profile),
+		Hops:    int(n.entered),
 	}
 	if n.parent != 0 {
 		rec.Parent = s.slab.at(n.parent).id.String()

@@ -40,7 +40,11 @@ type node struct {
 	profile    segID   // the security profile's name (0: none; threads_profile.go)
 	head       [maxHead]segID
 	nhead      uint8 // roots only: how many of head are used
-	depth      int32 // len(path)
+	// entered is the hops the conversation made before it entered this
+	// registry (JoinAsAt: a peer organism's chain), the same in every
+	// node of a tree; it fits in the padding before depth.
+	entered uint16
+	depth   int32 // len(path)
 }
 
 // slabChunkBits sizes a slab chunk: 4096 nodes (~300 KB).
@@ -150,6 +154,7 @@ func (s *threadShard) newNode(id uuid.UUID, parent nodeRef, head []string, seg s
 	if parent != 0 {
 		p := s.slab.at(parent)
 		n.depth = p.depth + 1
+		n.entered = p.entered
 		n.next = p.child
 		if p.child != 0 {
 			s.slab.at(p.child).prev = r

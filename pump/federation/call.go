@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
@@ -238,6 +239,9 @@ func (g *gateway) answer(md xmlpipe.Metadata, a *envelope) (xmlpipe.Response, er
 	case KindEnd:
 		return nil, nil
 	case KindHuh:
+		if a.Link.Reason == ReasonTooDeep {
+			return nil, fmt.Errorf("%w: gateway %s: %w", ErrRefused, g.name, &pump.TooDeepError{Why: a.Link.Error})
+		}
 		return nil, fmt.Errorf("%w: gateway %s: the peer answered: %s", ErrRefused, g.name, a.Link.Error)
 	}
 	// An agent caller gets the answer as it gets a local tool's: the pump
@@ -445,7 +449,8 @@ func (g *gateway) openByID(ctx context.Context, c *call, seq int64, recovered bo
 	// signed: it is sent only once the message is durable.
 	durable := make(chan error, 1)
 	go func() { durable <- g.m.opts.Store.WaitDurable(ctx, seq) }()
-	e := &envelope{To: remote, Thread: lt, Link: link{ID: lt, Kind: KindCall, Traceparent: tp, Sent: sent}, Payload: body}
+	e := &envelope{To: remote, Thread: lt, Link: link{ID: lt, Kind: KindCall, Traceparent: tp, Sent: sent,
+		Hops: g.hopsOf(callerThread)}, Payload: body}
 	signed, err := g.sign(e)
 	if derr := <-durable; derr != nil {
 		return fail(fmt.Errorf("federation: gateway %s: the message calling %s is not durable: %w", g.name, remote, derr))
@@ -512,7 +517,8 @@ func (g *gateway) openByDigest(c *call, callerThread, remote string, body []byte
 	g.claimed[lt] = true
 	g.byThread[callerThread] = lt
 	g.mu.Unlock()
-	e := &envelope{To: remote, Thread: lt, Link: link{ID: lt, Kind: KindCall, Traceparent: tp}, Payload: body}
+	e := &envelope{To: remote, Thread: lt, Link: link{ID: lt, Kind: KindCall, Traceparent: tp, Hops: g.hopsOf(callerThread)},
+		Payload: body}
 	if err := g.send(e, &callRecord{callerThread: callerThread, digest: digest}); err != nil {
 		g.mu.Lock()
 		delete(g.pending, lt)

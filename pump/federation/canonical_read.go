@@ -79,7 +79,7 @@ type wireMeta struct {
 
 // wireLink is the <link> element's attributes.
 type wireLink struct {
-	ID, Kind, Ref, Sent, Error, Trace string
+	ID, Kind, Ref, Sent, Error, Trace, Hops, Reason string
 }
 
 // canonReader scans canonical XML.
@@ -145,6 +145,10 @@ func (r *canonReader) linkAttrs(l *wireLink) bool {
 			l.Error = v
 		case "traceparent":
 			l.Trace = v
+		case "hops":
+			l.Hops = v
+		case "reason":
+			l.Reason = v
 		default:
 			if strings.ContainsAny(name, ` <>/"'`+"\t\n") || strings.Contains(name, ":") {
 				return false // not one plain attribute name: let the decoder judge

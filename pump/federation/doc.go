@@ -59,6 +59,17 @@
 // as end. A caller's thread that ends while its call is open sends end the
 // other way, and the peer kills the mapped conversation.
 //
+// A call carries the hops its caller's chain has made (pump.ChainHops) as
+// the <link>'s hops attribute (signed with the rest of <meta>; absent for
+// 0), and the conversation it begins counts on from them
+// (pump.Principal.Hops), so max_chain_depth bounds a chain across
+// organisms and a cycle through gateways stops (hops.go). A call that has
+// made the callee's max_chain_depth hops already is refused with a nack
+// of reason ReasonTooDeep; the caller's call fails with a
+// pump.TooDeepError, and a conversation stopped for it answers its caller
+// a huh of that reason, so every conversation of the cycle stops, each
+// client told the same text. A hop count that is not one is refused.
+//
 // # Faults
 //
 // Outgoing envelopes wait in an outbox (a table of the organism's store;

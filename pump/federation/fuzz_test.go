@@ -28,6 +28,9 @@ func FuzzParse(f *testing.F) {
 			Payload: []byte(`<r:R xmlns:r="urn:r"><r:x a="1"></r:x></r:R>`)},
 		{From: "a", Thread: "t", Link: link{ID: "w", Kind: KindReply, Ref: "t", Sent: time.Unix(0, 0)},
 			Payload: []byte(`<R xmlns="urn:r"><?pi x?><x></x></R>`)},
+		{From: "a", To: "echo", Thread: "t", Link: link{ID: "h", Kind: KindCall, Sent: time.Unix(0, 0), Hops: 7},
+			Payload: []byte(`<Echo xmlns=""><Text>deep</Text></Echo>`)},
+		{From: "a", Thread: "t", Link: link{ID: "r", Kind: KindHuh, Ref: "t", Error: "deep", Reason: ReasonTooDeep, Sent: time.Unix(0, 0)}},
 	} {
 		signed, err := envsig.Sign(key, e.build())
 		if err != nil {

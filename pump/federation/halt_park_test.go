@@ -308,7 +308,7 @@ func forBothNamings(t *testing.T, test func(t *testing.T, journaled bool)) {
 func TestHeldCallRefusedMeanwhile(t *testing.T) {
 	r := newHaltRig(t, proxyStopping, true)
 	lt := r.haltWhileWaiting(t)
-	r.g.refused(lt, "refused while the caller was halted")
+	r.g.refused(lt, "refused while the caller was halted", "")
 	r.p.Unhalt()
 	waitUntil(t, "the refusal never answered the conversation", func() bool {
 		r.mu.Lock()

@@ -28,6 +28,8 @@ const (
 	RefusedPrivileged  = "privileged"   // a privileged or system root
 	RefusedNotExported = "not-exported" // a call for a root tag the gateway does not export
 	RefusedBadThread   = "bad-thread"   // a call whose link thread is not a thread id
+	RefusedBadHops     = "bad-hops"     // a call whose hop count is not one
+	RefusedTooDeep     = "too-deep"     // a call whose chain had made max_chain_depth hops already
 	RefusedUndelivered = "undelivered"  // a call the pump did not accept
 	RefusedUnknownKind = "unknown-kind" // an envelope of a kind this side does not know
 	RefusedHandshake   = "handshake"    // an inbound link whose handshake failed

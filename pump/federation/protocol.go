@@ -6,6 +6,8 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/gen/xmltext"
@@ -76,7 +78,28 @@ type link struct {
 	// (when the caller traces), so the callee's conversation joins its
 	// trace. It is inside the signed <meta>.
 	Traceparent string
+	// Hops is, on a call, how many hops the caller's chain had made when
+	// it called (pump.ChainHops): the callee's conversation counts on from
+	// it, so max_chain_depth stops a cycle between organisms. Written as
+	// the hops attribute (inside the signed <meta>) when not 0; a peer
+	// that writes none called with 0, a peer that does not know it
+	// ignores it.
+	Hops int
+	// BadHops is the hops attribute as the peer wrote it when it is not a
+	// hop count (negative, not a number, out of range): its call is
+	// refused saying so.
+	BadHops string
+	// Reason is, on a huh, what machine-readable kind of failure it is
+	// (ReasonTooDeep; "" for any other), written as the reason attribute
+	// (inside the signed <meta>). A peer that does not know it ignores it.
+	Reason string
 }
+
+// ReasonTooDeep marks a huh, or a nack of a call, that says the
+// conversation's chain of forwards exceeded a hop limit (max_chain_depth)
+// at the peer: the call fails with a pump.TooDeepError, so the caller's
+// conversation stops too instead of going on as if the call had no answer.
+const ReasonTooDeep = "too-deep"
 
 // envelope is a federated envelope, built or read.
 type envelope struct {
@@ -105,8 +128,13 @@ func (e *envelope) build() []byte {
 	// In exclusive C14N's order (attributes sorted by name, every element
 	// with an end tag): the envelope is canonical as built, so Sign takes
 	// its bytes as they are instead of canonicalising them.
+	hops := ""
+	if e.Link.Hops != 0 {
+		hops = strconv.Itoa(e.Link.Hops)
+	}
 	for _, a := range [...][2]string{
-		{"error", e.Link.Error}, {"id", e.Link.ID}, {"kind", string(e.Link.Kind)}, {"ref", e.Link.Ref},
+		{"error", e.Link.Error}, {"hops", hops}, {"id", e.Link.ID}, {"kind", string(e.Link.Kind)},
+		{"reason", e.Link.Reason}, {"ref", e.Link.Ref},
 		{"sent", e.Link.Sent.UTC().Format(time.RFC3339Nano)}, {"traceparent", e.Link.Traceparent},
 	} {
 		if a[1] != "" {
@@ -139,6 +167,8 @@ type wireEnvelope struct {
 			Sent    string   `xml:"sent,attr"`
 			Error   string   `xml:"error,attr"`
 			Trace   string   `xml:"traceparent,attr"`
+			Hops    string   `xml:"hops,attr"`
+			Reason  string   `xml:"reason,attr"`
 		} `xml:"link"`
 	} `xml:"meta"`
 }
@@ -170,7 +200,7 @@ func decode(b []byte) (*envelope, error) {
 	}
 	l := w.Meta.Link
 	e, err := fromWire(wireMeta{From: w.Meta.From, To: w.Meta.To, Thread: w.Meta.Thread,
-		Link: wireLink{ID: l.ID, Kind: l.Kind, Ref: l.Ref, Sent: l.Sent, Error: l.Error, Trace: l.Trace}})
+		Link: wireLink{ID: l.ID, Kind: l.Kind, Ref: l.Ref, Sent: l.Sent, Error: l.Error, Trace: l.Trace, Hops: l.Hops, Reason: l.Reason}})
 	if err != nil {
 		return nil, err
 	}
@@ -192,8 +222,21 @@ func fromWire(m wireMeta) (*envelope, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: <link sent=%q>: %w", ErrProtocol, l.Sent, err)
 	}
-	return &envelope{From: m.From, To: m.To, Thread: m.Thread,
-		Link: link{ID: l.ID, Kind: Kind(l.Kind), Ref: l.Ref, Sent: sent, Error: l.Error, Traceparent: l.Trace}}, nil
+	e := &envelope{From: m.From, To: m.To, Thread: m.Thread,
+		Link: link{ID: l.ID, Kind: Kind(l.Kind), Ref: l.Ref, Sent: sent, Error: l.Error, Traceparent: l.Trace,
+			Reason: l.Reason}}
+	if l.Hops != "" {
+		// Read strictly (decimal digits only) and kept when it is not a
+		// count: the call it comes with is refused saying so, where a
+		// protocol error would drop it unanswered.
+		n, err := strconv.Atoi(l.Hops)
+		if err != nil || n < 0 || strings.TrimLeft(l.Hops, "0123456789") != "" {
+			e.Link.BadHops = l.Hops
+		} else {
+			e.Link.Hops = n
+		}
+	}
+	return e, nil
 }
 
 // payloadOf finds the one element after <meta> in an envelope and returns
@@ -270,6 +313,10 @@ type frame struct {
 	Duplicate bool `json:"duplicate,omitempty"`
 	// Error is why an envelope (nack) or the handshake (error) was refused.
 	Error string `json:"error,omitempty"`
+	// Reason is what kind of refusal a nack is, for the sender's code
+	// (ReasonTooDeep; "" for any other). A peer that does not know it
+	// ignores it.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Frame types.

@@ -20,7 +20,7 @@ func (g *gateway) onFrame(f frame) {
 		g.log.Warn("federation: the peer refused an envelope", "id", f.ID, "error", f.Error)
 		g.m.refusal(g.name, RefusedByPeer)
 		g.acked(f.ID)
-		g.refused(f.ID, f.Error)
+		g.refused(f.ID, f.Error, f.Reason)
 	default:
 		g.log.Warn("federation: unexpected frame", "type", f.Type)
 	}
@@ -216,6 +216,16 @@ func (g *gateway) onCall(c *conn, e *envelope) {
 		nack("bad link thread")
 		return
 	}
+	if why, reason := g.tooDeep(e); why != "" {
+		g.log.Warn("federation: call refused: "+why, "id", e.Link.ID, "root", e.PayloadName, "hops", e.Link.Hops)
+		g.m.refusal(g.name, reason)
+		f := frame{Type: frameNack, ID: e.Link.ID, Error: why}
+		if reason == RefusedTooDeep {
+			f.Reason = ReasonTooDeep
+		}
+		c.acks.send(f)
+		return
+	}
 	conv := derivedThread(g.m.secret, g.name, e.Thread)
 	// A copy of a call being injected is acknowledged with it: the call
 	// may yet fail to be journaled (and be nacked, or left to the resend).
@@ -343,7 +353,7 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 	// No outlet: what the conversation answers reaches the gateway through
 	// the manager's subscription (served.go), also after a restart.
 	err := g.inject(ctx, pump.Envelope{From: g.name, To: e.To, Thread: conv, Payload: e.Payload,
-		As: &pump.Principal{From: g.name, FreshThread: fresh, Profile: g.cfg.Profile}})
+		As: &pump.Principal{From: g.name, FreshThread: fresh, Profile: g.cfg.Profile, Hops: e.Link.Hops}})
 	if err != nil {
 		// A message accepted but not journaled, or whose wait ran out, may
 		// be in the pump: its conversation stays received. Any other was
@@ -504,9 +514,13 @@ func (g *gateway) onCancel(e *envelope) {
 }
 
 // refused fails the open call a nack refused, or the call held open for
-// the next handling of its message (holdCall).
-func (g *gateway) refused(id, why string) {
+// the next handling of its message (holdCall); reason is the nack's (a
+// refusal for the hop limit fails it with a pump.TooDeepError).
+func (g *gateway) refused(id, why, reason string) {
 	err := fmt.Errorf("%w: gateway %s: %s", ErrRefused, g.name, why)
+	if reason == ReasonTooDeep {
+		err = fmt.Errorf("%w: gateway %s: %w", ErrRefused, g.name, &pump.TooDeepError{Why: why})
+	}
 	g.mu.Lock()
 	c := g.pending[id]
 	delete(g.pending, id)

@@ -208,6 +208,9 @@ func (m *Manager) onEvent(ev pump.Event) {
 		e = &envelope{Thread: lt, Link: link{Kind: KindReply, Ref: lt}, Payload: payload, PayloadName: name, PayloadNS: ns}
 	case pump.EventHuh:
 		e = &envelope{Thread: lt, Link: link{Kind: KindHuh, Ref: lt, Error: ev.Error}}
+		if ev.ChainTooDeep {
+			e.Link.Reason = ReasonTooDeep
+		}
 	case pump.EventComplete:
 		switch {
 		case answered:

@@ -85,7 +85,7 @@ func StateSinks(s *store.Store, log *slog.Logger) (registry.ThreadSink, registry
 // (store.CreateThread).
 func (k storeSinks) ThreadCreated(r registry.ThreadRecord) {
 	row := store.ThreadRow{ID: r.ID, Parent: r.Parent, Path: r.Path, Created: r.Created, Touched: r.Touched,
-		Ref: r.Ref, Profile: r.Profile}
+		Ref: r.Ref, Profile: r.Profile, Hops: r.Hops}
 	if k.segs != nil {
 		k.check("put thread", k.s.CreateThread(row))
 		return
@@ -177,7 +177,7 @@ func (k *storeSinks) restoreThreads(threads *registry.Threads) error {
 	recs := make([]registry.ThreadRecord, len(rows))
 	for i, r := range rows {
 		recs[i] = registry.ThreadRecord{ID: r.ID, Parent: r.Parent, Path: r.Path, Created: r.Created, Touched: r.Touched,
-			Ref: r.Ref, Profile: r.Profile}
+			Ref: r.Ref, Profile: r.Profile, Hops: r.Hops}
 	}
 	return threads.Restore(recs)
 }

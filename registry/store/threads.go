@@ -27,6 +27,10 @@ type ThreadRow struct {
 	// Profile is the thread's security profile ("" for none), fixed when
 	// it was created: a restart restores it, so no restart widens a thread.
 	Profile string
+	// Hops is how many hops the thread's conversation made before it
+	// entered the organism (a peer organism's call; registry.JoinAsAt): a
+	// restart restores it, so max_chain_depth still counts them.
+	Hops int
 }
 
 // PutThread enqueues an insert-or-replace of the thread row. Writes to one
@@ -59,7 +63,7 @@ func (s *Store) putThread(t ThreadRow, fresh bool) error {
 		return err
 	}
 	return s.enqueueAsync(&op{kind: opPut, name: "put thread", table: threadsTable, key: t.ID, fresh: fresh,
-		group: t.ID, row: []any{t.ID, t.Parent, pathJSON, created, touched, t.Ref, t.Profile}})
+		group: t.ID, row: []any{t.ID, t.Parent, pathJSON, created, touched, t.Ref, t.Profile, int64(t.Hops)}})
 }
 
 // DeleteThreads enqueues the deletion of the given thread rows. It does not
@@ -89,7 +93,7 @@ func (s *Store) LoadThreads() ([]ThreadRow, error) {
 	ctx := context.Background()
 	out := slices.Grow([]ThreadRow(nil), s.countHint(ctx, threadsTable)) // nil when empty
 	rows, err := s.rdb.QueryContext(ctx,
-		`SELECT id, parent, path, created_ns, touched_ns, ref, profile FROM threads`)
+		`SELECT id, parent, path, created_ns, touched_ns, ref, profile, hops FROM threads`)
 	if err != nil {
 		return nil, fmt.Errorf("store: load threads: %w", err)
 	}
@@ -97,10 +101,11 @@ func (s *Store) LoadThreads() ([]ThreadRow, error) {
 	var (
 		id, parent, path, ref, profile string
 		created, touched               sql.NullInt64
+		hops                           int
 		paths                          = map[string][]string{}
 	)
 	for rows.Next() {
-		if err := rows.Scan(&id, &parent, &path, &created, &touched, &ref, &profile); err != nil {
+		if err := rows.Scan(&id, &parent, &path, &created, &touched, &ref, &profile, &hops); err != nil {
 			return nil, fmt.Errorf("store: load threads: %w", err)
 		}
 		p, ok := paths[path]
@@ -111,7 +116,7 @@ func (s *Store) LoadThreads() ([]ThreadRow, error) {
 			paths[path] = p
 		}
 		out = append(out, ThreadRow{ID: id, Parent: parent, Path: p, Created: decodeTime(created),
-			Touched: decodeTime(touched), Ref: ref, Profile: profile})
+			Touched: decodeTime(touched), Ref: ref, Profile: profile, Hops: hops})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: load threads: %w", err)

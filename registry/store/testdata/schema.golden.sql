@@ -241,7 +241,8 @@ CREATE TABLE threads (
 	created_ns INTEGER,
 	touched_ns INTEGER,
 	ref        TEXT    NOT NULL DEFAULT '',
-	profile    TEXT    NOT NULL DEFAULT ''
+	profile    TEXT    NOT NULL DEFAULT '',
+	hops       INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 
 -- table users
