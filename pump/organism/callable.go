@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -228,6 +229,9 @@ func taskFor(l pump.Listener, args []callArg) ([]byte, error) {
 		}
 		args = []callArg{{name: "Text", value: strings.TrimSpace(text.String())}}
 	}
+	if !l.Agent && l.Payload.Model() != nil {
+		args = inFieldOrder(l.Payload.Model(), args)
+	}
 	for _, a := range args {
 		if !gen.IsNCName(a.name) {
 			return nil, fmt.Errorf("call argument %q is not an element name", a.name)
@@ -249,6 +253,23 @@ func taskFor(l pump.Listener, args []callArg) ([]byte, error) {
 	}
 	b.WriteString("</" + root + ">")
 	return b.Bytes(), nil
+}
+
+// inFieldOrder is args in the order model's elements take them (its
+// schema's sequence), whatever order the parameters were declared in;
+// arguments no element takes come last, for the schema to refuse.
+func inFieldOrder(model *gen.Type, args []callArg) []callArg {
+	rank := func(name string) int {
+		for i, f := range model.Fields {
+			if !f.Attr && (f.Name == name && f.Wrapper == "" || f.Wrapper == name) {
+				return i
+			}
+		}
+		return len(model.Fields)
+	}
+	out := slices.Clone(args)
+	slices.SortStableFunc(out, func(a, b callArg) int { return rank(a.name) - rank(b.name) })
+	return out
 }
 
 // registerCall registers the <name>.call listener of lc, when lc is
