@@ -290,16 +290,20 @@ func registerCall(p *pump.Pump, lc config.Listener, timeout time.Duration, u *un
 	return nil
 }
 
-// beyond names a listener the callee's conversation would reach under
-// profile — resolved in the current routing table, as the new
-// conversation will be — that the caller's profile, resolved in the table
-// its own conversation routes within, does not reach; "" when there is
-// none or the caller has no profile. A reload that widened the caller's
-// profile after its conversation began would otherwise widen it for its
-// calls.
+// beyond names what the callee's conversation would reach under profile
+// — resolved in the current routing table, as the new conversation will
+// be — that the caller's profile, resolved in the table its own
+// conversation routes within, does not: an address a term of the
+// caller's profile now allows it to dial (pump.Pump.NetworkWidened), or
+// a listener; "" when there is none or the caller has no profile. A
+// reload that widened the caller's profile after its conversation began
+// would otherwise widen it for its calls.
 func (c *caller) beyond(callerProfile xmlpipe.Profile, profile string) string {
 	if callerProfile == nil {
 		return ""
+	}
+	if term := c.p.NetworkWidened(callerProfile); term != "" {
+		return "the network of profile " + term
 	}
 	for _, l := range c.p.Listeners() {
 		if c.p.ProfileReaches(profile, l.Name) && !callerProfile.Reaches(l.Name) {
