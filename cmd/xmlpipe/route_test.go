@@ -55,6 +55,8 @@ func TestRouteCommandErrors(t *testing.T) {
 	}{
 		{"no profiles yet", []string{"route", "--profile", "researcher", "read the notes file", "testdata/route/organism.yaml"}, 1,
 			`xmlpipe route: unknown profile "researcher": this organism defines no profiles (a profiles: section is needed)`},
+		{"profile in another case", []string{"route", "--profile", "Calc", "x", "testdata/profiles/organism.yaml"}, 1,
+			`xmlpipe route: unknown profile "Calc" (did you mean "calc"?)`},
 		{"nothing matches in the shipped organism", []string{"route", "I need to multiply six by seven", "organism.yaml"}, 1,
 			"xmlpipe route: no matching capability in your profile"},
 		{"unknown agent", []string{"route", "--agent", "nobody", "x", "testdata/route/organism.yaml"}, 1, "--agent: unknown listener"},

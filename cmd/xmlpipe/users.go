@@ -402,7 +402,7 @@ func (c usersCmd) checkProfile(profile string) error {
 		if len(cfg.Profiles) == 0 {
 			return fmt.Errorf("no profile %q: %s has no profiles: section", profile, cfg.File())
 		}
-		return fmt.Errorf("no profile %q (profiles: %s)", profile, strings.Join(cfg.ProfileNames(), ", "))
+		return fmt.Errorf("no profile %q%s (profiles: %s)", profile, cfg.ProfileHint(profile), strings.Join(cfg.ProfileNames(), ", "))
 	}
 	return nil
 }

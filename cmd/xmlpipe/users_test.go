@@ -193,6 +193,20 @@ listeners:
 	if r.code != exitUsage || !strings.Contains(r.stderr, `no profile "wider"`) {
 		t.Fatalf("profile to an undefined one: exit %d: %s", r.code, r.stderr)
 	}
+	// Profile names are keys matched exactly, as route --profile and the
+	// configuration match them: another case is refused with a hint.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"profile", "carol", "READERS"}, `no profile "READERS" (did you mean "readers"?)`},
+		{[]string{"add", "dave", "--profile", "Calc", "--password-stdin"}, `no profile "Calc" (did you mean "calc"?)`},
+	} {
+		r = usersRun(t, "correct horse battery\n", append(tc.args, "--data", data, "--config", cfg)...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Fatalf("users %v: exit %d: %s; want %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
 	r = usersRun(t, "", "profile", "carol", "readers", "--data", data, "--config", cfg)
 	if r.code != 0 || !strings.Contains(r.stdout, "carol now has profile readers") {
 		t.Fatalf("profile: exit %d\n%s%s", r.code, r.stdout, r.stderr)

@@ -13,6 +13,11 @@ import (
 // read, or more than one reading of it.
 var ErrNoArithmetic = errors.New("no arithmetic found")
 
+// ErrIncompleteArithmetic: a need begins arithmetic it does not finish
+// ("add 2 and", "multiply six by"): an operation lacks a number. The
+// error says which operation and what it lacks.
+var ErrIncompleteArithmetic = errors.New("the arithmetic is incomplete")
+
 // maxArithmeticBytes bounds the need Arithmetic reads, and maxDepth the
 // nesting of what it parses.
 const (
@@ -56,7 +61,7 @@ func Arithmetic(need string) (string, error) {
 		return "", fmt.Errorf("%w: no number in %q", ErrNoArithmetic, need)
 	}
 	var best *node
-	bestNums := 0
+	bestNums, from, to := 0, 0, 0
 	// Try each position as the start of the arithmetic; a parse's span is
 	// not tried again from inside (it would only find less of it).
 	for start := 0; start < len(toks); start++ {
@@ -66,17 +71,83 @@ func Arithmetic(need string) (string, error) {
 			continue
 		}
 		if c := n.numbers(); c > bestNums {
-			best, bestNums = n, c
+			best, bestNums, from, to = n, c, start, p.pos
 		}
 		start = max(start, p.pos-1)
 	}
 	if best == nil {
 		return "", fmt.Errorf("%w in %q", ErrNoArithmetic, need)
 	}
+	if lacks := unfinished(toks, best, from, to); lacks != "" {
+		return "", fmt.Errorf("%w: %q: %s", ErrIncompleteArithmetic, need, lacks)
+	}
 	if bestNums < total {
-		return "", fmt.Errorf("%w: %q holds numbers outside the arithmetic %s (which is meant?)", ErrNoArithmetic, need, best.format("", false))
+		var left []string
+		for i, t := range toks {
+			if t.kind == tNum && (i < from || i >= to) {
+				left = append(left, t.text)
+			}
+		}
+		return "", fmt.Errorf("%w: %q holds numbers the arithmetic %s leaves out (%s): say which are meant",
+			ErrNoArithmetic, need, best.format("", false), strings.Join(left, ", "))
 	}
 	return best.format("", false), nil
+}
+
+// Words that begin arithmetic with its operands after them, and words
+// and operators that join two operands: found right before or after the
+// arithmetic read, they make it unfinished.
+var (
+	leadingOps = map[string]bool{"add": true, "subtract": true, "multiply": true, "divide": true, "raise": true}
+	ofHeads    = map[string]bool{"sum": true, "total": true, "product": true, "difference": true, "quotient": true,
+		"ratio": true, "average": true, "mean": true, "max": true, "maximum": true, "min": true, "minimum": true,
+		"remainder": true}
+	joiningOps = map[string]bool{"plus": true, "minus": true, "times": true, "multiplied": true, "divided": true,
+		"mod": true, "modulo": true}
+	verbJoins = map[string]bool{"by": true, "and": true, "to": true, "from": true, "with": true, "into": true}
+)
+
+// unfinished says what the arithmetic read from toks[from:to] lacks when
+// the need goes on to an operation that has no number of its own: a verb
+// right before a lone number or a reading that stops at its joining word
+// ("add 2 and", "multiply six by": the verb's second number), a "sum of" form ("the sum of 2": its second number), or an
+// operator right after it ("2 plus", "6 *": a number after it). "" when
+// the arithmetic is complete.
+func unfinished(toks []token, read *node, from, to int) string {
+	opText := func(t token) string {
+		if t.kind == tOp || t.kind == tWord && joiningOps[t.text] {
+			return t.text
+		}
+		return ""
+	}
+	if to < len(toks) {
+		// A dash with words after it is punctuation ("6*7 - quickly").
+		if op := opText(toks[to]); op != "" && (op != "-" || to == len(toks)-1) {
+			return fmt.Sprintf("%s needs a number after it", op)
+		}
+	}
+	if from > 0 {
+		t := toks[from-1]
+		switch {
+		case t.kind == tWord && leadingOps[t.text]:
+			// "raise 3 to the power of 4" is read from the 3 on, complete;
+			// the verb lacks its number when only one number follows it or
+			// the reading stops at the verb's joining word.
+			joined := to < len(toks) && toks[to].kind == tWord && verbJoins[toks[to].text]
+			if joined {
+				return fmt.Sprintf("%s needs a second number after %q", t.text, toks[to].text)
+			}
+			if read.op == "" {
+				return fmt.Sprintf("%s needs a second number", t.text)
+			}
+		case t.kind == tWord && (t.text == "of" || t.text == "between") && from > 1 && toks[from-2].kind == tWord &&
+			ofHeads[toks[from-2].text]:
+			return fmt.Sprintf("the %s %s needs a second number", toks[from-2].text, t.text)
+		case opText(t) != "" && t.text != "-":
+			return fmt.Sprintf("%s needs a number before it", t.text)
+		}
+	}
+	return ""
 }
 
 // Token kinds.
@@ -108,10 +179,12 @@ func lexArithmetic(s string) []token {
 				dot = dot || s[j] == '.'
 				j++
 			}
-			out = append(out, token{tNum, strings.TrimLeft(s[i:j], "0")})
-			if out[len(out)-1].text == "" || out[len(out)-1].text[0] == '.' {
-				out[len(out)-1].text = "0" + out[len(out)-1].text
+			j += exponentLen(s[j:])
+			text := strings.TrimLeft(s[i:j], "0")
+			if text == "" || text[0] == '.' || text[0] == 'e' || text[0] == 'E' {
+				text = "0" + text
 			}
+			out = append(out, token{tNum, text})
 			i = j
 		case unicode.IsLetter(r):
 			j := i
@@ -154,6 +227,30 @@ func lexArithmetic(s string) []token {
 		}
 	}
 	return out
+}
+
+// exponentLen is the length of the decimal exponent s begins with ("e308",
+// "E-3", "e+5": an e, an optional sign, digits), or 0 when it begins with
+// none: "1e308" is one number, as the calculate tool reads it.
+func exponentLen(s string) int {
+	if len(s) < 2 || s[0] != 'e' && s[0] != 'E' {
+		return 0
+	}
+	j := 1
+	if s[j] == '+' || s[j] == '-' {
+		j++
+	}
+	k := j
+	for k < len(s) && s[k] >= '0' && s[k] <= '9' {
+		k++
+	}
+	if k == j {
+		return 0
+	}
+	if r, _ := utf8.DecodeRuneInString(s[k:]); k < len(s) && unicode.IsLetter(r) {
+		return 0 // a word such as "2e3x" goes on
+	}
+	return k
 }
 
 // The number words.

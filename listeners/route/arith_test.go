@@ -2,6 +2,8 @@ package route
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/calculate"
@@ -58,17 +60,52 @@ func TestArithmetic(t *testing.T) {
 }
 
 func TestArithmeticRefuses(t *testing.T) {
-	for _, need := range []string{
-		"", "read the notes file", "say hello to Dan",
-		"multiply 6 by 7 for my 3 kids", // a number outside the arithmetic
-		"add", "multiply six by",
+	for _, tc := range []struct {
+		need string
+		want error
+		says string
+	}{
+		{need: "", want: ErrNoArithmetic},
+		{need: "read the notes file", want: ErrNoArithmetic},
+		{need: "say hello to Dan", want: ErrNoArithmetic},
+		{need: "multiply 6 by 7 for my 3 kids", want: ErrNoArithmetic, // a number outside the arithmetic
+			says: `the arithmetic 6*7 leaves out (3): say which are meant`},
+		{need: "add", want: ErrNoArithmetic},
+		// An operation without its numbers is incomplete, not the one
+		// number it has.
+		{need: "multiply six by", want: ErrIncompleteArithmetic, says: `multiply needs a second number after "by"`},
+		{need: "add 2 and", want: ErrIncompleteArithmetic, says: `add needs a second number after "and"`},
+		{need: "please subtract 4", want: ErrIncompleteArithmetic, says: "subtract needs a second number"},
+		{need: "what is 2 plus", want: ErrIncompleteArithmetic, says: "plus needs a number after it"},
+		{need: "6 *", want: ErrIncompleteArithmetic, says: "* needs a number after it"},
+		{need: "the sum of 2", want: ErrIncompleteArithmetic, says: "the sum of needs a second number"},
+		{need: "then add 2", want: ErrIncompleteArithmetic, says: "add needs a second number"},
 	} {
-		got, err := Arithmetic(need)
-		if err == nil && need == "multiply six by" && got == "6" {
-			continue // "six" alone is not refused: nothing else holds a number
+		got, err := Arithmetic(tc.need)
+		if !errors.Is(err, tc.want) || !strings.Contains(fmt.Sprint(err), tc.says) {
+			t.Errorf("Arithmetic(%q) = %q, %v; want %v saying %q", tc.need, got, err, tc.want, tc.says)
 		}
-		if !errors.Is(err, ErrNoArithmetic) {
-			t.Errorf("Arithmetic(%q) = %q, %v; want ErrNoArithmetic", need, got, err)
+	}
+}
+
+// TestArithmeticExponents: a number in exponent notation is one number,
+// as the calculate tool reads it, not a number, a word and another number.
+func TestArithmeticExponents(t *testing.T) {
+	for _, tc := range []struct{ need, expr string }{
+		{"multiply 1e308 by 1e308", "1e308*1e308"},
+		{"what is 1.5e3 times 2", "1.5e3*2"},
+		{"divide 3E-2 by 3", "3E-2/3"},
+		{"add 2e+3 and 007", "2e+3+7"},
+		{"multiply 0e5 by 2", "0e5*2"},
+		{"multiply 6 by 7 - quickly", "6*7"},
+	} {
+		got, err := Arithmetic(tc.need)
+		if err != nil || got != tc.expr {
+			t.Errorf("Arithmetic(%q) = %q, %v; want %q", tc.need, got, err, tc.expr)
+			continue
+		}
+		if _, err := calculate.Eval(got, calculate.DefaultLimits); errors.Is(err, calculate.ErrSyntax) {
+			t.Errorf("calculate cannot parse %q: %v", got, err)
 		}
 	}
 }

@@ -150,9 +150,7 @@ func (a *agentStates) poll() {
 			continue
 		}
 		ev := streamEvent{name: streamAgentState, agents: []string{li.Name}, body: a.s.agentStateBody(li, v),
-			view: func(sess auth.Session) any {
-				return a.s.agentStateBody(a.s.listenerFor(sess, li), a.s.viewFor(sess, v))
-			}}
+			view: func(sess auth.Session) any { return a.s.agentStateBodyFor(sess, li, v) }}
 		a.s.broadcast(ev)
 	}
 }
@@ -161,6 +159,17 @@ func (a *agentStates) poll() {
 func (s *Server) agentStateBody(li pump.ListenerInfo, v agentView) map[string]any {
 	return map[string]any{"event": streamAgentState, "agent": li.Name, "state": s.stateOf(li, v),
 		"current_thread": currentThread(li), "queue_depth": li.QueueDepth, "active": li.Active}
+}
+
+// agentStateBodyFor is the agent_state event of li as sess may see it
+// (listenerFor, viewFor): for a user with a profile, without the queue
+// depth, which counts the work of every thread.
+func (s *Server) agentStateBodyFor(sess auth.Session, li pump.ListenerInfo, v agentView) map[string]any {
+	body := s.agentStateBody(s.listenerFor(sess, li), s.viewFor(sess, v))
+	if sess.Profile != "" {
+		delete(body, "queue_depth")
+	}
+	return body
 }
 
 // killedRemembered bounds how many killed conversations the API remembers

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -80,10 +81,15 @@ type apiAgentBody struct {
 	// CurrentThread is the thread a handler works on (the first of
 	// several), null when none runs.
 	CurrentThread *string `json:"current_thread"`
-	QueueDepth    int     `json:"queue_depth"`
-	Active        int     `json:"active"`
-	Handled       int64   `json:"handled"`
-	LastActivity  *string `json:"last_activity"`
+	// QueueDepth, Handled and LastActivity count the listener's work on
+	// every thread: they are left out (absent, not zero) for a user with
+	// a profile, who may not see all of it.
+	QueueDepth *int   `json:"queue_depth,omitempty"`
+	Active     int    `json:"active"`
+	Handled    *int64 `json:"handled,omitempty"`
+	// LastActivity is a time stamp, or null when the listener never
+	// handled a message.
+	LastActivity json.RawMessage `json:"last_activity,omitempty"`
 	// LastError is the listener's most recent handler failure (null if
 	// none), at LastErrorAt.
 	LastError   *string `json:"last_error"`
@@ -95,16 +101,18 @@ func (s *Server) agentBody(sess auth.Session, li pump.ListenerInfo, v agentView)
 	li, v = s.listenerFor(sess, li), s.viewFor(sess, v)
 	b := apiAgentBody{Name: li.Name, Description: li.Description, IsAgent: li.Agent, Broadcast: li.Broadcast,
 		Peers: li.Peers, RootTag: li.RootTag, State: s.stateOf(li, v), CurrentThread: currentThread(li),
-		QueueDepth: li.QueueDepth, Active: li.Active, Handled: li.Handled}
+		Active: li.Active}
 	if b.Peers == nil {
 		b.Peers = []string{}
 	}
 	if lc, ok := s.listenerConfig(li.Name); ok {
 		b.PayloadClass = lc.PayloadClass
 	}
-	if !li.LastActivity.IsZero() {
-		ts := stamp(li.LastActivity)
-		b.LastActivity = &ts
+	if sess.Profile == "" {
+		b.QueueDepth, b.Handled, b.LastActivity = &li.QueueDepth, &li.Handled, json.RawMessage("null")
+		if !li.LastActivity.IsZero() {
+			b.LastActivity, _ = json.Marshal(stamp(li.LastActivity))
+		}
 	}
 	if !li.LastErrorTime.IsZero() {
 		msg, ts := li.LastError, stamp(li.LastErrorTime)

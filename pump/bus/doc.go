@@ -453,8 +453,9 @@
 // the connected frame's threads, /ws status and /api/v1/organism count
 // only what the profile sees and carry "profile"; organism-wide counters
 // read 0; a visible listener's state, current thread, last_error and peers
-// come only from what the user may see; usage lists only their threads'
-// calls. Users without a profile see everything.
+// come only from what the user may see, and its queue_depth, handled and
+// last_activity (in Agent and agent_state) are absent; usage lists only
+// their threads' calls. Users without a profile see everything.
 //
 // Journal messages (/threads/{id}/messages, /messages) carry "profile",
 // the profile the journal recorded ("" for none; absent when not recorded),

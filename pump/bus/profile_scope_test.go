@@ -170,12 +170,22 @@ func TestProfileScopesCountsAndErrors(t *testing.T) {
 	if _, n := stream(open); n < 1 {
 		t.Errorf("the open user's connected frame counts %v threads", n)
 	}
-	if a := agent(calc); a["state"] != "idle" || a["current_thread"] != nil || a["active"] != 0.0 ||
-		a["queue_depth"] != 0.0 || a["handled"] != 0.0 || a["last_activity"] != nil || a["last_error"] != nil {
+	if a := agent(calc); a["state"] != "idle" || a["current_thread"] != nil || a["active"] != 0.0 || a["last_error"] != nil {
 		t.Errorf("the calc user sees the chore outside their profile: %v", a)
 	}
-	if a := agent(open); a["state"] != "processing" || a["current_thread"] != held || a["handled"] != 1.0 {
+	// The counts of every thread's work are not shown to the calc user:
+	// absent, not zero (which would claim an idle listener).
+	for _, key := range []string{"queue_depth", "handled", "last_activity"} {
+		if v, ok := agent(calc)[key]; ok {
+			t.Errorf("the calc user is shown chore's %s: %v", key, v)
+		}
+	}
+	if a := agent(open); a["state"] != "processing" || a["current_thread"] != held || a["handled"] != 1.0 ||
+		a["queue_depth"] != 0.0 || a["last_activity"] == nil {
 		t.Errorf("the user without a profile: chore %v", a)
+	}
+	if _, ok := agent(open)["last_activity"]; !ok {
+		t.Error("the user without a profile is not shown chore's last_activity")
 	}
 	statusOf := func(token string) frame {
 		t.Helper()
@@ -215,6 +225,11 @@ func TestProfileScopesCountsAndErrors(t *testing.T) {
 	if seen := state(calcStream, "processing", mine); len(seen) != 1 {
 		b, _ := json.Marshal(seen)
 		t.Errorf("the calc user's stream before their own chore: %s", b)
+	} else if v, ok := seen[0]["queue_depth"]; ok {
+		t.Errorf("the calc user's agent_state event shows the queue depth %v", v)
+	}
+	if seen := state(openStream, "processing", mine); seen[len(seen)-1]["queue_depth"] != 0.0 {
+		t.Errorf("the agent_state event for the user without a profile: %v", seen[len(seen)-1])
 	}
 	g.open(t)
 	state(calcStream, "error", "")

@@ -165,7 +165,7 @@ func (s *Server) handleStreamWS(w http.ResponseWriter, r *http.Request) {
 		v := s.agentView()
 		for _, li := range s.pump.Listeners() {
 			if s.visible(sess, li.Name) {
-				if key, err := json.Marshal(s.agentStateBody(s.listenerFor(sess, li), s.viewFor(sess, v))); err == nil {
+				if key, err := json.Marshal(s.agentStateBodyFor(sess, li, v)); err == nil {
 					sock.sent[li.Name] = string(key)
 				}
 			}

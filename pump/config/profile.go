@@ -103,6 +103,22 @@ func (o *Organism) ProfileNames() []string {
 	return names
 }
 
+// ProfileHint is " (did you mean "calc"?)" when name is not a profile of
+// o but differs from one only in case, else "". Profile names are keys:
+// lower-case, matched exactly, so "Calc" names no profile; the hint says
+// which one was meant.
+func (o *Organism) ProfileHint(name string) string {
+	if _, ok := o.Profiles[name]; ok {
+		return ""
+	}
+	for _, n := range o.ProfileNames() {
+		if strings.EqualFold(n, name) {
+			return fmt.Sprintf(" (did you mean %q?)", n)
+		}
+	}
+	return ""
+}
+
 // Callable is a listener's callable: declaration (seed 000 §15.1): the
 // listener offered to federated peers as one tool. The organism registers
 // a listener named <name>.call taking the parameters as its payload; a
@@ -217,7 +233,7 @@ func (o *Organism) checkProfiles(r *reporter) {
 			return
 		}
 		if _, ok := o.Profiles[name]; !ok {
-			r.add(path, "no profile %q (profiles: %s)", name, strings.Join(o.ProfileNames(), ", "))
+			r.add(path, "no profile %q%s (profiles: %s)", name, o.ProfileHint(name), strings.Join(o.ProfileNames(), ", "))
 		}
 	}
 	for i, l := range o.Listeners {

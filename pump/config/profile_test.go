@@ -97,6 +97,30 @@ listeners:
 	}
 }
 
+// TestProfileReferenceCase: profile names are lower-case keys matched
+// exactly; a reference in another case names no profile, and the error
+// says which one was meant.
+func TestProfileReferenceCase(t *testing.T) {
+	_, err := Parse("/o/organism.yaml", []byte(`organism: {name: x}
+profiles:
+  calc: {listeners: [greeter]}
+listeners:
+  - {name: greeter, payload_class: handlers.hello.Greeting, handler: handlers.hello.handle_greeting, description: Greets, profile: Calc}
+gateways:
+  - {name: peer, trusted_identity: peer.pub, profile: CALC}
+  - {name: other, trusted_identity: other.pub, profile: nobody}
+`))
+	for _, want := range []string{
+		`organism.yaml:5: listeners[0].profile: no profile "Calc" (did you mean "calc"?) (profiles: calc)`,
+		`organism.yaml:7: gateways[0].profile: no profile "CALC" (did you mean "calc"?) (profiles: calc)`,
+		`gateways[1].profile: no profile "nobody" (profiles: calc)`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want %q in %v", want, err)
+		}
+	}
+}
+
 func TestCallRoot(t *testing.T) {
 	for name, want := range map[string]string{"research-agent": "ResearchAgentCall", "calc": "CalcCall",
 		"weather.forecast": "WeatherForecastCall", "9lives": "LivesCall", "a_b2c": "AB2cCall"} {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -228,6 +229,9 @@ func taskFor(l pump.Listener, args []callArg) ([]byte, error) {
 		}
 		args = []callArg{{name: "Text", value: strings.TrimSpace(text.String())}}
 	}
+	if !l.Agent && l.Payload.Model() != nil {
+		args = inFieldOrder(l.Payload.Model(), args)
+	}
 	for _, a := range args {
 		if !gen.IsNCName(a.name) {
 			return nil, fmt.Errorf("call argument %q is not an element name", a.name)
@@ -251,6 +255,23 @@ func taskFor(l pump.Listener, args []callArg) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// inFieldOrder is args in the order model's elements take them (its
+// schema's sequence), whatever order the parameters were declared in;
+// arguments no element takes come last, for the schema to refuse.
+func inFieldOrder(model *gen.Type, args []callArg) []callArg {
+	rank := func(name string) int {
+		for i, f := range model.Fields {
+			if !f.Attr && (f.Name == name && f.Wrapper == "" || f.Wrapper == name) {
+				return i
+			}
+		}
+		return len(model.Fields)
+	}
+	out := slices.Clone(args)
+	slices.SortStableFunc(out, func(a, b callArg) int { return rank(a.name) - rank(b.name) })
+	return out
+}
+
 // registerCall registers the <name>.call listener of lc, when lc is
 // callable, and records it among u's names (a reload replaces and removes
 // it with lc's own).
@@ -269,16 +290,20 @@ func registerCall(p *pump.Pump, lc config.Listener, timeout time.Duration, u *un
 	return nil
 }
 
-// beyond names a listener the callee's conversation would reach under
-// profile — resolved in the current routing table, as the new
-// conversation will be — that the caller's profile, resolved in the table
-// its own conversation routes within, does not reach; "" when there is
-// none or the caller has no profile. A reload that widened the caller's
-// profile after its conversation began would otherwise widen it for its
-// calls.
+// beyond names what the callee's conversation would reach under profile
+// — resolved in the current routing table, as the new conversation will
+// be — that the caller's profile, resolved in the table its own
+// conversation routes within, does not: an address a term of the
+// caller's profile now allows it to dial (pump.Pump.NetworkWidened), or
+// a listener; "" when there is none or the caller has no profile. A
+// reload that widened the caller's profile after its conversation began
+// would otherwise widen it for its calls.
 func (c *caller) beyond(callerProfile xmlpipe.Profile, profile string) string {
 	if callerProfile == nil {
 		return ""
+	}
+	if term := c.p.NetworkWidened(callerProfile); term != "" {
+		return "the network of profile " + term
 	}
 	for _, l := range c.p.Listeners() {
 		if c.p.ProfileReaches(profile, l.Name) && !callerProfile.Reaches(l.Name) {

@@ -221,7 +221,7 @@ func TestCallTimeoutDefaults(t *testing.T) {
 			yaml: fmt.Sprintf(worker, ", timeout: 45m") + "    tools: [run_command]\n    approval: [run_command]\n"},
 		{name: "tool", call: "calculate.call", want: config.DefaultCallTimeout,
 			yaml: "  - name: calculate\n    payload_class: tools.Calculate\n    handler: tools.Calculate\n" +
-				"    description: Evaluates arithmetic\n    callable: {description: Evaluates, parameters: [{name: Expression}]}\n"},
+				"    description: Evaluates arithmetic\n    callable: {description: Evaluates, parameters: [{name: Expression, required: true}]}\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := agentOrganismWith(t, newScriptedModel(t, nil), "listeners:\n"+tc.yaml, Options{})

@@ -405,7 +405,9 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 				continue
 			}
 			u.prompt = l.Prompt
-			if err := registerCall(p, lc, callTimeout(gov, cfg, lc), u, opts.Logger); err != nil {
+			if j, err := checkCallParams(l, lc); err != nil {
+				errs = append(errs, callParamsError(cfg, i, j, lc, err))
+			} else if err := registerCall(p, lc, callTimeout(gov, cfg, lc), u, opts.Logger); err != nil {
 				errs = append(errs, fmt.Errorf("%s: listener %s: %w", pos, lc.Name, err))
 			}
 			units[unitKey(lc.Name)] = u
@@ -423,7 +425,10 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 			continue
 		}
 		u.wasm = ws.get(lc.Name)
-		if err := registerCall(p, lc, callTimeout(gov, cfg, lc), u, opts.Logger); err != nil {
+		target, _ := p.Lookup(lc.Name)
+		if j, err := checkCallParams(target, lc); err != nil {
+			errs = append(errs, callParamsError(cfg, i, j, lc, err))
+		} else if err := registerCall(p, lc, callTimeout(gov, cfg, lc), u, opts.Logger); err != nil {
 			errs = append(errs, fmt.Errorf("%s: listener %s: %w", pos, lc.Name, err))
 		}
 		units[unitKey(lc.Name)] = u

@@ -2,10 +2,12 @@ package organism
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/route"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/registry"
 )
 
 // profileDefs returns the pump's profile definitions of cfg: its profiles:
@@ -43,11 +45,20 @@ func (o *Organism) ProfileMask(name string) (route.Mask, error) {
 	if name == "" {
 		return nil, nil
 	}
-	if !o.Pump.ProfileDefined(name) {
-		if len(o.CurrentConfig().Profiles) == 0 {
-			return nil, fmt.Errorf("%w %q: this organism defines no profiles (a profiles: section is needed)", ErrUnknownProfile, name)
+	cfg := o.CurrentConfig()
+	if len(cfg.Profiles) == 0 {
+		return nil, fmt.Errorf("%w %q: this organism defines no profiles (a profiles: section is needed)", ErrUnknownProfile, name)
+	}
+	// Profile names are keys, matched exactly as the configuration and
+	// the users' records name them: a term in another case is no profile.
+	for term := range strings.SplitSeq(name, registry.ProfileSep) {
+		if term = strings.TrimSpace(term); term == "" {
+			continue
 		}
-		return nil, fmt.Errorf("%w %q (profiles: %v)", ErrUnknownProfile, name, o.CurrentConfig().ProfileNames())
+		if _, ok := cfg.Profiles[term]; !ok || !o.Pump.ProfileDefined(term) {
+			return nil, fmt.Errorf("%w %q%s (profiles: %s)", ErrUnknownProfile, term, cfg.ProfileHint(term),
+				strings.Join(cfg.ProfileNames(), ", "))
+		}
 	}
 	return route.Mask(func(listener string) bool { return o.Pump.ProfileReaches(name, listener) }), nil
 }

@@ -395,6 +395,10 @@ func (p *Plan) build(entries []planEntry) error {
 			p.add = append(p.add, l)
 		}
 		if e.kind != mountUnit && !lc.Callable.IsZero() {
+			if j, err := checkCallParams(p.add[len(p.add)-1], lc); err != nil {
+				errs = append(errs, callParamsError(p.cfg, e.index, j, lc, err))
+				continue
+			}
 			l, err := callListener(o.Pump, lc, callTimeout(o.gov, p.cfg, lc), o.log)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", e.where, err))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -295,6 +296,16 @@ func TestRouteProfiles(t *testing.T) {
 	}
 	if _, err := o.ProfileMask("other"); !errors.Is(err, ErrUnknownProfile) || !strings.Contains(err.Error(), "calc-only") {
 		t.Fatalf("unknown: %v", err)
+	}
+	// Profile names are keys, as the configuration and users' records
+	// name them: another case names no profile, with a hint.
+	for _, tc := range []struct{ name, want string }{
+		{"Calc-Only", `unknown profile "Calc-Only" (did you mean "calc-only"?) (profiles: calc-only, web)`},
+		{"calc-only&WEB", `unknown profile "WEB" (did you mean "web"?)`},
+	} {
+		if m, err := o.ProfileMask(tc.name); !errors.Is(err, ErrUnknownProfile) || !strings.Contains(fmt.Sprint(err), tc.want) {
+			t.Errorf("ProfileMask(%q) = %v, %v; want %q", tc.name, m != nil, err, tc.want)
+		}
 	}
 	if v := o.VisibleTo("other"); v == nil || v("calculate") {
 		t.Fatal("an undefined profile sees something")

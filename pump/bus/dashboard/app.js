@@ -347,6 +347,12 @@ function drawGraph(agents, gateways) {
   }
 }
 
+// count renders a listener's count, or a dash when it is not shown (the
+// API leaves the organism-wide counts out for a user with a profile).
+function count(n) {
+  return n === undefined || n === null ? "—" : String(n);
+}
+
 function drawAgents(agents) {
   if (!changed("agents", agents.map((a) => [a.name, a.state, a.queue_depth, a.handled]))) return;
   const body = $("#agents tbody");
@@ -360,7 +366,7 @@ function drawAgents(agents) {
       act.append(b);
     }
     body.append(el("tr", {}, el("td", { text: a.name }), el("td", { text: a.state, class: "status-" + a.state }),
-      el("td", { text: String(a.queue_depth) }), el("td", { text: String(a.handled) }), act));
+      el("td", { text: count(a.queue_depth) }), el("td", { text: count(a.handled) }), act));
   }
 }
 
