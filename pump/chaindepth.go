@@ -1,6 +1,7 @@
 package pump
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -38,6 +39,35 @@ func (p *Pump) MaxChainDepth() int { return p.opts.MaxChainDepth }
 // entered (Principal.Hops) — and whether thread is live. A federation
 // gateway carries it with a call, so the callee counts on from it.
 func (p *Pump) ChainHops(thread string) (int, bool) { return p.threads.Hops(thread) }
+
+// WithHops has the conversation a message injected with ctx begins count
+// on from hops hops made before it (see Principal.Hops, which wins when
+// set): a listener that begins a conversation on behalf of its own — a
+// callable's call — passes its chain's hops (ChainHops), so conversations
+// that call each other in a cycle meet MaxChainDepth as one chain would.
+func WithHops(ctx context.Context, hops int) context.Context {
+	if hops == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, hopsCtxKey{}, hops)
+}
+
+// hopsCtxKey carries WithHops's count.
+type hopsCtxKey struct{}
+
+// enteredHops is how many hops the conversation w begins made before it
+// came: its principal's, else what its injector's context carries.
+func enteredHops(w *work) int {
+	if w.principal != nil && w.principal.Hops != 0 {
+		return w.principal.Hops
+	}
+	if w.ctx != nil {
+		if h, ok := w.ctx.Value(hopsCtxKey{}).(int); ok {
+			return h
+		}
+	}
+	return 0
+}
 
 // enteringTooDeep refuses a conversation whose sender says it made hops
 // hops before it came (Principal.Hops): negative, or so many that its

@@ -570,10 +570,7 @@ func (p *Pump) assignThreads(w *work, m *stage.Inbound, targets []*listener) (st
 	if len(targets) == 1 {
 		target = targets[0].Name
 	}
-	hops := 0
-	if w.principal != nil {
-		hops = w.principal.Hops
-	}
+	hops := enteredHops(w)
 	if err := p.enteringTooDeep(hops); err != nil {
 		return "", nil, false, err
 	}

@@ -160,7 +160,10 @@ func (c *caller) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) (
 	ctx, cancel := context.WithTimeoutCause(ctx, c.timeout, fmt.Errorf("%w: %s did not answer within %s (callable.timeout); "+
 		"its conversation was killed", ErrCallTimeout, c.target, c.timeout))
 	defer cancel()
-	ev, err := c.p.AskXML(pump.WithProfile(ctx, profile), callSender(c.target), c.target, task)
+	// The callee's conversation counts on from the caller's hops, so
+	// callables that call each other meet max_chain_depth as one chain.
+	hops, _ := c.p.ChainHops(md.ThreadID)
+	ev, err := c.p.AskXML(pump.WithHops(pump.WithProfile(ctx, profile), hops), callSender(c.target), c.target, task)
 	if err != nil {
 		var ae *pump.AskError
 		var f *failure.Failure
