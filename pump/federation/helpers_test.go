@@ -103,7 +103,15 @@ type callee struct {
 const (
 	echoSilent = "silent"
 	echoFail   = "fail"
+	// echoDelegateFail: the echo passes the text on to the breaker, whose
+	// failure the echo does not hear (no error handler): a dead letter.
+	echoDelegateFail = "delegate-fail"
 )
+
+// Broken is what the callee's breaker takes: it fails on every one.
+type Broken struct {
+	Text string
+}
 
 func (c *callee) seen() []string {
 	c.mu.Lock()
@@ -178,8 +186,21 @@ func newCalleeWith(t testing.TB, peerKey, key ed25519.PrivateKey, dir string, ho
 				return nil, nil
 			case echoFail:
 				return nil, errors.New("echo: told to fail")
+			case echoDelegateFail:
+				return xmlpipe.Send("breaker", &Broken{Text: e.Text}), nil
 			}
 			return xmlpipe.Respond(&Echoed{Text: strings.ToUpper(e.Text)}), nil
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bt, err := xmlpipe.PayloadTypeOf[Broken]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.Register(pump.Listener{Name: "breaker", Description: "fails", Payload: bt,
+		Handler: xmlpipe.Typed(func(context.Context, *Broken, xmlpipe.Metadata) (xmlpipe.Response, error) {
+			return nil, errors.New("breaker: broke")
 		})})
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,10 @@ type served struct {
 	// rowGone: an answer's outbox entry was queued with the deletion of
 	// the conversation's served row (sendAnswer).
 	rowGone bool
+	// failed: a message of the conversation failed inside this organism
+	// (a <huh> or SystemError to one of its listeners, a dead letter).
+	// Completed without an answer, the call then gets a <huh>, not an end.
+	failed bool
 }
 
 // loadServed restores the conversations serving calls when the organism
@@ -183,17 +187,21 @@ func (m *Manager) serving(conv string) bool {
 // the journal holds them, in the pump's order.
 func (m *Manager) onEvent(ev pump.Event) {
 	switch ev.Kind {
-	case pump.EventReply, pump.EventHuh, pump.EventComplete:
+	case pump.EventReply, pump.EventHuh, pump.EventComplete, pump.EventSystemError, pump.EventDeadLetter:
 	default:
 		return
 	}
 	m.smu.Lock()
 	s := m.served[ev.Conversation]
-	if s == nil || ev.Kind != pump.EventComplete && (s.answered || ev.To != s.g.name) {
+	if s != nil && ev.Kind != pump.EventReply && ev.Kind != pump.EventComplete && ev.To != s.g.name {
+		s.failed = true // inside this organism; the call's answer says so if none comes
+	}
+	if s == nil || ev.Kind == pump.EventSystemError || ev.Kind == pump.EventDeadLetter ||
+		ev.Kind != pump.EventComplete && (s.answered || ev.To != s.g.name) {
 		m.smu.Unlock()
 		return
 	}
-	answered := s.answered
+	answered, failed := s.answered, s.failed
 	s.answered = true
 	m.smu.Unlock()
 	g, lt := s.g, s.linkThread
@@ -220,6 +228,12 @@ func (m *Manager) onEvent(ev pump.Event) {
 			// the callee had nothing to say. (Killed because the caller
 			// cancelled, it goes to a call nobody waits for.)
 			e = &envelope{Thread: lt, Link: link{Kind: KindHuh, Ref: lt, Error: killedHere}}
+		case failed:
+			// A listener inside failed and the conversation could not
+			// answer: the caller hears it failed, in the canned words of
+			// a <huh> (what failed, and where, stays in this organism's
+			// log and journal), not an end as if it had nothing to say.
+			e = &envelope{Thread: lt, Link: link{Kind: KindHuh, Ref: lt, Error: failure.HuhProcessing}}
 		default:
 			e = &envelope{Thread: lt, Link: link{Kind: KindEnd, Ref: lt}}
 		}
