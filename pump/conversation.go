@@ -112,6 +112,7 @@ func (p *Pump) convDone(conv string) {
 	if c.killed {
 		p.killing.Add(-1)
 	}
+	held := p.nextTurn(s, conv, c)
 	s.mu.Unlock()
 	if c.tbl != nil {
 		p.unpinTable(c.tbl)
@@ -128,6 +129,9 @@ func (p *Pump) convDone(conv string) {
 		ev.Error = KilledReason
 	}
 	p.publish(c.outlet, ev)
+	if held != nil {
+		p.startHeld(held, c.killed)
+	}
 }
 
 // KilledReason is the Error of the EventComplete of a conversation Kill
