@@ -2,6 +2,7 @@ package pump_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -28,9 +29,9 @@ func TestContinuationWaitsForItsTurn(t *testing.T) {
 		// answers and completions, in order (one connection: A is B).
 		wantA, wantB []string
 	}{
-		{name: "one connection", wantA: []string{"reply: one answered", "complete", "reply: two answered", "complete"}},
+		{name: "one connection", wantA: []string{"reply: one answered", "complete (1 waiting)", "reply: two answered", "complete"}},
 		{name: "two connections", twoConns: true,
-			wantA: []string{"reply: one answered", "complete"}, wantB: []string{"reply: two answered", "complete"}},
+			wantA: []string{"reply: one answered", "complete (1 waiting)"}, wantB: []string{"reply: two answered", "complete"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			accepted := make(chan struct{})      // the continuation was acknowledged
@@ -118,7 +119,11 @@ func heard(es []pump.Event) []string {
 			}
 			out = append(out, "reply: "+text)
 		case pump.EventComplete:
-			out = append(out, "complete"+e.Error)
+			c := "complete" + e.Error
+			if e.Waiting > 0 {
+				c += fmt.Sprintf(" (%d waiting)", e.Waiting)
+			}
+			out = append(out, c)
 		case pump.EventHuh, pump.EventDeadLetter, pump.EventSystemError:
 			out = append(out, string(e.Kind)+": "+e.Error)
 		}
@@ -155,9 +160,14 @@ func TestKillDropsHeldContinuation(t *testing.T) {
 	if _, err := p.Kill(thread); err != nil {
 		t.Fatal(err)
 	}
-	for name, out := range map[string]*recorder{"the turn in flight": outA, "the held continuation": outB} {
+	for _, c := range []struct {
+		name string
+		out  *recorder
+		want string
+	}{{"the turn in flight", outA, "complete" + pump.KilledReason + " (1 waiting)"}, {"the held continuation", outB, "complete" + pump.KilledReason}} {
+		name, out := c.name, c.out
 		out.waitFor(t, name+"'s completion", kind(pump.EventComplete))
-		if diff := cmp.Diff([]string{"complete" + pump.KilledReason}, heard(out.snapshot())); diff != "" {
+		if diff := cmp.Diff([]string{c.want}, heard(out.snapshot())); diff != "" {
 			t.Errorf("%s's sender heard (-want +got):\n%s", name, diff)
 		}
 	}

@@ -124,7 +124,8 @@ func (p *Pump) convDone(conv string) {
 	for _, t := range c.ending {
 		p.endThread(t)
 	}
-	ev := Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: conv, Thread: conv, Profile: prof, Turn: c.turn}
+	ev := Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: conv, Thread: conv, Profile: prof, Turn: c.turn,
+		Waiting: len(c.held)}
 	if c.killed {
 		ev.Error = KilledReason
 	}

@@ -71,6 +71,11 @@ type Event struct {
 	// transport's frame ids (the bus's message_id) tell turns apart while a
 	// repeated event keeps its id.
 	Turn int64
+	// Waiting is, on an EventComplete, how many continuations of the
+	// conversation sent while this turn was in flight still wait for their
+	// turns, each of which ends with an EventComplete of its own (turns.go):
+	// a transport keeps routing the conversation's events until one says 0.
+	Waiting int
 }
 
 // Outlet receives the events of the conversations an external party started.

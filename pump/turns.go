@@ -23,6 +23,9 @@ import "github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 // to complete: run begins its turn, or drops it (killed).
 type heldTurn struct {
 	run func(killed bool)
+	// waiting is, for a dropped turn, how many dropped after it (its
+	// completion's Event.Waiting).
+	waiting int
 }
 
 // convBegin begins an outside message's turn of conv, as convStart does
@@ -83,7 +86,8 @@ func (p *Pump) nextTurn(s *convShard, conv string, c *convState) []*heldTurn {
 // not deliver another conversation's messages under their feet.
 func (p *Pump) startHeld(hs []*heldTurn, killed bool) {
 	go func() {
-		for _, h := range hs {
+		for i, h := range hs {
+			h.waiting = len(hs) - 1 - i
 			h.run(killed)
 		}
 	}()
@@ -124,7 +128,7 @@ func (p *Pump) turnStart(w *work, m *stage.Inbound, conv *string, threads *[]str
 			p.newDeliveryMark(seq, 1).release()
 			p.deadLetter(*conv, m.Thread, m.From, targets[0].Name, m.PayloadName, m.Canonical, reason)
 			p.publish(w.outlet, Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: *conv, Thread: *conv,
-				Error: completion})
+				Error: completion, Turn: seq, Waiting: h.waiting})
 		}
 		h.run = func(killed bool) {
 			defer p.release()
