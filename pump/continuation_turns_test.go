@@ -2,6 +2,7 @@ package pump_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -176,5 +177,54 @@ func TestKillDropsHeldContinuation(t *testing.T) {
 	case got := <-handled:
 		t.Errorf("%q was handled after the kill", got)
 	default:
+	}
+}
+
+// TestAskOnContinues: AskOn continues the conversation of an earlier
+// answer on its thread; a thread id that is none is refused, and so is a
+// second Ask on a conversation while one waits on it.
+func TestAskOnContinues(t *testing.T) {
+	release := newGate()
+	running := make(chan struct{}, 1)
+	chat := listenerOf(t, "chat", func(ctx context.Context, in *Bounce, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		if in.Text == "slow" {
+			running <- struct{}{}
+			release.wait(ctx)
+		}
+		return xmlpipe.Respond(&Bounce{Text: in.Text + " on " + md.ThreadID}), nil
+	})
+	p := startPump(t, pump.Options{}, chat)
+	t.Cleanup(release.open)
+	first, err := p.Ask(waitCtx(t), client, "chat", &Bounce{Text: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := first.Conversation
+	next, err := p.AskOn(waitCtx(t), conv, client, "chat", &Bounce{Text: "two"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff("two on "+conv, next.Payload.(*Bounce).Text); diff != "" || next.Conversation != conv {
+		t.Errorf("continuation answered on %s (-want +got):\n%s", next.Conversation, diff)
+	}
+	if _, err := p.AskOn(waitCtx(t), "not-a-thread", client, "chat", &Bounce{Text: "x"}); !errors.Is(err, pump.ErrBadThread) {
+		t.Errorf("AskOn a bad thread: %v, want ErrBadThread", err)
+	}
+	slow := make(chan error, 1)
+	go func() {
+		_, err := p.AskOn(waitCtx(t), conv, client, "chat", &Bounce{Text: "slow"})
+		slow <- err
+	}()
+	select {
+	case <-running:
+	case <-waitCtx(t).Done():
+		t.Fatal("the slow turn never ran")
+	}
+	if _, err := p.AskOn(waitCtx(t), conv, client, "chat", &Bounce{Text: "meanwhile"}); !errors.Is(err, pump.ErrAskPending) {
+		t.Errorf("a second AskOn while one waits: %v, want ErrAskPending", err)
+	}
+	release.open()
+	if err := <-slow; err != nil {
+		t.Errorf("the waiting AskOn: %v", err)
 	}
 }
