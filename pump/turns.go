@@ -145,9 +145,13 @@ func (p *Pump) turnStart(w *work, m *stage.Inbound, conv *string, threads *[]str
 			*conv, *threads = c, ts
 			begin()
 		}
-		if begin() && w.done != nil {
-			w.done(m.Thread, seq, nil) // acknowledged: journaled, its turn to come
-			w.done = nil
+		// The acknowledgement is this goroutine's: a held turn may begin
+		// on another before begin returns.
+		done := w.done
+		w.done = nil
+		begin()
+		if done != nil {
+			done(m.Thread, seq, nil) // journaled; handed over, or its turn to come
 		}
 	}
 }
