@@ -87,14 +87,50 @@ func (p *Pump) Ask(ctx context.Context, from, to string, payload any) (Event, er
 	return p.AskXML(ctx, from, to, body)
 }
 
+// AskOn is Ask on the conversation whose id is thread — the Conversation
+// of an earlier answer — continuing it (live or ended, as an outside party
+// continues one: a listener finds the conversation's history); a thread
+// id the pump never used begins a new conversation on it. A turn that
+// arrives while one of the conversation is in flight waits for it to
+// complete. One Ask waits on a conversation at a time: another meanwhile
+// is ErrAskPending.
+func (p *Pump) AskOn(ctx context.Context, thread, from, to string, payload any) (Event, error) {
+	if !stage.IsThreadID(thread) {
+		return Event{}, fmt.Errorf("pump: ask on %q: %w", thread, ErrBadThread)
+	}
+	pt, err := p.payloadTypeOf(payload)
+	if err != nil {
+		return Event{}, err
+	}
+	body, err := pt.AppendPayload(nil, payload)
+	if err != nil {
+		return Event{}, err
+	}
+	return p.askXML(ctx, thread, from, to, body)
+}
+
+// Errors of AskOn.
+var (
+	// ErrBadThread: the thread is not a lower-case UUID v4.
+	ErrBadThread = errors.New("not a thread id")
+	// ErrAskPending: another Ask waits on the conversation.
+	ErrAskPending = errors.New("pump: another ask waits on this conversation")
+)
+
 // AskXML is Ask for a payload already encoded: one XML element that
 // declares its own namespace (xmlns="" for none), such as a transport
 // builds from JSON with codec.AppendJSON.
 func (p *Pump) AskXML(ctx context.Context, from, to string, payload []byte) (Event, error) {
+	return p.askXML(ctx, stage.NewThreadID(), from, to, payload)
+}
+
+// askXML is AskXML on thread.
+func (p *Pump) askXML(ctx context.Context, thread, from, to string, payload []byte) (Event, error) {
 	p.asks.once.Do(func() { p.Watch(OutletFunc(p.asks.observe)) })
-	thread := stage.NewThreadID()
 	a := &asker{done: make(chan struct{})}
-	p.asks.m.Store(thread, a)
+	if _, pending := p.asks.m.LoadOrStore(thread, a); pending {
+		return Event{}, fmt.Errorf("%w: %s", ErrAskPending, thread)
+	}
 	defer p.asks.m.Delete(thread)
 	// The injection is not cut short by ctx: once it returns, the
 	// conversation is known and can be killed (a cancel while it waited
@@ -107,8 +143,13 @@ func (p *Pump) AskXML(ctx context.Context, from, to string, payload []byte) (Eve
 		return Event{}, err
 	}
 	if conv != thread {
-		p.asks.m.Store(conv, a)
-		defer p.asks.m.Delete(conv)
+		if _, pending := p.asks.m.LoadOrStore(conv, a); pending {
+			// Its answer still comes to a (its outlet); the other
+			// Ask's bookkeeping of the conversation is left alone.
+			p.log.Warn("ask: another ask waits on the conversation", "thread", conv)
+		} else {
+			defer p.asks.m.Delete(conv)
+		}
 	}
 	select {
 	case <-a.done:

@@ -112,6 +112,7 @@ func (p *Pump) convDone(conv string) {
 	if c.killed {
 		p.killing.Add(-1)
 	}
+	held := p.nextTurn(s, conv, c)
 	s.mu.Unlock()
 	if c.tbl != nil {
 		p.unpinTable(c.tbl)
@@ -123,11 +124,15 @@ func (p *Pump) convDone(conv string) {
 	for _, t := range c.ending {
 		p.endThread(t)
 	}
-	ev := Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: conv, Thread: conv, Profile: prof, Turn: c.turn}
+	ev := Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: conv, Thread: conv, Profile: prof, Turn: c.turn,
+		Waiting: len(c.held)}
 	if c.killed {
 		ev.Error = KilledReason
 	}
 	p.publish(c.outlet, ev)
+	if held != nil {
+		p.startHeld(held, c.killed)
+	}
 }
 
 // KilledReason is the Error of the EventComplete of a conversation Kill

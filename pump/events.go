@@ -87,6 +87,11 @@ type Event struct {
 	// of it reached (TooDeepError). A federation gateway passes it on to
 	// the peer that called, whose conversation stops likewise.
 	ChainTooDeep bool
+	// Waiting is, on an EventComplete, how many continuations of the
+	// conversation sent while this turn was in flight still wait for their
+	// turns, each of which ends with an EventComplete of its own (turns.go):
+	// a transport keeps routing the conversation's events until one says 0.
+	Waiting int
 }
 
 // Outlet receives the events of the conversations an external party started.

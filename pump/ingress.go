@@ -395,10 +395,6 @@ func (p *Pump) process(w *work) {
 		}
 		decoded[i] = v
 	}
-	if w.external {
-		tbl = p.convStart(conv, w.outlet, pin)
-		pin = nil
-	}
 	p.later(t, func() { p.pruneAccepted(w) })
 	dir := Outbound
 	if w.external {
@@ -453,6 +449,9 @@ func (p *Pump) process(w *work) {
 		if w.done != nil {
 			w.done(m.Thread, seq, nil)
 		}
+	}
+	if w.external {
+		deliver = p.turnStart(w, m, &conv, &threads, &tbl, &pin, targets, deliver)
 	}
 	if w.recovered != 0 {
 		p.later(t, func() { deliver(w.recovered) })

@@ -14,7 +14,6 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // TestConcurrencyLimits: max_concurrent_handlers (across listeners), a
@@ -147,7 +146,7 @@ func TestConcurrencyLimits(t *testing.T) {
 func TestScheduling(t *testing.T) {
 	type msg struct {
 		label string
-		conv  string // messages with the same conv share a conversation thread
+		conv  string // consecutive messages with the same conv are one conversation's, sent at once
 		hops  int    // -1: sent straight to the sink; else through the relay (depth hops+1)
 	}
 	convo := []msg{{"x1", "X", -1}, {"x2", "X", -1}, {"x3", "X", -1}, {"y1", "Y", -1}, {"y2", "Y", -1}, {"z1", "Z", -1}}
@@ -187,34 +186,45 @@ func TestScheduling(t *testing.T) {
 				}
 				return xmlpipe.Send("sink", &Job{Label: in.Label}), nil
 			})
+			// A conversation's outside messages take turns, so its several
+			// deliveries at once are the sends of one handler.
+			batch := listenerOf(t, "batch", func(_ context.Context, in *Batch, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+				sends := make([]*xmlpipe.SendResponse, len(in.Labels))
+				for i, l := range in.Labels {
+					sends[i] = &xmlpipe.SendResponse{To: "sink", Payload: &Job{Label: l}}
+				}
+				return xmlpipe.SendAll(sends...), nil
+			})
 			marker := sink[Ping](t, "marker", newProbe())
 			// One ingress worker: deliveries reach the sink's queue in the order
 			// the test produces them.
-			p := startPump(t, pump.Options{Scheduling: tc.policy, MaxConcurrentPipelines: 1}, sinkL, relay, marker)
+			p := startPump(t, pump.Options{Scheduling: tc.policy, MaxConcurrentPipelines: 1}, sinkL, relay, batch, marker)
 			events := newRecorder()
 			p.Subscribe(events)
 			out := newRecorder()
 			mustSend(t, p, client, "sink", &Job{Label: "blocker"}, out)
 			blockerIn.wait(waitCtx(t))
-			threads := map[string]string{}
-			for _, m := range tc.msgs {
-				if m.hops >= 0 {
+			for i := 0; i < len(tc.msgs); {
+				m := tc.msgs[i]
+				labels := []string{m.label}
+				switch {
+				case m.hops >= 0:
 					mustSend(t, p, client, "relay", &Relay{Label: m.label, Hops: m.hops}, out)
-				} else {
-					th, ok := threads[m.conv]
-					if !ok || m.conv == "" {
-						th = stage.NewThreadID()
-						threads[m.conv] = th
+				case m.conv == "":
+					mustSend(t, p, client, "sink", &Job{Label: m.label}, out)
+				default:
+					for i+len(labels) < len(tc.msgs) && tc.msgs[i+len(labels)].conv == m.conv {
+						labels = append(labels, tc.msgs[i+len(labels)].label)
 					}
-					raw := envelope(client, "sink", th, `<Job xmlns=""><Label>`+m.label+`</Label></Job>`)
-					if _, err := injectErr(t, p, raw, out); err != nil {
-						t.Fatal(err)
-					}
+					mustSend(t, p, client, "batch", &Batch{Labels: labels}, out)
 				}
-				events.waitFor(t, "delivery of "+m.label+" to the sink", func(e pump.Event) bool {
-					j, ok := e.Payload.(*Job)
-					return e.Kind == pump.EventMessage && e.Listener == "sink" && ok && j.Label == m.label
-				})
+				i += len(labels)
+				for _, label := range labels {
+					events.waitFor(t, "delivery of "+label+" to the sink", func(e pump.Event) bool {
+						j, ok := e.Payload.(*Job)
+						return e.Kind == pump.EventMessage && e.Listener == "sink" && ok && j.Label == label
+					})
+				}
 			}
 			// The single ingress worker finished queueing everything before it
 			// takes this marker.

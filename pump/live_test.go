@@ -235,7 +235,8 @@ func TestRemoveListenerKeepsServingPinnedConversation(t *testing.T) {
 
 // TestExternalMessageJoinsPinnedTable: an external message on a thread of
 // a conversation in flight routes within that conversation's table, not the
-// one a reload made current.
+// one a reload made current — also once it is handed over, after the turn
+// in flight completed (turns.go).
 func TestExternalMessageJoinsPinnedTable(t *testing.T) {
 	pr := newProbe()
 	g := newGate()
@@ -258,16 +259,16 @@ func TestExternalMessageJoinsPinnedTable(t *testing.T) {
 	if _, err := injectErr(t, p, envelope(client, "", thread, `<Pong xmlns=""><Text>same thread</Text></Pong>`), nil); err != nil {
 		t.Fatal(err)
 	}
-	if c := pr.next(t); c.Listener != "v1" {
-		t.Fatalf("a message of the pinned conversation reached %s, want v1", c.Listener)
-	}
 	if _, err := injectErr(t, p, envelope(client, "", stage.NewThreadID(), `<Pong xmlns=""><Text>new</Text></Pong>`), nil); err != nil {
 		t.Fatal(err)
 	}
 	if c := pr.next(t); c.Listener != "v2" {
 		t.Fatalf("a new conversation reached %s, want v2", c.Listener)
 	}
-	g.open()
+	g.open() // the turn in flight completes: the continuation's turn begins
+	if c := pr.next(t); c.Listener != "v1" {
+		t.Fatalf("a message of the pinned conversation reached %s, want v1", c.Listener)
+	}
 	if err := <-removed; err != nil {
 		t.Fatalf("RemoveListener: %v", err)
 	}

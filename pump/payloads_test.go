@@ -48,6 +48,12 @@ type SoloStep struct{ N int }
 // Job is queued on a single-worker listener (scheduling and limits).
 type Job struct{ Label string }
 
+// Batch is one outside message whose listener sends a Job for each label,
+// so that one conversation queues several deliveries at once.
+type Batch struct {
+	Labels []string `xml:"Labels>Label"`
+}
+
 // Relay forwards itself Hops times, then sends a Job to the sink.
 type Relay struct {
 	Label string

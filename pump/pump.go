@@ -158,6 +158,13 @@ type convState struct {
 	// of the outside message that began this turn of it (0 until one was
 	// delivered).
 	turn int64
+	// held are the outside messages that continue the conversation while
+	// a turn of it is in flight, journaled and waiting, in the order they
+	// came, for the turn before them to complete (see turns.go).
+	held []*heldTurn
+	// reserved is the held continuation this state was kept for: it
+	// begins its turn on it (convBegin) instead of waiting again.
+	reserved *heldTurn
 }
 
 // New builds a pump. Listeners are added with Register before Start.

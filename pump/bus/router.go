@@ -262,6 +262,9 @@ func (r *router) targets(dst []sink, conv string, ev *pump.Event, out *organism.
 		case pump.EventMessage:
 			rt.completed = false
 		case pump.EventComplete:
+			if ev.Waiting > 0 {
+				break // a continuation waits for its turn: its events come
+			}
 			rt.completed = true
 			if rt.pending == 0 {
 				r.drop(conv, rt)

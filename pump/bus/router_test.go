@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
@@ -67,5 +69,29 @@ func TestRouterRecyclesRoutes(t *testing.T) {
 	r.forget(b)
 	if r.size() != 0 || len(r.bySink) != 0 {
 		t.Fatalf("%d routes and %d sockets left after both sockets went", r.size(), len(r.bySink))
+	}
+}
+
+// TestRouterKeepsRouteForWaitingTurn: a socket that continued its
+// conversation while a turn was in flight keeps getting the conversation's
+// events after that turn's completion, which says a continuation waits
+// (Event.Waiting): the held turn's answer and completion reach it, and the
+// route goes with the last completion.
+func TestRouterKeepsRouteForWaitingTurn(t *testing.T) {
+	r := newRouter()
+	s := &recordSink{}
+	r.claim("c", s)
+	r.settle("c", true)
+	r.claim("c", s) // the continuation, sent while the first turn runs
+	r.settle("c", true)
+	r.event(pump.Event{Kind: pump.EventComplete, Conversation: "c", Waiting: 1})
+	r.event(pump.Event{Kind: pump.EventReply, Conversation: "c"})
+	r.event(pump.Event{Kind: pump.EventComplete, Conversation: "c"})
+	r.event(pump.Event{Kind: pump.EventMessage, Conversation: "c"}) // after the last completion: nobody's
+	if diff := cmp.Diff([]string{"c", "c", "c"}, s.got); diff != "" {
+		t.Errorf("socket got (-want +got):\n%s", diff)
+	}
+	if r.size() != 0 {
+		t.Errorf("%d routes left after the last completion", r.size())
 	}
 }

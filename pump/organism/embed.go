@@ -124,6 +124,25 @@ func (o *Organism) Ask(ctx context.Context, to string, payload any) (pump.Event,
 // An unknown listener is ErrUnknownListener, one whose payload has no text
 // field ErrNoTextField.
 func (o *Organism) AskText(ctx context.Context, to, text string) (pump.Event, error) {
+	return o.ContinueText(ctx, "", to, text)
+}
+
+// Continue is Ask on the conversation an earlier answer belongs to
+// (its Conversation): the listener gets the conversation's history, as a
+// console line or a client's thread_id continues one. A turn sent while
+// the conversation's previous one is still in flight waits for it. An empty
+// conversation begins a new one, as Ask does; one Continue or Ask waits on
+// a conversation at a time (pump.ErrAskPending).
+func (o *Organism) Continue(ctx context.Context, conversation, to string, payload any) (pump.Event, error) {
+	if conversation == "" {
+		return o.Ask(ctx, to, payload)
+	}
+	return o.Pump.AskOn(ctx, conversation, AskFrom, to, payload)
+}
+
+// ContinueText is Continue with the message built from text, as AskText
+// builds it.
+func (o *Organism) ContinueText(ctx context.Context, conversation, to, text string) (pump.Event, error) {
 	l, ok := o.Pump.Lookup(to)
 	if !ok || l.Payload == nil {
 		return pump.Event{}, fmt.Errorf("%w: %s", ErrUnknownListener, to)
@@ -132,5 +151,5 @@ func (o *Organism) AskText(ctx context.Context, to, text string) (pump.Event, er
 	if err != nil {
 		return pump.Event{}, fmt.Errorf("%s: %w", to, err)
 	}
-	return o.Ask(ctx, l.Name, v)
+	return o.Continue(ctx, conversation, l.Name, v)
 }

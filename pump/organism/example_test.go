@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
@@ -176,4 +178,61 @@ func ExampleOrganism_AskText() {
 	// Output:
 	// shouter: HELLO, DAN!
 	// unknown listener: nobody
+}
+
+// Note is a line of a conversation with the note-taker.
+type Note struct{ Text string }
+
+// Notes is the note-taker's answer: every note of the conversation so far.
+type Notes struct{ Text string }
+
+// Continuing a conversation: Continue sends on the conversation of an
+// earlier answer, so the listener's handler sees the same thread (and an
+// agent the conversation's history); Ask would begin a new one.
+func ExampleOrganism_Continue() {
+	var mu sync.Mutex
+	notes := map[string][]string{} // by conversation thread
+	take := func(_ context.Context, n *Note, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		notes[md.ThreadID] = append(notes[md.ThreadID], n.Text)
+		return xmlpipe.Respond(&Notes{Text: strings.Join(notes[md.ThreadID], ", ")}), nil
+	}
+	o, err := organism.New(nil, organism.Options{
+		Logger:    slog.New(slog.DiscardHandler),
+		Listeners: []organism.Listener{organism.Func("notes", "Takes notes", take)},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := o.Start(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer o.Shutdown(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	first, err := o.Ask(ctx, "notes", &Note{Text: "milk"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	next, err := o.Continue(ctx, first.Conversation, "notes", &Note{Text: "eggs"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	other, err := o.Ask(ctx, "notes", &Note{Text: "tea"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(first.Payload.(*Notes).Text)
+	fmt.Println(next.Payload.(*Notes).Text, next.Conversation == first.Conversation)
+	fmt.Println(other.Payload.(*Notes).Text)
+	// Output:
+	// milk
+	// milk, eggs true
+	// tea
 }

@@ -1,0 +1,157 @@
+package pump
+
+import "github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
+
+// Turns of a conversation. An outside party continues a conversation by
+// sending on its thread; each such message begins a turn. Turns of one
+// conversation never overlap: a continuation that arrives while a turn is
+// still in flight — the listener may have answered already, its answer not
+// yet accepted — is journaled and acknowledged as any message is, then
+// held until that turn completes, and its turn begins after, in the order
+// the continuations came. So the earlier turn's answer never ends the
+// thread under the next one (whose answer would have nowhere to go), the
+// listener's history holds the earlier answer when it reads the next
+// message, and each turn's events — its answer, its failures, its
+// completion — go to the outlet that sent it: a client with two
+// connections (or two callers in one program) hears each turn where it
+// sent it. A held message is journaled and not marked delivered, so a
+// crash re-delivers it; a held message of a conversation that Kill stops
+// is dropped with it (a dead letter, marked delivered) and its sender told
+// by a completion with KilledReason.
+
+// heldTurn is a continuation waiting for its conversation's turn in flight
+// to complete: run begins its turn, or drops it (killed).
+type heldTurn struct {
+	run func(killed bool)
+	// waiting is, for a dropped turn, how many dropped after it (its
+	// completion's Event.Waiting).
+	waiting int
+}
+
+// convBegin begins an outside message's turn of conv, as convStart does
+// (out gets the turn's events, tbl is the pinned routing snapshot handed
+// over), and returns the conversation's snapshot — unless a turn of conv
+// is in flight or other continuations wait before it: then h joins the
+// conversation's held turns, keeping tbl's pin, and convBegin reports
+// true. A held turn being started (h is the turn the conversation's state
+// was kept for) begins on that state.
+func (p *Pump) convBegin(conv string, out Outlet, tbl *table, h *heldTurn) (*table, bool) {
+	s := p.convs.lock(conv)
+	c := s.m[conv]
+	switch {
+	case c == nil:
+		c = &convState{}
+		s.m[conv] = c
+	case h != nil && c.reserved == h:
+		c.reserved = nil
+	default:
+		c.held = append(c.held, h)
+		s.mu.Unlock()
+		return nil, true
+	}
+	if out != nil {
+		c.outlet = out
+	}
+	mine := c.tbl
+	if mine == nil {
+		c.tbl, mine, tbl = tbl, tbl, nil
+	}
+	s.mu.Unlock()
+	if tbl != nil {
+		p.unpinTable(tbl)
+	}
+	return mine, false
+}
+
+// nextTurn is called by convDone with conv's shard locked, once conv's
+// turn in flight completed (c, already removed from the table): it keeps a
+// state for the first held continuation, in flight until that one began
+// its turn (startHeld), and returns the held turns to run — the first
+// alone, or every one when Kill stopped the conversation (each then drops
+// its message).
+func (p *Pump) nextTurn(s *convShard, conv string, c *convState) []*heldTurn {
+	if len(c.held) == 0 {
+		return nil
+	}
+	if c.killed {
+		return c.held
+	}
+	next := c.held[0]
+	s.m[conv] = &convState{held: c.held[1:], reserved: next, inflight: 1}
+	return c.held[:1]
+}
+
+// startHeld runs held turns nextTurn returned, on a goroutine of their own:
+// convDone is called from handler workers and delivery gates, which must
+// not deliver another conversation's messages under their feet.
+func (p *Pump) startHeld(hs []*heldTurn, killed bool) {
+	go func() {
+		for i, h := range hs {
+			h.waiting = len(hs) - 1 - i
+			h.run(killed)
+		}
+	}()
+}
+
+// turnStart wraps deliver, the hand-off of outside message m (work w) to its
+// targets once journaled as seq, so that it begins the message's turn of
+// *conv (convBegin) — or, while a turn of it is in flight, acknowledges the
+// message at once and holds it, the held turn handing it over later. conv,
+// threads, tbl and pin are process's: a held message joins its thread
+// again when its turn begins (the turn before may have ended it, as a
+// reply ends the thread it travelled back from), and the pinned snapshot
+// it was routed in is the held turn's meanwhile.
+func (p *Pump) turnStart(w *work, m *stage.Inbound, conv *string, threads *[]string, tbl, pin **table,
+	targets []*listener, deliver func(int64)) func(int64) {
+	return func(seq int64) {
+		keep := *pin
+		*pin = nil
+		h := &heldTurn{}
+		// begin begins the turn, or holds it (and reports so).
+		begin := func() bool {
+			own, held := p.convBegin(*conv, w.outlet, keep, h)
+			if held {
+				p.hold() // a drain waits for it
+				return true
+			}
+			keep = nil
+			*tbl = own
+			deliver(seq)
+			return false
+		}
+		// drop gives the held message up: marked delivered (never
+		// re-delivered), a dead letter, and its sender told.
+		drop := func(reason, completion string) {
+			if keep != nil {
+				p.unpinTable(keep)
+			}
+			p.newDeliveryMark(seq, 1).release()
+			p.deadLetter(*conv, m.Thread, m.From, targets[0].Name, m.PayloadName, m.Canonical, reason)
+			p.publish(w.outlet, Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: *conv, Thread: *conv,
+				Error: completion, Turn: seq, Waiting: h.waiting})
+		}
+		h.run = func(killed bool) {
+			defer p.release()
+			if killed {
+				drop(KilledReason, KilledReason)
+				return
+			}
+			defer p.convDone(*conv) // the state nextTurn kept for h
+			c, ts, _, err := p.assignThreads(w, m, targets)
+			if err != nil {
+				drop("continuation: "+err.Error(), "")
+				return
+			}
+			*conv, *threads = c, ts
+			begin()
+		}
+		// The acknowledgement is this goroutine's: a held turn may begin
+		// on another before begin returns.
+		done := w.done
+		w.done = nil
+		begin()
+		if done != nil {
+			done(m.Thread, seq, nil) // journaled; handed over, or its turn to come
+		}
+	}
+}
