@@ -92,8 +92,13 @@ func (c *Console) send(ctx context.Context, rest string) string {
 	if agent {
 		conv = c.convs.currentOf(target)
 	}
-	if conv != "" && c.convs.isRunning(conv) && !c.settle(ctx, target, conv) {
-		return ""
+	if conv != "" && c.convs.isRunning(conv) {
+		if !c.settle(ctx, target, conv) {
+			return ""
+		}
+		// The wait may have ended the conversation for good (a kill seen
+		// meanwhile): the line goes to the one current now, or begins one.
+		conv = c.convs.currentOf(target)
 	}
 	if c.cfg.Verbose {
 		// Before sending: the conversation's output may arrive before Send returns.
