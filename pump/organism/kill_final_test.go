@@ -50,7 +50,7 @@ func TestKillWhileHeldStaysKilledAfterRestart(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			dir := t.TempDir()
-			o, out := startDurableHello(t, dir, nil)
+			o, _ := startDurableHello(t, dir, nil)
 			tc.hold(t, o)
 			conv, err := o.Pump.Send(ctx, "console", "greeter", &hello.Greeting{Name: "held"}, nil)
 			if err != nil {
@@ -63,7 +63,7 @@ func TestKillWhileHeldStaysKilledAfterRestart(t *testing.T) {
 				t.Fatalf("stop: %v", err)
 			}
 
-			o, out = startDurableHello(t, dir, nil)
+			o, out := startDurableHello(t, dir, nil)
 			o.Governance().Resume("operator")
 			if err := o.WaitRecovered(ctx); err != nil {
 				t.Fatalf("WaitRecovered: %v", err)
