@@ -126,8 +126,15 @@ func (p *Pump) chainTooDeep(t *turn, l *listener, d *delivery, to, ref string) b
 		p.later(t, func() { p.sendErrorAbout(d.conv, d.tbl, l, d.thread, payload, d.depth, ref, about, err.Error()) })
 		return true
 	}
-	text += " The conversation was stopped."
 	p.deadLetterIn(t, d.conv, d.thread, l.Name, to, "", nil, err.Error()+"; the conversation was stopped")
+	p.endTooDeep(t, l, d, root, text+" The conversation was stopped.")
+	return true
+}
+
+// endTooDeep tells the outside party of d's conversation, stopped for its
+// hop limit, why (a <huh> marked ChainTooDeep, after what turn t emits) and
+// frees its threads from root.
+func (p *Pump) endTooDeep(t *turn, l *listener, d *delivery, root, text string) {
 	origin, _ := p.threads.Origin(d.thread)
 	p.later(t, func() {
 		p.emitToConv(d.conv, Event{Kind: EventHuh, Time: p.opts.Clock(), Conversation: d.conv, Thread: root,
@@ -137,7 +144,6 @@ func (p *Pump) chainTooDeep(t *turn, l *listener, d *delivery, to, ref string) b
 	if root != "" {
 		p.endThread(root)
 	}
-	return true
 }
 
 // TooDeepError is a handler's error saying that a call it made was refused
@@ -170,17 +176,10 @@ func (p *Pump) stopTooDeep(l *listener, d *delivery, sender *listener, tooDeep *
 		return false
 	}
 	root := p.threads.Root(d.thread)
-	origin, _ := p.threads.Origin(d.thread)
 	p.chainsStopped.Add(1)
 	p.log.Warn("chain too deep: conversation stopped", "conversation", d.conv, "thread", d.thread, "root", root,
 		"listener", l.Name, "from", d.from, "max_chain_depth", p.opts.MaxChainDepth, "why", tooDeep.Why)
 	p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, tooDeep.Why+"; the conversation was stopped")
-	text := tooDeep.Why
-	p.emitToConv(d.conv, Event{Kind: EventHuh, Time: p.opts.Clock(), Conversation: d.conv, Thread: root,
-		From: "core", To: origin, Listener: l.Name, Payload: &xmlpipe.Huh{Error: text}, Error: text,
-		Profile: d.prof.nameOf(), ChainTooDeep: true})
-	if root != "" {
-		p.endThread(root)
-	}
+	p.endTooDeep(nil, l, d, root, tooDeep.Why)
 	return true
 }

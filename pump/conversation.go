@@ -18,6 +18,13 @@ func (p *Pump) convStart(conv string, out Outlet, tbl *table) *table {
 		c = &convState{}
 		s.m[conv] = c
 	}
+	return p.convJoin(s, c, out, tbl)
+}
+
+// convJoin, with c's shard s locked, has out (when set) get conv's events
+// and c keep tbl's pin unless it routes within a snapshot already (then
+// tbl's pin is dropped); it unlocks s and returns c's snapshot.
+func (p *Pump) convJoin(s *convShard, c *convState, out Outlet, tbl *table) *table {
 	if out != nil {
 		c.outlet = out
 	}

@@ -49,18 +49,7 @@ func (p *Pump) convBegin(conv string, out Outlet, tbl *table, h *heldTurn) (*tab
 		s.mu.Unlock()
 		return nil, true
 	}
-	if out != nil {
-		c.outlet = out
-	}
-	mine := c.tbl
-	if mine == nil {
-		c.tbl, mine, tbl = tbl, tbl, nil
-	}
-	s.mu.Unlock()
-	if tbl != nil {
-		p.unpinTable(tbl)
-	}
-	return mine, false
+	return p.convJoin(s, c, out, tbl), false
 }
 
 // nextTurn is called by convDone with conv's shard locked, once conv's
