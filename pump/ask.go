@@ -76,15 +76,20 @@ const askInjectTimeout = time.Minute
 // Every Ask shares one watcher of the pump's events, added on the first
 // call (Watch).
 func (p *Pump) Ask(ctx context.Context, from, to string, payload any) (Event, error) {
-	pt, err := p.payloadTypeOf(payload)
-	if err != nil {
-		return Event{}, err
-	}
-	body, err := pt.AppendPayload(nil, payload)
+	body, err := p.encodeAsked(payload)
 	if err != nil {
 		return Event{}, err
 	}
 	return p.AskXML(ctx, from, to, body)
+}
+
+// encodeAsked encodes the payload of an Ask as its registered type.
+func (p *Pump) encodeAsked(payload any) ([]byte, error) {
+	pt, err := p.payloadTypeOf(payload)
+	if err != nil {
+		return nil, err
+	}
+	return pt.AppendPayload(nil, payload)
 }
 
 // AskOn is Ask on the conversation whose id is thread — the Conversation
@@ -98,11 +103,7 @@ func (p *Pump) AskOn(ctx context.Context, thread, from, to string, payload any) 
 	if !stage.IsThreadID(thread) {
 		return Event{}, fmt.Errorf("pump: ask on %q: %w", thread, ErrBadThread)
 	}
-	pt, err := p.payloadTypeOf(payload)
-	if err != nil {
-		return Event{}, err
-	}
-	body, err := pt.AppendPayload(nil, payload)
+	body, err := p.encodeAsked(payload)
 	if err != nil {
 		return Event{}, err
 	}
