@@ -296,7 +296,7 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 			kind = outputFeedbackType
 		}
 		note := a.errorFeedback(st, de)
-		if st.c.noteUnread(kind, note) {
+		if st.c.noteUnread(note) {
 			// The note is the agent's latest record and the model was
 			// never asked with it: the handling that recorded it was
 			// interrupted (a halt, a crash), and this is the same error
