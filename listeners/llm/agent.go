@@ -379,15 +379,29 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			calls := a.mintIDs(st, rep.ToolCalls)
 			d := digest(rep.Content, calls)
 			cr := &callsRecord{Content: rep.Content, Calls: calls, sum: &d}
-			a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(cr), Payload: cr})
-			if n := cmpOr(a.RepeatLimit, DefaultRepeatLimit); st.c.repeats(d) >= n {
+			if n := cmpOr(a.RepeatLimit, DefaultRepeatLimit); st.c.repeats(d)+1 >= n {
+				a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(cr), Payload: cr})
 				return a.halt(st, fmt.Sprintf("no progress: the same output %d times in a row", n))
 			}
 			st.cutNote = ""
 			if cutOff(rep) {
 				st.cutNote = "Your reply was cut off at " + tokenLimit(req.MaxTokens) + " while writing this call. "
 			}
-			sends := a.dispatch(ctx, st, box, rep.ToolCalls, calls)
+			// The calls and their results are recorded once every local
+			// tool has run: a halt or kill that stops one leaves no trace
+			// (the step — model call and tools — is made again after the
+			// resume), never a failure the model would read.
+			sends, results, stopped := a.dispatch(ctx, st, box, rep.ToolCalls, calls)
+			switch {
+			case errors.Is(stopped, xmlpipe.ErrConversationKilled):
+				return a.killed(st), nil
+			case errors.Is(stopped, xmlpipe.ErrHalted):
+				return a.held(st), nil
+			}
+			a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(cr), Payload: cr})
+			for _, r := range results {
+				a.recordResult(st, r)
+			}
 			if loop != nil && loop.internal != nil {
 				return a.halt(st, aeiou.ErrCodeMagicInternal+": "+loop.internal.Error())
 			}
@@ -656,10 +670,10 @@ func (a *Agent) killed(st *turnState) xmlpipe.Response {
 }
 
 // held ends a handling an operator's halt interrupted while the model was
-// asked: the pump drops what it answers and hands it the message again
-// after the resume, so nothing is answered and nothing is recorded — the
-// handling after the resume is, for the conversation, the first. The loop
-// control's turn stays open for it.
+// asked or its local tools ran: the pump drops what it answers and hands it
+// the message again after the resume, so nothing is answered and nothing
+// of the interrupted step is recorded — the step after the resume is, for
+// the conversation, the first. The loop control's turn stays open for it.
 func (a *Agent) held(st *turnState) xmlpipe.Response {
 	a.logger().Info("agent's turn held by the halt: its message is handled again after the resume",
 		"agent", a.Name, "thread", st.md.ThreadID)

@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -80,6 +81,94 @@ func haltIn(t *testing.T, r *loopRig, s haltStep, llm Chatter, at <-chan struct{
 	}
 }
 
+// TestHaltDuringLocalToolLeavesNoTrace: an operator's halt while a local
+// tool of the agent runs (the route tool's filler, the memory tools, …)
+// holds the turn like a halt during the model call: no failure of the tool
+// is recorded for the model to read, nothing is answered, and after the
+// resume the step — the model call and its tool calls — is made again: the
+// model gets the same requests as in a run without the halt, the tool runs
+// again, and the same answer goes out.
+func TestHaltDuringLocalToolLeavesNoTrace(t *testing.T) {
+	callPoet := Reply{ToolCalls: []ToolCall{toolCall("c1", "poet", `{"Text":"rain"}`)}}
+	callNote := Reply{Content: "Noting.", ToolCalls: []ToolCall{toolCall("n1", "note", `{}`),
+		toolCall("c2", "calc_v2", `{"Expression":"6*7","Precision":0}`)}}
+	callNoteOnly := Reply{ToolCalls: []ToolCall{toolCall("n1", "note", `{}`)}}
+	cases := []struct {
+		name    string
+		replies []Reply
+		before  []haltStep
+		halted  haltStep
+		step    int    // the model call (index in replies) whose tool the halt stops
+		want    string // the answer after the resume ("": the calls are sent)
+	}{
+		{name: "new message", replies: []Reply{callNoteOnly, {Content: "done"}}, halted: message("console", "go", ""),
+			want: "done"},
+		{name: "beside a peer's call", replies: []Reply{callNote, {Content: "42"}}, halted: message("console", "go", "")},
+		{name: "call's result", replies: []Reply{callPoet, callNoteOnly, {Content: "a poem"}},
+			before: []haltStep{message("console", "go", "")}, halted: message("poet", "drops", "c1"), step: 1,
+			want: "a poem"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			run := func(halt bool) (*loopRig, *noteTool, xmlpipe.Response, []Request) {
+				t.Helper()
+				r := newLoopRig(t, tc.replies...)
+				note := &noteTool{entered: make(chan struct{})}
+				r.a.LocalTools = []LocalTool{note.tool()}
+				for _, s := range tc.before {
+					if _, err := s.handle(context.Background(), r, true); err != nil {
+						t.Fatalf("%s: %v", s.name, err)
+					}
+				}
+				var asked []Request
+				if halt {
+					note.block = true
+					var mu sync.Mutex
+					haltIn(t, r, tc.halted, ChatterFunc(func(_ context.Context, req Request) (Reply, error) {
+						mu.Lock()
+						defer mu.Unlock()
+						asked = append(asked, req)
+						return tc.replies[tc.step], nil
+					}), note.entered)
+					note.block = false
+				}
+				resp, err := tc.halted.handle(context.Background(), r, !halt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r, note, resp, asked
+			}
+			ref, refNote, refResp, _ := run(false)
+			r, note, resp, asked := run(true)
+			if tc.want != "" {
+				if got := answerText(resp); got != tc.want {
+					t.Fatalf("answer after the resume %q, want %q", got, tc.want)
+				}
+			} else if diff := cmp.Diff(sentTo(refResp), sentTo(resp)); diff != "" {
+				t.Errorf("response after the resume differs from a run without the halt (-without +with):\n%s", diff)
+			}
+			if diff := cmp.Diff(slotKinds(ref.cb), slotKinds(r.cb)); diff != "" {
+				t.Errorf("history differs from a run without the halt (-without +with):\n%s", diff)
+			}
+			if diff := cmp.Diff(readBy(ref.model.requests()), readBy(r.model.requests())); diff != "" {
+				t.Errorf("model requests differ from a run without the halt (-without +with):\n%s", diff)
+			}
+			if diff := cmp.Diff(readBy(ref.model.requests()[tc.step:tc.step+1]), readBy(asked)); diff != "" {
+				t.Errorf("the halted step's request differs from the one made after the resume (-after +halted):\n%s", diff)
+			}
+			if refNote.runCount() != 1 || note.runCount() != 2 {
+				t.Errorf("note ran %d times without the halt and %d with it; want 1 and 2 (run again after the resume)",
+					refNote.runCount(), note.runCount())
+			}
+			for _, line := range slotKinds(r.cb) {
+				if strings.Contains(line, "failed") || strings.Contains(line, "canceled") {
+					t.Errorf("the halt left a trace: %s", line)
+				}
+			}
+		})
+	}
+}
+
 // TestHaltAfterALocalStepAsksTheModel: a halt during the model call that
 // follows a step the handling finished (a local tool's call answered) keeps
 // that step: the message handled again after the resume asks the model with
@@ -145,4 +234,17 @@ func TestHaltAfterALocalStepAsksTheModel(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sentTo lists the messages a response sends as "to ref" lines.
+func sentTo(resp xmlpipe.Response) []string {
+	sends, ok := resp.(*xmlpipe.SendsResponse)
+	if !ok {
+		return []string{fmt.Sprintf("not a SendAll: %T", resp)}
+	}
+	var out []string
+	for _, s := range sends.Sends {
+		out = append(out, s.To+" "+s.Ref)
+	}
+	return out
 }
