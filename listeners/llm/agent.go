@@ -235,11 +235,15 @@ type turnState struct {
 	// seen is how many slots of the session's thread the handling read
 	// (-1: the history spans several threads); see overtaken.
 	seen int
+	// hctx is the handling's context: a record settles the handling
+	// (xmlpipe.Settle), so that what it recorded goes out even if a halt
+	// lands before it returns.
+	hctx context.Context
 }
 
 // handle is one handling of a message (payload) or error (de).
 func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryError, md xmlpipe.Metadata) (xmlpipe.Response, error) {
-	st := &turnState{md: md}
+	st := &turnState{md: md, hctx: ctx}
 	st.mode, st.traits = a.settings()
 	st.session = md.ThreadID
 	ids := []string{md.ThreadID}
@@ -349,6 +353,10 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 		}
 	}
 	for {
+		// Until the model's reply is recorded, a halt holds the handling:
+		// it leaves no trace, and the message is handled again after the
+		// resume (the steps recorded before stay).
+		xmlpipe.Settle(ctx, false)
 		if limit := cmpOr(a.MaxIterations, DefaultMaxIterations); st.c.iterations() >= limit {
 			return a.halt(st, fmt.Sprintf("max_iterations (%d) reached in this turn", limit))
 		}
@@ -634,9 +642,13 @@ func (a *Agent) selfSession(md xmlpipe.Metadata) (string, []string) {
 }
 
 // record appends one of the agent's own slots to the session's history and
-// to st's view of it. s.Raw is handed over (built for the slot, never
-// changed again).
+// to st's view of it, and settles the handling (xmlpipe.Settle): what it
+// returns now carries what is recorded, so a halt must not drop it. s.Raw
+// is handed over (built for the slot, never changed again).
 func (a *Agent) record(st *turnState, s registry.Slot) {
+	if st.hctx != nil {
+		xmlpipe.Settle(st.hctx, true)
+	}
 	s.ThreadID, s.From, s.OwnName = st.session, a.Name, a.Name
 	stored, err := a.History.AppendShared(s)
 	if err != nil {
@@ -675,6 +687,9 @@ func (a *Agent) killed(st *turnState) xmlpipe.Response {
 // of the interrupted step is recorded — the step after the resume is, for
 // the conversation, the first. The loop control's turn stays open for it.
 func (a *Agent) held(st *turnState) xmlpipe.Response {
+	if st.hctx != nil {
+		xmlpipe.Settle(st.hctx, false)
+	}
 	a.logger().Info("agent's turn held by the halt: its message is handled again after the resume",
 		"agent", a.Name, "thread", st.md.ThreadID)
 	return nil
