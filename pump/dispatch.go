@@ -158,6 +158,13 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 		return false
 	}
 	d.after = c.h.after.take()
+	if errors.Is(cause, ErrHalted) && c.h.settled.Settled() {
+		// The handler settled before the halt reached it (xmlpipe.Settle):
+		// its response is the handling's outcome, not dropped.
+		p.log.Info("handling settled before the halt: its response is processed", "listener", l.Name,
+			"thread", d.thread)
+		cause = nil
+	}
 	p.conclude(l, d, cause, resp, err)
 	return true
 }
@@ -204,6 +211,7 @@ func (p *Pump) call(ctx context.Context, l *listener, d *delivery, h *handling, 
 		ctx = xmlpipe.WithProfile(ctx, md.Profile)
 	}
 	ctx = context.WithValue(ctx, handlingKey{}, h) // MessageSeq, AfterJournal
+	ctx = xmlpipe.WithSettling(ctx, &h.settled)
 	if d.errPayload != nil {
 		return l.errHandler.HandleError(ctx, d.errPayload, md)
 	}

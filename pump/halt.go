@@ -53,7 +53,8 @@ type HaltReport struct {
 // ErrHalted. A call so cancelled produces nothing — whatever it returns is
 // discarded — and its message goes back to its listener's queue, to be
 // handled again from the start after Unhalt (the history it saw is not
-// appended twice); a handler that ignores the cancellation is abandoned
+// appended twice); unless its handler had settled it (xmlpipe.Settle): then
+// what it returns is processed as ever. A handler that ignores the cancellation is abandoned
 // after Options.CancelGrace. It fails with ErrClosed once the pump shuts
 // down. Listeners added while halted start halted
 // when the scope covers them. A second Halt widens the scope (HaltAll

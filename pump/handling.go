@@ -1,17 +1,25 @@
 package pump
 
-import "context"
+import (
+	"context"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
 
 // handlingKey is the context key under which the pump gives a handler its
 // handling.
 type handlingKey struct{}
 
 // handling is what a handler call's context carries: the delivery mark of
-// the journaled message it handles (nil: none) and what runs once its
-// outputs are journaled (AfterJournal). It lives in the handlerCall.
+// the journaled message it handles (nil: none), what runs once its
+// outputs are journaled (AfterJournal) and whether the handler settled
+// (xmlpipe.Settle). It lives in the handlerCall.
 type handling struct {
 	mark  *deliveryMark
 	after afterJournal
+	// settled is the handler's xmlpipe.Settle: a halted handling whose
+	// handler settled it is concluded by its response.
+	settled xmlpipe.Settling
 }
 
 // MessageSeq returns the journal seq of the message whose handling ctx

@@ -13,6 +13,7 @@ var ErrConversationKilled = errors.New("pump: conversation killed")
 // dropped, and its message is handled again, from its start, after the
 // resume. A handler that notices it should stop without an answer and
 // leave no trace of the interrupted handling (the next one is its first as
-// far as the conversation is concerned). The pump's pump.ErrHalted is this
-// error.
+// far as the conversation is concerned), or — when the halt finds the
+// handling settled (Settle) — finish it: its answer is then processed. The
+// pump's pump.ErrHalted is this error.
 var ErrHalted = errors.New("pump: halted")

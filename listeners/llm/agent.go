@@ -235,11 +235,15 @@ type turnState struct {
 	// seen is how many slots of the session's thread the handling read
 	// (-1: the history spans several threads); see overtaken.
 	seen int
+	// hctx is the handling's context: a record settles the handling
+	// (xmlpipe.Settle), so that what it recorded goes out even if a halt
+	// lands before it returns.
+	hctx context.Context
 }
 
 // handle is one handling of a message (payload) or error (de).
 func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryError, md xmlpipe.Metadata) (xmlpipe.Response, error) {
-	st := &turnState{md: md}
+	st := &turnState{md: md, hctx: ctx}
 	st.mode, st.traits = a.settings()
 	st.session = md.ThreadID
 	ids := []string{md.ThreadID}
@@ -296,7 +300,7 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 			kind = outputFeedbackType
 		}
 		note := a.errorFeedback(st, de)
-		if st.c.noteUnread(kind, note) {
+		if st.c.noteUnread(note) {
 			// The note is the agent's latest record and the model was
 			// never asked with it: the handling that recorded it was
 			// interrupted (a halt, a crash), and this is the same error
@@ -349,6 +353,10 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 		}
 	}
 	for {
+		// Until the model's reply is recorded, a halt holds the handling:
+		// it leaves no trace, and the message is handled again after the
+		// resume (the steps recorded before stay).
+		xmlpipe.Settle(ctx, false)
 		if limit := cmpOr(a.MaxIterations, DefaultMaxIterations); st.c.iterations() >= limit {
 			return a.halt(st, fmt.Sprintf("max_iterations (%d) reached in this turn", limit))
 		}
@@ -379,15 +387,29 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			calls := a.mintIDs(st, rep.ToolCalls)
 			d := digest(rep.Content, calls)
 			cr := &callsRecord{Content: rep.Content, Calls: calls, sum: &d}
-			a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(cr), Payload: cr})
-			if n := cmpOr(a.RepeatLimit, DefaultRepeatLimit); st.c.repeats(d) >= n {
+			if n := cmpOr(a.RepeatLimit, DefaultRepeatLimit); st.c.repeats(d)+1 >= n {
+				a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(cr), Payload: cr})
 				return a.halt(st, fmt.Sprintf("no progress: the same output %d times in a row", n))
 			}
 			st.cutNote = ""
 			if cutOff(rep) {
 				st.cutNote = "Your reply was cut off at " + tokenLimit(req.MaxTokens) + " while writing this call. "
 			}
-			sends := a.dispatch(ctx, st, box, rep.ToolCalls, calls)
+			// The calls and their results are recorded once every local
+			// tool has run: a halt or kill that stops one leaves no trace
+			// (the step — model call and tools — is made again after the
+			// resume), never a failure the model would read.
+			sends, results, stopped := a.dispatch(ctx, st, box, rep.ToolCalls, calls)
+			switch {
+			case errors.Is(stopped, xmlpipe.ErrConversationKilled):
+				return a.killed(st), nil
+			case errors.Is(stopped, xmlpipe.ErrHalted):
+				return a.held(st), nil
+			}
+			a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(cr), Payload: cr})
+			for _, r := range results {
+				a.recordResult(st, r)
+			}
 			if loop != nil && loop.internal != nil {
 				return a.halt(st, aeiou.ErrCodeMagicInternal+": "+loop.internal.Error())
 			}
@@ -620,9 +642,13 @@ func (a *Agent) selfSession(md xmlpipe.Metadata) (string, []string) {
 }
 
 // record appends one of the agent's own slots to the session's history and
-// to st's view of it. s.Raw is handed over (built for the slot, never
-// changed again).
+// to st's view of it, and settles the handling (xmlpipe.Settle): what it
+// returns now carries what is recorded, so a halt must not drop it. s.Raw
+// is handed over (built for the slot, never changed again).
 func (a *Agent) record(st *turnState, s registry.Slot) {
+	if st.hctx != nil {
+		xmlpipe.Settle(st.hctx, true)
+	}
 	s.ThreadID, s.From, s.OwnName = st.session, a.Name, a.Name
 	stored, err := a.History.AppendShared(s)
 	if err != nil {
@@ -656,11 +682,14 @@ func (a *Agent) killed(st *turnState) xmlpipe.Response {
 }
 
 // held ends a handling an operator's halt interrupted while the model was
-// asked: the pump drops what it answers and hands it the message again
-// after the resume, so nothing is answered and nothing is recorded — the
-// handling after the resume is, for the conversation, the first. The loop
-// control's turn stays open for it.
+// asked or its local tools ran: the pump drops what it answers and hands it
+// the message again after the resume, so nothing is answered and nothing
+// of the interrupted step is recorded — the step after the resume is, for
+// the conversation, the first. The loop control's turn stays open for it.
 func (a *Agent) held(st *turnState) xmlpipe.Response {
+	if st.hctx != nil {
+		xmlpipe.Settle(st.hctx, false)
+	}
 	a.logger().Info("agent's turn held by the halt: its message is handled again after the resume",
 		"agent", a.Name, "thread", st.md.ThreadID)
 	return nil

@@ -68,7 +68,13 @@ func FuzzToolCalls(f *testing.F) {
 		raw := r.model.replies[0].ToolCalls
 		calls := r.a.mintIDs(st, raw)
 		r.a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(callsRecord{Calls: calls})})
-		sends := r.a.dispatch(t.Context(), st, box, raw, calls)
+		sends, results, stopped := r.a.dispatch(t.Context(), st, box, raw, calls)
+		if stopped != nil {
+			t.Fatalf("dispatch stopped: %v", stopped)
+		}
+		for _, res := range results {
+			r.a.recordResult(st, res)
+		}
 		sent := map[string]bool{}
 		for _, s := range sends {
 			sent[s.Ref] = true

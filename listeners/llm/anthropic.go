@@ -144,7 +144,7 @@ func (a *messagesAPI) request(r Request) amRequest {
 			system = append(system, m.Content)
 			continue
 		case Tool:
-			b := amBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.Content, IsError: m.IsError}
+			b := amBlock{Type: "tool_result", ToolUseID: anthropicCallID(m.ToolCallID), Content: m.Content, IsError: m.IsError}
 			if results {
 				last := &req.Messages[len(req.Messages)-1]
 				last.Content = append(last.Content.([]amBlock), b)
@@ -170,7 +170,7 @@ func (a *messagesAPI) request(r Request) amRequest {
 					blocks = append(blocks, amBlock{Type: "text", Text: m.Content})
 				}
 				for _, c := range m.ToolCalls {
-					blocks = append(blocks, amBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: objectArguments(c)})
+					blocks = append(blocks, amBlock{Type: "tool_use", ID: anthropicCallID(c.ID), Name: c.Name, Input: objectArguments(c)})
 				}
 				req.Messages = append(req.Messages, amMessage{Role: Assistant, Content: blocks})
 				results = false

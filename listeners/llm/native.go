@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -52,11 +53,14 @@ func (a *Agent) mintIDs(st *turnState, calls []ToolCall) []storedCall {
 // unknown function, arguments that are not a JSON object or do not fit the
 // peer's payload — is answered at once with a result saying which field and
 // why, and nothing is sent for it; a local tool answers at once too (or
-// sends a message of its own). It returns the messages to send.
-func (a *Agent) dispatch(ctx context.Context, st *turnState, box *toolbox, raw []ToolCall, calls []storedCall) []*xmlpipe.SendResponse {
-	var sends []*xmlpipe.SendResponse
+// sends a message of its own). It returns the messages to send and the
+// results to record, in the calls' order; or, when a halt or kill stopped a
+// local tool (stopped: its context's cause), nothing — the tool's failure
+// is the stop's, not the call's.
+func (a *Agent) dispatch(ctx context.Context, st *turnState, box *toolbox, raw []ToolCall,
+	calls []storedCall) (sends []*xmlpipe.SendResponse, results []resultRecord, stopped error) {
 	fail := func(call storedCall, format string, args ...any) {
-		a.recordResult(st, resultRecord{ID: call.ID, Name: call.Name, IsError: true, Content: fmt.Sprintf(format, args...)})
+		results = append(results, resultRecord{ID: call.ID, Name: call.Name, IsError: true, Content: fmt.Sprintf(format, args...)})
 	}
 	limit := cmpOr(a.MaxCallsPerTurn, DefaultMaxCallsPerTurn)
 	for i, call := range calls {
@@ -71,8 +75,14 @@ func (a *Agent) dispatch(ctx context.Context, st *turnState, box *toolbox, raw [
 			fail(call, "%sThe arguments of %s are not a JSON object (%v): nothing was done. Call it again with a JSON "+
 				"object that matches its parameters.", st.cutNote, call.Name, raw[i].Err)
 		case bt.local != nil:
-			if s := a.callLocal(ctx, st, bt.local, call, fail); s != nil {
+			s, r, err := a.callLocal(ctx, st, bt.local, call)
+			switch {
+			case err != nil:
+				return nil, nil, err
+			case s != nil:
 				sends = append(sends, s)
+			default:
+				results = append(results, r)
 			}
 		default:
 			xml, err := codec.AppendJSON(nil, bt.peer.Payload.Model(), []byte(call.Arguments), codec.JSONOptions{EmptyNS: true})
@@ -84,30 +94,35 @@ func (a *Agent) dispatch(ctx context.Context, st *turnState, box *toolbox, raw [
 			sends = append(sends, xmlpipe.SendRef(bt.peer.Name, &xmlpipe.Encoded{Type: bt.peer.Payload, XML: xml}, call.ID))
 		}
 	}
-	return sends
+	return sends, results, nil
 }
 
-// callLocal runs a local tool's call: its result is recorded, or the
-// message it sends (bound to the call) is returned.
-func (a *Agent) callLocal(ctx context.Context, st *turnState, lt *LocalTool, call storedCall,
-	fail func(storedCall, string, ...any)) *xmlpipe.SendResponse {
+// callLocal runs a local tool's call: it returns the message the tool
+// sends (bound to the call), else the call's result. A tool that fails
+// because an operator's halt or a kill cancelled ctx returns the
+// cancellation's cause as stopped, and no result.
+func (a *Agent) callLocal(ctx context.Context, st *turnState, lt *LocalTool,
+	call storedCall) (send *xmlpipe.SendResponse, result resultRecord, stopped error) {
+	result = resultRecord{ID: call.ID, Name: call.Name}
 	if lt.Call == nil {
-		fail(call, "%s is not available.", call.Name)
-		return nil
+		result.Content, result.IsError = call.Name+" is not available.", true
+		return nil, result, nil
 	}
 	res, err := lt.Call(ctx, LocalCall{Agent: a.Name, Thread: st.session, ID: call.ID,
 		Arguments: json.RawMessage(call.Arguments), Metadata: st.md})
-	switch {
+	switch cause := context.Cause(ctx); {
+	case err != nil && (errors.Is(cause, xmlpipe.ErrHalted) || errors.Is(cause, xmlpipe.ErrConversationKilled)):
+		return nil, resultRecord{}, cause
 	case err != nil:
-		fail(call, "%s failed: %v", call.Name, err)
+		result.Content, result.IsError = fmt.Sprintf("%s failed: %v", call.Name, err), true
 	case res.Send != nil:
 		s := *res.Send
 		s.Ref = call.ID
-		return &s
+		return &s, resultRecord{}, nil
 	default:
-		a.recordResult(st, resultRecord{ID: call.ID, Name: call.Name, Content: res.Content, IsError: res.IsError})
+		result.Content, result.IsError = res.Content, res.IsError
 	}
-	return nil
+	return nil, result, nil
 }
 
 // request builds the model request of one iteration: the constitution, the

@@ -171,12 +171,12 @@ func (c *chatCompletions) request(r Request) ccRequest {
 	}
 	for _, m := range r.Messages {
 		content := m.Content
-		w := ccMessage{Role: m.Role, Content: &content, ToolCallID: m.ToolCallID}
+		w := ccMessage{Role: m.Role, Content: &content, ToolCallID: openAICallID(m.ToolCallID)}
 		if m.Role == Assistant && len(m.ToolCalls) > 0 && m.Content == "" {
 			w.Content = nil
 		}
 		for _, tc := range m.ToolCalls {
-			w.ToolCalls = append(w.ToolCalls, ccToolCall{ID: tc.ID, Type: "function",
+			w.ToolCalls = append(w.ToolCalls, ccToolCall{ID: openAICallID(tc.ID), Type: "function",
 				Function: ccFunctionCall{Name: tc.Name, Arguments: textArguments(tc)}})
 		}
 		req.Messages = append(req.Messages, w)

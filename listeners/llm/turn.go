@@ -212,38 +212,67 @@ func (c *convo) lastOwn() itemKind {
 }
 
 // resultUnread reports whether the result of call id is recorded, no call
-// waits for one, and the model was not asked since: the handling of the
+// waits for one, and since then the model has made only steps that ended
+// in the handling (calls all answered here, notes): the handling of the
 // message that brought it ended before the model answered (a halt, a
-// crash).
+// crash) — perhaps after such steps, which stay and are read again.
 func (c *convo) resultUnread(id string) bool {
 	if len(c.pending) > 0 {
 		return false
 	}
 	for i := len(c.items) - 1; i >= 0; i-- {
 		switch it := c.items[i]; it.kind {
-		case itemReply, itemCalls, itemHalt:
-			return false
 		case itemResult:
 			if it.result.ID == id {
 				return true
 			}
+		case itemCalls, itemFeedback:
+			if !c.stepDone(it) {
+				return false
+			}
+		default:
+			return false
 		}
 	}
 	return false
 }
 
-// noteUnread reports whether the agent's latest record of its own is the
-// note text of kind: it was recorded, but the model was not asked since.
-func (c *convo) noteUnread(kind, text string) bool {
+// noteUnread reports whether the note on an error, text, is the agent's
+// latest such note (of either kind: the kind was chosen by what preceded
+// it), and since it the model has made only steps that ended in the
+// handling (see resultUnread): it was recorded, but the handling that
+// recorded it was interrupted before the model answered.
+func (c *convo) noteUnread(text string) bool {
 	for i := len(c.items) - 1; i >= 0; i-- {
 		switch it := c.items[i]; it.kind {
-		case itemReply, itemCalls, itemResult, itemHalt:
-			return false
 		case itemFeedback:
-			return it.slot.PayloadType == kind && string(it.slot.Raw) == text
+			if k := it.slot.PayloadType; (k == feedbackType || k == outputFeedbackType) && string(it.slot.Raw) == text {
+				return true
+			}
+		case itemResult:
+		case itemCalls:
+			if !c.stepDone(it) {
+				return false
+			}
+		default:
+			return false
 		}
 	}
 	return false
+}
+
+// stepDone reports whether an item of the agent's is part of a step that
+// ended within one handling: a note, or calls that all have their results.
+func (c *convo) stepDone(it item) bool {
+	if it.kind != itemCalls {
+		return it.kind == itemFeedback
+	}
+	for _, call := range it.calls.Calls {
+		if c.results[call.ID] == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // answered reports whether the agent's latest assistant message was text

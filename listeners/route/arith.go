@@ -110,9 +110,10 @@ var (
 // unfinished says what the arithmetic read from toks[from:to] lacks when
 // the need goes on to an operation that has no number of its own: a verb
 // right before a lone number or a reading that stops at its joining word
-// ("add 2 and", "multiply six by": the verb's second number), a "sum of" form ("the sum of 2": its second number), or an
-// operator right after it ("2 plus", "6 *": a number after it). "" when
-// the arithmetic is complete.
+// ("add 2 and", "multiply six by": the verb's second number), a "sum of" form ("the sum of 2": its second number), an
+// operator right after it ("2 plus", "6 *": a number after it), or a
+// joining word that ends the need ("calculate 42 and": a number after it).
+// "" when the arithmetic is complete.
 func unfinished(toks []token, read *node, from, to int) string {
 	opText := func(t token) string {
 		if t.kind == tOp || t.kind == tWord && joiningOps[t.text] {
@@ -147,7 +148,23 @@ func unfinished(toks []token, read *node, from, to int) string {
 			return fmt.Sprintf("%s needs a number before it", t.text)
 		}
 	}
+	if to < len(toks) && toks[to].kind == tWord && verbJoins[toks[to].text] && onlyCommas(toks[to+1:]) {
+		// The need ends on a word that joins the reading to a number that
+		// never comes ("calculate 42 and"): it is not the reading alone.
+		return fmt.Sprintf("%q needs a number after it", toks[to].text)
+	}
 	return ""
+}
+
+// onlyCommas reports whether toks holds nothing but commas (the end of a
+// need, as far as its arithmetic goes).
+func onlyCommas(toks []token) bool {
+	for _, t := range toks {
+		if t.kind != tComma {
+			return false
+		}
+	}
+	return true
 }
 
 // Token kinds.

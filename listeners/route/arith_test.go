@@ -80,6 +80,10 @@ func TestArithmeticRefuses(t *testing.T) {
 		{need: "6 *", want: ErrIncompleteArithmetic, says: "* needs a number after it"},
 		{need: "the sum of 2", want: ErrIncompleteArithmetic, says: "the sum of needs a second number"},
 		{need: "then add 2", want: ErrIncompleteArithmetic, says: "add needs a second number"},
+		// A need that ends on a joining word lacks the number it joins.
+		{need: "calculate 42 and", want: ErrIncompleteArithmetic, says: `"and" needs a number after it`},
+		{need: "what is 6 times 7 and,", want: ErrIncompleteArithmetic, says: `"and" needs a number after it`},
+		{need: "compute 12 by", want: ErrIncompleteArithmetic, says: `"by" needs a number after it`},
 	} {
 		got, err := Arithmetic(tc.need)
 		if !errors.Is(err, tc.want) || !strings.Contains(fmt.Sprint(err), tc.says) {

@@ -71,6 +71,11 @@ func (o *Organism) routeCall(ctx context.Context, c llm.LocalCall) (llm.LocalRes
 	case errors.Is(err, route.ErrNoCapability):
 		o.log.Info("route: refused", "agent", c.Agent, "thread", c.Thread)
 		return llm.LocalResult{Content: route.ErrNoCapability.Error(), IsError: true}, nil
+	case errors.As(err, &fe) && ctx.Err() != nil:
+		// The fill was cut by the end of the agent's handling (a halt, a
+		// kill), not by the words: the call has no result, and the agent
+		// holds its turn on the cause.
+		return llm.LocalResult{}, fmt.Errorf("route: the fill was stopped: %w", context.Cause(ctx))
 	case errors.As(err, &fe):
 		o.log.Info("route: no payload filled; the matches are the result", "agent", c.Agent, "thread", c.Thread,
 			"selected", fe.Capability, "error", err)
