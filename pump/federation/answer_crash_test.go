@@ -16,8 +16,8 @@ import (
 
 // TestAnswerGivenBeforeACrashIsSent: the callee dies once what answers a
 // served conversation is durable — the reply in its journal; for a
-// handler that failed (huh) or ended the conversation without answering
-// (end), the delivery mark of its message — but before the answer's
+// handler that failed (huh), a conversation that failed inside and could
+// not answer (huh) or one ended without answering (end), the delivery mark of its message — but before the answer's
 // outbox entry commits. The pump's recovery neither re-delivers a reply to
 // an outside party nor runs again a handler whose output or delivery mark
 // is durable, so after the restart the callee sends the answer again from
@@ -33,6 +33,10 @@ func TestAnswerGivenBeforeACrashIsSent(t *testing.T) {
 		{"reply", "kept", KindReply, "KEPT"},
 		{"huh", echoFail, KindHuh, ""},
 		{"end", echoSilent, KindEnd, ""},
+		// A listener the echo passed the call on to failed, and the echo,
+		// hearing no errors, could not answer: a huh on the live path
+		// (TestServedFailureInsideIsAHuh), so a huh after the restart too.
+		{"failed inside", echoDelegateFail, KindHuh, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			aKey, bKey, dir := newKey(t), newKey(t), t.TempDir()

@@ -262,6 +262,18 @@ func (m *Manager) newGateway(gc config.Gateway) (*gateway, error) {
 	return newGateway(m, gc, pub), nil
 }
 
+// TrustedKey is the identity gateway name trusts now (false: no such
+// gateway).
+func (m *Manager) TrustedKey(name string) (ed25519.PublicKey, bool) {
+	m.gmu.RLock()
+	g := m.byName[strings.ToLower(name)]
+	m.gmu.RUnlock()
+	if g == nil {
+		return nil, false
+	}
+	return g.trusted, true
+}
+
 // list is a snapshot of the gateways.
 func (m *Manager) list() []*gateway {
 	m.gmu.RLock()

@@ -58,9 +58,10 @@ const killedHere = "the conversation serving the call was killed before it answe
 // kept. For such a conversation the journal decides: the reply it holds
 // is sent again (the peer drops an answer to a call already answered);
 // without one, a conversation whose call is journaled and delivered with
-// nothing of it left to re-deliver is over — its huh, if it has one, is
-// sent again (with the generic text: the canned one is not journaled),
-// else its end. Any other conversation is left to the recovery.
+// nothing of it left to re-deliver is over — a huh is sent again if it
+// failed anywhere (a huh to the peer, or a failure inside, as the live
+// path answers: onEvent), with the generic text (the canned one is not
+// journaled), else its end. Any other conversation is left to the recovery.
 func (m *Manager) resendAnswers() error {
 	st := m.opts.Store
 	if st == nil {
@@ -85,12 +86,15 @@ func (m *Manager) resendAnswers() error {
 			switch {
 			case e.Direction == store.Inbound && strings.EqualFold(e.From, s.g.name):
 				called = true
-			case e.Direction == store.Outbound && strings.EqualFold(e.To, s.g.name):
-				if e.Kind == store.Message && reply == nil {
+			case e.Direction == store.Outbound && strings.EqualFold(e.To, s.g.name) && e.Kind == store.Message:
+				if reply == nil {
 					reply = e
 				}
-				failed = failed || e.Kind == store.Huh
 			}
+			// A failure anywhere in the conversation — a huh to the peer,
+			// or inside (a huh or SystemError to a listener, a dead
+			// letter) — makes an answerless end a huh, as onEvent does.
+			failed = failed || failedInside(e.Kind)
 		}
 		lt := s.linkThread
 		var a *envelope
@@ -127,6 +131,13 @@ func (m *Manager) resendAnswers() error {
 		}
 	}
 	return nil
+}
+
+// failedInside reports whether a journal entry of kind k records a failure
+// of a served conversation's message: what onEvent hears as an EventHuh,
+// EventSystemError or EventDeadLetter.
+func failedInside(k store.Kind) bool {
+	return k == store.Huh || k == store.SystemError || k == store.DeadLetter
 }
 
 // undeliveredConversations lists the conversations with a journaled

@@ -20,10 +20,17 @@ func TestServedFailureInsideIsAHuh(t *testing.T) {
 	}
 	call := r.call("echo", `<Echo xmlns=""><Text>`+echoDelegateFail+`</Text></Echo>`)
 	sent := mustParse(t, call)
-	if ack, _ := r.send(call); ack.Type != frameAck || ack.ID != sent.Link.ID {
+	// The answer may come before the call's acknowledgement, which waits
+	// for the call's journal record to be durable while the answer does
+	// not wait for its outbox entry.
+	ack, answers := r.send(call)
+	if ack.Type != frameAck || ack.ID != sent.Link.ID {
 		t.Fatalf("call acknowledged with %+v", ack)
 	}
-	a := mustParse(t, r.next())
+	if len(answers) == 0 {
+		answers = append(answers, r.next())
+	}
+	a := mustParse(t, answers[0])
 	if a.Link.Kind != KindHuh || a.Link.Ref != sent.Link.ID {
 		t.Fatalf("the call was answered with %s for %s, want a huh for %s", a.Link.Kind, a.Link.Ref, sent.Link.ID)
 	}

@@ -119,7 +119,9 @@ func (o *Organism) stopRecovery() {
 // pause, or running when it came), and, for a journal written before kills
 // were recorded, one of a conversation whose kill's dead letter is
 // journaled after it: a killed conversation does not run again after a
-// stop or a crash.
+// stop or a crash. A callable call's conversation left unanswered by a
+// crash is killed rather than re-delivered (callOrphans): its call, itself
+// re-delivered, begins it anew.
 func (o *Organism) recoverUndelivered(ctx context.Context, r *recovery) error {
 	s := o.durable.store
 	until := r.status.Until
@@ -131,13 +133,13 @@ func (o *Organism) recoverUndelivered(ctx context.Context, r *recovery) error {
 	if err != nil {
 		return err
 	}
-	turns := turnSeqs{}
+	turns, orphans := turnSeqs{}, callOrphans{}
 	for len(page) > 0 {
 		for _, e := range page {
 			if e.Seq > until {
 				return nil
 			}
-			skipped, err := o.recoverOne(ctx, s, e, handled, killed, turns)
+			skipped, err := o.recoverOne(ctx, s, e, handled, killed, turns, orphans)
 			if err != nil {
 				return err
 			}
@@ -160,7 +162,7 @@ func (o *Organism) recoverUndelivered(ctx context.Context, r *recovery) error {
 // recoverOne re-delivers e, or marks it delivered when its handling had
 // finished or its conversation was killed; it reports which.
 func (o *Organism) recoverOne(ctx context.Context, s *store.Store, e store.Entry, handled, killed map[string]int64,
-	turns turnSeqs) (skipped bool, err error) {
+	turns turnSeqs, orphans callOrphans) (skipped bool, err error) {
 	if e.Conversation != "" {
 		final, err := s.Killed(e.Conversation)
 		if err != nil {
@@ -168,6 +170,13 @@ func (o *Organism) recoverOne(ctx context.Context, s *store.Store, e store.Entry
 		}
 		if final || killed[e.Conversation] > e.Seq {
 			o.log.Info("recovery: not re-delivered, its conversation was killed", "seq", e.Seq, "thread", e.Conversation)
+			return true, s.MarkDelivered(e.Seq)
+		}
+		orphan, err := orphans.of(ctx, o, s, e.Conversation)
+		if err != nil {
+			return false, fmt.Errorf("recover seq %d: %w", e.Seq, err)
+		}
+		if orphan {
 			return true, s.MarkDelivered(e.Seq)
 		}
 	}

@@ -139,12 +139,12 @@ func (o *Organism) plan(cfg *config.Organism) (*Plan, error) {
 		return nil, err
 	}
 	old := o.CurrentConfig()
-	if keys := restartKeys(old, cfg); len(keys) > 0 {
+	if keys, ids := restartKeys(old, cfg), identityChanges(cfg, o.Federation); len(keys) > 0 || len(ids) > 0 {
 		var errs []error
 		for _, k := range keys {
 			errs = append(errs, fmt.Errorf("%s: %s changed: it applies only at the next start of the organism", cfg.Pos(k), k))
 		}
-		return nil, errors.Join(errs...)
+		return nil, errors.Join(append(errs, ids...)...)
 	}
 	// Gateways registered while running (OOB) stay, as they are not in the
 	// file (on a copy: the caller's configuration is left as it is).
