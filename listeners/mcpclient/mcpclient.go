@@ -178,7 +178,7 @@ func dial(ctx context.Context, o Options) (*sdk.ClientSession, error) {
 		}
 		transport = newGroupTransport(cmd)
 	} else {
-		transport = &sdk.StreamableClientTransport{Endpoint: o.URL}
+		transport = &sdk.StreamableClientTransport{Endpoint: o.URL, HTTPClient: httpClient}
 	}
 	cctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
