@@ -17,10 +17,11 @@ const terminateWait = time.Second
 
 // groupTransport starts a command server in a process group of its own,
 // and when its connection closes — the mount closing, or the server
-// exiting or breaking the connection, after which the SDK closes it — the
-// whole group is killed once the server has been stopped as the SDK stops
-// it: whatever the server started (npx's node, a shell's background jobs)
-// dies with it instead of outliving it, one more at every restart.
+// breaking the connection, after which the SDK closes it — the whole group
+// is killed once the server has been stopped as the SDK stops it; so is
+// it as soon as the server exits (watchExit). Whatever the server started
+// (npx's node, a shell's background jobs) dies with it instead of
+// outliving it, one more at every restart.
 type groupTransport struct {
 	sdk.CommandTransport
 }
@@ -36,7 +37,9 @@ func (t *groupTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &groupConn{Connection: c, pgid: t.Command.Process.Pid}, nil
+	pgid := t.Command.Process.Pid
+	go watchExit(pgid)
+	return &groupConn{Connection: c, pgid: pgid}, nil
 }
 
 // groupConn is a command server's connection that kills the server's

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"cmp"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,18 +19,19 @@ import (
 func TestMountStopsTheServersChildren(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		stop func(t *testing.T, m *Mount, tools map[string]Tool)
+		// script starts the child ($1 is the FIFO) and then the server ($0).
+		script string
+		stop   func(t *testing.T, m *Mount, tools map[string]Tool)
 	}{
 		{name: "close", stop: func(t *testing.T, m *Mount, _ map[string]Tool) {
 			if err := m.Close(); err != nil {
 				t.Fatalf("Close: %v", err)
 			}
 		}},
-		{name: "server exits", stop: func(t *testing.T, _ *Mount, tools map[string]Tool) {
-			if r := call(t, tools["kids.exit"], `<kids.exit/>`); !strings.Contains(r.Error, "server exited") {
-				t.Fatalf("exit: %+v", r)
-			}
-		}},
+		{name: "server exits", stop: exitServer},
+		// The child holds the server's stdout too: the connection does
+		// not end with the server, only with the child.
+		{name: "server exits, its child keeps its stdout", script: `/bin/sleep 600 3>"$1" & exec "$0"`, stop: exitServer},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv(serverEnv, "1")
@@ -49,7 +51,7 @@ func TestMountStopsTheServersChildren(t *testing.T) {
 				gone <- err
 			}()
 			m, tools := mount(t, Options{Name: "kids", Env: []string{serverEnv},
-				Command: []string{"/bin/sh", "-c", `/bin/sleep 600 >"$1" & exec "$0"`, os.Args[0], fifo},
+				Command: []string{"/bin/sh", "-c", cmp.Or(tc.script, `/bin/sleep 600 >"$1" & exec "$0"`), os.Args[0], fifo},
 				Timeout: 20 * time.Second, RestartMin: time.Minute, RestartMax: time.Minute})
 			if r := call(t, tools["kids.pid"], `<kids.pid/>`); r.Error != "" {
 				t.Fatalf("pid: %+v", r)
@@ -64,5 +66,14 @@ func TestMountStopsTheServersChildren(t *testing.T) {
 				t.Fatal("the server's child outlived it")
 			}
 		})
+	}
+}
+
+// exitServer calls the server's exit tool: the call is answered with the
+// server's exit.
+func exitServer(t *testing.T, _ *Mount, tools map[string]Tool) {
+	t.Helper()
+	if r := call(t, tools["kids.exit"], `<kids.exit/>`); !strings.Contains(r.Error, "server exited") {
+		t.Fatalf("exit: %+v", r)
 	}
 }
