@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/wasm"
@@ -29,7 +28,7 @@ func runWasm(ctx context.Context, args []string, std streams) int {
 	if !wantArgs(fs, pos, 1, 1) {
 		return exitUsage
 	}
-	b, err := os.ReadFile(pos[0])
+	b, err := wasm.ReadModule(pos[0])
 	if err != nil {
 		fmt.Fprintf(std.err, "xmlpipe wasm check: %v\n", err)
 		return exitFailure

@@ -176,9 +176,9 @@ func dial(ctx context.Context, o Options) (*sdk.ClientSession, error) {
 				cmd.Env = append(cmd.Env, k+"="+v)
 			}
 		}
-		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}
+		transport = newGroupTransport(cmd)
 	} else {
-		transport = &sdk.StreamableClientTransport{Endpoint: o.URL}
+		transport = &sdk.StreamableClientTransport{Endpoint: o.URL, HTTPClient: httpClient}
 	}
 	cctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()

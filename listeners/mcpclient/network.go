@@ -2,8 +2,10 @@ package mcpclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -72,3 +74,15 @@ func (m *Mount) checkNetwork(ctx context.Context) error {
 	}
 	return nil
 }
+
+// ErrRedirect: a server reached by url: answered with a redirect, which a
+// mount does not follow.
+var ErrRedirect = errors.New("mcp: the server redirected")
+
+// httpClient is the client a mount reaches a url: server with. It follows
+// no redirect: only the URL's host:port is held to the calling thread's
+// profile (checkNetwork), so a server must not send the call on to an
+// address of its choosing.
+var httpClient = &http.Client{CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+	return fmt.Errorf("%w to %s: redirects are not followed", ErrRedirect, req.URL.Redacted())
+}}

@@ -57,6 +57,7 @@ func TestBadContracts(t *testing.T) {
 		{"duplicate", Fields{Root: "R", Fields: []Field{{Name: "A"}, {Name: "A"}}}, "duplicate"},
 		{"type", Fields{Root: "R", Fields: []Field{{Name: "A", Type: "blob"}}}, "unknown type"},
 		{"enum", Fields{Root: "R", Fields: []Field{{Name: "A", Type: "integer", Enum: []string{"1"}}}}, "enum"},
+		{"enum value with the separator", Fields{Root: "R", Fields: []Field{{Name: "Op", Enum: []string{"a|b", "c"}}}}, `"a|b" holds a '|'`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

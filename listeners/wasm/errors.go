@@ -29,6 +29,9 @@ var (
 	// ErrContract means a payload or response contract is malformed (the
 	// field lists' own error, fields.ErrContract).
 	ErrContract = fields.ErrContract
+	// ErrNotRegular means a module path names no regular file (a FIFO, a
+	// device, a directory).
+	ErrNotRegular = errors.New("wasm: module is not a regular file")
 	// ErrClosed means the module was closed.
 	ErrClosed = errors.New("wasm: module closed")
 )

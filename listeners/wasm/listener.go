@@ -57,7 +57,7 @@ func Open(ctx context.Context, o Options) (*Listener, error) {
 	wasm := o.Wasm
 	if wasm == nil {
 		var err error
-		if wasm, err = os.ReadFile(o.Module); err != nil {
+		if wasm, err = ReadModule(o.Module); err != nil {
 			return nil, fmt.Errorf("wasm listener %s: module: %w", o.Name, err)
 		}
 	}

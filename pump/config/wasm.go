@@ -67,6 +67,11 @@ func checkFieldList(r *reporter, path string, f FieldList) {
 		if len(fd.Enum) > 0 && fd.Type != "" && !strings.EqualFold(fd.Type, "string") {
 			r.add(fp+".enum", "only string fields take an enum")
 		}
+		for _, v := range fd.Enum {
+			if strings.Contains(v, "|") {
+				r.add(fp+".enum", "enum value %q holds a '|'", v)
+			}
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ func TestWasmListenerChecks(t *testing.T) {
 		{"  - {name: w, type: wasm, module: m.wasm, description: d, payload: {root: R, fields: [{name: A, type: blob}]}}", `unknown field type "blob"`},
 		{"  - {name: w, type: wasm, module: m.wasm, description: d, payload: {root: R, fields: [{name: A}, {name: A}]}}", `duplicate field "A"`},
 		{"  - {name: w, type: wasm, module: m.wasm, description: d, payload: {root: R, fields: [{name: A, type: integer, enum: [x]}]}}", "only string fields take an enum"},
+		{"  - {name: w, type: wasm, module: m.wasm, description: d, payload: {root: R, fields: [{name: Op, enum: ['a|b', c]}]}}", `t.yaml:3: listeners[0].payload.fields[0].enum: enum value "a|b" holds a '|'`},
 		{"  - {name: w, type: wasm, module: m.wasm, description: d, xsd: a.xsd, payload: {root: R}}", "give xsd or payload, not both"},
 		{"  - {name: w, type: wasm, module: m.wasm, description: d, capabilities: {memory_mb: -1}}", "memory_mb: must not be negative"},
 		{"  - {name: w, type: wasm, module: m.wasm, description: d, capabilities: {memory_mb: 5000}}", "at most 4096"},

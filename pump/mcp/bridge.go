@@ -40,6 +40,9 @@ const DefaultTimeout = 2 * time.Minute
 // request before it is closed.
 const DefaultSessionIdle = time.Hour
 
+// DefaultMaxSessions bounds the streamable HTTP sessions open at once.
+const DefaultMaxSessions = 1024
+
 // Options configure a Bridge.
 type Options struct {
 	// From is the sender name of the calls (default "mcp").
@@ -55,6 +58,12 @@ type Options struct {
 	// for that long (default DefaultSessionIdle; negative: never). A call
 	// running keeps its session open.
 	SessionIdle time.Duration
+	// MaxSessions bounds the streamable HTTP sessions open at once
+	// (default DefaultMaxSessions; negative: no bound): an initialize
+	// that would open one more is answered 503 with Retry-After, so a
+	// client opening sessions without closing them cannot grow the
+	// process for as long as they stay idle.
+	MaxSessions int
 	// Profile is the security profile the bridge's clients act under:
 	// only the listeners it reaches are served as tools (the others do not
 	// exist for them), and every call's conversation runs under it. ""
@@ -95,6 +104,9 @@ func New(p *pump.Pump, opts Options) *Bridge {
 	}
 	if opts.SessionIdle == 0 {
 		opts.SessionIdle = DefaultSessionIdle
+	}
+	if opts.MaxSessions == 0 {
+		opts.MaxSessions = DefaultMaxSessions
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

@@ -16,6 +16,7 @@ import (
 const (
 	codeParseError     = jsonrpc.CodeParseError     // -32700: not JSON
 	codeInvalidRequest = jsonrpc.CodeInvalidRequest // -32600: JSON, but not a request
+	codeServerBusy     = -32000                     // a server error: no room for another session
 )
 
 // noBatchesSince is the first MCP protocol version without JSON-RPC batches.

@@ -13,10 +13,12 @@ type Answer struct {
 	XML []byte
 	// Name is the payload root's name.
 	Name string
-	// Fields maps each leaf element (by its path) to its text.
-	Fields map[string]string
-	// Text is the one non-empty leaf text when there is exactly one, else
-	// the XML.
+	// Fields maps each leaf element (by its path) to its text (a string);
+	// a path that occurs more than once (a list) maps to all its texts, in
+	// order (a []string).
+	Fields map[string]any
+	// Text is the one non-empty leaf text when there is exactly one (one
+	// occurrence of one leaf), else the XML.
 	Text string
 	// Error is the text of a non-empty Error child: a tool's refusal.
 	Error string
@@ -34,12 +36,13 @@ func PayloadOf(envelope []byte) ([]byte, error) {
 
 // Render reads a payload element into an Answer.
 func Render(payload []byte) (Answer, error) {
-	a := Answer{XML: payload, Fields: map[string]string{}}
+	a := Answer{XML: payload, Fields: map[string]any{}}
+	texts := map[string][]string{}
+	var nonEmpty []string // every non-empty leaf text, repeats included
 	dec := xml.NewDecoder(bytes.NewReader(payload))
 	var stack []string
 	var text strings.Builder
 	leaf := false
-	var order []string
 	for {
 		tok, err := dec.Token()
 		if err != nil {
@@ -58,10 +61,10 @@ func Render(payload []byte) (Answer, error) {
 		case xml.EndElement:
 			if leaf && len(stack) > 1 {
 				key := strings.Join(stack[1:], ".")
-				if _, dup := a.Fields[key]; !dup {
-					order = append(order, key)
+				texts[key] = append(texts[key], text.String())
+				if strings.TrimSpace(text.String()) != "" {
+					nonEmpty = append(nonEmpty, text.String())
 				}
-				a.Fields[key] = text.String()
 				if key == "Error" || key == "error" {
 					a.Error = text.String()
 				}
@@ -73,10 +76,11 @@ func Render(payload []byte) (Answer, error) {
 	if a.Name == "" {
 		return a, errors.New("mcp: empty payload")
 	}
-	var nonEmpty []string
-	for _, k := range order {
-		if strings.TrimSpace(a.Fields[k]) != "" {
-			nonEmpty = append(nonEmpty, a.Fields[k])
+	for key, ts := range texts {
+		if len(ts) == 1 {
+			a.Fields[key] = ts[0]
+		} else {
+			a.Fields[key] = ts
 		}
 	}
 	if len(nonEmpty) == 1 {

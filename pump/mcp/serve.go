@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -133,11 +134,35 @@ func (b *Bridge) httpHandler(server *sdk.Server) http.Handler {
 			writeRPCError(w, http.StatusBadRequest, p.errs[0])
 			return
 		}
+		if r.Header.Get(sessionHeader) == "" && b.full(server) {
+			// Without a session id the request opens a session.
+			w.Header().Set("Retry-After", strconv.Itoa(sessionRetryAfter))
+			writeRPCError(w, http.StatusServiceUnavailable, rpcError{ID: recoverID(body), Code: codeServerBusy,
+				Message: fmt.Sprintf("Server busy: %d sessions are open, the most it keeps; close one (DELETE) or retry later",
+					b.opts.MaxSessions)})
+			return
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		done := b.tagRequest(r)
 		defer done()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// sessionRetryAfter is the Retry-After (seconds) of a session refused
+// because the bound is reached.
+const sessionRetryAfter = 30
+
+// full reports whether server has Options.MaxSessions sessions open.
+func (b *Bridge) full(server *sdk.Server) bool {
+	if b.opts.MaxSessions < 0 {
+		return false
+	}
+	n := 0
+	for range server.Sessions() {
+		n++
+	}
+	return n >= b.opts.MaxSessions
 }
 
 func writeRPCError(w http.ResponseWriter, status int, e rpcError) {

@@ -91,6 +91,13 @@ func (f List) StructType() (reflect.Type, error) {
 			if t.Kind() != reflect.String {
 				return nil, fmt.Errorf("%w: %s.%s: only string fields take an enum", ErrContract, f.Root, fd.Name)
 			}
+			// The enum tag separates values with '|': a value holding one
+			// would silently become two others.
+			for _, v := range fd.Enum {
+				if strings.Contains(v, "|") {
+					return nil, fmt.Errorf("%w: %s.%s: enum value %q holds a '|'", ErrContract, f.Root, fd.Name, v)
+				}
+			}
 			tag += ` enum:` + strconv.Quote(strings.Join(fd.Enum, "|"))
 		}
 		sf = append(sf, reflect.StructField{Name: "F" + strconv.Itoa(i), Type: t, Tag: reflect.StructTag(tag)})
