@@ -158,7 +158,7 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 		return false
 	}
 	d.after = c.h.after.take()
-	if errors.Is(cause, ErrHalted) && c.h.settled.Settled() {
+	if errors.Is(cause, ErrHalted) && c.h.settled.Load() {
 		// The handler settled before the halt reached it (xmlpipe.Settle):
 		// its response is the handling's outcome, not dropped.
 		p.log.Info("handling settled before the halt: its response is processed", "listener", l.Name,
@@ -210,8 +210,7 @@ func (p *Pump) call(ctx context.Context, l *listener, d *delivery, h *handling, 
 	if md.Profile != nil { // network tools check their dials against it (xmlpipe.CheckDial)
 		ctx = xmlpipe.WithProfile(ctx, md.Profile)
 	}
-	ctx = context.WithValue(ctx, handlingKey{}, h) // MessageSeq, AfterJournal
-	ctx = xmlpipe.WithSettling(ctx, &h.settled)
+	ctx = context.WithValue(ctx, handlingKey{}, h) // MessageSeq, AfterJournal, xmlpipe.Settle
 	if d.errPayload != nil {
 		return l.errHandler.HandleError(ctx, d.errPayload, md)
 	}

@@ -2,13 +2,14 @@ package pump
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
 // handlingKey is the context key under which the pump gives a handler its
-// handling.
-type handlingKey struct{}
+// handling: xmlpipe's, so that xmlpipe.Settle finds it in the same value.
+type handlingKey = xmlpipe.SettleKey
 
 // handling is what a handler call's context carries: the delivery mark of
 // the journaled message it handles (nil: none), what runs once its
@@ -19,8 +20,11 @@ type handling struct {
 	after afterJournal
 	// settled is the handler's xmlpipe.Settle: a halted handling whose
 	// handler settled it is concluded by its response.
-	settled xmlpipe.Settling
+	settled atomic.Bool
 }
+
+// Settle records the handler's xmlpipe.Settle.
+func (h *handling) Settle(settled bool) { h.settled.Store(settled) }
 
 // MessageSeq returns the journal seq of the message whose handling ctx
 // belongs to (the context the pump passed the handler), and whether that

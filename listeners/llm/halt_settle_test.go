@@ -37,8 +37,8 @@ func TestHaltAfterTheModelAnswered(t *testing.T) {
 				r := newLoopRig(t, tc.replies...)
 				note := &noteTool{}
 				r.a.LocalTools = []LocalTool{note.tool()}
-				var settling xmlpipe.Settling
-				ctx, cancel := context.WithCancelCause(xmlpipe.WithSettling(context.Background(), &settling))
+				var settling settler
+				ctx, cancel := context.WithCancelCause(context.WithValue(context.Background(), xmlpipe.SettleKey{}, &settling))
 				defer cancel(nil)
 				r.a.LLM = ChatterFunc(func(cctx context.Context, req Request) (Reply, error) {
 					rep, err := r.model.Chat(cctx, req)

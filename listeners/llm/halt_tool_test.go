@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,6 +46,16 @@ func (n *noteTool) runCount() int {
 	return n.runs
 }
 
+// settler records what the agent says by xmlpipe.Settle, as the pump's
+// handling does.
+type settler struct{ v atomic.Bool }
+
+// Settle is xmlpipe.Settle's method.
+func (s *settler) Settle(settled bool) { s.v.Store(settled) }
+
+// Settled reports the last Settle.
+func (s *settler) Settled() bool { return s.v.Load() }
+
 // haltIn handles s with llm as the agent's model and halts it (cause
 // xmlpipe.ErrHalted) once at is closed: the handling must end with no
 // answer and no error, and not settled.
@@ -52,8 +63,8 @@ func haltIn(t *testing.T, r *loopRig, s haltStep, llm Chatter, at <-chan struct{
 	t.Helper()
 	r.a.LLM = llm
 	defer func() { r.a.LLM = r.model }()
-	var settling xmlpipe.Settling
-	ctx, halt := context.WithCancelCause(xmlpipe.WithSettling(context.Background(), &settling))
+	var settling settler
+	ctx, halt := context.WithCancelCause(context.WithValue(context.Background(), xmlpipe.SettleKey{}, &settling))
 	defer halt(nil)
 	type result struct {
 		resp xmlpipe.Response
