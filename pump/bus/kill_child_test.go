@@ -13,7 +13,9 @@ import (
 // killed conversation (greeter → shouter, held at a paused shouter; the
 // client sees that thread in events and in the journal) is refused as
 // killed — REST 409, a /ws error frame of code "killed" — after the kill
-// and after a restart, instead of beginning a new conversation under it.
+// and after a restart, instead of beginning a new conversation under it;
+// the thread listing keeps showing the refused thread as the
+// conversation's.
 func TestKillRefusesAChildThread(t *testing.T) {
 	f := newFixture(t)
 	olgaSecret, adaSecret := f.user("olga", auth.Operator), f.user("ada", auth.Admin)
@@ -50,6 +52,20 @@ func TestKillRefusesAChildThread(t *testing.T) {
 	}
 	c.Close()
 	f.waitJournal()
+	// The refused continuations are journaled as the conversation's: the
+	// thread listing shows both threads as conv's.
+	_, listing, _ := f.do("GET", "/api/v1/threads", ada, nil)
+	convOf := map[string]any{}
+	rows, _ := listing["threads"].([]any)
+	for _, r := range rows {
+		row := r.(map[string]any)
+		if id := row["id"]; id == conv || id == child {
+			convOf[id.(string)] = row["conversation"]
+		}
+	}
+	if diff := cmp.Diff(map[string]any{conv: conv, child: conv}, convOf); diff != "" {
+		t.Errorf("GET /api/v1/threads: the conversation of each thread (-want +got):\n%s", diff)
+	}
 	again := answer{409, map[string]any{"error": "Conversation already killed", "thread_id": conv}}
 	killChild := func(token string) answer {
 		t.Helper()
