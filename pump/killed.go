@@ -13,8 +13,8 @@ import (
 // continue it afterwards (ErrContinueKilled), and a durable organism's
 // recovery delivers none of its journaled messages again.
 
-// KillJournal is an optional capability of a Journal that makes kills
-// final across restarts.
+// KillJournal makes kills final across restarts: Options.Kills, or an
+// optional capability of the Options.Journal.
 type KillJournal interface {
 	// RecordKill records that conversation conv was killed; the record is
 	// committed when it returns.
@@ -121,9 +121,18 @@ func (k *recentKills) conversationOf(thread string) (string, bool) {
 	return conv, ok
 }
 
+// killBookOf returns where a pump built with opts records kills.
+func killBookOf(opts Options) KillJournal {
+	if opts.Kills != nil {
+		return opts.Kills
+	}
+	kj, _ := opts.Journal.(KillJournal)
+	return kj
+}
+
 // recordKill records durably, with a KillJournal, that conv was killed.
 func (p *Pump) recordKill(conv string) error {
-	if kj, ok := p.journal.(KillJournal); ok {
+	if kj := p.killBook; kj != nil {
 		if err := kj.RecordKill(conv); err != nil {
 			return fmt.Errorf("kill %s: not recorded: %w", conv, err)
 		}
@@ -137,7 +146,7 @@ func (p *Pump) WasKilled(conv string) (bool, error) {
 	if p.kills.has(conv) {
 		return true, nil
 	}
-	if kj, ok := p.journal.(KillJournal); ok {
+	if kj := p.killBook; kj != nil {
 		return kj.Killed(conv)
 	}
 	return false, nil
@@ -176,10 +185,10 @@ func (p *Pump) refuseKilled(w *work, thread string) error {
 // conversation with a ThreadKillJournal, else taking thread for the
 // conversation id.
 func (p *Pump) journalKilledThread(thread string) (string, bool, error) {
-	if tj, ok := p.journal.(ThreadKillJournal); ok {
+	if tj, ok := p.killBook.(ThreadKillJournal); ok {
 		return tj.KilledThread(thread)
 	}
-	if kj, ok := p.journal.(KillJournal); ok {
+	if kj := p.killBook; kj != nil {
 		killed, err := kj.Killed(thread)
 		if killed {
 			return thread, true, err
