@@ -112,7 +112,7 @@ func (p *Pump) Kill(thread string) (string, error) {
 	root := p.threads.Root(thread)
 	conv := root
 	if conv == "" {
-		conv = thread
+		conv = p.endedConversation(thread)
 	}
 	s := p.convs.lock(conv)
 	c := s.m[conv]
@@ -132,8 +132,8 @@ func (p *Pump) Kill(thread string) (string, error) {
 	}
 	if c != nil {
 		// Before its threads end: a continuation that finds them ended
-		// finds the kill too (refuseKilled).
-		p.kills.add(conv)
+		// finds the kill too (refuseKilled), on any thread of it.
+		p.kills.add(conv, p.threads.Subtree(conv))
 	}
 	err := p.threads.End(conv)
 	if err != nil && !errors.Is(err, registry.ErrUnknownThread) {
@@ -162,6 +162,23 @@ func (p *Pump) Kill(thread string) (string, error) {
 		return conv, recErr
 	}
 	return conv, nil
+}
+
+// endedConversation returns the conversation of thread, which is not live:
+// the killed conversation it belonged to, else thread itself (taken for a
+// conversation id).
+func (p *Pump) endedConversation(thread string) string {
+	if conv, ok := p.kills.conversationOf(thread); ok {
+		return conv
+	}
+	conv, killed, err := p.journalKilledThread(thread)
+	if err != nil {
+		p.log.Warn("kill: killed conversations lookup failed", "thread", thread, "error", err)
+	}
+	if !killed {
+		return thread
+	}
+	return conv
 }
 
 // knownConversation reports whether thread, which is not live, was seen:

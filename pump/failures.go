@@ -76,7 +76,8 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []f
 	now := p.opts.Clock()
 	switch {
 	case w.external:
-		p.journalIn(w.turn, Record{Time: now, Direction: Inbound, Kind: RecordHuh, Thread: thread, From: from, Listener: listener,
+		p.journalIn(w.turn, Record{Time: now, Direction: Inbound, Kind: RecordHuh, Conversation: p.refusedConversation(thread, err),
+			Thread: thread, From: from, Listener: listener,
 			Envelope: clip(w.raw), Diagnostics: diags, Profile: p.workProfile(w, thread)}, func(int64) {
 			p.publish(w.outlet, Event{Kind: EventHuh, Time: now, Thread: thread, From: "core", To: from, Error: huh.Error,
 				Payload: huh, Diagnostics: diagStrings(diags)})
@@ -100,6 +101,23 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []f
 	if w.done != nil {
 		p.later(w.turn, func() { w.done(thread, 0, err) })
 	}
+}
+
+// refusedConversation returns the conversation of an outside message
+// refused on thread: a live thread's, or the killed conversation's the
+// message tried to continue; "" for a thread of none (one its sender
+// chose, which no conversation began under).
+func (p *Pump) refusedConversation(thread string, err error) string {
+	if thread == "" {
+		return ""
+	}
+	if conv := p.threads.Root(thread); conv != "" {
+		return conv
+	}
+	if errors.Is(err, ErrContinueKilled) {
+		return p.endedConversation(thread)
+	}
+	return ""
 }
 
 // origThread is the thread a failed internal message's sender was on: the

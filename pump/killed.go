@@ -13,8 +13,8 @@ import (
 // continue it afterwards (ErrContinueKilled), and a durable organism's
 // recovery delivers none of its journaled messages again.
 
-// KillJournal is an optional capability of a Journal that makes kills
-// final across restarts.
+// KillJournal makes kills final across restarts: Options.Kills, or an
+// optional capability of the Options.Journal.
 type KillJournal interface {
 	// RecordKill records that conversation conv was killed; the record is
 	// committed when it returns.
@@ -22,6 +22,17 @@ type KillJournal interface {
 	// Killed reports whether conversation conv was killed, in this run or
 	// an earlier one.
 	Killed(conv string) (bool, error)
+}
+
+// ThreadKillJournal is an optional capability of a KillJournal: whether the
+// conversation that a thread belonged to — any thread of it, not only the
+// conversation id — was killed. The pump asks it only about a thread that
+// is not live, named by an outside message, once some conversation was
+// killed (an implementation answers without a lookup until then).
+type ThreadKillJournal interface {
+	// KilledThread returns the conversation thread belonged to and true
+	// when that conversation was killed ("", false otherwise).
+	KilledThread(thread string) (conv string, killed bool, err error)
 }
 
 // ErrContinueKilled is the error of an outside message that names the
@@ -46,49 +57,82 @@ func (continueKilledError) Unwrap() []error {
 // memory; a KillJournal remembers every one.
 const killsRemembered = 1 << 16
 
-// recentKills is the set of the conversations most recently killed.
+// recentKills is the set of the conversations most recently killed, with
+// the threads each had when it was killed.
 type recentKills struct {
 	// any is set once a conversation was killed: until then, has answers
 	// every outside message without a lock.
 	any   atomic.Bool
 	mu    sync.RWMutex
-	set   map[string]struct{} // guarded by mu
-	order []string            // guarded by mu; oldest first
+	convs map[string]string // guarded by mu; every remembered thread → its conversation
+	order []killedThreads   // guarded by mu; oldest first
 }
 
-// add remembers conv, forgetting the oldest past killsRemembered.
-func (k *recentKills) add(conv string) {
+// killedThreads is a killed conversation and the threads it had.
+type killedThreads struct {
+	conv    string
+	threads []string
+}
+
+// add remembers conv and its threads (conv itself need not be among
+// them), forgetting the oldest conversation past killsRemembered.
+func (k *recentKills) add(conv string, threads []string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.set == nil {
-		k.set = map[string]struct{}{}
+	if k.convs == nil {
+		k.convs = map[string]string{}
 	}
-	if _, ok := k.set[conv]; ok {
+	if _, ok := k.convs[conv]; ok {
 		return
 	}
-	k.set[conv] = struct{}{}
+	kt := killedThreads{conv: conv, threads: []string{conv}}
+	k.convs[conv] = conv
+	for _, t := range threads {
+		if _, ok := k.convs[t]; !ok {
+			k.convs[t] = conv
+			kt.threads = append(kt.threads, t)
+		}
+	}
 	k.any.Store(true)
-	k.order = append(k.order, conv)
+	k.order = append(k.order, kt)
 	if len(k.order) > killsRemembered {
-		delete(k.set, k.order[0])
+		for _, t := range k.order[0].threads {
+			delete(k.convs, t)
+		}
 		k.order = k.order[1:]
 	}
 }
 
-// has reports whether conv is remembered.
+// has reports whether conv is remembered as a killed conversation.
 func (k *recentKills) has(conv string) bool {
+	c, ok := k.conversationOf(conv)
+	return ok && c == conv
+}
+
+// conversationOf returns the killed conversation thread belonged to, when
+// it is remembered.
+func (k *recentKills) conversationOf(thread string) (string, bool) {
 	if !k.any.Load() {
-		return false
+		return "", false
 	}
 	k.mu.RLock()
 	defer k.mu.RUnlock()
-	_, ok := k.set[conv]
-	return ok
+	conv, ok := k.convs[thread]
+	return conv, ok
+}
+
+// killBookOf returns where a pump built with opts records kills.
+func killBookOf(opts Options) KillJournal {
+	if opts.Kills != nil {
+		return opts.Kills
+	}
+	kj, _ := opts.Journal.(KillJournal)
+	return kj
 }
 
 // recordKill records durably, with a KillJournal, that conv was killed.
 func (p *Pump) recordKill(conv string) error {
-	if kj, ok := p.journal.(KillJournal); ok {
+	if kj := p.killBook; kj != nil {
 		if err := kj.RecordKill(conv); err != nil {
 			return fmt.Errorf("kill %s: not recorded: %w", conv, err)
 		}
@@ -102,7 +146,7 @@ func (p *Pump) WasKilled(conv string) (bool, error) {
 	if p.kills.has(conv) {
 		return true, nil
 	}
-	if kj, ok := p.journal.(KillJournal); ok {
+	if kj := p.killBook; kj != nil {
 		return kj.Killed(conv)
 	}
 	return false, nil
@@ -110,21 +154,23 @@ func (p *Pump) WasKilled(conv string) (bool, error) {
 
 // refuseKilled returns the *failure.Failure wrapping ErrContinueKilled of
 // an outside message on thread when thread's conversation was killed (nil
-// otherwise). A live thread belongs to a conversation that runs, unless
-// Kill is ending it now; a thread its sender just minted (FreshThread)
-// belongs to none, so neither asks the journal.
+// otherwise); thread may be any thread of it. A live thread belongs to a
+// conversation that runs, unless Kill is ending it now; a thread its
+// sender just minted (FreshThread) belongs to none, so neither asks the
+// journal.
 func (p *Pump) refuseKilled(w *work, thread string) error {
 	conv := p.threads.Root(thread)
-	live := conv != ""
-	if !live {
-		conv = thread
-	}
-	killed := p.kills.has(conv)
-	if !killed && !live && (w.principal == nil || !w.principal.FreshThread) {
-		var err error
-		if killed, err = p.WasKilled(conv); err != nil {
-			p.log.Error("killed conversations lookup failed: refusing the message", "thread", thread, "error", err)
-			return &failure.Failure{Stage: failure.StageThread, Err: fmt.Errorf("%w: %w", failure.ErrHandler, err)}
+	var killed bool
+	if conv != "" {
+		killed = p.kills.has(conv)
+	} else {
+		conv, killed = p.kills.conversationOf(thread)
+		if !killed && (w.principal == nil || !w.principal.FreshThread) {
+			var err error
+			if conv, killed, err = p.journalKilledThread(thread); err != nil {
+				p.log.Error("killed conversations lookup failed: refusing the message", "thread", thread, "error", err)
+				return &failure.Failure{Stage: failure.StageThread, Err: fmt.Errorf("%w: %w", failure.ErrHandler, err)}
+			}
 		}
 	}
 	if !killed {
@@ -132,4 +178,22 @@ func (p *Pump) refuseKilled(w *work, thread string) error {
 	}
 	return &failure.Failure{Stage: failure.StageThread, Err: ErrContinueKilled,
 		Diagnostics: []failure.Diagnostic{{Stage: failure.StageThread, Msg: "conversation " + conv + " was killed"}}}
+}
+
+// journalKilledThread asks the journal whether the conversation thread (not
+// live, not remembered in memory) belonged to was killed: by the thread's
+// conversation with a ThreadKillJournal, else taking thread for the
+// conversation id.
+func (p *Pump) journalKilledThread(thread string) (string, bool, error) {
+	if tj, ok := p.killBook.(ThreadKillJournal); ok {
+		return tj.KilledThread(thread)
+	}
+	if kj := p.killBook; kj != nil {
+		killed, err := kj.Killed(thread)
+		if killed {
+			return thread, true, err
+		}
+		return "", false, err
+	}
+	return "", false, nil
 }

@@ -119,6 +119,10 @@ type Options struct {
 	Context *registry.ContextBuffer
 	// Journal records every accepted and emitted envelope (optional).
 	Journal Journal
+	// Kills records kills for good when the Journal does not (a durable
+	// organism whose journal is disabled keeps them in its store); nil:
+	// the Journal's KillJournal capability, if any, else memory only.
+	Kills KillJournal
 	// Observer, when set, sees how long each stage of each message took
 	// (metrics, traces); nil costs nothing. When it is also a
 	// HandlerContexter, it gives each handler call its context.

@@ -50,7 +50,10 @@ type Pump struct {
 	todos   *registry.TodoRegistry
 	context *registry.ContextBuffer
 	journal Journal
-	subs    subscribers
+	// killBook records kills for good (Options.Kills, else the journal's
+	// KillJournal capability); nil keeps them in memory only.
+	killBook KillJournal
+	subs     subscribers
 	// watchers see every event as it happens, before the durability gate
 	// (Watch).
 	watchers subscribers
@@ -203,6 +206,7 @@ func New(opts Options) (*Pump, error) {
 		todos:         opts.Todos,
 		context:       opts.Context,
 		journal:       opts.Journal,
+		killBook:      killBookOf(opts),
 		work:          newWorkQueue(),
 		slots:         newHandlerSlots(opts.MaxConcurrentHandlers),
 		ingressSlots:  make(chan struct{}, opts.MaxConcurrentPipelines),

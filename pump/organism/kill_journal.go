@@ -27,4 +27,17 @@ func (j storeJournal) Killed(conv string) (bool, error) {
 	return killed, nil
 }
 
-var _ pump.KillJournal = storeJournal{}
+// KilledThread implements pump.ThreadKillJournal: whether the conversation
+// thread belonged to (by the journal) was killed.
+func (j storeJournal) KilledThread(thread string) (string, bool, error) {
+	conv, killed, err := j.s.KilledThread(thread)
+	if err != nil {
+		return "", false, fmt.Errorf("organism: killed %s: %w", thread, err)
+	}
+	return conv, killed, nil
+}
+
+var (
+	_ pump.KillJournal       = storeJournal{}
+	_ pump.ThreadKillJournal = storeJournal{}
+)

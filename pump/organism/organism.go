@@ -266,6 +266,12 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 			return nil, fmt.Errorf("organism: restore kernel state from %s: %w", d.store.Dir(), err)
 		}
 	}
+	var kills pump.KillJournal
+	if d != nil {
+		// A kill is final whether or not the journal is enabled: the
+		// store keeps it, as it keeps the threads (DESIGN §7).
+		kills = storeJournal{s: d.store, log: opts.Logger}
+	}
 	p, err := pump.New(pump.Options{
 		Organism:               cfg.Organism.Name,
 		MaxBytes:               cfg.Organism.MaxMessageBytes,
@@ -280,6 +286,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		Todos:                  todos,
 		Context:                cb,
 		Journal:                opts.Journal,
+		Kills:                  kills,
 		Logger:                 opts.Logger,
 		Clock:                  opts.Clock,
 		Observer:               opts.Observer,

@@ -70,6 +70,38 @@ func (s *Store) Killed(conv string) (bool, error) {
 	return s.Reader.Killed(conv)
 }
 
+// KilledThread reports whether the conversation that thread belonged to —
+// thread may be its id or any thread of it the journal holds an entry of —
+// was killed, and returns that conversation ("" when it was not killed).
+// Until the first kill of a store's life it answers without a query, and
+// it reads the journal only for a thread that is not a killed
+// conversation's id and that the journal may hold (MayHaveThread).
+func (s *Store) KilledThread(thread string) (string, bool, error) {
+	killed, err := s.Killed(thread)
+	switch {
+	case err != nil:
+		return "", false, err
+	case killed:
+		return thread, true, nil
+	case !s.anyKilled.Load() || !s.MayHaveThread(thread):
+		return "", false, nil
+	}
+	es, err := s.Thread(thread)
+	if err != nil {
+		return "", false, fmt.Errorf("store: conversation of thread %s: %w", thread, err)
+	}
+	for _, e := range es {
+		if e.Conversation == "" || e.Conversation == thread {
+			continue
+		}
+		if killed, err = s.Killed(e.Conversation); err != nil || !killed {
+			return "", false, err
+		}
+		return e.Conversation, true, nil
+	}
+	return "", false, nil
+}
+
 // Killed reports whether conversation conv was killed (Store.RecordKill):
 // false for a database written before kills were recorded.
 func (r *Reader) Killed(conv string) (bool, error) {

@@ -1,0 +1,29 @@
+package registry
+
+// Subtree returns id and the ids of every live thread beneath it, parent
+// first; nil if id is not live. The pump remembers the threads of a
+// conversation it kills with it, so that a message naming any of them
+// after they ended is refused as the conversation's.
+func (t *Threads) Subtree(id string) []string {
+	u, err := parseThreadID(id)
+	if err != nil {
+		return nil
+	}
+	s, r := t.rlock(u)
+	defer s.mu.RUnlock()
+	if r == 0 {
+		return nil
+	}
+	var ids []string
+	stack := []nodeRef{r}
+	for len(stack) > 0 {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n := s.slab.at(c)
+		ids = append(ids, n.id.String())
+		for k := n.child; k != 0; k = s.slab.at(k).next {
+			stack = append(stack, k)
+		}
+	}
+	return ids
+}
