@@ -489,6 +489,11 @@ func TestErrorsBecomeResultsAndNotes(t *testing.T) {
 	r := newLoopRig(t, Reply{ToolCalls: []ToolCall{toolCall("c1", "poet", `{"Text":"x"}`)}}, Reply{Content: "sorry"})
 	r.deliver("console", "go", "")
 	de := &xmlpipe.DeliveryError{Huh: stage.NewHuh(failure.ErrHandler, []byte("<PoetTask/>")), Detail: "handler failed: poet: out of ink"}
+	// The pump records every error it delivers to the agent first.
+	if _, err := r.cb.Append(registry.Slot{ThreadID: "t", From: "core", To: "mathbot", PayloadType: "huh",
+		Raw: []byte("<huh/>"), InReplyTo: "c1"}); err != nil {
+		t.Fatal(err)
+	}
 	resp, err := r.a.HandleError(context.Background(), de, xmlpipe.Metadata{ThreadID: "t", From: "core", InReplyTo: "c1",
 		Peers: r.peers})
 	if err != nil || answerText(resp) != "sorry" {
