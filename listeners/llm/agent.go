@@ -267,6 +267,11 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 				return resp, nil
 			}
 		}
+		if it, ok := st.c.unsentAnswer(); ok {
+			if resp, done := a.reanswer(st, it); done {
+				return resp, nil
+			}
+		}
 	}
 
 	switch {

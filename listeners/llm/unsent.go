@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -64,4 +65,43 @@ func (a *Agent) resend(ctx context.Context, st *turnState, calls []storedCall) (
 		return nil, false
 	}
 	return xmlpipe.SendAll(sends...), true
+}
+
+// unsentAnswer returns the agent's answer — its model's text, or the
+// reason it halted the turn — when that is the latest item of the
+// conversation, so no message reached the agent since: the handling that
+// recorded it is the one under way again (see unsentCalls), and the answer
+// never went out.
+func (c *convo) unsentAnswer() (it item, ok bool) {
+	if n := len(c.items); n > 0 {
+		if it = c.items[n-1]; it.kind == itemReply || it.kind == itemHalt {
+			return it, true
+		}
+	}
+	return item{}, false
+}
+
+// reanswer gives again the answer of a handling that recorded it and was
+// interrupted before it went out (see unsentAnswer), as that handling gave
+// it, without asking the model. done is false for an answer it cannot give
+// again as it was (one decided by loop control's tokens, or one that did
+// not fit the required payload): the message is handled as before.
+func (a *Agent) reanswer(st *turnState, it item) (resp xmlpipe.Response, done bool) {
+	text := string(it.slot.Raw)
+	switch {
+	case it.kind == itemHalt:
+		resp = a.answer(st.md, fmt.Sprintf("[%s halted: %s]", a.Name, text))
+	case a.loopControlled(st):
+		return nil, false
+	default:
+		out, asText := a.outputType(st)
+		if out == nil {
+			resp = a.answer(st.md, text)
+		} else if resp, _ = a.structured(st.md, out, asText, text); resp == nil {
+			return nil, false
+		}
+	}
+	a.logger().Info("the agent's answer is recorded but never went out (the handling that gave it was "+
+		"interrupted): it is given again", "agent", a.Name, "thread", st.md.ThreadID)
+	return resp, true
 }

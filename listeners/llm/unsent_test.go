@@ -16,10 +16,7 @@ import (
 func errorAbout(ref string) haltStep {
 	return haltStep{name: "huh about " + ref, handle: func(ctx context.Context, r *loopRig, first bool) (xmlpipe.Response, error) {
 		if first {
-			if _, err := r.cb.Append(registry.Slot{ThreadID: "t", From: "core", To: "mathbot", PayloadType: "huh",
-				Raw: []byte("<huh/>"), InReplyTo: ref}); err != nil {
-				return nil, err
-			}
+			recordError(r.t, r.cb, ref)
 		}
 		de := &xmlpipe.DeliveryError{Huh: &xmlpipe.Huh{Error: "no"}, Detail: "the peer is down"}
 		return r.a.HandleError(ctx, de, xmlpipe.Metadata{ThreadID: "t", From: "core", OwnName: "mathbot",
@@ -124,4 +121,63 @@ func TestInterruptedCallsAreSentAgain(t *testing.T) {
 			t.Errorf("the model was asked %d times, want 1", n)
 		}
 	})
+}
+
+// TestInterruptedAnswerIsGivenAgain: a message handed to the agent again
+// after the handling that recorded its answer — the model's text, or a
+// halt's reason — was interrupted before the answer went out gives that
+// answer again without asking the model: a peer's answer handled again is
+// not taken for a late one and ignored (the caller never got an answer),
+// and a caller's message does not cost a second model call.
+func TestInterruptedAnswerIsGivenAgain(t *testing.T) {
+	callPoet := Reply{ToolCalls: []ToolCall{toolCall("c1", "poet", `{"Text":"rain"}`)}}
+	cases := []struct {
+		name          string
+		replies       []Reply
+		maxIterations int
+		steps         []haltStep
+		want          string
+		asked         int
+	}{
+		{name: "the caller's message", replies: []Reply{{Content: "done"}},
+			steps: []haltStep{message("console", "go", "")}, want: "done", asked: 1},
+		{name: "a peer's answer", replies: []Reply{callPoet, {Content: "a poem"}},
+			steps: []haltStep{message("console", "go", ""), message("poet", "drops", "c1")}, want: "a poem", asked: 2},
+		{name: "an error about a call", replies: []Reply{callPoet, {Content: "no poem"}},
+			steps: []haltStep{message("console", "go", ""), errorAbout("c1")}, want: "no poem", asked: 2},
+		{name: "a halt", replies: []Reply{callPoet, {Content: "a poem"}}, maxIterations: 1,
+			steps: []haltStep{message("console", "go", ""), message("poet", "drops", "c1")},
+			want:  "[mathbot halted: max_iterations (1) reached in this turn]", asked: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLoopRig(t, tc.replies...)
+			r.a.MaxIterations = tc.maxIterations
+			var first xmlpipe.Response
+			for _, s := range tc.steps {
+				resp, err := s.handle(context.Background(), r, true)
+				if err != nil {
+					t.Fatalf("%s: %v", s.name, err)
+				}
+				first = resp
+			}
+			if got := answerText(first); got != tc.want {
+				t.Fatalf("first answer %q, want %q", got, tc.want)
+			}
+			history := slotKinds(r.cb)
+			resp, err := tc.steps[len(tc.steps)-1].handle(context.Background(), r, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := answerText(resp); got != tc.want {
+				t.Errorf("handled again, it answered %q, want %q", got, tc.want)
+			}
+			if diff := cmp.Diff(history, slotKinds(r.cb)); diff != "" {
+				t.Errorf("handling again changed the history (-before +after):\n%s", diff)
+			}
+			if n := len(r.model.requests()); n != tc.asked {
+				t.Errorf("the model was asked %d times, want %d", n, tc.asked)
+			}
+		})
+	}
 }
