@@ -30,7 +30,9 @@ const (
 	envAgentModel = "XMLPIPE_AGENT_CRASH_MODEL"
 	// envAgentStop names where the child stops for the kill: "window"
 	// (the agent's calls are in its history, their messages not yet
-	// journaled) or "peer" (the call reached the peer: it is journaled).
+	// journaled), "peer" (the call reached the peer: it is journaled) or
+	// "answer" (the peer answered, and the agent's answer is in its
+	// history, its message not yet journaled).
 	envAgentStop = "XMLPIPE_AGENT_CRASH_STOP"
 )
 
@@ -66,25 +68,27 @@ func slowCatalog(run func(ctx context.Context, q *slowQuery) (xmlpipe.Response, 
 	return cat
 }
 
-// windowJournal is the store journal of the agent crash child: the first
-// record of a message waiter emits never reaches the store — the child is
-// killed while it waits — once what the store was given before is
-// committed and "WINDOW" printed. It is the crash after the agent
-// recorded its calls in its history and before the pump journaled them.
+// windowJournal is the store journal of the agent crash child: the
+// stopAt-th record of a message waiter emits (0: none) never reaches the
+// store — the child is killed while it waits — once what the store was
+// given before is committed and "WINDOW" printed. It is the crash after
+// the agent recorded its step (calls, answer) in its history and before the
+// pump journaled its messages.
 type windowJournal struct {
 	storeJournal
-	stop bool
-	once *sync.Once
+	stopAt int32
+	seen   *atomic.Int32
+	once   *sync.Once
 }
 
 // hold stops the calling pump goroutine for good when rs hold waiter's
-// first message.
+// stopAt-th message.
 func (j windowJournal) hold(rs ...pump.Record) {
-	if !j.stop {
+	if j.stopAt == 0 {
 		return
 	}
 	for _, r := range rs {
-		if r.From == "waiter" && r.Direction == pump.Outbound && r.Kind == pump.RecordMessage {
+		if r.From == "waiter" && r.Direction == pump.Outbound && r.Kind == pump.RecordMessage && j.seen.Add(1) == j.stopAt {
 			j.once.Do(func() {
 				go func() {
 					if err := j.s.Flush(context.Background()); err != nil {
@@ -119,7 +123,9 @@ func (j windowJournal) RecordGroup(rs []pump.Record) []int64 {
 // envAgentModel, asks waiter to "ask slow" and prints "CONV <conversation>"
 // once that message is committed. With envAgentStop "window" it stops the
 // pump before waiter's call is journaled (windowJournal); with "peer" the
-// slow handler prints "PEER" once the call it got is committed and waits.
+// slow handler prints "PEER" once the call it got is committed and waits;
+// with "answer" slow answers, and the pump stops before waiter's answer is
+// journaled.
 // It runs until it is killed.
 func TestHelperAgentCrashChild(t *testing.T) {
 	dir, model := os.Getenv(envAgentDir), os.Getenv(envAgentModel)
@@ -135,15 +141,20 @@ func TestHelperAgentCrashChild(t *testing.T) {
 		fail(err)
 	}
 	log := slog.New(slog.DiscardHandler)
-	cat := slowCatalog(func(ctx context.Context, _ *slowQuery) (xmlpipe.Response, error) {
+	stop := os.Getenv(envAgentStop)
+	cat := slowCatalog(func(ctx context.Context, q *slowQuery) (xmlpipe.Response, error) {
+		if stop != "peer" {
+			return xmlpipe.Respond(&slowAnswer{Text: "done: " + q.Text}), nil
+		}
 		if err := s.Flush(ctx); err != nil {
 			fail(err)
 		}
 		fmt.Println("PEER")
 		select {} // until SIGKILL
 	})
+	stopAt := map[string]int32{"window": 1, "answer": 2}[stop]
 	o, err := New(agentCrashConfig(t, model), Options{Store: s, Catalog: cat, Logger: log,
-		Journal: windowJournal{storeJournal: storeJournal{s: s, log: log}, stop: os.Getenv(envAgentStop) == "window",
+		Journal: windowJournal{storeJournal: storeJournal{s: s, log: log}, stopAt: stopAt, seen: &atomic.Int32{},
 			once: &sync.Once{}}})
 	if err == nil {
 		err = o.Start()
@@ -213,16 +224,21 @@ func runAgentChild(t *testing.T, dir, model, stop, killAt string) {
 
 // TestAgentCallsSurviveKill9: kill -9 an organism whose agent's model made a
 // tool call — after the agent recorded the call in its history but before
-// the pump journaled its message, and once the call reached its peer —
+// the pump journaled its message, once the call reached its peer, and
+// after the agent recorded its answer but before the pump journaled it —
 // and start it again: the conversation goes on, the peer gets the call
-// exactly once, the model is not asked again for the call and the caller
-// gets the answer.
+// exactly once, the model is not asked again for what it already said and
+// the caller gets the answer.
 func TestAgentCallsSurviveKill9(t *testing.T) {
 	tests := []struct {
 		name, stop, killAt string
+		// ran and asked are how many times the peer ran and the model was
+		// asked before the kill.
+		ran, asked int
 	}{
-		{"calls recorded, not journaled", "window", "WINDOW"},
-		{"call journaled and running", "peer", "PEER"},
+		{"calls recorded, not journaled", "window", "WINDOW", 0, 1},
+		{"call journaled and running", "peer", "PEER", 0, 1},
+		{"answer recorded, not journaled", "answer", "WINDOW", 1, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -235,8 +251,8 @@ func TestAgentCallsSurviveKill9(t *testing.T) {
 			})
 			dir := t.TempDir()
 			runAgentChild(t, dir, m.URL, tc.stop, tc.killAt)
-			if n := len(m.requests()); n != 1 {
-				t.Fatalf("%d model requests before the kill, want 1", n)
+			if n := len(m.requests()); n != tc.asked {
+				t.Fatalf("%d model requests before the kill, want %d", n, tc.asked)
 			}
 
 			var ran atomic.Int32
@@ -280,8 +296,8 @@ func TestAgentCallsSurviveKill9(t *testing.T) {
 			}
 			shutdown(t, o) // drains what is in flight: a second call would run
 			stopped = true
-			if n := ran.Load(); n != 1 {
-				t.Errorf("slow ran %d times after the restart, want 1", n)
+			if n := ran.Load(); n != 1-int32(tc.ran) {
+				t.Errorf("slow ran %d times after the restart, want %d", n, 1-tc.ran)
 			}
 			if n := len(m.requests()); n != 2 {
 				t.Errorf("%d model requests in all, want 2 (the call was not asked for again)", n)
