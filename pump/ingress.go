@@ -395,7 +395,6 @@ func (p *Pump) process(w *work) {
 		}
 		decoded[i] = v
 	}
-	p.later(t, func() { p.pruneAccepted(w) })
 	dir := Outbound
 	if w.external {
 		dir = Inbound
@@ -406,6 +405,12 @@ func (p *Pump) process(w *work) {
 	}
 	// deliver hands the message, journaled as seq, to its targets.
 	deliver := func(seq int64) {
+		// A reply's thread ends once the reply is journaled (queued
+		// after it, on a journal that commits in order): ended before, a
+		// crash between the two commits left the message the reply
+		// answers undelivered on an ended thread, which recovery drops,
+		// and the reply lost.
+		p.pruneAccepted(w)
 		mark := p.newDeliveryMark(seq, len(targets))
 		if mark != nil && w.recovered != 0 {
 			mark.recovered = true // MessageSeq
@@ -648,13 +653,13 @@ func (p *Pump) egress(w *work, m *stage.Inbound) {
 			value, _ = w.payloadType.Decode(pb)
 		}
 	}
-	p.later(w.turn, func() { p.pruneAccepted(w) })
 	prof := p.liveProfile(m.Thread) // the thread may be pruned before the event is published
 	if w.profSet {
 		prof = w.prof.nameOf()
 	}
 	p.journalIn(w.turn, Record{Direction: Outbound, Kind: RecordMessage, Conversation: w.conv, Thread: m.Thread,
 		From: m.From, To: m.To, PayloadTag: m.PayloadName, Envelope: m.Canonical, Profile: prof}, func(seq int64) {
+		p.pruneAccepted(w)                  // once the reply is journaled (see route's deliver)
 		p.newDeliveryMark(seq, 1).release() // handed to the outlet: nothing left to deliver
 		p.emitToConv(w.conv, Event{Kind: EventReply, Time: p.opts.Clock(), Conversation: w.conv, Thread: m.Thread,
 			From: m.From, To: m.To, PayloadName: m.PayloadName, Payload: value, Envelope: m.Canonical, Profile: prof})

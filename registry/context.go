@@ -141,6 +141,15 @@ func (b *ContextBuffer) Thread(id string) (*ThreadContext, bool) {
 	return c, ok
 }
 
+// Full reports whether thread id's history holds as many slots as a thread
+// may: the next append to it fails with ErrSlotsExceeded.
+func (b *ContextBuffer) Full(id string) bool {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	c, ok := b.threads[id]
+	return ok && len(c.slots) >= b.cfg.MaxSlotsPerThread
+}
+
 // ThreadExists reports whether thread id has history.
 func (b *ContextBuffer) ThreadExists(id string) bool {
 	_, ok := b.Thread(id)

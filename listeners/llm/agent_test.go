@@ -489,6 +489,7 @@ func TestErrorsBecomeResultsAndNotes(t *testing.T) {
 	r := newLoopRig(t, Reply{ToolCalls: []ToolCall{toolCall("c1", "poet", `{"Text":"x"}`)}}, Reply{Content: "sorry"})
 	r.deliver("console", "go", "")
 	de := &xmlpipe.DeliveryError{Huh: stage.NewHuh(failure.ErrHandler, []byte("<PoetTask/>")), Detail: "handler failed: poet: out of ink"}
+	recordError(t, r.cb, "c1")
 	resp, err := r.a.HandleError(context.Background(), de, xmlpipe.Metadata{ThreadID: "t", From: "core", InReplyTo: "c1",
 		Peers: r.peers})
 	if err != nil || answerText(resp) != "sorry" {
@@ -574,6 +575,7 @@ func TestRefusedAnswerGoesBackOnce(t *testing.T) {
 	r.deliver("console", "go", "")
 	refuse := func() xmlpipe.Response {
 		de := &xmlpipe.DeliveryError{Huh: &xmlpipe.Huh{Error: failure.HuhPayload}, Detail: "Element 'X': not expected"}
+		recordError(t, r.cb, "")
 		resp, err := r.a.HandleError(context.Background(), de, xmlpipe.Metadata{ThreadID: "t", From: "core", Peers: r.peers})
 		if err != nil {
 			t.Fatal(err)
@@ -598,11 +600,13 @@ func TestRefusedAnswerGoesBackOnce(t *testing.T) {
 	h.a.MaxIterations = 1
 	h.deliver("console", "go", "")
 	h.deliver("console", "again", "") // a new turn: its one model call is allowed
+	recordError(t, h.cb, "")
 	resp, err := h.a.HandleError(context.Background(), &xmlpipe.DeliveryError{System: stage.RoutingError()},
 		xmlpipe.Metadata{ThreadID: "t", From: "system"})
 	if err != nil || answerText(resp) != "[mathbot halted: max_iterations (1) reached in this turn]" {
 		t.Fatalf("a note past max_iterations: %#v %v", resp, err)
 	}
+	recordError(t, h.cb, "")
 	if resp, _ := h.a.HandleError(context.Background(), &xmlpipe.DeliveryError{System: stage.RoutingError()},
 		xmlpipe.Metadata{ThreadID: "t", From: "system"}); resp != nil {
 		t.Fatalf("the halt's refused answer was answered again: %#v", resp)

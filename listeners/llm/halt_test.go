@@ -45,9 +45,23 @@ func message(from, text, ref string) haltStep {
 	}}
 }
 
+// recordError records in thread t's history a <huh> from core to the
+// agent, about the call ref ("": about no call), as the pump records every
+// error it delivers before the agent's HandleError runs.
+func recordError(t testing.TB, cb *registry.ContextBuffer, ref string) {
+	t.Helper()
+	if _, err := cb.Append(registry.Slot{ThreadID: "t", From: "core", To: "mathbot", PayloadType: "huh",
+		Raw: []byte("<huh/>"), InReplyTo: ref}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // refusal is a step delivering the pump's refusal of the agent's answer.
 func refusal() haltStep {
-	return haltStep{name: "refusal", handle: func(ctx context.Context, r *loopRig, _ bool) (xmlpipe.Response, error) {
+	return haltStep{name: "refusal", handle: func(ctx context.Context, r *loopRig, first bool) (xmlpipe.Response, error) {
+		if first {
+			recordError(r.t, r.cb, "")
+		}
 		de := &xmlpipe.DeliveryError{Huh: &xmlpipe.Huh{Error: failure.HuhPayload}, Detail: "Element 'X': not expected"}
 		return r.a.HandleError(ctx, de, xmlpipe.Metadata{ThreadID: "t", From: "core", OwnName: "mathbot", Peers: r.peers})
 	}}

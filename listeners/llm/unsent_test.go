@@ -1,0 +1,183 @@
+package llm
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/xml-pipeline/xmlpipe/registry"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// errorAbout is a step delivering a <huh> about the call ref, recorded
+// first as the pump records it (when first).
+func errorAbout(ref string) haltStep {
+	return haltStep{name: "huh about " + ref, handle: func(ctx context.Context, r *loopRig, first bool) (xmlpipe.Response, error) {
+		if first {
+			recordError(r.t, r.cb, ref)
+		}
+		de := &xmlpipe.DeliveryError{Huh: &xmlpipe.Huh{Error: "no"}, Detail: "the peer is down"}
+		return r.a.HandleError(ctx, de, xmlpipe.Metadata{ThreadID: "t", From: "core", OwnName: "mathbot",
+			InReplyTo: ref, Peers: r.peers})
+	}}
+}
+
+// TestInterruptedCallsAreSentAgain: a message handed to the agent again
+// after the handling that recorded its model's calls was interrupted before
+// their messages went out (a crash, an immediate shutdown: the pump does
+// not record the message a second time) sends those calls again, exactly
+// as recorded — same peers and refs — without asking the model; so the
+// conversation goes on instead of waiting for answers to calls nobody got.
+// A new message that finds the calls waiting sends nothing: they went out.
+func TestInterruptedCallsAreSentAgain(t *testing.T) {
+	callPoet := Reply{ToolCalls: []ToolCall{toolCall("c1", "poet", `{"Text":"rain"}`)}}
+	callBoth := Reply{ToolCalls: []ToolCall{toolCall("c2", "calc_v2", `{"Expression":"6*7","Precision":0}`),
+		toolCall("c3", "poet", `{"Text":"sun"}`), toolCall("c4", "nope", `{}`)}}
+	cases := []struct {
+		name    string
+		replies []Reply
+		// steps run in order, each handled for the first time; then again
+		// is handled again without its slot (again: whether it is a
+		// re-delivery of the last step, else a new message).
+		steps []haltStep
+		again haltStep
+		// want is what the handling of again sends; asked how many model
+		// calls were made in all.
+		want  []string
+		asked int
+	}{
+		{name: "the caller's message", replies: []Reply{callPoet},
+			steps: []haltStep{message("console", "go", "")}, again: message("console", "go", ""),
+			want: []string{"poet c1"}, asked: 1},
+		{name: "a peer's answer", replies: []Reply{callPoet, callBoth},
+			steps: []haltStep{message("console", "go", ""), message("poet", "a poem", "c1")},
+			again: message("poet", "a poem", "c1"), want: []string{"calc.v2 c2", "poet c3"}, asked: 2},
+		{name: "an error about a call", replies: []Reply{callPoet, callBoth},
+			steps: []haltStep{message("console", "go", ""), errorAbout("c1")},
+			again: errorAbout("c1"), want: []string{"calc.v2 c2", "poet c3"}, asked: 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLoopRig(t, tc.replies...)
+			var before []string
+			for _, s := range tc.steps {
+				resp, err := s.handle(context.Background(), r, true)
+				if err != nil {
+					t.Fatalf("%s: %v", s.name, err)
+				}
+				before = sentTo(resp)
+			}
+			history := slotKinds(r.cb)
+			resp, err := tc.again.handle(context.Background(), r, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, sentTo(resp)); diff != "" {
+				t.Errorf("handled again, it sent (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(before, sentTo(resp)); diff != "" {
+				t.Errorf("handled again, it sent other calls than the first time (-first +again):\n%s", diff)
+			}
+			if diff := cmp.Diff(history, slotKinds(r.cb)); diff != "" {
+				t.Errorf("handling again changed the history (-before +after):\n%s", diff)
+			}
+			if n := len(r.model.requests()); n != tc.asked {
+				t.Errorf("the model was asked %d times, want %d", n, tc.asked)
+			}
+		})
+	}
+	t.Run("a full history", func(t *testing.T) {
+		// The answer reaches the agent though the pump could not record
+		// it: the call went out, and is not made again.
+		r := newLoopRig(t, callPoet)
+		cb, err := registry.NewContextBuffer(registry.ContextConfig{MaxSlotsPerThread: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.cb, r.a.History = cb, cb
+		if got := sentTo(r.deliver("console", "go", "")); fmt.Sprint(got) != "[poet c1]" {
+			t.Fatalf("first message sent %v", got)
+		}
+		resp, err := message("poet", "a poem", "c1").handle(context.Background(), r, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(sentTo(resp), "poet c1") {
+			t.Errorf("the answer to a call in a full history made the call again: %v", sentTo(resp))
+		}
+	})
+	t.Run("a new message", func(t *testing.T) {
+		r := newLoopRig(t, callPoet)
+		if got := sentTo(r.deliver("console", "go", "")); fmt.Sprint(got) != "[poet c1]" {
+			t.Fatalf("first message sent %v", got)
+		}
+		resp := r.deliver("console", "and?", "")
+		if _, ok := resp.(*xmlpipe.AwaitResponse); !ok {
+			t.Errorf("a new message while the call waits: %T %v, want Await", resp, sentTo(resp))
+		}
+		if n := len(r.model.requests()); n != 1 {
+			t.Errorf("the model was asked %d times, want 1", n)
+		}
+	})
+}
+
+// TestInterruptedAnswerIsGivenAgain: a message handed to the agent again
+// after the handling that recorded its answer — the model's text, or a
+// halt's reason — was interrupted before the answer went out gives that
+// answer again without asking the model: a peer's answer handled again is
+// not taken for a late one and ignored (the caller never got an answer),
+// and a caller's message does not cost a second model call.
+func TestInterruptedAnswerIsGivenAgain(t *testing.T) {
+	callPoet := Reply{ToolCalls: []ToolCall{toolCall("c1", "poet", `{"Text":"rain"}`)}}
+	cases := []struct {
+		name          string
+		replies       []Reply
+		maxIterations int
+		steps         []haltStep
+		want          string
+		asked         int
+	}{
+		{name: "the caller's message", replies: []Reply{{Content: "done"}},
+			steps: []haltStep{message("console", "go", "")}, want: "done", asked: 1},
+		{name: "a peer's answer", replies: []Reply{callPoet, {Content: "a poem"}},
+			steps: []haltStep{message("console", "go", ""), message("poet", "drops", "c1")}, want: "a poem", asked: 2},
+		{name: "an error about a call", replies: []Reply{callPoet, {Content: "no poem"}},
+			steps: []haltStep{message("console", "go", ""), errorAbout("c1")}, want: "no poem", asked: 2},
+		{name: "a halt", replies: []Reply{callPoet, {Content: "a poem"}}, maxIterations: 1,
+			steps: []haltStep{message("console", "go", ""), message("poet", "drops", "c1")},
+			want:  "[mathbot halted: max_iterations (1) reached in this turn]", asked: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLoopRig(t, tc.replies...)
+			r.a.MaxIterations = tc.maxIterations
+			var first xmlpipe.Response
+			for _, s := range tc.steps {
+				resp, err := s.handle(context.Background(), r, true)
+				if err != nil {
+					t.Fatalf("%s: %v", s.name, err)
+				}
+				first = resp
+			}
+			if got := answerText(first); got != tc.want {
+				t.Fatalf("first answer %q, want %q", got, tc.want)
+			}
+			history := slotKinds(r.cb)
+			resp, err := tc.steps[len(tc.steps)-1].handle(context.Background(), r, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := answerText(resp); got != tc.want {
+				t.Errorf("handled again, it answered %q, want %q", got, tc.want)
+			}
+			if diff := cmp.Diff(history, slotKinds(r.cb)); diff != "" {
+				t.Errorf("handling again changed the history (-before +after):\n%s", diff)
+			}
+			if n := len(r.model.requests()); n != tc.asked {
+				t.Errorf("the model was asked %d times, want %d", n, tc.asked)
+			}
+		})
+	}
+}
