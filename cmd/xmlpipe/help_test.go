@@ -152,6 +152,9 @@ func TestConfigFlagAliases(t *testing.T) {
 			if r := runIn(t, "journal", "tail", flag, cfg); r.code != 0 {
 				t.Errorf("journal tail %s: exit %d\n%s", flag, r.code, r.stderr)
 			}
+			if r := runIn(t, "route", flag, cfg, "shout a message"); r.code != 0 || !strings.Contains(r.stdout, "shouter") {
+				t.Errorf("route %s: exit %d, want the ranked listeners\n%s%s", flag, r.code, r.stdout, r.stderr)
+			}
 			if r := runIn(t, "check", flag, cfg, filepath.Join("testdata", "wrong-target.xml")); !strings.Contains(r.stdout+r.stderr, "shouter takes <GreetingResponse>, not <Greeting>") {
 				t.Errorf("check %s: exit %d, want the routing stage\n%s%s", flag, r.code, r.stdout, r.stderr)
 			}
@@ -159,5 +162,8 @@ func TestConfigFlagAliases(t *testing.T) {
 	}
 	if r := runIn(t, "validate", "--config", cfg, cfg); r.code != exitUsage || !strings.Contains(r.stderr, "named twice") {
 		t.Errorf("validate with --config and an argument: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := runIn(t, "route", "--config", cfg, "shout a message", cfg); r.code != exitUsage || !strings.Contains(r.stderr, "named twice") {
+		t.Errorf("route with --config and an argument: exit %d\n%s", r.code, r.stderr)
 	}
 }
