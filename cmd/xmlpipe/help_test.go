@@ -59,6 +59,11 @@ func TestCommandHelp(t *testing.T) {
 					!strings.Contains(r.stdout, "usage: xmlpipe "+c.name) {
 					t.Errorf("help of %s:\n%s", c.name, r.stdout)
 				}
+				for line := range strings.Lines(r.stdout) {
+					if strings.HasSuffix(strings.TrimSuffix(line, "\n"), " ") {
+						t.Errorf("help of %s: a line ends in a space: %q", c.name, line)
+					}
+				}
 			})
 		}
 	}
