@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -142,6 +143,11 @@ func TestCtlAgainstRun(t *testing.T) {
 		}
 	} else if r.code != 0 || !strings.Contains(r.stdout, "<svg") {
 		t.Fatalf("svg: %d\n%s", r.code, r.stderr)
+	}
+	for _, args := range readmeCatalogRegistration(t) {
+		if r := ctl(args...); r.code != 0 || !strings.Contains(r.stdout, "<ack success=\"true\">") {
+			t.Fatalf("README's ctl %s: %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
 	}
 	if r := ctl("halt", "scope=agents"); r.code != 0 || !strings.Contains(r.stdout, "halted (agents)") {
 		t.Fatalf("halt: %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -351,4 +357,38 @@ func TestCtlNamesEveryOperation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readmeCatalogRegistration returns the arguments of the README's ctl
+// examples that register a compiled-in (catalog) listener and unregister
+// it again, in the README's order: run verbatim against the hello-world
+// organism they must succeed (the wasm and agent ones need a module and an
+// LLM backend).
+func readmeCatalogRegistration(t *testing.T) [][]string {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const prefix = "go run ./cmd/xmlpipe ctl "
+	var out [][]string
+	for line := range strings.Lines(string(readme)) {
+		cmd, ok := strings.CutPrefix(line, prefix)
+		if !ok {
+			continue
+		}
+		cmd, _, _ = strings.Cut(cmd, "#")
+		args := strings.Fields(cmd)
+		switch {
+		case args[0] == "register-listener" && !strings.ContainsAny(cmd, "'") &&
+			!slices.Contains(args, "class=wasm") && !slices.Contains(args, "class=agent"):
+			out = append(out, args)
+		case args[0] == "unregister-listener" && len(out) > 0:
+			out = append(out, args)
+		}
+	}
+	if len(out) != 2 {
+		t.Fatalf("want the README's catalog register-listener and its unregister-listener, found %q", out)
+	}
+	return out
 }

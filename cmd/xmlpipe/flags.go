@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // newFlags returns a flag set for command name whose usage line is args.
@@ -12,7 +13,7 @@ func newFlags(name, args string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: xmlpipe %s %s\n", name, args)
+		fmt.Fprintln(stderr, strings.TrimSpace("usage: xmlpipe "+name+" "+args))
 		fs.PrintDefaults()
 	}
 	return fs

@@ -59,6 +59,11 @@ func TestCommandHelp(t *testing.T) {
 					!strings.Contains(r.stdout, "usage: xmlpipe "+c.name) {
 					t.Errorf("help of %s:\n%s", c.name, r.stdout)
 				}
+				for line := range strings.Lines(r.stdout) {
+					if strings.HasSuffix(strings.TrimSuffix(line, "\n"), " ") {
+						t.Errorf("help of %s: a line ends in a space: %q", c.name, line)
+					}
+				}
 			})
 		}
 	}
@@ -152,6 +157,9 @@ func TestConfigFlagAliases(t *testing.T) {
 			if r := runIn(t, "journal", "tail", flag, cfg); r.code != 0 {
 				t.Errorf("journal tail %s: exit %d\n%s", flag, r.code, r.stderr)
 			}
+			if r := runIn(t, "route", flag, cfg, "shout a message"); r.code != 0 || !strings.Contains(r.stdout, "shouter") {
+				t.Errorf("route %s: exit %d, want the ranked listeners\n%s%s", flag, r.code, r.stdout, r.stderr)
+			}
 			if r := runIn(t, "check", flag, cfg, filepath.Join("testdata", "wrong-target.xml")); !strings.Contains(r.stdout+r.stderr, "shouter takes <GreetingResponse>, not <Greeting>") {
 				t.Errorf("check %s: exit %d, want the routing stage\n%s%s", flag, r.code, r.stdout, r.stderr)
 			}
@@ -159,5 +167,8 @@ func TestConfigFlagAliases(t *testing.T) {
 	}
 	if r := runIn(t, "validate", "--config", cfg, cfg); r.code != exitUsage || !strings.Contains(r.stderr, "named twice") {
 		t.Errorf("validate with --config and an argument: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := runIn(t, "route", "--config", cfg, "shout a message", cfg); r.code != exitUsage || !strings.Contains(r.stderr, "named twice") {
+		t.Errorf("route with --config and an argument: exit %d\n%s", r.code, r.stderr)
 	}
 }

@@ -18,21 +18,26 @@ import (
 const routeTimeout = 2 * time.Minute
 
 // runRoute is `xmlpipe route [--profile P] [--agent A] [--limit N] [--fill]
-// "need" [organism.yaml]`: assemble the organism (not started) and print
+// [--config organism.yaml] "need" [organism.yaml]`: assemble the organism (not started) and print
 // the capabilities that match the need, ranked and masked, with their
 // scores; with --fill also the payload it would send to the first one.
 // Nothing is sent.
 func runRoute(ctx context.Context, args []string, std streams) int {
-	fs := newFlags("route", `[--profile P] [--agent A] [--limit N] [--fill] "need" [organism.yaml]`, std.err)
+	fs := newFlags("route", `[--profile P] [--agent A] [--limit N] [--fill] [--config organism.yaml] "need" [organism.yaml]`, std.err)
 	profile := fs.String("profile", "", "rank only what profile P may use (needs a profiles: section)")
 	agent := fs.String("agent", "", "rank only what listener A may use (an agent's peers and tools, within A's own profile)")
 	limit := fs.Int("limit", route.DefaultLimit, "list at most N candidates")
 	fill := fs.Bool("fill", false, "also build the payload the first candidate would get")
+	cfgFile := configFlag(fs, "organism.yaml to rank the listeners of (or give it after the need)")
 	pos, code, ok := parseFlags(fs, args)
 	if !ok {
 		return code
 	}
 	if !wantArgs(fs, pos, 1, 2) {
+		return exitUsage
+	}
+	cfgPos, ok := configPos(fs, pos[1:], *cfgFile)
+	if !ok {
 		return exitUsage
 	}
 	if *limit <= 0 {
@@ -44,7 +49,7 @@ func runRoute(ctx context.Context, args []string, std streams) int {
 		fmt.Fprintf(std.err, "xmlpipe route: %v (the need is the first argument)\n", route.ErrEmptyNeed)
 		return exitUsage
 	}
-	o, err := resolveConfig(pos[1:]).build(organism.Options{Logger: slog.New(slog.DiscardHandler)})
+	o, err := resolveConfig(cfgPos).build(organism.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		fmt.Fprintln(std.err, err)
 		return exitFailure
