@@ -102,10 +102,10 @@ func (l *llmLayer) checkLiveAgent(lc config.Listener) error {
 	case l.router.Serves(lc.Model):
 		return nil
 	case len(l.cfg.LLM.Backends) == 0:
-		return fmt.Errorf("%w: add a backend under llm.backends and restart", ErrNoLLM)
+		return fmt.Errorf("%w: add a backend under llm.backends and reload the organism", ErrNoLLM)
 	}
 	if vars := l.unsetKeys(lc.Model); vars != "" {
-		return fmt.Errorf("%w: set %s and restart", ErrNoLLM, vars)
+		return fmt.Errorf("%w: set %s (in the environment or the .env beside organism.yaml) and reload the organism", ErrNoLLM, vars)
 	}
 	return fmt.Errorf("%w for model %q", ErrNoLLM, lc.Model)
 }

@@ -276,12 +276,12 @@ func TestAddYAMLAgentWithoutBackend(t *testing.T) {
 	tests := []struct {
 		name, yaml, hint string
 	}{
-		{"no backend", "organism: {name: nollm}\n", "llm.backends"},
+		{"no backend", "organism: {name: nollm}\n", "add a backend under llm.backends and reload"},
 		{"key unset", `organism: {name: nollm}
 llm:
   backends:
     - {provider: openai, api_key_env: UNSET_TEST_LLM_KEY, model: gpt-test}
-`, "UNSET_TEST_LLM_KEY"},
+`, "set UNSET_TEST_LLM_KEY (in the environment or the .env beside organism.yaml) and reload"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
