@@ -16,6 +16,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/xml-pipeline/xmlpipe/pump/bus/certs"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 )
 
@@ -176,7 +177,7 @@ func (s *Server) listenTCP(c config.OOB) (net.Listener, error) {
 			_ = ln.Close()
 			return nil, fmt.Errorf("oob: bind %q is not loopback (allow_remote_oob with tls required)", c.Bind)
 		}
-		cert, err := tls.LoadX509KeyPair(c.TLS.Cert, c.TLS.Key)
+		cert, err := certs.Load(c.TLS.Cert, c.TLS.Key) // never blocks on a FIFO
 		if err != nil {
 			_ = ln.Close()
 			return nil, fmt.Errorf("oob: tls: %w", err)

@@ -16,6 +16,11 @@ type Listener struct {
 	Description string
 	// Payload is the payload contract.
 	Payload *xmlpipe.PayloadType
+	// Response is the contract of the answer the listener gives its
+	// caller, when it declares one (a wasm listener's or an agent's
+	// response:); nil when it does not. The MCP bridge advertises it as the
+	// tool's output schema.
+	Response *xmlpipe.PayloadType
 	// Handler handles decoded payloads. It may implement xmlpipe.ErrorHandler.
 	Handler xmlpipe.Handler
 	// Agent marks an LLM agent: own name in metadata, peer enforcement, usage

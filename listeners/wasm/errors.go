@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/fields"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/regfile"
 )
 
 // Errors of compiling and calling modules. Call errors wrap one of them.
@@ -29,9 +30,9 @@ var (
 	// ErrContract means a payload or response contract is malformed (the
 	// field lists' own error, fields.ErrContract).
 	ErrContract = fields.ErrContract
-	// ErrNotRegular means a module path names no regular file (a FIFO, a
-	// device, a directory).
-	ErrNotRegular = errors.New("wasm: module is not a regular file")
+	// ErrNotRegular means a module or xsd path names no regular file (a
+	// FIFO, a device, a directory): regfile.ErrNotRegular.
+	ErrNotRegular = regfile.ErrNotRegular
 	// ErrClosed means the module was closed.
 	ErrClosed = errors.New("wasm: module closed")
 )

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 
 	"github.com/tetratelabs/wazero"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/regfile"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
@@ -98,7 +98,7 @@ func (l *Listener) resolve(ctx context.Context, o Options) error {
 		l.payload, err = o.Payload.PayloadType(nil)
 	case o.XSD != "":
 		var schema []byte
-		if schema, err = os.ReadFile(o.XSD); err != nil {
+		if schema, err = regfile.Read(o.XSD); err != nil {
 			return fmt.Errorf("xsd: %w", err)
 		}
 		var f Fields

@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/regfile"
 )
 
 // PEM block types.
@@ -109,7 +111,7 @@ func ReadPrivate(path string) (ed25519.PrivateKey, error) {
 	if st.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("keys: %s: %w (mode %v; chmod 600 it)", path, ErrExposed, st.Mode().Perm())
 	}
-	b, err := os.ReadFile(path)
+	b, err := regfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("keys: %w", err)
 	}
@@ -122,7 +124,7 @@ func ReadPrivate(path string) (ed25519.PrivateKey, error) {
 
 // ReadPublic reads a public key file (or the public half of a private one).
 func ReadPublic(path string) (ed25519.PublicKey, error) {
-	b, err := os.ReadFile(path)
+	b, err := regfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("keys: %w", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/regfile"
 )
 
 // LoadDotEnv reads KEY=VALUE lines from the file at path into the process
@@ -18,7 +20,7 @@ import (
 // that cannot be parsed are reported (with file:line, wrapping ErrConfig)
 // after every valid line has been applied.
 func LoadDotEnv(path string) error {
-	data, err := os.ReadFile(path)
+	data, err := regfile.Read(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

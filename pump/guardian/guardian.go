@@ -12,6 +12,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/regfile"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
@@ -52,7 +53,7 @@ func Load(paths []string, agents []string) (*Guardian, error) {
 // readBounded reads a document file, refusing one larger than
 // MaxDocumentBytes or that is not a regular file.
 func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -61,13 +62,6 @@ func readBounded(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxDocumentBytes+1))
 	if err != nil {
 		return nil, err

@@ -5,7 +5,10 @@
 // conversation's final answer — the reply to the caller if there is one, else
 // the last message delivered before the conversation completed. A bad call
 // (arguments that do not fit, a rejected message, a <huh>, a tool's refusal)
-// is an MCP tool error, so the client's model can correct itself.
+// is an MCP tool error, so the client's model can correct itself. A
+// listener that declares its response (pump.Listener.Response) is a tool
+// with an output schema, and its answers' structured content is typed to
+// fit it.
 //
 // Arguments are checked against the tool's advertised input schema
 // (gen.JSONSchema of the payload type) and converted by codec.AppendJSON:
@@ -181,8 +184,11 @@ func toolError(format string, args ...any) *sdk.CallToolResult {
 // waits for the conversation's answer. Arguments that do not fit the
 // advertised schema are a tool error naming the field. When ctx ends (the
 // client cancelled), the call's Options.Timeout passes or the bridge
-// closes, the conversation is killed and the answer says why.
-func (b *Bridge) Call(ctx context.Context, listener string, pt *xmlpipe.PayloadType, args []byte) *sdk.CallToolResult {
+// closes, the conversation is killed and the answer says why. rt is the
+// listener's declared response (nil: none): the answer's structured
+// content is then typed by it (see outputSchema), and an answer that is
+// not one is a tool error.
+func (b *Bridge) Call(ctx context.Context, listener string, pt, rt *xmlpipe.PayloadType, args []byte) *sdk.CallToolResult {
 	body, err := codec.AppendJSON(nil, pt.Model(), args, codec.JSONOptions{EmptyNS: true})
 	if err != nil {
 		return toolError("invalid arguments for %s: %v", listener, err)
@@ -211,7 +217,7 @@ func (b *Bridge) Call(ctx context.Context, listener string, pt *xmlpipe.PayloadT
 	// cancelled, the timeout passed or the bridge closed).
 	ev, err := b.p.AskXML(pump.WithProfile(ctx, b.opts.Profile), b.opts.From, listener, body)
 	if err == nil {
-		return b.answer(ev)
+		return b.answer(ev, listener, rt)
 	}
 	if f, ok := errors.AsType[*failure.Failure](err); ok {
 		return toolError("the message was rejected: %v", f)
@@ -227,7 +233,9 @@ func (b *Bridge) Call(ctx context.Context, listener string, pt *xmlpipe.PayloadT
 		return toolError("%s", msg)
 	}
 	if errors.Is(err, pump.ErrNoAnswer) {
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{
+		// A tool with an output schema owes structured content: without
+		// an answer it has none, so the call failed.
+		return &sdk.CallToolResult{IsError: rt != nil, Content: []sdk.Content{&sdk.TextContent{
 			Text: listener + " handled the message and ended the conversation without an answer"}}}
 	}
 	return toolError("the message could not be sent: %v", err)
@@ -251,8 +259,11 @@ type mcpContent interface {
 	CallToolResult() *sdk.CallToolResult
 }
 
-// answer renders the conversation's final answer (pump.Pump.Ask).
-func (b *Bridge) answer(e pump.Event) *sdk.CallToolResult {
+// answer renders the conversation's final answer (pump.Pump.Ask) of a call
+// of listener, whose declared response is rt (nil: none). The text content
+// is the one leaf's text or the payload's XML; the structured content is
+// typed by rt when there is one, else every leaf as text (Answer.Fields).
+func (b *Bridge) answer(e pump.Event, listener string, rt *xmlpipe.PayloadType) *sdk.CallToolResult {
 	if tr, ok := e.Payload.(mcpContent); ok {
 		return tr.CallToolResult() // a mounted tool's answer: its content as it came
 	}
@@ -268,5 +279,12 @@ func (b *Bridge) answer(e pump.Event) *sdk.CallToolResult {
 		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: a.Error}},
 			StructuredContent: a.Fields}
 	}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: a.Text}}, StructuredContent: a.Fields}
+	if rt == nil {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: a.Text}}, StructuredContent: a.Fields}
+	}
+	sc, err := structured(rt, a)
+	if err != nil {
+		return toolError("%s %v: %s", listener, err, a.Text)
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: a.Text}}, StructuredContent: sc}
 }

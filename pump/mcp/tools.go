@@ -9,11 +9,13 @@ import (
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
-// tool is what a served tool was built from: a listener's description and
-// payload type. A listener replaced with another of either is served anew.
+// tool is what a served tool was built from: a listener's description,
+// payload type and declared response type (nil: none). A listener replaced
+// with another of any is served anew.
 type tool struct {
 	description string
 	payload     *xmlpipe.PayloadType
+	response    *xmlpipe.PayloadType
 }
 
 // toolSet keeps one MCP server's tools equal to the listeners the bridge
@@ -39,7 +41,7 @@ func (ts *toolSet) want() map[string]tool {
 		if !ok || l.Payload == nil {
 			continue
 		}
-		out[info.Name] = tool{description: info.Description, payload: l.Payload}
+		out[info.Name] = tool{description: info.Description, payload: l.Payload, response: l.Response}
 	}
 	return out
 }
@@ -68,16 +70,20 @@ func (ts *toolSet) sync() {
 	}
 }
 
-// add serves the listener name as a tool.
+// add serves the listener name as a tool; one that declares its response
+// advertises it as the tool's output schema.
 func (ts *toolSet) add(name string, t tool) {
-	b, pt := ts.b, t.payload
-	ts.s.AddTool(&sdk.Tool{Name: name, Description: t.description, InputSchema: b.schema(name, pt).advertised},
-		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			if req.Extra != nil {
-				ctx = withOrigin(ctx, req.Extra.Header)
-			}
-			return b.Call(ctx, name, pt, req.Params.Arguments), nil
-		})
+	b, pt, rt := ts.b, t.payload, t.response
+	st := &sdk.Tool{Name: name, Description: t.description, InputSchema: b.schema(name, pt).advertised}
+	if s := outputSchema(rt); s != nil {
+		st.OutputSchema = s
+	}
+	ts.s.AddTool(st, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		if req.Extra != nil {
+			ctx = withOrigin(ctx, req.Extra.Header)
+		}
+		return b.Call(ctx, name, pt, rt, req.Params.Arguments), nil
+	})
 }
 
 // follow syncs the tools at every change of the routing table (changed is

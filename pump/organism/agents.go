@@ -148,7 +148,7 @@ func (l *llmLayer) agentListener(lc config.Listener, p *pump.Pump, threads *regi
 	if stream != nil {
 		a.OnDelta = func(agent, thread, delta string, end bool) { stream(thread, agent, delta, end) }
 	}
-	return pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Handler: a, Agent: true,
+	return pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Response: response, Handler: a, Agent: true,
 		Peers: append(append([]string(nil), lc.Peers...), lc.Tools...), Prompt: prompt, Workers: lc.MaxConcurrent,
 		MaxMessagesPerTurn: lc.MaxMessagesPerTurn, Timeout: lc.Timeout.D(), Profile: lc.Profile}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/federation"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/regfile"
 )
 
 // MaxLiveModuleBytes caps the module of a wasm listener added while the
@@ -197,15 +198,12 @@ func readModule(root, path string) ([]byte, error) {
 		return nil, err
 	}
 	defer r.Close()
-	// Stat before opening: opening a FIFO would block.
-	st, err := r.Stat(rel)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
+	// Opened without blocking and checked on the open file: a FIFO put in
+	// the module's place after any check of the path would block the open.
+	f, err := regfile.OpenIn(r, rel)
+	if errors.Is(err, regfile.ErrNotRegular) {
 		return nil, fmt.Errorf("%w: %s is not a regular file", ErrNotModule, path)
 	}
-	f, err := r.Open(rel)
 	if err != nil {
 		return nil, err
 	}

@@ -513,6 +513,7 @@ func resolveListener(cat *catalog.Catalog, env catalog.Env, ws *wasmSet, lc conf
 	module []byte) (pump.Listener, *wasm.Listener, error) {
 	var (
 		pt  *xmlpipe.PayloadType
+		rt  *xmlpipe.PayloadType // the declared response, if any
 		h   xmlpipe.Handler
 		wl  *wasm.Listener
 		err error
@@ -521,7 +522,7 @@ func resolveListener(cat *catalog.Catalog, env catalog.Env, ws *wasmSet, lc conf
 		if wl, err = ws.open(cat, env, lc, module); err != nil {
 			return pump.Listener{}, nil, fmt.Errorf("%s: %w", where, err)
 		}
-		pt, h = wl.Payload(), wl
+		pt, h, rt = wl.Payload(), wl, wl.Response()
 	} else {
 		if pt, err = cat.PayloadType(lc.PayloadClass); err != nil {
 			return pump.Listener{}, nil, fmt.Errorf("%s: payload_class: %w", where, err)
@@ -530,7 +531,7 @@ func resolveListener(cat *catalog.Catalog, env catalog.Env, ws *wasmSet, lc conf
 			return pump.Listener{}, nil, fmt.Errorf("%s: handler: %w", where, err)
 		}
 	}
-	return pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Handler: h, Agent: lc.Agent,
+	return pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Response: rt, Handler: h, Agent: lc.Agent,
 		Peers: append(append([]string(nil), lc.Peers...), lc.Tools...), Broadcast: lc.Broadcast, Prompt: lc.Prompt,
 		Workers: lc.MaxConcurrent, MaxMessagesPerTurn: lc.MaxMessagesPerTurn, Timeout: lc.Timeout.D(), Profile: lc.Profile}, wl, nil
 }

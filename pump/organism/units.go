@@ -4,12 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
-	"os"
 	"strings"
 	"sync/atomic"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/wasm"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/regfile"
 )
 
 // unitKind is how a listeners[] entry (or an implicit tool) is built.
@@ -76,7 +76,7 @@ func wasmStamp(lc config.Listener) string {
 		if p == "" {
 			continue
 		}
-		f, err := os.Open(p)
+		f, err := regfile.Open(p) // a FIFO would block the reload
 		if err != nil {
 			io.WriteString(h, "error: "+err.Error())
 			continue

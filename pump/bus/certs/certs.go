@@ -26,7 +26,7 @@ var (
 // Load loads a PEM certificate chain and its private key (organism.tls).
 // The returned certificate's Leaf is set.
 func Load(certFile, keyFile string) (tls.Certificate, error) {
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	cert, err := loadPair(certFile, keyFile)
 	if err != nil {
 		return tls.Certificate{}, fmt.Errorf("certs: load %s and %s: %w", certFile, keyFile, err)
 	}
