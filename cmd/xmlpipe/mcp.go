@@ -80,6 +80,7 @@ func runMCP(ctx context.Context, args []string, std streams) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	b := mcp.New(o.Pump, mcp.Options{Timeout: *timeout, Logger: logger, Profile: *profile, SessionIdle: *idle,
+		Version:     currentBuild().Version,
 		MaxSessions: *maxSessions})
 	defer b.Close()
 	if *addr != "" {

@@ -45,6 +45,15 @@ func TestMCPStdio(t *testing.T) {
 	if err != nil {
 		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr.String())
 	}
+	// The server names itself with the version `xmlpipe version` prints.
+	out, err := exec.Command(binary, "version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(out), "\n")
+	if got := "xmlpipe " + cs.InitializeResult().ServerInfo.Version; got != first {
+		t.Errorf("server version %q, want %q as `xmlpipe version` says", got, first)
+	}
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
