@@ -137,6 +137,8 @@ type xsdNode struct {
 	Type      string    `xml:"type,attr"`
 	MinOccurs string    `xml:"minOccurs,attr"`
 	MaxOccurs string    `xml:"maxOccurs,attr"`
+	Base      string    `xml:"base,attr"`
+	Value     string    `xml:"value,attr"`
 	Children  []xsdNode `xml:",any"`
 }
 
@@ -149,9 +151,10 @@ var xsdTypes = map[string]string{
 }
 
 // FromXSD reads the field list of an XSD file whose one top-level
-// element is a sequence (or all) of simple-typed children, each optional
-// (minOccurs 0) or repeated (maxOccurs above 1, or unbounded) as it
-// declares: the Go type the pump decodes into. The file itself stays the
+// element is a sequence (or all) of simple-typed children (a built-in
+// type, or an inline xs:simpleType restricting one: a string enumeration
+// is the field's enum), each optional (minOccurs 0) or repeated (maxOccurs
+// above 1, or unbounded) as it declares: the Go type the pump decodes into. The file itself stays the
 // schema payloads are validated against. Anything richer (nested or
 // complex children, attributes, a repeated sequence, xs:choice) is refused
 // with an error naming the element.
@@ -202,18 +205,76 @@ func FromXSD(schema []byte) (List, error) {
 		if err != nil {
 			return List{}, fmt.Errorf("%w: xsd: %s.%s: %w", ErrContract, el.Name, c.Name, err)
 		}
-		_, local, _ := strings.Cut(c.Type, ":")
-		if local == "" {
-			local = c.Type
+		fd, err := simpleField(c, named)
+		if err != nil {
+			return List{}, fmt.Errorf("%w: xsd: %s.%s: %w", ErrContract, el.Name, c.Name, err)
+		}
+		fd.Optional = c.MinOccurs == "0" || group.MinOccurs == "0" // an optional group leaves every child out
+		fd.Repeated = repeated
+		f.Fields = append(f.Fields, fd)
+	}
+	return f, nil
+}
+
+// simpleField reads the type of child element c: a built-in simple type
+// named by its type attribute, or an inline xs:simpleType restricting one
+// (an enumeration of strings becomes the field's enum; other facets stay
+// the schema's to check). named are the schema's top-level complexTypes.
+func simpleField(c xsdNode, named map[string]xsdNode) (Field, error) {
+	local := localName(c.Type)
+	if c.Type != "" {
+		if _, ok := named[local]; ok {
+			return Field{}, fmt.Errorf("type %q has child elements: nested elements are not supported", c.Type)
 		}
 		t, ok := xsdTypes[local]
 		if !ok {
-			return List{}, fmt.Errorf("%w: xsd: %s.%s: type %q is not a supported simple type", ErrContract, el.Name, c.Name, c.Type)
+			return Field{}, fmt.Errorf("type %q is not a supported simple type", c.Type)
 		}
-		optional := c.MinOccurs == "0" || group.MinOccurs == "0" // an optional group leaves every child out
-		f.Fields = append(f.Fields, Field{Name: c.Name, Type: t, Optional: optional, Repeated: repeated})
+		return Field{Name: c.Name, Type: t}, nil
 	}
-	return f, nil
+	for _, st := range c.Children {
+		switch st.XMLName.Local {
+		case "complexType":
+			return Field{}, errors.New("an element with child elements or attributes: nested elements are not supported")
+		case "simpleType":
+			return restricted(c.Name, st)
+		}
+	}
+	return Field{}, errors.New("no type: want a simple type (type=\"xs:string\", …) or an xs:simpleType")
+}
+
+// restricted reads the inline xs:simpleType st of element name: an
+// xs:restriction of a built-in simple type, its enumeration values the
+// field's enum when it is a string.
+func restricted(name string, st xsdNode) (Field, error) {
+	for _, r := range st.Children {
+		if r.XMLName.Local != "restriction" {
+			continue
+		}
+		t, ok := xsdTypes[localName(r.Base)]
+		if !ok {
+			return Field{}, fmt.Errorf("a restriction of %q, which is not a supported simple type", r.Base)
+		}
+		f := Field{Name: name, Type: t}
+		if t != "string" {
+			return f, nil // the schema checks its facets, enumerations too
+		}
+		for _, e := range r.Children {
+			if e.XMLName.Local == "enumeration" {
+				f.Enum = append(f.Enum, e.Value)
+			}
+		}
+		return f, nil
+	}
+	return Field{}, errors.New("an xs:simpleType other than a restriction (a list or union) is not supported")
+}
+
+// localName is a QName's local part (xs:string: string).
+func localName(qname string) string {
+	if _, local, ok := strings.Cut(qname, ":"); ok {
+		return local
+	}
+	return qname
 }
 
 // repeats reports whether an element whose maxOccurs is max may occur more

@@ -2,10 +2,13 @@ package fields_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/fields"
 )
@@ -144,5 +147,65 @@ func TestRepeatedFieldList(t *testing.T) {
 	}
 	if d := cmp.Diff(in, string(out)); d != "" {
 		t.Errorf("payload (-want +got):\n%s", d)
+	}
+}
+
+// TestFromXSDBuiltins: the schemas of the built-in tools of simple
+// children — enumerations (an inline xs:simpleType) and repeated elements
+// among them — are read as field lists whose payload type validates their
+// examples, so an organism can import them from a peer; one with a
+// nested element is refused naming it.
+func TestFromXSDBuiltins(t *testing.T) {
+	tests := []struct {
+		listener string
+		enums    map[string][]string // the enum of each field that has one
+		wantErr  string
+	}{
+		{listener: "calculate"},
+		{listener: "fetch", enums: map[string][]string{"Method": {"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"}}},
+		{listener: "files", enums: map[string][]string{"Op": {"read", "write", "list", "delete"}}},
+		{listener: "greeter"},
+		{listener: "key_value", enums: map[string][]string{"Op": {"get", "set", "delete"}}},
+		{listener: "run_command"},
+		{listener: "web_search"},
+		{listener: "xml_extract", wantErr: "XMLExtract.Namespaces: an element with child elements"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.listener, func(t *testing.T) {
+			schema, err := os.ReadFile(filepath.Join("..", "..", "schemas", tt.listener, "v1.xsd"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := fields.FromXSD(schema)
+			if tt.wantErr != "" {
+				if !errors.Is(err, fields.ErrContract) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("FromXSD: error %v, want ErrContract saying %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			enums := map[string][]string{}
+			for _, f := range l.Fields {
+				if f.Enum != nil {
+					enums[f.Name] = f.Enum
+				}
+			}
+			if d := cmp.Diff(tt.enums, enums, cmpopts.EquateEmpty()); d != "" {
+				t.Errorf("enums (-want +got):\n%s", d)
+			}
+			pt, err := l.PayloadType(schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			example, err := os.ReadFile(filepath.Join("..", "..", "schemas", tt.listener, "example.xml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pt.Decode(example); err != nil {
+				t.Errorf("the example does not decode: %v", err)
+			}
+		})
 	}
 }
