@@ -95,8 +95,8 @@ func TestFieldsFromXSD(t *testing.T) {
 	}
 	for name, bad := range map[string]string{
 		"two roots": `<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="A"/><xs:element name="B"/></xs:schema>`,
-		"repeated": `<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="A"><xs:complexType><xs:sequence>
-			<xs:element name="X" type="xs:string" maxOccurs="unbounded"/></xs:sequence></xs:complexType></xs:element></xs:schema>`,
+		"repeated sequence": `<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="A"><xs:complexType><xs:sequence maxOccurs="unbounded">
+			<xs:element name="X" type="xs:string"/></xs:sequence></xs:complexType></xs:element></xs:schema>`,
 		"complex child": `<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="A"><xs:complexType><xs:sequence>
 			<xs:element name="X" type="Mine"/></xs:sequence></xs:complexType></xs:element></xs:schema>`,
 		"not xml": `<xs:schema`,

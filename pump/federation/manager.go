@@ -24,6 +24,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/fields"
 )
 
 // Options configure a Manager.
@@ -913,6 +914,13 @@ func (g *gateway) importWhileUp(c *conn) {
 			}
 			return
 		}
+		if missing == g.unimportable(list) {
+			// Asking again gets the same contract until the peer
+			// changes it, which only a restart (a new link) does.
+			g.log.Error("federation: an import's payload cannot stand for a local listener; the next link asks again",
+				"error", err)
+			return
+		}
 		c.markReady() // the peer's calls wait for the first attempt only
 		g.log.Warn("federation: imports not available yet; asking the peer again", "in", pause, "error", err)
 		t := time.NewTimer(pause)
@@ -927,6 +935,25 @@ func (g *gateway) importWhileUp(c *conn) {
 		}
 		pause = min(2*pause, 30*time.Second)
 	}
+}
+
+// unimportable is how many of list, not registered, have a payload no
+// local listener can stand for (fields.ErrContract: a nested element, an
+// attribute): asking the peer again cannot change that.
+func (g *gateway) unimportable(list []imported) int {
+	n := 0
+	for _, im := range list {
+		g.mu.Lock()
+		_, done := g.registered[im.Name]
+		g.mu.Unlock()
+		if done {
+			continue
+		}
+		if _, err := g.listenerFor(im); errors.Is(err, fields.ErrContract) {
+			n++
+		}
+	}
+	return n
 }
 
 // missingImports is how many imported tags have no listener yet.

@@ -1,8 +1,9 @@
 // Package fields builds payload types from field lists written as data: a
-// root element with simple-typed children, as organism.yaml's payload: and
-// response: write them, as a WASM module's describe export answers, or as an
-// XSD of simple children declares them. The WASM listener and the
-// federation's imported capabilities both type their payloads this way.
+// root element with simple-typed children, each optional or repeated as it
+// says, as organism.yaml's payload: and response: write them, as a WASM
+// module's describe export answers, or as an XSD of such children declares
+// them. The WASM listener and the federation's imported capabilities both
+// type their payloads this way.
 package fields
 
 import (
@@ -41,6 +42,9 @@ type Field struct {
 	Doc string `yaml:"doc"`
 	// Optional lets the element be left out.
 	Optional bool `yaml:"optional"`
+	// Repeated lets the element occur any number of times (none too), its
+	// values kept in the order they come: a Go slice of the field's type.
+	Repeated bool `yaml:"repeated"`
 	// Enum, for a string field, lists the values it may take.
 	Enum []string `yaml:"enum"`
 }
@@ -79,8 +83,11 @@ func (f List) StructType() (reflect.Type, error) {
 			return nil, fmt.Errorf("%w: %s.%s: unknown type %q (want string, integer, double or boolean)",
 				ErrContract, f.Root, fd.Name, fd.Type)
 		}
+		if fd.Repeated {
+			t = reflect.SliceOf(t)
+		}
 		tag := `xml:"` + fd.Name
-		if fd.Optional {
+		if fd.Optional && !fd.Repeated {
 			tag += ",omitempty"
 		}
 		tag += `"`
@@ -88,7 +95,7 @@ func (f List) StructType() (reflect.Type, error) {
 			tag += ` doc:` + strconv.Quote(fd.Doc)
 		}
 		if len(fd.Enum) > 0 {
-			if t.Kind() != reflect.String {
+			if t.Kind() != reflect.String && (t.Kind() != reflect.Slice || t.Elem().Kind() != reflect.String) {
 				return nil, fmt.Errorf("%w: %s.%s: only string fields take an enum", ErrContract, f.Root, fd.Name)
 			}
 			// The enum tag separates values with '|': a value holding one
@@ -130,6 +137,8 @@ type xsdNode struct {
 	Type      string    `xml:"type,attr"`
 	MinOccurs string    `xml:"minOccurs,attr"`
 	MaxOccurs string    `xml:"maxOccurs,attr"`
+	Base      string    `xml:"base,attr"`
+	Value     string    `xml:"value,attr"`
 	Children  []xsdNode `xml:",any"`
 }
 
@@ -142,9 +151,13 @@ var xsdTypes = map[string]string{
 }
 
 // FromXSD reads the field list of an XSD file whose one top-level
-// element is a sequence (or all) of simple-typed children: the Go type the
-// pump decodes into. The file itself stays the schema payloads are
-// validated against. Anything richer is refused with a clear error.
+// element is a sequence (or all) of simple-typed children (a built-in
+// type, or an inline xs:simpleType restricting one: a string enumeration
+// is the field's enum), each optional (minOccurs 0) or repeated (maxOccurs
+// above 1, or unbounded) as it declares: the Go type the pump decodes into. The file itself stays the
+// schema payloads are validated against. Anything richer (nested or
+// complex children, attributes, a repeated sequence, xs:choice) is refused
+// with an error naming the element.
 func FromXSD(schema []byte) (List, error) {
 	var root xsdNode
 	if err := xml.Unmarshal(schema, &root); err != nil {
@@ -173,42 +186,131 @@ func FromXSD(schema []byte) (List, error) {
 			el.Children = append(el.Children, ct) // type="T" names a top-level complexType
 		}
 	}
-	seq, err := sequenceOf(el)
+	group, err := sequenceOf(el)
 	if err != nil {
 		return List{}, err
 	}
-	for _, c := range seq {
+	// A group that repeats repeats its children together (A B A B): no
+	// field list holds that, and reading one A and one B would lose the
+	// rest of what a caller sent.
+	if again, err := repeats(group.MaxOccurs); err != nil || again {
+		return List{}, fmt.Errorf("%w: xsd: %s: a repeated %s (maxOccurs %q) is not supported: repeat its elements instead",
+			ErrContract, el.Name, group.XMLName.Local, group.MaxOccurs)
+	}
+	for _, c := range group.Children {
 		if c.XMLName.Local != "element" || c.Name == "" {
 			return List{}, fmt.Errorf("%w: xsd: %s: only named child elements are supported", ErrContract, el.Name)
 		}
-		if c.MaxOccurs != "" && c.MaxOccurs != "1" {
-			return List{}, fmt.Errorf("%w: xsd: %s.%s: repeated elements are not supported", ErrContract, el.Name, c.Name)
+		repeated, err := repeats(c.MaxOccurs)
+		if err != nil {
+			return List{}, fmt.Errorf("%w: xsd: %s.%s: %w", ErrContract, el.Name, c.Name, err)
 		}
-		_, local, _ := strings.Cut(c.Type, ":")
-		if local == "" {
-			local = c.Type
+		fd, err := simpleField(c, named)
+		if err != nil {
+			return List{}, fmt.Errorf("%w: xsd: %s.%s: %w", ErrContract, el.Name, c.Name, err)
 		}
-		t, ok := xsdTypes[local]
-		if !ok {
-			return List{}, fmt.Errorf("%w: xsd: %s.%s: type %q is not a supported simple type", ErrContract, el.Name, c.Name, c.Type)
-		}
-		f.Fields = append(f.Fields, Field{Name: c.Name, Type: t, Optional: c.MinOccurs == "0"})
+		fd.Optional = c.MinOccurs == "0" || group.MinOccurs == "0" // an optional group leaves every child out
+		fd.Repeated = repeated
+		f.Fields = append(f.Fields, fd)
 	}
 	return f, nil
 }
 
-// sequenceOf returns the children of el's complexType/sequence (or all).
-func sequenceOf(el xsdNode) ([]xsdNode, error) {
+// simpleField reads the type of child element c: a built-in simple type
+// named by its type attribute, or an inline xs:simpleType restricting one
+// (an enumeration of strings becomes the field's enum; other facets stay
+// the schema's to check). named are the schema's top-level complexTypes.
+func simpleField(c xsdNode, named map[string]xsdNode) (Field, error) {
+	local := localName(c.Type)
+	if c.Type != "" {
+		if _, ok := named[local]; ok {
+			return Field{}, fmt.Errorf("type %q has child elements: nested elements are not supported", c.Type)
+		}
+		t, ok := xsdTypes[local]
+		if !ok {
+			return Field{}, fmt.Errorf("type %q is not a supported simple type", c.Type)
+		}
+		return Field{Name: c.Name, Type: t}, nil
+	}
+	for _, st := range c.Children {
+		switch st.XMLName.Local {
+		case "complexType":
+			return Field{}, errors.New("an element with child elements or attributes: nested elements are not supported")
+		case "simpleType":
+			return restricted(c.Name, st)
+		}
+	}
+	return Field{}, errors.New("no type: want a simple type (type=\"xs:string\", …) or an xs:simpleType")
+}
+
+// restricted reads the inline xs:simpleType st of element name: an
+// xs:restriction of a built-in simple type, its enumeration values the
+// field's enum when it is a string.
+func restricted(name string, st xsdNode) (Field, error) {
+	for _, r := range st.Children {
+		if r.XMLName.Local != "restriction" {
+			continue
+		}
+		t, ok := xsdTypes[localName(r.Base)]
+		if !ok {
+			return Field{}, fmt.Errorf("a restriction of %q, which is not a supported simple type", r.Base)
+		}
+		f := Field{Name: name, Type: t}
+		if t != "string" {
+			return f, nil // the schema checks its facets, enumerations too
+		}
+		for _, e := range r.Children {
+			if e.XMLName.Local == "enumeration" {
+				f.Enum = append(f.Enum, e.Value)
+			}
+		}
+		return f, nil
+	}
+	return Field{}, errors.New("an xs:simpleType other than a restriction (a list or union) is not supported")
+}
+
+// localName is a QName's local part (xs:string: string).
+func localName(qname string) string {
+	if _, local, ok := strings.Cut(qname, ":"); ok {
+		return local
+	}
+	return qname
+}
+
+// repeats reports whether an element whose maxOccurs is max may occur more
+// than once (a bound above 1 or unbounded: the schema itself still holds
+// the payload to its bounds). An element that may not occur at all, or a
+// bound that is no number, is refused.
+func repeats(max string) (bool, error) {
+	switch max {
+	case "", "1":
+		return false, nil
+	case "unbounded":
+		return true, nil
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(max), 10, 64)
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("maxOccurs %q is not a number or unbounded", max)
+	case n == 0:
+		return false, fmt.Errorf("maxOccurs 0 (an element that may never occur) is not supported")
+	}
+	return n > 1, nil
+}
+
+// sequenceOf returns the xs:sequence (or xs:all) of el's complexType (an
+// empty sequence for an empty complexType).
+func sequenceOf(el xsdNode) (xsdNode, error) {
 	for _, ct := range el.Children {
 		if ct.XMLName.Local != "complexType" {
 			continue
 		}
 		if len(ct.Children) == 0 {
-			return nil, nil
+			return xsdNode{XMLName: xml.Name{Local: "sequence"}}, nil
 		}
 		if len(ct.Children) == 1 && (ct.Children[0].XMLName.Local == "sequence" || ct.Children[0].XMLName.Local == "all") {
-			return ct.Children[0].Children, nil
+			return ct.Children[0], nil
 		}
 	}
-	return nil, fmt.Errorf("%w: xsd: element %s: want a complexType with a sequence of simple elements", ErrContract, el.Name)
+	return xsdNode{}, fmt.Errorf("%w: xsd: element %s: want a complexType with a sequence of simple elements", ErrContract, el.Name)
 }
