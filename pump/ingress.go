@@ -245,7 +245,7 @@ func (p *Pump) dropWork(w *work) {
 // without that back-off. It costs a scheduler round trip (well under 1 µs)
 // per hand-off to an idle worker, and nothing when workers are busy.
 func yieldToWoken(w *work) {
-	if w.wokeWorker {
+	if w.wokeWorker.Load() {
 		runtime.Gosched()
 	}
 }
@@ -444,7 +444,9 @@ func (p *Pump) process(w *work) {
 				From: m.From, To: m.To, Listener: l.Name, PayloadName: m.PayloadName, Payload: decoded[i], Envelope: m.Canonical,
 				Profile: prof.nameOf()})
 			ok, woke := l.queue.push(d)
-			w.wokeWorker = w.wokeWorker || woke
+			if woke {
+				w.wokeWorker.Store(true)
+			}
 			if !ok {
 				p.releaseDelivery(d)
 				p.convDone(conv)
@@ -731,7 +733,7 @@ func (p *Pump) deliverError(w *work, m *stage.Inbound, tbl *table) {
 		p.holdDelivery(d)
 		p.convHold(w.conv)
 		ok, woke := l.queue.push(d)
-		w.wokeWorker = woke
+		w.wokeWorker.Store(woke)
 		if !ok {
 			p.releaseDelivery(d)
 			p.convDone(w.conv)

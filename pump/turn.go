@@ -100,7 +100,7 @@ func (p *Pump) finishTurn(outs []*work, t *turn) {
 	p.commitTurn(t)
 	woke := false
 	for i, w := range outs {
-		woke = woke || w.wokeWorker
+		woke = woke || w.wokeWorker.Load()
 		outs[i] = nil
 	}
 	if woke {

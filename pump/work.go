@@ -137,8 +137,10 @@ type work struct {
 	// (Event.About; delivery.about of its sender's handling).
 	about string
 	// wokeWorker records that the ingress stages handed this envelope to an
-	// idle listener worker (see yieldToWoken).
-	wokeWorker bool
+	// idle listener worker (see yieldToWoken). Atomic: a held turn's
+	// hand-off runs on another goroutine after the ingress stages of its
+	// message returned (turnStart), while the ingress worker reads it.
+	wokeWorker atomic.Bool
 	depth      int
 	// admitted is when the work entered the pump (latency measurement).
 	admitted time.Time
