@@ -153,6 +153,13 @@ func (s *threadShard) callerOf(r nodeRef, id string) (caller, replyThread string
 // descendant, returning their ids parent-first. Callers hold s.mu.
 func (s *threadShard) removeSubtree(r nodeRef) []string {
 	s.unlink(r)
+	return s.subtree(r, s.freeNode)
+}
+
+// subtree returns the ids of r and every descendant, parent first, calling
+// each (nil: nothing) on every node once its children are noted, so that
+// each may free it. Callers hold s.mu.
+func (s *threadShard) subtree(r nodeRef, each func(nodeRef)) []string {
 	var ids []string
 	stack := []nodeRef{r}
 	for len(stack) > 0 {
@@ -163,7 +170,9 @@ func (s *threadShard) removeSubtree(r nodeRef) []string {
 		for k := n.child; k != 0; k = s.slab.at(k).next {
 			stack = append(stack, k)
 		}
-		s.freeNode(c)
+		if each != nil {
+			each(c)
+		}
 	}
 	return ids
 }

@@ -14,16 +14,5 @@ func (t *Threads) Subtree(id string) []string {
 	if r == 0 {
 		return nil
 	}
-	var ids []string
-	stack := []nodeRef{r}
-	for len(stack) > 0 {
-		c := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		n := s.slab.at(c)
-		ids = append(ids, n.id.String())
-		for k := n.child; k != 0; k = s.slab.at(k).next {
-			stack = append(stack, k)
-		}
-	}
-	return ids
+	return s.subtree(r, nil)
 }

@@ -51,15 +51,20 @@ func (g *gateway) listenerFor(im imported) (pump.Listener, error) {
 		Workers: importWorkersFor(g.m.opts.Pump.MaxChainDepth()), QueueSize: g.queueLimit, Remote: true}, nil
 }
 
+// isRegistered reports whether the import name is a local listener already.
+func (g *gateway) isRegistered(name string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, done := g.registered[name]
+	return done
+}
+
 // register adds the imported capabilities as local listeners (once each:
 // one registered already is left as it is — refreshImports replaces it).
 func (g *gateway) register(list []imported) error {
 	var errs []error
 	for _, im := range list {
-		g.mu.Lock()
-		_, done := g.registered[im.Name]
-		g.mu.Unlock()
-		if done {
+		if g.isRegistered(im.Name) {
 			continue
 		}
 		l, err := g.listenerFor(im)

@@ -943,10 +943,7 @@ func (g *gateway) importWhileUp(c *conn) {
 func (g *gateway) unimportable(list []imported) int {
 	n := 0
 	for _, im := range list {
-		g.mu.Lock()
-		_, done := g.registered[im.Name]
-		g.mu.Unlock()
-		if done {
+		if g.isRegistered(im.Name) {
 			continue
 		}
 		if _, err := g.listenerFor(im); errors.Is(err, fields.ErrContract) {
