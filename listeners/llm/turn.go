@@ -377,18 +377,12 @@ func failedResult(v any) bool {
 		s, ok := r.Error.(string)
 		return ok && s != ""
 	}
-	rv := reflect.ValueOf(v)
-	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
-		if rv.IsNil() {
-			return false
-		}
-		rv = rv.Elem()
-	}
-	if rv.Kind() != reflect.Struct {
+	rv, ok := stage.Deref(reflect.ValueOf(v))
+	if !ok || rv.Kind() != reflect.Struct {
 		return false
 	}
-	f := rv.FieldByName("Error")
-	return f.IsValid() && f.Kind() == reflect.String && f.String() != ""
+	f, ok := stage.Deref(rv.FieldByName("Error"))
+	return ok && f.Kind() == reflect.String && f.String() != ""
 }
 
 // payloadContent is what a model reads of a payload: its text field's text,

@@ -210,12 +210,9 @@ func replyText(e pump.Event) string {
 // exported field but the one stage.TextField picks (XMLName and xml:"-"
 // fields aside).
 func onlyText(v any) bool {
-	rv := reflect.ValueOf(v)
-	for rv.Kind() == reflect.Pointer {
-		if rv.IsNil() {
-			return true
-		}
-		rv = rv.Elem()
+	rv, ok := stage.Deref(reflect.ValueOf(v))
+	if !ok {
+		return true
 	}
 	idx, ok := stage.TextField(rv.Type())
 	if !ok || len(idx) != 1 {
@@ -226,7 +223,8 @@ func onlyText(v any) bool {
 		if i == idx[0] || !f.IsExported() || f.Name == "XMLName" || strings.HasPrefix(f.Tag.Get("xml"), "-") {
 			continue
 		}
-		if !rv.Field(i).IsZero() {
+		// A field left out (a nil pointer) or given empty is not set.
+		if fv, ok := stage.Deref(rv.Field(i)); ok && !fv.IsZero() {
 			return false
 		}
 	}

@@ -22,6 +22,8 @@ import (
 type Collect struct {
 	Arg   []string `doc:"the values, in order"`
 	Label string
+	// Count is optional: given as 0, it must reach B as 0, not as absent.
+	Count *int64
 }
 
 // Collected is its answer: the label and the values joined by "|".
@@ -60,14 +62,20 @@ func (l *syncLog) String() string {
 // directory, imports the first — the one it cannot import is logged by
 // its element and keeps nothing else out — and a call with several values,
 // from Go and from an agent's tool call, reaches B with all of them, in
-// their order.
+// their order; an optional value given as 0 reaches B as 0.
 func TestFederatedRepeatedElement(t *testing.T) {
 	a, b := newFedSide(t), newFedSide(t)
 	var mu sync.Mutex
 	var got [][]string
+	var counts []string
 	collect := Func("collect", "Collects values", func(_ context.Context, c *Collect, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
 		mu.Lock()
 		got = append(got, c.Arg)
+		count := "absent"
+		if c.Count != nil {
+			count = fmt.Sprint(*c.Count)
+		}
+		counts = append(counts, count)
 		mu.Unlock()
 		return xmlpipe.Respond(&Collected{Text: c.Label + ":" + strings.Join(c.Arg, "|")}), nil
 	})
@@ -112,7 +120,7 @@ gateways:
 	}
 
 	l, _ := orgA.Pump.Lookup("collect")
-	v, err := l.Payload.Decode([]byte(`<Collect><Arg>3</Arg><Arg>1</Arg><Arg>2</Arg><Label>go</Label></Collect>`))
+	v, err := l.Payload.Decode([]byte(`<Collect><Arg>3</Arg><Arg>1</Arg><Arg>2</Arg><Label>go</Label><Count>0</Count></Collect>`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,5 +151,8 @@ gateways:
 	defer mu.Unlock()
 	if d := cmp.Diff([][]string{{"3", "1", "2"}, {"z", "a", "m"}}, got); d != "" {
 		t.Errorf("values B received (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"0", "absent"}, counts); d != "" {
+		t.Errorf("the optional Count B received (-want +got):\n%s", d)
 	}
 }

@@ -11,6 +11,16 @@ import (
 // answerOnly is an agent answer: one text field.
 type answerOnly struct{ Text string }
 
+// optionalText is a payload built from a field list with optional fields
+// (a federation answer typed from its shape): pointers, nil when left out.
+type optionalText struct {
+	Text  *string
+	Count *int64
+}
+
+func strPtr(s string) *string { return &s }
+func intPtr(n int64) *int64   { return &n }
+
 // TestReplyTextShowsWhatAnEmptyTextHides checks that a reply whose text
 // field is empty but which carries something else (a mounted tool's Error)
 // prints as its XML instead of an empty line, while a plain text answer,
@@ -28,6 +38,11 @@ func TestReplyTextShowsWhatAnEmptyTextHides(t *testing.T) {
 			`<ToolResult xmlns=""><Tool>fail</Tool><Error>it broke</Error></ToolResult>`},
 		{"tool note only", &mcpclient.ToolResult{Tool: "big", Notes: []string{"image not carried"}},
 			`<ToolResult xmlns=""><Tool>big</Tool><Note>image not carried</Note></ToolResult>`},
+		{"optional text", &optionalText{Text: strPtr("hi")}, "hi"},
+		{"optional text left out", &optionalText{}, ""},
+		{"optional text empty, count given", &optionalText{Text: strPtr(""), Count: intPtr(2)},
+			`<optionalText xmlns=""><Text></Text><Count>2</Count></optionalText>`},
+		{"optional text empty, count given as 0", &optionalText{Text: strPtr(""), Count: intPtr(0)}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := replyText(pump.Event{Kind: pump.EventReply, Payload: tc.payload})

@@ -83,19 +83,20 @@ func (f List) StructType() (reflect.Type, error) {
 			return nil, fmt.Errorf("%w: %s.%s: unknown type %q (want string, integer, double or boolean)",
 				ErrContract, f.Root, fd.Name, fd.Type)
 		}
-		if fd.Repeated {
+		switch {
+		case fd.Repeated:
 			t = reflect.SliceOf(t)
+		case fd.Optional:
+			// A pointer, not omitempty: a value given is kept, a 0, false
+			// or "" too, and only an element left out is absent.
+			t = reflect.PointerTo(t)
 		}
-		tag := `xml:"` + fd.Name
-		if fd.Optional && !fd.Repeated {
-			tag += ",omitempty"
-		}
-		tag += `"`
+		tag := `xml:"` + fd.Name + `"`
 		if fd.Doc != "" {
 			tag += ` doc:` + strconv.Quote(fd.Doc)
 		}
 		if len(fd.Enum) > 0 {
-			if t.Kind() != reflect.String && (t.Kind() != reflect.Slice || t.Elem().Kind() != reflect.String) {
+			if k := t.Kind(); k != reflect.String && ((k != reflect.Slice && k != reflect.Pointer) || t.Elem().Kind() != reflect.String) {
 				return nil, fmt.Errorf("%w: %s.%s: only string fields take an enum", ErrContract, f.Root, fd.Name)
 			}
 			// The enum tag separates values with '|': a value holding one

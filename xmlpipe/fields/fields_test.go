@@ -209,3 +209,36 @@ func TestFromXSDBuiltins(t *testing.T) {
 		})
 	}
 }
+
+// TestOptionalZeroKept: an optional field given its zero value (0, false,
+// "") is passed on as given, and one left out stays out — what an imported
+// listener forwards to its peer, or a WASM listener to its guest.
+func TestOptionalZeroKept(t *testing.T) {
+	l := fields.List{Root: "R", Fields: []fields.Field{
+		{Name: "N", Type: "integer", Optional: true},
+		{Name: "S", Optional: true, Enum: []string{"", "x"}},
+		{Name: "B", Type: "boolean", Optional: true},
+		{Name: "D", Type: "double", Optional: true},
+	}}
+	pt, err := l.PayloadType(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{
+		`<R xmlns=""><N>0</N><S></S><B>false</B><D>0</D></R>`,
+		`<R xmlns=""><B>false</B></R>`,
+		`<R xmlns=""></R>`,
+	} {
+		v, err := pt.Decode([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := pt.AppendPayload(nil, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(in, string(out)); d != "" {
+			t.Errorf("payload (-want +got):\n%s", d)
+		}
+	}
+}

@@ -12,14 +12,13 @@ var textFieldNames = []string{"Message", "Text", "Name"}
 
 // TextField returns the index of the string field of struct type t (or *t)
 // that a line of text maps to: its only string field, else a string field
-// named Message, Text or Name. Only the struct's own exported fields count
+// named Message, Text or Name. A *string field (an optional field of a
+// field list) counts as a string field. Only the struct's own exported fields count
 // (not those promoted from embedded structs, nor XMLName or xml:"-").
 // Consoles build a payload from "@listener text" with it, and agents put
 // their prose answer into their caller's payload the same way.
 func TextField(t reflect.Type) ([]int, bool) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
+	t = derefType(t)
 	if t.Kind() != reflect.Struct {
 		return nil, false
 	}
@@ -29,7 +28,7 @@ func TextField(t reflect.Type) ([]int, bool) {
 		if !f.IsExported() || f.Anonymous || f.Name == "XMLName" || strings.HasPrefix(f.Tag.Get("xml"), "-") {
 			continue
 		}
-		if f.Type.Kind() == reflect.String {
+		if derefType(f.Type).Kind() == reflect.String {
 			strs = append(strs, f)
 		}
 	}
@@ -53,30 +52,31 @@ func NewTextPayload(t reflect.Type, text string) (any, bool) {
 	if !ok {
 		return nil, false
 	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
+	v := reflect.New(derefType(t))
+	f := v.Elem().FieldByIndex(idx)
+	for f.Kind() == reflect.Pointer {
+		f.Set(reflect.New(f.Type().Elem()))
+		f = f.Elem()
 	}
-	v := reflect.New(t)
-	v.Elem().FieldByIndex(idx).SetString(text)
+	f.SetString(text)
 	return v.Interface(), true
 }
 
 // PayloadText returns the text a payload value carries in the field
-// TextField picks (a ShoutedResponse's Message), if it has one.
+// TextField picks (a ShoutedResponse's Message), if it has one; a nil
+// *string text field (left out) is the empty text.
 func PayloadText(v any) (string, bool) {
-	rv := reflect.ValueOf(v)
-	for rv.Kind() == reflect.Pointer {
-		if rv.IsNil() {
-			return "", false
-		}
-		rv = rv.Elem()
-	}
-	if !rv.IsValid() {
+	rv, ok := Deref(reflect.ValueOf(v))
+	if !ok {
 		return "", false
 	}
 	idx, ok := TextField(rv.Type())
 	if !ok {
 		return "", false
 	}
-	return rv.FieldByIndex(idx).String(), true
+	f, ok := Deref(rv.FieldByIndex(idx))
+	if !ok {
+		return "", true
+	}
+	return f.String(), true
 }
