@@ -1,10 +1,6 @@
 package llm
 
-import (
-	"crypto/sha256"
-	"encoding/hex"
-	"regexp"
-)
+import "regexp"
 
 // anthropicIDPattern is the pattern Anthropic holds tool_use ids (and the
 // tool_use_id of their results) to: another id is refused with "String
@@ -22,6 +18,5 @@ func anthropicCallID(id string) string {
 	if id == "" || anthropicIDPattern.MatchString(id) {
 		return id
 	}
-	sum := sha256.Sum256([]byte(id))
-	return "toolu_" + hex.EncodeToString(sum[:16])
+	return standInCallID("toolu_", id)
 }

@@ -22,6 +22,13 @@ func openAICallID(id string) string {
 	if len(id) <= maxOpenAICallID {
 		return id
 	}
+	return standInCallID("call_", id)
+}
+
+// standInCallID is the stand-in a provider's wire carries for a call id it
+// refuses: prefix and 32 hex digits of the id's SHA-256, the same for the
+// same id, so that a call and its result stay bound.
+func standInCallID(prefix, id string) string {
 	sum := sha256.Sum256([]byte(id))
-	return "call_" + hex.EncodeToString(sum[:16])
+	return prefix + hex.EncodeToString(sum[:16])
 }
