@@ -10,6 +10,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/regfile"
 )
 
 // defaultOrganism is the hello-world organism, used when no organism.yaml is
@@ -54,18 +55,33 @@ func (s configSource) build(opts organism.Options) (*organism.Organism, error) {
 	return organism.New(cfg, opts)
 }
 
-// load reads the configuration (and its .env).
+// load reads the configuration (and its .env). The file must be a regular
+// one: it is read at the start (more than once: observability, then the
+// build) and again at every reload, so a pipe or FIFO — which gave "empty
+// configuration" on the second read, and blocked a reload until some
+// writer came — is refused at once, naming what it is.
 func (s configSource) load() (*config.Organism, error) {
-	if !s.embedded {
-		if err := config.LoadDotEnv(filepath.Join(filepath.Dir(s.path), ".env")); err != nil {
+	if s.embedded {
+		if err := config.LoadDotEnv(".env"); err != nil {
 			return nil, err
 		}
-		return config.Load(s.path)
+		return config.Parse(embeddedName, defaultOrganism)
 	}
-	if err := config.LoadDotEnv(".env"); err != nil {
+	if err := config.LoadDotEnv(filepath.Join(filepath.Dir(s.path), ".env")); err != nil {
 		return nil, err
 	}
-	return config.Parse(embeddedName, defaultOrganism)
+	data, err := regfile.Read(s.path)
+	if err != nil {
+		msg := err.Error()
+		if pe, ok := errors.AsType[*fs.PathError](err); ok {
+			msg = pe.Err.Error()
+		}
+		if errors.Is(err, regfile.ErrNotRegular) {
+			msg += " (the configuration is read at the start and again at every reload)"
+		}
+		return nil, &config.Error{Pos: config.Position{File: s.path}, Msg: msg, Err: err}
+	}
+	return config.Parse(s.path, data)
 }
 
 // durableBuild returns a build function that assembles the organism on its
