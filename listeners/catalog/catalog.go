@@ -77,6 +77,11 @@ type Handler struct {
 	Name string
 	// Takes is the payload type the handler accepts.
 	Takes reflect.Type
+	// Gives, when set, is the payload type the handler always answers its
+	// caller with (a native tool's result): the listener's declared
+	// response, advertised to MCP clients as the tool's output schema. Nil
+	// for a handler that forwards, or answers in more than one type.
+	Gives reflect.Type
 	New   HandlerFactory
 }
 
@@ -179,6 +184,25 @@ func (c *Catalog) Handler(name string, pt *xmlpipe.PayloadType, env Env) (xmlpip
 		return nil, fmt.Errorf("%w: %s takes %v, not %v", ErrPayloadMismatch, name, h.Takes, pt.GoType())
 	}
 	return h.New(env), nil
+}
+
+// Response returns the payload type the handler name always answers with
+// (Handler.Gives), nil when it declares none. A payload registered for
+// that Go type lends it its fixed schema, if it has one.
+func (c *Catalog) Response(name string) (*xmlpipe.PayloadType, error) {
+	h, ok := c.handlers[c.canonical(name)]
+	if !ok {
+		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownHandler, name, strings.Join(c.handlerNames(), ", "))
+	}
+	if h.Gives == nil {
+		return nil, nil
+	}
+	for _, p := range c.payloads {
+		if p.Type == h.Gives && p.Schema != nil {
+			return xmlpipe.NewPayloadType(p.Type, xmlpipe.WithSchema(p.Schema))
+		}
+	}
+	return xmlpipe.NewPayloadType(h.Gives)
 }
 
 func (c *Catalog) payloadNames() []string {

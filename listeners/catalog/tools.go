@@ -81,7 +81,7 @@ func addTools(c *Catalog) {
 	} {
 		c.AddPayload(Payload{Name: t.class, Type: t.takes, Listener: t.name, Description: t.description})
 		c.AddPayload(Payload{Name: t.class + "Result", Type: t.result})
-		c.AddHandler(Handler{Name: t.class, Takes: t.takes, New: t.build})
+		c.AddHandler(Handler{Name: t.class, Takes: t.takes, Gives: t.result, New: t.build})
 		c.AddTool(Tool{Name: t.name, PayloadClass: t.class, Handler: t.class, Description: t.description, Check: toolChecks[t.name]})
 	}
 }

@@ -17,9 +17,14 @@ import (
 )
 
 // outputOrganism serves the README's calc (a wasm listener declaring its
-// response) and echo, whose declared response has a field of every type.
+// response), echo, whose declared response has a field of every type, and
+// the native calculate tool (a catalog handler declaring its result).
 const outputOrganism = `organism: {name: mcp-output}
 listeners:
+  - name: calculate
+    payload_class: tools.Calculate
+    handler: tools.Calculate
+    description: Evaluates an arithmetic expression
   - name: calc
     type: wasm
     module: calc.wasm
@@ -127,6 +132,9 @@ func TestStructuredContentFitsTheOutputSchema(t *testing.T) {
 		structured map[string]any
 	}{
 		{"calc", map[string]any{"A": 2, "B": 40, "Op": "add"}, "42", map[string]any{"Value": 42.0}},
+		{"calculate", map[string]any{"Expression": "6*7"},
+			`<CalculateResult xmlns=""><Expression>6*7</Expression><Value>42</Value></CalculateResult>`,
+			map[string]any{"Expression": "6*7", "Value": "42"}},
 		{"echo", map[string]any{"Ratio": 0.5, "Count": 7, "Done": true, "Label": "x"},
 			`<Sample xmlns=""><Ratio>0.5</Ratio><Count>7</Count><Done>true</Done><Label>x</Label></Sample>`,
 			map[string]any{"Ratio": 0.5, "Count": 7.0, "Done": true, "Label": "x"}},

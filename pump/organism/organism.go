@@ -530,6 +530,9 @@ func resolveListener(cat *catalog.Catalog, env catalog.Env, ws *wasmSet, lc conf
 		if h, err = cat.Handler(lc.Handler, pt, env); err != nil {
 			return pump.Listener{}, nil, fmt.Errorf("%s: handler: %w", where, err)
 		}
+		if rt, err = cat.Response(lc.Handler); err != nil {
+			return pump.Listener{}, nil, fmt.Errorf("%s: handler: %w", where, err)
+		}
 	}
 	return pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Response: rt, Handler: h, Agent: lc.Agent,
 		Peers: append(append([]string(nil), lc.Peers...), lc.Tools...), Broadcast: lc.Broadcast, Prompt: lc.Prompt,
