@@ -259,18 +259,11 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 	if st.spread {
 		st.seen = -1
 	}
-	if st.mode == NativeTools && !a.History.Full(st.session) {
+	if !a.History.Full(md.ThreadID) {
 		// A full history records no message: one that reached the agent
 		// all the same would look like one handled again.
-		if calls := st.c.unsentCalls(); len(calls) > 0 {
-			if resp, done := a.resend(ctx, st, calls); done {
-				return resp, nil
-			}
-		}
-		if it, ok := st.c.unsentAnswer(); ok {
-			if resp, done := a.reanswer(st, it); done {
-				return resp, nil
-			}
+		if resp, done := a.redo(ctx, st); done {
+			return resp, nil
 		}
 	}
 

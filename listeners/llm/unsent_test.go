@@ -3,10 +3,13 @@ package llm
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/xml-pipeline/xmlpipe/listeners/llm/aeiou"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
@@ -180,4 +183,135 @@ func TestInterruptedAnswerIsGivenAgain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// restart is a crash and restart of the rig: a new context buffer holding
+// the history as persisted (no decoded payloads), and a new agent over it
+// — its AEIOU sessions gone — made as setup says (nil: as the rig makes
+// it), asking the same model.
+func (r *loopRig) restart(setup func(*loopRig)) {
+	r.t.Helper()
+	llm := r.a.LLM
+	var slots []registry.Slot
+	if tc, ok := r.cb.Thread("t"); ok {
+		slots = tc.Slots()
+	}
+	for i := range slots {
+		slots[i].Payload = nil
+	}
+	cb, err := registry.NewContextBuffer(registry.ContextConfig{})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if err := cb.Restore(slots); err != nil {
+		r.t.Fatal(err)
+	}
+	r.cb = cb
+	r.a = r.agent()
+	r.a.LLM = llm
+	if setup != nil {
+		setup(r)
+	}
+}
+
+// underLoopControl runs the rig's agent under AEIOU loop control.
+func underLoopControl(r *loopRig) {
+	host, err := aeiou.New(aeiou.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.a.LoopControl = host
+}
+
+// inXMLMode runs the rig's agent in XML mode.
+func inXMLMode(r *loopRig) { r.a.ToolCalling = XMLTools }
+
+// TestInterruptedStepIsRedoneInEveryMode: the step a handling recorded —
+// its answer, its messages to peers — and that never went out because the
+// process died before the pump journaled it is given again as recorded when
+// the message is handled again after the restart, under loop control and in
+// XML mode as in plain native mode: the caller gets its answer, the peer
+// its message, and the model is not asked again.
+func TestInterruptedStepIsRedoneInEveryMode(t *testing.T) {
+	callPoet := Reply{ToolCalls: []ToolCall{toolCall("c1", "poet", `{"Text":"rain"}`)}}
+	cases := []struct {
+		name    string
+		setup   func(*loopRig)
+		replies []Reply
+		steps   []haltStep
+		// want is the answer given again, or (sent) the messages sent again.
+		want  string
+		sent  []string
+		asked int
+	}{
+		{name: "loop control, the caller's message", setup: underLoopControl,
+			replies: []Reply{{Content: "done"}}, steps: []haltStep{message("console", "go", "")}, want: "done", asked: 1},
+		{name: "loop control, a peer's answer", setup: underLoopControl,
+			replies: []Reply{callPoet, {Content: "a poem"}},
+			steps:   []haltStep{message("console", "go", ""), message("poet", "drops", "c1")}, want: "a poem", asked: 2},
+		{name: "loop control, an error about a call", setup: underLoopControl,
+			replies: []Reply{callPoet, {Content: "no poem"}},
+			steps:   []haltStep{message("console", "go", ""), errorAbout("c1")}, want: "no poem", asked: 2},
+		{name: "loop control, calls", setup: underLoopControl, replies: []Reply{callPoet},
+			steps: []haltStep{message("console", "go", "")}, sent: []string{"poet c1"}, asked: 1},
+		{name: "xml, the caller's message", setup: inXMLMode, replies: []Reply{{Content: "a <b>bold</b> answer"}},
+			steps: []haltStep{message("console", "go", "")}, want: "a <b>bold</b> answer", asked: 1},
+		{name: "xml, a peer's answer", setup: inXMLMode,
+			replies: []Reply{{Content: "Asking. <PoetTask><Text>rain</Text></PoetTask>"}, {Content: "a poem"}},
+			steps:   []haltStep{message("console", "go", ""), message("poet", "drops", "")}, want: "a poem", asked: 2},
+		{name: "xml, messages to peers", setup: inXMLMode,
+			replies: []Reply{{Content: "Asking. <PoetTask><Text>rain</Text></PoetTask>"}},
+			steps:   []haltStep{message("console", "go", "")}, sent: []string{"<PoetTask><Text>rain</Text></PoetTask>"},
+			asked: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLoopRig(t, tc.replies...)
+			tc.setup(r)
+			var first xmlpipe.Response
+			for _, s := range tc.steps {
+				resp, err := s.handle(context.Background(), r, true)
+				if err != nil {
+					t.Fatalf("%s: %v", s.name, err)
+				}
+				first = resp
+			}
+			history := slotKinds(r.cb)
+			r.restart(tc.setup)
+			resp, err := tc.steps[len(tc.steps)-1].handle(context.Background(), r, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.sent != nil {
+				if diff := cmp.Diff(tc.sent, rawSent(first)); diff != "" {
+					t.Fatalf("first handling sent (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(tc.sent, rawSent(resp)); diff != "" {
+					t.Errorf("handled again, it sent (-want +got):\n%s", diff)
+				}
+			} else {
+				if got := answerText(first); got != tc.want {
+					t.Fatalf("first answer %q, want %q", got, tc.want)
+				}
+				if got := answerText(resp); got != tc.want {
+					t.Errorf("handled again, it answered %q, want %q", got, tc.want)
+				}
+			}
+			if diff := cmp.Diff(history, slotKinds(r.cb)); diff != "" {
+				t.Errorf("handling again changed the history (-before +after):\n%s", diff)
+			}
+			if n := len(r.model.requests()); n != tc.asked {
+				t.Errorf("the model was asked %d times, want %d", n, tc.asked)
+			}
+		})
+	}
+}
+
+// rawSent is what a response sends: the peers and refs of a SendAll, the
+// lines of a Raw (XML mode).
+func rawSent(resp xmlpipe.Response) []string {
+	if raw, ok := resp.(*xmlpipe.RawResponse); ok {
+		return strings.Split(string(raw.Bytes), "\n")
+	}
+	return sentTo(resp)
 }
