@@ -262,7 +262,7 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 	if !a.History.Full(md.ThreadID) {
 		// A full history records no message: one that reached the agent
 		// all the same would look like one handled again.
-		if resp, done := a.redo(ctx, st); done {
+		if resp, done := a.redo(ctx, st, payload, de); done {
 			return resp, nil
 		}
 	}

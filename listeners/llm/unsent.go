@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/llm/aeiou"
+	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
@@ -18,33 +20,39 @@ import (
 // time (it records every message before its handler runs, save a
 // re-delivery of one already recorded), and recovery re-delivers a message
 // only when nothing the agent sent in its conversation after it is
-// journaled. So a step with no message recorded after it is the one of the
-// handling under way again, and what it sends never went out: it is sent
-// again as recorded, the model not asked again.
+// journaled. So when the message handled now is not among the messages
+// recorded after the agent's latest step, the step is its own handling's,
+// under way again, and what it sends never went out: it is sent again as
+// recorded, the model not asked again. Messages recorded after the step
+// (another message came in before the crash) do not hide it; they are
+// handled again in their turn, and find the step sent.
 
-// unsentStep returns the agent's latest step when no message was recorded
+// unsentStep returns the agent's latest step when the message handled now
+// (payload, or the error de, with md) is not among the messages recorded
 // after it: calls that wait for results, an answer, a halt. ok is false
-// when there is none, or a message came after it (the step went out). Only
-// the agent's notes and tool results may follow a step of the same
+// when there is none, or the message came after it (the step went out).
+// Only the agent's notes and tool results may follow a step of the same
 // handling; an answer followed by a note of its own is no step to give
 // again (the note asked the model again: loop control's continue, an answer
 // that did not fit), save XML-mode messages to peers beside unfolded
 // context.
-func (a *Agent) unsentStep(st *turnState) (step item, ok bool) {
-	c, noted := st.c, false
+func (a *Agent) unsentStep(st *turnState, payload any, de *xmlpipe.DeliveryError) (step item, ok bool) {
+	c, noted, handledAfter := st.c, false, false
 	for i := len(c.items) - 1; i >= 0; i-- {
 		switch it := c.items[i]; it.kind {
+		case itemIncoming, itemAnswer, itemError:
+			handledAfter = handledAfter || a.records(it.slot, payload, de, st.md)
 		case itemResult, itemFeedback:
 			noted = true
 		case itemCalls:
-			return it, len(c.pending) > 0
+			return it, len(c.pending) > 0 && !handledAfter
 		case itemReply:
 			if noted && (st.mode != XMLTools || len(peerElements(string(it.slot.Raw), a.xmlTargets(st.md))) == 0) {
 				return item{}, false
 			}
-			return it, true
+			return it, !handledAfter
 		case itemHalt:
-			return it, !noted
+			return it, !noted && !handledAfter
 		default:
 			return item{}, false
 		}
@@ -52,12 +60,63 @@ func (a *Agent) unsentStep(st *turnState) (step item, ok bool) {
 	return item{}, false
 }
 
+// records reports whether slot s (a message to the agent) may record the
+// message handled now (payload, or the error de, with md): the same
+// thread, sender and ref, and — for a message whose payload can be
+// compared — the same payload. When that cannot be told it does: taking a
+// later message for this one only leaves the step unsent (as a new message
+// finds it), while the converse would send it twice.
+func (a *Agent) records(s *registry.Slot, payload any, de *xmlpipe.DeliveryError, md xmlpipe.Metadata) bool {
+	if s.ThreadID != md.ThreadID || s.From != md.From || s.InReplyTo != md.InReplyTo {
+		return false
+	}
+	if de != nil || payload == nil {
+		return true
+	}
+	if isErrorPayload(s) {
+		return false
+	}
+	if s.Payload != nil {
+		return reflect.DeepEqual(s.Payload, payload)
+	}
+	// Restored after a restart: decoded again from its canonical bytes, and
+	// compared by what the model reads of it (a type made here may decode
+	// what the pump's would into other names).
+	want, ok := payloadContent(payload)
+	if !ok {
+		return true
+	}
+	pt, err := a.payloadTypeOf(payload)
+	if err != nil {
+		return true
+	}
+	v, err := pt.Decode(s.Raw)
+	if err != nil {
+		return true
+	}
+	got, ok := payloadContent(v)
+	return !ok || got == want
+}
+
+// payloadTypeOf returns the payload type of a payload handed to the agent:
+// its own when it is one, else one made for its Go type.
+func (a *Agent) payloadTypeOf(payload any) (*xmlpipe.PayloadType, error) {
+	t := reflect.TypeOf(payload)
+	if a.Lookup != nil {
+		if pt, ok := a.Lookup(a.Name); ok && (pt.GoType() == t || reflect.PointerTo(pt.GoType()) == t) {
+			return pt, nil
+		}
+	}
+	return xmlpipe.NewPayloadType(t)
+}
+
 // redo sends again the step of a handling that recorded it and was
-// interrupted before it went out (see unsentStep). done is false when
-// there is no such step, or it cannot be given again as it was: the
-// message is handled as before.
-func (a *Agent) redo(ctx context.Context, st *turnState) (resp xmlpipe.Response, done bool) {
-	step, ok := a.unsentStep(st)
+// interrupted before it went out (see unsentStep), when the message
+// handled now is that handling's. done is false when there is no such
+// step, or it cannot be given again as it was: the message is handled as
+// before.
+func (a *Agent) redo(ctx context.Context, st *turnState, payload any, de *xmlpipe.DeliveryError) (resp xmlpipe.Response, done bool) {
+	step, ok := a.unsentStep(st, payload, de)
 	switch {
 	case !ok:
 		return nil, false

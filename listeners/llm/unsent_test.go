@@ -12,6 +12,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/listeners/llm/aeiou"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // errorAbout is a step delivering a <huh> about the call ref, recorded
@@ -312,6 +313,95 @@ func TestInterruptedStepIsRedoneInEveryMode(t *testing.T) {
 func rawSent(resp xmlpipe.Response) []string {
 	if raw, ok := resp.(*xmlpipe.RawResponse); ok {
 		return strings.Split(string(raw.Bytes), "\n")
+	}
+	return sentTo(resp)
+}
+
+// TestUnsentStepBeforeANewerMessage: a second message recorded after the
+// agent's step — calls, an answer — that never went out (the process died
+// before the pump journaled it) does not hide the step: the first message,
+// handled again after the restart, sends the calls or gives the answer
+// again as recorded, and the second, handled again, is handled as it was
+// (it waits for the calls' answers; an answer's successor asks the model).
+func TestUnsentStepBeforeANewerMessage(t *testing.T) {
+	callPoet := Reply{ToolCalls: []ToolCall{toolCall("c1", "poet", `{"Text":"rain"}`)}}
+	cases := []struct {
+		name    string
+		replies []Reply
+		// handled says whether the second message was handled before the
+		// crash (else it was only recorded).
+		handled bool
+		// first and second are what the messages handled again give: the
+		// calls sent, or the answer; asked how many model calls were made
+		// in all.
+		first, second []string
+		asked         int
+	}{
+		{name: "calls, the second message handled", replies: []Reply{callPoet}, handled: true,
+			first: []string{"poet c1"}, second: []string{"await"}, asked: 1},
+		{name: "calls, the second message only recorded", replies: []Reply{callPoet},
+			first: []string{"poet c1"}, second: []string{"await"}, asked: 1},
+		{name: "an answer, the second message only recorded", replies: []Reply{{Content: "one"}, {Content: "two"}},
+			first: []string{"answer one"}, second: []string{"answer two"}, asked: 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLoopRig(t, tc.replies...)
+			first, second := message("console", "go", ""), message("console", "and then?", "")
+			if _, err := first.handle(context.Background(), r, true); err != nil {
+				t.Fatal(err)
+			}
+			if tc.handled {
+				if resp, err := second.handle(context.Background(), r, true); err != nil {
+					t.Fatal(err)
+				} else if _, ok := resp.(*xmlpipe.AwaitResponse); !ok {
+					t.Fatalf("the second message while the call waits: %T, want Await", resp)
+				}
+			} else {
+				recordMessage(t, r, "console", "and then?")
+			}
+			r.restart(nil)
+			var got [][]string
+			for _, s := range []haltStep{first, second} {
+				resp, err := s.handle(context.Background(), r, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, gave(resp))
+			}
+			if diff := cmp.Diff([][]string{tc.first, tc.second}, got); diff != "" {
+				t.Errorf("the messages handled again gave (-want +got):\n%s", diff)
+			}
+			if n := len(r.model.requests()); n != tc.asked {
+				t.Errorf("the model was asked %d times, want %d", n, tc.asked)
+			}
+		})
+	}
+}
+
+// recordMessage records text from from in thread t's history as the pump
+// does before the handler runs, without handing it to the agent.
+func recordMessage(t *testing.T, r *loopRig, from, text string) {
+	t.Helper()
+	v, _ := stage.NewTextPayload(r.own.GoType(), text)
+	raw, err := r.own.AppendPayload(nil, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.cb.Append(registry.Slot{ThreadID: "t", From: from, To: "mathbot", PayloadType: r.own.Name(),
+		Payload: v, Raw: raw}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gave is what a response gives, in words: the calls sent, the answer, or
+// await.
+func gave(resp xmlpipe.Response) []string {
+	switch resp.(type) {
+	case *xmlpipe.AwaitResponse:
+		return []string{"await"}
+	case *xmlpipe.RespondResponse:
+		return []string{"answer " + answerText(resp)}
 	}
 	return sentTo(resp)
 }
