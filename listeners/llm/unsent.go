@@ -45,19 +45,38 @@ func (a *Agent) unsentStep(st *turnState, payload any, de *xmlpipe.DeliveryError
 		case itemResult, itemFeedback:
 			noted = true
 		case itemCalls:
-			return it, len(c.pending) > 0 && !handledAfter
+			return it, len(c.pending) > 0 && !handledAfter && !a.madeWhileWaiting(st, it)
 		case itemReply:
 			if noted && (st.mode != XMLTools || len(peerElements(string(it.slot.Raw), a.xmlTargets(st.md))) == 0) {
 				return item{}, false
 			}
-			return it, !handledAfter
+			return it, !handledAfter && !a.madeWhileWaiting(st, it)
 		case itemHalt:
-			return it, !noted && !handledAfter
+			return it, !noted && !handledAfter && !a.madeWhileWaiting(st, it)
 		default:
 			return item{}, false
 		}
 	}
 	return item{}, false
+}
+
+// madeWhileWaiting reports whether the agent's step was recorded after the
+// handling under way began (st.before): by the handling of an earlier
+// message, which held the conversation's lock while this one waited for it
+// and returned the step to the pump. The message handled now was recorded
+// before that step — while the model was asked — yet is not the one the
+// step answers (a caller's message would have overtaken the reply; see
+// overtaken).
+func (a *Agent) madeWhileWaiting(st *turnState, step item) bool {
+	return step.slot.ThreadID == st.md.ThreadID && step.slot.Index >= st.before
+}
+
+// historyLen is how many slots thread id's history holds (0: none).
+func (a *Agent) historyLen(id string) int {
+	if tc, ok := a.History.Thread(id); ok {
+		return tc.Len()
+	}
+	return 0
 }
 
 // records reports whether slot s (a message to the agent) may record the

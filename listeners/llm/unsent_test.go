@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -404,4 +405,78 @@ func gave(resp xmlpipe.Response) []string {
 		return []string{"answer " + answerText(resp)}
 	}
 	return sentTo(resp)
+}
+
+// heldModel is a Chatter whose first model call waits until released; the
+// handlings after it that begin meanwhile say so (ModelTraits, which a
+// handling reads before it waits for the conversation's lock).
+type heldModel struct {
+	next             Chatter
+	asked, release   chan struct{}
+	began            chan struct{}
+	calls, beginning atomic.Int32
+}
+
+func (m *heldModel) Chat(ctx context.Context, req Request) (Reply, error) {
+	if m.calls.Add(1) == 1 {
+		close(m.asked)
+		<-m.release
+	}
+	return m.next.Chat(ctx, req)
+}
+
+func (m *heldModel) ModelTraits(string) ModelTraits {
+	if m.calls.Load() == 1 && m.beginning.Add(1) == 1 {
+		close(m.began)
+	}
+	return ModelTraits{}
+}
+
+// TestMessageDuringTheModelCallIsNotTheStepsOwn: a message that is not the
+// caller's (here a peer's late answer to a call given up; a <huh> about
+// an earlier message) reaching the conversation while the model is asked
+// is recorded before the step the handling under way records; its own
+// handling, which waited for that one, does not take the step for its own
+// unsent one: the calls are not sent twice, the answer is not given twice.
+func TestMessageDuringTheModelCallIsNotTheStepsOwn(t *testing.T) {
+	cases := []struct {
+		name  string
+		reply Reply
+		first []string
+	}{
+		{name: "calls", reply: Reply{ToolCalls: []ToolCall{toolCall("c1", "poet", `{"Text":"rain"}`)}},
+			first: []string{"poet c1"}},
+		{name: "an answer", reply: Reply{Content: "the answer"}, first: []string{"answer the answer"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLoopRig(t, tc.reply)
+			m := &heldModel{next: r.model, asked: make(chan struct{}), release: make(chan struct{}),
+				began: make(chan struct{})}
+			r.a.LLM = m
+			first := make(chan xmlpipe.Response, 1)
+			go func() {
+				resp, err := message("console", "go", "").handle(context.Background(), r, true)
+				if err != nil {
+					t.Error(err)
+				}
+				first <- resp
+			}()
+			<-m.asked
+			second := make(chan xmlpipe.Response, 1)
+			go func() {
+				resp, err := message("poet", "late", "c0").handle(context.Background(), r, true)
+				if err != nil {
+					t.Error(err)
+				}
+				second <- resp
+			}()
+			<-m.began
+			close(m.release)
+			got := [][]string{gave(<-first), gave(<-second)}
+			if diff := cmp.Diff([][]string{tc.first, {"await"}}, got); diff != "" {
+				t.Errorf("the handlings gave (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
