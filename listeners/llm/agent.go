@@ -235,6 +235,12 @@ type turnState struct {
 	// seen is how many slots of the session's thread the handling read
 	// (-1: the history spans several threads); see overtaken.
 	seen int
+	// before is how many slots the message's thread held when the
+	// handling began, before it waited for the conversation's lock: a step
+	// of the agent's recorded there at or after that index was made by a
+	// handling that held the lock meanwhile, and went out with it (see
+	// unsentStep).
+	before int
 	// hctx is the handling's context: a record settles the handling
 	// (xmlpipe.Settle), so that what it recorded goes out even if a halt
 	// lands before it returns.
@@ -243,7 +249,7 @@ type turnState struct {
 
 // handle is one handling of a message (payload) or error (de).
 func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryError, md xmlpipe.Metadata) (xmlpipe.Response, error) {
-	st := &turnState{md: md, hctx: ctx}
+	st := &turnState{md: md, hctx: ctx, before: a.historyLen(md.ThreadID)}
 	st.mode, st.traits = a.settings()
 	st.session = md.ThreadID
 	ids := []string{md.ThreadID}
@@ -259,18 +265,11 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 	if st.spread {
 		st.seen = -1
 	}
-	if st.mode == NativeTools && !a.History.Full(st.session) {
+	if !a.History.Full(md.ThreadID) {
 		// A full history records no message: one that reached the agent
 		// all the same would look like one handled again.
-		if calls := st.c.unsentCalls(); len(calls) > 0 {
-			if resp, done := a.resend(ctx, st, calls); done {
-				return resp, nil
-			}
-		}
-		if it, ok := st.c.unsentAnswer(); ok {
-			if resp, done := a.reanswer(st, it); done {
-				return resp, nil
-			}
+		if resp, done := a.redo(ctx, st, payload, de); done {
+			return resp, nil
 		}
 	}
 

@@ -600,13 +600,13 @@ func TestRefusedAnswerGoesBackOnce(t *testing.T) {
 	h.a.MaxIterations = 1
 	h.deliver("console", "go", "")
 	h.deliver("console", "again", "") // a new turn: its one model call is allowed
-	recordError(t, h.cb, "")
+	recordErrorFrom(t, h.cb, "system", "SystemError", "")
 	resp, err := h.a.HandleError(context.Background(), &xmlpipe.DeliveryError{System: stage.RoutingError()},
 		xmlpipe.Metadata{ThreadID: "t", From: "system"})
 	if err != nil || answerText(resp) != "[mathbot halted: max_iterations (1) reached in this turn]" {
 		t.Fatalf("a note past max_iterations: %#v %v", resp, err)
 	}
-	recordError(t, h.cb, "")
+	recordErrorFrom(t, h.cb, "system", "SystemError", "")
 	if resp, _ := h.a.HandleError(context.Background(), &xmlpipe.DeliveryError{System: stage.RoutingError()},
 		xmlpipe.Metadata{ThreadID: "t", From: "system"}); resp != nil {
 		t.Fatalf("the halt's refused answer was answered again: %#v", resp)

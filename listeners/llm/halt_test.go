@@ -50,8 +50,15 @@ func message(from, text, ref string) haltStep {
 // error it delivers before the agent's HandleError runs.
 func recordError(t testing.TB, cb *registry.ContextBuffer, ref string) {
 	t.Helper()
-	if _, err := cb.Append(registry.Slot{ThreadID: "t", From: "core", To: "mathbot", PayloadType: "huh",
-		Raw: []byte("<huh/>"), InReplyTo: ref}); err != nil {
+	recordErrorFrom(t, cb, "core", "huh", ref)
+}
+
+// recordErrorFrom is recordError for an error of kind (huh, SystemError)
+// from from (core, system).
+func recordErrorFrom(t testing.TB, cb *registry.ContextBuffer, from, kind, ref string) {
+	t.Helper()
+	if _, err := cb.Append(registry.Slot{ThreadID: "t", From: from, To: "mathbot", PayloadType: kind,
+		Raw: []byte("<" + kind + "/>"), InReplyTo: ref}); err != nil {
 		t.Fatal(err)
 	}
 }

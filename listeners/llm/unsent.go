@@ -5,39 +5,148 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/llm/aeiou"
+	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
-// unsentCalls returns the calls waiting for a result that were recorded
-// after every message the agent received, so no message reached it since:
-// the handling that recorded them is the one under way again. The pump
-// records a message in the history before its handler runs, save when it
-// hands the same message again — after a crash (recovery re-delivers a
-// message only when nothing the agent sent in its conversation after it is
-// journaled), an immediate shutdown or an abandoned handler. So these calls
-// were recorded, but their messages never went out. nil when there are
-// none, or another message came after them (the calls went out; their
-// answers are awaited).
-func (c *convo) unsentCalls() []storedCall {
-	if len(c.pending) == 0 {
-		return nil
-	}
+// A handling that recorded its step — the model's calls, its answer (in
+// XML mode perhaps messages to peers), a halt — can be interrupted before
+// the pump journals what the step sends: a crash, an immediate shutdown.
+// The pump then hands the message again without recording it a second
+// time (it records every message before its handler runs, save a
+// re-delivery of one already recorded), and recovery re-delivers a message
+// only when nothing the agent sent in its conversation after it is
+// journaled. So when the message handled now is not among the messages
+// recorded after the agent's latest step, the step is its own handling's,
+// under way again, and what it sends never went out: it is sent again as
+// recorded, the model not asked again. Messages recorded after the step
+// (another message came in before the crash) do not hide it; they are
+// handled again in their turn, and find the step sent.
+
+// unsentStep returns the agent's latest step when the message handled now
+// (payload, or the error de, with md) is not among the messages recorded
+// after it: calls that wait for results, an answer, a halt. ok is false
+// when there is none, or the message came after it (the step went out).
+// Only the agent's notes and tool results may follow a step of the same
+// handling; an answer followed by a note of its own is no step to give
+// again (the note asked the model again: loop control's continue, an answer
+// that did not fit), save XML-mode messages to peers beside unfolded
+// context.
+func (a *Agent) unsentStep(st *turnState, payload any, de *xmlpipe.DeliveryError) (step item, ok bool) {
+	c, noted, handledAfter := st.c, false, false
 	for i := len(c.items) - 1; i >= 0; i-- {
-		switch c.items[i].kind {
-		case itemCalls:
-			return slices.Clone(c.pending)
+		switch it := c.items[i]; it.kind {
+		case itemIncoming, itemAnswer, itemError:
+			handledAfter = handledAfter || a.records(it.slot, payload, de, st.md)
 		case itemResult, itemFeedback:
+			noted = true
+		case itemCalls:
+			return it, len(c.pending) > 0 && !handledAfter && !a.madeWhileWaiting(st, it)
+		case itemReply:
+			if noted && (st.mode != XMLTools || len(peerElements(string(it.slot.Raw), a.xmlTargets(st.md))) == 0) {
+				return item{}, false
+			}
+			return it, !handledAfter && !a.madeWhileWaiting(st, it)
+		case itemHalt:
+			return it, !noted && !handledAfter && !a.madeWhileWaiting(st, it)
 		default:
-			return nil
+			return item{}, false
 		}
 	}
-	return nil
+	return item{}, false
+}
+
+// madeWhileWaiting reports whether the agent's step was recorded after the
+// handling under way began (st.before): by the handling of an earlier
+// message, which held the conversation's lock while this one waited for it
+// and returned the step to the pump. The message handled now was recorded
+// before that step — while the model was asked — yet is not the one the
+// step answers (a caller's message would have overtaken the reply; see
+// overtaken).
+func (a *Agent) madeWhileWaiting(st *turnState, step item) bool {
+	return step.slot.ThreadID == st.md.ThreadID && step.slot.Index >= st.before
+}
+
+// historyLen is how many slots thread id's history holds (0: none).
+func (a *Agent) historyLen(id string) int {
+	if tc, ok := a.History.Thread(id); ok {
+		return tc.Len()
+	}
+	return 0
+}
+
+// records reports whether slot s (a message to the agent) may record the
+// message handled now (payload, or the error de, with md): the same
+// thread, sender and ref, and — for a message whose payload can be
+// compared — the same payload. When that cannot be told it does: taking a
+// later message for this one only leaves the step unsent (as a new message
+// finds it), while the converse would send it twice.
+func (a *Agent) records(s *registry.Slot, payload any, de *xmlpipe.DeliveryError, md xmlpipe.Metadata) bool {
+	if s.ThreadID != md.ThreadID || s.From != md.From || s.InReplyTo != md.InReplyTo {
+		return false
+	}
+	if de != nil || payload == nil {
+		return true
+	}
+	if isErrorPayload(s) {
+		return false
+	}
+	if s.Payload != nil {
+		return reflect.DeepEqual(s.Payload, payload)
+	}
+	// Restored after a restart: decoded again from its canonical bytes, and
+	// compared by what the model reads of it (a type made here may decode
+	// what the pump's would into other names).
+	want, ok := payloadContent(payload)
+	if !ok {
+		return true
+	}
+	pt, err := a.payloadTypeOf(payload)
+	if err != nil {
+		return true
+	}
+	v, err := pt.Decode(s.Raw)
+	if err != nil {
+		return true
+	}
+	got, ok := payloadContent(v)
+	return !ok || got == want
+}
+
+// payloadTypeOf returns the payload type of a payload handed to the agent:
+// its own when it is one, else one made for its Go type.
+func (a *Agent) payloadTypeOf(payload any) (*xmlpipe.PayloadType, error) {
+	t := reflect.TypeOf(payload)
+	if a.Lookup != nil {
+		if pt, ok := a.Lookup(a.Name); ok && (pt.GoType() == t || reflect.PointerTo(pt.GoType()) == t) {
+			return pt, nil
+		}
+	}
+	return xmlpipe.NewPayloadType(t)
+}
+
+// redo sends again the step of a handling that recorded it and was
+// interrupted before it went out (see unsentStep), when the message
+// handled now is that handling's. done is false when there is no such
+// step, or it cannot be given again as it was: the message is handled as
+// before.
+func (a *Agent) redo(ctx context.Context, st *turnState, payload any, de *xmlpipe.DeliveryError) (resp xmlpipe.Response, done bool) {
+	step, ok := a.unsentStep(st, payload, de)
+	switch {
+	case !ok:
+		return nil, false
+	case step.kind == itemCalls:
+		return a.resend(ctx, st, slices.Clone(st.c.pending))
+	}
+	return a.reanswer(st, step)
 }
 
 // resend makes again the calls of a handling that recorded them and was
-// interrupted before their messages went out (see unsentCalls), exactly as
+// interrupted before their messages went out (see unsentStep), exactly as
 // recorded: the same ids (the answers' refs), functions and arguments, so
 // the conversation goes on as if the interruption had not happened, the
 // model not asked again. A call that cannot be made now (its peer is gone
@@ -67,32 +176,31 @@ func (a *Agent) resend(ctx context.Context, st *turnState, calls []storedCall) (
 	return xmlpipe.SendAll(sends...), true
 }
 
-// unsentAnswer returns the agent's answer — its model's text, or the
-// reason it halted the turn — when that is the latest item of the
-// conversation, so no message reached the agent since: the handling that
-// recorded it is the one under way again (see unsentCalls), and the answer
-// never went out.
-func (c *convo) unsentAnswer() (it item, ok bool) {
-	if n := len(c.items); n > 0 {
-		if it = c.items[n-1]; it.kind == itemReply || it.kind == itemHalt {
-			return it, true
-		}
-	}
-	return item{}, false
-}
-
 // reanswer gives again the answer of a handling that recorded it and was
-// interrupted before it went out (see unsentAnswer), as that handling gave
-// it, without asking the model. done is false for an answer it cannot give
-// again as it was (one decided by loop control's tokens, or one that did
-// not fit the required payload): the message is handled as before.
+// interrupted before it went out (see unsentStep) — the model's text, a
+// halt's reason, in XML mode the messages to peers the text holds — as that
+// handling gave it, without asking the model. Under loop control the text
+// goes out with its token lines stripped, as the decision it was recorded
+// for (done, or no valid token) gave it; the AEIOU session that could check
+// its tokens is gone with the process, which leaves no other decision. done
+// is false for an answer that did not fit the required payload, or an
+// XML-mode text that only unfolded context: the message is handled as
+// before.
 func (a *Agent) reanswer(st *turnState, it item) (resp xmlpipe.Response, done bool) {
 	text := string(it.slot.Raw)
 	switch {
 	case it.kind == itemHalt:
 		resp = a.answer(st.md, fmt.Sprintf("[%s halted: %s]", a.Name, text))
-	case a.loopControlled(st):
+	case st.mode == XMLTools && len(peerElements(text, a.xmlTargets(st.md))) > 0:
+		a.logger().Info("the agent's messages are recorded but never went out (the handling that wrote them was "+
+			"interrupted): they are sent again", "agent", a.Name, "thread", st.md.ThreadID)
+		return xmlpipe.Raw(peerElements(text, a.xmlTargets(st.md))), true
+	case st.mode == XMLTools && a.curates(st) && a.xmlUnfolds(a.xmlTargets(st.md)) &&
+		len(peerSpans(text, map[string]bool{unfoldElement: true})) > 0:
 		return nil, false
+	case a.loopControlled(st):
+		a.loops.end(st.session)
+		resp = a.answer(st.md, aeiou.StripTokens(text))
 	default:
 		out, asText := a.outputType(st)
 		if out == nil {

@@ -3,12 +3,17 @@ package llm
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/xml-pipeline/xmlpipe/listeners/llm/aeiou"
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // errorAbout is a step delivering a <huh> about the call ref, recorded
@@ -177,6 +182,300 @@ func TestInterruptedAnswerIsGivenAgain(t *testing.T) {
 			}
 			if n := len(r.model.requests()); n != tc.asked {
 				t.Errorf("the model was asked %d times, want %d", n, tc.asked)
+			}
+		})
+	}
+}
+
+// restart is a crash and restart of the rig: a new context buffer holding
+// the history as persisted (no decoded payloads), and a new agent over it
+// — its AEIOU sessions gone — made as setup says (nil: as the rig makes
+// it), asking the same model.
+func (r *loopRig) restart(setup func(*loopRig)) {
+	r.t.Helper()
+	llm := r.a.LLM
+	var slots []registry.Slot
+	if tc, ok := r.cb.Thread("t"); ok {
+		slots = tc.Slots()
+	}
+	for i := range slots {
+		slots[i].Payload = nil
+	}
+	cb, err := registry.NewContextBuffer(registry.ContextConfig{})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if err := cb.Restore(slots); err != nil {
+		r.t.Fatal(err)
+	}
+	r.cb = cb
+	r.a = r.agent()
+	r.a.LLM = llm
+	if setup != nil {
+		setup(r)
+	}
+}
+
+// underLoopControl runs the rig's agent under AEIOU loop control.
+func underLoopControl(r *loopRig) {
+	host, err := aeiou.New(aeiou.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.a.LoopControl = host
+}
+
+// inXMLMode runs the rig's agent in XML mode.
+func inXMLMode(r *loopRig) { r.a.ToolCalling = XMLTools }
+
+// TestInterruptedStepIsRedoneInEveryMode: the step a handling recorded —
+// its answer, its messages to peers — and that never went out because the
+// process died before the pump journaled it is given again as recorded when
+// the message is handled again after the restart, under loop control and in
+// XML mode as in plain native mode: the caller gets its answer, the peer
+// its message, and the model is not asked again.
+func TestInterruptedStepIsRedoneInEveryMode(t *testing.T) {
+	callPoet := Reply{ToolCalls: []ToolCall{toolCall("c1", "poet", `{"Text":"rain"}`)}}
+	cases := []struct {
+		name    string
+		setup   func(*loopRig)
+		replies []Reply
+		steps   []haltStep
+		// want is the answer given again, or (sent) the messages sent again.
+		want  string
+		sent  []string
+		asked int
+	}{
+		{name: "loop control, the caller's message", setup: underLoopControl,
+			replies: []Reply{{Content: "done"}}, steps: []haltStep{message("console", "go", "")}, want: "done", asked: 1},
+		{name: "loop control, a peer's answer", setup: underLoopControl,
+			replies: []Reply{callPoet, {Content: "a poem"}},
+			steps:   []haltStep{message("console", "go", ""), message("poet", "drops", "c1")}, want: "a poem", asked: 2},
+		{name: "loop control, an error about a call", setup: underLoopControl,
+			replies: []Reply{callPoet, {Content: "no poem"}},
+			steps:   []haltStep{message("console", "go", ""), errorAbout("c1")}, want: "no poem", asked: 2},
+		{name: "loop control, calls", setup: underLoopControl, replies: []Reply{callPoet},
+			steps: []haltStep{message("console", "go", "")}, sent: []string{"poet c1"}, asked: 1},
+		{name: "xml, the caller's message", setup: inXMLMode, replies: []Reply{{Content: "a <b>bold</b> answer"}},
+			steps: []haltStep{message("console", "go", "")}, want: "a <b>bold</b> answer", asked: 1},
+		{name: "xml, a peer's answer", setup: inXMLMode,
+			replies: []Reply{{Content: "Asking. <PoetTask><Text>rain</Text></PoetTask>"}, {Content: "a poem"}},
+			steps:   []haltStep{message("console", "go", ""), message("poet", "drops", "")}, want: "a poem", asked: 2},
+		{name: "xml, messages to peers", setup: inXMLMode,
+			replies: []Reply{{Content: "Asking. <PoetTask><Text>rain</Text></PoetTask>"}},
+			steps:   []haltStep{message("console", "go", "")}, sent: []string{"<PoetTask><Text>rain</Text></PoetTask>"},
+			asked: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLoopRig(t, tc.replies...)
+			tc.setup(r)
+			var first xmlpipe.Response
+			for _, s := range tc.steps {
+				resp, err := s.handle(context.Background(), r, true)
+				if err != nil {
+					t.Fatalf("%s: %v", s.name, err)
+				}
+				first = resp
+			}
+			history := slotKinds(r.cb)
+			r.restart(tc.setup)
+			resp, err := tc.steps[len(tc.steps)-1].handle(context.Background(), r, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.sent != nil {
+				if diff := cmp.Diff(tc.sent, rawSent(first)); diff != "" {
+					t.Fatalf("first handling sent (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(tc.sent, rawSent(resp)); diff != "" {
+					t.Errorf("handled again, it sent (-want +got):\n%s", diff)
+				}
+			} else {
+				if got := answerText(first); got != tc.want {
+					t.Fatalf("first answer %q, want %q", got, tc.want)
+				}
+				if got := answerText(resp); got != tc.want {
+					t.Errorf("handled again, it answered %q, want %q", got, tc.want)
+				}
+			}
+			if diff := cmp.Diff(history, slotKinds(r.cb)); diff != "" {
+				t.Errorf("handling again changed the history (-before +after):\n%s", diff)
+			}
+			if n := len(r.model.requests()); n != tc.asked {
+				t.Errorf("the model was asked %d times, want %d", n, tc.asked)
+			}
+		})
+	}
+}
+
+// rawSent is what a response sends: the peers and refs of a SendAll, the
+// lines of a Raw (XML mode).
+func rawSent(resp xmlpipe.Response) []string {
+	if raw, ok := resp.(*xmlpipe.RawResponse); ok {
+		return strings.Split(string(raw.Bytes), "\n")
+	}
+	return sentTo(resp)
+}
+
+// TestUnsentStepBeforeANewerMessage: a second message recorded after the
+// agent's step — calls, an answer — that never went out (the process died
+// before the pump journaled it) does not hide the step: the first message,
+// handled again after the restart, sends the calls or gives the answer
+// again as recorded, and the second, handled again, is handled as it was
+// (it waits for the calls' answers; an answer's successor asks the model).
+func TestUnsentStepBeforeANewerMessage(t *testing.T) {
+	callPoet := Reply{ToolCalls: []ToolCall{toolCall("c1", "poet", `{"Text":"rain"}`)}}
+	cases := []struct {
+		name    string
+		replies []Reply
+		// handled says whether the second message was handled before the
+		// crash (else it was only recorded).
+		handled bool
+		// first and second are what the messages handled again give: the
+		// calls sent, or the answer; asked how many model calls were made
+		// in all.
+		first, second []string
+		asked         int
+	}{
+		{name: "calls, the second message handled", replies: []Reply{callPoet}, handled: true,
+			first: []string{"poet c1"}, second: []string{"await"}, asked: 1},
+		{name: "calls, the second message only recorded", replies: []Reply{callPoet},
+			first: []string{"poet c1"}, second: []string{"await"}, asked: 1},
+		{name: "an answer, the second message only recorded", replies: []Reply{{Content: "one"}, {Content: "two"}},
+			first: []string{"answer one"}, second: []string{"answer two"}, asked: 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLoopRig(t, tc.replies...)
+			first, second := message("console", "go", ""), message("console", "and then?", "")
+			if _, err := first.handle(context.Background(), r, true); err != nil {
+				t.Fatal(err)
+			}
+			if tc.handled {
+				if resp, err := second.handle(context.Background(), r, true); err != nil {
+					t.Fatal(err)
+				} else if _, ok := resp.(*xmlpipe.AwaitResponse); !ok {
+					t.Fatalf("the second message while the call waits: %T, want Await", resp)
+				}
+			} else {
+				recordMessage(t, r, "console", "and then?")
+			}
+			r.restart(nil)
+			var got [][]string
+			for _, s := range []haltStep{first, second} {
+				resp, err := s.handle(context.Background(), r, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, gave(resp))
+			}
+			if diff := cmp.Diff([][]string{tc.first, tc.second}, got); diff != "" {
+				t.Errorf("the messages handled again gave (-want +got):\n%s", diff)
+			}
+			if n := len(r.model.requests()); n != tc.asked {
+				t.Errorf("the model was asked %d times, want %d", n, tc.asked)
+			}
+		})
+	}
+}
+
+// recordMessage records text from from in thread t's history as the pump
+// does before the handler runs, without handing it to the agent.
+func recordMessage(t *testing.T, r *loopRig, from, text string) {
+	t.Helper()
+	v, _ := stage.NewTextPayload(r.own.GoType(), text)
+	raw, err := r.own.AppendPayload(nil, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.cb.Append(registry.Slot{ThreadID: "t", From: from, To: "mathbot", PayloadType: r.own.Name(),
+		Payload: v, Raw: raw}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gave is what a response gives, in words: the calls sent, the answer, or
+// await.
+func gave(resp xmlpipe.Response) []string {
+	switch resp.(type) {
+	case *xmlpipe.AwaitResponse:
+		return []string{"await"}
+	case *xmlpipe.RespondResponse:
+		return []string{"answer " + answerText(resp)}
+	}
+	return sentTo(resp)
+}
+
+// heldModel is a Chatter whose first model call waits until released; the
+// handlings after it that begin meanwhile say so (ModelTraits, which a
+// handling reads before it waits for the conversation's lock).
+type heldModel struct {
+	next             Chatter
+	asked, release   chan struct{}
+	began            chan struct{}
+	calls, beginning atomic.Int32
+}
+
+func (m *heldModel) Chat(ctx context.Context, req Request) (Reply, error) {
+	if m.calls.Add(1) == 1 {
+		close(m.asked)
+		<-m.release
+	}
+	return m.next.Chat(ctx, req)
+}
+
+func (m *heldModel) ModelTraits(string) ModelTraits {
+	if m.calls.Load() == 1 && m.beginning.Add(1) == 1 {
+		close(m.began)
+	}
+	return ModelTraits{}
+}
+
+// TestMessageDuringTheModelCallIsNotTheStepsOwn: a message that is not the
+// caller's (here a peer's late answer to a call given up; a <huh> about
+// an earlier message) reaching the conversation while the model is asked
+// is recorded before the step the handling under way records; its own
+// handling, which waited for that one, does not take the step for its own
+// unsent one: the calls are not sent twice, the answer is not given twice.
+func TestMessageDuringTheModelCallIsNotTheStepsOwn(t *testing.T) {
+	cases := []struct {
+		name  string
+		reply Reply
+		first []string
+	}{
+		{name: "calls", reply: Reply{ToolCalls: []ToolCall{toolCall("c1", "poet", `{"Text":"rain"}`)}},
+			first: []string{"poet c1"}},
+		{name: "an answer", reply: Reply{Content: "the answer"}, first: []string{"answer the answer"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLoopRig(t, tc.reply)
+			m := &heldModel{next: r.model, asked: make(chan struct{}), release: make(chan struct{}),
+				began: make(chan struct{})}
+			r.a.LLM = m
+			first := make(chan xmlpipe.Response, 1)
+			go func() {
+				resp, err := message("console", "go", "").handle(context.Background(), r, true)
+				if err != nil {
+					t.Error(err)
+				}
+				first <- resp
+			}()
+			<-m.asked
+			second := make(chan xmlpipe.Response, 1)
+			go func() {
+				resp, err := message("poet", "late", "c0").handle(context.Background(), r, true)
+				if err != nil {
+					t.Error(err)
+				}
+				second <- resp
+			}()
+			<-m.began
+			close(m.release)
+			got := [][]string{gave(<-first), gave(<-second)}
+			if diff := cmp.Diff([][]string{tc.first, {"await"}}, got); diff != "" {
+				t.Errorf("the handlings gave (-want +got):\n%s", diff)
 			}
 		})
 	}

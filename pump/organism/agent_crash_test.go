@@ -34,11 +34,14 @@ const (
 	// "answer" (the peer answered, and the agent's answer is in its
 	// history, its message not yet journaled).
 	envAgentStop = "XMLPIPE_AGENT_CRASH_STOP"
+	// envAgentCalling is the agent's tool_calling (native or xml).
+	envAgentCalling = "XMLPIPE_AGENT_CRASH_CALLING"
 )
 
 // agentCrashConfig is the organism of the agent crash test: the agent
-// waiter calls the peer slow, whose handler is test.Slow.
-func agentCrashConfig(t testing.TB, model string) *config.Organism {
+// waiter calls the peer slow, whose handler is test.Slow, with tool calling
+// calling (native or xml).
+func agentCrashConfig(t testing.TB, model, calling string) *config.Organism {
 	c, err := config.Parse("organism.yaml", []byte(fmt.Sprintf(`organism: {name: agents}
 llm:
   retries: 0
@@ -46,8 +49,8 @@ llm:
     - {provider: openai, api_key_env: TEST_LLM_KEY, base_url: %s, model: gpt-test}
 listeners:
   - {name: slow, payload_class: test.SlowQuery, handler: test.Slow, description: Answers slowly}
-  - {name: waiter, agent: true, description: waits, prompt: You are waiter., peers: [slow]}
-`, model)))
+  - {name: waiter, agent: true, description: waits, prompt: You are waiter., peers: [slow], tool_calling: %s}
+`, model, calling)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +156,7 @@ func TestHelperAgentCrashChild(t *testing.T) {
 		select {} // until SIGKILL
 	})
 	stopAt := map[string]int32{"window": 1, "answer": 2}[stop]
-	o, err := New(agentCrashConfig(t, model), Options{Store: s, Catalog: cat, Logger: log,
+	o, err := New(agentCrashConfig(t, model, os.Getenv(envAgentCalling)), Options{Store: s, Catalog: cat, Logger: log,
 		Journal: windowJournal{storeJournal: storeJournal{s: s, log: log}, stopAt: stopAt, seen: &atomic.Int32{},
 			once: &sync.Once{}}})
 	if err == nil {
@@ -176,13 +179,14 @@ func TestHelperAgentCrashChild(t *testing.T) {
 	select {} // until SIGKILL
 }
 
-// runAgentChild runs the agent crash child on dir, stopping at stop, and
+// runAgentChild runs the agent crash child on dir (its agent's tool calling
+// calling), stopping at stop, and
 // SIGKILLs it once it printed both its conversation and killAt.
-func runAgentChild(t *testing.T, dir, model, stop, killAt string) {
+func runAgentChild(t *testing.T, dir, model, calling, stop, killAt string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperAgentCrashChild$")
 	cmd.Env = append(os.Environ(), envAgentChild+"=1", envAgentDir+"="+dir, envAgentModel+"="+model,
-		envAgentStop+"="+stop, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+		envAgentStop+"="+stop, envAgentCalling+"="+calling, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -228,17 +232,20 @@ func runAgentChild(t *testing.T, dir, model, stop, killAt string) {
 // after the agent recorded its answer but before the pump journaled it —
 // and start it again: the conversation goes on, the peer gets the call
 // exactly once, the model is not asked again for what it already said and
-// the caller gets the answer.
+// the caller gets the answer. So in XML mode, whose model writes its
+// message to the peer in its text.
 func TestAgentCallsSurviveKill9(t *testing.T) {
 	tests := []struct {
-		name, stop, killAt string
+		name, calling, stop, killAt string
 		// ran and asked are how many times the peer ran and the model was
 		// asked before the kill.
 		ran, asked int
 	}{
-		{"calls recorded, not journaled", "window", "WINDOW", 0, 1},
-		{"call journaled and running", "peer", "PEER", 0, 1},
-		{"answer recorded, not journaled", "answer", "WINDOW", 1, 2},
+		{"calls recorded, not journaled", "native", "window", "WINDOW", 0, 1},
+		{"call journaled and running", "native", "peer", "PEER", 0, 1},
+		{"answer recorded, not journaled", "native", "answer", "WINDOW", 1, 2},
+		{"xml, message recorded, not journaled", "xml", "window", "WINDOW", 0, 1},
+		{"xml, answer recorded, not journaled", "xml", "answer", "WINDOW", 1, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -247,10 +254,18 @@ func TestAgentCallsSurviveKill9(t *testing.T) {
 				if r := toolMessages(body)["s1"]; r != "" {
 					return say("the slow tool said " + r)
 				}
+				if tc.calling == "xml" {
+					for _, msg := range messages(body) {
+						if c, _ := msg["content"].(string); strings.HasPrefix(c, "[From slow]\n") {
+							return say("the slow tool said " + strings.TrimPrefix(c, "[From slow]\n"))
+						}
+					}
+					return say(`Asking. <SlowQuery><Text>x</Text></SlowQuery>`)
+				}
 				return call(scriptedCall{"s1", "slow", `{"Text":"x"}`})
 			})
 			dir := t.TempDir()
-			runAgentChild(t, dir, m.URL, tc.stop, tc.killAt)
+			runAgentChild(t, dir, m.URL, tc.calling, tc.stop, tc.killAt)
 			if n := len(m.requests()); n != tc.asked {
 				t.Fatalf("%d model requests before the kill, want %d", n, tc.asked)
 			}
@@ -264,7 +279,7 @@ func TestAgentCallsSurviveKill9(t *testing.T) {
 			if testing.Verbose() {
 				log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			}
-			o, err := New(agentCrashConfig(t, m.URL), Options{DataDir: dir, Catalog: cat, Logger: log})
+			o, err := New(agentCrashConfig(t, m.URL, tc.calling), Options{DataDir: dir, Catalog: cat, Logger: log})
 			if err != nil {
 				t.Fatal(err)
 			}
