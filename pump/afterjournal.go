@@ -21,7 +21,8 @@ import (
 // fn never runs when nothing the handler returned is journaled: an
 // immediate shutdown drops the handling (Recover re-delivers the message),
 // a halt puts the message back in its queue, an abandoned handler's
-// response is discarded (Options.CancelGrace), and outputs the shutting
+// response is discarded (Options.CancelGrace; save a halted handling the
+// handler settled, whose response is processed when it returns), and outputs the shutting
 // pump could no longer process are dropped. Neither does one registered
 // after the handler returned. Without a journal, fn runs at the same point,
 // once the pump has processed what the handler returned (its outputs

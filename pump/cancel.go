@@ -41,6 +41,10 @@ const (
 	callRunning uint32 = iota
 	callReturned
 	callAbandoned
+	// callDetached: given up on like callAbandoned (its slot and worker
+	// freed), but a halted call its handler had settled: its delivery is
+	// concluded by what the handler returns, whenever it does.
+	callDetached
 )
 
 // handlerCall is one running handler call: its context, what cancels it,
@@ -68,6 +72,12 @@ type handlerCall struct {
 	// timed is ctx with the listener's timeout as its Deadline (ctx is it
 	// when the listener has one), kept here so it costs no allocation.
 	timed callContext
+	// detach counts, for a detached call, the two parties that must be
+	// done before its delivery is concluded: the watchdog freeing its slot
+	// and the worker whose handler returned (resp, err). The last concludes.
+	detach atomic.Int32
+	resp   xmlpipe.Response
+	err    error
 }
 
 // callContext is a handler call's context carrying the listener's timeout
@@ -98,15 +108,17 @@ func (p *Pump) startCall(l *listener, d *delivery, slot *workerSlot) *handlerCal
 }
 
 // end is called by the worker once the handler returned. It reports false
-// when the call was abandoned meanwhile (its delivery is finished, and the
-// worker's place taken: the worker must stop), else true and the cause the
-// context was cancelled with before the handler returned (nil: not
+// when the call was abandoned meanwhile (its delivery is finished — or,
+// detached, left for the worker to conclude: see concludeDetached — and
+// the worker's place taken: the worker must stop), else true and the cause
+// the context was cancelled with before the handler returned (nil: not
 // cancelled).
 func (c *handlerCall) end() (cause error, ok bool) {
 	if !c.state.CompareAndSwap(callRunning, callReturned) {
 		c.l.lingering.Add(-1)
 		c.cancel(context.Canceled)
-		c.p.log.Warn("abandoned handler returned", "listener", c.l.Name, "thread", c.d.thread)
+		c.p.log.Warn("abandoned handler returned", "listener", c.l.Name, "thread", c.d.thread,
+			"settled", c.state.Load() == callDetached)
 		return nil, false
 	}
 	c.slot.call.CompareAndSwap(c, nil)
@@ -131,19 +143,40 @@ func (c *handlerCall) cancelWith(cause error, now int64) {
 // its slot is freed, and a new worker takes the place of the one stuck in
 // the handler (at most Workers abandoned calls per listener linger at once;
 // beyond that the listener runs with one worker fewer).
+//
+// A halted call whose handler had settled it (xmlpipe.Settle) is detached
+// instead: its slot and worker are freed all the same, but its response is
+// still the handling's outcome — processed once the handler returns
+// (concludeDetached), never dropped, and the message is not handled again.
 func (c *handlerCall) abandon() {
-	if !c.state.CompareAndSwap(callRunning, callAbandoned) {
+	cause := context.Cause(c.ctx)
+	settled := errors.Is(cause, ErrHalted) && c.h.settled.Load()
+	next := callAbandoned
+	if settled {
+		next = callDetached
+	}
+	if settled {
+		c.detach.Store(2) // before the state: a worker that sees it finds the count
+	}
+	if !c.state.CompareAndSwap(callRunning, next) {
 		return
 	}
 	p, l, d := c.p, c.l, c.d
 	c.slot.call.CompareAndSwap(c, nil)
-	cause := context.Cause(c.ctx)
-	c.h.after.drop() // its response is never processed
 	p.abandoned.Add(1)
 	lingering := l.lingering.Add(1)
-	p.log.Error("handler abandoned: still running after its context ended", "listener", l.Name, "thread", d.thread,
-		"cause", cause, "grace", p.opts.CancelGrace, "lingering", lingering)
-	p.conclude(l, d, cause, nil, nil)
+	if settled {
+		p.log.Error("handler given up on: still running after its context ended; it settled its handling, so "+
+			"its response is processed when it returns", "listener", l.Name, "thread", d.thread, "cause", cause,
+			"grace", p.opts.CancelGrace, "lingering", lingering)
+		p.freeSlot(l, d)
+		c.detachDone()
+	} else {
+		c.h.after.drop() // its response is never processed
+		p.log.Error("handler abandoned: still running after its context ended", "listener", l.Name, "thread", d.thread,
+			"cause", cause, "grace", p.opts.CancelGrace, "lingering", lingering)
+		p.conclude(l, d, cause, nil, nil)
+	}
 	if int(lingering) <= l.Workers {
 		go p.runWorker(l, c.slot) // takes over the stuck worker's place (and its WaitGroup counts)
 		return
@@ -152,6 +185,43 @@ func (c *handlerCall) abandon() {
 		"lingering", lingering)
 	l.workers.Done()
 	p.wg.Done()
+}
+
+// returnedDetached is called by the worker of a detached call (see
+// abandon) once its handler returned resp and err.
+func (c *handlerCall) returnedDetached(resp xmlpipe.Response, err error) {
+	c.resp, c.err = resp, err
+	c.detachDone()
+}
+
+// detachDone marks one party of a detached call done (see detach); the
+// last one concludes its delivery.
+func (c *handlerCall) detachDone() {
+	if c.detach.Add(-1) == 0 {
+		c.concludeDetached()
+	}
+}
+
+// concludeDetached finishes the delivery of a detached call once its slot
+// is freed and its handler returned: as a handling that returned in time,
+// its response is processed if the handler still settles it and its
+// conversation was not killed meanwhile; unsettled since, its message
+// waits for the resume like any halted one's.
+func (c *handlerCall) concludeDetached() {
+	p, l, d, resp, err := c.p, c.l, c.d, c.resp, c.err
+	c.resp, c.err = nil, nil
+	d.after = c.h.after.take()
+	var cause error
+	switch {
+	case p.killed(d.conv):
+		cause = ErrConversationKilled
+	case !c.h.settled.Load():
+		cause = ErrHalted
+	default:
+		p.log.Info("settled handling returned after its grace: its response is processed", "listener", l.Name,
+			"thread", d.thread)
+	}
+	p.conclude(l, d, cause, resp, err)
 }
 
 // Watchdog tick bounds: it checks the running calls every quarter of the

@@ -47,9 +47,13 @@ func (p *Pump) runWorker(l *listener, slot *workerSlot) {
 // the ingress stages. ran says whether the handler was called: a message
 // dead-lettered before it (its conversation killed) is not counted handled.
 func (p *Pump) finish(l *listener, d *delivery, requeue, ran bool) {
-	l.active.Add(-1)
-	if !l.Remote {
-		p.slots.release(l)
+	if d.slotFreed {
+		d.slotFreed = false // freed when its call was detached (freeSlot)
+	} else {
+		l.active.Add(-1)
+		if !l.Remote {
+			p.slots.release(l)
+		}
 	}
 	if p.stopNow.Load() { // stopped meanwhile: the handling may be cut short
 		p.drop(d)
@@ -73,6 +77,17 @@ func (p *Pump) finish(l *listener, d *delivery, requeue, ran bool) {
 	after.release() // the outputs hold theirs until they are journaled
 	p.releaseDelivery(d)
 	p.convDone(d.conv)
+}
+
+// freeSlot frees the handler slot of d's handling at l before the handling
+// is finished (a detached call: see handlerCall.abandon); finish then
+// frees none.
+func (p *Pump) freeSlot(l *listener, d *delivery) {
+	d.slotFreed = true
+	l.active.Add(-1)
+	if !l.Remote {
+		p.slots.release(l)
+	}
 }
 
 // requeue puts a delivery whose handling Halt interrupted back in its
@@ -155,6 +170,9 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 	// halted while it ran (or abandoned since) reports itself interrupted.
 	p.handlerEnd(l.Name, d.thread, t0, err != nil, errors.Is(context.Cause(c.ctx), ErrHalted))
 	if !ok {
+		if c.state.Load() == callDetached {
+			c.returnedDetached(resp, err)
+		}
 		return false
 	}
 	d.after = c.h.after.take()

@@ -55,7 +55,9 @@ type HaltReport struct {
 // handled again from the start after Unhalt (the history it saw is not
 // appended twice); unless its handler had settled it (xmlpipe.Settle): then
 // what it returns is processed as ever. A handler that ignores the cancellation is abandoned
-// after Options.CancelGrace. It fails with ErrClosed once the pump shuts
+// after Options.CancelGrace (its slot and worker freed); a settled one's
+// response is still processed when it returns, and its message is not
+// handled again. It fails with ErrClosed once the pump shuts
 // down. Listeners added while halted start halted
 // when the scope covers them. A second Halt widens the scope (HaltAll
 // after HaltAgents) and never narrows it. Pause state is separate: Unhalt

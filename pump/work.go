@@ -190,6 +190,9 @@ type delivery struct {
 	// retry marks a delivery whose handling Halt interrupted: handled again
 	// after Unhalt, its message is not appended to the history twice.
 	retry bool
+	// slotFreed marks a delivery whose handler slot was freed before its
+	// handling finished (a detached call: see handlerCall.abandon).
+	slotFreed bool
 	// journaled is when a message re-delivered after a restart was
 	// journaled (zero for any other): its history slot may be there
 	// already (see recordedAlready).

@@ -370,6 +370,21 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 		// it leaves no trace, and the message is handled again after the
 		// resume (the steps recorded before stay).
 		xmlpipe.Settle(ctx, false)
+		if h := st.c.held; h != nil && st.mode == NativeTools {
+			// A halt stopped this step during its local tools: the model's
+			// reply is known, and the calls answered before the halt are
+			// not made again.
+			a.logger().Info("the step the halt stopped is taken up: the model is not asked again, and only the "+
+				"calls left without a result are made", "agent", a.Name, "thread", st.session, "calls", len(h.Calls),
+				"answered", len(h.Results))
+			st.cutNote = h.CutNote
+			d := digest(h.Content, h.Calls)
+			cr := &callsRecord{Content: h.Content, Calls: h.Calls, sum: &d}
+			if resp, next := a.step(ctx, st, box, loop, cr, h.toolCalls(), h.done()); !next {
+				return resp, nil
+			}
+			continue
+		}
 		if limit := cmpOr(a.MaxIterations, DefaultMaxIterations); st.c.iterations() >= limit {
 			return a.halt(st, fmt.Sprintf("max_iterations (%d) reached in this turn", limit))
 		}
@@ -408,26 +423,8 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			if cutOff(rep) {
 				st.cutNote = "Your reply was cut off at " + tokenLimit(req.MaxTokens) + " while writing this call. "
 			}
-			// The calls and their results are recorded once every local
-			// tool has run: a halt or kill that stops one leaves no trace
-			// (the step — model call and tools — is made again after the
-			// resume), never a failure the model would read.
-			sends, results, stopped := a.dispatch(ctx, st, box, rep.ToolCalls, calls)
-			switch {
-			case errors.Is(stopped, xmlpipe.ErrConversationKilled):
-				return a.killed(st), nil
-			case errors.Is(stopped, xmlpipe.ErrHalted):
-				return a.held(st), nil
-			}
-			a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(cr), Payload: cr})
-			for _, r := range results {
-				a.recordResult(st, r)
-			}
-			if loop != nil && loop.internal != nil {
-				return a.halt(st, aeiou.ErrCodeMagicInternal+": "+loop.internal.Error())
-			}
-			if len(sends) > 0 {
-				return xmlpipe.SendAll(sends...), nil
+			if resp, next := a.step(ctx, st, box, loop, cr, rep.ToolCalls, nil); !next {
+				return resp, nil
 			}
 			continue // every call was answered here: the model goes on
 		}
@@ -485,6 +482,39 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 		}
 		a.record(st, registry.Slot{PayloadType: outputFeedbackType, Raw: []byte(refusal)})
 	}
+}
+
+// step makes the tool calls of the model's reply cr (raw: as the model
+// wrote them): it returns the messages to send, or next true when every
+// call was answered here and the model goes on. The calls and their
+// results are recorded once every local tool has run: a halt or kill that
+// stops one leaves no trace in the conversation, never a failure the model
+// would read. A halt keeps the step aside instead (recordHeldStep): after
+// the resume the same message takes it up with the results of the calls
+// answered before the halt (done), so a local tool that ran to the end is
+// not run again, nor the model asked again.
+func (a *Agent) step(ctx context.Context, st *turnState, box *toolbox, loop *loopSession, cr *callsRecord,
+	raw []ToolCall, done map[string]resultRecord) (resp xmlpipe.Response, next bool) {
+	sends, results, stopped := a.dispatch(ctx, st, box, raw, cr.Calls, done)
+	switch {
+	case errors.Is(stopped, xmlpipe.ErrConversationKilled):
+		return a.killed(st), false
+	case errors.Is(stopped, xmlpipe.ErrHalted):
+		a.recordHeldStep(st, newHeldStep(cr.Content, raw, cr.Calls, st.cutNote, results))
+		return a.held(st), false
+	}
+	a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(cr), Payload: cr})
+	for _, r := range results {
+		a.recordResult(st, r)
+	}
+	if loop != nil && loop.internal != nil {
+		resp, _ = a.halt(st, aeiou.ErrCodeMagicInternal+": "+loop.internal.Error())
+		return resp, false
+	}
+	if len(sends) > 0 {
+		return xmlpipe.SendAll(sends...), false
+	}
+	return nil, true
 }
 
 // namelessCallNote is what the model hears when its reply was only tool

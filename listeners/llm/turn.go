@@ -122,6 +122,9 @@ type convo struct {
 	turnStart int
 	// caller is the conversation's caller ("" when unknown).
 	caller string
+	// held is the step a halt stopped during its local tools, when no item
+	// came after it (see heldStepType).
+	held *heldStep
 }
 
 // readConvo reads the history slots of a conversation whose caller is caller
@@ -181,6 +184,9 @@ func (c *convo) add(a *Agent, s *registry.Slot) {
 			it.kind = itemFeedback
 		case haltType:
 			it.kind = itemHalt
+		case heldStepType:
+			c.held = readHeldStep(s)
+			return
 		default:
 			return
 		}
@@ -197,6 +203,7 @@ func (c *convo) add(a *Agent, s *registry.Slot) {
 		return
 	}
 	c.items = append(c.items, it)
+	c.held = nil
 }
 
 // lastOwn returns the kind of the agent's latest slot of its own

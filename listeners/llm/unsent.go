@@ -160,11 +160,18 @@ func (a *Agent) resend(ctx context.Context, st *turnState, calls []storedCall) (
 	for i, c := range calls {
 		raw[i] = ToolCall{ID: c.ID, Name: c.Name, Arguments: json.RawMessage(c.Arguments)}
 	}
-	sends, results, stopped := a.dispatch(ctx, st, a.toolbox(st.md.Peers), raw, calls)
+	sends, results, stopped := a.dispatch(ctx, st, a.toolbox(st.md.Peers), raw, calls, nil)
 	switch {
 	case errors.Is(stopped, xmlpipe.ErrConversationKilled):
 		return a.killed(st), true
 	case errors.Is(stopped, xmlpipe.ErrHalted):
+		// The calls are in the conversation already: the results of those
+		// answered before the halt join them, so that the handling after
+		// the resume makes only the others (held unsettles the handling
+		// these records settled).
+		for _, r := range results {
+			a.recordResult(st, r)
+		}
 		return a.held(st), true
 	}
 	for _, r := range results {
