@@ -29,7 +29,9 @@ import (
 // behind leads out either when the host follows it.
 //
 // Files that are neither regular files nor directories (FIFOs, devices,
-// sockets) are refused with EACCES; the open that finds them is made with
+// sockets) are refused with EACCES, and so is a regular file with more
+// than one hard link (the guest cannot make one: Link is refused, so such
+// a name is someone else's, possibly for a file outside the directory); the open that finds them is made with
 // O_NONBLOCK, so it never waits for a FIFO's writer. Modes are limited to
 // the permission bits (no set-user-ID file can be made). A read-only mount
 // refuses every change with EROFS. At most maxOpenFiles files are open at
@@ -110,7 +112,9 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 		r.open.Add(-1)
 		return nil, experimentalsys.EAGAIN
 	}
-	f, err := r.root.OpenFile(p, osFlags(flag)|syscall.O_NONBLOCK, perm&fs.ModePerm)
+	// O_TRUNC is left to below, once the file is known to be one that may
+	// be changed: a hard link to a file outside is refused untouched.
+	f, err := r.root.OpenFile(p, osFlags(flag)&^os.O_TRUNC|syscall.O_NONBLOCK, perm&fs.ModePerm)
 	if err != nil {
 		r.open.Add(-1)
 	}
@@ -123,11 +127,24 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 		return nil, errnoOf(err)
 	}
 	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+	st := sys.Stat_t{}
+	if err == nil {
+		st = sys.NewStat_t(fi)
+	}
+	switch {
+	case err != nil:
+	case !fi.Mode().IsRegular() && !fi.IsDir():
 		err = syscall.EACCES // a FIFO, device or socket: refused
+	case fi.Mode().IsRegular() && st.Nlink > 1:
+		err = syscall.EACCES // a hard link someone else made: refused
+	case fi.IsDir() && flag&experimentalsys.O_TRUNC != 0:
+		err = syscall.EISDIR // as open(2) says
 	}
 	if err == nil && flag&experimentalsys.O_NONBLOCK == 0 {
 		err = setFlag(f, syscall.O_NONBLOCK, false)
+	}
+	if err == nil && flag&experimentalsys.O_TRUNC != 0 {
+		err = f.Truncate(0)
 	}
 	if err != nil {
 		_ = f.Close()
@@ -226,13 +243,15 @@ func (r *rootFS) Rename(from, to string) experimentalsys.Errno {
 	return errnoOf(r.root.Rename(from, to))
 }
 
-// Link implements experimentalsys.FS: a hard link, both names beneath the
-// root (a symbolic link is linked itself, not its target).
-func (r *rootFS) Link(oldPath, newPath string) experimentalsys.Errno {
+// Link implements experimentalsys.FS: hard links are refused (EPERM). A
+// regular file with more than one link cannot be opened (see OpenFile),
+// since a link someone else made may name a file outside the directory;
+// the guest making its own would only lock itself out of its file.
+func (r *rootFS) Link(_, _ string) experimentalsys.Errno {
 	if r.readOnly {
 		return experimentalsys.EROFS
 	}
-	return errnoOf(r.root.Link(rootPath(oldPath), rootPath(newPath)))
+	return experimentalsys.EPERM
 }
 
 // Symlink implements experimentalsys.FS. The target is kept as written and
