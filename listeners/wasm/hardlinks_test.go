@@ -40,6 +40,7 @@ func TestForeignHardLinksRefused(t *testing.T) {
 			{"read", "/data/hl", "", "permission denied"},
 			{"write", "/data/hl", "overwritten", changeErr},
 			{"append", "/data/hl", "appended", changeErr},
+			{"truncate", "/data/hl", "0", changeErr},
 		}
 		if writable {
 			steps = append(steps, struct{ do, path, arg, errHas string }{"link", "/data/mine", "/data/mine2", "not permitted"})

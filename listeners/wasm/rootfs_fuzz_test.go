@@ -188,7 +188,7 @@ func FuzzRootFS(f *testing.F) {
 			}
 		}
 		before := slicesWithout(hostTree(t, top), root, top)
-		rfs, err := openRootFS(root, layout&0x40 != 0)
+		rfs, err := openRootFS(root, layout&0x40 != 0, 1<<20)
 		if err != nil {
 			t.Fatal(err)
 		}
