@@ -33,6 +33,10 @@ var (
 	// ErrNotRegular means a module or xsd path names no regular file (a
 	// FIFO, a device, a directory): regfile.ErrNotRegular.
 	ErrNotRegular = regfile.ErrNotRegular
+	// ErrDiskQuota means the guest's writable dir refused a change past
+	// its max_disk_bytes during a call that then failed (the guest itself
+	// saw EIO).
+	ErrDiskQuota = errors.New("wasm: guest's dir is at its disk quota")
 	// ErrClosed means the module was closed.
 	ErrClosed = errors.New("wasm: module closed")
 )

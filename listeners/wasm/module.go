@@ -24,6 +24,7 @@ const (
 	DefaultTimeout        = 5 * time.Second
 	DefaultInstances      = 4
 	DefaultMaxOutputBytes = 1 << 20
+	DefaultMaxDiskBytes   = 64 << 20
 	maxStderrBytes        = 4 << 10
 )
 
@@ -40,6 +41,12 @@ type Sandbox struct {
 	Dir string
 	// DirWritable mounts Dir read-write instead of read-only.
 	DirWritable bool
+	// MaxDiskBytes caps what a writable Dir holds (default 64 MiB): its
+	// files' sizes, its links' targets and 256 bytes a name, those there
+	// before counted when the module is compiled. One count for the
+	// module, whatever its instances; a change past it fails in the guest
+	// (see rootFS).
+	MaxDiskBytes int
 	// Env names the host environment variables the guest sees.
 	Env []string
 	// Instances is how many instances may exist at once (default 4): idle
@@ -61,6 +68,9 @@ func (s Sandbox) withDefaults() Sandbox {
 	}
 	if s.MaxOutputBytes <= 0 {
 		s.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if s.MaxDiskBytes <= 0 {
+		s.MaxDiskBytes = DefaultMaxDiskBytes
 	}
 	return s
 }
@@ -110,8 +120,12 @@ func Compile(ctx context.Context, name string, wasm []byte, sb Sandbox, cache wa
 	var dir *rootFS
 	if sb.Dir != "" {
 		var err error
-		if dir, err = openRootFS(sb.Dir, !sb.DirWritable); err != nil {
+		if dir, err = openRootFS(sb.Dir, !sb.DirWritable, int64(sb.MaxDiskBytes)); err != nil {
 			return nil, fmt.Errorf("wasm %s: dir: %w", name, err)
+		}
+		if used := dir.diskUsed(); used > int64(sb.MaxDiskBytes) {
+			log.Warn("wasm: dir already holds more than max_disk_bytes: the guest can only shrink it",
+				"module", name, "dir", sb.Dir, "used", used, "max_disk_bytes", sb.MaxDiskBytes)
 		}
 	}
 	rc := wazero.NewRuntimeConfig().WithCloseOnContextDone(true).WithMemoryLimitPages(uint32(sb.MemoryMB) * 16)
@@ -283,7 +297,7 @@ func (m *Module) Describe(ctx context.Context) (out []byte, ok bool, err error) 
 	return out, true, err
 }
 
-func (m *Module) call(ctx context.Context, export string, in []byte) ([]byte, error) {
+func (m *Module) call(ctx context.Context, export string, in []byte) (_ []byte, err error) {
 	m.mu.Lock()
 	closed := m.closed
 	m.mu.Unlock()
@@ -303,6 +317,7 @@ func (m *Module) call(ctx context.Context, export string, in []byte) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
+	defer m.noteQuota(inst.dir, &err)()
 	fn := inst.fn
 	if export != "handle" {
 		fn = inst.mod.ExportedFunction(export)
@@ -343,12 +358,14 @@ func (m *Module) call(ctx context.Context, export string, in []byte) ([]byte, er
 }
 
 // runCommand instantiates a command module for one call.
-func (m *Module) runCommand(ctx context.Context, in []byte) ([]byte, error) {
+func (m *Module) runCommand(ctx context.Context, in []byte) (_ []byte, err error) {
 	stdin, out, errOut := m.newStdio()
 	stdin.reset(in)
 	cctx, cancel := context.WithTimeout(ctx, m.sandbox.Timeout)
 	defer cancel()
-	mod, err := m.rt.InstantiateModule(cctx, m.cm, m.moduleConfig(stdin, out, errOut, m.dirView()))
+	dir := m.dirView()
+	defer m.noteQuota(dir, &err)()
+	mod, err := m.rt.InstantiateModule(cctx, m.cm, m.moduleConfig(stdin, out, errOut, dir))
 	if mod != nil {
 		defer mod.Close(context.Background())
 	}
@@ -360,6 +377,30 @@ func (m *Module) runCommand(ctx context.Context, in []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w (%d bytes)", ErrOutputTooLarge, m.sandbox.MaxOutputBytes)
 	}
 	return out.b, nil
+}
+
+// noteQuota is deferred around a call whose /data is dir (nil: none): the
+// function it returns, should the disk quota have refused a change during
+// the call, logs it and, when the call failed, wraps *err with
+// ErrDiskQuota, since the guest itself could only be told EIO.
+func (m *Module) noteQuota(dir *rootFS, err *error) func() {
+	if dir == nil || dir.quota == nil {
+		return func() {}
+	}
+	before := dir.quotaRefusals()
+	return func() {
+		n := dir.quotaRefusals() - before
+		if n == 0 {
+			return
+		}
+		used := dir.diskUsed()
+		m.log.Warn("wasm: the guest's dir is at its disk quota", "module", m.name, "refused", n,
+			"used", used, "max_disk_bytes", m.sandbox.MaxDiskBytes)
+		if *err != nil {
+			*err = fmt.Errorf("%w (max_disk_bytes %d, %d used; %d changes refused): %w",
+				ErrDiskQuota, m.sandbox.MaxDiskBytes, used, n, *err)
+		}
+	}
 }
 
 // classify maps a wazero error to one of the package's errors. ctx is the

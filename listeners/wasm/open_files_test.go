@@ -47,7 +47,7 @@ func TestCallsDoNotLeakOpenFiles(t *testing.T) {
 // the directory now counts on its own.
 func TestEachInstanceHasItsOwnBudget(t *testing.T) {
 	_, dir := sandboxLayout(t)
-	r, err := openRootFS(dir, true)
+	r, err := openRootFS(dir, true, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,11 @@ type rootFile struct {
 	readOnly bool
 	closed   bool
 	open     *atomic.Int64 // its file system's count of open files
+	// quota is the directory's disk quota (nil: read-only, or not a
+	// regular file): every change of size is measured against it.
+	quota *diskQuota
+	// refused is its file system's count of changes the quota refused.
+	refused *refusals
 }
 
 // newRootFile wraps f, whose status is fi, opened with flag; open counts
@@ -128,8 +133,11 @@ func (f *rootFile) Write(buf []byte) (int, experimentalsys.Errno) {
 	if len(buf) == 0 {
 		return 0, 0
 	}
-	n, err := f.f.Write(buf)
-	return n, errnoOf(err)
+	if f.quota == nil {
+		n, err := f.f.Write(buf)
+		return n, errnoOf(err)
+	}
+	return f.writeCounted(buf, -1, func(b []byte) (int, error) { return f.f.Write(b) })
 }
 
 // Pwrite implements experimentalsys.File.
@@ -140,11 +148,60 @@ func (f *rootFile) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
 	if len(buf) == 0 {
 		return 0, 0
 	}
-	n, err := f.f.WriteAt(buf, off)
-	return n, errnoOf(err)
+	if f.quota == nil {
+		n, err := f.f.WriteAt(buf, off)
+		return n, errnoOf(err)
+	}
+	return f.writeCounted(buf, off, func(b []byte) (int, error) { return f.f.WriteAt(b, off) })
 }
 
-// Truncate implements experimentalsys.File.
+// writeCounted writes buf with write at offset off (-1: the file's own
+// offset) within the disk quota: what would grow the file past it is cut
+// off, and a write of which nothing fits fails (errnoQuota), as on a full
+// disk. The growth is measured (fstat before and after) under the quota's
+// lock.
+func (f *rootFile) writeCounted(buf []byte, off int64, write func([]byte) (int, error)) (int, experimentalsys.Errno) {
+	f.quota.mu.Lock()
+	defer f.quota.mu.Unlock()
+	before, err := f.size()
+	if err != nil {
+		return 0, errnoOf(err)
+	}
+	switch {
+	case f.append:
+		off = before // O_APPEND writes at the end, pwrite's offset included (Linux)
+	case off < 0:
+		if off, err = f.f.Seek(0, io.SeekCurrent); err != nil {
+			return 0, errnoOf(err)
+		}
+	}
+	if end := off + int64(len(buf)); end > before+f.quota.room() {
+		keep := before + f.quota.room() - off
+		if keep <= 0 {
+			f.refused.Add(1)
+			return 0, errnoQuota
+		}
+		buf = buf[:keep]
+	}
+	n, werr := write(buf)
+	after, err := f.size()
+	if err == nil {
+		f.quota.used += after - before
+	}
+	return n, errnoOf(errors.Join(werr, err))
+}
+
+// size is the file's size now.
+func (f *rootFile) size() (int64, error) {
+	fi, err := f.f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
+// Truncate implements experimentalsys.File: growing a file past the disk
+// quota fails (errnoQuota).
 func (f *rootFile) Truncate(size int64) experimentalsys.Errno {
 	if size < 0 {
 		return experimentalsys.EINVAL
@@ -152,7 +209,25 @@ func (f *rootFile) Truncate(size int64) experimentalsys.Errno {
 	if f.isDir {
 		return experimentalsys.EISDIR
 	}
-	return errnoOf(f.f.Truncate(size))
+	if f.quota == nil {
+		return errnoOf(f.f.Truncate(size))
+	}
+	f.quota.mu.Lock()
+	defer f.quota.mu.Unlock()
+	before, err := f.size()
+	if err != nil {
+		return errnoOf(err)
+	}
+	if size-before > f.quota.room() {
+		f.refused.Add(1)
+		return errnoQuota
+	}
+	terr := f.f.Truncate(size)
+	after, err := f.size()
+	if err == nil {
+		f.quota.used += after - before
+	}
+	return errnoOf(errors.Join(terr, err))
 }
 
 // Sync implements experimentalsys.File.
@@ -184,6 +259,15 @@ func (f *rootFile) Close() experimentalsys.Errno {
 	}
 	f.closed = true
 	f.open.Add(-1)
+	if f.quota != nil {
+		f.quota.mu.Lock()
+		defer f.quota.mu.Unlock()
+		st, errno := f.Stat()
+		if errno != 0 {
+			st.Nlink = 1 // unknown: a removed file stays counted, never too little
+		}
+		f.quota.closing(fileID{f.dev, f.ino}, st)
+	}
 	return errnoOf(f.f.Close())
 }
 

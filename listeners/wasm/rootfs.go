@@ -29,7 +29,9 @@ import (
 // behind leads out either when the host follows it.
 //
 // Files that are neither regular files nor directories (FIFOs, devices,
-// sockets) are refused with EACCES; the open that finds them is made with
+// sockets) are refused with EACCES, and so is a regular file with more
+// than one hard link (the guest cannot make one: Link is refused, so such
+// a name is someone else's, possibly for a file outside the directory); the open that finds them is made with
 // O_NONBLOCK, so it never waits for a FIFO's writer. Modes are limited to
 // the permission bits (no set-user-ID file can be made). A read-only mount
 // refuses every change with EROFS. At most maxOpenFiles files are open at
@@ -39,6 +41,12 @@ import (
 // so the budget is per instance: instances do not take each other's, and
 // any number of them can preopen /data.
 //
+// A writable rootFS has a disk quota (see diskQuota), shared by every view:
+// a change that would take the directory past it (a write, a truncate or
+// a write past the end that grows a file, a new file, directory or link)
+// fails (errnoQuota); a write that only partly fits writes what fits, as
+// on a full disk. Each view counts the changes refused (quotaRefusals).
+//
 // wazero has already cleaned the guest's path and refused a rooted one or
 // one starting with ".." before calling; rootFS does not depend on that.
 type rootFS struct {
@@ -47,23 +55,64 @@ type rootFS struct {
 	readOnly bool
 	open     atomic.Int64 // files open now
 	max      int64        // files open at most (maxOpenFiles)
+	// quota bounds the directory's bytes (nil: read-only, nothing grows).
+	quota *diskQuota
+	// refused counts the changes the quota refused through this view.
+	refused refusals
 }
 
 // maxOpenFiles bounds the files one instance holds open at once.
 const maxOpenFiles = 256
 
-// openRootFS opens dir for a guest.
-func openRootFS(dir string, readOnly bool) (*rootFS, error) {
+// openRootFS opens dir for a guest; a writable one (readOnly false) holds
+// at most maxDisk bytes, counting those already there.
+func openRootFS(dir string, readOnly bool, maxDisk int64) (*rootFS, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}
-	return &rootFS{root: root, readOnly: readOnly, max: maxOpenFiles}, nil
+	r := &rootFS{root: root, readOnly: readOnly, max: maxOpenFiles}
+	if !readOnly {
+		if r.quota, err = newDiskQuota(dir, maxDisk); err != nil {
+			return nil, errors.Join(err, root.Close())
+		}
+	}
+	return r, nil
 }
 
-// view returns a rootFS on the same directory with a budget of its own
-// (no file open): one instance's /data.
-func (r *rootFS) view() *rootFS { return &rootFS{root: r.root, readOnly: r.readOnly, max: r.max} }
+// view returns a rootFS on the same directory, and the same disk quota,
+// with a budget of open files of its own (no file open): one instance's
+// /data.
+func (r *rootFS) view() *rootFS {
+	return &rootFS{root: r.root, readOnly: r.readOnly, max: r.max, quota: r.quota}
+}
+
+// diskUsed reports the bytes the directory's quota counts (0: read-only).
+func (r *rootFS) diskUsed() int64 {
+	if r.quota == nil {
+		return 0
+	}
+	return r.quota.Used()
+}
+
+// quotaRefusals reports how many changes the disk quota refused through r.
+func (r *rootFS) quotaRefusals() int64 { return r.refused.Load() }
+
+// refuse counts a change refused for the disk quota and returns its errno.
+func (r *rootFS) refuse() experimentalsys.Errno {
+	r.refused.Add(1)
+	return errnoQuota
+}
+
+// lockQuota takes the disk quota's lock, when there is a quota, and returns
+// its unlock.
+func (r *rootFS) lockQuota() func() {
+	if r.quota == nil {
+		return func() {}
+	}
+	r.quota.mu.Lock()
+	return r.quota.mu.Unlock
+}
 
 // openFiles reports how many files are open through r.
 func (r *rootFS) openFiles() int64 { return r.open.Load() }
@@ -110,7 +159,24 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 		r.open.Add(-1)
 		return nil, experimentalsys.EAGAIN
 	}
-	f, err := r.root.OpenFile(p, osFlags(flag)|syscall.O_NONBLOCK, perm&fs.ModePerm)
+	defer r.lockQuota()()
+	created := false
+	if r.quota != nil && flag&experimentalsys.O_CREAT != 0 {
+		// A new name counts against the quota: refused when there is
+		// no room for it (what a name it follows a link to would make
+		// is checked the same way).
+		if _, err := r.root.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			if r.quota.room() < entryBytes {
+				r.open.Add(-1)
+				return nil, r.refuse()
+			}
+			created = true
+		}
+	}
+	// O_TRUNC is left to below, once the file is known to be one that may
+	// be changed: a hard link to a file outside is refused untouched, and
+	// the bytes truncation frees are counted.
+	f, err := r.root.OpenFile(p, osFlags(flag)&^os.O_TRUNC|syscall.O_NONBLOCK, perm&fs.ModePerm)
 	if err != nil {
 		r.open.Add(-1)
 	}
@@ -122,19 +188,42 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 	if err != nil {
 		return nil, errnoOf(err)
 	}
+	if r.quota != nil && created {
+		r.quota.used += entryBytes
+	}
 	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+	st := sys.Stat_t{}
+	if err == nil {
+		st = sys.NewStat_t(fi)
+	}
+	switch {
+	case err != nil:
+	case !fi.Mode().IsRegular() && !fi.IsDir():
 		err = syscall.EACCES // a FIFO, device or socket: refused
+	case fi.Mode().IsRegular() && st.Nlink > 1:
+		err = syscall.EACCES // a hard link someone else made: refused
+	case fi.IsDir() && flag&experimentalsys.O_TRUNC != 0:
+		err = syscall.EISDIR // as open(2) says
 	}
 	if err == nil && flag&experimentalsys.O_NONBLOCK == 0 {
 		err = setFlag(f, syscall.O_NONBLOCK, false)
+	}
+	if err == nil && flag&experimentalsys.O_TRUNC != 0 {
+		if err = f.Truncate(0); err == nil && r.quota != nil {
+			r.quota.used -= st.Size
+		}
 	}
 	if err != nil {
 		_ = f.Close()
 		r.open.Add(-1)
 		return nil, errnoOf(err)
 	}
-	return newRootFile(f, fi, flag, r.readOnly, &r.open), 0
+	rf := newRootFile(f, fi, flag, r.readOnly, &r.open)
+	if r.quota != nil && fi.Mode().IsRegular() {
+		rf.quota, rf.refused = r.quota, &r.refused
+		r.quota.opened(fileID{st.Dev, st.Ino})
+	}
+	return rf, 0
 }
 
 // osFlags converts open flags to the os package's.
@@ -199,7 +288,14 @@ func (r *rootFS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
 	if r.readOnly {
 		return experimentalsys.EROFS
 	}
+	defer r.lockQuota()()
+	if r.quota != nil && r.quota.room() < entryBytes {
+		return r.refuse()
+	}
 	errno := errnoOf(r.root.Mkdir(rootPath(p), perm&fs.ModePerm))
+	if errno == 0 && r.quota != nil {
+		r.quota.used += entryBytes
+	}
 	if errno == experimentalsys.ENOTDIR {
 		errno = experimentalsys.ENOENT // a parent is missing (as wazero's own DirFS says)
 	}
@@ -223,16 +319,31 @@ func (r *rootFS) Rename(from, to string) experimentalsys.Errno {
 	if from == to {
 		return 0
 	}
-	return errnoOf(r.root.Rename(from, to))
+	defer r.lockQuota()()
+	var replaced os.FileInfo // what the rename replaces, released once it is gone
+	if r.quota != nil {
+		fromFi, ferr := r.root.Lstat(from)
+		toFi, terr := r.root.Lstat(to)
+		if ferr == nil && terr == nil && !os.SameFile(fromFi, toFi) {
+			replaced = toFi
+		}
+	}
+	errno := errnoOf(r.root.Rename(from, to))
+	if errno == 0 && replaced != nil {
+		r.quota.removed(replaced)
+	}
+	return errno
 }
 
-// Link implements experimentalsys.FS: a hard link, both names beneath the
-// root (a symbolic link is linked itself, not its target).
-func (r *rootFS) Link(oldPath, newPath string) experimentalsys.Errno {
+// Link implements experimentalsys.FS: hard links are refused (EPERM). A
+// regular file with more than one link cannot be opened (see OpenFile),
+// since a link someone else made may name a file outside the directory;
+// the guest making its own would only lock itself out of its file.
+func (r *rootFS) Link(_, _ string) experimentalsys.Errno {
 	if r.readOnly {
 		return experimentalsys.EROFS
 	}
-	return errnoOf(r.root.Link(rootPath(oldPath), rootPath(newPath)))
+	return experimentalsys.EPERM
 }
 
 // Symlink implements experimentalsys.FS. The target is kept as written and
@@ -246,7 +357,16 @@ func (r *rootFS) Symlink(target, link string) experimentalsys.Errno {
 	if errno := checkLinkTarget(target); errno != 0 {
 		return errno
 	}
-	return errnoOf(r.root.Symlink(target, rootPath(link)))
+	defer r.lockQuota()()
+	cost := entryBytes + int64(len(target))
+	if r.quota != nil && r.quota.room() < cost {
+		return r.refuse()
+	}
+	errno := errnoOf(r.root.Symlink(target, rootPath(link)))
+	if errno == 0 && r.quota != nil {
+		r.quota.used += cost
+	}
+	return errno
 }
 
 // checkLinkTarget refuses a symbolic link target that could climb out.
@@ -293,6 +413,11 @@ func (r *rootFS) removeAt(p string, flags int) experimentalsys.Errno {
 	if parent == "" {
 		parent = "."
 	}
+	defer r.lockQuota()()
+	var gone os.FileInfo // what is removed, released once it is gone
+	if r.quota != nil {
+		gone, _ = r.root.Lstat(path.Join(parent, base))
+	}
 	dir, err := r.root.OpenFile(parent, os.O_RDONLY|syscall.O_DIRECTORY, 0)
 	if err != nil {
 		return errnoOf(err)
@@ -307,6 +432,9 @@ func (r *rootFS) removeAt(p string, flags int) experimentalsys.Errno {
 		uerr = ignoringEINTR(func() error { return unix.Unlinkat(int(fd), base, flags) })
 	}); err != nil {
 		return errnoOf(err)
+	}
+	if uerr == nil && gone != nil {
+		r.quota.removed(gone)
 	}
 	return errnoOf(uerr)
 }

@@ -188,7 +188,7 @@ func FuzzRootFS(f *testing.F) {
 			}
 		}
 		before := slicesWithout(hostTree(t, top), root, top)
-		rfs, err := openRootFS(root, layout&0x40 != 0)
+		rfs, err := openRootFS(root, layout&0x40 != 0, 1<<20)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -262,6 +262,15 @@ func FuzzRootFS(f *testing.F) {
 		}
 		if after := slicesWithout(hostTree(t, top), root, top); strings.Join(after, "\n") != strings.Join(before, "\n") {
 			t.Fatalf("outside the root changed:\n%s\nwas\n%s", strings.Join(after, "\n"), strings.Join(before, "\n"))
+		}
+		if rfs.quota != nil { // every file is closed: the disk quota's count is what is there
+			fresh, err := newDiskQuota(root, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rfs.diskUsed(); got != fresh.used {
+				t.Fatalf("the disk quota counts %d bytes; the directory holds %d", got, fresh.used)
+			}
 		}
 	})
 }

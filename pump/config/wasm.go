@@ -32,6 +32,11 @@ type Capabilities struct {
 	Dir string `yaml:"dir"`
 	// DirWritable mounts Dir read-write (default read-only).
 	DirWritable bool `yaml:"dir_writable"`
+	// MaxDiskBytes caps what a writable Dir may hold, in bytes: its files'
+	// sizes, its links' targets and 256 bytes a name, what is there when
+	// the listener is built included (default 64 MiB). A write, truncate or
+	// new name past it fails in the guest.
+	MaxDiskBytes int `yaml:"max_disk_bytes"`
 	// Env lists the host environment variables the guest sees (default none).
 	Env []string `yaml:"env"`
 	// Instances is how many instances may run at once (default 4); idle
@@ -91,6 +96,10 @@ func checkCapabilities(r *reporter, path string, c Capabilities, dataDir string)
 	if c.DirWritable && c.Dir == "" {
 		r.add(path+".dir_writable", "set dir to mount a directory")
 	}
+	r.nonNegative(path+".max_disk_bytes", c.MaxDiskBytes)
+	if c.MaxDiskBytes > 0 && !c.DirWritable {
+		r.add(path+".max_disk_bytes", "caps a writable dir: set dir and dir_writable: true (a read-only dir never grows)")
+	}
 	if c.Dir != "" && dataDir != "" && overlapping(c.Dir, dataDir) {
 		r.add(path+".dir", "%s overlaps organism.data_dir %s, where the organism keeps its keys, journal and certificates: "+
 			"give the guest a directory of its own", c.Dir, dataDir)
@@ -111,6 +120,6 @@ func overlapping(a, b string) bool {
 
 // IsZero reports whether no capability was written.
 func (c Capabilities) IsZero() bool {
-	return c.MemoryMB == 0 && c.Timeout == 0 && c.Dir == "" && !c.DirWritable && len(c.Env) == 0 &&
+	return c.MemoryMB == 0 && c.Timeout == 0 && c.Dir == "" && !c.DirWritable && c.MaxDiskBytes == 0 && len(c.Env) == 0 &&
 		c.Instances == 0 && c.MaxOutputBytes == 0
 }

@@ -18,6 +18,10 @@ func TestWasmListenerChecks(t *testing.T) {
 		{"  - {name: w, type: wasm, module: m.wasm, description: d, capabilities: {memory_mb: -1}}", "memory_mb: must not be negative"},
 		{"  - {name: w, type: wasm, module: m.wasm, description: d, capabilities: {memory_mb: 5000}}", "at most 4096"},
 		{"  - {name: w, type: wasm, module: m.wasm, description: d, capabilities: {dir_writable: true}}", "set dir to mount a directory"},
+		{"  - {name: w, type: wasm, module: m.wasm, description: d, capabilities: {dir: w, dir_writable: true, max_disk_bytes: -1}}",
+			"t.yaml:3: listeners[0].capabilities.max_disk_bytes: must not be negative, got -1"},
+		{"  - {name: w, type: wasm, module: m.wasm, description: d, capabilities: {dir: w, max_disk_bytes: 1048576}}",
+			"t.yaml:3: listeners[0].capabilities.max_disk_bytes: caps a writable dir"},
 		{"  - {name: g, payload_class: p, handler: h, description: d, capabilities: {timeout: 1s}}", "are for wasm listeners"},
 		{"  - {name: w, type: wasm, module: m.wasm, description: d, capabilities: {nope: 1}}", "nope"},
 		// The data directory (data beside the file by default): not the
@@ -40,13 +44,14 @@ func TestWasmListenerChecks(t *testing.T) {
     description: a calculator
     payload: {root: Calc, fields: [{name: A, type: double, doc: first}, {name: Op, enum: [add, sub], optional: true}]}
     response: {root: CalcResult, fields: [{name: Value, type: double}]}
-    capabilities: {memory_mb: 32, timeout: 2s, dir: data-wasm, env: [LANG], instances: 2, max_output_bytes: 4096}
+    capabilities: {memory_mb: 32, timeout: 2s, dir: data-wasm, dir_writable: true, max_disk_bytes: 1048576, env: [LANG],
+      instances: 2, max_output_bytes: 4096}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := o.Listeners[0]
-	if l.Module != "/srv/tools/calc.wasm" || l.Capabilities.Dir != "/srv/data-wasm" || l.Capabilities.Timeout.D().Seconds() != 2 ||
+	if l.Module != "/srv/tools/calc.wasm" || l.Capabilities.Dir != "/srv/data-wasm" || l.Capabilities.MaxDiskBytes != 1<<20 || l.Capabilities.Timeout.D().Seconds() != 2 ||
 		len(l.Payload.Fields) != 2 || l.Payload.Fields[1].Enum[1] != "sub" || l.Response.Root != "CalcResult" {
 		t.Fatalf("parsed: %+v", l)
 	}

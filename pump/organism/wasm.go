@@ -139,7 +139,7 @@ func (s *wasmSet) open(cat *catalog.Catalog, env catalog.Env, lc config.Listener
 		Module: lc.ModulePath(),
 		Wasm:   module,
 		Sandbox: wasm.Sandbox{MemoryMB: c.MemoryMB, Timeout: c.Timeout.D(), Dir: c.Dir, DirWritable: c.DirWritable,
-			Env: c.Env, Instances: c.Instances, MaxOutputBytes: c.MaxOutputBytes},
+			MaxDiskBytes: c.MaxDiskBytes, Env: c.Env, Instances: c.Instances, MaxOutputBytes: c.MaxOutputBytes},
 		Payload:  fieldsOf(lc.Payload),
 		XSD:      lc.XSD,
 		Response: fieldsOf(lc.Response),

@@ -9,7 +9,13 @@
 // Operations: ping; read, write (Arg the content), append (Arg the
 // content), stat, lstat, readlink, list (the names in a directory, comma
 // separated), mkdir, remove, symlink (a link at Path whose target is Arg),
-// link (a hard link at Arg to Path), rename (Path to Arg); env (the value
+// link (a hard link at Arg to Path), rename (Path to Arg), truncate (to
+// Arg bytes), writeat (Arg "offset:content", into the file made if
+// missing, at the offset: past its end leaves a hole), many (Arg files
+// named Path0, Path1, … each holding "x"; Result is how many were made),
+// orphan (makes Path, writes Arg, removes Path while open and writes Arg
+// again), mustwrite (as write, but a failure panics: the call fails);
+// env (the value
 // of the environment variable Path); hog (allocates Arg megabytes in one
 // allocation and uses every page, so that a request over the memory cap
 // fails at once, however slowly the guest runs); hold (opens Path Arg
@@ -93,6 +99,58 @@ func do(o ops) (string, error) {
 		return "", os.Link(o.Path, o.Arg)
 	case "rename":
 		return "", os.Rename(o.Path, o.Arg)
+	case "mustwrite":
+		if err := os.WriteFile(o.Path, []byte(o.Arg), 0o644); err != nil {
+			panic(err)
+		}
+		return "", nil
+	case "truncate":
+		n, err := strconv.ParseInt(o.Arg, 10, 64)
+		if err != nil {
+			return "", err
+		}
+		return "", os.Truncate(o.Path, n)
+	case "writeat":
+		offset, content, _ := strings.Cut(o.Arg, ":")
+		off, err := strconv.ParseInt(offset, 10, 64)
+		if err != nil {
+			return "", err
+		}
+		f, err := os.OpenFile(o.Path, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return "", err
+		}
+		_, err = f.WriteAt([]byte(content), off)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return "", err
+	case "many":
+		n, err := strconv.Atoi(o.Arg)
+		if err != nil {
+			return "", err
+		}
+		made := 0
+		for ; made < n; made++ {
+			if err := os.WriteFile(o.Path+strconv.Itoa(made), []byte("x"), 0o644); err != nil {
+				return strconv.Itoa(made), err
+			}
+		}
+		return strconv.Itoa(made), nil
+	case "orphan":
+		f, err := os.Create(o.Path)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		if _, err := f.WriteString(o.Arg); err != nil {
+			return "", err
+		}
+		if err := os.Remove(o.Path); err != nil {
+			return "", err
+		}
+		_, err = f.WriteString(o.Arg)
+		return "", err
 	case "env":
 		return os.Getenv(o.Path), nil
 	case "hog":

@@ -1,0 +1,63 @@
+package wasm
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestForeignHardLinksRefused: a hard link someone else made inside dir
+// to a file outside it is neither read nor written through, on a writable
+// mount or a read-only one, and the guest makes none itself.
+func TestForeignHardLinksRefused(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "wdata")
+	outside := filepath.Join(base, "secret")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(outside, []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mine"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(outside, filepath.Join(dir, "hl")); err != nil {
+		t.Skip("no hard links here:", err)
+	}
+	for _, writable := range []bool{true, false} {
+		m := compileGuest(t, "ops", Reactor, Sandbox{Dir: dir, DirWritable: writable, Timeout: time.Minute})
+		changeErr := "permission denied"
+		if !writable {
+			changeErr = "read-only file system"
+		}
+		steps := []struct {
+			do, path, arg, errHas string
+		}{
+			{"read", "/data/hl", "", "permission denied"},
+			{"write", "/data/hl", "overwritten", changeErr},
+			{"append", "/data/hl", "appended", changeErr},
+			{"truncate", "/data/hl", "0", changeErr},
+		}
+		if writable {
+			steps = append(steps, struct{ do, path, arg, errHas string }{"link", "/data/mine", "/data/mine2", "not permitted"})
+		}
+		for _, s := range steps {
+			if r := runOp(t, m, s.do, s.path, s.arg); !r.refused(s.errHas) || strings.Contains(r.Result, "secret") {
+				t.Errorf("writable %v: %s %s: %+v, want a refusal with %q", writable, s.do, s.path, r, s.errHas)
+			}
+		}
+		if r := runOp(t, m, "read", "/data/mine", ""); !r.OK || r.Result != "mine" {
+			t.Errorf("writable %v: read mine: %+v", writable, r)
+		}
+	}
+	if b, err := os.ReadFile(outside); err != nil || string(b) != "secret" {
+		t.Errorf("the file outside: %q, %v", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "mine2")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the guest made a hard link: %v", err)
+	}
+}

@@ -1,0 +1,233 @@
+package wasm
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// quotaStep is one operation of the ops guest and what it should come to.
+type quotaStep struct {
+	do, path, arg string
+	ok            bool
+	result        string // the answer, when set
+}
+
+// ioErr is the guest's text for errnoQuota (EIO), as refused matches it.
+const ioErr = "i/o error"
+
+// TestDiskQuota runs, against a writable dir with a small quota, each way
+// a guest can grow it: every change past the quota fails in the guest, what
+// fits is kept, what is freed (truncated, removed, replaced, closed) can be
+// used again, and the count always equals what a fresh count of the
+// directory finds.
+func TestDiskQuota(t *testing.T) {
+	const q = 4096
+	big := func(n int) string { return strings.Repeat("x", n) }
+	tests := []struct {
+		name   string
+		quota  int
+		before map[string]string // files in the directory beforehand
+		steps  []quotaStep
+		sizes  map[string]int64 // the host's files afterwards (sizes)
+	}{
+		{name: "a write within the quota",
+			steps: []quotaStep{{do: "write", path: "/data/a", arg: big(1000), ok: true}},
+			sizes: map[string]int64{"a": 1000}},
+		{name: "a write past the quota keeps what fits",
+			steps: []quotaStep{{do: "write", path: "/data/big", arg: big(5000)}},
+			sizes: map[string]int64{"big": q - entryBytes}},
+		{name: "an append past the quota",
+			steps: []quotaStep{
+				{do: "write", path: "/data/a", arg: big(3000), ok: true},
+				{do: "append", path: "/data/a", arg: big(2000)},
+			},
+			sizes: map[string]int64{"a": q - entryBytes}},
+		{name: "a write far past the end",
+			steps: []quotaStep{
+				{do: "writeat", path: "/data/s", arg: "100000:x"},
+				{do: "writeat", path: "/data/s", arg: "3000:x", ok: true},
+			},
+			sizes: map[string]int64{"s": 3001}},
+		{name: "a truncate that grows",
+			steps: []quotaStep{
+				{do: "write", path: "/data/a", arg: "0123456789", ok: true},
+				{do: "truncate", path: "/data/a", arg: "1048576"},
+				{do: "truncate", path: "/data/a", arg: "3000", ok: true},
+			},
+			sizes: map[string]int64{"a": 3000}},
+		{name: "many files", // each name counts entryBytes, its byte 1
+			steps: []quotaStep{{do: "many", path: "/data/f", arg: "100", result: strconv.Itoa(q / (entryBytes + 1))}}},
+		{name: "directories and links", quota: 600,
+			steps: []quotaStep{
+				{do: "mkdir", path: "/data/d", ok: true},
+				{do: "symlink", path: "/data/l", arg: "d", ok: true},
+				{do: "mkdir", path: "/data/e"},
+				{do: "symlink", path: "/data/m", arg: "d"},
+				{do: "remove", path: "/data/l", ok: true},
+				{do: "mkdir", path: "/data/e", ok: true},
+			}},
+		{name: "what is there beforehand counts",
+			before: map[string]string{"old": big(3500)},
+			steps:  []quotaStep{{do: "write", path: "/data/a", arg: big(1000)}},
+			sizes:  map[string]int64{"old": 3500, "a": q - 3500 - 2*entryBytes}},
+		{name: "a truncating open frees the old content",
+			before: map[string]string{"old": big(3500)},
+			steps:  []quotaStep{{do: "write", path: "/data/old", arg: big(3700), ok: true}},
+			sizes:  map[string]int64{"old": 3700}},
+		{name: "a removed file frees its bytes",
+			steps: []quotaStep{
+				{do: "write", path: "/data/a", arg: big(3500), ok: true},
+				{do: "remove", path: "/data/a", ok: true},
+				{do: "write", path: "/data/b", arg: big(3500), ok: true},
+			},
+			sizes: map[string]int64{"b": 3500}},
+		{name: "a rename over a file frees it",
+			steps: []quotaStep{
+				{do: "write", path: "/data/a", arg: big(3000), ok: true},
+				{do: "write", path: "/data/b", arg: big(100), ok: true},
+				{do: "rename", path: "/data/b", arg: "/data/a", ok: true},
+				{do: "write", path: "/data/c", arg: big(3000), ok: true},
+			},
+			sizes: map[string]int64{"a": 100, "c": 3000}},
+		{name: "a removed file counts while open",
+			steps: []quotaStep{
+				{do: "orphan", path: "/data/o", arg: big(2000)},
+				{do: "write", path: "/data/p", arg: big(q - entryBytes), ok: true},
+			},
+			sizes: map[string]int64{"p": q - entryBytes}},
+		{name: "over the quota beforehand: shrinking still works",
+			before: map[string]string{"big": big(5000)},
+			steps: []quotaStep{
+				{do: "write", path: "/data/a", arg: "x"},
+				{do: "truncate", path: "/data/big", arg: "100", ok: true},
+				{do: "write", path: "/data/a", arg: "0123456789", ok: true},
+			},
+			sizes: map[string]int64{"big": 100, "a": 10}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, content := range tc.before {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			quota := tc.quota
+			if quota == 0 {
+				quota = q
+			}
+			m := compileGuest(t, "ops", Reactor, Sandbox{Dir: dir, DirWritable: true, MaxDiskBytes: quota, Timeout: time.Minute})
+			for _, s := range tc.steps {
+				r := runOp(t, m, s.do, s.path, s.arg)
+				switch {
+				case s.result != "" && r.Result != s.result:
+					t.Errorf("%s %s: result %q (%q), want %q", s.do, s.path, r.Result, r.Error, s.result)
+				case s.result != "":
+				case r.OK != s.ok:
+					t.Errorf("%s %s: ok = %v (%q), want %v", s.do, s.path, r.OK, r.Error, s.ok)
+				case !s.ok && !r.refused(ioErr):
+					t.Errorf("%s %s: error %q, want %q", s.do, s.path, r.Error, ioErr)
+				}
+			}
+			if tc.sizes != nil {
+				if diff := cmp.Diff(tc.sizes, hostSizes(t, dir)); diff != "" {
+					t.Errorf("the directory's files (-want +got):\n%s", diff)
+				}
+			}
+			checkCount(t, m, dir, int64(max(quota, 5000+entryBytes)))
+		})
+	}
+}
+
+// hostSizes maps the regular files under dir to their sizes.
+func hostSizes(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[rel] = fi.Size()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// checkCount fails the test unless the module's count of its directory is
+// what counting it afresh finds, and at most most.
+func checkCount(t *testing.T, m *Module, dir string, most int64) {
+	t.Helper()
+	fresh, err := newDiskQuota(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.dir.diskUsed(); got != fresh.used || got > most {
+		t.Errorf("counted %d bytes; the directory holds %d (at most %d allowed)", got, fresh.used, most)
+	}
+}
+
+// TestDiskQuotaSharedByInstances: instances running at once share one
+// quota: of eight concurrent writes of 1000 bytes under a 4096-byte quota,
+// three fit, and the directory never holds more.
+func TestDiskQuotaSharedByInstances(t *testing.T) {
+	const q = 4096
+	dir := t.TempDir()
+	m := compileGuest(t, "ops", Reactor, Sandbox{Dir: dir, DirWritable: true, MaxDiskBytes: q, Instances: 4, Timeout: time.Minute})
+	results := make(chan opResult, 8)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() { results <- runOp(t, m, "write", "/data/f"+strconv.Itoa(i), strings.Repeat("x", 1000)) })
+	}
+	wg.Wait()
+	close(results)
+	ok := 0
+	for r := range results {
+		switch {
+		case r.OK:
+			ok++
+		case !r.refused(ioErr):
+			t.Errorf("a write failed with %q, want %q", r.Error, ioErr)
+		}
+	}
+	if want := q / (entryBytes + 1000); ok != want {
+		t.Errorf("%d writes fit, want %d", ok, want)
+	}
+	checkCount(t, m, dir, q)
+}
+
+// TestDiskQuotaFailedCall: a guest that fails after the quota refused it
+// (the ops guest's mustwrite panics: a trap) fails with ErrDiskQuota
+// besides its own error, and the listener goes on answering.
+func TestDiskQuotaFailedCall(t *testing.T) {
+	dir := t.TempDir()
+	m := compileGuest(t, "ops", Reactor, Sandbox{Dir: dir, DirWritable: true, MaxDiskBytes: 1000, Timeout: time.Minute})
+	_, err := m.Call(context.Background(), []byte("<Ops><Do>mustwrite</Do><Path>/data/a</Path><Arg>"+
+		strings.Repeat("x", 2000)+"</Arg></Ops>"))
+	if !errors.Is(err, ErrDiskQuota) || !errors.Is(err, ErrTrap) || !strings.Contains(err.Error(), "max_disk_bytes 1000") {
+		t.Fatalf("err = %v, want ErrDiskQuota and ErrTrap naming max_disk_bytes 1000", err)
+	}
+	if r := runOp(t, m, "ping", "", ""); !r.OK || r.Result != "pong" {
+		t.Fatalf("after the failed call: %+v", r)
+	}
+	// A call that fails for a reason of its own is not blamed on the quota.
+	if _, err := m.Call(context.Background(), []byte("<Ops>")); errors.Is(err, ErrDiskQuota) || !errors.Is(err, ErrFailed) {
+		t.Fatalf("a bad payload: err = %v, want ErrFailed alone", err)
+	}
+}
