@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,12 +52,18 @@ const (
 // Its deadline and grace are kept by the pump's watchdog, not by timers of
 // its own: a handler call costs one context and no timer.
 type handlerCall struct {
-	p      *Pump
-	l      *listener
-	d      *delivery
-	slot   *workerSlot
-	ctx    context.Context
-	cancel context.CancelCauseFunc
+	p *Pump
+	l *listener
+	d *delivery
+	// slot is where the call is published: its worker's, or once detached
+	// (Detach) a slot of its own. mu guards it and detached against the
+	// watchdog's abandon; the handler's goroutine, the only one to change
+	// them (detach), reads them without it.
+	mu       sync.Mutex
+	slot     *workerSlot
+	detached bool
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
 	// deadline is when the listener's timeout fires (unix nanos, 0: none);
 	// cancelledAt is when the call was cancelled for a reason that may end
 	// in abandonment (a timeout, Kill, Halt; 0: not so cancelled).
@@ -86,6 +93,7 @@ func (c *callContext) Deadline() (time.Time, bool) { return c.deadline, true }
 // the call in the worker's slot, where Kill, Halt and the watchdog find it.
 func (p *Pump) startCall(l *listener, d *delivery, slot *workerSlot) *handlerCall {
 	c := &handlerCall{p: p, l: l, d: d, slot: slot}
+	c.h.call = c
 	c.ctx, c.cancel = context.WithCancelCause(p.handlerContext(l.Name, d.thread))
 	if l.timeout > 0 {
 		end := time.Now().Add(l.timeout)
@@ -110,6 +118,9 @@ func (c *handlerCall) end() (cause error, ok bool) {
 		return nil, false
 	}
 	c.slot.call.CompareAndSwap(c, nil)
+	if c.detached {
+		c.l.removeDetached(c.slot)
+	}
 	if c.ctx.Err() != nil {
 		cause = context.Cause(c.ctx)
 	}
@@ -130,13 +141,20 @@ func (c *handlerCall) cancelWith(cause error, now int64) {
 // for a timeout, a dead letter for a kill, back to the queue for a halt),
 // its slot is freed, and a new worker takes the place of the one stuck in
 // the handler (at most Workers abandoned calls per listener linger at once;
-// beyond that the listener runs with one worker fewer).
+// beyond that the listener runs with one worker fewer). A detached call
+// (Detach) holds no worker's place: none is started for it.
 func (c *handlerCall) abandon() {
 	if !c.state.CompareAndSwap(callRunning, callAbandoned) {
 		return
 	}
 	p, l, d := c.p, c.l, c.d
-	c.slot.call.CompareAndSwap(c, nil)
+	c.mu.Lock()
+	slot, detached := c.slot, c.detached
+	c.mu.Unlock()
+	slot.call.CompareAndSwap(c, nil)
+	if detached {
+		l.removeDetached(slot)
+	}
 	cause := context.Cause(c.ctx)
 	c.h.after.drop() // its response is never processed
 	p.abandoned.Add(1)
@@ -144,8 +162,11 @@ func (c *handlerCall) abandon() {
 	p.log.Error("handler abandoned: still running after its context ended", "listener", l.Name, "thread", d.thread,
 		"cause", cause, "grace", p.opts.CancelGrace, "lingering", lingering)
 	p.conclude(l, d, cause, nil, nil)
+	if detached {
+		return // its goroutine releases its counts when the handler returns (handle)
+	}
 	if int(lingering) <= l.Workers {
-		go p.runWorker(l, c.slot) // takes over the stuck worker's place (and its WaitGroup counts)
+		go p.runWorker(l, slot) // takes over the stuck worker's place (and its WaitGroup counts)
 		return
 	}
 	p.log.Error("listener runs with one worker fewer: too many abandoned handlers linger", "listener", l.Name,
@@ -207,12 +228,10 @@ func (p *Pump) watchdog(stop <-chan struct{}, done chan<- struct{}) {
 // their grace.
 func (p *Pump) sweep(now int64) {
 	grace := int64(p.opts.CancelGrace)
+	var calls []*handlerCall
 	for _, l := range p.liveListeners() {
-		for i := range l.current {
-			c := l.current[i].call.Load()
-			if c == nil {
-				continue
-			}
+		calls = l.runningCalls(calls[:0])
+		for _, c := range calls {
 			if c.deadline != 0 && now >= c.deadline && c.ctx.Err() == nil {
 				c.cancelWith(l.timeoutErr, now)
 			}
@@ -229,10 +248,11 @@ func (p *Pump) sweep(now int64) {
 func (p *Pump) cancelCalls(cause error, match func(*handlerCall) bool) int {
 	n := 0
 	now := time.Now().UnixNano()
+	var calls []*handlerCall
 	for _, l := range p.liveListeners() {
-		for i := range l.current {
-			c := l.current[i].call.Load()
-			if c == nil || !match(c) {
+		calls = l.runningCalls(calls[:0])
+		for _, c := range calls {
+			if !match(c) {
 				continue
 			}
 			if errors.Is(cause, ErrShutdown) {

@@ -105,7 +105,9 @@ func (p *Pump) drop(d *delivery) {
 
 // handle delivers one message to a listener's handler and processes its
 // response. It reports false when the call was abandoned (the worker must
-// stop: see handlerCall.abandon).
+// stop: see handlerCall.abandon) or detached (Detach: a new worker took the
+// worker's place, and this goroutine, its handling done, released its
+// counts).
 func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 	p.beginHandling(d)
 	c := p.startCall(l, d, slot)
@@ -155,6 +157,9 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 	// halted while it ran (or abandoned since) reports itself interrupted.
 	p.handlerEnd(l.Name, d.thread, t0, err != nil, errors.Is(context.Cause(c.ctx), ErrHalted))
 	if !ok {
+		if c.detached {
+			p.detachedDone(l)
+		}
 		return false
 	}
 	d.after = c.h.after.take()
@@ -166,6 +171,10 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 		cause = nil
 	}
 	p.conclude(l, d, cause, resp, err)
+	if c.detached {
+		p.detachedDone(l)
+		return false
+	}
 	return true
 }
 

@@ -26,6 +26,9 @@ type listener struct {
 	active  atomic.Int32
 	// current[i] is worker i's running handler call (see workerSlot).
 	current []workerSlot
+	// detached are the running handler calls detached from its workers
+	// (Detach).
+	detached detachedCalls
 	// timeout is the deadline of one handler call (0: none) and timeoutErr
 	// the cause its context is cancelled with when it fires.
 	timeout    time.Duration
