@@ -141,6 +141,9 @@ type Manager struct {
 	// removeHook, when set (tests only), runs once a gateway's removal
 	// ended its calls (endCalls), before its link and sender stop.
 	removeHook func(*gateway)
+	// workers, when set (tests only, before any import is registered),
+	// replaces importWorkers.
+	workers int
 	// onRefresh, when set (tests only, before any traffic), is told the
 	// outcome of each refresh of a gateway's imports on a live link.
 	onRefresh func(gateway string, err error)
