@@ -11,9 +11,11 @@ import (
 // UnservedExports lists, located as "file:line: …", each gateways[].export
 // entry that no listener of the organism takes: the peer's calls to it are
 // refused. An export is served by a listener whose payload root tag is the
-// unqualified tag, or passed on to another gateway importing it. A tag may
-// be meant for a listener added while running, so this is a warning
-// (`xmlpipe validate` and the organism's start log it), not an error.
+// unqualified tag, or passed on to another gateway importing it; one a
+// listener takes only in a namespace is named as such (only unqualified
+// root tags cross a gateway). A tag may be meant for a listener added
+// while running, so this is a warning (`xmlpipe validate` and the
+// organism's start log it), not an error.
 func (o *Organism) UnservedExports() []string {
 	return unservedExports(o.CurrentConfig(), o.Pump)
 }
