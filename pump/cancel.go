@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,10 +42,10 @@ const (
 	callRunning uint32 = iota
 	callReturned
 	callAbandoned
-	// callDetached: given up on like callAbandoned (its slot and worker
+	// callParked: given up on like callAbandoned (its slot and worker
 	// freed), but a halted call its handler had settled: its delivery is
 	// concluded by what the handler returns, whenever it does.
-	callDetached
+	callParked
 )
 
 // handlerCall is one running handler call: its context, what cancels it,
@@ -55,12 +56,18 @@ const (
 // Its deadline and grace are kept by the pump's watchdog, not by timers of
 // its own: a handler call costs one context and no timer.
 type handlerCall struct {
-	p      *Pump
-	l      *listener
-	d      *delivery
-	slot   *workerSlot
-	ctx    context.Context
-	cancel context.CancelCauseFunc
+	p *Pump
+	l *listener
+	d *delivery
+	// slot is where the call is published: its worker's, or once detached
+	// (Detach) a slot of its own. mu guards it and detached against the
+	// watchdog's abandon; the handler's goroutine, the only one to change
+	// them (detach), reads them without it.
+	mu       sync.Mutex
+	slot     *workerSlot
+	detached bool
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
 	// deadline is when the listener's timeout fires (unix nanos, 0: none);
 	// cancelledAt is when the call was cancelled for a reason that may end
 	// in abandonment (a timeout, Kill, Halt; 0: not so cancelled).
@@ -72,10 +79,11 @@ type handlerCall struct {
 	// timed is ctx with the listener's timeout as its Deadline (ctx is it
 	// when the listener has one), kept here so it costs no allocation.
 	timed callContext
-	// detach counts, for a detached call, the two parties that must be
-	// done before its delivery is concluded: the watchdog freeing its slot
-	// and the worker whose handler returned (resp, err). The last concludes.
-	detach atomic.Int32
+	// parked counts, for a parked call (see abandon), the two parties that
+	// must be done before its delivery is concluded: the watchdog freeing
+	// its slot and the worker whose handler returned (resp, err). The last
+	// concludes.
+	parked atomic.Int32
 	resp   xmlpipe.Response
 	err    error
 }
@@ -96,6 +104,7 @@ func (c *callContext) Deadline() (time.Time, bool) { return c.deadline, true }
 // the call in the worker's slot, where Kill, Halt and the watchdog find it.
 func (p *Pump) startCall(l *listener, d *delivery, slot *workerSlot) *handlerCall {
 	c := &handlerCall{p: p, l: l, d: d, slot: slot}
+	c.h.call = c
 	c.ctx, c.cancel = context.WithCancelCause(p.handlerContext(l.Name, d.thread))
 	if l.timeout > 0 {
 		end := time.Now().Add(l.timeout)
@@ -109,7 +118,7 @@ func (p *Pump) startCall(l *listener, d *delivery, slot *workerSlot) *handlerCal
 
 // end is called by the worker once the handler returned. It reports false
 // when the call was abandoned meanwhile (its delivery is finished — or,
-// detached, left for the worker to conclude: see concludeDetached — and
+// parked, left for the worker to conclude: see concludeParked — and
 // the worker's place taken: the worker must stop), else true and the cause
 // the context was cancelled with before the handler returned (nil: not
 // cancelled).
@@ -118,10 +127,13 @@ func (c *handlerCall) end() (cause error, ok bool) {
 		c.l.lingering.Add(-1)
 		c.cancel(context.Canceled)
 		c.p.log.Warn("abandoned handler returned", "listener", c.l.Name, "thread", c.d.thread,
-			"settled", c.state.Load() == callDetached)
+			"settled", c.state.Load() == callParked)
 		return nil, false
 	}
 	c.slot.call.CompareAndSwap(c, nil)
+	if c.detached {
+		c.l.removeDetached(c.slot)
+	}
 	if c.ctx.Err() != nil {
 		cause = context.Cause(c.ctx)
 	}
@@ -142,27 +154,32 @@ func (c *handlerCall) cancelWith(cause error, now int64) {
 // for a timeout, a dead letter for a kill, back to the queue for a halt),
 // its slot is freed, and a new worker takes the place of the one stuck in
 // the handler (at most Workers abandoned calls per listener linger at once;
-// beyond that the listener runs with one worker fewer).
+// beyond that the listener runs with one worker fewer). A detached call
+// (Detach) holds no worker's place: none is started for it.
 //
-// A halted call whose handler had settled it (xmlpipe.Settle) is detached
+// A halted call whose handler had settled it (xmlpipe.Settle) is parked
 // instead: its slot and worker are freed all the same, but its response is
 // still the handling's outcome — processed once the handler returns
-// (concludeDetached), never dropped, and the message is not handled again.
+// (concludeParked), never dropped, and the message is not handled again.
 func (c *handlerCall) abandon() {
 	cause := context.Cause(c.ctx)
 	settled := errors.Is(cause, ErrHalted) && c.h.settled.Load()
 	next := callAbandoned
 	if settled {
-		next = callDetached
-	}
-	if settled {
-		c.detach.Store(2) // before the state: a worker that sees it finds the count
+		next = callParked
+		c.parked.Store(2) // before the state: a worker that sees it finds the count
 	}
 	if !c.state.CompareAndSwap(callRunning, next) {
 		return
 	}
 	p, l, d := c.p, c.l, c.d
-	c.slot.call.CompareAndSwap(c, nil)
+	c.mu.Lock()
+	slot, detached := c.slot, c.detached
+	c.mu.Unlock()
+	slot.call.CompareAndSwap(c, nil)
+	if detached {
+		l.removeDetached(slot)
+	}
 	p.abandoned.Add(1)
 	lingering := l.lingering.Add(1)
 	if settled {
@@ -170,15 +187,18 @@ func (c *handlerCall) abandon() {
 			"its response is processed when it returns", "listener", l.Name, "thread", d.thread, "cause", cause,
 			"grace", p.opts.CancelGrace, "lingering", lingering)
 		p.freeSlot(l, d)
-		c.detachDone()
+		c.parkDone()
 	} else {
 		c.h.after.drop() // its response is never processed
 		p.log.Error("handler abandoned: still running after its context ended", "listener", l.Name, "thread", d.thread,
 			"cause", cause, "grace", p.opts.CancelGrace, "lingering", lingering)
 		p.conclude(l, d, cause, nil, nil)
 	}
+	if detached {
+		return // its goroutine releases its counts when the handler returns (handle)
+	}
 	if int(lingering) <= l.Workers {
-		go p.runWorker(l, c.slot) // takes over the stuck worker's place (and its WaitGroup counts)
+		go p.runWorker(l, slot) // takes over the stuck worker's place (and its WaitGroup counts)
 		return
 	}
 	p.log.Error("listener runs with one worker fewer: too many abandoned handlers linger", "listener", l.Name,
@@ -187,27 +207,27 @@ func (c *handlerCall) abandon() {
 	p.wg.Done()
 }
 
-// returnedDetached is called by the worker of a detached call (see
-// abandon) once its handler returned resp and err.
-func (c *handlerCall) returnedDetached(resp xmlpipe.Response, err error) {
+// returnedParked is called by the worker of a parked call (see abandon)
+// once its handler returned resp and err.
+func (c *handlerCall) returnedParked(resp xmlpipe.Response, err error) {
 	c.resp, c.err = resp, err
-	c.detachDone()
+	c.parkDone()
 }
 
-// detachDone marks one party of a detached call done (see detach); the
-// last one concludes its delivery.
-func (c *handlerCall) detachDone() {
-	if c.detach.Add(-1) == 0 {
-		c.concludeDetached()
+// parkDone marks one party of a parked call done (see parked); the last
+// one concludes its delivery.
+func (c *handlerCall) parkDone() {
+	if c.parked.Add(-1) == 0 {
+		c.concludeParked()
 	}
 }
 
-// concludeDetached finishes the delivery of a detached call once its slot
+// concludeParked finishes the delivery of a parked call once its slot
 // is freed and its handler returned: as a handling that returned in time,
 // its response is processed if the handler still settles it and its
 // conversation was not killed meanwhile; unsettled since, its message
 // waits for the resume like any halted one's.
-func (c *handlerCall) concludeDetached() {
+func (c *handlerCall) concludeParked() {
 	p, l, d, resp, err := c.p, c.l, c.d, c.resp, c.err
 	c.resp, c.err = nil, nil
 	d.after = c.h.after.take()
@@ -277,12 +297,10 @@ func (p *Pump) watchdog(stop <-chan struct{}, done chan<- struct{}) {
 // their grace.
 func (p *Pump) sweep(now int64) {
 	grace := int64(p.opts.CancelGrace)
+	var calls []*handlerCall
 	for _, l := range p.liveListeners() {
-		for i := range l.current {
-			c := l.current[i].call.Load()
-			if c == nil {
-				continue
-			}
+		calls = l.runningCalls(calls[:0])
+		for _, c := range calls {
 			if c.deadline != 0 && now >= c.deadline && c.ctx.Err() == nil {
 				c.cancelWith(l.timeoutErr, now)
 			}
@@ -299,10 +317,11 @@ func (p *Pump) sweep(now int64) {
 func (p *Pump) cancelCalls(cause error, match func(*handlerCall) bool) int {
 	n := 0
 	now := time.Now().UnixNano()
+	var calls []*handlerCall
 	for _, l := range p.liveListeners() {
-		for i := range l.current {
-			c := l.current[i].call.Load()
-			if c == nil || !match(c) {
+		calls = l.runningCalls(calls[:0])
+		for _, c := range calls {
+			if !match(c) {
 				continue
 			}
 			if errors.Is(cause, ErrShutdown) {

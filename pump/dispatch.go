@@ -48,7 +48,7 @@ func (p *Pump) runWorker(l *listener, slot *workerSlot) {
 // dead-lettered before it (its conversation killed) is not counted handled.
 func (p *Pump) finish(l *listener, d *delivery, requeue, ran bool) {
 	if d.slotFreed {
-		d.slotFreed = false // freed when its call was detached (freeSlot)
+		d.slotFreed = false // freed when its call was parked (freeSlot)
 	} else {
 		l.active.Add(-1)
 		if !l.Remote {
@@ -80,7 +80,7 @@ func (p *Pump) finish(l *listener, d *delivery, requeue, ran bool) {
 }
 
 // freeSlot frees the handler slot of d's handling at l before the handling
-// is finished (a detached call: see handlerCall.abandon); finish then
+// is finished (a parked call: see handlerCall.abandon); finish then
 // frees none.
 func (p *Pump) freeSlot(l *listener, d *delivery) {
 	d.slotFreed = true
@@ -120,7 +120,9 @@ func (p *Pump) drop(d *delivery) {
 
 // handle delivers one message to a listener's handler and processes its
 // response. It reports false when the call was abandoned (the worker must
-// stop: see handlerCall.abandon).
+// stop: see handlerCall.abandon) or detached (Detach: a new worker took the
+// worker's place, and this goroutine, its handling done, released its
+// counts).
 func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 	p.beginHandling(d)
 	c := p.startCall(l, d, slot)
@@ -170,8 +172,11 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 	// halted while it ran (or abandoned since) reports itself interrupted.
 	p.handlerEnd(l.Name, d.thread, t0, err != nil, errors.Is(context.Cause(c.ctx), ErrHalted))
 	if !ok {
-		if c.state.Load() == callDetached {
-			c.returnedDetached(resp, err)
+		if c.state.Load() == callParked {
+			c.returnedParked(resp, err) // concludes its delivery, now or once its slot is freed
+		}
+		if c.detached {
+			p.detachedDone(l)
 		}
 		return false
 	}
@@ -184,6 +189,10 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 		cause = nil
 	}
 	p.conclude(l, d, cause, resp, err)
+	if c.detached {
+		p.detachedDone(l)
+		return false
+	}
 	return true
 }
 

@@ -21,6 +21,8 @@ type handling struct {
 	// settled is the handler's xmlpipe.Settle: a halted handling whose
 	// handler settled it is concluded by its response.
 	settled atomic.Bool
+	// call is the handler call it belongs to (Detach).
+	call *handlerCall
 }
 
 // Settle records the handler's xmlpipe.Settle.

@@ -83,10 +83,8 @@ func (p *Pump) Listeners() []ListenerInfo {
 				info.QueueDepth += v.queue.len()
 				info.Active += int(v.active.Load())
 			}
-			for i := range v.current {
-				if c := v.current[i].call.Load(); c != nil {
-					info.Current = append(info.Current, c.d.thread)
-				}
+			for _, c := range v.runningCalls(nil) {
+				info.Current = append(info.Current, c.d.thread)
 			}
 		}
 		if e := l.lastError.Load(); e != nil {

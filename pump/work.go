@@ -26,6 +26,9 @@ type listener struct {
 	active  atomic.Int32
 	// current[i] is worker i's running handler call (see workerSlot).
 	current []workerSlot
+	// detached are the running handler calls detached from its workers
+	// (Detach).
+	detached detachedCalls
 	// timeout is the deadline of one handler call (0: none) and timeoutErr
 	// the cause its context is cancelled with when it fires.
 	timeout    time.Duration
@@ -191,7 +194,7 @@ type delivery struct {
 	// after Unhalt, its message is not appended to the history twice.
 	retry bool
 	// slotFreed marks a delivery whose handler slot was freed before its
-	// handling finished (a detached call: see handlerCall.abandon).
+	// handling finished (a parked call: see handlerCall.abandon).
 	slotFreed bool
 	// journaled is when a message re-delivered after a restart was
 	// journaled (zero for any other): its history slot may be there

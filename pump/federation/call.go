@@ -32,7 +32,8 @@ type answered struct {
 // proxy is the handler of an imported capability: it sends the payload to
 // the peer's capability name on a fresh link thread and waits (bounded by
 // call_timeout, outages included) for the answer, which it returns to the
-// caller. A caller that takes text (an LLM agent) gets the answer's XML as
+// caller. It waits detached from the import's worker (pump.Detach), which
+// opens the next call meanwhile. A caller that takes text (an LLM agent) gets the answer's XML as
 // text. The call is recorded with its envelope, so the same message handled
 // again after a crash adopts it rather than calling twice.
 //
@@ -143,6 +144,10 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 		if early != nil {
 			return g.answer(md, early)
 		}
+		// The call left (or waits in the outbox): what remains is waiting
+		// for the peer, which holds no worker of the import — the next
+		// call is opened at once, however many wait.
+		pump.Detach(ctx)
 		t := time.NewTimer(g.callTimeout)
 		defer t.Stop()
 		select {

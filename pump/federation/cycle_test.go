@@ -55,6 +55,13 @@ type cyclePair struct {
 // max_chain_depth.
 func newCyclePair(t *testing.T, maxDepth, stop int) *cyclePair {
 	t.Helper()
+	return newCyclePairWorkers(t, maxDepth, stop, 0)
+}
+
+// newCyclePairWorkers is newCyclePair whose imports have workers workers
+// each (0: importWorkers).
+func newCyclePairWorkers(t *testing.T, maxDepth, stop, workers int) *cyclePair {
+	t.Helper()
 	cp := &cyclePair{logs: &logBuffer{}}
 	cp.stop.Store(int64(stop))
 	aKey, bKey := newKey(t), newKey(t)
@@ -115,6 +122,7 @@ func newCyclePair(t *testing.T, maxDepth, stop int) *cyclePair {
 		if err != nil {
 			t.Fatal(err)
 		}
+		m.workers = workers
 		if err := m.gateways[0].register([]imported{imp}); err != nil {
 			t.Fatal(err)
 		}

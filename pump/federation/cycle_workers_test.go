@@ -11,14 +11,14 @@ import (
 )
 
 // TestDeepCycleOutnumbersNoImportWorkers: a cycle between two organisms
-// allowed to nest more calls through one import than the import had
-// workers (256: a max_chain_depth of 4 hops per round, past 1024) must
-// still meet max_chain_depth, not stall with every worker holding a
-// pending call while the next nested call waits in the queue for one —
-// until call_timeout, minutes later.
+// allowed to nest more calls through one import than the import has
+// workers (2 here, with a max_chain_depth of 4 hops per round: 6 nested
+// calls through each import) must still meet max_chain_depth, not stall
+// with every worker holding a pending call while the next nested call
+// waits in the queue for one — until call_timeout, minutes later.
 func TestDeepCycleOutnumbersNoImportWorkers(t *testing.T) {
-	const maxDepth = 1100 // 275 nested calls through each import
-	cp := newCyclePair(t, maxDepth, 0)
+	const maxDepth, workers = 24, 2
+	cp := newCyclePairWorkers(t, maxDepth, 0, workers)
 	ev, err := cp.ask(t)
 	if err == nil {
 		t.Fatalf("the cycle ended without an error: %+v", ev)

@@ -12,23 +12,20 @@ import (
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/fields"
 )
 
-// importWorkers is how many calls of one imported capability wait on the
-// peer at once, at least (importWorkersFor).
+// importWorkers is how many calls of one imported capability are opened at
+// once (signed, made durable, queued for the peer). A call that left waits
+// for the peer's answer without a worker (pump.Detach, in proxy): the
+// calls waiting on a slow peer, or nested in a cycle through it, never
+// keep the next call — maybe one their own answers wait on — in the queue.
 const importWorkers = 256
 
-// importWorkersFor is how many calls of one imported capability wait on
-// the peer at once in an organism whose chains make at most maxChainDepth
-// hops. A pending call holds its worker until the peer answers, and the
-// answer of a call nested in a cycle through the peer waits on the calls
-// nested in it: were there fewer workers than one chain can nest calls
-// through the import, its next call would wait in the queue for a worker
-// only its own answer frees — until call_timeout, minutes later, instead
-// of meeting max_chain_depth. A nested call takes at least two hops of the
-// chain (the import's here, the callee's listener there), so half the
-// depth, plus one for the call max_chain_depth refuses, is enough for any
-// one chain.
-func importWorkersFor(maxChainDepth int) int {
-	return max(importWorkers, maxChainDepth/2+1)
+// workersPerImport is how many calls of one imported capability the
+// manager opens at once: importWorkers, unless a test set fewer.
+func (m *Manager) workersPerImport() int {
+	if m.workers > 0 {
+		return m.workers
+	}
+	return importWorkers
 }
 
 // listenerFor is the local listener standing for the peer's capability im.
@@ -48,7 +45,7 @@ func (g *gateway) listenerFor(im imported) (pump.Listener, error) {
 		desc += " (via gateway " + g.name + ")"
 	}
 	return pump.Listener{Name: im.Name, Description: desc, Payload: pt, Handler: g.proxy(im.Name, pt),
-		Workers: importWorkersFor(g.m.opts.Pump.MaxChainDepth()), QueueSize: g.queueLimit, Remote: true}, nil
+		Workers: g.m.workersPerImport(), QueueSize: g.queueLimit, Remote: true}, nil
 }
 
 // isRegistered reports whether the import name is a local listener already.

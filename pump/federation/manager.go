@@ -141,6 +141,9 @@ type Manager struct {
 	// removeHook, when set (tests only), runs once a gateway's removal
 	// ended its calls (endCalls), before its link and sender stop.
 	removeHook func(*gateway)
+	// workers, when set (tests only, before any import is registered),
+	// replaces importWorkers.
+	workers int
 	// onRefresh, when set (tests only, before any traffic), is told the
 	// outcome of each refresh of a gateway's imports on a live link.
 	onRefresh func(gateway string, err error)
@@ -714,7 +717,7 @@ func (g *gateway) refreshOnce(ctx context.Context, wait time.Duration) ([]import
 			g.log.Debug("federation: the link made at start ended before the start", "error", err)
 		}
 	}()
-	list, _, err := g.fetchImports(ctx)
+	list, _, _, err := g.fetchImports(ctx)
 	if err == nil {
 		err = g.m.db.saveImports(ctx, g.name, list)
 	}
@@ -900,7 +903,7 @@ func (g *gateway) importWhileUp(c *conn) {
 		c.markReady()
 	}
 	for {
-		list, gone, err := g.fetchImports(context.Background())
+		list, gone, qualified, err := g.fetchImports(context.Background())
 		if rerr := g.refreshImports(context.Background(), list, gone); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
@@ -914,7 +917,7 @@ func (g *gateway) importWhileUp(c *conn) {
 			}
 			return
 		}
-		if missing == g.unimportable(list) {
+		if missing == g.unimportable(list)+qualified {
 			// Asking again gets the same contract until the peer
 			// changes it, which only a restart (a new link) does.
 			g.log.Error("federation: an import's payload cannot stand for a local listener; the next link asks again",

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -121,25 +122,38 @@ type capabilityList struct {
 	} `xml:"capability"`
 }
 
+// ErrQualifiedImport: the peer exports an imported root tag only in a
+// namespace. An import's listener is a field list, whose root has none, and
+// only unqualified root tags cross a gateway (the peer refuses a call whose
+// root has a namespace), so it is not imported.
+var ErrQualifiedImport = errors.New("only unqualified root tags can be imported")
+
 // fetchImports asks the peer for the capabilities behind the gateway's
 // imported root tags and their schemas. gone are the imported tags the
-// peer's capability list lacks: it does not export them (any more). err
-// joins why each tag not in list could not be imported.
-func (g *gateway) fetchImports(ctx context.Context) (list []imported, gone []string, err error) {
+// peer's capability list lacks unqualified: it does not export them (any
+// more), or exports them only in a namespace — qualified counts those
+// (ErrQualifiedImport), which asking again cannot change. err joins why
+// each tag not in list could not be imported.
+func (g *gateway) fetchImports(ctx context.Context) (list []imported, gone []string, qualified int, err error) {
 	b, err := g.ask(ctx, `<list-capabilities xmlns="`+schemas.MetaNS+`"/>`)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	var caps capabilityList
 	if err := xml.Unmarshal(b, &caps); err != nil {
-		return nil, nil, fmt.Errorf("%w: gateway %s: capabilities: %w", ErrMeta, g.name, err)
+		return nil, nil, 0, fmt.Errorf("%w: gateway %s: capabilities: %w", ErrMeta, g.name, err)
 	}
 	var out []imported
 	var errs []error
 	for _, tag := range g.cfg.Import {
 		found := false
+		var namespaces []string // where the peer exports tag qualified
 		for _, c := range caps.Capability {
-			if c.RootTag != tag || c.Namespace != "" {
+			if c.RootTag != tag {
+				continue
+			}
+			if c.Namespace != "" {
+				namespaces = append(namespaces, c.Namespace)
 				continue
 			}
 			found = true
@@ -159,10 +173,19 @@ func (g *gateway) fetchImports(ctx context.Context) (list []imported, gone []str
 			out = append(out, imported{Tag: tag, Name: c.Name, Description: c.Description, XSD: []byte(sr.Schema)})
 			break
 		}
-		if !found {
+		switch {
+		case found:
+		case len(namespaces) > 0:
+			gone = append(gone, tag)
+			qualified++
+			errs = append(errs, fmt.Errorf("%w: gateway %s: the peer exports <%s> only in namespace %q: %w "+
+				"(an import's listener is a field list, whose root has no namespace, and the peer refuses a call whose "+
+				"root has one): not imported; the peer's listener needs an unqualified root tag",
+				ErrMeta, g.name, tag, strings.Join(namespaces, `", "`), ErrQualifiedImport))
+		default:
 			gone = append(gone, tag)
 			errs = append(errs, fmt.Errorf("%w: gateway %s: the peer does not export <%s> (or does not list it)", ErrMeta, g.name, tag))
 		}
 	}
-	return out, gone, errors.Join(errs...)
+	return out, gone, qualified, errors.Join(errs...)
 }

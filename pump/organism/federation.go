@@ -167,9 +167,13 @@ func (m *metaAnswerer) AnswerRemote(gateway string, exported func(string) bool, 
 		return nil, errMetaRefused
 	}
 	grant := m.grants[strings.ToLower(gateway)] // the profile its calls run under: what it may see
+	// A capability whose root's local name is exported is visible also
+	// when its root is qualified — only unqualified roots cross a gateway,
+	// so the peer cannot call it, but its list names the namespace, and the
+	// peer importing the tag says why it cannot rather than that nothing
+	// exports it.
 	caller := meta.Caller{Name: gateway, Authenticated: true, Remote: true, Visible: func(c meta.Capability) bool {
-		return c.Payload != nil && c.Payload.Namespace() == "" && exported(c.Payload.Name()) &&
-			(grant == "" || m.p.ProfileReaches(grant, c.Name))
+		return c.Payload != nil && exported(c.Payload.Name()) && (grant == "" || m.p.ProfileReaches(grant, c.Name))
 	}}
 	ans, err := m.svc.Answer(caller, q)
 	if err != nil {
