@@ -54,6 +54,13 @@ func (p *Pump) convRoutes(conv string) *table {
 
 // convHold counts one more message of conv in flight.
 func (p *Pump) convHold(conv string) {
+	p.convHoldSpending(conv, false)
+}
+
+// convHoldSpending is convHold for a message whose forward made its
+// sender's thread spent (spends): conv then ends its spent threads when
+// it completes.
+func (p *Pump) convHoldSpending(conv string, spends bool) {
 	s := p.convs.lock(conv)
 	defer s.mu.Unlock()
 	c := s.m[conv]
@@ -62,6 +69,7 @@ func (p *Pump) convHold(conv string) {
 		s.m[conv] = c
 	}
 	c.inflight++
+	c.spent = c.spent || spends
 }
 
 // convProfile records the profile of conv's root thread (see
@@ -131,6 +139,9 @@ func (p *Pump) convDone(conv string) {
 	for _, t := range c.ending {
 		p.endThread(t)
 	}
+	if c.spent && held == nil {
+		p.endSpent(conv)
+	}
 	ev := Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: conv, Thread: conv, Profile: prof, Turn: c.turn,
 		Waiting: len(c.held)}
 	if c.killed {
@@ -169,6 +180,14 @@ func (p *Pump) endThread(thread string) {
 	}
 }
 
+// endSpent ends the spent threads of conv, which has nothing in flight any
+// more (see registry.Threads.EndSpent): no answer can come back to them.
+// A thread a todo watcher sits on stays. It runs before conv's completion
+// is published, so whoever hears of it sees only the threads that live on.
+func (p *Pump) endSpent(conv string) {
+	p.threads.EndSpent(conv, p.todos.Watches)
+}
+
 // emitToConv delivers an event to a conversation's outlet and the subscribers.
 func (p *Pump) emitToConv(conv string, ev Event) {
 	s := p.convs.lock(conv)
@@ -185,7 +204,7 @@ func (p *Pump) emitToConv(conv string, ev Event) {
 // ingress stages (runOutputs). It never blocks.
 func (p *Pump) emit(d *delivery, w *work) {
 	p.hold()
-	p.convHold(w.conv)
+	p.convHoldSpending(w.conv, w.spends)
 	w.after = d.after.retain()
 	if w.about == "" {
 		w.about = d.about(w.ref)

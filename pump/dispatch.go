@@ -334,7 +334,11 @@ func (p *Pump) respond(l *listener, d *delivery, resp xmlpipe.Response) {
 	case *xmlpipe.SendsResponse:
 		p.sends(l, d, r.Sends)
 	case *xmlpipe.AwaitResponse:
-		// nothing to send; the thread stays open for the answers due
+		// nothing to send; the thread stays open for the answers due,
+		// however its conversation ends (an agent's is never spent)
+		if !l.Agent {
+			p.threads.Await(d.thread)
+		}
 	case *xmlpipe.RespondResponse:
 		p.reply(l, d, r.Payload)
 	case *xmlpipe.RawResponse:
@@ -399,14 +403,15 @@ func (p *Pump) forward(t *turn, l *listener, d *delivery, s *xmlpipe.SendRespons
 		p.unsendable(t, l, d, s.Ref, fmt.Errorf("%w: %s: %w", failure.ErrHandler, l.Name, err))
 		return
 	}
-	child, prof, err := p.extend(d, l, to, s.Ref)
+	child, prof, spent, err := p.extend(d, l, to, s.Ref)
 	if err != nil {
 		p.deadLetterIn(t, d.conv, d.thread, l.Name, to, pt.Name(), nil, "cannot extend thread: "+err.Error())
 		return
 	}
 	env := stage.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, to, child, body)
 	p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, prof: prof, profSet: true, sender: l, senderThread: d.thread,
-		depth: d.depth + 1, payloadType: pt, canonical: canonical, admitted: d.admitted, parent: d.mark.retain(), ref: s.Ref})
+		depth: d.depth + 1, payloadType: pt, canonical: canonical, admitted: d.admitted, parent: d.mark.retain(), ref: s.Ref,
+		spends: spent})
 }
 
 // ErrNoRecipient: a handler's Send named no listener (an empty or blank
@@ -547,7 +552,7 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 			if p.chainTooDeep(t, l, d, target.Name, "") {
 				continue
 			}
-			child, prof, err := p.extend(d, l, target.Name, "")
+			child, prof, spent, err := p.extend(d, l, target.Name, "")
 			if err != nil {
 				p.deadLetterIn(t, d.conv, d.thread, l.Name, target.Name, part.Name, nil, "cannot extend thread: "+err.Error())
 				continue
@@ -555,7 +560,7 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 			body := withEmptyNS(part)
 			env := stage.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, target.Name, child, body)
 			p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, prof: prof, profSet: true, sender: l, senderThread: d.thread,
-				depth: d.depth + 1, admitted: d.admitted, parent: d.mark.retain()})
+				depth: d.depth + 1, admitted: d.admitted, parent: d.mark.retain(), spends: spent})
 		}
 	}
 }

@@ -389,17 +389,30 @@ func (d *delivery) reach(l *listener) *profile {
 
 // extend opens the child thread of d's for a message l sends to to (with
 // correlation ref ref): its profile is d's narrowed by l's (see reach). It
-// returns the child and its profile resolved in d's snapshot.
-func (p *Pump) extend(d *delivery, l *listener, to, ref string) (string, *profile, error) {
-	if d.prof == nil && l.Profile == "" {
-		child, err := p.threads.ExtendRef(d.thread, to, ref) // the child inherits the thread's (none, or a pinned one)
-		return child, nil, err
+// returns the child and its profile resolved in d's snapshot, and whether
+// d's thread is now spent: the forward of a listener that is no agent marks
+// it (registry.Threads.ForwardAs); an agent's thread keeps its history and
+// waits for its answers, so it is never spent.
+func (p *Pump) extend(d *delivery, l *listener, to, ref string) (string, *profile, bool, error) {
+	want := ""
+	if d.prof != nil || l.Profile != "" {
+		want = registry.NarrowProfile(d.prof.nameOf(), l.Profile)
 	}
-	child, name, err := p.threads.ExtendAs(d.thread, to, ref, registry.NarrowProfile(d.prof.nameOf(), l.Profile))
+	var child, name string
+	var spent bool
+	var err error
+	if l.Agent {
+		child, name, err = p.threads.ExtendAs(d.thread, to, ref, want)
+	} else {
+		child, name, spent, err = p.threads.ForwardAs(d.thread, to, ref, want)
+	}
 	if err != nil {
-		return "", nil, err
+		return "", nil, false, err
 	}
-	return child, d.tbl.profile(name), nil
+	if d.prof == nil && l.Profile == "" {
+		return child, nil, spent, nil // the child inherits the thread's (none, or a pinned one)
+	}
+	return child, d.tbl.profile(name), spent, nil
 }
 
 // peerSet returns agent l's peer set ps as seen under pr: a peer pr does

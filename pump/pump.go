@@ -150,6 +150,9 @@ type convState struct {
 	// ending are threads whose handler returned nil while other messages of
 	// the conversation were in flight; they end when it completes.
 	ending []string
+	// spent reports that a forward marked a thread of the conversation
+	// spent: those end when it completes (endSpent).
+	spent bool
 	// tbl is the routing snapshot the conversation started with and routes
 	// within (pinned until the conversation completes).
 	tbl *table

@@ -132,6 +132,10 @@ type work struct {
 	canonical bool
 	// isError marks a pump-generated <huh>/SystemError (never answered with another).
 	isError bool
+	// spends marks a forward that made its sender's thread spent
+	// (registry.Threads.ForwardAs): its conversation ends the spent
+	// threads when it completes (convDone).
+	spends bool
 	// ref is the correlation ref the sender gave this message (a failure
 	// about it goes back with it); detail is what a pump-generated error
 	// says beyond its canned text (xmlpipe.DeliveryError.Detail).

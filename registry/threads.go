@@ -247,26 +247,38 @@ func (t *Threads) ExtendRef(id, to, ref string) (string, error) {
 
 // extend is ExtendAs.
 func (t *Threads) extend(id, to, ref, want string) (string, string, error) {
+	child, profile, _, err := t.extendMarking(id, to, ref, want, false)
+	return child, profile, err
+}
+
+// extendMarking is ExtendAs that, with spend, marks id spent as ForwardAs
+// says, reporting whether id is so marked.
+func (t *Threads) extendMarking(id, to, ref, want string, spend bool) (string, string, bool, error) {
 	if to == "" {
-		return "", "", fmt.Errorf("registry: extend %s: %w", id, ErrEmptySegment)
+		return "", "", false, fmt.Errorf("registry: extend %s: %w", id, ErrEmptySegment)
 	}
 	u, err := parseThreadID(id)
 	if err != nil {
-		return "", "", fmt.Errorf("registry: extend %q: %w", id, ErrUnknownThread)
+		return "", "", false, fmt.Errorf("registry: extend %q: %w", id, ErrUnknownThread)
 	}
 	now := t.cfg.Clock().UnixNano()
 	fresh, err := uuid.NewRandom() // outside the lock: it reads the system's randomness
 	if err != nil {
-		return "", "", fmt.Errorf("registry: extend %s: new thread id: %w", id, err)
+		return "", "", false, fmt.Errorf("registry: extend %s: new thread id: %w", id, err)
 	}
 
 	s, p := t.lock(u)
 	if p == 0 {
 		s.mu.Unlock()
-		return "", "", fmt.Errorf("registry: extend %s: %w", id, ErrUnknownThread)
+		return "", "", false, fmt.Errorf("registry: extend %s: %w", id, ErrUnknownThread)
 	}
 	pn := s.slab.at(p)
 	pn.touched.Store(now)
+	spent := false
+	if spend && pn.parent != 0 && pn.marks&markAwaiting == 0 {
+		pn.marks |= markSpent
+		spent = true
+	}
 	profile := s.segs.name(pn.profile)
 	if want != "" {
 		profile = NarrowProfile(profile, want)
@@ -275,7 +287,7 @@ func (t *Threads) extend(id, to, ref, want string) (string, string, error) {
 	for s.nodes[fresh] != 0 || t.isStray(fresh) { // never in practice; two threads never share a UUID
 		if fresh, err = uuid.NewRandom(); err != nil {
 			s.mu.Unlock()
-			return "", "", fmt.Errorf("registry: extend %s: new thread id: %w", id, err)
+			return "", "", false, fmt.Errorf("registry: extend %s: new thread id: %w", id, err)
 		}
 		fresh = inShard(timeOrdered(fresh, now), s.index)
 	}
@@ -283,7 +295,7 @@ func (t *Threads) extend(id, to, ref, want string) (string, string, error) {
 	s.setRef(r, ref)
 	s.setProfile(r, profile)
 	s.unlockAndDeliver(s.queueCreated(r))
-	return fresh.String(), profile, nil
+	return fresh.String(), profile, spent, nil
 }
 
 // Prune is .respond(): the caller is the second-to-last path segment; the

@@ -1,9 +1,11 @@
 package registry
 
-// threadEvent is one queued notification: a created node or ended ids.
+// threadEvent is one queued notification: a created node, ended ids, or
+// the records of nodes used since their last report (SaveActivity).
 type threadEvent struct {
 	created *ThreadRecord
 	ended   []string
+	touched []ThreadRecord
 }
 
 // queueCreated queues the creation of node r for the sink and reports
@@ -106,6 +108,10 @@ func (s *threadShard) dispatch(evs []threadEvent, subs []func(ids []string)) {
 	for _, ev := range evs {
 		if ev.created != nil {
 			s.t.cfg.Sink.ThreadCreated(*ev.created)
+			continue
+		}
+		if ev.touched != nil {
+			s.t.cfg.Sink.(ActivitySink).ThreadsTouched(ev.touched)
 			continue
 		}
 		if s.t.cfg.Sink != nil {

@@ -47,8 +47,9 @@ type restoring struct {
 // the registry. It is all-or-nothing for malformed records (ErrInvalidRecord).
 // Records whose parent is neither restored nor live (orphans, cycles) are
 // dropped: they are logged, and reported to the sink and OnEnd subscribers as
-// ended so persisted state can follow. A restored node counts as touched at
-// restore time (a restart is not idleness); Restore itself does not call
+// ended so persisted state can follow. A restored node was last touched when
+// its record says (restore time when it says nothing), so its idle time and
+// TTL run on across the restart; Restore itself does not call
 // ThreadCreated. A restored node lives in its tree's shard; one whose id
 // names another shard (ids persisted before the registry was sharded) is
 // found through the strays index.
@@ -202,9 +203,9 @@ func (t *Threads) commitRestored(r *restoring, all map[uuid.UUID]*restoring, now
 	if created.IsZero() {
 		created = now
 	}
-	touched := now
-	if r.rec.Touched.After(now) {
-		touched = r.rec.Touched
+	touched := r.rec.Touched // its last activity: a restart is idleness too
+	if touched.IsZero() {
+		touched = now
 	}
 	r.ref = r.shard.newNode(r.id, parent, head, path[len(path)-1], created.UnixNano(), touched.UnixNano())
 	if parent == 0 { // a child has its tree's, as persisted or not

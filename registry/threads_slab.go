@@ -40,6 +40,9 @@ type node struct {
 	profile    segID   // the security profile's name (0: none; threads_profile.go)
 	head       [maxHead]segID
 	nhead      uint8 // roots only: how many of head are used
+	// marks are the node's lifetime marks (threads_spent.go); they fit
+	// in the padding before entered.
+	marks uint8
 	// entered is the hops the conversation made before it entered this
 	// registry (JoinAsAt: a peer organism's chain), the same in every
 	// node of a tree; it fits in the padding before depth.

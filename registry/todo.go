@@ -318,3 +318,11 @@ func newWatcherID() string {
 	}
 	return id.String()
 }
+
+// Watches reports whether a watcher sits on thread, raised or not: the
+// thread must live on for it (Threads.EndSpent's keep).
+func (r *TodoRegistry) Watches(thread string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.byThread[thread]) > 0
+}

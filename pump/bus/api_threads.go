@@ -321,24 +321,37 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request, st *store.St
 	writeJSON(w, http.StatusOK, p.body("threads", out))
 }
 
-// threadEntries returns a thread's journal entries; 404 when the thread is
-// neither journaled nor live, or not one sess may see (see profile.go).
-func (s *Server) threadEntries(w http.ResponseWriter, sess auth.Session, st *store.Store, id string) ([]store.Entry, bool) {
+// threadEntries returns a thread's journal entries and its conversation;
+// 404 when the thread is neither journaled nor live, or not one sess may
+// see (see profile.go). The conversation is the entries' — else the live
+// thread's root, else the one the journal kept with its pruned entries —
+// "" when none says.
+func (s *Server) threadEntries(w http.ResponseWriter, sess auth.Session, st *store.Store, id string) ([]store.Entry, string, bool) {
 	entries, err := st.Thread(id)
 	if err != nil {
 		s.internalError(w, "journal thread", err)
-		return nil, false
+		return nil, "", false
 	}
 	conv := ""
-	if len(entries) > 0 {
-		conv = entries[0].Conversation
+	for _, e := range entries {
+		if e.Conversation != "" {
+			conv = e.Conversation
+			break
+		}
 	}
-	if len(entries) == 0 && !s.pump.Threads().Known(id) && !s.prunedThread(st, id, &conv) || sess.Profile != "" &&
+	if conv == "" {
+		conv = s.pump.Threads().Root(id)
+	}
+	known := len(entries) > 0 || conv != ""
+	if !known || conv == "" {
+		known = s.prunedThread(st, id, &conv) || known
+	}
+	if !known || sess.Profile != "" &&
 		(!s.journalView(sess, st).thread(id, conv) || !s.namesVisible(sess, participantsOf(entries)...)) {
 		writeError(w, http.StatusNotFound, "Thread not found")
-		return nil, false
+		return nil, "", false
 	}
-	return entries, true
+	return entries, conv, true
 }
 
 // prunedThread reports whether the journal holds pruned entries of thread
@@ -362,11 +375,11 @@ func (s *Server) prunedThread(st *store.Store, id string, conv *string) bool {
 // apiThread is GET /api/v1/threads/{id}.
 func (s *Server) apiThread(w http.ResponseWriter, r *http.Request, st *store.Store) {
 	id := r.PathValue("id")
-	entries, ok := s.threadEntries(w, sessionOf(r.Context()), st, id)
+	entries, conv, ok := s.threadEntries(w, sessionOf(r.Context()), st, id)
 	if !ok {
 		return
 	}
-	b := apiThreadBody{ID: id, Conversation: s.pump.Threads().Root(id), MessageCount: int64(len(entries)),
+	b := apiThreadBody{ID: id, Conversation: conv, MessageCount: int64(len(entries)),
 		PayloadTypes: []string{}}
 	failed := false
 	for i, e := range entries {
@@ -443,19 +456,12 @@ func (s *Server) apiThreadMessages(w http.ResponseWriter, r *http.Request, st *s
 	}
 	id := r.PathValue("id")
 	sess := sessionOf(r.Context())
-	entries, ok := s.threadEntries(w, sess, st, id)
+	entries, conv, ok := s.threadEntries(w, sess, st, id)
 	if !ok {
 		return
 	}
 	of, keep := id, func(p store.Pruned) bool { return p.Thread == id }
 	if scope := r.URL.Query().Get("scope"); scope == "conversation" {
-		conv := s.pump.Threads().Root(id)
-		for _, e := range entries {
-			if e.Conversation != "" {
-				conv = e.Conversation
-				break
-			}
-		}
 		if conv != "" {
 			var err error
 			if entries, err = st.Conversation(conv); err != nil {

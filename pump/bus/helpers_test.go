@@ -96,6 +96,8 @@ type fixture struct {
 	serveCh chan error
 	// beforeServe runs between New and Serve (test hooks).
 	beforeServe func(*Server)
+	// build assembles the organism, again on a restart (restartOrganism).
+	build buildFunc
 }
 
 // fixtureOptions adjust a fixture's server.
@@ -190,7 +192,7 @@ func prepareFixtureWith(t *testing.T, build buildFunc, adjust ...fixtureOptions)
 	logs := &records{}
 	logger := slog.New(logs)
 	l := startBuilt(t, logger, build)
-	f := &fixture{t: t, local: l, org: l.Organism(), clock: authtest.NewClock(t0), logs: logs}
+	f := &fixture{t: t, local: l, org: l.Organism(), clock: authtest.NewClock(t0), logs: logs, build: build}
 	svc, err := auth.New(f.org.Store(), auth.Options{Argon2: auth.Argon2Params{Time: 1, MemoryKiB: 64, Threads: 1},
 		MaxFailures: 3, Clock: f.clock.Now, Logger: logger, Organism: f.org.Config.Organism.Name})
 	if err != nil {

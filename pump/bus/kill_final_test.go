@@ -26,7 +26,7 @@ func (f *fixture) restartOrganism() {
 	if err := f.org.Shutdown(ctx); err != nil {
 		f.t.Fatalf("organism shutdown: %v", err)
 	}
-	l, err := organism.Assemble(organism.Options{Logger: slog.New(f.logs), DataDir: dir}, helloWorld)
+	l, err := organism.Assemble(organism.Options{Logger: slog.New(f.logs), DataDir: dir}, f.build)
 	if err != nil {
 		f.t.Fatalf("assemble again: %v", err)
 	}

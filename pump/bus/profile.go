@@ -119,7 +119,9 @@ func (v *journalView) thread(id, conv string) bool {
 }
 
 // recorded is the profile the journal recorded for thread id, and whether
-// it recorded one.
+// it recorded one: with its entries, or with what retention kept of the
+// pruned ones — so a thread retention pruned reads the same once it ended
+// (its conversation completed, the TTL, a restart).
 func (v *journalView) recorded(id string) (string, bool) {
 	es, err := v.st.Thread(id)
 	if err != nil {
@@ -128,6 +130,16 @@ func (v *journalView) recorded(id string) (string, bool) {
 	for _, e := range es {
 		if !e.ProfileUnknown {
 			return e.Profile, true
+		}
+	}
+	pruned, err := v.st.PrunedOf(id)
+	if err != nil {
+		v.s.log.Error("journal pruned entries", "thread", id, "error", err)
+		return "", false
+	}
+	for _, p := range pruned {
+		if p.Thread == id && !p.NoMetadata && !p.ProfileUnknown {
+			return p.Profile, true
 		}
 	}
 	return "", false

@@ -401,16 +401,19 @@ func TestJournalAPIShowsProfilesAndPruned(t *testing.T) {
 		}
 		return organism.New(cfg, o)
 	})
+	secrets := map[string]string{}
 	profiled := func(name, profile string) string {
 		t.Helper()
 		secret := f.user(name, auth.Operator)
 		if err := f.auth.SetProfile(context.Background(), name, profile); err != nil {
 			t.Fatal(err)
 		}
+		secrets[name] = secret
 		f.nextStep()
 		return f.login(name, secret)
 	}
 	greet, calc := profiled("greetuser", "greeters"), profiled("calcuser", "calc")
+	greetSecret, calcSecret := secrets["greetuser"], secrets["calcuser"]
 	f.nextStep()
 	open := f.loginAs("open", auth.Admin)
 
@@ -516,6 +519,34 @@ func TestJournalAPIShowsProfilesAndPruned(t *testing.T) {
 	}
 	if st, _, _ := f.do("GET", "/api/v1/threads/"+hello+"/messages", calc, nil); st != 404 {
 		t.Errorf("the greeters conversation for the calc user: %d", st)
+	}
+
+	// Once the conversation's threads are gone (the TTL collected them),
+	// the journal alone says whose they are: its pruned entries read the
+	// same, to the same users.
+	if err := f.org.Pump.Threads().End(hello); err != nil {
+		t.Fatal(err)
+	}
+	for _, token := range []string{greet, open} {
+		checkHello("thread messages, threads ended", messages(token, "/api/v1/threads/"+hello+"/messages?scope=conversation"), 3)
+	}
+	checkHello("greeters messages, threads ended", messages(greet, "/api/v1/messages?limit=200"), 3)
+	if st, _, _ := f.do("GET", "/api/v1/threads/"+hello+"/messages", calc, nil); st != 404 {
+		t.Errorf("the greeters conversation for the calc user, threads ended: %d", st)
+	}
+
+	// And after a restart, which restores no thread of it.
+	f.restartOrganism()
+	greet, calc, open = f.login("greetuser", greetSecret), f.login("calcuser", calcSecret), f.loginAs("open2", auth.Admin)
+	for _, token := range []string{greet, open} {
+		checkHello("thread messages, restarted", messages(token, "/api/v1/threads/"+hello+"/messages?scope=conversation"), 3)
+	}
+	checkHello("greeters messages, restarted", messages(greet, "/api/v1/messages?limit=200"), 3)
+	if st, body, _ := f.do("GET", "/api/v1/threads/"+hello, greet, nil); st != 200 || body["conversation"] != hello {
+		t.Errorf("the greeters conversation's thread, restarted: %d %v", st, body)
+	}
+	if st, _, _ := f.do("GET", "/api/v1/threads/"+hello+"/messages", calc, nil); st != 404 {
+		t.Errorf("the greeters conversation for the calc user, restarted: %d", st)
 	}
 }
 

@@ -101,8 +101,10 @@ func TestGreeter(t *testing.T) {
 	}
 	// InFlight is left out: the pump may report a conversation complete a
 	// moment before it releases the message's ingress slot.
-	// The conversation completed: its threads are idle, none is live.
-	want := organism.Status{Organism: "hello-world", Listeners: 10, Threads: 0, Idle: 2, Slots: 2, Processed: 4}
+	// The conversation completed: its root is idle, kept for a
+	// continuation; the shouter's thread, spent (it forwarded), ended with
+	// it, and its history slot with it.
+	want := organism.Status{Organism: "hello-world", Listeners: 10, Threads: 0, Idle: 1, Slots: 1, Processed: 4}
 	if diff := cmp.Diff(want, st, cmpopts.IgnoreFields(organism.Status{}, "InFlight")); diff != "" {
 		t.Errorf("status after the greeting (-want +got):\n%s", diff)
 	}

@@ -104,7 +104,8 @@ func greet(t *testing.T, b *organism.Local, name string) string {
 // TestJournalViewsAcrossRestart: on a durable organism /threads and /monitor
 // read the journal, so a conversation that ended before a restart still
 // shows (marked ended) with its whole history, next to the live threads
-// restored from the store.
+// restored from the store — idle since their last use before the restart,
+// not since the restart.
 func TestJournalViewsAcrossRestart(t *testing.T) {
 	dir := t.TempDir()
 	t0 := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
@@ -117,6 +118,8 @@ func TestJournalViewsAcrossRestart(t *testing.T) {
 	if err := b.Organism().Pump.Threads().End(dan); err != nil { // Dan's conversation is over
 		t.Fatal(err)
 	}
+	clock.Set(t0.Add(5 * time.Minute))
+	b.Organism().Pump.Threads().Touch(eve) // Eve's was last used now: its idle time runs on from here
 	if err := b.Organism().Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -139,8 +142,8 @@ func TestJournalViewsAcrossRestart(t *testing.T) {
 	if d := cmp.Diff(wantDan, byID[dan]); d != "" {
 		t.Errorf("Dan's ended conversation (-want +got):\n%s", d)
 	}
-	if th, ok := byID[eve]; !ok || th.Ended || th.Depth == 0 {
-		t.Errorf("Eve's conversation = %+v, %v; want it live (restored)", th, ok)
+	if th, ok := byID[eve]; !ok || th.Ended || th.Depth == 0 || th.Idle != 5*time.Minute {
+		t.Errorf("Eve's conversation = %+v, %v; want it live (restored), idle 5m since its last use", th, ok)
 	}
 
 	hs, err := b.Monitor(ctx, dan[:8])

@@ -93,6 +93,15 @@ func (k storeSinks) ThreadCreated(r registry.ThreadRecord) {
 	k.check("put thread", k.s.PutThread(row))
 }
 
+// ThreadsTouched keeps the last activity of threads used since their last
+// report (registry.ActivitySink): their rows are written again.
+func (k storeSinks) ThreadsTouched(recs []registry.ThreadRecord) {
+	for _, r := range recs {
+		k.check("put thread", k.s.PutThread(store.ThreadRow{ID: r.ID, Parent: r.Parent, Path: r.Path,
+			Created: r.Created, Touched: r.Touched, Ref: r.Ref, Profile: r.Profile, Hops: r.Hops}))
+	}
+}
+
 // ThreadsEnded deletes ended thread nodes.
 func (k storeSinks) ThreadsEnded(ids []string) { k.check("delete threads", k.s.DeleteThreads(ids)) }
 
