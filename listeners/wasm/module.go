@@ -43,9 +43,11 @@ type Sandbox struct {
 	DirWritable bool
 	// MaxDiskBytes caps what a writable Dir holds (default 64 MiB): its
 	// files' sizes, its links' targets and 256 bytes a name, those there
-	// before counted when the module is compiled. One count for the
-	// module, whatever its instances; a change past it fails in the guest
-	// (see rootFS).
+	// before counted when the first module writing there is compiled (and
+	// again by RecountDisk). One count for the directory, whatever the
+	// modules and instances writing there; when modules sharing it ask
+	// for different caps, the smallest holds for all. A change past it
+	// fails in the guest (see rootFS).
 	MaxDiskBytes int
 	// Env names the host environment variables the guest sees.
 	Env []string
@@ -304,6 +306,9 @@ func (m *Module) call(ctx context.Context, export string, in []byte) (_ []byte, 
 	if closed {
 		return nil, ErrClosed
 	}
+	if m.dir != nil { // a call writing to the dir: no recount meanwhile
+		defer m.dir.enter()()
+	}
 	select { // bound the live instances (memory: Instances × memory_mb)
 	case m.slots <- struct{}{}:
 		defer func() { <-m.slots }()
@@ -393,12 +398,12 @@ func (m *Module) noteQuota(dir *rootFS, err *error) func() {
 		if n == 0 {
 			return
 		}
-		used := dir.diskUsed()
+		used, limit := dir.diskUsed(), dir.quota.Limit()
 		m.log.Warn("wasm: the guest's dir is at its disk quota", "module", m.name, "refused", n,
-			"used", used, "max_disk_bytes", m.sandbox.MaxDiskBytes)
+			"used", used, "max_disk_bytes", limit)
 		if *err != nil {
 			*err = fmt.Errorf("%w (max_disk_bytes %d, %d used; %d changes refused): %w",
-				ErrDiskQuota, m.sandbox.MaxDiskBytes, used, n, *err)
+				ErrDiskQuota, limit, used, n, *err)
 		}
 	}
 }
@@ -477,6 +482,21 @@ func (m *Module) closeRuntime(ctx context.Context) error {
 	return err
 }
 
+// RecountDisk counts the module's writable dir afresh for its disk quota
+// (what others added or removed there since it was counted included),
+// unless a call of a module writing there runs, when the count is kept;
+// recounted reports which. A module without a writable dir has nothing to
+// count.
+func (m *Module) RecountDisk() (recounted bool, err error) {
+	if m.dir == nil {
+		return false, nil
+	}
+	if recounted, err = m.dir.recount(); err != nil {
+		return false, fmt.Errorf("wasm %s: dir: %w", m.name, err)
+	}
+	return recounted, nil
+}
+
 // Check instantiates a reactor (running its _initialize) to prove the module
 // starts within its sandbox; the instance joins the pool. A command module
 // cannot be started without running it, so Check does nothing more for it
@@ -484,6 +504,9 @@ func (m *Module) closeRuntime(ctx context.Context) error {
 func (m *Module) Check(ctx context.Context) error {
 	if m.kind != Reactor {
 		return nil
+	}
+	if m.dir != nil { // _initialize may write to the dir
+		defer m.dir.enter()()
 	}
 	inst, err := m.newInstance(ctx)
 	if err != nil {

@@ -28,24 +28,34 @@ const entryBytes = 256
 
 // diskQuota bounds the bytes a writable sandbox directory holds: the
 // content of its regular files (their size, so a sparse file counts in
-// full), the targets of its symbolic links and entryBytes per name. It is
-// counted once, when the directory is opened (newDiskQuota), and then kept
-// up to date by every change a guest makes through rootFS and rootFile,
-// which take mu around the change and the fstat that measures it, so the
-// instances of a module sharing the directory share one count. Changes
-// made by others (the operator, another listener on the same directory)
-// are not seen until the directory is opened again.
+// full), the targets of its symbolic links and entryBytes per name. There is
+// one per directory open now (see acquireQuota), shared by every module
+// writing there — two listeners given the same dir, a listener and the one
+// a reload replaced while it drains — and by all their instances. It is
+// counted when the first of them opens the directory, again when one
+// recounts it while no guest writing there runs (recount), and kept up to
+// date by every change a guest makes through rootFS and rootFile, which
+// take mu around the change and the fstat that measures it. The bound is
+// the smallest quota of the modules sharing it (limit), so none of them
+// finds the directory holding more than its own max_disk_bytes. Changes
+// made by others (the operator) are not seen until it is counted again.
 //
 // A file removed while still open through the sandbox keeps its bytes on
 // disk: they are released when its last descriptor is closed, not when
 // its name goes.
 type diskQuota struct {
 	mu   sync.Mutex
-	max  int64
 	used int64
+	// maxes counts the quotas of the modules sharing the directory, by
+	// value: the smallest bounds it.
+	maxes map[int64]int
+	// running counts the calls in progress, through any of them.
+	running int
 	// open counts the regular files open through the directory, by
 	// identity, so that a removed one is released at its last close.
 	open map[fileID]int
+	// id is the directory's identity, its key in quotas.
+	id fileID
 }
 
 // fileID identifies a file on the host.
@@ -57,7 +67,16 @@ type fileID struct {
 // newDiskQuota counts the bytes under dir (each inode's content once,
 // however many names it has) for a quota of max bytes.
 func newDiskQuota(dir string, max int64) (*diskQuota, error) {
-	q := &diskQuota{max: max, open: map[fileID]int{}}
+	used, err := countDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &diskQuota{used: used, maxes: map[int64]int{max: 1}, open: map[fileID]int{}}, nil
+}
+
+// countDir counts what a diskQuota on dir holds.
+func countDir(dir string) (int64, error) {
+	var used int64
 	seen := map[fileID]bool{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -70,24 +89,55 @@ func newDiskQuota(dir string, max int64) (*diskQuota, error) {
 		if err != nil {
 			return err
 		}
-		q.used += entryBytes
+		used += entryBytes
 		st := sys.NewStat_t(fi)
 		switch {
 		case fi.Mode()&fs.ModeSymlink != 0:
-			q.used += st.Size
+			used += st.Size
 		case fi.Mode().IsRegular():
 			id := fileID{st.Dev, st.Ino}
 			if !seen[id] {
 				seen[id] = true
-				q.used += st.Size
+				used += st.Size
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("counting its bytes for the disk quota: %w", err)
+		return 0, fmt.Errorf("counting its bytes for the disk quota: %w", err)
 	}
-	return q, nil
+	return used, nil
+}
+
+// recount counts dir (the directory, by any of its names) afresh, unless a
+// call writing there runs or a file is open through it (their changes
+// would be counted twice, or released twice): then the count is kept.
+// done reports whether it was counted.
+func (q *diskQuota) recount(dir string) (done bool, err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.running > 0 || len(q.open) > 0 {
+		return false, nil
+	}
+	used, err := countDir(dir)
+	if err != nil {
+		return false, err
+	}
+	q.used = used
+	return true, nil
+}
+
+// enter records a call that may write to the directory starting; the
+// function it returns records its end.
+func (q *diskQuota) enter() func() {
+	q.mu.Lock()
+	q.running++
+	q.mu.Unlock()
+	return func() {
+		q.mu.Lock()
+		q.running--
+		q.mu.Unlock()
+	}
 }
 
 // refusals counts the changes a disk quota refused, for one instance.
@@ -96,7 +146,20 @@ type refusals = atomic.Int64
 // room is how many bytes may still be added (0 when at or over the quota);
 // the caller holds mu.
 func (q *diskQuota) room() int64 {
-	return max(q.max-q.used, 0)
+	return max(q.limit()-q.used, 0)
+}
+
+// limit is the smallest quota of the modules sharing the directory; the
+// caller holds mu.
+func (q *diskQuota) limit() int64 {
+	first := true
+	var least int64
+	for m := range q.maxes {
+		if first || m < least {
+			least, first = m, false
+		}
+	}
+	return least
 }
 
 // Used reports the bytes counted now.
@@ -104,6 +167,13 @@ func (q *diskQuota) Used() int64 {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.used
+}
+
+// Limit reports the quota that bounds the directory now (limit).
+func (q *diskQuota) Limit() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.limit()
 }
 
 // opened records a regular file opened through the directory; the caller

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -41,7 +42,8 @@ import (
 // so the budget is per instance: instances do not take each other's, and
 // any number of them can preopen /data.
 //
-// A writable rootFS has a disk quota (see diskQuota), shared by every view:
+// A writable rootFS has a disk quota (see diskQuota), shared by every view
+// and by every other rootFS open on the same directory:
 // a change that would take the directory past it (a write, a truncate or
 // a write past the end that grows a file, a new file, directory or link)
 // fails (errnoQuota); a write that only partly fits writes what fits, as
@@ -59,6 +61,10 @@ type rootFS struct {
 	quota *diskQuota
 	// refused counts the changes the quota refused through this view.
 	refused refusals
+	// maxDisk is the quota this rootFS asked for (acquireQuota); release,
+	// set on the rootFS openRootFS made and not on its views, gives it back.
+	maxDisk int64
+	release func()
 }
 
 // maxOpenFiles bounds the files one instance holds open at once.
@@ -71,11 +77,12 @@ func openRootFS(dir string, readOnly bool, maxDisk int64) (*rootFS, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &rootFS{root: root, readOnly: readOnly, max: maxOpenFiles}
+	r := &rootFS{root: root, readOnly: readOnly, max: maxOpenFiles, maxDisk: maxDisk}
 	if !readOnly {
-		if r.quota, err = newDiskQuota(dir, maxDisk); err != nil {
+		if r.quota, err = acquireQuota(root, dir, maxDisk); err != nil {
 			return nil, errors.Join(err, root.Close())
 		}
+		r.release = sync.OnceFunc(func() { releaseQuota(r.quota, maxDisk) })
 	}
 	return r, nil
 }
@@ -84,7 +91,25 @@ func openRootFS(dir string, readOnly bool, maxDisk int64) (*rootFS, error) {
 // with a budget of open files of its own (no file open): one instance's
 // /data.
 func (r *rootFS) view() *rootFS {
-	return &rootFS{root: r.root, readOnly: r.readOnly, max: r.max, quota: r.quota}
+	return &rootFS{root: r.root, readOnly: r.readOnly, max: r.max, quota: r.quota, maxDisk: r.maxDisk}
+}
+
+// recount counts the directory afresh for its disk quota, unless a call
+// writing there runs (see diskQuota.recount); done reports whether it did.
+// A read-only rootFS has nothing to count.
+func (r *rootFS) recount() (done bool, err error) {
+	if r.quota == nil {
+		return false, nil
+	}
+	return r.quota.recount(r.root.Name())
+}
+
+// enter records a call on the directory starting (see diskQuota.enter).
+func (r *rootFS) enter() func() {
+	if r.quota == nil {
+		return func() {}
+	}
+	return r.quota.enter()
 }
 
 // diskUsed reports the bytes the directory's quota counts (0: read-only).
@@ -117,9 +142,14 @@ func (r *rootFS) lockQuota() func() {
 // openFiles reports how many files are open through r.
 func (r *rootFS) openFiles() int64 { return r.open.Load() }
 
-// Close closes the directory, for r and every view of it. Files the guest
-// opened stay usable.
-func (r *rootFS) Close() error { return r.root.Close() }
+// Close closes the directory, for r and every view of it, and gives its
+// share of the disk quota back. Files the guest opened stay usable.
+func (r *rootFS) Close() error {
+	if r.release != nil {
+		r.release()
+	}
+	return r.root.Close()
+}
 
 // String implements fmt.Stringer.
 func (r *rootFS) String() string { return r.root.Name() }

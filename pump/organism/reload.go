@@ -454,6 +454,9 @@ func (p *Plan) Apply() (ReloadReport, error) {
 		}
 	}
 	swapErr := o.wasm.swap(added, retiringWasm)
+	// What was added to or removed from a writable dir by hand since it
+	// was counted is counted now, unchanged listeners' dirs included.
+	o.wasm.recountDisks(o.log)
 	for _, u := range p.retiring {
 		o.releaseWhenRetired(u, retired)
 	}

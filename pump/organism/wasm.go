@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,6 +172,26 @@ func (s *wasmSet) add(name string, l *wasm.Listener) error {
 		return errors.Join(fmt.Errorf("wasm listener %s: %w", name, pump.ErrClosed), l.Close(context.Background()))
 	}
 	return nil
+}
+
+// recountDisks counts the writable dirs of the registered listeners afresh
+// for their disk quotas (files added or removed by hand included), each
+// unless a guest writing there runs, when its count is kept (see
+// wasm.Module.RecountDisk). A failed count is logged and the count kept.
+func (s *wasmSet) recountDisks(log *slog.Logger) {
+	s.mu.Lock()
+	ls := make(map[string]*wasm.Listener, len(s.byName))
+	maps.Copy(ls, s.byName)
+	s.mu.Unlock()
+	for name, l := range ls {
+		recounted, err := l.Module().RecountDisk()
+		switch {
+		case err != nil:
+			log.Warn("wasm: the dir's disk quota was not recounted; the count is kept", "listener", name, "err", err)
+		case !recounted && l.Module().Sandbox().DirWritable:
+			log.Info("wasm: a guest writing to the dir runs; its disk quota count is kept", "listener", name)
+		}
+	}
 }
 
 // remove forgets the module of the removed listener name and closes it;

@@ -86,3 +86,68 @@ listeners:
 		t.Fatalf("after the quota: %s %s", e.Kind, e.Envelope)
 	}
 }
+
+// TestWasmDiskQuotaRecountedAtReload: a reload recounts a writable dir's
+// disk quota, a listener the reload leaves unchanged included, so that
+// files the operator added by hand since it was counted are counted: a
+// write they leave no room for is refused.
+func TestWasmDiskQuotaRecountedAtReload(t *testing.T) {
+	ops := guestPath(t, "ops")
+	dir := t.TempDir()
+	data := filepath.Join(dir, "wasm-data")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	yaml := fmt.Sprintf(`organism: {name: wasm-quota}
+listeners:
+  - name: ops
+    type: wasm
+    module: %s
+    description: Performs one file operation
+    payload:
+      root: Ops
+      fields: [{name: Do}, {name: Path}, {name: Arg}]
+    response:
+      root: Done
+      fields: [{name: OK, type: boolean}, {name: Result, optional: true}, {name: Error, optional: true}]
+    capabilities: {dir: wasm-data, dir_writable: true, max_disk_bytes: 4096, timeout: 1m}
+`, ops)
+	cfg := parseIn(t, dir, yaml)
+	o, err := Load(filepath.Join(dir, "organism.yaml"), Options{WasmCache: wasmCache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer o.Shutdown(context.Background())
+	if err := os.WriteFile(filepath.Join(data, "by-hand"), []byte(strings.Repeat("x", 3500)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := o.Reload(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Unchanged != 1 {
+		t.Fatalf("reload report %+v, want the listener unchanged", r)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := make(collector, 64)
+	body := `<Ops xmlns=""><Do>write</Do><Path>/data/a</Path><Arg>` + strings.Repeat("x", 1000) + `</Arg></Ops>`
+	env := stage.AppendEnvelope(nil, "tester", "ops", stage.NewThreadID(), []byte(body))
+	if _, err := o.Pump.InjectWait(ctx, env, c); err != nil {
+		t.Fatal(err)
+	}
+	if e := c.await(t, pump.EventReply, pump.EventHuh, pump.EventDeadLetter); e.Kind != pump.EventReply ||
+		!strings.Contains(string(e.Envelope), "<OK>false</OK>") {
+		t.Fatalf("a write past what the hand-made file leaves: %s %s", e.Kind, e.Envelope)
+	}
+	fi, err := os.Stat(filepath.Join(data, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(4096 - 3500 - 2*256); fi.Size() != want {
+		t.Errorf("the guest wrote %d bytes, want %d (what the quota leaves)", fi.Size(), want)
+	}
+}

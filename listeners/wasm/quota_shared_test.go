@@ -1,0 +1,201 @@
+package wasm
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestDiskQuotaSharedByDir: modules writing to one directory (by its
+// device and inode, whatever the path that names it) share one count, and
+// the smallest quota among them bounds every writer; the count is released
+// when the last of them closes.
+func TestDiskQuotaSharedByDir(t *testing.T) {
+	big := func(n int) string { return strings.Repeat("x", n) }
+	type writer struct {
+		quota int
+		link  bool // names the directory through a symbolic link
+	}
+	type write struct {
+		by   int // which writer
+		path string
+		n    int
+		ok   bool
+	}
+	tests := []struct {
+		name    string
+		writers []writer
+		writes  []write
+		closeBy int // a writer closed after the writes (-1: none), then what follows
+		after   []write
+		sizes   map[string]int64
+	}{
+		{name: "two modules on one dir count it once",
+			writers: []writer{{quota: 4096}, {quota: 4096}},
+			writes:  []write{{0, "/data/a", 3000, true}, {1, "/data/b", 3000, false}},
+			closeBy: -1,
+			sizes:   map[string]int64{"a": 3000, "b": 4096 - 3000 - 2*entryBytes}},
+		{name: "the same dir through a symbolic link",
+			writers: []writer{{quota: 4096}, {quota: 4096, link: true}},
+			writes:  []write{{1, "/data/a", 3000, true}, {0, "/data/b", 3000, false}},
+			closeBy: -1,
+			sizes:   map[string]int64{"a": 3000, "b": 4096 - 3000 - 2*entryBytes}},
+		{name: "the smallest quota bounds every writer until its module closes",
+			writers: []writer{{quota: 8192}, {quota: 2048}},
+			writes:  []write{{0, "/data/a", 3000, false}},
+			closeBy: 1,
+			after:   []write{{0, "/data/b", 3000, true}},
+			sizes:   map[string]int64{"a": 2048 - entryBytes, "b": 3000}},
+		{name: "a module closed leaves the count to the other",
+			writers: []writer{{quota: 4096}, {quota: 4096}},
+			writes:  []write{{0, "/data/a", 3000, true}},
+			closeBy: 0,
+			after:   []write{{1, "/data/b", 1000, false}},
+			sizes:   map[string]int64{"a": 3000, "b": 4096 - 3000 - 2*entryBytes}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			dir := filepath.Join(base, "d")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("d", filepath.Join(base, "l")); err != nil {
+				t.Fatal(err)
+			}
+			var ms []*Module
+			for _, w := range tc.writers {
+				d := dir
+				if w.link {
+					d = filepath.Join(base, "l")
+				}
+				ms = append(ms, compileGuest(t, "ops", Reactor,
+					Sandbox{Dir: d, DirWritable: true, MaxDiskBytes: w.quota, Timeout: time.Minute}))
+			}
+			do := func(ws []write) {
+				t.Helper()
+				for _, w := range ws {
+					if r := runOp(t, ms[w.by], "write", w.path, big(w.n)); r.OK != w.ok {
+						t.Errorf("writer %d: write %s: ok = %v (%q), want %v", w.by, w.path, r.OK, r.Error, w.ok)
+					}
+				}
+			}
+			do(tc.writes)
+			if tc.closeBy >= 0 {
+				if err := ms[tc.closeBy].Close(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			do(tc.after)
+			if diff := cmp.Diff(tc.sizes, hostSizes(t, dir)); diff != "" {
+				t.Errorf("the directory's files (-want +got):\n%s", diff)
+			}
+			for i, m := range ms {
+				if i != tc.closeBy {
+					checkCount(t, m, dir, 8192)
+				}
+			}
+		})
+	}
+}
+
+// TestDiskQuotaReleased: once every module writing to a directory is
+// closed, its count is forgotten: a module opened on it afterwards counts
+// it afresh, files added by hand in between included.
+func TestDiskQuotaReleased(t *testing.T) {
+	dir := t.TempDir()
+	sb := Sandbox{Dir: dir, DirWritable: true, MaxDiskBytes: 4096, Timeout: time.Minute}
+	a := compileGuest(t, "ops", Reactor, sb)
+	b := compileGuest(t, "ops", Reactor, sb)
+	if r := runOp(t, a, "write", "/data/a", "0123456789"); !r.OK {
+		t.Fatalf("write: %q", r.Error)
+	}
+	for _, m := range []*Module{a, b} {
+		if err := m.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "by-hand"), []byte(strings.Repeat("x", 3000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := compileGuest(t, "ops", Reactor, sb)
+	checkCount(t, c, dir, 4096)
+	if r := runOp(t, c, "write", "/data/b", strings.Repeat("x", 1000)); r.OK || !r.refused(ioErr) {
+		t.Errorf("a write past what is left: %+v, want %q", r, ioErr)
+	}
+}
+
+// TestDiskQuotaRecount: RecountDisk counts the directory afresh (files
+// added or removed by hand included) when no guest writing there runs, and
+// keeps the count while one does.
+func TestDiskQuotaRecount(t *testing.T) {
+	tests := []struct {
+		name    string
+		running bool // a guest of the other module on the dir runs meanwhile
+		want    bool // recounted
+	}{
+		{name: "no guest running", want: true},
+		{name: "a guest running", running: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			sb := Sandbox{Dir: dir, DirWritable: true, MaxDiskBytes: 1 << 20, Timeout: 10 * time.Minute}
+			m := compileGuest(t, "ops", Reactor, sb)
+			other := compileGuest(t, "ops", Reactor, sb)
+			if r := runOp(t, m, "write", "/data/a", "0123456789"); !r.OK {
+				t.Fatalf("write: %q", r.Error)
+			}
+			counted := m.dir.diskUsed()
+			if err := os.WriteFile(filepath.Join(dir, "by-hand"), []byte(strings.Repeat("x", 3000)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			if tc.running {
+				ctx, cancel := context.WithCancel(context.Background())
+				go func() {
+					_, err := other.Call(ctx, []byte("<Ops><Do>spin</Do></Ops>"))
+					done <- err
+				}()
+				defer func() {
+					cancel()
+					select {
+					case err := <-done:
+						if !errors.Is(err, context.Canceled) {
+							t.Errorf("the spinning guest: %v, want context.Canceled", err)
+						}
+					case <-time.After(time.Minute):
+						t.Error("the spinning guest still runs a minute after it was cancelled")
+					}
+				}()
+				for deadline := time.Now().Add(30 * time.Second); len(other.slots) == 0; { // the call holds a slot
+					if time.Now().After(deadline) {
+						t.Fatal("the call never started")
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
+			got, err := m.RecountDisk()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("RecountDisk = %v, want %v", got, tc.want)
+			}
+			if !tc.want {
+				if used := m.dir.diskUsed(); used != counted {
+					t.Errorf("while a guest runs the count went from %d to %d, want it kept", counted, used)
+				}
+				return
+			}
+			checkCount(t, m, dir, 1<<20)
+			checkCount(t, other, dir, 1<<20)
+		})
+	}
+}
