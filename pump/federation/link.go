@@ -52,6 +52,11 @@ type conn struct {
 	// importsFetched is set (before the link is adopted) once the imports
 	// were fetched on the link made at start.
 	importsFetched bool
+	// unimportable is how many imported tags the fetch at start found the
+	// peer exporting in a way no import can take (qualified, or with a
+	// payload no local listener stands for): this link asks for them no
+	// more, as the peer answers the same until it restarts.
+	unimportable int
 	// served is closed once the link made at start (refreshOnce) is no
 	// longer served; nil for the others.
 	served chan struct{}

@@ -430,7 +430,11 @@ func (m *Manager) acquire() bool {
 // agents see them in their usage instructions: those remembered from an
 // earlier link, refreshed from the peer when it can be reached within
 // wait. An import that cannot be had yet is added later, when its link
-// comes up. It returns what could not be imported (the organism runs on).
+// comes up. The link that fetched them stays, though some could not be
+// had: those the peer exports in a way no import can take (only in a
+// namespace, or with a payload no local listener stands for) are logged
+// once and not asked for again on it. It returns what else could not be
+// imported (the organism runs on).
 func (m *Manager) Prepare(ctx context.Context, wait time.Duration) error {
 	var errs []error
 	for _, g := range m.list() {
@@ -441,16 +445,35 @@ func (m *Manager) Prepare(ctx context.Context, wait time.Duration) error {
 		if err != nil {
 			errs = append(errs, err)
 		}
-		if g.cfg.RemoteURL != "" && wait > 0 {
-			if fresh, err := g.refreshOnce(ctx, wait); err == nil {
-				list = fresh
-			} else {
-				g.log.Warn("federation: imports not fetched at start; asked again once the link is up", "error", err)
+		if g.cfg.RemoteURL == "" || wait <= 0 {
+			if err := g.register(list); err != nil {
+				errs = append(errs, err)
 			}
+			continue
 		}
-		if err := g.register(list); err != nil {
-			errs = append(errs, err)
+		c, fresh, qualified, err := g.refreshOnce(ctx, wait)
+		if c == nil {
+			g.log.Warn("federation: imports not fetched at start; asked again once the link is up", "error", err)
+			if err := g.register(list); err != nil {
+				errs = append(errs, err)
+			}
+			continue
 		}
+		if rerr := g.register(fresh); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		if err == nil {
+			continue
+		}
+		// What the peer will answer the same until it restarts (a new
+		// link) is told once, here, and not asked for again on this link.
+		c.unimportable = qualified + g.unimportable(fresh)
+		if g.missingImports() == c.unimportable {
+			g.log.Error("federation: an import's payload cannot stand for a local listener; the next link asks again",
+				"error", err)
+			continue
+		}
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -682,20 +705,23 @@ func (g *gateway) dial(ctx context.Context) (*websocket.Conn, peer, error) {
 // (g.prepared) rather than handshaking again at Start: a meta question the
 // peer asks on it is answered on the link that stays. Until Start the
 // peer's calls wait (the link is not ready) and nothing is sent from the
-// outbox (the sender is not running). A link that could not fetch the
-// imports is closed.
-func (g *gateway) refreshOnce(ctx context.Context, wait time.Duration) ([]imported, error) {
+// outbox (the sender is not running). It returns the link kept, the
+// imports fetched and how many imported tags the peer exports only
+// qualified (fetchImports); err tells why the others were not fetched. A
+// link on which the peer told nothing of its exports is closed (c nil);
+// one that told of some stays, though others could not be fetched.
+func (g *gateway) refreshOnce(ctx context.Context, wait time.Duration) (c *conn, list []imported, qualified int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	ws, p, err := g.dial(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
 	if !g.m.acquire() {
 		_ = ws.Close()
-		return nil, ErrClosed
+		return nil, nil, 0, ErrClosed
 	}
-	c := newConn(g, ws, p, true)
+	c = newConn(g, ws, p, true)
 	g.mu.Lock()
 	old := g.prepared
 	g.conn, g.prepared = c, c
@@ -717,11 +743,17 @@ func (g *gateway) refreshOnce(ctx context.Context, wait time.Duration) ([]import
 			g.log.Debug("federation: the link made at start ended before the start", "error", err)
 		}
 	}()
-	list, _, _, err := g.fetchImports(ctx)
-	if err == nil {
-		err = g.m.db.saveImports(ctx, g.name, list)
+	list, gone, qualified, err := g.fetchImports(ctx)
+	told := len(list)+len(gone) > 0 // the peer answered for some imported tag
+	if told {
+		if serr := g.m.db.saveImports(ctx, g.name, list); serr != nil {
+			err, told = errors.Join(err, serr), false
+		}
 	}
-	if err != nil {
+	if !told {
+		if err == nil { // the peer answered for no imported tag: unexpected
+			err = fmt.Errorf("%w: gateway %s: the peer told nothing of the imported tags", ErrMeta, g.name)
+		}
 		c.close(fmt.Errorf("import fetch failed: %w", err))
 		<-c.served
 		g.mu.Lock()
@@ -729,10 +761,10 @@ func (g *gateway) refreshOnce(ctx context.Context, wait time.Duration) ([]import
 			g.prepared = nil
 		}
 		g.mu.Unlock()
-		return nil, err
+		return nil, nil, 0, err
 	}
 	c.importsFetched = true
-	return list, nil
+	return c, list, qualified, err
 }
 
 // adoptPrepared serves the link refreshOnce kept, if it is still up, as
@@ -891,14 +923,15 @@ func (m *Manager) sweeper() {
 // asks again with a growing pause while some are missing (the peer may
 // still be registering the listeners behind them) until all are there or
 // c ends. A link whose imports were fetched as it was made (refreshOnce)
-// is not asked again unless some are missing.
+// is not asked again unless some are missing that asking again may bring
+// (not those the fetch found unimportable: c.unimportable).
 func (g *gateway) importWhileUp(c *conn) {
 	pause := time.Second
 	defer c.markReady()
+	if c.importsFetched && g.missingImports() <= c.unimportable {
+		return // fetched as the link was made; what is missing, told then
+	}
 	if g.missingImports() == 0 {
-		if c.importsFetched {
-			return
-		}
 		// The peer's calls wait for nothing: every import has a listener.
 		c.markReady()
 	}

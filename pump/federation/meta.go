@@ -166,8 +166,12 @@ func (g *gateway) fetchImports(ctx context.Context) (list []imported, gone []str
 			var sr struct {
 				Schema string `xml:"schema"`
 			}
-			if err := xml.Unmarshal(ans, &sr); err != nil || sr.Schema == "" {
-				errs = append(errs, fmt.Errorf("%w: gateway %s: schema of %s: %v", ErrMeta, g.name, c.Name, err))
+			if err := xml.Unmarshal(ans, &sr); err != nil {
+				errs = append(errs, fmt.Errorf("%w: gateway %s: schema of %s: %w", ErrMeta, g.name, c.Name, err))
+				break
+			}
+			if strings.TrimSpace(sr.Schema) == "" {
+				errs = append(errs, fmt.Errorf("%w: gateway %s: schema of %s: the peer answered no schema", ErrMeta, g.name, c.Name))
 				break
 			}
 			out = append(out, imported{Tag: tag, Name: c.Name, Description: c.Description, XSD: []byte(sr.Schema)})
