@@ -27,7 +27,7 @@ func (p *Pump) runWorker(l *listener, slot *workerSlot) {
 			p.wg.Done()
 			return
 		}
-		if p.stopNow.Load() || (p.keepHalt.Load() && p.haltedFor(l)) {
+		if p.stopNow.Load() || (p.keepHalt.Load() && p.haltedFor(l)) || p.cutByDrain(d) {
 			p.drop(d)
 			continue
 		}
@@ -56,6 +56,12 @@ func (p *Pump) finish(l *listener, d *delivery, requeue, ran bool) {
 		}
 	}
 	if p.stopNow.Load() { // stopped meanwhile: the handling may be cut short
+		p.drop(d)
+		return
+	}
+	if p.cutByDrain(d) {
+		p.log.Warn("handling finished after the shutdown's drain timed out: its message is left undelivered "+
+			"for recovery", "listener", l.Name, "thread", d.thread)
 		p.drop(d)
 		return
 	}
@@ -88,6 +94,17 @@ func (p *Pump) freeSlot(l *listener, d *delivery) {
 	if !l.Remote {
 		p.slots.release(l)
 	}
+}
+
+// cutByDrain reports whether d's handling finishes after a graceful
+// Shutdown's drain timed out (the work queue closing: its outputs could not
+// be processed) and its message is journaled for re-delivery: it is then
+// dropped undelivered (see drop), for Recover to handle it again on the
+// next start, rather than marked delivered or its answer dead-lettered. A
+// message that is not journaled is finished as ever (its outputs become
+// dead letters): dropping it would leave no trace of it.
+func (p *Pump) cutByDrain(d *delivery) bool {
+	return d.mark != nil && p.drainCut.Load()
 }
 
 // requeue puts a delivery whose handling Halt interrupted back in its
@@ -204,8 +221,9 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 // otherwise the response is processed.
 func (p *Pump) conclude(l *listener, d *delivery, cause error, resp xmlpipe.Response, err error) {
 	switch {
-	case p.stopNow.Load() || errors.Is(cause, ErrShutdown):
-		// an immediate shutdown cancelled it: neither answered nor failed (see drop)
+	case p.stopNow.Load() || errors.Is(cause, ErrShutdown) || p.cutByDrain(d):
+		// an immediate shutdown cancelled it, or it returned after the
+		// drain gave up: neither answered nor failed (see drop)
 		d.after.drop()
 		d.after = nil
 	case errors.Is(cause, ErrConversationKilled):
