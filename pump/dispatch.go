@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -143,6 +144,9 @@ func (p *Pump) drop(d *delivery) {
 func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 	p.beginHandling(d)
 	c := p.startCall(l, d, slot)
+	if p.drainCut.Load() { // the drain timed out: cancelled from the start, like those running then
+		c.cancelWith(ErrDrainTimedOut, time.Now().UnixNano())
+	}
 	// The call is published before these checks: a Kill, Halt or
 	// ShutdownNow either finds it in the slot or is seen here.
 	if stop, killed, halted := p.stopNow.Load(), p.killed(d.conv), p.haltedFor(l); stop || killed || halted {
@@ -192,10 +196,7 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 		if c.state.Load() == callParked {
 			c.returnedParked(resp, err) // concludes its delivery, now or once its slot is freed
 		}
-		if c.detached {
-			p.detachedDone(l)
-		}
-		return false
+		return false // a detached one's counts were released when it was given up on (abandon)
 	}
 	d.after = c.h.after.take()
 	if errors.Is(cause, ErrHalted) && c.h.settled.Load() {
