@@ -29,6 +29,10 @@ var (
 	// listener's queue and is handled again after Unhalt.
 	// It is xmlpipe.ErrHalted, which handlers can test for.
 	ErrHalted = xmlpipe.ErrHalted
+	// ErrDrainTimedOut: a graceful Shutdown's drain timed out while the
+	// handler ran. Like an immediate shutdown's, its message is
+	// re-delivered after a restart (at-least-once); it wraps ErrShutdown.
+	ErrDrainTimedOut = fmt.Errorf("%w: the drain timed out", ErrShutdown)
 )
 
 // workerSlot is one listener worker's running handler call (nil when the
@@ -195,7 +199,10 @@ func (c *handlerCall) abandon() {
 		p.conclude(l, d, cause, nil, nil)
 	}
 	if detached {
-		return // its goroutine releases its counts when the handler returns (handle)
+		// It held no worker's place, only its counts: released now, so
+		// that RemoveListener and Shutdown do not wait for it either.
+		p.detachedDone(l)
+		return
 	}
 	if int(lingering) <= l.Workers {
 		go p.runWorker(l, slot) // takes over the stuck worker's place (and its WaitGroup counts)
@@ -313,7 +320,8 @@ func (p *Pump) sweep(now int64) {
 
 // cancelCalls cancels, with cause, every running handler call for which
 // match holds; it returns how many it cancelled. Unless the cause is an
-// immediate shutdown, each gets its grace (see cancelWith).
+// immediate shutdown (ErrShutdown itself), each gets its grace (see
+// cancelWith).
 func (p *Pump) cancelCalls(cause error, match func(*handlerCall) bool) int {
 	n := 0
 	now := time.Now().UnixNano()
@@ -324,7 +332,7 @@ func (p *Pump) cancelCalls(cause error, match func(*handlerCall) bool) int {
 			if !match(c) {
 				continue
 			}
-			if errors.Is(cause, ErrShutdown) {
+			if cause == ErrShutdown { // immediate: no grace (ErrDrainTimedOut gets one)
 				c.cancel(cause)
 			} else {
 				c.cancelWith(cause, now)

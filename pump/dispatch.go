@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
@@ -27,7 +28,7 @@ func (p *Pump) runWorker(l *listener, slot *workerSlot) {
 			p.wg.Done()
 			return
 		}
-		if p.stopNow.Load() || (p.keepHalt.Load() && p.haltedFor(l)) {
+		if p.stopNow.Load() || (p.keepHalt.Load() && p.haltedFor(l)) || p.cutByDrain(d) {
 			p.drop(d)
 			continue
 		}
@@ -56,6 +57,12 @@ func (p *Pump) finish(l *listener, d *delivery, requeue, ran bool) {
 		}
 	}
 	if p.stopNow.Load() { // stopped meanwhile: the handling may be cut short
+		p.drop(d)
+		return
+	}
+	if p.cutByDrain(d) {
+		p.log.Warn("handling finished after the shutdown's drain timed out: its message is left undelivered "+
+			"for recovery", "listener", l.Name, "thread", d.thread)
 		p.drop(d)
 		return
 	}
@@ -88,6 +95,17 @@ func (p *Pump) freeSlot(l *listener, d *delivery) {
 	if !l.Remote {
 		p.slots.release(l)
 	}
+}
+
+// cutByDrain reports whether d's handling finishes after a graceful
+// Shutdown's drain timed out (the work queue closing: its outputs could not
+// be processed) and its message is journaled for re-delivery: it is then
+// dropped undelivered (see drop), for Recover to handle it again on the
+// next start, rather than marked delivered or its answer dead-lettered. A
+// message that is not journaled is finished as ever (its outputs become
+// dead letters): dropping it would leave no trace of it.
+func (p *Pump) cutByDrain(d *delivery) bool {
+	return d.mark != nil && p.drainCut.Load()
 }
 
 // requeue puts a delivery whose handling Halt interrupted back in its
@@ -126,6 +144,9 @@ func (p *Pump) drop(d *delivery) {
 func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 	p.beginHandling(d)
 	c := p.startCall(l, d, slot)
+	if p.drainCut.Load() { // the drain timed out: cancelled from the start, like those running then
+		c.cancelWith(ErrDrainTimedOut, time.Now().UnixNano())
+	}
 	// The call is published before these checks: a Kill, Halt or
 	// ShutdownNow either finds it in the slot or is seen here.
 	if stop, killed, halted := p.stopNow.Load(), p.killed(d.conv), p.haltedFor(l); stop || killed || halted {
@@ -175,10 +196,7 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 		if c.state.Load() == callParked {
 			c.returnedParked(resp, err) // concludes its delivery, now or once its slot is freed
 		}
-		if c.detached {
-			p.detachedDone(l)
-		}
-		return false
+		return false // a detached one's counts were released when it was given up on (abandon)
 	}
 	d.after = c.h.after.take()
 	if errors.Is(cause, ErrHalted) && c.h.settled.Load() {
@@ -204,8 +222,9 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 // otherwise the response is processed.
 func (p *Pump) conclude(l *listener, d *delivery, cause error, resp xmlpipe.Response, err error) {
 	switch {
-	case p.stopNow.Load() || errors.Is(cause, ErrShutdown):
-		// an immediate shutdown cancelled it: neither answered nor failed (see drop)
+	case p.stopNow.Load() || errors.Is(cause, ErrShutdown) || p.cutByDrain(d):
+		// an immediate shutdown cancelled it, or it returned after the
+		// drain gave up: neither answered nor failed (see drop)
 		d.after.drop()
 		d.after = nil
 	case errors.Is(cause, ErrConversationKilled):

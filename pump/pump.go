@@ -87,6 +87,10 @@ type Pump struct {
 	// re-delivers: the halted listeners' queued messages are dropped
 	// undelivered (see drop) instead of handled.
 	keepHalt atomic.Bool
+	// drainCut marks a graceful shutdown whose drain timed out: the work
+	// queue is closing, so a journaled handling that finishes from now on
+	// is dropped undelivered (see cutByDrain) instead of processed.
+	drainCut atomic.Bool
 	// watchEvery is the watchdog's period (nanoseconds; see noteTimeout),
 	// watchPoke re-arms it, watchStop stops it and watchDone says it did.
 	watchEvery atomic.Int64
@@ -333,6 +337,12 @@ func (p *Pump) buildUsage(l *listener) {
 // is left undelivered instead of handled. A handler the pump abandoned
 // (it ignored its ended context past Options.CancelGrace) is not waited
 // for: its goroutine may outlive Shutdown, so handlers must watch ctx.
+// When the drain times out, the handlers still running are cancelled
+// (cause ErrDrainTimedOut), each with its CancelGrace, and a journaled
+// message whose handling finishes afterwards (or that is still queued) is
+// left undelivered for Recover to re-deliver on the next start, as after
+// ShutdownNow: its outputs could no longer be processed, and it is never
+// marked delivered without them.
 func (p *Pump) Shutdown(ctx context.Context) error {
 	return p.shutdown(ctx, false)
 }
@@ -413,7 +423,18 @@ func (p *Pump) shutdown(ctx context.Context, now bool) error {
 	select {
 	case <-drained:
 	case <-ctx.Done():
-		err = fmt.Errorf("pump: shutdown: %d messages still in flight: %w", p.InFlight(), ctx.Err())
+		// Before the work queue closes: what finishes now could not have
+		// its outputs processed.
+		p.drainCut.Store(true)
+		n := p.InFlight()
+		err = fmt.Errorf("pump: shutdown: %d messages still in flight: %w", n, ctx.Err())
+		// The handlers still running are cancelled, each with its grace:
+		// the workers stop once they return or the watchdog gives up on
+		// them, so Shutdown never waits on a handler with no timeout.
+		cancelled := p.cancelCalls(ErrDrainTimedOut, func(*handlerCall) bool { return true })
+		p.log.Warn("shutdown: drain timed out: the running handlers are cancelled; journaled messages whose "+
+			"handling finishes now are left undelivered, for Recover to re-deliver on the next start",
+			"inflight", n, "cancelled", cancelled, "error", ctx.Err())
 		p.flight.Broadcast()
 	}
 	p.work.close()

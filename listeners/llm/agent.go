@@ -376,11 +376,11 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			// not made again.
 			a.logger().Info("the step the halt stopped is taken up: the model is not asked again, and only the "+
 				"calls left without a result are made", "agent", a.Name, "thread", st.session, "calls", len(h.Calls),
-				"answered", len(h.Results))
+				"answered", len(h.Results)+len(h.Sends))
 			st.cutNote = h.CutNote
 			d := digest(h.Content, h.Calls)
 			cr := &callsRecord{Content: h.Content, Calls: h.Calls, sum: &d}
-			if resp, next := a.step(ctx, st, box, loop, cr, h.toolCalls(), h.done()); !next {
+			if resp, next := a.step(ctx, st, box, loop, cr, h.toolCalls(), h.done(), a.sent(st, h)); !next {
 				return resp, nil
 			}
 			continue
@@ -423,7 +423,7 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			if cutOff(rep) {
 				st.cutNote = "Your reply was cut off at " + tokenLimit(req.MaxTokens) + " while writing this call. "
 			}
-			if resp, next := a.step(ctx, st, box, loop, cr, rep.ToolCalls, nil); !next {
+			if resp, next := a.step(ctx, st, box, loop, cr, rep.ToolCalls, nil, nil); !next {
 				return resp, nil
 			}
 			continue // every call was answered here: the model goes on
@@ -491,16 +491,19 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 // stops one leaves no trace in the conversation, never a failure the model
 // would read. A halt keeps the step aside instead (recordHeldStep): after
 // the resume the same message takes it up with the results of the calls
-// answered before the halt (done), so a local tool that ran to the end is
-// not run again, nor the model asked again.
+// answered before the halt (done) and the messages local tools answered
+// theirs with (sent), so a local tool that ran to the end is not run
+// again, nor the model asked again.
 func (a *Agent) step(ctx context.Context, st *turnState, box *toolbox, loop *loopSession, cr *callsRecord,
-	raw []ToolCall, done map[string]resultRecord) (resp xmlpipe.Response, next bool) {
-	sends, results, stopped := a.dispatch(ctx, st, box, raw, cr.Calls, done)
+	raw []ToolCall, done map[string]resultRecord, sent map[string]*xmlpipe.SendResponse) (resp xmlpipe.Response, next bool) {
+	sends, results, stopped := a.dispatch(ctx, st, box, raw, cr.Calls, done, sent)
 	switch {
 	case errors.Is(stopped, xmlpipe.ErrConversationKilled):
 		return a.killed(st), false
 	case errors.Is(stopped, xmlpipe.ErrHalted):
-		a.recordHeldStep(st, newHeldStep(cr.Content, raw, cr.Calls, st.cutNote, results))
+		h := newHeldStep(cr.Content, raw, cr.Calls, st.cutNote, results)
+		a.keepSends(st, h, box, sends)
+		a.recordHeldStep(st, h)
 		return a.held(st), false
 	}
 	a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(cr), Payload: cr})

@@ -68,7 +68,7 @@ func FuzzToolCalls(f *testing.F) {
 		raw := r.model.replies[0].ToolCalls
 		calls := r.a.mintIDs(st, raw)
 		r.a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(callsRecord{Calls: calls})})
-		sends, results, stopped := r.a.dispatch(t.Context(), st, box, raw, calls, nil)
+		sends, results, stopped := r.a.dispatch(t.Context(), st, box, raw, calls, nil, nil)
 		if stopped != nil {
 			t.Fatalf("dispatch stopped: %v", stopped)
 		}

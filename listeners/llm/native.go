@@ -54,14 +54,16 @@ func (a *Agent) mintIDs(st *turnState, calls []ToolCall) []storedCall {
 // peer's payload — is answered at once with a result saying which field and
 // why, and nothing is sent for it; a local tool answers at once too (or
 // sends a message of its own). It returns the messages to send and the
-// results to record, in the calls' order. A call whose result is in done
-// (answered before a halt stopped the step: see heldStep) is not made
-// again: that result is taken. When a halt or kill stopped a local tool
-// (stopped: its context's cause), it returns no message and the results of
-// the calls answered before it — the stopped tool's failure is the stop's,
-// not the call's, and is not among them.
+// results to record, in the calls' order. A call whose result is in done,
+// or whose local tool's message is in sent (answered before a halt stopped
+// the step: see heldStep), is not made again: that result or message is
+// taken. When a halt or kill stopped a local tool (stopped: its context's
+// cause), it returns the messages and results of the calls answered
+// before it (kept with a halted step, not sent) — the stopped tool's
+// failure is the stop's, not the call's, and is not among them.
 func (a *Agent) dispatch(ctx context.Context, st *turnState, box *toolbox, raw []ToolCall,
-	calls []storedCall, done map[string]resultRecord) (sends []*xmlpipe.SendResponse, results []resultRecord, stopped error) {
+	calls []storedCall, done map[string]resultRecord, sent map[string]*xmlpipe.SendResponse) (sends []*xmlpipe.SendResponse,
+	results []resultRecord, stopped error) {
 	fail := func(call storedCall, format string, args ...any) {
 		results = append(results, resultRecord{ID: call.ID, Name: call.Name, IsError: true, Content: fmt.Sprintf(format, args...)})
 	}
@@ -70,6 +72,10 @@ func (a *Agent) dispatch(ctx context.Context, st *turnState, box *toolbox, raw [
 		bt := box.byFunc[call.Name]
 		if r, ok := done[call.ID]; ok {
 			results = append(results, r)
+			continue
+		}
+		if s, ok := sent[call.ID]; ok {
+			sends = append(sends, s)
 			continue
 		}
 		switch {
@@ -85,7 +91,7 @@ func (a *Agent) dispatch(ctx context.Context, st *turnState, box *toolbox, raw [
 			s, r, err := a.callLocal(ctx, st, bt.local, call)
 			switch {
 			case err != nil:
-				return nil, results, err
+				return sends, results, err
 			case s != nil:
 				sends = append(sends, s)
 			default:

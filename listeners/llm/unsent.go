@@ -160,7 +160,7 @@ func (a *Agent) resend(ctx context.Context, st *turnState, calls []storedCall) (
 	for i, c := range calls {
 		raw[i] = ToolCall{ID: c.ID, Name: c.Name, Arguments: json.RawMessage(c.Arguments)}
 	}
-	sends, results, stopped := a.dispatch(ctx, st, a.toolbox(st.md.Peers), raw, calls, nil)
+	sends, results, stopped := a.dispatch(ctx, st, a.toolbox(st.md.Peers), raw, calls, nil, nil)
 	switch {
 	case errors.Is(stopped, xmlpipe.ErrConversationKilled):
 		return a.killed(st), true
