@@ -445,6 +445,14 @@ func (m *Manager) Prepare(ctx context.Context, wait time.Duration) error {
 		if err != nil {
 			errs = append(errs, err)
 		}
+		// An earlier version remembered imports no listener can stand for
+		// too: they are no import "not available yet", and a link tells
+		// of them as it learns the peer's contract.
+		list, why := g.importable(list)
+		if len(why) > 0 {
+			g.log.Info("federation: remembered imports that cannot stand for a local listener are forgotten",
+				"error", errors.Join(why...))
+		}
 		if g.cfg.RemoteURL == "" || wait <= 0 {
 			if err := g.register(list); err != nil {
 				errs = append(errs, err)
@@ -746,7 +754,10 @@ func (g *gateway) refreshOnce(ctx context.Context, wait time.Duration) (c *conn,
 	list, gone, qualified, err := g.fetchImports(ctx)
 	told := len(list)+len(gone) > 0 // the peer answered for some imported tag
 	if told {
-		if serr := g.m.db.saveImports(ctx, g.name, list); serr != nil {
+		// Only what can be registered is remembered: the next start, the
+		// peer unreachable, registers it and has nothing to warn of.
+		keep, _ := g.importable(list)
+		if serr := g.m.db.saveImports(ctx, g.name, keep); serr != nil {
 			err, told = errors.Join(err, serr), false
 		}
 	}
