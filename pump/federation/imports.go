@@ -48,6 +48,22 @@ func (g *gateway) listenerFor(im imported) (pump.Listener, error) {
 		Workers: g.m.workersPerImport(), QueueSize: g.queueLimit, Remote: true}, nil
 }
 
+// importable splits list into the imports a local listener can stand for
+// and why each other cannot (listenerFor): only the first are worth
+// remembering for the next start, as no link can make the others
+// importable until the peer changes its contract, which the next link
+// learns anyway.
+func (g *gateway) importable(list []imported) (ok []imported, why []error) {
+	for _, im := range list {
+		if _, err := g.listenerFor(im); err != nil {
+			why = append(why, err)
+			continue
+		}
+		ok = append(ok, im)
+	}
+	return ok, why
+}
+
 // isRegistered reports whether the import name is a local listener already.
 func (g *gateway) isRegistered(name string) bool {
 	g.mu.Lock()

@@ -147,6 +147,12 @@ type Manager struct {
 	// onRefresh, when set (tests only, before any traffic), is told the
 	// outcome of each refresh of a gateway's imports on a live link.
 	onRefresh func(gateway string, err error)
+	// importPause, when set (tests only), replaces the first pause of
+	// importWhileUp (firstImportPause).
+	importPause time.Duration
+	// onImportPause, when set (tests only, before any traffic), is told
+	// each pause importWhileUp takes before asking the peer again.
+	onImportPause func(gateway string, d time.Duration)
 	// began is when the manager was made: for a while after, an answer to
 	// a call nobody made in this life is kept (onAnswer).
 	began time.Time
@@ -444,6 +450,14 @@ func (m *Manager) Prepare(ctx context.Context, wait time.Duration) error {
 		list, err := m.db.loadImports(g.name)
 		if err != nil {
 			errs = append(errs, err)
+		}
+		// An earlier version remembered imports no listener can stand for
+		// too: they are no import "not available yet", and a link tells
+		// of them as it learns the peer's contract.
+		list, why := g.importable(list)
+		if len(why) > 0 {
+			g.log.Info("federation: remembered imports that cannot stand for a local listener are forgotten",
+				"error", errors.Join(why...))
 		}
 		if g.cfg.RemoteURL == "" || wait <= 0 {
 			if err := g.register(list); err != nil {
@@ -743,10 +757,13 @@ func (g *gateway) refreshOnce(ctx context.Context, wait time.Duration) (c *conn,
 			g.log.Debug("federation: the link made at start ended before the start", "error", err)
 		}
 	}()
-	list, gone, qualified, err := g.fetchImports(ctx)
+	list, gone, qualified, _, err := g.fetchImports(ctx)
 	told := len(list)+len(gone) > 0 // the peer answered for some imported tag
 	if told {
-		if serr := g.m.db.saveImports(ctx, g.name, list); serr != nil {
+		// Only what can be registered is remembered: the next start, the
+		// peer unreachable, registers it and has nothing to warn of.
+		keep, _ := g.importable(list)
+		if serr := g.m.db.saveImports(ctx, g.name, keep); serr != nil {
 			err, told = errors.Join(err, serr), false
 		}
 	}
@@ -918,15 +935,41 @@ func (m *Manager) sweeper() {
 	}
 }
 
+// fastImportAttempts is how many times a link asks for the imported tags
+// the peer does not export (ErrNotExported), pausing from importPause and
+// doubling, before it tells so once and asks only every quietImportPause:
+// a listener the peer is still registering at its start arrives within
+// seconds, while a typo in import: is told once, by name and with what the
+// peer does export, not warned of every 30 s for ever.
+const fastImportAttempts = 5
+
+// quietImportPause is how long a link waits between asking again for
+// imported tags the peer does not export, once fastImportAttempts are
+// spent. A peer restarted with other exports is asked at once anyway (its
+// new link asks again).
+const quietImportPause = 10 * time.Minute
+
+// firstImportPause is the first pause of importWhileUp: one second, unless
+// a test set importPause.
+func (m *Manager) firstImportPause() time.Duration {
+	if m.importPause > 0 {
+		return m.importPause
+	}
+	return time.Second
+}
+
 // importWhileUp refreshes the imports from the peer on the live link c
 // (refreshImports: the peer may have restarted with other exports), and
 // asks again with a growing pause while some are missing (the peer may
 // still be registering the listeners behind them) until all are there or
-// c ends. A link whose imports were fetched as it was made (refreshOnce)
-// is not asked again unless some are missing that asking again may bring
-// (not those the fetch found unimportable: c.unimportable).
+// c ends; for tags the peer does not export at all it asks
+// fastImportAttempts times, then says so once and asks only every
+// quietImportPause. A link whose imports were fetched as it was made
+// (refreshOnce) is not asked again unless some are missing that asking
+// again may bring (not those the fetch found unimportable:
+// c.unimportable).
 func (g *gateway) importWhileUp(c *conn) {
-	pause := time.Second
+	pause := g.m.firstImportPause()
 	defer c.markReady()
 	if c.importsFetched && g.missingImports() <= c.unimportable {
 		return // fetched as the link was made; what is missing, told then
@@ -935,8 +978,9 @@ func (g *gateway) importWhileUp(c *conn) {
 		// The peer's calls wait for nothing: every import has a listener.
 		c.markReady()
 	}
-	for {
-		list, gone, qualified, err := g.fetchImports(context.Background())
+	told := "" // the absent tags told of on this link
+	for attempt := 1; ; attempt++ {
+		list, gone, qualified, absent, err := g.fetchImports(context.Background())
 		if rerr := g.refreshImports(context.Background(), list, gone); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
@@ -950,7 +994,8 @@ func (g *gateway) importWhileUp(c *conn) {
 			}
 			return
 		}
-		if missing == g.unimportable(list)+qualified {
+		settled := g.unimportable(list) + qualified
+		if missing == settled {
 			// Asking again gets the same contract until the peer
 			// changes it, which only a restart (a new link) does.
 			g.log.Error("federation: an import's payload cannot stand for a local listener; the next link asks again",
@@ -958,8 +1003,27 @@ func (g *gateway) importWhileUp(c *conn) {
 			return
 		}
 		c.markReady() // the peer's calls wait for the first attempt only
-		g.log.Warn("federation: imports not available yet; asking the peer again", "in", pause, "error", err)
-		t := time.NewTimer(pause)
+		wait := pause
+		switch onlyAbsent := missing == settled+len(absent); {
+		case onlyAbsent && attempt >= fastImportAttempts:
+			wait = quietImportPause
+			if key := strings.Join(absent, " "); key != told {
+				told = key
+				g.log.Warn("federation: the peer does not export an imported tag (a typo in import:?); asking again every "+
+					quietImportPause.String()+" and on the next link", "tags", absent, "error", err)
+			} else {
+				g.log.Debug("federation: the peer still does not export an imported tag", "tags", absent, "in", wait)
+			}
+		case onlyAbsent:
+			g.log.Debug("federation: the peer does not export an imported tag yet; asking again", "tags", absent,
+				"in", wait)
+		default:
+			g.log.Warn("federation: imports not available yet; asking the peer again", "in", wait, "error", err)
+		}
+		if g.m.onImportPause != nil {
+			g.m.onImportPause(g.name, wait)
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-c.done:
 			t.Stop()

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -128,20 +129,32 @@ type capabilityList struct {
 // root has a namespace), so it is not imported.
 var ErrQualifiedImport = errors.New("only unqualified root tags can be imported")
 
+// ErrNotExported: the peer does not export an imported root tag at all (a
+// typo in import:, or a listener the peer has not registered yet).
+var ErrNotExported = errors.New("the peer does not export it")
+
 // fetchImports asks the peer for the capabilities behind the gateway's
 // imported root tags and their schemas. gone are the imported tags the
 // peer's capability list lacks unqualified: it does not export them (any
 // more), or exports them only in a namespace — qualified counts those
-// (ErrQualifiedImport), which asking again cannot change. err joins why
-// each tag not in list could not be imported.
-func (g *gateway) fetchImports(ctx context.Context) (list []imported, gone []string, qualified int, err error) {
+// (ErrQualifiedImport), which asking again cannot change; absent are
+// those it does not export at all (ErrNotExported). err joins why each tag
+// not in list could not be imported, an absent one with the root tags the
+// peer does export, the closest first.
+func (g *gateway) fetchImports(ctx context.Context) (list []imported, gone []string, qualified int, absent []string, err error) {
 	b, err := g.ask(ctx, `<list-capabilities xmlns="`+schemas.MetaNS+`"/>`)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, 0, nil, err
 	}
 	var caps capabilityList
 	if err := xml.Unmarshal(b, &caps); err != nil {
-		return nil, nil, 0, fmt.Errorf("%w: gateway %s: capabilities: %w", ErrMeta, g.name, err)
+		return nil, nil, 0, nil, fmt.Errorf("%w: gateway %s: capabilities: %w", ErrMeta, g.name, err)
+	}
+	var offered []string // the unqualified root tags the peer exports
+	for _, c := range caps.Capability {
+		if c.Namespace == "" && !slices.Contains(offered, c.RootTag) {
+			offered = append(offered, c.RootTag)
+		}
 	}
 	var out []imported
 	var errs []error
@@ -188,8 +201,14 @@ func (g *gateway) fetchImports(ctx context.Context) (list []imported, gone []str
 				ErrMeta, g.name, tag, strings.Join(namespaces, `", "`), ErrQualifiedImport))
 		default:
 			gone = append(gone, tag)
-			errs = append(errs, fmt.Errorf("%w: gateway %s: the peer does not export <%s> (or does not list it)", ErrMeta, g.name, tag))
+			absent = append(absent, tag)
+			exports := "no unqualified root tag"
+			if len(offered) > 0 {
+				exports = "<" + strings.Join(byCloseness(tag, offered), ">, <") + ">"
+			}
+			errs = append(errs, fmt.Errorf("%w: gateway %s: import <%s>: %w; it exports %s", ErrMeta, g.name, tag,
+				ErrNotExported, exports))
 		}
 	}
-	return out, gone, qualified, errors.Join(errs...)
+	return out, gone, qualified, absent, errors.Join(errs...)
 }
