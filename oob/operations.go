@@ -151,6 +151,9 @@ func (o *operations) halt(p *Operations) reply {
 // /api/v1/threads/{id}/kill does.
 func (o *operations) kill(p *Operations) reply {
 	k := p.KillThread
+	if strings.TrimSpace(k.ThreadID) == "" {
+		return o.s.fail(p.ID, CodeInvalidArgument, "thread-id is empty: name a thread of the conversation to kill", "")
+	}
 	conv, err := o.t.Pump.Kill(k.ThreadID)
 	switch {
 	case errors.Is(err, pump.ErrUnknownThread):

@@ -22,8 +22,16 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 )
 
-// ctlTimeout bounds one request.
+// ctlTimeout bounds one request beyond what the organism itself may wait
+// before it answers (oob.AnswerWithin).
 const ctlTimeout = 30 * time.Second
+
+// ctlRequestTimeout bounds the request of operation op: longer than the
+// organism may take to answer it, so ctl never gives up on an operation
+// the organism then completes.
+func ctlRequestTimeout(op string) time.Duration {
+	return ctlTimeout + oob.AnswerWithin(op)
+}
 
 // ctlUsage explains `xmlpipe ctl`, naming every operation of
 // privileged-msg.xsd.
@@ -137,7 +145,7 @@ func runCtl(ctx context.Context, args []string, std streams) int {
 	case "graph":
 		return ctlGraph(ctx, c, params, std)
 	}
-	return ctlDo(ctx, c, o, body, std)
+	return ctlDo(ctx, c, o, op, body, std)
 }
 
 // dial connects with the owner key to the endpoint of the organism file.
@@ -264,10 +272,15 @@ func fieldList(order []string) string {
 }
 
 // ctlDo sends one operation and prints the response.
-func ctlDo(ctx context.Context, c *oob.Client, o ctlOptions, body []byte, std streams) int {
-	rctx, cancel := context.WithTimeout(ctx, ctlTimeout)
+func ctlDo(ctx context.Context, c *oob.Client, o ctlOptions, op string, body []byte, std streams) int {
+	d := ctlRequestTimeout(op)
+	rctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	r, raw, err := c.Do(rctx, body)
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		fmt.Fprintf(std.err, "xmlpipe ctl: %s: no answer within %s; the organism may still complete it (its log says)\n", op, d)
+		return exitFailure
+	}
 	if err != nil {
 		fmt.Fprintf(std.err, "xmlpipe ctl: %v\n", err)
 		return exitFailure
@@ -360,7 +373,7 @@ func ctlWatch(ctx context.Context, c *oob.Client, o ctlOptions, params []string,
 		_ = xml.EscapeText(&b, []byte(thread))
 		body = []byte("<subscribe-thread><thread-id>" + b.String() + "</thread-id><include-payloads>true</include-payloads></subscribe-thread>")
 	}
-	if code := ctlDo(ctx, c, o, body, std); code != exitOK {
+	if code := ctlDo(ctx, c, o, "subscribe-thread", body, std); code != exitOK {
 		return code
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)

@@ -16,6 +16,7 @@ const (
 	stateWaiting    = "waiting"
 	stateError      = "error"
 	statePaused     = "paused"
+	stateHalted     = "halted"
 )
 
 // agentStatePoll is how often listener states are compared for the stream's
@@ -63,13 +64,16 @@ func (s *Server) agentView() agentView {
 }
 
 // stateOf is a listener's API state, the first that holds of: paused
-// (stopped by Pause), processing (a handler runs), error (its last handling
-// failed and none finished since), waiting (it forwarded a message whose
-// conversation is still in flight) and idle.
+// (stopped by Pause), halted (stopped by the emergency halt), processing (a
+// handler runs), error (its last handling failed and none finished since),
+// waiting (it forwarded a message whose conversation is still in flight)
+// and idle.
 func (s *Server) stateOf(li pump.ListenerInfo, v agentView) string {
 	switch {
 	case li.Paused:
 		return statePaused
+	case li.Halted:
+		return stateHalted
 	case li.Active > 0 || len(li.Current) > 0:
 		return stateProcessing
 	case li.Failing:

@@ -332,6 +332,7 @@
 //
 // (reload and stop are 501 too when the Controller answers ErrNotSupported.)
 // An agent's state is the first that holds of: "paused" (stopped by pause),
+// "halted" (stopped by the emergency halt, POST /api/v1/organism/halt),
 // "processing" (a handler runs; current_thread is the thread it works on,
 // else null), "error" (its last handling failed and none finished since;
 // last_error and last_error_at describe the most recent failure), "waiting"

@@ -259,8 +259,7 @@ function drawStatus(status) {
 
 $("#halt-button").addEventListener("click", () => {
   const action = $("#halt-button").dataset.action;
-  api("POST", "/api/v1/organism/" + (action === "resume" ? "resume" : "halt")).then(tick)
-    .catch((e) => { $("#who").textContent = state.role + " — " + e.message; });
+  api("POST", "/api/v1/organism/" + (action === "resume" ? "resume" : "halt")).then(done, (e) => refused(action, e));
 });
 
 // drawApprovals lists the calls waiting for a human: who asks for what,
@@ -362,12 +361,28 @@ function drawAgents(agents) {
     if (state.role === "admin" && !a.name.startsWith("system.")) {
       const paused = a.state === "paused";
       const b = el("button", { text: paused ? "resume" : "pause", "data-agent": a.name });
-      b.addEventListener("click", () => api("POST", "/api/v1/agents/" + encodeURIComponent(a.name) + (paused ? "/resume" : "/pause")).then(tick));
+      b.addEventListener("click", () => api("POST", "/api/v1/agents/" + encodeURIComponent(a.name) + (paused ? "/resume" : "/pause"))
+        .then(done, (e) => refused((paused ? "resume " : "pause ") + a.name, e)));
       act.append(b);
     }
     body.append(el("tr", {}, el("td", { text: a.name }), el("td", { text: a.state, class: "status-" + a.state }),
       el("td", { text: count(a.queue_depth) }), el("td", { text: count(a.handled) }), act));
   }
+}
+
+// refused shows why the server refused an admin's action (the conversation
+// ended meanwhile, the listener is gone, the organism is stopping) until
+// the next action succeeds, and redraws so the views show the state as it
+// is now; done clears it after an action that succeeded.
+function refused(what, e) {
+  const p = $("#action-error");
+  p.textContent = what + ": " + e.message; p.hidden = false;
+  tick();
+}
+function done() {
+  const p = $("#action-error");
+  p.textContent = ""; p.hidden = true;
+  tick();
 }
 
 // drawFeed lists the conversations (their first thread), newest first.
@@ -388,7 +403,10 @@ function drawFeed(threads) {
       el("span", { class: "status-" + t.status, text: t.status }));
     if (state.role === "admin" && t.status === "active") {
       const k = el("button", { text: "kill", class: "admin-only" });
-      k.addEventListener("click", (ev) => { ev.stopPropagation(); api("POST", "/api/v1/threads/" + encodeURIComponent(t.id) + "/kill").then(tick); });
+      k.addEventListener("click", (ev) => {
+        ev.stopPropagation();
+        api("POST", "/api/v1/threads/" + encodeURIComponent(t.id) + "/kill").then(done, (e) => refused("kill " + t.id.slice(0, 8), e));
+      });
       li.append(" ", k);
     }
     li.addEventListener("click", () => openConversation(conv));

@@ -1,0 +1,49 @@
+package bus
+
+import (
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+)
+
+// TestDashboardSaysWhyAnActionWasRefused: an admin's kill button on a
+// conversation that another operator (ctl, the console, REST) killed
+// since the dashboard last drew it is refused by the server; the
+// dashboard says so, with the server's reason, instead of doing nothing.
+func TestDashboardSaysWhyAnActionWasRefused(t *testing.T) {
+	f := newFixture(t)
+	ctx := browser(t)
+	secret := f.user("ada", auth.Admin)
+	ada := f.login("ada", secret)
+
+	// shouter paused: greeter's answer waits for it, so the conversation
+	// stays active and the feed offers to kill it.
+	if status, body, _ := f.do("POST", "/api/v1/agents/shouter/pause", ada, nil); status != 200 {
+		t.Fatalf("pause shouter: %d %v", status, body)
+	}
+	thread := f.inject(ada, "greeter", map[string]string{"name": "Kim"})
+	kill := css(`#feed li[data-conversation="` + thread + `"] button`)
+	run(t, ctx, "the conversation's kill button", chromedp.Steps(
+		f.loginSteps("ada", secret),
+		chromedp.WaitVisible(kill),
+	))
+	// The view is not redrawn from here on: what the admin sees is what
+	// the dashboard last drew.
+	run(t, ctx, "stop the redraws", chromedp.Evaluate[bool](`clearInterval(state.ticker), true`))
+
+	// Someone else kills it first.
+	if status, body, _ := f.do("POST", "/api/v1/threads/"+thread+"/kill", ada, nil); status != 200 {
+		t.Fatalf("kill: %d %v", status, body)
+	}
+
+	run(t, ctx, "click the stale kill button", chromedp.Steps(
+		chromedp.Click(kill),
+		chromedp.WaitVisible(css("#action-error")),
+	))
+	got := run(t, ctx, "the refusal", chromedp.Text(css("#action-error")))
+	if want := "kill " + thread[:8] + ": Conversation already killed"; got != want {
+		t.Errorf("the dashboard says %q, want %q", got, want)
+	}
+}
