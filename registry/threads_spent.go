@@ -34,6 +34,7 @@ func (t *Threads) Spend(id string) bool {
 	if err != nil {
 		return false
 	}
+	now := t.cfg.Clock().UnixNano()
 	s, r := t.lock(u)
 	defer s.mu.Unlock()
 	if r == 0 {
@@ -44,6 +45,7 @@ func (t *Threads) Spend(id string) bool {
 		return false
 	}
 	n.marks |= markSpent
+	n.touched.Store(now) // the next sweep persists the mark (SaveActivity)
 	return true
 }
 
@@ -56,10 +58,12 @@ func (t *Threads) Await(id string) {
 	if err != nil {
 		return
 	}
+	now := t.cfg.Clock().UnixNano()
 	s, r := t.lock(u)
 	if r != 0 {
 		n := s.slab.at(r)
 		n.marks = n.marks&^markSpent | markAwaiting
+		n.touched.Store(now) // the next sweep persists the mark (SaveActivity)
 	}
 	s.mu.Unlock()
 }
