@@ -188,6 +188,22 @@ func (p *Pump) endSpent(conv string) {
 	p.threads.EndSpent(conv, p.todos.Watches)
 }
 
+// spend marks thread of conv spent although no handler forwarded on it
+// (registry.Threads.Spend): its handler failed, or the message that opened
+// it was refused. conv, in flight (the failure is still accounted), then
+// ends it with its other spent threads when it completes, instead of
+// leaving it, and the spent chain above it, to the TTL.
+func (p *Pump) spend(conv, thread string) {
+	if !p.threads.Spend(thread) {
+		return
+	}
+	s := p.convs.lock(conv)
+	if c := s.m[conv]; c != nil {
+		c.spent = true
+	}
+	s.mu.Unlock()
+}
+
 // emitToConv delivers an event to a conversation's outlet and the subscribers.
 func (p *Pump) emitToConv(conv string, ev Event) {
 	s := p.convs.lock(conv)

@@ -268,7 +268,7 @@ func (p *Pump) call(ctx context.Context, l *listener, d *delivery, h *handling, 
 }
 
 // handlerFailed sends the <huh> for a handler error or panic to the message's
-// sender; the thread stays alive.
+// sender; the thread stays alive until its conversation completes (spend).
 func (p *Pump) handlerFailed(l *listener, d *delivery, err error) {
 	p.failed.Add(1)
 	p.tellFailure(l, d, err)
@@ -288,6 +288,12 @@ func (p *Pump) tellFailure(l *listener, d *delivery, err error) {
 	}
 	now := p.opts.Clock()
 	p.log.Warn("handler failed", "listener", l.Name, "thread", d.thread, "from", d.from, "error", err)
+	if d.errPayload == nil && !l.Agent {
+		// Nothing more arrives on the failed hop's thread: it ends with
+		// its conversation. An agent's keeps its history, as when it
+		// forwards.
+		p.spend(d.conv, d.thread)
+	}
 	if d.errPayload != nil {
 		p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, "error handler failed: "+err.Error())
 		return

@@ -85,6 +85,12 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []f
 	case w.isError || w.sender == nil:
 		p.deadLetterIn(w.turn, w.conv, thread, from, listener, "", clip(w.raw), err.Error())
 	default:
+		if w.prune == "" {
+			// The thread the sender opened for the refused message: no
+			// handler saw it, nothing arrives on it, it ends with the
+			// conversation (a refused reply travels on its caller's).
+			p.spend(w.conv, thread)
+		}
 		p.journalIn(w.turn, Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: w.conv, Thread: thread,
 			From: w.sender.Name, Listener: listener, Envelope: clip(w.raw), Diagnostics: diags,
 			Profile: p.workProfile(w, thread)}, func(int64) {

@@ -77,7 +77,9 @@ func (p *Pump) Recover(ctx context.Context, r Recovered) error {
 		return err
 	}
 	tbl := p.convStart(r.Conversation, nil, p.pinRoutes())
-	p.convHold(r.Conversation)
+	// Its spent threads, restored with their marks, end when it completes
+	// (before the restart its forwards told it they were there).
+	p.convHoldSpending(r.Conversation, true)
 	if r.Turn > 0 {
 		p.convTurn(r.Conversation, r.Turn)
 	}

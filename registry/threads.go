@@ -96,6 +96,12 @@ type ThreadRecord struct {
 	// call), the same for every node of a conversation; 0 for one begun
 	// here. Restore takes a root's and gives its children the same.
 	Hops int
+	// Spent and Awaiting are the node's lifetime marks (threads_spent.go):
+	// its handler forwarded or failed, so it ends with its conversation
+	// (EndSpent); or it awaits answers from outside it and never does.
+	// A sink learns them with the activity sweep (SaveActivity), and
+	// Restore gives them back.
+	Spent, Awaiting bool
 }
 
 // ThreadSink is told about every node created and every node ended, in the

@@ -30,7 +30,9 @@ func (t *Threads) SaveActivity(since time.Time) int {
 		var recs []ThreadRecord
 		for _, r := range s.nodes {
 			nd := s.slab.at(r)
-			if at := nd.touched.Load(); at > cutoff && at > nd.created {
+			// A thread marked in the instant it was created is told
+			// too: its creation told no mark.
+			if at := nd.touched.Load(); at > cutoff && (at > nd.created || nd.marks != 0) {
 				recs = append(recs, s.record(r))
 			}
 		}

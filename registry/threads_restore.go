@@ -211,6 +211,12 @@ func (t *Threads) commitRestored(r *restoring, all map[uuid.UUID]*restoring, now
 	if parent == 0 { // a child has its tree's, as persisted or not
 		r.shard.slab.at(r.ref).entered = uint16(r.rec.Hops)
 	}
+	switch { // a root is never spent; awaiting wins, as in Await
+	case r.rec.Awaiting:
+		r.shard.slab.at(r.ref).marks = markAwaiting
+	case r.rec.Spent && parent != 0:
+		r.shard.slab.at(r.ref).marks = markSpent
+	}
 	r.shard.setRef(r.ref, r.rec.Ref)
 	profile := NarrowProfile("", r.rec.Profile)
 	if parent != 0 { // a child is never wider than its parent, even as persisted

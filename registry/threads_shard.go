@@ -197,13 +197,15 @@ func (s *threadShard) path(r nodeRef) []string {
 func (s *threadShard) record(r nodeRef) ThreadRecord {
 	n := s.slab.at(r)
 	rec := ThreadRecord{
-		ID:      n.id.String(),
-		Path:    s.path(r),
-		Created: time.Unix(0, n.created).UTC(),
-		Touched: time.Unix(0, n.touched.Load()).UTC(),
-		Ref:     s.refs[r],
-		Profile: s.segs.name(n.profile),
-		Hops:    int(n.entered),
+		ID:       n.id.String(),
+		Path:     s.path(r),
+		Created:  time.Unix(0, n.created).UTC(),
+		Touched:  time.Unix(0, n.touched.Load()).UTC(),
+		Ref:      s.refs[r],
+		Profile:  s.segs.name(n.profile),
+		Hops:     int(n.entered),
+		Spent:    n.marks&markSpent != 0,
+		Awaiting: n.marks&markAwaiting != 0,
 	}
 	if n.parent != 0 {
 		rec.Parent = s.slab.at(n.parent).id.String()

@@ -23,6 +23,32 @@ func (t *Threads) ForwardAs(id, to, ref, want string) (child, profile string, sp
 	return t.extendMarking(id, to, ref, want, true)
 }
 
+// Spend marks live thread id spent although its handler forwarded
+// nothing: nothing more can arrive on it (its handler failed and its
+// sender was told, or the message that opened it was refused before any
+// handler saw it), so it ends in EndSpent with its conversation. It
+// reports whether id is so marked: a conversation root, a thread that
+// awaits answers (Await) and an unknown id are not.
+func (t *Threads) Spend(id string) bool {
+	u, err := parseThreadID(id)
+	if err != nil {
+		return false
+	}
+	now := t.cfg.Clock().UnixNano()
+	s, r := t.lock(u)
+	defer s.mu.Unlock()
+	if r == 0 {
+		return false
+	}
+	n := s.slab.at(r)
+	if n.parent == 0 || n.marks&markAwaiting != 0 {
+		return false
+	}
+	n.marks |= markSpent
+	n.touched.Store(now) // the next sweep persists the mark (SaveActivity)
+	return true
+}
+
 // Await marks live thread id as waiting for answers that come from outside
 // its conversation's messages in flight (a handler returned
 // xmlpipe.Await): EndSpent never ends it, only End, Prune and the TTL do.
@@ -32,10 +58,12 @@ func (t *Threads) Await(id string) {
 	if err != nil {
 		return
 	}
+	now := t.cfg.Clock().UnixNano()
 	s, r := t.lock(u)
 	if r != 0 {
 		n := s.slab.at(r)
 		n.marks = n.marks&^markSpent | markAwaiting
+		n.touched.Store(now) // the next sweep persists the mark (SaveActivity)
 	}
 	s.mu.Unlock()
 }

@@ -84,8 +84,7 @@ func StateSinks(s *store.Store, log *slog.Logger) (registry.ThreadSink, registry
 // end before (a conversation begun again under its id): the row is created
 // (store.CreateThread).
 func (k storeSinks) ThreadCreated(r registry.ThreadRecord) {
-	row := store.ThreadRow{ID: r.ID, Parent: r.Parent, Path: r.Path, Created: r.Created, Touched: r.Touched,
-		Ref: r.Ref, Profile: r.Profile, Hops: r.Hops}
+	row := threadRow(r)
 	if k.segs != nil {
 		k.check("put thread", k.s.CreateThread(row))
 		return
@@ -97,9 +96,20 @@ func (k storeSinks) ThreadCreated(r registry.ThreadRecord) {
 // report (registry.ActivitySink): their rows are written again.
 func (k storeSinks) ThreadsTouched(recs []registry.ThreadRecord) {
 	for _, r := range recs {
-		k.check("put thread", k.s.PutThread(store.ThreadRow{ID: r.ID, Parent: r.Parent, Path: r.Path,
-			Created: r.Created, Touched: r.Touched, Ref: r.Ref, Profile: r.Profile, Hops: r.Hops}))
+		k.check("put thread", k.s.PutThread(threadRow(r)))
 	}
+}
+
+// threadRow is r as the store keeps it; threadRecord is its inverse.
+func threadRow(r registry.ThreadRecord) store.ThreadRow {
+	return store.ThreadRow{ID: r.ID, Parent: r.Parent, Path: r.Path, Created: r.Created, Touched: r.Touched,
+		Ref: r.Ref, Profile: r.Profile, Hops: r.Hops, Spent: r.Spent, Awaiting: r.Awaiting}
+}
+
+// threadRecord is the registry record of store row r (see threadRow).
+func threadRecord(r store.ThreadRow) registry.ThreadRecord {
+	return registry.ThreadRecord{ID: r.ID, Parent: r.Parent, Path: r.Path, Created: r.Created, Touched: r.Touched,
+		Ref: r.Ref, Profile: r.Profile, Hops: r.Hops, Spent: r.Spent, Awaiting: r.Awaiting}
 }
 
 // ThreadsEnded deletes ended thread nodes.
@@ -185,8 +195,7 @@ func (k *storeSinks) restoreThreads(threads *registry.Threads) error {
 	}
 	recs := make([]registry.ThreadRecord, len(rows))
 	for i, r := range rows {
-		recs[i] = registry.ThreadRecord{ID: r.ID, Parent: r.Parent, Path: r.Path, Created: r.Created, Touched: r.Touched,
-			Ref: r.Ref, Profile: r.Profile, Hops: r.Hops}
+		recs[i] = threadRecord(r)
 	}
 	return threads.Restore(recs)
 }

@@ -51,7 +51,8 @@ CREATE TABLE IF NOT EXISTS threads (
 	touched_ns INTEGER,
 	ref        TEXT    NOT NULL DEFAULT '',
 	profile    TEXT    NOT NULL DEFAULT '',
-	hops       INTEGER NOT NULL DEFAULT 0
+	hops       INTEGER NOT NULL DEFAULT 0,
+	marks      INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;`
 	watchersSchema = `
 CREATE TABLE IF NOT EXISTS watchers (
@@ -98,8 +99,8 @@ type kernelTable struct {
 // The kernel-state tables, in the order their writes are applied.
 var (
 	threadsTable = &kernelTable{name: "threads",
-		upsert: newKernelStatement(`INSERT OR REPLACE INTO threads (id, parent, path, created_ns, touched_ns, ref, profile, hops) VALUES `,
-			`(?, ?, ?, ?, ?, ?, ?, ?)`, ``, 8),
+		upsert: newKernelStatement(`INSERT OR REPLACE INTO threads (id, parent, path, created_ns, touched_ns, ref, profile, hops,
+			marks) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 9),
 		delete: newKernelStatement(`DELETE FROM threads WHERE id IN (`, `?`, `)`, 1)}
 	// A watcher is written twice, registered then raised (mostly a batch
 	// later): the second write updates the row in place, where INSERT OR

@@ -31,6 +31,29 @@ type ThreadRow struct {
 	// entered the organism (a peer organism's call; registry.JoinAsAt): a
 	// restart restores it, so max_chain_depth still counts them.
 	Hops int
+	// Spent and Awaiting are the thread's lifetime marks
+	// (registry.ThreadRecord): a restart that finds a spent thread of a
+	// conversation in flight ends it with the conversation, not the TTL.
+	// Kept in one column, marks (threadSpent, threadAwaiting).
+	Spent, Awaiting bool
+}
+
+// The bits of threads.marks.
+const (
+	threadSpent    = 1
+	threadAwaiting = 2
+)
+
+// encodeMarks returns t's marks as threads.marks holds them.
+func (t ThreadRow) encodeMarks() int64 {
+	var m int64
+	if t.Spent {
+		m |= threadSpent
+	}
+	if t.Awaiting {
+		m |= threadAwaiting
+	}
+	return m
 }
 
 // PutThread enqueues an insert-or-replace of the thread row. Writes to one
@@ -63,7 +86,8 @@ func (s *Store) putThread(t ThreadRow, fresh bool) error {
 		return err
 	}
 	return s.enqueueAsync(&op{kind: opPut, name: "put thread", table: threadsTable, key: t.ID, fresh: fresh,
-		group: t.ID, row: []any{t.ID, t.Parent, pathJSON, created, touched, t.Ref, t.Profile, int64(t.Hops)}})
+		group: t.ID, row: []any{t.ID, t.Parent, pathJSON, created, touched, t.Ref, t.Profile, int64(t.Hops),
+			t.encodeMarks()}})
 }
 
 // DeleteThreads enqueues the deletion of the given thread rows. It does not
@@ -93,7 +117,7 @@ func (s *Store) LoadThreads() ([]ThreadRow, error) {
 	ctx := context.Background()
 	out := slices.Grow([]ThreadRow(nil), s.countHint(ctx, threadsTable)) // nil when empty
 	rows, err := s.rdb.QueryContext(ctx,
-		`SELECT id, parent, path, created_ns, touched_ns, ref, profile, hops FROM threads`)
+		`SELECT id, parent, path, created_ns, touched_ns, ref, profile, hops, marks FROM threads`)
 	if err != nil {
 		return nil, fmt.Errorf("store: load threads: %w", err)
 	}
@@ -102,10 +126,11 @@ func (s *Store) LoadThreads() ([]ThreadRow, error) {
 		id, parent, path, ref, profile string
 		created, touched               sql.NullInt64
 		hops                           int
+		marks                          int64
 		paths                          = map[string][]string{}
 	)
 	for rows.Next() {
-		if err := rows.Scan(&id, &parent, &path, &created, &touched, &ref, &profile, &hops); err != nil {
+		if err := rows.Scan(&id, &parent, &path, &created, &touched, &ref, &profile, &hops, &marks); err != nil {
 			return nil, fmt.Errorf("store: load threads: %w", err)
 		}
 		p, ok := paths[path]
@@ -116,7 +141,8 @@ func (s *Store) LoadThreads() ([]ThreadRow, error) {
 			paths[path] = p
 		}
 		out = append(out, ThreadRow{ID: id, Parent: parent, Path: p, Created: decodeTime(created),
-			Touched: decodeTime(touched), Ref: ref, Profile: profile, Hops: hops})
+			Touched: decodeTime(touched), Ref: ref, Profile: profile, Hops: hops,
+			Spent: marks&threadSpent != 0, Awaiting: marks&threadAwaiting != 0})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: load threads: %w", err)

@@ -242,7 +242,8 @@ CREATE TABLE threads (
 	touched_ns INTEGER,
 	ref        TEXT    NOT NULL DEFAULT '',
 	profile    TEXT    NOT NULL DEFAULT '',
-	hops       INTEGER NOT NULL DEFAULT 0
+	hops       INTEGER NOT NULL DEFAULT 0,
+	marks      INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 
 -- table users
