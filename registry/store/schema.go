@@ -223,6 +223,9 @@ func prepareSchema(ctx context.Context, db *sql.DB, log *slog.Logger) error {
 	if err := addThreadHops(ctx, tx); err != nil {
 		return err
 	}
+	if err := addSlotSeq(ctx, tx); err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, `PRAGMA user_version = `+strconv.Itoa(layoutVersion)); err != nil {
 		return fmt.Errorf("store: schema: %w", err)
 	}
