@@ -185,7 +185,8 @@ func (h *heldStep) done() map[string]resultRecord {
 // heldStepType). It does not settle the handling: the pump still drops what
 // it returns and hands the message again after the resume.
 func (a *Agent) recordHeldStep(st *turnState, h *heldStep) {
-	s := registry.Slot{ThreadID: st.session, From: a.Name, OwnName: a.Name, PayloadType: heldStepType, Raw: mustJSON(h)}
+	s := registry.Slot{ThreadID: st.session, From: a.Name, OwnName: a.Name, PayloadType: heldStepType, Raw: mustJSON(h),
+		Seq: st.seq}
 	stored, err := a.History.AppendShared(s)
 	if err != nil {
 		a.logger().Warn("halted step not kept: it is made again, model call and tools, after the resume",

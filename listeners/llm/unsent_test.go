@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -476,6 +477,121 @@ func TestMessageDuringTheModelCallIsNotTheStepsOwn(t *testing.T) {
 			got := [][]string{gave(<-first), gave(<-second)}
 			if diff := cmp.Diff([][]string{tc.first, {"await"}}, got); diff != "" {
 				t.Errorf("the handlings gave (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// journaled is what the pump puts in a handler's context (xmlpipe.SettleKey)
+// for a journaled message: its seq (xmlpipe.MessageSeq); it ignores Settle.
+type journaled struct{ seq int64 }
+
+func (j journaled) Settle(bool)       {}
+func (j journaled) MessageSeq() int64 { return j.seq }
+
+// seqMessage is message for a message journaled at seq: its slot records
+// the seq, and its handling is told it.
+func seqMessage(from, text, ref string, seq int64) haltStep {
+	return haltStep{name: fmt.Sprintf("%s:%s#%d", from, text, seq), handle: func(ctx context.Context, r *loopRig, first bool) (xmlpipe.Response, error) {
+		v, _ := stage.NewTextPayload(r.own.GoType(), text)
+		if first {
+			recordSeqMessage(r, from, text, ref, seq)
+		}
+		return r.a.Handle(context.WithValue(ctx, xmlpipe.SettleKey{}, journaled{seq}), v,
+			xmlpipe.Metadata{ThreadID: "t", From: from, OwnName: "mathbot", InReplyTo: ref, Peers: r.peers})
+	}}
+}
+
+// recordSeqMessage records text from from (bound to ref), journaled at
+// seq, in thread t's history as the pump does before the handler runs.
+func recordSeqMessage(r *loopRig, from, text, ref string, seq int64) {
+	r.t.Helper()
+	v, _ := stage.NewTextPayload(r.own.GoType(), text)
+	raw, err := r.own.AppendPayload(nil, v)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if _, err := r.cb.Append(registry.Slot{ThreadID: "t", From: from, To: "mathbot", PayloadType: r.own.Name(),
+		Payload: v, Raw: raw, InReplyTo: ref, Seq: seq}); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// duringChat is a Chatter that runs during before its first model call
+// answers: a message the pump records while the model is asked.
+type duringChat struct {
+	next   Chatter
+	during func()
+	once   sync.Once
+}
+
+func (m *duringChat) Chat(ctx context.Context, req Request) (Reply, error) {
+	m.once.Do(m.during)
+	return m.next.Chat(ctx, req)
+}
+
+// TestRedeliveredMessageFindsItsOwnStep: after a crash that left the
+// agent's calls recorded but unsent, each journaled message handled again
+// matches exactly its own history slot (its journal seq), not another
+// recorded message alike in thread, sender, ref and payload, and the step
+// is sent again only by the handling of the message that made it: the
+// calls go out once more, not twice, and are not left waiting to be given
+// up.
+func TestRedeliveredMessageFindsItsOwnStep(t *testing.T) {
+	callPoet := Reply{ToolCalls: []ToolCall{toolCall("c1", "poet", `{"Text":"rain"}`)}}
+	cases := []struct {
+		name string
+		// during, when set, is recorded while the first message's model
+		// call runs; after, when set, is recorded after its step.
+		during, after func(*loopRig)
+		// again are the messages handled again after the restart, in
+		// order; want what each gives.
+		again []haltStep
+		want  [][]string
+	}{
+		{name: "an identical message recorded after the step",
+			after: func(r *loopRig) { recordSeqMessage(r, "console", "go", "", 2) },
+			again: []haltStep{seqMessage("console", "go", "", 1), seqMessage("console", "go", "", 2)},
+			want:  [][]string{{"poet c1"}, {"await"}}},
+		{name: "a peer's message recorded during the model call",
+			during: func(r *loopRig) { recordSeqMessage(r, "poet", "late", "c0", 2) },
+			again:  []haltStep{seqMessage("console", "go", "", 1), seqMessage("poet", "late", "c0", 2)},
+			want:   [][]string{{"poet c1"}, {"await"}}},
+		{name: "a peer's message recorded during the model call, handled first",
+			during: func(r *loopRig) { recordSeqMessage(r, "poet", "late", "c0", 2) },
+			again:  []haltStep{seqMessage("poet", "late", "c0", 2), seqMessage("console", "go", "", 1)},
+			want:   [][]string{{"await"}, {"poet c1"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLoopRig(t, callPoet)
+			if tc.during != nil {
+				r.a.LLM = &duringChat{next: r.model, during: func() { tc.during(r) }}
+			}
+			resp, err := seqMessage("console", "go", "", 1).handle(context.Background(), r, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{"poet c1"}, gave(resp)); diff != "" {
+				t.Fatalf("the first handling gave (-want +got):\n%s", diff)
+			}
+			if tc.after != nil {
+				tc.after(r)
+			}
+			r.restart(nil)
+			var got [][]string
+			for _, s := range tc.again {
+				resp, err := s.handle(context.Background(), r, false)
+				if err != nil {
+					t.Fatalf("%s: %v", s.name, err)
+				}
+				got = append(got, gave(resp))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("the messages handled again gave (-want +got):\n%s", diff)
+			}
+			if n := len(r.model.requests()); n != 1 {
+				t.Errorf("the model was asked %d times, want 1", n)
 			}
 		})
 	}
