@@ -16,7 +16,10 @@ import (
 // conversation the model reads — the halt leaves no trace there — but the
 // handling of the same message after the resume takes the step up from it:
 // the model is not asked again, and only the calls without a result are
-// made. Any later slot of the conversation's voids it.
+// made. A re-send of calls already in the conversation (resend) that a
+// halt stopped keeps only its local tools' messages in one, which the
+// re-send after the resume sends instead of running those tools again.
+// Any later slot of the conversation's voids it.
 const heldStepType = "llm.held-step"
 
 // heldStep is a step a halt stopped during its local tools, as kept.

@@ -173,9 +173,11 @@ func (a *Agent) redo(ctx context.Context, st *turnState, payload any, de *xmlpip
 // recorded: the same ids (the answers' refs), functions and arguments, so
 // the conversation goes on as if the interruption had not happened, the
 // model not asked again. A call that cannot be made now (its peer is gone
-// since) is answered at once, as dispatch does. It returns the messages to
-// send, or done false when every call was answered here and the model is
-// asked next.
+// since) is answered at once, as dispatch does. A halt that stops it keeps
+// the messages local tools answered their calls with before it as a held
+// step (keepSends), which the re-send after the resume sends instead of
+// running those tools again. It returns the messages to send, or done
+// false when every call was answered here and the model is asked next.
 func (a *Agent) resend(ctx context.Context, st *turnState, calls []storedCall) (resp xmlpipe.Response, done bool) {
 	a.logger().Info("the agent's calls are recorded but their messages never went out (the handling that made "+
 		"them was interrupted): they are sent again", "agent", a.Name, "thread", st.md.ThreadID, "calls", len(calls))
@@ -183,17 +185,27 @@ func (a *Agent) resend(ctx context.Context, st *turnState, calls []storedCall) (
 	for i, c := range calls {
 		raw[i] = ToolCall{ID: c.ID, Name: c.Name, Arguments: json.RawMessage(c.Arguments)}
 	}
-	sends, results, stopped := a.dispatch(ctx, st, a.toolbox(st.md.Peers), raw, calls, nil, nil)
+	box := a.toolbox(st.md.Peers)
+	var sent map[string]*xmlpipe.SendResponse
+	if h := st.c.held; h != nil {
+		sent = a.sent(st, h) // kept by a re-send a halt stopped
+	}
+	sends, results, stopped := a.dispatch(ctx, st, box, raw, calls, nil, sent)
 	switch {
 	case errors.Is(stopped, xmlpipe.ErrConversationKilled):
 		return a.killed(st), true
 	case errors.Is(stopped, xmlpipe.ErrHalted):
 		// The calls are in the conversation already: the results of those
-		// answered before the halt join them, so that the handling after
-		// the resume makes only the others (held unsettles the handling
-		// these records settled).
+		// answered before the halt join them, and the messages local tools
+		// answered theirs with are kept after them, so that the handling
+		// after the resume makes only the others (held unsettles the
+		// handling these records settled).
 		for _, r := range results {
 			a.recordResult(st, r)
+		}
+		h := &heldStep{Calls: calls}
+		if a.keepSends(st, h, box, sends); len(h.Sends) > 0 {
+			a.recordHeldStep(st, h)
 		}
 		return a.held(st), true
 	}

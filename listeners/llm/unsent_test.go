@@ -596,3 +596,61 @@ func TestRedeliveredMessageFindsItsOwnStep(t *testing.T) {
 		})
 	}
 }
+
+// sendGate is a local tool that answers its call with a message to the
+// poet and, while blocking is set (gate), signals entered and waits for
+// its context to end instead, failing as a cancelled tool does.
+func sendGate(gate *gateTool) LocalTool {
+	return LocalTool{Spec: ToolSpec{Name: gate.name, Description: "Asks the poet."},
+		Call: func(ctx context.Context, c LocalCall) (LocalResult, error) {
+			if _, err := gate.tool().Call(ctx, c); err != nil {
+				return LocalResult{}, err
+			}
+			return LocalResult{Send: &xmlpipe.SendResponse{To: "poet", Payload: &PoetTask{Text: "sun"}}}, nil
+		}}
+}
+
+// TestHaltDuringResendKeepsFinishedLocalSends: a halt that lands while a
+// message handled again after a crash re-sends the calls the crash left
+// unsent, once a local tool of them (the route tool) finished by sending
+// its message, keeps that message: after the resume the route tool is not
+// run again (its fill model not asked again), only the stopped tool, and
+// the same messages go out as the handling without the halt sends.
+func TestHaltDuringResendKeepsFinishedLocalSends(t *testing.T) {
+	reply := Reply{Content: "Routing.", ToolCalls: []ToolCall{toolCall("r1", "route", `{"need":"a poem"}`),
+		toolCall("g1", "gate", `{}`)}}
+	r := newLoopRig(t, reply)
+	route := &sendTool{name: "route", poet: mustPT[PoetTask](t)}
+	gate := newGateTool("gate")
+	tools := []LocalTool{route.tool(), sendGate(gate)}
+	r.a.LocalTools = tools
+	first, err := message("console", "go", "").handle(context.Background(), r, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sentMessages(t, first)
+	if len(want) != 2 {
+		t.Fatalf("the first handling sent %v, want route's and gate's messages", want)
+	}
+	// The process dies before the pump journals what the handling sent.
+	r.restart(func(r *loopRig) { r.a.LocalTools = tools })
+	gate.block(true)
+	haltHandling(t, r, message("console", "go", ""), false, r.model, gate.entered)
+	gate.block(false)
+	resp, err := message("console", "go", "").handle(context.Background(), r, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, sentMessages(t, resp)); diff != "" {
+		t.Errorf("after the resume it sent (-first handling +after):\n%s", diff)
+	}
+	if n := route.runCount(); n != 2 {
+		t.Errorf("route ran %d times; want twice (the first handling, the re-send the halt stopped after it)", n)
+	}
+	if n := gate.runCount(); n != 3 {
+		t.Errorf("gate ran %d times; want 3 (the first handling, the halted re-send, after the resume)", n)
+	}
+	if n := len(r.model.requests()); n != 1 {
+		t.Errorf("the model was asked %d times, want once", n)
+	}
+}
