@@ -181,7 +181,8 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 		// The payload bytes are canonical bytes, never modified once built.
 		if _, err := p.context.AppendShared(registry.Slot{ThreadID: d.thread, From: d.from, To: l.Name, PayloadType: d.payloadName,
 			Payload: d.payload, Raw: d.payloadBytes, OwnName: md.OwnName, IsSelfCall: md.IsSelfCall,
-			UsageInstructions: md.UsageInstructions, TodoNudge: md.TodoNudge, InReplyTo: d.inReplyTo}); err != nil {
+			UsageInstructions: md.UsageInstructions, TodoNudge: md.TodoNudge, InReplyTo: d.inReplyTo,
+			Seq: d.mark.messageSeq()}); err != nil {
 			p.log.Warn("context buffer", "thread", d.thread, "listener", l.Name, "error", err)
 		}
 	}

@@ -28,6 +28,9 @@ type handling struct {
 // Settle records the handler's xmlpipe.Settle.
 func (h *handling) Settle(settled bool) { h.settled.Store(settled) }
 
+// MessageSeq is xmlpipe.MessageSeq: the seq MessageSeq returns.
+func (h *handling) MessageSeq() int64 { return h.mark.messageSeq() }
+
 // MessageSeq returns the journal seq of the message whose handling ctx
 // belongs to (the context the pump passed the handler), and whether that
 // handling is a re-delivery after a restart (Recover). The seq is the same

@@ -115,6 +115,15 @@ func (p *Pump) newDeliveryMark(seq int64, refs int) *deliveryMark {
 	return m
 }
 
+// messageSeq is the journal seq m marks (0: nil, the message was not
+// journaled or the journal takes no delivery marks).
+func (m *deliveryMark) messageSeq() int64 {
+	if m == nil {
+		return 0
+	}
+	return m.seq
+}
+
 // retain adds a reference (a message emitted while handling) and returns m.
 func (m *deliveryMark) retain() *deliveryMark {
 	if m != nil {

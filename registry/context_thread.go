@@ -40,6 +40,13 @@ type Slot struct {
 	// (xmlpipe.Metadata.InReplyTo): the message answers the receiver's own
 	// message sent with that ref. "" for any other message.
 	InReplyTo string
+	// Seq is the journal seq of the message whose handling recorded the
+	// slot (xmlpipe.MessageSeq): the message's own for the slot the pump
+	// records before its handler runs, the handled message's for a slot a
+	// handler records. It tells apart two messages alike in everything
+	// else, and the handling a step belongs to, across a restart. 0 when
+	// the message was not journaled.
+	Seq int64
 }
 
 // ThreadContext is one thread's append-only history. Slots are values: what

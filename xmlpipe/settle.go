@@ -3,9 +3,10 @@ package xmlpipe
 import "context"
 
 // SettleKey is the context key under which a handler call's context holds
-// what Settle sets: a value with a Settle(bool) method. The pump puts its
-// handling there (one context value serves its own lookups too); a test
-// or another host of handlers may put its own.
+// what Settle sets: a value with a Settle(bool) method, and — for
+// MessageSeq — a MessageSeq() int64 method. The pump puts its handling
+// there (one context value serves its own lookups too); a test or another
+// host of handlers may put its own.
 type SettleKey struct{}
 
 // Settle says whether what the handler returns is its message's outcome

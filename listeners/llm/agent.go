@@ -241,6 +241,11 @@ type turnState struct {
 	// handling that held the lock meanwhile, and went out with it (see
 	// unsentStep).
 	before int
+	// seq is the journal seq of the message handled (xmlpipe.MessageSeq;
+	// 0: not journaled), recorded with every slot the handling records: a
+	// message handled again after a crash finds exactly its own slot and
+	// its own handling's step by it (see unsentStep).
+	seq int64
 	// hctx is the handling's context: a record settles the handling
 	// (xmlpipe.Settle), so that what it recorded goes out even if a halt
 	// lands before it returns.
@@ -249,7 +254,7 @@ type turnState struct {
 
 // handle is one handling of a message (payload) or error (de).
 func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryError, md xmlpipe.Metadata) (xmlpipe.Response, error) {
-	st := &turnState{md: md, hctx: ctx, before: a.historyLen(md.ThreadID)}
+	st := &turnState{md: md, hctx: ctx, before: a.historyLen(md.ThreadID), seq: xmlpipe.MessageSeq(ctx)}
 	st.mode, st.traits = a.settings()
 	st.session = md.ThreadID
 	ids := []string{md.ThreadID}
@@ -695,7 +700,7 @@ func (a *Agent) record(st *turnState, s registry.Slot) {
 	if st.hctx != nil {
 		xmlpipe.Settle(st.hctx, true)
 	}
-	s.ThreadID, s.From, s.OwnName = st.session, a.Name, a.Name
+	s.ThreadID, s.From, s.OwnName, s.Seq = st.session, a.Name, a.Name, st.seq
 	stored, err := a.History.AppendShared(s)
 	if err != nil {
 		a.logger().Warn("agent history not recorded", "agent", a.Name, "thread", st.session, "kind", s.PayloadType,

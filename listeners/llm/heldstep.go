@@ -16,7 +16,10 @@ import (
 // conversation the model reads — the halt leaves no trace there — but the
 // handling of the same message after the resume takes the step up from it:
 // the model is not asked again, and only the calls without a result are
-// made. Any later slot of the conversation's voids it.
+// made. A re-send of calls already in the conversation (resend) that a
+// halt stopped keeps only its local tools' messages in one, which the
+// re-send after the resume sends instead of running those tools again.
+// Any later slot of the conversation's voids it.
 const heldStepType = "llm.held-step"
 
 // heldStep is a step a halt stopped during its local tools, as kept.
@@ -185,7 +188,8 @@ func (h *heldStep) done() map[string]resultRecord {
 // heldStepType). It does not settle the handling: the pump still drops what
 // it returns and hands the message again after the resume.
 func (a *Agent) recordHeldStep(st *turnState, h *heldStep) {
-	s := registry.Slot{ThreadID: st.session, From: a.Name, OwnName: a.Name, PayloadType: heldStepType, Raw: mustJSON(h)}
+	s := registry.Slot{ThreadID: st.session, From: a.Name, OwnName: a.Name, PayloadType: heldStepType, Raw: mustJSON(h),
+		Seq: st.seq}
 	stored, err := a.History.AppendShared(s)
 	if err != nil {
 		a.logger().Warn("halted step not kept: it is made again, model call and tools, after the resume",

@@ -25,7 +25,11 @@ import (
 // under way again, and what it sends never went out: it is sent again as
 // recorded, the model not asked again. Messages recorded after the step
 // (another message came in before the crash) do not hide it; they are
-// handled again in their turn, and find the step sent.
+// handled again in their turn, and find the step sent. A journaled
+// message's slots carry its journal seq (registry.Slot.Seq): the message
+// handled again then matches exactly its own slot, and the step is its
+// handling's when the step records the same seq; the content match below
+// serves messages (and slots) without one.
 
 // unsentStep returns the agent's latest step when the message handled now
 // (payload, or the error de, with md) is not among the messages recorded
@@ -41,23 +45,34 @@ func (a *Agent) unsentStep(st *turnState, payload any, de *xmlpipe.DeliveryError
 	for i := len(c.items) - 1; i >= 0; i-- {
 		switch it := c.items[i]; it.kind {
 		case itemIncoming, itemAnswer, itemError:
-			handledAfter = handledAfter || a.records(it.slot, payload, de, st.md)
+			handledAfter = handledAfter || a.records(it.slot, payload, de, st.md, st.seq)
 		case itemResult, itemFeedback:
 			noted = true
 		case itemCalls:
-			return it, len(c.pending) > 0 && !handledAfter && !a.madeWhileWaiting(st, it)
+			return it, len(c.pending) > 0 && a.ownStep(st, it, handledAfter)
 		case itemReply:
 			if noted && (st.mode != XMLTools || len(peerElements(string(it.slot.Raw), a.xmlTargets(st.md))) == 0) {
 				return item{}, false
 			}
-			return it, !handledAfter && !a.madeWhileWaiting(st, it)
+			return it, a.ownStep(st, it, handledAfter)
 		case itemHalt:
-			return it, !noted && !handledAfter && !a.madeWhileWaiting(st, it)
+			return it, !noted && a.ownStep(st, it, handledAfter)
 		default:
 			return item{}, false
 		}
 	}
 	return item{}, false
+}
+
+// ownStep reports whether the agent's step was made by the handling of the
+// message handled now: the step records the message's journal seq, or —
+// when either has none — no message recorded after it (handledAfter) is
+// this one and it was not made while this handling waited.
+func (a *Agent) ownStep(st *turnState, step item, handledAfter bool) bool {
+	if st.seq != 0 && step.slot.Seq != 0 {
+		return step.slot.Seq == st.seq
+	}
+	return !handledAfter && !a.madeWhileWaiting(st, step)
 }
 
 // madeWhileWaiting reports whether the agent's step was recorded after the
@@ -80,13 +95,21 @@ func (a *Agent) historyLen(id string) int {
 }
 
 // records reports whether slot s (a message to the agent) may record the
-// message handled now (payload, or the error de, with md): the same
-// thread, sender and ref, and — for a message whose payload can be
-// compared — the same payload. When that cannot be told it does: taking a
-// later message for this one only leaves the step unsent (as a new message
-// finds it), while the converse would send it twice.
-func (a *Agent) records(s *registry.Slot, payload any, de *xmlpipe.DeliveryError, md xmlpipe.Metadata) bool {
-	if s.ThreadID != md.ThreadID || s.From != md.From || s.InReplyTo != md.InReplyTo {
+// message handled now (payload, or the error de, with md, journaled at
+// seq): the same thread and, when both the slot and the message have a
+// journal seq, the same seq; else the same sender and ref, and — for a
+// message whose payload can be compared — the same payload. When that
+// cannot be told it does: taking a later message for this one only leaves
+// the step unsent (as a new message finds it), while the converse would
+// send it twice.
+func (a *Agent) records(s *registry.Slot, payload any, de *xmlpipe.DeliveryError, md xmlpipe.Metadata, seq int64) bool {
+	if s.ThreadID != md.ThreadID {
+		return false
+	}
+	if seq != 0 && s.Seq != 0 {
+		return s.Seq == seq
+	}
+	if s.From != md.From || s.InReplyTo != md.InReplyTo {
 		return false
 	}
 	if de != nil || payload == nil {
@@ -150,9 +173,11 @@ func (a *Agent) redo(ctx context.Context, st *turnState, payload any, de *xmlpip
 // recorded: the same ids (the answers' refs), functions and arguments, so
 // the conversation goes on as if the interruption had not happened, the
 // model not asked again. A call that cannot be made now (its peer is gone
-// since) is answered at once, as dispatch does. It returns the messages to
-// send, or done false when every call was answered here and the model is
-// asked next.
+// since) is answered at once, as dispatch does. A halt that stops it keeps
+// the messages local tools answered their calls with before it as a held
+// step (keepSends), which the re-send after the resume sends instead of
+// running those tools again. It returns the messages to send, or done
+// false when every call was answered here and the model is asked next.
 func (a *Agent) resend(ctx context.Context, st *turnState, calls []storedCall) (resp xmlpipe.Response, done bool) {
 	a.logger().Info("the agent's calls are recorded but their messages never went out (the handling that made "+
 		"them was interrupted): they are sent again", "agent", a.Name, "thread", st.md.ThreadID, "calls", len(calls))
@@ -160,17 +185,27 @@ func (a *Agent) resend(ctx context.Context, st *turnState, calls []storedCall) (
 	for i, c := range calls {
 		raw[i] = ToolCall{ID: c.ID, Name: c.Name, Arguments: json.RawMessage(c.Arguments)}
 	}
-	sends, results, stopped := a.dispatch(ctx, st, a.toolbox(st.md.Peers), raw, calls, nil, nil)
+	box := a.toolbox(st.md.Peers)
+	var sent map[string]*xmlpipe.SendResponse
+	if h := st.c.held; h != nil {
+		sent = a.sent(st, h) // kept by a re-send a halt stopped
+	}
+	sends, results, stopped := a.dispatch(ctx, st, box, raw, calls, nil, sent)
 	switch {
 	case errors.Is(stopped, xmlpipe.ErrConversationKilled):
 		return a.killed(st), true
 	case errors.Is(stopped, xmlpipe.ErrHalted):
 		// The calls are in the conversation already: the results of those
-		// answered before the halt join them, so that the handling after
-		// the resume makes only the others (held unsettles the handling
-		// these records settled).
+		// answered before the halt join them, and the messages local tools
+		// answered theirs with are kept after them, so that the handling
+		// after the resume makes only the others (held unsettles the
+		// handling these records settled).
 		for _, r := range results {
 			a.recordResult(st, r)
+		}
+		h := &heldStep{Calls: calls}
+		if a.keepSends(st, h, box, sends); len(h.Sends) > 0 {
+			a.recordHeldStep(st, h)
 		}
 		return a.held(st), true
 	}

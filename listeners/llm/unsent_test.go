@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -478,5 +479,178 @@ func TestMessageDuringTheModelCallIsNotTheStepsOwn(t *testing.T) {
 				t.Errorf("the handlings gave (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// journaled is what the pump puts in a handler's context (xmlpipe.SettleKey)
+// for a journaled message: its seq (xmlpipe.MessageSeq); it ignores Settle.
+type journaled struct{ seq int64 }
+
+func (j journaled) Settle(bool)       {}
+func (j journaled) MessageSeq() int64 { return j.seq }
+
+// seqMessage is message for a message journaled at seq: its slot records
+// the seq, and its handling is told it.
+func seqMessage(from, text, ref string, seq int64) haltStep {
+	return haltStep{name: fmt.Sprintf("%s:%s#%d", from, text, seq), handle: func(ctx context.Context, r *loopRig, first bool) (xmlpipe.Response, error) {
+		v, _ := stage.NewTextPayload(r.own.GoType(), text)
+		if first {
+			recordSeqMessage(r, from, text, ref, seq)
+		}
+		return r.a.Handle(context.WithValue(ctx, xmlpipe.SettleKey{}, journaled{seq}), v,
+			xmlpipe.Metadata{ThreadID: "t", From: from, OwnName: "mathbot", InReplyTo: ref, Peers: r.peers})
+	}}
+}
+
+// recordSeqMessage records text from from (bound to ref), journaled at
+// seq, in thread t's history as the pump does before the handler runs.
+func recordSeqMessage(r *loopRig, from, text, ref string, seq int64) {
+	r.t.Helper()
+	v, _ := stage.NewTextPayload(r.own.GoType(), text)
+	raw, err := r.own.AppendPayload(nil, v)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if _, err := r.cb.Append(registry.Slot{ThreadID: "t", From: from, To: "mathbot", PayloadType: r.own.Name(),
+		Payload: v, Raw: raw, InReplyTo: ref, Seq: seq}); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// duringChat is a Chatter that runs during before its first model call
+// answers: a message the pump records while the model is asked.
+type duringChat struct {
+	next   Chatter
+	during func()
+	once   sync.Once
+}
+
+func (m *duringChat) Chat(ctx context.Context, req Request) (Reply, error) {
+	m.once.Do(m.during)
+	return m.next.Chat(ctx, req)
+}
+
+// TestRedeliveredMessageFindsItsOwnStep: after a crash that left the
+// agent's calls recorded but unsent, each journaled message handled again
+// matches exactly its own history slot (its journal seq), not another
+// recorded message alike in thread, sender, ref and payload, and the step
+// is sent again only by the handling of the message that made it: the
+// calls go out once more, not twice, and are not left waiting to be given
+// up.
+func TestRedeliveredMessageFindsItsOwnStep(t *testing.T) {
+	callPoet := Reply{ToolCalls: []ToolCall{toolCall("c1", "poet", `{"Text":"rain"}`)}}
+	cases := []struct {
+		name string
+		// during, when set, is recorded while the first message's model
+		// call runs; after, when set, is recorded after its step.
+		during, after func(*loopRig)
+		// again are the messages handled again after the restart, in
+		// order; want what each gives.
+		again []haltStep
+		want  [][]string
+	}{
+		{name: "an identical message recorded after the step",
+			after: func(r *loopRig) { recordSeqMessage(r, "console", "go", "", 2) },
+			again: []haltStep{seqMessage("console", "go", "", 1), seqMessage("console", "go", "", 2)},
+			want:  [][]string{{"poet c1"}, {"await"}}},
+		{name: "a peer's message recorded during the model call",
+			during: func(r *loopRig) { recordSeqMessage(r, "poet", "late", "c0", 2) },
+			again:  []haltStep{seqMessage("console", "go", "", 1), seqMessage("poet", "late", "c0", 2)},
+			want:   [][]string{{"poet c1"}, {"await"}}},
+		{name: "a peer's message recorded during the model call, handled first",
+			during: func(r *loopRig) { recordSeqMessage(r, "poet", "late", "c0", 2) },
+			again:  []haltStep{seqMessage("poet", "late", "c0", 2), seqMessage("console", "go", "", 1)},
+			want:   [][]string{{"await"}, {"poet c1"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLoopRig(t, callPoet)
+			if tc.during != nil {
+				r.a.LLM = &duringChat{next: r.model, during: func() { tc.during(r) }}
+			}
+			resp, err := seqMessage("console", "go", "", 1).handle(context.Background(), r, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{"poet c1"}, gave(resp)); diff != "" {
+				t.Fatalf("the first handling gave (-want +got):\n%s", diff)
+			}
+			if tc.after != nil {
+				tc.after(r)
+			}
+			r.restart(nil)
+			var got [][]string
+			for _, s := range tc.again {
+				resp, err := s.handle(context.Background(), r, false)
+				if err != nil {
+					t.Fatalf("%s: %v", s.name, err)
+				}
+				got = append(got, gave(resp))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("the messages handled again gave (-want +got):\n%s", diff)
+			}
+			if n := len(r.model.requests()); n != 1 {
+				t.Errorf("the model was asked %d times, want 1", n)
+			}
+		})
+	}
+}
+
+// sendGate is a local tool that answers its call with a message to the
+// poet and, while blocking is set (gate), signals entered and waits for
+// its context to end instead, failing as a cancelled tool does.
+func sendGate(gate *gateTool) LocalTool {
+	return LocalTool{Spec: ToolSpec{Name: gate.name, Description: "Asks the poet."},
+		Call: func(ctx context.Context, c LocalCall) (LocalResult, error) {
+			if _, err := gate.tool().Call(ctx, c); err != nil {
+				return LocalResult{}, err
+			}
+			return LocalResult{Send: &xmlpipe.SendResponse{To: "poet", Payload: &PoetTask{Text: "sun"}}}, nil
+		}}
+}
+
+// TestHaltDuringResendKeepsFinishedLocalSends: a halt that lands while a
+// message handled again after a crash re-sends the calls the crash left
+// unsent, once a local tool of them (the route tool) finished by sending
+// its message, keeps that message: after the resume the route tool is not
+// run again (its fill model not asked again), only the stopped tool, and
+// the same messages go out as the handling without the halt sends.
+func TestHaltDuringResendKeepsFinishedLocalSends(t *testing.T) {
+	reply := Reply{Content: "Routing.", ToolCalls: []ToolCall{toolCall("r1", "route", `{"need":"a poem"}`),
+		toolCall("g1", "gate", `{}`)}}
+	r := newLoopRig(t, reply)
+	route := &sendTool{name: "route", poet: mustPT[PoetTask](t)}
+	gate := newGateTool("gate")
+	tools := []LocalTool{route.tool(), sendGate(gate)}
+	r.a.LocalTools = tools
+	first, err := message("console", "go", "").handle(context.Background(), r, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sentMessages(t, first)
+	if len(want) != 2 {
+		t.Fatalf("the first handling sent %v, want route's and gate's messages", want)
+	}
+	// The process dies before the pump journals what the handling sent.
+	r.restart(func(r *loopRig) { r.a.LocalTools = tools })
+	gate.block(true)
+	haltHandling(t, r, message("console", "go", ""), false, r.model, gate.entered)
+	gate.block(false)
+	resp, err := message("console", "go", "").handle(context.Background(), r, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, sentMessages(t, resp)); diff != "" {
+		t.Errorf("after the resume it sent (-first handling +after):\n%s", diff)
+	}
+	if n := route.runCount(); n != 2 {
+		t.Errorf("route ran %d times; want twice (the first handling, the re-send the halt stopped after it)", n)
+	}
+	if n := gate.runCount(); n != 3 {
+		t.Errorf("gate ran %d times; want 3 (the first handling, the halted re-send, after the resume)", n)
+	}
+	if n := len(r.model.requests()); n != 1 {
+		t.Errorf("the model was asked %d times, want once", n)
 	}
 }

@@ -132,7 +132,8 @@ func (k storeSinks) WatcherClosed(id string) { k.check("delete watcher", k.s.Del
 // them without a copy (store.AppendSharedSlot).
 func (k storeSinks) SlotAppended(s registry.Slot) {
 	row := store.SlotRow{Thread: s.ThreadID, Index: s.Index, From: s.From, To: s.To, PayloadType: s.PayloadType,
-		Raw: s.Raw, Time: s.Time, OwnName: s.OwnName, IsSelfCall: s.IsSelfCall, InReplyTo: s.InReplyTo}
+		Raw: s.Raw, Time: s.Time, OwnName: s.OwnName, IsSelfCall: s.IsSelfCall, InReplyTo: s.InReplyTo,
+		Seq: s.Seq}
 	if k.segs != nil {
 		k.check("put slot", k.s.AppendSharedSlot(row))
 		return
@@ -225,7 +226,8 @@ func (k *storeSinks) restoreHistories(cb *registry.ContextBuffer) ([]registry.Sl
 	slots := make([]registry.Slot, len(rows))
 	for i, r := range rows {
 		slots[i] = registry.Slot{Index: r.Index, ThreadID: r.Thread, From: r.From, To: r.To, PayloadType: r.PayloadType,
-			Raw: r.Raw, Time: r.Time, OwnName: r.OwnName, IsSelfCall: r.IsSelfCall, InReplyTo: r.InReplyTo}
+			Raw: r.Raw, Time: r.Time, OwnName: r.OwnName, IsSelfCall: r.IsSelfCall, InReplyTo: r.InReplyTo,
+			Seq: r.Seq}
 	}
 	if err := cb.Restore(slots); err != nil {
 		return nil, nil, err

@@ -78,6 +78,7 @@ CREATE TABLE IF NOT EXISTS slots (
 	own_name     TEXT    NOT NULL DEFAULT '',
 	is_self_call INTEGER NOT NULL DEFAULT 0,
 	in_reply_to  TEXT    NOT NULL DEFAULT '',
+	seq          INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (thread, idx)
 ) WITHOUT ROWID;`
 )
@@ -114,7 +115,7 @@ var (
 		delete: newKernelStatement(`DELETE FROM watchers WHERE id IN (`, `?`, `)`, 1)}
 	slotsTable = &kernelTable{name: "slots",
 		upsert: newKernelStatement(`INSERT OR REPLACE INTO slots (thread, idx, from_name, to_name, payload_type, raw,
-			time_ns, own_name, is_self_call, in_reply_to) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 10),
+			time_ns, own_name, is_self_call, in_reply_to, seq) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 11),
 		delete: newKernelStatement(`DELETE FROM slots WHERE thread IN (`, `?`, `)`, 1)}
 	// segmentsTable is context_segments (context_segments.go): its rows go
 	// with their thread's slots, so they are written the way slots are.

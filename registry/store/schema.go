@@ -220,10 +220,7 @@ func prepareSchema(ctx context.Context, db *sql.DB, log *slog.Logger) error {
 			return err
 		}
 	}
-	if err := addThreadHops(ctx, tx); err != nil {
-		return err
-	}
-	if err := addThreadMarks(ctx, tx); err != nil {
+	if err := addColumns(ctx, tx); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `PRAGMA user_version = `+strconv.Itoa(layoutVersion)); err != nil {

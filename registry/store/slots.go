@@ -30,6 +30,9 @@ type SlotRow struct {
 	IsSelfCall bool
 	// InReplyTo is the correlation ref the message answers ("" for none).
 	InReplyTo string
+	// Seq is the journal seq of the message whose handling recorded the
+	// slot (registry.Slot.Seq; 0 for none).
+	Seq int64
 }
 
 // PutSlot enqueues an insert-or-replace of the slot (thread, index). Raw is
@@ -80,7 +83,7 @@ func (s *Store) putSlot(r SlotRow, fresh bool) error {
 	}
 	return s.enqueueAsync(&op{kind: opPut, name: "put slot", table: slotsTable, fresh: fresh,
 		key: key, group: r.Thread,
-		row: []any{r.Thread, int64(r.Index), r.From, r.To, r.PayloadType, raw, at, r.OwnName, r.IsSelfCall, r.InReplyTo}})
+		row: []any{r.Thread, int64(r.Index), r.From, r.To, r.PayloadType, raw, at, r.OwnName, r.IsSelfCall, r.InReplyTo, r.Seq}})
 }
 
 // DeleteSlots enqueues the deletion of every slot of thread.
@@ -95,7 +98,7 @@ func (s *Store) LoadSlots() ([]SlotRow, error) {
 		return nil, err
 	}
 	rows, err := s.rdb.QueryContext(context.Background(), `SELECT thread, idx, from_name, to_name, payload_type,
-		raw, time_ns, own_name, is_self_call, in_reply_to FROM slots ORDER BY thread, idx`)
+		raw, time_ns, own_name, is_self_call, in_reply_to, seq FROM slots ORDER BY thread, idx`)
 	if err != nil {
 		return nil, fmt.Errorf("store: load slots: %w", err)
 	}
@@ -107,7 +110,7 @@ func (s *Store) LoadSlots() ([]SlotRow, error) {
 			at sql.NullInt64
 		)
 		if err := rows.Scan(&r.Thread, &r.Index, &r.From, &r.To, &r.PayloadType,
-			&r.Raw, &at, &r.OwnName, &r.IsSelfCall, &r.InReplyTo); err != nil {
+			&r.Raw, &at, &r.OwnName, &r.IsSelfCall, &r.InReplyTo, &r.Seq); err != nil {
 			return nil, fmt.Errorf("store: load slots: %w", err)
 		}
 		r.Time = decodeTime(at)

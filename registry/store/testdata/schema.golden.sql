@@ -230,6 +230,7 @@ CREATE TABLE slots (
 	own_name     TEXT    NOT NULL DEFAULT '',
 	is_self_call INTEGER NOT NULL DEFAULT 0,
 	in_reply_to  TEXT    NOT NULL DEFAULT '',
+	seq          INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (thread, idx)
 ) WITHOUT ROWID;
 

@@ -1,0 +1,41 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// addedColumns are the integer columns added to a table after its layout
+// was released. Each only adds to its table, with the default 0, so the
+// layout version stays: a binary that does not know a column reads the
+// rows as before and writes them with 0, which means what it meant before
+// the column was kept:
+//   - threads.hops (ThreadRow.Hops): a conversation a peer's call began
+//     counts its hops from its entry again;
+//   - threads.marks (ThreadRow.Spent, ThreadRow.Awaiting): no marks, so
+//     the thread waits for the TTL;
+//   - slots.seq (SlotRow.Seq): an agent tells the messages of its history
+//     apart by their content.
+var addedColumns = []struct{ table, column string }{
+	{"threads", "hops"},
+	{"threads", "marks"},
+	{"slots", "seq"},
+}
+
+// addColumns adds, inside tx, each of addedColumns its table lacks.
+func addColumns(ctx context.Context, tx *sql.Tx) error {
+	for _, c := range addedColumns {
+		ok, err := hasColumn(ctx, tx, c.table, c.column)
+		if err != nil {
+			return err
+		}
+		if ok {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+c.table+` ADD COLUMN `+c.column+` INTEGER NOT NULL DEFAULT 0`); err != nil {
+			return fmt.Errorf("store: schema: add %s.%s: %w", c.table, c.column, err)
+		}
+	}
+	return nil
+}
