@@ -37,14 +37,19 @@ func TestCallableRunsOnceMoreAfterAStop(t *testing.T) {
 			dir := t.TempDir()
 			var runs atomic.Int32
 			var finish atomic.Bool
-			started := make(chan string, 8)
+			type began struct {
+				thread string
+				seq    int64 // the message's journal seq (pump.MessageSeq)
+			}
+			started := make(chan began, 8)
 			cat := catalog.Builtin()
 			cat.AddPayload(catalog.Payload{Name: "test.SlowQuery", Type: reflect.TypeFor[slowQuery]()})
 			cat.AddHandler(catalog.Handler{Name: "test.Slow", Takes: reflect.TypeFor[slowQuery](),
 				New: func(catalog.Env) xmlpipe.Handler {
 					return xmlpipe.Typed(func(ctx context.Context, _ *slowQuery, md xmlpipe.Metadata) (xmlpipe.Response, error) {
 						runs.Add(1)
-						started <- md.ThreadID
+						seq, _ := pump.MessageSeq(ctx)
+						started <- began{md.ThreadID, seq}
 						if finish.Load() {
 							return xmlpipe.Respond(&slowAnswer{Text: "done"}), nil
 						}
@@ -88,7 +93,14 @@ listeners:
 			}
 			var first string
 			select {
-			case first = <-started:
+			case s := <-started:
+				first = s.thread
+				// The pump may run a handler before its message's record is
+				// durable: without it the crash would leave no conversation
+				// to find, hence nothing to kill.
+				if err := o.Store().WaitDurable(ctx, s.seq); err != nil {
+					t.Fatal(err)
+				}
 			case <-ctx.Done():
 				t.Fatal("the callee never ran")
 			}
