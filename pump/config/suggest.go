@@ -1,8 +1,10 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -40,6 +42,23 @@ func closest(key string, candidates []string) string {
 		}
 	}
 	return best
+}
+
+// ByCloseness returns names sorted by how close each is to want (edit
+// distance, ignoring case; transpositions count once), the closest first,
+// ties by name: a name that is not known is told with those that are, a
+// typo's fix first (an import the peer does not export, say).
+func ByCloseness(want string, names []string) []string {
+	out := slices.Clone(names)
+	w := strings.ToLower(want)
+	d := make(map[string]int, len(out))
+	for _, n := range out {
+		d[n] = editDistance(w, strings.ToLower(n))
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		return cmp.Or(cmp.Compare(d[a], d[b]), cmp.Compare(a, b))
+	})
+	return out
 }
 
 // editDistance is the optimal string alignment distance between a and b.

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/xml-pipeline/xmlpipe/gen/xmltext"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/federation/envsig"
 	"github.com/xml-pipeline/xmlpipe/schemas"
 )
@@ -204,7 +205,7 @@ func (g *gateway) fetchImports(ctx context.Context) (list []imported, gone []str
 			absent = append(absent, tag)
 			exports := "no unqualified root tag"
 			if len(offered) > 0 {
-				exports = "<" + strings.Join(byCloseness(tag, offered), ">, <") + ">"
+				exports = "<" + strings.Join(config.ByCloseness(tag, offered), ">, <") + ">"
 			}
 			errs = append(errs, fmt.Errorf("%w: gateway %s: import <%s>: %w; it exports %s", ErrMeta, g.name, tag,
 				ErrNotExported, exports))
