@@ -223,9 +223,11 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 // otherwise the response is processed.
 func (p *Pump) conclude(l *listener, d *delivery, cause error, resp xmlpipe.Response, err error) {
 	switch {
-	case p.stopNow.Load() || errors.Is(cause, ErrShutdown) || p.cutByDrain(d):
+	case p.stopNow.Load() || p.cutByDrain(d) || errors.Is(cause, ErrShutdown) && !errors.Is(cause, ErrDrainTimedOut):
 		// an immediate shutdown cancelled it, or it returned after the
-		// drain gave up: neither answered nor failed (see drop)
+		// drain gave up: neither answered nor failed (see drop). A message
+		// that was never journaled, cancelled by the drain's timeout, is
+		// finished as ever: dropped, it would leave no trace.
 		d.after.drop()
 		d.after = nil
 	case errors.Is(cause, ErrConversationKilled):
