@@ -9,7 +9,7 @@ import (
 
 // haltAck is the acknowledgement of a halt of everything; the counts depend
 // on what the organism was doing (its boot message may still be in flight).
-var haltAck = regexp.MustCompile(`^halted \(all\): \d+ running calls cancelled, \d+ messages held$`)
+var haltAck = regexp.MustCompile(`^halted \(all\): \d+ running calls cancelled \(their messages wait for the resume\), \d+ queued messages held$`)
 
 func TestHaltAndResumeOverOOB(t *testing.T) {
 	f := newFixture(t, nil)

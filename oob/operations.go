@@ -144,7 +144,8 @@ func (o *operations) halt(p *Operations) reply {
 	}
 	o.s.log.Warn("halt requested over OOB", "scope", rep.Scope.String(), "reason", p.Halt.Reason)
 	return reply{resp: o.s.response(p.ID, ResponsePayload{Ack: &Ack{Success: true,
-		Message: fmt.Sprintf("halted (%s): %d running calls cancelled, %d messages held", rep.Scope, rep.Cancelled, rep.Held)}})}
+		Message: fmt.Sprintf("halted (%s): %d running calls cancelled (their messages wait for the resume), "+
+			"%d queued messages held", rep.Scope, rep.Cancelled, rep.Held)}})}
 }
 
 // kill stops the conversation a thread belongs to, as POST

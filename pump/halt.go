@@ -43,7 +43,9 @@ type HaltReport struct {
 	Scope HaltScope
 	// Cancelled is how many running handler calls were cancelled.
 	Cancelled int
-	// Held is how many messages wait in the halted listeners' queues.
+	// Held is how many messages wait in the halted listeners' queues at
+	// the halt. The messages of the Cancelled calls are not among them:
+	// each goes back to its queue once its handler returns.
 	Held int
 }
 
