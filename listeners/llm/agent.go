@@ -421,8 +421,16 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			d := digest(rep.Content, calls)
 			cr := &callsRecord{Content: rep.Content, Calls: calls, sum: &d}
 			if n := cmpOr(a.RepeatLimit, DefaultRepeatLimit); st.c.repeats(d)+1 >= n {
+				reason := fmt.Sprintf("no progress: the same output %d times in a row", n)
 				a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(cr), Payload: cr})
-				return a.halt(st, fmt.Sprintf("no progress: the same output %d times in a row", n))
+				// The calls are never made: each gets its result now, so the
+				// conversation waits for none and its next message is
+				// answered (the model reads why nothing ran).
+				for _, call := range cr.Calls {
+					a.recordResult(st, resultRecord{ID: call.ID, Name: call.Name, IsError: true,
+						Content: "Not made: the turn halted (" + reason + ")."})
+				}
+				return a.halt(st, reason)
 			}
 			st.cutNote = ""
 			if cutOff(rep) {
