@@ -278,6 +278,15 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 		}
 	}
 
+	if a.lateXMLAnswer(st, payload, de) {
+		// Asked now, the model would answer a caller that has its answer
+		// already (its thread is gone: whatever it wrote would be lost, yet
+		// kept in the history as said). The message stays in the history
+		// and is read at the conversation's next turn.
+		a.logger().Info("a peer's answer arrived after the agent answered its caller: kept for the next turn, "+
+			"the model is not asked", "agent", a.Name, "thread", md.ThreadID, "from", md.From)
+		return nil, nil
+	}
 	switch {
 	case md.InReplyTo != "":
 		call, ok := st.c.pendingCall(md.InReplyTo)
