@@ -278,6 +278,15 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 		}
 	}
 
+	if a.lateXMLAnswer(st, payload, de) {
+		// Asked now, the model would answer a caller that has its answer
+		// already (its thread is gone: whatever it wrote would be lost, yet
+		// kept in the history as said). The message stays in the history
+		// and is read at the conversation's next turn.
+		a.logger().Info("a peer's answer arrived after the agent answered its caller: kept for the next turn, "+
+			"the model is not asked", "agent", a.Name, "thread", md.ThreadID, "from", md.From)
+		return nil, nil
+	}
 	switch {
 	case md.InReplyTo != "":
 		call, ok := st.c.pendingCall(md.InReplyTo)
@@ -421,8 +430,16 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			d := digest(rep.Content, calls)
 			cr := &callsRecord{Content: rep.Content, Calls: calls, sum: &d}
 			if n := cmpOr(a.RepeatLimit, DefaultRepeatLimit); st.c.repeats(d)+1 >= n {
+				reason := fmt.Sprintf("no progress: the same output %d times in a row", n)
 				a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(cr), Payload: cr})
-				return a.halt(st, fmt.Sprintf("no progress: the same output %d times in a row", n))
+				// The calls are never made: each gets its result now, so the
+				// conversation waits for none and its next message is
+				// answered (the model reads why nothing ran).
+				for _, call := range cr.Calls {
+					a.recordResult(st, resultRecord{ID: call.ID, Name: call.Name, IsError: true,
+						Content: "Not made: the turn halted (" + reason + ")."})
+				}
+				return a.halt(st, reason)
 			}
 			st.cutNote = ""
 			if cutOff(rep) {

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
@@ -73,4 +75,56 @@ func sendsOf(t *testing.T, resp xmlpipe.Response) []*xmlpipe.SendResponse {
 		t.Fatalf("response %#v sends nothing", resp)
 	}
 	return s.Sends
+}
+
+// TestProgressGuardHaltLeavesNoCallWaiting: the calls of the reply that
+// tripped the guard are never made, so the conversation's next message is
+// answered at once — not held for results that never come — and the model
+// reads why those calls did not run.
+func TestProgressGuardHaltLeavesNoCallWaiting(t *testing.T) {
+	same := Reply{ToolCalls: []ToolCall{toolCall("", "poet", `{"Text":"rain"}`)}}
+	r := newLoopRig(t, same, same, same, Reply{Content: "Here again."})
+	resp := r.deliver("console", "a poem about rain", "")
+	for range 2 {
+		resp = r.deliver("poet", "drops", sendsOf(t, resp)[0].Ref)
+	}
+	if got, want := answerText(resp), "[mathbot halted: no progress: the same output 3 times in a row]"; got != want {
+		t.Fatalf("answer %q, want %q", got, want)
+	}
+	if got, want := answerText(r.deliver("console", "are you there?", "")), "Here again."; got != want {
+		t.Errorf("next message answered %q, want %q", got, want)
+	}
+	reqs := r.model.requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d model calls, want 4", len(reqs))
+	}
+	last := reqs[3].Messages
+	var results []string
+	for _, m := range last {
+		if m.Role == Tool {
+			results = append(results, m.Content)
+		}
+	}
+	want := []string{"drops", "drops", "Not made: the turn halted (no progress: the same output 3 times in a row)."}
+	if diff := cmp.Diff(want, results); diff != "" {
+		t.Errorf("tool results the model read (-want +got):\n%s", diff)
+	}
+}
+
+// TestHaltEndsPendingCalls: in a history whose halted turn left calls
+// without a result (recorded so before those results were), the halt ends
+// the wait: nothing is pending.
+func TestHaltEndsPendingCalls(t *testing.T) {
+	r := newLoopRig(t)
+	cr := &callsRecord{Calls: []storedCall{{ID: "c1", Name: "poet", Arguments: `{"Text":"rain"}`}}}
+	slots := []registry.Slot{
+		{From: "mathbot", PayloadType: callsType, Raw: mustJSON(cr)},
+		{From: "mathbot", PayloadType: haltType, Raw: []byte("no progress")},
+	}
+	if c := r.a.readConvo(slots[:1], "console"); len(c.pending) != 1 {
+		t.Fatalf("calls alone: %d pending, want 1", len(c.pending))
+	}
+	if c := r.a.readConvo(slots, "console"); len(c.pending) != 0 {
+		t.Errorf("calls then a halt: pending %v, want none", c.pending)
+	}
 }

@@ -183,7 +183,11 @@ func (c *convo) add(a *Agent, s *registry.Slot) {
 		case feedbackType, outputFeedbackType, namelessFeedbackType, unfoldedType:
 			it.kind = itemFeedback
 		case haltType:
+			// A halt ends the turn: calls still without a result were
+			// never made (a history recorded before their results were),
+			// so nothing waits for them.
 			it.kind = itemHalt
+			c.pending = c.pending[:0]
 		case heldStepType:
 			c.held = readHeldStep(s)
 			return
