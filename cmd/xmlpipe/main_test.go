@@ -429,3 +429,27 @@ func TestUsage(t *testing.T) {
 		t.Errorf("console -h: exit %d, stdout %q", r.code, r.stdout)
 	}
 }
+
+// TestValidateProfileReachingNothing: a profile whose listeners: match no
+// listener (a misspelt name) is listed as reaching no listener, not with a
+// blank where its table would be.
+func TestValidateProfileReachingNothing(t *testing.T) {
+	dir := t.TempDir()
+	yaml := `organism: {name: t}
+profiles:
+  calc: {listeners: [calculator]}
+listeners:
+  - {name: calculate, payload_class: tools.Calculate, handler: tools.Calculate, description: Evaluates arithmetic}
+`
+	if err := os.WriteFile(filepath.Join(dir, "organism.yaml"), []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runBinary(t, dir, "", "validate", "organism.yaml")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	want := "  calc → no listener (network: any address; retention: journal's retain_forever)\n"
+	if !strings.Contains(r.stdout, want) {
+		t.Errorf("validate lacks %q:\n%s", want, r.stdout)
+	}
+}

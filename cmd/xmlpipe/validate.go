@@ -80,6 +80,12 @@ func writeProfiles(b *strings.Builder, o *organism.Organism) {
 		if !p.Retention.IsZero() {
 			keep = p.Retention.String()
 		}
-		fmt.Fprintf(b, "  %s → %s (network: %s; retention: %s)\n", name, strings.Join(reach, ", "), net, keep)
+		// A profile that reaches nothing (a misspelt name, a listener not
+		// registered yet) says so rather than leaving a blank.
+		table := strings.Join(reach, ", ")
+		if table == "" {
+			table = "no listener"
+		}
+		fmt.Fprintf(b, "  %s → %s (network: %s; retention: %s)\n", name, table, net, keep)
 	}
 }

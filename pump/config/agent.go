@@ -109,6 +109,10 @@ func (o *Organism) checkAgent(r *reporter, path string, l Listener) {
 	if l.Librarian != nil {
 		checkLibrarian(r, path+".librarian", l.Librarian)
 	}
+	if l.Route && strings.EqualFold(string(l.ToolCalling), string(XMLToolCalling)) {
+		// The route tool is a function: an XML-mode model is never offered it.
+		r.add(path+".route", "the route tool needs native tool calling; this agent has tool_calling: xml")
+	}
 	if !l.YAMLAgent() {
 		for _, k := range []struct {
 			key string

@@ -39,6 +39,8 @@ func TestLibrarianConfig(t *testing.T) {
 		{"key out of its block", agent + "    fold_below: 0.1\n", "did you mean listeners[].librarian.fold_below?"},
 		{"route on a tool", "listeners:\n  - name: calc\n    payload_class: x.Y\n    handler: x.h\n    description: d\n    route: true\n",
 			"only agents take route"},
+		{"route in xml mode", agent + "    tool_calling: xml\n    route: true\n",
+			"organism.yaml:7: listeners[0].route: the route tool needs native tool calling; this agent has tool_calling: xml"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse("/o/organism.yaml", []byte(tt.src))

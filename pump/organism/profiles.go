@@ -51,14 +51,21 @@ func (o *Organism) ProfileMask(name string) (route.Mask, error) {
 	}
 	// Profile names are keys, matched exactly as the configuration and
 	// the users' records name them: a term in another case is no profile.
+	// A name of no term at all (" ", "&") is none either: under it a
+	// message would run with no profile, reaching every listener.
+	terms := 0
 	for term := range strings.SplitSeq(name, registry.ProfileSep) {
 		if term = strings.TrimSpace(term); term == "" {
 			continue
 		}
+		terms++
 		if _, ok := cfg.Profiles[term]; !ok || !o.Pump.ProfileDefined(term) {
 			return nil, fmt.Errorf("%w %q%s (profiles: %s)", ErrUnknownProfile, term, cfg.ProfileHint(term),
 				strings.Join(cfg.ProfileNames(), ", "))
 		}
+	}
+	if terms == 0 {
+		return nil, fmt.Errorf("%w %q (profiles: %s)", ErrUnknownProfile, name, strings.Join(cfg.ProfileNames(), ", "))
 	}
 	return route.Mask(func(listener string) bool { return o.Pump.ProfileReaches(name, listener) }), nil
 }

@@ -302,6 +302,11 @@ func TestRouteProfiles(t *testing.T) {
 	for _, tc := range []struct{ name, want string }{
 		{"Calc-Only", `unknown profile "Calc-Only" (did you mean "calc-only"?) (profiles: calc-only, web)`},
 		{"calc-only&WEB", `unknown profile "WEB" (did you mean "web"?)`},
+		// A name of no term is no profile either (not "no profile": every
+		// listener).
+		{" ", `unknown profile " " (profiles: calc-only, web)`},
+		{"&", `unknown profile "&" (profiles: calc-only, web)`},
+		{" & ", `unknown profile " & " (profiles: calc-only, web)`},
 	} {
 		if m, err := o.ProfileMask(tc.name); !errors.Is(err, ErrUnknownProfile) || !strings.Contains(fmt.Sprint(err), tc.want) {
 			t.Errorf("ProfileMask(%q) = %v, %v; want %q", tc.name, m != nil, err, tc.want)
