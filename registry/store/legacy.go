@@ -21,7 +21,8 @@ import (
 //   - prepareLegacy, before the schema is applied, gives
 //     journal_tombstones the columns of a pruned entry's metadata (NULL in
 //     the legacy tombstones, which kept only the seq), users their
-//     security profile ("") and sets the kernel tables aside (kernel_layout.go);
+//     security profile ("") and sets the kernel tables aside
+//     (kernel_layout.go);
 //   - migrateLegacy, after it, moves every segment's entries into
 //     journal_rows with their routes and names (profile NULL: not
 //     recorded), the retention sweep's cursors from journal_listeners to
