@@ -11,13 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// dumpJournalView returns every row of the journal view, each column as its
-// text (NULL as nil), in seq order.
-func dumpJournalView(t testing.TB, db *sql.DB) []map[string]*string {
-	t.Helper()
-	return dumpQuery(t, db, `SELECT * FROM journal ORDER BY seq`)
-}
-
 // dumpQuery returns every row query returns, each column as its text (NULL
 // as nil).
 func dumpQuery(t testing.TB, db *sql.DB, query string) []map[string]*string {
