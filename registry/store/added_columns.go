@@ -39,3 +39,12 @@ func addColumns(ctx context.Context, tx *sql.Tx) error {
 	}
 	return nil
 }
+
+// hasColumn reports whether table has column.
+func hasColumn(ctx context.Context, tx *sql.Tx, table, column string) (bool, error) {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, table, column).Scan(&n); err != nil {
+		return false, fmt.Errorf("store: schema: %s.%s: %w", table, column, err)
+	}
+	return n > 0, nil
+}

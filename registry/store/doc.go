@@ -33,11 +33,9 @@
 // order above it (deliveries.go); sweeps walk the journal in seq order from
 // a cursor per (listener, profile) pair (retention.go, retention_walk.go).
 // The tables, and how to add one, are in schema.go; Open migrates a data
-// directory of an older layout once: the legacy segments (legacy.go),
-// layout 1 (profiles.go), layout 2 (journal_profiles.go), layout 3
-// (journal_names.go), layout 4 (journal_routes.go) and layout 5, whose
-// kernel tables become WITHOUT ROWID tables (kernel_layout.go; why in
-// kernel_writes.go).
+// directory of the legacy segment layout once, straight into the current
+// layout (legacy.go, kernel_layout.go), and refuses one of the layouts
+// only development builds wrote (unreleased_layouts.go).
 //
 // These choices are measured rather than obvious (BenchmarkJournalFlow, the
 // store traffic of `xmlpipe bench --journal`, on 2 shared cores):
@@ -53,21 +51,21 @@
 //     a copy. The driver allocates, copies, unbinds and frees C memory for
 //     each text and blob argument and looks up, type-switches and binds
 //     each argument under SQLite's mutex, and SQLite spends opcodes on
-//     each column, so a row binds eight values (layout 5,
-//     journal_routes.go): seq, time, thread, conversation, the id of its
-//     route (direction, kind, sender, recipient, listener, root tag and
-//     profile, entered once in journal_routes), digest, envelope and a
-//     diagnostics that is NULL when empty. The floor through the same
+//     each column, so a row binds eight values (journal_routes.go): seq,
+//     time, thread, conversation, the id of its route (direction, kind,
+//     sender, recipient, listener, root tag and profile, entered once in
+//     journal_routes), digest, envelope and a diagnostics that is NULL
+//     when empty. The floor through the same
 //     path (BenchmarkJournalFloor, 256 rows a commit, load 6-12) is 2.3-3.4
 //     µs of CPU per row for a table of seq and envelope alone, of which
-//     the COMMITs (WAL write and checkpoints) take 1.0-1.7; a layout-5 row
-//     costs 4.4-5.0 (commits 1.6-1.7), a layout-4 row (14 values, names as
-//     five ids, CASEs naming direction and kind) 5.1-5.6.
-//     BenchmarkJournalFlow, six interleaved runs at load 6-11, medians:
-//     layout 4 13.1 µs per envelope (/default) and 13.8 (/lagging),
-//     layout 5 11.9 and 12.2 (39 against 40 WAL pages of 16 KiB per 1000
-//     envelopes). Delivery marks wait in a buffer and enter the write
-//     queue as one op per group commit (marks.go), inside an op sent
+//     the COMMITs (WAL write and checkpoints) take 1.0-1.7; a row of eight
+//     values costs 4.4-5.0 (commits 1.6-1.7), a row of the development
+//     layout before routes (14 values, names as five ids, CASEs naming
+//     direction and kind) 5.1-5.6. BenchmarkJournalFlow, six interleaved
+//     runs at load 6-11, medians: 11.9 µs per envelope (/default) and
+//     12.2 (/lagging) against 13.1 and 13.8 before routes (39 against 40
+//     WAL pages of 16 KiB per 1000 envelopes). Delivery marks wait in a
+//     buffer and enter the write queue as one op per group commit (marks.go), inside an op sent
 //     after they were made, so that a mark never commits before what was
 //     queued ahead of it (the journaled answer of the message it marks):
 //     a mark costs the process 182-358 ns of CPU instead of 640-987 as an
@@ -101,17 +99,17 @@
 //     journal adds lowers its on/off ratio by one to two hundredths, and on
 //     2 cores shared at load 5-11 a pair of runs moves by more than that:
 //     six interleaved pairs of `xmlpipe bench --journal --duration 5s` at
-//     load 5-7 gave on/off 0.58-0.89 (median 0.78; layout 5 with the marks
-//     beside the queue) against 0.66-0.95 (median 0.83) for layout 4, the journal adding 12-16 µs of CPU per
-//     envelope (median 14.7) against 11-18 (median 13.5), and six at load
-//     9-11 0.60-0.96 (median 0.72) against 0.66-0.94 (median 0.78) for
-//     layout 5: the end-to-end ratio does not
-//     resolve a few µs on this machine, the profile and the store's
-//     benchmarks do. Earlier layouts gave ~10.5-13.8 µs (BenchmarkJournalFlow)
+//     load 5-7 gave on/off 0.58-0.89 (median 0.78; routes, with the marks
+//     beside the queue) against 0.66-0.95 (median 0.83) before routes,
+//     the journal adding 12-16 µs of CPU per envelope (median 14.7)
+//     against 11-18 (median 13.5), and six at load 9-11 0.60-0.96 (median
+//     0.72) against 0.66-0.94 (median 0.78) with routes: the end-to-end
+//     ratio does not resolve a few µs on this machine, the profile and the
+//     store's benchmarks do. Earlier layouts gave ~10.5-13.8 µs (BenchmarkJournalFlow)
 //     with boxed values bound as names, 14.5-15.5 through sql.Stmt.Exec
 //     with a copied envelope, ~10 through a hand-written binding over
 //     modernc's C API and ~6.2 in S2-compressed segments; dropping
-//     journal_rows' CHECK constraints saved ~0.5 µs (layout 4). Generated
+//     journal_rows' CHECK constraints saved ~0.5 µs. Generated
 //     columns (computed at every INSERT) cost ~7 µs a row (schema.go).
 //   - A batch nobody waits for lingers (Options.BatchLinger, 25 ms): when
 //     the batch delay (10 ms) ends and no WaitDurable or WaitCommitted

@@ -130,8 +130,8 @@ type Entry struct {
 	// name or an intersection "a&b" (registry.NarrowProfile). With Listener
 	// it selects the retention policy.
 	Profile string
-	// ProfileUnknown is set on read for an entry journaled before the
-	// journal recorded profiles (store layout 3): its Profile was not
+	// ProfileUnknown is set on read for an entry migrated from the store's
+	// legacy layout, which did not record profiles: its Profile was not
 	// recorded and reads as "". It is ignored on append.
 	ProfileUnknown bool
 }

@@ -17,6 +17,11 @@ var ErrSchemaTooNew = errors.New("store: database schema is newer than this bina
 // read-only open cannot apply (opening it with Open migrates it).
 var ErrSchemaOutdated = errors.New("store: database schema is older than this binary reads; start the organism on it once (opening it read-write migrates it)")
 
+// ErrUnreleasedLayout reports a database written by a development build of
+// xmlpipe in a layout that was never released and that this binary does
+// not migrate (unreleased_layouts.go).
+var ErrUnreleasedLayout = errors.New("store: the database was written by a development build of xmlpipe")
+
 // ErrNoDatabase reports a data directory that holds no store database.
 var ErrNoDatabase = errors.New("store: no store database")
 

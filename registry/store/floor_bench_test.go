@@ -77,7 +77,7 @@ func floorLoop(b *testing.B, table string, rs *rowStatement, bind func([]driver.
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	if err := prepareSchema(ctx, db, quietLogger()); err != nil {
+	if err := prepareSchema(ctx, db, filepath.Dir(path), quietLogger()); err != nil {
 		b.Fatal(err)
 	}
 	if table != "" {

@@ -11,8 +11,9 @@ import (
 
 // Position is one seq of the journal as a reader sees it: a committed
 // entry, or (Pruned set) what retention kept of an entry it deleted — its
-// metadata in Entry, without bytes. A tombstone written before layout 3
-// holds no metadata: Entry then has only Seq, and Pruned.NoMetadata is set.
+// metadata in Entry, without bytes. A tombstone without metadata (migrated
+// from the legacy layout) gives an Entry of only Seq, and
+// Pruned.NoMetadata is set.
 type Position struct {
 	Entry
 	Pruned *Pruned

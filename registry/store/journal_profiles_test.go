@@ -3,71 +3,12 @@ package store
 import (
 	"context"
 	"database/sql"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
-
-// createLayout2 writes, in dir, a database of layout 2 (the journal without
-// profiles) from testdata/schema-v2.sql, the layout 2 schema as the store
-// wrote it, and fills its journal: three rows of listener "tool" (seq 1-3),
-// a tombstone for seq 4 and the sweep cursor of "tool" at seq 1.
-func createLayout2(t *testing.T, dir string) {
-	t.Helper()
-	text, err := os.ReadFile(filepath.Join("testdata", "schema-v2.sql"))
-	must(t, err)
-	// The file lists "-- type name" blocks sorted by type; tables must
-	// come before the indexes, triggers and views over them.
-	// A virtual table creates its shadow tables itself.
-	type object struct{ name, stmt string }
-	byType := map[string][]object{}
-	for _, block := range strings.Split(string(text), "\n-- ") {
-		block = strings.TrimPrefix(block, "-- ")
-		head, stmt, _ := strings.Cut(block, "\n")
-		typ, name, _ := strings.Cut(head, " ")
-		byType[typ] = append(byType[typ], object{name, stmt})
-	}
-	db := rawDB(t, dir)
-	for _, typ := range []string{"table", "index", "trigger", "view"} {
-		for _, o := range byType[typ] {
-			var n int
-			must(t, db.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = ?`, o.name).Scan(&n))
-			if n > 0 {
-				continue
-			}
-			stmt := o.stmt
-			if _, err := db.Exec(stmt); err != nil {
-				t.Fatalf("layout 2 schema: %v\n%s", err, stmt)
-			}
-		}
-	}
-	ins := `INSERT INTO journal_rows (seq, time_ns, thread, conversation, direction, kind, sender, recipient, listener,
-		root, sha256, envelope, diagnostics) VALUES (?, ?, ?, ?, 'inbound', 'message', 'greeter', 'tool', 'tool', 'Greeting', ?, ?, '')`
-	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).UnixNano()
-	for seq := int64(1); seq <= 3; seq++ {
-		e := testEntry(int(seq), "old-thread")
-		sum := sha256Of(e.Bytes)
-		if _, err := db.Exec(ins, seq, base+seq, e.Thread, e.Conversation, sum[:], string(e.Bytes)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, q := range []string{
-		`INSERT INTO journal_tombstones (seq, deleted_at, reason) VALUES (4, ` + strconv.FormatInt(base+10, 10) + `, 'prune_on_delivery')`,
-		`INSERT INTO journal_state (id, high_seq, delivered_seq) VALUES (1, 4, 3)`,
-		`INSERT INTO journal_listeners (listener, swept_seq) VALUES ('tool', 1)`,
-		`PRAGMA user_version = 2`,
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	must(t, db.Close())
-}
 
 // journalView is one row of the journal view, as the tests read it.
 type journalView struct {
@@ -94,83 +35,6 @@ func readJournalView(t *testing.T, dir string) []journalView {
 	}
 	must(t, rows.Err())
 	return out
-}
-
-// TestMigrateLayout2 opens a database of layout 2 and checks the one-time
-// migration to layout 3: the journal rows are kept with profile NULL (not
-// recorded), the old tombstone is kept without metadata, the sweep cursor
-// moves to journal_sweeps (profile ""), the view shows the profile and
-// pruned columns, the result has the layout of a fresh store, it verifies,
-// and new entries record their profile.
-func TestMigrateLayout2(t *testing.T) {
-	dir := t.TempDir()
-	createLayout2(t, dir)
-	s := openAt(t, dir, Options{})
-	ctx := context.Background()
-	if v := userVersion(t, dir); v != layoutVersion {
-		t.Fatalf("user_version = %d, want %d", v, layoutVersion)
-	}
-
-	old, err := s.After(0, 0)
-	must(t, err)
-	if len(old) != 3 {
-		t.Fatalf("after the migration %d entries, want 3", len(old))
-	}
-	for _, e := range old {
-		if !e.ProfileUnknown || e.Profile != "" {
-			t.Errorf("seq %d: profile %q unknown=%v, want unknown", e.Seq, e.Profile, e.ProfileUnknown)
-		}
-	}
-	var cursor int64
-	must(t, rawDB(t, dir).QueryRow(`SELECT swept_seq FROM journal_sweeps WHERE listener = 'tool' AND profile = ''`).Scan(&cursor))
-	if cursor != 1 {
-		t.Errorf("tool's sweep cursor = %d, want 1", cursor)
-	}
-	var tables int
-	must(t, rawDB(t, dir).QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'journal_listeners'`).Scan(&tables))
-	if tables != 0 {
-		t.Errorf("journal_listeners survived the migration")
-	}
-
-	e := testEntry(5, "new-thread")
-	e.Listener, e.Profile = "tool", "concierge"
-	seq, err := s.AppendSync(ctx, e)
-	must(t, err)
-	got, err := s.After(seq-1, 1)
-	must(t, err)
-	if len(got) != 1 || got[0].Profile != "concierge" || got[0].ProfileUnknown {
-		t.Fatalf("new entry: %+v", got)
-	}
-	rep, err := s.Verify(ctx, nil)
-	must(t, err)
-	if !rep.OK() {
-		t.Errorf("Verify after the migration: %+v", rep.Faults)
-	}
-	must(t, s.Close())
-
-	view := readJournalView(t, dir)
-	if len(view) != 5 {
-		t.Fatalf("journal view: %d rows, want 5: %+v", len(view), view)
-	}
-	for _, v := range view[:3] {
-		if v.Profile.Valid || v.Pruned.Valid || !v.Payload.Valid || !v.HasTime {
-			t.Errorf("old row %d: %+v, want profile NULL, not pruned, a payload", v.Seq, v)
-		}
-	}
-	if v := view[3]; v.Seq != 4 || !strings.HasPrefix(v.Pruned.String, "prune_on_delivery at 2026-01-02T03:04:05Z") ||
-		v.Thread.Valid || v.Payload.Valid {
-		t.Errorf("old tombstone: %+v, want pruned without metadata", v)
-	}
-	if v := view[4]; v.Profile.String != "concierge" || v.Pruned.Valid {
-		t.Errorf("new row: %+v, want profile concierge", v)
-	}
-
-	// The migrated layout is the fresh one.
-	fresh, freshDir := openTest(t, Options{})
-	must(t, fresh.Close())
-	if d := cmp.Diff(columns(t, rawDB(t, freshDir)), columns(t, rawDB(t, dir))); d != "" {
-		t.Errorf("migrated layout differs from a fresh one (-fresh +migrated):\n%s", d)
-	}
 }
 
 // TestSweepByProfile journals entries of one listener under profiles with

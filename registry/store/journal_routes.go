@@ -6,14 +6,14 @@ import (
 	"fmt"
 )
 
-// Layout 5 stores what a journal row shares with the other rows of its hop
+// A journal row stores what it shares with the other rows of its hop
 // — direction, kind, sender, recipient, listener, root tag and profile —
 // as one id into journal_routes, which holds each distinct combination
 // once (its names as journal_names ids). A row binds eight values instead
-// of fourteen, SQLite builds a record of eight columns without the CASE
-// that named direction and kind or the coalesce that stored an empty
-// diagnostics (NULL now stands for it), and journal_entries joins the route
-// and its names again, so the journal view reads exactly as before.
+// of fourteen, SQLite builds a record of eight columns without a CASE
+// naming direction and kind, an empty diagnostics is stored as NULL, and
+// journal_entries joins the route and its names again, so the journal view
+// reads them as text columns.
 //
 // The writer keeps the route → id map in memory (journalRoutes): loaded at
 // Open, a route it has not seen is inserted into journal_routes inside the
@@ -23,8 +23,8 @@ import (
 
 // journalRoutesSchema is journal_routes and journal_entries, the journal's
 // rows with their route's direction, kind and names as text: what every
-// reader of the package selects entryColumns from. A migrated route of an
-// entry journaled before layout 3 has a NULL profile (not recorded).
+// reader of the package selects entryColumns from. The route of an entry
+// migrated from the legacy layout has a NULL profile (not recorded).
 const journalRoutesSchema = `
 CREATE TABLE IF NOT EXISTS journal_routes (
 	id        INTEGER PRIMARY KEY,
@@ -204,38 +204,4 @@ func (w *writer) insertRoutes() error {
 	clear(r.fresh)
 	r.fresh = r.fresh[:0]
 	return nil
-}
-
-// migrateJournalRoutes brings a database of an older layout to layout 5,
-// inside tx, after schema and the earlier steps were applied (journal_rows
-// is then of layout 4: journalSchemaV4, migrateJournalNames): it builds
-// the layout-5 table beside the old one, enters every distinct route into
-// journal_routes, copies every row with its route's id, checks that the
-// copy reads as the old rows did, drops the old table and recreates the
-// journal's triggers and views. Any failure fails tx, which leaves the
-// database as it was. A journal_rows that has routes already is left alone.
-func migrateJournalRoutes(ctx context.Context, tx *sql.Tx) error {
-	typ, err := rowColumnType(ctx, tx, "journal_rows", "route")
-	if err != nil {
-		return err
-	}
-	if typ != "" {
-		return nil
-	}
-	return journalRebuild{what: "routes", old: "journal_rows_v4", schema: journalSchema, fill: []journalStep{
-		{"enter the routes", `INSERT INTO journal_routes (direction, kind, sender, recipient, listener, root, profile)
-		SELECT DISTINCT direction, kind, sender, recipient, listener, root, profile FROM journal_rows_v4`},
-		{"copy the rows", `INSERT INTO journal_rows (seq, time_ns, thread, conversation, route, sha256, envelope,
-		diagnostics)
-		SELECT o.seq, o.time_ns, o.thread, o.conversation, ro.id, o.sha256, o.envelope, nullif(o.diagnostics, '')
-		FROM journal_rows_v4 AS o JOIN journal_routes AS ro ON ro.direction = o.direction AND ro.kind = o.kind
-			AND ro.sender = o.sender AND ro.recipient = o.recipient AND ro.listener = o.listener AND ro.root = o.root
-			AND ro.profile IS o.profile
-		ORDER BY o.seq`},
-	}, check: `SELECT count(*) FROM journal_rows_v4 AS o
-		WHERE NOT EXISTS (SELECT 1 FROM journal_rows AS n JOIN journal_routes AS ro ON ro.id = n.route
-			WHERE n.seq = o.seq AND n.time_ns = o.time_ns AND n.thread = o.thread AND n.conversation = o.conversation
-			AND ro.direction = o.direction AND ro.kind = o.kind AND ro.sender = o.sender AND ro.recipient = o.recipient
-			AND ro.listener = o.listener AND ro.root = o.root AND ro.profile IS o.profile AND n.sha256 = o.sha256
-			AND n.envelope = o.envelope AND coalesce(n.diagnostics, '') = o.diagnostics)`}.run(ctx, tx)
 }

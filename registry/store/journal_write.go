@@ -17,7 +17,7 @@ import (
 const entryColumns = `seq, time_ns, thread, conversation, direction, kind, sender, recipient, listener, root, sha256,
 	envelope, diagnostics, profile`
 
-// journalInsert inserts journal rows (layout 5): eight values a row, its
+// journalInsert inserts journal rows: eight values a row, its
 // direction, kind and names as the id of its route (journal_routes.go) and
 // a diagnostics that is empty as NULL (optionalView), which the driver
 // binds as they are, where it allocates, copies and frees C memory for
@@ -27,7 +27,7 @@ const entryColumns = `seq, time_ns, thread, conversation, direction, kind, sende
 var journalInsert = newRowStatement(`INSERT OR ROLLBACK INTO journal_rows (`+rowColumns+`) VALUES `,
 	`(?, ?, ?, ?, ?, ?, ?, ?)`, ``, journalInsertCols)
 
-// rowColumns are the columns of a journal_rows row (layout 5), in the
+// rowColumns are the columns of a journal_rows row, in the
 // order journalInsert binds them; journalInsertCols is their number.
 const (
 	rowColumns        = `seq, time_ns, thread, conversation, route, sha256, envelope, diagnostics`
@@ -107,8 +107,8 @@ func (w *writer) insertEntries(p *pending) error {
 }
 
 // tombstoneRows tombstones the journal rows whose seqs are the JSON array
-// ?3, at ?1 (Unix ns) for reason ?2, with each row's metadata (layout 3,
-// journal_profiles.go); tombstoneSeqs tombstones, without metadata, those
+// ?3, at ?1 (Unix ns) for reason ?2, with each row's metadata
+// (journal_profiles.go); tombstoneSeqs tombstones, without metadata, those
 // of the seqs that have no row (and no tombstone) yet.
 const (
 	tombstoneRows = `INSERT INTO journal_tombstones (seq, deleted_at, reason, time_ns, thread, conversation, direction,

@@ -4,79 +4,92 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 )
 
-// kernelRebuild is one kernel table of the layout 6 migration: a rowid
-// table of layout 5 (or older) rebuilt as the WITHOUT ROWID table schema
-// creates (kernel_writes.go), every row copied.
-type kernelRebuild struct {
-	table   string // threads, watchers, slots
-	schema  string // creates the new table
-	columns string // every column, copied by name
-}
+// legacyKernelTables are the kernel tables of the legacy layout: rowid
+// tables (each row written into the table and the index of its key), which
+// the current layout keeps WITHOUT ROWID (kernel_writes.go) with more
+// columns (the correlation refs of schema versions before 12, the threads'
+// profiles, hops and marks, the slots' seqs).
+var legacyKernelTables = []string{"threads", "watchers", "slots"}
 
-// kernelRebuilds are the kernel tables layout 6 rebuilds.
-var kernelRebuilds = []kernelRebuild{
-	{"threads", threadsSchema, `id, parent, path, created_ns, touched_ns, ref, profile`},
-	{"watchers", watchersSchema, `id, thread, issuer, wait_for, from_listener, description, raised,
-		triggered_from, created_ns`},
-	{"slots", slotsSchema, `thread, idx, from_name, to_name, payload_type, raw, time_ns, own_name,
-		is_self_call, in_reply_to`},
-}
+// legacyAside is the name a legacy kernel table is set aside under while
+// the migration copies it.
+func legacyAside(table string) string { return "legacy_" + table }
 
-// migrateKernelTables brings the kernel tables of a database of an older
-// layout to layout 6, inside tx: each one still a rowid table is set aside
-// under <table>_v5, created anew WITHOUT ROWID, filled with the old rows,
-// checked against them (same count, no row that differs in any column)
-// and the old table dropped. A table already WITHOUT ROWID (a fresh
-// database, whose tables schema created just before) is left as it is.
-// Any failure fails tx, which leaves the database as it was.
-func migrateKernelTables(ctx context.Context, tx *sql.Tx) error {
-	for _, r := range kernelRebuilds {
-		if err := r.run(ctx, tx); err != nil {
-			return err
+// setLegacyKernelAside renames the legacy kernel tables, inside tx, before
+// the schema creates the current ones under their names.
+func setLegacyKernelAside(ctx context.Context, tx *sql.Tx) error {
+	for _, t := range legacyKernelTables {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+t+` RENAME TO `+legacyAside(t)); err != nil {
+			return fmt.Errorf("store: migrate the legacy %s table (set it aside): %w", t, err)
 		}
 	}
 	return nil
 }
 
-// run rebuilds r's table inside tx unless it is WITHOUT ROWID already.
-func (r kernelRebuild) run(ctx context.Context, tx *sql.Tx) error {
-	fail := func(step string, err error) error {
-		return fmt.Errorf("store: schema: migrate the %s table (%s): %w", r.table, step, err)
+// copyLegacyKernel copies, inside tx, every row of each legacy kernel table
+// into the table the schema created, the columns the new table lacks taking
+// their defaults; it checks the copy (as many rows, none of the old ones
+// missing or changed in any column, values compared with their types) and
+// drops the old table. A legacy column the new table does not have fails
+// the migration rather than lose its values.
+func copyLegacyKernel(ctx context.Context, tx *sql.Tx) error {
+	for _, t := range legacyKernelTables {
+		if err := copyLegacyTable(ctx, tx, t); err != nil {
+			return fmt.Errorf("store: migrate the legacy %s table (%w)", t, err)
+		}
 	}
-	var withoutRowid bool
-	if err := tx.QueryRowContext(ctx, `SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?`,
-		r.table).Scan(&withoutRowid); err != nil {
-		return fail("read its kind", err)
+	return nil
+}
+
+// copyLegacyTable is copyLegacyKernel for table.
+func copyLegacyTable(ctx context.Context, tx *sql.Tx, table string) error {
+	old := legacyAside(table)
+	var cols, lost []string
+	rows, err := tx.QueryContext(ctx, `SELECT o.name, n.name IS NOT NULL FROM pragma_table_info(?1) AS o
+		LEFT JOIN pragma_table_info(?2) AS n ON n.name = o.name ORDER BY o.cid`, old, table)
+	if err != nil {
+		return fmt.Errorf("read its columns: %w", err)
 	}
-	if withoutRowid {
-		return nil
+	for rows.Next() {
+		var (
+			name string
+			kept bool
+		)
+		if err := rows.Scan(&name, &kept); err != nil {
+			rows.Close()
+			return fmt.Errorf("read its columns: %w", err)
+		}
+		if kept {
+			cols = append(cols, name)
+		} else {
+			lost = append(lost, name)
+		}
 	}
-	old := r.table + "_v5"
-	if _, err := tx.ExecContext(ctx, `ALTER TABLE `+r.table+` RENAME TO `+old); err != nil {
-		return fail("set the old table aside", err)
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read its columns: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, r.schema); err != nil {
-		return fail("create the table", err)
+	if len(lost) > 0 {
+		return fmt.Errorf("columns %v have no place in the current layout", lost)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO `+r.table+` (`+r.columns+`) SELECT `+r.columns+` FROM `+old); err != nil {
-		return fail("copy the rows", err)
+	list := strings.Join(cols, ", ")
+	if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+` (`+list+`) SELECT `+list+` FROM `+old); err != nil {
+		return fmt.Errorf("copy the rows: %w", err)
 	}
-	// The copy holds when it has as many rows as the old table and none of
-	// the old rows is missing from it, column by column (values compare
-	// with their types: a text is not an integer of the same digits).
 	var differ int64
-	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM `+old+`) - (SELECT count(*) FROM `+r.table+`)
-		+ (SELECT count(*) FROM (SELECT `+r.columns+` FROM `+old+` EXCEPT SELECT `+r.columns+` FROM `+r.table+`))`).
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM `+old+`) - (SELECT count(*) FROM `+table+`)
+		+ (SELECT count(*) FROM (SELECT `+list+` FROM `+old+` EXCEPT SELECT `+list+` FROM `+table+`))`).
 		Scan(&differ); err != nil {
-		return fail("check the copy", err)
+		return fmt.Errorf("check the copy: %w", err)
 	}
 	if differ != 0 {
-		return fail("check the copy", fmt.Errorf("the copy differs from the old table in %d rows", differ))
+		return fmt.Errorf("check the copy: the copy differs from the old table in %d rows", differ)
 	}
 	if _, err := tx.ExecContext(ctx, `DROP TABLE `+old); err != nil {
-		return fail("drop the old table", err)
+		return fmt.Errorf("drop the old table: %w", err)
 	}
 	return nil
 }

@@ -8,8 +8,8 @@ import (
 // kernelSchema holds the durable kernel state: the thread registry
 // (threads), the todo registry's watchers and the context buffer's slots.
 //
-// Each is a WITHOUT ROWID table (layout 6, kernel_layout.go): its rows live
-// in one b-tree ordered by their primary key. As rowid tables (layout 5)
+// Each is a WITHOUT ROWID table: its rows live in one b-tree ordered by
+// their primary key. As rowid tables (the legacy layout's, kernel_layout.go)
 // each row was written twice, into the table and into the automatic index
 // of its TEXT key, and a deletion by thread looked the rows up in the
 // index before deleting them from both. The kernel rows of a @greeter bus
@@ -39,8 +39,7 @@ const kernelSchema = threadsSchema + watchersSchema + `
 DROP INDEX IF EXISTS watchers_thread;
 ` + slotsSchema
 
-// The kernel tables, each on its own for the layout 6 migration
-// (kernel_layout.go).
+// The kernel tables, which kernelSchema creates.
 const (
 	threadsSchema = `
 CREATE TABLE IF NOT EXISTS threads (

@@ -14,52 +14,164 @@ import (
 // The legacy layout is the store's layout before the journal was one row
 // per envelope: schema versions 8 to 13 of a schema_version table, with
 // the journal in journal_segments, one row per run of entries committed
-// together, their columns and bytes S2-compressed. Every other table of it
-// (tombstones, journal state, delivery marks, sweep cursors, lookup keys,
-// kernel state, users, sessions, OOB signatures, LLM calls, approvals,
-// memory) has the columns of the current layout and is kept as it is,
-// except that versions before 12 lack the correlation refs of threads and
-// slots (legacyCorrelationRefs); versions before 13 get the memory tables
-// from the schema. Versions before 8 lived for hours on a development
-// branch and are not migrated.
+// together, their columns and bytes S2-compressed. Open migrates it once,
+// straight into the current layout, in the one transaction of
+// prepareSchema (a failure leaves the database as it was):
+//
+//   - prepareLegacy, before the schema is applied, gives
+//     journal_tombstones the columns of a pruned entry's metadata (NULL in
+//     the legacy tombstones, which kept only the seq), users their
+//     security profile ("") and sets the kernel tables aside
+//     (kernel_layout.go);
+//   - migrateLegacy, after it, moves every segment's entries into
+//     journal_rows with their routes and names (profile NULL: not
+//     recorded), the retention sweep's cursors from journal_listeners to
+//     journal_sweeps (profile ""), copies the kernel rows into their
+//     WITHOUT ROWID tables and drops what is left of the legacy layout.
+//
+// Every other table of it (journal state, delivery marks, lookup keys,
+// sessions, OOB signatures, LLM calls, approvals, memory) has the columns
+// of the current layout and is kept as it is; the tables a version lacks
+// come from the schema. Versions before 8 lived for hours on a
+// development branch and are refused (layoutError).
 
 // minLegacyVersion is the oldest legacy schema version Open migrates.
 const minLegacyVersion = 8
 
-// legacySupported reports a legacy schema version Open cannot migrate (0:
-// not legacy).
-func legacySupported(version int) error {
-	if version == 0 || version >= minLegacyVersion {
-		return nil
-	}
-	return fmt.Errorf("store: the database is of a development layout (schema %d) that this binary cannot "+
-		"migrate; move the data directory away to start afresh", version)
+// legacyTombstoneMetadata are the columns of journal_tombstones that a
+// legacy database lacks: a pruned entry's metadata, NULL in the legacy
+// tombstones (Pruned.NoMetadata).
+var legacyTombstoneMetadata = []struct{ column, decl string }{
+	{"time_ns", "INTEGER"}, {"thread", "TEXT"}, {"conversation", "TEXT"}, {"direction", "TEXT"}, {"kind", "TEXT"},
+	{"sender", "TEXT"}, {"recipient", "TEXT"}, {"listener", "TEXT"}, {"root", "TEXT"}, {"sha256", "BLOB"},
+	{"profile", "TEXT"},
 }
 
-// migrateLegacy moves the journal of a legacy database into the journal
-// table, inside tx, after the current schema was applied: each segment is
-// decoded and its entries inserted unchanged (seq, time, columns, bytes and
-// stored SHA-256), then journal_segments and schema_version are dropped. A
-// segment that does not decode fails the migration, leaving the database
-// as it was, rather than lose its entries. version is the legacy schema
-// version.
-func migrateLegacy(ctx context.Context, tx *sql.Tx, version int) error {
-	if version < legacyCorrelationVersion {
-		if _, err := tx.ExecContext(ctx, legacyCorrelationRefs); err != nil {
-			return fmt.Errorf("store: migrate the legacy layout: correlation refs: %w", err)
+// legacyColumns are the columns a legacy database's tables lack, with
+// their declarations: each lands where a fresh store has it (last).
+var legacyColumns = []struct{ table, column, decl string }{
+	{"users", "profile", "TEXT NOT NULL DEFAULT ''"},
+}
+
+// prepareLegacy readies a legacy database, inside tx, for the current
+// schema: it adds the columns the legacy tables lack (the tombstones'
+// metadata, the users' profile) and sets the kernel tables aside for
+// migrateLegacy to copy into the tables the schema creates.
+func prepareLegacy(ctx context.Context, tx *sql.Tx) error {
+	add := func(table, column, decl string) error {
+		ok, err := hasColumn(ctx, tx, table, column)
+		if err != nil || ok {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+table+` ADD COLUMN `+column+` `+decl); err != nil {
+			return fmt.Errorf("store: migrate the legacy layout: add %s.%s: %w", table, column, err)
+		}
+		return nil
+	}
+	for _, c := range legacyTombstoneMetadata {
+		if err := add("journal_tombstones", c.column, c.decl); err != nil {
+			return err
 		}
 	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO journal_rows (`+rowColumnsV4+`) VALUES (?, ?, ?, ?, ?, ?,
-		`+nameIDOf("?")+`, `+nameIDOf("?")+`, `+nameIDOf("?")+`, `+nameIDOf("?")+`, ?, ?, ?, NULL)`)
-	if err != nil {
-		return fmt.Errorf("store: migrate the legacy journal: %w", err)
+	for _, c := range legacyColumns {
+		if err := add(c.table, c.column, c.decl); err != nil {
+			return err
+		}
 	}
-	defer ins.Close()
-	names, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO journal_names (name) VALUES (?), (?), (?), (?)`)
-	if err != nil {
-		return fmt.Errorf("store: migrate the legacy journal: %w", err)
+	return setLegacyKernelAside(ctx, tx)
+}
+
+// migrateLegacy moves a legacy database, inside tx, after prepareLegacy
+// and the schema, into the current layout: the journal's entries
+// (migrateLegacyJournal), the sweep cursors and the kernel state; then it
+// drops journal_segments and schema_version.
+func migrateLegacy(ctx context.Context, tx *sql.Tx) error {
+	if err := migrateLegacyJournal(ctx, tx); err != nil {
+		return err
 	}
-	defer names.Close()
+	var listeners int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'journal_listeners'`).
+		Scan(&listeners); err != nil {
+		return fmt.Errorf("store: migrate the legacy sweep cursors: %w", err)
+	}
+	if listeners > 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO journal_sweeps (listener, profile, swept_seq)
+			SELECT listener, '', swept_seq FROM journal_listeners; DROP TABLE journal_listeners`); err != nil {
+			return fmt.Errorf("store: migrate the legacy sweep cursors: %w", err)
+		}
+	}
+	if err := copyLegacyKernel(ctx, tx); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DROP TABLE journal_segments; DROP TABLE schema_version`); err != nil {
+		return fmt.Errorf("store: migrate the legacy layout: %w", err)
+	}
+	return nil
+}
+
+// legacyRoute is the route of a legacy entry: its direction, kind and
+// names (its profile was not recorded).
+type legacyRoute struct{ direction, kind, sender, recipient, listener, root string }
+
+// migrateLegacyJournal moves the entries of every legacy segment into
+// journal_rows, inside tx, unchanged (seq, time, columns, bytes and stored
+// SHA-256), entering each name into journal_names and each route into
+// journal_routes (profile NULL) once. A segment that does not decode fails
+// the migration rather than lose its entries.
+func migrateLegacyJournal(ctx context.Context, tx *sql.Tx) error {
+	fail := func(err error) error { return fmt.Errorf("store: migrate the legacy journal: %w", err) }
+	insName, err := tx.PrepareContext(ctx, `INSERT INTO journal_names (id, name) VALUES (?, ?)`)
+	if err != nil {
+		return fail(err)
+	}
+	defer insName.Close()
+	insRoute, err := tx.PrepareContext(ctx, `INSERT INTO journal_routes (id, direction, kind, sender, recipient,
+		listener, root, profile) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)`)
+	if err != nil {
+		return fail(err)
+	}
+	defer insRoute.Close()
+	insRow, err := tx.PrepareContext(ctx, `INSERT INTO journal_rows (seq, time_ns, thread, conversation, route, sha256,
+		envelope, diagnostics) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fail(err)
+	}
+	defer insRow.Close()
+	// The schema has just created journal_names (holding the empty name,
+	// id 0) and journal_routes: the ids go on from there.
+	names := map[string]int64{"": 0}
+	routes := map[legacyRoute]int64{}
+	nameID := func(name string) (int64, error) {
+		if id, ok := names[name]; ok {
+			return id, nil
+		}
+		id := int64(len(names))
+		if _, err := insName.ExecContext(ctx, id, name); err != nil {
+			return 0, err
+		}
+		names[name] = id
+		return id, nil
+	}
+	routeID := func(e *Entry) (int64, error) {
+		k := legacyRoute{e.Direction.String(), e.Kind.String(), e.From, e.To, e.Listener, e.PayloadTag}
+		if id, ok := routes[k]; ok {
+			return id, nil
+		}
+		id := int64(len(routes) + 1)
+		args := []any{id, k.direction, k.kind}
+		for _, n := range [...]string{k.sender, k.recipient, k.listener, k.root} {
+			name, err := nameID(n)
+			if err != nil {
+				return 0, err
+			}
+			args = append(args, name)
+		}
+		if _, err := insRoute.ExecContext(ctx, args...); err != nil {
+			return 0, err
+		}
+		routes[k] = id
+		return id, nil
+	}
 	after := int64(0)
 	for {
 		page, err := legacySegments(ctx, tx, after)
@@ -69,39 +181,26 @@ func migrateLegacy(ctx context.Context, tx *sql.Tx, version int) error {
 		for _, s := range page {
 			for i := range s.entries {
 				e := &s.entries[i]
-				if _, err := names.ExecContext(ctx, e.From, e.To, e.Listener, e.PayloadTag); err != nil {
-					return fmt.Errorf("store: migrate the legacy journal: seq %d: %w", e.Seq, err)
+				route, err := routeID(e)
+				if err != nil {
+					return fail(fmt.Errorf("seq %d: %w", e.Seq, err))
 				}
-				if _, err := ins.ExecContext(ctx, e.Seq, e.Time.UnixNano(), e.Thread, e.Conversation, e.Direction.String(),
-					e.Kind.String(), e.From, e.To, e.Listener, e.PayloadTag, e.SHA256[:], string(e.Bytes),
-					e.Diagnostics); err != nil {
-					return fmt.Errorf("store: migrate the legacy journal: seq %d: %w", e.Seq, err)
+				var diagnostics any
+				if e.Diagnostics != "" {
+					diagnostics = e.Diagnostics
+				}
+				if _, err := insRow.ExecContext(ctx, e.Seq, e.Time.UnixNano(), e.Thread, e.Conversation, route,
+					e.SHA256[:], string(e.Bytes), diagnostics); err != nil {
+					return fail(fmt.Errorf("seq %d: %w", e.Seq, err))
 				}
 			}
 			after = s.first
 		}
 		if len(page) < legacyPage {
-			break
+			return nil
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `DROP TABLE journal_segments; DROP TABLE schema_version`); err != nil {
-		return fmt.Errorf("store: migrate the legacy journal: %w", err)
-	}
-	return nil
 }
-
-// legacyCorrelationVersion is the legacy schema version that added the
-// correlation refs: the ref a thread was opened with and the ref a slot's
-// message answers.
-const legacyCorrelationVersion = 12
-
-// legacyCorrelationRefs adds the correlation refs to the kernel state of a
-// legacy database older than legacyCorrelationVersion; the columns land
-// where a fresh store has them (last).
-const legacyCorrelationRefs = `
-ALTER TABLE threads ADD COLUMN ref TEXT NOT NULL DEFAULT '';
-ALTER TABLE slots ADD COLUMN in_reply_to TEXT NOT NULL DEFAULT '';
-`
 
 // legacyPage is how many segments migrateLegacy reads per query.
 const legacyPage = 64

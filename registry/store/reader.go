@@ -49,9 +49,10 @@ func newReader(dir, path string, busy, conns int) (*Reader, error) {
 // taken and no migration runs, so it works while an organism holds the store
 // (SQLite's WAL lets readers run beside the one writer; each read sees the
 // entries committed when it starts). It fails with ErrNoDatabase when dir
-// holds no store, ErrSchemaTooNew when a newer xmlpipe wrote the database
-// and ErrSchemaOutdated when the database still needs a migration (opening
-// it with Open applies it).
+// holds no store, ErrSchemaTooNew when a newer xmlpipe wrote the database,
+// ErrUnreleasedLayout when a development build wrote it in a layout that
+// is not migrated, and ErrSchemaOutdated when the database still needs a
+// migration (opening it with Open applies it).
 func OpenReadOnly(dir string) (*Reader, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -78,15 +79,17 @@ func OpenReadOnly(dir string) (*Reader, error) {
 // writes.
 func (r *Reader) checkSchema() error {
 	version, legacy, err := readLayout(context.Background(), r.db)
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
+	}
+	if err := layoutError(r.dir, version, legacy); err != nil {
+		return err
+	}
+	switch {
 	case legacy > 0:
-		return fmt.Errorf("%w: the journal is in the layout before one row per envelope", ErrSchemaOutdated)
+		return fmt.Errorf("%w: the journal is in the legacy segment layout", ErrSchemaOutdated)
 	case version == 0:
 		return fmt.Errorf("%w: %s holds no store layout", ErrNoDatabase, filepath.Join(r.dir, DatabaseFileName))
-	case version > layoutVersion:
-		return fmt.Errorf("%w: database layout %d, this binary knows up to %d", ErrSchemaTooNew, version, layoutVersion)
 	case version < layoutVersion:
 		return fmt.Errorf("%w: database layout %d, this binary reads layout %d", ErrSchemaOutdated, version, layoutVersion)
 	}

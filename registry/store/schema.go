@@ -9,18 +9,15 @@ import (
 )
 
 // layoutVersion is the version of the store's layout, kept in the
-// database's user_version. Version 1 is the journal as one row per envelope;
-// a database with a schema_version table instead is of the layout before it
-// (legacy.go) and is migrated by Open. Version 2 adds the security profiles
-// of users and threads (profiles.go). Version 3 records each journal
-// entry's profile, keeps a pruned entry's metadata in its tombstone and
-// keeps the retention sweep's cursors per listener and profile
-// (journal_profiles.go). Version 4 stores a journal row's sender,
-// recipient, listener, root tag and profile as ids into journal_names
-// (journal_names.go). Version 5 stores a journal row's direction, kind and
-// names as one id into journal_routes (journal_routes.go). Version 6 keeps
-// the kernel state's threads, watchers and slots as WITHOUT ROWID tables
-// (kernel_writes.go, kernel_layout.go).
+// database's user_version: the journal as one row per envelope whose
+// direction, kind and names are the id of a route in journal_routes
+// (journal_routes.go, journal_names.go), each entry's security profile
+// recorded (journal_profiles.go), and the kernel state's threads, watchers
+// and slots as WITHOUT ROWID tables (kernel_writes.go). A database with a
+// schema_version table instead is of the legacy segment layout before it
+// (legacy.go) and is migrated by Open, once, straight into this layout;
+// layouts 1 to 5 were written by development builds only and are refused
+// (unreleased_layouts.go).
 const layoutVersion = 6
 
 // schema creates the store's layout. Every statement is idempotent (IF NOT
@@ -31,7 +28,8 @@ const layoutVersion = 6
 // To add a table: declare its CREATE TABLE IF NOT EXISTS (with its indexes)
 // as a constant beside the code that uses it, and append the constant here.
 // Changing a table that exists needs a new layoutVersion and a step in
-// prepareSchema that brings the older version to it.
+// prepareSchema that brings the older version to it (once a layout was
+// released; until then, change the layout in place).
 var schema = []string{journalSchema, kernelSchema, usersSchema, oobSignaturesSchema, llmCallsSchema, approvalsSchema,
 	memorySchema, contextSegmentsSchema, killedSchema}
 
@@ -59,11 +57,11 @@ func partitionOf(seq int64) int64 { return seq >> journalPartitionBits }
 // (BenchmarkJournalFlow: 17 against 10 µs of CPU per envelope).
 //
 // Each row records the security profile of the thread it was journaled on
-// (NULL for rows journaled before layout 3, journal_profiles.go). Its
-// direction, kind, sender, recipient, listener, root tag and profile are
-// the id of its route in journal_routes (layout 5, journal_routes.go), the
-// route's names ids into journal_names (the empty name is 0,
-// journal_names.go), which the views name again; the readers read
+// (NULL for entries migrated from the legacy layout, which did not record
+// it: journal_profiles.go). Its direction, kind, sender, recipient,
+// listener, root tag and profile are the id of its route in journal_routes
+// (journal_routes.go), the route's names ids into journal_names (the empty
+// name is 0, journal_names.go), which the views name again; the readers read
 // journal_entries, the rows with their routes' names. An empty
 // diagnostics is stored as NULL. The view also shows the pruned entries,
 // from their tombstones: their metadata with payload NULL and pruned
@@ -81,7 +79,7 @@ func partitionOf(seq int64) int64 { return seq >> journalPartitionBits }
 // journal_rows has no index besides its seq: an index on a random id costs
 // the writer ~6-8 µs per row (doc.go); thread and conversation lookups go
 // through journal_keys, and every other query the code runs reads a seq
-// range. It has no CHECK constraints (layout 4): the writer validates every
+// range. It has no CHECK constraints: the writer validates every
 // entry before it binds it (Entry.Validate), Verify reports a row that
 // breaks those rules (a direction or kind it does not know, a missing
 // field or route, a digest that does not match), and the constraints cost
@@ -157,11 +155,13 @@ BEGIN
 END;
 `
 
-// prepareSchema brings the database of db to the current layout in one
-// transaction: it migrates a database of the legacy layout, applies schema
-// and records layoutVersion. It fails with ErrSchemaTooNew for a database
-// of a newer layout.
-func prepareSchema(ctx context.Context, db *sql.DB, log *slog.Logger) error {
+// prepareSchema brings the database of db, in the data directory dir, to
+// the current layout in one transaction: it applies schema, migrating a
+// database of the legacy layout (legacy.go), and records layoutVersion. It
+// fails with ErrSchemaTooNew for a database of a newer layout and with
+// ErrUnreleasedLayout for one of a development layout (layoutError),
+// leaving the database as it was.
+func prepareSchema(ctx context.Context, db *sql.DB, dir string, log *slog.Logger) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: schema: begin: %w", err)
@@ -171,17 +171,12 @@ func prepareSchema(ctx context.Context, db *sql.DB, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	if version > layoutVersion {
-		return fmt.Errorf("%w: database layout %d, this binary knows up to %d", ErrSchemaTooNew, version, layoutVersion)
-	}
-	if err := legacySupported(legacy); err != nil {
+	if err := layoutError(dir, version, legacy); err != nil {
 		return err
 	}
-	if version < 5 {
-		// The older layouts migrate to layout 4, then to 5
-		// (journalSchemaV4); a fresh database is of version 0.
-		if _, err := tx.ExecContext(ctx, journalSchemaV4); err != nil {
-			return fmt.Errorf("store: schema: %w", err)
+	if legacy > 0 {
+		if err := prepareLegacy(ctx, tx); err != nil {
+			return err
 		}
 	}
 	for _, q := range schema {
@@ -190,33 +185,8 @@ func prepareSchema(ctx context.Context, db *sql.DB, log *slog.Logger) error {
 		}
 	}
 	if legacy > 0 {
-		log.Info("store: migrating the journal to one row per envelope", "legacy_schema", legacy)
-		if err := migrateLegacy(ctx, tx, legacy); err != nil {
-			return err
-		}
-	}
-	if version < 2 {
-		if err := addProfileColumns(ctx, tx); err != nil {
-			return err
-		}
-	}
-	if version < 3 {
-		if err := migrateJournalProfiles(ctx, tx); err != nil {
-			return err
-		}
-	}
-	if version < 4 {
-		if err := migrateJournalNames(ctx, tx); err != nil {
-			return err
-		}
-	}
-	if version < 5 {
-		if err := migrateJournalRoutes(ctx, tx); err != nil {
-			return err
-		}
-	}
-	if version < 6 {
-		if err := migrateKernelTables(ctx, tx); err != nil {
+		log.Info("store: migrating the legacy journal segments to the current layout", "legacy_schema", legacy)
+		if err := migrateLegacy(ctx, tx); err != nil {
 			return err
 		}
 	}

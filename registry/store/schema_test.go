@@ -171,23 +171,69 @@ func TestOpenNewerLayoutFails(t *testing.T) {
 	must(t, l.unlock())
 }
 
-// TestOpenOldDevelopmentLayoutFails: a database of a legacy schema older
-// than segments is refused, and left untouched.
-func TestOpenOldDevelopmentLayoutFails(t *testing.T) {
-	dir := t.TempDir()
-	db := rawDB(t, dir)
-	if _, err := db.Exec(`CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);
-		INSERT INTO schema_version VALUES (1, 'journal', 0), (2, 'kernel', 0)`); err != nil {
-		t.Fatal(err)
+// TestOpenUnreleasedLayoutFails: a database of a layout only development
+// builds wrote (layouts 1 to 5, a legacy schema older than segments) is
+// refused by Open and by OpenReadOnly with ErrUnreleasedLayout, the error
+// naming the data directory, the layout, its day and what to do; the
+// database is left as it was and the failed Open releases the directory
+// lock.
+func TestOpenUnreleasedLayoutFails(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup string   // SQL run on a fresh store's database
+		says  []string // in the error
+	}{
+		{"layout 1", `PRAGMA user_version = 1`, []string{"layout 1, 2026-11-26"}},
+		{"layout 2", `ALTER TABLE users DROP COLUMN profile; PRAGMA user_version = 2`, []string{"layout 2, 2026-11-27"}},
+		{"layout 3", `PRAGMA user_version = 3`, []string{"layout 3, 2026-11-27"}},
+		{"layout 4", `PRAGMA user_version = 4`, []string{"layout 4, 2026-11-27"}},
+		{"layout 5", `PRAGMA user_version = 5`, []string{"layout 5, 2026-11-27"}},
+		{"legacy schema 2", `CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL,
+			applied_at INTEGER NOT NULL); INSERT INTO schema_version VALUES (1, 'journal', 0), (2, 'kernel', 0);
+			PRAGMA user_version = 0`, []string{"legacy schema 2"}},
 	}
-	before := schemaText(t, db)
-	db.Close()
-	_, err := Open(dir, Options{Logger: quietLogger()})
-	if err == nil || !strings.Contains(err.Error(), "schema 2") {
-		t.Fatalf("Open of a schema 2 database = %v, want a refusal naming it", err)
-	}
-	if after := schemaText(t, rawDB(t, dir)); after != before {
-		t.Errorf("the refused database changed:\n%s", cmp.Diff(before, after))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, dir := openTest(t, Options{})
+			must(t, s.Close())
+			db := rawDB(t, dir)
+			if _, err := db.Exec(tt.setup); err != nil {
+				t.Fatal(err)
+			}
+			var version int
+			must(t, db.QueryRow(`PRAGMA user_version`).Scan(&version))
+			before := schemaText(t, db)
+			must(t, db.Close())
+
+			says := slices.Concat(tt.says, []string{"data directory " + dir, "development build", "`xmlpipe journal export`",
+				"fresh one"})
+			_, err := Open(dir, Options{Logger: quietLogger()})
+			if !errors.Is(err, ErrUnreleasedLayout) {
+				t.Fatalf("Open = %v, want ErrUnreleasedLayout", err)
+			}
+			for _, w := range says {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Open's error %q does not say %q", err, w)
+				}
+			}
+			if _, err := OpenReadOnly(dir); !errors.Is(err, ErrUnreleasedLayout) {
+				t.Errorf("OpenReadOnly = %v, want ErrUnreleasedLayout", err)
+			}
+			db = rawDB(t, dir)
+			if after := schemaText(t, db); after != before {
+				t.Errorf("the refused database changed:\n%s", cmp.Diff(before, after))
+			}
+			var after int
+			must(t, db.QueryRow(`PRAGMA user_version`).Scan(&after))
+			if after != version {
+				t.Errorf("user_version = %d after the refusal, want %d", after, version)
+			}
+			l, err := lockDir(dir)
+			if err != nil {
+				t.Fatalf("lock still held after the refused Open: %v", err)
+			}
+			must(t, l.unlock())
+		})
 	}
 }
 
@@ -249,6 +295,10 @@ func TestMigrateLegacy(t *testing.T) {
 	dir := legacyDir(t)
 	if _, err := OpenReadOnly(dir); !errors.Is(err, ErrSchemaOutdated) {
 		t.Fatalf("OpenReadOnly before the migration = %v, want ErrSchemaOutdated", err)
+	}
+	kernel := map[string][]map[string]*string{}
+	for _, table := range legacyKernelTables {
+		kernel[table] = dumpQuery(t, rawDB(t, dir), `SELECT * FROM `+table+` ORDER BY 1, 2`)
 	}
 	s := openAt(t, dir, Options{})
 
@@ -363,9 +413,114 @@ func TestMigrateLegacy(t *testing.T) {
 	if v := userVersion(t, dir); v != layoutVersion {
 		t.Errorf("user_version = %d, want %d", v, layoutVersion)
 	}
+	checkLegacyReads(t, dir, m)
+	db := rawDB(t, dir)
+	checkKernelTablesWithoutRowid(t, db)
+	for _, table := range legacyKernelTables {
+		// The legacy columns, read from the migrated table.
+		var cols []string
+		for c := range kernel[table][0] {
+			cols = append(cols, c)
+		}
+		slices.Sort(cols)
+		got := dumpQuery(t, db, `SELECT `+strings.Join(cols, ", ")+` FROM `+table+` ORDER BY 1, 2`)
+		if d := cmp.Diff(kernel[table], got); d != "" || len(got) == 0 {
+			t.Errorf("%s after the migration (-legacy +migrated):\n%s", table, d)
+		}
+	}
+	var cursors []string
+	rows, err := db.Query(`SELECT listener || '/' || profile || '=' || swept_seq FROM journal_sweeps ORDER BY listener`)
+	must(t, err)
+	for rows.Next() {
+		var c string
+		must(t, rows.Scan(&c))
+		cursors = append(cursors, c)
+	}
+	must(t, rows.Err())
+	rows.Close()
+	if d := cmp.Diff([]string{"/=0", "shouter/=0", "sink/=0", "tool/=714"}, cursors); d != "" {
+		t.Errorf("sweep cursors after the migration (-want +got):\n%s", d)
+	}
+}
+
+// checkLegacyReads checks that every entry and tombstone of the legacy
+// fixture, migrated into dir, reads as the manifest m records it, through
+// the SQL journal view and through a read-only Reader (what `xmlpipe
+// journal` reads): each entry with its columns, digest and profile NULL
+// (not recorded), each tombstone pruned without metadata. Entries journaled
+// after the migration (above m.HighSeq) are left out.
+func checkLegacyReads(t *testing.T, dir string, m legacyManifest) {
+	t.Helper()
+	var want []string
+	pruned := map[int64]bool{}
+	for _, seq := range m.Tombstoned {
+		pruned[seq] = true
+	}
+	for _, w := range m.Entries {
+		for len(m.Tombstoned) > 0 && m.Tombstoned[0] < w.Seq {
+			want, m.Tombstoned = append(want, fmt.Sprintf("%d pruned", m.Tombstoned[0])), m.Tombstoned[1:]
+		}
+		want = append(want, fmt.Sprintf("%d %d %q %q %s %s %q %q %q %q %s %q profile NULL", w.Seq, w.TimeNS, w.Thread,
+			w.Conversation, w.Direction, w.Kind, w.From, w.To, w.Listener, w.PayloadTag, w.SHA256, w.Diagnostics))
+	}
+	for _, seq := range m.Tombstoned {
+		want = append(want, fmt.Sprintf("%d pruned", seq))
+	}
+
+	var view []string
+	for _, v := range dumpQuery(t, rawDB(t, dir), fmt.Sprintf(`SELECT * FROM journal WHERE seq <= %d ORDER BY seq`, m.HighSeq)) {
+		if v["pruned"] != nil {
+			if v["thread"] != nil || v["envelope"] != nil || v["time_ns"] != nil {
+				t.Errorf("seq %s: pruned with metadata: %v", *v["seq"], v)
+			}
+			view = append(view, *v["seq"]+" pruned")
+			continue
+		}
+		profile := "NULL"
+		if v["profile"] != nil {
+			profile = fmt.Sprintf("%q", *v["profile"])
+		}
+		sum := sha256.Sum256([]byte(*v["envelope"]))
+		view = append(view, fmt.Sprintf("%s %s %q %q %s %s %q %q %q %q %x %q profile %s", *v["seq"], *v["time_ns"],
+			*v["thread"], *v["conversation"], *v["direction"], *v["kind"], *v["sender"], *v["recipient"], *v["listener"],
+			*v["root"], sum, *v["diagnostics"], profile))
+	}
+	if d := cmp.Diff(want, view); d != "" {
+		t.Errorf("the journal view after the migration (-fixture +view):\n%s", d)
+	}
+
 	r, err := OpenReadOnly(dir)
 	must(t, err)
-	must(t, r.Close())
+	defer r.Close()
+	positions, err := r.PositionsAfter(0, 0)
+	must(t, err)
+	var read []string
+	for _, p := range positions {
+		e := p.Entry
+		if p.Seq > m.HighSeq {
+			break
+		}
+		if p.Pruned != nil {
+			if !p.Pruned.NoMetadata {
+				t.Errorf("seq %d: pruned with metadata: %+v", p.Seq, p.Pruned)
+			}
+			read = append(read, fmt.Sprintf("%d pruned", p.Seq))
+			continue
+		}
+		profile := fmt.Sprintf("%q", e.Profile)
+		if e.ProfileUnknown {
+			profile = "NULL"
+		}
+		if sha256.Sum256(e.Bytes) != e.SHA256 {
+			t.Errorf("seq %d: the bytes do not match the digest", e.Seq)
+		}
+		read = append(read, fmt.Sprintf("%d %d %q %q %s %s %q %q %q %q %x %q profile %s", e.Seq, e.Time.UnixNano(),
+			e.Thread, e.Conversation, e.Direction, e.Kind, e.From, e.To, e.Listener, e.PayloadTag, e.SHA256,
+			e.Diagnostics, profile))
+	}
+	if d := cmp.Diff(want, read); d != "" {
+		t.Errorf("the journal read-only after the migration (-fixture +read):\n%s", d)
+	}
 }
 
 // TestMigrateLegacyFailsWhole: a legacy segment that does not decode fails
@@ -394,7 +549,8 @@ func TestMigrateLegacyFailsWhole(t *testing.T) {
 func TestMigrateLegacyV12(t *testing.T) {
 	dir := legacyDir(t)
 	db := rawDB(t, dir)
-	if _, err := db.Exec(legacyCorrelationRefs + `
+	if _, err := db.Exec(`ALTER TABLE threads ADD COLUMN ref TEXT NOT NULL DEFAULT '';
+		ALTER TABLE slots ADD COLUMN in_reply_to TEXT NOT NULL DEFAULT '';
 		UPDATE threads SET ref = 'call_1' WHERE id = 'thread-0001';
 		UPDATE slots SET in_reply_to = 'call_2' WHERE thread = 'thread-0002';
 		INSERT INTO schema_version (version, name, applied_at) VALUES (12, 'correlation refs of threads and slots', 1)`); err != nil {

@@ -158,7 +158,7 @@ func (s *Store) open() error {
 	if mode != "wal" {
 		return fmt.Errorf("store: open %s: journal_mode is %q, want wal", path, mode)
 	}
-	if err := prepareSchema(ctx, wdb, s.log); err != nil {
+	if err := prepareSchema(ctx, wdb, s.dir, s.log); err != nil {
 		return err
 	}
 
