@@ -80,7 +80,7 @@ func (s *Server) threadProfile(id string) string {
 // journalView decides, for one request, which journaled threads a user
 // with a profile may see. A live thread is judged by its profile, as on
 // the event streams; an ended one by the profile the journal recorded with
-// its entries (store layout 3). Entries journaled before the journal
+// its entries. Entries journaled before the journal
 // recorded profiles carry none: of those the user sees only the ones of a
 // conversation they began themselves (Principal.Owns). Either way no entry
 // naming a listener outside the profile is shown.
