@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/url"
 	"strings"
-	"unicode"
 
 	"github.com/xml-pipeline/xmlpipe/gen"
 )
@@ -212,8 +211,8 @@ func (o *Organism) checkListeners(r *reporter) {
 			}
 		}
 		if l.Name != "" {
-			if strings.IndexFunc(l.Name, func(c rune) bool { return unicode.IsSpace(c) || unicode.IsControl(c) }) >= 0 {
-				r.add(path+".name", "%q must not contain spaces or control characters", l.Name)
+			if err := CheckListenerName(l.Name); err != nil {
+				r.add(path+".name", "%v", err)
 			}
 			key := strings.ToLower(l.Name)
 			if first, dup := names[key]; dup {
