@@ -202,7 +202,10 @@ func (o *Organism) checkListeners(r *reporter) {
 		required := []struct{ key, value string }{
 			{"name", l.Name}, {"payload_class", l.PayloadClass}, {"handler", l.Handler}, {"description", l.Description},
 		}
-		if l.YAMLAgent() || l.Type == WasmListener || l.Type == MCPListener { // the agent loop, the module or the server is the handler
+		// The agent loop, the module or the server is the handler; when
+		// agent or type did not decode, which it is is unknown, and that
+		// error alone is told.
+		if l.YAMLAgent() || l.Type == WasmListener || l.Type == MCPListener || r.o.bad[path+".agent"] || r.o.bad[path+".type"] {
 			required = []struct{ key, value string }{{"name", l.Name}, {"description", l.Description}}
 		}
 		for _, req := range required {
@@ -246,6 +249,9 @@ func (o *Organism) checkListeners(r *reporter) {
 }
 
 func (o *Organism) checkListenerType(r *reporter, path string, l Listener) {
+	if r.o.bad[path+".type"] { // which keys it takes is unknown: its own error is told
+		return
+	}
 	switch l.Type {
 	case GoListener, "":
 		if !l.Server.IsZero() {
