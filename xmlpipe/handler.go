@@ -1,7 +1,9 @@
 // Package xmlpipe is the handler API: a listener is a Go payload type (its
 // contract, PayloadTypeOf) and a Handler (Typed) that answers with Send,
 // Respond, Raw or nil. The pump owns routing and thread identity; a handler
-// sees only its decoded payload and Metadata.
+// sees only its decoded payload and Metadata. A handler never blocks on
+// another listener: it calls one with SendRef, and the answer comes as a
+// new call with Metadata.InReplyTo set, a failure to its ErrorHandler.
 //
 // The message stages and the XML toolbox the pump and tools use are in
 // xmlpipe/stage, a failed message's errors in xmlpipe/failure.

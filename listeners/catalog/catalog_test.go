@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/xml-pipeline/xmlpipe/gen"
@@ -51,5 +52,36 @@ func TestLookupErrors(t *testing.T) {
 	}
 	if _, err := c.Handler("nope", pt, Env{}); !errors.Is(err, ErrUnknownHandler) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// PayloadNames and HandlerNames list every name organism.yaml may give —
+// the catalog's own and the Python reference's aliases — each for its kind.
+func TestAcceptedNames(t *testing.T) {
+	c := Builtin()
+	tests := []struct {
+		list     string
+		names    []string
+		has, not []string
+	}{
+		{"PayloadNames", c.PayloadNames(), []string{"hello.Greeting", "handlers.hello.Greeting"},
+			[]string{"hello.Greeter", "handlers.hello.handle_greeting"}},
+		{"HandlerNames", c.HandlerNames(), []string{"hello.Greeter", "handlers.hello.handle_greeting"},
+			[]string{"hello.Greeting", "handlers.hello.Greeting"}},
+	}
+	for _, tt := range tests {
+		for _, n := range tt.has {
+			if !slices.Contains(tt.names, n) {
+				t.Errorf("%s lacks %q: %v", tt.list, n, tt.names)
+			}
+		}
+		for _, n := range tt.not {
+			if slices.Contains(tt.names, n) {
+				t.Errorf("%s holds %q, a name of the other kind", tt.list, n)
+			}
+		}
+		if !slices.IsSorted(tt.names) {
+			t.Errorf("%s is not sorted: %v", tt.list, tt.names)
+		}
 	}
 }

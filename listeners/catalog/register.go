@@ -41,6 +41,9 @@ func Register[T any](c *Catalog, name string, handler func(ctx context.Context, 
 // SystemError messages addressed to its listeners). The pump hands it
 // payloads of type *T.
 func RegisterHandler[T any](c *Catalog, name string, h xmlpipe.Handler) error {
+	if c == nil {
+		return errors.New("catalog: register: nil catalog (start from catalog.Builtin or catalog.New)")
+	}
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return errors.New("catalog: register: empty name")

@@ -78,6 +78,7 @@ func TestRegisterRefuses(t *testing.T) {
 			}
 			return catalog.Register(c, "demo.Reverse", reverse)
 		}, "demo.Reverse", catalog.ErrDuplicate},
+		{"nil catalog", func(*catalog.Catalog) error { return catalog.Register(nil, "demo.Reverse", reverse) }, "nil catalog", nil},
 		{"empty name", func(c *catalog.Catalog) error { return catalog.Register(c, " ", reverse) }, "empty name", nil},
 		{"nil handler", func(c *catalog.Catalog) error { return catalog.Register[Reverse](c, "demo.Nil", nil) }, "nil handler", nil},
 		{"unsupported field", func(c *catalog.Catalog) error {

@@ -117,3 +117,14 @@ var keyIndex = sync.OnceValue(func() map[string][]string {
 	walk(reflect.TypeFor[Organism](), "")
 	return idx
 })
+
+// Suggest returns the " (did you mean …?)" suffix naming the candidate
+// nearest to name (edit distance, ignoring case; transpositions count
+// once) when one is close enough to be a typo of it, else "": for an
+// unknown name checked outside this package, such as a tool of the catalog.
+func Suggest(name string, candidates []string) string {
+	if best := closest(name, candidates); best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
+}

@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/url"
 	"strings"
-	"unicode"
 
 	"github.com/xml-pipeline/xmlpipe/gen"
 )
@@ -203,7 +202,10 @@ func (o *Organism) checkListeners(r *reporter) {
 		required := []struct{ key, value string }{
 			{"name", l.Name}, {"payload_class", l.PayloadClass}, {"handler", l.Handler}, {"description", l.Description},
 		}
-		if l.YAMLAgent() || l.Type == WasmListener || l.Type == MCPListener { // the agent loop, the module or the server is the handler
+		// The agent loop, the module or the server is the handler; when
+		// agent or type did not decode, which it is is unknown, and that
+		// error alone is told.
+		if l.YAMLAgent() || l.Type == WasmListener || l.Type == MCPListener || r.o.bad[path+".agent"] || r.o.bad[path+".type"] {
 			required = []struct{ key, value string }{{"name", l.Name}, {"description", l.Description}}
 		}
 		for _, req := range required {
@@ -212,8 +214,8 @@ func (o *Organism) checkListeners(r *reporter) {
 			}
 		}
 		if l.Name != "" {
-			if strings.IndexFunc(l.Name, func(c rune) bool { return unicode.IsSpace(c) || unicode.IsControl(c) }) >= 0 {
-				r.add(path+".name", "%q must not contain spaces or control characters", l.Name)
+			if err := CheckListenerName(l.Name); err != nil {
+				r.add(path+".name", "%v", err)
 			}
 			key := strings.ToLower(l.Name)
 			if first, dup := names[key]; dup {
@@ -247,6 +249,9 @@ func (o *Organism) checkListeners(r *reporter) {
 }
 
 func (o *Organism) checkListenerType(r *reporter, path string, l Listener) {
+	if r.o.bad[path+".type"] { // which keys it takes is unknown: its own error is told
+		return
+	}
 	switch l.Type {
 	case GoListener, "":
 		if !l.Server.IsZero() {

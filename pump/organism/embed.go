@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
@@ -26,7 +27,8 @@ const AskFrom = "app"
 type Listener struct {
 	// Name is the registered name: the <to> of messages for it and the
 	// <from> of its output. Required; unique among the organism's
-	// listeners, case-insensitively.
+	// listeners, case-insensitively; no spaces or control characters, as
+	// in organism.yaml (config.CheckListenerName).
 	Name string
 	// Description leads the tool prompt other agents see for it. Required.
 	Description string
@@ -67,6 +69,8 @@ func (l Listener) pumpListener() (pump.Listener, error) {
 	switch {
 	case strings.TrimSpace(l.Name) == "":
 		return pump.Listener{}, fmt.Errorf("%w: no name", ErrListener)
+	case config.CheckListenerName(l.Name) != nil:
+		return pump.Listener{}, fmt.Errorf("%w: %w", ErrListener, config.CheckListenerName(l.Name))
 	case strings.TrimSpace(l.Description) == "":
 		return pump.Listener{}, fmt.Errorf("%w %s: no description", ErrListener, l.Name)
 	case l.Handler == nil:

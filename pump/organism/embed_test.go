@@ -111,6 +111,11 @@ func TestGoListenerRefused(t *testing.T) {
 		want string
 	}{
 		{"no name", organism.Listener{Description: "d", Payload: reflect.TypeFor[Reverse](), Handler: handler}, "no name"},
+		// The names organism.yaml refuses (config.CheckListenerName): no
+		// console line, peers list or tool call could name them.
+		{"space in the name", organism.Func("my reverser", "d", reverse), "must not contain spaces or control characters"},
+		{"control character in the name", organism.Func("rev\nerser", "d", reverse),
+			"must not contain spaces or control characters"},
 		{"no description", organism.Listener{Name: "x", Payload: reflect.TypeFor[Reverse](), Handler: handler}, "no description"},
 		{"no handler", organism.Func[Reverse]("x", "d", nil), "no handler"},
 		{"no payload", organism.Listener{Name: "x", Description: "d", Handler: handler}, "not a struct"},

@@ -525,9 +525,11 @@ func resolveListener(cat *catalog.Catalog, env catalog.Env, ws *wasmSet, lc conf
 		pt, h, rt = wl.Payload(), wl, wl.Response()
 	} else {
 		if pt, err = cat.PayloadType(lc.PayloadClass); err != nil {
+			err = nearest(err, catalog.ErrUnknownPayload, lc.PayloadClass, cat.PayloadNames())
 			return pump.Listener{}, nil, fmt.Errorf("%s: payload_class: %w", where, err)
 		}
 		if h, err = cat.Handler(lc.Handler, pt, env); err != nil {
+			err = nearest(err, catalog.ErrUnknownHandler, lc.Handler, cat.HandlerNames())
 			return pump.Listener{}, nil, fmt.Errorf("%s: handler: %w", where, err)
 		}
 		if rt, err = cat.Response(lc.Handler); err != nil {

@@ -114,13 +114,17 @@ func toolListeners(cfg *config.Organism, cat *catalog.Catalog) ([]config.Listene
 		declared[strings.ToLower(l.Name)] = true
 	}
 	var out []config.Listener
-	var errs []string
+	var errs []error
 	for i, l := range cfg.Listeners {
 		for j, name := range l.Tools {
 			t, ok := cat.Tool(name)
 			if !ok {
-				errs = append(errs, fmt.Sprintf("%s: unknown tool %q (known: %s)",
-					cfg.Pos(fmt.Sprintf("listeners[%d].tools[%d]", i, j)), name, strings.Join(cat.ToolNames(), ", ")))
+				known := cat.ToolNames()
+				hint := config.Suggest(name, known)
+				if hint == "" {
+					hint = " (known: " + strings.Join(known, ", ") + ")"
+				}
+				errs = append(errs, cfg.Errorf(fmt.Sprintf("listeners[%d].tools[%d]", i, j), "unknown tool %q%s", name, hint))
 				continue
 			}
 			if declared[strings.ToLower(t.Name)] {
@@ -131,8 +135,8 @@ func toolListeners(cfg *config.Organism, cat *catalog.Catalog) ([]config.Listene
 				Description: t.Description})
 		}
 	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
