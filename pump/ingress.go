@@ -366,6 +366,12 @@ func (p *Pump) process(w *work) {
 		p.rejectMessage(w, m, first.Name, err)
 		return
 	}
+	if w.external && w.recovered == 0 {
+		if err := p.killedMeanwhile(m.Thread, conv, created); err != nil {
+			p.rejectMessage(w, m, first.Name, err)
+			return
+		}
+	}
 	if w.external && !created {
 		// An external message continuing a conversation in flight routes
 		// within the snapshot that conversation started with.

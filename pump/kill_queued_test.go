@@ -3,7 +3,10 @@ package pump_test
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -266,5 +269,63 @@ func TestKillQueuedAtMaxConcurrency(t *testing.T) {
 	sendJob(t, p, "jobs", "after", nil)
 	if c := pr.next(t); c.Payload.(*Job).Label != "after" {
 		t.Errorf("handled %q, want after (the killed job never runs)", c.Payload.(*Job).Label)
+	}
+}
+
+// waitForFrame waits until some goroutine's stack shows function fn (a
+// frame of the pump waiting where a test needs it to wait).
+func waitForFrame(t *testing.T, fn string) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		if n := runtime.Stack(buf, true); strings.Contains(string(buf[:n]), fn) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no goroutine reached %s within %v", fn, waitTimeout)
+		}
+		runtime.Gosched()
+	}
+}
+
+// TestKillWhileAContinuationWaitsForRoom: a message continuing a
+// conversation, let in while the conversation ran, that waits for room at a
+// full listener when the conversation is killed is refused as continuing a
+// killed conversation once room appears — it does not begin a new
+// conversation under the killed one's id — and nothing of it runs.
+func TestKillWhileAContinuationWaitsForRoom(t *testing.T) {
+	pr := newProbe()
+	jobs := sink[Job](t, "jobs", pr)
+	jobs.QueueSize = 1
+	p := startPump(t, pump.Options{AdmitWait: waitTimeout}, jobs)
+	if err := p.Pause("jobs"); err != nil {
+		t.Fatal(err)
+	}
+	doomed := sendJob(t, p, "jobs", "doomed", nil)
+	continued := make(chan error, 1)
+	go func() {
+		_, err := p.InjectWait(waitCtx(t), envelope(client, "jobs", doomed, `<Job xmlns=""><Label>again</Label></Job>`), nil)
+		continued <- err
+	}()
+	waitForFrame(t, "pump.(*Pump).waitRoom")
+	if _, err := p.Kill(doomed); err != nil {
+		t.Fatalf("Kill: %v", err)
+	}
+	var err error
+	select {
+	case err = <-continued:
+	case <-time.After(waitTimeout):
+		t.Fatal("the continuation still waits for room after the kill emptied the queue")
+	}
+	if !errors.Is(err, pump.ErrContinueKilled) {
+		t.Errorf("the continuation that waited for room: %v, want ErrContinueKilled", err)
+	}
+	if p.Running(doomed) || p.Threads().Known(doomed) {
+		t.Errorf("the killed conversation's id runs again (running %v, thread live %v)", p.Running(doomed),
+			p.Threads().Known(doomed))
+	}
+	if got := listenerInfo(t, p, "jobs").QueueDepth; got != 0 {
+		t.Errorf("queue depth %d, want 0", got)
 	}
 }
