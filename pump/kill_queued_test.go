@@ -329,3 +329,120 @@ func TestKillWhileAContinuationWaitsForRoom(t *testing.T) {
 		t.Errorf("queue depth %d, want 0", got)
 	}
 }
+
+// TestKillRacesTheRelease: a kill racing the resume of the paused
+// listener (or the lift of the halt) that holds its conversation's
+// messages: whichever gets there first, each of them is either handled
+// (popped before the kill) or dead-lettered, exactly once, and marked
+// delivered; nothing stays queued or in flight, and the other
+// conversation's message runs. A worker pops a message or the kill's sweep
+// takes it, never both.
+func TestKillRacesTheRelease(t *testing.T) {
+	doomedLabels := []string{"doomed-1", "doomed-2", "doomed-3"}
+	for _, hk := range holdKinds {
+		t.Run(hk.name, func(t *testing.T) {
+			for round := range 10 {
+				pr := newProbe()
+				jobs := sink[Job](t, "jobs", pr)
+				jobs.Workers = 2
+				j := newMarkJournal()
+				p := startPump(t, pump.Options{Journal: j}, jobs)
+				all := newRecorder()
+				p.Subscribe(all)
+				hk.hold(t, p)
+				doomed := sendJob(t, p, "jobs", doomedLabels[0], nil)
+				for _, label := range doomedLabels[1:] {
+					if _, err := injectErr(t, p, envelope(client, "jobs", doomed,
+						`<Job xmlns=""><Label>`+label+`</Label></Job>`), nil); err != nil {
+						t.Fatalf("continue %s: %v", label, err)
+					}
+				}
+				sendJob(t, p, "jobs", "keep", nil)
+				start, killed := make(chan struct{}), make(chan error, 1)
+				go func() {
+					<-start
+					_, err := p.Kill(doomed)
+					killed <- err
+				}()
+				close(start)
+				hk.release(t, p)
+				// All three may have run before it: the conversation ended
+				// (its thread gone too, a journal without thread history
+				// knows it no more).
+				if err := <-killed; err != nil && !errors.Is(err, pump.ErrConversationEnded) &&
+					!errors.Is(err, pump.ErrUnknownThread) {
+					t.Fatalf("round %d: Kill: %v", round, err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+				if err := p.Shutdown(ctx); err != nil {
+					t.Fatalf("round %d: Shutdown: %v", round, err)
+				}
+				cancel()
+				type outcome struct {
+					DoomedEnded, KeepHandled, QueueDepth, InFlight int
+					Marked                                         []bool
+				}
+				// A message a worker took before the kill is handled (its
+				// answer, the kill cancelling the call, may be dropped as
+				// a dead letter of its own); one the kill took is a dead
+				// letter saying so.
+				got := outcome{DoomedEnded: all.count(func(e pump.Event) bool {
+					return deadLettersOf(doomed)(e) && e.Error == "conversation killed"
+				}),
+					QueueDepth: listenerInfo(t, p, "jobs").QueueDepth, InFlight: p.Stats().InFlight}
+				for _, c := range pr.all() {
+					if c.Payload.(*Job).Label == "keep" {
+						got.KeepHandled++
+					} else {
+						got.DoomedEnded++
+					}
+				}
+				for _, label := range doomedLabels {
+					_, marked := j.deliveredText(label)
+					got.Marked = append(got.Marked, marked)
+				}
+				want := outcome{DoomedEnded: 3, KeepHandled: 1, Marked: []bool{true, true, true}}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Fatalf("round %d: kill racing the release: the doomed messages handled or dead-lettered "+
+						"(-want +got):\n%s", round, diff)
+				}
+			}
+		})
+	}
+}
+
+// TestKillWhileAWorkerWaitsForASlot: a message a worker popped and holds
+// while it waits for a global handler slot is out of the queue, so the
+// kill's sweep does not find it; the worker, given its slot, dead-letters
+// it (once) instead of handling it.
+func TestKillWhileAWorkerWaitsForASlot(t *testing.T) {
+	entered, finish := newGate(), newGate()
+	hog := listenerOf(t, "hog", func(ctx context.Context, _ *Ping, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		entered.open()
+		finish.wait(ctx)
+		return nil, nil
+	})
+	pr := newProbe()
+	p := startPump(t, pump.Options{MaxConcurrentHandlers: 1}, hog, sink[Job](t, "jobs", pr))
+	all := newRecorder()
+	p.Subscribe(all)
+	mustSend(t, p, client, "hog", &Ping{Text: "hold the slot"}, nil)
+	entered.wait(waitCtx(t))
+	out := newRecorder()
+	doomed := sendJob(t, p, "jobs", "doomed", out)
+	waitForFrame(t, "pump.(*handlerSlots).acquire")
+	if _, err := p.Kill(doomed); err != nil {
+		t.Fatalf("Kill: %v", err)
+	}
+	finish.open()
+	if c := out.waitFor(t, "completion", kind(pump.EventComplete)); c.Error != pump.KilledReason {
+		t.Errorf("completion says %q, want %q", c.Error, pump.KilledReason)
+	}
+	sendJob(t, p, "jobs", "after", nil)
+	if c := pr.next(t); c.Payload.(*Job).Label != "after" {
+		t.Errorf("handled %q, want after (the killed job never runs)", c.Payload.(*Job).Label)
+	}
+	if n := all.count(deadLettersOf(doomed)); n != 1 {
+		t.Errorf("%d dead letters of the killed conversation, want 1", n)
+	}
+}
