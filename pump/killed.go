@@ -231,3 +231,18 @@ func (p *Pump) killedMeanwhile(thread, conv string, created bool) error {
 	}
 	return continueKilled(conv)
 }
+
+// newConvState returns the state of conversation conv coming in flight
+// (again). A conversation killed earlier in this run comes back killed: a
+// message of it that got past the checks while the kill ran (joined its
+// thread before the kill ended it, and reached its listener after the
+// kill swept the queues and the conversation completed) is dropped as a
+// dead letter, not handled (handle, enqueue).
+func (p *Pump) newConvState(conv string) *convState {
+	c := &convState{}
+	if p.kills.has(conv) {
+		c.killed = true
+		p.killing.Add(1)
+	}
+	return c
+}

@@ -157,3 +157,33 @@ func TestLateQueuingOfAKilledConversation(t *testing.T) {
 		})
 	}
 }
+
+// TestAKilledConversationComesBackKilled: a message of a conversation
+// killed and completed that comes in flight afterwards — one that joined
+// its thread before the kill ended it and reaches its listener only now —
+// finds the conversation killed, so it is dropped rather than handled;
+// once it is done, nothing counts as being killed any more.
+func TestAKilledConversationComesBackKilled(t *testing.T) {
+	p, err := New(Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const conv = "conv-2"
+	p.convHold(conv)
+	if _, err := p.Kill(conv); err != nil {
+		t.Fatalf("Kill: %v", err)
+	}
+	p.convDone(conv) // its last message done: the conversation completed
+	type state struct {
+		Killed  bool
+		Killing int32
+	}
+	completed := state{Killed: p.killed(conv), Killing: p.killing.Load()}
+	p.convHold(conv) // the late message
+	late := state{Killed: p.killed(conv), Killing: p.killing.Load()}
+	p.convDone(conv)
+	done := state{Killed: p.killed(conv), Killing: p.killing.Load()}
+	if diff := cmp.Diff([]state{{}, {Killed: true, Killing: 1}, {}}, []state{completed, late, done}); diff != "" {
+		t.Errorf("completed, late message in flight, done (-want +got):\n%s", diff)
+	}
+}
