@@ -187,3 +187,38 @@ func TestAKilledConversationComesBackKilled(t *testing.T) {
 		t.Errorf("completed, late message in flight, done (-want +got):\n%s", diff)
 	}
 }
+
+// TestKillSweepDuringAnImmediateStop: a kill's sweep racing ShutdownNow
+// treats what it takes as the stopping workers do: dropped undelivered
+// (Recover's kill record keeps it from running), not dead-lettered nor
+// marked delivered, its accounting released all the same.
+func TestKillSweepDuringAnImmediateStop(t *testing.T) {
+	pt, err := xmlpipe.PayloadTypeOf[queuedJob]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Register(Listener{Name: "jobs", Payload: pt, Handler: xmlpipe.HandlerFunc(
+		func(context.Context, any, xmlpipe.Metadata) (xmlpipe.Response, error) { return nil, nil })}); err != nil {
+		t.Fatal(err)
+	}
+	l := p.routes.Load().lookup("jobs")
+	const conv = "conv-3"
+	events := make(chan Event, 4)
+	p.Subscribe(OutletFunc(func(e Event) { events <- e }))
+	d := &delivery{conv: conv, thread: conv, from: "client", to: "jobs", payloadName: "queuedJob", at: l}
+	p.convHold(conv)
+	p.holdDelivery(d)
+	l.queue.push(d)
+	p.stopNow.Store(true) // ShutdownNow under way
+	type state struct {
+		Taken, QueueDepth, InFlight, Events int
+	}
+	got := state{Taken: p.purgeAt(l, conv), QueueDepth: l.queue.len(), InFlight: p.InFlight(), Events: len(events)}
+	if diff := cmp.Diff(state{Taken: 1}, got); diff != "" {
+		t.Errorf("the sweep during an immediate stop (-want +got):\n%s", diff)
+	}
+}
