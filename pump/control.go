@@ -91,7 +91,10 @@ func (p *Pump) Paused(name string) bool {
 // call returns afterwards is dropped (a dead letter, no <huh>: a handler
 // that ignores the cancellation is abandoned after Options.CancelGrace);
 // the messages of it still queued or emitted by handlers are dropped as dead
-// letters ("conversation killed") instead of reaching a handler; its
+// letters ("conversation killed") instead of reaching a handler — those
+// waiting in a listener's queue, a paused or halted one's included, leave
+// it before Kill returns (marked delivered in the journal, no longer
+// counted in the queue depth nor the admission budget); its
 // messages held by the delivery gate are dropped, and the gate told
 // (DeliveryGate.Dropped), before Kill returns — Kill waits for the gate's
 // decisions about the conversation in progress, and the gate is not asked
@@ -110,9 +113,9 @@ func (p *Pump) Paused(name string) bool {
 // continuation begins it again).
 func (p *Pump) Kill(thread string) (string, error) {
 	root := p.threads.Root(thread)
-	conv := root
+	conv, killedBefore := root, false
 	if conv == "" {
-		conv = p.endedConversation(thread)
+		conv, killedBefore = p.endedConversation(thread)
 	}
 	s := p.convs.lock(conv)
 	c := s.m[conv]
@@ -122,9 +125,9 @@ func (p *Pump) Kill(thread string) (string, error) {
 		p.killing.Add(1)
 	}
 	s.mu.Unlock()
-	if again {
-		// Killed already, its last messages still being dropped: a second
-		// kill has nothing more to stop.
+	if again || c == nil && killedBefore {
+		// Killed already (its last messages still being dropped, or
+		// gone): a second kill has nothing more to stop.
 		return conv, fmt.Errorf("%w: %s (killed already)", ErrConversationEnded, conv)
 	}
 	if c == nil && (root != "" || p.knownConversation(conv)) {
@@ -143,7 +146,7 @@ func (p *Pump) Kill(thread string) (string, error) {
 		return "", fmt.Errorf("%w: %s", ErrUnknownThread, thread)
 	}
 	recErr := p.recordKill(conv)
-	cancelled := 0
+	cancelled, dropped := 0, 0
 	if c != nil {
 		// After the mark: a worker starting a call of conv now either sees
 		// it (handle) or published its call before this scan.
@@ -154,8 +157,12 @@ func (p *Pump) Kill(thread string) (string, error) {
 		// told (its approvals expired), when Kill returns.
 		p.held.await(conv)
 		p.dropHeld(conv, ErrConversationKilled)
+		// Its messages waiting in the queues (at a paused or halted
+		// listener, behind busy workers) leave them now: dead-lettered,
+		// no longer counted as waiting nor holding room.
+		dropped = p.purgeKilled(conv)
 	}
-	p.log.Warn("conversation killed", "thread", conv, "in_flight", c != nil, "cancelled", cancelled)
+	p.log.Warn("conversation killed", "thread", conv, "in_flight", c != nil, "cancelled", cancelled, "dropped", dropped)
 	if recErr != nil {
 		p.log.Error("conversation killed but the kill not recorded: a restart may run it again", "thread", conv,
 			"error", recErr)
@@ -165,20 +172,20 @@ func (p *Pump) Kill(thread string) (string, error) {
 }
 
 // endedConversation returns the conversation of thread, which is not live:
-// the killed conversation it belonged to, else thread itself (taken for a
-// conversation id).
-func (p *Pump) endedConversation(thread string) string {
+// the killed conversation it belonged to (killed true), else thread itself
+// (taken for a conversation id).
+func (p *Pump) endedConversation(thread string) (conv string, killed bool) {
 	if conv, ok := p.kills.conversationOf(thread); ok {
-		return conv
+		return conv, true
 	}
 	conv, killed, err := p.journalKilledThread(thread)
 	if err != nil {
 		p.log.Warn("kill: killed conversations lookup failed", "thread", thread, "error", err)
 	}
 	if !killed {
-		return thread
+		return thread, false
 	}
-	return conv
+	return conv, true
 }
 
 // knownConversation reports whether thread, which is not live, was seen:

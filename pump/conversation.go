@@ -15,7 +15,7 @@ func (p *Pump) convStart(conv string, out Outlet, tbl *table) *table {
 	s := p.convs.lock(conv)
 	c := s.m[conv]
 	if c == nil {
-		c = &convState{}
+		c = p.newConvState(conv)
 		s.m[conv] = c
 	}
 	return p.convJoin(s, c, out, tbl)
@@ -65,7 +65,7 @@ func (p *Pump) convHoldSpending(conv string, spends bool) {
 	defer s.mu.Unlock()
 	c := s.m[conv]
 	if c == nil {
-		c = &convState{}
+		c = p.newConvState(conv)
 		s.m[conv] = c
 	}
 	c.inflight++

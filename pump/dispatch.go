@@ -28,7 +28,7 @@ func (p *Pump) runWorker(l *listener, slot *workerSlot) {
 			p.wg.Done()
 			return
 		}
-		if p.stopNow.Load() || (p.keepHalt.Load() && p.haltedFor(l)) || p.cutByDrain(d) {
+		if p.dropsQueued(l, d) {
 			p.drop(d)
 			continue
 		}
@@ -112,7 +112,7 @@ func (p *Pump) cutByDrain(d *delivery) bool {
 // listener's queue, to be handled again after Unhalt.
 func (p *Pump) requeue(l *listener, d *delivery) {
 	d.retry = true // a halted handling never responded: it has no outputs
-	if ok, _ := l.queue.push(d); ok {
+	if ok, _ := p.enqueue(l, d); ok {
 		return
 	}
 	p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, "listener pipeline closed while halted")

@@ -121,7 +121,8 @@ func (p *Pump) refusedConversation(thread string, err error) string {
 		return conv
 	}
 	if errors.Is(err, ErrContinueKilled) {
-		return p.endedConversation(thread)
+		conv, _ := p.endedConversation(thread)
+		return conv
 	}
 	return ""
 }

@@ -393,7 +393,7 @@ func (p *Pump) Release(id string) error {
 	p.publish(nil, Event{Kind: EventMessage, Time: p.opts.Clock(), Conversation: d.conv, Thread: d.thread,
 		From: d.from, To: h.to, Listener: l.Name, PayloadName: d.payloadName, Payload: d.payload, Envelope: h.env,
 		Profile: d.prof.nameOf()})
-	if ok, _ := l.queue.push(d); !ok {
+	if ok, _ := p.enqueue(l, d); !ok {
 		p.releaseDelivery(d)
 		p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, h.env, "listener pipeline closed")
 		p.convDone(d.conv)

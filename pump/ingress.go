@@ -366,6 +366,12 @@ func (p *Pump) process(w *work) {
 		p.rejectMessage(w, m, first.Name, err)
 		return
 	}
+	if w.external && w.recovered == 0 {
+		if err := p.killedMeanwhile(m.Thread, conv, created); err != nil {
+			p.rejectMessage(w, m, first.Name, err)
+			return
+		}
+	}
 	if w.external && !created {
 		// An external message continuing a conversation in flight routes
 		// within the snapshot that conversation started with.
@@ -443,7 +449,7 @@ func (p *Pump) process(w *work) {
 			p.publish(nil, Event{Kind: EventMessage, Time: p.opts.Clock(), Conversation: conv, Thread: d.thread,
 				From: m.From, To: m.To, Listener: l.Name, PayloadName: m.PayloadName, Payload: decoded[i], Envelope: m.Canonical,
 				Profile: prof.nameOf()})
-			ok, woke := l.queue.push(d)
+			ok, woke := p.enqueue(l, d)
 			if woke {
 				w.wokeWorker.Store(true)
 			}
@@ -732,7 +738,7 @@ func (p *Pump) deliverError(w *work, m *stage.Inbound, tbl *table) {
 		}
 		p.holdDelivery(d)
 		p.convHold(w.conv)
-		ok, woke := l.queue.push(d)
+		ok, woke := p.enqueue(l, d)
 		w.wokeWorker.Store(woke)
 		if !ok {
 			p.releaseDelivery(d)

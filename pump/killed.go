@@ -1,10 +1,12 @@
 package pump
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 
+	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
@@ -176,6 +178,12 @@ func (p *Pump) refuseKilled(w *work, thread string) error {
 	if !killed {
 		return nil
 	}
+	return continueKilled(conv)
+}
+
+// continueKilled is the failure of an outside message continuing the
+// killed conversation conv.
+func continueKilled(conv string) error {
 	return &failure.Failure{Stage: failure.StageThread, Err: ErrContinueKilled,
 		Diagnostics: []failure.Diagnostic{{Stage: failure.StageThread, Msg: "conversation " + conv + " was killed"}}}
 }
@@ -196,4 +204,45 @@ func (p *Pump) journalKilledThread(thread string) (string, bool, error) {
 		return "", false, err
 	}
 	return "", false, nil
+}
+
+// killedMeanwhile returns the failure of an outside message on thread,
+// joined as conversation conv (created: a conversation begun by it),
+// whose conversation was killed after refuseKilled let it in — while it
+// waited for room at a full listener (roomAt), say: the kill ended the
+// thread, and joining it began a new conversation under a killed one's
+// thread id, which would run. Such a conversation is ended again. It
+// returns nil when no kill got in between.
+func (p *Pump) killedMeanwhile(thread, conv string, created bool) error {
+	if !p.kills.any.Load() {
+		return nil
+	}
+	killed := p.kills.has(conv)
+	if created && !killed {
+		conv, killed = p.kills.conversationOf(thread)
+	}
+	if !killed {
+		return nil
+	}
+	if created {
+		if err := p.threads.End(thread); err != nil && !errors.Is(err, registry.ErrUnknownThread) {
+			p.log.Warn("end thread", "thread", thread, "error", err)
+		}
+	}
+	return continueKilled(conv)
+}
+
+// newConvState returns the state of conversation conv coming in flight
+// (again). A conversation killed earlier in this run comes back killed: a
+// message of it that got past the checks while the kill ran (joined its
+// thread before the kill ended it, and reached its listener after the
+// kill swept the queues and the conversation completed) is dropped as a
+// dead letter, not handled (handle, enqueue).
+func (p *Pump) newConvState(conv string) *convState {
+	c := &convState{}
+	if p.kills.has(conv) {
+		c.killed = true
+		p.killing.Add(1)
+	}
+	return c
 }

@@ -1,6 +1,10 @@
 package pump
 
-import "sync"
+import (
+	"cmp"
+	"slices"
+	"sync"
+)
 
 // schedQueue is a listener's pipeline queue. Breadth-first serves conversations
 // round-robin (the i-th queued message of a conversation is served in round i,
@@ -74,22 +78,58 @@ func (h *itemHeap) pop() item {
 	s[0] = s[last]
 	s[last] = item{}
 	s = s[:last]
-	for i := 0; ; {
+	s.down(0)
+	*h = s
+	return top
+}
+
+// down moves the item at i down to its place below its parents.
+func (h itemHeap) down(i int) {
+	for {
 		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(s) && s.less(l, m) {
+		if l < len(h) && h.less(l, m) {
 			m = l
 		}
-		if r < len(s) && s.less(r, m) {
+		if r < len(h) && h.less(r, m) {
 			m = r
 		}
 		if m == i {
-			break
+			return
 		}
-		s[i], s[m] = s[m], s[i]
+		h[i], h[m] = h[m], h[i]
 		i = m
 	}
-	*h = s
-	return top
+}
+
+// removeIf takes out every item for which drop holds and returns them in
+// (key, seq) order; the others keep their keys and sequence numbers, so
+// they come out in the same order as before.
+func (h *itemHeap) removeIf(drop func(item) bool) []item {
+	s := *h
+	var out []item
+	kept := s[:0]
+	for _, it := range s {
+		if drop(it) {
+			out = append(out, it)
+		} else {
+			kept = append(kept, it)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	clear(s[len(kept):])
+	for i := len(kept)/2 - 1; i >= 0; i-- {
+		kept.down(i)
+	}
+	*h = kept
+	slices.SortFunc(out, func(a, b item) int {
+		if a.key != b.key {
+			return cmp.Compare(a.key, b.key)
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+	return out
 }
 
 func newSchedQueue(policy Scheduling) *schedQueue {
@@ -149,6 +189,30 @@ func (q *schedQueue) pop() (*delivery, bool) {
 		}
 	}
 	return it.d, true
+}
+
+// removeConv takes every queued delivery of conversation conv out of the
+// queue (a kill: see Pump.purgeKilled) and returns them in the order they
+// would have been popped. The other deliveries keep their order: a
+// conversation's removal neither moves them up nor back.
+func (q *schedQueue) removeConv(conv string) []*delivery {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.h) == 0 {
+		return nil
+	}
+	if q.policy != DepthFirst {
+		if _, queued := q.convs[conv]; !queued {
+			return nil
+		}
+		delete(q.convs, conv)
+	}
+	its := q.h.removeIf(func(it item) bool { return it.conv == conv })
+	out := make([]*delivery, len(its))
+	for i, it := range its {
+		out[i] = it.d
+	}
+	return out
 }
 
 func (q *schedQueue) len() int {

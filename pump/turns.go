@@ -40,7 +40,7 @@ func (p *Pump) convBegin(conv string, out Outlet, tbl *table, h *heldTurn) (*tab
 	c := s.m[conv]
 	switch {
 	case c == nil:
-		c = &convState{}
+		c = p.newConvState(conv)
 		s.m[conv] = c
 	case h != nil && c.reserved == h:
 		c.reserved = nil

@@ -17,10 +17,11 @@ import (
 // the organism halted, or greeter paused — when its conversation is
 // killed, and the organism stops (gracefully, which keeps a halt's held
 // messages in the journal, or at once, which leaves a paused queue as a
-// crash does). The kill was recorded before Kill returned, so the next
-// start's recovery does not deliver the greeting (nothing is shouted, no
-// entry stays undelivered), and a continuation of the conversation is
-// refused with ErrConversationKilled while a new one is answered.
+// crash does). The kill takes the greeting out of the queue and marks it
+// delivered, and was recorded before Kill returned, so the next start's
+// recovery does not deliver the greeting (nothing is shouted, no entry
+// stays undelivered), and a continuation of the conversation is refused
+// with ErrConversationKilled while a new one is answered.
 func TestKillWhileHeldStaysKilledAfterRestart(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -68,9 +69,12 @@ func TestKillWhileHeldStaysKilledAfterRestart(t *testing.T) {
 			if err := o.WaitRecovered(ctx); err != nil {
 				t.Fatalf("WaitRecovered: %v", err)
 			}
-			if st := o.Recovery(); st.Skipped != 1 {
-				// (The halt held the boot message too: it is re-delivered.)
-				t.Errorf("recovery skipped %d message(s), want the killed greeting", st.Skipped)
+			if st := o.Recovery(); st.Skipped > 1 {
+				// The greeting was marked delivered at the kill: recovery
+				// finds it so, or (its mark not committed before the stop)
+				// skips it by the kill record. (The halt held the boot
+				// message too: it is re-delivered.)
+				t.Errorf("recovery skipped %d message(s), want at most the killed greeting", st.Skipped)
 			}
 			_, err = o.Pump.SendEnvelope(ctx, pump.Envelope{From: "console", To: "greeter", Thread: conv,
 				Payload: []byte(`<Greeting xmlns=""><Name>again</Name></Greeting>`)}, nil)
