@@ -3,6 +3,7 @@ package pump_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -49,8 +50,12 @@ func TestShutdownDrainTimeoutCancelsHandlers(t *testing.T) {
 				return nil, context.Cause(ctx)
 			})
 			l.Remote, l.Workers = true, 1
+			// The pump logs an abandoned handler's return after the test
+			// may have ended: not through t's output, and awaited below
+			// where the handler is abandoned for sure.
+			abandoned := &logSignal{msg: "abandoned handler returned", seen: make(chan struct{})}
 			p := newPump(t, pump.Options{Journal: j, ShutdownTimeout: 100 * time.Millisecond,
-				CancelGrace: 50 * time.Millisecond}, l)
+				CancelGrace: 50 * time.Millisecond, Logger: slog.New(abandoned)}, l)
 			if err := p.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -71,6 +76,13 @@ func TestShutdownDrainTimeoutCancelsHandlers(t *testing.T) {
 				t.Errorf("the handler's context ended with cause %v, want ErrDrainTimedOut (an ErrShutdown)", err)
 			}
 			poll(t, "nothing in flight", func() bool { return p.InFlight() == 0 })
+			if tc.ignores {
+				select {
+				case <-abandoned.seen:
+				case <-time.After(waitTimeout):
+					t.Fatalf("the abandoned handler's return was not seen within %v", waitTimeout)
+				}
+			}
 			journaled, delivered := j.deliveredText("waiting")
 			if diff := cmp.Diff([2]bool{true, false}, [2]bool{journaled, delivered}); diff != "" {
 				t.Errorf("the cut message [journaled, delivered] (-want +got):\n%s", diff)
