@@ -282,6 +282,13 @@ func inFieldOrder(model *gen.Type, args []callArg) []callArg {
 	return out
 }
 
+// callPos is where the payload of callable listener i is declared, for
+// the errors of its <name>.call listener (a root tag another listener
+// already handles): its callable.root, else its callable: block.
+func callPos(cfg *config.Organism, i int) string {
+	return cfg.Pos(fmt.Sprintf("listeners[%d].callable.root", i)).String()
+}
+
 // registerCall registers the <name>.call listener of lc, when lc is
 // callable, and records it among u's names (a reload replaces and removes
 // it with lc's own).
