@@ -80,7 +80,7 @@ func runRoute(ctx context.Context, args []string, std streams) int {
 	defer cancel()
 	cands, err := r.Rank(ctx, need, mask, *limit)
 	if err != nil {
-		fmt.Fprintf(std.err, "xmlpipe route: %v\n", err)
+		fmt.Fprintf(std.err, "xmlpipe route: %s\n", routeReason(err))
 		return exitFailure
 	}
 	if len(cands) == 0 {
@@ -104,10 +104,21 @@ func runRoute(ctx context.Context, args []string, std streams) int {
 		if errors.As(err, &fe) {
 			fmt.Fprintf(std.err, "xmlpipe route: --fill: %v\n", fe)
 		} else {
-			fmt.Fprintf(std.err, "xmlpipe route: --fill: %v\n", err)
+			fmt.Fprintf(std.err, "xmlpipe route: --fill: %s\n", routeReason(err))
 		}
 		return exitFailure
 	}
 	fmt.Fprintf(std.out, "\npayload for %s (filled by %s):\n%s\n", p.Selected.Name, p.Fill.By, p.Fill.Payload)
 	return exitOK
+}
+
+// routeReason is the text of an error of package route without the
+// package's own "route: " prefix, which the command's "xmlpipe route: "
+// already says.
+func routeReason(err error) string {
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, "route: "); ok {
+		return rest
+	}
+	return msg
 }

@@ -64,6 +64,8 @@ func TestRouteCommandErrors(t *testing.T) {
 			"xmlpipe route: describe what you need (the need is the first argument)"},
 		{"fill gives up", []string{"route", "--fill", "read the notes file", "testdata/route/organism.yaml"}, 1,
 			"--fill: cannot fill the payload for files: extractive: cannot fill Path"},
+		{"need too long", []string{"route", strings.Repeat("read the notes file ", 1000), "testdata/route/organism.yaml"}, 1,
+			"xmlpipe route: the need is too long: describe it in a few sentences (20000 bytes, at most 16384)"},
 		{"no need", []string{"route"}, 2, "usage: xmlpipe route"},
 		{"bad limit", []string{"route", "--limit", "0", "x"}, 2, "--limit must be positive"},
 		{"bad config", []string{"route", "x", "cmd/xmlpipe/testdata/bad-key.yaml"}, 1, "bad-key.yaml:"},

@@ -174,6 +174,11 @@ type Agent struct {
 	// listener caller in its own payload, and to read restored history);
 	// nil answers with Answer.
 	Lookup func(name string) (*xmlpipe.PayloadType, bool)
+	// Foreign reports whether the caller of a conversation that is no
+	// listener is outside the organism's own users — a federation peer, a
+	// callable's call — and so is not told why a turn halted (see
+	// haltAnswer); nil: only listeners are.
+	Foreign func(caller string) bool
 	// OnDelta, when set, streams the model's text as it arrives, for every
 	// model call of a turn: delta pieces, then end=true once that call's
 	// reply is complete or failed. In native mode all of the text is shown
@@ -273,8 +278,8 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 	if !a.History.Full(md.ThreadID) {
 		// A full history records no message: one that reached the agent
 		// all the same would look like one handled again.
-		if resp, done := a.redo(ctx, st, payload, de); done {
-			return resp, nil
+		if resp, done, err := a.redo(ctx, st, payload, de); done {
+			return resp, err
 		}
 	}
 
@@ -394,8 +399,8 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			st.cutNote = h.CutNote
 			d := digest(h.Content, h.Calls)
 			cr := &callsRecord{Content: h.Content, Calls: h.Calls, sum: &d}
-			if resp, next := a.step(ctx, st, box, loop, cr, h.toolCalls(), h.done(), a.sent(st, h)); !next {
-				return resp, nil
+			if resp, next, err := a.step(ctx, st, box, loop, cr, h.toolCalls(), h.done(), a.sent(st, h)); !next {
+				return resp, err
 			}
 			continue
 		}
@@ -445,8 +450,8 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			if cutOff(rep) {
 				st.cutNote = "Your reply was cut off at " + tokenLimit(req.MaxTokens) + " while writing this call. "
 			}
-			if resp, next := a.step(ctx, st, box, loop, cr, rep.ToolCalls, nil, nil); !next {
-				return resp, nil
+			if resp, next, err := a.step(ctx, st, box, loop, cr, rep.ToolCalls, nil, nil); !next {
+				return resp, err
 			}
 			continue // every call was answered here: the model goes on
 		}
@@ -481,11 +486,11 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			}
 		}
 		if loop != nil {
-			resp, again := a.decideLoop(ctx, st, loop, rep.Content)
+			resp, again, err := a.decideLoop(ctx, st, loop, rep.Content)
 			if again {
 				continue
 			}
-			return resp, nil
+			return resp, err
 		}
 		if out == nil {
 			return a.answer(md, rep.Content), nil
@@ -517,29 +522,30 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 // theirs with (sent), so a local tool that ran to the end is not run
 // again, nor the model asked again.
 func (a *Agent) step(ctx context.Context, st *turnState, box *toolbox, loop *loopSession, cr *callsRecord,
-	raw []ToolCall, done map[string]resultRecord, sent map[string]*xmlpipe.SendResponse) (resp xmlpipe.Response, next bool) {
+	raw []ToolCall, done map[string]resultRecord, sent map[string]*xmlpipe.SendResponse) (resp xmlpipe.Response, next bool,
+	err error) {
 	sends, results, stopped := a.dispatch(ctx, st, box, raw, cr.Calls, done, sent)
 	switch {
 	case errors.Is(stopped, xmlpipe.ErrConversationKilled):
-		return a.killed(st), false
+		return a.killed(st), false, nil
 	case errors.Is(stopped, xmlpipe.ErrHalted):
 		h := newHeldStep(cr.Content, raw, cr.Calls, st.cutNote, results)
 		a.keepSends(st, h, box, sends)
 		a.recordHeldStep(st, h)
-		return a.held(st), false
+		return a.held(st), false, nil
 	}
 	a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(cr), Payload: cr})
 	for _, r := range results {
 		a.recordResult(st, r)
 	}
 	if loop != nil && loop.internal != nil {
-		resp, _ = a.halt(st, aeiou.ErrCodeMagicInternal+": "+loop.internal.Error())
-		return resp, false
+		resp, err = a.halt(st, aeiou.ErrCodeMagicInternal+": "+loop.internal.Error())
+		return resp, false, err
 	}
 	if len(sends) > 0 {
-		return xmlpipe.SendAll(sends...), false
+		return xmlpipe.SendAll(sends...), false, nil
 	}
-	return nil, true
+	return nil, true, nil
 }
 
 // namelessCallNote is what the model hears when its reply was only tool
@@ -738,6 +744,22 @@ func (a *Agent) halt(st *turnState, reason string) (xmlpipe.Response, error) {
 	a.logger().Warn("agent halted", "agent", a.Name, "thread", st.md.ThreadID, "reason", reason)
 	a.loops.end(st.session)
 	a.record(st, registry.Slot{PayloadType: haltType, Raw: []byte(reason)})
+	return a.haltAnswer(st, reason)
+}
+
+// haltAnswer is what the caller of a turn that halted for reason gets. The
+// organism's own user who talks to the agent (the console, a bus session)
+// is answered with the reason, as text. Any other caller — a listener, an
+// agent whose tool the agent is, a callable's call, a federation peer
+// (Foreign) — sees a failed call whose error says only that the agent
+// halted (ErrTurnHalted): the reason may name backends, URLs and models, and
+// goes to the log and the agent's history only.
+func (a *Agent) haltAnswer(st *turnState, reason string) (xmlpipe.Response, error) {
+	if st.callerType != nil || a.Foreign != nil && a.Foreign(st.caller) {
+		a.logger().Info("the agent's caller is told only that it halted", "agent", a.Name, "thread", st.md.ThreadID,
+			"caller", st.caller)
+		return nil, fmt.Errorf("%s could not finish: %w", a.Name, ErrTurnHalted)
+	}
 	return a.answer(st.md, fmt.Sprintf("[%s halted: %s]", a.Name, reason)), nil
 }
 

@@ -41,6 +41,11 @@ var (
 	// Retry-After, or the backoff) would end past the call's deadline:
 	// the call fails at once instead of waiting for nothing.
 	ErrRetryTooLate = errors.New("retry wait ends past the call's deadline")
+	// ErrTurnHalted is the error an agent's turn that halted (max_iterations,
+	// the progress guard, a failed model call, …) ends with when its caller
+	// is not the organism's own user (Agent.Foreign, a listener): the call
+	// failed, and why is in the log and the agent's history only.
+	ErrTurnHalted = errors.New("it halted")
 )
 
 // excerptBytes is how much of an unexpected body an error quotes.

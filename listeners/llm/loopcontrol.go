@@ -181,22 +181,23 @@ func (a *Agent) loopScratch(st *turnState, ls *loopSession) string {
 // decideLoop applies loop control to the model's text answer: it returns
 // the response that ends the agent turn, or again=true when the model is to
 // be asked once more (continue).
-func (a *Agent) decideLoop(ctx context.Context, st *turnState, ls *loopSession, answer string) (resp xmlpipe.Response, again bool) {
+func (a *Agent) decideLoop(ctx context.Context, st *turnState, ls *loopSession, answer string) (resp xmlpipe.Response,
+	again bool, err error) {
 	d := ls.s.Decide(ctx, answer, a.loopScratch(st, ls))
 	text := aeiou.StripTokens(answer)
 	switch d.Outcome {
 	case aeiou.OutcomeContinue:
 		t, err := ls.s.Begin()
 		if err != nil {
-			resp, _ = a.halt(st, "loop control: "+err.Error())
-			return resp, false
+			resp, err = a.halt(st, "loop control: "+err.Error())
+			return resp, false, err
 		}
 		ls.since = st.c.latest
 		a.record(st, registry.Slot{PayloadType: feedbackType, Raw: fmt.Appendf(nil, loopContinueNote, t.Index)})
-		return nil, true
+		return nil, true, nil
 	case aeiou.OutcomeDone:
 		a.loops.end(st.session)
-		return a.answer(st.md, text), false
+		return a.answer(st.md, text), false, nil
 	case aeiou.OutcomeAbort:
 		reason := "aborted by its loop control token"
 		if d.Record.Reason == "fallback" {
@@ -205,17 +206,17 @@ func (a *Agent) decideLoop(ctx context.Context, st *turnState, ls *loopSession, 
 		if strings.TrimSpace(text) != "" {
 			reason += ": " + text
 		}
-		resp, _ = a.halt(st, reason)
-		return resp, false
+		resp, err = a.halt(st, reason)
+		return resp, false, err
 	case aeiou.OutcomeNoProgress:
-		resp, _ = a.halt(st, fmt.Sprintf("no progress (%s): the same output %d turns in a row", aeiou.ErrCodeNoProgress,
+		resp, err = a.halt(st, fmt.Sprintf("no progress (%s): the same output %d turns in a row", aeiou.ErrCodeNoProgress,
 			d.Repeats))
-		return resp, false
+		return resp, false, err
 	}
 	// No valid token: delivered as final, logged and counted as a halt
 	// (ERR_TOKEN_MISSING) by Decide.
 	a.loops.end(st.session)
 	a.logger().Warn("agent answered without a valid loop-control token: delivered as final", "agent", a.Name,
 		"thread", st.md.ThreadID, "rejected", len(d.Rejected))
-	return a.answer(st.md, text), false
+	return a.answer(st.md, text), false, nil
 }

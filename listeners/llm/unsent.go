@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"reflect"
 	"slices"
 
@@ -157,15 +156,21 @@ func (a *Agent) payloadTypeOf(payload any) (*xmlpipe.PayloadType, error) {
 // handled now is that handling's. done is false when there is no such
 // step, or it cannot be given again as it was: the message is handled as
 // before.
-func (a *Agent) redo(ctx context.Context, st *turnState, payload any, de *xmlpipe.DeliveryError) (resp xmlpipe.Response, done bool) {
+func (a *Agent) redo(ctx context.Context, st *turnState, payload any, de *xmlpipe.DeliveryError) (resp xmlpipe.Response,
+	done bool, err error) {
 	step, ok := a.unsentStep(st, payload, de)
 	switch {
 	case !ok:
-		return nil, false
+		return nil, false, nil
 	case step.kind == itemCalls:
-		return a.resend(ctx, st, slices.Clone(st.c.pending))
+		resp, done = a.resend(ctx, st, slices.Clone(st.c.pending))
+		return resp, done, nil
+	case step.kind == itemHalt:
+		resp, err = a.haltAnswer(st, string(step.slot.Raw))
+		return resp, true, err
 	}
-	return a.reanswer(st, step)
+	resp, done = a.reanswer(st, step)
+	return resp, done, nil
 }
 
 // resend makes again the calls of a handling that recorded them and was
@@ -219,8 +224,8 @@ func (a *Agent) resend(ctx context.Context, st *turnState, calls []storedCall) (
 }
 
 // reanswer gives again the answer of a handling that recorded it and was
-// interrupted before it went out (see unsentStep) — the model's text, a
-// halt's reason, in XML mode the messages to peers the text holds — as that
+// interrupted before it went out (see unsentStep) — the model's text, in
+// XML mode the messages to peers the text holds — as that
 // handling gave it, without asking the model. Under loop control the text
 // goes out with its token lines stripped, as the decision it was recorded
 // for (done, or no valid token) gave it; the AEIOU session that could check
@@ -231,8 +236,6 @@ func (a *Agent) resend(ctx context.Context, st *turnState, calls []storedCall) (
 func (a *Agent) reanswer(st *turnState, it item) (resp xmlpipe.Response, done bool) {
 	text := string(it.slot.Raw)
 	switch {
-	case it.kind == itemHalt:
-		resp = a.answer(st.md, fmt.Sprintf("[%s halted: %s]", a.Name, text))
 	case st.mode == XMLTools && len(peerElements(text, a.xmlTargets(st.md))) > 0:
 		a.logger().Info("the agent's messages are recorded but never went out (the handling that wrote them was "+
 			"interrupted): they are sent again", "agent", a.Name, "thread", st.md.ThreadID)

@@ -7,8 +7,9 @@ import (
 
 // withheldAnswer says why rep holds no answer when the provider cut it
 // before any text (out of tokens: a reasoning model can spend max_tokens
-// on thinking alone), withheld it (a content filter) or the model refused
-// without a word; "" when rep has text or calls, or ended otherwise.
+// on thinking alone), withheld it (a content filter), the model refused
+// without a word or simply stopped with nothing to say: a caller never
+// gets an empty answer. "" when rep has text or calls.
 func withheldAnswer(rep Reply, maxTokens int) string {
 	if strings.TrimSpace(rep.Content) != "" || len(rep.ToolCalls) > 0 {
 		return ""
@@ -25,7 +26,7 @@ func withheldAnswer(rep Reply, maxTokens int) string {
 	case FinishRefusal:
 		return "the model declined to answer" + stop
 	}
-	return ""
+	return "the model's reply was empty" + stop
 }
 
 // cutAnswerNote begins the feedback on a structured answer that does not

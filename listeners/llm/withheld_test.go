@@ -12,7 +12,7 @@ import (
 // TestWithheldAnswerHalts: a reply with no text and no calls because the
 // provider cut it at the token limit, filtered it or the model refused
 // halts the turn with the reason, so the caller does not get an empty
-// answer; an empty reply that simply stopped is still the answer.
+// answer — nor does a reply that simply stopped with nothing in it.
 func TestWithheldAnswerHalts(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -30,7 +30,10 @@ func TestWithheldAnswerHalts(t *testing.T) {
 			`[mathbot halted: the model declined to answer (stop reason "refusal")]`},
 		{"cut text is still the answer", Reply{Content: "Rain falls on", FinishReason: FinishLength, StopReason: "length"}, 400,
 			"Rain falls on"},
-		{"an empty stop is the answer", Reply{FinishReason: FinishStop, StopReason: "stop"}, 0, ""},
+		{"an empty stop", Reply{FinishReason: FinishStop, StopReason: "stop"}, 0,
+			`[mathbot halted: the model's reply was empty (stop reason "stop")]`},
+		{"a blank stop", Reply{Content: "\n\t ", FinishReason: FinishStop, StopReason: "end_turn"}, 0,
+			`[mathbot halted: the model's reply was empty (stop reason "end_turn")]`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

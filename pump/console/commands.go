@@ -115,7 +115,7 @@ func (c *Console) send(ctx context.Context, rest string) string {
 	if structured {
 		m.Text, m.Payload = "", payload
 	}
-	c.convs.sending(conv)
+	c.convs.sending(target, conv)
 	thread, err := c.b.Send(ctx, m)
 	c.convs.sent(target, conv, agent, err)
 	var rej *organism.Rejection

@@ -280,6 +280,10 @@ func (c *Console) banner(ctx context.Context) {
 // answer prints once, whole.
 func (c *Console) receive(o organism.Output) {
 	switch o.Kind {
+	case organism.OutputPrint, organism.OutputReply, organism.OutputHuh:
+		c.convs.answered(o.Conversation)
+	}
+	switch o.Kind {
 	case organism.OutputPrint:
 		c.say(fmt.Sprintf("[%s] %s", o.From, o.Text))
 	case organism.OutputReply:
@@ -300,12 +304,21 @@ func (c *Console) receive(o organism.Output) {
 			// its agent begins a new conversation rather than continue one
 			// whose history ends in an unanswered question.
 			c.say(c.convs.endedEarly(o.Conversation, o.Text))
+		} else if target, ok := c.convs.unansweredBy(o.Conversation); ok && o.Text == "" {
+			// Ended with nothing shown: the user would wait for an answer
+			// that never comes.
+			c.say(fmt.Sprintf("[%s] %s", target, endedUnansweredNote))
 		}
 		c.convs.completed(o.Conversation)
 		c.live.complete(o.Conversation)
 		c.out.completed(o.Conversation)
 	}
 }
+
+// endedUnansweredNote follows the target of a line whose conversation
+// ended with nothing shown of it: no reply, no printed line, no failure (an
+// agent whose answer was refused again, a listener that sends nothing back).
+const endedUnansweredNote = "(ended without an answer)"
 
 // huh shows a failure: the canned text, and the diagnostics when verbose.
 func (c *Console) huh(text string, diags []string) {

@@ -124,7 +124,9 @@ func TestMonitorPrefix(t *testing.T) {
 }
 
 // TestConversations covers replies, handler failures and ingress refusals
-// of the console's own conversations, with and without --verbose.
+// of the console's own conversations, with and without --verbose, and a
+// conversation that ends with nothing to show (pick takes red and answers
+// nothing), which the console says rather than print nothing.
 func TestConversations(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
@@ -140,6 +142,7 @@ func TestConversations(t *testing.T) {
 		{"refused", Config{}, "@pick blue\n"},
 		{"refused-verbose", Config{Verbose: true}, "@pick blue\n"},
 		{"accepted-verbose", Config{Verbose: true}, "@pick red\n"},
+		{"ended-without-answer", Config{}, "@pick red\n@echo after\n"},
 		{"no-text-field", Config{}, "@counter 3\n"},
 		{"listeners-broadcast", Config{}, "/listeners\n"},
 	}

@@ -38,11 +38,14 @@ type conversations struct {
 	// killed holds the conversations /kill is stopping whose completion
 	// has not been seen: /kill says so itself.
 	killed map[string]bool
+	// unanswered maps a running conversation whose latest line nothing
+	// answered yet (no reply, print or failure) to that line's target.
+	unanswered map[string]string
 }
 
 func newConversations() *conversations {
 	return &conversations{current: map[string]string{}, running: map[string]bool{}, mine: map[string]bool{},
-		agents: map[string]bool{}, killed: map[string]bool{}}
+		agents: map[string]bool{}, killed: map[string]bool{}, unanswered: map[string]string{}}
 }
 
 // isAgent reports whether target names an agent, asking the backend for its
@@ -75,12 +78,14 @@ func (cs *conversations) currentOf(target string) string {
 	return cs.current[target]
 }
 
-// sending records that a message is about to travel on conv: it is the
-// console's own, and running until its completion is seen.
-func (cs *conversations) sending(conv string) {
+// sending records that a message to target is about to travel on conv: it
+// is the console's own, running until its completion is seen, and
+// unanswered until something of it is shown.
+func (cs *conversations) sending(target, conv string) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	cs.running[conv] = true
+	cs.unanswered[conv] = target
 	if !cs.mine[conv] {
 		cs.mine[conv] = true
 		cs.mineOrder = append(cs.mineOrder, conv)
@@ -99,6 +104,7 @@ func (cs *conversations) sent(target, conv string, agent bool, err error) {
 	defer cs.mu.Unlock()
 	if err != nil {
 		delete(cs.running, conv)
+		delete(cs.unanswered, conv)
 		return
 	}
 	if !agent {
@@ -116,6 +122,24 @@ func (cs *conversations) completed(conv string) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	delete(cs.running, conv)
+	delete(cs.unanswered, conv)
+}
+
+// answered records that something of conv was shown: a reply, a printed
+// line, a failure.
+func (cs *conversations) answered(conv string) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	delete(cs.unanswered, conv)
+}
+
+// unansweredBy returns the target of conv's latest line when nothing of
+// conv was shown since it was sent ("", false otherwise).
+func (cs *conversations) unansweredBy(conv string) (string, bool) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	target, ok := cs.unanswered[conv]
+	return target, ok
 }
 
 // endedEarly drops conv, which ended without its answer for reason, from

@@ -3,6 +3,7 @@ package organism
 import (
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/llm"
@@ -133,6 +134,7 @@ func (l *llmLayer) agentListener(lc config.Listener, p *pump.Pump, threads *regi
 		Temperature: lc.Temperature.Ptr(), MaxIterations: lc.MaxIterations, RepeatLimit: l.cfg.Budgets.RepeatLimit,
 		ToolCalling: llm.ToolCalling(lc.ToolCalling.Mode()), ContextWindow: lc.ContextWindow, Response: response,
 		MaxCallsPerTurn: lc.MaxMessagesPerTurn,
+		Foreign:         l.foreign,
 		Budget:          l.budget(),
 		LLM:             l.router, Usage: l.router, History: cb, Threads: threads, Logger: log,
 		Lookup: func(name string) (*xmlpipe.PayloadType, bool) {
@@ -151,6 +153,24 @@ func (l *llmLayer) agentListener(lc config.Listener, p *pump.Pump, threads *regi
 	return pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Response: response, Handler: a, Agent: true,
 		Peers: append(append([]string(nil), lc.Peers...), lc.Tools...), Prompt: prompt, Workers: lc.MaxConcurrent,
 		MaxMessagesPerTurn: lc.MaxMessagesPerTurn, Timeout: lc.Timeout.D(), Profile: lc.Profile}, nil
+}
+
+// foreign reports whether caller, the sender that began an agent's
+// conversation and no listener, is outside the organism's own users: a
+// callable's call (callSender) or a federation peer (a gateway of the
+// configuration in force, else of the one the layer was built with). An
+// agent tells such a caller that it halted, never why (llm.Agent.Foreign).
+func (l *llmLayer) foreign(caller string) bool {
+	if isCallSender(caller) {
+		return true
+	}
+	cfg := l.cfg
+	if o := l.org.p.Load(); o != nil {
+		if cur := o.CurrentConfig(); cur != nil {
+			cfg = cur
+		}
+	}
+	return slices.ContainsFunc(cfg.Gateways, func(g config.Gateway) bool { return strings.EqualFold(g.Name, caller) })
 }
 
 // librarian is an agent's librarian as its librarian: block says; its

@@ -86,7 +86,14 @@ func callTimeout(g *Governance, cfg *config.Organism, lc config.Listener) time.D
 
 // callSender is the external sender name of the conversations calls begin
 // (a name no listener can have: listener names hold no ':').
-func callSender(listener string) string { return "call:" + strings.ToLower(listener) }
+func callSender(listener string) string { return callSenderPrefix + strings.ToLower(listener) }
+
+// callSenderPrefix begins the name of every callSender.
+const callSenderPrefix = "call:"
+
+// isCallSender reports whether from is the sender of a call's conversation
+// (callSender).
+func isCallSender(from string) bool { return strings.HasPrefix(from, callSenderPrefix) }
 
 // callParams is a callable's parameters as a payload contract.
 func callParams(lc config.Listener) fields.List {
@@ -273,6 +280,13 @@ func inFieldOrder(model *gen.Type, args []callArg) []callArg {
 	out := slices.Clone(args)
 	slices.SortStableFunc(out, func(a, b callArg) int { return rank(a.name) - rank(b.name) })
 	return out
+}
+
+// callPos is where the payload of callable listener i is declared, for
+// the errors of its <name>.call listener (a root tag another listener
+// already handles): its callable.root, else its callable: block.
+func callPos(cfg *config.Organism, i int) string {
+	return cfg.Pos(fmt.Sprintf("listeners[%d].callable.root", i)).String()
 }
 
 // registerCall registers the <name>.call listener of lc, when lc is

@@ -415,7 +415,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 			if j, err := checkCallParams(l, lc); err != nil {
 				errs = append(errs, callParamsError(cfg, i, j, lc, err))
 			} else if err := registerCall(p, lc, callTimeout(gov, cfg, lc), u, opts.Logger); err != nil {
-				errs = append(errs, fmt.Errorf("%s: listener %s: %w", pos, lc.Name, err))
+				errs = append(errs, fmt.Errorf("%s: listener %s: %w", callPos(cfg, i), lc.Name, err))
 			}
 			units[unitKey(lc.Name)] = u
 			continue
@@ -436,7 +436,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		if j, err := checkCallParams(target, lc); err != nil {
 			errs = append(errs, callParamsError(cfg, i, j, lc, err))
 		} else if err := registerCall(p, lc, callTimeout(gov, cfg, lc), u, opts.Logger); err != nil {
-			errs = append(errs, fmt.Errorf("%s: listener %s: %w", pos, lc.Name, err))
+			errs = append(errs, fmt.Errorf("%s: listener %s: %w", callPos(cfg, i), lc.Name, err))
 		}
 		units[unitKey(lc.Name)] = u
 	}

@@ -410,6 +410,9 @@ func (p *Plan) build(entries []planEntry) error {
 		for _, n := range u.names {
 			p.where[strings.ToLower(n)] = e.where
 		}
+		if e.kind != mountUnit && !lc.Callable.IsZero() && e.index >= 0 {
+			p.where[strings.ToLower(config.CallName(lc.Name))] = callPos(p.cfg, e.index) + ": listener " + lc.Name
+		}
 		p.built = append(p.built, u)
 		p.units[unitKey(e.lc.Name)] = u
 	}

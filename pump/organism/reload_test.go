@@ -343,6 +343,15 @@ func TestReloadRefusals(t *testing.T) {
     handler: handlers.hello.handle_response_print
     description: prints
 `, []string{"listener printer2:", "root tag collision"}},
+		{"callable root of a listener added while running", base + `  - name: calc2
+    payload_class: tools.Calculate
+    handler: tools.Calculate
+    description: calculates
+    callable:
+      root: ShoutedResponse
+      description: calculates
+      parameters: [{name: Expression, required: true}]
+`, []string{"organism.yaml:23: listener calc2:", "root tag collision"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
