@@ -312,7 +312,7 @@ func (o *operations) status(a *GetStatus) *Status {
 		state = "shutting-down"
 	}
 	s := &Status{Name: o.t.Pump.Organism(), UptimeSeconds: int64(st.Uptime / time.Second), State: state,
-		ListenerCount: len(ls), ActiveThreads: st.Threads, MessagesProcessed: st.Processed, QueueDepth: depth}
+		ListenerCount: len(ls), ActiveThreads: o.activeThreads(), MessagesProcessed: st.Processed, QueueDepth: depth}
 	if a.IncludeListeners {
 		s.Listeners = o.listeners(true, "")
 	}

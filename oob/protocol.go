@@ -227,8 +227,15 @@ type ErrorResponse struct {
 	Details string `xml:"details,omitempty" json:"details,omitempty"`
 }
 
-// Error returns "code: message".
-func (e *ErrorResponse) Error() string { return e.Code + ": " + e.Message }
+// Error returns "code: message", and ": details" when the organism said
+// why (the XSD violation, the reason a listener could not be registered):
+// what `xmlpipe ctl` prints on stderr names the cause, not only its kind.
+func (e *ErrorResponse) Error() string {
+	if e.Details == "" {
+		return e.Code + ": " + e.Message
+	}
+	return e.Code + ": " + e.Message + ": " + e.Details
+}
 
 // ListenersResponse is <listeners>.
 type ListenersResponse struct {

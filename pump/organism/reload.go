@@ -483,6 +483,13 @@ func (p *Plan) Apply() (ReloadReport, error) {
 	o.late.reset(p.cfg)
 	o.gov.configure(p.cfg)
 	o.cur.Store(p.cfg)
+	if o.Federation != nil {
+		// An import an operator unregistered comes back with the reload,
+		// as a listener organism.yaml declares does.
+		if err := o.Federation.RestoreImports(); err != nil {
+			o.log.Warn("reload: an imported listener could not be restored", "error", err)
+		}
+	}
 	r := p.report
 	o.log.Info("reload applied", "added", r.Added, "removed", r.Removed, "changed", r.Changed,
 		"unchanged", r.Unchanged, "new_llm_router", r.LLM)
