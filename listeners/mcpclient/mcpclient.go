@@ -56,6 +56,9 @@ var (
 	ErrExited = errors.New("server exited")
 	// ErrClosed: the mount was closed (the organism is shutting down).
 	ErrClosed = errors.New("mount closed")
+	// ErrNoAnswer: the server did not answer a call within the mount's
+	// Timeout (the call is cancelled on the server).
+	ErrNoAnswer = errors.New("no answer within the timeout")
 	// ErrToolNameTaken: a tool is not mounted because its listener name
 	// is taken by another tool of the server, its name differing only in
 	// case (listener names are compared case-insensitively).
@@ -413,7 +416,7 @@ func (h *handler) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) 
 		res.Error = err.Error()
 		return answer()
 	}
-	ctx, cancel := context.WithTimeout(ctx, h.m.o.Timeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, h.m.o.Timeout, ErrNoAnswer)
 	defer cancel()
 	r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: h.tool, Arguments: args})
 	switch {
@@ -422,6 +425,9 @@ func (h *handler) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) 
 	case connectionLost(err):
 		h.m.fail(cs)
 		res.Error = fmt.Sprintf("%v %s: %v (%v); restarting", ErrServer, h.m.o.Name, ErrExited, err)
+	case errors.Is(context.Cause(ctx), ErrNoAnswer):
+		// Name the timeout, not the SDK's "context deadline exceeded".
+		res.Error = fmt.Sprintf("%v %s: tool %s: %v (%s)", ErrServer, h.m.o.Name, h.tool, ErrNoAnswer, h.m.o.Timeout)
 	default:
 		budget := maxText
 		res.Error = clipText(res, "error", fmt.Sprintf("%v: %v", ErrTool, err), &budget)

@@ -403,3 +403,34 @@ func TestMountCloseWhileRestartFails(t *testing.T) {
 		t.Fatalf("Close took %v", d)
 	}
 }
+
+// TestMountNamesItsTimeout: a tool that does not answer within the mount's
+// timeout is an error naming the server, the tool and the timeout — not
+// the SDK's bare "context deadline exceeded" — and the server sees the
+// call cancelled.
+func TestMountNamesItsTimeout(t *testing.T) {
+	s := sdk.NewServer(&sdk.Implementation{Name: "slow", Version: "v0"}, nil)
+	cancelled := make(chan struct{})
+	s.AddTool(&sdk.Tool{Name: "hang", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			<-ctx.Done()
+			close(cancelled)
+			return nil, ctx.Err()
+		})
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	// The tool never answers, so the call can only end at the timeout; it
+	// also bounds connecting to the in-process server, which takes
+	// milliseconds.
+	_, tools := mount(t, Options{Name: "ext", URL: srv.URL, Timeout: 3 * time.Second})
+	r := call(t, tools["ext.hang"], `<ext.hang/>`)
+	want := "mcp: external server ext: tool hang: no answer within the timeout (3s)"
+	if diff := cmp.Diff(want, r.Error); diff != "" {
+		t.Errorf("error (-want +got):\n%s", diff)
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(30 * time.Second):
+		t.Error("the server never saw the call cancelled")
+	}
+}
