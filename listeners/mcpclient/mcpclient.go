@@ -60,8 +60,9 @@ var (
 	// Timeout (the call is cancelled on the server).
 	ErrNoAnswer = errors.New("no answer within the timeout")
 	// ErrToolNameTaken: a tool is not mounted because its listener name
-	// is taken by another tool of the server, its name differing only in
-	// case (listener names are compared case-insensitively).
+	// is taken by another tool of the server: one of the same name listed
+	// again, or one whose name differs only in case (listener names are
+	// compared case-insensitively).
 	ErrToolNameTaken = errors.New("listener name taken")
 )
 
@@ -155,6 +156,9 @@ func Connect(ctx context.Context, o Options) (*Mount, error) {
 		t, err := m.mountTool(tool)
 		if other, dup := mounted[strings.ToLower(t.Listener)]; err == nil && dup {
 			err = fmt.Errorf("%w: its name differs from tool %q's only in case", ErrToolNameTaken, other)
+			if other == tool.Name {
+				err = fmt.Errorf("%w: the server lists tool %q more than once; the first is mounted", ErrToolNameTaken, other)
+			}
 		}
 		if err != nil {
 			o.Logger.Warn("mcp: tool not mounted", "server", o.Name, "tool", tool.Name, "error", err)
