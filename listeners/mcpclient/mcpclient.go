@@ -56,9 +56,13 @@ var (
 	ErrExited = errors.New("server exited")
 	// ErrClosed: the mount was closed (the organism is shutting down).
 	ErrClosed = errors.New("mount closed")
+	// ErrNoAnswer: the server did not answer a call within the mount's
+	// Timeout (the call is cancelled on the server).
+	ErrNoAnswer = errors.New("no answer within the timeout")
 	// ErrToolNameTaken: a tool is not mounted because its listener name
-	// is taken by another tool of the server, its name differing only in
-	// case (listener names are compared case-insensitively).
+	// is taken by another tool of the server: one of the same name listed
+	// again, or one whose name differs only in case (listener names are
+	// compared case-insensitively).
 	ErrToolNameTaken = errors.New("listener name taken")
 )
 
@@ -152,6 +156,9 @@ func Connect(ctx context.Context, o Options) (*Mount, error) {
 		t, err := m.mountTool(tool)
 		if other, dup := mounted[strings.ToLower(t.Listener)]; err == nil && dup {
 			err = fmt.Errorf("%w: its name differs from tool %q's only in case", ErrToolNameTaken, other)
+			if other == tool.Name {
+				err = fmt.Errorf("%w: the server lists tool %q more than once; the first is mounted", ErrToolNameTaken, other)
+			}
 		}
 		if err != nil {
 			o.Logger.Warn("mcp: tool not mounted", "server", o.Name, "tool", tool.Name, "error", err)
@@ -413,7 +420,7 @@ func (h *handler) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) 
 		res.Error = err.Error()
 		return answer()
 	}
-	ctx, cancel := context.WithTimeout(ctx, h.m.o.Timeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, h.m.o.Timeout, ErrNoAnswer)
 	defer cancel()
 	r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: h.tool, Arguments: args})
 	switch {
@@ -422,6 +429,9 @@ func (h *handler) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) 
 	case connectionLost(err):
 		h.m.fail(cs)
 		res.Error = fmt.Sprintf("%v %s: %v (%v); restarting", ErrServer, h.m.o.Name, ErrExited, err)
+	case errors.Is(context.Cause(ctx), ErrNoAnswer):
+		// Name the timeout, not the SDK's "context deadline exceeded".
+		res.Error = fmt.Sprintf("%v %s: tool %s: %v (%s)", ErrServer, h.m.o.Name, h.tool, ErrNoAnswer, h.m.o.Timeout)
 	default:
 		budget := maxText
 		res.Error = clipText(res, "error", fmt.Sprintf("%v: %v", ErrTool, err), &budget)

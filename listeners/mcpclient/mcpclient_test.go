@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -30,8 +31,12 @@ import (
 const serverEnv = "XMLPIPE_MCPCLIENT_TEST_SERVER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(serverEnv) == "1" {
+	switch os.Getenv(serverEnv) {
+	case "1":
 		stdioServer()
+		return
+	case "dup":
+		dupServer()
 		return
 	}
 	goleak.VerifyTestMain(m, goleak.IgnoreCurrent())
@@ -401,5 +406,125 @@ func TestMountCloseWhileRestartFails(t *testing.T) {
 	}
 	if d := time.Since(start); d > closeWait+2*time.Second {
 		t.Fatalf("Close took %v", d)
+	}
+}
+
+// TestMountNamesItsTimeout: a tool that does not answer within the mount's
+// timeout is an error naming the server, the tool and the timeout — not
+// the SDK's bare "context deadline exceeded" — and the server sees the
+// call cancelled.
+func TestMountNamesItsTimeout(t *testing.T) {
+	s := sdk.NewServer(&sdk.Implementation{Name: "slow", Version: "v0"}, nil)
+	cancelled := make(chan struct{})
+	s.AddTool(&sdk.Tool{Name: "hang", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			<-ctx.Done()
+			close(cancelled)
+			return nil, ctx.Err()
+		})
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	// The tool never answers, so the call can only end at the timeout; it
+	// also bounds connecting to the in-process server, which takes
+	// milliseconds.
+	_, tools := mount(t, Options{Name: "ext", URL: srv.URL, Timeout: 3 * time.Second})
+	r := call(t, tools["ext.hang"], `<ext.hang/>`)
+	want := "mcp: external server ext: tool hang: no answer within the timeout (3s)"
+	if diff := cmp.Diff(want, r.Error); diff != "" {
+		t.Errorf("error (-want +got):\n%s", diff)
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(30 * time.Second):
+		t.Error("the server never saw the call cancelled")
+	}
+}
+
+// dupServer is a hand-written stdio server that lists the tool "twice"
+// twice and "Case" and "case" (which the SDK's own server cannot do).
+func dupServer() {
+	in := bufio.NewScanner(os.Stdin)
+	out := json.NewEncoder(os.Stdout)
+	empty := map[string]any{"type": "object"}
+	for in.Scan() {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(in.Bytes(), &req) != nil || req.ID == nil {
+			continue
+		}
+		result := map[string]any{}
+		switch req.Method {
+		case "initialize":
+			result = map[string]any{"protocolVersion": req.Params.ProtocolVersion,
+				"capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]any{"name": "dup", "version": "v0"}}
+		case "tools/list":
+			var tools []map[string]any
+			for _, name := range []string{"twice", "twice", "Case", "case"} {
+				tools = append(tools, map[string]any{"name": name, "inputSchema": empty})
+			}
+			result = map[string]any{"tools": tools}
+		}
+		_ = out.Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
+	}
+	os.Exit(0)
+}
+
+// lockedBuffer collects log lines written from any goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestMountSaysWhyADuplicateIsSkipped: of a tool listed twice the first is
+// mounted and the log says it was listed twice — not that its name
+// "differs only in case" from itself, which is what it said for both.
+func TestMountSaysWhyADuplicateIsSkipped(t *testing.T) {
+	t.Setenv(serverEnv, "dup")
+	var logs lockedBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}}))
+	m, _ := mount(t, Options{Name: "dup", Command: []string{os.Args[0]}, Env: []string{serverEnv},
+		Timeout: 20 * time.Second, Logger: logger})
+	var mounted []string
+	for _, tool := range m.Tools() {
+		mounted = append(mounted, tool.Listener)
+	}
+	if diff := cmp.Diff([]string{"dup.twice", "dup.Case"}, mounted); diff != "" {
+		t.Errorf("mounted (-want +got):\n%s", diff)
+	}
+	var skipped []string
+	for line := range strings.Lines(logs.String()) {
+		if strings.Contains(line, "tool not mounted") {
+			skipped = append(skipped, strings.TrimSpace(line))
+		}
+	}
+	want := []string{
+		`level=WARN msg="mcp: tool not mounted" server=dup tool=twice error="listener name taken: the server lists tool \"twice\" more than once; the first is mounted"`,
+		`level=WARN msg="mcp: tool not mounted" server=dup tool=case error="listener name taken: its name differs from tool \"Case\"'s only in case"`,
+	}
+	if diff := cmp.Diff(want, skipped); diff != "" {
+		t.Errorf("logged (-want +got):\n%s", diff)
 	}
 }

@@ -3,6 +3,7 @@ package wasm
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -225,7 +226,7 @@ func (m *Module) newStdio() (*input, *output, *output) {
 // its /data.
 func (m *Module) moduleConfig(in *input, out, errOut *output, dir *rootFS) wazero.ModuleConfig {
 	mc := wazero.NewModuleConfig().WithName("").WithArgs(m.name).WithStdin(in).WithStdout(out).WithStderr(errOut).
-		WithSysWalltime().WithSysNanotime()
+		WithSysWalltime().WithSysNanotime().WithRandSource(rand.Reader)
 	for _, kv := range m.env {
 		mc = mc.WithEnv(kv[0], kv[1])
 	}

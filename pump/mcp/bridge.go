@@ -276,8 +276,17 @@ func (b *Bridge) answer(e pump.Event, listener string, rt *xmlpipe.PayloadType) 
 		return toolError("%v", err)
 	}
 	if a.Error != "" {
+		// A refusal in the declared response (run_command's ExitCode -1,
+		// ops' OK false) is typed like any answer of it, so a client
+		// decoding structuredContent by the outputSchema reads it too.
+		sc := any(a.Fields)
+		if rt != nil {
+			if typed, err := structured(rt, a); err == nil {
+				sc = typed
+			}
+		}
 		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: a.Error}},
-			StructuredContent: a.Fields}
+			StructuredContent: sc}
 	}
 	if rt == nil {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: a.Text}}, StructuredContent: a.Fields}

@@ -18,9 +18,14 @@ import (
 
 // outputOrganism serves the README's calc (a wasm listener declaring its
 // response), echo, whose declared response has a field of every type, and
-// the native calculate tool (a catalog handler declaring its result).
+// the native calculate and run_command tools (catalog handlers declaring
+// their results; run_command, with no allow-list, refuses every call).
 const outputOrganism = `organism: {name: mcp-output}
 listeners:
+  - name: run_command
+    payload_class: tools.RunCommand
+    handler: tools.RunCommand
+    description: Runs an allowed program without a shell
   - name: calculate
     payload_class: tools.Calculate
     handler: tools.Calculate
@@ -53,10 +58,14 @@ listeners:
     response: *sample
 `
 
+// refusedRm is run_command's refusal of rm, which no allow-list names.
+const refusedRm = `run_command: command not in the allow-list (tool_config.run_command.allowed_commands): "rm"`
+
 // TestStructuredContentFitsTheOutputSchema: a tool whose listener declares
 // its response advertises the response's JSON Schema as its outputSchema,
 // and its structured content is typed to fit it (numbers, integers,
-// booleans as JSON ones, not text), the text content kept.
+// booleans as JSON ones, not text), the text content kept — a refusal
+// answered in the declared response (a tool error) too.
 func TestStructuredContentFitsTheOutputSchema(t *testing.T) {
 	dir := t.TempDir()
 	guests := wasmtest.New(t.TempDir())
@@ -128,26 +137,29 @@ func TestStructuredContentFitsTheOutputSchema(t *testing.T) {
 	for _, tc := range []struct {
 		tool       string
 		args       map[string]any
+		isError    bool
 		text       string
 		structured map[string]any
 	}{
-		{"calc", map[string]any{"A": 2, "B": 40, "Op": "add"}, "42", map[string]any{"Value": 42.0}},
-		{"calculate", map[string]any{"Expression": "6*7"},
+		{"calc", map[string]any{"A": 2, "B": 40, "Op": "add"}, false, "42", map[string]any{"Value": 42.0}},
+		{"calculate", map[string]any{"Expression": "6*7"}, false,
 			`<CalculateResult xmlns=""><Expression>6*7</Expression><Value>42</Value></CalculateResult>`,
 			map[string]any{"Expression": "6*7", "Value": "42"}},
-		{"echo", map[string]any{"Ratio": 0.5, "Count": 7, "Done": true, "Label": "x"},
+		{"echo", map[string]any{"Ratio": 0.5, "Count": 7, "Done": true, "Label": "x"}, false,
 			`<Sample xmlns=""><Ratio>0.5</Ratio><Count>7</Count><Done>true</Done><Label>x</Label></Sample>`,
 			map[string]any{"Ratio": 0.5, "Count": 7.0, "Done": true, "Label": "x"}},
-		{"echo", map[string]any{"Ratio": 1, "Count": -3, "Done": false, "Label": "y", "Note": "n"},
+		{"echo", map[string]any{"Ratio": 1, "Count": -3, "Done": false, "Label": "y", "Note": "n"}, false,
 			`<Sample xmlns=""><Ratio>1</Ratio><Count>-3</Count><Done>false</Done><Label>y</Label><Note>n</Note></Sample>`,
 			map[string]any{"Ratio": 1.0, "Count": -3.0, "Done": false, "Label": "y", "Note": "n"}},
+		{"run_command", map[string]any{"Command": "rm"}, true, refusedRm,
+			map[string]any{"Command": "rm", "ExitCode": -1.0, "Error": refusedRm}},
 	} {
 		r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tc.tool, Arguments: tc.args})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.tool, err)
 		}
-		if r.IsError {
-			t.Errorf("%s%v: tool error %q", tc.tool, tc.args, text(r))
+		if r.IsError != tc.isError {
+			t.Errorf("%s%v: IsError %v, want %v (%q)", tc.tool, tc.args, r.IsError, tc.isError, text(r))
 			continue
 		}
 		if diff := cmp.Diff(tc.text, text(r)); diff != "" {

@@ -19,11 +19,13 @@
 // of the environment variable Path); hog (allocates Arg megabytes in one
 // allocation and uses every page, so that a request over the memory cap
 // fails at once, however slowly the guest runs); hold (opens Path Arg
-// times and keeps every file open; Result is how many opened); spin (loops
-// until interrupted).
+// times and keeps every file open; Result is how many opened); random (16
+// bytes from crypto/rand, in hex); spin (loops until interrupted).
 package main
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -178,6 +180,12 @@ func do(o ops) (string, error) {
 			held = append(held, f)
 		}
 		return strconv.Itoa(opened), nil
+	case "random":
+		b := make([]byte, 16)
+		if _, err := rand.Read(b); err != nil {
+			return "", err
+		}
+		return hex.EncodeToString(b), nil
 	case "spin":
 		for {
 			spins++
