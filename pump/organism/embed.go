@@ -88,6 +88,16 @@ func (l Listener) pumpListener() (pump.Listener, error) {
 		Timeout: l.Timeout, Workers: l.Workers}, nil
 }
 
+// goListenerNames returns the names of listeners written in Go, which a
+// configuration may name beside its own (config.LoadWith).
+func goListenerNames(ls []Listener) []string {
+	names := make([]string, 0, len(ls))
+	for _, l := range ls {
+		names = append(names, l.Name)
+	}
+	return names
+}
+
 // registerGo registers the embedding program's listeners (Options.Listeners)
 // and notes them among the listeners a reload leaves alone.
 func registerGo(p *pump.Pump, ls []Listener, extra map[string]bool) []error {

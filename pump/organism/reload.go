@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -126,7 +127,9 @@ func (o *Organism) plan(cfg *config.Organism) (*Plan, error) {
 	if stopped {
 		return nil, pump.ErrClosed
 	}
-	if err := cfg.Validate(); err != nil {
+	// Its peers may name the listeners given in Go (Options.Listeners)
+	// and those added while running, as the running organism's may.
+	if err := cfg.ValidateWith(slices.Sorted(maps.Keys(extra))); err != nil {
 		return nil, err
 	}
 	if err := checkToolConfigs(cfg, o.catalog, toolDataDir(cfg, o.durable)); err != nil {
