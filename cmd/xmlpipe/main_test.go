@@ -215,7 +215,7 @@ func TestValidate(t *testing.T) {
 		lines []string
 	}{
 		{"bad-key.yaml", []string{`bad-key.yaml:3: organism: unknown key "colour"`, `bad-key.yaml:10: listeners[0].peers[0]`}},
-		{"bad-listener.yaml", []string{`bad-listener.yaml:9: listener mystery: payload_class: unknown payload_class`}},
+		{"bad-listener.yaml", []string{`bad-listener.yaml:10: listener mystery: payload_class: unknown payload_class`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

@@ -52,13 +52,15 @@ type Listener struct {
 	response *xmlpipe.PayloadType
 }
 
-// Open reads and compiles the module and resolves its contract.
+// Open reads and compiles the module and resolves its contract. An error
+// about one of the options (the module file, the xsd, the payload or
+// response contract) is an *OptionError naming it.
 func Open(ctx context.Context, o Options) (*Listener, error) {
 	wasm := o.Wasm
 	if wasm == nil {
 		var err error
 		if wasm, err = ReadModule(o.Module); err != nil {
-			return nil, fmt.Errorf("wasm listener %s: module: %w", o.Name, err)
+			return nil, &OptionError{Key: "module", Err: err}
 		}
 	}
 	mod, err := Compile(ctx, o.Name, wasm, o.Sandbox, o.Cache, o.Logger)
@@ -67,7 +69,7 @@ func Open(ctx context.Context, o Options) (*Listener, error) {
 	}
 	l := &Listener{mod: mod}
 	if err := l.resolve(ctx, o); err != nil {
-		return nil, errors.Join(fmt.Errorf("wasm listener %s: %w", o.Name, err), mod.Close(ctx))
+		return nil, errors.Join(err, mod.Close(ctx))
 	}
 	return l, nil
 }
@@ -81,12 +83,12 @@ func (l *Listener) resolve(ctx context.Context, o Options) error {
 		}
 		out, ok, err := l.mod.Describe(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("describe: %w", err)
+			return nil, &OptionError{Key: "module", Err: fmt.Errorf("describe: %w", err)}
 		}
 		c := Contract{}
 		if ok {
 			if c, err = ParseContract(out); err != nil {
-				return nil, fmt.Errorf("describe: %w", err)
+				return nil, &OptionError{Key: "module", Err: fmt.Errorf("describe: %w", err)}
 			}
 		}
 		described = &c
@@ -95,15 +97,20 @@ func (l *Listener) resolve(ctx context.Context, o Options) error {
 	var err error
 	switch {
 	case !o.Payload.IsZero():
-		l.payload, err = o.Payload.PayloadType(nil)
+		if l.payload, err = o.Payload.PayloadType(nil); err != nil {
+			return &OptionError{Key: "payload", Err: err}
+		}
 	case o.XSD != "":
 		var schema []byte
 		if schema, err = regfile.Read(o.XSD); err != nil {
-			return fmt.Errorf("xsd: %w", err)
+			return &OptionError{Key: "xsd", Err: err}
 		}
 		var f Fields
 		if f, err = FieldsFromXSD(schema); err == nil {
 			l.payload, err = f.PayloadType(schema)
+		}
+		if err != nil {
+			return &OptionError{Key: "xsd", Err: err}
 		}
 	case o.PayloadType != nil:
 		l.payload = o.PayloadType
@@ -111,9 +118,11 @@ func (l *Listener) resolve(ctx context.Context, o Options) error {
 		var c *Contract
 		if c, err = describe(); err == nil {
 			if c.Payload.IsZero() {
-				return fmt.Errorf("%w: no payload contract: give payload or xsd, or export describe from the module", ErrContract)
+				return &OptionError{Key: "payload", Err: fmt.Errorf("%w: no payload contract: give payload or xsd, or export describe from the module", ErrContract)}
 			}
-			l.payload, err = c.Payload.PayloadType(nil)
+			if l.payload, err = c.Payload.PayloadType(nil); err != nil {
+				return &OptionError{Key: "module", Err: fmt.Errorf("describe: %w", err)}
+			}
 		}
 	}
 	if err != nil {
@@ -129,7 +138,11 @@ func (l *Listener) resolve(ctx context.Context, o Options) error {
 	}
 	if !resp.IsZero() {
 		if l.response, err = resp.PayloadType(nil); err != nil {
-			return fmt.Errorf("response: %w", err)
+			key := "response"
+			if o.Response.IsZero() {
+				key = "module" // its describe export's
+			}
+			return &OptionError{Key: key, Err: fmt.Errorf("response: %w", err)}
 		}
 	}
 	return nil

@@ -20,6 +20,11 @@ import (
 // relative paths against the file's directory and validates the result.
 // Every problem is reported with file:line, all of them at once.
 func Load(path string) (*Organism, error) {
+	return LoadWith(path, nil)
+}
+
+// load is LoadWith.
+func load(path string, external []string) (*Organism, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		msg := err.Error()
@@ -28,18 +33,24 @@ func Load(path string) (*Organism, error) {
 		}
 		return nil, &Error{Pos: Position{File: path}, Msg: msg, Err: err}
 	}
-	return Parse(path, data)
+	return parse(path, data, external)
 }
 
 // Parse is Load for a configuration already in memory; name is used in
 // messages and its directory anchors relative paths.
 func Parse(name string, data []byte) (*Organism, error) {
+	return parse(name, data, nil)
+}
+
+// parse is ParseWith.
+func parse(name string, data []byte, external []string) (*Organism, error) {
 	root, err := parseDocument(name, data)
 	if err != nil {
 		return nil, err
 	}
 	o := Default()
 	o.file = name
+	o.external = mergeNames(nil, external)
 	o.dir = filepath.Dir(name)
 	if abs, err := filepath.Abs(o.dir); err == nil {
 		o.dir = abs

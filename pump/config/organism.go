@@ -83,6 +83,7 @@ type Organism struct {
 	positions map[string]Position // key path → where it was written
 	bad       map[string]bool     // paths that failed to decode
 	bindPort  int                 // the port oob.bind named (0: none, -1: not a port)
+	external  []string            // listeners given outside the configuration (LoadWith)
 }
 
 // OrganismSection is the organism: mapping.

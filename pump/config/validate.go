@@ -314,10 +314,11 @@ func (o *Organism) checkListenerType(r *reporter, path string, l Listener) {
 
 // checkPeers reports peers naming neither a listener nor a gateway.
 func (o *Organism) checkPeers(r *reporter, listeners map[string]string) {
-	known := make([]string, 0, len(o.Listeners)+len(o.Gateways))
+	known := make([]string, 0, len(o.Listeners)+len(o.external)+len(o.Gateways))
 	for _, l := range o.Listeners {
 		known = append(known, l.Name)
 	}
+	known = append(known, o.external...)
 	for _, g := range o.Gateways {
 		known = append(known, g.Name)
 	}
@@ -523,8 +524,8 @@ func (o *Organism) mountedTool(name string) bool {
 }
 
 // NamesPeer reports whether a listener's peers may name name in this
-// configuration: one of its listeners or gateways, or a tool of one of its
-// MCP mounts. A running organism also has the listeners added since
+// configuration: one of its listeners or gateways, a tool of one of its
+// MCP mounts, or a listener given outside it (LoadWith). A running organism also has the listeners added since
 // (register-listener); it checks those itself.
 func (o *Organism) NamesPeer(name string) bool {
 	if _, ok := o.Listener(name); ok {
@@ -533,9 +534,13 @@ func (o *Organism) NamesPeer(name string) bool {
 	return o.namesPeerBeyondListeners(name)
 }
 
-// namesPeerBeyondListeners is NamesPeer for what is not a listener: a
-// gateway or a mounted tool.
+// namesPeerBeyondListeners is NamesPeer for what is not a configured
+// listener: a listener given outside the configuration, a gateway or a
+// mounted tool.
 func (o *Organism) namesPeerBeyondListeners(name string) bool {
+	if o.namesExternal(name) {
+		return true
+	}
 	if _, ok := o.Gateway(name); ok {
 		return true
 	}

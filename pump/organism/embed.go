@@ -88,6 +88,16 @@ func (l Listener) pumpListener() (pump.Listener, error) {
 		Timeout: l.Timeout, Workers: l.Workers}, nil
 }
 
+// goListenerNames returns the names of listeners written in Go, which a
+// configuration may name beside its own (config.LoadWith).
+func goListenerNames(ls []Listener) []string {
+	names := make([]string, 0, len(ls))
+	for _, l := range ls {
+		names = append(names, l.Name)
+	}
+	return names
+}
+
 // registerGo registers the embedding program's listeners (Options.Listeners)
 // and notes them among the listeners a reload leaves alone.
 func registerGo(p *pump.Pump, ls []Listener, extra map[string]bool) []error {
@@ -115,9 +125,12 @@ func registerGo(p *pump.Pump, ls []Listener, extra map[string]bool) []error {
 // a *failure.Failure, a conversation that failed a *pump.AskError, one that
 // ended without an answer pump.ErrNoAnswer; when ctx ends first, the
 // conversation is killed, and when the organism shuts down first the error
-// wraps pump.ErrClosed. The organism must be started, and no listener of it
-// may be called AskFrom.
+// wraps pump.ErrClosed; once it was shut down, the error is ErrShutDown. The
+// organism must be started, and no listener of it may be called AskFrom.
 func (o *Organism) Ask(ctx context.Context, to string, payload any) (pump.Event, error) {
+	if err := o.checkRunning(); err != nil {
+		return pump.Event{}, err
+	}
 	return o.Pump.Ask(ctx, AskFrom, to, payload)
 }
 
@@ -141,12 +154,18 @@ func (o *Organism) Continue(ctx context.Context, conversation, to string, payloa
 	if conversation == "" {
 		return o.Ask(ctx, to, payload)
 	}
+	if err := o.checkRunning(); err != nil {
+		return pump.Event{}, err
+	}
 	return o.Pump.AskOn(ctx, conversation, AskFrom, to, payload)
 }
 
 // ContinueText is Continue with the message built from text, as AskText
 // builds it.
 func (o *Organism) ContinueText(ctx context.Context, conversation, to, text string) (pump.Event, error) {
+	if err := o.checkRunning(); err != nil {
+		return pump.Event{}, err
+	}
 	l, ok := o.Pump.Lookup(to)
 	if !ok || l.Payload == nil {
 		return pump.Event{}, fmt.Errorf("%w: %s", ErrUnknownListener, to)

@@ -68,7 +68,7 @@ func (o *Organism) AddListener(lc config.Listener) error {
 	case lc.Type == config.WasmListener:
 		err = o.addWasm(env, lc)
 	default:
-		err = register(o.Pump, o.catalog, env, o.wasm, lc, "", false, nil)
+		err = register(o.Pump, o.catalog, env, o.wasm, lc, fixedLocator(lc.Name), false, nil)
 	}
 	if err == nil {
 		o.mu.Lock()
@@ -150,7 +150,7 @@ func (o *Organism) addWasm(env catalog.Env, lc config.Listener) error {
 	if err != nil {
 		return fmt.Errorf("wasm listener %s: module: %w", lc.Name, err)
 	}
-	return register(o.Pump, o.catalog, env, o.wasm, lc, "", false, module)
+	return register(o.Pump, o.catalog, env, o.wasm, lc, fixedLocator(lc.Name), false, module)
 }
 
 // confine resolves p against root (relative paths) and returns it with its

@@ -171,12 +171,14 @@ var SystemListeners = []config.Listener{
 	{Name: "system.todo-complete", PayloadClass: "system.TodoComplete", Handler: "system.TodoComplete", Description: "Closes a todo watcher"},
 }
 
-// Load reads path (and the .env beside it) and assembles the organism.
+// Load reads path (and the .env beside it) and assembles the organism. The
+// file may name the listeners of Options.Listeners as it names its own (an
+// agent's peers): it is read with config.LoadWith.
 func Load(path string, opts Options) (*Organism, error) {
 	if err := config.LoadDotEnv(filepath.Join(filepath.Dir(path), ".env")); err != nil {
 		return nil, err
 	}
-	cfg, err := config.Load(path)
+	cfg, err := config.LoadWith(path, goListenerNames(opts.Listeners))
 	if err != nil {
 		return nil, err
 	}
@@ -371,7 +373,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		ws.guard(d.store.Dir())
 	}
 	for _, lc := range SystemListeners {
-		if err := register(p, opts.Catalog, env, ws, lc, "", true, nil); err != nil {
+		if err := register(p, opts.Catalog, env, ws, lc, fixedLocator(lc.Name), true, nil); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -427,7 +429,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 			}
 			u.stamp = wasmStamp(lc)
 		}
-		if err := register(p, opts.Catalog, env, ws, lc, pos, false, nil); err != nil {
+		if err := register(p, opts.Catalog, env, ws, lc, entryLocator(cfg, i, lc.Name), false, nil); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -442,7 +444,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	}
 	for _, lc := range implicit {
 		lc = withTimeout(cfg, lc)
-		if err := register(p, opts.Catalog, env, ws, lc, "tool "+lc.Name, false, nil); err != nil {
+		if err := register(p, opts.Catalog, env, ws, lc, fixedLocator("tool "+lc.Name), false, nil); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -475,14 +477,11 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 }
 
 // register resolves lc (a catalog listener, or a wasm one whose module is
-// the file at its module path, or module when not nil) and registers it.
-func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, ws *wasmSet, lc config.Listener, pos string,
+// the file at its module path, or module when not nil) and registers it;
+// at locates its errors.
+func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, ws *wasmSet, lc config.Listener, at locator,
 	sys bool, module []byte) error {
-	where := lc.Name
-	if pos != "" {
-		where = pos + ": listener " + lc.Name
-	}
-	l, wl, err := resolveListener(cat, env, ws, lc, where, module)
+	l, wl, err := resolveListener(cat, env, ws, lc, at, module)
 	if err != nil {
 		return err
 	}
@@ -492,7 +491,7 @@ func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, ws *wasmSet, 
 		err = p.AddListener(l) // Register before Start
 	}
 	if err != nil {
-		err = fmt.Errorf("%s: %w", where, err)
+		err = fmt.Errorf("%s: %w", at(""), err)
 		if wl != nil { // never reachable: its module goes now
 			err = errors.Join(err, wl.Close(context.Background()))
 		}
@@ -506,10 +505,11 @@ func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, ws *wasmSet, 
 
 // resolveListener builds the pump listener of lc — a catalog listener, or a
 // wasm one whose module is module when not nil, else the file at its
-// module path — without registering it; where prefixes its errors. A wasm
-// listener's module is returned too: the caller registers it with the
-// wasm set once the listener is registered, or closes it.
-func resolveListener(cat *catalog.Catalog, env catalog.Env, ws *wasmSet, lc config.Listener, where string,
+// module path — without registering it; at locates its errors, each at
+// the key it concerns. A wasm listener's module is returned too: the
+// caller registers it with the wasm set once the listener is registered,
+// or closes it.
+func resolveListener(cat *catalog.Catalog, env catalog.Env, ws *wasmSet, lc config.Listener, at locator,
 	module []byte) (pump.Listener, *wasm.Listener, error) {
 	var (
 		pt  *xmlpipe.PayloadType
@@ -520,20 +520,20 @@ func resolveListener(cat *catalog.Catalog, env catalog.Env, ws *wasmSet, lc conf
 	)
 	if lc.Type == config.WasmListener {
 		if wl, err = ws.open(cat, env, lc, module); err != nil {
-			return pump.Listener{}, nil, fmt.Errorf("%s: %w", where, err)
+			return pump.Listener{}, nil, at.wrap(err)
 		}
 		pt, h, rt = wl.Payload(), wl, wl.Response()
 	} else {
 		if pt, err = cat.PayloadType(lc.PayloadClass); err != nil {
 			err = nearest(err, catalog.ErrUnknownPayload, lc.PayloadClass, cat.PayloadNames())
-			return pump.Listener{}, nil, fmt.Errorf("%s: payload_class: %w", where, err)
+			return pump.Listener{}, nil, fmt.Errorf("%s: payload_class: %w", at("payload_class"), err)
 		}
 		if h, err = cat.Handler(lc.Handler, pt, env); err != nil {
 			err = nearest(err, catalog.ErrUnknownHandler, lc.Handler, cat.HandlerNames())
-			return pump.Listener{}, nil, fmt.Errorf("%s: handler: %w", where, err)
+			return pump.Listener{}, nil, fmt.Errorf("%s: handler: %w", at("handler"), err)
 		}
 		if rt, err = cat.Response(lc.Handler); err != nil {
-			return pump.Listener{}, nil, fmt.Errorf("%s: handler: %w", where, err)
+			return pump.Listener{}, nil, fmt.Errorf("%s: handler: %w", at("handler"), err)
 		}
 	}
 	return pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Response: rt, Handler: h, Agent: lc.Agent,

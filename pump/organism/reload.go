@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -126,7 +127,9 @@ func (o *Organism) plan(cfg *config.Organism) (*Plan, error) {
 	if stopped {
 		return nil, pump.ErrClosed
 	}
-	if err := cfg.Validate(); err != nil {
+	// Its peers may name the listeners given in Go (Options.Listeners)
+	// and those added while running, as the running organism's may.
+	if err := cfg.ValidateWith(slices.Sorted(maps.Keys(extra))); err != nil {
 		return nil, err
 	}
 	if err := checkToolConfigs(cfg, o.catalog, toolDataDir(cfg, o.durable)); err != nil {
@@ -269,6 +272,15 @@ func (o *Organism) entries(cfg *config.Organism, layer *llmLayer, extra map[stri
 	return out, errors.Join(errs...)
 }
 
+// locator locates the errors about the entry at their keys' lines in cfg,
+// the configuration it is an entry of.
+func (e planEntry) locator(cfg *config.Organism) locator {
+	if e.index < 0 {
+		return fixedLocator(e.where)
+	}
+	return entryLocator(cfg, e.index, e.lc.Name)
+}
+
 // changed reports whether the unit u, built from an earlier configuration
 // (old), must be built again for entry e of cfg: its entry differs, its
 // files changed (wasm), its router, prompt or budgets changed (agents), or
@@ -386,7 +398,7 @@ func (p *Plan) build(entries []planEntry) error {
 			if e.kind == wasmUnit {
 				u.stamp = wasmStamp(lc)
 			}
-			l, wl, err := resolveListener(o.catalog, env, o.wasm, lc, e.where, nil)
+			l, wl, err := resolveListener(o.catalog, env, o.wasm, lc, e.locator(p.cfg), nil)
 			if err != nil {
 				errs = append(errs, err)
 				continue

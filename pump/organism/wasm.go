@@ -151,7 +151,7 @@ func (s *wasmSet) open(cat *catalog.Catalog, env catalog.Env, lc config.Listener
 	if lc.PayloadClass != "" && lc.Payload.IsZero() && lc.XSD == "" {
 		pt, err := cat.PayloadType(lc.PayloadClass)
 		if err != nil {
-			return nil, fmt.Errorf("payload_class: %w", err)
+			return nil, &wasm.OptionError{Key: "payload_class", Err: err}
 		}
 		o.PayloadType = pt
 	}
