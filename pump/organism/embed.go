@@ -125,7 +125,7 @@ func registerGo(p *pump.Pump, ls []Listener, extra map[string]bool) []error {
 // a *failure.Failure, a conversation that failed a *pump.AskError, one that
 // ended without an answer pump.ErrNoAnswer; when ctx ends first, the
 // conversation is killed, and when the organism shuts down first the error
-// wraps pump.ErrClosed; once it was shut down, the error is ErrShutDown. The
+// wraps pump.ErrClosed, as it does once the organism was shut down. The
 // organism must be started, and no listener of it may be called AskFrom.
 func (o *Organism) Ask(ctx context.Context, to string, payload any) (pump.Event, error) {
 	if err := o.checkRunning(); err != nil {
