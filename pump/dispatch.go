@@ -321,14 +321,14 @@ func (p *Pump) tellFailure(l *listener, d *delivery, err error) {
 		p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: thread,
 			From: "core", To: sender.Name, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags,
 			Profile: d.prof.nameOf()})
-		p.sendErrorAbout(d.conv, d.tbl, sender, thread, huh, d.depth, ref, d.about(ref), err.Error())
+		p.sendErrorAbout(d.conv, d.tbl, sender, thread, huh, d.depth, ref, d.about(ref), err.Error(), err)
 		return
 	}
 	p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
 		From: "core", To: d.from, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags, Profile: d.prof.nameOf()})
 	p.emitToConv(d.conv, Event{Kind: EventHuh, Time: now, Conversation: d.conv, Thread: d.thread, From: "core",
 		To: d.from, Listener: l.Name, PayloadName: d.payloadName, Payload: huh, Error: huh.Error,
-		Diagnostics: diagStrings(diags), Profile: d.prof.nameOf()})
+		Diagnostics: diagStrings(diags), Profile: d.prof.nameOf(), Cause: err})
 }
 
 // outputRejected answers raw handler output that yields no message at all
@@ -347,7 +347,8 @@ func (p *Pump) outputRejected(l *listener, d *delivery, err error, text []byte) 
 	diags := []failure.Diagnostic{{Stage: failure.StageExtract, Msg: err.Error()}}
 	p.record(Record{Time: p.opts.Clock(), Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
 		From: l.Name, Listener: l.Name, Envelope: clip(text), Diagnostics: diags, Profile: d.prof.nameOf()})
-	p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.NewHuh(err, clip(text)), d.depth, "", d.about(""), errorDetail(diags))
+	p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.NewHuh(err, clip(text)), d.depth, "", d.about(""), errorDetail(diags),
+		err)
 }
 
 // respond processes a handler's Response: forward, respond, raw or end.
@@ -397,7 +398,7 @@ func (p *Pump) peerViolationIn(t *turn, l *listener, d *delivery, to, ref string
 	detail := fmt.Sprintf("%q is not among the peers of %s", to, l.Name)
 	about := d.about(ref)
 	p.later(t, func() {
-		p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.RoutingError(), d.depth, ref, about, detail)
+		p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.RoutingError(), d.depth, ref, about, detail, nil)
 	})
 }
 
@@ -465,7 +466,7 @@ func (p *Pump) unsendable(t *turn, l *listener, d *delivery, ref string, err err
 	}
 	p.failed.Add(1)
 	p.later(t, func() {
-		p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.NewHuh(err, nil), d.depth, ref, d.about(ref), err.Error())
+		p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.NewHuh(err, nil), d.depth, ref, d.about(ref), err.Error(), err)
 	})
 }
 
@@ -569,7 +570,7 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 		}
 		if err != nil {
 			huh, detail, about := stage.NewHuh(err, part.Bytes), errorDetail(diagnosticsOf(err)), d.about("")
-			p.later(t, func() { p.sendErrorAbout(d.conv, d.tbl, l, d.thread, huh, d.depth, "", about, detail) })
+			p.later(t, func() { p.sendErrorAbout(d.conv, d.tbl, l, d.thread, huh, d.depth, "", about, detail, err) })
 			continue
 		}
 		for _, target := range targets {
@@ -618,7 +619,7 @@ func (p *Pump) tooManyMessages(l *listener, d *delivery, e *stage.TooManyPayload
 		Thread: d.thread, From: l.Name, Listener: l.Name, Envelope: clip(text),
 		Diagnostics: []failure.Diagnostic{{Stage: failure.StageExtract, Msg: e.Error()}}, Profile: d.prof.nameOf()})
 	p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.TooManyMessagesError(e.Count, e.Limit), d.depth, "", d.about(""),
-		e.Error())
+		e.Error(), e)
 }
 
 // withEmptyNS makes a no-namespace element keep no namespace inside the
