@@ -92,8 +92,9 @@ func (p *Pump) Paused(name string) bool {
 // that ignores the cancellation is abandoned after Options.CancelGrace);
 // the messages of it still queued or emitted by handlers are dropped as dead
 // letters ("conversation killed") instead of reaching a handler — those
-// waiting in a listener's queue, a paused or halted one's included, leave
-// it before Kill returns (marked delivered in the journal, no longer
+// waiting in a listener's queue, a paused or halted one's included, or
+// taken by a worker that waits for a global handler slot, leave it before
+// Kill returns (marked delivered in the journal, no longer
 // counted in the queue depth nor the admission budget); its
 // messages held by the delivery gate are dropped, and the gate told
 // (DeliveryGate.Dropped), before Kill returns — Kill waits for the gate's
@@ -161,6 +162,9 @@ func (p *Pump) Kill(thread string) (string, error) {
 		// listener, behind busy workers) leave them now: dead-lettered,
 		// no longer counted as waiting nor holding room.
 		dropped = p.purgeKilled(conv)
+		// Those workers took from the queues and hold while they wait for
+		// a handler slot leave their wait now, likewise.
+		dropped += p.withdrawSlots(conv)
 	}
 	p.log.Warn("conversation killed", "thread", conv, "in_flight", c != nil, "cancelled", cancelled, "dropped", dropped)
 	if recErr != nil {

@@ -32,14 +32,45 @@ func (p *Pump) runWorker(l *listener, slot *workerSlot) {
 			p.drop(d)
 			continue
 		}
-		if !l.Remote {
-			p.slots.acquire(l)
+		if !l.Remote && !p.takeSlot(l, d) {
+			continue // its conversation was killed while it waited: finished
 		}
 		l.active.Add(1)
 		if !p.handle(l, d, slot) {
 			return
 		}
 	}
+}
+
+// takeSlot takes a global handler slot for l to handle d, waiting for one
+// when l holds its share or every slot is taken. It reports false when d's
+// conversation is killed meanwhile: a kill ends the wait at once, and d is
+// finished as a killed queued message is (killQueued) — by Kill, or here
+// when the kill came before the wait began.
+func (p *Pump) takeSlot(l *listener, d *delivery) bool {
+	w := p.slots.enter(l, d)
+	if w == nil {
+		return true
+	}
+	// After the waiter is queued: a Kill now either finds it (withdrawSlots)
+	// or marked the conversation before, which this check sees.
+	if p.killed(d.conv) && len(p.slots.withdraw(d.conv, w)) == 1 {
+		p.killQueued(l, d)
+		return false
+	}
+	return p.slots.wait(w)
+}
+
+// withdrawSlots ends the waits for a handler slot of the killed
+// conversation conv's messages, which workers took from their queues
+// (takeSlot), and finishes each as a killed queued message. It returns how
+// many it took.
+func (p *Pump) withdrawSlots(conv string) int {
+	ws := p.slots.withdraw(conv, nil)
+	for _, w := range ws {
+		p.killQueued(w.l, w.d)
+	}
+	return len(ws)
 }
 
 // finish ends the handling of d at l: it frees the handler's slot, then
