@@ -31,6 +31,12 @@ type AskError struct {
 	Event Event
 }
 
+// Unwrap returns the error behind the failure (Event.Cause; nil when the
+// pump has none), so errors.Is finds the causes a handler's context
+// reports — ErrHandlerTimeout, ErrChainTooDeep, failure.ErrHandler, … —
+// on an Ask's error too.
+func (e *AskError) Unwrap() error { return e.Event.Cause }
+
 // Error says what failed — the canned text, or a SystemError's message —
 // with the diagnostics (the pump's reason).
 func (e *AskError) Error() string {
@@ -62,7 +68,9 @@ const askInjectTimeout = time.Minute
 // value, Envelope its canonical bytes, From the listener that sent it.
 //
 // A message the pump refuses is a *failure.Failure (as with Send); a
-// conversation that failed without a reply is an *AskError — a <huh>,
+// conversation that failed without a reply is an *AskError (errors.Is
+// finds its cause: ErrHandlerTimeout, ErrChainTooDeep, a handler's own
+// error, …) — a <huh>,
 // SystemError or dead letter for the sender, or one for a listener of the
 // conversation (a message it sent was refused, its answer could not be
 // delivered) after which nothing more was delivered; one that ended at once

@@ -21,10 +21,12 @@ var (
 	// ErrHandlerTimeout: the listener's timeout fired (Listener.Timeout). The
 	// cause wraps it with the listener and the duration: "listener
 	// run_command: handler timeout 2m0s". The sender gets a <huh>.
-	ErrHandlerTimeout = errors.New("handler timeout")
+	// It is xmlpipe.ErrHandlerTimeout, which handlers can test for.
+	ErrHandlerTimeout = xmlpipe.ErrHandlerTimeout
 	// ErrShutdown: an immediate shutdown (ShutdownNow). The message is
 	// re-delivered after a restart (at-least-once).
-	ErrShutdown = errors.New("pump: immediate shutdown")
+	// It is xmlpipe.ErrShutdown, which handlers can test for.
+	ErrShutdown = xmlpipe.ErrShutdown
 	// ErrHalted: Halt stopped the handler. Its message waits in the
 	// listener's queue and is handled again after Unhalt.
 	// It is xmlpipe.ErrHalted, which handlers can test for.

@@ -123,23 +123,23 @@ func (p *Pump) chainTooDeep(t *turn, l *listener, d *delivery, to, ref string) b
 			payload = &xmlpipe.SystemError{Code: "routing", Message: text, RetryAllowed: false}
 		}
 		about := d.about(ref)
-		p.later(t, func() { p.sendErrorAbout(d.conv, d.tbl, l, d.thread, payload, d.depth, ref, about, err.Error()) })
+		p.later(t, func() { p.sendErrorAbout(d.conv, d.tbl, l, d.thread, payload, d.depth, ref, about, err.Error(), err) })
 		return true
 	}
 	p.deadLetterIn(t, d.conv, d.thread, l.Name, to, "", nil, err.Error()+"; the conversation was stopped")
-	p.endTooDeep(t, l, d, root, text+" The conversation was stopped.")
+	p.endTooDeep(t, l, d, root, text+" The conversation was stopped.", err)
 	return true
 }
 
 // endTooDeep tells the outside party of d's conversation, stopped for its
-// hop limit, why (a <huh> marked ChainTooDeep, after what turn t emits) and
-// frees its threads from root.
-func (p *Pump) endTooDeep(t *turn, l *listener, d *delivery, root, text string) {
+// hop limit, why (a <huh> marked ChainTooDeep, its Cause cause, after what
+// turn t emits) and frees its threads from root.
+func (p *Pump) endTooDeep(t *turn, l *listener, d *delivery, root, text string, cause error) {
 	origin, _ := p.threads.Origin(d.thread)
 	p.later(t, func() {
 		p.emitToConv(d.conv, Event{Kind: EventHuh, Time: p.opts.Clock(), Conversation: d.conv, Thread: root,
 			From: "core", To: origin, Listener: l.Name, Payload: &xmlpipe.Huh{Error: text}, Error: text,
-			Profile: d.prof.nameOf(), ChainTooDeep: true})
+			Profile: d.prof.nameOf(), ChainTooDeep: true, Cause: cause})
 	})
 	if root != "" {
 		p.endThread(root)
@@ -180,6 +180,6 @@ func (p *Pump) stopTooDeep(l *listener, d *delivery, sender *listener, tooDeep *
 	p.log.Warn("chain too deep: conversation stopped", "conversation", d.conv, "thread", d.thread, "root", root,
 		"listener", l.Name, "from", d.from, "max_chain_depth", p.opts.MaxChainDepth, "why", tooDeep.Why)
 	p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, tooDeep.Why+"; the conversation was stopped")
-	p.endTooDeep(nil, l, d, root, tooDeep.Why)
+	p.endTooDeep(nil, l, d, root, tooDeep.Why, tooDeep)
 	return true
 }

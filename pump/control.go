@@ -15,8 +15,8 @@ var (
 	// ErrUnknownThread: the thread is neither live nor has messages in flight.
 	ErrUnknownThread = errors.New("unknown thread")
 	// ErrConversationEnded: Kill found a conversation the organism knows
-	// (its thread live for a continuation, its history kept, or in the
-	// journal) with nothing in flight: it has completed, failed or been
+	// (its thread live for a continuation, its history kept, in the
+	// journal, or among those that completed recently) with nothing in flight: it has completed, failed or been
 	// killed already, nothing runs that a kill could stop, and Kill
 	// leaves it as it is (its owner may still continue one that completed
 	// or failed; one killed stays killed).
@@ -92,8 +92,9 @@ func (p *Pump) Paused(name string) bool {
 // that ignores the cancellation is abandoned after Options.CancelGrace);
 // the messages of it still queued or emitted by handlers are dropped as dead
 // letters ("conversation killed") instead of reaching a handler — those
-// waiting in a listener's queue, a paused or halted one's included, leave
-// it before Kill returns (marked delivered in the journal, no longer
+// waiting in a listener's queue, a paused or halted one's included, or
+// taken by a worker that waits for a global handler slot, leave it before
+// Kill returns (marked delivered in the journal, no longer
 // counted in the queue depth nor the admission budget); its
 // messages held by the delivery gate are dropped, and the gate told
 // (DeliveryGate.Dropped), before Kill returns — Kill waits for the gate's
@@ -106,7 +107,9 @@ func (p *Pump) Paused(name string) bool {
 // could not be committed is Kill's error, returned with the id after the
 // kill took effect in memory). It returns
 // the conversation id, or ErrUnknownThread when the thread is not live and
-// no message of it is in flight and the organism never knew it. A
+// no message of it is in flight and the organism never knew it (or has
+// forgotten it: without a journal's thread history or a kept history, it
+// remembers the last thousands of conversations that completed). A
 // conversation it knows with nothing in flight has ended, and one killed
 // already has nothing more to stop: Kill changes nothing and returns its id
 // with ErrConversationEnded (ending its thread would stop nothing: a
@@ -161,6 +164,9 @@ func (p *Pump) Kill(thread string) (string, error) {
 		// listener, behind busy workers) leave them now: dead-lettered,
 		// no longer counted as waiting nor holding room.
 		dropped = p.purgeKilled(conv)
+		// Those workers took from the queues and hold while they wait for
+		// a handler slot leave their wait now, likewise.
+		dropped += p.withdrawSlots(conv)
 	}
 	p.log.Warn("conversation killed", "thread", conv, "in_flight", c != nil, "cancelled", cancelled, "dropped", dropped)
 	if recErr != nil {
@@ -189,8 +195,13 @@ func (p *Pump) endedConversation(thread string) (conv string, killed bool) {
 }
 
 // knownConversation reports whether thread, which is not live, was seen:
-// the journal or the context buffer (a kept history) knows it.
+// the journal or the context buffer (a kept history) knows it, or it is a
+// conversation that completed recently (remembered in memory, for a
+// journal without thread history).
 func (p *Pump) knownConversation(thread string) bool {
+	if p.convs.endedRecently(thread) {
+		return true
+	}
 	if h, ok := p.journal.(ThreadHistory); ok {
 		_, seen, err := h.ThreadOrigin(thread)
 		if err != nil {

@@ -124,6 +124,7 @@ func (p *Pump) convDone(conv string) {
 		return
 	}
 	delete(s.m, conv)
+	s.noteEnded(conv)
 	if c.killed {
 		p.killing.Add(-1)
 	}

@@ -2,6 +2,7 @@ package pump
 
 import (
 	"hash/maphash"
+	"slices"
 	"sync"
 )
 
@@ -21,7 +22,34 @@ type convTable struct {
 type convShard struct {
 	mu sync.Mutex
 	m  map[string]*convState // guarded by mu
-	_  [40]byte              // keeps neighbouring shards' locks off one cache line
+	// ended is a ring of the shard's conversations that completed most
+	// recently, endedNext its next place (guarded by mu; allocated when
+	// the first completes): Kill tells a conversation that ended from one
+	// the organism never knew when nothing else remembers it.
+	ended     []string
+	endedNext int
+	_         [16]byte // keeps neighbouring shards' locks off one cache line
+}
+
+// endedRemembered is how many completed conversations each shard of the
+// table remembers (endedRecently).
+const endedRemembered = 1024
+
+// noteEnded remembers that conv completed (s.mu held).
+func (s *convShard) noteEnded(conv string) {
+	if s.ended == nil {
+		s.ended = make([]string, endedRemembered)
+	}
+	s.ended[s.endedNext] = conv
+	s.endedNext = (s.endedNext + 1) % endedRemembered
+}
+
+// endedRecently reports whether conv is among the conversations that
+// completed most recently (about convShards×endedRemembered of them).
+func (t *convTable) endedRecently(conv string) bool {
+	s := t.lock(conv)
+	defer s.mu.Unlock()
+	return slices.Contains(s.ended, conv)
 }
 
 // newConvTable returns an empty table.

@@ -32,14 +32,45 @@ func (p *Pump) runWorker(l *listener, slot *workerSlot) {
 			p.drop(d)
 			continue
 		}
-		if !l.Remote {
-			p.slots.acquire(l)
+		if !l.Remote && !p.takeSlot(l, d) {
+			continue // its conversation was killed while it waited: finished
 		}
 		l.active.Add(1)
 		if !p.handle(l, d, slot) {
 			return
 		}
 	}
+}
+
+// takeSlot takes a global handler slot for l to handle d, waiting for one
+// when l holds its share or every slot is taken. It reports false when d's
+// conversation is killed meanwhile: a kill ends the wait at once, and d is
+// finished as a killed queued message is (killQueued) — by Kill, or here
+// when the kill came before the wait began.
+func (p *Pump) takeSlot(l *listener, d *delivery) bool {
+	w := p.slots.enter(l, d)
+	if w == nil {
+		return true
+	}
+	// After the waiter is queued: a Kill now either finds it (withdrawSlots)
+	// or marked the conversation before, which this check sees.
+	if p.killed(d.conv) && len(p.slots.withdraw(d.conv, w)) == 1 {
+		p.killQueued(l, d)
+		return false
+	}
+	return p.slots.wait(w)
+}
+
+// withdrawSlots ends the waits for a handler slot of the killed
+// conversation conv's messages, which workers took from their queues
+// (takeSlot), and finishes each as a killed queued message. It returns how
+// many it took.
+func (p *Pump) withdrawSlots(conv string) int {
+	ws := p.slots.withdraw(conv, nil)
+	for _, w := range ws {
+		p.killQueued(w.l, w.d)
+	}
+	return len(ws)
 }
 
 // finish ends the handling of d at l: it frees the handler's slot, then
@@ -321,14 +352,14 @@ func (p *Pump) tellFailure(l *listener, d *delivery, err error) {
 		p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: thread,
 			From: "core", To: sender.Name, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags,
 			Profile: d.prof.nameOf()})
-		p.sendErrorAbout(d.conv, d.tbl, sender, thread, huh, d.depth, ref, d.about(ref), err.Error())
+		p.sendErrorAbout(d.conv, d.tbl, sender, thread, huh, d.depth, ref, d.about(ref), err.Error(), err)
 		return
 	}
 	p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
 		From: "core", To: d.from, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags, Profile: d.prof.nameOf()})
 	p.emitToConv(d.conv, Event{Kind: EventHuh, Time: now, Conversation: d.conv, Thread: d.thread, From: "core",
 		To: d.from, Listener: l.Name, PayloadName: d.payloadName, Payload: huh, Error: huh.Error,
-		Diagnostics: diagStrings(diags), Profile: d.prof.nameOf()})
+		Diagnostics: diagStrings(diags), Profile: d.prof.nameOf(), Cause: err})
 }
 
 // outputRejected answers raw handler output that yields no message at all
@@ -347,7 +378,8 @@ func (p *Pump) outputRejected(l *listener, d *delivery, err error, text []byte) 
 	diags := []failure.Diagnostic{{Stage: failure.StageExtract, Msg: err.Error()}}
 	p.record(Record{Time: p.opts.Clock(), Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
 		From: l.Name, Listener: l.Name, Envelope: clip(text), Diagnostics: diags, Profile: d.prof.nameOf()})
-	p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.NewHuh(err, clip(text)), d.depth, "", d.about(""), errorDetail(diags))
+	p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.NewHuh(err, clip(text)), d.depth, "", d.about(""), errorDetail(diags),
+		err)
 }
 
 // respond processes a handler's Response: forward, respond, raw or end.
@@ -397,7 +429,7 @@ func (p *Pump) peerViolationIn(t *turn, l *listener, d *delivery, to, ref string
 	detail := fmt.Sprintf("%q is not among the peers of %s", to, l.Name)
 	about := d.about(ref)
 	p.later(t, func() {
-		p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.RoutingError(), d.depth, ref, about, detail)
+		p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.RoutingError(), d.depth, ref, about, detail, nil)
 	})
 }
 
@@ -465,7 +497,7 @@ func (p *Pump) unsendable(t *turn, l *listener, d *delivery, ref string, err err
 	}
 	p.failed.Add(1)
 	p.later(t, func() {
-		p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.NewHuh(err, nil), d.depth, ref, d.about(ref), err.Error())
+		p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.NewHuh(err, nil), d.depth, ref, d.about(ref), err.Error(), err)
 	})
 }
 
@@ -569,7 +601,7 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 		}
 		if err != nil {
 			huh, detail, about := stage.NewHuh(err, part.Bytes), errorDetail(diagnosticsOf(err)), d.about("")
-			p.later(t, func() { p.sendErrorAbout(d.conv, d.tbl, l, d.thread, huh, d.depth, "", about, detail) })
+			p.later(t, func() { p.sendErrorAbout(d.conv, d.tbl, l, d.thread, huh, d.depth, "", about, detail, err) })
 			continue
 		}
 		for _, target := range targets {
@@ -618,7 +650,7 @@ func (p *Pump) tooManyMessages(l *listener, d *delivery, e *stage.TooManyPayload
 		Thread: d.thread, From: l.Name, Listener: l.Name, Envelope: clip(text),
 		Diagnostics: []failure.Diagnostic{{Stage: failure.StageExtract, Msg: e.Error()}}, Profile: d.prof.nameOf()})
 	p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.TooManyMessagesError(e.Count, e.Limit), d.depth, "", d.about(""),
-		e.Error())
+		e.Error(), e)
 }
 
 // withEmptyNS makes a no-namespace element keep no namespace inside the

@@ -56,6 +56,11 @@ type Event struct {
 	Error string
 	// Diagnostics are the detailed findings (operators only).
 	Diagnostics []string
+	// Cause is the error behind a failure (EventHuh, EventSystemError), for
+	// in-process consumers to test with errors.Is (ErrHandlerTimeout,
+	// ErrChainTooDeep, …) where Error keeps the canned text the wire
+	// carries; nil when the pump has no error behind it.
+	Cause error
 	// Profile is the security profile of the thread the event is about
 	// (registry's name: one profile or several joined by "&"); "" for none
 	// — or, when the organism defines profiles, for a thread no longer

@@ -80,7 +80,7 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []f
 			Thread: thread, From: from, Listener: listener,
 			Envelope: clip(w.raw), Diagnostics: diags, Profile: p.workProfile(w, thread)}, func(int64) {
 			p.publish(w.outlet, Event{Kind: EventHuh, Time: now, Thread: thread, From: "core", To: from, Error: huh.Error,
-				Payload: huh, Diagnostics: diagStrings(diags)})
+				Payload: huh, Diagnostics: diagStrings(diags), Cause: err})
 		})
 	case w.isError || w.sender == nil:
 		p.deadLetterIn(w.turn, w.conv, thread, from, listener, "", clip(w.raw), err.Error())
@@ -101,7 +101,8 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []f
 					failure.ErrHandler, w.sender.Name, err))
 				return
 			}
-			p.sendErrorAbout(w.conv, w.tbl, w.sender, w.origThread(thread), huh, w.depth, w.ref, w.about, errorDetail(diags))
+			p.sendErrorAbout(w.conv, w.tbl, w.sender, w.origThread(thread), huh, w.depth, w.ref, w.about, errorDetail(diags),
+				err)
 		})
 	}
 	if w.done != nil {
@@ -141,10 +142,11 @@ func (w *work) origThread(fallback string) string {
 // listener sent with correlation ref ref (the envelope carries it:
 // correlation.go; "" for none); detail is the pump's reason, what the
 // listener's error handler (xmlpipe.DeliveryError.Detail) and an Ask
-// (AskError) learn beyond the canned text; about tells the failure apart
-// from the others of its turn (Event.About).
+// (AskError) learn beyond the canned text, and cause the error behind it
+// (Event.Cause; nil for none); about tells the failure apart from the
+// others of its turn (Event.About).
 func (p *Pump) sendErrorAbout(conv string, tbl *table, to *listener, thread string, payload any, depth int,
-	ref, about, detail string) {
+	ref, about, detail string, cause error) {
 	pt := p.core.Huh
 	from := "core"
 	kind := EventHuh
@@ -158,7 +160,7 @@ func (p *Pump) sendErrorAbout(conv string, tbl *table, to *listener, thread stri
 	}
 	env := stage.AppendEnvelopeInReplyTo(nil, from, to.Name, thread, ref, body)
 	ev := Event{Kind: kind, Time: p.opts.Clock(), Conversation: conv, Thread: thread, From: from, To: to.Name,
-		PayloadName: pt.Name(), Payload: payload, About: about}
+		PayloadName: pt.Name(), Payload: payload, About: about, Cause: cause}
 	if h, ok := payload.(*xmlpipe.Huh); ok {
 		ev.Error = h.Error
 	}

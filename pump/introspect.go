@@ -11,7 +11,8 @@ type ListenerInfo struct {
 	Peers       []string
 	// RootTag is the payload root element ({ns}name when namespaced).
 	RootTag string
-	// QueueDepth is how many messages wait in the listener's pipeline,
+	// QueueDepth is how many messages wait in the listener's pipeline —
+	// queued, or taken by a worker that waits for a global handler slot —
 	// also in those of the versions a change replaced that still serve the
 	// conversations begun with them.
 	QueueDepth int
@@ -74,13 +75,13 @@ func (p *Pump) Listeners() []ListenerInfo {
 			Name: l.Name, Description: l.Description, Agent: l.Agent, Broadcast: l.Broadcast,
 			Peers:      append([]string(nil), l.peerset.Load().names...),
 			RootTag:    tagKey{l.Payload.Namespace(), l.Payload.Name()}.String(),
-			QueueDepth: l.queue.len(), Active: int(l.active.Load()), Handled: l.handled.Load(),
+			QueueDepth: l.queue.len() + p.slots.waiting(l), Active: int(l.active.Load()), Handled: l.handled.Load(),
 			Paused: l.queue.isPaused(), Halted: l.queue.isHalted(), Timeout: l.timeout, SlotsHeld: p.slots.held(l),
 			Lingering: int(l.lingering.Load()),
 		}
 		for _, v := range append([]*listener{l}, draining[lower(l.Name)]...) {
 			if v != l {
-				info.QueueDepth += v.queue.len()
+				info.QueueDepth += v.queue.len() + p.slots.waiting(v)
 				info.Active += int(v.active.Load())
 			}
 			for _, c := range v.runningCalls(nil) {

@@ -41,3 +41,39 @@ func TestKillCompletedConversation(t *testing.T) {
 		t.Errorf("Kill(never used) = %v, want %v", err, pump.ErrUnknownThread)
 	}
 }
+
+// TestKillEndedConversationWithoutHistory: a conversation whose thread
+// ended with it (its only listener ended the chain) is gone from the
+// thread registry, and neither an in-memory organism nor a journal without
+// thread history remembers it; a kill of it still says it has ended
+// (ErrConversationEnded, with its id) — not that the thread is unknown.
+func TestKillEndedConversationWithoutHistory(t *testing.T) {
+	tests := []struct {
+		name string
+		opts pump.Options
+	}{
+		{"no journal", pump.Options{}},
+		{"a journal without thread history", pump.Options{Journal: newMarkJournal()}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pr := newProbe()
+			p := startPump(t, tc.opts, sink[Job](t, "jobs", pr))
+			out := newRecorder()
+			conv := sendJob(t, p, "jobs", "done", out)
+			if c := out.waitFor(t, "completion", kind(pump.EventComplete)); c.Error != "" {
+				t.Fatalf("the conversation completed with %q", c.Error)
+			}
+			if p.Threads().Known(conv) {
+				t.Fatal("precondition: the conversation's thread ended with it")
+			}
+			got, err := p.Kill(conv)
+			if !errors.Is(err, pump.ErrConversationEnded) || got != conv {
+				t.Errorf("Kill(ended) = %q, %v; want %q, %v", got, err, conv, pump.ErrConversationEnded)
+			}
+			if _, err := p.Kill(stage.NewThreadID()); !errors.Is(err, pump.ErrUnknownThread) {
+				t.Errorf("Kill(never used) = %v, want %v", err, pump.ErrUnknownThread)
+			}
+		})
+	}
+}

@@ -186,7 +186,7 @@ func (p *Pump) refuseImpostor(w *work, m *stage.Inbound) bool {
 	p.record(Record{Time: now, Direction: Inbound, Kind: RecordHuh, From: who.From, Diagnostics: diags})
 	huh := stage.NewHuh(err, w.raw)
 	ev := Event{Kind: EventHuh, Time: now, From: "core", To: who.From, Error: huh.Error, Payload: huh,
-		Diagnostics: diagStrings(diags)}
+		Diagnostics: diagStrings(diags), Cause: err}
 	p.publish(w.outlet, ev)
 	if w.done != nil {
 		w.done("", 0, &failure.Failure{Stage: failure.StageExtract, Err: err, Diagnostics: diags})

@@ -24,10 +24,15 @@ type handlerSlots struct {
 	waiters []*slotWaiter // in arrival order
 }
 
-// slotWaiter is a worker waiting for a slot for its listener.
+// slotWaiter is a worker waiting for a slot for its listener, to handle d
+// (nil: a slot asked for no delivery).
 type slotWaiter struct {
 	l     *listener
+	d     *delivery
 	ready chan struct{}
+	// withdrawn is set (before ready is closed) when the wait ended
+	// without a slot: its delivery's conversation was killed (withdraw).
+	withdrawn bool
 }
 
 func newHandlerSlots(size int) *handlerSlots {
@@ -37,17 +42,68 @@ func newHandlerSlots(size int) *handlerSlots {
 // acquire takes a slot for one handler call of l, waiting for it when l
 // holds its share or every slot is taken.
 func (s *handlerSlots) acquire(l *listener) {
+	if w := s.enter(l, nil); w != nil {
+		s.wait(w)
+	}
+}
+
+// enter takes a slot for a handler call of l for d at once (nil), or
+// queues a waiter for one (see wait).
+func (s *handlerSlots) enter(l *listener, d *delivery) *slotWaiter {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.used < s.size && l.slotsHeld < s.share {
 		s.used++
 		l.slotsHeld++
-		s.mu.Unlock()
-		return
+		return nil
 	}
-	w := &slotWaiter{l: l, ready: make(chan struct{})}
+	w := &slotWaiter{l: l, d: d, ready: make(chan struct{})}
 	s.waiters = append(s.waiters, w)
-	s.mu.Unlock()
-	<-w.ready // the slot is taken on our behalf (grantLocked)
+	return w
+}
+
+// wait waits for w's slot: it reports true once the slot is taken on its
+// behalf (grantLocked), false when the wait was withdrawn (its delivery
+// is then the withdrawer's to finish).
+func (s *handlerSlots) wait(w *slotWaiter) bool {
+	<-w.ready
+	return !w.withdrawn
+}
+
+// withdraw ends the waits for a slot of the deliveries of conversation
+// conv (w only, when not nil) that are not granted yet, and returns them:
+// they wait no more, hold no slot, and their deliveries are the caller's
+// to finish.
+func (s *handlerSlots) withdraw(conv string, w *slotWaiter) []*slotWaiter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*slotWaiter
+	kept := s.waiters[:0]
+	for _, x := range s.waiters {
+		if x.d != nil && x.d.conv == conv && (w == nil || x == w) {
+			x.withdrawn = true
+			close(x.ready)
+			out = append(out, x)
+			continue
+		}
+		kept = append(kept, x)
+	}
+	clear(s.waiters[len(kept):])
+	s.waiters = kept
+	return out
+}
+
+// waiting returns how many of l's deliveries wait for a slot now.
+func (s *handlerSlots) waiting(l *listener) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, w := range s.waiters {
+		if w.l == l {
+			n++
+		}
+	}
+	return n
 }
 
 // release frees a slot of l and hands it on.

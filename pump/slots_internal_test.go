@@ -73,3 +73,45 @@ func TestHandlerSlotsShare(t *testing.T) {
 		t.Fatalf("used %d, held a %d b %d c %d; want 3, 2 1 0", s.used, a.slotsHeld, b.slotsHeld, c.slotsHeld)
 	}
 }
+
+// TestHandlerSlotsWithdraw: withdrawing a conversation's waits ends them
+// without a slot (wait reports false) and leaves the other waiters their
+// place and their slots, in order; a waiter withdrawn by name is the only
+// one taken, and one granted already cannot be withdrawn.
+func TestHandlerSlotsWithdraw(t *testing.T) {
+	s := newHandlerSlots(1)
+	a, b := &listener{}, &listener{}
+	if w := s.enter(a, &delivery{conv: "busy"}); w != nil {
+		t.Fatal("the free slot was not taken at once")
+	}
+	doomed1 := s.enter(b, &delivery{conv: "doomed"})
+	keep := s.enter(b, &delivery{conv: "keep"})
+	doomed2 := s.enter(a, &delivery{conv: "doomed"})
+	if got := s.waiting(b); got != 2 {
+		t.Errorf("waiting(b) = %d, want 2", got)
+	}
+	if got := s.withdraw("doomed", doomed2); len(got) != 1 || got[0] != doomed2 {
+		t.Fatalf("withdraw by name took %v, want only its waiter", got)
+	}
+	if got := s.withdraw("doomed", nil); len(got) != 1 || got[0] != doomed1 {
+		t.Fatalf("withdraw took %v, want the conversation's other waiter", got)
+	}
+	for _, w := range []*slotWaiter{doomed1, doomed2} {
+		if s.wait(w) {
+			t.Error("a withdrawn wait reported a slot")
+		}
+	}
+	if got := s.waiting(b); got != 1 {
+		t.Errorf("waiting(b) = %d after the withdrawal, want 1", got)
+	}
+	s.release(a)
+	if !s.wait(keep) {
+		t.Fatal("the waiter kept got no slot")
+	}
+	if got := s.withdraw("keep", nil); len(got) != 0 {
+		t.Errorf("withdraw took %d granted waiters, want none", len(got))
+	}
+	if s.used != 1 || b.slotsHeld != 1 || a.slotsHeld != 0 {
+		t.Errorf("used %d, a holds %d, b holds %d; want 1, 0, 1", s.used, a.slotsHeld, b.slotsHeld)
+	}
+}

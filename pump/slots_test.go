@@ -64,8 +64,10 @@ func TestBlockedListenerLeavesSlots(t *testing.T) {
 		outs[i] = newRecorder()
 		mustSend(t, p, client, "files", &Job{Label: fmt.Sprint(i)}, outs[i])
 	}
+	// The ten waiting for slots were taken from the queue by workers, and
+	// still count in its depth: they wait.
 	poll(t, "ten readers blocked and the others waiting for slots", func() bool {
-		return inside.Load() == 10 && queueDepth(p, "files") == 0
+		return inside.Load() == 10 && queueDepth(p, "files") == 10
 	})
 	for i := range 3 {
 		out := newRecorder()

@@ -17,3 +17,15 @@ var ErrConversationKilled = errors.New("pump: conversation killed")
 // handling settled (Settle) — finish it: its answer is then processed. The
 // pump's pump.ErrHalted is this error.
 var ErrHalted = errors.New("pump: halted")
+
+// ErrHandlerTimeout is the cause (context.Cause) of a handler's context
+// when its listener's timeout fired; the cause wraps it with the listener
+// and the duration ("listener run_command: handler timeout 2m0s"). The
+// sender gets a <huh>. The pump's pump.ErrHandlerTimeout is this error.
+var ErrHandlerTimeout = errors.New("handler timeout")
+
+// ErrShutdown is the cause (context.Cause) of a handler's context when the
+// organism shuts down under it: an immediate shutdown, or a graceful one
+// whose drain timed out (that cause wraps it). Its message is handled again
+// after a restart. The pump's pump.ErrShutdown is this error.
+var ErrShutdown = errors.New("pump: immediate shutdown")
