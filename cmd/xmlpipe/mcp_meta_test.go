@@ -126,4 +126,15 @@ func TestMCPHTTPHidesRefusedMetaTools(t *testing.T) {
 	if tc, ok := r.Content[0].(*sdk.TextContent); r.IsError || !ok || tc.Text != "HELLO, DAN!" {
 		t.Fatalf("greeter: %+v", r.Content[0])
 	}
+	// The README's word: /mcp, which many clients assume, is the same
+	// server as the root the startup line names.
+	cs2, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "v0"}, nil).
+		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: endpoint + "mcp"}, nil)
+	if err != nil {
+		t.Fatalf("connect to %smcp: %v", endpoint, err)
+	}
+	defer cs2.Close()
+	if _, err := cs2.ListTools(ctx, nil); err != nil {
+		t.Fatalf("tools/list at %smcp: %v", endpoint, err)
+	}
 }
