@@ -90,6 +90,12 @@ func (o *operations) run(p *Operations, c *conn) reply {
 	case p.GetOrganismGraph != nil:
 		return o.graph(p)
 	case p.GetStatus != nil:
+		if p.GetStatus.IncludeThreads {
+			// privileged-msg.xsd's status has no threads section to put
+			// them in: asking for one must not look answered.
+			return fail(CodeInvalidArgument, "get-status: include-threads is not supported: the status counts the running "+
+				"threads (active-threads); read one thread with get-thread-history")
+		}
 		return ok(ResponsePayload{Status: o.status(p.GetStatus)})
 	case p.GetConfig != nil:
 		return o.getConfig(p)

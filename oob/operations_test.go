@@ -42,7 +42,7 @@ func TestOperations(t *testing.T) {
 				t.Fatal("detailed listing without counters")
 			}
 		}},
-		{"get-status", `<get-status><include-listeners>true</include-listeners><include-threads>true</include-threads>` +
+		{"get-status", `<get-status><include-listeners>true</include-listeners><include-threads>false</include-threads>` +
 			`<include-metrics>true</include-metrics></get-status>`, "", func(t *testing.T, r *Response) {
 			s := r.Payload.Status
 			if s == nil || s.Name != "hello-world" || s.State != "running" || s.ListenerCount != 10 || s.Listeners == nil ||
@@ -50,6 +50,12 @@ func TestOperations(t *testing.T) {
 				t.Fatalf("status %+v", s)
 			}
 		}},
+		{"get-status include-threads", `<get-status><include-threads>true</include-threads></get-status>`, CodeInvalidArgument,
+			func(t *testing.T, r *Response) {
+				if msg := r.Payload.Error.Message; !strings.Contains(msg, "include-threads") {
+					t.Fatalf("error %q does not name include-threads", msg)
+				}
+			}},
 		{"get-listener-schema xsd", `<get-listener-schema><name>greeter</name></get-listener-schema>`, "", func(t *testing.T, r *Response) {
 			s := r.Payload.ListenerSchema
 			if s == nil || s.Format != "xsd" || !strings.Contains(s.Schema, `<xs:element name="Greeting"`) {

@@ -16,6 +16,9 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
+// mcpFrom is the <from> of the MCP clients' calls.
+const mcpFrom = "mcp"
+
 // runMCP is `xmlpipe mcp [--data DIR] [--http ADDR] [--timeout D] [--drain D]
 // [organism.yaml]`: the organism in-process, its listeners served as MCP
 // tools over stdio (stdout carries only the protocol; logs go to stderr), or
@@ -51,14 +54,22 @@ func runMCP(ctx context.Context, args []string, std streams) int {
 	}
 	logger := slog.New(slog.NewTextHandler(std.err, &slog.HandlerOptions{Level: level}))
 	src := resolveConfig(pos)
+	opts := organism.Options{Logger: logger}
+	if *addr == "" {
+		// The stdio client is the operator's own: it started this
+		// process with the operator's configuration, as the console's
+		// user did. Over HTTP anyone who reaches the address is a
+		// client, so those stay unauthenticated.
+		opts.MetaOperators = []string{mcpFrom}
+	}
 	var (
 		o   *organism.Organism
 		err error
 	)
 	if *data != "" {
-		o, err = src.durableBuild(*data)(organism.Options{Logger: logger})
+		o, err = src.durableBuild(*data)(opts)
 	} else {
-		o, err = src.build(organism.Options{Logger: logger})
+		o, err = src.build(opts)
 	}
 	if err != nil {
 		fmt.Fprintln(std.err, err)
@@ -79,9 +90,10 @@ func runMCP(ctx context.Context, args []string, std streams) int {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	b := mcp.New(o.Pump, mcp.Options{Timeout: *timeout, Logger: logger, Profile: *profile, SessionIdle: *idle,
+	b := mcp.New(o.Pump, mcp.Options{From: mcpFrom, Timeout: *timeout, Logger: logger, Profile: *profile, SessionIdle: *idle,
 		Version:     currentBuild().Version,
-		MaxSessions: *maxSessions})
+		MaxSessions: *maxSessions,
+		Refused:     func(listener string) bool { return o.MetaRefuses(mcpFrom, listener) }})
 	defer b.Close()
 	if *addr != "" {
 		err = serveMCPHTTP(ctx, b.HTTPHandler(), *addr, std, logger, b.Close)

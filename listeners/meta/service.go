@@ -57,26 +57,26 @@ func NewService(flags Flags, catalog Catalog) *Service {
 // reason, for the log).
 func (s *Service) Answer(c Caller, question any) (answer any, err error) {
 	if !s.flags.Enabled {
-		return nil, fmt.Errorf("%w: meta introspection is disabled", ErrRefused)
+		return nil, fmt.Errorf("%w: meta introspection is disabled (meta.enabled)", ErrRefused)
 	}
 	if c.Remote && !s.flags.AllowRemote {
-		return nil, fmt.Errorf("%w: %q is a federation peer and allow_remote is off", ErrRefused, c.Name)
+		return nil, fmt.Errorf("%w: %q is a federation peer and meta.allow_remote is off", ErrRefused, c.Name)
 	}
 	switch q := deref(question).(type) {
 	case RequestSchema:
-		k, err := s.capability(c, "request-schema", s.flags.SchemaRequests, q.Capability)
+		k, err := s.capability(c, "request-schema", "allow_schema_requests", s.flags.SchemaRequests, q.Capability)
 		if err != nil {
 			return nil, err
 		}
 		return &SchemaResponse{Capability: k.Name, Schema: string(k.Payload.XSD())}, nil
 	case RequestExample:
-		k, err := s.capability(c, "request-example", s.flags.ExampleRequests, q.Capability)
+		k, err := s.capability(c, "request-example", "allow_example_requests", s.flags.ExampleRequests, q.Capability)
 		if err != nil {
 			return nil, err
 		}
 		return &ExampleResponse{Capability: k.Name, Example: string(k.Payload.Example())}, nil
 	case RequestPrompt:
-		k, err := s.capability(c, "request-prompt", s.flags.PromptRequests, q.Capability)
+		k, err := s.capability(c, "request-prompt", "allow_prompt_requests", s.flags.PromptRequests, q.Capability)
 		if err != nil {
 			return nil, err
 		}
@@ -99,11 +99,11 @@ func deref(v any) any {
 	return v
 }
 
-// capability applies one question's access level and finds the capability
-// called name, visible to c.
-func (s *Service) capability(c Caller, question string, access Access, name string) (Capability, error) {
+// capability applies one question's access level (the meta: flag key)
+// and finds the capability called name, visible to c.
+func (s *Service) capability(c Caller, question, key string, access Access, name string) (Capability, error) {
 	if !access.allows(c) {
-		return Capability{}, fmt.Errorf("%w: %s is %q and %q does not qualify", ErrRefused, question, access, c.Name)
+		return Capability{}, fmt.Errorf("%w: %s: meta.%s is %q and %q does not qualify", ErrRefused, question, key, access, c.Name)
 	}
 	k, ok := s.catalog.Capability(name)
 	if !ok || k.Payload == nil || !c.sees(k) {
@@ -115,10 +115,10 @@ func (s *Service) capability(c Caller, question string, access Access, name stri
 // list answers list-capabilities.
 func (s *Service) list(c Caller) (*Capabilities, error) {
 	if !s.flags.AllowListCapabilities {
-		return nil, fmt.Errorf("%w: list-capabilities is off", ErrRefused)
+		return nil, fmt.Errorf("%w: list-capabilities: meta.allow_list_capabilities is off", ErrRefused)
 	}
 	if !AccessAuthenticated.allows(c) {
-		return nil, fmt.Errorf("%w: list-capabilities: %q is not authenticated", ErrRefused, c.Name)
+		return nil, fmt.Errorf("%w: list-capabilities answers authenticated callers only (a logged-in session, a listener, the console) and %q is not one", ErrRefused, c.Name)
 	}
 	out := &Capabilities{}
 	for _, k := range s.catalog.Capabilities() {

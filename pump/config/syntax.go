@@ -2,10 +2,14 @@ package config
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
 )
 
 var (
@@ -16,10 +20,12 @@ var (
 // syntaxError turns a yaml.v3 parse error into a located *Error.
 //
 // yaml.v3 reports lines inconsistently: scanner errors 1-based, parser
-// errors ("did not find expected …") as the 0-based line of the enclosing
-// construct, and errors on the first line, reader errors (control
+// errors ("did not find expected …") as the 0-based line where the
+// enclosing construct began (a listeners: sequence many lines above the
+// broken one), and errors on the first line, reader errors (control
 // characters, bad UTF-8) and unknown anchors with no line at all. This
-// corrects the first, and recovers the others from the input.
+// finds the broken line of the second, and recovers the others from the
+// input.
 func syntaxError(name string, data []byte, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 0
@@ -27,12 +33,65 @@ func syntaxError(name string, data []byte, err error) error {
 		line, _ = strconv.Atoi(m[1])
 		msg = m[2]
 		if isParserError(msg) {
-			line++
+			line = problemLine(data, err, line+1)
 		}
 	} else {
 		line = locateUnlined(data, msg)
 	}
 	return &Error{Pos: Position{File: name, Line: line}, Msg: "invalid YAML: " + msg, Err: err}
+}
+
+// problemLine is the line a yaml.v3 parser error err was raised at, at or
+// after from (the 1-based line yaml.v3 names: where the enclosing construct
+// began). The parser stops at the token that breaks the construct, so the
+// first lines of data up to and including that token's fail with err
+// exactly, and fewer lines do not: the shortest such prefix ends at the
+// broken line. from when no prefix reproduces err.
+func problemLine(data []byte, err error, from int) int {
+	var ends []int // ends[i]: the offset just past line i+1
+	for i, b := range data {
+		if b == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	if len(ends) == 0 || ends[len(ends)-1] != len(data) {
+		ends = append(ends, len(data))
+	}
+	want := err.Error()
+	fails := func(line int) bool { return decodeErr(data[:ends[line-1]]) == want }
+	lo, hi := max(from, 1), len(ends)
+	if lo > hi || !fails(hi) {
+		return from
+	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if fails(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// decodeErr is the text of the first error decoding every YAML document
+// of data, as Parse decodes them; "" when there is none.
+func decodeErr(data []byte) (text string) {
+	defer func() {
+		if r := recover(); r != nil {
+			text = "" // a prefix the library cannot parse reproduces nothing
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var n yaml.Node
+		if err := dec.Decode(&n); err != nil {
+			if errors.Is(err, io.EOF) {
+				return ""
+			}
+			return err.Error()
+		}
+	}
 }
 
 // isParserError reports whether msg comes from yaml.v3's parser (as opposed

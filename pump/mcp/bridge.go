@@ -72,6 +72,11 @@ type Options struct {
 	// exist for them), and every call's conversation runs under it. ""
 	// for none: every listener.
 	Profile string
+	// Refused, when set, names the listeners that refuse every call from
+	// the bridge's clients (the core meta listeners the meta: flags shut
+	// them out of: organism.Organism.MetaRefuses): they are not served as
+	// tools, so a client is never offered one no call of which succeeds.
+	Refused func(listener string) bool
 }
 
 // Bridge turns MCP tool calls into messages through a pump.

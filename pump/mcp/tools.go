@@ -27,14 +27,15 @@ type toolSet struct {
 }
 
 // want is the tools the bridge serves now: the pump's listeners with a
-// payload, but the organism's own system.* ones and those Options.Profile
-// does not reach.
+// payload, but the organism's own system.* ones, those Options.Profile
+// does not reach and those Options.Refused names.
 func (ts *toolSet) want() map[string]tool {
 	b := ts.b
 	out := map[string]tool{}
 	for _, info := range b.p.Listeners() {
 		if strings.HasPrefix(info.Name, "system.") ||
-			b.opts.Profile != "" && !b.p.ProfileReaches(b.opts.Profile, info.Name) {
+			b.opts.Profile != "" && !b.p.ProfileReaches(b.opts.Profile, info.Name) ||
+			b.opts.Refused != nil && b.opts.Refused(info.Name) {
 			continue
 		}
 		l, ok := b.p.Lookup(info.Name)

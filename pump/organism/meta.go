@@ -79,13 +79,16 @@ func (c pumpCatalog) Capability(name string) (meta.Capability, bool) {
 //   - a session identity kind:user (api:, console:, websocket:, which the
 //     bus enforces with pump.InjectAs) is authenticated, and admin when the
 //     store's user has the admin role (no store: no admin sessions);
+//   - a local operator client (Options.MetaOperators: the stdio client
+//     of xmlpipe mcp, started by the organism's owner) is authenticated;
 //   - a registered listener is authenticated;
 //   - anything else is not authenticated.
 type metaCallers struct {
-	p      *pump.Pump
-	store  *store.Store
-	remote MetaRemoteFunc
-	log    *slog.Logger
+	p         *pump.Pump
+	store     *store.Store
+	remote    MetaRemoteFunc
+	operators []string
+	log       *slog.Logger
 }
 
 // Classify describes the sender from.
@@ -105,6 +108,10 @@ func (m metaCallers) Classify(from string) meta.Caller {
 	if kind, user, ok := strings.Cut(from, ":"); ok && user != "" && slices.Contains(sessionKinds, kind) {
 		c.Authenticated = true
 		c.Admin = m.isAdmin(user)
+		return c
+	}
+	if slices.Contains(m.operators, from) {
+		c.Authenticated = true
 		return c
 	}
 	if _, ok := m.p.Lookup(from); ok {
@@ -130,24 +137,48 @@ func (m metaCallers) isAdmin(user string) bool {
 	return auth.Role(u.Role) == auth.Admin
 }
 
-// registerMeta registers the four core meta listeners when meta.enabled.
-func registerMeta(p *pump.Pump, cfg *config.Organism, opts Options, d *durable) error {
+// metaGate is the service and the callers the core meta listeners answer
+// with, kept to tell which of them a sender may call at all (MetaRefuses).
+type metaGate struct {
+	service *meta.Service
+	callers metaCallers
+}
+
+// registerMeta registers the four core meta listeners when meta.enabled
+// and returns what they answer with (nil when meta is disabled).
+func registerMeta(p *pump.Pump, cfg *config.Organism, opts Options, d *durable) (*metaGate, error) {
 	if !cfg.Meta.Enabled {
-		return nil
+		return nil, nil
 	}
-	callers := metaCallers{p: p, remote: opts.MetaRemote, log: opts.Logger}
+	callers := metaCallers{p: p, remote: opts.MetaRemote, operators: opts.MetaOperators, log: opts.Logger}
 	if d != nil {
 		callers.store = d.store
 	}
-	ls, err := meta.Listeners(meta.NewService(metaFlags(cfg.Meta), pumpCatalog{p}), callers)
+	svc := meta.NewService(metaFlags(cfg.Meta), pumpCatalog{p})
+	ls, err := meta.Listeners(svc, callers)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, l := range ls {
 		if err := p.RegisterSystem(pump.Listener{Name: l.Name, Description: l.Description, Payload: l.Payload,
 			Handler: l.Handler, Public: true}); err != nil {
-			return fmt.Errorf("meta: listener %s: %w", l.Name, err)
+			return nil, fmt.Errorf("meta: listener %s: %w", l.Name, err)
 		}
 	}
-	return nil
+	return &metaGate{service: svc, callers: callers}, nil
+}
+
+// MetaRefuses reports whether listener is a core meta listener
+// (core.list-capabilities, core.request-schema, -example, -prompt) whose
+// every question from the sender from the meta: flags refuse: a client
+// that offers the organism's listeners as tools (xmlpipe mcp) leaves those
+// out rather than offer a tool no call of which can succeed.
+func (o *Organism) MetaRefuses(from, listener string) bool {
+	if !meta.IsCoreListener(listener) {
+		return false
+	}
+	if o.meta == nil {
+		return true
+	}
+	return o.meta.service.Refuses(o.meta.callers.Classify(from), listener)
 }

@@ -93,6 +93,10 @@ type Options struct {
 	// MetaRemote marks federation peers for meta introspection (see
 	// MetaRemoteFunc); nil means no sender is a federation peer.
 	MetaRemote MetaRemoteFunc
+	// MetaOperators are senders that are the operator's own local clients
+	// (the stdio client of xmlpipe mcp, whose <from> is "mcp"): meta
+	// introspection treats them as authenticated, as a logged-in user.
+	MetaOperators []string
 	// GovernanceObserver, when set, is told of every governance decision
 	// (observe.Metrics counts them).
 	GovernanceObserver GovernanceObserver
@@ -131,6 +135,9 @@ type Organism struct {
 	history *registry.ContextBuffer
 	// calls records the LLM calls of every router the organism uses.
 	calls *callBook
+	// meta is what the core meta listeners answer with (nil: meta
+	// disabled).
+	meta *metaGate
 
 	// What reloads change (reload.go). mu guards router, layer, env,
 	// units, extra, oldRouters and stopped; reloadMu lets one reload run
@@ -377,7 +384,8 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 			errs = append(errs, err)
 		}
 	}
-	if err := registerMeta(p, cfg, opts, d); err != nil {
+	mg, err := registerMeta(p, cfg, opts, d)
+	if err != nil {
 		errs = append(errs, err)
 	}
 	if err := gov.mem.register(p, cfg); err != nil {
@@ -464,7 +472,8 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	}
 	o := &Organism{Config: cfg, Pump: p, log: opts.Logger, durable: d, router: layer.router, layer: layer, wasm: ws,
 		closers: closers, catalog: opts.Catalog, env: env, threads: threads, history: cb, Federation: fed,
-		units: units, extra: extra, completer: completer, policy: policy, late: late, calls: calls, gov: gov}
+		units: units, extra: extra, completer: completer, policy: policy, late: late, calls: calls, gov: gov,
+		meta: mg}
 	o.cur.Store(cfg)
 	layer.org.p.Store(o)
 	for _, w := range unservedExports(cfg, p) {
