@@ -198,7 +198,10 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 	cause, ok := c.end()
 	// After end: the cause Halt cancelled the call with sticks, so a call
 	// halted while it ran (or abandoned since) reports itself interrupted.
-	p.handlerEnd(l.Name, d.thread, t0, err != nil, errors.Is(context.Cause(c.ctx), ErrHalted))
+	// A handling the stop ended (ErrStopping) and Recover takes up again
+	// was interrupted, not failed.
+	stopped := d.mark != nil && errors.Is(err, ErrStopping)
+	p.handlerEnd(l.Name, d.thread, t0, err != nil && !stopped, stopped || errors.Is(context.Cause(c.ctx), ErrHalted))
 	if !ok {
 		if c.state.Load() == callParked {
 			c.returnedParked(resp, err) // concludes its delivery, now or once its slot is freed

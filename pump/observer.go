@@ -54,7 +54,8 @@ type StageSample struct {
 	// Interrupted reports a handler call Halt cut short: its message went
 	// back to the listener's queue and is handled again after Unhalt (a
 	// second StageHandler sample for the same message, listener and
-	// thread).
+	// thread) — or one the organism's stop ended (ErrStopping), whose
+	// journaled message is handled again after the restart.
 	Interrupted bool
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -35,7 +36,8 @@ func TestHandlerEndedByTheStop(t *testing.T) {
 			})
 			l.Remote = true
 			var j *markJournal
-			opts := pump.Options{}
+			obs := &handlerSamples{}
+			opts := pump.Options{Observer: obs}
 			if tc.journaled {
 				j = newMarkJournal()
 				opts.Journal = j
@@ -50,6 +52,9 @@ func TestHandlerEndedByTheStop(t *testing.T) {
 				}) {
 					t.Errorf("the huh does not carry the handler's error: %q", huh.Diagnostics)
 				}
+				if diff := cmp.Diff([][2]bool{{true, false}}, obs.get()); diff != "" {
+					t.Errorf("the handler's samples [failed, interrupted] (-want +got):\n%s", diff)
+				}
 				return
 			}
 			poll(t, "nothing in flight", func() bool { return p.InFlight() == 0 })
@@ -59,6 +64,9 @@ func TestHandlerEndedByTheStop(t *testing.T) {
 			}
 			if n := rec.count(kind(pump.EventHuh)); n != 0 {
 				t.Errorf("the sender got %d huh(s) for a handling the stop ended:\n%s", n, describe(rec.snapshot()))
+			}
+			if diff := cmp.Diff([][2]bool{{false, true}}, obs.get()); diff != "" {
+				t.Errorf("the handler's samples [failed, interrupted] (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -74,4 +82,25 @@ func TestErrStoppingIsAShutdown(t *testing.T) {
 	if diff := cmp.Diff("gateway b: pump: the organism is stopping", err.Error()); diff != "" {
 		t.Errorf("text (-want +got):\n%s", diff)
 	}
+}
+
+// handlerSamples records [Failed, Interrupted] of each handler stage sample.
+type handlerSamples struct {
+	mu sync.Mutex
+	s  [][2]bool
+}
+
+func (h *handlerSamples) ObserveStage(s pump.StageSample) {
+	if s.Stage != pump.StageHandler {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.s = append(h.s, [2]bool{s.Failed, s.Interrupted})
+}
+
+func (h *handlerSamples) get() [][2]bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.s)
 }
