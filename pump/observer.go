@@ -96,7 +96,8 @@ func (p *Pump) stageEnd(st Stage, listener, thread string, start time.Time, fail
 }
 
 // handlerEnd reports a handler call that began at start (zero: no
-// observer); interrupted says Halt cut it short (StageSample.Interrupted).
+// observer); interrupted says Halt or the stop cut it short
+// (StageSample.Interrupted).
 func (p *Pump) handlerEnd(listener, thread string, start time.Time, failed, interrupted bool) {
 	if start.IsZero() {
 		return
