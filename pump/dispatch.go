@@ -97,6 +97,12 @@ func (p *Pump) finish(l *listener, d *delivery, requeue, ran bool) {
 		p.drop(d)
 		return
 	}
+	if d.stopped {
+		p.log.Info("handling ended by the stop: its message is left undelivered for recovery at the next start",
+			"listener", l.Name, "thread", d.thread)
+		p.drop(d)
+		return
+	}
 	if requeue {
 		d.after.drop()
 		d.after = nil
@@ -223,7 +229,10 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 	cause, ok := c.end()
 	// After end: the cause Halt cancelled the call with sticks, so a call
 	// halted while it ran (or abandoned since) reports itself interrupted.
-	p.handlerEnd(l.Name, d.thread, t0, err != nil, errors.Is(context.Cause(c.ctx), ErrHalted))
+	// A handling the stop ended (ErrStopping) and Recover takes up again
+	// was interrupted, not failed.
+	stopped := d.mark != nil && errors.Is(err, ErrStopping)
+	p.handlerEnd(l.Name, d.thread, t0, err != nil && !stopped, stopped || errors.Is(context.Cause(c.ctx), ErrHalted))
 	if !ok {
 		if c.state.Load() == callParked {
 			c.returnedParked(resp, err) // concludes its delivery, now or once its slot is freed
@@ -250,8 +259,9 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 // was cancelled before the handler returned (nil: it was not), resp and err
 // what the handler returned. A kill drops the answer as a dead letter, a
 // timeout sends the sender a <huh> naming it (the answer is discarded), a
-// halt puts the message back in the queue, an immediate shutdown drops it;
-// otherwise the response is processed.
+// halt puts the message back in the queue, an immediate shutdown drops it,
+// and so does a handler the stop ended (ErrStopping) when its message is
+// journaled; otherwise the response is processed.
 func (p *Pump) conclude(l *listener, d *delivery, cause error, resp xmlpipe.Response, err error) {
 	switch {
 	case p.stopNow.Load() || p.cutByDrain(d) || errors.Is(cause, ErrShutdown) && !errors.Is(cause, ErrDrainTimedOut):
@@ -270,6 +280,13 @@ func (p *Pump) conclude(l *listener, d *delivery, cause error, resp xmlpipe.Resp
 		return
 	case errors.Is(cause, ErrHandlerTimeout):
 		p.handlerFailed(l, d, fmt.Errorf("%w: %w", failure.ErrHandler, cause))
+	case d.mark != nil && errors.Is(err, ErrStopping):
+		// the stop ended the handler (a federated call waiting on its
+		// peer): neither answered nor failed, its journaled message is
+		// left for Recover (finish drops it undelivered).
+		d.stopped = true
+		d.after.drop()
+		d.after = nil
 	case err != nil:
 		p.handlerFailed(l, d, err)
 	default:

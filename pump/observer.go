@@ -54,7 +54,8 @@ type StageSample struct {
 	// Interrupted reports a handler call Halt cut short: its message went
 	// back to the listener's queue and is handled again after Unhalt (a
 	// second StageHandler sample for the same message, listener and
-	// thread).
+	// thread) — or one the organism's stop ended (ErrStopping), whose
+	// journaled message is handled again after the restart.
 	Interrupted bool
 }
 
@@ -95,7 +96,8 @@ func (p *Pump) stageEnd(st Stage, listener, thread string, start time.Time, fail
 }
 
 // handlerEnd reports a handler call that began at start (zero: no
-// observer); interrupted says Halt cut it short (StageSample.Interrupted).
+// observer); interrupted says Halt or the stop cut it short
+// (StageSample.Interrupted).
 func (p *Pump) handlerEnd(listener, thread string, start time.Time, failed, interrupted bool) {
 	if start.IsZero() {
 		return

@@ -200,6 +200,9 @@ type delivery struct {
 	// slotFreed marks a delivery whose handler slot was freed before its
 	// handling finished (a parked call: see handlerCall.abandon).
 	slotFreed bool
+	// stopped marks a journaled delivery whose handler the organism's stop
+	// ended (ErrStopping): finished undelivered, for Recover.
+	stopped bool
 	// journaled is when a message re-delivered after a restart was
 	// journaled (zero for any other): its history slot may be there
 	// already (see recordedAlready).

@@ -3,7 +3,9 @@ package federation
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,8 +130,13 @@ func TestCallAdoptedAfterCallerRestart(t *testing.T) {
 		}
 	}
 	a1.stop(t)
-	if err := <-first; err == nil {
-		t.Fatal("the first handling returned no error when its manager stopped")
+	// The stop ended the wait: the pump is told so (pump.ErrStopping), and
+	// the error names the stop and says that without a journal nothing
+	// re-delivers the message.
+	if err := <-first; !errors.Is(err, pump.ErrStopping) || !errors.Is(err, ErrClosed) ||
+		!strings.Contains(err.Error(), "the organism stopped while the call waited on the peer; its message is not journaled") {
+		t.Fatalf("the first handling returned %v when its manager stopped, want an error wrapping pump.ErrStopping "+
+			"and ErrClosed that names the stop", err)
 	}
 
 	a2 := newCaller(t, aKey, c, dir)

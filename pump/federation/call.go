@@ -189,13 +189,39 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 			return nil, ctx.Err()
 		case <-g.m.closed:
 			keep = true
-			return nil, ErrClosed
+			return nil, g.stopErr(remote, o.key != "")
 		case <-g.removing:
 			g.cancel(lt)
 			return nil, fmt.Errorf("%w: gateway %s: %s: the call was cancelled", ErrGatewayRemoved, g.name, remote)
 		}
 	})
 }
+
+// stopErr is the error of a call whose wait the stop ended (Manager.Stop
+// ends them, so that a silent peer cannot hold the drain); its record
+// stays for the next start. It wraps ErrClosed and pump.ErrStopping: the
+// pump leaves a journaled message (journaled: the call is named by it)
+// undelivered, and at the next start the re-delivered message adopts the
+// call — the peer's answer, which the peer resends, answers it once. A
+// message not journaled is not re-delivered: its sender is told the stop
+// ended the call.
+func (g *gateway) stopErr(remote string, journaled bool) error {
+	then := "its message is re-delivered at the next start and takes the peer's answer"
+	if !journaled {
+		then = "its message is not journaled (no data directory), so nothing takes the call up again"
+	}
+	return &stoppedError{msg: fmt.Sprintf("federation: gateway %s: %s: the organism stopped while the call waited on the peer; %s",
+		g.name, remote, then)}
+}
+
+// stoppedError is a call ended by the stop (gateway.stopErr).
+type stoppedError struct{ msg string }
+
+// Error says which call the stop ended and what becomes of it.
+func (e *stoppedError) Error() string { return e.msg }
+
+// Unwrap makes it ErrClosed and pump.ErrStopping.
+func (e *stoppedError) Unwrap() []error { return []error{ErrClosed, pump.ErrStopping} }
 
 // proxyStep names a moment of a proxy handling a test may hold it at
 // (Manager.proxyHook).

@@ -506,7 +506,8 @@ func (m *Manager) Start() {
 }
 
 // Stop ends every link and stops the gateways: calls waiting on a peer
-// return ErrClosed (their records stay, for the next start). The links
+// return an error wrapping ErrClosed and pump.ErrStopping (their records
+// stay, and the pump leaves their journaled messages for the next start). The links
 // drain first, for drainLimit at most: they take no more envelopes, and
 // close once the envelopes they took are acknowledged or refused (so the
 // peer resends none this side processed) and the peer acknowledged or

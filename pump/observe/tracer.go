@@ -196,7 +196,7 @@ func (t *Tracer) ObserveStage(s pump.StageSample) {
 			_, span := t.tracer.Start(h.ctx, "handle "+s.Listener, trace.WithTimestamp(s.Start),
 				trace.WithAttributes(attribute.String("xmlpipe.thread", s.Thread), attribute.String("xmlpipe.listener", s.Listener),
 					attribute.Bool("xmlpipe.interrupted", true)))
-			span.SetStatus(codes.Error, "halted: handled again after unhalt")
+			span.SetStatus(codes.Error, "interrupted: handled again (after unhalt, or after the restart of a stop)")
 			span.End(trace.WithTimestamp(s.Start.Add(s.Duration)))
 			return
 		}

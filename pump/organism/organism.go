@@ -630,7 +630,10 @@ func (o *Organism) shutdown(ctx context.Context, graceful bool, stopPump func(co
 	defer o.gov.stop()
 	if o.Federation != nil {
 		// Calls waiting on a peer end now (their records stay for the next
-		// start), so they cannot hold the drain; answers of conversations
+		// start), so they cannot hold the drain: neither answered nor
+		// failed, their journaled messages are left undelivered
+		// (pump.ErrStopping), and re-delivered at the next start they
+		// adopt their calls and take the answers; answers of conversations
 		// still draining wait in the outbox. Before the pump stops: the
 		// links drain (bounded), and the acknowledgements they owe wait
 		// for the journal records the pump writes.
