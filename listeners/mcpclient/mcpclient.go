@@ -302,7 +302,7 @@ func (m *Mount) supervise(cs *sdk.ClientSession) {
 			ncs, err := dial(m.ctx, m.o)
 			if err != nil {
 				why = err.Error()
-				m.setDown(why)
+				m.setDown()
 				continue
 			}
 			if !m.markUp(ncs) {
@@ -325,7 +325,10 @@ func (m *Mount) markDown(cs *sdk.ClientSession, why string) bool {
 	if m.session == cs {
 		m.session = nil
 	}
-	m.down = fmt.Errorf("%w %s: %w (%s); restarting", ErrServer, m.o.Name, ErrExited, why)
+	// Why it exited (a command's path, a URL, a dial error) is the
+	// operator's, logged by the restart loop: the callers are told only
+	// that it exited.
+	m.down = fmt.Errorf("%w %s: %w; restarting", ErrServer, m.o.Name, ErrExited)
 	select { // a report about the old session is moot
 	case <-m.broken:
 	default:
@@ -333,12 +336,13 @@ func (m *Mount) markDown(cs *sdk.ClientSession, why string) bool {
 	return true
 }
 
-// setDown updates why the server is down (a restart failed).
-func (m *Mount) setDown(why string) {
+// setDown records that a restart failed (why is logged by the restart
+// loop, not told to callers).
+func (m *Mount) setDown() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.closed {
-		m.down = fmt.Errorf("%w %s: %w; restart failed: %s; retrying", ErrServer, m.o.Name, ErrExited, why)
+		m.down = fmt.Errorf("%w %s: %w; restart failed; retrying", ErrServer, m.o.Name, ErrExited)
 	}
 }
 
@@ -428,7 +432,9 @@ func (h *handler) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) 
 		fill(res, r)
 	case connectionLost(err):
 		h.m.fail(cs)
-		res.Error = fmt.Sprintf("%v %s: %v (%v); restarting", ErrServer, h.m.o.Name, ErrExited, err)
+		h.m.o.Logger.Warn("mcp: the server's connection broke during a call", "server", h.m.o.Name, "tool", h.tool,
+			"error", err)
+		res.Error = fmt.Sprintf("%v %s: %v; restarting", ErrServer, h.m.o.Name, ErrExited)
 	case errors.Is(context.Cause(ctx), ErrNoAnswer):
 		// Name the timeout, not the SDK's "context deadline exceeded".
 		res.Error = fmt.Sprintf("%v %s: tool %s: %v (%s)", ErrServer, h.m.o.Name, h.tool, ErrNoAnswer, h.m.o.Timeout)

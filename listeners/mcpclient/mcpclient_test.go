@@ -371,7 +371,9 @@ func TestMountRestarts(t *testing.T) {
 }
 
 // TestMountCloseWhileRestartFails: a server that cannot be restarted (its
-// program is gone) leaves Close prompt and error-free.
+// program is gone) leaves Close prompt and error-free, and its callers are
+// told it is down, not why: the failed start names the program's path,
+// which goes to the log only.
 func TestMountCloseWhileRestartFails(t *testing.T) {
 	t.Setenv(serverEnv, "1")
 	dir := t.TempDir()
@@ -393,6 +395,9 @@ func TestMountCloseWhileRestartFails(t *testing.T) {
 	for {
 		r := call(t, tools["gone.pid"], `<gone.pid/>`)
 		if strings.Contains(r.Error, "restart failed") {
+			if diff := cmp.Diff("mcp: external server gone: server exited; restart failed; retrying", r.Error); diff != "" {
+				t.Errorf("the caller was told (-want +got):\n%s", diff)
+			}
 			break
 		}
 		if time.Now().After(deadline) {

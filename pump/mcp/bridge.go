@@ -24,7 +24,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -225,17 +224,15 @@ func (b *Bridge) Call(ctx context.Context, listener string, pt, rt *xmlpipe.Payl
 		return b.answer(ev, listener, rt)
 	}
 	if f, ok := errors.AsType[*failure.Failure](err); ok {
-		return toolError("the message was rejected: %v", f)
+		b.opts.Logger.Info("mcp: call rejected", "listener", listener, "error", f)
+		return toolError("%s", rejectedText(f))
 	}
 	if ctx.Err() != nil {
 		return b.ended(ctx, listener)
 	}
 	if e, ok := errors.AsType[*pump.AskError](err); ok {
-		msg := e.Event.Error
-		if len(e.Event.Diagnostics) > 0 {
-			msg += ": " + strings.Join(e.Event.Diagnostics, "; ")
-		}
-		return toolError("%s", msg)
+		b.opts.Logger.Info("mcp: call failed", "listener", listener, "error", e)
+		return toolError("%s", failedText(e.Event))
 	}
 	if errors.Is(err, pump.ErrNoAnswer) {
 		// A tool with an output schema owes structured content: without
@@ -243,7 +240,8 @@ func (b *Bridge) Call(ctx context.Context, listener string, pt, rt *xmlpipe.Payl
 		return &sdk.CallToolResult{IsError: rt != nil, Content: []sdk.Content{&sdk.TextContent{
 			Text: listener + " handled the message and ended the conversation without an answer"}}}
 	}
-	return toolError("the message could not be sent: %v", err)
+	b.opts.Logger.Warn("mcp: call not sent", "listener", listener, "error", err)
+	return toolError("%s", sendText(err))
 }
 
 // ended is the answer of a call whose context ended before its answer.

@@ -1,0 +1,59 @@
+package mcp
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+)
+
+// What an MCP client is told of a failed call is what the wire would tell
+// a sender: the canned <huh> text or the SystemError's message, never the
+// error chain behind it (a handler's error, a meta refusal's reason, a
+// backend's URL, a path, a listener outside the client's profile). The
+// details go to the log, the journal and the OOB channel. The one
+// exception is what the client itself got wrong: the diagnostics of its
+// own message at the payload and decode stages name the fields of its
+// arguments that do not fit, which it needs to correct the call.
+
+// rejectedText is the tool error of a call whose message the pump refused
+// at ingress: the canned text, with the diagnostics about the client's own
+// arguments.
+func rejectedText(f *failure.Failure) string {
+	msg := "the message was rejected: " + f.Canned()
+	var own []string
+	for _, d := range f.Diagnostics {
+		if d.Stage == failure.StagePayload || d.Stage == failure.StageDecode {
+			own = append(own, d.String())
+		}
+	}
+	if len(own) > 0 {
+		msg += ": " + strings.Join(own, "; ")
+	}
+	return msg
+}
+
+// failedText is the tool error of a conversation that failed (a <huh>, a
+// SystemError, a dead letter): the text its event carries on the wire.
+func failedText(e pump.Event) string {
+	if e.Error != "" {
+		return e.Error
+	}
+	if se, ok := e.Payload.(*xmlpipe.SystemError); ok && se != nil && se.Message != "" {
+		return se.Message
+	}
+	return failure.HuhProcessing
+}
+
+// sendText is the tool error of a message the pump could not take: the
+// pump's sentinel, without the detail that wraps it.
+func sendText(err error) string {
+	for _, s := range []error{pump.ErrBusy, pump.ErrClosed, pump.ErrNotStarted, pump.ErrNotDurable} {
+		if errors.Is(err, s) {
+			return "the message could not be sent: " + s.Error()
+		}
+	}
+	return "the message could not be sent"
+}
