@@ -223,8 +223,8 @@ func (e *stoppedError) Error() string { return e.msg }
 // Unwrap makes it ErrClosed and pump.ErrStopping.
 func (e *stoppedError) Unwrap() []error { return []error{ErrClosed, pump.ErrStopping} }
 
-// proxyStep names a moment of a proxy handling a test may hold it at
-// (Manager.proxyHook).
+// proxyStep names a moment of a proxy handling, or of the receipt of an
+// answer (onAnswer), a test may hold it at (Manager.proxyHook).
 type proxyStep int
 
 const (
@@ -234,6 +234,12 @@ const (
 	proxyStopping
 	// proxyOpened: the handler opened its call (queued it for the peer).
 	proxyOpened
+	// answerUnclaimed: onAnswer found no call waiting for the answer, and
+	// is about to keep it.
+	answerUnclaimed
+	// answerKept: onAnswer kept the answer for a recorded call, and is
+	// about to hand it over again.
+	answerKept
 )
 
 // forgetCall forgets call o once its handler is done with it.
