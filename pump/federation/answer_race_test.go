@@ -34,25 +34,7 @@ func TestAnswerMeetsRedeliveredHandling(t *testing.T) {
 			hold := make(chan struct{})
 			c := newCalleeHolding(t, aKey, hold)
 			t.Cleanup(func() { close(hold) })
-			var mu sync.Mutex
-			var answerID string
-			acks := map[string]int{}
-			acked := make(chan struct{})
-			c.m.onAcked = func(env []byte) {
-				if e, err := parse(env); err == nil && e.Link.Kind == KindReply {
-					mu.Lock()
-					answerID = e.Link.ID
-					mu.Unlock()
-					close(acked)
-				}
-			}
-			c.m.frameHook = func(f frame) {
-				if f.Type == frameAck {
-					mu.Lock()
-					acks[f.ID]++
-					mu.Unlock()
-				}
-			}
+			acks := countAnswerAcks(c)
 
 			// The first life: the call reaches the callee, its record
 			// commits, and the caller stops while it waits.
@@ -133,26 +115,135 @@ func TestAnswerMeetsRedeliveredHandling(t *testing.T) {
 			case <-time.After(30 * time.Second): // call_timeout is 5 minutes
 				t.Fatal("the re-delivered handling got no answer: it waits for its call_timeout")
 			}
-			select {
-			case <-acked:
-			case <-time.After(30 * time.Second):
-				t.Fatal("the callee never got the answer acknowledged")
-			}
-			// Every frame the caller sends reaches the callee before its
-			// link ends.
-			if err := a2.m.Close(); err != nil {
-				t.Fatal(err)
-			}
-			waitUntil(t, "the callee's link never ended", func() bool { return linkOf(c.m.gateways[0]) == nil })
-			mu.Lock()
-			got := acks[answerID]
-			mu.Unlock()
-			if diff := cmp.Diff(1, got); diff != "" {
-				t.Errorf("acknowledgements of the answer (-want +got):\n%s", diff)
-			}
-			if n := len(c.seen()); n != 1 {
-				t.Errorf("the callee saw %d calls, want 1", n)
-			}
+			acks.wantOne(t, c, a2.m)
 		})
 	}
+}
+
+// answerAcks counts the acknowledgements a callee gets of its reply.
+type answerAcks struct {
+	mu       sync.Mutex
+	answerID string
+	frames   map[string]int
+	// acked is closed when the first acknowledgement of the reply came.
+	acked chan struct{}
+}
+
+// countAnswerAcks counts the acknowledgements c gets of its reply; it
+// installs c's hooks, so it comes before any traffic.
+func countAnswerAcks(c *callee) *answerAcks {
+	a := &answerAcks{frames: map[string]int{}, acked: make(chan struct{})}
+	c.m.onAcked = func(env []byte) {
+		if e, err := parse(env); err == nil && e.Link.Kind == KindReply {
+			a.mu.Lock()
+			a.answerID = e.Link.ID
+			a.mu.Unlock()
+			close(a.acked)
+		}
+	}
+	c.m.frameHook = func(f frame) {
+		if f.Type == frameAck {
+			a.mu.Lock()
+			a.frames[f.ID]++
+			a.mu.Unlock()
+		}
+	}
+	return a
+}
+
+// waitAcked waits until c got the reply acknowledged.
+func (a *answerAcks) waitAcked(t *testing.T) {
+	t.Helper()
+	select {
+	case <-a.acked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the callee never got the answer acknowledged")
+	}
+}
+
+// wantOne checks that c got exactly one acknowledgement of its reply and
+// saw one call, once caller m closed: every frame m sends reaches c
+// before their link ends.
+func (a *answerAcks) wantOne(t *testing.T, c *callee, m *Manager) {
+	t.Helper()
+	a.waitAcked(t)
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the callee's link never ended", func() bool { return linkOf(c.m.gateways[0]) == nil })
+	a.mu.Lock()
+	got := a.frames[a.answerID]
+	a.mu.Unlock()
+	if diff := cmp.Diff(1, got); diff != "" {
+		t.Errorf("acknowledgements of the answer (-want +got):\n%s", diff)
+	}
+	if n := len(c.seen()); n != 1 {
+		t.Errorf("the callee saw %d calls, want 1", n)
+	}
+}
+
+// TestAnswerKeptWhileAdoptingByDigest: a caller without a journal stops
+// while its call, recognised by its digest, waits on the callee; after the
+// restart the message handled again reads the recorded calls (no answer
+// yet) and, before it claims one, the callee's answer comes, finds no call
+// waiting, is kept in the record and acknowledged. The handling must take
+// the kept answer at once, not wait for its call_timeout.
+func TestAnswerKeptWhileAdoptingByDigest(t *testing.T) {
+	aKey, dir := newKey(t), t.TempDir()
+	hold := make(chan struct{})
+	c := newCalleeHolding(t, aKey, hold)
+	t.Cleanup(func() { close(hold) })
+	acks := countAnswerAcks(c)
+
+	md := xmlpipe.Metadata{ThreadID: stage.NewThreadID(), From: "console"}
+	a1 := newCaller(t, aKey, c, dir)
+	first := make(chan error, 1)
+	go func() {
+		_, err := a1.echo.Handle(context.Background(), a1.once, md)
+		first <- err
+	}()
+	waitUntil(t, "the call never reached the callee", func() bool { return len(c.seen()) == 1 })
+	a1.stop(t) // the call left once its record was durable
+	if err := <-first; err == nil {
+		t.Fatal("the first handling returned no error when its manager stopped")
+	}
+
+	adopting, release := make(chan string, 1), make(chan struct{})
+	var once, releaseOnce sync.Once
+	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
+	a2 := newCallerBefore(t, aKey, c, dir, func(*config.Gateway) {}, func(m *Manager) {
+		m.proxyHook = func(step proxyStep, ref string) {
+			if step == proxyAdopting {
+				once.Do(func() {
+					adopting <- ref
+					<-release
+				})
+			}
+		}
+	})
+	defer a2.m.Close()
+	type result struct {
+		r   xmlpipe.Response
+		err error
+	}
+	answered := make(chan result, 1)
+	go func() {
+		r, err := a2.echo.Handle(context.Background(), a2.once, md)
+		answered <- result{r, err}
+	}()
+	select {
+	case <-adopting:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the handling after the restart never came to adopt its call")
+	}
+	hold <- struct{}{} // the callee answers: kept and acknowledged
+	acks.waitAcked(t)
+	releaseOnce.Do(func() { close(release) })
+	select {
+	case got := <-answered:
+		wantOnce(t, got.r, got.err)
+	case <-time.After(30 * time.Second): // call_timeout is 5 minutes
+		t.Fatal("the handling after the restart got no answer: it waits for its call_timeout")
+	}
+	acks.wantOne(t, c, a2.m)
 }
