@@ -45,6 +45,14 @@ func newCallerLimited(t *testing.T, key ed25519.PrivateKey, c *callee, dir strin
 // newCallerWith is newCaller whose gateway configuration edit changes.
 func newCallerWith(t *testing.T, key ed25519.PrivateKey, c *callee, dir string, edit func(*config.Gateway)) *caller {
 	t.Helper()
+	return newCallerBefore(t, key, c, dir, edit, nil)
+}
+
+// newCallerBefore is newCallerWith whose manager before (when not nil)
+// edits before it starts: where a test installs its hooks.
+func newCallerBefore(t *testing.T, key ed25519.PrivateKey, c *callee, dir string, edit func(*config.Gateway),
+	before func(*Manager)) *caller {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(c.logs, nil)).With("side", "caller")
 	p := callerPump(t, log, nil)
 	st := openStore(t, dir, log)
@@ -55,6 +63,9 @@ func newCallerWith(t *testing.T, key ed25519.PrivateKey, c *callee, dir string, 
 		t.Fatal(err)
 	}
 	importEcho(t, m)
+	if before != nil {
+		before(m)
+	}
 	m.Start()
 	l, _ := p.Lookup("echo")
 	once, err := l.Payload.Decode([]byte(`<Echo><Text>once</Text></Echo>`))

@@ -223,8 +223,8 @@ func (e *stoppedError) Error() string { return e.msg }
 // Unwrap makes it ErrClosed and pump.ErrStopping.
 func (e *stoppedError) Unwrap() []error { return []error{ErrClosed, pump.ErrStopping} }
 
-// proxyStep names a moment of a proxy handling a test may hold it at
-// (Manager.proxyHook).
+// proxyStep names a moment of a proxy handling, or of the receipt of an
+// answer (onAnswer), a test may hold it at (Manager.proxyHook).
 type proxyStep int
 
 const (
@@ -234,6 +234,15 @@ const (
 	proxyStopping
 	// proxyOpened: the handler opened its call (queued it for the peer).
 	proxyOpened
+	// proxyAdopting: the handler read the recorded calls it may adopt
+	// (adopt), and is about to claim one.
+	proxyAdopting
+	// answerUnclaimed: onAnswer found no call waiting for the answer, and
+	// is about to keep it.
+	answerUnclaimed
+	// answerKept: onAnswer kept the answer for a recorded call, and is
+	// about to hand it over again.
+	answerKept
 )
 
 // forgetCall forgets call o once its handler is done with it.
@@ -562,7 +571,16 @@ func (g *gateway) openByDigest(c *call, callerThread, remote string, body []byte
 
 // adopt claims the first of the recorded calls ids (answers: what each
 // has) that nobody waits on, for c; ok says one was.
+//
+// The answers were read before c was registered (pending): an answer kept
+// since then was handed to no one (onAnswer hands it only to a call
+// registered by the time it is kept), so the record is read again once c
+// is. An answer found there is taken unless onAnswer handed it to c
+// meanwhile.
 func (g *gateway) adopt(c *call, callerThread string, digest []byte, ids []string, answers [][]byte) (o opened, ok bool, err error) {
+	if g.m.proxyHook != nil && len(ids) > 0 {
+		g.m.proxyHook(proxyAdopting, ids[0])
+	}
 	g.mu.Lock()
 	for i, id := range ids {
 		if g.pending[id] != nil || g.claimed[id] {
@@ -573,12 +591,30 @@ func (g *gateway) adopt(c *call, callerThread string, digest []byte, ids []strin
 		g.byThread[callerThread] = id
 		g.mu.Unlock()
 		g.log.Info("federation: a re-delivered message adopts its call from before the restart", "call", id)
-		if answers[i] != nil {
+		answer := answers[i]
+		if answer == nil {
+			if _, answer, err = g.m.db.callByID(g.name, id); err != nil {
+				g.mu.Lock()
+				delete(g.pending, id)
+				delete(g.claimed, id)
+				if g.byThread[callerThread] == id {
+					delete(g.byThread, callerThread)
+				}
+				g.mu.Unlock()
+				return opened{}, true, err
+			}
+		}
+		if answer != nil {
 			g.mu.Lock()
-			delete(g.pending, id)
+			mine := g.pending[id] == c // else onAnswer handed it to c meanwhile
+			if mine {
+				delete(g.pending, id)
+			}
 			g.mu.Unlock()
-			a, err := parse(answers[i])
-			return opened{lt: id, early: a, digest: digest}, true, err
+			if mine {
+				a, err := parse(answer)
+				return opened{lt: id, early: a, digest: digest}, true, err
+			}
 		}
 		return opened{lt: id, digest: digest}, true, nil
 	}

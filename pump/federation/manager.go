@@ -122,6 +122,9 @@ type Manager struct {
 	// envelope of each of its entries the peer acknowledges, as it
 	// arrives.
 	onAcked func(env []byte)
+	// frameHook, when set (tests only, before any traffic), is told every
+	// text frame (acknowledgement or refusal) a peer sends, as it arrives.
+	frameHook func(f frame)
 	// smu guards served: the conversations serving peers' calls.
 	smu         sync.Mutex
 	served      map[string]*served
@@ -136,7 +139,8 @@ type Manager struct {
 	// afterJournal is pump.AfterJournalOr (tests run it when they choose).
 	afterJournal func(ctx context.Context, fn, dropped func())
 	// proxyHook, when set (tests only, before any traffic), is told as a
-	// proxy handling of call lt reaches step at: it may hold it there.
+	// proxy handling of call lt, or the receipt of an answer to it,
+	// reaches step at: it may hold it there.
 	proxyHook func(at proxyStep, lt string)
 	// removeHook, when set (tests only), runs once a gateway's removal
 	// ended its calls (endCalls), before its link and sender stop.

@@ -13,6 +13,9 @@ import (
 
 // onFrame handles a text frame: the peer's acknowledgement of one of ours.
 func (g *gateway) onFrame(f frame) {
+	if g.m.frameHook != nil {
+		g.m.frameHook(f)
+	}
 	switch f.Type {
 	case frameAck:
 		g.acked(f.ID)
@@ -436,15 +439,34 @@ func (g *gateway) inject(ctx context.Context, env pump.Envelope) error {
 // for the re-delivered message that will adopt the call; an answer to a
 // call that is neither (answered already, timed out) is dropped. Those
 // are acknowledged here, after the answer is kept.
+//
+// A re-delivered message may take its call back while its answer is being
+// kept: its handling registers to be handed the answer (pending) before it
+// reads the call's record. Once the answer is kept it is handed over again,
+// so that a handling that registered after the first try and read the
+// record before the answer was in it is not left waiting until
+// call_timeout; one that read it after takes the answer from the record
+// and is no longer registered, and the answer is acknowledged here.
 func (g *gateway) onAnswer(e *envelope, raw []byte, ack func()) {
 	if g.handTo(e.Link.Ref, answered{e: e, ack: ack}) {
 		return
+	}
+	if g.m.proxyHook != nil {
+		g.m.proxyHook(answerUnclaimed, e.Link.Ref)
 	}
 	kept, err := g.m.db.keepAnswer(g.name, e.Link.Ref, raw)
 	switch {
 	case err != nil:
 		g.log.Error("federation: answer not kept", "call", e.Link.Ref, "error", err)
 	case kept:
+		if g.m.proxyHook != nil {
+			g.m.proxyHook(answerKept, e.Link.Ref)
+		}
+		if g.handTo(e.Link.Ref, answered{e: e, ack: ack}) {
+			g.log.Info("federation: answer handed to the re-delivered message that took its call back",
+				"call", e.Link.Ref, "kind", e.Link.Kind)
+			return
+		}
 		g.log.Info("federation: answer kept for a call made before a restart", "call", e.Link.Ref, "kind", e.Link.Kind)
 	case g.m.now().Sub(g.m.began) < 2*g.callTimeout && stage.IsThreadID(e.Link.Ref):
 		if g.keepOrphan(e, raw, ack) {
