@@ -322,10 +322,13 @@ func (p *Pump) tellFailure(l *listener, d *delivery, err error) {
 	}
 	now := p.opts.Clock()
 	p.log.Warn("handler failed", "listener", l.Name, "thread", d.thread, "from", d.from, "error", err)
-	if d.errPayload == nil && !l.Agent {
+	if d.errPayload == nil {
 		// Nothing more arrives on the failed hop's thread: it ends with
-		// its conversation. An agent's keeps its history, as when it
-		// forwards.
+		// its conversation, an agent's too — its sender was told, and a
+		// retry opens a new thread. What a continuation needs stays: a
+		// conversation root (and the history kept on it) is never spent,
+		// nor a thread that awaits answers (xmlpipe.Await), and answers
+		// still in flight to the hop keep it until they have come.
 		p.spend(d.conv, d.thread)
 	}
 	if d.errPayload != nil {
@@ -395,10 +398,9 @@ func (p *Pump) respond(l *listener, d *delivery, resp xmlpipe.Response) {
 		p.sends(l, d, r.Sends)
 	case *xmlpipe.AwaitResponse:
 		// nothing to send; the thread stays open for the answers due,
-		// however its conversation ends (an agent's is never spent)
-		if !l.Agent {
-			p.threads.Await(d.thread)
-		}
+		// however its conversation ends — an agent's too, should a later
+		// turn of it fail (tellFailure spends a failed hop's thread)
+		p.threads.Await(d.thread)
 	case *xmlpipe.RespondResponse:
 		p.reply(l, d, r.Payload)
 	case *xmlpipe.RawResponse:
