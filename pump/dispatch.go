@@ -669,10 +669,13 @@ func withEmptyNS(part stage.RawPayload) []byte {
 }
 
 // recordedAlready reports whether d, a message re-delivered after a restart,
-// is in its thread's history already: a slot of the same sender, recipient
-// and bytes recorded no earlier than the message was journaled, as its
-// delivery before the crash recorded it (the history is restored at start).
-// An earlier identical message was recorded before this one was journaled.
+// is in its thread's history already, as its delivery before the crash
+// recorded it (the history is restored at start): a slot of the same sender
+// and recipient that carries d's journal seq (Slot.Seq). Two identical
+// messages are two messages: one journaled before d but recorded after it
+// was journaled is not d. A slot with no seq (recorded without a journal
+// that takes delivery marks) is matched as before seqs were recorded: by
+// its bytes, recorded no earlier than d was journaled.
 func (p *Pump) recordedAlready(d *delivery, to string) bool {
 	if d.journaled.IsZero() {
 		return false
@@ -681,8 +684,18 @@ func (p *Pump) recordedAlready(d *delivery, to string) bool {
 	if !ok {
 		return false
 	}
+	seq := d.mark.messageSeq()
 	for _, s := range c.Slots() {
-		if s.From == d.from && s.To == to && !s.Time.Before(d.journaled) && bytes.Equal(s.Raw, d.payloadBytes) {
+		if s.From != d.from || s.To != to {
+			continue
+		}
+		if seq > 0 && s.Seq > 0 {
+			if s.Seq == seq {
+				return true
+			}
+			continue
+		}
+		if !s.Time.Before(d.journaled) && bytes.Equal(s.Raw, d.payloadBytes) {
 			return true
 		}
 	}
