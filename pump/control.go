@@ -109,7 +109,9 @@ func (p *Pump) Paused(name string) bool {
 // the conversation id, or ErrUnknownThread when the thread is not live and
 // no message of it is in flight and the organism never knew it (or has
 // forgotten it: without a journal's thread history or a kept history, it
-// remembers the last thousands of conversations that completed). A
+// remembers the last thousands of conversations that completed, and the
+// last thousands of threads that ended with their conversation's root: a
+// kill of an inner hop's ended thread is its conversation's). A
 // conversation it knows with nothing in flight has ended, and one killed
 // already has nothing more to stop: Kill changes nothing and returns its id
 // with ErrConversationEnded (ending its thread would stop nothing: a
@@ -119,6 +121,11 @@ func (p *Pump) Kill(thread string) (string, error) {
 	conv, killedBefore := root, false
 	if conv == "" {
 		conv, killedBefore = p.endedConversation(thread)
+		if r, ok := p.threads.EndedRoot(thread); ok && !killedBefore {
+			// An ended thread of a conversation (an inner hop's, whose
+			// handler ended or answered): the kill is its conversation's.
+			root, conv = r, r
+		}
 	}
 	s := p.convs.lock(conv)
 	c := s.m[conv]
