@@ -125,3 +125,61 @@ func TestKillEndedInnerThread(t *testing.T) {
 		})
 	}
 }
+
+// TestKillEndedInnerThreadOfRunningConversation: a kill naming an inner
+// hop's thread that ended while its conversation still runs (fwd sent to
+// jobs, which ended its thread, and to slow, still running) stops nothing
+// and says it does not know the thread (ErrUnknownThread): only the root
+// or a live thread stops a conversation — the transports decide who may
+// kill one by those — and the conversation completes as it would have.
+func TestKillEndedInnerThreadOfRunningConversation(t *testing.T) {
+	fwd := listenerOf(t, "fwd", func(_ context.Context, in *Ping, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		if in.Text == "done" { // jobs' answer
+			return nil, nil
+		}
+		return xmlpipe.SendAll(&xmlpipe.SendResponse{To: "jobs", Payload: &Job{Label: in.Text}},
+			&xmlpipe.SendResponse{To: "slow", Payload: &Pong{Text: in.Text}}), nil
+	})
+	hop := make(chan string, 1)
+	jobs := listenerOf(t, "jobs", func(_ context.Context, _ *Job, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		hop <- md.ThreadID
+		return xmlpipe.Respond(&Ping{Text: "done"}), nil
+	})
+	release := make(chan struct{})
+	slow := listenerOf(t, "slow", func(ctx context.Context, _ *Pong, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		select {
+		case <-release:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	p := startPump(t, pump.Options{}, fwd, jobs, slow)
+	ended := make(chan string, 16)
+	p.Threads().OnEnd(func(ids []string) {
+		for _, id := range ids {
+			select {
+			case ended <- id:
+			default:
+			}
+		}
+	})
+	out := newRecorder()
+	conv := mustSend(t, p, client, "fwd", &Ping{Text: "first"}, out)
+	inner := <-hop
+	for id := ""; id != inner; { // jobs answered: its thread ends
+		select {
+		case id = <-ended:
+		case <-waitCtx(t).Done():
+			t.Fatal("jobs' thread never ended")
+		}
+	}
+	if got, err := p.Kill(inner); !errors.Is(err, pump.ErrUnknownThread) || got != "" {
+		t.Errorf("Kill(ended inner thread of a running conversation) = %q, %v; want \"\", %v", got, err,
+			pump.ErrUnknownThread)
+	}
+	close(release)
+	if c := out.waitFor(t, "completion", kind(pump.EventComplete)); c.Error != "" || c.Conversation != conv {
+		t.Errorf("conversation %s completed with %q, want %s run to its end", c.Conversation, c.Error, conv)
+	}
+}
