@@ -109,19 +109,35 @@ func (p *Pump) Paused(name string) bool {
 // the conversation id, or ErrUnknownThread when the thread is not live and
 // no message of it is in flight and the organism never knew it (or has
 // forgotten it: without a journal's thread history or a kept history, it
-// remembers the last thousands of conversations that completed). A
+// remembers the last thousands of conversations that completed, and the
+// last thousands of threads that ended with their conversation's root: a
+// kill of an inner hop's ended thread tells its conversation ended, but
+// does not stop one that still runs). A
 // conversation it knows with nothing in flight has ended, and one killed
 // already has nothing more to stop: Kill changes nothing and returns its id
 // with ErrConversationEnded (ending its thread would stop nothing: a
 // continuation begins it again).
 func (p *Pump) Kill(thread string) (string, error) {
 	root := p.threads.Root(thread)
-	conv, killedBefore := root, false
+	conv, killedBefore, viaEnded := root, false, false
 	if conv == "" {
 		conv, killedBefore = p.endedConversation(thread)
+		if r, ok := p.threads.EndedRoot(thread); ok && !killedBefore && r != thread {
+			// An ended thread of a conversation (an inner hop's, whose
+			// handler ended or answered): it tells that conversation.
+			root, conv, viaEnded = r, r, true
+		}
 	}
 	s := p.convs.lock(conv)
 	c := s.m[conv]
+	if viaEnded && c != nil {
+		// It still runs: an ended thread does not stop it, only its
+		// root or a live thread of it does — the transports check who may
+		// kill a conversation by those (CheckThread), not by its ended
+		// threads.
+		s.mu.Unlock()
+		return "", fmt.Errorf("%w: %s", ErrUnknownThread, thread)
+	}
 	again := c != nil && c.killed
 	if c != nil && !c.killed {
 		c.killed = true

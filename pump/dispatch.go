@@ -339,10 +339,13 @@ func (p *Pump) tellFailure(l *listener, d *delivery, err error) {
 	}
 	now := p.opts.Clock()
 	p.log.Warn("handler failed", "listener", l.Name, "thread", d.thread, "from", d.from, "error", err)
-	if d.errPayload == nil && !l.Agent {
+	if d.errPayload == nil {
 		// Nothing more arrives on the failed hop's thread: it ends with
-		// its conversation. An agent's keeps its history, as when it
-		// forwards.
+		// its conversation, an agent's too — its sender was told, and a
+		// retry opens a new thread. What a continuation needs stays: a
+		// conversation root (and the history kept on it) is never spent,
+		// nor a thread that awaits answers (xmlpipe.Await), and answers
+		// still in flight to the hop keep it until they have come.
 		p.spend(d.conv, d.thread)
 	}
 	if d.errPayload != nil {
@@ -412,10 +415,9 @@ func (p *Pump) respond(l *listener, d *delivery, resp xmlpipe.Response) {
 		p.sends(l, d, r.Sends)
 	case *xmlpipe.AwaitResponse:
 		// nothing to send; the thread stays open for the answers due,
-		// however its conversation ends (an agent's is never spent)
-		if !l.Agent {
-			p.threads.Await(d.thread)
-		}
+		// however its conversation ends — an agent's too, should a later
+		// turn of it fail (tellFailure spends a failed hop's thread)
+		p.threads.Await(d.thread)
 	case *xmlpipe.RespondResponse:
 		p.reply(l, d, r.Payload)
 	case *xmlpipe.RawResponse:
@@ -684,10 +686,13 @@ func withEmptyNS(part stage.RawPayload) []byte {
 }
 
 // recordedAlready reports whether d, a message re-delivered after a restart,
-// is in its thread's history already: a slot of the same sender, recipient
-// and bytes recorded no earlier than the message was journaled, as its
-// delivery before the crash recorded it (the history is restored at start).
-// An earlier identical message was recorded before this one was journaled.
+// is in its thread's history already, as its delivery before the crash
+// recorded it (the history is restored at start): a slot of the same sender
+// and recipient that carries d's journal seq (Slot.Seq). Two identical
+// messages are two messages: one journaled before d but recorded after it
+// was journaled is not d. A slot with no seq (recorded without a journal
+// that takes delivery marks) is matched as before seqs were recorded: by
+// its bytes, recorded no earlier than d was journaled.
 func (p *Pump) recordedAlready(d *delivery, to string) bool {
 	if d.journaled.IsZero() {
 		return false
@@ -696,8 +701,18 @@ func (p *Pump) recordedAlready(d *delivery, to string) bool {
 	if !ok {
 		return false
 	}
+	seq := d.mark.messageSeq()
 	for _, s := range c.Slots() {
-		if s.From == d.from && s.To == to && !s.Time.Before(d.journaled) && bytes.Equal(s.Raw, d.payloadBytes) {
+		if s.From != d.from || s.To != to {
+			continue
+		}
+		if seq > 0 && s.Seq > 0 {
+			if s.Seq == seq {
+				return true
+			}
+			continue
+		}
+		if !s.Time.Before(d.journaled) && bytes.Equal(s.Raw, d.payloadBytes) {
 			return true
 		}
 	}

@@ -77,3 +77,109 @@ func TestKillEndedConversationWithoutHistory(t *testing.T) {
 		})
 	}
 }
+
+// TestKillEndedInnerThread: a kill that names the thread of an inner hop
+// of a conversation that completed (fwd forwarded to jobs, whose handler
+// ended its thread) is a kill of that conversation: it has ended
+// (ErrConversationEnded, with the conversation's id, not the hop's) — not
+// a thread the organism never knew — also when neither an in-memory
+// organism nor a journal without thread history remembers the hop.
+func TestKillEndedInnerThread(t *testing.T) {
+	tests := []struct {
+		name string
+		opts pump.Options
+	}{
+		{"no journal", pump.Options{}},
+		{"a journal without thread history", pump.Options{Journal: newMarkJournal()}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fwd := listenerOf(t, "fwd", func(_ context.Context, in *Ping, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+				return xmlpipe.Send("jobs", &Job{Label: in.Text}), nil
+			})
+			hop := make(chan string, 1)
+			jobs := listenerOf(t, "jobs", func(_ context.Context, _ *Job, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+				hop <- md.ThreadID
+				return nil, nil
+			})
+			p := startPump(t, tc.opts, fwd, jobs)
+			out := newRecorder()
+			conv := mustSend(t, p, client, "fwd", &Ping{Text: "first"}, out)
+			if c := out.waitFor(t, "completion", kind(pump.EventComplete)); c.Error != "" {
+				t.Fatalf("the conversation completed with %q", c.Error)
+			}
+			inner := <-hop
+			if inner == conv || p.Threads().Known(inner) {
+				t.Fatalf("precondition: jobs ran on %s, an inner thread that ended (conversation %s)", inner, conv)
+			}
+			got, err := p.Kill(inner)
+			if !errors.Is(err, pump.ErrConversationEnded) || got != conv {
+				t.Errorf("Kill(ended inner thread) = %q, %v; want %q, %v", got, err, conv, pump.ErrConversationEnded)
+			}
+			if !p.Threads().Known(conv) {
+				t.Error("killing a completed conversation by its inner thread ended its root")
+			}
+			if _, err := p.Kill(stage.NewThreadID()); !errors.Is(err, pump.ErrUnknownThread) {
+				t.Errorf("Kill(never used) = %v, want %v", err, pump.ErrUnknownThread)
+			}
+		})
+	}
+}
+
+// TestKillEndedInnerThreadOfRunningConversation: a kill naming an inner
+// hop's thread that ended while its conversation still runs (fwd sent to
+// jobs, which ended its thread, and to slow, still running) stops nothing
+// and says it does not know the thread (ErrUnknownThread): only the root
+// or a live thread stops a conversation — the transports decide who may
+// kill one by those — and the conversation completes as it would have.
+func TestKillEndedInnerThreadOfRunningConversation(t *testing.T) {
+	fwd := listenerOf(t, "fwd", func(_ context.Context, in *Ping, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		if in.Text == "done" { // jobs' answer
+			return nil, nil
+		}
+		return xmlpipe.SendAll(&xmlpipe.SendResponse{To: "jobs", Payload: &Job{Label: in.Text}},
+			&xmlpipe.SendResponse{To: "slow", Payload: &Pong{Text: in.Text}}), nil
+	})
+	hop := make(chan string, 1)
+	jobs := listenerOf(t, "jobs", func(_ context.Context, _ *Job, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		hop <- md.ThreadID
+		return xmlpipe.Respond(&Ping{Text: "done"}), nil
+	})
+	release := make(chan struct{})
+	slow := listenerOf(t, "slow", func(ctx context.Context, _ *Pong, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		select {
+		case <-release:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	p := startPump(t, pump.Options{}, fwd, jobs, slow)
+	ended := make(chan string, 16)
+	p.Threads().OnEnd(func(ids []string) {
+		for _, id := range ids {
+			select {
+			case ended <- id:
+			default:
+			}
+		}
+	})
+	out := newRecorder()
+	conv := mustSend(t, p, client, "fwd", &Ping{Text: "first"}, out)
+	inner := <-hop
+	for id := ""; id != inner; { // jobs answered: its thread ends
+		select {
+		case id = <-ended:
+		case <-waitCtx(t).Done():
+			t.Fatal("jobs' thread never ended")
+		}
+	}
+	if got, err := p.Kill(inner); !errors.Is(err, pump.ErrUnknownThread) || got != "" {
+		t.Errorf("Kill(ended inner thread of a running conversation) = %q, %v; want \"\", %v", got, err,
+			pump.ErrUnknownThread)
+	}
+	close(release)
+	if c := out.waitFor(t, "completion", kind(pump.EventComplete)); c.Error != "" || c.Conversation != conv {
+		t.Errorf("conversation %s completed with %q, want %s run to its end", c.Conversation, c.Error, conv)
+	}
+}

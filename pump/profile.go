@@ -392,7 +392,8 @@ func (d *delivery) reach(l *listener) *profile {
 // returns the child and its profile resolved in d's snapshot, and whether
 // d's thread is now spent: the forward of a listener that is no agent marks
 // it (registry.Threads.ForwardAs); an agent's thread keeps its history and
-// waits for its answers, so it is never spent.
+// waits for its answers, so its forwards never spend it (only a failure of
+// its handler does: tellFailure).
 func (p *Pump) extend(d *delivery, l *listener, to, ref string) (string, *profile, bool, error) {
 	want := ""
 	if d.prof != nil || l.Profile != "" {

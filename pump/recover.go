@@ -34,8 +34,10 @@ type Recovered struct {
 	Turn int64
 	// Journaled is when the message was journaled (zero: unknown). A
 	// thread history that holds the message already — recorded as it was
-	// delivered before the crash, at or after this time — does not get it
-	// a second time: an agent would see its caller's message twice.
+	// delivered before the crash: a slot with Seq as its registry.Slot.Seq,
+	// or, for a slot recorded without a seq, with its bytes at or after
+	// this time — does not get it a second time: an agent would see its
+	// caller's message twice.
 	Journaled time.Time
 }
 

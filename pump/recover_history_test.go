@@ -89,3 +89,85 @@ func TestRecoveredMessageRecordedOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestRecoveredMessageRecordedOnceBySeq: with a journal that takes delivery
+// marks, the history's slots carry the journal seq of their message, and a
+// re-delivered message is matched by it, not by its bytes: of two identical
+// messages ("go", "go") the first, journaled before the second but recorded
+// after the second was journaled, is not taken for the second, whose
+// delivery the crash kept out of the history. A slot without a seq
+// (recorded before seqs were) is matched by its bytes as before.
+func TestRecoveredMessageRecordedOnceBySeq(t *testing.T) {
+	payload := []byte(`<Ping xmlns=""><Text>go</Text></Ping>`)
+	canonical := []byte(`<Ping><Text>go</Text></Ping>`) // as the pump records it
+	journaled := time.Date(2026, 11, 28, 2, 0, 0, 0, time.UTC)
+	const seq = 7 // the re-delivered message's
+	type slot struct {
+		seq int64
+		at  time.Time
+	}
+	tests := []struct {
+		name   string
+		before []slot // identical slots recorded before the restart
+		want   []int64
+	}{
+		{name: "recorded before the crash", before: []slot{{seq, journaled.Add(time.Millisecond)}}, want: []int64{seq}},
+		{name: "not recorded before the crash", want: []int64{seq}},
+		{name: "an identical message journaled first, recorded after",
+			before: []slot{{seq - 2, journaled.Add(time.Millisecond)}}, want: []int64{seq - 2, seq}},
+		{name: "both recorded before the crash",
+			before: []slot{{seq - 2, journaled.Add(time.Millisecond)}, {seq, journaled.Add(2 * time.Millisecond)}},
+			want:   []int64{seq - 2, seq}},
+		{name: "recorded without a seq", before: []slot{{0, journaled.Add(time.Millisecond)}}, want: []int64{0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			threads := registry.NewThreads(registry.ThreadsConfig{})
+			cb, err := registry.NewContextBuffer(registry.ContextConfig{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			history := make(chan []registry.Slot, 1)
+			l := listenerOf(t, "pinger", func(_ context.Context, _ *Ping, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+				var slots []registry.Slot
+				if c, ok := cb.Thread(md.ThreadID); ok {
+					slots = c.Slots()
+				}
+				history <- slots
+				return nil, nil
+			})
+			thread := stage.NewThreadID()
+			if err := threads.Begin(thread, client, "pinger"); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range tt.before {
+				if _, err := cb.Append(registry.Slot{ThreadID: thread, From: client, To: "pinger", PayloadType: "Ping",
+					Raw: canonical, Time: s.at, Seq: s.seq}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := startPump(t, pump.Options{Threads: threads, Context: cb, Journal: newMarkJournal()}, l)
+			env := stage.AppendEnvelope(nil, client, "pinger", thread, payload)
+			if err := p.Recover(waitCtx(t), pump.Recovered{Seq: seq, Envelope: env, Conversation: thread, Thread: thread,
+				Journaled: journaled}); err != nil {
+				t.Fatal(err)
+			}
+			var slots []registry.Slot
+			select {
+			case slots = <-history:
+			case <-waitCtx(t).Done():
+				t.Fatal("the recovered message was never handled")
+			}
+			var got []int64
+			for _, s := range slots {
+				if s.From != client || s.To != "pinger" || string(s.Raw) != string(canonical) {
+					t.Errorf("unexpected slot %s→%s %s", s.From, s.To, s.Raw)
+				}
+				got = append(got, s.Seq)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("seqs of the history's slots after the re-delivery (-want +got):\n%s", d)
+			}
+		})
+	}
+}

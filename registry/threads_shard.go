@@ -45,6 +45,9 @@ type threadShard struct {
 	dispatched uint64
 	delivered  *sync.Cond
 	subs       []func(ids []string)
+	// ended remembers the threads that ended most recently with their
+	// roots (EndedRoot); guarded by mu.
+	ended endedRing
 
 	_ [64]byte // keeps neighbouring shards' locks off one cache line
 }
@@ -151,9 +154,14 @@ func (s *threadShard) callerOf(r nodeRef, id string) (caller, replyThread string
 
 // removeSubtree detaches r from its parent and frees r and every
 // descendant, returning their ids parent-first. Callers hold s.mu.
+// It remembers them with their conversation's root (EndedRoot).
 func (s *threadShard) removeSubtree(r nodeRef) []string {
+	root := s.slab.at(s.rootRef(r)).id
 	s.unlink(r)
-	return s.subtree(r, s.freeNode)
+	return s.subtree(r, func(c nodeRef) {
+		s.ended.note(s.slab.at(c).id, root)
+		s.freeNode(c)
+	})
 }
 
 // subtree returns the ids of r and every descendant, parent first, calling

@@ -1,0 +1,92 @@
+package registry
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+)
+
+// TestEndedRoot: a thread that ended — pruned, ended with its conversation,
+// ended as spent — is remembered with its conversation's root, a root
+// with itself; a live thread, a thread never used and a malformed id are
+// not; the shard forgets its oldest ended thread once endedRemembered
+// more have ended.
+func TestEndedRoot(t *testing.T) {
+	th := NewThreads(ThreadsConfig{})
+	root := uuid.NewString()
+	if err := th.Begin(root, "client", "a"); err != nil {
+		t.Fatal(err)
+	}
+	pruned, err := th.Extend(root, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := th.Prune(pruned); err != nil {
+		t.Fatal(err)
+	}
+	spent, _ := mustForward(t, th, root, "c")
+	below, _ := mustForward(t, th, spent, "d")
+	if _, _, err := th.Prune(below); err != nil {
+		t.Fatal(err)
+	}
+	th.EndSpent(root, nil)
+	live, err := th.Extend(root, "e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := uuid.NewString()
+	if err := th.Begin(other, "client", "a"); err != nil {
+		t.Fatal(err)
+	}
+	ended, err := th.Extend(other, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := th.End(other); err != nil {
+		t.Fatal(err)
+	}
+
+	type result struct {
+		Root string
+		OK   bool
+	}
+	tests := []struct {
+		name, id string
+		want     result
+	}{
+		{"pruned", pruned, result{root, true}},
+		{"ended as spent", spent, result{root, true}},
+		{"pruned below a spent one", below, result{root, true}},
+		{"ended with its conversation", ended, result{other, true}},
+		{"an ended root", other, result{other, true}},
+		{"live", live, result{}},
+		{"a live root", root, result{}},
+		{"never used", uuid.NewString(), result{}},
+		{"malformed", "nope", result{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got result
+			got.Root, got.OK = th.EndedRoot(tc.id)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("EndedRoot (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	// Bounded: endedRemembered more threads of root's shard end.
+	for range endedRemembered {
+		child, err := th.Extend(root, "f")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := th.Prune(child); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, ok := th.EndedRoot(pruned); ok {
+		t.Errorf("EndedRoot(the oldest ended thread) = %q, true after %d more ended: want it forgotten", got,
+			endedRemembered)
+	}
+}
