@@ -144,13 +144,21 @@ func (c *Console) send(ctx context.Context, rest string) string {
 
 // settle handles a line that would continue conv while its last message is
 // still being answered: a piped session waits for the answer (until
-// Config.ReplyTimeout after the conversation's line began); on a terminal
-// the line is not sent and the user is told why. It reports whether the
-// line may be sent now.
+// Config.ReplyTimeout after the conversation's line began), unless conv
+// waits for a human — then, as on a terminal, the line is not sent and the
+// user is told why (the /approve that would let it go on comes later in
+// the input). It reports whether the line may be sent now.
 func (c *Console) settle(ctx context.Context, target, conv string) bool {
 	if s, ok := c.sess.take(conv); ok {
-		if c.await(ctx, conv, time.Until(s.at.Add(c.cfg.ReplyTimeout))) {
+		done, approval := c.awaitOrHuman(ctx, conv, time.Until(s.at.Add(c.cfg.ReplyTimeout)))
+		if done {
 			return true
+		}
+		if approval != "" {
+			c.sess.track(s) // still running: /quit and the end of input wait for it
+			c.say(fmt.Sprintf("%s waits for a human (approval %s): line not sent; /approve %s or /deny %s <reason> first",
+				label(target, conv), approval, approval, approval))
+			return false
 		}
 		c.out.release(conv)
 		c.say(fmt.Sprintf("%s is still answering after %v; line not sent", label(target, conv), c.cfg.ReplyTimeout))

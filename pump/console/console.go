@@ -239,11 +239,13 @@ func (c *Console) await(ctx context.Context, conv string, d time.Duration) bool 
 }
 
 // awaitAll waits for each running conversation until Config.ReplyTimeout
-// after it began; the ones still running then are named.
+// after it began, or until it waits for a human (nobody is left to decide);
+// the ones still running then are named.
 func (c *Console) awaitAll(ctx context.Context, running []started) error {
 	var late []string
 	for _, s := range running {
-		if left := time.Until(s.at.Add(c.cfg.ReplyTimeout)); left > 0 && c.await(ctx, s.conv, left) {
+		done, approval := c.awaitOrHuman(ctx, s.conv, time.Until(s.at.Add(c.cfg.ReplyTimeout)))
+		if done {
 			continue
 		}
 		c.out.release(s.conv)
@@ -251,6 +253,11 @@ func (c *Console) awaitAll(ctx context.Context, running []started) error {
 			return err
 		}
 		late = append(late, short(s.conv))
+		if approval != "" {
+			// Nobody is left to decide: the input has ended.
+			c.say(fmt.Sprintf("note: thread %s waits for a human (approval %s); not waiting for it", short(s.conv), approval))
+			continue
+		}
 		c.say(fmt.Sprintf("note: thread %s still running after %v; not waiting longer", short(s.conv), c.cfg.ReplyTimeout))
 	}
 	if len(late) > 0 {
