@@ -68,7 +68,11 @@ func (c *Console) Exec(ctx context.Context, line string) (quit bool, conv string
 			return false, ""
 		}
 	}
-	c.say("Unknown command: /"+name, "Type /help for available commands.")
+	names := []string{"quit", "exit"}
+	for _, cmd := range commands() {
+		names = append(names, cmd.name)
+	}
+	c.say("Unknown command: /"+name+suggest(name, names, "/"), "Type /help for available commands.")
 	return false, ""
 }
 
@@ -121,7 +125,7 @@ func (c *Console) send(ctx context.Context, rest string) string {
 	var rej *organism.Rejection
 	switch {
 	case errors.Is(err, organism.ErrUnknownListener):
-		c.say("Unknown listener: "+target, "Use /listeners to see available listeners.")
+		c.say("Unknown listener: "+target+c.suggestListener(ctx, target), "Use /listeners to see available listeners.")
 	case errors.Is(err, organism.ErrNoTextField):
 		c.say("Cannot create payload for "+target,
 			"Send its fields as JSON (@"+target+" {…}) or XML (@"+target+" <Payload>…</Payload>); /listeners shows its root tag.")
