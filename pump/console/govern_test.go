@@ -247,3 +247,25 @@ func TestPipedSessionEndsWithoutWaitingForAHuman(t *testing.T) {
 	}
 	out.waitFor(t, regexp.MustCompile(`note: thread [0-9a-f]{8} waits for a human \(approval `+id+`\); not waiting for it`))
 }
+
+// The wait after an @ line ends when its conversation waits for a human:
+// the /approve on the next line is read at once, not after Config.LineWait.
+func TestPipedLineWaitEndsWhenAHumanMustDecide(t *testing.T) {
+	path := governedConfig(t, "<RunCommand><Command>date</Command></RunCommand>", "It ran.")
+	c, err := console.New(startGoverned(t, path), console.Config{LineWait: time.Hour, ReplyTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, in := io.Pipe()
+	t.Cleanup(func() { in.Close() })
+	out := &transcript{}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background(), pr, out) }()
+	fmt.Fprintln(in, "@researcher what day is it?")
+	id := out.waitFor(t, waiting)[1]
+	go fmt.Fprintln(in, "/approve "+id+"\n/quit") // a pipe write waits for the console to read it
+	out.waitFor(t, regexp.MustCompile(`\[researcher\] It ran\.`))
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+}
