@@ -77,7 +77,7 @@ func TestTerminal(t *testing.T) {
 			tm := term.NewTerminal(struct {
 				io.Reader
 				io.Writer
-			}{c.screenInterrupts(in), scr}, "") // as RunStdio: nothing is running at the Ctrl-C
+			}{in, scr}, "")
 			done := make(chan error, 1)
 			go func() { done <- c.RunTerminal(context.Background(), tm) }()
 			typeKeys := func(keys string) {
@@ -140,5 +140,32 @@ func TestTerminalCtrlCWhileAnswering(t *testing.T) {
 	typeKeys("/quit\r")
 	if err := <-done; err != nil {
 		t.Fatalf("RunTerminal: %v", err)
+	}
+}
+
+// At rest — none of the console's conversations running — a Ctrl-C still
+// ends the session, through the screen RunStdio puts before the Terminal.
+func TestTerminalCtrlCAtRestEnds(t *testing.T) {
+	c, err := New(silent{helloWorld(t)}, Config{Prompt: "xp> "})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, typing := io.Pipe()
+	scr := newScreen()
+	tm := term.NewTerminal(struct {
+		io.Reader
+		io.Writer
+	}{c.screenInterrupts(in), scr}, "")
+	done := make(chan error, 1)
+	go func() { done <- c.RunTerminal(context.Background(), tm) }()
+	scr.waitFor(t, "xp> ", 1)
+	go func() { _, _ = io.WriteString(typing, "half-typed\x03") }() // unread once the session ends
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("RunTerminal: %v", err)
+		}
+	case <-time.After(eventTimeout):
+		t.Fatalf("Ctrl-C at rest did not end the session:\n%q", scr.String())
 	}
 }
