@@ -68,7 +68,11 @@ func (c *Console) Exec(ctx context.Context, line string) (quit bool, conv string
 			return false, ""
 		}
 	}
-	c.say("Unknown command: /"+name, "Type /help for available commands.")
+	names := []string{"quit", "exit"}
+	for _, cmd := range commands() {
+		names = append(names, cmd.name)
+	}
+	c.say("Unknown command: /"+name+suggest(name, names, "/"), "Type /help for available commands.")
 	return false, ""
 }
 
@@ -121,7 +125,7 @@ func (c *Console) send(ctx context.Context, rest string) string {
 	var rej *organism.Rejection
 	switch {
 	case errors.Is(err, organism.ErrUnknownListener):
-		c.say("Unknown listener: "+target, "Use /listeners to see available listeners.")
+		c.say("Unknown listener: "+target+c.suggestListener(ctx, target), "Use /listeners to see available listeners.")
 	case errors.Is(err, organism.ErrNoTextField):
 		c.say("Cannot create payload for "+target,
 			"Send its fields as JSON (@"+target+" {…}) or XML (@"+target+" <Payload>…</Payload>); /listeners shows its root tag.")
@@ -144,13 +148,21 @@ func (c *Console) send(ctx context.Context, rest string) string {
 
 // settle handles a line that would continue conv while its last message is
 // still being answered: a piped session waits for the answer (until
-// Config.ReplyTimeout after the conversation's line began); on a terminal
-// the line is not sent and the user is told why. It reports whether the
-// line may be sent now.
+// Config.ReplyTimeout after the conversation's line began), unless conv
+// waits for a human — then, as on a terminal, the line is not sent and the
+// user is told why (the /approve that would let it go on comes later in
+// the input). It reports whether the line may be sent now.
 func (c *Console) settle(ctx context.Context, target, conv string) bool {
 	if s, ok := c.sess.take(conv); ok {
-		if c.await(ctx, conv, time.Until(s.at.Add(c.cfg.ReplyTimeout))) {
+		done, approval := c.awaitOrHuman(ctx, conv, time.Until(s.at.Add(c.cfg.ReplyTimeout)))
+		if done {
 			return true
+		}
+		if approval != "" {
+			c.sess.track(s) // still running: /quit and the end of input wait for it
+			c.say(fmt.Sprintf("%s waits for a human (approval %s): line not sent; /approve %s or /deny %s <reason> first",
+				label(target, conv), approval, approval, approval))
+			return false
 		}
 		c.out.release(conv)
 		c.say(fmt.Sprintf("%s is still answering after %v; line not sent", label(target, conv), c.cfg.ReplyTimeout))

@@ -93,8 +93,8 @@ func (c *Console) Write(p []byte) (int, error) {
 }
 
 // Run serves a session that reads plain lines from in and writes to out.
-// After each @ line it waits (up to Config.LineWait) for the conversation
-// to complete, so quick answers precede the next command's output; slower
+// After each @ line it waits (up to Config.LineWait, and not once the
+// conversation waits for a human) for the conversation to complete, so quick answers precede the next command's output; slower
 // conversations go on while the next lines run. At /quit or the end of
 // input it waits for every conversation it started to complete (each up to
 // Config.ReplyTimeout after it began), so no answer is lost. Agents' text
@@ -203,13 +203,21 @@ func (c *Console) serve(ctx context.Context, out io.Writer, terminal bool, readL
 		if c.sess.setPrompt != nil {
 			c.sess.setPrompt(c.convs.prompt(c.cfg.Prompt))
 		}
-		if wait && conv != "" && !c.await(ctx, conv, c.cfg.LineWait) {
+		if wait && conv != "" && !c.awaitLine(ctx, conv) {
 			c.sess.track(started{conv: conv, at: at})
 			if c.cfg.Verbose {
 				c.say(fmt.Sprintf("[thread %s still running after %v; reading on]", short(conv), c.cfg.LineWait))
 			}
 		}
 	}
+}
+
+// awaitLine waits after an @ line for its conversation, at most
+// Config.LineWait and no longer than until it waits for a human (whose
+// /approve may be the next line). It reports whether it completed.
+func (c *Console) awaitLine(ctx context.Context, conv string) bool {
+	done, _ := c.awaitOrHuman(ctx, conv, c.cfg.LineWait)
+	return done
 }
 
 // columns is the terminal's width (80 when unknown).
@@ -239,11 +247,13 @@ func (c *Console) await(ctx context.Context, conv string, d time.Duration) bool 
 }
 
 // awaitAll waits for each running conversation until Config.ReplyTimeout
-// after it began; the ones still running then are named.
+// after it began, or until it waits for a human (nobody is left to decide);
+// the ones still running then are named.
 func (c *Console) awaitAll(ctx context.Context, running []started) error {
 	var late []string
 	for _, s := range running {
-		if left := time.Until(s.at.Add(c.cfg.ReplyTimeout)); left > 0 && c.await(ctx, s.conv, left) {
+		done, approval := c.awaitOrHuman(ctx, s.conv, time.Until(s.at.Add(c.cfg.ReplyTimeout)))
+		if done {
 			continue
 		}
 		c.out.release(s.conv)
@@ -251,6 +261,11 @@ func (c *Console) awaitAll(ctx context.Context, running []started) error {
 			return err
 		}
 		late = append(late, short(s.conv))
+		if approval != "" {
+			// Nobody is left to decide: the input has ended.
+			c.say(fmt.Sprintf("note: thread %s waits for a human (approval %s); not waiting for it", short(s.conv), approval))
+			continue
+		}
 		c.say(fmt.Sprintf("note: thread %s still running after %v; not waiting longer", short(s.conv), c.cfg.ReplyTimeout))
 	}
 	if len(late) > 0 {

@@ -69,6 +69,8 @@ func TestCommands(t *testing.T) {
 		{"unknown-command", Config{}, "/frobnicate now\n"},
 		{"plain-text", Config{}, "hello there\n"},
 		{"unknown-listener", Config{}, "@Nobody hi\n"},
+		{"listener-typo", Config{}, "@greter Dan\n@Shoutr hi\n"},
+		{"command-typo", Config{}, "/hlep\n/staus\n/qiut\n"},
 		{"empty-target", Config{}, "@\n"},
 		{"blank-lines", Config{}, "\n   \n\r\n"},
 		{"quit-ends-session", Config{}, "/quit\n/help\n"},

@@ -265,3 +265,25 @@ func (cs *conversations) announced(conv string) bool {
 	delete(cs.killed, conv)
 	return told
 }
+
+// runningLabels names the console's conversations still running, as
+// label shows them (agent#id when an agent's current one, else the id),
+// sorted.
+func (cs *conversations) runningLabels() []string {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	byConv := make(map[string]string, len(cs.current))
+	for agent, conv := range cs.current {
+		byConv[conv] = agent
+	}
+	out := make([]string, 0, len(cs.running))
+	for conv := range cs.running {
+		if agent, ok := byConv[conv]; ok {
+			out = append(out, label(agent, conv))
+		} else {
+			out = append(out, short(conv))
+		}
+	}
+	slices.Sort(out)
+	return out
+}

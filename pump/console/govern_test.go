@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -183,6 +184,87 @@ func TestRemoteConsoleDecidesApprovalsAndHalts(t *testing.T) {
 	out.waitFor(t, regexp.MustCompile(`\[halt\] resumed by ada`))
 	out.waitFor(t, regexp.MustCompile(`Resumed: what waited runs now\.`))
 	fmt.Fprintln(in, "/quit")
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+}
+
+// startGoverned assembles and starts the governed organism of path.
+func startGoverned(t *testing.T, path string) *organism.Local {
+	t.Helper()
+	l, err := organism.Assemble(organism.Options{Logger: slog.New(slog.DiscardHandler)},
+		func(o organism.Options) (*organism.Organism, error) { return organism.Load(path, o) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Organism().Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Organism().Shutdown(context.Background()) })
+	return l
+}
+
+// A piped session reads its input on one goroutine: a follow-up to a
+// conversation that waits for a human must not wait for its answer, or the
+// /approve after it is never read.
+func TestPipedFollowUpToConversationWaitingForHumanIsRefused(t *testing.T) {
+	path := governedConfig(t, "<RunCommand><Command>date</Command></RunCommand>", "It ran.", "More.")
+	in, out, done := interactive(t, startGoverned(t, path))
+	fmt.Fprintln(in, "@researcher what day is it?")
+	id := out.waitFor(t, waiting)[1]
+	fmt.Fprintln(in, "@researcher and more?")
+	out.waitFor(t, regexp.MustCompile(`researcher#[0-9a-f]{8} waits for a human \(approval `+id+`\): line not sent; /approve `+id+` or /deny `+id+` <reason> first`))
+	fmt.Fprintln(in, "/approve "+id+" ok")
+	out.waitFor(t, regexp.MustCompile(`\[researcher\] It ran\.`))
+	fmt.Fprintln(in, "@researcher and more?")
+	out.waitFor(t, regexp.MustCompile(`\[researcher\] More\.`))
+	fmt.Fprintln(in, "/quit")
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run: %v\n%s", err, out)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the session did not end at /quit:\n%s", out)
+	}
+}
+
+// At the end of a piped session nobody is left to decide: a conversation
+// waiting for a human is named at once, not waited for until ReplyTimeout.
+func TestPipedSessionEndsWithoutWaitingForAHuman(t *testing.T) {
+	path := governedConfig(t, "<RunCommand><Command>date</Command></RunCommand>", "It ran.")
+	in, out, done := interactive(t, startGoverned(t, path))
+	fmt.Fprintln(in, "@researcher what day is it?")
+	id := out.waitFor(t, waiting)[1]
+	fmt.Fprintln(in, "/quit")
+	select {
+	case err := <-done:
+		if !errors.Is(err, console.ErrStillRunning) {
+			t.Fatalf("run: %v, want ErrStillRunning\n%s", err, out)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the session did not end at /quit:\n%s", out)
+	}
+	out.waitFor(t, regexp.MustCompile(`note: thread [0-9a-f]{8} waits for a human \(approval `+id+`\); not waiting for it`))
+}
+
+// The wait after an @ line ends when its conversation waits for a human:
+// the /approve on the next line is read at once, not after Config.LineWait.
+func TestPipedLineWaitEndsWhenAHumanMustDecide(t *testing.T) {
+	path := governedConfig(t, "<RunCommand><Command>date</Command></RunCommand>", "It ran.")
+	c, err := console.New(startGoverned(t, path), console.Config{LineWait: time.Hour, ReplyTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, in := io.Pipe()
+	t.Cleanup(func() { in.Close() })
+	out := &transcript{}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background(), pr, out) }()
+	fmt.Fprintln(in, "@researcher what day is it?")
+	id := out.waitFor(t, waiting)[1]
+	go fmt.Fprintln(in, "/approve "+id+"\n/quit") // a pipe write waits for the console to read it
+	out.waitFor(t, regexp.MustCompile(`\[researcher\] It ran\.`))
 	if err := <-done; err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
 	}

@@ -11,7 +11,8 @@ import (
 )
 
 // RunTerminal serves a session on an x/term Terminal: line editing, up/down
-// history, Ctrl-C or Ctrl-D on an empty line end the session, and output
+// history, Ctrl-C or Ctrl-D on an empty line end the session (RunStdio
+// keeps a Ctrl-C from ending it while conversations are running), and output
 // arriving while the user types is written through the Terminal so the prompt
 // and the half-typed line are redrawn below it. The text an agent streams
 // shows as it arrives, its unfinished line kept just above the prompt; the
@@ -50,7 +51,7 @@ func (c *Console) RunStdio(ctx context.Context, in, out *os.File) error {
 	t := term.NewTerminal(struct {
 		io.Reader
 		io.Writer
-	}{in, out}, c.cfg.Prompt)
+	}{c.screenInterrupts(in), out}, c.cfg.Prompt)
 	resize := func() {
 		// A terminal that reports no size (0×0, e.g. a fresh pty) keeps
 		// the Terminal's default 80×24.

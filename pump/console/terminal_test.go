@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
 // screen is the output side of a test terminal: it records every byte and
@@ -98,5 +100,72 @@ func TestTerminal(t *testing.T) {
 				t.Errorf("banner not written with CRLF through the terminal:\n%q", got)
 			}
 		})
+	}
+}
+
+// silent is a backend whose conversations never complete: each stays
+// running, as an agent's does while its answer streams.
+type silent struct{ organism.Backend }
+
+func (silent) Send(_ context.Context, m organism.Message) (string, error) { return m.Thread, nil }
+
+// A Ctrl-C while an answer is still coming does not end the session (and,
+// in process, the organism with the answer half written): it says how to
+// stop the conversation, and the session goes on.
+func TestTerminalCtrlCWhileAnswering(t *testing.T) {
+	c, err := New(silent{helloWorld(t)}, Config{Prompt: "xp> "})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, typing := io.Pipe()
+	scr := newScreen()
+	tm := term.NewTerminal(struct {
+		io.Reader
+		io.Writer
+	}{c.screenInterrupts(in), scr}, "")
+	done := make(chan error, 1)
+	go func() { done <- c.RunTerminal(context.Background(), tm) }()
+	typeKeys := func(keys string) {
+		if _, err := io.WriteString(typing, keys); err != nil {
+			t.Fatalf("type %q: %v (the session ended?)\n%q", keys, err, scr.String())
+		}
+	}
+	scr.waitFor(t, "xp> ", 1)
+	typeKeys("@greeter Dan\r")
+	scr.waitFor(t, "greeter#", 1)
+	typeKeys("\x03")
+	scr.waitFor(t, " still answering; /kill <agent> stops one for good", 1)
+	typeKeys("/threads\r")
+	scr.waitFor(t, "@greeter continues it; answering", 1)
+	typeKeys("/quit\r")
+	if err := <-done; err != nil {
+		t.Fatalf("RunTerminal: %v", err)
+	}
+}
+
+// At rest — none of the console's conversations running — a Ctrl-C still
+// ends the session, through the screen RunStdio puts before the Terminal.
+func TestTerminalCtrlCAtRestEnds(t *testing.T) {
+	c, err := New(silent{helloWorld(t)}, Config{Prompt: "xp> "})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, typing := io.Pipe()
+	scr := newScreen()
+	tm := term.NewTerminal(struct {
+		io.Reader
+		io.Writer
+	}{c.screenInterrupts(in), scr}, "")
+	done := make(chan error, 1)
+	go func() { done <- c.RunTerminal(context.Background(), tm) }()
+	scr.waitFor(t, "xp> ", 1)
+	go func() { _, _ = io.WriteString(typing, "half-typed\x03") }() // unread once the session ends
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("RunTerminal: %v", err)
+		}
+	case <-time.After(eventTimeout):
+		t.Fatalf("Ctrl-C at rest did not end the session:\n%q", scr.String())
 	}
 }
