@@ -424,15 +424,7 @@ func (g *gateway) openByID(ctx context.Context, c *call, seq int64, recovered bo
 	g.byThread[callerThread] = lt
 	g.mu.Unlock()
 	o := opened{lt: lt, key: key, n: n}
-	release := func() {
-		g.mu.Lock()
-		delete(g.pending, lt)
-		delete(g.claimed, lt)
-		if g.byThread[callerThread] == lt {
-			delete(g.byThread, callerThread)
-		}
-		g.mu.Unlock()
-	}
+	release := func() { g.unclaim(lt, callerThread) }
 	fail := func(err error) (opened, error) {
 		release()
 		return opened{}, err
@@ -594,13 +586,7 @@ func (g *gateway) adopt(c *call, callerThread string, digest []byte, ids []strin
 		answer := answers[i]
 		if answer == nil {
 			if _, answer, err = g.m.db.callByID(g.name, id); err != nil {
-				g.mu.Lock()
-				delete(g.pending, id)
-				delete(g.claimed, id)
-				if g.byThread[callerThread] == id {
-					delete(g.byThread, callerThread)
-				}
-				g.mu.Unlock()
+				g.unclaim(id, callerThread)
 				return opened{}, true, err
 			}
 		}
@@ -620,4 +606,16 @@ func (g *gateway) adopt(c *call, callerThread string, digest []byte, ids []strin
 	}
 	g.mu.Unlock()
 	return opened{}, false, nil
+}
+
+// unclaim undoes a handling's claim of call lt for callerThread: it no
+// longer waits for its answer, and the call may be made again.
+func (g *gateway) unclaim(lt, callerThread string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.pending, lt)
+	delete(g.claimed, lt)
+	if g.byThread[callerThread] == lt {
+		delete(g.byThread, callerThread)
+	}
 }
