@@ -42,7 +42,18 @@ type slotShard struct {
 	next    map[string]int      // thread → its next slot index
 	byConv  map[string][]string // conversation → its counted threads
 	pending map[slotKey]int     // numbered messages whose durable event is due
+	// free are the thread lists of completed conversations, emptied, kept
+	// for the next conversations (one list a conversation, made and dropped
+	// at the pace of conversations).
+	free [][]string
 }
+
+// maxFreeThreadLists bounds the emptied thread lists a shard keeps.
+const maxFreeThreadLists = 64
+
+// threadListCap is the capacity of a new thread list: a conversation
+// usually numbers a few threads, appended without growing the list.
+const threadListCap = 4
 
 // slotKey identifies one delivery of a message: its envelope (the same
 // bytes in the watcher's and the subscriber's event) and the thread.
@@ -116,21 +127,45 @@ func (x *slotIndexes) assign(conv, thread string) int {
 	n, seen := sh.next[thread]
 	if !seen { // else another event of thread was numbered meanwhile
 		n = h
-		sh.byConv[conv] = append(sh.byConv[conv], thread)
+		sh.byConv[conv] = append(sh.threadList(conv), thread)
 	}
 	sh.next[thread] = n + 1
 	return n
 }
 
-// complete forgets conv's counters.
+// threadList returns conv's list of counted threads: its own, else an
+// emptied one of a completed conversation, else a new one (sh.mu held).
+func (sh *slotShard) threadList(conv string) []string {
+	if list, ok := sh.byConv[conv]; ok {
+		return list
+	}
+	if n := len(sh.free); n > 0 {
+		list := sh.free[n-1]
+		sh.free[n-1] = nil
+		sh.free = sh.free[:n-1]
+		return list
+	}
+	return make([]string, 0, threadListCap)
+}
+
+// complete forgets conv's counters, keeping its emptied thread list for
+// the next conversations.
 func (x *slotIndexes) complete(conv string) {
 	sh := x.shard(conv)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	for _, t := range sh.byConv[conv] {
+	list, ok := sh.byConv[conv]
+	if !ok {
+		return
+	}
+	for _, t := range list {
 		delete(sh.next, t)
 	}
 	delete(sh.byConv, conv)
+	if len(sh.free) < maxFreeThreadLists && cap(list) <= 4*threadListCap {
+		clear(list) // the thread ids go with the conversation
+		sh.free = append(sh.free, list[:0])
+	}
 }
 
 // size is how many threads are counted (tests).

@@ -51,3 +51,47 @@ func TestSlotIndexesNumberAndForget(t *testing.T) {
 		t.Fatalf("%d threads counted and %d messages pending at the end, want none", n, p)
 	}
 }
+
+// TestSlotIndexesSteadyStateAllocations numbers the messages of one
+// conversation after another, each on three threads, as the bus does for
+// every /ws conversation: once warmed up, a conversation's counters cost
+// no allocation (its thread list is one a completed conversation left).
+func TestSlotIndexesSteadyStateAllocations(t *testing.T) {
+	x := newSlotIndexes(func(string) int { return 0 })
+	const convs, threads = 64, 3
+	type conversation struct {
+		id      string
+		threads [threads]string
+		envs    [threads][]byte
+	}
+	cs := make([]conversation, convs)
+	for i := range cs {
+		cs[i].id = fmt.Sprintf("conv-%d", i)
+		for j := range threads {
+			cs[i].threads[j] = fmt.Sprintf("conv-%d-t%d", i, j)
+			cs[i].envs[j] = []byte("<m/>")
+		}
+	}
+	next := 0
+	run := func() {
+		c := &cs[next%convs]
+		next++
+		for j := range threads {
+			e := pump.Event{Kind: pump.EventMessage, Conversation: c.id, Thread: c.threads[j], Envelope: c.envs[j]}
+			x.observe(e)
+			if _, ok := x.event(e); !ok {
+				t.Fatalf("%s: no number", c.threads[j])
+			}
+		}
+		x.observe(pump.Event{Kind: pump.EventComplete, Conversation: c.id})
+	}
+	for range 4 * convs { // warm up: the maps grown, the lists kept
+		run()
+	}
+	if allocs := testing.AllocsPerRun(10*convs, run); allocs != 0 {
+		t.Errorf("%.2f allocations per conversation, want 0", allocs)
+	}
+	if n, p := x.size(), x.pendingSize(); n != 0 || p != 0 {
+		t.Errorf("%d threads counted and %d messages pending at the end, want none", n, p)
+	}
+}

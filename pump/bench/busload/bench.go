@@ -71,7 +71,9 @@ type Result struct {
 	Errors        int64   `json:"errors"`
 	// CPUPerReplyUs is the process's CPU time (user + system, server and
 	// clients together) over the run's load phase per reply: on a shared
-	// machine a steadier figure than replies/s.
+	// machine a steadier figure than replies/s. The load phase runs from
+	// the moment every client is connected (TLS handshake, upgrade and
+	// subscription done: not a reply's cost) until the clients are done.
 	CPUPerReplyUs float64 `json:"cpu_per_reply_us"`
 	// FramesPerReply and WritesPerReply are the frames the server's sockets
 	// sent during the load phase, and the network writes they took, per
@@ -247,12 +249,19 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	load.Target = Target{URL: "wss://" + ln.Addr().String() + "/ws", TLS: clientTLS, Token: token}
+	// The counts start once every client is connected: a connection's
+	// setup is not a reply's cost.
 	var stmts0, commits0, frames0 int64
-	if st := o.Store(); st != nil {
-		stats := st.Stats()
-		stmts0, commits0, frames0 = st.Statements(), stats.Commits, stats.WALFrames
+	var cpu0 time.Duration
+	var socks0 bus.SocketStats
+	var heap0 heapCounts
+	load.Connected = func() {
+		if st := o.Store(); st != nil {
+			stats := st.Stats()
+			stmts0, commits0, frames0 = st.Statements(), stats.Commits, stats.WALFrames
+		}
+		cpu0, socks0, heap0 = cpuTime(), srv.SocketStats(), readHeap()
 	}
-	cpu0, socks0, heap0 := cpuTime(), srv.SocketStats(), readHeap()
 	t, err := Drive(ctx, load)
 	if err != nil {
 		return Result{}, err

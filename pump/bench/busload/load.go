@@ -64,6 +64,12 @@ type LoadConfig struct {
 	// ending its client; requests outstanding on the dropped socket are
 	// counted as Unanswered, not Lost.
 	Reconnect bool
+	// Connected, when set, is called once every client's socket is open
+	// (and subscribed), just before the clients start sending: the start of
+	// the steady state, where Run begins its per-reply counts so that the
+	// connections' setup (TLS handshakes, upgrades, subscriptions) is not
+	// charged to the replies.
+	Connected func()
 	// Acked, when set, is called (from the clients' goroutines) for every
 	// "sent" frame, the server's acknowledgement, with its conversation id
 	// and message id ("" when the server does not send one).
@@ -179,6 +185,9 @@ func Drive(ctx context.Context, cfg LoadConfig) (Tally, error) {
 		return Tally{}, err
 	}
 
+	if cfg.Connected != nil {
+		cfg.Connected()
+	}
 	sh := &shared{cfg: cfg}
 	start := time.Now()
 	sh.window = start.Add(cfg.Duration)
