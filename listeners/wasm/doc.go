@@ -3,7 +3,8 @@
 // payload on stdout; it has no network, no filesystem unless a directory is
 // preopened as /data (a writable one capped at Sandbox.MaxDiskBytes), only
 // the environment variables allowed, a memory cap — its tables held to it
-// too, and functions to at most 50000 locals (see boundModule) — and a
+// too, functions to at most 50000 locals and vectors to their section's
+// length (see boundModule) — and a
 // deadline per call after which it is interrupted.
 //
 // Two module shapes are accepted:

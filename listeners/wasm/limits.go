@@ -39,7 +39,10 @@ const (
 //     is left, so that table.grow past the cap fails in the guest (-1), as
 //     memory.grow past it does;
 //   - the code: a function declaring more than maxLocals locals is refused
-//     (ErrLimits), before wazero allocates them.
+//     (ErrLimits), before wazero allocates them;
+//   - every vector: one claiming more elements than its section has bytes
+//     is refused (ErrLimits, see checkVectors), before wazero allocates
+//     them.
 //
 // A module whose framing is not the binary format's is returned unchanged,
 // for wazero to refuse; a table or code section it cannot read is refused.
@@ -62,6 +65,9 @@ func boundModule(wasm []byte, memoryMB int) ([]byte, error) {
 			return nil, fmt.Errorf("%w: a second section %d", ErrLimits, id)
 		}
 		seen[id] = true
+		if err := checkVectors(id, body); err != nil {
+			return nil, err
+		}
 		switch id {
 		case sectionTable:
 			tables, err := boundTables(body, memoryMB)
