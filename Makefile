@@ -100,6 +100,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzParseEnvelope$$' -fuzztime $(FUZZTIME) ./listeners/llm/aeiou/
 	$(GO) test -run '^$$' -fuzz '^FuzzJCS$$' -fuzztime $(FUZZTIME) ./listeners/llm/aeiou/
 	$(GO) test -run '^$$' -fuzz '^FuzzRootFS$$' -fuzztime $(FUZZTIME) ./listeners/wasm/
+	$(GO) test -run '^$$' -fuzz '^FuzzBoundModule$$' -fuzztime $(FUZZTIME) ./listeners/wasm/
 	$(GO) test -run '^$$' -fuzz '^FuzzArithmetic$$' -fuzztime $(FUZZTIME) ./listeners/route/
 	$(GO) test -run '^$$' -fuzz '^FuzzAnalyze$$' -fuzztime $(FUZZTIME) ./listeners/route/
 	$(GO) test -run '^$$' -fuzz '^FuzzEmbeddingReply$$' -fuzztime $(FUZZTIME) ./listeners/route/

@@ -2,8 +2,10 @@
 // sandbox. A module gets one XML payload on WASI stdin and writes one XML
 // payload on stdout; it has no network, no filesystem unless a directory is
 // preopened as /data (a writable one capped at Sandbox.MaxDiskBytes), only
-// the environment variables allowed, a memory cap, and a deadline per call
-// after which it is interrupted.
+// the environment variables allowed, a memory cap — its tables held to it
+// too, functions to at most 50000 locals and vectors to their section's
+// length (see boundModule) — and a
+// deadline per call after which it is interrupted.
 //
 // Two module shapes are accepted:
 //   - a reactor (Go: go build -buildmode=c-shared with //go:wasmexport handle)

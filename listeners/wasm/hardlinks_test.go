@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
 
 // TestForeignHardLinksRefused: a hard link someone else made inside dir
@@ -59,5 +61,49 @@ func TestForeignHardLinksRefused(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(dir, "mine2")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the guest made a hard link: %v", err)
+	}
+}
+
+// TestForeignHardLinksKeepTheirTimes: setting a file's times by path (WASI
+// path_filestat_set_times, and fd_filestat_set_times when the descriptor
+// cannot) through a hard link someone else made inside dir would change the
+// file outside it: refused, as opening it is.
+func TestForeignHardLinksKeepTheirTimes(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "wdata")
+	outside := filepath.Join(base, "secret")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(outside, []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mine"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(outside, filepath.Join(dir, "hl")); err != nil {
+		t.Skip("no hard links here:", err)
+	}
+	before, err := os.Stat(outside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := openRootFS(dir, false, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	when := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC).UnixNano()
+	if errno := r.Utimens("hl", when, when); errno != experimentalsys.EACCES {
+		t.Errorf("Utimens through the hard link: errno %v, want EACCES", errno)
+	}
+	if after, err := os.Stat(outside); err != nil || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("the file outside: modified %v, was %v (%v)", after.ModTime(), before.ModTime(), err)
+	}
+	if errno := r.Utimens("mine", when, when); errno != 0 {
+		t.Errorf("Utimens of the guest's own file: errno %v", errno)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "mine")); err != nil || fi.ModTime().UnixNano() != when {
+		t.Errorf("the guest's own file: modified %v, want %v (%v)", fi.ModTime(), time.Unix(0, when), err)
 	}
 }

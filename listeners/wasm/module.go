@@ -138,7 +138,11 @@ func Compile(ctx context.Context, name string, wasm []byte, sb Sandbox, cache wa
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
 	m := &Module{name: name, sandbox: sb, rt: rt, dir: dir, log: log, idle: make(chan *instance, sb.Instances),
 		slots: make(chan struct{}, sb.Instances)}
-	if err := m.compile(ctx, wasm); err != nil {
+	bounded, err := boundModule(wasm, sb.MemoryMB)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("wasm %s: %w", name, err), m.closeRuntime(ctx))
+	}
+	if err := m.compile(ctx, bounded); err != nil {
 		return nil, errors.Join(fmt.Errorf("wasm %s: %w", name, err), m.closeRuntime(ctx))
 	}
 	for _, k := range sb.Env {

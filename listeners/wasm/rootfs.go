@@ -470,12 +470,20 @@ func (r *rootFS) removeAt(p string, flags int) experimentalsys.Errno {
 }
 
 // Utimens implements experimentalsys.FS: the times of the file p names,
-// following a final symbolic link beneath the root.
+// following a final symbolic link beneath the root. A regular file with
+// more than one hard link is refused (EACCES), as OpenFile refuses it: the
+// link may be someone else's, to a file outside the directory. (A rename
+// another instance makes between the check and the change is not excluded:
+// it needs such a link to be there already.)
 func (r *rootFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
 	if r.readOnly {
 		return experimentalsys.EROFS
 	}
-	return errnoOf(r.root.Chtimes(rootPath(p), timeOf(atim), timeOf(mtim)))
+	p = rootPath(p)
+	if fi, err := r.root.Stat(p); err == nil && fi.Mode().IsRegular() && sys.NewStat_t(fi).Nlink > 1 {
+		return experimentalsys.EACCES
+	}
+	return errnoOf(r.root.Chtimes(p, timeOf(atim), timeOf(mtim)))
 }
 
 // timeOf converts a WASI time; UTIME_OMIT becomes the zero time, which

@@ -276,6 +276,8 @@ func realIn(roots []tools.Root, v, kind, dataDir string) (string, error) {
 	switch {
 	case kind == File && !st.Mode().IsRegular():
 		return "", fmt.Errorf("%s is not a regular file", r.Display(rel))
+	case kind == File && tools.HardLinked(st):
+		return "", fmt.Errorf("%s has more than one hard link", r.Display(rel))
 	case kind == Dir && !st.IsDir():
 		return "", fmt.Errorf("%s is not a directory", r.Display(rel))
 	}

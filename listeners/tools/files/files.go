@@ -3,7 +3,8 @@
 // goes through os.Root, so neither ".." nor a symlink leaves a root. A path
 // names a root by its first segment (tools.Locate); errors show the path
 // as the caller names it, never a host path; only regular files are read
-// or written, so a FIFO or a device can never block a call.
+// or written, so a FIFO or a device can never block a call, and not one
+// with more than one hard link (which may be a file outside every root).
 package files
 
 import (
@@ -50,6 +51,9 @@ var (
 	ErrBadOp      = errors.New("files: unknown op")
 	ErrNotRegular = errors.New("files: not a regular file")
 	ErrNoRoot     = errors.New("files: root unavailable")
+	// ErrHardLinked refuses a regular file with more than one hard link:
+	// the other may be someone else's, for a file outside every root.
+	ErrHardLinked = errors.New("files: the file has more than one hard link")
 )
 
 // Tool is the files listener.
@@ -190,6 +194,9 @@ func (k op) read(maxBytes int, res *FilesResult) error {
 	if !st.Mode().IsRegular() { // replaced between the stat and the open
 		return fmt.Errorf("%w: %s", ErrNotRegular, k.shown)
 	}
+	if tools.HardLinked(st) {
+		return fmt.Errorf("%w: %s", ErrHardLinked, k.shown)
+	}
 	if st.Size() > int64(maxBytes) {
 		return fmt.Errorf("%w: %d bytes (max: %d)", ErrTooLarge, st.Size(), maxBytes)
 	}
@@ -221,20 +228,32 @@ func (k op) write(p *Files, maxBytes int, res *FilesResult) error {
 	if st, err := k.root.Stat(k.rel); err == nil && !st.Mode().IsRegular() {
 		return fmt.Errorf("%w: %s", ErrNotRegular, k.shown)
 	}
-	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC | syscall.O_NONBLOCK
+	// Truncation waits until the file opened is known to be one that may
+	// be changed: a hard link to a file outside is refused untouched.
+	flags := os.O_WRONLY | os.O_CREATE | syscall.O_NONBLOCK
 	if p.Append {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND | syscall.O_NONBLOCK
+		flags |= os.O_APPEND
 	}
 	f, err := k.root.OpenFile(k.rel, flags, 0o644)
 	if err != nil {
 		return k.fail("write", err)
 	}
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+	case !st.Mode().IsRegular():
+		err = fmt.Errorf("%w: %s", ErrNotRegular, k.shown)
+	case tools.HardLinked(st):
+		err = fmt.Errorf("%w: %s", ErrHardLinked, k.shown)
+	case !p.Append:
+		err = f.Truncate(0)
+	}
+	if err != nil {
 		_ = f.Close()
-		if err != nil {
-			return k.fail("write", err)
+		if errors.Is(err, ErrNotRegular) || errors.Is(err, ErrHardLinked) {
+			return err
 		}
-		return fmt.Errorf("%w: %s", ErrNotRegular, k.shown)
+		return k.fail("write", err)
 	}
 	n, err := k.writeWithin(f, p, maxBytes)
 	if cerr := f.Close(); err == nil {
