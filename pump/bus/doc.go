@@ -351,7 +351,9 @@
 // "halted" (stopped by the emergency halt, POST /api/v1/organism/halt),
 // "processing" (a handler runs; current_thread is the thread it works on,
 // else null), "error" (its last handling failed and none finished since;
-// last_error and last_error_at describe the most recent failure), "waiting"
+// last_error and last_error_at describe the most recent failure — the
+// handler's error for an operator or admin without a profile, the canned
+// "Message could not be processed" for anyone else), "waiting"
 // (it forwarded a message — a live thread whose caller, the second-to-last
 // segment of the thread's call chain, is this agent — and that conversation
 // is still in flight) and "idle".
@@ -369,7 +371,11 @@
 // entry that is not a message — kind huh, system-error, dead-letter,
 // refusal, decision — "diagnostics":["envelope line 1 /not: …"], why, one
 // reason a string, as the journal recorded them: a message refused before
-// its payload was known has payload_type "" and its raw input as payload);
+// its payload was known has payload_type "" and its raw input as payload;
+// as on /ws, only an operator or admin without a profile reads a
+// handler's error or a dead letter's reason there — the others read of a
+// huh or SystemError only what the stages reading a message found, and a
+// dead letter as "Message could not be delivered");
 // its id is the SHA-256 (hex) of the canonical envelope — the journal's
 // checksum, and the message_id inject returns. An inject payload object maps keys onto the
 // listener's payload fields by Go name, XML name or snake_case; the message

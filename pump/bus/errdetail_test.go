@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/gorilla/websocket"
@@ -17,6 +18,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
@@ -280,5 +282,113 @@ func TestEncodeFailureDetail(t *testing.T) {
 	}
 	if with, without := allocs(&wsSocket{details: true}), allocs(&wsSocket{}); without > with {
 		t.Errorf("a huh frame without diagnostics: %v allocations without details, %v with", without, with)
+	}
+}
+
+// TestAPIJournalDetailByRole: the REST journal and agent endpoints give a
+// handler's failure, with its URL and path, to an operator or admin
+// without a profile only: a viewer, and the profile-confined operator
+// whose conversation it was, read the huh's canned text, no handler
+// diagnostics and a canned last_error.
+func TestAPIJournalDetailByRole(t *testing.T) {
+	f := newFixtureWith(t, leakyOrganism(make(chan string)))
+	secret := f.user("tenant", auth.Operator)
+	if err := f.auth.SetProfile(context.Background(), "tenant", "tenant"); err != nil {
+		t.Fatal(err)
+	}
+	tenant := f.login("tenant", secret)
+	f.nextStep()
+	op := f.loginAs("op", auth.Operator)
+	f.nextStep()
+	viewer := f.loginAs("viewer", auth.Viewer)
+
+	completed := make(chan string, 64)
+	stop := f.org.Pump.Subscribe(pump.OutletFunc(func(e pump.Event) {
+		if e.Kind == pump.EventComplete {
+			select { // an outlet never blocks the pump
+			case completed <- e.Conversation:
+			default:
+			}
+		}
+	}))
+	defer stop()
+	status, body, _ := f.do("POST", "/api/v1/inject", tenant, map[string]any{"to": "leaky",
+		"payload": map[string]string{"note": "url"}})
+	if status != 200 {
+		t.Fatalf("inject: %d %v", status, body)
+	}
+	conv, _ := body["thread_id"].(string)
+	timer := time.NewTimer(waitTimeout)
+	defer timer.Stop()
+	for done := false; !done; {
+		select {
+		case c := <-completed:
+			done = c == conv
+		case <-timer.C:
+			t.Fatal("the conversation did not complete")
+		}
+	}
+
+	for _, tc := range []struct {
+		user, token string
+		details     bool
+	}{{"op", op, true}, {"tenant", tenant, false}, {"viewer", viewer, false}} {
+		status, body, _ := f.do("GET", "/api/v1/threads/"+conv+"/messages", tc.token, nil)
+		if status != 200 {
+			t.Fatalf("%s: messages: %d %v", tc.user, status, body)
+		}
+		var huh map[string]any
+		for _, m := range body["messages"].([]any) {
+			if m := m.(map[string]any); m["kind"] == "huh" {
+				huh = m
+			}
+		}
+		if huh == nil {
+			t.Fatalf("%s: no huh in %v", tc.user, body)
+		}
+		diags := fmt.Sprint(huh["diagnostics"])
+		if got := strings.Contains(diags, leakURL); got != tc.details {
+			t.Errorf("%s: the huh's diagnostics %s name the handler's URL: %t, want %t", tc.user, diags, got, tc.details)
+		}
+		status, body, _ = f.do("GET", "/api/v1/agents/leaky", tc.token, nil)
+		if status != 200 {
+			t.Fatalf("%s: agent: %d %v", tc.user, status, body)
+		}
+		lastErr, _ := body["last_error"].(string)
+		if got := strings.Contains(lastErr, leakURL); got != tc.details {
+			t.Errorf("%s: last_error %q names the handler's URL: %t, want %t", tc.user, lastErr, got, tc.details)
+		}
+		if !tc.details && lastErr != failure.HuhProcessing {
+			t.Errorf("%s: last_error %q, want the canned %q", tc.user, lastErr, failure.HuhProcessing)
+		}
+	}
+}
+
+// TestJournalDiagnostics: what a user not told the details reads of each
+// kind of journal entry's diagnostics.
+func TestJournalDiagnostics(t *testing.T) {
+	own := failure.Diagnostic{Stage: failure.StagePayload, Line: 1, Path: "/Leak", Msg: "element Age not expected"}.String()
+	route := failure.Diagnostic{Stage: failure.StageRoute, Msg: `no listener named "nobody"`}.String()
+	handler := failure.Diagnostic{Stage: failure.StageHandler, Msg: "handler failed: leaky: fetch " + leakURL}.String()
+	tests := []struct {
+		name  string
+		kind  store.Kind
+		lines []string
+		want  []string
+	}{
+		{"huh of a refused message", store.Huh, []string{own, route}, []string{own, route}},
+		{"huh of a handler failure", store.Huh, []string{handler}, nil},
+		{"system error", store.SystemError, []string{handler, own}, []string{own}},
+		{"dead letter", store.DeadLetter, []string{"error handler failed: " + leakURL}, []string{failure.Undelivered}},
+		{"refusal", store.Refusal, []string{"denied by olga: too risky"}, []string{"denied by olga: too risky"}},
+		{"no diagnostics", store.DeadLetter, nil, nil},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, journalDiagnostics(tt.kind, tt.lines, false)); diff != "" {
+			t.Errorf("%s: without details (-want +got):\n%s", tt.name, diff)
+		}
+		if diff := cmp.Diff(tt.lines, journalDiagnostics(tt.kind, tt.lines, true)); diff != "" {
+			t.Errorf("%s: with details (-want +got):\n%s", tt.name, diff)
+		}
 	}
 }
