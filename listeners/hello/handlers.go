@@ -65,10 +65,11 @@ var ErrNoOriginalSender = errors.New("OriginalSender is empty: it must name the 
 
 // Shout upper-cases the greeting and sends it where the payload says
 // (handle_shout: data-driven routing); a payload that says nowhere fails
-// with ErrNoOriginalSender, which its sender gets in its <huh>.
+// with ErrNoOriginalSender, an *xmlpipe.InputError: its sender's client
+// is told the text beside its <huh>.
 func Shout(_ context.Context, p *GreetingResponse, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
 	if strings.TrimSpace(p.OriginalSender) == "" {
-		return nil, fmt.Errorf("shouter: %w", ErrNoOriginalSender)
+		return nil, &xmlpipe.InputError{Err: ErrNoOriginalSender}
 	}
 	return xmlpipe.Send(p.OriginalSender, &ShoutedResponse{Message: strings.ToUpper(p.Message)}), nil
 }

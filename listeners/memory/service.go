@@ -250,12 +250,14 @@ func (s *Service) Handle(ctx context.Context, p *Remember, md xmlpipe.Metadata) 
 	if !ok {
 		return nil, fmt.Errorf("%w (%s has none)", ErrNotAllowed, md.From)
 	}
+	// What is wrong with the content is its sender's to fix, and told to
+	// it as the remember tool tells it (xmlpipe.InputError).
 	if err := s.check(p); err != nil {
-		return nil, err
+		return nil, &xmlpipe.InputError{Err: err}
 	}
 	if f, bad := Prohibited(p.Content + "\n" + strings.Join(p.Tags, " ")); bad {
 		s.refused(Refusal{Agent: md.From, User: md.User, Thread: md.ThreadID, Finding: f})
-		return nil, fmt.Errorf("%w: %s", ErrProhibited, f.Reason)
+		return nil, &xmlpipe.InputError{Err: fmt.Errorf("%w: %s", ErrProhibited, f.Reason)}
 	}
 	row := store.MemoryRow{ID: newID(), User: md.User, Agent: md.From, Content: p.Content, Tags: p.Tags,
 		Thread: md.ThreadID, CreatedAt: s.now()}

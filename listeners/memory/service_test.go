@@ -179,3 +179,30 @@ func TestHandleStoresOnlyWithConsent(t *testing.T) {
 		}
 	}
 }
+
+// TestHandleInputErrors: what is wrong with a Remember's content (empty,
+// prohibited) is an *xmlpipe.InputError, told to its sender; a refusal
+// about the sender or the organism's consent is not.
+func TestHandleInputErrors(t *testing.T) {
+	s, _, _ := testService(t, map[string]Consent{"keeper": ConsentAlways, "refuser": ConsentNever}, nil)
+	tests := []struct {
+		name, agent, content string
+		want                 error
+		input                bool
+	}{
+		{"empty content", "keeper", "  ", ErrContent, true},
+		{"prohibited content", "keeper", "card 4111 1111 1111 1111", ErrProhibited, true},
+		{"no memory", "stranger", "Alice likes tea", ErrNotAllowed, false},
+		{"no consent", "refuser", "Alice likes tea", ErrNoConsent, false},
+	}
+	for _, tt := range tests {
+		_, err := s.Handle(context.Background(), &Remember{Content: tt.content},
+			xmlpipe.Metadata{From: tt.agent, ThreadID: "t1", User: "alice"})
+		if !errors.Is(err, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, err, tt.want)
+		}
+		if _, input := errors.AsType[*xmlpipe.InputError](err); input != tt.input {
+			t.Errorf("%s: %v is an input error: %t, want %t", tt.name, err, input, tt.input)
+		}
+	}
+}

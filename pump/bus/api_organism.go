@@ -115,7 +115,7 @@ func (s *Server) agentBody(sess auth.Session, li pump.ListenerInfo, v agentView)
 		}
 	}
 	if !li.LastErrorTime.IsZero() {
-		msg, ts := li.LastError, stamp(li.LastErrorTime)
+		msg, ts := lastErrorFor(sess, li.LastError), stamp(li.LastErrorTime)
 		b.LastError, b.LastErrorAt = &msg, &ts
 	}
 	return b

@@ -96,9 +96,10 @@ type apiPruned struct {
 }
 
 // positionMessage is the Message model of a journal position: an entry, or
-// what retention kept of a pruned one.
-func positionMessage(p store.Position) apiMessage {
-	m := entryMessage(p.Entry)
+// what retention kept of a pruned one; details says whether its reader
+// sees failures' details (journalDiagnostics).
+func positionMessage(p store.Position, details bool) apiMessage {
+	m := entryMessage(p.Entry, details)
 	if p.Pruned != nil {
 		m.Payload, m.Pruned = "", &apiPruned{Reason: p.Pruned.Reason, At: stamp(p.Pruned.At)}
 	}
@@ -108,7 +109,7 @@ func positionMessage(p store.Position) apiMessage {
 	return m
 }
 
-func entryMessage(e store.Entry) apiMessage {
+func entryMessage(e store.Entry, details bool) apiMessage {
 	payload := payloadOf(e.Bytes)
 	if payload == nil {
 		payload = e.Bytes
@@ -118,7 +119,7 @@ func entryMessage(e store.Entry) apiMessage {
 		Listener: e.Listener, PayloadType: e.PayloadTag, Payload: string(payload), Timestamp: stamp(e.Time),
 		Repaired: e.Kind == store.Message && e.Diagnostics != ""}
 	if e.Kind != store.Message && e.Diagnostics != "" {
-		m.Diagnostics = strings.Split(e.Diagnostics, "\n")
+		m.Diagnostics = journalDiagnostics(e.Kind, strings.Split(e.Diagnostics, "\n"), details)
 	}
 	return m
 }
@@ -190,12 +191,13 @@ func (p page) body(key string, rows any) map[string]any {
 }
 
 // writeMessages answers the page p of journal positions as
-// {"messages":[Message…], "limit","offset"}.
-func writeMessages(w http.ResponseWriter, ps []store.Position, p page) {
+// {"messages":[Message…], "limit","offset"}, as sess may read them.
+func writeMessages(w http.ResponseWriter, sess auth.Session, ps []store.Position, p page) {
 	ps = paged(ps, p)
 	out := make([]apiMessage, 0, len(ps))
+	details := seesFailureDetail(sess)
 	for _, e := range ps {
-		out = append(out, positionMessage(e))
+		out = append(out, positionMessage(e, details))
 	}
 	writeJSON(w, http.StatusOK, p.body("messages", out))
 }
@@ -375,10 +377,12 @@ func (s *Server) prunedThread(st *store.Store, id string, conv *string) bool {
 // apiThread is GET /api/v1/threads/{id}.
 func (s *Server) apiThread(w http.ResponseWriter, r *http.Request, st *store.Store) {
 	id := r.PathValue("id")
-	entries, conv, ok := s.threadEntries(w, sessionOf(r.Context()), st, id)
+	sess := sessionOf(r.Context())
+	entries, conv, ok := s.threadEntries(w, sess, st, id)
 	if !ok {
 		return
 	}
+	details := seesFailureDetail(sess)
 	b := apiThreadBody{ID: id, Conversation: conv, MessageCount: int64(len(entries)),
 		PayloadTypes: []string{}}
 	failed := false
@@ -398,7 +402,7 @@ func (s *Server) apiThread(w http.ResponseWriter, r *http.Request, st *store.Sto
 			if text := huhText(e.Bytes); text != "" {
 				b.Error = text
 			} else if e.Diagnostics != "" {
-				b.Error = e.Diagnostics
+				b.Error = strings.Join(journalDiagnostics(e.Kind, strings.Split(e.Diagnostics, "\n"), details), "\n")
 			}
 		}
 	}
@@ -479,7 +483,7 @@ func (s *Server) apiThreadMessages(w http.ResponseWriter, r *http.Request, st *s
 		s.internalError(w, "journal pruned entries", err)
 		return
 	}
-	writeMessages(w, s.journalView(sess, st).positions(withPruned(entries, pruned, keep)), p)
+	writeMessages(w, sess, s.journalView(sess, st).positions(withPruned(entries, pruned, keep)), p)
 }
 
 // apiMessages is GET /api/v1/messages: the newest journal entries first
@@ -541,5 +545,5 @@ func (s *Server) apiMessages(w http.ResponseWriter, r *http.Request, st *store.S
 		return (thread != "" && e.Thread != thread) || (agent != "" && e.From != agent && e.To != agent &&
 			e.Listener != agent) || (!since.IsZero() && e.Time.Before(since))
 	})
-	writeMessages(w, s.journalView(sess, st).positions(entries), p)
+	writeMessages(w, sess, s.journalView(sess, st).positions(entries), p)
 }

@@ -173,12 +173,13 @@
 //	{"type":"output","thread_id":"6f1c…","from":"shouter","text":"HELLO, DAN!"}
 //	{"type":"reply","thread_id":"6f1c…","from":"calc","to":"console:alice","payload_type":"Result",
 //	 "payload":"<Result><Text>4</Text></Result>","text":"4","timestamp":"…"}
-//	{"type":"huh","thread_id":"6f1c…","from":"core","to":"greeter","error":"Invalid payload structure",
-//	 "diagnostics":["payload line 1: …"],"timestamp":"…"}
+//	{"type":"huh","thread_id":"6f1c…","from":"core","to":"websocket:alice","error":"Message could not be processed",
+//	 "diagnostics":["handler: OriginalSender is empty: it must name the listener the shouted greeting goes to"],
+//	 "timestamp":"…"}
 //	{"type":"system_error","thread_id":"6f1c…","from":"system","to":"greeter",
 //	 "error":"Message could not be delivered. Please verify your target and try again.","timestamp":"…"}
 //	{"type":"dead_letter","thread_id":"6f1c…","from":"greeter","to":"shouter",
-//	 "error":"conversation killed","timestamp":"…"}
+//	 "error":"Message could not be delivered","timestamp":"…"}
 //	{"type":"complete","thread_id":"6f1c…","timestamp":"…"}
 //	{"type":"delta","thread_id":"6f1c…","agent":"poet","text":"Rain on tin"}
 //	{"type":"delta","thread_id":"6f1c…","agent":"poet","text":" roofs.","end":true}
@@ -201,6 +202,21 @@
 // "[shouter] HELLO, DAN!"); reply is a message addressed back outside the
 // organism; huh, system_error and dead_letter are failures on the
 // conversation; complete says nothing of it is in flight any more.
+//
+// A failure's text is canned and generic (DESIGN §2): a huh says
+// "Message could not be processed" whatever the handler's error or panic
+// was, a dead letter "Message could not be delivered". Its details — the
+// handler's error chain or panic value, which may name URLs, paths or
+// listeners, a meta question's refusal reason, a dead letter's reason —
+// go to the log, the journal and the OOB channel, and to the users who
+// run the organism: an operator or admin without a security profile reads
+// them in the huh's "diagnostics" and the dead letter's "error" (as
+// {"type":"dead_letter",…,"error":"conversation killed: the handler's
+// answer is dropped"}). Every other user — a viewer, anyone confined to a
+// profile — reads two kinds of detail only: the diagnostics of their own
+// message that the organism refused (the same an inject's 422 gives), and
+// the text of a handler's *xmlpipe.InputError, which the handler wrote for
+// its sender (as shouter's above, for a payload without OriginalSender).
 //
 // subscribe chooses the event frames the socket gets from then on, for
 // every conversation it has sent on: any of message, output, reply, huh,
@@ -335,7 +351,9 @@
 // "halted" (stopped by the emergency halt, POST /api/v1/organism/halt),
 // "processing" (a handler runs; current_thread is the thread it works on,
 // else null), "error" (its last handling failed and none finished since;
-// last_error and last_error_at describe the most recent failure), "waiting"
+// last_error and last_error_at describe the most recent failure — the
+// handler's error for an operator or admin without a profile, the canned
+// "Message could not be processed" for anyone else), "waiting"
 // (it forwarded a message — a live thread whose caller, the second-to-last
 // segment of the thread's call chain, is this agent — and that conversation
 // is still in flight) and "idle".
@@ -353,7 +371,11 @@
 // entry that is not a message — kind huh, system-error, dead-letter,
 // refusal, decision — "diagnostics":["envelope line 1 /not: …"], why, one
 // reason a string, as the journal recorded them: a message refused before
-// its payload was known has payload_type "" and its raw input as payload);
+// its payload was known has payload_type "" and its raw input as payload;
+// as on /ws, only an operator or admin without a profile reads a
+// handler's error or a dead letter's reason there — the others read of a
+// huh or SystemError only what the stages reading a message found, and a
+// dead letter as "Message could not be delivered");
 // its id is the SHA-256 (hex) of the canonical envelope — the journal's
 // checksum, and the message_id inject returns. An inject payload object maps keys onto the
 // listener's payload fields by Go name, XML name or snake_case; the message
@@ -409,6 +431,9 @@
 //	{"event":"agent_state","agent","state","current_thread","queue_depth","active"}
 //	{"event":"delta","thread_id","agent","text","end"}
 //
+// An error's text is the one its /ws frame carries: canned, and a dead
+// letter's reason only for an operator or admin without a profile (the
+// others read "Message could not be delivered"; see the /ws protocol).
 // agent_state is sent when an agent's state or current_thread changes
 // (sampled every 250 ms while a stream is open). delta is an agent's
 // streamed text, exactly as on /ws (thread_id is the conversation; pieces

@@ -20,6 +20,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
@@ -88,7 +89,8 @@ func scopedOrganism(t *testing.T, g *gates) buildFunc {
 // /api/v1/organism count no thread, /api/v1/agents shows chore idle with
 // no current thread, no last_error and no organism-wide counters, and
 // their agent_state stream stays silent; the user without a profile sees
-// all of it. The calc user's own failure is shown to them.
+// all of it. The calc user's own failure is shown to them, with the
+// canned text; the user without a profile reads the handler's error.
 func TestProfileScopesCountsAndErrors(t *testing.T) {
 	g := newGates(t)
 	f := newFixtureWith(t, scopedOrganism(t, g))
@@ -233,7 +235,9 @@ func TestProfileScopesCountsAndErrors(t *testing.T) {
 	}
 	g.open(t)
 	state(calcStream, "error", "")
-	if a := agent(calc); !strings.Contains(a["last_error"].(string), "mine") || a["state"] != "error" {
+	// Shown with the canned text: the handler's error is for the
+	// organism's operators (errdetail.go).
+	if a := agent(calc); a["last_error"] != failure.HuhProcessing || a["last_error_at"] == nil || a["state"] != "error" {
 		t.Errorf("the calc user's own failure: %v", a)
 	}
 	if a := agent(open); !strings.Contains(a["last_error"].(string), "mine") {

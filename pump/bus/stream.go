@@ -11,6 +11,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // Events of the /api/v1/ws stream (the "event" field).
@@ -246,9 +247,13 @@ func (st *streamSocket) offerEvent(e pump.Event) {
 		if agent == "" {
 			agent = e.To
 		}
+		text := failureText(e)
+		if e.Kind == pump.EventDeadLetter && !seesFailureDetail(st.c.sess) {
+			text = failure.Undelivered // its reason may be a handler's error (errdetail.go)
+		}
 		st.offer(streamEvent{name: streamError, threads: threads, agents: agents, profile: e.Profile, body: map[string]any{
 			"event": streamError, "kind": string(e.Kind), "thread_id": e.Conversation, "agent": agent,
-			"error": failureText(e), "timestamp": stamp(e.Time), "message_id": eventID(string(e.Kind), e)}})
+			"error": text, "timestamp": stamp(e.Time), "message_id": eventID(string(e.Kind), e)}})
 	case pump.EventComplete:
 		st.offer(streamEvent{name: streamThreadUpdated, threads: threads, profile: e.Profile, body: map[string]any{
 			"event": streamThreadUpdated, "thread_id": e.Conversation, "status": "completed",

@@ -75,6 +75,10 @@ type wsSocket struct {
 	// frame is the writer goroutine's encoding buffer (encode).
 	frame []byte
 
+	// details is whether the socket's user is told the details of
+	// failures (seesFailureDetail), fixed with its session.
+	details bool
+
 	// senders are the from ids of the socket's sends, source:user, by
 	// source (built once: the read loop's own).
 	senders map[string]string
@@ -85,8 +89,9 @@ type wsSocket struct {
 
 // handleWS is GET /ws (behind the bearer middleware).
 func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
-	sock := &wsSocket{s: s, subs: newSubscription(), held: map[string][]any{}}
-	if sock.c = s.openConn(w, r, "ws", sessionOf(r.Context()), sock.encode); sock.c == nil {
+	sess := sessionOf(r.Context())
+	sock := &wsSocket{s: s, subs: newSubscription(), held: map[string][]any{}, details: seesFailureDetail(sess)}
+	if sock.c = s.openConn(w, r, "ws", sess, sock.encode); sock.c == nil {
 		return
 	}
 	defer sock.c.finish()
@@ -94,7 +99,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	defer s.router.forget(sock)
 	s.wsocks.add(sock)
 	defer s.wsocks.remove(sock)
-	sess := sock.c.sess
+	sess = sock.c.sess
 	sock.c.send(wire.Connected{Head: wire.Head{Type: wire.TypeConnected}, Username: sess.Username,
 		Role: string(sess.Role)})
 	sock.c.serve(sock.handle)
@@ -495,7 +500,7 @@ func (w *wsSocket) encode(item any) (int, []byte, error) {
 	switch it := item.(type) {
 	case pump.Event:
 		var ok bool
-		if b, ok = appendEventFrame(b, it); !ok {
+		if b, ok = appendEventFrame(b, it, w.details); !ok {
 			return 0, nil, nil
 		}
 	case organism.Output:
@@ -526,8 +531,11 @@ type jsonAppender interface {
 
 // appendEventFrame appends the /ws frame of a conversation event to b (ok
 // false: the event has none). The frames are built and encoded as concrete
-// values: no copy of them goes to the heap.
-func appendEventFrame(b []byte, e pump.Event) ([]byte, bool) {
+// values: no copy of them goes to the heap. Unless details is set (the
+// socket's user sees them: seesFailureDetail), a huh frame carries only
+// the diagnostics its client may read (callerDiagnostics) and a dead
+// letter the canned failure.Undelivered.
+func appendEventFrame(b []byte, e pump.Event, details bool) ([]byte, bool) {
 	ts := stamp(e.Time)
 	switch e.Kind {
 	case pump.EventMessage:
@@ -542,14 +550,22 @@ func appendEventFrame(b []byte, e pump.Event) ([]byte, bool) {
 		}
 		return r.AppendJSON(b), true
 	case pump.EventHuh:
+		diags := e.Diagnostics
+		if !details && len(diags) > 0 {
+			diags = callerDiagnostics(e)
+		}
 		return wire.Failure{Head: wire.Head{Type: wire.TypeHuh}, ThreadID: e.Conversation, From: e.From, To: e.To,
-			Error: e.Error, Diagnostics: e.Diagnostics, Timestamp: ts, MessageID: eventID(wire.TypeHuh, e)}.AppendJSON(b), true
+			Error: e.Error, Diagnostics: diags, Timestamp: ts, MessageID: eventID(wire.TypeHuh, e)}.AppendJSON(b), true
 	case pump.EventSystemError:
 		return wire.Failure{Head: wire.Head{Type: wire.TypeSystemError}, ThreadID: e.Conversation, From: e.From, To: e.To,
 			Error: failureText(e), Timestamp: ts, MessageID: eventID(wire.TypeSystemError, e)}.AppendJSON(b), true
 	case pump.EventDeadLetter:
+		text, diags := e.Error, e.Diagnostics
+		if !details {
+			text, diags = failure.Undelivered, nil
+		}
 		return wire.Failure{Head: wire.Head{Type: wire.TypeDeadLetter}, ThreadID: e.Conversation, From: e.From, To: e.To,
-			Error: e.Error, Diagnostics: e.Diagnostics, Timestamp: ts, MessageID: eventID(wire.TypeDeadLetter, e)}.AppendJSON(b), true
+			Error: text, Diagnostics: diags, Timestamp: ts, MessageID: eventID(wire.TypeDeadLetter, e)}.AppendJSON(b), true
 	case pump.EventRefusal:
 		return wire.Failure{Head: wire.Head{Type: wire.TypeRefusal}, ThreadID: e.Conversation, From: e.From, To: e.To,
 			Error: e.Error, Timestamp: ts, MessageID: eventID(wire.TypeRefusal, e)}.AppendJSON(b), true

@@ -47,7 +47,7 @@ func TestEncodeFrames(t *testing.T) {
 			wire.TypeSent, false, map[string]any{"id": float64(7), "target": "greeter"}},
 		{map[string]any{"type": "custom", "thread_id": "c1"}, "custom", false, nil}, // reflection's path
 	}
-	w := &wsSocket{}
+	w := &wsSocket{details: true} // an operator's socket: failures' details as the pump tells them
 	for _, tt := range tests {
 		mt, data, err := w.encode(tt.item)
 		if err != nil || mt != websocket.TextMessage {

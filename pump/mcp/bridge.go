@@ -232,7 +232,7 @@ func (b *Bridge) Call(ctx context.Context, listener string, pt, rt *xmlpipe.Payl
 	}
 	if e, ok := errors.AsType[*pump.AskError](err); ok {
 		b.opts.Logger.Info("mcp: call failed", "listener", listener, "error", e)
-		return toolError("%s", failedText(e.Event))
+		return toolError("%s", failedText(e.Event, b.opts.From))
 	}
 	if errors.Is(err, pump.ErrNoAnswer) {
 		// A tool with an output schema owes structured content: without

@@ -13,10 +13,11 @@ import (
 // a sender: the canned <huh> text or the SystemError's message, never the
 // error chain behind it (a handler's error, a meta refusal's reason, a
 // backend's URL, a path, a listener outside the client's profile). The
-// details go to the log, the journal and the OOB channel. The one
-// exception is what the client itself got wrong: the diagnostics of its
-// own message at the payload and decode stages name the fields of its
-// arguments that do not fit, which it needs to correct the call.
+// details go to the log, the journal and the OOB channel. The exception
+// is what the client itself got wrong: the diagnostics of its own message
+// at the payload and decode stages name the fields of its arguments that
+// do not fit, and the *xmlpipe.InputError of the handler it called says
+// what its input lacks — the client needs both to correct the call.
 
 // rejectedText is the tool error of a call whose message the pump refused
 // at ingress: the canned text, with the diagnostics about the client's own
@@ -36,9 +37,21 @@ func rejectedText(f *failure.Failure) string {
 }
 
 // failedText is the tool error of a conversation that failed (a <huh>, a
-// SystemError, a dead letter): the text its event carries on the wire.
-func failedText(e pump.Event) string {
+// SystemError, a dead letter): the canned text its event carries on the
+// wire (failure.Undelivered for a dead letter, whose reason may be a
+// handler's error) — and, for a <huh> told to the client itself (asker,
+// the bridge's sender) whose cause is an *xmlpipe.InputError, that
+// error's text, written for the caller. An InputError of a listener
+// further on is about a message the client did not write, and stays with
+// the details.
+func failedText(e pump.Event, asker string) string {
+	if e.Kind == pump.EventDeadLetter {
+		return failure.Undelivered // its reason may carry a handler's error
+	}
 	if e.Error != "" {
+		if ie, ok := errors.AsType[*xmlpipe.InputError](e.Cause); ok && e.Kind == pump.EventHuh && e.To == asker {
+			return e.Error + ": " + ie.Error()
+		}
 		return e.Error
 	}
 	if se, ok := e.Payload.(*xmlpipe.SystemError); ok && se != nil && se.Message != "" {

@@ -20,8 +20,12 @@ type Failing struct {
 	How string
 }
 
+// inputText is what the failing listener says of input it cannot use.
+const inputText = "How must say how to fail"
+
 // failingListener fails with an error chain full of internals (a meta
-// refusal's reason, a backend URL, a path), or panics with them.
+// refusal's reason, a backend URL, a path), or panics with them, or fails
+// with an *xmlpipe.InputError ("input").
 func failingListener(t *testing.T) pump.Listener {
 	pt, err := xmlpipe.PayloadTypeOf[Failing]()
 	if err != nil {
@@ -34,17 +38,47 @@ func failingListener(t *testing.T) pump.Listener {
 				return nil, fmt.Errorf("meta: question refused: %w: no capability \"secret-agent\" visible to \"mcp\"", failure.ErrNoRoute)
 			case "panic":
 				panic("open /var/lib/xmlpipe/secret.db: permission denied")
+			case "input":
+				return nil, fmt.Errorf("failing: %w", &xmlpipe.InputError{Err: errors.New(inputText)})
 			default:
 				return nil, errors.New("backend http://10.0.0.7:8080/v1/chat: dial tcp: connection refused")
 			}
 		})}
 }
 
+// Relay is the payload of the relaying listener.
+type Relay struct {
+	How string
+}
+
+// relaying passes its How on to the failing listener; its error handler,
+// told of that failure, fails in turn with an error naming a backend URL:
+// a dead letter whose reason is that error.
+type relaying struct{}
+
+func (relaying) Handle(_ context.Context, p any, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+	return xmlpipe.Send("failing", &Failing{How: p.(*Relay).How}), nil
+}
+
+func (relaying) HandleError(context.Context, *xmlpipe.DeliveryError, xmlpipe.Metadata) (xmlpipe.Response, error) {
+	return nil, errors.New("fallback http://10.0.0.8:9090/v1/chat: dial tcp: connection refused")
+}
+
+func relayingListener(t *testing.T) pump.Listener {
+	pt, err := xmlpipe.PayloadTypeOf[Relay]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pump.Listener{Name: "relaying", Description: "relays", Payload: pt, Handler: relaying{}}
+}
+
 // TestToolErrorsCarryTheWireText: a call whose conversation fails is told
-// what the wire tells a sender — the canned <huh> text — and nothing of the
-// error chain behind it: no refusal reason, listener name, URL or path.
+// what the wire tells a sender — the canned <huh> text, or a dead letter's
+// — and nothing of the error chain behind it: no refusal reason, listener
+// name, URL or path; only an InputError of the listener called, written
+// for its caller, is told too.
 func TestToolErrorsCarryTheWireText(t *testing.T) {
-	o := startOrganism(t, failingListener(t))
+	o := startOrganism(t, failingListener(t), relayingListener(t))
 	b := New(o.Pump, Options{Timeout: 20 * time.Second})
 	ctx, cancel := context.WithCancel(context.Background())
 	st, ct := sdk.NewInMemoryTransports()
@@ -67,12 +101,14 @@ func TestToolErrorsCarryTheWireText(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	for _, tc := range []struct{ how, want string }{
-		{"refuse", failure.HuhPayload},
-		{"error", failure.HuhProcessing},
-		{"panic", failure.HuhProcessing},
+	for _, tc := range []struct{ tool, how, want string }{
+		{"failing", "refuse", failure.HuhPayload},
+		{"failing", "error", failure.HuhProcessing},
+		{"failing", "panic", failure.HuhProcessing},
+		{"failing", "input", failure.HuhProcessing + ": " + inputText},
+		{"relaying", "error", failure.Undelivered},
 	} {
-		r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "failing", Arguments: map[string]any{"How": tc.how}})
+		r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tc.tool, Arguments: map[string]any{"How": tc.how}})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.how, err)
 		}
@@ -105,6 +141,34 @@ func TestRejectedTextKeepsTheClientsOwnMistakes(t *testing.T) {
 			"the message was rejected: Message too large"},
 	} {
 		if diff := cmp.Diff(tc.want, rejectedText(tc.f)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}
+
+// TestFailedText: the tool error of each kind of failed conversation.
+func TestFailedText(t *testing.T) {
+	inputErr := fmt.Errorf("%w: failing: %w", failure.ErrHandler, &xmlpipe.InputError{Err: errors.New(inputText)})
+	handlerErr := fmt.Errorf("%w: failing: backend http://10.0.0.7:8080: refused", failure.ErrHandler)
+	for _, tc := range []struct {
+		name string
+		e    pump.Event
+		want string
+	}{
+		{"input error told to the client", pump.Event{Kind: pump.EventHuh, To: "mcp", Error: failure.HuhProcessing,
+			Cause: inputErr}, failure.HuhProcessing + ": " + inputText},
+		{"handler error told to the client", pump.Event{Kind: pump.EventHuh, To: "mcp", Error: failure.HuhProcessing,
+			Cause: handlerErr}, failure.HuhProcessing},
+		{"input error told to a listener", pump.Event{Kind: pump.EventHuh, To: "relaying", Error: failure.HuhProcessing,
+			Cause: inputErr}, failure.HuhProcessing},
+		{"system error", pump.Event{Kind: pump.EventSystemError, To: "agent", Payload: &xmlpipe.SystemError{Code: "routing",
+			Message: "Message could not be delivered. Please verify your target and try again."}},
+			"Message could not be delivered. Please verify your target and try again."},
+		{"dead letter", pump.Event{Kind: pump.EventDeadLetter, Error: "error handler failed: " + handlerErr.Error()},
+			failure.Undelivered},
+		{"huh without text", pump.Event{Kind: pump.EventHuh, To: "mcp"}, failure.HuhProcessing},
+	} {
+		if diff := cmp.Diff(tc.want, failedText(tc.e, "mcp")); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
 		}
 	}

@@ -69,6 +69,11 @@ const (
 	HuhKilled = "Conversation was killed; start a new one"
 )
 
+// Undelivered is the canned text of a dead letter — a message the pump
+// could not deliver anywhere — for a client not told its reason, which may
+// carry a handler's error.
+const Undelivered = "Message could not be delivered"
+
 // Diagnostic is one detailed finding about a message: a repair, a validation
 // error, a replaced thread id. Diagnostics go to logs, the journal and the OOB
 // channel, never into a <huh>.
