@@ -44,8 +44,9 @@ func (p *Pump) keptOrigin(thread string) (string, bool) {
 
 // CheckThread reports whether who may send on thread, exactly as InjectAs
 // will decide for a message naming it: nil for a thread of a conversation
-// who owns — live, or ended and known to the journal or by its kept
-// history — and for a thread id the organism never used (a new
+// who owns — live, an inner thread that ended in a conversation still
+// running (that conversation's), or ended and known to the journal or by
+// its kept history — and for a thread id the organism never used (a new
 // conversation); an error wrapping ErrForeignThread otherwise. A transport
 // asks before routing the events of a conversation to a client; it still
 // injects a refused message, so that the refusal is logged and journaled

@@ -111,33 +111,27 @@ func (p *Pump) Paused(name string) bool {
 // forgotten it: without a journal's thread history or a kept history, it
 // remembers the last thousands of conversations that completed, and the
 // last thousands of threads that ended with their conversation's root: a
-// kill of an inner hop's ended thread tells its conversation ended, but
-// does not stop one that still runs). A
+// kill of an inner hop's ended thread is its conversation's, which it
+// stops when it still runs — CheckThread resolves such a thread to its
+// conversation's root likewise, so a transport lets only that
+// conversation's owner name it). A
 // conversation it knows with nothing in flight has ended, and one killed
 // already has nothing more to stop: Kill changes nothing and returns its id
 // with ErrConversationEnded (ending its thread would stop nothing: a
 // continuation begins it again).
 func (p *Pump) Kill(thread string) (string, error) {
 	root := p.threads.Root(thread)
-	conv, killedBefore, viaEnded := root, false, false
+	conv, killedBefore := root, false
 	if conv == "" {
 		conv, killedBefore = p.endedConversation(thread)
-		if r, ok := p.threads.EndedRoot(thread); ok && !killedBefore && r != thread {
+		if r, ok := p.threads.EndedRoot(thread); ok && !killedBefore {
 			// An ended thread of a conversation (an inner hop's, whose
-			// handler ended or answered): it tells that conversation.
-			root, conv, viaEnded = r, r, true
+			// handler ended or answered): the kill is its conversation's.
+			root, conv = r, r
 		}
 	}
 	s := p.convs.lock(conv)
 	c := s.m[conv]
-	if viaEnded && c != nil {
-		// It still runs: an ended thread does not stop it, only its
-		// root or a live thread of it does — the transports check who may
-		// kill a conversation by those (CheckThread), not by its ended
-		// threads.
-		s.mu.Unlock()
-		return "", fmt.Errorf("%w: %s", ErrUnknownThread, thread)
-	}
 	again := c != nil && c.killed
 	if c != nil && !c.killed {
 		c.killed = true
@@ -154,8 +148,9 @@ func (p *Pump) Kill(thread string) (string, error) {
 	}
 	if c != nil {
 		// Before its threads end: a continuation that finds them ended
-		// finds the kill too (refuseKilled), on any thread of it.
-		p.kills.add(conv, p.threads.Subtree(conv))
+		// finds the kill too (refuseKilled), on any thread of it — the
+		// ended one the kill named included.
+		p.kills.add(conv, append(p.threads.Subtree(conv), thread))
 	}
 	err := p.threads.End(conv)
 	if err != nil && !errors.Is(err, registry.ErrUnknownThread) {

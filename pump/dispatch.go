@@ -369,6 +369,9 @@ func (p *Pump) tellFailure(l *listener, d *delivery, err error) {
 		if thread == "" {
 			thread = d.thread
 		}
+		if lower(sender.Name) == lower(l.Name) && p.tellSelfCaller(l, d, thread, huh, diags, err) {
+			return
+		}
 		p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: thread,
 			From: "core", To: sender.Name, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags,
 			Profile: d.prof.nameOf()})

@@ -128,10 +128,11 @@ func TestKillEndedInnerThread(t *testing.T) {
 
 // TestKillEndedInnerThreadOfRunningConversation: a kill naming an inner
 // hop's thread that ended while its conversation still runs (fwd sent to
-// jobs, which ended its thread, and to slow, still running) stops nothing
-// and says it does not know the thread (ErrUnknownThread): only the root
-// or a live thread stops a conversation — the transports decide who may
-// kill one by those — and the conversation completes as it would have.
+// jobs, which answered and ended its thread, and to slow, still running)
+// is a kill of that conversation, as naming its root is: Kill returns the
+// conversation's id, slow's call is cancelled with ErrConversationKilled,
+// and a message naming the ended thread afterwards is refused as killed
+// (ErrContinueKilled) instead of beginning a new conversation under it.
 func TestKillEndedInnerThreadOfRunningConversation(t *testing.T) {
 	fwd := listenerOf(t, "fwd", func(_ context.Context, in *Ping, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
 		if in.Text == "done" { // jobs' answer
@@ -145,14 +146,11 @@ func TestKillEndedInnerThreadOfRunningConversation(t *testing.T) {
 		hop <- md.ThreadID
 		return xmlpipe.Respond(&Ping{Text: "done"}), nil
 	})
-	release := make(chan struct{})
+	cause := make(chan error, 1)
 	slow := listenerOf(t, "slow", func(ctx context.Context, _ *Pong, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
-		select {
-		case <-release:
-			return nil, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+		<-ctx.Done()
+		cause <- context.Cause(ctx)
+		return nil, ctx.Err()
 	})
 	p := startPump(t, pump.Options{}, fwd, jobs, slow)
 	ended := make(chan string, 16)
@@ -174,12 +172,29 @@ func TestKillEndedInnerThreadOfRunningConversation(t *testing.T) {
 			t.Fatal("jobs' thread never ended")
 		}
 	}
-	if got, err := p.Kill(inner); !errors.Is(err, pump.ErrUnknownThread) || got != "" {
-		t.Errorf("Kill(ended inner thread of a running conversation) = %q, %v; want \"\", %v", got, err,
-			pump.ErrUnknownThread)
+	if inner == conv || p.Threads().Known(inner) || !p.Threads().Known(conv) {
+		t.Fatalf("precondition: jobs ran on %s, an inner thread that ended, in conversation %s still running", inner, conv)
 	}
-	close(release)
-	if c := out.waitFor(t, "completion", kind(pump.EventComplete)); c.Error != "" || c.Conversation != conv {
-		t.Errorf("conversation %s completed with %q, want %s run to its end", c.Conversation, c.Error, conv)
+	if got, err := p.Kill(inner); err != nil || got != conv {
+		t.Fatalf("Kill(ended inner thread of a running conversation) = %q, %v; want %q, nil", got, err, conv)
+	}
+	select {
+	case err := <-cause:
+		if !errors.Is(err, pump.ErrConversationKilled) {
+			t.Errorf("slow's call was cancelled with %v, want %v", err, pump.ErrConversationKilled)
+		}
+	case <-waitCtx(t).Done():
+		t.Fatal("slow's call was never cancelled")
+	}
+	out.waitFor(t, "the killed conversation's completion", kind(pump.EventComplete))
+	if killed, err := p.WasKilled(conv); !killed || err != nil {
+		t.Errorf("WasKilled(conversation) = %v, %v; want true", killed, err)
+	}
+	if p.Threads().Known(conv) {
+		t.Error("the killed conversation's root is still live")
+	}
+	_, err := injectErr(t, p, envelope(client, "jobs", inner, `<Job xmlns=""><Label>again</Label></Job>`), nil)
+	if !errors.Is(err, pump.ErrContinueKilled) {
+		t.Errorf("continuing on the ended thread the kill named: %v; want ErrContinueKilled", err)
 	}
 }

@@ -134,10 +134,17 @@ func principalOf(ctx context.Context) *Principal {
 // conversation who owns (one its user began, whose threads include those
 // handed back to it in replies) and for a thread id never used (a new
 // conversation); ErrForeignThread otherwise, and when the journal cannot say
-// (fail closed). A thread that is not live is looked up in the journal, then
-// among the histories kept for continuation (keptOrigin).
+// (fail closed). A thread that is not live is its conversation's when the
+// registry remembers it ended in one that still runs (EndedRoot), else it
+// is looked up in the journal, then among the histories kept for
+// continuation (keptOrigin).
 func (p *Pump) checkThread(who Principal, thread string) error {
 	origin, seen := p.threads.Origin(thread)
+	if !seen {
+		if root, ok := p.threads.EndedRoot(thread); ok && root != thread {
+			origin, seen = p.threads.Origin(root)
+		}
+	}
 	if !seen && !who.FreshThread {
 		if h, ok := p.journal.(ThreadHistory); ok {
 			var err error

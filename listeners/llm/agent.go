@@ -201,14 +201,6 @@ func (a *Agent) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) (x
 	if md.From == a.Name {
 		if t, ok := stage.PayloadText(payload); ok {
 			if answer, ok := strings.CutPrefix(t, selfAnswerMark); ok {
-				if answer == selfHaltedMark {
-					if a.onSelfThread(md) {
-						return a.answer(md, selfHaltedMark), nil
-					}
-					// The level the caller began: its message's handling has
-					// returned, so the failure can only be told as an answer.
-					return a.answer(md, fmt.Sprintf("[%s could not finish: %v]", a.Name, ErrTurnHalted)), nil
-				}
 				return a.answer(md, answer), nil
 			}
 		}
@@ -762,35 +754,16 @@ func (a *Agent) halt(st *turnState, reason string) (xmlpipe.Response, error) {
 // (Foreign) — sees a failed call whose error says only that the agent
 // halted (ErrTurnHalted): the reason may name backends, URLs and models, and
 // goes to the log and the agent's history only. A turn that halts on a
-// self-iteration thread answers such a caller "[<agent> could not finish:
-// it halted]" instead, as text (a failed call there would go back to the
-// agent itself, and the caller would never be answered).
+// self-iteration thread fails the same way: the pump tells the failure of
+// a message the agent sent itself to the caller of its self-iteration, not
+// to the agent.
 func (a *Agent) haltAnswer(st *turnState, reason string) (xmlpipe.Response, error) {
 	if st.callerType != nil || a.Foreign != nil && a.Foreign(st.caller) {
 		a.logger().Info("the agent's caller is told only that it halted", "agent", a.Name, "thread", st.md.ThreadID,
 			"caller", st.caller)
-		if a.onSelfThread(st.md) {
-			// On a self-iteration thread (XML mode) the caller of the
-			// handling is the agent itself, one level up: a failed call
-			// would go back to it, not to the caller, which would wait for
-			// ever. The levels pass up only that the turn halted
-			// (selfHaltedMark), and the level the caller began answers it
-			// with that, never why.
-			return a.answer(st.md, selfHaltedMark), nil
-		}
 		return nil, fmt.Errorf("%s could not finish: %w", a.Name, ErrTurnHalted)
 	}
 	return a.answer(st.md, fmt.Sprintf("[%s halted: %s]", a.Name, reason)), nil
-}
-
-// onSelfThread reports whether md's thread is one of the agent's
-// self-iteration threads: the agent itself is its caller.
-func (a *Agent) onSelfThread(md xmlpipe.Metadata) bool {
-	if a.Threads == nil {
-		return false
-	}
-	caller, _, err := a.Threads.Caller(md.ThreadID)
-	return err == nil && caller == a.Name
 }
 
 // killed ends the agent's turn of a conversation that was killed while

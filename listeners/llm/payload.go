@@ -59,7 +59,3 @@ func InputType(agent string) (*xmlpipe.PayloadType, error) {
 // selfAnswerMark starts the text of an answer an agent gives itself when it
 // answers on a self-iteration thread (U+2063, invisible separator).
 const selfAnswerMark = "\u2063answer\u2063"
-
-// selfHaltedMark is the whole text of a self-answer (after selfAnswerMark)
-// that says the turn halted for a caller not told why (Agent.haltedUp).
-const selfHaltedMark = "\u2063halted\u2063"
