@@ -321,7 +321,7 @@ func TestReloadRefusals(t *testing.T) {
     module: bad.wasm
     description: does not compile
     payload: {root: Broken, fields: [{name: X, type: string}]}
-`, []string{"organism.yaml:18: listener broken:"}},
+`, []string{"organism.yaml:20: listener broken: module: "}},
 		{"unknown payload class", base + `  - name: mystery
     payload_class: nowhere.Nothing
     handler: nowhere.handle
