@@ -316,6 +316,12 @@ func TestReloadRefusals(t *testing.T) {
 		{"restart-only key", strings.Replace(base, "organism: {name: reload}", "organism: {name: reload, port: 9999}", 1),
 			[]string{"organism.yaml:1: organism.port changed: it applies only at the next start"}},
 		{"oob key", base + "oob: {port: 9998}\n", []string{"oob.port changed"}},
+		// The core meta listeners' flags (and what xmlpipe mcp offers of
+		// them, MetaRefuses) are fixed at the start: a reload cannot
+		// leave them out of step with the meta: section in force.
+		{"meta flags", base + "meta: {allow_prompt_requests: none, allow_list_capabilities: false}\n",
+			[]string{"meta.allow_list_capabilities changed: it applies only at the next start",
+				"meta.allow_prompt_requests changed: it applies only at the next start"}},
 		{"module that does not compile", base + `  - name: broken
     type: wasm
     module: bad.wasm
@@ -376,6 +382,9 @@ func TestReloadRefusals(t *testing.T) {
 			}
 			if o.CurrentConfig().Organism.Port != 8765 || len(o.CurrentConfig().Listeners) != 2 {
 				t.Error("the configuration in force changed")
+			}
+			if o.MetaRefuses("console", "core.request-prompt") || !o.MetaRefuses("anonymous", "core.request-prompt") {
+				t.Error("the meta flags in force changed")
 			}
 			for _, name := range []string{"broken", "mystery", "critic", "printer2"} {
 				if _, ok := o.Pump.Lookup(name); ok {
