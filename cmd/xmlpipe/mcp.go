@@ -82,12 +82,12 @@ func runMCP(ctx context.Context, args []string, std streams) int {
 		err = o.Start()
 	}
 	if err != nil {
-		early.fail(err)
+		early.fail()
 		fmt.Fprintln(std.err, err)
 		return exitFailure
 	}
 	if _, err := o.ProfileMask(*profile); err != nil {
-		early.fail(fmt.Errorf("--profile: %w", err))
+		early.fail()
 		fmt.Fprintf(std.err, "xmlpipe mcp: --profile: %v\n", err)
 		if serr := shutdownMCP(o); serr != nil {
 			fmt.Fprintf(std.err, "xmlpipe mcp: %v\n", serr)

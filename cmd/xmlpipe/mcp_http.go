@@ -34,12 +34,13 @@ func listenMCPHTTP(addr string, std streams) (*earlyHTTP, error) {
 }
 
 // fail answers the requests held, and any until the server is closed,
-// with err, then closes the server. A nil e (stdio) does nothing.
-func (e *earlyHTTP) fail(err error) {
+// that the organism did not start (why goes to stderr, not to clients),
+// then closes the server. A nil e (stdio) does nothing.
+func (e *earlyHTTP) fail() {
 	if e == nil {
 		return
 	}
-	e.gate.Fail(err)
+	e.gate.Fail()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = e.srv.Shutdown(sctx) // the held requests are answered first

@@ -2,8 +2,6 @@ package mcp
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -21,10 +19,6 @@ const DefaultStartHold = 30 * time.Second
 // the whole hold.
 const startRetryAfter = 5
 
-// ErrNotStarted reports a server whose organism failed to start: the
-// requests held for it are answered with an error.
-var ErrNotStarted = errors.New("mcp: the organism did not start")
-
 // Starting is the HTTP handler of an address opened before the organism
 // behind it is built (building one with WASM modules takes seconds): a
 // client may connect at once. A request that arrives before Serve is held
@@ -37,11 +31,11 @@ var ErrNotStarted = errors.New("mcp: the organism did not start")
 // answer; the bounded hold keeps a start that never ends from holding
 // requests forever.
 type Starting struct {
-	hold  time.Duration
-	ready chan struct{} // closed by Serve or Fail
-	once  sync.Once
-	next  http.Handler // set before ready is closed
-	err   error        // the failure, set before ready is closed
+	hold   time.Duration
+	ready  chan struct{} // closed by Serve or Fail
+	once   sync.Once
+	next   http.Handler // set before ready is closed
+	failed bool         // Fail was called, set before ready is closed
 	// onHold, when set (by tests), is called as a request begins to wait.
 	onHold func()
 }
@@ -65,11 +59,13 @@ func (s *Starting) Serve(next http.Handler) {
 }
 
 // Fail answers every request — the held ones and those after — with a
-// JSON-RPC error saying the organism did not start: err (its text is the
-// operator's own configuration's). Only the first of Serve and Fail counts.
-func (s *Starting) Fail(err error) {
+// JSON-RPC error saying the organism did not start. Why is for the
+// operator's log, not the client: it tells of the configuration (paths,
+// lines), which an unauthenticated client has no business reading. Only
+// the first of Serve and Fail counts.
+func (s *Starting) Fail() {
 	s.once.Do(func() {
-		s.err = fmt.Errorf("%w: %w", ErrNotStarted, err)
+		s.failed = true
 		close(s.ready)
 	})
 }
@@ -86,9 +82,9 @@ func (s *Starting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if s.err != nil {
+	if s.failed {
 		writeRPCError(w, http.StatusServiceUnavailable, rpcError{ID: requestID(w, r), Code: codeServerBusy,
-			Message: "Server error: " + s.err.Error()})
+			Message: "Server error: the organism did not start; its operator's log says why"})
 		return
 	}
 	s.next.ServeHTTP(w, r)

@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -84,10 +83,10 @@ func TestStartingNotReady(t *testing.T) {
 		{"the hold ran out", func(*Starting) {}, startingAnswer{Status: http.StatusServiceUnavailable, RetryAfter: "5",
 			Body: map[string]any{"jsonrpc": "2.0", "id": 7.0, "error": map[string]any{"code": -32000.0,
 				"message": "Server starting: the organism is not ready yet; retry shortly"}}}},
-		{"the organism failed to start", func(s *Starting) { s.Fail(errors.New("organism.yaml:5: bad handler")) },
+		{"the organism failed to start", func(s *Starting) { s.Fail() },
 			startingAnswer{Status: http.StatusServiceUnavailable,
 				Body: map[string]any{"jsonrpc": "2.0", "id": 7.0, "error": map[string]any{"code": -32000.0,
-					"message": "Server error: mcp: the organism did not start: organism.yaml:5: bad handler"}}}},
+					"message": "Server error: the organism did not start; its operator's log says why"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
