@@ -3,6 +3,7 @@ package pump_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -74,6 +75,15 @@ func TestAskErrorCause(t *testing.T) {
 			to: "lost", ask: &Question{Text: "go"},
 			wants: []error{failure.ErrNoRoute},
 		},
+		// A failure about a failure is a dead letter; its cause is kept.
+		{
+			name: "the error handler failed (a dead letter)",
+			ls: func(t *testing.T) []pump.Listener {
+				return []pump.Listener{lostWithErrorHandler(t, func() (xmlpipe.Response, error) { return nil, errAskBoom })}
+			},
+			to: "lost", ask: &Question{Text: "go"},
+			wants: []error{errAskBoom},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,6 +94,9 @@ func TestAskErrorCause(t *testing.T) {
 			ae, ok := errors.AsType[*pump.AskError](err)
 			if !ok {
 				t.Fatalf("Ask = %v, want an *AskError", err)
+			}
+			if strings.HasSuffix(tc.name, "(a dead letter)") && ae.Event.Kind != pump.EventDeadLetter {
+				t.Errorf("Ask = %v: a failure of kind %s, want %s", err, ae.Event.Kind, pump.EventDeadLetter)
 			}
 			for _, want := range tc.wants {
 				if !errors.Is(err, want) {
@@ -99,4 +112,17 @@ func TestAskErrorCause(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lostWithErrorHandler is the listener "lost": it sends to a listener that
+// does not exist, and its error handler, told so, answers with onError.
+func lostWithErrorHandler(t *testing.T, onError func() (xmlpipe.Response, error)) pump.Listener {
+	l := listenerOf(t, "lost", func(context.Context, *Question, xmlpipe.Metadata) (xmlpipe.Response, error) {
+		return xmlpipe.Send("nobody-here", &Answer{Text: "lost"}), nil
+	})
+	l.Handler = errorAware{Handler: l.Handler,
+		onError: func(context.Context, *xmlpipe.DeliveryError, xmlpipe.Metadata) (xmlpipe.Response, error) {
+			return onError()
+		}}
+	return l
 }

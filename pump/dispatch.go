@@ -349,7 +349,7 @@ func (p *Pump) tellFailure(l *listener, d *delivery, err error) {
 		p.spend(d.conv, d.thread)
 	}
 	if d.errPayload != nil {
-		p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, "error handler failed: "+err.Error())
+		p.deadLetterErr(nil, d.conv, d.thread, d.from, l.Name, d.payloadName, nil, "error handler failed: "+err.Error(), err)
 		return
 	}
 	var tooDeep *TooDeepError

@@ -56,7 +56,8 @@ type Event struct {
 	Error string
 	// Diagnostics are the detailed findings (operators only).
 	Diagnostics []string
-	// Cause is the error behind a failure (EventHuh, EventSystemError), for
+	// Cause is the error behind a failure (EventHuh, EventSystemError,
+	// EventDeadLetter when the pump has an error behind it), for
 	// in-process consumers to test with errors.Is (ErrHandlerTimeout,
 	// ErrChainTooDeep, …) where Error keeps the canned text the wire
 	// carries; nil when the pump has no error behind it.

@@ -83,7 +83,7 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []f
 				Payload: huh, Diagnostics: diagStrings(diags), Cause: err})
 		})
 	case w.isError || w.sender == nil:
-		p.deadLetterIn(w.turn, w.conv, thread, from, listener, "", clip(w.raw), err.Error())
+		p.deadLetterErr(w.turn, w.conv, thread, from, listener, "", clip(w.raw), err.Error(), err)
 	default:
 		if w.prune == "" {
 			// The thread the sender opened for the refused message: no
@@ -193,11 +193,17 @@ func (p *Pump) workProfile(w *work, thread string) string {
 
 // deadLetterIn is deadLetter journaled with turn t (see journalIn).
 func (p *Pump) deadLetterIn(t *turn, conv, thread, from, to, tag string, env []byte, reason string) {
+	p.deadLetterErr(t, conv, thread, from, to, tag, env, reason, nil)
+}
+
+// deadLetterErr is deadLetterIn with the error behind it (Event.Cause,
+// which an Ask's *AskError unwraps to; nil for none).
+func (p *Pump) deadLetterErr(t *turn, conv, thread, from, to, tag string, env []byte, reason string, cause error) {
 	p.log.Warn("dead letter", "thread", thread, "from", from, "to", to, "payload", tag, "reason", reason)
 	p.journalIn(t, Record{Direction: Outbound, Kind: RecordDeadLetter, Conversation: conv, Thread: thread, From: from, To: to,
 		PayloadTag: tag, Envelope: env, Diagnostics: []failure.Diagnostic{{Msg: reason}}}, func(int64) {
 		p.publish(nil, Event{Kind: EventDeadLetter, Time: p.opts.Clock(), Conversation: conv, Thread: thread, From: from,
-			To: to, PayloadName: tag, Envelope: env, Error: reason})
+			To: to, PayloadName: tag, Envelope: env, Error: reason, Cause: cause})
 	})
 }
 

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -63,27 +61,35 @@ func runMCP(ctx context.Context, args []string, std streams) int {
 		opts.MetaOperators = []string{mcpFrom}
 	}
 	var (
-		o   *organism.Organism
-		err error
+		o     *organism.Organism
+		err   error
+		early *earlyHTTP
 	)
+	if *addr != "" {
+		// The port opens before the organism is built (seconds, with
+		// WASM modules): a client connecting at once is held, not refused.
+		if early, err = listenMCPHTTP(*addr, std); err != nil {
+			fmt.Fprintf(std.err, "xmlpipe mcp: %v\n", err)
+			return exitFailure
+		}
+	}
 	if *data != "" {
 		o, err = src.durableBuild(*data)(opts)
 	} else {
 		o, err = src.build(opts)
 	}
-	if err != nil {
-		fmt.Fprintln(std.err, err)
-		return exitFailure
+	if err == nil {
+		err = o.Start()
 	}
-	if err := o.Start(); err != nil {
+	if err != nil {
+		early.fail()
 		fmt.Fprintln(std.err, err)
 		return exitFailure
 	}
 	if _, err := o.ProfileMask(*profile); err != nil {
+		early.fail()
 		fmt.Fprintf(std.err, "xmlpipe mcp: --profile: %v\n", err)
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if serr := o.Shutdown(sctx); serr != nil {
+		if serr := shutdownMCP(o); serr != nil {
 			fmt.Fprintf(std.err, "xmlpipe mcp: %v\n", serr)
 		}
 		return exitUsage
@@ -95,8 +101,8 @@ func runMCP(ctx context.Context, args []string, std streams) int {
 		MaxSessions: *maxSessions,
 		Refused:     func(listener string) bool { return o.MetaRefuses(mcpFrom, listener) }})
 	defer b.Close()
-	if *addr != "" {
-		err = serveMCPHTTP(ctx, b.HTTPHandler(), *addr, std, logger, b.Close)
+	if early != nil {
+		err = early.serve(ctx, b.HTTPHandler(), logger, b.Close)
 	} else {
 		// A client that goes away closes the stdout pipe: a write to it
 		// must fail (EPIPE), not kill the process by SIGPIPE before the
@@ -107,9 +113,7 @@ func runMCP(ctx context.Context, args []string, std streams) int {
 		err = b.ServeStdio(ctx, std.in, std.out, mcp.StdioOptions{Drain: *drain})
 	}
 	b.Close() // calls still running end now: their conversations are killed
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if serr := o.Shutdown(sctx); serr != nil {
+	if serr := shutdownMCP(o); serr != nil {
 		err = errors.Join(err, serr)
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
@@ -119,26 +123,9 @@ func runMCP(ctx context.Context, args []string, std streams) int {
 	return exitOK
 }
 
-// serveMCPHTTP serves the streamable HTTP transport until ctx ends; then
-// endCalls ends the calls still running (each answered with a tool error),
-// so that the requests waiting on them end and the server shuts down.
-func serveMCPHTTP(ctx context.Context, h http.Handler, addr string, std streams, log *slog.Logger, endCalls func()) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(std.err, "xmlpipe mcp: streamable HTTP on http://%s/\n", ln.Addr())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+// shutdownMCP shuts the organism down, waiting 10 s at most.
+func shutdownMCP(o *organism.Organism) error {
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	log.Info("mcp: stopping the HTTP server")
-	endCalls()
-	return srv.Shutdown(sctx)
+	return o.Shutdown(sctx)
 }

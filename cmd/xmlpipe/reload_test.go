@@ -384,7 +384,7 @@ listeners:
 `)
 	s.hup(t, "reload refused")
 	s.alive(t)
-	if !strings.Contains(s.stderr.String(), "organism.yaml:13: listener broken") {
+	if !strings.Contains(s.stderr.String(), "organism.yaml:15: listener broken: module: ") {
 		t.Errorf("the refusal does not say where:\n%s", s.stderr)
 	}
 	status, body = s.call(t, "POST", "/api/v1/organism/reload", "", nil)

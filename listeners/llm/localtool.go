@@ -32,6 +32,11 @@ type LocalTool struct {
 	// model must not call on its own: peers the agent has for this tool
 	// only (the memory listener, say). They are not offered as functions.
 	Sends []string
+	// Once makes identical calls of the tool in one model reply — the same
+	// arguments, as JSON values — one call: the first is made, each repeat
+	// answered at once that it was (a model that writes remember twice
+	// stores one memory).
+	Once bool
 }
 
 // LocalCall is one call of a local tool.

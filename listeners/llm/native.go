@@ -68,13 +68,24 @@ func (a *Agent) dispatch(ctx context.Context, st *turnState, box *toolbox, raw [
 		results = append(results, resultRecord{ID: call.ID, Name: call.Name, IsError: true, Content: fmt.Sprintf(format, args...)})
 	}
 	limit := cmpOr(a.MaxCallsPerTurn, DefaultMaxCallsPerTurn)
+	made := map[string]string{} // a Once tool's call (sameCall) → the id of the one made
 	for i, call := range calls {
 		bt := box.byFunc[call.Name]
+		key := "" // set for a call of a Once tool
+		if bt != nil && bt.local != nil && bt.local.Once {
+			key = sameCall(call)
+		}
 		if r, ok := done[call.ID]; ok {
+			if key != "" && made[key] == "" {
+				made[key] = call.ID // made before a restart
+			}
 			results = append(results, r)
 			continue
 		}
 		if s, ok := sent[call.ID]; ok {
+			if key != "" && made[key] == "" {
+				made[key] = call.ID
+			}
 			sends = append(sends, s)
 			continue
 		}
@@ -87,7 +98,13 @@ func (a *Agent) dispatch(ctx context.Context, st *turnState, box *toolbox, raw [
 		case raw[i].Err != nil:
 			fail(call, "%sThe arguments of %s are not a JSON object (%v): nothing was done. Call it again with a JSON "+
 				"object that matches its parameters.", st.cutNote, call.Name, raw[i].Err)
+		case key != "" && made[key] != "":
+			results = append(results, resultRecord{ID: call.ID, Name: call.Name, Content: fmt.Sprintf("The same "+
+				"call as %s in this reply: it was made once, and the result of %s answers both.", made[key], made[key])})
 		case bt.local != nil:
+			if key != "" {
+				made[key] = call.ID
+			}
 			s, r, err := a.callLocal(ctx, st, bt.local, call)
 			switch {
 			case err != nil:
@@ -108,6 +125,19 @@ func (a *Agent) dispatch(ctx context.Context, st *turnState, box *toolbox, raw [
 		}
 	}
 	return sends, results, nil
+}
+
+// sameCall is the key under which identical calls are one: the function's
+// name and its arguments as a JSON value (keys sorted, spacing dropped),
+// or as written when they are not JSON.
+func sameCall(call storedCall) string {
+	var v any
+	if err := json.Unmarshal([]byte(call.Arguments), &v); err == nil {
+		if b, err := json.Marshal(v); err == nil {
+			return call.Name + "\x00" + string(b)
+		}
+	}
+	return call.Name + "\x00" + call.Arguments
 }
 
 // callLocal runs a local tool's call: it returns the message the tool

@@ -126,7 +126,7 @@ func (s *Service) Tools() []llm.LocalTool {
 		{Spec: llm.ToolSpec{Name: RememberTool, Description: "Remember something for the user of this conversation, " +
 			"beyond it. Depending on the organism's consent policy it is stored at once or only once a human approves " +
 			"it; the result says which. Secrets (passwords, keys, tokens, card numbers) are never stored.",
-			Parameters: parameters(rememberType)}, Sends: []string{ListenerName}, Call: s.remember},
+			Parameters: parameters(rememberType)}, Sends: []string{ListenerName}, Call: s.remember, Once: true},
 		{Spec: llm.ToolSpec{Name: RecallTool, Description: "Search what was remembered for the user of this " +
 			"conversation; returns the matching memories, best first, as JSON.", Parameters: parameters(recallType)},
 			Call: s.recall},

@@ -206,3 +206,14 @@ func TestHandleInputErrors(t *testing.T) {
 		}
 	}
 }
+
+// Two identical remember calls in one model reply store one memory: the
+// agent loop makes the tool's identical calls of a reply once
+// (llm.LocalTool.Once; llm's TestLocalToolOnce shows the loop's side).
+func TestRememberIsMadeOncePerReply(t *testing.T) {
+	for _, tool := range (&Service{}).Tools() {
+		if want := tool.Spec.Name == RememberTool; tool.Once != want {
+			t.Errorf("%s: Once = %v, want %v", tool.Spec.Name, tool.Once, want)
+		}
+	}
+}

@@ -53,8 +53,10 @@ type Listener struct {
 }
 
 // Open reads and compiles the module and resolves its contract. An error
-// about one of the options (the module file, the xsd, the payload or
-// response contract) is an *OptionError naming it.
+// about one of the options (the module file or its compilation, the
+// sandbox's capabilities.dir or capabilities.memory_mb, the xsd, the
+// payload or response contract) is an *OptionError naming it — not the
+// listener, which the caller names.
 func Open(ctx context.Context, o Options) (*Listener, error) {
 	wasm := o.Wasm
 	if wasm == nil {
@@ -63,9 +65,9 @@ func Open(ctx context.Context, o Options) (*Listener, error) {
 			return nil, &OptionError{Key: "module", Err: err}
 		}
 	}
-	mod, err := Compile(ctx, o.Name, wasm, o.Sandbox, o.Cache, o.Logger)
-	if err != nil {
-		return nil, err
+	mod, oe := compileModule(ctx, o.Name, wasm, o.Sandbox, o.Cache, o.Logger)
+	if oe != nil {
+		return nil, oe
 	}
 	l := &Listener{mod: mod}
 	if err := l.resolve(ctx, o); err != nil {

@@ -113,18 +113,31 @@ type Module struct {
 // survives restarts.
 func Compile(ctx context.Context, name string, wasm []byte, sb Sandbox, cache wazero.CompilationCache,
 	log *slog.Logger) (*Module, error) {
+	m, oe := compileModule(ctx, name, wasm, sb, cache, log)
+	if oe != nil {
+		return nil, fmt.Errorf("wasm %s: %w", name, oe.Err)
+	}
+	return m, nil
+}
+
+// compileModule is Compile with its error an *OptionError naming the
+// option it concerns (module, capabilities.dir, capabilities.memory_mb)
+// rather than the module: Open's caller names the listener itself.
+func compileModule(ctx context.Context, name string, wasm []byte, sb Sandbox, cache wazero.CompilationCache,
+	log *slog.Logger) (*Module, *OptionError) {
 	sb = sb.withDefaults()
 	if log == nil {
 		log = slog.Default()
 	}
 	if sb.MemoryMB > 4096 {
-		return nil, fmt.Errorf("wasm %s: memory_mb %d is over the 4096 MiB wasm32 limit", name, sb.MemoryMB)
+		return nil, &OptionError{Key: "capabilities.memory_mb",
+			Err: fmt.Errorf("memory_mb %d is over the 4096 MiB wasm32 limit", sb.MemoryMB)}
 	}
 	var dir *rootFS
 	if sb.Dir != "" {
 		var err error
 		if dir, err = openRootFS(sb.Dir, !sb.DirWritable, int64(sb.MaxDiskBytes)); err != nil {
-			return nil, fmt.Errorf("wasm %s: dir: %w", name, err)
+			return nil, &OptionError{Key: "capabilities.dir", Err: fmt.Errorf("dir: %w", err)}
 		}
 		if used := dir.diskUsed(); used > int64(sb.MaxDiskBytes) {
 			log.Warn("wasm: dir already holds more than max_disk_bytes: the guest can only shrink it",
@@ -140,10 +153,10 @@ func Compile(ctx context.Context, name string, wasm []byte, sb Sandbox, cache wa
 		slots: make(chan struct{}, sb.Instances)}
 	bounded, err := boundModule(wasm, sb.MemoryMB)
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("wasm %s: %w", name, err), m.closeRuntime(ctx))
+		return nil, &OptionError{Key: "module", Err: errors.Join(err, m.closeRuntime(ctx))}
 	}
 	if err := m.compile(ctx, bounded); err != nil {
-		return nil, errors.Join(fmt.Errorf("wasm %s: %w", name, err), m.closeRuntime(ctx))
+		return nil, &OptionError{Key: "module", Err: errors.Join(err, m.closeRuntime(ctx))}
 	}
 	for _, k := range sb.Env {
 		if v, ok := os.LookupEnv(k); ok {

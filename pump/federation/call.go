@@ -599,7 +599,11 @@ func (g *gateway) adopt(c *call, callerThread string, digest []byte, ids []strin
 			g.mu.Unlock()
 			if mine {
 				a, err := parse(answer)
-				return opened{lt: id, early: a, digest: digest}, true, err
+				if err != nil { // no answer to wait for: the call is not this handling's
+					g.unclaim(id, callerThread)
+					return opened{}, true, fmt.Errorf("federation: gateway %s: the kept answer of call %s: %w", g.name, id, err)
+				}
+				return opened{lt: id, early: a, digest: digest}, true, nil
 			}
 		}
 		return opened{lt: id, digest: digest}, true, nil

@@ -99,8 +99,9 @@ func goListenerNames(ls []Listener) []string {
 }
 
 // registerGo registers the embedding program's listeners (Options.Listeners)
-// and notes them among the listeners a reload leaves alone.
-func registerGo(p *pump.Pump, ls []Listener, extra map[string]bool) []error {
+// and notes them among the listeners a reload leaves alone. A name taken by
+// an entry of cfg is refused at that entry's line.
+func registerGo(p *pump.Pump, cfg *config.Organism, ls []Listener, extra map[string]bool) []error {
 	var errs []error
 	for i, l := range ls {
 		pl, err := l.pumpListener()
@@ -108,12 +109,27 @@ func registerGo(p *pump.Pump, ls []Listener, extra map[string]bool) []error {
 			err = p.AddListener(pl)
 		}
 		if err != nil {
+			if at := yamlEntryAt(cfg, l.Name); at != "" && errors.Is(err, pump.ErrDuplicateName) {
+				err = fmt.Errorf("%w by the entry at %s", err, at)
+			}
 			errs = append(errs, fmt.Errorf("Options.Listeners[%d]: %w", i, err))
 			continue
 		}
 		extra[unitKey(l.Name)] = true
 	}
 	return errs
+}
+
+// yamlEntryAt says where cfg declares the listener called name
+// (case-insensitively) — "organism.yaml:36" — or "" when no entry of cfg
+// does.
+func yamlEntryAt(cfg *config.Organism, name string) string {
+	for j, lc := range cfg.Listeners {
+		if unitKey(lc.Name) == unitKey(name) {
+			return cfg.Pos(fmt.Sprintf("listeners[%d].name", j)).String()
+		}
+	}
+	return ""
 }
 
 // Ask sends payload — a Go value of a listener's payload type — from

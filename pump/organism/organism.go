@@ -459,7 +459,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		units[unitKey(lc.Name)] = &unit{lc: lc, kind: toolUnit, names: []string{lc.Name}}
 	}
 	extra := map[string]bool{} // listeners a reload leaves alone
-	errs = append(errs, registerGo(p, opts.Listeners, extra)...)
+	errs = append(errs, registerGo(p, cfg, opts.Listeners, extra)...)
 	if err := installProfiles(p, cfg); err != nil {
 		errs = append(errs, err)
 	}

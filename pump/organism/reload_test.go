@@ -316,12 +316,18 @@ func TestReloadRefusals(t *testing.T) {
 		{"restart-only key", strings.Replace(base, "organism: {name: reload}", "organism: {name: reload, port: 9999}", 1),
 			[]string{"organism.yaml:1: organism.port changed: it applies only at the next start"}},
 		{"oob key", base + "oob: {port: 9998}\n", []string{"oob.port changed"}},
+		// The core meta listeners' flags (and what xmlpipe mcp offers of
+		// them, MetaRefuses) are fixed at the start: a reload cannot
+		// leave them out of step with the meta: section in force.
+		{"meta flags", base + "meta: {allow_prompt_requests: none, allow_list_capabilities: false}\n",
+			[]string{"meta.allow_list_capabilities changed: it applies only at the next start",
+				"meta.allow_prompt_requests changed: it applies only at the next start"}},
 		{"module that does not compile", base + `  - name: broken
     type: wasm
     module: bad.wasm
     description: does not compile
     payload: {root: Broken, fields: [{name: X, type: string}]}
-`, []string{"organism.yaml:18: listener broken:"}},
+`, []string{"organism.yaml:20: listener broken: module: "}},
 		{"unknown payload class", base + `  - name: mystery
     payload_class: nowhere.Nothing
     handler: nowhere.handle
@@ -376,6 +382,9 @@ func TestReloadRefusals(t *testing.T) {
 			}
 			if o.CurrentConfig().Organism.Port != 8765 || len(o.CurrentConfig().Listeners) != 2 {
 				t.Error("the configuration in force changed")
+			}
+			if o.MetaRefuses("console", "core.request-prompt") || !o.MetaRefuses("anonymous", "core.request-prompt") {
+				t.Error("the meta flags in force changed")
 			}
 			for _, name := range []string{"broken", "mystery", "critic", "printer2"} {
 				if _, ok := o.Pump.Lookup(name); ok {
