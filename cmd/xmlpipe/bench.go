@@ -42,12 +42,13 @@ type benchStore struct {
 func runBench(ctx context.Context, args []string, std streams) int {
 	fs := newFlags("bench", "[--duration 5s] [--injectors N] [--journal] [--durable] [--metrics] [--agents] [--json] [--cpuprofile FILE] [--mutexprofile FILE]\n"+
 		"       xmlpipe bench --bus [--clients 200] [--duration 10s] [--rate R] [--grace 5s] [--in-memory] [--all-events] [--client-threads] [--versus-pump] [--json] [--cpuprofile FILE] [--mutexprofile FILE]\n"+
-		"       xmlpipe bench --federation [--callers 32] [--duration 5s] [--samples 500] [--grace 5s] [--json] [--cpuprofile FILE] [--mutexprofile FILE]", std.err)
+		"       xmlpipe bench --federation [--callers 32] [--duration 5s] [--samples 500] [--grace 5s] [--statements] [--json] [--cpuprofile FILE] [--mutexprofile FILE]", std.err)
 	duration := fs.Duration("duration", 0, "length of the throughput phase (default 5s; 10s with --bus)")
 	onBus := fs.Bool("bus", false, "load-test the main bus: TLS WebSocket clients on loopback sending @greeter conversations")
 	onLink := fs.Bool("federation", false, "load-test a federation link: two durable organisms in this process over TLS on loopback")
 	callers := fs.Int("callers", 32, "with --federation: concurrent callers through the link")
 	samples := fs.Int("samples", 500, "with --federation: sequential calls timed across the link, and as many locally")
+	statements := fs.Bool("statements", false, "with --federation: list the store statements each organism ran per call, and the rows they changed")
 	clients := fs.Int("clients", busload.DefaultClients, "with --bus: concurrent /ws clients")
 	rate := fs.Float64("rate", 0, "with --bus: total sends per second, open loop (0: closed loop, each client waits for its reply)")
 	grace := fs.Duration("grace", busload.DefaultGrace, "with --bus or --federation: how long to wait for outstanding replies after --duration")
@@ -100,7 +101,8 @@ func runBench(ctx context.Context, args []string, std streams) int {
 			fmt.Fprintln(std.err, "xmlpipe bench: --callers and --samples must be at least 1, --grace and --duration positive")
 			return exitUsage
 		}
-		cfg := fedBenchConfig{Callers: *callers, Duration: *duration, Grace: *grace, Samples: *samples, Floor: 2000}
+		cfg := fedBenchConfig{Callers: *callers, Duration: *duration, Grace: *grace, Samples: *samples, Floor: 2000,
+			Statements: *statements}
 		return profiled(*cpuProfile, *mutexProfile, std, func() int {
 			r, err := runFedBench(ctx, cfg)
 			if err != nil {

@@ -56,6 +56,9 @@ type fedBenchConfig struct {
 	Samples int
 	// Floor is how many times the floor's operations are timed.
 	Floor int
+	// Statements prints the store statements per call (fedBench's
+	// SequentialByStatement and ByStatement) with the text output.
+	Statements bool
 }
 
 // fedBench is the result of `xmlpipe bench --federation`.
@@ -128,6 +131,15 @@ type fedBench struct {
 	// what durability costs in work, which load does not move.
 	Statements float64 `json:"statements_per_envelope"`
 	WALFrames  float64 `json:"wal_frames_per_envelope"`
+	// SequentialByStatement are the statements each organism's writer ran
+	// per sequential call, from the settled stores before it to the
+	// settled stores after it (its acknowledgements and the writes riding
+	// later commits included); ByStatement those per call over the
+	// throughput phase. Printed with --statements.
+	SequentialByStatement []fedStatement `json:"sequential_statements,omitempty"`
+	ByStatement           []fedStatement `json:"statements,omitempty"`
+	// statements is fedBenchConfig.Statements, for String.
+	statements bool
 }
 
 // fedCounter is the gateways' observer: it counts the envelopes sent
@@ -328,7 +340,7 @@ func runFedBench(ctx context.Context, cfg fedBenchConfig) (fedBench, error) {
 
 // measure runs the bench's phases on a started pair.
 func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, error) {
-	r := fedBench{Callers: cfg.Callers, Cores: runtime.GOMAXPROCS(0), Samples: cfg.Samples}
+	r := fedBench{Callers: cfg.Callers, Cores: runtime.GOMAXPROCS(0), Samples: cfg.Samples, statements: cfg.Statements}
 	var mu sync.Mutex
 	fail := func(err error) {
 		mu.Lock()
@@ -351,6 +363,7 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 	// to B, one at a time.
 	link, local := make([]time.Duration, 0, cfg.Samples), make([]time.Duration, 0, cfg.Samples)
 	var seqCommits, seqStatements, seqFrames int64
+	seqByStatement, linkStart := stmtSnapshot{}, stmtSnapshot{}
 	for i := range cfg.Samples {
 		for _, s := range []struct {
 			o   *organism.Organism
@@ -361,6 +374,13 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 			// clock starts, so neither call pays for the other's writes.
 			if err := p.settle(ctx); err != nil {
 				return r, err
+			}
+			// A link call's statements run from the settled stores
+			// before it to those before the local call after it.
+			if s.o == p.a {
+				linkStart = p.statementSnapshot()
+			} else {
+				seqByStatement.add(linkStart, p.statementSnapshot())
 			}
 			_, c0 := p.commits()
 			s0, f0 := p.writes()
@@ -388,12 +408,14 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 		r.SequentialCommits = float64(seqCommits) / float64(n)
 		r.SequentialStatements = float64(seqStatements) / float64(n)
 		r.SequentialFrames = float64(seqFrames) / float64(n)
+		r.SequentialByStatement = seqByStatement.perCall(int64(n))
 	}
 
 	// Throughput: Callers closed-loop callers for Duration.
 	out0, refused0 := p.count.snapshot()
 	state0, journal0 := p.commits()
 	stmts0, frames0 := p.writes()
+	byStatement0 := p.statementSnapshot()
 	cpu0 := processCPU()
 	start := time.Now()
 	deadline := start.Add(cfg.Duration)
@@ -422,6 +444,9 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 	out1, refused1 := p.count.snapshot()
 	state1, journal1 := p.commits()
 	stmts1, frames1 := p.writes()
+	byStatement := stmtSnapshot{}
+	byStatement.add(byStatement0, p.statementSnapshot())
+	r.ByStatement = byStatement.perCall(calls.Load())
 	r.Seconds, r.Calls, r.Lost = elapsed.Seconds(), calls.Load(), lost.Load()
 	r.Envelopes, r.Refused = out1-out0, refused1-refused0
 	r.CallsPerSec = float64(r.Calls) / elapsed.Seconds()
@@ -585,6 +610,10 @@ func (r fedBench) String() string {
 		r.JournalCommits, r.StateCommits)
 	fmt.Fprintf(&b, "writes/envelope    %10.2f  store statements, %.2f WAL frames (both organisms)\n", r.Statements, r.WALFrames)
 	fmt.Fprintf(&b, "lost / errors      %10d / %d  refused %d\n", r.Lost, r.Errors, r.Refused)
+	if r.statements {
+		printStatements(&b, "sequential", r.SequentialByStatement)
+		printStatements(&b, "throughput", r.ByStatement)
+	}
 	for _, e := range r.FirstErrors {
 		fmt.Fprintf(&b, "  %s\n", e)
 	}

@@ -48,10 +48,25 @@ func TestBenchFederation(t *testing.T) {
 	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
 		t.Errorf("no CPU profile: %v", err)
 	}
+	// Every call is recorded received and served by the callee, once.
+	for phase, ss := range map[string][]fedStatement{"sequential": got.SequentialByStatement, "throughput": got.ByStatement} {
+		runs := map[string]float64{}
+		for _, s := range ss {
+			runs[s.Organism+" "+s.Statement] = s.Runs
+		}
+		const received = "b INSERT OR IGNORE INTO federation_received (conv, at) VALUES (…)"
+		if r, ok := runs[received]; !ok || math.Abs(r-1) > 0.1 {
+			t.Errorf("%s: %q ran %f times per call, want 1; statements:\n%v", phase, received, r, ss)
+		}
+	}
 
-	text := runBinary(t, dir, "", "bench", "--federation", "--callers", "2", "--duration", "200ms", "--samples", "5")
-	if text.code != 0 || !strings.Contains(text.stdout, "signed envelopes/s") || !strings.Contains(text.stdout, "floor ratio") {
-		t.Errorf("text output, exit %d:\n%s%s", text.code, text.stdout, text.stderr)
+	text := runBinary(t, dir, "", "bench", "--federation", "--callers", "2", "--duration", "200ms", "--samples", "5",
+		"--statements")
+	for _, want := range []string{"signed envelopes/s", "floor ratio", "statements per call, sequential",
+		"statements per call, throughput", "INSERT OR IGNORE INTO federation_seen"} {
+		if text.code != 0 || !strings.Contains(text.stdout, want) {
+			t.Errorf("text output lacks %q, exit %d:\n%s%s", want, text.code, text.stdout, text.stderr)
+		}
 	}
 	for _, args := range [][]string{{"--bus"}, {"--journal"}, {"--callers", "0"}} {
 		if r := runBinary(t, dir, "", append([]string{"bench", "--federation"}, args...)...); r.code != exitUsage {

@@ -85,7 +85,7 @@ func floorLoop(b *testing.B, table string, rs *rowStatement, bind func([]driver.
 			b.Fatal(err)
 		}
 	}
-	c, err := newWriteConn(ctx, db)
+	c, err := newWriteConn(ctx, db, newStatementCounts())
 	if err != nil {
 		b.Fatal(err)
 	}

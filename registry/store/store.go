@@ -76,6 +76,9 @@ type Store struct {
 	asyncN    int
 
 	counters counters
+	// stmtCounts counts the writer's runs of each statement
+	// (StatementCounts).
+	stmtCounts *statementCounts
 
 	// threads says which thread ids were never journaled (MayHaveThread).
 	threads *threadFilter
@@ -204,7 +207,10 @@ func (s *Store) open() error {
 	if err != nil {
 		return err
 	}
-	wc, err := newWriteConn(ctx, wdb)
+	if s.stmtCounts == nil {
+		s.stmtCounts = newStatementCounts()
+	}
+	wc, err := newWriteConn(ctx, wdb, s.stmtCounts)
 	if err != nil {
 		return err
 	}

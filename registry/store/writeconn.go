@@ -28,18 +28,22 @@ type writeConn struct {
 	// driverStmts are the statements execValues prepared on the driver
 	// connection, used only inside Conn.Raw.
 	driverStmts map[string]driver.Stmt
+	// counts counts each statement's runs and the rows they changed.
+	counts *statementCounts
 }
 
 // errWriteConnClosed is returned by a writeConn used after close.
 var errWriteConnClosed = errors.New("store: writer connection closed")
 
-// newWriteConn takes the connection of db, the write pool (one connection).
-func newWriteConn(ctx context.Context, db *sql.DB) (*writeConn, error) {
+// newWriteConn takes the connection of db, the write pool (one connection),
+// counting its statements in counts.
+func newWriteConn(ctx context.Context, db *sql.DB, counts *statementCounts) (*writeConn, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: writer connection: %w", err)
 	}
-	return &writeConn{conn: conn, stmts: map[string]*sql.Stmt{}, driverStmts: map[string]driver.Stmt{}}, nil
+	return &writeConn{conn: conn, stmts: map[string]*sql.Stmt{}, driverStmts: map[string]driver.Stmt{},
+		counts: counts}, nil
 }
 
 // stmt returns the prepared statement of query, preparing it on first use.
@@ -68,7 +72,9 @@ func (c *writeConn) exec(query string, args ...any) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return res.RowsAffected()
+	n, err := res.RowsAffected()
+	c.counts.add(query, n)
+	return n, err
 }
 
 // errDriverUnsupported reports a database driver without the context
@@ -109,6 +115,7 @@ func (c *writeConn) execValues(query string, args []driver.NamedValue) (int64, e
 			return err
 		}
 		n, err = res.RowsAffected()
+		c.counts.add(query, n)
 		return err
 	})
 	return n, err
@@ -124,6 +131,7 @@ func (c *writeConn) query(query string, args []any, row func(rows *sql.Rows) err
 	if err != nil {
 		return err
 	}
+	c.counts.add(query, 0)
 	defer rows.Close()
 	for rows.Next() {
 		if err := row(rows); err != nil {
