@@ -46,6 +46,36 @@ func (p *Pump) SendEnvelope(ctx context.Context, e Envelope, out Outlet) (string
 	return p.InjectWait(ctx, raw, out)
 }
 
+// SendEnvelopeAccepted is SendEnvelope that also returns the canonical
+// envelope the pump accepted: the bytes the journal records and every
+// event of the message carries. It is returned also when no event
+// carries it yet — a message the delivery gate held for a human or
+// refused.
+func (p *Pump) SendEnvelopeAccepted(ctx context.Context, e Envelope, out Outlet) (thread string, env []byte, err error) {
+	ctx, raw, err := e.prepare(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	// Set on the ingress goroutine before the work's done is signalled,
+	// which InjectWait receives: read after it returns.
+	ctx = context.WithValue(ctx, acceptedKey{}, func(b []byte) { env = b })
+	thread, err = p.InjectWait(ctx, raw, out)
+	if err != nil {
+		return thread, nil, err
+	}
+	return thread, env, nil
+}
+
+// acceptedKey carries SendEnvelopeAccepted's receiver of the canonical
+// envelope to the work it admits.
+type acceptedKey struct{}
+
+// acceptedOf returns the receiver SendEnvelopeAccepted put in ctx, or nil.
+func acceptedOf(ctx context.Context) func([]byte) {
+	f, _ := ctx.Value(acceptedKey{}).(func([]byte))
+	return f
+}
+
 // prepare mints e's thread when it has none, builds its envelope and, when
 // e.As is set, puts the principal in ctx as InjectAs does.
 func (e Envelope) prepare(ctx context.Context) (context.Context, []byte, error) {

@@ -1,6 +1,7 @@
 package pump
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -79,7 +80,7 @@ func (p *Pump) inject(ctx context.Context, raw []byte, out Outlet, done func(str
 		return err
 	}
 	w := &work{raw: raw, external: true, outlet: out, admitted: p.opts.Clock(), done: done, principal: who, user: user,
-		ctx: ctx, deadline: deadline, profile: profileOf(ctx, who)}
+		ctx: ctx, deadline: deadline, profile: profileOf(ctx, who), accepted: acceptedOf(ctx)}
 	if !p.processInline(w) {
 		// Every ingress slot is busy (or the pump closing): the injector
 		// waits for one, so that it — not an ingress worker, which never
@@ -458,6 +459,9 @@ func (p *Pump) process(w *work) {
 				p.convDone(conv)
 				p.deadLetter(conv, m.Thread, m.From, l.Name, m.PayloadName, m.Canonical, "listener pipeline closed")
 			}
+		}
+		if w.accepted != nil {
+			w.accepted(bytes.Clone(m.Canonical))
 		}
 		if w.done != nil {
 			w.done(m.Thread, seq, nil)

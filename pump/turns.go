@@ -1,6 +1,10 @@
 package pump
 
-import "github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
+import (
+	"bytes"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
+)
 
 // Turns of a conversation. An outside party continues a conversation by
 // sending on its thread; each such message begins a turn. Turns of one
@@ -136,9 +140,12 @@ func (p *Pump) turnStart(w *work, m *stage.Inbound, conv *string, threads *[]str
 		}
 		// The acknowledgement is this goroutine's: a held turn may begin
 		// on another before begin returns.
-		done := w.done
-		w.done = nil
+		done, accepted := w.done, w.accepted
+		w.done, w.accepted = nil, nil
 		begin()
+		if accepted != nil {
+			accepted(bytes.Clone(m.Canonical))
+		}
 		if done != nil {
 			done(m.Thread, seq, nil) // journaled; handed over, or its turn to come
 		}

@@ -154,6 +154,9 @@ type work struct {
 	// done, when set, is signalled once the work finished the ingress stages
 	// (err nil: accepted, journaled as seq when seq > 0).
 	done func(thread string, seq int64, err error)
+	// accepted, when set, receives the canonical envelope once the work is
+	// accepted, just before done (SendEnvelopeAccepted).
+	accepted func(env []byte)
 	// parent is the delivery mark of the message whose handler emitted this
 	// work; released once this work is journaled (or failed).
 	parent *deliveryMark

@@ -115,7 +115,7 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 			id = messageID(e.Envelope)
 		}
 	}))
-	got, err := s.pump.SendEnvelope(ctx, pump.Envelope{From: from, To: l.Name, Thread: thread, Payload: body, As: &who}, nil)
+	got, env, err := s.pump.SendEnvelopeAccepted(ctx, pump.Envelope{From: from, To: l.Name, Thread: thread, Payload: body, As: &who}, nil)
 	if err == nil {
 		// Events pass the durability gate in order: once a callback queued
 		// now has run, the message's own event has been delivered.
@@ -132,6 +132,13 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	if id == "" && env != nil {
+		// Accepted, journaled, and held for a human or refused by the
+		// delivery gate (governance): no message event carries it (yet);
+		// the refusal or the answer after the approval is the
+		// conversation's reply.
+		id = messageID(env)
+	}
 	if id == "" {
 		s.log.Error("injected message accepted without a message event", "thread", got)
 		return injectResult{}, internalAPIError()

@@ -106,8 +106,9 @@ func (c *Console) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 }
 
 // ErrStillRunning: a piped session ended while conversations it started
-// were still running after Config.ReplyTimeout (their answers were not
-// printed).
+// were still running — after Config.ReplyTimeout, or waiting for a human
+// nobody is left to be — and their answers were not printed. The error
+// names each with why.
 var ErrStillRunning = errors.New("console: conversations still running")
 
 // ErrOutputClosed: a write to the session's output failed (the reader of
@@ -260,16 +261,18 @@ func (c *Console) awaitAll(ctx context.Context, running []started) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		late = append(late, short(s.conv))
 		if approval != "" {
-			// Nobody is left to decide: the input has ended.
+			// Nobody is left to decide: the input has ended. It was not
+			// waited for, so the error must not say it ran ReplyTimeout.
+			late = append(late, fmt.Sprintf("%s (waits for a human: approval %s)", short(s.conv), approval))
 			c.say(fmt.Sprintf("note: thread %s waits for a human (approval %s); not waiting for it", short(s.conv), approval))
 			continue
 		}
+		late = append(late, fmt.Sprintf("%s (no answer after %v)", short(s.conv), c.cfg.ReplyTimeout))
 		c.say(fmt.Sprintf("note: thread %s still running after %v; not waiting longer", short(s.conv), c.cfg.ReplyTimeout))
 	}
 	if len(late) > 0 {
-		return fmt.Errorf("%w after %v: %s", ErrStillRunning, c.cfg.ReplyTimeout, strings.Join(late, ", "))
+		return fmt.Errorf("%w: %s", ErrStillRunning, strings.Join(late, ", "))
 	}
 	return nil
 }

@@ -248,6 +248,37 @@ func TestPipedSessionEndsWithoutWaitingForAHuman(t *testing.T) {
 	out.waitFor(t, regexp.MustCompile(`note: thread [0-9a-f]{8} waits for a human \(approval `+id+`\); not waiting for it`))
 }
 
+// The error a piped session ends with names a conversation left waiting
+// for a human as such, with its approval: it was not waited for, so the
+// error must not claim it ran for ReplyTimeout.
+func TestPipedSessionErrorNamesTheApprovalNotReplyTimeout(t *testing.T) {
+	path := governedConfig(t, "<RunCommand><Command>date</Command></RunCommand>", "It ran.")
+	c, err := console.New(startGoverned(t, path), console.Config{LineWait: 10 * time.Millisecond, ReplyTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, in := io.Pipe()
+	t.Cleanup(func() { in.Close() })
+	out := &transcript{}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background(), pr, out) }()
+	fmt.Fprintln(in, "@researcher what day is it?")
+	id := out.waitFor(t, waiting)[1]
+	go fmt.Fprintln(in, "/quit") // a pipe write waits for the console to read it
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the session did not end at /quit:\n%s", out)
+	}
+	if !errors.Is(err, console.ErrStillRunning) {
+		t.Fatalf("run: %v, want ErrStillRunning\n%s", err, out)
+	}
+	want := regexp.MustCompile(`^console: conversations still running: [0-9a-f]{8} \(waits for a human: approval ` + id + `\)$`)
+	if !want.MatchString(err.Error()) {
+		t.Errorf("run: %q, want it to match %s", err, want)
+	}
+}
+
 // The wait after an @ line ends when its conversation waits for a human:
 // the /approve on the next line is read at once, not after Config.LineWait.
 func TestPipedLineWaitEndsWhenAHumanMustDecide(t *testing.T) {

@@ -120,13 +120,18 @@ func (a Approval) Refusal() *xmlpipe.Refusal {
 	if sev == "" {
 		sev = stage.SeverityMedium
 	}
-	if a.Status == StatusDenied {
+	switch {
+	case a.Status == StatusDenied:
 		reason = "denied by " + a.DecidedBy
 		if a.Reason != "" {
 			reason += ": " + a.Reason
 		}
-	} else if reason == "" {
+	case reason == "":
 		reason = "approval timed out"
+		fallthrough
+	case a.Severity == "":
+		// Nobody decided (a timeout): no rule's severity, and no finding
+		// about the call itself.
 		sev = stage.SeverityLow
 	}
 	return stage.NewRefusal(reason, a.Suggestion, sev, a.Rules...)
