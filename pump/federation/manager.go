@@ -714,6 +714,13 @@ func (g *gateway) dial(ctx context.Context) (*websocket.Conn, peer, error) {
 	p, err := dialHandshake(ws, g.m.opts.Key, g.m.opts.Organism, g.trusted, cs)
 	if err != nil {
 		_ = ws.Close()
+		if refusedHandshake(err) {
+			// Counted as an inbound refusal is on the peer: else this
+			// side's metrics tell a refused link from a peer that is down
+			// by nothing.
+			g.m.refusal(g.name, RefusedHandshake)
+			err = g.explainHandshake(err)
+		}
 		return nil, peer{}, err
 	}
 	return ws, p, nil
