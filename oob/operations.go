@@ -500,7 +500,7 @@ func (o *operations) unregisterGateway(p *Operations) reply {
 	if r, ok := o.editGateways(p.ID, func(gs []RegisterRemoteGateway) ([]RegisterRemoteGateway, *reply) {
 		n := len(gs)
 		if gs = slices.DeleteFunc(gs, func(x RegisterRemoteGateway) bool { return x.URL == url }); len(gs) == n {
-			r := o.s.fail(p.ID, CodeNotFound, "no gateway "+url, "")
+			r := o.s.fail(p.ID, CodeNotFound, o.notRegistered(url), "")
 			return nil, &r
 		}
 		return gs, nil

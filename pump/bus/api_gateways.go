@@ -21,6 +21,9 @@ type apiGatewayBody struct {
 	// capabilities; Exports the root tags the peer may call here.
 	Imports []string `json:"imports"`
 	Exports []string `json:"exports"`
+	// LastError says why the link is down while it is (the peer
+	// unreachable, the handshake refused, how the last link ended).
+	LastError string `json:"last_error,omitempty"`
 }
 
 // apiGateways is GET /api/v1/gateways: the organism's federation gateways
@@ -31,7 +34,7 @@ func (s *Server) apiGateways(w http.ResponseWriter, r *http.Request) {
 	if fm := s.opts.Organism.Federation; fm != nil {
 		for _, g := range fm.Status() {
 			b := apiGatewayBody{Name: g.Name, Connected: g.Connected, Peer: g.Peer, Queued: g.Queued, OpenCalls: g.Open,
-				Imports: slices.Sorted(slices.Values(g.Imports)), Exports: append([]string{}, g.Exports...)}
+				Imports: slices.Sorted(slices.Values(g.Imports)), Exports: append([]string{}, g.Exports...), LastError: g.LastError}
 			if b.Imports == nil {
 				b.Imports = []string{}
 			}
@@ -43,7 +46,7 @@ func (s *Server) apiGateways(w http.ResponseWriter, r *http.Request) {
 				if len(b.Imports) == 0 {
 					continue
 				}
-				b.Queued, b.OpenCalls, b.Exports = 0, 0, []string{}
+				b.Queued, b.OpenCalls, b.Exports, b.LastError = 0, 0, []string{}, ""
 			}
 			out = append(out, b)
 		}

@@ -3,9 +3,11 @@ package bus
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -18,8 +20,8 @@ import (
 // federatedB builds organism B of the README's federation walkthrough in
 // its data directory (with a fresh organism identity), its gateway a
 // trusting a peer key that never connects: the gateway is configured and
-// disconnected.
-func federatedB(t *testing.T) buildFunc {
+// disconnected. edits change the gateway's entry.
+func federatedB(t *testing.T, edits ...func(*config.Gateway)) buildFunc {
 	return func(o organism.Options) (*organism.Organism, error) {
 		if _, err := keys.Init(keys.PathsFor(o.DataDir, "")); err != nil {
 			return nil, err
@@ -41,6 +43,9 @@ func federatedB(t *testing.T) buildFunc {
 			return nil, err
 		}
 		cfg.Gateways[0].TrustedIdentity = peer
+		for _, edit := range edits {
+			edit(&cfg.Gateways[0])
+		}
 		return organism.New(cfg, o)
 	}
 }
@@ -68,4 +73,31 @@ func TestAPIGateways(t *testing.T) {
 	if d := cmp.Diff(map[string]any{"gateways": []any{}}, body); status != 200 || d != "" {
 		t.Errorf("no gateways: %d (-want +got):\n%s", status, d)
 	}
+}
+
+// TestAPIGatewaysSayWhyDown: a gateway whose link is down says why in
+// last_error (here: nothing listens where it dials), so an operator tells
+// a peer that is down from one that refuses the link.
+func TestAPIGatewaysSayWhyDown(t *testing.T) {
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nobody := closed.Addr().String()
+	_ = closed.Close() // nothing listens there any more
+	f := newFixtureWith(t, federatedB(t, func(gc *config.Gateway) { gc.RemoteURL = "wss://" + nobody }))
+	tok := f.tokens()[auth.Operator]
+	want := "dial tcp " + nobody + ": connect: connection refused"
+	var got any
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		status, body, _ := f.do("GET", "/api/v1/gateways", tok, nil)
+		if status != 200 {
+			t.Fatalf("status %d", status)
+		}
+		got = body["gateways"].([]any)[0].(map[string]any)["last_error"]
+		if got == want {
+			return
+		}
+	}
+	t.Errorf("last_error %v, want %q", got, want)
 }

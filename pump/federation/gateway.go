@@ -30,6 +30,9 @@ type gateway struct {
 	callTimeout time.Duration
 	log         *slog.Logger
 
+	// down says why the link is down (Status).
+	down linkDown
+
 	mu   sync.Mutex
 	conn *conn
 	gen  int

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/xml-pipeline/xmlpipe/oob/keys"
 )
 
 // Handshake errors.
@@ -134,7 +136,8 @@ func dialHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string, t
 	// a key the dialer does not trust (a rotated identity, say).
 	if subtle.ConstantTimeCompare(akey, trusted) != 1 {
 		_ = writeFrame(c, frame{Type: frameError, Error: "identity not trusted: the dialer's trusted_identity for this organism is another key"})
-		return peer{}, fmt.Errorf("%w: the peer presented key %s, not its trusted_identity", ErrUntrusted, Fingerprint(akey))
+		return peer{}, fmt.Errorf("%w: the peer presented key %s, not its trusted_identity %s",
+			ErrUntrusted, keys.Fingerprint(akey), keys.Fingerprint(trusted))
 	}
 	if !ed25519.Verify(akey, transcript("acceptor", pub, akey, nd, na, tb), sig) {
 		_ = writeFrame(c, frame{Type: frameError, Error: "proof does not verify"})
@@ -177,8 +180,9 @@ func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
 	g := trust(dkey)
 	if g == nil {
 		_ = writeFrame(c, frame{Type: frameError, Error: "identity not trusted"})
-		return nil, peer{}, fmt.Errorf("%w: key %s (organism %q) is no gateway's trusted_identity",
-			ErrUntrusted, Fingerprint(dkey), hf.Organism)
+		return nil, peer{}, fmt.Errorf("%w: key %s (organism %q) is no gateway's trusted_identity "+
+			"(if that organism's identity was rotated, put its new `xmlpipe keys export` file in its gateway's trusted_identity and restart)",
+			ErrUntrusted, keys.Fingerprint(dkey), hf.Organism)
 	}
 	if hello != nil {
 		hello()
@@ -205,4 +209,30 @@ func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
 		return nil, peer{}, err
 	}
 	return g, peer{key: dkey, organism: hf.Organism}, nil
+}
+
+// refusedHandshake tells whether err ended a handshake that reached the
+// peer: one side did not trust or could not verify the other, or the peer
+// broke the protocol — not a connection that merely went away.
+func refusedHandshake(err error) bool {
+	return errors.Is(err, ErrUntrusted) || errors.Is(err, ErrProof) || errors.Is(err, ErrRefused) ||
+		errors.Is(err, ErrProtocol)
+}
+
+// explainHandshake adds to err, a refused handshake of g's dial, what the
+// operator changes to end it: the keys are shown as `xmlpipe keys show`
+// prints them, and the file to replace is named.
+func (g *gateway) explainHandshake(err error) error {
+	switch {
+	case errors.Is(err, ErrUntrusted) && len(g.cfg.TrustedKey) == 0:
+		return fmt.Errorf("%w; if the peer's identity was rotated, put its new `xmlpipe keys export` file at %s "+
+			"(gateway %s's trusted_identity) and restart this organism", err, g.cfg.TrustedIdentity, g.name)
+	case errors.Is(err, ErrUntrusted):
+		return fmt.Errorf("%w; if the peer's identity was rotated, register gateway %s again with its new identity", err, g.name)
+	case errors.Is(err, ErrRefused):
+		own := g.m.opts.Key.Public().(ed25519.PublicKey)
+		return fmt.Errorf("%w (this organism's key is %s: the peer's gateway for it must trust "+
+			"this organism's current `xmlpipe keys export` file)", err, keys.Fingerprint(own))
+	}
+	return err
 }

@@ -670,6 +670,7 @@ func (g *gateway) attach(ws *websocket.Conn, p peer) {
 // missing (the peer's calls wait for the first attempt), and waits for the
 // link to end (serve: run it, or wait for its runner).
 func (g *gateway) serveLink(c *conn, serve func() error) {
+	g.down.clear()
 	g.log.Info("federation: gateway connected", "peer", c.peer.organism, "key", Fingerprint(c.peer.key), "queued", g.queued())
 	g.m.event("gateway-connected", g.name, c.peer.organism)
 	g.wake()
@@ -687,12 +688,21 @@ func (g *gateway) serveLink(c *conn, serve func() error) {
 		g.conn = nil
 	}
 	g.mu.Unlock()
+	g.down.set(err)
 	g.log.Info("federation: gateway disconnected", "error", err)
 	g.m.event("gateway-disconnected", g.name, fmt.Sprint(err))
 }
 
-// dial opens one link to the peer and runs the handshake.
+// dial opens one link to the peer and runs the handshake; why it failed is
+// kept for Status.
 func (g *gateway) dial(ctx context.Context) (*websocket.Conn, peer, error) {
+	ws, p, err := g.dialOnce(ctx)
+	g.down.set(err)
+	return ws, p, err
+}
+
+// dialOnce opens one link to the peer and runs the handshake.
+func (g *gateway) dialOnce(ctx context.Context) (*websocket.Conn, peer, error) {
 	u, err := url.Parse(g.cfg.RemoteURL)
 	if err != nil {
 		return nil, peer{}, err
@@ -714,6 +724,13 @@ func (g *gateway) dial(ctx context.Context) (*websocket.Conn, peer, error) {
 	p, err := dialHandshake(ws, g.m.opts.Key, g.m.opts.Organism, g.trusted, cs)
 	if err != nil {
 		_ = ws.Close()
+		if refusedHandshake(err) {
+			// Counted as an inbound refusal is on the peer: else this
+			// side's metrics tell a refused link from a peer that is down
+			// by nothing.
+			g.m.refusal(g.name, RefusedHandshake)
+			err = g.explainHandshake(err)
+		}
 		return nil, peer{}, err
 	}
 	return ws, p, nil

@@ -20,6 +20,10 @@ type GatewayStatus struct {
 	// Imports are the local listeners standing for the peer's capabilities.
 	Imports []string
 	Exports []string
+	// LastError says why the link is down while it is: how the last dial
+	// failed (the peer unreachable, the handshake refused) or how the last
+	// link ended ("" while the link is up, or before anything was tried).
+	LastError string
 }
 
 // Status describes every gateway.
@@ -32,6 +36,8 @@ func (m *Manager) Status() []GatewayStatus {
 			Open: len(g.pending), Exports: append([]string(nil), g.cfg.Export...)}
 		if g.conn != nil {
 			s.Peer = g.conn.peer.organism
+		} else {
+			s.LastError = g.down.get()
 		}
 		for name := range g.registered {
 			s.Imports = append(s.Imports, name)
@@ -40,6 +46,37 @@ func (m *Manager) Status() []GatewayStatus {
 		out = append(out, s)
 	}
 	return out
+}
+
+// linkDown keeps why a gateway's link is down, for Status: an operator
+// reads there whether the peer is unreachable or refuses the link.
+type linkDown struct {
+	mu  sync.Mutex
+	why string
+}
+
+// set records err as why the link is down.
+func (d *linkDown) set(err error) {
+	if err == nil {
+		return
+	}
+	d.mu.Lock()
+	d.why = err.Error()
+	d.mu.Unlock()
+}
+
+// clear records that a link is up.
+func (d *linkDown) clear() {
+	d.mu.Lock()
+	d.why = ""
+	d.mu.Unlock()
+}
+
+// get is why the link is down ("" when nothing recorded it).
+func (d *linkDown) get() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.why
 }
 
 // linkStats accumulates the round-trip times of answered calls.

@@ -276,6 +276,9 @@ func gatewayLines(o *Organism) []string {
 	var out []string
 	for _, g := range o.Federation.Status() {
 		state := "disconnected"
+		if g.LastError != "" {
+			state += " (" + g.LastError + ")"
+		}
 		if g.Connected {
 			state = "connected to " + g.Peer
 		}

@@ -1,0 +1,92 @@
+package federation
+
+import (
+	"crypto/ed25519"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/xml-pipeline/xmlpipe/oob/keys"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+)
+
+// refusalSignal is an Observer that reports each refusal on a channel
+// (dropping those nobody waits for: a refused dial is retried).
+type refusalSignal chan string
+
+func (r refusalSignal) Envelope(string, string, Kind) {}
+func (r refusalSignal) Refused(gw, reason string) {
+	select {
+	case r <- gw + "/" + reason:
+	default:
+	}
+}
+func (r refusalSignal) RoundTrip(string, time.Duration) {}
+
+// TestDialRefusedHandshakeCountedAndExplained: a link this side dials and
+// the handshake refuses — this side does not trust the key the peer
+// presents (the peer's identity was rotated), or the peer does not trust
+// this side's — is counted as a handshake refusal of the gateway, so
+// /metrics tells it from a peer that is down, and the log names both keys
+// as `xmlpipe keys show` prints them and what the operator changes.
+func TestDialRefusedHandshakeCountedAndExplained(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// setup returns the dialer's key, its gateway edit and what the
+		// dialer's log must say.
+		setup func(t *testing.T, c *callee, trustedByCallee ed25519.PrivateKey) (ed25519.PrivateKey, func(*config.Gateway), []string)
+	}{
+		{"the dialer does not trust the peer", func(t *testing.T, c *callee, aKey ed25519.PrivateKey) (ed25519.PrivateKey, func(*config.Gateway), []string) {
+			stale := newKey(t) // the peer's identity before its rotation
+			path := writePublic(t, stale)
+			return aKey, func(gc *config.Gateway) { gc.TrustedIdentity = path }, []string{
+				"peer identity not trusted",
+				"presented key " + keys.Fingerprint(c.key.Public().(ed25519.PublicKey)),
+				"not its trusted_identity " + keys.Fingerprint(stale.Public().(ed25519.PublicKey)),
+				"new `xmlpipe keys export` file at " + path,
+				"restart this organism",
+			}
+		}},
+		{"the peer does not trust the dialer", func(t *testing.T, _ *callee, _ ed25519.PrivateKey) (ed25519.PrivateKey, func(*config.Gateway), []string) {
+			rotated := newKey(t) // the dialer's new identity, unknown to the peer
+			return rotated, func(*config.Gateway) {}, []string{
+				"refused by the peer: identity not trusted",
+				"this organism's key is " + keys.Fingerprint(rotated.Public().(ed25519.PublicKey)),
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			aKey := newKey(t)
+			c := newCallee(t, aKey)
+			key, edit, want := tc.setup(t, c, aKey)
+			seen := make(refusalSignal, 16)
+			a := newCallerBefore(t, key, c, t.TempDir(), edit, func(m *Manager) { m.opts.Observer = seen })
+			defer a.m.Close()
+			select {
+			case got := <-seen:
+				if d := cmp.Diff("b/"+RefusedHandshake, got); d != "" {
+					t.Errorf("the dialer's refusal (-want +got):\n%s", d)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the dialer never counted the refused handshake")
+			}
+			var line string
+			waitUntil(t, "the dialer never logged why its link was refused", func() bool {
+				for l := range strings.Lines(c.logs.String()) {
+					if strings.Contains(l, "side=caller") && strings.Contains(l, "cannot reach the peer") {
+						line = l
+						return true
+					}
+				}
+				return false
+			})
+			for _, w := range want {
+				if !strings.Contains(line, w) {
+					t.Errorf("the dialer's log %q lacks %q", line, w)
+				}
+			}
+		})
+	}
+}
