@@ -54,7 +54,10 @@
 // config changes), kill-thread (the conversation a thread belongs to stops
 // for good: running handlers cancelled, queued messages dropped; NOT_FOUND
 // for a thread the organism never knew, ALREADY_ENDED — nothing changed —
-// for one whose conversation no longer runs), halt / resume (the emergency
+// for one whose conversation no longer runs), cancel-thread (its answer in
+// flight stops and the conversation goes on: its owner may continue it;
+// NOT_FOUND, or ALREADY_ENDED when nothing of it is in flight), halt /
+// resume (the emergency
 // stop), get-organism-graph (mermaid, graphviz, json), get-config /
 // set-config (log_level is the one runtime-mutable key; the others are
 // refused by name with IMMUTABLE), shutdown (graceful: drains within

@@ -16,6 +16,7 @@ func TestOperationFields(t *testing.T) {
 		{"shutdown", []string{"mode", "reason", "timeout-seconds"}, true},
 		{"halt", []string{"scope", "reason"}, true},
 		{"kill-thread", []string{"thread-id", "reason"}, true},
+		{"cancel-thread", []string{"thread-id", "reason"}, true},
 		{"resume", []string{"reason"}, true},
 		{"list-listeners", []string{"detailed", "team"}, true},
 		{"inject-message", []string{"to", "thread-id", "from", "payload"}, true},
@@ -50,7 +51,7 @@ func TestOperationFields(t *testing.T) {
 func TestOperationNames(t *testing.T) {
 	want := []string{"shutdown", "halt", "resume", "register-listener", "unregister-listener", "list-listeners",
 		"get-listener-schema", "inject-message", "get-thread-history", "subscribe-thread", "unsubscribe", "kill-thread",
-		"get-organism-graph", "get-status", "set-config", "get-config", "register-remote-gateway",
+		"cancel-thread", "get-organism-graph", "get-status", "set-config", "get-config", "register-remote-gateway",
 		"unregister-remote-gateway"}
 	got := OperationNames()
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -87,6 +87,8 @@ func (o *operations) run(p *Operations, c *conn) reply {
 		return ok(ResponsePayload{Ack: &Ack{Success: true, Message: "unsubscribed"}})
 	case p.KillThread != nil:
 		return o.kill(p)
+	case p.CancelThread != nil:
+		return o.cancelThread(p)
 	case p.GetOrganismGraph != nil:
 		return o.graph(p)
 	case p.GetStatus != nil:
@@ -173,6 +175,28 @@ func (o *operations) kill(p *Operations) reply {
 	o.s.log.Warn("conversation killed over OOB", "thread", conv, "reason", k.Reason)
 	return reply{resp: o.s.response(p.ID, ResponsePayload{Ack: &Ack{Success: true,
 		Message: "conversation " + conv + " killed"}})}
+}
+
+// cancelThread stops the answer in flight of the conversation a thread
+// belongs to and keeps the conversation, as POST
+// /api/v1/threads/{id}/cancel does.
+func (o *operations) cancelThread(p *Operations) reply {
+	k := p.CancelThread
+	if strings.TrimSpace(k.ThreadID) == "" {
+		return o.s.fail(p.ID, CodeInvalidArgument, "thread-id is empty: name a thread of the conversation to cancel", "")
+	}
+	conv, err := o.t.Pump.Cancel(k.ThreadID)
+	switch {
+	case errors.Is(err, pump.ErrUnknownThread):
+		return o.s.fail(p.ID, CodeNotFound, "no live conversation has thread "+k.ThreadID, "")
+	case errors.Is(err, pump.ErrConversationEnded):
+		return o.s.fail(p.ID, CodeEnded, "conversation "+conv+" is not answering; nothing to cancel", "")
+	case err != nil:
+		return o.s.fail(p.ID, CodeInternal, "cancel failed", err.Error())
+	}
+	o.s.log.Info("answer cancelled over OOB", "thread", conv, "reason", k.Reason)
+	return reply{resp: o.s.response(p.ID, ResponsePayload{Ack: &Ack{Success: true,
+		Message: "conversation " + conv + " cancelled; it goes on"}})}
 }
 
 // resume lifts a halt.

@@ -46,6 +46,7 @@ type Operations struct {
 	SubscribeThread         *SubscribeThread         `xml:"subscribe-thread"`
 	Unsubscribe             *Unsubscribe             `xml:"unsubscribe"`
 	KillThread              *KillThread              `xml:"kill-thread"`
+	CancelThread            *KillThread              `xml:"cancel-thread"`
 	GetOrganismGraph        *GetOrganismGraph        `xml:"get-organism-graph"`
 	GetStatus               *GetStatus               `xml:"get-status"`
 	SetConfig               *SetConfig               `xml:"set-config"`
@@ -115,7 +116,8 @@ type InjectMessage struct {
 }
 
 // KillThread is <kill-thread>: the conversation ThreadID belongs to stops
-// for good.
+// for good. <cancel-thread> has the same fields: the answer in flight of
+// that conversation stops, and the conversation goes on.
 type KillThread struct {
 	ThreadID string `xml:"thread-id"`
 	Reason   string `xml:"reason,omitempty"`

@@ -75,7 +75,8 @@ const askInjectTimeout = time.Minute
 // conversation (a message it sent was refused, its answer could not be
 // delivered) after which nothing more was delivered; one that ended at once
 // without an answer is ErrNoAnswer; one killed (Kill) before it
-// answered is ErrConversationKilled; one the pump shut down before it
+// answered is ErrConversationKilled, one whose answer was cancelled
+// (Cancel) is ErrCancelled; one the pump shut down before it
 // completed wraps ErrClosed (and ErrShutdown, for ShutdownNow). When ctx ends first, the
 // conversation is killed (Kill) and the error wraps context.Cause(ctx). An
 // empty to routes the message by its root tag. from must be a name no
@@ -237,6 +238,8 @@ type asker struct {
 	stray *Event
 	// killed is set when the conversation completed because Kill stopped it.
 	killed bool
+	// cancelled is set when it completed because Cancel stopped its answer.
+	cancelled bool
 	// stopped is set when the pump shut down before the conversation
 	// completed (askers.stop): why it never will here.
 	stopped error
@@ -282,6 +285,7 @@ func (a *asker) Deliver(e Event) {
 		}
 	case EventComplete:
 		a.killed = a.killed || e.Error == KilledReason
+		a.cancelled = a.cancelled || e.Error == CancelledReason
 		if !a.closed {
 			a.closed = true
 			close(a.done)
@@ -296,6 +300,8 @@ func (a *asker) answer(from string) (Event, error) {
 	switch {
 	case a.reply != nil:
 		return *a.reply, nil
+	case a.cancelled:
+		return Event{}, ErrCancelled
 	case a.failure != nil:
 		return Event{}, &AskError{Event: *a.failure}
 	case a.killed:

@@ -18,6 +18,11 @@ var (
 	// the handler answers afterwards is dropped as a dead letter.
 	// It is xmlpipe.ErrConversationKilled, which handlers can test for.
 	ErrConversationKilled = xmlpipe.ErrConversationKilled
+	// ErrCancelled: Cancel stopped the answer in flight of the handler's
+	// conversation, which goes on (a later message may continue it). What
+	// the handler answers afterwards is dropped as a dead letter.
+	// It is xmlpipe.ErrCancelled, which handlers can test for.
+	ErrCancelled = xmlpipe.ErrCancelled
 	// ErrHandlerTimeout: the listener's timeout fired (Listener.Timeout). The
 	// cause wraps it with the listener and the duration: "listener
 	// run_command: handler timeout 2m0s". The sender gets a <huh>.
@@ -243,7 +248,7 @@ func (c *handlerCall) concludeParked() {
 	var cause error
 	switch {
 	case p.killed(d.conv):
-		cause = ErrConversationKilled
+		cause = p.dropCause(d.conv)
 	case !c.h.settled.Load():
 		cause = ErrHalted
 	default:

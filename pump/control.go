@@ -226,8 +226,8 @@ func (p *Pump) knownConversation(thread string) bool {
 	return kept
 }
 
-// killed reports whether conv was stopped by Kill and still has messages in
-// flight.
+// killed reports whether conv was stopped by Kill, or its answer by Cancel,
+// and still has messages in flight: they are dropped, not handled.
 func (p *Pump) killed(conv string) bool {
 	if conv == "" || p.killing.Load() == 0 {
 		return false
@@ -235,5 +235,5 @@ func (p *Pump) killed(conv string) bool {
 	s := p.convs.lock(conv)
 	defer s.mu.Unlock()
 	c := s.m[conv]
-	return c != nil && c.killed
+	return c != nil && c.stopped()
 }

@@ -128,6 +128,9 @@ func (p *Pump) convDone(conv string) {
 	if c.killed {
 		p.killing.Add(-1)
 	}
+	if c.cancelled {
+		p.killing.Add(-1)
+	}
 	held := p.nextTurn(s, conv, c)
 	s.mu.Unlock()
 	if c.tbl != nil {
@@ -145,8 +148,11 @@ func (p *Pump) convDone(conv string) {
 	}
 	ev := Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: conv, Thread: conv, Profile: prof, Turn: c.turn,
 		Waiting: len(c.held)}
-	if c.killed {
+	switch {
+	case c.killed:
 		ev.Error = KilledReason
+	case c.cancelled:
+		ev.Error = CancelledReason
 	}
 	p.publish(c.outlet, ev)
 	if held != nil {

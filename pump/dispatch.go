@@ -191,7 +191,7 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 			return false // cancelled and abandoned before it began: finished already
 		}
 		if killed && !stop {
-			p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, "conversation killed")
+			p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, p.dropReason(d.conv))
 		}
 		p.finish(l, d, halted && !killed, false) // an immediate shutdown drops it
 		return true
@@ -274,6 +274,9 @@ func (p *Pump) conclude(l *listener, d *delivery, cause error, resp xmlpipe.Resp
 	case errors.Is(cause, ErrConversationKilled):
 		p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil,
 			"conversation killed: the handler's answer is dropped")
+	case errors.Is(cause, ErrCancelled):
+		p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil,
+			CancelledReason+": the handler's answer is dropped")
 	case errors.Is(cause, ErrHalted):
 		p.log.Info("handling halted: the message waits for unhalt", "listener", l.Name, "thread", d.thread)
 		p.finish(l, d, true, true)

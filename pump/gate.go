@@ -345,7 +345,7 @@ func (p *Pump) gateStops(w *work, m *stage.Inbound, tbl *table, l *listener, d *
 			// already): the hold is dropped, and the gate told, before Kill
 			// returns (it waits for this decision). Had Kill's sweep
 			// (dropHeld) found the hold first, take finds nothing.
-			p.dropHold(g, h, ErrConversationKilled)
+			p.dropHold(g, h, p.dropCause(d.conv))
 			return true
 		}
 		p.log.Info("message held by the delivery gate", "hold", dec.HoldID, "thread", d.thread, "from", d.from,
@@ -383,10 +383,11 @@ func (p *Pump) Release(id string) error {
 	}
 	d, l := h.d, h.l
 	if p.killed(d.conv) {
-		p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, "conversation killed while the message was held")
+		cause := p.dropCause(d.conv)
+		p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, p.dropReason(d.conv)+" while the message was held")
 		d.mark.release()
 		p.convDone(d.conv)
-		return fmt.Errorf("%w: %s", ErrConversationKilled, id)
+		return fmt.Errorf("%w: %s", cause, id)
 	}
 	p.log.Info("held message released", "hold", id, "thread", d.thread, "listener", l.Name)
 	p.holdDelivery(d)
@@ -494,7 +495,7 @@ func (p *Pump) dropHeld(conv string, cause error) {
 // there is one).
 func (p *Pump) dropHold(g DeliveryGate, h *heldDelivery, cause error) {
 	d := h.d
-	p.deadLetter(d.conv, d.thread, d.from, h.l.Name, d.payloadName, nil, "conversation killed while the message was held")
+	p.deadLetter(d.conv, d.thread, d.from, h.l.Name, d.payloadName, nil, p.dropReason(d.conv)+" while the message was held")
 	d.mark.release()
 	p.convDone(d.conv)
 	if g != nil {

@@ -285,7 +285,7 @@ func (p *Pump) process(w *work) {
 			if w.sender != nil {
 				from = w.sender.Name
 			}
-			p.deadLetterIn(t, w.conv, w.senderThread, from, "", "", clip(w.raw), "conversation killed")
+			p.deadLetterIn(t, w.conv, w.senderThread, from, "", "", clip(w.raw), p.dropReason(w.conv))
 			return
 		}
 	}

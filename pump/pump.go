@@ -113,7 +113,8 @@ type Pump struct {
 	startTime time.Time
 
 	convs *convTable
-	// killing counts killed conversations still in flight (fast path: 0).
+	// killing counts killed or cancelled conversations still in flight
+	// (fast path: 0).
 	killing atomic.Int32
 	// kills remembers the conversations killed (killed.go).
 	kills recentKills
@@ -148,9 +149,14 @@ type Pump struct {
 type convState struct {
 	// killed marks a conversation stopped by Kill: its queued and emitted
 	// messages are dropped as dead letters until nothing is in flight.
-	killed   bool
-	outlet   Outlet
-	inflight int
+	killed bool
+	// cancelled marks a conversation whose answer in flight Cancel
+	// stopped: like a killed one's, its queued and emitted messages are
+	// dropped as dead letters until nothing is in flight, but the
+	// conversation is not ended (a continuation begins a fresh state).
+	cancelled bool
+	outlet    Outlet
+	inflight  int
 	// ending are threads whose handler returned nil while other messages of
 	// the conversation were in flight; they end when it completes.
 	ending []string

@@ -43,7 +43,7 @@ func (p *Pump) enqueue(l *listener, d *delivery) (ok, woke bool) {
 }
 
 // killQueued finishes d, taken out of l's queue because its conversation
-// was killed, as a worker popping it would have (handle, finish): a dead
+// was killed (or its answer cancelled: see Cancel), as a worker popping it would have (handle, finish): a dead
 // letter, its journaled message marked delivered (recovery runs it not
 // again), its accounting released; or, while the pump stops without
 // handling it (dropsQueued), dropped undelivered for Recover, whose kill
@@ -53,7 +53,7 @@ func (p *Pump) killQueued(l *listener, d *delivery) {
 		p.drop(d)
 		return
 	}
-	p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, "conversation killed")
+	p.deadLetter(d.conv, d.thread, d.from, l.Name, d.payloadName, nil, p.dropReason(d.conv))
 	d.mark.release()
 	p.releaseDelivery(d)
 	p.convDone(d.conv)

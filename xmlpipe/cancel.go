@@ -29,3 +29,13 @@ var ErrHandlerTimeout = errors.New("handler timeout")
 // whose drain timed out (that cause wraps it). Its message is handled again
 // after a restart. The pump's pump.ErrShutdown is this error.
 var ErrShutdown = errors.New("pump: immediate shutdown")
+
+// ErrCancelled is the cause (context.Cause) of a handler's context when
+// its conversation's answer in flight was cancelled (an operator's or the
+// console user's cancel): nobody takes the handler's answer any more, but
+// unlike a kill the conversation goes on — its owner may continue it, and
+// the handler's next message of it may follow this one. A handler that
+// notices it should stop without an answer, leaving what it keeps of the
+// conversation consistent (an agent notes the cancel in its history). The
+// pump's pump.ErrCancelled is this error.
+var ErrCancelled = errors.New("pump: answer cancelled")

@@ -416,6 +416,8 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			switch cause := context.Cause(ctx); {
 			case errors.Is(cause, xmlpipe.ErrConversationKilled):
 				return a.killed(st), nil
+			case errors.Is(cause, xmlpipe.ErrCancelled):
+				return a.cancelled(st, nil, nil), nil
 			case errors.Is(cause, xmlpipe.ErrHalted):
 				return a.held(st), nil
 			}
@@ -528,6 +530,8 @@ func (a *Agent) step(ctx context.Context, st *turnState, box *toolbox, loop *loo
 	switch {
 	case errors.Is(stopped, xmlpipe.ErrConversationKilled):
 		return a.killed(st), false, nil
+	case errors.Is(stopped, xmlpipe.ErrCancelled):
+		return a.cancelled(st, cr, results), false, nil
 	case errors.Is(stopped, xmlpipe.ErrHalted):
 		h := newHeldStep(cr.Content, raw, cr.Calls, st.cutNote, results)
 		a.keepSends(st, h, box, sends)
@@ -771,6 +775,47 @@ func (a *Agent) haltAnswer(st *turnState, reason string) (xmlpipe.Response, erro
 func (a *Agent) killed(st *turnState) xmlpipe.Response {
 	a.logger().Info("conversation killed: the agent's turn ended", "agent", a.Name, "thread", st.md.ThreadID)
 	a.loops.end(st.session)
+	return nil
+}
+
+// cancelledNote is what the model reads after a turn whose answer the user
+// (or an operator) cancelled: the next message is answered knowing the
+// earlier one was not.
+const cancelledNote = "[the user cancelled the previous answer]"
+
+// notMadeCancelled is the result of a call the model made in a turn whose
+// answer was cancelled before the call was made.
+const notMadeCancelled = "Not made: the user cancelled the answer."
+
+// cancelled ends a turn whose answer was cancelled (xmlpipe.ErrCancelled)
+// while the model was asked or its local tools ran: nothing is answered
+// (the pump would drop it), and the conversation stays continuable. The
+// history says the user cancelled the answer, so the next message is
+// answered with it. Text the model streamed before the cancel is not
+// kept: its reply never completed, and an assistant message cut mid-way
+// would read as an answer given. Calls the model made (cr, nil when the
+// model was asked) are recorded with their results: those answered before
+// the cancel (results) keep theirs, every other gets one saying it was not
+// made, so no call of the conversation waits for a result that never
+// comes.
+func (a *Agent) cancelled(st *turnState, cr *callsRecord, results []resultRecord) xmlpipe.Response {
+	a.logger().Info("answer cancelled: the agent's turn ended, its conversation goes on", "agent", a.Name,
+		"thread", st.md.ThreadID)
+	a.loops.end(st.session)
+	if cr != nil {
+		a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(cr), Payload: cr})
+		answered := map[string]bool{}
+		for _, r := range results {
+			answered[r.ID] = true
+			a.recordResult(st, r)
+		}
+		for _, call := range cr.Calls {
+			if !answered[call.ID] {
+				a.recordResult(st, resultRecord{ID: call.ID, Name: call.Name, IsError: true, Content: notMadeCancelled})
+			}
+		}
+	}
+	a.record(st, registry.Slot{PayloadType: feedbackType, Raw: []byte(cancelledNote)})
 	return nil
 }
 

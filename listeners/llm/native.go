@@ -142,7 +142,7 @@ func sameCall(call storedCall) string {
 
 // callLocal runs a local tool's call: it returns the message the tool
 // sends (bound to the call), else the call's result. A tool that fails
-// because an operator's halt or a kill cancelled ctx returns the
+// because an operator's halt, a kill or a cancel cancelled ctx returns the
 // cancellation's cause as stopped, and no result.
 func (a *Agent) callLocal(ctx context.Context, st *turnState, lt *LocalTool,
 	call storedCall) (send *xmlpipe.SendResponse, result resultRecord, stopped error) {
@@ -154,7 +154,8 @@ func (a *Agent) callLocal(ctx context.Context, st *turnState, lt *LocalTool,
 	res, err := lt.Call(ctx, LocalCall{Agent: a.Name, Thread: st.session, ID: call.ID,
 		Arguments: json.RawMessage(call.Arguments), Metadata: st.md})
 	switch cause := context.Cause(ctx); {
-	case err != nil && (errors.Is(cause, xmlpipe.ErrHalted) || errors.Is(cause, xmlpipe.ErrConversationKilled)):
+	case err != nil && (errors.Is(cause, xmlpipe.ErrHalted) || errors.Is(cause, xmlpipe.ErrConversationKilled) ||
+		errors.Is(cause, xmlpipe.ErrCancelled)):
 		return nil, resultRecord{}, cause
 	case err != nil:
 		result.Content, result.IsError = fmt.Sprintf("%s failed: %v", call.Name, err), true

@@ -199,6 +199,20 @@ func (a *Agent) resend(ctx context.Context, st *turnState, calls []storedCall) (
 	switch {
 	case errors.Is(stopped, xmlpipe.ErrConversationKilled):
 		return a.killed(st), true
+	case errors.Is(stopped, xmlpipe.ErrCancelled):
+		// The calls are in the conversation already: those left without a
+		// result get one saying they were not made.
+		answered := map[string]bool{}
+		for _, r := range results {
+			answered[r.ID] = true
+			a.recordResult(st, r)
+		}
+		for _, call := range calls {
+			if !answered[call.ID] {
+				a.recordResult(st, resultRecord{ID: call.ID, Name: call.Name, IsError: true, Content: notMadeCancelled})
+			}
+		}
+		return a.cancelled(st, nil, nil), true
 	case errors.Is(stopped, xmlpipe.ErrHalted):
 		// The calls are in the conversation already: the results of those
 		// answered before the halt join them, and the messages local tools

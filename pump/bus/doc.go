@@ -37,8 +37,9 @@
 // once after a restart: while the organism re-delivers the messages a crash
 // left unhandled it adds {"recovery":{"active":true,"seq":…,"until":…,
 // "redelivered":…,"skipped":…}} (seq reaches until when it is done).
-// Roles: viewers read, operators also send, inject and kill their own
-// conversations, admins also kill anyone's, pause, resume, reload and stop
+// Roles: viewers read, operators also send, inject, kill and cancel their
+// own conversations, admins also kill or cancel anyone's, pause, resume,
+// reload and stop
 // (403 {"error":"Forbidden"}). A socket
 // re-checks its session every minute and is closed with 1008 "Session
 // expired" once the token is revoked or expired.
@@ -339,6 +340,14 @@
 //	                                       (nothing changes); 404 for a thread never used. A kill is
 //	                                       final: the conversation reads "killed" after restarts too
 //	                                       and is never continued
+//	POST /api/v1/threads/{id}/cancel      operator (their own conversation; another's is 404), admin (any)
+//	                                       → {"thread_id","status":"cancelled"}: its answer in flight
+//	                                       stops (running handlers cancelled with xmlpipe.ErrCancelled,
+//	                                       queued messages dead letters "answer cancelled") and the
+//	                                       conversation goes on — its owner may continue it; 409
+//	                                       {"error":"Conversation is not answering: nothing to
+//	                                       cancel","thread_id"} when nothing of it is in flight; 404
+//	                                       for a thread never used
 //	POST /api/v1/agents/{name}/pause      admin → Agent
 //	POST /api/v1/agents/{name}/resume     admin → Agent
 //	POST /api/v1/organism/reload          admin → 200 {"status":"reloaded"} once applied; 422
@@ -426,7 +435,7 @@
 //
 //	{"event":"message","message":Message}
 //	{"event":"thread_created","thread":{"id","status":"active","participants","created_at"}}
-//	{"event":"thread_updated","thread_id","status":"completed|killed"}
+//	{"event":"thread_updated","thread_id","status":"completed|killed|cancelled"}
 //	{"event":"error","kind":"huh|system-error|dead-letter","thread_id","agent","error","timestamp"}
 //	{"event":"agent_state","agent","state","current_thread","queue_depth","active"}
 //	{"event":"delta","thread_id","agent","text","end"}

@@ -54,7 +54,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST "+api+"/organism/halt", requireRole(auth.Admin, s.apiHalt))
 	mux.HandleFunc("POST "+api+"/organism/resume", requireRole(auth.Admin, s.apiUnhalt))
 	mux.HandleFunc("POST "+api+"/inject", requireRole(auth.Operator, s.apiInject))
-	mux.HandleFunc("POST "+api+"/threads/{id}/kill", requireRole(auth.Operator, s.apiKill)) // an operator's own
+	mux.HandleFunc("POST "+api+"/threads/{id}/kill", requireRole(auth.Operator, s.apiKill))     // an operator's own
+	mux.HandleFunc("POST "+api+"/threads/{id}/cancel", requireRole(auth.Operator, s.apiCancel)) // an operator's own
 	mux.HandleFunc("POST "+api+"/agents/{name}/pause", requireRole(auth.Admin, s.apiPause))
 	mux.HandleFunc("POST "+api+"/agents/{name}/resume", requireRole(auth.Admin, s.apiResume))
 	mux.HandleFunc("POST "+api+"/organism/reload", requireRole(auth.Admin, s.apiReload))

@@ -36,6 +36,7 @@ func commands() []command {
 		{"approvals", "[status]", "calls waiting for a human (status: approved, denied, expired, all)", (*Console).cmdApprovals},
 		{"approve", "<id> [why]", "let a waiting call run", (*Console).cmdApprove},
 		{"deny", "<id> <why>", "refuse a waiting call (its agent gets the reason)", (*Console).cmdDeny},
+		{"cancel", "[agent|tid]", "stop an answer and keep its conversation (none named: every answer coming)", (*Console).cmdCancel},
 		{"kill", "<agent>|<tid>", "stop a conversation for good (an agent's: this console's with it)", (*Console).cmdKill},
 		{"halt", "[all]", "emergency stop: the agents (or every listener) stop at once", (*Console).cmdHalt},
 		{"resume", "", "lift the halt", (*Console).cmdResume},

@@ -287,3 +287,36 @@ func (cs *conversations) runningLabels() []string {
 	slices.Sort(out)
 	return out
 }
+
+// runningConvs returns the console's conversations still running, in the
+// order runningLabels names them.
+func (cs *conversations) runningConvs() []string {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	out := make([]string, 0, len(cs.running))
+	for conv := range cs.running {
+		out = append(out, conv)
+	}
+	slices.SortFunc(out, func(a, b string) int { return strings.Compare(cs.labelLocked(a), cs.labelLocked(b)) })
+	return out
+}
+
+// labelOf names conv (id when conv is ""), as runningLabels does.
+func (cs *conversations) labelOf(conv, id string) string {
+	if conv == "" {
+		conv = id
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.labelLocked(conv)
+}
+
+// labelLocked is labelOf with cs.mu held.
+func (cs *conversations) labelLocked(conv string) string {
+	for agent, cur := range cs.current {
+		if cur == conv {
+			return label(agent, conv)
+		}
+	}
+	return short(conv)
+}

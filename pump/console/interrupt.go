@@ -1,8 +1,12 @@
 package console
 
 import (
+	"context"
 	"io"
 	"strings"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
 // ctrlC is the byte a terminal in raw mode sends for Ctrl-C.
@@ -45,14 +49,28 @@ func (c *Console) screenInterrupts(in io.Reader) io.Reader {
 	return &interruptReader{r: in, onInterrupt: c.interrupt}
 }
 
+// interruptWait bounds the cancels a Ctrl-C starts (a remote organism's
+// answer to them).
+const interruptWait = 30 * time.Second
+
 // interrupt handles a Ctrl-C on the terminal: with none of the console's
 // conversations running it ends the session as before; with some running
-// it says how to stop them and keeps the session (ending it would cut the
-// answers off).
+// it keeps the session (ending it would cut the answers off) and cancels
+// their answers, keeping their conversations (see interruptCancels) — or,
+// over a connection that cannot cancel, says how to stop them. The cancels
+// run beside the terminal's reader, which must not wait for them.
 func (c *Console) interrupt() (pass bool) {
 	running := c.convs.runningLabels()
 	if len(running) == 0 {
 		return true
+	}
+	if _, ok := c.b.(organism.Canceller); ok {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), interruptWait)
+			defer cancel()
+			c.interruptCancels(ctx)
+		}()
+		return false
 	}
 	c.say("^C: " + strings.Join(running, ", ") + " still answering; /kill <agent> stops one for good, " +
 		"/halt stops every agent. Ctrl-D on an empty line or /quit leaves.")

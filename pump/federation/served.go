@@ -45,6 +45,10 @@ func (m *Manager) loadServed() error {
 // this side before it answered.
 const killedHere = "the conversation serving the call was killed before it answered"
 
+// cancelledHere is the refusal a call gets whose conversation's answer was
+// cancelled on this side (cancel-thread, POST …/cancel) before it answered.
+const cancelledHere = "the answer of the conversation serving the call was cancelled before it was given"
+
 // resendAnswers sends the answers that served conversations gave before
 // the organism stopped but whose outbox entries a crash lost. An answer's
 // entry is queued once the pump's event says what it answers is durable,
@@ -239,6 +243,10 @@ func (m *Manager) onEvent(ev pump.Event) {
 			// the callee had nothing to say. (Killed because the caller
 			// cancelled, it goes to a call nobody waits for.)
 			e = &envelope{Thread: lt, Link: link{Kind: KindHuh, Ref: lt, Error: killedHere}}
+		case ev.Error == pump.CancelledReason:
+			// Its answer cancelled here: likewise, the caller is told no
+			// answer comes (it may call again).
+			e = &envelope{Thread: lt, Link: link{Kind: KindHuh, Ref: lt, Error: cancelledHere}}
 		case failed:
 			// A listener inside failed and the conversation could not
 			// answer: the caller hears it failed, in the canned words of

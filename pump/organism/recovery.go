@@ -204,8 +204,9 @@ func (o *Organism) recoverOne(ctx context.Context, s *store.Store, e store.Entry
 // (conversation, sender) to the last seq that sender journaled in that
 // conversation: a listener that sent after a message reached it had handled
 // that message. killed maps each conversation a kill dropped a message of
-// (a dead letter saying pump.KilledReason) to the last such seq: the
-// messages of it journaled before were in flight when it was killed.
+// (a dead letter saying pump.KilledReason, or pump.CancelledReason: a
+// cancel's) to the last such seq: the messages of it journaled before were
+// in flight when it was killed or its answer cancelled.
 func lastSends(s *store.Store, from, until int64) (sends, killed map[string]int64, err error) {
 	sends, killed = map[string]int64{}, map[string]int64{}
 	err = s.Each(from, func(e *store.Entry) error {
@@ -216,7 +217,8 @@ func lastSends(s *store.Store, from, until int64) (sends, killed map[string]int6
 			return nil
 		}
 		sends[sendKey(e.Conversation, e.From)] = e.Seq // keys are fresh strings: the entry's are not kept
-		if e.Kind == store.DeadLetter && strings.HasPrefix(e.Diagnostics, pump.KilledReason) {
+		if e.Kind == store.DeadLetter && (strings.HasPrefix(e.Diagnostics, pump.KilledReason) ||
+			strings.HasPrefix(e.Diagnostics, pump.CancelledReason)) {
 			killed[strings.Clone(e.Conversation)] = e.Seq
 		}
 		return nil

@@ -20,6 +20,19 @@ import (
 // conversation after its kill (a continuation) and one of a conversation
 // never killed are re-delivered as before.
 func TestRecoveryDoesNotRerunAKilledConversation(t *testing.T) {
+	recoverAfterDrop(t, pump.KilledReason)
+}
+
+// TestRecoveryDoesNotRerunACancelledAnswer: as a kill's, a cancel's dead
+// letter keeps the restart from running again what the cancel dropped,
+// while the conversation's continuation after it runs.
+func TestRecoveryDoesNotRerunACancelledAnswer(t *testing.T) {
+	recoverAfterDrop(t, pump.CancelledReason)
+}
+
+// recoverAfterDrop is TestRecoveryDoesNotRerunAKilledConversation with the
+// drop's dead letter saying reason.
+func recoverAfterDrop(t *testing.T, reason string) {
 	dir := t.TempDir()
 	s, err := store.Open(dir, store.Options{})
 	if err != nil {
@@ -43,7 +56,7 @@ func TestRecoveryDoesNotRerunAKilledConversation(t *testing.T) {
 		if _, err := s.AppendSeq(store.Entry{Thread: thread, Conversation: thread, Direction: store.Outbound,
 			Kind: store.DeadLetter, From: "console", To: "greeter", PayloadTag: "Greeting",
 			Bytes:       []byte(`<record kind="dead-letter" from="console" to="greeter" listener="" payload="Greeting"/>`),
-			Diagnostics: pump.KilledReason + ": the handler's answer is dropped"}); err != nil {
+			Diagnostics: reason + ": the handler's answer is dropped"}); err != nil {
 			t.Fatal(err)
 		}
 	}

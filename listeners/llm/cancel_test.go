@@ -1,0 +1,167 @@
+package llm
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/xml-pipeline/xmlpipe/registry"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
+)
+
+// cancelWhile handles the user's text with the agent and cancels the
+// handling (cause xmlpipe.ErrCancelled) once at is closed: the turn must
+// end with no answer and no error.
+func cancelWhile(t *testing.T, r *loopRig, text string, at <-chan struct{}) {
+	t.Helper()
+	v, _ := stage.NewTextPayload(r.own.GoType(), text)
+	raw, err := r.own.AppendPayload(nil, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.cb.Append(registry.Slot{ThreadID: "t", From: "console", To: "mathbot", PayloadType: r.own.Name(),
+		Payload: v, Raw: raw}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	type result struct {
+		resp xmlpipe.Response
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := r.a.Handle(ctx, v, xmlpipe.Metadata{ThreadID: "t", From: "console", OwnName: "mathbot", Peers: r.peers})
+		done <- result{resp, err}
+	}()
+	select {
+	case <-at:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the turn never reached the point of the cancel")
+	}
+	cancel(xmlpipe.ErrCancelled)
+	select {
+	case res := <-done:
+		if res.resp != nil || res.err != nil {
+			t.Fatalf("cancelled turn returned %#v, %v; want no answer and no error", res.resp, res.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the agent's turn did not end after the cancel")
+	}
+}
+
+// requestLog is a model that blocks its first request mid-stream (after
+// streaming "Let me think") until it is cancelled, and answers the next
+// ones from replies, keeping every request.
+type requestLog struct {
+	mu        sync.Mutex
+	requests  []Request
+	streaming chan struct{}
+	first     func(ctx context.Context, req Request) (Reply, error)
+	replies   []Reply
+}
+
+// Chat implements Chatter.
+func (m *requestLog) Chat(ctx context.Context, req Request) (Reply, error) {
+	m.mu.Lock()
+	n := len(m.requests)
+	m.requests = append(m.requests, req)
+	m.mu.Unlock()
+	if n == 0 {
+		return m.first(ctx, req)
+	}
+	if n-1 >= len(m.replies) {
+		return Reply{}, fmt.Errorf("unexpected request %d", n)
+	}
+	return m.replies[n-1], nil
+}
+
+// lastMessages returns the last request's messages, as role: content lines
+// (tool calls as their names).
+func (m *requestLog) lastMessages() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for _, msg := range m.requests[len(m.requests)-1].Messages {
+		if msg.Role == System {
+			continue
+		}
+		line := string(msg.Role) + ": " + msg.Content
+		for _, c := range msg.ToolCalls {
+			line += " [call " + c.Name + "]"
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// TestCancelledTurnKeepsTheConversation: a turn the user cancels — while
+// the model streams its reply, or while a local tool of its calls runs —
+// ends with no answer, and the conversation goes on: the next message is
+// answered, and the model reads the earlier message, every call it made
+// with a result (the one the cancel stopped: "Not made"), and the note that
+// the user cancelled that answer; the text streamed before the cancel is
+// not kept.
+func TestCancelledTurnKeepsTheConversation(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		block bool // the first reply calls the note tool, which blocks
+		want  []string
+	}{
+		{name: "while streaming", want: []string{
+			"user: write a long poem",
+			"user: " + cancelledNote,
+			"user: a short one instead",
+		}},
+		{name: "while a local tool runs", block: true, want: []string{
+			"user: write a long poem",
+			"assistant:  [call note]",
+			"tool: " + notMadeCancelled,
+			"user: " + cancelledNote,
+			"user: a short one instead",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLoopRig(t)
+			r.a.OnDelta = func(string, string, string, bool) {}
+			at := make(chan struct{})
+			note := &noteTool{block: true, entered: at}
+			m := &requestLog{replies: []Reply{{Content: "a short poem"}}}
+			m.first = func(ctx context.Context, req Request) (Reply, error) {
+				if tc.block {
+					return Reply{ToolCalls: []ToolCall{toolCall("c1", "note", `{}`)}}, nil
+				}
+				req.OnDelta(Delta{Text: "Let me think"})
+				close(at)
+				<-ctx.Done()
+				return Reply{}, fmt.Errorf("openai: %w", ctx.Err())
+			}
+			r.a.LLM = m
+			if tc.block {
+				r.a.LocalTools = []LocalTool{note.tool()}
+			}
+			cancelWhile(t, r, "write a long poem", at)
+
+			if got := answerText(r.deliver("console", "a short one instead", "")); got != "a short poem" {
+				t.Fatalf("answer after the cancel %q, want %q", got, "a short poem")
+			}
+			got := m.lastMessages()
+			for i, line := range got {
+				// The user's messages are rendered with their sender; keep the text.
+				if j := strings.Index(line, "write a long poem"); j > 0 && strings.HasPrefix(line, "user: ") {
+					got[i] = "user: write a long poem"
+				}
+				if j := strings.Index(line, "a short one instead"); j > 0 && strings.HasPrefix(line, "user: ") {
+					got[i] = "user: a short one instead"
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("the model's request after the cancel (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
