@@ -493,7 +493,7 @@ func (p *Pump) forward(t *turn, l *listener, d *delivery, s *xmlpipe.SendRespons
 	env := stage.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, to, child, body)
 	p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, prof: prof, profSet: true, sender: l, senderThread: d.thread,
 		depth: d.depth + 1, payloadType: pt, canonical: canonical, admitted: d.admitted, parent: d.mark.retain(), ref: s.Ref,
-		spends: spent})
+		spends: spent, errOutput: d.quietOutput(l)})
 }
 
 // ErrNoRecipient: a handler's Send named no listener (an empty or blank
@@ -621,6 +621,12 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 		if err == nil && reach != nil {
 			targets, err = reach.mask(targets, l, "", tagKey{part.Namespace, part.Name})
 		}
+		if err != nil && d.quietOutput(l) {
+			p.failed.Add(1)
+			p.deadLetterIn(t, d.conv, d.thread, l.Name, "", part.Name, clip(part.Bytes),
+				"error handler output refused: "+err.Error())
+			continue
+		}
 		if err != nil {
 			huh, detail, about := stage.NewHuh(err, part.Bytes), errorDetail(diagnosticsOf(err)), d.about("")
 			p.later(t, func() { p.sendErrorAbout(d.conv, d.tbl, l, d.thread, huh, d.depth, "", about, detail, err) })
@@ -642,9 +648,17 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 			body := withEmptyNS(part)
 			env := stage.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, target.Name, child, body)
 			p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, prof: prof, profSet: true, sender: l, senderThread: d.thread,
-				depth: d.depth + 1, admitted: d.admitted, parent: d.mark.retain(), spends: spent})
+				depth: d.depth + 1, admitted: d.admitted, parent: d.mark.retain(), spends: spent, errOutput: d.quietOutput(l)})
 		}
 	}
+}
+
+// quietOutput reports whether a refusal of what l sends handling d is a
+// dead letter rather than a <huh> to l: d is an error for a plain
+// listener's error handler, which would answer the <huh> again, for ever.
+// An agent hears it: its model may correct itself, within max_iterations.
+func (d *delivery) quietOutput(l *listener) bool {
+	return d.errPayload != nil && !l.Agent
 }
 
 // maxMessagesPerTurn is how many messages l may send in one Raw output.

@@ -69,7 +69,8 @@ func (p *Pump) rejectMessage(w *work, m *stage.Inbound, listener string, err err
 
 // fail sends the <huh> for a failed message to its sender: the external outlet,
 // or the listener whose output it was (unless it was itself an error message,
-// which becomes a dead letter — errors about errors never loop).
+// or the output of a plain listener's error handler, which becomes a dead
+// letter — errors about errors never loop).
 func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []failure.Diagnostic) {
 	huh := stage.NewHuh(err, w.raw)
 	p.log.Info("message rejected", "thread", thread, "from", from, "listener", listener, "error", err)
@@ -84,6 +85,15 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []f
 		})
 	case w.isError || w.sender == nil:
 		p.deadLetterErr(w.turn, w.conv, thread, from, listener, "", clip(w.raw), err.Error(), err)
+	case w.errOutput && w.answers == nil:
+		// A refused reply of an error handler is told about its delivery
+		// (tellFailure), which dead-letters it; any other refused output
+		// is dead-lettered here.
+		if w.prune == "" {
+			p.spend(w.conv, thread)
+		}
+		p.deadLetterErr(w.turn, w.conv, thread, w.sender.Name, listener, "", clip(w.raw),
+			"error handler output refused: "+err.Error(), err)
 	default:
 		if w.prune == "" {
 			// The thread the sender opened for the refused message: no
