@@ -314,7 +314,7 @@ func (c *Console) receive(o organism.Output) {
 	case organism.OutputHuh:
 		c.huh(o.Text, o.Diagnostics)
 	case organism.OutputComplete:
-		if told := c.convs.announced(o.Conversation); o.Text != "" && c.convs.isMine(o.Conversation) && !told {
+		if told, held := c.convs.endTold(o.Conversation, o.Text); o.Text != "" && c.convs.isMine(o.Conversation) && !told && !held {
 			// Ended early (killed): no answer comes, and the next line to
 			// its agent begins a new conversation rather than continue one
 			// whose history ends in an unanswered question.
