@@ -332,7 +332,7 @@ func (p *Pump) tellFailure(l *listener, d *delivery, err error) {
 	l.lastError.Store(&listenerError{msg: err.Error(), at: p.opts.Clock(), handled: l.handled.Load() + 1,
 		thread: d.thread, profile: d.prof.nameOf()})
 	huh := stage.NewHuh(err, d.payloadBytes)
-	diags := []failure.Diagnostic{{Stage: failure.StageHandler, Msg: err.Error()}}
+	diags := handlerDiagnostics(err)
 	ref := ""
 	if d.errPayload == nil {
 		ref = p.threads.Ref(d.thread) // the failed message was sent with it (correlation.go)

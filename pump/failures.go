@@ -19,6 +19,19 @@ func diagnosticsOf(err error) []failure.Diagnostic {
 	return []failure.Diagnostic{{Msg: err.Error()}}
 }
 
+// handlerDiagnostics are the diagnostics of a handler's failure err: its
+// error, and — when err carries an *xmlpipe.InputError — that error's text
+// on its own (failure.StageInput), which its handler wrote for the sender:
+// a journal reader not told the handler's error reads it there, as the
+// sender's client reads it on the live frames.
+func handlerDiagnostics(err error) []failure.Diagnostic {
+	diags := []failure.Diagnostic{{Stage: failure.StageHandler, Msg: err.Error()}}
+	if ie, ok := errors.AsType[*xmlpipe.InputError](err); ok {
+		diags = append(diags, failure.Diagnostic{Stage: failure.StageInput, Msg: ie.Error()})
+	}
+	return diags
+}
+
 func diagStrings(ds []failure.Diagnostic) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
