@@ -511,9 +511,11 @@ func (p *Pump) payloadLabel(v any) string {
 
 // unsendable answers a send that cannot be made (its payload cannot be
 // encoded, it names no recipient): a handler failure, or with a ref a <huh>
-// about that send to the sender itself.
+// about that send to the sender itself — but for a plain listener's error
+// handler, whose failure is a dead letter (tellFailure), as it would send
+// again on that <huh>, for ever.
 func (p *Pump) unsendable(t *turn, l *listener, d *delivery, ref string, err error) {
-	if ref == "" {
+	if ref == "" || d.quietOutput(l) {
 		p.handlerFailed(l, d, err)
 		return
 	}

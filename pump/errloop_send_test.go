@@ -13,7 +13,8 @@ import (
 
 // TestErrorHandlerRefusedOutputIsDeadLetter: a message a plain listener's
 // error handler sends that the pump refuses — to no listener, a payload its
-// recipient does not take, a raw tag nobody takes — is a dead letter, not a
+// recipient does not take, a raw tag nobody takes, a send with a ref that
+// names no one or cannot be encoded — is a dead letter, not a
 // new <huh> to that error handler, which would send again, for ever (the
 // error handler runs on the same thread each time, so MaxChainDepth never
 // stops it). The Ask that began the conversation ends with a failure
@@ -27,6 +28,9 @@ func TestErrorHandlerRefusedOutputIsDeadLetter(t *testing.T) {
 		{name: "payload its recipient does not take", onError: xmlpipe.Send("sink", &Pong{Text: "not a Ping"})},
 		{name: "raw tag nobody takes", onError: xmlpipe.Raw([]byte("<Nowhere>still lost</Nowhere>"))},
 		{name: "raw payload its recipient does not take", onError: xmlpipe.Raw([]byte("<Ping><Nope/></Ping>"))},
+		{name: "send with a ref to no one", onError: &xmlpipe.SendResponse{To: " ", Payload: &Answer{Text: "x"}, Ref: "r1"}},
+		{name: "send with a ref of a payload that cannot be encoded",
+			onError: &xmlpipe.SendResponse{To: "sink", Payload: make(chan int), Ref: "r1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,9 +56,7 @@ func TestErrorHandlerRefusedOutputIsDeadLetter(t *testing.T) {
 				t.Fatalf("Ask = %v, want the conversation's failure before its deadline (error handler heard %d errors)",
 					err, heard.Load())
 			}
-			rec.waitFor(t, "the dead letter of the error handler's output", func(e pump.Event) bool {
-				return e.Kind == pump.EventDeadLetter && e.From == "lost"
-			})
+			rec.waitFor(t, "the dead letter of the error handler's output", kind(pump.EventDeadLetter))
 			rec.waitFor(t, "the conversation's end", kind(pump.EventComplete))
 			if got := heard.Load(); got != 1 {
 				t.Errorf("the error handler heard %d errors, want 1", got)
