@@ -382,7 +382,7 @@ func (p *Pump) tellFailure(l *listener, d *delivery, err error) {
 		From: "core", To: d.from, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags, Profile: d.prof.nameOf()})
 	p.emitToConv(d.conv, Event{Kind: EventHuh, Time: now, Conversation: d.conv, Thread: d.thread, From: "core",
 		To: d.from, Listener: l.Name, PayloadName: d.payloadName, Payload: huh, Error: huh.Error,
-		Diagnostics: diagStrings(diags), Profile: d.prof.nameOf(), Cause: err})
+		Diagnostics: liveDiagnostics(diags), Profile: d.prof.nameOf(), Cause: err})
 }
 
 // outputRejected answers raw handler output that yields no message at all

@@ -32,6 +32,20 @@ func handlerDiagnostics(err error) []failure.Diagnostic {
 	return diags
 }
 
+// liveDiagnostics are the lines of a handler failure's journaled
+// diagnostics (handlerDiagnostics) its live event carries: the handler's
+// error only — the event's Cause holds the InputError, which the bus tells
+// the sender's client from it.
+func liveDiagnostics(ds []failure.Diagnostic) []string {
+	out := make([]string, 0, len(ds))
+	for _, d := range ds {
+		if d.Stage != failure.StageInput {
+			out = append(out, d.String())
+		}
+	}
+	return out
+}
+
 func diagStrings(ds []failure.Diagnostic) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
