@@ -335,7 +335,7 @@ func (p *Pump) tellFailure(l *listener, d *delivery, err error) {
 	l.lastError.Store(&listenerError{msg: err.Error(), at: p.opts.Clock(), handled: l.handled.Load() + 1,
 		thread: d.thread, profile: d.prof.nameOf()})
 	huh := stage.NewHuh(err, d.payloadBytes)
-	diags := []failure.Diagnostic{{Stage: failure.StageHandler, Msg: err.Error()}}
+	diags := handlerDiagnostics(err)
 	ref := ""
 	if d.errPayload == nil {
 		ref = p.threads.Ref(d.thread) // the failed message was sent with it (correlation.go)
@@ -385,7 +385,7 @@ func (p *Pump) tellFailure(l *listener, d *delivery, err error) {
 		From: "core", To: d.from, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags, Profile: d.prof.nameOf()})
 	p.emitToConv(d.conv, Event{Kind: EventHuh, Time: now, Conversation: d.conv, Thread: d.thread, From: "core",
 		To: d.from, Listener: l.Name, PayloadName: d.payloadName, Payload: huh, Error: huh.Error,
-		Diagnostics: diagStrings(diags), Profile: d.prof.nameOf(), Cause: err})
+		Diagnostics: liveDiagnostics(diags), Profile: d.prof.nameOf(), Cause: err})
 }
 
 // outputRejected answers raw handler output that yields no message at all
@@ -496,7 +496,7 @@ func (p *Pump) forward(t *turn, l *listener, d *delivery, s *xmlpipe.SendRespons
 	env := stage.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, to, child, body)
 	p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, prof: prof, profSet: true, sender: l, senderThread: d.thread,
 		depth: d.depth + 1, payloadType: pt, canonical: canonical, admitted: d.admitted, parent: d.mark.retain(), ref: s.Ref,
-		spends: spent})
+		spends: spent, errOutput: d.quietOutput(l)})
 }
 
 // ErrNoRecipient: a handler's Send named no listener (an empty or blank
@@ -514,9 +514,11 @@ func (p *Pump) payloadLabel(v any) string {
 
 // unsendable answers a send that cannot be made (its payload cannot be
 // encoded, it names no recipient): a handler failure, or with a ref a <huh>
-// about that send to the sender itself.
+// about that send to the sender itself — but for a plain listener's error
+// handler, whose failure is a dead letter (tellFailure), as it would send
+// again on that <huh>, for ever.
 func (p *Pump) unsendable(t *turn, l *listener, d *delivery, ref string, err error) {
-	if ref == "" {
+	if ref == "" || d.quietOutput(l) {
 		p.handlerFailed(l, d, err)
 		return
 	}
@@ -624,6 +626,12 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 		if err == nil && reach != nil {
 			targets, err = reach.mask(targets, l, "", tagKey{part.Namespace, part.Name})
 		}
+		if err != nil && d.quietOutput(l) {
+			p.failed.Add(1)
+			p.deadLetterIn(t, d.conv, d.thread, l.Name, "", part.Name, clip(part.Bytes),
+				"error handler output refused: "+err.Error())
+			continue
+		}
 		if err != nil {
 			huh, detail, about := stage.NewHuh(err, part.Bytes), errorDetail(diagnosticsOf(err)), d.about("")
 			p.later(t, func() { p.sendErrorAbout(d.conv, d.tbl, l, d.thread, huh, d.depth, "", about, detail, err) })
@@ -645,9 +653,17 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 			body := withEmptyNS(part)
 			env := stage.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, target.Name, child, body)
 			p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, prof: prof, profSet: true, sender: l, senderThread: d.thread,
-				depth: d.depth + 1, admitted: d.admitted, parent: d.mark.retain(), spends: spent})
+				depth: d.depth + 1, admitted: d.admitted, parent: d.mark.retain(), spends: spent, errOutput: d.quietOutput(l)})
 		}
 	}
+}
+
+// quietOutput reports whether a refusal of what l sends handling d is a
+// dead letter rather than a <huh> to l: d is an error for a plain
+// listener's error handler, which would answer the <huh> again, for ever.
+// An agent hears it: its model may correct itself, within max_iterations.
+func (d *delivery) quietOutput(l *listener) bool {
+	return d.errPayload != nil && !l.Agent
 }
 
 // maxMessagesPerTurn is how many messages l may send in one Raw output.

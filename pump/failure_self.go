@@ -45,7 +45,7 @@ func (p *Pump) tellSelfCaller(l *listener, d *delivery, thread string, huh *xmlp
 			Profile: d.prof.nameOf()})
 		p.emitToConv(d.conv, Event{Kind: EventHuh, Time: now, Conversation: d.conv, Thread: reply, From: "core",
 			To: caller, Listener: l.Name, PayloadName: d.payloadName, Payload: huh, Error: huh.Error,
-			Diagnostics: diagStrings(diags), Profile: d.prof.nameOf(), Cause: err})
+			Diagnostics: liveDiagnostics(diags), Profile: d.prof.nameOf(), Cause: err})
 		return true
 	}
 	return false

@@ -19,6 +19,33 @@ func diagnosticsOf(err error) []failure.Diagnostic {
 	return []failure.Diagnostic{{Msg: err.Error()}}
 }
 
+// handlerDiagnostics are the diagnostics of a handler's failure err: its
+// error, and — when err carries an *xmlpipe.InputError — that error's text
+// on its own (failure.StageInput), which its handler wrote for the sender:
+// a journal reader not told the handler's error reads it there, as the
+// sender's client reads it on the live frames.
+func handlerDiagnostics(err error) []failure.Diagnostic {
+	diags := []failure.Diagnostic{{Stage: failure.StageHandler, Msg: err.Error()}}
+	if ie, ok := errors.AsType[*xmlpipe.InputError](err); ok {
+		diags = append(diags, failure.Diagnostic{Stage: failure.StageInput, Msg: ie.Error()})
+	}
+	return diags
+}
+
+// liveDiagnostics are the lines of a handler failure's journaled
+// diagnostics (handlerDiagnostics) its live event carries: the handler's
+// error only — the event's Cause holds the InputError, which the bus tells
+// the sender's client from it.
+func liveDiagnostics(ds []failure.Diagnostic) []string {
+	out := make([]string, 0, len(ds))
+	for _, d := range ds {
+		if d.Stage != failure.StageInput {
+			out = append(out, d.String())
+		}
+	}
+	return out
+}
+
 func diagStrings(ds []failure.Diagnostic) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
@@ -69,7 +96,8 @@ func (p *Pump) rejectMessage(w *work, m *stage.Inbound, listener string, err err
 
 // fail sends the <huh> for a failed message to its sender: the external outlet,
 // or the listener whose output it was (unless it was itself an error message,
-// which becomes a dead letter — errors about errors never loop).
+// or the output of a plain listener's error handler, which becomes a dead
+// letter — errors about errors never loop).
 func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []failure.Diagnostic) {
 	huh := stage.NewHuh(err, w.raw)
 	p.log.Info("message rejected", "thread", thread, "from", from, "listener", listener, "error", err)
@@ -84,6 +112,15 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []f
 		})
 	case w.isError || w.sender == nil:
 		p.deadLetterErr(w.turn, w.conv, thread, from, listener, "", clip(w.raw), err.Error(), err)
+	case w.errOutput && w.answers == nil:
+		// A refused reply of an error handler is told about its delivery
+		// (tellFailure), which dead-letters it; any other refused output
+		// is dead-lettered here.
+		if w.prune == "" {
+			p.spend(w.conv, thread)
+		}
+		p.deadLetterErr(w.turn, w.conv, thread, w.sender.Name, listener, "", clip(w.raw),
+			"error handler output refused: "+err.Error(), err)
 	default:
 		if w.prune == "" {
 			// The thread the sender opened for the refused message: no

@@ -132,6 +132,11 @@ type work struct {
 	canonical bool
 	// isError marks a pump-generated <huh>/SystemError (never answered with another).
 	isError bool
+	// errOutput marks output of a plain listener's error handler: its
+	// refusal is a dead letter, not a <huh> to that error handler, which
+	// would answer it again, for ever (an agent's hears it: its model may
+	// correct itself, and max_iterations bounds how often).
+	errOutput bool
 	// spends marks a forward that made its sender's thread spent
 	// (registry.Threads.ForwardAs): its conversation ends the spent
 	// threads when it completes (convDone).

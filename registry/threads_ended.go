@@ -28,10 +28,16 @@ func (e *endedRing) note(id, root uuid.UUID) {
 	e.next = (e.next + 1) % endedRemembered
 }
 
-// rootOf returns the root remembered for ended thread id.
+// rootOf returns the root remembered for ended thread id: the one noted
+// last, should id have ended more than once (continued after it ended, then
+// ended again under another root). It scans from the newest note back.
 func (e *endedRing) rootOf(id uuid.UUID) (uuid.UUID, bool) {
-	for _, t := range e.at {
-		if t.id == id && id != (uuid.UUID{}) {
+	if id == (uuid.UUID{}) {
+		return uuid.UUID{}, false
+	}
+	n := len(e.at)
+	for i := range n {
+		if t := e.at[(e.next-1-i+n)%n]; t.id == id {
 			return t.root, true
 		}
 	}
@@ -47,7 +53,7 @@ func (s *threadShard) rootRef(r nodeRef) nodeRef {
 }
 
 // EndedRoot returns the conversation root of id, a thread that is no longer
-// live, as it was when id ended — one of the last endedRemembered threads
+// live, as it was when id last ended — one of the last endedRemembered threads
 // that ended in its shard (Prune, End, EndSpent, Collect) — and whether it
 // is remembered. A root's root is itself. Kill uses it to tell the
 // conversation of an inner hop's thread that ended with it.

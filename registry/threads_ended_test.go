@@ -90,3 +90,64 @@ func TestEndedRoot(t *testing.T) {
 			endedRemembered)
 	}
 }
+
+// TestEndedRootNewest: a thread id that ended twice — an inner hop pruned,
+// then continued by its outside party as a conversation of its own that
+// ended too — is remembered with the root it ended under last, so Kill of
+// it names the conversation it last belonged to, not an older one that
+// may still run.
+func TestEndedRootNewest(t *testing.T) {
+	th := NewThreads(ThreadsConfig{})
+	old := uuid.NewString()
+	if err := th.Begin(old, "client", "a"); err != nil {
+		t.Fatal(err)
+	}
+	reused, err := th.Extend(old, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := th.Prune(reused); err != nil {
+		t.Fatal(err)
+	}
+	if err := th.Begin(reused, "client", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := th.End(reused); err != nil {
+		t.Fatal(err)
+	}
+	root, ok := th.EndedRoot(reused)
+	if diff := cmp.Diff(reused, root); !ok || diff != "" {
+		t.Errorf("EndedRoot(a thread ended twice) = %q, %t; want the root it ended under last (-want +got):\n%s",
+			root, ok, diff)
+	}
+}
+
+// TestEndedRingNewestFirst: the ring answers the root noted last for an id
+// noted more than once, wherever in the ring the notes fall — after the
+// ring wrapped too.
+func TestEndedRingNewestFirst(t *testing.T) {
+	id, first, second := uuid.New(), uuid.New(), uuid.New()
+	tests := []struct {
+		name   string
+		before int // other threads noted before id's first note
+	}{
+		{"in order", 0},
+		{"the second note wrapped to the ring's start", endedRemembered - 1},
+		{"both near the ring's end", endedRemembered - 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var e endedRing
+			for range tc.before {
+				e.note(uuid.New(), uuid.New())
+			}
+			e.note(id, first)
+			e.note(uuid.New(), uuid.New())
+			e.note(id, second)
+			got, ok := e.rootOf(id)
+			if diff := cmp.Diff(second, got); !ok || diff != "" {
+				t.Errorf("rootOf = %v, %t; want the newest root (-want +got):\n%s", got, ok, diff)
+			}
+		})
+	}
+}

@@ -24,7 +24,7 @@ func (s *Server) apiKill(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Thread not found")
 		return
 	}
-	prof := s.threadProfile(id) // for the event streams: known only while the thread lives
+	prof := s.killedProfile(id) // for the event streams: known only while the conversation lives
 	conv, err := s.pump.Kill(id)
 	switch {
 	case (errors.Is(err, pump.ErrConversationEnded) || errors.Is(err, pump.ErrUnknownThread)) && s.wasKilled(id, conv):
@@ -45,6 +45,20 @@ func (s *Server) apiKill(w http.ResponseWriter, r *http.Request) {
 	s.broadcast(streamEvent{name: streamThreadUpdated, threads: []string{conv, id}, profile: prof, body: map[string]any{
 		"event": streamThreadUpdated, "thread_id": conv, "status": statusKilled}})
 	writeJSON(w, http.StatusOK, map[string]string{"thread_id": conv, "status": statusKilled})
+}
+
+// killedProfile is the profile of the conversation a kill naming thread
+// id stops, for the event streams: id's own while it lives, else (an inner
+// thread of the conversation that ended) its conversation root's, which
+// Kill resolves it to. "" for none, or a conversation no longer live.
+func (s *Server) killedProfile(id string) string {
+	if prof, live := s.pump.Threads().Profile(id); live {
+		return prof
+	}
+	if root, ok := s.pump.Threads().EndedRoot(id); ok && root != id {
+		return s.threadProfile(root)
+	}
+	return ""
 }
 
 // killConflict is the 409 body of a kill of a conversation that no longer

@@ -54,13 +54,25 @@ var readingStages = map[string]bool{
 	string(failure.StageDecode): true,
 }
 
+// callerStages are the stages whose journaled diagnostics every user who
+// may read an entry reads: the reading stages', and a handler's
+// *xmlpipe.InputError's text (failure.StageInput), written for the sender.
+var callerStages = func() map[string]bool {
+	m := map[string]bool{string(failure.StageInput): true}
+	for s := range readingStages {
+		m[s] = true
+	}
+	return m
+}()
+
 // journalDiagnostics returns the diagnostics the journal recorded with an
 // entry of kind (one a line) as a user who sees details or not (details)
 // may read them. Those users read them all; the others read a refusal's
 // or a decision's reasons (told as they are on /ws too), a dead letter as
 // the canned failure.Undelivered, and of a <huh> or SystemError only what
 // the stages reading a message found (failure.Diagnostic's "stage …:"
-// lines of readingStages) — never a handler's error.
+// lines of readingStages) and the text of a handler's *xmlpipe.InputError
+// (failure.StageInput) — never a handler's error.
 func journalDiagnostics(kind store.Kind, lines []string, details bool) []string {
 	if details || len(lines) == 0 {
 		return lines
@@ -73,7 +85,7 @@ func journalDiagnostics(kind store.Kind, lines []string, details bool) []string 
 	}
 	var out []string
 	for _, l := range lines {
-		if stage, _, ok := strings.Cut(l, ":"); ok && readingStages[strings.SplitN(stage, " ", 2)[0]] {
+		if stage, _, ok := strings.Cut(l, ":"); ok && callerStages[strings.SplitN(stage, " ", 2)[0]] {
 			out = append(out, l)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -370,6 +371,7 @@ func TestJournalDiagnostics(t *testing.T) {
 	own := failure.Diagnostic{Stage: failure.StagePayload, Line: 1, Path: "/Leak", Msg: "element Age not expected"}.String()
 	route := failure.Diagnostic{Stage: failure.StageRoute, Msg: `no listener named "nobody"`}.String()
 	handler := failure.Diagnostic{Stage: failure.StageHandler, Msg: "handler failed: leaky: fetch " + leakURL}.String()
+	input := failure.Diagnostic{Stage: failure.StageInput, Msg: inputText}.String()
 	tests := []struct {
 		name  string
 		kind  store.Kind
@@ -378,6 +380,7 @@ func TestJournalDiagnostics(t *testing.T) {
 	}{
 		{"huh of a refused message", store.Huh, []string{own, route}, []string{own, route}},
 		{"huh of a handler failure", store.Huh, []string{handler}, nil},
+		{"huh of a handler's input error", store.Huh, []string{handler, input}, []string{input}},
 		{"system error", store.SystemError, []string{handler, own}, []string{own}},
 		{"dead letter", store.DeadLetter, []string{"error handler failed: " + leakURL}, []string{failure.Undelivered}},
 		{"refusal", store.Refusal, []string{"denied by olga: too risky"}, []string{"denied by olga: too risky"}},
@@ -389,6 +392,86 @@ func TestJournalDiagnostics(t *testing.T) {
 		}
 		if diff := cmp.Diff(tt.lines, journalDiagnostics(tt.kind, tt.lines, true)); diff != "" {
 			t.Errorf("%s: with details (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
+
+// TestAPIJournalInputErrorByRole: the text of a handler's
+// *xmlpipe.InputError, written for the sender, is in the REST journal's
+// <huh> diagnostics for every user who may read the conversation — the
+// profile-confined operator whose conversation it was and a viewer too,
+// as on their live frames — while the handler's error chain around it
+// stays the operators'.
+func TestAPIJournalInputErrorByRole(t *testing.T) {
+	f := newFixtureWith(t, leakyOrganism(make(chan string)))
+	secret := f.user("tenant", auth.Operator)
+	if err := f.auth.SetProfile(context.Background(), "tenant", "tenant"); err != nil {
+		t.Fatal(err)
+	}
+	tenant := f.login("tenant", secret)
+	f.nextStep()
+	op := f.loginAs("op", auth.Operator)
+	f.nextStep()
+	viewer := f.loginAs("viewer", auth.Viewer)
+
+	completed := make(chan string, 64)
+	stop := f.org.Pump.Subscribe(pump.OutletFunc(func(e pump.Event) {
+		if e.Kind == pump.EventComplete {
+			select { // an outlet never blocks the pump
+			case completed <- e.Conversation:
+			default:
+			}
+		}
+	}))
+	defer stop()
+	status, body, _ := f.do("POST", "/api/v1/inject", tenant, map[string]any{"to": "leaky",
+		"payload": map[string]string{"note": "input"}})
+	if status != 200 {
+		t.Fatalf("inject: %d %v", status, body)
+	}
+	conv, _ := body["thread_id"].(string)
+	timer := time.NewTimer(waitTimeout)
+	defer timer.Stop()
+	for done := false; !done; {
+		select {
+		case c := <-completed:
+			done = c == conv
+		case <-timer.C:
+			t.Fatal("the conversation did not complete")
+		}
+	}
+	f.waitJournal()
+
+	input := failure.Diagnostic{Stage: failure.StageInput, Msg: inputText}.String()
+	chain := "leaky: " + inputText // the handler's error around it
+	for _, tc := range []struct {
+		user, token string
+		details     bool
+	}{{"op", op, true}, {"tenant", tenant, false}, {"viewer", viewer, false}} {
+		status, body, _ := f.do("GET", "/api/v1/threads/"+conv+"/messages", tc.token, nil)
+		if status != 200 {
+			t.Fatalf("%s: messages: %d %v", tc.user, status, body)
+		}
+		var diags []string
+		found := false
+		for _, m := range body["messages"].([]any) {
+			if m := m.(map[string]any); m["kind"] == "huh" {
+				found = true
+				ds, _ := m["diagnostics"].([]any)
+				for _, d := range ds {
+					diags = append(diags, fmt.Sprint(d))
+				}
+			}
+		}
+		if !found {
+			t.Fatalf("%s: no huh in %v", tc.user, body)
+		}
+		if !slices.Contains(diags, input) {
+			t.Errorf("%s: the huh's diagnostics %q lack the input error's %q", tc.user, diags, input)
+		}
+		if got := slices.ContainsFunc(diags, func(d string) bool { return strings.Contains(d, chain) }); got != tc.details {
+			t.Errorf("%s: the huh's diagnostics %q hold the handler's error chain: %t, want %t", tc.user, diags, got,
+				tc.details)
 		}
 	}
 }

@@ -2,12 +2,14 @@ package bus
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
@@ -34,6 +36,11 @@ type ForkHold struct {
 // that still runs after one of its inner threads ended. quick reports its
 // thread on hops.
 func forkOrganism(hops chan<- string) buildFunc {
+	return forkOrganismOn(hops, helloWorld)
+}
+
+// forkOrganismOn is forkOrganism over the organism base assembles.
+func forkOrganismOn(hops chan<- string, base buildFunc) buildFunc {
 	fork := organism.Func("fork", "Forks work", func(_ context.Context, p *Fork, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
 		if p.Text == "done" {
 			return nil, nil
@@ -51,8 +58,25 @@ func forkOrganism(hops chan<- string) buildFunc {
 	})
 	return func(o organism.Options) (*organism.Organism, error) {
 		o.Listeners = append(o.Listeners, fork, quick, hold)
-		return helloWorld(o)
+		return base(o)
 	}
+}
+
+// forkProfiledOrganism is forkOrganism with a profile, forks, that holds
+// its three listeners.
+func forkProfiledOrganism(hops chan<- string) buildFunc {
+	return forkOrganismOn(hops, func(o organism.Options) (*organism.Organism, error) {
+		cfg, err := config.LoadWith("../../organism.yaml", []string{"fork", "quick", "hold"})
+		if err != nil {
+			return nil, err
+		}
+		if cfg.Profiles == nil {
+			cfg.Profiles = map[string]config.Profile{}
+		}
+		cfg.Profiles["forks"] = config.Profile{Description: "The fork organism's listeners",
+			Listeners: []string{"fork", "quick", "hold"}}
+		return organism.New(cfg, o)
+	})
 }
 
 // TestKillNamingEndedInnerThread: a conversation still runs (hold) after
@@ -144,5 +168,77 @@ func TestKillNamingEndedInnerThread(t *testing.T) {
 				t.Errorf("the killed conversation reads %d %v, want killed", status, body)
 			}
 		})
+	}
+}
+
+// TestKillNamingEndedInnerThreadReachesProfileStreams: a user with a
+// profile kills their conversation by one of its inner threads that
+// ended; their own event stream (/api/v1/ws) is told it was killed, as for
+// a kill naming the conversation's root.
+func TestKillNamingEndedInnerThreadReachesProfileStreams(t *testing.T) {
+	hops := make(chan string, 4)
+	f := newFixtureWith(t, forkProfiledOrganism(hops))
+	secret := f.user("pat", auth.Operator)
+	if err := f.auth.SetProfile(context.Background(), "pat", "forks"); err != nil {
+		t.Fatal(err)
+	}
+	pat := f.login("pat", secret)
+	ended := make(chan string, 64)
+	f.org.Pump.Threads().OnEnd(func(ids []string) {
+		for _, id := range ids {
+			select {
+			case ended <- id:
+			default:
+			}
+		}
+	})
+	stream := f.dial("/api/v1/ws", pat)
+	if got := readFrame(t, stream); got["event"] != "connected" {
+		t.Fatalf("first frame %v", got)
+	}
+	conv := f.inject(pat, "fork", "<Fork><Text>go</Text></Fork>")
+	var inner string
+	select {
+	case inner = <-hops:
+	case <-time.After(waitTimeout):
+		t.Fatal("quick never ran")
+	}
+	for id := ""; id != inner; {
+		select {
+		case id = <-ended:
+		case <-time.After(waitTimeout):
+			t.Fatal("quick's thread never ended")
+		}
+	}
+	if prof, live := f.org.Pump.Threads().Profile(conv); !live || prof != "forks" {
+		t.Fatalf("precondition: conversation %s runs under profile %q (live %t), want forks", conv, prof, live)
+	}
+	if status, body, _ := f.do("POST", "/api/v1/threads/"+inner+"/kill", pat, nil); status != 200 {
+		t.Fatalf("kill by the ended inner thread: %d %v", status, body)
+	}
+	// A conversation begun after the kill: its first frame follows the
+	// kill's on the stream.
+	next := f.inject(pat, "fork", "<Fork><Text>again</Text></Fork>")
+	type update struct{ Thread, Status string }
+	var updates []update
+	for {
+		got := readFrame(t, stream)
+		if got["event"] == "thread_created" {
+			if th, _ := got["thread"].(map[string]any); th["id"] == next {
+				break
+			}
+		}
+		if got["event"] == "thread_updated" && got["thread_id"] == conv {
+			id, _ := got["thread_id"].(string)
+			status, _ := got["status"].(string)
+			updates = append(updates, update{id, status})
+		}
+	}
+	if _, err := f.org.Pump.Kill(next); err != nil {
+		t.Errorf("kill the second conversation: %v", err)
+	}
+	want := update{conv, "killed"}
+	if !slices.Contains(updates, want) {
+		t.Errorf("the stream of the killer (profile forks) told %v of the conversation, want %v among them", updates, want)
 	}
 }

@@ -63,8 +63,15 @@ func (c *Console) cancelOne(ctx context.Context, prefix, id, arg string) {
 	k := c.b.(organism.Canceller)
 	// Marked first: the conversation's completion may be told before
 	// Cancel returns, and this line says it.
-	c.convs.killing(id)
+	known := c.convs.killing(id)
 	conv, err := k.Cancel(ctx, id)
+	stopped := conv
+	if err != nil {
+		stopped = ""
+	}
+	for _, h := range c.convs.killDone(id, stopped, known) {
+		c.say(c.convs.endedEarly(h.conv, h.text))
+	}
 	switch {
 	case errors.Is(err, organism.ErrConversationEnded):
 		c.convs.announced(id)

@@ -317,25 +317,21 @@ func (c *Console) receive(o organism.Output) {
 	case organism.OutputHuh:
 		c.huh(o.Text, o.Diagnostics)
 	case organism.OutputComplete:
-		told := c.convs.announced(o.Conversation)
-		switch {
-		case o.Text == organism.CancelledReason:
+		if o.Text == organism.CancelledReason {
 			// Its answer was cancelled (elsewhere, when not told): the
 			// conversation goes on, and the agent's next line continues it.
-			if !told && c.convs.isMine(o.Conversation) {
+			if !c.convs.announced(o.Conversation) && c.convs.isMine(o.Conversation) {
 				c.say(fmt.Sprintf("[%s] answer %s", c.convs.labelOf(o.Conversation, ""), cancelledNote))
 			}
-		case o.Text != "" && c.convs.isMine(o.Conversation) && !told:
+		} else if told, held := c.convs.endTold(o.Conversation, o.Text); o.Text != "" && c.convs.isMine(o.Conversation) && !told && !held {
 			// Ended early (killed): no answer comes, and the next line to
 			// its agent begins a new conversation rather than continue one
 			// whose history ends in an unanswered question.
 			c.say(c.convs.endedEarly(o.Conversation, o.Text))
-		case o.Text == "":
-			if target, ok := c.convs.unansweredBy(o.Conversation); ok {
-				// Ended with nothing shown: the user would wait for an
-				// answer that never comes.
-				c.say(fmt.Sprintf("[%s] %s", target, endedUnansweredNote))
-			}
+		} else if target, ok := c.convs.unansweredBy(o.Conversation); ok && o.Text == "" {
+			// Ended with nothing shown: the user would wait for an answer
+			// that never comes.
+			c.say(fmt.Sprintf("[%s] %s", target, endedUnansweredNote))
 		}
 		c.convs.completed(o.Conversation)
 		c.live.complete(o.Conversation)

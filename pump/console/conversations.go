@@ -38,6 +38,13 @@ type conversations struct {
 	// killed holds the conversations /kill is stopping whose completion
 	// has not been seen: /kill says so itself.
 	killed map[string]bool
+	// pendingKills counts the /kill calls under way that named no running
+	// conversation of the console (an inner thread, say): which one they
+	// stop is known only once they return, so the early ends told
+	// meanwhile wait in held (conversation → text) for them
+	// (conversations_kill.go).
+	pendingKills int
+	held         map[string]string
 	// unanswered maps a running conversation whose latest line nothing
 	// answered yet (no reply, print or failure) to that line's target.
 	unanswered map[string]string
@@ -45,7 +52,7 @@ type conversations struct {
 
 func newConversations() *conversations {
 	return &conversations{current: map[string]string{}, running: map[string]bool{}, mine: map[string]bool{},
-		agents: map[string]bool{}, killed: map[string]bool{}, unanswered: map[string]string{}}
+		agents: map[string]bool{}, killed: map[string]bool{}, held: map[string]string{}, unanswered: map[string]string{}}
 }
 
 // isAgent reports whether target names an agent, asking the backend for its
@@ -244,26 +251,6 @@ func (cs *conversations) currents() []string {
 		out = append(out, cs.current[agent])
 	}
 	return out
-}
-
-// killing records that /kill is stopping conv, which may still be
-// running: its completion, when it comes, is not announced again.
-func (cs *conversations) killing(conv string) {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	if cs.running[conv] {
-		cs.killed[conv] = true
-	}
-}
-
-// announced reports whether conv's early end was told already (by /kill),
-// forgetting it.
-func (cs *conversations) announced(conv string) bool {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	told := cs.killed[conv]
-	delete(cs.killed, conv)
-	return told
 }
 
 // runningLabels names the console's conversations still running, as

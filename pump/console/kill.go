@@ -33,9 +33,18 @@ func (c *Console) cmdKill(ctx context.Context, arg string) {
 		return
 	}
 	// Marked first: the conversation's completion may be told before Kill
-	// returns.
-	c.convs.killing(id)
+	// returns — and when id is not one of the console's running
+	// conversations (an inner thread), which one it stops is known only
+	// then: the early ends told meanwhile wait for it (killDone).
+	known := c.convs.killing(id)
 	conv, err := k.Kill(ctx, id)
+	stopped := conv
+	if err != nil {
+		stopped = ""
+	}
+	for _, h := range c.convs.killDone(id, stopped, known) {
+		c.say(c.convs.endedEarly(h.conv, h.text))
+	}
 	switch {
 	case errors.Is(err, organism.ErrConversationEnded):
 		// Nothing runs to stop; this console still begins anew at the

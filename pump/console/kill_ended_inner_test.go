@@ -90,10 +90,19 @@ func endedHop(t *testing.T, hops, ended <-chan string) string {
 // TestConsoleKillNamingEndedInnerThread: /kill naming the full id of an
 // inner thread that ended while its conversation still runs kills that
 // conversation — in process, and over --connect by its owner — and says
-// so as for its root; another operator over --connect is told they may not
-// stop it, and it keeps running.
+// so, once, as for its root; another operator over --connect is told they
+// may not stop it, and it keeps running.
 func TestConsoleKillNamingEndedInnerThread(t *testing.T) {
 	killed := regexp.MustCompile(`Killed: \[[0-9a-f]{8}\] conversation killed`)
+	// toldOnce checks, once the session ended (it waits for the killed
+	// conversation's completion), that the kill was told once.
+	toldOnce := func(t *testing.T, out *transcript) {
+		t.Helper()
+		told := regexp.MustCompile(`\[[0-9a-f]{8}\] conversation killed`).FindAllString(out.String(), -1)
+		if len(told) != 1 {
+			t.Errorf("the kill was told %d times, want once:\n%s", len(told), out)
+		}
+	}
 
 	t.Run("in process", func(t *testing.T) {
 		hops, ended := make(chan string, 4), make(chan string, 64)
@@ -115,6 +124,7 @@ func TestConsoleKillNamingEndedInnerThread(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatalf("run: %v\n%s", err, out)
 		}
+		toldOnce(t, out)
 		if n := o.Pump.Stats().InFlight; n != 0 {
 			t.Errorf("%d messages still in flight after the kill:\n%s", n, out)
 		}
@@ -141,5 +151,6 @@ func TestConsoleKillNamingEndedInnerThread(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatalf("run: %v\n%s", err, out)
 		}
+		toldOnce(t, out)
 	})
 }

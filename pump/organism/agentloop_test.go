@@ -311,7 +311,7 @@ func askPayload(t *testing.T, o *Organism, agent, text string) any {
 	v := reflect.New(l.Payload.GoType())
 	v.Elem().FieldByName("Text").SetString(text)
 	replies := make(chan any, 4)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), agentWait)
 	defer cancel()
 	if _, err := o.Pump.Send(ctx, "console", agent, v.Interface(), pump.OutletFunc(func(e pump.Event) {
 		if e.Kind == pump.EventReply || e.Kind == pump.EventHuh {
@@ -530,7 +530,7 @@ listeners:
 	}
 	select {
 	case <-started:
-	case <-time.After(20 * time.Second):
+	case <-time.After(agentWait):
 		t.Fatalf("the tool call never started (model requests: %s)", jsonOf(m.requests()))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

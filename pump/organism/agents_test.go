@@ -170,7 +170,7 @@ llm:
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), agentWait)
 		defer cancel()
 		if err := o.Shutdown(ctx); err != nil {
 			t.Error(err)
@@ -178,6 +178,12 @@ llm:
 	})
 	return o
 }
+
+// agentWait bounds the waits of the agent tests: generous, for a loaded
+// 2-core machine under -race, where a model reply of megabytes takes its
+// repair and canonical passes several seconds; a test that passes waits
+// only as long as its work takes.
+const agentWait = 2 * time.Minute
 
 // ask sends text to a YAML agent from the console and returns the text of
 // the reply that comes back.
@@ -190,7 +196,7 @@ func ask(t *testing.T, o *Organism, agent, text string) string {
 	v := reflect.New(l.Payload.GoType())
 	v.Elem().FieldByName("Text").SetString(text)
 	replies := make(chan string, 4)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), agentWait)
 	defer cancel()
 	_, err := o.Pump.Send(ctx, "console", agent, v.Interface(), pump.OutletFunc(func(e pump.Event) {
 		if e.Kind == pump.EventReply {
@@ -507,7 +513,7 @@ func TestGreeterUsesRouterOrTemplate(t *testing.T) {
 				if line != want {
 					t.Fatalf("printed %q, want %q", line, want)
 				}
-			case <-time.After(10 * time.Second):
+			case <-time.After(agentWait):
 				t.Fatal("no shouted greeting")
 			}
 			if withKey {
@@ -582,7 +588,7 @@ listeners:
 	_ = o.Shutdown(ctx) // the drain times out: the hung request is cancelled
 	select {
 	case <-cancelled:
-	case <-time.After(5 * time.Second):
+	case <-time.After(agentWait):
 		t.Fatal("the hung request was not cancelled by Shutdown")
 	}
 }

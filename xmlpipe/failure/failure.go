@@ -30,6 +30,11 @@ const (
 	StageDecode   Stage = "decode"
 	StageHandler  Stage = "handler"
 	StageEncode   Stage = "encode"
+	// StageInput is what a handler found wrong with the message it was
+	// given (the text of its *xmlpipe.InputError), written for the sender:
+	// a journaled <huh> holds it beside the handler's error (StageHandler),
+	// which only the organism's operators read.
+	StageInput Stage = "input"
 )
 
 // Sentinel errors: every stage failure wraps exactly one of them.
