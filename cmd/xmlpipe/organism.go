@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
@@ -55,7 +54,8 @@ func (s configSource) build(opts organism.Options) (*organism.Organism, error) {
 	return organism.New(cfg, opts)
 }
 
-// load reads the configuration (and its .env). The file must be a regular
+// load reads the configuration (and its .env, the nearest walking up from
+// the file: config.FindDotEnv). The file must be a regular
 // one: it is read at the start (more than once: observability, then the
 // build) and again at every reload, so a pipe or FIFO — which gave "empty
 // configuration" on the second read, and blocked a reload until some
@@ -67,7 +67,7 @@ func (s configSource) load() (*config.Organism, error) {
 		}
 		return config.Parse(embeddedName, defaultOrganism)
 	}
-	if err := config.LoadDotEnv(filepath.Join(filepath.Dir(s.path), ".env")); err != nil {
+	if err := config.LoadDotEnvFor(s.path); err != nil {
 		return nil, err
 	}
 	data, err := regfile.Read(s.path)
