@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
@@ -19,8 +20,6 @@ import (
 var defaultOrganism []byte
 
 const (
-	// defaultConfigPath is looked up in the current directory.
-	defaultConfigPath = "organism.yaml"
 	// embeddedName names the embedded configuration in messages.
 	embeddedName = "organism.yaml (embedded hello-world)"
 )
@@ -32,16 +31,24 @@ type configSource struct {
 	embedded bool
 }
 
-// resolveConfig picks the configuration: the argument when given, else
-// ./organism.yaml when it exists, else the embedded hello-world.
+// defaultConfigPaths are looked up in the current directory, in order:
+// ours, then the Python server's default (run_organism.py reads
+// config/organism.yaml), so a user who ran it without arguments in their
+// checkout gets their organism, not the embedded hello-world.
+var defaultConfigPaths = []string{"organism.yaml", filepath.Join("config", "organism.yaml")}
+
+// resolveConfig picks the configuration: the argument when given, else the
+// first of defaultConfigPaths that exists, else the embedded hello-world.
 func resolveConfig(pos []string) configSource {
 	if len(pos) > 0 {
 		return configSource{path: pos[0]}
 	}
-	if _, err := os.Stat(defaultConfigPath); errors.Is(err, fs.ErrNotExist) {
-		return configSource{path: embeddedName, embedded: true}
+	for _, path := range defaultConfigPaths {
+		if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+			return configSource{path: path}
+		}
 	}
-	return configSource{path: defaultConfigPath}
+	return configSource{path: embeddedName, embedded: true}
 }
 
 // build assembles the organism (not started), in memory. The embedded
