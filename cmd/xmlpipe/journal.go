@@ -49,7 +49,7 @@ type journalStoreFlags struct {
 func addStoreFlags(fs *flag.FlagSet) journalStoreFlags {
 	return journalStoreFlags{
 		data:   fs.String("data", "", "data directory of the store (default: organism.data_dir of --config)"),
-		config: configFlag(fs, "organism.yaml whose data_dir to use (default: ./organism.yaml or the embedded hello-world)"),
+		config: configFlag(fs, "organism.yaml whose data_dir to use (default: ./organism.yaml, ./config/organism.yaml or the embedded hello-world)"),
 	}
 }
 

@@ -23,7 +23,7 @@ const replayPayloadMax = 600
 // ignored). Exit 0 when identical, 1 when different.
 func runJournalReplay(ctx context.Context, args []string, std streams) int {
 	fs := newFlags("journal replay", "<thread-uuid> [--into organism.yaml] [--timeout 1m] [--data DIR] [--config organism.yaml]", std.err)
-	into := fs.String("into", "", "organism.yaml to replay into (default: --config, else ./organism.yaml or the embedded hello-world)")
+	into := fs.String("into", "", "organism.yaml to replay into (default: --config, else ./organism.yaml, ./config/organism.yaml or the embedded hello-world)")
 	timeout := fs.Duration("timeout", time.Minute, "bound on the whole replay")
 	sf := addStoreFlags(fs)
 	pos, r, code, ok := sf.begin(fs, args, 1, 1, std.err)

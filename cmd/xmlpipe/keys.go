@@ -39,7 +39,7 @@ func runKeys(_ context.Context, args []string, std streams) int {
 	}
 	fs := newFlags("keys "+name, argsUsage, std.err)
 	data := dataFlag(fs)
-	orgFile := configFlag(fs, "organism.yaml giving data_dir and identity (default: ./organism.yaml or the embedded hello-world)")
+	orgFile := configFlag(fs, "organism.yaml giving data_dir and identity (default: ./organism.yaml, ./config/organism.yaml or the embedded hello-world)")
 	pos, code, ok := parseFlags(fs, args[1:])
 	if !ok {
 		return code

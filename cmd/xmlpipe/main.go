@@ -153,7 +153,8 @@ func usage(w io.Writer) {
 		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.summary)
 	}
 	b.WriteString("\nThe configuration is organism.yaml given as an argument or with --config FILE (--organism is an\n" +
-		"alias); without one, ./organism.yaml is used, else the embedded hello-world organism.\n" +
+		"alias); without one, ./organism.yaml is used, else ./config/organism.yaml (the Python server's\n" +
+		"default), else the embedded hello-world organism.\n" +
 		"Run xmlpipe help <command> (or xmlpipe <command> -h) for a command's arguments and flags.\n")
 	_, _ = io.WriteString(w, b.String())
 }

@@ -20,8 +20,6 @@ import (
 var defaultOrganism []byte
 
 const (
-	// defaultConfigPath is looked up in the current directory.
-	defaultConfigPath = "organism.yaml"
 	// embeddedName names the embedded configuration in messages.
 	embeddedName = "organism.yaml (embedded hello-world)"
 )
@@ -33,16 +31,24 @@ type configSource struct {
 	embedded bool
 }
 
-// resolveConfig picks the configuration: the argument when given, else
-// ./organism.yaml when it exists, else the embedded hello-world.
+// defaultConfigPaths are looked up in the current directory, in order:
+// ours, then the Python server's default (run_organism.py reads
+// config/organism.yaml), so a user who ran it without arguments in their
+// checkout gets their organism, not the embedded hello-world.
+var defaultConfigPaths = []string{"organism.yaml", filepath.Join("config", "organism.yaml")}
+
+// resolveConfig picks the configuration: the argument when given, else the
+// first of defaultConfigPaths that exists, else the embedded hello-world.
 func resolveConfig(pos []string) configSource {
 	if len(pos) > 0 {
 		return configSource{path: pos[0]}
 	}
-	if _, err := os.Stat(defaultConfigPath); errors.Is(err, fs.ErrNotExist) {
-		return configSource{path: embeddedName, embedded: true}
+	for _, path := range defaultConfigPaths {
+		if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+			return configSource{path: path}
+		}
 	}
-	return configSource{path: defaultConfigPath}
+	return configSource{path: embeddedName, embedded: true}
 }
 
 // build assembles the organism (not started), in memory. The embedded
@@ -55,7 +61,8 @@ func (s configSource) build(opts organism.Options) (*organism.Organism, error) {
 	return organism.New(cfg, opts)
 }
 
-// load reads the configuration (and its .env). The file must be a regular
+// load reads the configuration (and its .env, the nearest walking up from
+// the file: config.FindDotEnv). The file must be a regular
 // one: it is read at the start (more than once: observability, then the
 // build) and again at every reload, so a pipe or FIFO — which gave "empty
 // configuration" on the second read, and blocked a reload until some
@@ -67,7 +74,7 @@ func (s configSource) load() (*config.Organism, error) {
 		}
 		return config.Parse(embeddedName, defaultOrganism)
 	}
-	if err := config.LoadDotEnv(filepath.Join(filepath.Dir(s.path), ".env")); err != nil {
+	if err := config.LoadDotEnvFor(s.path); err != nil {
 		return nil, err
 	}
 	data, err := regfile.Read(s.path)

@@ -13,11 +13,12 @@ import (
 func Builtin() *Catalog {
 	c := New()
 	c.AddPayload(Payload{Name: "hello.Greeting", Type: reflect.TypeFor[hello.Greeting](),
-		Listener: "greeter", Description: "Greeting agent - forwards to shouter"}, "handlers.hello.Greeting")
+		Listener: "greeter", Description: "Greeting agent - forwards to shouter"}, "handlers.hello.Greeting", "handlers.console.Greeting")
 	c.AddPayload(Payload{Name: "hello.GreetingResponse", Type: reflect.TypeFor[hello.GreetingResponse](),
 		Listener: "shouter", Description: "Shouts the greeting in ALL CAPS"}, "handlers.hello.GreetingResponse")
 	c.AddPayload(Payload{Name: "hello.ShoutedResponse", Type: reflect.TypeFor[hello.ShoutedResponse](),
-		Listener: "response-handler", Description: "Prints responses to console"}, "handlers.hello.ShoutedResponse")
+		Listener: "response-handler", Description: "Prints responses to console"}, "handlers.hello.ShoutedResponse",
+		"handlers.console.ShoutedResponse")
 	c.AddPayload(Payload{Name: "system.Boot", Type: reflect.TypeFor[system.Boot](), Schema: schemas.System()},
 		"agentserver.primitives.boot.Boot")
 	c.AddPayload(Payload{Name: "system.TodoUntil", Type: reflect.TypeFor[system.TodoUntil](),
@@ -45,7 +46,9 @@ func Builtin() *Catalog {
 		New: func(env Env) xmlpipe.Handler {
 			pr := &hello.Printer{Print: env.Print}
 			return xmlpipe.Typed(pr.Handle)
-		}}, "handlers.hello.handle_response_print")
+		}}, "handlers.hello.handle_response_print",
+		// The reference's older console handler prints "[shouter] …" too.
+		"handlers.console.handle_shouted_response")
 	c.AddHandler(Handler{Name: "system.Boot", Takes: reflect.TypeFor[system.Boot](),
 		New: func(env Env) xmlpipe.Handler {
 			return xmlpipe.Typed((&system.BootHandler{Logger: env.Logger}).Handle)

@@ -164,6 +164,9 @@ func (c *Catalog) canonical(name string) string {
 
 // PayloadType resolves a payload_class to its compiled payload type.
 func (c *Catalog) PayloadType(name string) (*xmlpipe.PayloadType, error) {
+	if err := consoleError(name); err != nil {
+		return nil, err
+	}
 	p, ok := c.payloads[c.canonical(name)]
 	if !ok {
 		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownPayload, name, strings.Join(c.payloadNames(), ", "))
@@ -176,6 +179,9 @@ func (c *Catalog) PayloadType(name string) (*xmlpipe.PayloadType, error) {
 
 // Handler resolves a handler name for a payload type and builds it.
 func (c *Catalog) Handler(name string, pt *xmlpipe.PayloadType, env Env) (xmlpipe.Handler, error) {
+	if err := consoleError(name); err != nil {
+		return nil, err
+	}
 	h, ok := c.handlers[c.canonical(name)]
 	if !ok {
 		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownHandler, name, strings.Join(c.handlerNames(), ", "))
@@ -190,6 +196,9 @@ func (c *Catalog) Handler(name string, pt *xmlpipe.PayloadType, env Env) (xmlpip
 // (Handler.Gives), nil when it declares none. A payload registered for
 // that Go type lends it its fixed schema, if it has one.
 func (c *Catalog) Response(name string) (*xmlpipe.PayloadType, error) {
+	if err := consoleError(name); err != nil {
+		return nil, err
+	}
 	h, ok := c.handlers[c.canonical(name)]
 	if !ok {
 		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownHandler, name, strings.Join(c.handlerNames(), ", "))

@@ -3,6 +3,7 @@ package catalog
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/xml-pipeline/xmlpipe/gen"
@@ -26,6 +27,9 @@ func TestPythonAliasesResolve(t *testing.T) {
 		{"handlers.hello.ShoutedResponse", "handlers.hello.handle_response_print"},
 		{"hello.Greeting", "hello.Greeter"},
 		{"handlers.hello:Greeting", "handlers.hello:handle_greeting"},
+		// The reference's older config (handlers/console.py) names these.
+		{"handlers.console.Greeting", "handlers.hello.handle_greeting"},
+		{"handlers.console.ShoutedResponse", "handlers.console.handle_shouted_response"},
 	}
 	for _, tc := range tests {
 		pt, err := c.PayloadType(tc.payload)
@@ -83,5 +87,38 @@ func TestAcceptedNames(t *testing.T) {
 		if !slices.IsSorted(tt.names) {
 			t.Errorf("%s is not sorted: %v", tt.list, tt.names)
 		}
+	}
+}
+
+// TestPythonConsoleNamesSayWhatToDo: the reference's message-driven console
+// listeners (handlers/console.py, in its older organism.yaml) are refused
+// with ErrBuiltinConsole, telling the user to use xmlpipe console, not as
+// unknown names followed by the whole catalog.
+func TestPythonConsoleNamesSayWhatToDo(t *testing.T) {
+	c := Builtin()
+	greeting, err := c.PayloadType("hello.Greeting")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		lookup func(name string) error
+		value  string
+	}{
+		{"payload", func(n string) error { _, err := c.PayloadType(n); return err }, "handlers.console.ConsolePrompt"},
+		{"payload colon form", func(n string) error { _, err := c.PayloadType(n); return err }, "handlers.console:ConsoleInput"},
+		{"handler", func(n string) error { _, err := c.Handler(n, greeting, Env{}); return err }, "handlers.console.handle_console_input"},
+		{"response", func(n string) error { _, err := c.Response(n); return err }, "handlers.console.handle_console_prompt"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.lookup(tt.value)
+			if !errors.Is(err, ErrBuiltinConsole) {
+				t.Fatalf("err = %v, want ErrBuiltinConsole", err)
+			}
+			if msg := err.Error(); !strings.Contains(msg, "xmlpipe console") || !strings.Contains(msg, tt.value) || strings.Contains(msg, "known:") {
+				t.Errorf("err = %q, want it to name %q and xmlpipe console, without the catalog", msg, tt.value)
+			}
+		})
 	}
 }

@@ -176,6 +176,10 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string, depth
 		name := kv.key.Value
 		i, ok := fields.index[name]
 		if !ok {
+			if h, ok := pythonCLIHint(path, name); ok {
+				d.report(kv.key, path, "unknown key %q: %s", name, h)
+				continue
+			}
 			d.report(kv.key, path, "unknown key %q%s", name, hint(name, fields.names))
 			continue
 		}

@@ -178,11 +178,12 @@ var SystemListeners = []config.Listener{
 	{Name: "system.todo-complete", PayloadClass: "system.TodoComplete", Handler: "system.TodoComplete", Description: "Closes a todo watcher"},
 }
 
-// Load reads path (and the .env beside it) and assembles the organism. The
+// Load reads path (and its .env: the nearest walking up from the file, as
+// config.FindDotEnv) and assembles the organism. The
 // file may name the listeners of Options.Listeners as it names its own (an
 // agent's peers): it is read with config.LoadWith.
 func Load(path string, opts Options) (*Organism, error) {
-	if err := config.LoadDotEnv(filepath.Join(filepath.Dir(path), ".env")); err != nil {
+	if err := config.LoadDotEnvFor(path); err != nil {
 		return nil, err
 	}
 	cfg, err := config.LoadWith(path, goListenerNames(opts.Listeners))
