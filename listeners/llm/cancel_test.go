@@ -58,11 +58,10 @@ func cancelWhile(t *testing.T, r *loopRig, text string, at <-chan struct{}) {
 // streaming "Let me think") until it is cancelled, and answers the next
 // ones from replies, keeping every request.
 type requestLog struct {
-	mu        sync.Mutex
-	requests  []Request
-	streaming chan struct{}
-	first     func(ctx context.Context, req Request) (Reply, error)
-	replies   []Reply
+	mu       sync.Mutex
+	requests []Request
+	first    func(ctx context.Context, req Request) (Reply, error)
+	replies  []Reply
 }
 
 // Chat implements Chatter.
