@@ -97,7 +97,9 @@ type GateDecision struct {
 type DeliveryGate interface {
 	Check(m *GateMessage) GateDecision
 	// Dropped reports a held message the pump dropped without a decision
-	// (cause: ErrConversationKilled — its conversation was killed).
+	// (cause: ErrConversationKilled — its conversation was killed; or
+	// ErrCancelled — its answer was cancelled). It is called before the
+	// conversation's EventComplete is published.
 	Dropped(holdID string, cause error)
 }
 
