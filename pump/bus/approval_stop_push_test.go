@@ -19,7 +19,7 @@ func TestStoppedConversationPushesItsExpiredApproval(t *testing.T) {
 		name, action, reason string
 	}{
 		{"kill", "kill", "conversation killed"},
-		{"cancel", "cancel", pump.ErrCancelled.Error()},
+		{"cancel", "cancel", pump.CancelledReason},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newLoopModel(t, "<RunCommand><Command>date</Command></RunCommand>", "It ran.")
