@@ -97,7 +97,9 @@ type GateDecision struct {
 type DeliveryGate interface {
 	Check(m *GateMessage) GateDecision
 	// Dropped reports a held message the pump dropped without a decision
-	// (cause: ErrConversationKilled — its conversation was killed).
+	// (cause: ErrConversationKilled — its conversation was killed; or
+	// ErrCancelled — its answer was cancelled). It is called before the
+	// conversation's EventComplete is published.
 	Dropped(holdID string, cause error)
 }
 
@@ -492,13 +494,16 @@ func (p *Pump) dropHeld(conv string, cause error) {
 }
 
 // dropHold drops h, no longer held, as a dead letter and tells g (when
-// there is one).
+// there is one). The gate is told before the conversation may complete
+// (convDone): what it announces about the hold (its approval expired)
+// belongs to the conversation, and a transport stops routing the
+// conversation's news to its clients at its completion.
 func (p *Pump) dropHold(g DeliveryGate, h *heldDelivery, cause error) {
 	d := h.d
 	p.deadLetter(d.conv, d.thread, d.from, h.l.Name, d.payloadName, nil, p.dropReason(d.conv)+" while the message was held")
-	d.mark.release()
-	p.convDone(d.conv)
 	if g != nil {
 		g.Dropped(h.id, cause)
 	}
+	d.mark.release()
+	p.convDone(d.conv)
 }

@@ -363,10 +363,16 @@ func (g *Governance) waitFor(m *pump.GateMessage) time.Duration {
 }
 
 // Dropped implements pump.DeliveryGate: the held message's conversation
-// was killed, so its approval expires.
+// was killed, or its answer cancelled, so its approval expires — for the
+// reason the conversation's completion gives.
 func (g *Governance) Dropped(id string, cause error) {
-	reason := "conversation killed"
-	if !errors.Is(cause, pump.ErrConversationKilled) {
+	var reason string
+	switch {
+	case errors.Is(cause, pump.ErrConversationKilled):
+		reason = pump.KilledReason
+	case errors.Is(cause, pump.ErrCancelled):
+		reason = pump.CancelledReason
+	default:
 		reason = cause.Error()
 	}
 	if _, err := g.finish(context.Background(), id, StatusExpired, "", reason); err != nil &&
