@@ -147,7 +147,9 @@ func TestKillEndedInnerThreadOfRunningConversation(t *testing.T) {
 		return xmlpipe.Respond(&Ping{Text: "done"}), nil
 	})
 	cause := make(chan error, 1)
+	running := make(chan struct{})
 	slow := listenerOf(t, "slow", func(ctx context.Context, _ *Pong, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		close(running)
 		<-ctx.Done()
 		cause <- context.Cause(ctx)
 		return nil, ctx.Err()
@@ -171,6 +173,11 @@ func TestKillEndedInnerThreadOfRunningConversation(t *testing.T) {
 		case <-waitCtx(t).Done():
 			t.Fatal("jobs' thread never ended")
 		}
+	}
+	select { // slow runs: the kill has a call to cancel, not only a queued message
+	case <-running:
+	case <-waitCtx(t).Done():
+		t.Fatal("slow never ran")
 	}
 	if inner == conv || p.Threads().Known(inner) || !p.Threads().Known(conv) {
 		t.Fatalf("precondition: jobs ran on %s, an inner thread that ended, in conversation %s still running", inner, conv)
