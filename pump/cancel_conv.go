@@ -2,6 +2,9 @@ package pump
 
 import (
 	"fmt"
+
+	"github.com/xml-pipeline/xmlpipe/registry"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
 // A cancel stops the answer in flight of one conversation and keeps the
@@ -63,11 +66,15 @@ func (p *Pump) Cancel(thread string) (string, error) {
 		s.mu.Unlock()
 		return conv, fmt.Errorf("%w: %s", ErrConversationEnded, conv)
 	}
-	if !c.cancelled {
+	first := !c.cancelled
+	if first {
 		c.cancelled = true
 		p.killing.Add(1)
 	}
 	s.mu.Unlock()
+	if first {
+		p.markCancelled(conv)
+	}
 	// After the mark, as Kill: a worker starting a call of conv now either
 	// sees it (handle) or published its call before this scan.
 	cancelled := p.cancelCalls(ErrCancelled, func(hc *handlerCall) bool { return hc.d.conv == conv })
@@ -77,6 +84,25 @@ func (p *Pump) Cancel(thread string) (string, error) {
 	dropped += p.withdrawSlots(conv)
 	p.log.Info("answer cancelled", "thread", conv, "cancelled", cancelled, "dropped", dropped)
 	return conv, nil
+}
+
+// markCancelled records the cancel mark (xmlpipe.CancelMarkType) on every
+// live thread of conv that has a history, before any of its work stops: a
+// handler that waits for an answer its history records as pending (an
+// agent that sent its tool calls and returned) is not running to see the
+// cancel, and the answer it waits for is among what the cancel drops. The
+// mark tells it so at its next message. It goes before the cancel reaches
+// the running handlers, so that what those record of the cancel follows it.
+func (p *Pump) markCancelled(conv string) {
+	for _, t := range p.threads.Subtree(conv) {
+		if !p.context.ThreadExists(t) {
+			continue
+		}
+		if _, err := p.context.Append(registry.Slot{ThreadID: t, PayloadType: xmlpipe.CancelMarkType,
+			Raw: []byte(CancelledReason)}); err != nil {
+			p.log.Warn("context buffer: the cancel mark was not recorded", "thread", t, "error", err)
+		}
+	}
 }
 
 // stopped reports whether conv's messages in flight are dropped rather

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
@@ -128,5 +129,62 @@ func TestCancelUnknown(t *testing.T) {
 	}
 	if done := out.waitFor(t, "completion", kind(pump.EventComplete)); done.Error != pump.KilledReason {
 		t.Errorf("completion Error = %q, want %q", done.Error, pump.KilledReason)
+	}
+}
+
+// TestCancelMarksTheHistories: Cancel records its mark
+// (xmlpipe.CancelMarkType) on every thread of the conversation with a
+// history — the one of a handler waiting for an answer the cancel drops
+// too, which is not running to see the cancel — before the cancel reaches
+// the running handlers, so what they record of it follows the mark.
+func TestCancelMarksTheHistories(t *testing.T) {
+	entered := newGate()
+	threads := make(chan string, 2)
+	recorded := make(chan error, 1)
+	var p *pump.Pump
+	fan := listenerOf(t, "fan", func(_ context.Context, in *Fan, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		threads <- md.ThreadID
+		return xmlpipe.Send("slow", &Job{Label: in.Step}), nil
+	})
+	slow := listenerOf(t, "slow", func(ctx context.Context, _ *Job, md xmlpipe.Metadata) (xmlpipe.Response, error) {
+		threads <- md.ThreadID
+		entered.open()
+		<-ctx.Done()
+		_, err := p.Context().Append(registry.Slot{ThreadID: md.ThreadID, From: "slow", PayloadType: "note",
+			Raw: []byte("stopped")})
+		recorded <- err
+		return nil, nil
+	})
+	p = startPump(t, pump.Options{}, fan, slow)
+	out := newRecorder()
+	conv := mustSend(t, p, client, "fan", &Fan{Step: "first"}, out)
+	entered.wait(waitCtx(t))
+	if _, err := p.Cancel(conv); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-recorded; err != nil {
+		t.Fatal(err)
+	}
+	out.waitFor(t, "completion", kind(pump.EventComplete))
+	fanThread, slowThread := <-threads, <-threads
+	type mark struct{ From, PayloadType, Raw string }
+	tail := func(thread string, n int) []mark {
+		tc, ok := p.Context().Thread(thread)
+		if !ok {
+			t.Fatalf("no history of thread %s", thread)
+		}
+		var out []mark
+		slots := tc.Slots()
+		for _, s := range slots[max(0, len(slots)-n):] {
+			out = append(out, mark{s.From, s.PayloadType, string(s.Raw)})
+		}
+		return out
+	}
+	cancelled := mark{"", xmlpipe.CancelMarkType, pump.CancelledReason}
+	if diff := cmp.Diff([]mark{cancelled}, tail(fanThread, 1)); fanThread != slowThread && diff != "" {
+		t.Errorf("the waiting handler's history ends (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]mark{cancelled, {"slow", "note", "stopped"}}, tail(slowThread, 2)); diff != "" {
+		t.Errorf("the running handler's history ends (-want +got):\n%s", diff)
 	}
 }

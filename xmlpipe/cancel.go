@@ -39,3 +39,13 @@ var ErrShutdown = errors.New("pump: immediate shutdown")
 // conversation consistent (an agent notes the cancel in its history). The
 // pump's pump.ErrCancelled is this error.
 var ErrCancelled = errors.New("pump: answer cancelled")
+
+// CancelMarkType is the PayloadType of the history slot the pump records on
+// every live thread of a conversation whose answer in flight was cancelled
+// (Pump.Cancel), before it stops any of the conversation's work: From and
+// To are empty, Raw says "answer cancelled". It is durable like any slot. A listener that keeps in
+// the history the calls it waits for (an agent's tool calls) reads it as
+// "whatever was pending before this point never comes": the cancel dropped
+// the work that would have answered it, and its handler, not running then,
+// was never told.
+const CancelMarkType = "xmlpipe.cancelled"

@@ -787,6 +787,12 @@ const cancelledNote = "[the user cancelled the previous answer]"
 // answer was cancelled before the call was made.
 const notMadeCancelled = "Not made: the user cancelled the answer."
 
+// cancelledWhileRunning is the result of a call the model made and the
+// agent sent (to a peer, a tool listener) whose answer the user cancelled
+// while the call ran: the cancel dropped its work, so its result never
+// comes (see convo.cancelMark).
+const cancelledWhileRunning = "Cancelled while it ran: the user cancelled the answer."
+
 // cancelled ends a turn whose answer was cancelled (xmlpipe.ErrCancelled)
 // while the model was asked or its local tools ran: nothing is answered
 // (the pump would drop it), and the conversation stays continuable. The

@@ -164,3 +164,99 @@ func TestCancelledTurnKeepsTheConversation(t *testing.T) {
 		})
 	}
 }
+
+// messageLines renders a request's messages but the system prompt as
+// role: content lines (tool calls as their names), a user's message by its
+// text alone.
+func messageLines(msgs []Message) []string {
+	var out []string
+	for _, msg := range msgs {
+		if msg.Role == System {
+			continue
+		}
+		content := msg.Content
+		if msg.Role == User {
+			if _, text, ok := strings.Cut(content, "]\n"); ok && strings.HasPrefix(content, "[From ") {
+				content = text
+			}
+		}
+		line := string(msg.Role) + ": " + content
+		for _, c := range msg.ToolCalls {
+			line += " [call " + c.Name + "]"
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// TestCancelMarkEndsTheWaitForSentCalls: an answer cancelled while the
+// agent waits for the calls it sent (to a peer or a tool listener: its
+// handler is not running, the pump drops the work that would answer them
+// and records its cancel mark) is not waited for: the next message is
+// answered, and the model reads each such call as cancelled while it ran,
+// and the note that the user cancelled the answer before the new message
+// — after a restart too (the mark is a slot of the history). An answer of
+// such a call arriving late all the same asks nothing.
+func TestCancelMarkEndsTheWaitForSentCalls(t *testing.T) {
+	want := []string{
+		"user: write a long poem",
+		"assistant:  [call calc_v2]",
+		"tool: " + cancelledWhileRunning,
+		"user: " + cancelledNote,
+		"user: a short one instead",
+	}
+	for _, restart := range []bool{false, true} {
+		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) {
+			r := newLoopRig(t,
+				Reply{ToolCalls: []ToolCall{toolCall("c1", "calc_v2", `{"Expression":"6*7","Precision":0}`)}},
+				Reply{Content: "a short poem"})
+			if _, ok := r.deliver("console", "write a long poem", "").(*xmlpipe.SendsResponse); !ok {
+				t.Fatal("the first turn did not send its call")
+			}
+			if _, err := r.cb.Append(registry.Slot{ThreadID: "t", PayloadType: xmlpipe.CancelMarkType,
+				Raw: []byte("answer cancelled")}); err != nil {
+				t.Fatal(err)
+			}
+			if restart {
+				r.restart(nil)
+			}
+			if got := answerText(r.deliver("console", "a short one instead", "")); got != "a short poem" {
+				t.Fatalf("answer after the cancel %q, want %q", got, "a short poem")
+			}
+			reqs := r.model.requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d model calls, want 2", len(reqs))
+			}
+			if diff := cmp.Diff(want, messageLines(reqs[1].Messages)); diff != "" {
+				t.Errorf("the model's request after the cancel (-want +got):\n%s", diff)
+			}
+			if resp := r.deliver("calc.v2", `{"Value":"42"}`, "c1"); !isAwait(resp) {
+				t.Errorf("a late answer of the cancelled call: %#v, want Await", resp)
+			}
+			if n := len(r.model.requests()); n != 2 {
+				t.Errorf("a late answer of the cancelled call asked the model: %d calls, want 2", n)
+			}
+		})
+	}
+}
+
+// TestCancelMarkAfterTheAgentNotedItIsNotRead: a cancel mark that finds no
+// call pending (the agent was answering, and noted the cancel itself, or
+// had answered) adds nothing to what the model reads.
+func TestCancelMarkAfterTheAgentNotedItIsNotRead(t *testing.T) {
+	r := newLoopRig(t, Reply{Content: "a poem"}, Reply{Content: "another"})
+	if got := answerText(r.deliver("console", "write a poem", "")); got != "a poem" {
+		t.Fatalf("first answer %q", got)
+	}
+	if _, err := r.cb.Append(registry.Slot{ThreadID: "t", PayloadType: xmlpipe.CancelMarkType,
+		Raw: []byte("answer cancelled")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := answerText(r.deliver("console", "again", "")); got != "another" {
+		t.Fatalf("second answer %q", got)
+	}
+	want := []string{"user: write a poem", "assistant: a poem", "user: again"}
+	if diff := cmp.Diff(want, messageLines(r.model.requests()[1].Messages)); diff != "" {
+		t.Errorf("the model's request (-want +got):\n%s", diff)
+	}
+}

@@ -176,7 +176,10 @@ func (a *Agent) callSegment(c *convo, s *segment, cr *callsRecord, results map[s
 	s.msgs = append(s.msgs, m)
 	for _, call := range cr.Calls {
 		r := c.results[call.ID]
-		if r == nil {
+		switch {
+		case r == nil && c.cancelled[call.ID]:
+			r = &resultRecord{ID: call.ID, Name: call.Name, IsError: true, Content: cancelledWhileRunning}
+		case r == nil:
 			r = &resultRecord{ID: call.ID, Name: call.Name, IsError: true, Content: "No result: the call was abandoned."}
 		}
 		s.msgs = append(s.msgs, Message{Role: Tool, ToolCallID: call.ID, ToolName: call.Name,

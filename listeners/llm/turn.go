@@ -125,6 +125,9 @@ type convo struct {
 	// held is the step a halt stopped during its local tools, when no item
 	// came after it (see heldStepType).
 	held *heldStep
+	// cancelled are the calls a cancel mark (xmlpipe.CancelMarkType) found
+	// pending, by id: their results never come, and none is awaited.
+	cancelled map[string]bool
 }
 
 // readConvo reads the history slots of a conversation whose caller is caller
@@ -146,6 +149,10 @@ func (c *convo) add(a *Agent, s *registry.Slot) {
 	}
 	it := item{slot: s}
 	switch {
+	case s.PayloadType == xmlpipe.CancelMarkType && s.From == "" && s.To == "":
+		if !c.cancelMark(s, &it) {
+			return
+		}
 	case s.From == a.Name && s.To == "":
 		switch s.PayloadType {
 		case replyType:
@@ -208,6 +215,29 @@ func (c *convo) add(a *Agent, s *registry.Slot) {
 	}
 	c.items = append(c.items, it)
 	c.held = nil
+}
+
+// cancelMark reads the pump's cancel mark s: the calls pending then were
+// dropped with the cancelled answer, so none is awaited any more (each
+// reads as cancelled, unless a result of it comes all the same), and the
+// mark reads as the note that the user cancelled the answer. A mark that
+// finds nothing pending is not read (false): the agent was answering when
+// the cancel came, and noted it itself (Agent.cancelled), or had answered.
+func (c *convo) cancelMark(s *registry.Slot, it *item) bool {
+	if len(c.pending) == 0 {
+		return false
+	}
+	if c.cancelled == nil {
+		c.cancelled = map[string]bool{}
+	}
+	for _, call := range c.pending {
+		c.cancelled[call.ID] = true
+	}
+	c.pending = c.pending[:0]
+	note := *s
+	note.Raw = []byte(cancelledNote)
+	it.slot, it.kind = &note, itemFeedback
+	return true
 }
 
 // lastOwn returns the kind of the agent's latest slot of its own

@@ -50,6 +50,42 @@ func NewChatModel(t testing.TB, reply func(n int) []string) *ChatModel {
 	return m
 }
 
+// callPrefix begins a chunk that is a tool call (see ToolCall).
+const callPrefix = "\x00llmtest.call:"
+
+// ToolCall is a chunk of a reply that calls the function name with the
+// JSON arguments args, as call id: a reply whose chunks are all such
+// chunks calls those functions (finish_reason tool_calls) instead of
+// answering with text.
+func ToolCall(id, name, args string) string {
+	b, _ := json.Marshal(map[string]any{"id": id, "type": "function",
+		"function": map[string]string{"name": name, "arguments": args}})
+	return callPrefix + string(b)
+}
+
+// toolCalls returns the calls of a reply whose chunks are all ToolCall
+// chunks, as the JSON of an OpenAI tool_calls array (with their indexes
+// when indexed, as a stream's delta carries them); ok is false for a text
+// reply.
+func toolCalls(chunks []string, indexed bool) (calls string, ok bool) {
+	if len(chunks) == 0 {
+		return "", false
+	}
+	var out []json.RawMessage
+	for i, c := range chunks {
+		rest, found := strings.CutPrefix(c, callPrefix)
+		if !found {
+			return "", false
+		}
+		if indexed {
+			rest = fmt.Sprintf(`{"index":%d,%s`, i, rest[1:])
+		}
+		out = append(out, json.RawMessage(rest))
+	}
+	b, _ := json.Marshal(out)
+	return string(b), true
+}
+
 // usage is the token count every answer reports.
 const usage = `"usage":{"prompt_tokens":11,"completion_tokens":7}`
 
@@ -68,6 +104,19 @@ func (m *ChatModel) serve(w http.ResponseWriter, r *http.Request) {
 	m.streamed = append(m.streamed, body.Stream)
 	m.mu.Unlock()
 	chunks := m.reply(n)
+	if calls, ok := toolCalls(chunks, body.Stream); ok {
+		if !body.Stream {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"model":"test-model","choices":[{"message":{"role":"assistant","content":null,"tool_calls":%s},"finish_reason":"tool_calls"}],%s}`,
+				calls, usage)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"model\":\"test-model\",\"choices\":[{\"delta\":{\"tool_calls\":%s}}]}\n\n", calls)
+		fmt.Fprintf(w, "data: {\"model\":\"test-model\",\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n")
+		fmt.Fprintf(w, "data: {\"choices\":[],%s}\n\ndata: [DONE]\n\n", usage)
+		return
+	}
 	if !body.Stream {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"model":"test-model","choices":[{"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],%s}`,

@@ -1,0 +1,128 @@
+package console_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/llm/llmtest"
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/pump/console"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
+)
+
+// cancelWait bounds the waits of TestConsoleCancelWhileAToolRuns:
+// generous, for a loaded 2-core machine under -race.
+const cancelWait = 2 * time.Minute
+
+// TestConsoleCancelWhileAToolRuns: /cancel while the agent waits for the
+// tool listener its reply called (run_command sleep 100) keeps the
+// conversation, and the next @poet line is answered — not "(ended without
+// an answer)" — with the model reading the call as cancelled and the note
+// that the user cancelled the previous answer.
+func TestConsoleCancelWhileAToolRuns(t *testing.T) {
+	m := llmtest.NewChatModel(t, func(n int) []string {
+		if n == 0 {
+			return []string{llmtest.ToolCall("call_1", "run_command", `{"Command":"sleep","Arg":["100"]}`)}
+		}
+		return []string{"a short ", "answer"}
+	})
+	l, err := organism.Assemble(organism.Options{Logger: slog.New(slog.DiscardHandler)},
+		func(o organism.Options) (*organism.Organism, error) {
+			cfg, err := config.Parse("organism.yaml", []byte(`organism: {name: chat}
+llm:
+  retries: 0
+  backends:
+    - provider: openai
+      name: local
+      base_url: `+m.URL+`
+      model: test-model
+listeners:
+  - name: poet
+    agent: true
+    description: Runs commands
+    prompt: You are poet.
+    tools: [run_command]
+    tool_config:
+      run_command: {allowed_commands: [{command: sleep, args: ["{int}"]}]}
+`))
+			if err != nil {
+				return nil, err
+			}
+			return organism.New(cfg, o)
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := l.Organism()
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := o.Shutdown(context.Background()); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	running := make(chan struct{})
+	cancelled := make(chan struct{})
+	var runOnce, doneOnce sync.Once
+	stop := o.Pump.Subscribe(pump.OutletFunc(func(e pump.Event) {
+		switch {
+		case e.Kind == pump.EventMessage && e.Listener == "run_command":
+			runOnce.Do(func() { close(running) })
+		case e.Kind == pump.EventComplete && e.Error == pump.CancelledReason:
+			doneOnce.Do(func() { close(cancelled) })
+		}
+	}))
+	defer stop()
+	c, err := console.New(l, console.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, feed := io.Pipe()
+	var out strings.Builder
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background(), in, &out) }()
+	write := func(s string) {
+		t.Helper()
+		if _, err := io.WriteString(feed, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	await := func(what string, ch <-chan struct{}) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(cancelWait):
+			t.Fatalf("%s: not within %v", what, cancelWait)
+		}
+	}
+	write("@poet count slowly\n")
+	await("run_command got the agent's call", running)
+	write("/cancel\n")
+	await("the conversation completed cancelled", cancelled)
+	write("@poet never mind\n/quit\n")
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run: %v\n%s", err, out.String())
+		}
+	case <-time.After(cancelWait):
+		t.Fatalf("the session did not end after /quit: the line after /cancel hangs")
+	}
+	if !strings.Contains(out.String(), "[poet] a short answer\n") || strings.Contains(out.String(), "ended without an answer") {
+		t.Errorf("the line after /cancel was not answered:\n%s", out.String())
+	}
+	second := m.Request(t, 1)
+	for _, want := range []llmtest.Message{{Role: "tool", Content: "Cancelled while it ran"},
+		{Role: "user", Content: "[the user cancelled the previous answer]"}, {Role: "user", Content: "never mind"}} {
+		if !llmtest.Has(second, want.Role, want.Content) {
+			t.Errorf("the model's request after /cancel lacks %s %q: %+v", want.Role, want.Content, second)
+		}
+	}
+}
