@@ -140,7 +140,7 @@ func principalOf(ctx context.Context) *Principal {
 // continuation (keptOrigin).
 func (p *Pump) checkThread(who Principal, thread string) error {
 	origin, seen := p.threads.Origin(thread)
-	if !seen {
+	if !seen && !who.FreshThread { // a fresh id never ended: no scan of the ring
 		if root, ok := p.threads.EndedRoot(thread); ok && root != thread {
 			origin, seen = p.threads.Origin(root)
 		}
