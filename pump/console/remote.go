@@ -293,7 +293,8 @@ func (r *Remote) Monitor(ctx context.Context, prefix string) ([]organism.History
 		hist := organism.History{ID: h.ID}
 		for _, s := range h.Slots {
 			ts, _ := time.Parse(time.RFC3339Nano, s.Timestamp)
-			hist.Slots = append(hist.Slots, organism.Slot{From: s.From, To: s.To, PayloadType: s.PayloadType, Time: ts})
+			hist.Slots = append(hist.Slots, organism.Slot{From: s.From, To: s.To, PayloadType: s.PayloadType,
+				Payload: s.Payload, Time: ts})
 		}
 		out = append(out, hist)
 	}
