@@ -37,6 +37,9 @@ type sessionState struct {
 	mu sync.Mutex
 	// wait: a piped session, which waits for its conversations.
 	wait bool
+	// interactive: a piped session whose output is a terminal (someone
+	// watches it): the wait at its end is announced.
+	interactive bool
 	// running are the conversations a piped session still waits for.
 	running []started
 }
@@ -102,6 +105,16 @@ func (c *Console) Write(p []byte) (int, error) {
 // nil then, ErrStillRunning when some did not complete in time, ctx.Err()
 // when ctx ends first.
 func (c *Console) Run(ctx context.Context, in io.Reader, out io.Writer) error {
+	return c.runPiped(ctx, in, out, false)
+}
+
+// runPiped is Run; interactive says out is a terminal, where the wait for
+// the conversations still running at the end is announced (a transcript
+// written elsewhere stays as it was).
+func (c *Console) runPiped(ctx context.Context, in io.Reader, out io.Writer, interactive bool) error {
+	c.sess.mu.Lock()
+	c.sess.interactive = interactive
+	c.sess.mu.Unlock()
 	return c.serve(ctx, out, false, newLineReader(in).next)
 }
 
@@ -130,6 +143,11 @@ func (c *Console) serve(ctx context.Context, out io.Writer, terminal bool, readL
 	c.sess.mu.Lock()
 	c.sess.wait, c.sess.running = wait, nil
 	c.sess.mu.Unlock()
+	defer func() {
+		c.sess.mu.Lock()
+		c.sess.interactive = false
+		c.sess.mu.Unlock()
+	}()
 	c.sess.terminal.Store(terminal)
 	cancel := c.b.Subscribe(c.receive)
 	defer cancel()
@@ -167,9 +185,12 @@ func (c *Console) serve(ctx context.Context, out io.Writer, terminal bool, readL
 	}()
 	finish := func() error {
 		if !wait {
+			c.goodbye()
 			return nil
 		}
-		return c.awaitAll(ctx, c.sess.drain())
+		running := c.sess.drain()
+		c.announceWait(running)
+		return c.awaitAll(ctx, running)
 	}
 	for {
 		select {
