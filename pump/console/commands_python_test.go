@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/term"
 
@@ -124,13 +125,24 @@ func runTerminal(t *testing.T, b organism.Backend) (typeKeys func(string), scr *
 	}, scr, end
 }
 
+// sessionEnd waits for a terminal session to end without an error.
+func sessionEnd(t *testing.T, done <-chan error, scr *screen) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("RunTerminal: %v", err)
+		}
+	case <-time.After(eventTimeout):
+		t.Fatalf("the session did not end:\n%q", scr.String())
+	}
+}
+
 // /clear clears a terminal's screen.
 func TestTerminalClear(t *testing.T) {
 	typeKeys, scr, done := runTerminal(t, helloWorld(t))
 	typeKeys("/clear\r")
 	scr.waitFor(t, clearSequence, 1)
 	typeKeys("/quit\r")
-	if err := <-done; err != nil {
-		t.Fatalf("RunTerminal: %v", err)
-	}
+	sessionEnd(t, done, scr)
 }

@@ -34,9 +34,7 @@ func TestTerminalGoodbye(t *testing.T) {
 			}
 			typeKeys, scr, done := runTerminal(t, b)
 			typeKeys(tt.keys)
-			if err := <-done; err != nil {
-				t.Fatalf("RunTerminal: %v", err)
-			}
+			sessionEnd(t, done, scr)
 			if got := normalizeIDs(scr.String()); !strings.Contains(got, tt.goodbye) {
 				t.Errorf("no %q on the screen:\n%q", tt.goodbye, got)
 			}

@@ -331,7 +331,7 @@ var _ organism.ConfigReporter = (*Remote)(nil)
 // /api/v1/organism/config). The file's path is not told over a connection.
 func (r *Remote) Settings(ctx context.Context) (organism.Settings, error) {
 	var c remoteConfig
-	if err := r.cl.Do(ctx, http.MethodGet, "/api/v1/organism/config", nil, &c); err != nil {
+	if err := r.rest(ctx, http.MethodGet, "/api/v1/organism/config", nil, &c); err != nil {
 		return organism.Settings{}, err
 	}
 	st := organism.Settings{
