@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/term"
 
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
@@ -101,11 +104,13 @@ func (c *Console) Write(p []byte) (int, error) {
 // conversations go on while the next lines run. At /quit or the end of
 // input it waits for every conversation it started to complete (each up to
 // Config.ReplyTimeout after it began), so no answer is lost. Agents' text
-// is not shown as it streams: each answer prints once, whole. It returns
+// is not shown as it streams: each answer prints once, whole. When out is
+// a terminal (an *os.File) that wait is announced in one line. It returns
 // nil then, ErrStillRunning when some did not complete in time, ctx.Err()
 // when ctx ends first.
 func (c *Console) Run(ctx context.Context, in io.Reader, out io.Writer) error {
-	return c.runPiped(ctx, in, out, false)
+	f, ok := out.(*os.File)
+	return c.runPiped(ctx, in, out, ok && term.IsTerminal(int(f.Fd())))
 }
 
 // runPiped is Run; interactive says out is a terminal, where the wait for

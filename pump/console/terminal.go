@@ -38,7 +38,7 @@ func (c *Console) RunTerminal(ctx context.Context, t *term.Terminal) error {
 func (c *Console) RunStdio(ctx context.Context, in, out *os.File) error {
 	inFd, outFd := int(in.Fd()), int(out.Fd())
 	if !term.IsTerminal(inFd) || !term.IsTerminal(outFd) {
-		return c.runPiped(ctx, in, out, term.IsTerminal(outFd))
+		return c.Run(ctx, in, out)
 	}
 	old, err := term.MakeRaw(inFd)
 	if err != nil {
