@@ -95,7 +95,8 @@
 //	                                        "last_from":"shouter","last_to":"response-handler"}]}
 //	{"type":"monitor","prefix":"6f1c"}   → {"type":"monitor","prefix":"6f1c","threads":[{"id":"6f1c…",
 //	                                        "slots":[{"from":"greeter","to":"shouter",
-//	                                        "payload_type":"GreetingResponse","timestamp":"…"}]}]}
+//	                                        "payload_type":"GreetingResponse",
+//	                                        "payload":"<GreetingResponse>…</GreetingResponse>","timestamp":"…"}]}]}
 //	{"type":"send","raw":"@greeter Dan"} → {"type":"sent","thread_id":"6f1c…","target":"greeter"}
 //	{"type":"send","target":"greeter","content":"Dan"} (or "text", or "message") → the same
 //	{"type":"send","raw":"@greeter {\"Name\":\"Dan\"}"} → the same (a JSON object of fields)

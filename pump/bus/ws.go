@@ -186,7 +186,7 @@ func (w *wsSocket) handle(data []byte) {
 			wh := wire.History{ID: h.ID, Slots: []wire.Slot{}}
 			for _, sl := range h.Slots {
 				wh.Slots = append(wh.Slots, wire.Slot{From: sl.From, To: sl.To, PayloadType: sl.PayloadType,
-					Timestamp: stamp(sl.Time)})
+					Payload: sl.Payload, Timestamp: stamp(sl.Time)})
 			}
 			out.Threads = append(out.Threads, wh)
 		}

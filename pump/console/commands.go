@@ -29,9 +29,12 @@ func commands() []command {
 		{"help", "", "this help", (*Console).cmdHelp},
 		{"status", "", "organism, uptime, listeners, threads, messages", (*Console).cmdStatus},
 		{"listeners", "", "registered listeners and their payload root tags", (*Console).cmdListeners},
+		{"targets", "", "the same as /listeners", (*Console).cmdListeners},
+		{"config", "[--show]", "the organism's name, ports, scheduling and limits, and its file (read-only)", (*Console).cmdConfig},
 		{"threads", "", "this console's conversations and the live threads", (*Console).cmdThreads},
 		{"new", "[agent]", "begin a new conversation with the agent (with every agent: none named)", (*Console).cmdNew},
 		{"monitor", "<tid>|*", "message history of a thread (id prefix) or of every thread", (*Console).cmdMonitor},
+		{"buffer", "<tid>", "one thread's context buffer: every message, with its payload", (*Console).cmdBuffer},
 		{"usage", "", "LLM tokens per agent and per backend", (*Console).cmdUsage},
 		{"approvals", "[status]", "calls waiting for a human (status: approved, denied, expired, all)", (*Console).cmdApprovals},
 		{"approve", "<id> [why]", "let a waiting call run", (*Console).cmdApprove},
@@ -42,6 +45,7 @@ func commands() []command {
 		{"resume", "", "lift the halt", (*Console).cmdResume},
 		{"memory", "[words]", "the memories agents kept (best first when words are given)", (*Console).cmdMemory},
 		{"forget", "<id>", "delete a memory", (*Console).cmdForget},
+		{"clear", "", "clear the screen (a terminal's; nothing on a pipe)", (*Console).cmdClear},
 	}
 }
 
@@ -276,16 +280,12 @@ func (c *Console) cmdMonitor(ctx context.Context, arg string) {
 		c.say("Usage: /monitor <tid> or /monitor *")
 		return
 	}
-	hs, err := c.b.Monitor(ctx, arg)
-	switch {
-	case err != nil:
-		c.say("Error: " + err.Error())
-		return
-	case len(hs) == 0 && arg == "*":
-		c.say("No active threads.")
-		return
-	case len(hs) == 0:
-		c.say("No thread matching " + arg)
+	notFound := "No thread matching " + arg
+	if arg == "*" {
+		notFound = "No active threads."
+	}
+	hs, ok := c.histories(ctx, arg, notFound)
+	if !ok {
 		return
 	}
 	var lines []string

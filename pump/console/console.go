@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/term"
 
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
@@ -37,6 +40,9 @@ type sessionState struct {
 	mu sync.Mutex
 	// wait: a piped session, which waits for its conversations.
 	wait bool
+	// interactive: a piped session whose output is a terminal (someone
+	// watches it): the wait at its end is announced.
+	interactive bool
 	// running are the conversations a piped session still waits for.
 	running []started
 }
@@ -98,10 +104,22 @@ func (c *Console) Write(p []byte) (int, error) {
 // conversations go on while the next lines run. At /quit or the end of
 // input it waits for every conversation it started to complete (each up to
 // Config.ReplyTimeout after it began), so no answer is lost. Agents' text
-// is not shown as it streams: each answer prints once, whole. It returns
+// is not shown as it streams: each answer prints once, whole. When out is
+// a terminal (an *os.File) that wait is announced in one line. It returns
 // nil then, ErrStillRunning when some did not complete in time, ctx.Err()
 // when ctx ends first.
 func (c *Console) Run(ctx context.Context, in io.Reader, out io.Writer) error {
+	f, ok := out.(*os.File)
+	return c.runPiped(ctx, in, out, ok && term.IsTerminal(int(f.Fd())))
+}
+
+// runPiped is Run; interactive says out is a terminal, where the wait for
+// the conversations still running at the end is announced (a transcript
+// written elsewhere stays as it was).
+func (c *Console) runPiped(ctx context.Context, in io.Reader, out io.Writer, interactive bool) error {
+	c.sess.mu.Lock()
+	c.sess.interactive = interactive
+	c.sess.mu.Unlock()
 	return c.serve(ctx, out, false, newLineReader(in).next)
 }
 
@@ -130,6 +148,11 @@ func (c *Console) serve(ctx context.Context, out io.Writer, terminal bool, readL
 	c.sess.mu.Lock()
 	c.sess.wait, c.sess.running = wait, nil
 	c.sess.mu.Unlock()
+	defer func() {
+		c.sess.mu.Lock()
+		c.sess.interactive = false
+		c.sess.mu.Unlock()
+	}()
 	c.sess.terminal.Store(terminal)
 	cancel := c.b.Subscribe(c.receive)
 	defer cancel()
@@ -167,9 +190,12 @@ func (c *Console) serve(ctx context.Context, out io.Writer, terminal bool, readL
 	}()
 	finish := func() error {
 		if !wait {
+			c.goodbye()
 			return nil
 		}
-		return c.awaitAll(ctx, c.sess.drain())
+		running := c.sess.drain()
+		c.announceWait(running)
+		return c.awaitAll(ctx, running)
 	}
 	for {
 		select {

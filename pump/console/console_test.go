@@ -79,6 +79,13 @@ func TestCommands(t *testing.T) {
 		{"approvals-none", Config{}, "/approvals\n/approvals all\n/approvals maybe\n"},
 		{"decide-unknown", Config{}, "/approve\n/deny\n/approve nope\n/deny nope not now\n"},
 		{"halt-resume", Config{}, "/halt\n/halt sideways\n/resume\n/resume\n"},
+		{"buffer-usage", Config{}, "/buffer\n/buffer *\n"},
+		{"buffer-not-found", Config{}, "/buffer 0bad\n"},
+		{"config", Config{}, "/config\n"},
+		{"config-show", Config{}, "/config --show\n"},
+		{"config-edit", Config{}, "/config -e\n/config --edit\n/config @greeter\n/config --list\n/config --frob\n"},
+		{"targets", Config{}, "/targets\n"},
+		{"clear-on-pipe", Config{}, "/clear\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,7 +1,8 @@
 // Package console is the organism's line console: `@listener text` sends a
-// message from "console" to a listener, `/help`, `/status`, `/listeners`,
-// `/threads`, `/monitor`, `/usage`, `/new` and `/quit` inspect, steer and
-// leave, and what the organism says back (response-handler's output,
+// message from "console" to a listener, `/help`, `/status`, `/listeners`
+// (`/targets`), `/config`, `/threads`, `/monitor`, `/buffer`, `/usage`,
+// `/new`, `/clear` and `/quit` (and the commands /help lists) inspect,
+// steer and leave, and what the organism says back (response-handler's output,
 // replies that prune back to the console, <huh> failures of the console's
 // own conversations) is printed as `[sender] text`.
 //

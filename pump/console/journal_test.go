@@ -152,9 +152,11 @@ func TestJournalViewsAcrossRestart(t *testing.T) {
 	}
 	at := t0.Add(time.Minute)
 	want := []organism.History{{ID: dan, Slots: []organism.Slot{
-		{From: "console", To: "greeter", PayloadType: "Greeting", Time: at},
-		{From: "greeter", To: "shouter", PayloadType: "GreetingResponse", Time: at},
-		{From: "shouter", To: "response-handler", PayloadType: "ShoutedResponse", Time: at},
+		{From: "console", To: "greeter", PayloadType: "Greeting", Payload: "<Greeting><Name>Dan</Name></Greeting>", Time: at},
+		{From: "greeter", To: "shouter", PayloadType: "GreetingResponse", Time: at,
+			Payload: "<GreetingResponse><Message>Hello, Dan!</Message><OriginalSender>response-handler</OriginalSender></GreetingResponse>"},
+		{From: "shouter", To: "response-handler", PayloadType: "ShoutedResponse", Time: at,
+			Payload: "<ShoutedResponse><Message>HELLO, DAN!</Message></ShoutedResponse>"},
 	}}}
 	if d := cmp.Diff(want, hs); d != "" {
 		t.Errorf("Monitor(%s) (-want +got):\n%s", dan[:8], d)
@@ -180,7 +182,8 @@ func TestJournalViewsJournalDisabled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []organism.History{{ID: dan, Slots: []organism.Slot{{From: "console", To: "greeter", PayloadType: "Greeting", Time: clock.Now()}}}}
+	want := []organism.History{{ID: dan, Slots: []organism.Slot{{From: "console", To: "greeter", PayloadType: "Greeting",
+		Payload: "<Greeting><Name>Dan</Name></Greeting>", Time: clock.Now()}}}}
 	if d := cmp.Diff(want, hs); d != "" {
 		t.Errorf("Monitor from the context buffer (-want +got):\n%s", d)
 	}

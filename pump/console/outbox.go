@@ -34,13 +34,15 @@ type outbox struct {
 }
 
 // item is what the drain does next: write a line of text, signal a
-// completion (complete), set or clear a live line (liveID), or forget the
-// live lines' place on the screen (freeze).
+// completion (complete), set or clear a live line (liveID), forget the
+// live lines' place on the screen (freeze), or clear a terminal's screen
+// (clear).
 type item struct {
 	text     string
 	complete string
 	liveID   string
 	freeze   bool
+	clear    bool
 }
 
 // convWait is one conversation a piped session waits for.
@@ -77,6 +79,15 @@ func (o *outbox) live(id, text string) {
 func (o *outbox) freeze() {
 	o.push(item{freeze: true})
 }
+
+// clearScreen clears a terminal's screen, the live lines drawn again at
+// its top; a session that is no terminal ignores it.
+func (o *outbox) clearScreen() {
+	o.push(item{clear: true})
+}
+
+// clearSequence homes the cursor and erases the screen (ANSI).
+const clearSequence = "\x1b[H\x1b[2J"
 
 // failed reports the first write to the output that failed, once broken
 // is closed.
@@ -153,6 +164,12 @@ func (o *outbox) drain(w io.Writer, live bool, width func() int) {
 			case it.freeze:
 				flush()
 				block = liveBlock{}
+			case it.clear:
+				if live {
+					flush()
+					buf.WriteString(clearSequence)
+					block.rows, dirty = 0, true // gone from the screen: drawn again below the clear
+				}
 			case it.complete != "":
 				flush()
 				o.signal(it.complete)

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -293,9 +295,57 @@ func (r *Remote) Monitor(ctx context.Context, prefix string) ([]organism.History
 		hist := organism.History{ID: h.ID}
 		for _, s := range h.Slots {
 			ts, _ := time.Parse(time.RFC3339Nano, s.Timestamp)
-			hist.Slots = append(hist.Slots, organism.Slot{From: s.From, To: s.To, PayloadType: s.PayloadType, Time: ts})
+			hist.Slots = append(hist.Slots, organism.Slot{From: s.From, To: s.To, PayloadType: s.PayloadType,
+				Payload: s.Payload, Time: ts})
 		}
 		out = append(out, hist)
 	}
 	return out, nil
+}
+
+// remoteConfig is the part of GET /api/v1/organism/config (organism.yaml as
+// loaded, secrets redacted by the bus) that /config shows.
+type remoteConfig struct {
+	Organism struct {
+		Name string `json:"name"`
+		Bind string `json:"bind"`
+		Port int    `json:"port"`
+	} `json:"organism"`
+	OOB struct {
+		Enabled    bool   `json:"enabled"`
+		Bind       string `json:"bind"`
+		Port       int    `json:"port"`
+		UnixSocket string `json:"unix_socket"`
+	} `json:"oob"`
+	ThreadScheduling       string `json:"thread_scheduling"`
+	MaxConcurrentPipelines int    `json:"max_concurrent_pipelines"`
+	MaxConcurrentHandlers  int    `json:"max_concurrent_handlers"`
+	MaxConcurrentPerAgent  int    `json:"max_concurrent_per_agent"`
+	MaxChainDepth          int    `json:"max_chain_depth"`
+	MaxInFlight            int    `json:"max_in_flight"`
+}
+
+var _ organism.ConfigReporter = (*Remote)(nil)
+
+// Settings implements organism.ConfigReporter over the bus's REST API (GET
+// /api/v1/organism/config). The file's path is not told over a connection.
+func (r *Remote) Settings(ctx context.Context) (organism.Settings, error) {
+	var c remoteConfig
+	if err := r.rest(ctx, http.MethodGet, "/api/v1/organism/config", nil, &c); err != nil {
+		return organism.Settings{}, err
+	}
+	st := organism.Settings{
+		Organism:               c.Organism.Name,
+		Bus:                    net.JoinHostPort(c.Organism.Bind, strconv.Itoa(c.Organism.Port)),
+		ThreadScheduling:       c.ThreadScheduling,
+		MaxConcurrentPipelines: c.MaxConcurrentPipelines,
+		MaxConcurrentHandlers:  c.MaxConcurrentHandlers,
+		MaxConcurrentPerAgent:  c.MaxConcurrentPerAgent,
+		MaxChainDepth:          c.MaxChainDepth,
+		MaxInFlight:            c.MaxInFlight,
+	}
+	if c.OOB.Enabled {
+		st.OOB = organism.OOBAddress(c.OOB.Bind, c.OOB.Port, c.OOB.UnixSocket)
+	}
+	return st, nil
 }

@@ -128,7 +128,9 @@ type History struct {
 type Slot struct {
 	From, To    string
 	PayloadType string
-	Time        time.Time
+	// Payload is the payload element's canonical XML ("" when unknown).
+	Payload string
+	Time    time.Time
 }
 
 // OutputKind classifies what the organism said to the console.

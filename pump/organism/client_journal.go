@@ -1,6 +1,7 @@
 package organism
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
 	"time"
@@ -78,7 +79,8 @@ func journalMonitor(r *store.Reader, prefix string) ([]History, error) {
 		}
 		h := History{ID: s.ID}
 		for _, e := range entries {
-			h.Slots = append(h.Slots, Slot{From: e.From, To: e.To, PayloadType: payloadLabel(e), Time: e.Time})
+			h.Slots = append(h.Slots, Slot{From: e.From, To: e.To, PayloadType: payloadLabel(e),
+				Payload: journalPayload(e.Bytes), Time: e.Time})
 		}
 		out = append(out, h)
 	}
@@ -95,4 +97,17 @@ func payloadLabel(e store.Entry) string {
 		return e.Kind.String()
 	}
 	return e.Kind.String() + " " + e.PayloadTag
+}
+
+// journalPayload is the payload of a journaled envelope as the context
+// buffer holds it: without the xmlns="" a payload in no namespace carries
+// only inside the envelope.
+func journalPayload(env []byte) string {
+	p := payloadOf(env)
+	if end := bytes.IndexByte(p, '>'); end > 0 {
+		if i := bytes.Index(p[:end], []byte(` xmlns=""`)); i > 0 {
+			p = append(p[:i], p[i+len(` xmlns=""`):]...)
+		}
+	}
+	return string(p)
 }

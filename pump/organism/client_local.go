@@ -364,7 +364,8 @@ func (l *Local) Monitor(_ context.Context, prefix string) ([]History, error) {
 		h := History{ID: t.ID}
 		if tc, ok := l.org.Pump.Context().Thread(t.ID); ok {
 			for _, s := range tc.Slots() {
-				h.Slots = append(h.Slots, Slot{From: s.From, To: s.To, PayloadType: s.PayloadType, Time: s.Time})
+				h.Slots = append(h.Slots, Slot{From: s.From, To: s.To, PayloadType: s.PayloadType, Payload: string(s.Raw),
+					Time: s.Time})
 			}
 		}
 		if all && len(h.Slots) == 0 {

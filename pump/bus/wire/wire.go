@@ -224,7 +224,9 @@ type Slot struct {
 	From        string `json:"from"`
 	To          string `json:"to"`
 	PayloadType string `json:"payload_type"`
-	Timestamp   string `json:"timestamp"`
+	// Payload is the payload's canonical XML (absent when unknown).
+	Payload   string `json:"payload,omitempty"`
+	Timestamp string `json:"timestamp"`
 }
 
 // Message is TypeMessage: an envelope of the conversation was accepted and
