@@ -30,8 +30,10 @@ type gateway struct {
 	callTimeout time.Duration
 	log         *slog.Logger
 
-	// down says why the link is down (Status).
+	// down says why the link is down, and since when (Status).
 	down linkDown
+	// envIn and envOut count the envelopes seen each way (Status).
+	envIn, envOut atomic.Int64
 
 	mu   sync.Mutex
 	conn *conn
@@ -120,6 +122,7 @@ func newGateway(m *Manager, gc config.Gateway, trusted ed25519.PublicKey) *gatew
 	for _, t := range gc.Export {
 		g.exports[t] = true
 	}
+	g.down.begin(m.now())
 	return g
 }
 

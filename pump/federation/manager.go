@@ -670,7 +670,7 @@ func (g *gateway) attach(ws *websocket.Conn, p peer) {
 // missing (the peer's calls wait for the first attempt), and waits for the
 // link to end (serve: run it, or wait for its runner).
 func (g *gateway) serveLink(c *conn, serve func() error) {
-	g.down.clear()
+	g.down.clear(g.m.now())
 	g.log.Info("federation: gateway connected", "peer", c.peer.organism, "key", Fingerprint(c.peer.key), "queued", g.queued())
 	g.m.event("gateway-connected", g.name, c.peer.organism)
 	g.wake()
@@ -688,7 +688,7 @@ func (g *gateway) serveLink(c *conn, serve func() error) {
 		g.conn = nil
 	}
 	g.mu.Unlock()
-	g.down.set(err)
+	g.down.set(err, g.m.now())
 	g.log.Info("federation: gateway disconnected", "error", err)
 	g.m.event("gateway-disconnected", g.name, fmt.Sprint(err))
 }
@@ -696,8 +696,12 @@ func (g *gateway) serveLink(c *conn, serve func() error) {
 // dial opens one link to the peer and runs the handshake; why it failed is
 // kept for Status.
 func (g *gateway) dial(ctx context.Context) (*websocket.Conn, peer, error) {
+	g.down.dial()
 	ws, p, err := g.dialOnce(ctx)
-	g.down.set(err)
+	g.down.set(err, g.m.now())
+	if err == nil {
+		g.down.clear(g.m.now())
+	}
 	return ws, p, err
 }
 

@@ -65,6 +65,11 @@ type TraceJoiner interface {
 // side does not know is told as "other" (a peer cannot grow the
 // observer's label sets).
 func (g *gateway) envelopeSeen(direction string, kind Kind) {
+	if direction == DirectionIn {
+		g.envIn.Add(1)
+	} else {
+		g.envOut.Add(1)
+	}
 	o := g.m.opts.Observer
 	if o == nil {
 		return
