@@ -590,7 +590,7 @@ func (m *Manager) Handler() http.Handler {
 		if cut > 0 {
 			m.log.Debug("federation: cut off an idle handshake to admit a newer one", "remote", r.RemoteAddr, "cut", cut)
 			for range cut {
-				m.refusal("", RefusedHandshake)
+				m.refusal(UnknownGateway, RefusedHandshake) // cut before it said who it is
 			}
 		}
 		if err != nil {
@@ -598,7 +598,7 @@ func (m *Manager) Handler() http.Handler {
 			// flood of idle handshakes cannot hold the organism's memory
 			// or sockets, nor every slot.
 			m.log.Warn("federation: security: inbound link refused: "+err.Error(), "remote", r.RemoteAddr)
-			m.refusal("", RefusedHandshake)
+			m.refusal(UnknownGateway, RefusedHandshake)
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
@@ -611,20 +611,41 @@ func (m *Manager) Handler() http.Handler {
 			_ = ws.Close()
 			return
 		}
-		g, p, err := acceptHandshake(ws, m.opts.Key, m.opts.Organism, m.trust, r.TLS, adm.saidHello)
+		g, p, claimed, err := acceptHandshake(ws, m.opts.Key, m.opts.Organism, m.trust, r.TLS, adm.saidHello)
 		if err != nil {
 			if adm.wasCut() {
 				_ = ws.Close()
 				return
 			}
-			m.log.Warn("federation: security: inbound link refused", "remote", r.RemoteAddr, "error", err)
-			m.refusal("", RefusedHandshake)
+			label := m.refusedAs(g, claimed)
+			m.log.Warn("federation: security: inbound link refused", "remote", r.RemoteAddr, "gateway", label, "error", err)
+			m.refusal(label, RefusedHandshake)
 			_ = ws.Close()
 			return
 		}
 		adm.done()
 		g.attach(ws, p)
 	})
+}
+
+// refusedAs is the gateway label of a refused inbound handshake: g's name
+// when the dialer's key is g's, else the configured gateway named like the
+// organism the dialer claimed (its identity rotated, say), else
+// UnknownGateway — a configured name, never the claim itself, so an
+// unauthenticated dialer cannot grow the metric's label set.
+func (m *Manager) refusedAs(g *gateway, claimed string) string {
+	if g != nil {
+		return g.name
+	}
+	if claimed != "" {
+		m.gmu.RLock()
+		o := m.byName[strings.ToLower(claimed)]
+		m.gmu.RUnlock()
+		if o != nil {
+			return o.name
+		}
+	}
+	return UnknownGateway
 }
 
 // trust returns the gateway whose trusted identity is k.

@@ -36,6 +36,11 @@ const (
 	RefusedByPeer      = "by-peer"      // the peer nacked one of this side's envelopes
 )
 
+// UnknownGateway is the gateway label of a refused inbound link whose
+// dialer names no configured gateway (or none at all): never the name it
+// claimed, which would let anyone grow the label set.
+const UnknownGateway = "unknown"
+
 // Observer sees what the gateways carry; the organism's metrics implement
 // it (Options.Observer). Its methods are called on the links' goroutines:
 // they must be cheap and never block.
