@@ -226,9 +226,9 @@ func refusedHandshake(err error) bool {
 // prints them, and the file to replace is named.
 func (g *gateway) explainHandshake(err error) error {
 	switch {
-	case errors.Is(err, ErrUntrusted) && len(g.cfg.TrustedKey) == 0:
+	case errors.Is(err, ErrUntrusted) && !g.target.Load().registered:
 		return fmt.Errorf("%w; if the peer's identity was rotated, put its new `xmlpipe keys export` file at %s "+
-			"(gateway %s's trusted_identity) and restart this organism", err, g.cfg.TrustedIdentity, g.name)
+			"(gateway %s's trusted_identity) and reload or restart this organism", err, g.target.Load().identity, g.name)
 	case errors.Is(err, ErrUntrusted):
 		return fmt.Errorf("%w; if the peer's identity was rotated, register gateway %s again with its new identity", err, g.name)
 	case errors.Is(err, ErrRefused):

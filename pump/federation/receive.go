@@ -39,7 +39,7 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		if in.e != nil {
 			id = in.e.Link.ID
 		}
-		g.log.Warn("federation: security: envelope refused: signature", "peer", Fingerprint(g.trusted), "id", id, "error", in.verr)
+		g.log.Warn("federation: security: envelope refused: signature", "peer", Fingerprint(g.peerKey()), "id", id, "error", in.verr)
 		g.m.refusal(g.name, RefusedSignature)
 		if id != "" {
 			c.acks.owe(id)

@@ -57,9 +57,9 @@ func (m *Manager) Status() []GatewayStatus {
 	out := make([]GatewayStatus, 0, len(gs))
 	for _, g := range gs {
 		g.mu.Lock()
-		s := GatewayStatus{Name: g.name, RemoteURL: g.cfg.RemoteURL, Connected: g.conn != nil, Queued: len(g.outbox),
+		s := GatewayStatus{Name: g.name, RemoteURL: g.remoteURL(), Connected: g.conn != nil, Queued: len(g.outbox),
 			Open: len(g.pending), Waiting: g.waiting, Exports: append([]string(nil), g.cfg.Export...),
-			EnvelopesIn: g.envIn.Load(), EnvelopesOut: g.envOut.Load(), PeerAddress: g.cfg.RemoteURL}
+			EnvelopesIn: g.envIn.Load(), EnvelopesOut: g.envOut.Load(), PeerAddress: g.remoteURL()}
 		s.State, s.Since, s.LastError = g.down.get(g.conn != nil)
 		if g.conn != nil {
 			s.Peer = g.conn.peer.organism
