@@ -86,6 +86,9 @@ type gateway struct {
 	stopped  chan struct{}
 	stopOnce sync.Once
 	kick     chan struct{}
+	// refreshing is set while refreshSoon asks the peer for the imports;
+	// again, when the peer said its exports changed meanwhile.
+	refreshing, again atomic.Bool
 	// redial is kicked (never blocking) when a reload relinks the gateway
 	// elsewhere: the dialer dials at once instead of backing off.
 	redial chan struct{}

@@ -80,7 +80,7 @@ func (g *gateway) envelopeSeen(direction string, kind Kind) {
 		return
 	}
 	switch kind {
-	case KindCall, KindReply, KindHuh, KindEnd, KindCancel, KindMeta, KindMetaAnswer:
+	case KindCall, KindReply, KindHuh, KindEnd, KindCancel, KindMeta, KindMetaAnswer, KindExportsChanged:
 	default:
 		kind = "other"
 	}

@@ -76,6 +76,11 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		c.acks.send(frame{Type: frameNack, ID: e.Link.ID, Error: "stale envelope: " + why})
 		return
 	}
+	if e.Link.Kind == KindExportsChanged {
+		g.envelopeSeen(DirectionIn, e.Link.Kind)
+		g.refreshSoon()
+		return
+	}
 	if e.Link.Kind == KindMeta || e.Link.Kind == KindMetaAnswer {
 		g.envelopeSeen(DirectionIn, e.Link.Kind)
 		if e.Link.Kind == KindMeta && !g.m.started.Load() {

@@ -528,6 +528,10 @@ func (p *Plan) Apply() (ReloadReport, error) {
 		}
 		cancel()
 	}
+	if r := p.report; o.Federation != nil && len(r.Added)+len(r.Removed)+len(r.Changed) > 0 {
+		// The linked peers ask again for what they import at once.
+		o.Federation.ExportsChanged()
+	}
 	r := p.report
 	o.log.Info("reload applied", "added", r.Added, "removed", r.Removed, "changed", r.Changed,
 		"unchanged", r.Unchanged, "new_llm_router", r.LLM, "gateways_added", r.GatewaysAdded,

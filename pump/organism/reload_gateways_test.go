@@ -108,3 +108,26 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 }
+
+// TestPeerReloadRefreshesImports: organism B reloads with its exported
+// greeter described anew; A, linked, is told and its imported greeter
+// follows at once — it used to follow only at the next link.
+func TestPeerReloadRefreshesImports(t *testing.T) {
+	a, b := newFedSide(t), newFedSide(t)
+	orgB, addr := startFed(t, loadFedConfig(t, "b.yaml", a.pub, ""), b, Options{}, true)
+	orgA, _ := startFed(t, loadFedConfig(t, "a.yaml", b.pub, addr), a, Options{}, false)
+	waitImport(t, orgA, "greeter")
+	cfg := loadFedConfig(t, "b.yaml", a.pub, "")
+	for i := range cfg.Listeners {
+		if cfg.Listeners[i].Name == "greeter" {
+			cfg.Listeners[i].Description = "Greets anew"
+		}
+	}
+	if _, err := orgB.Reload(cfg); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "A's import never followed B's reload", func() bool {
+		l, ok := orgA.Pump.Lookup("greeter")
+		return ok && strings.Contains(l.Description, "Greets anew")
+	})
+}
