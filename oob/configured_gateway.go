@@ -19,7 +19,7 @@ func (o *operations) notRegistered(raw string) string {
 		if got, ok := dialTarget(gw.RemoteURL); ok && got == want {
 			return fmt.Sprintf("no gateway %s registered over OOB: gateway %s of the organism's configuration dials it, "+
 				"and unregister-remote-gateway stops only gateways register-remote-gateway added "+
-				"(take it out of the organism file and restart to stop it)", raw, gw.Name)
+				"(take it out of the organism file and reload to stop it)", raw, gw.Name)
 		}
 	}
 	return "no gateway " + raw

@@ -21,7 +21,7 @@ func TestUnregisterConfiguredGatewaySaysWhatStopsIt(t *testing.T) {
 		o.Target.Config = &c
 	})
 	configured := "gateway b of the organism's configuration dials it, and unregister-remote-gateway stops only " +
-		"gateways register-remote-gateway added (take it out of the organism file and restart to stop it)"
+		"gateways register-remote-gateway added (take it out of the organism file and reload to stop it)"
 	for _, tc := range []struct{ url, want string }{
 		{"wss://127.0.0.1:8767", "no gateway wss://127.0.0.1:8767 registered over OOB: " + configured},
 		{"WSS://127.0.0.1:8767/", "no gateway WSS://127.0.0.1:8767/ registered over OOB: " + configured},

@@ -356,7 +356,30 @@ func (o *operations) status(a *GetStatus) *Status {
 			{Name: "oob_replay_cache", Type: "gauge", Value: strconv.Itoa(o.s.replay.len())},
 		}}
 	}
+	s.Gateways = o.gatewayStatus()
 	return s
+}
+
+// gatewayStatus is the status's <gateways>: nil without a federation or
+// any gateway.
+func (o *operations) gatewayStatus() *GatewaysStatus {
+	if o.t.Federation == nil {
+		return nil
+	}
+	st := o.t.Federation.Status()
+	if len(st) == 0 {
+		return nil
+	}
+	gs := &GatewaysStatus{Count: len(st)}
+	for _, g := range st {
+		s := GatewayState{Name: g.Name, PeerAddress: g.PeerAddress, Peer: g.Peer, State: g.State, LastError: g.LastError,
+			EnvelopesIn: g.EnvelopesIn, EnvelopesOut: g.EnvelopesOut, Waiting: g.Waiting, Queued: g.Queued}
+		if !g.Since.IsZero() {
+			s.Since = g.Since.UTC().Format(time.RFC3339)
+		}
+		gs.Gateways = append(gs.Gateways, s)
+	}
+	return gs
 }
 
 // configKeys are the keys get-config reports; mutable ones set-config may

@@ -311,6 +311,35 @@ type Status struct {
 	QueueDepth        int                `xml:"queue-depth" json:"queue_depth"`
 	Listeners         *ListenersResponse `xml:"listeners" json:"listeners,omitempty"`
 	Metrics           *Metrics           `xml:"metrics" json:"metrics,omitempty"`
+	Gateways          *GatewaysStatus    `xml:"gateways" json:"gateways,omitempty"`
+}
+
+// GatewaysStatus is <gateways> of <status>: the organism's federation.
+type GatewaysStatus struct {
+	Count    int            `xml:"count,attr" json:"count"`
+	Gateways []GatewayState `xml:"gateway" json:"gateways"`
+}
+
+// GatewayState is one <gateway> of <gateways>: its link to the peer.
+type GatewayState struct {
+	Name string `xml:"name" json:"name"`
+	// PeerAddress is the URL the gateway dials, or the address of the
+	// peer's inbound link; empty when neither is known.
+	PeerAddress string `xml:"peer-address,omitempty" json:"peer_address,omitempty"`
+	// Peer is the peer organism's name while the link is up.
+	Peer string `xml:"peer,omitempty" json:"peer,omitempty"`
+	// State is up, down or connecting; Since is when the link last came
+	// up or went down (RFC 3339).
+	State string `xml:"state" json:"state"`
+	Since string `xml:"since,omitempty" json:"since,omitempty"`
+	// LastError says why the link is down.
+	LastError    string `xml:"last-error,omitempty" json:"last_error,omitempty"`
+	EnvelopesIn  int64  `xml:"envelopes-in" json:"envelopes_in"`
+	EnvelopesOut int64  `xml:"envelopes-out" json:"envelopes_out"`
+	// Waiting counts the callers waiting on the peer's answer; Queued the
+	// envelopes waiting for the peer's acknowledgement.
+	Waiting int `xml:"waiting" json:"waiting"`
+	Queued  int `xml:"queued" json:"queued"`
 }
 
 // Metrics is <metrics>.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/pump/federation"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
@@ -42,6 +43,9 @@ type Target struct {
 	// once (and stops an unregistered one); without it they are only
 	// stored in GatewayFile for the next start.
 	Gateways GatewayRunner
+	// Federation, when set, reports the gateways get-status lists
+	// (*federation.Manager implements it); nil lists none.
+	Federation GatewayReporter
 	// Halter is the emergency halt (nil: halt and resume answer
 	// NOT_SUPPORTED); *organism.Governance implements it.
 	Halter Halter
@@ -61,6 +65,11 @@ type GatewayRunner interface {
 	// RemoveGateway stops the gateway reaching url (a gateway not running
 	// is no error).
 	RemoveGateway(ctx context.Context, url string) error
+}
+
+// GatewayReporter reports the state of an organism's gateways.
+type GatewayReporter interface {
+	Status() []federation.GatewayStatus
 }
 
 // Registrar adds and removes listeners of a running organism.

@@ -211,7 +211,8 @@ func (r *serveRunner) reload(o *organism.Organism, via string) error {
 		return err
 	}
 	r.log.Info("organism reloaded", "via", via, "took", time.Since(start).Round(time.Microsecond), "added", rep.Added,
-		"removed", rep.Removed, "changed", rep.Changed, "unchanged", rep.Unchanged, "new_llm_router", rep.LLM)
+		"removed", rep.Removed, "changed", rep.Changed, "unchanged", rep.Unchanged, "new_llm_router", rep.LLM,
+		"gateways_added", rep.GatewaysAdded, "gateways_removed", rep.GatewaysRemoved, "gateways_changed", rep.GatewaysChanged)
 	return nil
 }
 

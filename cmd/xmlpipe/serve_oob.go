@@ -40,6 +40,9 @@ func (r *serveRunner) startOOB(o *organism.Organism, stop oob.Stopper) (*oob.Ser
 	t := oob.Target{Pump: o.Pump, Config: cfg, CurrentConfig: o.CurrentConfig, Stopper: stop, LogLevel: r.level,
 		GatewayFile: filepath.Join(data, gatewayStore), ListenerFile: filepath.Join(data, listenerStore),
 		Listeners: o, Gateways: gatewayRunner{o}, Halter: o.Governance()}
+	if o.Federation != nil {
+		t.Federation = o.Federation
+	}
 	if r.oobReplay == nil {
 		r.oobReplay = oob.NewReplayCache(0)
 	}

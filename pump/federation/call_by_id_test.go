@@ -100,10 +100,10 @@ func snapshot(t *testing.T, dir string) string {
 	return to
 }
 
-// waitUntil polls cond until it holds, failing after 30 s.
+// waitUntil polls cond until it holds, failing after 60 s.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal(what)
 		}

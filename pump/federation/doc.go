@@ -21,7 +21,8 @@
 // sender as an XML-DSig <Signature> in <meta> (package envsig) and verified
 // against the peer's key; text frames carry acknowledgements (JSON). Each
 // envelope's <meta> has a <link> element (namespace NS) naming the message
-// id, its kind (call, reply, huh, end, meta, meta-answer), the call it
+// id, its kind (call, reply, huh, end, cancel, meta, meta-answer,
+// exports-changed), the call it
 // answers and when it was sent:
 //
 //	<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><meta><from>a</from><to>greeter</to>
@@ -39,11 +40,14 @@
 // An imported root tag is a local listener (named like the peer's
 // capability, validating against the schema the peer gives it) whose
 // handler sends a call and waits for its answer. The imports are asked of
-// the peer again on every link up (refreshImports): a listener whose
+// the peer again on every link up, and when the peer says its exports
+// changed (ExportsChanged, after its reload) (refreshImports): a listener whose
 // schema or description changed is replaced (running conversations keep
 // the old one), one whose tag the peer no longer exports is removed (a new
 // call to it fails at once, as to any unknown listener), and the list is
-// remembered for the next start. The answer is returned to the caller
+// remembered for the next start. A reload changes the gateways
+// themselves (PlanGateways, GatewayChange.Apply): added ones link, removed
+// ones stop, a changed peer address or key relinks in place. The answer is returned to the caller
 // with Respond, so the caller's thread is pruned as for a local call. The call travels on a link thread of its own,
 // named by the message being handled: derived (HMAC under the organism's
 // secret) from that message's journal seq (pump.MessageSeq), so a message

@@ -21,17 +21,21 @@ import (
 // outbox, the calls it has open with the peer and the conversations it
 // serves for the peer.
 type gateway struct {
-	m           *Manager
-	name        string
+	m    *Manager
+	name string
+	// cfg is the gateway's configuration as it started; target is where
+	// its peer is and which key it trusts now (a reload may relink them).
 	cfg         config.Gateway
-	trusted     ed25519.PublicKey
+	target      atomic.Pointer[linkTarget]
 	exports     map[string]bool
 	queueLimit  int
 	callTimeout time.Duration
 	log         *slog.Logger
 
-	// down says why the link is down (Status).
+	// down says why the link is down, and since when (Status).
 	down linkDown
+	// envIn and envOut count the envelopes seen each way (Status).
+	envIn, envOut atomic.Int64
 
 	mu   sync.Mutex
 	conn *conn
@@ -82,6 +86,12 @@ type gateway struct {
 	stopped  chan struct{}
 	stopOnce sync.Once
 	kick     chan struct{}
+	// refreshing is set while refreshSoon asks the peer for the imports;
+	// again, when the peer said its exports changed meanwhile.
+	refreshing, again atomic.Bool
+	// redial is kicked (never blocking) when a reload relinks the gateway
+	// elsewhere: the dialer dials at once instead of backing off.
+	redial chan struct{}
 	// ackKick is kicked (never blocking) whenever the peer acknowledges
 	// or refuses an outbox entry (awaitAcks), or a handler stops waiting
 	// on a call (awaitWaiting).
@@ -110,16 +120,19 @@ type entry struct {
 
 func newGateway(m *Manager, gc config.Gateway, trusted ed25519.PublicKey) *gateway {
 	queue, timeout := gc.Limits()
-	g := &gateway{m: m, name: gc.Name, cfg: gc, trusted: trusted, exports: map[string]bool{},
+	g := &gateway{m: m, name: gc.Name, cfg: gc, exports: map[string]bool{},
 		queueLimit: queue, callTimeout: timeout, log: m.log.With("gateway", gc.Name),
 		byID: map[string]*entry{}, pending: map[string]*call{}, byThread: map[string]string{},
 		inflight: map[string]*original{}, questions: map[string]chan *envelope{},
 		registered: map[string]imported{}, claimed: map[string]bool{}, retried: map[string]int{},
-		parked: map[string]*parkedAnswer{}, stopped: make(chan struct{}), kick: make(chan struct{}, 1),
+		parked: map[string]*parkedAnswer{}, stopped: make(chan struct{}), kick: make(chan struct{}, 1), redial: make(chan struct{}, 1),
 		ackKick: make(chan struct{}, 1), removing: make(chan struct{})}
 	for _, t := range gc.Export {
 		g.exports[t] = true
 	}
+	g.down.begin(m.now())
+	g.target.Store(&linkTarget{url: gc.RemoteURL, trusted: trusted, identity: gc.TrustedIdentity,
+		registered: len(gc.TrustedKey) > 0})
 	return g
 }
 

@@ -156,31 +156,33 @@ func dialHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string, t
 
 // acceptHandshake runs the acceptor's side. trust maps a dialer's key to its
 // gateway (nil: untrusted); hello, when set, is called once the dialer said
-// hello with a trusted key.
+// hello with a trusted key. On failure, claimed is the organism the dialer
+// said it is ("" before its hello), unauthenticated.
 func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
-	trust func(ed25519.PublicKey) *gateway, cs *tls.ConnectionState, hello func()) (*gateway, peer, error) {
+	trust func(ed25519.PublicKey) *gateway, cs *tls.ConnectionState, hello func()) (g *gateway, p peer, claimed string, err error) {
 	_ = c.SetReadDeadline(time.Now().Add(handshakeTimeout))
 	defer c.SetReadDeadline(time.Time{})
 	tb, err := binding(cs)
 	if err != nil {
-		return nil, peer{}, err
+		return nil, peer{}, claimed, err
 	}
 	hf, err := readFrame(c, frameHello)
 	if err != nil {
-		return nil, peer{}, err
+		return nil, peer{}, claimed, err
 	}
+	claimed = hf.Organism
 	dkey, err := unb64(hf.Key, ed25519.PublicKeySize, "key")
 	if err != nil {
-		return nil, peer{}, err
+		return nil, peer{}, claimed, err
 	}
 	nd, err := unb64(hf.Nonce, 32, "nonce")
 	if err != nil {
-		return nil, peer{}, err
+		return nil, peer{}, claimed, err
 	}
-	g := trust(dkey)
+	g = trust(dkey)
 	if g == nil {
 		_ = writeFrame(c, frame{Type: frameError, Error: "identity not trusted"})
-		return nil, peer{}, fmt.Errorf("%w: key %s (organism %q) is no gateway's trusted_identity "+
+		return nil, peer{}, claimed, fmt.Errorf("%w: key %s (organism %q) is no gateway's trusted_identity "+
 			"(if that organism's identity was rotated, put its new `xmlpipe keys export` file in its gateway's trusted_identity and restart)",
 			ErrUntrusted, keys.Fingerprint(dkey), hf.Organism)
 	}
@@ -191,24 +193,24 @@ func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
 	na := nonce()
 	sig := ed25519.Sign(key, transcript("acceptor", dkey, pub, nd, na, tb))
 	if err := writeFrame(c, frame{Type: frameChallenge, Key: b64(pub), Nonce: b64(na), Sig: b64(sig), Organism: organism}); err != nil {
-		return nil, peer{}, err
+		return nil, peer{}, claimed, err
 	}
 	pf, err := readFrame(c, frameProof)
 	if err != nil {
-		return nil, peer{}, err
+		return nil, peer{}, claimed, err
 	}
 	psig, err := unb64(pf.Sig, ed25519.SignatureSize, "sig")
 	if err != nil {
-		return nil, peer{}, err
+		return nil, peer{}, claimed, err
 	}
 	if !ed25519.Verify(dkey, transcript("dialer", dkey, pub, nd, na, tb), psig) {
 		_ = writeFrame(c, frame{Type: frameError, Error: "proof does not verify"})
-		return nil, peer{}, fmt.Errorf("%w (gateway %s)", ErrProof, g.name)
+		return g, peer{}, claimed, fmt.Errorf("%w (gateway %s)", ErrProof, g.name)
 	}
 	if err := writeFrame(c, frame{Type: frameWelcome}); err != nil {
-		return nil, peer{}, err
+		return nil, peer{}, claimed, err
 	}
-	return g, peer{key: dkey, organism: hf.Organism}, nil
+	return g, peer{key: dkey, organism: hf.Organism}, claimed, nil
 }
 
 // refusedHandshake tells whether err ended a handshake that reached the
@@ -224,9 +226,9 @@ func refusedHandshake(err error) bool {
 // prints them, and the file to replace is named.
 func (g *gateway) explainHandshake(err error) error {
 	switch {
-	case errors.Is(err, ErrUntrusted) && len(g.cfg.TrustedKey) == 0:
+	case errors.Is(err, ErrUntrusted) && !g.target.Load().registered:
 		return fmt.Errorf("%w; if the peer's identity was rotated, put its new `xmlpipe keys export` file at %s "+
-			"(gateway %s's trusted_identity) and restart this organism", err, g.cfg.TrustedIdentity, g.name)
+			"(gateway %s's trusted_identity) and reload or restart this organism", err, g.target.Load().identity, g.name)
 	case errors.Is(err, ErrUntrusted):
 		return fmt.Errorf("%w; if the peer's identity was rotated, register gateway %s again with its new identity", err, g.name)
 	case errors.Is(err, ErrRefused):

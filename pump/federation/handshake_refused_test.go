@@ -90,3 +90,34 @@ func TestDialRefusedHandshakeCountedAndExplained(t *testing.T) {
 		})
 	}
 }
+
+// TestAcceptedRefusalNamesTheGateway: the accepting side counts a refused
+// inbound handshake under the gateway the dialer names when one of that
+// name is configured (its peer's identity rotated, say), so /metrics shows
+// which link is refused; a name no gateway has is counted as "unknown",
+// never as the string the unauthenticated dialer claimed.
+func TestAcceptedRefusalNamesTheGateway(t *testing.T) {
+	for _, tc := range []struct{ organism, want string }{
+		{"a", "a/" + RefusedHandshake},
+		{"A", "a/" + RefusedHandshake},
+		{"mallory-0123456789", UnknownGateway + "/" + RefusedHandshake},
+		{"", UnknownGateway + "/" + RefusedHandshake},
+	} {
+		t.Run(tc.organism, func(t *testing.T) {
+			seen := make(refusalSignal, 16)
+			c := newCalleeEdited(t, newKey(t), newKey(t), "", nil, nil, func(o *Options) { o.Observer = seen })
+			rotated := newKey(t) // not the key gateway "a" trusts
+			if _, err := dialRawAs(t, c, rotated, tc.organism); err == nil {
+				t.Fatal("an untrusted key's handshake was accepted")
+			}
+			select {
+			case got := <-seen:
+				if d := cmp.Diff(tc.want, got); d != "" {
+					t.Errorf("the acceptor's refusal (-want +got):\n%s", d)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatal("the acceptor never counted the refused handshake")
+			}
+		})
+	}
+}

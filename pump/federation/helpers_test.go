@@ -143,6 +143,15 @@ func newCalleeIn(t testing.TB, peerKey, key ed25519.PrivateKey, dir string, hold
 // (Options.Known).
 func newCalleeWith(t testing.TB, peerKey, key ed25519.PrivateKey, dir string, hold chan struct{}, so *store.Options) *callee {
 	t.Helper()
+	return newCalleeEdited(t, peerKey, key, dir, hold, so, nil)
+}
+
+// newCalleeEdited is newCalleeWith whose manager's options edit (when not
+// nil) changes before the manager is made: where a test sets its
+// observer.
+func newCalleeEdited(t testing.TB, peerKey, key ed25519.PrivateKey, dir string, hold chan struct{}, so *store.Options,
+	edit func(*Options)) *callee {
+	t.Helper()
 	c := &callee{key: key, logs: &logBuffer{}, hold: hold}
 	log := slog.New(slog.NewTextHandler(c.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	po := pump.Options{Organism: "b", Logger: log}
@@ -212,8 +221,12 @@ func newCalleeWith(t testing.TB, peerKey, key ed25519.PrivateKey, dir string, ho
 	if c.st == nil {
 		c.st = openStore(t, dir, log)
 	}
-	c.m, err = New(Options{Organism: "b", Key: c.key, Pump: p, Logger: log, Store: c.st, Known: known,
-		Gateways: []config.Gateway{{Name: "a", TrustedIdentity: writePublic(t, peerKey), Export: []string{"Echo"}}}})
+	mo := Options{Organism: "b", Key: c.key, Pump: p, Logger: log, Store: c.st, Known: known,
+		Gateways: []config.Gateway{{Name: "a", TrustedIdentity: writePublic(t, peerKey), Export: []string{"Echo"}}}}
+	if edit != nil {
+		edit(&mo)
+	}
+	c.m, err = New(mo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,6 +311,12 @@ type rawPeer struct {
 // error is returned.
 func dialRaw(t *testing.T, c *callee, key ed25519.PrivateKey) (*rawPeer, error) {
 	t.Helper()
+	return dialRawAs(t, c, key, "a")
+}
+
+// dialRawAs is dialRaw saying hello as organism.
+func dialRawAs(t *testing.T, c *callee, key ed25519.PrivateKey, organism string) (*rawPeer, error) {
+	t.Helper()
 	d := websocket.Dialer{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // test
 	ws, _, err := d.Dial(c.url()+Path, nil)
 	if err != nil {
@@ -305,7 +324,7 @@ func dialRaw(t *testing.T, c *callee, key ed25519.PrivateKey) (*rawPeer, error) 
 	}
 	t.Cleanup(func() { _ = ws.Close() })
 	s := ws.NetConn().(*tls.Conn).ConnectionState()
-	if _, err := dialHandshake(ws, key, "a", c.key.Public().(ed25519.PublicKey), &s); err != nil {
+	if _, err := dialHandshake(ws, key, organism, c.key.Public().(ed25519.PublicKey), &s); err != nil {
 		return nil, err
 	}
 	return &rawPeer{t: t, key: key, ws: ws}, nil

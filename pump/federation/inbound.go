@@ -90,7 +90,7 @@ func (s *orderedStage) close() {
 // checkInbound is the parallel part of receiving an envelope: its
 // signature, its parse and whether it was received before.
 func (g *gateway) checkInbound(in *inbound) {
-	if in.verr = envsig.Verify(g.trusted, in.b); in.verr != nil {
+	if in.verr = envsig.Verify(g.peerKey(), in.b); in.verr != nil {
 		if e, err := parse(in.b); err == nil {
 			in.e = e // for its id in the refusal
 		}

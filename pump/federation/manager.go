@@ -214,10 +214,10 @@ func New(o Options) (*Manager, error) {
 			return nil, err
 		}
 		for _, o := range m.gateways {
-			if subtle.ConstantTimeCompare(o.trusted, g.trusted) == 1 {
+			if subtle.ConstantTimeCompare(o.peerKey(), g.peerKey()) == 1 {
 				// Each would take the peer's links from the other, for ever.
 				return nil, fmt.Errorf("%w: gateways %s and %s trust the same key (%s): one gateway per peer",
-					ErrGatewayExists, o.name, gc.Name, Fingerprint(g.trusted))
+					ErrGatewayExists, o.name, gc.Name, Fingerprint(g.peerKey()))
 			}
 		}
 		m.gateways = append(m.gateways, g)
@@ -248,8 +248,7 @@ func New(o Options) (*Manager, error) {
 	if exports {
 		// Only what onEvent acts on: the other events need not wait for
 		// (and hurry) the commits of what they are about.
-		m.unsubscribe = o.Pump.SubscribeKinds(pump.OutletFunc(m.onEvent), pump.EventReply, pump.EventHuh,
-			pump.EventComplete)
+		m.subscribeServed()
 	}
 	o.Pump.Threads().OnEnd(func(ids []string) {
 		for _, g := range m.list() {
@@ -285,7 +284,7 @@ func (m *Manager) TrustedKey(name string) (ed25519.PublicKey, bool) {
 	if g == nil {
 		return nil, false
 	}
-	return g.trusted, true
+	return g.peerKey(), true
 }
 
 // list is a snapshot of the gateways.
@@ -319,7 +318,7 @@ func (m *Manager) AddGateway(gc config.Gateway) error {
 		switch {
 		case strings.EqualFold(o.name, gc.Name):
 			err = fmt.Errorf("%w: %s", ErrGatewayExists, gc.Name)
-		case subtle.ConstantTimeCompare(o.trusted, g.trusted) == 1:
+		case subtle.ConstantTimeCompare(o.peerKey(), g.peerKey()) == 1:
 			err = fmt.Errorf("%w: gateway %s trusts that key already", ErrGatewayExists, o.name)
 		default:
 			if i := slices.IndexFunc(gc.Import, func(tag string) bool { return slices.Contains(o.cfg.Import, tag) }); i >= 0 {
@@ -419,7 +418,7 @@ func (m *Manager) run(g *gateway) {
 	}
 	go g.sender()
 	g.wake()
-	if g.cfg.RemoteURL != "" && m.acquire() {
+	if g.remoteURL() != "" && m.acquire() {
 		go g.dialLoop()
 	}
 }
@@ -463,7 +462,7 @@ func (m *Manager) Prepare(ctx context.Context, wait time.Duration) error {
 			g.log.Info("federation: remembered imports that cannot stand for a local listener are forgotten",
 				"error", errors.Join(why...))
 		}
-		if g.cfg.RemoteURL == "" || wait <= 0 {
+		if g.remoteURL() == "" || wait <= 0 {
 			if err := g.register(list); err != nil {
 				errs = append(errs, err)
 			}
@@ -590,7 +589,7 @@ func (m *Manager) Handler() http.Handler {
 		if cut > 0 {
 			m.log.Debug("federation: cut off an idle handshake to admit a newer one", "remote", r.RemoteAddr, "cut", cut)
 			for range cut {
-				m.refusal("", RefusedHandshake)
+				m.refusal(UnknownGateway, RefusedHandshake) // cut before it said who it is
 			}
 		}
 		if err != nil {
@@ -598,7 +597,7 @@ func (m *Manager) Handler() http.Handler {
 			// flood of idle handshakes cannot hold the organism's memory
 			// or sockets, nor every slot.
 			m.log.Warn("federation: security: inbound link refused: "+err.Error(), "remote", r.RemoteAddr)
-			m.refusal("", RefusedHandshake)
+			m.refusal(UnknownGateway, RefusedHandshake)
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
@@ -611,14 +610,15 @@ func (m *Manager) Handler() http.Handler {
 			_ = ws.Close()
 			return
 		}
-		g, p, err := acceptHandshake(ws, m.opts.Key, m.opts.Organism, m.trust, r.TLS, adm.saidHello)
+		g, p, claimed, err := acceptHandshake(ws, m.opts.Key, m.opts.Organism, m.trust, r.TLS, adm.saidHello)
 		if err != nil {
 			if adm.wasCut() {
 				_ = ws.Close()
 				return
 			}
-			m.log.Warn("federation: security: inbound link refused", "remote", r.RemoteAddr, "error", err)
-			m.refusal("", RefusedHandshake)
+			label := m.refusedAs(g, claimed)
+			m.log.Warn("federation: security: inbound link refused", "remote", r.RemoteAddr, "gateway", label, "error", err)
+			m.refusal(label, RefusedHandshake)
 			_ = ws.Close()
 			return
 		}
@@ -627,10 +627,30 @@ func (m *Manager) Handler() http.Handler {
 	})
 }
 
+// refusedAs is the gateway label of a refused inbound handshake: g's name
+// when the dialer's key is g's, else the configured gateway named like the
+// organism the dialer claimed (its identity rotated, say), else
+// UnknownGateway — a configured name, never the claim itself, so an
+// unauthenticated dialer cannot grow the metric's label set.
+func (m *Manager) refusedAs(g *gateway, claimed string) string {
+	if g != nil {
+		return g.name
+	}
+	if claimed != "" {
+		m.gmu.RLock()
+		o := m.byName[strings.ToLower(claimed)]
+		m.gmu.RUnlock()
+		if o != nil {
+			return o.name
+		}
+	}
+	return UnknownGateway
+}
+
 // trust returns the gateway whose trusted identity is k.
 func (m *Manager) trust(k ed25519.PublicKey) *gateway {
 	for _, g := range m.list() {
-		if subtle.ConstantTimeCompare(g.trusted, k) == 1 {
+		if subtle.ConstantTimeCompare(g.peerKey(), k) == 1 {
 			return g
 		}
 	}
@@ -670,7 +690,7 @@ func (g *gateway) attach(ws *websocket.Conn, p peer) {
 // missing (the peer's calls wait for the first attempt), and waits for the
 // link to end (serve: run it, or wait for its runner).
 func (g *gateway) serveLink(c *conn, serve func() error) {
-	g.down.clear()
+	g.down.clear(g.m.now())
 	g.log.Info("federation: gateway connected", "peer", c.peer.organism, "key", Fingerprint(c.peer.key), "queued", g.queued())
 	g.m.event("gateway-connected", g.name, c.peer.organism)
 	g.wake()
@@ -688,7 +708,7 @@ func (g *gateway) serveLink(c *conn, serve func() error) {
 		g.conn = nil
 	}
 	g.mu.Unlock()
-	g.down.set(err)
+	g.down.set(err, g.m.now())
 	g.log.Info("federation: gateway disconnected", "error", err)
 	g.m.event("gateway-disconnected", g.name, fmt.Sprint(err))
 }
@@ -696,14 +716,18 @@ func (g *gateway) serveLink(c *conn, serve func() error) {
 // dial opens one link to the peer and runs the handshake; why it failed is
 // kept for Status.
 func (g *gateway) dial(ctx context.Context) (*websocket.Conn, peer, error) {
+	g.down.dial()
 	ws, p, err := g.dialOnce(ctx)
-	g.down.set(err)
+	g.down.set(err, g.m.now())
+	if err == nil {
+		g.down.clear(g.m.now())
+	}
 	return ws, p, err
 }
 
 // dialOnce opens one link to the peer and runs the handshake.
 func (g *gateway) dialOnce(ctx context.Context) (*websocket.Conn, peer, error) {
-	u, err := url.Parse(g.cfg.RemoteURL)
+	u, err := url.Parse(g.remoteURL())
 	if err != nil {
 		return nil, peer{}, err
 	}
@@ -721,7 +745,7 @@ func (g *gateway) dialOnce(ctx context.Context) (*websocket.Conn, peer, error) {
 		s := tc.ConnectionState()
 		cs = &s
 	}
-	p, err := dialHandshake(ws, g.m.opts.Key, g.m.opts.Organism, g.trusted, cs)
+	p, err := dialHandshake(ws, g.m.opts.Key, g.m.opts.Organism, g.peerKey(), cs)
 	if err != nil {
 		_ = ws.Close()
 		if refusedHandshake(err) {
@@ -845,7 +869,7 @@ func (g *gateway) dialAndAttach(delay *time.Duration) {
 	ws, p, err := g.dial(ctx)
 	cancel()
 	if err != nil {
-		g.log.Warn("federation: cannot reach the peer", "url", g.cfg.RemoteURL, "error", err, "retry_in", *delay)
+		g.log.Warn("federation: cannot reach the peer", "url", g.remoteURL(), "error", err, "retry_in", *delay)
 		return
 	}
 	start := time.Now()
@@ -882,6 +906,10 @@ func (g *gateway) dialLoop() {
 		case <-g.stopped:
 			t.Stop()
 			return
+		case <-g.redial: // relinked elsewhere: dial the new address now
+			t.Stop()
+			delay = g.m.opts.BackoffBase
+			continue
 		case <-t.C:
 		}
 		delay = min(delay*2, g.m.opts.BackoffMax)

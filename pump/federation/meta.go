@@ -21,8 +21,10 @@ import (
 // schemas.MetaNS) as "core" answers a local one, under the organism's meta:
 // flags for a remote caller that may see only the exported root tags. A
 // refused question returns an error whose text is the canned refusal.
+// profile is the gateway's security profile, which bounds what its peer
+// may see ("" none), as it bounds the peer's calls.
 type MetaAnswerer interface {
-	AnswerRemote(gateway string, exported func(rootTag string) bool, question []byte) (answer []byte, err error)
+	AnswerRemote(gateway, profile string, exported func(rootTag string) bool, question []byte) (answer []byte, err error)
 }
 
 // metaTimeout bounds one meta question to the peer.
@@ -54,7 +56,7 @@ func (g *gateway) onMeta(c *conn, e *envelope) {
 	case g.m.opts.Meta == nil:
 		a.Link.Error = "meta introspection is off"
 	default:
-		ans, err := g.m.opts.Meta.AnswerRemote(g.name, func(tag string) bool { return g.exports[tag] }, e.Payload)
+		ans, err := g.m.opts.Meta.AnswerRemote(g.name, g.cfg.Profile, func(tag string) bool { return g.exports[tag] }, e.Payload)
 		if err != nil {
 			a.Link.Error = err.Error()
 		} else {

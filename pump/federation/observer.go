@@ -36,6 +36,11 @@ const (
 	RefusedByPeer      = "by-peer"      // the peer nacked one of this side's envelopes
 )
 
+// UnknownGateway is the gateway label of a refused inbound link whose
+// dialer names no configured gateway (or none at all): never the name it
+// claimed, which would let anyone grow the label set.
+const UnknownGateway = "unknown"
+
 // Observer sees what the gateways carry; the organism's metrics implement
 // it (Options.Observer). Its methods are called on the links' goroutines:
 // they must be cheap and never block.
@@ -65,12 +70,17 @@ type TraceJoiner interface {
 // side does not know is told as "other" (a peer cannot grow the
 // observer's label sets).
 func (g *gateway) envelopeSeen(direction string, kind Kind) {
+	if direction == DirectionIn {
+		g.envIn.Add(1)
+	} else {
+		g.envOut.Add(1)
+	}
 	o := g.m.opts.Observer
 	if o == nil {
 		return
 	}
 	switch kind {
-	case KindCall, KindReply, KindHuh, KindEnd, KindCancel, KindMeta, KindMetaAnswer:
+	case KindCall, KindReply, KindHuh, KindEnd, KindCancel, KindMeta, KindMetaAnswer, KindExportsChanged:
 	default:
 		kind = "other"
 	}

@@ -42,6 +42,13 @@ const (
 	KindMeta Kind = "meta"
 	// KindMetaAnswer is the answer to a KindMeta question.
 	KindMetaAnswer Kind = "meta-answer"
+	// KindExportsChanged says the sender's exports may have changed (it
+	// reloaded its listeners): the receiver asks again for its imports on
+	// the live link. It carries no payload, is sent on the live link only
+	// (a new link asks anyway) and is neither acknowledged nor answered; a
+	// peer of an earlier version refuses it as of unknown kind (the sender
+	// logs that nack and counts it as a by-peer refusal, nothing more).
+	KindExportsChanged Kind = "exports-changed"
 )
 
 // Protocol errors.

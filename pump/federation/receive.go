@@ -39,7 +39,7 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		if in.e != nil {
 			id = in.e.Link.ID
 		}
-		g.log.Warn("federation: security: envelope refused: signature", "peer", Fingerprint(g.trusted), "id", id, "error", in.verr)
+		g.log.Warn("federation: security: envelope refused: signature", "peer", Fingerprint(g.peerKey()), "id", id, "error", in.verr)
 		g.m.refusal(g.name, RefusedSignature)
 		if id != "" {
 			c.acks.owe(id)
@@ -74,6 +74,11 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		g.log.Warn("federation: security: stale envelope refused: "+why, "id", e.Link.ID, "sent", e.Link.Sent)
 		g.m.refusal(g.name, RefusedStale)
 		c.acks.send(frame{Type: frameNack, ID: e.Link.ID, Error: "stale envelope: " + why})
+		return
+	}
+	if e.Link.Kind == KindExportsChanged {
+		g.envelopeSeen(DirectionIn, e.Link.Kind)
+		g.refreshSoon()
 		return
 	}
 	if e.Link.Kind == KindMeta || e.Link.Kind == KindMetaAnswer {

@@ -38,7 +38,7 @@ func escaped(s []byte) string {
 	return b.String()
 }
 
-func (f *exportsMeta) AnswerRemote(_ string, _ func(string) bool, q []byte) ([]byte, error) {
+func (f *exportsMeta) AnswerRemote(_, _ string, _ func(string) bool, q []byte) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var b bytes.Buffer

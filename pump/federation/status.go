@@ -5,6 +5,17 @@ import (
 	"time"
 )
 
+// Link states of GatewayStatus.State.
+const (
+	// LinkUp: the link is up and authenticated.
+	LinkUp = "up"
+	// LinkDown: no link, and none being made (waiting to dial again, or
+	// for the peer to dial in).
+	LinkDown = "down"
+	// LinkConnecting: no link yet, this side is dialing the peer.
+	LinkConnecting = "connecting"
+)
+
 // GatewayStatus describes one gateway for consoles, APIs and the dashboard.
 type GatewayStatus struct {
 	Name      string
@@ -13,10 +24,24 @@ type GatewayStatus struct {
 	// organism then.
 	Connected bool
 	Peer      string
+	// State is LinkUp, LinkDown or LinkConnecting; Since is when the link
+	// last came up (up) or went down (else: when the gateway began, if it
+	// never was up).
+	State string
+	Since time.Time
+	// PeerAddress is where the peer is: the URL this side dials, else the
+	// address the peer's inbound link comes from ("" while there is none).
+	PeerAddress string
 	// Queued is how many envelopes wait for the peer's acknowledgement.
 	Queued int
 	// Open is how many calls wait for the peer's answer.
 	Open int
+	// Waiting is how many callers (handlers) wait on a call to the peer.
+	Waiting int
+	// EnvelopesIn and EnvelopesOut count the envelopes accepted from the
+	// peer and queued for it since the gateway began (as
+	// xmlpipe_gateway_envelopes_total does).
+	EnvelopesIn, EnvelopesOut int64
 	// Imports are the local listeners standing for the peer's capabilities.
 	Imports []string
 	Exports []string
@@ -32,12 +57,15 @@ func (m *Manager) Status() []GatewayStatus {
 	out := make([]GatewayStatus, 0, len(gs))
 	for _, g := range gs {
 		g.mu.Lock()
-		s := GatewayStatus{Name: g.name, RemoteURL: g.cfg.RemoteURL, Connected: g.conn != nil, Queued: len(g.outbox),
-			Open: len(g.pending), Exports: append([]string(nil), g.cfg.Export...)}
+		s := GatewayStatus{Name: g.name, RemoteURL: g.remoteURL(), Connected: g.conn != nil, Queued: len(g.outbox),
+			Open: len(g.pending), Waiting: g.waiting, Exports: append([]string(nil), g.cfg.Export...),
+			EnvelopesIn: g.envIn.Load(), EnvelopesOut: g.envOut.Load(), PeerAddress: g.remoteURL()}
+		s.State, s.Since, s.LastError = g.down.get(g.conn != nil)
 		if g.conn != nil {
 			s.Peer = g.conn.peer.organism
-		} else {
-			s.LastError = g.down.get()
+			if s.PeerAddress == "" {
+				s.PeerAddress = g.conn.ws.RemoteAddr().String()
+			}
 		}
 		for name := range g.registered {
 			s.Imports = append(s.Imports, name)
@@ -48,35 +76,69 @@ func (m *Manager) Status() []GatewayStatus {
 	return out
 }
 
-// linkDown keeps why a gateway's link is down, for Status: an operator
-// reads there whether the peer is unreachable or refuses the link.
+// linkDown keeps the state of a gateway's link for Status: why it is down
+// (an operator reads there whether the peer is unreachable or refuses the
+// link), since when it is up or down, and whether a dial is under way.
 type linkDown struct {
-	mu  sync.Mutex
-	why string
+	mu      sync.Mutex
+	why     string
+	up      bool
+	dialing bool
+	since   time.Time
 }
 
-// set records err as why the link is down.
-func (d *linkDown) set(err error) {
+// begin records when the gateway began (down since then).
+func (d *linkDown) begin(now time.Time) {
+	d.mu.Lock()
+	d.since = now
+	d.mu.Unlock()
+}
+
+// dial records that a dial begins.
+func (d *linkDown) dial() {
+	d.mu.Lock()
+	d.dialing = true
+	d.mu.Unlock()
+}
+
+// set records err as why the link is down (nil: a dial succeeded, the
+// link is about to be served).
+func (d *linkDown) set(err error, now time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.dialing = false
 	if err == nil {
 		return
 	}
-	d.mu.Lock()
 	d.why = err.Error()
-	d.mu.Unlock()
+	if d.up {
+		d.up, d.since = false, now
+	}
 }
 
 // clear records that a link is up.
-func (d *linkDown) clear() {
+func (d *linkDown) clear(now time.Time) {
 	d.mu.Lock()
-	d.why = ""
+	d.why, d.dialing = "", false
+	if !d.up {
+		d.up, d.since = true, now
+	}
 	d.mu.Unlock()
 }
 
-// get is why the link is down ("" when nothing recorded it).
-func (d *linkDown) get() string {
+// get is the link's state, since when, and why it is down ("" when up or
+// nothing recorded it); connected says a link is there (a link made at
+// start, before Start serves it, is up too).
+func (d *linkDown) get(connected bool) (state string, since time.Time, why string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.why
+	switch {
+	case connected:
+		return LinkUp, d.since, ""
+	case d.dialing:
+		return LinkConnecting, d.since, d.why
+	}
+	return LinkDown, d.since, d.why
 }
 
 // linkStats accumulates the round-trip times of answered calls.

@@ -121,9 +121,6 @@ type metaAnswerer struct {
 	schema *stage.Schema
 	types  []*xmlpipe.PayloadType
 	p      *pump.Pump
-	// grants are the profiles of the gateways of the configuration, by
-	// lower-cased name (gateways change only at a restart).
-	grants map[string]string
 }
 
 func newMetaAnswerer(cfg *config.Organism, p *pump.Pump) (*metaAnswerer, error) {
@@ -135,19 +132,14 @@ func newMetaAnswerer(cfg *config.Organism, p *pump.Pump) (*metaAnswerer, error) 
 	if err != nil {
 		return nil, err
 	}
-	grants := map[string]string{}
-	for _, g := range cfg.Gateways {
-		grants[strings.ToLower(g.Name)] = g.Profile
-	}
-	return &metaAnswerer{svc: meta.NewService(metaFlags(cfg.Meta), pumpCatalog{p}), schema: s, types: types, p: p,
-		grants: grants}, nil
+	return &metaAnswerer{svc: meta.NewService(metaFlags(cfg.Meta), pumpCatalog{p}), schema: s, types: types, p: p}, nil
 }
 
 // errMetaRefused is the one text a peer gets for any refused question.
 var errMetaRefused = errors.New("no such capability, or the question is not allowed")
 
 // AnswerRemote implements federation.MetaAnswerer.
-func (m *metaAnswerer) AnswerRemote(gateway string, exported func(string) bool, question []byte) ([]byte, error) {
+func (m *metaAnswerer) AnswerRemote(gateway, grant string, exported func(string) bool, question []byte) ([]byte, error) {
 	if err := m.schema.Validate(question); err != nil {
 		return nil, fmt.Errorf("not a meta question: %w", err)
 	}
@@ -166,7 +158,7 @@ func (m *metaAnswerer) AnswerRemote(gateway string, exported func(string) bool, 
 	if q == nil {
 		return nil, errMetaRefused
 	}
-	grant := m.grants[strings.ToLower(gateway)] // the profile its calls run under: what it may see
+	// grant is the profile the gateway's calls run under: what it may see.
 	// A capability whose root's local name is exported is visible also
 	// when its root is qualified — only unqualified roots cross a gateway,
 	// so the peer cannot call it, but its list names the namespace, and the

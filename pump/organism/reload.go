@@ -16,6 +16,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/listeners/wasm"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/pump/federation"
 )
 
 // ErrReloadRefused is wrapped by the error of every reload that was not
@@ -23,10 +24,12 @@ import (
 var ErrReloadRefused = errors.New("reload refused")
 
 // ReloadableKeys are the top-level keys of organism.yaml a reload applies
-// while the organism runs. Every other key (organism.port, organism.bind,
-// organism.data_dir, organism.tls, organism.identity, oob, journal, auth,
-// gateways, …) takes effect at the next start only: a reload whose
-// configuration changes one of them is refused, naming the key.
+// while the organism runs; gateways too, by stopping and starting the
+// gateways it adds, removes or changes (planGateways). Every other key
+// (organism.port, organism.bind, organism.data_dir, organism.tls,
+// organism.identity, oob, journal, auth, …) takes effect at the next start
+// only: a reload whose configuration changes one of them is refused,
+// naming the key.
 var ReloadableKeys = []string{"listeners", "llm", "budgets", "prompts", "routing", "profiles", "memory"}
 
 // ReloadReport says what a reload changed, by listeners[] entry name (and
@@ -40,6 +43,10 @@ type ReloadReport struct {
 	// LLM reports a new LLM router (the llm: section, or the value of a
 	// backend's api_key_env variable, changed).
 	LLM bool
+	// GatewaysAdded, GatewaysRemoved and GatewaysChanged are the gateways[]
+	// entries the reload started, stopped and relinked with their new
+	// settings, by name.
+	GatewaysAdded, GatewaysRemoved, GatewaysChanged []string
 }
 
 // Plan is a reload checked and built but not applied: the new
@@ -66,7 +73,10 @@ type Plan struct {
 	// new (else it shares the running one).
 	layer *llmLayer
 	fresh bool
-	done  bool
+	// gateways is the change of the gateways (nil: none, or no
+	// federation).
+	gateways *federation.GatewayChange
+	done     bool
 }
 
 // Report returns what the plan changes.
@@ -142,12 +152,12 @@ func (o *Organism) plan(cfg *config.Organism) (*Plan, error) {
 		return nil, err
 	}
 	old := o.CurrentConfig()
-	if keys, ids := restartKeys(old, cfg), identityChanges(cfg, o.Federation); len(keys) > 0 || len(ids) > 0 {
+	if keys := restartKeys(old, cfg); len(keys) > 0 {
 		var errs []error
 		for _, k := range keys {
 			errs = append(errs, fmt.Errorf("%s: %s changed: it applies only at the next start of the organism", cfg.Pos(k), k))
 		}
-		return nil, errors.Join(append(errs, ids...)...)
+		return nil, errors.Join(errs...)
 	}
 	// Gateways registered while running (OOB) stay, as they are not in the
 	// file (on a copy: the caller's configuration is left as it is).
@@ -159,12 +169,21 @@ func (o *Organism) plan(cfg *config.Organism) (*Plan, error) {
 			cfg.Gateways = append(cfg.Gateways, g)
 		}
 	}
+	gateways, err := o.planGateways(old, cfg)
+	if err != nil {
+		return nil, err
+	}
 	layer, fresh, err := o.reloadLayer(oldLayer, cfg)
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{o: o, cfg: cfg, units: map[string]*unit{}, where: map[string]string{}, layer: layer, fresh: fresh}
+	p := &Plan{o: o, cfg: cfg, units: map[string]*unit{}, where: map[string]string{}, layer: layer, fresh: fresh,
+		gateways: gateways}
 	p.report.LLM = fresh
+	if gateways != nil {
+		p.report.GatewaysAdded, p.report.GatewaysRemoved, p.report.GatewaysChanged = gateways.Added, gateways.Removed,
+			gateways.Changed
+	}
 	fail := func(err error) (*Plan, error) {
 		p.release()
 		return nil, err
@@ -502,9 +521,21 @@ func (p *Plan) Apply() (ReloadReport, error) {
 			o.log.Warn("reload: an imported listener could not be restored", "error", err)
 		}
 	}
+	if !p.gateways.Empty() {
+		ctx, cancel := context.WithTimeout(context.Background(), gatewayReloadLimit)
+		if err := p.gateways.Apply(ctx); err != nil {
+			o.log.Warn("reload: a gateway change did not apply fully", "error", err)
+		}
+		cancel()
+	}
+	if r := p.report; o.Federation != nil && len(r.Added)+len(r.Removed)+len(r.Changed) > 0 {
+		// The linked peers ask again for what they import at once.
+		o.Federation.ExportsChanged()
+	}
 	r := p.report
 	o.log.Info("reload applied", "added", r.Added, "removed", r.Removed, "changed", r.Changed,
-		"unchanged", r.Unchanged, "new_llm_router", r.LLM)
+		"unchanged", r.Unchanged, "new_llm_router", r.LLM, "gateways_added", r.GatewaysAdded,
+		"gateways_removed", r.GatewaysRemoved, "gateways_changed", r.GatewaysChanged)
 	o.warnUserProfiles(p.cfg)
 	return r, swapErr
 }
@@ -597,9 +628,8 @@ func (o *Organism) releaseWhenRetired(u *unit, retired map[string]<-chan struct{
 	}()
 }
 
-// restartKeys lists the keys, outside ReloadableKeys, whose values differ
-// between old and cfg (gateways: those written in the files; gateways
-// registered while running are kept by the reload).
+// restartKeys lists the keys, outside ReloadableKeys and gateways
+// (planGateways), whose values differ between old and cfg.
 func restartKeys(old, cfg *config.Organism) []string {
 	var keys []string
 	diffKeys("", reflect.ValueOf(old).Elem(), reflect.ValueOf(cfg).Elem(), &keys)
@@ -623,10 +653,7 @@ func diffKeys(prefix string, a, b reflect.Value, out *[]string) {
 		fa, fb := a.Field(i), b.Field(i)
 		switch {
 		case prefix == "" && slices.Contains(ReloadableKeys, name):
-		case prefix == "" && name == "gateways":
-			if !reflect.DeepEqual(fileGateways(fa.Interface().([]config.Gateway)), fileGateways(fb.Interface().([]config.Gateway))) {
-				*out = append(*out, path)
-			}
+		case prefix == "" && name == "gateways": // planGateways
 		case reflect.DeepEqual(fa.Interface(), fb.Interface()):
 		case fa.Kind() == reflect.Struct && hasYAMLFields(fa.Type()):
 			diffKeys(path, fa, fb, out)

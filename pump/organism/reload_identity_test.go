@@ -1,21 +1,25 @@
 package organism
 
 import (
+	"crypto/ed25519"
 	"errors"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/xml-pipeline/xmlpipe/oob/keys"
 )
 
-// TestReloadRefusesARotatedPeerIdentity: a gateway reads its peer's
-// trusted_identity at the start. When the peer's key is rotated and its
-// new identity exported over the same file, a reload — whose
-// configuration reads the same — must not report that it applied while
-// the link goes on refusing the peer's new key: it is refused, naming the
-// gateway's trusted_identity with its file:line, as any gateway change
-// that applies at the next start. A file that no longer reads is refused
-// likewise; an unchanged one reloads.
-func TestReloadRefusesARotatedPeerIdentity(t *testing.T) {
+// TestReloadRelinksARotatedPeerIdentity: a gateway reads its peer's
+// trusted_identity when it starts. When the peer's key is rotated and its
+// new identity exported over the same file, a reload relinks the gateway
+// trusting the new key (it used to be refused until the next start). A
+// file that no longer reads refuses the reload, naming the gateway's
+// trusted_identity with its file:line, and the gateway keeps its key; an
+// unchanged one changes nothing.
+func TestReloadRelinksARotatedPeerIdentity(t *testing.T) {
 	a, b, rotated := newFedSide(t), newFedSide(t), newFedSide(t)
 	o, _ := startFed(t, loadFedConfig(t, "a.yaml", b.pub, "wss://127.0.0.1:1"), a, Options{}, false)
 	original, err := os.ReadFile(b.pub)
@@ -26,16 +30,19 @@ func TestReloadRefusesARotatedPeerIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rotatedKey, err := keys.ReadPublic(rotated.pub)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
-		name string
-		file []byte // nil: removed
-		want []string
+		name    string
+		file    []byte // nil: removed
+		changed []string
+		refused []string // what the refusal says (nil: applied)
 	}{
-		{"unchanged", original, nil},
-		{"rotated", newKey, []string{"a.yaml:", "gateways[0].trusted_identity: " + b.pub +
-			" holds another key than gateway b trusts: a peer's new identity applies only at the next start"}},
-		{"removed", nil, []string{"a.yaml:", "gateways[0].trusted_identity:",
-			"the gateway keeps the identity it read at the start"}},
+		{"unchanged", original, nil, nil},
+		{"rotated", newKey, []string{"b"}, nil},
+		{"removed", nil, nil, []string{"a.yaml:", "gateways[0].trusted_identity:", b.pub}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.file == nil {
@@ -45,20 +52,30 @@ func TestReloadRefusesARotatedPeerIdentity(t *testing.T) {
 			} else if err := os.WriteFile(b.pub, tc.file, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := o.Reload(loadFedConfig(t, "a.yaml", b.pub, "wss://127.0.0.1:1"))
-			if tc.want == nil {
+			rep, err := o.Reload(loadFedConfig(t, "a.yaml", b.pub, "wss://127.0.0.1:1"))
+			if tc.refused == nil {
 				if err != nil {
-					t.Fatalf("reload with the identity unchanged: %v", err)
+					t.Fatalf("reload: %v", err)
 				}
+				if d := cmp.Diff(tc.changed, rep.GatewaysChanged); d != "" {
+					t.Errorf("gateways changed (-want +got):\n%s", d)
+				}
+			} else {
+				if !errors.Is(err, ErrReloadRefused) {
+					t.Fatalf("reload: %v, want it refused", err)
+				}
+				for _, w := range tc.refused {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("the refusal lacks %q:\n%v", w, err)
+					}
+				}
+			}
+			if tc.name == "unchanged" {
 				return
 			}
-			if !errors.Is(err, ErrReloadRefused) {
-				t.Fatalf("reload: %v, want it refused", err)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("the refusal lacks %q:\n%v", w, err)
-				}
+			// Rotated, the gateway trusts the new key; refused, it keeps it.
+			if k, _ := o.Federation.TrustedKey("b"); !k.Equal(ed25519.PublicKey(rotatedKey)) {
+				t.Errorf("gateway b trusts %s, want the rotated %s", keys.Fingerprint(k), keys.Fingerprint(rotatedKey))
 			}
 		})
 	}

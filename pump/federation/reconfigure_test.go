@@ -1,0 +1,80 @@
+package federation
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
+)
+
+// TestChangedAddressRelinksKeepingCalls: a reload that changes only where
+// a gateway's peer is (remote_url) relinks the gateway in place: a call
+// made while the old address reached nobody waits in the outbox, and is
+// delivered and answered over the new link — its caller never sees the
+// gateway go away.
+func TestChangedAddressRelinksKeepingCalls(t *testing.T) {
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nobody := "wss://" + closed.Addr().String()
+	_ = closed.Close()
+	aKey := newKey(t)
+	c := newCallee(t, aKey)
+	var gc config.Gateway
+	a := newCallerWith(t, aKey, c, t.TempDir(), func(g *config.Gateway) { g.RemoteURL = nobody; gc = *g })
+	defer a.m.Close()
+	answered := make(chan error, 1)
+	go func() {
+		r, err := a.echo.Handle(context.Background(), a.once, callMetadata())
+		if err == nil {
+			err = answerIs(r, "ONCE")
+		}
+		answered <- err
+	}()
+	waitUntil(t, "the call never waited in the outbox", func() bool { return a.m.Status()[0].Queued > 0 })
+
+	gc.RemoteURL = c.url()
+	ch, err := a.m.PlanGateways([]config.Gateway{gc}, func(i int, f string) string { return fmt.Sprintf("gateways[%d].%s", i, f) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"b"}, ch.Changed); d != "" {
+		t.Errorf("changed (-want +got):\n%s", d)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := ch.Apply(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatalf("the call across the relinked gateway: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatalf("the call was never answered; status %+v", a.m.Status())
+	}
+	if s := a.m.Status()[0]; s.RemoteURL != c.url() || s.State != LinkUp {
+		t.Errorf("status after the relink: %+v", s)
+	}
+}
+
+// answerIs checks that r is an echo answer saying want.
+func answerIs(r xmlpipe.Response, want string) error {
+	rr, ok := r.(*xmlpipe.RespondResponse)
+	if !ok {
+		return fmt.Errorf("response %T, want an answer", r)
+	}
+	if text, _ := stage.PayloadText(rr.Payload); text != want {
+		return fmt.Errorf("answer %#v, want %q", rr.Payload, want)
+	}
+	return nil
+}
