@@ -96,9 +96,8 @@ type kernelTable struct {
 	// statement journal, into which SQLite copies every page the statement
 	// changes that the transaction had already changed; one that can only
 	// roll the whole transaction back needs none (as the journal's
-	// inserts). Statement journals (16 KiB pages copied into memory) took
-	// 3.8% of a durable pump's CPU, 2.9% with this (BenchmarkFlow/
-	// mode=durable profiles); BenchmarkKernelFlow/flow=bus −4%. Were a row
+	// inserts). That copying was ~4% of a durable pump's CPU (16 KiB pages
+	// into an in-memory journal, BenchmarkFlow/mode=durable). Were a row
 	// there nonetheless, the batch rolls back and its ops are retried one
 	// by one: that put fails alone, loudly, where REPLACE would have
 	// overwritten the row.
