@@ -89,19 +89,6 @@ CREATE TABLE IF NOT EXISTS slots (
 type kernelTable struct {
 	name   string
 	upsert *kernelStatement // INSERT OR REPLACE of whole rows
-	// create, when set, inserts whole rows of groups begun afresh in the
-	// batch (kernelWrites.begunHere), which have no committed row, with
-	// INSERT OR ROLLBACK: a multi-row statement that can end in ABORT, as
-	// INSERT OR REPLACE can (a NOT NULL column without a default), needs a
-	// statement journal, into which SQLite copies every page the statement
-	// changes that the transaction had already changed; one that can only
-	// roll the whole transaction back needs none (as the journal's
-	// inserts). That copying was ~4% of a durable pump's CPU (16 KiB pages
-	// into an in-memory journal, BenchmarkFlow/mode=durable). Were a row
-	// there nonetheless, the batch rolls back and its ops are retried one
-	// by one: that put fails alone, loudly, where REPLACE would have
-	// overwritten the row.
-	create *kernelStatement
 	delete *kernelStatement // DELETE … WHERE <group column> IN (…)
 	// bornWith, when set, is the table whose groups this table's groups
 	// live within: a group begun afresh there (see op.fresh) has no rows
@@ -113,8 +100,6 @@ type kernelTable struct {
 var (
 	threadsTable = &kernelTable{name: "threads",
 		upsert: newKernelStatement(`INSERT OR REPLACE INTO threads (id, parent, path, created_ns, touched_ns, ref, profile, hops,
-			marks) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 9),
-		create: newKernelStatement(`INSERT OR ROLLBACK INTO threads (id, parent, path, created_ns, touched_ns, ref, profile, hops,
 			marks) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 9),
 		delete: newKernelStatement(`DELETE FROM threads WHERE id IN (`, `?`, `)`, 1)}
 	// A watcher is written twice, registered then raised (mostly a batch
@@ -130,16 +115,11 @@ var (
 	slotsTable = &kernelTable{name: "slots",
 		upsert: newKernelStatement(`INSERT OR REPLACE INTO slots (thread, idx, from_name, to_name, payload_type, raw,
 			time_ns, own_name, is_self_call, in_reply_to, seq) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 11),
-		create: newKernelStatement(`INSERT OR ROLLBACK INTO slots (thread, idx, from_name, to_name, payload_type, raw,
-			time_ns, own_name, is_self_call, in_reply_to, seq) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 11),
 		delete: newKernelStatement(`DELETE FROM slots WHERE thread IN (`, `?`, `)`, 1)}
 	// segmentsTable is context_segments (context_segments.go): its rows go
 	// with their thread's slots, so they are written the way slots are.
 	segmentsTable = &kernelTable{name: "context_segments",
 		upsert: newKernelStatement(`INSERT OR REPLACE INTO context_segments (thread, idx, slots, content_type, tier,
-			relevance, scored, summary, summary_by, bytes, tokens, changed_ns) VALUES `,
-			`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 12),
-		create: newKernelStatement(`INSERT OR ROLLBACK INTO context_segments (thread, idx, slots, content_type, tier,
 			relevance, scored, summary, summary_by, bytes, tokens, changed_ns) VALUES `,
 			`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 12),
 		delete: newKernelStatement(`DELETE FROM context_segments WHERE thread IN (`, `?`, `)`, 1), bornWith: slotsTable}
@@ -312,9 +292,7 @@ func (k *kernelWrites) begunHere(group kernelKey) bool {
 }
 
 // applyKernel writes the coalesced kernel state: per table, the deleted
-// groups first, then the surviving upserts — the rows of groups begun
-// afresh in the batch by the table's create statement, the others by its
-// upsert statement.
+// groups first, then the surviving upserts.
 func (w *writer) applyKernel(p *pending) error {
 	k := &p.kernel
 	if len(k.ops) == 0 {
@@ -332,38 +310,20 @@ func (w *writer) applyKernel(p *pending) error {
 				return fmt.Errorf("delete %s: %w", t.name, err)
 			}
 		}
+		args = args[:0]
+		rows := 0
+		for _, o := range k.puts {
+			if o != nil && o.table == t {
+				args = append(args, o.row...)
+				rows++
+			}
+		}
 		k.args = args
-		if t.create == nil {
-			if err := w.putKernelRows(k, t, t.upsert, func(*op) bool { return true }); err != nil {
+		if rows > 0 {
+			if err := t.upsert.exec(w, rows, k.values(args)); err != nil {
 				return fmt.Errorf("upsert %s: %w", t.name, err)
 			}
-			continue
-		}
-		begun := func(o *op) bool { return k.begunHere(kernelKey{t, o.group}) }
-		if err := w.putKernelRows(k, t, t.create, begun); err != nil {
-			return fmt.Errorf("insert %s: %w", t.name, err)
-		}
-		if err := w.putKernelRows(k, t, t.upsert, func(o *op) bool { return !begun(o) }); err != nil {
-			return fmt.Errorf("upsert %s: %w", t.name, err)
 		}
 	}
 	return nil
-}
-
-// putKernelRows writes with ks the surviving upserts of table t that take
-// reports true for.
-func (w *writer) putKernelRows(k *kernelWrites, t *kernelTable, ks *kernelStatement, take func(*op) bool) error {
-	args := k.args[:0]
-	rows := 0
-	for _, o := range k.puts {
-		if o != nil && o.table == t && take(o) {
-			args = append(args, o.row...)
-			rows++
-		}
-	}
-	k.args = args
-	if rows == 0 {
-		return nil
-	}
-	return ks.exec(w, rows, k.values(args))
 }
