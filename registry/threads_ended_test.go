@@ -151,3 +151,81 @@ func TestEndedRingNewestFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestEndedRingForgetsOverwritten: a note the ring overwrites is
+// forgotten, unless its id was noted again since (the newer note answers
+// until it is overwritten in turn); an id never noted is not remembered
+// in a full ring.
+func TestEndedRingForgetsOverwritten(t *testing.T) {
+	id, first, second := uuid.New(), uuid.New(), uuid.New()
+	type result struct {
+		Root uuid.UUID
+		OK   bool
+	}
+	tests := []struct {
+		name  string
+		after int // other threads noted after id's notes
+		twice bool
+		want  result
+	}{
+		{"kept until overwritten", endedRemembered - 1, false, result{first, true}},
+		{"forgotten once overwritten", endedRemembered, false, result{}},
+		{"the older note overwritten, the newer kept", endedRemembered - 1, true, result{second, true}},
+		{"both notes overwritten", endedRemembered, true, result{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var e endedRing
+			e.note(id, first)
+			if tc.twice {
+				e.note(id, second)
+			}
+			for range tc.after {
+				e.note(uuid.New(), uuid.New())
+			}
+			var got result
+			got.Root, got.OK = e.rootOf(id)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("rootOf (-want +got):\n%s", diff)
+			}
+			if _, ok := e.rootOf(uuid.New()); ok {
+				t.Error("rootOf(an id never noted) remembered")
+			}
+			if n := len(e.newest); n > endedRemembered {
+				t.Errorf("index holds %d ids, more than the ring's %d", n, endedRemembered)
+			}
+		})
+	}
+}
+
+// BenchmarkEndedRootMiss measures EndedRoot of a thread id that never
+// ended (a client-chosen new id) once its shard's ring is full: the lookup
+// every message naming a new client-chosen thread makes.
+func BenchmarkEndedRootMiss(b *testing.B) {
+	th := NewThreads(ThreadsConfig{})
+	root := uuid.NewString()
+	if err := th.Begin(root, "client", "a"); err != nil {
+		b.Fatal(err)
+	}
+	for range endedRemembered * threadShards {
+		child, err := th.Extend(root, "b")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := th.Prune(child); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ids := make([]string, 1024)
+	for i := range ids {
+		ids[i] = uuid.NewString()
+	}
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		if _, ok := th.EndedRoot(ids[i%len(ids)]); ok {
+			b.Fatal("a new id remembered as ended")
+		}
+		i++
+	}
+}

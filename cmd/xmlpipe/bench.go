@@ -300,18 +300,13 @@ func profileMutexes(path string) (func() error, error) {
 	}, nil
 }
 
-// durableRegistries gives cfg kernel registries that persist to st, as a
-// durable organism's do.
+// durableRegistries gives cfg kernel registries that persist to st, built
+// and restored as a durable organism's are (organism.DurableRegistries).
 func durableRegistries(cfg *bench.Config, st *store.Store) error {
-	threadSink, todoSink, slotSink := organism.StateSinks(st, nil)
-	cfg.Threads = registry.NewThreads(registry.ThreadsConfig{Organism: "bench", Sink: threadSink})
-	cfg.Todos = registry.NewTodoRegistry(registry.TodoConfig{Lineage: cfg.Threads, Sink: todoSink})
-	cb, err := registry.NewContextBuffer(registry.ContextConfig{Sink: slotSink})
-	if err != nil {
-		return err
-	}
-	cfg.Context = cb
-	return nil
+	var err error
+	cfg.Threads, cfg.Todos, cfg.Context, err = organism.DurableRegistries(st, nil,
+		registry.ThreadsConfig{Organism: "bench"}, registry.ContextConfig{})
+	return err
 }
 
 // storeReport flushes st and summarises its writes over the whole run

@@ -2,6 +2,7 @@ package organism
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 
@@ -237,4 +238,32 @@ func (k *storeSinks) restoreHistories(cb *registry.ContextBuffer) ([]registry.Sl
 		return nil, nil, err
 	}
 	return slots, segs, nil
+}
+
+// DurableRegistries builds the kernel registries of a durable organism
+// over s, as New does for an organism with a data directory: their sinks
+// persist every change to s (failures are logged to log, or slog.Default
+// when nil), and s's kernel state is restored into them first. Restored
+// sinks know that a thread or history that begins has no row yet and which
+// threads have context segments, so they write less than StateSinks' do:
+// benchmarks use this to measure what a durable organism writes. tc and cc
+// configure the registries; their Sink fields are set here.
+func DurableRegistries(s *store.Store, log *slog.Logger, tc registry.ThreadsConfig, cc registry.ContextConfig) (
+	*registry.Threads, *registry.TodoRegistry, *registry.ContextBuffer, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	k := &storeSinks{s: s, log: log}
+	tc.Sink = k
+	threads := registry.NewThreads(tc)
+	todos := registry.NewTodoRegistry(registry.TodoConfig{Lineage: threads, Clock: tc.Clock, Sink: k})
+	cc.Sink = k
+	cb, err := registry.NewContextBuffer(cc)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := k.restoreRegistries(threads, todos, cb); err != nil {
+		return nil, nil, nil, fmt.Errorf("organism: restore kernel state from %s: %w", s.Dir(), err)
+	}
+	return threads, todos, cb, nil
 }
