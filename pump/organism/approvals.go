@@ -2,12 +2,9 @@ package organism
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -135,17 +132,6 @@ func (a Approval) Refusal() *xmlpipe.Refusal {
 		sev = stage.SeverityLow
 	}
 	return stage.NewRefusal(reason, a.Suggestion, sev, a.Rules...)
-}
-
-// approvalID is the id of the approval of the message journaled as seq for
-// target: the same after a restart, so a re-delivered held message finds
-// its approval again. Unjournaled messages get a random one.
-func approvalID(seq int64, target string) string {
-	if seq <= 0 {
-		return strings.ReplaceAll(stage.NewThreadID(), "-", "")[:12]
-	}
-	h := sha256.Sum256([]byte(strconv.FormatInt(seq, 10) + "\x00" + strings.ToLower(target)))
-	return hex.EncodeToString(h[:6])
 }
 
 // rowOf and approvalOf convert to and from the store's row.
