@@ -76,7 +76,7 @@ type Governance struct {
 	guard *guardian.Guardian
 	book  *approvalBook
 	// ids makes the approvals' ids (approval_key.go).
-	ids *approvalIDs
+	ids   *approvalIDs
 	log   *slog.Logger
 	clock func() time.Time
 	obs   GovernanceObserver
