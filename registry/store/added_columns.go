@@ -7,7 +7,7 @@ import (
 )
 
 // addedColumns are the columns added to a table after its layout was
-// released. Each only adds to its table, with the default 0 (or ” for a
+// released. Each only adds to its table, with the default 0 (or the empty string for a
 // text column: decl), so the layout version stays: a binary that does not
 // know a column reads the rows as before and writes them with the
 // default, which means what it meant before the column was kept:
