@@ -100,3 +100,25 @@ func TestApprovalKeyDamagedStopsTheStart(t *testing.T) {
 		t.Fatal("the secret changed between two loads")
 	}
 }
+
+// TestApprovalVisibleTo: a memory consent approval is its conversation
+// owner's and admins'; every other kind is anyone's.
+func TestApprovalVisibleTo(t *testing.T) {
+	for _, tc := range []struct {
+		kind, owner, user string
+		admin, want       bool
+	}{
+		{KindMemory, "alice", "alice", false, true},
+		{KindMemory, "alice", "olga", false, false},
+		{KindMemory, "alice", "olga", true, true},
+		{KindMemory, "", "", false, false}, // the organism's own traffic: no user owns it
+		{KindMemory, "", "olga", true, true},
+		{KindTool, "alice", "olga", false, true},
+		{KindReview, "", "olga", false, true},
+	} {
+		a := Approval{Kind: tc.kind, User: tc.owner}
+		if got := a.VisibleTo(tc.user, tc.admin); got != tc.want {
+			t.Errorf("%s of %q to %q (admin %v): %v, want %v", tc.kind, tc.owner, tc.user, tc.admin, got, tc.want)
+		}
+	}
+}

@@ -87,6 +87,10 @@ type Approval struct {
 	// Agent is who asks (the held message's sender), Target what it waits
 	// to reach.
 	Agent, Target string
+	// User is whose conversation it waits in: the user who began it (""
+	// for the organism's own traffic). An approval of a private kind
+	// (memory) is theirs: see VisibleTo.
+	User string
 	// Payload is the held message's canonical envelope (or what a Request
 	// asks about).
 	Payload string
@@ -140,14 +144,34 @@ func rowOf(a Approval) store.ApprovalRow {
 		Target: a.Target, Kind: a.Kind, Payload: a.Payload, RequestReason: a.RequestReason, Rules: a.Rules,
 		Suggestion: a.Suggestion, Severity: a.Severity,
 		CreatedAt: a.CreatedAt, ExpiresAt: a.ExpiresAt, Status: a.Status, DecidedBy: a.DecidedBy, Reason: a.Reason,
-		DecidedAt: a.DecidedAt}
+		DecidedAt: a.DecidedAt, Owner: a.User}
 }
 
 func approvalOf(r store.ApprovalRow) Approval {
 	return Approval{ID: r.ID, Seq: r.Seq, Conversation: r.Conversation, Thread: r.Thread, Agent: r.Agent, Target: r.Target,
 		Kind: r.Kind, Payload: r.Payload, RequestReason: r.RequestReason, Rules: r.Rules, Suggestion: r.Suggestion,
 		Severity: r.Severity, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, Status: r.Status, DecidedBy: r.DecidedBy,
-		Reason: r.Reason, DecidedAt: r.DecidedAt}
+		Reason: r.Reason, DecidedAt: r.DecidedAt, User: r.Owner}
+}
+
+// privateKinds are the kinds of approval that belong to the user whose
+// conversation they wait in: a memory is what an agent keeps about that
+// user (what they told it, what they prefer), personal to them.
+var privateKinds = []string{KindMemory}
+
+// VisibleTo reports whether user (an admin when admin) may see and decide
+// a: an admin any; anyone else every approval but one of a private kind
+// (memory consent) of another user's conversation — or of the organism's
+// own traffic, which no user owns.
+func (a Approval) VisibleTo(user string, admin bool) bool {
+	return admin || !slices.Contains(privateKinds, a.Kind) || a.User != "" && a.User == user
+}
+
+// ApprovalViewer is who lists approvals, for ApprovalFilter.Viewer.
+type ApprovalViewer struct {
+	// User is their name; Admin whether they have the admin role.
+	User  string
+	Admin bool
 }
 
 // ApprovalFilter selects approvals; empty fields match everything.
@@ -158,6 +182,10 @@ type ApprovalFilter struct {
 	Thread string
 	// Limit caps the result (0: DefaultApprovalLimit); newest first.
 	Limit int
+	// Viewer, when set, keeps the approvals Viewer may see
+	// (Approval.VisibleTo); nil keeps every one (the organism's own
+	// operator, in process).
+	Viewer *ApprovalViewer
 }
 
 // DefaultApprovalLimit is how many approvals a List returns at most unless
@@ -349,7 +377,11 @@ func (b *approvalBook) list(ctx context.Context, f ApprovalFilter) ([]Approval, 
 		if err := b.store.Flush(ctx); err != nil && !errors.Is(err, store.ErrWriteFailed) {
 			return nil, err
 		}
-		rows, err := b.store.Approvals(ctx, store.ApprovalFilter{Status: f.Status, Thread: f.Thread, Limit: limit})
+		sf := store.ApprovalFilter{Status: f.Status, Thread: f.Thread, Limit: limit}
+		if v := f.Viewer; v != nil && !v.Admin {
+			sf.PrivateKinds, sf.Owner = privateKinds, v.User
+		}
+		rows, err := b.store.Approvals(ctx, sf)
 		if err != nil {
 			return nil, err
 		}
@@ -372,7 +404,8 @@ func (b *approvalBook) list(ctx context.Context, f ApprovalFilter) ([]Approval, 
 	slices.SortStableFunc(all, func(x, y Approval) int { return y.CreatedAt.Compare(x.CreatedAt) })
 	out := all[:0]
 	for _, a := range all {
-		if (f.Status == "" || a.Status == f.Status) && (f.Thread == "" || a.Thread == f.Thread || a.Conversation == f.Thread) {
+		if (f.Status == "" || a.Status == f.Status) && (f.Thread == "" || a.Thread == f.Thread || a.Conversation == f.Thread) &&
+			(f.Viewer == nil || a.VisibleTo(f.Viewer.User, f.Viewer.Admin)) {
 			out = append(out, a)
 		}
 		if len(out) == limit {

@@ -354,7 +354,7 @@ func (g *Governance) hold(m *pump.GateMessage, kind, why string, rules []string,
 	now := g.clock()
 	wait := g.waitFor(m)
 	a := Approval{ID: g.ids.held(m.Seq, m.Target), Kind: kind, Seq: m.Seq, Conversation: m.Conversation,
-		Thread: m.Thread, Agent: m.From, Target: m.Target, Payload: string(m.Envelope), RequestReason: why, Rules: rules,
+		Thread: m.Thread, Agent: m.From, Target: m.Target, User: m.User, Payload: string(m.Envelope), RequestReason: why, Rules: rules,
 		Suggestion: suggestion, Severity: severity, CreatedAt: now, ExpiresAt: now.Add(wait), Status: StatusPending}
 	if err := g.book.add(a, g.expire); err != nil {
 		g.log.Error("approvals: cannot record an approval; the message is refused", "agent", m.From, "target", m.Target,
