@@ -193,6 +193,9 @@ func (s *Server) onGovernance(e organism.GovernanceEvent) {
 	switch e.Kind {
 	case organism.EventApproval, organism.EventApprovalDecided:
 		a := approvalInfo(*e.Approval)
+		if e.Kind == organism.EventApprovalDecided && e.Approval.Status == organism.StatusDenied {
+			s.denied.add(e.Approval.Conversation)
+		}
 		typ, name := wire.TypeApproval, streamApproval
 		if e.Kind == organism.EventApprovalDecided {
 			typ, name = wire.TypeApprovalDecided, streamApprovalDecided

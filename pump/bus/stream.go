@@ -259,7 +259,7 @@ func (st *streamSocket) offerEvent(e pump.Event) {
 			"error": text, "timestamp": stamp(e.Time), "message_id": eventID(string(e.Kind), e)}})
 	case pump.EventComplete:
 		st.offer(streamEvent{name: streamThreadUpdated, threads: threads, profile: e.Profile, body: map[string]any{
-			"event": streamThreadUpdated, "thread_id": e.Conversation, "status": "completed",
+			"event": streamThreadUpdated, "thread_id": e.Conversation, "status": st.s.completionStatus(e),
 			"timestamp": stamp(e.Time), "message_id": eventID(wire.TypeComplete, e)}})
 	}
 }
