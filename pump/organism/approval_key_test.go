@@ -122,3 +122,45 @@ func TestApprovalVisibleTo(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalsListedForAViewer: a listing for a viewer keeps another
+// user's memory consent out — with a store (in its query) and without.
+func TestApprovalsListedForAViewer(t *testing.T) {
+	for _, durable := range []bool{false, true} {
+		t.Run(map[bool]string{false: "in memory", true: "durable"}[durable], func(t *testing.T) {
+			opts := Options{}
+			if durable {
+				opts.DataDir = t.TempDir()
+			}
+			o := agentOrganismWith(t, newScriptedModel(t, map[string][]string{}), governed, opts)
+			g := o.Governance()
+			now := time.Now()
+			for _, a := range []Approval{
+				{ID: "mem-alice", Kind: KindMemory, Agent: "researcher", User: "alice"},
+				{ID: "tool-alice", Kind: KindTool, Agent: "researcher", User: "alice"},
+			} {
+				a.CreatedAt, a.ExpiresAt, a.Status = now, now.Add(time.Hour), StatusPending
+				if err := g.book.add(a, g.expire); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, tc := range []struct {
+				viewer *ApprovalViewer
+				want   int
+			}{
+				{nil, 2},
+				{&ApprovalViewer{User: "alice"}, 2},
+				{&ApprovalViewer{User: "olga"}, 1},
+				{&ApprovalViewer{User: "olga", Admin: true}, 2},
+			} {
+				as, err := g.Approvals(t.Context(), ApprovalFilter{Status: StatusPending, Viewer: tc.viewer})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(as) != tc.want {
+					t.Errorf("viewer %+v: %d approvals, want %d", tc.viewer, len(as), tc.want)
+				}
+			}
+		})
+	}
+}
