@@ -510,6 +510,13 @@
 //	                                       404 unknown, 409 when not pending, saying how it ended:
 //	                                       {"error":"Approval ID was approved already by olga (fine)"},
 //	                                       {"error":"Approval ID expired (conversation killed)"}
+//
+// An approval of kind memory (an agent asks to remember something about
+// the user of its conversation) is that user's and the admins' alone: to
+// anyone else it does not exist — absent from the list, 404 to GET and
+// POST, and pushed neither on /ws nor on /api/v1/ws. Every other approval
+// is every user's (within their profile).
+//
 //	POST /api/v1/organism/halt            admin: optional {"scope":"agents"|"all"} →
 //	                                       {"status":"halted","scope","cancelled","held"}
 //	POST /api/v1/organism/resume          admin → {"status":"running","resumed":true|false}
