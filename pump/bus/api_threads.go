@@ -304,6 +304,17 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request, st *store.St
 	out := []apiThreadBody{}
 	view := s.journalView(sess, st)
 	convs := s.conversationOutcomes(r.Context(), st)
+	if filter && f.Participant == "" && f.Since.IsZero() {
+		// sums are every thread: a conversation none of whose threads
+		// recorded a failure was neither denied nor cancelled, and its
+		// entries need not be read.
+		convs.failing = map[string]bool{}
+		for _, t := range sums {
+			if t.Failures > 0 {
+				convs.failing[t.Conversation] = true
+			}
+		}
+	}
 	for _, t := range sums {
 		// As apiThread decides: any entry that records a failure (a refused
 		// inbound message keeps its payload's root tag) or a failure's tag.

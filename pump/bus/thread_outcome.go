@@ -77,6 +77,9 @@ type conversationOutcomes struct {
 	ctx  context.Context
 	st   *store.Store
 	seen map[string]threadOutcome
+	// failing, when set, are the only conversations that recorded a
+	// failure (a refusal, a dead letter): the others' entries are not read.
+	failing map[string]bool
 }
 
 func (s *Server) conversationOutcomes(ctx context.Context, st *store.Store) *conversationOutcomes {
@@ -85,7 +88,7 @@ func (s *Server) conversationOutcomes(ctx context.Context, st *store.Store) *con
 
 // of returns thread's outcome o with its conversation's denial and cancel.
 func (c *conversationOutcomes) of(conv string, o threadOutcome) (threadOutcome, error) {
-	if conv == "" {
+	if conv == "" || c.failing != nil && !c.failing[conv] {
 		return o, nil
 	}
 	co, ok := c.seen[conv]
