@@ -49,12 +49,13 @@ func (s *Server) apiApprovals(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Limit = n
 	}
+	sess := sessionOf(r.Context())
+	f.Viewer = &organism.ApprovalViewer{User: sess.Username, Admin: sess.Role.Allows(auth.Admin)}
 	as, err := s.opts.Organism.Governance().Approvals(r.Context(), f)
 	if err != nil {
 		s.internalError(w, "list approvals", err)
 		return
 	}
-	sess := sessionOf(r.Context())
 	out := make([]wire.ApprovalInfo, 0, len(as))
 	for _, a := range as {
 		if s.approvalVisible(sess, a) {
@@ -112,12 +113,12 @@ func (s *Server) apiDecide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sess := sessionOf(r.Context())
-	if sess.Profile != "" { // an approval outside the user's profile does not exist for them
-		if a, err := s.opts.Organism.Governance().Approval(r.Context(), r.PathValue("id")); err == nil &&
-			!s.approvalVisible(sess, a) {
-			writeError(w, http.StatusNotFound, "Approval not found")
-			return
-		}
+	// An approval the user may not see (another user's memory consent, one
+	// outside their profile) does not exist for them.
+	if a, err := s.opts.Organism.Governance().Approval(r.Context(), r.PathValue("id")); err == nil &&
+		!s.approvalVisible(sess, a) {
+		writeError(w, http.StatusNotFound, "Approval not found")
+		return
 	}
 	a, err := s.opts.Organism.Governance().Decide(r.Context(), r.PathValue("id"), approve, sess.Username, req.Reason)
 	switch {
@@ -192,23 +193,27 @@ func (s *Server) onGovernance(e organism.GovernanceEvent) {
 	switch e.Kind {
 	case organism.EventApproval, organism.EventApprovalDecided:
 		a := approvalInfo(*e.Approval)
+		if e.Kind == organism.EventApprovalDecided && e.Approval.Status == organism.StatusDenied {
+			s.denied.add(e.Approval.Conversation)
+		}
 		typ, name := wire.TypeApproval, streamApproval
 		if e.Kind == organism.EventApprovalDecided {
 			typ, name = wire.TypeApprovalDecided, streamApprovalDecided
 		}
 		frame := wire.Approval{Head: wire.Head{Type: typ}, Approval: a}
+		visible := func(sess auth.Session) bool { return s.approvalVisible(sess, *e.Approval) }
 		s.wsocks.each(func(ws *wsSocket) {
 			switch {
-			case !ws.subs.wants(typ):
+			case !ws.subs.wants(typ) || !e.Approval.VisibleTo(ws.c.sess.Username, ws.c.sess.Role.Allows(auth.Admin)):
 			case s.router.routed(a.ThreadID, ws):
 				ws.post(a.ThreadID, frame)
-			case ws.c.sess.Role.Allows(auth.Admin) && s.approvalVisible(ws.c.sess, *e.Approval):
+			case ws.c.sess.Role.Allows(auth.Admin) && visible(ws.c.sess):
 				ws.c.send(frame)
 			}
 		})
 		s.broadcast(streamEvent{name: name, threads: []string{a.ThreadID, a.Thread}, agents: []string{a.Agent, a.Target},
-			profile: s.threadProfile(cmp.Or(a.Thread, a.ThreadID)),
-			body:    map[string]any{"event": name, "approval": a, "timestamp": ts}})
+			profile: s.threadProfile(cmp.Or(a.Thread, a.ThreadID)), only: visible,
+			body: map[string]any{"event": name, "approval": a, "timestamp": ts}})
 	case organism.EventGuardianAlert:
 		al := e.Alert
 		frame := wire.GuardianAlert{Head: wire.Head{Type: wire.TypeGuardianAlert}, Sender: al.Sender, Count: al.Count,

@@ -236,18 +236,27 @@ func (s *Server) journaled(h journalHandler) http.HandlerFunc {
 // threadStatus is the status of thread id of conversation conv ("" when
 // unknown): killed (by the API, the console, OOB or Ask, in this run or
 // an earlier one: wasKilled), error (failed: a failure message on it),
-// active (its conversation has a message in flight), else completed.
-func (s *Server) threadStatus(id, conv string, failed bool) string {
+// active (its conversation has a message in flight), cancelled (its latest
+// answer was cancelled), denied (a human denied a call of it), else
+// completed.
+func (s *Server) threadStatus(id, conv string, o threadOutcome) string {
 	switch {
 	case s.wasKilled(id, conv):
 		return statusKilled
-	case failed:
+	case o.failed:
 		return statusError
 	case s.live.has(conv) || s.live.has(id):
 		return statusActive
+	case o.cancelled:
+		return statusCancelled
+	case o.denied:
+		return statusDenied
 	}
 	return statusCompleted
 }
+
+// threadStatuses are the statuses ?status= may ask for.
+var threadStatuses = []string{statusActive, statusCompleted, statusError, statusKilled, statusCancelled, statusDenied}
 
 // wasKilled reports whether thread id of conversation conv was killed:
 // through this server, or as the pump (and its journal, across restarts)
@@ -276,8 +285,8 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request, st *store.St
 		return
 	}
 	status := r.URL.Query().Get("status")
-	if status != "" && !slices.Contains([]string{statusActive, statusCompleted, statusError, statusKilled}, status) {
-		writeError(w, http.StatusBadRequest, "Invalid status: want active, completed, error or killed")
+	if status != "" && !slices.Contains(threadStatuses, status) {
+		writeError(w, http.StatusBadRequest, "Invalid status: want active, completed, error, killed, cancelled or denied")
 		return
 	}
 	f := store.ThreadFilter{Participant: r.URL.Query().Get("agent"), Since: since}
@@ -294,12 +303,37 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request, st *store.St
 	}
 	out := []apiThreadBody{}
 	view := s.journalView(sess, st)
+	convs := s.conversationOutcomes(r.Context(), st)
+	if filter && f.Participant == "" && f.Since.IsZero() {
+		// sums are every thread: a conversation none of whose threads
+		// recorded a failure was neither denied nor cancelled, and its
+		// entries need not be read.
+		convs.failing = map[string]bool{}
+		for _, t := range sums {
+			if t.Failures > 0 {
+				convs.failing[t.Conversation] = true
+			}
+		}
+	}
 	for _, t := range sums {
 		// As apiThread decides: any entry that records a failure (a refused
 		// inbound message keeps its payload's root tag) or a failure's tag.
-		failed := t.Failures > 0 ||
-			slices.ContainsFunc(t.PayloadTags, func(tag string) bool { return slices.Contains(errorTags, tag) })
-		b := apiThreadBody{ID: t.ID, Conversation: t.Conversation, Status: s.threadStatus(t.ID, t.Conversation, failed),
+		var o threadOutcome
+		if t.Failures > 0 ||
+			slices.ContainsFunc(t.PayloadTags, func(tag string) bool { return slices.Contains(errorTags, tag) }) {
+			// Something failed, was denied or cancelled: its entries say which.
+			entries, err := st.Thread(t.ID)
+			if err != nil {
+				s.internalError(w, "journal thread", err)
+				return
+			}
+			o = s.outcomeOf(r.Context(), t.Conversation, entries, false)
+		}
+		if o, err = convs.of(t.Conversation, o); err != nil {
+			s.internalError(w, "journal conversation", err)
+			return
+		}
+		b := apiThreadBody{ID: t.ID, Conversation: t.Conversation, Status: s.threadStatus(t.ID, t.Conversation, o),
 			MessageCount: t.Messages, CreatedAt: stamp(t.First), LastActivity: stamp(t.Last), LastFrom: t.LastFrom,
 			LastTo: t.LastTo, PayloadTypes: orEmpty(t.PayloadTags)}
 		if (status == "" || b.Status == status) && view.thread(t.ID, t.Conversation) && s.namesVisible(sess, t.LastFrom, t.LastTo) {
@@ -385,7 +419,6 @@ func (s *Server) apiThread(w http.ResponseWriter, r *http.Request, st *store.Sto
 	details := seesFailureDetail(sess)
 	b := apiThreadBody{ID: id, Conversation: conv, MessageCount: int64(len(entries)),
 		PayloadTypes: []string{}}
-	failed := false
 	for i, e := range entries {
 		if i == 0 {
 			b.CreatedAt = stamp(e.Time)
@@ -397,18 +430,17 @@ func (s *Server) apiThread(w http.ResponseWriter, r *http.Request, st *store.Sto
 		if e.PayloadTag != "" && !slices.Contains(b.PayloadTypes, e.PayloadTag) {
 			b.PayloadTypes = append(b.PayloadTypes, e.PayloadTag)
 		}
-		if e.Kind != store.Message && e.Kind != store.Decision { // a decision is a record, not a failure
-			failed = true
-			if text := huhText(e.Bytes); text != "" {
-				b.Error = text
-			} else if e.Diagnostics != "" {
-				b.Error = strings.Join(journalDiagnostics(e.Kind, strings.Split(e.Diagnostics, "\n"), details), "\n")
-			}
-		}
 	}
 	slices.Sort(b.PayloadTypes)
 	b.Participants = participantsOf(entries)
-	b.Status = s.threadStatus(id, b.Conversation, failed)
+	o, err := s.conversationOutcomes(r.Context(), st).of(b.Conversation,
+		s.outcomeOf(r.Context(), b.Conversation, entries, details))
+	if err != nil {
+		s.internalError(w, "journal conversation", err)
+		return
+	}
+	b.Error = o.err
+	b.Status = s.threadStatus(id, b.Conversation, o)
 	writeJSON(w, http.StatusOK, b)
 }
 

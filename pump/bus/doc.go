@@ -313,7 +313,8 @@
 //	GET  /api/v1/agents/{name}/config     the listener's entry, secrets redacted
 //	GET  /api/v1/agents/{name}/schema     the payload XSD (application/xml)
 //	GET  /api/v1/threads                  {"threads":[Thread…],"limit","offset"}; ?limit=50&offset=0
-//	                                       &status=active|completed|error|killed&agent=NAME&since=RFC3339
+//	                                       &status=active|completed|error|killed|cancelled|denied
+//	                                       &agent=NAME&since=RFC3339
 //	GET  /api/v1/threads/{id}             Thread: {"id","conversation","status","participants",
 //	                                       "message_count","created_at","last_activity","last_from",
 //	                                       "last_to","payload_types","error"}
@@ -373,8 +374,11 @@
 // participants as /threads/{id} does (senders, addressees and receiving
 // listeners of its messages, in order of appearance). A conversation spans
 // threads (a forward opens a child thread); each Thread names its
-// conversation. Thread status: killed (through the API), error (a <huh> or
-// SystemError on it), active (its conversation has a message in flight),
+// conversation. Thread status: killed (through the API), error (a <huh>,
+// SystemError or other failure on it — a human's denial and a cancel's
+// dropped messages are none), active (its conversation has a message in
+// flight), cancelled (its latest answer was cancelled and nothing ran
+// since), denied (a human denied a call of it: the agent got the refusal),
 // else completed. A Message is {"id","seq","thread_id","conversation","direction","kind",
 // "from","to","listener","payload_type","payload","timestamp"} (and
 // "repaired":true for a message accepted only after a repair; and for an
@@ -436,7 +440,7 @@
 //
 //	{"event":"message","message":Message}
 //	{"event":"thread_created","thread":{"id","status":"active","participants","created_at"}}
-//	{"event":"thread_updated","thread_id","status":"completed|killed|cancelled"}
+//	{"event":"thread_updated","thread_id","status":"completed|killed|cancelled|denied"}
 //	{"event":"error","kind":"huh|system-error|dead-letter","thread_id","agent","error","timestamp"}
 //	{"event":"agent_state","agent","state","current_thread","queue_depth","active"}
 //	{"event":"delta","thread_id","agent","text","end"}
@@ -507,6 +511,13 @@
 //	                                       404 unknown, 409 when not pending, saying how it ended:
 //	                                       {"error":"Approval ID was approved already by olga (fine)"},
 //	                                       {"error":"Approval ID expired (conversation killed)"}
+//
+// An approval of kind memory (an agent asks to remember something about
+// the user of its conversation) is that user's and the admins' alone: to
+// anyone else it does not exist — absent from the list, 404 to GET and
+// POST, and pushed neither on /ws nor on /api/v1/ws. Every other approval
+// is every user's (within their profile).
+//
 //	POST /api/v1/organism/halt            admin: optional {"scope":"agents"|"all"} →
 //	                                       {"status":"halted","scope","cancelled","held"}
 //	POST /api/v1/organism/resume          admin → {"status":"running","resumed":true|false}

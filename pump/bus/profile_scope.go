@@ -107,10 +107,16 @@ func (s *Server) callsFor(sess auth.Session, calls []organism.Call) []organism.C
 	})
 }
 
-// approvalVisible reports whether sess may see approval a: it names no
-// listener outside the profile and waits on a thread the user may see
-// (judged as the journal readers judge it without the thread live).
+// approvalVisible reports whether sess may see (and decide) approval a:
+// one of a private kind — memory consent — only when it is of the user's
+// own conversation, or they are an admin (organism.Approval.VisibleTo);
+// for a user with a profile, one that names no listener outside the
+// profile and waits on a thread the user may see (judged as the journal
+// readers judge it without the thread live).
 func (s *Server) approvalVisible(sess auth.Session, a organism.Approval) bool {
+	if !a.VisibleTo(sess.Username, sess.Role.Allows(auth.Admin)) {
+		return false
+	}
 	if sess.Profile == "" {
 		return true
 	}

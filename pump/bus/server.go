@@ -42,6 +42,9 @@ type Server struct {
 	logs   *socketSet[*logSocket]
 	slots  *slotIndexes
 	killed *killedSet
+	// denied are the conversations a human denied a call of (for the
+	// status their completion is streamed with), the latest killedRemembered.
+	denied *killedSet
 	live   *liveConversations
 	states *agentStates
 
@@ -85,6 +88,7 @@ func New(opts Options) (*Server, error) {
 		wsocks:  newSocketSet[*wsSocket](),
 		logs:    newSocketSet[*logSocket](),
 		killed:  newKilledSet(killedRemembered),
+		denied:  newKilledSet(killedRemembered),
 		live:    &liveConversations{set: map[string]struct{}{}},
 		conns:   map[*conn]struct{}{},
 	}

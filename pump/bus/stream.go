@@ -77,6 +77,9 @@ type streamEvent struct {
 	// alert counts every sender's refusals): not sent to a user with a
 	// profile.
 	wide bool
+	// only, when set, is who may see the event at all (an approval of
+	// another user's memory consent is not sent to them).
+	only func(auth.Session) bool
 }
 
 // profileSees reports whether sess, a user with a profile, may see ev: it
@@ -256,7 +259,7 @@ func (st *streamSocket) offerEvent(e pump.Event) {
 			"error": text, "timestamp": stamp(e.Time), "message_id": eventID(string(e.Kind), e)}})
 	case pump.EventComplete:
 		st.offer(streamEvent{name: streamThreadUpdated, threads: threads, profile: e.Profile, body: map[string]any{
-			"event": streamThreadUpdated, "thread_id": e.Conversation, "status": "completed",
+			"event": streamThreadUpdated, "thread_id": e.Conversation, "status": st.s.completionStatus(e),
 			"timestamp": stamp(e.Time), "message_id": eventID(wire.TypeComplete, e)}})
 	}
 }
@@ -265,6 +268,9 @@ func (st *streamSocket) offerEvent(e pump.Event) {
 // queueing happen under st.mu, as does a subscribe's answer: an event the
 // old filter let through never follows the answer to a new one.
 func (st *streamSocket) offer(ev streamEvent) {
+	if ev.only != nil && !ev.only(st.c.sess) {
+		return
+	}
 	if st.c.sess.Profile != "" && !st.s.profileSees(st.c.sess, ev) {
 		return // a listener outside the session's profile does not exist for it
 	}

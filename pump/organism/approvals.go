@@ -2,12 +2,9 @@ package organism
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -90,6 +87,10 @@ type Approval struct {
 	// Agent is who asks (the held message's sender), Target what it waits
 	// to reach.
 	Agent, Target string
+	// User is whose conversation it waits in: the user who began it (""
+	// for the organism's own traffic). An approval of a private kind
+	// (memory) is theirs: see VisibleTo.
+	User string
 	// Payload is the held message's canonical envelope (or what a Request
 	// asks about).
 	Payload string
@@ -137,31 +138,40 @@ func (a Approval) Refusal() *xmlpipe.Refusal {
 	return stage.NewRefusal(reason, a.Suggestion, sev, a.Rules...)
 }
 
-// approvalID is the id of the approval of the message journaled as seq for
-// target: the same after a restart, so a re-delivered held message finds
-// its approval again. Unjournaled messages get a random one.
-func approvalID(seq int64, target string) string {
-	if seq <= 0 {
-		return strings.ReplaceAll(stage.NewThreadID(), "-", "")[:12]
-	}
-	h := sha256.Sum256([]byte(strconv.FormatInt(seq, 10) + "\x00" + strings.ToLower(target)))
-	return hex.EncodeToString(h[:6])
-}
-
 // rowOf and approvalOf convert to and from the store's row.
 func rowOf(a Approval) store.ApprovalRow {
 	return store.ApprovalRow{ID: a.ID, Seq: a.Seq, Conversation: a.Conversation, Thread: a.Thread, Agent: a.Agent,
 		Target: a.Target, Kind: a.Kind, Payload: a.Payload, RequestReason: a.RequestReason, Rules: a.Rules,
 		Suggestion: a.Suggestion, Severity: a.Severity,
 		CreatedAt: a.CreatedAt, ExpiresAt: a.ExpiresAt, Status: a.Status, DecidedBy: a.DecidedBy, Reason: a.Reason,
-		DecidedAt: a.DecidedAt}
+		DecidedAt: a.DecidedAt, Owner: a.User}
 }
 
 func approvalOf(r store.ApprovalRow) Approval {
 	return Approval{ID: r.ID, Seq: r.Seq, Conversation: r.Conversation, Thread: r.Thread, Agent: r.Agent, Target: r.Target,
 		Kind: r.Kind, Payload: r.Payload, RequestReason: r.RequestReason, Rules: r.Rules, Suggestion: r.Suggestion,
 		Severity: r.Severity, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, Status: r.Status, DecidedBy: r.DecidedBy,
-		Reason: r.Reason, DecidedAt: r.DecidedAt}
+		Reason: r.Reason, DecidedAt: r.DecidedAt, User: r.Owner}
+}
+
+// privateKinds are the kinds of approval that belong to the user whose
+// conversation they wait in: a memory is what an agent keeps about that
+// user (what they told it, what they prefer), personal to them.
+var privateKinds = []string{KindMemory}
+
+// VisibleTo reports whether user (an admin when admin) may see and decide
+// a: an admin any; anyone else every approval but one of a private kind
+// (memory consent) of another user's conversation — or of the organism's
+// own traffic, which no user owns.
+func (a Approval) VisibleTo(user string, admin bool) bool {
+	return admin || !slices.Contains(privateKinds, a.Kind) || a.User != "" && a.User == user
+}
+
+// ApprovalViewer is who lists approvals, for ApprovalFilter.Viewer.
+type ApprovalViewer struct {
+	// User is their name; Admin whether they have the admin role.
+	User  string
+	Admin bool
 }
 
 // ApprovalFilter selects approvals; empty fields match everything.
@@ -172,6 +182,10 @@ type ApprovalFilter struct {
 	Thread string
 	// Limit caps the result (0: DefaultApprovalLimit); newest first.
 	Limit int
+	// Viewer, when set, keeps the approvals Viewer may see
+	// (Approval.VisibleTo); nil keeps every one (the organism's own
+	// operator, in process).
+	Viewer *ApprovalViewer
 }
 
 // DefaultApprovalLimit is how many approvals a List returns at most unless
@@ -363,7 +377,11 @@ func (b *approvalBook) list(ctx context.Context, f ApprovalFilter) ([]Approval, 
 		if err := b.store.Flush(ctx); err != nil && !errors.Is(err, store.ErrWriteFailed) {
 			return nil, err
 		}
-		rows, err := b.store.Approvals(ctx, store.ApprovalFilter{Status: f.Status, Thread: f.Thread, Limit: limit})
+		sf := store.ApprovalFilter{Status: f.Status, Thread: f.Thread, Limit: limit}
+		if v := f.Viewer; v != nil && !v.Admin {
+			sf.PrivateKinds, sf.Owner = privateKinds, v.User
+		}
+		rows, err := b.store.Approvals(ctx, sf)
 		if err != nil {
 			return nil, err
 		}
@@ -386,7 +404,8 @@ func (b *approvalBook) list(ctx context.Context, f ApprovalFilter) ([]Approval, 
 	slices.SortStableFunc(all, func(x, y Approval) int { return y.CreatedAt.Compare(x.CreatedAt) })
 	out := all[:0]
 	for _, a := range all {
-		if (f.Status == "" || a.Status == f.Status) && (f.Thread == "" || a.Thread == f.Thread || a.Conversation == f.Thread) {
+		if (f.Status == "" || a.Status == f.Status) && (f.Thread == "" || a.Thread == f.Thread || a.Conversation == f.Thread) &&
+			(f.Viewer == nil || a.VisibleTo(f.Viewer.User, f.Viewer.Admin)) {
 			out = append(out, a)
 		}
 		if len(out) == limit {

@@ -75,6 +75,8 @@ type Governance struct {
 	pump  *pump.Pump
 	guard *guardian.Guardian
 	book  *approvalBook
+	// ids makes the approvals' ids (approval_key.go).
+	ids   *approvalIDs
 	log   *slog.Logger
 	clock func() time.Time
 	obs   GovernanceObserver
@@ -127,14 +129,20 @@ func newGovernance(cfg *config.Organism, p *pump.Pump, s *store.Store, opts Opti
 	if err != nil {
 		return nil, fmt.Errorf("%s: constitution: %w", cfg.Pos("constitution"), err)
 	}
-	g := &Governance{pump: p, guard: guard, book: newApprovalBook(s), log: opts.Logger, clock: opts.Clock,
+	dir := ""
+	if s != nil {
+		dir = s.Dir()
+	}
+	ids, err := loadApprovalIDs(dir)
+	if err != nil {
+		return nil, err
+	}
+	g := &Governance{pump: p, guard: guard, book: newApprovalBook(s), ids: ids, log: opts.Logger, clock: opts.Clock,
 		obs: opts.GovernanceObserver, kinds: map[string]func(Approval){}, subs: map[int]func(GovernanceEvent){}}
 	g.kinds[KindTool] = g.settleHeld
 	g.kinds[KindReview] = g.settleHeld
 	g.kinds[KindMemory] = g.settleHeld
-	if s != nil {
-		g.dir = s.Dir()
-	}
+	g.dir = dir
 	g.mem = newMemoryLaw(g, s, opts)
 	if g.loop, err = newLoopControl(cfg, opts); err != nil {
 		return nil, err
@@ -263,7 +271,7 @@ func (g *Governance) withConstitutions(c *llm.Completer) *llm.Completer {
 // review holds), then the sender's approval list (hold).
 func (g *Governance) Check(m *pump.GateMessage) pump.GateDecision {
 	if m.Recovered && m.Seq > 0 {
-		a, found, err := g.book.find(context.Background(), approvalID(m.Seq, m.Target))
+		a, found, err := g.heldApproval(context.Background(), m.Seq, m.Target)
 		if err != nil {
 			g.log.Error("approvals: look up a recovered message's approval", "seq", m.Seq, "listener", m.Target, "error", err)
 		}
@@ -312,6 +320,21 @@ func (g *Governance) CheckFailure(m *pump.GateMessage) *xmlpipe.Refusal {
 	return r
 }
 
+// heldApproval finds the approval of the message journaled as seq for
+// target: under its id, or under the id releases before the approval id
+// secret gave it (legacyApprovalID) when that one holds the same message.
+func (g *Governance) heldApproval(ctx context.Context, seq int64, target string) (Approval, bool, error) {
+	a, found, err := g.book.find(ctx, g.ids.held(seq, target))
+	if found || err != nil {
+		return a, found, err
+	}
+	a, found, err = g.book.find(ctx, legacyApprovalID(seq, target))
+	if !found || err != nil || a.Seq != seq || !strings.EqualFold(a.Target, target) {
+		return Approval{}, false, err
+	}
+	return a, true, nil
+}
+
 // resumeHeld is the decision about a recovered message whose approval was
 // found: still pending, it is held again under the same id; approved, it
 // is delivered; denied or expired, it is refused.
@@ -330,8 +353,8 @@ func (g *Governance) resumeHeld(a Approval) pump.GateDecision {
 func (g *Governance) hold(m *pump.GateMessage, kind, why string, rules []string, suggestion, severity string) pump.GateDecision {
 	now := g.clock()
 	wait := g.waitFor(m)
-	a := Approval{ID: approvalID(m.Seq, m.Target), Kind: kind, Seq: m.Seq, Conversation: m.Conversation,
-		Thread: m.Thread, Agent: m.From, Target: m.Target, Payload: string(m.Envelope), RequestReason: why, Rules: rules,
+	a := Approval{ID: g.ids.held(m.Seq, m.Target), Kind: kind, Seq: m.Seq, Conversation: m.Conversation,
+		Thread: m.Thread, Agent: m.From, Target: m.Target, User: m.User, Payload: string(m.Envelope), RequestReason: why, Rules: rules,
 		Suggestion: suggestion, Severity: severity, CreatedAt: now, ExpiresAt: now.Add(wait), Status: StatusPending}
 	if err := g.book.add(a, g.expire); err != nil {
 		g.log.Error("approvals: cannot record an approval; the message is refused", "agent", m.From, "target", m.Target,
@@ -492,7 +515,7 @@ func (g *Governance) Request(a Approval, wait time.Duration) (Approval, error) {
 		wait = config.DefaultApprovalTimeout
 	}
 	now := g.clock()
-	a.ID, a.Seq, a.Status, a.CreatedAt, a.ExpiresAt = approvalID(0, ""), 0, StatusPending, now, now.Add(wait)
+	a.ID, a.Seq, a.Status, a.CreatedAt, a.ExpiresAt = randomApprovalID(), 0, StatusPending, now, now.Add(wait)
 	a.DecidedBy, a.Reason, a.DecidedAt = "", "", time.Time{}
 	if err := g.book.add(a, g.expire); err != nil {
 		return Approval{}, err
@@ -524,7 +547,7 @@ func (g *Governance) Approval(ctx context.Context, id string) (Approval, error) 
 // for, or was granted, an approval not carried out yet: recovery must
 // re-deliver it whatever else the journal says.
 func (g *Governance) awaits(seq int64, listener string) bool {
-	a, found, _ := g.book.find(context.Background(), approvalID(seq, listener))
+	a, found, _ := g.heldApproval(context.Background(), seq, listener)
 	return found && (a.Status == StatusPending || a.Status == StatusApproved)
 }
 

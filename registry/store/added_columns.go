@@ -6,21 +6,24 @@ import (
 	"fmt"
 )
 
-// addedColumns are the integer columns added to a table after its layout
-// was released. Each only adds to its table, with the default 0, so the
-// layout version stays: a binary that does not know a column reads the
-// rows as before and writes them with 0, which means what it meant before
-// the column was kept:
+// addedColumns are the columns added to a table after its layout was
+// released. Each only adds to its table, with the default 0 (or the empty string for a
+// text column: decl), so the layout version stays: a binary that does not
+// know a column reads the rows as before and writes them with the
+// default, which means what it meant before the column was kept:
 //   - threads.hops (ThreadRow.Hops): a conversation a peer's call began
 //     counts its hops from its entry again;
 //   - threads.marks (ThreadRow.Spent, ThreadRow.Awaiting): no marks, so
 //     the thread waits for the TTL;
 //   - slots.seq (SlotRow.Seq): an agent tells the messages of its history
-//     apart by their content.
-var addedColumns = []struct{ table, column string }{
-	{"threads", "hops"},
-	{"threads", "marks"},
-	{"slots", "seq"},
+//     apart by their content;
+//   - approvals.owner (ApprovalRow.Owner): nobody's, so an approval of a
+//     kind private to its owner is left to admins.
+var addedColumns = []struct{ table, column, decl string }{
+	{"threads", "hops", ""},
+	{"threads", "marks", ""},
+	{"slots", "seq", ""},
+	{"approvals", "owner", "TEXT NOT NULL DEFAULT ''"},
 }
 
 // addColumns adds, inside tx, each of addedColumns its table lacks.
@@ -33,7 +36,11 @@ func addColumns(ctx context.Context, tx *sql.Tx) error {
 		if ok {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+c.table+` ADD COLUMN `+c.column+` INTEGER NOT NULL DEFAULT 0`); err != nil {
+		decl := c.decl
+		if decl == "" {
+			decl = `INTEGER NOT NULL DEFAULT 0`
+		}
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+c.table+` ADD COLUMN `+c.column+` `+decl); err != nil {
 			return fmt.Errorf("store: schema: add %s.%s: %w", c.table, c.column, err)
 		}
 	}

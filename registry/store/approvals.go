@@ -31,7 +31,8 @@ CREATE TABLE IF NOT EXISTS approvals (
 	status          TEXT    NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'expired')),
 	decided_by      TEXT    NOT NULL DEFAULT '',
 	reason          TEXT    NOT NULL DEFAULT '',
-	decided_at      INTEGER NOT NULL DEFAULT 0
+	decided_at      INTEGER NOT NULL DEFAULT 0,
+	owner           TEXT    NOT NULL DEFAULT ''
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, created_at);
 CREATE INDEX IF NOT EXISTS approvals_thread ON approvals (thread, created_at);
@@ -82,6 +83,9 @@ type ApprovalRow struct {
 	// DecidedBy, Reason and DecidedAt record the decision.
 	DecidedBy, Reason string
 	DecidedAt         time.Time
+	// Owner is the user whose conversation it waits in ("" for the
+	// organism's own traffic, and for rows stored before it was kept).
+	Owner string
 }
 
 // validate checks what the table requires.
@@ -127,11 +131,11 @@ func (s *Store) PutApproval(a ApprovalRow) error {
 	}
 	return s.async("put approval", func(w *writer) (int64, error) {
 		return w.exec(`INSERT INTO approvals (id, seq, conversation, thread, agent, target, kind, payload,
-			request_reason, rules, suggestion, severity, created_at, expires_at, status, decided_by, reason, decided_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			request_reason, rules, suggestion, severity, created_at, expires_at, status, decided_by, reason, decided_at, owner)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 			a.ID, a.Seq, a.Conversation, a.Thread, a.Agent, a.Target, a.Kind, a.Payload, a.RequestReason,
 			strings.Join(a.Rules, "\n"), a.Suggestion, a.Severity, nanos(a.CreatedAt), nanos(a.ExpiresAt), a.Status, a.DecidedBy, a.Reason,
-			nanos(a.DecidedAt))
+			nanos(a.DecidedAt), a.Owner)
 	})
 }
 
@@ -178,6 +182,10 @@ type ApprovalFilter struct {
 	Thread string
 	// ID selects one approval.
 	ID string
+	// PrivateKinds, when set, keeps of the approvals of those kinds only
+	// Owner's ("" owns none).
+	PrivateKinds []string
+	Owner        string
 	// Limit caps the rows (0: all); the newest come first.
 	Limit int
 }
@@ -189,7 +197,7 @@ func (s *Store) Approvals(ctx context.Context, f ApprovalFilter) ([]ApprovalRow,
 	}
 	q := `SELECT id, seq, conversation, thread, agent, target, kind, payload, request_reason, rules, suggestion,
 		severity, created_at,
-		expires_at, status, decided_by, reason, decided_at FROM approvals WHERE 1 = 1`
+		expires_at, status, decided_by, reason, decided_at, owner FROM approvals WHERE 1 = 1`
 	var args []any
 	if f.Status != "" {
 		q += ` AND status = ?`
@@ -202,6 +210,13 @@ func (s *Store) Approvals(ctx context.Context, f ApprovalFilter) ([]ApprovalRow,
 	if f.ID != "" {
 		q += ` AND id = ?`
 		args = append(args, f.ID)
+	}
+	if len(f.PrivateKinds) > 0 {
+		q += ` AND (kind NOT IN (?` + strings.Repeat(`, ?`, len(f.PrivateKinds)-1) + `) OR owner = ? AND owner <> '')`
+		for _, k := range f.PrivateKinds {
+			args = append(args, k)
+		}
+		args = append(args, f.Owner)
 	}
 	q += ` ORDER BY created_at DESC, id`
 	if f.Limit > 0 {
@@ -222,7 +237,7 @@ func (s *Store) Approvals(ctx context.Context, f ApprovalFilter) ([]ApprovalRow,
 			conversation, thread, target, pay sql.NullString
 		)
 		if err := rows.Scan(&a.ID, &a.Seq, &conversation, &thread, &a.Agent, &target, &a.Kind, &pay,
-			&a.RequestReason, &rules, &a.Suggestion, &a.Severity, &created, &expires, &a.Status, &a.DecidedBy, &a.Reason, &decided); err != nil {
+			&a.RequestReason, &rules, &a.Suggestion, &a.Severity, &created, &expires, &a.Status, &a.DecidedBy, &a.Reason, &decided, &a.Owner); err != nil {
 			return nil, fmt.Errorf("store: read approvals: %w", err)
 		}
 		a.Conversation, a.Thread, a.Target, a.Payload = conversation.String, thread.String, target.String, pay.String

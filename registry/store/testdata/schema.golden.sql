@@ -47,7 +47,8 @@ CREATE TABLE approvals (
 	status          TEXT    NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'expired')),
 	decided_by      TEXT    NOT NULL DEFAULT '',
 	reason          TEXT    NOT NULL DEFAULT '',
-	decided_at      INTEGER NOT NULL DEFAULT 0
+	decided_at      INTEGER NOT NULL DEFAULT 0,
+	owner           TEXT    NOT NULL DEFAULT ''
 ) WITHOUT ROWID;
 
 -- table context_segments
