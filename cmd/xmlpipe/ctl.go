@@ -188,8 +188,9 @@ func endpointOf(c config.OOB) string {
 func opElement(op string, params []string) ([]byte, error) {
 	order, ok := oob.OperationFields(op)
 	if !ok {
-		return nil, fmt.Errorf("%q is not an operation of privileged-msg.xsd; the operations are %s, and watch and graph",
-			op, strings.Join(oob.OperationNames(), ", "))
+		names := oob.OperationNames()
+		return nil, fmt.Errorf("%q is not an operation of privileged-msg.xsd%s; the operations are %s, and watch and graph",
+			op, config.Suggest(op, append(slices.Clone(names), "watch", "graph")), strings.Join(names, ", "))
 	}
 	type child struct {
 		name string
@@ -213,7 +214,7 @@ func opElement(op string, params []string) ([]byte, error) {
 		case k == "tag" && slices.Contains(order, "import-tags"):
 			tags = append(tags, v)
 		case !slices.Contains(order, k) || k == "peers" || k == "import-tags":
-			return nil, fmt.Errorf("%s takes %s, not %q", op, fieldList(order), k)
+			return nil, fmt.Errorf("%s takes %s, not %q%s", op, fieldList(order), k, config.Suggest(k, paramNames(order)))
 		case k == "payload":
 			children = append(children, child{k, "<payload>" + v + "</payload>"})
 		default:
@@ -250,6 +251,23 @@ func opElement(op string, params []string) ([]byte, error) {
 	}
 	b.WriteString("</" + op + ">")
 	return b.Bytes(), nil
+}
+
+// paramNames are the parameter names an operation takes, as they are
+// typed: peer= and tag= for the repeated peers and import-tags.
+func paramNames(order []string) []string {
+	names := make([]string, 0, len(order))
+	for _, f := range order {
+		switch f {
+		case "peers":
+			names = append(names, "peer")
+		case "import-tags":
+			names = append(names, "tag")
+		default:
+			names = append(names, f)
+		}
+	}
+	return names
 }
 
 // fieldList names an operation's parameters for an error message.

@@ -343,6 +343,10 @@ func TestCtlNamesEveryOperation(t *testing.T) {
 	}{
 		{[]string{"reload"}, append([]string{`"reload" is not an operation`}, ops...)},
 		{[]string{"halt", "scope=all", "force=true"}, []string{`halt takes scope= reason=, not "force"`}},
+		// A typo is named with what was meant.
+		{[]string{"list-listner"}, []string{`"list-listner" is not an operation of privileged-msg.xsd (did you mean "list-listeners"?)`}},
+		{[]string{"wach"}, []string{`(did you mean "watch"?)`}},
+		{[]string{"list-listeners", "detaild=true"}, []string{`list-listeners takes detailed= team=, not "detaild" (did you mean "detailed"?)`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.args[0], func(t *testing.T) {

@@ -81,6 +81,8 @@ func TestSubcommandHelp(t *testing.T) {
 		{[]string{"journal", "tail", "-h"}, "-config"},
 		{[]string{"help", "keys", "export"}, "usage: xmlpipe keys export FILE"},
 		{[]string{"wasm", "check", "-h"}, "-memory-mb"},
+		{[]string{"help", "wasm"}, "memory cap to check the module against"},
+		{[]string{"wasm", "-h"}, "memory cap to check the module against"},
 		{[]string{"ctl", "-h"}, "OPERATION"},
 		{[]string{"run", "--data", "x", "-h"}, "-listen"},
 	}

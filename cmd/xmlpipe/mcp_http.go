@@ -28,9 +28,26 @@ func listenMCPHTTP(addr string, std streams) (*earlyHTTP, error) {
 	}
 	e := &earlyHTTP{gate: mcp.NewStarting(mcp.DefaultStartHold), errc: make(chan error, 1)}
 	e.srv = &http.Server{Handler: e.gate, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(std.err, "xmlpipe mcp: streamable HTTP on http://%s/\n", ln.Addr())
+	fmt.Fprintf(std.err, "xmlpipe mcp: streamable HTTP on %s\n", mcpEndpoint(ln.Addr()))
 	go func() { e.errc <- e.srv.Serve(ln) }()
 	return e, nil
+}
+
+// mcpEndpoint is the endpoint to give a client of this machine for addr,
+// as the main bus announces its own: an address on every interface
+// (0.0.0.0, ::, or --http :PORT) is named by localhost, with a note that
+// other machines reach it too — without authentication, as any HTTP
+// client of xmlpipe mcp.
+func mcpEndpoint(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String() + "/"
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		return "http://" + net.JoinHostPort("localhost", port) +
+			"/ (listening on every interface: other machines can reach it, unauthenticated)"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
 }
 
 // fail answers the requests held, and any until the server is closed,

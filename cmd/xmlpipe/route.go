@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/route"
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
@@ -66,7 +68,15 @@ func runRoute(ctx context.Context, args []string, std streams) int {
 	if *agent != "" {
 		m, err := o.PeersMask(*agent)
 		if err != nil {
-			fmt.Fprintf(std.err, "xmlpipe route: --agent: %v\n", err)
+			hint := ""
+			if errors.Is(err, pump.ErrUnknownListener) {
+				var names []string
+				for _, l := range o.Pump.Listeners() {
+					names = append(names, l.Name)
+				}
+				hint = config.Suggest(*agent, names)
+			}
+			fmt.Fprintf(std.err, "xmlpipe route: --agent: %v%s\n", err, hint)
 			return exitFailure
 		}
 		mask = route.Both(mask, m)

@@ -60,6 +60,8 @@ func TestRouteCommandErrors(t *testing.T) {
 		{"nothing matches in the shipped organism", []string{"route", "I need to multiply six by seven", "organism.yaml"}, 1,
 			"xmlpipe route: no matching capability in your profile"},
 		{"unknown agent", []string{"route", "--agent", "nobody", "x", "testdata/route/organism.yaml"}, 1, "--agent: unknown listener"},
+		{"agent typo", []string{"route", "--agent", "greetr", "x", "testdata/route/organism.yaml"}, 1,
+			`xmlpipe route: --agent: unknown listener: greetr (did you mean "greeter"?)`},
 		{"empty need", []string{"route", "  ", "testdata/route/organism.yaml"}, 2,
 			"xmlpipe route: describe what you need (the need is the first argument)"},
 		{"fill gives up", []string{"route", "--fill", "read the notes file", "testdata/route/organism.yaml"}, 1,

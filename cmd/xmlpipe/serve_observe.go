@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel"
+
 	"github.com/xml-pipeline/xmlpipe/listeners/llm"
 	"github.com/xml-pipeline/xmlpipe/listeners/llm/aeiou"
 	"github.com/xml-pipeline/xmlpipe/pump/observe"
@@ -51,6 +53,7 @@ func observedBuild(src configSource, build func(organism.Options) (*organism.Org
 			if err != nil {
 				return nil, err
 			}
+			exportErrorsTo(opts.Logger)
 			obs.tracer = observe.NewTracer(cfg.Organism.Name, exp, false)
 			list = append(list, obs.tracer)
 			opts.GatewayTraces = obs.tracer
@@ -73,6 +76,20 @@ func observedBuild(src configSource, build func(organism.Options) (*organism.Org
 		}
 		return o, nil
 	}
+}
+
+// exportErrorsTo makes log (slog's default when nil) the log of
+// OpenTelemetry's own errors — a span batch the collector refused, or could
+// not be reached for — as warnings, in the organism's log format, instead of
+// the standard logger's plain line on stderr. The handler is process-wide:
+// the last organism built with traces on logs them.
+func exportErrorsTo(log *slog.Logger) {
+	if log == nil {
+		log = slog.Default()
+	}
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		log.Warn("traces: OpenTelemetry error", "error", err)
+	}))
 }
 
 // shutdownTracer flushes and stops the tracer (after the organism's

@@ -2,25 +2,34 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"io"
 	"sort"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/wasm"
 )
+
+// wasmCheckFlags are the flags of `xmlpipe wasm check`, its usage written
+// to w.
+func wasmCheckFlags(w io.Writer) (*flag.FlagSet, *int) {
+	fs := newFlags("wasm check", "[--memory-mb N] module.wasm", w)
+	return fs, fs.Int("memory-mb", wasm.DefaultMemoryMB, "memory cap to check the module against")
+}
 
 // runWasm is `xmlpipe wasm check [--memory-mb N] module.wasm`: compile the
 // module, check its imports and shape, start a reactor once, and print the
 // schemas derived from its describe export.
 func runWasm(ctx context.Context, args []string, std streams) int {
 	if len(args) > 0 && isHelpArg(args[0]) {
-		fmt.Fprintln(std.out, "usage: xmlpipe wasm check [--memory-mb N] module.wasm")
+		fs, _ := wasmCheckFlags(std.out)
+		fs.Usage() // its one command's usage and flags
 		return exitOK
 	}
 	if len(args) == 0 || args[0] != "check" {
 		return subcommandUsage(std, "wasm", "usage: xmlpipe wasm check [--memory-mb N] module.wasm", args)
 	}
-	fs := newFlags("wasm check", "[--memory-mb N] module.wasm", std.err)
-	mem := fs.Int("memory-mb", wasm.DefaultMemoryMB, "memory cap to check the module against")
+	fs, mem := wasmCheckFlags(std.err)
 	pos, code, ok := parseFlags(fs, args[1:])
 	if !ok {
 		return code

@@ -140,11 +140,10 @@ func (l *Listener) resolve(ctx context.Context, o Options) error {
 	}
 	if !resp.IsZero() {
 		if l.response, err = resp.PayloadType(nil); err != nil {
-			key := "response"
-			if o.Response.IsZero() {
-				key = "module" // its describe export's
+			if o.Response.IsZero() { // its describe export's
+				return &OptionError{Key: "module", Err: fmt.Errorf("describe: response: %w", err)}
 			}
-			return &OptionError{Key: key, Err: fmt.Errorf("response: %w", err)}
+			return &OptionError{Key: "response", Err: err}
 		}
 	}
 	return nil

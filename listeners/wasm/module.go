@@ -115,6 +115,9 @@ func Compile(ctx context.Context, name string, wasm []byte, sb Sandbox, cache wa
 	log *slog.Logger) (*Module, error) {
 	m, oe := compileModule(ctx, name, wasm, sb, cache, log)
 	if oe != nil {
+		if oe.Key == "capabilities.dir" {
+			return nil, fmt.Errorf("wasm %s: dir: %w", name, oe.Err)
+		}
 		return nil, fmt.Errorf("wasm %s: %w", name, oe.Err)
 	}
 	return m, nil
@@ -137,7 +140,7 @@ func compileModule(ctx context.Context, name string, wasm []byte, sb Sandbox, ca
 	if sb.Dir != "" {
 		var err error
 		if dir, err = openRootFS(sb.Dir, !sb.DirWritable, int64(sb.MaxDiskBytes)); err != nil {
-			return nil, &OptionError{Key: "capabilities.dir", Err: fmt.Errorf("dir: %w", err)}
+			return nil, &OptionError{Key: "capabilities.dir", Err: err}
 		}
 		if used := dir.diskUsed(); used > int64(sb.MaxDiskBytes) {
 			log.Warn("wasm: dir already holds more than max_disk_bytes: the guest can only shrink it",

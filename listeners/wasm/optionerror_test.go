@@ -20,6 +20,8 @@ func TestOpenOptionErrorKey(t *testing.T) {
 		key  string
 	}{
 		{"missing module", Options{Name: "w", Module: missing("nope.wasm")}, "module"},
+		{"missing dir", Options{Name: "w", Module: calc, Sandbox: Sandbox{Dir: missing("nope")}, Cache: testCache},
+			"capabilities.dir"},
 		{"missing xsd", Options{Name: "w", Module: calc, XSD: missing("nope.xsd"), Cache: testCache}, "xsd"},
 		{"malformed payload", Options{Name: "w", Module: calc, Payload: Fields{Root: "1st"}, Cache: testCache}, "payload"},
 		{"malformed response", Options{Name: "w", Module: calc, Payload: Fields{Root: "Calc", Fields: []Field{{Name: "A"}}},
@@ -38,6 +40,12 @@ func TestOpenOptionErrorKey(t *testing.T) {
 			}
 			if !strings.HasPrefix(err.Error(), tt.key+": ") || strings.Contains(err.Error(), "listener w") {
 				t.Errorf("Open = %q, want it to begin %q and not name the listener", err, tt.key+": ")
+			}
+			// The key is said once: "capabilities.dir: open …", not
+			// "capabilities.dir: dir: open …".
+			last := tt.key[strings.LastIndex(tt.key, ".")+1:]
+			if rest := strings.TrimPrefix(err.Error(), tt.key+": "); strings.HasPrefix(rest, last+": ") {
+				t.Errorf("Open = %q, names its option twice", err)
 			}
 		})
 	}

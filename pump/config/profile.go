@@ -232,7 +232,9 @@ func (o *Organism) checkProfiles(r *reporter) {
 		if name == "" {
 			return
 		}
-		if _, ok := o.Profiles[name]; !ok {
+		if _, ok := o.Profiles[name]; !ok && len(o.Profiles) == 0 {
+			r.add(path, "no profile %q: this organism defines no profiles (a profiles: section is needed)", name)
+		} else if !ok {
 			r.add(path, "no profile %q%s (profiles: %s)", name, o.ProfileHint(name), strings.Join(o.ProfileNames(), ", "))
 		}
 	}

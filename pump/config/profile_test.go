@@ -121,6 +121,23 @@ gateways:
 	}
 }
 
+// TestProfileReferenceWithoutProfiles: a profile named in an organism
+// that defines none says that a profiles: section is needed, as `route
+// --profile` and `users profile` do. (It read `no profile "peers"
+// (profiles: )`, the README's callable example walked as written.)
+func TestProfileReferenceWithoutProfiles(t *testing.T) {
+	_, err := Parse("/o/organism.yaml", []byte(`organism: {name: x}
+listeners:
+  - {name: greeter, payload_class: handlers.hello.Greeting, handler: handlers.hello.handle_greeting, description: Greets}
+gateways:
+  - {name: a, trusted_identity: a.pub, profile: peers, export: [Greeting]}
+`))
+	want := `organism.yaml:5: gateways[0].profile: no profile "peers": this organism defines no profiles (a profiles: section is needed)`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("want %q in %v", want, err)
+	}
+}
+
 func TestCallRoot(t *testing.T) {
 	for name, want := range map[string]string{"research-agent": "ResearchAgentCall", "calc": "CalcCall",
 		"weather.forecast": "WeatherForecastCall", "9lives": "LivesCall", "a_b2c": "AB2cCall"} {

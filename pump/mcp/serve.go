@@ -70,7 +70,21 @@ func (b *Bridge) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, op
 		case <-done:
 		}
 	}()
-	err := b.Server().Run(ctx, connTransport{conn})
+	// Not the SDK's Server.Run: it logs a context that ends — a stop
+	// asked for (Ctrl-C) — as an error.
+	ss, err := b.Server().Connect(ctx, connTransport{conn}, nil)
+	if err != nil {
+		return err
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		_ = ss.Close()
+		<-closed
+		err = ctx.Err()
+	case err = <-closed:
+	}
 	if errors.Is(err, io.EOF) {
 		err = nil
 	}

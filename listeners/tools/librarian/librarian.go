@@ -76,7 +76,10 @@ func (t *Tool) run(ctx context.Context, c tools.Config, p *Librarian, res *Libra
 		if err != nil {
 			return err
 		}
-		if p.Name == "" || strings.ContainsAny(p.Name, "/\\") || p.Name == "." || p.Name == ".." {
+		if p.Name == "" {
+			return fmt.Errorf("%w: store needs Name (the document's name; Path is get's)", ErrName)
+		}
+		if strings.ContainsAny(p.Name, "/\\") || p.Name == "." || p.Name == ".." {
 			return fmt.Errorf("%w: document name %q", ErrName, p.Name)
 		}
 		if len(p.Content) > maxBytes {
@@ -85,6 +88,9 @@ func (t *Tool) run(ctx context.Context, c tools.Config, p *Librarian, res *Libra
 		res.Path = col + "/" + p.Name
 		return backend.Store(ctx, res.Path, p.Content)
 	case "get":
+		if p.Path == "" {
+			return fmt.Errorf("%w: get needs Path (collection/name)", ErrName)
+		}
 		col, err := collectionPath(path.Dir(p.Path))
 		if err != nil || p.Path == "" {
 			return fmt.Errorf("%w: path %q", ErrName, p.Path)

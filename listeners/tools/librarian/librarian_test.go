@@ -67,6 +67,10 @@ func TestEmbedded(t *testing.T) {
 	}{
 		{Librarian{Op: "store", Name: "bad.xml", Content: "<a>"}, "not a well-formed XML document"},
 		{Librarian{Op: "store", Name: "../x", Content: "<a/>"}, "bad collection or document name"},
+		// A store given the get's Path instead of a Name says which field it
+		// needs (it read `document name ""`).
+		{Librarian{Op: "store", Path: "a.xml", Content: "<a/>"}, "store needs Name (the document's name; Path is get's)"},
+		{Librarian{Op: "get"}, "get needs Path (collection/name)"},
 		{Librarian{Op: "store", Collection: "/db/../etc", Name: "x", Content: "<a/>"}, "bad collection or document name"},
 		{Librarian{Op: "store", Name: "big.xml", Content: "<a>" + strings.Repeat("x", 5000) + "</a>"}, "max: 4096"},
 		{Librarian{Op: "get", Path: "/db/agents/nope.xml"}, "not found"},
