@@ -252,7 +252,7 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 	rf := newRootFile(f, fi, flag, r.readOnly, &r.open)
 	if r.quota != nil && fi.Mode().IsRegular() {
 		rf.quota, rf.refused = r.quota, &r.refused
-		r.quota.opened(fileID{st.Dev, st.Ino})
+		r.quota.opened(fileID{Dev: st.Dev, Ino: st.Ino})
 	}
 	return rf, 0
 }
