@@ -5,6 +5,8 @@
 // as the caller names it, never a host path; only regular files are read
 // or written, so a FIFO or a device can never block a call, and not one
 // with more than one hard link (which may be a file outside every root).
+// What a writable root holds is capped (max_disk_bytes, counted as package
+// diskquota counts): a write past it is refused, a delete never is.
 package files
 
 import (
