@@ -9,7 +9,7 @@ package diskquota
 import (
 	"fmt"
 	"io/fs"
-	"path/filepath"
+	"os"
 
 	"github.com/tetratelabs/wazero/sys"
 )
@@ -34,15 +34,21 @@ func IDOf(fi fs.FileInfo) FileID {
 }
 
 // Count counts the bytes under dir (not dir itself), as the package
-// describes.
+// describes. dir may be named through a symbolic link; it is opened as an
+// os.Root and walked inside it, so no link under it is followed.
 func Count(dir string) (int64, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return 0, fmt.Errorf("counting its bytes for the disk quota: %w", err)
+	}
+	defer root.Close()
 	var used int64
 	seen := map[FileID]bool{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if p == dir {
+		if p == "." {
 			return nil
 		}
 		fi, err := d.Info()

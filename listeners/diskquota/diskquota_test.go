@@ -49,3 +49,25 @@ func TestCount(t *testing.T) {
 		t.Fatal("Count of a missing directory: no error")
 	}
 }
+
+// TestCountThroughASymbolicLink: a directory named through a symbolic link
+// (a dir or root configured as a link) is counted, not taken for an empty
+// one: the link itself was walked, as a leaf.
+func TestCountThroughASymbolicLink(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "real")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a"), make([]byte, 100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real", filepath.Join(base, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir, filepath.Join(base, "link")} {
+		if got, err := Count(d); err != nil || got != 100+EntryBytes {
+			t.Errorf("Count(%s) = %d, %v; want %d", d, got, err, 100+EntryBytes)
+		}
+	}
+}

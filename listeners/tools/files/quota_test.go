@@ -146,3 +146,26 @@ func TestDiskQuotaRace(t *testing.T) {
 		t.Errorf("the root holds %d bytes (%v), over the %d-byte quota", used, err, q)
 	}
 }
+
+// TestDiskQuotaRootThroughALink: a root configured as a symbolic link to a
+// directory is counted with what the directory holds.
+func TestDiskQuotaRootThroughALink(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "real")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "old"), make([]byte, 3000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real", filepath.Join(base, "notes")); err != nil {
+		t.Fatal(err)
+	}
+	tool := &Tool{Policy: tools.Fixed(tools.Config{AllowedPaths: []string{filepath.Join(base, "notes")}, MaxDiskBytes: 4096})}
+	if r := callTool(t, tool, Files{Op: "write", Path: "new", Content: strings.Repeat("x", 2000)}); !strings.Contains(r.Error, ErrDiskQuota.Error()) {
+		t.Fatalf("write of 2000 bytes beside 3000 under a 4096-byte quota: %+v, want %q", r, ErrDiskQuota)
+	}
+	if r := callTool(t, tool, Files{Op: "write", Path: "new", Content: strings.Repeat("x", 500)}); r.Error != "" {
+		t.Fatalf("write of 500 bytes: %+v", r)
+	}
+}
