@@ -193,7 +193,8 @@ type Limits struct {
 
 // Set stores value under key; ttl > 0 makes it expire. A set that would
 // take the namespace past lim is refused (ErrFull), nothing stored;
-// replacing a key's value counts the new value instead of the old. The
+// replacing a key's value counts the new value instead of the old, and is
+// allowed in a namespace already past lim when it does not grow it. The
 // check and the change are one transaction on the store's one connection,
 // so concurrent sets cannot pass lim together.
 func (s *Store) Set(ctx context.Context, ns, key, value string, ttl time.Duration, lim Limits) error {
@@ -210,15 +211,21 @@ func (s *Store) Set(ctx context.Context, ns, key, value string, ttl time.Duratio
 	if _, err := tx.ExecContext(ctx, `DELETE FROM kv WHERE expires_at IS NOT NULL AND expires_at <= ?`, now.UnixNano()); err != nil {
 		return err
 	}
-	var others, otherBytes int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(length(CAST(key AS BLOB)) + length(CAST(value AS BLOB))), 0)
-		FROM kv WHERE namespace = ? AND key != ?`, ns, key).Scan(&others, &otherBytes); err != nil {
+	var others, otherBytes, olds, oldBytes int
+	if err := tx.QueryRowContext(ctx, `SELECT
+		count(*) FILTER (WHERE key != ?1),
+		coalesce(sum(length(CAST(key AS BLOB)) + length(CAST(value AS BLOB))) FILTER (WHERE key != ?1), 0),
+		count(*) FILTER (WHERE key = ?1),
+		coalesce(sum(length(CAST(key AS BLOB)) + length(CAST(value AS BLOB))) FILTER (WHERE key = ?1), 0)
+		FROM kv WHERE namespace = ?2`, key, ns).Scan(&others, &otherBytes, &olds, &oldBytes); err != nil {
 		return err
 	}
-	if lim.MaxKeys > 0 && others+1 > lim.MaxKeys {
+	// A new key must fit under both caps; replacing a value must fit, or
+	// at least not grow a namespace already past them (they were lowered).
+	if lim.MaxKeys > 0 && olds == 0 && others+1 > lim.MaxKeys {
 		return fmt.Errorf("%w: it holds %d keys (max_keys %d): delete one first", ErrFull, others, lim.MaxKeys)
 	}
-	if total := otherBytes + len(key) + len(value); lim.MaxTotalBytes > 0 && total > lim.MaxTotalBytes {
+	if total := otherBytes + len(key) + len(value); lim.MaxTotalBytes > 0 && total > lim.MaxTotalBytes && total > otherBytes+oldBytes {
 		return fmt.Errorf("%w: its keys and values would take %d bytes (max_total_bytes %d): delete or shorten one first",
 			ErrFull, total, lim.MaxTotalBytes)
 	}

@@ -37,9 +37,9 @@ func TestNamespaceQuota(t *testing.T) {
 			return resp.(*xmlpipe.RespondResponse).Payload.(*KeyValueResult).Error
 		}
 		const keysFull = "key_value: the namespace is full: it holds 3 keys (max_keys 3): delete one first"
-		bytesFull := func(n int) string {
+		bytesFull := func(n, max int) string {
 			return "key_value: the namespace is full: its keys and values would take " + strconv.Itoa(n) +
-				" bytes (max_total_bytes 40): delete or shorten one first"
+				" bytes (max_total_bytes " + strconv.Itoa(max) + "): delete or shorten one first"
 		}
 		steps := []struct {
 			p       KeyValue
@@ -51,7 +51,7 @@ func TestNamespaceQuota(t *testing.T) {
 			{KeyValue{Op: "set", Key: "k4", Value: "v"}, keysFull},
 			{KeyValue{Op: "set", Key: "k4", Value: "v", Namespace: "mine"}, ""}, // another namespace
 			{KeyValue{Op: "set", Key: "k2", Value: "overwritten"}, ""},          // 12+13+3 = 28
-			{KeyValue{Op: "set", Key: "k2", Value: strings.Repeat("x", 24)}, bytesFull(12 + 26 + 3)},
+			{KeyValue{Op: "set", Key: "k2", Value: strings.Repeat("x", 24)}, bytesFull(12+26+3, 40)},
 			{KeyValue{Op: "set", Key: "k2", Value: strings.Repeat("x", 23)}, ""}, // exactly 40
 			{KeyValue{Op: "delete", Key: "k1"}, ""},
 			{KeyValue{Op: "set", Key: "k4", Value: "v"}, ""},
@@ -64,6 +64,16 @@ func TestNamespaceQuota(t *testing.T) {
 		if v, ok, err := s.Get(context.Background(), ThreadPrefix+"t1", "k2"); err != nil || !ok || len(v) != 23 {
 			t.Fatalf("k2 = %q, %v, %v", v, ok, err)
 		}
+		// A namespace already past its caps (they were lowered) refuses new
+		// keys and growth, but takes an overwrite that does not grow it.
+		tool.Policy = tools.Fixed(tools.Config{MaxKeys: 1, MaxTotalBytes: 10})
+		if err := call(KeyValue{Op: "set", Key: "k2", Value: "short"}); err != "" {
+			t.Fatalf("shrinking k2 past the caps: %s", err)
+		}
+		if err := call(KeyValue{Op: "set", Key: "k2", Value: "longer"}); err != bytesFull(3+3+8, 10) {
+			t.Fatalf("growing k2 past the caps: %q", err)
+		}
+		tool.Policy = tools.Fixed(tools.Config{MaxKeys: 3, MaxTotalBytes: 40})
 		// Expired keys make room.
 		clk.advance(2 * time.Minute)
 		if err := call(KeyValue{Op: "set", Key: "k5", Value: "v"}); err != "" {
