@@ -141,7 +141,8 @@ func (t *Tool) run(c tools.Config, p *Files, res *FilesResult) error {
 		if p.Op == "delete" && rel == "." {
 			return ErrRootItself
 		}
-		q, done, err := openQuota(root, r.Dir, r.Name, int64(tools.Or(c.MaxDiskBytes, DefaultMaxDiskBytes)), &t.seen)
+		q, done, err := openQuota(root, r.Dir, r.Name, int64(tools.Or(c.MaxDiskBytes, DefaultMaxDiskBytes)), &t.seen,
+			p.Op == "write")
 		if err != nil {
 			return fmt.Errorf("files: counting %s for its disk quota: %w", r.Name, bare(err))
 		}

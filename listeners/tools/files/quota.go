@@ -29,6 +29,10 @@ type ledger struct {
 	counted bool
 }
 
+// countRoot counts a root for its ledger (a variable so that a test can
+// make counting fail, which the root user running the tests cannot).
+var countRoot = diskquota.Count
+
 // ledgers are the roots' ledgers, by directory identity.
 var ledgers = struct {
 	mu    sync.Mutex
@@ -45,9 +49,11 @@ type quota struct {
 }
 
 // openQuota locks the ledger of the root open at root (configured as dir,
-// named name) and counts it if it must be; seen records the roots this
-// Tool has counted. done unlocks it.
-func openQuota(root *os.Root, dir, name string, limit int64, seen *seenRoots) (q *quota, done func(), err error) {
+// named name) and, for a write, counts it if it must be; seen records the
+// roots this Tool has counted. A delete does not count (it is allowed
+// whatever the root holds, even one that cannot be counted): it only
+// makes the next write count afresh. done unlocks the ledger.
+func openQuota(root *os.Root, dir, name string, limit int64, seen *seenRoots, write bool) (q *quota, done func(), err error) {
 	fi, err := root.Stat(".")
 	if err != nil {
 		return nil, nil, err
@@ -64,8 +70,8 @@ func openQuota(root *os.Root, dir, name string, limit int64, seen *seenRoots) (q
 	if seen.first(id) {
 		l.counted = false // this listener is new (built or reloaded): count afresh
 	}
-	if !l.counted {
-		if l.used, err = diskquota.Count(dir); err != nil {
+	if !l.counted && write {
+		if l.used, err = countRoot(dir); err != nil {
 			l.mu.Unlock()
 			return nil, nil, err
 		}

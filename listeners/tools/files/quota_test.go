@@ -2,6 +2,7 @@ package files
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -167,5 +168,30 @@ func TestDiskQuotaRootThroughALink(t *testing.T) {
 	}
 	if r := callTool(t, tool, Files{Op: "write", Path: "new", Content: strings.Repeat("x", 500)}); r.Error != "" {
 		t.Fatalf("write of 500 bytes: %+v", r)
+	}
+}
+
+// TestDeleteWhenTheRootCannotBeCounted: a root that cannot be counted (an
+// unreadable directory inside it) refuses writes with the reason, host
+// path unshown, but deletes are allowed all the same.
+func TestDeleteWhenTheRootCannotBeCounted(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a"), []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer func(f func(string) (int64, error)) { countRoot = f }(countRoot)
+	countRoot = func(string) (int64, error) {
+		return 0, &fs.PathError{Op: "open", Path: filepath.Join(root, "locked"), Err: fs.ErrPermission}
+	}
+	tool := &Tool{Policy: tools.Fixed(tools.Config{AllowedPaths: []string{root}})}
+	want := "files: counting " + filepath.Base(root) + " for its disk quota: permission denied"
+	if r := callTool(t, tool, Files{Op: "write", Path: "b", Content: "b"}); r.Error != want {
+		t.Fatalf("write: %q, want %q", r.Error, want)
+	}
+	if r := callTool(t, tool, Files{Op: "delete", Path: "a"}); r.Error != "" {
+		t.Fatalf("delete: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(root, "a")); !os.IsNotExist(err) {
+		t.Fatalf("a is still there: %v", err)
 	}
 }
