@@ -20,9 +20,9 @@ const DefaultMaxDiskBytes = 64 << 20
 // writing there takes mu around its check and its write, so concurrent
 // writes cannot pass the cap together. It is counted afresh when a
 // listener (a Tool: one per build or reload of the organism) first writes
-// there and after every delete (which may have removed anything, and so
-// also sees what others changed meanwhile); between, each write adds what
-// it grew the root by.
+// there, after every delete (which may have removed anything, and so also
+// sees what others changed meanwhile) and before a write it would refuse;
+// between, each write adds what it grew the root by.
 type ledger struct {
 	mu      sync.Mutex
 	used    int64
@@ -46,6 +46,10 @@ type quota struct {
 	limit int64
 	// name is the root as the caller names it.
 	name string
+	// dir is the root as configured, to count it again.
+	dir string
+	// fresh is set when the count was made by this call.
+	fresh bool
 }
 
 // openQuota locks the ledger of the root open at root (configured as dir,
@@ -70,14 +74,14 @@ func openQuota(root *os.Root, dir, name string, limit int64, seen *seenRoots, wr
 	if seen.first(id) {
 		l.counted = false // this listener is new (built or reloaded): count afresh
 	}
+	q = &quota{l: l, limit: limit, name: name, dir: dir}
 	if !l.counted && write {
-		if l.used, err = countRoot(dir); err != nil {
+		if err := q.count(); err != nil {
 			l.mu.Unlock()
 			return nil, nil, err
 		}
-		l.counted = true
 	}
-	return &quota{l: l, limit: limit, name: name}, l.mu.Unlock, nil
+	return q, l.mu.Unlock, nil
 }
 
 // seenRoots are the roots a Tool has written to.
@@ -100,11 +104,30 @@ func (s *seenRoots) first(id diskquota.FileID) bool {
 	return true
 }
 
+// count counts the root afresh; the caller holds the ledger.
+func (q *quota) count() error {
+	used, err := countRoot(q.dir)
+	if err != nil {
+		return err
+	}
+	q.l.used, q.l.counted, q.fresh = used, true, true
+	return nil
+}
+
 // allow refuses a write of path (as the caller names it) that would grow
-// the root by grow bytes past the cap; shrinking is always allowed.
+// the root by grow bytes past the cap; shrinking is always allowed. A
+// write the count would refuse is checked again against a fresh count,
+// so that room others made (the operator, by hand) is seen before a
+// refusal.
 func (q *quota) allow(path string, grow int64) error {
 	if grow <= 0 || q.l.used+grow <= q.limit {
 		return nil
+	}
+	if !q.fresh {
+		if err := q.count(); err != nil {
+			return fmt.Errorf("files: counting %s for its disk quota: %w", q.name, bare(err))
+		}
+		return q.allow(path, grow)
 	}
 	return fmt.Errorf("%w: writing %s would make root %s hold %d bytes (max_disk_bytes %d, %d used; each name counts %d): "+
 		"delete something first", ErrDiskQuota, path, q.name, q.l.used+grow, q.limit, q.l.used, diskquota.EntryBytes)

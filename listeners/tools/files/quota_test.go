@@ -195,3 +195,24 @@ func TestDeleteWhenTheRootCannotBeCounted(t *testing.T) {
 		t.Fatalf("a is still there: %v", err)
 	}
 }
+
+// TestDiskQuotaSeesSpaceFreedByOthers: a write the count would refuse is
+// checked again against a fresh count before it is refused, so room the
+// operator made by hand is seen at once.
+func TestDiskQuotaSeesSpaceFreedByOthers(t *testing.T) {
+	const q = 4096
+	root := t.TempDir()
+	tool := &Tool{Policy: tools.Fixed(tools.Config{AllowedPaths: []string{root}, MaxDiskBytes: q})}
+	if r := callTool(t, tool, Files{Op: "write", Path: "a", Content: strings.Repeat("a", 3000)}); r.Error != "" {
+		t.Fatalf("write a: %+v", r)
+	}
+	if err := os.Remove(filepath.Join(root, "a")); err != nil { // by hand
+		t.Fatal(err)
+	}
+	if r := callTool(t, tool, Files{Op: "write", Path: "b", Content: strings.Repeat("b", 3000)}); r.Error != "" {
+		t.Fatalf("write b after a was removed by hand: %+v", r)
+	}
+	if r := callTool(t, tool, Files{Op: "write", Path: "c", Content: strings.Repeat("c", 1000)}); !strings.Contains(r.Error, ErrDiskQuota.Error()) {
+		t.Fatalf("write c past the quota: %+v", r)
+	}
+}
