@@ -24,10 +24,17 @@ type Config struct {
 	RunAs string
 	// SharedNamespaces are key_value namespaces every user shares; any
 	// other named namespace is the calling user's own.
-	SharedNamespaces    []string
-	ReadOnly            bool
-	Timeout             time.Duration
-	MaxBytes            int
+	SharedNamespaces []string
+	ReadOnly         bool
+	Timeout          time.Duration
+	MaxBytes         int
+	// MaxDiskBytes caps what each root of a writable files tool holds
+	// (0: the tool's default; see package diskquota for how it counts).
+	MaxDiskBytes int
+	// MaxKeys and MaxTotalBytes cap a key_value namespace: its live keys,
+	// and the bytes of their keys and values (0: the tool's defaults).
+	MaxKeys             int
+	MaxTotalBytes       int
 	MaxRedirects        int
 	MaxExpressionLength int
 	MaxExponent         int

@@ -107,3 +107,45 @@ func TestForeignHardLinksKeepTheirTimes(t *testing.T) {
 		t.Errorf("the guest's own file: modified %v, want %v (%v)", fi.ModTime(), time.Unix(0, when), err)
 	}
 }
+
+// TestForeignHardLinksHideTheirStatus: stat (and lstat, which for a hard
+// link is the same file) of a regular file with more than one hard link is
+// refused with EACCES, as opening it is: its size and times are those of
+// the file outside the directory. A file of one link is stat'ed as before,
+// and the link can still be removed.
+func TestForeignHardLinksHideTheirStatus(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "wdata")
+	outside := filepath.Join(base, "secret")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(outside, []byte("a secret of 25 bytes long"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mine"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(outside, filepath.Join(dir, "hl")); err != nil {
+		t.Skip("no hard links here:", err)
+	}
+	for _, writable := range []bool{false, true} { // the writable pass removes the link last
+		m := compileGuest(t, "ops", Reactor, Sandbox{Dir: dir, DirWritable: writable, Timeout: time.Minute})
+		for _, do := range []string{"stat", "lstat"} {
+			if r := runOp(t, m, do, "/data/hl", ""); !r.refused("permission denied") || strings.Contains(r.Result, "25") {
+				t.Errorf("writable %v: %s /data/hl: %+v, want a refusal with permission denied", writable, do, r)
+			}
+			if r := runOp(t, m, do, "/data/mine", ""); !r.OK || !strings.Contains(r.Result, "4") {
+				t.Errorf("writable %v: %s /data/mine: %+v, want its size 4", writable, do, r)
+			}
+		}
+		if writable {
+			if r := runOp(t, m, "remove", "/data/hl", ""); !r.OK {
+				t.Errorf("remove the link: %+v", r)
+			}
+		}
+	}
+	if b, err := os.ReadFile(outside); err != nil || len(b) != 25 {
+		t.Errorf("the file outside: %q, %v", b, err)
+	}
+}

@@ -1,15 +1,15 @@
 package wasm
 
 import (
-	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/diskquota"
 )
 
 // errnoQuota is what a change past the disk quota fails with. WASI has an
@@ -20,11 +20,9 @@ import (
 // (a call that fails after a refusal wraps ErrDiskQuota; see refusals).
 const errnoQuota = experimentalsys.EIO
 
-// entryBytes is what each name in a writable directory (file, directory,
-// symbolic link) counts against its disk quota besides its content: about
-// an inode, so that a guest making empty files or directories by the
-// million runs out of quota before the host runs out of inodes.
-const entryBytes = 256
+// entryBytes is what each name in a writable directory counts against its
+// disk quota besides its content (diskquota.EntryBytes).
+const entryBytes = diskquota.EntryBytes
 
 // diskQuota bounds the bytes a writable sandbox directory holds: the
 // content of its regular files (their size, so a sparse file counts in
@@ -59,10 +57,7 @@ type diskQuota struct {
 }
 
 // fileID identifies a file on the host.
-type fileID struct {
-	dev uint64
-	ino sys.Inode
-}
+type fileID = diskquota.FileID
 
 // newDiskQuota counts the bytes under dir (each inode's content once,
 // however many names it has) for a quota of max bytes.
@@ -74,40 +69,9 @@ func newDiskQuota(dir string, max int64) (*diskQuota, error) {
 	return &diskQuota{used: used, maxes: map[int64]int{max: 1}, open: map[fileID]int{}}, nil
 }
 
-// countDir counts what a diskQuota on dir holds.
-func countDir(dir string) (int64, error) {
-	var used int64
-	seen := map[fileID]bool{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == dir {
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		used += entryBytes
-		st := sys.NewStat_t(fi)
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			used += st.Size
-		case fi.Mode().IsRegular():
-			id := fileID{st.Dev, st.Ino}
-			if !seen[id] {
-				seen[id] = true
-				used += st.Size
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("counting its bytes for the disk quota: %w", err)
-	}
-	return used, nil
-}
+// countDir counts what a diskQuota on dir holds: the count every capped
+// directory shares (diskquota.Count).
+func countDir(dir string) (int64, error) { return diskquota.Count(dir) }
 
 // recount counts dir (the directory, by any of its names) afresh, unless a
 // call writing there runs or a file is open through it (their changes
@@ -206,7 +170,7 @@ func (q *diskQuota) removed(fi os.FileInfo) {
 		switch {
 		case st.Nlink > 1:
 			q.used -= entryBytes
-		case q.open[fileID{st.Dev, st.Ino}] == 0:
+		case q.open[fileID{Dev: st.Dev, Ino: st.Ino}] == 0:
 			q.used -= entryBytes + st.Size
 		}
 	default:

@@ -199,3 +199,26 @@ func TestDiskQuotaRecount(t *testing.T) {
 		})
 	}
 }
+
+// TestDiskQuotaCountsADirNamedThroughALink: a dir configured as a symbolic
+// link to a directory is counted with what it holds: the count walked the
+// link as a leaf and found nothing, so the guest could add a full quota on
+// top of what was there.
+func TestDiskQuotaCountsADirNamedThroughALink(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "d")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "old"), make([]byte, 3000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("d", filepath.Join(base, "l")); err != nil {
+		t.Fatal(err)
+	}
+	m := compileGuest(t, "ops", Reactor, Sandbox{Dir: filepath.Join(base, "l"), DirWritable: true, MaxDiskBytes: 4096, Timeout: time.Minute})
+	if r := runOp(t, m, "write", "/data/new", strings.Repeat("x", 2000)); r.OK {
+		t.Errorf("write of 2000 bytes beside 3000 under a 4096-byte quota: %+v, want it refused", r)
+	}
+	checkCount(t, m, dir, 4096)
+}

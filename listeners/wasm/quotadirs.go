@@ -27,7 +27,7 @@ func acquireQuota(root *os.Root, dir string, max int64) (*diskQuota, error) {
 		return nil, fmt.Errorf("identifying it for the disk quota: %w", err)
 	}
 	st := sys.NewStat_t(fi)
-	id := fileID{st.Dev, st.Ino}
+	id := fileID{Dev: st.Dev, Ino: st.Ino}
 	quotas.mu.Lock()
 	defer quotas.mu.Unlock()
 	q := quotas.byDir[id]

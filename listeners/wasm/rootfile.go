@@ -266,7 +266,7 @@ func (f *rootFile) Close() experimentalsys.Errno {
 		if errno != 0 {
 			st.Nlink = 1 // unknown: a removed file stays counted, never too little
 		}
-		f.quota.closing(fileID{f.dev, f.ino}, st)
+		f.quota.closing(fileID{Dev: f.dev, Ino: f.ino}, st)
 	}
 	return errnoOf(f.f.Close())
 }

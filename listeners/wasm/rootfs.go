@@ -32,7 +32,8 @@ import (
 // Files that are neither regular files nor directories (FIFOs, devices,
 // sockets) are refused with EACCES, and so is a regular file with more
 // than one hard link (the guest cannot make one: Link is refused, so such
-// a name is someone else's, possibly for a file outside the directory); the open that finds them is made with
+// a name is someone else's, possibly for a file outside the directory):
+// opening it and stat'ing it alike, so its size and times stay unseen; the open that finds them is made with
 // O_NONBLOCK, so it never waits for a FIFO's writer. Modes are limited to
 // the permission bits (no set-user-ID file can be made). A read-only mount
 // refuses every change with EROFS. At most maxOpenFiles files are open at
@@ -251,7 +252,7 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 	rf := newRootFile(f, fi, flag, r.readOnly, &r.open)
 	if r.quota != nil && fi.Mode().IsRegular() {
 		rf.quota, rf.refused = r.quota, &r.refused
-		r.quota.opened(fileID{st.Dev, st.Ino})
+		r.quota.opened(fileID{Dev: st.Dev, Ino: st.Ino})
 	}
 	return rf, 0
 }
@@ -286,22 +287,34 @@ func osFlags(flag experimentalsys.Oflag) int {
 	return f
 }
 
-// Lstat implements experimentalsys.FS.
+// Lstat implements experimentalsys.FS. A regular file with more than one
+// hard link is refused (EACCES), as OpenFile refuses it: its size and times
+// may be those of a file outside the directory (see status).
 func (r *rootFS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
 	fi, err := r.root.Lstat(rootPath(p))
-	if err != nil {
-		return sys.Stat_t{}, errnoOf(err)
-	}
-	return sys.NewStat_t(fi), 0
+	return status(fi, err)
 }
 
-// Stat implements experimentalsys.FS.
+// Stat implements experimentalsys.FS, following a final symbolic link
+// beneath the root; a regular file with more than one hard link is refused
+// as Lstat refuses it.
 func (r *rootFS) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
 	fi, err := r.root.Stat(rootPath(p))
+	return status(fi, err)
+}
+
+// status is what Stat and Lstat tell the guest of fi (err: the failure):
+// nothing of a regular file with more than one hard link, a name someone
+// else made for a file that may lie outside the directory (EACCES).
+func status(fi os.FileInfo, err error) (sys.Stat_t, experimentalsys.Errno) {
 	if err != nil {
 		return sys.Stat_t{}, errnoOf(err)
 	}
-	return sys.NewStat_t(fi), 0
+	st := sys.NewStat_t(fi)
+	if fi.Mode().IsRegular() && st.Nlink > 1 {
+		return sys.Stat_t{}, experimentalsys.EACCES
+	}
+	return st, 0
 }
 
 // Readlink implements experimentalsys.FS.

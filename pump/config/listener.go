@@ -165,6 +165,15 @@ type ToolConfig struct {
 	// MaxBytes caps what a call reads or returns (file size, command
 	// output, response body).
 	MaxBytes int `yaml:"max_bytes"`
+	// MaxDiskBytes caps what each root of a writable files tool holds, in
+	// bytes: its files' sizes, its links' targets and 256 bytes a name,
+	// counted as a WASM guest's dir is (default 64 MiB).
+	MaxDiskBytes int `yaml:"max_disk_bytes"`
+	// MaxKeys caps the live keys of one key_value namespace (default
+	// 10000); MaxTotalBytes caps the bytes of their keys and values
+	// together (default 16 MiB). Overwriting a key within them is allowed.
+	MaxKeys       int `yaml:"max_keys"`
+	MaxTotalBytes int `yaml:"max_total_bytes"`
 	// MaxRedirects caps the redirects fetch follows.
 	MaxRedirects int `yaml:"max_redirects"`
 	// MaxExpressionLength, MaxExponent and MaxResultDigits bound calculate.
@@ -238,6 +247,9 @@ func checkToolConfig(r *reporter, path string, tc ToolConfig, messageCap int) {
 		r.add(path+".max_bytes", "%d is over the %d-byte message cap: nothing larger reaches the tool or comes back "+
 			"from it (want at most %d; 0 or unset: the tool's default)", tc.MaxBytes, limit, limit)
 	}
+	r.nonNegative(path+".max_disk_bytes", tc.MaxDiskBytes)
+	r.nonNegative(path+".max_keys", tc.MaxKeys)
+	r.nonNegative(path+".max_total_bytes", tc.MaxTotalBytes)
 	r.nonNegative(path+".max_redirects", tc.MaxRedirects)
 	r.nonNegative(path+".max_expression_length", tc.MaxExpressionLength)
 	r.nonNegative(path+".max_exponent", tc.MaxExponent)

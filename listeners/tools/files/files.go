@@ -5,6 +5,8 @@
 // as the caller names it, never a host path; only regular files are read
 // or written, so a FIFO or a device can never block a call, and not one
 // with more than one hard link (which may be a file outside every root).
+// What a writable root holds is capped (max_disk_bytes, counted as package
+// diskquota counts): a write past it is refused, a delete never is.
 package files
 
 import (
@@ -19,6 +21,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/diskquota"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
@@ -54,6 +57,9 @@ var (
 	// ErrHardLinked refuses a regular file with more than one hard link:
 	// the other may be someone else's, for a file outside every root.
 	ErrHardLinked = errors.New("files: the file has more than one hard link")
+	// ErrDiskQuota refuses a write that would take a root past its
+	// max_disk_bytes.
+	ErrDiskQuota = errors.New("files: over the disk quota")
 )
 
 // Tool is the files listener.
@@ -63,6 +69,9 @@ type Tool struct {
 	// Callers lets an answer reach a caller that takes another payload
 	// (an agent takes text); nil: answer in the result type.
 	Callers tools.Callers
+	// seen are the roots this listener has written to: its first write
+	// to each counts the root afresh (see ledger).
+	seen seenRoots
 }
 
 // Check is the load-time check of a files tool_config entry: its roots
@@ -83,7 +92,7 @@ func (t *Tool) Handle(_ context.Context, p *Files, md xmlpipe.Metadata) (xmlpipe
 		c = t.Policy.Config(md.From, Name)
 	}
 	res := &FilesResult{Op: p.Op, Path: p.Path}
-	if err := run(c, p, res); err != nil {
+	if err := t.run(c, p, res); err != nil {
 		res.Error = err.Error()
 	}
 	return tools.Answer(t.Callers, md, res), nil
@@ -98,7 +107,7 @@ type op struct {
 	shown string
 }
 
-func run(c tools.Config, p *Files, res *FilesResult) error {
+func (t *Tool) run(c tools.Config, p *Files, res *FilesResult) error {
 	roots, err := tools.Roots(c.AllowedPaths)
 	if errors.Is(err, tools.ErrNoRoots) {
 		return ErrNoRoots
@@ -123,20 +132,25 @@ func run(c tools.Config, p *Files, res *FilesResult) error {
 	switch p.Op {
 	case "read":
 		return k.read(maxBytes, res)
-	case "write":
-		if c.ReadOnly {
-			return ErrReadOnly
-		}
-		return k.write(p, maxBytes, res)
 	case "list":
 		return k.list(p.Recursive, res)
-	case "delete":
+	case "write", "delete":
 		if c.ReadOnly {
 			return ErrReadOnly
 		}
-		if rel == "." {
+		if p.Op == "delete" && rel == "." {
 			return ErrRootItself
 		}
+		q, done, err := openQuota(root, r.Dir, r.Name, int64(tools.Or(c.MaxDiskBytes, DefaultMaxDiskBytes)), &t.seen,
+			p.Op == "write")
+		if err != nil {
+			return fmt.Errorf("files: counting %s for its disk quota: %w", r.Name, bare(err))
+		}
+		defer done()
+		if p.Op == "write" {
+			return k.write(p, maxBytes, q, res)
+		}
+		defer q.recount() // whatever went, the next write counts what is left
 		if p.Recursive {
 			return k.fail("delete", root.RemoveAll(rel))
 		}
@@ -220,14 +234,47 @@ func (k op) read(maxBytes int, res *FilesResult) error {
 
 // write creates or replaces (or appends to) a regular file; an existing
 // path that is anything else is refused before it is opened, and the open
-// is non-blocking as a second guard.
-func (k op) write(p *Files, maxBytes int, res *FilesResult) error {
+// is non-blocking as a second guard. A write that would take the root past
+// its disk quota q is refused before anything is changed; q (locked by the
+// caller) records what the write grew the root by.
+func (k op) write(p *Files, maxBytes int, q *quota, res *FilesResult) error {
 	if len(p.Content) > maxBytes {
 		return fmt.Errorf("%w: content is %d bytes (max: %d)", ErrTooLarge, len(p.Content), maxBytes)
 	}
 	if st, err := k.root.Stat(k.rel); err == nil && !st.Mode().IsRegular() {
 		return fmt.Errorf("%w: %s", ErrNotRegular, k.shown)
 	}
+	old, created, err := before(k.root, k.rel)
+	if err != nil {
+		return k.fail("write", err)
+	}
+	grow := int64(len(p.Content))
+	if !p.Append {
+		grow -= old
+	}
+	if created {
+		grow += diskquota.EntryBytes
+	}
+	if err := q.allow(k.shown, grow); err != nil {
+		return err
+	}
+	// What the root grew by is measured once the file is closed: the
+	// file's size then against before (a new name counts too). If it
+	// cannot be, the next write counts the root afresh.
+	defer func() {
+		st, err := k.root.Stat(k.rel)
+		switch {
+		case err == nil && st.Mode().IsRegular() && !tools.HardLinked(st):
+			n := st.Size() - old
+			if created {
+				n += diskquota.EntryBytes
+			}
+			q.add(n)
+		case errors.Is(err, fs.ErrNotExist) && created: // nothing made
+		default:
+			q.recount()
+		}
+	}()
 	// Truncation waits until the file opened is known to be one that may
 	// be changed: a hard link to a file outside is refused untouched.
 	flags := os.O_WRONLY | os.O_CREATE | syscall.O_NONBLOCK

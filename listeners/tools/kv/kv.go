@@ -33,6 +33,10 @@ const (
 	MaxKeyBytes       = 256
 	MaxNamespaceBytes = 256
 	DefaultMaxBytes   = 64 << 10
+	// DefaultMaxKeys and DefaultMaxTotalBytes cap one namespace when
+	// tool_config sets no max_keys or max_total_bytes.
+	DefaultMaxKeys       = 10000
+	DefaultMaxTotalBytes = 16 << 20
 )
 
 // ThreadPrefix begins the stored name of a thread's namespace; callers
@@ -49,6 +53,9 @@ var (
 	ErrThreadNS = errors.New("key_value: a thread's namespace is reachable only from that thread: leave <Namespace> empty for yours")
 	ErrNS       = errors.New("key_value: namespace must be at most 256 bytes")
 	ErrConfig   = errors.New("key_value")
+	// ErrFull refuses a set that would take a namespace past max_keys or
+	// max_total_bytes.
+	ErrFull = errors.New("key_value: the namespace is full")
 )
 
 // Check is the load-time check of a key_value tool_config entry: every
@@ -176,19 +183,57 @@ func (s *Store) Get(ctx context.Context, ns, key string) (string, bool, error) {
 	return v, err == nil, err
 }
 
-// Set stores value under key; ttl > 0 makes it expire.
-func (s *Store) Set(ctx context.Context, ns, key, value string, ttl time.Duration) error {
+// Limits caps one namespace; a zero field caps nothing.
+type Limits struct {
+	// MaxKeys caps its live keys.
+	MaxKeys int
+	// MaxTotalBytes caps the bytes of its live keys and values together.
+	MaxTotalBytes int
+}
+
+// Set stores value under key; ttl > 0 makes it expire. A set that would
+// take the namespace past lim is refused (ErrFull), nothing stored;
+// replacing a key's value counts the new value instead of the old, and is
+// allowed in a namespace already past lim when it does not grow it. The
+// check and the change are one transaction on the store's one connection,
+// so concurrent sets cannot pass lim together.
+func (s *Store) Set(ctx context.Context, ns, key, value string, ttl time.Duration, lim Limits) error {
 	now := s.now()
 	var exp any
 	if ttl > 0 {
 		exp = now.Add(ttl).UnixNano()
 	}
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM kv WHERE expires_at IS NOT NULL AND expires_at <= ?`, now.UnixNano()); err != nil {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
 		return err
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO kv (namespace, key, value, expires_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`, ns, key, value, exp)
-	return err
+	defer tx.Rollback() //nolint:errcheck // after Commit it does nothing
+	if _, err := tx.ExecContext(ctx, `DELETE FROM kv WHERE expires_at IS NOT NULL AND expires_at <= ?`, now.UnixNano()); err != nil {
+		return err
+	}
+	var others, otherBytes, olds, oldBytes int
+	if err := tx.QueryRowContext(ctx, `SELECT
+		count(*) FILTER (WHERE key != ?1),
+		coalesce(sum(length(CAST(key AS BLOB)) + length(CAST(value AS BLOB))) FILTER (WHERE key != ?1), 0),
+		count(*) FILTER (WHERE key = ?1),
+		coalesce(sum(length(CAST(key AS BLOB)) + length(CAST(value AS BLOB))) FILTER (WHERE key = ?1), 0)
+		FROM kv WHERE namespace = ?2`, key, ns).Scan(&others, &otherBytes, &olds, &oldBytes); err != nil {
+		return err
+	}
+	// A new key must fit under both caps; replacing a value must fit, or
+	// at least not grow a namespace already past them (they were lowered).
+	if lim.MaxKeys > 0 && olds == 0 && others+1 > lim.MaxKeys {
+		return fmt.Errorf("%w: it holds %d keys (max_keys %d): delete one first", ErrFull, others, lim.MaxKeys)
+	}
+	if total := otherBytes + len(key) + len(value); lim.MaxTotalBytes > 0 && total > lim.MaxTotalBytes && total > otherBytes+oldBytes {
+		return fmt.Errorf("%w: its keys and values would take %d bytes (max_total_bytes %d): delete or shorten one first",
+			ErrFull, total, lim.MaxTotalBytes)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO kv (namespace, key, value, expires_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`, ns, key, value, exp); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // Delete removes key and reports whether it had a live value.
@@ -249,7 +294,12 @@ func (t *Tool) run(ctx context.Context, c tools.Config, p *KeyValue, md xmlpipe.
 		if p.TTLSeconds < 0 {
 			return ErrTTL
 		}
-		if err := t.Store.Set(ctx, ns, p.Key, p.Value, time.Duration(p.TTLSeconds)*time.Second); err != nil {
+		lim := Limits{MaxKeys: tools.Or(c.MaxKeys, DefaultMaxKeys), MaxTotalBytes: tools.Or(c.MaxTotalBytes, DefaultMaxTotalBytes)}
+		err := t.Store.Set(ctx, ns, p.Key, p.Value, time.Duration(p.TTLSeconds)*time.Second, lim)
+		if errors.Is(err, ErrFull) {
+			return err
+		}
+		if err != nil {
 			return fmt.Errorf("key_value: %w", err)
 		}
 		return nil
