@@ -167,7 +167,7 @@ type ToolConfig struct {
 	MaxBytes int `yaml:"max_bytes"`
 	// MaxDiskBytes caps what each root of a writable files tool holds, in
 	// bytes: its files' sizes, its links' targets and 256 bytes a name,
-	// counted as a WASM guest's dir is (default 64 MiB).
+	// counted as a WASM guest's dir is (default 1 GiB).
 	MaxDiskBytes int `yaml:"max_disk_bytes"`
 	// MaxKeys caps the live keys of one key_value namespace (default
 	// 10000); MaxTotalBytes caps the bytes of their keys and values

@@ -11,8 +11,11 @@ import (
 )
 
 // DefaultMaxDiskBytes is what each root of a writable files tool may hold
-// when tool_config sets no max_disk_bytes: the WASM sandbox's default.
-const DefaultMaxDiskBytes = 64 << 20
+// when tool_config sets no max_disk_bytes: 1 GiB. It is larger than a WASM
+// guest's 64 MiB because a files root is often an existing working
+// directory (a project's sources) that a tight cap would freeze at once;
+// the cap is there so that a model cannot fill the disk.
+const DefaultMaxDiskBytes = 1 << 30
 
 // ledger is the disk use of one root directory, as package diskquota
 // counts it. There is one per directory (by identity, so two roots naming
