@@ -316,7 +316,7 @@ func (p *Pump) call(ctx context.Context, l *listener, d *delivery, h *handling, 
 	}
 	resp, err = l.Handler.Handle(ctx, d.payload, md)
 	if err != nil && !errors.Is(err, failure.ErrHandler) {
-		err = fmt.Errorf("%w: %s: %w", failure.ErrHandler, l.Name, err)
+		err = handlerError(l.Name, err)
 	}
 	return resp, err
 }
