@@ -736,7 +736,8 @@ func (p *Pump) deliverError(w *work, m *stage.Inbound, tbl *table) {
 			}
 		}
 		d := &delivery{conv: w.conv, thread: m.Thread, from: m.From, to: l.Name, payloadName: m.PayloadName, payload: v,
-			payloadBytes: pb, errPayload: de, inReplyTo: m.InReplyTo, depth: w.depth, admitted: w.admitted, tbl: tbl, at: l}
+			payloadBytes: pb, errPayload: de, errRound: w.errRound, inReplyTo: m.InReplyTo, depth: w.depth, admitted: w.admitted,
+			tbl: tbl, at: l}
 		if name, _ := p.threads.Profile(m.Thread); name != "" {
 			d.prof = tbl.profile(name)
 		}
