@@ -316,7 +316,7 @@ func (p *Pump) call(ctx context.Context, l *listener, d *delivery, h *handling, 
 	}
 	resp, err = l.Handler.Handle(ctx, d.payload, md)
 	if err != nil && !errors.Is(err, failure.ErrHandler) {
-		err = fmt.Errorf("%w: %s: %w", failure.ErrHandler, l.Name, err)
+		err = handlerError(l.Name, err)
 	}
 	return resp, err
 }
@@ -452,9 +452,14 @@ func (p *Pump) peerViolationIn(t *turn, l *listener, d *delivery, to, ref string
 		p.deadLetterIn(t, d.conv, d.thread, l.Name, to, "", nil, "peer violation; agent has no error handler")
 	}
 	detail := fmt.Sprintf("%q is not among the peers of %s", to, l.Name)
-	about := d.about(ref)
+	if l.errHandler != nil && d.quietOutput(l) {
+		p.deadLetterIn(t, d.conv, d.thread, l.Name, to, "", nil,
+			errOutputRefused(l, d.outRound(), errors.New("peer violation: "+detail)))
+		return
+	}
+	about, round := d.about(ref), d.outRound()
 	p.later(t, func() {
-		p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.RoutingError(), d.depth, ref, about, detail, nil)
+		p.sendErrorRound(d.conv, d.tbl, l, d.thread, stage.RoutingError(), d.depth, ref, about, detail, nil, round)
 	})
 }
 
@@ -496,7 +501,7 @@ func (p *Pump) forward(t *turn, l *listener, d *delivery, s *xmlpipe.SendRespons
 	env := stage.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, to, child, body)
 	p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, prof: prof, profSet: true, sender: l, senderThread: d.thread,
 		depth: d.depth + 1, payloadType: pt, canonical: canonical, admitted: d.admitted, parent: d.mark.retain(), ref: s.Ref,
-		spends: spent, errOutput: d.quietOutput(l)})
+		spends: spent, errOutput: d.quietOutput(l), errRound: d.outRound()})
 }
 
 // ErrNoRecipient: a handler's Send named no listener (an empty or blank
@@ -523,8 +528,10 @@ func (p *Pump) unsendable(t *turn, l *listener, d *delivery, ref string, err err
 		return
 	}
 	p.failed.Add(1)
+	round := d.outRound()
 	p.later(t, func() {
-		p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.NewHuh(err, nil), d.depth, ref, d.about(ref), err.Error(), err)
+		p.sendErrorRound(d.conv, d.tbl, l, d.thread, stage.NewHuh(err, nil), d.depth, ref, d.about(ref), err.Error(), err,
+			round)
 	})
 }
 
@@ -580,17 +587,17 @@ func (p *Pump) reply(l *listener, d *delivery, payload any) {
 	env := stage.AppendEnvelopeInReplyTo(make([]byte, 0, len(body)+200+len(ref)), l.Name, caller, thread, ref, body)
 	w := &work{raw: env, conv: d.conv, tbl: d.tbl, prof: d.tbl.profile(profName), profSet: true, sender: l, senderThread: d.thread,
 		depth: max(d.depth-1, 0), payloadType: pt, canonical: canonical, admitted: d.admitted, parent: d.mark.retain(), prune: d.thread,
-		answered: answered}
+		answered: answered, errRound: d.outRound()}
 	if cl == nil {
 		w.egress = caller
 	}
-	if l.errHandler == nil || (d.errPayload != nil && !l.Agent) {
+	if l.errHandler == nil || d.quietOutput(l) {
 		// A refusal of this reply is told about d: to its caller, or — for
 		// a plain listener's error handler, whose reply to the refusal
 		// would be refused again, for ever — as a dead letter
 		// (tellFailure). An agent hears the refusal of its correction
-		// again: its model may correct it once more, and max_iterations
-		// bounds how often.
+		// again: its model may correct it once more, up to
+		// MaxErrorHandlerRetries times in a row.
 		w.answers = d
 	}
 	p.emit(d, w)
@@ -629,12 +636,13 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 		if err != nil && d.quietOutput(l) {
 			p.failed.Add(1)
 			p.deadLetterIn(t, d.conv, d.thread, l.Name, "", part.Name, clip(part.Bytes),
-				"error handler output refused: "+err.Error())
+				errOutputRefused(l, d.outRound(), err))
 			continue
 		}
 		if err != nil {
 			huh, detail, about := stage.NewHuh(err, part.Bytes), errorDetail(diagnosticsOf(err)), d.about("")
-			p.later(t, func() { p.sendErrorAbout(d.conv, d.tbl, l, d.thread, huh, d.depth, "", about, detail, err) })
+			round := d.outRound()
+			p.later(t, func() { p.sendErrorRound(d.conv, d.tbl, l, d.thread, huh, d.depth, "", about, detail, err, round) })
 			continue
 		}
 		for _, target := range targets {
@@ -653,17 +661,10 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 			body := withEmptyNS(part)
 			env := stage.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, target.Name, child, body)
 			p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, prof: prof, profSet: true, sender: l, senderThread: d.thread,
-				depth: d.depth + 1, admitted: d.admitted, parent: d.mark.retain(), spends: spent, errOutput: d.quietOutput(l)})
+				depth: d.depth + 1, admitted: d.admitted, parent: d.mark.retain(), spends: spent, errOutput: d.quietOutput(l),
+				errRound: d.outRound()})
 		}
 	}
-}
-
-// quietOutput reports whether a refusal of what l sends handling d is a
-// dead letter rather than a <huh> to l: d is an error for a plain
-// listener's error handler, which would answer the <huh> again, for ever.
-// An agent hears it: its model may correct itself, within max_iterations.
-func (d *delivery) quietOutput(l *listener) bool {
-	return d.errPayload != nil && !l.Agent
 }
 
 // maxMessagesPerTurn is how many messages l may send in one Raw output.

@@ -120,7 +120,7 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []f
 			p.spend(w.conv, thread)
 		}
 		p.deadLetterErr(w.turn, w.conv, thread, w.sender.Name, listener, "", clip(w.raw),
-			"error handler output refused: "+err.Error(), err)
+			errOutputRefused(w.sender, w.errRound, err), err)
 	default:
 		if w.prune == "" {
 			// The thread the sender opened for the refused message: no
@@ -138,8 +138,8 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []f
 					failure.ErrHandler, w.sender.Name, err))
 				return
 			}
-			p.sendErrorAbout(w.conv, w.tbl, w.sender, w.origThread(thread), huh, w.depth, w.ref, w.about, errorDetail(diags),
-				err)
+			p.sendErrorRound(w.conv, w.tbl, w.sender, w.origThread(thread), huh, w.depth, w.ref, w.about, errorDetail(diags),
+				err, w.errRound)
 		})
 	}
 	if w.done != nil {
@@ -184,6 +184,15 @@ func (w *work) origThread(fallback string) string {
 // others of its turn (Event.About).
 func (p *Pump) sendErrorAbout(conv string, tbl *table, to *listener, thread string, payload any, depth int,
 	ref, about, detail string, cause error) {
+	p.sendErrorRound(conv, tbl, to, thread, payload, depth, ref, about, detail, cause, 0)
+}
+
+// sendErrorRound is sendErrorAbout for a failure about output of to's error
+// handler, round being that output's errRound (work.errRound), which the
+// error's delivery carries (delivery.errRound) to bound how often in a row
+// the error handler hears of its own refused output.
+func (p *Pump) sendErrorRound(conv string, tbl *table, to *listener, thread string, payload any, depth int,
+	ref, about, detail string, cause error, round int) {
 	pt := p.core.Huh
 	from := "core"
 	kind := EventHuh
@@ -203,7 +212,8 @@ func (p *Pump) sendErrorAbout(conv string, tbl *table, to *listener, thread stri
 	}
 	p.publish(nil, ev)
 	p.asks.strayFailure(ev, detail)
-	p.enqueueInternal(&work{raw: env, conv: conv, tbl: tbl, isError: true, depth: depth, payloadType: pt, detail: detail})
+	p.enqueueInternal(&work{raw: env, conv: conv, tbl: tbl, isError: true, depth: depth, payloadType: pt, detail: detail,
+		errRound: round})
 }
 
 // deadLetter records a message that could not be delivered anywhere.

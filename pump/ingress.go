@@ -506,11 +506,19 @@ func (p *Pump) Resolve(to, ns, name string, external bool) ([]string, error) {
 // payload type). On a validation failure it returns the targets with the
 // error.
 func (p *Pump) route(tbl *table, prof *profile, w *work, m *stage.Inbound) ([]*listener, error) {
+	masked := prof != nil && w.prune == ""
+	if l := tbl.lookup(m.To); masked && l != nil && l != w.sender && !prof.reaches(l) {
+		// Masked before its payload is checked against it: "greeter takes
+		// <Greeting>" would tell the sender that greeter exists.
+		p.log.Info("message outside its thread's profile: refused as having no route", "thread", m.Thread,
+			"from", m.From, "to", m.To, "payload", m.PayloadName, "profile", prof.name)
+		return nil, noRoute(fmt.Sprintf("no listener named %q", m.To))
+	}
 	targets, err := resolveIn(tbl, m.To, m.PayloadNS, m.PayloadName, w.external)
 	if err != nil {
 		return nil, err
 	}
-	if prof != nil && w.prune == "" {
+	if masked {
 		if targets, err = prof.mask(targets, w.sender, m.To, tagKey{m.PayloadNS, m.PayloadName}); err != nil {
 			p.log.Info("message outside its thread's profile: refused as having no route", "thread", m.Thread,
 				"from", m.From, "to", m.To, "payload", m.PayloadName, "profile", prof.name)
@@ -736,7 +744,8 @@ func (p *Pump) deliverError(w *work, m *stage.Inbound, tbl *table) {
 			}
 		}
 		d := &delivery{conv: w.conv, thread: m.Thread, from: m.From, to: l.Name, payloadName: m.PayloadName, payload: v,
-			payloadBytes: pb, errPayload: de, inReplyTo: m.InReplyTo, depth: w.depth, admitted: w.admitted, tbl: tbl, at: l}
+			payloadBytes: pb, errPayload: de, errRound: w.errRound, inReplyTo: m.InReplyTo, depth: w.depth, admitted: w.admitted,
+			tbl: tbl, at: l}
 		if name, _ := p.threads.Profile(m.Thread); name != "" {
 			d.prof = tbl.profile(name)
 		}

@@ -132,11 +132,17 @@ type work struct {
 	canonical bool
 	// isError marks a pump-generated <huh>/SystemError (never answered with another).
 	isError bool
-	// errOutput marks output of a plain listener's error handler: its
-	// refusal is a dead letter, not a <huh> to that error handler, which
-	// would answer it again, for ever (an agent's hears it: its model may
-	// correct itself, and max_iterations bounds how often).
+	// errOutput marks output of an error handler whose refusal is a dead
+	// letter, not a <huh> to that error handler, which would answer it
+	// again, for ever: a plain listener's, or an agent's past
+	// MaxErrorHandlerRetries (delivery.quietOutput).
 	errOutput bool
+	// errRound is, for output of an error handler, how many refusals in a
+	// row of that error handler's own output it answers, plus one (0: not
+	// an error handler's output); for a pump-generated error about such
+	// output, the same count, which its delivery carries
+	// (delivery.errRound).
+	errRound int
 	// spends marks a forward that made its sender's thread spent
 	// (registry.Threads.ForwardAs): its conversation ends the spent
 	// threads when it completes (convDone).
@@ -224,6 +230,10 @@ type delivery struct {
 	payload      any
 	payloadBytes []byte
 	errPayload   *xmlpipe.DeliveryError
+	// errRound counts, for an error delivery, the refusals in a row of the
+	// listener's error handler's own output that led to it (0: the error
+	// is about other output; see quietOutput).
+	errRound int
 	// inReplyTo is the correlation ref the message answers (see
 	// correlation.go); "" for most.
 	inReplyTo     string

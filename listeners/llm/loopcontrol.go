@@ -31,7 +31,11 @@ import (
 //   - abort: the turn halts; the caller gets the reason and the answer;
 //   - no valid token (HALT(ERR_TOKEN_MISSING)): the answer, stripped, goes
 //     to the caller as final — the library's recommended mapping — while
-//     the decision is logged and counted as a halt;
+//     the decision is logged and counted as a halt; but when a token in
+//     it was only misplaced (written within a line of text, not alone on
+//     its line as §5.3 and §6.2 require), the model is told so in a note
+//     and asked again in a new AEIOU turn, at most maxMisplacedNotes times
+//     per agent turn;
 //   - the progress guard (HALT(ERR_NO_PROGRESS)) halts the turn like an
 //     abort, and so does a magic tool that can mint nothing
 //     (ERR_MAGIC_TOOL_INTERNAL).
@@ -48,9 +52,23 @@ const maxLoopSessions = 4096
 const loopContinueNote = "[loop control] You chose continue (turn %d). Go on with the task; end your answer with a " +
 	"new token from " + aeiou.ToolName + ": done when it is complete, abort if it cannot or must not go on."
 
+// maxMisplacedNotes bounds how often, in one agent turn, a model whose token
+// was not alone on its line is told so and asked again; past it the answer
+// is delivered as final like any answer without a valid token.
+const maxMisplacedNotes = 1
+
+// loopMisplacedNote is what the model reads after writing its token within
+// a line of text.
+const loopMisplacedNote = "[loop control] Your token on line %d was ignored: it was not alone on its line. A token " +
+	"counts only when written verbatim, alone on the last line of the answer. Call " + aeiou.ToolName +
+	" again (turn %d) and end your answer with the new token on a line of its own."
+
 // loopSession is the AEIOU session of one conversation's agent turn.
 type loopSession struct {
-	s *aeiou.Session
+	// misplaced counts the notes given in this agent turn about a token
+	// not alone on its line (at most maxMisplacedNotes).
+	misplaced int
+	s         *aeiou.Session
 	// since is when the open AEIOU turn began, in the history's clock: the
 	// tool results after it are the turn's scratch.
 	since time.Time
@@ -213,10 +231,35 @@ func (a *Agent) decideLoop(ctx context.Context, st *turnState, ls *loopSession, 
 			d.Repeats))
 		return resp, false, err
 	}
-	// No valid token: delivered as final, logged and counted as a halt
-	// (ERR_TOKEN_MISSING) by Decide.
+	// No valid token: logged and counted as a halt (ERR_TOKEN_MISSING) by
+	// Decide. A token only misplaced within a line is explained to the
+	// model, which is asked again; otherwise the answer is final.
+	if line := embeddedLine(d.Rejected); line > 0 && ls.misplaced < maxMisplacedNotes {
+		t, err := ls.s.Begin()
+		if err != nil {
+			resp, err = a.halt(st, "loop control: "+err.Error())
+			return resp, false, err
+		}
+		ls.misplaced++
+		ls.since = st.c.latest
+		a.logger().Info("agent's loop-control token was not alone on its line: told it and asked again",
+			"agent", a.Name, "thread", st.md.ThreadID, "line", line)
+		a.record(st, registry.Slot{PayloadType: feedbackType, Raw: fmt.Appendf(nil, loopMisplacedNote, line, t.Index)})
+		return nil, true, nil
+	}
 	a.loops.end(st.session)
 	a.logger().Warn("agent answered without a valid loop-control token: delivered as final", "agent", a.Name,
 		"thread", st.md.ThreadID, "rejected", len(d.Rejected))
 	return a.answer(st.md, text), false, nil
+}
+
+// embeddedLine is the line of the last candidate rejected only for being
+// written within a line of text (aeiou.ReasonEmbedded), or 0.
+func embeddedLine(rejected []aeiou.Candidate) int {
+	for i := len(rejected) - 1; i >= 0; i-- {
+		if rejected[i].Reason == aeiou.ReasonEmbedded {
+			return rejected[i].Line
+		}
+	}
+	return 0
 }

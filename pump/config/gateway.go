@@ -30,6 +30,13 @@ type Gateway struct {
 	// clear error (default DefaultGatewayQueueLimit). The answers to the
 	// peer's calls are not bounded by it: they are kept until delivered.
 	QueueLimit int `yaml:"queue_limit"`
+	// QueueBytes bounds the signed bytes of the calls (and cancels) waiting
+	// as QueueLimit bounds their number: they are held in memory too, and
+	// 10000 calls of up to a link frame (8 MiB) each would be 80 GiB. A
+	// call that would pass it fails at once with a clear error; the first
+	// waiting call always fits (default DefaultGatewayQueueBytes). Answers
+	// to the peer's calls are not bounded by it.
+	QueueBytes int `yaml:"queue_bytes"`
 	// CallTimeout bounds how long a call waits for the peer's answer,
 	// outages included (default DefaultGatewayCallTimeout).
 	CallTimeout Duration `yaml:"call_timeout"`
@@ -46,8 +53,18 @@ type Gateway struct {
 // Gateway defaults.
 const (
 	DefaultGatewayQueueLimit  = 10000
+	DefaultGatewayQueueBytes  = 64 << 20
 	DefaultGatewayCallTimeout = 5 * time.Minute
 )
+
+// QueueByteLimit returns the gateway's queue_bytes with its default
+// applied.
+func (g Gateway) QueueByteLimit() int {
+	if g.QueueBytes <= 0 {
+		return DefaultGatewayQueueBytes
+	}
+	return g.QueueBytes
+}
 
 // Limits returns the gateway's queue limit and call timeout with defaults
 // applied.

@@ -410,6 +410,7 @@ func (o *Organism) checkGateways(r *reporter) {
 			r.missing(path, "trusted_identity")
 		}
 		r.nonNegative(path+".queue_limit", g.QueueLimit)
+		r.nonNegative(path+".queue_bytes", g.QueueBytes)
 		if g.CallTimeout < 0 {
 			r.add(path+".call_timeout", "must not be negative, got %s", g.CallTimeout)
 		}

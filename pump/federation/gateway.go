@@ -29,6 +29,7 @@ type gateway struct {
 	target      atomic.Pointer[linkTarget]
 	exports     map[string]bool
 	queueLimit  int
+	queueBytes  int
 	callTimeout time.Duration
 	log         *slog.Logger
 
@@ -47,8 +48,11 @@ type gateway struct {
 	outbox []*entry
 	byID   map[string]*entry
 	// reserving counts the envelopes being committed to the outbox (they
-	// count against queue_limit already).
-	reserving int
+	// count against queue_limit already), and reservingBytes their signed
+	// bytes (against queue_bytes); outboxBytes are the signed bytes of
+	// outbox.
+	reserving                   int
+	reservingBytes, outboxBytes int
 	// pending are the calls this side made, by link thread; byThread maps
 	// the caller's thread to its open call.
 	pending  map[string]*call
@@ -121,7 +125,7 @@ type entry struct {
 func newGateway(m *Manager, gc config.Gateway, trusted ed25519.PublicKey) *gateway {
 	queue, timeout := gc.Limits()
 	g := &gateway{m: m, name: gc.Name, cfg: gc, exports: map[string]bool{},
-		queueLimit: queue, callTimeout: timeout, log: m.log.With("gateway", gc.Name),
+		queueLimit: queue, queueBytes: gc.QueueByteLimit(), callTimeout: timeout, log: m.log.With("gateway", gc.Name),
 		byID: map[string]*entry{}, pending: map[string]*call{}, byThread: map[string]string{},
 		inflight: map[string]*original{}, questions: map[string]chan *envelope{},
 		registered: map[string]imported{}, claimed: map[string]bool{}, retried: map[string]int{},
@@ -151,6 +155,7 @@ func (g *gateway) load() error {
 		e := &entry{seq: q.seq, id: q.id, env: q.env, sentOn: mayHaveLeft}
 		e.row.written()
 		g.outbox = append(g.outbox, e)
+		g.outboxBytes += len(e.env)
 		g.byID[q.id] = e
 	}
 	if len(list) > 0 {
@@ -202,15 +207,24 @@ func (g *gateway) queue(e *envelope, signed []byte, rec *callRecord) error {
 		return fmt.Errorf("%w: gateway %s holds %d messages for the peer (queue_limit %d); the link is down or the peer slow",
 			ErrQueueFull, g.name, n, g.queueLimit)
 	}
+	if b := g.outboxBytes + g.reservingBytes; b > 0 && b+len(signed) > g.queueBytes {
+		// The first one always fits (one envelope is at most a frame):
+		// queue_bytes below a frame never blocks every call.
+		g.mu.Unlock()
+		return fmt.Errorf("%w: gateway %s holds %d bytes for the peer, %d more would pass queue_bytes %d; the link is "+
+			"down or the peer slow", ErrQueueFull, g.name, b, len(signed), g.queueBytes)
+	}
 	if rec == nil || rec.byID {
 		return g.sendEarly(e, signed, rec, "") // releases g.mu
 	}
 	g.reserving++
+	g.reservingBytes += len(signed)
 	g.mu.Unlock()
 	// Not under g.mu: concurrent senders share the group commit.
 	seq, err := g.m.db.enqueue(g.name, e.Link.ID, signed, e.Link.Sent, rec)
 	g.mu.Lock()
 	g.reserving--
+	g.reservingBytes -= len(signed)
 	if err != nil {
 		g.mu.Unlock()
 		return err
@@ -335,6 +349,7 @@ func (g *gateway) insert(en *entry) {
 		i--
 	}
 	g.outbox = slices.Insert(g.outbox, i, en)
+	g.outboxBytes += len(en.env)
 	g.byID[en.id] = en
 }
 
@@ -346,6 +361,7 @@ func (g *gateway) drop(en *entry) {
 		delete(g.byID, en.id)
 		if i := slices.Index(g.outbox, en); i >= 0 {
 			g.outbox = slices.Delete(g.outbox, i, i+1)
+			g.outboxBytes -= len(en.env)
 		}
 	}
 }
@@ -502,6 +518,7 @@ func (g *gateway) unlink(e *entry) {
 	for i, o := range g.outbox {
 		if o == e {
 			g.outbox = append(g.outbox[:i:i], g.outbox[i+1:]...)
+			g.outboxBytes -= len(e.env)
 			break
 		}
 	}

@@ -1,17 +1,19 @@
 package federation
 
 import (
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
+
+	"github.com/xml-pipeline/xmlpipe/oob/keys"
 )
 
-// Fingerprint is a short name of a public key for logs: the first 8 bytes
-// of its SHA-256, in hex.
+// Fingerprint names a public key in logs and errors in the one form an
+// operator also sees in `xmlpipe keys show` and the handshake refusals:
+// keys.Fingerprint ("SHA256:" and the unpadded base64 of its SHA-256).
 func Fingerprint(k []byte) string {
-	s := sha256.Sum256(k)
-	return hex.EncodeToString(s[:8])
+	return keys.Fingerprint(ed25519.PublicKey(k))
 }
 
 // derivedThread is the local conversation id of a call arriving on the link
