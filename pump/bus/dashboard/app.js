@@ -504,7 +504,8 @@ async function drawContext(conv, messages) {
         el("td", { text: sg.content_type + (sg.from ? " from " + sg.from : "") }),
         el("td", { text: sg.tier, class: "tier-" + sg.tier }),
         el("td", { text: sg.scored ? sg.relevance.toFixed(2) : "–" }),
-        el("td", { text: sg.byte_size + " B" }), el("td", { text: sg.summary || "" })));
+        el("td", { text: sg.byte_size + " B" }),
+        el("td", { text: sg.summary || "", class: "summary", title: sg.summary || "" })));
     }
   }
   $("#context-box").hidden = n === 0;
