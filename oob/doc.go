@@ -49,7 +49,9 @@
 //
 // list-listeners, get-status, get-listener-schema (xsd or example),
 // inject-message (a new conversation, or the thread given), get-thread-history
-// (from the journal, paged), subscribe-thread / unsubscribe (thread-event
+// (from the journal, paged; each hop has a thread of its own, and
+// conversation=true reads every hop of the thread's conversation),
+// subscribe-thread / unsubscribe (thread-event
 // pushes on the subscribing connection; system-event pushes for shutdown and
 // config changes), kill-thread (the conversation a thread belongs to stops
 // for good: running handlers cancelled, queued messages dropped; NOT_FOUND

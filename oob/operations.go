@@ -286,13 +286,23 @@ func (o *operations) inject(p *Operations) reply {
 	return reply{resp: o.s.response(p.ID, ResponsePayload{ThreadCreated: &ThreadCreated{ThreadID: got, RoutedTo: a.To}})}
 }
 
-// history pages through a thread's journal.
+// history pages through a thread's journal, or (conversation) through
+// that of the conversation the thread belongs to.
 func (o *operations) history(p *Operations) reply {
 	a := p.GetThreadHistory
 	if o.t.Journal == nil {
 		return o.s.fail(p.ID, CodeNotSupported, "this organism keeps no journal", "")
 	}
 	es, err := o.t.Journal.Thread(a.ThreadID)
+	if err == nil && a.Conversation && len(es) > 0 {
+		cr, ok := o.t.Journal.(ConversationReader)
+		if !ok {
+			return o.s.fail(p.ID, CodeNotSupported, "this organism's journal reads no conversations", "")
+		}
+		if conv := es[0].Conversation; conv != "" {
+			es, err = cr.Conversation(conv)
+		}
+	}
 	if err != nil {
 		return o.s.fail(p.ID, CodeInternal, "the journal could not be read", err.Error())
 	}
@@ -307,6 +317,9 @@ func (o *operations) history(p *Operations) reply {
 	}
 	for _, e := range es[start:end] {
 		m := ThreadMessage{Seq: e.Seq, From: e.From, To: e.To, Timestamp: e.Time.UTC(), PayloadType: e.PayloadTag}
+		if a.Conversation {
+			m.Thread = e.Thread
+		}
 		if a.IncludePayloads {
 			m.Payload = string(payloadOf(e.Bytes))
 		}

@@ -129,6 +129,9 @@ type GetThreadHistory struct {
 	Limit           int    `xml:"limit,omitempty"`
 	Offset          int    `xml:"offset,omitempty"`
 	IncludePayloads bool   `xml:"include-payloads,omitempty"`
+	// Conversation reads every thread of the conversation ThreadID belongs
+	// to (each hop has a thread of its own), each message naming its thread.
+	Conversation bool `xml:"conversation,omitempty"`
 }
 
 // SubscribeThread is <subscribe-thread>.
@@ -281,7 +284,9 @@ type ThreadHistory struct {
 
 // ThreadMessage is one journaled <message> of a thread.
 type ThreadMessage struct {
-	Seq         int64     `xml:"seq,attr" json:"seq"`
+	Seq int64 `xml:"seq,attr" json:"seq"`
+	// Thread is the message's thread, given when the conversation was asked.
+	Thread      string    `xml:"thread,attr,omitempty" json:"thread,omitempty"`
 	From        string    `xml:"from" json:"from"`
 	To          string    `xml:"to" json:"to"`
 	Timestamp   time.Time `xml:"timestamp" json:"timestamp"`

@@ -91,6 +91,13 @@ type ThreadReader interface {
 	Thread(id string) ([]store.Entry, error)
 }
 
+// ConversationReader is a ThreadReader that also reads every thread of a
+// conversation, in seq order (*store.Store does): get-thread-history with
+// conversation=true needs it (else NOT_SUPPORTED).
+type ConversationReader interface {
+	Conversation(id string) ([]store.Entry, error)
+}
+
 // Stopper stops the organism: graceful drains in-flight work for up to
 // timeout, immediate stops at once. It returns without waiting.
 type Stopper interface {

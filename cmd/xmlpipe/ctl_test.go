@@ -130,6 +130,20 @@ func TestCtlAgainstRun(t *testing.T) {
 	if r := ctl("get-thread-history", "thread-id="+m[1]); r.code != 0 || !strings.Contains(r.stdout, "<payload-type>Greeting</payload-type>") {
 		t.Fatalf("history: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// conversation=true reads every hop of the conversation the inject
+	// started (each hop has a thread of its own); the journal commits the
+	// last hop's envelope in the background, so it is polled for.
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		r := ctl("get-thread-history", "thread-id="+m[1], "conversation=true")
+		if r.code == 0 && strings.Contains(r.stdout, "<payload-type>ShoutedResponse</payload-type>") &&
+			strings.Contains(r.stdout, `thread="`+m[1]+`"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("conversation history: %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	if r := ctl("graph", "--format", "dot"); r.code != 0 || !strings.Contains(r.stdout, "digraph") {
 		t.Fatalf("graph dot: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

@@ -1,7 +1,10 @@
 package bus
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -115,6 +118,22 @@ func TestAPIThreadContext(t *testing.T) {
 	}
 }
 
+// checkContextFits fails t when the open conversation's context table is
+// wider than its panel (its Summary column was cut off, the panel
+// scrolling sideways).
+func checkContextFits(t *testing.T, ctx context.Context) {
+	t.Helper()
+	overflow := run(t, ctx, "context table width", chromedp.Evaluate[string](`(() => {
+		const panel = document.querySelector("#thread"), table = document.querySelector("#context");
+		const over = Math.round(table.getBoundingClientRect().right - panel.getBoundingClientRect().right);
+		return over > 0 || panel.scrollWidth > panel.clientWidth ?
+			"table " + over + "px past the panel, panel scrolls " + (panel.scrollWidth - panel.clientWidth) + "px" : "";
+	})()`))
+	if overflow != "" {
+		t.Errorf("the context table overflows its panel: %s", overflow)
+	}
+}
+
 // TestDashboardShowsContextTiers: the dashboard's open conversation lists
 // its agent's context segments with their tiers — the long early message
 // folded, with its summary.
@@ -156,5 +175,25 @@ func TestDashboardShowsContextTiers(t *testing.T) {
 		`Array.from(document.querySelectorAll("#context tr[data-tier]")).map(tr => tr.dataset.tier).join(",")`))
 	if !strings.HasPrefix(tiers, "folded,") || !strings.HasSuffix(tiers, ",expanded") {
 		t.Errorf("tiers %q", tiers)
+	}
+	// The table fits its panel (its Summary column was cut off): a long
+	// summary is cut with an ellipsis and reads whole in its title.
+	checkContextFits(t, ctx)
+	title := run(t, ctx, "summary title", chromedp.Evaluate[string](
+		`document.querySelector('#context tr[data-segment="s0"] td.summary')?.title ?? "no td.summary"`))
+	if !strings.Contains(title, "Minutes of the harbour board.") {
+		t.Errorf("the folded summary's title %q does not hold its full text", title)
+	}
+	// …and its column is wide enough to read (the fixed columns left it none).
+	if w := run(t, ctx, "summary width", chromedp.Evaluate[float64](
+		`document.querySelector('#context tr[data-segment="s0"] td.summary')?.getBoundingClientRect().width ?? 0`)); w < 80 {
+		t.Errorf("the summary column is %.0fpx wide, want at least 80", w)
+	}
+	png := run(t, ctx, "screenshot", chromedp.FullScreenshot(100))
+	if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(screenshotDir, "dashboard-context.png"), png, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

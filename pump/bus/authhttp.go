@@ -118,6 +118,9 @@ type sessionBody struct {
 	Username  string `json:"username"`
 	Role      string `json:"role"`
 	ExpiresAt string `json:"expires_at"`
+	// InsecureDev says the server authenticates no one (--insecure-dev):
+	// the dashboard then opens without its login form.
+	InsecureDev bool `json:"insecure_dev,omitempty"`
 }
 
 func bodyOf(sess auth.Session, withToken bool) sessionBody {
@@ -145,7 +148,9 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Insecure {
 		sess := insecureSession
 		sess.Username = req.Username
-		writeJSON(w, http.StatusOK, bodyOf(sess, true))
+		b := bodyOf(sess, true)
+		b.InsecureDev = true
+		writeJSON(w, http.StatusOK, b)
 		return
 	}
 	if strings.TrimSpace(req.TOTP) == "" {
@@ -197,8 +202,13 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleMe is GET /auth/me.
+// In insecure dev mode it answers any request, with the fixed dev token and
+// insecure_dev: the dashboard asks it first and, told so, skips its login
+// form (any name would log in).
 func (s *Server) handleMe(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, bodyOf(sessionOf(r.Context()), false))
+	b := bodyOf(sessionOf(r.Context()), s.opts.Insecure)
+	b.InsecureDev = s.opts.Insecure
+	writeJSON(w, http.StatusOK, b)
 }
 
 // handleHealth is GET /health (no authentication). It answers as soon as

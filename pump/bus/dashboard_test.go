@@ -141,6 +141,8 @@ func TestDashboardInABrowser(t *testing.T) {
 	envelopes := run(t, ctx, "envelopes", chromedp.Text(css("#envelopes")))
 	kinds := run(t, ctx, "kinds", chromedp.Evaluate[string](
 		`Array.from(document.querySelectorAll("#envelopes li")).map(li => li.dataset.kind).join(",")`))
+	run(t, ctx, "context", chromedp.WaitVisible(css("#context tr[data-segment]")))
+	checkContextFits(t, ctx)
 	png := run(t, ctx, "screenshot", chromedp.FullScreenshot(100))
 	for _, want := range []string{"<Greeting>", "<Name>Dan</Name>", "<GreetingResponse>", "Hello, Dan!", "<ShoutedResponse>"} {
 		if !strings.Contains(envelopes, want) {

@@ -33,7 +33,9 @@
 // the server selects "bearer". Tokens in query strings (?token=) are not
 // accepted: URLs end up in logs. POST /auth/logout revokes the token
 // ({"message":"Logged out"}); GET /auth/me answers
-// {"username","role","expires_at"}; GET /health answers {"status":"ok"}, at
+// {"username","role","expires_at"} (under --insecure-dev, to any request,
+// also "token" and "insecure_dev":true: the dashboard then asks for no
+// login); GET /health answers {"status":"ok"}, at
 // once after a restart: while the organism re-delivers the messages a crash
 // left unhandled it adds {"recovery":{"active":true,"seq":…,"until":…,
 // "redelivered":…,"skipped":…}} (seq reaches until when it is done).

@@ -236,7 +236,7 @@ func (o *Organism) checkListeners(r *reporter) {
 		}
 		for tool, tc := range l.ToolConfig {
 			if !containsFold(l.Tools, tool) && !strings.EqualFold(l.Name, tool) {
-				r.add(path+".tool_config."+tool, "tool %q is not listed in tools (nor is this listener the tool)", tool)
+				checkUnlistedTool(r, path, l.Tools, tool)
 			}
 			checkToolConfig(r, path+".tool_config."+tool, tc, o.Organism.MaxMessageBytes)
 		}

@@ -1,7 +1,6 @@
 package organism
 
 import (
-	"bytes"
 	"cmp"
 	"slices"
 	"time"
@@ -103,11 +102,5 @@ func payloadLabel(e store.Entry) string {
 // buffer holds it: without the xmlns="" a payload in no namespace carries
 // only inside the envelope.
 func journalPayload(env []byte) string {
-	p := payloadOf(env)
-	if end := bytes.IndexByte(p, '>'); end > 0 {
-		if i := bytes.Index(p[:end], []byte(` xmlns=""`)); i > 0 {
-			p = append(p[:i], p[i+len(` xmlns=""`):]...)
-		}
-	}
-	return string(p)
+	return string(barePayload(payloadOf(env)))
 }

@@ -185,8 +185,9 @@ func (l *Local) deliver(e pump.Event) {
 	}
 }
 
-// replyText is a reply's text field, else its payload XML (a refusal in
-// one line). An empty text field stands for the payload only when nothing
+// replyText is a reply's text field, else its payload XML without the
+// xmlns="" it has only inside an envelope, as the bus gives it to a remote
+// console (a refusal in one line). An empty text field stands for the payload only when nothing
 // else in it is set: a tool result whose Text is empty but whose Error
 // says why is shown as its XML, as the remote console shows it.
 func replyText(e pump.Event) string {
@@ -199,7 +200,7 @@ func replyText(e pump.Event) string {
 	if e.Payload != nil {
 		if pt, err := xmlpipe.NewPayloadType(reflect.TypeOf(e.Payload)); err == nil {
 			if b, err := pt.AppendPayload(nil, e.Payload); err == nil {
-				return string(b)
+				return string(barePayload(b))
 			}
 		}
 	}

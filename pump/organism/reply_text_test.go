@@ -18,6 +18,12 @@ type optionalText struct {
 	Count *int64
 }
 
+// CalcResult is an answer with several fields and no text field.
+type CalcResult struct {
+	Value float64
+	Count int
+}
+
 func strPtr(s string) *string { return &s }
 func intPtr(n int64) *int64   { return &n }
 
@@ -35,13 +41,17 @@ func TestReplyTextShowsWhatAnEmptyTextHides(t *testing.T) {
 		{"empty answer", &answerOnly{}, ""},
 		{"tool text", &mcpclient.ToolResult{Tool: "echo", Text: "hi"}, "hi"},
 		{"tool error only", &mcpclient.ToolResult{Tool: "fail", Error: "it broke"},
-			`<ToolResult xmlns=""><Tool>fail</Tool><Error>it broke</Error></ToolResult>`},
+			`<ToolResult><Tool>fail</Tool><Error>it broke</Error></ToolResult>`},
 		{"tool note only", &mcpclient.ToolResult{Tool: "big", Notes: []string{"image not carried"}},
-			`<ToolResult xmlns=""><Tool>big</Tool><Note>image not carried</Note></ToolResult>`},
+			`<ToolResult><Tool>big</Tool><Note>image not carried</Note></ToolResult>`},
 		{"optional text", &optionalText{Text: strPtr("hi")}, "hi"},
 		{"optional text left out", &optionalText{}, ""},
 		{"optional text empty, count given", &optionalText{Text: strPtr(""), Count: intPtr(2)},
-			`<optionalText xmlns=""><Text></Text><Count>2</Count></optionalText>`},
+			`<optionalText><Text></Text><Count>2</Count></optionalText>`},
+		// An answer with several fields prints as its XML without the
+		// xmlns="" it carries only inside an envelope (the remote console
+		// gets it from the bus without it too).
+		{"several fields", &CalcResult{Value: 42, Count: 2}, `<CalcResult><Value>42</Value><Count>2</Count></CalcResult>`},
 		{"optional text empty, count given as 0", &optionalText{Text: strPtr(""), Count: intPtr(0)}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

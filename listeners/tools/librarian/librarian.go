@@ -114,7 +114,7 @@ func (t *Tool) run(ctx context.Context, c tools.Config, p *Librarian, res *Libra
 		if err != nil {
 			return err
 		}
-		return fill(res, results, raw, maxBytes)
+		return fill(res, results, raw, maxBytes, fmt.Sprintf("nothing matches %q in %s", p.Query, col))
 	case "search":
 		col, err := collectionPath(p.Collection)
 		if err != nil {
@@ -125,12 +125,14 @@ func (t *Tool) run(ctx context.Context, c tools.Config, p *Librarian, res *Libra
 		if err != nil {
 			return err
 		}
-		return fill(res, results, "", maxBytes)
+		return fill(res, results, "", maxBytes, fmt.Sprintf("no documents match %q in %s", p.Query, col))
 	}
 	return fmt.Errorf("librarian: unknown op %q (want store, get, query or search)", p.Op)
 }
 
-func fill(res *LibrarianResult, results []Result, raw string, maxBytes int) error {
+// fill puts results and raw into res; when both are empty, Content says
+// none (a result with only its Op read as an echo of the request).
+func fill(res *LibrarianResult, results []Result, raw string, maxBytes int, none string) error {
 	size := len(raw)
 	for _, r := range results {
 		size += len(r.Path) + len(r.Snippet)
@@ -140,5 +142,8 @@ func fill(res *LibrarianResult, results []Result, raw string, maxBytes int) erro
 		res.Results = append(res.Results, Result{Path: r.Path, Snippet: tools.Text([]byte(r.Snippet))})
 	}
 	res.Content = tools.Text([]byte(raw))
+	if len(res.Results) == 0 && strings.TrimSpace(raw) == "" {
+		res.Content = none
+	}
 	return nil
 }

@@ -15,7 +15,7 @@ type Librarian struct {
 type LibrarianResult struct {
 	Op      string
 	Path    string   `xml:",omitempty" doc:"store/get: the document's path"`
-	Content string   `xml:",omitempty" doc:"get: the document; query with eXist-db: the raw results"`
+	Content string   `xml:",omitempty" doc:"get: the document; query with eXist-db: the raw results; query/search: says so when nothing matched"`
 	Results []Result `xml:"Results>Result,omitempty" doc:"query/search: what matched"`
 	Error   string   `xml:",omitempty"`
 }

@@ -66,7 +66,14 @@ $("#login").addEventListener("submit", async (ev) => {
   });
   const j = await r.json().catch(() => ({}));
   if (!r.ok) { $("#login-error").textContent = j.error || "Login failed"; return; }
+  start(j);
+});
+
+// start opens the dashboard for the session j (a login's answer, or
+// /auth/me's under --insecure-dev, where no login is asked).
+function start(j) {
   state.token = j.token; state.role = j.role; state.who = j.username + " (" + j.role + ")"; state.drawn = {};
+  if (j.insecure_dev) state.who += " — insecure dev mode: no login, everyone is admin";
   $("#who").textContent = state.who;
   document.body.classList.toggle("admin", j.role === "admin");
   const canSend = j.role === "operator" || j.role === "admin";
@@ -78,6 +85,12 @@ $("#login").addEventListener("submit", async (ev) => {
   listen();
   tick();
   state.ticker = setInterval(tick, 1000);
+}
+
+// The login form shows unless the server needs none: under --insecure-dev
+// /auth/me answers without a token (insecure_dev), and the dashboard opens.
+fetch("/auth/me").then((r) => r.ok ? r.json() : {}).catch(() => ({})).then((j) => {
+  if (j.insecure_dev && !state.token) start(j); else if (!state.token) $("#login").hidden = false;
 });
 
 // signOut ends the dashboard's session (the server no longer knows the
@@ -491,7 +504,8 @@ async function drawContext(conv, messages) {
         el("td", { text: sg.content_type + (sg.from ? " from " + sg.from : "") }),
         el("td", { text: sg.tier, class: "tier-" + sg.tier }),
         el("td", { text: sg.scored ? sg.relevance.toFixed(2) : "–" }),
-        el("td", { text: sg.byte_size + " B" }), el("td", { text: sg.summary || "" })));
+        el("td", { text: sg.byte_size + " B" }),
+        el("td", { text: sg.summary || "", class: "summary", title: sg.summary || "" })));
     }
   }
   $("#context-box").hidden = n === 0;
