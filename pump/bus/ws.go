@@ -79,9 +79,9 @@ type wsSocket struct {
 	// failures (seesFailureDetail), fixed with its session.
 	details bool
 
-	// senders are the from ids of the socket's sends, source:user, by
-	// source (built once: the read loop's own).
-	senders map[string]string
+	// fromConsole and fromWebSocket are the from ids of the socket's sends,
+	// source:user, by source (built once each: the read loop's own).
+	fromConsole, fromWebSocket string
 
 	mu   sync.Mutex
 	held map[string][]any // conversation → events waiting for its "sent"
@@ -323,17 +323,17 @@ func (w *wsSocket) send(req wire.Request) {
 	w.release(conv, wire.Sent{Head: wire.Head{Type: wire.TypeSent, ID: req.ID}, ThreadID: conv, Target: l.Name})
 }
 
-// sender is the from id of the socket's sends from source: source:user.
+// sender is the from id of the socket's sends from source (sourceConsole
+// or sourceWebSocket): source:user.
 func (w *wsSocket) sender(source string) string {
-	from, ok := w.senders[source]
-	if !ok {
-		from = source + ":" + w.c.sess.Username
-		if w.senders == nil {
-			w.senders = map[string]string{}
-		}
-		w.senders[source] = from
+	from := &w.fromWebSocket
+	if source == sourceConsole {
+		from = &w.fromConsole
 	}
-	return from
+	if *from == "" {
+		*from = source + ":" + w.c.sess.Username
+	}
+	return *from
 }
 
 // injectFailed answers a send the organism refused or could not take.
