@@ -105,8 +105,17 @@ func (a *Agent) unfold(thread, id string, offset int, how unfoldSyntax) (string,
 		}
 	}
 	if seg == nil {
-		return "", fmt.Errorf("there is no part %q of this conversation: the ids are in the folded notes "+
-			"(\"s12\"); %s to list them", id, how.list())
+		// The range that is, rather than an example id the model could
+		// take for a real one.
+		if len(segs) == 0 {
+			return "", fmt.Errorf("there is no part %q of this conversation: it has none yet", id)
+		}
+		first, last := segs[0].index, segs[0].index
+		for _, s := range segs {
+			first, last = min(first, s.index), max(last, s.index)
+		}
+		return "", fmt.Errorf("there is no part %q of this conversation: its parts run from %s to %s; %s to list the folded ones",
+			id, registry.SegmentID(first), registry.SegmentID(last), how.list())
 	}
 	text := seg.fullText()
 	if offset > len(text) {

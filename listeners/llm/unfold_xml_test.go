@@ -116,7 +116,7 @@ func TestXMLUnfoldAnswers(t *testing.T) {
 		{`<ContextUnfold/>`, "Folded and evicted parts of this conversation, newest first (<ContextUnfold> with an id reads one):\ns0 ("},
 		{`<ContextUnfold><Id>s0</Id></ContextUnfold>`, "Part s0 (message from console, "},
 		{`<ContextUnfold><Id>s0</Id><Offset>100</Offset></ContextUnfold>`, "Part s0 (message from console, 3.4 KB) unfolded, bytes 100 to"},
-		{`<ContextUnfold><Id>s99</Id></ContextUnfold>`, `<ContextUnfold> failed: there is no part "s99" of this conversation: the ids are in the folded notes ("s12"); write <ContextUnfold/> to list them.`},
+		{`<ContextUnfold><Id>s99</Id></ContextUnfold>`, `<ContextUnfold> failed: there is no part "s99" of this conversation: its parts run from s0 to s`}, // the last that is, not an example id the model might take for one
 		{`<ContextUnfold><Id>s0</Id><Offset>-3</Offset></ContextUnfold>`, `<ContextUnfold>: the offset "-3" is not a byte offset`},
 		{`<ContextUnfold><Id>s0</Id><Offset>999999</Offset></ContextUnfold>`, `<ContextUnfold> failed: offset 999999 is past the end of s0`},
 		{`<ContextUnfold><Id>s0</Id>`, `Your <ContextUnfold> could not be read`},

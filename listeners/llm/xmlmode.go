@@ -98,8 +98,10 @@ func peerStart(text string, targets map[string]bool) (start, undecided int) {
 // its self-closing start tag's end, or — unclosed — to the end of the text.
 // A start tag left unclosed with nothing after it (or never ended by its
 // '>') is no element: a model that ends its prose with "<Calculate>" has
-// answered, not asked. Everything else in the reply, markup included, is
-// not a message.
+// answered, not asked; nor is one left unclosed with text after it, a
+// payload's name in a sentence ("use the <Calculate> payload", "(payload
+// <Calculate>)." quoted from a refusal's hint). Everything else in the
+// reply, markup included, is not a message.
 func peerElements(text string, targets map[string]bool) []byte {
 	var out bytes.Buffer
 	for i, sp := range peerSpans(text, targets) {
@@ -126,9 +128,12 @@ func peerSpans(text string, targets map[string]bool) [][2]int {
 		i += off
 		name, _ := tagAt(text, i)
 		end, empty := elementEnd(text, i, name)
-		if !empty {
-			spans = append(spans, [2]int{i, end})
+		if empty {
+			// Prose naming a payload: an element may still follow it.
+			off = i + 1
+			continue
 		}
+		spans = append(spans, [2]int{i, end})
 		off = end
 	}
 	return spans
@@ -136,7 +141,8 @@ func peerSpans(text string, targets map[string]bool) [][2]int {
 
 // elementEnd returns the end (exclusive) of the element name starting at
 // text[i]; empty reports an element that is none: its start tag unclosed
-// with nothing but white space after it, or never ended by its '>'.
+// with no markup after it (nothing, white space or text: the name in a
+// sentence), or never ended by its '>'.
 func elementEnd(text string, i int, name string) (end int, empty bool) {
 	gt := strings.IndexByte(text[i:], '>')
 	if gt < 0 {
@@ -174,7 +180,7 @@ func elementEnd(text string, i int, name string) (end int, empty bool) {
 		}
 		off = j + 1
 	}
-	return len(text), strings.TrimSpace(text[gt+1:]) == ""
+	return len(text), !strings.HasPrefix(strings.TrimSpace(text[gt+1:]), "<")
 }
 
 // prose returns an XML-mode request's delta callback: it passes the text on

@@ -83,6 +83,12 @@ func (c *Console) cancelOne(ctx context.Context, prefix, id, arg string) {
 		c.convs.announced(id)
 		c.say(prefix + "Error: " + err.Error())
 	default:
+		// The note is true once it shows: the conversation has completed
+		// (its handlers returned), so the agent's next line continues it
+		// rather than find it still answering. What its stream showed
+		// stays as a line of its own above the note, no longer live.
+		c.convs.settled(ctx, conv)
+		c.live.complete(conv)
 		c.say(prefix + c.convs.labelOf(conv, id) + " " + cancelledNote)
 	}
 }

@@ -48,11 +48,15 @@ type conversations struct {
 	// unanswered maps a running conversation whose latest line nothing
 	// answered yet (no reply, print or failure) to that line's target.
 	unanswered map[string]string
+	// done holds, per running conversation, the channels closed when it
+	// completes (see whenCompleted).
+	done map[string][]chan struct{}
 }
 
 func newConversations() *conversations {
 	return &conversations{current: map[string]string{}, running: map[string]bool{}, mine: map[string]bool{},
-		agents: map[string]bool{}, killed: map[string]bool{}, held: map[string]string{}, unanswered: map[string]string{}}
+		agents: map[string]bool{}, killed: map[string]bool{}, held: map[string]string{}, unanswered: map[string]string{},
+		done: map[string][]chan struct{}{}}
 }
 
 // isAgent reports whether target names an agent, asking the backend for its
@@ -130,6 +134,10 @@ func (cs *conversations) completed(conv string) {
 	defer cs.mu.Unlock()
 	delete(cs.running, conv)
 	delete(cs.unanswered, conv)
+	for _, ch := range cs.done[conv] {
+		close(ch)
+	}
+	delete(cs.done, conv)
 }
 
 // answered records that something of conv was shown: a reply, a printed
