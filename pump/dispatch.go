@@ -196,7 +196,7 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 		p.finish(l, d, halted && !killed, false) // an immediate shutdown drops it
 		return true
 	}
-	md := xmlpipe.Metadata{ThreadID: d.thread, From: d.from, User: p.threadUser(d.thread), IsSelfCall: d.from == l.Name,
+	md := xmlpipe.Metadata{ThreadID: d.thread, Conversation: d.conv, From: d.from, User: p.threadUser(d.thread), IsSelfCall: d.from == l.Name,
 		InReplyTo: d.inReplyTo}
 	reach := d.reach(l)
 	if reach != nil {

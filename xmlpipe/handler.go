@@ -22,6 +22,12 @@ type Metadata struct {
 	ThreadID string
 	// From is the name of the immediate sender, injected by the pump.
 	From string
+	// Conversation is the opaque id of the conversation the message belongs
+	// to: the same for each of its hops (each of which travels on a thread
+	// of its own) and for its continuations, another for every other
+	// conversation. Set by the pump; a tool keeps per-conversation state
+	// under it (key_value's default namespace).
+	Conversation string
 	// User is the authenticated user who began the conversation (the user
 	// of the session identity, kind:user, that sent its first message);
 	// "" for the organism's own traffic and for peers without a user. Set

@@ -75,10 +75,10 @@ listeners:
 	if victim == "" {
 		t.Fatal("the viewer saw no thread")
 	}
-	for _, thread := range []string{victim, tA} {
-		ns := "<Namespace>thread:" + thread + "</Namespace>"
+	for _, named := range []string{"thread:" + victim, "thread:" + tA, "conversation:" + victim, "conversation:" + tA} {
+		ns := "<Namespace>" + named + "</Namespace>"
 		if r := call(bob, stage.NewThreadID(), `<Op>get</Op><Key>k</Key>`+ns); r.Found || r.Value != "" ||
-			!strings.Contains(r.Error, "reachable only from that thread") {
+			!strings.Contains(r.Error, "reachable only from that conversation") {
 			t.Fatalf("bob read alice's thread value: %+v", r)
 		}
 		if r := call(bob, stage.NewThreadID(), `<Op>set</Op><Key>k</Key><Value>bob-was-here</Value>`+ns); r.Error == "" {

@@ -1,8 +1,10 @@
 // Package kv is the key_value tool: get, set and delete in a SQLite table
 // (tools.db in the organism's data directory, else in memory), with expiry
 // honoured. Namespaces belong to their owner: the default namespace is the
-// caller's thread, reachable from that thread only (a namespace naming a
-// thread is refused); a named namespace is the calling user's own
+// caller's conversation (xmlpipe.Metadata.Conversation: every call of it,
+// each on a thread of its own, and its continuations), reachable from that
+// conversation only (a namespace naming a conversation or a thread is
+// refused); a named namespace is the calling user's own
 // (xmlpipe.Metadata.User; the organism's own traffic has one of its own)
 // unless tool_config declares it in shared_namespaces.
 package kv
@@ -39,9 +41,14 @@ const (
 	DefaultMaxTotalBytes = 16 << 20
 )
 
-// ThreadPrefix begins the stored name of a thread's namespace; callers
-// cannot name one.
-const ThreadPrefix = "thread:"
+// ConversationPrefix begins the stored name of a conversation's namespace,
+// ThreadPrefix that of a thread's (a caller without a conversation: a Go
+// program's direct call; or keys kept before namespaces were the
+// conversation's). Callers can name neither.
+const (
+	ConversationPrefix = "conversation:"
+	ThreadPrefix       = "thread:"
+)
 
 // Refusals.
 var (
@@ -50,7 +57,7 @@ var (
 	ErrTTL      = errors.New("key_value: ttl must not be negative")
 	ErrBadOp    = errors.New("key_value: unknown op")
 	ErrReadOnly = errors.New("key_value: read-only (tool_config read_only)")
-	ErrThreadNS = errors.New("key_value: a thread's namespace is reachable only from that thread: leave <Namespace> empty for yours")
+	ErrThreadNS = errors.New("key_value: a conversation's namespace is reachable only from that conversation: leave <Namespace> empty for yours")
 	ErrNS       = errors.New("key_value: namespace must be at most 256 bytes")
 	ErrConfig   = errors.New("key_value")
 	// ErrFull refuses a set that would take a namespace past max_keys or
@@ -62,23 +69,26 @@ var (
 // shared namespace is a name a caller could give.
 func Check(c tools.Config) error {
 	for _, ns := range c.SharedNamespaces {
-		if ns == "" || len(ns) > MaxNamespaceBytes || strings.HasPrefix(ns, ThreadPrefix) {
-			return fmt.Errorf("%w: shared_namespaces: %q is not a namespace a caller can name (1 to %d bytes, not thread:…)",
+		if ns == "" || len(ns) > MaxNamespaceBytes || private(ns) {
+			return fmt.Errorf("%w: shared_namespaces: %q is not a namespace a caller can name (1 to %d bytes, not conversation:… or thread:…)",
 				ErrConfig, ns, MaxNamespaceBytes)
 		}
 	}
 	return nil
 }
 
-// Namespace is where a call's keys live, as stored: "thread:<id>" for the
-// caller's thread, "shared:<name>" for a shared namespace, and
+// Namespace is where a call's keys live, as stored: "conversation:<id>"
+// for the caller's conversation ("thread:<id>", its thread, when it has
+// none), "shared:<name>" for a shared namespace, and
 // "user:<len>:<user>:<name>" for a user's own (the length makes the user
 // and the name unambiguous; user "" is the organism's own traffic).
 func Namespace(c tools.Config, name string, md xmlpipe.Metadata) (string, error) {
 	switch {
+	case name == "" && md.Conversation != "":
+		return ConversationPrefix + md.Conversation, nil
 	case name == "":
 		return ThreadPrefix + md.ThreadID, nil
-	case strings.HasPrefix(name, ThreadPrefix):
+	case private(name):
 		return "", ErrThreadNS
 	case len(name) > MaxNamespaceBytes:
 		return "", ErrNS
@@ -86,6 +96,12 @@ func Namespace(c tools.Config, name string, md xmlpipe.Metadata) (string, error)
 		return "shared:" + name, nil
 	}
 	return "user:" + strconv.Itoa(len(md.User)) + ":" + md.User + ":" + name, nil
+}
+
+// private reports a namespace name only the pump's metadata gives: a
+// conversation's or a thread's.
+func private(name string) bool {
+	return strings.HasPrefix(name, ConversationPrefix) || strings.HasPrefix(name, ThreadPrefix)
 }
 
 // Store is the key-value table.

@@ -225,3 +225,40 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultNamespaceIsTheConversations: without <Namespace>, a key set
+// in one call is found by the next call of the same conversation, though
+// each call travels on a thread of its own (an agent's tool calls do), and
+// not by another conversation; a caller cannot name a conversation's
+// namespace.
+func TestDefaultNamespaceIsTheConversations(t *testing.T) {
+	s, err := Open("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tool := &Tool{Store: s, Policy: tools.Fixed(tools.Config{})}
+	call := func(conv, thread string, p KeyValue) *KeyValueResult {
+		t.Helper()
+		md := xmlpipe.Metadata{From: "agent", ThreadID: thread, Conversation: conv}
+		resp, err := tool.Handle(context.Background(), &p, md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.(*xmlpipe.RespondResponse).Payload.(*KeyValueResult)
+	}
+	if r := call("c1", "hop1", KeyValue{Op: "set", Key: "k", Value: "v"}); r.Error != "" {
+		t.Fatalf("set: %+v", r)
+	}
+	if r := call("c1", "hop2", KeyValue{Op: "get", Key: "k"}); !r.Found || r.Value != "v" {
+		t.Errorf("the next call of the conversation: %+v, want v found", r)
+	}
+	if r := call("c2", "hop3", KeyValue{Op: "get", Key: "k"}); r.Found {
+		t.Errorf("another conversation sees it: %+v", r)
+	}
+	for _, ns := range []string{"conversation:c1", "thread:hop1"} {
+		if r := call("c2", "hop4", KeyValue{Op: "get", Key: "k", Namespace: ns}); r.Found || r.Error == "" {
+			t.Errorf("namespace %q named by another conversation: %+v, want refused", ns, r)
+		}
+	}
+}
