@@ -125,6 +125,12 @@ type Manager struct {
 	// frameHook, when set (tests only, before any traffic), is told every
 	// text frame (acknowledgement or refusal) a peer sends, as it arrives.
 	frameHook func(f frame)
+	// handover is held for reading while an answer of a served
+	// conversation is queued on its gateway (answerThrough), and for
+	// writing while a gateway takes over the outbox of one of its name
+	// (insert): an answer queued on a gateway a reload stopped is in the
+	// state before its successor loads the outbox.
+	handover sync.RWMutex
 	// smu guards served: the conversations serving peers' calls.
 	smu         sync.Mutex
 	served      map[string]*served

@@ -217,8 +217,16 @@ func (c *GatewayChange) Apply(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// insert loads g's outbox and adds it to the running gateways.
+// insert loads g's outbox and adds it to the running gateways. What a
+// predecessor of its name (a gateway the reload stopped) was handed after
+// it stopped — the answers of the conversations serving its peer's calls
+// — is committed first, so that g's outbox holds it.
 func (m *Manager) insert(g *gateway) error {
+	m.handover.Lock()
+	defer m.handover.Unlock()
+	if err := m.db.write("handover", func(execer) error { return nil }); err != nil {
+		return fmt.Errorf("federation: gateway %s: %w", g.name, err)
+	}
 	m.gmu.Lock()
 	defer m.gmu.Unlock()
 	if _, ok := m.byName[strings.ToLower(g.name)]; ok {
@@ -243,4 +251,22 @@ func (m *Manager) subscribeServed() {
 	}
 	m.unsubscribe = m.opts.Pump.SubscribeKinds(pump.OutletFunc(m.onEvent), pump.EventReply, pump.EventHuh,
 		pump.EventComplete)
+}
+
+// answerThrough queues e, the answer of served conversation conv, for the
+// peer of g — the gateway its call came through — or of the gateway that
+// replaced g since (a reload that restarted it): the conversations serving
+// the peer's calls go on across the restart, and their answers leave on
+// the new gateway's link instead of waiting in the stopped one's queue
+// until the next start. With g removed and not replaced, the answer waits
+// in the state for a gateway of that name.
+func (m *Manager) answerThrough(g *gateway, e *envelope, conv string) error {
+	m.handover.RLock()
+	defer m.handover.RUnlock()
+	m.gmu.RLock()
+	if now := m.byName[strings.ToLower(g.name)]; now != nil {
+		g = now
+	}
+	m.gmu.RUnlock()
+	return g.sendAnswer(e, conv)
 }

@@ -78,3 +78,61 @@ func answerIs(r xmlpipe.Response, want string) error {
 	}
 	return nil
 }
+
+// TestCalleeRestartedGatewayStillAnswers: a reload on the callee that
+// restarts the gateway its peer's calls came through (here a changed
+// description; an export list edited does the same) keeps serving the calls
+// already running: their answers leave through the gateway that replaced it,
+// rather than into the stopped one's queue, where the caller waited for
+// them until its call_timeout.
+func TestCalleeRestartedGatewayStillAnswers(t *testing.T) {
+	aKey := newKey(t)
+	hold := make(chan struct{})
+	c := newCalleeHolding(t, aKey, hold)
+	entered := make(chan string, 1)
+	c.mu.Lock()
+	c.entered = entered
+	c.mu.Unlock()
+	a := newCallerWith(t, aKey, c, t.TempDir(), func(*config.Gateway) {})
+	defer a.m.Close()
+	answered := make(chan error, 1)
+	go func() {
+		r, err := a.echo.Handle(context.Background(), a.once, callMetadata())
+		if err == nil {
+			err = answerIs(r, "ONCE")
+		}
+		answered <- err
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	select {
+	case <-entered:
+	case <-ctx.Done():
+		t.Fatal("the call never reached the callee's echo")
+	}
+
+	gc := c.m.list()[0].settings()
+	gc.Description = "restarted by a reload"
+	ch, err := c.m.PlanGateways([]config.Gateway{gc}, func(i int, f string) string { return fmt.Sprintf("gateways[%d].%s", i, f) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"a"}, ch.Changed); d != "" {
+		t.Errorf("changed (-want +got):\n%s", d)
+	}
+	if err := ch.Apply(ctx); err != nil {
+		t.Fatal(err)
+	}
+	close(hold)
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatalf("the call served across the restart: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatalf("the call was never answered; callee status %+v, caller status %+v", c.m.Status(), a.m.Status())
+	}
+	if got := c.seen(); len(got) != 1 {
+		t.Errorf("the callee ran %d calls, want 1: %q", len(got), got)
+	}
+}
