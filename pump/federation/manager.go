@@ -1126,7 +1126,7 @@ func (m *Manager) callsRetention() time.Duration {
 func (m *Manager) longestCallTimeout() time.Duration {
 	d := config.DefaultGatewayCallTimeout
 	for _, g := range m.list() {
-		d = max(d, g.callTimeout)
+		d = max(d, g.callTimeout())
 	}
 	return d
 }

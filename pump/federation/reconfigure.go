@@ -28,6 +28,14 @@ type GatewayChange struct {
 	add    []*gateway
 	stop   []*gateway
 	relink []relink
+	retune []retune
+}
+
+// retune is a running gateway whose limits alone changed, with its new
+// settings.
+type retune struct {
+	g  *gateway
+	gc config.Gateway
 }
 
 // relink is a running gateway to link again elsewhere.
@@ -55,7 +63,7 @@ func (g *gateway) remoteURL() string { return g.target.Load().url }
 
 // settings is g's configuration with where it links to now.
 func (g *gateway) settings() config.Gateway {
-	gc, t := g.cfg, g.target.Load()
+	gc, t := g.limits.Load().withLimits(g.cfg), g.target.Load()
 	gc.RemoteURL, gc.TrustedIdentity = t.url, t.identity
 	return gc
 }
@@ -135,6 +143,10 @@ func (m *Manager) PlanGateways(gs []config.Gateway, where func(i int, field stri
 			final = append(final, ng)
 		case reflect.DeepEqual(old.settings(), gc) && subtle.ConstantTimeCompare(old.peerKey(), ng.peerKey()) == 1:
 			final = append(final, old)
+		case old.retunable(gc) && subtle.ConstantTimeCompare(old.peerKey(), ng.peerKey()) == 1:
+			c.Changed = append(c.Changed, gc.Name)
+			c.retune = append(c.retune, retune{g: old, gc: gc})
+			final = append(final, ng)
 		case old.relinkable(gc):
 			c.Changed = append(c.Changed, gc.Name)
 			c.relink = append(c.relink, relink{g: old, to: ng.target.Load()})
@@ -185,6 +197,9 @@ func (c *GatewayChange) Apply(ctx context.Context) error {
 	var errs []error
 	for _, r := range c.relink {
 		r.g.relinkTo(r.to)
+	}
+	for _, r := range c.retune {
+		r.g.retune(r.gc)
 	}
 	for _, g := range c.stop {
 		if err := m.RemoveGateway(ctx, g.name); err != nil && !errors.Is(err, ErrNoGateway) {

@@ -136,3 +136,74 @@ func TestCalleeRestartedGatewayStillAnswers(t *testing.T) {
 		t.Errorf("the callee ran %d calls, want 1: %q", len(got), got)
 	}
 }
+
+// TestChangedLimitsKeepCalls: a reload that changes only a gateway's
+// limits (queue_limit, queue_bytes, call_timeout) — as an operator raises
+// queue_limit while the peer is down — applies them in place: the calls
+// waiting in the outbox are kept and answered once the peer is back, not
+// failed as "gateway removed" by a restart of the gateway.
+func TestChangedLimitsKeepCalls(t *testing.T) {
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nobody := "wss://" + closed.Addr().String()
+	_ = closed.Close()
+	aKey := newKey(t)
+	c := newCallee(t, aKey)
+	var gc config.Gateway
+	a := newCallerWith(t, aKey, c, t.TempDir(), func(g *config.Gateway) { g.RemoteURL = nobody; g.QueueLimit = 1; gc = *g })
+	defer a.m.Close()
+	answered := make(chan error, 1)
+	go func() {
+		r, err := a.echo.Handle(context.Background(), a.once, callMetadata())
+		if err == nil {
+			err = answerIs(r, "ONCE")
+		}
+		answered <- err
+	}()
+	waitUntil(t, "the call never waited in the outbox", func() bool { return a.m.Status()[0].Queued > 0 })
+	where := func(i int, f string) string { return fmt.Sprintf("gateways[%d].%s", i, f) }
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	gc.QueueLimit, gc.QueueBytes, gc.CallTimeout = 5, 1<<20, config.Duration(10*time.Minute)
+	ch, err := a.m.PlanGateways([]config.Gateway{gc}, where)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"b"}, ch.Changed); d != "" {
+		t.Errorf("changed (-want +got):\n%s", d)
+	}
+	if err := ch.Apply(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The raised queue_limit holds a second call that the first limit refused.
+	second := make(chan error, 1)
+	go func() {
+		_, err := a.echo.Handle(context.Background(), a.once, callMetadata())
+		second <- err
+	}()
+	waitUntil(t, "the second call never waited in the outbox", func() bool { return a.m.Status()[0].Queued > 1 })
+	if s := a.m.Status()[0]; s.Waiting != 2 {
+		t.Errorf("waiting after the change of limits: %d, want 2", s.Waiting)
+	}
+
+	gc.RemoteURL = c.url()
+	if ch, err = a.m.PlanGateways([]config.Gateway{gc}, where); err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.Apply(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, ch := range []chan error{answered, second} {
+		select {
+		case err := <-ch:
+			if err != nil {
+				t.Fatalf("call %d across the changed limits: %v", i, err)
+			}
+		case <-ctx.Done():
+			t.Fatalf("call %d was never answered; status %+v", i, a.m.Status())
+		}
+	}
+}
