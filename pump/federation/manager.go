@@ -381,7 +381,7 @@ func (m *Manager) RemoveGateway(ctx context.Context, name string) error {
 	}
 	g.mu.Unlock()
 	if c != nil {
-		c.close(errors.New("gateway removed"))
+		c.close(closingRemoved)
 	}
 	var errs []error
 	for _, n := range names {
@@ -687,7 +687,7 @@ func (g *gateway) attach(ws *websocket.Conn, p peer) {
 	g.gen++
 	g.mu.Unlock()
 	if old != nil {
-		old.close(errors.New("replaced by a newer link"))
+		old.close(closingReplaced)
 	}
 	g.serveLink(c, c.run)
 }
@@ -794,7 +794,7 @@ func (g *gateway) refreshOnce(ctx context.Context, wait time.Duration) (c *conn,
 	g.gen++
 	g.mu.Unlock()
 	if old != nil { // a second Prepare: the newer link stays
-		old.close(errors.New("replaced by a newer link"))
+		old.close(closingReplaced)
 	}
 	go func() {
 		defer g.m.wg.Done()

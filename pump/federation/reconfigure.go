@@ -90,7 +90,7 @@ func (g *gateway) relinkTo(t *linkTarget) {
 	c := g.conn
 	g.mu.Unlock()
 	if c != nil {
-		c.close(errors.New("relinked: the gateway's peer address or identity changed (reload)"))
+		c.close(closingRelinked)
 	}
 	select {
 	case g.redial <- struct{}{}:
