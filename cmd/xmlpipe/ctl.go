@@ -133,7 +133,7 @@ func runCtl(ctx context.Context, args []string, std streams) int {
 			return exitUsage
 		}
 	}
-	c, err := o.dial(ctx)
+	c, err := o.dial(ctx, std.err)
 	if err != nil {
 		fmt.Fprintf(std.err, "xmlpipe ctl: %v\n", err)
 		return exitFailure
@@ -148,15 +148,20 @@ func runCtl(ctx context.Context, args []string, std streams) int {
 	return ctlDo(ctx, c, o, op, body, std)
 }
 
-// dial connects with the owner key to the endpoint of the organism file.
-func (o ctlOptions) dial(ctx context.Context) (*oob.Client, error) {
+// dial connects with the owner key to the endpoint of the organism file;
+// warn is told when the file does not load and only its organism: and
+// oob: sections are used (ctlConfig).
+func (o ctlOptions) dial(ctx context.Context, warn io.Writer) (*oob.Client, error) {
 	var pos []string
 	if o.organism != "" {
 		pos = []string{o.organism}
 	}
-	cfg, err := resolveConfig(pos).load()
+	cfg, note, err := ctlConfig(resolveConfig(pos))
 	if err != nil {
 		return nil, err
+	}
+	if note != "" {
+		fmt.Fprintf(warn, "xmlpipe ctl: warning: %s\n", note)
 	}
 	key, err := keys.OwnerPrivate(keys.PathsFor(dataDir(cfg, o.data), cfg.Organism.Identity))
 	if err != nil {

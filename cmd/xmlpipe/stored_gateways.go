@@ -112,7 +112,8 @@ type gatewayRunner struct {
 }
 
 // AddGateway starts the gateway g describes, unless organism.yaml reaches
-// its peer already.
+// its peer already (as the configuration in force, reloads included,
+// declares it).
 func (r gatewayRunner) AddGateway(g oob.RegisterRemoteGateway) error {
 	if r.o.Federation == nil {
 		return errors.New("this organism has no identity for federation (run: xmlpipe keys init)")
@@ -121,7 +122,7 @@ func (r gatewayRunner) AddGateway(g oob.RegisterRemoteGateway) error {
 	if err != nil {
 		return err
 	}
-	for _, c := range r.o.Config.Gateways {
+	for _, c := range r.o.CurrentConfig().Gateways {
 		if sameURL(c.RemoteURL, gc.RemoteURL) && c.TrustedKey == nil {
 			return fmt.Errorf("organism.yaml reaches it already as gateway %s", c.Name)
 		}

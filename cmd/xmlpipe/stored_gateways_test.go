@@ -172,3 +172,60 @@ func TestStoredIdentityForms(t *testing.T) {
 		})
 	}
 }
+
+// TestGatewayRunnerAfterReload: register-remote-gateway judges "organism.yaml
+// reaches it already" by the configuration in force: once a reload took the
+// peer's gateway out of organism.yaml, the peer may be registered over OOB
+// (it was refused, naming the gateway the reload had removed).
+func TestGatewayRunnerAfterReload(t *testing.T) {
+	dirA, dirB := federatedDirs(t)
+	cfgB, err := config.Parse(filepath.Join(dirB, "organism.yaml"), fmt.Appendf(nil, `organism: {name: organism-b}
+oob: {enabled: false}
+listeners:
+  - {name: greeter, payload_class: handlers.hello.Greeting, handler: handlers.hello.handle_greeting, description: Greets}
+gateways:
+  - {name: a, trusted_identity: %s, export: [Greeting]}
+`, filepath.Join(dirB, "a.pub")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orgB := startDurable(t, cfgB, dirB)
+	srv := httptest.NewUnstartedServer(orgB.Federation.Handler())
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	addr := "wss" + strings.TrimPrefix(srv.URL, "https")
+	path := filepath.Join(dirA, "organism.yaml")
+	cfgA, err := config.Parse(path, fmt.Appendf(nil, `organism: {name: organism-a}
+gateways:
+  - {name: b, remote_url: %q, trusted_identity: %s, import: [Greeting]}
+`, addr, filepath.Join(dirA, "b.pub")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orgA := startDurable(t, cfgA, dirA)
+	pub, err := keys.ReadPublic(filepath.Join(dirA, "b.pub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := gatewayRunner{orgA}
+	g := oob.RegisterRemoteGateway{URL: addr, Identity: base64.StdEncoding.EncodeToString(pub),
+		ImportTags: &oob.TagList{Tags: []string{"Greeting"}}}
+	if err := r.AddGateway(g); err == nil || !strings.Contains(err.Error(), "reaches it already as gateway b") {
+		t.Fatalf("registering a peer organism.yaml reaches: %v", err)
+	}
+
+	without, err := config.Parse(path, []byte("organism: {name: organism-a}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := orgA.Reload(without); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AddGateway(g); err != nil {
+		t.Fatalf("registering the peer once a reload took its gateway out: %v", err)
+	}
+	u, _ := url.Parse(addr)
+	if s := orgA.Federation.Status(); len(s) != 1 || s[0].Name != storedName(u) {
+		t.Fatalf("gateways after registering: %+v", s)
+	}
+}

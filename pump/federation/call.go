@@ -148,7 +148,8 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 		// for the peer, which holds no worker of the import — the next
 		// call is opened at once, however many wait.
 		pump.Detach(ctx)
-		t := time.NewTimer(g.callTimeout)
+		timeout := g.callTimeout()
+		t := time.NewTimer(timeout)
 		defer t.Stop()
 		select {
 		case a := <-c.answer:
@@ -165,7 +166,7 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 		case <-t.C:
 			g.cancel(lt)
 			return nil, fmt.Errorf("%w: gateway %s: %s after %s (its call_timeout; the call was cancelled)",
-				ErrTimeout, g.name, remote, g.callTimeout)
+				ErrTimeout, g.name, remote, timeout)
 		case <-ctx.Done():
 			if g.m.proxyHook != nil {
 				g.m.proxyHook(proxyStopping, lt)

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -25,13 +24,12 @@ type gateway struct {
 	name string
 	// cfg is the gateway's configuration as it started; target is where
 	// its peer is and which key it trusts now (a reload may relink them).
-	cfg         config.Gateway
-	target      atomic.Pointer[linkTarget]
-	exports     map[string]bool
-	queueLimit  int
-	queueBytes  int
-	callTimeout time.Duration
-	log         *slog.Logger
+	cfg     config.Gateway
+	target  atomic.Pointer[linkTarget]
+	exports map[string]bool
+	// limits bound what waits for the peer (a reload may retune them).
+	limits atomic.Pointer[limits]
+	log    *slog.Logger
 
 	// down says why the link is down, and since when (Status).
 	down linkDown
@@ -123,9 +121,7 @@ type entry struct {
 }
 
 func newGateway(m *Manager, gc config.Gateway, trusted ed25519.PublicKey) *gateway {
-	queue, timeout := gc.Limits()
-	g := &gateway{m: m, name: gc.Name, cfg: gc, exports: map[string]bool{},
-		queueLimit: queue, queueBytes: gc.QueueByteLimit(), callTimeout: timeout, log: m.log.With("gateway", gc.Name),
+	g := &gateway{m: m, name: gc.Name, cfg: gc, exports: map[string]bool{}, log: m.log.With("gateway", gc.Name),
 		byID: map[string]*entry{}, pending: map[string]*call{}, byThread: map[string]string{},
 		inflight: map[string]*original{}, questions: map[string]chan *envelope{},
 		registered: map[string]imported{}, claimed: map[string]bool{}, retried: map[string]int{},
@@ -135,6 +131,7 @@ func newGateway(m *Manager, gc config.Gateway, trusted ed25519.PublicKey) *gatew
 		g.exports[t] = true
 	}
 	g.down.begin(m.now())
+	g.limits.Store(limitsOf(gc))
 	g.target.Store(&linkTarget{url: gc.RemoteURL, trusted: trusted, identity: gc.TrustedIdentity,
 		registered: len(gc.TrustedKey) > 0})
 	return g
@@ -202,17 +199,18 @@ func (g *gateway) queue(e *envelope, signed []byte, rec *callRecord) error {
 		return err
 	}
 	g.mu.Lock()
-	if n := len(g.outbox) + g.reserving; n >= g.queueLimit {
+	lim := g.limits.Load()
+	if n := len(g.outbox) + g.reserving; n >= lim.queueLimit {
 		g.mu.Unlock()
 		return fmt.Errorf("%w: gateway %s holds %d messages for the peer (queue_limit %d); the link is down or the peer slow",
-			ErrQueueFull, g.name, n, g.queueLimit)
+			ErrQueueFull, g.name, n, lim.queueLimit)
 	}
-	if b := g.outboxBytes + g.reservingBytes; b > 0 && b+len(signed) > g.queueBytes {
+	if b := g.outboxBytes + g.reservingBytes; b > 0 && b+len(signed) > lim.queueBytes {
 		// The first one always fits (one envelope is at most a frame):
 		// queue_bytes below a frame never blocks every call.
 		g.mu.Unlock()
 		return fmt.Errorf("%w: gateway %s holds %d bytes for the peer, %d more would pass queue_bytes %d; the link is "+
-			"down or the peer slow", ErrQueueFull, g.name, b, len(signed), g.queueBytes)
+			"down or the peer slow", ErrQueueFull, g.name, b, len(signed), lim.queueBytes)
 	}
 	if rec == nil || rec.byID {
 		return g.sendEarly(e, signed, rec, "") // releases g.mu

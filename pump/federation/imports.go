@@ -45,7 +45,7 @@ func (g *gateway) listenerFor(im imported) (pump.Listener, error) {
 		desc += " (via gateway " + g.name + ")"
 	}
 	return pump.Listener{Name: im.Name, Description: desc, Payload: pt, Handler: g.proxy(im.Name, pt),
-		Workers: g.m.workersPerImport(), QueueSize: g.queueLimit, Remote: true}, nil
+		Workers: g.m.workersPerImport(), QueueSize: g.limits.Load().queueLimit, Remote: true}, nil
 }
 
 // importable splits list into the imports a local listener can stand for

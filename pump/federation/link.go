@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -102,7 +103,7 @@ func (c *conn) drain(ctx context.Context) {
 		c.g.log.Info("federation: link closed before the peer acknowledged every envelope written on it; the next start sends those again",
 			"limit", drainLimit)
 	}
-	c.close(ErrClosed)
+	c.close(fmt.Errorf("%w: %w", ErrClosed, closingStop))
 }
 
 // handlerIdle is how long a link's handler goroutine waits for work
@@ -168,12 +169,39 @@ func (c *conn) writeMessage(mt int, b []byte) error {
 	return c.ws.WriteMessage(mt, b)
 }
 
-// close ends the link (once) with cause.
+// closing is why this side closes a link on purpose: in its own words
+// (Error, as this side logs it) and in the peer's (told as the close
+// frame's reason, at most maxCloseReason bytes, which the peer's status
+// shows after "the peer closed the link: ").
+type closing struct{ local, peer string }
+
+func (c *closing) Error() string { return c.local }
+
+// The causes of a link closed on purpose.
+var (
+	closingStop     = &closing{"stopping", "it is stopping"}
+	closingRemoved  = &closing{"gateway removed", "its gateway was removed, or restarted by a reload"}
+	closingRelinked = &closing{"relinked: the gateway's peer address or identity changed (reload)",
+		"its gateway relinked (a reload changed its peer address or identity)"}
+	closingReplaced = &closing{"replaced by a newer link", "a newer link replaced this one"}
+)
+
+// maxCloseReason is the longest reason a close frame carries (125 bytes
+// of control frame payload, 2 of them the code).
+const maxCloseReason = 123
+
+// close ends the link (once) with cause; a closing cause is told to the
+// peer.
 func (c *conn) close(cause error) {
 	c.once.Do(func() {
 		c.err = cause
 		close(c.done)
-		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""),
+		var why *closing
+		reason := ""
+		if errors.As(cause, &why) && len(why.peer) <= maxCloseReason {
+			reason = why.peer
+		}
+		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, reason),
 			time.Now().Add(time.Second))
 		_ = c.ws.Close()
 	})
@@ -218,7 +246,7 @@ func (c *conn) run() error {
 	for {
 		mt, b, err := c.ws.ReadMessage()
 		if err != nil {
-			c.close(err)
+			c.close(peerClosed(err))
 			return c.err
 		}
 		_ = c.ws.SetReadDeadline(time.Now().Add(silenceLimit))
@@ -242,4 +270,17 @@ func (c *conn) run() error {
 			}
 		}
 	}
+}
+
+// peerClosed is err, the end of reading a link, in an operator's words
+// when the peer closed it on purpose (a normal close, its reason said).
+func peerClosed(err error) error {
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.CloseNormalClosure && ce.Code != websocket.CloseGoingAway {
+		return err
+	}
+	if ce.Text == "" {
+		return fmt.Errorf("the peer closed the link (no reason given): %w", err)
+	}
+	return fmt.Errorf("the peer closed the link: %s", strings.ToValidUTF8(ce.Text, "?"))
 }

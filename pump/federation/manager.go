@@ -125,6 +125,12 @@ type Manager struct {
 	// frameHook, when set (tests only, before any traffic), is told every
 	// text frame (acknowledgement or refusal) a peer sends, as it arrives.
 	frameHook func(f frame)
+	// handover is held for reading while an answer of a served
+	// conversation is queued on its gateway (answerThrough), and for
+	// writing while a gateway takes over the outbox of one of its name
+	// (insert): an answer queued on a gateway a reload stopped is in the
+	// state before its successor loads the outbox.
+	handover sync.RWMutex
 	// smu guards served: the conversations serving peers' calls.
 	smu         sync.Mutex
 	served      map[string]*served
@@ -375,7 +381,7 @@ func (m *Manager) RemoveGateway(ctx context.Context, name string) error {
 	}
 	g.mu.Unlock()
 	if c != nil {
-		c.close(errors.New("gateway removed"))
+		c.close(closingRemoved)
 	}
 	var errs []error
 	for _, n := range names {
@@ -681,7 +687,7 @@ func (g *gateway) attach(ws *websocket.Conn, p peer) {
 	g.gen++
 	g.mu.Unlock()
 	if old != nil {
-		old.close(errors.New("replaced by a newer link"))
+		old.close(closingReplaced)
 	}
 	g.serveLink(c, c.run)
 }
@@ -788,7 +794,7 @@ func (g *gateway) refreshOnce(ctx context.Context, wait time.Duration) (c *conn,
 	g.gen++
 	g.mu.Unlock()
 	if old != nil { // a second Prepare: the newer link stays
-		old.close(errors.New("replaced by a newer link"))
+		old.close(closingReplaced)
 	}
 	go func() {
 		defer g.m.wg.Done()
@@ -1120,7 +1126,7 @@ func (m *Manager) callsRetention() time.Duration {
 func (m *Manager) longestCallTimeout() time.Duration {
 	d := config.DefaultGatewayCallTimeout
 	for _, g := range m.list() {
-		d = max(d, g.callTimeout)
+		d = max(d, g.callTimeout())
 	}
 	return d
 }

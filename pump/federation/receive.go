@@ -356,7 +356,7 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 		return
 	}
 	forget := g.joinTrace(conv, e)
-	ctx, cancel := context.WithTimeout(context.Background(), g.callTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), g.callTimeout())
 	defer cancel()
 	// No outlet: what the conversation answers reaches the gateway through
 	// the manager's subscription (served.go), also after a restart.
@@ -473,7 +473,7 @@ func (g *gateway) onAnswer(e *envelope, raw []byte, ack func()) {
 			return
 		}
 		g.log.Info("federation: answer kept for a call made before a restart", "call", e.Link.Ref, "kind", e.Link.Kind)
-	case g.m.now().Sub(g.m.began) < 2*g.callTimeout && stage.IsThreadID(e.Link.Ref):
+	case g.m.now().Sub(g.m.began) < 2*g.callTimeout() && stage.IsThreadID(e.Link.Ref):
 		if g.keepOrphan(e, raw, ack) {
 			return
 		}

@@ -28,6 +28,14 @@ type GatewayChange struct {
 	add    []*gateway
 	stop   []*gateway
 	relink []relink
+	retune []retune
+}
+
+// retune is a running gateway whose limits alone changed, with its new
+// settings.
+type retune struct {
+	g  *gateway
+	gc config.Gateway
 }
 
 // relink is a running gateway to link again elsewhere.
@@ -55,7 +63,7 @@ func (g *gateway) remoteURL() string { return g.target.Load().url }
 
 // settings is g's configuration with where it links to now.
 func (g *gateway) settings() config.Gateway {
-	gc, t := g.cfg, g.target.Load()
+	gc, t := g.limits.Load().withLimits(g.cfg), g.target.Load()
 	gc.RemoteURL, gc.TrustedIdentity = t.url, t.identity
 	return gc
 }
@@ -82,7 +90,7 @@ func (g *gateway) relinkTo(t *linkTarget) {
 	c := g.conn
 	g.mu.Unlock()
 	if c != nil {
-		c.close(errors.New("relinked: the gateway's peer address or identity changed (reload)"))
+		c.close(closingRelinked)
 	}
 	select {
 	case g.redial <- struct{}{}:
@@ -135,6 +143,10 @@ func (m *Manager) PlanGateways(gs []config.Gateway, where func(i int, field stri
 			final = append(final, ng)
 		case reflect.DeepEqual(old.settings(), gc) && subtle.ConstantTimeCompare(old.peerKey(), ng.peerKey()) == 1:
 			final = append(final, old)
+		case old.retunable(gc) && subtle.ConstantTimeCompare(old.peerKey(), ng.peerKey()) == 1:
+			c.Changed = append(c.Changed, gc.Name)
+			c.retune = append(c.retune, retune{g: old, gc: gc})
+			final = append(final, ng)
 		case old.relinkable(gc):
 			c.Changed = append(c.Changed, gc.Name)
 			c.relink = append(c.relink, relink{g: old, to: ng.target.Load()})
@@ -186,6 +198,9 @@ func (c *GatewayChange) Apply(ctx context.Context) error {
 	for _, r := range c.relink {
 		r.g.relinkTo(r.to)
 	}
+	for _, r := range c.retune {
+		r.g.retune(r.gc)
+	}
 	for _, g := range c.stop {
 		if err := m.RemoveGateway(ctx, g.name); err != nil && !errors.Is(err, ErrNoGateway) {
 			errs = append(errs, err)
@@ -217,8 +232,16 @@ func (c *GatewayChange) Apply(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// insert loads g's outbox and adds it to the running gateways.
+// insert loads g's outbox and adds it to the running gateways. What a
+// predecessor of its name (a gateway the reload stopped) was handed after
+// it stopped — the answers of the conversations serving its peer's calls
+// — is committed first, so that g's outbox holds it.
 func (m *Manager) insert(g *gateway) error {
+	m.handover.Lock()
+	defer m.handover.Unlock()
+	if err := m.db.write("handover", func(execer) error { return nil }); err != nil {
+		return fmt.Errorf("federation: gateway %s: %w", g.name, err)
+	}
 	m.gmu.Lock()
 	defer m.gmu.Unlock()
 	if _, ok := m.byName[strings.ToLower(g.name)]; ok {
@@ -243,4 +266,22 @@ func (m *Manager) subscribeServed() {
 	}
 	m.unsubscribe = m.opts.Pump.SubscribeKinds(pump.OutletFunc(m.onEvent), pump.EventReply, pump.EventHuh,
 		pump.EventComplete)
+}
+
+// answerThrough queues e, the answer of served conversation conv, for the
+// peer of g — the gateway its call came through — or of the gateway that
+// replaced g since (a reload that restarted it): the conversations serving
+// the peer's calls go on across the restart, and their answers leave on
+// the new gateway's link instead of waiting in the stopped one's queue
+// until the next start. With g removed and not replaced, the answer waits
+// in the state for a gateway of that name.
+func (m *Manager) answerThrough(g *gateway, e *envelope, conv string) error {
+	m.handover.RLock()
+	defer m.handover.RUnlock()
+	m.gmu.RLock()
+	if now := m.byName[strings.ToLower(g.name)]; now != nil {
+		g = now
+	}
+	m.gmu.RUnlock()
+	return g.sendAnswer(e, conv)
 }

@@ -261,7 +261,7 @@ func (m *Manager) onEvent(ev pump.Event) {
 		if m.beforeAnswer != nil {
 			m.beforeAnswer(ev.Conversation)
 		}
-		if err := g.sendAnswer(e, ev.Conversation); err != nil {
+		if err := m.answerThrough(g, e, ev.Conversation); err != nil {
 			g.log.Error("federation: answer to the peer lost", "kind", e.Link.Kind, "error", err)
 		} else {
 			m.smu.Lock()

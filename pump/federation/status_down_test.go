@@ -52,3 +52,22 @@ func TestStatusSaysWhyTheLinkIsDown(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusSaysThePeerStopped: when the peer closes the link on purpose —
+// here it stops — the status of the gateway it linked to says so, rather
+// than a bare "websocket: close 1000 (normal)" an operator must decode.
+func TestStatusSaysThePeerStopped(t *testing.T) {
+	aKey := newKey(t)
+	c := newCallee(t, aKey)
+	a := newCallerWith(t, aKey, c, t.TempDir(), func(*config.Gateway) {})
+	waitUntil(t, "the link never came up", func() bool { return c.m.Status()[0].Connected })
+	a.m.Stop()
+	var s GatewayStatus
+	waitUntil(t, "the callee never saw the link go", func() bool {
+		s = c.m.Status()[0]
+		return !s.Connected && s.LastError != ""
+	})
+	if want := "the peer closed the link: it is stopping"; s.LastError != want {
+		t.Errorf("last error %q, want %q", s.LastError, want)
+	}
+}
