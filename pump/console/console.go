@@ -190,7 +190,7 @@ func (c *Console) serve(ctx context.Context, out io.Writer, terminal bool, readL
 	}()
 	finish := func() error {
 		if !wait {
-			c.goodbye()
+			c.goodbye(ctx)
 			return nil
 		}
 		running := c.sess.drain()

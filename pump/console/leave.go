@@ -1,21 +1,32 @@
 package console
 
 import (
+	"context"
 	"fmt"
 	"strings"
+
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
 // goodbye ends a terminal session (/quit, /exit, Ctrl-D, a Ctrl-C at
-// rest) with a line saying so, and which of the console's conversations
-// were still answering: their answers will not show here.
-func (c *Console) goodbye() {
+// rest) with a line saying so. In process, the console's answers still
+// coming are cancelled first, as a Ctrl-C cancels them: nobody will read
+// them, the organism's shutdown would otherwise wait on them and give up
+// with them in flight, and its next start would ask the model again; their
+// conversations go on at the next start. Over a connection the organism
+// goes on with them, and the line names them.
+func (c *Console) goodbye(ctx context.Context) {
+	_, remote := c.b.(*Remote)
+	if _, ok := c.b.(organism.Canceller); ok && !remote {
+		c.cancelRunning(ctx, "")
+	}
 	running := c.convs.runningLabels()
 	if len(running) == 0 {
 		c.say("Goodbye.")
 		return
 	}
 	fate := "they stop as the organism shuts down"
-	if _, remote := c.b.(*Remote); remote {
+	if remote {
 		fate = "the organism goes on with them"
 	}
 	c.say(fmt.Sprintf("Goodbye. Still answering, not shown here: %s (%s).", strings.Join(running, ", "), fate))
