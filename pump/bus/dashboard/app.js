@@ -65,20 +65,30 @@ $("#login").addEventListener("submit", async (ev) => {
     body: JSON.stringify({ username: $("#username").value, password: $("#password").value, totp: $("#totp").value }),
   });
   const j = await r.json().catch(() => ({}));
-  if (!r.ok) { $("#login-error").textContent = j.error || "Login failed"; return; }
+  if (!r.ok) { $("#login-error").textContent = loginRefusal(r, j); return; }
   start(j);
 });
+
+// loginRefusal says why a login was refused; a lockout (429) also says
+// how long it lasts (its Retry-After, in seconds).
+function loginRefusal(r, j) {
+  const why = j.error || "Login failed";
+  const wait = Number(r.headers.get("Retry-After"));
+  if (r.status !== 429 || !(wait > 0)) return why;
+  return why + ": try again in " + (wait < 120 ? wait + " s" : Math.ceil(wait / 60) + " min");
+}
 
 // start opens the dashboard for the session j (a login's answer, or
 // /auth/me's under --insecure-dev, where no login is asked).
 function start(j) {
-  state.token = j.token; state.role = j.role; state.who = j.username + " (" + j.role + ")"; state.drawn = {};
+  state.token = j.token; state.role = j.role; state.user = j.username; state.who = j.username + " (" + j.role + ")"; state.drawn = {};
   if (j.insecure_dev) state.who += " — insecure dev mode: no login, everyone is admin";
   $("#who").textContent = state.who;
   document.body.classList.toggle("admin", j.role === "admin");
   const canSend = j.role === "operator" || j.role === "admin";
   $("#send-form").hidden = !canSend;
   $("#send-refused").hidden = canSend;
+  $("#logout-button").hidden = !!j.insecure_dev; // nothing to log out of without a login
   $("#login").hidden = true;
   $("#main").hidden = false;
   connect();
@@ -103,11 +113,29 @@ function signOut(why) {
   for (const ws of sockets) if (ws) ws.close();
   $("#who").textContent = "";
   $("#connection").textContent = "";
+  $("#logout-button").hidden = true;
   $("#main").hidden = true;
   $("#login").hidden = false;
   $("#totp").value = "";
   $("#login-error").textContent = why;
 }
+
+// The Log out button revokes the session's token on the server (POST
+// /auth/logout), then closes the dashboard: on a shared machine nothing
+// is left that still works.
+$("#logout-button").addEventListener("click", async () => {
+  const token = state.token;
+  if (!token) return;
+  try {
+    const r = await fetch("/auth/logout", { method: "POST", headers: { "Authorization": "Bearer " + token } });
+    // 401: the session had ended already, which is as good.
+    if (!r.ok && r.status !== 401) throw new Error((await r.json().catch(() => ({}))).error || String(r.status));
+  } catch (e) {
+    refused("log out", e);
+    return;
+  }
+  signOut("Logged out.");
+});
 
 // keepOpen opens the WebSocket at path as state[key] (the token as the
 // "bearer" subprotocol) and opens it again whenever it closes while the
@@ -414,17 +442,31 @@ function drawFeed(threads) {
     const li = el("li", { "data-conversation": conv, class: conv === state.selected ? "selected" : "" },
       el("span", { text: (t.participants || []).join(" → ") + " " }),
       el("span", { class: "status-" + t.status, text: t.status }));
-    if (state.role === "admin" && t.status === "active") {
-      const k = el("button", { text: "kill", class: "admin-only" });
-      k.addEventListener("click", (ev) => {
-        ev.stopPropagation();
-        api("POST", "/api/v1/threads/" + encodeURIComponent(t.id) + "/kill").then(done, (e) => refused("kill " + t.id.slice(0, 8), e));
-      });
-      li.append(" ", k);
+    if (t.status === "active" && canStop(t)) {
+      for (const [stop, title] of [["cancel", "stop the answer being made; the conversation may be continued"],
+        ["kill", "stop the conversation for good"]]) {
+        const b = el("button", { text: stop, "data-stop": stop, title });
+        b.addEventListener("click", (ev) => {
+          ev.stopPropagation();
+          api("POST", "/api/v1/threads/" + encodeURIComponent(t.id) + "/" + stop)
+            .then(done, (e) => refused(stop + " " + t.id.slice(0, 8), e));
+        });
+        li.append(" ", b);
+      }
     }
     li.addEventListener("click", () => openConversation(conv));
     feed.append(li);
   }
+}
+
+// canStop reports whether the user may cancel or kill the conversation of
+// thread t: an admin any, an operator those it began (its first sender is
+// the user, through /ws, REST or the console); the server checks again.
+function canStop(t) {
+  if (state.role === "admin") return true;
+  if (state.role !== "operator") return false;
+  const first = (t.participants || [])[0] || "";
+  return ["console", "websocket", "api"].some((src) => first === src + ":" + state.user);
 }
 
 // openConversation shows every envelope of the conversation in journal
@@ -452,10 +494,13 @@ async function refreshConversation() {
   const list = $("#envelopes");
   list.replaceChildren();
   for (const m of j.messages) {
-    const failure = m.kind !== "message" && m.kind !== "reply";
+    // A decision (a call held for approval, approved, denied) is the
+    // governance at work, not a failure.
+    const decision = m.kind === "decision";
+    const failure = !decision && m.kind !== "message" && m.kind !== "reply";
     // A message refused before its payload was known has no payload type.
     const tag = m.payload_type ? "  <" + m.payload_type + ">" : "";
-    const li = el("li", { class: "envelope" + (failure ? " failure" : "") + (m.repaired ? " repaired" : ""), "data-kind": m.kind },
+    const li = el("li", { class: "envelope" + (failure ? " failure" : "") + (decision ? " decision" : "") + (m.repaired ? " repaired" : ""), "data-kind": m.kind },
       el("div", { text: m.from + " → " + (m.listener || m.to || "–") + tag + "  " + m.kind + (m.repaired ? "  (repaired)" : "") }));
     if (m.diagnostics && m.diagnostics.length) {
       // Why it was refused (or failed), as the journal recorded it.
