@@ -50,31 +50,33 @@ func heldHello(t *testing.T) buildFunc {
 }
 
 // TestDashboardOperatorWalk is an operator's session as one would click
-// it: a greeting sent waits for approval; the held call reads as a
-// decision, not a failure; the operator may cancel or kill the
-// conversation it began (the README: operators kill their own) while a
-// viewer sees no button to act with; the kill ends it; Log out returns
-// to the login form and the session's token is revoked.
+// it: a greeting sent waits for approval; the operator may cancel or kill
+// the conversation it began (the README: operators kill their own) while
+// a viewer sees no button to act with; the open conversation shows the
+// hold and its approval as they happen (not only once it completes), as
+// decisions, not failures; the kill ends it; Log out returns
+// to the login form and the session's token is revoked. The login form
+// keeps no password once it has served.
 func TestDashboardOperatorWalk(t *testing.T) {
 	f := newFixtureWith(t, heldHello(t))
 	ctx := browser(t)
 	secret := f.user("olga", auth.Operator)
 
 	run(t, ctx, "operator login", f.loginSteps("olga", secret))
+	// The hidden login form keeps no credential once it has served: the
+	// next person at the machine finds neither password nor code in it.
+	if left := run(t, ctx, "the login form's fields", chromedp.Evaluate[string](
+		`["#password", "#totp"].map((s) => document.querySelector(s).value).join("")`)); left != "" {
+		t.Errorf("after logging in the hidden form still holds %q", left)
+	}
 	run(t, ctx, "send", chromedp.Steps(
 		chromedp.SendKeys(css("#send-input"), "@greeter Dan"),
 		chromedp.Click(css("#send-button")),
 		chromedp.WaitVisible(css("#send-status[data-thread]")),
 	))
 	run(t, ctx, "the approval", chromedp.WaitVisible(css("#approvals li button[data-decision=approve]")))
-	run(t, ctx, "the held envelope", chromedp.WaitVisible(css(`#envelopes li[data-kind="decision"]`)))
 	conv := run(t, ctx, "sent thread", chromedp.AttributeValue(css("#send-status"), "data-thread")).Value
 	row := `#feed li[data-conversation="` + conv + `"]`
-
-	// The hold is the approval at work, not an error.
-	if cls := run(t, ctx, "held envelope", chromedp.AttributeValue(css(`#envelopes li[data-kind="decision"]`), "class")).Value; strings.Contains(cls, "failure") {
-		t.Errorf("the held call reads as a failure: class %q", cls)
-	}
 
 	// The operator began it: cancel and kill are offered.
 	for _, stop := range []string{"cancel", "kill"} {
@@ -96,6 +98,34 @@ func TestDashboardOperatorWalk(t *testing.T) {
 		t.Errorf("a viewer is offered %d buttons to act with", n)
 	}
 	cancel()
+
+	// Someone else approves the call while shouter is paused: the
+	// conversation goes on (still active, nothing completes) and the open
+	// conversation shows the hold and the approval as they are journaled.
+	ada := f.loginAs("ada", auth.Admin)
+	if status, body, _ := f.do("POST", "/api/v1/agents/shouter/pause", ada, nil); status != http.StatusOK {
+		t.Fatalf("pause shouter: %d %v", status, body)
+	}
+	id := run(t, ctx, "approval id", chromedp.AttributeValue(css("#approvals li"), "data-approval")).Value
+	if status, body, _ := f.do("POST", "/api/v1/approvals/"+id, ada, map[string]string{"decision": "approve"}); status != http.StatusOK {
+		t.Fatalf("approve: %d %v", status, body)
+	}
+	for deadline := time.Now().Add(browserTimeout); ; {
+		n := run(t, ctx, "decisions shown", chromedp.Evaluate[int](
+			`document.querySelectorAll('#envelopes li[data-kind="decision"]').length`))
+		if n >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the open conversation shows %d decisions, want the hold and the approval", n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// A hold and an approval are the governance at work, not errors.
+	if classes := run(t, ctx, "decision classes", chromedp.Evaluate[string](
+		`Array.from(document.querySelectorAll('#envelopes li[data-kind="decision"]')).map((li) => li.className).join(" | ")`)); strings.Contains(classes, "failure") {
+		t.Errorf("decisions read as failures: %s", classes)
+	}
 
 	// Kill: the conversation reads killed, its approval is gone.
 	run(t, ctx, "kill", chromedp.Steps(

@@ -66,6 +66,8 @@ $("#login").addEventListener("submit", async (ev) => {
   });
   const j = await r.json().catch(() => ({}));
   if (!r.ok) { $("#login-error").textContent = loginRefusal(r, j); return; }
+  // The form stays in the page, hidden: it keeps no credential.
+  $("#password").value = ""; $("#totp").value = "";
   start(j);
 });
 
@@ -278,6 +280,7 @@ async function tick() {
     drawGraph(agents.agents.filter((a) => !a.name.startsWith("system.")), gws.gateways);
     drawAgents(agents.agents);
     drawFeed(threads.threads);
+    followOpen(threads.threads);
     drawRate(org.total_messages);
     drawLatency(org.handler_seconds_sum, org.handler_count);
     $("#who").textContent = state.who;
@@ -457,6 +460,17 @@ function drawFeed(threads) {
     li.addEventListener("click", () => openConversation(conv));
     feed.append(li);
   }
+}
+
+// followOpen reloads the open conversation when its threads changed
+// (a message journaled, a call held or decided, a status) while it runs:
+// the event stream tells of completions only.
+function followOpen(threads) {
+  const conv = state.selected;
+  const mine = threads.filter((t) => (t.conversation || t.id) === conv)
+    .map((t) => [t.id, t.status, t.message_count, t.last_activity]);
+  if (!changed("open", [conv, mine]) || !conv) return;
+  refreshConversation().catch(() => {});
 }
 
 // canStop reports whether the user may cancel or kill the conversation of
