@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,13 @@ func TestDashboardOperatorWalk(t *testing.T) {
 	run(t, ctx, "the approval", chromedp.WaitVisible(css("#approvals li button[data-decision=approve]")))
 	conv := run(t, ctx, "sent thread", chromedp.AttributeValue(css("#send-status"), "data-thread")).Value
 	row := `#feed li[data-conversation="` + conv + `"]`
+
+	// Its row tells it from the others between the same participants: its
+	// id's first characters and when it began.
+	text := run(t, ctx, "the conversation's row", chromedp.Text(css(row)))
+	if !strings.Contains(text, conv[:8]) || !regexp.MustCompile(`\d\d:\d\d:\d\d`).MatchString(text) {
+		t.Errorf("the row %q names neither the conversation (%s) nor when it began", text, conv[:8])
+	}
 
 	// The operator began it: cancel and kill are offered.
 	for _, stop := range []string{"cancel", "kill"} {

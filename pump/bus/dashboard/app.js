@@ -442,7 +442,12 @@ function drawFeed(threads) {
     if (!rows.has(conv) || t.id === conv) rows.set(conv, t);
   }
   for (const [conv, t] of rows) {
+    // When it began and its id's first characters tell apart the
+    // conversations between the same participants.
+    const began = new Date(t.created_at);
+    const when = (isNaN(began) ? "" : began.toTimeString().slice(0, 8) + " ") + conv.slice(0, 8);
     const li = el("li", { "data-conversation": conv, class: conv === state.selected ? "selected" : "" },
+      el("span", { class: "when", title: conv, text: when + " " }),
       el("span", { text: (t.participants || []).join(" → ") + " " }),
       el("span", { class: "status-" + t.status, text: t.status }));
     if (t.status === "active" && canStop(t)) {
