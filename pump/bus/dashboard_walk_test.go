@@ -153,6 +153,12 @@ func TestDashboardOperatorWalk(t *testing.T) {
 		chromedp.WaitVisible(css("#login")),
 		chromedp.WaitNotVisible(css("#main")),
 	))
+	// The page keeps nothing of the session behind the form: the next
+	// user at the machine neither sees its conversation nor continues it.
+	if left := run(t, ctx, "what the page keeps", chromedp.Evaluate[string](
+		`[state.selected || "", ...["#feed", "#approvals", "#envelopes", "#calls tbody", "#live", "#thread-id"].map((s) => document.querySelector(s).textContent)].join("")`)); left != "" {
+		t.Errorf("after logging out the page still holds %q", left)
+	}
 	if got := run(t, ctx, "login message", chromedp.Text(css("#login-error"))); got != "Logged out." {
 		t.Errorf("after logging out the form says %q, want %q", got, "Logged out.")
 	}

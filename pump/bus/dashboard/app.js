@@ -116,6 +116,7 @@ function signOut(why) {
   $("#who").textContent = "";
   $("#connection").textContent = "";
   $("#logout-button").hidden = true;
+  forgetSession();
   $("#main").hidden = true;
   $("#login").hidden = false;
   $("#totp").value = "";
@@ -259,22 +260,43 @@ $("#send-form").addEventListener("submit", (ev) => {
 });
 
 // The New button: the next message begins a new conversation.
-$("#new-button").addEventListener("click", () => {
+$("#new-button").addEventListener("click", closeConversation);
+
+// closeConversation closes the open conversation: nothing is selected and
+// the next message begins a new one.
+function closeConversation() {
   state.selected = null;
   for (const li of document.querySelectorAll("#feed li")) li.classList.remove("selected");
   $("#thread-id").textContent = "";
   $("#envelopes").replaceChildren();
   $("#live").replaceChildren();
   $("#calls tbody").replaceChildren();
+  $("#context tbody").replaceChildren();
+  $("#context-box").hidden = true;
   $("#send-target").textContent = "new conversation";
   delete $("#send-status").dataset.thread;
-});
+}
+
+// forgetSession empties every view of what the session that ended saw:
+// the next user at the machine starts from a blank page.
+function forgetSession() {
+  closeConversation();
+  for (const sel of ["#feed", "#approvals", "#agents tbody", "#graph"]) $(sel).replaceChildren();
+  $("#approvals-box").hidden = true;
+  $("#send-status").textContent = ""; $("#send-input").value = "";
+  $("#action-error").textContent = ""; $("#action-error").hidden = true;
+  state.live.clear(); state.drawn = {}; state.rates = []; state.lats = []; state.last = null; state.lastLat = null;
+  $("#spark polyline").setAttribute("points", ""); $("#latency polyline").setAttribute("points", "");
+  $("#rate").textContent = ""; $("#latency-ms").textContent = "";
+}
 
 async function tick() {
+  const token = state.token;
   try {
     const [agents, threads, org, gws, pending] = await Promise.all([
       api("GET", "/api/v1/agents"), api("GET", "/api/v1/threads?limit=30"), api("GET", "/api/v1/organism"),
       api("GET", "/api/v1/gateways"), api("GET", "/api/v1/approvals?status=pending&limit=50")]);
+    if (state.token !== token) return; // the session ended meanwhile: draw nothing of it
     drawStatus(org.status);
     drawApprovals(pending.approvals);
     drawGraph(agents.agents.filter((a) => !a.name.startsWith("system.")), gws.gateways);
