@@ -2,8 +2,9 @@
 // (agents, gateways, threads, messages, calls, organism, pending approvals)
 // once a second, sends through the /ws JSON protocol (continuing the
 // selected conversation), shows agents' text as it streams (delta events of
-// the /api/v1/ws event stream), lets operators decide approvals and admins
-// halt and resume the agents. Both sockets are opened again whenever they
+// the /api/v1/ws event stream), lets operators decide approvals and cancel
+// or kill the conversations they began, admins any and halt and resume the
+// agents; Log out revokes the session. Both sockets are opened again whenever they
 // close (the organism restarted, the network dropped); a session that ended
 // returns to the login form. Everything from the server is shown as text,
 // never as markup.
