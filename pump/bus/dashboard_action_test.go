@@ -24,7 +24,7 @@ func TestDashboardSaysWhyAnActionWasRefused(t *testing.T) {
 		t.Fatalf("pause shouter: %d %v", status, body)
 	}
 	thread := f.inject(ada, "greeter", map[string]string{"name": "Kim"})
-	kill := css(`#feed li[data-conversation="` + thread + `"] button`)
+	kill := css(`#feed li[data-conversation="` + thread + `"] button[data-stop="kill"]`)
 	run(t, ctx, "the conversation's kill button", chromedp.Steps(
 		f.loginSteps("ada", secret),
 		chromedp.WaitVisible(kill),

@@ -2,8 +2,9 @@
 // (agents, gateways, threads, messages, calls, organism, pending approvals)
 // once a second, sends through the /ws JSON protocol (continuing the
 // selected conversation), shows agents' text as it streams (delta events of
-// the /api/v1/ws event stream), lets operators decide approvals and admins
-// halt and resume the agents. Both sockets are opened again whenever they
+// the /api/v1/ws event stream), lets operators decide approvals and cancel
+// or kill the conversations they began, admins any and halt and resume the
+// agents; Log out revokes the session. Both sockets are opened again whenever they
 // close (the organism restarted, the network dropped); a session that ended
 // returns to the login form. Everything from the server is shown as text,
 // never as markup.
@@ -65,20 +66,32 @@ $("#login").addEventListener("submit", async (ev) => {
     body: JSON.stringify({ username: $("#username").value, password: $("#password").value, totp: $("#totp").value }),
   });
   const j = await r.json().catch(() => ({}));
-  if (!r.ok) { $("#login-error").textContent = j.error || "Login failed"; return; }
+  if (!r.ok) { $("#login-error").textContent = loginRefusal(r, j); return; }
+  // The form stays in the page, hidden: it keeps no credential.
+  $("#password").value = ""; $("#totp").value = "";
   start(j);
 });
+
+// loginRefusal says why a login was refused; a lockout (429) also says
+// how long it lasts (its Retry-After, in seconds).
+function loginRefusal(r, j) {
+  const why = j.error || "Login failed";
+  const wait = Number(r.headers.get("Retry-After"));
+  if (r.status !== 429 || !(wait > 0)) return why;
+  return why + ": try again in " + (wait < 120 ? wait + " s" : Math.ceil(wait / 60) + " min");
+}
 
 // start opens the dashboard for the session j (a login's answer, or
 // /auth/me's under --insecure-dev, where no login is asked).
 function start(j) {
-  state.token = j.token; state.role = j.role; state.who = j.username + " (" + j.role + ")"; state.drawn = {};
+  state.token = j.token; state.role = j.role; state.user = j.username; state.who = j.username + " (" + j.role + ")"; state.drawn = {};
   if (j.insecure_dev) state.who += " — insecure dev mode: no login, everyone is admin";
   $("#who").textContent = state.who;
   document.body.classList.toggle("admin", j.role === "admin");
   const canSend = j.role === "operator" || j.role === "admin";
   $("#send-form").hidden = !canSend;
   $("#send-refused").hidden = canSend;
+  $("#logout-button").hidden = !!j.insecure_dev; // nothing to log out of without a login
   $("#login").hidden = true;
   $("#main").hidden = false;
   connect();
@@ -103,11 +116,30 @@ function signOut(why) {
   for (const ws of sockets) if (ws) ws.close();
   $("#who").textContent = "";
   $("#connection").textContent = "";
+  $("#logout-button").hidden = true;
+  forgetSession();
   $("#main").hidden = true;
   $("#login").hidden = false;
   $("#totp").value = "";
   $("#login-error").textContent = why;
 }
+
+// The Log out button revokes the session's token on the server (POST
+// /auth/logout), then closes the dashboard: on a shared machine nothing
+// is left that still works.
+$("#logout-button").addEventListener("click", async () => {
+  const token = state.token;
+  if (!token) return;
+  try {
+    const r = await fetch("/auth/logout", { method: "POST", headers: { "Authorization": "Bearer " + token } });
+    // 401: the session had ended already, which is as good.
+    if (!r.ok && r.status !== 401) throw new Error((await r.json().catch(() => ({}))).error || String(r.status));
+  } catch (e) {
+    refused("log out", e);
+    return;
+  }
+  signOut("Logged out.");
+});
 
 // keepOpen opens the WebSocket at path as state[key] (the token as the
 // "bearer" subprotocol) and opens it again whenever it closes while the
@@ -229,27 +261,49 @@ $("#send-form").addEventListener("submit", (ev) => {
 });
 
 // The New button: the next message begins a new conversation.
-$("#new-button").addEventListener("click", () => {
+$("#new-button").addEventListener("click", closeConversation);
+
+// closeConversation closes the open conversation: nothing is selected and
+// the next message begins a new one.
+function closeConversation() {
   state.selected = null;
   for (const li of document.querySelectorAll("#feed li")) li.classList.remove("selected");
   $("#thread-id").textContent = "";
   $("#envelopes").replaceChildren();
   $("#live").replaceChildren();
   $("#calls tbody").replaceChildren();
+  $("#context tbody").replaceChildren();
+  $("#context-box").hidden = true;
   $("#send-target").textContent = "new conversation";
   delete $("#send-status").dataset.thread;
-});
+}
+
+// forgetSession empties every view of what the session that ended saw:
+// the next user at the machine starts from a blank page.
+function forgetSession() {
+  closeConversation();
+  for (const sel of ["#feed", "#approvals", "#agents tbody", "#graph"]) $(sel).replaceChildren();
+  $("#approvals-box").hidden = true;
+  $("#send-status").textContent = ""; $("#send-input").value = "";
+  $("#action-error").textContent = ""; $("#action-error").hidden = true;
+  state.live.clear(); state.drawn = {}; state.rates = []; state.lats = []; state.last = null; state.lastLat = null;
+  $("#spark polyline").setAttribute("points", ""); $("#latency polyline").setAttribute("points", "");
+  $("#rate").textContent = ""; $("#latency-ms").textContent = "";
+}
 
 async function tick() {
+  const token = state.token;
   try {
     const [agents, threads, org, gws, pending] = await Promise.all([
       api("GET", "/api/v1/agents"), api("GET", "/api/v1/threads?limit=30"), api("GET", "/api/v1/organism"),
       api("GET", "/api/v1/gateways"), api("GET", "/api/v1/approvals?status=pending&limit=50")]);
+    if (state.token !== token) return; // the session ended meanwhile: draw nothing of it
     drawStatus(org.status);
     drawApprovals(pending.approvals);
     drawGraph(agents.agents.filter((a) => !a.name.startsWith("system.")), gws.gateways);
     drawAgents(agents.agents);
     drawFeed(threads.threads);
+    followOpen(threads.threads);
     drawRate(org.total_messages);
     drawLatency(org.handler_seconds_sum, org.handler_count);
     $("#who").textContent = state.who;
@@ -411,20 +465,50 @@ function drawFeed(threads) {
     if (!rows.has(conv) || t.id === conv) rows.set(conv, t);
   }
   for (const [conv, t] of rows) {
+    // When it began and its id's first characters tell apart the
+    // conversations between the same participants.
+    const began = new Date(t.created_at);
+    const when = (isNaN(began) ? "" : began.toTimeString().slice(0, 8) + " ") + conv.slice(0, 8);
     const li = el("li", { "data-conversation": conv, class: conv === state.selected ? "selected" : "" },
+      el("span", { class: "when", title: conv, text: when + " " }),
       el("span", { text: (t.participants || []).join(" → ") + " " }),
       el("span", { class: "status-" + t.status, text: t.status }));
-    if (state.role === "admin" && t.status === "active") {
-      const k = el("button", { text: "kill", class: "admin-only" });
-      k.addEventListener("click", (ev) => {
-        ev.stopPropagation();
-        api("POST", "/api/v1/threads/" + encodeURIComponent(t.id) + "/kill").then(done, (e) => refused("kill " + t.id.slice(0, 8), e));
-      });
-      li.append(" ", k);
+    if (t.status === "active" && canStop(t)) {
+      for (const [stop, title] of [["cancel", "stop the answer being made; the conversation may be continued"],
+        ["kill", "stop the conversation for good"]]) {
+        const b = el("button", { text: stop, "data-stop": stop, title });
+        b.addEventListener("click", (ev) => {
+          ev.stopPropagation();
+          api("POST", "/api/v1/threads/" + encodeURIComponent(t.id) + "/" + stop)
+            .then(done, (e) => refused(stop + " " + t.id.slice(0, 8), e));
+        });
+        li.append(" ", b);
+      }
     }
     li.addEventListener("click", () => openConversation(conv));
     feed.append(li);
   }
+}
+
+// followOpen reloads the open conversation when its threads changed
+// (a message journaled, a call held or decided, a status) while it runs:
+// the event stream tells of completions only.
+function followOpen(threads) {
+  const conv = state.selected;
+  const mine = threads.filter((t) => (t.conversation || t.id) === conv)
+    .map((t) => [t.id, t.status, t.message_count, t.last_activity]);
+  if (!changed("open", [conv, mine]) || !conv) return;
+  refreshConversation().catch(() => {});
+}
+
+// canStop reports whether the user may cancel or kill the conversation of
+// thread t: an admin any, an operator those it began (its first sender is
+// the user, through /ws, REST or the console); the server checks again.
+function canStop(t) {
+  if (state.role === "admin") return true;
+  if (state.role !== "operator") return false;
+  const first = (t.participants || [])[0] || "";
+  return ["console", "websocket", "api"].some((src) => first === src + ":" + state.user);
 }
 
 // openConversation shows every envelope of the conversation in journal
@@ -452,10 +536,13 @@ async function refreshConversation() {
   const list = $("#envelopes");
   list.replaceChildren();
   for (const m of j.messages) {
-    const failure = m.kind !== "message" && m.kind !== "reply";
+    // A decision (a call held for approval, approved, denied) is the
+    // governance at work, not a failure.
+    const decision = m.kind === "decision";
+    const failure = !decision && m.kind !== "message" && m.kind !== "reply";
     // A message refused before its payload was known has no payload type.
     const tag = m.payload_type ? "  <" + m.payload_type + ">" : "";
-    const li = el("li", { class: "envelope" + (failure ? " failure" : "") + (m.repaired ? " repaired" : ""), "data-kind": m.kind },
+    const li = el("li", { class: "envelope" + (failure ? " failure" : "") + (decision ? " decision" : "") + (m.repaired ? " repaired" : ""), "data-kind": m.kind },
       el("div", { text: m.from + " → " + (m.listener || m.to || "–") + tag + "  " + m.kind + (m.repaired ? "  (repaired)" : "") }));
     if (m.diagnostics && m.diagnostics.length) {
       // Why it was refused (or failed), as the journal recorded it.
