@@ -42,6 +42,11 @@ var errorTags = []string{"huh", "SystemError"}
 type apiThreadBody struct {
 	ID           string   `json:"id"`
 	Conversation string   `json:"conversation"`
+	// Owner is the user who began the conversation (through REST, /ws or
+	// the console: api:USER, websocket:USER, console:USER) — the one whose
+	// sessions may continue, cancel and kill it besides an admin; "" when
+	// no user began it (a listener, a federation peer, a script).
+	Owner        string   `json:"owner"`
 	Status       string   `json:"status"`
 	Participants []string `json:"participants"`
 	MessageCount int64    `json:"message_count"`
@@ -350,6 +355,10 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request, st *store.St
 			return
 		}
 		out[i].Participants = participantsOf(entries)
+		if out[i].Owner, err = s.conversationOwner(cmp.Or(out[i].Conversation, out[i].ID)); err != nil {
+			s.internalError(w, "thread owner", err)
+			return
+		}
 	}
 	if sess.Profile != "" { // a participant outside the profile hides the thread (the page may come out short)
 		out = slices.DeleteFunc(out, func(b apiThreadBody) bool { return !s.namesVisible(sess, b.Participants...) })
@@ -433,6 +442,11 @@ func (s *Server) apiThread(w http.ResponseWriter, r *http.Request, st *store.Sto
 	}
 	slices.Sort(b.PayloadTypes)
 	b.Participants = participantsOf(entries)
+	var err error
+	if b.Owner, err = s.conversationOwner(cmp.Or(b.Conversation, id)); err != nil {
+		s.internalError(w, "thread owner", err)
+		return
+	}
 	o, err := s.conversationOutcomes(r.Context(), st).of(b.Conversation,
 		s.outcomeOf(r.Context(), b.Conversation, entries, details))
 	if err != nil {
@@ -442,6 +456,17 @@ func (s *Server) apiThread(w http.ResponseWriter, r *http.Request, st *store.Sto
 	b.Error = o.err
 	b.Status = s.threadStatus(id, b.Conversation, o)
 	writeJSON(w, http.StatusOK, b)
+}
+
+// conversationOwner is the user who began conversation conv, as the
+// ownership check of a continuation, a cancel and a kill knows it
+// (ownsConversation, pump.Pump.ThreadOwner); "" for none.
+func (s *Server) conversationOwner(conv string) (string, error) {
+	owner, err := s.pump.ThreadOwner(conv)
+	if err != nil {
+		return "", fmt.Errorf("owner of conversation %s: %w", conv, err)
+	}
+	return owner, nil
 }
 
 // participantsOf lists the senders, addressees and receiving listeners of
