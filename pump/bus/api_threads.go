@@ -40,8 +40,8 @@ var errorTags = []string{"huh", "SystemError"}
 // apiThreadBody is the Thread model. A conversation spans several threads
 // (each hop that forwards opens a child thread); Conversation names it.
 type apiThreadBody struct {
-	ID           string   `json:"id"`
-	Conversation string   `json:"conversation"`
+	ID           string `json:"id"`
+	Conversation string `json:"conversation"`
 	// Owner is the user who began the conversation (through REST, /ws or
 	// the console: api:USER, websocket:USER, console:USER) — the one whose
 	// sessions may continue, cancel and kill it besides an admin; "" when
