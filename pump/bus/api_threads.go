@@ -88,6 +88,12 @@ type apiMessage struct {
 	// profile), absent when not recorded (journaled before the journal
 	// recorded profiles) and for live events.
 	Profile *string `json:"profile,omitempty"`
+	// Outcome, for a journal entry that records an operator's decision
+	// rather than a failure, says which: "denied" for the refusal a
+	// denied approval answered with, "cancelled" for a message a cancel
+	// dropped (its dead letter). Absent for every other entry: a refusal
+	// or dead letter without it is a failure.
+	Outcome string `json:"outcome,omitempty"`
 	// Pruned, for a journal entry retention deleted, says why and when:
 	// the message's metadata is kept, its payload is not (payload "").
 	Pruned *apiPruned `json:"pruned,omitempty"`
@@ -196,13 +202,19 @@ func (p page) body(key string, rows any) map[string]any {
 }
 
 // writeMessages answers the page p of journal positions as
-// {"messages":[Message…], "limit","offset"}, as sess may read them.
-func writeMessages(w http.ResponseWriter, sess auth.Session, ps []store.Position, p page) {
+// {"messages":[Message…], "limit","offset"}, as sess may read them, each
+// entry that records an operator's decision marked with its outcome.
+func (s *Server) writeMessages(w http.ResponseWriter, r *http.Request, sess auth.Session, ps []store.Position, p page) {
 	ps = paged(ps, p)
 	out := make([]apiMessage, 0, len(ps))
 	details := seesFailureDetail(sess)
+	decisions := s.entryDecisions(r.Context())
 	for _, e := range ps {
-		out = append(out, positionMessage(e, details))
+		m := positionMessage(e, details)
+		if e.Pruned == nil {
+			m.Outcome = decisions.of(e.Entry)
+		}
+		out = append(out, m)
 	}
 	writeJSON(w, http.StatusOK, p.body("messages", out))
 }
@@ -540,7 +552,7 @@ func (s *Server) apiThreadMessages(w http.ResponseWriter, r *http.Request, st *s
 		s.internalError(w, "journal pruned entries", err)
 		return
 	}
-	writeMessages(w, sess, s.journalView(sess, st).positions(withPruned(entries, pruned, keep)), p)
+	s.writeMessages(w, r, sess, s.journalView(sess, st).positions(withPruned(entries, pruned, keep)), p)
 }
 
 // apiMessages is GET /api/v1/messages: the newest journal entries first
@@ -602,5 +614,5 @@ func (s *Server) apiMessages(w http.ResponseWriter, r *http.Request, st *store.S
 		return (thread != "" && e.Thread != thread) || (agent != "" && e.From != agent && e.To != agent &&
 			e.Listener != agent) || (!since.IsZero() && e.Time.Before(since))
 	})
-	writeMessages(w, sess, s.journalView(sess, st).positions(entries), p)
+	s.writeMessages(w, r, sess, s.journalView(sess, st).positions(entries), p)
 }

@@ -104,6 +104,45 @@ func (c *conversationOutcomes) of(conv string, o threadOutcome) (threadOutcome, 
 	return o, nil
 }
 
+// entryDecisions tells the journal entries that record an operator's
+// decision rather than a failure (the Message model's outcome), as
+// outcomeOf does: a cancel's dead letter, a refusal a denied approval
+// answered with. Each conversation's denied approvals are read once.
+type entryDecisions struct {
+	s       *Server
+	ctx     context.Context
+	denials map[string]map[string]bool
+}
+
+func (s *Server) entryDecisions(ctx context.Context) *entryDecisions {
+	return &entryDecisions{s: s, ctx: ctx, denials: map[string]map[string]bool{}}
+}
+
+// of is the decision entry e records: statusCancelled, statusDenied, or
+// "" (a message, or a failure).
+func (d *entryDecisions) of(e store.Entry) string {
+	switch e.Kind {
+	case store.DeadLetter:
+		if strings.HasPrefix(e.Diagnostics, pump.CancelledReason) {
+			return statusCancelled
+		}
+	case store.Refusal:
+		conv := e.Conversation
+		if conv == "" {
+			conv = e.Thread
+		}
+		denials, ok := d.denials[conv]
+		if !ok {
+			denials = d.s.denialReasons(d.ctx, conv)
+			d.denials[conv] = denials
+		}
+		if denials[refusalReason(e.Bytes)] {
+			return statusDenied
+		}
+	}
+	return ""
+}
+
 // denialReasons are the reasons of the refusals the denied approvals of
 // conv answered with.
 func (s *Server) denialReasons(ctx context.Context, conv string) map[string]bool {

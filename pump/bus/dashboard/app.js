@@ -537,13 +537,15 @@ async function refreshConversation() {
   list.replaceChildren();
   for (const m of j.messages) {
     // A decision (a call held for approval, approved, denied) is the
-    // governance at work, not a failure.
-    const decision = m.kind === "decision";
+    // governance at work, not a failure; so are the refusal a denial
+    // answered with and the messages a cancel dropped (the API's outcome).
+    const decision = m.kind === "decision" || !!m.outcome;
     const failure = !decision && m.kind !== "message" && m.kind !== "reply";
     // A message refused before its payload was known has no payload type.
     const tag = m.payload_type ? "  <" + m.payload_type + ">" : "";
     const li = el("li", { class: "envelope" + (failure ? " failure" : "") + (decision ? " decision" : "") + (m.repaired ? " repaired" : ""), "data-kind": m.kind },
-      el("div", { text: m.from + " → " + (m.listener || m.to || "–") + tag + "  " + m.kind + (m.repaired ? "  (repaired)" : "") }));
+      el("div", { text: m.from + " → " + (m.listener || m.to || "–") + tag + "  " + m.kind +
+        (m.outcome ? "  (" + m.outcome + ")" : "") + (m.repaired ? "  (repaired)" : "") }));
     if (m.diagnostics && m.diagnostics.length) {
       // Why it was refused (or failed), as the journal recorded it.
       li.append(el("div", { class: "diagnostics" }, ...m.diagnostics.map((d) => el("div", { text: d }))));
