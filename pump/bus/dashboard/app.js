@@ -454,7 +454,7 @@ function done() {
 
 // drawFeed lists the conversations (their first thread), newest first.
 function drawFeed(threads) {
-  if (!changed("feed", [state.selected, threads.map((t) => [t.id, t.conversation, t.status, t.participants])])) return;
+  if (!changed("feed", [state.selected, threads.map((t) => [t.id, t.conversation, t.status, t.participants, t.owner])])) return;
   const feed = $("#feed");
   feed.replaceChildren();
   // One row per conversation, newest first, shown by its root thread when
@@ -472,6 +472,7 @@ function drawFeed(threads) {
     const li = el("li", { "data-conversation": conv, class: conv === state.selected ? "selected" : "" },
       el("span", { class: "when", title: conv, text: when + " " }),
       el("span", { text: (t.participants || []).join(" → ") + " " }),
+      el("span", { class: "owner", text: t.owner ? "by " + t.owner : "" }), t.owner ? " " : "",
       el("span", { class: "status-" + t.status, text: t.status }));
     if (t.status === "active" && canStop(t)) {
       for (const [stop, title] of [["cancel", "stop the answer being made; the conversation may be continued"],
@@ -502,13 +503,11 @@ function followOpen(threads) {
 }
 
 // canStop reports whether the user may cancel or kill the conversation of
-// thread t: an admin any, an operator those it began (its first sender is
-// the user, through /ws, REST or the console); the server checks again.
+// thread t: an admin any, an operator those it began (the API's owner, as
+// the server's ownership check knows it); the server checks again.
 function canStop(t) {
   if (state.role === "admin") return true;
-  if (state.role !== "operator") return false;
-  const first = (t.participants || [])[0] || "";
-  return ["console", "websocket", "api"].some((src) => first === src + ":" + state.user);
+  return state.role === "operator" && !!t.owner && t.owner === state.user;
 }
 
 // openConversation shows every envelope of the conversation in journal
