@@ -10,8 +10,10 @@
 // never as markup.
 "use strict";
 
-const state = { token: null, role: null, who: "", ticker: null, ws: null, stream: null, selected: null, last: null,
-  rates: [], lats: [], lastLat: null, drawn: {}, live: new Map() };
+// openCount is how many journal entries of the open conversation the
+// dashboard knows of (see followOpen).
+const state = { token: null, role: null, who: "", ticker: null, ws: null, stream: null, selected: null, openCount: 0,
+  last: null, rates: [], lats: [], lastLat: null, drawn: {}, live: new Map() };
 
 // A closed socket is opened again after reconnectFirst ms, the wait
 // doubling with each failed attempt up to reconnectMax.
@@ -266,7 +268,7 @@ $("#new-button").addEventListener("click", closeConversation);
 // closeConversation closes the open conversation: nothing is selected and
 // the next message begins a new one.
 function closeConversation() {
-  state.selected = null;
+  state.selected = null; state.openCount = 0;
   for (const li of document.querySelectorAll("#feed li")) li.classList.remove("selected");
   $("#thread-id").textContent = "";
   $("#envelopes").replaceChildren();
@@ -303,7 +305,7 @@ async function tick() {
     drawGraph(agents.agents.filter((a) => !a.name.startsWith("system.")), gws.gateways);
     drawAgents(agents.agents);
     drawFeed(threads.threads);
-    followOpen(threads.threads);
+    followOpen().catch(() => {});
     drawRate(org.total_messages);
     drawLatency(org.handler_seconds_sum, org.handler_count);
     $("#who").textContent = state.who;
@@ -491,15 +493,19 @@ function drawFeed(threads) {
   }
 }
 
-// followOpen reloads the open conversation when its threads changed
-// (a message journaled, a call held or decided, a status) while it runs:
-// the event stream tells of completions only.
-function followOpen(threads) {
+// followOpen reloads the open conversation when something of it was
+// journaled since (a message, a call held or decided, a cancel's or a
+// kill's dead letters) while it runs: the event stream tells of
+// completions only. It asks for the conversation's entries after those it
+// knows of, whether or not the conversation is among the threads listed.
+async function followOpen() {
   const conv = state.selected;
-  const mine = threads.filter((t) => (t.conversation || t.id) === conv)
-    .map((t) => [t.id, t.status, t.message_count, t.last_activity]);
-  if (!changed("open", [conv, mine]) || !conv) return;
-  refreshConversation().catch(() => {});
+  if (!conv) return;
+  const j = await api("GET", "/api/v1/threads/" + encodeURIComponent(conv) +
+    "/messages?scope=conversation&limit=1000&offset=" + state.openCount);
+  if (conv !== state.selected || j.messages.length === 0) return;
+  state.openCount += j.messages.length;
+  await refreshConversation();
 }
 
 // canStop reports whether the user may cancel or kill the conversation of
@@ -514,7 +520,7 @@ function canStop(t) {
 // order, failures highlighted, the text its agents are streaming and its
 // model calls; the send box continues it from now on.
 async function openConversation(conv) {
-  state.selected = conv;
+  state.selected = conv; state.openCount = 0;
   for (const li of document.querySelectorAll("#feed li")) li.classList.toggle("selected", li.dataset.conversation === conv);
   $("#thread-id").textContent = conv;
   $("#send-target").textContent = "continues " + conv.slice(0, 8);
@@ -530,6 +536,7 @@ async function refreshConversation() {
     api("GET", "/api/v1/threads/" + encodeURIComponent(conv) + "/messages?scope=conversation&limit=200"),
     api("GET", "/api/v1/usage/calls?limit=100&thread=" + encodeURIComponent(conv))]);
   if (conv !== state.selected) return;
+  state.openCount = Math.max(state.openCount, j.messages.length);
   drawCalls(calls.calls);
   drawContext(conv, j.messages);
   const list = $("#envelopes");
