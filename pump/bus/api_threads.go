@@ -360,6 +360,7 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request, st *store.St
 	if filter {
 		out = paged(out, p)
 	}
+	owners := map[string]string{} // by conversation: its threads share one
 	for i := range out {
 		entries, err := st.Thread(out[i].ID)
 		if err != nil {
@@ -367,10 +368,16 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request, st *store.St
 			return
 		}
 		out[i].Participants = participantsOf(entries)
-		if out[i].Owner, err = s.conversationOwner(cmp.Or(out[i].Conversation, out[i].ID)); err != nil {
-			s.internalError(w, "thread owner", err)
-			return
+		conv := cmp.Or(out[i].Conversation, out[i].ID)
+		owner, ok := owners[conv]
+		if !ok {
+			if owner, err = s.conversationOwner(conv); err != nil {
+				s.internalError(w, "thread owner", err)
+				return
+			}
+			owners[conv] = owner
 		}
+		out[i].Owner = owner
 	}
 	if sess.Profile != "" { // a participant outside the profile hides the thread (the page may come out short)
 		out = slices.DeleteFunc(out, func(b apiThreadBody) bool { return !s.namesVisible(sess, b.Participants...) })
