@@ -139,28 +139,55 @@ func principalOf(ctx context.Context) *Principal {
 // is looked up in the journal, then among the histories kept for
 // continuation (keptOrigin).
 func (p *Pump) checkThread(who Principal, thread string) error {
-	origin, seen := p.threads.Origin(thread)
-	if !seen && !who.FreshThread { // a fresh id never ended: no scan of the ring
-		if root, ok := p.threads.EndedRoot(thread); ok && root != thread {
-			origin, seen = p.threads.Origin(root)
-		}
-	}
-	if !seen && !who.FreshThread {
-		if h, ok := p.journal.(ThreadHistory); ok {
-			var err error
-			if origin, seen, err = h.ThreadOrigin(thread); err != nil {
-				p.log.Error("thread history lookup failed: refusing the thread", "thread", thread, "error", err)
-				return ErrForeignThread
-			}
-		}
-		if !seen {
-			origin, seen = p.keptOrigin(thread)
-		}
+	origin, seen, err := p.threadOrigin(thread, who.FreshThread)
+	if err != nil {
+		p.log.Error("thread history lookup failed: refusing the thread", "thread", thread, "error", err)
+		return ErrForeignThread
 	}
 	if seen && !who.Owns(origin) {
 		return ErrForeignThread
 	}
 	return nil
+}
+
+// threadOrigin is the sender that began the conversation of thread, and
+// whether the organism knows the thread at all, looked up as checkThread
+// decides: the live registry, the conversation an ended inner thread
+// belonged to (EndedRoot), the journal (ThreadHistory), the kept
+// histories (keptOrigin). fresh skips all but the live registry (see
+// Principal.FreshThread).
+func (p *Pump) threadOrigin(thread string, fresh bool) (origin string, seen bool, err error) {
+	origin, seen = p.threads.Origin(thread)
+	if seen || fresh {
+		return origin, seen, nil
+	}
+	if root, ok := p.threads.EndedRoot(thread); ok && root != thread {
+		if origin, seen = p.threads.Origin(root); seen {
+			return origin, true, nil
+		}
+	}
+	if h, ok := p.journal.(ThreadHistory); ok {
+		if origin, seen, err = h.ThreadOrigin(thread); err != nil || seen {
+			return origin, seen, err
+		}
+	}
+	origin, seen = p.keptOrigin(thread)
+	return origin, seen, nil
+}
+
+// ThreadOwner is the user who began the conversation thread belongs to —
+// the user whose sessions CheckThread lets send on it (see Principal.Owns):
+// "alice" for a conversation begun as api:alice, console:alice or
+// websocket:alice; "" for one begun by anyone else (a listener, a
+// federation peer, a console or script that vouches for no one) and for a
+// thread the organism does not know. The error is the journal's when it
+// could not be read.
+func (p *Pump) ThreadOwner(thread string) (string, error) {
+	origin, _, err := p.threadOrigin(thread, false)
+	if err != nil {
+		return "", fmt.Errorf("pump: thread owner %s: %w", thread, err)
+	}
+	return originUser(origin), nil
 }
 
 // checkPrincipal is the identity check of an external message sent as who.

@@ -40,8 +40,13 @@ var errorTags = []string{"huh", "SystemError"}
 // apiThreadBody is the Thread model. A conversation spans several threads
 // (each hop that forwards opens a child thread); Conversation names it.
 type apiThreadBody struct {
-	ID           string   `json:"id"`
-	Conversation string   `json:"conversation"`
+	ID           string `json:"id"`
+	Conversation string `json:"conversation"`
+	// Owner is the user who began the conversation (through REST, /ws or
+	// the console: api:USER, websocket:USER, console:USER) — the one whose
+	// sessions may continue, cancel and kill it besides an admin; "" when
+	// no user began it (a listener, a federation peer, a script).
+	Owner        string   `json:"owner"`
 	Status       string   `json:"status"`
 	Participants []string `json:"participants"`
 	MessageCount int64    `json:"message_count"`
@@ -83,6 +88,12 @@ type apiMessage struct {
 	// profile), absent when not recorded (journaled before the journal
 	// recorded profiles) and for live events.
 	Profile *string `json:"profile,omitempty"`
+	// Outcome, for a journal entry that records an operator's decision
+	// rather than a failure, says which: "denied" for the refusal a
+	// denied approval answered with, "cancelled" for a message a cancel
+	// dropped (its dead letter). Absent for every other entry: a refusal
+	// or dead letter without it is a failure.
+	Outcome string `json:"outcome,omitempty"`
 	// Pruned, for a journal entry retention deleted, says why and when:
 	// the message's metadata is kept, its payload is not (payload "").
 	Pruned *apiPruned `json:"pruned,omitempty"`
@@ -191,13 +202,19 @@ func (p page) body(key string, rows any) map[string]any {
 }
 
 // writeMessages answers the page p of journal positions as
-// {"messages":[Message…], "limit","offset"}, as sess may read them.
-func writeMessages(w http.ResponseWriter, sess auth.Session, ps []store.Position, p page) {
+// {"messages":[Message…], "limit","offset"}, as sess may read them, each
+// entry that records an operator's decision marked with its outcome.
+func (s *Server) writeMessages(w http.ResponseWriter, r *http.Request, sess auth.Session, ps []store.Position, p page) {
 	ps = paged(ps, p)
 	out := make([]apiMessage, 0, len(ps))
 	details := seesFailureDetail(sess)
+	decisions := s.entryDecisions(r.Context())
 	for _, e := range ps {
-		out = append(out, positionMessage(e, details))
+		m := positionMessage(e, details)
+		if e.Pruned == nil {
+			m.Outcome = decisions.of(e.Entry)
+		}
+		out = append(out, m)
 	}
 	writeJSON(w, http.StatusOK, p.body("messages", out))
 }
@@ -343,6 +360,7 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request, st *store.St
 	if filter {
 		out = paged(out, p)
 	}
+	owners := map[string]string{} // by conversation: its threads share one
 	for i := range out {
 		entries, err := st.Thread(out[i].ID)
 		if err != nil {
@@ -350,6 +368,16 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request, st *store.St
 			return
 		}
 		out[i].Participants = participantsOf(entries)
+		conv := cmp.Or(out[i].Conversation, out[i].ID)
+		owner, ok := owners[conv]
+		if !ok {
+			if owner, err = s.conversationOwner(conv); err != nil {
+				s.internalError(w, "thread owner", err)
+				return
+			}
+			owners[conv] = owner
+		}
+		out[i].Owner = owner
 	}
 	if sess.Profile != "" { // a participant outside the profile hides the thread (the page may come out short)
 		out = slices.DeleteFunc(out, func(b apiThreadBody) bool { return !s.namesVisible(sess, b.Participants...) })
@@ -433,6 +461,11 @@ func (s *Server) apiThread(w http.ResponseWriter, r *http.Request, st *store.Sto
 	}
 	slices.Sort(b.PayloadTypes)
 	b.Participants = participantsOf(entries)
+	var err error
+	if b.Owner, err = s.conversationOwner(cmp.Or(b.Conversation, id)); err != nil {
+		s.internalError(w, "thread owner", err)
+		return
+	}
 	o, err := s.conversationOutcomes(r.Context(), st).of(b.Conversation,
 		s.outcomeOf(r.Context(), b.Conversation, entries, details))
 	if err != nil {
@@ -442,6 +475,17 @@ func (s *Server) apiThread(w http.ResponseWriter, r *http.Request, st *store.Sto
 	b.Error = o.err
 	b.Status = s.threadStatus(id, b.Conversation, o)
 	writeJSON(w, http.StatusOK, b)
+}
+
+// conversationOwner is the user who began conversation conv, as the
+// ownership check of a continuation, a cancel and a kill knows it
+// (ownsConversation, pump.Pump.ThreadOwner); "" for none.
+func (s *Server) conversationOwner(conv string) (string, error) {
+	owner, err := s.pump.ThreadOwner(conv)
+	if err != nil {
+		return "", fmt.Errorf("owner of conversation %s: %w", conv, err)
+	}
+	return owner, nil
 }
 
 // participantsOf lists the senders, addressees and receiving listeners of
@@ -515,7 +559,7 @@ func (s *Server) apiThreadMessages(w http.ResponseWriter, r *http.Request, st *s
 		s.internalError(w, "journal pruned entries", err)
 		return
 	}
-	writeMessages(w, sess, s.journalView(sess, st).positions(withPruned(entries, pruned, keep)), p)
+	s.writeMessages(w, r, sess, s.journalView(sess, st).positions(withPruned(entries, pruned, keep)), p)
 }
 
 // apiMessages is GET /api/v1/messages: the newest journal entries first
@@ -577,5 +621,5 @@ func (s *Server) apiMessages(w http.ResponseWriter, r *http.Request, st *store.S
 		return (thread != "" && e.Thread != thread) || (agent != "" && e.From != agent && e.To != agent &&
 			e.Listener != agent) || (!since.IsZero() && e.Time.Before(since))
 	})
-	writeMessages(w, sess, s.journalView(sess, st).positions(entries), p)
+	s.writeMessages(w, r, sess, s.journalView(sess, st).positions(entries), p)
 }

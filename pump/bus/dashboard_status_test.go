@@ -2,6 +2,7 @@ package bus
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -49,6 +50,87 @@ func TestDashboardShowsDeniedAndCancelled(t *testing.T) {
 	for conv, want := range map[string]string{denied: "denied", cancelled: "cancelled"} {
 		if got := run(t, ctx, "status text", chromedp.Text(row(conv, want))); got != want {
 			t.Errorf("feed row of %s reads %q, want %q", conv, got, want)
+		}
+	}
+}
+
+// TestDashboardDrawsDecisionsNotFailures: in the open conversation, the
+// refusal a denied approval answered with and the dead letter of a
+// cancel are operator decisions — the API says which (outcome denied,
+// cancelled) and the dashboard draws them as decisions, not failures —
+// while a refusal by the constitution stays a failure, drawn red.
+func TestDashboardDrawsDecisionsNotFailures(t *testing.T) {
+	m := newLoopModel(t, "<RunCommand><Command>date</Command></RunCommand>", "I was not allowed.",
+		"<RunCommand><Command>date</Command></RunCommand>")
+	f := newFixtureWith(t, governedOrganism(t, m))
+	ctx := browser(t)
+	tok := f.tokens()
+	ws := f.dial("/ws", tok[auth.Operator])
+	readUntil(t, ws, "connected")
+
+	denied := sendOver(t, ws, "researcher", "what day is it?")
+	id := readUntil(t, ws, "approval")["approval"].(map[string]any)["id"].(string)
+	if status, body, _ := f.do("POST", "/api/v1/approvals/"+id, tok[auth.Operator],
+		map[string]string{"decision": "deny", "reason": "not now"}); status != http.StatusOK {
+		t.Fatalf("deny: %d %v", status, body)
+	}
+	readUntil(t, ws, "complete")
+	cancelled := sendOver(t, ws, "researcher", "and now?")
+	readUntil(t, ws, "approval")
+	if status, body, _ := f.do("POST", "/api/v1/threads/"+cancelled+"/cancel", tok[auth.Operator], nil); status != http.StatusOK {
+		t.Fatalf("cancel: %d %v", status, body)
+	}
+	readUntil(t, ws, "complete")
+	refused := sendOver(t, ws, "researcher", "please rm -rf /")
+	readUntil(t, ws, "reply")
+	f.waitJournal()
+
+	// The API: which non-message entries record an operator's decision.
+	cases := []struct {
+		conv, kind, outcome string
+	}{
+		{denied, "refusal", "denied"},
+		{cancelled, "dead-letter", "cancelled"},
+		{refused, "refusal", ""},
+	}
+	for _, c := range cases {
+		status, body, _ := f.do("GET", "/api/v1/threads/"+c.conv+"/messages?scope=conversation&limit=200", tok[auth.Viewer], nil)
+		if status != http.StatusOK {
+			t.Fatalf("messages of %s: %d %v", c.conv, status, body)
+		}
+		var got []string
+		for _, row := range body["messages"].([]any) {
+			msg := row.(map[string]any)
+			if msg["kind"] == c.kind {
+				outcome, _ := msg["outcome"].(string)
+				got = append(got, outcome)
+			}
+		}
+		if len(got) == 0 || slices.ContainsFunc(got, func(o string) bool { return o != c.outcome }) {
+			t.Errorf("conversation %s: the %s entries' outcomes are %q, want each %q", c.conv, c.kind, got, c.outcome)
+		}
+	}
+
+	// The dashboard: decisions amber, the constitution's refusal red.
+	adminSecret := f.user("ada", auth.Admin)
+	run(t, ctx, "login", chromedp.Steps(f.loginSteps("ada", adminSecret),
+		chromedp.WaitVisible(css(`#feed li[data-conversation="`+refused+`"]`))))
+	for _, c := range cases {
+		entry := `#envelopes li[data-kind="` + c.kind + `"]`
+		run(t, ctx, "open "+c.conv, chromedp.Steps(
+			chromedp.Click(css(`#feed li[data-conversation="`+c.conv+`"]`)),
+			chromedp.WaitVisible(css(entry)),
+		))
+		classes := run(t, ctx, "the entries' classes", chromedp.Evaluate[[]string](
+			`state.selected === "`+c.conv+`" ? Array.from(document.querySelectorAll('`+entry+`')).map((li) => li.className) : ["not open"]`))
+		want := "envelope decision"
+		if c.outcome == "" {
+			want = "envelope failure"
+		}
+		for _, got := range classes {
+			if got != want {
+				t.Errorf("conversation %s: a %s entry is drawn %q, want %q", c.conv, c.kind, got, want)
+			}
 		}
 	}
 }

@@ -317,7 +317,7 @@
 //	GET  /api/v1/threads                  {"threads":[Thread…],"limit","offset"}; ?limit=50&offset=0
 //	                                       &status=active|completed|error|killed|cancelled|denied
 //	                                       &agent=NAME&since=RFC3339
-//	GET  /api/v1/threads/{id}             Thread: {"id","conversation","status","participants",
+//	GET  /api/v1/threads/{id}             Thread: {"id","conversation","owner","status","participants",
 //	                                       "message_count","created_at","last_activity","last_from",
 //	                                       "last_to","payload_types","error"}
 //	GET  /api/v1/threads/{id}/messages    {"messages":[Message…]}; ?scope=conversation for every
@@ -376,14 +376,22 @@
 // participants as /threads/{id} does (senders, addressees and receiving
 // listeners of its messages, in order of appearance). A conversation spans
 // threads (a forward opens a child thread); each Thread names its
-// conversation. Thread status: killed (through the API), error (a <huh>,
-// SystemError or other failure on it — a human's denial and a cancel's
+// conversation, and its "owner": the user who began that conversation
+// (through REST, /ws or the console), by the same rule as decides who may
+// continue, cancel and kill it — "" when no user began it (a listener, a
+// federation peer, a script). A user with a profile is not listed the
+// threads it may not see, so it learns no owner of those. Thread status:
+// killed (through the API), error (a <huh>, SystemError or other failure
+// on it — a human's denial and a cancel's
 // dropped messages are none), active (its conversation has a message in
 // flight), cancelled (its latest answer was cancelled and nothing ran
 // since), denied (a human denied a call of it: the agent got the refusal),
 // else completed. A Message is {"id","seq","thread_id","conversation","direction","kind",
 // "from","to","listener","payload_type","payload","timestamp"} (and
-// "repaired":true for a message accepted only after a repair; and for an
+// "repaired":true for a message accepted only after a repair;
+// "outcome":"denied" for the refusal a denied approval answered with and
+// "outcome":"cancelled" for a message a cancel dropped — an operator's
+// decision, not a failure, as the thread status reads them; and for an
 // entry that is not a message — kind huh, system-error, dead-letter,
 // refusal, decision — "diagnostics":["envelope line 1 /not: …"], why, one
 // reason a string, as the journal recorded them: a message refused before

@@ -2,6 +2,7 @@ package bus
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/xml"
 	"strings"
@@ -36,7 +37,7 @@ func (s *Server) outcomeOf(ctx context.Context, conv string, entries []store.Ent
 	var (
 		o                       threadOutcome
 		lastMessage, lastCancel = -1, -1
-		denials                 map[string]bool
+		decisions               = s.entryDecisions(ctx)
 	)
 	for i, e := range entries {
 		switch {
@@ -45,17 +46,14 @@ func (s *Server) outcomeOf(ctx context.Context, conv string, entries []store.Ent
 			continue
 		case e.Kind == store.Decision: // a record, not a failure
 			continue
-		case e.Kind == store.DeadLetter && strings.HasPrefix(e.Diagnostics, pump.CancelledReason):
+		}
+		switch decisions.ofIn(conv, e) {
+		case statusCancelled:
 			lastCancel = i
 			continue
-		case e.Kind == store.Refusal:
-			if denials == nil {
-				denials = s.denialReasons(ctx, conv)
-			}
-			if denials[refusalReason(e.Bytes)] {
-				o.denied = true
-				continue
-			}
+		case statusDenied:
+			o.denied = true
+			continue
 		}
 		o.failed = true
 		if text := huhText(e.Bytes); text != "" {
@@ -102,6 +100,46 @@ func (c *conversationOutcomes) of(conv string, o threadOutcome) (threadOutcome, 
 	}
 	o.denied, o.cancelled = co.denied, co.cancelled
 	return o, nil
+}
+
+// entryDecisions tells the journal entries that record an operator's
+// decision rather than a failure (the Message model's outcome), as
+// outcomeOf does: a cancel's dead letter, a refusal a denied approval
+// answered with. Each conversation's denied approvals are read once.
+type entryDecisions struct {
+	s       *Server
+	ctx     context.Context
+	denials map[string]map[string]bool
+}
+
+func (s *Server) entryDecisions(ctx context.Context) *entryDecisions {
+	return &entryDecisions{s: s, ctx: ctx, denials: map[string]map[string]bool{}}
+}
+
+// of is the decision entry e records: statusCancelled, statusDenied, or
+// "" (a message, or a failure).
+func (d *entryDecisions) of(e store.Entry) string {
+	return d.ofIn(cmp.Or(e.Conversation, e.Thread), e)
+}
+
+// ofIn is of for an entry of conversation conv.
+func (d *entryDecisions) ofIn(conv string, e store.Entry) string {
+	switch e.Kind {
+	case store.DeadLetter:
+		if strings.HasPrefix(e.Diagnostics, pump.CancelledReason) {
+			return statusCancelled
+		}
+	case store.Refusal:
+		denials, ok := d.denials[conv]
+		if !ok {
+			denials = d.s.denialReasons(d.ctx, conv)
+			d.denials[conv] = denials
+		}
+		if denials[refusalReason(e.Bytes)] {
+			return statusDenied
+		}
+	}
+	return ""
 }
 
 // denialReasons are the reasons of the refusals the denied approvals of

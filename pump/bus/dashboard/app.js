@@ -10,8 +10,10 @@
 // never as markup.
 "use strict";
 
-const state = { token: null, role: null, who: "", ticker: null, ws: null, stream: null, selected: null, last: null,
-  rates: [], lats: [], lastLat: null, drawn: {}, live: new Map() };
+// openCount is how many journal entries of the open conversation the
+// dashboard knows of (see followOpen).
+const state = { token: null, role: null, who: "", ticker: null, ws: null, stream: null, selected: null, openCount: 0,
+  last: null, rates: [], lats: [], lastLat: null, drawn: {}, live: new Map() };
 
 // A closed socket is opened again after reconnectFirst ms, the wait
 // doubling with each failed attempt up to reconnectMax.
@@ -266,7 +268,7 @@ $("#new-button").addEventListener("click", closeConversation);
 // closeConversation closes the open conversation: nothing is selected and
 // the next message begins a new one.
 function closeConversation() {
-  state.selected = null;
+  state.selected = null; state.openCount = 0;
   for (const li of document.querySelectorAll("#feed li")) li.classList.remove("selected");
   $("#thread-id").textContent = "";
   $("#envelopes").replaceChildren();
@@ -303,7 +305,7 @@ async function tick() {
     drawGraph(agents.agents.filter((a) => !a.name.startsWith("system.")), gws.gateways);
     drawAgents(agents.agents);
     drawFeed(threads.threads);
-    followOpen(threads.threads);
+    followOpen().catch(() => {});
     drawRate(org.total_messages);
     drawLatency(org.handler_seconds_sum, org.handler_count);
     $("#who").textContent = state.who;
@@ -454,7 +456,7 @@ function done() {
 
 // drawFeed lists the conversations (their first thread), newest first.
 function drawFeed(threads) {
-  if (!changed("feed", [state.selected, threads.map((t) => [t.id, t.conversation, t.status, t.participants])])) return;
+  if (!changed("feed", [state.selected, threads.map((t) => [t.id, t.conversation, t.status, t.participants, t.owner])])) return;
   const feed = $("#feed");
   feed.replaceChildren();
   // One row per conversation, newest first, shown by its root thread when
@@ -472,6 +474,7 @@ function drawFeed(threads) {
     const li = el("li", { "data-conversation": conv, class: conv === state.selected ? "selected" : "" },
       el("span", { class: "when", title: conv, text: when + " " }),
       el("span", { text: (t.participants || []).join(" → ") + " " }),
+      el("span", { class: "owner", text: t.owner ? "by " + t.owner : "" }), t.owner ? " " : "",
       el("span", { class: "status-" + t.status, text: t.status }));
     if (t.status === "active" && canStop(t)) {
       for (const [stop, title] of [["cancel", "stop the answer being made; the conversation may be continued"],
@@ -490,32 +493,34 @@ function drawFeed(threads) {
   }
 }
 
-// followOpen reloads the open conversation when its threads changed
-// (a message journaled, a call held or decided, a status) while it runs:
-// the event stream tells of completions only.
-function followOpen(threads) {
+// followOpen reloads the open conversation when something of it was
+// journaled since (a message, a call held or decided, a cancel's or a
+// kill's dead letters) while it runs: the event stream tells of
+// completions only. It asks for the conversation's entries after those it
+// knows of, whether or not the conversation is among the threads listed.
+async function followOpen() {
   const conv = state.selected;
-  const mine = threads.filter((t) => (t.conversation || t.id) === conv)
-    .map((t) => [t.id, t.status, t.message_count, t.last_activity]);
-  if (!changed("open", [conv, mine]) || !conv) return;
-  refreshConversation().catch(() => {});
+  if (!conv) return;
+  const j = await api("GET", "/api/v1/threads/" + encodeURIComponent(conv) +
+    "/messages?scope=conversation&limit=1000&offset=" + state.openCount);
+  if (conv !== state.selected || j.messages.length === 0) return;
+  state.openCount += j.messages.length;
+  await refreshConversation();
 }
 
 // canStop reports whether the user may cancel or kill the conversation of
-// thread t: an admin any, an operator those it began (its first sender is
-// the user, through /ws, REST or the console); the server checks again.
+// thread t: an admin any, an operator those it began (the API's owner, as
+// the server's ownership check knows it); the server checks again.
 function canStop(t) {
   if (state.role === "admin") return true;
-  if (state.role !== "operator") return false;
-  const first = (t.participants || [])[0] || "";
-  return ["console", "websocket", "api"].some((src) => first === src + ":" + state.user);
+  return state.role === "operator" && !!t.owner && t.owner === state.user;
 }
 
 // openConversation shows every envelope of the conversation in journal
 // order, failures highlighted, the text its agents are streaming and its
 // model calls; the send box continues it from now on.
 async function openConversation(conv) {
-  state.selected = conv;
+  state.selected = conv; state.openCount = 0;
   for (const li of document.querySelectorAll("#feed li")) li.classList.toggle("selected", li.dataset.conversation === conv);
   $("#thread-id").textContent = conv;
   $("#send-target").textContent = "continues " + conv.slice(0, 8);
@@ -531,19 +536,22 @@ async function refreshConversation() {
     api("GET", "/api/v1/threads/" + encodeURIComponent(conv) + "/messages?scope=conversation&limit=200"),
     api("GET", "/api/v1/usage/calls?limit=100&thread=" + encodeURIComponent(conv))]);
   if (conv !== state.selected) return;
+  state.openCount = Math.max(state.openCount, j.messages.length);
   drawCalls(calls.calls);
   drawContext(conv, j.messages);
   const list = $("#envelopes");
   list.replaceChildren();
   for (const m of j.messages) {
     // A decision (a call held for approval, approved, denied) is the
-    // governance at work, not a failure.
-    const decision = m.kind === "decision";
+    // governance at work, not a failure; so are the refusal a denial
+    // answered with and the messages a cancel dropped (the API's outcome).
+    const decision = m.kind === "decision" || !!m.outcome;
     const failure = !decision && m.kind !== "message" && m.kind !== "reply";
     // A message refused before its payload was known has no payload type.
     const tag = m.payload_type ? "  <" + m.payload_type + ">" : "";
     const li = el("li", { class: "envelope" + (failure ? " failure" : "") + (decision ? " decision" : "") + (m.repaired ? " repaired" : ""), "data-kind": m.kind },
-      el("div", { text: m.from + " → " + (m.listener || m.to || "–") + tag + "  " + m.kind + (m.repaired ? "  (repaired)" : "") }));
+      el("div", { text: m.from + " → " + (m.listener || m.to || "–") + tag + "  " + m.kind +
+        (m.outcome ? "  (" + m.outcome + ")" : "") + (m.repaired ? "  (repaired)" : "") }));
     if (m.diagnostics && m.diagnostics.length) {
       // Why it was refused (or failed), as the journal recorded it.
       li.append(el("div", { class: "diagnostics" }, ...m.diagnostics.map((d) => el("div", { text: d }))));
