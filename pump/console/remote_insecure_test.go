@@ -20,7 +20,9 @@ import (
 func TestDialAskInsecureDevNeedsNoLogin(t *testing.T) {
 	logger := slog.New(slog.DiscardHandler)
 	l, err := organism.Assemble(organism.Options{Logger: logger, DataDir: t.TempDir()},
-		func(o organism.Options) (*organism.Organism, error) { return organism.Load("testdata/organism.yaml", o) })
+		func(o organism.Options) (*organism.Organism, error) {
+			return organism.Load("testdata/organism.yaml", o)
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
