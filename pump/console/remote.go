@@ -84,9 +84,17 @@ func DialAsk(ctx context.Context, baseURL, fingerprint string, ask AskCredential
 	}
 	hc := &http.Client{Timeout: remoteTimeout,
 		Transport: &http.Transport{TLSClientConfig: tlsConf.Clone()}} // the transport adds ALPN protocols to its copy
-	cl, err := login(ctx, hc, base.String(), ask)
+	var askErr error // ask's own error is returned as is: it says what it could not read
+	cl, err := login(ctx, hc, base.String(), func() (auth.Credentials, error) {
+		c, err := ask()
+		askErr = err
+		return c, err
+	})
 	if err != nil {
 		hc.CloseIdleConnections()
+		if askErr != nil {
+			return nil, askErr
+		}
 		return nil, fmt.Errorf("console: %w", err)
 	}
 	r := &Remote{cl: cl}
