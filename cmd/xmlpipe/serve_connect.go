@@ -21,28 +21,24 @@ import (
 // connectConsole is `xmlpipe console --connect URL [--fingerprint F]`: it
 // asks for the username, password and TOTP code (on a terminal: prompts,
 // the password unechoed; on a pipe: the first three lines of stdin, the
-// rest being console input), logs in to the bus and runs the console over
-// it until /quit, end of input or a lost connection.
+// rest being console input) unless the bus needs no login (--insecure-dev),
+// logs in to the bus and runs the console over it until /quit, end of
+// input or a lost connection.
 func connectConsole(ctx context.Context, url, fingerprint string, cfg console.Config, std streams) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	in := std.in
 	file, isFile := std.in.(*os.File)
 	tty := isFile && term.IsTerminal(int(file.Fd()))
-	var creds auth.Credentials
-	var err error
+	var ask console.AskCredentials
 	if tty {
-		creds, err = promptCredentials(file, std.out)
+		ask = func() (auth.Credentials, error) { return promptCredentials(file, std.out) }
 	} else {
 		buffered := bufio.NewReader(std.in)
 		in = buffered
-		creds, err = readCredentials(buffered)
+		ask = func() (auth.Credentials, error) { return readCredentials(buffered) }
 	}
-	if err != nil {
-		fmt.Fprintf(std.err, "xmlpipe console: %v\n", err)
-		return exitFailure
-	}
-	remote, err := console.Dial(ctx, url, fingerprint, creds)
+	remote, err := console.DialAsk(ctx, url, fingerprint, ask)
 	if err != nil {
 		fmt.Fprintf(std.err, "xmlpipe console: %v\n", err)
 		if hint := certificateHint(err, fingerprint); hint != "" {

@@ -41,10 +41,13 @@ type Config struct {
 	MaxResultDigits     int
 	Provider            string
 	APIKey              string
-	EngineID            string
-	URL                 string
-	Username            string
-	Password            string
+	// APIKeyEnv names the environment variable APIKey was read from ("":
+	// none named), so a missing key can be reported by its name.
+	APIKeyEnv string
+	EngineID  string
+	URL       string
+	Username  string
+	Password  string
 	// DataDir is the organism's data directory (keys, databases): no tool
 	// reaches into it ("" = none to protect).
 	DataDir string

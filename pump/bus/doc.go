@@ -89,6 +89,7 @@
 //	{"type":"status"}                    → {"type":"status","threads":3,"organism":"hello-world",
 //	                                        "uptime_seconds":12.5,"listeners":6,"slots":9,
 //	                                        "processed":42,"failed":0,"in_flight":0}
+//	                                        (+ "halted":"agents"|"all" while halted)
 //	{"type":"listeners"} (or "targets")  → {"type":"listeners","listeners":["system.boot",…,"greeter"],
 //	                                        "details":[{"name":"greeter","description":"…","agent":true,
 //	                                        "broadcast":false,"root_tag":"Greeting"},…]}

@@ -208,6 +208,9 @@ func (c *Console) cmdStatus(ctx context.Context, _ string) {
 	for _, g := range st.Gateways {
 		c.say("Gateway " + g)
 	}
+	if st.Halted != "" {
+		c.say("Halted (" + st.Halted + "): queued messages wait; /resume lifts the halt.")
+	}
 }
 
 func (c *Console) cmdListeners(ctx context.Context, _ string) {

@@ -180,6 +180,8 @@ func TestRemoteConsoleDecidesApprovalsAndHalts(t *testing.T) {
 	fmt.Fprintln(in, "/halt")
 	out.waitFor(t, regexp.MustCompile(`\[halt\] the organism is halted \(agents\) by ada`))
 	out.waitFor(t, regexp.MustCompile(`Halted \(agents\)`))
+	fmt.Fprintln(in, "/status")
+	out.waitFor(t, regexp.MustCompile(`Halted \(agents\): queued messages wait; /resume lifts the halt\.`))
 	fmt.Fprintln(in, "/resume")
 	out.waitFor(t, regexp.MustCompile(`\[halt\] resumed by ada`))
 	out.waitFor(t, regexp.MustCompile(`Resumed: what waited runs now\.`))

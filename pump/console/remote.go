@@ -58,11 +58,18 @@ var _ organism.Backend = (*Remote)(nil)
 func (r *Remote) Subscribe(fn func(organism.Output)) (cancel func()) { return r.out.Subscribe(fn) }
 
 // Dial logs in to the bus at baseURL ("https://host:8765") with creds and
-// opens its /ws socket. With a fingerprint (the SHA-256 the server printed
+// opens its /ws socket (DialAsk with creds as the answer).
+func Dial(ctx context.Context, baseURL, fingerprint string, creds auth.Credentials) (*Remote, error) {
+	return DialAsk(ctx, baseURL, fingerprint, func() (auth.Credentials, error) { return creds, nil })
+}
+
+// DialAsk logs in to the bus at baseURL ("https://host:8765") with the
+// credentials ask supplies and opens its /ws socket. A bus in insecure dev
+// mode (it says so on GET /auth/me) needs no login: ask is not called. With a fingerprint (the SHA-256 the server printed
 // at start, "AB:CD:…" or plain hex) the server's certificate must match it
 // exactly (self-signed certificates); without one it is verified against
 // the system roots. An "http://" URL reaches a server in insecure dev mode.
-func Dial(ctx context.Context, baseURL, fingerprint string, creds auth.Credentials) (*Remote, error) {
+func DialAsk(ctx context.Context, baseURL, fingerprint string, ask AskCredentials) (*Remote, error) {
 	base, err := url.Parse(strings.TrimRight(baseURL, "/"))
 	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
 		return nil, fmt.Errorf("console: connect: %q is not an https:// URL", baseURL)
@@ -77,9 +84,17 @@ func Dial(ctx context.Context, baseURL, fingerprint string, creds auth.Credentia
 	}
 	hc := &http.Client{Timeout: remoteTimeout,
 		Transport: &http.Transport{TLSClientConfig: tlsConf.Clone()}} // the transport adds ALPN protocols to its copy
-	cl, err := client.Login(ctx, hc, base.String(), creds)
+	var askErr error // ask's own error is returned as is: it says what it could not read
+	cl, err := login(ctx, hc, base.String(), func() (auth.Credentials, error) {
+		c, err := ask()
+		askErr = err
+		return c, err
+	})
 	if err != nil {
 		hc.CloseIdleConnections()
+		if askErr != nil {
+			return nil, askErr
+		}
 		return nil, fmt.Errorf("console: %w", err)
 	}
 	r := &Remote{cl: cl}
@@ -267,7 +282,7 @@ func (r *Remote) Status(ctx context.Context) (organism.Status, error) {
 	}
 	return organism.Status{Organism: st.Organism, Uptime: time.Duration(st.UptimeSeconds * float64(time.Second)),
 		Listeners: st.Listeners, Threads: st.Threads, Idle: st.IdleThreads, Slots: st.Slots, Processed: st.Processed, Failed: st.Failed,
-		InFlight: st.InFlight, Gateways: st.Gateways}, nil
+		InFlight: st.InFlight, Gateways: st.Gateways, Halted: st.Halted}, nil
 }
 
 // Threads asks the bus for the live threads.

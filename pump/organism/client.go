@@ -98,6 +98,10 @@ type Status struct {
 	// Gateways describes each federation gateway on one line ("b:
 	// connected to organism-b, 0 queued, 1 open call; imports greeter").
 	Gateways []string
+	// Halted is the scope of the emergency halt in force ("agents" or
+	// "all"; "" while the organism runs): queued messages wait until
+	// /resume lifts it.
+	Halted string
 }
 
 // Thread is one live thread, or (Ended) a conversation known only from the

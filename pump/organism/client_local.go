@@ -255,6 +255,10 @@ func (l *Local) Status(context.Context) (Status, error) {
 			active++
 		}
 	}
+	halted := ""
+	if scope, ok := p.Halted(); ok {
+		halted = scope.String()
+	}
 	return Status{
 		Organism:  p.Organism(),
 		Uptime:    st.Uptime,
@@ -266,6 +270,7 @@ func (l *Local) Status(context.Context) (Status, error) {
 		Failed:    st.Failed,
 		InFlight:  st.InFlight,
 		Gateways:  gatewayLines(l.org),
+		Halted:    halted,
 	}, nil
 }
 

@@ -64,7 +64,7 @@ func toolConfig(tc config.ToolConfig, dataDir string) tools.Config {
 		c.AllowedCommands = append(c.AllowedCommands, tools.Command{Name: a.Command, Args: a.Args})
 	}
 	if tc.APIKeyEnv != "" {
-		c.APIKey = os.Getenv(tc.APIKeyEnv)
+		c.APIKey, c.APIKeyEnv = os.Getenv(tc.APIKeyEnv), tc.APIKeyEnv
 	}
 	if tc.PasswordEnv != "" {
 		c.Password = os.Getenv(tc.PasswordEnv)

@@ -210,6 +210,21 @@ listeners:
 			t.Errorf("%s:\nerr = %v\nwant %q", tc.entry, err, tc.want)
 		}
 	}
+	// run_as: self runs programs as the organism's own user: under root
+	// every call would be refused, so the load is (elsewhere it loads).
+	self := `      run_command: {allowed_commands: [date], run_as: self}`
+	err := load(self)
+	if os.Geteuid() != 0 {
+		if err != nil {
+			t.Errorf("%s, not root:\n%v", self, err)
+		}
+		return
+	}
+	want := "organism.yaml:9: listeners[0].tool_config.run_command: run_command: cannot run the program without " +
+		"the organism's privileges: run_as self would run programs as root; name an unprivileged user"
+	if err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("%s, as root:\nerr = %v\nwant %q", self, err, want)
+	}
 }
 
 // TestToolConfigCarriesQuotas: the files and key_value totals written in

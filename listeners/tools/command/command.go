@@ -70,9 +70,13 @@ type Tool struct {
 // Check is the load-time check of a run_command tool_config entry: the
 // allow-list parses, its programs exist in SafePath (or at their absolute
 // path), {file}/{dir} patterns have roots to lie in and those roots are
-// sound, run_as names an unprivileged user, and env does not try to pass
-// PATH.
-func Check(c tools.Config) error {
+// sound, run_as names an unprivileged user (and is not self for an
+// organism running as root, which every call would refuse), and env does
+// not try to pass PATH.
+func Check(c tools.Config) error { return check(c, os.Geteuid()) }
+
+// check is Check for an organism running as euid.
+func check(c tools.Config, euid int) error {
 	entries, err := parseEntries(c)
 	if err != nil {
 		return err
@@ -87,8 +91,12 @@ func Check(c tools.Config) error {
 			return fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 	}
-	if _, err := parseRunAs(c.RunAs); err != nil {
+	id, err := parseRunAs(c.RunAs)
+	if err != nil {
 		return err
+	}
+	if id.self && euid == 0 {
+		return errSelfAsRoot
 	}
 	for _, k := range c.Env {
 		if k == "PATH" {

@@ -401,6 +401,26 @@ func TestCredential(t *testing.T) {
 	}
 }
 
+// TestCheckRunAsSelf: run_as self is refused at load for an organism
+// running as root (each call would be), and accepted for any other.
+func TestCheckRunAsSelf(t *testing.T) {
+	for _, tc := range []struct {
+		euid int
+		want string
+	}{
+		{0, "run_as self would run programs as root"},
+		{1000, ""},
+	} {
+		err := check(tools.Config{AllowedCommands: cmds("date"), RunAs: Self}, tc.euid)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("as %d: %v", tc.euid, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrPrivileges)):
+			t.Errorf("as %d: err = %v, want %q", tc.euid, err, tc.want)
+		}
+	}
+}
+
 func TestCheck(t *testing.T) {
 	base := t.TempDir()
 	notes, data := filepath.Join(base, "notes"), filepath.Join(base, "data")

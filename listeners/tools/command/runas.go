@@ -27,6 +27,10 @@ var (
 	ErrDataOpen   = errors.New("run_command: the organism's data directory is open to the run_as user")
 )
 
+// errSelfAsRoot: run_as self in an organism running as root (refused at
+// load by Check, and by each call should the organism become root).
+var errSelfAsRoot = fmt.Errorf("%w: run_as self would run programs as root; name an unprivileged user", ErrPrivileges)
+
 // identity is who a program runs as: a uid and gid, or the organism's own
 // user (self).
 type identity struct {
@@ -85,7 +89,7 @@ func parseRunAs(s string) (identity, error) {
 func (id identity) credential(euid int, dataDir string) (*syscall.Credential, error) {
 	switch {
 	case id.self && euid == 0:
-		return nil, fmt.Errorf("%w: run_as self would run programs as root; name an unprivileged user", ErrPrivileges)
+		return nil, errSelfAsRoot
 	case id.self || (euid != 0 && uint32(euid) == id.uid):
 		return nil, nil
 	case euid != 0:

@@ -32,6 +32,9 @@ var (
 	ErrProvider      = errors.New("web_search: unknown provider (want serpapi, google or bing)")
 	ErrEngineID      = errors.New("web_search: google custom search needs engine_id")
 	ErrQuery         = errors.New("web_search: empty query")
+	// ErrKeyUnset: api_key_env names a variable that is not set (the
+	// error names it: "web_search: SERPAPI_KEY is not set …").
+	ErrKeyUnset = errors.New("is not set (tool_config.web_search.api_key_env)")
 )
 
 // Endpoints are the providers' URLs (replaced in tests).
@@ -67,6 +70,9 @@ func (t *Tool) Handle(ctx context.Context, p *WebSearch, md xmlpipe.Metadata) (x
 }
 
 func (t *Tool) search(ctx context.Context, c tools.Config, p *WebSearch) ([]Hit, error) {
+	if c.Provider != "" && c.APIKey == "" && c.APIKeyEnv != "" {
+		return nil, fmt.Errorf("web_search: %s %w", c.APIKeyEnv, ErrKeyUnset)
+	}
 	if c.Provider == "" || c.APIKey == "" {
 		return nil, ErrNotConfigured
 	}

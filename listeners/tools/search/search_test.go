@@ -68,6 +68,8 @@ func TestWebSearch(t *testing.T) {
 	}{
 		{"unconfigured", tools.Config{}, "go", "not configured"},
 		{"no key", tools.Config{Provider: "bing"}, "go", "not configured"},
+		{"key variable unset", tools.Config{Provider: "bing", APIKeyEnv: "BING_KEY"}, "go",
+			"web_search: BING_KEY is not set (tool_config.web_search.api_key_env)"},
 		{"unknown provider", tools.Config{Provider: "altavista", APIKey: "k"}, "go", "unknown provider"},
 		{"google without engine", tools.Config{Provider: "google", APIKey: "k"}, "go", "needs engine_id"},
 		{"empty query", tools.Config{Provider: "bing", APIKey: "k"}, " ", "empty query"},

@@ -143,6 +143,9 @@ type Status struct {
 	// Gateways describes each federation gateway on one line (omitted
 	// without gateways).
 	Gateways []string `json:"gateways,omitempty"`
+	// Halted is the scope of the emergency halt in force ("agents" or
+	// "all"; omitted while the organism runs).
+	Halted string `json:"halted,omitempty"`
 	// Profile, set for a user with a security profile, is the profile
 	// the answer is scoped to: threads, idle_threads and listeners count
 	// only what it sees; slots, processed, failed, in_flight and gateways
