@@ -296,6 +296,24 @@ func (cs *conversations) runningConvs() []string {
 	return out
 }
 
+// unansweredConvs returns the console's conversations still running of
+// which nothing was shown since their latest line (a reply, a printed line
+// or a failure: a streamed part does not count), in the order
+// runningLabels names them. One whose answer showed and that has yet to
+// complete is not among them.
+func (cs *conversations) unansweredConvs() []string {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	out := make([]string, 0, len(cs.running))
+	for conv := range cs.running {
+		if _, waiting := cs.unanswered[conv]; waiting {
+			out = append(out, conv)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return strings.Compare(cs.labelLocked(a), cs.labelLocked(b)) })
+	return out
+}
+
 // labelOf names conv (id when conv is ""), as runningLabels does.
 func (cs *conversations) labelOf(conv, id string) string {
 	if conv == "" {

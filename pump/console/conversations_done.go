@@ -37,3 +37,22 @@ func (cs *conversations) settled(ctx context.Context, conv string) bool {
 	}
 	return !cs.isRunning(conv)
 }
+
+// settleAll waits until none of convs is running, ctx is done or grace
+// has passed.
+func (cs *conversations) settleAll(ctx context.Context, convs []string, grace time.Duration) {
+	if len(convs) == 0 {
+		return
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	for _, conv := range convs {
+		select {
+		case <-cs.whenCompleted(conv):
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			return
+		}
+	}
+}
