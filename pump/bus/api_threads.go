@@ -503,9 +503,13 @@ func participantsOf(entries []store.Entry) []string {
 }
 
 // huhText is the <error> text of a <huh> envelope ("" if it is none).
-func huhText(env []byte) string {
+func huhText(env []byte) string { return coreChildText(env, "huh", "error") }
+
+// coreChildText is the text of the first child named child of the first
+// element of the core namespace named parent in env ("" for none).
+func coreChildText(env []byte, parent, child string) string {
 	d := xml.NewDecoder(bytes.NewReader(env))
-	inHuh := false
+	in := false
 	for {
 		tok, err := d.Token()
 		if err != nil {
@@ -513,9 +517,9 @@ func huhText(env []byte) string {
 		}
 		if t, ok := tok.(xml.StartElement); ok {
 			switch {
-			case t.Name.Space == schemas.CoreNS && t.Name.Local == "huh":
-				inHuh = true
-			case inHuh && t.Name.Local == "error":
+			case t.Name.Space == schemas.CoreNS && t.Name.Local == parent:
+				in = true
+			case in && t.Name.Local == child:
 				var text string
 				if err := d.DecodeElement(&text, &t); err != nil {
 					return ""

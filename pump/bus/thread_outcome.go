@@ -1,16 +1,13 @@
 package bus
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/xml"
 	"strings"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
-	"github.com/xml-pipeline/xmlpipe/schemas"
 )
 
 // Thread statuses of the API that record a decision rather than a failure.
@@ -162,28 +159,7 @@ func (s *Server) denialReasons(ctx context.Context, conv string) map[string]bool
 }
 
 // refusalReason is the reason of the <refusal> in env ("" for none).
-func refusalReason(env []byte) string {
-	d := xml.NewDecoder(bytes.NewReader(env))
-	in := false
-	for {
-		tok, err := d.Token()
-		if err != nil {
-			return ""
-		}
-		if t, ok := tok.(xml.StartElement); ok {
-			switch {
-			case t.Name.Space == schemas.CoreNS && t.Name.Local == "refusal":
-				in = true
-			case in && t.Name.Local == "reason":
-				var text string
-				if err := d.DecodeElement(&text, &t); err != nil {
-					return ""
-				}
-				return text
-			}
-		}
-	}
-}
+func refusalReason(env []byte) string { return coreChildText(env, "refusal", "reason") }
 
 // completionStatus is the status a conversation's completion e gives it on
 // the event stream, as GET /api/v1/threads/{id} reads it once journaled:
