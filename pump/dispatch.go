@@ -392,20 +392,21 @@ func (p *Pump) tellFailure(l *listener, d *delivery, err error) {
 // (no XML element, nothing repairable): like any other rejected output of a
 // listener — an unknown root tag, a schema failure — the <huh> goes back to
 // the listener that produced it, on the thread its handler ran on, so an LLM
-// agent can correct itself. Output of an error handler is not answered again
-// (it becomes a dead letter), which bounds the exchange.
+// agent can correct itself. Output of a plain listener's error handler is
+// not answered again (it becomes a dead letter), an agent's only
+// MaxErrorHandlerRetries times in a row, which bounds the exchange.
 func (p *Pump) outputRejected(l *listener, d *delivery, err error, text []byte) {
 	p.failed.Add(1)
 	p.log.Warn("handler output rejected", "listener", l.Name, "thread", d.thread, "error", err)
-	if d.errPayload != nil {
-		p.deadLetter(d.conv, d.thread, l.Name, "", "", clip(text), "error handler output rejected: "+err.Error())
+	if d.quietOutput(l) {
+		p.deadLetter(d.conv, d.thread, l.Name, "", "", clip(text), errOutputRefused(l, d.outRound(), err))
 		return
 	}
 	diags := []failure.Diagnostic{{Stage: failure.StageExtract, Msg: err.Error()}}
 	p.record(Record{Time: p.opts.Clock(), Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
 		From: l.Name, Listener: l.Name, Envelope: clip(text), Diagnostics: diags, Profile: d.prof.nameOf()})
-	p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.NewHuh(err, clip(text)), d.depth, "", d.about(""), errorDetail(diags),
-		err)
+	p.sendErrorRound(d.conv, d.tbl, l, d.thread, stage.NewHuh(err, clip(text)), d.depth, "", d.about(""), errorDetail(diags),
+		err, d.outRound())
 }
 
 // respond processes a handler's Response: forward, respond, raw or end.
@@ -679,20 +680,20 @@ func (p *Pump) maxMessagesPerTurn(l *listener) int {
 // listener may send in one turn: none of them is sent, and a SystemError
 // saying the limit goes back to the listener on the thread its handler ran
 // on, as for any other rejected output, so an agent's model can split its
-// work. Output of an error handler is not answered again (a dead letter).
+// work. Output of an error handler is answered as outputRejected says.
 func (p *Pump) tooManyMessages(l *listener, d *delivery, e *stage.TooManyPayloadsError, text []byte) {
 	p.failed.Add(1)
 	p.log.Warn("handler output refused: too many messages", "listener", l.Name, "thread", d.thread,
 		"messages", e.Count, "max_messages_per_turn", e.Limit)
-	if d.errPayload != nil {
-		p.deadLetter(d.conv, d.thread, l.Name, "", "", clip(text), "error handler output refused: "+e.Error())
+	if d.quietOutput(l) {
+		p.deadLetter(d.conv, d.thread, l.Name, "", "", clip(text), errOutputRefused(l, d.outRound(), e))
 		return
 	}
 	p.record(Record{Time: p.opts.Clock(), Direction: Outbound, Kind: RecordSystemError, Conversation: d.conv,
 		Thread: d.thread, From: l.Name, Listener: l.Name, Envelope: clip(text),
 		Diagnostics: []failure.Diagnostic{{Stage: failure.StageExtract, Msg: e.Error()}}, Profile: d.prof.nameOf()})
-	p.sendErrorAbout(d.conv, d.tbl, l, d.thread, stage.TooManyMessagesError(e.Count, e.Limit), d.depth, "", d.about(""),
-		e.Error(), e)
+	p.sendErrorRound(d.conv, d.tbl, l, d.thread, stage.TooManyMessagesError(e.Count, e.Limit), d.depth, "", d.about(""),
+		e.Error(), e, d.outRound())
 }
 
 // withEmptyNS makes a no-namespace element keep no namespace inside the

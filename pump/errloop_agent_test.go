@@ -22,13 +22,20 @@ func TestAgentErrorHandlerLoopBounded(t *testing.T) {
 		out func() xmlpipe.Response
 		// peers are the agent's peers.
 		peers []string
+		// opts are the pump's options.
+		opts pump.Options
 	}{
 		{"send to an unknown name", func() xmlpipe.Response { return xmlpipe.Send("nobody", &Pong{Text: "again"}) },
-			[]string{"nobody"}},
+			[]string{"nobody"}, pump.Options{}},
 		{"raw output of no known tag", func() xmlpipe.Response { return xmlpipe.Raw([]byte(`<Unknown>again</Unknown>`)) },
-			[]string{"nobody"}},
+			[]string{"nobody"}, pump.Options{}},
 		{"send to a name not among its peers", func() xmlpipe.Response { return xmlpipe.Send("other", &Pong{Text: "again"}) },
-			nil},
+			nil, pump.Options{}},
+		{"raw output holding no XML element", func() xmlpipe.Response { return xmlpipe.Raw([]byte(`just prose, again`)) },
+			nil, pump.Options{}},
+		{"raw output of too many messages", func() xmlpipe.Response {
+			return xmlpipe.Raw([]byte(`<Pong><Text>a</Text></Pong><Pong><Text>b</Text></Pong>`))
+		}, []string{"bot"}, pump.Options{MaxMessagesPerTurn: 1}},
 	}
 	const runaway = 50 // the error handler gives up here, so a failing test ends
 
@@ -45,7 +52,7 @@ func TestAgentErrorHandlerLoopBounded(t *testing.T) {
 					}
 					return tt.out(), nil
 				}), tt.peers...)
-			p := startPump(t, pump.Options{}, bot)
+			p := startPump(t, tt.opts, bot)
 			events := newRecorder()
 			p.Subscribe(events)
 			out := newRecorder()
