@@ -87,11 +87,7 @@ func (x *slotIndexes) observe(e pump.Event) {
 		if len(e.Envelope) == 0 {
 			return
 		}
-		n := x.assign(e.Conversation, e.Thread)
-		sh := x.shard(e.Conversation)
-		sh.mu.Lock()
-		sh.pending[slotKey{&e.Envelope[0], e.Thread}] = n
-		sh.mu.Unlock()
+		x.assign(e.Conversation, e.Thread, slotKey{&e.Envelope[0], e.Thread})
 	case pump.EventComplete:
 		x.complete(e.Conversation)
 	}
@@ -111,14 +107,17 @@ func (x *slotIndexes) event(e pump.Event) (slot int, ok bool) {
 	return slot, ok
 }
 
-// assign returns the slot index of the next message of thread.
-func (x *slotIndexes) assign(conv, thread string) int {
+// assign numbers the message k, the next of thread: its number waits in
+// pending for event. A thread already counted takes one lock of its shard;
+// a new one reads its history between two.
+func (x *slotIndexes) assign(conv, thread string, k slotKey) {
 	sh := x.shard(conv)
 	sh.mu.Lock()
 	if n, seen := sh.next[thread]; seen {
 		sh.next[thread] = n + 1
+		sh.pending[k] = n
 		sh.mu.Unlock()
-		return n
+		return
 	}
 	sh.mu.Unlock()
 	h := x.history(thread)
@@ -130,7 +129,7 @@ func (x *slotIndexes) assign(conv, thread string) int {
 		sh.byConv[conv] = append(sh.threadList(conv), thread)
 	}
 	sh.next[thread] = n + 1
-	return n
+	sh.pending[k] = n
 }
 
 // threadList returns conv's list of counted threads: its own, else an

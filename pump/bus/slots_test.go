@@ -95,3 +95,33 @@ func TestSlotIndexesSteadyStateAllocations(t *testing.T) {
 		t.Errorf("%d threads counted and %d messages pending at the end, want none", n, p)
 	}
 }
+
+// BenchmarkSlotIndexesConversation is the numbering of one /ws
+// conversation's messages: three threads, a message on each numbered as
+// the pump accepts it (observe) and read back by the message log (event),
+// then the completion — what every reply costs the bus here.
+func BenchmarkSlotIndexesConversation(b *testing.B) {
+	x := newSlotIndexes(func(string) int { return 0 })
+	const convs, threads = 64, 3
+	ids := make([]string, convs)
+	names := make([][threads]string, convs)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("conv-%d", i)
+		for j := range threads {
+			names[i][j] = fmt.Sprintf("conv-%d-t%d", i, j)
+		}
+	}
+	env := []byte("<m/>")
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		c := i % convs
+		i++
+		for j := range threads {
+			e := pump.Event{Kind: pump.EventMessage, Conversation: ids[c], Thread: names[c][j], Envelope: env}
+			x.observe(e)
+			x.event(e)
+		}
+		x.observe(pump.Event{Kind: pump.EventComplete, Conversation: ids[c]})
+	}
+}
