@@ -1,6 +1,7 @@
 package pump
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -113,10 +114,13 @@ type OutletFunc func(Event)
 func (f OutletFunc) Deliver(e Event) { f(e) }
 
 // subscribers fans events out to observers (consoles, monitors, the bus).
+// They are a slice, in the order they were added: publish runs for every
+// event, twice (watchers and subscribers), and ranging over a map of one or
+// two entries cost it more than the outlets it called.
 type subscribers struct {
 	mu   sync.RWMutex
 	next int
-	subs map[int]subscriber
+	subs []subscriber
 	// n is len(subs) and all the number of them taking every kind, read
 	// without the lock (publish skips the durability gate when nobody
 	// takes an event).
@@ -125,6 +129,7 @@ type subscribers struct {
 
 // subscriber is an observer and the kinds of events it takes (nil: all).
 type subscriber struct {
+	id    int
 	o     Outlet
 	kinds map[EventKind]bool
 }
@@ -132,41 +137,42 @@ type subscriber struct {
 func (s *subscribers) add(o Outlet, kinds ...EventKind) func() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.subs == nil {
-		s.subs = map[int]subscriber{}
-	}
 	id := s.next
 	s.next++
-	sub := subscriber{o: o}
+	sub := subscriber{id: id, o: o}
 	if len(kinds) > 0 {
 		sub.kinds = make(map[EventKind]bool, len(kinds))
 		for _, k := range kinds {
 			sub.kinds[k] = true
 		}
 	}
-	s.subs[id] = sub
+	s.subs = append(s.subs, sub)
 	s.n.Store(int32(len(s.subs)))
 	if sub.kinds == nil {
 		s.all.Add(1)
 	}
 	return func() {
 		s.mu.Lock()
-		if cur, ok := s.subs[id]; ok {
-			delete(s.subs, id)
+		defer s.mu.Unlock()
+		for i, cur := range s.subs {
+			if cur.id != id {
+				continue
+			}
+			s.subs = slices.Delete(s.subs, i, i+1)
 			if cur.kinds == nil {
 				s.all.Add(-1)
 			}
+			break
 		}
 		s.n.Store(int32(len(s.subs)))
-		s.mu.Unlock()
 	}
 }
 
 func (s *subscribers) publish(e Event) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	for _, sub := range s.subs {
-		if sub.kinds == nil || sub.kinds[e.Kind] {
+	for i := range s.subs {
+		if sub := &s.subs[i]; sub.kinds == nil || sub.kinds[e.Kind] {
 			sub.o.Deliver(e)
 		}
 	}
@@ -182,8 +188,8 @@ func (s *subscribers) wants(k EventKind) bool {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	for _, sub := range s.subs {
-		if sub.kinds == nil || sub.kinds[k] {
+	for i := range s.subs {
+		if sub := &s.subs[i]; sub.kinds == nil || sub.kinds[k] {
 			return true
 		}
 	}

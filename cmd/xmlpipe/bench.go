@@ -61,7 +61,7 @@ func runBench(ctx context.Context, args []string, std streams) int {
 	withJournal := fs.Bool("journal", false, "journal to a SQLite store in a temporary directory, in throughput slices alternating with slices without, and report both")
 	durable := fs.Bool("durable", false, "like --journal, and persist threads, todo watchers and context slots too")
 	withMetrics := fs.Bool("metrics", false, "alternate throughput slices between a pump with the Prometheus metrics (scraped every 100 ms) and one without, and report both")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (with --bus: of the load phase, once every client is connected)")
 	mutexProfile := fs.String("mutexprofile", "", "write a profile of lock contention over the whole run to this file")
 	agents := fs.Bool("agents", false, "measure LLM agent turns against a loopback model server instead")
 	pos, code, ok := parseFlags(fs, args)
@@ -133,7 +133,24 @@ func runBench(ctx context.Context, args []string, std streams) int {
 			// As long as the bus's load (at most the pump bench's default).
 			versus = &bench.Config{Duration: min(cmp.Or(*duration, 5*time.Second), 5*time.Second), Injectors: *injectors}
 		}
-		return profiled(*cpuProfile, *mutexProfile, std, func() int { return runBusBench(ctx, cfg, versus, *asJSON, std) })
+		if *cpuProfile != "" {
+			// The load phase only: the login and the connections' setup are
+			// no reply's cost (nor is the pump bench of --versus-pump).
+			pf, err := os.Create(*cpuProfile)
+			if err != nil {
+				fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
+				return exitFailure
+			}
+			defer pf.Close()
+			cfg.LoadPhase = func() func() {
+				if err := pprof.StartCPUProfile(pf); err != nil {
+					fmt.Fprintf(std.err, "xmlpipe bench: %v\n", err)
+					return nil
+				}
+				return pprof.StopCPUProfile
+			}
+		}
+		return profiled("", *mutexProfile, std, func() int { return runBusBench(ctx, cfg, versus, *asJSON, std) })
 	}
 	if *duration == 0 {
 		*duration = 5 * time.Second

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -35,5 +37,24 @@ func TestBenchBusVersusPump(t *testing.T) {
 	}
 	if r := runBinary(t, dir, "", "bench", "--versus-pump"); r.code != exitUsage {
 		t.Errorf("bench --versus-pump without --bus: exit %d, want %d", r.code, exitUsage)
+	}
+}
+
+// TestBenchBusCPUProfile runs `xmlpipe bench --bus --cpuprofile F`
+// briefly: the profile, started once every client is connected, is
+// written and stopped by the time the command exits.
+func TestBenchBusCPUProfile(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "cpu.prof")
+	r := runBinary(t, dir, "", "bench", "--bus", "--in-memory", "--clients", "4", "--duration", "500ms", "--cpuprofile", prof)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	st, err := os.Stat(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() == 0 {
+		t.Errorf("%s is empty", prof)
 	}
 }

@@ -97,7 +97,7 @@ func New(opts Options) (*Server, error) {
 			return tc.Len()
 		}
 		return 0
-	})
+	}, func() bool { return !s.logs.empty() })
 	s.up = websocket.Upgrader{
 		HandshakeTimeout: opts.WriteTimeout,
 		Subprotocols:     []string{bearerProtocol},

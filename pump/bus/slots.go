@@ -2,6 +2,7 @@ package bus
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 )
@@ -27,10 +28,18 @@ type historyLen func(thread string) int
 //
 // The numbering follows the pump as it goes (observe, a pump watcher); the
 // message log streams each message later, once it is durable (event, a
-// subscriber), with the number observe gave it.
+// subscriber), with the number observe gave it. A message accepted while
+// nobody reads the log (no log socket open: read says so) keeps no number
+// for its event — the log sends what is accepted once a client has
+// subscribed — but its thread's counter still counts it, so the numbers
+// stay exact for a reader that comes later.
 type slotIndexes struct {
 	history historyLen
+	read    func() bool
 	shards  [slotShards]slotShard
+	// pending counts the numbers waiting for their event across shards:
+	// while there is none, event takes no lock.
+	pending atomic.Int64
 }
 
 // slotShards is how many independently locked shards slotIndexes has.
@@ -62,8 +71,10 @@ type slotKey struct {
 	thread string
 }
 
-func newSlotIndexes(h historyLen) *slotIndexes {
-	x := &slotIndexes{history: h}
+// newSlotIndexes numbers from the histories h, keeping each number for its
+// event while read reports a reader of the log (nil: always).
+func newSlotIndexes(h historyLen, read func() bool) *slotIndexes {
+	x := &slotIndexes{history: h, read: read}
 	for i := range x.shards {
 		x.shards[i] = slotShard{next: map[string]int{}, byConv: map[string][]string{}, pending: map[slotKey]int{}}
 	}
@@ -87,11 +98,8 @@ func (x *slotIndexes) observe(e pump.Event) {
 		if len(e.Envelope) == 0 {
 			return
 		}
-		n := x.assign(e.Conversation, e.Thread)
-		sh := x.shard(e.Conversation)
-		sh.mu.Lock()
-		sh.pending[slotKey{&e.Envelope[0], e.Thread}] = n
-		sh.mu.Unlock()
+		keep := x.read == nil || x.read()
+		x.assign(e.Conversation, e.Thread, slotKey{&e.Envelope[0], e.Thread}, keep)
 	case pump.EventComplete:
 		x.complete(e.Conversation)
 	}
@@ -99,26 +107,33 @@ func (x *slotIndexes) observe(e pump.Event) {
 
 // event returns, once, the number observe gave an EventMessage (ok).
 func (x *slotIndexes) event(e pump.Event) (slot int, ok bool) {
-	if e.Kind != pump.EventMessage || len(e.Envelope) == 0 {
+	if e.Kind != pump.EventMessage || len(e.Envelope) == 0 || x.pending.Load() == 0 {
 		return 0, false
 	}
 	k := slotKey{&e.Envelope[0], e.Thread}
 	sh := x.shard(e.Conversation)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	slot, ok = sh.pending[k]
-	delete(sh.pending, k)
+	if slot, ok = sh.pending[k]; ok {
+		delete(sh.pending, k)
+		x.pending.Add(-1)
+	}
 	return slot, ok
 }
 
-// assign returns the slot index of the next message of thread.
-func (x *slotIndexes) assign(conv, thread string) int {
+// assign numbers the message k, the next of thread: with keep, its number
+// waits in pending for event. A thread already counted takes one lock of
+// its shard; a new one reads its history between two.
+func (x *slotIndexes) assign(conv, thread string, k slotKey, keep bool) {
 	sh := x.shard(conv)
 	sh.mu.Lock()
 	if n, seen := sh.next[thread]; seen {
 		sh.next[thread] = n + 1
+		if keep {
+			x.keep(sh, k, n)
+		}
 		sh.mu.Unlock()
-		return n
+		return
 	}
 	sh.mu.Unlock()
 	h := x.history(thread)
@@ -130,7 +145,18 @@ func (x *slotIndexes) assign(conv, thread string) int {
 		sh.byConv[conv] = append(sh.threadList(conv), thread)
 	}
 	sh.next[thread] = n + 1
-	return n
+	if keep {
+		x.keep(sh, k, n)
+	}
+}
+
+// keep holds the number n of message k for its event (sh.mu held).
+func (x *slotIndexes) keep(sh *slotShard, k slotKey, n int) {
+	before := len(sh.pending)
+	sh.pending[k] = n
+	if len(sh.pending) > before {
+		x.pending.Add(1)
+	}
 }
 
 // threadList returns conv's list of counted threads: its own, else an

@@ -44,6 +44,12 @@ type Config struct {
 	// Logger receives the organism's and the server's logs (default:
 	// discard).
 	Logger *slog.Logger
+	// LoadPhase, when set, is called once every client is connected, as the
+	// load phase begins (where the per-reply counts start); the function it
+	// returns, when not nil, is called as the load phase ends (where they
+	// stop). `xmlpipe bench --bus --cpuprofile` profiles the replies alone
+	// with it, not the login's password hashing nor the TLS handshakes.
+	LoadPhase func() (end func())
 }
 
 // Result is what Run measured.
@@ -255,7 +261,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	var cpu0 time.Duration
 	var socks0 bus.SocketStats
 	var heap0 heapCounts
+	var endPhase func()
 	load.Connected = func() {
+		if cfg.LoadPhase != nil {
+			endPhase = cfg.LoadPhase()
+		}
 		if st := o.Store(); st != nil {
 			stats := st.Stats()
 			stmts0, commits0, frames0 = st.Statements(), stats.Commits, stats.WALFrames
@@ -263,10 +273,13 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		cpu0, socks0, heap0 = cpuTime(), srv.SocketStats(), readHeap()
 	}
 	t, err := Drive(ctx, load)
+	cpu, socks, heap := cpuTime()-cpu0, srv.SocketStats(), readHeap()
+	if endPhase != nil {
+		endPhase()
+	}
 	if err != nil {
 		return Result{}, err
 	}
-	cpu, socks, heap := cpuTime()-cpu0, srv.SocketStats(), readHeap()
 	r := ResultOf(load, t)
 	r.Durable = !cfg.InMemory
 	if t.Replies > 0 {

@@ -3,6 +3,7 @@ package busload
 import (
 	"context"
 	"math"
+	"sync"
 	"testing"
 	"time"
 
@@ -61,5 +62,51 @@ func TestRunMeasuresReplies(t *testing.T) {
 				t.Errorf("%d network writes for %d frames", writes, frames)
 			}
 		})
+	}
+}
+
+// TestRunLoadPhase checks that Config.LoadPhase brackets the load phase:
+// called once, before any request is acknowledged (every client is
+// connected, none has sent), and its end called once, after the last
+// reply, so that a profile taken between them is the replies' alone.
+func TestRunLoadPhase(t *testing.T) {
+	var (
+		mu                 sync.Mutex
+		starts, ends       int
+		acksBefore, acksIn int
+		started, ended     bool
+	)
+	load := LoadConfig{Clients: 4, Duration: 500 * time.Millisecond, Acked: func(int, string, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case !started:
+			acksBefore++
+		case !ended:
+			acksIn++
+		}
+	}}
+	r, err := Run(context.Background(), Config{Build: helloWorld, InMemory: true, Load: load, LoadPhase: func() func() {
+		mu.Lock()
+		defer mu.Unlock()
+		starts++
+		started = true
+		return func() {
+			mu.Lock()
+			defer mu.Unlock()
+			ends++
+			ended = true
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if starts != 1 || ends != 1 {
+		t.Errorf("load phase started %d times, ended %d times, want once each", starts, ends)
+	}
+	if acksBefore != 0 || int64(acksIn) != r.Acked || r.Acked == 0 {
+		t.Errorf("%d acks before the load phase, %d in it, %d in all: want all of them in it", acksBefore, acksIn, r.Acked)
 	}
 }
