@@ -402,12 +402,14 @@ func (g *gateway) sender() {
 			if len(batch) == 0 {
 				break
 			}
-			for _, e := range batch {
-				if err := c.write(e.env); err != nil {
-					c.close(fmt.Errorf("write: %w", err))
-					break
+			c.cork.batch(len(batch), func() {
+				for _, e := range batch {
+					if err := c.write(e.env); err != nil {
+						c.close(fmt.Errorf("write: %w", err))
+						break
+					}
 				}
-			}
+			})
 		}
 	}
 }
