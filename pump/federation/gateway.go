@@ -402,14 +402,12 @@ func (g *gateway) sender() {
 			if len(batch) == 0 {
 				break
 			}
-			c.cork.batch(len(batch), func() {
-				for _, e := range batch {
-					if err := c.write(e.env); err != nil {
-						c.close(fmt.Errorf("write: %w", err))
-						break
-					}
+			for _, e := range batch {
+				if err := c.write(e.env); err != nil {
+					c.close(fmt.Errorf("write: %w", err))
+					break
 				}
-			})
+			}
 		}
 	}
 }

@@ -261,24 +261,13 @@ func (a *acker) run() {
 		a.mu.Lock()
 		batch, a.list = a.list, batch[:0]
 		a.mu.Unlock()
-		// The frames of one batch leave together (corker); what they
-		// pay is settled once they left.
-		written := 0
-		a.c.cork.batch(len(batch), func() {
-			for _, f := range batch {
-				if a.c.writeFrame(f) != nil {
-					return
-				}
-				written++
+		for _, f := range batch {
+			if err := a.c.writeFrame(f); err != nil {
+				return // the link is closing; the peer resends what it lacks
 			}
-		})
-		a.mu.Lock()
-		for _, f := range batch[:written] {
+			a.mu.Lock()
 			a.settle(f.ID)
-		}
-		a.mu.Unlock()
-		if written < len(batch) {
-			return // the link is closing; the peer resends what it lacks
+			a.mu.Unlock()
 		}
 		a.paid()
 	}

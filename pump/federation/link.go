@@ -40,8 +40,6 @@ type conn struct {
 	readyOnce sync.Once
 	// acks writes the acknowledgements once they are durable.
 	acks *acker
-	// cork coalesces the writes of a batch into few segments.
-	cork corker
 	// bye is closed once the peer said goodbye (frameGoodbye): it drains
 	// the link, and no acknowledgement comes on it any more.
 	bye     chan struct{}
@@ -72,7 +70,6 @@ func newConn(g *gateway, ws *websocket.Conn, p peer, withServed bool) *conn {
 		c.served = make(chan struct{})
 	}
 	c.acks = newAcker(c)
-	c.cork.find = func() any { return ws.UnderlyingConn() }
 	return c
 }
 
