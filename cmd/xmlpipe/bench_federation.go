@@ -56,8 +56,9 @@ type fedBenchConfig struct {
 	Samples int
 	// Floor is how many times the floor's operations are timed.
 	Floor int
-	// Statements prints the store statements per call (fedBench's
-	// SequentialByStatement and ByStatement) with the text output.
+	// Statements measures the store statements per call (fedBench's
+	// SequentialByStatement and ByStatement, in the JSON and the text
+	// output); without it they are not counted at all.
 	Statements bool
 }
 
@@ -135,7 +136,7 @@ type fedBench struct {
 	// per sequential call, from the settled stores before it to the
 	// settled stores after it (its acknowledgements and the writes riding
 	// later commits included); ByStatement those per call over the
-	// throughput phase. Printed with --statements.
+	// throughput phase. Measured and printed only with --statements.
 	SequentialByStatement []fedStatement `json:"sequential_statements,omitempty"`
 	ByStatement           []fedStatement `json:"statements,omitempty"`
 	// statements is fedBenchConfig.Statements, for String.
@@ -175,6 +176,8 @@ type fedPair struct {
 	count  *fedCounter
 	srv    *http.Server
 	served chan error
+	// keys memoises statementKey by query text for statementSnapshot.
+	keys map[string]string
 }
 
 // startFedPair builds and starts the two durable organisms in dir.
@@ -377,9 +380,13 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 			}
 			// A link call's statements run from the settled stores
 			// before it to those before the local call after it.
-			if s.o == p.a {
+			// Only when asked for: a snapshot walks both stores' statement
+			// texts, hundreds of them, around every sequential call.
+			switch {
+			case !cfg.Statements:
+			case s.o == p.a:
 				linkStart = p.statementSnapshot()
-			} else {
+			default:
 				seqByStatement.add(linkStart, p.statementSnapshot())
 			}
 			_, c0 := p.commits()
@@ -408,14 +415,19 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 		r.SequentialCommits = float64(seqCommits) / float64(n)
 		r.SequentialStatements = float64(seqStatements) / float64(n)
 		r.SequentialFrames = float64(seqFrames) / float64(n)
-		r.SequentialByStatement = seqByStatement.perCall(int64(n))
+		if cfg.Statements {
+			r.SequentialByStatement = seqByStatement.perCall(int64(n))
+		}
 	}
 
 	// Throughput: Callers closed-loop callers for Duration.
 	out0, refused0 := p.count.snapshot()
 	state0, journal0 := p.commits()
 	stmts0, frames0 := p.writes()
-	byStatement0 := p.statementSnapshot()
+	var byStatement0 stmtSnapshot
+	if cfg.Statements {
+		byStatement0 = p.statementSnapshot()
+	}
 	cpu0 := processCPU()
 	start := time.Now()
 	deadline := start.Add(cfg.Duration)
@@ -444,9 +456,11 @@ func (p *fedPair) measure(ctx context.Context, cfg fedBenchConfig) (fedBench, er
 	out1, refused1 := p.count.snapshot()
 	state1, journal1 := p.commits()
 	stmts1, frames1 := p.writes()
-	byStatement := stmtSnapshot{}
-	byStatement.add(byStatement0, p.statementSnapshot())
-	r.ByStatement = byStatement.perCall(calls.Load())
+	if cfg.Statements {
+		byStatement := stmtSnapshot{}
+		byStatement.add(byStatement0, p.statementSnapshot())
+		r.ByStatement = byStatement.perCall(calls.Load())
+	}
 	r.Seconds, r.Calls, r.Lost = elapsed.Seconds(), calls.Load(), lost.Load()
 	r.Envelopes, r.Refused = out1-out0, refused1-refused0
 	r.CallsPerSec = float64(r.Calls) / elapsed.Seconds()

@@ -27,7 +27,9 @@ type fedStatement struct {
 // organism and statement.
 type stmtSnapshot map[[2]string]store.StatementCount
 
-// statementSnapshot takes both organisms' statement counts.
+// statementSnapshot takes both organisms' statement counts (only with
+// --statements: the bench's own work, not the link's). It runs on the
+// measuring goroutine alone, which owns p.keys.
 func (p *fedPair) statementSnapshot() stmtSnapshot {
 	s := stmtSnapshot{}
 	for _, o := range []struct {
@@ -35,7 +37,15 @@ func (p *fedPair) statementSnapshot() stmtSnapshot {
 		org  *organism.Organism
 	}{{"a", p.a}, {"b", p.b}} {
 		for _, c := range o.org.Store().StatementCounts() {
-			k := [2]string{o.name, statementKey(c.Query)}
+			key, ok := p.keys[c.Query]
+			if !ok {
+				if p.keys == nil {
+					p.keys = map[string]string{}
+				}
+				key = statementKey(c.Query)
+				p.keys[c.Query] = key
+			}
+			k := [2]string{o.name, key}
 			sum := s[k]
 			sum.Runs += c.Runs
 			sum.Rows += c.Rows

@@ -12,7 +12,8 @@ import (
 // TestBenchFederation runs `xmlpipe bench --federation` briefly: two
 // organisms, a real TLS link, every call answered, the floor and its ratio
 // computed, the federation state's commits counted among the stores', a
-// CPU profile written; and refuses the flags it cannot use.
+// CPU profile written, the statements listed only with --statements; and
+// refuses the flags it cannot use.
 func TestBenchFederation(t *testing.T) {
 	dir := t.TempDir()
 	prof := filepath.Join(dir, "fed.prof")
@@ -47,6 +48,22 @@ func TestBenchFederation(t *testing.T) {
 	}
 	if fi, err := os.Stat(prof); err != nil || fi.Size() == 0 {
 		t.Errorf("no CPU profile: %v", err)
+	}
+	// The statement tables cost the bench a snapshot of both stores'
+	// statement counts around every sequential call: taken only when
+	// asked for (--statements), so they weigh on no other run.
+	if len(got.SequentialByStatement) != 0 || len(got.ByStatement) != 0 {
+		t.Errorf("statements listed without --statements: %d sequential, %d throughput",
+			len(got.SequentialByStatement), len(got.ByStatement))
+	}
+	asked := runBinary(t, dir, "", "bench", "--federation", "--callers", "4", "--duration", "300ms", "--samples", "10",
+		"--json", "--statements")
+	if asked.code != 0 {
+		t.Fatalf("--statements: exit %d\n%s", asked.code, asked.stderr)
+	}
+	got = fedBench{}
+	if err := json.Unmarshal([]byte(asked.stdout), &got); err != nil {
+		t.Fatalf("%v: %s", err, asked.stdout)
 	}
 	// Every call is recorded received and served by the callee, once.
 	for phase, ss := range map[string][]fedStatement{"sequential": got.SequentialByStatement, "throughput": got.ByStatement} {

@@ -2,7 +2,6 @@ package federation
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -252,8 +251,8 @@ func (c *conn) run() error {
 		_ = c.ws.SetReadDeadline(time.Now().Add(silenceLimit))
 		switch mt {
 		case websocket.TextMessage:
-			var f frame
-			if err := json.Unmarshal(b, &f); err != nil {
+			f, err := decodeFrame(b)
+			if err != nil {
 				c.g.log.Warn("federation: refused a frame that is not JSON", "error", err)
 				continue
 			}

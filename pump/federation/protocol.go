@@ -2,7 +2,6 @@ package federation
 
 import (
 	"bytes"
-	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -341,8 +340,3 @@ const (
 	// unacknowledged is sent again on the next link).
 	frameGoodbye = "goodbye"
 )
-
-func (f frame) marshal() []byte {
-	b, _ := json.Marshal(f) // a struct of strings and a bool cannot fail
-	return b
-}
