@@ -45,6 +45,35 @@ func TextField(t reflect.Type) ([]int, bool) {
 	return nil, false
 }
 
+// TakesText reports whether a line of text is all a payload of struct type
+// t (or *t) needs: it has a text field (TextField) and every other field
+// may hold nothing — a pointer, a string, a slice or a map, or an
+// omitempty field — so a payload made of the text alone (NewTextPayload)
+// makes nothing up. A Weather{City string; TempC int} has a text field but
+// does not take text: its TempC would be a made-up 0.
+func TakesText(t reflect.Type) bool {
+	idx, ok := TextField(t)
+	if !ok {
+		return false
+	}
+	t = derefType(t)
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if (len(idx) == 1 && i == idx[0]) || !f.IsExported() || f.Name == "XMLName" ||
+			strings.HasPrefix(f.Tag.Get("xml"), "-") {
+			continue
+		}
+		switch f.Type.Kind() {
+		case reflect.Pointer, reflect.Interface, reflect.String, reflect.Slice, reflect.Map:
+			continue
+		}
+		if !omitEmpty(f.Tag.Get("xml")) {
+			return false
+		}
+	}
+	return true
+}
+
 // NewTextPayload returns a pointer to a new struct of type t (or *t) with
 // text in the field TextField picks, or false when t has none.
 func NewTextPayload(t reflect.Type, text string) (any, bool) {

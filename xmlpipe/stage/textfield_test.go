@@ -144,3 +144,34 @@ func TestPayloadTextOnlyWhenTheTextIsAll(t *testing.T) {
 		})
 	}
 }
+
+// TestTakesText: a payload type takes a line of text when its text field is
+// all it needs — every other field may be left empty — not when a text
+// payload would make another field up (a Weather's TempC).
+func TestTakesText(t *testing.T) {
+	type shout struct {
+		Message string
+		Sender  string
+	}
+	type flagged struct {
+		Text string
+		Done bool
+	}
+	for _, tc := range []struct {
+		name string
+		typ  reflect.Type
+		want bool
+	}{
+		{"text alone", reflect.TypeFor[struct{ Text string }](), true},
+		{"pointer to it", reflect.TypeFor[*struct{ Text string }](), true},
+		{"optional fields beside the text", reflect.TypeFor[note](), true},
+		{"another string beside the text", reflect.TypeFor[shout](), true},
+		{"a required number beside the only string", reflect.TypeFor[weather](), false},
+		{"a required bool beside the text", reflect.TypeFor[flagged](), false},
+		{"no text field", reflect.TypeFor[struct{ N int }](), false},
+	} {
+		if got := stage.TakesText(tc.typ); got != tc.want {
+			t.Errorf("%s: TakesText(%v) = %v, want %v", tc.name, tc.typ, got, tc.want)
+		}
+	}
+}
