@@ -118,11 +118,11 @@ func TestInterimTextShows(t *testing.T) {
 		}{in, scr}, "")
 		done := make(chan error, 1)
 		go func() { done <- c.RunTerminal(context.Background(), tm) }()
-		scr.waitFor(t, "> ", 1)
+		waitScreen(t, scr, "> ")
 		if _, err := io.WriteString(typing, "@planner plan it\r"); err != nil {
 			t.Fatal(err)
 		}
-		scr.waitFor(t, "All done.", 1)
+		waitScreen(t, scr, "All done.")
 		if err := typing.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -153,4 +153,19 @@ func startLoops(t *testing.T, m *llmtest.ChatModel) *organism.Local {
 	}
 	t.Cleanup(func() { _ = l.Organism().Shutdown(context.Background()) })
 	return l
+}
+
+// waitScreen waits until text is on the screen, up to a minute (a loaded
+// machine runs the organism, the model and the terminal slowly).
+func waitScreen(t *testing.T, s *screen, text string) {
+	t.Helper()
+	timeout := time.NewTimer(time.Minute)
+	defer timeout.Stop()
+	for !strings.Contains(s.String(), text) {
+		select {
+		case <-s.changed:
+		case <-timeout.C:
+			t.Fatalf("%q did not appear; screen:\n%q", text, s.String())
+		}
+	}
 }
