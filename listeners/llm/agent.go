@@ -185,6 +185,11 @@ type Agent struct {
 	// (it is the answer, markup and all); in XML mode the text up to the
 	// first element naming a peer (messages to peers are not shown).
 	OnDelta func(agent, thread, delta string, end bool)
+	// OnInterim, when set, shows the text of a turn the agent's loop
+	// control continues (its tokens stripped; not sent when blank): the
+	// agent's interim text, which no answer carries — the user sees it
+	// where streamed text is not shown (a pipe), once where it is.
+	OnInterim func(agent, thread, text string)
 	// Logger receives warnings (default slog.Default()).
 	Logger *slog.Logger
 

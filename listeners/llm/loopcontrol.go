@@ -24,9 +24,9 @@ import (
 // counted; the §9 progress guard over the answer and the turn's tool
 // results), and the decision is mapped onto the loop:
 //
-//   - continue: the answer is kept in the conversation, a short note asks
-//     the model to go on, a new AEIOU turn opens and the model is asked
-//     again;
+//   - continue: the answer is kept in the conversation and shown as the
+//     agent's interim text (OnInterim), a short note asks the model to go
+//     on, a new AEIOU turn opens and the model is asked again;
 //   - done: the answer, its token lines stripped, goes to the caller;
 //   - abort: the turn halts; the caller gets the reason and the answer;
 //   - no valid token (HALT(ERR_TOKEN_MISSING)): the answer, stripped, goes
@@ -211,6 +211,9 @@ func (a *Agent) decideLoop(ctx context.Context, st *turnState, ls *loopSession, 
 			return resp, false, err
 		}
 		ls.since = st.c.latest
+		if a.OnInterim != nil && strings.TrimSpace(text) != "" {
+			a.OnInterim(a.Name, st.md.ThreadID, text)
+		}
 		a.record(st, registry.Slot{PayloadType: feedbackType, Raw: fmt.Appendf(nil, loopContinueNote, t.Index)})
 		return nil, true, nil
 	case aeiou.OutcomeDone:

@@ -33,6 +33,20 @@ func TestLoopControlStreamHidesTokens(t *testing.T) {
 		{"token, then a line like a token's start",
 			func(tok string) string { return head + tok + "\r\n<<<NSMAG:V" },
 			func(string) string { return head + "<<<NSMAG:V" }},
+		// A token at a line's edge goes from the answer, so from what is
+		// shown of it too; one in a code block stays in both.
+		{"token at a line's end",
+			func(tok string) string { return head + "Step. " + tok + "\n" + tok + "\n" },
+			func(string) string { return head + "Step.\n" }},
+		{"token at a line's start",
+			func(tok string) string { return head + tok + " Step.\n" + tok },
+			func(string) string { return head + "Step.\n" }},
+		{"token glued to a line's end, CRLF",
+			func(tok string) string { return head + "Step." + tok + "\r\nMore.\r\n" + tok },
+			func(string) string { return head + "Step.\r\nMore.\r\n" }},
+		{"token in a code block",
+			func(tok string) string { return head + "```\nx " + tok + "\n```\n" + tok },
+			func(tok string) string { return head + "```\nx " + tok + "\n```\n" }},
 	} {
 		for _, size := range []int{1, 3, 7, 64, 4096} {
 			t.Run(fmt.Sprintf("%s/%d-byte pieces", tc.name, size), func(t *testing.T) {

@@ -14,13 +14,15 @@ import (
 
 // outputType returns the payload the turn's answer must be, nil for text:
 // the caller's own payload when the caller is a listener that takes no text
-// (the answer can only reach it in that payload), else the agent's declared
+// (stage.TakesText: a payload with no text field, or one whose other fields
+// a text answer would leave made up — a Weather's TempC beside its City;
+// the answer can only reach it in that payload), else the agent's declared
 // Response. asText reports an answer that is checked against Response but
 // reaches its caller as text (the JSON in the caller's text payload: an
 // agent calling another takes text).
 func (a *Agent) outputType(st *turnState) (out *xmlpipe.PayloadType, asText bool) {
 	if st.callerType != nil {
-		if _, ok := stage.TextField(st.callerType.GoType()); !ok {
+		if !stage.TakesText(st.callerType.GoType()) {
 			return st.callerType, false
 		}
 		return a.Response, a.Response != nil

@@ -319,9 +319,9 @@ func (c *Console) banner(ctx context.Context) {
 
 // receive renders what the organism says (called on its goroutines). On a
 // terminal the text an agent streams in the console's own conversations
-// shows as it arrives (liveStreams), and its answer then adds only what the
-// stream did not show; on a pipe streamed text is not shown and every
-// answer prints once, whole.
+// shows as it arrives (liveStreams), and its answer — and its interim text,
+// a printed line — then adds only what the stream did not show; on a pipe
+// streamed text is not shown and every answer prints once, whole.
 func (c *Console) receive(o organism.Output) {
 	switch o.Kind {
 	case organism.OutputPrint, organism.OutputReply, organism.OutputHuh:
@@ -329,6 +329,12 @@ func (c *Console) receive(o organism.Output) {
 	}
 	switch o.Kind {
 	case organism.OutputPrint:
+		if c.sess.terminal.Load() {
+			// An agent's interim text (a turn its loop control continued)
+			// adds only what its stream did not show.
+			c.live.reply(o.Conversation, o.From, o.Text)
+			return
+		}
 		c.say(fmt.Sprintf("[%s] %s", o.From, o.Text))
 	case organism.OutputReply:
 		if c.sess.terminal.Load() {

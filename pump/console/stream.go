@@ -98,7 +98,9 @@ func (ls *liveStreams) commit(k streamKey, st *liveStream) {
 	ls.out.live(k.id(), "")
 }
 
-// reply prints agent's answer text in conv: what its stream did not show.
+// reply prints agent's answer text in conv (or its interim text): what its
+// stream did not show. The line breaks a stream showed after the text's
+// end (an answer's trailing token lines were stripped) add nothing.
 func (ls *liveStreams) reply(conv, agent, text string) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
@@ -112,6 +114,9 @@ func (ls *liveStreams) reply(conv, agent, text string) {
 	ls.out.live(k.id(), "")
 	shown := st.shown.String()
 	rest, ok := strings.CutPrefix(text, shown)
+	if !ok && text == strings.TrimRight(shown, "\r\n") {
+		rest, ok = "", true
+	}
 	switch {
 	case !ok:
 		ls.out.line("[" + agent + "] " + text)

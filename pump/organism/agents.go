@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
 	"github.com/xml-pipeline/xmlpipe/listeners/llm"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
@@ -115,7 +116,7 @@ func (l *llmLayer) checkLiveAgent(lc config.Listener) error {
 // the agent loop (its tool calling mode, context window and declared answer
 // payload as the listener entry says; its backend's when it says none).
 func (l *llmLayer) agentListener(lc config.Listener, p *pump.Pump, threads *registry.Threads,
-	cb *registry.ContextBuffer, stream func(thread, agent, delta string, end bool), log *slog.Logger) (pump.Listener, error) {
+	cb *registry.ContextBuffer, env catalog.Env, log *slog.Logger) (pump.Listener, error) {
 	pt, err := llm.InputType(lc.Name)
 	if err != nil {
 		return pump.Listener{}, err
@@ -147,8 +148,13 @@ func (l *llmLayer) agentListener(lc config.Listener, p *pump.Pump, threads *regi
 	if lc.Route {
 		a.LocalTools = append(a.LocalTools, l.routeTool())
 	}
-	if stream != nil {
+	if stream := env.Stream; stream != nil {
 		a.OnDelta = func(agent, thread, delta string, end bool) { stream(thread, agent, delta, end) }
+	}
+	if show := env.Print; show != nil {
+		// A turn its loop control continues shows its text as the agent's
+		// interim text, as a listener's printed line.
+		a.OnInterim = func(agent, thread, text string) { show(thread, agent, text) }
 	}
 	return pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Response: response, Handler: a, Agent: true,
 		Peers: append(append([]string(nil), lc.Peers...), lc.Tools...), Prompt: prompt, Workers: lc.MaxConcurrent,

@@ -142,7 +142,8 @@ type OutputKind string
 
 // Output kinds.
 const (
-	// OutputPrint is a listener's printed output (response-handler).
+	// OutputPrint is a listener's printed output (response-handler), or
+	// an LLM agent's interim text: a turn its loop control continued.
 	OutputPrint OutputKind = "print"
 	// OutputReply is a reply that pruned back to the console.
 	OutputReply OutputKind = "reply"

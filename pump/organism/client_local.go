@@ -185,16 +185,16 @@ func (l *Local) deliver(e pump.Event) {
 	}
 }
 
-// replyText is a reply's text field, else its payload XML without the
-// xmlns="" it has only inside an envelope, as the bus gives it to a remote
-// console (a refusal in one line). An empty text field stands for the payload only when nothing
-// else in it is set: a tool result whose Text is empty but whose Error
-// says why is shown as its XML, as the remote console shows it.
+// replyText is a reply's text when its text field carries all the payload
+// holds (stage.PayloadText), else its payload XML without the xmlns="" it
+// has only inside an envelope, as the bus gives it to a remote console (a
+// refusal in one line): a Weather's City beside its TempC, or a tool
+// result whose Text is empty but whose Error says why, shows whole.
 func replyText(e pump.Event) string {
 	if r, ok := e.Payload.(*xmlpipe.Refusal); ok {
 		return r.Summary()
 	}
-	if s, ok := PayloadText(e.Payload); ok && (s != "" || onlyText(e.Payload)) {
+	if s, ok := PayloadText(e.Payload); ok {
 		return s
 	}
 	if e.Payload != nil {
@@ -205,31 +205,6 @@ func replyText(e pump.Event) string {
 		}
 	}
 	return "<" + e.PayloadName + ">"
-}
-
-// onlyText reports whether v (a struct or a pointer to one) sets no
-// exported field but the one stage.TextField picks (XMLName and xml:"-"
-// fields aside).
-func onlyText(v any) bool {
-	rv, ok := stage.Deref(reflect.ValueOf(v))
-	if !ok {
-		return true
-	}
-	idx, ok := stage.TextField(rv.Type())
-	if !ok || len(idx) != 1 {
-		return ok
-	}
-	for i := range rv.NumField() {
-		f := rv.Type().Field(i)
-		if i == idx[0] || !f.IsExported() || f.Name == "XMLName" || strings.HasPrefix(f.Tag.Get("xml"), "-") {
-			continue
-		}
-		// A field left out (a nil pointer) or given empty is not set.
-		if fv, ok := stage.Deref(rv.Field(i)); ok && !fv.IsZero() {
-			return false
-		}
-	}
-	return true
 }
 
 // Listeners describes every listener, system ones first.

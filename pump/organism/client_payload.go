@@ -23,8 +23,10 @@ func NewPayload(t reflect.Type, text string) (any, error) {
 	return v, nil
 }
 
-// PayloadText returns the text a payload value carries in the field
-// stage.TextField picks (a ShoutedResponse's Message), if it has one.
+// PayloadText returns the text of a payload value whose text field (the
+// one stage.TextField picks) carries all it holds — a ShoutedResponse's
+// Message — and false for one that holds more (a Weather's City beside
+// its TempC), which reads right only whole: see stage.PayloadText.
 func PayloadText(v any) (string, bool) { return stage.PayloadText(v) }
 
 // StructuredPayload recognises a structured payload in the text of an

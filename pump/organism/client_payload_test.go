@@ -85,7 +85,9 @@ func TestPayloadText(t *testing.T) {
 	}{
 		{"pointer", &hello.ShoutedResponse{Message: "HELLO"}, "HELLO", true},
 		{"value", hello.ShoutedResponse{Message: "HELLO"}, "HELLO", true},
-		{"message field", &hello.GreetingResponse{Message: "hi", OriginalSender: "x"}, "hi", true},
+		{"message field", &hello.GreetingResponse{Message: "hi"}, "hi", true},
+		// The Message is not all a GreetingResponse with a sender holds.
+		{"message field beside another", &hello.GreetingResponse{Message: "hi", OriginalSender: "x"}, "", false},
 		{"nil pointer", (*hello.ShoutedResponse)(nil), "", false},
 		{"nil", nil, "", false},
 		{"no text field", &twoStrings{A: "a"}, "", false},

@@ -153,7 +153,7 @@ func (o *Organism) Ask(ctx context.Context, to string, payload any) (pump.Event,
 // AskText is Ask with the message built from text, as the console builds
 // "@to text": the text goes in the text field of the listener's payload —
 // so a program can ask a YAML agent, whose payload type it cannot name.
-// The answer's text, when its payload has one, is PayloadText(ev.Payload).
+// The answer's text, when its text field is all it holds, is PayloadText(ev.Payload).
 // An unknown listener is ErrUnknownListener, one whose payload has no text
 // field ErrNoTextField.
 func (o *Organism) AskText(ctx context.Context, to, text string) (pump.Event, error) {

@@ -106,7 +106,7 @@ func (o *Organism) addAgent(layer *llmLayer, env catalog.Env, lc config.Listener
 	if err := layer.checkLiveAgent(lc); err != nil {
 		return fmt.Errorf("agent %s: %w", lc.Name, err)
 	}
-	l, err := layer.agentListener(lc, o.Pump, o.threads, o.history, env.Stream, o.log)
+	l, err := layer.agentListener(lc, o.Pump, o.threads, o.history, env, o.log)
 	if err == nil {
 		err = o.Pump.AddListener(o.gov.constituted(l, o.CurrentConfig(), lc))
 	}

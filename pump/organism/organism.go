@@ -414,7 +414,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 			continue
 		}
 		if lc.YAMLAgent() {
-			l, err := layer.agentListener(lc, p, threads, cb, env.Stream, opts.Logger)
+			l, err := layer.agentListener(lc, p, threads, cb, env, opts.Logger)
 			if err == nil {
 				err = p.Register(gov.constituted(l, cfg, lc))
 			}

@@ -405,7 +405,7 @@ func (p *Plan) build(entries []planEntry) error {
 			u.mount, u.names = m, m.names()
 			p.add = append(p.add, ls...)
 		case agentUnit:
-			l, err := p.layer.agentListener(lc, o.Pump, o.threads, o.history, env.Stream, o.log)
+			l, err := p.layer.agentListener(lc, o.Pump, o.threads, o.history, env, o.log)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", e.where, err))
 				continue

@@ -149,21 +149,12 @@ const MaxCandidates = 64
 func (v *Verifier) Decide(turn Turn, output string) Decision {
 	now := v.now()
 	var d Decision
-	var fence string
+	var fence codeFence
 	checked := 0
 	lines := strings.Split(output, "\n")
 	for i, line := range lines {
 		line = strings.TrimSuffix(line, "\r")
-		inFence := fence != ""
-		if f, rest := fenceMark(line); f != "" {
-			inFence = true // a fence line is part of the code block
-			switch {
-			case fence == "":
-				fence = f
-			case f[0] == fence[0] && len(f) >= len(fence) && strings.TrimSpace(rest) == "":
-				fence = ""
-			}
-		}
+		inFence := fence.step(line)
 		if !strings.Contains(line, tokenMark) {
 			continue
 		}
@@ -288,27 +279,131 @@ func fenceMark(line string) (run, rest string) {
 	return "", ""
 }
 
-// StripTokens returns output without its token lines — every line that is
-// exactly a token by §7's syntax (a trailing "\r" aside), verified or not —
-// and without the blank lines this leaves at the end; the rest is kept byte
-// for byte. Use it on an answer before delivering it or keeping it as the
-// turn's output.
+// StripTokens returns output without its tokens (see Stripper.Line): every
+// line that is exactly a token by §7's syntax (a trailing "\r" aside),
+// verified or not, and a token written at the start or the end of a line of
+// text, with the spaces that set it off — a misplaced token decides nothing,
+// and a reader has no use for it. The blank lines this leaves at the end go
+// too; the rest is kept byte for byte. Use it on an answer before
+// delivering it or keeping it as the turn's output.
 func StripTokens(output string) string {
 	if !strings.Contains(output, TokenPrefix) {
 		return output
 	}
-	lines := strings.SplitAfter(output, "\n")
 	var b strings.Builder
+	var s Stripper
 	removed := false
-	for _, l := range lines {
-		if IsTokenSyntax(strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")) {
-			removed = true
-			continue
+	for l := range strings.SplitAfterSeq(output, "\n") {
+		body, nl := strings.CutSuffix(l, "\n")
+		out, keep := s.Line(body)
+		removed = removed || !keep || out != body
+		if keep {
+			b.WriteString(out)
+			if nl {
+				b.WriteByte('\n')
+			}
 		}
-		b.WriteString(l)
 	}
 	if !removed {
 		return output
 	}
 	return strings.TrimRight(b.String(), " \t\r\n")
+}
+
+// Stripper strips an output's tokens line by line, as StripTokens does,
+// keeping track of the code blocks the lines are in — for text that comes
+// a line at a time (a stream). The zero Stripper is at an output's start.
+type Stripper struct{ fence codeFence }
+
+// Line returns the next line of the output (without its "\n"; a trailing
+// "\r" is kept) with its tokens stripped, and keep false when nothing of it
+// is left. A line that is exactly a token by §7's syntax goes. Out of a code
+// block, on a line whose tokens Decide rejects only for being written
+// within text (ReasonEmbedded: not quoted, backticked or in a quote block),
+// the tokens at the line's start and end go with the spaces and tabs next to
+// them (the line's indentation stays), and the line goes when nothing else
+// was on it. A token inside the line stays.
+func (s *Stripper) Line(line string) (out string, keep bool) {
+	body, cr := strings.CutSuffix(line, "\r")
+	inFence := s.fence.step(body)
+	if IsTokenSyntax(body) {
+		return "", false
+	}
+	if inFence || !strings.Contains(body, TokenPrefix) || classifyEmbedded(body) != ReasonEmbedded {
+		return line, true
+	}
+	rest := strings.TrimLeft(body, " \t")
+	indent := body[:len(body)-len(rest)]
+	stripped := false
+	for {
+		tok, ok := leadingToken(rest)
+		if !ok {
+			break
+		}
+		rest, stripped = strings.TrimLeft(rest[len(tok):], " \t"), true
+	}
+	for {
+		r := strings.TrimRight(rest, " \t")
+		tok, ok := trailingToken(r)
+		if !ok {
+			break
+		}
+		rest, stripped = strings.TrimRight(r[:len(r)-len(tok)], " \t"), true
+	}
+	switch {
+	case !stripped:
+		return line, true
+	case rest == "":
+		return "", false
+	}
+	if cr {
+		rest += "\r"
+	}
+	return indent + rest, true
+}
+
+// leadingToken returns the token s begins with, if it begins with one.
+func leadingToken(s string) (string, bool) {
+	if !strings.HasPrefix(s, TokenPrefix) {
+		return "", false
+	}
+	end := strings.Index(s, TokenSuffix)
+	if end < 0 {
+		return "", false
+	}
+	tok := s[:end+len(TokenSuffix)]
+	return tok, IsTokenSyntax(tok)
+}
+
+// trailingToken returns the token s ends with, if it ends with one.
+func trailingToken(s string) (string, bool) {
+	if !strings.HasSuffix(s, TokenSuffix) {
+		return "", false
+	}
+	i := strings.LastIndex(s, TokenPrefix)
+	if i < 0 {
+		return "", false
+	}
+	tok := s[i:]
+	return tok, IsTokenSyntax(tok)
+}
+
+// codeFence follows the code blocks of an output line by line: the fence
+// run (``` or ~~~ or longer) of the open block, "" out of one.
+type codeFence string
+
+// step takes the next line (without "\r\n") and reports whether it is part
+// of a code block: inside one, or a fence line that opens or closes one.
+func (f *codeFence) step(line string) bool {
+	in := *f != ""
+	if run, rest := fenceMark(line); run != "" {
+		in = true // a fence line is part of the code block
+		switch {
+		case *f == "":
+			*f = codeFence(run)
+		case run[0] == (*f)[0] && len(run) >= len(*f) && strings.TrimSpace(rest) == "":
+			*f = ""
+		}
+	}
+	return in
 }

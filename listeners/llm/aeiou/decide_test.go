@@ -125,3 +125,39 @@ func TestStripTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestStripTokensAtLineEdges: a token written at the start or the end of a
+// line of text (misplaced: it decides nothing) goes from the answer too,
+// with the space that set it off; one inside a line, quoted, backticked,
+// in a quote block or in a code block stays as written (it is only logged).
+func TestStripTokensAtLineEdges(t *testing.T) {
+	tok := mustMint(t, testMinter(t, testKeys(t), fixedClock(testNow), 1), testTurn(), ActionDone).Token
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"at the end of the last line", "Done. " + tok, "Done."},
+		{"at the end, then a newline", "Done. " + tok + "\n", "Done."},
+		{"at the end, CRLF", "Done. " + tok + "\r\nNext.", "Done.\r\nNext."},
+		{"at the end, trailing spaces", "Done. " + tok + "  \nNext.", "Done.\nNext."},
+		{"glued to the end", "Done." + tok, "Done."},
+		{"two at the end", "Done. " + tok + " " + tok, "Done."},
+		{"at the start", tok + " Done.", "Done."},
+		{"at the start, indented", "  " + tok + " Done.", "  Done."},
+		{"at both edges", tok + " Done. " + tok, "Done."},
+		{"on a line before others", "Step one. " + tok + "\nStep two.", "Step one.\nStep two."},
+		{"alone but indented", "Answer.\n  " + tok, "Answer."},
+		{"inside a line stays", "Use " + tok + " here.", "Use " + tok + " here."},
+		{"quoted stays", `Done. "` + tok + `"`, `Done. "` + tok + `"`},
+		{"backticked line stays", "Run `x`. " + tok, "Run `x`. " + tok},
+		{"quote block stays", "> Done. " + tok, "> Done. " + tok},
+		{"code block stays", "```\nDone. " + tok + "\n```", "```\nDone. " + tok + "\n```"},
+		{"after a closed code block", "```\nx\n```\nDone. " + tok, "```\nx\n```\nDone."},
+		{"broken token stays", "Done. <<<NSMAG:V3:LOOP:broken>>>", "Done. <<<NSMAG:V3:LOOP:broken>>>"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := StripTokens(tc.in); got != tc.want {
+				t.Errorf("StripTokens(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}

@@ -249,7 +249,8 @@ type Message struct {
 }
 
 // Output is TypeOutput: a line a listener printed on the conversation
-// (response-handler's "HELLO, DAN!").
+// (response-handler's "HELLO, DAN!"), or an agent's interim text (a turn
+// its loop control continued).
 type Output struct {
 	Head
 	ThreadID string `json:"thread_id"`
@@ -260,7 +261,8 @@ type Output struct {
 }
 
 // Reply is TypeReply: a message addressed back to the sender outside the
-// organism. Text is the payload's text field when it has one.
+// organism. Text is the payload's text field when that is all the payload
+// holds (organism.PayloadText); otherwise Payload is the answer.
 type Reply struct {
 	Head
 	ThreadID    string `json:"thread_id"`
