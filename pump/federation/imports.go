@@ -39,8 +39,8 @@ func (g *gateway) listenerFor(im imported) (pump.Listener, error) {
 		return pump.Listener{}, fmt.Errorf("gateway %s: import <%s>: %w", g.name, im.Tag, err)
 	}
 	desc := im.Description
-	if g.cfg.Description != "" {
-		desc += " (via " + g.name + ": " + g.cfg.Description + ")"
+	if d := g.offer().description; d != "" {
+		desc += " (via " + g.name + ": " + d + ")"
 	} else {
 		desc += " (via gateway " + g.name + ")"
 	}
