@@ -215,6 +215,9 @@ func (c *GatewayChange) Apply(ctx context.Context) error {
 			continue
 		}
 		exports = exports || len(g.offer().exports) > 0
+		if err := m.adoptServed(g); err != nil {
+			errs = append(errs, err)
+		}
 		if list, err := m.db.loadImports(g.name); err != nil {
 			errs = append(errs, err)
 		} else if list, _ = g.importable(list); len(list) > 0 {
