@@ -89,6 +89,13 @@ func TestChangedOfferKeepsCalls(t *testing.T) {
 
 	// The callee's gateway stops exporting Echo: the caller hears of it on
 	// the live link and drops its import.
+	conn := func() *conn {
+		g := a.m.list()[0]
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.conn
+	}
+	link := conn()
 	cgc := c.m.list()[0].settings()
 	cgc.Export = nil
 	cgc.Description = "no more echoes"
@@ -106,6 +113,9 @@ func TestChangedOfferKeepsCalls(t *testing.T) {
 		_, ok := a.pump.Lookup("echo")
 		return !ok
 	})
+	if conn() != link {
+		t.Error("the caller's import was dropped by a new link, not on the live one: the callee's gateway restarted")
+	}
 
 	release()
 	select {
