@@ -3,6 +3,7 @@ package federation
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -142,4 +143,70 @@ func (f exportFiltered) AnswerRemote(gw, profile string, exported func(string) b
 	shown := &exportsMeta{}
 	shown.set(slices.DeleteFunc(caps, func(c imported) bool { return !exported(c.Tag) })...)
 	return shown.AnswerRemote(gw, profile, exported, q)
+}
+
+// TestAddedImportAskedOnTheLiveLink: a reload that adds a tag to a linked
+// gateway's import asks the peer for it at once on the live link — the
+// imported listener appears without a new link or a wait for the next
+// attempt — and one that takes it out again removes the listener.
+func TestAddedImportAskedOnTheLiveLink(t *testing.T) {
+	aKey := newKey(t)
+	c := newCallee(t, aKey)
+	pt, err := xmlpipe.PayloadTypeOf[Echo]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := &exportsMeta{}
+	meta.set(imported{Tag: "Echo", Name: "echo", Description: "echo", XSD: pt.XSD()})
+	c.m.opts.Meta = exportFiltered{meta}
+
+	log := slog.New(slog.NewTextHandler(c.logs, nil)).With("side", "caller")
+	p := callerPump(t, log, nil)
+	gc := config.Gateway{Name: "b", RemoteURL: c.url(), TrustedIdentity: writePublic(t, c.key)}
+	m, err := New(Options{Organism: "a", Key: aKey, Pump: p, Logger: log, Store: openStore(t, t.TempDir(), log),
+		Gateways: []config.Gateway{gc}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := m.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	m.importPause = time.Hour // only the reload asks
+	m.Start()
+	g := m.list()[0]
+	waitUntil(t, "the link never came up", g.linked)
+	g.mu.Lock()
+	link := g.conn
+	g.mu.Unlock()
+	where := func(i int, f string) string { return fmt.Sprintf("gateways[%d].%s", i, f) }
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, step := range []struct {
+		imports []string
+		present bool
+	}{{[]string{"Echo"}, true}, {nil, false}} {
+		gc.Import = step.imports
+		ch, err := m.PlanGateways([]config.Gateway{gc}, where)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]string{"b"}, ch.Changed); d != "" {
+			t.Errorf("import %q: changed (-want +got):\n%s", step.imports, d)
+		}
+		if err := ch.Apply(ctx); err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, fmt.Sprintf("import %q: echo never became present=%v", step.imports, step.present), func() bool {
+			_, ok := p.Lookup("echo")
+			return ok == step.present
+		})
+	}
+	g.mu.Lock()
+	same := g.conn == link
+	g.mu.Unlock()
+	if !same {
+		t.Error("the import changes took a new link: the gateway restarted")
+	}
 }
