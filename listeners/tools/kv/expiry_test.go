@@ -156,3 +156,35 @@ func rows(t *testing.T, s *Store) int {
 	}
 	return n
 }
+
+// TestSweepingSweepsAtOnceAndStops: Sweeping sweeps as it begins, and
+// returns once its context ends.
+func TestSweepingSweepsAtOnceAndStops(t *testing.T) {
+	clk := &clock{t: time.Unix(1_700_000_000, 0)}
+	s, err := Open("", clk.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Set(context.Background(), ConversationPrefix+"c", "k", "v", 0, Limits{Idle: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(2 * time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Sweeping(ctx, time.Hour, nil)
+	}()
+	for deadline := time.Now().Add(60 * time.Second); rows(t, s) != 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first sweep never came")
+		}
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("Sweeping did not return once cancelled")
+	}
+}
