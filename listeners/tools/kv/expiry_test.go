@@ -2,6 +2,8 @@ package kv
 
 import (
 	"context"
+	"database/sql"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -186,5 +188,55 @@ func TestSweepingSweepsAtOnceAndStops(t *testing.T) {
 	case <-done:
 	case <-time.After(60 * time.Second):
 		t.Fatal("Sweeping did not return once cancelled")
+	}
+}
+
+// TestMigrationGivesStoredConversationsTheirExpiry: a version-1 tools.db
+// (before namespaces expired) is moved to version 2 on open: the
+// conversations' and threads' namespaces it holds expire
+// DefaultConversationTTL after the migration, named ones never.
+func TestMigrationGivesStoredConversationsTheirExpiry(t *testing.T) {
+	dir := t.TempDir()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "tools.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`CREATE TABLE kv (namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, expires_at INTEGER, PRIMARY KEY (namespace, key))`,
+		`INSERT INTO kv VALUES ('conversation:c1', 'k', 'v', NULL), ('thread:t1', 'k', 'v', NULL), ('user:0::notes', 'k', 'v', NULL)`,
+		`PRAGMA user_version = 1`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	clk := &clock{t: time.Unix(1_700_000_000, 0)}
+	s, err := Open(dir, clk.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	found := func(ns string) bool {
+		_, ok, err := s.Get(ctx, ns, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	clk.advance(DefaultConversationTTL - time.Second)
+	for _, ns := range []string{"conversation:c1", "thread:t1", "user:0::notes"} {
+		if !found(ns) {
+			t.Errorf("%s expired early", ns)
+		}
+	}
+	clk.advance(2 * time.Second)
+	for ns, want := range map[string]bool{"conversation:c1": false, "thread:t1": false, "user:0::notes": true} {
+		if got := found(ns); got != want {
+			t.Errorf("%s found %v after the expiry, want %v", ns, got, want)
+		}
 	}
 }
