@@ -86,8 +86,10 @@ func addTools(c *Catalog) {
 	}
 }
 
-// newKeyValue opens the key_value store (closed at shutdown). A store that
-// cannot be opened makes every call fail with the reason.
+// newKeyValue opens the key_value store (closed at shutdown) and, with a
+// shutdown to stop it, sweeps its expired conversation namespaces every
+// kv.SweepEvery until then. A
+// store that cannot be opened makes every call fail with the reason.
 func newKeyValue(env Env) xmlpipe.Handler {
 	s, err := kv.Open(env.DataDir, nil)
 	if err != nil {
@@ -95,6 +97,15 @@ func newKeyValue(env Env) xmlpipe.Handler {
 	}
 	if env.AtShutdown != nil {
 		env.AtShutdown(s.Close)
+		// Closers run last registered first: the sweep stops before the
+		// store closes.
+		ctx, cancel := context.WithCancel(context.Background())
+		swept := make(chan struct{})
+		go func() {
+			defer close(swept)
+			s.Sweeping(ctx, kv.SweepEvery, env.Logger)
+		}()
+		env.AtShutdown(func() error { cancel(); <-swept; return nil })
 	}
 	return xmlpipe.Typed((&kv.Tool{Store: s, Policy: env.Tools, Callers: env.Callers}).Handle)
 }

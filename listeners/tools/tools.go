@@ -33,8 +33,11 @@ type Config struct {
 	MaxDiskBytes int
 	// MaxKeys and MaxTotalBytes cap a key_value namespace: its live keys,
 	// and the bytes of their keys and values (0: the tool's defaults).
-	MaxKeys             int
-	MaxTotalBytes       int
+	MaxKeys       int
+	MaxTotalBytes int
+	// ConversationTTL is how long key_value keeps a conversation's
+	// namespace after its last set or delete (0: the tool's default).
+	ConversationTTL     time.Duration
 	MaxRedirects        int
 	MaxExpressionLength int
 	MaxExponent         int

@@ -174,6 +174,11 @@ type ToolConfig struct {
 	// together (default 16 MiB). Overwriting a key within them is allowed.
 	MaxKeys       int `yaml:"max_keys"`
 	MaxTotalBytes int `yaml:"max_total_bytes"`
+	// ConversationTTL is how long key_value keeps a conversation's
+	// namespace (the one a call without <Namespace> uses) after its last
+	// set or delete: then it is deleted, keys and all (default 720h = 30
+	// days). Named namespaces are kept.
+	ConversationTTL Duration `yaml:"conversation_ttl"`
 	// MaxRedirects caps the redirects fetch follows.
 	MaxRedirects int `yaml:"max_redirects"`
 	// MaxExpressionLength, MaxExponent and MaxResultDigits bound calculate.
@@ -256,6 +261,9 @@ func checkToolConfig(r *reporter, path string, tc ToolConfig, messageCap int) {
 	r.nonNegative(path+".max_result_digits", tc.MaxResultDigits)
 	if tc.Timeout < 0 {
 		r.add(path+".timeout", "must not be negative, got %s", tc.Timeout)
+	}
+	if tc.ConversationTTL < 0 {
+		r.add(path+".conversation_ttl", "must not be negative, got %s", tc.ConversationTTL)
 	}
 	if tc.Provider != "" && !containsFold(SearchProviders, tc.Provider) {
 		r.add(path+".provider", "unknown provider %q (want serpapi, google or bing)", tc.Provider)

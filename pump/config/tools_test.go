@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestToolConfigChecks(t *testing.T) {
@@ -110,7 +111,7 @@ listeners:
 }
 
 // TestToolQuotaConfig: the files tool's max_disk_bytes and key_value's
-// max_keys and max_total_bytes are read, and a negative one is refused
+// max_keys, max_total_bytes and conversation_ttl are read, and a negative one is refused
 // with its file:line.
 func TestToolQuotaConfig(t *testing.T) {
 	base := `organism: {name: t}
@@ -126,18 +127,20 @@ listeners:
 		{"      files: {max_disk_bytes: -1}", "t.yaml:9: listeners[0].tool_config.files.max_disk_bytes: must not be negative, got -1"},
 		{"      key_value: {max_keys: -1}", "t.yaml:9: listeners[0].tool_config.key_value.max_keys: must not be negative, got -1"},
 		{"      key_value: {max_total_bytes: -5}", "t.yaml:9: listeners[0].tool_config.key_value.max_total_bytes: must not be negative, got -5"},
+		{"      key_value: {conversation_ttl: -1h}", "t.yaml:9: listeners[0].tool_config.key_value.conversation_ttl: must not be negative, got -1h0m0s"},
 	} {
 		_, err := Parse("t.yaml", []byte(base+tc.yaml+"\n"))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", tc.yaml, err, tc.want)
 		}
 	}
-	o, err := Parse("t.yaml", []byte(base+"      files: {max_disk_bytes: 1048576}\n      key_value: {max_keys: 10, max_total_bytes: 4096}\n"))
+	o, err := Parse("t.yaml", []byte(base+"      files: {max_disk_bytes: 1048576}\n      key_value: {max_keys: 10, max_total_bytes: 4096, conversation_ttl: 168h}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	tc := o.Listeners[0].ToolConfig
-	if f, kv := tc["files"], tc["key_value"]; f.MaxDiskBytes != 1<<20 || kv.MaxKeys != 10 || kv.MaxTotalBytes != 4096 {
+	if f, kv := tc["files"], tc["key_value"]; f.MaxDiskBytes != 1<<20 || kv.MaxKeys != 10 || kv.MaxTotalBytes != 4096 ||
+		kv.ConversationTTL.D() != 168*time.Hour {
 		t.Errorf("read %+v and %+v", f, kv)
 	}
 }

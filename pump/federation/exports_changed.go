@@ -15,35 +15,42 @@ import (
 // envelope and sent only to gateways that export something.
 func (m *Manager) ExportsChanged() {
 	for _, g := range m.list() {
-		if len(g.exports) == 0 {
-			continue
+		if len(g.offer().exports) > 0 {
+			g.exportsChanged()
 		}
-		g.mu.Lock()
-		c := g.conn
-		g.mu.Unlock()
-		if c == nil {
-			continue
-		}
-		e := &envelope{From: m.opts.Organism, Thread: uuid.NewString(),
-			Link: link{ID: uuid.NewString(), Kind: KindExportsChanged, Sent: m.now()}}
-		signed, err := envsig.Sign(m.opts.Key, e.build())
-		if err != nil {
-			g.log.Error("federation: exports-changed not signed", "error", err)
-			continue
-		}
-		if err := c.write(signed); err != nil {
-			g.log.Debug("federation: exports-changed not sent; the next link asks anyway", "error", err)
-			continue
-		}
-		g.envelopeSeen(DirectionOut, KindExportsChanged)
 	}
+}
+
+// exportsChanged tells g's peer, when linked now, that what g exports may
+// have changed (a reload changed g's exports, or the listeners behind
+// them).
+func (g *gateway) exportsChanged() {
+	g.mu.Lock()
+	c := g.conn
+	g.mu.Unlock()
+	if c == nil {
+		return
+	}
+	m := g.m
+	e := &envelope{From: m.opts.Organism, Thread: uuid.NewString(),
+		Link: link{ID: uuid.NewString(), Kind: KindExportsChanged, Sent: m.now()}}
+	signed, err := envsig.Sign(m.opts.Key, e.build())
+	if err != nil {
+		g.log.Error("federation: exports-changed not signed", "error", err)
+		return
+	}
+	if err := c.write(signed); err != nil {
+		g.log.Debug("federation: exports-changed not sent; the next link asks anyway", "error", err)
+		return
+	}
+	g.envelopeSeen(DirectionOut, KindExportsChanged)
 }
 
 // refreshSoon asks the peer again for the imports (the peer said its
 // exports changed), once at a time: a word that comes during a refresh
 // makes one more after it.
 func (g *gateway) refreshSoon() {
-	if len(g.cfg.Import) == 0 || !g.m.started.Load() {
+	if len(g.offer().imports) == 0 || !g.m.started.Load() {
 		return
 	}
 	g.again.Store(true)

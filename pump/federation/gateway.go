@@ -24,9 +24,11 @@ type gateway struct {
 	name string
 	// cfg is the gateway's configuration as it started; target is where
 	// its peer is and which key it trusts now (a reload may relink them).
-	cfg     config.Gateway
-	target  atomic.Pointer[linkTarget]
-	exports map[string]bool
+	cfg    config.Gateway
+	target atomic.Pointer[linkTarget]
+	// face is what it offers and takes (a reload may reface it); cfg's
+	// description, import, export and profile are those it started with.
+	face atomic.Pointer[face]
 	// limits bound what waits for the peer (a reload may retune them).
 	limits atomic.Pointer[limits]
 	log    *slog.Logger
@@ -121,15 +123,13 @@ type entry struct {
 }
 
 func newGateway(m *Manager, gc config.Gateway, trusted ed25519.PublicKey) *gateway {
-	g := &gateway{m: m, name: gc.Name, cfg: gc, exports: map[string]bool{}, log: m.log.With("gateway", gc.Name),
+	g := &gateway{m: m, name: gc.Name, cfg: gc, log: m.log.With("gateway", gc.Name),
 		byID: map[string]*entry{}, pending: map[string]*call{}, byThread: map[string]string{},
 		inflight: map[string]*original{}, questions: map[string]chan *envelope{},
 		registered: map[string]imported{}, claimed: map[string]bool{}, retried: map[string]int{},
 		parked: map[string]*parkedAnswer{}, stopped: make(chan struct{}), kick: make(chan struct{}, 1), redial: make(chan struct{}, 1),
 		ackKick: make(chan struct{}, 1), removing: make(chan struct{})}
-	for _, t := range gc.Export {
-		g.exports[t] = true
-	}
+	g.face.Store(faceOf(gc))
 	g.down.begin(m.now())
 	g.limits.Store(limitsOf(gc))
 	g.target.Store(&linkTarget{url: gc.RemoteURL, trusted: trusted, identity: gc.TrustedIdentity,

@@ -39,8 +39,8 @@ func (g *gateway) listenerFor(im imported) (pump.Listener, error) {
 		return pump.Listener{}, fmt.Errorf("gateway %s: import <%s>: %w", g.name, im.Tag, err)
 	}
 	desc := im.Description
-	if g.cfg.Description != "" {
-		desc += " (via " + g.name + ": " + g.cfg.Description + ")"
+	if d := g.offer().description; d != "" {
+		desc += " (via " + g.name + ": " + d + ")"
 	} else {
 		desc += " (via gateway " + g.name + ")"
 	}
@@ -128,6 +128,10 @@ func (g *gateway) refreshImports(ctx context.Context, list []imported, gone []st
 	if len(list) == 0 && len(gone) == 0 {
 		return nil // the peer told nothing (it could not be asked)
 	}
+	// A reload may have taken a tag out of the imports since it was asked
+	// for (reface): it is not registered again.
+	imports := g.offer().imports
+	list = slices.DeleteFunc(slices.Clone(list), func(im imported) bool { return !slices.Contains(imports, im.Tag) })
 	var change pump.ListenerChange
 	var errs []error
 	replaced := map[string]imported{} // the new import by the name of the listener it replaces

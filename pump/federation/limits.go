@@ -1,7 +1,6 @@
 package federation
 
 import (
-	"reflect"
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump/config"
@@ -9,8 +8,8 @@ import (
 
 // limits are a gateway's bounds on what waits for its peer, with defaults
 // applied, and the configured values they came from. A reload that changes
-// only them swaps them on the running gateway (retune): its link, outbox
-// and waiting calls stay.
+// them swaps them on the running gateway (retune): its link, outbox and
+// waiting calls stay.
 type limits struct {
 	// queueLimit and queueBytes bound the outbox (queue_limit,
 	// queue_bytes); callTimeout how long a call waits for the peer's
@@ -38,13 +37,6 @@ func (l *limits) withLimits(gc config.Gateway) config.Gateway {
 
 // callTimeout is how long a call opened now waits for g's peer.
 func (g *gateway) callTimeout() time.Duration { return g.limits.Load().callTimeout }
-
-// retunable reports whether gc differs from g's settings only in its
-// limits: a change g makes in place.
-func (g *gateway) retunable(gc config.Gateway) bool {
-	cur := g.settings()
-	return reflect.DeepEqual(limitsOf(gc).withLimits(cur), gc)
-}
 
 // retune puts gc's limits in force on g: the outbox admits by the new
 // bounds from now on, and calls opened from now on wait by the new

@@ -242,7 +242,7 @@ func New(o Options) (*Manager, error) {
 		if err := g.load(); err != nil {
 			return nil, errors.Join(err, m.db.close())
 		}
-		exports = exports || len(g.exports) > 0
+		exports = exports || len(g.offer().exports) > 0
 	}
 	m.keep, m.stale = retention(m.longestCallTimeout())
 	if err := m.loadServed(); err != nil {
@@ -327,7 +327,7 @@ func (m *Manager) AddGateway(gc config.Gateway) error {
 		case subtle.ConstantTimeCompare(o.peerKey(), g.peerKey()) == 1:
 			err = fmt.Errorf("%w: gateway %s trusts that key already", ErrGatewayExists, o.name)
 		default:
-			if i := slices.IndexFunc(gc.Import, func(tag string) bool { return slices.Contains(o.cfg.Import, tag) }); i >= 0 {
+			if i := slices.IndexFunc(gc.Import, func(tag string) bool { return slices.Contains(o.offer().imports, tag) }); i >= 0 {
 				// Both would stand for one root tag: their listeners collide.
 				err = fmt.Errorf("%w: gateway %s imports <%s> already: one gateway per imported tag",
 					ErrGatewayExists, o.name, gc.Import[i])
@@ -453,7 +453,7 @@ func (m *Manager) acquire() bool {
 func (m *Manager) Prepare(ctx context.Context, wait time.Duration) error {
 	var errs []error
 	for _, g := range m.list() {
-		if len(g.cfg.Import) == 0 {
+		if len(g.offer().imports) == 0 {
 			continue
 		}
 		list, err := m.db.loadImports(g.name)
@@ -700,7 +700,7 @@ func (g *gateway) serveLink(c *conn, serve func() error) {
 	g.log.Info("federation: gateway connected", "peer", c.peer.organism, "key", Fingerprint(c.peer.key), "queued", g.queued())
 	g.m.event("gateway-connected", g.name, c.peer.organism)
 	g.wake()
-	if len(g.cfg.Import) > 0 && g.m.acquire() {
+	if len(g.offer().imports) > 0 && g.m.acquire() {
 		go func() {
 			defer g.m.wg.Done()
 			g.importWhileUp(c)
@@ -1113,7 +1113,20 @@ func (g *gateway) unimportable(list []imported) int {
 func (g *gateway) missingImports() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return len(g.cfg.Import) - len(g.registered)
+	n := 0
+	for _, tag := range g.offer().imports {
+		found := false
+		for _, im := range g.registered {
+			if im.Tag == tag {
+				found = true
+				break
+			}
+		}
+		if !found {
+			n++
+		}
+	}
+	return n
 }
 
 // callsRetention is how long a call or served record waits: twice the

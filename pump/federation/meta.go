@@ -56,7 +56,7 @@ func (g *gateway) onMeta(c *conn, e *envelope) {
 	case g.m.opts.Meta == nil:
 		a.Link.Error = "meta introspection is off"
 	default:
-		ans, err := g.m.opts.Meta.AnswerRemote(g.name, g.cfg.Profile, func(tag string) bool { return g.exports[tag] }, e.Payload)
+		ans, err := g.m.opts.Meta.AnswerRemote(g.name, g.offer().profile, g.exported, e.Payload)
 		if err != nil {
 			a.Link.Error = err.Error()
 		} else {
@@ -161,7 +161,7 @@ func (g *gateway) fetchImports(ctx context.Context) (list []imported, gone []str
 	}
 	var out []imported
 	var errs []error
-	for _, tag := range g.cfg.Import {
+	for _, tag := range g.offer().imports {
 		found := false
 		var namespaces []string // where the peer exports tag qualified
 		for _, c := range caps.Capability {

@@ -212,7 +212,7 @@ func (g *gateway) onCall(c *conn, e *envelope) {
 		nack("privileged messages never cross a gateway")
 		return
 	}
-	if e.PayloadNS != "" || !g.exports[e.PayloadName] {
+	if e.PayloadNS != "" || !g.exported(e.PayloadName) {
 		g.log.Warn("federation: security: call for a root tag not exported refused", "root", e.PayloadName,
 			"ns", e.PayloadNS, "id", e.Link.ID)
 		g.m.refusal(g.name, RefusedNotExported)
@@ -361,7 +361,7 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 	// No outlet: what the conversation answers reaches the gateway through
 	// the manager's subscription (served.go), also after a restart.
 	err := g.inject(ctx, pump.Envelope{From: g.name, To: e.To, Thread: conv, Payload: e.Payload,
-		As: &pump.Principal{From: g.name, FreshThread: fresh, Profile: g.cfg.Profile, Hops: e.Link.Hops}})
+		As: &pump.Principal{From: g.name, FreshThread: fresh, Profile: g.offer().profile, Hops: e.Link.Hops}})
 	if err != nil {
 		// A message accepted but not journaled, or whose wait ran out, may
 		// be in the pump: its conversation stays received. Any other was

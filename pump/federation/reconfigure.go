@@ -20,27 +20,21 @@ import (
 type GatewayChange struct {
 	m *Manager
 	// Added, Removed and Changed name the gateways the change starts,
-	// stops, and stops and starts again with their new settings.
-	Added, Removed, Changed []string
+	// stops, and changes (in place, or by stopping and starting them
+	// again: Restarted names those).
+	Added, Removed, Changed, Restarted []string
 	// add are the gateways to start (built, their keys read); stop the
-	// running ones to stop first; relink the running ones whose peer's
-	// address or key alone changed, with where they link to now.
-	add    []*gateway
-	stop   []*gateway
-	relink []relink
-	retune []retune
+	// running ones to stop first; tune the running ones changed in place.
+	add  []*gateway
+	stop []*gateway
+	tune []tune
 }
 
-// retune is a running gateway whose limits alone changed, with its new
-// settings.
-type retune struct {
+// tune is a running gateway changed in place, with its new settings and
+// where it links to now.
+type tune struct {
 	g  *gateway
 	gc config.Gateway
-}
-
-// relink is a running gateway to link again elsewhere.
-type relink struct {
-	g  *gateway
 	to *linkTarget
 }
 
@@ -63,21 +57,29 @@ func (g *gateway) remoteURL() string { return g.target.Load().url }
 
 // settings is g's configuration with where it links to now.
 func (g *gateway) settings() config.Gateway {
-	gc, t := g.limits.Load().withLimits(g.cfg), g.target.Load()
+	gc, t := g.limits.Load().withLimits(g.offer().with(g.cfg)), g.target.Load()
 	gc.RemoteURL, gc.TrustedIdentity = t.url, t.identity
 	return gc
 }
 
-// relinkable reports whether gc differs from g's settings only in where
-// its peer is (both dial, or neither does) and the key it trusts: a
-// change g can make on its running link.
-func (g *gateway) relinkable(gc config.Gateway) bool {
+// apply makes the in-place change of g to gc (inPlace), linking to t:
+// its limits (retune), its offer (reface), then where its peer is and the
+// key it trusts (relinkTo) — each only when it changed.
+func (g *gateway) apply(ctx context.Context, gc config.Gateway, t *linkTarget) error {
 	cur := g.settings()
-	if (cur.RemoteURL == "") != (gc.RemoteURL == "") {
-		return false
+	if !reflect.DeepEqual(limitsOf(cur).configured, limitsOf(gc).configured) {
+		g.retune(gc)
 	}
-	cur.RemoteURL, cur.TrustedIdentity, cur.TrustedKey = gc.RemoteURL, gc.TrustedIdentity, gc.TrustedKey
-	return reflect.DeepEqual(cur, gc)
+	var err error
+	if !reflect.DeepEqual(cur, faceOf(gc).with(cur)) {
+		err = g.reface(ctx, gc)
+	}
+	old := g.target.Load()
+	if old.url != t.url || old.identity != t.identity || old.registered != t.registered ||
+		subtle.ConstantTimeCompare(old.trusted, t.trusted) != 1 {
+		g.relinkTo(t)
+	}
+	return err
 }
 
 // relinkTo makes g link to t: its current link closes, and the dialer (or
@@ -108,7 +110,8 @@ func (c *GatewayChange) Empty() bool {
 // (those registered over OOB included), with the running ones by name: a
 // gateway absent from the running ones is to be added, one running and
 // absent from gs removed, one whose settings differ — or whose
-// trusted_identity file holds another key now — changed. Every key is
+// trusted_identity file holds another key now — changed: in place
+// (inPlace), unless it starts or stops dialing, which restarts it. Every key is
 // read now, so a change whose identity cannot be read, or whose gateways
 // would trust one key twice or import one tag twice, is refused here and
 // nothing runs differently. where(i, field) locates gs[i]'s field for an
@@ -143,16 +146,13 @@ func (m *Manager) PlanGateways(gs []config.Gateway, where func(i int, field stri
 			final = append(final, ng)
 		case reflect.DeepEqual(old.settings(), gc) && subtle.ConstantTimeCompare(old.peerKey(), ng.peerKey()) == 1:
 			final = append(final, old)
-		case old.retunable(gc) && subtle.ConstantTimeCompare(old.peerKey(), ng.peerKey()) == 1:
+		case old.inPlace(gc):
 			c.Changed = append(c.Changed, gc.Name)
-			c.retune = append(c.retune, retune{g: old, gc: gc})
-			final = append(final, ng)
-		case old.relinkable(gc):
-			c.Changed = append(c.Changed, gc.Name)
-			c.relink = append(c.relink, relink{g: old, to: ng.target.Load()})
+			c.tune = append(c.tune, tune{g: old, gc: gc, to: ng.target.Load()})
 			final = append(final, ng)
 		default:
 			c.Changed = append(c.Changed, gc.Name)
+			c.Restarted = append(c.Restarted, gc.Name)
 			c.stop = append(c.stop, old)
 			c.add = append(c.add, ng)
 			final = append(final, ng)
@@ -170,9 +170,10 @@ func (m *Manager) PlanGateways(gs []config.Gateway, where func(i int, field stri
 				errs = append(errs, fmt.Errorf("%w: gateways %s and %s trust the same key (%s): one gateway per peer",
 					ErrGatewayExists, o.name, g.name, Fingerprint(g.peerKey())))
 			}
-			if j := slices.IndexFunc(g.cfg.Import, func(tag string) bool { return slices.Contains(o.cfg.Import, tag) }); j >= 0 {
+			gi, oi := g.offer().imports, o.offer().imports
+			if j := slices.IndexFunc(gi, func(tag string) bool { return slices.Contains(oi, tag) }); j >= 0 {
 				errs = append(errs, fmt.Errorf("%w: gateways %s and %s both import <%s>: one gateway per imported tag",
-					ErrGatewayExists, o.name, g.name, g.cfg.Import[j]))
+					ErrGatewayExists, o.name, g.name, gi[j]))
 			}
 		}
 	}
@@ -182,24 +183,25 @@ func (m *Manager) PlanGateways(gs []config.Gateway, where func(i int, field stri
 	return c, nil
 }
 
-// Apply puts the change in force: each gateway removed or changed stops as
-// RemoveGateway stops it (the calls waiting on its peer fail with
-// ErrGatewayRemoved, what waits in its outbox stays in the state), then
-// each gateway added or changed starts — a changed one with the outbox its
-// predecessor left, so nothing queued is lost — and links to its peer; its
-// imports become listeners once the link is up (at once, with the
-// contract last remembered, when some are). ctx bounds the removals.
+// Apply puts the change in force: each gateway changed in place takes its
+// new settings, link, outbox and waiting calls kept; each gateway removed
+// or restarted stops as RemoveGateway stops it (the calls waiting on its
+// peer fail with ErrGatewayRemoved, what waits in its outbox stays in the
+// state), then each gateway added or restarted starts — a restarted one
+// with the outbox its predecessor left, so nothing queued is lost — and
+// links to its peer; its imports become listeners once the link is up (at
+// once, with the contract last remembered, when some are). ctx bounds the
+// removals.
 func (c *GatewayChange) Apply(ctx context.Context) error {
 	if c.Empty() {
 		return nil
 	}
 	m := c.m
 	var errs []error
-	for _, r := range c.relink {
-		r.g.relinkTo(r.to)
-	}
-	for _, r := range c.retune {
-		r.g.retune(r.gc)
+	for _, t := range c.tune {
+		if err := t.g.apply(ctx, t.gc, t.to); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	for _, g := range c.stop {
 		if err := m.RemoveGateway(ctx, g.name); err != nil && !errors.Is(err, ErrNoGateway) {
@@ -212,7 +214,10 @@ func (c *GatewayChange) Apply(ctx context.Context) error {
 			errs = append(errs, err)
 			continue
 		}
-		exports = exports || len(g.exports) > 0
+		exports = exports || len(g.offer().exports) > 0
+		if err := m.adoptServed(g); err != nil {
+			errs = append(errs, err)
+		}
 		if list, err := m.db.loadImports(g.name); err != nil {
 			errs = append(errs, err)
 		} else if list, _ = g.importable(list); len(list) > 0 {
@@ -220,8 +225,8 @@ func (c *GatewayChange) Apply(ctx context.Context) error {
 				errs = append(errs, err)
 			}
 		}
-		g.log.Info("federation: gateway started by a reload", "url", g.cfg.RemoteURL, "import", g.cfg.Import,
-			"export", g.cfg.Export)
+		g.log.Info("federation: gateway started by a reload", "url", g.cfg.RemoteURL, "import", g.offer().imports,
+			"export", g.offer().exportList)
 		if m.started.Load() {
 			m.run(g)
 		}

@@ -80,11 +80,12 @@ func answerIs(r xmlpipe.Response, want string) error {
 }
 
 // TestCalleeRestartedGatewayStillAnswers: a reload on the callee that
-// restarts the gateway its peer's calls came through (here a changed
-// description; an export list edited does the same) keeps serving the calls
-// already running: their answers leave through the gateway that replaced it,
-// rather than into the stopped one's queue, where the caller waited for
-// them until its call_timeout.
+// changes the gateway its peer's calls came through (here a changed
+// description, applied in place since; a restart hands the answers over
+// the same way: answerThrough) keeps serving the calls already running:
+// their answers leave through the gateway as it is now, rather than into a
+// stopped one's queue, where the caller waited for them until its
+// call_timeout.
 func TestCalleeRestartedGatewayStillAnswers(t *testing.T) {
 	aKey := newKey(t)
 	hold := make(chan struct{})

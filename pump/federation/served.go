@@ -25,7 +25,8 @@ type served struct {
 
 // loadServed restores the conversations serving calls when the organism
 // stopped: their answers, after the pump's recovery re-delivers their
-// messages, still go to the peer.
+// messages, still go to the peer. Those of a gateway not running now wait
+// in the state until one of that name is added (adoptServed).
 func (m *Manager) loadServed() error {
 	all, err := m.db.servedAll()
 	if err != nil {
@@ -39,6 +40,35 @@ func (m *Manager) loadServed() error {
 		}
 	}
 	return nil
+}
+
+// adoptServed restores, for g — a gateway a reload added — the
+// conversations an earlier run served for a gateway of its name, which
+// loadServed left alone as none ran at start, and sends the answers those
+// left (resendAnswers): a gateway added back by a reload answers its
+// peer's calls as one present at start does. A conversation some running
+// gateway serves already (a gateway of that name removed in this life) is
+// left to it: answerThrough hands its answer to g.
+func (m *Manager) adoptServed(g *gateway) error {
+	all, err := m.db.servedAll()
+	if err != nil {
+		return err
+	}
+	convs := map[string]*served{}
+	m.smu.Lock()
+	for conv, v := range all {
+		if strings.EqualFold(v[0], g.name) && m.served[conv] == nil {
+			s := &served{g: g, linkThread: v[1]}
+			m.served[conv] = s
+			convs[conv] = s
+		}
+	}
+	m.smu.Unlock()
+	if len(convs) == 0 {
+		return nil
+	}
+	g.log.Info("federation: conversations an earlier run served for this gateway restored", "conversations", len(convs))
+	return m.resendAnswersOf(convs)
 }
 
 // killedHere is the refusal a call gets whose conversation was killed on
@@ -67,16 +97,21 @@ const cancelledHere = "the answer of the conversation serving the call was cance
 // path answers: onEvent), with the generic text (the canned one is not
 // journaled), else its end. Any other conversation is left to the recovery.
 func (m *Manager) resendAnswers() error {
-	st := m.opts.Store
-	if st == nil {
-		return nil
-	}
 	m.smu.Lock()
 	convs := make(map[string]*served, len(m.served))
 	for conv, s := range m.served {
 		convs[conv] = s
 	}
 	m.smu.Unlock()
+	return m.resendAnswersOf(convs)
+}
+
+// resendAnswersOf is resendAnswers for the served conversations convs.
+func (m *Manager) resendAnswersOf(convs map[string]*served) error {
+	st := m.opts.Store
+	if st == nil {
+		return nil
+	}
 	var open map[string]bool // conversations with a message to re-deliver
 	for conv, s := range convs {
 		entries, err := st.Conversation(conv)

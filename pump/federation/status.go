@@ -58,7 +58,7 @@ func (m *Manager) Status() []GatewayStatus {
 	for _, g := range gs {
 		g.mu.Lock()
 		s := GatewayStatus{Name: g.name, RemoteURL: g.remoteURL(), Connected: g.conn != nil, Queued: len(g.outbox),
-			Open: len(g.pending), Waiting: g.waiting, Exports: append([]string(nil), g.cfg.Export...),
+			Open: len(g.pending), Waiting: g.waiting, Exports: append([]string(nil), g.offer().exportList...),
 			EnvelopesIn: g.envIn.Load(), EnvelopesOut: g.envOut.Load(), PeerAddress: g.remoteURL()}
 		s.State, s.Since, s.LastError = g.down.get(g.conn != nil)
 		if g.conn != nil {

@@ -28,7 +28,9 @@ var wasmMagic = []byte("\x00asm")
 // AddListener adds lc to the organism, also while it runs
 // (pump.Pump.AddListener): every conversation that starts from then on may
 // reach it, while running ones keep the routing table they started with.
-// The configuration is not changed, and a reload leaves the listener alone
+// The linked federation peers are told the exports may have changed (they
+// ask again for their imports at once, as after a reload). The
+// configuration is not changed, and a reload leaves the listener alone
 // (it is not in organism.yaml; a reload whose configuration names it is
 // refused): RemoveListener removes it.
 //
@@ -74,8 +76,18 @@ func (o *Organism) AddListener(lc config.Listener) error {
 		o.mu.Lock()
 		o.extra[unitKey(lc.Name)] = true
 		o.mu.Unlock()
+		o.exportsChanged()
 	}
 	return err
+}
+
+// exportsChanged tells the linked federation peers that what this
+// organism exports may have changed (a listener came or went while
+// running), as a reload does: each asks again for what it imports.
+func (o *Organism) exportsChanged() {
+	if o.Federation != nil {
+		o.Federation.ExportsChanged()
+	}
 }
 
 // checkPeers refuses a listener whose peers name something the organism
@@ -246,7 +258,8 @@ func (o *Organism) forget(name string) {
 }
 
 // RemoveListener removes the listener called name and waits, bounded by
-// ctx, for its running handlers (pump.Pump.RemoveListener); a wasm
+// ctx, for its running handlers (pump.Pump.RemoveListener); the linked
+// federation peers are told the exports may have changed. A wasm
 // listener's module is then closed. When ctx ends first the listener is
 // gone from the table all the same, and its module, which handlers may
 // still run, is closed at shutdown.
@@ -254,6 +267,7 @@ func (o *Organism) RemoveListener(ctx context.Context, name string) error {
 	err := o.Pump.RemoveListener(ctx, name)
 	if err == nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		o.forget(name)
+		o.exportsChanged()
 	}
 	closeCtx := context.WithoutCancel(ctx)
 	switch {

@@ -55,7 +55,7 @@ func toolConfig(tc config.ToolConfig, dataDir string) tools.Config {
 	c := tools.Config{
 		AllowedDomains: tc.AllowedDomains, AllowedPaths: tc.AllowedPaths, Env: tc.Env, RunAs: tc.RunAs,
 		SharedNamespaces: tc.SharedNamespaces, ReadOnly: tc.ReadOnly, Timeout: tc.Timeout.D(), MaxBytes: tc.MaxBytes,
-		MaxDiskBytes: tc.MaxDiskBytes, MaxKeys: tc.MaxKeys, MaxTotalBytes: tc.MaxTotalBytes,
+		MaxDiskBytes: tc.MaxDiskBytes, MaxKeys: tc.MaxKeys, MaxTotalBytes: tc.MaxTotalBytes, ConversationTTL: tc.ConversationTTL.D(),
 		MaxRedirects: tc.MaxRedirects, MaxExpressionLength: tc.MaxExpressionLength, MaxExponent: tc.MaxExponent,
 		MaxResultDigits: tc.MaxResultDigits, Provider: tc.Provider, EngineID: tc.EngineID, URL: tc.URL,
 		Username: tc.Username, DataDir: dataDir,

@@ -227,11 +227,12 @@ listeners:
 	}
 }
 
-// TestToolConfigCarriesQuotas: the files and key_value totals written in
-// tool_config reach the tools.
+// TestToolConfigCarriesQuotas: the files and key_value totals (and
+// key_value's conversation_ttl) written in tool_config reach the tools.
 func TestToolConfigCarriesQuotas(t *testing.T) {
-	c := toolConfig(config.ToolConfig{MaxDiskBytes: 1 << 20, MaxKeys: 10, MaxTotalBytes: 4096}, "")
-	if c.MaxDiskBytes != 1<<20 || c.MaxKeys != 10 || c.MaxTotalBytes != 4096 {
+	c := toolConfig(config.ToolConfig{MaxDiskBytes: 1 << 20, MaxKeys: 10, MaxTotalBytes: 4096,
+		ConversationTTL: config.Duration(time.Hour)}, "")
+	if c.MaxDiskBytes != 1<<20 || c.MaxKeys != 10 || c.MaxTotalBytes != 4096 || c.ConversationTTL != time.Hour {
 		t.Fatalf("tools.Config %+v", c)
 	}
 }

@@ -7,6 +7,11 @@
 // refused); a named namespace is the calling user's own
 // (xmlpipe.Metadata.User; the organism's own traffic has one of its own)
 // unless tool_config declares it in shared_namespaces.
+//
+// A conversation's namespace (and a thread's) goes away as a whole
+// conversation_ttl after its last set or delete (DefaultConversationTTL):
+// at once for every call, and from tools.db at the next Sweep. Named
+// namespaces are kept; their keys expire by their own TTL only.
 package kv
 
 import (
@@ -39,6 +44,10 @@ const (
 	// tool_config sets no max_keys or max_total_bytes.
 	DefaultMaxKeys       = 10000
 	DefaultMaxTotalBytes = 16 << 20
+	// DefaultConversationTTL is how long a conversation's (or a thread's)
+	// namespace is kept after its last set or delete when tool_config
+	// sets no conversation_ttl.
+	DefaultConversationTTL = 30 * 24 * time.Hour
 )
 
 // ConversationPrefix begins the stored name of a conversation's namespace,
@@ -104,7 +113,8 @@ func private(name string) bool {
 	return strings.HasPrefix(name, ConversationPrefix) || strings.HasPrefix(name, ThreadPrefix)
 }
 
-// Store is the key-value table.
+// Store is the key-value table, with the expiry of the namespaces that
+// expire as a whole (kv_namespaces).
 type Store struct {
 	db  *sql.DB
 	now func() time.Time
@@ -126,11 +136,11 @@ func Open(dir string, now func() time.Time) (*Store, error) {
 		return nil, fmt.Errorf("key_value: %w", err)
 	}
 	db.SetMaxOpenConns(1) // one connection: the in-memory database is per connection
-	if err := migrate(db); err != nil {
-		return nil, errors.Join(fmt.Errorf("key_value: %w", err), db.Close())
-	}
 	if now == nil {
 		now = time.Now
+	}
+	if err := migrate(db, now()); err != nil {
+		return nil, errors.Join(fmt.Errorf("key_value: %w", err), db.Close())
 	}
 	return &Store{db: db, now: now}, nil
 }
@@ -138,10 +148,13 @@ func Open(dir string, now func() time.Time) (*Store, error) {
 // schemaVersion is the table's layout: 1 stores namespaces as Namespace
 // names them. Version 0 stored a named namespace as given, shared by every
 // caller; migrate moves those rows into the organism's own space (their
-// owner is not known), where no user reaches them.
-const schemaVersion = 1
+// owner is not known), where no user reaches them. Version 2 adds
+// kv_namespaces, when each conversation's or thread's namespace expires;
+// the ones already stored expire DefaultConversationTTL after the
+// migration (now).
+const schemaVersion = 2
 
-func migrate(db *sql.DB) error {
+func migrate(db *sql.DB, now time.Time) error {
 	tx, err := db.Begin()
 	if err != nil {
 		return err
@@ -161,11 +174,12 @@ func migrate(db *sql.DB) error {
 	const create = `CREATE TABLE kv (
 		namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, expires_at INTEGER,
 		PRIMARY KEY (namespace, key))`
-	if tables == 0 {
+	switch {
+	case tables == 0:
 		if _, err := tx.Exec(create); err != nil {
 			return err
 		}
-	} else {
+	case version == 0:
 		for _, q := range []string{
 			`ALTER TABLE kv RENAME TO kv_v0`,
 			create,
@@ -179,6 +193,20 @@ func migrate(db *sql.DB) error {
 			}
 		}
 	}
+	for _, q := range []string{
+		`CREATE TABLE kv_namespaces (namespace TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)`,
+		`CREATE INDEX kv_namespaces_expiry ON kv_namespaces (expires_at)`,
+		`CREATE INDEX kv_expiry ON kv (expires_at) WHERE expires_at IS NOT NULL`,
+	} {
+		if _, err := tx.Exec(q); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.Exec(`INSERT INTO kv_namespaces (namespace, expires_at) SELECT DISTINCT namespace, ? FROM kv
+		WHERE substr(namespace, 1, ?) = ? OR substr(namespace, 1, ?) = ?`, now.Add(DefaultConversationTTL).UnixNano(),
+		len(ConversationPrefix), ConversationPrefix, len(ThreadPrefix), ThreadPrefix); err != nil {
+		return err
+	}
 	if _, err := tx.Exec(`PRAGMA user_version = ` + strconv.Itoa(schemaVersion)); err != nil {
 		return err
 	}
@@ -188,11 +216,14 @@ func migrate(db *sql.DB) error {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// Get returns the live value of key.
+// Get returns the live value of key: none when the key or its namespace
+// expired.
 func (s *Store) Get(ctx context.Context, ns, key string) (string, bool, error) {
 	var v string
-	err := s.db.QueryRowContext(ctx, `SELECT value FROM kv WHERE namespace = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)`,
-		ns, key, s.now().UnixNano()).Scan(&v)
+	now := s.now().UnixNano()
+	err := s.db.QueryRowContext(ctx, `SELECT value FROM kv WHERE namespace = ?1 AND key = ?2 AND (expires_at IS NULL OR expires_at > ?3)
+		AND NOT EXISTS (SELECT 1 FROM kv_namespaces n WHERE n.namespace = ?1 AND n.expires_at <= ?3)`,
+		ns, key, now).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
@@ -205,6 +236,9 @@ type Limits struct {
 	MaxKeys int
 	// MaxTotalBytes caps the bytes of its live keys and values together.
 	MaxTotalBytes int
+	// Idle makes the namespace expire as a whole this long after its last
+	// set or delete (a conversation's or a thread's); 0 keeps it.
+	Idle time.Duration
 }
 
 // Set stores value under key; ttl > 0 makes it expire. A set that would
@@ -224,7 +258,11 @@ func (s *Store) Set(ctx context.Context, ns, key, value string, ttl time.Duratio
 		return err
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit it does nothing
-	if _, err := tx.ExecContext(ctx, `DELETE FROM kv WHERE expires_at IS NOT NULL AND expires_at <= ?`, now.UnixNano()); err != nil {
+	if _, err := dropExpired(ctx, tx, ns, now); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM kv WHERE namespace = ? AND expires_at IS NOT NULL AND expires_at <= ?`,
+		ns, now.UnixNano()); err != nil {
 		return err
 	}
 	var others, otherBytes, olds, oldBytes int
@@ -249,17 +287,61 @@ func (s *Store) Set(ctx context.Context, ns, key, value string, ttl time.Duratio
 		ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`, ns, key, value, exp); err != nil {
 		return err
 	}
+	if lim.Idle > 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO kv_namespaces (namespace, expires_at) VALUES (?, ?)
+			ON CONFLICT (namespace) DO UPDATE SET expires_at = excluded.expires_at`, ns, now.Add(lim.Idle).UnixNano()); err != nil {
+			return err
+		}
+	}
 	return tx.Commit()
 }
 
-// Delete removes key and reports whether it had a live value.
-func (s *Store) Delete(ctx context.Context, ns, key string) (bool, error) {
-	_, found, err := s.Get(ctx, ns, key)
+// Delete removes key and reports whether it had a live value. idle > 0
+// keeps the namespace for that long again (a delete is a write).
+func (s *Store) Delete(ctx context.Context, ns, key string, idle time.Duration) (bool, error) {
+	now := s.now()
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
 	}
-	_, err = s.db.ExecContext(ctx, `DELETE FROM kv WHERE namespace = ? AND key = ?`, ns, key)
-	return found, err
+	defer tx.Rollback() //nolint:errcheck // after Commit it does nothing
+	if _, err := dropExpired(ctx, tx, ns, now); err != nil {
+		return false, err
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM kv WHERE namespace = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)`,
+		ns, key, now.UnixNano())
+	if err != nil {
+		return false, err
+	}
+	found, err := res.RowsAffected()
+	if err != nil {
+		return false, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM kv WHERE namespace = ? AND key = ?`, ns, key); err != nil {
+		return false, err
+	}
+	if idle > 0 {
+		if _, err := tx.ExecContext(ctx, `UPDATE kv_namespaces SET expires_at = ? WHERE namespace = ?`,
+			now.Add(idle).UnixNano(), ns); err != nil {
+			return false, err
+		}
+	}
+	return found > 0, tx.Commit()
+}
+
+// dropExpired deletes namespace ns, keys and all, when it expired by now
+// and no sweep took it yet, so that a write begins it anew instead of
+// bringing its old keys back. It reports whether it did.
+func dropExpired(ctx context.Context, tx *sql.Tx, ns string, now time.Time) (bool, error) {
+	res, err := tx.ExecContext(ctx, `DELETE FROM kv_namespaces WHERE namespace = ? AND expires_at <= ?`, ns, now.UnixNano())
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return false, err
+	}
+	_, err = tx.ExecContext(ctx, `DELETE FROM kv WHERE namespace = ?`, ns)
+	return err == nil, err
 }
 
 // Tool is the key_value listener.
@@ -310,7 +392,8 @@ func (t *Tool) run(ctx context.Context, c tools.Config, p *KeyValue, md xmlpipe.
 		if p.TTLSeconds < 0 {
 			return ErrTTL
 		}
-		lim := Limits{MaxKeys: tools.Or(c.MaxKeys, DefaultMaxKeys), MaxTotalBytes: tools.Or(c.MaxTotalBytes, DefaultMaxTotalBytes)}
+		lim := Limits{MaxKeys: tools.Or(c.MaxKeys, DefaultMaxKeys), MaxTotalBytes: tools.Or(c.MaxTotalBytes, DefaultMaxTotalBytes),
+			Idle: idle(c, ns)}
 		err := t.Store.Set(ctx, ns, p.Key, p.Value, time.Duration(p.TTLSeconds)*time.Second, lim)
 		if errors.Is(err, ErrFull) {
 			return err
@@ -323,7 +406,7 @@ func (t *Tool) run(ctx context.Context, c tools.Config, p *KeyValue, md xmlpipe.
 		if c.ReadOnly {
 			return ErrReadOnly
 		}
-		found, err := t.Store.Delete(ctx, ns, p.Key)
+		found, err := t.Store.Delete(ctx, ns, p.Key, idle(c, ns))
 		if err != nil {
 			return fmt.Errorf("key_value: %w", err)
 		}
@@ -331,4 +414,17 @@ func (t *Tool) run(ctx context.Context, c tools.Config, p *KeyValue, md xmlpipe.
 		return nil
 	}
 	return fmt.Errorf("%w %q (want get, set or delete)", ErrBadOp, p.Op)
+}
+
+// idle is how long namespace ns is kept after a write under c: the
+// conversation_ttl (else DefaultConversationTTL) for a conversation's or a
+// thread's, 0 (for ever) for a named one.
+func idle(c tools.Config, ns string) time.Duration {
+	if !private(ns) {
+		return 0
+	}
+	if c.ConversationTTL > 0 {
+		return c.ConversationTTL
+	}
+	return DefaultConversationTTL
 }
