@@ -328,7 +328,7 @@ func (m *Module) call(ctx context.Context, export string, in []byte) (_ []byte, 
 		return nil, ErrClosed
 	}
 	if m.dir != nil { // a call writing to the dir: no recount meanwhile
-		defer m.dir.enter()()
+		defer m.enterDir()()
 	}
 	select { // bound the live instances (memory: Instances × memory_mb)
 	case m.slots <- struct{}{}:
@@ -503,6 +503,17 @@ func (m *Module) closeRuntime(ctx context.Context) error {
 	return err
 }
 
+// enterDir records a call that may write to the module's dir starting (see
+// diskQuota.enter); the function it returns records its end. A stale count
+// that fails is logged and kept.
+func (m *Module) enterDir() func() {
+	end, err := m.dir.enter()
+	if err != nil {
+		m.log.Warn("wasm: the dir's disk quota was not recounted; the count is kept", "module", m.name, "err", err)
+	}
+	return end
+}
+
 // RecountDisk counts the module's writable dir afresh for its disk quota
 // (what others added or removed there since it was counted included),
 // unless a call of a module writing there runs, when the count is kept;
@@ -527,7 +538,7 @@ func (m *Module) Check(ctx context.Context) error {
 		return nil
 	}
 	if m.dir != nil { // _initialize may write to the dir
-		defer m.dir.enter()()
+		defer m.enterDir()()
 	}
 	inst, err := m.newInstance(ctx)
 	if err != nil {
