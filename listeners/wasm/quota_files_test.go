@@ -2,6 +2,8 @@ package wasm
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,4 +70,25 @@ func TestDiskQuotaSharedWithFiles(t *testing.T) {
 	if got := m.dir.diskUsed(); got != used {
 		t.Errorf("the figure is %d bytes; the directory holds %d", got, used)
 	}
+}
+
+// TestDiskQuotaStaleCountedBeforeACall: once the directory's figure is
+// marked stale (a run_command program that may have written there ended),
+// the next call counts it before the guest changes anything: what was
+// added meanwhile is counted against the quota.
+func TestDiskQuotaStaleCountedBeforeACall(t *testing.T) {
+	const q = 4096
+	dir := t.TempDir()
+	m := compileGuest(t, "ops", Reactor, Sandbox{Dir: dir, DirWritable: true, MaxDiskBytes: q, Timeout: time.Minute})
+	if r := runOp(t, m, "write", "/data/a", "0123456789"); !r.OK {
+		t.Fatalf("write a: %q", r.Error)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "by-a-program"), []byte(strings.Repeat("x", 3000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	diskquota.Invalidate(dir) // as run_command does when a program ends
+	if r := runOp(t, m, "write", "/data/b", strings.Repeat("y", 1000)); !r.refused(ioErr) {
+		t.Errorf("a write past what is left: %+v, want %q", r, ioErr)
+	}
+	checkCount(t, m, dir, q)
 }
