@@ -15,6 +15,11 @@ import (
 // within about that long even when nothing marks the figure stale.
 const MaxAge = time.Minute
 
+// RetryAfter is how long a count that failed stands before a stale figure
+// is counted again: until then Fresh reports that failure at once, so a
+// directory that cannot be counted is not walked at every write.
+const RetryAfter = time.Second
+
 // Dir is the shared figure of one directory's disk use, as Count counts
 // it: one per directory (by identity, so two paths naming one directory
 // share it) for the whole process, updated by every writer in the process
@@ -46,6 +51,10 @@ type Dir struct {
 	seq uint64
 	// open counts the regular files open through writers, by identity.
 	open map[FileID]int
+	// failed is the error of the last count, when it failed (at
+	// failedAt); nil once one succeeds.
+	failed   error
+	failedAt time.Time
 	// counting serializes counts, so that writers needing one at once
 	// share it.
 	counting sync.Mutex
@@ -120,7 +129,8 @@ func (d *Dir) Stale() bool {
 	return !d.counted || time.Since(d.countedAt) > MaxAge
 }
 
-// Invalidate marks the figure stale (see Stale). It takes the lock.
+// Invalidate marks the figure stale (see Stale), to be counted at once
+// even if a count failed less than RetryAfter ago. It takes the lock.
 func (d *Dir) Invalidate() {
 	d.mu.Lock()
 	d.invalidate()
@@ -129,7 +139,7 @@ func (d *Dir) Invalidate() {
 
 // invalidate is Invalidate for a caller holding the lock.
 func (d *Dir) invalidate() {
-	d.counted = false
+	d.counted, d.failed = false, nil
 	d.gen++
 }
 
@@ -160,18 +170,17 @@ func (d *Dir) Recount(seq uint64, count func() (int64, error)) (counted bool, er
 	used, err := count()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err != nil {
-		return false, err
-	}
-	if len(d.open) > 0 {
+	if err == nil && len(d.open) > 0 {
 		return false, nil
 	}
-	if d.gen != gen { // a change raced the walk: count again, holding the lock
-		if used, err = count(); err != nil {
-			return false, err
-		}
+	if err == nil && d.gen != gen { // a change raced the walk: count again, holding the lock
+		used, err = count()
 	}
-	d.used, d.counted, d.countedAt = used, true, time.Now()
+	if err != nil {
+		d.failed, d.failedAt = err, time.Now()
+		return false, err
+	}
+	d.used, d.counted, d.countedAt, d.failed = used, true, time.Now(), nil
 	d.seq++
 	d.gen++
 	return true, nil
@@ -179,13 +188,20 @@ func (d *Dir) Recount(seq uint64, count func() (int64, error)) (counted bool, er
 
 // Fresh counts the directory afresh (Recount) if its figure is stale; the
 // caller does not hold the lock. A figure that cannot be counted because a
-// file is held open is used as it is.
+// file is held open is used as it is. A count that failed less than
+// RetryAfter ago is not made again: its error is returned.
 func (d *Dir) Fresh(count func() (int64, error)) error {
 	d.mu.Lock()
-	stale, seq := d.Stale(), d.seq
+	stale, seq, failed := d.Stale(), d.seq, d.failed
+	if failed != nil && time.Since(d.failedAt) >= RetryAfter {
+		failed = nil
+	}
 	d.mu.Unlock()
 	if !stale {
 		return nil
+	}
+	if failed != nil {
+		return failed
 	}
 	_, err := d.Recount(seq, count)
 	return err

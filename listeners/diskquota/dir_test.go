@@ -192,3 +192,26 @@ func TestRemovedTree(t *testing.T) {
 		t.Error("CountTree of a missing tree: no error")
 	}
 }
+
+// TestDirFreshAfterAFailedCount: a stale figure whose count failed is not
+// walked again until RetryAfter has passed: Fresh reports the failure.
+func TestDirFreshAfterAFailedCount(t *testing.T) {
+	d := openDir(t, t.TempDir())
+	boom := errors.New("boom")
+	walks := 0
+	failing := func() (int64, error) { walks++; return 0, boom }
+	for range 3 {
+		if err := d.Fresh(failing); !errors.Is(err, boom) {
+			t.Fatalf("Fresh = %v, want boom", err)
+		}
+	}
+	if walks != 1 {
+		t.Errorf("%d walks within RetryAfter of a failed one, want 1", walks)
+	}
+	d.Lock()
+	d.failedAt = time.Now().Add(-RetryAfter)
+	d.Unlock()
+	if err := d.Fresh(func() (int64, error) { walks++; return 7, nil }); err != nil || used(d) != 7 || walks != 2 {
+		t.Errorf("Fresh after RetryAfter = %v, figure %d after %d walks; want nil, 7, 2", err, used(d), walks)
+	}
+}

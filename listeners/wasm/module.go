@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -17,6 +18,8 @@ import (
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/diskquota"
 )
 
 // Capability defaults.
@@ -100,7 +103,9 @@ type Module struct {
 	env     [][2]string
 	// dir is Sandbox.Dir as the guest's /data (nil: no filesystem).
 	dir *rootFS
-	log *slog.Logger
+	// countWarned is when (Unix ns) a failed count of dir was last logged.
+	countWarned atomic.Int64
+	log         *slog.Logger
 
 	idle   chan *instance
 	slots  chan struct{} // one per call in progress, Instances at most
@@ -509,7 +514,11 @@ func (m *Module) closeRuntime(ctx context.Context) error {
 func (m *Module) enterDir() func() {
 	end, err := m.dir.enter()
 	if err != nil {
-		m.log.Warn("wasm: the dir's disk quota was not recounted; the count is kept", "module", m.name, "err", err)
+		now := time.Now().UnixNano()
+		if last := m.countWarned.Load(); now-last >= int64(diskquota.MaxAge) && m.countWarned.CompareAndSwap(last, now) {
+			m.log.Warn("wasm: the dir's disk quota was not recounted; the count is kept (logged once a minute)",
+				"module", m.name, "err", err)
+		}
 	}
 	return end
 }
