@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -17,6 +18,8 @@ import (
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/diskquota"
 )
 
 // Capability defaults.
@@ -100,7 +103,9 @@ type Module struct {
 	env     [][2]string
 	// dir is Sandbox.Dir as the guest's /data (nil: no filesystem).
 	dir *rootFS
-	log *slog.Logger
+	// countWarned is when (Unix ns) a failed count of dir was last logged.
+	countWarned atomic.Int64
+	log         *slog.Logger
 
 	idle   chan *instance
 	slots  chan struct{} // one per call in progress, Instances at most
@@ -328,7 +333,7 @@ func (m *Module) call(ctx context.Context, export string, in []byte) (_ []byte, 
 		return nil, ErrClosed
 	}
 	if m.dir != nil { // a call writing to the dir: no recount meanwhile
-		defer m.dir.enter()()
+		defer m.enterDir()()
 	}
 	select { // bound the live instances (memory: Instances × memory_mb)
 	case m.slots <- struct{}{}:
@@ -503,6 +508,21 @@ func (m *Module) closeRuntime(ctx context.Context) error {
 	return err
 }
 
+// enterDir records a call that may write to the module's dir starting (see
+// diskQuota.enter); the function it returns records its end. A stale count
+// that fails is logged and kept.
+func (m *Module) enterDir() func() {
+	end, err := m.dir.enter()
+	if err != nil {
+		now := time.Now().UnixNano()
+		if last := m.countWarned.Load(); now-last >= int64(diskquota.MaxAge) && m.countWarned.CompareAndSwap(last, now) {
+			m.log.Warn("wasm: the dir's disk quota was not recounted; the count is kept (logged once a minute)",
+				"module", m.name, "err", err)
+		}
+	}
+	return end
+}
+
 // RecountDisk counts the module's writable dir afresh for its disk quota
 // (what others added or removed there since it was counted included),
 // unless a call of a module writing there runs, when the count is kept;
@@ -527,7 +547,7 @@ func (m *Module) Check(ctx context.Context) error {
 		return nil
 	}
 	if m.dir != nil { // _initialize may write to the dir
-		defer m.dir.enter()()
+		defer m.enterDir()()
 	}
 	inst, err := m.newInstance(ctx)
 	if err != nil {

@@ -32,15 +32,15 @@ func acquireQuota(root *os.Root, dir string, max int64) (*diskQuota, error) {
 	defer quotas.mu.Unlock()
 	q := quotas.byDir[id]
 	if q == nil {
-		if q, err = newDiskQuota(dir, max); err != nil {
+		if q, err = newDiskQuota(root, dir, max); err != nil {
 			return nil, err
 		}
 		q.id = id
 		quotas.byDir[id] = q
 		return q, nil
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.lock()
+	defer q.unlock()
 	q.maxes[max]++
 	return q, nil
 }
@@ -50,8 +50,8 @@ func acquireQuota(root *os.Root, dir string, max int64) (*diskQuota, error) {
 func releaseQuota(q *diskQuota, max int64) {
 	quotas.mu.Lock()
 	defer quotas.mu.Unlock()
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.lock()
+	defer q.unlock()
 	if q.maxes[max]--; q.maxes[max] <= 0 {
 		delete(q.maxes, max)
 	}

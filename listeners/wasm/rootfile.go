@@ -161,8 +161,8 @@ func (f *rootFile) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
 // disk. The growth is measured (fstat before and after) under the quota's
 // lock.
 func (f *rootFile) writeCounted(buf []byte, off int64, write func([]byte) (int, error)) (int, experimentalsys.Errno) {
-	f.quota.mu.Lock()
-	defer f.quota.mu.Unlock()
+	f.quota.lock()
+	defer f.quota.unlock()
 	before, err := f.size()
 	if err != nil {
 		return 0, errnoOf(err)
@@ -186,7 +186,7 @@ func (f *rootFile) writeCounted(buf []byte, off int64, write func([]byte) (int, 
 	n, werr := write(buf)
 	after, err := f.size()
 	if err == nil {
-		f.quota.used += after - before
+		f.quota.add(after - before)
 	}
 	return n, errnoOf(errors.Join(werr, err))
 }
@@ -212,8 +212,8 @@ func (f *rootFile) Truncate(size int64) experimentalsys.Errno {
 	if f.quota == nil {
 		return errnoOf(f.f.Truncate(size))
 	}
-	f.quota.mu.Lock()
-	defer f.quota.mu.Unlock()
+	f.quota.lock()
+	defer f.quota.unlock()
 	before, err := f.size()
 	if err != nil {
 		return errnoOf(err)
@@ -225,7 +225,7 @@ func (f *rootFile) Truncate(size int64) experimentalsys.Errno {
 	terr := f.f.Truncate(size)
 	after, err := f.size()
 	if err == nil {
-		f.quota.used += after - before
+		f.quota.add(after - before)
 	}
 	return errnoOf(errors.Join(terr, err))
 }
@@ -260,13 +260,13 @@ func (f *rootFile) Close() experimentalsys.Errno {
 	f.closed = true
 	f.open.Add(-1)
 	if f.quota != nil {
-		f.quota.mu.Lock()
-		defer f.quota.mu.Unlock()
+		f.quota.lock()
+		defer f.quota.unlock()
 		st, errno := f.Stat()
 		if errno != 0 {
 			st.Nlink = 1 // unknown: a removed file stays counted, never too little
 		}
-		f.quota.closing(fileID{Dev: f.dev, Ino: f.ino}, st)
+		f.quota.d.Closing(fileID{Dev: f.dev, Ino: f.ino}, st)
 	}
 	return errnoOf(f.f.Close())
 }

@@ -106,11 +106,11 @@ func (r *rootFS) recount() (done bool, err error) {
 }
 
 // enter records a call on the directory starting (see diskQuota.enter).
-func (r *rootFS) enter() func() {
+func (r *rootFS) enter() (end func(), err error) {
 	if r.quota == nil {
-		return func() {}
+		return func() {}, nil
 	}
-	return r.quota.enter()
+	return r.quota.enter(r.root.Name())
 }
 
 // diskUsed reports the bytes the directory's quota counts (0: read-only).
@@ -136,8 +136,8 @@ func (r *rootFS) lockQuota() func() {
 	if r.quota == nil {
 		return func() {}
 	}
-	r.quota.mu.Lock()
-	return r.quota.mu.Unlock
+	r.quota.lock()
+	return r.quota.unlock
 }
 
 // openFiles reports how many files are open through r.
@@ -220,7 +220,7 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 		return nil, errnoOf(err)
 	}
 	if r.quota != nil && created {
-		r.quota.used += entryBytes
+		r.quota.add(entryBytes)
 	}
 	fi, err := f.Stat()
 	st := sys.Stat_t{}
@@ -241,7 +241,7 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 	}
 	if err == nil && flag&experimentalsys.O_TRUNC != 0 {
 		if err = f.Truncate(0); err == nil && r.quota != nil {
-			r.quota.used -= st.Size
+			r.quota.add(-st.Size)
 		}
 	}
 	if err != nil {
@@ -252,7 +252,7 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 	rf := newRootFile(f, fi, flag, r.readOnly, &r.open)
 	if r.quota != nil && fi.Mode().IsRegular() {
 		rf.quota, rf.refused = r.quota, &r.refused
-		r.quota.opened(fileID{Dev: st.Dev, Ino: st.Ino})
+		r.quota.d.Opened(fileID{Dev: st.Dev, Ino: st.Ino})
 	}
 	return rf, 0
 }
@@ -337,7 +337,7 @@ func (r *rootFS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
 	}
 	errno := errnoOf(r.root.Mkdir(rootPath(p), perm&fs.ModePerm))
 	if errno == 0 && r.quota != nil {
-		r.quota.used += entryBytes
+		r.quota.add(entryBytes)
 	}
 	if errno == experimentalsys.ENOTDIR {
 		errno = experimentalsys.ENOENT // a parent is missing (as wazero's own DirFS says)
@@ -373,7 +373,7 @@ func (r *rootFS) Rename(from, to string) experimentalsys.Errno {
 	}
 	errno := errnoOf(r.root.Rename(from, to))
 	if errno == 0 && replaced != nil {
-		r.quota.removed(replaced)
+		r.quota.d.Removed(replaced)
 	}
 	return errno
 }
@@ -407,7 +407,7 @@ func (r *rootFS) Symlink(target, link string) experimentalsys.Errno {
 	}
 	errno := errnoOf(r.root.Symlink(target, rootPath(link)))
 	if errno == 0 && r.quota != nil {
-		r.quota.used += cost
+		r.quota.add(cost)
 	}
 	return errno
 }
@@ -477,7 +477,7 @@ func (r *rootFS) removeAt(p string, flags int) experimentalsys.Errno {
 		return errnoOf(err)
 	}
 	if uerr == nil && gone != nil {
-		r.quota.removed(gone)
+		r.quota.d.Removed(gone)
 	}
 	return errnoOf(uerr)
 }

@@ -39,6 +39,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/diskquota"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
@@ -215,6 +216,7 @@ func run(ctx context.Context, c tools.Config, p *RunCommand, res *RunCommandResu
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("run_command: %w", err)
 	}
+	defer invalidateRoots(c.AllowedPaths)
 	// Once the program has exited, nothing it started in its group may
 	// outlive the call (a child sent to the background, holding the
 	// output pipes or not): the group is killed before the program is
@@ -248,4 +250,18 @@ func run(ctx context.Context, c tools.Config, p *RunCommand, res *RunCommandResu
 	}
 	res.ExitCode = 0
 	return nil
+}
+
+// invalidateRoots marks the disk-use figures of the roots a program may
+// have written to (its allowed_paths) stale, once it has ended: the next
+// writer with a disk quota there (files, a WASM guest) counts the root
+// afresh before its change, so what the program added is counted.
+func invalidateRoots(paths []string) {
+	roots, err := tools.Roots(paths)
+	if err != nil {
+		return // no roots: nothing of theirs is counted
+	}
+	for _, r := range roots {
+		diskquota.Invalidate(r.Dir)
+	}
 }

@@ -150,11 +150,7 @@ func (t *Tool) run(c tools.Config, p *Files, res *FilesResult) error {
 		if p.Op == "write" {
 			return k.write(p, maxBytes, q, res)
 		}
-		defer q.recount() // whatever went, the next write counts what is left
-		if p.Recursive {
-			return k.fail("delete", root.RemoveAll(rel))
-		}
-		return k.fail("delete", root.Remove(rel))
+		return k.delete(p.Recursive, q)
 	}
 	return fmt.Errorf("%w %q (want read, write, list or delete)", ErrBadOp, p.Op)
 }
@@ -244,18 +240,8 @@ func (k op) write(p *Files, maxBytes int, q *quota, res *FilesResult) error {
 	if st, err := k.root.Stat(k.rel); err == nil && !st.Mode().IsRegular() {
 		return fmt.Errorf("%w: %s", ErrNotRegular, k.shown)
 	}
-	old, created, err := before(k.root, k.rel)
+	old, created, err := k.measure(p, q)
 	if err != nil {
-		return k.fail("write", err)
-	}
-	grow := int64(len(p.Content))
-	if !p.Append {
-		grow -= old
-	}
-	if created {
-		grow += diskquota.EntryBytes
-	}
-	if err := q.allow(k.shown, grow); err != nil {
 		return err
 	}
 	// What the root grew by is measured once the file is closed: the
@@ -314,6 +300,55 @@ func (k op) write(p *Files, maxBytes int, q *quota, res *FilesResult) error {
 	}
 	res.BytesWritten = n
 	return nil
+}
+
+// measure is what the write p starts from (see before), once the quota q
+// allows it: measured again when q counted the root afresh to decide.
+func (k op) measure(p *Files, q *quota) (old int64, created bool, err error) {
+	for {
+		old, created, err = before(k.root, k.rel)
+		if err != nil {
+			return 0, false, k.fail("write", err)
+		}
+		grow := int64(len(p.Content))
+		if !p.Append {
+			grow -= old
+		}
+		if created {
+			grow += diskquota.EntryBytes
+		}
+		if err = q.allow(k.shown, grow); !errors.Is(err, errRecounted) {
+			return old, created, err
+		}
+	}
+}
+
+// delete removes the call's path (a whole tree when recursive) and records
+// what that freed in q, locked by the caller: a file's or a link's own
+// bytes (a file's content with its last name), a tree's as counted just
+// before it goes. What a failed removal left is unknown: the next write
+// counts the root afresh.
+func (k op) delete(recursive bool, q *quota) error {
+	fi, err := k.root.Lstat(k.rel)
+	if err != nil {
+		return k.fail("delete", err)
+	}
+	if !recursive || !fi.IsDir() {
+		if err := k.root.Remove(k.rel); err != nil {
+			return k.fail("delete", err)
+		}
+		q.removed(fi)
+		return nil
+	}
+	tree, terr := diskquota.CountTree(k.root, k.rel)
+	err = k.root.RemoveAll(k.rel)
+	switch {
+	case err == nil && terr == nil:
+		q.removedTree(tree)
+	default:
+		q.recount()
+	}
+	return k.fail("delete", err)
 }
 
 // appendMu makes an append's size check and its write one step, so that

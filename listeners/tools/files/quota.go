@@ -17,74 +17,58 @@ import (
 // the cap is there so that a model cannot fill the disk.
 const DefaultMaxDiskBytes = 1 << 30
 
-// ledger is the disk use of one root directory, as package diskquota
-// counts it. There is one per directory (by identity, so two roots naming
-// one directory share it) for the whole process: every files listener
-// writing there takes mu around its check and its write, so concurrent
-// writes cannot pass the cap together. It is counted afresh when a
-// listener (a Tool: one per build or reload of the organism) first writes
-// there, after every delete (which may have removed anything, and so also
-// sees what others changed meanwhile) and before a write it would refuse;
-// between, each write adds what it grew the root by.
-type ledger struct {
-	mu      sync.Mutex
-	used    int64
-	counted bool
-}
-
-// countRoot counts a root for its ledger (a variable so that a test can
+// countRoot counts a root for its figure (a variable so that a test can
 // make counting fail, which the root user running the tests cannot).
 var countRoot = diskquota.Count
 
-// ledgers are the roots' ledgers, by directory identity.
-var ledgers = struct {
-	mu    sync.Mutex
-	byDir map[diskquota.FileID]*ledger
-}{byDir: map[diskquota.FileID]*ledger{}}
-
-// quota is a call's view of its root's ledger: the ledger, locked until
-// done, and the cap that applies to the caller.
+// quota is a call's view of its root's disk use: the directory's shared
+// figure (diskquota.Dir: one per directory for the process, which WASM
+// guests writing there update too), locked until done, and the cap that
+// applies to the caller. The figure is counted when a listener (a Tool:
+// one per build or reload of the organism) first writes there, when it is
+// stale (see diskquota.Dir) and before a write it would refuse, each time
+// outside the lock; between, each write and delete records what it changed.
 type quota struct {
-	l     *ledger
+	d     *diskquota.Dir
 	limit int64
 	// name is the root as the caller names it.
 	name string
 	// dir is the root as configured, to count it again.
 	dir string
-	// fresh is set when the count was made by this call.
+	// fresh is set once this call has had the root counted.
 	fresh bool
 }
 
-// openQuota locks the ledger of the root open at root (configured as dir,
-// named name) and, for a write, counts it if it must be; seen records the
-// roots this Tool has counted. A delete does not count (it is allowed
-// whatever the root holds, even one that cannot be counted): it only
-// makes the next write count afresh. done unlocks the ledger.
+// openQuota locks the figure of the root open at root (configured as dir,
+// named name) and, for a write, counts it first (outside the lock) if it
+// must be; seen records the roots this Tool has written to. A delete does
+// not count (it is allowed whatever the root holds, even one that cannot
+// be counted). done unlocks the figure.
 func openQuota(root *os.Root, dir, name string, limit int64, seen *seenRoots, write bool) (q *quota, done func(), err error) {
 	fi, err := root.Stat(".")
 	if err != nil {
 		return nil, nil, err
 	}
-	id := diskquota.IDOf(fi)
-	ledgers.mu.Lock()
-	l := ledgers.byDir[id]
-	if l == nil {
-		l = &ledger{}
-		ledgers.byDir[id] = l
+	d, err := diskquota.DirOf(root)
+	if err != nil {
+		return nil, nil, err
 	}
-	ledgers.mu.Unlock()
-	l.mu.Lock()
-	if seen.first(id) {
-		l.counted = false // this listener is new (built or reloaded): count afresh
+	q = &quota{d: d, limit: limit, name: name, dir: dir}
+	if seen.first(diskquota.IDOf(fi)) {
+		d.Invalidate() // this listener is new (built or reloaded): count afresh
 	}
-	q = &quota{l: l, limit: limit, name: name, dir: dir}
-	if !l.counted && write {
-		if err := q.count(); err != nil {
-			l.mu.Unlock()
+	if write {
+		if err := d.Fresh(q.countFunc()); err != nil {
 			return nil, nil, err
 		}
 	}
-	return q, l.mu.Unlock, nil
+	d.Lock()
+	return q, d.Unlock, nil
+}
+
+// countFunc counts the root.
+func (q *quota) countFunc() func() (int64, error) {
+	return func() (int64, error) { return countRoot(q.dir) }
 }
 
 // seenRoots are the roots a Tool has written to.
@@ -107,41 +91,46 @@ func (s *seenRoots) first(id diskquota.FileID) bool {
 	return true
 }
 
-// count counts the root afresh; the caller holds the ledger.
-func (q *quota) count() error {
-	used, err := countRoot(q.dir)
-	if err != nil {
-		return err
-	}
-	q.l.used, q.l.counted, q.fresh = used, true, true
-	return nil
-}
+// errRecounted tells a write that the root was counted afresh for it
+// (allow): what it measured before must be measured again.
+var errRecounted = errors.New("files: the root was counted again")
 
 // allow refuses a write of path (as the caller names it) that would grow
-// the root by grow bytes past the cap; shrinking is always allowed. A
-// write the count would refuse is checked again against a fresh count,
-// so that room others made (the operator, by hand) is seen before a
-// refusal.
+// the root by grow bytes past the cap; shrinking is always allowed. The
+// caller holds the figure's lock. A write the figure would refuse is
+// checked again against a fresh count, made outside the lock (errRecounted:
+// the caller measures again and asks again), so that room others made (the
+// operator, by hand) is seen before a refusal; a count another call made
+// meanwhile serves this one too.
 func (q *quota) allow(path string, grow int64) error {
-	if grow <= 0 || q.l.used+grow <= q.limit {
+	if grow <= 0 || q.d.Used()+grow <= q.limit {
 		return nil
 	}
 	if !q.fresh {
-		if err := q.count(); err != nil {
+		q.fresh = true
+		seq := q.d.Seq()
+		q.d.Unlock()
+		_, err := q.d.Recount(seq, q.countFunc())
+		q.d.Lock()
+		if err != nil {
 			return fmt.Errorf("files: counting %s for its disk quota: %w", q.name, bare(err))
 		}
-		return q.allow(path, grow)
+		return errRecounted
 	}
+	used := q.d.Used()
 	return fmt.Errorf("%w: writing %s would make root %s hold %d bytes (max_disk_bytes %d, %d used; each name counts %d): "+
-		"delete something first", ErrDiskQuota, path, q.name, q.l.used+grow, q.limit, q.l.used, diskquota.EntryBytes)
+		"delete something first", ErrDiskQuota, path, q.name, used+grow, q.limit, used, diskquota.EntryBytes)
 }
 
 // add records that the root grew by n bytes (shrank, when negative).
-func (q *quota) add(n int64) { q.l.used += n }
+func (q *quota) add(n int64) { q.d.Add(n) }
 
-// recount makes the next write count the root afresh: what a delete
-// removed, or a write whose effect is unknown (it failed part-way).
-func (q *quota) recount() { q.l.counted = false }
+// recount makes the next write count the root afresh: a change whose
+// effect is unknown (it failed part-way, or removed a whole tree).
+func (q *quota) recount() { q.d.InvalidateLocked() }
+
+// removed records that the name whose status was fi is gone.
+func (q *quota) removed(fi fs.FileInfo) { q.d.Removed(fi) }
 
 // before is what the write of rel through root starts from: the size of
 // the file it replaces or appends to, and whether it makes a new name.
@@ -155,3 +144,6 @@ func before(root *os.Root, rel string) (size int64, created bool, err error) {
 	}
 	return 0, false, err
 }
+
+// removedTree records that the tree t counted is gone.
+func (q *quota) removedTree(t diskquota.Tree) { q.d.RemovedTree(t) }

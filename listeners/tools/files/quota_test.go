@@ -19,7 +19,7 @@ import (
 )
 
 // callTool runs p through tool, as one listener does call after call.
-func callTool(t *testing.T, tool *Tool, p Files) *FilesResult {
+func callTool(t testing.TB, tool *Tool, p Files) *FilesResult {
 	t.Helper()
 	resp, err := tool.Handle(context.Background(), &p, xmlpipe.Metadata{From: "agent"})
 	if err != nil {
