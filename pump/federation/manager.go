@@ -671,14 +671,16 @@ func (g *gateway) attach(ws *websocket.Conn, p peer) {
 	// Checked under g.mu: Stop and RemoveGateway signal first, then close
 	// the link they find under it, so a link made meanwhile is either
 	// found there or refused here.
+	// A link closed here is closed as one that ran: the peer is told why
+	// (its status reads "it is stopping", not an abnormal closure).
 	select {
 	case <-g.stopped: // removed while the link was being made
 		g.mu.Unlock()
-		_ = ws.Close()
+		c.close(closingRemoved)
 		return
 	case <-g.m.closed: // stopped while the link was being made
 		g.mu.Unlock()
-		_ = ws.Close()
+		c.close(fmt.Errorf("%w: %w", ErrClosed, closingStop))
 		return
 	default:
 	}
