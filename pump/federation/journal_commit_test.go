@@ -76,8 +76,9 @@ func TestReceivedCallRidesWithItsJournalCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	conv := derivedThread(c.m.secret, "a", sent.Thread)
-	// Whatever the link's start queued commits first, so that only the
-	// call's commits are counted.
+	// Whatever the link's start queued commits first, and the sweep at
+	// the start, so that only the call's commits are counted.
+	<-c.m.firstSwept
 	if err := c.st.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}

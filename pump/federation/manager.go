@@ -101,7 +101,10 @@ type Manager struct {
 	// made before it (refreshOnce) wait for it, as the listeners they ask
 	// about are all in place only then.
 	startedCh chan struct{}
-	startOnce sync.Once
+	// firstSwept is closed once the sweeper's first sweep, at Start, has
+	// committed (a test counting its own commits waits for it).
+	firstSwept chan struct{}
+	startOnce  sync.Once
 	// amu and stopping keep goroutines from starting once Stop began.
 	amu      sync.RWMutex
 	stopping bool
@@ -209,7 +212,8 @@ func New(o Options) (*Manager, error) {
 		return nil, errors.New("federation: no pump")
 	}
 	m := &Manager{opts: o, log: o.Logger, byName: map[string]*gateway{}, closed: make(chan struct{}), startedCh: make(chan struct{}),
-		served: map[string]*served{}, handshakes: newHandshakeGate(MaxHandshakes, MaxHandshakesPerSource),
+		firstSwept: make(chan struct{}),
+		served:     map[string]*served{}, handshakes: newHandshakeGate(MaxHandshakes, MaxHandshakesPerSource),
 		upgrader:   websocket.Upgrader{ReadBufferSize: 64 << 10, WriteBufferSize: 64 << 10},
 		messageSeq: pump.MessageSeq, afterJournal: pump.AfterJournalOr, began: o.Clock()}
 	s := sha256.Sum256(append([]byte("xmlpipe-federation-secret\x00"), o.Key.Seed()...))
@@ -981,9 +985,14 @@ func (m *Manager) sweeper() {
 	defer m.wg.Done()
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
+	first := true
 	for {
 		if err := m.db.sweep(m.now(), m.keep, m.callsRetention()); err != nil {
 			m.log.Warn("federation: sweep", "error", err)
+		}
+		if first {
+			close(m.firstSwept)
+			first = false
 		}
 		select {
 		case <-m.closed:
