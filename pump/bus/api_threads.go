@@ -97,6 +97,11 @@ type apiMessage struct {
 	// Pruned, for a journal entry retention deleted, says why and when:
 	// the message's metadata is kept, its payload is not (payload "").
 	Pruned *apiPruned `json:"pruned,omitempty"`
+	// Withheld, when set, says why the payload is not shown (payload ""):
+	// "memory" for what an agent asked to remember (or the memory
+	// listener's answer), shown to the conversation's owner and admins
+	// only — to anyone else the message shows that it happened.
+	Withheld string `json:"withheld,omitempty"`
 }
 
 // apiPruned says why (the retention policy) and when a journal entry was
@@ -209,10 +214,12 @@ func (s *Server) writeMessages(w http.ResponseWriter, r *http.Request, sess auth
 	out := make([]apiMessage, 0, len(ps))
 	details := seesFailureDetail(sess)
 	decisions := s.entryDecisions(r.Context())
+	memory := s.memoryReader(sess)
 	for _, e := range ps {
 		m := positionMessage(e, details)
 		if e.Pruned == nil {
 			m.Outcome = decisions.of(e.Entry)
+			memory.withhold(&m, e.Entry)
 		}
 		out = append(out, m)
 	}

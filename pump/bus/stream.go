@@ -30,7 +30,8 @@ const (
 // streamEvents offers a pump event to every stream (inside the pump: never
 // blocks).
 func (s *Server) streamEvents(e pump.Event) {
-	s.streams.each(func(st *streamSocket) { st.offerEvent(e) })
+	mem := s.memoryEventOf(e)
+	s.streams.each(func(st *streamSocket) { st.offerEvent(e, mem) })
 }
 
 // streamDelta offers a piece of an agent's streamed text to every stream
@@ -225,8 +226,10 @@ func orEmpty(s []string) []string {
 	return s
 }
 
-// offerEvent turns a pump event into stream events and offers them.
-func (st *streamSocket) offerEvent(e pump.Event) {
+// offerEvent turns a pump event into stream events and offers them; mem
+// says who may read it when it is memory traffic (its text is withheld
+// from anyone else).
+func (st *streamSocket) offerEvent(e pump.Event, mem *memoryEvent) {
 	if !st.s.seesEvent(st.c.sess, e) {
 		return // nothing of a thread wider than the user's profile, nor of a listener outside it
 	}
@@ -242,9 +245,11 @@ func (st *streamSocket) offerEvent(e pump.Event) {
 						"created_at": stamp(e.Time)}, "message_id": wire.MessageID(streamThreadCreated, e.Conversation)}})
 			}
 		}
-		st.offer(streamEvent{name: streamMessage, threads: threads, agents: agents, profile: e.Profile, body: e})
+		st.offer(streamEvent{name: streamMessage, threads: threads, agents: agents, profile: e.Profile,
+			body: st.messageBody(e, mem)})
 	case pump.EventReply:
-		st.offer(streamEvent{name: streamMessage, threads: threads, agents: agents, profile: e.Profile, body: e})
+		st.offer(streamEvent{name: streamMessage, threads: threads, agents: agents, profile: e.Profile,
+			body: st.messageBody(e, mem)})
 	case pump.EventHuh, pump.EventSystemError, pump.EventDeadLetter, pump.EventRefusal:
 		agent := e.Listener
 		if agent == "" {
@@ -253,6 +258,9 @@ func (st *streamSocket) offerEvent(e pump.Event) {
 		text := failureText(e)
 		if e.Kind == pump.EventDeadLetter && !seesFailureDetail(st.c.sess) {
 			text = failure.Undelivered // its reason may be a handler's error (errdetail.go)
+		}
+		if !mem.reads(st.c.sess) && (e.Kind == pump.EventHuh || e.Kind == pump.EventSystemError) {
+			text = withheldMemoryText // it may quote what was asked to remember
 		}
 		st.offer(streamEvent{name: streamError, threads: threads, agents: agents, profile: e.Profile, body: map[string]any{
 			"event": streamError, "kind": string(e.Kind), "thread_id": e.Conversation, "agent": agent,
@@ -301,6 +309,18 @@ func (st *streamSocket) offer(ev streamEvent) {
 	if st.f.match(ev) {
 		st.c.send(ev.body)
 	}
+}
+
+// messageBody is the body of the message event of e: e itself (the writer
+// encodes it), or, for memory traffic the socket's user may not read, its
+// Message model without the payload (withheld).
+func (st *streamSocket) messageBody(e pump.Event, mem *memoryEvent) any {
+	if mem.reads(st.c.sess) {
+		return e
+	}
+	m := eventMessage(e)
+	m.Payload, m.Withheld = "", withheldMemory
+	return streamMessageBody{Event: streamMessage, Message: m}
 }
 
 // streamMessageBody is a message event of the stream.

@@ -164,7 +164,7 @@ var privateKinds = []string{KindMemory}
 // (memory consent) of another user's conversation — or of the organism's
 // own traffic, which no user owns.
 func (a Approval) VisibleTo(user string, admin bool) bool {
-	return admin || !slices.Contains(privateKinds, a.Kind) || a.User != "" && a.User == user
+	return !slices.Contains(privateKinds, a.Kind) || MemoryReadable(a.User, user, admin)
 }
 
 // ApprovalViewer is who lists approvals, for ApprovalFilter.Viewer.

@@ -556,7 +556,10 @@ async function refreshConversation() {
       // Why it was refused (or failed), as the journal recorded it.
       li.append(el("div", { class: "diagnostics" }, ...m.diagnostics.map((d) => el("div", { text: d }))));
     }
-    li.append(el("pre", { text: prettyXML(m.payload || "") }));
+    // What an agent asked to remember is its conversation's owner's: to
+    // anyone else the API withholds it, and the request shows without it.
+    li.append(m.withheld ? el("div", { class: "withheld", text: "(withheld: " + m.withheld +
+      " — shown to the conversation's owner and admins only)" }) : el("pre", { text: prettyXML(m.payload || "") }));
     list.append(li);
   }
 }
