@@ -8,6 +8,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
+	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 	"github.com/xml-pipeline/xmlpipe/schemas"
 )
@@ -118,4 +119,16 @@ func isDecisionRecord(payload string) bool {
 			return t.Name.Space == schemas.CoreNS && t.Name.Local == "decision"
 		}
 	}
+}
+
+// withholds reports whether a context segment of conversation conv, made
+// of slots, is withheld from r: one of its slots holds memory text
+// (organism.HistoryCarriesMemory) and r may not read it.
+func (r *memoryReader) withholds(conv string, slots []registry.Slot) bool {
+	for _, sl := range slots {
+		if organism.HistoryCarriesMemory(sl.From, sl.To, sl.PayloadType, sl.Raw) && !isDecisionRecord(string(sl.Raw)) {
+			return !r.reads(conv)
+		}
+	}
+	return false
 }

@@ -105,3 +105,50 @@ func TestMemoryTextIsTheOwners(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryTextIsTheOwnersInContext: the agent's context history
+// (GET /api/v1/threads/{id}/context?content=full) holds the remember call's
+// arguments, the memory listener's answer and what recall returned — the
+// stored memory itself. To anyone but the conversation's owner and admins
+// those segments show without their content (withheld).
+func TestMemoryTextIsTheOwnersInContext(t *testing.T) {
+	const secret = "Zoe"
+	m := newNativeModel(t, `call:remember:{"Content":"Alice's daughter is called `+secret+`"}`, `call:recall:{}`,
+		"Noted.")
+	f := newFixtureWith(t, rememberingOrganism(t, m))
+	tok := f.tokens()
+	readers := map[string]string{"alice": tok[auth.Operator], "olga": f.loginAs("olga", auth.Operator),
+		"viewer": tok[auth.Viewer], "admin": tok[auth.Admin]}
+	sees := map[string]bool{"alice": true, "admin": true}
+	ws := f.dial("/ws", readers["alice"])
+	readUntil(t, ws, "connected")
+	conv := sendOver(t, ws, "keeper", "remember my daughter's name")
+	id := readUntil(t, ws, "approval")["approval"].(map[string]any)["id"].(string)
+	if status, body, _ := f.do("POST", "/api/v1/approvals/"+id, readers["alice"],
+		map[string]string{"decision": "approve"}); status != http.StatusOK {
+		t.Fatalf("approve: %d %v", status, body)
+	}
+	if r := readUntil(t, ws, "reply"); r["text"] != "Noted." {
+		t.Fatalf("reply %v", r)
+	}
+	for name, token := range readers {
+		status, body, _ := f.do("GET", "/api/v1/threads/"+conv+"/context?content=full", token, nil)
+		if status != http.StatusOK {
+			t.Fatalf("%s: context: %d %v", name, status, body)
+		}
+		raw, _ := json.Marshal(body)
+		if got := strings.Contains(string(raw), secret); got != sees[name] {
+			t.Errorf("%s: the memory's text in the context: %v, want %v:\n%s", name, got, sees[name], raw)
+		}
+		withheld := 0
+		for _, v := range body["segments"].([]any) {
+			if v.(map[string]any)["withheld"] == "memory" {
+				withheld++
+			}
+		}
+		// The remember call, its result and the recall's result.
+		if want := map[bool]int{true: 0, false: 3}[sees[name]]; withheld < want || sees[name] && withheld > 0 {
+			t.Errorf("%s: %d segments withheld, want %d:\n%s", name, withheld, want, raw)
+		}
+	}
+}

@@ -603,7 +603,8 @@ async function drawContext(conv, messages) {
         el("td", { text: sg.tier, class: "tier-" + sg.tier }),
         el("td", { text: sg.scored ? sg.relevance.toFixed(2) : "–" }),
         el("td", { text: sg.byte_size + " B" }),
-        el("td", { text: sg.summary || "", class: "summary", title: sg.summary || "" })));
+        el("td", { text: sg.withheld ? "(withheld: " + sg.withheld + ")" : sg.summary || "", class: "summary",
+          title: sg.summary || "" })));
     }
   }
   $("#context-box").hidden = n === 0;
