@@ -30,8 +30,20 @@ const (
 // streamEvents offers a pump event to every stream (inside the pump: never
 // blocks).
 func (s *Server) streamEvents(e pump.Event) {
-	mem := s.memoryEventOf(e)
-	s.streams.each(func(st *streamSocket) { st.offerEvent(e, mem) })
+	s.turns.event(e)
+	facts := eventFacts{mem: s.memoryEventOf(e)}
+	if e.Kind == pump.EventComplete {
+		facts.status = s.completionStatus(e)
+	}
+	s.streams.each(func(st *streamSocket) { st.offerEvent(e, facts) })
+}
+
+// eventFacts is what is read once of a pump event for every stream: who
+// may read its memory text (mem, nil when it has none) and, for a
+// completion, the conversation's status.
+type eventFacts struct {
+	mem    *memoryEvent
+	status string
 }
 
 // streamDelta offers a piece of an agent's streamed text to every stream
@@ -226,10 +238,11 @@ func orEmpty(s []string) []string {
 	return s
 }
 
-// offerEvent turns a pump event into stream events and offers them; mem
-// says who may read it when it is memory traffic (its text is withheld
-// from anyone else).
-func (st *streamSocket) offerEvent(e pump.Event, mem *memoryEvent) {
+// offerEvent turns a pump event into stream events and offers them; facts
+// say who may read it when it is memory traffic (its text is withheld
+// from anyone else) and a completion's status.
+func (st *streamSocket) offerEvent(e pump.Event, facts eventFacts) {
+	mem := facts.mem
 	if !st.s.seesEvent(st.c.sess, e) {
 		return // nothing of a thread wider than the user's profile, nor of a listener outside it
 	}
@@ -267,7 +280,7 @@ func (st *streamSocket) offerEvent(e pump.Event, mem *memoryEvent) {
 			"error": text, "timestamp": stamp(e.Time), "message_id": eventID(string(e.Kind), e)}})
 	case pump.EventComplete:
 		st.offer(streamEvent{name: streamThreadUpdated, threads: threads, profile: e.Profile, body: map[string]any{
-			"event": streamThreadUpdated, "thread_id": e.Conversation, "status": st.s.completionStatus(e),
+			"event": streamThreadUpdated, "thread_id": e.Conversation, "status": facts.status,
 			"timestamp": stamp(e.Time), "message_id": eventID(wire.TypeComplete, e)}})
 	}
 }

@@ -33,6 +33,10 @@ const (
 	StatusExpired  = store.ApprovalExpired
 )
 
+// ApprovalTimedOut is the reason of an approval that expired because
+// nobody decided it in time, and of the refusal its sender gets.
+const ApprovalTimedOut = "approval timed out"
+
 // Approval errors.
 var (
 	// ErrApprovalNotFound: no approval has that id.
@@ -128,7 +132,7 @@ func (a Approval) Refusal() *xmlpipe.Refusal {
 			reason += ": " + a.Reason
 		}
 	case reason == "":
-		reason = "approval timed out"
+		reason = ApprovalTimedOut
 		fallthrough
 	case a.Severity == "":
 		// Nobody decided (a timeout): no rule's severity, and no finding
