@@ -450,8 +450,8 @@
 // busy). Events:
 //
 //	{"event":"message","message":Message}
-//	{"event":"thread_created","thread":{"id","status":"active","participants","created_at"}}
-//	{"event":"thread_updated","thread_id","status":"completed|killed|cancelled|denied"}
+//	{"event":"thread_created","thread":{"id","owner","status":"active","participants","created_at"}}
+//	{"event":"thread_updated","thread_id","status":"completed|killed|cancelled|denied|expired"}
 //	{"event":"error","kind":"huh|system-error|dead-letter","thread_id","agent","error","timestamp"}
 //	{"event":"agent_state","agent","state","current_thread","queue_depth","active"}
 //	{"event":"delta","thread_id","agent","text","end"}

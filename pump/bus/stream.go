@@ -32,18 +32,35 @@ const (
 func (s *Server) streamEvents(e pump.Event) {
 	s.turns.event(e)
 	facts := eventFacts{mem: s.memoryEventOf(e)}
-	if e.Kind == pump.EventComplete {
+	switch {
+	case e.Kind == pump.EventComplete:
 		facts.status = s.completionStatus(e)
+	case e.Kind == pump.EventMessage && e.Thread == e.Conversation && !s.streams.empty():
+		if _, fromListener := s.pump.Lookup(e.From); !fromListener {
+			facts.owner = s.createdOwner(e.Conversation)
+		}
 	}
 	s.streams.each(func(st *streamSocket) { st.offerEvent(e, facts) })
 }
 
 // eventFacts is what is read once of a pump event for every stream: who
-// may read its memory text (mem, nil when it has none) and, for a
-// completion, the conversation's status.
+// may read its memory text (mem, nil when it has none), for a
+// completion the conversation's status, for a conversation's message from
+// outside (thread_created) its owner.
 type eventFacts struct {
-	mem    *memoryEvent
-	status string
+	mem           *memoryEvent
+	status, owner string
+}
+
+// createdOwner is the owner of conversation conv for its thread_created
+// event, as the REST thread names it (conversationOwner): "" for none, or
+// when it cannot be read (logged).
+func (s *Server) createdOwner(conv string) string {
+	owner, err := s.conversationOwner(conv)
+	if err != nil {
+		s.log.Warn("thread_created: owner lookup failed", "conversation", conv, "error", err)
+	}
+	return owner
 }
 
 // streamDelta offers a piece of an agent's streamed text to every stream
@@ -254,8 +271,9 @@ func (st *streamSocket) offerEvent(e pump.Event, facts eventFacts) {
 			if _, fromListener := st.s.pump.Lookup(e.From); !fromListener {
 				st.offer(streamEvent{name: streamThreadCreated, threads: threads, agents: agents, profile: e.Profile,
 					body: map[string]any{"event": streamThreadCreated, "thread": map[string]any{
-						"id": e.Conversation, "status": "active", "participants": []string{e.From, e.Listener},
-						"created_at": stamp(e.Time)}, "message_id": wire.MessageID(streamThreadCreated, e.Conversation)}})
+						"id": e.Conversation, "owner": facts.owner, "status": "active",
+						"participants": []string{e.From, e.Listener}, "created_at": stamp(e.Time)},
+						"message_id": wire.MessageID(streamThreadCreated, e.Conversation)}})
 			}
 		}
 		st.offer(streamEvent{name: streamMessage, threads: threads, agents: agents, profile: e.Profile,
