@@ -545,13 +545,18 @@ async function refreshConversation() {
     // A decision (a call held for approval, approved, denied) is the
     // governance at work, not a failure; so are the refusal a denial
     // answered with and the messages a cancel dropped (the API's outcome).
-    const decision = m.kind === "decision" || !!m.outcome;
+    // A refusal retention pruned keeps no payload, and so no outcome: what
+    // the journal kept of it (its kind, its root) says it was a refusal,
+    // which the governance decides — a decision too.
+    const prunedRefusal = !!m.pruned && (m.kind === "refusal" || m.payload_type === "refusal");
+    const decision = m.kind === "decision" || !!m.outcome || prunedRefusal;
     const failure = !decision && m.kind !== "message" && m.kind !== "reply";
     // A message refused before its payload was known has no payload type.
     const tag = m.payload_type ? "  <" + m.payload_type + ">" : "";
     const li = el("li", { class: "envelope" + (failure ? " failure" : "") + (decision ? " decision" : "") + (m.repaired ? " repaired" : ""), "data-kind": m.kind },
       el("div", { text: m.from + " → " + (m.listener || m.to || "–") + tag + "  " + m.kind +
-        (m.outcome ? "  (" + m.outcome + ")" : "") + (m.repaired ? "  (repaired)" : "") }));
+        (m.outcome ? "  (" + m.outcome + ")" : "") + (m.repaired ? "  (repaired)" : "") +
+        (m.pruned ? "  (pruned: " + m.pruned.reason + ")" : "") }));
     if (m.diagnostics && m.diagnostics.length) {
       // Why it was refused (or failed), as the journal recorded it.
       li.append(el("div", { class: "diagnostics" }, ...m.diagnostics.map((d) => el("div", { text: d }))));
