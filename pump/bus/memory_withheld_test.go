@@ -26,10 +26,13 @@ func TestMemoryTextIsTheOwners(t *testing.T) {
 	readers := map[string]string{"alice": tok[auth.Operator], "olga": f.loginAs("olga", auth.Operator),
 		"viewer": tok[auth.Viewer], "admin": tok[auth.Admin]}
 	sees := map[string]bool{"alice": true, "admin": true}
-	streams := map[string]*websocket.Conn{}
+	streams, logs := map[string]*websocket.Conn{}, map[string]*websocket.Conn{}
 	for name, token := range readers {
 		streams[name] = f.dial("/api/v1/ws", token)
 		readEvent(t, streams[name], "connected")
+		logs[name] = f.dial("/api/v1/ws/messages", token)
+		writeFrame(t, logs[name], frame{"cmd": "subscribe", "filter": map[string][]string{"agents": {"system.memory"}}})
+		readEvent(t, logs[name], "subscribed")
 	}
 	ws := f.dial("/ws", readers["alice"])
 	readUntil(t, ws, "connected")
@@ -89,6 +92,18 @@ func TestMemoryTextIsTheOwners(t *testing.T) {
 		}
 		if !request || !decision {
 			t.Errorf("%s: the memory request (%v) or its approval (%v) is not listed", name, request, decision)
+		}
+		// The message log: the request delivered to system.memory.
+		for {
+			msg := readFrame(t, logs[name])
+			if msg["to"] != "system.memory" {
+				continue
+			}
+			withheld := msg["withheld"] == "memory" && msg["payload"] == ""
+			if withheld == sees[name] || strings.Contains(msg["payload"].(string), secret) != sees[name] {
+				t.Errorf("%s: message log %v (withheld: want %v)", name, msg, !sees[name])
+			}
+			break
 		}
 		// The event stream: the request's message event.
 		for {
