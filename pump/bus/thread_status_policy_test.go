@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"cmp"
 	"net/http"
 	"strings"
 	"testing"
@@ -33,23 +34,25 @@ func (f *fixture) decisionOutcomes(token, conv string) []string {
 // outcome in the messages and the stream's thread_updated agree.
 func TestPolicyOutcomesReadAsDecisions(t *testing.T) {
 	for _, tc := range []struct {
-		name, call, yaml, status string
+		name, send, call, yaml, status string
 	}{
-		{"constitution deny", "<RunCommand><Command>rm -rf /tmp/x</Command></RunCommand>", governedYAML, "denied"},
-		{"approval timed out", "<RunCommand><Command>date</Command></RunCommand>",
+		{"constitution deny", "clean up", "<RunCommand><Command>rm -rf /tmp/x</Command></RunCommand>", governedYAML,
+			"denied"},
+		{"constitution deny of the user's message", "please rm -rf /", "", governedYAML, "denied"},
+		{"approval timed out", "clean up", "<RunCommand><Command>date</Command></RunCommand>",
 			strings.Replace(governedYAML, "    approval: [run_command]\n",
 				"    approval: [run_command]\n    approval_timeout: 1s\n", 1), "expired"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := newLoopModel(t, tc.call, "I could not.")
+			m := newLoopModel(t, cmp.Or(tc.call, "I could not."), "I could not.")
 			f := newFixtureWith(t, governedOrganismFrom(t, m, tc.yaml))
 			tok := f.tokens()
 			ws := f.dial("/ws", tok[auth.Operator])
 			readUntil(t, ws, "connected")
 			stream := f.dial("/api/v1/ws", tok[auth.Viewer])
 			readEvent(t, stream, "connected")
-			conv := sendOver(t, ws, "researcher", "clean up")
-			if r := readUntil(t, ws, "reply"); r["text"] != "I could not." {
+			conv := sendOver(t, ws, "researcher", tc.send)
+			if r := readUntil(t, ws, "reply"); tc.call != "" && r["text"] != "I could not." {
 				t.Fatalf("reply %v", r)
 			}
 			if e := readEvent(t, stream, "thread_updated"); e["thread_id"] != conv || e["status"] != tc.status {
