@@ -246,11 +246,12 @@ func refusalRule(env []byte) string   { return coreChildText(env, "refusal", "vi
 // that completed make of it (decisionStatus: denied, expired), else
 // completed. It runs once per completion (streamEvents).
 func (s *Server) completionStatus(e pump.Event) string {
+	o := s.turns.forget(e.Conversation) // whatever the answer's end
 	switch {
 	case e.Error == pump.KilledReason:
 		return statusKilled
 	case e.Error == pump.CancelledReason:
 		return statusCancelled
 	}
-	return cmp.Or(s.turns.completed(e).decisionStatus(), statusCompleted)
+	return cmp.Or(s.turns.recovered(e, o).decisionStatus(), statusCompleted)
 }

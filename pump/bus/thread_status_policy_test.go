@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 )
 
@@ -98,6 +99,13 @@ func TestDeniedStatusAgreesAcrossRestart(t *testing.T) {
 	alice, ada := f.login("alice", aliceSecret), f.login("ada", adaSecret)
 	if _, body, _ := f.do("GET", "/api/v1/threads/"+conv, ada, nil); body["status"] != "denied" {
 		t.Errorf("after a restart the denied conversation reads %v, want denied", body["status"])
+	}
+	// An answer recovered from before the restart (its first message
+	// journaled before the server started) completes with what the journal
+	// says of it, as REST reads it.
+	recovered := pump.Event{Kind: pump.EventComplete, Conversation: conv, Turn: 1}
+	if got := f.srv.completionStatus(recovered); got != "denied" {
+		t.Errorf("the completion of the denied answer recovered after the restart streams %q, want denied", got)
 	}
 	stream := f.dial("/api/v1/ws", ada)
 	readEvent(t, stream, "connected")

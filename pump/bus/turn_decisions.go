@@ -10,7 +10,7 @@ import (
 )
 
 // maxTurnsTracked bounds the conversations whose running answer's
-// decisions turnDecisions keeps (the oldest are forgotten first).
+// decisions turnDecisions keeps.
 const maxTurnsTracked = 4096
 
 // turnDecisions follows, as the organism's events come, the decisions of
@@ -33,7 +33,6 @@ type turnDecisions struct {
 	// with, and the status each gives (approvalOutcome).
 	turns     map[string]threadOutcome
 	approvals map[string]map[string]string
-	order     []string
 }
 
 func newTurnDecisions(s *Server, since int64) *turnDecisions {
@@ -87,15 +86,16 @@ func (t *turnDecisions) event(e pump.Event) {
 	}
 }
 
-// note records status for conv's running answer (t.mu held).
+// note records status for conv's running answer (t.mu held). Past
+// maxTurnsTracked running answers with decisions, one of the others is
+// forgotten (its completion then reads completed).
 func (t *turnDecisions) note(conv, status string) {
 	o, ok := t.turns[conv]
-	if !ok {
-		t.order = append(t.order, conv)
-		if len(t.order) > maxTurnsTracked {
-			delete(t.turns, t.order[0])
-			delete(t.approvals, t.order[0])
-			t.order = t.order[1:]
+	if !ok && len(t.turns) >= maxTurnsTracked {
+		for other := range t.turns {
+			delete(t.turns, other)
+			delete(t.approvals, other)
+			break
 		}
 	}
 	switch status {
@@ -107,23 +107,30 @@ func (t *turnDecisions) note(conv, status string) {
 	t.turns[conv] = o
 }
 
-// completed returns the decisions of the answer completion e ends, and
-// forgets them (the next answer begins afresh). An answer that began
-// before the server started adds what the journal says of it.
-func (t *turnDecisions) completed(e pump.Event) threadOutcome {
-	conv := e.Conversation
+// forget returns the decisions of conv's running answer and forgets them
+// (its completion came: the next answer begins afresh).
+func (t *turnDecisions) forget(conv string) threadOutcome {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	o := t.turns[conv]
 	delete(t.turns, conv)
 	delete(t.approvals, conv)
-	t.mu.Unlock()
-	if st := t.s.opts.Store; st != nil && e.Turn > 0 && e.Turn <= t.since {
-		j, err := t.s.conversationOutcomes(context.Background(), st).of(conv, threadOutcome{})
-		if err != nil {
-			t.s.log.Warn("thread status: journal of a recovered conversation unreadable", "conversation", conv,
-				"error", err)
-		}
-		o.denied, o.expired = o.denied || j.denied, o.expired || j.expired
+	return o
+}
+
+// recovered adds to o, the decisions followed of the answer completion e
+// ends, what the journal says of it when it began before the server
+// started (recovered after a restart), as REST reads it.
+func (t *turnDecisions) recovered(e pump.Event, o threadOutcome) threadOutcome {
+	st := t.s.opts.Store
+	if st == nil || e.Turn <= 0 || e.Turn > t.since {
+		return o
 	}
+	j, err := t.s.conversationOutcomes(context.Background(), st).of(e.Conversation, threadOutcome{})
+	if err != nil {
+		t.s.log.Warn("thread status: journal of a recovered conversation unreadable", "conversation", e.Conversation,
+			"error", err)
+	}
+	o.denied, o.expired = o.denied || j.denied, o.expired || j.expired
 	return o
 }
