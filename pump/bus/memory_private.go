@@ -56,16 +56,16 @@ func (r *memoryReader) reads(conv string) bool {
 // withhold applies the rule to m, the Message model of journal entry e: a
 // message, failure or refusal to or from the memory listener that the
 // reader may not read keeps its metadata (who, when, what kind) but not its
-// payload, nor a failure's diagnostics (they may quote it). A decision
-// record is never withheld: it says how the request ended, not what it
-// held.
+// payload, nor — save a refusal's, the governance's reasons — its
+// diagnostics (a failure's may quote it). A decision record is never
+// withheld: it says how the request ended, not what it held.
 func (r *memoryReader) withhold(m *apiMessage, e store.Entry) {
 	if e.Kind == store.Decision || !organism.CarriesMemory(e.From, cmp.Or(e.Listener, e.To)) ||
 		r.reads(cmp.Or(e.Conversation, e.Thread)) {
 		return
 	}
 	m.Payload, m.Withheld = "", withheldMemory
-	if e.Kind == store.Huh || e.Kind == store.SystemError {
+	if e.Kind != store.Refusal { // a refusal's reasons are the governance's words
 		m.Diagnostics = nil
 	}
 }

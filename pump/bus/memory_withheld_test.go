@@ -9,6 +9,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
 // TestMemoryTextIsTheOwners: what an agent asks to remember is the
@@ -165,5 +166,44 @@ func TestMemoryTextIsTheOwnersInContext(t *testing.T) {
 		if want := map[bool]int{true: 0, false: 3}[sees[name]]; withheld < want || sees[name] && withheld > 0 {
 			t.Errorf("%s: %d segments withheld, want %d:\n%s", name, withheld, want, raw)
 		}
+	}
+}
+
+// TestMemoryWithholdRule: the rule on each kind of journal entry of memory
+// traffic, for a reader who may not read its conversation's: a message,
+// refusal or failure loses its payload, and all but a refusal their
+// diagnostics (a failure's may quote it); a decision record, and any entry
+// for a reader who may, stays as it is.
+func TestMemoryWithholdRule(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		entry     store.Entry
+		reads     bool
+		withheld  bool
+		diagnosed bool
+	}{
+		{"request", store.Entry{Kind: store.Message, From: "keeper", To: "system.memory"}, false, true, false},
+		{"answer", store.Entry{Kind: store.Message, From: "system.memory", To: "keeper"}, false, true, false},
+		{"failure", store.Entry{Kind: store.Huh, From: "system.memory", To: "keeper"}, false, true, false},
+		{"dead letter", store.Entry{Kind: store.DeadLetter, From: "keeper", To: "system.memory"}, false, true, false},
+		{"refusal", store.Entry{Kind: store.Refusal, From: "core", To: "keeper", Listener: "system.memory"}, false, true,
+			true},
+		{"decision", store.Entry{Kind: store.Decision, From: "keeper", To: "system.memory"}, false, false, true},
+		{"owner's request", store.Entry{Kind: store.Message, From: "keeper", To: "system.memory"}, true, false, true},
+		{"other traffic", store.Entry{Kind: store.Huh, From: "greeter", To: "shouter"}, false, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.entry.Conversation = "c1"
+			r := &memoryReader{sess: auth.Session{Username: "olga", Role: auth.Operator},
+				owners: map[string]bool{"c1": tc.reads}}
+			m := apiMessage{Payload: "<Remember/>", Diagnostics: []string{"why"}}
+			r.withhold(&m, tc.entry)
+			if got := m.Withheld == withheldMemory && m.Payload == ""; got != tc.withheld {
+				t.Errorf("withheld: %+v, want %v", m, tc.withheld)
+			}
+			if got := len(m.Diagnostics) > 0; got != tc.diagnosed {
+				t.Errorf("diagnostics: %+v, want kept %v", m, tc.diagnosed)
+			}
+		})
 	}
 }
