@@ -28,6 +28,10 @@ type apiContextSegment struct {
 	// Content is the original content of the segment's slots (?content=full),
 	// whatever its tier.
 	Content *string `json:"content,omitempty"`
+	// Withheld, when set, says why neither content nor summary is shown:
+	// "memory" for a segment holding what an agent asked to remember or
+	// recalled, shown to the conversation's owner and admins only.
+	Withheld string `json:"withheld,omitempty"`
 }
 
 // apiContextBody is GET /api/v1/threads/{id}/context.
@@ -67,6 +71,7 @@ func (s *Server) apiThreadContext(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	segs := tc.Segments()
+	memory, conv := s.memoryReader(sessionOf(r.Context())), s.conversationOf(id)
 	b := apiContextBody{ThreadID: id, Segments: make([]apiContextSegment, 0, len(segs)),
 		Tiers: map[string]int{string(registry.TierExpanded): 0, string(registry.TierFolded): 0,
 			string(registry.TierEvicted): 0}}
@@ -78,7 +83,9 @@ func (s *Server) apiThreadContext(w http.ResponseWriter, r *http.Request) {
 		if !sg.Changed.IsZero() {
 			out.Changed = stamp(sg.Changed)
 		}
-		if full {
+		if memory.withholds(conv, tc.SegmentSlots(sg)) {
+			out.Summary, out.Withheld = "", withheldMemory
+		} else if full {
 			var c strings.Builder
 			for i, sl := range tc.SegmentSlots(sg) {
 				if i > 0 {

@@ -193,8 +193,8 @@ func (s *Server) onGovernance(e organism.GovernanceEvent) {
 	switch e.Kind {
 	case organism.EventApproval, organism.EventApprovalDecided:
 		a := approvalInfo(*e.Approval)
-		if e.Kind == organism.EventApprovalDecided && e.Approval.Status == organism.StatusDenied {
-			s.denied.add(e.Approval.Conversation)
+		if e.Kind == organism.EventApprovalDecided {
+			s.turns.approvalDecided(*e.Approval)
 		}
 		typ, name := wire.TypeApproval, streamApproval
 		if e.Kind == organism.EventApprovalDecided {

@@ -88,15 +88,22 @@ type apiMessage struct {
 	// profile), absent when not recorded (journaled before the journal
 	// recorded profiles) and for live events.
 	Profile *string `json:"profile,omitempty"`
-	// Outcome, for a journal entry that records an operator's decision
-	// rather than a failure, says which: "denied" for the refusal a
-	// denied approval answered with, "cancelled" for a message a cancel
+	// Outcome, for a journal entry that records a decision rather than a
+	// failure, says which: "denied" for the refusal a denied approval
+	// answered with or a refusal by policy (a constitution deny rule,
+	// memory law: it names the rule), "expired" for the refusal of an
+	// approval nobody decided in time, "cancelled" for a message a cancel
 	// dropped (its dead letter). Absent for every other entry: a refusal
 	// or dead letter without it is a failure.
 	Outcome string `json:"outcome,omitempty"`
 	// Pruned, for a journal entry retention deleted, says why and when:
 	// the message's metadata is kept, its payload is not (payload "").
 	Pruned *apiPruned `json:"pruned,omitempty"`
+	// Withheld, when set, says why the payload is not shown (payload ""):
+	// "memory" for what an agent asked to remember (or the memory
+	// listener's answer), shown to the conversation's owner and admins
+	// only — to anyone else the message shows that it happened.
+	Withheld string `json:"withheld,omitempty"`
 }
 
 // apiPruned says why (the retention policy) and when a journal entry was
@@ -209,10 +216,12 @@ func (s *Server) writeMessages(w http.ResponseWriter, r *http.Request, sess auth
 	out := make([]apiMessage, 0, len(ps))
 	details := seesFailureDetail(sess)
 	decisions := s.entryDecisions(r.Context())
+	memory := s.memoryReader(sess)
 	for _, e := range ps {
 		m := positionMessage(e, details)
 		if e.Pruned == nil {
 			m.Outcome = decisions.of(e.Entry)
+			memory.withhold(&m, e.Entry)
 		}
 		out = append(out, m)
 	}
@@ -253,9 +262,9 @@ func (s *Server) journaled(h journalHandler) http.HandlerFunc {
 // threadStatus is the status of thread id of conversation conv ("" when
 // unknown): killed (by the API, the console, OOB or Ask, in this run or
 // an earlier one: wasKilled), error (failed: a failure message on it),
-// active (its conversation has a message in flight), cancelled (its latest
-// answer was cancelled), denied (a human denied a call of it), else
-// completed.
+// active (its conversation has a message in flight), else what the
+// decisions of its latest answer make of it (decisionStatus: cancelled,
+// denied, expired), else completed.
 func (s *Server) threadStatus(id, conv string, o threadOutcome) string {
 	switch {
 	case s.wasKilled(id, conv):
@@ -264,16 +273,13 @@ func (s *Server) threadStatus(id, conv string, o threadOutcome) string {
 		return statusError
 	case s.live.has(conv) || s.live.has(id):
 		return statusActive
-	case o.cancelled:
-		return statusCancelled
-	case o.denied:
-		return statusDenied
 	}
-	return statusCompleted
+	return cmp.Or(o.decisionStatus(), statusCompleted)
 }
 
 // threadStatuses are the statuses ?status= may ask for.
-var threadStatuses = []string{statusActive, statusCompleted, statusError, statusKilled, statusCancelled, statusDenied}
+var threadStatuses = []string{statusActive, statusCompleted, statusError, statusKilled, statusCancelled, statusDenied,
+	statusExpired}
 
 // wasKilled reports whether thread id of conversation conv was killed:
 // through this server, or as the pump (and its journal, across restarts)
@@ -303,7 +309,7 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request, st *store.St
 	}
 	status := r.URL.Query().Get("status")
 	if status != "" && !slices.Contains(threadStatuses, status) {
-		writeError(w, http.StatusBadRequest, "Invalid status: want active, completed, error, killed, cancelled or denied")
+		writeError(w, http.StatusBadRequest, "Invalid status: want active, completed, error, killed, cancelled, denied or expired")
 		return
 	}
 	f := store.ThreadFilter{Participant: r.URL.Query().Get("agent"), Since: since}

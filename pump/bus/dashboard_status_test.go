@@ -55,10 +55,10 @@ func TestDashboardShowsDeniedAndCancelled(t *testing.T) {
 }
 
 // TestDashboardDrawsDecisionsNotFailures: in the open conversation, the
-// refusal a denied approval answered with and the dead letter of a
-// cancel are operator decisions — the API says which (outcome denied,
-// cancelled) and the dashboard draws them as decisions, not failures —
-// while a refusal by the constitution stays a failure, drawn red.
+// refusal a denied approval answered with, the dead letter of a cancel and
+// a refusal by the constitution's deny rule are decisions — the API says
+// which (outcome denied, cancelled) and the dashboard draws them as
+// decisions (amber), not failures (red).
 func TestDashboardDrawsDecisionsNotFailures(t *testing.T) {
 	m := newLoopModel(t, "<RunCommand><Command>date</Command></RunCommand>", "I was not allowed.",
 		"<RunCommand><Command>date</Command></RunCommand>")
@@ -91,7 +91,7 @@ func TestDashboardDrawsDecisionsNotFailures(t *testing.T) {
 	}{
 		{denied, "refusal", "denied"},
 		{cancelled, "dead-letter", "cancelled"},
-		{refused, "refusal", ""},
+		{refused, "refusal", "denied"},
 	}
 	for _, c := range cases {
 		status, body, _ := f.do("GET", "/api/v1/threads/"+c.conv+"/messages?scope=conversation&limit=200", tok[auth.Viewer], nil)
@@ -111,7 +111,7 @@ func TestDashboardDrawsDecisionsNotFailures(t *testing.T) {
 		}
 	}
 
-	// The dashboard: decisions amber, the constitution's refusal red.
+	// The dashboard: decisions amber.
 	adminSecret := f.user("ada", auth.Admin)
 	run(t, ctx, "login", chromedp.Steps(f.loginSteps("ada", adminSecret),
 		chromedp.WaitVisible(css(`#feed li[data-conversation="`+refused+`"]`))))
@@ -123,10 +123,7 @@ func TestDashboardDrawsDecisionsNotFailures(t *testing.T) {
 		))
 		classes := run(t, ctx, "the entries' classes", chromedp.Evaluate[[]string](
 			`state.selected === "`+c.conv+`" ? Array.from(document.querySelectorAll('`+entry+`')).map((li) => li.className) : ["not open"]`))
-		want := "envelope decision"
-		if c.outcome == "" {
-			want = "envelope failure"
-		}
+		const want = "envelope decision"
 		for _, got := range classes {
 			if got != want {
 				t.Errorf("conversation %s: a %s entry is drawn %q, want %q", c.conv, c.kind, got, want)

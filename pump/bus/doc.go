@@ -383,16 +383,23 @@
 // federation peer, a script). A user with a profile is not listed the
 // threads it may not see, so it learns no owner of those. Thread status:
 // killed (through the API), error (a <huh>, SystemError or other failure
-// on it — a human's denial and a cancel's
+// on it — a denial, an expired approval and a cancel's
 // dropped messages are none), active (its conversation has a message in
 // flight), cancelled (its latest answer was cancelled and nothing ran
-// since), denied (a human denied a call of it: the agent got the refusal),
-// else completed. A Message is {"id","seq","thread_id","conversation","direction","kind",
+// since), denied (a call of its latest answer was denied — by a human, or
+// by policy: a constitution deny rule, memory law — and the agent got the
+// refusal), expired (a call of its latest answer waited for a human who
+// did not decide in time), else completed; the stream's thread_updated
+// reads the same rule. A Message is {"id","seq","thread_id","conversation","direction","kind",
 // "from","to","listener","payload_type","payload","timestamp"} (and
 // "repaired":true for a message accepted only after a repair;
-// "outcome":"denied" for the refusal a denied approval answered with and
-// "outcome":"cancelled" for a message a cancel dropped — an operator's
-// decision, not a failure, as the thread status reads them; and for an
+// "outcome":"denied" for the refusal a denied approval or a policy rule
+// answered with, "outcome":"expired" for the refusal of an approval that
+// timed out and "outcome":"cancelled" for a message a cancel dropped — a
+// decision, not a failure, as the thread status reads them;
+// "withheld":"memory" and payload "" for what an agent asked to remember
+// (a message to or from system.memory), which only the conversation's
+// owner and admins read; and for an
 // entry that is not a message — kind huh, system-error, dead-letter,
 // refusal, decision — "diagnostics":["envelope line 1 /not: …"], why, one
 // reason a string, as the journal recorded them: a message refused before
@@ -450,8 +457,8 @@
 // busy). Events:
 //
 //	{"event":"message","message":Message}
-//	{"event":"thread_created","thread":{"id","status":"active","participants","created_at"}}
-//	{"event":"thread_updated","thread_id","status":"completed|killed|cancelled|denied"}
+//	{"event":"thread_created","thread":{"id","owner","status":"active","participants","created_at"}}
+//	{"event":"thread_updated","thread_id","status":"completed|killed|cancelled|denied|expired"}
 //	{"event":"error","kind":"huh|system-error|dead-letter","thread_id","agent","error","timestamp"}
 //	{"event":"agent_state","agent","state","current_thread","queue_depth","active"}
 //	{"event":"delta","thread_id","agent","text","end"}

@@ -89,13 +89,19 @@ rules:
 
 // governedOrganism builds the researcher organism over m.
 func governedOrganism(t *testing.T, m *loopModel) buildFunc {
+	return governedOrganismFrom(t, m, governedYAML)
+}
+
+// governedOrganismFrom is governedOrganism with the organism file yaml (a
+// format of governedYAML).
+func governedOrganismFrom(t *testing.T, m *loopModel, yaml string) buildFunc {
 	dir := t.TempDir()
 	t.Setenv("TEST_LLM_KEY", "sk-test")
 	if err := os.WriteFile(filepath.Join(dir, "CONSTITUTION.md"), []byte(governedConstitution), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "organism.yaml")
-	if err := os.WriteFile(path, []byte(fmt.Sprintf(governedYAML, m.URL)), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(yaml, m.URL)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return func(o organism.Options) (*organism.Organism, error) { return organism.Load(path, o) }

@@ -15,6 +15,11 @@ import (
 type logItem struct {
 	e    pump.Event
 	slot *int
+	// mem says who may read the message's memory text (nil: none).
+	mem *memoryEvent
+	// withheld: the socket's user may not read the message's memory text
+	// (its payload is left out).
+	withheld bool
 }
 
 // logSocket is one message log client. Until its first subscribe it gets
@@ -66,6 +71,8 @@ func (ls *logSocket) offer(item logItem) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	if ls.f != nil && logMatch(*ls.f, item.e) && ls.s.seesEvent(ls.c.sess, item.e) {
+		item.withheld = !item.mem.reads(ls.c.sess)
+		item.mem = nil
 		ls.c.send(item)
 	}
 }
@@ -95,9 +102,13 @@ func (ls *logSocket) encode(item any) (int, []byte, error) {
 // logMessage is the log stream's frame of an accepted message.
 func logMessage(it logItem) wire.LogMessage {
 	e := it.e
-	return wire.LogMessage{ID: messageID(e.Envelope), ThreadID: e.Thread, Conversation: e.Conversation,
+	m := wire.LogMessage{ID: messageID(e.Envelope), ThreadID: e.Thread, Conversation: e.Conversation,
 		From: e.From, To: e.To, Listener: e.Listener, PayloadType: e.PayloadName,
 		Payload: string(payloadOf(e.Envelope)), Timestamp: stamp(e.Time), SlotIndex: it.slot}
+	if it.withheld {
+		m.Payload, m.Withheld = "", withheldMemory
+	}
+	return m
 }
 
 // logEvent feeds the message log: every message delivered to a listener
@@ -107,7 +118,7 @@ func (s *Server) logEvent(e pump.Event) {
 	if !numbered && e.Kind != pump.EventReply || s.logs.empty() {
 		return
 	}
-	item := logItem{e: e}
+	item := logItem{e: e, mem: s.memoryEventOf(e)}
 	if numbered {
 		n := slot
 		item.slot = &n

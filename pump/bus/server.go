@@ -42,9 +42,9 @@ type Server struct {
 	logs   *socketSet[*logSocket]
 	slots  *slotIndexes
 	killed *killedSet
-	// denied are the conversations a human denied a call of (for the
-	// status their completion is streamed with), the latest killedRemembered.
-	denied *killedSet
+	// turns are the decisions of the conversations' running answers (for
+	// the status their completion is streamed with).
+	turns  *turnDecisions
 	live   *liveConversations
 	states *agentStates
 
@@ -88,10 +88,14 @@ func New(opts Options) (*Server, error) {
 		wsocks:  newSocketSet[*wsSocket](),
 		logs:    newSocketSet[*logSocket](),
 		killed:  newKilledSet(killedRemembered),
-		denied:  newKilledSet(killedRemembered),
 		live:    &liveConversations{set: map[string]struct{}{}},
 		conns:   map[*conn]struct{}{},
 	}
+	var since int64
+	if opts.Store != nil {
+		since = opts.Store.Assigned()
+	}
+	s.turns = newTurnDecisions(s, since)
 	s.slots = newSlotIndexes(func(thread string) int {
 		if tc, ok := s.pump.Context().Thread(thread); ok {
 			return tc.Len()

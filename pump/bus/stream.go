@@ -30,7 +30,37 @@ const (
 // streamEvents offers a pump event to every stream (inside the pump: never
 // blocks).
 func (s *Server) streamEvents(e pump.Event) {
-	s.streams.each(func(st *streamSocket) { st.offerEvent(e) })
+	s.turns.event(e)
+	facts := eventFacts{mem: s.memoryEventOf(e)}
+	switch {
+	case e.Kind == pump.EventComplete:
+		facts.status = s.completionStatus(e)
+	case e.Kind == pump.EventMessage && e.Thread == e.Conversation && !s.streams.empty():
+		if _, fromListener := s.pump.Lookup(e.From); !fromListener {
+			facts.owner = s.createdOwner(e.Conversation)
+		}
+	}
+	s.streams.each(func(st *streamSocket) { st.offerEvent(e, facts) })
+}
+
+// eventFacts is what is read once of a pump event for every stream: who
+// may read its memory text (mem, nil when it has none), for a
+// completion the conversation's status, for a conversation's message from
+// outside (thread_created) its owner.
+type eventFacts struct {
+	mem           *memoryEvent
+	status, owner string
+}
+
+// createdOwner is the owner of conversation conv for its thread_created
+// event, as the REST thread names it (conversationOwner): "" for none, or
+// when it cannot be read (logged).
+func (s *Server) createdOwner(conv string) string {
+	owner, err := s.conversationOwner(conv)
+	if err != nil {
+		s.log.Warn("thread_created: owner lookup failed", "conversation", conv, "error", err)
+	}
+	return owner
 }
 
 // streamDelta offers a piece of an agent's streamed text to every stream
@@ -225,8 +255,11 @@ func orEmpty(s []string) []string {
 	return s
 }
 
-// offerEvent turns a pump event into stream events and offers them.
-func (st *streamSocket) offerEvent(e pump.Event) {
+// offerEvent turns a pump event into stream events and offers them; facts
+// say who may read it when it is memory traffic (its text is withheld
+// from anyone else) and a completion's status.
+func (st *streamSocket) offerEvent(e pump.Event, facts eventFacts) {
+	mem := facts.mem
 	if !st.s.seesEvent(st.c.sess, e) {
 		return // nothing of a thread wider than the user's profile, nor of a listener outside it
 	}
@@ -238,13 +271,16 @@ func (st *streamSocket) offerEvent(e pump.Event) {
 			if _, fromListener := st.s.pump.Lookup(e.From); !fromListener {
 				st.offer(streamEvent{name: streamThreadCreated, threads: threads, agents: agents, profile: e.Profile,
 					body: map[string]any{"event": streamThreadCreated, "thread": map[string]any{
-						"id": e.Conversation, "status": "active", "participants": []string{e.From, e.Listener},
-						"created_at": stamp(e.Time)}, "message_id": wire.MessageID(streamThreadCreated, e.Conversation)}})
+						"id": e.Conversation, "owner": facts.owner, "status": "active",
+						"participants": []string{e.From, e.Listener}, "created_at": stamp(e.Time)},
+						"message_id": wire.MessageID(streamThreadCreated, e.Conversation)}})
 			}
 		}
-		st.offer(streamEvent{name: streamMessage, threads: threads, agents: agents, profile: e.Profile, body: e})
+		st.offer(streamEvent{name: streamMessage, threads: threads, agents: agents, profile: e.Profile,
+			body: st.messageBody(e, mem)})
 	case pump.EventReply:
-		st.offer(streamEvent{name: streamMessage, threads: threads, agents: agents, profile: e.Profile, body: e})
+		st.offer(streamEvent{name: streamMessage, threads: threads, agents: agents, profile: e.Profile,
+			body: st.messageBody(e, mem)})
 	case pump.EventHuh, pump.EventSystemError, pump.EventDeadLetter, pump.EventRefusal:
 		agent := e.Listener
 		if agent == "" {
@@ -254,12 +290,15 @@ func (st *streamSocket) offerEvent(e pump.Event) {
 		if e.Kind == pump.EventDeadLetter && !seesFailureDetail(st.c.sess) {
 			text = failure.Undelivered // its reason may be a handler's error (errdetail.go)
 		}
+		if !mem.reads(st.c.sess) && (e.Kind == pump.EventHuh || e.Kind == pump.EventSystemError) {
+			text = withheldMemoryText // it may quote what was asked to remember
+		}
 		st.offer(streamEvent{name: streamError, threads: threads, agents: agents, profile: e.Profile, body: map[string]any{
 			"event": streamError, "kind": string(e.Kind), "thread_id": e.Conversation, "agent": agent,
 			"error": text, "timestamp": stamp(e.Time), "message_id": eventID(string(e.Kind), e)}})
 	case pump.EventComplete:
 		st.offer(streamEvent{name: streamThreadUpdated, threads: threads, profile: e.Profile, body: map[string]any{
-			"event": streamThreadUpdated, "thread_id": e.Conversation, "status": st.s.completionStatus(e),
+			"event": streamThreadUpdated, "thread_id": e.Conversation, "status": facts.status,
 			"timestamp": stamp(e.Time), "message_id": eventID(wire.TypeComplete, e)}})
 	}
 }
@@ -301,6 +340,18 @@ func (st *streamSocket) offer(ev streamEvent) {
 	if st.f.match(ev) {
 		st.c.send(ev.body)
 	}
+}
+
+// messageBody is the body of the message event of e: e itself (the writer
+// encodes it), or, for memory traffic the socket's user may not read, its
+// Message model without the payload (withheld).
+func (st *streamSocket) messageBody(e pump.Event, mem *memoryEvent) any {
+	if mem.reads(st.c.sess) {
+		return e
+	}
+	m := eventMessage(e)
+	m.Payload, m.Withheld = "", withheldMemory
+	return streamMessageBody{Event: streamMessage, Message: m}
 }
 
 // streamMessageBody is a message event of the stream.

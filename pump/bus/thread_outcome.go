@@ -12,34 +12,65 @@ import (
 
 // Thread statuses of the API that record a decision rather than a failure.
 const (
-	// statusDenied: a human denied a call of the conversation (an
-	// approval), whose agent got the refusal — an operator's decision,
-	// not a failure.
+	// statusDenied: a call of the conversation's latest answer was denied
+	// — by a human (an approval) or by policy (a constitution deny rule,
+	// memory law) — and its agent got the refusal: a decision, not a
+	// failure.
 	statusDenied = "denied"
+	// statusExpired: a call of the conversation's latest answer waited for
+	// a human who did not decide in time (its approval timed out), and its
+	// agent got the refusal "approval timed out": neither a failure nor a
+	// human's denial.
+	statusExpired = "expired"
 )
 
 // threadOutcome is what a thread's journal entries say of how it went,
-// for its status: failed (a failure that is neither a human's denial nor
-// a cancel's dropping), denied (a call of it a human denied) and cancelled
+// for its status: failed (a failure that is no decision: neither a
+// denial, an expiry nor a cancel's dropping), denied and expired (a call of
+// its latest answer was denied, or its approval expired) and cancelled
 // (its latest answer was cancelled: the cancel dropped messages and
 // nothing was journaled since). Error is the last failure's text.
 type threadOutcome struct {
-	failed, denied, cancelled bool
-	err                       string
+	failed, denied, expired, cancelled bool
+	err                                string
+}
+
+// decisionStatus is the one rule of the status decisions give a
+// conversation that no longer runs: cancelled (its latest answer was),
+// denied (a call of its latest answer was), expired (a call of its latest
+// answer waited in vain), "" none. GET /api/v1/threads (threadStatus) and
+// the stream's thread_updated (completionStatus) both read it.
+func (o threadOutcome) decisionStatus() string {
+	switch {
+	case o.cancelled:
+		return statusCancelled
+	case o.denied:
+		return statusDenied
+	case o.expired:
+		return statusExpired
+	}
+	return ""
 }
 
 // outcomeOf reads entries, the journal entries of a thread of conversation
-// conv, in order; details says whether failure details may be shown.
+// conv, in order; details says whether failure details may be shown. A
+// denial or an expiry counts when it follows the message that began the
+// conversation's latest answer (beginsTurn): a continued conversation
+// reads as its new answer went.
 func (s *Server) outcomeOf(ctx context.Context, conv string, entries []store.Entry, details bool) threadOutcome {
 	var (
-		o                       threadOutcome
-		lastMessage, lastCancel = -1, -1
-		decisions               = s.entryDecisions(ctx)
+		o                                 threadOutcome
+		lastMessage, lastCancel, lastTurn = -1, -1, -1
+		lastDenied, lastExpired           = -1, -1
+		decisions                         = s.entryDecisions(ctx)
 	)
 	for i, e := range entries {
 		switch {
 		case e.Kind == store.Message:
 			lastMessage = i
+			if s.beginsTurn(conv, e.Thread, e.From) {
+				lastTurn = i
+			}
 			continue
 		case e.Kind == store.Decision: // a record, not a failure
 			continue
@@ -49,7 +80,10 @@ func (s *Server) outcomeOf(ctx context.Context, conv string, entries []store.Ent
 			lastCancel = i
 			continue
 		case statusDenied:
-			o.denied = true
+			lastDenied = i
+			continue
+		case statusExpired:
+			lastExpired = i
 			continue
 		}
 		o.failed = true
@@ -60,7 +94,20 @@ func (s *Server) outcomeOf(ctx context.Context, conv string, entries []store.Ent
 		}
 	}
 	o.cancelled = lastCancel > lastMessage
+	o.denied, o.expired = lastDenied > lastTurn, lastExpired > lastTurn
 	return o
+}
+
+// beginsTurn reports whether a message on thread from from begins an
+// answer of conversation conv: one from outside the organism (no listener
+// of it) on the conversation's own thread — its first message, or its
+// owner's continuation.
+func (s *Server) beginsTurn(conv, thread, from string) bool {
+	if thread != cmp.Or(conv, thread) {
+		return false
+	}
+	_, listener := s.pump.Lookup(from)
+	return !listener
 }
 
 // conversationOutcomes reads, once per conversation, whether a
@@ -95,26 +142,27 @@ func (c *conversationOutcomes) of(conv string, o threadOutcome) (threadOutcome, 
 		co = c.s.outcomeOf(c.ctx, conv, entries, false)
 		c.seen[conv] = co
 	}
-	o.denied, o.cancelled = co.denied, co.cancelled
+	o.denied, o.expired, o.cancelled = co.denied, co.expired, co.cancelled
 	return o, nil
 }
 
-// entryDecisions tells the journal entries that record an operator's
-// decision rather than a failure (the Message model's outcome), as
-// outcomeOf does: a cancel's dead letter, a refusal a denied approval
-// answered with. Each conversation's denied approvals are read once.
+// entryDecisions tells the journal entries that record a decision rather
+// than a failure (the Message model's outcome), as outcomeOf does: a
+// cancel's dead letter, the refusal a denied or expired approval answered
+// with, a refusal by policy (naming the rule it applied). Each
+// conversation's decided approvals are read once.
 type entryDecisions struct {
-	s       *Server
-	ctx     context.Context
-	denials map[string]map[string]bool
+	s         *Server
+	ctx       context.Context
+	approvals map[string]map[string]string
 }
 
 func (s *Server) entryDecisions(ctx context.Context) *entryDecisions {
-	return &entryDecisions{s: s, ctx: ctx, denials: map[string]map[string]bool{}}
+	return &entryDecisions{s: s, ctx: ctx, approvals: map[string]map[string]string{}}
 }
 
-// of is the decision entry e records: statusCancelled, statusDenied, or
-// "" (a message, or a failure).
+// of is the decision entry e records: statusCancelled, statusDenied,
+// statusExpired, or "" (a message, or a failure).
 func (d *entryDecisions) of(e store.Entry) string {
 	return d.ofIn(cmp.Or(e.Conversation, e.Thread), e)
 }
@@ -127,52 +175,83 @@ func (d *entryDecisions) ofIn(conv string, e store.Entry) string {
 			return statusCancelled
 		}
 	case store.Refusal:
-		denials, ok := d.denials[conv]
+		reasons, ok := d.approvals[conv]
 		if !ok {
-			denials = d.s.denialReasons(d.ctx, conv)
-			d.denials[conv] = denials
+			reasons = d.s.approvalRefusals(d.ctx, conv)
+			d.approvals[conv] = reasons
 		}
-		if denials[refusalReason(e.Bytes)] {
-			return statusDenied
-		}
+		return refusalDecision(reasons, refusalReason(e.Bytes), refusalRule(e.Bytes) != "")
 	}
 	return ""
 }
 
-// denialReasons are the reasons of the refusals the denied approvals of
-// conv answered with.
-func (s *Server) denialReasons(ctx context.Context, conv string) map[string]bool {
-	out := map[string]bool{}
+// refusalDecision is the one rule of what a refusal records: the refusal
+// of a decided approval of its conversation (approvals: their refusals'
+// reasons, see approvalRefusals) is that approval's outcome — denied or
+// expired —, any other naming a rule (a constitution deny rule, memory
+// law) a denial by policy; "" a failure.
+func refusalDecision(approvals map[string]string, reason string, ruled bool) string {
+	if status, ok := approvals[reason]; ok {
+		return status
+	}
+	if ruled {
+		return statusDenied
+	}
+	return ""
+}
+
+// approvalRefusals are the reasons of the refusals the decided approvals
+// of conv answered with, each with the status it gives: statusDenied for a
+// denied approval, statusExpired for one that timed out.
+func (s *Server) approvalRefusals(ctx context.Context, conv string) map[string]string {
+	out := map[string]string{}
 	if conv == "" {
 		return out
 	}
-	as, err := s.opts.Organism.Governance().Approvals(ctx, organism.ApprovalFilter{Thread: conv,
-		Status: organism.StatusDenied})
+	as, err := s.opts.Organism.Governance().Approvals(ctx, organism.ApprovalFilter{Thread: conv})
 	if err != nil {
-		s.log.Warn("thread status: denied approvals lookup failed", "thread", conv, "error", err)
+		s.log.Warn("thread status: decided approvals lookup failed", "thread", conv, "error", err)
 		return out
 	}
 	for _, a := range as {
-		out[a.Refusal().Reason] = true
+		if status := approvalOutcome(a); status != "" {
+			out[a.Refusal().Reason] = status
+		}
 	}
 	return out
 }
 
-// refusalReason is the reason of the <refusal> in env ("" for none).
+// approvalOutcome is the status a decided approval gives the answer it
+// was asked in: statusDenied (denied), statusExpired (timed out), ""
+// (pending, approved, or expired with its conversation killed or its
+// answer cancelled, which say so themselves).
+func approvalOutcome(a organism.Approval) string {
+	switch {
+	case a.Status == organism.StatusDenied:
+		return statusDenied
+	case a.Status == organism.StatusExpired && a.Reason == organism.ApprovalTimedOut:
+		return statusExpired
+	}
+	return ""
+}
+
+// refusalReason is the reason of the <refusal> in env ("" for none);
+// refusalRule the first rule it names as violated.
 func refusalReason(env []byte) string { return coreChildText(env, "refusal", "reason") }
+func refusalRule(env []byte) string   { return coreChildText(env, "refusal", "violated-rule") }
 
 // completionStatus is the status a conversation's completion e gives it on
 // the event stream, as GET /api/v1/threads/{id} reads it once journaled:
-// killed, cancelled (its answer was), denied (a human denied a call of
-// it, in this server's run), else completed.
+// killed, cancelled (its answer was), what the decisions of the answer
+// that completed make of it (decisionStatus: denied, expired), else
+// completed. It runs once per completion (streamEvents).
 func (s *Server) completionStatus(e pump.Event) string {
+	o := s.turns.forget(e.Conversation) // whatever the answer's end
 	switch {
 	case e.Error == pump.KilledReason:
 		return statusKilled
 	case e.Error == pump.CancelledReason:
 		return statusCancelled
-	case s.denied.has(e.Conversation):
-		return statusDenied
 	}
-	return statusCompleted
+	return cmp.Or(s.turns.recovered(e, o).decisionStatus(), statusCompleted)
 }

@@ -175,6 +175,7 @@ func (w *wsSocket) handle(data []byte) {
 			return
 		}
 		out := wire.Monitor{Head: reply, Prefix: req.Prefix, Threads: []wire.History{}}
+		memory := w.s.memoryReader(w.c.sess)
 		for _, h := range hs {
 			names := make([]string, 0, 2*len(h.Slots))
 			for _, sl := range h.Slots {
@@ -186,7 +187,7 @@ func (w *wsSocket) handle(data []byte) {
 			wh := wire.History{ID: h.ID, Slots: []wire.Slot{}}
 			for _, sl := range h.Slots {
 				wh.Slots = append(wh.Slots, wire.Slot{From: sl.From, To: sl.To, PayloadType: sl.PayloadType,
-					Payload: sl.Payload, Timestamp: stamp(sl.Time)})
+					Payload: memory.slotPayload(w.s.conversationOf(h.ID), sl.From, sl.To, sl.Payload), Timestamp: stamp(sl.Time)})
 			}
 			out.Threads = append(out.Threads, wh)
 		}

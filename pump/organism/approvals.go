@@ -33,6 +33,10 @@ const (
 	StatusExpired  = store.ApprovalExpired
 )
 
+// ApprovalTimedOut is the reason of an approval that expired because
+// nobody decided it in time, and of the refusal its sender gets.
+const ApprovalTimedOut = "approval timed out"
+
 // Approval errors.
 var (
 	// ErrApprovalNotFound: no approval has that id.
@@ -128,7 +132,7 @@ func (a Approval) Refusal() *xmlpipe.Refusal {
 			reason += ": " + a.Reason
 		}
 	case reason == "":
-		reason = "approval timed out"
+		reason = ApprovalTimedOut
 		fallthrough
 	case a.Severity == "":
 		// Nobody decided (a timeout): no rule's severity, and no finding
@@ -164,7 +168,7 @@ var privateKinds = []string{KindMemory}
 // (memory consent) of another user's conversation — or of the organism's
 // own traffic, which no user owns.
 func (a Approval) VisibleTo(user string, admin bool) bool {
-	return admin || !slices.Contains(privateKinds, a.Kind) || a.User != "" && a.User == user
+	return !slices.Contains(privateKinds, a.Kind) || MemoryReadable(a.User, user, admin)
 }
 
 // ApprovalViewer is who lists approvals, for ApprovalFilter.Viewer.

@@ -407,7 +407,7 @@ func (g *Governance) Dropped(id string, cause error) {
 // expire ends an approval whose wait timed out: the sender is refused with
 // "approval timed out".
 func (g *Governance) expire(id string) {
-	a, err := g.finish(context.Background(), id, StatusExpired, "", "approval timed out")
+	a, err := g.finish(context.Background(), id, StatusExpired, "", ApprovalTimedOut)
 	if err != nil {
 		if !errors.Is(err, ErrApprovalDecided) && !errors.Is(err, ErrApprovalNotFound) {
 			g.log.Error("approvals: expire", "approval", id, "error", err)

@@ -545,18 +545,26 @@ async function refreshConversation() {
     // A decision (a call held for approval, approved, denied) is the
     // governance at work, not a failure; so are the refusal a denial
     // answered with and the messages a cancel dropped (the API's outcome).
-    const decision = m.kind === "decision" || !!m.outcome;
+    // A refusal retention pruned keeps no payload, and so no outcome: what
+    // the journal kept of it (its kind, its root) says it was a refusal,
+    // which the governance decides — a decision too.
+    const prunedRefusal = !!m.pruned && (m.kind === "refusal" || m.payload_type === "refusal");
+    const decision = m.kind === "decision" || !!m.outcome || prunedRefusal;
     const failure = !decision && m.kind !== "message" && m.kind !== "reply";
     // A message refused before its payload was known has no payload type.
     const tag = m.payload_type ? "  <" + m.payload_type + ">" : "";
     const li = el("li", { class: "envelope" + (failure ? " failure" : "") + (decision ? " decision" : "") + (m.repaired ? " repaired" : ""), "data-kind": m.kind },
       el("div", { text: m.from + " → " + (m.listener || m.to || "–") + tag + "  " + m.kind +
-        (m.outcome ? "  (" + m.outcome + ")" : "") + (m.repaired ? "  (repaired)" : "") }));
+        (m.outcome ? "  (" + m.outcome + ")" : "") + (m.repaired ? "  (repaired)" : "") +
+        (m.pruned ? "  (pruned: " + m.pruned.reason + ")" : "") }));
     if (m.diagnostics && m.diagnostics.length) {
       // Why it was refused (or failed), as the journal recorded it.
       li.append(el("div", { class: "diagnostics" }, ...m.diagnostics.map((d) => el("div", { text: d }))));
     }
-    li.append(el("pre", { text: prettyXML(m.payload || "") }));
+    // What an agent asked to remember is its conversation's owner's: to
+    // anyone else the API withholds it, and the request shows without it.
+    li.append(m.withheld ? el("div", { class: "withheld", text: "(withheld: " + m.withheld +
+      " — shown to the conversation's owner and admins only)" }) : el("pre", { text: prettyXML(m.payload || "") }));
     list.append(li);
   }
 }
@@ -600,7 +608,8 @@ async function drawContext(conv, messages) {
         el("td", { text: sg.tier, class: "tier-" + sg.tier }),
         el("td", { text: sg.scored ? sg.relevance.toFixed(2) : "–" }),
         el("td", { text: sg.byte_size + " B" }),
-        el("td", { text: sg.summary || "", class: "summary", title: sg.summary || "" })));
+        el("td", { text: sg.withheld ? "(withheld: " + sg.withheld + ")" : sg.summary || "", class: "summary",
+          title: sg.summary || "" })));
     }
   }
   $("#context-box").hidden = n === 0;

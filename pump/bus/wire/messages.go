@@ -47,6 +47,10 @@ type LogMessage struct {
 	Payload      string `json:"payload"`
 	Timestamp    string `json:"timestamp"`
 	SlotIndex    *int   `json:"slot_index"`
+	// Withheld, when set, says why Payload is empty: "memory" for what an
+	// agent asked to remember (or the memory listener's answer), which
+	// only its conversation's owner and admins read.
+	Withheld string `json:"withheld,omitempty"`
 }
 
 // LogEvent answers a command: LogSubscribed with the filter in force, or

@@ -1,0 +1,134 @@
+package bus
+
+import (
+	"cmp"
+	"encoding/xml"
+	"strings"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
+	"github.com/xml-pipeline/xmlpipe/registry"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
+	"github.com/xml-pipeline/xmlpipe/schemas"
+)
+
+// withheldMemory is the Message model's withheld value of memory traffic
+// its reader may not read (organism.MemoryReadable): the payload is "".
+const withheldMemory = "memory"
+
+// withheldMemoryText stands for the payload of memory traffic where a
+// text is shown (the history console --connect reads).
+const withheldMemoryText = "(withheld: what an agent asks to remember is shown to the conversation's owner and admins only)"
+
+// memoryReader decides, for one reader, whether the memory traffic of a
+// conversation is theirs to read (organism.MemoryReadable), reading each
+// conversation's owner once.
+type memoryReader struct {
+	s      *Server
+	sess   auth.Session
+	owners map[string]bool
+}
+
+func (s *Server) memoryReader(sess auth.Session) *memoryReader {
+	return &memoryReader{s: s, sess: sess, owners: map[string]bool{}}
+}
+
+// reads reports whether the reader may read the memory traffic of
+// conversation conv. A conversation whose owner cannot be read is not.
+func (r *memoryReader) reads(conv string) bool {
+	admin := r.sess.Role.Allows(auth.Admin)
+	if admin {
+		return true
+	}
+	ok, seen := r.owners[conv]
+	if !seen {
+		owner, err := r.s.conversationOwner(conv)
+		if err != nil {
+			r.s.log.Warn("memory traffic: owner lookup failed; its text is withheld", "conversation", conv, "error", err)
+		}
+		ok = err == nil && organism.MemoryReadable(owner, r.sess.Username, admin)
+		r.owners[conv] = ok
+	}
+	return ok
+}
+
+// withhold applies the rule to m, the Message model of journal entry e: a
+// message, failure or refusal to or from the memory listener that the
+// reader may not read keeps its metadata (who, when, what kind) but not its
+// payload, nor — save a refusal's, the governance's reasons — its
+// diagnostics (a failure's may quote it). A decision record is never
+// withheld: it says how the request ended, not what it held.
+func (r *memoryReader) withhold(m *apiMessage, e store.Entry) {
+	if e.Kind == store.Decision || !organism.CarriesMemory(e.From, cmp.Or(e.Listener, e.To)) ||
+		r.reads(cmp.Or(e.Conversation, e.Thread)) {
+		return
+	}
+	m.Payload, m.Withheld = "", withheldMemory
+	if e.Kind != store.Refusal { // a refusal's reasons are the governance's words
+		m.Diagnostics = nil
+	}
+}
+
+// memoryEvent is, for a pump event of memory traffic, who may read it
+// (nil: the event is none, every reader reads it).
+type memoryEvent struct {
+	owner string
+	known bool
+}
+
+// memoryEventOf reads the owner of e's conversation once, when e is
+// memory traffic.
+func (s *Server) memoryEventOf(e pump.Event) *memoryEvent {
+	if !organism.CarriesMemory(e.From, cmp.Or(e.Listener, e.To)) {
+		return nil
+	}
+	owner, err := s.conversationOwner(cmp.Or(e.Conversation, e.Thread))
+	if err != nil {
+		s.log.Warn("memory traffic: owner lookup failed; its text is withheld", "thread", e.Thread, "error", err)
+	}
+	return &memoryEvent{owner: owner, known: err == nil}
+}
+
+// reads reports whether sess may read the event's memory text.
+func (m *memoryEvent) reads(sess auth.Session) bool {
+	admin := sess.Role.Allows(auth.Admin)
+	return m == nil || admin || m.known && organism.MemoryReadable(m.owner, sess.Username, admin)
+}
+
+// slotPayload is the payload of a history's slot from from to to of
+// conversation conv as r may read it: memory traffic r may not read reads
+// withheldMemoryText, a decision record (a core <decision>) as it is.
+func (r *memoryReader) slotPayload(conv, from, to, payload string) string {
+	if !organism.CarriesMemory(from, to) || isDecisionRecord(payload) || r.reads(conv) {
+		return payload
+	}
+	return withheldMemoryText
+}
+
+// isDecisionRecord reports whether payload is a governance decision record
+// (a <decision> of the core namespace).
+func isDecisionRecord(payload string) bool {
+	d := xml.NewDecoder(strings.NewReader(payload))
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return false
+		}
+		if t, ok := tok.(xml.StartElement); ok {
+			return t.Name.Space == schemas.CoreNS && t.Name.Local == "decision"
+		}
+	}
+}
+
+// withholds reports whether a context segment of conversation conv, made
+// of slots, is withheld from r: one of its slots holds memory text
+// (organism.HistoryCarriesMemory) and r may not read it.
+func (r *memoryReader) withholds(conv string, slots []registry.Slot) bool {
+	for _, sl := range slots {
+		if organism.HistoryCarriesMemory(sl.From, sl.To, sl.PayloadType, sl.Raw) && !isDecisionRecord(string(sl.Raw)) {
+			return !r.reads(conv)
+		}
+	}
+	return false
+}

@@ -1,0 +1,136 @@
+package bus
+
+import (
+	"context"
+	"sync"
+
+	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+)
+
+// maxTurnsTracked bounds the conversations whose running answer's
+// decisions turnDecisions keeps.
+const maxTurnsTracked = 4096
+
+// turnDecisions follows, as the organism's events come, the decisions of
+// each conversation's running answer — a call denied by a human or by
+// policy, an approval that timed out — so that its completion is streamed
+// with the status GET /api/v1/threads/{id} reads from the journal
+// (threadOutcome.decisionStatus, the same rule). An answer that began
+// before the server started (recovered after a restart) is read from the
+// journal at its completion, as REST reads it.
+type turnDecisions struct {
+	s *Server
+	// since is the highest journal seq assigned when the server started:
+	// an answer whose first message is journaled at or below it began
+	// before.
+	since int64
+
+	mu sync.Mutex
+	// turns are the decisions of each conversation's running answer;
+	// approvals the reasons of the refusals its decided approvals answer
+	// with, and the status each gives (approvalOutcome).
+	turns     map[string]threadOutcome
+	approvals map[string]map[string]string
+}
+
+func newTurnDecisions(s *Server, since int64) *turnDecisions {
+	return &turnDecisions{s: s, since: since, turns: map[string]threadOutcome{},
+		approvals: map[string]map[string]string{}}
+}
+
+// approvalDecided notes a decided approval (a governance event).
+func (t *turnDecisions) approvalDecided(a organism.Approval) {
+	status := approvalOutcome(a)
+	if status == "" || a.Conversation == "" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	reasons := t.approvals[a.Conversation]
+	if reasons == nil {
+		reasons = map[string]string{}
+		t.approvals[a.Conversation] = reasons
+	}
+	reasons[a.Refusal().Reason] = status
+	t.note(a.Conversation, status)
+}
+
+// event notes what pump event e says of its conversation's running
+// answer: a message from outside on the conversation's thread begins a new
+// one; a refusal by policy denies a call of it (an approval's refusal was
+// noted with its decision).
+func (t *turnDecisions) event(e pump.Event) {
+	conv := e.Conversation
+	if conv == "" {
+		return
+	}
+	switch e.Kind {
+	case pump.EventMessage:
+		if t.s.beginsTurn(conv, e.Thread, e.From) {
+			t.mu.Lock()
+			delete(t.turns, conv)
+			t.mu.Unlock()
+		}
+	case pump.EventRefusal, pump.EventReply:
+		r, ok := e.Payload.(*xmlpipe.Refusal)
+		if !ok {
+			return
+		}
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if status := refusalDecision(t.approvals[conv], r.Reason, len(r.ViolatedRules) > 0); status != "" {
+			t.note(conv, status)
+		}
+	}
+}
+
+// note records status for conv's running answer (t.mu held). Past
+// maxTurnsTracked running answers with decisions, one of the others is
+// forgotten (its completion then reads completed).
+func (t *turnDecisions) note(conv, status string) {
+	o, ok := t.turns[conv]
+	if !ok && len(t.turns) >= maxTurnsTracked {
+		for other := range t.turns {
+			delete(t.turns, other)
+			delete(t.approvals, other)
+			break
+		}
+	}
+	switch status {
+	case statusDenied:
+		o.denied = true
+	case statusExpired:
+		o.expired = true
+	}
+	t.turns[conv] = o
+}
+
+// forget returns the decisions of conv's running answer and forgets them
+// (its completion came: the next answer begins afresh).
+func (t *turnDecisions) forget(conv string) threadOutcome {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	o := t.turns[conv]
+	delete(t.turns, conv)
+	delete(t.approvals, conv)
+	return o
+}
+
+// recovered adds to o, the decisions followed of the answer completion e
+// ends, what the journal says of it when it began before the server
+// started (recovered after a restart), as REST reads it.
+func (t *turnDecisions) recovered(e pump.Event, o threadOutcome) threadOutcome {
+	st := t.s.opts.Store
+	if st == nil || e.Turn <= 0 || e.Turn > t.since {
+		return o
+	}
+	j, err := t.s.conversationOutcomes(context.Background(), st).of(e.Conversation, threadOutcome{})
+	if err != nil {
+		t.s.log.Warn("thread status: journal of a recovered conversation unreadable", "conversation", e.Conversation,
+			"error", err)
+	}
+	o.denied, o.expired = o.denied || j.denied, o.expired || j.expired
+	return o
+}
