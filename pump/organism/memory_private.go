@@ -1,9 +1,10 @@
 package organism
 
 import (
-	"encoding/json"
+	"slices"
 	"strings"
 
+	"github.com/xml-pipeline/xmlpipe/listeners/llm"
 	"github.com/xml-pipeline/xmlpipe/listeners/memory"
 )
 
@@ -30,45 +31,24 @@ func MemoryReadable(owner, user string, admin bool) bool {
 	return admin || owner != "" && owner == user
 }
 
-// The agent loop's history records that may hold memory text (see
-// listeners/llm's turn.go): an assistant message's tool calls, one call's
-// result.
-const (
-	loopCallsType  = "llm.calls"
-	loopResultType = "llm.result"
-)
-
 // HistoryCarriesMemory reports whether a slot of an agent's context
 // history — from from to to, of payload type payloadType, raw its
 // content — holds memory text: memory traffic (CarriesMemory), an
 // assistant message calling remember or recall, or such a call's result
-// (what recall returns is the stored memories).
+// (what recall returns is the stored memories). A record of the agent
+// loop that cannot be read is taken to hold it (withheld rather than shown).
 func HistoryCarriesMemory(from, to, payloadType string, raw []byte) bool {
 	if CarriesMemory(from, to) {
 		return true
 	}
-	switch payloadType {
-	case loopCallsType:
-		var rec struct {
-			Calls []struct {
-				Name string `json:"name"`
-			} `json:"calls"`
-		}
-		if json.Unmarshal(raw, &rec) != nil {
-			return true // unreadable: withheld rather than shown
-		}
-		for _, c := range rec.Calls {
-			if isMemoryTool(c.Name) {
-				return true
-			}
-		}
-	case loopResultType:
-		var rec struct {
-			Name string `json:"name"`
-		}
-		return json.Unmarshal(raw, &rec) != nil || isMemoryTool(rec.Name)
+	tools, ok, err := llm.HistoryTools(payloadType, raw)
+	if !ok {
+		return false
 	}
-	return false
+	if err != nil {
+		return true
+	}
+	return slices.ContainsFunc(tools, isMemoryTool)
 }
 
 // isMemoryTool reports whether name is one of the memory tools.

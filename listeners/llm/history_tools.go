@@ -1,0 +1,32 @@
+package llm
+
+import "encoding/json"
+
+// HistoryTools names the tools a slot of an agent's context history is
+// about, for a surface that must know what a record holds without reading
+// the agent loop's records itself: for an assistant message with tool
+// calls (payload type llm.calls), the tools it called; for one call's
+// result (llm.result), that call's tool. ok is false for any other slot.
+// A record that cannot be read returns ok with err set, so a caller that
+// withholds by tool can withhold it rather than show it.
+func HistoryTools(payloadType string, raw []byte) (tools []string, ok bool, err error) {
+	switch payloadType {
+	case callsType:
+		var rec callsRecord
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return nil, true, err
+		}
+		tools = make([]string, len(rec.Calls))
+		for i, c := range rec.Calls {
+			tools[i] = c.Name
+		}
+		return tools, true, nil
+	case resultType:
+		var rec resultRecord
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return nil, true, err
+		}
+		return []string{rec.Name}, true, nil
+	}
+	return nil, false, nil
+}
