@@ -72,10 +72,15 @@ listeners:
 			if err != nil {
 				t.Fatal(err)
 			}
-			start := func(dir string) *Organism {
+			// start starts an organism on dir, watch (if set) watching its
+			// pump from before its recovery can re-deliver anything.
+			start := func(dir string, watch pump.Outlet) *Organism {
 				o, err := New(cfg, Options{DataDir: dir, Catalog: cat})
 				if err != nil {
 					t.Fatal(err)
+				}
+				if watch != nil {
+					o.Pump.Watch(watch)
 				}
 				if err := o.Start(); err != nil {
 					t.Fatal(err)
@@ -85,7 +90,7 @@ listeners:
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 
-			o := start(dir)
+			o := start(dir, nil)
 			call, err := o.Pump.SendEnvelope(ctx, pump.Envelope{From: "console", To: "slow.call",
 				Payload: []byte(`<SlowCall xmlns=""><Text>x</Text></SlowCall>`)}, nil)
 			if err != nil {
@@ -112,9 +117,8 @@ listeners:
 			}
 			finish.Store(true)
 
-			o2 := start(dir)
 			answered := make(chan pump.Event, 1)
-			o2.Pump.Watch(pump.OutletFunc(func(ev pump.Event) {
+			o2 := start(dir, pump.OutletFunc(func(ev pump.Event) {
 				if ev.Kind == pump.EventReply && ev.Conversation == call && ev.From == "slow.call" {
 					select {
 					case answered <- ev:
