@@ -2,6 +2,7 @@ package registry
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -55,4 +56,19 @@ func ValidThreadID(s string) bool {
 func timeOrdered(id uuid.UUID, now int64) uuid.UUID {
 	binary.BigEndian.PutUint32(id[:4], uint32(now/1e3))
 	return id
+}
+
+// formatThreadID writes id in its wire form (uuid.UUID.String's) into
+// dst, without allocating: a map keyed by thread id can be looked up with
+// string(dst[:]), which Go does not copy.
+func formatThreadID(dst *[36]byte, id uuid.UUID) {
+	hex.Encode(dst[0:8], id[0:4])
+	dst[8] = '-'
+	hex.Encode(dst[9:13], id[4:6])
+	dst[13] = '-'
+	hex.Encode(dst[14:18], id[6:8])
+	dst[18] = '-'
+	hex.Encode(dst[19:23], id[8:10])
+	dst[23] = '-'
+	hex.Encode(dst[24:36], id[10:16])
 }

@@ -326,7 +326,7 @@ func (t *Threads) Prune(id string) (caller, replyThread string, err error) {
 	} else if n := s.slab.at(r); n.parent != 0 {
 		s.slab.at(n.parent).touched.Store(now)
 	}
-	s.unlockEnded(s.removeSubtree(r))
+	s.unlockEnded(s.removeSubtree(nil, r, id))
 	return caller, replyThread, err
 }
 
@@ -394,7 +394,7 @@ func (t *Threads) End(id string) error {
 		s.mu.Unlock()
 		return fmt.Errorf("registry: end %s: %w", id, ErrUnknownThread)
 	}
-	s.unlockEnded(s.removeSubtree(r))
+	s.unlockEnded(s.removeSubtree(nil, r, id))
 	return nil
 }
 
@@ -429,6 +429,9 @@ func (t *Threads) Root(id string) string {
 		return ""
 	}
 	n := s.slab.at(r)
+	if n.parent == 0 {
+		return id // a root: the caller's string is its id
+	}
 	for n.parent != 0 {
 		n = s.slab.at(n.parent)
 	}
@@ -482,6 +485,28 @@ func (t *Threads) Ancestors(id string) []string {
 		out = append(out, n.id.String())
 	}
 	return out
+}
+
+// appendAncestorIDs appends id, its parent, …, its conversation root to
+// dst, as Ancestors returns them but without formatting a string for each;
+// it appends nothing if id is unknown.
+func (t *Threads) appendAncestorIDs(dst []uuid.UUID, id string) []uuid.UUID {
+	u, err := parseThreadID(id)
+	if err != nil {
+		return dst
+	}
+	s, r := t.rlock(u)
+	defer s.mu.RUnlock()
+	if r == 0 {
+		return dst
+	}
+	n := s.slab.at(r)
+	dst = append(dst, u)
+	for n.parent != 0 {
+		n = s.slab.at(n.parent)
+		dst = append(dst, n.id)
+	}
+	return dst
 }
 
 // Touch marks id as used now, postponing its collection. Unknown ids are

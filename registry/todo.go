@@ -133,6 +133,23 @@ func (r *TodoRegistry) Check(thread, payloadType, from string, payload any) []*W
 	if empty { // the common case: no watcher anywhere, no lineage walk
 		return nil
 	}
+	if th, ok := r.lineage.(*Threads); ok {
+		// The registry's own lineage: walk the parsed ids, each looked up
+		// by its wire form on the stack, instead of a string per ancestor.
+		var buf [8]uuid.UUID
+		ids := th.appendAncestorIDs(buf[:0], thread) // outside r.mu: Threads takes its own lock
+		if len(ids) > 0 {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			var out []*Watcher
+			var key [36]byte
+			for _, id := range ids {
+				formatThreadID(&key, id)
+				out = r.raise(out, r.byThread[string(key[:])], payloadType, from, payload)
+			}
+			return out
+		}
+	}
 	threads := []string{thread}
 	if r.lineage != nil { // outside r.mu: Lineage takes its own lock
 		if a := r.lineage.Ancestors(thread); len(a) > 0 {
@@ -143,19 +160,27 @@ func (r *TodoRegistry) Check(thread, payloadType, from string, payload any) []*W
 	defer r.mu.Unlock()
 	var out []*Watcher
 	for _, tid := range threads {
-		for _, w := range r.byThread[tid] {
-			if w.Raised || !strings.EqualFold(w.WaitFor, payloadType) {
-				continue
-			}
-			if w.FromListener != "" && !strings.EqualFold(w.FromListener, from) {
-				continue
-			}
-			w.Raised, w.TriggeredBy, w.TriggeredFrom = true, payload, from
-			if r.sink != nil {
-				r.sink.WatcherPut(*w)
-			}
-			out = append(out, clone(w))
+		out = r.raise(out, r.byThread[tid], payloadType, from, payload)
+	}
+	return out
+}
+
+// raise raises the un-raised watchers of ws that a payload of payloadType
+// from from satisfies (see Check), appending copies of them to out.
+// Callers hold r.mu.
+func (r *TodoRegistry) raise(out, ws []*Watcher, payloadType, from string, payload any) []*Watcher {
+	for _, w := range ws {
+		if w.Raised || !strings.EqualFold(w.WaitFor, payloadType) {
+			continue
 		}
+		if w.FromListener != "" && !strings.EqualFold(w.FromListener, from) {
+			continue
+		}
+		w.Raised, w.TriggeredBy, w.TriggeredFrom = true, payload, from
+		if r.sink != nil {
+			r.sink.WatcherPut(*w)
+		}
+		out = append(out, clone(w))
 	}
 	return out
 }

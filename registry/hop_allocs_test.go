@@ -1,0 +1,122 @@
+package registry
+
+import (
+	"testing"
+
+	"github.com/google/uuid"
+)
+
+// hopChain is a conversation as the bus's greeter flow leaves it: root →
+// child (forwarded by root's handler) → grandchild (forwarded by child's).
+type hopChain struct {
+	root, child, grandchild string
+}
+
+// newHopChain begins a conversation in th and forwards twice from it.
+func newHopChain(t *testing.T, th *Threads) hopChain {
+	t.Helper()
+	c := hopChain{root: uuid.NewString()}
+	if err := th.Begin(c.root, "console", "greeter"); err != nil {
+		t.Fatal(err)
+	}
+	c.child, _ = mustForward(t, th, c.root, "shouter")
+	c.grandchild, _ = mustForward(t, th, c.child, "response-handler")
+	return c
+}
+
+// TestHopAllocations: the registry calls the pump makes on every hop of a
+// conversation allocate no more than what they hand out — no thread id
+// formatted only to be looked up or compared, no slice only to be walked.
+// Each row prepares its operation on many conversations of one registry,
+// runs it on some (the registry's own structures grow), then counts the
+// allocations of the operation alone on the others.
+func TestHopAllocations(t *testing.T) {
+	tests := []struct {
+		name string
+		// prepare builds a conversation in th (todos watching th) and
+		// returns the operation to count on it.
+		prepare func(t *testing.T, th *Threads, todos *TodoRegistry) func()
+		// max is the most allocations the operation may make.
+		max float64
+	}{
+		{
+			name: "todo check on a descendant of a watched thread, nothing raised",
+			prepare: func(t *testing.T, th *Threads, todos *TodoRegistry) func() {
+				c := newHopChain(t, th)
+				todos.Register(c.root, "greeter", "ShoutedResponse", "shouter", "waiting")
+				return func() {
+					if got := todos.Check(c.grandchild, "GreetingResponse", "greeter", nil); len(got) != 0 {
+						t.Errorf("Check raised %d watchers, want none", len(got))
+					}
+				}
+			},
+			max: 0,
+		},
+		{
+			name: "root of a conversation root",
+			prepare: func(t *testing.T, th *Threads, _ *TodoRegistry) func() {
+				c := newHopChain(t, th)
+				return func() {
+					if got := th.Root(c.root); got != c.root {
+						t.Errorf("Root(root) = %q, want %q", got, c.root)
+					}
+				}
+			},
+			max: 0,
+		},
+		{
+			name: "end of a leaf: only the ids handed to the subscribers",
+			prepare: func(t *testing.T, th *Threads, _ *TodoRegistry) func() {
+				c := newHopChain(t, th)
+				return func() {
+					if err := th.End(c.grandchild); err != nil {
+						t.Error(err)
+					}
+				}
+			},
+			max: 1,
+		},
+		{
+			// the child's id, formatted once (keep and the subscribers
+			// share it), and the slice holding it
+			name: "end spent: only the ids handed to the subscribers",
+			prepare: func(t *testing.T, th *Threads, _ *TodoRegistry) func() {
+				c := newHopChain(t, th)
+				if err := th.End(c.grandchild); err != nil {
+					t.Fatal(err)
+				}
+				return func() {
+					if n := th.EndSpent(c.root, func(string) bool { return false }); n != 1 {
+						t.Errorf("EndSpent ended %d threads, want 1", n)
+					}
+				}
+			},
+			max: 2,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			th := NewThreads(ThreadsConfig{Organism: "hello-world"})
+			th.OnEnd(func([]string) {}) // as the pump's todo registry and context buffer do
+			todos := NewTodoRegistry(TodoConfig{Lineage: th})
+			// AllocsPerRun runs the function once more than it counts;
+			// the first warm runs grow the registry's structures.
+			const warm, runs = 200, 50
+			ops := make([]func(), warm+runs+1)
+			for i := range ops {
+				ops[i] = tt.prepare(t, th, todos)
+			}
+			for _, op := range ops[:warm] {
+				op()
+			}
+			i := warm
+			n := testing.AllocsPerRun(runs, func() {
+				ops[i]()
+				i++
+			})
+			if n > tt.max {
+				t.Errorf("%v allocations, want at most %v", n, tt.max)
+			}
+		})
+	}
+}
