@@ -88,27 +88,27 @@ func (p *Pump) startHeld(hs []*heldTurn, killed bool) {
 
 // turnStart wraps deliver, the hand-off of outside message m (work w) to its
 // targets once journaled as seq, so that it begins the message's turn of
-// *conv (convBegin) — or, while a turn of it is in flight, acknowledges the
-// message at once and holds it, the held turn handing it over later. conv,
-// threads, tbl and pin are process's: a held message joins its thread
+// hop.conv (convBegin) — or, while a turn of it is in flight, acknowledges
+// the message at once and holds it, the held turn handing it over later.
+// hop's conv, threads, tbl and pin are process's: a held message joins its thread
 // again when its turn begins (the turn before may have ended it, as a
 // reply ends the thread it travelled back from), and the pinned snapshot
 // it was routed in is the held turn's meanwhile.
-func (p *Pump) turnStart(w *work, m *stage.Inbound, conv *string, threads *[]string, tbl, pin **table,
-	targets []*listener, deliver func(int64)) func(int64) {
+func (p *Pump) turnStart(w *work, m *stage.Inbound, hop *ingressHop, targets []*listener,
+	deliver func(int64)) func(int64) {
 	return func(seq int64) {
-		keep := *pin
-		*pin = nil
+		keep := hop.pin
+		hop.pin = nil
 		h := &heldTurn{}
 		// begin begins the turn, or holds it (and reports so).
 		begin := func() bool {
-			own, held := p.convBegin(*conv, w.outlet, keep, h)
+			own, held := p.convBegin(hop.conv, w.outlet, keep, h)
 			if held {
 				p.hold() // a drain waits for it
 				return true
 			}
 			keep = nil
-			*tbl = own
+			hop.tbl = own
 			deliver(seq)
 			return false
 		}
@@ -119,8 +119,8 @@ func (p *Pump) turnStart(w *work, m *stage.Inbound, conv *string, threads *[]str
 				p.unpinTable(keep)
 			}
 			p.newDeliveryMark(seq, 1).release()
-			p.deadLetter(*conv, m.Thread, m.From, targets[0].Name, m.PayloadName, m.Canonical, reason)
-			p.publish(w.outlet, Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: *conv, Thread: *conv,
+			p.deadLetter(hop.conv, m.Thread, m.From, targets[0].Name, m.PayloadName, m.Canonical, reason)
+			p.publish(w.outlet, Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: hop.conv, Thread: hop.conv,
 				Error: completion, Turn: seq, Waiting: h.waiting})
 		}
 		h.run = func(killed bool) {
@@ -129,13 +129,13 @@ func (p *Pump) turnStart(w *work, m *stage.Inbound, conv *string, threads *[]str
 				drop(KilledReason, KilledReason)
 				return
 			}
-			defer p.convDone(*conv) // the state nextTurn kept for h
+			defer p.convDone(hop.conv) // the state nextTurn kept for h
 			c, ts, _, err := p.assignThreads(w, m, targets)
 			if err != nil {
 				drop("continuation: "+err.Error(), "")
 				return
 			}
-			*conv, *threads = c, ts
+			hop.conv, hop.threads = c, ts
 			begin()
 		}
 		// The acknowledgement is this goroutine's: a held turn may begin
