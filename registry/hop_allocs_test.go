@@ -8,6 +8,13 @@ import (
 
 // hopChain is a conversation as the bus's greeter flow leaves it: root →
 // child (forwarded by root's handler) → grandchild (forwarded by child's).
+// hopEnv is the kernel registries as a pump wires them.
+type hopEnv struct {
+	th      *Threads
+	todos   *TodoRegistry
+	context *ContextBuffer
+}
+
 type hopChain struct {
 	root, child, grandchild string
 }
@@ -35,13 +42,14 @@ func TestHopAllocations(t *testing.T) {
 		name string
 		// prepare builds a conversation in th (todos watching th) and
 		// returns the operation to count on it.
-		prepare func(t *testing.T, th *Threads, todos *TodoRegistry) func()
+		prepare func(t *testing.T, env hopEnv) func()
 		// max is the most allocations the operation may make.
 		max float64
 	}{
 		{
 			name: "todo check on a descendant of a watched thread, nothing raised",
-			prepare: func(t *testing.T, th *Threads, todos *TodoRegistry) func() {
+			prepare: func(t *testing.T, env hopEnv) func() {
+				th, todos := env.th, env.todos
 				c := newHopChain(t, th)
 				todos.Register(c.root, "greeter", "ShoutedResponse", "shouter", "waiting")
 				return func() {
@@ -54,7 +62,8 @@ func TestHopAllocations(t *testing.T) {
 		},
 		{
 			name: "root of a conversation root",
-			prepare: func(t *testing.T, th *Threads, _ *TodoRegistry) func() {
+			prepare: func(t *testing.T, env hopEnv) func() {
+				th := env.th
 				c := newHopChain(t, th)
 				return func() {
 					if got := th.Root(c.root); got != c.root {
@@ -66,7 +75,8 @@ func TestHopAllocations(t *testing.T) {
 		},
 		{
 			name: "end of a leaf: only the ids handed to the subscribers",
-			prepare: func(t *testing.T, th *Threads, _ *TodoRegistry) func() {
+			prepare: func(t *testing.T, env hopEnv) func() {
+				th := env.th
 				c := newHopChain(t, th)
 				return func() {
 					if err := th.End(c.grandchild); err != nil {
@@ -80,7 +90,8 @@ func TestHopAllocations(t *testing.T) {
 			// the child's id, formatted once (keep and the subscribers
 			// share it), and the slice holding it
 			name: "end spent: only the ids handed to the subscribers",
-			prepare: func(t *testing.T, th *Threads, _ *TodoRegistry) func() {
+			prepare: func(t *testing.T, env hopEnv) func() {
+				th := env.th
 				c := newHopChain(t, th)
 				if err := th.End(c.grandchild); err != nil {
 					t.Fatal(err)
@@ -93,18 +104,39 @@ func TestHopAllocations(t *testing.T) {
 			},
 			max: 2,
 		},
+		{
+			// the pump records one slot on every hop's new thread: the
+			// history is one allocation, its list position and first slot
+			// included (the map of histories grows rarely)
+			name: "context append on a new thread: the history alone",
+			prepare: func(t *testing.T, env hopEnv) func() {
+				c := newHopChain(t, env.th)
+				return func() {
+					if _, err := env.context.AppendShared(Slot{ThreadID: c.grandchild, From: "shouter",
+						To: "response-handler", PayloadType: "ShoutedResponse"}); err != nil {
+						t.Error(err)
+					}
+				}
+			},
+			max: 1,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			th := NewThreads(ThreadsConfig{Organism: "hello-world"})
 			th.OnEnd(func([]string) {}) // as the pump's todo registry and context buffer do
 			todos := NewTodoRegistry(TodoConfig{Lineage: th})
+			context, err := NewContextBuffer(ContextConfig{MaxThreads: 1 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := hopEnv{th: th, todos: todos, context: context}
 			// AllocsPerRun runs the function once more than it counts;
 			// the first warm runs grow the registry's structures.
 			const warm, runs = 200, 50
 			ops := make([]func(), warm+runs+1)
 			for i := range ops {
-				ops[i] = tt.prepare(t, th, todos)
+				ops[i] = tt.prepare(t, env)
 			}
 			for _, op := range ops[:warm] {
 				op()
