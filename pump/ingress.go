@@ -262,7 +262,9 @@ type ingressHop struct {
 	// each target.
 	conv    string
 	threads []string
-	// decoded holds the payload decoded for a single target.
+	// thread and decoded hold a single target's thread and decoded
+	// payload.
+	thread  [1]string
 	decoded [1]any
 }
 
@@ -372,7 +374,7 @@ func (p *Pump) process(w *work) {
 		return
 	}
 	var created bool
-	h.conv, h.threads, created, err = p.assignThreads(w, m, targets)
+	h.conv, h.threads, created, err = p.assignThreads(h.thread[:0], w, m, targets)
 	if err != nil {
 		p.rejectMessage(w, m, first.Name, err)
 		return
@@ -592,9 +594,15 @@ func checkSender(tbl *table, from string) error {
 
 // assignThreads registers an external conversation, or checks that an internal
 // message's thread is alive. It returns the conversation, one thread per
-// target, and whether an external message started a new conversation.
-func (p *Pump) assignThreads(w *work, m *stage.Inbound, targets []*listener) (string, []string, bool, error) {
-	threads := make([]string, len(targets))
+// target (in dst's array when it has room), and whether an external message
+// started a new conversation.
+func (p *Pump) assignThreads(dst []string, w *work, m *stage.Inbound, targets []*listener) (string, []string, bool, error) {
+	threads := dst[:0]
+	if cap(threads) < len(targets) {
+		threads = make([]string, len(targets))
+	} else {
+		threads = threads[:len(targets)]
+	}
 	if !w.external {
 		if !p.threads.Known(m.Thread) {
 			return "", nil, false, fmt.Errorf("%w: thread %s has ended", errThreadEnded, m.Thread)
