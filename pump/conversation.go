@@ -232,6 +232,9 @@ func (p *Pump) emit(d *delivery, w *work) {
 	if w.about == "" {
 		w.about = d.about(w.ref)
 	}
+	if d.outputs == nil && !d.oneTaken {
+		d.outputs, d.oneTaken = d.one[:0], true
+	}
 	d.outputs = append(d.outputs, w)
 }
 
