@@ -15,6 +15,12 @@ type hopEnv struct {
 	context *ContextBuffer
 }
 
+// nopThreadSink is a ThreadSink that keeps nothing.
+type nopThreadSink struct{}
+
+func (nopThreadSink) ThreadCreated(ThreadRecord) {}
+func (nopThreadSink) ThreadsEnded([]string)      {}
+
 type hopChain struct {
 	root, child, grandchild string
 }
@@ -45,6 +51,8 @@ func TestHopAllocations(t *testing.T) {
 		prepare func(t *testing.T, env hopEnv) func()
 		// max is the most allocations the operation may make.
 		max float64
+		// sink gives the thread registry a sink, as a durable organism's.
+		sink bool
 	}{
 		{
 			name: "todo check on a descendant of a watched thread, nothing raised",
@@ -120,10 +128,45 @@ func TestHopAllocations(t *testing.T) {
 			},
 			max: 1,
 		},
+		{
+			// a durable organism's sink: the new thread's id (returned
+			// too) and path, nothing more to queue the record
+			name: "forward with a sink: the child's id and path only",
+			sink: true,
+			prepare: func(t *testing.T, env hopEnv) func() {
+				root := uuid.NewString()
+				if err := env.th.Begin(root, "console", "greeter"); err != nil {
+					t.Fatal(err)
+				}
+				return func() {
+					if _, _, _, err := env.th.ForwardAs(root, "shouter", "", ""); err != nil {
+						t.Error(err)
+					}
+				}
+			},
+			max: 2,
+		},
+		{
+			name: "end of a leaf with a sink: only the ids handed over",
+			sink: true,
+			prepare: func(t *testing.T, env hopEnv) func() {
+				c := newHopChain(t, env.th)
+				return func() {
+					if err := env.th.End(c.grandchild); err != nil {
+						t.Error(err)
+					}
+				}
+			},
+			max: 1,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			th := NewThreads(ThreadsConfig{Organism: "hello-world"})
+			cfg := ThreadsConfig{Organism: "hello-world"}
+			if tt.sink {
+				cfg.Sink = nopThreadSink{}
+			}
+			th := NewThreads(cfg)
 			th.OnEnd(func([]string) {}) // as the pump's todo registry and context buffer do
 			todos := NewTodoRegistry(TodoConfig{Lineage: th})
 			context, err := NewContextBuffer(ContextConfig{MaxThreads: 1 << 20})

@@ -229,7 +229,7 @@ func (t *Threads) joinAs(op, id, from, target, profile string, hops int) (root s
 	r = s.newNode(u, 0, head, seg, now, now)
 	s.slab.at(r).entered = uint16(hops)
 	s.setProfile(r, profile)
-	s.unlockAndDeliver(s.queueCreated(r))
+	s.unlockAndDeliver(s.queueCreated(r, id, ""))
 	return id, true, profile, nil
 }
 
@@ -268,10 +268,7 @@ func (t *Threads) extendMarking(id, to, ref, want string, spend bool) (string, s
 		return "", "", false, fmt.Errorf("registry: extend %q: %w", id, ErrUnknownThread)
 	}
 	now := t.cfg.Clock().UnixNano()
-	fresh, err := uuid.NewRandom() // outside the lock: it reads the system's randomness
-	if err != nil {
-		return "", "", false, fmt.Errorf("registry: extend %s: new thread id: %w", id, err)
-	}
+	fresh := newThreadUUID() // outside the lock: it reads the system's randomness
 
 	s, p := t.lock(u)
 	if p == 0 {
@@ -291,17 +288,14 @@ func (t *Threads) extendMarking(id, to, ref, want string, spend bool) (string, s
 	}
 	fresh = inShard(timeOrdered(fresh, now), s.index)
 	for s.nodes[fresh] != 0 || t.isStray(fresh) { // never in practice; two threads never share a UUID
-		if fresh, err = uuid.NewRandom(); err != nil {
-			s.mu.Unlock()
-			return "", "", false, fmt.Errorf("registry: extend %s: new thread id: %w", id, err)
-		}
-		fresh = inShard(timeOrdered(fresh, now), s.index)
+		fresh = inShard(timeOrdered(newThreadUUID(), now), s.index)
 	}
 	r := s.newNode(fresh, p, nil, to, now, now)
 	s.setRef(r, ref)
 	s.setProfile(r, profile)
-	s.unlockAndDeliver(s.queueCreated(r))
-	return fresh.String(), profile, spent, nil
+	child := fresh.String()
+	s.unlockAndDeliver(s.queueCreated(r, child, id))
+	return child, profile, spent, nil
 }
 
 // Prune is .respond(): the caller is the second-to-last path segment; the

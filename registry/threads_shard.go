@@ -40,6 +40,7 @@ type threadShard struct {
 	// and subscribers, and delivered is signalled when dispatched grows or a
 	// deliverer stops.
 	pending    []threadEvent
+	spare      []threadEvent // a dispatched queue, emptied, for the next (unlockAndDeliver)
 	delivering bool
 	queued     uint64
 	dispatched uint64
@@ -208,10 +209,17 @@ func (s *threadShard) path(r nodeRef) []string {
 }
 
 // record returns the persisted form of node r. Callers hold s.mu.
-func (s *threadShard) record(r nodeRef) ThreadRecord {
+func (s *threadShard) record(r nodeRef) ThreadRecord { return s.recordOf(r, "", "") }
+
+// recordOf is record with r's id and its parent's when the caller has them
+// as strings ("": formatted here). Callers hold s.mu.
+func (s *threadShard) recordOf(r nodeRef, id, parent string) ThreadRecord {
 	n := s.slab.at(r)
+	if id == "" {
+		id = n.id.String()
+	}
 	rec := ThreadRecord{
-		ID:       n.id.String(),
+		ID:       id,
 		Path:     s.path(r),
 		Created:  time.Unix(0, n.created).UTC(),
 		Touched:  time.Unix(0, n.touched.Load()).UTC(),
@@ -222,7 +230,10 @@ func (s *threadShard) record(r nodeRef) ThreadRecord {
 		Awaiting: n.marks&markAwaiting != 0,
 	}
 	if n.parent != 0 {
-		rec.Parent = s.slab.at(n.parent).id.String()
+		if parent == "" {
+			parent = s.slab.at(n.parent).id.String()
+		}
+		rec.Parent = parent
 	}
 	return rec
 }
