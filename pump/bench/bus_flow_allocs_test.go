@@ -18,7 +18,7 @@ import (
 // conversation of the hello-world organism may make in memory, the bus's
 // pump work included (BenchmarkBusFlow's "memory" mode, one conversation
 // at a time). Issue 35 cut it from 137; raise it only for a reason.
-const busFlowAllocsMax = 93
+const busFlowAllocsMax = 91
 
 // TestBusFlowAllocations runs conversations of the bus's greeter flow one
 // after the other through the in-memory hello-world organism and checks
