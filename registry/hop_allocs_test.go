@@ -72,6 +72,19 @@ func TestHopAllocations(t *testing.T) {
 			max: 0,
 		},
 		{
+			name: "todo raise on a descendant of a watched thread: no copies",
+			prepare: func(t *testing.T, env hopEnv) func() {
+				c := newHopChain(t, env.th)
+				env.todos.Register(c.root, "greeter", "ShoutedResponse", "shouter", "waiting")
+				return func() {
+					if n := env.todos.Raise(c.grandchild, "ShoutedResponse", "shouter", nil); n != 1 {
+						t.Errorf("Raise raised %d watchers, want 1", n)
+					}
+				}
+			},
+			max: 0,
+		},
+		{
 			name: "root of a conversation root",
 			prepare: func(t *testing.T, env hopEnv) func() {
 				th := env.th

@@ -127,11 +127,26 @@ func (r *TodoRegistry) Register(thread, issuer, waitFor, fromListener, descripti
 // WaitFor equals payloadType and its FromListener (if set) equals from — both
 // exact and case-insensitive. A watcher is raised only once.
 func (r *TodoRegistry) Check(thread, payloadType, from string, payload any) []*Watcher {
+	var out []*Watcher
+	r.check(thread, payloadType, from, payload, func(w *Watcher) { out = append(out, clone(w)) })
+	return out
+}
+
+// Raise is Check for a caller that does not read the raised watchers (the
+// pump, on every delivery): it returns how many it raised, without copying
+// them.
+func (r *TodoRegistry) Raise(thread, payloadType, from string, payload any) int {
+	return r.check(thread, payloadType, from, payload, nil)
+}
+
+// check is Check, calling raised (when set) with each watcher it raises,
+// and returns how many it raised.
+func (r *TodoRegistry) check(thread, payloadType, from string, payload any, raised func(*Watcher)) int {
 	r.mu.Lock()
 	empty := len(r.byThread) == 0
 	r.mu.Unlock()
 	if empty { // the common case: no watcher anywhere, no lineage walk
-		return nil
+		return 0
 	}
 	if th, ok := r.lineage.(*Threads); ok {
 		// The registry's own lineage: walk the parsed ids, each looked up
@@ -141,13 +156,13 @@ func (r *TodoRegistry) Check(thread, payloadType, from string, payload any) []*W
 		if len(ids) > 0 {
 			r.mu.Lock()
 			defer r.mu.Unlock()
-			var out []*Watcher
+			n := 0
 			var key [36]byte
 			for _, id := range ids {
 				formatThreadID(&key, id)
-				out = r.raise(out, r.byThread[string(key[:])], payloadType, from, payload)
+				n += r.raise(r.byThread[string(key[:])], payloadType, from, payload, raised)
 			}
-			return out
+			return n
 		}
 	}
 	threads := []string{thread}
@@ -158,17 +173,18 @@ func (r *TodoRegistry) Check(thread, payloadType, from string, payload any) []*W
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []*Watcher
+	n := 0
 	for _, tid := range threads {
-		out = r.raise(out, r.byThread[tid], payloadType, from, payload)
+		n += r.raise(r.byThread[tid], payloadType, from, payload, raised)
 	}
-	return out
+	return n
 }
 
 // raise raises the un-raised watchers of ws that a payload of payloadType
-// from from satisfies (see Check), appending copies of them to out.
-// Callers hold r.mu.
-func (r *TodoRegistry) raise(out, ws []*Watcher, payloadType, from string, payload any) []*Watcher {
+// from from satisfies (see Check), calling raised (when set) with each,
+// and returns how many it raised. Callers hold r.mu.
+func (r *TodoRegistry) raise(ws []*Watcher, payloadType, from string, payload any, raised func(*Watcher)) int {
+	n := 0
 	for _, w := range ws {
 		if w.Raised || !strings.EqualFold(w.WaitFor, payloadType) {
 			continue
@@ -180,9 +196,12 @@ func (r *TodoRegistry) raise(out, ws []*Watcher, payloadType, from string, paylo
 		if r.sink != nil {
 			r.sink.WatcherPut(*w)
 		}
-		out = append(out, clone(w))
+		if raised != nil {
+			raised(w)
+		}
+		n++
 	}
-	return out
+	return n
 }
 
 // RaisedFor returns copies of the raised watchers on thread whose issuer is
