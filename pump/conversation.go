@@ -176,6 +176,9 @@ func (p *Pump) deferEnd(conv, thread string) bool {
 	if c == nil || c.inflight <= 1 { // only the message being handled
 		return false
 	}
+	if c.ending == nil {
+		c.ending = c.endingOne[:0]
+	}
 	c.ending = append(c.ending, thread)
 	return true
 }

@@ -213,7 +213,7 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 	}
 	if !d.retry && !p.recordedAlready(d, l.Name) {
 		if d.errPayload == nil {
-			p.todos.Check(d.thread, d.payloadName, d.from, d.payload)
+			p.todos.Raise(d.thread, d.payloadName, d.from, d.payload)
 		}
 		// The payload bytes are canonical bytes, never modified once built.
 		if _, err := p.context.AppendShared(registry.Slot{ThreadID: d.thread, From: d.from, To: l.Name, PayloadType: d.payloadName,
