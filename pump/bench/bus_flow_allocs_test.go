@@ -18,7 +18,7 @@ import (
 // conversation of the hello-world organism may make in memory, the bus's
 // pump work included (BenchmarkBusFlow's "memory" mode, one conversation
 // at a time): 87 measured after issue 35's cuts, which took
-// BenchmarkBusFlow from 137 to 88. Raise it only for a reason.
+// BenchmarkBusFlow from 137 to 87. Raise it only for a reason.
 const busFlowAllocsMax = 89
 
 // TestBusFlowAllocations runs conversations of the bus's greeter flow one
