@@ -44,9 +44,6 @@ func newHopChain(t *testing.T, th *Threads) hopChain {
 // runs it on some (the registry's own structures grow), then counts the
 // allocations of the operation alone on the others.
 func TestHopAllocations(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector changes what escapes to the heap")
-	}
 	tests := []struct {
 		name string
 		// prepare builds a conversation in th (todos watching th) and

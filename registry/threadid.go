@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -95,15 +94,4 @@ func formatThreadID(dst *[36]byte, id uuid.UUID) {
 	hex.Encode(dst[19:23], id[8:10])
 	dst[23] = '-'
 	hex.Encode(dst[24:36], id[10:16])
-}
-
-// newThreadUUID returns a random version 4 UUID, as uuid.NewRandom does,
-// without its allocation (it reads through an io.Reader, to which the
-// bytes escape). crypto/rand.Read never fails.
-func newThreadUUID() uuid.UUID {
-	var u uuid.UUID
-	_, _ = rand.Read(u[:])
-	u[6] = u[6]&0x0f | 0x40 // version 4
-	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
-	return u
 }

@@ -268,7 +268,10 @@ func (t *Threads) extendMarking(id, to, ref, want string, spend bool) (string, s
 		return "", "", false, fmt.Errorf("registry: extend %q: %w", id, ErrUnknownThread)
 	}
 	now := t.cfg.Clock().UnixNano()
-	fresh := newThreadUUID() // outside the lock: it reads the system's randomness
+	fresh, err := uuid.NewRandom() // outside the lock: it reads the system's randomness
+	if err != nil {
+		return "", "", false, fmt.Errorf("registry: extend %s: new thread id: %w", id, err)
+	}
 
 	s, p := t.lock(u)
 	if p == 0 {
@@ -288,7 +291,11 @@ func (t *Threads) extendMarking(id, to, ref, want string, spend bool) (string, s
 	}
 	fresh = inShard(timeOrdered(fresh, now), s.index)
 	for s.nodes[fresh] != 0 || t.isStray(fresh) { // never in practice; two threads never share a UUID
-		fresh = inShard(timeOrdered(newThreadUUID(), now), s.index)
+		if fresh, err = uuid.NewRandom(); err != nil {
+			s.mu.Unlock()
+			return "", "", false, fmt.Errorf("registry: extend %s: new thread id: %w", id, err)
+		}
+		fresh = inShard(timeOrdered(fresh, now), s.index)
 	}
 	r := s.newNode(fresh, p, nil, to, now, now)
 	s.setRef(r, ref)
