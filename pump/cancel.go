@@ -90,6 +90,9 @@ type handlerCall struct {
 	// timed is ctx with the listener's timeout as its Deadline (ctx is it
 	// when the listener has one), kept here so it costs no allocation.
 	timed callContext
+	// handlingCtx is the context the handler gets: ctx carrying h, kept
+	// here for the same reason.
+	handlingCtx handlingContext
 	// parked counts, for a parked call (see abandon), the two parties that
 	// must be done before its delivery is concluded: the watchdog freeing
 	// its slot and the worker whose handler returned (resp, err). The last
@@ -110,6 +113,22 @@ type callContext struct {
 
 // Deadline returns when the watchdog cancels the call.
 func (c *callContext) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// handlingContext is a handler's context carrying its handling under
+// handlingKey, as context.WithValue would, kept in the handlerCall.
+type handlingContext struct {
+	context.Context
+	h *handling
+}
+
+// Value returns the handling for handlingKey, else the inner context's
+// value.
+func (c *handlingContext) Value(key any) any {
+	if _, ok := key.(handlingKey); ok {
+		return c.h
+	}
+	return c.Context.Value(key)
+}
 
 // startCall builds the context of a handler call of l for d and publishes
 // the call in the worker's slot, where Kill, Halt and the watchdog find it.

@@ -176,6 +176,9 @@ func (p *Pump) deferEnd(conv, thread string) bool {
 	if c == nil || c.inflight <= 1 { // only the message being handled
 		return false
 	}
+	if c.ending == nil {
+		c.ending = c.endingOne[:0]
+	}
 	c.ending = append(c.ending, thread)
 	return true
 }
@@ -231,6 +234,9 @@ func (p *Pump) emit(d *delivery, w *work) {
 	w.after = d.after.retain()
 	if w.about == "" {
 		w.about = d.about(w.ref)
+	}
+	if d.outputs == nil && !d.oneTaken {
+		d.outputs, d.oneTaken = d.one[:0], true
 	}
 	d.outputs = append(d.outputs, w)
 }

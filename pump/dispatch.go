@@ -213,7 +213,7 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 	}
 	if !d.retry && !p.recordedAlready(d, l.Name) {
 		if d.errPayload == nil {
-			p.todos.Check(d.thread, d.payloadName, d.from, d.payload)
+			p.todos.Raise(d.thread, d.payloadName, d.from, d.payload)
 		}
 		// The payload bytes are canonical bytes, never modified once built.
 		if _, err := p.context.AppendShared(registry.Slot{ThreadID: d.thread, From: d.from, To: l.Name, PayloadType: d.payloadName,
@@ -310,7 +310,14 @@ func (p *Pump) call(ctx context.Context, l *listener, d *delivery, h *handling, 
 	if md.Profile != nil { // network tools check their dials against it (xmlpipe.CheckDial)
 		ctx = xmlpipe.WithProfile(ctx, md.Profile)
 	}
-	ctx = context.WithValue(ctx, handlingKey{}, h) // MessageSeq, AfterJournal, xmlpipe.Settle
+	// h for MessageSeq, AfterJournal, xmlpipe.Settle: in the call's own
+	// context value, which costs no allocation (call runs once per call).
+	if c := h.call; c != nil {
+		c.handlingCtx = handlingContext{Context: ctx, h: h}
+		ctx = &c.handlingCtx
+	} else {
+		ctx = context.WithValue(ctx, handlingKey{}, h)
+	}
 	if d.errPayload != nil {
 		return l.errHandler.HandleError(ctx, d.errPayload, md)
 	}

@@ -251,35 +251,46 @@ func yieldToWoken(w *work) {
 	}
 }
 
+// ingressHop is what process shares with the hand-off it builds (and
+// turnStart with a held turn): one allocation for the variables both
+// change, not one each.
+type ingressHop struct {
+	// tbl is the routing snapshot the message routes in; pin, when set,
+	// the snapshot process pinned for it (external work).
+	tbl, pin *table
+	// conv and threads are the message's conversation and the thread of
+	// each target.
+	conv    string
+	threads []string
+	// thread and decoded hold a single target's thread and decoded
+	// payload.
+	thread  [1]string
+	decoded [1]any
+}
+
 // process runs one envelope through the ingress stages and hands it to its
 // target listeners' pipelines. For an output of a turn (w.turn), what it
 // journals joins the turn's group and everything after — the hand-off, the
 // events, the accounting of w — waits for the group (see turn).
 func (p *Pump) process(w *work) {
 	t := w.turn
-	defer p.later(t, func() { p.releaseWork(w) })
-	if w.after != nil {
-		defer p.later(t, w.after.release)
-	}
-	defer p.later(t, w.parent.release)
+	defer p.settleLater(t, w)
 	// tbl is the routing snapshot: internal work's conversation's, or for
 	// external work the current one, pinned until convStart takes the pin
 	// (or dropped when the message is refused).
-	tbl := w.tbl
-	var pin *table
+	h := &ingressHop{tbl: w.tbl}
 	if w.external {
-		pin = p.pinRoutes()
-		tbl = pin
+		h.pin = p.pinRoutes()
+		h.tbl = h.pin
 		defer func() {
-			if pin != nil {
-				p.unpinTable(pin)
+			if h.pin != nil {
+				p.unpinTable(h.pin)
 			}
 		}()
-	} else if tbl == nil {
-		tbl = p.routes.Load()
+	} else if h.tbl == nil {
+		h.tbl = p.routes.Load()
 	}
 	if !w.external {
-		defer p.later(t, func() { p.convDone(w.conv) })
 		if p.killed(w.conv) {
 			from := ""
 			if w.sender != nil {
@@ -307,7 +318,7 @@ func (p *Pump) process(w *work) {
 		if p.refuseImpostor(w, m) {
 			return
 		}
-		if err := checkSender(tbl, m.From); err != nil {
+		if err := checkSender(h.tbl, m.From); err != nil {
 			p.rejectMessage(w, m, "", err)
 			return
 		}
@@ -321,7 +332,7 @@ func (p *Pump) process(w *work) {
 	if m.PayloadNS == p.core.Huh.Namespace() && (m.PayloadName == p.core.Huh.Name() || m.PayloadName == p.core.Refusal.Name()) ||
 		m.PayloadNS == "" && m.PayloadName == p.core.SystemError.Name() {
 		if !w.external {
-			p.deliverError(w, m, tbl)
+			p.deliverError(w, m, h.tbl)
 			return
 		}
 	}
@@ -336,16 +347,16 @@ func (p *Pump) process(w *work) {
 	prof, profName := w.prof, ""
 	switch {
 	case w.external:
-		if w.profile != "" || w.recovered != 0 || tbl.profiled() {
+		if w.profile != "" || w.recovered != 0 || h.tbl.profiled() {
 			stored, _ := p.threads.Profile(m.Thread)
 			profName = registry.NarrowProfile(stored, w.profile)
-			prof = tbl.profile(profName)
+			prof = h.tbl.profile(profName)
 		}
 	case !w.profSet:
 		stored, _ := p.threads.Profile(m.Thread)
-		prof = tbl.profile(stored)
+		prof = h.tbl.profile(stored)
 	}
-	targets, err := p.route(tbl, prof, w, m)
+	targets, err := p.route(h.tbl, prof, w, m)
 	if err != nil {
 		p.rejectMessage(w, m, targetName(targets), err)
 		return
@@ -362,13 +373,14 @@ func (p *Pump) process(w *work) {
 		p.rejectMessage(w, m, first.Name, err)
 		return
 	}
-	conv, threads, created, err := p.assignThreads(w, m, targets)
+	var created bool
+	h.conv, h.threads, created, err = p.assignThreads(h.thread[:0], w, m, targets)
 	if err != nil {
 		p.rejectMessage(w, m, first.Name, err)
 		return
 	}
 	if w.external && w.recovered == 0 {
-		if err := p.killedMeanwhile(m.Thread, conv, created); err != nil {
+		if err := p.killedMeanwhile(m.Thread, h.conv, created); err != nil {
 			p.rejectMessage(w, m, first.Name, err)
 			return
 		}
@@ -376,24 +388,28 @@ func (p *Pump) process(w *work) {
 	if w.external && !created {
 		// An external message continuing a conversation in flight routes
 		// within the snapshot that conversation started with.
-		if own := p.convRoutes(conv); own != nil {
-			prev := tbl
-			p.unpinTable(pin)
-			if pin, tbl = own, own; own != prev {
-				prof = tbl.profile(profName)
-				if targets, err = p.route(tbl, prof, w, m); err != nil {
+		if own := p.convRoutes(h.conv); own != nil {
+			prev := h.tbl
+			p.unpinTable(h.pin)
+			if h.pin, h.tbl = own, own; own != prev {
+				prof = h.tbl.profile(profName)
+				if targets, err = p.route(h.tbl, prof, w, m); err != nil {
 					p.rejectMessage(w, m, targetName(targets), err)
 					return
 				}
 				first = targets[0]
-				threads = threads[:0]
+				h.threads = h.threads[:0]
 				for range targets {
-					threads = append(threads, m.Thread)
+					h.threads = append(h.threads, m.Thread)
 				}
 			}
 		}
 	}
-	decoded := make([]any, len(targets))
+	decoded := h.decoded[:0]
+	if len(targets) > len(h.decoded) {
+		decoded = make([]any, 0, len(targets))
+	}
+	decoded = decoded[:len(targets)]
 	for i, l := range targets {
 		v, err := l.Payload.Decode(pb)
 		if err != nil {
@@ -425,29 +441,29 @@ func (p *Pump) process(w *work) {
 		// The conversation stays in flight until every target was handed
 		// its delivery: one refused or dropped (a kill) before the next is
 		// counted does not end it, nor forget that it was killed.
-		p.convHold(conv)
-		defer p.convDone(conv)
+		p.convHold(h.conv)
+		defer p.convDone(h.conv)
 		if w.external {
-			p.convTurn(conv, seq)
+			p.convTurn(h.conv, seq)
 		}
 		if len(m.Diagnostics) > 0 {
 			p.log.Info("message repaired or amended", "thread", m.Thread, "from", m.From, "listener", first.Name, "seq", seq,
 				"diagnostics", len(m.Diagnostics))
 		}
 		for i, l := range targets {
-			d := &delivery{conv: conv, thread: threads[i], from: m.From, to: l.Name, payloadName: m.PayloadName,
+			d := &delivery{conv: h.conv, thread: h.threads[i], from: m.From, to: l.Name, payloadName: m.PayloadName,
 				payload: decoded[i], payloadBytes: pb, depth: w.depth, senderOutside: w.external, admitted: w.admitted,
-				senderThread: w.senderThread, mark: mark, tbl: tbl, prof: prof, at: l, user: w.user, inReplyTo: inReplyTo,
+				senderThread: w.senderThread, mark: mark, tbl: h.tbl, prof: prof, at: l, user: w.user, inReplyTo: inReplyTo,
 				journaled: w.journaled}
-			if p.gateStops(w, m, tbl, l, d, seq) {
+			if p.gateStops(w, m, h.tbl, l, d, seq) {
 				continue // refused or held by the delivery gate (gate.go)
 			}
 			p.holdDelivery(d)
-			p.convHold(conv)
+			p.convHold(h.conv)
 			if w.external && prof != nil {
-				p.convProfile(conv, prof.name) // what its completion event tells
+				p.convProfile(h.conv, prof.name) // what its completion event tells
 			}
-			p.publish(nil, Event{Kind: EventMessage, Time: p.opts.Clock(), Conversation: conv, Thread: d.thread,
+			p.publish(nil, Event{Kind: EventMessage, Time: p.opts.Clock(), Conversation: h.conv, Thread: d.thread,
 				From: m.From, To: m.To, Listener: l.Name, PayloadName: m.PayloadName, Payload: decoded[i], Envelope: m.Canonical,
 				Profile: prof.nameOf()})
 			ok, woke := p.enqueue(l, d)
@@ -456,8 +472,8 @@ func (p *Pump) process(w *work) {
 			}
 			if !ok {
 				p.releaseDelivery(d)
-				p.convDone(conv)
-				p.deadLetter(conv, m.Thread, m.From, l.Name, m.PayloadName, m.Canonical, "listener pipeline closed")
+				p.convDone(h.conv)
+				p.deadLetter(h.conv, m.Thread, m.From, l.Name, m.PayloadName, m.Canonical, "listener pipeline closed")
 			}
 		}
 		if w.accepted != nil {
@@ -468,7 +484,7 @@ func (p *Pump) process(w *work) {
 		}
 	}
 	if w.external {
-		deliver = p.turnStart(w, m, &conv, &threads, &tbl, &pin, targets, deliver)
+		deliver = p.turnStart(w, m, h, targets, deliver)
 	}
 	if w.recovered != 0 {
 		p.later(t, func() { deliver(w.recovered) })
@@ -478,7 +494,7 @@ func (p *Pump) process(w *work) {
 	if prof != nil {
 		journaled = prof.name
 	}
-	p.journalIn(t, Record{Direction: dir, Kind: RecordMessage, Conversation: conv, Thread: m.Thread, From: m.From,
+	p.journalIn(t, Record{Direction: dir, Kind: RecordMessage, Conversation: h.conv, Thread: m.Thread, From: m.From,
 		To: m.To, Listener: first.Name, PayloadTag: m.PayloadName, Envelope: m.Canonical, Diagnostics: m.Diagnostics,
 		Profile: journaled}, deliver)
 }
@@ -578,9 +594,15 @@ func checkSender(tbl *table, from string) error {
 
 // assignThreads registers an external conversation, or checks that an internal
 // message's thread is alive. It returns the conversation, one thread per
-// target, and whether an external message started a new conversation.
-func (p *Pump) assignThreads(w *work, m *stage.Inbound, targets []*listener) (string, []string, bool, error) {
-	threads := make([]string, len(targets))
+// target (in dst's array when it has room), and whether an external message
+// started a new conversation.
+func (p *Pump) assignThreads(dst []string, w *work, m *stage.Inbound, targets []*listener) (string, []string, bool, error) {
+	threads := dst[:0]
+	if cap(threads) < len(targets) {
+		threads = make([]string, len(targets))
+	} else {
+		threads = threads[:len(targets)]
+	}
 	if !w.external {
 		if !p.threads.Known(m.Thread) {
 			return "", nil, false, fmt.Errorf("%w: thread %s has ended", errThreadEnded, m.Thread)

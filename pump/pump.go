@@ -158,8 +158,10 @@ type convState struct {
 	outlet    Outlet
 	inflight  int
 	// ending are threads whose handler returned nil while other messages of
-	// the conversation were in flight; they end when it completes.
-	ending []string
+	// the conversation were in flight; they end when it completes. The
+	// first waits in endingOne.
+	ending    []string
+	endingOne [1]string
 	// spent reports that a forward marked a thread of the conversation
 	// spent: those end when it completes (endSpent).
 	spent bool

@@ -20,6 +20,9 @@ type turnStep struct {
 	rec  Record
 	has  bool
 	then func(seq int64)
+	// settle, when set, is work whose ingress stages are done: settled
+	// (settleWork) after then. A field, not a closure: one per hop.
+	settle *work
 }
 
 // newTurn returns a turn for a handler call's outputs, or nil when the
@@ -59,6 +62,30 @@ func (p *Pump) later(t *turn, fn func()) {
 		return
 	}
 	t.steps = append(t.steps, turnStep{then: func(int64) { fn() }})
+}
+
+// settleLater settles w (settleWork) at once without a turn, else once
+// the turn's group is journaled: process defers it, so it comes after
+// everything w's stages asked for.
+func (p *Pump) settleLater(t *turn, w *work) {
+	if t == nil {
+		p.settleWork(w)
+		return
+	}
+	t.steps = append(t.steps, turnStep{settle: w})
+}
+
+// settleWork accounts for work whose ingress stages are done, in this
+// order: internal work's conversation is done with it, the delivery that
+// emitted it and the hand-offs waiting on its journal record lose a
+// reference, and it leaves the work in flight.
+func (p *Pump) settleWork(w *work) {
+	if !w.external {
+		p.convDone(w.conv)
+	}
+	w.parent.release()
+	w.after.release()
+	p.releaseWork(w)
 }
 
 // runTurn runs the ingress stages of a delivery's outputs one after the
@@ -133,6 +160,9 @@ func (p *Pump) commitTurn(t *turn) {
 		}
 		if s.then != nil {
 			s.then(seq)
+		}
+		if s.settle != nil {
+			p.settleWork(s.settle)
 		}
 		t.steps[i] = turnStep{}
 	}

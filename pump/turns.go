@@ -23,10 +23,22 @@ import (
 // is dropped with it (a dead letter, marked delivered) and its sender told
 // by a completion with KilledReason.
 
-// heldTurn is a continuation waiting for its conversation's turn in flight
-// to complete: run begins its turn, or drops it (killed).
+// heldTurn is an outside message's turn (turnStart): begun once the
+// message is journaled, or held as a continuation waiting for its
+// conversation's turn in flight to complete — then run begins its turn,
+// or drops it (killed). Its methods are what closures were, so a turn
+// costs one allocation, not one per step.
 type heldTurn struct {
-	run func(killed bool)
+	p       *Pump
+	w       *work
+	m       *stage.Inbound
+	hop     *ingressHop // process's (turnStart)
+	targets []*listener
+	deliver func(seq int64)
+	// seq is the message's journal seq; keep the routing snapshot pinned
+	// for it until its turn begins.
+	seq  int64
+	keep *table
 	// waiting is, for a dropped turn, how many dropped after it (its
 	// completion's Event.Waiting).
 	waiting int
@@ -88,66 +100,79 @@ func (p *Pump) startHeld(hs []*heldTurn, killed bool) {
 
 // turnStart wraps deliver, the hand-off of outside message m (work w) to its
 // targets once journaled as seq, so that it begins the message's turn of
-// *conv (convBegin) — or, while a turn of it is in flight, acknowledges the
-// message at once and holds it, the held turn handing it over later. conv,
-// threads, tbl and pin are process's: a held message joins its thread
+// hop.conv (convBegin) — or, while a turn of it is in flight, acknowledges
+// the message at once and holds it, the held turn handing it over later.
+// hop's conv, threads, tbl and pin are process's: a held message joins its thread
 // again when its turn begins (the turn before may have ended it, as a
 // reply ends the thread it travelled back from), and the pinned snapshot
 // it was routed in is the held turn's meanwhile.
-func (p *Pump) turnStart(w *work, m *stage.Inbound, conv *string, threads *[]string, tbl, pin **table,
-	targets []*listener, deliver func(int64)) func(int64) {
-	return func(seq int64) {
-		keep := *pin
-		*pin = nil
-		h := &heldTurn{}
-		// begin begins the turn, or holds it (and reports so).
-		begin := func() bool {
-			own, held := p.convBegin(*conv, w.outlet, keep, h)
-			if held {
-				p.hold() // a drain waits for it
-				return true
-			}
-			keep = nil
-			*tbl = own
-			deliver(seq)
-			return false
-		}
-		// drop gives the held message up: marked delivered (never
-		// re-delivered), a dead letter, and its sender told.
-		drop := func(reason, completion string) {
-			if keep != nil {
-				p.unpinTable(keep)
-			}
-			p.newDeliveryMark(seq, 1).release()
-			p.deadLetter(*conv, m.Thread, m.From, targets[0].Name, m.PayloadName, m.Canonical, reason)
-			p.publish(w.outlet, Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: *conv, Thread: *conv,
-				Error: completion, Turn: seq, Waiting: h.waiting})
-		}
-		h.run = func(killed bool) {
-			defer p.release()
-			if killed {
-				drop(KilledReason, KilledReason)
-				return
-			}
-			defer p.convDone(*conv) // the state nextTurn kept for h
-			c, ts, _, err := p.assignThreads(w, m, targets)
-			if err != nil {
-				drop("continuation: "+err.Error(), "")
-				return
-			}
-			*conv, *threads = c, ts
-			begin()
-		}
-		// The acknowledgement is this goroutine's: a held turn may begin
-		// on another before begin returns.
-		done, accepted := w.done, w.accepted
-		w.done, w.accepted = nil, nil
-		begin()
-		if accepted != nil {
-			accepted(bytes.Clone(m.Canonical))
-		}
-		if done != nil {
-			done(m.Thread, seq, nil) // journaled; handed over, or its turn to come
-		}
+func (p *Pump) turnStart(w *work, m *stage.Inbound, hop *ingressHop, targets []*listener,
+	deliver func(int64)) func(int64) {
+	h := &heldTurn{p: p, w: w, m: m, hop: hop, targets: targets, deliver: deliver}
+	return h.start
+}
+
+// start is turnStart's hand-off of the message journaled as seq.
+func (h *heldTurn) start(seq int64) {
+	h.seq = seq
+	h.keep = h.hop.pin
+	h.hop.pin = nil
+	// The acknowledgement is this goroutine's: a held turn may begin on
+	// another before begin returns.
+	w := h.w
+	done, accepted := w.done, w.accepted
+	w.done, w.accepted = nil, nil
+	h.begin()
+	if accepted != nil {
+		accepted(bytes.Clone(h.m.Canonical))
 	}
+	if done != nil {
+		done(h.m.Thread, seq, nil) // journaled; handed over, or its turn to come
+	}
+}
+
+// begin begins the turn, or holds it (and reports so).
+func (h *heldTurn) begin() bool {
+	p := h.p
+	own, held := p.convBegin(h.hop.conv, h.w.outlet, h.keep, h)
+	if held {
+		p.hold() // a drain waits for it
+		return true
+	}
+	h.keep = nil
+	h.hop.tbl = own
+	h.deliver(h.seq)
+	return false
+}
+
+// drop gives the held message up: marked delivered (never re-delivered),
+// a dead letter, and its sender told.
+func (h *heldTurn) drop(reason, completion string) {
+	p, m, conv := h.p, h.m, h.hop.conv
+	if h.keep != nil {
+		p.unpinTable(h.keep)
+	}
+	p.newDeliveryMark(h.seq, 1).release()
+	p.deadLetter(conv, m.Thread, m.From, h.targets[0].Name, m.PayloadName, m.Canonical, reason)
+	p.publish(h.w.outlet, Event{Kind: EventComplete, Time: p.opts.Clock(), Conversation: conv, Thread: conv,
+		Error: completion, Turn: h.seq, Waiting: h.waiting})
+}
+
+// run begins the held turn once the turn before it completed, or drops it
+// (killed).
+func (h *heldTurn) run(killed bool) {
+	p := h.p
+	defer p.release()
+	if killed {
+		h.drop(KilledReason, KilledReason)
+		return
+	}
+	defer p.convDone(h.hop.conv) // the state nextTurn kept for h
+	c, ts, _, err := p.assignThreads(nil, h.w, h.m, h.targets)
+	if err != nil {
+		h.drop("continuation: "+err.Error(), "")
+		return
+	}
+	h.hop.conv, h.hop.threads = c, ts
+	h.begin()
 }

@@ -246,8 +246,12 @@ type delivery struct {
 	// mark is released when the handler finished (nil: not journaled).
 	mark *deliveryMark
 	// outputs are the handler's messages, accounted but not yet through the
-	// ingress stages (see Pump.emit).
-	outputs []*work
+	// ingress stages (see Pump.emit). The first handling's first output
+	// goes in one, never handed out twice (a turn's outputs may still be
+	// on the ingress workers when the message is handled again).
+	outputs  []*work
+	one      [1]*work
+	oneTaken bool
 	// turn, when set, gathers what the handling produced, to be journaled
 	// as one group once its outputs passed the ingress stages (runTurn).
 	turn *turn

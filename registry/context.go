@@ -55,7 +55,9 @@ type ContextBuffer struct {
 
 	mu      sync.RWMutex
 	threads map[string]*ThreadContext
-	order   *list.List // *ThreadContext, oldest-created first
+	// oldest and newest are the ends of the histories' creation order
+	// (ThreadContext.prev, next).
+	oldest, newest *ThreadContext
 	// kept lists the histories kept after their thread ended (KeepEnded,
 	// Retain), oldest-ended first: eviction takes them before any other.
 	kept    *list.List
@@ -73,7 +75,6 @@ func NewContextBuffer(cfg ContextConfig) (*ContextBuffer, error) {
 	return &ContextBuffer{
 		cfg:     cfg.WithDefaults(),
 		threads: make(map[string]*ThreadContext),
-		order:   list.New(),
 		kept:    list.New(),
 	}, nil
 }
@@ -222,8 +223,8 @@ func (b *ContextBuffer) retain(c *ThreadContext) {
 func (b *ContextBuffer) Clear() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for b.order.Len() > 0 {
-		b.delete(b.order.Front().Value.(*ThreadContext).id)
+	for b.oldest != nil {
+		b.delete(b.oldest.id)
 	}
 }
 
@@ -257,8 +258,7 @@ func (b *ContextBuffer) Stats() ContextStats {
 		Evicted:           b.evicted,
 		Kept:              b.kept.Len(),
 	}
-	for e := b.order.Front(); e != nil; e = e.Next() {
-		c := e.Value.(*ThreadContext)
+	for c := b.oldest; c != nil; c = c.next {
 		st.TotalSlots += len(c.slots)
 		st.Threads = append(st.Threads, c.id)
 	}
@@ -321,16 +321,23 @@ func (b *ContextBuffer) getOrCreate(id string, created time.Time) *ThreadContext
 		return c
 	}
 	for len(b.threads) >= b.cfg.MaxThreads {
-		oldest := b.order.Front()
+		oldest := b.oldest
 		if k := b.kept.Front(); k != nil {
-			oldest = k
+			oldest = k.Value.(*ThreadContext)
 		}
-		b.delete(oldest.Value.(*ThreadContext).id)
+		b.delete(oldest.id)
 		b.evicted++
 	}
 	c := &ThreadContext{buf: b, id: id, created: created, touched: created}
+	c.slots = c.first[:0]
 	b.threads[id] = c
-	c.elem = b.order.PushBack(c)
+	c.prev = b.newest
+	if b.newest != nil {
+		b.newest.next = c
+	} else {
+		b.oldest = c
+	}
+	b.newest = c
 	return c
 }
 
@@ -341,7 +348,17 @@ func (b *ContextBuffer) delete(id string) bool {
 		return false
 	}
 	delete(b.threads, id)
-	b.order.Remove(c.elem)
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		b.oldest = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		b.newest = c.prev
+	}
+	c.prev, c.next = nil, nil
 	if c.keptElem != nil {
 		b.kept.Remove(c.keptElem)
 		c.keptElem = nil

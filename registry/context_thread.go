@@ -57,9 +57,15 @@ type ThreadContext struct {
 	buf     *ContextBuffer
 	id      string
 	created time.Time
-	touched time.Time     // guarded by buf.mu
-	slots   []Slot        // guarded by buf.mu
-	elem    *list.Element // position in buf.order, guarded by buf.mu
+	touched time.Time // guarded by buf.mu
+	slots   []Slot    // guarded by buf.mu
+	// prev and next link the histories in buf's creation order (oldest
+	// first), guarded by buf.mu: a list without an element to allocate.
+	prev, next *ThreadContext
+	// first holds the first slot: most threads (one per hop) keep one,
+	// which then costs no allocation of its own. Slots are handed out
+	// as copies, so appending past it only moves the history.
+	first [1]Slot
 	// keptElem is the position in buf.kept while the history outlives its
 	// thread (nil otherwise), guarded by buf.mu.
 	keptElem *list.Element

@@ -229,7 +229,7 @@ func (t *Threads) joinAs(op, id, from, target, profile string, hops int) (root s
 	r = s.newNode(u, 0, head, seg, now, now)
 	s.slab.at(r).entered = uint16(hops)
 	s.setProfile(r, profile)
-	s.unlockAndDeliver(s.queueCreated(r))
+	s.unlockAndDeliver(s.queueCreated(r, id, ""))
 	return id, true, profile, nil
 }
 
@@ -300,8 +300,9 @@ func (t *Threads) extendMarking(id, to, ref, want string, spend bool) (string, s
 	r := s.newNode(fresh, p, nil, to, now, now)
 	s.setRef(r, ref)
 	s.setProfile(r, profile)
-	s.unlockAndDeliver(s.queueCreated(r))
-	return fresh.String(), profile, spent, nil
+	child := fresh.String()
+	s.unlockAndDeliver(s.queueCreated(r, child, id))
+	return child, profile, spent, nil
 }
 
 // Prune is .respond(): the caller is the second-to-last path segment; the
@@ -326,7 +327,7 @@ func (t *Threads) Prune(id string) (caller, replyThread string, err error) {
 	} else if n := s.slab.at(r); n.parent != 0 {
 		s.slab.at(n.parent).touched.Store(now)
 	}
-	s.unlockEnded(s.removeSubtree(r))
+	s.unlockEnded(s.removeSubtree(nil, r, id))
 	return caller, replyThread, err
 }
 
@@ -394,7 +395,7 @@ func (t *Threads) End(id string) error {
 		s.mu.Unlock()
 		return fmt.Errorf("registry: end %s: %w", id, ErrUnknownThread)
 	}
-	s.unlockEnded(s.removeSubtree(r))
+	s.unlockEnded(s.removeSubtree(nil, r, id))
 	return nil
 }
 
@@ -429,6 +430,9 @@ func (t *Threads) Root(id string) string {
 		return ""
 	}
 	n := s.slab.at(r)
+	if n.parent == 0 {
+		return id // a root: the caller's string is its id
+	}
 	for n.parent != 0 {
 		n = s.slab.at(n.parent)
 	}
@@ -482,6 +486,28 @@ func (t *Threads) Ancestors(id string) []string {
 		out = append(out, n.id.String())
 	}
 	return out
+}
+
+// appendAncestorIDs appends id, its parent, …, its conversation root to
+// dst, as Ancestors returns them but without formatting a string for each;
+// it appends nothing if id is unknown.
+func (t *Threads) appendAncestorIDs(dst []uuid.UUID, id string) []uuid.UUID {
+	u, err := parseThreadID(id)
+	if err != nil {
+		return dst
+	}
+	s, r := t.rlock(u)
+	defer s.mu.RUnlock()
+	if r == 0 {
+		return dst
+	}
+	n := s.slab.at(r)
+	dst = append(dst, u)
+	for n.parent != 0 {
+		n = s.slab.at(n.parent)
+		dst = append(dst, n.id)
+	}
+	return dst
 }
 
 // Touch marks id as used now, postponing its collection. Unknown ids are

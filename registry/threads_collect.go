@@ -25,7 +25,7 @@ func (s *threadShard) collect(cutoff int64) int {
 	var ended []string
 	for _, r := range roots {
 		if s.sweepIdle(r, cutoff, &ended) {
-			ended = append(ended, s.removeSubtree(r)...)
+			ended = s.removeSubtree(ended, r, "")
 		}
 	}
 	s.unlockEnded(ended)
@@ -50,7 +50,7 @@ func (s *threadShard) sweepIdle(r nodeRef, cutoff int64, ended *[]string) bool {
 		return true
 	}
 	for _, c := range idle {
-		*ended = append(*ended, s.removeSubtree(c)...)
+		*ended = s.removeSubtree(*ended, c, "")
 	}
 	return false
 }

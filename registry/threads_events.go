@@ -3,19 +3,23 @@ package registry
 // threadEvent is one queued notification: a created node, ended ids, or
 // the records of nodes used since their last report (SaveActivity).
 type threadEvent struct {
-	created *ThreadRecord
-	ended   []string
-	touched []ThreadRecord
+	// created, when isCreated, is the record of a node created; held by
+	// value, so queueing it allocates nothing once the queue is warm.
+	created   ThreadRecord
+	isCreated bool
+	ended     []string
+	touched   []ThreadRecord
 }
 
 // queueCreated queues the creation of node r for the sink and reports
-// whether it queued anything (not without a sink). Callers hold s.mu.
-func (s *threadShard) queueCreated(r nodeRef) bool {
+// whether it queued anything (not without a sink); id and parent are r's
+// id and its parent's when the caller has them as strings ("": formatted).
+// Callers hold s.mu.
+func (s *threadShard) queueCreated(r nodeRef, id, parent string) bool {
 	if s.t.cfg.Sink == nil {
 		return false
 	}
-	rec := s.record(r)
-	s.pending = append(s.pending, threadEvent{created: &rec})
+	s.pending = append(s.pending, threadEvent{created: s.recordOf(r, id, parent), isCreated: true})
 	s.queued++
 	return true
 }
@@ -91,11 +95,19 @@ func (s *threadShard) unlockAndDeliver(queued bool) {
 	}()
 	for len(s.pending) > 0 {
 		evs, subs := s.pending, s.subs
-		s.pending = nil
+		s.pending, s.spare = s.spare, nil
 		s.mu.Unlock()
 		s.dispatch(evs, subs)
+		clear(evs) // the sink and subscribers keep what they were handed, not the queue
 		s.mu.Lock()
 		s.dispatched += uint64(len(evs))
+		if cap(evs) <= maxSpareEvents { // reused: the next events queue in it
+			if s.pending == nil {
+				s.pending = evs[:0]
+			} else if s.spare == nil {
+				s.spare = evs[:0]
+			}
+		}
 		s.delivered.Broadcast()
 	}
 	s.delivering = false
@@ -103,11 +115,15 @@ func (s *threadShard) unlockAndDeliver(queued bool) {
 	s.mu.Unlock()
 }
 
+// maxSpareEvents bounds the queue a shard keeps for reuse: a burst's
+// larger one goes to the garbage collector.
+const maxSpareEvents = 64
+
 // dispatch calls the sink and subscribers for each event.
 func (s *threadShard) dispatch(evs []threadEvent, subs []func(ids []string)) {
 	for _, ev := range evs {
-		if ev.created != nil {
-			s.t.cfg.Sink.ThreadCreated(*ev.created)
+		if ev.isCreated {
+			s.t.cfg.Sink.ThreadCreated(ev.created)
 			continue
 		}
 		if ev.touched != nil {

@@ -40,6 +40,7 @@ type threadShard struct {
 	// and subscribers, and delivered is signalled when dispatched grows or a
 	// deliverer stops.
 	pending    []threadEvent
+	spare      []threadEvent // a dispatched queue, emptied, for the next (unlockAndDeliver)
 	delivering bool
 	queued     uint64
 	dispatched uint64
@@ -153,28 +154,34 @@ func (s *threadShard) callerOf(r nodeRef, id string) (caller, replyThread string
 }
 
 // removeSubtree detaches r from its parent and frees r and every
-// descendant, returning their ids parent-first. Callers hold s.mu.
+// descendant, appending their ids parent-first to dst; id is r's id when
+// the caller has it as a string ("" formats it). Callers hold s.mu.
 // It remembers them with their conversation's root (EndedRoot).
-func (s *threadShard) removeSubtree(r nodeRef) []string {
+func (s *threadShard) removeSubtree(dst []string, r nodeRef, id string) []string {
 	root := s.slab.at(s.rootRef(r)).id
 	s.unlink(r)
-	return s.subtree(r, func(c nodeRef) {
+	return s.subtree(dst, r, id, func(c nodeRef) {
 		s.ended.note(s.slab.at(c).id, root)
 		s.freeNode(c)
 	})
 }
 
-// subtree returns the ids of r and every descendant, parent first, calling
-// each (nil: nothing) on every node once its children are noted, so that
-// each may free it. Callers hold s.mu.
-func (s *threadShard) subtree(r nodeRef, each func(nodeRef)) []string {
-	var ids []string
-	stack := []nodeRef{r}
+// subtree appends the ids of r and every descendant to dst, parent first,
+// calling each (nil: nothing) on every node once its children are noted,
+// so that each may free it; id is r's id when the caller has it as a
+// string ("" formats it). Callers hold s.mu.
+func (s *threadShard) subtree(dst []string, r nodeRef, id string, each func(nodeRef)) []string {
+	var buf [8]nodeRef // a chain's subtree fits: the stack stays off the heap
+	stack := append(buf[:0], r)
 	for len(stack) > 0 {
 		c := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		n := s.slab.at(c)
-		ids = append(ids, n.id.String())
+		if c == r && id != "" {
+			dst = append(dst, id)
+		} else {
+			dst = append(dst, n.id.String())
+		}
 		for k := n.child; k != 0; k = s.slab.at(k).next {
 			stack = append(stack, k)
 		}
@@ -182,7 +189,7 @@ func (s *threadShard) subtree(r nodeRef, each func(nodeRef)) []string {
 			each(c)
 		}
 	}
-	return ids
+	return dst
 }
 
 // path returns a fresh copy of node r's full path. Callers hold s.mu.
@@ -202,10 +209,17 @@ func (s *threadShard) path(r nodeRef) []string {
 }
 
 // record returns the persisted form of node r. Callers hold s.mu.
-func (s *threadShard) record(r nodeRef) ThreadRecord {
+func (s *threadShard) record(r nodeRef) ThreadRecord { return s.recordOf(r, "", "") }
+
+// recordOf is record with r's id and its parent's when the caller has them
+// as strings ("": formatted here). Callers hold s.mu.
+func (s *threadShard) recordOf(r nodeRef, id, parent string) ThreadRecord {
 	n := s.slab.at(r)
+	if id == "" {
+		id = n.id.String()
+	}
 	rec := ThreadRecord{
-		ID:       n.id.String(),
+		ID:       id,
 		Path:     s.path(r),
 		Created:  time.Unix(0, n.created).UTC(),
 		Touched:  time.Unix(0, n.touched.Load()).UTC(),
@@ -216,7 +230,10 @@ func (s *threadShard) record(r nodeRef) ThreadRecord {
 		Awaiting: n.marks&markAwaiting != 0,
 	}
 	if n.parent != 0 {
-		rec.Parent = s.slab.at(n.parent).id.String()
+		if parent == "" {
+			parent = s.slab.at(n.parent).id.String()
+		}
+		rec.Parent = parent
 	}
 	return rec
 }

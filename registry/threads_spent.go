@@ -103,9 +103,10 @@ func (s *threadShard) endSpent(r nodeRef, keep func(id string) bool, ended *[]st
 	if n.marks != markSpent || n.child != 0 || n.parent == 0 {
 		return false
 	}
-	if keep != nil && keep(n.id.String()) {
+	id := n.id.String() // once: for keep and for the ids ended
+	if keep != nil && keep(id) {
 		return false
 	}
-	*ended = append(*ended, s.removeSubtree(r)...)
+	*ended = s.removeSubtree(*ended, r, id)
 	return true
 }

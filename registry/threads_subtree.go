@@ -14,5 +14,5 @@ func (t *Threads) Subtree(id string) []string {
 	if r == 0 {
 		return nil
 	}
-	return s.subtree(r, nil)
+	return s.subtree(nil, r, id, nil)
 }

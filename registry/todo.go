@@ -127,11 +127,43 @@ func (r *TodoRegistry) Register(thread, issuer, waitFor, fromListener, descripti
 // WaitFor equals payloadType and its FromListener (if set) equals from — both
 // exact and case-insensitive. A watcher is raised only once.
 func (r *TodoRegistry) Check(thread, payloadType, from string, payload any) []*Watcher {
+	var out []*Watcher
+	r.check(thread, payloadType, from, payload, func(w *Watcher) { out = append(out, clone(w)) })
+	return out
+}
+
+// Raise is Check for a caller that does not read the raised watchers (the
+// pump, on every delivery): it returns how many it raised, without copying
+// them.
+func (r *TodoRegistry) Raise(thread, payloadType, from string, payload any) int {
+	return r.check(thread, payloadType, from, payload, nil)
+}
+
+// check is Check, calling raised (when set) with each watcher it raises,
+// and returns how many it raised.
+func (r *TodoRegistry) check(thread, payloadType, from string, payload any, raised func(*Watcher)) int {
 	r.mu.Lock()
 	empty := len(r.byThread) == 0
 	r.mu.Unlock()
 	if empty { // the common case: no watcher anywhere, no lineage walk
-		return nil
+		return 0
+	}
+	if th, ok := r.lineage.(*Threads); ok {
+		// The registry's own lineage: walk the parsed ids, each looked up
+		// by its wire form on the stack, instead of a string per ancestor.
+		var buf [8]uuid.UUID
+		ids := th.appendAncestorIDs(buf[:0], thread) // outside r.mu: Threads takes its own lock
+		if len(ids) > 0 {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			n := 0
+			var key [36]byte
+			for _, id := range ids {
+				formatThreadID(&key, id)
+				n += r.raise(r.byThread[string(key[:])], payloadType, from, payload, raised)
+			}
+			return n
+		}
 	}
 	threads := []string{thread}
 	if r.lineage != nil { // outside r.mu: Lineage takes its own lock
@@ -141,23 +173,35 @@ func (r *TodoRegistry) Check(thread, payloadType, from string, payload any) []*W
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []*Watcher
+	n := 0
 	for _, tid := range threads {
-		for _, w := range r.byThread[tid] {
-			if w.Raised || !strings.EqualFold(w.WaitFor, payloadType) {
-				continue
-			}
-			if w.FromListener != "" && !strings.EqualFold(w.FromListener, from) {
-				continue
-			}
-			w.Raised, w.TriggeredBy, w.TriggeredFrom = true, payload, from
-			if r.sink != nil {
-				r.sink.WatcherPut(*w)
-			}
-			out = append(out, clone(w))
-		}
+		n += r.raise(r.byThread[tid], payloadType, from, payload, raised)
 	}
-	return out
+	return n
+}
+
+// raise raises the un-raised watchers of ws that a payload of payloadType
+// from from satisfies (see Check), calling raised (when set) with each,
+// and returns how many it raised. Callers hold r.mu.
+func (r *TodoRegistry) raise(ws []*Watcher, payloadType, from string, payload any, raised func(*Watcher)) int {
+	n := 0
+	for _, w := range ws {
+		if w.Raised || !strings.EqualFold(w.WaitFor, payloadType) {
+			continue
+		}
+		if w.FromListener != "" && !strings.EqualFold(w.FromListener, from) {
+			continue
+		}
+		w.Raised, w.TriggeredBy, w.TriggeredFrom = true, payload, from
+		if r.sink != nil {
+			r.sink.WatcherPut(*w)
+		}
+		if raised != nil {
+			raised(w)
+		}
+		n++
+	}
+	return n
 }
 
 // RaisedFor returns copies of the raised watchers on thread whose issuer is
