@@ -469,21 +469,14 @@ func (t *Threads) Origin(id string) (sender string, ok bool) {
 // Ancestors returns id, its parent, …, its conversation root; nil if id is
 // unknown. It makes Threads a Lineage for the todo registry.
 func (t *Threads) Ancestors(id string) []string {
-	u, err := parseThreadID(id)
-	if err != nil {
+	ids := t.appendAncestorIDs(nil, id)
+	if len(ids) == 0 {
 		return nil
 	}
-	s, r := t.rlock(u)
-	defer s.mu.RUnlock()
-	if r == 0 {
-		return nil
-	}
-	n := s.slab.at(r)
-	out := make([]string, 0, n.depth)
-	out = append(out, id)
-	for n.parent != 0 {
-		n = s.slab.at(n.parent)
-		out = append(out, n.id.String())
+	out := make([]string, len(ids))
+	out[0] = id
+	for i := 1; i < len(ids); i++ {
+		out[i] = ids[i].String()
 	}
 	return out
 }
