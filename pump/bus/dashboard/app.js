@@ -10,10 +10,18 @@
 // never as markup.
 "use strict";
 
-// openCount is how many journal entries of the open conversation the
-// dashboard knows of (see followOpen).
-const state = { token: null, role: null, who: "", ticker: null, ws: null, stream: null, selected: null, openCount: 0,
+// openSeq is the journal seq of the last envelope of the open conversation
+// the dashboard has drawn, openThreads its threads, openGen counts the
+// conversations opened (a read for one opened before is dropped) and
+// following is the read of its new envelopes under way (see followOpen).
+const state = { token: null, role: null, who: "", ticker: null, ws: null, stream: null, selected: null, openSeq: 0,
+  openThreads: new Set(), openGen: 0, following: null, followAgain: false, callsDue: false,
   last: null, rates: [], lats: [], lastLat: null, drawn: {}, live: new Map() };
+
+// pageSize is how many envelopes one read of the open conversation asks
+// for: a long conversation is read a page at a time until all of it is
+// drawn, and then only what is journaled after it.
+const pageSize = 500;
 
 // A closed socket is opened again after reconnectFirst ms, the wait
 // doubling with each failed attempt up to reconnectMax.
@@ -205,7 +213,7 @@ function listen() {
   keepOpen("stream", "/api/v1/ws", (ws) => {
     ws.onopen = () => {
       ws.send(JSON.stringify({ cmd: "subscribe", events: ["delta", "thread_updated"] }));
-      refreshConversation().catch(() => {});
+      followOpen(true).catch(() => {});
     };
     ws.onmessage = streamFrame;
   });
@@ -217,7 +225,7 @@ function streamFrame(m) {
   if (f.event === "delta") streamed(f);
   else if (f.event === "thread_updated") {
     state.live.delete(f.thread_id); // the answers are journaled now: the envelopes show them
-    if (f.thread_id === state.selected) { drawLive(); refreshConversation(); }
+    if (f.thread_id === state.selected) { drawLive(); followOpen(true).catch(() => {}); }
   }
 }
 
@@ -268,7 +276,7 @@ $("#new-button").addEventListener("click", closeConversation);
 // closeConversation closes the open conversation: nothing is selected and
 // the next message begins a new one.
 function closeConversation() {
-  state.selected = null; state.openCount = 0;
+  state.selected = null; state.openSeq = 0; state.openThreads = new Set(); state.openGen++;
   for (const li of document.querySelectorAll("#feed li")) li.classList.remove("selected");
   $("#thread-id").textContent = "";
   $("#envelopes").replaceChildren();
@@ -493,19 +501,43 @@ function drawFeed(threads) {
   }
 }
 
-// followOpen reloads the open conversation when something of it was
-// journaled since (a message, a call held or decided, a cancel's or a
-// kill's dead letters) while it runs: the event stream tells of
-// completions only. It asks for the conversation's entries after those it
-// knows of, whether or not the conversation is among the threads listed.
-async function followOpen() {
-  const conv = state.selected;
+// followOpen draws the envelopes of the open conversation journaled after
+// those drawn (a message, a call held or decided, a cancel's or a kill's
+// dead letters) — when it was just opened, all of it, a page at a time —
+// and then reloads its model calls and context when there was something
+// new or withCalls. It asks the API for the conversation's entries after
+// the last seq drawn, so a poll costs what is new, not the whole
+// conversation. One read runs at a time: a call while one runs makes it
+// read again once done.
+function followOpen(withCalls) {
+  if (withCalls) state.callsDue = true;
+  if (state.following) { state.followAgain = true; return state.following; }
+  state.following = (async () => {
+    try {
+      do { state.followAgain = false; await readNew(); } while (state.followAgain);
+    } finally { state.following = null; }
+  })();
+  return state.following;
+}
+
+// readNew is one read of followOpen.
+async function readNew() {
+  const conv = state.selected, gen = state.openGen;
   if (!conv) return;
-  const j = await api("GET", "/api/v1/threads/" + encodeURIComponent(conv) +
-    "/messages?scope=conversation&limit=1000&offset=" + state.openCount);
-  if (conv !== state.selected || j.messages.length === 0) return;
-  state.openCount += j.messages.length;
-  await refreshConversation();
+  const base = "/api/v1/threads/" + encodeURIComponent(conv) + "/messages?scope=conversation&limit=" + pageSize + "&after=";
+  for (;;) {
+    const j = await api("GET", base + state.openSeq);
+    if (gen !== state.openGen) return; // another conversation was opened meanwhile
+    drawEnvelopes(j.messages);
+    if (j.messages.length > 0) state.callsDue = true;
+    if (j.messages.length < pageSize) break;
+  }
+  if (!state.callsDue) return;
+  state.callsDue = false;
+  const calls = await api("GET", "/api/v1/usage/calls?limit=100&thread=" + encodeURIComponent(conv));
+  if (gen !== state.openGen) return;
+  drawCalls(calls.calls);
+  drawContext(conv, gen);
 }
 
 // canStop reports whether the user may cancel or kill the conversation of
@@ -520,28 +552,25 @@ function canStop(t) {
 // order, failures highlighted, the text its agents are streaming and its
 // model calls; the send box continues it from now on.
 async function openConversation(conv) {
-  state.selected = conv; state.openCount = 0;
+  state.selected = conv; state.openSeq = 0; state.openThreads = new Set(); state.openGen++;
   for (const li of document.querySelectorAll("#feed li")) li.classList.toggle("selected", li.dataset.conversation === conv);
   $("#thread-id").textContent = conv;
   $("#send-target").textContent = "continues " + conv.slice(0, 8);
+  $("#envelopes").replaceChildren();
+  $("#calls tbody").replaceChildren();
+  $("#context tbody").replaceChildren();
   drawLive();
-  await refreshConversation();
+  await followOpen(true);
 }
 
-// refreshConversation reloads the open conversation's envelopes and calls.
-async function refreshConversation() {
-  const conv = state.selected;
-  if (!conv) return;
-  const [j, calls] = await Promise.all([
-    api("GET", "/api/v1/threads/" + encodeURIComponent(conv) + "/messages?scope=conversation&limit=200"),
-    api("GET", "/api/v1/usage/calls?limit=100&thread=" + encodeURIComponent(conv))]);
-  if (conv !== state.selected) return;
-  state.openCount = Math.max(state.openCount, j.messages.length);
-  drawCalls(calls.calls);
-  drawContext(conv, j.messages);
+// drawEnvelopes adds envelopes of the open conversation, journaled after
+// those drawn, to its list.
+function drawEnvelopes(messages) {
   const list = $("#envelopes");
-  list.replaceChildren();
-  for (const m of j.messages) {
+  for (const m of messages) {
+    if (m.seq <= state.openSeq) continue; // drawn already
+    state.openSeq = m.seq;
+    if (m.thread_id) state.openThreads.add(m.thread_id);
     // A decision (a call held for approval, approved, denied) is the
     // governance at work, not a failure; so are the refusal a denial
     // answered with and the messages a cancel dropped (the API's outcome).
@@ -553,7 +582,8 @@ async function refreshConversation() {
     const failure = !decision && m.kind !== "message" && m.kind !== "reply";
     // A message refused before its payload was known has no payload type.
     const tag = m.payload_type ? "  <" + m.payload_type + ">" : "";
-    const li = el("li", { class: "envelope" + (failure ? " failure" : "") + (decision ? " decision" : "") + (m.repaired ? " repaired" : ""), "data-kind": m.kind },
+    const li = el("li", { class: "envelope" + (failure ? " failure" : "") + (decision ? " decision" : "") + (m.repaired ? " repaired" : ""),
+      "data-kind": m.kind, "data-seq": String(m.seq) },
       el("div", { text: m.from + " → " + (m.listener || m.to || "–") + tag + "  " + m.kind +
         (m.outcome ? "  (" + m.outcome + ")" : "") + (m.repaired ? "  (repaired)" : "") +
         (m.pruned ? "  (pruned: " + m.pruned.reason + ")" : "") }));
@@ -587,14 +617,15 @@ function drawCalls(calls) {
   }
 }
 
-// drawContext lists the context segments of the conversation's threads
-// that have a context history (an agent's conversation): each segment's
-// tier (expanded, folded, evicted), relevance, size and fold summary.
-async function drawContext(conv, messages) {
-  const threads = [...new Set(messages.map((m) => m.thread_id).filter(Boolean))];
+// drawContext lists the context segments of the open conversation's
+// threads (opened as the gen-th) that have a context history (an agent's
+// conversation): each segment's tier (expanded, folded, evicted),
+// relevance, size and fold summary.
+async function drawContext(conv, gen) {
+  const threads = [...state.openThreads];
   const got = await Promise.all(threads.map((t) =>
     api("GET", "/api/v1/threads/" + encodeURIComponent(t) + "/context").catch(() => null)));
-  if (conv !== state.selected) return;
+  if (gen !== state.openGen) return;
   const body = $("#context tbody");
   body.replaceChildren();
   let n = 0;
