@@ -229,8 +229,8 @@ func TestDashboardAssets(t *testing.T) {
 			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, tc.wantType) {
 				t.Errorf("GET %s: Content-Type %q, want %s", tc.path, ct, tc.wantType)
 			}
-			if resp.Header.Get("Content-Security-Policy") == "" {
-				t.Errorf("GET %s: no Content-Security-Policy", tc.path)
+			if got := cspDirective(resp.Header.Get("Content-Security-Policy"), "connect-src"); got != "'self'" {
+				t.Errorf("GET %s: connect-src %q, want 'self' only (no WebSocket to another host)", tc.path, got)
 			}
 		}
 	}
@@ -253,4 +253,16 @@ func TestDashboardDrawsGateways(t *testing.T) {
 		`document.querySelector('`+node+` text.exports').textContent`)); got != "exports Greeting" {
 		t.Errorf("exports label %q, want %q", got, "exports Greeting")
 	}
+}
+
+// cspDirective is the value of directive in the Content-Security-Policy
+// csp ("" when absent).
+func cspDirective(csp, directive string) string {
+	for _, d := range strings.Split(csp, ";") {
+		name, value, _ := strings.Cut(strings.TrimSpace(d), " ")
+		if name == directive {
+			return strings.TrimSpace(value)
+		}
+	}
+	return ""
 }
