@@ -27,6 +27,10 @@ const pageSize = 500;
 // doubling with each failed attempt up to reconnectMax.
 const reconnectFirst = 500, reconnectMax = 10000;
 
+// sessionWarning is how long before its session ends the dashboard says
+// so (at most half the session's lifetime).
+const sessionWarning = 5 * 60 * 1000;
+
 // maxLiveConversations and maxLiveText bound the streamed text kept.
 const maxLiveConversations = 32, maxLiveText = 65536;
 
@@ -95,6 +99,14 @@ function loginRefusal(r, j) {
 // /auth/me's under --insecure-dev, where no login is asked).
 function start(j) {
   state.token = j.token; state.role = j.role; state.user = j.username; state.who = j.username + " (" + j.role + ")"; state.drawn = {};
+  // The session's end by the page's clock: the server says how long it
+  // has left (its clock may differ from this one). None under --insecure-dev.
+  const left = Number(j.expires_in) * 1000;
+  state.expiresAt = j.insecure_dev || !(left > 0) ? null : Date.now() + left;
+  state.warnBefore = Math.min(sessionWarning, left / 2);
+  // What the same user typed before their session ended is theirs again.
+  if (state.draft && state.draft.user === j.username) $("#send-input").value = state.draft.text;
+  state.draft = null;
   if (j.insecure_dev) state.who += " — insecure dev mode: no login, everyone is admin";
   $("#who").textContent = state.who;
   document.body.classList.toggle("admin", j.role === "admin");
@@ -110,6 +122,26 @@ function start(j) {
   state.ticker = setInterval(tick, 1000);
 }
 
+// checkSession says, from sessionWarning before the session ends, when it
+// will, and once it has ends the dashboard's side of it (signOut) instead
+// of letting the next click fail; false then.
+function checkSession() {
+  if (!state.token || !state.expiresAt) return true;
+  const left = state.expiresAt - Date.now();
+  if (left <= 0) {
+    signOut("Your session expired: log in again.", true);
+    return false;
+  }
+  const n = $("#session-notice");
+  n.hidden = left > state.warnBefore;
+  if (!n.hidden) {
+    const s = Math.ceil(left / 1000);
+    n.textContent = "Your session expires in " + (s < 120 ? s + " s" : Math.ceil(s / 60) + " min") +
+      ": log out and in again to go on without losing your place.";
+  }
+  return true;
+}
+
 // The login form shows unless the server needs none: under --insecure-dev
 // /auth/me answers without a token (insecure_dev), and the dashboard opens.
 fetch("/auth/me").then((r) => r.ok ? r.json() : {}).catch(() => ({})).then((j) => {
@@ -118,9 +150,14 @@ fetch("/auth/me").then((r) => r.ok ? r.json() : {}).catch(() => ({})).then((j) =
 
 // signOut ends the dashboard's session (the server no longer knows the
 // token: it expired, was logged out or its user removed): the sockets
-// close for good and the login form returns with why.
-function signOut(why) {
+// close for good and the login form returns with why. keepDraft keeps
+// what was typed in the send box, out of sight, for the same user's next
+// login (a session that ended under them, not a Log out).
+function signOut(why, keepDraft) {
   clearInterval(state.ticker);
+  state.draft = keepDraft && $("#send-input").value ? { user: state.user, text: $("#send-input").value } : null;
+  state.expiresAt = null;
+  $("#session-notice").hidden = true;
   const sockets = [state.ws, state.stream];
   state.token = null; state.ws = null; state.stream = null;
   for (const ws of sockets) if (ws) ws.close();
@@ -302,6 +339,7 @@ function forgetSession() {
 }
 
 async function tick() {
+  if (!checkSession()) return;
   const token = state.token;
   try {
     const [agents, threads, org, gws, pending] = await Promise.all([
@@ -318,7 +356,7 @@ async function tick() {
     drawLatency(org.handler_seconds_sum, org.handler_count);
     $("#who").textContent = state.who;
   } catch (e) {
-    if (e.status === 401 && state.token) { signOut("Your session has ended: log in again."); return; }
+    if (e.status === 401 && state.token) { signOut("Your session has ended: log in again.", true); return; }
     if (state.token) $("#who").textContent = state.who + " — " + e.message;
   }
 }
