@@ -91,6 +91,7 @@ func TestConversationMessagesAfter(t *testing.T) {
 		t.Fatalf("poll: %d %v", status, body)
 	}
 	read := st.LookupRows() - before
+	t.Logf("the poll of a conversation of %d envelopes read %d journal rows", len(seqs)+len(more), read)
 	if d := cmp.Diff(more, messageSeqs(t, body)); d != "" {
 		t.Errorf("the poll's messages (-want +got):\n%s", d)
 	}

@@ -606,7 +606,7 @@ async function openConversation(conv) {
 function drawEnvelopes(messages) {
   const list = $("#envelopes");
   for (const m of messages) {
-    if (m.seq <= state.openSeq) continue; // drawn already
+    if (!(m.seq > state.openSeq)) continue; // drawn already
     state.openSeq = m.seq;
     if (m.thread_id) state.openThreads.add(m.thread_id);
     // A decision (a call held for approval, approved, denied) is the
