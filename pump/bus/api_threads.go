@@ -402,6 +402,33 @@ func (s *Server) threadEntries(w http.ResponseWriter, sess auth.Session, st *sto
 		s.internalError(w, "journal thread", err)
 		return nil, "", false
 	}
+	conv, ok := s.threadOf(w, sess, st, id, entries)
+	return entries, conv, ok
+}
+
+// threadConversation is threadEntries for a reader that needs the
+// thread's conversation, not its entries: it reads the thread's first
+// entry only (which names the conversation), unless sess has a profile
+// (whose check looks at every participant of the thread) or that entry
+// names none.
+func (s *Server) threadConversation(w http.ResponseWriter, sess auth.Session, st *store.Store, id string) (string, bool) {
+	if sess.Profile == "" {
+		first, err := st.ThreadAfter(id, 0, 1)
+		if err != nil {
+			s.internalError(w, "journal thread", err)
+			return "", false
+		}
+		if len(first) > 0 && first[0].Conversation != "" {
+			return s.threadOf(w, sess, st, id, first)
+		}
+	}
+	_, conv, ok := s.threadEntries(w, sess, st, id)
+	return conv, ok
+}
+
+// threadOf resolves thread id, whose journal entries are entries, for
+// threadEntries: its conversation, or 404.
+func (s *Server) threadOf(w http.ResponseWriter, sess auth.Session, st *store.Store, id string, entries []store.Entry) (string, bool) {
 	conv := ""
 	for _, e := range entries {
 		if e.Conversation != "" {
@@ -419,9 +446,9 @@ func (s *Server) threadEntries(w http.ResponseWriter, sess auth.Session, st *sto
 	if !known || sess.Profile != "" &&
 		(!s.journalView(sess, st).thread(id, conv) || !s.namesVisible(sess, participantsOf(entries)...)) {
 		writeError(w, http.StatusNotFound, "Thread not found")
-		return nil, "", false
+		return "", false
 	}
-	return entries, conv, true
+	return conv, true
 }
 
 // prunedThread reports whether the journal holds pruned entries of thread
@@ -538,38 +565,72 @@ func coreChildText(env []byte, parent, child string) string {
 
 // apiThreadMessages is GET /api/v1/threads/{id}/messages: the thread's
 // journaled messages in order (?scope=conversation: every thread of its
-// conversation), paginated.
+// conversation), paginated; ?after=SEQ keeps those whose journal seq is
+// above SEQ — the cursor of a client that follows the conversation: the
+// journal is read from SEQ on, so a poll reads what is new, not the
+// whole conversation again.
 func (s *Server) apiThreadMessages(w http.ResponseWriter, r *http.Request, st *store.Store) {
 	p, _, ok := requestPage(w, r, false)
 	if !ok {
 		return
 	}
-	id := r.PathValue("id")
-	sess := sessionOf(r.Context())
-	entries, conv, ok := s.threadEntries(w, sess, st, id)
+	after, ok := afterOf(w, r)
 	if !ok {
 		return
 	}
-	of, keep := id, func(p store.Pruned) bool { return p.Thread == id }
-	if scope := r.URL.Query().Get("scope"); scope == "conversation" {
-		if conv != "" {
-			var err error
-			if entries, err = st.Conversation(conv); err != nil {
-				s.internalError(w, "journal conversation", err)
-				return
-			}
-			of, keep = conv, func(p store.Pruned) bool { return p.Conversation == conv }
-		}
-	} else if scope != "" && scope != "thread" {
+	scope := r.URL.Query().Get("scope")
+	if scope != "" && scope != "thread" && scope != "conversation" {
 		writeError(w, http.StatusBadRequest, "Invalid scope: want thread or conversation")
 		return
 	}
-	pruned, err := st.PrunedOf(of)
+	id := r.PathValue("id")
+	sess := sessionOf(r.Context())
+	conv, ok := s.threadConversation(w, sess, st, id)
+	if !ok {
+		return
+	}
+	// Without a profile every entry read is shown: the page's rows are the
+	// first offset+limit read. A profile hides some: read them all.
+	n := p.offset + p.limit
+	if sess.Profile != "" {
+		n = 0
+	}
+	of, keep := id, func(p store.Pruned) bool { return p.Thread == id }
+	var (
+		entries []store.Entry
+		err     error
+	)
+	if scope == "conversation" && conv != "" {
+		of, keep = conv, func(p store.Pruned) bool { return p.Conversation == conv }
+		entries, err = st.ConversationAfter(conv, after, n)
+	} else {
+		entries, err = st.ThreadAfter(id, after, n)
+	}
+	if err != nil {
+		s.internalError(w, "journal "+cmp.Or(scope, "thread"), err)
+		return
+	}
+	pruned, err := st.PrunedOfAfter(of, after)
 	if err != nil {
 		s.internalError(w, "journal pruned entries", err)
 		return
 	}
 	s.writeMessages(w, r, sess, s.journalView(sess, st).positions(withPruned(entries, pruned, keep)), p)
+}
+
+// afterOf parses ?after= (a journal seq, 0 when absent); a bad value is
+// answered 400 and ok is false.
+func afterOf(w http.ResponseWriter, r *http.Request) (int64, bool) {
+	v := r.URL.Query().Get("after")
+	if v == "" {
+		return 0, true
+	}
+	after, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || after < 0 {
+		writeError(w, http.StatusBadRequest, "Invalid after: want a sequence number")
+		return 0, false
+	}
+	return after, true
 }
 
 // apiMessages is GET /api/v1/messages: the newest journal entries first
@@ -592,9 +653,8 @@ func (s *Server) apiMessages(w http.ResponseWriter, r *http.Request, st *store.S
 	newestFirst := false
 	switch {
 	case q.Get("after") != "":
-		after, perr := strconv.ParseInt(q.Get("after"), 10, 64)
-		if perr != nil || after < 0 {
-			writeError(w, http.StatusBadRequest, "Invalid after: want a sequence number")
+		after, ok := afterOf(w, r)
+		if !ok {
 			return
 		}
 		n := p.offset + p.limit

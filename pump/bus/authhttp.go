@@ -118,17 +118,36 @@ type sessionBody struct {
 	Username  string `json:"username"`
 	Role      string `json:"role"`
 	ExpiresAt string `json:"expires_at"`
+	// ExpiresIn is how many seconds the session has left when answered
+	// (by the server's clock, so a client whose clock differs counts down
+	// right): the dashboard warns before it ends.
+	ExpiresIn int64 `json:"expires_in"`
 	// InsecureDev says the server authenticates no one (--insecure-dev):
 	// the dashboard then opens without its login form.
 	InsecureDev bool `json:"insecure_dev,omitempty"`
 }
 
-func bodyOf(sess auth.Session, withToken bool) sessionBody {
-	b := sessionBody{Username: sess.Username, Role: string(sess.Role), ExpiresAt: sess.Expires.UTC().Format(time.RFC3339)}
+// bodyOf is the session body of sess, answered at now.
+func bodyOf(sess auth.Session, withToken bool, now time.Time) sessionBody {
+	b := sessionBody{Username: sess.Username, Role: string(sess.Role), ExpiresAt: sess.Expires.UTC().Format(time.RFC3339),
+		ExpiresIn: max(0, int64(sess.Expires.Sub(now)/time.Second))}
 	if withToken {
 		b.Token = sess.Token
 	}
 	return b
+}
+
+// clocked is an Auth with a clock of its own (*auth.Service): sessions
+// expire by it.
+type clocked interface{ Now() time.Time }
+
+// now is the time by the clock sessions expire by: the Auth's when it has
+// one, else the system's.
+func (s *Server) now() time.Time {
+	if c, ok := s.opts.Auth.(clocked); ok {
+		return c.Now()
+	}
+	return time.Now()
 }
 
 // retryAfterer is an error that knows how long a lockout lasts.
@@ -148,7 +167,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Insecure {
 		sess := insecureSession
 		sess.Username = req.Username
-		b := bodyOf(sess, true)
+		b := bodyOf(sess, true, s.now())
 		b.InsecureDev = true
 		writeJSON(w, http.StatusOK, b)
 		return
@@ -165,7 +184,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	case err == nil:
 		// The auth service logs the login ("auth: login"): logging it here
 		// too would count every login twice.
-		writeJSON(w, http.StatusOK, bodyOf(sess, true))
+		writeJSON(w, http.StatusOK, bodyOf(sess, true, s.now()))
 	case errors.Is(err, auth.ErrRateLimited):
 		tooMany(w, err, "Too many failed login attempts")
 	case errors.Is(err, auth.ErrBusy):
@@ -206,7 +225,7 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 // insecure_dev: the dashboard asks it first and, told so, skips its login
 // form (any name would log in).
 func (s *Server) handleMe(w http.ResponseWriter, r *http.Request) {
-	b := bodyOf(sessionOf(r.Context()), s.opts.Insecure)
+	b := bodyOf(sessionOf(r.Context()), s.opts.Insecure, s.now())
 	b.InsecureDev = s.opts.Insecure
 	writeJSON(w, http.StatusOK, b)
 }

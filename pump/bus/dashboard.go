@@ -14,9 +14,11 @@ import (
 var dashboardFiles embed.FS
 
 // dashboardCSP confines the dashboard to its own origin: its scripts and
-// styles come from /ui/, its data from the API and /ws.
+// styles come from /ui/, its data from the API and its WebSockets (/ws,
+// /api/v1/ws) — connect-src 'self' covers the page's own ws: and wss:
+// origin (CSP Level 3), and no other host.
 const dashboardCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
-	"connect-src 'self' ws: wss:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
+	"connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
 
 // dashboardHandler serves GET / (the page) and GET /ui/{file} (its
 // script and style). They are open: the page holds no data and logs in

@@ -90,7 +90,7 @@ func TestDashboardStreamsAndCalls(t *testing.T) {
 // waitText waits until the text of the element sel satisfies ok.
 func waitText(t *testing.T, ctx context.Context, sel string, ok func(string) bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
+	deadline := time.Now().Add(stepTimeout)
 	for {
 		got := run(t, ctx, sel, chromedp.Evaluate[string](`(document.querySelector(`+"`"+sel+"`"+`) || {}).textContent || ""`))
 		if ok(got) {

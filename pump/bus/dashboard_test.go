@@ -16,9 +16,12 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 )
 
-// browserTimeout bounds one browser session (a failsafe: every step waits
-// for an element, never for a fixed time).
-const browserTimeout = 60 * time.Second
+// stepTimeout bounds one step of a browser test — an action, or a wait for
+// what the page shows next (a failsafe: every step waits for an element or
+// a condition, never for a fixed time). Each step has its own, so a loaded
+// machine that slows every step down does not exhaust one budget for the
+// whole test.
+const stepTimeout = 60 * time.Second
 
 // screenshotDir is where the dashboard test saves its screenshot (the
 // repository's build folder, ignored by git).
@@ -47,14 +50,12 @@ func browser(t *testing.T) context.Context {
 		cancelBrowser()
 		cancelAlloc()
 	})
-	// The first Run starts the browser with ctx's lifetime; later actions
-	// run under a timeout derived from it.
+	// The first Run starts the browser with ctx's lifetime; each step runs
+	// under a timeout of its own derived from it (run).
 	if _, err := chromedp.Run(ctx, chromedp.Steps()); err != nil {
 		t.Fatalf("start Chromium: %v", err)
 	}
-	tctx, cancelTimeout := context.WithTimeout(ctx, browserTimeout)
-	t.Cleanup(cancelTimeout)
-	return tctx
+	return ctx
 }
 
 // css is a CSS selector (DOM.querySelector).
@@ -75,10 +76,19 @@ func (f *fixture) loginSteps(name, secret string) chromedp.Action[chromedp.Void]
 	)
 }
 
-// run runs a browser action that yields a value, failing the test on error.
+// run runs a browser action that yields a value within stepTimeout,
+// failing the test on error.
 func run[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
 	t.Helper()
-	v, err := chromedp.Run(ctx, a)
+	// The first run in a tab opens it for ctx's lifetime, not the step's.
+	if c := chromedp.FromContext(ctx); c != nil && c.Target == nil {
+		if _, err := chromedp.Run(ctx, chromedp.Steps()); err != nil {
+			t.Fatalf("%s: open the tab: %v", what, err)
+		}
+	}
+	sctx, cancel := context.WithTimeout(ctx, stepTimeout)
+	defer cancel()
+	v, err := chromedp.Run(sctx, a)
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
@@ -130,7 +140,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		chromedp.WaitVisible(css("#envelopes li:nth-child(3)")),
 	))
 	run(t, ctx, "latency sparkline", chromedp.WaitVisible(css("#latency-box")))
-	for deadline := time.Now().Add(waitTimeout); ; {
+	for deadline := time.Now().Add(stepTimeout); ; {
 		if ms := run(t, ctx, "latency", chromedp.Text(css("#latency-ms"))); ms == "3.0 ms" {
 			break
 		} else if time.Now().After(deadline) {
@@ -219,8 +229,8 @@ func TestDashboardAssets(t *testing.T) {
 			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, tc.wantType) {
 				t.Errorf("GET %s: Content-Type %q, want %s", tc.path, ct, tc.wantType)
 			}
-			if resp.Header.Get("Content-Security-Policy") == "" {
-				t.Errorf("GET %s: no Content-Security-Policy", tc.path)
+			if got := cspDirective(resp.Header.Get("Content-Security-Policy"), "connect-src"); got != "'self'" {
+				t.Errorf("GET %s: connect-src %q, want 'self' only (no WebSocket to another host)", tc.path, got)
 			}
 		}
 	}
@@ -243,4 +253,16 @@ func TestDashboardDrawsGateways(t *testing.T) {
 		`document.querySelector('`+node+` text.exports').textContent`)); got != "exports Greeting" {
 		t.Errorf("exports label %q, want %q", got, "exports Greeting")
 	}
+}
+
+// cspDirective is the value of directive in the Content-Security-Policy
+// csp ("" when absent).
+func cspDirective(csp, directive string) string {
+	for _, d := range strings.Split(csp, ";") {
+		name, value, _ := strings.Cut(strings.TrimSpace(d), " ")
+		if name == directive {
+			return strings.TrimSpace(value)
+		}
+	}
+	return ""
 }

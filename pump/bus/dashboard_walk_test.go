@@ -118,7 +118,7 @@ func TestDashboardOperatorWalk(t *testing.T) {
 	if status, body, _ := f.do("POST", "/api/v1/approvals/"+id, ada, map[string]string{"decision": "approve"}); status != http.StatusOK {
 		t.Fatalf("approve: %d %v", status, body)
 	}
-	for deadline := time.Now().Add(browserTimeout); ; {
+	for deadline := time.Now().Add(stepTimeout); ; {
 		n := run(t, ctx, "decisions shown", chromedp.Evaluate[int](
 			`document.querySelectorAll('#envelopes li[data-kind="decision"]').length`))
 		if n >= 2 {
@@ -162,7 +162,7 @@ func TestDashboardOperatorWalk(t *testing.T) {
 	if got := run(t, ctx, "login message", chromedp.Text(css("#login-error"))); got != "Logged out." {
 		t.Errorf("after logging out the form says %q, want %q", got, "Logged out.")
 	}
-	for deadline := time.Now().Add(browserTimeout); ; {
+	for deadline := time.Now().Add(stepTimeout); ; {
 		status, _, _ := f.do("GET", "/api/v1/agents", token, nil)
 		if status == http.StatusUnauthorized {
 			break
@@ -234,7 +234,7 @@ func TestDashboardLockoutSaysWhen(t *testing.T) {
 // submitted (the form clears it on submit) and returns it.
 func loginError(t *testing.T, ctx context.Context) string {
 	t.Helper()
-	for deadline := time.Now().Add(browserTimeout); ; {
+	for deadline := time.Now().Add(stepTimeout); ; {
 		if msg := run(t, ctx, "login error", chromedp.Text(css("#login-error"))); msg != "" {
 			return msg
 		}

@@ -8,7 +8,8 @@
 // # Authentication
 //
 // POST /auth/login takes {"username","password","totp"} and answers
-// {"token","username","role","expires_at"} (400 {"error":"Invalid JSON"},
+// {"token","username","role","expires_at","expires_in"} ("expires_in": the
+// seconds the session has left, by the server's clock) (400 {"error":"Invalid JSON"},
 // {"error":"Credentials required"} or, for a body without "totp" — the
 // reference's {"username","password"} — {"error":"TOTP code required"},
 // which is not checked further and costs no lockout; 401
@@ -33,7 +34,7 @@
 // the server selects "bearer". Tokens in query strings (?token=) are not
 // accepted: URLs end up in logs. POST /auth/logout revokes the token
 // ({"message":"Logged out"}); GET /auth/me answers
-// {"username","role","expires_at"} (under --insecure-dev, to any request,
+// {"username","role","expires_at","expires_in"} (under --insecure-dev, to any request,
 // also "token" and "insecure_dev":true: the dashboard then asks for no
 // login); GET /health answers {"status":"ok"}, at
 // once after a restart: while the organism re-delivers the messages a crash
@@ -322,7 +323,10 @@
 //	                                       "message_count","created_at","last_activity","last_from",
 //	                                       "last_to","payload_types","error"}
 //	GET  /api/v1/threads/{id}/messages    {"messages":[Message…]}; ?scope=conversation for every
-//	                                       thread of its conversation; limit, offset
+//	                                       thread of its conversation; limit, offset; ?after=SEQ
+//	                                       only those whose "seq" is above SEQ (a cursor: the
+//	                                       journal is read from SEQ on, so polling with the last
+//	                                       seq seen reads only what is new)
 //	GET  /api/v1/threads/{id}/context     {"thread_id","segments":[Segment…],"tiers":{"expanded","folded",
 //	                                       "evicted"},"byte_size","token_estimate"}: the thread's context
 //	                                       as its agent's librarian tiers it; Segment: {"id","index","slots",
@@ -390,7 +394,8 @@
 // by policy: a constitution deny rule, memory law — and the agent got the
 // refusal), expired (a call of its latest answer waited for a human who
 // did not decide in time), else completed; the stream's thread_updated
-// reads the same rule. A Message is {"id","seq","thread_id","conversation","direction","kind",
+// reads the same rule (error too: a conversation with a failure on its own
+// thread ends error, as REST reads it). A Message is {"id","seq","thread_id","conversation","direction","kind",
 // "from","to","listener","payload_type","payload","timestamp"} (and
 // "repaired":true for a message accepted only after a repair;
 // "outcome":"denied" for the refusal a denied approval or a policy rule
@@ -458,7 +463,7 @@
 //
 //	{"event":"message","message":Message}
 //	{"event":"thread_created","thread":{"id","owner","status":"active","participants","created_at"}}
-//	{"event":"thread_updated","thread_id","status":"completed|killed|cancelled|denied|expired"}
+//	{"event":"thread_updated","thread_id","status":"completed|error|killed|cancelled|denied|expired"}
 //	{"event":"error","kind":"huh|system-error|dead-letter","thread_id","agent","error","timestamp"}
 //	{"event":"agent_state","agent","state","current_thread","queue_depth","active"}
 //	{"event":"delta","thread_id","agent","text","end"}
@@ -612,8 +617,12 @@
 // (a /ws send with its thread_id; the conversation a send began opens) and
 // its New button begins another; the open conversation shows its agents'
 // text as it streams (delta events) and a table of its model calls (GET
-// /api/v1/usage/calls). It is served with a Content-Security-Policy that
-// allows only its own origin.
+// /api/v1/usage/calls). It reads a conversation a page at a time after
+// the last seq it drew (?after=), all of it however long, and polls for
+// what is new the same way. It says when the session is about to end
+// (expires_in) and, once it has, returns to the login form saying so. It
+// is served with a Content-Security-Policy that allows only its own
+// origin (connect-src 'self': its own ws:/wss: too, no other host).
 //
 // # Metrics: GET /metrics
 //

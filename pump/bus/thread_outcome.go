@@ -241,17 +241,22 @@ func refusalReason(env []byte) string { return coreChildText(env, "refusal", "re
 func refusalRule(env []byte) string   { return coreChildText(env, "refusal", "violated-rule") }
 
 // completionStatus is the status a conversation's completion e gives it on
-// the event stream, as GET /api/v1/threads/{id} reads it once journaled:
-// killed, cancelled (its answer was), what the decisions of the answer
-// that completed make of it (decisionStatus: denied, expired), else
-// completed. It runs once per completion (streamEvents).
+// the event stream, as GET /api/v1/threads/{id} reads it once journaled
+// (threadStatus): killed, error (a failure on its thread), cancelled (its
+// answer was), what the decisions of the answer that completed make of it
+// (decisionStatus: denied, expired), else completed. It runs once per
+// completion (streamEvents).
 func (s *Server) completionStatus(e pump.Event) string {
 	o := s.turns.forget(e.Conversation) // whatever the answer's end
-	switch {
-	case e.Error == pump.KilledReason:
+	if e.Error == pump.KilledReason {
 		return statusKilled
+	}
+	o = s.turns.recovered(e, o)
+	switch {
+	case o.failed:
+		return statusError
 	case e.Error == pump.CancelledReason:
 		return statusCancelled
 	}
-	return cmp.Or(s.turns.recovered(e, o).decisionStatus(), statusCompleted)
+	return cmp.Or(o.decisionStatus(), statusCompleted)
 }

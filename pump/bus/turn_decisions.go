@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"strings"
 	"sync"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
@@ -33,11 +34,16 @@ type turnDecisions struct {
 	// with, and the status each gives (approvalOutcome).
 	turns     map[string]threadOutcome
 	approvals map[string]map[string]string
+	// failed are the conversations whose own thread carried a failure (a
+	// <huh>, a SystemError, a dead letter or a refusal that records no
+	// decision) while the server ran: REST reads them error from then on
+	// (threadOutcome.failed), and so does their completion.
+	failed map[string]bool
 }
 
 func newTurnDecisions(s *Server, since int64) *turnDecisions {
 	return &turnDecisions{s: s, since: since, turns: map[string]threadOutcome{},
-		approvals: map[string]map[string]string{}}
+		approvals: map[string]map[string]string{}, failed: map[string]bool{}}
 }
 
 // approvalDecided notes a decided approval (a governance event).
@@ -60,7 +66,8 @@ func (t *turnDecisions) approvalDecided(a organism.Approval) {
 // event notes what pump event e says of its conversation's running
 // answer: a message from outside on the conversation's thread begins a new
 // one; a refusal by policy denies a call of it (an approval's refusal was
-// noted with its decision).
+// noted with its decision); a failure on the conversation's thread fails
+// the conversation.
 func (t *turnDecisions) event(e pump.Event) {
 	conv := e.Conversation
 	if conv == "" {
@@ -73,17 +80,45 @@ func (t *turnDecisions) event(e pump.Event) {
 			delete(t.turns, conv)
 			t.mu.Unlock()
 		}
+	case pump.EventHuh, pump.EventSystemError:
+		t.fail(e)
+	case pump.EventDeadLetter:
+		if !strings.HasPrefix(e.Error, pump.CancelledReason) { // a cancel's is a decision
+			t.fail(e)
+		}
 	case pump.EventRefusal, pump.EventReply:
 		r, ok := e.Payload.(*xmlpipe.Refusal)
 		if !ok {
 			return
 		}
 		t.mu.Lock()
-		defer t.mu.Unlock()
-		if status := refusalDecision(t.approvals[conv], r.Reason, len(r.ViolatedRules) > 0); status != "" {
+		status := refusalDecision(t.approvals[conv], r.Reason, len(r.ViolatedRules) > 0)
+		if status != "" {
 			t.note(conv, status)
 		}
+		t.mu.Unlock()
+		if status == "" {
+			t.fail(e)
+		}
 	}
+}
+
+// fail notes the failure e when it is on its conversation's own thread
+// (the thread REST reads the conversation's status from). Past
+// maxTurnsTracked failed conversations, one of the others is forgotten.
+func (t *turnDecisions) fail(e pump.Event) {
+	if e.Thread != e.Conversation {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.failed[e.Conversation] && len(t.failed) >= maxTurnsTracked {
+		for other := range t.failed {
+			delete(t.failed, other)
+			break
+		}
+	}
+	t.failed[e.Conversation] = true
 }
 
 // note records status for conv's running answer (t.mu held). Past
@@ -113,6 +148,7 @@ func (t *turnDecisions) forget(conv string) threadOutcome {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	o := t.turns[conv]
+	o.failed = t.failed[conv] // not forgotten: a failure stays the conversation's
 	delete(t.turns, conv)
 	delete(t.approvals, conv)
 	return o
@@ -132,5 +168,13 @@ func (t *turnDecisions) recovered(e pump.Event, o threadOutcome) threadOutcome {
 			"error", err)
 	}
 	o.denied, o.expired = o.denied || j.denied, o.expired || j.expired
+	if !o.failed {
+		entries, err := st.Thread(e.Conversation)
+		if err != nil {
+			t.s.log.Warn("thread status: journal of a recovered conversation unreadable", "conversation", e.Conversation,
+				"error", err)
+		}
+		o.failed = t.s.outcomeOf(context.Background(), e.Conversation, entries, false).failed
+	}
 	return o
 }

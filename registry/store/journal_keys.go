@@ -341,25 +341,32 @@ const keyCatchUpParts = 64
 var pruneKeysQuery = `DELETE FROM journal_keys WHERE part < coalesce((SELECT min(seq) FROM journal_rows) >> ` +
 	strconv.Itoa(journalPartitionBits) + `, (SELECT max(part) + 1 FROM journal_keys))`
 
-// keyProbe reads the lookup keys of one bucket in every summarised
-// partition, probing journal_keys's primary key once per partition: about
+// keyProbe reads the lookup keys of one bucket (?1) in every summarised
+// partition from partition ?2 on, probing journal_keys's primary key once per partition: about
 // 7 µs per 1024 journal rows on the test machine (BenchmarkThreadLookup), so
 // 7 ms in a million-row journal. Callers that need every thread should read
 // the journal once in seq order rather than look each thread up.
 const keyProbe = `WITH RECURSIVE p(n) AS (
-		SELECT min(part) FROM journal_keys
+		SELECT max(min(part), ?2) FROM journal_keys
 		UNION ALL
 		SELECT n + 1 FROM p WHERE n < (SELECT max(part) FROM journal_keys))
 	SELECT part, keys FROM p CROSS JOIN journal_keys ON part = p.n AND bucket = ?1 ORDER BY part`
 
-// lookup returns the committed entries whose thread (kind keyThread) or
-// conversation (keyConversation) is id, in seq order: the summarised
-// partitions through their lookup keys, the rest by scanning.
-func (r *Reader) lookup(kind byte, id string) ([]Entry, error) {
+// lookup returns, in seq order, up to limit (<= 0: no limit) committed
+// entries with seq above after whose thread (kind keyThread) or
+// conversation (keyConversation) is id: the summarised partitions from
+// after's on through their lookup keys, the rest by scanning from after
+// on, so a reader that follows a thread or a conversation reads only what
+// is new.
+func (r *Reader) lookup(kind byte, id string, after int64, limit int) ([]Entry, error) {
 	k := lookupKey(kind, id)
 	column := "thread"
 	if kind == keyConversation {
 		column = "conversation"
+	}
+	after = max(after, 0)
+	if limit <= 0 {
+		limit = -1
 	}
 	var out []Entry
 	err := r.readTx(func(ctx context.Context, tx *sql.Tx) error {
@@ -367,16 +374,17 @@ func (r *Reader) lookup(kind byte, id string) ([]Entry, error) {
 		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(part) + 1, 0) FROM journal_keys`).Scan(&tail); err != nil {
 			return fmt.Errorf("store: lookup keys: %w", err)
 		}
-		tail <<= journalPartitionBits
-		seqs, err := probeKeys(ctx, tx, k)
+		tail = max(tail<<journalPartitionBits, after+1)
+		seqs, err := probeKeys(ctx, tx, k, after>>journalPartitionBits)
 		if err != nil {
 			return err
 		}
+		seqs = slices.DeleteFunc(seqs, func(seq int64) bool { return seq <= after })
 		list, err := json.Marshal(seqs)
 		if err != nil {
 			return err
 		}
-		return eachEntry(ctx, tx, lookupQuery(column), []any{id, tail, string(list)},
+		return eachEntry(ctx, tx, lookupQuery(column), []any{id, tail, string(list), limit},
 			func(e *Entry) error {
 				out = append(out, *e)
 				return nil
@@ -385,20 +393,21 @@ func (r *Reader) lookup(kind byte, id string) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.lookupRows.Add(int64(len(out)))
 	return out, nil
 }
 
-// lookupQuery selects the journal rows whose column is ?1 among the seqs of
-// the JSON array ?3 and from seq ?2 on.
+// lookupQuery selects the first ?4 journal rows whose column is ?1 among
+// the seqs of the JSON array ?3 and from seq ?2 on.
 func lookupQuery(column string) string {
 	return `SELECT ` + entryColumns + ` FROM journal_entries WHERE seq IN (SELECT value FROM json_each(?3)) AND ` + column + ` = ?1
-		UNION ALL SELECT ` + entryColumns + ` FROM journal_entries WHERE seq >= ?2 AND ` + column + ` = ?1 ORDER BY seq`
+		UNION ALL SELECT ` + entryColumns + ` FROM journal_entries WHERE seq >= ?2 AND ` + column + ` = ?1 ORDER BY seq LIMIT ?4`
 }
 
 // probeKeys returns the seqs whose lookup key is k, in the summarised
-// partitions.
-func probeKeys(ctx context.Context, tx *sql.Tx, k uint64) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, keyProbe, keyBucket(k))
+// partitions from partition from on.
+func probeKeys(ctx context.Context, tx *sql.Tx, k uint64, from int64) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, keyProbe, keyBucket(k), from)
 	if err != nil {
 		return nil, fmt.Errorf("store: lookup keys: %w", err)
 	}

@@ -72,11 +72,17 @@ type Pruned struct {
 // seq order (tombstones migrated from the legacy layout hold no metadata
 // and are not found by id).
 func (r *Reader) PrunedOf(id string) ([]Pruned, error) {
+	return r.PrunedOfAfter(id, 0)
+}
+
+// PrunedOfAfter is PrunedOf for the seqs above after: the bound is part of
+// the read, as ThreadAfter's is.
+func (r *Reader) PrunedOfAfter(id string, after int64) ([]Pruned, error) {
 	var out []Pruned
 	err := r.read(func(db *sql.DB) error {
 		var err error
 		out, err = scanPruned(context.Background(), db, `SELECT `+prunedColumns+`
-			FROM journal_tombstones WHERE conversation = ?1 OR thread = ?1 ORDER BY seq`, id)
+			FROM journal_tombstones WHERE seq > ?2 AND (conversation = ?1 OR thread = ?1) ORDER BY seq`, id, max(after, 0))
 		return err
 	})
 	if err != nil {

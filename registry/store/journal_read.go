@@ -116,14 +116,32 @@ func (r *Reader) Each(after int64, fn func(e *Entry) error) error {
 
 // Thread returns the committed entries of one thread in seq order.
 func (r *Reader) Thread(id string) ([]Entry, error) {
-	return r.lookup(keyThread, id)
+	return r.lookup(keyThread, id, 0, 0)
 }
 
 // Conversation returns the committed entries of one conversation in seq
 // order.
 func (r *Reader) Conversation(id string) ([]Entry, error) {
-	return r.lookup(keyConversation, id)
+	return r.lookup(keyConversation, id, 0, 0)
 }
+
+// ThreadAfter returns, in seq order, up to limit (<= 0: no limit) committed
+// entries of thread id with seq above after. The bound is part of the
+// read: polling ThreadAfter(id, last) reads only the entries committed
+// since last, however long the thread.
+func (r *Reader) ThreadAfter(id string, after int64, limit int) ([]Entry, error) {
+	return r.lookup(keyThread, id, after, limit)
+}
+
+// ConversationAfter is ThreadAfter for the entries of conversation id.
+func (r *Reader) ConversationAfter(id string, after int64, limit int) ([]Entry, error) {
+	return r.lookup(keyConversation, id, after, limit)
+}
+
+// LookupRows counts the journal rows that thread and conversation reads
+// (Thread, Conversation, ThreadAfter, ConversationAfter) have returned
+// since the reader opened: what following a conversation costs.
+func (r *Reader) LookupRows() int64 { return r.lookupRows.Load() }
 
 // ThreadEnds returns, for every thread of the journal (dead letters without a
 // thread under ""), the seq of its last committed entry, in one pass over the

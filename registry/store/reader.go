@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
 // Reader reads the journal of a data directory. Every Store has one (its
@@ -25,6 +26,10 @@ type Reader struct {
 	// Close waits for them instead of closing the pool under them.
 	mu     sync.RWMutex
 	closed bool
+
+	// lookupRows counts the rows thread and conversation lookups returned
+	// (LookupRows).
+	lookupRows atomic.Int64
 }
 
 // newReader opens the read-only connection pool of the database at path

@@ -97,3 +97,7 @@ func (s *Service) getUser(ctx context.Context, name string) (store.UserRow, erro
 	}
 	return u, nil
 }
+
+// Now is the time by the service's clock (Options.Clock): a session
+// expires when Now passes its Expires.
+func (s *Service) Now() time.Time { return s.clock() }

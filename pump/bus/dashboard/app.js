@@ -10,14 +10,26 @@
 // never as markup.
 "use strict";
 
-// openCount is how many journal entries of the open conversation the
-// dashboard knows of (see followOpen).
-const state = { token: null, role: null, who: "", ticker: null, ws: null, stream: null, selected: null, openCount: 0,
+// openSeq is the journal seq of the last envelope of the open conversation
+// the dashboard has drawn, openThreads its threads, openGen counts the
+// conversations opened (a read for one opened before is dropped) and
+// following is the read of its new envelopes under way (see followOpen).
+const state = { token: null, role: null, who: "", ticker: null, ws: null, stream: null, selected: null, openSeq: 0,
+  openThreads: new Set(), openGen: 0, following: null, followAgain: false, callsDue: false,
   last: null, rates: [], lats: [], lastLat: null, drawn: {}, live: new Map() };
+
+// pageSize is how many envelopes one read of the open conversation asks
+// for: a long conversation is read a page at a time until all of it is
+// drawn, and then only what is journaled after it.
+const pageSize = 500;
 
 // A closed socket is opened again after reconnectFirst ms, the wait
 // doubling with each failed attempt up to reconnectMax.
 const reconnectFirst = 500, reconnectMax = 10000;
+
+// sessionWarning is how long before its session ends the dashboard says
+// so (at most half the session's lifetime).
+const sessionWarning = 5 * 60 * 1000;
 
 // maxLiveConversations and maxLiveText bound the streamed text kept.
 const maxLiveConversations = 32, maxLiveText = 65536;
@@ -87,6 +99,14 @@ function loginRefusal(r, j) {
 // /auth/me's under --insecure-dev, where no login is asked).
 function start(j) {
   state.token = j.token; state.role = j.role; state.user = j.username; state.who = j.username + " (" + j.role + ")"; state.drawn = {};
+  // The session's end by the page's clock: the server says how long it
+  // has left (its clock may differ from this one). None under --insecure-dev.
+  const left = Number(j.expires_in) * 1000;
+  state.expiresAt = j.insecure_dev || !(left > 0) ? null : Date.now() + left;
+  state.warnBefore = Math.min(sessionWarning, left / 2);
+  // What the same user typed before their session ended is theirs again.
+  if (state.draft && state.draft.user === j.username) $("#send-input").value = state.draft.text;
+  state.draft = null;
   if (j.insecure_dev) state.who += " — insecure dev mode: no login, everyone is admin";
   $("#who").textContent = state.who;
   document.body.classList.toggle("admin", j.role === "admin");
@@ -102,6 +122,26 @@ function start(j) {
   state.ticker = setInterval(tick, 1000);
 }
 
+// checkSession says, from sessionWarning before the session ends, when it
+// will, and once it has ends the dashboard's side of it (signOut) instead
+// of letting the next click fail; false then.
+function checkSession() {
+  if (!state.token || !state.expiresAt) return true;
+  const left = state.expiresAt - Date.now();
+  if (left <= 0) {
+    signOut("Your session expired: log in again.", true);
+    return false;
+  }
+  const n = $("#session-notice");
+  n.hidden = left > state.warnBefore;
+  if (!n.hidden) {
+    const s = Math.ceil(left / 1000);
+    n.textContent = "Your session expires in " + (s < 120 ? s + " s" : Math.ceil(s / 60) + " min") +
+      ": log out and in again to go on without losing your place.";
+  }
+  return true;
+}
+
 // The login form shows unless the server needs none: under --insecure-dev
 // /auth/me answers without a token (insecure_dev), and the dashboard opens.
 fetch("/auth/me").then((r) => r.ok ? r.json() : {}).catch(() => ({})).then((j) => {
@@ -110,9 +150,14 @@ fetch("/auth/me").then((r) => r.ok ? r.json() : {}).catch(() => ({})).then((j) =
 
 // signOut ends the dashboard's session (the server no longer knows the
 // token: it expired, was logged out or its user removed): the sockets
-// close for good and the login form returns with why.
-function signOut(why) {
+// close for good and the login form returns with why. keepDraft keeps
+// what was typed in the send box, out of sight, for the same user's next
+// login (a session that ended under them, not a Log out).
+function signOut(why, keepDraft) {
   clearInterval(state.ticker);
+  state.draft = keepDraft && $("#send-input").value ? { user: state.user, text: $("#send-input").value } : null;
+  state.expiresAt = null;
+  $("#session-notice").hidden = true;
   const sockets = [state.ws, state.stream];
   state.token = null; state.ws = null; state.stream = null;
   for (const ws of sockets) if (ws) ws.close();
@@ -205,7 +250,7 @@ function listen() {
   keepOpen("stream", "/api/v1/ws", (ws) => {
     ws.onopen = () => {
       ws.send(JSON.stringify({ cmd: "subscribe", events: ["delta", "thread_updated"] }));
-      refreshConversation().catch(() => {});
+      followOpen(true).catch(() => {});
     };
     ws.onmessage = streamFrame;
   });
@@ -217,7 +262,7 @@ function streamFrame(m) {
   if (f.event === "delta") streamed(f);
   else if (f.event === "thread_updated") {
     state.live.delete(f.thread_id); // the answers are journaled now: the envelopes show them
-    if (f.thread_id === state.selected) { drawLive(); refreshConversation(); }
+    if (f.thread_id === state.selected) { drawLive(); followOpen(true).catch(() => {}); }
   }
 }
 
@@ -268,7 +313,7 @@ $("#new-button").addEventListener("click", closeConversation);
 // closeConversation closes the open conversation: nothing is selected and
 // the next message begins a new one.
 function closeConversation() {
-  state.selected = null; state.openCount = 0;
+  state.selected = null; state.openSeq = 0; state.openThreads = new Set(); state.openGen++;
   for (const li of document.querySelectorAll("#feed li")) li.classList.remove("selected");
   $("#thread-id").textContent = "";
   $("#envelopes").replaceChildren();
@@ -294,6 +339,7 @@ function forgetSession() {
 }
 
 async function tick() {
+  if (!checkSession()) return;
   const token = state.token;
   try {
     const [agents, threads, org, gws, pending] = await Promise.all([
@@ -310,7 +356,7 @@ async function tick() {
     drawLatency(org.handler_seconds_sum, org.handler_count);
     $("#who").textContent = state.who;
   } catch (e) {
-    if (e.status === 401 && state.token) { signOut("Your session has ended: log in again."); return; }
+    if (e.status === 401 && state.token) { signOut("Your session has ended: log in again.", true); return; }
     if (state.token) $("#who").textContent = state.who + " — " + e.message;
   }
 }
@@ -493,19 +539,43 @@ function drawFeed(threads) {
   }
 }
 
-// followOpen reloads the open conversation when something of it was
-// journaled since (a message, a call held or decided, a cancel's or a
-// kill's dead letters) while it runs: the event stream tells of
-// completions only. It asks for the conversation's entries after those it
-// knows of, whether or not the conversation is among the threads listed.
-async function followOpen() {
-  const conv = state.selected;
+// followOpen draws the envelopes of the open conversation journaled after
+// those drawn (a message, a call held or decided, a cancel's or a kill's
+// dead letters) — when it was just opened, all of it, a page at a time —
+// and then reloads its model calls and context when there was something
+// new or withCalls. It asks the API for the conversation's entries after
+// the last seq drawn, so a poll costs what is new, not the whole
+// conversation. One read runs at a time: a call while one runs makes it
+// read again once done.
+function followOpen(withCalls) {
+  if (withCalls) state.callsDue = true;
+  if (state.following) { state.followAgain = true; return state.following; }
+  state.following = (async () => {
+    try {
+      do { state.followAgain = false; await readNew(); } while (state.followAgain);
+    } finally { state.following = null; }
+  })();
+  return state.following;
+}
+
+// readNew is one read of followOpen.
+async function readNew() {
+  const conv = state.selected, gen = state.openGen;
   if (!conv) return;
-  const j = await api("GET", "/api/v1/threads/" + encodeURIComponent(conv) +
-    "/messages?scope=conversation&limit=1000&offset=" + state.openCount);
-  if (conv !== state.selected || j.messages.length === 0) return;
-  state.openCount += j.messages.length;
-  await refreshConversation();
+  const base = "/api/v1/threads/" + encodeURIComponent(conv) + "/messages?scope=conversation&limit=" + pageSize + "&after=";
+  for (;;) {
+    const j = await api("GET", base + state.openSeq);
+    if (gen !== state.openGen) return; // another conversation was opened meanwhile
+    drawEnvelopes(j.messages);
+    if (j.messages.length > 0) state.callsDue = true;
+    if (j.messages.length < pageSize) break;
+  }
+  if (!state.callsDue) return;
+  state.callsDue = false;
+  const calls = await api("GET", "/api/v1/usage/calls?limit=100&thread=" + encodeURIComponent(conv));
+  if (gen !== state.openGen) return;
+  drawCalls(calls.calls);
+  drawContext(conv, gen);
 }
 
 // canStop reports whether the user may cancel or kill the conversation of
@@ -520,28 +590,25 @@ function canStop(t) {
 // order, failures highlighted, the text its agents are streaming and its
 // model calls; the send box continues it from now on.
 async function openConversation(conv) {
-  state.selected = conv; state.openCount = 0;
+  state.selected = conv; state.openSeq = 0; state.openThreads = new Set(); state.openGen++;
   for (const li of document.querySelectorAll("#feed li")) li.classList.toggle("selected", li.dataset.conversation === conv);
   $("#thread-id").textContent = conv;
   $("#send-target").textContent = "continues " + conv.slice(0, 8);
+  $("#envelopes").replaceChildren();
+  $("#calls tbody").replaceChildren();
+  $("#context tbody").replaceChildren();
   drawLive();
-  await refreshConversation();
+  await followOpen(true);
 }
 
-// refreshConversation reloads the open conversation's envelopes and calls.
-async function refreshConversation() {
-  const conv = state.selected;
-  if (!conv) return;
-  const [j, calls] = await Promise.all([
-    api("GET", "/api/v1/threads/" + encodeURIComponent(conv) + "/messages?scope=conversation&limit=200"),
-    api("GET", "/api/v1/usage/calls?limit=100&thread=" + encodeURIComponent(conv))]);
-  if (conv !== state.selected) return;
-  state.openCount = Math.max(state.openCount, j.messages.length);
-  drawCalls(calls.calls);
-  drawContext(conv, j.messages);
+// drawEnvelopes adds envelopes of the open conversation, journaled after
+// those drawn, to its list.
+function drawEnvelopes(messages) {
   const list = $("#envelopes");
-  list.replaceChildren();
-  for (const m of j.messages) {
+  for (const m of messages) {
+    if (!(m.seq > state.openSeq)) continue; // drawn already
+    state.openSeq = m.seq;
+    if (m.thread_id) state.openThreads.add(m.thread_id);
     // A decision (a call held for approval, approved, denied) is the
     // governance at work, not a failure; so are the refusal a denial
     // answered with and the messages a cancel dropped (the API's outcome).
@@ -553,7 +620,8 @@ async function refreshConversation() {
     const failure = !decision && m.kind !== "message" && m.kind !== "reply";
     // A message refused before its payload was known has no payload type.
     const tag = m.payload_type ? "  <" + m.payload_type + ">" : "";
-    const li = el("li", { class: "envelope" + (failure ? " failure" : "") + (decision ? " decision" : "") + (m.repaired ? " repaired" : ""), "data-kind": m.kind },
+    const li = el("li", { class: "envelope" + (failure ? " failure" : "") + (decision ? " decision" : "") + (m.repaired ? " repaired" : ""),
+      "data-kind": m.kind, "data-seq": String(m.seq) },
       el("div", { text: m.from + " → " + (m.listener || m.to || "–") + tag + "  " + m.kind +
         (m.outcome ? "  (" + m.outcome + ")" : "") + (m.repaired ? "  (repaired)" : "") +
         (m.pruned ? "  (pruned: " + m.pruned.reason + ")" : "") }));
@@ -587,14 +655,15 @@ function drawCalls(calls) {
   }
 }
 
-// drawContext lists the context segments of the conversation's threads
-// that have a context history (an agent's conversation): each segment's
-// tier (expanded, folded, evicted), relevance, size and fold summary.
-async function drawContext(conv, messages) {
-  const threads = [...new Set(messages.map((m) => m.thread_id).filter(Boolean))];
+// drawContext lists the context segments of the open conversation's
+// threads (opened as the gen-th) that have a context history (an agent's
+// conversation): each segment's tier (expanded, folded, evicted),
+// relevance, size and fold summary.
+async function drawContext(conv, gen) {
+  const threads = [...state.openThreads];
   const got = await Promise.all(threads.map((t) =>
     api("GET", "/api/v1/threads/" + encodeURIComponent(t) + "/context").catch(() => null)));
-  if (conv !== state.selected) return;
+  if (gen !== state.openGen) return;
   const body = $("#context tbody");
   body.replaceChildren();
   let n = 0;
