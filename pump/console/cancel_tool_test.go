@@ -85,7 +85,7 @@ listeners:
 		t.Fatal(err)
 	}
 	in, feed := io.Pipe()
-	var out strings.Builder
+	var out transcript // read on a hang while the session still writes
 	done := make(chan error, 1)
 	go func() { done <- c.Run(context.Background(), in, &out) }()
 	write := func(s string) {
@@ -113,7 +113,8 @@ listeners:
 			t.Fatalf("run: %v\n%s", err, out.String())
 		}
 	case <-time.After(cancelWait):
-		t.Fatalf("the session did not end after /quit: the line after /cancel hangs")
+		t.Fatalf("the session did not end after /quit: the line after /cancel hangs (%d messages in flight, "+
+			"the model asked %d times); the session printed:\n%s", o.Pump.InFlight(), m.Count(), out.String())
 	}
 	if !strings.Contains(out.String(), "[poet] a short answer\n") || strings.Contains(out.String(), "ended without an answer") {
 		t.Errorf("the line after /cancel was not answered:\n%s", out.String())
