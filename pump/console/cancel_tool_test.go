@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -21,22 +22,27 @@ import (
 const cancelWait = 2 * time.Minute
 
 // toolRun is an organism whose agent poet, asked anything first, calls
-// run_command sleep 100, and answers "a short answer" every time after.
+// run_command sleep (100 seconds unless told), and answers "a short
+// answer" every time after.
 type toolRun struct {
 	l *organism.Local
 	o *organism.Organism
 	m *llmtest.ChatModel
 	// running is closed once run_command got poet's call; cancelled once
-	// a conversation completed with its answer cancelled.
-	running, cancelled chan struct{}
+	// a conversation completed with its answer cancelled, killed once one
+	// completed killed.
+	running, cancelled, killed chan struct{}
 }
 
 // startToolRun starts a toolRun, shut down when the test ends.
-func startToolRun(t *testing.T) *toolRun {
+func startToolRun(t *testing.T) *toolRun { return startToolRunFor(t, 100) }
+
+// startToolRunFor starts a toolRun whose tool call sleeps seconds.
+func startToolRunFor(t *testing.T, seconds int) *toolRun {
 	t.Helper()
 	m := llmtest.NewChatModel(t, func(n int) []string {
 		if n == 0 {
-			return []string{llmtest.ToolCall("call_1", "run_command", `{"Command":"sleep","Arg":["100"]}`)}
+			return []string{llmtest.ToolCall("call_1", "run_command", fmt.Sprintf(`{"Command":"sleep","Arg":["%d"]}`, seconds))}
 		}
 		return []string{"a short ", "answer"}
 	})
@@ -76,14 +82,16 @@ listeners:
 			t.Errorf("shutdown: %v", err)
 		}
 	})
-	r := &toolRun{l: l, o: o, m: m, running: make(chan struct{}), cancelled: make(chan struct{})}
-	var runOnce, doneOnce sync.Once
+	r := &toolRun{l: l, o: o, m: m, running: make(chan struct{}), cancelled: make(chan struct{}), killed: make(chan struct{})}
+	var runOnce, doneOnce, killOnce sync.Once
 	t.Cleanup(o.Pump.Subscribe(pump.OutletFunc(func(e pump.Event) {
 		switch {
 		case e.Kind == pump.EventMessage && e.Listener == "run_command":
 			runOnce.Do(func() { close(r.running) })
 		case e.Kind == pump.EventComplete && e.Error == pump.CancelledReason:
 			doneOnce.Do(func() { close(r.cancelled) })
+		case e.Kind == pump.EventComplete && e.Error == pump.KilledReason:
+			killOnce.Do(func() { close(r.killed) })
 		}
 	})))
 	return r
