@@ -367,3 +367,60 @@ func TestOperatorActionWhileTheModelAnswers(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelWhileAToolResultIsOnItsWay: the program ended and its result
+// waits to reach the agent (the agent's listener paused) when the user
+// cancels: the result is dropped with the cancelled answer, and the next
+// line is answered, the model reading the call as cancelled rather than
+// waiting for a result that never comes.
+func TestCancelWhileAToolResultIsOnItsWay(t *testing.T) {
+	m := newScriptedModel(t, map[string][]string{"sleeper": {
+		toolCalls(scriptedCall{ID: "call_1", Name: "run_command", Arguments: `{"Command":"sleep","Arg":["1"]}`}),
+		"a short answer",
+	}})
+	o := reloadOrganism(t, t.TempDir(), reloadHead(m.URL)+operatorAgent("You are sleeper."))
+	result := make(chan struct{})
+	var once sync.Once
+	defer o.Pump.Subscribe(pump.OutletFunc(func(e pump.Event) {
+		if e.Kind == pump.EventMessage && e.Listener == "sleeper" && e.From == "run_command" {
+			once.Do(func() { close(result) })
+		}
+	}))()
+	alice := pump.Principal{From: "api:alice", User: "alice"}
+	thread := stage.NewThreadID()
+	first := sendLine(t, o, alice, thread, "count slowly")
+	waitProcess(t, 1, true)
+	if err := o.Pump.Pause("sleeper"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-result:
+	case <-time.After(operatorWait):
+		t.Fatalf("run_command's result did not reach the paused agent's queue within %v", operatorWait)
+	}
+	if _, err := o.Pump.Cancel(thread); err != nil {
+		t.Fatal(err)
+	}
+	if got := first.outcome(t); got != pump.CancelledReason {
+		t.Fatalf("the first line's turn ended with %q; want %q", got, pump.CancelledReason)
+	}
+	if err := o.Pump.Resume("sleeper"); err != nil {
+		t.Fatal(err)
+	}
+	if got := sendLine(t, o, alice, thread, "never mind").outcome(t); got != "" {
+		t.Fatalf("the next line's turn ended with %q; want it answered", got)
+	}
+	reqs := m.requests("sleeper")
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests; want 2 (the call, the next line)", len(reqs))
+	}
+	var results []string
+	for _, msg := range reqs[1].Messages {
+		if msg["role"] == "tool" {
+			results = append(results, msg["content"])
+		}
+	}
+	if len(results) != 1 || !strings.Contains(results[0], "Cancelled while it ran") {
+		t.Errorf("the call's result as the model reads it at the next line: %q; want it cancelled", results)
+	}
+}
