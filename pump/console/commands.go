@@ -124,9 +124,9 @@ func (c *Console) send(ctx context.Context, rest string) string {
 	if structured {
 		m.Text, m.Payload = "", payload
 	}
-	c.convs.sending(target, conv)
+	turn := c.convs.sending(target, conv)
 	thread, err := c.b.Send(ctx, m)
-	c.convs.sent(target, conv, agent, err)
+	c.convs.sent(target, conv, turn, agent, err)
 	var rej *organism.Rejection
 	switch {
 	case errors.Is(err, organism.ErrUnknownListener):

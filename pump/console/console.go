@@ -262,7 +262,7 @@ func (c *Console) await(ctx context.Context, conv string, d time.Duration) bool 
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-c.out.wait(conv):
+	case <-c.out.wait(conv, c.convs.turnOf(conv)):
 		c.out.release(conv)
 		return true
 	case <-ctx.Done():
@@ -365,9 +365,9 @@ func (c *Console) receive(o organism.Output) {
 			// that never comes.
 			c.say(fmt.Sprintf("[%s] %s", target, endedUnansweredNote))
 		}
-		c.convs.completed(o.Conversation)
+		turn := c.convs.completed(o.Conversation)
 		c.live.complete(o.Conversation)
-		c.out.completed(o.Conversation)
+		c.out.completed(o.Conversation, turn)
 	}
 }
 

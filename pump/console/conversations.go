@@ -51,12 +51,16 @@ type conversations struct {
 	// done holds, per running conversation, the channels closed when it
 	// completes (see whenCompleted).
 	done map[string][]chan struct{}
+	// turns counts, per conversation of mine, the lines sent on it: the
+	// turn of its latest line, which a wait for its completion waits for
+	// (see outbox.wait) — not an earlier line's completion told late.
+	turns map[string]uint64
 }
 
 func newConversations() *conversations {
 	return &conversations{current: map[string]string{}, running: map[string]bool{}, mine: map[string]bool{},
 		agents: map[string]bool{}, killed: map[string]bool{}, held: map[string]string{}, unanswered: map[string]string{},
-		done: map[string][]chan struct{}{}}
+		done: map[string][]chan struct{}{}, turns: map[string]uint64{}}
 }
 
 // isAgent reports whether target names an agent, asking the backend for its
@@ -91,8 +95,9 @@ func (cs *conversations) currentOf(target string) string {
 
 // sending records that a message to target is about to travel on conv: it
 // is the console's own, running until its completion is seen, and
-// unanswered until something of it is shown.
-func (cs *conversations) sending(target, conv string) {
+// unanswered until something of it is shown. It returns the message's
+// turn of conv (see turnOf).
+func (cs *conversations) sending(target, conv string) uint64 {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	cs.running[conv] = true
@@ -102,20 +107,28 @@ func (cs *conversations) sending(target, conv string) {
 		cs.mineOrder = append(cs.mineOrder, conv)
 		if len(cs.mineOrder) > maxMine {
 			delete(cs.mine, cs.mineOrder[0])
+			delete(cs.turns, cs.mineOrder[0])
 			cs.mineOrder = cs.mineOrder[1:]
 		}
 	}
+	cs.turns[conv]++
+	return cs.turns[conv]
 }
 
-// sent records the outcome of a send on conv to target: a failed one is not
-// running (and, if it would have begun the conversation, not current); an
-// agent's conversation becomes target's current one.
-func (cs *conversations) sent(target, conv string, agent bool, err error) {
+// sent records the outcome of a send on conv to target (its turn, as
+// sending returned it): a failed one is not running (and, if it would have
+// begun the conversation, not current) and no turn of it, so nothing waits
+// for its completion; an agent's conversation becomes target's current
+// one.
+func (cs *conversations) sent(target, conv string, turn uint64, agent bool, err error) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if err != nil {
 		delete(cs.running, conv)
 		delete(cs.unanswered, conv)
+		if cs.turns[conv] == turn {
+			cs.turns[conv] = turn - 1
+		}
 		return
 	}
 	if !agent {
@@ -128,8 +141,10 @@ func (cs *conversations) sent(target, conv string, agent bool, err error) {
 	cs.last = target
 }
 
-// completed records that conv has nothing in flight any more.
-func (cs *conversations) completed(conv string) {
+// completed records that conv has nothing in flight any more, and returns
+// the turn that completed with it: its latest (0 for a conversation the
+// console never sent on).
+func (cs *conversations) completed(conv string) uint64 {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	delete(cs.running, conv)
@@ -138,6 +153,15 @@ func (cs *conversations) completed(conv string) {
 		close(ch)
 	}
 	delete(cs.done, conv)
+	return cs.turns[conv]
+}
+
+// turnOf returns the turn of conv's latest line: how many lines the
+// console sent on it (0: none, or it was forgotten).
+func (cs *conversations) turnOf(conv string) uint64 {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.turns[conv]
 }
 
 // answered records that something of conv was shown: a reply, a printed

@@ -29,7 +29,7 @@ func (c *Console) awaitOrHuman(ctx context.Context, conv string, d time.Duration
 	})()
 	t := time.NewTimer(d)
 	defer t.Stop()
-	completed := c.out.wait(conv)
+	completed := c.out.wait(conv, c.convs.turnOf(conv))
 	for {
 		if id := pendingApproval(ctx, g, conv); id != "" {
 			return false, id

@@ -2,15 +2,17 @@ package console
 
 import (
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"unicode"
 )
 
-// maxUnclaimed bounds the completions remembered for conversations nobody has
-// waited for yet (a completion can arrive before Send returns its thread).
-const maxUnclaimed = 64
+// maxDone bounds the conversations whose latest completed turn a session
+// remembers (a completion can arrive before the wait for it begins): as
+// many as the console remembers as its own.
+const maxDone = maxMine
 
 // outbox serialises everything the console writes: command output, listener
 // output arriving on the organism's goroutines and log lines. One goroutine
@@ -23,9 +25,13 @@ type outbox struct {
 	items    []item
 	stopping bool
 	track    bool
-	waits    map[string]*convWait
-	// unclaimed lists completed conversations nobody waited for yet, oldest first.
-	unclaimed []string
+	// done maps each conversation of the session that completed to its
+	// latest turn whose completion was written (after everything said
+	// before it); doneOrder lists them, least recently completed first.
+	// waits are the waits for a turn not completed yet.
+	done      map[string]uint64
+	doneOrder []string
+	waits     map[string]*convWait
 	// broken is closed when a write to the output failed (a closed pipe);
 	// writeErr is that failure.
 	broken    chan struct{}
@@ -40,20 +46,21 @@ type outbox struct {
 type item struct {
 	text     string
 	complete string
+	turn     uint64
 	liveID   string
 	freeze   bool
 	clear    bool
 }
 
-// convWait is one conversation a piped session waits for.
+// convWait is a wait of a piped session for a conversation's turn: done
+// is closed once a turn of it at least want completed.
 type convWait struct {
-	done      chan struct{}
-	closed    bool
-	abandoned bool
+	want uint64
+	done chan struct{}
 }
 
 func newOutbox() *outbox {
-	o := &outbox{waits: map[string]*convWait{}, broken: make(chan struct{})}
+	o := &outbox{done: map[string]uint64{}, waits: map[string]*convWait{}, broken: make(chan struct{})}
 	o.cond = sync.NewCond(&o.mu)
 	return o
 }
@@ -63,9 +70,10 @@ func (o *outbox) line(text string) {
 	o.push(item{text: text})
 }
 
-// completed queues the completion of a conversation.
-func (o *outbox) completed(conv string) {
-	o.push(item{complete: conv})
+// completed queues the completion of a conversation's turn (0: a
+// conversation the console never sent on, which nobody waits for).
+func (o *outbox) completed(conv string, turn uint64) {
+	o.push(item{complete: conv, turn: turn})
 }
 
 // live sets the live line id to text, or removes it when text is "" (see
@@ -172,7 +180,7 @@ func (o *outbox) drain(w io.Writer, live bool, width func() int) {
 				}
 			case it.complete != "":
 				flush()
-				o.signal(it.complete)
+				o.signal(it.complete, it.turn)
 			default:
 				buf.WriteString(it.text)
 				buf.WriteByte('\n')
@@ -259,63 +267,54 @@ func runeWidth(r rune) int {
 	return 1
 }
 
-// signal records that conv completed, after everything before it was written.
-func (o *outbox) signal(conv string) {
+// signal records that turn of conv completed (and every earlier one), after
+// everything before it was written.
+func (o *outbox) signal(conv string, turn uint64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if !o.track {
+	if !o.track || turn == 0 {
 		return
 	}
-	cw := o.waits[conv]
-	switch {
-	case cw == nil:
-		o.waits[conv] = &convWait{done: closedChan(), closed: true}
-		o.unclaimed = append(o.unclaimed, conv)
-		if len(o.unclaimed) > maxUnclaimed {
-			delete(o.waits, o.unclaimed[0])
-			o.unclaimed = o.unclaimed[1:]
-		}
-	case cw.abandoned:
-		delete(o.waits, conv)
-	case !cw.closed:
-		cw.closed = true
+	if i := slices.Index(o.doneOrder, conv); i >= 0 {
+		o.doneOrder = slices.Delete(o.doneOrder, i, i+1)
+	}
+	o.doneOrder = append(o.doneOrder, conv)
+	if len(o.doneOrder) > maxDone {
+		delete(o.done, o.doneOrder[0])
+		o.doneOrder = o.doneOrder[1:]
+	}
+	o.done[conv] = max(o.done[conv], turn)
+	if cw := o.waits[conv]; cw != nil && turn >= cw.want {
 		close(cw.done)
+		delete(o.waits, conv)
 	}
 }
 
-// wait returns a channel closed when conv has completed and everything said
-// before its completion has been written.
-func (o *outbox) wait(conv string) <-chan struct{} {
+// wait returns a channel closed when turn want of conv (or a later one)
+// has completed and everything said before its completion has been
+// written — closed already when it has. A completion of an earlier turn
+// (told late, after the next line was sent) does not close it.
+func (o *outbox) wait(conv string, want uint64) <-chan struct{} {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.done[conv] >= want {
+		return closedChan()
+	}
 	cw := o.waits[conv]
 	if cw == nil {
 		cw = &convWait{done: make(chan struct{})}
 		o.waits[conv] = cw
 	}
+	cw.want = want // one waiter at a time: the session's
 	return cw.done
 }
 
-// release forgets conv after a wait: done when it completed, abandoned (its
-// late completion is dropped) when the wait gave up.
+// release forgets the wait for conv, done or given up; the completion of
+// a turn given up is still remembered when it comes, for a later wait.
 func (o *outbox) release(conv string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	cw := o.waits[conv]
-	if cw == nil {
-		return
-	}
-	if !cw.closed {
-		cw.abandoned = true
-		return
-	}
 	delete(o.waits, conv)
-	for i, c := range o.unclaimed {
-		if c == conv {
-			o.unclaimed = append(o.unclaimed[:i], o.unclaimed[i+1:]...)
-			break
-		}
-	}
 }
 
 func closedChan() chan struct{} {
