@@ -76,7 +76,7 @@ func (e *endpoint) post(ctx context.Context, body any) (*replyBody, error) {
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	se := &StatusError{Backend: e.name, Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
-		Body: errorMessage(raw), RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
+		Body: errorMessage(raw), RetryAfter: retryAfterOf(resp.Header)}
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
 		se.kind = ErrRateLimited
@@ -305,6 +305,16 @@ func (rb *replyBody) lines(fn func(line []byte) (more bool, err error)) error {
 
 // maxRetryAfter caps a parsed Retry-After.
 const maxRetryAfter = 24 * time.Hour
+
+// retryAfterOf is the delay a non-2xx answer asks for: retry-after-ms
+// (milliseconds; Azure OpenAI sends it, and the OpenAI and Anthropic SDKs
+// read it before Retry-After) when it parses, else Retry-After.
+func retryAfterOf(h http.Header) time.Duration {
+	if ms, err := strconv.ParseFloat(strings.TrimSpace(h.Get("Retry-After-Ms")), 64); err == nil && ms >= 0 {
+		return min(time.Duration(min(ms, maxRetryAfter.Seconds()*1000)*float64(time.Millisecond)), maxRetryAfter)
+	}
+	return retryAfter(h.Get("Retry-After"))
+}
 
 // retryAfter parses a Retry-After header: seconds or an HTTP date.
 func retryAfter(v string) time.Duration {

@@ -575,6 +575,11 @@ func TestWireErrors(t *testing.T) {
 			after  time.Duration
 		}{
 			{"429 retry-after", status(429, errFile("429"), "Retry-After", "7"), false, ErrRateLimited, "HTTP 429 (rate limited): " + msg429, 7 * time.Second},
+			// The OpenAI and Anthropic SDKs (Stainless) read retry-after-ms
+			// first, then retry-after (openai-python _base_client.py
+			// _parse_retry_after_header); Azure OpenAI sends it.
+			{"429 retry-after-ms", status(429, errFile("429"), "Retry-After-Ms", "1500", "Retry-After", "2"), false, ErrRateLimited,
+				"HTTP 429 (rate limited): " + msg429, 1500 * time.Millisecond},
 			{"500", status(500, errFile("500")), false, ErrServer, "HTTP 500 (provider server error): ", 0},
 			{"401", status(401, errFile("401")), false, ErrAuth, "HTTP 401 (authentication failed): " + msg401, 0},
 			{"502 html", func(w http.ResponseWriter, r *http.Request) {
