@@ -171,6 +171,9 @@ func (c *chatCompletions) request(r Request) ccRequest {
 	}
 	for _, m := range r.Messages {
 		content := m.Content
+		if m.Role == Tool {
+			content = resultText(m)
+		}
 		w := ccMessage{Role: m.Role, Content: &content, ToolCallID: openAICallID(m.ToolCallID)}
 		if m.Role == Assistant && len(m.ToolCalls) > 0 && m.Content == "" {
 			w.Content = nil

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // ToolSpec is one function offered to the model.
@@ -288,4 +289,21 @@ func (b *callBuilder) done() (calls []ToolCall, nameless int) {
 		calls = append(calls, newToolCall(c.id, c.name, c.args.Bytes()))
 	}
 	return finishCalls(calls), nameless
+}
+
+// resultText is a Tool message's content for the providers that have no
+// error flag on a tool result (openai/xai, ollama): a failed call's result
+// begins "Error: " — unless it already does — so the model reads it as a
+// failure, not as the tool's answer.
+func resultText(m Message) string {
+	if !m.IsError {
+		return m.Content
+	}
+	if m.Content == "" {
+		return "Error: the call failed"
+	}
+	if len(m.Content) >= 5 && strings.EqualFold(m.Content[:5], "error") {
+		return m.Content
+	}
+	return "Error: " + m.Content
 }
