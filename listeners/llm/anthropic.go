@@ -156,7 +156,7 @@ func (a *messagesAPI) request(r Request) amRequest {
 		case User:
 			if results {
 				// Text after tool results joins their user message.
-				if m.Content != "" {
+				if strings.TrimSpace(m.Content) != "" {
 					last := &req.Messages[len(req.Messages)-1]
 					last.Content = append(last.Content.([]amBlock), amBlock{Type: "text", Text: m.Content})
 				}
@@ -166,7 +166,7 @@ func (a *messagesAPI) request(r Request) amRequest {
 		case Assistant:
 			if len(m.ToolCalls) > 0 {
 				var blocks []amBlock
-				if m.Content != "" {
+				if strings.TrimSpace(m.Content) != "" {
 					blocks = append(blocks, amBlock{Type: "text", Text: m.Content})
 				}
 				for _, c := range m.ToolCalls {
@@ -180,6 +180,7 @@ func (a *messagesAPI) request(r Request) amRequest {
 		req.Messages = append(req.Messages, amMessage{Role: m.Role, Content: m.Content})
 		results = false
 	}
+	req.Messages = amTurns(req.Messages)
 	req.System = strings.Join(system, "\n\n")
 	for _, t := range r.Tools {
 		req.Tools = append(req.Tools, amTool{Name: t.Name, Description: t.Description, InputSchema: t.parameters()})
@@ -213,6 +214,38 @@ func (a *messagesAPI) request(r Request) amRequest {
 		req.ToolChoice.DisableParallelToolUse = req.ToolChoice.Type != "none"
 	}
 	return req
+}
+
+// amTurns returns the messages as the Messages API takes them: a message
+// whose text is empty or white space is left out (the API refuses it:
+// "all messages must have non-empty content except for the optional final
+// assistant message"), and consecutive messages of one role become one,
+// their blocks in order (the API would combine them itself; one turn is
+// what it is trained on, and what a tool_result turn must be).
+func amTurns(msgs []amMessage) []amMessage {
+	out := msgs[:0]
+	for _, m := range msgs {
+		if s, ok := m.Content.(string); ok && strings.TrimSpace(s) == "" {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].Role == m.Role {
+			out[n-1].Content = append(amBlocks(out[n-1].Content), amBlocks(m.Content)...)
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// amBlocks returns a message's content as blocks.
+func amBlocks(content any) []amBlock {
+	switch c := content.(type) {
+	case []amBlock:
+		return c
+	case string:
+		return []amBlock{{Type: "text", Text: c}}
+	}
+	return nil
 }
 
 // amFinish maps a Messages API stop_reason.
