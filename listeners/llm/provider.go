@@ -78,6 +78,8 @@ func (e *endpoint) post(ctx context.Context, body any) (*replyBody, error) {
 	se := &StatusError{Backend: e.name, Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
 		Body: errorMessage(raw), RetryAfter: retryAfterOf(resp.Header)}
 	switch {
+	case resp.StatusCode == http.StatusTooManyRequests && quotaExhausted(raw):
+		se.kind = ErrQuota
 	case resp.StatusCode == http.StatusTooManyRequests:
 		se.kind = ErrRateLimited
 	case resp.StatusCode >= 500:
@@ -117,6 +119,28 @@ func errorMessage(raw []byte) string {
 		}
 	}
 	return excerpt(raw, excerptBytes)
+}
+
+// quotaType is OpenAI's error type and code of a 429 for an account out of
+// credit ("You exceeded your current quota, please check your plan and
+// billing details.").
+const quotaType = "insufficient_quota"
+
+// quotaExhausted reports whether an error body says the account is out of
+// quota: {"error":{"type":"insufficient_quota"}} or its code so.
+func quotaExhausted(raw []byte) bool {
+	var v struct {
+		Error struct {
+			Type string          `json:"type"`
+			Code json.RawMessage `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	var code string
+	_ = json.Unmarshal(v.Error.Code, &code)
+	return v.Error.Type == quotaType || code == quotaType
 }
 
 // replyBody is a 2xx reply being read. It caps the bytes read and keeps the

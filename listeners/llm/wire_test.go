@@ -642,6 +642,10 @@ func TestWireErrorReportedInStream(t *testing.T) {
 		{config.OpenAI, func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, map[string]any{"error": map[string]any{"message": "model is overloaded", "type": "server_error"}})
 		}, ErrServer, "server_error: model is overloaded"},
+		{config.OpenAI, func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, map[string]any{"error": map[string]any{"message": "You exceeded your current quota, please check your plan and billing details.",
+				"type": "insufficient_quota", "param": nil, "code": "insufficient_quota"}})
+		}, ErrQuota, "insufficient_quota: You exceeded your current quota"},
 		{config.Ollama, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/x-ndjson")
 			fmt.Fprintln(w, `{"model":"llama3.2","message":{"role":"assistant","content":"Hi"},"done":false}`)
