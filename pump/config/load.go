@@ -178,8 +178,16 @@ func (o *Organism) normalizeBind() {
 }
 
 // resolve makes a relative path absolute against the configuration's
-// directory; "" stays "".
+// directory; "" stays "". A leading "~" or "~/" is the user's home
+// directory, as a shell would read it (the Python server kept its files
+// under ~/.xml-pipeline and ~/.agent_server); "~user/…" and "./~" are
+// paths relative to the directory like any other.
 func (o *Organism) resolve(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, p[1:])
+		}
+	}
 	if p == "" || filepath.IsAbs(p) {
 		return p
 	}
