@@ -37,7 +37,7 @@ listeners:
 		filepath.Join(home, ".agent_server/identity.ed25519"),
 		home,
 		filepath.Join(home, "tls/cert.pem"),
-		filepath.Join(dir, "~/key.pem"),    // ./~ is a directory called ~
+		filepath.Join(dir, "~/key.pem"),      // ./~ is a directory called ~
 		filepath.Join(dir, "~user/oob.sock"), // ~user is not expanded
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
