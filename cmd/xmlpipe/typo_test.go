@@ -2,8 +2,11 @@ package main
 
 import (
 	"os"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
@@ -87,5 +90,35 @@ func TestReadmeReloadKeys(t *testing.T) {
 		if !strings.Contains(para, "`"+k+"`") {
 			t.Errorf("the README's Reload paragraph does not name `%s`, which a reload applies", k)
 		}
+	}
+}
+
+// The README's Commands section names the commands that take no
+// --config; every other command takes it (its -h lists it).
+func TestReadmeCommandsWithoutConfig(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("Every command that reads a configuration \\(all but ([^)]*)\\)").FindStringSubmatch(string(readme))
+	if m == nil {
+		t.Fatal("README.md does not say which commands read no configuration")
+	}
+	var readmeSays []string
+	for _, name := range regexp.MustCompile("`([a-z0-9]+)`").FindAllStringSubmatch(m[1], -1) {
+		readmeSays = append(readmeSays, name[1])
+	}
+	var without []string
+	for _, c := range commands() {
+		if c.name == "help" {
+			continue
+		}
+		r := runIn(t, c.name, "-h")
+		if !strings.Contains(r.stdout, "--config") && !strings.Contains(r.stdout, "-config") {
+			without = append(without, c.name)
+		}
+	}
+	if diff := cmp.Diff(readmeSays, without); diff != "" {
+		t.Errorf("commands without --config: the README (-) and the binary (+) differ:\n%s", diff)
 	}
 }
