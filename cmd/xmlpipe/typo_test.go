@@ -100,7 +100,7 @@ func TestReadmeCommandsWithoutConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile("Every command that reads a configuration \\(all but ([^)]*)\\)").FindStringSubmatch(string(readme))
+	m := regexp.MustCompile(`Every command that reads a configuration \(all but ([^)]*)\)`).FindStringSubmatch(string(readme))
 	if m == nil {
 		t.Fatal("README.md does not say which commands read no configuration")
 	}
