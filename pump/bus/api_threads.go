@@ -56,6 +56,11 @@ type apiThreadBody struct {
 	LastTo       string   `json:"last_to,omitempty"`
 	PayloadTypes []string `json:"payload_types"`
 	Error        string   `json:"error,omitempty"`
+	// Withheld, when set, says why Error does not quote the failure:
+	// "memory" for a failure of memory traffic (what an agent asked to
+	// remember, which it may quote), shown to the conversation's owner and
+	// admins only.
+	Withheld string `json:"withheld,omitempty"`
 }
 
 // apiMessage is the Message model: a journal entry or a live event. ID is
@@ -506,6 +511,9 @@ func (s *Server) apiThread(w http.ResponseWriter, r *http.Request, st *store.Sto
 		return
 	}
 	b.Error = o.err
+	if o.errMemory && !s.memoryReader(sess).reads(cmp.Or(b.Conversation, id)) {
+		b.Error, b.Withheld = withheldMemoryText, withheldMemory
+	}
 	b.Status = s.threadStatus(id, b.Conversation, o)
 	writeJSON(w, http.StatusOK, b)
 }

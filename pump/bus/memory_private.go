@@ -11,6 +11,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 	"github.com/xml-pipeline/xmlpipe/schemas"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
 // withheldMemory is the Message model's withheld value of memory traffic
@@ -54,13 +55,14 @@ func (r *memoryReader) reads(conv string) bool {
 }
 
 // withhold applies the rule to m, the Message model of journal entry e: a
-// message, failure or refusal to or from the memory listener that the
+// message, failure or refusal to or from the memory listener (or a <huh>
+// quoting a memory request, organism.MessageCarriesMemory) that the
 // reader may not read keeps its metadata (who, when, what kind) but not its
 // payload, nor — save a refusal's, the governance's reasons — its
 // diagnostics (a failure's may quote it). A decision record is never
 // withheld: it says how the request ended, not what it held.
 func (r *memoryReader) withhold(m *apiMessage, e store.Entry) {
-	if e.Kind == store.Decision || !organism.CarriesMemory(e.From, cmp.Or(e.Listener, e.To)) ||
+	if e.Kind == store.Decision || !organism.MessageCarriesMemory(e.From, cmp.Or(e.Listener, e.To), e.Bytes) ||
 		r.reads(cmp.Or(e.Conversation, e.Thread)) {
 		return
 	}
@@ -78,9 +80,11 @@ type memoryEvent struct {
 }
 
 // memoryEventOf reads the owner of e's conversation once, when e is
-// memory traffic.
+// memory traffic or a <huh> quoting a memory request.
 func (s *Server) memoryEventOf(e pump.Event) *memoryEvent {
-	if !organism.CarriesMemory(e.From, cmp.Or(e.Listener, e.To)) {
+	huh, _ := e.Payload.(*xmlpipe.Huh)
+	if !organism.MessageCarriesMemory(e.From, cmp.Or(e.Listener, e.To), e.Envelope) &&
+		(huh == nil || !organism.IsMemoryRequest(huh.OriginalAttempt)) {
 		return nil
 	}
 	owner, err := s.conversationOwner(cmp.Or(e.Conversation, e.Thread))
@@ -100,7 +104,7 @@ func (m *memoryEvent) reads(sess auth.Session) bool {
 // conversation conv as r may read it: memory traffic r may not read reads
 // withheldMemoryText, a decision record (a core <decision>) as it is.
 func (r *memoryReader) slotPayload(conv, from, to, payload string) string {
-	if !organism.CarriesMemory(from, to) || isDecisionRecord(payload) || r.reads(conv) {
+	if !organism.MessageCarriesMemory(from, to, []byte(payload)) || isDecisionRecord(payload) || r.reads(conv) {
 		return payload
 	}
 	return withheldMemoryText
