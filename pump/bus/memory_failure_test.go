@@ -155,3 +155,73 @@ func revealed(payload string) string {
 	}
 	return out
 }
+
+// unfoldingMemoryYAML is an organism whose agent keeper, with memory stored
+// without asking and a librarian, may read its folded history back with
+// context_unfold.
+const unfoldingMemoryYAML = `organism: {name: remembering}
+memory: {consent: always}
+llm:
+  retries: 0
+  backends:
+    - provider: openai
+      api_key_env: TEST_LLM_KEY
+      base_url: %s
+      model: gpt-test
+listeners:
+  - name: keeper
+    agent: true
+    description: Keeps notes about its users
+    prompt: You are keeper.
+    memory: true
+    librarian: {keep_recent: 1, min_fold_tokens: 16}
+`
+
+// TestMemoryUnfoldedIsTheOwners: an agent that unfolds a part of its
+// history holding what it asked to remember (context_unfold) copies that
+// text into the unfold's result, and its list of folded parts quotes their
+// summaries. In the context history (GET /api/v1/threads/{id}/context) such
+// a segment — its content and its summary — is withheld from anyone but
+// the conversation's owner and admins, like the remember call itself.
+func TestMemoryUnfoldedIsTheOwners(t *testing.T) {
+	const secret = "Zoe"
+	m := newNativeModel(t, `call:remember:{"Content":"Alice's daughter is called `+secret+`"}`,
+		`call:context_unfold:{"id":"s1"}`, "Noted.")
+	dir := t.TempDir()
+	t.Setenv("TEST_LLM_KEY", "sk-test")
+	path := filepath.Join(dir, "organism.yaml")
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(unfoldingMemoryYAML, m.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixtureWith(t, func(o organism.Options) (*organism.Organism, error) { return organism.Load(path, o) })
+	tok := f.tokens()
+	readers := map[string]string{"alice": tok[auth.Operator], "olga": f.loginAs("olga", auth.Operator),
+		"viewer": tok[auth.Viewer], "admin": tok[auth.Admin]}
+	sees := map[string]bool{"alice": true, "admin": true}
+	ws := f.dial("/ws", readers["alice"])
+	readUntil(t, ws, "connected")
+	conv := sendOver(t, ws, "keeper", "remember my daughter's name")
+	if r := readUntil(t, ws, "reply"); r["text"] != "Noted." {
+		t.Fatalf("reply %v", r)
+	}
+	for name, token := range readers {
+		status, body, _ := f.do("GET", "/api/v1/threads/"+conv+"/context?content=full", token, nil)
+		if status != http.StatusOK {
+			t.Fatalf("%s: context: %d %v", name, status, body)
+		}
+		raw, _ := json.Marshal(body)
+		if strings.Contains(string(raw), secret) != sees[name] {
+			t.Errorf("%s: the memory's text in the context: %v, want %v:\n%s", name, !sees[name], sees[name], raw)
+		}
+		withheld := map[string]bool{}
+		for _, v := range body["segments"].([]any) {
+			if sg := v.(map[string]any); sg["withheld"] == "memory" {
+				withheld[sg["id"].(string)] = true
+			}
+		}
+		// The remember call (s1) and the unfold of it (s4).
+		if want := map[bool]int{true: 0, false: 2}[sees[name]]; len(withheld) != want {
+			t.Errorf("%s: segments withheld %v, want %d:\n%s", name, withheld, want, raw)
+		}
+	}
+}

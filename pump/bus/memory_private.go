@@ -125,14 +125,40 @@ func isDecisionRecord(payload string) bool {
 	}
 }
 
-// withholds reports whether a context segment of conversation conv, made
-// of slots, is withheld from r: one of its slots holds memory text
-// (organism.HistoryCarriesMemory) and r may not read it.
-func (r *memoryReader) withholds(conv string, slots []registry.Slot) bool {
-	for _, sl := range slots {
-		if organism.HistoryCarriesMemory(sl.From, sl.To, sl.PayloadType, sl.Raw) && !isDecisionRecord(string(sl.Raw)) {
-			return !r.reads(conv)
+// contextMemory is, for one reader of an agent's context history, which
+// of its segments hold memory text they may not read: the segments holding
+// it (organism.HistoryCarriesMemory) and, in a history that holds any, the
+// segments unfolding its parts (organism.HistoryUnfolds: the unfolded
+// text, the list of folded parts with their summaries, and the librarian's
+// summary of either may quote it).
+type contextMemory struct {
+	withheld map[int]bool // by segment index
+}
+
+// contextMemory decides, for r, the segments of conversation conv's
+// history given with their slots.
+func (r *memoryReader) contextMemory(conv string, segs []registry.Segment, slots [][]registry.Slot) contextMemory {
+	cm := contextMemory{withheld: map[int]bool{}}
+	var unfolds []int
+	held := false
+	for i, sg := range segs {
+		for _, sl := range slots[i] {
+			switch {
+			case organism.HistoryCarriesMemory(sl.From, sl.To, sl.PayloadType, sl.Raw) && !isDecisionRecord(string(sl.Raw)):
+				cm.withheld[sg.Index], held = true, true
+			case organism.HistoryUnfolds(sl.PayloadType, sl.Raw):
+				unfolds = append(unfolds, sg.Index)
+			}
 		}
 	}
-	return false
+	if !held || r.reads(conv) {
+		return contextMemory{}
+	}
+	for _, i := range unfolds {
+		cm.withheld[i] = true
+	}
+	return cm
 }
+
+// withholds reports whether segment sg is withheld.
+func (cm contextMemory) withholds(sg registry.Segment) bool { return cm.withheld[sg.Index] }

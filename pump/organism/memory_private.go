@@ -124,6 +124,17 @@ func HistoryCarriesMemory(from, to, payloadType string, raw []byte) bool {
 	return slices.ContainsFunc(tools, isMemoryTool)
 }
 
+// HistoryUnfolds reports whether a slot of an agent's context history, of
+// payload type payloadType and content raw, is an unfold of its history
+// (the context_unfold call, its result, an XML-mode unfold's answer),
+// which quotes the parts it unfolds or lists: in a history that holds
+// memory text it may hold it too (HistoryCarriesMemory). A record that
+// cannot be read is taken to be one.
+func HistoryUnfolds(payloadType string, raw []byte) bool {
+	tools, ok, err := llm.HistoryTools(payloadType, raw)
+	return ok && (err != nil || slices.Contains(tools, llm.UnfoldTool))
+}
+
 // isMemoryTool reports whether name is one of the memory tools.
 func isMemoryTool(name string) bool {
 	return name == memory.RememberTool || name == memory.RecallTool
