@@ -253,9 +253,12 @@ func refusalRule(env []byte) string   { return coreChildText(env, "refusal", "vi
 // (decisionStatus: denied, expired), else completed. It runs once per
 // completion (streamEvents).
 func (s *Server) completionStatus(e pump.Event) string {
-	o := s.turns.forget(e.Conversation) // whatever the answer's end
+	o, u := s.turns.forget(e.Conversation) // whatever the answer's end
 	if e.Error == pump.KilledReason {
 		return statusKilled
+	}
+	if u.decisions || u.failure { // its bounded memory forgot some: the journal says
+		o = s.turns.lookup(e.Conversation, o, u)
 	}
 	o = s.turns.recovered(e, o)
 	switch {
