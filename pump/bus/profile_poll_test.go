@@ -120,4 +120,3 @@ func TestProfiledPollIsBounded(t *testing.T) {
 		}
 	}
 }
-
