@@ -185,10 +185,11 @@ type Agent struct {
 	// (it is the answer, markup and all); in XML mode the text up to the
 	// first element naming a peer (messages to peers are not shown).
 	OnDelta func(agent, thread, delta string, end bool)
-	// OnInterim, when set, shows the text of a turn the agent's loop
-	// control continues (its tokens stripped; not sent when blank): the
-	// agent's interim text, which no answer carries — the user sees it
-	// where streamed text is not shown (a pipe), once where it is.
+	// OnInterim, when set, shows the agent's interim text, which no answer
+	// carries: the text of a turn the agent's loop control continues, and
+	// (native tool calling) the text the model wrote beside its tool calls
+	// — its tokens stripped; not sent when blank. The user sees it where
+	// streamed text is not shown (a pipe), once where it is.
 	OnInterim func(agent, thread, text string)
 	// Logger receives warnings (default slog.Default()).
 	Logger *slog.Logger
@@ -453,6 +454,7 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 				}
 				return a.halt(st, reason)
 			}
+			a.interim(st, rep.Content)
 			st.cutNote = ""
 			if cutOff(rep) {
 				st.cutNote = "Your reply was cut off at " + tokenLimit(req.MaxTokens) + " while writing this call. "
@@ -555,6 +557,22 @@ func (a *Agent) step(ctx context.Context, st *turnState, box *toolbox, loop *loo
 		return xmlpipe.SendAll(sends...), false, nil
 	}
 	return nil, true, nil
+}
+
+// interim hands the text the model wrote beside its tool calls to
+// OnInterim: it is no answer (the answer comes once the calls are
+// answered), and a caller that sees no stream would miss it. Loop control
+// tokens are stripped; blank text is not shown.
+func (a *Agent) interim(st *turnState, text string) {
+	if a.OnInterim == nil {
+		return
+	}
+	if a.loopControlled(st) {
+		text = aeiou.StripTokens(text)
+	}
+	if strings.TrimSpace(text) != "" {
+		a.OnInterim(a.Name, st.md.ThreadID, text)
+	}
 }
 
 // namelessCallNote is what the model hears when its reply was only tool
