@@ -682,8 +682,10 @@ func (a *Agent) toolbox(peers []xmlpipe.Peer) *toolbox {
 		a.logger().Warn("agent tools", "agent", a.Name, "error", err)
 	}
 	if len(b.unoffered) > 0 {
-		a.logger().Warn("peers without a payload contract are not offered as functions", "agent", a.Name,
-			"peers", b.unoffered)
+		a.logger().Warn("peers not offered as functions: no payload contract reaches the agent for them — "+
+			"no listener of that name is registered (yet), or this conversation's profile does not reach it "+
+			"(a callable's conversation reaches only what its requires: lists, a security profile only its "+
+			"listeners)", "agent", a.Name, "peers", b.unoffered)
 	}
 	a.box.Store(b)
 	return b
