@@ -186,9 +186,11 @@ type Agent struct {
 	// first element naming a peer (messages to peers are not shown).
 	OnDelta func(agent, thread, delta string, end bool)
 	// OnInterim, when set, shows the agent's interim text, which no answer
-	// carries: the text of a turn the agent's loop control continues, and
-	// (native tool calling) the text the model wrote beside its tool calls
-	// — its tokens stripped; not sent when blank. The user sees it where
+	// carries: the text of a turn the agent's loop control continues, the
+	// text the model wrote beside its tool calls (native tool calling) and
+	// the text before its first message to a peer (XML mode: what its
+	// stream showed, trailing line breaks aside) — tokens stripped; not
+	// sent when blank. The user sees it where
 	// streamed text is not shown (a pipe), once where it is.
 	OnInterim func(agent, thread, text string)
 	// Logger receives warnings (default slog.Default()).
@@ -488,6 +490,11 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			targets := a.xmlTargets(md)
 			unfolded := a.curates(st) && a.xmlUnfolds(targets) && a.answerUnfolds(st, rep.Content) > 0
 			if msgs := peerElements(rep.Content, targets); len(msgs) > 0 {
+				// The prose before the first message is what its stream
+				// showed: no answer, but the agent's interim text.
+				if start, _ := peerStart(rep.Content, targets); start > 0 {
+					a.interim(st, strings.TrimRight(rep.Content[:start], "\r\n"))
+				}
 				return xmlpipe.Raw(msgs), nil
 			}
 			if unfolded {
@@ -559,10 +566,10 @@ func (a *Agent) step(ctx context.Context, st *turnState, box *toolbox, loop *loo
 	return nil, true, nil
 }
 
-// interim hands the text the model wrote beside its tool calls to
-// OnInterim: it is no answer (the answer comes once the calls are
-// answered), and a caller that sees no stream would miss it. Loop control
-// tokens are stripped; blank text is not shown.
+// interim hands text the model wrote beside its tool calls or messages to
+// OnInterim: it is no answer (the answer comes once they are answered),
+// and a caller that sees no stream would miss it. Loop control tokens are
+// stripped; blank text is not shown.
 func (a *Agent) interim(st *turnState, text string) {
 	if a.OnInterim == nil {
 		return

@@ -42,3 +42,29 @@ func TestToolCallTextIsInterim(t *testing.T) {
 		t.Errorf("interim text (-want +got):\n%s", d)
 	}
 }
+
+// TestXMLModeProseIsInterim: in XML mode the text a reply writes before its
+// first peer element — what its stream shows — is interim text too, its
+// trailing line breaks aside; a reply that is all elements shows nothing,
+// and an answer with markup naming no peer is no interim text.
+func TestXMLModeProseIsInterim(t *testing.T) {
+	for _, tc := range []struct {
+		name, reply string
+		want        []string
+	}{
+		{"prose then a message", "I will ask the poet.\n<PoetTask><Text>x</Text></PoetTask> and wait", []string{"I will ask the poet."}},
+		{"a message alone", "<PoetTask><Text>x</Text></PoetTask>", nil},
+		{"an answer", "a <b>bold</b> move", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLoopRig(t, Reply{Content: tc.reply})
+			r.a.ToolCalling = XMLTools
+			var got []string
+			r.a.OnInterim = func(agent, thread, text string) { got = append(got, text) }
+			r.deliver("console", "go", "")
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("interim text (-want +got):\n%s", d)
+			}
+		})
+	}
+}
