@@ -8,7 +8,8 @@ import (
 
 // Interim is an LLM agent's interim text in a conversation: text its model
 // wrote that is no answer — beside its tool calls ("Let me compute
-// that."), or in a turn its loop control continued. The console prints it
+// that."), before its messages to peers (XML mode), or in a turn its loop
+// control continued. The console prints it
 // as the agent's line; an Ask caller sees it through WithInterim.
 type Interim struct {
 	// Conversation is the conversation's id (the answer's Conversation).
