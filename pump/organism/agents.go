@@ -157,7 +157,7 @@ func (l *llmLayer) agentListener(lc config.Listener, p *pump.Pump, threads *regi
 	show := env.Print
 	a.OnInterim = func(agent, thread, text string) {
 		if o := l.org.p.Load(); o != nil {
-			o.interims.show(o.Pump.Threads(), agent, thread, text)
+			o.interims.show(o.Pump.Threads(), log, agent, thread, text)
 		}
 		if show != nil {
 			show(thread, agent, text)

@@ -1,6 +1,8 @@
 package organism
 
 import (
+	"log/slog"
+	"runtime/debug"
 	"sync"
 
 	"github.com/xml-pipeline/xmlpipe/registry"
@@ -35,7 +37,8 @@ type askOptions struct {
 // writes in a conversation of its own): in order, one call at a time, on
 // the agent's goroutine — so before the Ask returns the answer the text
 // precedes. fn should return quickly (the agent waits for it) and must not
-// wait for the Ask it belongs to; it is not called once the Ask returned.
+// wait for the Ask it belongs to; it is not called once the Ask returned. A
+// panic in fn is logged and recovered: the agent's turn goes on.
 func WithInterim(fn func(Interim)) AskOption {
 	return func(o *askOptions) { o.interim = fn }
 }
@@ -75,8 +78,9 @@ func (h *interimHub) watch(conv string, fn func(Interim)) (stop func()) {
 }
 
 // show hands agent's interim text on thread to the watcher of the
-// conversation the thread belongs to, if any.
-func (h *interimHub) show(threads *registry.Threads, agent, thread, text string) {
+// conversation the thread belongs to, if any. A watcher that panics is
+// logged to log and costs its caller that text, never the agent its turn.
+func (h *interimHub) show(threads *registry.Threads, log *slog.Logger, agent, thread, text string) {
 	conv := thread
 	if threads != nil {
 		if root := threads.Root(thread); root != "" {
@@ -90,7 +94,14 @@ func (h *interimHub) show(threads *registry.Threads, agent, thread, text string)
 	w := v.(*interimWatcher)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !w.done {
-		w.fn(Interim{Conversation: conv, Thread: thread, Agent: agent, Text: text})
+	if w.done {
+		return
 	}
+	defer func() {
+		if r := recover(); r != nil && log != nil {
+			log.Error("a WithInterim callback panicked; the agent goes on", "agent", agent, "thread", thread,
+				"panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	w.fn(Interim{Conversation: conv, Thread: thread, Agent: agent, Text: text})
 }

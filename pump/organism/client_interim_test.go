@@ -96,3 +96,26 @@ func TestAskWithInterim(t *testing.T) {
 		t.Errorf("interim text (-want +got):\n%s", d)
 	}
 }
+
+// TestAskWithInterimPanics: a WithInterim callback that panics costs the
+// caller its interim text, not the agent its turn: the answer still comes.
+func TestAskWithInterimPanics(t *testing.T) {
+	m := llmtest.NewChatModel(t, func(n int) []string {
+		if n == 0 {
+			return []string{"Let me compute that.", llmtest.ToolCall("c1", "calculate", `{"Expression":"6*7"}`)}
+		}
+		return []string{"It is 42."}
+	})
+	o := mathbotOrganism(t, m.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	answer, err := o.AskText(ctx, "mathbot", "what is 6*7?", organism.WithInterim(func(organism.Interim) {
+		panic("the caller's bug")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, _ := organism.PayloadText(answer.Payload); text != "It is 42." {
+		t.Fatalf("answer %q", text)
+	}
+}
