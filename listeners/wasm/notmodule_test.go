@@ -29,3 +29,14 @@ func TestNotAModuleSaysWhatItIs(t *testing.T) {
 		})
 	}
 }
+
+// TestEmptyDescribeSaysSo: a describe export that writes nothing (or only
+// blank lines) is told so, not "EOF".
+func TestEmptyDescribeSaysSo(t *testing.T) {
+	for _, out := range []string{"", "\n  \n"} {
+		_, err := ParseContract([]byte(out))
+		if !errors.Is(err, ErrContract) || !strings.Contains(err.Error(), "describe wrote nothing") {
+			t.Errorf("ParseContract(%q) = %v, want ErrContract saying describe wrote nothing", out, err)
+		}
+	}
+}
