@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -27,10 +30,24 @@ type Client struct {
 	pending [][]byte
 }
 
+// ErrNotOOB is wrapped by Dial when the endpoint answers, but not as an
+// OOB channel (an HTTP server, such as the main bus).
+var ErrNotOOB = errors.New("not an OOB channel")
+
+// plainToTLS begins the answer Go's HTTPS server gives a plain HTTP request.
+const plainToTLS = "Client sent an HTTP request to an HTTPS server"
+
 // Dial connects to endpoint: "unix:PATH" for the Unix socket, else a ws:// or
-// wss:// URL (or host:port, taken as ws://host:port/).
+// wss:// URL (or host:port, taken as ws://host:port/). A wss:// server is
+// verified against the system roots (see DialTLS).
 func Dial(ctx context.Context, endpoint string, key ed25519.PrivateKey) (*Client, error) {
-	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
+	return DialTLS(ctx, endpoint, key, nil)
+}
+
+// DialTLS is Dial verifying a wss:// server with tlsConf (nil: the system
+// roots), e.g. one trusting the certificate of a remote channel's oob.tls.
+func DialTLS(ctx context.Context, endpoint string, key ed25519.PrivateKey, tlsConf *tls.Config) (*Client, error) {
+	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second, TLSClientConfig: tlsConf}
 	url := endpoint
 	if path, ok := strings.CutPrefix(endpoint, "unix:"); ok {
 		d.NetDialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -41,11 +58,27 @@ func Dial(ctx context.Context, endpoint string, key ed25519.PrivateKey) (*Client
 	} else if !strings.Contains(endpoint, "://") {
 		url = "ws://" + endpoint + "/"
 	}
-	ws, _, err := d.DialContext(ctx, url, nil)
+	ws, resp, err := d.DialContext(ctx, url, nil)
 	if err != nil {
+		if resp != nil {
+			err = notOOB(resp, err)
+		}
 		return nil, fmt.Errorf("oob: dial %s: %w", endpoint, err)
 	}
 	return &Client{ws: ws, key: key, clock: time.Now}, nil
+}
+
+// notOOB explains a failed handshake the endpoint answered with an HTTP
+// response: an OOB channel upgrades every request without an Origin.
+func notOOB(resp *http.Response, err error) error {
+	if !errors.Is(err, websocket.ErrBadHandshake) {
+		return err
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode == http.StatusBadRequest && strings.HasPrefix(string(body), plainToTLS) {
+		return fmt.Errorf("it speaks HTTPS: %w (the main bus? the OOB channel is oob.bind:oob.port, 127.0.0.1:8766 by default)", ErrNotOOB)
+	}
+	return fmt.Errorf("%w: it answered HTTP %s", ErrNotOOB, resp.Status)
 }
 
 // Close closes the connection.

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -171,9 +173,34 @@ func (o ctlOptions) dial(ctx context.Context, warn io.Writer) (*oob.Client, erro
 	if ep == "" {
 		ep = endpointOf(cfg.OOB)
 	}
+	tlsConf, err := ctlTLS(cfg.OOB)
+	if err != nil {
+		return nil, err
+	}
 	dctx, cancel := context.WithTimeout(ctx, ctlTimeout)
 	defer cancel()
-	return oob.Dial(dctx, ep, key)
+	return oob.DialTLS(dctx, ep, key, tlsConf)
+}
+
+// ctlTLS is how ctl verifies a remote channel (allow_remote_oob, served
+// with oob.tls): the system roots and the configured certificate itself,
+// which is most often self-signed. nil without oob.tls.
+func ctlTLS(c config.OOB) (*tls.Config, error) {
+	if !c.TLS.Enabled() {
+		return nil, nil
+	}
+	data, err := os.ReadFile(c.TLS.Cert)
+	if err != nil {
+		return nil, fmt.Errorf("oob.tls.cert: %w", err)
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil {
+		roots = x509.NewCertPool()
+	}
+	if !roots.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("oob.tls.cert %s: no PEM certificate in it", c.TLS.Cert)
+	}
+	return &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS13}, nil
 }
 
 // endpointOf is where the OOB channel of c listens.

@@ -6,17 +6,48 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/xml-pipeline/xmlpipe/pump/config"
 )
 
 // newFlags returns a flag set for command name whose usage line is args.
 func newFlags(name, args string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(flagHint{stderr, fs})
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, strings.TrimSpace("usage: xmlpipe "+name+" "+args))
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+// flagHint is a flag set's output: it passes everything on to w, and
+// completes the flag package's "flag provided but not defined: -conect"
+// with the flag of fs it was probably meant to be ("(did you mean
+// --connect?)").
+type flagHint struct {
+	w  io.Writer
+	fs *flag.FlagSet
+}
+
+// undefinedFlag begins the flag package's report of an unknown flag.
+const undefinedFlag = "flag provided but not defined: -"
+
+func (h flagHint) Write(p []byte) (int, error) {
+	line := strings.TrimSuffix(string(p), "\n")
+	name, ok := strings.CutPrefix(line, undefinedFlag)
+	if !ok || strings.Contains(name, "\n") {
+		return h.w.Write(p)
+	}
+	var names []string
+	h.fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if best := config.Nearest(name, names); best != "" {
+		line += " (did you mean --" + best + "?)"
+	}
+	if _, err := io.WriteString(h.w, line+"\n"); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // parseFlags parses args allowing flags after positional arguments

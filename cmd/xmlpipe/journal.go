@@ -35,7 +35,7 @@ func runJournal(ctx context.Context, args []string, std streams) int {
 		return exitOK
 	}
 	if len(args) == 0 || journalCommands[args[0]] == nil {
-		return subcommandUsage(std, "journal", journalUsage, args)
+		return subcommandUsage(std, "journal", journalUsage, commandNames(journalCommands), args)
 	}
 	return journalCommands[args[0]](ctx, args[1:], std)
 }

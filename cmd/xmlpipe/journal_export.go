@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/registry/store"
@@ -148,8 +149,16 @@ func wellFormed(b []byte) bool {
 	}
 }
 
-// safeName keeps a thread id usable as a file name ("-" for unknown threads).
+// safeName keeps a thread id usable as a file name: the journal's "-"
+// (entries refused before they had a thread) is "no-thread", and no name
+// begins with "-", which a shell command would read as an option.
 func safeName(id string) string {
+	if id == "-" {
+		return "no-thread"
+	}
+	if strings.HasPrefix(id, "-") {
+		id = "_" + id
+	}
 	out := []byte(id)
 	for i, c := range out {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {

@@ -68,3 +68,21 @@ func TestExportThreadsOnePass(t *testing.T) {
 		t.Fatalf("exported seqs per thread (-want +got):\n%s", d)
 	}
 }
+
+// An exported file name never begins with "-": the journal's "-" (entries
+// refused before they had a thread) was written as -.xml, which `cat -.xml`
+// or `rm *` in the export directory reads as options.
+func TestSafeNameNoLeadingDash(t *testing.T) {
+	tests := []struct{ id, want string }{
+		{"-", "no-thread"},
+		{"-rf", "_-rf"},
+		{"6f1c0000-0000-4000-8000-000000000001", "6f1c0000-0000-4000-8000-000000000001"},
+		{"a/b", "a_b"},
+		{"", "_"},
+	}
+	for _, tt := range tests {
+		if got := safeName(tt.id); got != tt.want {
+			t.Errorf("safeName(%q) = %q, want %q", tt.id, got, tt.want)
+		}
+	}
+}

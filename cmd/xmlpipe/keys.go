@@ -28,7 +28,7 @@ func runKeys(_ context.Context, args []string, std streams) int {
 		return exitOK
 	}
 	if len(args) == 0 || keysCommands[args[0]] == nil {
-		return subcommandUsage(std, "keys", keysUsage, args)
+		return subcommandUsage(std, "keys", keysUsage, commandNames(keysCommands), args)
 	}
 	name := args[0]
 	npos := 0

@@ -11,6 +11,19 @@ import (
 // errLogFormat is wrapped by newLogger for an unknown --log-format.
 var errLogFormat = errors.New("want text or json")
 
+// errLogLevel is wrapped by parseLogLevel for an unknown --log-level.
+var errLogLevel = errors.New("want debug, info, warn or error")
+
+// parseLogLevel reads a --log-level value: debug, info, warn or error, in
+// any case (slog's spellings, "warn+2" too).
+func parseLogLevel(name string) (slog.Level, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(name)); err != nil {
+		return 0, fmt.Errorf("--log-level %q: %w", name, errLogLevel)
+	}
+	return level, nil
+}
+
 // logFormatFlag registers --log-format on fs.
 func logFormatFlag(fs *flag.FlagSet) *string {
 	return fs.String("log-format", "text", "log record format: text (key=value) or json (one object per line)")

@@ -31,6 +31,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/xml-pipeline/xmlpipe/pump/config"
 )
 
 // Exit codes.
@@ -100,7 +102,7 @@ func run(ctx context.Context, args []string, std streams) int {
 	}
 	c, ok := lookupCommand(args[0])
 	if !ok {
-		fmt.Fprintf(std.err, "xmlpipe: unknown command %q\n\n", args[0])
+		fmt.Fprintf(std.err, "xmlpipe: unknown command %q%s\n\n", args[0], config.Suggest(args[0], commandList()))
 		usage(std.err)
 		return exitUsage
 	}
@@ -108,6 +110,15 @@ func run(ctx context.Context, args []string, std streams) int {
 		return commandHelp(ctx, c, args[1:], std)
 	}
 	return c.run(ctx, args[1:], std)
+}
+
+// commandList names every subcommand.
+func commandList() []string {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	return names
 }
 
 // lookupCommand finds the subcommand called name.
@@ -128,7 +139,7 @@ func runHelp(ctx context.Context, args []string, std streams) int {
 	}
 	c, ok := lookupCommand(args[0])
 	if !ok {
-		fmt.Fprintf(std.err, "xmlpipe help: unknown command %q\n\n", args[0])
+		fmt.Fprintf(std.err, "xmlpipe help: unknown command %q%s\n\n", args[0], config.Suggest(args[0], commandList()))
 		usage(std.err)
 		return exitUsage
 	}

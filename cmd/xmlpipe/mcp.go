@@ -45,9 +45,9 @@ func runMCP(ctx context.Context, args []string, std streams) int {
 	if !wantArgs(fs, pos, 0, 1) {
 		return exitUsage
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*levelName)); err != nil {
-		fmt.Fprintf(std.err, "xmlpipe mcp: --log-level: %v\n", err)
+	level, lerr := parseLogLevel(*levelName)
+	if lerr != nil {
+		fmt.Fprintf(std.err, "xmlpipe mcp: %v\n", lerr)
 		return exitUsage
 	}
 	logger := slog.New(slog.NewTextHandler(std.err, &slog.HandlerOptions{Level: level}))

@@ -6,27 +6,56 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
+
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
-// runUsageNotes is the rest of `xmlpipe run -h`: where the bus listens and what
-// a reload does.
-const runUsageNotes = `
+// runUsageNotes is the rest of `xmlpipe run -h`: where the bus listens and
+// what a reload does. The keys a reload applies are the organism's own
+// (organism.ReloadableKeys, and gateways, which it applies as a diff of
+// links), so the help cannot promise another list.
+func runUsageNotes() string {
+	applied := append(slices.Clone(organism.ReloadableKeys), "gateways")
+	reload := "SIGHUP (or POST /api/v1/organism/reload) reloads organism.yaml in place: " +
+		"the new configuration is loaded and its new or changed listeners built first " +
+		"(WASM modules compiled, MCP servers connected); if anything fails the reload is refused, " +
+		"the reason is logged and the running configuration stays. Otherwise it is applied as a diff: " +
+		"running conversations finish on the listeners they started with, unchanged listeners are not " +
+		"touched, clients stay connected and the bus keeps serving. " +
+		strings.Join(applied[:len(applied)-1], ", ") + " and " + applied[len(applied)-1] +
+		" apply at once; a reload that changes any other key (port, bind, data_dir, tls, identity, " +
+		"oob, journal, auth, ...) is refused, naming it: restart to apply those."
+	return `
 The main bus listens on organism.bind:organism.port, 127.0.0.1:8765 unless
 organism.yaml or --listen says otherwise (--insecure-dev accepts a loopback
 address only).
 
-SIGHUP (or POST /api/v1/organism/reload) reloads organism.yaml in place:
-the new configuration is loaded and its new or changed listeners built
-first (WASM modules compiled, MCP servers connected); if anything fails the
-reload is refused, the reason is logged and the running configuration
-stays. Otherwise it is applied as a diff: running conversations finish on
-the listeners they started with, unchanged listeners are not touched,
-clients stay connected and the bus keeps serving. listeners, llm, budgets
-and prompts apply at once; a reload that changes any other key (port, bind,
-data_dir, tls, identity, oob, journal, auth, gateways, ...) is refused,
-naming it: restart to apply those.
-`
+` + wrapWords(reload, 75) + "\n"
+}
+
+// wrapWords breaks text into lines of at most width characters at spaces
+// (a longer word keeps a line of its own).
+func wrapWords(text string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, w := range strings.Fields(text) {
+		switch {
+		case n == 0:
+		case n+1+len(w) > width:
+			b.WriteByte('\n')
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
+}
 
 // runRun is `xmlpipe run [--log-level L] [--log-format text|json] [--data DIR] [--listen ADDR]
 // [--insecure-dev] [organism.yaml]`: the organism headless with its main bus
@@ -40,7 +69,7 @@ func runRun(ctx context.Context, args []string, std streams) int {
 	usage := fs.Usage
 	fs.Usage = func() {
 		usage()
-		fmt.Fprint(std.err, runUsageNotes)
+		fmt.Fprint(std.err, runUsageNotes())
 	}
 	levelName := fs.String("log-level", "info", "minimum log level: debug, info, warn or error")
 	logFormat := logFormatFlag(fs)
@@ -58,9 +87,9 @@ func runRun(ctx context.Context, args []string, std streams) int {
 	if !wantArgs(fs, pos, 0, 1) {
 		return exitUsage
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*levelName)); err != nil {
-		fmt.Fprintf(std.err, "xmlpipe run: --log-level: %v\n", err)
+	level, err := parseLogLevel(*levelName)
+	if err != nil {
+		fmt.Fprintf(std.err, "xmlpipe run: %v\n", err)
 		return exitUsage
 	}
 	lv := new(slog.LevelVar)

@@ -56,7 +56,7 @@ func runUsers(ctx context.Context, args []string, std streams) int {
 		return exitOK
 	}
 	if len(args) == 0 || userCommands[args[0]] == nil {
-		return subcommandUsage(std, "users", usersUsage, args)
+		return subcommandUsage(std, "users", usersUsage, commandNames(userCommands), args)
 	}
 	return userCommands[args[0]](ctx, args[1:], std)
 }

@@ -27,7 +27,7 @@ func runWasm(ctx context.Context, args []string, std streams) int {
 		return exitOK
 	}
 	if len(args) == 0 || args[0] != "check" {
-		return subcommandUsage(std, "wasm", "usage: xmlpipe wasm check [--memory-mb N] module.wasm", args)
+		return subcommandUsage(std, "wasm", "usage: xmlpipe wasm check [--memory-mb N] module.wasm", []string{"check"}, args)
 	}
 	fs, mem := wasmCheckFlags(std.err)
 	pos, code, ok := parseFlags(fs, args[1:])

@@ -185,10 +185,13 @@ type Agent struct {
 	// (it is the answer, markup and all); in XML mode the text up to the
 	// first element naming a peer (messages to peers are not shown).
 	OnDelta func(agent, thread, delta string, end bool)
-	// OnInterim, when set, shows the text of a turn the agent's loop
-	// control continues (its tokens stripped; not sent when blank): the
-	// agent's interim text, which no answer carries — the user sees it
-	// where streamed text is not shown (a pipe), once where it is.
+	// OnInterim, when set, shows the agent's interim text, which no answer
+	// carries: the text of a turn the agent's loop control continues, the
+	// text the model wrote beside its tool calls (native tool calling) and
+	// the text before its first message to a peer (XML mode: what its
+	// stream showed, trailing line breaks aside) — tokens stripped; not
+	// sent when blank. The user sees it where
+	// streamed text is not shown (a pipe), once where it is.
 	OnInterim func(agent, thread, text string)
 	// Logger receives warnings (default slog.Default()).
 	Logger *slog.Logger
@@ -453,6 +456,7 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 				}
 				return a.halt(st, reason)
 			}
+			a.interim(st, rep.Content)
 			st.cutNote = ""
 			if cutOff(rep) {
 				st.cutNote = "Your reply was cut off at " + tokenLimit(req.MaxTokens) + " while writing this call. "
@@ -486,6 +490,11 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			targets := a.xmlTargets(md)
 			unfolded := a.curates(st) && a.xmlUnfolds(targets) && a.answerUnfolds(st, rep.Content) > 0
 			if msgs := peerElements(rep.Content, targets); len(msgs) > 0 {
+				// The prose before the first message is what its stream
+				// showed: no answer, but the agent's interim text.
+				if start, _ := peerStart(rep.Content, targets); start > 0 {
+					a.interim(st, strings.TrimRight(rep.Content[:start], "\r\n"))
+				}
 				return xmlpipe.Raw(msgs), nil
 			}
 			if unfolded {
@@ -555,6 +564,22 @@ func (a *Agent) step(ctx context.Context, st *turnState, box *toolbox, loop *loo
 		return xmlpipe.SendAll(sends...), false, nil
 	}
 	return nil, true, nil
+}
+
+// interim hands text the model wrote beside its tool calls or messages to
+// OnInterim: it is no answer (the answer comes once they are answered),
+// and a caller that sees no stream would miss it. Loop control tokens are
+// stripped; blank text is not shown.
+func (a *Agent) interim(st *turnState, text string) {
+	if a.OnInterim == nil {
+		return
+	}
+	if a.loopControlled(st) {
+		text = aeiou.StripTokens(text)
+	}
+	if strings.TrimSpace(text) != "" {
+		a.OnInterim(a.Name, st.md.ThreadID, text)
+	}
 }
 
 // namelessCallNote is what the model hears when its reply was only tool
@@ -664,8 +689,10 @@ func (a *Agent) toolbox(peers []xmlpipe.Peer) *toolbox {
 		a.logger().Warn("agent tools", "agent", a.Name, "error", err)
 	}
 	if len(b.unoffered) > 0 {
-		a.logger().Warn("peers without a payload contract are not offered as functions", "agent", a.Name,
-			"peers", b.unoffered)
+		a.logger().Warn("peers not offered as functions: no payload contract reaches the agent for them — "+
+			"no listener of that name is registered (yet), or this conversation's profile does not reach it "+
+			"(a callable's conversation reaches only what its requires: lists, a security profile only its "+
+			"listeners)", "agent", a.Name, "peers", b.unoffered)
 	}
 	a.box.Store(b)
 	return b

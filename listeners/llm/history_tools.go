@@ -2,11 +2,17 @@ package llm
 
 import "encoding/json"
 
+// UnfoldTool is the function with which an agent with a librarian reads
+// back a folded part of its history (or lists them, with their summaries):
+// its result quotes what that part holds.
+const UnfoldTool = unfoldTool
+
 // HistoryTools names the tools a slot of an agent's context history is
 // about, for a surface that must know what a record holds without reading
 // the agent loop's records itself: for an assistant message with tool
 // calls (payload type llm.calls), the tools it called; for one call's
-// result (llm.result), that call's tool. ok is false for any other slot.
+// result (llm.result), that call's tool; for an XML-mode unfold's answer
+// (llm.unfolded), UnfoldTool. ok is false for any other slot.
 // A record that cannot be read returns ok with err set, so a caller that
 // withholds by tool can withhold it rather than show it.
 func HistoryTools(payloadType string, raw []byte) (tools []string, ok bool, err error) {
@@ -27,6 +33,8 @@ func HistoryTools(payloadType string, raw []byte) (tools []string, ok bool, err 
 			return nil, true, err
 		}
 		return []string{rec.Name}, true, nil
+	case unfoldedType:
+		return []string{unfoldTool}, true, nil
 	}
 	return nil, false, nil
 }

@@ -251,7 +251,7 @@ func TestContextUnfold(t *testing.T) {
 	if !strings.Contains(list.Content, "s0 (folded; message from console") {
 		t.Errorf("list %q", list.Content)
 	}
-	for id, want := range map[string]string{"bad1": `there is no part "s999"`, "bad2": `unknown field "ids"`, "bad3": "past the end"} {
+	for id, want := range map[string]string{"bad1": `there is no part "s999"`, "bad2": `not "ids"`, "bad3": "past the end"} {
 		if res := toolResult(t, reqs, id); !res.IsError || !strings.Contains(res.Content, want) {
 			t.Errorf("%s: %+v", id, res)
 		}

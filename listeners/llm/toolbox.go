@@ -26,8 +26,8 @@ type toolbox struct {
 	// byFunc maps a function name to its tool: a model's call back to the
 	// peer it names (funcName and the collision rule map the other way).
 	byFunc map[string]*boxTool
-	// unoffered are peers without a payload contract (not registered): they
-	// cannot be called as functions.
+	// unoffered are peers without a payload contract (not registered, or
+	// out of the conversation's profile): they cannot be called as functions.
 	unoffered []string
 }
 

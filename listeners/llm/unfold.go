@@ -37,7 +37,7 @@ func unfoldArgs(args []byte) (id string, offset int, err error) {
 		dec := json.NewDecoder(bytes.NewReader(args))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&a); err != nil {
-			return "", 0, fmt.Errorf(`want {"id": "s12"} (and "offset" to read on): %w`, err)
+			return "", 0, unfoldArgsError(err)
 		}
 	}
 	if a.ID != nil {
@@ -50,6 +50,23 @@ func unfoldArgs(args []byte) (id string, offset int, err error) {
 		offset = *a.Offset
 	}
 	return id, offset, nil
+}
+
+// unfoldArgsError words a decoding error of context_unfold's arguments
+// for the model: which argument, and what it must be.
+func unfoldArgsError(err error) error {
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		switch te.Field {
+		case "id":
+			return errors.New(`"id" must be a string, like "s12"`)
+		case "offset":
+			return errors.New(`"offset" must be a whole number of bytes, like 4096`)
+		}
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return fmt.Errorf(`the arguments are "id" and "offset", not %s`, name)
+	}
+	return errors.New(`the arguments must be a JSON object: {"id": "s12"} (and "offset" to read on)`)
 }
 
 // unfoldLocal is the context_unfold function (seed 000 §6.3: unfold when

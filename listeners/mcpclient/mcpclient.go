@@ -191,6 +191,16 @@ func dial(ctx context.Context, o Options) (*sdk.ClientSession, error) {
 	defer cancel()
 	client := sdk.NewClient(&sdk.Implementation{Name: "xmlpipe", Version: "v1"}, nil)
 	cs, err := client.Connect(cctx, transport, nil)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		// The SDK's bare "context deadline exceeded" says nothing of
+		// what waited, nor what to look at.
+		check := "is it an MCP server, writing JSON-RPC on its stdout and answering every request?"
+		if len(o.Command) == 0 {
+			check = "is it a streamable HTTP MCP endpoint?"
+		}
+		return nil, fmt.Errorf("%w %s: connect: no answer to the MCP handshake within %s (server.timeout); %s: %w",
+			ErrServer, o.Name, o.Timeout, check, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w %s: connect: %w", ErrServer, o.Name, err)
 	}

@@ -29,6 +29,10 @@ type Contract struct {
 // ParseContract reads a contract in YAML (what a describe export writes).
 func ParseContract(b []byte) (Contract, error) {
 	var c Contract
+	if len(bytes.TrimSpace(b)) == 0 {
+		return Contract{}, fmt.Errorf("%w: describe wrote nothing: it must write its payload: (and response:) "+
+			"field lists, in YAML, to stdout", ErrContract)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil {

@@ -9,6 +9,9 @@ import (
 
 // Errors of compiling and calling modules. Call errors wrap one of them.
 var (
+	// ErrNotModule means the file is no WebAssembly binary module (it
+	// does not begin with "\x00asm").
+	ErrNotModule = errors.New("wasm: not a WebAssembly binary module")
 	// ErrABI means the module is neither a reactor (handle) nor a command (_start).
 	ErrABI = errors.New("wasm: module exports neither handle (reactor) nor _start (command)")
 	// ErrImport means the module imports something the sandbox does not offer.

@@ -137,6 +137,9 @@ func compileModule(ctx context.Context, name string, wasm []byte, sb Sandbox, ca
 	if log == nil {
 		log = slog.Default()
 	}
+	if err := checkBinary(wasm); err != nil {
+		return nil, &OptionError{Key: "module", Err: err}
+	}
 	if sb.MemoryMB > 4096 {
 		return nil, &OptionError{Key: "capabilities.memory_mb",
 			Err: fmt.Errorf("memory_mb %d is over the 4096 MiB wasm32 limit", sb.MemoryMB)}

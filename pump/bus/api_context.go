@@ -71,11 +71,15 @@ func (s *Server) apiThreadContext(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	segs := tc.Segments()
-	memory, conv := s.memoryReader(sessionOf(r.Context())), s.conversationOf(id)
+	slots := make([][]registry.Slot, len(segs))
+	for i, sg := range segs {
+		slots[i] = tc.SegmentSlots(sg)
+	}
+	memory := s.memoryReader(sessionOf(r.Context())).contextMemory(s.conversationOf(id), segs, slots)
 	b := apiContextBody{ThreadID: id, Segments: make([]apiContextSegment, 0, len(segs)),
 		Tiers: map[string]int{string(registry.TierExpanded): 0, string(registry.TierFolded): 0,
 			string(registry.TierEvicted): 0}}
-	for _, sg := range segs {
+	for i, sg := range segs {
 		out := apiContextSegment{ID: sg.ID, Index: sg.Index, Slots: sg.Slots, ContentType: sg.ContentType,
 			Tier: string(sg.Tier), Relevance: sg.Relevance, Scored: sg.Scored, Summary: sg.Summary,
 			SummaryBy: sg.SummaryBy, Bytes: sg.Bytes, Tokens: sg.Tokens, From: sg.From, PayloadType: sg.PayloadType,
@@ -83,12 +87,12 @@ func (s *Server) apiThreadContext(w http.ResponseWriter, r *http.Request) {
 		if !sg.Changed.IsZero() {
 			out.Changed = stamp(sg.Changed)
 		}
-		if memory.withholds(conv, tc.SegmentSlots(sg)) {
+		if memory.withholds(sg) {
 			out.Summary, out.Withheld = "", withheldMemory
 		} else if full {
 			var c strings.Builder
-			for i, sl := range tc.SegmentSlots(sg) {
-				if i > 0 {
+			for k, sl := range slots[i] {
+				if k > 0 {
 					c.WriteByte('\n')
 				}
 				c.WriteString(strings.ToValidUTF8(string(sl.Raw), string(utf8.RuneError)))

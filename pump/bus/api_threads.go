@@ -56,6 +56,11 @@ type apiThreadBody struct {
 	LastTo       string   `json:"last_to,omitempty"`
 	PayloadTypes []string `json:"payload_types"`
 	Error        string   `json:"error,omitempty"`
+	// Withheld, when set, says why Error does not quote the failure:
+	// "memory" for a failure of memory traffic (what an agent asked to
+	// remember, which it may quote), shown to the conversation's owner and
+	// admins only.
+	Withheld string `json:"withheld,omitempty"`
 }
 
 // apiMessage is the Message model: a journal entry or a live event. ID is
@@ -408,22 +413,34 @@ func (s *Server) threadEntries(w http.ResponseWriter, sess auth.Session, st *sto
 
 // threadConversation is threadEntries for a reader that needs the
 // thread's conversation, not its entries: it reads the thread's first
-// entry only (which names the conversation), unless sess has a profile
-// (whose check looks at every participant of the thread) or that entry
-// names none.
+// entry only (which names the conversation) — for a user with a profile,
+// whose check looks at every participant of the thread, with the names its
+// entries carry as threadNames keeps them (only the entries journaled since
+// they were last read are read) — unless that entry names none.
 func (s *Server) threadConversation(w http.ResponseWriter, sess auth.Session, st *store.Store, id string) (string, bool) {
-	if sess.Profile == "" {
-		first, err := st.ThreadAfter(id, 0, 1)
-		if err != nil {
-			s.internalError(w, "journal thread", err)
-			return "", false
-		}
-		if len(first) > 0 && first[0].Conversation != "" {
-			return s.threadOf(w, sess, st, id, first)
-		}
+	first, err := st.ThreadAfter(id, 0, 1)
+	if err != nil {
+		s.internalError(w, "journal thread", err)
+		return "", false
 	}
-	_, conv, ok := s.threadEntries(w, sess, st, id)
-	return conv, ok
+	if len(first) == 0 || first[0].Conversation == "" {
+		_, conv, ok := s.threadEntries(w, sess, st, id)
+		return conv, ok
+	}
+	conv := first[0].Conversation
+	if sess.Profile == "" {
+		return conv, true
+	}
+	names, err := s.names.of(st, id)
+	if err != nil {
+		s.internalError(w, "journal thread", err)
+		return "", false
+	}
+	if !s.journalView(sess, st).thread(id, conv) || !s.namesVisible(sess, names...) {
+		writeError(w, http.StatusNotFound, "Thread not found")
+		return "", false
+	}
+	return conv, true
 }
 
 // threadOf resolves thread id, whose journal entries are entries, for
@@ -506,6 +523,9 @@ func (s *Server) apiThread(w http.ResponseWriter, r *http.Request, st *store.Sto
 		return
 	}
 	b.Error = o.err
+	if o.errMemory && !s.memoryReader(sess).reads(cmp.Or(b.Conversation, id)) {
+		b.Error, b.Withheld = withheldMemoryText, withheldMemory
+	}
 	b.Status = s.threadStatus(id, b.Conversation, o)
 	writeJSON(w, http.StatusOK, b)
 }

@@ -205,7 +205,7 @@
 // message is every envelope of the conversation accepted and delivered to a
 // listener (the first one is the client's own, canonicalised), with its
 // canonical payload XML; output is a line a listener printed (the console's
-// "[shouter] HELLO, DAN!"); reply is a message addressed back outside the
+// "[shouter] HELLO, DAN!") or an agent's interim text; reply is a message addressed back outside the
 // organism; huh, system_error and dead_letter are failures on the
 // conversation; complete says nothing of it is in flight any more.
 //
@@ -245,7 +245,13 @@
 // carry text); text the reply makes messages of (XML to a peer) is not
 // streamed. The agent's answer then comes as its reply or message frame,
 // the journaled envelope, whole and unchanged: a client that ignores delta
-// frames loses nothing. Deltas follow the events before them (they pass the
+// frames loses nothing. A reply frame whose text the socket's deltas of
+// that agent (its stream ended last) already carried, whole, says
+// "streamed":true, and so does the output frame of an agent's interim text
+// (what it wrote beside a tool call, or before a message to a peer): a
+// client that renders deltas skips their text and shows it once. Without
+// the mark — a socket not subscribed to delta, text that differs from what
+// streamed — a client shows the frame's text. Deltas follow the events before them (they pass the
 // same durability gate) but are not journaled: they carry no message_id and
 // are not sent again after a crash. Only the sockets that get the
 // conversation's events get its deltas.

@@ -11,6 +11,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 	"github.com/xml-pipeline/xmlpipe/schemas"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
 // withheldMemory is the Message model's withheld value of memory traffic
@@ -54,13 +55,14 @@ func (r *memoryReader) reads(conv string) bool {
 }
 
 // withhold applies the rule to m, the Message model of journal entry e: a
-// message, failure or refusal to or from the memory listener that the
+// message, failure or refusal to or from the memory listener (or a <huh>
+// quoting a memory request, organism.MessageCarriesMemory) that the
 // reader may not read keeps its metadata (who, when, what kind) but not its
 // payload, nor — save a refusal's, the governance's reasons — its
 // diagnostics (a failure's may quote it). A decision record is never
 // withheld: it says how the request ended, not what it held.
 func (r *memoryReader) withhold(m *apiMessage, e store.Entry) {
-	if e.Kind == store.Decision || !organism.CarriesMemory(e.From, cmp.Or(e.Listener, e.To)) ||
+	if e.Kind == store.Decision || !organism.MessageCarriesMemory(e.From, cmp.Or(e.Listener, e.To), e.Bytes) ||
 		r.reads(cmp.Or(e.Conversation, e.Thread)) {
 		return
 	}
@@ -78,9 +80,11 @@ type memoryEvent struct {
 }
 
 // memoryEventOf reads the owner of e's conversation once, when e is
-// memory traffic.
+// memory traffic or a <huh> quoting a memory request.
 func (s *Server) memoryEventOf(e pump.Event) *memoryEvent {
-	if !organism.CarriesMemory(e.From, cmp.Or(e.Listener, e.To)) {
+	huh, _ := e.Payload.(*xmlpipe.Huh)
+	if !organism.MessageCarriesMemory(e.From, cmp.Or(e.Listener, e.To), e.Envelope) &&
+		(huh == nil || !organism.IsMemoryRequest(huh.OriginalAttempt)) {
 		return nil
 	}
 	owner, err := s.conversationOwner(cmp.Or(e.Conversation, e.Thread))
@@ -100,7 +104,7 @@ func (m *memoryEvent) reads(sess auth.Session) bool {
 // conversation conv as r may read it: memory traffic r may not read reads
 // withheldMemoryText, a decision record (a core <decision>) as it is.
 func (r *memoryReader) slotPayload(conv, from, to, payload string) string {
-	if !organism.CarriesMemory(from, to) || isDecisionRecord(payload) || r.reads(conv) {
+	if !organism.MessageCarriesMemory(from, to, []byte(payload)) || isDecisionRecord(payload) || r.reads(conv) {
 		return payload
 	}
 	return withheldMemoryText
@@ -121,14 +125,40 @@ func isDecisionRecord(payload string) bool {
 	}
 }
 
-// withholds reports whether a context segment of conversation conv, made
-// of slots, is withheld from r: one of its slots holds memory text
-// (organism.HistoryCarriesMemory) and r may not read it.
-func (r *memoryReader) withholds(conv string, slots []registry.Slot) bool {
-	for _, sl := range slots {
-		if organism.HistoryCarriesMemory(sl.From, sl.To, sl.PayloadType, sl.Raw) && !isDecisionRecord(string(sl.Raw)) {
-			return !r.reads(conv)
+// contextMemory is, for one reader of an agent's context history, which
+// of its segments hold memory text they may not read: the segments holding
+// it (organism.HistoryCarriesMemory) and, in a history that holds any, the
+// segments unfolding its parts (organism.HistoryUnfolds: the unfolded
+// text, the list of folded parts with their summaries, and the librarian's
+// summary of either may quote it).
+type contextMemory struct {
+	withheld map[int]bool // by segment index
+}
+
+// contextMemory decides, for r, the segments of conversation conv's
+// history given with their slots.
+func (r *memoryReader) contextMemory(conv string, segs []registry.Segment, slots [][]registry.Slot) contextMemory {
+	cm := contextMemory{withheld: map[int]bool{}}
+	var unfolds []int
+	held := false
+	for i, sg := range segs {
+		for _, sl := range slots[i] {
+			switch {
+			case organism.HistoryCarriesMemory(sl.From, sl.To, sl.PayloadType, sl.Raw) && !isDecisionRecord(string(sl.Raw)):
+				cm.withheld[sg.Index], held = true, true
+			case organism.HistoryUnfolds(sl.PayloadType, sl.Raw):
+				unfolds = append(unfolds, sg.Index)
+			}
 		}
 	}
-	return false
+	if !held || r.reads(conv) {
+		return contextMemory{}
+	}
+	for _, i := range unfolds {
+		cm.withheld[i] = true
+	}
+	return cm
 }
+
+// withholds reports whether segment sg is withheld.
+func (cm contextMemory) withholds(sg registry.Segment) bool { return cm.withheld[sg.Index] }

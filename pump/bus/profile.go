@@ -119,11 +119,17 @@ func (v *journalView) thread(id, conv string) bool {
 }
 
 // recorded is the profile the journal recorded for thread id, and whether
-// it recorded one: with its entries, or with what retention kept of the
+// it recorded one: with its entries (the first that has one: the thread's
+// first, but for entries journaled before profiles were), or with what retention kept of the
 // pruned ones — so a thread retention pruned reads the same once it ended
 // (its conversation completed, the TTL, a restart).
 func (v *journalView) recorded(id string) (string, bool) {
-	es, err := v.st.Thread(id)
+	// The first entry says, unless it was journaled before the journal
+	// recorded profiles: then a later one may.
+	es, err := v.st.ThreadAfter(id, 0, 1)
+	if err == nil && len(es) > 0 && es[0].ProfileUnknown {
+		es, err = v.st.Thread(id)
+	}
 	if err != nil {
 		return "", false
 	}
@@ -152,7 +158,7 @@ func (v *journalView) owned(conv string) bool {
 		return ok
 	}
 	ok := false
-	if es, err := v.st.Thread(conv); err == nil && len(es) > 0 {
+	if es, err := v.st.ThreadAfter(conv, 0, 1); err == nil && len(es) > 0 {
 		ok = pump.Principal{User: v.sess.Username}.Owns(es[0].From)
 	}
 	v.own[conv] = ok

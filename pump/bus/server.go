@@ -59,6 +59,10 @@ type Server struct {
 	// sockets count the frames and network writes of every socket.
 	sockets socketCounters
 
+	// names keeps the participants of the threads whose visibility to a
+	// user with a profile was judged lately (threadConversation).
+	names *threadNames
+
 	// writeGate, when set (tests only), makes every socket writer wait for a
 	// token before each frame: a client that cannot drain its socket.
 	writeGate chan struct{}
@@ -89,6 +93,7 @@ func New(opts Options) (*Server, error) {
 		logs:    newSocketSet[*logSocket](),
 		killed:  newKilledSet(killedRemembered),
 		live:    &liveConversations{set: map[string]struct{}{}},
+		names:   newThreadNames(maxThreadNames),
 		conns:   map[*conn]struct{}{},
 	}
 	var since int64

@@ -290,12 +290,12 @@ func (st *streamSocket) offerEvent(e pump.Event, facts eventFacts) {
 		if e.Kind == pump.EventDeadLetter && !seesFailureDetail(st.c.sess) {
 			text = failure.Undelivered // its reason may be a handler's error (errdetail.go)
 		}
-		if !mem.reads(st.c.sess) && (e.Kind == pump.EventHuh || e.Kind == pump.EventSystemError) {
-			text = withheldMemoryText // it may quote what was asked to remember
+		body := map[string]any{"event": streamError, "kind": string(e.Kind), "thread_id": e.Conversation,
+			"agent": agent, "error": text, "timestamp": stamp(e.Time), "message_id": eventID(string(e.Kind), e)}
+		if !mem.reads(st.c.sess) && e.Kind != pump.EventRefusal { // a refusal's reason is the governance's words
+			body["error"], body["withheld"] = withheldMemoryText, withheldMemory // it may quote what was asked to remember
 		}
-		st.offer(streamEvent{name: streamError, threads: threads, agents: agents, profile: e.Profile, body: map[string]any{
-			"event": streamError, "kind": string(e.Kind), "thread_id": e.Conversation, "agent": agent,
-			"error": text, "timestamp": stamp(e.Time), "message_id": eventID(string(e.Kind), e)}})
+		st.offer(streamEvent{name: streamError, threads: threads, agents: agents, profile: e.Profile, body: body})
 	case pump.EventComplete:
 		st.offer(streamEvent{name: streamThreadUpdated, threads: threads, profile: e.Profile, body: map[string]any{
 			"event": streamThreadUpdated, "thread_id": e.Conversation, "status": facts.status,

@@ -29,10 +29,13 @@ const (
 // denial, an expiry nor a cancel's dropping), denied and expired (a call of
 // its latest answer was denied, or its approval expired) and cancelled
 // (its latest answer was cancelled: the cancel dropped messages and
-// nothing was journaled since). Error is the last failure's text.
+// nothing was journaled since). Error is the last failure's text; errMemory
+// says that failure is memory traffic (organism.MessageCarriesMemory), its
+// text the conversation owner's (organism.MemoryReadable).
 type threadOutcome struct {
 	failed, denied, expired, cancelled bool
 	err                                string
+	errMemory                          bool
 }
 
 // decisionStatus is the one rule of the status decisions give a
@@ -91,7 +94,10 @@ func (s *Server) outcomeOf(ctx context.Context, conv string, entries []store.Ent
 			o.err = text
 		} else if e.Diagnostics != "" {
 			o.err = strings.Join(journalDiagnostics(e.Kind, strings.Split(e.Diagnostics, "\n"), details), "\n")
+		} else {
+			continue
 		}
+		o.errMemory = organism.MessageCarriesMemory(e.From, cmp.Or(e.Listener, e.To), e.Bytes)
 	}
 	o.cancelled = lastCancel > lastMessage
 	o.denied, o.expired = lastDenied > lastTurn, lastExpired > lastTurn
@@ -247,9 +253,12 @@ func refusalRule(env []byte) string   { return coreChildText(env, "refusal", "vi
 // (decisionStatus: denied, expired), else completed. It runs once per
 // completion (streamEvents).
 func (s *Server) completionStatus(e pump.Event) string {
-	o := s.turns.forget(e.Conversation) // whatever the answer's end
+	o, u := s.turns.forget(e.Conversation) // whatever the answer's end
 	if e.Error == pump.KilledReason {
 		return statusKilled
+	}
+	if u.decisions || u.failure { // its bounded memory forgot some: the journal says
+		o = s.turns.lookup(e.Conversation, o, u)
 	}
 	o = s.turns.recovered(e, o)
 	switch {

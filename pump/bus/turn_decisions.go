@@ -11,7 +11,7 @@ import (
 )
 
 // maxTurnsTracked bounds the conversations whose running answer's
-// decisions turnDecisions keeps.
+// decisions, and those whose failure, turnDecisions keeps.
 const maxTurnsTracked = 4096
 
 // turnDecisions follows, as the organism's events come, the decisions of
@@ -39,11 +39,18 @@ type turnDecisions struct {
 	// decision) while the server ran: REST reads them error from then on
 	// (threadOutcome.failed), and so does their completion.
 	failed map[string]bool
+	// limit bounds turns and failed (maxTurnsTracked). Past it one entry
+	// is forgotten and forgotTurns or forgotFailures set: from then on a
+	// completion of a conversation the map does not hold is read from the
+	// journal (lookup), as REST reads it, rather than taken for one
+	// without decisions or failures.
+	limit                      int
+	forgotTurns, forgotFailure bool
 }
 
 func newTurnDecisions(s *Server, since int64) *turnDecisions {
 	return &turnDecisions{s: s, since: since, turns: map[string]threadOutcome{},
-		approvals: map[string]map[string]string{}, failed: map[string]bool{}}
+		approvals: map[string]map[string]string{}, failed: map[string]bool{}, limit: maxTurnsTracked}
 }
 
 // approvalDecided notes a decided approval (a governance event).
@@ -104,17 +111,19 @@ func (t *turnDecisions) event(e pump.Event) {
 }
 
 // fail notes the failure e when it is on its conversation's own thread
-// (the thread REST reads the conversation's status from). Past
-// maxTurnsTracked failed conversations, one of the others is forgotten.
+// (the thread REST reads the conversation's status from). Past t.limit
+// failed conversations, one of the others is forgotten (its completion is
+// then read from the journal).
 func (t *turnDecisions) fail(e pump.Event) {
 	if e.Thread != e.Conversation {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.failed[e.Conversation] && len(t.failed) >= maxTurnsTracked {
+	if !t.failed[e.Conversation] && len(t.failed) >= t.limit {
 		for other := range t.failed {
 			delete(t.failed, other)
+			t.forgotFailure = true
 			break
 		}
 	}
@@ -122,14 +131,15 @@ func (t *turnDecisions) fail(e pump.Event) {
 }
 
 // note records status for conv's running answer (t.mu held). Past
-// maxTurnsTracked running answers with decisions, one of the others is
-// forgotten (its completion then reads completed).
+// t.limit running answers with decisions, one of the others is forgotten
+// (its completion is then read from the journal).
 func (t *turnDecisions) note(conv, status string) {
 	o, ok := t.turns[conv]
-	if !ok && len(t.turns) >= maxTurnsTracked {
+	if !ok && len(t.turns) >= t.limit {
 		for other := range t.turns {
 			delete(t.turns, other)
 			delete(t.approvals, other)
+			t.forgotTurns = true
 			break
 		}
 	}
@@ -143,38 +153,58 @@ func (t *turnDecisions) note(conv, status string) {
 }
 
 // forget returns the decisions of conv's running answer and forgets them
-// (its completion came: the next answer begins afresh).
-func (t *turnDecisions) forget(conv string) threadOutcome {
+// (its completion came: the next answer begins afresh). u says what it
+// returns may lack of what was forgotten to stay within t.limit: the
+// answer's decisions (it holds none) or the conversation's failure (it
+// holds none).
+func (t *turnDecisions) forget(conv string) (o threadOutcome, u unsure) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	o := t.turns[conv]
+	o, decided := t.turns[conv]
 	o.failed = t.failed[conv] // not forgotten: a failure stays the conversation's
+	u = unsure{decisions: t.forgotTurns && !decided, failure: t.forgotFailure && !o.failed}
 	delete(t.turns, conv)
 	delete(t.approvals, conv)
-	return o
+	return o, u
 }
+
+// unsure says which of what turnDecisions followed of a conversation may
+// have been forgotten: the decisions of its answer, its failure.
+type unsure struct{ decisions, failure bool }
 
 // recovered adds to o, the decisions followed of the answer completion e
 // ends, what the journal says of it when it began before the server
 // started (recovered after a restart), as REST reads it.
 func (t *turnDecisions) recovered(e pump.Event, o threadOutcome) threadOutcome {
-	st := t.s.opts.Store
-	if st == nil || e.Turn <= 0 || e.Turn > t.since {
+	if e.Turn <= 0 || e.Turn > t.since {
 		return o
 	}
-	j, err := t.s.conversationOutcomes(context.Background(), st).of(e.Conversation, threadOutcome{})
-	if err != nil {
-		t.s.log.Warn("thread status: journal of a recovered conversation unreadable", "conversation", e.Conversation,
-			"error", err)
+	return t.lookup(e.Conversation, o, unsure{decisions: true, failure: true})
+}
+
+// lookup adds to o what the journal says of conversation conv, as u asks
+// — the decisions of its latest answer, a failure on its own thread — by
+// the rule GET /api/v1/threads/{id} reads it with (outcomeOf): for an
+// answer the server did not follow from its beginning, or one whose
+// conversation its bounded memory forgot.
+func (t *turnDecisions) lookup(conv string, o threadOutcome, u unsure) threadOutcome {
+	st := t.s.opts.Store
+	if st == nil {
+		return o
 	}
-	o.denied, o.expired = o.denied || j.denied, o.expired || j.expired
-	if !o.failed {
-		entries, err := st.Thread(e.Conversation)
+	if u.decisions {
+		j, err := t.s.conversationOutcomes(context.Background(), st).of(conv, threadOutcome{})
 		if err != nil {
-			t.s.log.Warn("thread status: journal of a recovered conversation unreadable", "conversation", e.Conversation,
-				"error", err)
+			t.s.log.Warn("thread status: journal of a conversation unreadable", "conversation", conv, "error", err)
 		}
-		o.failed = t.s.outcomeOf(context.Background(), e.Conversation, entries, false).failed
+		o.denied, o.expired = o.denied || j.denied, o.expired || j.expired
+	}
+	if u.failure && !o.failed {
+		entries, err := st.Thread(conv)
+		if err != nil {
+			t.s.log.Warn("thread status: journal of a conversation unreadable", "conversation", conv, "error", err)
+		}
+		o.failed = t.s.outcomeOf(context.Background(), conv, entries, false).failed
 	}
 	return o
 }

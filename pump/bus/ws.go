@@ -85,6 +85,9 @@ type wsSocket struct {
 
 	mu   sync.Mutex
 	held map[string][]any // conversation → events waiting for its "sent"
+	// shown is the text the socket's delta frames carried per agent's
+	// stream, which a reply or output frame repeating it marks streamed.
+	shown shownStreams
 }
 
 // handleWS is GET /ws (behind the bearer middleware).
@@ -388,6 +391,7 @@ func (w *wsSocket) hold(conv string) {
 func (w *wsSocket) unhold(conv string) {
 	w.mu.Lock()
 	delete(w.held, conv)
+	w.shown.forget(conv)
 	w.mu.Unlock()
 }
 
@@ -429,12 +433,36 @@ func (w *wsSocket) post(conv string, item any) {
 }
 
 // conversationEvent implements sink: the events the client subscribed to
-// are queued (or held until the conversation's "sent").
+// are queued (or held until the conversation's "sent"). A reply whose text
+// the socket's delta frames already carried goes as a streamedReply.
 func (w *wsSocket) conversationEvent(e pump.Event) {
+	switch e.Kind {
+	case pump.EventReply:
+		w.mu.Lock()
+		text, _ := organism.PayloadText(e.Payload)
+		streamed := w.shown.take(e.Conversation, e.From, text)
+		w.mu.Unlock()
+		if streamed && w.subs.wants(wire.TypeReply) {
+			w.post(e.Conversation, streamedReply{e})
+			return
+		}
+	case pump.EventComplete:
+		w.mu.Lock()
+		w.shown.forget(e.Conversation)
+		w.mu.Unlock()
+	}
 	if typ := eventType(e.Kind); typ != "" && w.subs.wants(typ) {
 		w.post(e.Conversation, e)
 	}
 }
+
+// streamedReply is a reply event whose text the socket's delta frames
+// already carried: its frame says "streamed": true.
+type streamedReply struct{ pump.Event }
+
+// streamedOutput is an agent's interim text the socket's delta frames
+// already carried: its frame says "streamed": true.
+type streamedOutput struct{ organism.Output }
 
 // eventType is the /ws frame type of a pump event kind ("" for a kind /ws
 // does not forward).
@@ -463,7 +491,14 @@ func eventType(k pump.EventKind) string {
 // queue (see pendingDelta).
 func (w *wsSocket) output(o organism.Output) {
 	if o.Kind != organism.OutputDelta {
+		w.mu.Lock()
+		streamed := o.Kind == organism.OutputPrint && w.shown.take(o.Conversation, o.From, o.Text)
+		w.mu.Unlock()
 		if w.subs.wants(wire.TypeOutput) {
+			if streamed {
+				w.post(o.Conversation, streamedOutput{o})
+				return
+			}
 			w.post(o.Conversation, o)
 		}
 		return
@@ -473,6 +508,7 @@ func (w *wsSocket) output(o organism.Output) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.shown.delta(o)
 	if q, ok := w.held[o.Conversation]; ok {
 		if n := len(q); n > 0 {
 			if d, ok := q[n-1].(*pendingDelta); ok && d.add(o) {
@@ -504,9 +540,12 @@ func (w *wsSocket) encode(item any) (int, []byte, error) {
 		if b, ok = appendEventFrame(b, it, w.details); !ok {
 			return 0, nil, nil
 		}
+	case streamedReply:
+		b = appendReplyFrame(b, it.Event, true)
 	case organism.Output:
-		b = wire.Output{Head: wire.Head{Type: wire.TypeOutput}, ThreadID: it.Conversation, From: it.From,
-			Text: it.Text, MessageID: wire.MessageID(wire.TypeOutput, it.Conversation, it.Thread, it.From, it.Text)}.AppendJSON(b)
+		b = outputFrame(it, false).AppendJSON(b)
+	case streamedOutput:
+		b = outputFrame(it.Output, true).AppendJSON(b)
 	case *pendingDelta:
 		text, end := it.take()
 		b = wire.Delta{Head: wire.Head{Type: wire.TypeDelta}, ThreadID: it.conv, Agent: it.agent, Text: text, End: end}.AppendJSON(b)
@@ -544,12 +583,7 @@ func appendEventFrame(b []byte, e pump.Event, details bool) ([]byte, bool) {
 			Listener: e.Listener, PayloadType: e.PayloadName, Payload: string(payloadOf(e.Envelope)), Timestamp: ts,
 			MessageID: eventID(wire.TypeMessage, e)}.AppendJSON(b), true
 	case pump.EventReply:
-		r := wire.Reply{Head: wire.Head{Type: wire.TypeReply}, ThreadID: e.Conversation, From: e.From, To: e.To,
-			PayloadType: e.PayloadName, Payload: string(payloadOf(e.Envelope)), Timestamp: ts, MessageID: eventID(wire.TypeReply, e)}
-		if text, ok := organism.PayloadText(e.Payload); ok {
-			r.Text = text
-		}
-		return r.AppendJSON(b), true
+		return appendReplyFrame(b, e, false), true
 	case pump.EventHuh:
 		diags := e.Diagnostics
 		if !details && len(diags) > 0 {
@@ -575,6 +609,26 @@ func appendEventFrame(b []byte, e pump.Event, details bool) ([]byte, bool) {
 			Timestamp: ts, MessageID: eventID(wire.TypeComplete, e)}.AppendJSON(b), true
 	}
 	return b, false
+}
+
+// appendReplyFrame appends the reply frame of e to b; streamed marks a
+// reply whose text the socket's delta frames already carried.
+func appendReplyFrame(b []byte, e pump.Event, streamed bool) []byte {
+	r := wire.Reply{Head: wire.Head{Type: wire.TypeReply}, ThreadID: e.Conversation, From: e.From, To: e.To,
+		PayloadType: e.PayloadName, Payload: string(payloadOf(e.Envelope)), Timestamp: stamp(e.Time),
+		MessageID: eventID(wire.TypeReply, e), Streamed: streamed}
+	if text, ok := organism.PayloadText(e.Payload); ok {
+		r.Text = text
+	}
+	return r.AppendJSON(b)
+}
+
+// outputFrame is the output frame of o; streamed marks interim text the
+// socket's delta frames already carried. Its message_id is the same
+// either way.
+func outputFrame(o organism.Output, streamed bool) wire.Output {
+	return wire.Output{Head: wire.Head{Type: wire.TypeOutput}, ThreadID: o.Conversation, From: o.From, Text: o.Text,
+		MessageID: wire.MessageID(wire.TypeOutput, o.Conversation, o.Thread, o.From, o.Text), Streamed: streamed}
 }
 
 // eventID is the stable message_id of an event's frame: its envelope's

@@ -66,6 +66,10 @@ func parse(name string, data []byte, external []string) (*Organism, error) {
 	return o, nil
 }
 
+// emptyConfiguration is the error of a file with no YAML document (or a
+// null one): the Python loader failed on it with an AttributeError.
+const emptyConfiguration = "empty configuration (want a mapping with organism: {name: …} and listeners:, as the hello-world organism.yaml has)"
+
 // parseDocument parses data into the root node of its single document,
 // which must be a mapping.
 func parseDocument(name string, data []byte) (root *yaml.Node, err error) {
@@ -80,12 +84,12 @@ func parseDocument(name string, data []byte) (root *yaml.Node, err error) {
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, &Error{Pos: Position{File: name}, Msg: "empty configuration"}
+			return nil, &Error{Pos: Position{File: name}, Msg: emptyConfiguration}
 		}
 		return nil, syntaxError(name, data, err)
 	}
 	if len(doc.Content) == 0 || (doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].ShortTag() == "!!null") {
-		return nil, &Error{Pos: Position{File: name}, Msg: "empty configuration"}
+		return nil, &Error{Pos: Position{File: name}, Msg: emptyConfiguration}
 	}
 	root = doc.Content[0]
 	var next yaml.Node
@@ -178,8 +182,16 @@ func (o *Organism) normalizeBind() {
 }
 
 // resolve makes a relative path absolute against the configuration's
-// directory; "" stays "".
+// directory; "" stays "". A leading "~" or "~/" is the user's home
+// directory, as a shell would read it (the Python server kept its files
+// under ~/.xml-pipeline and ~/.agent_server); "~user/…" and "./~" are
+// paths relative to the directory like any other.
 func (o *Organism) resolve(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, p[1:])
+		}
+	}
 	if p == "" || filepath.IsAbs(p) {
 		return p
 	}

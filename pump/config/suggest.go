@@ -118,6 +118,12 @@ var keyIndex = sync.OnceValue(func() map[string][]string {
 	return idx
 })
 
+// Nearest returns the candidate nearest to name when one is close enough
+// to be a typo of it (as Suggest judges), else "".
+func Nearest(name string, candidates []string) string {
+	return closest(name, candidates)
+}
+
 // Suggest returns the " (did you mean …?)" suffix naming the candidate
 // nearest to name (edit distance, ignoring case; transpositions count
 // once) when one is close enough to be a typo of it, else "": for an

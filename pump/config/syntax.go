@@ -38,7 +38,25 @@ func syntaxError(name string, data []byte, err error) error {
 	} else {
 		line = locateUnlined(data, msg)
 	}
+	if tabIndented(data, line) {
+		msg += " (the line is indented with a tab: YAML indents with spaces)"
+	}
 	return &Error{Pos: Position{File: name, Line: line}, Msg: "invalid YAML: " + msg, Err: err}
+}
+
+// tabIndented reports whether the 1-based line of data has a tab in its
+// indentation (before its first other character): YAML refuses tabs
+// there, and its error does not say so.
+func tabIndented(data []byte, line int) bool {
+	if line < 1 {
+		return false
+	}
+	lines := bytes.SplitN(data, []byte("\n"), line+1)
+	if len(lines) < line {
+		return false
+	}
+	indent := bytes.TrimLeft(lines[line-1], " \t")
+	return bytes.IndexByte(lines[line-1][:len(lines[line-1])-len(indent)], '\t') >= 0
 }
 
 // problemLine is the line a yaml.v3 parser error err was raised at, at or

@@ -21,6 +21,8 @@ func TestSyntaxErrorLines(t *testing.T) {
 		{"control character", "a: 1\n\x01\n", "o.yaml:2: invalid YAML: control characters are not allowed"},
 		{"bad UTF-8", "a: 1\nb: \xff\n", "o.yaml:2: invalid YAML: invalid leading UTF-8 octet"},
 		{"unknown anchor", "a: 1\nb:\n  - *zz\n", "o.yaml:3: invalid YAML: unknown anchor 'zz' referenced"},
+		{"tab indentation", "organism:\n\tname: x\n", "o.yaml:2: invalid YAML: found character that cannot start any token (the line is indented with a tab: YAML indents with spaces)"},
+		{"tab after spaces", "organism:\n  name: x\nlisteners:\n  \t- name: a\n", "o.yaml:4: invalid YAML: found character that cannot start any token (the line is indented with a tab: YAML indents with spaces)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

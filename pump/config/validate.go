@@ -205,7 +205,9 @@ func (o *Organism) checkListeners(r *reporter) {
 		// The agent loop, the module or the server is the handler; when
 		// agent or type did not decode, which it is is unknown, and that
 		// error alone is told.
-		if l.YAMLAgent() || l.Type == WasmListener || l.Type == MCPListener || r.o.bad[path+".agent"] || r.o.bad[path+".type"] {
+		// A lua listener is refused as such: what it lacks is beside the point.
+		if l.YAMLAgent() || l.Type == WasmListener || l.Type == MCPListener || l.Type == LuaListener ||
+			r.o.bad[path+".agent"] || r.o.bad[path+".type"] {
 			required = []struct{ key, value string }{{"name", l.Name}, {"description", l.Description}}
 		}
 		for _, req := range required {
@@ -306,7 +308,8 @@ func (o *Organism) checkListenerType(r *reporter, path string, l Listener) {
 			}
 		}
 	case LuaListener:
-		r.add(path+".type", "lua listeners are not supported")
+		r.add(path+".type", "lua listeners are not supported (the Python reference only proposed them): "+
+			"write the listener in Go, or build it as WebAssembly (type: wasm, module: FILE.wasm; README: Write a tool in WebAssembly)")
 	default:
 		r.add(path+".type", "unknown listener type %q (want go, wasm or mcp)", l.Type)
 	}
@@ -347,10 +350,10 @@ func (o *Organism) checkOOB(r *reporter) {
 		r.add("oob.bind", "names port %d but oob.port is %d", o.bindPort, b.Port)
 	}
 	if !isLoopback(b.Bind) && !b.AllowRemote {
-		r.add("oob.bind", "%q is not a loopback address (the OOB channel is local only; allow_remote_oob: true permits it, with TLS)", b.Bind)
+		r.add("oob.bind", "%q is not a loopback address (the OOB channel is local only: bind it to 127.0.0.1 or ::1, or set oob.allow_remote_oob: true with oob.tls)", b.Bind)
 	}
 	if !isLoopback(b.Bind) && b.AllowRemote && !b.TLS.Enabled() {
-		r.add("oob.tls", "a remote OOB channel (allow_remote_oob) requires tls.cert and tls.key")
+		r.add("oob.tls", "a remote OOB channel (oob.allow_remote_oob) requires oob.tls.cert and oob.tls.key")
 	}
 	if (b.TLS.Cert == "") != (b.TLS.Key == "") {
 		r.add("oob.tls", "cert and key must be given together")

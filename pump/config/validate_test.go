@@ -110,10 +110,10 @@ func TestValidateBuiltInCode(t *testing.T) {
 		{"oob disabled may share a port", func(o *Organism) { o.OOB.Enabled = false; o.OOB.Port = o.Organism.Port }, nil},
 		{"oob ipv6 loopback", func(o *Organism) { o.OOB.Bind = "::1" }, nil},
 		{"oob hostname", func(o *Organism) { o.OOB.Bind = "example.org" }, []string{
-			`oob.bind: "example.org" is not a loopback address (the OOB channel is local only; allow_remote_oob: true permits it, with TLS)`,
+			`oob.bind: "example.org" is not a loopback address (the OOB channel is local only: bind it to 127.0.0.1 or ::1, or set oob.allow_remote_oob: true with oob.tls)`,
 		}},
 		{"oob remote without tls", func(o *Organism) { o.OOB.Bind = "0.0.0.0"; o.OOB.AllowRemote = true }, []string{
-			`oob.tls: a remote OOB channel (allow_remote_oob) requires tls.cert and tls.key`,
+			`oob.tls: a remote OOB channel (oob.allow_remote_oob) requires oob.tls.cert and oob.tls.key`,
 		}},
 		{"oob remote with tls", func(o *Organism) {
 			o.OOB.Bind, o.OOB.AllowRemote, o.OOB.TLS = "0.0.0.0", true, TLS{Cert: "/c.pem", Key: "/k.pem"}
@@ -161,5 +161,27 @@ func TestValidateJoinsEveryProblem(t *testing.T) {
 	want := []string{"max_concurrent_handlers@organism.yaml:1", "max_concurrent_per_agent@organism.yaml:2"}
 	if diff := cmp.Diff(want, paths); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}
+
+// A lua listener (the Python reference's proposal) is refused saying what
+// to write instead, and alone: its missing payload_class and handler,
+// which no lua listener would have, are not reported besides.
+func TestLuaListenerSaysWhatToDo(t *testing.T) {
+	src := `organism: {name: x}
+listeners:
+  - name: luaer
+    type: lua
+    script: calc.lua
+    description: d
+`
+	_, err := Parse("o.yaml", []byte(src))
+	if err == nil {
+		t.Fatal("a lua listener was accepted")
+	}
+	want := "o.yaml:4: listeners[0].type: lua listeners are not supported (the Python reference only proposed them): " +
+		"write the listener in Go, or build it as WebAssembly (type: wasm, module: FILE.wasm; README: Write a tool in WebAssembly)"
+	if diff := cmp.Diff(want, err.Error()); diff != "" {
+		t.Errorf("error (-want +got):\n%s", diff)
 	}
 }

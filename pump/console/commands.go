@@ -73,6 +73,9 @@ func (c *Console) Exec(ctx context.Context, line string) (quit bool, conv string
 			return false, ""
 		}
 	}
+	if c.pythonCommand(name) {
+		return false, ""
+	}
 	names := []string{"quit", "exit"}
 	for _, cmd := range commands() {
 		names = append(names, cmd.name)

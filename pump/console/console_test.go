@@ -71,6 +71,7 @@ func TestCommands(t *testing.T) {
 		{"unknown-listener", Config{}, "@Nobody hi\n"},
 		{"listener-typo", Config{}, "@greter Dan\n@Shoutr hi\n"},
 		{"command-typo", Config{}, "/hlep\n/staus\n/qiut\n"},
+		{"python-commands", Config{}, "/restart\n/attach\n/detach now\n/passwd\n/pause greeter\n/configure @greeter\n"},
 		{"empty-target", Config{}, "@\n"},
 		{"blank-lines", Config{}, "\n   \n\r\n"},
 		{"quit-ends-session", Config{}, "/quit\n/help\n"},

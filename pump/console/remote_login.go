@@ -3,13 +3,22 @@ package console
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/client"
 )
+
+// ErrHTTPSBus is wrapped by DialAsk when an http:// URL reaches a bus that
+// speaks HTTPS (every bus but one run with --insecure-dev).
+var ErrHTTPSBus = errors.New("the bus speaks HTTPS")
+
+// plainToTLS begins the answer Go's HTTPS server gives a plain HTTP request.
+const plainToTLS = "Client sent an HTTP request to an HTTPS server"
 
 // AskCredentials supplies the username, password and TOTP code; DialAsk
 // calls it only when the bus needs a login.
@@ -48,7 +57,11 @@ func insecureToken(ctx context.Context, hc *http.Client, base string) (string, e
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		if resp.StatusCode == http.StatusBadRequest && strings.HasPrefix(string(body), plainToTLS) {
+			return "", fmt.Errorf("connect: %s: %w: connect to https://%s (with the --fingerprint xmlpipe run printed)",
+				base, ErrHTTPSBus, req.URL.Host)
+		}
 		return "", nil
 	}
 	var me struct {

@@ -151,10 +151,17 @@ func (l *llmLayer) agentListener(lc config.Listener, p *pump.Pump, threads *regi
 	if stream := env.Stream; stream != nil {
 		a.OnDelta = func(agent, thread, delta string, end bool) { stream(thread, agent, delta, end) }
 	}
-	if show := env.Print; show != nil {
-		// A turn its loop control continues shows its text as the agent's
-		// interim text, as a listener's printed line.
-		a.OnInterim = func(agent, thread, text string) { show(thread, agent, text) }
+	// The agent's interim text (beside its tool calls, or of a turn its
+	// loop control continued) goes to the Ask watching its conversation
+	// (WithInterim), and shows as a listener's printed line.
+	show := env.Print
+	a.OnInterim = func(agent, thread, text string) {
+		if o := l.org.p.Load(); o != nil {
+			o.interims.show(o.Pump.Threads(), log, agent, thread, text)
+		}
+		if show != nil {
+			show(thread, agent, text)
+		}
 	}
 	return pump.Listener{Name: lc.Name, Description: lc.Description, Payload: pt, Response: response, Handler: a, Agent: true,
 		Peers: append(append([]string(nil), lc.Peers...), lc.Tools...), Prompt: prompt, Workers: lc.MaxConcurrent,

@@ -143,7 +143,9 @@ type OutputKind string
 // Output kinds.
 const (
 	// OutputPrint is a listener's printed output (response-handler), or
-	// an LLM agent's interim text: a turn its loop control continued.
+	// an LLM agent's interim text (see Interim): what its model wrote
+	// beside its tool calls or before its messages to peers, or a turn its
+	// loop control continued.
 	OutputPrint OutputKind = "print"
 	// OutputReply is a reply that pruned back to the console.
 	OutputReply OutputKind = "reply"

@@ -11,6 +11,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // AskFrom is the sender of the messages Ask sends: what a handler sees in
@@ -143,11 +144,9 @@ func yamlEntryAt(cfg *config.Organism, name string) string {
 // conversation is killed, and when the organism shuts down first the error
 // wraps pump.ErrClosed, as it does once the organism was shut down. The
 // organism must be started, and no listener of it may be called AskFrom.
-func (o *Organism) Ask(ctx context.Context, to string, payload any) (pump.Event, error) {
-	if err := o.checkRunning(); err != nil {
-		return pump.Event{}, err
-	}
-	return o.Pump.Ask(ctx, AskFrom, to, payload)
+// Options: WithInterim shows the agents' interim text as it is written.
+func (o *Organism) Ask(ctx context.Context, to string, payload any, opts ...AskOption) (pump.Event, error) {
+	return o.Continue(ctx, "", to, payload, opts...)
 }
 
 // AskText is Ask with the message built from text, as the console builds
@@ -156,8 +155,8 @@ func (o *Organism) Ask(ctx context.Context, to string, payload any) (pump.Event,
 // The answer's text, when its text field is all it holds, is PayloadText(ev.Payload).
 // An unknown listener is ErrUnknownListener, one whose payload has no text
 // field ErrNoTextField.
-func (o *Organism) AskText(ctx context.Context, to, text string) (pump.Event, error) {
-	return o.ContinueText(ctx, "", to, text)
+func (o *Organism) AskText(ctx context.Context, to, text string, opts ...AskOption) (pump.Event, error) {
+	return o.ContinueText(ctx, "", to, text, opts...)
 }
 
 // Continue is Ask on the conversation an earlier answer belongs to
@@ -165,20 +164,35 @@ func (o *Organism) AskText(ctx context.Context, to, text string) (pump.Event, er
 // console line or a client's thread_id continues one. A turn sent while
 // the conversation's previous one is still in flight waits for it. An empty
 // conversation begins a new one, as Ask does; one Continue or Ask waits on
-// a conversation at a time (pump.ErrAskPending).
-func (o *Organism) Continue(ctx context.Context, conversation, to string, payload any) (pump.Event, error) {
-	if conversation == "" {
-		return o.Ask(ctx, to, payload)
-	}
+// a conversation at a time (pump.ErrAskPending). It takes Ask's options.
+func (o *Organism) Continue(ctx context.Context, conversation, to string, payload any, opts ...AskOption) (pump.Event, error) {
 	if err := o.checkRunning(); err != nil {
 		return pump.Event{}, err
 	}
+	var ao askOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&ao)
+		}
+	}
+	if ao.interim == nil {
+		if conversation == "" {
+			return o.Pump.Ask(ctx, AskFrom, to, payload)
+		}
+		return o.Pump.AskOn(ctx, conversation, AskFrom, to, payload)
+	}
+	if conversation == "" {
+		// The new conversation's id is known before its first message, so
+		// no interim text of it is missed (Pump.Ask mints it the same way).
+		conversation = stage.NewThreadID()
+	}
+	defer o.interims.watch(conversation, ao.interim)()
 	return o.Pump.AskOn(ctx, conversation, AskFrom, to, payload)
 }
 
 // ContinueText is Continue with the message built from text, as AskText
 // builds it.
-func (o *Organism) ContinueText(ctx context.Context, conversation, to, text string) (pump.Event, error) {
+func (o *Organism) ContinueText(ctx context.Context, conversation, to, text string, opts ...AskOption) (pump.Event, error) {
 	if err := o.checkRunning(); err != nil {
 		return pump.Event{}, err
 	}
@@ -190,5 +204,5 @@ func (o *Organism) ContinueText(ctx context.Context, conversation, to, text stri
 	if err != nil {
 		return pump.Event{}, fmt.Errorf("%s: %w", to, err)
 	}
-	return o.Continue(ctx, conversation, l.Name, v)
+	return o.Continue(ctx, conversation, l.Name, v, opts...)
 }

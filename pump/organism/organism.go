@@ -135,6 +135,8 @@ type Organism struct {
 	history *registry.ContextBuffer
 	// calls records the LLM calls of every router the organism uses.
 	calls *callBook
+	// interims routes agents' interim text to the Asks that watch it.
+	interims interimHub
 	// meta is what the core meta listeners answer with (nil: meta
 	// disabled).
 	meta *metaGate

@@ -366,13 +366,15 @@ func payloadOffset(c []byte) int {
 
 // PayloadBytes returns the exclusive C14N of the payload element alone. It is
 // cut from the canonical envelope (the payload is its last child, so it ends
-// right before "</message>"), minus the xmlns="" a no-namespace payload needs
-// only inside the envelope: the same bytes as canonicalising the subtree, for
-// one C14N pass instead of two.
+// right before the root's end tag: "</message>", or "</ns0:message>" in a
+// prefixed envelope as Python's ElementTree writes one), minus the xmlns=""
+// a no-namespace payload needs only inside the envelope: the same bytes as
+// canonicalising the subtree, for one C14N pass instead of two.
 func (m *Inbound) PayloadBytes() ([]byte, error) {
-	const end = "</message>"
-	if m.payloadStart > 0 && len(m.Canonical) >= m.payloadStart+len(end) {
-		b := m.Canonical[m.payloadStart : len(m.Canonical)-len(end)]
+	// Canonical XML ends with the root's end tag, and '<' opens nothing
+	// else after the payload.
+	if end := bytes.LastIndexByte(m.Canonical, '<'); m.payloadStart > 0 && end > m.payloadStart {
+		b := m.Canonical[m.payloadStart:end]
 		if m.PayloadNS == "" {
 			n := 1 + len(m.PayloadName)
 			const empty = ` xmlns=""`

@@ -295,6 +295,10 @@ func TestPayloadBytesMatchSubtreeC14N(t *testing.T) {
 		envelopeWith(`<from>a</from>`+thread, `<P xmlns=""><x a="&lt;1">t &lt; u</x></P>`),
 		envelopeWith(`<from>a</from>`+thread+`<x:ext xmlns:x="urn:x"><x:meta>1</x:meta><?pi <a>?></x:ext>`, `<?pi x?><p:P xmlns:p="urn:p"><p:q/></p:P>`),
 		envelopeWith(`<from>a</from><to>b</to>`+thread, `<Q xmlns="urn:q"><meta xmlns=""/></Q>`),
+		// A prefixed envelope, as Python's ElementTree writes one (ns0:): the
+		// root's end tag is not "</message>".
+		`<ns0:message xmlns:ns0="https://xml-pipeline.org/ns/envelope/v1"><ns0:meta><ns0:from>a</ns0:from><ns0:to>greeter</ns0:to><ns0:thread>550e8400-e29b-41d4-a716-446655440000</ns0:thread></ns0:meta><Greeting><Name>Dan</Name></Greeting></ns0:message>`,
+		`<env:message xmlns:env="https://xml-pipeline.org/ns/envelope/v1"><env:meta><env:from>a</env:from>` + strings.ReplaceAll(thread, "thread>", "env:thread>") + `</env:meta><P xmlns=""><x/></P></env:message>`,
 	} {
 		m, err := read(t, in)
 		if err != nil {

@@ -54,36 +54,38 @@ func NewChatModel(t testing.TB, reply func(n int) []string) *ChatModel {
 const callPrefix = "\x00llmtest.call:"
 
 // ToolCall is a chunk of a reply that calls the function name with the
-// JSON arguments args, as call id: a reply whose chunks are all such
-// chunks calls those functions (finish_reason tool_calls) instead of
-// answering with text.
+// JSON arguments args, as call id: a reply whose chunks end with such
+// chunks calls those functions (finish_reason tool_calls), with the text
+// of the chunks before them, if any, as the text the model wrote beside
+// its calls.
 func ToolCall(id, name, args string) string {
 	b, _ := json.Marshal(map[string]any{"id": id, "type": "function",
 		"function": map[string]string{"name": name, "arguments": args}})
 	return callPrefix + string(b)
 }
 
-// toolCalls returns the calls of a reply whose chunks are all ToolCall
-// chunks, as the JSON of an OpenAI tool_calls array (with their indexes
-// when indexed, as a stream's delta carries them); ok is false for a text
-// reply.
-func toolCalls(chunks []string, indexed bool) (calls string, ok bool) {
-	if len(chunks) == 0 {
-		return "", false
+// toolCalls splits a reply whose chunks end with ToolCall chunks into the
+// text chunks before them and the calls, as the JSON of an OpenAI
+// tool_calls array (with their indexes when indexed, as a stream's delta
+// carries them); ok is false for a text reply.
+func toolCalls(chunks []string, indexed bool) (text []string, calls string, ok bool) {
+	first := len(chunks)
+	for first > 0 && strings.HasPrefix(chunks[first-1], callPrefix) {
+		first--
+	}
+	if first == len(chunks) {
+		return chunks, "", false
 	}
 	var out []json.RawMessage
-	for i, c := range chunks {
-		rest, found := strings.CutPrefix(c, callPrefix)
-		if !found {
-			return "", false
-		}
+	for i, c := range chunks[first:] {
+		rest := strings.TrimPrefix(c, callPrefix)
 		if indexed {
 			rest = fmt.Sprintf(`{"index":%d,%s`, i, rest[1:])
 		}
 		out = append(out, json.RawMessage(rest))
 	}
 	b, _ := json.Marshal(out)
-	return string(b), true
+	return chunks[:first], string(b), true
 }
 
 // usage is the token count every answer reports.
@@ -104,14 +106,22 @@ func (m *ChatModel) serve(w http.ResponseWriter, r *http.Request) {
 	m.streamed = append(m.streamed, body.Stream)
 	m.mu.Unlock()
 	chunks := m.reply(n)
-	if calls, ok := toolCalls(chunks, body.Stream); ok {
+	if text, calls, ok := toolCalls(chunks, body.Stream); ok {
 		if !body.Stream {
+			content := "null"
+			if len(text) > 0 {
+				c, _ := json.Marshal(strings.Join(text, ""))
+				content = string(c)
+			}
 			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"model":"test-model","choices":[{"message":{"role":"assistant","content":null,"tool_calls":%s},"finish_reason":"tool_calls"}],%s}`,
-				calls, usage)
+			fmt.Fprintf(w, `{"model":"test-model","choices":[{"message":{"role":"assistant","content":%s,"tool_calls":%s},"finish_reason":"tool_calls"}],%s}`,
+				content, calls, usage)
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
+		for _, c := range text {
+			fmt.Fprintf(w, "data: {\"model\":\"test-model\",\"choices\":[{\"delta\":{\"content\":%q}}]}\n\n", c)
+		}
 		fmt.Fprintf(w, "data: {\"model\":\"test-model\",\"choices\":[{\"delta\":{\"tool_calls\":%s}}]}\n\n", calls)
 		fmt.Fprintf(w, "data: {\"model\":\"test-model\",\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n")
 		fmt.Fprintf(w, "data: {\"choices\":[],%s}\n\ndata: [DONE]\n\n", usage)

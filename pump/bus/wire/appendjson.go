@@ -179,6 +179,9 @@ func (o Output) AppendJSON(b []byte) []byte {
 	b = appendStringField(b, "from", o.From)
 	b = appendStringField(b, "text", o.Text)
 	b = appendStringField(b, "message_id", o.MessageID)
+	if o.Streamed {
+		b = append(appendField(b, "streamed"), "true"...)
+	}
 	return append(b, '}')
 }
 
@@ -195,6 +198,9 @@ func (r Reply) AppendJSON(b []byte) []byte {
 	}
 	b = appendStringField(b, "timestamp", r.Timestamp)
 	b = appendStringField(b, "message_id", r.MessageID)
+	if r.Streamed {
+		b = append(appendField(b, "streamed"), "true"...)
+	}
 	return append(b, '}')
 }
 

@@ -249,8 +249,9 @@ type Message struct {
 }
 
 // Output is TypeOutput: a line a listener printed on the conversation
-// (response-handler's "HELLO, DAN!"), or an agent's interim text (a turn
-// its loop control continued).
+// (response-handler's "HELLO, DAN!"), or an agent's interim text (what its
+// model wrote beside its tool calls, or a turn its loop control
+// continued).
 type Output struct {
 	Head
 	ThreadID string `json:"thread_id"`
@@ -258,6 +259,9 @@ type Output struct {
 	Text     string `json:"text"`
 	// MessageID is the frame's stable id (see MessageID).
 	MessageID string `json:"message_id"`
+	// Streamed says the socket's delta frames of this agent already
+	// carried Text, whole (see Reply.Streamed); absent otherwise.
+	Streamed bool `json:"streamed,omitempty"`
 }
 
 // Reply is TypeReply: a message addressed back to the sender outside the
@@ -274,6 +278,13 @@ type Reply struct {
 	Timestamp   string `json:"timestamp"`
 	// MessageID is the frame's stable id (see MessageID).
 	MessageID string `json:"message_id"`
+	// Streamed says the socket's delta frames of this agent (From) in the
+	// conversation already carried Text, whole — the frames of its latest
+	// stream, the one ended last: a client that rendered them shows the
+	// reply's text no more. Absent when they did not (no deltas: a socket
+	// not subscribed to them, a listener that streams nothing; or text
+	// that differs from what streamed), and the client shows Text.
+	Streamed bool `json:"streamed,omitempty"`
 }
 
 // Failure is TypeHuh, TypeSystemError or TypeDeadLetter: a message of the
