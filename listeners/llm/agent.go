@@ -443,7 +443,7 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 		if st.mode == NativeTools && len(rep.ToolCalls) > 0 {
 			calls := a.mintIDs(st, rep.ToolCalls)
 			d := digest(rep.Content, calls)
-			cr := &callsRecord{Content: rep.Content, Calls: calls, sum: &d}
+			cr := &callsRecord{Content: rep.Content, Calls: calls, Reasoning: rep.Reasoning, sum: &d}
 			if n := cmpOr(a.RepeatLimit, DefaultRepeatLimit); st.c.repeats(d)+1 >= n {
 				reason := fmt.Sprintf("no progress: the same output %d times in a row", n)
 				a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(cr), Payload: cr})

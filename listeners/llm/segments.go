@@ -159,7 +159,7 @@ func (a *Agent) segments(c *convo) []*segment {
 // calls, then each call's result.
 func (a *Agent) callSegment(c *convo, s *segment, cr *callsRecord, results map[string]*registry.Slot,
 	answers map[string][]*registry.Slot) {
-	m := Message{Role: Assistant, Content: clipText([]byte(cr.Content))}
+	m := Message{Role: Assistant, Content: clipText([]byte(cr.Content)), Reasoning: cr.Reasoning}
 	var text strings.Builder
 	if cr.Content != "" {
 		text.WriteString(cr.Content)

@@ -56,6 +56,8 @@ const (
 type callsRecord struct {
 	Content string       `json:"content,omitempty"`
 	Calls   []storedCall `json:"calls"`
+	// Reasoning is the reply's Reply.Reasoning, sent back with the calls.
+	Reasoning json.RawMessage `json:"reasoning,omitempty"`
 	// sum caches the progress guard's digest (nil: not computed yet).
 	sum *uint64
 }
