@@ -113,9 +113,42 @@ type ccChoice struct {
 }
 
 type ccReplyMessage struct {
-	Content   *string           `json:"content"`
+	Content   *ccContent        `json:"content"`
 	Refusal   *string           `json:"refusal"`
 	ToolCalls []ccReplyToolCall `json:"tool_calls"`
+}
+
+// ccContent is a reply's content: a string, or (Mistral's reasoning
+// models, through their OpenAI-compatible API) a list of chunks, of which
+// the text chunks' text is the answer and the rest (thinking) is not.
+type ccContent string
+
+// UnmarshalJSON takes a string, or the text of a list of chunks.
+func (c *ccContent) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '[' {
+		var chunks []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(b, &chunks); err != nil {
+			return err
+		}
+		var text strings.Builder
+		for _, ch := range chunks {
+			if ch.Type == "text" {
+				text.WriteString(ch.Text)
+			}
+		}
+		*c = ccContent(text.String())
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*c = ccContent(s)
+	return nil
 }
 
 // ccReplyToolCall is a tool call of a reply, or a piece of one in a stream.
@@ -254,9 +287,9 @@ func (c *chatCompletions) Chat(ctx context.Context, r Request) (Reply, error) {
 				m = ch.Delta
 			}
 			if m.Content != nil && *m.Content != "" {
-				text.WriteString(*m.Content)
+				text.WriteString(string(*m.Content))
 				if r.OnDelta != nil {
-					r.OnDelta(Delta{Text: *m.Content})
+					r.OnDelta(Delta{Text: string(*m.Content)})
 				}
 			}
 			if m.Refusal != nil {
