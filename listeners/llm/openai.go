@@ -47,6 +47,8 @@ type ccToolCall struct {
 	ID       string         `json:"id"`
 	Type     string         `json:"type"`
 	Function ccFunctionCall `json:"function"`
+	// ExtraContent is the call's extra_content as the server gave it.
+	ExtraContent json.RawMessage `json:"extra_content,omitempty"`
 }
 
 type ccFunctionCall struct {
@@ -153,9 +155,10 @@ func (c *ccContent) UnmarshalJSON(b []byte) error {
 
 // ccReplyToolCall is a tool call of a reply, or a piece of one in a stream.
 type ccReplyToolCall struct {
-	Index    *int   `json:"index"`
-	ID       string `json:"id"`
-	Function struct {
+	Index        *int            `json:"index"`
+	ID           string          `json:"id"`
+	ExtraContent json.RawMessage `json:"extra_content"`
+	Function     struct {
 		Name      string `json:"name"`
 		Arguments ccArgs `json:"arguments"`
 	} `json:"function"`
@@ -213,7 +216,7 @@ func (c *chatCompletions) request(r Request) ccRequest {
 		}
 		for _, tc := range m.ToolCalls {
 			w.ToolCalls = append(w.ToolCalls, ccToolCall{ID: openAICallID(tc.ID), Type: "function",
-				Function: ccFunctionCall{Name: tc.Name, Arguments: textArguments(tc)}})
+				Function: ccFunctionCall{Name: tc.Name, Arguments: textArguments(tc)}, ExtraContent: tc.Extra})
 		}
 		req.Messages = append(req.Messages, w)
 	}
@@ -301,6 +304,7 @@ func (c *chatCompletions) Chat(ctx context.Context, r Request) (Reply, error) {
 					key, hasKey = *tc.Index, true
 				}
 				calls.piece(key, hasKey, tc.ID, tc.Function.Name, string(tc.Function.Arguments), r.OnDelta)
+				calls.extra(tc.ExtraContent)
 			}
 			if ch.FinishReason != nil && *ch.FinishReason != "" {
 				stop, finished = *ch.FinishReason, true

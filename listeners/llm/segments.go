@@ -168,7 +168,7 @@ func (a *Agent) callSegment(c *convo, s *segment, cr *callsRecord, results map[s
 	names := make([]string, 0, len(cr.Calls))
 	for _, call := range cr.Calls {
 		m.ToolCalls = append(m.ToolCalls, ToolCall{ID: call.ID, Name: call.Name,
-			Arguments: json.RawMessage(clipArguments(call.Arguments))})
+			Arguments: json.RawMessage(clipArguments(call.Arguments)), Extra: call.Extra})
 		if !slices.Contains(names, call.Name) {
 			names = append(names, call.Name)
 		}

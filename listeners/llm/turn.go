@@ -71,6 +71,8 @@ type storedCall struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	// Extra is the call's ToolCall.Extra, sent back with it.
+	Extra json.RawMessage `json:"extra,omitempty"`
 }
 
 // resultRecord is one tool call's result as kept.
