@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -38,6 +39,47 @@ func TestAgentKeepsReasoningWithCalls(t *testing.T) {
 			}
 			if diff := cmp.Diff(jsonAny([]byte(thinkingBlocks)), jsonAny(sent)); diff != "" {
 				t.Errorf("reasoning sent back with the calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestHaltedStepKeepsReasoning: a step a halt kept aside (a local tool
+// stopped mid-run) keeps the reasoning of the reply that made its calls:
+// after the resume, also after a restart, the next request sends it back.
+func TestHaltedStepKeepsReasoning(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		t.Run(map[bool]string{false: "resumed", true: "restarted"}[restart], func(t *testing.T) {
+			r := newLoopRig(t, Reply{ToolCalls: []ToolCall{toolCall("n1", "note", `{}`), toolCall("s1", "slow", `{}`)},
+				Reasoning: json.RawMessage(thinkingBlocks)}, Reply{Content: "done"})
+			note, slow := newGateTool("note"), newGateTool("slow")
+			r.a.LocalTools = []LocalTool{note.tool(), slow.tool()}
+			slow.block(true)
+			haltHandling(t, r, message("console", "go", ""), true, r.model, slow.entered)
+			slow.block(false)
+			if restart {
+				r.a = r.agent()
+				r.a.LocalTools = []LocalTool{note.tool(), slow.tool()}
+			}
+			resp, err := message("console", "go", "").handle(context.Background(), r, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := answerText(resp); got != "done" {
+				t.Fatalf("answer after the resume %q", got)
+			}
+			reqs := r.model.requests()
+			var sent json.RawMessage
+			for _, m := range reqs[len(reqs)-1].Messages {
+				if m.Role == Assistant && len(m.ToolCalls) > 0 {
+					sent = m.Reasoning
+				}
+			}
+			if len(sent) == 0 {
+				t.Fatal("no reasoning sent back with the calls after the resume")
+			}
+			if diff := cmp.Diff(jsonAny([]byte(thinkingBlocks)), jsonAny(sent)); diff != "" {
+				t.Errorf("reasoning (-want +got):\n%s", diff)
 			}
 		})
 	}
