@@ -198,8 +198,8 @@ func (e *CallError) Unwrap() []error {
 
 // retryable reports whether another attempt may succeed.
 func retryable(err error) bool {
-	return !errors.Is(err, ErrAuth) && !errors.Is(err, ErrRequest) && !errors.Is(err, ErrQuota) && !errors.Is(err, ErrTooLarge) &&
-		!errors.Is(err, ErrNoBackend) && !errors.Is(err, ErrInvalidRequest)
+	return !errors.Is(err, ErrAuth) && !errors.Is(err, ErrRequest) && !errors.Is(err, ErrQuota) &&
+		!errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrNoBackend) && !errors.Is(err, ErrInvalidRequest)
 }
 
 // excerpt returns the start of b (at most n bytes, cut on a rune boundary)
