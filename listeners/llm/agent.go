@@ -406,7 +406,7 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 				"answered", len(h.Results)+len(h.Sends))
 			st.cutNote = h.CutNote
 			d := digest(h.Content, h.Calls)
-			cr := &callsRecord{Content: h.Content, Calls: h.Calls, sum: &d}
+			cr := &callsRecord{Content: h.Content, Calls: h.Calls, Reasoning: h.Reasoning, sum: &d}
 			if resp, next, err := a.step(ctx, st, box, loop, cr, h.toolCalls(), h.done(), a.sent(st, h)); !next {
 				return resp, err
 			}
@@ -443,7 +443,7 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 		if st.mode == NativeTools && len(rep.ToolCalls) > 0 {
 			calls := a.mintIDs(st, rep.ToolCalls)
 			d := digest(rep.Content, calls)
-			cr := &callsRecord{Content: rep.Content, Calls: calls, sum: &d}
+			cr := &callsRecord{Content: rep.Content, Calls: calls, Reasoning: rep.Reasoning, sum: &d}
 			if n := cmpOr(a.RepeatLimit, DefaultRepeatLimit); st.c.repeats(d)+1 >= n {
 				reason := fmt.Sprintf("no progress: the same output %d times in a row", n)
 				a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(cr), Payload: cr})
@@ -548,6 +548,7 @@ func (a *Agent) step(ctx context.Context, st *turnState, box *toolbox, loop *loo
 		return a.cancelled(st, cr, results), false, nil
 	case errors.Is(stopped, xmlpipe.ErrHalted):
 		h := newHeldStep(cr.Content, raw, cr.Calls, st.cutNote, results)
+		h.Reasoning = cr.Reasoning
 		a.keepSends(st, h, box, sends)
 		a.recordHeldStep(st, h)
 		return a.held(st), false, nil

@@ -55,6 +55,34 @@ type amBlock struct {
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   string          `json:"content,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
+	// raw, when set, is the whole block as a reply gave it (a thinking or
+	// redacted_thinking block sent back unchanged).
+	raw json.RawMessage
+}
+
+// MarshalJSON writes a block given whole as it is, else its fields.
+func (b amBlock) MarshalJSON() ([]byte, error) {
+	if b.raw != nil {
+		return b.raw, nil
+	}
+	type plain amBlock
+	return json.Marshal(plain(b))
+}
+
+// reasoningBlocks returns the blocks of an assistant message's Reasoning
+// (a JSON array of blocks; anything else is none).
+func reasoningBlocks(r json.RawMessage) []amBlock {
+	var raws []json.RawMessage
+	if len(r) == 0 || json.Unmarshal(r, &raws) != nil {
+		return nil
+	}
+	blocks := make([]amBlock, 0, len(raws))
+	for _, raw := range raws {
+		if isJSONObject(bytes.TrimSpace(raw)) {
+			blocks = append(blocks, amBlock{raw: raw})
+		}
+	}
+	return blocks
 }
 
 type amTool struct {
@@ -86,15 +114,34 @@ type amError struct {
 	Message string `json:"message"`
 }
 
-// amReplyBlock is a content block of a reply (text, tool_use; others such
-// as thinking are skipped).
+// amReplyBlock is a content block of a reply (text, tool_use; thinking and
+// redacted_thinking are kept whole in raw; others are skipped).
 type amReplyBlock struct {
-	Type  string          `json:"type"`
-	Text  string          `json:"text"`
-	ID    string          `json:"id"`
-	Name  string          `json:"name"`
-	Input json.RawMessage `json:"input"`
+	Type     string          `json:"type"`
+	Text     string          `json:"text"`
+	ID       string          `json:"id"`
+	Name     string          `json:"name"`
+	Input    json.RawMessage `json:"input"`
+	Thinking string          `json:"thinking"`
+	raw      json.RawMessage
 }
+
+// UnmarshalJSON decodes a block, keeping a reasoning block whole.
+func (b *amReplyBlock) UnmarshalJSON(data []byte) error {
+	type plain amReplyBlock
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	*b = amReplyBlock(p)
+	if amReasoning(b.Type) {
+		b.raw = bytes.Clone(data)
+	}
+	return nil
+}
+
+// amReasoning reports whether a block type is reasoning sent back as is.
+func amReasoning(typ string) bool { return typ == "thinking" || typ == "redacted_thinking" }
 
 type amReply struct {
 	Type       string         `json:"type"`
@@ -114,6 +161,8 @@ type amEvent struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
 		PartialJSON string `json:"partial_json"`
+		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
 	Usage *amUsage `json:"usage"`
@@ -156,7 +205,7 @@ func (a *messagesAPI) request(r Request) amRequest {
 		case User:
 			if results {
 				// Text after tool results joins their user message.
-				if m.Content != "" {
+				if strings.TrimSpace(m.Content) != "" {
 					last := &req.Messages[len(req.Messages)-1]
 					last.Content = append(last.Content.([]amBlock), amBlock{Type: "text", Text: m.Content})
 				}
@@ -165,8 +214,11 @@ func (a *messagesAPI) request(r Request) amRequest {
 			}
 		case Assistant:
 			if len(m.ToolCalls) > 0 {
-				var blocks []amBlock
-				if m.Content != "" {
+				// The reasoning that led to the calls goes back first, as
+				// it came; elsewhere the API may do without it, and
+				// drops it from earlier turns anyway.
+				blocks := reasoningBlocks(m.Reasoning)
+				if strings.TrimSpace(m.Content) != "" {
 					blocks = append(blocks, amBlock{Type: "text", Text: m.Content})
 				}
 				for _, c := range m.ToolCalls {
@@ -180,6 +232,7 @@ func (a *messagesAPI) request(r Request) amRequest {
 		req.Messages = append(req.Messages, amMessage{Role: m.Role, Content: m.Content})
 		results = false
 	}
+	req.Messages = amTurns(req.Messages)
 	req.System = strings.Join(system, "\n\n")
 	for _, t := range r.Tools {
 		req.Tools = append(req.Tools, amTool{Name: t.Name, Description: t.Description, InputSchema: t.parameters()})
@@ -215,6 +268,38 @@ func (a *messagesAPI) request(r Request) amRequest {
 	return req
 }
 
+// amTurns returns the messages as the Messages API takes them: a message
+// whose text is empty or white space is left out (the API refuses it:
+// "all messages must have non-empty content except for the optional final
+// assistant message"), and consecutive messages of one role become one,
+// their blocks in order (the API would combine them itself; one turn is
+// what it is trained on, and what a tool_result turn must be).
+func amTurns(msgs []amMessage) []amMessage {
+	out := msgs[:0]
+	for _, m := range msgs {
+		if s, ok := m.Content.(string); ok && strings.TrimSpace(s) == "" {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].Role == m.Role {
+			out[n-1].Content = append(amBlocks(out[n-1].Content), amBlocks(m.Content)...)
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// amBlocks returns a message's content as blocks.
+func amBlocks(content any) []amBlock {
+	switch c := content.(type) {
+	case []amBlock:
+		return c
+	case string:
+		return []amBlock{{Type: "text", Text: c}}
+	}
+	return nil
+}
+
 // amFinish maps a Messages API stop_reason.
 func amFinish(reason string) FinishReason {
 	switch reason {
@@ -246,6 +331,7 @@ func (a *messagesAPI) Chat(ctx context.Context, r Request) (Reply, error) {
 		text, answer strings.Builder
 		answered     bool
 		calls        callBuilder
+		reasoning    []json.RawMessage
 	)
 	textDelta := func(s string) {
 		if s != "" && r.OnDelta != nil {
@@ -269,6 +355,8 @@ func (a *messagesAPI) Chat(ctx context.Context, r Request) (Reply, error) {
 		}
 		for i, b := range rep.Content {
 			switch {
+			case amReasoning(b.Type):
+				reasoning = append(reasoning, b.raw)
 			case b.Type == "text":
 				text.WriteString(b.Text)
 				textDelta(b.Text)
@@ -287,9 +375,12 @@ func (a *messagesAPI) Chat(ctx context.Context, r Request) (Reply, error) {
 		out.Usage.PromptTokens, out.Usage.CompletionTokens = rep.Usage.prompt(), rep.Usage.OutputTokens
 	} else {
 		type block struct {
-			kind   string // text, call, answer, or "" (skipped)
+			kind   string // text, call, answer, thinking, or "" (skipped)
 			start  json.RawMessage
 			pieces bool
+			// thinking and signature assemble a thinking block.
+			thinking  strings.Builder
+			signature strings.Builder
 		}
 		blocks := map[int]*block{}
 		done := false
@@ -314,6 +405,11 @@ func (a *messagesAPI) Chat(ctx context.Context, r Request) (Reply, error) {
 				b := &block{}
 				blocks[ev.Index] = b
 				switch {
+				case cb.Type == "thinking":
+					b.kind = "thinking"
+					b.thinking.WriteString(cb.Thinking)
+				case cb.Type == "redacted_thinking":
+					reasoning = append(reasoning, cb.raw)
 				case cb.Type == "text":
 					b.kind = "text"
 					text.WriteString(cb.Text)
@@ -335,6 +431,10 @@ func (a *messagesAPI) Chat(ctx context.Context, r Request) (Reply, error) {
 				case b.kind == "text" && ev.Delta.Type == "text_delta":
 					text.WriteString(ev.Delta.Text)
 					textDelta(ev.Delta.Text)
+				case b.kind == "thinking" && ev.Delta.Type == "thinking_delta":
+					b.thinking.WriteString(ev.Delta.Thinking)
+				case b.kind == "thinking" && ev.Delta.Type == "signature_delta":
+					b.signature.WriteString(ev.Delta.Signature)
 				case b.kind == "answer" && ev.Delta.Type == "input_json_delta":
 					answer.WriteString(ev.Delta.PartialJSON)
 					textDelta(ev.Delta.PartialJSON)
@@ -344,8 +444,16 @@ func (a *messagesAPI) Chat(ctx context.Context, r Request) (Reply, error) {
 					b.pieces = b.pieces || ev.Delta.PartialJSON != ""
 				}
 			case "content_block_stop":
-				// A block whose input came whole in its start, not in pieces.
 				b := blocks[ev.Index]
+				if b != nil && b.kind == "thinking" {
+					reasoning = append(reasoning, mustJSON(struct {
+						Type      string `json:"type"`
+						Thinking  string `json:"thinking"`
+						Signature string `json:"signature"`
+					}{"thinking", b.thinking.String(), b.signature.String()}))
+					return true, nil
+				}
+				// A block whose input came whole in its start, not in pieces.
 				if b == nil || b.pieces || len(b.start) == 0 || bytes.Equal(bytes.TrimSpace(b.start), []byte("{}")) {
 					return true, nil
 				}
@@ -386,6 +494,9 @@ func (a *messagesAPI) Chat(ctx context.Context, r Request) (Reply, error) {
 	}
 	out.Content = text.String()
 	out.ToolCalls, out.NamelessCalls = calls.done()
+	if len(reasoning) > 0 {
+		out.Reasoning = mustJSON(reasoning)
+	}
 	out.FinishReason = amFinish(out.StopReason)
 	if answered {
 		out.Content = strings.TrimSpace(answer.String())

@@ -47,8 +47,11 @@
 //   - The conversation goes on with Reply.Message() (the Assistant message
 //     with the calls) followed by one Message{Role: Tool, ToolCallID: id,
 //     ToolName: name, Content: result, IsError: failed} per call; Anthropic
-//     gets consecutive results as tool_result blocks of one user message,
-//     ollama binds them by tool_name. Request.Validate (run by Router.Chat)
+//     gets consecutive results as tool_result blocks of one user message
+//     (is_error set on a failure; openai/xai and ollama, which have no such
+//     flag, get a failed result's text beginning "Error: "), ollama binds
+//     them by tool_name. Anthropic gets no empty turn and one turn per run
+//     of same-role messages, as its Messages API requires. Request.Validate (run by Router.Chat)
 //     refuses conversations no provider would take: a call left unanswered,
 //     a result for no call, bad tool names (^[a-zA-Z0-9_-]{1,64}$).
 //   - Structured output: Request.Output (a JSON Schema) makes Reply.Content
@@ -68,9 +71,10 @@
 //
 // A failed Router.Chat returns a *CallError that names the model and the
 // backend once ("model "gpt-4o" on backend openai: HTTP 429 (rate limited):
-// …"); errors.Is finds the cause: ErrRateLimited, ErrServer, ErrAuth,
+// …"); errors.Is finds the cause: ErrRateLimited, ErrQuota (a 429 for an
+// account out of credit: not retried on that backend), ErrServer, ErrAuth,
 // ErrRequest (a *StatusError carrying the provider's own message and
-// Retry-After), ErrMalformed (a *ReplyError: a 2xx reply that is not the
+// retry-after-ms or Retry-After), ErrMalformed (a *ReplyError: a 2xx reply that is not the
 // protocol — an HTML page from a proxy, a stream cut short — quoted by
 // status, content type and its first bytes), context errors, and
 // ErrAllFailed when the retries ran out. Providers and backends never name

@@ -10,12 +10,16 @@ import (
 )
 
 // Errors of the LLM layer. A provider's non-2xx answer is a *StatusError
-// wrapping one of the first four; a 2xx answer that is not the provider's
+// wrapping one of the first five; a 2xx answer that is not the provider's
 // protocol is a *ReplyError wrapping ErrMalformed; a failed Router.Chat is a
 // *CallError wrapping the last attempt's error.
 var (
 	// ErrRateLimited is an HTTP 429 from a provider.
 	ErrRateLimited = errors.New("rate limited")
+	// ErrQuota is an HTTP 429 that says the account is out of credit or
+	// past its spending limit (OpenAI's insufficient_quota): waiting does
+	// not help, so it is not retried on that backend.
+	ErrQuota = errors.New("quota exhausted")
 	// ErrServer is an HTTP 5xx from a provider (or an error it reported in
 	// the middle of a stream).
 	ErrServer = errors.New("provider server error")
@@ -77,8 +81,8 @@ func (e *StatusError) Error() string {
 	return s
 }
 
-// Unwrap returns the error's kind (ErrRateLimited, ErrServer, ErrAuth or
-// ErrRequest).
+// Unwrap returns the error's kind (ErrRateLimited, ErrQuota, ErrServer,
+// ErrAuth or ErrRequest).
 func (e *StatusError) Unwrap() error { return e.kind }
 
 // ReplyError is a 2xx reply that is not the provider's protocol: an HTML
@@ -126,6 +130,8 @@ func (e *streamError) Unwrap() error { return e.kind }
 func reportedError(typ, msg string) error {
 	kind := ErrServer
 	switch t := strings.ToLower(typ); {
+	case t == quotaType:
+		kind = ErrQuota
 	case strings.Contains(t, "rate_limit"):
 		kind = ErrRateLimited
 	case strings.Contains(t, "authentication") || strings.Contains(t, "permission"):
@@ -192,8 +198,8 @@ func (e *CallError) Unwrap() []error {
 
 // retryable reports whether another attempt may succeed.
 func retryable(err error) bool {
-	return !errors.Is(err, ErrAuth) && !errors.Is(err, ErrRequest) && !errors.Is(err, ErrTooLarge) &&
-		!errors.Is(err, ErrNoBackend) && !errors.Is(err, ErrInvalidRequest)
+	return !errors.Is(err, ErrAuth) && !errors.Is(err, ErrRequest) && !errors.Is(err, ErrQuota) &&
+		!errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrNoBackend) && !errors.Is(err, ErrInvalidRequest)
 }
 
 // excerpt returns the start of b (at most n bytes, cut on a rune boundary)

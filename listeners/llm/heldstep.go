@@ -28,6 +28,8 @@ type heldStep struct {
 	// the ids they were given.
 	Content string       `json:"content,omitempty"`
 	Calls   []storedCall `json:"calls"`
+	// Reasoning is the reply's Reply.Reasoning (callsRecord.Reasoning).
+	Reasoning json.RawMessage `json:"reasoning,omitempty"`
 	// BadArgs holds, by call id, why a call's arguments are not a JSON
 	// object (ToolCall.Err).
 	BadArgs map[string]string `json:"bad_args,omitempty"`

@@ -61,8 +61,12 @@ type Message struct {
 	ToolName string
 	// IsError marks a Tool message's result as a failure. Anthropic gets it
 	// as the tool_result's is_error; the other providers have no such flag,
-	// so the Content should say so in words too.
+	// so a failed result's text is sent beginning "Error: ".
 	IsError bool
+	// Reasoning is an Assistant message's Reply.Reasoning, sent back as it
+	// came, before the message's tool calls (anthropic only; the other
+	// providers have no place for it).
+	Reasoning json.RawMessage
 }
 
 // Request is one chat completion request.
@@ -157,12 +161,19 @@ type Reply struct {
 	// included; FirstToken how long until the first streamed delta (0 when
 	// not streamed).
 	Duration, FirstToken time.Duration
+	// Reasoning holds the reply's reasoning blocks as a JSON array, exactly
+	// as the provider sent them, to be sent back with the reply (nil: none):
+	// anthropic's thinking blocks (with their signatures) and
+	// redacted_thinking blocks, which the Messages API wants back unchanged
+	// when the conversation goes on after tool use. Their text is never
+	// part of Content nor streamed.
+	Reasoning json.RawMessage
 }
 
 // Message returns the reply as the Assistant message that continues the
-// conversation: its text and its tool calls.
+// conversation: its text, its tool calls and its reasoning blocks.
 func (r Reply) Message() Message {
-	return Message{Role: Assistant, Content: r.Content, ToolCalls: r.ToolCalls}
+	return Message{Role: Assistant, Content: r.Content, ToolCalls: r.ToolCalls, Reasoning: r.Reasoning}
 }
 
 // estimateTokens is the bucket's estimate of a request: about four characters

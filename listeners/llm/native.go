@@ -41,7 +41,7 @@ func (a *Agent) mintIDs(st *turnState, calls []ToolCall) []storedCall {
 				id = "call_" + nameHash(seed+"\x00"+strconv.Itoa(n))
 			}
 		}
-		out[i] = storedCall{ID: id, Name: tc.Name, Arguments: textArguments(tc)}
+		out[i] = storedCall{ID: id, Name: tc.Name, Arguments: textArguments(tc), Extra: tc.Extra}
 	}
 	return out
 }

@@ -85,8 +85,11 @@ func (o *ollamaChat) request(r Request) olRequest {
 			w.ToolCalls = append(w.ToolCalls, tc)
 			names[c.ID] = c.Name
 		}
-		if m.Role == Tool && w.ToolName == "" {
-			w.ToolName = names[m.ToolCallID]
+		if m.Role == Tool {
+			w.Content = resultText(m)
+			if w.ToolName == "" {
+				w.ToolName = names[m.ToolCallID]
+			}
 		}
 		req.Messages = append(req.Messages, w)
 	}

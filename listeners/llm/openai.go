@@ -47,6 +47,8 @@ type ccToolCall struct {
 	ID       string         `json:"id"`
 	Type     string         `json:"type"`
 	Function ccFunctionCall `json:"function"`
+	// ExtraContent is the call's extra_content as the server gave it.
+	ExtraContent json.RawMessage `json:"extra_content,omitempty"`
 }
 
 type ccFunctionCall struct {
@@ -113,16 +115,50 @@ type ccChoice struct {
 }
 
 type ccReplyMessage struct {
-	Content   *string           `json:"content"`
+	Content   *ccContent        `json:"content"`
 	Refusal   *string           `json:"refusal"`
 	ToolCalls []ccReplyToolCall `json:"tool_calls"`
 }
 
+// ccContent is a reply's content: a string, or (Mistral's reasoning
+// models, through their OpenAI-compatible API) a list of chunks, of which
+// the text chunks' text is the answer and the rest (thinking) is not.
+type ccContent string
+
+// UnmarshalJSON takes a string, or the text of a list of chunks.
+func (c *ccContent) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '[' {
+		var chunks []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(b, &chunks); err != nil {
+			return err
+		}
+		var text strings.Builder
+		for _, ch := range chunks {
+			if ch.Type == "text" {
+				text.WriteString(ch.Text)
+			}
+		}
+		*c = ccContent(text.String())
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*c = ccContent(s)
+	return nil
+}
+
 // ccReplyToolCall is a tool call of a reply, or a piece of one in a stream.
 type ccReplyToolCall struct {
-	Index    *int   `json:"index"`
-	ID       string `json:"id"`
-	Function struct {
+	Index        *int            `json:"index"`
+	ID           string          `json:"id"`
+	ExtraContent json.RawMessage `json:"extra_content"`
+	Function     struct {
 		Name      string `json:"name"`
 		Arguments ccArgs `json:"arguments"`
 	} `json:"function"`
@@ -171,13 +207,16 @@ func (c *chatCompletions) request(r Request) ccRequest {
 	}
 	for _, m := range r.Messages {
 		content := m.Content
+		if m.Role == Tool {
+			content = resultText(m)
+		}
 		w := ccMessage{Role: m.Role, Content: &content, ToolCallID: openAICallID(m.ToolCallID)}
 		if m.Role == Assistant && len(m.ToolCalls) > 0 && m.Content == "" {
 			w.Content = nil
 		}
 		for _, tc := range m.ToolCalls {
 			w.ToolCalls = append(w.ToolCalls, ccToolCall{ID: openAICallID(tc.ID), Type: "function",
-				Function: ccFunctionCall{Name: tc.Name, Arguments: textArguments(tc)}})
+				Function: ccFunctionCall{Name: tc.Name, Arguments: textArguments(tc)}, ExtraContent: tc.Extra})
 		}
 		req.Messages = append(req.Messages, w)
 	}
@@ -251,9 +290,9 @@ func (c *chatCompletions) Chat(ctx context.Context, r Request) (Reply, error) {
 				m = ch.Delta
 			}
 			if m.Content != nil && *m.Content != "" {
-				text.WriteString(*m.Content)
+				text.WriteString(string(*m.Content))
 				if r.OnDelta != nil {
-					r.OnDelta(Delta{Text: *m.Content})
+					r.OnDelta(Delta{Text: string(*m.Content)})
 				}
 			}
 			if m.Refusal != nil {
@@ -265,6 +304,7 @@ func (c *chatCompletions) Chat(ctx context.Context, r Request) (Reply, error) {
 					key, hasKey = *tc.Index, true
 				}
 				calls.piece(key, hasKey, tc.ID, tc.Function.Name, string(tc.Function.Arguments), r.OnDelta)
+				calls.extra(tc.ExtraContent)
 			}
 			if ch.FinishReason != nil && *ch.FinishReason != "" {
 				stop, finished = *ch.FinishReason, true

@@ -76,8 +76,10 @@ func (e *endpoint) post(ctx context.Context, body any) (*replyBody, error) {
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	se := &StatusError{Backend: e.name, Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"),
-		Body: errorMessage(raw), RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
+		Body: errorMessage(raw), RetryAfter: retryAfterOf(resp.Header)}
 	switch {
+	case resp.StatusCode == http.StatusTooManyRequests && quotaExhausted(raw):
+		se.kind = ErrQuota
 	case resp.StatusCode == http.StatusTooManyRequests:
 		se.kind = ErrRateLimited
 	case resp.StatusCode >= 500:
@@ -117,6 +119,28 @@ func errorMessage(raw []byte) string {
 		}
 	}
 	return excerpt(raw, excerptBytes)
+}
+
+// quotaType is OpenAI's error type and code of a 429 for an account out of
+// credit ("You exceeded your current quota, please check your plan and
+// billing details.").
+const quotaType = "insufficient_quota"
+
+// quotaExhausted reports whether an error body says the account is out of
+// quota: {"error":{"type":"insufficient_quota"}} or its code so.
+func quotaExhausted(raw []byte) bool {
+	var v struct {
+		Error struct {
+			Type string          `json:"type"`
+			Code json.RawMessage `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	var code string
+	_ = json.Unmarshal(v.Error.Code, &code)
+	return v.Error.Type == quotaType || code == quotaType
 }
 
 // replyBody is a 2xx reply being read. It caps the bytes read and keeps the
@@ -305,6 +329,16 @@ func (rb *replyBody) lines(fn func(line []byte) (more bool, err error)) error {
 
 // maxRetryAfter caps a parsed Retry-After.
 const maxRetryAfter = 24 * time.Hour
+
+// retryAfterOf is the delay a non-2xx answer asks for: retry-after-ms
+// (milliseconds; Azure OpenAI sends it, and the OpenAI and Anthropic SDKs
+// read it before Retry-After) when it parses, else Retry-After.
+func retryAfterOf(h http.Header) time.Duration {
+	if ms, err := strconv.ParseFloat(strings.TrimSpace(h.Get("Retry-After-Ms")), 64); err == nil && ms >= 0 {
+		return min(time.Duration(min(ms, maxRetryAfter.Seconds()*1000)*float64(time.Millisecond)), maxRetryAfter)
+	}
+	return retryAfter(h.Get("Retry-After"))
+}
 
 // retryAfter parses a Retry-After header: seconds or an HTTP date.
 func retryAfter(v string) time.Duration {

@@ -50,6 +50,14 @@ func TestRouterRetries(t *testing.T) {
 		{"500 always", statusReply(500, ""), 3, ErrServer, 4, 3, 0},
 		{"429 retry-after", countingReply(1, statusReply(429, "2"), okReply(config.OpenAI, "ok")), 3, nil, 2, 1, 2 * time.Second},
 		{"401 not retried", statusReply(401, ""), 3, ErrAuth, 1, 0, 0},
+		// OpenAI's 429 for an account out of credit (error type and code
+		// insufficient_quota): waiting does not help.
+		{"429 insufficient_quota not retried", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(429)
+			fmt.Fprint(w, `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.",`+
+				`"type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`)
+		}, 3, ErrQuota, 1, 0, 0},
 		{"no retries", statusReply(503, ""), 0, ErrServer, 1, 0, 0},
 	}
 	for _, tc := range tests {

@@ -159,7 +159,7 @@ func (a *Agent) segments(c *convo) []*segment {
 // calls, then each call's result.
 func (a *Agent) callSegment(c *convo, s *segment, cr *callsRecord, results map[string]*registry.Slot,
 	answers map[string][]*registry.Slot) {
-	m := Message{Role: Assistant, Content: clipText([]byte(cr.Content))}
+	m := Message{Role: Assistant, Content: clipText([]byte(cr.Content)), Reasoning: cr.Reasoning}
 	var text strings.Builder
 	if cr.Content != "" {
 		text.WriteString(cr.Content)
@@ -168,7 +168,7 @@ func (a *Agent) callSegment(c *convo, s *segment, cr *callsRecord, results map[s
 	names := make([]string, 0, len(cr.Calls))
 	for _, call := range cr.Calls {
 		m.ToolCalls = append(m.ToolCalls, ToolCall{ID: call.ID, Name: call.Name,
-			Arguments: json.RawMessage(clipArguments(call.Arguments))})
+			Arguments: json.RawMessage(clipArguments(call.Arguments)), Extra: call.Extra})
 		if !slices.Contains(names, call.Name) {
 			names = append(names, call.Name)
 		}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // ToolSpec is one function offered to the model.
@@ -115,6 +116,10 @@ type ToolCall struct {
 	// unexpected end of JSON input"): answer the call with a Tool message
 	// quoting it, so the model corrects itself.
 	Err error
+	// Extra is what an OpenAI-compatible server sent beside the call in
+	// extra_content (Gemini's thought signature), sent back with the call
+	// as it came (nil: nothing).
+	Extra json.RawMessage
 }
 
 // ErrBadArguments marks a tool call whose arguments are not a JSON object.
@@ -225,12 +230,14 @@ func (t ToolSpec) parameters() json.RawMessage {
 type callBuilder struct {
 	calls []*partialCall
 	byKey map[int]int // provider key → position in calls
+	last  int         // position of the call the last piece went to
 }
 
 // partialCall is a call being streamed.
 type partialCall struct {
 	id, name string
 	args     bytes.Buffer
+	extra    json.RawMessage
 }
 
 // piece adds one piece of the call under key (hasKey false: the provider
@@ -259,6 +266,7 @@ func (b *callBuilder) piece(key int, hasKey bool, id, name, args string, onDelta
 			b.byKey[key] = pos
 		}
 	}
+	b.last = pos
 	c := b.calls[pos]
 	if c.id == "" {
 		c.id = id
@@ -276,6 +284,14 @@ func (b *callBuilder) piece(key int, hasKey bool, id, name, args string, onDelta
 	}
 }
 
+// extra sets the extra_content of the call the last piece went to (a
+// later one replaces it).
+func (b *callBuilder) extra(raw json.RawMessage) {
+	if len(b.calls) > 0 && len(raw) > 0 && string(raw) != "null" {
+		b.calls[b.last].extra = bytes.Clone(raw)
+	}
+}
+
 // done returns the assembled calls, checked, with ids minted where missing,
 // and how many calls never got a name. Those are left out: nothing can run
 // them, and no provider would take them back in the conversation.
@@ -285,7 +301,26 @@ func (b *callBuilder) done() (calls []ToolCall, nameless int) {
 			nameless++
 			continue
 		}
-		calls = append(calls, newToolCall(c.id, c.name, c.args.Bytes()))
+		tc := newToolCall(c.id, c.name, c.args.Bytes())
+		tc.Extra = c.extra
+		calls = append(calls, tc)
 	}
 	return finishCalls(calls), nameless
+}
+
+// resultText is a Tool message's content for the providers that have no
+// error flag on a tool result (openai/xai, ollama): a failed call's result
+// begins "Error: " — unless it already does — so the model reads it as a
+// failure, not as the tool's answer.
+func resultText(m Message) string {
+	if !m.IsError {
+		return m.Content
+	}
+	if m.Content == "" {
+		return "Error: the call failed"
+	}
+	if len(m.Content) >= 5 && strings.EqualFold(m.Content[:5], "error") {
+		return m.Content
+	}
+	return "Error: " + m.Content
 }

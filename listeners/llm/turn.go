@@ -56,6 +56,8 @@ const (
 type callsRecord struct {
 	Content string       `json:"content,omitempty"`
 	Calls   []storedCall `json:"calls"`
+	// Reasoning is the reply's Reply.Reasoning, sent back with the calls.
+	Reasoning json.RawMessage `json:"reasoning,omitempty"`
 	// sum caches the progress guard's digest (nil: not computed yet).
 	sum *uint64
 }
@@ -69,6 +71,8 @@ type storedCall struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	// Extra is the call's ToolCall.Extra, sent back with it.
+	Extra json.RawMessage `json:"extra,omitempty"`
 }
 
 // resultRecord is one tool call's result as kept.

@@ -575,6 +575,11 @@ func TestWireErrors(t *testing.T) {
 			after  time.Duration
 		}{
 			{"429 retry-after", status(429, errFile("429"), "Retry-After", "7"), false, ErrRateLimited, "HTTP 429 (rate limited): " + msg429, 7 * time.Second},
+			// The OpenAI and Anthropic SDKs (Stainless) read retry-after-ms
+			// first, then retry-after (openai-python _base_client.py
+			// _parse_retry_after_header); Azure OpenAI sends it.
+			{"429 retry-after-ms", status(429, errFile("429"), "Retry-After-Ms", "1500", "Retry-After", "2"), false, ErrRateLimited,
+				"HTTP 429 (rate limited): " + msg429, 1500 * time.Millisecond},
 			{"500", status(500, errFile("500")), false, ErrServer, "HTTP 500 (provider server error): ", 0},
 			{"401", status(401, errFile("401")), false, ErrAuth, "HTTP 401 (authentication failed): " + msg401, 0},
 			{"502 html", func(w http.ResponseWriter, r *http.Request) {
@@ -637,6 +642,10 @@ func TestWireErrorReportedInStream(t *testing.T) {
 		{config.OpenAI, func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, map[string]any{"error": map[string]any{"message": "model is overloaded", "type": "server_error"}})
 		}, ErrServer, "server_error: model is overloaded"},
+		{config.OpenAI, func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, map[string]any{"error": map[string]any{"message": "You exceeded your current quota, please check your plan and billing details.",
+				"type": "insufficient_quota", "param": nil, "code": "insufficient_quota"}})
+		}, ErrQuota, "insufficient_quota: You exceeded your current quota"},
 		{config.Ollama, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/x-ndjson")
 			fmt.Fprintln(w, `{"model":"llama3.2","message":{"role":"assistant","content":"Hi"},"done":false}`)
