@@ -2,6 +2,7 @@ package oob
 
 import (
 	"encoding/xml"
+	"io"
 	"sync"
 	"time"
 
@@ -37,7 +38,7 @@ func (c *conn) run() {
 		wg.Wait()
 	}()
 	for {
-		typ, msg, err := c.ws.ReadMessage()
+		typ, msg, err := c.readRequest()
 		if err != nil {
 			return
 		}
@@ -52,6 +53,22 @@ func (c *conn) run() {
 			resp.after()
 		}
 	}
+}
+
+// readRequest reads the next message: it waits for one as long as the
+// client likes, but once its first frame began the whole message must come
+// within frameTimeout.
+func (c *conn) readRequest() (int, []byte, error) {
+	typ, r, err := c.ws.NextReader()
+	if err != nil {
+		return typ, nil, err
+	}
+	_ = c.ws.SetReadDeadline(time.Now().Add(frameTimeout))
+	msg, err := io.ReadAll(r)
+	if err != nil {
+		return typ, nil, err
+	}
+	return typ, msg, c.ws.SetReadDeadline(time.Time{})
 }
 
 // write sends one frame.

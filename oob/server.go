@@ -32,6 +32,10 @@ const (
 	pushQueue = 256
 	// writeTimeout bounds writing one frame.
 	writeTimeout = 10 * time.Second
+	// frameTimeout bounds reading one request once its first frame
+	// began: a client holding half a frame is closed (a silent one is
+	// not: it may be waiting for pushes).
+	frameTimeout = 30 * time.Second
 )
 
 // Server errors.
