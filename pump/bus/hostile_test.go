@@ -234,3 +234,44 @@ func settleGoroutines(t *testing.T, before int) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestHostileSilentBusSockets: a thousand /bus sockets upgraded without a
+// token that never send their first frame are each closed once AuthTimeout
+// passes (1008), leave nothing behind, and a logged-in client is served
+// meanwhile.
+func TestHostileSilentBusSockets(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.AuthTimeout = 2 * time.Second })
+	token := f.loginAs("sil", auth.Operator)
+	good := f.dial("/ws", token)
+	readFrame(t, good) // connected
+	before := runtime.NumGoroutine()
+
+	const n = 1000
+	socks := make([]*websocket.Conn, 0, n)
+	for i := range n {
+		c, resp, err := f.tryDial("/bus", nil, false)
+		if err != nil {
+			status := 0
+			if resp != nil {
+				status = resp.StatusCode
+			}
+			t.Fatalf("socket %d: %v (status %d)", i, err, status)
+		}
+		socks = append(socks, c)
+	}
+	t.Cleanup(func() {
+		for _, c := range socks {
+			c.Close()
+		}
+	})
+	pingPong(t, good, "while-held")
+	codes := map[int]int{}
+	for _, c := range socks {
+		codes[closeError(t, c).Code]++
+	}
+	if codes[websocket.ClosePolicyViolation] != n {
+		t.Errorf("close codes %v, want %d × 1008", codes, n)
+	}
+	pingPong(t, good, "after")
+	settleGoroutines(t, before)
+}
