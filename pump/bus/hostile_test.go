@@ -3,7 +3,9 @@ package bus
 import (
 	"bytes"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"runtime"
@@ -274,4 +276,64 @@ func TestHostileSilentBusSockets(t *testing.T) {
 	}
 	pingPong(t, good, "after")
 	settleGoroutines(t, before)
+}
+
+// TestHostileSendFlood: one client fires a thousand conversations as
+// fast as it can while reading its frames; each is answered (sent, or an
+// error frame saying why not), another client's pings are answered
+// meanwhile, and once the flood's conversations complete nothing is left
+// running.
+func TestHostileSendFlood(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.SendQueue = 1 << 16 })
+	token := f.loginAs("flo", auth.Operator)
+	good := f.dial("/ws", token)
+	readFrame(t, good) // connected
+	flood := f.dial("/ws", token)
+	readFrame(t, flood) // connected
+	before := runtime.NumGoroutine()
+
+	const n = 1000
+	go func() {
+		for i := range n {
+			if err := flood.WriteJSON(frame{"type": "send", "raw": "@greeter Flood", "id": float64(i)}); err != nil {
+				return
+			}
+		}
+	}()
+	pingPong(t, good, "during")
+	answered, completed, errs := 0, 0, map[string]int{}
+	_ = flood.SetReadDeadline(time.Now().Add(2 * time.Minute))
+	for answered < n || completed < answered-errsTotal(errs) {
+		_, data, err := flood.ReadMessage()
+		if err != nil {
+			t.Fatalf("after %d answers and %d completions: %v", answered, completed, err)
+		}
+		var fr frame
+		if err := json.Unmarshal(data, &fr); err != nil {
+			t.Fatal(err)
+		}
+		switch fr["type"] {
+		case "sent":
+			answered++
+		case "error":
+			if _, isAnswer := fr["id"]; isAnswer {
+				answered++
+				errs[fmt.Sprint(fr["code"], ": ", fr["error"])]++
+			}
+		case "complete":
+			completed++
+		}
+	}
+	t.Logf("%d sends: %d completed, errors %v", n, completed, errs)
+	pingPong(t, good, "after")
+	flood.Close()
+	settleGoroutines(t, before)
+}
+
+func errsTotal(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
