@@ -200,3 +200,33 @@ func TestHostileMCPClient(t *testing.T) {
 		t.Fatalf("the session no longer answers: %v %s", ok, r.answer())
 	}
 }
+
+// TestHostileStdioLongLine: a stdio line past MaxLine is answered with a
+// parse error naming the limit, and the session answers the next line.
+func TestHostileStdioLongLine(t *testing.T) {
+	o := startOrganism(t)
+	defer o.Shutdown(context.Background())
+	b := New(o.Pump, Options{Timeout: 20 * time.Second})
+	defer b.Close()
+	s := serveSession(t, b, StdioOptions{MaxLine: 1 << 16})
+	s.send(fmt.Sprintf(initLine, "2025-06-18"), `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if r := decodeReplies(t, []string{s.next()})["1"]; r.Result == nil {
+		t.Fatalf("initialize: %+v", r)
+	}
+	s.send(callLine(2, "calculate", `{"Expression":"`+strings.Repeat("1+", 1<<16)+`1"}`),
+		`{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+	got := decodeReplies(t, s.rest(30*time.Second))
+	var long *reply
+	for k, r := range got {
+		if strings.HasPrefix(k, "null") {
+			long = &r
+		}
+	}
+	if long == nil || long.Error == nil || long.Error.Code != codeParseError ||
+		!strings.Contains(long.Error.Message, "longer than 65536 bytes") {
+		t.Errorf("the long line was answered %+v, want a parse error naming the limit (all: %v)", long, got)
+	}
+	if r, ok := got[`"after"`]; !ok || r.Error != nil {
+		t.Errorf("the line after it: %v %+v", ok, r)
+	}
+}
