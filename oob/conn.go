@@ -22,6 +22,12 @@ type conn struct {
 
 	smu  sync.Mutex
 	subs map[string]func() // subscription id → cancel
+
+	// verified is set once a request's signature verified (read and set
+	// by the read loop only): until then the client may stay silent only
+	// frameTimeout — anyone on the host can connect, and an idle
+	// connection held for good costs a file descriptor.
+	verified bool
 }
 
 func newConn(s *Server, ws *websocket.Conn) *conn {
@@ -55,10 +61,14 @@ func (c *conn) run() {
 	}
 }
 
-// readRequest reads the next message: it waits for one as long as the
-// client likes, but once its first frame began the whole message must come
+// readRequest reads the next message: a verified client may wait as long
+// as it likes before sending one (it may be waiting for pushes), any other
+// for frameTimeout; once its first frame began the whole message must come
 // within frameTimeout.
 func (c *conn) readRequest() (int, []byte, error) {
+	if !c.verified {
+		_ = c.ws.SetReadDeadline(time.Now().Add(frameTimeout))
+	}
 	typ, r, err := c.ws.NextReader()
 	if err != nil {
 		return typ, nil, err

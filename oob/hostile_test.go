@@ -13,9 +13,11 @@ import (
 )
 
 // TestHostileOOBClients: on the loopback port, a client sending garbage is
-// answered with an error and stays connected; one that upgrades, begins a
-// frame and holds it half sent is closed by the server once the frame is
-// overdue; meanwhile the owner's requests are answered.
+// answered with an error; one that upgrades, begins a frame and holds it
+// half sent is closed by the server once the frame is overdue; one that
+// never sends a signed request (silent, or only garbage) is closed once it
+// has been idle frameTimeout; meanwhile the owner's requests are answered,
+// and the owner's connection, idle as long, is kept.
 func TestHostileOOBClients(t *testing.T) {
 	port := freePort(t)
 	f := newFixture(t, func(o *Options) { o.Config.Port, o.Config.UnixSocket, o.Config.Bind = port, "", "127.0.0.1" })
@@ -45,6 +47,14 @@ func TestHostileOOBClients(t *testing.T) {
 			t.Errorf("garbage %.20q answered %s, want %s", junk, b, CodeMalformed)
 		}
 	}
+
+	// Silent: upgraded, never a request. Closed once it has been silent for
+	// frameTimeout without a signed request.
+	silent, _, err := websocket.DefaultDialer.DialContext(ctx, "ws://"+ep+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
 
 	// Half a frame: a header announcing 100 bytes, 10 of them, then nothing.
 	nc, err := net.Dial("tcp", ep)
@@ -91,6 +101,19 @@ func TestHostileOOBClients(t *testing.T) {
 		}
 	}
 	t.Logf("held half a frame for %v", time.Since(held).Round(time.Second))
+	for name, ws := range map[string]*websocket.Conn{"silent": silent, "garbage": garbage} {
+		_ = ws.SetReadDeadline(time.Now().Add(time.Minute))
+		for {
+			if _, _, err := ws.ReadMessage(); err != nil {
+				var ne net.Error
+				if errors.As(err, &ne) && ne.Timeout() {
+					t.Fatalf("the %s connection, never a signed request, is still open after a minute", name)
+				}
+				break
+			}
+		}
+	}
+	// The owner's connection, idle as long, is kept: it was verified.
 	if r, raw, err := c.Do(ctx, []byte(`<list-listeners/>`)); err != nil || r.Payload.Listeners == nil {
 		t.Fatalf("list-listeners after: %v %s", err, raw)
 	}

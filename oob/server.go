@@ -33,8 +33,9 @@ const (
 	// writeTimeout bounds writing one frame.
 	writeTimeout = 10 * time.Second
 	// frameTimeout bounds reading one request once its first frame
-	// began: a client holding half a frame is closed (a silent one is
-	// not: it may be waiting for pushes).
+	// began (a client holding half a frame is closed), and how long a
+	// connection that never sent a validly signed request may stay silent
+	// (a verified one may: it may be waiting for pushes).
 	frameTimeout = 30 * time.Second
 )
 
