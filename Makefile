@@ -108,6 +108,10 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzParseDocument$$' -fuzztime $(FUZZTIME) ./pump/guardian/
 	$(GO) test -run '^$$' -fuzz '^FuzzCallTask$$' -fuzztime $(FUZZTIME) ./pump/organism/
 	$(GO) test -run '^$$' -fuzz '^FuzzProhibited$$' -fuzztime $(FUZZTIME) ./listeners/memory/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseThreadID$$' -fuzztime $(FUZZTIME) ./registry/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFrame$$' -fuzztime $(FUZZTIME) ./pump/federation/
+	$(GO) test -run '^$$' -fuzz '^FuzzToolSchema$$' -fuzztime $(FUZZTIME) ./listeners/mcpclient/
+	$(GO) test -run '^$$' -fuzz '^FuzzFill$$' -fuzztime $(FUZZTIME) ./listeners/mcpclient/
 
 ## soak: long-running leak and crash tests, and the WASM RSS check without the race detector,
 ## one package at a time (-p 1): their timing checks (restart within 1 s) must not share the cores

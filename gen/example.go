@@ -1,6 +1,8 @@
 package gen
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"unicode/utf8"
 )
@@ -61,11 +63,10 @@ func exampleValue(f *Field) string {
 		return f.Enum[0]
 	}
 	switch {
+	case f.JSON:
+		return exampleJSON(f)
 	case f.Kind == String:
-		if f.Doc != "" && utf8.RuneCountInString(f.Doc) <= maxExampleDocs && !strings.ContainsAny(f.Doc, "\r\n") {
-			return f.Doc
-		}
-		return exampleText
+		return exampleString(f)
 	case f.Kind.IsInteger(), f.Kind.IsFloat():
 		return exampleNumber
 	case f.Kind == Bool:
@@ -76,4 +77,86 @@ func exampleValue(f *Field) string {
 		return exampleBytes
 	}
 	return exampleText
+}
+
+// exampleString is the example text of a string field: its doc text when
+// short and on one line, else exampleText.
+func exampleString(f *Field) string {
+	if f.Doc != "" && utf8.RuneCountInString(f.Doc) <= maxExampleDocs && !strings.ContainsAny(f.Doc, "\r\n") {
+		return f.Doc
+	}
+	return exampleText
+}
+
+// exampleJSON is the example of an encoding:"json" field: one JSON value,
+// the element's only valid content. It is the schema's default, const,
+// first enum value or first example when it has one, else a value of its
+// type (the first one other than null): {}, [], 1, true, null, or the
+// string field's example as a JSON string — also when the schema says no
+// type.
+func exampleJSON(f *Field) string {
+	var s struct {
+		Type     any               `json:"type"`
+		Default  json.RawMessage   `json:"default"`
+		Const    json.RawMessage   `json:"const"`
+		Enum     []json.RawMessage `json:"enum"`
+		Examples []json.RawMessage `json:"examples"`
+	}
+	_ = json.Unmarshal(f.Schema, &s) // a schema that does not read says nothing
+	for _, v := range [][]byte{s.Default, s.Const, first(s.Enum), first(s.Examples)} {
+		if c := compactJSON(v); c != "" {
+			return c
+		}
+	}
+	types, _ := s.Type.([]any)
+	if t, ok := s.Type.(string); ok {
+		types = []any{t}
+	}
+	for _, t := range types {
+		switch t {
+		case "object":
+			return "{}"
+		case "array":
+			return "[]"
+		case "integer", "number":
+			return exampleNumber
+		case "boolean":
+			return exampleBool
+		case "string":
+			return jsonString(exampleString(f))
+		}
+	}
+	for _, t := range types {
+		if t == "null" {
+			return "null"
+		}
+	}
+	return jsonString(exampleString(f))
+}
+
+// first returns the first of vs, nil when there is none.
+func first(vs []json.RawMessage) json.RawMessage {
+	if len(vs) == 0 {
+		return nil
+	}
+	return vs[0]
+}
+
+// compactJSON returns v on one line, "" when v is empty or not JSON.
+func compactJSON(v []byte) string {
+	var b bytes.Buffer
+	if len(v) == 0 || json.Compact(&b, v) != nil {
+		return ""
+	}
+	return b.String()
+}
+
+// jsonString returns s as a JSON string (without HTML escapes: the XML
+// writer escapes what XML needs).
+func jsonString(s string) string {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	_ = e.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
 }

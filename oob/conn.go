@@ -2,6 +2,7 @@ package oob
 
 import (
 	"encoding/xml"
+	"io"
 	"sync"
 	"time"
 
@@ -21,6 +22,12 @@ type conn struct {
 
 	smu  sync.Mutex
 	subs map[string]func() // subscription id → cancel
+
+	// verified is set once a request's signature verified (read and set
+	// by the read loop only): until then the client may stay silent only
+	// frameTimeout — anyone on the host can connect, and an idle
+	// connection held for good costs a file descriptor.
+	verified bool
 }
 
 func newConn(s *Server, ws *websocket.Conn) *conn {
@@ -37,7 +44,7 @@ func (c *conn) run() {
 		wg.Wait()
 	}()
 	for {
-		typ, msg, err := c.ws.ReadMessage()
+		typ, msg, err := c.readRequest()
 		if err != nil {
 			return
 		}
@@ -52,6 +59,26 @@ func (c *conn) run() {
 			resp.after()
 		}
 	}
+}
+
+// readRequest reads the next message: a verified client may wait as long
+// as it likes before sending one (it may be waiting for pushes), any other
+// for frameTimeout; once its first frame began the whole message must come
+// within frameTimeout.
+func (c *conn) readRequest() (int, []byte, error) {
+	if !c.verified {
+		_ = c.ws.SetReadDeadline(time.Now().Add(frameTimeout))
+	}
+	typ, r, err := c.ws.NextReader()
+	if err != nil {
+		return typ, nil, err
+	}
+	_ = c.ws.SetReadDeadline(time.Now().Add(frameTimeout))
+	msg, err := io.ReadAll(r)
+	if err != nil {
+		return typ, nil, err
+	}
+	return typ, msg, c.ws.SetReadDeadline(time.Time{})
 }
 
 // write sends one frame.

@@ -32,6 +32,11 @@ const (
 	pushQueue = 256
 	// writeTimeout bounds writing one frame.
 	writeTimeout = 10 * time.Second
+	// frameTimeout bounds reading one request once its first frame
+	// began (a client holding half a frame is closed), and how long a
+	// connection that never sent a validly signed request may stay silent
+	// (a verified one may: it may be waiting for pushes).
+	frameTimeout = 30 * time.Second
 )
 
 // Server errors.

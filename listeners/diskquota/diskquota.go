@@ -44,16 +44,9 @@ func Count(dir string) (int64, error) {
 	defer root.Close()
 	var used int64
 	seen := map[FileID]bool{}
-	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
+	err = walk(root, ".", func(p string, fi fs.FileInfo) error {
 		if p == "." {
 			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
 		}
 		used += EntryBytes
 		switch {

@@ -31,14 +31,7 @@ type treeFile struct {
 // it), following no link.
 func CountTree(root *os.Root, rel string) (Tree, error) {
 	t := Tree{files: map[FileID]treeFile{}}
-	err := fs.WalkDir(root.FS(), rel, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
+	err := walk(root, rel, func(p string, fi fs.FileInfo) error {
 		t.names++
 		switch {
 		case fi.Mode()&fs.ModeSymlink != 0:

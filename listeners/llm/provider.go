@@ -317,6 +317,11 @@ func (rb *replyBody) lines(fn func(line []byte) (more bool, err error)) error {
 			continue
 		}
 		more, err := fn(line)
+		if err != nil && sc.Err() != nil {
+			// The scanner hands on what it holds when the body fails —
+			// at the reply cap, a line cut short: the cap is why.
+			return rb.readError(sc.Err())
+		}
 		if err != nil || !more {
 			return err
 		}

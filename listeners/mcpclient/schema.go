@@ -8,8 +8,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/xml-pipeline/xmlpipe/gen"
+	"github.com/xml-pipeline/xmlpipe/gen/xmltext"
 )
 
 // maxSchemaDepth bounds the nesting of objects derived as nested structs;
@@ -249,7 +251,8 @@ func single(types []string) string {
 }
 
 // stringEnum returns an enum of distinct, non-empty strings without '|'
-// (what an enum tag can hold).
+// (what an enum tag can hold) whose characters XML can carry (a value with
+// a control character could never be sent: the field is a plain string).
 func stringEnum(p map[string]any) ([]string, bool) {
 	vals, ok := p["enum"].([]any)
 	if !ok || len(vals) == 0 {
@@ -259,11 +262,21 @@ func stringEnum(p map[string]any) ([]string, bool) {
 	out := make([]string, 0, len(vals))
 	for _, v := range vals {
 		s, ok := v.(string)
-		if !ok || s == "" || strings.Contains(s, "|") || seen[s] {
+		if !ok || s == "" || strings.Contains(s, "|") || seen[s] || !xmlChars(s) {
 			return nil, false
 		}
 		seen[s] = true
 		out = append(out, s)
 	}
 	return out, true
+}
+
+// xmlChars reports whether every character of s is one XML can hold.
+func xmlChars(s string) bool {
+	for _, r := range s {
+		if !xmltext.IsChar(r) {
+			return false
+		}
+	}
+	return utf8.ValidString(s)
 }

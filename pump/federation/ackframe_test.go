@@ -74,3 +74,34 @@ func TestAckFrameCodec(t *testing.T) {
 		t.Errorf("decoding an ack: %v allocations, want 1", n)
 	}
 }
+
+// FuzzDecodeFrame feeds a peer's link frames: decodeFrame (with its fast
+// path for the plain acknowledgement) reads every input exactly as
+// encoding/json does, and what it read marshals to a frame that reads back
+// the same.
+func FuzzDecodeFrame(f *testing.F) {
+	for _, s := range []string{`{"type":"ack","id":"6f1c2c4e-1b7a-4a51-9d0e-1b2c3d4e5f60"}`, `{"type":"ack","id":"a\u0062"}`,
+		`{"type":"ack","id":"x","duplicate":true}`, `{"type":"nack","id":"x","error":"no","reason":"too-deep"}`,
+		`{"type":"ack","id":""}`, `{"type":"ack","id":"x"} `, `{"TYPE":"ack","id":"x"}`, `{"type":"ack","id":"\xff"}`,
+		`{"type":"hello","key":"a2V5","nonce":"bm9uY2U=","organism":"b"}`, `null`, `[]`, `{"type":"ack","id":"x"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := decodeFrame(b)
+		var want frame
+		wantErr := json.Unmarshal(b, &want)
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("decodeFrame(%q): error %v, encoding/json's %v", b, err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		if got != want {
+			t.Fatalf("decodeFrame(%q) = %+v, encoding/json %+v", b, got, want)
+		}
+		back, err := decodeFrame(got.marshal())
+		if err != nil || back != got {
+			t.Fatalf("%+v marshals to %s, which reads back as %+v (%v)", got, got.marshal(), back, err)
+		}
+	})
+}

@@ -103,7 +103,9 @@ const maxHTTPBody = DefaultMaxLine
 // closes (DELETE) are stopped: their conversations are killed, not left
 // running until the timeout. A session without a request for
 // Options.SessionIdle is closed, so clients that vanish without closing
-// theirs (DELETE) do not hold one each for good.
+// theirs (DELETE) do not hold one each for good; Close closes every one.
+// A body over DefaultMaxLine is answered 413 with a JSON-RPC -32700 error;
+// one under it reaches the tool (the SDK's smaller cap does not apply).
 func (b *Bridge) HTTPHandler() http.Handler {
 	return b.httpHandler(b.Server())
 }
@@ -113,8 +115,17 @@ func (b *Bridge) httpHandler(server *sdk.Server) http.Handler {
 	if idle < 0 {
 		idle = 0 // the SDK's "never"
 	}
+	// The SDK's own cap (4 MiB) would answer a body between it and ours
+	// with plain text: ours is the one, refused as JSON-RPC below.
 	next := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server },
-		&sdk.StreamableHTTPOptions{SessionTimeout: idle})
+		&sdk.StreamableHTTPOptions{SessionTimeout: idle, MaxRequestBodyBytes: maxHTTPBody})
+	// Close ends the sessions of clients that never closed theirs (DELETE):
+	// each holds goroutines until SessionIdle otherwise.
+	context.AfterFunc(b.life, func() {
+		for ss := range server.Sessions() {
+			_ = ss.Close()
+		}
+	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodDelete {
 			// The SDK closes the session only once its running calls end.
