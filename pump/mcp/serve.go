@@ -120,13 +120,18 @@ func (b *Bridge) httpHandler(server *sdk.Server) http.Handler {
 	next := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server },
 		&sdk.StreamableHTTPOptions{SessionTimeout: idle, MaxRequestBodyBytes: maxHTTPBody})
 	// Close ends the sessions of clients that never closed theirs (DELETE):
-	// each holds goroutines until SessionIdle otherwise.
-	context.AfterFunc(b.life, func() {
+	// each holds goroutines until SessionIdle otherwise. It does so once
+	// the requests being served are done: a running call Close cancelled
+	// is answered (a tool error, ErrClosed) on its session first.
+	drain := &httpDrain{then: func() {
 		for ss := range server.Sessions() {
 			_ = ss.Close()
 		}
-	})
+	}}
+	context.AfterFunc(b.life, drain.end)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		drain.enter()
+		defer drain.leave()
 		if r.Method == http.MethodDelete {
 			// The SDK closes the session only once its running calls end.
 			b.cancelOrigin(origin{session: r.Header.Get(sessionHeader)}, ErrSessionClosed)
