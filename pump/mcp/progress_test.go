@@ -8,8 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,10 +40,10 @@ func interimModel(t *testing.T) *httptest.Server {
 	return srv
 }
 
-// TestInterimTextIsProgress: an agent's interim text reaches an MCP
-// client as a progress notification of its call — before the call's
-// result — when the call carries a progressToken, and not otherwise.
-func TestInterimTextIsProgress(t *testing.T) {
+// progressOrganism starts an organism whose mathbot's model is
+// interimModel, shut down when the test ends.
+func progressOrganism(t *testing.T) *organism.Organism {
+	t.Helper()
 	t.Setenv("TEST_LLM_KEY", "sk-test")
 	cfg, err := config.Parse("organism.yaml", fmt.Appendf(nil, `organism: {name: mcp-progress}
 llm:
@@ -75,10 +75,20 @@ listeners:
 			t.Error(err)
 		}
 	})
+	return o
+}
+
+// TestInterimTextIsProgress: an agent's interim text reaches an MCP
+// client as a progress notification of its call when the call carries a
+// progressToken, and not otherwise.
+func TestInterimTextIsProgress(t *testing.T) {
+	o := progressOrganism(t)
 	b := New(o.Pump, Options{Timeout: time.Minute, Logger: slog.New(slog.DiscardHandler), Interim: o.WatchInterim})
 
-	var mu sync.Mutex
-	var got []*sdk.ProgressNotificationParams
+	// The SDK client runs its notification handler on a goroutine of its
+	// own: a notification is waited for, not looked for once the call
+	// returned (TestProgressPrecedesTheResult checks the order on the wire).
+	notes := make(chan *sdk.ProgressNotificationParams, 8)
 	ctx, cancel := context.WithCancel(context.Background())
 	st, ct := sdk.NewInMemoryTransports()
 	ss, err := b.Server().Connect(ctx, st, nil)
@@ -89,9 +99,7 @@ listeners:
 	go func() { served <- ss.Wait() }()
 	client := sdk.NewClient(&sdk.Implementation{Name: "test-client", Version: "v0"}, &sdk.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
-			mu.Lock()
-			got = append(got, req.Params)
-			mu.Unlock()
+			notes <- req.Params
 		}})
 	cs, err := client.Connect(ctx, ct, nil)
 	if err != nil {
@@ -104,13 +112,13 @@ listeners:
 		b.Close()
 	})
 
-	for _, withToken := range []bool{true, false} {
-		mu.Lock()
-		got = nil
-		mu.Unlock()
+	// Without a token first: had it been sent a notification, that one
+	// would be handled before the next call's (the client's handler queue
+	// is in order).
+	for _, token := range []string{"", "call-1"} {
 		p := &sdk.CallToolParams{Name: "mathbot", Arguments: map[string]any{"Text": "what is 6*7?"}}
-		if withToken {
-			p.SetProgressToken("call-1")
+		if token != "" {
+			p.SetProgressToken(token)
 		}
 		r, err := cs.CallTool(ctx, p)
 		if err != nil {
@@ -119,15 +127,57 @@ listeners:
 		if r.IsError || text(r) != "42" {
 			t.Fatalf("answer: isError %v %q", r.IsError, text(r))
 		}
-		mu.Lock()
-		notes := got
-		mu.Unlock()
-		switch {
-		case withToken && (len(notes) != 1 || notes[0].Message != "Let me compute that." ||
-			notes[0].ProgressToken != "call-1" || notes[0].Progress != 1):
-			t.Errorf("progress before the result: %+v, want one with the interim text", notes)
-		case !withToken && len(notes) != 0:
-			t.Errorf("progress without a progressToken: %+v", notes)
+	}
+	select {
+	case n := <-notes:
+		if n.ProgressToken != "call-1" || n.Message != "Let me compute that." || n.Progress != 1 {
+			t.Errorf("progress %+v, want call-1's, with the interim text", n)
 		}
+	case <-time.After(time.Minute):
+		t.Fatal("no progress notification within a minute")
+	}
+}
+
+// TestProgressPrecedesTheResult: on the wire (stdio), the call's progress
+// notification comes before its result.
+func TestProgressPrecedesTheResult(t *testing.T) {
+	o := progressOrganism(t)
+	b := New(o.Pump, Options{Timeout: time.Minute, Logger: slog.New(slog.DiscardHandler), Interim: o.WatchInterim})
+	defer b.Close()
+	s := serveSession(t, b, StdioOptions{})
+	s.send(fmt.Sprintf(initLine, "2025-06-18"), `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s.next() // initialize's result
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mathbot",` +
+		`"arguments":{"Text":"what is 6*7?"},"_meta":{"progressToken":"p2"}}}`)
+	var methods []string
+	for {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProgressToken string `json:"progressToken"`
+				Message       string `json:"message"`
+			} `json:"params"`
+		}
+		line := s.next()
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		if m.Method == "notifications/progress" {
+			if m.Params.ProgressToken != "p2" || m.Params.Message != "Let me compute that." {
+				t.Errorf("progress %s", line)
+			}
+		}
+		if m.Method != "" {
+			methods = append(methods, m.Method)
+			continue
+		}
+		if string(m.ID) == "2" {
+			methods = append(methods, "result")
+			break
+		}
+	}
+	if want := []string{"notifications/progress", "result"}; !slices.Equal(methods, want) {
+		t.Errorf("the server wrote %v, want %v", methods, want)
 	}
 }
