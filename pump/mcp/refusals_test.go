@@ -71,8 +71,9 @@ rules:
 # House rules
 `
 
-// refusalsOrganism starts an organism with two agents (poet answers,
-// broken's model fails), a stall and an oops listener, governed by
+// refusalsOrganism starts an organism with three agents (poet and clerk
+// answer, clerk's reviewed calls wait a second for a human, broken's model
+// fails), a stall and an oops listener, governed by
 // refusalsConstitution; started reports each stall handling's thread.
 func refusalsOrganism(t *testing.T, started chan<- string) *organism.Organism {
 	t.Helper()
@@ -96,6 +97,11 @@ listeners:
     agent: true
     description: Writes short poems
     prompt: You are poet.
+  - name: clerk
+    agent: true
+    description: Its calls wait a second for a human
+    prompt: You are poet. Clerk, too.
+    approval_timeout: 1s
   - name: broken
     agent: true
     description: Its model is gone
@@ -157,7 +163,8 @@ func connectBridge(t *testing.T, b *Bridge) *sdk.ClientSession {
 
 // TestRefusalsAreToolErrors: every way a call ends without an answer — the
 // agent halted, the conversation killed or its answer cancelled, a
-// constitution's refusal, a human's denial, the call's timeout, a <huh> —
+// constitution's refusal, a human's denial, an approval that expired, the
+// call's timeout, a <huh> —
 // reaches the MCP client as a tool error (isError) whose text says which,
 // while a real answer stays a success.
 func TestRefusalsAreToolErrors(t *testing.T) {
@@ -220,6 +227,8 @@ func TestRefusalsAreToolErrors(t *testing.T) {
 			"refused (medium, rule pay): denied by alice: not today"},
 		{"approved by a human", cs, "poet", map[string]any{"Text": "pay the plumber"}, func() { decide(true) }, false,
 			"Rain taps the roof."},
+		{"approval expired", cs, "clerk", map[string]any{"Text": "pay the plumber"}, nil, true,
+			"refused (medium, rule pay): approval timed out"},
 		{"timeout", short, "stall", map[string]any{"Text": "x"}, func() { <-started }, true,
 			"no answer from stall within 1s"},
 		{"huh", cs, "oops", map[string]any{"Text": "x"}, nil, true, "Message could not be processed"},
