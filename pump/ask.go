@@ -134,6 +134,16 @@ func (p *Pump) AskXML(ctx context.Context, from, to string, payload []byte) (Eve
 	return p.askXML(ctx, stage.NewThreadID(), from, to, payload)
 }
 
+// AskXMLOn is AskOn for a payload already encoded (see AskXML): a
+// transport that mints the conversation's id itself knows it before the
+// first message, to follow the conversation while it waits.
+func (p *Pump) AskXMLOn(ctx context.Context, thread, from, to string, payload []byte) (Event, error) {
+	if !stage.IsThreadID(thread) {
+		return Event{}, fmt.Errorf("pump: ask on %q: %w", thread, ErrBadThread)
+	}
+	return p.askXML(ctx, thread, from, to, payload)
+}
+
 // askXML is AskXML on thread.
 func (p *Pump) askXML(ctx context.Context, thread, from, to string, payload []byte) (Event, error) {
 	p.asks.once.Do(func() { p.Watch(OutletFunc(p.asks.observe)) })

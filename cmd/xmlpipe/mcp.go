@@ -99,6 +99,7 @@ func runMCP(ctx context.Context, args []string, std streams) int {
 	b := mcp.New(o.Pump, mcp.Options{From: mcpFrom, Timeout: *timeout, Logger: logger, Profile: *profile, SessionIdle: *idle,
 		Version:     currentBuild().Version,
 		MaxSessions: *maxSessions,
+		Interim:     o.WatchInterim, // interim text as progress notifications
 		Refused:     func(listener string) bool { return o.MetaRefuses(mcpFrom, listener) }})
 	defer b.Close()
 	if early != nil {

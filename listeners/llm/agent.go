@@ -209,6 +209,9 @@ func (a *Agent) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) (x
 	if md.From == a.Name {
 		if t, ok := stage.PayloadText(payload); ok {
 			if answer, ok := strings.CutPrefix(t, selfAnswerMark); ok {
+				if reason, ok := strings.CutPrefix(answer, selfHaltMark); ok {
+					return a.reply(md, reason, true), nil
+				}
 				return a.answer(md, answer), nil
 			}
 		}
@@ -785,8 +788,9 @@ func (a *Agent) halt(st *turnState, reason string) (xmlpipe.Response, error) {
 }
 
 // haltAnswer is what the caller of a turn that halted for reason gets. The
-// organism's own user who talks to the agent (the console, a bus session)
-// is answered with the reason, as text. Any other caller — a listener, an
+// organism's own user who talks to the agent (the console, a bus session,
+// an MCP client) is answered with the reason, as text, in a Halted — not an
+// Answer, so that it can be told from one. Any other caller — a listener, an
 // agent whose tool the agent is, a callable's call, a federation peer
 // (Foreign) — sees a failed call whose error says only that the agent
 // halted (ErrTurnHalted): the reason may name backends, URLs and models, and
@@ -800,7 +804,7 @@ func (a *Agent) haltAnswer(st *turnState, reason string) (xmlpipe.Response, erro
 			"caller", st.caller)
 		return nil, fmt.Errorf("%s could not finish: %w", a.Name, ErrTurnHalted)
 	}
-	return a.answer(st.md, fmt.Sprintf("[%s halted: %s]", a.Name, reason)), nil
+	return a.reply(st.md, fmt.Sprintf("[%s halted: %s]", a.Name, reason), true), nil
 }
 
 // killed ends the agent's turn of a conversation that was killed while
@@ -875,11 +879,21 @@ func (a *Agent) held(st *turnState) xmlpipe.Response {
 // answer responds to the caller with text: in the caller's own payload when
 // it is a listener with a text field, else as an Answer.
 func (a *Agent) answer(md xmlpipe.Metadata, text string) xmlpipe.Response {
+	return a.reply(md, text, false)
+}
+
+// reply is answer, or — halted — the text of a halt: marked as one when it
+// goes up a self-iteration thread, and a Halted, not an Answer, for a
+// caller outside the organism's listeners.
+func (a *Agent) reply(md xmlpipe.Metadata, text string, halted bool) xmlpipe.Response {
 	if a.Threads != nil && a.Lookup != nil {
 		if caller, _, err := a.Threads.Caller(md.ThreadID); err == nil {
 			if caller == a.Name {
 				// Answering from a self-iteration thread: the answer goes up
 				// one level, marked so it is passed on, not thought about.
+				if halted {
+					text = selfHaltMark + text
+				}
 				text = selfAnswerMark + text
 			}
 			if pt, ok := a.Lookup(caller); ok {
@@ -888,6 +902,9 @@ func (a *Agent) answer(md xmlpipe.Metadata, text string) xmlpipe.Response {
 				}
 			}
 		}
+	}
+	if halted {
+		return xmlpipe.Respond(&Halted{Text: text})
 	}
 	return xmlpipe.Respond(&Answer{Text: text})
 }

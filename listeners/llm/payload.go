@@ -17,6 +17,22 @@ type Answer struct {
 	Text    string   `doc:"the agent's answer"`
 }
 
+// Halted is what the organism's own user gets from an agent whose turn
+// halted — a budget, max_iterations, no progress, a model call that failed
+// — in place of an Answer: the reason, as text ("[poet halted: …]"). A
+// payload of its own, so that a front door tells a halt from an answer:
+// consoles show its text as they show an answer's, the MCP server answers
+// it as a tool error (FailedAnswer).
+type Halted struct {
+	XMLName xml.Name `xml:"AgentHalted"`
+	Text    string   `doc:"why the agent stopped before it answered"`
+}
+
+// FailedAnswer returns the text of the failure this payload reports in
+// place of an answer: a front door that tells failures apart from answers
+// (the MCP server's tool errors) reads it.
+func (h *Halted) FailedAnswer() string { return h.Text }
+
 // InputTag returns the root tag of a YAML agent's text payload: the agent's
 // name in PascalCase followed by "Task" (poet → PoetTask, code-reviewer →
 // CodeReviewerTask).
@@ -59,3 +75,8 @@ func InputType(agent string) (*xmlpipe.PayloadType, error) {
 // selfAnswerMark starts the text of an answer an agent gives itself when it
 // answers on a self-iteration thread (U+2063, invisible separator).
 const selfAnswerMark = "\u2063answer\u2063"
+
+// selfHaltMark follows selfAnswerMark when the answer passed on is a halt's
+// reason, so that the caller outside the organism's listeners gets a
+// Halted, not an Answer.
+const selfHaltMark = "\u2063halted\u2063"

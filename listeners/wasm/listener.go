@@ -181,8 +181,12 @@ func (l *Listener) Handle(ctx context.Context, payload any, _ xmlpipe.Metadata) 
 }
 
 // decodeResponse checks that out is exactly one well-formed response
-// element and decodes it.
+// element, in UTF-8, and decodes it; its errors say what was expected and
+// what came, for the guest's author.
 func (l *Listener) decodeResponse(out []byte) (any, error) {
+	if err := notUTF8(out, l.response.Name()); err != nil {
+		return nil, err
+	}
 	parts, diags, err := stage.SplitRaw(out)
 	switch {
 	case err != nil:
@@ -190,7 +194,7 @@ func (l *Listener) decodeResponse(out []byte) (any, error) {
 	case len(diags) > 0:
 		return nil, fmt.Errorf("%w: not well-formed XML: %s", ErrBadOutput, diags[0].Msg)
 	case len(parts) != 1:
-		return nil, fmt.Errorf("%w: want one <%s> element, got %d elements", ErrBadOutput, l.response.Name(), len(parts))
+		return nil, noOneElement(out, parts, l.response.Name())
 	case !l.response.Matches(parts[0].Name, parts[0].Namespace):
 		return nil, fmt.Errorf("%w: want <%s>, got <%s>", ErrBadOutput, l.response.Name(), parts[0].Name)
 	}

@@ -78,6 +78,7 @@ func (s *Server) streamDelta(o organism.Output) {
 		defer st.mu.Unlock()
 		if st.f.match(ev) {
 			st.c.sendDelta(o)
+			st.shown.delta(o)
 		}
 	})
 }
@@ -166,6 +167,10 @@ type streamSocket struct {
 	// sent is, for a user with a profile, the last agent_state body sent
 	// for each agent (as JSON; see streamEvent.view).
 	sent map[string]string
+	// shown is the text the socket's delta events carried per agent's
+	// stream, which the message event of a reply repeating it marks
+	// streamed (as /ws marks its reply frames).
+	shown shownStreams
 }
 
 // streamCommand is a client frame of the stream.
@@ -279,8 +284,17 @@ func (st *streamSocket) offerEvent(e pump.Event, facts eventFacts) {
 		st.offer(streamEvent{name: streamMessage, threads: threads, agents: agents, profile: e.Profile,
 			body: st.messageBody(e, mem)})
 	case pump.EventReply:
-		st.offer(streamEvent{name: streamMessage, threads: threads, agents: agents, profile: e.Profile,
-			body: st.messageBody(e, mem)})
+		// A reply whose text the socket's deltas carried whole says so,
+		// and a client that drew them draws it once.
+		text, _ := organism.PayloadText(e.Payload)
+		st.mu.Lock()
+		streamed := st.shown.take(e.Conversation, e.From, text)
+		st.mu.Unlock()
+		body := st.messageBody(e, mem)
+		if streamed {
+			body = streamedBody(body)
+		}
+		st.offer(streamEvent{name: streamMessage, threads: threads, agents: agents, profile: e.Profile, body: body})
 	case pump.EventHuh, pump.EventSystemError, pump.EventDeadLetter, pump.EventRefusal:
 		agent := e.Listener
 		if agent == "" {
@@ -297,6 +311,9 @@ func (st *streamSocket) offerEvent(e pump.Event, facts eventFacts) {
 		}
 		st.offer(streamEvent{name: streamError, threads: threads, agents: agents, profile: e.Profile, body: body})
 	case pump.EventComplete:
+		st.mu.Lock()
+		st.shown.forget(e.Conversation)
+		st.mu.Unlock()
 		st.offer(streamEvent{name: streamThreadUpdated, threads: threads, profile: e.Profile, body: map[string]any{
 			"event": streamThreadUpdated, "thread_id": e.Conversation, "status": facts.status,
 			"timestamp": stamp(e.Time), "message_id": eventID(wire.TypeComplete, e)}})
@@ -354,10 +371,24 @@ func (st *streamSocket) messageBody(e pump.Event, mem *memoryEvent) any {
 	return streamMessageBody{Event: streamMessage, Message: m}
 }
 
-// streamMessageBody is a message event of the stream.
+// streamMessageBody is a message event of the stream. Streamed marks a
+// reply whose text the socket's delta events already carried.
 type streamMessageBody struct {
-	Event   string     `json:"event"`
-	Message apiMessage `json:"message"`
+	Event    string     `json:"event"`
+	Message  apiMessage `json:"message"`
+	Streamed bool       `json:"streamed,omitempty"`
+}
+
+// streamedBody is messageBody's body marked streamed.
+func streamedBody(body any) any {
+	switch b := body.(type) {
+	case pump.Event:
+		return streamMessageBody{Event: streamMessage, Message: eventMessage(b), Streamed: true}
+	case streamMessageBody:
+		b.Streamed = true
+		return b
+	}
+	return body
 }
 
 // encode turns a queued item into a JSON text frame (in the writer).

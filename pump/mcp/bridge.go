@@ -5,7 +5,10 @@
 // conversation's final answer — the reply to the caller if there is one, else
 // the last message delivered before the conversation completed. A bad call
 // (arguments that do not fit, a rejected message, a <huh>, a tool's refusal)
-// is an MCP tool error, so the client's model can correct itself. A
+// and a call that ends without an answer (the agent halted, the
+// conversation killed or its answer cancelled, a constitution's refusal or
+// a human's denial, the timeout) is an MCP tool error (isError) whose text
+// says which, so the client's model can correct itself or tell its user. A
 // listener that declares its response (pump.Listener.Response) is a tool
 // with an output schema, and its answers' structured content is typed to
 // fit it.
@@ -30,9 +33,11 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/codec"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // DefaultTimeout bounds one tool call.
@@ -71,6 +76,13 @@ type Options struct {
 	// exist for them), and every call's conversation runs under it. ""
 	// for none: every listener.
 	Profile string
+	// Interim, when set, follows a conversation's interim text — what an
+	// agent writes beside its tool calls, which no answer carries
+	// (organism.Organism.WatchInterim): a call whose request carries a
+	// progressToken gets each text as a progress notification
+	// (notifications/progress, the text its message), before its result.
+	// nil: none is sent.
+	Interim func(conversation string, fn func(organism.Interim)) (stop func())
 	// Refused, when set, names the listeners that refuse every call from
 	// the bridge's clients (the core meta listeners the meta: flags shut
 	// them out of: organism.Organism.MetaRefuses): they are not served as
@@ -193,6 +205,13 @@ func toolError(format string, args ...any) *sdk.CallToolResult {
 // content is then typed by it (see outputSchema), and an answer that is
 // not one is a tool error.
 func (b *Bridge) Call(ctx context.Context, listener string, pt, rt *xmlpipe.PayloadType, args []byte) *sdk.CallToolResult {
+	return b.call(ctx, listener, pt, rt, args, nil)
+}
+
+// call is Call that hands progress (when not nil) the conversation's
+// interim text (Options.Interim) while it waits, never after it returns.
+func (b *Bridge) call(ctx context.Context, listener string, pt, rt *xmlpipe.PayloadType, args []byte,
+	progress func(text string)) *sdk.CallToolResult {
 	body, err := codec.AppendJSON(nil, pt.Model(), args, codec.JSONOptions{EmptyNS: true})
 	if err != nil {
 		return toolError("invalid arguments for %s: %v", listener, err)
@@ -219,7 +238,12 @@ func (b *Bridge) Call(ctx context.Context, listener string, pt, rt *xmlpipe.Payl
 	defer cancelTimeout()
 	// Ask kills the conversation when ctx ends first (the client
 	// cancelled, the timeout passed or the bridge closed).
-	ev, err := b.p.AskXML(pump.WithProfile(ctx, b.opts.Profile), b.opts.From, listener, body)
+	conv := stage.NewThreadID()
+	if progress != nil && b.opts.Interim != nil {
+		stop := b.opts.Interim(conv, func(i organism.Interim) { progress(i.Text) })
+		defer stop()
+	}
+	ev, err := b.p.AskXMLOn(pump.WithProfile(ctx, b.opts.Profile), conv, b.opts.From, listener, body)
 	if err == nil {
 		return b.answer(ev, listener, rt)
 	}
@@ -233,6 +257,10 @@ func (b *Bridge) Call(ctx context.Context, listener string, pt, rt *xmlpipe.Payl
 	if e, ok := errors.AsType[*pump.AskError](err); ok {
 		b.opts.Logger.Info("mcp: call failed", "listener", listener, "error", e)
 		return toolError("%s", failedText(e.Event, b.opts.From))
+	}
+	if text := endedText(err); text != "" {
+		b.opts.Logger.Info("mcp: call ended without an answer", "listener", listener, "error", err)
+		return toolError("%s: %s", listener, text)
 	}
 	if errors.Is(err, pump.ErrNoAnswer) {
 		// A tool with an output schema owes structured content: without
@@ -262,13 +290,29 @@ type mcpContent interface {
 	CallToolResult() *sdk.CallToolResult
 }
 
+// failedAnswer is a payload that reports, in place of an answer, that the
+// call could not be done: an agent's halt (an *llm.Halted; the server does
+// not import the listener). Its text is the tool error.
+type failedAnswer interface {
+	FailedAnswer() string
+}
+
 // answer renders the conversation's final answer (pump.Pump.Ask) of a call
 // of listener, whose declared response is rt (nil: none). The text content
 // is the one leaf's text or the payload's XML; the structured content is
 // typed by rt when there is one, else every leaf as text (Answer.Fields).
 func (b *Bridge) answer(e pump.Event, listener string, rt *xmlpipe.PayloadType) *sdk.CallToolResult {
-	if tr, ok := e.Payload.(mcpContent); ok {
-		return tr.CallToolResult() // a mounted tool's answer: its content as it came
+	switch v := e.Payload.(type) {
+	case mcpContent:
+		return v.CallToolResult() // a mounted tool's answer: its content as it came
+	case *xmlpipe.Refusal:
+		// The pump's refusal of the call: a constitution's rule, a human's
+		// denial, an approval that expired.
+		return toolError("%s", v.Summary())
+	case failedAnswer:
+		if text := v.FailedAnswer(); text != "" {
+			return toolError("%s", text)
+		}
 	}
 	payload, err := PayloadOf(e.Envelope)
 	if err != nil {

@@ -70,3 +70,16 @@ func sendText(err error) string {
 	}
 	return "the message could not be sent"
 }
+
+// endedText is the tool error of a conversation the organism ended before
+// it answered — killed (an operator's kill, a halted organism's drop) or
+// its answer cancelled — or "" for any other error.
+func endedText(err error) string {
+	switch {
+	case errors.Is(err, pump.ErrConversationKilled):
+		return "the conversation was killed before it answered (by an operator): call again for a new one"
+	case errors.Is(err, pump.ErrCancelled):
+		return "the answer was cancelled (by an operator): call again to ask anew"
+	}
+	return ""
+}

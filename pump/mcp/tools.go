@@ -83,8 +83,26 @@ func (ts *toolSet) add(name string, t tool) {
 		if req.Extra != nil {
 			ctx = withOrigin(ctx, req.Extra.Header)
 		}
-		return b.Call(ctx, name, pt, rt, req.Params.Arguments), nil
+		return b.call(ctx, name, pt, rt, req.Params.Arguments, progressOf(ctx, req)), nil
 	})
+}
+
+// progressOf returns what sends a call's interim text to its client as
+// progress notifications — each a step further, the text its message — or
+// nil when the request carries no progressToken (the client asked for
+// none). A notification the client cannot take is dropped: the call goes
+// on.
+func progressOf(ctx context.Context, req *sdk.CallToolRequest) func(text string) {
+	token := req.Params.GetProgressToken()
+	if token == nil || req.Session == nil {
+		return nil
+	}
+	step := 0.0
+	return func(text string) {
+		step++
+		_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Message: text,
+			Progress: step})
+	}
 }
 
 // follow syncs the tools at every change of the routing table (changed is

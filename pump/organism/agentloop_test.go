@@ -356,7 +356,7 @@ func TestStructuredOutput(t *testing.T) {
 
 	m2 := scripted(t, config.OpenAI, say(`not json`))
 	o2 := wireOrganism(t, m2, forecastAgent)
-	a, ok := askPayload(t, o2, "weather", "Oslo?").(*llm.Answer)
+	a, ok := askPayload(t, o2, "weather", "Oslo?").(*llm.Halted)
 	if !ok || !strings.HasPrefix(a.Text, "[weather halted: its answer did not fit Forecast twice") {
 		t.Fatalf("reply %#v", a)
 	}

@@ -202,6 +202,8 @@ func ask(t *testing.T, o *Organism, agent, text string) string {
 		if e.Kind == pump.EventReply {
 			if a, ok := e.Payload.(*llm.Answer); ok {
 				replies <- a.Text
+			} else if h, ok := e.Payload.(*llm.Halted); ok {
+				replies <- h.Text
 			} else {
 				replies <- fmt.Sprintf("unexpected reply %T %v", e.Payload, e.Payload)
 			}

@@ -43,6 +43,16 @@ func WithInterim(fn func(Interim)) AskOption {
 	return func(o *askOptions) { o.interim = fn }
 }
 
+// WatchInterim has fn called with every interim text an agent writes in
+// conversation, as WithInterim does for an Ask, until stop runs (after
+// stop returns, fn is not called again): for a transport that asks through
+// Pump.AskXMLOn with the conversation's id minted beforehand (the MCP
+// server's progress notifications). A conversation already watched keeps
+// its watcher, and fn is never called.
+func (o *Organism) WatchInterim(conversation string, fn func(Interim)) (stop func()) {
+	return o.interims.watch(conversation, fn)
+}
+
 // interimWatcher is the WithInterim callback of one asked conversation.
 // mu serialises the calls and the watcher's end, so no call runs once the
 // Ask has returned.

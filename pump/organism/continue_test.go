@@ -54,7 +54,13 @@ func askAs(t *testing.T, o *Organism, who pump.Principal, agent, thread, text st
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := o.Pump.InjectAs(ctx, env, pump.OutletFunc(func(e pump.Event) {
-		if a, ok := e.Payload.(*llm.Answer); ok && e.Kind == pump.EventReply {
+		if e.Kind != pump.EventReply {
+			return
+		}
+		switch a := e.Payload.(type) {
+		case *llm.Answer:
+			replies <- a.Text
+		case *llm.Halted:
 			replies <- a.Text
 		}
 	}), who); err != nil {

@@ -141,8 +141,10 @@ func yamlEntryAt(cfg *config.Organism, name string) string {
 // (*Reversed, say) and From the listener that sent it. A refused message is
 // a *failure.Failure, a conversation that failed a *pump.AskError, one that
 // ended without an answer pump.ErrNoAnswer; when ctx ends first, the
-// conversation is killed, and when the organism shuts down first the error
-// wraps pump.ErrClosed, as it does once the organism was shut down. The
+// conversation is killed and the error is an *AskEndedError naming it
+// (errors.Is still finds the context's error), and when the organism shuts
+// down first the error wraps pump.ErrClosed, as it does once the organism
+// was shut down. The
 // organism must be started, and no listener of it may be called AskFrom.
 // Options: WithInterim shows the agents' interim text as it is written.
 func (o *Organism) Ask(ctx context.Context, to string, payload any, opts ...AskOption) (pump.Event, error) {
@@ -175,19 +177,20 @@ func (o *Organism) Continue(ctx context.Context, conversation, to string, payloa
 			opt(&ao)
 		}
 	}
-	if ao.interim == nil {
-		if conversation == "" {
-			return o.Pump.Ask(ctx, AskFrom, to, payload)
-		}
-		return o.Pump.AskOn(ctx, conversation, AskFrom, to, payload)
-	}
 	if conversation == "" {
 		// The new conversation's id is known before its first message, so
-		// no interim text of it is missed (Pump.Ask mints it the same way).
+		// no interim text of it is missed and an ended call can name it
+		// (Pump.Ask mints it the same way).
 		conversation = stage.NewThreadID()
 	}
-	defer o.interims.watch(conversation, ao.interim)()
-	return o.Pump.AskOn(ctx, conversation, AskFrom, to, payload)
+	if ao.interim != nil {
+		defer o.interims.watch(conversation, ao.interim)()
+	}
+	ev, err := o.Pump.AskOn(ctx, conversation, AskFrom, to, payload)
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Cause(ctx)) {
+		return ev, &AskEndedError{Conversation: conversation, Err: err}
+	}
+	return ev, err
 }
 
 // ContinueText is Continue with the message built from text, as AskText

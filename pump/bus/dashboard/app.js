@@ -634,7 +634,18 @@ function drawEnvelopes(messages) {
     li.append(m.withheld ? el("div", { class: "withheld", text: "(withheld: " + m.withheld +
       " — shown to the conversation's owner and admins only)" }) : el("pre", { text: prettyXML(m.payload || "") }));
     list.append(li);
+    if (m.direction === "outbound") dropLive(state.selected, m.from);
   }
+}
+
+// dropLive removes agent's ended stream from conv's live text once the
+// envelope of its answer is drawn: the answer shows once, as the envelope.
+function dropLive(conv, agent) {
+  const c = state.live.get(conv);
+  const s = c && c.get(agent);
+  if (!s || !s.ended) return;
+  c.delete(agent);
+  drawLive();
 }
 
 // drawCalls lists the open conversation's model calls: tokens, time to the
