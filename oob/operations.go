@@ -328,36 +328,11 @@ func (o *operations) history(p *Operations) reply {
 	return reply{resp: o.s.response(p.ID, ResponsePayload{ThreadHistory: h})}
 }
 
-// payloadOf is the payload element of a canonical envelope (the envelope
-// itself when it cannot be found): the root's second element child, up to
-// the root's end tag — whatever the prefix (<ns0:message>, as Python's
-// ElementTree writes one). Canonical XML makes a tag scan exact: '<' only
-// opens a tag or a processing instruction, and there are no comments,
-// CDATA sections or empty-element tags.
+// payloadOf is the payload element of a canonical envelope, whatever the
+// prefix (stage.EnvelopePayload), or the envelope itself when it has none.
 func payloadOf(env []byte) []byte {
-	end := bytes.LastIndexByte(env, '<')
-	depth, children := 0, 0
-	for i := 0; i < end; i++ {
-		if env[i] != '<' {
-			continue
-		}
-		switch {
-		case env[i+1] == '?':
-			j := bytes.Index(env[i:], []byte("?>"))
-			if j < 0 {
-				return env
-			}
-			i += j + 1
-		case env[i+1] == '/':
-			depth--
-		default:
-			if depth == 1 {
-				if children++; children == 2 {
-					return env[i:end]
-				}
-			}
-			depth++
-		}
+	if p, ok := stage.EnvelopePayload(env); ok {
+		return p
 	}
 	return env
 }

@@ -65,6 +65,10 @@ func runConsole(ctx context.Context, args []string, std streams) int {
 		fmt.Fprintln(std.err, "xmlpipe console: --listen and --insecure-dev need --serve")
 		return exitUsage
 	}
+	if err := checkListen(*listen, *insecure); err != nil {
+		fmt.Fprintf(std.err, "xmlpipe console: %v\n", err)
+		return exitUsage
+	}
 	if !wantArgs(fs, pos, 0, 1) {
 		return exitUsage
 	}

@@ -494,14 +494,17 @@ func TestRunBindsLoopback(t *testing.T) {
 		t.Fatalf("health: %d", status)
 	}
 
+	// A --listen is a bad flag (exit 2, before anything is built); a bind
+	// in organism.yaml a refusal to serve (exit 1).
 	tests := []struct {
 		name string
 		yaml string
 		args []string
+		code int
 	}{
-		{"--listen on every interface", "", []string{"--listen", "0.0.0.0:0"}},
-		{"--listen without a host", "", []string{"--listen", ":0"}},
-		{"organism.bind on every interface", "  bind: 0.0.0.0\n", nil},
+		{"--listen on every interface", "", []string{"--listen", "0.0.0.0:0"}, exitUsage},
+		{"--listen without a host", "", []string{"--listen", ":0"}, exitUsage},
+		{"organism.bind on every interface", "  bind: 0.0.0.0\n", nil, exitFailure},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -513,7 +516,7 @@ func TestRunBindsLoopback(t *testing.T) {
 			}
 			writeFile(t, cfg, strings.Replace(string(b), "  port: 8765\n", "  port: 8765\n"+tc.yaml, 1))
 			r := runBinary(t, dir, "", append([]string{"run", "--insecure-dev", "organism.yaml"}, tc.args...)...)
-			if r.code != 1 || !strings.Contains(r.stderr, "--insecure-dev serves without TLS or login, so only on a loopback address") {
+			if r.code != tc.code || !strings.Contains(r.stderr, "--insecure-dev serves without TLS or login, so only on a loopback address") {
 				t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
 			}
 		})
@@ -521,11 +524,12 @@ func TestRunBindsLoopback(t *testing.T) {
 }
 
 // TestRunRefusesAListenThatIsNoAddress: a --listen that is not host:port
-// is refused as such, not as an address beyond this machine.
+// is refused as such (a bad flag, exit 2), not as an address beyond this
+// machine.
 func TestRunRefusesAListenThatIsNoAddress(t *testing.T) {
 	dir := helloDir(t)
 	r := runBinary(t, dir, "", "run", "--insecure-dev", "--listen", "nonsense", "organism.yaml")
-	if r.code != 1 || !strings.Contains(r.stderr, `"nonsense" is not host:port`) || strings.Contains(r.stderr, "beyond") {
+	if r.code != exitUsage || !strings.Contains(r.stderr, `"nonsense": not host:port`) || strings.Contains(r.stderr, "beyond") {
 		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
 	}
 }

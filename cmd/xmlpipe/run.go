@@ -87,6 +87,10 @@ func runRun(ctx context.Context, args []string, std streams) int {
 	if !wantArgs(fs, pos, 0, 1) {
 		return exitUsage
 	}
+	if err := checkListen(*listen, *insecure); err != nil {
+		fmt.Fprintf(std.err, "xmlpipe run: %v\n", err)
+		return exitUsage
+	}
 	level, err := parseLogLevel(*levelName)
 	if err != nil {
 		fmt.Fprintf(std.err, "xmlpipe run: %v\n", err)

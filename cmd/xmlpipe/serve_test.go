@@ -330,7 +330,8 @@ func TestRunServesBusAndConnectConsole(t *testing.T) {
 	// The remote console: credentials are the first three lines of stdin.
 	s.greetRemotely(t, dir, "alice", u.alice)
 	r := runBinary(t, dir, "alice\nwrong password\n000000\n", "console", "--connect", s.url, "--fingerprint", s.fingerprint)
-	if r.code != 1 || !strings.Contains(r.stderr, "login failed: Invalid credentials") {
+	// The refusal reads once: not "xmlpipe console: console: login failed".
+	if r.code != 1 || !strings.Contains(r.stderr, "xmlpipe console: login failed: Invalid credentials\n") {
 		t.Errorf("wrong password: exit %d, stderr %s", r.code, r.stderr)
 	}
 	r = runBinary(t, dir, "alice\n"+servePassword+"\n000000\n", "console", "--connect", s.url)

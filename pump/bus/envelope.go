@@ -22,44 +22,15 @@ func messageID(env []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// payloadOf returns the payload element of a canonical envelope, without the
-// xmlns="" a no-namespace payload carries only inside the envelope; nil when
-// env is not a canonical envelope. Canonical XML makes a tag scan exact: '<'
-// only opens a tag or a processing instruction, there are no comments, CDATA
-// sections or empty-element tags, and attribute values use double quotes.
+// payloadOf returns the payload element of a canonical envelope
+// (stage.EnvelopePayload: whatever the root's prefix), without the xmlns=""
+// a no-namespace payload carries only inside the envelope; nil when env is
+// not a canonical envelope.
 func payloadOf(env []byte) []byte {
-	start := -1
-	depth, children := 0, 0
-scan:
-	for i := 0; i < len(env); i++ {
-		if env[i] != '<' {
-			continue
-		}
-		switch {
-		case i+1 < len(env) && env[i+1] == '?':
-			j := bytes.Index(env[i:], []byte("?>"))
-			if j < 0 {
-				return nil
-			}
-			i += j + 1
-		case i+1 < len(env) && env[i+1] == '/':
-			depth--
-		default:
-			if depth == 1 {
-				children++
-				if children == 2 {
-					start = i
-					break scan
-				}
-			}
-			depth++
-		}
-	}
-	end := bytes.LastIndex(env, []byte("</"))
-	if start < 0 || end <= start {
+	p, ok := stage.EnvelopePayload(env)
+	if !ok {
 		return nil
 	}
-	p := env[start:end]
 	nameEnd := bytes.IndexAny(p, " >")
 	if nameEnd > 0 && bytes.HasPrefix(p[nameEnd:], []byte(` xmlns=""`)) {
 		out := make([]byte, 0, len(p)-9)

@@ -69,16 +69,18 @@ func Dial(ctx context.Context, baseURL, fingerprint string, creds auth.Credentia
 // at start, "AB:CD:…" or plain hex) the server's certificate must match it
 // exactly (self-signed certificates); without one it is verified against
 // the system roots. An "http://" URL reaches a server in insecure dev mode.
+// Its errors read "connect: …" or "login failed: …" (a *client.LoginError,
+// with the bus's wait after a lockout), for the caller to prefix once.
 func DialAsk(ctx context.Context, baseURL, fingerprint string, ask AskCredentials) (*Remote, error) {
 	base, err := url.Parse(strings.TrimRight(baseURL, "/"))
 	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
-		return nil, fmt.Errorf("console: connect: %q is not an https:// URL", baseURL)
+		return nil, fmt.Errorf("connect: %q is not an https:// URL", baseURL)
 	}
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS13}
 	if fingerprint != "" {
 		fp, err := certs.ParseFingerprint(fingerprint)
 		if err != nil {
-			return nil, fmt.Errorf("console: connect: %w", err)
+			return nil, fmt.Errorf("connect: %w", err)
 		}
 		tlsConf = certs.PinnedClientConfig(fp)
 	}
@@ -95,14 +97,14 @@ func DialAsk(ctx context.Context, baseURL, fingerprint string, ask AskCredential
 		if askErr != nil {
 			return nil, askErr
 		}
-		return nil, fmt.Errorf("console: %w", err)
+		return nil, err
 	}
 	r := &Remote{cl: cl}
 	conn, err := client.Dial(ctx, client.Target{URL: cl.WSURL(), TLS: tlsConf, Token: cl.Token,
 		Timeout: remoteTimeout, WriteTimeout: remoteTimeout})
 	if err != nil {
 		r.logout()
-		return nil, fmt.Errorf("console: connect: %w", err)
+		return nil, fmt.Errorf("connect: %w", err)
 	}
 	r.Username, r.Role = conn.Username, conn.Role
 	r.s = client.NewSession(conn, r.event)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/certs"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/client"
 	"github.com/xml-pipeline/xmlpipe/pump/console"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
@@ -292,5 +294,29 @@ func TestRemoteDialErrors(t *testing.T) {
 	defer r.Close()
 	if _, err := r.Send(ctx, organism.Message{Target: "greeter", Text: "x"}); err == nil || err.Error() != "Forbidden: role viewer cannot send" {
 		t.Errorf("viewer send: %v", err)
+	}
+}
+
+// TestRemoteLoginLockout: a locked-out login says when to try again (the
+// bus's Retry-After) and reads once, for `xmlpipe console: ` to prefix —
+// not "console: login failed: Too many failed login attempts".
+func TestRemoteLoginLockout(t *testing.T) {
+	b := startBus(t)
+	secret := b.user(t, "rex", auth.Viewer)
+	ctx := context.Background()
+	creds := auth.Credentials{Username: "rex", Password: "wrong password", TOTP: b.code(t, secret)}
+	var err error
+	for range auth.DefaultMaxFailures + 1 {
+		if _, err = console.Dial(ctx, b.url, b.fingerprint, creds); !errors.Is(err, console.ErrLogin) {
+			t.Fatalf("wrong password: %v", err)
+		}
+	}
+	want := regexp.MustCompile(`^login failed: Too many failed login attempts; try again in [0-9ms]+s$`)
+	if !want.MatchString(err.Error()) {
+		t.Errorf("locked out: %q, want it to match %s", err, want)
+	}
+	var le *client.LoginError
+	if !errors.As(err, &le) || le.RetryAfter <= 0 || le.RetryAfter > time.Minute {
+		t.Errorf("locked out: %#v, want a *client.LoginError with the lockout's wait", err)
 	}
 }

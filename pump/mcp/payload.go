@@ -5,6 +5,8 @@ import (
 	"encoding/xml"
 	"errors"
 	"strings"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // Answer is a payload rendered for an MCP client.
@@ -24,14 +26,14 @@ type Answer struct {
 	Error string
 }
 
-// PayloadOf returns the payload element of a canonical envelope.
+// PayloadOf returns the payload element of a canonical envelope, whatever
+// the root's prefix (stage.EnvelopePayload).
 func PayloadOf(envelope []byte) ([]byte, error) {
-	i := bytes.Index(envelope, []byte("</meta>"))
-	j := bytes.LastIndex(envelope, []byte("</message>"))
-	if i < 0 || j < i {
+	p, ok := stage.EnvelopePayload(envelope)
+	if !ok {
 		return nil, errors.New("mcp: not a canonical envelope")
 	}
-	return envelope[i+len("</meta>") : j], nil
+	return p, nil
 }
 
 // Render reads a payload element into an Answer.

@@ -41,3 +41,35 @@ func TestRenderKeepsEveryLeaf(t *testing.T) {
 		})
 	}
 }
+
+// TestPayloadOf: the payload of a canonical envelope is found whatever the
+// root's prefix — <ns0:message>, as Python's ElementTree writes it, was "not
+// a canonical envelope" and its answer a tool error — and a foreign element
+// called meta inside <meta> does not end it.
+func TestPayloadOf(t *testing.T) {
+	const th = `<thread>550e8400-e29b-41d4-a716-446655440000</thread>`
+	for _, tc := range []struct{ name, env, want string }{
+		{"default namespace", `<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><meta><from>a</from>` + th +
+			`</meta><R xmlns=""><Value>42</Value></R></message>`, `<R xmlns=""><Value>42</Value></R>`},
+		{"ns0 prefix", `<ns0:message xmlns:ns0="https://xml-pipeline.org/ns/envelope/v1"><ns0:meta><ns0:from>a</ns0:from>` +
+			`<ns0:thread>550e8400-e29b-41d4-a716-446655440000</ns0:thread></ns0:meta><R><Value>42</Value></R></ns0:message>`,
+			`<R><Value>42</Value></R>`},
+		{"foreign meta in meta", `<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><meta><from>a</from>` + th +
+			`<x:meta xmlns:x="urn:x">1</x:meta></meta><R xmlns=""></R></message>`, `<R xmlns=""></R>`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := PayloadOf([]byte(tc.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, string(got)); diff != "" {
+				t.Errorf("payload (-want +got):\n%s", diff)
+			}
+		})
+	}
+	for _, bad := range []string{`not an envelope`, `<message><meta></meta></message>`, ``} {
+		if got, err := PayloadOf([]byte(bad)); err == nil {
+			t.Errorf("PayloadOf(%q) = %q, want an error", bad, got)
+		}
+	}
+}

@@ -35,6 +35,9 @@ func newFederation(cfg *config.Organism, opts Options, d *durable, p *pump.Pump,
 	if d != nil {
 		dataDir = d.store.Dir()
 	}
+	if err := checkTrustedIdentities(cfg); err != nil {
+		return nil, err
+	}
 	key, err := keys.ReadPrivate(keys.PathsFor(dataDir, cfg.Organism.Identity).Organism)
 	if err != nil {
 		if len(cfg.Gateways) == 0 {
@@ -84,6 +87,24 @@ func newFederation(cfg *config.Organism, opts Options, d *durable, p *pump.Pump,
 		opts.Logger.Warn("federation: some imports are not available yet", "error", err)
 	}
 	return m, nil
+}
+
+// checkTrustedIdentities reads the trusted_identity of every gateway of
+// cfg, as a reload does (planGateways), so that one missing or unreadable
+// is refused with its file:line like any other configuration error, at
+// xmlpipe validate as at start.
+func checkTrustedIdentities(cfg *config.Organism) error {
+	var errs []error
+	for i, g := range cfg.Gateways {
+		if g.TrustedIdentity == "" || len(g.TrustedKey) > 0 {
+			continue // a key registered over OOB, or none (config.Validate names it)
+		}
+		if _, err := keys.ReadPublic(g.TrustedIdentity); err != nil {
+			path := fmt.Sprintf("gateways[%d].trusted_identity", i)
+			errs = append(errs, fmt.Errorf("%s: %s: gateway %s: %w", cfg.Pos(path), path, g.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // expandPeers replaces a gateway's name in a peers list by the listeners

@@ -342,16 +342,14 @@ func threadSymbols(es []store.Entry) map[string]string {
 	return out
 }
 
-// payloadOf returns the payload element of a canonical envelope (what
-// follows </meta> up to the closing </message>), or b itself when b is not
-// an envelope (a failed message's raw bytes, a synthesized record).
+// payloadOf returns a copy of the payload element of a canonical envelope,
+// whatever the root's prefix (stage.EnvelopePayload), or of b itself when b
+// is not an envelope (a failed message's raw bytes, a synthesized record).
 func payloadOf(b []byte) []byte {
-	const meta, end = "</meta>", "</message>"
-	i := bytes.Index(b, []byte(meta))
-	if i < 0 || !bytes.HasPrefix(b, []byte("<message")) || !bytes.HasSuffix(b, []byte(end)) {
-		return slices.Clone(b)
+	if p, ok := stage.EnvelopePayload(b); ok {
+		return slices.Clone(p)
 	}
-	return slices.Clone(b[i+len(meta) : len(b)-len(end)])
+	return slices.Clone(b)
 }
 
 // maxAlignCells bounds the longest-common-subsequence table; longer

@@ -35,15 +35,46 @@ import (
 // The journal stays append-only: no row is ever updated; retention
 // deletes rows (after their tombstone).
 
-// journalViewSchema is the journal view: the rows and the tombstones.
-const journalViewSchema = `CREATE VIEW IF NOT EXISTS journal AS SELECT seq,
+// journalViewSchema is the journal view: the rows and the tombstones. It is
+// dropped and created again at every Open (a view holds no data), so a
+// database written by an earlier build reads with this definition too.
+//
+// Its payload column is the envelope's payload element, cut in SQL as
+// stage.EnvelopePayload cuts it in Go, so that sqlite3 and xmlpipe show the
+// same payload: from the end tag of the root's first child (<meta>, named
+// as its start tag right after the root's writes it: "</meta>", or
+// "</ns0:meta>" in an envelope as Python's ElementTree writes one) up to the
+// root's end tag ("</message>", "</ns0:message>"), without the blanks
+// around it. An entry that is no such envelope (a dead letter's raw bytes)
+// shows its envelope whole. (The cut relies on the first end tag of the
+// <meta>'s name closing the <meta>: a foreign element of the same prefixed
+// name inside <meta> would end it early, which the envelope schema's
+// elements never do.)
+//
+// The nested SELECTs name the cut's steps: the root's and the first child's
+// names, then their end tags, then where the payload starts and ends.
+const journalViewSchema = `DROP VIEW IF EXISTS journal;
+CREATE VIEW journal AS SELECT seq,
 	strftime('%Y-%m-%dT%H:%M:%S', time_ns / 1000000000, 'unixepoch') || '.' || printf('%09d', time_ns % 1000000000) || 'Z' AS time,
 	thread, conversation, direction, kind, sender, recipient, listener, root,
-	CASE WHEN instr(envelope, '</meta>') > 0 AND substr(envelope, -10) = '</message>'
-		THEN substr(envelope, instr(envelope, '</meta>') + 7, length(envelope) - instr(envelope, '</meta>') - 16)
+	CASE WHEN payload_at > 0 AND payload_end > payload_at
+		THEN trim(substr(envelope, payload_at, payload_end - payload_at), ' ' || char(9, 10, 13))
 		ELSE envelope END AS payload,
 	diagnostics, envelope, time_ns, profile, NULL AS pruned
-FROM journal_entries
+FROM (SELECT *,
+		nullif(instr(envelope, meta_close), 0) + length(meta_close) AS payload_at,
+		CASE WHEN length(root_close) > 3 AND substr(envelope, -length(root_close)) = root_close
+			THEN length(envelope) - length(root_close) + 1 END AS payload_end
+	FROM (SELECT *, '</' || root_name || '>' AS root_close,
+			CASE WHEN substr(meta_tag, 1, 1) = '<' AND substr(meta_tag, 2, 1) NOT IN ('/', '?')
+				THEN '</' || substr(meta_tag, 2, min(instr(meta_tag || ' ', ' '), instr(meta_tag || '>', '>')) - 2) || '>'
+			END AS meta_close
+		FROM (SELECT *,
+				CASE WHEN substr(envelope, 1, 1) = '<' AND substr(envelope, 2, 1) NOT IN ('/', '?')
+					THEN substr(envelope, 2, min(instr(envelope || ' ', ' '), instr(envelope || '>', '>')) - 2)
+				END AS root_name,
+				ltrim(substr(envelope, instr(envelope, '>') + 1, 256), ' ' || char(9, 10, 13)) AS meta_tag
+			FROM journal_entries)))
 UNION ALL SELECT seq,
 	strftime('%Y-%m-%dT%H:%M:%S', time_ns / 1000000000, 'unixepoch') || '.' || printf('%09d', time_ns % 1000000000) || 'Z',
 	thread, conversation, direction, kind, sender, recipient, listener, root,

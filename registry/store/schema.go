@@ -21,7 +21,8 @@ import (
 const layoutVersion = 6
 
 // schema creates the store's layout. Every statement is idempotent (IF NOT
-// EXISTS), and Open applies the whole list in one transaction each time it
+// EXISTS; the journal view is dropped and created again, so a changed view
+// reaches existing databases too), and Open applies the whole list in one transaction each time it
 // opens a database, so a table added to the list appears in existing
 // databases at their next Open, without a version change.
 //

@@ -331,39 +331,6 @@ func internText(n lx.Node) string {
 	return strings.TrimSpace(n.TextFast())
 }
 
-// payloadOffset finds where the payload element starts in a canonical envelope:
-// the second element child of the root (after <meta>). Canonical XML makes a
-// tag scan exact: '<' only ever opens a tag or a processing instruction (text
-// and attribute values carry &lt;), there are no comments, CDATA sections or
-// empty-element tags. It returns -1 if the shape is not found.
-func payloadOffset(c []byte) int {
-	depth, children := 0, 0
-	for i := 0; i < len(c); i++ {
-		if c[i] != '<' {
-			continue
-		}
-		switch {
-		case i+1 < len(c) && c[i+1] == '?':
-			j := bytes.Index(c[i:], []byte("?>"))
-			if j < 0 {
-				return -1
-			}
-			i += j + 1
-		case i+1 < len(c) && c[i+1] == '/':
-			depth--
-		default:
-			if depth == 1 {
-				children++
-				if children == 2 {
-					return i
-				}
-			}
-			depth++
-		}
-	}
-	return -1
-}
-
 // PayloadBytes returns the exclusive C14N of the payload element alone. It is
 // cut from the canonical envelope (the payload is its last child, so it ends
 // right before the root's end tag: "</message>", or "</ns0:message>" in a
@@ -371,9 +338,7 @@ func payloadOffset(c []byte) int {
 // a no-namespace payload needs only inside the envelope: the same bytes as
 // canonicalising the subtree, for one C14N pass instead of two.
 func (m *Inbound) PayloadBytes() ([]byte, error) {
-	// Canonical XML ends with the root's end tag, and '<' opens nothing
-	// else after the payload.
-	if end := bytes.LastIndexByte(m.Canonical, '<'); m.payloadStart > 0 && end > m.payloadStart {
+	if end := payloadEnd(m.Canonical); m.payloadStart > 0 && end > m.payloadStart {
 		b := m.Canonical[m.payloadStart:end]
 		if m.PayloadNS == "" {
 			n := 1 + len(m.PayloadName)

@@ -35,6 +35,13 @@ func (f *fakeBus) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var c struct{ Username, Password, TOTP string }
 		_ = json.NewDecoder(r.Body).Decode(&c)
 		switch {
+		case c.Username == "locked":
+			w.Header().Set("Retry-After", "300")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = io.WriteString(w, `{"error":"Too many failed login attempts"}`)
+		case c.Username == "busy":
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = io.WriteString(w, `{"error":"Too many login attempts in progress"}`)
 		case c.Password == "boom":
 			http.Error(w, `{"error":"store down"}`, http.StatusInternalServerError)
 		case c.Username != "ann" || c.Password != "pw" || c.TOTP != "123456":
@@ -141,6 +148,11 @@ func TestLogin(t *testing.T) {
 		{"ok", auth.Credentials{Username: "ann", Password: "pw", TOTP: "123456"}, false, ""},
 		{"wrong password", auth.Credentials{Username: "ann", Password: "x", TOTP: "123456"}, true, "login failed: Invalid credentials"},
 		{"server error", auth.Credentials{Username: "ann", Password: "boom"}, false, "login: 500"},
+		// A lockout says when to try again (the server's Retry-After).
+		{"locked out", auth.Credentials{Username: "locked", Password: "x"}, true,
+			"login failed: Too many failed login attempts; try again in 5m0s"},
+		{"busy without Retry-After", auth.Credentials{Username: "busy", Password: "x"}, true,
+			"login failed: Too many login attempts in progress"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -397,5 +409,26 @@ func TestSessionDisconnect(t *testing.T) {
 	s2.Close(5 * time.Second)
 	if err := s2.Err(); err != nil {
 		t.Errorf("Err after Close = %v, want nil", err)
+	}
+}
+
+// TestRetryAfter reads a Retry-After in seconds or as an HTTP date.
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 29, 4, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		v    string
+		want time.Duration
+	}{
+		{"", 0}, {"300", 5 * time.Minute}, {" 7 ", 7 * time.Second}, {"-3", 0}, {"soon", 0},
+		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
+		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
+	} {
+		h := http.Header{}
+		if tt.v != "" {
+			h.Set("Retry-After", tt.v)
+		}
+		if got := retryAfter(h, now); got != tt.want {
+			t.Errorf("retryAfter(%q) = %v, want %v", tt.v, got, tt.want)
+		}
 	}
 }

@@ -9,13 +9,54 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 )
 
-// ErrLogin: the bus refused the credentials (or rate-limited them).
+// ErrLogin: the bus refused the credentials (or rate-limited them). A
+// refusal is a *LoginError, which wraps it.
 var ErrLogin = errors.New("login failed")
+
+// LoginError is a login the bus refused: its reason and, when it locked the
+// user out or was too busy, how long to wait before trying again.
+type LoginError struct {
+	// Reason is the bus's reason ("Invalid credentials", "Too many failed
+	// login attempts"), or the HTTP status when it gave none.
+	Reason string
+	// RetryAfter is the bus's Retry-After (zero when it sent none).
+	RetryAfter time.Duration
+}
+
+// Error reads "login failed: <reason>", with "; try again in <wait>" when
+// the bus said when.
+func (e *LoginError) Error() string {
+	if e.RetryAfter > 0 {
+		return fmt.Sprintf("%v: %s; try again in %s", ErrLogin, e.Reason, e.RetryAfter)
+	}
+	return fmt.Sprintf("%v: %s", ErrLogin, e.Reason)
+}
+
+// Unwrap returns ErrLogin.
+func (e *LoginError) Unwrap() error { return ErrLogin }
+
+// retryAfter reads a Retry-After header: delay seconds or an HTTP date
+// (zero when absent, malformed or past).
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(v); err == nil {
+		return time.Duration(max(n, 0)) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now).Round(time.Second)
+	}
+	return 0
+}
 
 // Client is a user logged in to a bus: REST requests and /ws sockets carry
 // its bearer token.
@@ -30,7 +71,8 @@ type Client struct {
 }
 
 // Login logs in at base over POST /auth/login with hc. A refusal (400, 401,
-// 429) wraps ErrLogin with the server's reason. A TOTP code is accepted
+// 429) is a *LoginError (wrapping ErrLogin) with the server's reason and
+// Retry-After. A TOTP code is accepted
 // once: log in once and share the token across sockets.
 func Login(ctx context.Context, hc *http.Client, base string, c auth.Credentials) (*Client, error) {
 	base = strings.TrimRight(base, "/")
@@ -58,7 +100,7 @@ func Login(ctx context.Context, hc *http.Client, base string, c auth.Credentials
 		return &Client{Base: base, HTTP: hc, Token: out.Token}, nil
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusTooManyRequests ||
 		resp.StatusCode == http.StatusBadRequest:
-		return nil, fmt.Errorf("%w: %s", ErrLogin, cmp.Or(out.Error, resp.Status))
+		return nil, &LoginError{Reason: cmp.Or(out.Error, resp.Status), RetryAfter: retryAfter(resp.Header, time.Now())}
 	default:
 		return nil, fmt.Errorf("login: %s: %s", resp.Status, cmp.Or(out.Error, strings.TrimSpace(string(raw))))
 	}

@@ -353,11 +353,24 @@ END;
 CREATE VIEW journal AS SELECT seq,
 	strftime('%Y-%m-%dT%H:%M:%S', time_ns / 1000000000, 'unixepoch') || '.' || printf('%09d', time_ns % 1000000000) || 'Z' AS time,
 	thread, conversation, direction, kind, sender, recipient, listener, root,
-	CASE WHEN instr(envelope, '</meta>') > 0 AND substr(envelope, -10) = '</message>'
-		THEN substr(envelope, instr(envelope, '</meta>') + 7, length(envelope) - instr(envelope, '</meta>') - 16)
+	CASE WHEN payload_at > 0 AND payload_end > payload_at
+		THEN trim(substr(envelope, payload_at, payload_end - payload_at), ' ' || char(9, 10, 13))
 		ELSE envelope END AS payload,
 	diagnostics, envelope, time_ns, profile, NULL AS pruned
-FROM journal_entries
+FROM (SELECT *,
+		nullif(instr(envelope, meta_close), 0) + length(meta_close) AS payload_at,
+		CASE WHEN length(root_close) > 3 AND substr(envelope, -length(root_close)) = root_close
+			THEN length(envelope) - length(root_close) + 1 END AS payload_end
+	FROM (SELECT *, '</' || root_name || '>' AS root_close,
+			CASE WHEN substr(meta_tag, 1, 1) = '<' AND substr(meta_tag, 2, 1) NOT IN ('/', '?')
+				THEN '</' || substr(meta_tag, 2, min(instr(meta_tag || ' ', ' '), instr(meta_tag || '>', '>')) - 2) || '>'
+			END AS meta_close
+		FROM (SELECT *,
+				CASE WHEN substr(envelope, 1, 1) = '<' AND substr(envelope, 2, 1) NOT IN ('/', '?')
+					THEN substr(envelope, 2, min(instr(envelope || ' ', ' '), instr(envelope || '>', '>')) - 2)
+				END AS root_name,
+				ltrim(substr(envelope, instr(envelope, '>') + 1, 256), ' ' || char(9, 10, 13)) AS meta_tag
+			FROM journal_entries)))
 UNION ALL SELECT seq,
 	strftime('%Y-%m-%dT%H:%M:%S', time_ns / 1000000000, 'unixepoch') || '.' || printf('%09d', time_ns % 1000000000) || 'Z',
 	thread, conversation, direction, kind, sender, recipient, listener, root,
