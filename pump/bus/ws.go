@@ -185,9 +185,10 @@ func (w *wsSocket) handle(data []byte) {
 				continue
 			}
 			wh := wire.History{ID: h.ID, Slots: []wire.Slot{}}
-			for _, sl := range h.Slots {
+			payloads := memory.historyPayloads(w.s.conversationOf(h.ID), h)
+			for i, sl := range h.Slots {
 				wh.Slots = append(wh.Slots, wire.Slot{From: sl.From, To: sl.To, PayloadType: sl.PayloadType,
-					Payload: memory.slotPayload(w.s.conversationOf(h.ID), sl.From, sl.To, sl.Payload), Timestamp: stamp(sl.Time)})
+					Payload: payloads[i], Timestamp: stamp(sl.Time)})
 			}
 			out.Threads = append(out.Threads, wh)
 		}
