@@ -3,11 +3,15 @@ package bus
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
 // TestProfiledUserListsOwnEndedConversations: a user with a profile finds
@@ -79,4 +83,73 @@ func mustMarshal(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// profiledKeeperYAML is memoryYAML's keeper without memory, reached by
+// the profile team.
+const profiledKeeperYAML = `organism: {name: profiled-keeper}
+llm:
+  retries: 0
+  backends:
+    - provider: openai
+      api_key_env: TEST_LLM_KEY
+      base_url: %s
+      model: gpt-test
+profiles:
+  team:
+    listeners: [keeper]
+listeners:
+  - name: keeper
+    agent: true
+    description: Keeps notes
+    prompt: You are keeper.
+`
+
+// TestProfiledUserReadsOwnEndedContext: GET /api/v1/threads/{id}/context
+// of a conversation of their profile that ended answers a user with a
+// profile as the rest of the REST journal does (judged by the profile the
+// journal recorded), not 404; a conversation begun without a profile stays
+// 404 to them.
+func TestProfiledUserReadsOwnEndedContext(t *testing.T) {
+	m := newNativeModel(t, "Hi.")
+	t.Setenv("TEST_LLM_KEY", "sk-test")
+	path := filepath.Join(t.TempDir(), "organism.yaml")
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(profiledKeeperYAML, m.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixtureWith(t, func(o organism.Options) (*organism.Organism, error) { return organism.Load(path, o) })
+	secret := f.user("uma", auth.Operator)
+	if err := f.auth.SetProfile(context.Background(), "uma", "team"); err != nil {
+		t.Fatal(err)
+	}
+	uma := f.login("uma", secret)
+	f.nextStep()
+	open := f.loginAs("open", auth.Operator)
+	var convs []string
+	for _, token := range []string{uma, open} {
+		status, body, _ := f.do(http.MethodPost, "/api/v1/inject", token,
+			map[string]any{"to": "keeper", "payload": map[string]string{"text": "hello"}})
+		if status != http.StatusOK {
+			t.Fatalf("inject: %d %v", status, body)
+		}
+		conv := body["thread_id"].(string)
+		waitLong(t, conv+" completes", func() bool {
+			_, body, _ := f.do(http.MethodGet, "/api/v1/threads/"+conv, open, nil)
+			return body["status"] == statusCompleted
+		})
+		convs = append(convs, conv)
+	}
+	f.waitJournal()
+	f.restartOrganism()
+	uma, open = f.login("uma", secret), f.loginAs("olga", auth.Operator)
+	for _, conv := range convs {
+		if status, body, _ := f.do(http.MethodGet, "/api/v1/threads/"+conv+"/context", open, nil); status != http.StatusOK {
+			t.Fatalf("context of %s to a user without a profile: %d %v", conv, status, body)
+		}
+	}
+	for i, want := range []int{http.StatusOK, http.StatusNotFound} {
+		if status, body, _ := f.do(http.MethodGet, "/api/v1/threads/"+convs[i]+"/context", uma, nil); status != want {
+			t.Errorf("context of %s (%s's): %d %v, want %d", convs[i], []string{"uma", "open"}[i], status, body, want)
+		}
+	}
 }
