@@ -278,8 +278,8 @@ func (s *Server) threadStatus(id, conv string, o threadOutcome) string {
 		return statusKilled
 	case o.failed:
 		return statusError
-	case s.live.has(conv) || s.live.has(id) || s.pump.Running(cmp.Or(conv, id)):
-		return statusActive // (the pump's count: a conversation recovered at start has sent no event yet)
+	case s.live.has(id) || s.inFlight(cmp.Or(conv, id)):
+		return statusActive
 	}
 	return cmp.Or(o.decisionStatus(), statusCompleted)
 }

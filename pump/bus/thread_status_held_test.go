@@ -12,8 +12,8 @@ import (
 // waits for an approval is active — GET /api/v1/threads/{id}, the
 // ?status=active filter and so the dashboard, which offers cancel and kill
 // on active conversations only — and stays so after the organism restarts
-// (the call waits again under the same id), not completed; approved, it
-// completes.
+// (the call waits again under the same id), not completed — and the agent
+// that made the call reads waiting, not idle; approved, it completes.
 func TestHeldConversationStaysActiveAcrossRestart(t *testing.T) {
 	f := newFixtureWith(t, heldHello(t))
 	secret := f.user("olga", auth.Operator)
@@ -28,6 +28,10 @@ func TestHeldConversationStaysActiveAcrossRestart(t *testing.T) {
 
 	check := func(when string) {
 		t.Helper()
+		// The greeter forwarded the held call: it waits on it.
+		if _, body, _ := f.do(http.MethodGet, "/api/v1/agents/greeter", op, nil); body["state"] != "waiting" {
+			t.Errorf("%s: the greeter reads %v, want waiting", when, body["state"])
+		}
 		if _, body, _ := f.do(http.MethodGet, "/api/v1/threads/"+conv, op, nil); body["status"] != statusActive {
 			t.Errorf("%s: the held conversation reads %v, want active", when, body["status"])
 		}
