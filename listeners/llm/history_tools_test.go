@@ -12,6 +12,8 @@ import (
 func TestHistoryTools(t *testing.T) {
 	calls := mustJSON(&callsRecord{Content: "x", Calls: []storedCall{{ID: "1", Name: "remember"}, {ID: "2", Name: "files"}}})
 	result := mustJSON(resultRecord{ID: "1", Name: "recall", Content: "the memories"})
+	held := mustJSON(&heldStep{Calls: []storedCall{{ID: "1", Name: "remember"}, {ID: "2", Name: "route"}},
+		Results: []resultRecord{{ID: "3", Name: "recall", Content: "the memories"}}})
 	tests := []struct {
 		name, typ string
 		raw       []byte
@@ -21,6 +23,8 @@ func TestHistoryTools(t *testing.T) {
 		{"calls", callsType, calls, []string{"remember", "files"}, true, false},
 		{"result", resultType, result, []string{"recall"}, true, false},
 		{"unreadable calls", callsType, []byte("{"), nil, true, true},
+		{"held step", heldStepType, held, []string{"remember", "route", "recall"}, true, false},
+		{"unreadable held step", heldStepType, []byte("{"), nil, true, true},
 		{"a reply", replyType, []byte("text"), nil, false, false},
 	}
 	for _, tt := range tests {

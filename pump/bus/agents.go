@@ -39,8 +39,8 @@ type agentView struct {
 // registry collects it).
 func (s *Server) agentView() agentView {
 	v := agentView{waiting: map[string]string{}}
-	if s.live.empty() {
-		return v // nothing in flight: nobody waits
+	if s.live.empty() && s.pump.InFlight() == 0 && len(s.pump.Held()) == 0 {
+		return v // nothing in flight, nothing held: nobody waits
 	}
 	recs := s.pump.Threads().Records() // parents before children
 	root := make(map[string]string, len(recs))
@@ -52,7 +52,7 @@ func (s *Server) agentView() agentView {
 			}
 		}
 		root[r.ID] = conv
-		if len(r.Path) < 2 || !s.live.has(conv) {
+		if len(r.Path) < 2 || !s.inFlight(conv) {
 			continue
 		}
 		caller := strings.ToLower(r.Path[len(r.Path)-2])
@@ -61,6 +61,14 @@ func (s *Server) agentView() agentView {
 		}
 	}
 	return v
+}
+
+// inFlight reports whether conversation conv has a message in flight: as
+// the server's events say, or as the pump counts it (a conversation
+// recovered at start — waiting on an approval, a halt — has sent no event
+// yet).
+func (s *Server) inFlight(conv string) bool {
+	return s.live.has(conv) || s.pump.Running(conv)
 }
 
 // stateOf is a listener's API state, the first that holds of: paused

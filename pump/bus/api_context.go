@@ -63,8 +63,8 @@ func (s *Server) apiThreadContext(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tc, ok := s.opts.Organism.ThreadContext(id)
-	if sess := sessionOf(r.Context()); ok && sess.Profile != "" && !s.threadVisible(sess, id) {
-		ok = false // not one for a user with a profile: as if it had none
+	if sess := sessionOf(r.Context()); ok && sess.Profile != "" && !s.historyView(sess)(id, s.conversationOf(id)) {
+		ok = false // not one for a user with a profile (live or as journaled): as if it had none
 	}
 	if !ok {
 		writeError(w, http.StatusNotFound, "Thread has no context history")

@@ -267,7 +267,9 @@ func (s *Server) journaled(h journalHandler) http.HandlerFunc {
 // threadStatus is the status of thread id of conversation conv ("" when
 // unknown): killed (by the API, the console, OOB or Ask, in this run or
 // an earlier one: wasKilled), error (failed: a failure message on it),
-// active (its conversation has a message in flight), else what the
+// active (its conversation has a message in flight — also one recovered
+// at start, waiting on an approval or a halt, that no event has named
+// since), else what the
 // decisions of its latest answer make of it (decisionStatus: cancelled,
 // denied, expired), else completed.
 func (s *Server) threadStatus(id, conv string, o threadOutcome) string {
@@ -276,7 +278,7 @@ func (s *Server) threadStatus(id, conv string, o threadOutcome) string {
 		return statusKilled
 	case o.failed:
 		return statusError
-	case s.live.has(conv) || s.live.has(id):
+	case s.live.has(id) || s.inFlight(cmp.Or(conv, id)):
 		return statusActive
 	}
 	return cmp.Or(o.decisionStatus(), statusCompleted)

@@ -100,14 +100,35 @@ func (m *memoryEvent) reads(sess auth.Session) bool {
 	return m == nil || admin || m.known && organism.MemoryReadable(m.owner, sess.Username, admin)
 }
 
-// slotPayload is the payload of a history's slot from from to to of
-// conversation conv as r may read it: memory traffic r may not read reads
-// withheldMemoryText, a decision record (a core <decision>) as it is.
-func (r *memoryReader) slotPayload(conv, from, to, payload string) string {
-	if !organism.MessageCarriesMemory(from, to, []byte(payload)) || isDecisionRecord(payload) || r.reads(conv) {
-		return payload
+// historyPayloads are the payloads of the slots of history h of
+// conversation conv as r may read them. A slot holding memory text
+// (organism.HistoryCarriesMemory: memory traffic, a <huh> quoting a memory
+// request, the agent loop's remember and recall calls and their results, a
+// step a halt held with them) that r may not read reads withheldMemoryText,
+// and so — in a history holding any — does an unfold of the history
+// (organism.HistoryUnfolds), which may quote it; a decision record (a core
+// <decision>) reads as it is. The context buffer's history holds the agent
+// loop's records; the journal's only messages.
+func (r *memoryReader) historyPayloads(conv string, h organism.History) []string {
+	out := make([]string, len(h.Slots))
+	var held, unfolds []int
+	for i, sl := range h.Slots {
+		out[i] = sl.Payload
+		switch {
+		case isDecisionRecord(sl.Payload):
+		case organism.HistoryCarriesMemory(sl.From, sl.To, sl.PayloadType, []byte(sl.Payload)):
+			held = append(held, i)
+		case organism.HistoryUnfolds(sl.PayloadType, []byte(sl.Payload)):
+			unfolds = append(unfolds, i)
+		}
 	}
-	return withheldMemoryText
+	if len(held) == 0 || r.reads(conv) {
+		return out
+	}
+	for _, i := range append(held, unfolds...) {
+		out[i] = withheldMemoryText
+	}
+	return out
 }
 
 // isDecisionRecord reports whether payload is a governance decision record

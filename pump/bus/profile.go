@@ -67,6 +67,23 @@ func (s *Server) threadVisible(sess auth.Session, id string, names ...string) bo
 	return sess.Profile == "" || within(s.threadProfile(id), sess.Profile) && s.namesVisible(sess, names...)
 }
 
+// historyView decides, for one /ws request of sess, which threads and
+// conversations it may see in a history (the threads and monitor
+// commands): a live one as threadVisible judges it, an ended one as the
+// REST journal does (journalView.thread: the profile the journal recorded
+// with it), so a user with a profile finds the ended conversations of
+// their profile there as GET /api/v1/threads lists them. Without a
+// journal an ended thread is not shown to them.
+func (s *Server) historyView(sess auth.Session) func(id, conv string, names ...string) bool {
+	if sess.Profile == "" || s.opts.Store == nil {
+		return func(id, _ string, names ...string) bool { return s.threadVisible(sess, id, names...) }
+	}
+	v := s.journalView(sess, s.opts.Store)
+	return func(id, conv string, names ...string) bool {
+		return v.thread(id, conv) && s.namesVisible(sess, names...)
+	}
+}
+
 // threadProfile is the profile of live thread id ("" for none or when it
 // is not live).
 func (s *Server) threadProfile(id string) string {

@@ -159,8 +159,9 @@ func (w *wsSocket) handle(data []byte) {
 			return
 		}
 		out := wire.Threads{Head: reply, Threads: []wire.Thread{}}
+		visible := w.s.historyView(w.c.sess)
 		for _, t := range ts {
-			if !w.s.threadVisible(w.c.sess, t.ID, t.LastFrom, t.LastTo) {
+			if !visible(t.ID, w.s.conversationOf(t.ID), t.LastFrom, t.LastTo) {
 				continue
 			}
 			out.Threads = append(out.Threads, wire.Thread{ID: t.ID, Ended: t.Ended, Depth: t.Depth, Slots: t.Slots,
@@ -178,19 +179,20 @@ func (w *wsSocket) handle(data []byte) {
 			return
 		}
 		out := wire.Monitor{Head: reply, Prefix: req.Prefix, Threads: []wire.History{}}
-		memory := w.s.memoryReader(w.c.sess)
+		memory, visible := w.s.memoryReader(w.c.sess), w.s.historyView(w.c.sess)
 		for _, h := range hs {
 			names := make([]string, 0, 2*len(h.Slots))
 			for _, sl := range h.Slots {
 				names = append(names, sl.From, sl.To)
 			}
-			if !w.s.threadVisible(w.c.sess, h.ID, names...) {
+			if !visible(h.ID, w.s.conversationOf(h.ID), names...) {
 				continue
 			}
 			wh := wire.History{ID: h.ID, Slots: []wire.Slot{}}
-			for _, sl := range h.Slots {
+			payloads := memory.historyPayloads(w.s.conversationOf(h.ID), h)
+			for i, sl := range h.Slots {
 				wh.Slots = append(wh.Slots, wire.Slot{From: sl.From, To: sl.To, PayloadType: sl.PayloadType,
-					Payload: memory.slotPayload(w.s.conversationOf(h.ID), sl.From, sl.To, sl.Payload), Timestamp: stamp(sl.Time)})
+					Payload: payloads[i], Timestamp: stamp(sl.Time)})
 			}
 			out.Threads = append(out.Threads, wh)
 		}
