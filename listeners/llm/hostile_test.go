@@ -88,7 +88,14 @@ func TestHostileModelServer(t *testing.T) {
 			t.Run(string(wp.p)+"/"+tc.name, func(t *testing.T) {
 				whole.Store(false)
 				f := newFake(t, tc.reply)
-				b := backendFor(t, wp.p, "b", f, func(c *config.Backend) { c.Timeout = config.Duration(3 * time.Second) })
+				// The stall ends at the backend's timeout; the others must end
+				// at the reply cap, however slowly a loaded -race run reads
+				// 8 MiB of pieces (over 3 s at times), before the test's minute.
+				timeout := 45 * time.Second
+				if tc.says == "" {
+					timeout = 3 * time.Second
+				}
+				b := backendFor(t, wp.p, "b", f, func(c *config.Backend) { c.Timeout = config.Duration(timeout) })
 				req := Request{Messages: testMessages}
 				var streamed int
 				if tc.stream {
