@@ -47,9 +47,7 @@ func addTools(c *Catalog) {
 			}},
 		{files.Name, "tools.Files", "Reads, writes, lists and deletes files inside the configured roots",
 			reflect.TypeFor[files.Files](), reflect.TypeFor[files.FilesResult](),
-			func(env Env) xmlpipe.Handler {
-				return xmlpipe.Typed((&files.Tool{Policy: env.Tools, Callers: env.Callers}).Handle)
-			}},
+			newFiles},
 		{command.Name, "tools.RunCommand", "Runs an allowed program without a shell",
 			reflect.TypeFor[command.RunCommand](), reflect.TypeFor[command.RunCommandResult](),
 			func(env Env) xmlpipe.Handler {
@@ -84,6 +82,16 @@ func addTools(c *Catalog) {
 		c.AddHandler(Handler{Name: t.class, Takes: t.takes, Gives: t.result, New: t.build})
 		c.AddTool(Tool{Name: t.name, PayloadClass: t.class, Handler: t.class, Description: t.description, Check: toolChecks[t.name]})
 	}
+}
+
+// newFiles builds the files listener; at shutdown it ends the disk caps
+// it declared on its roots.
+func newFiles(env Env) xmlpipe.Handler {
+	t := &files.Tool{Policy: env.Tools, Callers: env.Callers}
+	if env.AtShutdown != nil {
+		env.AtShutdown(t.Close)
+	}
+	return xmlpipe.Typed(t.Handle)
 }
 
 // newKeyValue gives the listener its organism's key_value store

@@ -25,6 +25,7 @@ const RetryAfter = time.Second
 // share it) for the whole process, updated by every writer in the process
 // (the files tool and every WASM guest writing there) under its lock, so
 // that their changes together cannot pass a quota by more than one change.
+// Its cap is the smallest its writers declare (Declare, Limit).
 // It is counted once, then kept up to date by each writer's changes, and
 // counted again only when it may be wrong: never counted, marked stale
 // (Invalidate: a change whose effect is unknown, a program that may have
@@ -58,6 +59,9 @@ type Dir struct {
 	// counting serializes counts, so that writers needing one at once
 	// share it.
 	counting sync.Mutex
+	// caps are the caps its writers declare (Declare): it holds at most
+	// the smallest.
+	caps map[*Cap]struct{}
 	// held is the directory, kept open while the Dir is in dirs: its inode
 	// cannot be reused while it is open, and once the directory is removed
 	// (held reports no link), a directory of the same identity is another
