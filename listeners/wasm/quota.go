@@ -36,8 +36,10 @@ const entryBytes = diskquota.EntryBytes
 // diskquota.MaxAge); kept up to date by every change a guest makes through
 // rootFS and rootFile, which take the Dir's lock around the change and the
 // fstat that measures it, and by every other writer's. The bound is the
-// smallest quota of the modules sharing it (limit), so none of them finds
-// the directory holding more than its own max_disk_bytes.
+// smallest quota of the modules sharing it and of the directory's other
+// writers (limit: a files root's max_disk_bytes, declared on the Dir), so
+// none of them finds the directory holding more than its own
+// max_disk_bytes.
 //
 // A file removed while still open through the sandbox keeps its bytes on
 // disk: they are released when its last descriptor is closed, not when
