@@ -54,6 +54,9 @@ type Env struct {
 	// down (a tool closing its database); nil: the caller of Handler owns
 	// nothing to close.
 	AtShutdown func(func() error)
+	// Stores are the stores the organism's tools share (the key_value
+	// store of its data directory); nil: each listener opens its own.
+	Stores *Stores
 }
 
 // HandlerFactory builds a handler for an environment.

@@ -47,9 +47,7 @@ func addTools(c *Catalog) {
 			}},
 		{files.Name, "tools.Files", "Reads, writes, lists and deletes files inside the configured roots",
 			reflect.TypeFor[files.Files](), reflect.TypeFor[files.FilesResult](),
-			func(env Env) xmlpipe.Handler {
-				return xmlpipe.Typed((&files.Tool{Policy: env.Tools, Callers: env.Callers}).Handle)
-			}},
+			newFiles},
 		{command.Name, "tools.RunCommand", "Runs an allowed program without a shell",
 			reflect.TypeFor[command.RunCommand](), reflect.TypeFor[command.RunCommandResult](),
 			func(env Env) xmlpipe.Handler {
@@ -86,26 +84,34 @@ func addTools(c *Catalog) {
 	}
 }
 
-// newKeyValue opens the key_value store (closed at shutdown) and, with a
-// shutdown to stop it, sweeps its expired conversation namespaces every
-// kv.SweepEvery until then. A
-// store that cannot be opened makes every call fail with the reason.
+// newFiles builds the files listener; at shutdown it ends the disk caps
+// it declared on its roots.
+func newFiles(env Env) xmlpipe.Handler {
+	t := &files.Tool{Policy: env.Tools, Callers: env.Callers}
+	if env.AtShutdown != nil {
+		env.AtShutdown(t.Close)
+	}
+	return xmlpipe.Typed(t.Handle)
+}
+
+// newKeyValue gives the listener its organism's key_value store
+// (Env.Stores: one per data directory, shared by every key_value listener
+// of the organism, with one sweeper of expired conversation namespaces
+// every kv.SweepEvery), released at shutdown. Without Stores (a handler
+// built outside an organism) it opens a store of its own, swept and closed
+// at shutdown when there is one. A store that cannot be opened makes every
+// call fail with the reason.
 func newKeyValue(env Env) xmlpipe.Handler {
-	s, err := kv.Open(env.DataDir, nil)
+	stores := env.Stores
+	if stores == nil || env.AtShutdown == nil {
+		stores = NewStores() // the listener's own
+	}
+	s, release, err := stores.keyValue(env.DataDir, env.Logger, env.AtShutdown != nil)
 	if err != nil {
 		return unavailable(env, "key_value", err)
 	}
 	if env.AtShutdown != nil {
-		env.AtShutdown(s.Close)
-		// Closers run last registered first: the sweep stops before the
-		// store closes.
-		ctx, cancel := context.WithCancel(context.Background())
-		swept := make(chan struct{})
-		go func() {
-			defer close(swept)
-			s.Sweeping(ctx, kv.SweepEvery, env.Logger)
-		}()
-		env.AtShutdown(func() error { cancel(); <-swept; return nil })
+		env.AtShutdown(release)
 	}
 	return xmlpipe.Typed((&kv.Tool{Store: s, Policy: env.Tools, Callers: env.Callers}).Handle)
 }

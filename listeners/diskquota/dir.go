@@ -25,6 +25,7 @@ const RetryAfter = time.Second
 // share it) for the whole process, updated by every writer in the process
 // (the files tool and every WASM guest writing there) under its lock, so
 // that their changes together cannot pass a quota by more than one change.
+// Its cap is the smallest its writers declare (Declare, Limit).
 // It is counted once, then kept up to date by each writer's changes, and
 // counted again only when it may be wrong: never counted, marked stale
 // (Invalidate: a change whose effect is unknown, a program that may have
@@ -58,31 +59,66 @@ type Dir struct {
 	// counting serializes counts, so that writers needing one at once
 	// share it.
 	counting sync.Mutex
+	// caps are the caps its writers declare (Declare): it holds at most
+	// the smallest.
+	caps map[*Cap]struct{}
+	// held is the directory, kept open while the Dir is in dirs: its inode
+	// cannot be reused while it is open, and once the directory is removed
+	// (held reports no link), a directory of the same identity is another
+	// one, which gets a Dir of its own (see DirOf).
+	held *os.File
+}
+
+// removed reports whether the directory d was made for is gone (removed,
+// or no longer readable), so that its identity may now name another one.
+func (d *Dir) removed() bool {
+	if d.held == nil {
+		return true
+	}
+	fi, err := d.held.Stat()
+	return err != nil || sys.NewStat_t(fi).Nlink == 0
 }
 
 // dirs are the Dirs of the process, by directory identity. A Dir is kept
-// for the process's life: the directories a process writes to are the
-// ones its configuration names.
+// for the process's life, or until its directory is removed and another
+// takes its identity: the directories a process writes to are the ones its
+// configuration names.
 var dirs = struct {
 	mu   sync.Mutex
 	byID map[FileID]*Dir
 }{byID: map[FileID]*Dir{}}
 
+// identify is the key of a directory in dirs (a variable so that a test can
+// give a new directory the identity of a removed one, as a file system
+// reusing its inode would).
+var identify = IDOf
+
 // DirOf returns the Dir of the directory root is open on (making it, not
-// counted yet, if none is).
+// counted yet, if none is). A Dir whose directory was removed is not
+// returned for a new directory that has its identity (a reused inode, which
+// the held descriptor prevents on most file systems, but not every one
+// keeps): the new one gets a Dir of its own, counted afresh.
 func DirOf(root *os.Root) (*Dir, error) {
 	fi, err := root.Stat(".")
 	if err != nil {
 		return nil, err
 	}
-	id := IDOf(fi)
+	id := identify(fi)
 	dirs.mu.Lock()
 	defer dirs.mu.Unlock()
 	d := dirs.byID[id]
-	if d == nil {
-		d = &Dir{open: map[FileID]int{}}
-		dirs.byID[id] = d
+	if d != nil && !d.removed() {
+		return d, nil
 	}
+	if d != nil {
+		d.held.Close() // the removed directory's Dir stays with its writers, uncounted by new ones
+	}
+	held, err := root.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	d = &Dir{open: map[FileID]int{}, held: held}
+	dirs.byID[id] = d
 	return d, nil
 }
 
@@ -95,7 +131,10 @@ func Invalidate(path string) {
 		return // gone or unreadable: nothing counts it
 	}
 	dirs.mu.Lock()
-	d := dirs.byID[IDOf(fi)]
+	d := dirs.byID[identify(fi)]
+	if d != nil && d.removed() {
+		d = nil // another directory's figure
+	}
 	dirs.mu.Unlock()
 	if d != nil {
 		d.Invalidate()

@@ -2,6 +2,7 @@ package diskquota
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -213,5 +214,53 @@ func TestDirFreshAfterAFailedCount(t *testing.T) {
 	d.Unlock()
 	if err := d.Fresh(func() (int64, error) { walks++; return 7, nil }); err != nil || used(d) != 7 || walks != 2 {
 		t.Errorf("Fresh after RetryAfter = %v, figure %d after %d walks; want nil, 7, 2", err, used(d), walks)
+	}
+}
+
+// TestDirOfARecreatedDirectory: a directory removed and made again — under
+// its path, with the inode of the old one (simulated: the identity the
+// old one had) — starts from a fresh count, not from the old figure; and
+// Invalidate of the new one does not reach the old one's figure.
+func TestDirOfARecreatedDirectory(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "work")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := openDir(t, dir)
+	if ok, err := old.Recount(old.Seq(), func() (int64, error) { return 1000, nil }); !ok || err != nil {
+		t.Fatalf("Recount = %v, %v", ok, err)
+	}
+	oldFI, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldID := IDOf(oldFI)
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	identify = func(fs.FileInfo) FileID { return oldID } // the inode reused
+	t.Cleanup(func() { identify = IDOf })
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	d, err := DirOf(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d == old {
+		t.Fatal("the recreated directory got the removed one's Dir")
+	}
+	if !d.Stale() || used(d) != 0 {
+		t.Fatalf("the recreated directory's figure: stale %v, %d bytes; want stale, 0", d.Stale(), used(d))
+	}
+	again, err := DirOf(r)
+	if err != nil || again != d {
+		t.Fatalf("DirOf again = %p, %v; want the same Dir %p", again, err, d)
 	}
 }

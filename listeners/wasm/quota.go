@@ -36,8 +36,10 @@ const entryBytes = diskquota.EntryBytes
 // diskquota.MaxAge); kept up to date by every change a guest makes through
 // rootFS and rootFile, which take the Dir's lock around the change and the
 // fstat that measures it, and by every other writer's. The bound is the
-// smallest quota of the modules sharing it (limit), so none of them finds
-// the directory holding more than its own max_disk_bytes.
+// smallest quota of the modules sharing it and of the directory's other
+// writers (limit: a files root's max_disk_bytes, declared on the Dir), so
+// none of them finds the directory holding more than its own
+// max_disk_bytes.
 //
 // A file removed while still open through the sandbox keeps its bytes on
 // disk: they are released when its last descriptor is closed, not when
@@ -53,6 +55,9 @@ type diskQuota struct {
 	running int
 	// id is the directory's identity, its key in quotas.
 	id fileID
+	// cap declares the smallest of maxes on the directory's figure, so
+	// that its other writers (the files tool) hold to it too.
+	cap *diskquota.Cap
 }
 
 // fileID identifies a file on the host.
@@ -72,7 +77,7 @@ func newDiskQuota(root *os.Root, dir string, max int64) (*diskQuota, error) {
 	if _, err := d.Recount(seq, countFunc(dir)); err != nil {
 		return nil, err
 	}
-	return &diskQuota{d: d, maxes: map[int64]int{max: 1}}, nil
+	return &diskQuota{d: d, maxes: map[int64]int{max: 1}, cap: d.Declare(max)}, nil
 }
 
 // countDir counts what a diskQuota on dir holds: the count every capped
@@ -125,9 +130,14 @@ func (q *diskQuota) room() int64 {
 	return max(q.limit()-q.d.Used(), 0)
 }
 
-// limit is the smallest quota of the modules sharing the directory; the
-// caller holds mu.
-func (q *diskQuota) limit() int64 {
+// limit is what the directory may hold: the smallest quota of the modules
+// sharing it and of its other writers (a files root's max_disk_bytes,
+// diskquota.Dir.Limit); the caller holds the lock.
+func (q *diskQuota) limit() int64 { return q.d.Limit(q.own()) }
+
+// own is the smallest quota of the modules sharing the directory; the
+// caller holds the lock.
+func (q *diskQuota) own() int64 {
 	first := true
 	var least int64
 	for m := range q.maxes {

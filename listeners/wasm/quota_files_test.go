@@ -92,3 +92,61 @@ func TestDiskQuotaStaleCountedBeforeACall(t *testing.T) {
 	}
 	checkCount(t, m, dir, q)
 }
+
+// TestDiskQuotaSmallestCapOfTheWriters: a directory written by the files
+// tool and by a WASM guest with different max_disk_bytes holds at most the
+// smaller, whichever writer has it: the guest's binds the files tool from
+// the module's build, the files tool's binds the guest from its first
+// write there.
+func TestDiskQuotaSmallestCapOfTheWriters(t *testing.T) {
+	const small, large, size = 8 << 10, 32 << 10, 1000
+	content := strings.Repeat("x", size)
+	for _, tc := range []struct {
+		name               string
+		filesCap, guestCap int
+	}{
+		{name: "files smaller", filesCap: small, guestCap: large},
+		{name: "guest smaller", filesCap: large, guestCap: small},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			m := compileGuest(t, "ops", Reactor, Sandbox{Dir: dir, DirWritable: true, MaxDiskBytes: tc.guestCap, Timeout: time.Minute})
+			ft := &files.Tool{Policy: tools.Fixed(tools.Config{AllowedPaths: []string{dir}, MaxDiskBytes: tc.filesCap})}
+			filesWrite := func(name string) string {
+				t.Helper()
+				resp, err := ft.Handle(context.Background(), &files.Files{Op: "write", Path: name, Content: content},
+					xmlpipe.Metadata{From: "agent"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return resp.(*xmlpipe.RespondResponse).Payload.(*files.FilesResult).Error
+			}
+			if e := filesWrite("first"); e != "" {
+				t.Fatalf("the files tool's first write: %s", e)
+			}
+			guestRefused, filesRefused := false, ""
+			for i := 0; i < large/size && !guestRefused; i++ {
+				r := runOp(t, m, "write", "/data/g"+strconv.Itoa(i), content)
+				switch {
+				case r.refused(ioErr):
+					guestRefused = true
+				case !r.OK:
+					t.Fatalf("guest write g%d: %q", i, r.Error)
+				}
+			}
+			for i := 0; i < large/size && filesRefused == ""; i++ {
+				filesRefused = filesWrite("f" + strconv.Itoa(i))
+			}
+			if !guestRefused || !strings.Contains(filesRefused, files.ErrDiskQuota.Error()) {
+				t.Errorf("guest refused %v, files refused %q; want both refused at the smaller cap", guestRefused, filesRefused)
+			}
+			used, err := diskquota.Count(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if used > small {
+				t.Errorf("the directory holds %d bytes, over the smaller cap (%d) of its writers", used, int64(small))
+			}
+		})
+	}
+}

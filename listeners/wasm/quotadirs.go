@@ -42,6 +42,7 @@ func acquireQuota(root *os.Root, dir string, max int64) (*diskQuota, error) {
 	q.lock()
 	defer q.unlock()
 	q.maxes[max]++
+	q.cap.Set(q.own())
 	return q, nil
 }
 
@@ -55,7 +56,12 @@ func releaseQuota(q *diskQuota, max int64) {
 	if q.maxes[max]--; q.maxes[max] <= 0 {
 		delete(q.maxes, max)
 	}
-	if len(q.maxes) == 0 && quotas.byDir[q.id] == q {
+	if len(q.maxes) > 0 {
+		q.cap.Set(q.own())
+		return
+	}
+	if quotas.byDir[q.id] == q {
 		delete(quotas.byDir, q.id)
 	}
+	q.cap.Release()
 }

@@ -355,6 +355,9 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	if env.AtShutdown == nil {
 		env.AtShutdown = closers.add
 	}
+	if env.Stores == nil {
+		env.Stores = catalog.NewStores() // one key_value store for all its listeners, reloads included
+	}
 	implicit, err := toolListeners(cfg, opts.Catalog)
 	if err != nil {
 		return nil, err

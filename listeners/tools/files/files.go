@@ -74,6 +74,14 @@ type Tool struct {
 	seen seenRoots
 }
 
+// Close ends the caps the listener declared on the directories it wrote
+// to (see diskquota.Cap): it writes there no more. The organism calls it
+// at shutdown.
+func (t *Tool) Close() error {
+	t.seen.release()
+	return nil
+}
+
 // Check is the load-time check of a files tool_config entry: its roots
 // exist, are directories, have distinct names and stay clear of the data
 // directory.
@@ -92,7 +100,7 @@ func (t *Tool) Handle(_ context.Context, p *Files, md xmlpipe.Metadata) (xmlpipe
 		c = t.Policy.Config(md.From, Name)
 	}
 	res := &FilesResult{Op: p.Op, Path: p.Path}
-	if err := t.run(c, p, res); err != nil {
+	if err := t.run(c, md.From, p, res); err != nil {
 		res.Error = err.Error()
 	}
 	return tools.Answer(t.Callers, md, res), nil
@@ -107,7 +115,7 @@ type op struct {
 	shown string
 }
 
-func (t *Tool) run(c tools.Config, p *Files, res *FilesResult) error {
+func (t *Tool) run(c tools.Config, caller string, p *Files, res *FilesResult) error {
 	roots, err := tools.Roots(c.AllowedPaths)
 	if errors.Is(err, tools.ErrNoRoots) {
 		return ErrNoRoots
@@ -141,7 +149,7 @@ func (t *Tool) run(c tools.Config, p *Files, res *FilesResult) error {
 		if p.Op == "delete" && rel == "." {
 			return ErrRootItself
 		}
-		q, done, err := openQuota(root, r.Dir, r.Name, int64(tools.Or(c.MaxDiskBytes, DefaultMaxDiskBytes)), &t.seen,
+		q, done, err := openQuota(root, r.Dir, r.Name, caller, int64(tools.Or(c.MaxDiskBytes, DefaultMaxDiskBytes)), &t.seen,
 			p.Op == "write")
 		if err != nil {
 			return fmt.Errorf("files: counting %s for its disk quota: %w", r.Name, bare(err))

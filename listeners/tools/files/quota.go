@@ -41,10 +41,12 @@ type quota struct {
 
 // openQuota locks the figure of the root open at root (configured as dir,
 // named name) and, for a write, counts it first (outside the lock) if it
-// must be; seen records the roots this Tool has written to. A delete does
-// not count (it is allowed whatever the root holds, even one that cannot
-// be counted). done unlocks the figure.
-func openQuota(root *os.Root, dir, name string, limit int64, seen *seenRoots, write bool) (q *quota, done func(), err error) {
+// must be; seen records the roots this Tool has written to, and declares
+// caller's limit on the figure (diskquota.Cap), so that the directory's
+// other writers hold to it too. A delete does not count (it is allowed
+// whatever the root holds, even one that cannot be counted). done unlocks
+// the figure.
+func openQuota(root *os.Root, dir, name, caller string, limit int64, seen *seenRoots, write bool) (q *quota, done func(), err error) {
 	fi, err := root.Stat(".")
 	if err != nil {
 		return nil, nil, err
@@ -57,6 +59,7 @@ func openQuota(root *os.Root, dir, name string, limit int64, seen *seenRoots, wr
 	if seen.first(diskquota.IDOf(fi)) {
 		d.Invalidate() // this listener is new (built or reloaded): count afresh
 	}
+	seen.declare(d, caller, limit)
 	if write {
 		if err := d.Fresh(q.countFunc()); err != nil {
 			return nil, nil, err
@@ -71,10 +74,84 @@ func (q *quota) countFunc() func() (int64, error) {
 	return func() (int64, error) { return countRoot(q.dir) }
 }
 
-// seenRoots are the roots a Tool has written to.
+// seenRoots are the roots a Tool has written to, and the caps it declared
+// on them.
 type seenRoots struct {
 	mu  sync.Mutex
 	ids map[diskquota.FileID]bool
+	// caps are the caps this Tool declared (see declared).
+	caps map[capKey]bool
+}
+
+// capKey identifies a declared cap: a directory's figure and a caller.
+type capKey struct {
+	d      *diskquota.Dir
+	caller string
+}
+
+// declared are the caps the files listeners of the process declared, one
+// per directory and caller (whose tool_config gives it), each at the
+// caller's latest limit: a listener a reload built in place of another
+// updates the same cap, so the new configuration holds, not the smaller of
+// the old and the new. A cap ends when no listener that declared it is
+// left (Close).
+var declared = struct {
+	mu   sync.Mutex
+	caps map[capKey]*sharedCap
+}{caps: map[capKey]*sharedCap{}}
+
+// sharedCap is one declared cap and how many listeners declared it.
+type sharedCap struct {
+	c     *diskquota.Cap
+	users int
+}
+
+// declare declares (or updates) caller's limit on d.
+func (s *seenRoots) declare(d *diskquota.Dir, caller string, limit int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	declared.mu.Lock()
+	defer declared.mu.Unlock()
+	k := capKey{d, caller}
+	sc := declared.caps[k]
+	if sc == nil {
+		sc = &sharedCap{c: d.Declare(limit)}
+		declared.caps[k] = sc
+	} else {
+		d.Lock()
+		sc.c.Set(limit)
+		d.Unlock()
+	}
+	if !s.caps[k] {
+		if s.caps == nil {
+			s.caps = map[capKey]bool{}
+		}
+		s.caps[k] = true
+		sc.users++
+	}
+}
+
+// release gives back every cap this Tool declared: one no other listener
+// declared ends.
+func (s *seenRoots) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	declared.mu.Lock()
+	defer declared.mu.Unlock()
+	for k := range s.caps {
+		delete(s.caps, k)
+		sc := declared.caps[k]
+		if sc == nil {
+			continue
+		}
+		if sc.users--; sc.users > 0 {
+			continue
+		}
+		delete(declared.caps, k)
+		k.d.Lock()
+		sc.c.Release()
+		k.d.Unlock()
+	}
 }
 
 // first reports whether id is seen for the first time, and records it.
@@ -103,7 +180,8 @@ var errRecounted = errors.New("files: the root was counted again")
 // operator, by hand) is seen before a refusal; a count another call made
 // meanwhile serves this one too.
 func (q *quota) allow(path string, grow int64) error {
-	if grow <= 0 || q.d.Used()+grow <= q.limit {
+	limit := q.d.Limit(q.limit)
+	if grow <= 0 || q.d.Used()+grow <= limit {
 		return nil
 	}
 	if !q.fresh {
@@ -118,8 +196,12 @@ func (q *quota) allow(path string, grow int64) error {
 		return errRecounted
 	}
 	used := q.d.Used()
-	return fmt.Errorf("%w: writing %s would make root %s hold %d bytes (max_disk_bytes %d, %d used; each name counts %d): "+
-		"delete something first", ErrDiskQuota, path, q.name, used+grow, q.limit, used, diskquota.EntryBytes)
+	capped := fmt.Sprintf("max_disk_bytes %d", q.limit)
+	if limit < q.limit {
+		capped += fmt.Sprintf(" but another writer of the directory (a WASM guest's dir, another agent's files) caps it at %d", limit)
+	}
+	return fmt.Errorf("%w: writing %s would make root %s hold %d bytes (%s, %d used; each name counts %d): "+
+		"delete something first", ErrDiskQuota, path, q.name, used+grow, capped, used, diskquota.EntryBytes)
 }
 
 // add records that the root grew by n bytes (shrank, when negative).

@@ -216,3 +216,63 @@ func TestDiskQuotaSeesSpaceFreedByOthers(t *testing.T) {
 		t.Fatalf("write c past the quota: %+v", r)
 	}
 }
+
+// TestDiskQuotaCapsDeclared: a files listener's cap binds the directory's
+// other writers from its first write there (diskquota.Dir.Limit), and is
+// named in a refusal it causes; two agents' caps on one root hold the
+// root to the smaller; a listener built again (a reload) with a larger
+// cap for the same agent replaces its cap rather than adding one; Close
+// ends the caps.
+func TestDiskQuotaCapsDeclared(t *testing.T) {
+	root := t.TempDir()
+	cfg := func(n int) tools.Policy {
+		return tools.Fixed(tools.Config{AllowedPaths: []string{root}, MaxDiskBytes: n})
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	d, err := diskquota.DirOf(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := func() int64 {
+		d.Lock()
+		defer d.Unlock()
+		return d.Limit(1 << 40)
+	}
+	old := &Tool{Policy: cfg(4096)}
+	if res := callTool(t, old, Files{Op: "write", Path: "a", Content: "x"}); res.Error != "" {
+		t.Fatal(res.Error)
+	}
+	if got := limit(); got != 4096 {
+		t.Fatalf("after the first write, the directory's cap is %d; want the listener's 4096", got)
+	}
+	other := &Tool{Policy: cfg(1 << 20)} // another agent's
+	resp, err := other.Handle(context.Background(), &Files{Op: "write", Path: "b", Content: strings.Repeat("b", 5000)},
+		xmlpipe.Metadata{From: "agent2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := resp.(*xmlpipe.RespondResponse).Payload.(*FilesResult)
+	if !strings.Contains(res.Error, "max_disk_bytes 1048576 but another writer of the directory") ||
+		!strings.Contains(res.Error, "caps it at 4096") {
+		t.Errorf("a write past the other listener's cap: %q; want it refused naming both caps", res.Error)
+	}
+	reloaded := &Tool{Policy: cfg(1 << 20)} // the same agent, its cap raised
+	if res := callTool(t, reloaded, Files{Op: "write", Path: "a", Content: "y"}); res.Error != "" {
+		t.Fatal(res.Error)
+	}
+	if got := limit(); got != 1<<20 {
+		t.Errorf("after a reload raised the agent's cap, the directory's cap is %d; want %d (agent2's)", got, 1<<20)
+	}
+	for _, tool := range []*Tool{old, other, reloaded} {
+		if err := tool.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := limit(); got != 1<<40 {
+		t.Errorf("after Close, the directory's cap is %d; want none declared", got)
+	}
+}
