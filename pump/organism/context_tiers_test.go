@@ -364,7 +364,7 @@ listeners:
 		}
 	}))
 	defer stop()
-	if got := askAgent(t, o, "loner", stage.NewThreadID(), "Please multiply six by seven."); got != "Routed: no matching capability in your profile" {
+	if got := askAgent(t, o, "loner", stage.NewThreadID(), "Please multiply six by seven."); got != "Routed: Error: no matching capability in your profile" { // a failed call reads "Error: …" to an openai model
 		t.Fatalf("answer %q", got)
 	}
 	if n := calls.Load(); n != 0 {
@@ -416,7 +416,7 @@ listeners:
 		}
 	}))
 	defer stop()
-	if got := askAgent(t, o, "mathbot", stage.NewThreadID(), "Please multiply six by seven."); got != "Routed: no matching capability in your profile" {
+	if got := askAgent(t, o, "mathbot", stage.NewThreadID(), "Please multiply six by seven."); got != "Routed: Error: no matching capability in your profile" { // a failed call reads "Error: …" to an openai model
 		t.Fatalf("answer %q", got)
 	}
 	if n := calls.Load(); n != 0 {
