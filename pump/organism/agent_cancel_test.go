@@ -115,7 +115,7 @@ func TestCancelWhileAToolListenerRuns(t *testing.T) {
 				tail = append(tail, msg["role"]+": "+msg["content"])
 			}
 			want := []string{
-				"tool: Cancelled while it ran: the user cancelled the answer.",
+				"tool: Error: Cancelled while it ran: the user cancelled the answer.", // a failed result reads "Error: …" to an openai model
 				"user: [the user cancelled the previous answer]",
 				"user: [From " + alice.From + "]\nnever mind",
 			}
@@ -235,7 +235,7 @@ func TestCancelWhileAPeerAgentWaits(t *testing.T) {
 		tail = append(tail, msg["role"]+": "+msg["content"])
 	}
 	want := []string{
-		"tool: Cancelled while it ran: the user cancelled the answer.",
+		"tool: Error: Cancelled while it ran: the user cancelled the answer.", // a failed result reads "Error: …" to an openai model
 		"user: [the user cancelled the previous answer]",
 		"user: [From " + alice.From + "]\nnever mind",
 	}

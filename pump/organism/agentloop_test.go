@@ -606,7 +606,7 @@ listeners:
 	}
 	o := startConfigured(t, cfg, Options{Catalog: cat})
 	got := ask(t, o, "waiter", "ask slow")
-	if !strings.HasPrefix(got, "gave up: The call failed: ") || !strings.Contains(got, "handler timeout 300ms") {
+	if !strings.HasPrefix(got, "gave up: Error: The call failed: ") || !strings.Contains(got, "handler timeout 300ms") {
 		t.Fatalf("reply %q", got)
 	}
 }
