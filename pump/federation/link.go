@@ -242,6 +242,8 @@ func (c *conn) run() error {
 		})
 	defer c.hwg.Wait()
 	defer stage.close()
+	junk := &junkFrames{log: c.g.log, now: c.g.m.now}
+	defer junk.end()
 	for {
 		mt, b, err := c.ws.ReadMessage()
 		if err != nil {
@@ -253,14 +255,16 @@ func (c *conn) run() error {
 		case websocket.TextMessage:
 			f, err := decodeFrame(b)
 			if err != nil {
-				c.g.log.Warn("federation: refused a frame that is not JSON", "error", err)
+				junk.refused("federation: refused a frame that is not JSON", "error", err)
 				continue
 			}
 			if f.Type == frameGoodbye {
 				c.byeOnce.Do(func() { close(c.bye) })
 				continue
 			}
-			c.g.onFrame(f)
+			if !c.g.onFrame(f) {
+				junk.refused("federation: unexpected frame", "type", f.Type)
+			}
 		case websocket.BinaryMessage:
 			// Acknowledgements of this side's envelopes (text frames)
 			// are still read while the link drains; envelopes are not.

@@ -12,7 +12,9 @@ import (
 )
 
 // onFrame handles a text frame: the peer's acknowledgement of one of ours.
-func (g *gateway) onFrame(f frame) {
+// It reports false for a frame of a type it does not know, which the link
+// logs (junkFrames).
+func (g *gateway) onFrame(f frame) bool {
 	if g.m.frameHook != nil {
 		g.m.frameHook(f)
 	}
@@ -25,8 +27,9 @@ func (g *gateway) onFrame(f frame) {
 		g.acked(f.ID)
 		g.refused(f.ID, f.Error, f.Reason)
 	default:
-		g.log.Warn("federation: unexpected frame", "type", f.Type)
+		return false
 	}
+	return true
 }
 
 // deliver dispatches one envelope from the peer, in the link's order, once
