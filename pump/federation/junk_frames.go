@@ -6,14 +6,16 @@ import (
 )
 
 // junkLogEvery is how often, at most, one link logs the text frames it
-// refuses.
+// refuses, and the binary ones.
 const junkLogEvery = time.Minute
 
-// junkFrames logs the text frames one link refuses (not JSON, or of a type
-// it does not know) at most once per junkLogEvery, each line saying how
+// junkFrames logs the frames one link refuses with nothing to answer
+// (text frames not JSON or of a type it does not know; binary frames that
+// are no envelope) at most once per junkLogEvery, each line saying how
 // many frames were refused since the line before (this one included): a
 // peer sending junk frame after frame costs one line a minute, not one a
-// frame. Only the link's reader uses it.
+// frame. One goroutine uses each: the link's reader (text frames) or its
+// delivery (binary frames, conn.junkEnvelopes).
 type junkFrames struct {
 	log *slog.Logger
 	now func() time.Time
@@ -41,6 +43,16 @@ func (j *junkFrames) end() {
 	if j.pending == 0 {
 		return
 	}
-	j.log.Warn("federation: text frames refused since the last line, when the link ended", "frames", j.pending)
+	j.log.Warn("federation: frames refused since the last line, when the link ended", "frames", j.pending)
 	j.pending = 0
+}
+
+// refusedJunk logs a binary frame refused with nothing to answer through
+// the link's junkEnvelopes (a link not run: every one).
+func (c *conn) refusedJunk(msg string, args ...any) {
+	if c.junkEnvelopes == nil {
+		c.g.log.Warn(msg, args...)
+		return
+	}
+	c.junkEnvelopes.refused(msg, args...)
 }

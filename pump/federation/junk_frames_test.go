@@ -42,7 +42,7 @@ func TestJunkTextFramesLogBounded(t *testing.T) {
 	lines := 0
 	for l := range strings.Lines(c.logs.String()) {
 		if strings.Contains(l, "refused a frame that is not JSON") || strings.Contains(l, "unexpected frame") ||
-			strings.Contains(l, "text frames refused") {
+			strings.Contains(l, "frames refused since") {
 			lines++
 		}
 	}
@@ -81,5 +81,37 @@ func TestJunkFramesCounts(t *testing.T) {
 	}
 	if total != frames {
 		t.Errorf("the lines count %d frames; want %d\n%s", total, frames, buf.String())
+	}
+}
+
+// TestJunkBinaryFramesLogBounded: 1,000 binary frames that are no envelope
+// (nothing to refuse by id) get a bounded number of log lines too, and the
+// link goes on.
+func TestJunkBinaryFramesLogBounded(t *testing.T) {
+	aKey := newKey(t)
+	c := newCallee(t, aKey)
+	r, err := dialRaw(t, c, aKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for range 1000 {
+		if err := r.ws.WriteMessage(websocket.BinaryMessage, []byte("\x00\x01 not an envelope")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ack, early := r.send(r.call("echo", `<Echo xmlns=""><Text>after</Text></Echo>`))
+	if ack.Type != frameAck {
+		t.Fatalf("good call after the junk: %+v", ack)
+	}
+	if len(early) == 0 {
+		r.next() // its answer
+	}
+	lines := strings.Count(c.logs.String(), "envelope refused")
+	if bound := 1 + int(time.Since(start)/junkLogEvery); lines == 0 || lines > bound {
+		t.Fatalf("1,000 junk binary frames logged %d lines; want 1 to %d", lines, bound)
+	}
+	if got := c.seen(); strings.Join(got, ",") != "a:after" {
+		t.Fatalf("the echo listener saw %q, want the call after the junk", got)
 	}
 }

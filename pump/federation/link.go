@@ -60,6 +60,9 @@ type conn struct {
 	// served is closed once the link made at start (refreshOnce) is no
 	// longer served; nil for the others.
 	served chan struct{}
+	// junkEnvelopes logs the binary frames refused with nothing to answer
+	// (no envelope, no link id), for the delivery goroutine (run).
+	junkEnvelopes *junkFrames
 }
 
 // newConn is an authenticated link of g over ws to p, not served yet
@@ -235,6 +238,8 @@ func (c *conn) run() error {
 			}
 		}
 	}()
+	c.junkEnvelopes = &junkFrames{log: c.g.log, now: c.g.m.now}
+	defer c.junkEnvelopes.end() // once stage.close has delivered the last
 	stage := newOrderedStage(verifyWorkers(), handlersPerLink, c.g.checkInbound,
 		func(in *inbound) {
 			c.g.deliver(c, in)

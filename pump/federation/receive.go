@@ -42,7 +42,11 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		if in.e != nil {
 			id = in.e.Link.ID
 		}
-		g.log.Warn("federation: security: envelope refused: signature", "peer", Fingerprint(g.peerKey()), "id", id, "error", in.verr)
+		if id == "" { // no envelope: nothing to answer, and a peer may send such frames without end
+			c.refusedJunk("federation: security: envelope refused: signature", "peer", Fingerprint(g.peerKey()), "error", in.verr)
+		} else {
+			g.log.Warn("federation: security: envelope refused: signature", "peer", Fingerprint(g.peerKey()), "id", id, "error", in.verr)
+		}
 		g.m.refusal(g.name, RefusedSignature)
 		if id != "" {
 			c.acks.owe(id)
@@ -51,7 +55,7 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		return
 	}
 	if in.perr != nil {
-		g.log.Warn("federation: security: envelope refused", "error", in.perr)
+		c.refusedJunk("federation: security: envelope refused", "error", in.perr)
 		g.m.refusal(g.name, RefusedMalformed)
 		return
 	}
