@@ -25,13 +25,15 @@ const mcpFrom = "mcp"
 // request read is answered (calls still running after --drain are
 // cancelled) and the command exits.
 func runMCP(ctx context.Context, args []string, std streams) int {
-	fs := newFlags("mcp", "[--data DIR] [--http ADDR] [--session-idle 1h] [--max-sessions 1024] [--timeout 2m] [--drain 30s] [--log-level L] [--profile P] [organism.yaml]", std.err)
+	fs := newFlags("mcp", "[--data DIR] [--http ADDR] [--session-idle 1h] [--max-sessions 1024] [--max-sessions-per-addr 64] [--timeout 2m] [--drain 30s] [--log-level L] [--profile P] [organism.yaml]", std.err)
 	data := fs.String("data", "", "data directory of the store: calls are journaled there (default: in memory)")
 	addr := fs.String("http", "", "serve streamable HTTP on ADDR (host:port) instead of stdio")
 	timeout := fs.Duration("timeout", mcp.DefaultTimeout, "how long one tool call may wait for its answer")
 	drain := fs.Duration("drain", mcp.DefaultDrain, "stdio: how long calls still running when the input ends may take before they are cancelled")
 	idle := fs.Duration("session-idle", mcp.DefaultSessionIdle, "--http: close a session without a request for this long (negative: never)")
 	maxSessions := fs.Int("max-sessions", mcp.DefaultMaxSessions, "--http: sessions open at once; an initialize past it is answered 503 (negative: no bound)")
+	maxPerAddr := fs.Int("max-sessions-per-addr", mcp.DefaultMaxSessionsPerAddr,
+		"--http: sessions open at once from one client host; an initialize past it is answered 503 (negative: no bound)")
 	levelName := fs.String("log-level", "warn", "minimum log level: debug, info, warn or error")
 	profile := fs.String("profile", "", "security profile of the clients: serve only the listeners it reaches, run calls under it")
 	cfgFile := configFlag(fs, "organism.yaml to serve (or give it as the argument)")
@@ -97,10 +99,11 @@ func runMCP(ctx context.Context, args []string, std streams) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	b := mcp.New(o.Pump, mcp.Options{From: mcpFrom, Timeout: *timeout, Logger: logger, Profile: *profile, SessionIdle: *idle,
-		Version:     currentBuild().Version,
-		MaxSessions: *maxSessions,
-		Interim:     o.WatchInterim, // interim text as progress notifications
-		Refused:     func(listener string) bool { return o.MetaRefuses(mcpFrom, listener) }})
+		Version:            currentBuild().Version,
+		MaxSessions:        *maxSessions,
+		MaxSessionsPerAddr: *maxPerAddr,
+		Interim:            o.WatchInterim, // interim text as progress notifications
+		Refused:            func(listener string) bool { return o.MetaRefuses(mcpFrom, listener) }})
 	defer b.Close()
 	if early != nil {
 		err = early.serve(ctx, b.HTTPHandler(), logger, b.Close)

@@ -60,6 +60,9 @@ type conn struct {
 	// served is closed once the link made at start (refreshOnce) is no
 	// longer served; nil for the others.
 	served chan struct{}
+	// junkEnvelopes logs the binary frames refused with nothing to answer
+	// (no envelope, no link id), for the delivery goroutine (run).
+	junkEnvelopes *junkFrames
 }
 
 // newConn is an authenticated link of g over ws to p, not served yet
@@ -235,6 +238,8 @@ func (c *conn) run() error {
 			}
 		}
 	}()
+	c.junkEnvelopes = &junkFrames{log: c.g.log, now: c.g.m.now}
+	defer c.junkEnvelopes.end() // once stage.close has delivered the last
 	stage := newOrderedStage(verifyWorkers(), handlersPerLink, c.g.checkInbound,
 		func(in *inbound) {
 			c.g.deliver(c, in)
@@ -242,6 +247,8 @@ func (c *conn) run() error {
 		})
 	defer c.hwg.Wait()
 	defer stage.close()
+	junk := &junkFrames{log: c.g.log, now: c.g.m.now}
+	defer junk.end()
 	for {
 		mt, b, err := c.ws.ReadMessage()
 		if err != nil {
@@ -253,14 +260,16 @@ func (c *conn) run() error {
 		case websocket.TextMessage:
 			f, err := decodeFrame(b)
 			if err != nil {
-				c.g.log.Warn("federation: refused a frame that is not JSON", "error", err)
+				junk.refused("federation: refused a frame that is not JSON", "error", err)
 				continue
 			}
 			if f.Type == frameGoodbye {
 				c.byeOnce.Do(func() { close(c.bye) })
 				continue
 			}
-			c.g.onFrame(f)
+			if !c.g.onFrame(f) {
+				junk.refused("federation: unexpected frame", "type", f.Type)
+			}
 		case websocket.BinaryMessage:
 			// Acknowledgements of this side's envelopes (text frames)
 			// are still read while the link drains; envelopes are not.

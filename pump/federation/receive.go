@@ -12,7 +12,9 @@ import (
 )
 
 // onFrame handles a text frame: the peer's acknowledgement of one of ours.
-func (g *gateway) onFrame(f frame) {
+// It reports false for a frame of a type it does not know, which the link
+// logs (junkFrames).
+func (g *gateway) onFrame(f frame) bool {
 	if g.m.frameHook != nil {
 		g.m.frameHook(f)
 	}
@@ -25,8 +27,9 @@ func (g *gateway) onFrame(f frame) {
 		g.acked(f.ID)
 		g.refused(f.ID, f.Error, f.Reason)
 	default:
-		g.log.Warn("federation: unexpected frame", "type", f.Type)
+		return false
 	}
+	return true
 }
 
 // deliver dispatches one envelope from the peer, in the link's order, once
@@ -39,7 +42,11 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		if in.e != nil {
 			id = in.e.Link.ID
 		}
-		g.log.Warn("federation: security: envelope refused: signature", "peer", Fingerprint(g.peerKey()), "id", id, "error", in.verr)
+		if id == "" { // no envelope: nothing to answer, and a peer may send such frames without end
+			c.refusedJunk("federation: security: envelope refused: signature", "peer", Fingerprint(g.peerKey()), "error", in.verr)
+		} else {
+			g.log.Warn("federation: security: envelope refused: signature", "peer", Fingerprint(g.peerKey()), "id", id, "error", in.verr)
+		}
 		g.m.refusal(g.name, RefusedSignature)
 		if id != "" {
 			c.acks.owe(id)
@@ -48,7 +55,7 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		return
 	}
 	if in.perr != nil {
-		g.log.Warn("federation: security: envelope refused", "error", in.perr)
+		c.refusedJunk("federation: security: envelope refused", "error", in.perr)
 		g.m.refusal(g.name, RefusedMalformed)
 		return
 	}

@@ -50,6 +50,10 @@ const DefaultSessionIdle = time.Hour
 // DefaultMaxSessions bounds the streamable HTTP sessions open at once.
 const DefaultMaxSessions = 1024
 
+// DefaultMaxSessionsPerAddr bounds the streamable HTTP sessions open at
+// once from one client address (host).
+const DefaultMaxSessionsPerAddr = 64
+
 // Options configure a Bridge.
 type Options struct {
 	// From is the sender name of the calls (default "mcp").
@@ -71,6 +75,14 @@ type Options struct {
 	// client opening sessions without closing them cannot grow the
 	// process for as long as they stay idle.
 	MaxSessions int
+	// MaxSessionsPerAddr bounds the streamable HTTP sessions open at once
+	// from one client host, whatever its ports (default
+	// DefaultMaxSessionsPerAddr; negative: no bound): an initialize from a
+	// host that has that many open is answered 503 with Retry-After, so
+	// one client cannot take every MaxSessions slot for as long as its
+	// sessions stay idle. Behind a reverse proxy every client has the
+	// proxy's address: raise it, or bound clients at the proxy.
+	MaxSessionsPerAddr int
 	// Profile is the security profile the bridge's clients act under:
 	// only the listeners it reaches are served as tools (the others do not
 	// exist for them), and every call's conversation runs under it. ""
@@ -126,6 +138,9 @@ func New(p *pump.Pump, opts Options) *Bridge {
 	}
 	if opts.MaxSessions == 0 {
 		opts.MaxSessions = DefaultMaxSessions
+	}
+	if opts.MaxSessionsPerAddr == 0 {
+		opts.MaxSessionsPerAddr = DefaultMaxSessionsPerAddr
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

@@ -129,6 +129,7 @@ func (b *Bridge) httpHandler(server *sdk.Server) http.Handler {
 		}
 	}}
 	context.AfterFunc(b.life, drain.end)
+	owners := newSessionOwners(b.opts.MaxSessionsPerAddr)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		drain.enter()
 		defer drain.leave()
@@ -171,6 +172,17 @@ func (b *Bridge) httpHandler(server *sdk.Server) http.Handler {
 				Message: fmt.Sprintf("Server busy: %d sessions are open, the most it keeps; close one (DELETE) or retry later",
 					b.opts.MaxSessions)})
 			return
+		}
+		if r.Header.Get(sessionHeader) == "" {
+			host := remoteHost(r.RemoteAddr)
+			if !owners.admit(host, server) {
+				w.Header().Set("Retry-After", strconv.Itoa(sessionRetryAfter))
+				writeRPCError(w, http.StatusServiceUnavailable, rpcError{ID: recoverID(body), Code: codeServerBusy,
+					Message: fmt.Sprintf("Server busy: %d sessions are open from %s, the most one address keeps; close one (DELETE) or retry later",
+						b.opts.MaxSessionsPerAddr, host)})
+				return
+			}
+			defer func() { owners.opened(host, w.Header().Get(sessionHeader)) }()
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		done := b.tagRequest(r)

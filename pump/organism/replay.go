@@ -204,7 +204,7 @@ func (r *replayRun) inject(ctx context.Context, inputs []store.Entry, rep *Repla
 	for i, in := range inputs {
 		env := in.Bytes
 		if to, ok := r.threads[in.Thread]; ok && to != in.Thread {
-			env = bytes.Replace(env, []byte("<thread>"+in.Thread+"</thread>"), []byte("<thread>"+to+"</thread>"), 1)
+			env = rethread(env, in.Thread, to)
 		}
 		ri := ReplayInput{ReplayMessage: reduce(in, nil)}
 		completed := make(chan string, 1)
@@ -239,6 +239,28 @@ func (r *replayRun) inject(ctx context.Context, inputs []store.Entry, rep *Repla
 		}
 	}
 	return nil
+}
+
+// threadElement matches a <thread> element whatever its prefix: <thread>
+// in the Go form, <ns0:thread> in an envelope as Python's ElementTree
+// writes one. The journal keeps an inbound envelope as it came.
+var threadElement = regexp.MustCompile(`<([A-Za-z_][\w.-]*:)?thread>\s*([0-9a-f-]{36})\s*</([A-Za-z_][\w.-]*:)?thread>`)
+
+// rethread returns env with its <thread> from replaced by to: the first
+// thread element (the envelope's <meta> comes before its payload) naming
+// from, in whichever prefix env writes it. env is unchanged when no thread
+// element names from.
+func rethread(env []byte, from, to string) []byte {
+	for _, m := range threadElement.FindAllSubmatchIndex(env, -1) {
+		if string(env[m[4]:m[5]]) != from {
+			continue
+		}
+		out := make([]byte, 0, len(env)-len(from)+len(to))
+		out = append(out, env[:m[4]]...)
+		out = append(out, to...)
+		return append(out, env[m[5]:]...)
+	}
+	return env
 }
 
 // mapThreads pairs the recorded outputs journaled before seq with the

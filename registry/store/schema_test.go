@@ -610,36 +610,6 @@ func legacySegmentRows(t testing.TB) [][4]any {
 	return out
 }
 
-// FuzzDecodeSegment: a legacy segment read from a damaged or tampered
-// database decodes or fails with errCorruptSegment, never panics, and
-// whatever decodes holds the stated count of ascending seqs in range, with
-// bytes.
-func FuzzDecodeSegment(f *testing.F) {
-	for _, r := range legacySegmentRows(f) {
-		f.Add(r[0].(int64), r[1].(int64), r[2].(int64), r[3].([]byte))
-		data := r[3].([]byte)
-		f.Add(r[0].(int64), r[1].(int64), r[2].(int64), data[:len(data)/2])
-	}
-	f.Add(int64(1), int64(9), int64(2), []byte{0xff, 0xff, 0xff, 0xff, 0x0f})
-	f.Fuzz(func(t *testing.T, first, last, n int64, data []byte) {
-		s, err := decodeSegment(first, last, n, segmentCodecS2, data)
-		if err != nil {
-			if !errors.Is(err, errCorruptSegment) {
-				t.Fatalf("error %v is not errCorruptSegment", err)
-			}
-			return
-		}
-		if int64(len(s.entries)) != n {
-			t.Fatalf("%d entries, row says %d", len(s.entries), n)
-		}
-		for i, e := range s.entries {
-			if e.Seq < first || e.Seq > last || (i > 0 && e.Seq <= s.entries[i-1].Seq) || len(e.Bytes) == 0 {
-				t.Fatalf("entry %d: seq %d in %d..%d, %d bytes", i, e.Seq, first, last, len(e.Bytes))
-			}
-		}
-	})
-}
-
 // TestDecodeSegmentRejects: decodeSegment refuses a legacy segment that is
 // cut short, mislabelled or of another codec.
 func TestDecodeSegmentRejects(t *testing.T) {
