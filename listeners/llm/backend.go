@@ -195,17 +195,30 @@ func (b *Backend) call(ctx context.Context, r Request, rec *CallRecord) (Reply, 
 	}()
 	sent := time.Now()
 	rec.Wait = sent.Sub(rec.Start)
+	streamedBytes := 0 // of this attempt's text and tool calls
 	if on := r.OnDelta; on != nil {
 		r.OnDelta = func(d Delta) {
 			if rec.FirstToken == 0 {
 				rec.FirstToken = max(time.Since(sent), time.Nanosecond)
+			}
+			streamedBytes += len(d.Text)
+			if d.ToolCall != nil {
+				streamedBytes += len(d.ToolCall.Name) + len(d.ToolCall.Arguments)
 			}
 			on(d)
 		}
 	}
 	rep, err := b.provider.Chat(ctx, r)
 	if err != nil {
-		b.bucket.settle(-est)
+		if rec.FirstToken > 0 {
+			// The model read the prompt and wrote part of its reply
+			// before the call failed or was aborted: the record (and
+			// the bucket) keep what that spent, by estimate (no usage
+			// came).
+			rec.Usage = Usage{PromptTokens: inputTokens(r), CompletionTokens: streamedBytes/4 + 1}
+			rec.UsageEstimated = true
+		}
+		b.bucket.settle(rec.Usage.Total() - est)
 		return Reply{}, err
 	}
 	if rep.Usage.PromptTokens == 0 && rep.Usage.CompletionTokens == 0 {

@@ -241,6 +241,7 @@ func (r *Router) Chat(ctx context.Context, req Request) (Reply, error) {
 			err = fmt.Errorf("%w (after: %w)", ctx.Err(), err)
 		}
 		rec.Err = err
+		rec.Aborted = errors.Is(ctx.Err(), context.Canceled)
 		r.observe(rec)
 		lastErr[b] = err
 		if ctx.Err() != nil {

@@ -36,11 +36,18 @@ type CallRecord struct {
 	Agent, Thread string
 	// Attempt numbers the attempts of one Router.Chat from 1.
 	Attempt int
-	// Usage is the call's tokens (zero for a failed call).
+	// Usage is the call's tokens. A failed call has none, unless the
+	// model had begun to stream its reply: then the prompt and the text
+	// streamed before the failure are estimated (UsageEstimated), which
+	// is what the call spent.
 	Usage Usage
 	// UsageEstimated says the backend reported no usage: Usage is an
 	// estimate of 4 bytes a token.
 	UsageEstimated bool
+	// Aborted says the caller stopped the call (its context was
+	// cancelled: an operator's halt, cancel or kill, a reload, shutdown)
+	// rather than the backend failing it; Err says how.
+	Aborted bool
 	// Wait is the time spent waiting for the token bucket and a free
 	// concurrency slot; FirstToken the time from sending the request to
 	// the first streamed delta (0 when not streamed or none came);

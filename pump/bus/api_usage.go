@@ -57,7 +57,7 @@ func wireCall(c organism.Call) wire.Call {
 	return wire.Call{ID: c.ID, Time: stamp(c.Time), Conversation: c.Conversation, Thread: c.Thread, Agent: c.Agent,
 		Backend: c.Backend, Model: c.Model, Attempt: c.Attempt, PromptTokens: c.PromptTokens,
 		CompletionTokens: c.CompletionTokens, WaitMS: ms(c.Wait), FirstTokenMS: ms(c.FirstToken), DurationMS: ms(c.Duration),
-		Streamed: c.Streamed, FinishReason: c.FinishReason, ToolCalls: c.ToolCalls, Error: c.Error,
+		Streamed: c.Streamed, FinishReason: c.FinishReason, Outcome: c.Outcome(), ToolCalls: c.ToolCalls, Error: c.Error,
 		EnvelopeSeq: c.EnvelopeSeq}
 }
 

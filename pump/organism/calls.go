@@ -29,7 +29,9 @@ type Call struct {
 	Backend, Model string
 	// Attempt numbers the attempts of one model call from 1.
 	Attempt int
-	// PromptTokens and CompletionTokens are the call's usage (0 when it failed).
+	// PromptTokens and CompletionTokens are the call's usage: of a failed
+	// or aborted call, the estimate of what it spent when the model had
+	// begun to stream its reply, else 0.
 	PromptTokens, CompletionTokens int
 	// Wait is the time spent waiting for the backend's limits; FirstToken
 	// the time to the first streamed piece (0: none); Duration the whole
@@ -37,7 +39,8 @@ type Call struct {
 	Wait, FirstToken, Duration time.Duration
 	// Streamed says the call asked for a stream.
 	Streamed bool
-	// FinishReason is why the model stopped ("" for a failed call).
+	// FinishReason is why the model stopped: FinishAborted for a call its
+	// caller stopped, "" for a failed call.
 	FinishReason string
 	// ToolCalls is how many tool calls the reply made.
 	ToolCalls int
@@ -50,6 +53,33 @@ type Call struct {
 	// message to a peer or tool its reply made; every attempt before it
 	// that is still unlinked gets the same link.
 	EnvelopeSeq int64
+}
+
+// FinishAborted is the FinishReason of a call its caller stopped — an
+// operator's halt, cancel or kill, a reload, shutdown — rather than the
+// backend failing it (its Error says how).
+const FinishAborted = "aborted"
+
+// Outcomes of a call (Call.Outcome).
+const (
+	// OutcomeCompleted is a call the model answered.
+	OutcomeCompleted = "completed"
+	// OutcomeAborted is a call its caller stopped (FinishAborted).
+	OutcomeAborted = "aborted"
+	// OutcomeFailed is a call the backend failed.
+	OutcomeFailed = "failed"
+)
+
+// Outcome is how the call ended: OutcomeCompleted, OutcomeAborted or
+// OutcomeFailed.
+func (c Call) Outcome() string {
+	switch {
+	case c.FinishReason == FinishAborted:
+		return OutcomeAborted
+	case c.Error != "":
+		return OutcomeFailed
+	}
+	return OutcomeCompleted
 }
 
 // Limits of the call book.
@@ -117,6 +147,9 @@ func (b *callBook) observe(rec llm.CallRecord) {
 	}
 	if rec.Err != nil {
 		c.Error = rec.Err.Error()
+	}
+	if rec.Aborted {
+		c.FinishReason = FinishAborted
 	}
 	if b.store != nil {
 		id, err := b.store.AppendCall(callRow(c))

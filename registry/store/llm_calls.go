@@ -60,7 +60,9 @@ type CallRow struct {
 	Backend, Model string
 	// Attempt numbers the attempts of one model call from 1.
 	Attempt int
-	// PromptTokens and CompletionTokens are the call's usage (0 when it failed).
+	// PromptTokens and CompletionTokens are the call's usage (of a failed
+	// or aborted call: the estimate of what it spent once the model had
+	// begun to stream, else 0).
 	PromptTokens, CompletionTokens int
 	// Wait is the time spent waiting for the backend's limits, FirstToken
 	// the time to the first streamed piece (0: none), Duration the whole
@@ -68,7 +70,8 @@ type CallRow struct {
 	Wait, FirstToken, Duration time.Duration
 	// Streamed says the call asked for a stream.
 	Streamed bool
-	// FinishReason is why the model stopped ("" for a failed call).
+	// FinishReason is why the model stopped ("aborted" for a call its
+	// caller stopped, "" for a failed call).
 	FinishReason string
 	// ToolCalls is how many tool calls the reply made.
 	ToolCalls int

@@ -267,8 +267,23 @@ function streamFrame(m) {
 }
 
 // streamed keeps a piece of an agent's text in its conversation and shows
-// it when that conversation is open.
+// it when that conversation is open. An end mark without text (every model
+// call sends one as it ends, whether it streamed text or not — an aborted
+// call too) ends the agent's stream and draws nothing of its own: an
+// ended block — the note a halt added to a cut-off reply — stays as it
+// was; and the open conversation's model calls are read again, so the
+// call that just ended is listed with its outcome even when nothing is
+// journaled after it (a halt holds the turn). The organism records a call
+// before its end mark goes out.
 function streamed(d) {
+  const open = d.thread_id === state.selected;
+  if (!d.text) {
+    if (!d.end) return;
+    const s = state.live.get(d.thread_id)?.get(d.agent);
+    if (s) s.ended = true;
+    if (open) { drawLive(); followOpen(true).catch(() => {}); }
+    return;
+  }
   let conv = state.live.get(d.thread_id);
   if (!conv) {
     conv = new Map();
@@ -279,16 +294,18 @@ function streamed(d) {
   if (!s || s.ended) { s = { text: "", ended: false }; conv.set(d.agent, s); }
   s.text = (s.text + d.text).slice(-maxLiveText);
   s.ended = !!d.end;
-  if (d.thread_id === state.selected) drawLive();
+  if (open) drawLive();
 }
 
-// drawLive shows the streamed text of the open conversation, one block per agent.
+// drawLive shows the streamed text of the open conversation, one block per
+// agent that has streamed text (never an empty block).
 function drawLive() {
   const box = $("#live");
   box.replaceChildren();
   const conv = state.live.get(state.selected);
   if (!conv) return;
   for (const [agent, s] of conv) {
+    if (!s.text) continue;
     box.append(el("pre", { "data-agent": agent, class: s.ended ? "ended" : "streaming", text: "[" + agent + "] " + s.text }));
   }
 }
@@ -650,18 +667,25 @@ function dropLive(conv, agent) {
 
 // drawCalls lists the open conversation's model calls: tokens, time to the
 // first token, total time, outcome and the journal seq of the envelope each
-// produced.
+// produced. A call its caller stopped (a halt, cancel, kill, reload) reads
+// "aborted", how in its tooltip; one the backend failed "failed: " and why;
+// the tokens of either are what it spent (estimated when the model had
+// begun to stream, else 0).
 function drawCalls(calls) {
   const body = $("#calls tbody");
   body.replaceChildren();
   const msec = (v) => v ? (v < 10000 ? Math.round(v) + " ms" : (v / 1000).toFixed(1) + " s") : "–";
   for (const c of calls) {
-    const outcome = c.error ? "failed: " + c.error : (c.finish_reason || "") + (c.tool_calls ? ", " + c.tool_calls + " tool calls" : "");
+    const kind = c.outcome || (c.error ? "failed" : "completed");
+    const outcome = kind === "aborted" ? "aborted" : kind === "failed" ? "failed: " + c.error :
+      (c.finish_reason || "") + (c.tool_calls ? ", " + c.tool_calls + " tool calls" : "");
+    const cell = { text: outcome, class: kind === "completed" ? "" : kind, "data-outcome": kind };
+    if (kind === "aborted" && c.error) cell.title = c.error;
     body.append(el("tr", { "data-call": String(c.id) },
       el("td", { text: c.agent }), el("td", { text: c.backend + "/" + c.model }),
       el("td", { text: c.prompt_tokens + " + " + c.completion_tokens }),
       el("td", { text: msec(c.first_token_ms) }), el("td", { text: msec(c.duration_ms) }),
-      el("td", { text: outcome, class: c.error ? "failed" : "" }),
+      el("td", cell),
       el("td", { text: c.envelope_seq ? "#" + c.envelope_seq : "" })));
   }
 }

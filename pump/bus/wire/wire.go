@@ -348,9 +348,12 @@ type TokenUsage struct {
 
 // Call is one LLM call — one attempt of an agent's model call at one
 // backend — in TypeUsage and GET /api/v1/usage/calls. Durations are in
-// milliseconds; first_token_ms is 0 when no text was streamed; error is set
-// for a failed call; envelope_seq is the journal seq of the envelope the
-// call produced (absent while not known).
+// milliseconds; first_token_ms is 0 when no text was streamed; outcome is
+// "completed", "aborted" (its caller stopped it: a halt, cancel, kill,
+// reload; finish_reason "aborted") or "failed"; error is set for a failed
+// or aborted call, whose tokens are the estimate of what it spent when the
+// model had begun to stream (else 0); envelope_seq is the journal seq of
+// the envelope the call produced (absent while not known).
 type Call struct {
 	ID               int64   `json:"id"`
 	Time             string  `json:"time"`
@@ -367,6 +370,7 @@ type Call struct {
 	DurationMS       float64 `json:"duration_ms"`
 	Streamed         bool    `json:"streamed"`
 	FinishReason     string  `json:"finish_reason,omitempty"`
+	Outcome          string  `json:"outcome"`
 	ToolCalls        int     `json:"tool_calls"`
 	Error            string  `json:"error,omitempty"`
 	EnvelopeSeq      int64   `json:"envelope_seq,omitempty"`
