@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
@@ -216,9 +217,13 @@ func printCalls(w io.Writer, calls []store.CallRow, e store.Entry) []store.CallR
 func callLine(c store.CallRow) string {
 	line := fmt.Sprintf("llm call %d %s %s %s/%s attempt %d: ", c.ID, c.Time.Format(time.RFC3339Nano), orDash(c.Agent),
 		c.Backend, orDash(c.Model), c.Attempt)
-	if c.Error != "" {
+	switch {
+	case c.FinishReason == organism.FinishAborted:
+		line += fmt.Sprintf("aborted after %v, %d + %d tokens spent: %s", c.Duration.Round(time.Millisecond),
+			c.PromptTokens, c.CompletionTokens, c.Error)
+	case c.Error != "":
 		line += fmt.Sprintf("failed after %v: %s", c.Duration.Round(time.Millisecond), c.Error)
-	} else {
+	default:
 		line += fmt.Sprintf("%d + %d tokens, first token %v, total %v, %s", c.PromptTokens, c.CompletionTokens,
 			c.FirstToken.Round(time.Millisecond), c.Duration.Round(time.Millisecond), orDash(c.FinishReason))
 		if c.ToolCalls > 0 {

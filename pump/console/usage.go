@@ -52,9 +52,13 @@ func usageLines(u organism.Usage) []string {
 	for _, c := range u.Calls {
 		line := fmt.Sprintf("  %s  %-16s %-24s", c.Time.UTC().Format("15:04:05Z"), label(c.Agent, c.Conversation),
 			c.Backend+"/"+c.Model)
-		if c.Error != "" {
+		switch c.Outcome() {
+		case organism.OutcomeAborted:
+			line += fmt.Sprintf(" aborted after %s, %d + %d tokens spent: %s", millis(c.Duration), c.PromptTokens,
+				c.CompletionTokens, c.Error)
+		case organism.OutcomeFailed:
 			line += fmt.Sprintf(" failed after %s: %s", millis(c.Duration), c.Error)
-		} else {
+		default:
 			first := "-"
 			if c.FirstToken > 0 {
 				first = millis(c.FirstToken)

@@ -34,6 +34,9 @@ func TestUsageGolden(t *testing.T) {
 			{Time: at.Add(2 * time.Second), Conversation: conv, Agent: "critic", Backend: "local", Model: "qwen2.5",
 				PromptTokens: 40, CompletionTokens: 12, Duration: 2 * time.Second, FinishReason: "tool_calls",
 				ToolCalls: 2, EnvelopeSeq: 45},
+			{Time: at.Add(3 * time.Second), Conversation: conv, Agent: "poet", Backend: "local", Model: "qwen2.5",
+				PromptTokens: 30, CompletionTokens: 4, Duration: 1500 * time.Millisecond, FinishReason: organism.FinishAborted,
+				Error: "context canceled (after: read reply: pump: halted)"},
 		},
 	}}
 	golden(t, filepath.Join("commands", "usage"), session(t, b, Config{}, "/usage\n"))
