@@ -210,9 +210,16 @@ func (s *Server) handleStreamWS(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	// The socket joins the streams before its connected event is queued,
+	// and under st.mu, which every offer holds from its match to its
+	// queueing: an event that happens once the client read "connected"
+	// reaches it (it was lost when the socket joined after, on a loaded
+	// machine), and none is queued before "connected".
+	sock.mu.Lock()
+	s.streams.add(sock)
 	sock.c.send(map[string]any{"event": streamConnected, "organism": s.pump.Organism(), "agents": names,
 		"threads": threads})
-	s.streams.add(sock)
+	sock.mu.Unlock()
 	sock.c.serve(sock.command)
 }
 
