@@ -156,8 +156,13 @@ func (r *rootFS) Close() error {
 func (r *rootFS) String() string { return r.root.Name() }
 
 // rootPath maps the path wazero passes to one the root accepts ("" is the
-// directory itself).
+// directory itself). A path relative to a descriptor the guest opened on
+// the directory itself comes as "/" + the path (wazero joins the
+// descriptor's name, "", to it with a slash; a path the guest gives is
+// never absolute, wazero refuses that one first): it names the same entry
+// beneath the root.
 func rootPath(p string) string {
+	p = strings.TrimLeft(p, "/")
 	if p == "" {
 		return "."
 	}
