@@ -199,13 +199,23 @@ func (m *Module) compile(ctx context.Context, wasm []byte) error {
 	switch {
 	case ex["_start"] != nil:
 		m.kind = Command
-	case ex["handle"] != nil:
-		if r := ex["handle"].ResultTypes(); len(ex["handle"].ParamTypes()) != 0 || len(r) != 1 || r[0] != api.ValueTypeI32 {
-			return fmt.Errorf("%w: handle must be () -> i32", ErrABI)
+		if err := abiType("_start", ex["_start"], nil); err != nil {
+			return err
 		}
+	case ex["handle"] != nil:
 		m.kind = Reactor
+		if err := abiType("handle", ex["handle"], i32); err != nil {
+			return err
+		}
+		if d := ex["describe"]; d != nil {
+			if err := abiType("describe", d, i32); err != nil {
+				return err
+			}
+		}
 	default:
-		return ErrABI
+		return fmt.Errorf("%w: want handle () -> i32 (a reactor: //go:wasmexport handle in a Go guest built "+
+			"with -buildmode=c-shared) or _start () -> () (a WASI command: a main package built without it); %s",
+			ErrABI, exportList(ex))
 	}
 	return nil
 }
