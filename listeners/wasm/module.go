@@ -465,6 +465,9 @@ func (m *Module) classify(ctx context.Context, what string, err error, stderr *o
 		return fmt.Errorf("%w (%s after %s)", ErrTimeout, what, m.sandbox.Timeout)
 	case strings.Contains(msg, "out of memory"):
 		return fmt.Errorf("%w (%d MiB): %s", ErrMemory, m.sandbox.MemoryMB, msg)
+	case errors.As(err, &exit) && m.kind == Reactor && what != "instantiate":
+		return fmt.Errorf("%w with status %d in %s: a reactor's %s returns its status (return 0) instead of "+
+			"exiting (os.Exit ends the instance; stderr says why it fails): %s", ErrExit, exit.ExitCode(), what, what, msg)
 	case errors.As(err, &exit):
 		return fmt.Errorf("%w with status %d in %s: %s", ErrExit, exit.ExitCode(), what, msg)
 	default:

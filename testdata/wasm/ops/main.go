@@ -21,7 +21,9 @@
 // fails at once, however slowly the guest runs); hold (opens Path Arg
 // times and keeps every file open; Result is how many opened); random (16
 // bytes from crypto/rand, in hex); inroot (Arg, as "read:NAME", performed
-// through os.OpenRoot(Path): see inRoot); spin (loops until interrupted).
+// through os.OpenRoot(Path): see inRoot); exit (answers, then exits with
+// status Arg, as os.Exit: a reactor's instance ends); spin (loops until
+// interrupted).
 package main
 
 import (
@@ -190,6 +192,14 @@ func do(o ops) (string, error) {
 		return hex.EncodeToString(b), nil
 	case "inroot":
 		return inRoot(o.Path, o.Arg)
+	case "exit":
+		code, err := strconv.Atoi(o.Arg)
+		if err != nil {
+			return "", err
+		}
+		b, _ := xml.Marshal(done{OK: true, Result: "exiting"})
+		os.Stdout.Write(b)
+		os.Exit(code)
 	case "spin":
 		for {
 			spins++
