@@ -12,13 +12,15 @@ import (
 
 // maxDirDepth bounds how deep a guest nests directories below /data: a
 // directory it makes (Mkdir) or moves (Rename, with what it holds) lies at
-// most maxDirDepth levels down, else ENAMETOOLONG. Every walk of the
-// directory resolves each entry from the top (os.Root opens one component
-// at a time), so a chain of directories costs the square of its depth to
-// count for the disk quota — at every reload and every minute: 4 000
-// levels, 1 MiB of quota, took nearly two minutes. Depths are those on the
-// host, once symbolic links are followed, so a link to a deep path does not
-// let the guest past it. Trees the host already holds are not limited.
+// most maxDirDepth levels down, else ENAMETOOLONG. os.Root resolves every
+// path the guest names one component at a time, so each of its operations
+// costs the depth of its path, and the disk quota's count (at every reload
+// and every minute) holds a descriptor per level; before the count looked
+// entries up by name in their own directory, a guest's chain of 4 000
+// levels, within 1 MiB of quota, made each count take nearly two minutes.
+// Depths are those on the host, once symbolic links are followed, so a link
+// to a deep path does not let the guest past it. Trees the host already
+// holds are not limited.
 const maxDirDepth = 64
 
 // parentOf is the directory holding the entry p names ("." for one at the
