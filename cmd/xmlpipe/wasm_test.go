@@ -25,7 +25,7 @@ func TestWasmCheck(t *testing.T) {
 		{"reactor", []string{reactor}, 0, []string{"kind: reactor", "payload <Calc> schema:", `<xs:element name="A" type="xs:double">`,
 			"response <CalcResult> schema:", "example:"}},
 		{"command", []string{command}, 0, []string{"kind: command", "contract: not read"}},
-		{"memory", []string{"--memory-mb", "1", reactor}, 1, []string{"over limit"}},
+		{"memory", []string{"--memory-mb", "1", reactor}, 1, []string{"over memory_mb 1", "memory_mb of at least"}},
 		{"junk", []string{junk}, 1, []string{"xmlpipe wasm check:"}},
 		{"missing", []string{filepath.Join(t.TempDir(), "nope.wasm")}, 1, []string{"no such file"}},
 	}

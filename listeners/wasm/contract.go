@@ -36,7 +36,7 @@ func ParseContract(b []byte) (Contract, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil {
-		return Contract{}, fmt.Errorf("%w: %w", ErrContract, err)
+		return Contract{}, fmt.Errorf("%w: %w", ErrContract, contractYAMLError(err))
 	}
 	if c.Payload.IsZero() {
 		return Contract{}, fmt.Errorf("%w: no payload", ErrContract)

@@ -12,8 +12,9 @@ var (
 	// ErrNotModule means the file is no WebAssembly binary module (it
 	// does not begin with "\x00asm").
 	ErrNotModule = errors.New("wasm: not a WebAssembly binary module")
-	// ErrABI means the module is neither a reactor (handle) nor a command (_start).
-	ErrABI = errors.New("wasm: module exports neither handle (reactor) nor _start (command)")
+	// ErrABI means the module is neither a reactor (handle) nor a command
+	// (_start), or exports one of them, or describe, of the wrong type.
+	ErrABI = errors.New("wasm: module does not export the listener ABI")
 	// ErrImport means the module imports something the sandbox does not offer.
 	ErrImport = errors.New("wasm: module imports outside wasi_snapshot_preview1")
 	// ErrTimeout means the guest was interrupted at its deadline.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // ErrLimits means the module asks for more than its sandbox allows, in a
@@ -23,8 +24,9 @@ const referenceBytes = 8
 
 // Section ids of the binary format.
 const (
-	sectionTable = 4
-	sectionCode  = 10
+	sectionTable  = 4
+	sectionMemory = 5
+	sectionCode   = 10
 )
 
 // boundModule reads the sections of wasm that make wazero allocate host
@@ -78,6 +80,10 @@ func boundModule(wasm []byte, memoryMB int) ([]byte, error) {
 			out = appendU32(out, uint32(len(tables)))
 			out = append(out, tables...)
 			continue
+		case sectionMemory:
+			if err := checkMemory(body, memoryMB); err != nil {
+				return nil, err
+			}
 		case sectionCode:
 			if err := checkLocals(body); err != nil {
 				return nil, err
@@ -86,6 +92,49 @@ func boundModule(wasm []byte, memoryMB int) ([]byte, error) {
 		out = append(append(out, head...), body...)
 	}
 	return out, nil
+}
+
+// pageBytes is the size of a page of linear memory.
+const pageBytes = 64 << 10
+
+// checkMemory refuses (ErrLimits) a memory section body b declaring a
+// memory whose minimum is past memoryMB, saying how much the module needs
+// and which option gives it: wazero's own refusal names neither. A memory
+// whose maximum is past memoryMB is left to wazero, which holds it to the
+// cap; a body it cannot read is left to wazero too.
+func checkMemory(b []byte, memoryMB int) error {
+	count, n, ok := readU32(b)
+	if !ok {
+		return nil
+	}
+	b = b[n:]
+	for range count {
+		if len(b) == 0 {
+			return nil
+		}
+		flags := b[0]
+		if flags&^3 != 0 { // memory64 or an unknown form: wazero's to refuse
+			return nil
+		}
+		min, n, ok := readU32(b[1:])
+		if !ok {
+			return nil
+		}
+		b = b[1+n:]
+		if flags&1 != 0 {
+			if _, n, ok = readU32(b); !ok {
+				return nil
+			}
+			b = b[n:]
+		}
+		if capPages := uint64(memoryMB) << 20 / pageBytes; uint64(min) > capPages {
+			need := (uint64(min)*pageBytes + 1<<20 - 1) >> 20
+			return fmt.Errorf("%w: its memory starts at %d pages (%s MiB), over memory_mb %d: "+
+				"give it capabilities.memory_mb of at least %d (xmlpipe wasm check --memory-mb)", ErrLimits, min,
+				strconv.FormatFloat(float64(min)*pageBytes/(1<<20), 'f', -1, 64), memoryMB, need)
+		}
+	}
+	return nil
 }
 
 // table is one table type of the table section: its element type's

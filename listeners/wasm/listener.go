@@ -190,7 +190,7 @@ func (l *Listener) decodeResponse(out []byte) (any, error) {
 	parts, diags, err := stage.SplitRaw(out)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("%w: %w", ErrBadOutput, err)
+		return nil, badOutput(err)
 	case len(diags) > 0:
 		return nil, fmt.Errorf("%w: not well-formed XML: %s", ErrBadOutput, diags[0].Msg)
 	case len(parts) != 1:
@@ -200,9 +200,18 @@ func (l *Listener) decodeResponse(out []byte) (any, error) {
 	}
 	v, err := l.response.Decode(parts[0].Bytes)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadOutput, err)
+		return nil, badOutput(err)
 	}
 	return v, nil
+}
+
+// badOutput is ErrBadOutput with the text of err, what the pump's stages
+// found wrong with the guest's output. Only the text: err wraps their
+// sentinels (failure.ErrDecode, …), which would tell the sender its own
+// payload was invalid — the guest's output is at fault, the sender's
+// <huh> says the message could not be processed.
+func badOutput(err error) error {
+	return fmt.Errorf("%w: %s", ErrBadOutput, err.Error())
 }
 
 // Close releases the module.

@@ -199,13 +199,23 @@ func (m *Module) compile(ctx context.Context, wasm []byte) error {
 	switch {
 	case ex["_start"] != nil:
 		m.kind = Command
-	case ex["handle"] != nil:
-		if r := ex["handle"].ResultTypes(); len(ex["handle"].ParamTypes()) != 0 || len(r) != 1 || r[0] != api.ValueTypeI32 {
-			return fmt.Errorf("%w: handle must be () -> i32", ErrABI)
+		if err := abiType("_start", ex["_start"], nil); err != nil {
+			return err
 		}
+	case ex["handle"] != nil:
 		m.kind = Reactor
+		if err := abiType("handle", ex["handle"], i32); err != nil {
+			return err
+		}
+		if d := ex["describe"]; d != nil {
+			if err := abiType("describe", d, i32); err != nil {
+				return err
+			}
+		}
 	default:
-		return ErrABI
+		return fmt.Errorf("%w: want handle () -> i32 (a reactor: //go:wasmexport handle in a Go guest built "+
+			"with -buildmode=c-shared) or _start () -> () (a WASI command: a main package built without it); %s",
+			ErrABI, exportList(ex))
 	}
 	return nil
 }
@@ -455,6 +465,9 @@ func (m *Module) classify(ctx context.Context, what string, err error, stderr *o
 		return fmt.Errorf("%w (%s after %s)", ErrTimeout, what, m.sandbox.Timeout)
 	case strings.Contains(msg, "out of memory"):
 		return fmt.Errorf("%w (%d MiB): %s", ErrMemory, m.sandbox.MemoryMB, msg)
+	case errors.As(err, &exit) && m.kind == Reactor && what != "instantiate":
+		return fmt.Errorf("%w with status %d in %s: a reactor's %s returns its status (return 0) instead of "+
+			"exiting (os.Exit ends the instance; stderr says why it fails): %s", ErrExit, exit.ExitCode(), what, what, msg)
 	case errors.As(err, &exit):
 		return fmt.Errorf("%w with status %d in %s: %s", ErrExit, exit.ExitCode(), what, msg)
 	default:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -50,6 +51,37 @@ func TestOpenRefusesAFileThatIsNoFile(t *testing.T) {
 			}
 			<-done
 			t.Fatalf("%s: Open still blocked after 30s", tc.name)
+		}
+	}
+}
+
+// TestReadModuleRefusesAHugeFile: module: naming a file larger than any
+// module (a disk image, a log, a sparse file) is refused from its size,
+// before it is read: reading it whole could take the running organism
+// down at a reload. The check reads nothing of it.
+func TestReadModuleRefusesAHugeFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "huge.wasm")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Write([]byte("\x00asm\x01\x00\x00\x00"))
+	if err == nil {
+		err = f.Truncate(MaxModuleBytes + 1) // sparse: no disk used
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ReadModule(path)
+	if !errors.Is(err, ErrModuleTooLarge) {
+		t.Fatalf("err = %v, want ErrModuleTooLarge", err)
+	}
+	for _, w := range []string{path, "268435457 bytes", "at most 268435456"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q lacks %q", err, w)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/failure"
 )
 
 // TestBadOutputIsWordedForTheGuestAuthor: output that is not the declared
@@ -32,12 +34,21 @@ func TestBadOutputIsWordedForTheGuestAuthor(t *testing.T) {
 		{"invalid UTF-8", "<Sum><Value>1</Value></Sum>\xff\xfe", []string{"not UTF-8", "byte 0xff at offset 27",
 			"want UTF-8 XML: one <Sum> element"}, []string{"repair", "U+FFFD", "replaced"}},
 		{"wrong element", "<Total>3</Total>", []string{"want <Sum>, got <Total>"}, nil},
+		{"wrong value", "<Sum><Value>three</Value></Sum>", []string{"Sum/Value", `"three"`}, nil},
+		{"missing value", "<Sum></Sum>", []string{"<Value>"}, nil},
+		{"not well-formed", "<Sum><Value>1</Sum>", []string{"not well-formed XML"}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := l.decodeResponse([]byte(tc.out))
 			if !errors.Is(err, ErrBadOutput) {
 				t.Fatalf("error %v, want ErrBadOutput", err)
+			}
+			// The guest's output is at fault, not the caller's payload:
+			// the sender's <huh> must not say its payload was invalid
+			// (a model told so retries the same arguments).
+			if got := failure.CannedText(err); got != failure.HuhProcessing {
+				t.Errorf("the sender is told %q, want %q", got, failure.HuhProcessing)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {

@@ -15,6 +15,8 @@ import (
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/sys"
 	"golang.org/x/sys/unix"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/diskquota"
 )
 
 // rootFS is the filesystem a guest sees at /data: the sandbox's directory
@@ -55,6 +57,7 @@ import (
 type rootFS struct {
 	experimentalsys.UnimplementedFS
 	root     *os.Root
+	rootID   fileID // the directory's own, where depthOf stops
 	readOnly bool
 	open     atomic.Int64 // files open now
 	max      int64        // files open at most (maxOpenFiles)
@@ -79,6 +82,11 @@ func openRootFS(dir string, readOnly bool, maxDisk int64) (*rootFS, error) {
 		return nil, err
 	}
 	r := &rootFS{root: root, readOnly: readOnly, max: maxOpenFiles, maxDisk: maxDisk}
+	fi, err := root.Stat(".")
+	if err != nil {
+		return nil, errors.Join(err, root.Close())
+	}
+	r.rootID = diskquota.IDOf(fi)
 	if !readOnly {
 		if r.quota, err = acquireQuota(root, dir, maxDisk); err != nil {
 			return nil, errors.Join(err, root.Close())
@@ -92,7 +100,7 @@ func openRootFS(dir string, readOnly bool, maxDisk int64) (*rootFS, error) {
 // with a budget of open files of its own (no file open): one instance's
 // /data.
 func (r *rootFS) view() *rootFS {
-	return &rootFS{root: r.root, readOnly: r.readOnly, max: r.max, quota: r.quota, maxDisk: r.maxDisk}
+	return &rootFS{root: r.root, rootID: r.rootID, readOnly: r.readOnly, max: r.max, quota: r.quota, maxDisk: r.maxDisk}
 }
 
 // recount counts the directory afresh for its disk quota, unless a call
@@ -156,8 +164,13 @@ func (r *rootFS) Close() error {
 func (r *rootFS) String() string { return r.root.Name() }
 
 // rootPath maps the path wazero passes to one the root accepts ("" is the
-// directory itself).
+// directory itself). A path relative to a descriptor the guest opened on
+// the directory itself comes as "/" + the path (wazero joins the
+// descriptor's name, "", to it with a slash; a path the guest gives is
+// never absolute, wazero refuses that one first): it names the same entry
+// beneath the root.
 func rootPath(p string) string {
+	p = strings.TrimLeft(p, "/")
 	if p == "" {
 		return "."
 	}
@@ -332,6 +345,9 @@ func (r *rootFS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
 		return experimentalsys.EROFS
 	}
 	defer r.lockQuota()()
+	if d, ok := r.depthOf(parentOf(rootPath(p))); ok && d+1 > maxDirDepth {
+		return experimentalsys.ENAMETOOLONG
+	}
 	if r.quota != nil && r.quota.room() < entryBytes {
 		return r.refuse()
 	}
@@ -363,6 +379,14 @@ func (r *rootFS) Rename(from, to string) experimentalsys.Errno {
 		return 0
 	}
 	defer r.lockQuota()()
+	if fi, err := r.root.Lstat(from); err == nil && fi.IsDir() {
+		if d, ok := r.depthOf(parentOf(to)); ok {
+			// room: how many levels of directories may lie below it there
+			if room := maxDirDepth - d - 1; room < 0 || r.nestedDeeper(from, room) {
+				return experimentalsys.ENAMETOOLONG
+			}
+		}
+	}
 	var replaced os.FileInfo // what the rename replaces, released once it is gone
 	if r.quota != nil {
 		fromFi, ferr := r.root.Lstat(from)

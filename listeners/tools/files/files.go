@@ -413,9 +413,11 @@ func (k op) list(recursive bool, res *FilesResult) error {
 		case d.IsDir():
 			e.Type = "dir"
 		case d.Type().IsRegular():
-			e.Type = "file"
-			if info, err := d.Info(); err == nil {
-				e.Size = info.Size()
+			// A file with more than one hard link is listed as other,
+			// without its size: it may be a file outside the root, which
+			// is neither read nor written (ErrHardLinked).
+			if info, err := d.Info(); err == nil && !tools.HardLinked(info) {
+				e.Type, e.Size = "file", info.Size()
 			}
 		}
 		res.Entries = append(res.Entries, e)

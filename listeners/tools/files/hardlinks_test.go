@@ -51,6 +51,14 @@ func TestForeignHardLinksRefused(t *testing.T) {
 	if r := call(t, c, Files{Op: "read", Path: "mine.txt"}); r.Error != "" || r.Content != "mine" {
 		t.Fatalf("read mine: %+v", r)
 	}
+	// A listing names it without the outside file's size: "other", as a
+	// symbolic link or a FIFO, neither of which is read either.
+	r := call(t, c, Files{Op: "list", Path: "."})
+	for _, e := range r.Entries {
+		if e.Name == "hl.txt" && (e.Type != "other" || e.Size != 0) {
+			t.Errorf("listed: %+v, want type other and no size (the file outside holds %d bytes)", e, len("secret"))
+		}
+	}
 	// Deleting the link removes the name only, and is allowed.
 	if r := call(t, c, Files{Op: "delete", Path: "hl.txt"}); r.Error != "" {
 		t.Fatalf("delete the link: %+v", r)

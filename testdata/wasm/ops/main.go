@@ -20,7 +20,10 @@
 // allocation and uses every page, so that a request over the memory cap
 // fails at once, however slowly the guest runs); hold (opens Path Arg
 // times and keeps every file open; Result is how many opened); random (16
-// bytes from crypto/rand, in hex); spin (loops until interrupted).
+// bytes from crypto/rand, in hex); inroot (Arg, as "read:NAME", performed
+// through os.OpenRoot(Path): see inRoot); exit (answers, then exits with
+// status Arg, as os.Exit: a reactor's instance ends); spin (loops until
+// interrupted).
 package main
 
 import (
@@ -30,6 +33,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -186,12 +190,68 @@ func do(o ops) (string, error) {
 			return "", err
 		}
 		return hex.EncodeToString(b), nil
+	case "inroot":
+		return inRoot(o.Path, o.Arg)
+	case "exit":
+		code, err := strconv.Atoi(o.Arg)
+		if err != nil {
+			return "", err
+		}
+		b, _ := xml.Marshal(done{OK: true, Result: "exiting"})
+		os.Stdout.Write(b)
+		os.Exit(code)
 	case "spin":
 		for {
 			spins++
 		}
 	}
 	return "", fmt.Errorf("unknown operation %q", o.Do)
+}
+
+// inRoot performs op (Arg of an inroot operation) through os.OpenRoot(dir),
+// so every path is resolved relative to the directory's own descriptor
+// (openat and the other *at calls): "read:NAME", "write:NAME:CONTENT",
+// "stat:NAME", "mkdir:NAME", "remove:NAME" or "list:NAME" (the names in the
+// directory NAME of the root, "." the root itself, sorted, comma separated).
+func inRoot(dir, op string) (string, error) {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	verb, rest, _ := strings.Cut(op, ":")
+	switch verb {
+	case "read":
+		b, err := r.ReadFile(rest)
+		return string(b), err
+	case "write":
+		name, content, _ := strings.Cut(rest, ":")
+		return "", r.WriteFile(name, []byte(content), 0o644)
+	case "stat":
+		fi, err := r.Stat(rest)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s %d", fi.Mode().Type(), fi.Size()), nil
+	case "mkdir":
+		return "", r.Mkdir(rest, 0o755)
+	case "remove":
+		return "", r.Remove(rest)
+	case "list":
+		f, err := r.Open(rest)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		es, err := f.ReadDir(-1)
+		var names []string
+		for _, e := range es {
+			names = append(names, e.Name())
+		}
+		slices.Sort(names)
+		return strings.Join(names, ","), err
+	}
+	return "", fmt.Errorf("unknown inroot operation %q", verb)
 }
 
 func run() int32 {
