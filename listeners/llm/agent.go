@@ -286,12 +286,15 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 	if st.spread {
 		st.seen = -1
 	}
-	if !a.History.Full(md.ThreadID) {
-		// A full history records no message: one that reached the agent
-		// all the same would look like one handled again.
-		if resp, done, err := a.redo(ctx, st, payload, de); done {
-			return resp, err
-		}
+	if a.History.Full(md.ThreadID) || a.History.Full(st.session) {
+		// A full history records no more messages: the one handled now is
+		// not in it (or is its last, with no room for the answer), so the
+		// model would answer an earlier message again, and nothing it said
+		// would be kept. The caller hears why, every time, instead.
+		return a.halt(st, fmt.Sprintf(historyFullReason, a.historyLen(st.session)))
+	}
+	if resp, done, err := a.redo(ctx, st, payload, de); done {
+		return resp, err
 	}
 
 	if a.lateXMLAnswer(st, payload, de) {
@@ -806,6 +809,11 @@ func (a *Agent) haltAnswer(st *turnState, reason string) (xmlpipe.Response, erro
 	}
 	return a.reply(st.md, fmt.Sprintf("[%s halted: %s]", a.Name, reason), true), nil
 }
+
+// historyFullReason is why a turn halts whose conversation's history holds
+// as many messages as a thread may (%d: how many).
+const historyFullReason = "this conversation's history is full (%d messages, " +
+	"platform.context_buffer.max_slots_per_thread): begin a new conversation"
 
 // killed ends the agent's turn of a conversation that was killed while
 // the model was asked: nobody takes an answer any more, so none is sent.

@@ -32,7 +32,7 @@ listeners:
 
 // startLongConv starts a durable organism (on dir, "" for none) for the
 // long-conversation tests; extra is appended to mathbot's listener entry.
-func startLongConv(t *testing.T, url, dir, extra string) *organism.Organism {
+func startLongConv(t testing.TB, url, dir, extra string) *organism.Organism {
 	t.Helper()
 	cfg, err := config.Parse("organism.yaml", []byte(fmt.Sprintf(longConvYAML, url, extra)))
 	if err != nil {
@@ -57,7 +57,7 @@ func callTurn(k int) bool { return k%5 == 0 }
 // scriptedLong is the model of a long conversation: it answers "turn k"
 // with "answer k", calling calculate first at every fifth turn (its
 // result then closes the turn: "answer k is 42").
-func scriptedLong(m **llmtest.ChatModel, t *testing.T) func(n int) []string {
+func scriptedLong(m **llmtest.ChatModel, t testing.TB) func(n int) []string {
 	return func(n int) []string {
 		msgs := (*m).Request(t, n)
 		last := msgs[len(msgs)-1]
@@ -245,5 +245,67 @@ func TestLongConversationWindow(t *testing.T) {
 	}
 	if !trimmed {
 		t.Fatal("the conversation never outgrew the window")
+	}
+}
+
+// TestLongConversationHistoryFull: a conversation whose history reaches
+// platform.context_buffer.max_slots_per_thread is never answered as if
+// the latest message had not been said: the model is never asked without
+// the caller's latest message, and the caller is told that the
+// conversation is full and to begin a new one; a new conversation goes on
+// as usual.
+func TestLongConversationHistoryFull(t *testing.T) {
+	var m *llmtest.ChatModel
+	m = llmtest.NewChatModel(t, scriptedLong(&m, t))
+	cfg, err := config.Parse("organism.yaml", []byte(fmt.Sprintf(longConvYAML, m.URL, "")+
+		"platform: {context_buffer: {max_slots_per_thread: 20}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := organism.New(cfg, organism.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = o.Shutdown(context.Background()) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	conv, full := "", 0
+	for k := 1; k <= 16; k++ {
+		first := m.Count()
+		ev, err := o.ContinueText(ctx, conv, "mathbot", turnText(k))
+		if err != nil {
+			t.Fatalf("turn %d: %v", k, err)
+		}
+		conv = ev.Conversation
+		text, _ := organism.PayloadText(ev.Payload)
+		if m.Count() > first {
+			if got := lastTurn(m.Request(t, first)); got != k {
+				t.Fatalf("turn %d: the model was asked about turn %d (answer %q)", k, got, text)
+			}
+		}
+		if strings.HasPrefix(text, "answer ") {
+			if full > 0 {
+				t.Fatalf("turn %d: answered %q after the history was full", k, text)
+			}
+			continue
+		}
+		full++
+		if !strings.Contains(text, "history is full") || !strings.Contains(text, "new conversation") {
+			t.Fatalf("turn %d: answer %q, want the conversation's history full", k, text)
+		}
+	}
+	if full == 0 {
+		t.Fatal("the history never filled")
+	}
+	ev, err := o.ContinueText(ctx, "", "mathbot", turnText(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, _ := organism.PayloadText(ev.Payload); text != "answer 1" {
+		t.Fatalf("a new conversation: %q", text)
 	}
 }
