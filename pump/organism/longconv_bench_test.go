@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xml-pipeline/xmlpipe/listeners/llm/llmtest"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
@@ -50,8 +49,7 @@ func countStore(b *testing.B, o *organism.Organism) storeCounts {
 func BenchmarkLongConversation(b *testing.B) {
 	for _, depth := range []int{10, 300} {
 		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
-			var m *llmtest.ChatModel
-			m = llmtest.NewChatModel(b, scriptedLongB(&m, b))
+			m := newLongModel(b, longReply)
 			o := startLongConv(b, m.URL, b.TempDir(), "")
 			defer func() { _ = o.Shutdown(context.Background()) }()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -85,6 +83,3 @@ func BenchmarkLongConversation(b *testing.B) {
 		})
 	}
 }
-
-// scriptedLongB is scriptedLong for a benchmark.
-func scriptedLongB(m **llmtest.ChatModel, b *testing.B) func(n int) []string { return scriptedLong(m, b) }

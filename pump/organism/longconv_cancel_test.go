@@ -13,7 +13,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
-	"github.com/xml-pipeline/xmlpipe/listeners/llm/llmtest"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
@@ -37,14 +36,23 @@ type longSlowAnswer struct {
 // begins.
 func startSlowConv(t *testing.T, url, dir string, started chan<- struct{}) *organism.Organism {
 	t.Helper()
+	return startToolConv(t, url, dir, func(ctx context.Context) (xmlpipe.Response, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+}
+
+// startToolConv starts a durable organism whose mathbot may also call
+// slow, a tool that runs run.
+func startToolConv(t testing.TB, url, dir string, run func(ctx context.Context) (xmlpipe.Response, error)) *organism.Organism {
+	t.Helper()
 	cat := catalog.Builtin()
 	cat.AddPayload(catalog.Payload{Name: "test.LongSlow", Type: reflect.TypeFor[longSlow]()})
 	cat.AddHandler(catalog.Handler{Name: "test.LongSlowRun", Takes: reflect.TypeFor[longSlow](),
 		New: func(catalog.Env) xmlpipe.Handler {
-			return xmlpipe.Typed(func(ctx context.Context, q *longSlow, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
-				started <- struct{}{}
-				<-ctx.Done()
-				return nil, ctx.Err()
+			return xmlpipe.Typed(func(ctx context.Context, _ *longSlow, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+				return run(ctx)
 			})
 		}})
 	cfg, err := config.Parse("organism.yaml", []byte(fmt.Sprintf(`organism: {name: longconv}
@@ -84,15 +92,7 @@ func TestLongConversationCancelledCall(t *testing.T) {
 	const turns, cancelAt = 14, 7
 	for _, restart := range []bool{false, true} {
 		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) {
-			var m *llmtest.ChatModel
-			long := scriptedLong(&m, t)
-			m = llmtest.NewChatModel(t, func(n int) []string {
-				msgs := m.Request(t, n)
-				if k := lastTurn(msgs); k == cancelAt && msgs[len(msgs)-1].Role == "user" {
-					return []string{llmtest.ToolCall("s7", "slow", `{"Text":"x"}`)}
-				}
-				return long(n)
-			})
+			m := newLongModel(t, slowAt(cancelAt))
 			dir := t.TempDir()
 			started := make(chan struct{}, 1)
 			o := startSlowConv(t, m.URL, dir, started)

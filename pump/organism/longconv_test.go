@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -54,22 +55,28 @@ func turnText(k int) string { return fmt.Sprintf("turn %d", k) }
 // callTurn reports whether the model calls calculate at turn k.
 func callTurn(k int) bool { return k%5 == 0 }
 
-// scriptedLong is the model of a long conversation: it answers "turn k"
-// with "answer k", calling calculate first at every fifth turn (its
-// result then closes the turn: "answer k is 42").
-func scriptedLong(m **llmtest.ChatModel, t testing.TB) func(n int) []string {
-	return func(n int) []string {
-		msgs := (*m).Request(t, n)
-		last := msgs[len(msgs)-1]
-		k := lastTurn(msgs)
-		if last.Role == "tool" {
-			return []string{fmt.Sprintf("answer %d is %s", k, last.Content)}
-		}
-		if callTurn(k) {
-			return []string{llmtest.ToolCall(fmt.Sprintf("c%d", k), "calculate", `{"Expression":"6*7"}`)}
-		}
-		return []string{fmt.Sprintf("answer %d", k)}
+// newLongModel starts a loopback model that answers each request with
+// reply of the request's messages.
+func newLongModel(t testing.TB, reply func(msgs []llmtest.Message) []string) *llmtest.ChatModel {
+	var p atomic.Pointer[llmtest.ChatModel]
+	m := llmtest.NewChatModel(t, func(n int) []string { return reply(p.Load().Request(t, n)) })
+	p.Store(m)
+	return m
+}
+
+// longReply is the model of a long conversation: it answers "turn k" with
+// "answer k", calling calculate first at every fifth turn (its result then
+// closes the turn: "answer k is 42").
+func longReply(msgs []llmtest.Message) []string {
+	last := msgs[len(msgs)-1]
+	k := lastTurn(msgs)
+	if last.Role == "tool" {
+		return []string{fmt.Sprintf("answer %d is %s", k, last.Content)}
 	}
+	if callTurn(k) {
+		return []string{llmtest.ToolCall(fmt.Sprintf("c%d", k), "calculate", `{"Expression":"6*7"}`)}
+	}
+	return []string{fmt.Sprintf("answer %d", k)}
 }
 
 // lastTurn is the number of the latest "turn k" user message of msgs.
@@ -143,8 +150,7 @@ func wantTranscript(k int) []string {
 // same after the restart as without it.
 func TestLongConversationHistory(t *testing.T) {
 	const turns, restartAt = 120, 60
-	var m *llmtest.ChatModel
-	m = llmtest.NewChatModel(t, scriptedLong(&m, t))
+	m := newLongModel(t, longReply)
 	dir := t.TempDir()
 	o := startLongConv(t, m.URL, dir, "")
 	defer func() { _ = o.Shutdown(context.Background()) }()
@@ -185,8 +191,7 @@ func TestLongConversationHistory(t *testing.T) {
 // window.
 func TestLongConversationWindow(t *testing.T) {
 	const turns, restartAt, window = 300, 150, 1024
-	var m *llmtest.ChatModel
-	m = llmtest.NewChatModel(t, scriptedLong(&m, t))
+	m := newLongModel(t, longReply)
 	dir := t.TempDir()
 	extra := fmt.Sprintf("    context_window: %d\n", window)
 	o := startLongConv(t, m.URL, dir, extra)
@@ -255,8 +260,7 @@ func TestLongConversationWindow(t *testing.T) {
 // conversation is full and to begin a new one; a new conversation goes on
 // as usual.
 func TestLongConversationHistoryFull(t *testing.T) {
-	var m *llmtest.ChatModel
-	m = llmtest.NewChatModel(t, scriptedLong(&m, t))
+	m := newLongModel(t, longReply)
 	cfg, err := config.Parse("organism.yaml", []byte(fmt.Sprintf(longConvYAML, m.URL, "")+
 		"platform: {context_buffer: {max_slots_per_thread: 20}}\n"))
 	if err != nil {
