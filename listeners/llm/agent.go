@@ -200,6 +200,7 @@ type Agent struct {
 	box    atomic.Pointer[toolbox]
 	locks  sessionLocks
 	loops  loopSessions
+	convos convoCache
 }
 
 // Handle implements xmlpipe.Handler: the conversation goes on with the
@@ -281,10 +282,11 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 	unlock := a.locks.lock(st.session)
 	defer unlock()
 	st.caller, st.callerType = a.callerOf(st.session)
-	slots := a.slotsOf(ids)
-	st.c, st.seen = a.readConvo(slots, st.caller), len(slots)
 	if st.spread {
-		st.seen = -1
+		st.c, st.seen = a.readConvo(a.slotsOf(ids), st.caller), -1
+	} else {
+		st.c, st.seen = a.convoOf(st.session, st.caller)
+		defer a.keepConvo(st.session, st.c) // before the unlock: deferred later
 	}
 	if a.History.Full(md.ThreadID) || a.History.Full(st.session) {
 		// A full history records no more messages: the one handled now is
@@ -768,6 +770,7 @@ func (a *Agent) record(st *turnState, s registry.Slot) {
 	}
 	s.ThreadID, s.From, s.OwnName, s.Seq = st.session, a.Name, a.Name, st.seq
 	stored, err := a.History.AppendShared(s)
+	st.c.recorded(stored, err)
 	if err != nil {
 		a.logger().Warn("agent history not recorded", "agent", a.Name, "thread", st.session, "kind", s.PayloadType,
 			"error", err)

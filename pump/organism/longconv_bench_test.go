@@ -11,7 +11,7 @@ import (
 
 // storeCounts are the rows and bytes a durable organism keeps.
 type storeCounts struct {
-	journalRows, journalBytes, slotRows, slotBytes, threads, calls float64
+	journalRows, journalBytes, slotRows, slotBytes, threads, calls, statements float64
 }
 
 // countStore reads o's store totals.
@@ -21,7 +21,7 @@ func countStore(b *testing.B, o *organism.Organism) storeCounts {
 		b.Fatal(err)
 	}
 	db := o.Store().ReadDB()
-	var c storeCounts
+	c := storeCounts{statements: float64(o.Store().Statements())}
 	for _, q := range []struct {
 		sql string
 		v   *float64
@@ -47,10 +47,22 @@ func countStore(b *testing.B, o *organism.Organism) storeCounts {
 // rows and envelope bytes, history slots and bytes, threads, model calls.
 // Run with a fixed -benchtime (e.g. 50x) so depth barely moves.
 func BenchmarkLongConversation(b *testing.B) {
-	for _, depth := range []int{10, 300} {
-		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
+	for _, curated := range []bool{false, true} {
+		for _, depth := range []int{10, 300} {
+			name, extra := fmt.Sprintf("depth=%d", depth), ""
+			if curated {
+				name, extra = name+"/librarian", "    context_window: 2048\n    librarian: {}\n"
+			}
+			b.Run(name, func(b *testing.B) { benchLongConversation(b, depth, extra) })
+		}
+	}
+}
+
+func benchLongConversation(b *testing.B, depth int, extra string) {
+	{
+		{
 			m := newLongModel(b, longReply)
-			o := startLongConv(b, m.URL, b.TempDir(), "")
+			o := startLongConv(b, m.URL, b.TempDir(), extra)
 			defer func() { _ = o.Shutdown(context.Background()) }()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
@@ -80,6 +92,7 @@ func BenchmarkLongConversation(b *testing.B) {
 			b.ReportMetric((after.slotBytes-before.slotBytes)/n, "slot-B/turn")
 			b.ReportMetric((after.threads-before.threads)/n, "threads/turn")
 			b.ReportMetric((after.calls-before.calls)/n, "model-calls/turn")
-		})
+			b.ReportMetric((after.statements-before.statements)/n, "statements/turn")
+		}
 	}
 }
