@@ -45,15 +45,20 @@ func countStore(b *testing.B, o *organism.Organism) storeCounts {
 // model over HTTP) of a conversation already depth turns long (every
 // fifth turn calls a tool), and what each turn adds to the store: journal
 // rows and envelope bytes, history slots and bytes, threads, model calls.
-// Run with a fixed -benchtime (e.g. 50x) so depth barely moves.
+// Run with a fixed -benchtime (e.g. 50x) so depth barely moves. default:
+// the model's own window (32768 tokens: the whole conversation is sent up
+// to depth 1000); window: a window of 2048 tokens; librarian: the same,
+// curated.
 func BenchmarkLongConversation(b *testing.B) {
-	for _, curated := range []bool{false, true} {
-		for _, depth := range []int{10, 300} {
-			name, extra := fmt.Sprintf("depth=%d", depth), ""
-			if curated {
-				name, extra = name+"/librarian", "    context_window: 2048\n    librarian: {}\n"
-			}
-			b.Run(name, func(b *testing.B) { benchLongConversation(b, depth, extra) })
+	for _, mode := range []struct{ name, extra string }{
+		{"default", ""},
+		{"window", "    context_window: 2048\n"},
+		{"librarian", "    context_window: 2048\n    librarian: {}\n"},
+	} {
+		for _, depth := range []int{10, 300, 1000} {
+			b.Run(fmt.Sprintf("%s/depth=%d", mode.name, depth), func(b *testing.B) {
+				benchLongConversation(b, depth, mode.extra)
+			})
 		}
 	}
 }
