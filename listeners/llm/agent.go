@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -428,15 +429,18 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 		}
 		req := a.request(ctx, st, box, out)
 		rep, err := a.chat(ctx, st, req)
-		if err != nil {
-			switch cause := context.Cause(ctx); {
-			case errors.Is(cause, xmlpipe.ErrConversationKilled):
-				return a.killed(st), nil
-			case errors.Is(cause, xmlpipe.ErrCancelled):
-				return a.cancelled(st, nil, nil), nil
-			case errors.Is(cause, xmlpipe.ErrHalted):
-				return a.held(st), nil
-			}
+		// A kill or cancel that landed as the reply arrived stops the turn
+		// all the same: the pump drops whatever the handling returns, so
+		// the reply kept would read as an answer given (or calls made)
+		// that nobody got. A halt holds only a call it stopped: one that
+		// landed after the reply finds the step recorded (see Settle).
+		switch cause := context.Cause(ctx); {
+		case errors.Is(cause, xmlpipe.ErrConversationKilled):
+			return a.killed(st), nil
+		case errors.Is(cause, xmlpipe.ErrCancelled):
+			return a.cancelled(st, nil, nil), nil
+		case err != nil && errors.Is(cause, xmlpipe.ErrHalted):
+			return a.held(st), nil
 		}
 		if err != nil {
 			// The caller learns why the work stopped; a <huh> to whoever sent
@@ -562,6 +566,7 @@ func (a *Agent) step(ctx context.Context, st *turnState, box *toolbox, loop *loo
 		return a.held(st), false, nil
 	}
 	a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(cr), Payload: cr})
+	callsAt := st.c.items[len(st.c.items)-1].slot.Index
 	for _, r := range results {
 		a.recordResult(st, r)
 	}
@@ -570,9 +575,37 @@ func (a *Agent) step(ctx context.Context, st *turnState, box *toolbox, loop *loo
 		return resp, false, err
 	}
 	if len(sends) > 0 {
+		if errors.Is(context.Cause(ctx), xmlpipe.ErrCancelled) {
+			return a.cancelledSends(st, cr, callsAt), false, nil
+		}
 		return xmlpipe.SendAll(sends...), false, nil
 	}
 	return nil, true, nil
+}
+
+// cancelledSends ends a step whose calls were recorded (at slot callsAt)
+// as a cancel landed, before their messages went out: the pump drops them,
+// so their results never come. When the pump's cancel mark came before
+// the calls were recorded, it found none of them pending: each gets the
+// result that it was not made, and the model the note that the user
+// cancelled. A mark after them found them pending and says so itself.
+func (a *Agent) cancelledSends(st *turnState, cr *callsRecord, callsAt int) xmlpipe.Response {
+	if tc, ok := a.History.Thread(st.session); ok {
+		for _, s := range tc.Slice(callsAt+1, math.MaxInt) {
+			if s.PayloadType == xmlpipe.CancelMarkType && s.From == "" && s.To == "" {
+				a.logger().Info("answer cancelled as its calls went out: the pump's mark ends the wait for them",
+					"agent", a.Name, "thread", st.md.ThreadID)
+				a.loops.end(st.session)
+				return nil
+			}
+		}
+	}
+	for _, call := range cr.Calls {
+		if st.c.results[call.ID] == nil {
+			a.recordResult(st, resultRecord{ID: call.ID, Name: call.Name, IsError: true, Content: notMadeCancelled})
+		}
+	}
+	return a.cancelled(st, nil, nil)
 }
 
 // interim hands text the model wrote beside its tool calls or messages to

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/catalog"
+	"github.com/xml-pipeline/xmlpipe/listeners/llm/llmtest"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
@@ -162,4 +164,75 @@ func slicesDelete(s []string, v string) []string {
 		}
 	}
 	return out
+}
+
+// TestLongConversationCancelledModelCall: the user cancels a turn while the
+// model is still answering it; the next turn — in the same process, or
+// after a clean restart — sends the model the whole conversation once,
+// the cancelled turn's message followed by the note that the user
+// cancelled (nothing of the reply that never completed), then the new
+// message.
+func TestLongConversationCancelledModelCall(t *testing.T) {
+	const turns, cancelAt = 12, 7
+	for _, restart := range []bool{false, true} {
+		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) {
+			inCall, release := make(chan struct{}), make(chan struct{})
+			var asked atomic.Int32
+			m := newLongModel(t, func(msgs []llmtest.Message) []string {
+				if lastTurn(msgs) == cancelAt && asked.Add(1) == 1 {
+					close(inCall)
+					<-release // the cancel aborts this call meanwhile
+					return []string{"never read"}
+				}
+				return longReply(msgs)
+			})
+			dir := t.TempDir()
+			o := startLongConv(t, m.URL, dir, "")
+			defer func() { _ = o.Shutdown(context.Background()) }()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+
+			conv := ""
+			for k := 1; k <= turns; k++ {
+				if k == cancelAt+1 && restart {
+					if err := o.Shutdown(ctx); err != nil {
+						t.Fatal(err)
+					}
+					o = startLongConv(t, m.URL, dir, "")
+				}
+				first := m.Count()
+				if k == cancelAt {
+					done := make(chan error, 1)
+					go func() {
+						_, err := o.ContinueText(ctx, conv, "mathbot", turnText(k))
+						done <- err
+					}()
+					<-inCall
+					if _, err := o.Pump.Cancel(conv); err != nil {
+						t.Fatalf("cancel: %v", err)
+					}
+					close(release)
+					if err := <-done; !errors.Is(err, pump.ErrCancelled) {
+						t.Fatalf("the cancelled turn: %v, want ErrCancelled", err)
+					}
+					continue
+				}
+				ev, err := o.ContinueText(ctx, conv, "mathbot", turnText(k))
+				if err != nil {
+					t.Fatalf("turn %d: %v", k, err)
+				}
+				conv = ev.Conversation
+				var want []string
+				for _, line := range wantTranscript(k) {
+					if k > cancelAt && line == fmt.Sprintf("A answer %d", cancelAt) {
+						line = "U [the user cancelled the previous answer]"
+					}
+					want = append(want, line)
+				}
+				if d := cmp.Diff(want, transcript(m.Request(t, first))); d != "" {
+					t.Fatalf("turn %d: what the model is sent (-want +got):\n%s", k, d)
+				}
+			}
+		})
+	}
 }

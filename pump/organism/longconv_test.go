@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -39,7 +40,11 @@ func startLongConv(t testing.TB, url, dir, extra string) *organism.Organism {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := organism.New(cfg, organism.Options{Logger: slog.New(slog.DiscardHandler), DataDir: dir})
+	log := slog.New(slog.DiscardHandler)
+	if os.Getenv("LONGCONV_LOG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	o, err := organism.New(cfg, organism.Options{Logger: log, DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
