@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -200,6 +201,7 @@ type Agent struct {
 	box    atomic.Pointer[toolbox]
 	locks  sessionLocks
 	loops  loopSessions
+	convos convoCache
 }
 
 // Handle implements xmlpipe.Handler: the conversation goes on with the
@@ -281,17 +283,21 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 	unlock := a.locks.lock(st.session)
 	defer unlock()
 	st.caller, st.callerType = a.callerOf(st.session)
-	slots := a.slotsOf(ids)
-	st.c, st.seen = a.readConvo(slots, st.caller), len(slots)
 	if st.spread {
-		st.seen = -1
+		st.c, st.seen = a.readConvo(a.slotsOf(ids), st.caller), -1
+	} else {
+		st.c, st.seen = a.convoOf(st.session, st.caller)
+		defer a.keepConvo(st.session, st.c) // before the unlock: deferred later
 	}
-	if !a.History.Full(md.ThreadID) {
-		// A full history records no message: one that reached the agent
-		// all the same would look like one handled again.
-		if resp, done, err := a.redo(ctx, st, payload, de); done {
-			return resp, err
-		}
+	if a.History.Full(md.ThreadID) || a.History.Full(st.session) {
+		// A full history records no more messages: the one handled now is
+		// not in it (or is its last, with no room for the answer), so the
+		// model would answer an earlier message again, and nothing it said
+		// would be kept. The caller hears why, every time, instead.
+		return a.halt(st, fmt.Sprintf(historyFullReason, a.historyLen(st.session)))
+	}
+	if resp, done, err := a.redo(ctx, st, payload, de); done {
+		return resp, err
 	}
 
 	if a.lateXMLAnswer(st, payload, de) {
@@ -423,15 +429,18 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 		}
 		req := a.request(ctx, st, box, out)
 		rep, err := a.chat(ctx, st, req)
-		if err != nil {
-			switch cause := context.Cause(ctx); {
-			case errors.Is(cause, xmlpipe.ErrConversationKilled):
-				return a.killed(st), nil
-			case errors.Is(cause, xmlpipe.ErrCancelled):
-				return a.cancelled(st, nil, nil), nil
-			case errors.Is(cause, xmlpipe.ErrHalted):
-				return a.held(st), nil
-			}
+		// A kill or cancel that landed as the reply arrived stops the turn
+		// all the same: the pump drops whatever the handling returns, so
+		// the reply kept would read as an answer given (or calls made)
+		// that nobody got. A halt holds only a call it stopped: one that
+		// landed after the reply finds the step recorded (see Settle).
+		switch cause := context.Cause(ctx); {
+		case errors.Is(cause, xmlpipe.ErrConversationKilled):
+			return a.killed(st), nil
+		case errors.Is(cause, xmlpipe.ErrCancelled):
+			return a.cancelled(st, nil, nil), nil
+		case err != nil && errors.Is(cause, xmlpipe.ErrHalted):
+			return a.held(st), nil
 		}
 		if err != nil {
 			// The caller learns why the work stopped; a <huh> to whoever sent
@@ -557,6 +566,7 @@ func (a *Agent) step(ctx context.Context, st *turnState, box *toolbox, loop *loo
 		return a.held(st), false, nil
 	}
 	a.record(st, registry.Slot{PayloadType: callsType, Raw: mustJSON(cr), Payload: cr})
+	callsAt := st.c.items[len(st.c.items)-1].slot.Index
 	for _, r := range results {
 		a.recordResult(st, r)
 	}
@@ -565,9 +575,37 @@ func (a *Agent) step(ctx context.Context, st *turnState, box *toolbox, loop *loo
 		return resp, false, err
 	}
 	if len(sends) > 0 {
+		if errors.Is(context.Cause(ctx), xmlpipe.ErrCancelled) {
+			return a.cancelledSends(st, cr, callsAt), false, nil
+		}
 		return xmlpipe.SendAll(sends...), false, nil
 	}
 	return nil, true, nil
+}
+
+// cancelledSends ends a step whose calls were recorded (at slot callsAt)
+// as a cancel landed, before their messages went out: the pump drops them,
+// so their results never come. When the pump's cancel mark came before
+// the calls were recorded, it found none of them pending: each gets the
+// result that it was not made, and the model the note that the user
+// cancelled. A mark after them found them pending and says so itself.
+func (a *Agent) cancelledSends(st *turnState, cr *callsRecord, callsAt int) xmlpipe.Response {
+	if tc, ok := a.History.Thread(st.session); ok {
+		for _, s := range tc.Slice(callsAt+1, math.MaxInt) {
+			if s.PayloadType == xmlpipe.CancelMarkType && s.From == "" && s.To == "" {
+				a.logger().Info("answer cancelled as its calls went out: the pump's mark ends the wait for them",
+					"agent", a.Name, "thread", st.md.ThreadID)
+				a.loops.end(st.session)
+				return nil
+			}
+		}
+	}
+	for _, call := range cr.Calls {
+		if st.c.results[call.ID] == nil {
+			a.recordResult(st, resultRecord{ID: call.ID, Name: call.Name, IsError: true, Content: notMadeCancelled})
+		}
+	}
+	return a.cancelled(st, nil, nil)
 }
 
 // interim hands text the model wrote beside its tool calls or messages to
@@ -765,6 +803,7 @@ func (a *Agent) record(st *turnState, s registry.Slot) {
 	}
 	s.ThreadID, s.From, s.OwnName, s.Seq = st.session, a.Name, a.Name, st.seq
 	stored, err := a.History.AppendShared(s)
+	st.c.recorded(stored, err)
 	if err != nil {
 		a.logger().Warn("agent history not recorded", "agent", a.Name, "thread", st.session, "kind", s.PayloadType,
 			"error", err)
@@ -806,6 +845,11 @@ func (a *Agent) haltAnswer(st *turnState, reason string) (xmlpipe.Response, erro
 	}
 	return a.reply(st.md, fmt.Sprintf("[%s halted: %s]", a.Name, reason), true), nil
 }
+
+// historyFullReason is why a turn halts whose conversation's history holds
+// as many messages as a thread may (%d: how many).
+const historyFullReason = "this conversation's history is full (%d messages, " +
+	"platform.context_buffer.max_slots_per_thread): begin a new conversation"
 
 // killed ends the agent's turn of a conversation that was killed while
 // the model was asked: nobody takes an answer any more, so none is sent.

@@ -218,8 +218,8 @@ func (a *Agent) request(ctx context.Context, st *turnState, box *toolbox, out *x
 		return req
 	}
 	var omitted int
-	req.Messages, omitted = fitWindow(sys, append(a.history(st.c), tail...), tools, req.Output, a.contextWindow(st.traits),
-		a.MaxTokens)
+	req.Messages, omitted = fitUnits(sys, a.unitsBack(st.c, tail), st.c.msgs+len(tail), tools, req.Output,
+		a.contextWindow(st.traits), a.MaxTokens)
 	if omitted > 0 {
 		a.logger().Info("agent history trimmed to the context window", "agent", a.Name, "thread", st.session,
 			"omitted", omitted)

@@ -124,35 +124,47 @@ func (a *Agent) segments(c *convo) []*segment {
 		}
 	}
 	segs := make([]*segment, 0, len(c.items))
-	for i, it := range c.items {
-		s := &segment{index: it.slot.Index, item: i, slots: []int{it.slot.Index}, bytes: len(it.slot.Raw)}
-		switch it.kind {
-		case itemReply:
-			s.kind, s.text = contentReply, string(it.slot.Raw)
-			s.msgs = []Message{{Role: Assistant, Content: clipText(it.slot.Raw)}}
-		case itemCalls:
-			s.kind = contentToolCall
-			a.callSegment(c, s, it.calls, results, answers)
-		case itemFeedback:
-			s.kind, s.text = contentNote, string(it.slot.Raw)
-			s.msgs = []Message{{Role: User, Content: clipText(it.slot.Raw)}}
-			if it.slot.PayloadType == unfoldedType { // an XML-mode unfold's answer (unfold_xml.go)
-				if id := unfoldedID(s.text); id != "" {
-					s.unfolds = map[string]string{"": id}
-				}
-			}
-		case itemIncoming:
-			s.kind, s.from, s.text = contentMessage, it.slot.From, a.slotText(it.slot)
-			s.msgs = []Message{{Role: User, Content: "[From " + it.slot.From + "]\n" + clipText([]byte(s.text))}}
-		default:
-			continue
+	for i := range c.items {
+		if s := a.segmentOf(c, i, results, answers); s != nil {
+			segs = append(segs, s)
 		}
-		for _, m := range s.msgs {
-			s.tokens += messageTokens(m)
-		}
-		segs = append(segs, s)
 	}
 	return segs
+}
+
+// segmentOf is the segment item i of the conversation begins (nil when it
+// renders none: it is rendered with its calls, or not at all). results
+// and answers give the slots of the calls' results and answers (see
+// segments); nil maps leave them out of its slots and bytes, which the
+// messages never show.
+func (a *Agent) segmentOf(c *convo, i int, results map[string]*registry.Slot, answers map[string][]*registry.Slot) *segment {
+	it := c.items[i]
+	s := &segment{index: it.slot.Index, item: i, slots: []int{it.slot.Index}, bytes: len(it.slot.Raw)}
+	switch it.kind {
+	case itemReply:
+		s.kind, s.text = contentReply, string(it.slot.Raw)
+		s.msgs = []Message{{Role: Assistant, Content: clipText(it.slot.Raw)}}
+	case itemCalls:
+		s.kind = contentToolCall
+		a.callSegment(c, s, it.calls, results, answers)
+	case itemFeedback:
+		s.kind, s.text = contentNote, string(it.slot.Raw)
+		s.msgs = []Message{{Role: User, Content: clipText(it.slot.Raw)}}
+		if it.slot.PayloadType == unfoldedType { // an XML-mode unfold's answer (unfold_xml.go)
+			if id := unfoldedID(s.text); id != "" {
+				s.unfolds = map[string]string{"": id}
+			}
+		}
+	case itemIncoming:
+		s.kind, s.from, s.text = contentMessage, it.slot.From, a.slotText(it.slot)
+		s.msgs = []Message{{Role: User, Content: "[From " + it.slot.From + "]\n" + clipText([]byte(s.text))}}
+	default:
+		return nil
+	}
+	for _, m := range s.msgs {
+		s.tokens += messageTokens(m)
+	}
+	return s
 }
 
 // callSegment fills in a tool_call segment: the assistant message with its
@@ -214,16 +226,28 @@ func (s *segment) fullText() string {
 	return s.text
 }
 
-// flatten is the segments' messages expanded, in order: the history as
-// the model sees it without a librarian.
-func flatten(segs []*segment) []Message {
-	n := 0
-	for _, s := range segs {
-		n += len(s.msgs)
+// unitsBack returns the units of the conversation's history as the model
+// sees it without a librarian — its segments' messages, then tail's, one
+// unit each — newest first (see fitUnits): only the segments read are
+// built. The history renders the agent's replies and calls as assistant
+// messages, each call's result right after its calls (whenever it
+// arrived), everything else addressed to the agent as user messages naming
+// the sender, the agent's notes as user messages; a call left without a
+// result (lost, or abandoned) gets one saying so, since no provider takes a
+// conversation with an unanswered call.
+func (a *Agent) unitsBack(c *convo, tail []Message) func() ([]Message, bool) {
+	t, i := len(tail), len(c.items)
+	return func() ([]Message, bool) {
+		if t > 0 {
+			t--
+			return tail[t : t+1], true
+		}
+		for i > 0 {
+			i--
+			if s := a.segmentOf(c, i, nil, nil); s != nil {
+				return s.msgs, true
+			}
+		}
+		return nil, false
 	}
-	msgs := make([]Message, 0, n)
-	for _, s := range segs {
-		msgs = append(msgs, s.msgs...)
-	}
-	return msgs
 }

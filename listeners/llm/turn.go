@@ -132,6 +132,15 @@ type convo struct {
 	// cancelled are the calls a cancel mark (xmlpipe.CancelMarkType) found
 	// pending, by id: their results never come, and none is awaited.
 	cancelled map[string]bool
+	// msgs counts the messages the items render (see renderedMessages).
+	msgs int
+	// tc is the history the convo was read from (nil: several threads',
+	// or none), next how many of its slots it holds, and diverged reports
+	// that it no longer holds exactly slots 0…next-1 in order (see
+	// convoCache).
+	tc       *registry.ThreadContext
+	next     int
+	diverged bool
 }
 
 // readConvo reads the history slots of a conversation whose caller is caller
@@ -218,7 +227,21 @@ func (c *convo) add(a *Agent, s *registry.Slot) {
 		return
 	}
 	c.items = append(c.items, it)
+	c.msgs += renderedMessages(it)
 	c.held = nil
+}
+
+// renderedMessages is how many chat messages the history renders of an
+// item (see Agent.segments): an assistant message with its calls and one
+// result each, or one message, or none.
+func renderedMessages(it item) int {
+	switch it.kind {
+	case itemCalls:
+		return 1 + len(it.calls.Calls)
+	case itemReply, itemFeedback, itemIncoming:
+		return 1
+	}
+	return 0
 }
 
 // cancelMark reads the pump's cancel mark s: the calls pending then were
@@ -376,15 +399,6 @@ func (c *convo) feedbacks(kind string) int {
 	}
 	return n
 }
-
-// history renders the conversation as chat messages: the agent's replies
-// and calls as assistant messages, each call's result right after its
-// calls (whenever it arrived), everything else addressed to the agent as
-// user messages naming the sender, the agent's notes as user messages. A
-// call left without a result (lost, or abandoned) gets one saying so, since
-// no provider takes a conversation with an unanswered call. It is the
-// conversation's segments (segments.go), all expanded.
-func (a *Agent) history(c *convo) []Message { return flatten(a.segments(c)) }
 
 // slotText is the text of a message the agent received: its payload's text
 // field, else the payload as JSON (decoded in the agent's own payload type

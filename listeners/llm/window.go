@@ -76,35 +76,82 @@ func messageTokens(m Message) int {
 // never loses history silently. It returns the messages and how many were
 // omitted.
 func fitWindow(sys, hist []Message, tools []ToolSpec, output *OutputSchema, window, maxTokens int) ([]Message, int) {
+	units := historyUnits(hist)
+	next := len(units)
+	return fitUnits(sys, func() ([]Message, bool) {
+		if next == 0 {
+			return nil, false
+		}
+		next--
+		return hist[units[next].from:units[next].to], true
+	}, len(hist), tools, output, window, maxTokens)
+}
+
+// fitUnits is fitWindow of a history given as its units, newest first
+// (next returns each in turn, false when there are no more), of total
+// messages in all: it reads only the units it keeps and, to tell whether
+// all of them fit, a few more — so a long conversation's request costs
+// what the window holds, not what the conversation does.
+func fitUnits(sys []Message, next func() ([]Message, bool), total int, tools []ToolSpec, output *OutputSchema,
+	window, maxTokens int) ([]Message, int) {
 	budget := window - completionReserve(window, maxTokens)
 	used := overheadTokens(sys, tools, output)
-	units := historyUnits(hist)
-	sizes := make([]int, len(units))
-	total := 0
-	for i, u := range units {
-		for _, m := range hist[u.from:u.to] {
-			sizes[i] += messageTokens(m)
-		}
-		total += sizes[i]
+	// While units are left out, a note stands for them.
+	const noteTokens = 20
+	var kept [][]Message // newest first
+	sum, n := 0, 0
+	keep := func(u []Message, size int) {
+		kept = append(kept, u)
+		sum += size
+		n += len(u)
 	}
-	drop := 0 // units dropped from the front
-	if used+total > budget {
-		const noteTokens = 20
-		for drop < len(units)-1 && used+total+noteTokens > budget {
-			total -= sizes[drop]
-			drop++
+	u, ok := next()
+	for ok {
+		size := unitTokens(u)
+		if len(kept) > 0 && used+sum+size+noteTokens > budget {
+			// Not with the note: left out with the older ones — unless
+			// these are all that is left and fit without it. Each unit
+			// costs some tokens, so few are read to tell.
+			rest := [][]Message{u}
+			all := used + sum + size
+			for all <= budget {
+				older, more := next()
+				if !more {
+					for _, r := range rest {
+						keep(r, 0)
+					}
+					sum = all
+					break
+				}
+				rest = append(rest, older)
+				all += unitTokens(older)
+			}
+			break
 		}
+		keep(u, size)
+		u, ok = next()
 	}
-	out := make([]Message, 0, len(sys)+len(hist)+1)
+	omitted := total - n
+	out := make([]Message, 0, len(sys)+n+1)
 	out = append(out, sys...)
-	if drop == 0 {
-		return append(out, hist...), 0
+	if omitted > 0 {
+		// A user message, not a system one: the conversation then still
+		// opens with the user's turn, which anthropic requires.
+		out = append(out, Message{Role: User, Content: omittedNote(omitted)})
 	}
-	omitted := units[drop].from
-	// A user message, not a system one: the conversation then still opens
-	// with the user's turn, which anthropic requires.
-	out = append(out, Message{Role: User, Content: omittedNote(omitted)})
-	return append(out, hist[omitted:]...), omitted
+	for i := len(kept) - 1; i >= 0; i-- {
+		out = append(out, kept[i]...)
+	}
+	return out, omitted
+}
+
+// unitTokens estimates the messages of a unit.
+func unitTokens(u []Message) int {
+	n := 0
+	for _, m := range u {
+		n += messageTokens(m)
+	}
+	return n
 }
 
 // omittedNote is the note that replaces the history left out.
