@@ -66,6 +66,18 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		// refuses it, or forgiven where none will (drain waits for it).
 		c.acks.owe(e.Link.ID)
 	}
+	if c.peer.organism != "" && e.From != c.peer.organism {
+		// Signed by the peer, claiming to be from another organism: the
+		// claim is never taken (what the peer sends enters from this
+		// gateway's name), but a peer that makes it is misconfigured or
+		// compromised, and its operator is told so rather than served.
+		why := fmt.Sprintf("<from> %q is not the peer's organism %q (its handshake)", e.From, c.peer.organism)
+		g.log.Warn("federation: security: envelope refused: <from> is not the peer", "id", e.Link.ID,
+			"from", e.From, "peer", c.peer.organism)
+		g.m.refusal(g.name, RefusedForgedFrom)
+		c.acks.send(frame{Type: frameNack, ID: e.Link.ID, Error: why})
+		return
+	}
 	age := now.Sub(e.Link.Sent)
 	if age > g.m.stale {
 		g.log.Warn("federation: security: stale envelope refused", "id", e.Link.ID, "sent", e.Link.Sent)
