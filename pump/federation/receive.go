@@ -92,7 +92,8 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		// both operators, as every envelope of that peer is refused.
 		why := fmt.Sprintf("envelope sent %s in the future: the clocks of the two organisms differ by more than %s",
 			(-age).Round(time.Second), futureSkew)
-		c.refusedEnvelope(RefusedStale, "federation: security: stale envelope refused: "+why, "id", e.Link.ID, "sent", e.Link.Sent)
+		c.refusedEnvelope(refusedFuture, "federation: security: stale envelope refused: "+why, "id", e.Link.ID,
+			"sent", e.Link.Sent)
 		g.m.refusal(g.name, RefusedStale)
 		c.acks.send(frame{Type: frameNack, ID: e.Link.ID, Error: "stale envelope: " + why})
 		return

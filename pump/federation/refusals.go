@@ -9,7 +9,7 @@ import (
 // refusals logs the envelopes one link refuses by their link id (each one
 // answered with a nack: stale, in another organism's name, for a root tag
 // not exported, …) as junkFrames logs the frames it refuses with nothing
-// to answer: per reason (an Observer refusal reason), at most one line per
+// to answer: per reason (an Observer refusal reason, or refusedFuture), at most one line per
 // junkLogEvery, each saying how many envelopes were refused for that
 // reason since the line before (this one included). A peer sending such
 // envelope after envelope costs a line a minute per reason, not one an
@@ -26,6 +26,11 @@ type refusals struct {
 	// did not wait for) is logged at once.
 	ended bool
 }
+
+// refusedFuture is the refusals key of an envelope sent in the future (the
+// peer's clock runs ahead): counted as stale, but logged apart from the
+// envelopes sent too long ago, since its line says what to fix.
+const refusedFuture = RefusedStale + "-future"
 
 // refused counts one envelope refused for reason and logs msg with args
 // and the count when reason's last line is junkLogEvery old (or there is
