@@ -212,19 +212,23 @@ func printCalls(w io.Writer, calls []store.CallRow, e store.Entry) []store.CallR
 }
 
 // callLine is the one-line form of an LLM call: its id, time, agent,
-// backend and model, tokens and latency or failure, and the envelope it
+// backend and model, tokens (≈ when estimated) and latency or failure, and the envelope it
 // produced.
 func callLine(c store.CallRow) string {
 	line := fmt.Sprintf("llm call %d %s %s %s/%s attempt %d: ", c.ID, c.Time.Format(time.RFC3339Nano), orDash(c.Agent),
 		c.Backend, orDash(c.Model), c.Attempt)
+	approx := "" // tokens that are an estimate read ≈
+	if c.UsageEstimated {
+		approx = "≈"
+	}
 	switch {
 	case c.FinishReason == organism.FinishAborted:
-		line += fmt.Sprintf("aborted after %v, %d + %d tokens spent: %s", c.Duration.Round(time.Millisecond),
-			c.PromptTokens, c.CompletionTokens, c.Error)
+		line += fmt.Sprintf("aborted after %v, %s%d + %d tokens spent: %s", c.Duration.Round(time.Millisecond),
+			approx, c.PromptTokens, c.CompletionTokens, c.Error)
 	case c.Error != "":
 		line += fmt.Sprintf("failed after %v: %s", c.Duration.Round(time.Millisecond), c.Error)
 	default:
-		line += fmt.Sprintf("%d + %d tokens, first token %v, total %v, %s", c.PromptTokens, c.CompletionTokens,
+		line += fmt.Sprintf("%s%d + %d tokens, first token %v, total %v, %s", approx, c.PromptTokens, c.CompletionTokens,
 			c.FirstToken.Round(time.Millisecond), c.Duration.Round(time.Millisecond), orDash(c.FinishReason))
 		if c.ToolCalls > 0 {
 			line += fmt.Sprintf(", %d tool calls", c.ToolCalls)

@@ -133,15 +133,20 @@ func metricsFor(o *organism.Organism, built *observe.Metrics) (*observe.Metrics,
 		src.Gateways = o.Federation
 	}
 	src.Calls = func(fn func(observe.CallSample)) func() {
-		return o.OnCall(func(c organism.Call) {
-			fn(observe.CallSample{Backend: c.Backend, Model: c.Model, Duration: c.Duration, FirstToken: c.FirstToken,
-				PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, Failed: c.Error != ""})
-		})
+		return o.OnCall(func(c organism.Call) { fn(callSampleOf(c)) })
 	}
 	if err := m.Attach(src); err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	return m, nil
+}
+
+// callSampleOf is the metrics' form of an LLM call: a call its caller
+// stopped (Call.Outcome aborted) is counted as aborted, not as an error.
+func callSampleOf(c organism.Call) observe.CallSample {
+	return observe.CallSample{Backend: c.Backend, Model: c.Model, Duration: c.Duration, FirstToken: c.FirstToken,
+		PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, Failed: c.Error != "",
+		Aborted: c.Outcome() == organism.OutcomeAborted}
 }
 
 // usageOf copies the LLM router's usage counts into the metrics' own type.

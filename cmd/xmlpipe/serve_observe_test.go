@@ -2,12 +2,14 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/llm"
 	"github.com/xml-pipeline/xmlpipe/listeners/llm/aeiou"
 	"github.com/xml-pipeline/xmlpipe/pump/observe"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
 // TestUsageOf checks the copy of the LLM router's usage ledger into the
@@ -48,6 +50,30 @@ func TestLoopEventOf(t *testing.T) {
 	} {
 		if diff := cmp.Diff(tc.want, loopEventOf(tc.in)); diff != "" {
 			t.Errorf("loopEventOf(%v) (-want +got):\n%s", tc.in.Type, diff)
+		}
+	}
+}
+
+// TestCallSampleOf: the metrics tell a model call the backend failed from
+// one its caller stopped (an operator's halt, cancel or kill, a reload):
+// the latter is aborted, as the journal and /usage say, not an error.
+func TestCallSampleOf(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   organism.Call
+		want observe.CallSample
+	}{
+		{"completed", organism.Call{Backend: "b", Model: "m", PromptTokens: 10, CompletionTokens: 2, Duration: time.Second},
+			observe.CallSample{Backend: "b", Model: "m", PromptTokens: 10, CompletionTokens: 2, Duration: time.Second}},
+		{"failed", organism.Call{Backend: "b", Model: "m", Error: "503"},
+			observe.CallSample{Backend: "b", Model: "m", Failed: true}},
+		{"aborted", organism.Call{Backend: "b", Model: "m", Error: "context canceled", FinishReason: organism.FinishAborted,
+			PromptTokens: 40, CompletionTokens: 3, FirstToken: time.Millisecond},
+			observe.CallSample{Backend: "b", Model: "m", Failed: true, Aborted: true, PromptTokens: 40, CompletionTokens: 3,
+				FirstToken: time.Millisecond}},
+	} {
+		if diff := cmp.Diff(tc.want, callSampleOf(tc.in)); diff != "" {
+			t.Errorf("%s: callSampleOf (-want +got):\n%s", tc.name, diff)
 		}
 	}
 }

@@ -9,6 +9,9 @@ package diskquota
 type Cap struct {
 	d *Dir
 	n int64
+	// live, when set, gives the cap at each Limit instead of n, and false
+	// while the writer may not write there (DeclareLive).
+	live func() (n int64, ok bool)
 }
 
 // Declare declares a writer's cap of n bytes on d until Release. It takes
@@ -17,6 +20,22 @@ func (d *Dir) Declare(n int64) *Cap {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	c := &Cap{d: d, n: n}
+	if d.caps == nil {
+		d.caps = map[*Cap]struct{}{}
+	}
+	d.caps[c] = struct{}{}
+	return c
+}
+
+// DeclareLive declares a writer's cap on d until Release, as the
+// writer's configuration gives it at each Limit: live returns the cap, and
+// false while the configuration lets the writer write there no more (its
+// agent removed by a reload, say), when the cap does not count. live runs
+// with d's lock held and must not take it. It takes the lock.
+func (d *Dir) DeclareLive(live func() (n int64, ok bool)) *Cap {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := &Cap{d: d, live: live}
 	if d.caps == nil {
 		d.caps = map[*Cap]struct{}{}
 	}
@@ -38,7 +57,14 @@ func (c *Cap) Release() { delete(c.d.caps, c) }
 func (d *Dir) Limit(own int64) int64 {
 	least := own
 	for c := range d.caps {
-		least = min(least, c.n)
+		n := c.n
+		if c.live != nil {
+			var ok bool
+			if n, ok = c.live(); !ok {
+				continue
+			}
+		}
+		least = min(least, n)
 	}
 	return least
 }

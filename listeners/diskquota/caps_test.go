@@ -43,3 +43,35 @@ func TestCaps(t *testing.T) {
 		t.Errorf("none left: Limit(100) = %d; want 100", got)
 	}
 }
+
+// TestLiveCaps: a cap declared live counts at what its function gives at
+// each Limit, and not at all while the function says the writer may not
+// write there; Release ends it.
+func TestLiveCaps(t *testing.T) {
+	d := openDir(t, t.TempDir())
+	limit := func(own int64) int64 {
+		d.Lock()
+		defer d.Unlock()
+		return d.Limit(own)
+	}
+	n, ok := int64(50), true
+	c := d.DeclareLive(func() (int64, bool) { return n, ok })
+	d.Declare(80)
+	for _, tc := range []struct {
+		n    int64
+		ok   bool
+		want int64
+	}{{50, true, 50}, {90, true, 80}, {10, false, 80}} {
+		n, ok = tc.n, tc.ok
+		if got := limit(100); got != tc.want {
+			t.Errorf("live cap %d (%v), cap 80: Limit(100) = %d; want %d", tc.n, tc.ok, got, tc.want)
+		}
+	}
+	n, ok = 10, true
+	d.Lock()
+	c.Release()
+	d.Unlock()
+	if got := limit(100); got != 80 {
+		t.Errorf("live cap released: Limit(100) = %d; want 80", got)
+	}
+}

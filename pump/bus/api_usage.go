@@ -56,7 +56,7 @@ func (s *Server) apiUsageCalls(w http.ResponseWriter, r *http.Request) {
 func wireCall(c organism.Call) wire.Call {
 	return wire.Call{ID: c.ID, Time: stamp(c.Time), Conversation: c.Conversation, Thread: c.Thread, Agent: c.Agent,
 		Backend: c.Backend, Model: c.Model, Attempt: c.Attempt, PromptTokens: c.PromptTokens,
-		CompletionTokens: c.CompletionTokens, WaitMS: ms(c.Wait), FirstTokenMS: ms(c.FirstToken), DurationMS: ms(c.Duration),
+		CompletionTokens: c.CompletionTokens, UsageEstimated: c.UsageEstimated, WaitMS: ms(c.Wait), FirstTokenMS: ms(c.FirstToken), DurationMS: ms(c.Duration),
 		Streamed: c.Streamed, FinishReason: c.FinishReason, Outcome: c.Outcome(), ToolCalls: c.ToolCalls, Error: c.Error,
 		EnvelopeSeq: c.EnvelopeSeq}
 }

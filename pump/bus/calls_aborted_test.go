@@ -14,7 +14,8 @@ import (
 // with the outcome "aborted" (finish_reason "aborted", the error saying
 // how) and the tokens it spent — estimated from the prompt and the text
 // streamed before the stop — rather than as a model failure with no
-// tokens; after a halt's resume the call asked again reads "completed".
+// tokens, marked as an estimate (usage_estimated); after a halt's resume
+// the call asked again reads "completed", its usage the model's own.
 func TestCallsListAnAbortedCall(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -41,8 +42,19 @@ func TestCallsListAnAbortedCall(t *testing.T) {
 			t.Cleanup(func() { close(m.Hold) })
 			f := newFixtureWith(t, agentOrganism(m.URL))
 			ada := f.loginAs("ada", auth.Admin)
+			events := f.dial("/api/v1/ws", ada)
+			if got := readFrame(t, events); got["event"] != "connected" {
+				t.Fatalf("first frame %v", got)
+			}
 			conv := f.inject(ada, "poet", map[string]string{"text": "rain"})
-			<-m.First
+			// Stop the call once the agent has read the model's first text
+			// (the model having sent it is not enough: a stop before the
+			// agent reads it finds no reply begun, and nothing spent).
+			for {
+				if ev := readFrame(t, events); ev["event"] == "delta" && ev["thread_id"] == conv {
+					break
+				}
+			}
 			if status, body := tc.stop(f, ada, conv); status != http.StatusOK {
 				t.Fatalf("%s: %d %v", tc.name, status, body)
 			}
@@ -77,6 +89,9 @@ func TestCallsListAnAbortedCall(t *testing.T) {
 			if n, _ := c["completion_tokens"].(float64); n <= 0 {
 				t.Errorf("call %v: want the streamed text's tokens known", c)
 			}
+			if c["usage_estimated"] != true {
+				t.Errorf("call %v: want usage_estimated true (no usage came, the tokens are an estimate)", c)
+			}
 			if !tc.resume {
 				return
 			}
@@ -86,6 +101,9 @@ func TestCallsListAnAbortedCall(t *testing.T) {
 			again := calls(2)[1]
 			if again["outcome"] != "completed" || again["finish_reason"] != "stop" || again["error"] != nil {
 				t.Errorf("the call after the resume %v: want outcome completed", again)
+			}
+			if _, ok := again["usage_estimated"]; ok {
+				t.Errorf("the call after the resume %v: the model reported its usage, want no usage_estimated", again)
 			}
 		})
 	}

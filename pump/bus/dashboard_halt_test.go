@@ -15,8 +15,9 @@ import (
 // agent's model call streams leaves the agent's live block with the text
 // shown and the note that the halt cut it off — never an empty "[poet] "
 // block — and the model calls table lists the aborted call, with the
-// tokens it spent, though nothing was journaled; after the resume the
-// call asked again is listed as completed.
+// tokens it spent marked "≈" (an estimate: no usage came), though nothing
+// was journaled; after the resume the call asked again is listed as
+// completed, its tokens the model's own, unmarked.
 func TestDashboardShowsAHaltedCall(t *testing.T) {
 	m := llmtest.NewChatModel(t, func(n int) []string { return []string{"Rain on tin", " roofs, answer " + string(rune('1'+n))} })
 	m.Hold = make(chan struct{})
@@ -53,8 +54,12 @@ func TestDashboardShowsAHaltedCall(t *testing.T) {
 		t.Errorf("outcome cell %q", row)
 	}
 	tokens := run(t, ctx, "tokens", chromedp.Text(css("#calls tbody tr td:nth-child(3)")))
-	if tokens == "0 + 0" {
-		t.Errorf("the aborted call's tokens %q: want what it spent", tokens)
+	if tokens == "0 + 0" || !strings.HasPrefix(tokens, "≈") {
+		t.Errorf("the aborted call's tokens %q: want what it spent, marked ≈ (an estimate)", tokens)
+	}
+	if title := run(t, ctx, "tokens title", chromedp.Evaluate[string](
+		`document.querySelector("#calls tbody tr td:nth-child(3)").title`)); !strings.Contains(title, "estimate") {
+		t.Errorf("the aborted call's tokens tooltip %q: want it to say they are an estimate", title)
 	}
 
 	if status, body, _ := f.do("POST", "/api/v1/organism/resume", ada, nil); status != http.StatusOK {
@@ -66,6 +71,9 @@ func TestDashboardShowsAHaltedCall(t *testing.T) {
 		`[...document.querySelectorAll("#calls tbody td[data-outcome]")].map((td) => td.dataset.outcome)`))
 	if len(outcomes) != 2 || outcomes[0] != "aborted" || outcomes[1] != "completed" {
 		t.Errorf("call outcomes %v: want aborted, completed", outcomes)
+	}
+	if tokens := run(t, ctx, "tokens", chromedp.Text(css("#calls tbody tr:nth-child(2) td:nth-child(3)"))); tokens != "11 + 7" {
+		t.Errorf("the completed call's tokens %q: want the model's own usage, 11 + 7, unmarked", tokens)
 	}
 	for _, b := range blocks() {
 		if strings.TrimSpace(strings.TrimPrefix(b, "[poet]")) == "" {

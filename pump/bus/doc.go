@@ -435,7 +435,9 @@
 //	 "tool_calls":0,"error":"…","envelope_seq":42}
 //
 // error is set (finish_reason and the tokens empty) for a failed call;
-// first_token_ms is 0 when no text was streamed; envelope_seq is the
+// usage_estimated (absent when false) marks tokens that are an estimate, 4
+// bytes a token: those of a call stopped mid-stream, or of a backend that
+// reports no usage; first_token_ms is 0 when no text was streamed; envelope_seq is the
 // journal seq of the envelope the call produced — the first message its
 // agent sent in the conversation after the call (the answer, or the
 // message to a peer its reply made; earlier attempts of the turn that

@@ -11,7 +11,9 @@ import (
 )
 
 // maxMine bounds the conversations a console remembers as its own (whose
-// streamed text it shows); the oldest are forgotten first.
+// streamed text it shows, whose turns it counts): the least recently sent
+// on are forgotten first, but never one still running or current for an
+// agent (see remember), so the bound may be passed by those.
 const maxMine = 1024
 
 // conversations are the console's conversations: which one an @agent line
@@ -29,7 +31,8 @@ type conversations struct {
 	last string
 	// running holds the conversations sent on and not yet complete.
 	running map[string]bool
-	// mine holds every conversation the console sent on (FIFO-bounded).
+	// mine holds the conversations the console sent on; mineOrder lists
+	// them, least recently sent on first (bounded: remember).
 	mine      map[string]bool
 	mineOrder []string
 	// agents caches which listener names are agents (lower-case name →
@@ -102,17 +105,48 @@ func (cs *conversations) sending(target, conv string) uint64 {
 	defer cs.mu.Unlock()
 	cs.running[conv] = true
 	cs.unanswered[conv] = target
-	if !cs.mine[conv] {
-		cs.mine[conv] = true
-		cs.mineOrder = append(cs.mineOrder, conv)
-		if len(cs.mineOrder) > maxMine {
-			delete(cs.mine, cs.mineOrder[0])
-			delete(cs.turns, cs.mineOrder[0])
-			cs.mineOrder = cs.mineOrder[1:]
-		}
-	}
+	cs.remember(conv)
 	cs.turns[conv]++
 	return cs.turns[conv]
+}
+
+// remember makes conv the console's most recently sent on conversation
+// and, beyond maxMine, forgets the least recently sent on that is neither
+// running nor an agent's current one: those a line may still continue or
+// a piped session wait on, whose turns must go on counting (a turn counted
+// from 1 again would find an earlier turn's completion and not wait). It
+// runs with cs.mu held.
+func (cs *conversations) remember(conv string) {
+	if cs.mine[conv] {
+		if i := slices.Index(cs.mineOrder, conv); i >= 0 {
+			cs.mineOrder = slices.Delete(cs.mineOrder, i, i+1)
+		}
+	}
+	cs.mine[conv] = true
+	cs.mineOrder = append(cs.mineOrder, conv)
+	if len(cs.mineOrder) <= maxMine {
+		return
+	}
+	for i, old := range cs.mineOrder {
+		if cs.running[old] || cs.isCurrentLocked(old) {
+			continue
+		}
+		delete(cs.mine, old)
+		delete(cs.turns, old)
+		cs.mineOrder = slices.Delete(cs.mineOrder, i, i+1)
+		return
+	}
+}
+
+// isCurrentLocked reports whether conv is an agent's current conversation
+// (cs.mu held).
+func (cs *conversations) isCurrentLocked(conv string) bool {
+	for _, agent := range cs.order {
+		if cs.current[agent] == conv {
+			return true
+		}
+	}
+	return false
 }
 
 // sent records the outcome of a send on conv to target (its turn, as

@@ -252,7 +252,8 @@ func (r *Remote) Usage(ctx context.Context) (organism.Usage, bool, error) {
 	for _, c := range u.Calls {
 		at, _ := time.Parse(time.RFC3339Nano, c.Time)
 		out.Calls = append(out.Calls, organism.Call{Time: at, Conversation: c.Conversation, Agent: c.Agent, Backend: c.Backend,
-			Model: c.Model, PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, ToolCalls: c.ToolCalls,
+			Model: c.Model, PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens,
+			UsageEstimated: c.UsageEstimated, ToolCalls: c.ToolCalls,
 			FirstToken: fromMillis(c.FirstTokenMS), Duration: fromMillis(c.DurationMS), FinishReason: c.FinishReason,
 			Error: c.Error, EnvelopeSeq: c.EnvelopeSeq})
 	}

@@ -28,7 +28,7 @@ func (c *Console) cmdUsage(ctx context.Context, _ string) {
 
 // usageLines renders /usage: the totals per agent and backend, then the
 // newest calls, one a line: when (UTC), conversation, backend/model,
-// tokens, time to first token, total time, why the model stopped (or
+// tokens (≈ when estimated), time to first token, total time, why the model stopped (or
 // what failed) and the journal seq of the envelope it produced.
 func usageLines(u organism.Usage) []string {
 	lines := []string{"Token usage (prompt + completion = total, requests):"}
@@ -54,8 +54,8 @@ func usageLines(u organism.Usage) []string {
 			c.Backend+"/"+c.Model)
 		switch c.Outcome() {
 		case organism.OutcomeAborted:
-			line += fmt.Sprintf(" aborted after %s, %d + %d tokens spent: %s", millis(c.Duration), c.PromptTokens,
-				c.CompletionTokens, c.Error)
+			line += fmt.Sprintf(" aborted after %s, %s%d + %d tokens spent: %s", millis(c.Duration), estimated(c),
+				c.PromptTokens, c.CompletionTokens, c.Error)
 		case organism.OutcomeFailed:
 			line += fmt.Sprintf(" failed after %s: %s", millis(c.Duration), c.Error)
 		default:
@@ -63,8 +63,8 @@ func usageLines(u organism.Usage) []string {
 			if c.FirstToken > 0 {
 				first = millis(c.FirstToken)
 			}
-			line += fmt.Sprintf(" %d + %d tokens  first %s  total %s  %s", c.PromptTokens, c.CompletionTokens, first,
-				millis(c.Duration), c.FinishReason)
+			line += fmt.Sprintf(" %s%d + %d tokens  first %s  total %s  %s", estimated(c), c.PromptTokens,
+				c.CompletionTokens, first, millis(c.Duration), c.FinishReason)
 			if c.ToolCalls > 0 {
 				line += fmt.Sprintf(", %d tool calls", c.ToolCalls)
 			}
@@ -75,6 +75,16 @@ func usageLines(u organism.Usage) []string {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// estimated is the mark of a call's tokens that are an estimate (the
+// backend reported no usage, or the call was stopped mid-stream): "≈", else
+// "".
+func estimated(c organism.Call) string {
+	if c.UsageEstimated {
+		return "≈"
+	}
+	return ""
 }
 
 // millis renders a duration in milliseconds below 10 s, else in seconds.

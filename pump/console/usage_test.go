@@ -18,7 +18,7 @@ type fixedUsage struct {
 func (f fixedUsage) Usage(context.Context) (organism.Usage, bool, error) { return f.u, true, nil }
 
 // TestUsageGolden pins /usage: tokens per agent and backend, then the newest
-// calls with their tokens, latency, outcome and envelope.
+// calls with their tokens (≈ when estimated), latency, outcome and envelope.
 func TestUsageGolden(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 1, 0, time.UTC)
 	conv := "3f2a1b2c-0000-4000-8000-000000000000"
@@ -33,10 +33,10 @@ func TestUsageGolden(t *testing.T) {
 				Duration: 12500 * time.Millisecond, Error: "HTTP 503 Service Unavailable"},
 			{Time: at.Add(2 * time.Second), Conversation: conv, Agent: "critic", Backend: "local", Model: "qwen2.5",
 				PromptTokens: 40, CompletionTokens: 12, Duration: 2 * time.Second, FinishReason: "tool_calls",
-				ToolCalls: 2, EnvelopeSeq: 45},
+				ToolCalls: 2, EnvelopeSeq: 45, UsageEstimated: true},
 			{Time: at.Add(3 * time.Second), Conversation: conv, Agent: "poet", Backend: "local", Model: "qwen2.5",
 				PromptTokens: 30, CompletionTokens: 4, Duration: 1500 * time.Millisecond, FinishReason: organism.FinishAborted,
-				Error: "context canceled (after: read reply: pump: halted)"},
+				Error: "context canceled (after: read reply: pump: halted)", UsageEstimated: true},
 		},
 	}}
 	golden(t, filepath.Join("commands", "usage"), session(t, b, Config{}, "/usage\n"))

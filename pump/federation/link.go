@@ -63,6 +63,8 @@ type conn struct {
 	// junkEnvelopes logs the binary frames refused with nothing to answer
 	// (no envelope, no link id), for the delivery goroutine (run).
 	junkEnvelopes *junkFrames
+	// refusals logs the envelopes refused by their link id (run).
+	refusals *refusals
 }
 
 // newConn is an authenticated link of g over ws to p, not served yet
@@ -240,6 +242,8 @@ func (c *conn) run() error {
 	}()
 	c.junkEnvelopes = &junkFrames{log: c.g.log, now: c.g.m.now}
 	defer c.junkEnvelopes.end() // once stage.close has delivered the last
+	c.refusals = &refusals{log: c.g.log, now: c.g.m.now}
+	defer c.refusals.end() // once the handlers are done (hwg)
 	stage := newOrderedStage(verifyWorkers(), handlersPerLink, c.g.checkInbound,
 		func(in *inbound) {
 			c.g.deliver(c, in)

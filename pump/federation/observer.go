@@ -32,6 +32,7 @@ const (
 	RefusedTooDeep     = "too-deep"     // a call whose chain had made max_chain_depth hops already
 	RefusedUndelivered = "undelivered"  // a call the pump did not accept
 	RefusedUnknownKind = "unknown-kind" // an envelope of a kind this side does not know
+	RefusedForgedFrom  = "forged-from"  // an envelope whose <from> is not the organism the peer's handshake named
 	RefusedHandshake   = "handshake"    // a link whose handshake failed: inbound, or one this side dialed
 	RefusedByPeer      = "by-peer"      // the peer nacked one of this side's envelopes
 )

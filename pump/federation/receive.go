@@ -34,7 +34,8 @@ func (g *gateway) onFrame(f frame) bool {
 
 // deliver dispatches one envelope from the peer, in the link's order, once
 // checkInbound verified it. Every refusal is logged as a security event
-// and, where the sender waits for it, answered with a nack. What it
+// (those by link id through the link's refusals, a line a minute per
+// reason) and, where the sender waits for it, answered with a nack. What it
 // processed is acknowledged once its hash is durable (markSeen).
 func (g *gateway) deliver(c *conn, in *inbound) {
 	if in.verr != nil {
@@ -45,7 +46,8 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		if id == "" { // no envelope: nothing to answer, and a peer may send such frames without end
 			c.refusedJunk("federation: security: envelope refused: signature", "peer", Fingerprint(g.peerKey()), "error", in.verr)
 		} else {
-			g.log.Warn("federation: security: envelope refused: signature", "peer", Fingerprint(g.peerKey()), "id", id, "error", in.verr)
+			c.refusedEnvelope(RefusedSignature, "federation: security: envelope refused: signature",
+				"peer", Fingerprint(g.peerKey()), "id", id, "error", in.verr)
 		}
 		g.m.refusal(g.name, RefusedSignature)
 		if id != "" {
@@ -66,9 +68,21 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		// refuses it, or forgiven where none will (drain waits for it).
 		c.acks.owe(e.Link.ID)
 	}
+	if c.peer.organism != "" && e.From != c.peer.organism {
+		// Signed by the peer, claiming to be from another organism: the
+		// claim is never taken (what the peer sends enters from this
+		// gateway's name), but a peer that makes it is misconfigured or
+		// compromised, and its operator is told so rather than served.
+		why := fmt.Sprintf("<from> %q is not the peer's organism %q (its handshake)", e.From, c.peer.organism)
+		c.refusedEnvelope(RefusedForgedFrom, "federation: security: envelope refused: <from> is not the peer",
+			"id", e.Link.ID, "from", e.From, "peer", c.peer.organism)
+		g.m.refusal(g.name, RefusedForgedFrom)
+		c.acks.send(frame{Type: frameNack, ID: e.Link.ID, Error: why})
+		return
+	}
 	age := now.Sub(e.Link.Sent)
 	if age > g.m.stale {
-		g.log.Warn("federation: security: stale envelope refused", "id", e.Link.ID, "sent", e.Link.Sent)
+		c.refusedEnvelope(RefusedStale, "federation: security: stale envelope refused", "id", e.Link.ID, "sent", e.Link.Sent)
 		g.m.refusal(g.name, RefusedStale)
 		c.acks.send(frame{Type: frameNack, ID: e.Link.ID, Error: "stale envelope"})
 		return
@@ -78,7 +92,8 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		// both operators, as every envelope of that peer is refused.
 		why := fmt.Sprintf("envelope sent %s in the future: the clocks of the two organisms differ by more than %s",
 			(-age).Round(time.Second), futureSkew)
-		g.log.Warn("federation: security: stale envelope refused: "+why, "id", e.Link.ID, "sent", e.Link.Sent)
+		c.refusedEnvelope(refusedFuture, "federation: security: stale envelope refused: "+why, "id", e.Link.ID,
+			"sent", e.Link.Sent)
 		g.m.refusal(g.name, RefusedStale)
 		c.acks.send(frame{Type: frameNack, ID: e.Link.ID, Error: "stale envelope: " + why})
 		return
@@ -183,7 +198,8 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		g.onCancel(e)
 		g.ackOnceSeen(c, e.Link.ID, in.hash, now, orig)
 	default:
-		g.log.Warn("federation: security: envelope of unknown kind refused", "id", e.Link.ID, "kind", e.Link.Kind)
+		c.refusedEnvelope(RefusedUnknownKind, "federation: security: envelope of unknown kind refused", "id", e.Link.ID,
+			"kind", e.Link.Kind)
 		g.m.refusal(g.name, RefusedUnknownKind)
 		c.acks.send(frame{Type: frameNack, ID: e.Link.ID, Error: "unknown kind"})
 	}
@@ -214,14 +230,15 @@ func (g *gateway) onCall(c *conn, e *envelope) {
 		c.acks.send(frame{Type: frameNack, ID: e.Link.ID, Error: why})
 	}
 	if isPrivileged(e.PayloadNS, e.PayloadName) {
-		g.log.Warn("federation: security: privileged root refused", "root", e.PayloadName, "ns", e.PayloadNS, "id", e.Link.ID)
+		c.refusedEnvelope(RefusedPrivileged, "federation: security: privileged root refused", "root", e.PayloadName,
+			"ns", e.PayloadNS, "id", e.Link.ID)
 		g.m.refusal(g.name, RefusedPrivileged)
 		nack("privileged messages never cross a gateway")
 		return
 	}
 	if e.PayloadNS != "" || !g.exported(e.PayloadName) {
-		g.log.Warn("federation: security: call for a root tag not exported refused", "root", e.PayloadName,
-			"ns", e.PayloadNS, "id", e.Link.ID)
+		c.refusedEnvelope(RefusedNotExported, "federation: security: call for a root tag not exported refused",
+			"root", e.PayloadName, "ns", e.PayloadNS, "id", e.Link.ID)
 		g.m.refusal(g.name, RefusedNotExported)
 		nack("no such capability")
 		return
@@ -232,7 +249,8 @@ func (g *gateway) onCall(c *conn, e *envelope) {
 		return
 	}
 	if why, reason := g.tooDeep(e); why != "" {
-		g.log.Warn("federation: call refused: "+why, "id", e.Link.ID, "root", e.PayloadName, "hops", e.Link.Hops)
+		c.refusedEnvelope(reason, "federation: call refused: "+why, "id", e.Link.ID, "root", e.PayloadName,
+			"hops", e.Link.Hops)
 		g.m.refusal(g.name, reason)
 		f := frame{Type: frameNack, ID: e.Link.ID, Error: why}
 		if reason == RefusedTooDeep {
@@ -380,7 +398,7 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 		if f, ok := errors.AsType[*failure.Failure](err); ok {
 			why = f.Canned()
 		}
-		g.log.Warn("federation: call from the peer not accepted", "id", e.Link.ID, "error", err)
+		c.refusedEnvelope(RefusedUndelivered, "federation: call from the peer not accepted", "id", e.Link.ID, "error", err)
 		forget()
 		g.m.refusal(g.name, RefusedUndelivered)
 		nack(why)

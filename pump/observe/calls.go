@@ -12,7 +12,13 @@ type CallSample struct {
 	Backend, Model                 string
 	Duration, FirstToken           time.Duration
 	PromptTokens, CompletionTokens int
-	Failed                         bool
+	// Failed says the call did not complete: the backend failed it, or
+	// (Aborted) its caller stopped it.
+	Failed bool
+	// Aborted says the caller stopped the call — an operator's halt,
+	// cancel or kill, a reload, shutdown — rather than the backend
+	// failing it: counted with the outcome "aborted", not "error".
+	Aborted bool
 }
 
 // CallFeed subscribes fn to every LLM call the organism makes from now on
@@ -39,7 +45,7 @@ func newLLMCalls() *llmCalls {
 	labels := []string{"backend", "model"}
 	return &llmCalls{
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "llm_calls_total",
-			Help: "LLM calls (attempts) by backend, model and outcome (ok, error)."},
+			Help: "LLM calls (attempts) by backend, model and outcome (ok, error, aborted: its caller stopped it)."},
 			[]string{"backend", "model", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace,
 			Name: "llm_call_duration_seconds", Help: "How long an LLM call took, waiting for the backend's limits included.",
@@ -69,15 +75,19 @@ func (l *llmCalls) Collect(ch chan<- prometheus.Metric) {
 	l.tokens.Collect(ch)
 }
 
-// ObserveCall counts one LLM call: llm_calls_total, its duration, its time
-// to the first token (streamed calls that got one) and, for a completed
-// call, its prompt and completion tokens. Attach makes the metrics a
+// ObserveCall counts one LLM call: llm_calls_total (outcome ok, error, or
+// aborted for a call its caller stopped), its duration, its time to the
+// first token (streamed calls that got one) and, for a completed call, its
+// prompt and completion tokens. Attach makes the metrics a
 // subscriber of Sources.Calls; ObserveCall is for a caller that feeds them
 // itself.
 func (m *Metrics) ObserveCall(c CallSample) {
 	l := m.llm
 	outcome := "ok"
-	if c.Failed {
+	switch {
+	case c.Aborted:
+		outcome = "aborted"
+	case c.Failed:
 		outcome = "error"
 	}
 	l.calls.WithLabelValues(c.Backend, c.Model, outcome).Inc()
@@ -85,7 +95,7 @@ func (m *Metrics) ObserveCall(c CallSample) {
 	if c.FirstToken > 0 {
 		l.firstToken.WithLabelValues(c.Backend, c.Model).Observe(c.FirstToken.Seconds())
 	}
-	if !c.Failed {
+	if !c.Failed && !c.Aborted {
 		l.tokens.WithLabelValues(c.Backend, c.Model, "prompt").Observe(float64(c.PromptTokens))
 		l.tokens.WithLabelValues(c.Backend, c.Model, "completion").Observe(float64(c.CompletionTokens))
 	}

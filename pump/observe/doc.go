@@ -41,7 +41,8 @@
 //	journal_queue_capacity / journal_queue_peak / journal_queue_blocked_total
 //	llm_agent_tokens_total{agent,kind} / llm_agent_requests_total{agent}
 //	llm_backend_tokens_total{backend,kind} / llm_backend_requests_total{backend}
-//	llm_calls_total{backend,model,outcome}  LLM call attempts, ok or error
+//	llm_calls_total{backend,model,outcome}  LLM call attempts: ok, error (the backend failed it) or
+//	                                     aborted (an operator's halt, cancel or kill, a reload stopped it)
 //	llm_call_duration_seconds{backend,model}  histogram: one call, limits' wait included
 //	llm_call_first_token_seconds{backend,model}  histogram: a streamed call's time to its first text
 //	llm_call_tokens{backend,model,kind}  histogram: prompt and completion tokens of one call

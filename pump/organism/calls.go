@@ -33,6 +33,10 @@ type Call struct {
 	// or aborted call, the estimate of what it spent when the model had
 	// begun to stream its reply, else 0.
 	PromptTokens, CompletionTokens int
+	// UsageEstimated says PromptTokens and CompletionTokens are an
+	// estimate (4 bytes a token): the backend reported no usage, or the
+	// call failed or was aborted mid-stream.
+	UsageEstimated bool
 	// Wait is the time spent waiting for the backend's limits; FirstToken
 	// the time to the first streamed piece (0: none); Duration the whole
 	// attempt, Wait included.
@@ -140,7 +144,7 @@ func (b *callBook) observe(rec llm.CallRecord) {
 	}
 	c := Call{Time: rec.Start, Conversation: conv, Thread: rec.Thread, Agent: rec.Agent, Backend: rec.Backend,
 		Model: rec.Model, Attempt: rec.Attempt, PromptTokens: rec.Usage.PromptTokens,
-		CompletionTokens: rec.Usage.CompletionTokens, Wait: rec.Wait, FirstToken: rec.FirstToken, Duration: rec.Duration,
+		CompletionTokens: rec.Usage.CompletionTokens, UsageEstimated: rec.UsageEstimated, Wait: rec.Wait, FirstToken: rec.FirstToken, Duration: rec.Duration,
 		Streamed: rec.Streamed, FinishReason: string(rec.FinishReason), ToolCalls: rec.ToolCalls}
 	if c.Time.IsZero() {
 		c.Time = time.Now()
@@ -261,7 +265,7 @@ func callRow(c Call) store.CallRow {
 		Backend: c.Backend, Model: c.Model, Attempt: c.Attempt, PromptTokens: c.PromptTokens,
 		CompletionTokens: c.CompletionTokens, Wait: c.Wait, FirstToken: c.FirstToken, Duration: c.Duration,
 		Streamed: c.Streamed, FinishReason: c.FinishReason, ToolCalls: c.ToolCalls, Error: c.Error,
-		EnvelopeSeq: c.EnvelopeSeq}
+		EnvelopeSeq: c.EnvelopeSeq, UsageEstimated: c.UsageEstimated}
 }
 
 // callOf is the organism's form of a stored call.
@@ -270,7 +274,7 @@ func callOf(r store.CallRow) Call {
 		Backend: r.Backend, Model: r.Model, Attempt: r.Attempt, PromptTokens: r.PromptTokens,
 		CompletionTokens: r.CompletionTokens, Wait: r.Wait, FirstToken: r.FirstToken, Duration: r.Duration,
 		Streamed: r.Streamed, FinishReason: r.FinishReason, ToolCalls: r.ToolCalls, Error: r.Error,
-		EnvelopeSeq: r.EnvelopeSeq}
+		EnvelopeSeq: r.EnvelopeSeq, UsageEstimated: r.UsageEstimated}
 }
 
 // DefaultCallLimit is how many calls Calls returns when asked for none or

@@ -18,12 +18,15 @@ import (
 //   - slots.seq (SlotRow.Seq): an agent tells the messages of its history
 //     apart by their content;
 //   - approvals.owner (ApprovalRow.Owner): nobody's, so an approval of a
-//     kind private to its owner is left to admins.
+//     kind private to its owner is left to admins;
+//   - llm_calls.usage_estimated (CallRow.UsageEstimated): the call's tokens
+//     read as reported (Reader.Calls selects 0 until the column exists).
 var addedColumns = []struct{ table, column, decl string }{
 	{"threads", "hops", ""},
 	{"threads", "marks", ""},
 	{"slots", "seq", ""},
 	{"approvals", "owner", "TEXT NOT NULL DEFAULT ''"},
+	{"llm_calls", "usage_estimated", ""},
 }
 
 // addColumns adds, inside tx, each of addedColumns its table lacks.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -125,14 +126,40 @@ func TestWriterCheckpointsItselfOnlyAsABackstop(t *testing.T) {
 // while the writer keeps committing during the checkpoints (writer.catchUp):
 // without that, it grew to the writer's own automatic checkpoint. The WAL
 // file keeps the size of the longest WAL it held.
+//
+// A checkpoint hands the writer its catch-up once a pass finds few pages
+// added during it, or after maxCheckpointPasses passes: on a loaded
+// machine a pass takes as long as a commit of a full batch (~180 pages),
+// so each checkpoint chases the writer for all its passes, and the WAL
+// legitimately holds what the writer wrote meanwhile. The test therefore
+// writes for a number of checkpoint passes, not of entries — at least
+// 20,000 entries and until 2×maxCheckpointPasses passes have run — so that
+// at least one checkpoint ends and hands over however slow its passes are,
+// and the WAL it held then is at most about half of what was written. A fixed 20,000
+// (five commits) ended, once in about 20 runs under load, with the first
+// checkpoint still chasing: the WAL held every page and the test failed.
 func TestWALStaysSmallUnderSteadyWrites(t *testing.T) {
-	s, dir := openTest(t, Options{checkpointPages: 32, Logger: quietLogger()})
+	var passes atomic.Int64
+	s, dir := openTest(t, Options{checkpointPages: 32, Logger: quietLogger(),
+		onCheckpoint: func(int, int, error) { passes.Add(1) }})
 	pad := bytes.Repeat([]byte("x"), 400)
-	for i := range 20000 {
-		e := testEntry(i, "t-steady")
-		e.Bytes = append(e.Bytes, pad...)
-		if err := s.Append(e); err != nil {
-			t.Fatal(err)
+	const (
+		least = 20000
+		most  = 100000 // ~4,500 pages: the checkpointer hardly ran
+		chunk = 1000
+	)
+	n := 0
+	for n < least || passes.Load() < 2*maxCheckpointPasses {
+		if n >= most {
+			t.Fatalf("%d checkpoint passes ran while the writer wrote %d entries", passes.Load(), n)
+		}
+		for range chunk {
+			e := testEntry(n, "t-steady")
+			e.Bytes = append(e.Bytes, pad...)
+			if err := s.Append(e); err != nil {
+				t.Fatal(err)
+			}
+			n++
 		}
 	}
 	flush(t, s)
@@ -144,19 +171,15 @@ func TestWALStaysSmallUnderSteadyWrites(t *testing.T) {
 	// Without the catch-up the WAL starts again only when SQLite's own
 	// restart happens to find the checkpoint done: it held 780-920 of ~920
 	// pages (0.84-1.0). With it, it held 378-399 beside a fuzzer on one
-	// core and 579 (0.63) once beside a fuzzer on both; a loaded machine
-	// starves the checkpointer and the WAL grows further before it starts
-	// again. The bound sits between the two;
+	// core and 579 (0.63) once beside a fuzzer on both (20,000 entries);
 	// TestWALStartsAgainAfterACheckpointBesideTheWriter checks the catch-up
 	// itself without timing.
 	const page = 16 << 10
 	held := fi.Size() / page
-	t.Logf("the WAL holds %d pages of the %d the writer wrote", held, frames)
+	t.Logf("the WAL holds %d pages of the %d the writer wrote (%d entries, %d checkpoint passes)", held, frames, n,
+		passes.Load())
 	if held > frames*3/4 {
 		t.Errorf("the WAL grew to %d pages of the %d the writer wrote: it did not start again", held, frames)
-	}
-	if s.Stats().Checkpoints == 0 {
-		t.Error("no checkpoint ran")
 	}
 }
 

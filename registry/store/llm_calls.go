@@ -36,7 +36,8 @@ CREATE TABLE IF NOT EXISTS llm_calls (
 	finish_reason     TEXT    NOT NULL DEFAULT '',
 	tool_calls        INTEGER NOT NULL DEFAULT 0,
 	error             TEXT    NOT NULL DEFAULT '',
-	envelope_seq      INTEGER
+	envelope_seq      INTEGER,
+	usage_estimated   INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS llm_calls_conversation ON llm_calls (conversation, id);
 CREATE INDEX IF NOT EXISTS llm_calls_thread ON llm_calls (thread, id);
@@ -64,6 +65,9 @@ type CallRow struct {
 	// or aborted call: the estimate of what it spent once the model had
 	// begun to stream, else 0).
 	PromptTokens, CompletionTokens int
+	// UsageEstimated says the tokens are an estimate (4 bytes a token):
+	// the backend reported no usage, or the call was stopped mid-stream.
+	UsageEstimated bool
 	// Wait is the time spent waiting for the backend's limits, FirstToken
 	// the time to the first streamed piece (0: none), Duration the whole
 	// attempt.
@@ -106,11 +110,11 @@ func (s *Store) AppendCall(c CallRow) (int64, error) {
 	id := s.callSeq.Add(1)
 	args := []any{id, at, c.Conversation, c.Thread, c.Agent, c.Backend, c.Model, int64(c.Attempt),
 		int64(c.PromptTokens), int64(c.CompletionTokens), int64(c.Wait), int64(c.FirstToken), int64(c.Duration),
-		c.Streamed, c.FinishReason, int64(c.ToolCalls), c.Error, link}
+		c.Streamed, c.FinishReason, int64(c.ToolCalls), c.Error, link, c.UsageEstimated}
 	err = s.enqueueAsync(&op{kind: opFunc, name: "append call", fn: func(w *writer) (int64, error) {
 		return w.exec(`INSERT INTO llm_calls (id, time_ns, conversation, thread, agent, backend, model, attempt,
 			prompt_tokens, completion_tokens, wait_ns, first_token_ns, duration_ns, streamed, finish_reason, tool_calls,
-			error, envelope_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...)
+			error, envelope_seq, usage_estimated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...)
 	}})
 	if err != nil {
 		return 0, err
@@ -158,9 +162,13 @@ func (r *Reader) Calls(f CallFilter) ([]CallRow, error) {
 		limit = 100
 	}
 	limit = min(limit, maxCallLimit)
+	estimated, err := r.callsEstimated()
+	if err != nil {
+		return nil, fmt.Errorf("store: read calls: %w", err)
+	}
 	query := `SELECT id, time_ns, conversation, thread, agent, backend, model, attempt, prompt_tokens,
 		completion_tokens, wait_ns, first_token_ns, duration_ns, streamed, finish_reason, tool_calls, error,
-		envelope_seq FROM llm_calls`
+		envelope_seq, ` + estimated + ` FROM llm_calls`
 	args := []any{}
 	if f.Thread != "" {
 		query += ` WHERE id IN (SELECT id FROM llm_calls WHERE conversation = ? UNION SELECT id FROM llm_calls WHERE thread = ?)`
@@ -169,7 +177,7 @@ func (r *Reader) Calls(f CallFilter) ([]CallRow, error) {
 	query += ` ORDER BY id DESC LIMIT ?`
 	args = append(args, limit)
 	var out []CallRow
-	err := r.read(func(db *sql.DB) error {
+	err = r.read(func(db *sql.DB) error {
 		rows, err := db.QueryContext(context.Background(), query, args...)
 		if err != nil {
 			return err
@@ -184,7 +192,8 @@ func (r *Reader) Calls(f CallFilter) ([]CallRow, error) {
 				link                               sql.NullInt64
 			)
 			if err := rows.Scan(&c.ID, &at, &c.Conversation, &c.Thread, &c.Agent, &c.Backend, &c.Model, &attempt,
-				&prompt, &completion, &wait, &first, &dur, &streamed, &c.FinishReason, &toolN, &c.Error, &link); err != nil {
+				&prompt, &completion, &wait, &first, &dur, &streamed, &c.FinishReason, &toolN, &c.Error, &link,
+				&c.UsageEstimated); err != nil {
 				return err
 			}
 			c.Time = time.Unix(0, at).UTC()
@@ -200,6 +209,29 @@ func (r *Reader) Calls(f CallFilter) ([]CallRow, error) {
 	}
 	slices.Reverse(out)
 	return out, nil
+}
+
+// callsEstimated returns what Calls selects for a call's usage_estimated:
+// the column, or 0 in a database an older binary wrote that no Open has
+// migrated yet (a read-only reader's; the column is never dropped, so
+// once seen it is not looked for again).
+func (r *Reader) callsEstimated() (string, error) {
+	if r.callsEstimatedCol.Load() {
+		return "usage_estimated", nil
+	}
+	var n int
+	err := r.read(func(db *sql.DB) error {
+		return db.QueryRowContext(context.Background(),
+			`SELECT count(*) FROM pragma_table_info('llm_calls') WHERE name = 'usage_estimated'`).Scan(&n)
+	})
+	if err != nil {
+		return "", err
+	}
+	if n == 0 {
+		return "0", nil
+	}
+	r.callsEstimatedCol.Store(true)
+	return "usage_estimated", nil
 }
 
 // CallTotals sums the tokens of a thread's successful calls.

@@ -30,6 +30,9 @@ type Reader struct {
 	// lookupRows counts the rows thread and conversation lookups returned
 	// (LookupRows).
 	lookupRows atomic.Int64
+	// callsEstimatedCol is set once llm_calls is seen to have its
+	// usage_estimated column (callsEstimated).
+	callsEstimatedCol atomic.Bool
 }
 
 // newReader opens the read-only connection pool of the database at path

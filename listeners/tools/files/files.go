@@ -149,8 +149,8 @@ func (t *Tool) run(c tools.Config, caller string, p *Files, res *FilesResult) er
 		if p.Op == "delete" && rel == "." {
 			return ErrRootItself
 		}
-		q, done, err := openQuota(root, r.Dir, r.Name, caller, int64(tools.Or(c.MaxDiskBytes, DefaultMaxDiskBytes)), &t.seen,
-			p.Op == "write")
+		q, done, err := openQuota(root, r.Dir, r.Name, caller, int64(tools.Or(c.MaxDiskBytes, DefaultMaxDiskBytes)), t.Policy,
+			&t.seen, p.Op == "write")
 		if err != nil {
 			return fmt.Errorf("files: counting %s for its disk quota: %w", r.Name, bare(err))
 		}

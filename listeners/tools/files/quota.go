@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/diskquota"
+	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 )
 
 // DefaultMaxDiskBytes is what each root of a writable files tool may hold
@@ -42,11 +43,12 @@ type quota struct {
 // openQuota locks the figure of the root open at root (configured as dir,
 // named name) and, for a write, counts it first (outside the lock) if it
 // must be; seen records the roots this Tool has written to, and declares
-// caller's limit on the figure (diskquota.Cap), so that the directory's
-// other writers hold to it too. A delete does not count (it is allowed
+// caller's limit on the figure (diskquota.Cap) as policy gives it, so that
+// the directory's other writers hold to it too. A delete does not count (it is allowed
 // whatever the root holds, even one that cannot be counted). done unlocks
 // the figure.
-func openQuota(root *os.Root, dir, name, caller string, limit int64, seen *seenRoots, write bool) (q *quota, done func(), err error) {
+func openQuota(root *os.Root, dir, name, caller string, limit int64, policy tools.Policy, seen *seenRoots,
+	write bool) (q *quota, done func(), err error) {
 	fi, err := root.Stat(".")
 	if err != nil {
 		return nil, nil, err
@@ -59,7 +61,7 @@ func openQuota(root *os.Root, dir, name, caller string, limit int64, seen *seenR
 	if seen.first(diskquota.IDOf(fi)) {
 		d.Invalidate() // this listener is new (built or reloaded): count afresh
 	}
-	seen.declare(d, caller, limit)
+	seen.declare(d, dir, caller, policy)
 	if write {
 		if err := d.Fresh(q.countFunc()); err != nil {
 			return nil, nil, err
@@ -90,11 +92,14 @@ type capKey struct {
 }
 
 // declared are the caps the files listeners of the process declared, one
-// per directory and caller (whose tool_config gives it), each at the
-// caller's latest limit: a listener a reload built in place of another
-// updates the same cap, so the new configuration holds, not the smaller of
-// the old and the new. A cap ends when no listener that declared it is
-// left (Close).
+// per directory and caller (whose tool_config gives it), each live: at
+// every check of the directory's limit it is what the caller's
+// configuration gives it now (sharedCap.current), so a reload that changes
+// the caller's max_disk_bytes changes the cap, and one that removes the
+// caller (or its files config, or the directory from it) ends it at once
+// rather than at shutdown. A listener a reload built in place of another
+// updates the same cap. A cap is released when no listener that declared
+// it is left (Close).
 var declared = struct {
 	mu   sync.Mutex
 	caps map[capKey]*sharedCap
@@ -104,10 +109,37 @@ var declared = struct {
 type sharedCap struct {
 	c     *diskquota.Cap
 	users int
+	// caller and dir (the root as configured) are whose cap it is and
+	// where; policy is the configuration of the listener that declared it
+	// last (guarded by the directory's lock).
+	caller, dir string
+	policy      tools.Policy
 }
 
-// declare declares (or updates) caller's limit on d.
-func (s *seenRoots) declare(d *diskquota.Dir, caller string, limit int64) {
+// current is the cap as the caller's configuration gives it now, and
+// false when it no longer lets the caller write to the directory (the
+// caller removed, read_only, another root): a diskquota live cap. It runs
+// with the directory's lock held.
+func (sc *sharedCap) current() (int64, bool) {
+	c := sc.policy.Config(sc.caller, Name)
+	if c.ReadOnly {
+		return 0, false
+	}
+	roots, err := tools.Roots(c.AllowedPaths)
+	if err != nil {
+		return 0, false
+	}
+	for _, r := range roots {
+		if r.Dir == sc.dir {
+			return int64(tools.Or(c.MaxDiskBytes, DefaultMaxDiskBytes)), true
+		}
+	}
+	return 0, false
+}
+
+// declare declares caller's cap on d, the root configured as dir, as
+// policy gives it (or makes policy the one that gives it).
+func (s *seenRoots) declare(d *diskquota.Dir, dir, caller string, policy tools.Policy) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	declared.mu.Lock()
@@ -115,11 +147,12 @@ func (s *seenRoots) declare(d *diskquota.Dir, caller string, limit int64) {
 	k := capKey{d, caller}
 	sc := declared.caps[k]
 	if sc == nil {
-		sc = &sharedCap{c: d.Declare(limit)}
+		sc = &sharedCap{caller: caller, dir: dir, policy: policy}
+		sc.c = d.DeclareLive(sc.current)
 		declared.caps[k] = sc
 	} else {
 		d.Lock()
-		sc.c.Set(limit)
+		sc.dir, sc.policy = dir, policy
 		d.Unlock()
 	}
 	if !s.caps[k] {

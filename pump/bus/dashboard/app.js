@@ -670,7 +670,7 @@ function dropLive(conv, agent) {
 // produced. A call its caller stopped (a halt, cancel, kill, reload) reads
 // "aborted", how in its tooltip; one the backend failed "failed: " and why;
 // the tokens of either are what it spent (estimated when the model had
-// begun to stream, else 0).
+// begun to stream, else 0). Estimated tokens read "≈" (tokensCell).
 function drawCalls(calls) {
   const body = $("#calls tbody");
   body.replaceChildren();
@@ -683,11 +683,21 @@ function drawCalls(calls) {
     if (kind === "aborted" && c.error) cell.title = c.error;
     body.append(el("tr", { "data-call": String(c.id) },
       el("td", { text: c.agent }), el("td", { text: c.backend + "/" + c.model }),
-      el("td", { text: c.prompt_tokens + " + " + c.completion_tokens }),
+      el("td", tokensCell(c)),
       el("td", { text: msec(c.first_token_ms) }), el("td", { text: msec(c.duration_ms) }),
       el("td", cell),
       el("td", { text: c.envelope_seq ? "#" + c.envelope_seq : "" })));
   }
+}
+
+// tokensCell is a call's tokens cell: "prompt + completion", marked "≈"
+// (and saying so in its tooltip) when they are an estimate — a call stopped
+// mid-stream, a backend that reports no usage.
+function tokensCell(c) {
+  const text = c.prompt_tokens + " + " + c.completion_tokens;
+  if (!c.usage_estimated) return { text };
+  return { text: "≈" + text, title: "an estimate, 4 bytes a token: the backend gave no count",
+    "data-estimated": "" };
 }
 
 // drawContext lists the context segments of the open conversation's

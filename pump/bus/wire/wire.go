@@ -352,8 +352,10 @@ type TokenUsage struct {
 // "completed", "aborted" (its caller stopped it: a halt, cancel, kill,
 // reload; finish_reason "aborted") or "failed"; error is set for a failed
 // or aborted call, whose tokens are the estimate of what it spent when the
-// model had begun to stream (else 0); envelope_seq is the journal seq of
-// the envelope the call produced (absent while not known).
+// model had begun to stream (else 0); usage_estimated is true when the
+// tokens are such an estimate or the backend reported no usage (4 bytes a
+// token; absent when they are the backend's count); envelope_seq is the
+// journal seq of the envelope the call produced (absent while not known).
 type Call struct {
 	ID               int64   `json:"id"`
 	Time             string  `json:"time"`
@@ -365,6 +367,7 @@ type Call struct {
 	Attempt          int     `json:"attempt"`
 	PromptTokens     int     `json:"prompt_tokens"`
 	CompletionTokens int     `json:"completion_tokens"`
+	UsageEstimated   bool    `json:"usage_estimated,omitempty"`
 	WaitMS           float64 `json:"wait_ms"`
 	FirstTokenMS     float64 `json:"first_token_ms"`
 	DurationMS       float64 `json:"duration_ms"`

@@ -171,7 +171,8 @@ CREATE TABLE llm_calls (
 	finish_reason     TEXT    NOT NULL DEFAULT '',
 	tool_calls        INTEGER NOT NULL DEFAULT 0,
 	error             TEXT    NOT NULL DEFAULT '',
-	envelope_seq      INTEGER
+	envelope_seq      INTEGER,
+	usage_estimated   INTEGER NOT NULL DEFAULT 0
 );
 
 -- table memory
