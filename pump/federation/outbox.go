@@ -53,6 +53,9 @@ type db struct {
 	nextSeq atomic.Int64
 	// epoch is the state's random id (federation_epoch).
 	epoch []byte
+	// seenRows, ackedRows and doneRows gather the rows of markSeenHash,
+	// acked and callInjected for the end of their run (rowbatch.go).
+	seenRows, ackedRows, doneRows *rowBatch
 	// receivedSince is when the received table began in a state that had
 	// received calls before (the zero Unix time for a state that began
 	// with it): a call sent before it may have been received without a
@@ -94,7 +97,10 @@ func openDB(st *store.Store, log *slog.Logger) (*db, error) {
 		}
 		b = &memBackend{db: s}
 	}
-	d := &db{b: b}
+	d := &db{b: b,
+		seenRows:  newRowBatch("seen", `INSERT OR IGNORE INTO federation_seen (hash, at) VALUES `, `(?, ?)`, ``, 2),
+		ackedRows: newRowBatch("outbox", `DELETE FROM federation_outbox WHERE seq IN (`, `?`, `)`, 1),
+		doneRows:  newRowBatch("received", `UPDATE federation_received SET done = 1 WHERE conv IN (`, `?`, `)`, 1)}
 	fail := func(err error) (*db, error) {
 		return nil, errors.Join(fmt.Errorf("federation: state: %w", err), d.closeLookups(), b.close())
 	}
@@ -512,9 +518,7 @@ func (d *db) pending(gw string) ([]queued, error) {
 // duplicate).
 func (d *db) acked(seq int64, onErr func(error)) {
 	d.later("acked", func(tx execer) error {
-		if _, err := tx.Exec(`DELETE FROM federation_outbox WHERE seq = ?`, seq); err != nil {
-			return fmt.Errorf("federation: outbox: %w", err)
-		}
+		d.ackedRows.add(tx, seq)
 		return nil
 	}, onError(onErr))
 }
@@ -544,9 +548,7 @@ func (d *db) seenHash(h [32]byte) (bool, error) {
 // copies.
 func (d *db) callInjected(conv string, done func(error)) {
 	d.later("received", func(tx execer) error {
-		if _, err := tx.Exec(`UPDATE federation_received SET done = 1 WHERE conv = ?`, conv); err != nil {
-			return fmt.Errorf("federation: received: %w", err)
-		}
+		d.doneRows.add(tx, conv)
 		return nil
 	}, done)
 }
@@ -564,9 +566,7 @@ func (d *db) markSeen(env []byte, now time.Time, done func(error)) {
 // markSeenHash is markSeen for the envelope whose sha256 is h.
 func (d *db) markSeenHash(h [32]byte, now time.Time, done func(error)) {
 	d.later("seen", func(tx execer) error {
-		if _, err := tx.Exec(`INSERT OR IGNORE INTO federation_seen (hash, at) VALUES (?, ?)`, h[:], now.UnixNano()); err != nil {
-			return fmt.Errorf("federation: seen: %w", err)
-		}
+		d.seenRows.add(tx, h[:], now.UnixNano())
 		return nil
 	}, done)
 }

@@ -1,0 +1,130 @@
+package federation
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/xml-pipeline/xmlpipe/registry/store"
+)
+
+// TestRowsOfOneCommitInOneStatement: the seen hashes, outbox deletions and
+// done marks that one group commit carries are written in one statement
+// each, not one per envelope — each write's done still told once its
+// commit is durable — and a write of the same run that fails leaves the
+// others' rows written (the store retries the run write by write). The
+// state in memory writes the same rows.
+func TestRowsOfOneCommitInOneStatement(t *testing.T) {
+	const k = 20
+	for _, tc := range []struct {
+		name    string
+		inStore bool
+	}{{"store", true}, {"memory", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var st *store.Store
+			if tc.inStore {
+				var err error
+				// Only the synchronous writes below commit.
+				st, err = store.Open(filepath.Join(t.TempDir(), "data"),
+					store.Options{BatchDelay: time.Hour, Logger: slog.New(slog.DiscardHandler)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { closeStore(t, st) })
+			}
+			d, err := openDB(st, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = d.close() })
+			now := time.Now()
+			// Two runs of k rows of each kind: one that commits, then one
+			// with a write that fails.
+			for run, failing := range []bool{false, true} {
+				var seqs []int64
+				for i := range k {
+					id := fmt.Sprint(run, "-", i)
+					seq, err := d.enqueue("g", "call-"+id, []byte("<envelope/>"), now, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					seqs = append(seqs, seq)
+					if err := d.write("serve", serveRows("conv-"+id, "g", "call-"+id, now)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var before int64
+				if st != nil {
+					before = st.Statements()
+				}
+				dones := make(chan error, 3*k) // acked tells failures only
+				tell := func(err error) { dones <- err }
+				failed := make(chan error, 1)
+				for i := range k {
+					id := fmt.Sprint(run, "-", i)
+					d.markSeenHash(sha256.Sum256([]byte("answer-"+id)), now, tell)
+					d.acked(seqs[i], tell)
+					if failing && i == k/2 {
+						d.later("failing", func(execer) error { return errors.New("boom") }, func(err error) { failed <- err })
+					}
+					d.callInjected("conv-"+id, tell)
+				}
+				if err := d.write("commit", func(execer) error { return nil }); err != nil {
+					t.Fatal(err)
+				}
+				for range 2 * k {
+					if err := waitErr(t, dones); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if failing {
+					if err := waitErr(t, failed); err == nil {
+						t.Fatal("the failing write of the run was committed")
+					}
+				}
+
+				var got struct{ Seen, Outbox, Done int }
+				for q, n := range map[string]*int{
+					`SELECT count(*) FROM federation_seen`:                    &got.Seen,
+					`SELECT count(*) FROM federation_outbox`:                  &got.Outbox,
+					`SELECT count(*) FROM federation_received WHERE done = 1`: &got.Done,
+				} {
+					if err := d.b.reads().QueryRow(q).Scan(n); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want := struct{ Seen, Outbox, Done int }{(run + 1) * k, 0, (run + 1) * k}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Fatalf("run %d: rows after the commit (-want +got):\n%s", run, diff)
+				}
+				if st == nil || failing {
+					continue
+				}
+				// BEGIN, an INSERT of the hashes, a DELETE of the entries, an
+				// UPDATE of the marks, COMMIT (and the chunks: 20 = 16 + 4).
+				// One statement a row was 3k+2.
+				if n := st.Statements() - before; n > 10 {
+					t.Fatalf("%d statements for %d rows of each kind in one commit, want at most 10", n, k)
+				}
+			}
+		})
+	}
+}
+
+// waitErr waits (60 s at most) for an outcome on ch.
+func waitErr(t *testing.T, ch <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(60 * time.Second):
+		t.Fatal("no outcome in 60s")
+		return nil
+	}
+}
