@@ -53,9 +53,11 @@ type db struct {
 	nextSeq atomic.Int64
 	// epoch is the state's random id (federation_epoch).
 	epoch []byte
-	// seenRows, ackedRows and doneRows gather the rows of markSeenHash,
-	// acked and callInjected for the end of their run (rowbatch.go).
-	seenRows, ackedRows, doneRows *rowBatch
+	// rows gathers, for the end of their run (rowbatch.go), the outbox
+	// entries (insertOutbox) and their deletions (acked), the seen hashes
+	// (markSeenHash) and the done marks (callInjected).
+	rows                                      rowSet
+	outboxRows, ackedRows, seenRows, doneRows *rowBatch
 	// receivedSince is when the received table began in a state that had
 	// received calls before (the zero Unix time for a state that began
 	// with it): a call sent before it may have been received without a
@@ -98,9 +100,12 @@ func openDB(st *store.Store, log *slog.Logger) (*db, error) {
 		b = &memBackend{db: s}
 	}
 	d := &db{b: b,
-		seenRows:  newRowBatch("seen", `INSERT OR IGNORE INTO federation_seen (hash, at) VALUES `, `(?, ?)`, ``, 2),
+		outboxRows: newRowBatch("outbox", `INSERT INTO federation_outbox (seq, gateway, id, env, created) VALUES `,
+			`(?, ?, ?, ?, ?)`, ``, 5),
 		ackedRows: newRowBatch("outbox", `DELETE FROM federation_outbox WHERE seq IN (`, `?`, `)`, 1),
+		seenRows:  newRowBatch("seen", `INSERT OR IGNORE INTO federation_seen (hash, at) VALUES `, `(?, ?)`, ``, 2),
 		doneRows:  newRowBatch("received", `UPDATE federation_received SET done = 1 WHERE conv IN (`, `?`, `)`, 1)}
+	d.rows.batches = []*rowBatch{d.outboxRows, d.ackedRows, d.seenRows, d.doneRows}
 	fail := func(err error) (*db, error) {
 		return nil, errors.Join(fmt.Errorf("federation: state: %w", err), d.closeLookups(), b.close())
 	}
@@ -213,12 +218,10 @@ type queued struct {
 // newSeq hands out the next outbox seq.
 func (d *db) newSeq() int64 { return d.nextSeq.Add(1) }
 
-// insertOutbox is the write of an outbox entry.
-func insertOutbox(tx execer, seq int64, gw, id string, env []byte, now time.Time) error {
-	if _, err := tx.Exec(`INSERT INTO federation_outbox (seq, gateway, id, env, created) VALUES (?, ?, ?, ?, ?)`,
-		seq, gw, id, env, now.UnixNano()); err != nil {
-		return fmt.Errorf("federation: outbox: %w", err)
-	}
+// insertOutbox is the write of an outbox entry: gathered for the end of
+// the run (rowSet), with the entries of the other writes of the run.
+func (d *db) insertOutbox(tx execer, seq int64, gw, id string, env []byte, now time.Time) error {
+	d.rows.add(tx, d.outboxRows, seq, gw, id, env, now.UnixNano())
 	return nil
 }
 
@@ -235,7 +238,7 @@ func (d *db) enqueue(gw, id string, env []byte, now time.Time, c *callRecord) (i
 				return fmt.Errorf("federation: calls: %w", err)
 			}
 		}
-		return insertOutbox(tx, seq, gw, id, env, now)
+		return d.insertOutbox(tx, seq, gw, id, env, now)
 	})
 	return seq, err
 }
@@ -260,7 +263,7 @@ func (d *db) enqueueCallThen(seq int64, gw, id string, rec *callRecord, env []by
 		if !write() {
 			return nil
 		}
-		return insertOutbox(tx, seq, gw, id, env, now)
+		return d.insertOutbox(tx, seq, gw, id, env, now)
 	}, done)
 }
 
@@ -304,7 +307,7 @@ func (d *db) enqueueThen(seq int64, gw, id string, env []byte, now time.Time, wr
 		if !write() {
 			return nil
 		}
-		return insertOutbox(tx, seq, gw, id, env, now)
+		return d.insertOutbox(tx, seq, gw, id, env, now)
 	}, done)
 }
 
@@ -319,7 +322,7 @@ func (d *db) enqueueAnswerThen(seq int64, gw, id string, env []byte, now time.Ti
 	done func(error)) {
 	d.later("outbox", func(tx execer) error {
 		if write() {
-			if err := insertOutbox(tx, seq, gw, id, env, now); err != nil {
+			if err := d.insertOutbox(tx, seq, gw, id, env, now); err != nil {
 				return err
 			}
 		}
@@ -518,7 +521,7 @@ func (d *db) pending(gw string) ([]queued, error) {
 // duplicate).
 func (d *db) acked(seq int64, onErr func(error)) {
 	d.later("acked", func(tx execer) error {
-		d.ackedRows.add(tx, seq)
+		d.rows.add(tx, d.ackedRows, seq)
 		return nil
 	}, onError(onErr))
 }
@@ -548,7 +551,7 @@ func (d *db) seenHash(h [32]byte) (bool, error) {
 // copies.
 func (d *db) callInjected(conv string, done func(error)) {
 	d.later("received", func(tx execer) error {
-		d.doneRows.add(tx, conv)
+		d.rows.add(tx, d.doneRows, conv)
 		return nil
 	}, done)
 }
@@ -566,7 +569,7 @@ func (d *db) markSeen(env []byte, now time.Time, done func(error)) {
 // markSeenHash is markSeen for the envelope whose sha256 is h.
 func (d *db) markSeenHash(h [32]byte, now time.Time, done func(error)) {
 	d.later("seen", func(tx execer) error {
-		d.seenRows.add(tx, h[:], now.UnixNano())
+		d.rows.add(tx, d.seenRows, h[:], now.UnixNano())
 		return nil
 	}, done)
 }

@@ -18,9 +18,9 @@ import (
 // A row so written is written after the writes that followed its own in
 // the run: only writes that no later write of the federation reads or
 // changes in the same transaction are gathered — an insert of a hash (read
-// only through the read pool, after the commit), the deletion of an
-// outbox entry by its seq (whose insert always comes before it, or never:
-// rowClaim), the done mark of a received call (its row inserted before
+// only through the read pool, after the commit), the insert of an outbox
+// entry and its deletion by its seq (the outbox is read only through the
+// read pool; the insert is written before the deletion: rowSet), the done mark of a received call (its row inserted before
 // it, deleted only for a call refused before it was injected, which is
 // never marked done).
 
@@ -29,19 +29,62 @@ import (
 // log2(maxBatchRows)+1 texts of a statement are ever prepared.
 const maxBatchRows = 64
 
-// rowBatch gathers the rows of one statement whose writes run in one
-// transaction, and writes them when the transaction's run ends. It is used
-// only on the goroutine that applies the state's writes (the store's
-// writer; the memory backend's writes, one at a time).
+// rowSet is the rowBatches of the state, written in the order they are
+// declared at the end of each run that gathered rows in any of them: an
+// outbox entry's insert before its deletion (an acknowledgement cancels an
+// insert that has not run, rowClaim, so a deletion that is gathered
+// follows its insert, in its run or a later one). It is used only on the
+// goroutine that applies the state's writes (the store's writer; the
+// memory backend's writes, one at a time).
+type rowSet struct {
+	// owner is the transaction whose end writes what the batches hold
+	// (nil: none).
+	owner   execer
+	batches []*rowBatch
+}
+
+// add gathers row in b (one of s's batches) for tx's end.
+func (s *rowSet) add(tx execer, b *rowBatch, row ...any) {
+	if s.owner != tx {
+		// The first row of this run: what an earlier run gathered was
+		// written by its end, or its transaction failed first (its writes
+		// are then applied again, each in a transaction of its own).
+		s.reset()
+		s.owner = tx
+		tx.atEnd(s.flush)
+	}
+	b.args = append(b.args, row...)
+	b.rows++
+}
+
+// reset drops what the batches hold.
+func (s *rowSet) reset() {
+	s.owner = nil
+	for _, b := range s.batches {
+		clear(b.args)
+		b.args, b.rows = b.args[:0], 0
+	}
+}
+
+// flush writes what the batches gathered for tx, in their order.
+func (s *rowSet) flush(tx execer) error {
+	defer s.reset()
+	for _, b := range s.batches {
+		if err := b.flush(tx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rowBatch gathers the rows of one statement (rowSet.add).
 type rowBatch struct {
 	// what names the rows in errors.
 	what    string
 	cols    int
 	queries map[int]string // rows → query text
-	// owner is the transaction whose end writes args (nil: none).
-	owner execer
-	args  []any
-	rows  int
+	args    []any
+	rows    int
 }
 
 // newRowBatch is the batch of the statement head + tuple × rows + tail,
@@ -54,31 +97,12 @@ func newRowBatch(what, head, tuple, tail string, cols int) *rowBatch {
 	return b
 }
 
-// add gathers one row (cols values) for tx's end.
-func (b *rowBatch) add(tx execer, row ...any) {
-	if b.owner != tx {
-		// The first row of this run: what an earlier run gathered was
-		// written by its end, or its transaction failed first (its writes
-		// are then applied again, each in a transaction of its own).
-		clear(b.args)
-		b.owner, b.args, b.rows = tx, b.args[:0], 0
-		tx.atEnd(b.flush)
-	}
-	b.args = append(b.args, row...)
-	b.rows++
-}
-
-// flush writes the rows gathered for tx.
+// flush writes the rows gathered (rowSet.flush drops them after).
 func (b *rowBatch) flush(tx execer) error {
-	args, rows := b.args, b.rows
-	defer func() {
-		clear(args)
-		b.owner, b.args, b.rows = nil, args[:0], 0
-	}()
-	off := 0
+	rows, off := b.rows, 0
 	for k := maxBatchRows; k >= 1; k /= 2 {
 		for ; rows >= k; rows -= k {
-			if _, err := tx.Exec(b.queries[k], args[off*b.cols:(off+k)*b.cols]...); err != nil {
+			if _, err := tx.Exec(b.queries[k], b.args[off*b.cols:(off+k)*b.cols]...); err != nil {
 				return fmt.Errorf("federation: %s: %w", b.what, err)
 			}
 			off += k
