@@ -53,11 +53,15 @@ type db struct {
 	nextSeq atomic.Int64
 	// epoch is the state's random id (federation_epoch).
 	epoch []byte
-	// rows gathers, for the end of their run (rowbatch.go), the outbox
-	// entries (insertOutbox) and their deletions (acked), the seen hashes
-	// (markSeenHash) and the done marks (callInjected).
-	rows                                      rowSet
-	outboxRows, ackedRows, seenRows, doneRows *rowBatch
+	// rows gathers the rows of the writes made one per envelope for the
+	// end of their run (rowbatch.go): the outbox entries (insertOutbox)
+	// and their deletions (acked), the seen hashes (markSeenHash), the
+	// received and served rows (serveRows) with the done marks
+	// (callInjected) and deletions (serveEnd, enqueueAnswerThen), the
+	// call records (enqueueCallThen) and their deletions (callDone).
+	rows rowSet
+	outboxRows, ackedRows, seenRows, receivedRows, servedRows, callRows, doneRows,
+	unservedRows, unreceivedRows, callDoneRows *rowBatch
 	// receivedSince is when the received table began in a state that had
 	// received calls before (the zero Unix time for a state that began
 	// with it): a call sent before it may have been received without a
@@ -104,8 +108,23 @@ func openDB(st *store.Store, log *slog.Logger) (*db, error) {
 			`(?, ?, ?, ?, ?)`, ``, 5),
 		ackedRows: newRowBatch("outbox", `DELETE FROM federation_outbox WHERE seq IN (`, `?`, `)`, 1),
 		seenRows:  newRowBatch("seen", `INSERT OR IGNORE INTO federation_seen (hash, at) VALUES `, `(?, ?)`, ``, 2),
-		doneRows:  newRowBatch("received", `UPDATE federation_received SET done = 1 WHERE conv IN (`, `?`, `)`, 1)}
-	d.rows.batches = []*rowBatch{d.outboxRows, d.ackedRows, d.seenRows, d.doneRows}
+		receivedRows: newRowBatch("received", `INSERT OR IGNORE INTO federation_received (conv, at) VALUES `,
+			`(?, ?)`, ``, 2).keyed("received", false),
+		servedRows: newRowBatch("served", `INSERT OR REPLACE INTO federation_served (conv, gateway, link_thread, created) VALUES `,
+			`(?, ?, ?, ?)`, ``, 4).keyed("served", false),
+		callRows: newRowBatch("calls", `INSERT INTO federation_calls (link_thread, gateway, caller_thread, digest, created) VALUES `,
+			`(?, ?, ?, ?, ?)`, ` ON CONFLICT (link_thread) DO NOTHING`, 5).keyed("calls", false),
+		doneRows: newRowBatch("received", `UPDATE federation_received SET done = 1 WHERE conv IN (`, `?`, `)`, 1),
+		unservedRows: newRowBatch("served", `DELETE FROM federation_served WHERE conv IN (`, `?`, `)`, 1).
+			keyed("served", true),
+		unreceivedRows: newRowBatch("received", `DELETE FROM federation_received WHERE conv IN (`, `?`, `)`, 1).
+			keyed("received", true),
+		callDoneRows: newRowBatch("calls", `DELETE FROM federation_calls WHERE link_thread IN (`, `?`, `)`, 1).
+			keyed("calls", true)}
+	// Inserts before done marks and deletions: the order they are
+	// gathered in for any key (rowbatch.go).
+	d.rows.batches = []*rowBatch{d.outboxRows, d.ackedRows, d.seenRows, d.receivedRows, d.servedRows, d.callRows,
+		d.doneRows, d.unservedRows, d.unreceivedRows, d.callDoneRows}
 	fail := func(err error) (*db, error) {
 		return nil, errors.Join(fmt.Errorf("federation: state: %w", err), d.closeLookups(), b.close())
 	}
@@ -169,7 +188,12 @@ func (d *db) write(name string, fn func(execer) error) error {
 	if d.closed {
 		return errStateClosed
 	}
-	return d.b.write(name, fn)
+	return d.b.write(name, d.stateTx(fn))
+}
+
+// stateTx adapts fn to see the rows gathered before it (stateTx).
+func (d *db) stateTx(fn func(execer) error) func(execer) error {
+	return func(tx execer) error { return fn(stateTx{execer: tx, rows: &d.rows}) }
 }
 
 // now runs fn in the next commit, which it forces, without waiting; done
@@ -196,7 +220,7 @@ func (d *db) queue(name string, fn func(execer) error, done func(error),
 		}
 		return
 	}
-	enqueue(name, fn, done)
+	enqueue(name, d.stateTx(fn), done)
 }
 
 // onError adapts a logger of failures to a done.
@@ -221,8 +245,7 @@ func (d *db) newSeq() int64 { return d.nextSeq.Add(1) }
 // insertOutbox is the write of an outbox entry: gathered for the end of
 // the run (rowSet), with the entries of the other writes of the run.
 func (d *db) insertOutbox(tx execer, seq int64, gw, id string, env []byte, now time.Time) error {
-	d.rows.add(tx, d.outboxRows, seq, gw, id, env, now.UnixNano())
-	return nil
+	return d.rows.add(tx, d.outboxRows, seq, gw, id, env, now.UnixNano())
 }
 
 // enqueue stores a signed envelope for gateway gw under a new seq; with a
@@ -255,9 +278,8 @@ func (d *db) enqueueCallThen(seq int64, gw, id string, rec *callRecord, env []by
 	done func(error)) {
 	d.later("call", func(tx execer) error {
 		if rec.row.write() {
-			if _, err := tx.Exec(`INSERT INTO federation_calls (link_thread, gateway, caller_thread, digest, created)
-				VALUES (?, ?, ?, ?, ?) ON CONFLICT (link_thread) DO NOTHING`, id, gw, rec.callerThread, []byte{}, now.UnixNano()); err != nil {
-				return fmt.Errorf("federation: calls: %w", err)
+			if err := d.rows.add(tx, d.callRows, id, gw, rec.callerThread, []byte{}, now.UnixNano()); err != nil {
+				return err
 			}
 		}
 		if !write() {
@@ -326,10 +348,7 @@ func (d *db) enqueueAnswerThen(seq int64, gw, id string, env []byte, now time.Ti
 				return err
 			}
 		}
-		if _, err := tx.Exec(`DELETE FROM federation_served WHERE conv = ?`, conv); err != nil {
-			return fmt.Errorf("federation: served: %w", err)
-		}
-		return nil
+		return d.rows.add(tx, d.unservedRows, conv)
 	}, done)
 }
 
@@ -388,10 +407,7 @@ func (d *db) keepAnswer(gw, linkThread string, env []byte) (bool, error) {
 // adopted); done is told the outcome.
 func (d *db) callDone(linkThread string, done func(error)) {
 	d.later("call done", func(tx execer) error {
-		if _, err := tx.Exec(`DELETE FROM federation_calls WHERE link_thread = ?`, linkThread); err != nil {
-			return fmt.Errorf("federation: calls: %w", err)
-		}
-		return nil
+		return d.rows.add(tx, d.callDoneRows, linkThread)
 	}, done)
 }
 
@@ -407,17 +423,12 @@ func (d *db) hasCalls(gw string) (bool, error) {
 // serveRows records that conversation conv serves the peer's call on
 // linkThread through gw, and that its call is being received (before the
 // call is injected; callInjected marks it done after).
-func serveRows(conv, gw, linkThread string, now time.Time) func(execer) error {
+func (d *db) serveRows(conv, gw, linkThread string, now time.Time) func(execer) error {
 	return func(tx execer) error {
-		if _, err := tx.Exec(`INSERT OR IGNORE INTO federation_received (conv, at) VALUES (?, ?)`,
-			conv, now.UnixNano()); err != nil {
-			return fmt.Errorf("federation: received: %w", err)
+		if err := d.rows.add(tx, d.receivedRows, conv, now.UnixNano()); err != nil {
+			return err
 		}
-		if _, err := tx.Exec(`INSERT OR REPLACE INTO federation_served (conv, gateway, link_thread, created)
-			VALUES (?, ?, ?, ?)`, conv, gw, linkThread, now.UnixNano()); err != nil {
-			return fmt.Errorf("federation: served: %w", err)
-		}
-		return nil
+		return d.rows.add(tx, d.servedRows, conv, gw, linkThread, now.UnixNano())
 	}
 }
 
@@ -428,9 +439,9 @@ func serveRows(conv, gw, linkThread string, now time.Time) func(execer) error {
 // cost no commit of their own. done is told the outcome once durable.
 func (d *db) serveBegin(conv, gw, linkThread string, now time.Time, urgent bool, done func(error)) {
 	if urgent {
-		d.now("serve", serveRows(conv, gw, linkThread, now), done)
+		d.now("serve", d.serveRows(conv, gw, linkThread, now), done)
 	} else {
-		d.later("serve", serveRows(conv, gw, linkThread, now), done)
+		d.later("serve", d.serveRows(conv, gw, linkThread, now), done)
 	}
 }
 
@@ -439,15 +450,10 @@ func (d *db) serveBegin(conv, gw, linkThread string, now time.Time, urgent bool,
 // received too.
 func (d *db) serveEnd(conv string, refused bool, onErr func(error)) {
 	d.later("serve end", func(tx execer) error {
-		if _, err := tx.Exec(`DELETE FROM federation_served WHERE conv = ?`, conv); err != nil {
-			return fmt.Errorf("federation: served: %w", err)
+		if err := d.rows.add(tx, d.unservedRows, conv); err != nil || !refused {
+			return err
 		}
-		if refused {
-			if _, err := tx.Exec(`DELETE FROM federation_received WHERE conv = ?`, conv); err != nil {
-				return fmt.Errorf("federation: received: %w", err)
-			}
-		}
-		return nil
+		return d.rows.add(tx, d.unreceivedRows, conv)
 	}, onError(onErr))
 }
 
@@ -521,8 +527,7 @@ func (d *db) pending(gw string) ([]queued, error) {
 // duplicate).
 func (d *db) acked(seq int64, onErr func(error)) {
 	d.later("acked", func(tx execer) error {
-		d.rows.add(tx, d.ackedRows, seq)
-		return nil
+		return d.rows.add(tx, d.ackedRows, seq)
 	}, onError(onErr))
 }
 
@@ -551,8 +556,7 @@ func (d *db) seenHash(h [32]byte) (bool, error) {
 // copies.
 func (d *db) callInjected(conv string, done func(error)) {
 	d.later("received", func(tx execer) error {
-		d.rows.add(tx, d.doneRows, conv)
-		return nil
+		return d.rows.add(tx, d.doneRows, conv)
 	}, done)
 }
 
@@ -569,8 +573,7 @@ func (d *db) markSeen(env []byte, now time.Time, done func(error)) {
 // markSeenHash is markSeen for the envelope whose sha256 is h.
 func (d *db) markSeenHash(h [32]byte, now time.Time, done func(error)) {
 	d.later("seen", func(tx execer) error {
-		d.rows.add(tx, d.seenRows, h[:], now.UnixNano())
-		return nil
+		return d.rows.add(tx, d.seenRows, h[:], now.UnixNano())
 	}, done)
 }
 

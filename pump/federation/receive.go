@@ -393,7 +393,7 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 		// The call is journaled but its rows are not (their write failed
 		// alone): write them again, so that a copy is refused and the
 		// answer still reaches the peer after a restart.
-		if err := g.m.db.write("serve", serveRows(conv, g.name, e.Thread, g.m.now())); err != nil {
+		if err := g.m.db.write("serve", g.m.db.serveRows(conv, g.name, e.Thread, g.m.now())); err != nil {
 			g.log.Error("federation: received call not recorded; a copy after a restart is left to the journal",
 				"id", e.Link.ID, "error", err)
 		}

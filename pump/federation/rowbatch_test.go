@@ -56,7 +56,7 @@ func TestRowsOfOneCommitInOneStatement(t *testing.T) {
 						t.Fatal(err)
 					}
 					seqs = append(seqs, seq)
-					if err := d.write("serve", serveRows("conv-"+id, "g", "call-"+id, now)); err != nil {
+					if err := d.write("serve", d.serveRows("conv-"+id, "g", "call-"+id, now)); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -137,5 +137,74 @@ func waitErr(t *testing.T, ch <-chan error) error {
 	case <-time.After(60 * time.Second):
 		t.Fatal("no outcome in 60s")
 		return nil
+	}
+}
+
+// TestGatheredRowsKeepTheirOrder: rows gathered for the end of their run
+// are written as if each write had run its statements itself — a
+// statement a later write runs (keepAnswer) sees the call record gathered
+// before it, and a conversation or call whose rows are deleted and
+// inserted again in one run keeps the rows inserted last.
+func TestGatheredRowsKeepTheirOrder(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "data"),
+		store.Options{BatchDelay: time.Hour, Logger: slog.New(slog.DiscardHandler)}) // only synchronous writes commit
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeStore(t, st) })
+	d, err := openDB(st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.close() })
+	now := time.Now()
+	always := func() bool { return true }
+	dones := make(chan error, 16)
+	tell := func(err error) { dones <- err }
+	commit := func() {
+		t.Helper()
+		if err := d.write("commit", func(execer) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(q string, args ...any) int {
+		t.Helper()
+		var n int
+		if err := d.b.reads().QueryRow(q, args...).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	// A call's record gathered, then an answer kept for it in the same run.
+	d.enqueueCallThen(d.newSeq(), "g", "call-1", &callRecord{callerThread: "t"}, []byte("<call/>"), now, always, tell)
+	kept, err := d.keepAnswer("g", "call-1", []byte("<answer/>"))
+	if err != nil || !kept {
+		t.Fatalf("keepAnswer after the call's record was gathered: kept %v, %v; want kept", kept, err)
+	}
+	if err := waitErr(t, dones); err != nil {
+		t.Fatal(err)
+	}
+
+	// Its record deleted and made again (a handling after Unhalt) in one
+	// run; a conversation refused and received again in one run.
+	d.callDone("call-1", tell)
+	d.enqueueCallThen(d.newSeq(), "g", "call-1", &callRecord{callerThread: "t"}, []byte("<call/>"), now, always, tell)
+	d.serveBegin("conv-1", "g", "call-2", now, false, tell)
+	d.serveEnd("conv-1", true, func(err error) { dones <- err })
+	d.serveBegin("conv-1", "g", "call-2", now, false, tell)
+	commit()
+	for range 4 {
+		if err := waitErr(t, dones); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := []int{
+		count(`SELECT count(*) FROM federation_calls WHERE link_thread = 'call-1'`),
+		count(`SELECT count(*) FROM federation_received WHERE conv = 'conv-1'`),
+		count(`SELECT count(*) FROM federation_served WHERE conv = 'conv-1'`),
+	}
+	if diff := cmp.Diff([]int{1, 1, 1}, got); diff != "" {
+		t.Fatalf("call record, received and served rows inserted again after their deletion in one run (-want +got):\n%s", diff)
 	}
 }
