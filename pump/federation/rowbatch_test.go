@@ -69,7 +69,7 @@ func TestRowsOfOneCommitInOneStatement(t *testing.T) {
 				failed := make(chan error, 1)
 				for i := range k {
 					id := fmt.Sprint(run, "-", i)
-					d.markSeenHash(sha256.Sum256([]byte("answer-"+id)), now, tell)
+					d.markSeenHash(sha256.Sum256([]byte("answer-"+id)), now, now, tell)
 					d.acked(seqs[i], tell)
 					// A new entry, and for every other one its deletion in
 					// the same run: written after the insert.
