@@ -157,7 +157,7 @@ func TestUnansweredServedLeftToRecovery(t *testing.T) {
 			c := newCalleeWith(t, aKey, bKey, dir, nil, &store.Options{})
 			lt := stage.NewThreadID()
 			conv := derivedThread(c.m.secret, "a", lt)
-			if err := c.m.db.write("serve", serveRows(conv, "a", lt, time.Now())); err != nil {
+			if err := c.m.db.write("serve", c.m.db.serveRows(conv, "a", lt, time.Now())); err != nil {
 				t.Fatal(err)
 			}
 			if tc.journal {
@@ -186,7 +186,7 @@ func TestCallWithLiveThreadButNoJournalIsInjected(t *testing.T) {
 	c := newCalleeWith(t, aKey, bKey, dir, nil, &store.Options{})
 	lt := stage.NewThreadID()
 	conv := derivedThread(c.m.secret, "a", lt)
-	if err := c.m.db.write("serve", serveRows(conv, "a", lt, time.Now())); err != nil {
+	if err := c.m.db.write("serve", c.m.db.serveRows(conv, "a", lt, time.Now())); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.pump.Threads().Begin(conv, "a", "echo"); err != nil {

@@ -37,7 +37,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 				return
 			}
 			d.callInjected("c"+id, func(err error) { done <- err })
-			d.markSeen([]byte("reply"+id), now, func(err error) { done <- err })
+			d.markSeen([]byte("reply"+id), now, now, func(err error) { done <- err })
 			for range 2 {
 				if err := <-done; err != nil {
 					b.Error(err)

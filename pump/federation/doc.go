@@ -181,7 +181,13 @@
 // reply is signed as soon as the pump has it (Pump.Watch), while its
 // commit runs. Every write queued after an entry commits with it or later,
 // so none is durable without it; an entry acknowledged before its insert
-// ran is never written (rowClaim). The
+// ran is never written (rowClaim). The rows written one or two per
+// envelope (outbox entries and their deletions, seen hashes, received and
+// served rows and done marks, call records and their deletions) are
+// gathered by their writes and written at the end of the group commit's
+// run, in one multi-row statement per kind (rowbatch.go, store.Tx.AtEnd),
+// not a statement each; any statement a write of the state runs itself
+// comes after the rows gathered before it. The
 // federation.db of earlier versions is moved into the store at the first
 // start (migrate.go). An organism without a data directory keeps the state
 // in memory.

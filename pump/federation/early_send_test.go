@@ -110,9 +110,9 @@ func TestLookupsDoNotWaitForACommit(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	env := []byte("<message>one</message>")
+	env, sent := []byte("<message>one</message>"), time.Now()
 	marked := make(chan error, 1)
-	d.markSeen(env, time.Now(), func(err error) { marked <- err })
+	d.markSeen(env, sent, sent, func(err error) { marked <- err })
 	if err := <-marked; err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestLookupsDoNotWaitForACommit(t *testing.T) {
 	<-entered
 	looked := make(chan error, 1)
 	go func() {
-		dup, err := d.seen(env)
+		dup, err := d.seen(env, sent)
 		if err == nil && !dup {
 			err = errors.New("a committed hash is not seen")
 		}

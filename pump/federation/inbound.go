@@ -110,7 +110,7 @@ func (g *gateway) checkInbound(in *inbound) {
 			in.inMemory = true
 			return
 		}
-		in.dup, in.serr = g.m.db.seenHash(in.hash)
+		in.dup, in.serr = g.m.db.seenHash(in.hash, in.e.Link.Sent)
 	}
 }
 

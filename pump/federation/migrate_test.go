@@ -146,7 +146,7 @@ func TestMigrateLegacyState(t *testing.T) {
 	if want := time.Unix(0, 12345); !d.receivedSince.Equal(want) {
 		t.Errorf("received_since %v, want %v", d.receivedSince, want)
 	}
-	if dup, err := d.seen(ls.seenEnv); err != nil || !dup {
+	if dup, err := d.seen(ls.seenEnv, time.Now()); err != nil || !dup {
 		t.Errorf("a migrated hash: seen = %v, %v", dup, err)
 	}
 	ids, answers, err := d.openCalls("a", "caller", []byte{1})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -53,6 +54,15 @@ type db struct {
 	nextSeq atomic.Int64
 	// epoch is the state's random id (federation_epoch).
 	epoch []byte
+	// rows gathers the rows of the writes made one per envelope for the
+	// end of their run (rowbatch.go): the outbox entries (insertOutbox)
+	// and their deletions (acked), the seen hashes (markSeenHash), the
+	// received and served rows (serveRows) with the done marks
+	// (callInjected) and deletions (serveEnd, enqueueAnswerThen), the
+	// call records (enqueueCallThen) and their deletions (callDone).
+	rows rowSet
+	outboxRows, ackedRows, seenRows, receivedRows, servedRows, callRows, doneRows,
+	unservedRows, unreceivedRows, callDoneRows *rowBatch
 	// receivedSince is when the received table began in a state that had
 	// received calls before (the zero Unix time for a state that began
 	// with it): a call sent before it may have been received without a
@@ -94,7 +104,28 @@ func openDB(st *store.Store, log *slog.Logger) (*db, error) {
 		}
 		b = &memBackend{db: s}
 	}
-	d := &db{b: b}
+	d := &db{b: b,
+		outboxRows: newRowBatch("outbox", `INSERT INTO federation_outbox (seq, gateway, id, env, created) VALUES `,
+			`(?, ?, ?, ?, ?)`, ``, 5),
+		ackedRows: newRowBatch("outbox", `DELETE FROM federation_outbox WHERE seq IN (`, `?`, `)`, 1),
+		seenRows:  newRowBatch("seen", `INSERT OR IGNORE INTO federation_seen (hash, at) VALUES `, `(?, ?)`, ``, 2),
+		receivedRows: newRowBatch("received", `INSERT OR IGNORE INTO federation_received (conv, at) VALUES `,
+			`(?, ?)`, ``, 2).keyed("received", false),
+		servedRows: newRowBatch("served", `INSERT OR REPLACE INTO federation_served (conv, gateway, link_thread, created) VALUES `,
+			`(?, ?, ?, ?)`, ``, 4).keyed("served", false),
+		callRows: newRowBatch("calls", `INSERT INTO federation_calls (link_thread, gateway, caller_thread, digest, created) VALUES `,
+			`(?, ?, ?, ?, ?)`, ` ON CONFLICT (link_thread) DO NOTHING`, 5).keyed("calls", false),
+		doneRows: newRowBatch("received", `UPDATE federation_received SET done = 1 WHERE conv IN (`, `?`, `)`, 1),
+		unservedRows: newRowBatch("served", `DELETE FROM federation_served WHERE conv IN (`, `?`, `)`, 1).
+			keyed("served", true),
+		unreceivedRows: newRowBatch("received", `DELETE FROM federation_received WHERE conv IN (`, `?`, `)`, 1).
+			keyed("received", true),
+		callDoneRows: newRowBatch("calls", `DELETE FROM federation_calls WHERE link_thread IN (`, `?`, `)`, 1).
+			keyed("calls", true)}
+	// Inserts before done marks and deletions: the order they are
+	// gathered in for any key (rowbatch.go).
+	d.rows.batches = []*rowBatch{d.outboxRows, d.ackedRows, d.seenRows, d.receivedRows, d.servedRows, d.callRows,
+		d.doneRows, d.unservedRows, d.unreceivedRows, d.callDoneRows}
 	fail := func(err error) (*db, error) {
 		return nil, errors.Join(fmt.Errorf("federation: state: %w", err), d.closeLookups(), b.close())
 	}
@@ -112,7 +143,9 @@ func openDB(st *store.Store, log *slog.Logger) (*db, error) {
 	}
 	d.nextSeq.Store(high)
 	var err error
-	if d.seenQ, err = b.reads().Prepare(`SELECT 1 FROM federation_seen WHERE hash = ?`); err == nil {
+	// A hash under its key (seenKey), or one an earlier version recorded
+	// under the hash alone.
+	if d.seenQ, err = b.reads().Prepare(`SELECT 1 FROM federation_seen WHERE hash IN (?, ?) LIMIT 1`); err == nil {
 		d.receivedQ, err = b.reads().Prepare(`SELECT done FROM federation_received WHERE conv = ?`)
 	}
 	if err != nil {
@@ -158,7 +191,12 @@ func (d *db) write(name string, fn func(execer) error) error {
 	if d.closed {
 		return errStateClosed
 	}
-	return d.b.write(name, fn)
+	return d.b.write(name, d.stateTx(fn))
+}
+
+// stateTx adapts fn to see the rows gathered before it (stateTx).
+func (d *db) stateTx(fn func(execer) error) func(execer) error {
+	return func(tx execer) error { return fn(stateTx{execer: tx, rows: &d.rows}) }
 }
 
 // now runs fn in the next commit, which it forces, without waiting; done
@@ -185,7 +223,7 @@ func (d *db) queue(name string, fn func(execer) error, done func(error),
 		}
 		return
 	}
-	enqueue(name, fn, done)
+	enqueue(name, d.stateTx(fn), done)
 }
 
 // onError adapts a logger of failures to a done.
@@ -207,13 +245,10 @@ type queued struct {
 // newSeq hands out the next outbox seq.
 func (d *db) newSeq() int64 { return d.nextSeq.Add(1) }
 
-// insertOutbox is the write of an outbox entry.
-func insertOutbox(tx execer, seq int64, gw, id string, env []byte, now time.Time) error {
-	if _, err := tx.Exec(`INSERT INTO federation_outbox (seq, gateway, id, env, created) VALUES (?, ?, ?, ?, ?)`,
-		seq, gw, id, env, now.UnixNano()); err != nil {
-		return fmt.Errorf("federation: outbox: %w", err)
-	}
-	return nil
+// insertOutbox is the write of an outbox entry: gathered for the end of
+// the run (rowSet), with the entries of the other writes of the run.
+func (d *db) insertOutbox(tx execer, seq int64, gw, id string, env []byte, now time.Time) error {
+	return d.rows.add(tx, d.outboxRows, seq, gw, id, env, now.UnixNano())
 }
 
 // enqueue stores a signed envelope for gateway gw under a new seq; with a
@@ -229,7 +264,7 @@ func (d *db) enqueue(gw, id string, env []byte, now time.Time, c *callRecord) (i
 				return fmt.Errorf("federation: calls: %w", err)
 			}
 		}
-		return insertOutbox(tx, seq, gw, id, env, now)
+		return d.insertOutbox(tx, seq, gw, id, env, now)
 	})
 	return seq, err
 }
@@ -246,15 +281,14 @@ func (d *db) enqueueCallThen(seq int64, gw, id string, rec *callRecord, env []by
 	done func(error)) {
 	d.later("call", func(tx execer) error {
 		if rec.row.write() {
-			if _, err := tx.Exec(`INSERT INTO federation_calls (link_thread, gateway, caller_thread, digest, created)
-				VALUES (?, ?, ?, ?, ?) ON CONFLICT (link_thread) DO NOTHING`, id, gw, rec.callerThread, []byte{}, now.UnixNano()); err != nil {
-				return fmt.Errorf("federation: calls: %w", err)
+			if err := d.rows.add(tx, d.callRows, id, gw, rec.callerThread, []byte{}, now.UnixNano()); err != nil {
+				return err
 			}
 		}
 		if !write() {
 			return nil
 		}
-		return insertOutbox(tx, seq, gw, id, env, now)
+		return d.insertOutbox(tx, seq, gw, id, env, now)
 	}, done)
 }
 
@@ -298,7 +332,7 @@ func (d *db) enqueueThen(seq int64, gw, id string, env []byte, now time.Time, wr
 		if !write() {
 			return nil
 		}
-		return insertOutbox(tx, seq, gw, id, env, now)
+		return d.insertOutbox(tx, seq, gw, id, env, now)
 	}, done)
 }
 
@@ -313,14 +347,11 @@ func (d *db) enqueueAnswerThen(seq int64, gw, id string, env []byte, now time.Ti
 	done func(error)) {
 	d.later("outbox", func(tx execer) error {
 		if write() {
-			if err := insertOutbox(tx, seq, gw, id, env, now); err != nil {
+			if err := d.insertOutbox(tx, seq, gw, id, env, now); err != nil {
 				return err
 			}
 		}
-		if _, err := tx.Exec(`DELETE FROM federation_served WHERE conv = ?`, conv); err != nil {
-			return fmt.Errorf("federation: served: %w", err)
-		}
-		return nil
+		return d.rows.add(tx, d.unservedRows, conv)
 	}, done)
 }
 
@@ -379,10 +410,7 @@ func (d *db) keepAnswer(gw, linkThread string, env []byte) (bool, error) {
 // adopted); done is told the outcome.
 func (d *db) callDone(linkThread string, done func(error)) {
 	d.later("call done", func(tx execer) error {
-		if _, err := tx.Exec(`DELETE FROM federation_calls WHERE link_thread = ?`, linkThread); err != nil {
-			return fmt.Errorf("federation: calls: %w", err)
-		}
-		return nil
+		return d.rows.add(tx, d.callDoneRows, linkThread)
 	}, done)
 }
 
@@ -398,17 +426,12 @@ func (d *db) hasCalls(gw string) (bool, error) {
 // serveRows records that conversation conv serves the peer's call on
 // linkThread through gw, and that its call is being received (before the
 // call is injected; callInjected marks it done after).
-func serveRows(conv, gw, linkThread string, now time.Time) func(execer) error {
+func (d *db) serveRows(conv, gw, linkThread string, now time.Time) func(execer) error {
 	return func(tx execer) error {
-		if _, err := tx.Exec(`INSERT OR IGNORE INTO federation_received (conv, at) VALUES (?, ?)`,
-			conv, now.UnixNano()); err != nil {
-			return fmt.Errorf("federation: received: %w", err)
+		if err := d.rows.add(tx, d.receivedRows, conv, now.UnixNano()); err != nil {
+			return err
 		}
-		if _, err := tx.Exec(`INSERT OR REPLACE INTO federation_served (conv, gateway, link_thread, created)
-			VALUES (?, ?, ?, ?)`, conv, gw, linkThread, now.UnixNano()); err != nil {
-			return fmt.Errorf("federation: served: %w", err)
-		}
-		return nil
+		return d.rows.add(tx, d.servedRows, conv, gw, linkThread, now.UnixNano())
 	}
 }
 
@@ -419,9 +442,9 @@ func serveRows(conv, gw, linkThread string, now time.Time) func(execer) error {
 // cost no commit of their own. done is told the outcome once durable.
 func (d *db) serveBegin(conv, gw, linkThread string, now time.Time, urgent bool, done func(error)) {
 	if urgent {
-		d.now("serve", serveRows(conv, gw, linkThread, now), done)
+		d.now("serve", d.serveRows(conv, gw, linkThread, now), done)
 	} else {
-		d.later("serve", serveRows(conv, gw, linkThread, now), done)
+		d.later("serve", d.serveRows(conv, gw, linkThread, now), done)
 	}
 }
 
@@ -430,15 +453,10 @@ func (d *db) serveBegin(conv, gw, linkThread string, now time.Time, urgent bool,
 // received too.
 func (d *db) serveEnd(conv string, refused bool, onErr func(error)) {
 	d.later("serve end", func(tx execer) error {
-		if _, err := tx.Exec(`DELETE FROM federation_served WHERE conv = ?`, conv); err != nil {
-			return fmt.Errorf("federation: served: %w", err)
+		if err := d.rows.add(tx, d.unservedRows, conv); err != nil || !refused {
+			return err
 		}
-		if refused {
-			if _, err := tx.Exec(`DELETE FROM federation_received WHERE conv = ?`, conv); err != nil {
-				return fmt.Errorf("federation: received: %w", err)
-			}
-		}
-		return nil
+		return d.rows.add(tx, d.unreceivedRows, conv)
 	}, onError(onErr))
 }
 
@@ -512,21 +530,21 @@ func (d *db) pending(gw string) ([]queued, error) {
 // duplicate).
 func (d *db) acked(seq int64, onErr func(error)) {
 	d.later("acked", func(tx execer) error {
-		if _, err := tx.Exec(`DELETE FROM federation_outbox WHERE seq = ?`, seq); err != nil {
-			return fmt.Errorf("federation: outbox: %w", err)
-		}
-		return nil
+		return d.rows.add(tx, d.ackedRows, seq)
 	}, onError(onErr))
 }
 
-// seen reports whether a received envelope was processed before (its hash
-// recorded by markSeen). Old hashes are swept (retention).
-func (d *db) seen(env []byte) (bool, error) { return d.seenHash(sha256.Sum256(env)) }
+// seen reports whether a received envelope, sent at sent, was processed
+// before (its hash recorded by markSeen). Old hashes are swept
+// (retention).
+func (d *db) seen(env []byte, sent time.Time) (bool, error) {
+	return d.seenHash(sha256.Sum256(env), sent)
+}
 
 // seenHash is seen for the envelope whose sha256 is h.
-func (d *db) seenHash(h [32]byte) (bool, error) {
+func (d *db) seenHash(h [32]byte, sent time.Time) (bool, error) {
 	var one int
-	err := d.seenQ.QueryRow(h[:]).Scan(&one)
+	err := d.seenQ.QueryRow(seenKey(h, sent), h[:]).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -544,10 +562,7 @@ func (d *db) seenHash(h [32]byte) (bool, error) {
 // copies.
 func (d *db) callInjected(conv string, done func(error)) {
 	d.later("received", func(tx execer) error {
-		if _, err := tx.Exec(`UPDATE federation_received SET done = 1 WHERE conv = ?`, conv); err != nil {
-			return fmt.Errorf("federation: received: %w", err)
-		}
-		return nil
+		return d.rows.add(tx, d.doneRows, conv)
 	}, done)
 }
 
@@ -557,18 +572,32 @@ func (d *db) callInjected(conv string, done func(error)) {
 // second copy), rather than a hash that refuses a message that never
 // arrived. done is told when the hash is durable (the acknowledgement
 // waits for it); the hash forces no commit of its own (see callInjected).
-func (d *db) markSeen(env []byte, now time.Time, done func(error)) {
-	d.markSeenHash(sha256.Sum256(env), now, done)
+func (d *db) markSeen(env []byte, sent, now time.Time, done func(error)) {
+	d.markSeenHash(sha256.Sum256(env), sent, now, done)
 }
 
 // markSeenHash is markSeen for the envelope whose sha256 is h.
-func (d *db) markSeenHash(h [32]byte, now time.Time, done func(error)) {
+func (d *db) markSeenHash(h [32]byte, sent, now time.Time, done func(error)) {
+	key := seenKey(h, sent)
 	d.later("seen", func(tx execer) error {
-		if _, err := tx.Exec(`INSERT OR IGNORE INTO federation_seen (hash, at) VALUES (?, ?)`, h[:], now.UnixNano()); err != nil {
-			return fmt.Errorf("federation: seen: %w", err)
-		}
-		return nil
+		return d.rows.add(tx, d.seenRows, key, now.UnixNano())
 	}, done)
+}
+
+// seenKeySize is the length of a seen row's key (seenKey).
+const seenKeySize = 8 + sha256.Size
+
+// seenKey is the key of the seen row of the envelope whose sha256 is h,
+// sent at sent: the sent time (unix ns, big-endian) before the hash, so
+// that the hashes a commit records land on the table's last pages in
+// the order the envelopes were sent, instead of one random page each (a
+// 16 KiB WAL frame per hash once the table spans many pages). A copy of
+// the envelope has the same bytes, so the same sent time and key. Rows
+// of earlier versions are keyed by the hash alone (seenQ looks for both).
+func seenKey(h [32]byte, sent time.Time) []byte {
+	k := make([]byte, 0, seenKeySize)
+	k = binary.BigEndian.AppendUint64(k, uint64(sent.UnixNano()))
+	return append(k, h[:]...)
 }
 
 // sweepChunk bounds the rows one sweep transaction deletes: the store's

@@ -142,7 +142,7 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 			}
 			dup, ok := g.m.db.recent.checkSeen(in.hash, e.Link.Sent, now)
 			if !ok { // it left the window since the check: the table decides
-				return g.m.db.seenHash(in.hash)
+				return g.m.db.seenHash(in.hash, e.Link.Sent)
 			}
 			return dup, nil
 		})
@@ -192,11 +192,11 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 			}()
 		}
 	case KindReply, KindHuh, KindEnd:
-		id, hash := e.Link.ID, in.hash
-		g.onAnswer(e, in.b, func() { g.ackOnceSeen(c, id, hash, now, orig) })
+		id, hash, sent := e.Link.ID, in.hash, e.Link.Sent
+		g.onAnswer(e, in.b, func() { g.ackOnceSeen(c, id, hash, sent, now, orig) })
 	case KindCancel:
 		g.onCancel(e)
-		g.ackOnceSeen(c, e.Link.ID, in.hash, now, orig)
+		g.ackOnceSeen(c, e.Link.ID, in.hash, e.Link.Sent, now, orig)
 	default:
 		c.refusedEnvelope(RefusedUnknownKind, "federation: security: envelope of unknown kind refused", "id", e.Link.ID,
 			"kind", e.Link.Kind)
@@ -209,8 +209,8 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 // durable (a hash that could not be recorded is logged; the envelope was
 // processed, so it is acknowledged all the same), with the copies of it
 // that came meanwhile (orig).
-func (g *gateway) ackOnceSeen(c *conn, id string, hash [32]byte, now time.Time, orig *original) {
-	g.m.db.markSeenHash(hash, now, func(err error) {
+func (g *gateway) ackOnceSeen(c *conn, id string, hash [32]byte, sent, now time.Time, orig *original) {
+	g.m.db.markSeenHash(hash, sent, now, func(err error) {
 		if err != nil {
 			g.log.Warn("federation: received envelope not recorded", "id", id, "error", err)
 		}
@@ -411,7 +411,7 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 		// The call is journaled but its rows are not (their write failed
 		// alone): write them again, so that a copy is refused and the
 		// answer still reaches the peer after a restart.
-		if err := g.m.db.write("serve", serveRows(conv, g.name, e.Thread, g.m.now())); err != nil {
+		if err := g.m.db.write("serve", g.m.db.serveRows(conv, g.name, e.Thread, g.m.now())); err != nil {
 			g.log.Error("federation: received call not recorded; a copy after a restart is left to the journal",
 				"id", e.Link.ID, "error", err)
 		}

@@ -1,6 +1,7 @@
 package federation
 
 import (
+	"encoding/binary"
 	"fmt"
 	"sync"
 	"time"
@@ -29,8 +30,9 @@ const recentWindow = time.Minute
 // (and is kept while its sent time is within the window: entries are
 // dropped by sent time); every one received before it, at or after
 // horizon-futureSkew, was loaded from the tables at the start (load),
-// under a sent time of its row's time plus futureSkew (no earlier than its
-// real one). Memory may run ahead of the tables, never behind: it records
+// under its sent time (seenKey), or for a hash an earlier version
+// recorded, its row's time plus futureSkew (no earlier than its real
+// one). Memory may run ahead of the tables, never behind: it records
 // what the queued writes will commit.
 type recent struct {
 	mu sync.Mutex
@@ -91,11 +93,15 @@ func (r *recent) load(d *db) error {
 			return fmt.Errorf("federation: seen: %w", err)
 		}
 		var k [32]byte
-		if len(h) != len(k) {
-			continue // not a hash of ours: never matches one
+		switch len(h) {
+		case seenKeySize: // seenKey: under the envelope's sent time
+			copy(k[:], h[8:])
+			r.putSeen(k, int64(binary.BigEndian.Uint64(h)))
+		case len(k): // an earlier version's: under its row's time plus futureSkew
+			copy(k[:], h)
+			r.putSeen(k, at+int64(futureSkew))
+		default: // not a hash of ours: never matches one
 		}
-		copy(k[:], h)
-		r.putSeen(k, at+int64(futureSkew))
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("federation: seen: %w", err)

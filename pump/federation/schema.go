@@ -27,7 +27,9 @@ package federation
 // small) are WITHOUT ROWID on their keys, and calls has no index for the
 // lookup by caller, which only a restart makes (openCalls scans). Only
 // seen and received grow with the traffic; their at indexes serve the
-// sweep (appends to their last page).
+// sweep (appends to their last page). A seen row's hash column holds the
+// envelope's sent time before its hash (seenKey), so its inserts append
+// too; rows of earlier versions hold the hash alone.
 //
 //	sqlite3 -readonly data/xmlpipe.db "SELECT gateway, id, created FROM federation_outbox ORDER BY seq"
 const schema = `

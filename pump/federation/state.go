@@ -21,6 +21,17 @@ type execer interface {
 	Exec(query string, args ...any) (int64, error)
 	// Query runs a query and calls row for each result row.
 	Query(query string, args []any, row func(*sql.Rows) error) error
+	// atEnd runs fn inside the same transaction once the writes applied
+	// with this one are (store.Tx.AtEnd): rowBatch writes the rows its
+	// writes gathered then.
+	atEnd(fn func(execer) error)
+}
+
+// storeTx is a *store.Tx as the federation's writes see it.
+type storeTx struct{ *store.Tx }
+
+func (t storeTx) atEnd(fn func(execer) error) {
+	t.AtEnd(func(tx *store.Tx) error { return fn(storeTx{tx}) })
 }
 
 // backend is where the federation state lives and how it is written:
@@ -67,7 +78,7 @@ func (b *storeBackend) wrap(fn func(execer) error) func(*store.Tx) error {
 			b.last = c + 1
 			b.carried.Add(1)
 		}
-		return fn(tx)
+		return fn(storeTx{tx})
 	}
 }
 
@@ -101,8 +112,14 @@ type memBackend struct {
 	n  atomic.Int64
 }
 
-// memTx is a transaction of a memBackend.
-type memTx struct{ tx *sql.Tx }
+// memTx is a transaction of a memBackend; end holds what atEnd
+// registered, run before it commits.
+type memTx struct {
+	tx  *sql.Tx
+	end *[]func(execer) error
+}
+
+func (t memTx) atEnd(fn func(execer) error) { *t.end = append(*t.end, fn) }
 
 func (t memTx) Exec(query string, args ...any) (int64, error) {
 	r, err := t.tx.Exec(query, args...)
@@ -133,7 +150,13 @@ func (b *memBackend) write(name string, fn func(execer) error) error {
 	if err != nil {
 		return fmt.Errorf("federation: %s: %w", name, err)
 	}
-	if err := fn(memTx{tx}); err != nil {
+	var end []func(execer) error
+	mt := memTx{tx: tx, end: &end}
+	err = fn(mt)
+	for i := 0; err == nil && i < len(end); i++ {
+		err = end[i](mt)
+	}
+	if err != nil {
 		return errors.Join(fmt.Errorf("federation: %s: %w", name, err), tx.Rollback())
 	}
 	if err := tx.Commit(); err != nil {

@@ -25,7 +25,24 @@ import (
 // valid only during the write's function, on the writer goroutine: the
 // function must not keep it, block, or call the Store's write methods (it
 // would wait for itself).
-type Tx struct{ w *writer }
+type Tx struct {
+	w *writer
+	// atEnd are the functions AtEnd registered, run in order once the
+	// run's extension writes are applied.
+	atEnd []func(*Tx) error
+}
+
+// AtEnd registers fn to run inside the same transaction once every
+// extension write of this run (those applied together with the one
+// calling it) is applied: an extension gathers rows its writes make and
+// writes them in one multi-row statement, rather than a statement each.
+// fn runs on the writer goroutine, with this Tx; if it fails the run
+// fails as if the write that registered it had (the batch is retried op
+// by op, each in a transaction — and a Tx — of its own). Rows so deferred
+// are written after the run's later writes: an extension defers only
+// writes that none of its later writes of the transaction reads or
+// changes.
+func (t *Tx) AtEnd(fn func(*Tx) error) { t.atEnd = append(t.atEnd, fn) }
 
 // Exec runs one statement inside the transaction and returns the number of
 // rows it changed. Each query text is prepared once and kept until Close, so
@@ -110,6 +127,11 @@ func (w *writer) applyExtensions(p *pending) error {
 	for _, o := range p.ext {
 		if err := o.ext(tx); err != nil {
 			return fmt.Errorf("store: %s: %w", o.name, err)
+		}
+	}
+	for _, fn := range tx.atEnd {
+		if err := fn(tx); err != nil {
+			return fmt.Errorf("store: extension writes (%d): %w", len(p.ext), err)
 		}
 	}
 	return nil

@@ -4,8 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const extSchema = `CREATE TABLE IF NOT EXISTS ext_rows (k TEXT PRIMARY KEY, v INTEGER NOT NULL);
@@ -116,4 +120,90 @@ func TestExtensionSchemaError(t *testing.T) {
 	}
 	must(t, s.AddSchema(ctx, "ext", extSchema))
 	must(t, s.Write(ctx, "insert", insertExt("a")))
+}
+
+// extGather defers ext_rows inserts to the end of their run (Tx.AtEnd) and
+// writes them in one statement, as an extension coalescing its rows does.
+type extGather struct {
+	tx    *Tx
+	keys  []string
+	order []string // what ran, in order: "write k", "end k1,k2…"
+}
+
+// insert is an extension write that defers the insert of row k.
+func (g *extGather) insert(k string) func(*Tx) error {
+	return func(tx *Tx) error {
+		g.order = append(g.order, "write "+k)
+		if g.tx != tx { // the first deferred row of this run
+			g.tx, g.keys = tx, g.keys[:0]
+			tx.AtEnd(g.flush)
+		}
+		g.keys = append(g.keys, k)
+		return nil
+	}
+}
+
+func (g *extGather) flush(tx *Tx) error {
+	g.tx = nil
+	g.order = append(g.order, "end "+strings.Join(g.keys, ","))
+	q := `INSERT INTO ext_rows (k, v) VALUES ` + strings.TrimSuffix(strings.Repeat("(?, 1), ", len(g.keys)), ", ")
+	args := make([]any, len(g.keys))
+	for i, k := range g.keys {
+		args[i] = k
+	}
+	_, err := tx.Exec(q, args...)
+	return err
+}
+
+// TestExtensionAtEnd: the rows an extension's writes defer (Tx.AtEnd) are
+// written once, after every write of the run, in the same commit — each
+// write's done told once it is durable — and a deferred statement that
+// fails fails its batch, retried write by write so that only the write
+// whose row is bad fails.
+func TestExtensionAtEnd(t *testing.T) {
+	s, _ := openTest(t, Options{BatchDelay: time.Hour}) // only the synchronous write commits
+	ctx := context.Background()
+	must(t, s.AddSchema(ctx, "ext", extSchema))
+	g := &extGather{}
+	var dones []chan error
+	for _, k := range []string{"a", "b", "c"} {
+		done := make(chan error, 1)
+		must(t, s.WriteAsync("defer "+k, g.insert(k), func(err error) { done <- err }))
+		dones = append(dones, done)
+	}
+	before := s.Statements()
+	must(t, s.Write(ctx, "defer d", g.insert("d")))
+	for i, done := range dones {
+		must(t, waitDone(t, done, fmt.Sprint("write ", i)))
+	}
+	want := []string{"write a", "write b", "write c", "write d", "end a,b,c,d"}
+	if diff := cmp.Diff(want, g.order); diff != "" {
+		t.Fatalf("what ran (-want +got):\n%s", diff)
+	}
+	for _, k := range []string{"a", "b", "c", "d"} {
+		if !extHas(t, s, k) {
+			t.Fatalf("deferred row %s is not durable once its write's commit is", k)
+		}
+	}
+	// BEGIN, the one INSERT, COMMIT (and nothing per row).
+	if n := s.Statements() - before; n > 3 {
+		t.Fatalf("%d statements for four deferred rows, want one INSERT (3 with BEGIN and COMMIT)", n)
+	}
+
+	// "a" again makes the batch's INSERT fail: retried write by write, only
+	// its write fails.
+	g.order = nil
+	bad := make(chan error, 1)
+	must(t, s.WriteAsync("defer a again", g.insert("a"), func(err error) { bad <- err }))
+	must(t, s.Write(ctx, "defer e", g.insert("e")))
+	if err := waitDone(t, bad, "defer a again"); err == nil {
+		t.Fatal("a deferred row with a duplicate key was committed")
+	}
+	if !extHas(t, s, "e") {
+		t.Fatal("row e was lost with the failing deferred row of its batch")
+	}
+	want = []string{"write a", "write e", "end a,e", "write a", "end a", "write e", "end e"}
+	if diff := cmp.Diff(want, g.order); diff != "" {
+		t.Fatalf("what ran (-want +got):\n%s", diff)
+	}
 }
