@@ -63,3 +63,55 @@ func TestPauseRacesChange(t *testing.T) {
 			lost[:min(5, len(lost))])
 	}
 }
+
+// TestHaltRacesChange: a halt or its lift racing a reload that replaces a
+// listener leaves the new version halted exactly while the halt lasts.
+func TestHaltRacesChange(t *testing.T) {
+	pr := newProbe()
+	p := startPump(t, pump.Options{}, sink[Ping](t, "target", pr))
+	rounds := 2000
+	if testing.Short() {
+		rounds = 200
+	}
+	halted := func() bool {
+		for _, l := range p.Listeners() {
+			if l.Name == "target" {
+				return l.Halted
+			}
+		}
+		t.Fatal("no listener target")
+		return false
+	}
+	var wrong []int
+	for i := range rounds {
+		halt := i%2 == 0
+		next := sink[Ping](t, "target", pr)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		wg.Go(func() {
+			<-start
+			if _, err := p.Change(pump.ListenerChange{Remove: []string{"target"}, Add: []pump.Listener{next}}); err != nil {
+				t.Errorf("Change: %v", err)
+			}
+		})
+		wg.Go(func() {
+			<-start
+			if !halt {
+				p.Unhalt()
+				return
+			}
+			if _, err := p.Halt(pump.HaltAll); err != nil {
+				t.Errorf("Halt: %v", err)
+			}
+		})
+		close(start)
+		wg.Wait()
+		if halted() != halt {
+			wrong = append(wrong, i)
+		}
+	}
+	if len(wrong) > 0 {
+		t.Errorf("%d of %d rounds left the current version in the wrong halt state (first rounds: %v)", len(wrong), rounds,
+			wrong[:min(5, len(wrong))])
+	}
+}
