@@ -162,19 +162,19 @@ type reloadRun struct {
 
 // runReloadLoad: `xmlpipe run` (TLS, a free port) with a loopback model,
 // shape.clients bus clients sending @greeter conversations at shape.rate,
-// while an operator reloads organism.yaml shape.reloads times (SIGHUP and
+// while an operator reloads organism.yaml shape.reloads times (SIGHUP,
 // POST /api/v1/organism/reload and xmlpipe ctl reload in turn, sometimes
-// all three at once), cycling
-// through the edits of reloadDoc — each broken one refused with file:line
-// and the running configuration kept — and between reloads begins a
-// toolbox conversation (a model call, then a run_command child) and
-// kills, cancels, halts and resumes, or pauses and resumes. Then: the
-// process is up, every acknowledged conversation was answered exactly
-// once (or refused with an error frame), every toolbox conversation ended
-// with one complete event, the goroutines and file descriptors are back
-// where they were before the reloads, no tool process is left, the
-// gauges read 0 at rest, a SIGHUP followed at once by SIGTERM stops it
-// cleanly, and `xmlpipe journal verify` passes.
+// all three at once), cycling through the edits of reloadDoc — each
+// broken one refused with file:line and the running configuration kept —
+// and between reloads begins a toolbox conversation (a model call, then a
+// run_command child) and kills, cancels, halts and resumes, or pauses and
+// resumes. Then: the process is up, every acknowledged conversation was
+// answered exactly once (or refused with an error frame), every toolbox
+// conversation ended with one complete event, the goroutines and file
+// descriptors are back where they were before the reloads, no tool
+// process is left, the gauges and ctl get-status's active-threads read 0
+// at rest, a SIGHUP followed at once by SIGTERM stops it cleanly, and
+// `xmlpipe journal verify` passes.
 func runReloadLoad(t *testing.T, shape reloadShape) {
 	model := soakModel(t)
 	t.Setenv("RELOAD_LOAD_KEY", "sk-load")
@@ -302,6 +302,10 @@ func runReloadLoad(t *testing.T, shape reloadShape) {
 	// At rest: goroutines and fds back to the baseline, gauges at 0, no
 	// tool process left.
 	r.settle(t, baseG, baseFD)
+	if st := runBinary(t, dir, "", "ctl", "--data", data, "get-status"); st.code != 0 ||
+		!strings.Contains(st.stdout, "<active-threads>0</active-threads>") {
+		t.Errorf("ctl get-status at rest: exit %d, want <active-threads>0</active-threads>\n%s%s", st.code, st.stdout, st.stderr)
+	}
 	if kids := toolChildren(pid); len(kids) > 0 {
 		t.Errorf("tool processes left at rest: %v", kids)
 	}
