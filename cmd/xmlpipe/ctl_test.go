@@ -204,7 +204,8 @@ func TestCtlImmediateShutdown(t *testing.T) {
 	}
 }
 
-// TestCtlAgainstConsoleServe: the same channel on `xmlpipe console --serve`.
+// TestCtlAgainstConsoleServe: the same channel on `xmlpipe console --serve`,
+// its reload too (SIGHUP being the console's terminal hang-up).
 func TestCtlAgainstConsoleServe(t *testing.T) {
 	dir, data := oobDir(t)
 	s := startServed(t, dir, true, "console", "--verbose", "--serve", "--listen", "127.0.0.1:0", "--insecure-dev", "--data", data, "organism.yaml")
@@ -212,6 +213,10 @@ func TestCtlAgainstConsoleServe(t *testing.T) {
 	r := runBinary(t, dir, "", "ctl", "--data", data, "list-listeners")
 	if r.code != 0 || !strings.Contains(r.stdout, "<name>shouter</name>") {
 		t.Fatalf("list-listeners: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runBinary(t, dir, "", "ctl", "--data", data, "reload"); r.code != 0 ||
+		!strings.Contains(r.stdout, "<message>reloaded</message>") {
+		t.Fatalf("reload: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if r := runBinary(t, dir, "", "ctl", "--data", data, "shutdown"); r.code != 0 {
 		t.Fatalf("shutdown: %d\n%s%s", r.code, r.stdout, r.stderr)
