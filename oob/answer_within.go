@@ -2,6 +2,13 @@ package oob
 
 import "time"
 
+// reloadAnswerWithin is how long a reload may take before it answers: it
+// builds what it adds first (MCP servers started and connected, each
+// within its own timeout, WASM modules compiled), then relinks the
+// gateways it changes, for up to 30 s. It is no hard bound on the
+// organism's side, only what ctl waits for.
+const reloadAnswerWithin = 90 * time.Second
+
 // AnswerWithin is the longest the organism may wait inside operation op
 // before it answers — for a listener's running handlers to finish, for the
 // ingress stages, for a gateway to stop — or zero for an operation it
@@ -17,6 +24,8 @@ func AnswerWithin(op string) time.Duration {
 		return injectTimeout
 	case "register-remote-gateway", "unregister-remote-gateway":
 		return gatewayStopTimeout
+	case "reload":
+		return reloadAnswerWithin
 	}
 	return 0
 }

@@ -60,7 +60,10 @@
 // flight stops and the conversation goes on: its owner may continue it;
 // NOT_FOUND, or ALREADY_ENDED when nothing of it is in flight), halt /
 // resume (the emergency
-// stop), get-organism-graph (mermaid, graphviz, json), get-config /
+// stop), reload (organism.yaml read again and put in force in place, as
+// SIGHUP does, through Target.Reloader: acknowledged once applied, or
+// RELOAD_REFUSED naming file:line while the running configuration stays),
+// get-organism-graph (mermaid, graphviz, json), get-config /
 // set-config (log_level is the one runtime-mutable key; the others are
 // refused by name with IMMUTABLE), shutdown (graceful: drains within
 // timeout-seconds; immediate: running handlers cancelled, queued messages
@@ -120,6 +123,7 @@
 // are done (at shutdown, when unregister-listener timed out waiting).
 // An agent's model, temperature or tools, and a WASM listener's
 // capabilities or inline contract, have no element in the XSD: give those
-// in organism.yaml and reload (SIGHUP, or the bus API's reload); Go callers
+// in organism.yaml and reload (SIGHUP, the bus API's reload or the reload
+// operation); Go callers
 // can use organism.Organism.AddListener, which takes any config.Listener.
 package oob

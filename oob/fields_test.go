@@ -18,6 +18,7 @@ func TestOperationFields(t *testing.T) {
 		{"kill-thread", []string{"thread-id", "reason"}, true},
 		{"cancel-thread", []string{"thread-id", "reason"}, true},
 		{"resume", []string{"reason"}, true},
+		{"reload", []string{"reason"}, true},
 		{"list-listeners", []string{"detailed", "team"}, true},
 		{"inject-message", []string{"to", "thread-id", "from", "payload"}, true},
 		{"register-remote-gateway", []string{"url", "identity", "import-tags", "description", "team", "max-concurrent"}, true},
@@ -49,7 +50,7 @@ func TestOperationFields(t *testing.T) {
 // TestOperationNames: every operation of privileged-msg.xsd, in the
 // schema's order, each one OperationFields knows.
 func TestOperationNames(t *testing.T) {
-	want := []string{"shutdown", "halt", "resume", "register-listener", "unregister-listener", "list-listeners",
+	want := []string{"shutdown", "halt", "resume", "reload", "register-listener", "unregister-listener", "list-listeners",
 		"get-listener-schema", "inject-message", "get-thread-history", "subscribe-thread", "unsubscribe", "kill-thread",
 		"cancel-thread", "get-organism-graph", "get-status", "set-config", "get-config", "register-remote-gateway",
 		"unregister-remote-gateway"}

@@ -65,6 +65,8 @@ func (o *operations) run(p *Operations, c *conn) reply {
 		return o.halt(p)
 	case p.Resume != nil:
 		return o.resume(p)
+	case p.Reload != nil:
+		return o.reload(p)
 	case p.RegisterListener != nil:
 		return o.registerListener(p)
 	case p.UnregisterListener != nil:
@@ -197,6 +199,24 @@ func (o *operations) cancelThread(p *Operations) reply {
 	o.s.log.Info("answer cancelled over OOB", "thread", conv, "reason", k.Reason)
 	return reply{resp: o.s.response(p.ID, ResponsePayload{Ack: &Ack{Success: true,
 		Message: "conversation " + conv + " cancelled; it goes on"}})}
+}
+
+// reload puts the organism file in force again (Target.Reloader): an ack,
+// or RELOAD_REFUSED with the reason (SHUTTING_DOWN once the organism
+// stops); the organism goes on either way.
+func (o *operations) reload(p *Operations) reply {
+	if o.t.Reloader == nil {
+		return o.s.fail(p.ID, CodeNotSupported, "this organism cannot be reloaded over OOB", "")
+	}
+	reason := p.Reload.Reason
+	o.s.log.Info("reload requested over OOB", "reason", reason)
+	if err := o.t.Reloader.Reload(reason); err != nil {
+		if errors.Is(err, pump.ErrClosed) {
+			return o.s.fail(p.ID, CodeShuttingDown, "the organism is stopping", "")
+		}
+		return o.s.fail(p.ID, CodeReloadRefused, err.Error(), "the running configuration stays")
+	}
+	return reply{resp: o.s.response(p.ID, ResponsePayload{Ack: &Ack{Success: true, Message: "reloaded"}})}
 }
 
 // resume lifts a halt.

@@ -37,6 +37,7 @@ type Operations struct {
 	Shutdown                *Shutdown                `xml:"shutdown"`
 	Halt                    *Halt                    `xml:"halt"`
 	Resume                  *Resume                  `xml:"resume"`
+	Reload                  *Reload                  `xml:"reload"`
 	RegisterListener        *RegisterListener        `xml:"register-listener"`
 	UnregisterListener      *NameArg                 `xml:"unregister-listener"`
 	ListListeners           *ListListeners           `xml:"list-listeners"`
@@ -60,6 +61,11 @@ type Shutdown struct {
 	Mode           string `xml:"mode,omitempty"`
 	Reason         string `xml:"reason,omitempty"`
 	TimeoutSeconds int    `xml:"timeout-seconds,omitempty"`
+}
+
+// Reload is <reload>: organism.yaml read again and put in force in place.
+type Reload struct {
+	Reason string `xml:"reason,omitempty"`
 }
 
 // Halt is <halt>: the emergency stop of the agents (Scope agents, the
@@ -427,6 +433,9 @@ const (
 	CodeImmutable        = "IMMUTABLE"
 	CodeInternal         = "INTERNAL"
 	CodeShuttingDown     = "SHUTTING_DOWN"
+	// CodeReloadRefused: reload found the organism file broken, or a change
+	// it cannot apply while running; the running configuration stays.
+	CodeReloadRefused = "RELOAD_REFUSED"
 	// CodeEnded: kill-thread named a conversation that has ended
 	// (completed, failed or killed: nothing of it runs; it is left as it
 	// was).

@@ -49,7 +49,24 @@ type Target struct {
 	// Halter is the emergency halt (nil: halt and resume answer
 	// NOT_SUPPORTED); *organism.Governance implements it.
 	Halter Halter
+	// Reloader reloads the organism file in place (nil: reload answers
+	// NOT_SUPPORTED).
+	Reloader Reloader
 }
+
+// Reloader reads the organism file again and puts it in force in the
+// running organism (what SIGHUP does for xmlpipe run). Its error says why a
+// reload was refused — file:line where there is one — and wraps
+// pump.ErrClosed when the organism is stopping.
+type Reloader interface {
+	Reload(reason string) error
+}
+
+// ReloaderFunc adapts a function to Reloader.
+type ReloaderFunc func(reason string) error
+
+// Reload calls f.
+func (f ReloaderFunc) Reload(reason string) error { return f(reason) }
 
 // Halter halts and resumes a running organism on behalf of by.
 type Halter interface {

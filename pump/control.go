@@ -44,7 +44,14 @@ func (p *Pump) Resume(name string) error {
 // replaced version of it still serving pinned conversations, so a
 // conversation begun before a reload is neither handled while its listener
 // is paused nor stranded in a paused queue the next Resume cannot reach.
+// It holds routesMu, as a change does while it copies a replaced
+// listener's pause to its replacement: a pause or resume racing a reload
+// then either reaches the old version before the copy or finds the new
+// one published, never neither (the lost pause, the resume that left the
+// new version paused for ever).
 func (p *Pump) setPaused(name string, paused bool) error {
+	p.routesMu.Lock()
+	defer p.routesMu.Unlock()
 	l := p.routes.Load().lookup(name)
 	if l == nil {
 		return fmt.Errorf("%w: %s", ErrUnknownListener, name)

@@ -163,6 +163,10 @@ func TestCtlAgainstRun(t *testing.T) {
 			t.Fatalf("README's ctl %s: %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
 		}
 	}
+	if r := ctl("reload", "reason=test"); r.code != 0 || !strings.Contains(r.stdout, "<message>reloaded</message>") {
+		t.Fatalf("reload: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	s.stderr.waitFor(t, "organism reloaded")
 	if r := ctl("halt", "scope=agents"); r.code != 0 || !strings.Contains(r.stdout, "halted (agents)") {
 		t.Fatalf("halt: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -200,7 +204,8 @@ func TestCtlImmediateShutdown(t *testing.T) {
 	}
 }
 
-// TestCtlAgainstConsoleServe: the same channel on `xmlpipe console --serve`.
+// TestCtlAgainstConsoleServe: the same channel on `xmlpipe console --serve`,
+// its reload too (SIGHUP being the console's terminal hang-up).
 func TestCtlAgainstConsoleServe(t *testing.T) {
 	dir, data := oobDir(t)
 	s := startServed(t, dir, true, "console", "--verbose", "--serve", "--listen", "127.0.0.1:0", "--insecure-dev", "--data", data, "organism.yaml")
@@ -208,6 +213,10 @@ func TestCtlAgainstConsoleServe(t *testing.T) {
 	r := runBinary(t, dir, "", "ctl", "--data", data, "list-listeners")
 	if r.code != 0 || !strings.Contains(r.stdout, "<name>shouter</name>") {
 		t.Fatalf("list-listeners: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runBinary(t, dir, "", "ctl", "--data", data, "reload"); r.code != 0 ||
+		!strings.Contains(r.stdout, "<message>reloaded</message>") {
+		t.Fatalf("reload: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if r := runBinary(t, dir, "", "ctl", "--data", data, "shutdown"); r.code != 0 {
 		t.Fatalf("shutdown: %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -355,7 +364,7 @@ func TestCtlNamesEveryOperation(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"reload"}, append([]string{`"reload" is not an operation`}, ops...)},
+		{[]string{"reboot"}, append([]string{`"reboot" is not an operation`}, ops...)},
 		{[]string{"halt", "scope=all", "force=true"}, []string{`halt takes scope= reason=, not "force"`}},
 		// A typo is named with what was meant.
 		{[]string{"list-listner"}, []string{`"list-listner" is not an operation of privileged-msg.xsd (did you mean "list-listeners"?)`}},

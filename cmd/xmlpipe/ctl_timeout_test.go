@@ -20,6 +20,9 @@ func TestCtlOutwaitsTheOrganism(t *testing.T) {
 		{"unregister-listener", 60 * time.Second},
 		{"inject-message", 30 * time.Second},
 		{"unregister-remote-gateway", 30 * time.Second},
+		// A reload relinks changed gateways for up to 30 s after building
+		// what it adds (MCP servers started, WASM modules compiled).
+		{"reload", 60 * time.Second},
 		{"get-status", 0},
 	} {
 		if got := ctlRequestTimeout(tc.op); got <= tc.atLeast {

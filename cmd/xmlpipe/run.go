@@ -19,7 +19,7 @@ import (
 // links), so the help cannot promise another list.
 func runUsageNotes() string {
 	applied := append(slices.Clone(organism.ReloadableKeys), "gateways")
-	reload := "SIGHUP (or POST /api/v1/organism/reload) reloads organism.yaml in place: " +
+	reload := "SIGHUP (or POST /api/v1/organism/reload, or xmlpipe ctl reload) reloads organism.yaml in place: " +
 		"the new configuration is loaded and its new or changed listeners built first " +
 		"(WASM modules compiled, MCP servers connected); if anything fails the reload is refused, " +
 		"the reason is logged and the running configuration stays. Otherwise it is applied as a diff: " +

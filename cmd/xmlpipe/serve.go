@@ -101,7 +101,7 @@ func (r *serveRunner) run(ctx context.Context) (code int) {
 	if err != nil {
 		return fail(err)
 	}
-	oobSrv, err := r.startOOB(o, oob.StopperFunc(ctl.stopWith))
+	oobSrv, err := r.startOOB(o, oob.StopperFunc(ctl.stopWith), oob.ReloaderFunc(func(string) error { return ctl.reload("OOB") }))
 	if err != nil {
 		if serr := mb.shutdown(); serr != nil {
 			r.log.Error("bus shutdown", "error", serr)

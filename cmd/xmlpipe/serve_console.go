@@ -46,7 +46,8 @@ func (c *consoleServe) start(local *organism.Local, stop context.CancelFunc) err
 	// An OOB shutdown ends the console like a stop through the API (the
 	// drain is the pump's shutdown_timeout: mode and timeout-seconds are
 	// honoured by xmlpipe run only).
-	srv, err := c.r.startOOB(local.Organism(), oob.StopperFunc(func(bool, time.Duration, string) { stop() }))
+	srv, err := c.r.startOOB(local.Organism(), oob.StopperFunc(func(bool, time.Duration, string) { stop() }),
+		oob.ReloaderFunc(func(string) error { return reload("OOB") }))
 	if err != nil {
 		if serr := c.shutdown(); serr != nil {
 			err = fmt.Errorf("%w (and closing the bus: %w)", err, serr)

@@ -22,8 +22,9 @@ const gatewayStore = "oob-gateways.json"
 
 // startOOB serves the OOB channel of the started organism when oob.enabled
 // and the owner key exists; without the key it says how to create one and
-// runs without the channel. nil means no channel.
-func (r *serveRunner) startOOB(o *organism.Organism, stop oob.Stopper) (*oob.Server, error) {
+// runs without the channel. nil means no channel. Its shutdown calls stop,
+// its reload reload.
+func (r *serveRunner) startOOB(o *organism.Organism, stop oob.Stopper, reload oob.Reloader) (*oob.Server, error) {
 	cfg := o.Config
 	if !cfg.OOB.Enabled {
 		return nil, nil
@@ -39,7 +40,7 @@ func (r *serveRunner) startOOB(o *organism.Organism, stop oob.Stopper) (*oob.Ser
 	}
 	t := oob.Target{Pump: o.Pump, Config: cfg, CurrentConfig: o.CurrentConfig, Stopper: stop, LogLevel: r.level,
 		GatewayFile: filepath.Join(data, gatewayStore), ListenerFile: filepath.Join(data, listenerStore),
-		Listeners: o, Gateways: gatewayRunner{o}, Halter: o.Governance()}
+		Listeners: o, Gateways: gatewayRunner{o}, Halter: o.Governance(), Reloader: reload}
 	if o.Federation != nil {
 		t.Federation = o.Federation
 	}

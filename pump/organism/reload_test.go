@@ -45,13 +45,19 @@ llm:
 // reloadOrganism starts the organism of doc, written to dir/organism.yaml.
 func reloadOrganism(t *testing.T, dir, doc string) *Organism {
 	t.Helper()
+	return reloadOrganismWith(t, dir, doc, Options{})
+}
+
+// reloadOrganismWith is reloadOrganism with opts (its Logger set here).
+func reloadOrganismWith(t *testing.T, dir, doc string, opts Options) *Organism {
+	t.Helper()
 	t.Setenv("TEST_LLM_KEY", "sk-test")
 	cfg := parseIn(t, dir, doc)
-	log := slog.New(slog.DiscardHandler)
+	opts.Logger = slog.New(slog.DiscardHandler)
 	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	o, err := New(cfg, Options{Logger: log})
+	o, err := New(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
