@@ -97,8 +97,11 @@ func TestAsk(t *testing.T) {
 			return ok && e.Event.Kind == pump.EventHuh
 		}},
 		{name: "send to no listener", to: "lost", wantError: func(err error) bool {
+			// lost has no error handler: the asker is told its answer has
+			// no route (TestUnroutedAnswerReachesTheCaller).
 			e, ok := errors.AsType[*pump.AskError](err)
-			return ok && e.Event.Kind == pump.EventHuh && e.Event.To == "lost" &&
+			return ok && e.Event.Kind == pump.EventHuh && e.Event.To == client &&
+				e.Event.Error == "Answer <Answer> from lost has no route" && errors.Is(err, failure.ErrNoRoute) &&
 				strings.Contains(err.Error(), `no listener named "nobody-here"`)
 		}},
 		{name: "answer refused", to: "stranded", wantError: func(err error) bool {

@@ -336,19 +336,24 @@ func (p *Pump) handlerFailed(l *listener, d *delivery, err error) {
 }
 
 // tellFailure is handlerFailed but for the count of failed messages: it
-// records err as l's last error and tells the sender of d (or, for an
-// error handler's failure, the dead letters).
+// logs err and tells it (tell).
 func (p *Pump) tellFailure(l *listener, d *delivery, err error) {
+	p.log.Warn("handler failed", "listener", l.Name, "thread", d.thread, "from", d.from, "error", err)
+	p.tell(l, d, err)
+}
+
+// tell records err as l's last error and tells the sender of d (or, for an
+// error handler's failure, the dead letters).
+func (p *Pump) tell(l *listener, d *delivery, err error) {
 	l.lastError.Store(&listenerError{msg: err.Error(), at: p.opts.Clock(), handled: l.handled.Load() + 1,
 		thread: d.thread, profile: d.prof.nameOf()})
-	huh := stage.NewHuh(err, d.payloadBytes)
+	huh := huhAbout(err, d.payloadBytes)
 	diags := handlerDiagnostics(err)
 	ref := ""
 	if d.errPayload == nil {
 		ref = p.threads.Ref(d.thread) // the failed message was sent with it (correlation.go)
 	}
 	now := p.opts.Clock()
-	p.log.Warn("handler failed", "listener", l.Name, "thread", d.thread, "from", d.from, "error", err)
 	if d.errPayload == nil {
 		// Nothing more arrives on the failed hop's thread: it ends with
 		// its conversation, an agent's too — its sender was told, and a
@@ -509,7 +514,17 @@ func (p *Pump) forward(t *turn, l *listener, d *delivery, s *xmlpipe.SendRespons
 	env := stage.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, to, child, body)
 	p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, prof: prof, profSet: true, sender: l, senderThread: d.thread,
 		depth: d.depth + 1, payloadType: pt, canonical: canonical, admitted: d.admitted, parent: d.mark.retain(), ref: s.Ref,
-		spends: spent, errOutput: d.quietOutput(l), errRound: d.outRound()})
+		spends: spent, errOutput: d.quietOutput(l), errRound: d.outRound(), answers: unheard(l, d)})
+}
+
+// unheard is the delivery whose caller hears of the refusal of l's output
+// sent handling d — d, when l has no error handler to hear of it; nil
+// otherwise (l is told itself).
+func unheard(l *listener, d *delivery) *delivery {
+	if l.errHandler == nil {
+		return d
+	}
+	return nil
 }
 
 // ErrNoRecipient: a handler's Send named no listener (an empty or blank
@@ -647,6 +662,13 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 				errOutputRefused(l, d.outRound(), err))
 			continue
 		}
+		if err != nil && l.errHandler == nil {
+			// l cannot hear that its output has no route: its caller is told.
+			p.failed.Add(1)
+			tag := part.Name
+			p.later(t, func() { p.tellUnrouted(l, d, tag, err) })
+			continue
+		}
 		if err != nil {
 			huh, detail, about := stage.NewHuh(err, part.Bytes), errorDetail(diagnosticsOf(err)), d.about("")
 			round := d.outRound()
@@ -670,7 +692,7 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 			env := stage.AppendEnvelope(make([]byte, 0, len(body)+200), l.Name, target.Name, child, body)
 			p.emit(d, &work{raw: env, conv: d.conv, tbl: d.tbl, prof: prof, profSet: true, sender: l, senderThread: d.thread,
 				depth: d.depth + 1, admitted: d.admitted, parent: d.mark.retain(), spends: spent, errOutput: d.quietOutput(l),
-				errRound: d.outRound()})
+				errRound: d.outRound(), answers: unheard(l, d)})
 		}
 	}
 }

@@ -91,6 +91,9 @@ func (p *Pump) rejectRead(w *work, err error) {
 func (p *Pump) rejectMessage(w *work, m *stage.Inbound, listener string, err error) {
 	p.failed.Add(1)
 	diags := append(diagnosticsOf(err), m.Diagnostics...)
+	if u, ok := unroutedOutput(w, m.PayloadName, err); ok {
+		err = u
+	}
 	p.fail(w, m.Thread, m.From, listener, err, diags)
 }
 
@@ -131,9 +134,16 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []f
 		p.journalIn(w.turn, Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: w.conv, Thread: thread,
 			From: w.sender.Name, Listener: listener, Envelope: clip(w.raw), Diagnostics: diags,
 			Profile: p.workProfile(w, thread)}, func(int64) {
+			if _, ok := errors.AsType[*UnroutedError](err); ok {
+				// Output of a listener that cannot hear of it, which no
+				// listener takes: its caller learns that no answer comes.
+				p.tellUnrouted(w.sender, w.answers, "", err)
+				return
+			}
 			if w.answers != nil {
-				// A refused reply of a listener that cannot hear of it: its
-				// caller learns that no answer comes, and why.
+				// A refused reply or message of a listener that cannot
+				// hear of it: its caller learns that no answer comes, and
+				// why.
 				p.tellFailure(w.sender, w.answers, fmt.Errorf("%w: %s: its answer was refused: %w",
 					failure.ErrHandler, w.sender.Name, err))
 				return

@@ -178,9 +178,11 @@ type work struct {
 	// sub-threads) once the reply has passed the ingress stages, so a rejected
 	// reply's <huh> still finds its producer on it.
 	prune string
-	// answers is the delivery a reply answers, when its sender has no error
-	// handler: a refused reply's <huh> then goes to the caller (handlerFailed),
-	// which would otherwise wait for an answer that never comes.
+	// answers is the delivery a reply answers, or whose handling sent a
+	// message, when its sender has no error handler (or, for a reply, it
+	// is quiet output of one): a refused reply's or message's <huh> then
+	// goes to the caller (tellFailure, tellUnrouted), which would
+	// otherwise wait for an answer that never comes.
 	answers *delivery
 	// answered is a reply's payload as its sender answered it, when the
 	// pump turned it into the calling agent's text (asAgentText): the

@@ -7,13 +7,15 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/xml-pipeline/xmlpipe/pump/config"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
 // runValidate is `xmlpipe validate [organism.yaml]`: load and assemble the
 // organism without starting it; print its listeners count and routing
 // table, or every configuration error with file:line. A gateway export no
-// listener takes is a warning on stderr (exit 0).
+// listener takes, and a WASM listener whose output is routed by its root
+// tag rather than answered to its caller, are warnings on stderr (exit 0).
 func runValidate(_ context.Context, args []string, std streams) int {
 	fs := newFlags("validate", "[organism.yaml]", std.err)
 	cfgFile := configFlag(fs, "organism.yaml to validate (or give it as the argument)")
@@ -48,7 +50,32 @@ func runValidate(_ context.Context, args []string, std streams) int {
 	for _, w := range o.UnservedExports() {
 		fmt.Fprintln(std.err, "warning: "+w)
 	}
+	for _, w := range outputRoutedByTag(o) {
+		fmt.Fprintln(std.err, "warning: "+w)
+	}
 	return exitOK
+}
+
+// outputRoutedByTag warns of each WASM listener with no response contract
+// (no response:, and no describe export declaring one): its guest's output
+// is routed by its root tag instead of answered to its caller, which then
+// gets no answer but a <huh> when no listener takes that tag. What tag the
+// guest writes is known only when it runs, so this is a warning.
+func outputRoutedByTag(o *organism.Organism) []string {
+	var out []string
+	for i, lc := range o.Config.Listeners {
+		if lc.Type != config.WasmListener {
+			continue
+		}
+		if l, ok := o.Pump.Lookup(lc.Name); !ok || l.Response != nil {
+			continue
+		}
+		path := fmt.Sprintf("listeners[%d]", i)
+		out = append(out, fmt.Sprintf("%s: %s: %s declares no response: its output goes to the listener of its "+
+			"root tag, not back to its caller, who gets a <huh> when no listener takes it "+
+			"(declare response: to answer the caller)", o.Config.Pos(path), path, lc.Name))
+	}
+	return out
 }
 
 // writeProfiles lists each profile's dispatch table (the organism's own

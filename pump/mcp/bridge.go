@@ -262,7 +262,9 @@ func (b *Bridge) call(ctx context.Context, listener string, pt, rt *xmlpipe.Payl
 	if err == nil {
 		return b.answer(ev, listener, rt)
 	}
-	if f, ok := errors.AsType[*failure.Failure](err); ok {
+	// A refusal of the call's own message; a conversation that failed
+	// after it (an *AskError) may wrap a listener's refused output's.
+	if f, ok := errors.AsType[*failure.Failure](err); ok && !isAskError(err) {
 		b.opts.Logger.Info("mcp: call rejected", "listener", listener, "error", f)
 		return toolError("%s", rejectedText(f))
 	}

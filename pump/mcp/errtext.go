@@ -36,6 +36,13 @@ func rejectedText(f *failure.Failure) string {
 	return msg
 }
 
+// isAskError reports whether err is a conversation's failure after its
+// message was taken (a *pump.AskError), not the message's refusal.
+func isAskError(err error) bool {
+	_, ok := errors.AsType[*pump.AskError](err)
+	return ok
+}
+
 // failedText is the tool error of a conversation that failed (a <huh>, a
 // SystemError, a dead letter): the canned text its event carries on the
 // wire (failure.Undelivered for a dead letter, whose reason may be a

@@ -25,7 +25,8 @@ const inputText = "How must say how to fail"
 
 // failingListener fails with an error chain full of internals (a meta
 // refusal's reason, a backend URL, a path), or panics with them, or fails
-// with an *xmlpipe.InputError ("input").
+// with an *xmlpipe.InputError ("input"), or answers with a Send to a
+// name nobody has ("lost").
 func failingListener(t *testing.T) pump.Listener {
 	pt, err := xmlpipe.PayloadTypeOf[Failing]()
 	if err != nil {
@@ -40,6 +41,8 @@ func failingListener(t *testing.T) pump.Listener {
 				panic("open /var/lib/xmlpipe/secret.db: permission denied")
 			case "input":
 				return nil, fmt.Errorf("failing: %w", &xmlpipe.InputError{Err: errors.New(inputText)})
+			case "lost":
+				return xmlpipe.Send("nobody", &Failing{How: "lost"}), nil
 			default:
 				return nil, errors.New("backend http://10.0.0.7:8080/v1/chat: dial tcp: connection refused")
 			}
@@ -106,6 +109,8 @@ func TestToolErrorsCarryTheWireText(t *testing.T) {
 		{"failing", "error", failure.HuhProcessing},
 		{"failing", "panic", failure.HuhProcessing},
 		{"failing", "input", failure.HuhProcessing + ": " + inputText},
+		// an answer that has no route: not the client's message refused
+		{"failing", "lost", "Answer <Failing> from failing has no route"},
 		{"relaying", "error", failure.Undelivered},
 	} {
 		r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tc.tool, Arguments: map[string]any{"How": tc.how}})
