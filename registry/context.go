@@ -335,7 +335,8 @@ func (b *ContextBuffer) getOrCreate(id string, created time.Time) *ThreadContext
 	}
 	c := &ThreadContext{buf: b, id: id, created: created, touched: created}
 	if x, ok := b.expired.take(id); ok {
-		c.expiry = &x
+		c.expiry = new(Expiry) // allocated only here: most threads never expired
+		*c.expiry = x
 	}
 	c.slots = c.first[:0]
 	b.threads[id] = c
