@@ -1,8 +1,13 @@
 package llm
 
 import (
+	"context"
+	"fmt"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
@@ -48,4 +53,48 @@ func lastHas(msgs []Message, text string) bool {
 		}
 	}
 	return false
+}
+
+// TestLibrarianCallSegmentTakesLateAnswer: a tool call's segment, kept
+// between model calls, is built again when an answer to the call arrives
+// after its result (the call was abandoned): the segment the librarian
+// records covers the late answer's slot.
+func TestLibrarianCallSegmentTakesLateAnswer(t *testing.T) {
+	lc := newLongConv(t, "librarian")
+	var calls atomic.Int32
+	lc.a.LLM = ChatterFunc(func(_ context.Context, r Request) (Reply, error) {
+		if n := calls.Add(1); n > 1 {
+			return Reply{Content: fmt.Sprintf("Answer %d.", n)}, nil
+		}
+		return Reply{ToolCalls: []ToolCall{newToolCall("c1", "calc", []byte(`{"Expression":"6*7"}`))}}, nil
+	})
+	lc.a.AbandonCallsAfter = time.Nanosecond
+	const thread = "late"
+	sends, ok := lc.deliver(thread, "console", "what is 6*7?", "").(*xmlpipe.SendsResponse)
+	if !ok {
+		t.Fatal("the model's call was not sent")
+	}
+	if _, ok := lc.deliver(thread, "console", "never mind: hello", "").(*xmlpipe.RespondResponse); !ok {
+		t.Fatal("the next message, the call abandoned, was not answered")
+	}
+	lc.deliver(thread, "calc", `{"Expression":"6*7","Value":"42"}`, sends.Sends[0].Ref)
+	if _, ok := lc.deliver(thread, "console", "and now?", "").(*xmlpipe.RespondResponse); !ok {
+		t.Fatal("the message after the late answer was not answered")
+	}
+	tc, _ := lc.cb.Thread(thread)
+	late := -1
+	for _, s := range tc.Slots() {
+		if s.From == "calc" {
+			late = s.Index
+		}
+	}
+	var covered []int
+	for _, s := range tc.Recorded() {
+		if s.ContentType == contentToolCall {
+			covered = s.Slots
+		}
+	}
+	if late < 0 || !slices.Contains(covered, late) {
+		t.Errorf("the call's recorded segment covers slots %v, not the late answer's %d", covered, late)
+	}
 }
