@@ -481,7 +481,16 @@ const unfoldedNote = "Segment %s is unfolded: its full text stands in its place 
 // render builds the messages: sys, the note about evicted segments, each
 // segment at its tier, tail.
 func (cu *curation) render(sys, tail []Message) []Message {
-	out := make([]Message, 0, len(sys)+len(cu.segs)+len(tail)+1)
+	n := len(sys) + len(tail) + 1
+	for i, s := range cu.segs[cu.evicted:] {
+		switch cu.tiers[cu.evicted+i] {
+		case registry.TierFolded:
+			n++
+		case registry.TierExpanded:
+			n += len(s.msgs)
+		}
+	}
+	out := make([]Message, 0, n) // the request's size: most of a long conversation is evicted
 	out = append(out, sys...)
 	if cu.evicted > 0 {
 		out = append(out, Message{Role: User, Content: evictedNote(cu.evicted, cu.evictedIDs(), cu.how)})
