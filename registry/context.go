@@ -64,6 +64,8 @@ type ContextBuffer struct {
 	evicted int64
 	// keep decides which ended threads keep their history (KeepEnded).
 	keep atomic.Pointer[func(first Slot) bool]
+	// expired notes the histories Collect removed (context_expired.go).
+	expired expiries
 }
 
 // NewContextBuffer returns an empty buffer; zero fields of cfg take their
@@ -231,7 +233,8 @@ func (b *ContextBuffer) Clear() {
 // Collect removes the history of every thread without an append for at
 // least the configured TTL and returns how many threads it removed.
 func (b *ContextBuffer) Collect() int {
-	cutoff := b.cfg.Clock().Add(-b.cfg.TTL)
+	now := b.cfg.Clock()
+	cutoff := now.Add(-b.cfg.TTL)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var idle []string
@@ -241,7 +244,9 @@ func (b *ContextBuffer) Collect() int {
 		}
 	}
 	for _, id := range idle {
+		last := b.threads[id].touched
 		b.delete(id)
+		b.expired.add(id, Expiry{LastActive: last, Collected: now, TTL: b.cfg.TTL}, b.cfg.MaxThreads)
 	}
 	return len(idle)
 }
@@ -329,6 +334,10 @@ func (b *ContextBuffer) getOrCreate(id string, created time.Time) *ThreadContext
 		b.evicted++
 	}
 	c := &ThreadContext{buf: b, id: id, created: created, touched: created}
+	if x, ok := b.expired.take(id); ok {
+		c.expiry = new(Expiry) // allocated only here: most threads never expired
+		*c.expiry = x
+	}
 	c.slots = c.first[:0]
 	b.threads[id] = c
 	c.prev = b.newest

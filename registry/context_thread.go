@@ -72,6 +72,12 @@ type ThreadContext struct {
 	// tiers are the librarian's segments (context_tiers.go), guarded by
 	// buf.mu; nil until one is recorded.
 	tiers *segmentTable
+	// tiersVersion counts the changes of tiers (TiersVersion), guarded by
+	// buf.mu.
+	tiersVersion uint64
+	// expiry, when set, says an earlier history of the thread was removed
+	// for the TTL before this one began (context_expired.go).
+	expiry *Expiry
 }
 
 // ID returns the thread id.

@@ -122,23 +122,43 @@ type segmentTable struct {
 // ascending, and have a valid tier; otherwise nothing changes and the
 // error wraps ErrInvalidSegment. It returns the segments as recorded.
 func (b *ContextBuffer) PutSegments(thread string, segs []Segment) ([]Segment, error) {
+	out, _, _, err := b.PutSegmentsVersion(thread, segs)
+	return out, err
+}
+
+// PutSegmentsVersion is PutSegments that also returns the thread's
+// TiersVersion before and after the put, taken with it: after is before
+// plus len(out) exactly when the put replaced no recorded segment but
+// those beginning at the segments' own first slots. A reader that kept the
+// recorded segments as of before (Recorded) may then apply out to them
+// instead of reading them all again.
+func (b *ContextBuffer) PutSegmentsVersion(thread string, segs []Segment) (out []Segment, before, after uint64, err error) {
 	now := b.cfg.Clock()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	c := b.threads[thread]
 	if c == nil {
-		return nil, fmt.Errorf("registry: segments of %s: no history: %w", thread, ErrInvalidSegment)
+		return nil, 0, 0, fmt.Errorf("registry: segments of %s: no history: %w", thread, ErrInvalidSegment)
 	}
 	for i := range segs {
 		if err := c.checkSegment(&segs[i]); err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
 	}
-	out := make([]Segment, len(segs))
+	before = c.tiersVersion
+	out = make([]Segment, len(segs))
 	for i, s := range segs {
 		out[i] = b.putSegment(c, s, now)
 	}
-	return out, nil
+	return out, before, c.tiersVersion, nil
+}
+
+// TiersVersion counts the changes of the thread's recorded segments: it
+// is the same exactly while Recorded would return the same.
+func (c *ThreadContext) TiersVersion() uint64 {
+	c.buf.mu.RLock()
+	defer c.buf.mu.RUnlock()
+	return c.tiersVersion
 }
 
 // SetTier records segment index of thread at tier: a segment never
@@ -278,6 +298,7 @@ func (c *ThreadContext) record(s Segment) {
 		c.tiers = &segmentTable{byIndex: map[int]*Segment{}, covered: map[int]int{}}
 	}
 	t := c.tiers
+	c.tiersVersion++
 	for _, n := range s.Slots {
 		if first, ok := t.covered[n]; ok && first != s.Index {
 			c.forget(first)
@@ -299,6 +320,7 @@ func (c *ThreadContext) record(s Segment) {
 func (c *ThreadContext) forget(first int) {
 	t := c.tiers
 	if old := t.byIndex[first]; old != nil {
+		c.tiersVersion++
 		for _, n := range old.Slots {
 			if t.covered[n] == first {
 				delete(t.covered, n)

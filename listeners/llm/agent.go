@@ -382,6 +382,9 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 		}
 	}
 	st.fresh = payload != nil && md.InReplyTo == ""
+	if st.fresh {
+		a.tellExpired(st)
+	}
 	return a.think(ctx, st)
 }
 

@@ -160,12 +160,7 @@ func (a *Agent) curate(ctx context.Context, st *turnState, sys, tail []Message, 
 	for _, m := range tail {
 		cu.budget -= messageTokens(m)
 	}
-	cu.prior = map[int]registry.Segment{}
-	if tc, ok := a.History.Thread(st.session); ok {
-		for _, s := range tc.Recorded() {
-			cu.prior[s.Index] = s
-		}
-	}
+	cu.prior = a.priorOf(st.session, st.c)
 	cu.open = turnOpening(st.c, segs)
 	cu.score(st.session)
 	cu.decide()
@@ -175,8 +170,38 @@ func (a *Agent) curate(ctx context.Context, st *turnState, sys, tail []Message, 
 		cu.fit()
 	}
 	msgs := cu.render(sys, tail)
-	a.recordTiers(st.session, cu)
+	a.recordTiers(st.session, st.c, cu)
 	return msgs
+}
+
+// The segments recorded beside a long conversation were read whole before
+// every model call, as many as the conversation has. So the convo keeps
+// them as of the thread's TiersVersion (priorOf), applies what the
+// librarian records itself (recordTiers), and reads them again only when
+// someone else changed them (an operator's fold, context_unfold) or a
+// record replaced others.
+
+// priorOf returns the segments recorded for session, by first slot; c's
+// copy when it is still the thread's. The map is not modified.
+func (a *Agent) priorOf(session string, c *convo) map[int]registry.Segment {
+	tc, ok := a.History.Thread(session)
+	if !ok {
+		return map[int]registry.Segment{}
+	}
+	keep := c.tc == tc && !c.diverged
+	v := tc.TiersVersion()
+	if keep && c.prior != nil && c.priorVer == v {
+		return c.prior
+	}
+	rec := tc.Recorded()
+	prior := make(map[int]registry.Segment, len(rec))
+	for _, s := range rec {
+		prior[s.Index] = s
+	}
+	if keep {
+		c.prior, c.priorVer = prior, v
+	}
+	return prior
 }
 
 // turnOpening returns the segment of the message that opened the current
@@ -456,7 +481,16 @@ const unfoldedNote = "Segment %s is unfolded: its full text stands in its place 
 // render builds the messages: sys, the note about evicted segments, each
 // segment at its tier, tail.
 func (cu *curation) render(sys, tail []Message) []Message {
-	out := make([]Message, 0, len(sys)+len(cu.segs)+len(tail)+1)
+	n := len(sys) + len(tail) + 1
+	for i, s := range cu.segs[cu.evicted:] {
+		switch cu.tiers[cu.evicted+i] {
+		case registry.TierFolded:
+			n++
+		case registry.TierExpanded:
+			n += len(s.msgs)
+		}
+	}
+	out := make([]Message, 0, n) // the request's size: most of a long conversation is evicted
 	out = append(out, sys...)
 	if cu.evicted > 0 {
 		out = append(out, Message{Role: User, Content: evictedNote(cu.evicted, cu.evictedIDs(), cu.how)})
@@ -490,7 +524,7 @@ func (cu *curation) render(sys, tail []Message) []Message {
 }
 
 // recordTiers records what changed of the segments in the history.
-func (a *Agent) recordTiers(thread string, cu *curation) {
+func (a *Agent) recordTiers(thread string, c *convo, cu *curation) {
 	var recs []registry.Segment
 	counts := map[registry.Tier]int{}
 	for i, s := range cu.segs {
@@ -505,8 +539,20 @@ func (a *Agent) recordTiers(thread string, cu *curation) {
 		recs = append(recs, rec)
 	}
 	if len(recs) > 0 {
-		if _, err := a.History.PutSegments(thread, recs); err != nil {
+		out, before, after, err := a.History.PutSegmentsVersion(thread, recs)
+		switch {
+		case err != nil:
 			a.logger().Warn("librarian: segments not recorded", "agent", a.Name, "thread", thread, "error", err)
+		case c.prior != nil && c.priorVer == before && after == before+uint64(len(out)):
+			// c.prior is what was recorded before, and the put replaced
+			// only the segments it recorded: it is now what is recorded.
+			for _, s := range out {
+				s.Slots = slices.Clone(s.Slots)
+				c.prior[s.Index] = s
+			}
+			c.priorVer = after
+		default:
+			c.prior = nil
 		}
 	}
 	a.logger().Debug("librarian curated the context", "agent", a.Name, "thread", thread, "segments", len(cu.segs),

@@ -151,15 +151,21 @@ func BenchmarkLongConversationTurn(b *testing.B) {
 }
 
 // TestLongConversationTurnCost: a turn of a conversation whose requests the
-// context window bounds costs what the window holds, not what the
+// context window bounds — plainly or curated by the librarian, whose
+// segments, scores' vectors and recorded tiers are kept between model
+// calls — costs what the window holds, not what the
 // conversation does: the allocations of turns at depth 600 are about
 // those at depth 40, not fifteen times as many (the whole history read,
 // split and rendered again at every turn: a conversation of n turns cost
 // O(n²)). So after a restart, once its first turn has read the history.
 func TestLongConversationTurnCost(t *testing.T) {
-	for _, restart := range []bool{false, true} {
-		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) {
-			lc := newLongConv(t, "window")
+	for _, tc := range []struct {
+		mode    string
+		restart bool
+	}{{"window", false}, {"window", true}, {"librarian", false}, {"librarian", true}} {
+		mode, restart := tc.mode, tc.restart
+		t.Run(fmt.Sprintf("%s/restart=%v", mode, restart), func(t *testing.T) {
+			lc := newLongConv(t, mode)
 			thread := "long"
 			mallocs := func(from, n int) float64 {
 				var before, after runtime.MemStats

@@ -179,6 +179,9 @@ func (a *Agent) request(ctx context.Context, st *turnState, box *toolbox, out *x
 	if a.Prompt != "" {
 		sys = append(sys, Message{Role: System, Content: a.Prompt})
 	}
+	if note := a.expiredNote(st); note != "" {
+		sys = append(sys, Message{Role: System, Content: note})
+	}
 	var tools []ToolSpec
 	switch {
 	case st.mode == NativeTools && len(box.specs) > 0:

@@ -123,13 +123,86 @@ func (a *Agent) segments(c *convo) []*segment {
 			}
 		}
 	}
+	if len(c.segs) < len(c.items) {
+		c.segs = append(c.segs, make([]cachedSegment, len(c.items)-len(c.segs))...)
+	}
 	segs := make([]*segment, 0, len(c.items))
 	for i := range c.items {
-		if s := a.segmentOf(c, i, results, answers); s != nil {
+		cs := &c.segs[i]
+		if cs.built && (c.items[i].kind != itemCalls || cs.sameCalls(c, c.items[i].calls, results, answers)) {
+			if cs.s != nil {
+				segs = append(segs, cs.s)
+			}
+			continue
+		}
+		s := a.segmentOf(c, i, results, answers)
+		cs.built, cs.s = true, s
+		if c.items[i].kind == itemCalls {
+			cs.sig = callsSig(c, c.items[i].calls, results, answers, cs.sig[:0])
+		}
+		if s != nil {
 			segs = append(segs, s)
 		}
 	}
 	return segs
+}
+
+// A long conversation is curated before every model call: splitting all of
+// it into segments again each time cost every call in proportion to the
+// whole conversation. So the convo keeps each item's segment
+// (cachedSegment): an item never changes once read, and neither does its
+// segment — but for an assistant message with tool calls, whose segment
+// holds the calls' results and answers as they arrive: it is built again
+// when what it holds of them (callsSig) changed.
+
+// cachedSegment is the segment an item of the convo begins, once built.
+type cachedSegment struct {
+	built bool
+	s     *segment // nil: the item begins none
+	// sig is callsSig when it was built (tool call items).
+	sig []int
+}
+
+// callsSig appends to dst, per call of cr, what its segment shows of it:
+// the slot of its result, how many answers are bound to it, whether the
+// convo holds its result and whether a cancel dropped it.
+func callsSig(c *convo, cr *callsRecord, results map[string]*registry.Slot, answers map[string][]*registry.Slot,
+	dst []int) []int {
+	for _, call := range cr.Calls {
+		sig := callSig(c, call.ID, results, answers)
+		dst = append(dst, sig[:]...)
+	}
+	return dst
+}
+
+// callSig is one call's part of callsSig.
+func callSig(c *convo, id string, results map[string]*registry.Slot, answers map[string][]*registry.Slot) [4]int {
+	sig := [4]int{-1, len(answers[id]), 0, 0}
+	if sl := results[id]; sl != nil {
+		sig[0] = sl.Index
+	}
+	if c.results[id] != nil {
+		sig[2] = 1
+	}
+	if c.cancelled[id] {
+		sig[3] = 1
+	}
+	return sig
+}
+
+// sameCalls reports whether the segment was built with what it would show
+// of cr's calls now.
+func (cs *cachedSegment) sameCalls(c *convo, cr *callsRecord, results map[string]*registry.Slot,
+	answers map[string][]*registry.Slot) bool {
+	if len(cs.sig) != 4*len(cr.Calls) {
+		return false
+	}
+	for k, call := range cr.Calls {
+		if callSig(c, call.ID, results, answers) != [4]int(cs.sig[4*k:4*k+4]) {
+			return false
+		}
+	}
+	return true
 }
 
 // segmentOf is the segment item i of the conversation begins (nil when it

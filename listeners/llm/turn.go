@@ -141,6 +141,13 @@ type convo struct {
 	tc       *registry.ThreadContext
 	next     int
 	diverged bool
+	// segs are the items' segments as the librarian last split them, by
+	// item (segments.go).
+	segs []cachedSegment
+	// prior are the segments recorded beside the history as of its
+	// TiersVersion priorVer, by first slot (nil: not read; see priorOf).
+	prior    map[int]registry.Segment
+	priorVer uint64
 }
 
 // readConvo reads the history slots of a conversation whose caller is caller
