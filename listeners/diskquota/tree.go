@@ -14,7 +14,7 @@ import (
 type Tree struct {
 	// names counts the tree's names, its top directory included.
 	names int64
-	// links is the bytes of its symbolic links' targets.
+	// links is what its symbolic links' targets count (Content).
 	links int64
 	// files are its regular files, by identity.
 	files map[FileID]treeFile
@@ -24,7 +24,8 @@ type Tree struct {
 type treeFile struct {
 	// names counts its names inside the tree; nlink all of them.
 	names, nlink uint64
-	size         int64
+	// content is what its content counts (Content).
+	content int64
 }
 
 // CountTree counts the tree at rel inside root (rel and everything under
@@ -35,13 +36,13 @@ func CountTree(root *os.Root, rel string) (Tree, error) {
 		t.names++
 		switch {
 		case fi.Mode()&fs.ModeSymlink != 0:
-			t.links += fi.Size()
+			t.links += Content(fi)
 		case fi.Mode().IsRegular():
 			st := sys.NewStat_t(fi)
 			id := FileID{Dev: st.Dev, Ino: st.Ino}
 			f := t.files[id]
 			f.names++
-			f.nlink, f.size = st.Nlink, st.Size
+			f.nlink, f.content = st.Nlink, Content(fi)
 			t.files[id] = f
 		}
 		return nil
@@ -65,7 +66,7 @@ func (d *Dir) RemovedTree(t Tree) {
 		case d.open[id] > 0:
 			n -= EntryBytes // Closing releases one name's worth with the content
 		default:
-			n += f.size
+			n += f.content
 		}
 	}
 	d.Add(-n)
