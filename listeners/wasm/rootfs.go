@@ -254,7 +254,11 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 	}
 	if err == nil && flag&experimentalsys.O_TRUNC != 0 {
 		if err = f.Truncate(0); err == nil && r.quota != nil {
-			r.quota.add(-st.Size)
+			if after, serr := f.Stat(); serr == nil {
+				r.quota.add(diskquota.Content(after) - diskquota.Content(fi))
+			} else {
+				r.quota.d.InvalidateLocked()
+			}
 		}
 	}
 	if err != nil {
@@ -425,12 +429,17 @@ func (r *rootFS) Symlink(target, link string) experimentalsys.Errno {
 		return errno
 	}
 	defer r.lockQuota()()
-	cost := entryBytes + int64(len(target))
+	// A link's target counts in whole blocks (diskquota.Content), as it is
+	// once made.
+	cost := entryBytes + diskquota.RoundUp(int64(len(target)))
 	if r.quota != nil && r.quota.room() < cost {
 		return r.refuse()
 	}
 	errno := errnoOf(r.root.Symlink(target, rootPath(link)))
 	if errno == 0 && r.quota != nil {
+		if fi, err := r.root.Lstat(rootPath(link)); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			cost = entryBytes + diskquota.Content(fi)
+		}
 		r.quota.add(cost)
 	}
 	return errno
