@@ -252,14 +252,14 @@ func (k op) write(p *Files, maxBytes int, q *quota, res *FilesResult) error {
 	if err != nil {
 		return err
 	}
-	// What the root grew by is measured once the file is closed: the
-	// file's size then against before (a new name counts too). If it
+	// What the root grew by is measured once the file is closed: what the
+	// file counts then against before (a new name counts too). If it
 	// cannot be, the next write counts the root afresh.
 	defer func() {
 		st, err := k.root.Stat(k.rel)
 		switch {
 		case err == nil && st.Mode().IsRegular() && !tools.HardLinked(st):
-			n := st.Size() - old
+			n := diskquota.Content(st) - old.counted
 			if created {
 				n += diskquota.EntryBytes
 			}
@@ -311,16 +311,22 @@ func (k op) write(p *Files, maxBytes int, q *quota, res *FilesResult) error {
 }
 
 // measure is what the write p starts from (see before), once the quota q
-// allows it: measured again when q counted the root afresh to decide.
-func (k op) measure(p *Files, q *quota) (old int64, created bool, err error) {
+// allows it: measured again when q counted the root afresh to decide. The
+// write grows the root by what the file will count (diskquota.Content: its
+// size in whole blocks) past what it counts now, and a new name.
+func (k op) measure(p *Files, q *quota) (old was, created bool, err error) {
 	for {
 		old, created, err = before(k.root, k.rel)
 		if err != nil {
-			return 0, false, k.fail("write", err)
+			return was{}, false, k.fail("write", err)
 		}
-		grow := int64(len(p.Content))
-		if !p.Append {
-			grow -= old
+		size := int64(len(p.Content))
+		if p.Append {
+			size += old.size
+		}
+		grow := diskquota.RoundUp(size) - old.counted
+		if p.Append {
+			grow = max(grow, 0) // appending frees nothing
 		}
 		if created {
 			grow += diskquota.EntryBytes

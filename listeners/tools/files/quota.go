@@ -233,8 +233,9 @@ func (q *quota) allow(path string, grow int64) error {
 	if limit < q.limit {
 		capped += fmt.Sprintf(" but another writer of the directory (a WASM guest's dir, another agent's files) caps it at %d", limit)
 	}
-	return fmt.Errorf("%w: writing %s would make root %s hold %d bytes (%s, %d used; each name counts %d): "+
-		"delete something first", ErrDiskQuota, path, q.name, used+grow, capped, used, diskquota.EntryBytes)
+	return fmt.Errorf("%w: writing %s would make root %s hold %d bytes (%s, %d used; a file counts its size in "+
+		"whole %d-byte blocks, each name a block more): delete something first", ErrDiskQuota, path, q.name, used+grow,
+		capped, used, diskquota.BlockBytes)
 }
 
 // add records that the root grew by n bytes (shrank, when negative).
@@ -247,17 +248,23 @@ func (q *quota) recount() { q.d.InvalidateLocked() }
 // removed records that the name whose status was fi is gone.
 func (q *quota) removed(fi fs.FileInfo) { q.d.Removed(fi) }
 
-// before is what the write of rel through root starts from: the size of
-// the file it replaces or appends to, and whether it makes a new name.
-func before(root *os.Root, rel string) (size int64, created bool, err error) {
+// was is what a file a write replaces or appends to was: its size, and
+// what it counted (diskquota.Content).
+type was struct {
+	size, counted int64
+}
+
+// before is what the write of rel through root starts from: the file it
+// replaces or appends to, and whether it makes a new name.
+func before(root *os.Root, rel string) (old was, created bool, err error) {
 	st, err := root.Stat(rel)
 	switch {
 	case err == nil:
-		return st.Size(), false, nil
+		return was{size: st.Size(), counted: diskquota.Content(st)}, false, nil
 	case errors.Is(err, fs.ErrNotExist):
-		return 0, true, nil
+		return was{}, true, nil
 	}
-	return 0, false, err
+	return was{}, false, err
 }
 
 // removedTree records that the tree t counted is gone.
