@@ -27,9 +27,12 @@ func Content(fi fs.FileInfo) int64 {
 	return max(RoundUp(fi.Size()), allocated(fi))
 }
 
-// dirBytes is what a directory counts in a count (Count): a block, or what
-// the file system reports it takes when that is more (a directory that
-// held many names keeps their room after they are gone).
-func dirBytes(fi fs.FileInfo) int64 {
+// DirBytes is what the directory fi describes counts, its name included: a
+// block (EntryBytes), or what the file system reports it takes when that is
+// more — a directory grows with the names made in it, and keeps that room
+// when they go. A counted directory itself counts what this gives past one
+// block. A writer making or removing a name in a directory records what
+// the directory's DirBytes changed by.
+func DirBytes(fi fs.FileInfo) int64 {
 	return max(EntryBytes, allocated(fi))
 }

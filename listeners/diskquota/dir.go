@@ -268,9 +268,9 @@ func (d *Dir) Closing(id FileID, fi fs.FileInfo) {
 // Removed releases what the name whose status was fi counted, once the
 // name is gone (removed, or replaced by a rename): a regular file's content
 // only with its last name, and not while it is open (Closing releases it
-// then); a directory EntryBytes (a count that found it taking more keeps
-// the rest counted until the next count: never too little). The caller
-// holds the lock.
+// then); a directory what it took (DirBytes). What the directory that
+// held the name changed by is the caller's to record. The caller holds the
+// lock.
 func (d *Dir) Removed(fi fs.FileInfo) {
 	st := sys.NewStat_t(fi)
 	switch {
@@ -283,6 +283,8 @@ func (d *Dir) Removed(fi fs.FileInfo) {
 		case d.open[FileID{Dev: st.Dev, Ino: st.Ino}] == 0:
 			d.Add(-(EntryBytes + Content(fi)))
 		}
+	case fi.IsDir():
+		d.Add(-DirBytes(fi))
 	default:
 		d.Add(-EntryBytes)
 	}

@@ -6,7 +6,7 @@
 // up to BlockBytes, or the blocks the file system reports when more, so a
 // sparse file counts in full; each inode once however many names it has),
 // and EntryBytes — a block — for every name, a directory counting the
-// blocks it takes when more.
+// blocks it takes when more (DirBytes).
 package diskquota
 
 import (
@@ -49,11 +49,12 @@ func Count(dir string) (int64, error) {
 	seen := map[FileID]bool{}
 	err = walk(root, ".", func(p string, fi fs.FileInfo) error {
 		if p == "." {
+			used += DirBytes(fi) - EntryBytes // the directory's own growth; it has no name here
 			return nil
 		}
 		switch {
 		case fi.IsDir():
-			used += dirBytes(fi)
+			used += DirBytes(fi)
 			return nil
 		case fi.Mode()&fs.ModeSymlink != 0:
 			used += Content(fi)

@@ -16,6 +16,8 @@ type Tree struct {
 	names int64
 	// links is what its symbolic links' targets count (Content).
 	links int64
+	// dirs is what its directories take past a block each (DirBytes).
+	dirs int64
 	// files are its regular files, by identity.
 	files map[FileID]treeFile
 }
@@ -35,6 +37,8 @@ func CountTree(root *os.Root, rel string) (Tree, error) {
 	err := walk(root, rel, func(p string, fi fs.FileInfo) error {
 		t.names++
 		switch {
+		case fi.IsDir():
+			t.dirs += DirBytes(fi) - EntryBytes
 		case fi.Mode()&fs.ModeSymlink != 0:
 			t.links += Content(fi)
 		case fi.Mode().IsRegular():
@@ -59,7 +63,7 @@ func CountTree(root *os.Root, rel string) (Tree, error) {
 // and that name and the content at its last close (Closing), as Removed
 // does. The caller holds the lock.
 func (d *Dir) RemovedTree(t Tree) {
-	n := t.names*EntryBytes + t.links
+	n := t.names*EntryBytes + t.links + t.dirs
 	for id, f := range t.files {
 		switch {
 		case f.names < f.nlink: // a name outside keeps the content

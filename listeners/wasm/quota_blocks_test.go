@@ -84,3 +84,24 @@ func TestDiskQuotaBoundsRealDisk(t *testing.T) {
 		})
 	}
 }
+
+// TestDiskQuotaCountsDirectoryGrowth: a directory holding many long names
+// takes blocks of its own, kept after the names go; the figure counts them
+// as they grow (it equals a fresh count), so a guest filling directories
+// and emptying them again cannot take disk the figure does not see.
+func TestDiskQuotaCountsDirectoryGrowth(t *testing.T) {
+	const q = 4 << 20
+	dir := t.TempDir()
+	m := compileGuest(t, "ops", Reactor, Sandbox{Dir: dir, DirWritable: true, MaxDiskBytes: q, Timeout: time.Minute})
+	long := "/data/" + strings.Repeat("n", 200)
+	for _, s := range []quotaStep{
+		{do: "mkdir", path: "/data/d", ok: true},
+		{do: "many", path: "/data/d/" + strings.Repeat("n", 200), arg: "200", ok: true},
+		{do: "many", path: long, arg: "200", ok: true},
+	} {
+		if r := runOp(t, m, s.do, s.path, s.arg); r.OK != s.ok {
+			t.Fatalf("%s %.20s: %+v", s.do, s.path, r)
+		}
+	}
+	checkCount(t, m, dir, q)
+}

@@ -252,6 +252,7 @@ func (k op) write(p *Files, maxBytes int, q *quota, res *FilesResult) error {
 	if err != nil {
 		return err
 	}
+	parent := k.parentBytes()
 	// What the root grew by is measured once the file is closed: what the
 	// file counts then against before (a new name counts too). If it
 	// cannot be, the next write counts the root afresh.
@@ -262,6 +263,7 @@ func (k op) write(p *Files, maxBytes int, q *quota, res *FilesResult) error {
 			n := diskquota.Content(st) - old.counted
 			if created {
 				n += diskquota.EntryBytes
+				k.parentGrew(q, parent)
 			}
 			q.add(n)
 		case errors.Is(err, fs.ErrNotExist) && created: // nothing made
@@ -347,11 +349,13 @@ func (k op) delete(recursive bool, q *quota) error {
 	if err != nil {
 		return k.fail("delete", err)
 	}
+	parent := k.parentBytes()
 	if !recursive || !fi.IsDir() {
 		if err := k.root.Remove(k.rel); err != nil {
 			return k.fail("delete", err)
 		}
 		q.removed(fi)
+		k.parentGrew(q, parent)
 		return nil
 	}
 	tree, terr := diskquota.CountTree(k.root, k.rel)
@@ -359,6 +363,7 @@ func (k op) delete(recursive bool, q *quota) error {
 	switch {
 	case err == nil && terr == nil:
 		q.removedTree(tree)
+		k.parentGrew(q, parent)
 	default:
 		q.recount()
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"sync"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/diskquota"
@@ -269,3 +270,26 @@ func before(root *os.Root, rel string) (old was, created bool, err error) {
 
 // removedTree records that the tree t counted is gone.
 func (q *quota) removedTree(t diskquota.Tree) { q.d.RemovedTree(t) }
+
+// parentBytes is what the directory holding the call's path counts
+// (diskquota.DirBytes), or -1 when it cannot be told.
+func (k op) parentBytes() int64 {
+	fi, err := k.root.Stat(path.Dir(k.rel))
+	if err != nil || !fi.IsDir() {
+		return -1
+	}
+	return diskquota.DirBytes(fi)
+}
+
+// parentGrew records in q what the directory holding the call's path,
+// which counted before (parentBytes) ahead of a name made or removed
+// there, grew by; one that cannot be measured has the root counted afresh
+// at the next write.
+func (k op) parentGrew(q *quota, before int64) {
+	after := k.parentBytes()
+	if before < 0 || after < 0 {
+		q.recount()
+		return
+	}
+	q.add(after - before)
+}

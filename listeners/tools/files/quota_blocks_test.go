@@ -83,3 +83,39 @@ func TestDiskQuotaBoundsRealDisk(t *testing.T) {
 		})
 	}
 }
+
+// TestDiskQuotaCountsDirectoryGrowth: a root holding many long names takes
+// blocks of its own for them, kept after they go; the figure counts them
+// as they grow, so it stays what a fresh count finds.
+func TestDiskQuotaCountsDirectoryGrowth(t *testing.T) {
+	root := t.TempDir()
+	tool := &Tool{Policy: tools.Fixed(tools.Config{AllowedPaths: []string{root}, MaxDiskBytes: 4 << 20})}
+	name := filepath.Base(root)
+	check := func(when string) {
+		t.Helper()
+		want, err := diskquota.Count(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := rootDir(t, root)
+		d.Lock()
+		got := d.Used()
+		d.Unlock()
+		if got != want {
+			t.Errorf("%s: the figure is %d; the root holds %d", when, got, want)
+		}
+	}
+	long := strings.Repeat("n", 200)
+	for i := range 200 {
+		if r := callTool(t, tool, Files{Op: "write", Path: name + "/" + long + strconv.Itoa(i), Content: "x"}); r.Error != "" {
+			t.Fatalf("write %d: %s", i, r.Error)
+		}
+	}
+	check("after 200 long names")
+	for i := range 200 {
+		if r := callTool(t, tool, Files{Op: "delete", Path: name + "/" + long + strconv.Itoa(i)}); r.Error != "" {
+			t.Fatalf("delete %d: %s", i, r.Error)
+		}
+	}
+	check("after they went")
+}
