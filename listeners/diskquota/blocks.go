@@ -1,6 +1,9 @@
 package diskquota
 
-import "io/fs"
+import (
+	"io/fs"
+	"math"
+)
 
 // BlockBytes is the unit a file's content counts in: what a non-empty
 // file takes on disk at the least on common file systems (ext4, XFS,
@@ -9,10 +12,14 @@ import "io/fs"
 const BlockBytes = 4096
 
 // RoundUp is n bytes of content as they count: rounded up to a whole
-// number of blocks (BlockBytes).
+// number of blocks (BlockBytes); one within a block of the largest int64
+// counts that (it cannot be rounded, and must not wrap to a negative).
 func RoundUp(n int64) int64 {
-	if n <= 0 {
+	switch {
+	case n <= 0:
 		return 0
+	case n > math.MaxInt64-(BlockBytes-1):
+		return math.MaxInt64
 	}
 	return (n + BlockBytes - 1) / BlockBytes * BlockBytes
 }

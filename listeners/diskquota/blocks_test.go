@@ -1,6 +1,7 @@
 package diskquota
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -51,5 +52,20 @@ func TestCountBlocks(t *testing.T) {
 				t.Errorf("Count = %d, %v; want %d", got, err, EntryBytes+tc.want)
 			}
 		})
+	}
+}
+
+// TestRoundUp: sizes round up to whole blocks, and one too large to round
+// (a guest's write or truncate far past any disk) counts as much as can
+// be: it wrapped to a negative count, which every cap let through.
+func TestRoundUp(t *testing.T) {
+	for _, tc := range []struct{ n, want int64 }{
+		{-1, 0}, {0, 0}, {1, BlockBytes}, {BlockBytes, BlockBytes}, {BlockBytes + 1, 2 * BlockBytes},
+		{math.MaxInt64 - BlockBytes, math.MaxInt64 - BlockBytes + 1}, {math.MaxInt64 - 1, math.MaxInt64},
+		{math.MaxInt64, math.MaxInt64},
+	} {
+		if got := RoundUp(tc.n); got != tc.want {
+			t.Errorf("RoundUp(%d) = %d, want %d", tc.n, got, tc.want)
+		}
 	}
 }
