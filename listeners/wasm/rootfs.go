@@ -216,6 +216,9 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 				return nil, r.refuse()
 			}
 			created, parent = true, r.parentBytes(p)
+			if fi, err := r.root.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				parent = -1 // the name is made where the link leads: counted afresh
+			}
 		}
 	}
 	// O_TRUNC is left to below, once the file is known to be one that may

@@ -253,6 +253,9 @@ func (k op) write(p *Files, maxBytes int, q *quota, res *FilesResult) error {
 		return err
 	}
 	parent := k.parentBytes()
+	if fi, err := k.root.Lstat(k.rel); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		parent = -1 // a new name is made where the link leads: the root is counted afresh
+	}
 	// What the root grew by is measured once the file is closed: what the
 	// file counts then against before (a new name counts too). If it
 	// cannot be, the next write counts the root afresh.
