@@ -251,34 +251,40 @@ func (d *Dir) Fresh(count func() (int64, error)) error {
 func (d *Dir) Opened(id FileID) { d.open[id]++ }
 
 // Closing records that a descriptor of the regular file id, whose status
-// (taken just before it is closed) is st, is being closed: at the last one,
-// a file no longer linked anywhere is released. The caller holds the lock.
-func (d *Dir) Closing(id FileID, st sys.Stat_t) {
+// (taken just before it is closed) is fi (nil: unknown), is being closed:
+// at the last one, a file no longer linked anywhere is released. One whose
+// status is unknown stays counted (never too little) until the next count.
+// The caller holds the lock.
+func (d *Dir) Closing(id FileID, fi fs.FileInfo) {
 	if d.open[id]--; d.open[id] > 0 {
 		return
 	}
 	delete(d.open, id)
-	if st.Nlink == 0 {
-		d.Add(-(EntryBytes + st.Size))
+	if fi != nil && sys.NewStat_t(fi).Nlink == 0 {
+		d.Add(-(EntryBytes + Content(fi)))
 	}
 }
 
 // Removed releases what the name whose status was fi counted, once the
 // name is gone (removed, or replaced by a rename): a regular file's content
 // only with its last name, and not while it is open (Closing releases it
-// then). The caller holds the lock.
+// then); a directory what it took (DirBytes). What the directory that
+// held the name changed by is the caller's to record. The caller holds the
+// lock.
 func (d *Dir) Removed(fi fs.FileInfo) {
 	st := sys.NewStat_t(fi)
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
-		d.Add(-(EntryBytes + st.Size))
+		d.Add(-(EntryBytes + Content(fi)))
 	case fi.Mode().IsRegular():
 		switch {
 		case st.Nlink > 1:
 			d.Add(-EntryBytes)
 		case d.open[FileID{Dev: st.Dev, Ino: st.Ino}] == 0:
-			d.Add(-(EntryBytes + st.Size))
+			d.Add(-(EntryBytes + Content(fi)))
 		}
+	case fi.IsDir():
+		d.Add(-DirBytes(fi))
 	default:
 		d.Add(-EntryBytes)
 	}

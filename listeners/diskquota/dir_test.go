@@ -106,18 +106,18 @@ func TestDirStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	count := func() (int64, error) { return Count(dir) }
-	if err := d.Fresh(count); err != nil || used(d) != 10+EntryBytes {
-		t.Fatalf("Fresh = %v, figure %d; want %d", err, used(d), 10+EntryBytes)
+	if err := d.Fresh(count); err != nil || used(d) != RoundUp(10)+EntryBytes {
+		t.Fatalf("Fresh = %v, figure %d; want %d", err, used(d), RoundUp(10)+EntryBytes)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "b"), make([]byte, 10), 0o644); err != nil { // by hand
 		t.Fatal(err)
 	}
-	if err := d.Fresh(count); err != nil || used(d) != 10+EntryBytes {
-		t.Fatalf("Fresh of a fresh figure = %v, figure %d; want it kept (%d)", err, used(d), 10+EntryBytes)
+	if err := d.Fresh(count); err != nil || used(d) != RoundUp(10)+EntryBytes {
+		t.Fatalf("Fresh of a fresh figure = %v, figure %d; want it kept (%d)", err, used(d), RoundUp(10)+EntryBytes)
 	}
 	Invalidate(filepath.Join(dir, ".")) // as run_command names a root
-	if err := d.Fresh(count); err != nil || used(d) != 2*(10+EntryBytes) {
-		t.Fatalf("Fresh after Invalidate = %v, figure %d; want %d", err, used(d), 2*(10+EntryBytes))
+	if err := d.Fresh(count); err != nil || used(d) != 2*(RoundUp(10)+EntryBytes) {
+		t.Fatalf("Fresh after Invalidate = %v, figure %d; want %d", err, used(d), 2*(RoundUp(10)+EntryBytes))
 	}
 	if err := os.Remove(filepath.Join(dir, "b")); err != nil {
 		t.Fatal(err)
@@ -125,8 +125,8 @@ func TestDirStale(t *testing.T) {
 	d.Lock()
 	d.countedAt = time.Now().Add(-MaxAge - time.Second)
 	d.Unlock()
-	if err := d.Fresh(count); err != nil || used(d) != 10+EntryBytes {
-		t.Fatalf("Fresh of an old figure = %v, figure %d; want %d", err, used(d), 10+EntryBytes)
+	if err := d.Fresh(count); err != nil || used(d) != RoundUp(10)+EntryBytes {
+		t.Fatalf("Fresh of an old figure = %v, figure %d; want %d", err, used(d), RoundUp(10)+EntryBytes)
 	}
 	Invalidate(filepath.Join(dir, "missing")) // nothing to mark, no panic
 }
@@ -185,7 +185,7 @@ func TestRemovedTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want += EntryBytes + 1000 // t/open, removed but open: released at its last close
+	want += EntryBytes + RoundUp(1000) // t/open, removed but open: released at its last close
 	if got := used(d); got != want {
 		t.Errorf("after the tree went the figure is %d, want %d", got, want)
 	}

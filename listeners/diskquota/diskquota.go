@@ -1,9 +1,12 @@
 // Package diskquota counts what a writable directory holds against a disk
 // quota, the one way every sandbox that caps a directory counts it (the
-// WASM sandbox's max_disk_bytes, the files tool's): the content of its
-// regular files (their size, so a sparse file counts in full, and each
-// inode once however many names it has), the targets of its symbolic links,
-// and EntryBytes for every name.
+// WASM sandbox's max_disk_bytes, the files tool's) so that the cap bounds
+// the disk the directory takes: the content of its regular files and the
+// targets of its symbolic links in whole blocks (Content: the size rounded
+// up to BlockBytes, or the blocks the file system reports when more, so a
+// sparse file counts in full; each inode once however many names it has),
+// and EntryBytes — a block — for every name, a directory counting the
+// blocks it takes when more (DirBytes).
 package diskquota
 
 import (
@@ -15,10 +18,10 @@ import (
 )
 
 // EntryBytes is what each name in a capped directory (file, directory,
-// symbolic link) counts besides its content: about an inode, so that making
-// empty files or directories by the million runs out of quota before the
-// host runs out of inodes.
-const EntryBytes = 256
+// symbolic link) counts besides its content: a block (BlockBytes), which
+// covers its inode, its entry in its directory and an empty directory's
+// block, so that a cap of N bytes holds at most N/EntryBytes names.
+const EntryBytes = BlockBytes
 
 // FileID identifies a file on the host: its device and inode.
 type FileID struct {
@@ -46,18 +49,22 @@ func Count(dir string) (int64, error) {
 	seen := map[FileID]bool{}
 	err = walk(root, ".", func(p string, fi fs.FileInfo) error {
 		if p == "." {
+			used += DirBytes(fi) - EntryBytes // the directory's own growth; it has no name here
 			return nil
 		}
-		used += EntryBytes
 		switch {
+		case fi.IsDir():
+			used += DirBytes(fi)
+			return nil
 		case fi.Mode()&fs.ModeSymlink != 0:
-			used += fi.Size()
+			used += Content(fi)
 		case fi.Mode().IsRegular():
 			if id := IDOf(fi); !seen[id] {
 				seen[id] = true
-				used += fi.Size()
+				used += Content(fi)
 			}
 		}
+		used += EntryBytes
 		return nil
 	})
 	if err != nil {

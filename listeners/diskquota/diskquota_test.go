@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestCount: content, link targets and EntryBytes a name; a file's content
+// TestCount: content and link targets in whole blocks, and EntryBytes a name; a file's content
 // once however many names it has; a sparse file in full.
 func TestCount(t *testing.T) {
 	dir := t.TempDir()
@@ -24,7 +24,7 @@ func TestCount(t *testing.T) {
 	if err := os.Symlink("sub/b", filepath.Join(dir, "l")); err != nil { // target: 5 bytes
 		t.Fatal(err)
 	}
-	want := int64(5*EntryBytes + 100 + 10 + 5) // sub, a, sub/b, l, sparse
+	want := 5*EntryBytes + RoundUp(100) + RoundUp(10) + RoundUp(5) // sub, a, sub/b, l, sparse
 	if err := os.Link(filepath.Join(dir, "a"), filepath.Join(dir, "a2")); err == nil {
 		want += EntryBytes // the second name, not the content again
 	} else {
@@ -66,8 +66,8 @@ func TestCountThroughASymbolicLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range []string{dir, filepath.Join(base, "link")} {
-		if got, err := Count(d); err != nil || got != 100+EntryBytes {
-			t.Errorf("Count(%s) = %d, %v; want %d", d, got, err, 100+EntryBytes)
+		if got, err := Count(d); err != nil || got != RoundUp(100)+EntryBytes {
+			t.Errorf("Count(%s) = %d, %v; want %d", d, got, err, RoundUp(100)+EntryBytes)
 		}
 	}
 }

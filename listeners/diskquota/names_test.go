@@ -22,7 +22,7 @@ func TestCountAnyName(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Count: %v", err)
 	}
-	if want := int64(2*EntryBytes + 100); got != want {
+	if want := 2*EntryBytes + RoundUp(100); got != want {
 		t.Errorf("Count = %d, want %d", got, want)
 	}
 	root, err := os.OpenRoot(dir)

@@ -14,8 +14,10 @@ import (
 type Tree struct {
 	// names counts the tree's names, its top directory included.
 	names int64
-	// links is the bytes of its symbolic links' targets.
+	// links is what its symbolic links' targets count (Content).
 	links int64
+	// dirs is what its directories take past a block each (DirBytes).
+	dirs int64
 	// files are its regular files, by identity.
 	files map[FileID]treeFile
 }
@@ -24,7 +26,8 @@ type Tree struct {
 type treeFile struct {
 	// names counts its names inside the tree; nlink all of them.
 	names, nlink uint64
-	size         int64
+	// content is what its content counts (Content).
+	content int64
 }
 
 // CountTree counts the tree at rel inside root (rel and everything under
@@ -34,14 +37,16 @@ func CountTree(root *os.Root, rel string) (Tree, error) {
 	err := walk(root, rel, func(p string, fi fs.FileInfo) error {
 		t.names++
 		switch {
+		case fi.IsDir():
+			t.dirs += DirBytes(fi) - EntryBytes
 		case fi.Mode()&fs.ModeSymlink != 0:
-			t.links += fi.Size()
+			t.links += Content(fi)
 		case fi.Mode().IsRegular():
 			st := sys.NewStat_t(fi)
 			id := FileID{Dev: st.Dev, Ino: st.Ino}
 			f := t.files[id]
 			f.names++
-			f.nlink, f.size = st.Nlink, st.Size
+			f.nlink, f.content = st.Nlink, Content(fi)
 			t.files[id] = f
 		}
 		return nil
@@ -58,14 +63,14 @@ func CountTree(root *os.Root, rel string) (Tree, error) {
 // and that name and the content at its last close (Closing), as Removed
 // does. The caller holds the lock.
 func (d *Dir) RemovedTree(t Tree) {
-	n := t.names*EntryBytes + t.links
+	n := t.names*EntryBytes + t.links + t.dirs
 	for id, f := range t.files {
 		switch {
 		case f.names < f.nlink: // a name outside keeps the content
 		case d.open[id] > 0:
 			n -= EntryBytes // Closing releases one name's worth with the content
 		default:
-			n += f.size
+			n += f.content
 		}
 	}
 	d.Add(-n)

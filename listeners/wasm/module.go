@@ -45,8 +45,9 @@ type Sandbox struct {
 	Dir string
 	// DirWritable mounts Dir read-write instead of read-only.
 	DirWritable bool
-	// MaxDiskBytes caps what a writable Dir holds (default 64 MiB): its
-	// files' sizes, its links' targets and 256 bytes a name, those there
+	// MaxDiskBytes caps the disk a writable Dir takes (default 64 MiB):
+	// its files and links' targets in whole 4 KiB blocks (a sparse file
+	// its whole size) and a block a name (diskquota.Content), those there
 	// before counted when the first module writing there is compiled (and
 	// again by RecountDisk). One count for the directory, whatever the
 	// modules and instances writing there; when modules sharing it ask

@@ -22,9 +22,11 @@ const errnoQuota = experimentalsys.EIO
 // disk quota besides its content (diskquota.EntryBytes).
 const entryBytes = diskquota.EntryBytes
 
-// diskQuota bounds the bytes a writable sandbox directory holds: the
-// content of its regular files (their size, so a sparse file counts in
-// full), the targets of its symbolic links and entryBytes per name. There is
+// diskQuota bounds the disk a writable sandbox directory takes: the
+// content of its regular files and its symbolic links' targets in whole
+// blocks (diskquota.Content: a sparse file counts its whole size, a
+// preallocated one the blocks it takes) and entryBytes (a block) per name.
+// There is
 // one per directory open now (see acquireQuota), shared by every module
 // writing there — two listeners given the same dir, a listener and the one
 // a reload replaced while it drains — and by all their instances. Its

@@ -77,7 +77,7 @@ func TestDiskQuotaSharedWithFiles(t *testing.T) {
 // the next call counts it before the guest changes anything: what was
 // added meanwhile is counted against the quota.
 func TestDiskQuotaStaleCountedBeforeACall(t *testing.T) {
-	const q = 4096
+	const q = 4 * block
 	dir := t.TempDir()
 	m := compileGuest(t, "ops", Reactor, Sandbox{Dir: dir, DirWritable: true, MaxDiskBytes: q, Timeout: time.Minute})
 	if r := runOp(t, m, "write", "/data/a", "0123456789"); !r.OK {

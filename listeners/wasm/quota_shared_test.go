@@ -37,27 +37,27 @@ func TestDiskQuotaSharedByDir(t *testing.T) {
 		sizes   map[string]int64
 	}{
 		{name: "two modules on one dir count it once",
-			writers: []writer{{quota: 4096}, {quota: 4096}},
-			writes:  []write{{0, "/data/a", 3000, true}, {1, "/data/b", 3000, false}},
+			writers: []writer{{quota: 8 * block}, {quota: 8 * block}},
+			writes:  []write{{0, "/data/a", 5 * block, true}, {1, "/data/b", 5 * block, false}},
 			closeBy: -1,
-			sizes:   map[string]int64{"a": 3000, "b": 4096 - 3000 - 2*entryBytes}},
+			sizes:   map[string]int64{"a": 5 * block, "b": block}},
 		{name: "the same dir through a symbolic link",
-			writers: []writer{{quota: 4096}, {quota: 4096, link: true}},
-			writes:  []write{{1, "/data/a", 3000, true}, {0, "/data/b", 3000, false}},
+			writers: []writer{{quota: 8 * block}, {quota: 8 * block, link: true}},
+			writes:  []write{{1, "/data/a", 5 * block, true}, {0, "/data/b", 5 * block, false}},
 			closeBy: -1,
-			sizes:   map[string]int64{"a": 3000, "b": 4096 - 3000 - 2*entryBytes}},
+			sizes:   map[string]int64{"a": 5 * block, "b": block}},
 		{name: "the smallest quota bounds every writer until its module closes",
-			writers: []writer{{quota: 8192}, {quota: 2048}},
-			writes:  []write{{0, "/data/a", 3000, false}},
+			writers: []writer{{quota: 16 * block}, {quota: 4 * block}},
+			writes:  []write{{0, "/data/a", 5 * block, false}},
 			closeBy: 1,
-			after:   []write{{0, "/data/b", 3000, true}},
-			sizes:   map[string]int64{"a": 2048 - entryBytes, "b": 3000}},
+			after:   []write{{0, "/data/b", 5 * block, true}},
+			sizes:   map[string]int64{"a": 3 * block, "b": 5 * block}},
 		{name: "a module closed leaves the count to the other",
-			writers: []writer{{quota: 4096}, {quota: 4096}},
-			writes:  []write{{0, "/data/a", 3000, true}},
+			writers: []writer{{quota: 8 * block}, {quota: 8 * block}},
+			writes:  []write{{0, "/data/a", 5 * block, true}},
 			closeBy: 0,
-			after:   []write{{1, "/data/b", 1000, false}},
-			sizes:   map[string]int64{"a": 3000, "b": 4096 - 3000 - 2*entryBytes}},
+			after:   []write{{1, "/data/b", 3 * block, false}},
+			sizes:   map[string]int64{"a": 5 * block, "b": block}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,7 +98,7 @@ func TestDiskQuotaSharedByDir(t *testing.T) {
 			}
 			for i, m := range ms {
 				if i != tc.closeBy {
-					checkCount(t, m, dir, 8192)
+					checkCount(t, m, dir, 16*block)
 				}
 			}
 		})
@@ -110,7 +110,7 @@ func TestDiskQuotaSharedByDir(t *testing.T) {
 // it afresh, files added by hand in between included.
 func TestDiskQuotaReleased(t *testing.T) {
 	dir := t.TempDir()
-	sb := Sandbox{Dir: dir, DirWritable: true, MaxDiskBytes: 4096, Timeout: time.Minute}
+	sb := Sandbox{Dir: dir, DirWritable: true, MaxDiskBytes: 4 * block, Timeout: time.Minute}
 	a := compileGuest(t, "ops", Reactor, sb)
 	b := compileGuest(t, "ops", Reactor, sb)
 	if r := runOp(t, a, "write", "/data/a", "0123456789"); !r.OK {
@@ -125,7 +125,7 @@ func TestDiskQuotaReleased(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := compileGuest(t, "ops", Reactor, sb)
-	checkCount(t, c, dir, 4096)
+	checkCount(t, c, dir, 4*block)
 	if r := runOp(t, c, "write", "/data/b", strings.Repeat("x", 1000)); r.OK || !r.refused(ioErr) {
 		t.Errorf("a write past what is left: %+v, want %q", r, ioErr)
 	}
@@ -216,9 +216,9 @@ func TestDiskQuotaCountsADirNamedThroughALink(t *testing.T) {
 	if err := os.Symlink("d", filepath.Join(base, "l")); err != nil {
 		t.Fatal(err)
 	}
-	m := compileGuest(t, "ops", Reactor, Sandbox{Dir: filepath.Join(base, "l"), DirWritable: true, MaxDiskBytes: 4096, Timeout: time.Minute})
+	m := compileGuest(t, "ops", Reactor, Sandbox{Dir: filepath.Join(base, "l"), DirWritable: true, MaxDiskBytes: 3 * block, Timeout: time.Minute})
 	if r := runOp(t, m, "write", "/data/new", strings.Repeat("x", 2000)); r.OK {
-		t.Errorf("write of 2000 bytes beside 3000 under a 4096-byte quota: %+v, want it refused", r)
+		t.Errorf("write of 2000 bytes beside 3000 under a three-block quota: %+v, want it refused", r)
 	}
-	checkCount(t, m, dir, 4096)
+	checkCount(t, m, dir, 3*block)
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/diskquota"
 )
 
 // quotaStep is one operation of the ops guest and what it should come to.
@@ -20,6 +22,10 @@ type quotaStep struct {
 	ok            bool
 	result        string // the answer, when set
 }
+
+// block is what a file's content counts in (a 4 KiB block: see
+// diskquota.Content).
+const block = diskquota.BlockBytes
 
 // ioErr is the guest's text for errnoQuota (EIO), as refused matches it.
 const ioErr = "i/o error"
@@ -30,7 +36,7 @@ const ioErr = "i/o error"
 // used again, and the count always equals what a fresh count of the
 // directory finds.
 func TestDiskQuota(t *testing.T) {
-	const q = 4096
+	const q = 16 * block
 	big := func(n int) string { return strings.Repeat("x", n) }
 	tests := []struct {
 		name   string
@@ -42,16 +48,16 @@ func TestDiskQuota(t *testing.T) {
 		{name: "a write within the quota",
 			steps: []quotaStep{{do: "write", path: "/data/a", arg: big(1000), ok: true}},
 			sizes: map[string]int64{"a": 1000}},
-		{name: "a write past the quota keeps what fits",
-			steps: []quotaStep{{do: "write", path: "/data/big", arg: big(5000)}},
+		{name: "a write past the quota keeps the whole blocks that fit",
+			steps: []quotaStep{{do: "write", path: "/data/big", arg: big(q + 1000)}},
 			sizes: map[string]int64{"big": q - entryBytes}},
 		{name: "an append past the quota",
 			steps: []quotaStep{
 				{do: "write", path: "/data/a", arg: big(3000), ok: true},
-				{do: "append", path: "/data/a", arg: big(2000)},
+				{do: "append", path: "/data/a", arg: big(q)},
 			},
 			sizes: map[string]int64{"a": q - entryBytes}},
-		{name: "a write far past the end",
+		{name: "a write far past the end", // a sparse file counts its whole size
 			steps: []quotaStep{
 				{do: "writeat", path: "/data/s", arg: "100000:x"},
 				{do: "writeat", path: "/data/s", arg: "3000:x", ok: true},
@@ -61,12 +67,13 @@ func TestDiskQuota(t *testing.T) {
 			steps: []quotaStep{
 				{do: "write", path: "/data/a", arg: "0123456789", ok: true},
 				{do: "truncate", path: "/data/a", arg: "1048576"},
-				{do: "truncate", path: "/data/a", arg: "3000", ok: true},
+				{do: "truncate", path: "/data/a", arg: strconv.Itoa(q - block + 1)},
+				{do: "truncate", path: "/data/a", arg: strconv.Itoa(q - block), ok: true},
 			},
-			sizes: map[string]int64{"a": 3000}},
-		{name: "many files", // each name counts entryBytes, its byte 1
-			steps: []quotaStep{{do: "many", path: "/data/f", arg: "100", result: strconv.Itoa(q / (entryBytes + 1))}}},
-		{name: "directories and links", quota: 600,
+			sizes: map[string]int64{"a": q - block}},
+		{name: "many files", // each counts a block for its name and one for its byte
+			steps: []quotaStep{{do: "many", path: "/data/f", arg: "100", result: strconv.Itoa(q / (entryBytes + block))}}},
+		{name: "directories and links", quota: 3 * block, // a link's target counts a block
 			steps: []quotaStep{
 				{do: "mkdir", path: "/data/d", ok: true},
 				{do: "symlink", path: "/data/l", arg: "d", ok: true},
@@ -76,36 +83,36 @@ func TestDiskQuota(t *testing.T) {
 				{do: "mkdir", path: "/data/e", ok: true},
 			}},
 		{name: "what is there beforehand counts",
-			before: map[string]string{"old": big(3500)},
-			steps:  []quotaStep{{do: "write", path: "/data/a", arg: big(1000)}},
-			sizes:  map[string]int64{"old": 3500, "a": q - 3500 - 2*entryBytes}},
+			before: map[string]string{"old": big(q - 4*block + 1)},
+			steps:  []quotaStep{{do: "write", path: "/data/a", arg: big(2 * block)}},
+			sizes:  map[string]int64{"old": q - 4*block + 1, "a": block}},
 		{name: "a truncating open frees the old content",
-			before: map[string]string{"old": big(3500)},
-			steps:  []quotaStep{{do: "write", path: "/data/old", arg: big(3700), ok: true}},
-			sizes:  map[string]int64{"old": 3700}},
+			before: map[string]string{"old": big(q - 2*block)},
+			steps:  []quotaStep{{do: "write", path: "/data/old", arg: big(q - 2*block + 100), ok: true}},
+			sizes:  map[string]int64{"old": q - 2*block + 100}},
 		{name: "a removed file frees its bytes",
 			steps: []quotaStep{
-				{do: "write", path: "/data/a", arg: big(3500), ok: true},
+				{do: "write", path: "/data/a", arg: big(q - 2*block), ok: true},
 				{do: "remove", path: "/data/a", ok: true},
-				{do: "write", path: "/data/b", arg: big(3500), ok: true},
+				{do: "write", path: "/data/b", arg: big(q - 2*block), ok: true},
 			},
-			sizes: map[string]int64{"b": 3500}},
+			sizes: map[string]int64{"b": q - 2*block}},
 		{name: "a rename over a file frees it",
 			steps: []quotaStep{
-				{do: "write", path: "/data/a", arg: big(3000), ok: true},
+				{do: "write", path: "/data/a", arg: big(q / 2), ok: true},
 				{do: "write", path: "/data/b", arg: big(100), ok: true},
 				{do: "rename", path: "/data/b", arg: "/data/a", ok: true},
-				{do: "write", path: "/data/c", arg: big(3000), ok: true},
+				{do: "write", path: "/data/c", arg: big(q / 2), ok: true},
 			},
-			sizes: map[string]int64{"a": 100, "c": 3000}},
+			sizes: map[string]int64{"a": 100, "c": q / 2}},
 		{name: "a removed file counts while open",
 			steps: []quotaStep{
-				{do: "orphan", path: "/data/o", arg: big(2000)},
-				{do: "write", path: "/data/p", arg: big(q - entryBytes), ok: true},
+				{do: "orphan", path: "/data/o", arg: big(q / 2)},
+				{do: "write", path: "/data/p", arg: big(q - 2*block), ok: true},
 			},
-			sizes: map[string]int64{"p": q - entryBytes}},
+			sizes: map[string]int64{"p": q - 2*block}},
 		{name: "over the quota beforehand: shrinking still works",
-			before: map[string]string{"big": big(5000)},
+			before: map[string]string{"big": big(q + 1000)},
 			steps: []quotaStep{
 				{do: "write", path: "/data/a", arg: "x"},
 				{do: "truncate", path: "/data/big", arg: "100", ok: true},
@@ -143,7 +150,7 @@ func TestDiskQuota(t *testing.T) {
 					t.Errorf("the directory's files (-want +got):\n%s", diff)
 				}
 			}
-			checkCount(t, m, dir, int64(max(quota, 5000+entryBytes)))
+			checkCount(t, m, dir, int64(quota))
 		})
 	}
 }
@@ -184,16 +191,16 @@ func checkCount(t *testing.T, m *Module, dir string, most int64) {
 }
 
 // TestDiskQuotaSharedByInstances: instances running at once share one
-// quota: of eight concurrent writes of 1000 bytes under a 4096-byte quota,
-// two or three fit — never more, and the directory never holds more than
+// quota: of eight concurrent writes of 1000 bytes (two blocks with the
+// name) under a seven-block quota, two or three fit — never more, and the directory never holds more than
 // the quota. Which depends on how the instances interleave: a write
 // (os.WriteFile) makes its file's name (EntryBytes) before it writes, and a
-// write refused keeps its name and what fitted of its content, so three fit
+// write refused keeps its name, so three fit
 // only when no more than four names are made before the third content (one
 // run in about fifty under -race on a loaded machine made five first;
 // TestDiskQuotaRefusedWritesKeepTheirNames makes that order by hand).
 func TestDiskQuotaSharedByInstances(t *testing.T) {
-	const q = 4096
+	const q = 7 * block
 	dir := t.TempDir()
 	m := compileGuest(t, "ops", Reactor, Sandbox{Dir: dir, DirWritable: true, MaxDiskBytes: q, Instances: 4, Timeout: time.Minute})
 	results := make(chan opResult, 8)
@@ -212,7 +219,7 @@ func TestDiskQuotaSharedByInstances(t *testing.T) {
 			t.Errorf("a write failed with %q, want %q", r.Error, ioErr)
 		}
 	}
-	if most := q / (entryBytes + 1000); ok < most-1 || ok > most {
+	if most := q / (entryBytes + block); ok < most-1 || ok > most {
 		t.Errorf("%d writes fit, want %d or %d", ok, most-1, most)
 	}
 	whole := 0
@@ -225,7 +232,7 @@ func TestDiskQuotaSharedByInstances(t *testing.T) {
 		t.Errorf("%d files hold their 1000 bytes, but %d writes succeeded", whole, ok)
 	}
 	checkCount(t, m, dir, q)
-	if used := m.dir.diskUsed(); used+entryBytes+1000 <= q {
+	if used := m.dir.diskUsed(); used+entryBytes+block <= q {
 		t.Errorf("writes were refused with %d of %d bytes used: room for another was left", used, q)
 	}
 }
@@ -233,13 +240,13 @@ func TestDiskQuotaSharedByInstances(t *testing.T) {
 // TestDiskQuotaRefusedWritesKeepTheirNames: the order in which eight
 // concurrent writes on four instances let only two of them fit, made by
 // hand: four files made (empty), the first written, a fifth made, the
-// second written, a sixth made — the third write then finds 560 bytes of
-// room, fills them and is refused.
+// second written, a sixth made — the third write (of two blocks) then
+// finds one block of room, fills it and is refused.
 func TestDiskQuotaRefusedWritesKeepTheirNames(t *testing.T) {
-	const q = 4096
+	const q = 11 * block
 	dir := t.TempDir()
 	m := compileGuest(t, "ops", Reactor, Sandbox{Dir: dir, DirWritable: true, MaxDiskBytes: q, Timeout: time.Minute})
-	content := strings.Repeat("x", 1000)
+	content := strings.Repeat("x", block+1000)
 	for _, step := range []struct {
 		do, path, arg string
 		ok            bool
@@ -257,7 +264,7 @@ func TestDiskQuotaRefusedWritesKeepTheirNames(t *testing.T) {
 			t.Fatalf("%s %s (%d bytes): %+v, want ok=%v", step.do, step.path, len(step.arg), r, step.ok)
 		}
 	}
-	want := map[string]int64{"a": 1000, "b": 1000, "c": q - 6*entryBytes - 2000, "d": 0, "e": 0, "f": 0}
+	want := map[string]int64{"a": block + 1000, "b": block + 1000, "c": block, "d": 0, "e": 0, "f": 0}
 	if d := cmp.Diff(want, hostSizes(t, dir)); d != "" {
 		t.Errorf("files (-want +got):\n%s", d)
 	}

@@ -10,6 +10,8 @@ import (
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/sys"
 	"golang.org/x/sys/unix"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/diskquota"
 )
 
 // rootFile is a regular file or directory a guest opened through rootFS.
@@ -156,52 +158,58 @@ func (f *rootFile) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
 }
 
 // writeCounted writes buf with write at offset off (-1: the file's own
-// offset) within the disk quota: what would grow the file past it is cut
-// off, and a write of which nothing fits fails (errnoQuota), as on a full
-// disk. The growth is measured (fstat before and after) under the quota's
-// lock.
+// offset) within the disk quota: what would grow the file's count
+// (diskquota.Content: its size in whole blocks, or the blocks it takes)
+// past it is cut off at a block boundary, and a write of which nothing fits
+// fails (errnoQuota), as on a full disk. What it grew by is measured (fstat
+// before and after) under the quota's lock.
 func (f *rootFile) writeCounted(buf []byte, off int64, write func([]byte) (int, error)) (int, experimentalsys.Errno) {
 	f.quota.lock()
 	defer f.quota.unlock()
-	before, err := f.size()
+	before, err := f.f.Stat()
 	if err != nil {
 		return 0, errnoOf(err)
 	}
 	switch {
 	case f.append:
-		off = before // O_APPEND writes at the end, pwrite's offset included (Linux)
+		off = before.Size() // O_APPEND writes at the end, pwrite's offset included (Linux)
 	case off < 0:
 		if off, err = f.f.Seek(0, io.SeekCurrent); err != nil {
 			return 0, errnoOf(err)
 		}
 	}
-	if end := off + int64(len(buf)); end > before+f.quota.room() {
-		keep := before + f.quota.room() - off
+	counted := diskquota.Content(before)
+	// The file may count up to counted+room: its end at most the last
+	// whole block of that (within its size already, it grows nothing).
+	if end := off + int64(len(buf)); end > before.Size() && diskquota.RoundUp(end) > counted+f.quota.room() {
+		keep := (counted+f.quota.room())/diskquota.BlockBytes*diskquota.BlockBytes - off
 		if keep <= 0 {
 			f.refused.Add(1)
 			return 0, errnoQuota
 		}
-		buf = buf[:keep]
+		buf = buf[:min(keep, int64(len(buf)))]
 	}
 	n, werr := write(buf)
-	after, err := f.size()
-	if err == nil {
-		f.quota.add(after - before)
-	}
-	return n, errnoOf(errors.Join(werr, err))
+	f.measured(counted)
+	return n, errnoOf(werr)
 }
 
-// size is the file's size now.
-func (f *rootFile) size() (int64, error) {
-	fi, err := f.f.Stat()
+// measured records what the file's count changed by since it was counted
+// (what it counted then); the caller holds the quota's lock. A file that
+// cannot be measured has the directory counted afresh before the next
+// call.
+func (f *rootFile) measured(counted int64) {
+	after, err := f.f.Stat()
 	if err != nil {
-		return 0, err
+		f.quota.d.InvalidateLocked()
+		return
 	}
-	return fi.Size(), nil
+	f.quota.add(diskquota.Content(after) - counted)
 }
 
-// Truncate implements experimentalsys.File: growing a file past the disk
-// quota fails (errnoQuota).
+// Truncate implements experimentalsys.File: growing a file's count
+// (diskquota.Content: a file grown by truncate counts its whole new size,
+// though it takes no block yet) past the disk quota fails (errnoQuota).
 func (f *rootFile) Truncate(size int64) experimentalsys.Errno {
 	if size < 0 {
 		return experimentalsys.EINVAL
@@ -214,20 +222,18 @@ func (f *rootFile) Truncate(size int64) experimentalsys.Errno {
 	}
 	f.quota.lock()
 	defer f.quota.unlock()
-	before, err := f.size()
+	before, err := f.f.Stat()
 	if err != nil {
 		return errnoOf(err)
 	}
-	if size-before > f.quota.room() {
+	counted := diskquota.Content(before)
+	if size > before.Size() && diskquota.RoundUp(size)-counted > f.quota.room() {
 		f.refused.Add(1)
 		return errnoQuota
 	}
 	terr := f.f.Truncate(size)
-	after, err := f.size()
-	if err == nil {
-		f.quota.add(after - before)
-	}
-	return errnoOf(errors.Join(terr, err))
+	f.measured(counted)
+	return errnoOf(terr)
 }
 
 // Sync implements experimentalsys.File.
@@ -262,11 +268,11 @@ func (f *rootFile) Close() experimentalsys.Errno {
 	if f.quota != nil {
 		f.quota.lock()
 		defer f.quota.unlock()
-		st, errno := f.Stat()
-		if errno != 0 {
-			st.Nlink = 1 // unknown: a removed file stays counted, never too little
+		fi, err := f.f.Stat()
+		if err != nil {
+			fi = nil // unknown: a removed file stays counted, never too little
 		}
-		f.quota.d.Closing(fileID{Dev: f.dev, Ino: f.ino}, st)
+		f.quota.d.Closing(fileID{Dev: f.dev, Ino: f.ino}, fi)
 	}
 	return errnoOf(f.f.Close())
 }

@@ -205,6 +205,7 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 	}
 	defer r.lockQuota()()
 	created := false
+	var parent int64 // what the directory to hold a new name counts before it
 	if r.quota != nil && flag&experimentalsys.O_CREAT != 0 {
 		// A new name counts against the quota: refused when there is
 		// no room for it (what a name it follows a link to would make
@@ -214,7 +215,10 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 				r.open.Add(-1)
 				return nil, r.refuse()
 			}
-			created = true
+			created, parent = true, r.parentBytes(p)
+			if fi, err := r.root.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				parent = -1 // the name is made where the link leads: counted afresh
+			}
 		}
 	}
 	// O_TRUNC is left to below, once the file is known to be one that may
@@ -234,6 +238,7 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 	}
 	if r.quota != nil && created {
 		r.quota.add(entryBytes)
+		r.parentGrew(p, parent)
 	}
 	fi, err := f.Stat()
 	st := sys.Stat_t{}
@@ -254,7 +259,11 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 	}
 	if err == nil && flag&experimentalsys.O_TRUNC != 0 {
 		if err = f.Truncate(0); err == nil && r.quota != nil {
-			r.quota.add(-st.Size)
+			if after, serr := f.Stat(); serr == nil {
+				r.quota.add(diskquota.Content(after) - diskquota.Content(fi))
+			} else {
+				r.quota.d.InvalidateLocked()
+			}
 		}
 	}
 	if err != nil {
@@ -330,6 +339,33 @@ func status(fi os.FileInfo, err error) (sys.Stat_t, experimentalsys.Errno) {
 	return st, 0
 }
 
+// parentBytes is what the directory that holds (or is to hold) the name p
+// counts (diskquota.DirBytes), following symbolic links beneath the root;
+// -1 without a quota or when it cannot be told.
+func (r *rootFS) parentBytes(p string) int64 {
+	if r.quota == nil {
+		return -1
+	}
+	fi, err := r.root.Stat(parentOf(p))
+	if err != nil || !fi.IsDir() {
+		return -1
+	}
+	return diskquota.DirBytes(fi)
+}
+
+// parentGrew records what the directory holding the name p, which counted
+// before (parentBytes) ahead of a name made or removed there, grew by; one
+// that cannot be measured has the directory counted afresh before the next
+// call. The caller holds the quota's lock.
+func (r *rootFS) parentGrew(p string, before int64) {
+	after := r.parentBytes(p)
+	if before < 0 || after < 0 {
+		r.quota.d.InvalidateLocked()
+		return
+	}
+	r.quota.add(after - before)
+}
+
 // Readlink implements experimentalsys.FS.
 func (r *rootFS) Readlink(p string) (string, experimentalsys.Errno) {
 	dst, err := r.root.Readlink(rootPath(p))
@@ -351,9 +387,15 @@ func (r *rootFS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
 	if r.quota != nil && r.quota.room() < entryBytes {
 		return r.refuse()
 	}
+	parent := r.parentBytes(rootPath(p))
 	errno := errnoOf(r.root.Mkdir(rootPath(p), perm&fs.ModePerm))
 	if errno == 0 && r.quota != nil {
-		r.quota.add(entryBytes)
+		made := int64(entryBytes)
+		if fi, err := r.root.Lstat(rootPath(p)); err == nil && fi.IsDir() {
+			made = diskquota.DirBytes(fi)
+		}
+		r.quota.add(made)
+		r.parentGrew(rootPath(p), parent)
 	}
 	if errno == experimentalsys.ENOTDIR {
 		errno = experimentalsys.ENOENT // a parent is missing (as wazero's own DirFS says)
@@ -395,9 +437,13 @@ func (r *rootFS) Rename(from, to string) experimentalsys.Errno {
 			replaced = toFi
 		}
 	}
+	parent := r.parentBytes(to)
 	errno := errnoOf(r.root.Rename(from, to))
 	if errno == 0 && replaced != nil {
 		r.quota.d.Removed(replaced)
+	}
+	if errno == 0 && r.quota != nil {
+		r.parentGrew(to, parent)
 	}
 	return errno
 }
@@ -425,12 +471,19 @@ func (r *rootFS) Symlink(target, link string) experimentalsys.Errno {
 		return errno
 	}
 	defer r.lockQuota()()
-	cost := entryBytes + int64(len(target))
+	// A link's target counts in whole blocks (diskquota.Content), as it is
+	// once made.
+	cost := entryBytes + diskquota.RoundUp(int64(len(target)))
 	if r.quota != nil && r.quota.room() < cost {
 		return r.refuse()
 	}
+	parent := r.parentBytes(rootPath(link))
 	errno := errnoOf(r.root.Symlink(target, rootPath(link)))
 	if errno == 0 && r.quota != nil {
+		r.parentGrew(rootPath(link), parent)
+		if fi, err := r.root.Lstat(rootPath(link)); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			cost = entryBytes + diskquota.Content(fi)
+		}
 		r.quota.add(cost)
 	}
 	return errno
@@ -482,6 +535,7 @@ func (r *rootFS) removeAt(p string, flags int) experimentalsys.Errno {
 	}
 	defer r.lockQuota()()
 	var gone os.FileInfo // what is removed, released once it is gone
+	held := r.parentBytes(path.Join(parent, base))
 	if r.quota != nil {
 		gone, _ = r.root.Lstat(path.Join(parent, base))
 	}
@@ -502,6 +556,7 @@ func (r *rootFS) removeAt(p string, flags int) experimentalsys.Errno {
 	}
 	if uerr == nil && gone != nil {
 		r.quota.d.Removed(gone)
+		r.parentGrew(path.Join(parent, base), held)
 	}
 	return errnoOf(uerr)
 }

@@ -166,8 +166,9 @@ type ToolConfig struct {
 	// output, response body).
 	MaxBytes int `yaml:"max_bytes"`
 	// MaxDiskBytes caps what each root of a writable files tool holds, in
-	// bytes: its files' sizes, its links' targets and 256 bytes a name,
-	// counted as a WASM guest's dir is (default 1 GiB).
+	// bytes: its files' sizes and its links' targets in whole 4 KiB blocks
+	// and a block a name, counted as a WASM guest's dir is, so it bounds the
+	// disk the root takes (default 1 GiB).
 	MaxDiskBytes int `yaml:"max_disk_bytes"`
 	// MaxKeys caps the live keys of one key_value namespace (default
 	// 10000); MaxTotalBytes caps the bytes of their keys and values

@@ -33,9 +33,10 @@ type Capabilities struct {
 	// DirWritable mounts Dir read-write (default read-only).
 	DirWritable bool `yaml:"dir_writable"`
 	// MaxDiskBytes caps what a writable Dir may hold, in bytes: its files'
-	// sizes, its links' targets and 256 bytes a name, what is there when
-	// the listener is built included (default 64 MiB). A write, truncate or
-	// new name past it fails in the guest.
+	// sizes and its links' targets in whole 4 KiB blocks (a sparse file its
+	// whole size) and a block a name, so it bounds the disk the dir takes,
+	// what is there when the listener is built included (default 64 MiB).
+	// A write, truncate or new name past it fails in the guest.
 	MaxDiskBytes int `yaml:"max_disk_bytes"`
 	// Env lists the host environment variables the guest sees (default none).
 	Env []string `yaml:"env"`

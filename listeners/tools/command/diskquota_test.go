@@ -18,7 +18,7 @@ import (
 // tool's disk quota holds after it: a write that the root, with the
 // program's output, has no room for is refused.
 func TestOutputIntoARootIsCounted(t *testing.T) {
-	const q = 8192
+	const q = 8 * diskquota.BlockBytes
 	notes := filepath.Join(t.TempDir(), "notes")
 	if err := os.Mkdir(notes, 0o755); err != nil {
 		t.Fatal(err)
@@ -49,8 +49,9 @@ func TestOutputIntoARootIsCounted(t *testing.T) {
 	if r := call(t, c, RunCommand{Command: "tee", Args: []string{"notes/out"}, Stdin: strings.Repeat("y", 6000)}); r.Error != "" || r.ExitCode != 0 {
 		t.Fatalf("tee: %+v", r)
 	}
-	// Without the program's 6000 bytes, 2000 more would fit.
-	if e := write("b", 2000); !strings.Contains(e, files.ErrDiskQuota.Error()) {
+	// Without the program's 6000 bytes (two blocks), four blocks more
+	// (and b's name) would fit.
+	if e := write("b", 4*diskquota.BlockBytes); !strings.Contains(e, files.ErrDiskQuota.Error()) {
 		t.Errorf("write b after the program's output: %q, want %q", e, files.ErrDiskQuota)
 	}
 	if used, err := diskquota.Count(notes); err != nil || used > q {

@@ -20,7 +20,7 @@ func TestDiskQuotaCapFollowsTheConfiguration(t *testing.T) {
 	root := t.TempDir()
 	var cur atomic.Pointer[tools.Config] // agent's config (nil: the agent is gone)
 	set := func(c *tools.Config) { cur.Store(c) }
-	set(&tools.Config{AllowedPaths: []string{root}, MaxDiskBytes: 4096})
+	set(&tools.Config{AllowedPaths: []string{root}, MaxDiskBytes: 4 * block})
 	tool := &Tool{Policy: tools.PolicyFunc(func(caller, _ string) tools.Config {
 		if c := cur.Load(); c != nil && caller == "agent" {
 			return *c
@@ -50,10 +50,10 @@ func TestDiskQuotaCapFollowsTheConfiguration(t *testing.T) {
 		cfg  *tools.Config
 		want int64
 	}{
-		{"declared", &tools.Config{AllowedPaths: []string{root}, MaxDiskBytes: 4096}, 4096},
-		{"raised", &tools.Config{AllowedPaths: []string{root}, MaxDiskBytes: 8192}, 8192},
-		{"read-only", &tools.Config{AllowedPaths: []string{root}, MaxDiskBytes: 4096, ReadOnly: true}, 1 << 40},
-		{"another root", &tools.Config{AllowedPaths: []string{t.TempDir()}, MaxDiskBytes: 4096}, 1 << 40},
+		{"declared", &tools.Config{AllowedPaths: []string{root}, MaxDiskBytes: 4 * block}, 4 * block},
+		{"raised", &tools.Config{AllowedPaths: []string{root}, MaxDiskBytes: 8 * block}, 8 * block},
+		{"read-only", &tools.Config{AllowedPaths: []string{root}, MaxDiskBytes: 4 * block, ReadOnly: true}, 1 << 40},
+		{"another root", &tools.Config{AllowedPaths: []string{t.TempDir()}, MaxDiskBytes: 4 * block}, 1 << 40},
 		{"agent removed", nil, 1 << 40},
 		{"back", &tools.Config{AllowedPaths: []string{root}}, DefaultMaxDiskBytes},
 	} {

@@ -252,16 +252,21 @@ func (k op) write(p *Files, maxBytes int, q *quota, res *FilesResult) error {
 	if err != nil {
 		return err
 	}
-	// What the root grew by is measured once the file is closed: the
-	// file's size then against before (a new name counts too). If it
+	parent := k.parentBytes()
+	if fi, err := k.root.Lstat(k.rel); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		parent = -1 // a new name is made where the link leads: the root is counted afresh
+	}
+	// What the root grew by is measured once the file is closed: what the
+	// file counts then against before (a new name counts too). If it
 	// cannot be, the next write counts the root afresh.
 	defer func() {
 		st, err := k.root.Stat(k.rel)
 		switch {
 		case err == nil && st.Mode().IsRegular() && !tools.HardLinked(st):
-			n := st.Size() - old
+			n := diskquota.Content(st) - old.counted
 			if created {
 				n += diskquota.EntryBytes
+				k.parentGrew(q, parent)
 			}
 			q.add(n)
 		case errors.Is(err, fs.ErrNotExist) && created: // nothing made
@@ -311,16 +316,22 @@ func (k op) write(p *Files, maxBytes int, q *quota, res *FilesResult) error {
 }
 
 // measure is what the write p starts from (see before), once the quota q
-// allows it: measured again when q counted the root afresh to decide.
-func (k op) measure(p *Files, q *quota) (old int64, created bool, err error) {
+// allows it: measured again when q counted the root afresh to decide. The
+// write grows the root by what the file will count (diskquota.Content: its
+// size in whole blocks) past what it counts now, and a new name.
+func (k op) measure(p *Files, q *quota) (old was, created bool, err error) {
 	for {
 		old, created, err = before(k.root, k.rel)
 		if err != nil {
-			return 0, false, k.fail("write", err)
+			return was{}, false, k.fail("write", err)
 		}
-		grow := int64(len(p.Content))
-		if !p.Append {
-			grow -= old
+		size := int64(len(p.Content))
+		if p.Append {
+			size += old.size
+		}
+		grow := diskquota.RoundUp(size) - old.counted
+		if p.Append {
+			grow = max(grow, 0) // appending frees nothing
 		}
 		if created {
 			grow += diskquota.EntryBytes
@@ -341,11 +352,13 @@ func (k op) delete(recursive bool, q *quota) error {
 	if err != nil {
 		return k.fail("delete", err)
 	}
+	parent := k.parentBytes()
 	if !recursive || !fi.IsDir() {
 		if err := k.root.Remove(k.rel); err != nil {
 			return k.fail("delete", err)
 		}
 		q.removed(fi)
+		k.parentGrew(q, parent)
 		return nil
 	}
 	tree, terr := diskquota.CountTree(k.root, k.rel)
@@ -353,6 +366,7 @@ func (k op) delete(recursive bool, q *quota) error {
 	switch {
 	case err == nil && terr == nil:
 		q.removedTree(tree)
+		k.parentGrew(q, parent)
 	default:
 		q.recount()
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"sync"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/diskquota"
@@ -233,8 +234,9 @@ func (q *quota) allow(path string, grow int64) error {
 	if limit < q.limit {
 		capped += fmt.Sprintf(" but another writer of the directory (a WASM guest's dir, another agent's files) caps it at %d", limit)
 	}
-	return fmt.Errorf("%w: writing %s would make root %s hold %d bytes (%s, %d used; each name counts %d): "+
-		"delete something first", ErrDiskQuota, path, q.name, used+grow, capped, used, diskquota.EntryBytes)
+	return fmt.Errorf("%w: writing %s would make root %s hold %d bytes (%s, %d used; a file counts its size in "+
+		"whole %d-byte blocks, each name a block more): delete something first", ErrDiskQuota, path, q.name, used+grow,
+		capped, used, diskquota.BlockBytes)
 }
 
 // add records that the root grew by n bytes (shrank, when negative).
@@ -247,18 +249,47 @@ func (q *quota) recount() { q.d.InvalidateLocked() }
 // removed records that the name whose status was fi is gone.
 func (q *quota) removed(fi fs.FileInfo) { q.d.Removed(fi) }
 
-// before is what the write of rel through root starts from: the size of
-// the file it replaces or appends to, and whether it makes a new name.
-func before(root *os.Root, rel string) (size int64, created bool, err error) {
+// was is what a file a write replaces or appends to was: its size, and
+// what it counted (diskquota.Content).
+type was struct {
+	size, counted int64
+}
+
+// before is what the write of rel through root starts from: the file it
+// replaces or appends to, and whether it makes a new name.
+func before(root *os.Root, rel string) (old was, created bool, err error) {
 	st, err := root.Stat(rel)
 	switch {
 	case err == nil:
-		return st.Size(), false, nil
+		return was{size: st.Size(), counted: diskquota.Content(st)}, false, nil
 	case errors.Is(err, fs.ErrNotExist):
-		return 0, true, nil
+		return was{}, true, nil
 	}
-	return 0, false, err
+	return was{}, false, err
 }
 
 // removedTree records that the tree t counted is gone.
 func (q *quota) removedTree(t diskquota.Tree) { q.d.RemovedTree(t) }
+
+// parentBytes is what the directory holding the call's path counts
+// (diskquota.DirBytes), or -1 when it cannot be told.
+func (k op) parentBytes() int64 {
+	fi, err := k.root.Stat(path.Dir(k.rel))
+	if err != nil || !fi.IsDir() {
+		return -1
+	}
+	return diskquota.DirBytes(fi)
+}
+
+// parentGrew records in q what the directory holding the call's path,
+// which counted before (parentBytes) ahead of a name made or removed
+// there, grew by; one that cannot be measured has the root counted afresh
+// at the next write.
+func (k op) parentGrew(q *quota, before int64) {
+	after := k.parentBytes()
+	if before < 0 || after < 0 {
+		q.recount()
+		return
+	}
+	q.add(after - before)
+}

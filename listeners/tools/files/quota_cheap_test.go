@@ -101,7 +101,7 @@ func rootDir(t *testing.T, root string) *diskquota.Dir {
 // holds no lock other writers need: while it walks the root, a write that
 // fits goes through.
 func TestDiskQuotaCountsOutsideTheLock(t *testing.T) {
-	const q = 4096
+	const q = 4 * block
 	root := t.TempDir()
 	tool := &Tool{Policy: tools.Fixed(tools.Config{AllowedPaths: []string{root}, MaxDiskBytes: q})}
 	if r := callTool(t, tool, Files{Op: "write", Path: "a", Content: strings.Repeat("a", 3000)}); r.Error != "" {
@@ -117,7 +117,7 @@ func TestDiskQuotaCountsOutsideTheLock(t *testing.T) {
 	})
 	refused := make(chan *FilesResult, 1)
 	go func() {
-		refused <- callTool(t, tool, Files{Op: "write", Path: "big", Content: strings.Repeat("b", 3000)})
+		refused <- callTool(t, tool, Files{Op: "write", Path: "big", Content: strings.Repeat("b", 3*block)})
 	}()
 	<-entered // the would-be refusal is counting the root
 	wrote := make(chan *FilesResult, 1)

@@ -28,40 +28,42 @@ func callTool(t testing.TB, tool *Tool, p Files) *FilesResult {
 	return resp.(*xmlpipe.RespondResponse).Payload.(*FilesResult)
 }
 
-// TestDiskQuota: a root's total (its files' sizes, link targets and
-// diskquota.EntryBytes a name, as the WASM sandbox counts) is capped at
-// max_disk_bytes: a write or an append that would pass it is refused as
-// the result's error, nothing written; overwriting within it is allowed,
-// and so is every delete, which frees what it removes.
+// TestDiskQuota: a root's total (its files' sizes and link targets in
+// whole blocks, and diskquota.EntryBytes — a block — a name, as the WASM
+// sandbox counts) is capped at max_disk_bytes: a write or an append that
+// would pass it is refused as the result's error, nothing written;
+// overwriting within it is allowed, and so is every delete, which frees
+// what it removes.
 func TestDiskQuota(t *testing.T) {
-	const q = 4096
-	const e = diskquota.EntryBytes
+	const q = 8 * block
 	root := t.TempDir()
 	name := filepath.Base(root)
 	c := tools.Config{AllowedPaths: []string{root}, MaxBytes: q, MaxDiskBytes: q}
 	tool := &Tool{Policy: tools.Fixed(c)}
 	refused := func(path string, at, used int) string {
 		return "files: over the disk quota: writing " + name + "/" + path + " would make root " + name + " hold " +
-			strconv.Itoa(at) + " bytes (max_disk_bytes " + strconv.Itoa(q) + ", " + strconv.Itoa(used) + " used; each name counts " +
-			strconv.Itoa(e) + "): delete something first"
+			strconv.Itoa(at) + " bytes (max_disk_bytes " + strconv.Itoa(q) + ", " + strconv.Itoa(used) +
+			" used; a file counts its size in whole " + strconv.Itoa(block) + "-byte blocks, each name a block more): " +
+			"delete something first"
 	}
 	steps := []struct {
 		p       Files
 		wantErr string
 	}{
 		{Files{Op: "write", Path: "a", Content: strings.Repeat("a", 3000)}, ""},
-		{Files{Op: "write", Path: "b", Content: strings.Repeat("b", 600)}, refused("b", 3000+600+2*e, 3000+e)},
-		{Files{Op: "write", Path: "b", Content: strings.Repeat("b", 500)}, ""},
-		{Files{Op: "write", Path: "b", Content: strings.Repeat("b", 100), Append: true}, refused("b", 3600+2*e, 3500+2*e)},
-		// Overwriting a within the cap (to exactly the cap) is allowed.
-		{Files{Op: "write", Path: "a", Content: strings.Repeat("a", q-500-2*e)}, ""},
-		{Files{Op: "write", Path: "c", Content: ""}, refused("c", q+e, q)},
-		// Shrinking is allowed at the cap.
-		{Files{Op: "write", Path: "a", Content: "a"}, ""},
+		// b's 5 blocks and a byte count 6 blocks, and its name one more.
+		{Files{Op: "write", Path: "b", Content: strings.Repeat("b", 5*block+1)}, refused("b", 9*block, 2*block)},
+		{Files{Op: "write", Path: "b", Content: strings.Repeat("b", 5*block)}, ""},
+		{Files{Op: "write", Path: "b", Content: strings.Repeat("b", 100), Append: true}, refused("b", 9*block, 8*block)},
+		// Overwriting a within the cap (at the cap) is allowed.
+		{Files{Op: "write", Path: "a", Content: strings.Repeat("a", block)}, ""},
+		{Files{Op: "write", Path: "c", Content: ""}, refused("c", 9*block, 8*block)},
+		// Shrinking is allowed at the cap, and frees whole blocks.
+		{Files{Op: "write", Path: "b", Content: "b"}, ""},
 		{Files{Op: "write", Path: "c", Content: "c"}, ""},
 		{Files{Op: "delete", Path: "b"}, ""},
 		{Files{Op: "delete", Path: "c"}, ""},
-		{Files{Op: "write", Path: "d", Content: strings.Repeat("d", q-1-2*e)}, ""},
+		{Files{Op: "write", Path: "d", Content: strings.Repeat("d", 5*block)}, ""},
 	}
 	for i, s := range steps {
 		r := callTool(t, tool, s.p)
@@ -73,7 +75,7 @@ func TestDiskQuota(t *testing.T) {
 			t.Fatalf("step %d: the error shows a host path: %s", i+1, r.Error)
 		}
 	}
-	want := map[string]int{"a": 1, "d": q - 1 - 2*e}
+	want := map[string]int{"a": block, "d": 5 * block}
 	got := map[string]int{}
 	es, _ := os.ReadDir(root)
 	for _, de := range es {
@@ -90,7 +92,7 @@ func TestDiskQuota(t *testing.T) {
 // it, allows deletes, shrinking writes and, once under the cap again,
 // writes that fit; the quota is counted when a listener first writes.
 func TestDiskQuotaOverAtStart(t *testing.T) {
-	const q = 4096
+	const q = 4 * block
 	root := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(root, "old", "deep"), 0o755); err != nil {
 		t.Fatal(err)
@@ -121,7 +123,7 @@ func TestDiskQuotaOverAtStart(t *testing.T) {
 // sharing a root, cannot pass the cap together: exactly as many fit as
 // the quota holds, and the root holds no more.
 func TestDiskQuotaRace(t *testing.T) {
-	const q, size = 64 << 10, 1000
+	const q, size = 256 << 10, 1000
 	root := t.TempDir()
 	c := tools.Config{AllowedPaths: []string{root}, MaxDiskBytes: q}
 	tools2 := []*Tool{{Policy: tools.Fixed(c)}, {Policy: tools.Fixed(c)}}
@@ -140,7 +142,7 @@ func TestDiskQuotaRace(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if want := int64(q / (size + diskquota.EntryBytes)); ok.Load() != want {
+	if want := q / (diskquota.RoundUp(size) + diskquota.EntryBytes); ok.Load() != want {
 		t.Errorf("%d writes succeeded, want %d", ok.Load(), want)
 	}
 	if used, err := diskquota.Count(root); err != nil || used > q {
@@ -162,9 +164,9 @@ func TestDiskQuotaRootThroughALink(t *testing.T) {
 	if err := os.Symlink("real", filepath.Join(base, "notes")); err != nil {
 		t.Fatal(err)
 	}
-	tool := &Tool{Policy: tools.Fixed(tools.Config{AllowedPaths: []string{filepath.Join(base, "notes")}, MaxDiskBytes: 4096})}
-	if r := callTool(t, tool, Files{Op: "write", Path: "new", Content: strings.Repeat("x", 2000)}); !strings.Contains(r.Error, ErrDiskQuota.Error()) {
-		t.Fatalf("write of 2000 bytes beside 3000 under a 4096-byte quota: %+v, want %q", r, ErrDiskQuota)
+	tool := &Tool{Policy: tools.Fixed(tools.Config{AllowedPaths: []string{filepath.Join(base, "notes")}, MaxDiskBytes: 4 * block})}
+	if r := callTool(t, tool, Files{Op: "write", Path: "new", Content: strings.Repeat("x", 3*block)}); !strings.Contains(r.Error, ErrDiskQuota.Error()) {
+		t.Fatalf("write of three blocks beside 3000 bytes under a four-block quota: %+v, want %q", r, ErrDiskQuota)
 	}
 	if r := callTool(t, tool, Files{Op: "write", Path: "new", Content: strings.Repeat("x", 500)}); r.Error != "" {
 		t.Fatalf("write of 500 bytes: %+v", r)
@@ -200,7 +202,7 @@ func TestDeleteWhenTheRootCannotBeCounted(t *testing.T) {
 // checked again against a fresh count before it is refused, so room the
 // operator made by hand is seen at once.
 func TestDiskQuotaSeesSpaceFreedByOthers(t *testing.T) {
-	const q = 4096
+	const q = 4 * block
 	root := t.TempDir()
 	tool := &Tool{Policy: tools.Fixed(tools.Config{AllowedPaths: []string{root}, MaxDiskBytes: q})}
 	if r := callTool(t, tool, Files{Op: "write", Path: "a", Content: strings.Repeat("a", 3000)}); r.Error != "" {
@@ -209,7 +211,7 @@ func TestDiskQuotaSeesSpaceFreedByOthers(t *testing.T) {
 	if err := os.Remove(filepath.Join(root, "a")); err != nil { // by hand
 		t.Fatal(err)
 	}
-	if r := callTool(t, tool, Files{Op: "write", Path: "b", Content: strings.Repeat("b", 3000)}); r.Error != "" {
+	if r := callTool(t, tool, Files{Op: "write", Path: "b", Content: strings.Repeat("b", 3*block)}); r.Error != "" {
 		t.Fatalf("write b after a was removed by hand: %+v", r)
 	}
 	if r := callTool(t, tool, Files{Op: "write", Path: "c", Content: strings.Repeat("c", 1000)}); !strings.Contains(r.Error, ErrDiskQuota.Error()) {
@@ -242,12 +244,12 @@ func TestDiskQuotaCapsDeclared(t *testing.T) {
 		defer d.Unlock()
 		return d.Limit(1 << 40)
 	}
-	old := &Tool{Policy: cfg(4096)}
+	old := &Tool{Policy: cfg(4 * block)}
 	if res := callTool(t, old, Files{Op: "write", Path: "a", Content: "x"}); res.Error != "" {
 		t.Fatal(res.Error)
 	}
-	if got := limit(); got != 4096 {
-		t.Fatalf("after the first write, the directory's cap is %d; want the listener's 4096", got)
+	if got := limit(); got != 4*block {
+		t.Fatalf("after the first write, the directory's cap is %d; want the listener's %d", got, 4*block)
 	}
 	other := &Tool{Policy: cfg(1 << 20)} // another agent's
 	resp, err := other.Handle(context.Background(), &Files{Op: "write", Path: "b", Content: strings.Repeat("b", 5000)},
@@ -257,7 +259,7 @@ func TestDiskQuotaCapsDeclared(t *testing.T) {
 	}
 	res := resp.(*xmlpipe.RespondResponse).Payload.(*FilesResult)
 	if !strings.Contains(res.Error, "max_disk_bytes 1048576 but another writer of the directory") ||
-		!strings.Contains(res.Error, "caps it at 4096") {
+		!strings.Contains(res.Error, "caps it at "+strconv.Itoa(4*block)) {
 		t.Errorf("a write past the other listener's cap: %q; want it refused naming both caps", res.Error)
 	}
 	reloaded := &Tool{Policy: cfg(1 << 20)} // the same agent, its cap raised
