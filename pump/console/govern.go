@@ -13,6 +13,7 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/client"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // WatchGovernance implements Governor: the approval, halt and alert frames
@@ -225,9 +226,27 @@ func (c *Console) cmdApprovals(ctx context.Context, arg string) {
 				line += ": " + a.Reason
 			}
 		}
-		lines = append(lines, line, "    "+clipLine(a.Payload, 160))
+		lines = append(lines, line, "    "+clipLine(heldCall(a.Payload), 400))
 	}
 	c.say(lines...)
+}
+
+// heldCall is what an approval holds as a human reads it: the payload
+// element of its envelope — the call's arguments — without the xmlns="" a
+// payload of no namespace carries inside the envelope; the text as it is
+// when it is no canonical envelope.
+func heldCall(env string) string {
+	p, ok := stage.EnvelopePayload([]byte(env))
+	if !ok {
+		return env
+	}
+	s := string(p)
+	if name, rest, found := strings.Cut(s, " "); found && !strings.Contains(name, ">") {
+		if tail, ok := strings.CutPrefix(rest, `xmlns=""`); ok {
+			return name + tail
+		}
+	}
+	return s
 }
 
 // clipLine cuts s to n bytes (on a rune boundary) with "…".

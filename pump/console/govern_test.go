@@ -302,3 +302,21 @@ func TestPipedLineWaitEndsWhenAHumanMustDecide(t *testing.T) {
 		t.Fatalf("run: %v\n%s", err, out)
 	}
 }
+
+// /approvals shows what a waiting call would do — its payload, the tool's
+// arguments — not the first bytes of its envelope, whose header alone
+// (namespace, sender, target, thread id) fills the line.
+func TestApprovalsListShowsTheHeldCall(t *testing.T) {
+	path := governedConfig(t, "<RunCommand><Command>date</Command></RunCommand>", "It ran.")
+	in, out, done := interactive(t, startGoverned(t, path))
+	fmt.Fprintln(in, "@researcher what day is it?")
+	id := out.waitFor(t, waiting)[1]
+	fmt.Fprintln(in, "/approvals")
+	out.waitFor(t, regexp.MustCompile(`(?m)^  `+id+`  pending  researcher → run_command .*\n    <RunCommand><Command>date</Command></RunCommand>$`))
+	fmt.Fprintln(in, "/approve "+id)
+	out.waitFor(t, regexp.MustCompile(`\[researcher\] It ran\.`))
+	fmt.Fprintln(in, "/quit")
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+}
