@@ -13,7 +13,6 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/client"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
-	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
 // WatchGovernance implements Governor: the approval, halt and alert frames
@@ -49,7 +48,7 @@ func (r *Remote) governanceEvent(typ string, data []byte) {
 			e.Kind = organism.EventApprovalDecided
 		}
 		e.Approval = &organism.Approval{ID: a.ID, Agent: a.Agent, Target: a.Target, RequestReason: a.RequestReason,
-			Status: a.Status, DecidedBy: a.DecidedBy, Reason: a.Reason}
+			Payload: a.Payload, Status: a.Status, DecidedBy: a.DecidedBy, Reason: a.Reason}
 	case wire.TypeHalted, wire.TypeResumed:
 		var f wire.Halt
 		if json.Unmarshal(data, &f) != nil {
@@ -226,27 +225,9 @@ func (c *Console) cmdApprovals(ctx context.Context, arg string) {
 				line += ": " + a.Reason
 			}
 		}
-		lines = append(lines, line, "    "+clipLine(heldCall(a.Payload), 400))
+		lines = append(lines, line, "    "+clipLine(a.Call(), 400))
 	}
 	c.say(lines...)
-}
-
-// heldCall is what an approval holds as a human reads it: the payload
-// element of its envelope — the call's arguments — without the xmlns="" a
-// payload of no namespace carries inside the envelope; the text as it is
-// when it is no canonical envelope.
-func heldCall(env string) string {
-	p, ok := stage.EnvelopePayload([]byte(env))
-	if !ok {
-		return env
-	}
-	s := string(p)
-	if name, rest, found := strings.Cut(s, " "); found && !strings.Contains(name, ">") {
-		if tail, ok := strings.CutPrefix(rest, `xmlns=""`); ok {
-			return name + tail
-		}
-	}
-	return s
 }
 
 // clipLine cuts s to n bytes (on a rune boundary) with "…".
