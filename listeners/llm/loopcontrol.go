@@ -182,6 +182,28 @@ func (a *Agent) beginLoop(st *turnState, fresh bool) (*loopSession, error) {
 	return a.loops.open(a.LoopControl, st.session, st.c.latest)
 }
 
+// handledAgain reports whether the caller's message handled now (payload)
+// began the agent's latest turn and that turn's steps are recorded after
+// it: the same message handled again — a halt held its handling while the
+// model was asked, or a crash interrupted it — not a new one. Its AEIOU
+// turn is still open then, and the token the model minted in it (in its
+// history) must still verify: a new session would ignore it as a token of
+// a turn that no longer exists, and an abort would be delivered as the
+// answer.
+func (a *Agent) handledAgain(st *turnState, payload any) bool {
+	steps := false
+	for i := len(st.c.items) - 1; i >= 0; i-- {
+		switch it := st.c.items[i]; it.kind {
+		case itemIncoming, itemAnswer, itemError:
+			return steps && a.records(it.slot, payload, nil, st.md, st.seq)
+		case itemOther:
+		default:
+			steps = true
+		}
+	}
+	return false
+}
+
 // loopScratch is the private text of the open AEIOU turn for the progress
 // digest: the results of the calls made since it began (the magic tool's
 // tokens aside).
