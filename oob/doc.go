@@ -58,8 +58,11 @@
 // for a thread the organism never knew, ALREADY_ENDED — nothing changed —
 // for one whose conversation no longer runs), cancel-thread (its answer in
 // flight stops and the conversation goes on: its owner may continue it;
-// NOT_FOUND, or ALREADY_ENDED when nothing of it is in flight), halt /
-// resume (the emergency
+// NOT_FOUND, or ALREADY_ENDED when nothing of it is in flight),
+// list-approvals / decide-approval (the calls waiting for a human, listed
+// with their held payload and decided on the owner's behalf as "oob",
+// through Target.Approver; ALREADY_DECIDED for one that is not pending),
+// halt / resume (the emergency
 // stop), reload (organism.yaml read again and put in force in place, as
 // SIGHUP does, through Target.Reloader: acknowledged once applied, or
 // RELOAD_REFUSED naming file:line while the running configuration stays),

@@ -52,8 +52,8 @@ func TestOperationFields(t *testing.T) {
 func TestOperationNames(t *testing.T) {
 	want := []string{"shutdown", "halt", "resume", "reload", "register-listener", "unregister-listener", "list-listeners",
 		"get-listener-schema", "inject-message", "get-thread-history", "subscribe-thread", "unsubscribe", "kill-thread",
-		"cancel-thread", "get-organism-graph", "get-status", "set-config", "get-config", "register-remote-gateway",
-		"unregister-remote-gateway"}
+		"cancel-thread", "list-approvals", "decide-approval", "get-organism-graph", "get-status", "set-config", "get-config",
+		"register-remote-gateway", "unregister-remote-gateway"}
 	got := OperationNames()
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("OperationNames (-want +got):\n%s", diff)

@@ -91,6 +91,10 @@ func (o *operations) run(p *Operations, c *conn) reply {
 		return o.kill(p)
 	case p.CancelThread != nil:
 		return o.cancelThread(p)
+	case p.ListApprovals != nil:
+		return o.listApprovals(p)
+	case p.DecideApproval != nil:
+		return o.decideApproval(p)
 	case p.GetOrganismGraph != nil:
 		return o.graph(p)
 	case p.GetStatus != nil:

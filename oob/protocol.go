@@ -48,6 +48,8 @@ type Operations struct {
 	Unsubscribe             *Unsubscribe             `xml:"unsubscribe"`
 	KillThread              *KillThread              `xml:"kill-thread"`
 	CancelThread            *KillThread              `xml:"cancel-thread"`
+	ListApprovals           *ListApprovals           `xml:"list-approvals"`
+	DecideApproval          *DecideApproval          `xml:"decide-approval"`
 	GetOrganismGraph        *GetOrganismGraph        `xml:"get-organism-graph"`
 	GetStatus               *GetStatus               `xml:"get-status"`
 	SetConfig               *SetConfig               `xml:"set-config"`
@@ -223,6 +225,7 @@ type ResponsePayload struct {
 	OrganismGraph  *OrganismGraph      `xml:"organism-graph" json:"organism_graph,omitempty"`
 	Status         *Status             `xml:"status" json:"status,omitempty"`
 	Config         *ConfigResponse     `xml:"config" json:"config,omitempty"`
+	Approvals      *ApprovalsResponse  `xml:"approvals" json:"approvals,omitempty"`
 }
 
 // Ack is <ack>.
@@ -440,4 +443,8 @@ const (
 	// (completed, failed or killed: nothing of it runs; it is left as it
 	// was).
 	CodeEnded = "ALREADY_ENDED"
+	// CodeDecided: decide-approval named an approval that is not pending
+	// (approved, denied or expired already); the message says how it
+	// ended.
+	CodeDecided = "ALREADY_DECIDED"
 )

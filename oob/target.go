@@ -52,6 +52,9 @@ type Target struct {
 	// Reloader reloads the organism file in place (nil: reload answers
 	// NOT_SUPPORTED).
 	Reloader Reloader
+	// Approver lists and decides approvals (nil: list-approvals and
+	// decide-approval answer NOT_SUPPORTED).
+	Approver Approver
 }
 
 // Reloader reads the organism file again and puts it in force in the

@@ -40,7 +40,8 @@ func (r *serveRunner) startOOB(o *organism.Organism, stop oob.Stopper, reload oo
 	}
 	t := oob.Target{Pump: o.Pump, Config: cfg, CurrentConfig: o.CurrentConfig, Stopper: stop, LogLevel: r.level,
 		GatewayFile: filepath.Join(data, gatewayStore), ListenerFile: filepath.Join(data, listenerStore),
-		Listeners: o, Gateways: gatewayRunner{o}, Halter: o.Governance(), Reloader: reload}
+		Listeners: o, Gateways: gatewayRunner{o}, Halter: o.Governance(), Reloader: reload,
+		Approver: oobApprover{o.Governance()}}
 	if o.Federation != nil {
 		t.Federation = o.Federation
 	}
@@ -85,8 +86,8 @@ func governanceEvent(srv *oob.Server, e organism.GovernanceEvent) {
 			strings.Join(a.Rules, " "))
 	case organism.EventApproval:
 		a := e.Approval
-		srv.SystemEvent("approval-pending", fmt.Sprintf("approval %s: %s → %s waits for a human", a.ID, a.Agent, a.Target),
-			a.RequestReason)
+		srv.SystemEvent("approval-pending", fmt.Sprintf("approval %s: %s → %s waits for a human "+
+			"(xmlpipe ctl decide-approval id=%s decision=approve|deny)", a.ID, a.Agent, a.Target, a.ID), a.RequestReason)
 	}
 }
 

@@ -242,6 +242,10 @@ type turnState struct {
 	// fresh marks a handling of a new message (not an answer to a call):
 	// it begins a new agent turn.
 	fresh bool
+	// again marks a fresh message handled again: the agent's steps of its
+	// turn are recorded after it (a halt held its handling, or a crash
+	// interrupted it), so the turn goes on — its AEIOU turn included.
+	again bool
 	// spread marks an XML-mode history read from more than one thread (a
 	// self-iteration's): its slots are not one thread's, so the librarian
 	// does not curate it (segment ids are slot indexes of one thread) and
@@ -382,6 +386,7 @@ func (a *Agent) handle(ctx context.Context, payload any, de *xmlpipe.DeliveryErr
 		}
 	}
 	st.fresh = payload != nil && md.InReplyTo == ""
+	st.again = st.fresh && a.handledAgain(st, payload)
 	if st.fresh {
 		a.tellExpired(st)
 	}
@@ -400,7 +405,7 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 	var loop *loopSession
 	if a.loopControlled(st) {
 		var err error
-		if loop, err = a.beginLoop(st, st.fresh); err != nil {
+		if loop, err = a.beginLoop(st, st.fresh && !st.again); err != nil {
 			return a.halt(st, "loop control: "+err.Error())
 		}
 	}

@@ -35,7 +35,9 @@ import (
 //     it was only misplaced (written within a line of text, not alone on
 //     its line as §5.3 and §6.2 require), the model is told so in a note
 //     and asked again in a new AEIOU turn, at most maxMisplacedNotes times
-//     per agent turn;
+//     per agent turn; so is a model whose token no longer verifies for its
+//     key (minted before a restart: the keys are fresh at every start) or
+//     its time (expired);
 //   - the progress guard (HALT(ERR_NO_PROGRESS)) halts the turn like an
 //     abort, and so does a magic tool that can mint nothing
 //     (ERR_MAGIC_TOOL_INTERNAL).
@@ -63,12 +65,21 @@ const loopMisplacedNote = "[loop control] Your token on line %d was ignored: it 
 	"counts only when written verbatim, alone on the last line of the answer. Call " + aeiou.ToolName +
 	" again (turn %d) and end your answer with the new token on a line of its own."
 
+// loopStaleNote is what the model reads after ending its answer with a
+// token that no longer verifies though nothing in it was forged: minted
+// before the organism restarted (the keys are fresh at every start) or
+// expired.
+const loopStaleNote = "[loop control] Your token on line %d no longer counts: it was minted before the organism " +
+	"restarted, or it expired. Call " + aeiou.ToolName + " again (turn %d) and end your answer with the new token on " +
+	"a line of its own."
+
 // loopSession is the AEIOU session of one conversation's agent turn.
 type loopSession struct {
 	// misplaced counts the notes given in this agent turn about a token
-	// not alone on its line (at most maxMisplacedNotes).
-	misplaced int
-	s         *aeiou.Session
+	// not alone on its line (at most maxMisplacedNotes); stale those about
+	// a token that no longer verifies (at most maxMisplacedNotes too).
+	misplaced, stale int
+	s                *aeiou.Session
 	// since is when the open AEIOU turn began, in the history's clock: the
 	// tool results after it are the turn's scratch.
 	since time.Time
@@ -182,6 +193,28 @@ func (a *Agent) beginLoop(st *turnState, fresh bool) (*loopSession, error) {
 	return a.loops.open(a.LoopControl, st.session, st.c.latest)
 }
 
+// handledAgain reports whether the caller's message handled now (payload)
+// began the agent's latest turn and that turn's steps are recorded after
+// it: the same message handled again — a halt held its handling while the
+// model was asked, or a crash interrupted it — not a new one. Its AEIOU
+// turn is still open then, and the token the model minted in it (in its
+// history) must still verify: a new session would ignore it as a token of
+// a turn that no longer exists, and an abort would be delivered as the
+// answer.
+func (a *Agent) handledAgain(st *turnState, payload any) bool {
+	steps := false
+	for i := len(st.c.items) - 1; i >= 0; i-- {
+		switch it := st.c.items[i]; it.kind {
+		case itemIncoming, itemAnswer, itemError:
+			return steps && a.records(it.slot, payload, nil, st.md, st.seq)
+		case itemOther:
+		default:
+			steps = true
+		}
+	}
+	return false
+}
+
 // loopScratch is the private text of the open AEIOU turn for the progress
 // digest: the results of the calls made since it began (the magic tool's
 // tokens aside).
@@ -250,10 +283,36 @@ func (a *Agent) decideLoop(ctx context.Context, st *turnState, ls *loopSession, 
 		a.record(st, registry.Slot{PayloadType: feedbackType, Raw: fmt.Appendf(nil, loopMisplacedNote, line, t.Index)})
 		return nil, true, nil
 	}
+	if line := staleLine(d.Rejected); line > 0 && ls.stale < maxMisplacedNotes {
+		t, err := ls.s.Begin()
+		if err != nil {
+			resp, err = a.halt(st, "loop control: "+err.Error())
+			return resp, false, err
+		}
+		ls.stale++
+		ls.since = st.c.latest
+		a.logger().Info("agent's loop-control token no longer verifies (minted before a restart, or expired): told it "+
+			"and asked again", "agent", a.Name, "thread", st.md.ThreadID, "line", line)
+		a.record(st, registry.Slot{PayloadType: feedbackType, Raw: fmt.Appendf(nil, loopStaleNote, line, t.Index)})
+		return nil, true, nil
+	}
 	a.loops.end(st.session)
 	a.logger().Warn("agent answered without a valid loop-control token: delivered as final", "agent", a.Name,
 		"thread", st.md.ThreadID, "rejected", len(d.Rejected))
 	return a.answer(st.md, text), false, nil
+}
+
+// staleLine is the line of the last token line of the answer rejected for
+// no longer verifying — its key unknown (minted before a restart) or
+// retired, or its time past — or 0.
+func staleLine(rejected []aeiou.Candidate) int {
+	for i := len(rejected) - 1; i >= 0; i-- {
+		switch rejected[i].Reason {
+		case aeiou.ReasonUnknownKey, aeiou.ReasonKeyRetired, aeiou.ReasonExpired:
+			return rejected[i].Line
+		}
+	}
+	return 0
 }
 
 // embeddedLine is the line of the last candidate rejected only for being

@@ -25,7 +25,7 @@ const (
 
 // approvalInfo is the wire form of an approval.
 func approvalInfo(a organism.Approval) wire.ApprovalInfo {
-	return wire.ApprovalInfo{ID: a.ID, Kind: a.Kind, ThreadID: a.Conversation, Thread: a.Thread, Agent: a.Agent,
+	return wire.ApprovalInfo{ID: a.ID, Kind: a.Kind, ThreadID: a.Conversation, Thread: a.Thread, User: a.User, Agent: a.Agent,
 		Target: a.Target, Payload: a.Payload, RequestReason: a.RequestReason, Rules: a.Rules, CreatedAt: stamp(a.CreatedAt),
 		ExpiresAt: stamp(a.ExpiresAt), Status: a.Status, DecidedBy: a.DecidedBy, Reason: a.Reason,
 		DecidedAt: stamp(a.DecidedAt)}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -151,7 +152,8 @@ func TestApprovalsOverTheAPI(t *testing.T) {
 	pushed := readUntil(t, ws, "approval")["approval"].(map[string]any)
 	id := pushed["id"].(string)
 	if pushed["thread_id"] != conv || pushed["agent"] != "researcher" || pushed["target"] != "run_command" ||
-		pushed["status"] != "pending" || !strings.Contains(pushed["payload"].(string), "<RunCommand") {
+		pushed["status"] != "pending" || !strings.Contains(pushed["payload"].(string), "<RunCommand") ||
+		pushed["user"] != "user-operator" {
 		t.Fatalf("approval frame %v", pushed)
 	}
 	status, body, _ := f.do("GET", "/api/v1/approvals?status=pending", tok[auth.Viewer], nil)
@@ -160,7 +162,7 @@ func TestApprovalsOverTheAPI(t *testing.T) {
 		t.Fatalf("GET approvals: %d %v", status, body)
 	}
 	got := list[0].(map[string]any)
-	for _, k := range []string{"id", "thread_id", "agent", "target", "payload", "created_at", "status"} {
+	for _, k := range []string{"id", "thread_id", "user", "agent", "target", "payload", "created_at", "status"} {
 		if got[k] == nil || got[k] == "" {
 			t.Errorf("approval lacks %s: %v", k, got)
 		}
@@ -295,7 +297,8 @@ func TestDashboardApprovesAndHalts(t *testing.T) {
 	))
 	id := run(t, ctx, "approval id", chromedp.AttributeValue(pending, "data-approval")).Value
 	text := run(t, ctx, "approval text", chromedp.Text(pending))
-	if !strings.Contains(text, "researcher → run_command") || !strings.Contains(text, "<RunCommand") {
+	if !strings.Contains(text, "researcher → run_command") || !strings.Contains(text, "<RunCommand") ||
+		!regexp.MustCompile(`in ada's conversation [0-9a-f]{8}`).MatchString(text) {
 		t.Fatalf("the dashboard shows %q", text)
 	}
 	run(t, ctx, "approve", chromedp.Steps(

@@ -48,7 +48,7 @@ func (r *Remote) governanceEvent(typ string, data []byte) {
 			e.Kind = organism.EventApprovalDecided
 		}
 		e.Approval = &organism.Approval{ID: a.ID, Agent: a.Agent, Target: a.Target, RequestReason: a.RequestReason,
-			Status: a.Status, DecidedBy: a.DecidedBy, Reason: a.Reason}
+			Payload: a.Payload, Status: a.Status, DecidedBy: a.DecidedBy, Reason: a.Reason}
 	case wire.TypeHalted, wire.TypeResumed:
 		var f wire.Halt
 		if json.Unmarshal(data, &f) != nil {
@@ -225,7 +225,7 @@ func (c *Console) cmdApprovals(ctx context.Context, arg string) {
 				line += ": " + a.Reason
 			}
 		}
-		lines = append(lines, line, "    "+clipLine(a.Payload, 160))
+		lines = append(lines, line, "    "+clipLine(a.Call(), 400))
 	}
 	c.say(lines...)
 }

@@ -302,3 +302,45 @@ func TestPipedLineWaitEndsWhenAHumanMustDecide(t *testing.T) {
 		t.Fatalf("run: %v\n%s", err, out)
 	}
 }
+
+// /approvals shows what a waiting call would do — its payload, the tool's
+// arguments — not the first bytes of its envelope, whose header alone
+// (namespace, sender, target, thread id) fills the line.
+func TestApprovalsListShowsTheHeldCall(t *testing.T) {
+	path := governedConfig(t, "<RunCommand><Command>date</Command></RunCommand>", "It ran.")
+	in, out, done := interactive(t, startGoverned(t, path))
+	fmt.Fprintln(in, "@researcher what day is it?")
+	id := out.waitFor(t, waiting)[1]
+	fmt.Fprintln(in, "/approvals")
+	out.waitFor(t, regexp.MustCompile(`(?m)^  `+id+`  pending  researcher → run_command .*\n    <RunCommand><Command>date</Command></RunCommand>$`))
+	fmt.Fprintln(in, "/approve "+id)
+	out.waitFor(t, regexp.MustCompile(`\[researcher\] It ran\.`))
+	fmt.Fprintln(in, "/quit")
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+}
+
+// The line that says a call waits for a human shows what the call would
+// do, in process and over --connect, so the operator need not list the
+// approvals to decide it.
+func TestApprovalLineShowsTheHeldCall(t *testing.T) {
+	held := regexp.MustCompile(`\[approval\] [0-9a-f]+: researcher → run_command waits for a human .*: /approve [0-9a-f]+ or /deny [0-9a-f]+ <reason>; it holds <RunCommand><Command>date</Command></RunCommand>`)
+	for _, tc := range []struct {
+		name    string
+		backend func(t *testing.T, path string) organism.Backend
+	}{
+		{"in process", func(t *testing.T, path string) organism.Backend { return startGoverned(t, path) }},
+		{"remote", func(t *testing.T, path string) organism.Backend {
+			b := startBusWith(t, func(o organism.Options) (*organism.Organism, error) { return organism.Load(path, o) })
+			return b.dial(t, "olga", b.user(t, "olga", auth.Operator))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := governedConfig(t, "<RunCommand><Command>date</Command></RunCommand>", "It ran.")
+			in, out, _ := interactive(t, tc.backend(t, path))
+			fmt.Fprintln(in, "@researcher what day is it?")
+			out.waitFor(t, held)
+		})
+	}
+}

@@ -272,7 +272,7 @@ func (g *Guardian) Check(s Subject) Verdict {
 
 // forms are the texts rules are matched against: the payload's text and
 // XML, those of the answer it was made from (Answered), and a failure's
-// detail.
+// detail — each also folded (fold) when that changes it.
 func (s Subject) forms() []string {
 	out := []string{Text(s.Payload), string(s.Payload)}
 	if len(s.Answered) > 0 {
@@ -281,7 +281,7 @@ func (s Subject) forms() []string {
 	if s.Detail != "" {
 		out = append(out, s.Detail)
 	}
-	return out
+	return withFolded(out)
 }
 
 // Text returns the text of a payload as rules see it: the character data

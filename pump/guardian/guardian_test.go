@@ -162,6 +162,18 @@ func TestCheck(t *testing.T) {
 		{"answer judged as the agent reads it", Subject{From: "run_command", To: "critic", ToAgent: true,
 			Payload:  []byte(`<CriticTask><Text>{"Output":"a poem"}</Text></CriticTask>`),
 			Answered: []byte(`<RunCommandResult><Output>notes</Output></RunCommandResult>`)}, Deny, "no-poems"},
+		// Invisible and compatibility characters change nothing a reader or
+		// a program sees, so they hide nothing from a rule.
+		{"zero-width space hides nothing", Subject{From: "poet", FromAgent: true, To: "run_command",
+			Payload: []byte("<RunCommand><Command>r\u200bm</Command><Arg>-rf</Arg></RunCommand>")}, Deny, "no-rm-rf"},
+		{"soft hyphen hides nothing", Subject{From: "user", To: "poet", ToAgent: true, Payload: []byte("<P><Text>p\u00aday 5</Text></P>")}, Review, "pay"},
+		{"word joiner and bidi controls hide nothing", Subject{From: "user", To: "poet", ToAgent: true,
+			Payload: []byte("<P><Text>\u202erm\u2060 -rf\u202c</Text></P>")}, Deny, "no-rm-rf"},
+		{"fullwidth letters read as letters", Subject{From: "user", To: "poet", ToAgent: true, Payload: []byte("<P><Text>ｒｍ －ｒｆ</Text></P>")}, Deny, "no-rm-rf"},
+		{"no-break space reads as a space", Subject{From: "user", To: "poet", ToAgent: true, Payload: []byte("<P><Text>rm\u00a0-rf</Text></P>")}, Deny, "no-rm-rf"},
+		{"a dash reads as a hyphen", Subject{From: "user", To: "poet", ToAgent: true, Payload: []byte("<P><Text>rm \u2013rf</Text></P>")}, Deny, "no-rm-rf"},
+		{"combining marks hide nothing", Subject{From: "user", To: "poet", ToAgent: true, Payload: []byte("<P><Text>p\u0332a\u0332y\u0332 5</Text></P>")}, Review, "pay"},
+		{"folding finds nothing new", Subject{From: "user", To: "poet", ToAgent: true, Payload: []byte("<P><Text>r\u200bmdir café</Text></P>")}, Allow, ""},
 		{"failure judged by its detail", Subject{From: "run_command", To: "critic", ToAgent: true,
 			Payload: []byte(`<huh><error>Message could not be processed</error></huh>`), Detail: "a poem in stderr"}, Deny, "no-poems"},
 	}

@@ -117,6 +117,24 @@ type Approval struct {
 	DecidedAt         time.Time
 }
 
+// Call is what a waits to let through as a human reads it: the payload
+// element of the held envelope — a tool call's arguments — without the
+// xmlns="" a payload of no namespace carries inside the envelope; Payload
+// as it is when it is no canonical envelope.
+func (a Approval) Call() string {
+	p, ok := stage.EnvelopePayload([]byte(a.Payload))
+	if !ok {
+		return a.Payload
+	}
+	s := string(p)
+	if name, rest, found := strings.Cut(s, " "); found && !strings.Contains(name, ">") {
+		if tail, ok := strings.CutPrefix(rest, `xmlns=""`); ok {
+			return name + tail
+		}
+	}
+	return s
+}
+
 // Refusal is the structured refusal the sender gets when a is denied or
 // expires: "denied by <user>: <reason>", or the expiry's reason.
 func (a Approval) Refusal() *xmlpipe.Refusal {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 )
@@ -78,7 +79,7 @@ func (e GovernanceEvent) Line() string {
 	switch e.Kind {
 	case EventApproval, EventApprovalDecided:
 		if a := e.Approval; a != nil {
-			return approvalLine(e.Kind, a.ID, a.Agent, a.Target, a.RequestReason, a.Status, a.DecidedBy, a.Reason)
+			return approvalLine(e.Kind, a.ID, a.Agent, a.Target, a.RequestReason, a.Status, a.DecidedBy, a.Reason, a.Call())
 		}
 	case EventHalted:
 		return haltLine(true, e.Scope, e.By)
@@ -92,9 +93,9 @@ func (e GovernanceEvent) Line() string {
 	return ""
 }
 
-// approvalLine is the line a console prints when a call begins waiting or
-// is decided.
-func approvalLine(kind, id, agent, target, why, status, by, reason string) string {
+// approvalLine is the line a console prints when a call begins waiting
+// (with the call it holds, clipped) or is decided.
+func approvalLine(kind, id, agent, target, why, status, by, reason, call string) string {
 	if kind != EventApproval {
 		s := fmt.Sprintf("[approval] %s %s: %s → %s", id, status, agent, target)
 		if by != "" {
@@ -109,7 +110,25 @@ func approvalLine(kind, id, agent, target, why, status, by, reason string) strin
 	if why != "" {
 		s += " (" + why + ")"
 	}
-	return s + fmt.Sprintf(": /approve %s or /deny %s <reason>", id, id)
+	s += fmt.Sprintf(": /approve %s or /deny %s <reason>", id, id)
+	if call != "" {
+		s += "; it holds " + clip(call, maxCallShown)
+	}
+	return s
+}
+
+// maxCallShown is how much of a held call an approval line shows.
+const maxCallShown = 300
+
+// clip cuts s to n bytes, on a rune boundary, with "…".
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // haltLine is the line of a halt or resume.

@@ -406,6 +406,7 @@ function drawApprovals(approvals) {
   for (const a of approvals) {
     const li = el("li", { "data-approval": a.id },
       el("div", { text: a.agent + " → " + a.target + " (" + a.kind + ", " + a.id + ")" }),
+      el("div", { text: "in " + (a.user ? a.user + "'s" : "the organism's own") + " conversation " + (a.thread_id || "").slice(0, 8) }),
       el("div", { text: a.request_reason || "" }),
       el("pre", { text: prettyXML(a.payload || "") }));
     if (canDecide) {

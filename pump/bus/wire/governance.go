@@ -21,12 +21,14 @@ const (
 // ApprovalInfo describes an approval: a call (or a message a constitution
 // rule sends to review) waiting for a human, or decided. It is the JSON of
 // GET /api/v1/approvals too. ThreadID is the conversation (what TypeSent
-// returned); Thread the thread the held message travels on.
+// returned); Thread the thread the held message travels on; User who began
+// the conversation (absent: the organism's own traffic).
 type ApprovalInfo struct {
 	ID            string   `json:"id"`
 	Kind          string   `json:"kind"`
 	ThreadID      string   `json:"thread_id"`
 	Thread        string   `json:"thread,omitempty"`
+	User          string   `json:"user,omitempty"`
 	Agent         string   `json:"agent"`
 	Target        string   `json:"target"`
 	Payload       string   `json:"payload"`
