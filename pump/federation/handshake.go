@@ -23,6 +23,9 @@ var (
 	ErrUntrusted = errors.New("federation: peer identity not trusted")
 	// ErrProof: the peer's signature over the handshake does not verify.
 	ErrProof = errors.New("federation: peer failed to prove its identity")
+	// ErrNameless: the peer's handshake names no organism, so the <from>
+	// of its envelopes could not be checked against it.
+	ErrNameless = errors.New("federation: the peer's handshake names no organism")
 )
 
 // handshakeTimeout bounds the whole handshake (the peer needs two round
@@ -143,6 +146,10 @@ func dialHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string, t
 		_ = writeFrame(c, frame{Type: frameError, Error: "proof does not verify"})
 		return peer{}, ErrProof
 	}
+	if ch.Organism == "" {
+		_ = writeFrame(c, frame{Type: frameError, Error: namelessWhy("challenge")})
+		return peer{}, fmt.Errorf("%w: its challenge (key %s) says no organism.name", ErrNameless, keys.Fingerprint(akey))
+	}
 	proof := ed25519.Sign(key, transcript("dialer", pub, akey, nd, na, tb))
 	if err := writeFrame(c, frame{Type: frameProof, Sig: b64(proof)}); err != nil {
 		return peer{}, err
@@ -186,6 +193,14 @@ func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
 			"(if that organism's identity was rotated, put its new `xmlpipe keys export` file in its gateway's trusted_identity and restart)",
 			ErrUntrusted, keys.Fingerprint(dkey), hf.Organism)
 	}
+	if hf.Organism == "" {
+		// Every envelope of the link is checked against the organism its
+		// handshake named: a link naming none would let the peer's
+		// envelopes claim any <from>.
+		_ = writeFrame(c, frame{Type: frameError, Error: namelessWhy("hello")})
+		return g, peer{}, claimed, fmt.Errorf("%w: its hello (key %s, gateway %s) says no organism.name",
+			ErrNameless, keys.Fingerprint(dkey), g.name)
+	}
 	if hello != nil {
 		hello()
 	}
@@ -213,12 +228,19 @@ func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
 	return g, peer{key: dkey, organism: hf.Organism}, claimed, nil
 }
 
+// namelessWhy is what a peer whose handshake frame (hello, challenge)
+// names no organism is told.
+func namelessWhy(what string) string {
+	return "your " + what + " names no organism: the <from> of your envelopes is checked against it " +
+		"(give the organism an organism.name)"
+}
+
 // refusedHandshake tells whether err ended a handshake that reached the
 // peer: one side did not trust or could not verify the other, or the peer
 // broke the protocol — not a connection that merely went away.
 func refusedHandshake(err error) bool {
 	return errors.Is(err, ErrUntrusted) || errors.Is(err, ErrProof) || errors.Is(err, ErrRefused) ||
-		errors.Is(err, ErrProtocol)
+		errors.Is(err, ErrProtocol) || errors.Is(err, ErrNameless)
 }
 
 // explainHandshake adds to err, a refused handshake of g's dial, what the

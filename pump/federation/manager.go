@@ -29,7 +29,8 @@ import (
 
 // Options configure a Manager.
 type Options struct {
-	// Organism is this organism's name (the <from> of what it sends).
+	// Organism is this organism's name (the <from> of what it sends, and
+	// what its handshakes name); required.
 	Organism string
 	// Key is the organism's Ed25519 identity.
 	Key ed25519.PrivateKey
@@ -210,6 +211,10 @@ func New(o Options) (*Manager, error) {
 	}
 	if o.Pump == nil {
 		return nil, errors.New("federation: no pump")
+	}
+	if o.Organism == "" {
+		// A peer refuses a handshake naming no organism (ErrNameless).
+		return nil, errors.New("federation: no organism name (organism.name)")
 	}
 	m := &Manager{opts: o, log: o.Logger, byName: map[string]*gateway{}, closed: make(chan struct{}), startedCh: make(chan struct{}),
 		firstSwept: make(chan struct{}),

@@ -68,7 +68,7 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		// refuses it, or forgiven where none will (drain waits for it).
 		c.acks.owe(e.Link.ID)
 	}
-	if c.peer.organism != "" && e.From != c.peer.organism {
+	if e.From != c.peer.organism { // never "": a handshake naming none is refused
 		// Signed by the peer, claiming to be from another organism: the
 		// claim is never taken (what the peer sends enters from this
 		// gateway's name), but a peer that makes it is misconfigured or
