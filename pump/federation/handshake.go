@@ -164,7 +164,8 @@ func dialHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string, t
 // acceptHandshake runs the acceptor's side. trust maps a dialer's key to its
 // gateway (nil: untrusted); hello, when set, is called once the dialer said
 // hello with a trusted key. On failure, claimed is the organism the dialer
-// said it is ("" before its hello), unauthenticated.
+// said it is ("" before its hello), unauthenticated, and g the gateway
+// whose key it presented (nil: none).
 func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
 	trust func(ed25519.PublicKey) *gateway, cs *tls.ConnectionState, hello func()) (g *gateway, p peer, claimed string, err error) {
 	_ = c.SetReadDeadline(time.Now().Add(handshakeTimeout))
@@ -207,23 +208,32 @@ func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
 	pub := key.Public().(ed25519.PublicKey)
 	na := nonce()
 	sig := ed25519.Sign(key, transcript("acceptor", dkey, pub, nd, na, tb))
+	// From here on a failure is the link of g, whose key the dialer
+	// presented: it is counted and logged under g's name.
 	if err := writeFrame(c, frame{Type: frameChallenge, Key: b64(pub), Nonce: b64(na), Sig: b64(sig), Organism: organism}); err != nil {
-		return nil, peer{}, claimed, err
+		return g, peer{}, claimed, err
 	}
 	pf, err := readFrame(c, frameProof)
+	if errors.Is(err, ErrRefused) {
+		// The dialer does not trust this organism's key (this organism's
+		// identity was rotated, say): its operator is told which key the
+		// peer's gateway must trust.
+		return g, peer{}, claimed, fmt.Errorf("%w (this organism's key is %s: the peer's gateway for it must trust "+
+			"this organism's current `xmlpipe keys export` file)", err, keys.Fingerprint(pub))
+	}
 	if err != nil {
-		return nil, peer{}, claimed, err
+		return g, peer{}, claimed, err
 	}
 	psig, err := unb64(pf.Sig, ed25519.SignatureSize, "sig")
 	if err != nil {
-		return nil, peer{}, claimed, err
+		return g, peer{}, claimed, err
 	}
 	if !ed25519.Verify(dkey, transcript("dialer", dkey, pub, nd, na, tb), psig) {
 		_ = writeFrame(c, frame{Type: frameError, Error: "proof does not verify"})
 		return g, peer{}, claimed, fmt.Errorf("%w (gateway %s)", ErrProof, g.name)
 	}
 	if err := writeFrame(c, frame{Type: frameWelcome}); err != nil {
-		return nil, peer{}, claimed, err
+		return g, peer{}, claimed, err
 	}
 	return g, peer{key: dkey, organism: hf.Organism}, claimed, nil
 }
