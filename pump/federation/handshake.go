@@ -32,6 +32,13 @@ var (
 // trips and two signatures).
 const handshakeTimeout = 5 * time.Second
 
+// handshakeFrameMax caps a frame read during the handshake: its frames are
+// a few hundred bytes (two keys, a nonce, a signature, an organism name),
+// and until the peer's proof verifies it is unauthenticated, so it cannot
+// make this side buffer more. The link's own cap (maxFrame) applies once
+// the handshake is done.
+const handshakeFrameMax = 16 << 10
+
 // exporterLabel names the TLS exporter value the proofs are bound to.
 const exporterLabel = "EXPORTER-xmlpipe-federation-v1"
 
@@ -109,6 +116,7 @@ func dialHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string, t
 	cs *tls.ConnectionState) (peer, error) {
 	_ = c.SetReadDeadline(time.Now().Add(handshakeTimeout))
 	defer c.SetReadDeadline(time.Time{})
+	c.SetReadLimit(handshakeFrameMax)
 	tb, err := binding(cs)
 	if err != nil {
 		return peer{}, err
@@ -170,6 +178,7 @@ func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
 	trust func(ed25519.PublicKey) *gateway, cs *tls.ConnectionState, hello func()) (g *gateway, p peer, claimed string, err error) {
 	_ = c.SetReadDeadline(time.Now().Add(handshakeTimeout))
 	defer c.SetReadDeadline(time.Time{})
+	c.SetReadLimit(handshakeFrameMax)
 	tb, err := binding(cs)
 	if err != nil {
 		return nil, peer{}, claimed, err
