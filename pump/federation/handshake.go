@@ -70,7 +70,25 @@ func transcript(role string, dialer, acceptor ed25519.PublicKey, nd, na, tlsBind
 type peer struct {
 	key      ed25519.PublicKey
 	organism string
+	// ahead is how far the peer's clock runs ahead of this side's
+	// (negative: behind), as the time its handshake frame told shows;
+	// clockKnown says whether it told one.
+	ahead      time.Duration
+	clockKnown bool
 }
+
+// clockOf reads the time a peer's handshake frame told, received at now:
+// how far its clock runs ahead of now's, and whether it told one.
+func clockOf(f frame, now time.Time) (time.Duration, bool) {
+	t, err := time.Parse(time.RFC3339Nano, f.Time)
+	if err != nil {
+		return 0, false
+	}
+	return t.Sub(now), true
+}
+
+// stamp is the handshake frame's Time of now.
+func stamp(now time.Time) string { return now.UTC().Format(time.RFC3339Nano) }
 
 func nonce() []byte {
 	b := make([]byte, 32)
@@ -113,7 +131,7 @@ func writeFrame(c *websocket.Conn, f frame) error {
 // dialHandshake runs the dialer's side: hello → challenge → proof → welcome.
 // trusted is the gateway's trusted identity.
 func dialHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string, trusted ed25519.PublicKey,
-	cs *tls.ConnectionState) (peer, error) {
+	cs *tls.ConnectionState, now func() time.Time) (peer, error) {
 	_ = c.SetReadDeadline(time.Now().Add(handshakeTimeout))
 	defer c.SetReadDeadline(time.Time{})
 	c.SetReadLimit(handshakeFrameMax)
@@ -123,13 +141,14 @@ func dialHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string, t
 	}
 	pub := key.Public().(ed25519.PublicKey)
 	nd := nonce()
-	if err := writeFrame(c, frame{Type: frameHello, Key: b64(pub), Nonce: b64(nd), Organism: organism}); err != nil {
+	if err := writeFrame(c, frame{Type: frameHello, Key: b64(pub), Nonce: b64(nd), Organism: organism, Time: stamp(now())}); err != nil {
 		return peer{}, err
 	}
 	ch, err := readFrame(c, frameChallenge)
 	if err != nil {
 		return peer{}, err
 	}
+	ahead, clockKnown := clockOf(ch, now())
 	akey, err := unb64(ch.Key, ed25519.PublicKeySize, "key")
 	if err != nil {
 		return peer{}, err
@@ -166,7 +185,7 @@ func dialHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string, t
 	if err != nil {
 		return peer{}, err
 	}
-	return peer{key: akey, organism: ch.Organism}, nil
+	return peer{key: akey, organism: ch.Organism, ahead: ahead, clockKnown: clockKnown}, nil
 }
 
 // acceptHandshake runs the acceptor's side. trust maps a dialer's key to its
@@ -175,7 +194,7 @@ func dialHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string, t
 // said it is ("" before its hello), unauthenticated, and g the gateway
 // whose key it presented (nil: none).
 func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
-	trust func(ed25519.PublicKey) *gateway, cs *tls.ConnectionState, hello func()) (g *gateway, p peer, claimed string, err error) {
+	trust func(ed25519.PublicKey) *gateway, cs *tls.ConnectionState, hello func(), now func() time.Time) (g *gateway, p peer, claimed string, err error) {
 	_ = c.SetReadDeadline(time.Now().Add(handshakeTimeout))
 	defer c.SetReadDeadline(time.Time{})
 	c.SetReadLimit(handshakeFrameMax)
@@ -188,6 +207,7 @@ func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
 		return nil, peer{}, claimed, err
 	}
 	claimed = hf.Organism
+	ahead, clockKnown := clockOf(hf, now())
 	dkey, err := unb64(hf.Key, ed25519.PublicKeySize, "key")
 	if err != nil {
 		return nil, peer{}, claimed, err
@@ -219,7 +239,7 @@ func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
 	sig := ed25519.Sign(key, transcript("acceptor", dkey, pub, nd, na, tb))
 	// From here on a failure is the link of g, whose key the dialer
 	// presented: it is counted and logged under g's name.
-	if err := writeFrame(c, frame{Type: frameChallenge, Key: b64(pub), Nonce: b64(na), Sig: b64(sig), Organism: organism}); err != nil {
+	if err := writeFrame(c, frame{Type: frameChallenge, Key: b64(pub), Nonce: b64(na), Sig: b64(sig), Organism: organism, Time: stamp(now())}); err != nil {
 		return g, peer{}, claimed, err
 	}
 	pf, err := readFrame(c, frameProof)
@@ -244,7 +264,7 @@ func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
 	if err := writeFrame(c, frame{Type: frameWelcome}); err != nil {
 		return g, peer{}, claimed, err
 	}
-	return g, peer{key: dkey, organism: hf.Organism}, claimed, nil
+	return g, peer{key: dkey, organism: hf.Organism, ahead: ahead, clockKnown: clockKnown}, claimed, nil
 }
 
 // namelessWhy is what a peer whose handshake frame (hello, challenge)

@@ -625,7 +625,7 @@ func (m *Manager) Handler() http.Handler {
 			_ = ws.Close()
 			return
 		}
-		g, p, claimed, err := acceptHandshake(ws, m.opts.Key, m.opts.Organism, m.trust, r.TLS, adm.saidHello)
+		g, p, claimed, err := acceptHandshake(ws, m.opts.Key, m.opts.Organism, m.trust, r.TLS, adm.saidHello, m.now)
 		if err != nil {
 			if adm.wasCut() {
 				_ = ws.Close()
@@ -709,6 +709,7 @@ func (g *gateway) attach(ws *websocket.Conn, p peer) {
 func (g *gateway) serveLink(c *conn, serve func() error) {
 	g.down.clear(g.m.now())
 	g.log.Info("federation: gateway connected", "peer", c.peer.organism, "key", Fingerprint(c.peer.key), "queued", g.queued())
+	g.warnClock(c.peer)
 	g.m.event("gateway-connected", g.name, c.peer.organism)
 	g.wake()
 	if len(g.offer().imports) > 0 && g.m.acquire() {
@@ -762,7 +763,7 @@ func (g *gateway) dialOnce(ctx context.Context) (*websocket.Conn, peer, error) {
 		s := tc.ConnectionState()
 		cs = &s
 	}
-	p, err := dialHandshake(ws, g.m.opts.Key, g.m.opts.Organism, g.peerKey(), cs)
+	p, err := dialHandshake(ws, g.m.opts.Key, g.m.opts.Organism, g.peerKey(), cs, g.m.now)
 	if err != nil {
 		_ = ws.Close()
 		if refusedHandshake(err) {

@@ -75,7 +75,7 @@ func TestNamelessAcceptorRefused(t *testing.T) {
 			}
 			return nil
 		}
-		_, _, _, err = acceptHandshake(ws, bKey, "", trust, r.TLS, nil)
+		_, _, _, err = acceptHandshake(ws, bKey, "", trust, r.TLS, nil, time.Now)
 		accepted <- err
 	}))
 	defer srv.Close()
@@ -86,7 +86,7 @@ func TestNamelessAcceptorRefused(t *testing.T) {
 	}
 	defer ws.Close()
 	cs := ws.NetConn().(*tls.Conn).ConnectionState()
-	_, err = dialHandshake(ws, aKey, "a", bKey.Public().(ed25519.PublicKey), &cs)
+	_, err = dialHandshake(ws, aKey, "a", bKey.Public().(ed25519.PublicKey), &cs, time.Now)
 	if !errors.Is(err, ErrNameless) || !refusedHandshake(err) {
 		t.Errorf("the dialer's handshake ended with %v; want ErrNameless, counted as a refused handshake", err)
 	}

@@ -82,9 +82,16 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 	}
 	age := now.Sub(e.Link.Sent)
 	if age > g.m.stale {
-		c.refusedEnvelope(RefusedStale, "federation: security: stale envelope refused", "id", e.Link.ID, "sent", e.Link.Sent)
+		why := "stale envelope"
+		if apart := clockApart(c.peer); c.peer.ahead < 0 && apart != "" {
+			// Not (only) an old envelope: the sender's clock lags, and
+			// every envelope it sends may be refused so.
+			why += fmt.Sprintf(": the sender's clock is %s the receiver's (their handshake)", apart)
+		}
+		c.refusedEnvelope(RefusedStale, "federation: security: stale envelope refused", "id", e.Link.ID, "sent", e.Link.Sent,
+			"why", why)
 		g.m.refusal(g.name, RefusedStale)
-		c.acks.send(frame{Type: frameNack, ID: e.Link.ID, Error: "stale envelope"})
+		c.acks.send(frame{Type: frameNack, ID: e.Link.ID, Error: why})
 		return
 	}
 	if -age > futureSkew {
