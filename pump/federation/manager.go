@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -756,7 +757,7 @@ func (g *gateway) dialOnce(ctx context.Context) (*websocket.Conn, peer, error) {
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS13}} //nolint:gosec
 	ws, _, err := d.DialContext(ctx, u.String(), nil)
 	if err != nil {
-		return nil, peer{}, err
+		return nil, peer{}, silentPeer(ctx, err)
 	}
 	var cs *tls.ConnectionState
 	if tc, ok := ws.NetConn().(*tls.Conn); ok {
@@ -773,9 +774,22 @@ func (g *gateway) dialOnce(ctx context.Context) (*websocket.Conn, peer, error) {
 			g.m.refusal(g.name, RefusedHandshake)
 			err = g.explainHandshake(err)
 		}
-		return nil, peer{}, err
+		return nil, peer{}, silentPeer(ctx, err)
 	}
 	return ws, p, nil
+}
+
+// silentPeer explains err, a dial's, when it is the handshake's bound
+// running out rather than ctx's end: the peer did not answer in time,
+// which a bare "context deadline exceeded" or "i/o timeout" does not tell
+// apart from this side giving up.
+func silentPeer(ctx context.Context, err error) error {
+	var ne net.Error
+	if ctx.Err() != nil || !(errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) {
+		return err
+	}
+	return fmt.Errorf("the peer did not answer within %s (a hung or overloaded organism, or a firewall "+
+		"dropping its packets): %w", handshakeTimeout, err)
 }
 
 // refreshOnce dials the peer (bounded by wait) to fetch the imports before
