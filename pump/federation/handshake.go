@@ -219,8 +219,7 @@ func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
 	g = trust(dkey)
 	if g == nil {
 		_ = writeFrame(c, frame{Type: frameError, Error: "identity not trusted"})
-		return nil, peer{}, claimed, fmt.Errorf("%w: key %s (organism %q) is no gateway's trusted_identity "+
-			"(if that organism's identity was rotated, put its new `xmlpipe keys export` file in its gateway's trusted_identity and restart)",
+		return nil, peer{}, claimed, fmt.Errorf("%w: key %s (organism %q) is no gateway's trusted_identity",
 			ErrUntrusted, keys.Fingerprint(dkey), hf.Organism)
 	}
 	if hf.Organism == "" {

@@ -159,3 +159,32 @@ func TestRotatedAcceptorTold(t *testing.T) {
 		return false
 	})
 }
+
+// TestRotatedDialerToldWhichGateway: an organism whose peer rotated its
+// identity and dials it (the peer's gateway is not named like the peer's
+// organism, as in the README's example) logs, for each refused link, which
+// gateway it may belong to — one without a live link — with the key that
+// gateway trusts and the trusted_identity file to replace, and that a
+// reload applies it: what the README promises the operator is told.
+func TestRotatedDialerToldWhichGateway(t *testing.T) {
+	aKey := newKey(t)
+	var file string
+	c := newCalleeEdited(t, aKey, newKey(t), "", nil, nil, func(o *Options) {
+		o.Gateways[0].Name = "peer-a"
+		file = o.Gateways[0].TrustedIdentity
+	})
+	rotated := newKey(t)
+	if _, err := dialRawAs(t, c, rotated, "organism-a"); err == nil {
+		t.Fatal("a rotated key's handshake was accepted")
+	}
+	old := Fingerprint(aKey.Public().(ed25519.PublicKey))
+	waitUntil(t, "the acceptor never named the gateway, its key and its file", func() bool {
+		for line := range strings.Lines(c.logs.String()) {
+			if strings.Contains(line, "inbound link refused") && strings.Contains(line, "gateway peer-a") &&
+				strings.Contains(line, old) && strings.Contains(line, file) && strings.Contains(line, "reload") {
+				return true
+			}
+		}
+		return false
+	})
+}

@@ -633,6 +633,9 @@ func (m *Manager) Handler() http.Handler {
 				return
 			}
 			label := m.refusedAs(g, claimed)
+			if g == nil && errors.Is(err, ErrUntrusted) {
+				err = fmt.Errorf("%w; %s", err, m.rotatedHint(claimed))
+			}
 			m.log.Warn("federation: security: inbound link refused", "remote", r.RemoteAddr, "gateway", label, "error", err)
 			m.refusal(label, RefusedHandshake)
 			_ = ws.Close()
@@ -661,6 +664,49 @@ func (m *Manager) refusedAs(g *gateway, claimed string) string {
 		}
 	}
 	return UnknownGateway
+}
+
+// rotatedHint tells the operator of an inbound link refused for its key
+// which gateway it may be the peer of, its identity rotated: the gateway
+// named like the organism the dialer claimed, else those with no live
+// link — each with the key it trusts and what to replace.
+func (m *Manager) rotatedHint(claimed string) string {
+	var candidates []*gateway
+	m.gmu.RLock()
+	named := m.byName[strings.ToLower(claimed)]
+	m.gmu.RUnlock()
+	if named != nil && claimed != "" {
+		candidates = []*gateway{named}
+	} else {
+		for _, g := range m.list() {
+			g.mu.Lock()
+			down := g.conn == nil
+			g.mu.Unlock()
+			if down {
+				candidates = append(candidates, g)
+			}
+		}
+	}
+	if len(candidates) == 0 {
+		return "every gateway's peer is linked: not a peer's rotated identity"
+	}
+	var b strings.Builder
+	b.WriteString("if it is the peer of ")
+	for i, g := range candidates {
+		if i > 0 {
+			b.WriteString(" or of ")
+		}
+		t := g.target.Load()
+		if t.registered {
+			fmt.Fprintf(&b, "gateway %s (which trusts %s; registered over OOB: register it again with the new identity)",
+				g.name, Fingerprint(t.trusted))
+		} else {
+			fmt.Fprintf(&b, "gateway %s (which trusts %s: put the new `xmlpipe keys export` file at %s)",
+				g.name, Fingerprint(t.trusted), t.identity)
+		}
+	}
+	b.WriteString(" with its identity rotated, then reload (ctl reload) or restart this organism")
+	return b.String()
 }
 
 // trust returns the gateway whose trusted identity is k.
