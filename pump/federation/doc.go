@@ -12,7 +12,11 @@
 // be relayed. The peer's key must equal its gateway's trusted_identity,
 // and its hello (or challenge) must name its organism: every envelope's
 // <from> is checked against that name, so a handshake naming none is
-// refused (ErrNameless).
+// refused (ErrNameless). The hello and the challenge also carry the
+// sender's clock (unsigned, advisory): each side warns when the two clocks
+// are more than clockWarn apart, and a stale refusal of a peer whose clock
+// lags says so (clock.go). A handshake frame is capped at
+// handshakeFrameMax.
 // Until the dialer's proof verifies the link is unauthenticated, so the
 // acceptor bounds handshakes (admission.go): handshakeTimeout (5 s) for the
 // whole of one, at most MaxHandshakesPerSource at once from one address (an
