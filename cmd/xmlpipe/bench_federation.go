@@ -267,24 +267,51 @@ gateways:
 	}
 }
 
-// close shuts both organisms and the server down, joining cause.
-func (p *fedPair) close(cause error) error {
-	errs := []error{cause}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	if p.a != nil {
-		errs = append(errs, p.a.Shutdown(ctx))
-	}
-	if p.srv != nil {
-		errs = append(errs, p.srv.Shutdown(ctx))
-		if err := <-p.served; !errors.Is(err, http.ErrServerClosed) {
-			errs = append(errs, err)
+// closeBudget bounds each step of a fedPair's close.
+const closeBudget = 15 * time.Second
+
+// closeStep is one step of a fedPair's close: what it stops, and how.
+type closeStep struct {
+	what string
+	stop func(context.Context) error
+}
+
+// closeSteps runs steps in order, each with a budget of its own: a step
+// that overruns cannot leave the next one an expired context (with which
+// a pump's shutdown reports "0 messages still in flight: context deadline
+// exceeded"), and an error names its step and how long it took.
+func closeSteps(budget time.Duration, steps ...closeStep) error {
+	var errs []error
+	for _, s := range steps {
+		ctx, cancel := context.WithTimeout(context.Background(), budget)
+		start := time.Now()
+		if err := s.stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("%s (after %s): %w", s.what, time.Since(start).Round(time.Millisecond), err))
 		}
-	}
-	if p.b != nil {
-		errs = append(errs, p.b.Shutdown(ctx))
+		cancel()
 	}
 	return errors.Join(errs...)
+}
+
+// close shuts both organisms and the server down, joining cause.
+func (p *fedPair) close(cause error) error {
+	var steps []closeStep
+	if p.a != nil {
+		steps = append(steps, closeStep{"organism a: shutdown", p.a.Shutdown})
+	}
+	if p.srv != nil {
+		steps = append(steps, closeStep{"organism b: federation server", func(ctx context.Context) error {
+			err := p.srv.Shutdown(ctx)
+			if served := <-p.served; !errors.Is(served, http.ErrServerClosed) {
+				err = errors.Join(err, served)
+			}
+			return err
+		}})
+	}
+	if p.b != nil {
+		steps = append(steps, closeStep{"organism b: shutdown", p.b.Shutdown})
+	}
+	return errors.Join(cause, closeSteps(closeBudget, steps...))
 }
 
 // fedCall sends one FedEcho to echo on o and waits (bounded by wait) for its

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestBenchFederation runs `xmlpipe bench --federation` briefly: two
@@ -94,5 +97,31 @@ func TestBenchFederation(t *testing.T) {
 		if r := runBinary(t, dir, "", append([]string{"bench", "--federation"}, args...)...); r.code != exitUsage {
 			t.Errorf("bench --federation %q: exit %d, want %d", args, r.code, exitUsage)
 		}
+	}
+}
+
+// TestCloseStepsOwnBudgets: each step of the bench's close has a budget of
+// its own, so a first step that takes most of it (a slow shutdown of A)
+// leaves the next one (B's) a live context, not an expired one its pump
+// would report as "0 messages still in flight: context deadline exceeded";
+// a step that fails is named, with how long it took.
+func TestCloseStepsOwnBudgets(t *testing.T) {
+	const budget = 500 * time.Millisecond
+	slow := closeStep{"slow", func(ctx context.Context) error {
+		select {
+		case <-time.After(budget * 3 / 4):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}}
+	live := closeStep{"next", func(ctx context.Context) error { return ctx.Err() }}
+	if err := closeSteps(budget, slow, live, slow, live); err != nil {
+		t.Errorf("steps within their own budgets failed: %v", err)
+	}
+	failing := closeStep{"organism b: shutdown", func(context.Context) error { return errors.New("it broke") }}
+	err := closeSteps(budget, live, failing)
+	if err == nil || !strings.Contains(err.Error(), "organism b: shutdown (after ") || !strings.Contains(err.Error(), "it broke") {
+		t.Errorf("a failed step reads %v; want it named, with how long it took", err)
 	}
 }

@@ -145,7 +145,7 @@ func linkFrom(ctx context.Context, c *callee, key ed25519.PrivateKey, local stri
 		ws, _, err := dialFrom(ctx, c, local)
 		if err == nil {
 			s := ws.NetConn().(*tls.Conn).ConnectionState()
-			_, err = dialHandshake(ws, key, "a", c.key.Public().(ed25519.PublicKey), &s)
+			_, err = dialHandshake(ws, key, "a", c.key.Public().(ed25519.PublicKey), &s, time.Now)
 			_ = ws.Close()
 			if err == nil {
 				return nil

@@ -9,7 +9,14 @@
 // on the peer's bus. Both sides then prove their identity (handshake.go): each
 // signs a transcript of both public keys, both nonces and the TLS exporter
 // value of the connection, so a proof is bound to this TLS session and cannot
-// be relayed. The peer's key must equal its gateway's trusted_identity.
+// be relayed. The peer's key must equal its gateway's trusted_identity,
+// and its hello (or challenge) must name its organism: every envelope's
+// <from> is checked against that name, so a handshake naming none is
+// refused (ErrNameless). The hello and the challenge also carry the
+// sender's clock (unsigned, advisory): each side warns when the two clocks
+// are more than clockWarn apart, and a stale refusal of a peer whose clock
+// lags says so (clock.go). A handshake frame is capped at
+// handshakeFrameMax.
 // Until the dialer's proof verifies the link is unauthenticated, so the
 // acceptor bounds handshakes (admission.go): handshakeTimeout (5 s) for the
 // whole of one, at most MaxHandshakesPerSource at once from one address (an

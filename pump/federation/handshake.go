@@ -23,11 +23,21 @@ var (
 	ErrUntrusted = errors.New("federation: peer identity not trusted")
 	// ErrProof: the peer's signature over the handshake does not verify.
 	ErrProof = errors.New("federation: peer failed to prove its identity")
+	// ErrNameless: the peer's handshake names no organism, so the <from>
+	// of its envelopes could not be checked against it.
+	ErrNameless = errors.New("federation: the peer's handshake names no organism")
 )
 
 // handshakeTimeout bounds the whole handshake (the peer needs two round
 // trips and two signatures).
 const handshakeTimeout = 5 * time.Second
+
+// handshakeFrameMax caps a frame read during the handshake: its frames are
+// a few hundred bytes (two keys, a nonce, a signature, an organism name),
+// and until the peer's proof verifies it is unauthenticated, so it cannot
+// make this side buffer more. The link's own cap (maxFrame) applies once
+// the handshake is done.
+const handshakeFrameMax = 16 << 10
 
 // exporterLabel names the TLS exporter value the proofs are bound to.
 const exporterLabel = "EXPORTER-xmlpipe-federation-v1"
@@ -60,7 +70,25 @@ func transcript(role string, dialer, acceptor ed25519.PublicKey, nd, na, tlsBind
 type peer struct {
 	key      ed25519.PublicKey
 	organism string
+	// ahead is how far the peer's clock runs ahead of this side's
+	// (negative: behind), as the time its handshake frame told shows;
+	// clockKnown says whether it told one.
+	ahead      time.Duration
+	clockKnown bool
 }
+
+// clockOf reads the time a peer's handshake frame told, received at now:
+// how far its clock runs ahead of now's, and whether it told one.
+func clockOf(f frame, now time.Time) (time.Duration, bool) {
+	t, err := time.Parse(time.RFC3339Nano, f.Time)
+	if err != nil {
+		return 0, false
+	}
+	return t.Sub(now), true
+}
+
+// stamp is the handshake frame's Time of now.
+func stamp(now time.Time) string { return now.UTC().Format(time.RFC3339Nano) }
 
 func nonce() []byte {
 	b := make([]byte, 32)
@@ -103,22 +131,24 @@ func writeFrame(c *websocket.Conn, f frame) error {
 // dialHandshake runs the dialer's side: hello → challenge → proof → welcome.
 // trusted is the gateway's trusted identity.
 func dialHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string, trusted ed25519.PublicKey,
-	cs *tls.ConnectionState) (peer, error) {
+	cs *tls.ConnectionState, now func() time.Time) (peer, error) {
 	_ = c.SetReadDeadline(time.Now().Add(handshakeTimeout))
 	defer c.SetReadDeadline(time.Time{})
+	c.SetReadLimit(handshakeFrameMax)
 	tb, err := binding(cs)
 	if err != nil {
 		return peer{}, err
 	}
 	pub := key.Public().(ed25519.PublicKey)
 	nd := nonce()
-	if err := writeFrame(c, frame{Type: frameHello, Key: b64(pub), Nonce: b64(nd), Organism: organism}); err != nil {
+	if err := writeFrame(c, frame{Type: frameHello, Key: b64(pub), Nonce: b64(nd), Organism: organism, Time: stamp(now())}); err != nil {
 		return peer{}, err
 	}
 	ch, err := readFrame(c, frameChallenge)
 	if err != nil {
 		return peer{}, err
 	}
+	ahead, clockKnown := clockOf(ch, now())
 	akey, err := unb64(ch.Key, ed25519.PublicKeySize, "key")
 	if err != nil {
 		return peer{}, err
@@ -143,6 +173,10 @@ func dialHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string, t
 		_ = writeFrame(c, frame{Type: frameError, Error: "proof does not verify"})
 		return peer{}, ErrProof
 	}
+	if ch.Organism == "" {
+		_ = writeFrame(c, frame{Type: frameError, Error: namelessWhy("challenge")})
+		return peer{}, fmt.Errorf("%w: its challenge (key %s) says no organism.name", ErrNameless, keys.Fingerprint(akey))
+	}
 	proof := ed25519.Sign(key, transcript("dialer", pub, akey, nd, na, tb))
 	if err := writeFrame(c, frame{Type: frameProof, Sig: b64(proof)}); err != nil {
 		return peer{}, err
@@ -151,17 +185,19 @@ func dialHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string, t
 	if err != nil {
 		return peer{}, err
 	}
-	return peer{key: akey, organism: ch.Organism}, nil
+	return peer{key: akey, organism: ch.Organism, ahead: ahead, clockKnown: clockKnown}, nil
 }
 
 // acceptHandshake runs the acceptor's side. trust maps a dialer's key to its
 // gateway (nil: untrusted); hello, when set, is called once the dialer said
 // hello with a trusted key. On failure, claimed is the organism the dialer
-// said it is ("" before its hello), unauthenticated.
+// said it is ("" before its hello), unauthenticated, and g the gateway
+// whose key it presented (nil: none).
 func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
-	trust func(ed25519.PublicKey) *gateway, cs *tls.ConnectionState, hello func()) (g *gateway, p peer, claimed string, err error) {
+	trust func(ed25519.PublicKey) *gateway, cs *tls.ConnectionState, hello func(), now func() time.Time) (g *gateway, p peer, claimed string, err error) {
 	_ = c.SetReadDeadline(time.Now().Add(handshakeTimeout))
 	defer c.SetReadDeadline(time.Time{})
+	c.SetReadLimit(handshakeFrameMax)
 	tb, err := binding(cs)
 	if err != nil {
 		return nil, peer{}, claimed, err
@@ -171,6 +207,7 @@ func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
 		return nil, peer{}, claimed, err
 	}
 	claimed = hf.Organism
+	ahead, clockKnown := clockOf(hf, now())
 	dkey, err := unb64(hf.Key, ed25519.PublicKeySize, "key")
 	if err != nil {
 		return nil, peer{}, claimed, err
@@ -182,9 +219,16 @@ func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
 	g = trust(dkey)
 	if g == nil {
 		_ = writeFrame(c, frame{Type: frameError, Error: "identity not trusted"})
-		return nil, peer{}, claimed, fmt.Errorf("%w: key %s (organism %q) is no gateway's trusted_identity "+
-			"(if that organism's identity was rotated, put its new `xmlpipe keys export` file in its gateway's trusted_identity and restart)",
+		return nil, peer{}, claimed, fmt.Errorf("%w: key %s (organism %q) is no gateway's trusted_identity",
 			ErrUntrusted, keys.Fingerprint(dkey), hf.Organism)
+	}
+	if hf.Organism == "" {
+		// Every envelope of the link is checked against the organism its
+		// handshake named: a link naming none would let the peer's
+		// envelopes claim any <from>.
+		_ = writeFrame(c, frame{Type: frameError, Error: namelessWhy("hello")})
+		return g, peer{}, claimed, fmt.Errorf("%w: its hello (key %s, gateway %s) says no organism.name",
+			ErrNameless, keys.Fingerprint(dkey), g.name)
 	}
 	if hello != nil {
 		hello()
@@ -192,25 +236,41 @@ func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
 	pub := key.Public().(ed25519.PublicKey)
 	na := nonce()
 	sig := ed25519.Sign(key, transcript("acceptor", dkey, pub, nd, na, tb))
-	if err := writeFrame(c, frame{Type: frameChallenge, Key: b64(pub), Nonce: b64(na), Sig: b64(sig), Organism: organism}); err != nil {
-		return nil, peer{}, claimed, err
+	// From here on a failure is the link of g, whose key the dialer
+	// presented: it is counted and logged under g's name.
+	if err := writeFrame(c, frame{Type: frameChallenge, Key: b64(pub), Nonce: b64(na), Sig: b64(sig), Organism: organism, Time: stamp(now())}); err != nil {
+		return g, peer{}, claimed, err
 	}
 	pf, err := readFrame(c, frameProof)
+	if errors.Is(err, ErrRefused) {
+		// The dialer does not trust this organism's key (this organism's
+		// identity was rotated, say): its operator is told which key the
+		// peer's gateway must trust.
+		return g, peer{}, claimed, fmt.Errorf("%w (this organism's key is %s: the peer's gateway for it must trust "+
+			"this organism's current `xmlpipe keys export` file)", err, keys.Fingerprint(pub))
+	}
 	if err != nil {
-		return nil, peer{}, claimed, err
+		return g, peer{}, claimed, err
 	}
 	psig, err := unb64(pf.Sig, ed25519.SignatureSize, "sig")
 	if err != nil {
-		return nil, peer{}, claimed, err
+		return g, peer{}, claimed, err
 	}
 	if !ed25519.Verify(dkey, transcript("dialer", dkey, pub, nd, na, tb), psig) {
 		_ = writeFrame(c, frame{Type: frameError, Error: "proof does not verify"})
 		return g, peer{}, claimed, fmt.Errorf("%w (gateway %s)", ErrProof, g.name)
 	}
 	if err := writeFrame(c, frame{Type: frameWelcome}); err != nil {
-		return nil, peer{}, claimed, err
+		return g, peer{}, claimed, err
 	}
-	return g, peer{key: dkey, organism: hf.Organism}, claimed, nil
+	return g, peer{key: dkey, organism: hf.Organism, ahead: ahead, clockKnown: clockKnown}, claimed, nil
+}
+
+// namelessWhy is what a peer whose handshake frame (hello, challenge)
+// names no organism is told.
+func namelessWhy(what string) string {
+	return "your " + what + " names no organism: the <from> of your envelopes is checked against it " +
+		"(give the organism an organism.name)"
 }
 
 // refusedHandshake tells whether err ended a handshake that reached the
@@ -218,7 +278,7 @@ func acceptHandshake(c *websocket.Conn, key ed25519.PrivateKey, organism string,
 // broke the protocol — not a connection that merely went away.
 func refusedHandshake(err error) bool {
 	return errors.Is(err, ErrUntrusted) || errors.Is(err, ErrProof) || errors.Is(err, ErrRefused) ||
-		errors.Is(err, ErrProtocol)
+		errors.Is(err, ErrProtocol) || errors.Is(err, ErrNameless)
 }
 
 // explainHandshake adds to err, a refused handshake of g's dial, what the

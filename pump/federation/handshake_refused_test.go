@@ -121,3 +121,70 @@ func TestAcceptedRefusalNamesTheGateway(t *testing.T) {
 		})
 	}
 }
+
+// TestRotatedAcceptorTold: an organism whose identity was rotated and
+// which accepts its peer's links (the peer still trusts its old key)
+// counts each refused link under the gateway of the dialer's key — which
+// it trusts — not as "unknown", and its log names its own key, the one
+// the peer's trusted_identity must hold: its operator reads which peer
+// has not updated yet and what to hand its operator. The gateway is not
+// named like the peer's organism (as in the README's example).
+func TestRotatedAcceptorTold(t *testing.T) {
+	aKey := newKey(t)
+	seen := make(refusalSignal, 16)
+	c := newCalleeEdited(t, aKey, newKey(t), "", nil, nil, func(o *Options) {
+		o.Observer = seen
+		o.Gateways[0].Name = "peer-a"
+	})
+	a := newCallerWith(t, aKey, c, t.TempDir(), func(gc *config.Gateway) {
+		gc.TrustedIdentity = writePublic(t, newKey(t)) // c's key before the rotation
+	})
+	defer a.m.Close()
+	select {
+	case got := <-seen:
+		if d := cmp.Diff("peer-a/"+RefusedHandshake, got); d != "" {
+			t.Errorf("the rotated acceptor's refusal (-want +got):\n%s", d)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the rotated acceptor never counted the refused link")
+	}
+	own := Fingerprint(c.key.Public().(ed25519.PublicKey))
+	waitUntil(t, "the rotated acceptor's log never named the gateway and its own key", func() bool {
+		for line := range strings.Lines(c.logs.String()) {
+			if strings.Contains(line, "inbound link refused") && strings.Contains(line, "gateway=peer-a") &&
+				strings.Contains(line, own) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// TestRotatedDialerToldWhichGateway: an organism whose peer rotated its
+// identity and dials it (the peer's gateway is not named like the peer's
+// organism, as in the README's example) logs, for each refused link, which
+// gateway it may belong to — one without a live link — with the key that
+// gateway trusts and the trusted_identity file to replace, and that a
+// reload applies it: what the README promises the operator is told.
+func TestRotatedDialerToldWhichGateway(t *testing.T) {
+	aKey := newKey(t)
+	var file string
+	c := newCalleeEdited(t, aKey, newKey(t), "", nil, nil, func(o *Options) {
+		o.Gateways[0].Name = "peer-a"
+		file = o.Gateways[0].TrustedIdentity
+	})
+	rotated := newKey(t)
+	if _, err := dialRawAs(t, c, rotated, "organism-a"); err == nil {
+		t.Fatal("a rotated key's handshake was accepted")
+	}
+	old := Fingerprint(aKey.Public().(ed25519.PublicKey))
+	waitUntil(t, "the acceptor never named the gateway, its key and its file", func() bool {
+		for line := range strings.Lines(c.logs.String()) {
+			if strings.Contains(line, "inbound link refused") && strings.Contains(line, "gateway peer-a") &&
+				strings.Contains(line, old) && strings.Contains(line, file) && strings.Contains(line, "reload") {
+				return true
+			}
+		}
+		return false
+	})
+}

@@ -324,7 +324,7 @@ func dialRawAs(t *testing.T, c *callee, key ed25519.PrivateKey, organism string)
 	}
 	t.Cleanup(func() { _ = ws.Close() })
 	s := ws.NetConn().(*tls.Conn).ConnectionState()
-	if _, err := dialHandshake(ws, key, organism, c.key.Public().(ed25519.PublicKey), &s); err != nil {
+	if _, err := dialHandshake(ws, key, organism, c.key.Public().(ed25519.PublicKey), &s, time.Now); err != nil {
 		return nil, err
 	}
 	return &rawPeer{t: t, key: key, ws: ws}, nil

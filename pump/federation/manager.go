@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -29,7 +30,8 @@ import (
 
 // Options configure a Manager.
 type Options struct {
-	// Organism is this organism's name (the <from> of what it sends).
+	// Organism is this organism's name (the <from> of what it sends, and
+	// what its handshakes name); required.
 	Organism string
 	// Key is the organism's Ed25519 identity.
 	Key ed25519.PrivateKey
@@ -210,6 +212,10 @@ func New(o Options) (*Manager, error) {
 	}
 	if o.Pump == nil {
 		return nil, errors.New("federation: no pump")
+	}
+	if o.Organism == "" {
+		// A peer refuses a handshake naming no organism (ErrNameless).
+		return nil, errors.New("federation: no organism name (organism.name)")
 	}
 	m := &Manager{opts: o, log: o.Logger, byName: map[string]*gateway{}, closed: make(chan struct{}), startedCh: make(chan struct{}),
 		firstSwept: make(chan struct{}),
@@ -620,13 +626,16 @@ func (m *Manager) Handler() http.Handler {
 			_ = ws.Close()
 			return
 		}
-		g, p, claimed, err := acceptHandshake(ws, m.opts.Key, m.opts.Organism, m.trust, r.TLS, adm.saidHello)
+		g, p, claimed, err := acceptHandshake(ws, m.opts.Key, m.opts.Organism, m.trust, r.TLS, adm.saidHello, m.now)
 		if err != nil {
 			if adm.wasCut() {
 				_ = ws.Close()
 				return
 			}
 			label := m.refusedAs(g, claimed)
+			if g == nil && errors.Is(err, ErrUntrusted) {
+				err = fmt.Errorf("%w; %s", err, m.rotatedHint(claimed))
+			}
 			m.log.Warn("federation: security: inbound link refused", "remote", r.RemoteAddr, "gateway", label, "error", err)
 			m.refusal(label, RefusedHandshake)
 			_ = ws.Close()
@@ -655,6 +664,49 @@ func (m *Manager) refusedAs(g *gateway, claimed string) string {
 		}
 	}
 	return UnknownGateway
+}
+
+// rotatedHint tells the operator of an inbound link refused for its key
+// which gateway it may be the peer of, its identity rotated: the gateway
+// named like the organism the dialer claimed, else those with no live
+// link — each with the key it trusts and what to replace.
+func (m *Manager) rotatedHint(claimed string) string {
+	var candidates []*gateway
+	m.gmu.RLock()
+	named := m.byName[strings.ToLower(claimed)]
+	m.gmu.RUnlock()
+	if named != nil && claimed != "" {
+		candidates = []*gateway{named}
+	} else {
+		for _, g := range m.list() {
+			g.mu.Lock()
+			down := g.conn == nil
+			g.mu.Unlock()
+			if down {
+				candidates = append(candidates, g)
+			}
+		}
+	}
+	if len(candidates) == 0 {
+		return "every gateway's peer is linked: not a peer's rotated identity"
+	}
+	var b strings.Builder
+	b.WriteString("if it is the peer of ")
+	for i, g := range candidates {
+		if i > 0 {
+			b.WriteString(" or of ")
+		}
+		t := g.target.Load()
+		if t.registered {
+			fmt.Fprintf(&b, "gateway %s (which trusts %s; registered over OOB: register it again with the new identity)",
+				g.name, Fingerprint(t.trusted))
+		} else {
+			fmt.Fprintf(&b, "gateway %s (which trusts %s: put the new `xmlpipe keys export` file at %s)",
+				g.name, Fingerprint(t.trusted), t.identity)
+		}
+	}
+	b.WriteString(" with its identity rotated, then reload (ctl reload) or restart this organism")
+	return b.String()
 }
 
 // trust returns the gateway whose trusted identity is k.
@@ -704,6 +756,7 @@ func (g *gateway) attach(ws *websocket.Conn, p peer) {
 func (g *gateway) serveLink(c *conn, serve func() error) {
 	g.down.clear(g.m.now())
 	g.log.Info("federation: gateway connected", "peer", c.peer.organism, "key", Fingerprint(c.peer.key), "queued", g.queued())
+	g.warnClock(c.peer)
 	g.m.event("gateway-connected", g.name, c.peer.organism)
 	g.wake()
 	if len(g.offer().imports) > 0 && g.m.acquire() {
@@ -750,14 +803,14 @@ func (g *gateway) dialOnce(ctx context.Context) (*websocket.Conn, peer, error) {
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS13}} //nolint:gosec
 	ws, _, err := d.DialContext(ctx, u.String(), nil)
 	if err != nil {
-		return nil, peer{}, err
+		return nil, peer{}, silentPeer(ctx, err)
 	}
 	var cs *tls.ConnectionState
 	if tc, ok := ws.NetConn().(*tls.Conn); ok {
 		s := tc.ConnectionState()
 		cs = &s
 	}
-	p, err := dialHandshake(ws, g.m.opts.Key, g.m.opts.Organism, g.peerKey(), cs)
+	p, err := dialHandshake(ws, g.m.opts.Key, g.m.opts.Organism, g.peerKey(), cs, g.m.now)
 	if err != nil {
 		_ = ws.Close()
 		if refusedHandshake(err) {
@@ -767,9 +820,22 @@ func (g *gateway) dialOnce(ctx context.Context) (*websocket.Conn, peer, error) {
 			g.m.refusal(g.name, RefusedHandshake)
 			err = g.explainHandshake(err)
 		}
-		return nil, peer{}, err
+		return nil, peer{}, silentPeer(ctx, err)
 	}
 	return ws, p, nil
+}
+
+// silentPeer explains err, a dial's, when it is the handshake's bound
+// running out rather than ctx's end: the peer did not answer in time,
+// which a bare "context deadline exceeded" or "i/o timeout" does not tell
+// apart from this side giving up.
+func silentPeer(ctx context.Context, err error) error {
+	var ne net.Error
+	if ctx.Err() != nil || !(errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) {
+		return err
+	}
+	return fmt.Errorf("the peer did not answer within %s (a hung or overloaded organism, or a firewall "+
+		"dropping its packets): %w", handshakeTimeout, err)
 }
 
 // refreshOnce dials the peer (bounded by wait) to fetch the imports before

@@ -313,6 +313,11 @@ type frame struct {
 	Nonce    string `json:"nonce,omitempty"`
 	Sig      string `json:"sig,omitempty"`
 	Organism string `json:"organism,omitempty"`
+	// Time is the sender's clock as it says hello (or challenges), in
+	// RFC 3339: the other side warns of clocks that differ (clockWarn).
+	// Not signed, and told only to operators; a peer of an earlier
+	// version neither sends nor reads it.
+	Time string `json:"time,omitempty"`
 	// ID is the acknowledged envelope's link id.
 	ID string `json:"id,omitempty"`
 	// Duplicate marks the acknowledgement of an envelope already received.

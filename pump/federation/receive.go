@@ -68,7 +68,7 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 		// refuses it, or forgiven where none will (drain waits for it).
 		c.acks.owe(e.Link.ID)
 	}
-	if c.peer.organism != "" && e.From != c.peer.organism {
+	if e.From != c.peer.organism { // never "": a handshake naming none is refused
 		// Signed by the peer, claiming to be from another organism: the
 		// claim is never taken (what the peer sends enters from this
 		// gateway's name), but a peer that makes it is misconfigured or
@@ -82,9 +82,16 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 	}
 	age := now.Sub(e.Link.Sent)
 	if age > g.m.stale {
-		c.refusedEnvelope(RefusedStale, "federation: security: stale envelope refused", "id", e.Link.ID, "sent", e.Link.Sent)
+		why := "stale envelope"
+		if apart := clockApart(c.peer); c.peer.ahead < 0 && apart != "" {
+			// Not (only) an old envelope: the sender's clock lags, and
+			// every envelope it sends may be refused so.
+			why += fmt.Sprintf(": the sender's clock is %s the receiver's (their handshake)", apart)
+		}
+		c.refusedEnvelope(RefusedStale, "federation: security: stale envelope refused", "id", e.Link.ID, "sent", e.Link.Sent,
+			"why", why)
 		g.m.refusal(g.name, RefusedStale)
-		c.acks.send(frame{Type: frameNack, ID: e.Link.ID, Error: "stale envelope"})
+		c.acks.send(frame{Type: frameNack, ID: e.Link.ID, Error: why})
 		return
 	}
 	if -age > futureSkew {
