@@ -13,6 +13,9 @@ const (
 	DefaultMaxThreads = 1000
 	// DefaultContextTTL is how long a thread's history survives without an append.
 	DefaultContextTTL = 24 * time.Hour
+	// DefaultNoteTTL is how long the note of a removed history waits for
+	// its conversation to go on (30 days).
+	DefaultNoteTTL = 30 * 24 * time.Hour
 )
 
 // ContextConfig configures a ContextBuffer.
@@ -26,6 +29,12 @@ type ContextConfig struct {
 	// TTL is how long a thread's history survives without an append before
 	// Collect removes it (default DefaultContextTTL).
 	TTL time.Duration `yaml:"ttl"`
+	// NoteTTL is how long the note of a history removed (by Collect or an
+	// eviction) waits for its thread's history to begin again before
+	// Collect drops it (default DefaultNoteTTL): a conversation continued
+	// later is not told its earlier history went. At most MaxThreads notes
+	// wait at once, the oldest dropped first.
+	NoteTTL time.Duration `yaml:"note_ttl"`
 	// Clock returns the current time (default time.Now).
 	Clock func() time.Time `yaml:"-"`
 	// Sink, when non-nil, is told about every slot appended and every thread
@@ -45,6 +54,9 @@ func (c ContextConfig) WithDefaults() ContextConfig {
 	if c.TTL == 0 {
 		c.TTL = DefaultContextTTL
 	}
+	if c.NoteTTL == 0 {
+		c.NoteTTL = DefaultNoteTTL
+	}
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
@@ -61,6 +73,8 @@ func (c ContextConfig) Validate() error {
 		return fmt.Errorf("registry: context buffer max_threads %d: must not be negative", c.MaxThreads)
 	case c.TTL < 0:
 		return fmt.Errorf("registry: context buffer ttl %v: must not be negative", c.TTL)
+	case c.NoteTTL < 0:
+		return fmt.Errorf("registry: context buffer note_ttl %v: must not be negative", c.NoteTTL)
 	}
 	return nil
 }

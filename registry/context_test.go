@@ -63,11 +63,14 @@ func TestContextConfig(t *testing.T) {
 		want    ContextConfig
 		wantErr bool
 	}{
-		{name: "zero takes defaults", want: ContextConfig{MaxSlotsPerThread: 10000, MaxThreads: 1000, TTL: 24 * time.Hour}},
-		{name: "explicit kept", cfg: ContextConfig{MaxSlotsPerThread: 3, MaxThreads: 2, TTL: time.Minute}, want: ContextConfig{MaxSlotsPerThread: 3, MaxThreads: 2, TTL: time.Minute}},
+		{name: "zero takes defaults", want: ContextConfig{MaxSlotsPerThread: 10000, MaxThreads: 1000, TTL: 24 * time.Hour,
+			NoteTTL: 30 * 24 * time.Hour}},
+		{name: "explicit kept", cfg: ContextConfig{MaxSlotsPerThread: 3, MaxThreads: 2, TTL: time.Minute, NoteTTL: time.Hour},
+			want: ContextConfig{MaxSlotsPerThread: 3, MaxThreads: 2, TTL: time.Minute, NoteTTL: time.Hour}},
 		{name: "negative slots", cfg: ContextConfig{MaxSlotsPerThread: -1}, wantErr: true},
 		{name: "negative threads", cfg: ContextConfig{MaxThreads: -1}, wantErr: true},
 		{name: "negative ttl", cfg: ContextConfig{TTL: -time.Second}, wantErr: true},
+		{name: "negative note ttl", cfg: ContextConfig{NoteTTL: -time.Second}, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
