@@ -1,0 +1,90 @@
+package bus
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xml-pipeline/xmlpipe/listeners/llm/llmtest"
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/pump/organism"
+)
+
+// TestInjectToldHistoryGone: a REST client that only injects and polls
+// continues a conversation whose history max_threads evicted: the inject's
+// answer carries the note that the agent's earlier history is gone, and
+// why — once, at the continuation that begins the history again.
+func TestInjectToldHistoryGone(t *testing.T) {
+	m := llmtest.NewChatModel(t, answerChunks)
+	f := newFixtureWith(t, func(o organism.Options) (*organism.Organism, error) {
+		cfg, err := config.Parse("organism.yaml", []byte(`organism: {name: chat}
+platform: {context_buffer: {max_threads: 2}}
+llm:
+  retries: 0
+  backends:
+    - provider: openai
+      name: local
+      base_url: `+m.URL+`
+      model: test-model
+listeners:
+  - name: poet
+    agent: true
+    description: Writes short poems
+    prompt: You are poet.
+`))
+		if err != nil {
+			return nil, err
+		}
+		return organism.New(cfg, o)
+	})
+	token := f.loginAs("alice", auth.Operator)
+	// inject sends text to poet (on thread when set), waits for the
+	// model's answer to it, and returns the inject's answer.
+	inject := func(thread, text string) map[string]any {
+		t.Helper()
+		req := map[string]any{"to": "poet", "payload": map[string]any{"text": text}}
+		if thread != "" {
+			req["thread_id"] = thread
+		}
+		n := m.Count()
+		status, body, _ := f.do("POST", "/api/v1/inject", token, req)
+		if status != 200 {
+			t.Fatalf("inject %q: %d %v", text, status, body)
+		}
+		deadline := time.Now().Add(waitTimeout)
+		for m.Count() == n {
+			if time.Now().After(deadline) {
+				t.Fatalf("inject %q: the model was not asked", text)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return body
+	}
+	first := inject("", "my name is Dan")
+	thread, _ := first["thread_id"].(string)
+	if _, ok := first["notice"]; ok {
+		t.Errorf("a new conversation's inject carries a notice: %v", first)
+	}
+	for i := 0; ; i++ {
+		if _, ok := f.org.ThreadContext(thread); !ok {
+			break
+		}
+		if i == 10 {
+			t.Fatal("10 other conversations did not evict the first one's history")
+		}
+		inject("", fmt.Sprintf("other %d", i))
+	}
+	want := "[the earlier history of this conversation was dropped (the organism keeps the history of " +
+		"at most 2 threads, platform.context_buffer.max_threads): poet does not remember it]"
+	if got := inject(thread, "what is my name?"); got["notice"] != want {
+		t.Errorf("continuation's inject: notice %v, want %q", got["notice"], want)
+	}
+	if got := inject(thread, "and now?"); got["notice"] != nil {
+		t.Errorf("second continuation's inject: notice %v, want none (told once)", got["notice"])
+	}
+	if last := m.Request(t, m.Count()-1); !strings.Contains(fmt.Sprint(last), "was dropped") {
+		t.Errorf("the model is not told: %v", last)
+	}
+}
