@@ -328,6 +328,9 @@ func (b *ContextBuffer) getOrCreate(id string, created time.Time) *ThreadContext
 	if c := b.threads[id]; c != nil {
 		return c
 	}
+	// The thread's own note is taken first: the note of the history
+	// evicted below may drop the oldest pending one.
+	x, expired := b.expired.take(id)
 	for len(b.threads) >= b.cfg.MaxThreads {
 		oldest := b.oldest
 		if k := b.kept.Front(); k != nil {
@@ -337,7 +340,7 @@ func (b *ContextBuffer) getOrCreate(id string, created time.Time) *ThreadContext
 		b.evicted++
 	}
 	c := &ThreadContext{buf: b, id: id, created: created, touched: created}
-	if x, ok := b.expired.take(id); ok {
+	if expired {
 		c.expiry = new(Expiry) // allocated only here: most threads never expired
 		*c.expiry = x          // the note goes with the history now (its sink row stays)
 	}

@@ -16,6 +16,10 @@ const (
 	// DefaultNoteTTL is how long the note of a removed history waits for
 	// its conversation to go on (30 days).
 	DefaultNoteTTL = 30 * 24 * time.Hour
+	// MinMaxNotes is the fewest notes of removed histories that may wait
+	// for their conversation to go on: the default MaxNotes is MaxThreads,
+	// but no less.
+	MinMaxNotes = 1000
 )
 
 // ContextConfig configures a ContextBuffer.
@@ -32,9 +36,11 @@ type ContextConfig struct {
 	// NoteTTL is how long the note of a history removed (by Collect or an
 	// eviction) waits for its thread's history to begin again before
 	// Collect drops it (default DefaultNoteTTL): a conversation continued
-	// later is not told its earlier history went. At most MaxThreads notes
-	// wait at once, the oldest dropped first.
+	// later is not told its earlier history went.
 	NoteTTL time.Duration `yaml:"note_ttl"`
+	// MaxNotes is how many such notes may wait at once, the oldest dropped
+	// first (default MaxThreads, at least MinMaxNotes).
+	MaxNotes int `yaml:"max_notes"`
 	// Clock returns the current time (default time.Now).
 	Clock func() time.Time `yaml:"-"`
 	// Sink, when non-nil, is told about every slot appended and every thread
@@ -57,6 +63,9 @@ func (c ContextConfig) WithDefaults() ContextConfig {
 	if c.NoteTTL == 0 {
 		c.NoteTTL = DefaultNoteTTL
 	}
+	if c.MaxNotes == 0 {
+		c.MaxNotes = max(c.MaxThreads, MinMaxNotes)
+	}
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
@@ -75,6 +84,8 @@ func (c ContextConfig) Validate() error {
 		return fmt.Errorf("registry: context buffer ttl %v: must not be negative", c.TTL)
 	case c.NoteTTL < 0:
 		return fmt.Errorf("registry: context buffer note_ttl %v: must not be negative", c.NoteTTL)
+	case c.MaxNotes < 0:
+		return fmt.Errorf("registry: context buffer max_notes %d: must not be negative", c.MaxNotes)
 	}
 	return nil
 }

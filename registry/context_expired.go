@@ -23,8 +23,8 @@ import (
 // A note is pending until its thread's history begins again, then goes
 // with that history: deleting it deletes the note, and Collect or an
 // eviction of it leaves a new one. Pending notes are bounded: at most
-// MaxThreads (the oldest dropped first) and none older than NoteTTL
-// (Collect drops them). A sink that implements ExpirySink keeps them
+// MaxNotes (MaxThreads, at least 1000; the oldest dropped first) and none
+// older than NoteTTL (30 days; Collect drops them). A sink that implements ExpirySink keeps them
 // durable, and RestoreExpiries brings them back after a restart.
 
 // ExpiryReason says why a thread's earlier history was removed.
@@ -247,7 +247,7 @@ func (b *ContextBuffer) remove(c *ThreadContext, reason ExpiryReason, now time.T
 // note keeps n pending, within the bounds, and tells the sink. Callers
 // hold b.mu.
 func (b *ContextBuffer) note(n ExpiryNote) {
-	dropped := b.expired.add(n.ThreadID, n.Expiry, b.cfg.MaxThreads)
+	dropped := b.expired.add(n.ThreadID, n.Expiry, b.cfg.MaxNotes)
 	if s := b.expirySink(); s != nil {
 		s.ExpiryNoted(n)
 		for _, id := range dropped {
@@ -284,7 +284,7 @@ func (b *ContextBuffer) RestoreExpiries(notes []ExpiryNote) {
 			c.expiry = &x
 			continue
 		}
-		for _, id := range b.expired.add(n.ThreadID, n.Expiry, b.cfg.MaxThreads) {
+		for _, id := range b.expired.add(n.ThreadID, n.Expiry, b.cfg.MaxNotes) {
 			if s != nil {
 				s.ExpiryDropped(id)
 			}

@@ -48,10 +48,10 @@ func TestCollectNotesExpiry(t *testing.T) {
 	}
 }
 
-// TestExpiriesBounded: the notes are at most MaxThreads, oldest dropped.
+// TestExpiriesBounded: the notes are at most MaxNotes, oldest dropped.
 func TestExpiriesBounded(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	b, err := NewContextBuffer(ContextConfig{TTL: time.Hour, MaxThreads: 3, Clock: func() time.Time { return now }})
+	b, err := NewContextBuffer(ContextConfig{TTL: time.Hour, MaxNotes: 3, Clock: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,11 +144,11 @@ func TestEvictionNotesExpiry(t *testing.T) {
 }
 
 // TestNotesExpire: a pending note is dropped by Collect once older than
-// NoteTTL, and the sink told; at most MaxThreads wait, the oldest dropped.
+// NoteTTL, and the sink told; at most MaxNotes wait, the oldest dropped.
 func TestNotesExpire(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	sink := &expirySinkLog{}
-	b, err := NewContextBuffer(ContextConfig{TTL: time.Hour, NoteTTL: 48 * time.Hour, MaxThreads: 2,
+	b, err := NewContextBuffer(ContextConfig{TTL: time.Hour, NoteTTL: 48 * time.Hour, MaxNotes: 2,
 		Clock: func() time.Time { return now }, Sink: sink})
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +161,7 @@ func TestNotesExpire(t *testing.T) {
 		b.Collect()
 	}
 	if diff := cmp.Diff([]string{"a"}, sink.dropped); diff != "" {
-		t.Errorf("dropped beyond MaxThreads (-want +got):\n%s", diff)
+		t.Errorf("dropped beyond MaxNotes (-want +got):\n%s", diff)
 	}
 	now = now.Add(47 * time.Hour) // b removed 49h ago, c 47h ago
 	b.Collect()
@@ -176,12 +176,12 @@ func TestNotesExpire(t *testing.T) {
 }
 
 // TestRestoreExpiries: restored notes go with the restored history of
-// their thread, or wait for it to begin again; beyond MaxThreads the
+// their thread, or wait for it to begin again; beyond MaxNotes the
 // oldest waiting are dropped, and the sink told.
 func TestRestoreExpiries(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	sink := &expirySinkLog{}
-	b, err := NewContextBuffer(ContextConfig{MaxThreads: 2, Clock: func() time.Time { return now }, Sink: sink})
+	b, err := NewContextBuffer(ContextConfig{MaxThreads: 2, MaxNotes: 2, Clock: func() time.Time { return now }, Sink: sink})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,5 +207,34 @@ func TestRestoreExpiries(t *testing.T) {
 	}
 	if len(sink.noted) != 0 {
 		t.Errorf("restored notes told to the sink: %v", sink.noted)
+	}
+}
+
+// TestNoteKeptAcrossItsOwnEviction: a history begun again while MaxNotes
+// notes wait evicts another, whose note would drop the oldest waiting —
+// it must not be the note of the history being begun.
+func TestNoteKeptAcrossItsOwnEviction(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b, err := NewContextBuffer(ContextConfig{MaxThreads: 2, MaxNotes: 2, Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.KeepEnded(func(first Slot) bool { return first.OwnName != "" })
+	for _, id := range []string{"conv", "o1", "o2", "o3"} { // o2 evicts conv, o3 evicts o1
+		if _, err := b.Append(conversationSlot(id)); err != nil {
+			t.Fatal(err)
+		}
+		b.ThreadsEnded([]string{id})
+		now = now.Add(time.Minute)
+	}
+	if _, ok := b.PendingExpiry("conv"); !ok {
+		t.Fatal("conv's note is not pending")
+	}
+	if _, err := b.Append(conversationSlot("conv")); err != nil { // evicts o2: a third note
+		t.Fatal(err)
+	}
+	tc, _ := b.Thread("conv")
+	if _, ok := tc.Expired(); !ok {
+		t.Error("the history begun again lost its note to the eviction it made")
 	}
 }

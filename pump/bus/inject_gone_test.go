@@ -67,14 +67,16 @@ listeners:
 	if _, ok := first["notice"]; ok {
 		t.Errorf("a new conversation's inject carries a notice: %v", first)
 	}
-	for i := 0; ; i++ {
-		if _, ok := f.org.ThreadContext(thread); !ok {
-			break
-		}
+	// Two more once it is evicted: the notes waiting are then as many as
+	// the histories kept, and the continuation evicts one more.
+	for i, more := 0, 2; more > 0; i++ {
 		if i == 10 {
 			t.Fatal("10 other conversations did not evict the first one's history")
 		}
 		inject("", fmt.Sprintf("other %d", i))
+		if _, ok := f.org.ThreadContext(thread); !ok {
+			more--
+		}
 	}
 	want := "[the earlier history of this conversation was dropped (the organism keeps the history of " +
 		"at most 2 threads, platform.context_buffer.max_threads): poet does not remember it]"
@@ -85,6 +87,6 @@ listeners:
 		t.Errorf("second continuation's inject: notice %v, want none (told once)", got["notice"])
 	}
 	if last := m.Request(t, m.Count()-1); !strings.Contains(fmt.Sprint(last), "was dropped") {
-		t.Errorf("the model is not told: %v", last)
+		t.Error("the model is not told that the earlier history was dropped")
 	}
 }

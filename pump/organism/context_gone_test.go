@@ -152,11 +152,12 @@ func TestExpiryToldAfterRestart(t *testing.T) {
 // the model is told in a system note that its earlier history was dropped
 // and why, and the user once; the note survives a restart.
 func TestEvictionTold(t *testing.T) {
-	for _, restart := range []bool{false, true} {
-		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) {
+	for _, tc := range []struct{ durable, restart bool }{{false, false}, {true, false}, {true, true}} {
+		restart := tc.restart
+		t.Run(fmt.Sprintf("durable=%v,restart=%v", tc.durable, restart), func(t *testing.T) {
 			m := newScriptedModel(t, map[string][]string{"poet": {"answer"}})
 			dir := ""
-			if restart {
+			if tc.durable {
 				dir = t.TempDir()
 			}
 			platform := "platform: {context_buffer: {max_threads: 2}}"
@@ -166,12 +167,18 @@ func TestEvictionTold(t *testing.T) {
 			if _, err := askAs(t, o, alice, "poet", thread, "my name is Dan"); err != nil {
 				t.Fatal(err)
 			}
-			for i := 0; o.history.ThreadExists(thread); i++ {
+			// Two more once it is evicted: the notes waiting are then as
+			// many as the histories kept, and the continuation evicts one
+			// more.
+			for i, more := 0, 2; more > 0; i++ {
 				if i == 10 {
 					t.Fatal("10 other conversations did not evict the first one's history")
 				}
 				if _, err := askAs(t, o, alice, "poet", stage.NewThreadID(), fmt.Sprintf("other %d", i)); err != nil {
 					t.Fatal(err)
+				}
+				if !o.history.ThreadExists(thread) {
+					more--
 				}
 			}
 			if restart {

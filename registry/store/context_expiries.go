@@ -15,9 +15,10 @@ import (
 // earlier history is gone, and why. A row is pending until its thread's
 // history begins again, then goes with that history; it is deleted with
 // it (DeleteExpiry) or when the buffer's bounds drop it: at most
-// max_threads pending rows, none older than the buffer's NoteTTL (30 days),
-// plus one per live history. Only conversations an outside party began
-// with an agent get one.
+// registry.ContextConfig.MaxNotes pending rows (max_threads, at least
+// 1000), none older than its NoteTTL (30 days), plus one per live
+// history. Only conversations an outside party began with an agent get
+// one.
 //
 //	SELECT thread, reason, datetime(removed_ns / 1e9, 'unixepoch') FROM context_expiries;
 const contextExpiriesSchema = `
