@@ -15,9 +15,9 @@ import (
 )
 
 // goneOrganism starts a durable organism on dir (in memory when dir is
-// "") whose agents talk to m, with platform: as given and clock as its
-// time.
-func goneOrganism(t *testing.T, m *scriptedModel, dir, platform string, clock func() time.Time) *Organism {
+// "") whose agents talk to m, configured by yaml (platform:, listeners:)
+// with clock as its time.
+func goneOrganism(t *testing.T, m *scriptedModel, dir, yaml string, clock func() time.Time) *Organism {
 	t.Helper()
 	t.Setenv("TEST_LLM_KEY", "sk-test")
 	cfg, err := config.Parse("organism.yaml", []byte(fmt.Sprintf(`organism: {name: agents}
@@ -28,8 +28,7 @@ llm:
       api_key_env: TEST_LLM_KEY
       base_url: %s
       model: gpt-test
-%s
-%s`, m.URL, platform, twoAgents)))
+%s`, m.URL, yaml)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +94,7 @@ func TestExpiryToldAfterRestart(t *testing.T) {
 	dir := t.TempDir()
 	alice := pump.Principal{From: "api:alice", User: "alice"}
 	thread := stage.NewThreadID()
-	platform := "platform: {context_buffer: {ttl_hours: 1}}"
+	platform := "platform: {context_buffer: {ttl_hours: 1}}\n" + twoAgents
 	shutdown := func(o *Organism) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), agentWait)
@@ -152,15 +151,21 @@ func TestExpiryToldAfterRestart(t *testing.T) {
 // the model is told in a system note that its earlier history was dropped
 // and why, and the user once; the note survives a restart.
 func TestEvictionTold(t *testing.T) {
-	for _, tc := range []struct{ durable, restart bool }{{false, false}, {true, false}, {true, true}} {
+	for _, tc := range []struct{ durable, restart, librarian bool }{
+		{false, false, false}, {true, false, false}, {true, true, false}, {true, true, true},
+	} {
 		restart := tc.restart
-		t.Run(fmt.Sprintf("durable=%v,restart=%v", tc.durable, restart), func(t *testing.T) {
+		t.Run(fmt.Sprintf("durable=%v,restart=%v,librarian=%v", tc.durable, restart, tc.librarian), func(t *testing.T) {
 			m := newScriptedModel(t, map[string][]string{"poet": {"answer"}})
 			dir := ""
 			if tc.durable {
 				dir = t.TempDir()
 			}
-			platform := "platform: {context_buffer: {max_threads: 2}}"
+			platform := "platform: {context_buffer: {max_threads: 2}}\n" + twoAgents
+			if tc.librarian {
+				platform = strings.Replace(platform, "    prompt: You are poet.\n",
+					"    prompt: You are poet.\n    context_window: 8192\n    librarian: {}\n", 1)
+			}
 			alice := pump.Principal{From: "api:alice", User: "alice"}
 			thread := stage.NewThreadID()
 			o := goneOrganism(t, m, dir, platform, nil)
@@ -216,6 +221,26 @@ func TestEvictionTold(t *testing.T) {
 				"at most 2 threads, platform.context_buffer.max_threads): poet does not remember it]"
 			if got := told.get(); len(got) != 1 || got[0] != want {
 				t.Errorf("interim texts %q, want exactly [%q]", got, want)
+			}
+			// The context tiers are those of the history begun again:
+			// nothing of the evicted one is listed, folded or unfolded.
+			tcx, ok := o.ThreadContext(thread)
+			if !ok {
+				t.Fatal("the continued conversation has no history")
+			}
+			segs := tcx.Segments()
+			if tc.librarian && len(segs) == 0 {
+				t.Error("the librarian's agent lists no segments")
+			}
+			for _, seg := range segs {
+				for _, sl := range tcx.SegmentSlots(seg) {
+					if strings.Contains(string(sl.Raw), "my name is Dan") {
+						t.Errorf("segment %d holds the evicted history: %s", seg.Index, sl.Raw)
+					}
+				}
+			}
+			if n := len(tcx.Slots()); n != 4 {
+				t.Errorf("the history begun again holds %d slots, want 4 (two messages, two answers)", n)
 			}
 		})
 	}
