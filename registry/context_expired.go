@@ -24,8 +24,9 @@ import (
 // with that history: deleting it deletes the note, and Collect or an
 // eviction of it leaves a new one. Pending notes are bounded: at most
 // MaxNotes (MaxThreads, at least 1000; the oldest dropped first) and none
-// older than NoteTTL (30 days; Collect drops them). A sink that implements ExpirySink keeps them
-// durable, and RestoreExpiries brings them back after a restart.
+// older than NoteTTL (30 days; Collect drops them). A sink that implements
+// ExpirySink keeps them durable, and RestoreExpiries brings them back
+// after a restart.
 
 // ExpiryReason says why a thread's earlier history was removed.
 type ExpiryReason string
