@@ -64,7 +64,8 @@ type ContextBuffer struct {
 	evicted int64
 	// keep decides which ended threads keep their history (KeepEnded).
 	keep atomic.Pointer[func(first Slot) bool]
-	// expired notes the histories Collect removed (context_expired.go).
+	// expired holds the pending notes of the histories Collect or an
+	// eviction removed (context_expired.go).
 	expired expiries
 }
 
@@ -231,7 +232,9 @@ func (b *ContextBuffer) Clear() {
 }
 
 // Collect removes the history of every thread without an append for at
-// least the configured TTL and returns how many threads it removed.
+// least the configured TTL, noting it (context_expired.go), drops the
+// pending notes older than NoteTTL, and returns how many threads it
+// removed.
 func (b *ContextBuffer) Collect() int {
 	now := b.cfg.Clock()
 	cutoff := now.Add(-b.cfg.TTL)
@@ -244,10 +247,9 @@ func (b *ContextBuffer) Collect() int {
 		}
 	}
 	for _, id := range idle {
-		last := b.threads[id].touched
-		b.delete(id)
-		b.expired.add(id, Expiry{LastActive: last, Collected: now, TTL: b.cfg.TTL}, b.cfg.MaxThreads)
+		b.remove(b.threads[id], ExpiredIdle, now)
 	}
+	b.collectNotes(now)
 	return len(idle)
 }
 
@@ -320,23 +322,27 @@ func (b *ContextBuffer) Restore(slots []Slot) error {
 }
 
 // getOrCreate returns id's history, creating it (as of created) and evicting
-// the oldest-created thread at MaxThreads. Callers hold b.mu.
+// the oldest-created thread at MaxThreads (kept histories first), noting
+// the evicted history (context_expired.go). Callers hold b.mu.
 func (b *ContextBuffer) getOrCreate(id string, created time.Time) *ThreadContext {
 	if c := b.threads[id]; c != nil {
 		return c
 	}
+	// The thread's own note is taken first: the note of the history
+	// evicted below may drop the oldest pending one.
+	x, expired := b.expired.take(id)
 	for len(b.threads) >= b.cfg.MaxThreads {
 		oldest := b.oldest
 		if k := b.kept.Front(); k != nil {
 			oldest = k.Value.(*ThreadContext)
 		}
-		b.delete(oldest.id)
+		b.remove(oldest, ExpiredEvicted, b.cfg.Clock())
 		b.evicted++
 	}
 	c := &ThreadContext{buf: b, id: id, created: created, touched: created}
-	if x, ok := b.expired.take(id); ok {
+	if expired {
 		c.expiry = new(Expiry) // allocated only here: most threads never expired
-		*c.expiry = x
+		*c.expiry = x          // the note goes with the history now (its sink row stays)
 	}
 	c.slots = c.first[:0]
 	b.threads[id] = c
@@ -374,6 +380,11 @@ func (b *ContextBuffer) delete(id string) bool {
 	}
 	if b.cfg.Sink != nil {
 		b.cfg.Sink.ThreadDeleted(id)
+	}
+	if c.expiry != nil { // the note of the history before goes with this one
+		if s := b.expirySink(); s != nil {
+			s.ExpiryDropped(id)
+		}
 	}
 	return true
 }

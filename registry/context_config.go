@@ -13,6 +13,13 @@ const (
 	DefaultMaxThreads = 1000
 	// DefaultContextTTL is how long a thread's history survives without an append.
 	DefaultContextTTL = 24 * time.Hour
+	// DefaultNoteTTL is how long the note of a removed history waits for
+	// its conversation to go on (30 days).
+	DefaultNoteTTL = 30 * 24 * time.Hour
+	// MinMaxNotes is the fewest notes of removed histories that may wait
+	// for their conversation to go on: the default MaxNotes is MaxThreads,
+	// but no less.
+	MinMaxNotes = 1000
 )
 
 // ContextConfig configures a ContextBuffer.
@@ -26,6 +33,14 @@ type ContextConfig struct {
 	// TTL is how long a thread's history survives without an append before
 	// Collect removes it (default DefaultContextTTL).
 	TTL time.Duration `yaml:"ttl"`
+	// NoteTTL is how long the note of a history removed (by Collect or an
+	// eviction) waits for its thread's history to begin again before
+	// Collect drops it (default DefaultNoteTTL): a conversation continued
+	// later is not told its earlier history went.
+	NoteTTL time.Duration `yaml:"note_ttl"`
+	// MaxNotes is how many such notes may wait at once, the oldest dropped
+	// first (default MaxThreads, at least MinMaxNotes).
+	MaxNotes int `yaml:"max_notes"`
 	// Clock returns the current time (default time.Now).
 	Clock func() time.Time `yaml:"-"`
 	// Sink, when non-nil, is told about every slot appended and every thread
@@ -45,6 +60,12 @@ func (c ContextConfig) WithDefaults() ContextConfig {
 	if c.TTL == 0 {
 		c.TTL = DefaultContextTTL
 	}
+	if c.NoteTTL == 0 {
+		c.NoteTTL = DefaultNoteTTL
+	}
+	if c.MaxNotes == 0 {
+		c.MaxNotes = max(c.MaxThreads, MinMaxNotes)
+	}
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
@@ -61,6 +82,10 @@ func (c ContextConfig) Validate() error {
 		return fmt.Errorf("registry: context buffer max_threads %d: must not be negative", c.MaxThreads)
 	case c.TTL < 0:
 		return fmt.Errorf("registry: context buffer ttl %v: must not be negative", c.TTL)
+	case c.NoteTTL < 0:
+		return fmt.Errorf("registry: context buffer note_ttl %v: must not be negative", c.NoteTTL)
+	case c.MaxNotes < 0:
+		return fmt.Errorf("registry: context buffer max_notes %d: must not be negative", c.MaxNotes)
 	}
 	return nil
 }

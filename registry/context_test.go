@@ -63,11 +63,17 @@ func TestContextConfig(t *testing.T) {
 		want    ContextConfig
 		wantErr bool
 	}{
-		{name: "zero takes defaults", want: ContextConfig{MaxSlotsPerThread: 10000, MaxThreads: 1000, TTL: 24 * time.Hour}},
-		{name: "explicit kept", cfg: ContextConfig{MaxSlotsPerThread: 3, MaxThreads: 2, TTL: time.Minute}, want: ContextConfig{MaxSlotsPerThread: 3, MaxThreads: 2, TTL: time.Minute}},
+		{name: "zero takes defaults", want: ContextConfig{MaxSlotsPerThread: 10000, MaxThreads: 1000, TTL: 24 * time.Hour,
+			NoteTTL: 30 * 24 * time.Hour, MaxNotes: 1000}},
+		{name: "explicit kept", cfg: ContextConfig{MaxSlotsPerThread: 3, MaxThreads: 2, TTL: time.Minute, NoteTTL: time.Hour,
+			MaxNotes: 5}, want: ContextConfig{MaxSlotsPerThread: 3, MaxThreads: 2, TTL: time.Minute, NoteTTL: time.Hour, MaxNotes: 5}},
+		{name: "max notes follow max threads", cfg: ContextConfig{MaxThreads: 5000}, want: ContextConfig{
+			MaxSlotsPerThread: 10000, MaxThreads: 5000, TTL: 24 * time.Hour, NoteTTL: 30 * 24 * time.Hour, MaxNotes: 5000}},
 		{name: "negative slots", cfg: ContextConfig{MaxSlotsPerThread: -1}, wantErr: true},
 		{name: "negative threads", cfg: ContextConfig{MaxThreads: -1}, wantErr: true},
 		{name: "negative ttl", cfg: ContextConfig{TTL: -time.Second}, wantErr: true},
+		{name: "negative note ttl", cfg: ContextConfig{NoteTTL: -time.Second}, wantErr: true},
+		{name: "negative max notes", cfg: ContextConfig{MaxNotes: -1}, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

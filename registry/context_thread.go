@@ -76,7 +76,8 @@ type ThreadContext struct {
 	// buf.mu.
 	tiersVersion uint64
 	// expiry, when set, says an earlier history of the thread was removed
-	// for the TTL before this one began (context_expired.go).
+	// (by Collect or an eviction) before this one began
+	// (context_expired.go), guarded by buf.mu.
 	expiry *Expiry
 }
 

@@ -30,10 +30,16 @@ type injectRequest struct {
 }
 
 // injectResult is the answer: the thread the message travels on and its id
-// (the SHA-256 of its canonical envelope, the journal's id for it).
+// (the SHA-256 of its canonical envelope, the journal's id for it). Notice,
+// when set, tells the client that the message continues a conversation
+// with an agent whose earlier history is gone (expired, or dropped to keep
+// at most max_threads histories) and that the agent does not remember it:
+// said once, to the inject that begins the history again, so that a
+// client that only injects and polls learns it as the console and /ws do.
 type injectResult struct {
 	ThreadID  string `json:"thread_id"`
 	MessageID string `json:"message_id"`
+	Notice    string `json:"notice,omitempty"`
 }
 
 // apiError is a failed API call: the status, the JSON body and, for a busy
@@ -95,11 +101,13 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 		Profile: sess.Profile}
 	from := who.From
 
+	var notice string
 	if req.ThreadID != "" {
 		// Two injects from one user onto one existing thread would be
 		// indistinguishable to the id capture below.
 		s.injectMu.Lock()
 		defer s.injectMu.Unlock()
+		notice = s.historyGone(l, thread)
 	}
 	var (
 		mu sync.Mutex
@@ -144,7 +152,22 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 		return injectResult{}, internalAPIError()
 	}
 	s.log.Info("injected", "user", sess.Username, "to", l.Name, "thread", got)
-	return injectResult{ThreadID: got, MessageID: id}, nil
+	return injectResult{ThreadID: got, MessageID: id, Notice: notice}, nil
+}
+
+// historyGone is what a message to listener l on thread is to tell its
+// sender when it begins again the history of an agent's conversation that
+// was removed (registry.Expiry.UserNote; the agent's model is told too):
+// "" for any other message.
+func (s *Server) historyGone(l pump.Listener, thread string) string {
+	cb := s.pump.Context()
+	if !l.Agent || cb == nil {
+		return ""
+	}
+	if x, ok := cb.PendingExpiry(thread); ok {
+		return x.UserNote(l.Name)
+	}
+	return ""
 }
 
 // payloadBytes encodes the request's payload for listener l: a JSON object

@@ -346,7 +346,9 @@
 //	                                       (1 to 1000); 400 {"error":"Invalid thread: …"} / "Invalid limit: …"
 //	POST /api/v1/inject                   operator: {"to":"greeter","payload":{"name":"Dan"}} or
 //	                                       {"to":"greeter","payload":"<Greeting><Name>Dan</Name></Greeting>",
-//	                                       "thread_id":"…"} → {"thread_id","message_id"}; 409
+//	                                       "thread_id":"…"} → {"thread_id","message_id"}, and "notice"
+//	                                       when it begins again the history of an agent's conversation
+//	                                       that expired or max_threads dropped (once); 409
 //	                                       {"error":"Conversation was killed; start a new one"} when
 //	                                       thread_id names a killed conversation
 //	POST /api/v1/threads/{id}/kill        operator (their own conversation; another's is 404), admin (any)
@@ -465,8 +467,9 @@
 //	{"cmd":"subscribe","threads":[],"agents":[],"events":[]}  → {"event":"subscribed",…}
 //	{"cmd":"inject","to":"greeter","payload":{"name":"Dan"}}   → {"event":"injected","thread_id","message_id"}
 //
-// (empty lists match everything; inject needs operator; a refused inject
-// is {"event":"error","error":…}, with "retry_after" when the organism was
+// (empty lists match everything; inject needs operator, and its answer
+// carries "notice" as REST's does; a refused inject is
+// {"event":"error","error":…}, with "retry_after" when the organism was
 // busy). Events:
 //
 //	{"event":"message","message":Message}

@@ -254,7 +254,11 @@ func (st *streamSocket) command(data []byte) {
 			st.c.send(ev)
 			return
 		}
-		st.c.send(map[string]any{"event": streamInjected, "thread_id": res.ThreadID, "message_id": res.MessageID})
+		ev := map[string]any{"event": streamInjected, "thread_id": res.ThreadID, "message_id": res.MessageID}
+		if res.Notice != "" { // the agent's earlier history is gone (injectResult)
+			ev["notice"] = res.Notice
+		}
+		st.c.send(ev)
 	default:
 		st.c.send(map[string]any{"event": streamError, "error": "Unknown command: " + cmd.Cmd})
 	}

@@ -217,8 +217,8 @@ func (k *storeSinks) restoreWatchers(todos *registry.TodoRegistry) error {
 	return todos.Restore(ws)
 }
 
-// restoreHistories loads the context slots and segments into cb and
-// returns the slots and the threads with segments (for k.segs).
+// restoreHistories loads the context slots, segments and expiry notes
+// into cb and returns the slots and the threads with segments (for k.segs).
 func (k *storeSinks) restoreHistories(cb *registry.ContextBuffer) ([]registry.Slot, *segmentThreads, error) {
 	rows, err := k.s.LoadSlots()
 	if err != nil {
@@ -235,6 +235,9 @@ func (k *storeSinks) restoreHistories(cb *registry.ContextBuffer) ([]registry.Sl
 	}
 	segs, err := k.restoreSegments(cb)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := k.restoreExpiries(cb); err != nil {
 		return nil, nil, err
 	}
 	return slots, segs, nil

@@ -1,6 +1,7 @@
 // Package store is xmlpipe's durable store: one SQLite database per data
 // directory holding the message journal, the durable kernel state (threads,
-// todo watchers, context-buffer slots), the main bus's users and sessions,
+// todo watchers, context-buffer slots, their context segments and the notes
+// of removed histories: context_expiries.go), the main bus's users and sessions,
 // OOB request signatures, LLM calls and approvals.
 //
 // A Store owns its directory exclusively (an flock on dir/LOCK). Every write

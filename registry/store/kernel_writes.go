@@ -123,7 +123,7 @@ var (
 			relevance, scored, summary, summary_by, bytes, tokens, changed_ns) VALUES `,
 			`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ``, 12),
 		delete: newKernelStatement(`DELETE FROM context_segments WHERE thread IN (`, `?`, `)`, 1), bornWith: slotsTable}
-	kernelTables = []*kernelTable{threadsTable, watchersTable, slotsTable, segmentsTable}
+	kernelTables = []*kernelTable{threadsTable, watchersTable, slotsTable, segmentsTable, expiriesTable}
 )
 
 // kernelExactRows is the most rows a kernel statement carries: a run of up

@@ -32,7 +32,7 @@ const layoutVersion = 6
 // prepareSchema that brings the older version to it (once a layout was
 // released; until then, change the layout in place).
 var schema = []string{journalSchema, kernelSchema, usersSchema, oobSignaturesSchema, llmCallsSchema, approvalsSchema,
-	memorySchema, contextSegmentsSchema, killedSchema}
+	memorySchema, contextSegmentsSchema, killedSchema, contextExpiriesSchema}
 
 // journalPartitionBits sets the journal's partitions: seqs s and t share a
 // partition when s>>bits == t>>bits (1024 consecutive seqs). Lookup keys and

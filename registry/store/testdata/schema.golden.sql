@@ -51,6 +51,16 @@ CREATE TABLE approvals (
 	owner           TEXT    NOT NULL DEFAULT ''
 ) WITHOUT ROWID;
 
+-- table context_expiries
+CREATE TABLE context_expiries (
+	thread      TEXT    PRIMARY KEY,
+	reason      TEXT    NOT NULL CHECK (reason IN ('ttl', 'evicted')),
+	last_ns     INTEGER,
+	removed_ns  INTEGER,
+	ttl_ns      INTEGER NOT NULL DEFAULT 0,
+	max_threads INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+
 -- table context_segments
 CREATE TABLE context_segments (
 	thread       TEXT    NOT NULL,
