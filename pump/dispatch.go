@@ -387,10 +387,19 @@ func (p *Pump) tell(l *listener, d *delivery, err error) {
 		if lower(sender.Name) == lower(l.Name) && p.tellSelfCaller(l, d, thread, huh, diags, err) {
 			return
 		}
+		if sender.errHandler == nil && thread != d.thread && !p.threads.Known(thread) &&
+			p.tellSelfCaller(l, d, d.thread, huh, diags, err) {
+			// d was the answer of a sender that cannot hear of its failure,
+			// and whose part is over (its thread ended with the answer): l
+			// failed to go on with it, and l's caller is told, as when l
+			// fails on any other message.
+			return
+		}
 		p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: thread,
 			From: "core", To: sender.Name, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags,
 			Profile: d.prof.nameOf()})
-		p.sendErrorAbout(d.conv, d.tbl, sender, thread, huh, d.depth, ref, d.about(ref), err.Error(), err)
+		p.sendErrorNote(d.conv, d.tbl, sender, thread, huh, d.depth, ref,
+			&errorNote{detail: err.Error(), cause: err, at: l.Name, about: d.about(ref)}, 0)
 		return
 	}
 	p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,

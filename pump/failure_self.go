@@ -37,7 +37,8 @@ func (p *Pump) tellSelfCaller(l *listener, d *delivery, thread string, huh *xmlp
 			p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: reply,
 				From: "core", To: to.Name, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags,
 				Profile: d.prof.nameOf()})
-			p.sendErrorAbout(d.conv, d.tbl, to, reply, huh, d.depth, ref, d.about(ref), err.Error(), err)
+			p.sendErrorNote(d.conv, d.tbl, to, reply, huh, d.depth, ref,
+				&errorNote{detail: err.Error(), cause: err, at: l.Name, about: d.about(ref)}, 0)
 			return true
 		}
 		p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: reply,

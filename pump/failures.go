@@ -203,11 +203,21 @@ func (p *Pump) sendErrorAbout(conv string, tbl *table, to *listener, thread stri
 // the error handler hears of its own refused output.
 func (p *Pump) sendErrorRound(conv string, tbl *table, to *listener, thread string, payload any, depth int,
 	ref, about, detail string, cause error, round int) {
+	p.sendErrorNote(conv, tbl, to, thread, payload, depth, ref, &errorNote{detail: detail, cause: cause, about: about}, round)
+}
+
+// sendErrorNote is sendErrorRound with what the error says beyond its
+// payload in n (its at names the callee of to that failed, if any).
+func (p *Pump) sendErrorNote(conv string, tbl *table, to *listener, thread string, payload any, depth int, ref string,
+	n *errorNote, round int) {
 	pt := p.core.Huh
 	from := "core"
 	kind := EventHuh
-	if _, ok := payload.(*xmlpipe.SystemError); ok {
+	switch payload.(type) {
+	case *xmlpipe.SystemError:
 		pt, from, kind = p.core.SystemError, "system", EventSystemError
+	case *xmlpipe.Refusal: // a refusal relayed to the caller of a listener that could not hear it
+		pt, kind = p.core.Refusal, EventRefusal
 	}
 	body, err := pt.AppendPayload(nil, payload)
 	if err != nil {
@@ -216,13 +226,18 @@ func (p *Pump) sendErrorRound(conv string, tbl *table, to *listener, thread stri
 	}
 	env := stage.AppendEnvelopeInReplyTo(nil, from, to.Name, thread, ref, body)
 	ev := Event{Kind: kind, Time: p.opts.Clock(), Conversation: conv, Thread: thread, From: from, To: to.Name,
-		PayloadName: pt.Name(), Payload: payload, About: about, Cause: cause}
-	if h, ok := payload.(*xmlpipe.Huh); ok {
-		ev.Error = h.Error
+		PayloadName: pt.Name(), Payload: payload, About: n.about, Cause: n.cause}
+	switch e := payload.(type) {
+	case *xmlpipe.Huh:
+		ev.Error = e.Error
+	case *xmlpipe.Refusal:
+		ev.Error = e.Summary()
 	}
 	p.publish(nil, ev)
-	p.asks.strayFailure(ev, detail)
-	p.enqueueInternal(&work{raw: env, conv: conv, tbl: tbl, isError: true, depth: depth, payloadType: pt, detail: detail,
+	if kind != EventRefusal { // a refusal is an answer, as refuseHeld tells it
+		p.asks.strayFailure(ev, n.detail)
+	}
+	p.enqueueInternal(&work{raw: env, conv: conv, tbl: tbl, isError: true, depth: depth, payloadType: pt, note: n,
 		errRound: round})
 }
 
