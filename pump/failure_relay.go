@@ -24,6 +24,32 @@ type errorNote struct {
 	at string
 	// about is the failure's Event.About.
 	about string
+	// held is the event of an error for a listener that cannot hear it,
+	// not published: its caller's is, once the error is relayed
+	// (tellHeld).
+	held *Event
+}
+
+// tellEvent publishes ev, the event of an error sent to a listener, and
+// records it as the failure of an asked conversation (detail the pump's
+// reason) unless it is a refusal, which is an answer (refuseHeld).
+func (p *Pump) tellEvent(ev Event, detail string) {
+	p.publish(nil, ev)
+	if ev.Kind != EventRefusal {
+		p.asks.strayFailure(ev, detail)
+	}
+}
+
+// tellHeld publishes the held event of w, an error for a listener that
+// cannot hear it, when it is not relayed to anyone: the failure is then
+// told as before there were relays, to the subscribers and an asker.
+func (p *Pump) tellHeld(w *work) {
+	if w.note == nil || w.note.held == nil {
+		return
+	}
+	ev := *w.note.held
+	w.note.held = nil
+	p.tellEvent(ev, w.note.detail)
 }
 
 // RelayedError is a failure told to the caller of a listener that cannot
@@ -161,7 +187,7 @@ func (p *Pump) relayError(w *work, l *listener, thread string, v any, tbl *table
 			if reply == thread {
 				return false // a listener that began the conversation: nobody above it
 			}
-			p.log.Info("failure relayed to the caller of a listener without an error handler", "listener", l.Name,
+			p.log.Debug("failure relayed to the caller of a listener without an error handler", "listener", l.Name,
 				"at", at, "caller", to.Name, "thread", reply)
 			p.record(Record{Time: now, Direction: Outbound, Kind: kind, Conversation: w.conv, Thread: reply,
 				From: "core", To: to.Name, Listener: at, PayloadTag: tag, Diagnostics: diags, Profile: prof})
@@ -169,7 +195,7 @@ func (p *Pump) relayError(w *work, l *listener, thread string, v any, tbl *table
 				about: n.about}, 0)
 			return true
 		}
-		p.log.Info("failure relayed to the outside caller of a listener without an error handler", "listener", l.Name,
+		p.log.Debug("failure relayed to the outside caller of a listener without an error handler", "listener", l.Name,
 			"at", at, "caller", caller, "thread", reply)
 		p.record(Record{Time: now, Direction: Outbound, Kind: kind, Conversation: w.conv, Thread: reply,
 			From: "core", To: caller, Listener: at, PayloadTag: tag, Diagnostics: diags, Profile: prof})

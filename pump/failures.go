@@ -233,9 +233,13 @@ func (p *Pump) sendErrorNote(conv string, tbl *table, to *listener, thread strin
 	case *xmlpipe.Refusal:
 		ev.Error = e.Summary()
 	}
-	p.publish(nil, ev)
-	if kind != EventRefusal { // a refusal is an answer, as refuseHeld tells it
-		p.asks.strayFailure(ev, n.detail)
+	if to.errHandler == nil {
+		// to cannot hear it: its caller is told in its stead (relayError),
+		// and this event is told only should nobody be (tellHeld) — one
+		// failure, one event for the party that hears it.
+		n.held = &ev
+	} else {
+		p.tellEvent(ev, n.detail)
 	}
 	p.enqueueInternal(&work{raw: env, conv: conv, tbl: tbl, isError: true, depth: depth, payloadType: pt, note: n,
 		errRound: round})

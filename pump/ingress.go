@@ -738,6 +738,7 @@ func (p *Pump) deliverError(w *work, m *stage.Inbound, tbl *table) {
 		if err != nil {
 			reason = err.Error()
 		}
+		p.tellHeld(w)
 		p.deadLetterIn(w.turn, w.conv, m.Thread, m.From, m.To, m.PayloadName, m.Canonical, reason)
 		return
 	}
@@ -762,11 +763,13 @@ func (p *Pump) deliverError(w *work, m *stage.Inbound, tbl *table) {
 			// l cannot hear it: the party it works for is told instead.
 			p.processed.Add(1)
 			if !p.relayError(w, l, m.Thread, v, tbl) {
+				p.tellHeld(w)
 				p.log.Warn("error delivered to a listener without an error handler", "listener", l.Name,
 					"thread", m.Thread, "payload", m.PayloadName)
 			}
 			return
 		}
+		p.tellHeld(w) // l took an error handler since (a reload): it hears it itself
 		if de.Refusal == nil {
 			if r := p.failureRefused(w, m, l, pb, de.Detail); r != nil {
 				de = &xmlpipe.DeliveryError{Refusal: r} // the failure's text is not to reach l

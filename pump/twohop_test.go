@@ -85,11 +85,19 @@ func TestTwoHopFailureReachesTheClient(t *testing.T) {
 			worker := listenerOf(t, "worker", tc.worker)
 			worker.Timeout = tc.timeout
 			p := startPump(t, pump.Options{}, relay, worker)
+			all := newRecorder()
+			defer p.Subscribe(all)()
 			out := newRecorder()
 			mustSend(t, p, client, "relay", &Ping{Text: "2+40"}, out)
 			waitLong(t, out, "completion", kind(pump.EventComplete))
+			waitLong(t, all, "completion", kind(pump.EventComplete))
 			if n := out.count(toClient(pump.EventHuh)); n != 1 {
 				t.Fatalf("the client was told %d <huh>s, want 1; events: %s", n, describe(out.snapshot()))
+			}
+			// One failure, one event: the <huh> relay could not hear is
+			// journaled, not told beside the client's.
+			if n := all.count(kind(pump.EventHuh)); n != 1 {
+				t.Errorf("subscribers saw %d <huh> events, want 1; events: %s", n, describe(all.snapshot()))
 			}
 			e := waitLong(t, out, "the client's huh", toClient(pump.EventHuh))
 			if diff := cmp.Diff([]string{"core", client, tc.want}, []string{e.From, e.To, e.Error}); diff != "" {
