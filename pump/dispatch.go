@@ -660,6 +660,12 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 	t := p.newTurn()
 	d.turn = t
 	reach := d.reach(l)
+	var unrouted *UnroutedError // the parts l cannot hear have no route: its caller is told of them at once
+	defer func() {
+		if unrouted != nil {
+			p.later(t, func() { p.tellUnrouted(l, d, unrouted) })
+		}
+	}()
 	for _, part := range parts {
 		targets, err := d.tbl.resolve("", part.Namespace, part.Name)
 		if err == nil && reach != nil {
@@ -672,10 +678,13 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 			continue
 		}
 		if err != nil && l.errHandler == nil {
-			// l cannot hear that its output has no route: its caller is told.
+			// l cannot hear that its output has no route: its caller is
+			// told, once for all such parts.
 			p.failed.Add(1)
-			tag := part.Name
-			p.later(t, func() { p.tellUnrouted(l, d, tag, err) })
+			if unrouted == nil {
+				unrouted = &UnroutedError{Listener: l.Name}
+			}
+			unrouted.add(part.Name, err)
 			continue
 		}
 		if err != nil {

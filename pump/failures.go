@@ -103,7 +103,10 @@ func (p *Pump) rejectMessage(w *work, m *stage.Inbound, listener string, err err
 // letter — errors about errors never loop).
 func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []failure.Diagnostic) {
 	huh := stage.NewHuh(err, w.raw)
-	p.log.Info("message rejected", "thread", thread, "from", from, "listener", listener, "error", err)
+	u, unrouted := errors.AsType[*UnroutedError](err)
+	if !unrouted { // tellUnrouted logs it, in the reference's words
+		p.log.Info("message rejected", "thread", thread, "from", from, "listener", listener, "error", err)
+	}
 	now := p.opts.Clock()
 	switch {
 	case w.external:
@@ -134,10 +137,10 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []f
 		p.journalIn(w.turn, Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: w.conv, Thread: thread,
 			From: w.sender.Name, Listener: listener, Envelope: clip(w.raw), Diagnostics: diags,
 			Profile: p.workProfile(w, thread)}, func(int64) {
-			if _, ok := errors.AsType[*UnroutedError](err); ok {
+			if unrouted {
 				// Output of a listener that cannot hear of it, which no
 				// listener takes: its caller learns that no answer comes.
-				p.tellUnrouted(w.sender, w.answers, "", err)
+				p.tellUnrouted(w.sender, w.answers, u)
 				return
 			}
 			if w.answers != nil {
