@@ -256,3 +256,59 @@ func TestFailureOnAnAnswerReachesTheClient(t *testing.T) {
 		t.Errorf("huh cause %v does not wrap failure.ErrHandler", e.Cause)
 	}
 }
+
+// TestTwoHopInputErrorStaysWithTheDetails: an *xmlpipe.InputError the
+// worker wrote for its caller, relay, is about a message the client did
+// not write: the relayed failure's cause finds the worker's failure, but
+// not that InputError (which transports tell the client as its own), and
+// errors.As finds the *pump.RelayedError saying whose call failed.
+func TestTwoHopInputErrorStaysWithTheDetails(t *testing.T) {
+	errEmpty := errors.New("the label is empty")
+	relay := listenerOf(t, "relay", func(_ context.Context, in *Ping, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+		return xmlpipe.Send("worker", &Job{Label: in.Text}), nil
+	})
+	worker := listenerOf(t, "worker", func(context.Context, *Job, xmlpipe.Metadata) (xmlpipe.Response, error) {
+		return nil, &xmlpipe.InputError{Err: errEmpty}
+	})
+	p := startPump(t, pump.Options{}, relay, worker)
+	out := newRecorder()
+	mustSend(t, p, client, "relay", &Ping{Text: "go"}, out)
+	e := waitLong(t, out, "huh", toClient(pump.EventHuh))
+	if _, ok := errors.AsType[*xmlpipe.InputError](e.Cause); ok {
+		t.Errorf("the client's huh cause %v hands it the worker's InputError", e.Cause)
+	}
+	if !errors.Is(e.Cause, errEmpty) || !errors.Is(e.Cause, failure.ErrHandler) {
+		t.Errorf("the client's huh cause %v does not find the worker's failure", e.Cause)
+	}
+	re, ok := errors.AsType[*pump.RelayedError](e.Cause)
+	if !ok {
+		t.Fatalf("the client's huh cause %v is no *pump.RelayedError", e.Cause)
+	}
+	if diff := cmp.Diff([]string{"relay", "worker"}, []string{re.Listener, re.At}); diff != "" {
+		t.Errorf("RelayedError listener, at (-want +got):\n%s", diff)
+	}
+}
+
+// TestOwnRefusedOutputReachesTheClient: a plain listener's own output
+// refused — more messages in one reply than it may send — is told to it
+// as a SystemError it cannot hear: its caller, the client, gets that
+// SystemError, saying whose message failed.
+func TestOwnRefusedOutputReachesTheClient(t *testing.T) {
+	relay := listenerOf(t, "relay", func(context.Context, *Ping, xmlpipe.Metadata) (xmlpipe.Response, error) {
+		return xmlpipe.Raw([]byte("<Pong><Text>a</Text></Pong><Pong><Text>b</Text></Pong>")), nil
+	})
+	relay.MaxMessagesPerTurn = 1
+	p := startPump(t, pump.Options{}, relay, sink[Pong](t, "printer", newProbe()))
+	out := newRecorder()
+	mustSend(t, p, client, "relay", &Ping{Text: "go"}, out)
+	waitLong(t, out, "completion", kind(pump.EventComplete))
+	e := waitLong(t, out, "system error", toClient(pump.EventSystemError))
+	se, ok := e.Payload.(*xmlpipe.SystemError)
+	if !ok {
+		t.Fatalf("payload %#v, want a SystemError", e.Payload)
+	}
+	want := "relay's message failed: " + stage.TooManyMessagesError(2, 1).Message
+	if diff := cmp.Diff(want, se.Message); diff != "" {
+		t.Errorf("the client's SystemError (-want +got):\n%s", diff)
+	}
+}
