@@ -17,6 +17,10 @@ import (
 // AskError). The threads climbed are spent, as a failed hop's thread is.
 // It reports false, telling nothing, when the registry no longer knows
 // the levels (the failure then goes to l, as before).
+//
+// tell also uses it, with thread l's own, for l's failure on the answer of
+// a sender that cannot hear of it and whose part is over: the party l was
+// working for is told, as when l fails on any other message.
 func (p *Pump) tellSelfCaller(l *listener, d *delivery, thread string, huh *xmlpipe.Huh, diags []failure.Diagnostic,
 	err error) bool {
 	for range maxSelfLevels {
