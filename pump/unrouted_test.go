@@ -177,7 +177,7 @@ func TestUnroutedPartsToldOnce(t *testing.T) {
 			p := startPump(t, pump.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))}, calc)
 			out := newRecorder()
 			mustSend(t, p, client, "calc", &Ping{Text: "2+40"}, out)
-			out.waitFor(t, "completion", kind(pump.EventComplete))
+			waitLong(t, out, "completion", kind(pump.EventComplete))
 			var got []string
 			for _, e := range out.snapshot() {
 				if e.Kind == pump.EventHuh {
