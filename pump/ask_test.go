@@ -105,8 +105,11 @@ func TestAsk(t *testing.T) {
 				strings.Contains(err.Error(), `no listener named "nobody-here"`)
 		}},
 		{name: "answer refused", to: "stranded", wantError: func(err error) bool {
+			// stranded has no error handler: the asker is told its call
+			// failed (TestTwoHopFailureReachesTheClient).
 			e, ok := errors.AsType[*pump.AskError](err)
-			return ok && e.Event.Kind == pump.EventHuh && e.Event.To == "stranded" &&
+			return ok && e.Event.Kind == pump.EventHuh && e.Event.To == client &&
+				e.Event.Error == "stranded's call to answerer failed: "+failure.HuhPayload &&
 				strings.Contains(err.Error(), "stranded takes <Question>, not <Answer>")
 		}},
 		{name: "recovered after a huh", to: "recovering", wantKind: pump.EventMessage, wantFrom: "recovering",

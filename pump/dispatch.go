@@ -387,10 +387,19 @@ func (p *Pump) tell(l *listener, d *delivery, err error) {
 		if lower(sender.Name) == lower(l.Name) && p.tellSelfCaller(l, d, thread, huh, diags, err) {
 			return
 		}
+		if sender.errHandler == nil && thread != d.thread && !p.threads.Known(thread) &&
+			p.tellSelfCaller(l, d, d.thread, huh, diags, err) {
+			// d was the answer of a sender that cannot hear of its failure,
+			// and whose part is over (its thread ended with the answer): l
+			// failed to go on with it, and l's caller is told, as when l
+			// fails on any other message.
+			return
+		}
 		p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: thread,
 			From: "core", To: sender.Name, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags,
 			Profile: d.prof.nameOf()})
-		p.sendErrorAbout(d.conv, d.tbl, sender, thread, huh, d.depth, ref, d.about(ref), err.Error(), err)
+		p.sendErrorNote(d.conv, d.tbl, sender, thread, huh, d.depth, ref,
+			&errorNote{detail: err.Error(), cause: err, at: l.Name, about: d.about(ref)}, 0)
 		return
 	}
 	p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: d.thread,
@@ -651,6 +660,12 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 	t := p.newTurn()
 	d.turn = t
 	reach := d.reach(l)
+	var unrouted *UnroutedError // the parts l cannot hear have no route: its caller is told of them at once
+	defer func() {
+		if unrouted != nil {
+			p.later(t, func() { p.tellUnrouted(l, d, unrouted) })
+		}
+	}()
 	for _, part := range parts {
 		targets, err := d.tbl.resolve("", part.Namespace, part.Name)
 		if err == nil && reach != nil {
@@ -663,10 +678,13 @@ func (p *Pump) raw(l *listener, d *delivery, text []byte) {
 			continue
 		}
 		if err != nil && l.errHandler == nil {
-			// l cannot hear that its output has no route: its caller is told.
+			// l cannot hear that its output has no route: its caller is
+			// told, once for all such parts.
 			p.failed.Add(1)
-			tag := part.Name
-			p.later(t, func() { p.tellUnrouted(l, d, tag, err) })
+			if unrouted == nil {
+				unrouted = &UnroutedError{Listener: l.Name}
+			}
+			unrouted.add(part.Name, err)
 			continue
 		}
 		if err != nil {

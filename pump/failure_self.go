@@ -17,6 +17,10 @@ import (
 // AskError). The threads climbed are spent, as a failed hop's thread is.
 // It reports false, telling nothing, when the registry no longer knows
 // the levels (the failure then goes to l, as before).
+//
+// tell also uses it, with thread l's own, for l's failure on the answer of
+// a sender that cannot hear of it and whose part is over: the party l was
+// working for is told, as when l fails on any other message.
 func (p *Pump) tellSelfCaller(l *listener, d *delivery, thread string, huh *xmlpipe.Huh, diags []failure.Diagnostic,
 	err error) bool {
 	for range maxSelfLevels {
@@ -37,7 +41,8 @@ func (p *Pump) tellSelfCaller(l *listener, d *delivery, thread string, huh *xmlp
 			p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: reply,
 				From: "core", To: to.Name, Listener: l.Name, PayloadTag: d.payloadName, Diagnostics: diags,
 				Profile: d.prof.nameOf()})
-			p.sendErrorAbout(d.conv, d.tbl, to, reply, huh, d.depth, ref, d.about(ref), err.Error(), err)
+			p.sendErrorNote(d.conv, d.tbl, to, reply, huh, d.depth, ref,
+				&errorNote{detail: err.Error(), cause: err, at: l.Name, about: d.about(ref)}, 0)
 			return true
 		}
 		p.record(Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: d.conv, Thread: reply,

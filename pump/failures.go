@@ -103,7 +103,10 @@ func (p *Pump) rejectMessage(w *work, m *stage.Inbound, listener string, err err
 // letter — errors about errors never loop).
 func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []failure.Diagnostic) {
 	huh := stage.NewHuh(err, w.raw)
-	p.log.Info("message rejected", "thread", thread, "from", from, "listener", listener, "error", err)
+	u, unrouted := errors.AsType[*UnroutedError](err)
+	if !unrouted { // tellUnrouted logs it, in the reference's words
+		p.log.Info("message rejected", "thread", thread, "from", from, "listener", listener, "error", err)
+	}
 	now := p.opts.Clock()
 	switch {
 	case w.external:
@@ -134,10 +137,10 @@ func (p *Pump) fail(w *work, thread, from, listener string, err error, diags []f
 		p.journalIn(w.turn, Record{Time: now, Direction: Outbound, Kind: RecordHuh, Conversation: w.conv, Thread: thread,
 			From: w.sender.Name, Listener: listener, Envelope: clip(w.raw), Diagnostics: diags,
 			Profile: p.workProfile(w, thread)}, func(int64) {
-			if _, ok := errors.AsType[*UnroutedError](err); ok {
+			if unrouted {
 				// Output of a listener that cannot hear of it, which no
 				// listener takes: its caller learns that no answer comes.
-				p.tellUnrouted(w.sender, w.answers, "", err)
+				p.tellUnrouted(w.sender, w.answers, u)
 				return
 			}
 			if w.answers != nil {
@@ -203,11 +206,21 @@ func (p *Pump) sendErrorAbout(conv string, tbl *table, to *listener, thread stri
 // the error handler hears of its own refused output.
 func (p *Pump) sendErrorRound(conv string, tbl *table, to *listener, thread string, payload any, depth int,
 	ref, about, detail string, cause error, round int) {
+	p.sendErrorNote(conv, tbl, to, thread, payload, depth, ref, &errorNote{detail: detail, cause: cause, about: about}, round)
+}
+
+// sendErrorNote is sendErrorRound with what the error says beyond its
+// payload in n (its at names the callee of to that failed, if any).
+func (p *Pump) sendErrorNote(conv string, tbl *table, to *listener, thread string, payload any, depth int, ref string,
+	n *errorNote, round int) {
 	pt := p.core.Huh
 	from := "core"
 	kind := EventHuh
-	if _, ok := payload.(*xmlpipe.SystemError); ok {
+	switch payload.(type) {
+	case *xmlpipe.SystemError:
 		pt, from, kind = p.core.SystemError, "system", EventSystemError
+	case *xmlpipe.Refusal: // a refusal relayed to the caller of a listener that could not hear it
+		pt, kind = p.core.Refusal, EventRefusal
 	}
 	body, err := pt.AppendPayload(nil, payload)
 	if err != nil {
@@ -216,13 +229,22 @@ func (p *Pump) sendErrorRound(conv string, tbl *table, to *listener, thread stri
 	}
 	env := stage.AppendEnvelopeInReplyTo(nil, from, to.Name, thread, ref, body)
 	ev := Event{Kind: kind, Time: p.opts.Clock(), Conversation: conv, Thread: thread, From: from, To: to.Name,
-		PayloadName: pt.Name(), Payload: payload, About: about, Cause: cause}
-	if h, ok := payload.(*xmlpipe.Huh); ok {
-		ev.Error = h.Error
+		PayloadName: pt.Name(), Payload: payload, About: n.about, Cause: n.cause}
+	switch e := payload.(type) {
+	case *xmlpipe.Huh:
+		ev.Error = e.Error
+	case *xmlpipe.Refusal:
+		ev.Error = e.Summary()
 	}
-	p.publish(nil, ev)
-	p.asks.strayFailure(ev, detail)
-	p.enqueueInternal(&work{raw: env, conv: conv, tbl: tbl, isError: true, depth: depth, payloadType: pt, detail: detail,
+	if to.errHandler == nil {
+		// to cannot hear it: its caller is told in its stead (relayError),
+		// and this event is told only should nobody be (tellHeld) — one
+		// failure, one event for the party that hears it.
+		n.held = &ev
+	} else {
+		p.tellEvent(ev, n.detail)
+	}
+	p.enqueueInternal(&work{raw: env, conv: conv, tbl: tbl, isError: true, depth: depth, payloadType: pt, note: n,
 		errRound: round})
 }
 

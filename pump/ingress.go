@@ -721,7 +721,8 @@ func (p *Pump) pruneAccepted(w *work) {
 }
 
 // deliverError routes a pump-generated <huh>/SystemError/<refusal> to the
-// listener named in <to>, through its optional error handler.
+// listener named in <to>, through its optional error handler; a listener
+// without one cannot hear it, and its caller is told instead (relayError).
 func (p *Pump) deliverError(w *work, m *stage.Inbound, tbl *table) {
 	l := tbl.lookup(m.To)
 	pt := p.core.Huh
@@ -737,11 +738,15 @@ func (p *Pump) deliverError(w *work, m *stage.Inbound, tbl *table) {
 		if err != nil {
 			reason = err.Error()
 		}
+		p.tellHeld(w)
 		p.deadLetterIn(w.turn, w.conv, m.Thread, m.From, m.To, m.PayloadName, m.Canonical, reason)
 		return
 	}
 	kind := RecordHuh
-	de := &xmlpipe.DeliveryError{Detail: w.detail}
+	de := &xmlpipe.DeliveryError{}
+	if w.note != nil {
+		de.Detail = w.note.detail
+	}
 	switch e := v.(type) {
 	case *xmlpipe.Huh:
 		de.Huh = e
@@ -755,11 +760,16 @@ func (p *Pump) deliverError(w *work, m *stage.Inbound, tbl *table) {
 	p.journalIn(w.turn, Record{Direction: Outbound, Kind: kind, Conversation: w.conv, Thread: m.Thread, From: m.From, To: m.To,
 		Listener: l.Name, PayloadTag: m.PayloadName, Envelope: m.Canonical, Profile: p.workProfile(w, m.Thread)}, func(int64) {
 		if l.errHandler == nil {
-			p.log.Warn("error delivered to a listener without an error handler", "listener", l.Name, "thread", m.Thread,
-				"payload", m.PayloadName)
+			// l cannot hear it: the party it works for is told instead.
 			p.processed.Add(1)
+			if !p.relayError(w, l, m.Thread, v, tbl) {
+				p.tellHeld(w)
+				p.log.Warn("error delivered to a listener without an error handler", "listener", l.Name,
+					"thread", m.Thread, "payload", m.PayloadName)
+			}
 			return
 		}
+		p.tellHeld(w) // l took an error handler since (a reload): it hears it itself
 		if de.Refusal == nil {
 			if r := p.failureRefused(w, m, l, pb, de.Detail); r != nil {
 				de = &xmlpipe.DeliveryError{Refusal: r} // the failure's text is not to reach l

@@ -150,3 +150,59 @@ func TestUnroutedAnswerUnderAProfile(t *testing.T) {
 		t.Errorf("the listener outside the profile handled %d messages", n)
 	}
 }
+
+// TestUnroutedPartsToldOnce: raw output of several parts no listener
+// takes gives its caller one <huh> naming them all (each tag once, in
+// order), not one per part; the log has one "No listener for" line per
+// tag and no "message rejected" line beside it.
+func TestUnroutedPartsToldOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		resp      xmlpipe.Response
+		want      string
+		tags      []string
+		rejectLog int
+	}{
+		{"raw output of three parts, two tags", xmlpipe.Raw([]byte(
+			"<CalcResult><Value>42</Value></CalcResult><CalcNote>n</CalcNote><CalcResult><Value>7</Value></CalcResult>")),
+			"Answers <CalcResult>, <CalcNote> from calc have no route", []string{"calcresult", "calcnote"}, 0},
+		{"a send to a name nobody has", xmlpipe.Send("nobody", &Pong{Text: "x"}),
+			"Answer <Pong> from calc has no route", []string{"pong"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logs := &syncBuffer{}
+			calc := listenerOf(t, "calc", func(context.Context, *Ping, xmlpipe.Metadata) (xmlpipe.Response, error) {
+				return tc.resp, nil
+			})
+			p := startPump(t, pump.Options{Logger: slog.New(slog.NewTextHandler(logs, nil))}, calc)
+			out := newRecorder()
+			mustSend(t, p, client, "calc", &Ping{Text: "2+40"}, out)
+			waitLong(t, out, "completion", kind(pump.EventComplete))
+			var got []string
+			for _, e := range out.snapshot() {
+				if e.Kind == pump.EventHuh {
+					got = append(got, e.Error)
+				}
+			}
+			if diff := cmp.Diff([]string{tc.want}, got); diff != "" {
+				t.Errorf("the client's <huh>s (-want +got):\n%s", diff)
+			}
+			var noListener []string
+			rejected := 0
+			for _, l := range strings.Split(logs.String(), "\n") {
+				if _, tag, ok := strings.Cut(l, `msg="No listener for: `); ok {
+					noListener = append(noListener, strings.TrimSuffix(strings.Fields(tag)[0], `"`))
+				}
+				if strings.Contains(l, `msg="message rejected"`) {
+					rejected++
+				}
+			}
+			if diff := cmp.Diff(tc.tags, noListener); diff != "" {
+				t.Errorf("\"No listener for\" lines (-want +got):\n%s\nlog:\n%s", diff, logs)
+			}
+			if rejected != tc.rejectLog {
+				t.Errorf("%d \"message rejected\" lines beside them, want %d; log:\n%s", rejected, tc.rejectLog, logs)
+			}
+		})
+	}
+}

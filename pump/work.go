@@ -148,9 +148,12 @@ type work struct {
 	// threads when it completes (convDone).
 	spends bool
 	// ref is the correlation ref the sender gave this message (a failure
-	// about it goes back with it); detail is what a pump-generated error
-	// says beyond its canned text (xmlpipe.DeliveryError.Detail).
-	ref, detail string
+	// about it goes back with it).
+	ref string
+	// note is what a pump-generated error says beyond its payload: its
+	// detail (xmlpipe.DeliveryError.Detail), cause and origin (nil for
+	// other work, and for an error the pump knows nothing more of).
+	note *errorNote
 	// about is what a failure about this message is told apart by
 	// (Event.About; delivery.about of its sender's handling).
 	about string

@@ -1,6 +1,7 @@
 package federation
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -266,6 +267,13 @@ func (m *Manager) onEvent(ev pump.Event) {
 		e = &envelope{Thread: lt, Link: link{Kind: KindReply, Ref: lt}, Payload: payload, PayloadName: name, PayloadNS: ns}
 	case pump.EventHuh:
 		e = &envelope{Thread: lt, Link: link{Kind: KindHuh, Ref: lt, Error: ev.Error}}
+		if _, inside := errors.AsType[*pump.RelayedError](ev.Cause); inside {
+			// A failure inside, told up to the caller because the
+			// exported listener could not hear it: its text names the
+			// listeners it went through, which stay in this organism —
+			// the canned words, as for any failure inside (below).
+			e.Link.Error = failure.HuhProcessing
+		}
 		if ev.ChainTooDeep {
 			e.Link.Reason = ReasonTooDeep
 		}
