@@ -239,6 +239,7 @@ func (p *Pump) waitRoom(ctx context.Context, deadline time.Time, l *listener) er
 	}
 	return nil
 }
+
 // hold counts one more unit of internal work.
 func (p *Pump) hold() {
 	p.flightMu.Lock()
