@@ -272,7 +272,7 @@ func (p *Pump) holdDelivery(d *delivery) {
 	p.flightMu.Lock()
 	p.inflight++
 	if d.at.load == 0 && p.opts.MaxQueueWait > 0 {
-		d.at.pace.busy(p.opts.Clock())
+		d.at.pace.busy(p.opts.Clock(), d.at.queue.resumed.Load())
 	}
 	d.at.load++
 	if d.at.load > p.listenerShare {
@@ -295,7 +295,7 @@ func (p *Pump) releaseHandled(d *delivery, now time.Time) {
 	if !now.IsZero() && p.opts.MaxQueueWait > 0 {
 		// Waiting: the others at the listener, not running (this one is
 		// not counted active any more).
-		d.at.pace.handled(now, d.at.load-1-int(d.at.active.Load()) > 0)
+		d.at.pace.handled(now, d.at.load-1-int(d.at.active.Load()) > 0, d.at.queue.resumed.Load())
 	}
 	p.inflight--
 	if d.at.load > p.listenerShare {

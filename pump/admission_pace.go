@@ -28,17 +28,27 @@ type pace struct {
 	step time.Duration
 	// waiting counts the injects waiting for room at the listener.
 	waiting int
+	// resumed is the count of the listener's queue's released holds
+	// (schedQueue.resumed) when last was noted: a pause or halt released
+	// since makes last and busySince say nothing of its pace.
+	resumed uint64
 }
 
-// busy notes that the listener's load went from none to one at now.
-func (pc *pace) busy(now time.Time) {
-	pc.busySince, pc.last, pc.saturated = now, time.Time{}, false
+// busy notes that the listener's load went from none to one at now, with
+// resumed its queue's released holds.
+func (pc *pace) busy(now time.Time, resumed uint64) {
+	pc.busySince, pc.last, pc.saturated, pc.resumed = now, time.Time{}, false, resumed
 }
 
 // handled notes a handling ended at now, with others waiting to start or
-// not (waiting): the time since the previous one, when messages waited
-// all along, is one step of the pace.
-func (pc *pace) handled(now time.Time, waiting bool) {
+// not (waiting) and resumed its queue's released holds: the time since the
+// previous one, when messages waited all along and no pause or halt came
+// between, is one step of the pace.
+func (pc *pace) handled(now time.Time, waiting bool, resumed uint64) {
+	if pc.resumed != resumed { // held meanwhile: not a step
+		pc.last, pc.saturated, pc.resumed = now, waiting, resumed
+		return
+	}
 	if pc.saturated && !pc.last.IsZero() {
 		if d := now.Sub(pc.last); d >= 0 {
 			if pc.step == 0 {
@@ -56,8 +66,9 @@ func (pc *pace) handled(now time.Time, waiting bool) {
 // the ones queued and waiting for room (1 for a message not yet waiting, 0
 // for one that is): the messages ahead of it, one step of l's pace each,
 // and at least the time l has gone without finishing a handling while
-// messages waited. Zero when none waits at l (p.flightMu held; *now is
-// read from the clock when needed, once).
+// messages waited (unless it was paused or halted meanwhile). Zero when
+// none waits at l (p.flightMu held; *now is read from the clock when
+// needed, once).
 func (p *Pump) queueWaitLocked(l *listener, now *time.Time, extra int) time.Duration {
 	ahead := l.load - int(l.active.Load())
 	if ahead <= 0 {
@@ -67,6 +78,9 @@ func (p *Pump) queueWaitLocked(l *listener, now *time.Time, extra int) time.Dura
 		*now = p.opts.Clock()
 	}
 	wait := time.Duration(ahead+l.pace.waiting+extra) * l.pace.step
+	if l.pace.resumed != l.queue.resumed.Load() {
+		return wait // held since the last handling ended: how long since says nothing
+	}
 	since := l.pace.busySince
 	if l.pace.last.After(since) {
 		since = l.pace.last

@@ -86,7 +86,8 @@ func TestAdmissionBoundsQueueWait(t *testing.T) {
 	calls := make(chan servedCall, 1)
 	// The share (4096/8) is far above what the test sends: only time can
 	// refuse, and nothing ever waits for room (AdmitWait is long).
-	p := startPump(t, pump.Options{Clock: clock.Now, AdmitWait: time.Hour, MaxQueueWait: bound},
+	j := newMarkJournal()
+	p := startPump(t, pump.Options{Clock: clock.Now, AdmitWait: time.Hour, MaxQueueWait: bound, Journal: j},
 		metered(t, "slow", clock, calls))
 	sent := map[string]time.Time{} // admitted text → when (fake clock)
 	var refused []*pump.BusyError
@@ -145,6 +146,9 @@ func TestAdmissionBoundsQueueWait(t *testing.T) {
 		handled++
 	}
 	close(running.done)
+	if got := j.kinds()[pump.RecordMessage]; got != len(sent) {
+		t.Errorf("%d messages journaled, want the %d admitted (nothing of a refused one is kept)", got, len(sent))
+	}
 	if len(waits) > 0 {
 		t.Errorf("%d of %d admitted messages waited longer than %s + one service time to start: %s", len(waits),
 			len(sent), bound, strings.Join(waits, ", "))
@@ -200,4 +204,57 @@ func TestAdmissionRefusesFarRoom(t *testing.T) {
 	}
 	close(running.done)
 	close(awaitCall(t, calls).done) // the one still queued
+}
+
+// TestAdmissionPaceAfterPause: an hour paused is not taken for an hour's
+// pace. Once the listener is resumed, new messages are admitted as its
+// backlog and measured pace allow — not refused because no handling ended
+// while it was paused.
+func TestAdmissionPaceAfterPause(t *testing.T) {
+	clock := newFakeClock()
+	calls := make(chan servedCall, 1)
+	p := startPump(t, pump.Options{Clock: clock.Now, AdmitWait: time.Hour, MaxQueueWait: 5 * time.Second},
+		metered(t, "slow", clock, calls))
+	inject := func(text string) error {
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		return p.Inject(ctx, pingTo(client, "slow", text), nil)
+	}
+	for _, text := range []string{"a", "b", "c"} {
+		if err := inject(text); err != nil {
+			t.Fatalf("inject %s: %v", text, err)
+		}
+	}
+	running := awaitCall(t, calls)
+	// Learn the pace: one handling a second, two messages waiting.
+	for i := range 3 {
+		clock.advance(time.Second)
+		close(running.done)
+		running = awaitCall(t, calls)
+		if err := inject(fmt.Sprint("d", i)); err != nil {
+			t.Fatalf("inject while learning the pace: %v", err)
+		}
+	}
+	if err := p.Pause("slow"); err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(time.Second)
+	close(running.done) // ends; nothing starts while paused
+	clock.advance(time.Hour)
+	if err := p.Resume("slow"); err != nil {
+		t.Fatal(err)
+	}
+	running = awaitCall(t, calls)
+	for i := range 3 {
+		if err := inject(fmt.Sprint("e", i)); err != nil {
+			t.Fatalf("inject %d after the resume, one message waiting: %v", i, err)
+		}
+		clock.advance(time.Second)
+		close(running.done)
+		running = awaitCall(t, calls)
+	}
+	// Drain: one waiting behind the running one.
+	clock.advance(time.Second)
+	close(running.done)
+	close(awaitCall(t, calls).done)
 }
