@@ -18,14 +18,16 @@ import (
 
 // overloadDoc is the organism of the overload check: a greeter agent on a
 // loopback model (the bottleneck: max_concurrent_per_agent handlers at
-// once), the shouter and the response handler; extra is appended to the
-// top level (admission settings).
+// once; the backend's token bucket is out of the way, its minute of burst
+// would make a short closed loop overstate the capacity), the shouter and
+// the response handler; extra is appended to the top level (admission
+// settings).
 func overloadDoc(modelURL, extra string) string {
 	return fmt.Sprintf(`organism: {name: overload}
 llm:
   retries: 0
   backends:
-    - {provider: openai, api_key_env: OVERLOAD_KEY, base_url: %q, model: test-model}
+    - {provider: openai, api_key_env: OVERLOAD_KEY, base_url: %q, model: test-model, rate_limit_tpm: 1000000000}
 listeners:
   - name: greeter
     payload_class: handlers.hello.Greeting
