@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -19,15 +20,15 @@ import (
 // overloadDoc is the organism of the overload check: a greeter agent on a
 // loopback model (the bottleneck: max_concurrent_per_agent handlers at
 // once; the backend's token bucket is out of the way, its minute of burst
-// would make a short closed loop overstate the capacity), the shouter and
-// the response handler; extra is appended to the top level (admission
-// settings).
-func overloadDoc(modelURL, extra string) string {
+// would make a short closed loop overstate the capacity: tpm is its
+// rate_limit_tpm), the shouter and the response handler; extra is appended
+// to the top level (admission settings).
+func overloadDoc(modelURL, tpm, extra string) string {
 	return fmt.Sprintf(`organism: {name: overload}
 llm:
   retries: 0
   backends:
-    - {provider: openai, api_key_env: OVERLOAD_KEY, base_url: %q, model: test-model, rate_limit_tpm: 1000000000}
+    - {provider: openai, api_key_env: OVERLOAD_KEY, base_url: %q, model: test-model, rate_limit_tpm: %s}
 listeners:
   - name: greeter
     payload_class: handlers.hello.Greeting
@@ -38,7 +39,7 @@ listeners:
     prompt: "You greet people."
   - {name: shouter, payload_class: handlers.hello.GreetingResponse, handler: handlers.hello.handle_shout, description: Shouts}
   - {name: response-handler, payload_class: handlers.hello.ShoutedResponse, handler: handlers.hello.handle_response_print, description: Prints}
-%s`, modelURL, extra)
+%s`, modelURL, tpm, extra)
 }
 
 // overloadServer is a running `xmlpipe run` of overloadDoc and its /ws
@@ -53,7 +54,8 @@ func overloadServer(t *testing.T, extra string) (*servedBus, busload.Target) {
 		t.Fatalf("keys init: %d %s", r.code, r.stderr)
 	}
 	secret := addServeUser(t, data, "load", auth.Operator)
-	writeFile(t, filepath.Join(dir, "organism.yaml"), overloadDoc(model.URL, extra))
+	tpm := cmp.Or(os.Getenv("XMLPIPE_OVERLOAD_TPM"), "1000000000")
+	writeFile(t, filepath.Join(dir, "organism.yaml"), overloadDoc(model.URL, tpm, extra))
 	s := startRun(t, dir, data)
 	token := s.login(t, "load", secret)
 	fp, err := certs.ParseFingerprint(s.fingerprint)
@@ -69,7 +71,9 @@ func overloadServer(t *testing.T, extra string) (*servedBus, busload.Target) {
 // bottleneck. 200 /ws clients first find its capacity (closed loop), then
 // offer 1.3 times it for 30 s (open loop; XMLPIPE_OVERLOAD_RATE sets
 // another rate, XMLPIPE_OVERLOAD_EXTRA adds top-level organism.yaml keys,
-// "max_queue_wait: 0" for the unbounded admission of before). What is
+// "max_queue_wait: 0" for the unbounded admission of before, and
+// XMLPIPE_OVERLOAD_TPM sets the backend's rate_limit_tpm, 100000 for the
+// default that made the greeter serve ~280/s). What is
 // admitted is answered within max_queue_wait (10 s) and a few seconds of
 // handling, nothing acknowledged is lost, and the rest is refused as busy
 // within admit_wait — not after it waited on its connection behind others.
