@@ -645,7 +645,8 @@ var errThreadEnded = errors.New("thread ended")
 // roomAt waits until every target has room for a new external message
 // (see fullTarget): on its injector's goroutine (w.ctx set) until
 // w.deadline at most, giving up its ingress slot meanwhile; on an ingress worker
-// not at all. It returns the *BusyError of a target still at its share.
+// not at all. It returns the *BusyError of a target still at its share, or
+// of one the message would wait at too long (see fullTarget).
 func (p *Pump) roomAt(w *work, targets []*listener) error {
 	for {
 		l, err := p.fullTarget(targets)
