@@ -9,14 +9,17 @@ import (
 
 // ErrBusy reports a message the organism did not take because its admission
 // budget is used up (see Options.MaxInFlight): the whole budget, the target
-// listener's share or the user's. Nothing of the message was kept; the
-// sender may try again later. The error is a *BusyError.
+// listener's share or the user's — or because it would wait at its target
+// listener longer than Options.MaxQueueWait before its handling starts.
+// Nothing of the message was kept; the sender may try again later. The
+// error is a *BusyError.
 var ErrBusy = errors.New("pump: busy")
 
 // BusyError is an ErrBusy refusal: what was full and when to try again.
 type BusyError struct {
 	// Reason says which share of the budget is full: "in-flight budget
-	// full", "listener NAME busy" or "user's in-flight share full".
+	// full", "listener NAME busy" (its share, or about N s of work queued
+	// there: see Options.MaxQueueWait) or "user's in-flight share full".
 	Reason string
 	// RetryAfter is a hint of when to try again (whole seconds, at least 1).
 	RetryAfter time.Duration
@@ -44,6 +47,12 @@ func (e *BusyError) Unwrap() error { return e.Err }
 func (p *Pump) busy(reason string, err error) *BusyError {
 	retry := max(p.opts.AdmitWait, time.Second).Round(time.Second)
 	return &BusyError{Reason: reason, RetryAfter: retry, Err: err}
+}
+
+// retryHint is the RetryAfter of a refusal that expects room in d: d
+// rounded up to whole seconds, at least 1 s.
+func retryHint(d time.Duration) time.Duration {
+	return max(time.Second, (d + time.Second - 1).Truncate(time.Second))
 }
 
 // ceilDiv is a/b rounded up, at least 1.
@@ -162,6 +171,14 @@ func (p *Pump) waitError(err error, reason string) error {
 // listenerBusy is the BusyError reason of a target at its share.
 func listenerBusy(l *listener) string { return fmt.Sprintf("listener %s busy", l.Name) }
 
+// maxRoomWait bounds the wait for room at a target holding its share whose
+// pace is known (see waitRoom): a message that would wait longer for one of
+// its handlings to finish is refused at once. Under sustained overload a
+// wait for room serves no more messages — the queue is full, the listener
+// busy — and only holds the sender (and, on one connection, the sender's
+// next messages) for what is refused in the end.
+const maxRoomWait = 250 * time.Millisecond
+
 // hasRoomLocked reports whether l may take one more new external message:
 // it holds fewer than listenerShare deliveries and its queue is not full
 // (p.flightMu held).
@@ -170,29 +187,55 @@ func (p *Pump) hasRoomLocked(l *listener) bool {
 }
 
 // fullTarget returns the first of targets that holds its share of the
-// budget (nil: none): a new external message would only wait there.
-func (p *Pump) fullTarget(targets []*listener) *listener {
+// budget (nil: none): a new external message would only wait there. It
+// returns a *BusyError instead when a target is so far behind that the
+// message would wait there longer than Options.MaxQueueWait, or would wait
+// for room longer than maxRoomWait: refused at once (see queueWaitLocked).
+func (p *Pump) fullTarget(targets []*listener) (*listener, error) {
 	p.flightMu.Lock()
 	defer p.flightMu.Unlock()
+	var now time.Time
 	for _, l := range targets {
-		if !p.hasRoomLocked(l) {
-			return l
+		if err := p.overdueLocked(l, &now, 1); err != nil {
+			return l, err
 		}
 	}
-	return nil
+	for _, l := range targets {
+		if !p.hasRoomLocked(l) {
+			if err := p.roomFarLocked(l, 1); err != nil {
+				return l, err
+			}
+			return l, nil
+		}
+	}
+	return nil, nil
 }
 
 // waitRoom waits, until deadline at most, until l has room for a new
-// external message (see fullTarget).
+// external message (see fullTarget). It gives up at once with a *BusyError
+// when, meanwhile, the message's expected wait at l grows beyond
+// Options.MaxQueueWait.
 func (p *Pump) waitRoom(ctx context.Context, deadline time.Time, l *listener) error {
 	p.flightMu.Lock()
 	defer p.flightMu.Unlock()
 	if p.hasRoomLocked(l) {
 		return nil
 	}
-	err := p.waitLocked(ctx, deadline, func() bool { return p.hasRoomLocked(l) })
-	if err != nil {
+	l.pace.waiting++
+	defer func() { l.pace.waiting-- }()
+	var refused error
+	err := p.waitLocked(ctx, deadline, func() bool {
+		var now time.Time
+		if refused = p.overdueLocked(l, &now, 0); refused != nil {
+			return true
+		}
+		return p.hasRoomLocked(l)
+	})
+	switch {
+	case err != nil:
 		return p.waitError(err, listenerBusy(l))
+	case refused != nil:
+		return refused
 	}
 	return nil
 }
@@ -228,6 +271,9 @@ func (p *Pump) releaseWork(w *work) {
 func (p *Pump) holdDelivery(d *delivery) {
 	p.flightMu.Lock()
 	p.inflight++
+	if d.at.load == 0 && p.opts.MaxQueueWait > 0 {
+		d.at.pace.busy(p.opts.Clock(), d.at.queue.resumed.Load())
+	}
 	d.at.load++
 	if d.at.load > p.listenerShare {
 		p.excess++
@@ -238,9 +284,19 @@ func (p *Pump) holdDelivery(d *delivery) {
 	p.flightMu.Unlock()
 }
 
-// releaseDelivery counts a delivery finished (handled, dropped or refused).
-func (p *Pump) releaseDelivery(d *delivery) {
+// releaseDelivery counts a delivery finished (dropped or refused, or handled:
+// see releaseHandled).
+func (p *Pump) releaseDelivery(d *delivery) { p.releaseHandled(d, time.Time{}) }
+
+// releaseHandled counts a delivery whose handling ended at now (zero: it
+// was not handled) finished: one more step of its listener's pace.
+func (p *Pump) releaseHandled(d *delivery, now time.Time) {
 	p.flightMu.Lock()
+	if !now.IsZero() && p.opts.MaxQueueWait > 0 {
+		// Waiting: the others at the listener, not running (this one is
+		// not counted active any more).
+		d.at.pace.handled(now, d.at.load-1-int(d.at.active.Load()) > 0, d.at.queue.resumed.Load())
+	}
 	p.inflight--
 	if d.at.load > p.listenerShare {
 		p.excess--

@@ -110,16 +110,18 @@ func (p *Pump) finish(l *listener, d *delivery, requeue, ran bool) {
 		return
 	}
 	d.mark.release()
+	var ended time.Time // when the handling ended (zero: it did not run)
 	if ran {
+		ended = p.opts.Clock()
 		l.handled.Add(1)
-		l.lastSeen.Store(p.opts.Clock().UnixNano())
+		l.lastSeen.Store(ended.UnixNano())
 		p.processed.Add(1)
 	}
 	p.runOutputs(d)
 	after := d.after
 	d.after = nil
 	after.release() // the outputs hold theirs until they are journaled
-	p.releaseDelivery(d)
+	p.releaseHandled(d, ended)
 	p.convDone(d.conv)
 }
 

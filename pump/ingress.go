@@ -645,18 +645,19 @@ var errThreadEnded = errors.New("thread ended")
 // roomAt waits until every target has room for a new external message
 // (see fullTarget): on its injector's goroutine (w.ctx set) until
 // w.deadline at most, giving up its ingress slot meanwhile; on an ingress worker
-// not at all. It returns the *BusyError of a target still at its share.
+// not at all. It returns the *BusyError of a target still at its share, or
+// of one the message would wait at too long (see fullTarget).
 func (p *Pump) roomAt(w *work, targets []*listener) error {
 	for {
-		l := p.fullTarget(targets)
-		if l == nil {
-			return nil
+		l, err := p.fullTarget(targets)
+		if err != nil || l == nil {
+			return err // nil, or refused at once: it would wait too long
 		}
 		if w.ctx == nil {
 			return p.busy(listenerBusy(l), nil)
 		}
 		<-p.ingressSlots // others read their messages while this one waits
-		err := p.waitRoom(w.ctx, w.deadline, l)
+		err = p.waitRoom(w.ctx, w.deadline, l)
 		p.ingressSlots <- struct{}{}
 		if err != nil {
 			return err

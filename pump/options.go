@@ -37,6 +37,11 @@ const (
 	DefaultAgentTimeout = 5 * time.Minute
 )
 
+// DefaultMaxQueueWait is how long a new external message may be expected to
+// wait at its target listener before it is refused as busy, unless Options
+// say otherwise (see Options.MaxQueueWait).
+const DefaultMaxQueueWait = 10 * time.Second
+
 // Options configures a Pump. Zero values take the documented defaults.
 type Options struct {
 	// Organism is the organism name (first segment of every thread path).
@@ -94,6 +99,23 @@ type Options struct {
 	// before it fails with ErrBusy (default 2 s; negative: not at all).
 	// Recover waits as long as its context allows.
 	AdmitWait time.Duration
+	// MaxQueueWait bounds how long a new external message is expected to
+	// wait at its target listener before its handling starts (default
+	// DefaultMaxQueueWait; negative: no bound, only MaxInFlight's shares).
+	// The expected wait is the messages ahead of it there — queued, or
+	// waiting for room — times the listener's pace, the mean time between
+	// two of its handlings ending while messages wait, and at least the
+	// time it has gone without ending one while messages wait. Beyond
+	// MaxQueueWait, Inject fails at once with a *BusyError whose
+	// RetryAfter is when the backlog should be short enough; a message
+	// whose target holds its share waits for room only while room is
+	// expected within a quarter of a second, else it too is refused at
+	// once. Under overload the pump so admits what it can start soon
+	// and answers busy fast for the rest, rather than letting everything
+	// it admits wait ever longer. A paused or halted listener's backlog
+	// waits on purpose and is bounded by its share alone; Recover and
+	// internal work are never refused.
+	MaxQueueWait time.Duration
 	// HandlerTimeout is the default deadline of one handler call of a
 	// listener that is not an agent (default 60 s; negative: none), and
 	// AgentTimeout the default of an agent's (default 5 min: a model turn
@@ -167,6 +189,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.AdmitWait == 0 {
 		o.AdmitWait = 2 * time.Second
+	}
+	if o.MaxQueueWait == 0 {
+		o.MaxQueueWait = DefaultMaxQueueWait
 	}
 	if o.HandlerTimeout == 0 {
 		o.HandlerTimeout = DefaultHandlerTimeout

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // schedQueue is a listener's pipeline queue. Breadth-first serves conversations
@@ -30,6 +31,9 @@ type schedQueue struct {
 	halted bool
 	// idle counts the workers blocked in pop.
 	idle int
+	// resumed counts the holds (pause, halt) released: a listener's pace
+	// measured across one is not its pace (see pace.resumed).
+	resumed atomic.Uint64
 }
 
 // convRounds is a conversation's breadth-first state while it has items
@@ -226,6 +230,9 @@ func (q *schedQueue) setPaused(paused bool) bool {
 	q.mu.Lock()
 	changed := q.paused != paused
 	q.paused = paused
+	if changed && !paused {
+		q.resumed.Add(1)
+	}
 	q.mu.Unlock()
 	if changed && !paused {
 		q.notEmpty.Broadcast()
@@ -245,6 +252,9 @@ func (q *schedQueue) setHalted(halted bool) bool {
 	q.mu.Lock()
 	changed := q.halted != halted
 	q.halted = halted
+	if changed && !halted {
+		q.resumed.Add(1)
+	}
 	q.mu.Unlock()
 	if changed && !halted {
 		q.notEmpty.Broadcast()

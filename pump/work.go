@@ -42,6 +42,9 @@ type listener struct {
 	// load is how many deliveries are queued or running at the listener
 	// (guarded by the pump's flightMu; see Pump.holdDelivery).
 	load int
+	// pace is how fast it works through its backlog (guarded by the
+	// pump's flightMu; see Options.MaxQueueWait).
+	pace pace
 	// lastError is the listener's most recent handler failure.
 	lastError atomic.Pointer[listenerError]
 	lastSeen  atomic.Int64 // unix nanos of the last handled message

@@ -608,14 +608,19 @@
 // is done. The budget is shared: a target listener may hold an eighth of
 // it and one user a quarter, and a listener's backlog beyond its eighth
 // (a paused or stuck listener's) does not count against the others. A
-// message that finds no room waits for it at most admit_wait (default 2 s)
-// and is then refused — nothing of it is kept or journaled, so sending it
-// again is safe: REST inject answers 429 with Retry-After (seconds) and
+// message expected to wait at its target listener longer than
+// max_queue_wait (default 10 s) before its handling starts — the messages
+// ahead of it there times the listener's measured pace — is refused at
+// once. A message that finds no room waits for it at most admit_wait
+// (default 2 s), and only while room is expected within a quarter of a
+// second, and is then refused — nothing of it is kept or journaled, so
+// sending it again is safe: REST inject answers 429 with Retry-After (seconds) and
 // "retry_after" in the body, /ws and the event stream an error with code
 // "busy" (/ws) and "retry_after", /bus a <huh> "Organism busy; retry in N
 // s". The text after "Organism busy: " says what was full: "in-flight
-// budget full", "listener NAME busy" or "user's in-flight share full". No
-// request ever waits longer than admit_wait for room.
+// budget full", "listener NAME busy" (with ": about N s of work queued"
+// when time refused it) or "user's in-flight share full". No request ever
+// waits longer than admit_wait for room.
 //
 // # Dashboard: GET /
 //

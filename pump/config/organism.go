@@ -31,6 +31,13 @@ type Organism struct {
 	// that budget before it is refused as busy (REST 429 with Retry-After,
 	// a "busy" error frame on /ws; default 2s, 0: not at all).
 	AdmitWait Duration `yaml:"admit_wait"`
+	// MaxQueueWait bounds how long a message from outside is expected to
+	// wait at its target listener before its handling starts: the messages
+	// ahead of it there times the pace the listener works at. Beyond it the
+	// message is refused at once as busy, with a Retry-After saying when
+	// the backlog should be short enough (default 10s, 0: no bound; a
+	// paused or halted listener's backlog is bounded by its share alone).
+	MaxQueueWait Duration `yaml:"max_queue_wait"`
 	// ThreadScheduling picks which thread's message runs next (default
 	// breadth-first).
 	ThreadScheduling Scheduling `yaml:"thread_scheduling"`

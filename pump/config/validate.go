@@ -129,6 +129,9 @@ func (o *Organism) checkLimits(r *reporter) {
 	if o.AdmitWait < 0 {
 		r.add("admit_wait", "must not be negative, got %s", o.AdmitWait)
 	}
+	if o.MaxQueueWait < 0 {
+		r.add("max_queue_wait", "must not be negative, got %s", o.MaxQueueWait)
+	}
 	if !o.ThreadScheduling.Valid() {
 		r.add("thread_scheduling", "unknown policy %q (want breadth-first or depth-first)", o.ThreadScheduling)
 	}

@@ -27,11 +27,12 @@ func TestValidateBuiltInCode(t *testing.T) {
 	}{
 		{"valid", func(*Organism) {}, nil},
 		{"admission and timeouts", func(o *Organism) {
-			o.MaxInFlight, o.AdmitWait = 0, -1
+			o.MaxInFlight, o.AdmitWait, o.MaxQueueWait = 0, -1, -1
 			o.Listeners[1].Timeout = Duration(-time.Second)
 		}, []string{
 			"max_in_flight: must be positive, got 0",
 			"admit_wait: must not be negative, got -1ns",
+			"max_queue_wait: must not be negative, got -1ns",
 			"listeners[1].timeout: must not be negative, got -1s (0 or unset: the default)",
 		}},
 		{"unset journal retention", func(o *Organism) { o.Journal.Retention = Retention{} }, []string{

@@ -293,6 +293,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		MaxChainDepth:          cfg.MaxChainDepth,
 		MaxInFlight:            cfg.MaxInFlight,
 		AdmitWait:              admitWait(cfg.AdmitWait.D()),
+		MaxQueueWait:           admitWait(cfg.MaxQueueWait.D()),
 		Scheduling:             pump.Scheduling(cfg.ThreadScheduling),
 		Threads:                threads,
 		Todos:                  todos,

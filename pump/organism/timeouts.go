@@ -59,8 +59,9 @@ func withTimeout(cfg *config.Organism, lc config.Listener) config.Listener {
 	return lc
 }
 
-// admitWait maps organism.yaml's admit_wait to pump.Options.AdmitWait,
-// where 0 means the default and a negative value "not at all".
+// admitWait maps organism.yaml's admit_wait to pump.Options.AdmitWait (and
+// max_queue_wait to MaxQueueWait), where 0 means the default and a
+// negative value "not at all" (no bound).
 func admitWait(d time.Duration) time.Duration {
 	if d == 0 {
 		return -1

@@ -140,6 +140,10 @@ type Tally struct {
 	WrongReply, Errors, Reconnects int64
 	// Latencies are the send→output times of every reply, ascending.
 	Latencies []time.Duration
+	// AckLatencies are the send→"sent" times of every acknowledged request
+	// and RefusalLatencies the send→error times of every refused one,
+	// ascending: how long the server took to admit or refuse.
+	AckLatencies, RefusalLatencies []time.Duration
 	// Elapsed is the sending window (Duration, or less when ctx ended).
 	Elapsed time.Duration
 	// FirstErrors are up to 5 error texts, for the report.
@@ -147,11 +151,15 @@ type Tally struct {
 }
 
 // Percentile returns the q-quantile (0..1) of the latencies.
-func (t *Tally) Percentile(q float64) time.Duration {
-	if len(t.Latencies) == 0 {
+func (t *Tally) Percentile(q float64) time.Duration { return Quantile(t.Latencies, q) }
+
+// Quantile returns the q-quantile (0..1) of the ascending durations ds (0
+// for none).
+func Quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
 		return 0
 	}
-	return t.Latencies[min(len(t.Latencies)-1, int(q*float64(len(t.Latencies))))]
+	return ds[min(len(ds)-1, int(q*float64(len(ds))))]
 }
 
 // Drive runs cfg.Clients clients against cfg.Target for cfg.Duration (or
@@ -220,8 +228,12 @@ func Drive(ctx context.Context, cfg LoadConfig) (Tally, error) {
 		t.Errors += c.errors
 		t.Reconnects += c.reconnects
 		t.Latencies = append(t.Latencies, c.latencies...)
+		t.AckLatencies = append(t.AckLatencies, c.ackLatencies...)
+		t.RefusalLatencies = append(t.RefusalLatencies, c.refusalLatencies...)
 	}
 	slices.Sort(t.Latencies)
+	slices.Sort(t.AckLatencies)
+	slices.Sort(t.RefusalLatencies)
 	sh.mu.Lock()
 	t.FirstErrors = sh.firstErrors
 	sh.mu.Unlock()
@@ -256,7 +268,7 @@ type client struct {
 
 	// owned by run
 	sent, acked, replies, inWindow, refused, lost, unanswered, wrong, errors, reconnects int64
-	latencies                                                                            []time.Duration
+	latencies, ackLatencies, refusalLatencies                                            []time.Duration
 }
 
 // outstanding are the requests of one socket waiting for an answer: by
@@ -436,17 +448,19 @@ func (c *client) read(o *outstanding) error {
 			o.mu.Unlock()
 			if ok {
 				c.acked++
+				c.ackLatencies = append(c.ackLatencies, now.Sub(t0))
 				if cfg.Acked != nil {
 					cfg.Acked(c.n, string(f.ThreadID), string(f.MessageID))
 				}
 			}
 		case wire.TypeError:
 			o.mu.Lock()
-			_, ok := o.byID[f.ID]
+			t0, ok := o.byID[f.ID]
 			delete(o.byID, f.ID)
 			o.mu.Unlock()
 			if ok {
 				c.refused++
+				c.refusalLatencies = append(c.refusalLatencies, now.Sub(t0))
 				c.sh.noteError(c.n, fmt.Errorf("refused: %s (%s)", f.Error, f.Code))
 				o.signal()
 			}
