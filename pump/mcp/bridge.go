@@ -76,12 +76,15 @@ type Options struct {
 	// process for as long as they stay idle.
 	MaxSessions int
 	// MaxSessionsPerAddr bounds the streamable HTTP sessions open at once
-	// from one client host, whatever its ports (default
-	// DefaultMaxSessionsPerAddr; negative: no bound): an initialize from a
-	// host that has that many open is answered 503 with Retry-After, so
-	// one client cannot take every MaxSessions slot for as long as its
-	// sessions stay idle. Behind a reverse proxy every client has the
-	// proxy's address: raise it, or bound clients at the proxy.
+	// from one client host (its connection's address, whatever its ports;
+	// never a forwarding header) (default DefaultMaxSessionsPerAddr;
+	// negative: no bound), so one client cannot take every MaxSessions
+	// slot. An initialize from a host that has that many open closes the
+	// one of them idle longest (its client's next request is answered
+	// 404, which tells it to open a new session); with all of them in use
+	// (a call running, a stream open) it is answered 503 with Retry-After.
+	// Behind a reverse proxy every client has the proxy's address: raise
+	// it, or bound clients at the proxy.
 	MaxSessionsPerAddr int
 	// Profile is the security profile the bridge's clients act under:
 	// only the listeners it reaches are served as tools (the others do not

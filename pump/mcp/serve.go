@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -133,6 +134,7 @@ func (b *Bridge) httpHandler(server *sdk.Server) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		drain.enter()
 		defer drain.leave()
+		defer owners.enter(r.Header.Get(sessionHeader))()
 		if r.Method == http.MethodDelete {
 			// The SDK closes the session only once its running calls end.
 			b.cancelOrigin(origin{session: r.Header.Get(sessionHeader)}, ErrSessionClosed)
@@ -175,20 +177,43 @@ func (b *Bridge) httpHandler(server *sdk.Server) http.Handler {
 		}
 		if r.Header.Get(sessionHeader) == "" {
 			host := remoteHost(r.RemoteAddr)
-			if !owners.admit(host, server) {
+			evict, ok := owners.admit(host, server)
+			if !ok {
 				w.Header().Set("Retry-After", strconv.Itoa(sessionRetryAfter))
 				writeRPCError(w, http.StatusServiceUnavailable, rpcError{ID: recoverID(body), Code: codeServerBusy,
 					Message: fmt.Sprintf("Server busy: %d sessions are open from %s, the most one address keeps; close one (DELETE) or retry later",
 						b.opts.MaxSessionsPerAddr, host)})
 				return
 			}
-			defer func() { owners.opened(host, w.Header().Get(sessionHeader)) }()
+			if evict != "" {
+				b.closeIdle(server, evict, host)
+			}
+			// The session counts as the host's before its client learns
+			// its id, so that its next request finds it counted.
+			hw := &headerHook{ResponseWriter: w}
+			hw.fn = func() { owners.opened(host, w.Header().Get(sessionHeader)) }
+			defer hw.done()
+			w = hw
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		done := b.tagRequest(r)
 		defer done()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// closeIdle closes session, the idle one of host's sessions given up to
+// make room for a new one (sessionOwners.admit): its client's next request
+// is answered 404, which tells it to open a new session.
+func (b *Bridge) closeIdle(server *sdk.Server, session, host string) {
+	for ss := range server.Sessions() {
+		if ss.ID() == session {
+			b.opts.Logger.Info("mcp: closed the session of a client host at its bound, idle longest, to make room",
+				"session", session, "host", host, "max_sessions_per_addr", b.opts.MaxSessionsPerAddr)
+			_ = ss.Close()
+			return
+		}
+	}
 }
 
 // sessionRetryAfter is the Retry-After (seconds) of a session refused
@@ -217,3 +242,26 @@ func writeRPCError(w http.ResponseWriter, status int, e rpcError) {
 	w.WriteHeader(status)
 	_, _ = w.Write(data)
 }
+
+// headerHook runs fn once: when the response's header is written, else
+// at done.
+type headerHook struct {
+	http.ResponseWriter
+	fn   func()
+	once sync.Once
+}
+
+func (h *headerHook) WriteHeader(code int) {
+	h.once.Do(h.fn)
+	h.ResponseWriter.WriteHeader(code)
+}
+
+func (h *headerHook) Write(b []byte) (int, error) {
+	h.once.Do(h.fn)
+	return h.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (Flush).
+func (h *headerHook) Unwrap() http.ResponseWriter { return h.ResponseWriter }
+
+func (h *headerHook) done() { h.once.Do(h.fn) }
