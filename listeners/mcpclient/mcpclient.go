@@ -200,7 +200,7 @@ func dial(ctx context.Context, o Options, listChanged chan<- struct{}) (*sdk.Cli
 				cmd.Env = append(cmd.Env, k+"="+v)
 			}
 		}
-		transport = newGroupTransport(cmd)
+		transport = newGroupTransport(cmd, o.Name, o.Logger)
 	} else {
 		transport = &sdk.StreamableClientTransport{Endpoint: o.URL, HTTPClient: httpClient}
 	}

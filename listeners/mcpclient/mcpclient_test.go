@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 	case "dup":
 		dupServer()
 		return
+	case "noisy":
+		noisyServer()
+		return
 	}
 	goleak.VerifyTestMain(m, goleak.IgnoreCurrent())
 }
