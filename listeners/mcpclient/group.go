@@ -33,6 +33,10 @@ type groupTransport struct {
 	cmd    *exec.Cmd
 	server string // the mount's name, for the log
 	log    *slog.Logger
+
+	mu      sync.Mutex
+	skips   int    // lines skipped
+	example string // the first line skipped
 }
 
 func newGroupTransport(cmd *exec.Cmd, server string, log *slog.Logger) *groupTransport {
@@ -68,10 +72,30 @@ func (t *groupTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 // skipped logs a line of the server's stdout that is no JSON-RPC message
 // (the first ones, then one in a thousand).
 func (t *groupTransport) skipped(line []byte, n int) {
+	t.mu.Lock()
+	t.skips = n
+	if t.example == "" {
+		t.example = quoted(string(line))
+	}
+	t.mu.Unlock()
 	if n <= 10 || n%1000 == 0 {
 		t.log.Warn("mcp: the server wrote a line that is no JSON-RPC message on its stdout; skipped (a server logs to stderr)",
 			"server", t.server, "line", quoted(string(line)), "skipped", n)
 	}
+}
+
+// strayOutput says what the server wrote on its stdout that is no JSON-RPC
+// ("" when nothing): a command that is no MCP server shows itself so.
+func (t *groupTransport) strayOutput() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch t.skips {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("it wrote 1 line that is no JSON-RPC on its stdout: %q", t.example)
+	}
+	return fmt.Sprintf("it wrote %d lines that are no JSON-RPC on its stdout, the first %q", t.skips, t.example)
 }
 
 // serverInput is a command server's stdin; closing it stops the server:

@@ -220,6 +220,8 @@ func dial(ctx context.Context, o Options, listChanged chan<- struct{}) (*sdk.Cli
 		check := "is it an MCP server, writing JSON-RPC on its stdout and answering every request?"
 		if len(o.Command) == 0 {
 			check = "is it a streamable HTTP MCP endpoint?"
+		} else if stray := transport.(*groupTransport).strayOutput(); stray != "" {
+			check = stray + "; " + check
 		}
 		return nil, fmt.Errorf("%w %s: connect: no answer to the MCP handshake within %s (server.timeout); %s: %w",
 			ErrServer, o.Name, o.Timeout, check, err)
