@@ -70,10 +70,12 @@ type Options struct {
 	// running keeps its session open.
 	SessionIdle time.Duration
 	// MaxSessions bounds the streamable HTTP sessions open at once
-	// (default DefaultMaxSessions; negative: no bound): an initialize
-	// that would open one more is answered 503 with Retry-After, so a
-	// client opening sessions without closing them cannot grow the
-	// process for as long as they stay idle.
+	// (default DefaultMaxSessions; negative: no bound), so clients opening
+	// sessions without closing them cannot grow the process for as long
+	// as they stay idle. An initialize that would open one more closes the
+	// session idle longest (its client's next request is answered 404,
+	// which tells it to open a new session); with all of them in use (a
+	// call running, a stream open) it is answered 503 with Retry-After.
 	MaxSessions int
 	// MaxSessionsPerAddr bounds the streamable HTTP sessions open at once
 	// from one client host (its connection's address, whatever its ports;

@@ -130,7 +130,7 @@ func (b *Bridge) httpHandler(server *sdk.Server) http.Handler {
 		}
 	}}
 	context.AfterFunc(b.life, drain.end)
-	owners := newSessionOwners(b.opts.MaxSessionsPerAddr)
+	owners := newSessionOwners(b.opts.MaxSessions, b.opts.MaxSessionsPerAddr)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		drain.enter()
 		defer drain.leave()
@@ -167,22 +167,19 @@ func (b *Bridge) httpHandler(server *sdk.Server) http.Handler {
 			writeRPCError(w, http.StatusBadRequest, p.errs[0])
 			return
 		}
-		if r.Header.Get(sessionHeader) == "" && b.full(server) {
-			// Without a session id the request opens a session.
-			w.Header().Set("Retry-After", strconv.Itoa(sessionRetryAfter))
-			writeRPCError(w, http.StatusServiceUnavailable, rpcError{ID: recoverID(body), Code: codeServerBusy,
-				Message: fmt.Sprintf("Server busy: %d sessions are open, the most it keeps; close one (DELETE) or retry later",
-					b.opts.MaxSessions)})
-			return
-		}
 		if r.Header.Get(sessionHeader) == "" {
+			// Without a session id the request opens a session.
 			host := remoteHost(r.RemoteAddr)
-			evict, ok := owners.admit(host, server)
-			if !ok {
+			evict, refused := owners.admit(host, server)
+			if refused != withinBounds {
+				msg := fmt.Sprintf("Server busy: %d sessions are open, the most it keeps, each in use; retry later",
+					b.opts.MaxSessions)
+				if refused == errHostBound {
+					msg = fmt.Sprintf("Server busy: %d sessions are open from %s, the most one address keeps, each in use; close one (DELETE) or retry later",
+						b.opts.MaxSessionsPerAddr, host)
+				}
 				w.Header().Set("Retry-After", strconv.Itoa(sessionRetryAfter))
-				writeRPCError(w, http.StatusServiceUnavailable, rpcError{ID: recoverID(body), Code: codeServerBusy,
-					Message: fmt.Sprintf("Server busy: %d sessions are open from %s, the most one address keeps; close one (DELETE) or retry later",
-						b.opts.MaxSessionsPerAddr, host)})
+				writeRPCError(w, http.StatusServiceUnavailable, rpcError{ID: recoverID(body), Code: codeServerBusy, Message: msg})
 				return
 			}
 			if evict != "" {
@@ -202,14 +199,15 @@ func (b *Bridge) httpHandler(server *sdk.Server) http.Handler {
 	})
 }
 
-// closeIdle closes session, the idle one of host's sessions given up to
-// make room for a new one (sessionOwners.admit): its client's next request
-// is answered 404, which tells it to open a new session.
+// closeIdle closes session, the idle one given up to make room for a new
+// one from host (sessionOwners.admit): its client's next request is
+// answered 404, which tells it to open a new session.
 func (b *Bridge) closeIdle(server *sdk.Server, session, host string) {
 	for ss := range server.Sessions() {
 		if ss.ID() == session {
-			b.opts.Logger.Info("mcp: closed the session of a client host at its bound, idle longest, to make room",
-				"session", session, "host", host, "max_sessions_per_addr", b.opts.MaxSessionsPerAddr)
+			b.opts.Logger.Info("mcp: at a session bound, closed the session idle longest to make room",
+				"session", session, "for", host, "max_sessions", b.opts.MaxSessions,
+				"max_sessions_per_addr", b.opts.MaxSessionsPerAddr)
 			_ = ss.Close()
 			return
 		}
@@ -219,18 +217,6 @@ func (b *Bridge) closeIdle(server *sdk.Server, session, host string) {
 // sessionRetryAfter is the Retry-After (seconds) of a session refused
 // because the bound is reached.
 const sessionRetryAfter = 30
-
-// full reports whether server has Options.MaxSessions sessions open.
-func (b *Bridge) full(server *sdk.Server) bool {
-	if b.opts.MaxSessions < 0 {
-		return false
-	}
-	n := 0
-	for range server.Sessions() {
-		n++
-	}
-	return n >= b.opts.MaxSessions
-}
 
 func writeRPCError(w http.ResponseWriter, status int, e rpcError) {
 	data, err := json.Marshal(e)

@@ -9,11 +9,11 @@ import (
 )
 
 // sessionOwners remembers which client host opened each streamable HTTP
-// session, and when each was last in use, to bound the sessions open from
-// one host (Options.MaxSessionsPerAddr).
+// session, and when each was last in use, to bound the sessions open at
+// once (Options.MaxSessions) and from one host (Options.MaxSessionsPerAddr).
 type sessionOwners struct {
-	// max is the bound (negative: none).
-	max int
+	// max and maxPerHost are the bounds (negative: none).
+	max, maxPerHost int
 
 	mu sync.Mutex
 	// sessions maps a session id to what is known of it.
@@ -33,8 +33,18 @@ type ownedSession struct {
 	used time.Time
 }
 
-func newSessionOwners(maxPerHost int) *sessionOwners {
-	return &sessionOwners{max: maxPerHost, sessions: map[string]*ownedSession{}, opening: map[string]int{}}
+// errBound names the bound an initialize is refused by: errHostBound or
+// errTotalBound.
+type errBound int
+
+const (
+	withinBounds errBound = iota
+	errHostBound
+	errTotalBound
+)
+
+func newSessionOwners(max, maxPerHost int) *sessionOwners {
+	return &sessionOwners{max: max, maxPerHost: maxPerHost, sessions: map[string]*ownedSession{}, opening: map[string]int{}}
 }
 
 // remoteHost is the host of r's remote address, its port left out: one
@@ -47,55 +57,74 @@ func remoteHost(remoteAddr string) string {
 }
 
 // admit reserves room for a session from host. Sessions server no longer
-// holds (closed by DELETE, idle, or at Close) are forgotten first. When
-// host has max sessions open or being opened, the one of its sessions in
-// use least recently and not in use now is given up to make room: admit
-// returns its id (to close), so that a client that closes its sessions
-// without a DELETE (the TypeScript SDK's does) is not locked out until
-// they time out. With every one of them in use, admit refuses (false). An
-// admitted request ends with opened.
-func (o *sessionOwners) admit(host string, server *sdk.Server) (evict string, ok bool) {
-	if o.max < 0 {
-		return "", true
-	}
+// holds (closed by DELETE, idle, or at Close) are forgotten first. At a
+// bound — host has maxPerHost sessions open or being opened, or max are —
+// the session within it used least recently and not in use now (of host's
+// own at its bound) is given up to make room: admit returns its id to
+// close, so that clients that close their sessions without a DELETE (the
+// TypeScript SDK's do) are not locked out until those time out. With
+// every one of them in use, admit refuses, naming the bound. An admitted
+// request ends with opened.
+func (o *sessionOwners) admit(host string, server *sdk.Server) (evict string, refused errBound) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	live := make(map[string]bool, len(o.sessions))
+	live := map[string]bool{}
 	for ss := range server.Sessions() {
 		live[ss.ID()] = true
 	}
-	n := o.opening[host]
-	var idle *ownedSession
+	opening, fromHost := 0, o.opening[host]
+	for _, n := range o.opening {
+		opening += n
+	}
 	for id, s := range o.sessions {
 		switch {
 		case !live[id]:
 			delete(o.sessions, id)
 		case s.host == host:
-			n++
-			if s.serving == 0 && (idle == nil || s.used.Before(idle.used) ||
-				s.used.Equal(idle.used) && id < evict) {
-				idle, evict = s, id
-			}
+			fromHost++
 		}
 	}
-	if n >= o.max {
-		if idle == nil {
-			return "", false
+	// A session opened past this bookkeeping (none: every one opens here)
+	// counts in the total all the same.
+	total := len(live) + opening
+	switch {
+	case o.maxPerHost >= 0 && fromHost >= o.maxPerHost:
+		if evict = o.idlest(host); evict == "" {
+			return "", errHostBound
 		}
+	case o.max >= 0 && total >= o.max:
+		if evict = o.idlest(""); evict == "" {
+			return "", errTotalBound
+		}
+	}
+	if evict != "" {
 		delete(o.sessions, evict)
-	} else {
-		evict = ""
 	}
 	o.opening[host]++
-	return evict, true
+	return evict, withinBounds
+}
+
+// idlest returns the session (of host; "": of any) used least recently of
+// those not in use now, or "".
+func (o *sessionOwners) idlest(host string) string {
+	var (
+		id   string
+		idle *ownedSession
+	)
+	for sid, s := range o.sessions {
+		if s.serving > 0 || host != "" && s.host != host {
+			continue
+		}
+		if idle == nil || s.used.Before(idle.used) || s.used.Equal(idle.used) && sid < id {
+			id, idle = sid, s
+		}
+	}
+	return id
 }
 
 // opened ends host's reservation (admit); session is the id of the session
 // the request opened ("": none).
 func (o *sessionOwners) opened(host, session string) {
-	if o.max < 0 {
-		return
-	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.opening[host]--; o.opening[host] <= 0 {
@@ -110,7 +139,7 @@ func (o *sessionOwners) opened(host, session string) {
 // function runs; a session not known (not opened here, or given up) is
 // not counted.
 func (o *sessionOwners) enter(session string) (leave func()) {
-	if o.max < 0 || session == "" {
+	if session == "" {
 		return func() {}
 	}
 	o.mu.Lock()
