@@ -44,7 +44,7 @@ func TestConnectNamesAServerWritingNoJSONRPC(t *testing.T) {
 	if err == nil {
 		t.Fatal("a server writing no JSON-RPC was mounted")
 	}
-	for _, want := range []string{"chatty", "no answer to the MCP handshake within 1s", "1 line that is no JSON-RPC",
+	for _, want := range []string{"chatty", "no answer to the MCP handshake within 1s", "no JSON-RPC on its stdout",
 		`"Usage: chatty [--help]"`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v, want it to say %q", err, want)
