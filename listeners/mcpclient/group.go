@@ -34,14 +34,17 @@ type groupTransport struct {
 	server string // the mount's name, for the log
 	log    *slog.Logger
 
+	// progress receives the server's progress notifications.
+	progress *progressRoutes
+
 	mu      sync.Mutex
 	skips   int    // lines skipped
 	example string // the first line skipped
 }
 
-func newGroupTransport(cmd *exec.Cmd, server string, log *slog.Logger) *groupTransport {
+func newGroupTransport(cmd *exec.Cmd, server string, log *slog.Logger, progress *progressRoutes) *groupTransport {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	return &groupTransport{cmd: cmd, server: server, log: log}
+	return &groupTransport{cmd: cmd, server: server, log: log, progress: progress}
 }
 
 // Connect implements sdk.Transport: it starts the server.
@@ -66,7 +69,7 @@ func (t *groupTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 		_ = t.cmd.Wait()
 		return nil, err
 	}
-	return &groupConn{Connection: c, pgid: pgid}, nil
+	return &groupConn{Connection: progressConn{Connection: c, routes: t.progress}, pgid: pgid}, nil
 }
 
 // skipped logs a line of the server's stdout that is no JSON-RPC message

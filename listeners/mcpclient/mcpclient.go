@@ -19,6 +19,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/exec"
 	"reflect"
@@ -92,6 +93,11 @@ type Options struct {
 	// Callers lets a result reach a caller that takes another payload (an
 	// agent takes text); nil: answer with ToolResult.
 	Callers tools.Callers
+	// Progress, when set, is told the server's progress notifications of
+	// each call — their message, else how far the call got — with the
+	// thread of the message that made the call (xmlpipe mcp relays them to
+	// its client as that call's progress); nil: calls ask for none.
+	Progress func(thread, listener, text string)
 }
 
 // Tool is one mounted tool.
@@ -117,6 +123,8 @@ type Mount struct {
 	// stale is set once the server offers another tool list than the
 	// mounted one (Stale).
 	stale atomic.Bool
+	// progress routes the server's progress notifications to the calls.
+	progress *progressRoutes
 
 	ctx  context.Context // ends at Close: stops connection attempts
 	stop context.CancelFunc
@@ -147,12 +155,13 @@ func Connect(ctx context.Context, o Options) (*Mount, error) {
 	if len(o.Command) == 0 && o.URL == "" {
 		return nil, fmt.Errorf("%w %s: give command or url", ErrServer, o.Name)
 	}
-	listChanged := make(chan struct{}, 1)
-	cs, err := dial(ctx, o, listChanged)
+	listChanged, progress := make(chan struct{}, 1), &progressRoutes{}
+	cs, err := dial(ctx, o, listChanged, progress)
 	if err != nil {
 		return nil, err
 	}
-	m := &Mount{o: o, session: cs, done: make(chan struct{}), broken: make(chan struct{}, 1), listChanged: listChanged}
+	m := &Mount{o: o, session: cs, done: make(chan struct{}), broken: make(chan struct{}, 1), listChanged: listChanged,
+		progress: progress}
 	m.ctx, m.stop = context.WithCancel(context.Background())
 	lctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
@@ -189,9 +198,12 @@ func Connect(ctx context.Context, o Options) (*Mount, error) {
 
 // dial starts (or reaches) the server and initialises a session; the
 // server's notifications/tools/list_changed go to listChanged (dropped
-// while one waits there).
-func dial(ctx context.Context, o Options, listChanged chan<- struct{}) (*sdk.ClientSession, error) {
-	var transport sdk.Transport
+// while one waits there), its progress notifications to progress.
+func dial(ctx context.Context, o Options, listChanged chan<- struct{}, progress *progressRoutes) (*sdk.ClientSession, error) {
+	var (
+		transport sdk.Transport
+		group     *groupTransport // a command server's
+	)
 	if len(o.Command) > 0 {
 		cmd := exec.Command(o.Command[0], o.Command[1:]...)
 		cmd.Env = []string{}
@@ -200,9 +212,12 @@ func dial(ctx context.Context, o Options, listChanged chan<- struct{}) (*sdk.Cli
 				cmd.Env = append(cmd.Env, k+"="+v)
 			}
 		}
-		transport = newGroupTransport(cmd, o.Name, o.Logger)
+		group = newGroupTransport(cmd, o.Name, o.Logger, progress)
+		transport = group
 	} else {
-		transport = &sdk.StreamableClientTransport{Endpoint: o.URL, HTTPClient: httpClient}
+		hc := *httpClient
+		hc.Transport = progressTripper{next: http.DefaultTransport, routes: progress}
+		transport = &sdk.StreamableClientTransport{Endpoint: o.URL, HTTPClient: &hc}
 	}
 	cctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
@@ -220,7 +235,7 @@ func dial(ctx context.Context, o Options, listChanged chan<- struct{}) (*sdk.Cli
 		check := "is it an MCP server, writing JSON-RPC on its stdout and answering every request?"
 		if len(o.Command) == 0 {
 			check = "is it a streamable HTTP MCP endpoint?"
-		} else if stray := transport.(*groupTransport).strayOutput(); stray != "" {
+		} else if stray := group.strayOutput(); stray != "" {
 			check = stray + "; " + check
 		}
 		return nil, fmt.Errorf("%w %s: connect: no answer to the MCP handshake within %s (server.timeout); %s: %w",
@@ -341,7 +356,7 @@ func (m *Mount) supervise(cs *sdk.ClientSession) {
 				return
 			}
 			wait = min(wait*2, m.o.RestartMax)
-			ncs, err := dial(m.ctx, m.o, m.listChanged)
+			ncs, err := dial(m.ctx, m.o, m.listChanged, m.progress)
 			if err != nil {
 				why = err.Error()
 				m.setDown()
@@ -527,7 +542,16 @@ func (h *handler) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) 
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, h.m.o.Timeout, ErrNoAnswer)
 	defer cancel()
-	r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: h.tool, Arguments: args})
+	params := &sdk.CallToolParams{Name: h.tool, Arguments: args}
+	if report := h.m.o.Progress; report != nil {
+		listener := h.m.o.Name + "." + h.tool
+		token, remove := h.m.progress.add(func(p *sdk.ProgressNotificationParams) {
+			report(md.ThreadID, listener, progressText(listener, p))
+		})
+		defer remove()
+		params.SetProgressToken(token)
+	}
+	r, err := cs.CallTool(ctx, params)
 	switch {
 	case err == nil:
 		fill(res, r)

@@ -69,6 +69,7 @@ func stdioServer() {
 		os.Exit(3)
 		return nil, nil
 	})
+	s.AddTool(&sdk.Tool{Name: "steps", InputSchema: empty}, steps)
 	_ = s.Run(context.Background(), &sdk.StdioTransport{})
 	os.Exit(0)
 }
