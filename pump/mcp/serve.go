@@ -130,7 +130,7 @@ func (b *Bridge) httpHandler(server *sdk.Server) http.Handler {
 		}
 	}}
 	context.AfterFunc(b.life, drain.end)
-	owners := newSessionOwners(b.opts.MaxSessions, b.opts.MaxSessionsPerAddr)
+	owners := newSessionOwners(b.opts.MaxSessions, b.opts.MaxSessionsPerAddr, b.evictIdle)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		drain.enter()
 		defer drain.leave()
@@ -172,10 +172,10 @@ func (b *Bridge) httpHandler(server *sdk.Server) http.Handler {
 			host := remoteHost(r.RemoteAddr)
 			evict, refused := owners.admit(host, server)
 			if refused != withinBounds {
-				msg := fmt.Sprintf("Server busy: %d sessions are open, the most it keeps, each in use; retry later",
+				msg := fmt.Sprintf("Server busy: %d sessions are open, the most it keeps, none idle; retry later",
 					b.opts.MaxSessions)
 				if refused == errHostBound {
-					msg = fmt.Sprintf("Server busy: %d sessions are open from %s, the most one address keeps, each in use; close one (DELETE) or retry later",
+					msg = fmt.Sprintf("Server busy: %d sessions are open from %s, the most one address keeps, none idle; close one (DELETE) or retry later",
 						b.opts.MaxSessionsPerAddr, host)
 				}
 				w.Header().Set("Retry-After", strconv.Itoa(sessionRetryAfter))

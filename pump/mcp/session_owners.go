@@ -14,6 +14,8 @@ import (
 type sessionOwners struct {
 	// max and maxPerHost are the bounds (negative: none).
 	max, maxPerHost int
+	// minIdle is how long a session must have been idle to be given up.
+	minIdle time.Duration
 
 	mu sync.Mutex
 	// sessions maps a session id to what is known of it.
@@ -43,8 +45,9 @@ const (
 	errTotalBound
 )
 
-func newSessionOwners(max, maxPerHost int) *sessionOwners {
-	return &sessionOwners{max: max, maxPerHost: maxPerHost, sessions: map[string]*ownedSession{}, opening: map[string]int{}}
+func newSessionOwners(max, maxPerHost int, minIdle time.Duration) *sessionOwners {
+	return &sessionOwners{max: max, maxPerHost: maxPerHost, minIdle: minIdle, sessions: map[string]*ownedSession{},
+		opening: map[string]int{}}
 }
 
 // remoteHost is the host of r's remote address, its port left out: one
@@ -59,8 +62,8 @@ func remoteHost(remoteAddr string) string {
 // admit reserves room for a session from host. Sessions server no longer
 // holds (closed by DELETE, idle, or at Close) are forgotten first. At a
 // bound — host has maxPerHost sessions open or being opened, or max are —
-// the session within it used least recently and not in use now (of host's
-// own at its bound) is given up to make room: admit returns its id to
+// the session within it used least recently, not in use now and idle for
+// minIdle at least (of host's own at its bound) is given up to make room: admit returns its id to
 // close, so that clients that close their sessions without a DELETE (the
 // TypeScript SDK's do) are not locked out until those time out. With
 // every one of them in use, admit refuses, naming the bound. An admitted
@@ -105,14 +108,15 @@ func (o *sessionOwners) admit(host string, server *sdk.Server) (evict string, re
 }
 
 // idlest returns the session (of host; "": of any) used least recently of
-// those not in use now, or "".
+// those not in use now and idle for minIdle at least, or "".
 func (o *sessionOwners) idlest(host string) string {
 	var (
 		id   string
 		idle *ownedSession
 	)
+	now := time.Now()
 	for sid, s := range o.sessions {
-		if s.serving > 0 || host != "" && s.host != host {
+		if s.serving > 0 || host != "" && s.host != host || now.Sub(s.used) < o.minIdle {
 			continue
 		}
 		if idle == nil || s.used.Before(idle.used) || s.used.Equal(idle.used) && sid < id {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -19,6 +20,7 @@ const testRemoteHeader = "X-Test-Remote"
 // names; the sessions a test opens are closed when it ends.
 type perAddrServer struct {
 	t        *testing.T
+	b        *Bridge
 	srv      *httptest.Server
 	sessions []openedSession
 }
@@ -32,11 +34,16 @@ func newPerAddrServer(t *testing.T, maxSessions, maxPerAddr int) *perAddrServer 
 	t.Cleanup(func() { o.Shutdown(context.Background()) })
 	b := New(o.Pump, Options{Timeout: time.Minute, MaxSessions: maxSessions, MaxSessionsPerAddr: maxPerAddr})
 	t.Cleanup(b.Close)
-	h := b.HTTPHandler()
-	s := &perAddrServer{t: t, srv: httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// Sessions opened a moment ago may be given up: the tests' are.
+	b.evictIdle = 0
+	s := &perAddrServer{t: t, b: b}
+	var once sync.Once
+	var h http.Handler
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { h = b.HTTPHandler() }) // after the test set evictIdle
 		r.RemoteAddr = r.Header.Get(testRemoteHeader)
 		h.ServeHTTP(w, r)
-	}))}
+	}))
 	t.Cleanup(s.srv.Close)
 	t.Cleanup(func() { // a session left open would outlive the test
 		for _, o := range s.sessions {
@@ -179,5 +186,23 @@ func TestHTTPIdleSessionMakesRoomForItsHost(t *testing.T) {
 	}
 	if status := s.listTools("198.51.100.7:1000", other); status != http.StatusOK {
 		t.Errorf("tools/list on another host's session: %d, want 200", status)
+	}
+}
+
+// TestHTTPNewSessionIsNotGivenUp: a session opened a moment ago is not
+// closed to make room, though no request of it runs — its client is still
+// connecting (its initialized notification, its stream are on their way):
+// at the bound, the initialize is refused (503) instead, and the client
+// connecting goes on.
+func TestHTTPNewSessionIsNotGivenUp(t *testing.T) {
+	s := newPerAddrServer(t, 5, 1)
+	s.b.evictIdle = time.Hour
+	a := s.open("192.0.2.1:1000")
+	resp, r := s.do(http.MethodPost, "192.0.2.1:1001", "", perAddrInitialize)
+	if resp.StatusCode != http.StatusServiceUnavailable || r.Error == nil || r.Error.Code != codeServerBusy {
+		t.Errorf("a second session from the host, its first just opened: %s %+v, want 503", resp.Status, r.Error)
+	}
+	if status := s.listTools("192.0.2.1:1000", a); status != http.StatusOK {
+		t.Errorf("tools/list on the session just opened: %d, want 200", status)
 	}
 }
