@@ -31,9 +31,9 @@ func runMCP(ctx context.Context, args []string, std streams) int {
 	timeout := fs.Duration("timeout", mcp.DefaultTimeout, "how long one tool call may wait for its answer")
 	drain := fs.Duration("drain", mcp.DefaultDrain, "stdio: how long calls still running when the input ends may take before they are cancelled")
 	idle := fs.Duration("session-idle", mcp.DefaultSessionIdle, "--http: close a session without a request for this long (negative: never)")
-	maxSessions := fs.Int("max-sessions", mcp.DefaultMaxSessions, "--http: sessions open at once; an initialize past it is answered 503 (negative: no bound)")
+	maxSessions := fs.Int("max-sessions", mcp.DefaultMaxSessions, "--http: sessions open at once; past it a new one closes the session idle longest, or is answered 503 when all are in use (negative: no bound)")
 	maxPerAddr := fs.Int("max-sessions-per-addr", mcp.DefaultMaxSessionsPerAddr,
-		"--http: sessions open at once from one client host; an initialize past it is answered 503 (negative: no bound)")
+		"--http: sessions open at once from one client host; past it a new one closes the host's session idle longest, or is answered 503 when all are in use (negative: no bound)")
 	levelName := fs.String("log-level", "warn", "minimum log level: debug, info, warn or error")
 	profile := fs.String("profile", "", "security profile of the clients: serve only the listeners it reaches, run calls under it")
 	cfgFile := configFlag(fs, "organism.yaml to serve (or give it as the argument)")

@@ -41,6 +41,10 @@ type Env struct {
 	// Stream shows an LLM agent's text as the model writes it: each delta,
 	// then end=true when the turn's reply is complete (nil: no streaming).
 	Stream func(thread, agent, delta string, end bool)
+	// Progress shows how far a long call of a listener has got (a mounted
+	// MCP tool's progress notifications) to whoever waits for the
+	// conversation of thread, as an agent's interim text (nil: none).
+	Progress func(thread, listener, text string)
 	// Tools gives native tools their tool_config for a caller (nil: every
 	// tool's defaults).
 	Tools tools.Policy

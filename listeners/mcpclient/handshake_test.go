@@ -32,3 +32,22 @@ func TestConnectNamesASilentServer(t *testing.T) {
 		t.Errorf("Connect took %v", d)
 	}
 }
+
+// TestConnectNamesAServerWritingNoJSONRPC: a command that answers the
+// handshake with lines that are no JSON-RPC (they are skipped) is refused
+// at the timeout with an error saying how many such lines it wrote, and
+// one of them, so that the operator sees at once what the command is.
+func TestConnectNamesAServerWritingNoJSONRPC(t *testing.T) {
+	_, err := Connect(context.Background(), Options{Name: "chatty",
+		Command: []string{"sh", "-c", `while read -r line; do echo "Usage: chatty [--help]"; done`}, Timeout: time.Second,
+		Logger: quietLogger()})
+	if err == nil {
+		t.Fatal("a server writing no JSON-RPC was mounted")
+	}
+	for _, want := range []string{"chatty", "no answer to the MCP handshake within 1s", "no JSON-RPC on its stdout",
+		`"Usage: chatty [--help]"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want it to say %q", err, want)
+		}
+	}
+}

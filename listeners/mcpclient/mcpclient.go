@@ -13,17 +13,20 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/exec"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -90,6 +93,11 @@ type Options struct {
 	// Callers lets a result reach a caller that takes another payload (an
 	// agent takes text); nil: answer with ToolResult.
 	Callers tools.Callers
+	// Progress, when set, is told the server's progress notifications of
+	// each call — their message, else how far the call got — with the
+	// thread of the message that made the call (xmlpipe mcp relays them to
+	// its client as that call's progress); nil: calls ask for none.
+	Progress func(thread, listener, text string)
 }
 
 // Tool is one mounted tool.
@@ -105,7 +113,18 @@ type Tool struct {
 type Mount struct {
 	o     Options
 	tools []Tool
-	names []string // the tools' names, sorted (to notice a changed server)
+	names []string // the tools' names, sorted (to name what a changed server changed)
+	// listed is the tool list the tools were mounted from (see
+	// toolList), to notice a server that offers another.
+	listed string
+	// listChanged receives the server's notifications/tools/list_changed
+	// (buffered 1).
+	listChanged chan struct{}
+	// stale is set once the server offers another tool list than the
+	// mounted one (Stale).
+	stale atomic.Bool
+	// progress routes the server's progress notifications to the calls.
+	progress *progressRoutes
 
 	ctx  context.Context // ends at Close: stops connection attempts
 	stop context.CancelFunc
@@ -136,22 +155,26 @@ func Connect(ctx context.Context, o Options) (*Mount, error) {
 	if len(o.Command) == 0 && o.URL == "" {
 		return nil, fmt.Errorf("%w %s: give command or url", ErrServer, o.Name)
 	}
-	cs, err := dial(ctx, o)
+	listChanged, progress := make(chan struct{}, 1), &progressRoutes{}
+	cs, err := dial(ctx, o, listChanged, progress)
 	if err != nil {
 		return nil, err
 	}
-	m := &Mount{o: o, session: cs, done: make(chan struct{}), broken: make(chan struct{}, 1)}
+	m := &Mount{o: o, session: cs, done: make(chan struct{}), broken: make(chan struct{}, 1), listChanged: listChanged,
+		progress: progress}
 	m.ctx, m.stop = context.WithCancel(context.Background())
 	lctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	// Listener names are compared case-insensitively, MCP tool names are
 	// not: of tools whose names differ only in case the first is mounted.
 	mounted := map[string]string{} // lower-cased listener name → tool name
+	var listed []*sdk.Tool
 	for tool, err := range cs.Tools(lctx, nil) {
 		if err != nil {
 			m.stop()
 			return nil, errors.Join(fmt.Errorf("%w %s: list tools: %w", ErrServer, o.Name, err), closeSession(cs, o.Logger))
 		}
+		listed = append(listed, tool)
 		m.names = append(m.names, tool.Name)
 		t, err := m.mountTool(tool)
 		if other, dup := mounted[strings.ToLower(t.Listener)]; err == nil && dup {
@@ -168,13 +191,19 @@ func Connect(ctx context.Context, o Options) (*Mount, error) {
 		m.tools = append(m.tools, t)
 	}
 	slices.Sort(m.names)
+	m.listed = toolList(listed)
 	go m.supervise(cs)
 	return m, nil
 }
 
-// dial starts (or reaches) the server and initialises a session.
-func dial(ctx context.Context, o Options) (*sdk.ClientSession, error) {
-	var transport sdk.Transport
+// dial starts (or reaches) the server and initialises a session; the
+// server's notifications/tools/list_changed go to listChanged (dropped
+// while one waits there), its progress notifications to progress.
+func dial(ctx context.Context, o Options, listChanged chan<- struct{}, progress *progressRoutes) (*sdk.ClientSession, error) {
+	var (
+		transport sdk.Transport
+		group     *groupTransport // a command server's
+	)
 	if len(o.Command) > 0 {
 		cmd := exec.Command(o.Command[0], o.Command[1:]...)
 		cmd.Env = []string{}
@@ -183,13 +212,22 @@ func dial(ctx context.Context, o Options) (*sdk.ClientSession, error) {
 				cmd.Env = append(cmd.Env, k+"="+v)
 			}
 		}
-		transport = newGroupTransport(cmd)
+		group = newGroupTransport(cmd, o.Name, o.Logger, progress)
+		transport = group
 	} else {
-		transport = &sdk.StreamableClientTransport{Endpoint: o.URL, HTTPClient: httpClient}
+		hc := *httpClient
+		hc.Transport = progressTripper{next: http.DefaultTransport, routes: progress}
+		transport = &sdk.StreamableClientTransport{Endpoint: o.URL, HTTPClient: &hc}
 	}
 	cctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	client := sdk.NewClient(&sdk.Implementation{Name: "xmlpipe", Version: "v1"}, nil)
+	client := sdk.NewClient(&sdk.Implementation{Name: "xmlpipe", Version: "v1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			select {
+			case listChanged <- struct{}{}:
+			default:
+			}
+		}})
 	cs, err := client.Connect(cctx, transport, nil)
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		// The SDK's bare "context deadline exceeded" says nothing of
@@ -197,6 +235,8 @@ func dial(ctx context.Context, o Options) (*sdk.ClientSession, error) {
 		check := "is it an MCP server, writing JSON-RPC on its stdout and answering every request?"
 		if len(o.Command) == 0 {
 			check = "is it a streamable HTTP MCP endpoint?"
+		} else if stray := group.strayOutput(); stray != "" {
+			check = stray + "; " + check
 		}
 		return nil, fmt.Errorf("%w %s: connect: no answer to the MCP handshake within %s (server.timeout); %s: %w",
 			ErrServer, o.Name, o.Timeout, check, err)
@@ -282,17 +322,24 @@ func (m *Mount) supervise(cs *sdk.ClientSession) {
 		ended := make(chan error, 1)
 		go func(cs *sdk.ClientSession) { ended <- cs.Wait() }(cs)
 		var why string
-		select {
-		case err := <-ended:
-			why = "the session ended"
-			if err != nil {
-				why = err.Error()
+	serving:
+		for {
+			select {
+			case err := <-ended:
+				why = "the session ended"
+				if err != nil {
+					why = err.Error()
+				}
+				break serving
+			case <-m.broken:
+				why = "its connection broke"
+				go func(cs *sdk.ClientSession) { _ = closeSession(cs, m.o.Logger) }(cs)
+				break serving
+			case <-m.listChanged:
+				m.relist(cs, "the server's tool list changed")
+			case <-m.ctx.Done():
+				return
 			}
-		case <-m.broken:
-			why = "its connection broke"
-			go func(cs *sdk.ClientSession) { _ = closeSession(cs, m.o.Logger) }(cs)
-		case <-m.ctx.Done():
-			return
 		}
 		if !m.markDown(cs, why) {
 			return
@@ -309,7 +356,7 @@ func (m *Mount) supervise(cs *sdk.ClientSession) {
 				return
 			}
 			wait = min(wait*2, m.o.RestartMax)
-			ncs, err := dial(m.ctx, m.o)
+			ncs, err := dial(m.ctx, m.o, m.listChanged, m.progress)
 			if err != nil {
 				why = err.Error()
 				m.setDown()
@@ -366,21 +413,80 @@ func (m *Mount) markUp(cs *sdk.ClientSession) bool {
 	m.session, m.down = cs, nil
 	m.mu.Unlock()
 	m.o.Logger.Info("mcp: server restarted", "server", m.o.Name)
+	m.relist(cs, "the restarted server offers other tools")
+	return true
+}
+
+// Stale reports whether the server offers another tool list than the one
+// mounted — it said its list changed (notifications/tools/list_changed)
+// or it restarted with another — so that a reload mounts it afresh. The
+// mounted tools stay as they are until then.
+func (m *Mount) Stale() bool { return m.stale.Load() }
+
+// relist lists cs's tools and, when they differ from the mounted ones,
+// marks the mount stale and logs what changed (why says what prompted
+// it).
+func (m *Mount) relist(cs *sdk.ClientSession, why string) {
 	ctx, cancel := context.WithTimeout(m.ctx, m.o.Timeout)
 	defer cancel()
-	var names []string
+	var listed []*sdk.Tool
 	for tool, err := range cs.Tools(ctx, nil) {
 		if err != nil {
-			return true
+			m.o.Logger.Info("mcp: could not list the server's tools", "server", m.o.Name, "error", err)
+			return
 		}
-		names = append(names, tool.Name)
+		listed = append(listed, tool)
 	}
-	slices.Sort(names)
-	if !slices.Equal(names, m.names) {
-		m.o.Logger.Warn("mcp: the restarted server offers other tools; the mounted ones stay as they were",
-			"server", m.o.Name, "mounted", strings.Join(m.names, ","), "offered", strings.Join(names, ","))
+	if toolList(listed) == m.listed {
+		return
 	}
-	return true
+	m.stale.Store(true)
+	var names []string
+	for _, t := range listed {
+		names = append(names, t.Name)
+	}
+	added, removed := diffNames(m.names, names)
+	m.o.Logger.Warn("mcp: "+why+"; the mounted ones stay as they were until the organism reloads "+
+		"(SIGHUP, xmlpipe ctl reload) or restarts", "server", m.o.Name, "added", strings.Join(added, ","),
+		"removed", strings.Join(removed, ","), "mounted", strings.Join(m.names, ","))
+}
+
+// toolList is a tool list as mounted: the tools' names, descriptions and
+// input schemas, in name order.
+func toolList(tools []*sdk.Tool) string {
+	type entry struct {
+		Name, Description string
+		InputSchema       any
+	}
+	list := make([]entry, 0, len(tools))
+	for _, t := range tools {
+		list = append(list, entry{t.Name, t.Description, t.InputSchema})
+	}
+	slices.SortStableFunc(list, func(a, b entry) int { return strings.Compare(a.Name, b.Name) })
+	b, err := json.Marshal(list)
+	if err != nil {
+		return fmt.Sprintf("unencodable: %v", err) // never equal to a listed one
+	}
+	return string(b)
+}
+
+// diffNames returns the names in now and not in was, and those in was and
+// not in now (was is sorted).
+func diffNames(was, now []string) (added, removed []string) {
+	seen := map[string]bool{}
+	for _, n := range now {
+		seen[n] = true
+		if _, found := slices.BinarySearch(was, n); !found {
+			added = append(added, n)
+		}
+	}
+	for _, n := range was {
+		if !seen[n] {
+			removed = append(removed, n)
+		}
+	}
+	slices.Sort(added)
+	return added, removed
 }
 
 // jitter spreads d by ±20%.
@@ -436,7 +542,16 @@ func (h *handler) Handle(ctx context.Context, payload any, md xmlpipe.Metadata) 
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, h.m.o.Timeout, ErrNoAnswer)
 	defer cancel()
-	r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: h.tool, Arguments: args})
+	params := &sdk.CallToolParams{Name: h.tool, Arguments: args}
+	if report := h.m.o.Progress; report != nil {
+		listener := h.m.o.Name + "." + h.tool
+		token, remove := h.m.progress.add(func(p *sdk.ProgressNotificationParams) {
+			report(md.ThreadID, listener, progressText(listener, p))
+		})
+		defer remove()
+		params.SetProgressToken(token)
+	}
+	r, err := cs.CallTool(ctx, params)
 	switch {
 	case err == nil:
 		fill(res, r)

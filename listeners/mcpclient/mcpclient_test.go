@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 	case "dup":
 		dupServer()
 		return
+	case "noisy":
+		noisyServer()
+		return
 	}
 	goleak.VerifyTestMain(m, goleak.IgnoreCurrent())
 }
@@ -66,6 +69,7 @@ func stdioServer() {
 		os.Exit(3)
 		return nil, nil
 	})
+	s.AddTool(&sdk.Tool{Name: "steps", InputSchema: empty}, steps)
 	_ = s.Run(context.Background(), &sdk.StdioTransport{})
 	os.Exit(0)
 }

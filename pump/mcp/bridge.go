@@ -50,6 +50,12 @@ const DefaultSessionIdle = time.Hour
 // DefaultMaxSessions bounds the streamable HTTP sessions open at once.
 const DefaultMaxSessions = 1024
 
+// defaultEvictIdle is how long a streamable HTTP session must have gone
+// without a request, none running, to be closed to make room for a new one
+// at a session bound: one opened a moment ago is still connecting (its
+// initialized notification, its stream on their way).
+const defaultEvictIdle = 10 * time.Second
+
 // DefaultMaxSessionsPerAddr bounds the streamable HTTP sessions open at
 // once from one client address (host).
 const DefaultMaxSessionsPerAddr = 64
@@ -70,18 +76,24 @@ type Options struct {
 	// running keeps its session open.
 	SessionIdle time.Duration
 	// MaxSessions bounds the streamable HTTP sessions open at once
-	// (default DefaultMaxSessions; negative: no bound): an initialize
-	// that would open one more is answered 503 with Retry-After, so a
-	// client opening sessions without closing them cannot grow the
-	// process for as long as they stay idle.
+	// (default DefaultMaxSessions; negative: no bound), so clients opening
+	// sessions without closing them cannot grow the process for as long
+	// as they stay idle. An initialize that would open one more closes the
+	// session idle longest (its client's next request is answered 404,
+	// which tells it to open a new session); with none idle (a call
+	// running, a stream open, a request in the last 10 s) it is answered
+	// 503 with Retry-After.
 	MaxSessions int
 	// MaxSessionsPerAddr bounds the streamable HTTP sessions open at once
-	// from one client host, whatever its ports (default
-	// DefaultMaxSessionsPerAddr; negative: no bound): an initialize from a
-	// host that has that many open is answered 503 with Retry-After, so
-	// one client cannot take every MaxSessions slot for as long as its
-	// sessions stay idle. Behind a reverse proxy every client has the
-	// proxy's address: raise it, or bound clients at the proxy.
+	// from one client host (its connection's address, whatever its ports;
+	// never a forwarding header) (default DefaultMaxSessionsPerAddr;
+	// negative: no bound), so one client cannot take every MaxSessions
+	// slot. An initialize from a host that has that many open closes the
+	// one of them idle longest (its client's next request is answered
+	// 404, which tells it to open a new session); with none of them idle
+	// (as for MaxSessions) it is answered 503 with Retry-After.
+	// Behind a reverse proxy every client has the proxy's address: raise
+	// it, or bound clients at the proxy.
 	MaxSessionsPerAddr int
 	// Profile is the security profile the bridge's clients act under:
 	// only the listeners it reaches are served as tools (the others do not
@@ -116,6 +128,10 @@ type Bridge struct {
 	endLife context.CancelFunc
 
 	schemas sync.Map // *xmlpipe.PayloadType → *toolSchema
+
+	// evictIdle is how long a streamable HTTP session must have been idle
+	// to be closed to make room for a new one (defaultEvictIdle).
+	evictIdle time.Duration
 }
 
 // callCancel cancels one running call (with a cause); origin names the
@@ -149,7 +165,8 @@ func New(p *pump.Pump, opts Options) *Bridge {
 		opts.Version = "dev"
 	}
 	life, endLife := context.WithCancel(context.Background())
-	return &Bridge{p: p, opts: opts, calls: map[*callCancel]struct{}{}, life: life, endLife: endLife}
+	return &Bridge{p: p, opts: opts, calls: map[*callCancel]struct{}{}, life: life, endLife: endLife,
+		evictIdle: defaultEvictIdle}
 }
 
 // Close cancels the calls still running (their conversations are killed)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -129,10 +130,11 @@ func (b *Bridge) httpHandler(server *sdk.Server) http.Handler {
 		}
 	}}
 	context.AfterFunc(b.life, drain.end)
-	owners := newSessionOwners(b.opts.MaxSessionsPerAddr)
+	owners := newSessionOwners(b.opts.MaxSessions, b.opts.MaxSessionsPerAddr, b.evictIdle)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		drain.enter()
 		defer drain.leave()
+		defer owners.enter(r.Header.Get(sessionHeader))()
 		if r.Method == http.MethodDelete {
 			// The SDK closes the session only once its running calls end.
 			b.cancelOrigin(origin{session: r.Header.Get(sessionHeader)}, ErrSessionClosed)
@@ -165,24 +167,30 @@ func (b *Bridge) httpHandler(server *sdk.Server) http.Handler {
 			writeRPCError(w, http.StatusBadRequest, p.errs[0])
 			return
 		}
-		if r.Header.Get(sessionHeader) == "" && b.full(server) {
-			// Without a session id the request opens a session.
-			w.Header().Set("Retry-After", strconv.Itoa(sessionRetryAfter))
-			writeRPCError(w, http.StatusServiceUnavailable, rpcError{ID: recoverID(body), Code: codeServerBusy,
-				Message: fmt.Sprintf("Server busy: %d sessions are open, the most it keeps; close one (DELETE) or retry later",
-					b.opts.MaxSessions)})
-			return
-		}
 		if r.Header.Get(sessionHeader) == "" {
+			// Without a session id the request opens a session.
 			host := remoteHost(r.RemoteAddr)
-			if !owners.admit(host, server) {
+			evict, refused := owners.admit(host, server)
+			if refused != withinBounds {
+				msg := fmt.Sprintf("Server busy: %d sessions are open, the most it keeps, none idle; retry later",
+					b.opts.MaxSessions)
+				if refused == errHostBound {
+					msg = fmt.Sprintf("Server busy: %d sessions are open from %s, the most one address keeps, none idle; close one (DELETE) or retry later",
+						b.opts.MaxSessionsPerAddr, host)
+				}
 				w.Header().Set("Retry-After", strconv.Itoa(sessionRetryAfter))
-				writeRPCError(w, http.StatusServiceUnavailable, rpcError{ID: recoverID(body), Code: codeServerBusy,
-					Message: fmt.Sprintf("Server busy: %d sessions are open from %s, the most one address keeps; close one (DELETE) or retry later",
-						b.opts.MaxSessionsPerAddr, host)})
+				writeRPCError(w, http.StatusServiceUnavailable, rpcError{ID: recoverID(body), Code: codeServerBusy, Message: msg})
 				return
 			}
-			defer func() { owners.opened(host, w.Header().Get(sessionHeader)) }()
+			if evict != "" {
+				b.closeIdle(server, evict, host)
+			}
+			// The session counts as the host's before its client learns
+			// its id, so that its next request finds it counted.
+			hw := &headerHook{ResponseWriter: w}
+			hw.fn = func() { owners.opened(host, w.Header().Get(sessionHeader)) }
+			defer hw.done()
+			w = hw
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		done := b.tagRequest(r)
@@ -191,21 +199,24 @@ func (b *Bridge) httpHandler(server *sdk.Server) http.Handler {
 	})
 }
 
+// closeIdle closes session, the idle one given up to make room for a new
+// one from host (sessionOwners.admit): its client's next request is
+// answered 404, which tells it to open a new session.
+func (b *Bridge) closeIdle(server *sdk.Server, session, host string) {
+	for ss := range server.Sessions() {
+		if ss.ID() == session {
+			b.opts.Logger.Info("mcp: at a session bound, closed the session idle longest to make room",
+				"session", session, "for", host, "max_sessions", b.opts.MaxSessions,
+				"max_sessions_per_addr", b.opts.MaxSessionsPerAddr)
+			_ = ss.Close()
+			return
+		}
+	}
+}
+
 // sessionRetryAfter is the Retry-After (seconds) of a session refused
 // because the bound is reached.
 const sessionRetryAfter = 30
-
-// full reports whether server has Options.MaxSessions sessions open.
-func (b *Bridge) full(server *sdk.Server) bool {
-	if b.opts.MaxSessions < 0 {
-		return false
-	}
-	n := 0
-	for range server.Sessions() {
-		n++
-	}
-	return n >= b.opts.MaxSessions
-}
 
 func writeRPCError(w http.ResponseWriter, status int, e rpcError) {
 	data, err := json.Marshal(e)
@@ -217,3 +228,26 @@ func writeRPCError(w http.ResponseWriter, status int, e rpcError) {
 	w.WriteHeader(status)
 	_, _ = w.Write(data)
 }
+
+// headerHook runs fn once: when the response's header is written, else
+// at done.
+type headerHook struct {
+	http.ResponseWriter
+	fn   func()
+	once sync.Once
+}
+
+func (h *headerHook) WriteHeader(code int) {
+	h.once.Do(h.fn)
+	h.ResponseWriter.WriteHeader(code)
+}
+
+func (h *headerHook) Write(b []byte) (int, error) {
+	h.once.Do(h.fn)
+	return h.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (Flush).
+func (h *headerHook) Unwrap() http.ResponseWriter { return h.ResponseWriter }
+
+func (h *headerHook) done() { h.once.Do(h.fn) }

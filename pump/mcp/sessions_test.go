@@ -1,99 +1,86 @@
 package mcp
 
 import (
-	"context"
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestHTTPSessionsBounded: a client that opens sessions without end (each
-// initialize one more, none closed) is refused past Options.MaxSessions —
-// 503 with Retry-After and a JSON-RPC error — instead of growing the
-// process for the hour an idle session lasts; the sessions already open
-// go on working, and closing one makes room for a new one.
+// TestHTTPSessionsBounded: clients that open sessions without end and keep
+// them in use are refused past Options.MaxSessions — 503 with Retry-After
+// and a JSON-RPC error — instead of growing the process; the sessions
+// already open go on working, and one no longer in use makes room for a
+// new one. Behind a reverse proxy (one host, its per-host bound lifted, as
+// the README says) it is the bound that holds.
 func TestHTTPSessionsBounded(t *testing.T) {
-	o := startOrganism(t)
-	defer o.Shutdown(context.Background())
-	b := New(o.Pump, Options{Timeout: time.Minute, MaxSessions: 3})
-	defer b.Close()
-	srv := httptest.NewServer(b.HTTPHandler())
-	defer srv.Close()
-	remove := func(session string) {
-		t.Helper()
-		req, err := http.NewRequest(http.MethodDelete, srv.URL, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Mcp-Session-Id", session)
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusNoContent {
-			t.Fatalf("DELETE: %s", resp.Status)
-		}
-	}
-	post := func(session, body string) (*http.Response, reply) {
-		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
-			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var r reply
-		if resp.Header.Get("Content-Type") == "application/json" {
-			_ = json.NewDecoder(resp.Body).Decode(&r)
-		}
-		return resp, r
-	}
-	const initialize = `{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
-	var sessions []string
-	defer func() { // a session left open would outlive the test
-		for _, s := range sessions {
-			remove(s)
+	s := newPerAddrServer(t, 3, -1)
+	const proxy = "192.0.2.9:1000"
+	var ends []func()
+	defer func() {
+		for _, end := range ends {
+			end()
 		}
 	}()
+	var ids []string
 	for range 3 {
-		resp, _ := post("", initialize)
-		if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") == "" {
-			t.Fatalf("initialize: %s, session %q", resp.Status, resp.Header.Get("Mcp-Session-Id"))
-		}
-		sessions = append(sessions, resp.Header.Get("Mcp-Session-Id"))
+		id := s.open(proxy)
+		ids = append(ids, id)
+		ends = append(ends, s.stream(proxy, id))
 	}
-	resp, r := post("", initialize)
+	resp, r := s.do(http.MethodPost, proxy, "", perAddrInitialize)
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" ||
 		r.Error == nil || !strings.Contains(r.Error.Message, "3 sessions") || string(r.ID) != "7" {
-		t.Fatalf("a session past the bound: %s (Retry-After %q) %+v, want 503 naming the bound",
+		t.Fatalf("a session past the bound, all in use: %s (Retry-After %q) %+v, want 503 naming the bound",
 			resp.Status, resp.Header.Get("Retry-After"), r.Error)
 	}
-	if resp, _ := post(sessions[0], `{"jsonrpc":"2.0","method":"notifications/initialized"}`); resp.StatusCode/100 != 2 {
-		t.Fatalf("an open session refused: %s", resp.Status)
+	for _, id := range ids {
+		if status := s.listTools(proxy, id); status != http.StatusOK {
+			t.Fatalf("tools/list on an open session: %d", status)
+		}
 	}
-	if resp, r := post(sessions[0], `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`); resp.StatusCode != http.StatusOK || r.Error != nil {
-		t.Fatalf("tools/list on an open session: %s %+v", resp.Status, r.Error)
+	ends[1]() // the second is no longer in use, once the server sees its stream end
+	deadline := time.Now().Add(time.Minute)
+	for {
+		resp, r := s.do(http.MethodPost, proxy, "", perAddrInitialize)
+		if resp.StatusCode == http.StatusOK {
+			s.sessions = append(s.sessions, openedSession{proxy, resp.Header.Get("Mcp-Session-Id")})
+			break
+		}
+		if resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("initialize once a session is no longer in use: %s %+v", resp.Status, r.Error)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	remove(sessions[1])
-	sessions = slices.Delete(sessions, 1, 2)
-	resp, _ = post("", initialize)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("initialize once a session closed: %s", resp.Status)
+	if status := s.listTools(proxy, ids[1]); status != http.StatusNotFound {
+		t.Errorf("tools/list on the session given up: %d, want 404", status)
 	}
-	sessions = append(sessions, resp.Header.Get("Mcp-Session-Id"))
+	for _, id := range []string{ids[0], ids[2]} {
+		if status := s.listTools(proxy, id); status != http.StatusOK {
+			t.Errorf("tools/list on a session in use: %d, want 200", status)
+		}
+	}
+}
+
+// TestHTTPIdleSessionMakesRoom: at Options.MaxSessions, all idle — clients
+// that closed without a DELETE, as the TypeScript SDK's does, behind a
+// proxy — a new client is not locked out until they time out: the session
+// used least recently is closed to make room.
+func TestHTTPIdleSessionMakesRoom(t *testing.T) {
+	s := newPerAddrServer(t, 3, -1)
+	a := s.open("192.0.2.1:1000")
+	b := s.open("192.0.2.2:1000")
+	c := s.open("192.0.2.3:1000")
+	if status := s.listTools("192.0.2.1:1000", a); status != http.StatusOK { // a used since c opened
+		t.Fatalf("tools/list on a: %d", status)
+	}
+	s.open("192.0.2.4:1000")
+	if status := s.listTools("192.0.2.2:1000", b); status != http.StatusNotFound {
+		t.Errorf("tools/list on the session used least recently: %d, want 404 (closed to make room)", status)
+	}
+	for _, id := range []string{a, c} {
+		if status := s.listTools("192.0.2.1:1000", id); status != http.StatusOK {
+			t.Errorf("tools/list on %s: %d, want 200", id, status)
+		}
+	}
 }

@@ -83,26 +83,11 @@ func (ts *toolSet) add(name string, t tool) {
 		if req.Extra != nil {
 			ctx = withOrigin(ctx, req.Extra.Header)
 		}
-		return b.call(ctx, name, pt, rt, req.Params.Arguments, progressOf(ctx, req)), nil
+		progress, flush := progressOf(ctx, req, b.opts.Logger)
+		res := b.call(ctx, name, pt, rt, req.Params.Arguments, progress)
+		flush() // the progress notifications queued go before the answer
+		return res, nil
 	})
-}
-
-// progressOf returns what sends a call's interim text to its client as
-// progress notifications — each a step further, the text its message — or
-// nil when the request carries no progressToken (the client asked for
-// none). A notification the client cannot take is dropped: the call goes
-// on.
-func progressOf(ctx context.Context, req *sdk.CallToolRequest) func(text string) {
-	token := req.Params.GetProgressToken()
-	if token == nil || req.Session == nil {
-		return nil
-	}
-	step := 0.0
-	return func(text string) {
-		step++
-		_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Message: text,
-			Progress: step})
-	}
 }
 
 // follow syncs the tools at every change of the routing table (changed is

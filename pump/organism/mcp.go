@@ -33,7 +33,8 @@ func mountMCP(p *pump.Pump, env catalog.Env, lc config.Listener, where string) (
 // for each of its tools, not registered.
 func connectMount(env catalog.Env, lc config.Listener, where string) (*mount, []pump.Listener, error) {
 	mc, err := mcpclient.Connect(context.Background(), mcpclient.Options{Name: lc.Name, Command: lc.Server.Command,
-		URL: lc.Server.URL, Env: lc.Server.Env, Network: lc.Server.Network.Allowed(), Timeout: lc.Server.Timeout.D(), Logger: env.Logger, Callers: env.Callers})
+		URL: lc.Server.URL, Env: lc.Server.Env, Network: lc.Server.Network.Allowed(), Timeout: lc.Server.Timeout.D(), Logger: env.Logger, Callers: env.Callers,
+		Progress: env.Progress})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", where, err)
 	}

@@ -366,6 +366,17 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	if env.Logger == nil {
 		env.Logger = opts.Logger
 	}
+	if env.Progress == nil {
+		// A mounted MCP tool's progress reaches the Ask waiting for its
+		// conversation (WithInterim, an MCP client's progress) as an
+		// agent's interim text does.
+		log := env.Logger
+		env.Progress = func(thread, listener, text string) {
+			if o := layer.org.p.Load(); o != nil {
+				o.interims.show(o.Pump.Threads(), log, listener, thread, text)
+			}
+		}
+	}
 	var completer *liveCompleter
 	if env.LLM == nil {
 		completer = &liveCompleter{}

@@ -302,7 +302,8 @@ func (e planEntry) locator(cfg *config.Organism) locator {
 
 // changed reports whether the unit u, built from an earlier configuration
 // (old), must be built again for entry e of cfg: its entry differs, its
-// files changed (wasm), its router, prompt or budgets changed (agents), or
+// files changed (wasm), its server's tool list changed (mcp), its router,
+// prompt or budgets changed (agents), or
 // whether an LLM backend is usable at all changed (catalog listeners get
 // the completer then or not).
 func (u *unit) changed(e planEntry, old, cfg *config.Organism, fresh, flip bool) bool {
@@ -317,6 +318,9 @@ func (u *unit) changed(e planEntry, old, cfg *config.Organism, fresh, flip bool)
 		return fresh || err != nil || prompt != u.prompt || !reflect.DeepEqual(old.Budgets, cfg.Budgets)
 	case catalogUnit:
 		return flip
+	case mountUnit:
+		// Its server offers another tool list than the mounted one.
+		return u.mount != nil && u.mount.m.Stale()
 	}
 	return false
 }
