@@ -258,3 +258,40 @@ func TestAdmissionPaceAfterPause(t *testing.T) {
 	close(running.done)
 	close(awaitCall(t, calls).done)
 }
+
+// TestAdmissionDefaultLetsAModelCallQueue: with the default bound, a
+// one-worker listener busy for 20 s on one handling — an agent in a long
+// model call, the common case — still admits a short queue behind it. The
+// floor of the estimate (time without a handling ending) reads 20 s there:
+// a default of 10 s refused the second message queued behind such a call,
+// so two users of a busy agent got "busy" where a model call's wait is the
+// expected one.
+func TestAdmissionDefaultLetsAModelCallQueue(t *testing.T) {
+	clock := newFakeClock()
+	calls := make(chan servedCall, 1)
+	p := startPump(t, pump.Options{Clock: clock.Now, AdmitWait: time.Hour}, metered(t, "agent", clock, calls))
+	inject := func(text string) error {
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		return p.Inject(ctx, pingTo(client, "agent", text), nil)
+	}
+	if err := inject("first"); err != nil {
+		t.Fatal(err)
+	}
+	running := awaitCall(t, calls)
+	clock.advance(20 * time.Second) // a long model call
+	admitted := 0
+	for _, text := range []string{"second", "third"} {
+		if err := inject(text); err != nil {
+			t.Errorf("inject %s behind a 20 s handling: %v (default max queue wait %s)", text, err,
+				pump.DefaultMaxQueueWait)
+			continue
+		}
+		admitted++
+	}
+	for range admitted {
+		close(running.done)
+		running = awaitCall(t, calls)
+	}
+	close(running.done)
+}

@@ -39,8 +39,12 @@ const (
 
 // DefaultMaxQueueWait is how long a new external message may be expected to
 // wait at its target listener before it is refused as busy, unless Options
-// say otherwise (see Options.MaxQueueWait).
-const DefaultMaxQueueWait = 10 * time.Second
+// say otherwise (see Options.MaxQueueWait). It is the length of a long
+// model call: an agent whose calls run for tens of seconds still queues a
+// message or two behind them (TestAdmissionDefaultLetsAModelCallQueue;
+// 10 s refused the second one), and what is admitted still starts well
+// within a client's usual minute.
+const DefaultMaxQueueWait = 30 * time.Second
 
 // Options configures a Pump. Zero values take the documented defaults.
 type Options struct {

@@ -609,7 +609,7 @@
 // it and one user a quarter, and a listener's backlog beyond its eighth
 // (a paused or stuck listener's) does not count against the others. A
 // message expected to wait at its target listener longer than
-// max_queue_wait (default 10 s) before its handling starts — the messages
+// max_queue_wait (default 30 s) before its handling starts — the messages
 // ahead of it there times the listener's measured pace — is refused at
 // once. A message that finds no room waits for it at most admit_wait
 // (default 2 s), and only while room is expected within a quarter of a

@@ -20,7 +20,7 @@ func Default() *Organism {
 		MaxChainDepth:          256,
 		MaxInFlight:            4096,
 		AdmitWait:              Duration(2 * time.Second),
-		MaxQueueWait:           Duration(10 * time.Second),
+		MaxQueueWait:           Duration(30 * time.Second),
 		ThreadScheduling:       BreadthFirst,
 		LLM: LLM{
 			Strategy:       Failover,

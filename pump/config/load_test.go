@@ -235,7 +235,7 @@ func TestDefaults(t *testing.T) {
 		MaxChainDepth:          256,
 		MaxInFlight:            4096,
 		AdmitWait:              Duration(2 * time.Second),
-		MaxQueueWait:           Duration(10 * time.Second),
+		MaxQueueWait:           Duration(30 * time.Second),
 		ThreadScheduling:       BreadthFirst,
 		LLM:                    LLM{Strategy: Failover, Retries: 3, RetryBaseDelay: Duration(time.Second), RetryMaxDelay: Duration(time.Minute)},
 		OOB:                    OOB{Enabled: true, Bind: "127.0.0.1", Port: 8766},

@@ -35,7 +35,7 @@ type Organism struct {
 	// wait at its target listener before its handling starts: the messages
 	// ahead of it there times the pace the listener works at. Beyond it the
 	// message is refused at once as busy, with a Retry-After saying when
-	// the backlog should be short enough (default 10s, 0: no bound; a
+	// the backlog should be short enough (default 30s, 0: no bound; a
 	// paused or halted listener's backlog is bounded by its share alone).
 	MaxQueueWait Duration `yaml:"max_queue_wait"`
 	// ThreadScheduling picks which thread's message runs next (default
