@@ -31,6 +31,7 @@ func TestLongConversationHaltResume(t *testing.T) {
 		}
 		return longReply(msgs)
 	})
+	t.Cleanup(func() { close(release) }) // before the model server closes
 	o := startLongConv(t, m.URL, t.TempDir(), "")
 	defer func() { _ = o.Shutdown(context.Background()) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -53,7 +54,10 @@ func TestLongConversationHaltResume(t *testing.T) {
 			if _, err := o.Pump.Halt(pump.HaltAgents); err != nil {
 				t.Fatal(err)
 			}
-			close(release)
+			// The aborted call is released only when the test ends: a
+			// reply that raced the halt's abort to the client would be
+			// taken as the turn's (a halt holds only a call it stopped), and
+			// this test is of the call it stopped.
 			o.Pump.Unhalt()
 			r := <-done
 			if r.err != nil {
