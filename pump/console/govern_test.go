@@ -113,8 +113,24 @@ func interactive(t *testing.T, b organism.Backend) (in io.WriteCloser, out *tran
 	pr, pw := io.Pipe()
 	out = &transcript{}
 	ch := make(chan error, 1)
-	go func() { ch <- c.Run(context.Background(), pr, out) }()
-	t.Cleanup(func() { pw.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		ch <- c.Run(ctx, pr, out)
+	}()
+	// At the end of input the console waits for the conversations still
+	// open (one held for an approval waits long): the test's end stops it
+	// and waits for it, so that no console outlives its test.
+	t.Cleanup(func() {
+		pw.Close()
+		cancel()
+		select {
+		case <-finished:
+		case <-time.After(60 * time.Second):
+			t.Error("the console did not stop within 60s of the test's end")
+		}
+	})
 	return pw, out, ch
 }
 
