@@ -167,7 +167,7 @@ func TestDashboardShowsContextTiers(t *testing.T) {
 		chromedp.Click(conv),
 		chromedp.WaitVisible(folded),
 	))
-	row := run(t, ctx, "folded row", chromedp.Text(folded))
+	row := textOf(t, ctx, "folded row", folded)
 	if !strings.Contains(row, "Minutes of the harbour board.") || !strings.Contains(row, "message from api:olga") {
 		t.Errorf("folded row %q", row)
 	}

@@ -42,7 +42,7 @@ func TestDashboardSaysWhyAnActionWasRefused(t *testing.T) {
 		chromedp.Click(kill),
 		chromedp.WaitVisible(css("#action-error")),
 	))
-	got := run(t, ctx, "the refusal", chromedp.Text(css("#action-error")))
+	got := textOf(t, ctx, "the refusal", css("#action-error"))
 	if want := "kill " + thread[:8] + ": Conversation already killed"; got != want {
 		t.Errorf("the dashboard says %q, want %q", got, want)
 	}

@@ -49,11 +49,11 @@ func TestDashboardShowsAHaltedCall(t *testing.T) {
 		t.Errorf("live blocks during the halt %q: want poet's text and the halt's note, one block", got)
 	}
 	waitText(t, ctx, "#calls tbody", func(s string) bool { return strings.Contains(s, "aborted") })
-	row := run(t, ctx, "call row", chromedp.Text(css(`#calls tbody tr td[data-outcome="aborted"]`)))
+	row := textOf(t, ctx, "call row", css(`#calls tbody tr td[data-outcome="aborted"]`))
 	if row != "aborted" {
 		t.Errorf("outcome cell %q", row)
 	}
-	tokens := run(t, ctx, "tokens", chromedp.Text(css("#calls tbody tr td:nth-child(3)")))
+	tokens := textOf(t, ctx, "tokens", css("#calls tbody tr td:nth-child(3)"))
 	if tokens == "0 + 0" || !strings.HasPrefix(tokens, "≈") {
 		t.Errorf("the aborted call's tokens %q: want what it spent, marked ≈ (an estimate)", tokens)
 	}
@@ -72,7 +72,7 @@ func TestDashboardShowsAHaltedCall(t *testing.T) {
 	if len(outcomes) != 2 || outcomes[0] != "aborted" || outcomes[1] != "completed" {
 		t.Errorf("call outcomes %v: want aborted, completed", outcomes)
 	}
-	if tokens := run(t, ctx, "tokens", chromedp.Text(css("#calls tbody tr:nth-child(2) td:nth-child(3)"))); tokens != "11 + 7" {
+	if tokens := textOf(t, ctx, "tokens", css("#calls tbody tr:nth-child(2) td:nth-child(3)")); tokens != "11 + 7" {
 		t.Errorf("the completed call's tokens %q: want the model's own usage, 11 + 7, unmarked", tokens)
 	}
 	for _, b := range blocks() {

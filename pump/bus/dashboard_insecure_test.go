@@ -34,7 +34,7 @@ func TestDashboardInsecureDevNeedsNoLogin(t *testing.T) {
 	if hidden := run(t, ctx, "login form", chromedp.Evaluate[bool](`document.querySelector("#login").hidden`)); !hidden {
 		t.Error("the login form shows under --insecure-dev, where any name logs in")
 	}
-	if who := run(t, ctx, "who", chromedp.Text(css("#who"))); !strings.Contains(who, "insecure dev mode") {
+	if who := textOf(t, ctx, "who", css("#who")); !strings.Contains(who, "insecure dev mode") {
 		t.Errorf("#who = %q, want it to say insecure dev mode", who)
 	}
 }

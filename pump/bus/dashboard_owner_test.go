@@ -32,7 +32,7 @@ func TestDashboardOffersStopsByOwner(t *testing.T) {
 	vctx, cancel := chromedp.NewContext(ctx)
 	defer cancel()
 	run(t, vctx, "viewer login", chromedp.Steps(f.loginSteps("vic", vsecret), chromedp.WaitVisible(css(row+" .owner"))))
-	if got := run(t, vctx, "the owner shown", chromedp.Text(css(row+" .owner"))); got != "by olga" {
+	if got := textOf(t, vctx, "the owner shown", css(row+" .owner")); got != "by olga" {
 		t.Errorf("the viewer's row names its owner %q, want %q", got, "by olga")
 	}
 	cancel()

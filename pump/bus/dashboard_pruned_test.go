@@ -59,7 +59,7 @@ func TestDashboardDrawsAPrunedDenialAsADecision(t *testing.T) {
 	if !strings.Contains(class, "decision") || strings.Contains(class, "failure") {
 		t.Errorf("the pruned refusal is drawn %q, want a decision, not a failure", class)
 	}
-	if text := run(t, ctx, "the pruned refusal", chromedp.Text(refusal)); !strings.Contains(text, "pruned") {
+	if text := textOf(t, ctx, "the pruned refusal", refusal); !strings.Contains(text, "pruned") {
 		t.Errorf("the pruned refusal does not say it was pruned:\n%s", text)
 	}
 }

@@ -44,7 +44,7 @@ func TestDashboardReconnects(t *testing.T) {
 		t.Fatalf("logout: %d %v", code, body)
 	}
 	run(t, ctx, "back to the login form", chromedp.WaitVisible(css("#login")))
-	if why := run(t, ctx, "why", chromedp.Text(css("#login-error"))); !strings.Contains(why, "session has ended") {
+	if why := textOf(t, ctx, "why", css("#login-error")); !strings.Contains(why, "session has ended") {
 		t.Errorf("the login form says %q, want that the session has ended", why)
 	}
 	if main := run(t, ctx, "main", chromedp.Evaluate[bool](`document.querySelector("#main").hidden`)); !main {

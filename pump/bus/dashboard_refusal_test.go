@@ -34,7 +34,7 @@ func TestDashboardShowsWhyRefused(t *testing.T) {
 		chromedp.Click(item),
 		chromedp.WaitVisible(refusal),
 	))
-	text := run(t, ctx, "the refusal", chromedp.Text(refusal))
+	text := textOf(t, ctx, "the refusal", refusal)
 	if !strings.Contains(text, "No matching global declaration") {
 		t.Errorf("the refusal does not say why:\n%s", text)
 	}

@@ -41,14 +41,14 @@ func TestDashboardWarnsBeforeTheSessionEnds(t *testing.T) {
 		chromedp.SendKeys(css("#send-input"), draft),
 		chromedp.WaitVisible(css("#session-notice")),
 	))
-	if notice := run(t, ctx, "notice", chromedp.Text(css("#session-notice"))); !strings.Contains(notice, "expires in") {
+	if notice := textOf(t, ctx, "notice", css("#session-notice")); !strings.Contains(notice, "expires in") {
 		t.Errorf("the notice says %q, want when the session expires", notice)
 	}
 	run(t, ctx, "the session ends", chromedp.Steps(
 		chromedp.WaitVisible(css("#login")),
 		chromedp.WaitNotVisible(css("#main")),
 	))
-	if why := run(t, ctx, "why", chromedp.Text(css("#login-error"))); why != "Your session expired: log in again." {
+	if why := textOf(t, ctx, "why", css("#login-error")); why != "Your session expired: log in again." {
 		t.Errorf("the login form says %q, want that the session expired", why)
 	}
 	if left := run(t, ctx, "what shows", chromedp.Evaluate[string](`document.querySelector("#send-input").value`)); left != "" {

@@ -48,7 +48,7 @@ func TestDashboardShowsDeniedAndCancelled(t *testing.T) {
 		chromedp.WaitVisible(row(cancelled, "cancelled")),
 	))
 	for conv, want := range map[string]string{denied: "denied", cancelled: "cancelled"} {
-		if got := run(t, ctx, "status text", chromedp.Text(row(conv, want))); got != want {
+		if got := textOf(t, ctx, "status text", row(conv, want)); got != want {
 			t.Errorf("feed row of %s reads %q, want %q", conv, got, want)
 		}
 	}

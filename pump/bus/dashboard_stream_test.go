@@ -60,7 +60,7 @@ func TestDashboardStreamsAndCalls(t *testing.T) {
 		return true
 	})
 	waitText(t, ctx, "#envelopes", func(s string) bool { return strings.Contains(s, "Rain on tin roofs, answer 1") })
-	if got := run(t, ctx, "send target", chromedp.Text(css("#send-target"))); got != "continues "+conv[:8] {
+	if got := textOf(t, ctx, "send target", css("#send-target")); got != "continues "+conv[:8] {
 		t.Errorf("send target %q", got)
 	}
 

@@ -141,14 +141,14 @@ func TestDashboardInABrowser(t *testing.T) {
 	))
 	run(t, ctx, "latency sparkline", chromedp.WaitVisible(css("#latency-box")))
 	for deadline := time.Now().Add(stepTimeout); ; {
-		if ms := run(t, ctx, "latency", chromedp.Text(css("#latency-ms"))); ms == "3.0 ms" {
+		if ms := textOf(t, ctx, "latency", css("#latency-ms")); ms == "3.0 ms" {
 			break
 		} else if time.Now().After(deadline) {
 			t.Fatalf("latency shows %q, want the 3 ms handler timings' mean", ms)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	envelopes := run(t, ctx, "envelopes", chromedp.Text(css("#envelopes")))
+	envelopes := textOf(t, ctx, "envelopes", css("#envelopes"))
 	kinds := run(t, ctx, "kinds", chromedp.Evaluate[string](
 		`Array.from(document.querySelectorAll("#envelopes li")).map(li => li.dataset.kind).join(",")`))
 	run(t, ctx, "context", chromedp.WaitVisible(css("#context tr[data-segment]")))

@@ -81,7 +81,7 @@ func TestDashboardOperatorWalk(t *testing.T) {
 
 	// Its row tells it from the others between the same participants: its
 	// id's first characters and when it began.
-	text := run(t, ctx, "the conversation's row", chromedp.Text(css(row)))
+	text := textOf(t, ctx, "the conversation's row", css(row))
 	if !strings.Contains(text, conv[:8]) || !regexp.MustCompile(`\d\d:\d\d:\d\d`).MatchString(text) {
 		t.Errorf("the row %q names neither the conversation (%s) nor when it began", text, conv[:8])
 	}
@@ -159,7 +159,7 @@ func TestDashboardOperatorWalk(t *testing.T) {
 		`[state.selected || "", ...["#feed", "#approvals", "#envelopes", "#calls tbody", "#live", "#thread-id"].map((s) => document.querySelector(s).textContent)].join("")`)); left != "" {
 		t.Errorf("after logging out the page still holds %q", left)
 	}
-	if got := run(t, ctx, "login message", chromedp.Text(css("#login-error"))); got != "Logged out." {
+	if got := textOf(t, ctx, "login message", css("#login-error")); got != "Logged out." {
 		t.Errorf("after logging out the form says %q, want %q", got, "Logged out.")
 	}
 	for deadline := time.Now().Add(stepTimeout); ; {
@@ -235,7 +235,7 @@ func TestDashboardLockoutSaysWhen(t *testing.T) {
 func loginError(t *testing.T, ctx context.Context) string {
 	t.Helper()
 	for deadline := time.Now().Add(stepTimeout); ; {
-		if msg := run(t, ctx, "login error", chromedp.Text(css("#login-error"))); msg != "" {
+		if msg := textOf(t, ctx, "login error", css("#login-error")); msg != "" {
 			return msg
 		}
 		if time.Now().After(deadline) {

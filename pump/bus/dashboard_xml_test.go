@@ -25,7 +25,7 @@ func TestDashboardShowsTextAsText(t *testing.T) {
 		// Greeting, GreetingResponse, ShoutedResponse.
 		chromedp.WaitVisible(css("#envelopes li:nth-child(3)")),
 	))
-	envelopes := run(t, ctx, "envelopes", chromedp.Text(css("#envelopes")))
+	envelopes := textOf(t, ctx, "envelopes", css("#envelopes"))
 	for _, want := range []string{
 		`<Name>Tom &lt;b&gt;&amp;&lt;/b&gt; "Jerry"</Name>`,
 		`<Message>HELLO, TOM &lt;B&gt;&amp;&lt;/B&gt; "JERRY"!</Message>`,

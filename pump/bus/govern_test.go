@@ -296,7 +296,7 @@ func TestDashboardApprovesAndHalts(t *testing.T) {
 		chromedp.WaitVisible(pending),
 	))
 	id := run(t, ctx, "approval id", chromedp.AttributeValue(pending, "data-approval")).Value
-	text := run(t, ctx, "approval text", chromedp.Text(pending))
+	text := textOf(t, ctx, "approval text", pending)
 	if !strings.Contains(text, "researcher → run_command") || !strings.Contains(text, "<RunCommand") ||
 		!regexp.MustCompile(`in ada's conversation [0-9a-f]{8}`).MatchString(text) {
 		t.Fatalf("the dashboard shows %q", text)
