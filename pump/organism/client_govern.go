@@ -82,9 +82,9 @@ func (e GovernanceEvent) Line() string {
 			return approvalLine(e.Kind, a.ID, a.Agent, a.Target, a.RequestReason, a.Status, a.DecidedBy, a.Reason, a.Call())
 		}
 	case EventHalted:
-		return haltLine(true, e.Scope, e.By)
+		return haltLine(true, e.Scope, e.Listener, e.By)
 	case EventResumed:
-		return haltLine(false, e.Scope, e.By)
+		return haltLine(false, e.Scope, e.Listener, e.By)
 	case EventGuardianAlert:
 		if al := e.Alert; al != nil {
 			return alertLine(al.Sender, al.Count, al.Window.String(), al.Rules)
@@ -132,8 +132,13 @@ func clip(s string, n int) string {
 }
 
 // haltLine is the line of a halt or resume.
-func haltLine(halted bool, scope, by string) string {
-	if halted {
+func haltLine(halted bool, scope, listener, by string) string {
+	switch {
+	case listener != "" && halted:
+		return fmt.Sprintf("[halt] listener %s is halted by %s: /resume %[1]s to go on", listener, by)
+	case listener != "":
+		return fmt.Sprintf("[halt] listener %s resumed by %s", listener, by)
+	case halted:
 		return fmt.Sprintf("[halt] the organism is halted (%s) by %s: /resume to go on", scope, by)
 	}
 	return "[halt] resumed by " + by
