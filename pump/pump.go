@@ -103,7 +103,7 @@ type Pump struct {
 	// haltedNames are the listeners HaltListener stopped: lower-case name
 	// → name (nil: none); replaced whole, under haltMu.
 	haltedNames atomic.Pointer[map[string]string]
-	haltMu    sync.Mutex
+	haltMu      sync.Mutex
 	// abandoned counts handler calls abandoned after CancelGrace.
 	abandoned atomic.Int64
 	// chainsStopped counts forwards refused by MaxChainDepth and

@@ -79,7 +79,7 @@ func TestCommands(t *testing.T) {
 		{"no-llm-note", Config{NoLLM: true}, ""},
 		{"approvals-none", Config{}, "/approvals\n/approvals all\n/approvals maybe\n"},
 		{"decide-unknown", Config{}, "/approve\n/deny\n/approve nope\n/deny nope not now\n"},
-		{"halt-resume", Config{}, "/halt\n/halt sideways\n/resume\n/resume\n"},
+		{"halt-resume", Config{}, "/halt\n/halt sideways\n/resume\n/resume\n/halt shouter\n/resume greeter\n/resume shouter\n"},
 		{"buffer-usage", Config{}, "/buffer\n/buffer *\n"},
 		{"buffer-not-found", Config{}, "/buffer 0bad\n"},
 		{"config", Config{}, "/config\n"},

@@ -33,6 +33,16 @@ type Governor interface {
 	WatchGovernance(fn func(line string)) (cancel func())
 }
 
+// ListenerHalter is an optional Backend capability beside Governor: the
+// emergency stop of one listener (/halt NAME, /resume NAME). HaltListener's
+// error wraps pump.ErrUnknownListener for a name no listener has.
+type ListenerHalter interface {
+	// HaltListener stops the listener called name at once.
+	HaltListener(ctx context.Context, name string) error
+	// ResumeListener lifts its halt; false when it was not halted alone.
+	ResumeListener(ctx context.Context, name string) (bool, error)
+}
+
 // localUser is who decides in the in-process console (the operator at the
 // terminal).
 const localUser = "console"
@@ -60,6 +70,17 @@ func (l *Local) Halt(_ context.Context, all bool) (string, error) {
 // Resume implements Governor.
 func (l *Local) Resume(context.Context) (bool, error) {
 	return l.org.Governance().Resume(localUser), nil
+}
+
+// HaltListener implements ListenerHalter.
+func (l *Local) HaltListener(_ context.Context, name string) error {
+	_, err := l.org.Governance().HaltListener(localUser, name)
+	return err
+}
+
+// ResumeListener implements ListenerHalter.
+func (l *Local) ResumeListener(_ context.Context, name string) (bool, error) {
+	return l.org.Governance().ResumeListener(localUser, name), nil
 }
 
 // WatchGovernance implements Governor: the local console is the
