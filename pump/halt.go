@@ -53,6 +53,18 @@ func (p *Pump) haltedFor(l *listener) bool {
 	return false
 }
 
+// senderHalted reports whether from names a listener halted alone
+// (HaltListener): the messages it sent wait too, wherever they are queued,
+// and their handlings running at its halt are cancelled.
+func (p *Pump) senderHalted(from string) bool {
+	names := p.haltedNames.Load()
+	if names == nil {
+		return false
+	}
+	_, ok := (*names)[strings.ToLower(from)]
+	return ok
+}
+
 // HaltReport says what Halt did.
 type HaltReport struct {
 	// Scope is the scope now in force (0 after a HaltListener while no
@@ -127,6 +139,7 @@ func (p *Pump) Unhalt() bool {
 	}
 	for _, l := range p.liveListeners() {
 		l.queue.setHalted(false)
+		l.queue.unpark()
 	}
 	p.log.Warn("organism resumed after halt")
 	return true
@@ -170,7 +183,11 @@ func (p *Pump) HaltListener(name string) (HaltReport, error) {
 	}
 	// After the set is published: a worker starting a call now either sees
 	// the halt (handle) or publishes its call before this scan.
-	rep.Cancelled = p.cancelCalls(ErrHalted, func(c *handlerCall) bool { return stops(c.l) && !c.l.WaitsOnConversations })
+	// Its calls to tools and peers running now stop too (a tool's process
+	// with its context): their messages wait, as its own do.
+	rep.Cancelled = p.cancelCalls(ErrHalted, func(c *handlerCall) bool {
+		return (stops(c.l) || strings.EqualFold(c.d.from, key)) && !c.l.WaitsOnConversations
+	})
 	for _, v := range p.liveListeners() {
 		if stops(v) {
 			rep.Held += v.queue.len()
@@ -205,6 +222,7 @@ func (p *Pump) UnhaltListener(name string) bool {
 		if strings.EqualFold(l.Name, key) && !p.haltScope.Load().covers(l) {
 			l.queue.setHalted(false)
 		}
+		l.queue.unpark() // what it sent
 	}
 	p.log.Warn("listener resumed after halt", "listener", name)
 	return true

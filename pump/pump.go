@@ -294,6 +294,7 @@ func (p *Pump) newListener(l Listener) *listener {
 	}
 	p.listenerTimeout(rl)
 	rl.queue = newSchedQueue(p.opts.Scheduling)
+	rl.queue.holdFrom = p.senderHalted
 	return rl
 }
 

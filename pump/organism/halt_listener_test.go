@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 )
 
 // haltTwoAgents is haltOrganism's thinker beside a second agent.
@@ -157,5 +159,106 @@ func TestParseHaltFile(t *testing.T) {
 		if scope != tc.scope || !cmp.Equal(ls, tc.listeners) {
 			t.Errorf("parseHaltFile(%q) = %v %v, want %v %v", tc.text, scope, ls, tc.scope, tc.listeners)
 		}
+	}
+}
+
+// Halting an agent stops the tool call it has running too: the tool's
+// handler is cancelled with ErrHalted and its message waits, not run
+// again, until the agent is resumed; then it runs once more and the agent
+// answers.
+func TestHaltListenerStopsItsToolCall(t *testing.T) {
+	m := newScriptedModel(t, map[string][]string{
+		"worker": {toolCalls(scriptedCall{ID: "call_b", Name: "blocker", Arguments: `{"Text":"go"}`}), "worker answers"}})
+	began, ended, release := make(chan string, 4), make(chan error, 4), make(chan struct{})
+	blocker := Func("blocker", "Blocks until the test releases it",
+		func(ctx context.Context, q *ReloadProbe, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
+			began <- q.Text
+			select {
+			case <-release:
+			case <-ctx.Done():
+				ended <- context.Cause(ctx)
+				return nil, ctx.Err()
+			}
+			return xmlpipe.Respond(&ReloadProbeDone{Text: "done " + q.Text}), nil
+		})
+	t.Setenv("TEST_LLM_KEY", "sk-test")
+	path := filepath.Join(t.TempDir(), "organism.yaml")
+	if err := os.WriteFile(path, []byte(reloadHead(m.URL)+`listeners:
+  - name: worker
+    agent: true
+    description: Works with a slow tool
+    prompt: You are worker.
+    peers: [blocker]
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.LoadWith(path, []string{"blocker"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := New(cfg, Options{Listeners: []Listener{blocker}, Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		if err := o.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	c := startConversation(t, o, "worker", "work")
+	wait := func(what string, ch <-chan string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(60 * time.Second):
+			t.Fatal(what)
+		}
+	}
+	wait("the worker never called its tool", began)
+	rep, err := o.Governance().HaltListener("operator", "worker")
+	if err != nil || rep.Cancelled != 1 {
+		t.Fatalf("HaltListener: %+v %v", rep, err)
+	}
+	select {
+	case cause := <-ended:
+		if !errors.Is(cause, xmlpipe.ErrHalted) {
+			t.Fatalf("the tool call ended with %v, want ErrHalted", cause)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the halt did not stop the tool call")
+	}
+	// Its message waits at the tool, not run again while the worker is halted.
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		var depth, active int
+		for _, l := range o.Pump.Listeners() {
+			if l.Name == "blocker" {
+				depth, active = l.QueueDepth, l.Active
+			}
+		}
+		if depth == 1 && active == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the tool's queue: depth %d, active %d; want the call waiting", depth, active)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case <-began:
+		t.Fatal("the tool call ran again while the worker was halted")
+	default:
+	}
+	if !o.Governance().ResumeListener("operator", "worker") {
+		t.Fatal("ResumeListener: not halted")
+	}
+	wait("the tool call did not run again after the resume", began)
+	close(release)
+	if got := c.answer(t); got != "worker answers" {
+		t.Fatalf("worker after the resume: %q", got)
 	}
 }
