@@ -214,6 +214,9 @@ func (c *Console) cmdStatus(ctx context.Context, _ string) {
 	if st.Halted != "" {
 		c.say("Halted (" + st.Halted + "): queued messages wait; /resume lifts the halt.")
 	}
+	for _, n := range st.HaltedListeners {
+		c.say("Halted listener " + n + ": its messages wait; /resume " + n + " lifts its halt.")
+	}
 }
 
 func (c *Console) cmdListeners(ctx context.Context, _ string) {

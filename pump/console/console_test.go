@@ -162,3 +162,13 @@ func TestConversations(t *testing.T) {
 		})
 	}
 }
+
+// /status names a listener halted alone, and stops naming it once resumed.
+func TestStatusNamesAHaltedListener(t *testing.T) {
+	b := helloWorld(t)
+	got := session(t, b, Config{}, "/halt shouter\n/status\n/resume shouter\n/status\n")
+	line := "Halted listener shouter: its messages wait; /resume shouter lifts its halt.\n"
+	if n := strings.Count(got, line); n != 1 {
+		t.Errorf("%q appears %d times, want once (before the resume):\n%s", line, n, got)
+	}
+}
