@@ -275,13 +275,6 @@ func (q *schedQueue) unpark() int {
 	return n
 }
 
-// heldFrom counts the items set aside because their sender is halted.
-func (q *schedQueue) heldFrom() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.parked)
-}
-
 // setPaused holds or releases pops; it reports whether the state changed.
 func (q *schedQueue) setPaused(paused bool) bool {
 	q.mu.Lock()
