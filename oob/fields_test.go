@@ -14,10 +14,10 @@ func TestOperationFields(t *testing.T) {
 		ok   bool
 	}{
 		{"shutdown", []string{"mode", "reason", "timeout-seconds"}, true},
-		{"halt", []string{"scope", "reason"}, true},
+		{"halt", []string{"scope", "listener", "reason"}, true},
 		{"kill-thread", []string{"thread-id", "reason"}, true},
 		{"cancel-thread", []string{"thread-id", "reason"}, true},
-		{"resume", []string{"reason"}, true},
+		{"resume", []string{"listener", "reason"}, true},
 		{"reload", []string{"reason"}, true},
 		{"list-listeners", []string{"detailed", "team"}, true},
 		{"inject-message", []string{"to", "thread-id", "from", "payload"}, true},

@@ -41,3 +41,38 @@ func TestHaltAndResumeOverOOB(t *testing.T) {
 		t.Fatalf("status %+v", s)
 	}
 }
+
+// One listener halted over OOB: <halt><listener>, an unknown name is
+// NOT_FOUND, a scope beside it INVALID_ARGUMENT; <resume><listener> lifts
+// it alone.
+func TestHaltListenerOverOOB(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.Target.Halter = nil })
+	f.srv.ops.t.Halter = f.org.Governance()
+	if r := f.do(t, `<halt><listener>nobody</listener></halt>`); r.Payload.Error == nil || r.Payload.Error.Code != CodeNotFound {
+		t.Fatalf("halt of an unknown listener: %+v", r.Payload)
+	}
+	if r := f.do(t, `<halt><scope>all</scope><listener>shouter</listener></halt>`); r.Payload.Error == nil ||
+		r.Payload.Error.Code != CodeInvalidArgument {
+		t.Fatalf("halt with a scope and a listener: %+v", r.Payload)
+	}
+	r := f.do(t, `<halt><listener>shouter</listener><reason>loops</reason></halt>`)
+	if r.Payload.Ack == nil || !r.Payload.Ack.Success ||
+		!regexp.MustCompile(`^halted listener shouter: \d+ running calls cancelled`).MatchString(r.Payload.Ack.Message) {
+		t.Fatalf("halt: %+v", r.Payload)
+	}
+	if got := f.org.Pump.HaltedListeners(); len(got) != 1 || got[0] != "shouter" {
+		t.Fatalf("halted listeners %v", got)
+	}
+	if _, ok := f.org.Pump.Halted(); ok {
+		t.Fatal("the organism reads halted")
+	}
+	if r := f.do(t, `<resume><listener>greeter</listener></resume>`); r.Payload.Ack == nil || r.Payload.Ack.Message != "greeter was not halted" {
+		t.Fatalf("resume of greeter: %+v", r.Payload)
+	}
+	if r := f.do(t, `<resume><listener>shouter</listener></resume>`); r.Payload.Ack == nil || r.Payload.Ack.Message != "resumed shouter" {
+		t.Fatalf("resume: %+v", r.Payload)
+	}
+	if got := f.org.Pump.HaltedListeners(); len(got) != 0 {
+		t.Fatalf("halted listeners after the resume %v", got)
+	}
+}

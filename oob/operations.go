@@ -148,6 +148,9 @@ func (o *operations) halt(p *Operations) reply {
 	if o.t.Halter == nil {
 		return o.s.fail(p.ID, CodeNotSupported, "this organism cannot be halted over OOB", "")
 	}
+	if name := strings.TrimSpace(p.Halt.Listener); name != "" {
+		return o.haltListener(p, name)
+	}
 	scope := pump.HaltAgents
 	if p.Halt.Scope == "all" {
 		scope = pump.HaltAll
@@ -160,6 +163,24 @@ func (o *operations) halt(p *Operations) reply {
 	return reply{resp: o.s.response(p.ID, ResponsePayload{Ack: &Ack{Success: true,
 		Message: fmt.Sprintf("halted (%s): %d running calls cancelled (their messages wait for the resume), "+
 			"%d queued messages held", rep.Scope, rep.Cancelled, rep.Held)}})}
+}
+
+// haltListener is <halt><listener>: the emergency stop of one listener.
+func (o *operations) haltListener(p *Operations, name string) reply {
+	if p.Halt.Scope != "" {
+		return o.s.fail(p.ID, CodeInvalidArgument, "give scope or listener, not both", "")
+	}
+	rep, err := o.t.Halter.HaltListener("oob", name)
+	switch {
+	case errors.Is(err, pump.ErrUnknownListener):
+		return o.s.fail(p.ID, CodeNotFound, "no listener named "+name, "")
+	case err != nil:
+		return o.s.fail(p.ID, CodeShuttingDown, err.Error(), "")
+	}
+	o.s.log.Warn("listener halt requested over OOB", "listener", rep.Listener, "reason", p.Halt.Reason)
+	return reply{resp: o.s.response(p.ID, ResponsePayload{Ack: &Ack{Success: true,
+		Message: fmt.Sprintf("halted listener %s: %d running calls cancelled (their messages wait for the resume), "+
+			"%d queued messages held", rep.Listener, rep.Cancelled, rep.Held)}})}
 }
 
 // kill stops the conversation a thread belongs to, as POST
@@ -227,6 +248,13 @@ func (o *operations) reload(p *Operations) reply {
 func (o *operations) resume(p *Operations) reply {
 	if o.t.Halter == nil {
 		return o.s.fail(p.ID, CodeNotSupported, "this organism cannot be halted over OOB", "")
+	}
+	if name := strings.TrimSpace(p.Resume.Listener); name != "" {
+		msg := "resumed " + name
+		if !o.t.Halter.ResumeListener("oob", name) {
+			msg = name + " was not halted"
+		}
+		return reply{resp: o.s.response(p.ID, ResponsePayload{Ack: &Ack{Success: true, Message: msg}})}
 	}
 	msg := "resumed"
 	if !o.t.Halter.Resume("oob") {

@@ -71,15 +71,19 @@ type Reload struct {
 }
 
 // Halt is <halt>: the emergency stop of the agents (Scope agents, the
-// default) or of every listener (all).
+// default) or of every listener (all), or, with Listener, of that one
+// listener alone.
 type Halt struct {
-	Scope  string `xml:"scope,omitempty"`
-	Reason string `xml:"reason,omitempty"`
+	Scope    string `xml:"scope,omitempty"`
+	Listener string `xml:"listener,omitempty"`
+	Reason   string `xml:"reason,omitempty"`
 }
 
-// Resume is <resume>: the halt is lifted.
+// Resume is <resume>: the halt is lifted (with Listener, that listener's
+// own halt only).
 type Resume struct {
-	Reason string `xml:"reason,omitempty"`
+	Listener string `xml:"listener,omitempty"`
+	Reason   string `xml:"reason,omitempty"`
 }
 
 // RegisterListener is <register-listener>.

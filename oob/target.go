@@ -75,6 +75,11 @@ func (f ReloaderFunc) Reload(reason string) error { return f(reason) }
 type Halter interface {
 	Halt(by string, scope pump.HaltScope) (pump.HaltReport, error)
 	Resume(by string) bool
+	// HaltListener halts the listener called name alone; an unknown name
+	// fails with an error wrapping pump.ErrUnknownListener.
+	HaltListener(by, name string) (pump.HaltReport, error)
+	// ResumeListener lifts that listener's own halt; false: it had none.
+	ResumeListener(by, name string) bool
 }
 
 // GatewayRunner runs and stops the gateways of a running organism.

@@ -188,7 +188,7 @@ func (p *Pump) handle(l *listener, d *delivery, slot *workerSlot) bool {
 	}
 	// The call is published before these checks: a Kill, Halt or
 	// ShutdownNow either finds it in the slot or is seen here.
-	if stop, killed, halted := p.stopNow.Load(), p.killed(d.conv), p.haltedFor(l); stop || killed || halted {
+	if stop, killed, halted := p.stopNow.Load(), p.killed(d.conv), p.haltedFor(l) || p.senderHalted(d.from); stop || killed || halted {
 		if _, ok := c.end(); !ok {
 			return false // cancelled and abandoned before it began: finished already
 		}

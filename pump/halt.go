@@ -1,6 +1,12 @@
 package pump
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
 
 // HaltScope selects the listeners Halt stops.
 type HaltScope uint8
@@ -34,13 +40,38 @@ func (s *HaltScope) covers(l *listener) bool {
 	return s != nil && (*s == HaltAll || *s == HaltAgents && l.Agent)
 }
 
-// haltedFor reports whether the current halt stops l.
-func (p *Pump) haltedFor(l *listener) bool { return p.haltScope.Load().covers(l) }
+// haltedFor reports whether the current halt stops l: the organism's
+// (Halt) or one of l alone (HaltListener).
+func (p *Pump) haltedFor(l *listener) bool {
+	if p.haltScope.Load().covers(l) {
+		return true
+	}
+	if names := p.haltedNames.Load(); names != nil {
+		_, ok := (*names)[strings.ToLower(l.Name)]
+		return ok
+	}
+	return false
+}
+
+// senderHalted reports whether from names a listener halted alone
+// (HaltListener): the messages it sent wait too, wherever they are queued,
+// and their handlings running at its halt are cancelled.
+func (p *Pump) senderHalted(from string) bool {
+	names := p.haltedNames.Load()
+	if names == nil {
+		return false
+	}
+	_, ok := (*names)[strings.ToLower(from)]
+	return ok
+}
 
 // HaltReport says what Halt did.
 type HaltReport struct {
-	// Scope is the scope now in force.
+	// Scope is the scope now in force (0 after a HaltListener while no
+	// organism halt is in force).
 	Scope HaltScope
+	// Listener is the listener HaltListener stopped ("" for Halt).
+	Listener string
 	// Cancelled is how many running handler calls were cancelled.
 	Cancelled int
 	// Held is how many messages wait in the halted listeners' queues at
@@ -96,20 +127,114 @@ func (p *Pump) Halt(scope HaltScope) (HaltReport, error) {
 	return rep, nil
 }
 
-// Unhalt lifts Halt: the halted listeners take their queued messages again
-// (the interrupted ones among them) in their scheduling order. It reports
-// whether a halt was in force.
+// Unhalt lifts every halt — Halt's and every HaltListener's: the halted
+// listeners take their queued messages again (the interrupted ones among
+// them) in their scheduling order. It reports whether a halt was in force.
 func (p *Pump) Unhalt() bool {
 	p.haltMu.Lock()
 	defer p.haltMu.Unlock()
-	if p.haltScope.Swap(nil) == nil {
+	scope, names := p.haltScope.Swap(nil), p.haltedNames.Swap(nil)
+	if scope == nil && names == nil {
 		return false
 	}
 	for _, l := range p.liveListeners() {
 		l.queue.setHalted(false)
+		l.queue.unpark()
 	}
 	p.log.Warn("organism resumed after halt")
 	return true
+}
+
+// HaltListener is Halt for the one listener called name (every version of
+// it a reload left serving, and those added under that name until
+// UnhaltListener or Unhalt): it stops taking messages — they queue,
+// nothing is lost — and its handler calls running now are cancelled with
+// cause ErrHalted, their messages going back to its queue to be handled
+// again from the start after the halt is lifted, as Halt's are. The other
+// listeners keep serving. An unknown name fails with ErrUnknownListener;
+// ErrClosed once the pump shuts down. A halt of a listener already halted
+// so is reported again, and cancels nothing new.
+func (p *Pump) HaltListener(name string) (HaltReport, error) {
+	l := p.routes.Load().lookup(name)
+	if l == nil {
+		return HaltReport{}, fmt.Errorf("%w: %s", ErrUnknownListener, name)
+	}
+	p.haltMu.Lock()
+	defer p.haltMu.Unlock()
+	if p.closing.Load() {
+		return HaltReport{}, ErrClosed
+	}
+	key := strings.ToLower(l.Name)
+	names := map[string]string{}
+	if cur := p.haltedNames.Load(); cur != nil {
+		maps.Copy(names, *cur)
+	}
+	names[key] = l.Name
+	p.haltedNames.Store(&names)
+	rep := HaltReport{Listener: l.Name}
+	if s := p.haltScope.Load(); s != nil {
+		rep.Scope = *s
+	}
+	stops := func(v *listener) bool { return strings.EqualFold(v.Name, key) }
+	for _, v := range p.liveListeners() {
+		if stops(v) {
+			v.queue.setHalted(true)
+		}
+	}
+	// After the set is published: a worker starting a call now either sees
+	// the halt (handle) or publishes its call before this scan.
+	// Its calls to tools and peers running now stop too (a tool's process
+	// with its context): their messages wait, as its own do.
+	rep.Cancelled = p.cancelCalls(ErrHalted, func(c *handlerCall) bool {
+		return (stops(c.l) || strings.EqualFold(c.d.from, key)) && !c.l.WaitsOnConversations
+	})
+	for _, v := range p.liveListeners() {
+		if stops(v) {
+			rep.Held += v.queue.len()
+		}
+	}
+	p.log.Warn("listener halted", "listener", l.Name, "cancelled", rep.Cancelled, "held", rep.Held)
+	return rep, nil
+}
+
+// UnhaltListener lifts HaltListener's halt of the listener called name: it
+// takes its queued messages again, unless Halt's scope still covers it. It
+// reports whether that listener was halted so.
+func (p *Pump) UnhaltListener(name string) bool {
+	p.haltMu.Lock()
+	defer p.haltMu.Unlock()
+	cur := p.haltedNames.Load()
+	key := strings.ToLower(name)
+	if cur == nil {
+		return false
+	}
+	if _, ok := (*cur)[key]; !ok {
+		return false
+	}
+	names := maps.Clone(*cur)
+	delete(names, key)
+	if len(names) == 0 {
+		p.haltedNames.Store(nil)
+	} else {
+		p.haltedNames.Store(&names)
+	}
+	for _, l := range p.liveListeners() {
+		if strings.EqualFold(l.Name, key) && !p.haltScope.Load().covers(l) {
+			l.queue.setHalted(false)
+		}
+		l.queue.unpark() // what it sent
+	}
+	p.log.Warn("listener resumed after halt", "listener", name)
+	return true
+}
+
+// HaltedListeners returns the names HaltListener halted, sorted.
+func (p *Pump) HaltedListeners() []string {
+	cur := p.haltedNames.Load()
+	if cur == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Values(*cur))
 }
 
 // Halted returns the scope of the halt in force (ok false: none).

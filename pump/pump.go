@@ -100,7 +100,10 @@ type Pump struct {
 	// haltScope is what Halt stopped (nil: nothing); haltMu orders Halt,
 	// Unhalt and Shutdown's lifting of a halt.
 	haltScope atomic.Pointer[HaltScope]
-	haltMu    sync.Mutex
+	// haltedNames are the listeners HaltListener stopped: lower-case name
+	// → name (nil: none); replaced whole, under haltMu.
+	haltedNames atomic.Pointer[map[string]string]
+	haltMu      sync.Mutex
 	// abandoned counts handler calls abandoned after CancelGrace.
 	abandoned atomic.Int64
 	// chainsStopped counts forwards refused by MaxChainDepth and
@@ -291,6 +294,7 @@ func (p *Pump) newListener(l Listener) *listener {
 	}
 	p.listenerTimeout(rl)
 	rl.queue = newSchedQueue(p.opts.Scheduling)
+	rl.queue.holdFrom = p.senderHalted
 	return rl
 }
 
@@ -402,7 +406,7 @@ func (p *Pump) shutdown(ctx context.Context, now bool) error {
 	p.flight.Broadcast() // Inject calls waiting for room fail with ErrClosed now
 	p.flightMu.Unlock()
 	p.haltMu.Lock()
-	if _, redeliver := p.journal.(DeliveryJournal); redeliver && p.haltScope.Load() != nil {
+	if _, redeliver := p.journal.(DeliveryJournal); redeliver && (p.haltScope.Load() != nil || p.haltedNames.Load() != nil) {
 		// The halt holds through the stop: what waits at a halted
 		// listener is dropped undelivered, for the next start (which
 		// starts halted) to re-deliver, instead of running work the
@@ -410,6 +414,7 @@ func (p *Pump) shutdown(ctx context.Context, now bool) error {
 		p.keepHalt.Store(true)
 	} else {
 		p.haltScope.Store(nil) // a halted listener drains too (nothing would re-deliver it)
+		p.haltedNames.Store(nil)
 	}
 	p.haltMu.Unlock()
 	for _, l := range p.liveListeners() {

@@ -63,5 +63,5 @@ func (p *Pump) killQueued(l *listener, d *delivery) {
 // undelivered instead of handled (see drop): the pump stops now, keeps its
 // halt through a graceful stop at a halted l, or its drain timed out.
 func (p *Pump) dropsQueued(l *listener, d *delivery) bool {
-	return p.stopNow.Load() || (p.keepHalt.Load() && p.haltedFor(l)) || p.cutByDrain(d)
+	return p.stopNow.Load() || (p.keepHalt.Load() && (p.haltedFor(l) || p.senderHalted(d.from))) || p.cutByDrain(d)
 }

@@ -34,6 +34,11 @@ type schedQueue struct {
 	// resumed counts the holds (pause, halt) released: a listener's pace
 	// measured across one is not its pace (see pace.resumed).
 	resumed atomic.Uint64
+	// holdFrom, when set, reports whether the messages of a sender wait
+	// (the sender is halted alone: Pump.HaltListener); pop sets them aside
+	// in parked, with their keys, until unpark. close overrides it too.
+	holdFrom func(from string) bool
+	parked   []item
 }
 
 // convRounds is a conversation's breadth-first state while it has items
@@ -174,15 +179,22 @@ func (q *schedQueue) held() bool { return q.paused || q.halted }
 func (q *schedQueue) pop() (*delivery, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for len(q.h) == 0 || q.held() && !q.closed {
-		if q.closed && len(q.h) == 0 {
-			return nil, false
+	var it item
+	for {
+		for len(q.h) == 0 || q.held() && !q.closed {
+			if q.closed && len(q.h) == 0 {
+				return nil, false
+			}
+			q.idle++
+			q.notEmpty.Wait()
+			q.idle--
 		}
-		q.idle++
-		q.notEmpty.Wait()
-		q.idle--
+		it = q.h.pop()
+		if q.closed || q.holdFrom == nil || !q.holdFrom(it.d.from) {
+			break
+		}
+		q.parked = append(q.parked, it) // its sender is halted: it waits
 	}
-	it := q.h.pop()
 	if q.policy != DepthFirst {
 		q.served = it.key
 		if c := q.convs[it.conv]; c.queued <= 1 {
@@ -212,6 +224,24 @@ func (q *schedQueue) removeConv(conv string) []*delivery {
 		delete(q.convs, conv)
 	}
 	its := q.h.removeIf(func(it item) bool { return it.conv == conv })
+	if len(q.parked) > 0 {
+		kept := q.parked[:0]
+		for _, it := range q.parked {
+			if it.conv == conv {
+				its = append(its, it)
+			} else {
+				kept = append(kept, it)
+			}
+		}
+		clear(q.parked[len(kept):])
+		q.parked = kept
+		slices.SortFunc(its, func(a, b item) int {
+			if a.key != b.key {
+				return cmp.Compare(a.key, b.key)
+			}
+			return cmp.Compare(a.seq, b.seq)
+		})
+	}
 	out := make([]*delivery, len(its))
 	for i, it := range its {
 		out[i] = it.d
@@ -222,7 +252,34 @@ func (q *schedQueue) removeConv(conv string) []*delivery {
 func (q *schedQueue) len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.h)
+	return len(q.h) + len(q.parked)
+}
+
+// unpark puts back the items pop set aside whose sender's messages no
+// longer wait (after a listener's halt is lifted, or for the drain of a
+// close), in their places; it reports how many.
+func (q *schedQueue) unpark() int {
+	q.mu.Lock()
+	kept := q.parked[:0]
+	n := 0
+	for _, it := range q.parked {
+		if !q.closed && q.holdFrom != nil && q.holdFrom(it.d.from) {
+			kept = append(kept, it)
+			continue
+		}
+		q.h.push(it)
+		n++
+	}
+	clear(q.parked[len(kept):])
+	q.parked = kept
+	if n > 0 {
+		q.resumed.Add(1) // a hold released: the time it held says nothing of the pace
+	}
+	q.mu.Unlock()
+	if n > 0 {
+		q.notEmpty.Broadcast()
+	}
+	return n
 }
 
 // setPaused holds or releases pops; it reports whether the state changed.
@@ -273,5 +330,6 @@ func (q *schedQueue) close() {
 	q.mu.Lock()
 	q.closed = true
 	q.mu.Unlock()
+	q.unpark() // drained too (dropped, when the pump keeps the halt)
 	q.notEmpty.Broadcast()
 }

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 )
 
@@ -93,5 +94,40 @@ func waitIdle(t *testing.T, q *schedQueue, n int) {
 			return
 		}
 		runtime.Gosched()
+	}
+}
+
+// A queue sets aside the messages of a halted sender (holdFrom): pop skips
+// them, len counts them, removeConv finds them, and unpark puts them back
+// in their places once their sender is no longer held.
+func TestSchedQueueHoldsAHaltedSender(t *testing.T) {
+	var held atomic.Bool
+	held.Store(true)
+	q := newSchedQueue(BreadthFirst)
+	q.holdFrom = func(from string) bool { return from == "loopy" && held.Load() }
+	for _, d := range []*delivery{{conv: "a", from: "loopy"}, {conv: "b", from: "calm"}, {conv: "c", from: "loopy"}} {
+		q.push(d)
+	}
+	if d, _ := q.pop(); d.conv != "b" {
+		t.Fatalf("first pop %q, want b (the others' sender is held)", d.conv)
+	}
+	if n := q.len(); n != 2 {
+		t.Fatalf("len %d, want 2 (held messages count)", n)
+	}
+	if ds := q.removeConv("c"); len(ds) != 1 || ds[0].conv != "c" {
+		t.Fatalf("removeConv(c) = %v", ds)
+	}
+	if n := q.unpark(); n != 0 {
+		t.Fatalf("unpark while held put back %d", n)
+	}
+	held.Store(false)
+	if n := q.unpark(); n != 1 {
+		t.Fatalf("unpark put back %d, want 1", n)
+	}
+	if d, _ := q.pop(); d.conv != "a" {
+		t.Fatalf("pop after unpark %q, want a", d.conv)
+	}
+	if n := q.len(); n != 0 {
+		t.Fatalf("len %d at the end", n)
 	}
 }

@@ -176,6 +176,12 @@ func TestCtlAgainstRun(t *testing.T) {
 	if r := ctl("resume"); r.code != 0 || !strings.Contains(r.stdout, "<message>resumed</message>") {
 		t.Fatalf("resume: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	if r := ctl("halt", "listener=shouter"); r.code != 0 || !strings.Contains(r.stdout, "halted listener shouter") {
+		t.Fatalf("halt listener=shouter: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := ctl("resume", "listener=shouter"); r.code != 0 || !strings.Contains(r.stdout, "<message>resumed shouter</message>") {
+		t.Fatalf("resume listener=shouter: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	if r := ctl("shutdown", "mode=graceful", "reason=test"); r.code != 0 || !strings.Contains(r.stdout, "<ack") {
 		t.Fatalf("shutdown: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -365,7 +371,7 @@ func TestCtlNamesEveryOperation(t *testing.T) {
 		want []string
 	}{
 		{[]string{"reboot"}, append([]string{`"reboot" is not an operation`}, ops...)},
-		{[]string{"halt", "scope=all", "force=true"}, []string{`halt takes scope= reason=, not "force"`}},
+		{[]string{"halt", "scope=all", "force=true"}, []string{`halt takes scope= listener= reason=, not "force"`}},
 		// A typo is named with what was meant.
 		{[]string{"list-listner"}, []string{`"list-listner" is not an operation of privileged-msg.xsd (did you mean "list-listeners"?)`}},
 		{[]string{"wach"}, []string{`(did you mean "watch"?)`}},

@@ -164,6 +164,10 @@ type Agent struct {
 	MaxCallsPerTurn int
 	// Budget is checked before each call.
 	Budget Budget
+	// Budgets, when set, returns the budget in force, checked before each
+	// call in place of Budget: an organism whose reload changes its
+	// budgets: section reaches the conversations already running with it.
+	Budgets func() Budget
 	// LLM sends the requests; Usage feeds the budgets (both usually the Router).
 	LLM   Chatter
 	Usage UsageSource
@@ -963,7 +967,11 @@ func (a *Agent) reply(md xmlpipe.Metadata, text string, halted bool) xmlpipe.Res
 
 // overBudget returns why a budget stops the turn, or "".
 func (a *Agent) overBudget(session string) string {
-	return a.Budget.check(a.Usage, a.Name, session, &a.warned, a.logger())
+	b := a.Budget
+	if a.Budgets != nil {
+		b = a.Budgets()
+	}
+	return b.check(a.Usage, a.Name, session, &a.warned, a.logger())
 }
 
 func (a *Agent) logger() *slog.Logger {

@@ -156,6 +156,14 @@ type haltRequest struct {
 	// Scope is agents (the default: the LLM agents stop, tools and other
 	// listeners keep serving) or all.
 	Scope string `json:"scope"`
+	// Listener, instead of a scope, halts that one listener alone.
+	Listener string `json:"listener"`
+}
+
+// resumeRequest is the optional body of POST /api/v1/organism/resume.
+type resumeRequest struct {
+	// Listener lifts only that listener's halt ("": every halt).
+	Listener string `json:"listener"`
 }
 
 // apiHalt is POST /api/v1/organism/halt (admin): the emergency stop.
@@ -167,6 +175,26 @@ func (s *Server) apiHalt(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	user := sessionOf(r.Context()).Username
+	if name := strings.TrimSpace(req.Listener); name != "" {
+		if req.Scope != "" {
+			writeError(w, http.StatusBadRequest, `give "scope" or "listener", not both`)
+			return
+		}
+		rep, err := s.opts.Organism.Governance().HaltListener(user, name)
+		switch {
+		case errors.Is(err, pump.ErrUnknownListener):
+			writeError(w, http.StatusNotFound, "No listener named "+name)
+		case errors.Is(err, pump.ErrClosed):
+			writeError(w, http.StatusServiceUnavailable, "Organism shutting down")
+		case err != nil:
+			s.internalError(w, "halt", err)
+		default:
+			writeJSON(w, http.StatusOK, map[string]any{"status": statusHalted, "listener": rep.Listener,
+				"cancelled": rep.Cancelled, "held": rep.Held})
+		}
+		return
+	}
 	scope := pump.HaltAgents
 	switch strings.ToLower(strings.TrimSpace(req.Scope)) {
 	case "", "agents":
@@ -176,7 +204,6 @@ func (s *Server) apiHalt(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, `scope must be "agents" or "all"`)
 		return
 	}
-	user := sessionOf(r.Context()).Username
 	rep, err := s.opts.Organism.Governance().Halt(user, scope)
 	switch {
 	case errors.Is(err, pump.ErrClosed):
@@ -190,8 +217,22 @@ func (s *Server) apiHalt(w http.ResponseWriter, r *http.Request) {
 }
 
 // apiUnhalt is POST /api/v1/organism/resume (admin): the halt is lifted.
+// With {"listener":"NAME"} only that listener's halt is lifted.
 func (s *Server) apiUnhalt(w http.ResponseWriter, r *http.Request) {
-	resumed := s.opts.Organism.Governance().Resume(sessionOf(r.Context()).Username)
+	var req resumeRequest
+	if r.ContentLength != 0 {
+		if err := readJSON(r, &req); err != nil {
+			writeReadError(w, err)
+			return
+		}
+	}
+	user := sessionOf(r.Context()).Username
+	if name := strings.TrimSpace(req.Listener); name != "" {
+		resumed := s.opts.Organism.Governance().ResumeListener(user, name)
+		writeJSON(w, http.StatusOK, map[string]any{"listener": name, "resumed": resumed})
+		return
+	}
+	resumed := s.opts.Organism.Governance().Resume(user)
 	writeJSON(w, http.StatusOK, map[string]any{"status": "running", "resumed": resumed})
 }
 
@@ -244,13 +285,16 @@ func (s *Server) onGovernance(e organism.GovernanceEvent) {
 		if e.Kind == organism.EventResumed {
 			typ, name = wire.TypeResumed, streamResumed
 		}
-		frame := wire.Halt{Head: wire.Head{Type: typ}, Scope: e.Scope, By: e.By, Timestamp: ts}
+		frame := wire.Halt{Head: wire.Head{Type: typ}, Scope: e.Scope, Listener: e.Listener, By: e.By, Timestamp: ts}
 		s.wsocks.each(func(ws *wsSocket) {
 			if ws.subs.wants(typ) {
 				ws.c.send(frame)
 			}
 		})
-		s.broadcast(streamEvent{name: name, body: map[string]any{"event": name, "scope": e.Scope, "by": e.By,
-			"timestamp": ts}})
+		body := map[string]any{"event": name, "scope": e.Scope, "by": e.By, "timestamp": ts}
+		if e.Listener != "" {
+			body["listener"] = e.Listener
+		}
+		s.broadcast(streamEvent{name: name, body: body})
 	}
 }

@@ -26,6 +26,10 @@ type apiOrganismBody struct {
 	// of an interval is the difference of the sums over that of the counts.
 	HandlerSecondsSum *float64 `json:"handler_seconds_sum,omitempty"`
 	HandlerCount      *int64   `json:"handler_count,omitempty"`
+	// HaltedListeners are the listeners halted one by one (POST
+	// /api/v1/organism/halt {"listener":…}), while the organism runs on
+	// (absent: none; not shown to a user with a security profile).
+	HaltedListeners []string `json:"halted_listeners,omitempty"`
 	// Profile, set for a user with a security profile, is the profile
 	// the answer is scoped to: agent_count and active_threads count only
 	// what the profile sees; the organism-wide counters (total_messages,
@@ -54,6 +58,7 @@ func (s *Server) apiOrganism(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, body)
 		return
 	}
+	body.HaltedListeners = s.pump.HaltedListeners()
 	if hl, ok := s.opts.Metrics.(HandlerLatencies); ok {
 		sum, n := hl.HandlerLatency()
 		secs := sum.Seconds()

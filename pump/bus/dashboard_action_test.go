@@ -47,3 +47,33 @@ func TestDashboardSaysWhyAnActionWasRefused(t *testing.T) {
 		t.Errorf("the dashboard says %q, want %q", got, want)
 	}
 }
+
+// TestDashboardHaltsOneListener: an admin's halt button on an agent row
+// halts that listener alone (the organism still runs) and turns into
+// unhalt, which lifts it.
+func TestDashboardHaltsOneListener(t *testing.T) {
+	f := newFixture(t)
+	ctx := browser(t)
+	secret := f.user("ada", auth.Admin)
+	halt := css(`#agents button[data-halt="shouter"]`)
+	run(t, ctx, "the shouter's halt button", chromedp.Steps(
+		f.loginSteps("ada", secret),
+		chromedp.WaitVisible(halt),
+	))
+	if got := run(t, ctx, "its text", chromedp.Text(halt)); got != "halt" {
+		t.Fatalf("button %q, want halt", got)
+	}
+	run(t, ctx, "click halt", chromedp.Click(halt))
+	waitText(t, ctx, `#agents button[data-halt="shouter"]`, func(s string) bool { return s == "unhalt" })
+	if got := f.org.Pump.HaltedListeners(); len(got) != 1 || got[0] != "shouter" {
+		t.Fatalf("halted listeners %v, want [shouter]", got)
+	}
+	if got := run(t, ctx, "organism status", chromedp.Text(css("#org-status"))); got != "running" {
+		t.Errorf("organism status %q while one listener is halted, want running", got)
+	}
+	run(t, ctx, "click unhalt", chromedp.Click(halt))
+	waitText(t, ctx, `#agents button[data-halt="shouter"]`, func(s string) bool { return s == "halt" })
+	if got := f.org.Pump.HaltedListeners(); len(got) != 0 {
+		t.Fatalf("halted listeners after unhalt %v", got)
+	}
+}

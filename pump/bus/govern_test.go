@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
 	"github.com/gorilla/websocket"
 
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
@@ -280,6 +281,54 @@ func TestHaltOverTheAPI(t *testing.T) {
 	}
 	if _, body, _ = f.do("POST", "/api/v1/organism/resume", tok[auth.Admin], nil); body["resumed"] != false {
 		t.Fatalf("second resume %v", body)
+	}
+}
+
+// One listener halted over the API: admin only, an unknown name is a 404,
+// the organism still reads running and names it, the listener reads
+// halted, and a resume naming it lifts its halt alone.
+func TestHaltListenerOverTheAPI(t *testing.T) {
+	f := newFixture(t)
+	tok := f.tokens()
+	ws := f.dial("/ws", tok[auth.Viewer])
+	readUntil(t, ws, "connected")
+	halt := map[string]string{"listener": "shouter"}
+	if status, _, _ := f.do("POST", "/api/v1/organism/halt", tok[auth.Operator], halt); status != http.StatusForbidden {
+		t.Fatalf("operator halt: %d", status)
+	}
+	if status, body, _ := f.do("POST", "/api/v1/organism/halt", tok[auth.Admin], map[string]string{"listener": "nobody"}); status != http.StatusNotFound || body["error"] != "No listener named nobody" {
+		t.Fatalf("unknown listener: %d %v", status, body)
+	}
+	if status, _, _ := f.do("POST", "/api/v1/organism/halt", tok[auth.Admin], map[string]string{"listener": "shouter", "scope": "all"}); status != http.StatusBadRequest {
+		t.Fatalf("scope and listener: %d", status)
+	}
+	status, body, _ := f.do("POST", "/api/v1/organism/halt", tok[auth.Admin], halt)
+	if status != http.StatusOK || body["status"] != "halted" || body["listener"] != "shouter" {
+		t.Fatalf("halt: %d %v", status, body)
+	}
+	if h := readUntil(t, ws, "halted"); h["scope"] != "listener" || h["listener"] != "shouter" || h["by"] != "user-admin" {
+		t.Fatalf("halted frame %v", h)
+	}
+	_, body, _ = f.do("GET", "/api/v1/organism", tok[auth.Viewer], nil)
+	if diff := cmp.Diff(map[string]any{"status": "running", "halted_listeners": []any{"shouter"}},
+		map[string]any{"status": body["status"], "halted_listeners": body["halted_listeners"]}); diff != "" {
+		t.Fatalf("organism while shouter is halted (-want +got):\n%s", diff)
+	}
+	if _, body, _ := f.do("GET", "/api/v1/agents/shouter", tok[auth.Viewer], nil); body["state"] != "halted" {
+		t.Fatalf("shouter's state %v", body["state"])
+	}
+	if _, body, _ := f.do("GET", "/api/v1/agents/greeter", tok[auth.Viewer], nil); body["state"] == "halted" {
+		t.Fatalf("greeter's state %v", body["state"])
+	}
+	status, body, _ = f.do("POST", "/api/v1/organism/resume", tok[auth.Admin], halt)
+	if status != http.StatusOK || body["resumed"] != true || body["listener"] != "shouter" {
+		t.Fatalf("resume: %d %v", status, body)
+	}
+	if r := readUntil(t, ws, "resumed"); r["listener"] != "shouter" {
+		t.Fatalf("resumed frame %v", r)
+	}
+	if _, body, _ = f.do("GET", "/api/v1/organism", tok[auth.Viewer], nil); body["halted_listeners"] != nil {
+		t.Fatalf("halted listeners after the resume %v", body["halted_listeners"])
 	}
 }
 

@@ -128,11 +128,13 @@ func (w *wsSocket) handle(data []byte) {
 		}
 		out := wire.Status{Head: reply, Threads: st.Threads, IdleThreads: st.Idle, Organism: st.Organism,
 			UptimeSeconds: st.Uptime.Seconds(), Listeners: st.Listeners, Slots: st.Slots, Processed: st.Processed,
-			Failed: st.Failed, InFlight: st.InFlight, Gateways: st.Gateways, Halted: st.Halted}
+			Failed: st.Failed, InFlight: st.InFlight, Gateways: st.Gateways, Halted: st.Halted,
+			HaltedListeners: st.HaltedListeners}
 		if sess := w.c.sess; sess.Profile != "" { // scoped to what the profile sees (profile_scope.go)
 			out.Threads, out.IdleThreads = w.s.threadCounts(sess)
 			out.Listeners, out.Profile = w.s.visibleListeners(sess), sess.Profile
 			out.Slots, out.Processed, out.Failed, out.InFlight, out.Gateways = 0, 0, 0, 0, nil
+			out.HaltedListeners = nil
 		}
 		w.c.send(out)
 	case wire.TypeListeners, wire.TypeTargets:

@@ -41,8 +41,8 @@ func commands() []command {
 		{"deny", "<id> <why>", "refuse a waiting call (its agent gets the reason)", (*Console).cmdDeny},
 		{"cancel", "[agent|tid]", "stop an answer and keep its conversation (none named: every answer coming)", (*Console).cmdCancel},
 		{"kill", "<agent>|<tid>", "stop a conversation for good (an agent's: this console's with it)", (*Console).cmdKill},
-		{"halt", "[all]", "emergency stop: the agents (or every listener) stop at once", (*Console).cmdHalt},
-		{"resume", "", "lift the halt", (*Console).cmdResume},
+		{"halt", "[all|LISTENER]", "emergency stop: the agents (or every listener, or that one) stop at once", (*Console).cmdHalt},
+		{"resume", "[LISTENER]", "lift the halt (or that listener's)", (*Console).cmdResume},
 		{"memory", "[words]", "the memories agents kept (best first when words are given)", (*Console).cmdMemory},
 		{"forget", "<id>", "delete a memory", (*Console).cmdForget},
 		{"clear", "", "clear the screen (a terminal's; nothing on a pipe)", (*Console).cmdClear},
@@ -213,6 +213,9 @@ func (c *Console) cmdStatus(ctx context.Context, _ string) {
 	}
 	if st.Halted != "" {
 		c.say("Halted (" + st.Halted + "): queued messages wait; /resume lifts the halt.")
+	}
+	for _, n := range st.HaltedListeners {
+		c.say("Halted listener " + n + ": its messages wait; /resume " + n + " lifts its halt.")
 	}
 }
 

@@ -79,7 +79,7 @@ func TestCommands(t *testing.T) {
 		{"no-llm-note", Config{NoLLM: true}, ""},
 		{"approvals-none", Config{}, "/approvals\n/approvals all\n/approvals maybe\n"},
 		{"decide-unknown", Config{}, "/approve\n/deny\n/approve nope\n/deny nope not now\n"},
-		{"halt-resume", Config{}, "/halt\n/halt sideways\n/resume\n/resume\n"},
+		{"halt-resume", Config{}, "/halt\n/halt sideways\n/resume\n/resume\n/halt shouter\n/resume greeter\n/resume shouter\n"},
 		{"buffer-usage", Config{}, "/buffer\n/buffer *\n"},
 		{"buffer-not-found", Config{}, "/buffer 0bad\n"},
 		{"config", Config{}, "/config\n"},
@@ -160,5 +160,15 @@ func TestConversations(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			golden(t, filepath.Join("conversations", tt.name), normalizeIDs(session(t, b, tt.cfg, tt.input)))
 		})
+	}
+}
+
+// /status names a listener halted alone, and stops naming it once resumed.
+func TestStatusNamesAHaltedListener(t *testing.T) {
+	b := helloWorld(t)
+	got := session(t, b, Config{}, "/halt shouter\n/status\n/resume shouter\n/status\n")
+	line := "Halted listener shouter: its messages wait; /resume shouter lifts its halt.\n"
+	if n := strings.Count(got, line); n != 1 {
+		t.Errorf("%q appears %d times, want once (before the resume):\n%s", line, n, got)
 	}
 }

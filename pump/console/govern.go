@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/client"
 	"github.com/xml-pipeline/xmlpipe/pump/bus/wire"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
@@ -54,7 +55,7 @@ func (r *Remote) governanceEvent(typ string, data []byte) {
 		if json.Unmarshal(data, &f) != nil {
 			return
 		}
-		e.Kind, e.Scope, e.By = organism.EventResumed, f.Scope, f.By
+		e.Kind, e.Scope, e.Listener, e.By = organism.EventResumed, f.Scope, f.Listener, f.By
 		if typ == wire.TypeHalted {
 			e.Kind = organism.EventHalted
 		}
@@ -156,6 +157,26 @@ func (r *Remote) Resume(ctx context.Context) (bool, error) {
 		Resumed bool `json:"resumed"`
 	}
 	err := r.rest(ctx, http.MethodPost, "/api/v1/organism/resume", nil, &out)
+	return out.Resumed, err
+}
+
+// HaltListener implements organism.ListenerHalter over POST
+// /api/v1/organism/halt {"listener":NAME}.
+func (r *Remote) HaltListener(ctx context.Context, name string) error {
+	err := r.rest(ctx, http.MethodPost, "/api/v1/organism/halt", map[string]string{"listener": name}, nil)
+	if se, ok := errors.AsType[*client.StatusError](err); ok && se.Status == http.StatusNotFound {
+		return fmt.Errorf("%w: %s", pump.ErrUnknownListener, name)
+	}
+	return err
+}
+
+// ResumeListener implements organism.ListenerHalter over POST
+// /api/v1/organism/resume {"listener":NAME}.
+func (r *Remote) ResumeListener(ctx context.Context, name string) (bool, error) {
+	var out struct {
+		Resumed bool `json:"resumed"`
+	}
+	err := r.rest(ctx, http.MethodPost, "/api/v1/organism/resume", map[string]string{"listener": name}, &out)
 	return out.Resumed, err
 }
 
@@ -286,7 +307,7 @@ func (c *Console) cmdHalt(ctx context.Context, arg string) {
 	}
 	all := strings.EqualFold(arg, "all")
 	if arg != "" && !all {
-		c.say("Usage: /halt [all]")
+		c.haltListener(ctx, arg)
 		return
 	}
 	scope, err := g.Halt(ctx, all)
@@ -297,10 +318,44 @@ func (c *Console) cmdHalt(ctx context.Context, arg string) {
 	c.say("Halted (" + scope + "): running calls cancelled, queued messages wait. /resume to go on.")
 }
 
-// cmdResume is /resume: the halt is lifted.
-func (c *Console) cmdResume(ctx context.Context, _ string) {
+// haltListener is /halt NAME: the emergency stop of one listener.
+func (c *Console) haltListener(ctx context.Context, name string) {
+	h, ok := c.b.(organism.ListenerHalter)
+	if !ok || strings.ContainsAny(name, " \t") {
+		c.say("Usage: /halt [all|LISTENER]")
+		return
+	}
+	switch err := h.HaltListener(ctx, name); {
+	case errors.Is(err, pump.ErrUnknownListener):
+		c.say("No listener named " + name + " (/listeners lists them)")
+	case err != nil:
+		c.say("Error: " + err.Error())
+	default:
+		c.say("Halted " + name + ": its running calls cancelled, its messages wait; the others serve on. /resume " +
+			name + " to go on.")
+	}
+}
+
+// cmdResume is /resume [LISTENER]: the halt (or that listener's) is lifted.
+func (c *Console) cmdResume(ctx context.Context, arg string) {
 	g, ok := c.governor()
 	if !ok {
+		return
+	}
+	if arg != "" {
+		h, ok := c.b.(organism.ListenerHalter)
+		if !ok {
+			c.say("Usage: /resume")
+			return
+		}
+		switch resumed, err := h.ResumeListener(ctx, arg); {
+		case err != nil:
+			c.say("Error: " + err.Error())
+		case resumed:
+			c.say("Resumed " + arg + ": what waited for it runs now.")
+		default:
+			c.say(arg + " was not halted on its own (/resume lifts the organism's halt).")
+		}
 		return
 	}
 	resumed, err := g.Resume(ctx)

@@ -285,7 +285,7 @@ func (r *Remote) Status(ctx context.Context) (organism.Status, error) {
 	}
 	return organism.Status{Organism: st.Organism, Uptime: time.Duration(st.UptimeSeconds * float64(time.Second)),
 		Listeners: st.Listeners, Threads: st.Threads, Idle: st.IdleThreads, Slots: st.Slots, Processed: st.Processed, Failed: st.Failed,
-		InFlight: st.InFlight, Gateways: st.Gateways, Halted: st.Halted}, nil
+		InFlight: st.InFlight, Gateways: st.Gateways, Halted: st.Halted, HaltedListeners: st.HaltedListeners}, nil
 }
 
 // Threads asks the bus for the live threads.

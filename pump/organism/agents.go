@@ -24,6 +24,9 @@ type llmLayer struct {
 	keys string
 	// org is the organism, once assembled (the agents' route tools use it).
 	org orgRef
+	// live is the router and budgets in force, shared by every layer of
+	// the organism: the agents call the model through it.
+	live *liveRouter
 }
 
 // newLLMLayer builds the router of the llm: section (backends whose key
@@ -33,7 +36,9 @@ func newLLMLayer(cfg *config.Organism, log *slog.Logger) (*llmLayer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Pos("llm.backends"), err)
 	}
-	return &llmLayer{cfg: cfg, router: r, skipped: skipped, keys: keysDigest(cfg.LLM)}, nil
+	l := &llmLayer{cfg: cfg, router: r, skipped: skipped, keys: keysDigest(cfg.LLM)}
+	l.live = newLiveRouter(r, l.budget())
+	return l, nil
 }
 
 // usable reports whether at least one backend can be called.
@@ -137,7 +142,8 @@ func (l *llmLayer) agentListener(lc config.Listener, p *pump.Pump, threads *regi
 		MaxCallsPerTurn: lc.MaxMessagesPerTurn,
 		Foreign:         l.foreign,
 		Budget:          l.budget(),
-		LLM:             l.router, Usage: l.router, History: cb, Threads: threads, Logger: log,
+		Budgets:         l.live.Budget,
+		LLM:             l.live, Usage: l.live, History: cb, Threads: threads, Logger: log,
 		Lookup: func(name string) (*xmlpipe.PayloadType, bool) {
 			ln, ok := p.Lookup(name)
 			return ln.Payload, ok && ln.Payload != nil
@@ -189,7 +195,7 @@ func (l *llmLayer) foreign(caller string) bool {
 // librarian is an agent's librarian as its librarian: block says; its
 // model is served by the router.
 func (l *llmLayer) librarian(c *config.Librarian, log *slog.Logger) *llm.Librarian {
-	return &llm.Librarian{Model: c.Model, LLM: l.router, FoldBelow: c.FoldBelow.Or(config.DefaultFoldBelow),
+	return &llm.Librarian{Model: c.Model, LLM: l.live, FoldBelow: c.FoldBelow.Or(config.DefaultFoldBelow),
 		UnfoldAbove: c.UnfoldAbove.Or(config.DefaultUnfoldAbove), KeepRecent: c.KeepRecentOr(),
 		MinFoldTokens: c.MinFoldTokensOr(), SummaryWords: c.SummaryWords, MaxSummaries: c.MaxSummaries,
 		SummaryTimeout: c.SummaryTimeout.D(), Logger: log}

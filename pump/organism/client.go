@@ -102,6 +102,9 @@ type Status struct {
 	// "all"; "" while the organism runs): queued messages wait until
 	// /resume lifts it.
 	Halted string
+	// HaltedListeners are the listeners halted one by one (/halt NAME):
+	// their messages wait until /resume NAME (or /resume) lifts it.
+	HaltedListeners []string
 }
 
 // Thread is one live thread, or (Ended) a conversation known only from the

@@ -33,6 +33,16 @@ type Governor interface {
 	WatchGovernance(fn func(line string)) (cancel func())
 }
 
+// ListenerHalter is an optional Backend capability beside Governor: the
+// emergency stop of one listener (/halt NAME, /resume NAME). HaltListener's
+// error wraps pump.ErrUnknownListener for a name no listener has.
+type ListenerHalter interface {
+	// HaltListener stops the listener called name at once.
+	HaltListener(ctx context.Context, name string) error
+	// ResumeListener lifts its halt; false when it was not halted alone.
+	ResumeListener(ctx context.Context, name string) (bool, error)
+}
+
 // localUser is who decides in the in-process console (the operator at the
 // terminal).
 const localUser = "console"
@@ -62,6 +72,17 @@ func (l *Local) Resume(context.Context) (bool, error) {
 	return l.org.Governance().Resume(localUser), nil
 }
 
+// HaltListener implements ListenerHalter.
+func (l *Local) HaltListener(_ context.Context, name string) error {
+	_, err := l.org.Governance().HaltListener(localUser, name)
+	return err
+}
+
+// ResumeListener implements ListenerHalter.
+func (l *Local) ResumeListener(_ context.Context, name string) (bool, error) {
+	return l.org.Governance().ResumeListener(localUser, name), nil
+}
+
 // WatchGovernance implements Governor: the local console is the
 // organism's operator and hears of every governance event.
 func (l *Local) WatchGovernance(fn func(line string)) (cancel func()) {
@@ -82,9 +103,9 @@ func (e GovernanceEvent) Line() string {
 			return approvalLine(e.Kind, a.ID, a.Agent, a.Target, a.RequestReason, a.Status, a.DecidedBy, a.Reason, a.Call())
 		}
 	case EventHalted:
-		return haltLine(true, e.Scope, e.By)
+		return haltLine(true, e.Scope, e.Listener, e.By)
 	case EventResumed:
-		return haltLine(false, e.Scope, e.By)
+		return haltLine(false, e.Scope, e.Listener, e.By)
 	case EventGuardianAlert:
 		if al := e.Alert; al != nil {
 			return alertLine(al.Sender, al.Count, al.Window.String(), al.Rules)
@@ -132,8 +153,13 @@ func clip(s string, n int) string {
 }
 
 // haltLine is the line of a halt or resume.
-func haltLine(halted bool, scope, by string) string {
-	if halted {
+func haltLine(halted bool, scope, listener, by string) string {
+	switch {
+	case listener != "" && halted:
+		return fmt.Sprintf("[halt] listener %s is halted by %s: /resume %[1]s to go on", listener, by)
+	case listener != "":
+		return fmt.Sprintf("[halt] listener %s resumed by %s", listener, by)
+	case halted:
 		return fmt.Sprintf("[halt] the organism is halted (%s) by %s: /resume to go on", scope, by)
 	}
 	return "[halt] resumed by " + by

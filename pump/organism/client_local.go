@@ -235,17 +235,18 @@ func (l *Local) Status(context.Context) (Status, error) {
 		halted = scope.String()
 	}
 	return Status{
-		Organism:  p.Organism(),
-		Uptime:    st.Uptime,
-		Listeners: len(p.Listeners()),
-		Threads:   active,
-		Idle:      max(st.Threads-active, 0),
-		Slots:     p.Context().Stats().TotalSlots,
-		Processed: st.Processed,
-		Failed:    st.Failed,
-		InFlight:  st.InFlight,
-		Gateways:  gatewayLines(l.org),
-		Halted:    halted,
+		Organism:        p.Organism(),
+		Uptime:          st.Uptime,
+		Listeners:       len(p.Listeners()),
+		Threads:         active,
+		Idle:            max(st.Threads-active, 0),
+		Slots:           p.Context().Stats().TotalSlots,
+		Processed:       st.Processed,
+		Failed:          st.Failed,
+		InFlight:        st.InFlight,
+		Gateways:        gatewayLines(l.org),
+		Halted:          halted,
+		HaltedListeners: p.HaltedListeners(),
 	}, nil
 }
 

@@ -54,8 +54,11 @@ type GovernanceEvent struct {
 	Approval *Approval
 	// Alert is set for EventGuardianAlert.
 	Alert *GuardianAlert
-	// Scope and By describe a halt or resume ("agents" or "all"; who).
+	// Scope and By describe a halt or resume ("agents", "all", or
+	// "listener" for one listener's; who).
 	Scope, By string
+	// Listener names the listener of a halt or resume of scope "listener".
+	Listener string
 }
 
 // GuardianAlert reports repeated violations by one sender.
@@ -696,7 +699,7 @@ func (g *Governance) Halt(by string, scope pump.HaltScope) (pump.HaltReport, err
 	if err != nil {
 		return rep, err
 	}
-	if err := g.keepHalt(rep.Scope); err != nil {
+	if err := g.keepHalt(); err != nil {
 		// In force all the same; only a restart would lift it.
 		g.log.Error("emergency halt in force but not kept across a restart", "error", err)
 	}
@@ -720,6 +723,49 @@ func (g *Governance) Resume(by string) bool {
 	g.emit(GovernanceEvent{Kind: EventResumed, Time: g.clock(), By: by})
 	return true
 }
+
+// HaltListener is the emergency stop of one listener (pump.Pump.HaltListener)
+// on behalf of by: its model requests are aborted, its running handlers'
+// contexts cancelled and its queued and new messages held, the other
+// listeners serving on, until ResumeListener or Resume. A durable organism
+// keeps it across a restart, as Halt's. An unknown name fails with an
+// error wrapping pump.ErrUnknownListener.
+func (g *Governance) HaltListener(by, name string) (pump.HaltReport, error) {
+	rep, err := g.pump.HaltListener(name)
+	if err != nil {
+		return rep, err
+	}
+	if err := g.keepHalt(); err != nil {
+		g.log.Error("listener halt in force but not kept across a restart", "error", err)
+	}
+	g.log.Warn("security event: emergency halt of a listener", "security", true, "by", by, "listener", rep.Listener,
+		"cancelled", rep.Cancelled, "held", rep.Held)
+	g.emit(GovernanceEvent{Kind: EventHalted, Time: g.clock(), Scope: ScopeListener, Listener: rep.Listener, By: by})
+	return rep, nil
+}
+
+// ResumeListener lifts HaltListener's halt of name on behalf of by; it
+// reports whether that listener was halted so (an organism halt in force
+// still holds it).
+func (g *Governance) ResumeListener(by, name string) bool {
+	if !g.pump.UnhaltListener(name) {
+		return false
+	}
+	if err := g.keepHalt(); err != nil {
+		g.log.Error("listener halt lifted but still kept: the next start would halt it", "error", err)
+	}
+	g.log.Warn("emergency halt of a listener lifted", "by", by, "listener", name)
+	g.emit(GovernanceEvent{Kind: EventResumed, Time: g.clock(), Scope: ScopeListener, Listener: name, By: by})
+	return true
+}
+
+// ScopeListener is the scope of a governance event about one listener's
+// halt (GovernanceEvent.Listener names it).
+const ScopeListener = "listener"
+
+// HaltedListeners returns the listeners halted one by one (HaltListener),
+// sorted.
+func (g *Governance) HaltedListeners() []string { return g.pump.HaltedListeners() }
 
 // Halted returns the scope of the halt in force ("" and false: none).
 func (g *Governance) Halted() (string, bool) {

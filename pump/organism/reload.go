@@ -369,13 +369,15 @@ func (o *Organism) expandPeers(peers []string) []string { return expandPeers(pee
 // sharing the running one's usage ledger, so budgets hold.
 func (o *Organism) reloadLayer(oldLayer *llmLayer, cfg *config.Organism) (*llmLayer, bool, error) {
 	if reflect.DeepEqual(oldLayer.cfg.LLM, cfg.LLM) && keysDigest(cfg.LLM) == oldLayer.keys {
-		return &llmLayer{cfg: cfg, router: oldLayer.router, skipped: oldLayer.skipped, keys: oldLayer.keys}, false, nil
+		return &llmLayer{cfg: cfg, router: oldLayer.router, skipped: oldLayer.skipped, keys: oldLayer.keys,
+			live: oldLayer.live}, false, nil
 	}
 	layer, err := newLLMLayer(cfg, o.log)
 	if err != nil {
 		return nil, false, err
 	}
 	layer.org.p.Store(o)
+	layer.live = oldLayer.live // put in force by Apply
 	layer.router.ShareUsage(oldLayer.router)
 	layer.router.SetOnCall(o.calls.observe)
 	return layer, true, nil
@@ -468,9 +470,13 @@ func (p *Plan) Apply() (ReloadReport, error) {
 	defer p.finish()
 	o := p.o
 	completer := o.swapCompleter(p.layer)
+	// Every agent version, the running conversations' included, calls the
+	// new router and checks the new budgets from now on.
+	live := p.layer.live.set(p.layer.router, p.layer.budget())
 	retired, err := o.Pump.Change(pump.ListenerChange{Remove: p.remove, Add: p.add, SetProfiles: true,
 		Profiles: profileDefs(p.cfg)})
 	if err != nil {
+		p.layer.live.restore(live)
 		o.restoreCompleter(completer)
 		p.release()
 		var ce *pump.ChangeError

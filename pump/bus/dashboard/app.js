@@ -366,7 +366,7 @@ async function tick() {
     drawStatus(org.status);
     drawApprovals(pending.approvals);
     drawGraph(agents.agents.filter((a) => !a.name.startsWith("system.")), gws.gateways);
-    drawAgents(agents.agents);
+    drawAgents(agents.agents, org.halted_listeners || []);
     drawFeed(threads.threads);
     followOpen().catch(() => {});
     drawRate(org.total_messages);
@@ -485,8 +485,9 @@ function count(n) {
   return n === undefined || n === null ? "—" : String(n);
 }
 
-function drawAgents(agents) {
-  if (!changed("agents", agents.map((a) => [a.name, a.state, a.queue_depth, a.handled]))) return;
+function drawAgents(agents, haltedAlone) {
+  const alone = new Set(haltedAlone.map((n) => n.toLowerCase()));
+  if (!changed("agents", [agents.map((a) => [a.name, a.state, a.queue_depth, a.handled]), [...alone]])) return;
   const body = $("#agents tbody");
   body.replaceChildren();
   for (const a of agents) {
@@ -497,6 +498,13 @@ function drawAgents(agents) {
       b.addEventListener("click", () => api("POST", "/api/v1/agents/" + encodeURIComponent(a.name) + (paused ? "/resume" : "/pause"))
         .then(done, (e) => refused((paused ? "resume " : "pause ") + a.name, e)));
       act.append(b);
+      // The emergency stop of this listener alone (its running calls
+      // aborted), or the lifting of it.
+      const halted = alone.has(a.name.toLowerCase());
+      const h = el("button", { text: halted ? "unhalt" : "halt", "data-halt": a.name });
+      h.addEventListener("click", () => api("POST", "/api/v1/organism/" + (halted ? "resume" : "halt"), { listener: a.name })
+        .then(done, (e) => refused((halted ? "unhalt " : "halt ") + a.name, e)));
+      act.append(h);
     }
     body.append(el("tr", {}, el("td", { text: a.name }), el("td", { text: a.state, class: "status-" + a.state }),
       el("td", { text: count(a.queue_depth) }), el("td", { text: count(a.handled) }), act));

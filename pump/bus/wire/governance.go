@@ -64,7 +64,10 @@ type GuardianAlert struct {
 // who asked.
 type Halt struct {
 	Head
-	Scope     string `json:"scope,omitempty"`
+	Scope string `json:"scope,omitempty"`
+	// Listener names the listener of a halt or resume of scope
+	// "listener".
+	Listener  string `json:"listener,omitempty"`
 	By        string `json:"by"`
 	Timestamp string `json:"timestamp"`
 }

@@ -146,6 +146,8 @@ type Status struct {
 	// Halted is the scope of the emergency halt in force ("agents" or
 	// "all"; omitted while the organism runs).
 	Halted string `json:"halted,omitempty"`
+	// HaltedListeners are the listeners halted one by one (omitted: none).
+	HaltedListeners []string `json:"halted_listeners,omitempty"`
 	// Profile, set for a user with a security profile, is the profile
 	// the answer is scoped to: threads, idle_threads and listeners count
 	// only what it sees; slots, processed, failed, in_flight and gateways
