@@ -431,6 +431,12 @@ func (p *Pump) shutdown(ctx context.Context, now bool) error {
 	select {
 	case <-drained:
 	case <-ctx.Done():
+		if p.InFlight() == 0 {
+			// Nothing was left to wait for (a ctx that had ended before
+			// the call, on a drained pump): the drain succeeded.
+			<-drained
+			break
+		}
 		// Before the work queue closes: what finishes now could not have
 		// its outputs processed.
 		p.drainCut.Store(true)
