@@ -88,6 +88,7 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 			return nil, err
 		}
 		lt, early := o.lt, o.early
+		g.reach.callQueued()
 		if g.m.proxyHook != nil {
 			g.m.proxyHook(proxyOpened, lt)
 		}

@@ -754,7 +754,12 @@ func (g *gateway) attach(ws *websocket.Conn, p peer) {
 // missing (the peer's calls wait for the first attempt), and waits for the
 // link to end (serve: run it, or wait for its runner).
 func (g *gateway) serveLink(c *conn, serve func() error) {
-	g.down.clear(g.m.now())
+	now := g.m.now()
+	g.down.clear(now)
+	if was, downFor, attempts, queued := g.reach.ended(now); was {
+		g.log.Info("federation: the peer is reachable again", "down_for", downFor.Round(time.Second),
+			"failed_dials", attempts, "calls_queued", queued)
+	}
 	g.log.Info("federation: gateway connected", "peer", c.peer.organism, "key", Fingerprint(c.peer.key), "queued", g.queued())
 	g.warnClock(c.peer)
 	g.m.event("gateway-connected", g.name, c.peer.organism)
@@ -947,13 +952,32 @@ func (g *gateway) dialAndAttach(delay *time.Duration) {
 	ws, p, err := g.dial(ctx)
 	cancel()
 	if err != nil {
-		g.log.Warn("federation: cannot reach the peer", "url", g.remoteURL(), "error", err, "retry_in", *delay)
+		g.logUnreachable(err, *delay)
 		return
 	}
 	start := time.Now()
 	g.attach(ws, p)
 	if time.Since(start) > 2*g.m.opts.BackoffMax {
 		*delay = g.m.opts.BackoffBase
+	}
+}
+
+// logUnreachable logs a failed dial of the peer: a WARN as the peer
+// becomes unreachable, then reminders less and less often (outage),
+// DEBUG between them — not a WARN every backoff.
+func (g *gateway) logUnreachable(err error, retry time.Duration) {
+	_, since, _ := g.down.get(false)
+	what, downFor, attempts := g.reach.failed(g.m.now(), since)
+	switch what {
+	case outageBegan:
+		g.log.Warn("federation: cannot reach the peer; calls to it wait in the outbox until it is back or their call_timeout "+
+			"(reminders follow less and less often)", "url", g.remoteURL(), "error", err, "retry_in", retry)
+	case outageReminder:
+		g.log.Warn("federation: cannot reach the peer, still", "url", g.remoteURL(), "error", err,
+			"down_for", downFor.Round(time.Second), "failed_dials", attempts, "queued", g.queued())
+	default:
+		g.log.Debug("federation: cannot reach the peer", "url", g.remoteURL(), "error", err, "retry_in", retry,
+			"down_for", downFor.Round(time.Second))
 	}
 }
 
