@@ -67,6 +67,12 @@ type Options struct {
 	// Start (its link came up late), so agents whose peers name the
 	// gateway can be given it.
 	OnImport func(gateway, listener string)
+	// Notify tells the caller on thread a line about its call to
+	// listener (from), as the listener's printed line: that the peer the
+	// call waits on cannot be reached, so the call waits for it or for
+	// its call_timeout. The text names the peer organism only to a
+	// caller confined to no profile. nil: callers are not told.
+	Notify func(thread, from, text string)
 	// Observer sees the envelopes, refusals and round trips of every
 	// gateway (nil: none).
 	Observer Observer
