@@ -129,6 +129,9 @@ type Manager struct {
 	// event goroutine before the answer of served conversation conv is
 	// queued: the moment its reply is durable and its entry not yet.
 	beforeAnswer func(conv string)
+	// beforeInject, when set (tests only, before any traffic), runs as a
+	// received call for conversation conv is about to be injected.
+	beforeInject func(conv string)
 	// onAcked, when set (tests only, before any traffic), is told the
 	// envelope of each of its entries the peer acknowledges, as it
 	// arrives.
