@@ -3,6 +3,7 @@ package federation
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -37,6 +38,22 @@ func (n *notices) all() []string {
 // the peer unreachable for how long — in an *xmlpipe.InputError, the text
 // every surface tells the caller, rather than only the canned failure.
 func TestUnreachablePeerCallerTold(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		profile string // the caller's thread's security profile
+		peer    string // how the peer is named to the caller
+	}{
+		{"no profile", "", "organism b"},
+		// A profile shows listeners, never which organism serves them.
+		{"profiled", "calc", "the organism serving echo"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { unreachablePeerCallerTold(t, tc.profile, tc.peer) })
+	}
+}
+
+// unreachablePeerCallerTold is TestUnreachablePeerCallerTold for a
+// caller's thread with profile, told of the peer as peer.
+func unreachablePeerCallerTold(t *testing.T, profile, peer string) {
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -49,11 +66,23 @@ func TestUnreachablePeerCallerTold(t *testing.T) {
 	a := newCallerBefore(t, aKey, c, t.TempDir(), func(g *config.Gateway) {
 		g.RemoteURL = nobody
 		g.CallTimeout = config.Duration(3 * noticeAfter)
-	}, func(m *Manager) { m.opts.Notify = told.notify })
+	}, func(m *Manager) {
+		m.opts.Notify = func(thread, from, text string) {
+			told.notify(thread, from, text)
+			// While its caller is told, the conversation waits on b.
+			if gw, ok := m.WaitsOnUnreachable(thread, func(string) string { return "" }); !ok || gw != "b" {
+				told.notify(thread, "WaitsOnUnreachable", fmt.Sprintf("%q, %v; want b", gw, ok))
+			}
+		}
+	})
 	defer a.m.Close()
 
+	md := callMetadata()
+	if _, _, _, err := a.pump.Threads().JoinAs(md.ThreadID, md.From, "echo", profile); err != nil {
+		t.Fatal(err)
+	}
 	begun := time.Now()
-	r, err := a.echo.Handle(context.Background(), a.once, callMetadata())
+	r, err := a.echo.Handle(context.Background(), a.once, md)
 	if r != nil || err == nil {
 		t.Fatalf("a call to an unreachable peer: %v, %v; want its call_timeout's error", r, err)
 	}
@@ -64,14 +93,15 @@ func TestUnreachablePeerCallerTold(t *testing.T) {
 	if !ok {
 		t.Fatalf("error %v carries no text for the caller (*xmlpipe.InputError)", err)
 	}
-	if got := ie.Error(); !strings.HasPrefix(got, "echo: organism b unreachable for ") || !strings.Contains(got, "call_timeout (6s)") {
-		t.Errorf("the caller is told %q, want why: organism b unreachable for …, its call_timeout (6s)", got)
+	if got := ie.Error(); !strings.HasPrefix(got, "echo: "+peer+" unreachable for ") || !strings.Contains(got, "call_timeout (6s)") ||
+		(peer != "organism b" && strings.Contains(got, " b ")) {
+		t.Errorf("the caller is told %q, want why: %s unreachable for …, its call_timeout (6s)", got, peer)
 	}
 	lines := told.all()
 	if len(lines) != 1 {
 		t.Fatalf("the caller was told %d lines while the call waited, want 1: %q", len(lines), lines)
 	}
-	if !strings.HasPrefix(lines[0], "echo: organism b is unreachable (down for ") ||
+	if !strings.HasPrefix(lines[0], "echo: "+peer+" is unreachable (down for ") ||
 		!strings.Contains(lines[0], "it goes on when it is back, or fails at its call_timeout (6s)") {
 		t.Errorf("the caller was told %q", lines[0])
 	}
