@@ -16,7 +16,17 @@ import (
 // it is in the pump, rather than being lost and the call run for nobody.
 func TestCancelWhileInjectingKillsTheCall(t *testing.T) {
 	aKey := newKey(t)
-	c := newCallee(t, aKey)
+	// The echo holds its answer until the call is acknowledged (after
+	// the injection, and the kill the cancel left it): the conversation
+	// cannot complete before it either way.
+	hold := make(chan struct{})
+	c := newCalleeHolding(t, aKey, hold)
+	holding := true
+	defer func() {
+		if holding {
+			close(hold)
+		}
+	}()
 	injecting := make(chan string, 1)
 	release := make(chan struct{})
 	c.m.beforeInject = func(conv string) {
@@ -55,6 +65,9 @@ func TestCancelWhileInjectingKillsTheCall(t *testing.T) {
 	g := a.m.gateways[0]
 	waitUntil(t, "the peer never acknowledged the cancel", func() bool { return g.queued() == 1 }) // the call's, held
 	close(release)
+	waitUntil(t, "the peer never acknowledged the call", func() bool { return g.queued() == 0 })
+	close(hold)
+	holding = false
 	deadline := time.After(60 * time.Second)
 	for {
 		select {

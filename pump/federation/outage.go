@@ -73,14 +73,6 @@ func (o *outage) callQueued() {
 	o.mu.Unlock()
 }
 
-// unreachable reports whether the peer is known to be down, and since
-// when.
-func (o *outage) unreachable() (bool, time.Time) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.down, o.since
-}
-
 // ended records that a link came up at now: was says the peer had been
 // unreachable, for downFor, with queued calls made meanwhile.
 func (o *outage) ended(now time.Time) (was bool, downFor time.Duration, attempts, queued int) {
