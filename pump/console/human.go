@@ -74,7 +74,7 @@ const peerCheck = 250 * time.Millisecond
 // gateway then.
 func (c *Console) awaitLeaving(ctx context.Context, conv string, d time.Duration) (done bool, approval, peer string) {
 	pw, ok := c.b.(organism.PeerWaiter)
-	if !ok {
+	if !ok || !pw.HasPeers() {
 		done, approval = c.awaitOrHuman(ctx, conv, d)
 		return done, approval, ""
 	}

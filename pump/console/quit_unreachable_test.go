@@ -16,6 +16,8 @@ type unreachableBackend struct{ *organism.Local }
 
 func (unreachableBackend) WaitsOnUnreachablePeer(string) (string, bool) { return "b", true }
 
+func (unreachableBackend) HasPeers() bool { return true }
+
 // TestQuitDoesNotWaitOnUnreachablePeer: a piped session does not hold its
 // @ line, nor its /quit, for a conversation whose call waits on a peer
 // organism that cannot be reached — that call goes on only when the peer
