@@ -440,11 +440,16 @@ func (p *Pump) shutdown(ctx context.Context, now bool) error {
 		// its outputs processed.
 		p.drainCut.Store(true)
 		n := p.InFlight()
-		err = fmt.Errorf("pump: shutdown: %d messages still in flight: %w", n, ctx.Err())
 		// The handlers still running are cancelled, each with its grace:
 		// the workers stop once they return or the watchdog gives up on
 		// them, so Shutdown never waits on a handler with no timeout.
 		cancelled := p.cancelCalls(ErrDrainTimedOut, func(*handlerCall) bool { return true })
+		if n == 0 && cancelled == 0 {
+			// Nothing was left to wait for (a ctx that had ended before
+			// the call, on a drained pump): the drain succeeded.
+			break
+		}
+		err = fmt.Errorf("pump: shutdown: %d messages still in flight, %d handlers cancelled: %w", n, cancelled, ctx.Err())
 		p.log.Warn("shutdown: drain timed out: the running handlers are cancelled; journaled messages whose "+
 			"handling finishes now are left undelivered, for Recover to re-deliver on the next start",
 			"inflight", n, "cancelled", cancelled, "error", ctx.Err())

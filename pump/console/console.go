@@ -241,9 +241,10 @@ func (c *Console) serve(ctx context.Context, out io.Writer, terminal bool, readL
 
 // awaitLine waits after an @ line for its conversation, at most
 // Config.LineWait and no longer than until it waits for a human (whose
-// /approve may be the next line). It reports whether it completed.
+// /approve may be the next line) or on an unreachable peer organism. It
+// reports whether it completed.
 func (c *Console) awaitLine(ctx context.Context, conv string) bool {
-	done, _ := c.awaitOrHuman(ctx, conv, c.cfg.LineWait)
+	done, _, _ := c.awaitLeaving(ctx, conv, c.cfg.LineWait)
 	return done
 }
 
@@ -279,13 +280,21 @@ func (c *Console) await(ctx context.Context, conv string, d time.Duration) bool 
 func (c *Console) awaitAll(ctx context.Context, running []started) error {
 	var late []string
 	for _, s := range running {
-		done, approval := c.awaitOrHuman(ctx, s.conv, time.Until(s.at.Add(c.cfg.ReplyTimeout)))
+		done, approval, peer := c.awaitLeaving(ctx, s.conv, time.Until(s.at.Add(c.cfg.ReplyTimeout)))
 		if done {
 			continue
 		}
 		c.out.release(s.conv)
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if peer != "" {
+			// Its call goes on only once the peer is back: waiting would
+			// hold the session until its call_timeout.
+			late = append(late, fmt.Sprintf("%s (waits on gateway %s, unreachable)", short(s.conv), peer))
+			c.say(fmt.Sprintf("note: thread %s waits on gateway %s, which is unreachable; not waiting for it "+
+				"(a durable organism keeps the call for its next start)", short(s.conv), peer))
+			continue
 		}
 		if approval != "" {
 			// Nobody is left to decide: the input has ended. It was not
@@ -347,7 +356,11 @@ func (c *Console) receive(o organism.Output) {
 			c.live.delta(o.Conversation, o.From, o.Text, o.End)
 		}
 	case organism.OutputHuh:
-		c.huh(o.Text, o.Diagnostics)
+		text := o.Text
+		if o.Told != "" {
+			text += ": " + o.Told // what the handler wrote for the user: why
+		}
+		c.huh(text, o.Diagnostics)
 	case organism.OutputComplete:
 		if o.Text == organism.CancelledReason {
 			// Its answer was cancelled (elsewhere, when not told): the

@@ -62,3 +62,34 @@ func pendingApproval(ctx context.Context, g organism.Governor, conv string) stri
 	}
 	return ""
 }
+
+// peerCheck is how often a session leaving looks whether a conversation it
+// waits for waits on an unreachable peer organism (awaitLeaving).
+const peerCheck = 250 * time.Millisecond
+
+// awaitLeaving is awaitOrHuman for a session that is ending: it also gives
+// up as soon as conv waits on a call to a peer organism that cannot be
+// reached (organism.PeerWaiter) — that call goes on only once the peer is
+// back, or fails at its call_timeout, minutes later — and names the
+// gateway then.
+func (c *Console) awaitLeaving(ctx context.Context, conv string, d time.Duration) (done bool, approval, peer string) {
+	pw, ok := c.b.(organism.PeerWaiter)
+	if !ok || !pw.HasPeers() {
+		done, approval = c.awaitOrHuman(ctx, conv, d)
+		return done, approval, ""
+	}
+	end := time.Now().Add(d)
+	for {
+		if gw, waits := pw.WaitsOnUnreachablePeer(conv); waits {
+			return false, "", gw
+		}
+		left := time.Until(end)
+		if left <= 0 {
+			return false, "", ""
+		}
+		done, approval = c.awaitOrHuman(ctx, conv, min(left, peerCheck))
+		if done || approval != "" || ctx.Err() != nil {
+			return done, approval, ""
+		}
+	}
+}

@@ -88,6 +88,7 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 			return nil, err
 		}
 		lt, early := o.lt, o.early
+		g.reach.callQueued()
 		if g.m.proxyHook != nil {
 			g.m.proxyHook(proxyOpened, lt)
 		}
@@ -151,49 +152,59 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 		timeout := g.callTimeout()
 		t := time.NewTimer(timeout)
 		defer t.Stop()
-		select {
-		case a := <-c.answer:
-			g.m.observe(g.name, time.Since(start))
-			got, ans, ack = true, a.e, a.ack
-			if g.m.proxyHook != nil {
-				g.m.proxyHook(proxyTookAnswer, lt)
-			}
-			return g.answer(md, a.e)
-		case err := <-c.refused:
-			return nil, err
-		case <-c.cancelled:
-			return nil, nil
-		case <-t.C:
-			g.cancel(lt)
-			return nil, fmt.Errorf("%w: gateway %s: %s after %s (its call_timeout; the call was cancelled)",
-				ErrTimeout, g.name, remote, timeout)
-		case <-ctx.Done():
-			if g.m.proxyHook != nil {
-				g.m.proxyHook(proxyStopping, lt)
-			}
-			if (o.key != "" || o.digest != nil) && rerun(ctx) {
-				var a answered
-				var came bool
-				a, came, held = g.holdCall(o, c, md.ThreadID)
-				switch {
-				case came:
-					parked = true
-					g.park(ctx, o, md.ThreadID, a.e, a.ack)
-					return nil, ctx.Err()
-				case held:
-					parked = true
-					return nil, ctx.Err()
+		// Every noticeAfter the caller is told, once, if the peer cannot
+		// be reached (tellWaiting).
+		tell := time.NewTicker(noticeAfter)
+		defer tell.Stop()
+		for {
+			select {
+			case <-tell.C:
+				if g.tellWaiting(md, remote, timeout) {
+					tell.Stop()
 				}
+				continue
+			case a := <-c.answer:
+				g.m.observe(g.name, time.Since(start))
+				got, ans, ack = true, a.e, a.ack
+				if g.m.proxyHook != nil {
+					g.m.proxyHook(proxyTookAnswer, lt)
+				}
+				return g.answer(md, a.e)
+			case err := <-c.refused:
+				return nil, err
+			case <-c.cancelled:
+				return nil, nil
+			case <-t.C:
+				g.cancel(lt)
+				return nil, g.timedOut(md, remote, timeout)
+			case <-ctx.Done():
+				if g.m.proxyHook != nil {
+					g.m.proxyHook(proxyStopping, lt)
+				}
+				if (o.key != "" || o.digest != nil) && rerun(ctx) {
+					var a answered
+					var came bool
+					a, came, held = g.holdCall(o, c, md.ThreadID)
+					switch {
+					case came:
+						parked = true
+						g.park(ctx, o, md.ThreadID, a.e, a.ack)
+						return nil, ctx.Err()
+					case held:
+						parked = true
+						return nil, ctx.Err()
+					}
+				}
+				g.cancel(lt)
+				g.retry(o)
+				return nil, ctx.Err()
+			case <-g.m.closed:
+				keep = true
+				return nil, g.stopErr(remote, o.key != "")
+			case <-g.removing:
+				g.cancel(lt)
+				return nil, fmt.Errorf("%w: gateway %s: %s: the call was cancelled", ErrGatewayRemoved, g.name, remote)
 			}
-			g.cancel(lt)
-			g.retry(o)
-			return nil, ctx.Err()
-		case <-g.m.closed:
-			keep = true
-			return nil, g.stopErr(remote, o.key != "")
-		case <-g.removing:
-			g.cancel(lt)
-			return nil, fmt.Errorf("%w: gateway %s: %s: the call was cancelled", ErrGatewayRemoved, g.name, remote)
 		}
 	})
 }

@@ -35,6 +35,8 @@ type gateway struct {
 
 	// down says why the link is down, and since when (Status).
 	down linkDown
+	// reach follows an outage of a dialed peer for the log (outage).
+	reach outage
 	// envIn and envOut count the envelopes seen each way (Status).
 	envIn, envOut atomic.Int64
 

@@ -67,6 +67,12 @@ type Options struct {
 	// Start (its link came up late), so agents whose peers name the
 	// gateway can be given it.
 	OnImport func(gateway, listener string)
+	// Notify tells the caller on thread a line about its call to
+	// listener (from), as the listener's printed line: that the peer the
+	// call waits on cannot be reached, so the call waits for it or for
+	// its call_timeout. The text names the peer organism only to a
+	// caller confined to no profile. nil: callers are not told.
+	Notify func(thread, from, text string)
 	// Observer sees the envelopes, refusals and round trips of every
 	// gateway (nil: none).
 	Observer Observer
@@ -123,6 +129,9 @@ type Manager struct {
 	// event goroutine before the answer of served conversation conv is
 	// queued: the moment its reply is durable and its entry not yet.
 	beforeAnswer func(conv string)
+	// beforeInject, when set (tests only, before any traffic), runs as a
+	// received call for conversation conv is about to be injected.
+	beforeInject func(conv string)
 	// onAcked, when set (tests only, before any traffic), is told the
 	// envelope of each of its entries the peer acknowledges, as it
 	// arrives.
@@ -754,7 +763,12 @@ func (g *gateway) attach(ws *websocket.Conn, p peer) {
 // missing (the peer's calls wait for the first attempt), and waits for the
 // link to end (serve: run it, or wait for its runner).
 func (g *gateway) serveLink(c *conn, serve func() error) {
-	g.down.clear(g.m.now())
+	now := g.m.now()
+	g.down.clear(now)
+	if was, downFor, attempts, queued := g.reach.ended(now); was {
+		g.log.Info("federation: the peer is reachable again", "down_for", downFor.Round(time.Second),
+			"failed_dials", attempts, "calls_queued", queued)
+	}
 	g.log.Info("federation: gateway connected", "peer", c.peer.organism, "key", Fingerprint(c.peer.key), "queued", g.queued())
 	g.warnClock(c.peer)
 	g.m.event("gateway-connected", g.name, c.peer.organism)
@@ -947,13 +961,32 @@ func (g *gateway) dialAndAttach(delay *time.Duration) {
 	ws, p, err := g.dial(ctx)
 	cancel()
 	if err != nil {
-		g.log.Warn("federation: cannot reach the peer", "url", g.remoteURL(), "error", err, "retry_in", *delay)
+		g.logUnreachable(err, *delay)
 		return
 	}
 	start := time.Now()
 	g.attach(ws, p)
 	if time.Since(start) > 2*g.m.opts.BackoffMax {
 		*delay = g.m.opts.BackoffBase
+	}
+}
+
+// logUnreachable logs a failed dial of the peer: a WARN as the peer
+// becomes unreachable, then reminders less and less often (outage),
+// DEBUG between them — not a WARN every backoff.
+func (g *gateway) logUnreachable(err error, retry time.Duration) {
+	_, since, _ := g.down.get(false)
+	what, downFor, attempts := g.reach.failed(g.m.now(), since)
+	switch what {
+	case outageBegan:
+		g.log.Warn("federation: cannot reach the peer; calls to it wait in the outbox until it is back or their call_timeout "+
+			"(reminders follow less and less often)", "url", g.remoteURL(), "error", err, "retry_in", retry)
+	case outageReminder:
+		g.log.Warn("federation: cannot reach the peer, still", "url", g.remoteURL(), "error", err,
+			"down_for", downFor.Round(time.Second), "failed_dials", attempts, "queued", g.queued())
+	default:
+		g.log.Debug("federation: cannot reach the peer", "url", g.remoteURL(), "error", err, "retry_in", retry,
+			"down_for", downFor.Round(time.Second))
 	}
 }
 

@@ -390,6 +390,9 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 	forget := g.joinTrace(conv, e)
 	ctx, cancel := context.WithTimeout(context.Background(), g.callTimeout())
 	defer cancel()
+	if g.m.beforeInject != nil {
+		g.m.beforeInject(conv)
+	}
 	// No outlet: what the conversation answers reaches the gateway through
 	// the manager's subscription (served.go), also after a restart.
 	err := g.inject(ctx, pump.Envelope{From: g.name, To: e.To, Thread: conv, Payload: e.Payload,
@@ -422,6 +425,15 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 			g.log.Error("federation: received call not recorded; a copy after a restart is left to the journal",
 				"id", e.Link.ID, "error", err)
 		}
+	}
+	g.mu.Lock()
+	cancelled := o.cancelled
+	g.mu.Unlock()
+	if cancelled {
+		// The peer cancelled the call while it was being injected: its
+		// cancel found no conversation to kill yet. A cancel that comes
+		// from now on finds it live.
+		g.killServed(conv)
 	}
 	id := e.Link.ID
 	g.m.db.recent.done(conv)
@@ -563,9 +575,22 @@ func (g *gateway) onCancel(e *envelope) {
 		return
 	}
 	conv := derivedThread(g.m.secret, g.name, e.Link.Ref)
+	g.mu.Lock()
+	if o := g.inflight[conv]; o != nil {
+		// Still being injected (serveCall): it kills the conversation
+		// once it is in the pump, which may be before this kill.
+		o.cancelled = true
+	}
+	g.mu.Unlock()
 	if !g.m.serving(conv) {
 		return // answered and ended already, or never begun
 	}
+	g.killServed(conv)
+}
+
+// killServed kills the conversation conv serving a call the peer
+// cancelled; one not in the pump (yet, or any more) is left alone.
+func (g *gateway) killServed(conv string) {
 	if _, err := g.m.opts.Pump.Kill(conv); err != nil && !errors.Is(err, pump.ErrUnknownThread) &&
 		!errors.Is(err, pump.ErrConversationEnded) {
 		g.log.Warn("federation: cancel", "thread", conv, "error", err)

@@ -47,6 +47,10 @@ type original struct {
 	// settled is set once a call's original is acknowledged (settleCall):
 	// a copy that finds it so is acknowledged at once.
 	settled bool
+	// cancelled is set when the peer cancels the call while it is being
+	// injected (onCancel): serveCall kills its conversation once it is
+	// in the pump, as the cancel found none to kill yet.
+	cancelled bool
 }
 
 // maxCopies bounds the copies one original keeps to acknowledge with it:

@@ -184,6 +184,11 @@ type Output struct {
 	Profile string
 	// Diagnostics are the detailed findings of a failure (shown with --verbose).
 	Diagnostics []string
+	// Told is, for an OutputHuh of a message the console sent, what the
+	// handler that failed wrote for its sender (the text of its
+	// *xmlpipe.InputError: a field left empty, a peer organism that
+	// could not be reached); "" for none.
+	Told string
 }
 
 // Rejection is a message the organism refused at ingress: the canned <huh>

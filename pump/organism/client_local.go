@@ -176,8 +176,12 @@ func (l *Local) deliver(e pump.Event) {
 		if e.Conversation == "" {
 			return // refused at ingress: Send returns it as a *Rejection
 		}
-		l.out.Publish(Output{Kind: OutputHuh, Conversation: e.Conversation, From: e.From, Text: e.Error,
-			Diagnostics: e.Diagnostics})
+		out := Output{Kind: OutputHuh, Conversation: e.Conversation, From: e.From, Text: e.Error,
+			Diagnostics: e.Diagnostics}
+		if ie, ok := errors.AsType[*xmlpipe.InputError](e.Cause); ok && e.To == ConsoleFrom {
+			out.Told = ie.Error()
+		}
+		l.out.Publish(out)
 	case pump.EventReply:
 		l.out.Publish(Output{Kind: OutputReply, Conversation: e.Conversation, From: e.From, Text: replyText(e)})
 	case pump.EventComplete:

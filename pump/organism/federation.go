@@ -30,7 +30,8 @@ var ImportWait = 3 * time.Second
 // p. A durable organism with an identity gets a federation manager even
 // without gateways, so gateways can be added while it runs (OOB
 // register-remote-gateway); nil when there is neither.
-func newFederation(cfg *config.Organism, opts Options, d *durable, p *pump.Pump, late *gatewayAgents) (*federation.Manager, error) {
+func newFederation(cfg *config.Organism, opts Options, d *durable, p *pump.Pump, late *gatewayAgents,
+	notify func(thread, from, text string)) (*federation.Manager, error) {
 	dataDir := cfg.Organism.DataDir
 	if d != nil {
 		dataDir = d.store.Dir()
@@ -49,7 +50,8 @@ func newFederation(cfg *config.Organism, opts Options, d *durable, p *pump.Pump,
 		return nil, nil // gateways added while running need a data directory for their outbox
 	}
 	fo := federation.Options{Organism: cfg.Organism.Name, Key: key, Gateways: cfg.Gateways, Pump: p,
-		OnLink: opts.OnLink, Observer: opts.GatewayObserver, Traces: opts.GatewayTraces, Logger: opts.Logger, Clock: opts.Clock}
+		OnLink: opts.OnLink, Observer: opts.GatewayObserver, Traces: opts.GatewayTraces, Logger: opts.Logger, Clock: opts.Clock,
+		Notify: notify}
 	fo.OnImport = func(gw, listener string) {
 		for _, agent := range late.of(gw) {
 			if err := p.AddPeers(agent, listener); err != nil {
@@ -87,6 +89,22 @@ func newFederation(cfg *config.Organism, opts Options, d *durable, p *pump.Pump,
 		opts.Logger.Warn("federation: some imports are not available yet", "error", err)
 	}
 	return m, nil
+}
+
+// callerNotice is the federation's Notify: a line about a caller's call
+// to an imported listener (its peer unreachable) reaches the caller as the
+// listener's printed line (print: the console, /ws) and as interim text
+// (an Ask's WithInterim, the MCP server's progress), as an agent's interim
+// text does.
+func callerNotice(print func(thread, from, text string), org *orgRef, log *slog.Logger) func(thread, from, text string) {
+	return func(thread, from, text string) {
+		if o := org.p.Load(); o != nil {
+			o.interims.show(o.Pump.Threads(), log, from, thread, text)
+		}
+		if print != nil {
+			print(thread, from, text)
+		}
+	}
 }
 
 // checkTrustedIdentities reads the trusted_identity of every gateway of

@@ -387,7 +387,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	}
 	var errs []error
 	late := &gatewayAgents{}
-	fed, err := newFederation(cfg, opts, d, p, late)
+	fed, err := newFederation(cfg, opts, d, p, late, callerNotice(env.Print, &layer.org, opts.Logger))
 	if err != nil {
 		layer.router.Close()
 		return nil, err
