@@ -203,20 +203,21 @@ func (c *Console) cmdStatus(ctx context.Context, _ string) {
 		c.say("Error: " + err.Error())
 		return
 	}
-	c.say("Organism: "+st.Organism,
-		"Uptime: "+clock(st.Uptime),
+	lines := []string{"Organism: " + st.Organism,
+		"Uptime: " + clock(st.Uptime),
 		fmt.Sprintf("Listeners: %d", st.Listeners),
 		fmt.Sprintf("Threads: %d active, %d idle, %d slots total", st.Threads, st.Idle, st.Slots),
-		fmt.Sprintf("Messages: %d processed, %d failed, %d in flight", st.Processed, st.Failed, st.InFlight))
+		fmt.Sprintf("Messages: %d processed, %d failed, %d in flight", st.Processed, st.Failed, st.InFlight)}
 	for _, g := range st.Gateways {
-		c.say("Gateway " + g)
+		lines = append(lines, "Gateway "+g)
 	}
 	if st.Halted != "" {
-		c.say("Halted (" + st.Halted + "): queued messages wait; /resume lifts the halt.")
+		lines = append(lines, "Halted ("+st.Halted+"): queued messages wait; /resume lifts the halt.")
 	}
 	for _, n := range st.HaltedListeners {
-		c.say("Halted listener " + n + ": its messages wait; /resume " + n + " lifts its halt.")
+		lines = append(lines, "Halted listener "+n+": its messages wait; /resume "+n+" lifts its halt.")
 	}
+	c.say(lines...) // one block: output arriving meanwhile goes before or after it
 }
 
 func (c *Console) cmdListeners(ctx context.Context, _ string) {

@@ -402,9 +402,12 @@ func (c *Console) huh(text string, diags []string) {
 
 // say queues lines of output.
 func (c *Console) say(lines ...string) {
-	for _, l := range lines {
-		c.out.line(l)
+	if len(lines) == 0 {
+		return
 	}
+	// One item: an answer arriving meanwhile is written before or after
+	// the block (a /status), never in the middle of it.
+	c.out.line(strings.Join(lines, "\n"))
 }
 
 // short is the display form of a thread id.
