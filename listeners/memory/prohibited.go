@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/xml-pipeline/xmlpipe/xmlpipe/textfold"
 )
 
 // The kinds of prohibited content (Agent OS memory law: passwords, API keys,
@@ -90,13 +92,13 @@ var notAPassword = map[string]bool{
 // storing, whatever the consent: a private key, an API key or access
 // token, a password, a card number (Luhn-valid, 13 to 19 digits), a US SSN,
 // or a long high-entropy string that can only be a secret. It judges the
-// text as a reader sees it (undisguise): invisible or look-alike characters
+// text as a reader sees it (textfold.Fold): invisible or look-alike characters
 // inside a secret do not hide it.
 func Prohibited(text string) (Finding, bool) {
 	if len(text) > MaxScanBytes {
 		text = text[:MaxScanBytes]
 	}
-	if text = undisguise(text); len(text) > MaxScanBytes {
+	if text = textfold.Fold(text); len(text) > MaxScanBytes {
 		text = text[:MaxScanBytes]
 	}
 	switch {
