@@ -330,6 +330,10 @@ func (m *Mount) supervise(cs *sdk.ClientSession) {
 				if err != nil {
 					why = err.Error()
 				}
+				// Closed all the same: Close is what ends the session's
+				// subscriptions/listen call (SEP-2575), whose goroutine
+				// otherwise outlives it, one per restart.
+				_ = closeSession(cs, m.o.Logger)
 				break serving
 			case <-m.broken:
 				why = "its connection broke"
