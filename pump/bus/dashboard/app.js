@@ -15,7 +15,7 @@
 // conversations opened (a read for one opened before is dropped) and
 // following is the read of its new envelopes under way (see followOpen).
 const state = { token: null, role: null, who: "", ticker: null, ws: null, stream: null, selected: null, openSeq: 0,
-  openThreads: new Set(), openGen: 0, following: null, followAgain: false, callsDue: false,
+  openThreads: new Set(), openGen: 0, following: null, followAgain: false, callsDue: false, callsCheck: 0,
   last: null, rates: [], lats: [], lastLat: null, drawn: {}, live: new Map() };
 
 // pageSize is how many envelopes one read of the open conversation asks
@@ -281,7 +281,10 @@ function streamed(d) {
     if (!d.end) return;
     const s = state.live.get(d.thread_id)?.get(d.agent);
     if (s) s.ended = true;
-    if (open) { drawLive(); followOpen(true).catch(() => {}); }
+    // The call is recorded before its end mark goes out but committed a
+    // moment later (a halt then holds the turn: nothing journaled after it
+    // would prompt a read): the calls are read again at the next ticks.
+    if (open) { state.callsCheck = callsChecks; drawLive(); followOpen(true).catch(() => {}); }
     return;
   }
   let conv = state.live.get(d.thread_id);
@@ -330,7 +333,7 @@ $("#new-button").addEventListener("click", closeConversation);
 // closeConversation closes the open conversation: nothing is selected and
 // the next message begins a new one.
 function closeConversation() {
-  state.selected = null; state.openSeq = 0; state.openThreads = new Set(); state.openGen++;
+  state.selected = null; state.openSeq = 0; state.openThreads = new Set(); state.openGen++; state.callsCheck = 0;
   for (const li of document.querySelectorAll("#feed li")) li.classList.remove("selected");
   $("#thread-id").textContent = "";
   $("#envelopes").replaceChildren();
@@ -565,6 +568,10 @@ function drawFeed(threads) {
   }
 }
 
+// callsChecks is at how many ticks after a model call's end mark the open
+// conversation's calls are read again.
+const callsChecks = 5;
+
 // followOpen draws the envelopes of the open conversation journaled after
 // those drawn (a message, a call held or decided, a cancel's or a kill's
 // dead letters) — when it was just opened, all of it, a page at a time —
@@ -596,6 +603,7 @@ async function readNew() {
     if (j.messages.length > 0) state.callsDue = true;
     if (j.messages.length < pageSize) break;
   }
+  if (state.callsCheck > 0) { state.callsCheck--; state.callsDue = true; }
   if (!state.callsDue) return;
   state.callsDue = false;
   const calls = await api("GET", "/api/v1/usage/calls?limit=100&thread=" + encodeURIComponent(conv));
@@ -616,7 +624,7 @@ function canStop(t) {
 // order, failures highlighted, the text its agents are streaming and its
 // model calls; the send box continues it from now on.
 async function openConversation(conv) {
-  state.selected = conv; state.openSeq = 0; state.openThreads = new Set(); state.openGen++;
+  state.selected = conv; state.openSeq = 0; state.openThreads = new Set(); state.openGen++; state.callsCheck = 0;
   for (const li of document.querySelectorAll("#feed li")) li.classList.toggle("selected", li.dataset.conversation === conv);
   $("#thread-id").textContent = conv;
   $("#send-target").textContent = "continues " + conv.slice(0, 8);
