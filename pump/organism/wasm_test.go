@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,26 +21,28 @@ import (
 	"go.uber.org/goleak"
 )
 
-// wasmGuests builds the test guests into a directory removed by TestMain;
-// wasmCache keeps them compiled, between runs too (wasmtest.NewCache), for
-// the organisms the tests make (Options.WasmCache).
+// wasmGuests builds the test guests into guestsDir, made by the first
+// guestPath and removed by TestMain: the crash tests' children run this
+// binary too and are killed with SIGKILL, so a directory made up front by
+// every process was left behind by each child. wasmCache keeps the guests
+// compiled, between runs too (wasmtest.NewCache), for the organisms the
+// tests make (Options.WasmCache).
 var (
+	guestsOnce sync.Once
+	guestsDir  string
+	guestsErr  error
 	wasmGuests *wasmtest.Guests
 	wasmCache  wazero.CompilationCache
 )
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "xmlpipe-organism-wasm-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	wasmGuests = wasmtest.New(dir)
 	wasmCache = wasmtest.NewCache()
 	ignore := goleak.IgnoreCurrent()
 	code := m.Run()
 	_ = wasmCache.Close(context.Background())
-	_ = os.RemoveAll(dir)
+	if guestsDir != "" {
+		_ = os.RemoveAll(guestsDir)
+	}
 	if code == 0 {
 		// A goroutine a test started and left running fails the package.
 		if err := goleak.Find(ignore); err != nil {
@@ -51,7 +54,17 @@ func TestMain(m *testing.M) {
 }
 
 // guestPath builds a reactor guest (once per test binary).
-func guestPath(t *testing.T, name string) string { return wasmGuests.Build(t, name, true) }
+func guestPath(t *testing.T, name string) string {
+	t.Helper()
+	guestsOnce.Do(func() {
+		guestsDir, guestsErr = os.MkdirTemp("", "xmlpipe-organism-wasm-")
+		wasmGuests = wasmtest.New(guestsDir)
+	})
+	if guestsErr != nil {
+		t.Fatal(guestsErr)
+	}
+	return wasmGuests.Build(t, name, true)
+}
 
 // collector is an outlet that hands events to the test.
 type collector chan pump.Event
