@@ -234,7 +234,7 @@ function wireSend(ws) {
       const s = $("#send-status");
       s.textContent = "sent to " + f.target; s.dataset.thread = f.thread_id; s.className = "";
       $("#send-input").value = "";
-      if (state.selected !== f.thread_id) openConversation(f.thread_id); // the next message continues it
+      if (state.selected !== f.thread_id) openConversation(f.thread_id, state.user); // the next message continues it
     } else if (f.type === "error") {
       const s = $("#send-status"); s.textContent = f.error; s.className = "error";
     } else if (f.type === "approval" || f.type === "approval_decided" || f.type === "halted" || f.type === "resumed") {
@@ -323,7 +323,7 @@ $("#send-form").addEventListener("submit", (ev) => {
   }
   $("#send-status").textContent = "sending…";
   const req = { type: "send", raw };
-  if (state.selected) req.thread_id = state.selected;
+  if (state.selected && ownsOpen()) req.thread_id = state.selected;
   state.ws.send(JSON.stringify(req));
 });
 
@@ -333,7 +333,7 @@ $("#new-button").addEventListener("click", closeConversation);
 // closeConversation closes the open conversation: nothing is selected and
 // the next message begins a new one.
 function closeConversation() {
-  state.selected = null; state.openSeq = 0; state.openThreads = new Set(); state.openGen++; state.callsCheck = 0;
+  state.selected = null; state.openOwner = ""; state.openSeq = 0; state.openThreads = new Set(); state.openGen++; state.callsCheck = 0;
   for (const li of document.querySelectorAll("#feed li")) li.classList.remove("selected");
   $("#thread-id").textContent = "";
   $("#envelopes").replaceChildren();
@@ -563,7 +563,7 @@ function drawFeed(threads) {
         li.append(" ", b);
       }
     }
-    li.addEventListener("click", () => openConversation(conv));
+    li.addEventListener("click", () => openConversation(conv, t.owner));
     feed.append(li);
   }
 }
@@ -622,17 +622,37 @@ function canStop(t) {
 
 // openConversation shows every envelope of the conversation in journal
 // order, failures highlighted, the text its agents are streaming and its
-// model calls; the send box continues it from now on.
-async function openConversation(conv) {
+// model calls; the send box continues it from now on when owner (who
+// began it, as the API says) is the user — the server lets no one else
+// continue it — and otherwise begins a new conversation, saying so.
+async function openConversation(conv, owner) {
   state.selected = conv; state.openSeq = 0; state.openThreads = new Set(); state.openGen++; state.callsCheck = 0;
+  state.openOwner = owner || "";
   for (const li of document.querySelectorAll("#feed li")) li.classList.toggle("selected", li.dataset.conversation === conv);
   $("#thread-id").textContent = conv;
-  $("#send-target").textContent = "continues " + conv.slice(0, 8);
+  drawSendTarget();
   $("#envelopes").replaceChildren();
   $("#calls tbody").replaceChildren();
   $("#context tbody").replaceChildren();
   drawLive();
   await followOpen(true);
+}
+
+// ownsOpen reports whether the open conversation is the user's own: only
+// its owner may continue it.
+function ownsOpen() {
+  return !!state.selected && !!state.user && state.openOwner === state.user;
+}
+
+// drawSendTarget says what the send box's next message does: continue the
+// open conversation, or begin a new one — also when the open conversation
+// is someone else's, whose it is.
+function drawSendTarget() {
+  const t = $("#send-target");
+  if (!state.selected) t.textContent = "new conversation";
+  else if (ownsOpen()) t.textContent = "continues " + state.selected.slice(0, 8);
+  else t.textContent = "new conversation (" + state.selected.slice(0, 8) + " is " +
+    (state.openOwner ? state.openOwner + "'s" : "the organism's") + ": only who began it continues it)";
 }
 
 // drawEnvelopes adds envelopes of the open conversation, journaled after
