@@ -399,31 +399,40 @@ $("#halt-button").addEventListener("click", () => {
 
 // drawApprovals lists the calls waiting for a human: who asks for what,
 // the held envelope, and (operators, admins) approve and deny buttons —
-// deny with the reason typed beside it.
+// deny with the reason typed beside it. An approval listed already keeps
+// its item, so a reason being typed, and the focus, stay as they are when
+// another call begins waiting or one is decided.
 function drawApprovals(approvals) {
   if (!changed("approvals", approvals.map((a) => a.id))) return;
   $("#approvals-box").hidden = approvals.length === 0;
   const list = $("#approvals");
-  list.replaceChildren();
+  const had = new Map([...list.children].map((li) => [li.dataset.approval, li]));
+  const items = approvals.map((a) => had.get(a.id) || approvalItem(a));
+  for (const [id, li] of had) if (!approvals.some((a) => a.id === id)) li.remove();
+  // Put each in its place without taking out the ones already there (an
+  // element taken out of the page loses the focus).
+  items.forEach((li, i) => { if (list.children[i] !== li) list.insertBefore(li, list.children[i] || null); });
+}
+
+// approvalItem is the list item of the waiting call a.
+function approvalItem(a) {
   const canDecide = state.role === "operator" || state.role === "admin";
-  for (const a of approvals) {
-    const li = el("li", { "data-approval": a.id },
-      el("div", { text: a.agent + " → " + a.target + " (" + a.kind + ", " + a.id + ")" }),
-      el("div", { text: "in " + (a.user ? a.user + "'s" : "the organism's own") + " conversation " + (a.thread_id || "").slice(0, 8) }),
-      el("div", { text: a.request_reason || "" }),
-      el("pre", { text: prettyXML(a.payload || "") }));
-    if (canDecide) {
-      const reason = el("input", { class: "deny-reason", placeholder: "reason (for a denial)" });
-      const decide = (decision) => api("POST", "/api/v1/approvals/" + encodeURIComponent(a.id),
-        { decision, reason: reason.value }).then(tick).catch((e) => { li.append(el("span", { class: "error", text: " " + e.message })); });
-      const ok = el("button", { text: "approve", "data-decision": "approve" });
-      ok.addEventListener("click", () => decide("approve"));
-      const no = el("button", { text: "deny", "data-decision": "deny" });
-      no.addEventListener("click", () => decide("deny"));
-      li.append(ok, " ", no, " ", reason);
-    }
-    list.append(li);
+  const li = el("li", { "data-approval": a.id },
+    el("div", { text: a.agent + " → " + a.target + " (" + a.kind + ", " + a.id + ")" }),
+    el("div", { text: "in " + (a.user ? a.user + "'s" : "the organism's own") + " conversation " + (a.thread_id || "").slice(0, 8) }),
+    el("div", { text: a.request_reason || "" }),
+    el("pre", { text: prettyXML(a.payload || "") }));
+  if (canDecide) {
+    const reason = el("input", { class: "deny-reason", placeholder: "reason (for a denial)" });
+    const decide = (decision) => api("POST", "/api/v1/approvals/" + encodeURIComponent(a.id),
+      { decision, reason: reason.value }).then(tick).catch((e) => { li.append(el("span", { class: "error", text: " " + e.message })); });
+    const ok = el("button", { text: "approve", "data-decision": "approve" });
+    ok.addEventListener("click", () => decide("approve"));
+    const no = el("button", { text: "deny", "data-decision": "deny" });
+    no.addEventListener("click", () => decide("deny"));
+    li.append(ok, " ", no, " ", reason);
   }
+  return li;
 }
 
 // drawGraph draws the listeners on a circle, an edge to each peer, each
