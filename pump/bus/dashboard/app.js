@@ -539,9 +539,14 @@ function done() {
 }
 
 // drawFeed lists the conversations (their first thread), newest first.
+// Each is opened with a click, or from the keyboard (Tab to it, Enter);
+// the item or button that had the focus has it again once the list is
+// drawn anew.
 function drawFeed(threads) {
   if (!changed("feed", [state.selected, threads.map((t) => [t.id, t.conversation, t.status, t.participants, t.owner])])) return;
   const feed = $("#feed");
+  const had = feed.contains(document.activeElement) ? document.activeElement : null;
+  const focus = had && { conv: had.closest("li").dataset.conversation, stop: had.dataset.stop };
   feed.replaceChildren();
   // One row per conversation, newest first, shown by its root thread when
   // that is listed.
@@ -555,7 +560,7 @@ function drawFeed(threads) {
     // conversations between the same participants.
     const began = new Date(t.created_at);
     const when = (isNaN(began) ? "" : began.toTimeString().slice(0, 8) + " ") + conv.slice(0, 8);
-    const li = el("li", { "data-conversation": conv, class: conv === state.selected ? "selected" : "" },
+    const li = el("li", { "data-conversation": conv, class: conv === state.selected ? "selected" : "", tabindex: "0" },
       el("span", { class: "when", title: conv, text: when + " " }),
       el("span", { text: (t.participants || []).join(" → ") + " " }),
       el("span", { class: "owner", text: t.owner ? "by " + t.owner : "" }), t.owner ? " " : "",
@@ -573,7 +578,13 @@ function drawFeed(threads) {
       }
     }
     li.addEventListener("click", () => openConversation(conv, t.owner));
+    li.addEventListener("keydown", (ev) => {
+      if (ev.target !== li || (ev.key !== "Enter" && ev.key !== " ")) return;
+      ev.preventDefault();
+      openConversation(conv, t.owner);
+    });
     feed.append(li);
+    if (focus && focus.conv === conv) (li.querySelector(`button[data-stop="${focus.stop}"]`) || li).focus({ preventScroll: true });
   }
 }
 
