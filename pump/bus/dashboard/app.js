@@ -236,7 +236,9 @@ function wireSend(ws) {
       $("#send-input").value = "";
       if (state.selected !== f.thread_id) openConversation(f.thread_id, state.user); // the next message continues it
     } else if (f.type === "error") {
-      const s = $("#send-status"); s.textContent = f.error; s.className = "error";
+      // Too busy: what was typed stays in the box; say when to send it again.
+      const s = $("#send-status"); s.className = "error";
+      s.textContent = f.error + (f.code === "busy" && f.retry_after > 0 ? " — try again in " + f.retry_after + " s" : "");
     } else if (f.type === "approval" || f.type === "approval_decided" || f.type === "halted" || f.type === "resumed") {
       tick();
     }
