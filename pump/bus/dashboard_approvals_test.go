@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -49,5 +50,32 @@ func TestDashboardKeepsADenialReason(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, byID); diff != "" {
 		t.Errorf("denial reasons after a second approval (-want +got):\n%s", diff)
+	}
+}
+
+// TestDashboardSaysWhenAnApprovalTimesOut: a call waiting for a human
+// says when it stops waiting (the approval's expires_at, by the page's
+// clock) — after that it is refused, "approval timed out" — so an
+// operator knows how long they have to decide it.
+func TestDashboardSaysWhenAnApprovalTimesOut(t *testing.T) {
+	f := newFixtureWith(t, heldHello(t))
+	ctx := browser(t)
+	ada := f.loginAs("ada", auth.Admin)
+	f.inject(ada, "greeter", map[string]string{"name": "Kim"})
+	secret := f.user("olga", auth.Operator)
+	run(t, ctx, "the approval", chromedp.Steps(
+		f.loginSteps("olga", secret),
+		chromedp.WaitVisible(css(`#approvals li`)),
+	))
+	id := run(t, ctx, "its id", chromedp.Evaluate[string](`document.querySelector("#approvals li").dataset.approval`))
+	status, body, _ := f.do("GET", "/api/v1/approvals/"+id, ada, nil)
+	expires, _ := body["expires_at"].(string)
+	if status != 200 || expires == "" {
+		t.Fatalf("GET the approval: %d %v", status, body)
+	}
+	want := run(t, ctx, "the time", chromedp.Evaluate[string](
+		`"times out at " + new Date(`+strconv.Quote(expires)+`).toTimeString().slice(0, 8) + " unless decided"`))
+	if got := textOf(t, ctx, "expiry", css(`#approvals li .expires`)); got != want {
+		t.Errorf("the approval says %q, want %q", got, want)
 	}
 }

@@ -401,7 +401,7 @@ $("#halt-button").addEventListener("click", () => {
 
 // drawApprovals lists the calls waiting for a human: who asks for what,
 // the held envelope, and (operators, admins) approve and deny buttons —
-// deny with the reason typed beside it. An approval listed already keeps
+// deny with the reason typed beside it — and when it times out. An approval listed already keeps
 // its item, so a reason being typed, and the focus, stay as they are when
 // another call begins waiting or one is decided.
 function drawApprovals(approvals) {
@@ -424,6 +424,10 @@ function approvalItem(a) {
     el("div", { text: "in " + (a.user ? a.user + "'s" : "the organism's own") + " conversation " + (a.thread_id || "").slice(0, 8) }),
     el("div", { text: a.request_reason || "" }),
     el("pre", { text: prettyXML(a.payload || "") }));
+  // When it stops waiting: then the call is refused, "approval timed out".
+  const expires = new Date(a.expires_at);
+  if (!isNaN(expires)) li.append(el("div", { class: "expires", title: a.expires_at,
+    text: "times out at " + expires.toTimeString().slice(0, 8) + " unless decided" }));
   if (canDecide) {
     const reason = el("input", { class: "deny-reason", placeholder: "reason (for a denial)" });
     const decide = (decision) => api("POST", "/api/v1/approvals/" + encodeURIComponent(a.id),
