@@ -400,10 +400,10 @@ $("#halt-button").addEventListener("click", () => {
 });
 
 // drawApprovals lists the calls waiting for a human: who asks for what,
-// the held envelope, and (operators, admins) approve and deny buttons —
-// deny with the reason typed beside it — and when it times out. An approval listed already keeps
-// its item, so a reason being typed, and the focus, stay as they are when
-// another call begins waiting or one is decided.
+// the held envelope, when it times out, and (operators, admins) approve
+// and deny buttons — deny with the reason typed beside it. An approval
+// listed already keeps its item, so a reason being typed, and the focus,
+// stay as they are when another call begins waiting or one is decided.
 function drawApprovals(approvals) {
   if (!changed("approvals", approvals.map((a) => a.id))) return;
   $("#approvals-box").hidden = approvals.length === 0;
