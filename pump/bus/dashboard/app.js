@@ -119,7 +119,7 @@ function start(j) {
   connect();
   listen();
   tick();
-  state.ticker = setInterval(tick, 1000);
+  state.ticker = setInterval(poll, 1000);
 }
 
 // checkSession says, from sessionWarning before the session ends, when it
@@ -360,7 +360,28 @@ function forgetSession() {
   $("#rate").textContent = ""; $("#latency-ms").textContent = "";
 }
 
-async function tick() {
+// poll is the once-a-second read of the organism's state: none is begun
+// while one is under way (an API slower than a second — a large journal —
+// would otherwise have reads pile up, each slowing the others).
+function poll() {
+  if (checkSession() && !state.ticking) tick();
+}
+
+// tick reads the organism's state and draws it, one read at a time: a
+// call while one runs (an action done, an approval pushed) reads again
+// once it is done, so what is drawn is newer than the call.
+function tick() {
+  if (state.ticking) { state.tickAgain = true; return state.ticking; }
+  state.ticking = (async () => {
+    try {
+      do { state.tickAgain = false; await readState(); } while (state.tickAgain && state.token);
+    } finally { state.ticking = null; }
+  })();
+  return state.ticking;
+}
+
+// readState is one read of tick.
+async function readState() {
   if (!checkSession()) return;
   const token = state.token;
   try {
