@@ -865,13 +865,15 @@ function drawLatency(sum, count) {
   $("#latency-box").hidden = false;
   if (state.lastLat) {
     const dn = count - state.lastLat.count;
-    state.lats.push(dn > 0 ? (sum - state.lastLat.sum) / dn * 1000 : 0);
+    // A second in which no handler ran has no mean (null): drawn on the
+    // baseline, read "—".
+    state.lats.push(dn > 0 ? (sum - state.lastLat.sum) / dn * 1000 : null);
   }
   state.lastLat = { sum, count };
   if (state.lats.length > 60) state.lats.shift();
   const max = Math.max(0.001, ...state.lats);
-  const pts = state.lats.map((v, i) => (i * 4) + "," + (38 - (v / max) * 36)).join(" ");
+  const pts = state.lats.map((v, i) => (i * 4) + "," + (38 - ((v || 0) / max) * 36)).join(" ");
   $("#latency polyline").setAttribute("points", pts);
-  const last = state.lats.at(-1) || 0;
-  $("#latency-ms").textContent = (last < 1 ? last.toFixed(3) : last.toFixed(1)) + " ms";
+  const last = state.lats.at(-1);
+  $("#latency-ms").textContent = typeof last !== "number" ? "—" : (last < 1 ? last.toFixed(3) : last.toFixed(1)) + " ms";
 }
