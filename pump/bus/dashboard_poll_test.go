@@ -50,3 +50,26 @@ func TestDashboardPollsOneAtATime(t *testing.T) {
 		t.Errorf("%d reads of the conversation list ran at once (%+v), want one at a time", got.Most, got)
 	}
 }
+
+// TestDashboardRatePerSecond: the throughput sparkline's figure is
+// messages per second however long a poll took: polls wait for the read
+// under way (TestDashboardPollsOneAtATime), so on a slow API one comes
+// every few seconds, and each poll's difference of the handled counter,
+// read as "/s", overstated the rate as many times.
+func TestDashboardRatePerSecond(t *testing.T) {
+	f := newFixture(t)
+	ctx := browser(t)
+	secret := f.user("vic", auth.Viewer)
+	run(t, ctx, "login", chromedp.Steps(f.loginSteps("vic", secret), chromedp.WaitVisible(css(`#agents tbody tr`))))
+	// Two reads of the counter 3 s apart, 30 messages handled between them.
+	got := run(t, ctx, "rate", chromedp.Evaluate[string](`(() => {
+		clearInterval(state.ticker);
+		state.last = null; state.lastAt = null; state.rates = [];
+		drawRate(100, 1000);
+		drawRate(130, 4000);
+		return document.querySelector("#rate").textContent;
+	})()`))
+	if got != "10 /s" {
+		t.Errorf("30 messages in 3 s read %q, want 10 /s", got)
+	}
+}

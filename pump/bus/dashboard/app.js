@@ -845,11 +845,15 @@ function prettyXML(src) {
   return out.join("\n");
 }
 
-// drawRate keeps the last 60 per-second deltas of the handled-message
-// counter (messages_processed_total in /metrics) as a sparkline.
-function drawRate(total) {
-  if (state.last !== null) state.rates.push(Math.max(0, total - state.last));
-  state.last = total;
+// drawRate keeps the handled-message counter's rate (messages_processed_total
+// in /metrics) over the last 60 polls, read at the page's time at (ms), as a
+// sparkline: messages per second, however long a poll took.
+function drawRate(total, at = Date.now()) {
+  if (state.last !== null) {
+    const secs = Math.max(1, at - state.lastAt) / 1000;
+    state.rates.push(Math.round(Math.max(0, total - state.last) / secs));
+  }
+  state.last = total; state.lastAt = at;
   if (state.rates.length > 60) state.rates.shift();
   const max = Math.max(1, ...state.rates);
   const pts = state.rates.map((v, i) => (i * 4) + "," + (38 - (v / max) * 36)).join(" ");
