@@ -197,6 +197,25 @@ func TestDashboardFitsANarrowWindow(t *testing.T) {
 	}
 }
 
+// TestDashboardFitsAPhone: at 400 px, one panel under another, no panel
+// is wider than it shows either — the model calls table's header ran
+// past the conversation panel's edge.
+func TestDashboardFitsAPhone(t *testing.T) {
+	f := newFixture(t)
+	ctx := browser(t)
+	secret := f.user("olga", auth.Operator)
+	run(t, ctx, "phone-wide operator", chromedp.Steps(
+		chromedp.EmulateViewport(400, 800),
+		f.loginSteps("olga", secret),
+		chromedp.WaitVisible(css(`#agents tbody tr`)),
+	))
+	clipped := run(t, ctx, "clipped panels", chromedp.Evaluate[[]string](
+		`Array.from(document.querySelectorAll("main > section")).filter((s) => s.scrollWidth > s.clientWidth + 1).map((s) => s.id + " " + s.scrollWidth + ">" + s.clientWidth)`))
+	if len(clipped) > 0 {
+		t.Errorf("at 400 px these panels are wider than they show: %v", clipped)
+	}
+}
+
 // TestDashboardLockoutSaysWhen: after too many wrong TOTP codes the
 // login form says how long to wait (the 429's Retry-After), not only
 // that there were too many.

@@ -119,7 +119,7 @@ function start(j) {
   connect();
   listen();
   tick();
-  state.ticker = setInterval(tick, 1000);
+  state.ticker = setInterval(poll, 1000);
 }
 
 // checkSession says, from sessionWarning before the session ends, when it
@@ -234,9 +234,11 @@ function wireSend(ws) {
       const s = $("#send-status");
       s.textContent = "sent to " + f.target; s.dataset.thread = f.thread_id; s.className = "";
       $("#send-input").value = "";
-      if (state.selected !== f.thread_id) openConversation(f.thread_id); // the next message continues it
+      if (state.selected !== f.thread_id) openConversation(f.thread_id, state.user); // the next message continues it
     } else if (f.type === "error") {
-      const s = $("#send-status"); s.textContent = f.error; s.className = "error";
+      // Too busy: what was typed stays in the box; say when to send it again.
+      const s = $("#send-status"); s.className = "error";
+      s.textContent = f.error + (f.code === "busy" && f.retry_after > 0 ? " — try again in " + f.retry_after + " s" : "");
     } else if (f.type === "approval" || f.type === "approval_decided" || f.type === "halted" || f.type === "resumed") {
       tick();
     }
@@ -323,7 +325,7 @@ $("#send-form").addEventListener("submit", (ev) => {
   }
   $("#send-status").textContent = "sending…";
   const req = { type: "send", raw };
-  if (state.selected) req.thread_id = state.selected;
+  if (state.selected && ownsOpen()) req.thread_id = state.selected;
   state.ws.send(JSON.stringify(req));
 });
 
@@ -333,7 +335,7 @@ $("#new-button").addEventListener("click", closeConversation);
 // closeConversation closes the open conversation: nothing is selected and
 // the next message begins a new one.
 function closeConversation() {
-  state.selected = null; state.openSeq = 0; state.openThreads = new Set(); state.openGen++; state.callsCheck = 0;
+  state.selected = null; state.openOwner = ""; state.openSeq = 0; state.openThreads = new Set(); state.openGen++; state.callsCheck = 0;
   for (const li of document.querySelectorAll("#feed li")) li.classList.remove("selected");
   $("#thread-id").textContent = "";
   $("#envelopes").replaceChildren();
@@ -358,7 +360,28 @@ function forgetSession() {
   $("#rate").textContent = ""; $("#latency-ms").textContent = "";
 }
 
-async function tick() {
+// poll is the once-a-second read of the organism's state: none is begun
+// while one is under way (an API slower than a second — a large journal —
+// would otherwise have reads pile up, each slowing the others).
+function poll() {
+  if (checkSession() && !state.ticking) tick();
+}
+
+// tick reads the organism's state and draws it, one read at a time: a
+// call while one runs (an action done, an approval pushed) reads again
+// once it is done, so what is drawn is newer than the call.
+function tick() {
+  if (state.ticking) { state.tickAgain = true; return state.ticking; }
+  state.ticking = (async () => {
+    try {
+      do { state.tickAgain = false; await readState(); } while (state.tickAgain && state.token);
+    } finally { state.ticking = null; }
+  })();
+  return state.ticking;
+}
+
+// readState is one read of tick.
+async function readState() {
   if (!checkSession()) return;
   const token = state.token;
   try {
@@ -398,32 +421,45 @@ $("#halt-button").addEventListener("click", () => {
 });
 
 // drawApprovals lists the calls waiting for a human: who asks for what,
-// the held envelope, and (operators, admins) approve and deny buttons —
-// deny with the reason typed beside it.
+// the held envelope, when it times out, and (operators, admins) approve
+// and deny buttons — deny with the reason typed beside it. An approval
+// listed already keeps its item, so a reason being typed, and the focus,
+// stay as they are when another call begins waiting or one is decided.
 function drawApprovals(approvals) {
   if (!changed("approvals", approvals.map((a) => a.id))) return;
   $("#approvals-box").hidden = approvals.length === 0;
   const list = $("#approvals");
-  list.replaceChildren();
+  const had = new Map([...list.children].map((li) => [li.dataset.approval, li]));
+  const items = approvals.map((a) => had.get(a.id) || approvalItem(a));
+  for (const [id, li] of had) if (!approvals.some((a) => a.id === id)) li.remove();
+  // Put each in its place without taking out the ones already there (an
+  // element taken out of the page loses the focus).
+  items.forEach((li, i) => { if (list.children[i] !== li) list.insertBefore(li, list.children[i] || null); });
+}
+
+// approvalItem is the list item of the waiting call a.
+function approvalItem(a) {
   const canDecide = state.role === "operator" || state.role === "admin";
-  for (const a of approvals) {
-    const li = el("li", { "data-approval": a.id },
-      el("div", { text: a.agent + " → " + a.target + " (" + a.kind + ", " + a.id + ")" }),
-      el("div", { text: "in " + (a.user ? a.user + "'s" : "the organism's own") + " conversation " + (a.thread_id || "").slice(0, 8) }),
-      el("div", { text: a.request_reason || "" }),
-      el("pre", { text: prettyXML(a.payload || "") }));
-    if (canDecide) {
-      const reason = el("input", { class: "deny-reason", placeholder: "reason (for a denial)" });
-      const decide = (decision) => api("POST", "/api/v1/approvals/" + encodeURIComponent(a.id),
-        { decision, reason: reason.value }).then(tick).catch((e) => { li.append(el("span", { class: "error", text: " " + e.message })); });
-      const ok = el("button", { text: "approve", "data-decision": "approve" });
-      ok.addEventListener("click", () => decide("approve"));
-      const no = el("button", { text: "deny", "data-decision": "deny" });
-      no.addEventListener("click", () => decide("deny"));
-      li.append(ok, " ", no, " ", reason);
-    }
-    list.append(li);
+  const li = el("li", { "data-approval": a.id },
+    el("div", { text: a.agent + " → " + a.target + " (" + a.kind + ", " + a.id + ")" }),
+    el("div", { text: "in " + (a.user ? a.user + "'s" : "the organism's own") + " conversation " + (a.thread_id || "").slice(0, 8) }),
+    el("div", { text: a.request_reason || "" }),
+    el("pre", { text: prettyXML(a.payload || "") }));
+  // When it stops waiting: then the call is refused, "approval timed out".
+  const expires = new Date(a.expires_at);
+  if (!isNaN(expires)) li.append(el("div", { class: "expires", title: a.expires_at,
+    text: "times out at " + expires.toTimeString().slice(0, 8) + " unless decided" }));
+  if (canDecide) {
+    const reason = el("input", { class: "deny-reason", placeholder: "reason (for a denial)" });
+    const decide = (decision) => api("POST", "/api/v1/approvals/" + encodeURIComponent(a.id),
+      { decision, reason: reason.value }).then(tick).catch((e) => { li.append(el("span", { class: "error", text: " " + e.message })); });
+    const ok = el("button", { text: "approve", "data-decision": "approve" });
+    ok.addEventListener("click", () => decide("approve"));
+    const no = el("button", { text: "deny", "data-decision": "deny" });
+    no.addEventListener("click", () => decide("deny"));
+    li.append(ok, " ", no, " ", reason);
   }
+  return li;
 }
 
 // drawGraph draws the listeners on a circle, an edge to each peer, each
@@ -530,9 +566,14 @@ function done() {
 }
 
 // drawFeed lists the conversations (their first thread), newest first.
+// Each is opened with a click, or from the keyboard (Tab to it, Enter);
+// the item or button that had the focus has it again once the list is
+// drawn anew.
 function drawFeed(threads) {
   if (!changed("feed", [state.selected, threads.map((t) => [t.id, t.conversation, t.status, t.participants, t.owner])])) return;
   const feed = $("#feed");
+  const had = feed.contains(document.activeElement) ? document.activeElement : null;
+  const focus = had && { conv: had.closest("li").dataset.conversation, stop: had.dataset.stop };
   feed.replaceChildren();
   // One row per conversation, newest first, shown by its root thread when
   // that is listed.
@@ -546,7 +587,7 @@ function drawFeed(threads) {
     // conversations between the same participants.
     const began = new Date(t.created_at);
     const when = (isNaN(began) ? "" : began.toTimeString().slice(0, 8) + " ") + conv.slice(0, 8);
-    const li = el("li", { "data-conversation": conv, class: conv === state.selected ? "selected" : "" },
+    const li = el("li", { "data-conversation": conv, class: conv === state.selected ? "selected" : "", tabindex: "0" },
       el("span", { class: "when", title: conv, text: when + " " }),
       el("span", { text: (t.participants || []).join(" → ") + " " }),
       el("span", { class: "owner", text: t.owner ? "by " + t.owner : "" }), t.owner ? " " : "",
@@ -563,8 +604,14 @@ function drawFeed(threads) {
         li.append(" ", b);
       }
     }
-    li.addEventListener("click", () => openConversation(conv));
+    li.addEventListener("click", () => openConversation(conv, t.owner));
+    li.addEventListener("keydown", (ev) => {
+      if (ev.target !== li || (ev.key !== "Enter" && ev.key !== " ")) return;
+      ev.preventDefault();
+      openConversation(conv, t.owner);
+    });
     feed.append(li);
+    if (focus && focus.conv === conv) (li.querySelector(`button[data-stop="${focus.stop}"]`) || li).focus({ preventScroll: true });
   }
 }
 
@@ -622,17 +669,37 @@ function canStop(t) {
 
 // openConversation shows every envelope of the conversation in journal
 // order, failures highlighted, the text its agents are streaming and its
-// model calls; the send box continues it from now on.
-async function openConversation(conv) {
+// model calls; the send box continues it from now on when owner (who
+// began it, as the API says) is the user — the server lets no one else
+// continue it — and otherwise begins a new conversation, saying so.
+async function openConversation(conv, owner) {
   state.selected = conv; state.openSeq = 0; state.openThreads = new Set(); state.openGen++; state.callsCheck = 0;
+  state.openOwner = owner || "";
   for (const li of document.querySelectorAll("#feed li")) li.classList.toggle("selected", li.dataset.conversation === conv);
   $("#thread-id").textContent = conv;
-  $("#send-target").textContent = "continues " + conv.slice(0, 8);
+  drawSendTarget();
   $("#envelopes").replaceChildren();
   $("#calls tbody").replaceChildren();
   $("#context tbody").replaceChildren();
   drawLive();
   await followOpen(true);
+}
+
+// ownsOpen reports whether the open conversation is the user's own: only
+// its owner may continue it.
+function ownsOpen() {
+  return !!state.selected && !!state.user && state.openOwner === state.user;
+}
+
+// drawSendTarget says what the send box's next message does: continue the
+// open conversation, or begin a new one — also when the open conversation
+// is someone else's, whose it is.
+function drawSendTarget() {
+  const t = $("#send-target");
+  if (!state.selected) t.textContent = "new conversation";
+  else if (ownsOpen()) t.textContent = "continues " + state.selected.slice(0, 8);
+  else t.textContent = "new conversation (" + state.selected.slice(0, 8) + " is " +
+    (state.openOwner ? state.openOwner + "'s" : "the organism's") + ": only who began it continues it)";
 }
 
 // drawEnvelopes adds envelopes of the open conversation, journaled after
@@ -778,11 +845,15 @@ function prettyXML(src) {
   return out.join("\n");
 }
 
-// drawRate keeps the last 60 per-second deltas of the handled-message
-// counter (messages_processed_total in /metrics) as a sparkline.
-function drawRate(total) {
-  if (state.last !== null) state.rates.push(Math.max(0, total - state.last));
-  state.last = total;
+// drawRate keeps the handled-message counter's rate (messages_processed_total
+// in /metrics) over the last 60 polls, read at the page's time at (ms), as a
+// sparkline: messages per second, however long a poll took.
+function drawRate(total, at = Date.now()) {
+  if (state.last !== null) {
+    const secs = Math.max(1, at - state.lastAt) / 1000;
+    state.rates.push(Math.round(Math.max(0, total - state.last) / secs));
+  }
+  state.last = total; state.lastAt = at;
   if (state.rates.length > 60) state.rates.shift();
   const max = Math.max(1, ...state.rates);
   const pts = state.rates.map((v, i) => (i * 4) + "," + (38 - (v / max) * 36)).join(" ");
@@ -798,13 +869,15 @@ function drawLatency(sum, count) {
   $("#latency-box").hidden = false;
   if (state.lastLat) {
     const dn = count - state.lastLat.count;
-    state.lats.push(dn > 0 ? (sum - state.lastLat.sum) / dn * 1000 : 0);
+    // A second in which no handler ran has no mean (null): drawn on the
+    // baseline, read "—".
+    state.lats.push(dn > 0 ? (sum - state.lastLat.sum) / dn * 1000 : null);
   }
   state.lastLat = { sum, count };
   if (state.lats.length > 60) state.lats.shift();
   const max = Math.max(0.001, ...state.lats);
-  const pts = state.lats.map((v, i) => (i * 4) + "," + (38 - (v / max) * 36)).join(" ");
+  const pts = state.lats.map((v, i) => (i * 4) + "," + (38 - ((v || 0) / max) * 36)).join(" ");
   $("#latency polyline").setAttribute("points", pts);
-  const last = state.lats.at(-1) || 0;
-  $("#latency-ms").textContent = (last < 1 ? last.toFixed(3) : last.toFixed(1)) + " ms";
+  const last = state.lats.at(-1);
+  $("#latency-ms").textContent = typeof last !== "number" ? "—" : (last < 1 ? last.toFixed(3) : last.toFixed(1)) + " ms";
 }
