@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/pump/internal/asked"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
@@ -171,6 +172,7 @@ func (p *Pump) askXML(ctx context.Context, thread, from, to string, payload []by
 			defer p.asks.m.Delete(conv)
 		}
 	}
+	asked.Accepted(ctx, conv) // it can be cancelled or killed from now on
 	select {
 	case <-a.done:
 	case <-ctx.Done():

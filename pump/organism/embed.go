@@ -10,6 +10,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/pump/internal/asked"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
@@ -138,15 +139,29 @@ func yamlEntryAt(cfg *config.Organism, name string) string {
 // conversation's final answer once it completes: the reply to the sender
 // when a listener answered it with xmlpipe.Respond, else the last message
 // delivered (pump.Pump.Ask). The answer's Payload is the decoded Go value
-// (*Reversed, say) and From the listener that sent it. A refused message is
-// a *failure.Failure, a conversation that failed a *pump.AskError, one that
-// ended without an answer pump.ErrNoAnswer; when ctx ends first, the
-// conversation is killed and the error is an *AskEndedError naming it
-// (errors.Is still finds the context's error), and when the organism shuts
-// down first the error wraps pump.ErrClosed, as it does once the organism
-// was shut down. The
-// organism must be started, and no listener of it may be called AskFrom.
-// Options: WithInterim shows the agents' interim text as it is written.
+// (*Reversed, say) and From the listener that sent it.
+//
+// Its errors, for errors.Is and errors.As:
+//   - a message the organism refused is a *failure.Failure; one it had no
+//     room for (its admission budget, max_in_flight, or max_queue_wait at
+//     a busy listener) matches pump.ErrBusy and is a *pump.BusyError whose
+//     RetryAfter says when to ask again;
+//   - a conversation that failed is a *pump.AskError, which finds the
+//     failure's cause (xmlpipe.ErrHandlerTimeout, failure.ErrNoRoute, a
+//     handler's own error — through a *pump.RelayedError when the listener
+//     asked called one that failed);
+//   - one that ended without an answer is pump.ErrNoAnswer; one whose
+//     answer was cancelled (o.Pump.Cancel) xmlpipe.ErrCancelled, one killed
+//     (o.Pump.Kill) xmlpipe.ErrConversationKilled — OnConversation tells
+//     its id in time;
+//   - when ctx ends first, the conversation is killed and the error is an
+//     *AskEndedError naming it (errors.Is still finds the context's error);
+//   - when the organism shuts down first the error wraps pump.ErrClosed, as
+//     it does once the organism was shut down.
+//
+// The organism must be started, and no listener of it may be called
+// AskFrom. Options: WithInterim shows the agents' interim text as it is
+// written, OnConversation tells the conversation's id while the Ask waits.
 func (o *Organism) Ask(ctx context.Context, to string, payload any, opts ...AskOption) (pump.Event, error) {
 	return o.Continue(ctx, "", to, payload, opts...)
 }
@@ -186,7 +201,7 @@ func (o *Organism) Continue(ctx context.Context, conversation, to string, payloa
 	if ao.interim != nil {
 		defer o.interims.watch(conversation, ao.interim)()
 	}
-	ev, err := o.Pump.AskOn(ctx, conversation, AskFrom, to, payload)
+	ev, err := o.Pump.AskOn(asked.WithAccepted(ctx, ao.conversation), conversation, AskFrom, to, payload)
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Cause(ctx)) {
 		return ev, &AskEndedError{Conversation: conversation, Err: err}
 	}
