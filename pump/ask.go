@@ -315,11 +315,11 @@ func (a *asker) answer(from string) (Event, error) {
 	case a.cancelled:
 		return Event{}, ErrCancelled
 	case a.failure != nil:
-		return Event{}, &AskError{Event: *a.failure}
+		return Event{}, askFailed(*a.failure)
 	case a.killed:
 		return Event{}, ErrConversationKilled
 	case a.stray != nil:
-		return Event{}, &AskError{Event: *a.stray}
+		return Event{}, askFailed(*a.stray)
 	case a.stopped != nil:
 		return Event{}, fmt.Errorf("pump: the conversation did not complete: %w", a.stopped)
 	case a.last == nil || a.last.From == from:
@@ -328,4 +328,17 @@ func (a *asker) answer(from string) (Event, error) {
 		return Event{}, ErrNoAnswer
 	}
 	return *a.last, nil
+}
+
+// askFailed is the error of an Ask whose conversation failed with e: an
+// *AskError, wrapped with ErrClosed when the pump's shutdown caused the
+// failure (a graceful drain that ran out cancelled its handler or dropped
+// its message, an immediate shutdown) — the conversation did not complete
+// because the pump stopped, as Ask's doc says.
+func askFailed(e Event) error {
+	err := &AskError{Event: e}
+	if errors.Is(e.Cause, ErrShutdown) {
+		return fmt.Errorf("pump: the conversation did not complete: %w: %w", ErrClosed, err)
+	}
+	return err
 }

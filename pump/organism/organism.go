@@ -594,9 +594,15 @@ func (o *Organism) Start() error {
 }
 
 // Shutdown drains and stops the pump, then stops the retention sweeper and
-// closes the store the organism opened. A call while another shutdown runs
-// (or after it) waits for that one to finish, bounded by its ctx, and
-// returns nil or ctx's error; the first call reports the shutdown's errors.
+// closes the store the organism opened. The drain — new messages refused,
+// work in flight finishing — lasts until ctx ends or 10 s pass
+// (pump.Pump.ShutdownTimeout), whichever is first; then the handlers still
+// running are cancelled (cause pump.ErrDrainTimedOut), the Asks still
+// waiting fail wrapping pump.ErrClosed, and the error says which bound
+// ran out (errors.Is finds context.DeadlineExceeded). A call while another
+// shutdown runs (or after it) waits for that one to finish, bounded by its
+// ctx, and returns nil or ctx's error; the first call reports the
+// shutdown's errors.
 func (o *Organism) Shutdown(ctx context.Context) error {
 	return o.shutdown(ctx, true, o.Pump.Shutdown)
 }
