@@ -23,9 +23,12 @@ const AskFrom = "app"
 // organism adds beside the listeners of its configuration
 // (Options.Listeners). Build one with Func. It is registered when the
 // organism is assembled, and a reload leaves it alone (a reloaded
-// configuration naming it is refused). The configuration cannot name it
-// (its peers lists are checked against its own listeners): to name a Go
-// listener in organism.yaml, register it with catalog.Register instead.
+// configuration with an entry of its name is refused). The configuration's
+// peers lists may name it — Load reads the file knowing the names of
+// Options.Listeners, as config.LoadWith and config.ParseWith do; config.Load
+// and config.Parse know only the file's own listeners — but no entry of
+// the file is it: for organism.yaml to have a Go listener as an entry,
+// register it with catalog.Register instead.
 type Listener struct {
 	// Name is the registered name: the <to> of messages for it and the
 	// <from> of its output. Required; unique among the organism's
