@@ -162,9 +162,10 @@ func yamlEntryAt(cfg *config.Organism, name string) string {
 //   - when the organism shuts down first the error wraps pump.ErrClosed, as
 //     it does once the organism was shut down.
 //
-// The organism must be started, and no listener of it may be called
-// AskFrom. Options: WithInterim shows the agents' interim text as it is
-// written, OnConversation tells the conversation's id while the Ask waits.
+// The organism must be started (before Start the error wraps
+// pump.ErrNotStarted), and no listener of it may be called AskFrom.
+// Options: WithInterim shows the agents' interim text as it is written,
+// OnConversation tells the conversation's id while the Ask waits.
 func (o *Organism) Ask(ctx context.Context, to string, payload any, opts ...AskOption) (pump.Event, error) {
 	return o.Continue(ctx, "", to, payload, opts...)
 }
@@ -205,8 +206,11 @@ func (o *Organism) Continue(ctx context.Context, conversation, to string, payloa
 		defer o.interims.watch(conversation, ao.interim)()
 	}
 	ev, err := o.Pump.AskOn(asked.WithAccepted(ctx, ao.conversation), conversation, AskFrom, to, payload)
-	if err != nil && ctx.Err() != nil && errors.Is(err, context.Cause(ctx)) {
+	switch {
+	case err != nil && ctx.Err() != nil && errors.Is(err, context.Cause(ctx)):
 		return ev, &AskEndedError{Conversation: conversation, Err: err}
+	case errors.Is(err, pump.ErrNotStarted):
+		return ev, fmt.Errorf("organism: %w: call Start before asking", err)
 	}
 	return ev, err
 }
