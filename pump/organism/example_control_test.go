@@ -121,10 +121,12 @@ func ExampleOrganism_Ask_busy() {
 	if errors.As(err, &busy) {
 		fmt.Println(errors.Is(err, pump.ErrBusy), busy.Reason, "- retry after", busy.RetryAfter)
 	}
+	fmt.Println(err)
 	close(release)
 	fmt.Println("first:", <-first)
 	// Output:
 	// true listener worker busy - retry after 1s
+	// pump: busy: listener worker busy; retry in 1s
 	// first: <nil>
 }
 
