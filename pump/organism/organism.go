@@ -9,6 +9,11 @@
 // registered in a catalog for the configuration to name (catalog.Register,
 // Options.Catalog) or given directly (Options.Listeners, Func) — then Start,
 // Ask (send a message and wait for the conversation's answer) and Shutdown.
+// While it runs, the program may stop work (OnConversation, then Pump.Cancel
+// or Pump.Kill; Governance().HaltListener and ResumeListener), decide the
+// calls its agents' approval lists hold (Governance().Subscribe, Decide)
+// and put a changed configuration in force (Reload); Ask's doc lists the
+// errors to match, and the Examples show each.
 //
 // The package also holds the organism's client facade (client*.go): Backend
 // is what a client — the line console, a bus session — needs of an organism
