@@ -28,9 +28,12 @@ type BusyError struct {
 	Err error
 }
 
-// Error says that the organism is busy and why.
+// Error says that the organism is busy, why, and when to try again.
 func (e *BusyError) Error() string {
 	s := "pump: busy: " + e.Reason
+	if e.RetryAfter > 0 {
+		s += "; retry in " + e.RetryAfter.String()
+	}
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}

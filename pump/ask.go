@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/pump/internal/asked"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
@@ -171,6 +172,7 @@ func (p *Pump) askXML(ctx context.Context, thread, from, to string, payload []by
 			defer p.asks.m.Delete(conv)
 		}
 	}
+	asked.Accepted(ctx, conv) // it can be cancelled or killed from now on
 	select {
 	case <-a.done:
 	case <-ctx.Done():
@@ -313,11 +315,11 @@ func (a *asker) answer(from string) (Event, error) {
 	case a.cancelled:
 		return Event{}, ErrCancelled
 	case a.failure != nil:
-		return Event{}, &AskError{Event: *a.failure}
+		return Event{}, askFailed(*a.failure)
 	case a.killed:
 		return Event{}, ErrConversationKilled
 	case a.stray != nil:
-		return Event{}, &AskError{Event: *a.stray}
+		return Event{}, askFailed(*a.stray)
 	case a.stopped != nil:
 		return Event{}, fmt.Errorf("pump: the conversation did not complete: %w", a.stopped)
 	case a.last == nil || a.last.From == from:
@@ -326,4 +328,17 @@ func (a *asker) answer(from string) (Event, error) {
 		return Event{}, ErrNoAnswer
 	}
 	return *a.last, nil
+}
+
+// askFailed is the error of an Ask whose conversation failed with e: an
+// *AskError, wrapped with ErrClosed when the pump's shutdown caused the
+// failure (a graceful drain that ran out cancelled its handler or dropped
+// its message, an immediate shutdown) — the conversation did not complete
+// because the pump stopped, as Ask's doc says.
+func askFailed(e Event) error {
+	err := &AskError{Event: e}
+	if errors.Is(e.Cause, ErrShutdown) {
+		return fmt.Errorf("pump: the conversation did not complete: %w: %w", ErrClosed, err)
+	}
+	return err
 }

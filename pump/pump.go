@@ -421,6 +421,7 @@ func (p *Pump) shutdown(ctx context.Context, now bool) error {
 		l.queue.setPaused(false) // a paused listener drains too
 		l.queue.setHalted(false) // (a halted one by dropping, when keepHalt)
 	}
+	caller := ctx
 	ctx, cancel := context.WithTimeout(ctx, p.opts.ShutdownTimeout)
 	defer cancel()
 	drained := make(chan struct{})
@@ -449,7 +450,14 @@ func (p *Pump) shutdown(ctx context.Context, now bool) error {
 			// the call, on a drained pump): the drain succeeded.
 			break
 		}
-		err = fmt.Errorf("pump: shutdown: %d messages still in flight, %d handlers cancelled: %w", n, cancelled, ctx.Err())
+		// Which bound ran out: a caller with time left must not read
+		// its own deadline into "context deadline exceeded".
+		bound := fmt.Sprintf(" after %s (Options.ShutdownTimeout)", p.opts.ShutdownTimeout)
+		if caller.Err() != nil {
+			bound = ": the caller's context ended"
+		}
+		err = fmt.Errorf("pump: shutdown: the drain ran out%s: %d messages still in flight, %d handlers cancelled: %w",
+			bound, n, cancelled, ctx.Err())
 		p.log.Warn("shutdown: drain timed out: the running handlers are cancelled; journaled messages whose "+
 			"handling finishes now are left undelivered, for Recover to re-deliver on the next start",
 			"inflight", n, "cancelled", cancelled, "error", ctx.Err())

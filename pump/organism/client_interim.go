@@ -29,7 +29,21 @@ type AskOption func(*askOptions)
 
 // askOptions is what AskOptions set.
 type askOptions struct {
-	interim func(Interim)
+	interim      func(Interim)
+	conversation func(string)
+}
+
+// OnConversation has fn called once with the asked conversation's id, as
+// soon as its message was accepted and while the Ask still waits for the
+// answer: the id to cancel its answer (o.Pump.Cancel: the conversation
+// goes on and may be continued; the Ask returns xmlpipe.ErrCancelled) or
+// kill it for good (o.Pump.Kill: xmlpipe.ErrConversationKilled) from
+// another goroutine — a user's stop button, say. It is the answer's
+// Conversation. fn runs on the Ask's goroutine, before the Ask waits:
+// it must return quickly and must not wait for that Ask. It is not called
+// when the message was refused.
+func OnConversation(fn func(conversation string)) AskOption {
+	return func(o *askOptions) { o.conversation = fn }
 }
 
 // WithInterim has fn called with every interim text an agent writes in the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/pump/internal/asked"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
@@ -22,9 +23,12 @@ const AskFrom = "app"
 // organism adds beside the listeners of its configuration
 // (Options.Listeners). Build one with Func. It is registered when the
 // organism is assembled, and a reload leaves it alone (a reloaded
-// configuration naming it is refused). The configuration cannot name it
-// (its peers lists are checked against its own listeners): to name a Go
-// listener in organism.yaml, register it with catalog.Register instead.
+// configuration with an entry of its name is refused). The configuration's
+// peers lists may name it — Load reads the file knowing the names of
+// Options.Listeners, as config.LoadWith and config.ParseWith do; config.Load
+// and config.Parse know only the file's own listeners — but no entry of
+// the file is it: for organism.yaml to have a Go listener as an entry,
+// register it with catalog.Register instead.
 type Listener struct {
 	// Name is the registered name: the <to> of messages for it and the
 	// <from> of its output. Required; unique among the organism's
@@ -138,15 +142,30 @@ func yamlEntryAt(cfg *config.Organism, name string) string {
 // conversation's final answer once it completes: the reply to the sender
 // when a listener answered it with xmlpipe.Respond, else the last message
 // delivered (pump.Pump.Ask). The answer's Payload is the decoded Go value
-// (*Reversed, say) and From the listener that sent it. A refused message is
-// a *failure.Failure, a conversation that failed a *pump.AskError, one that
-// ended without an answer pump.ErrNoAnswer; when ctx ends first, the
-// conversation is killed and the error is an *AskEndedError naming it
-// (errors.Is still finds the context's error), and when the organism shuts
-// down first the error wraps pump.ErrClosed, as it does once the organism
-// was shut down. The
-// organism must be started, and no listener of it may be called AskFrom.
-// Options: WithInterim shows the agents' interim text as it is written.
+// (*Reversed, say) and From the listener that sent it.
+//
+// Its errors, for errors.Is and errors.As:
+//   - a message the organism refused is a *failure.Failure; one it had no
+//     room for (its admission budget, max_in_flight, or max_queue_wait at
+//     a busy listener) matches pump.ErrBusy and is a *pump.BusyError whose
+//     RetryAfter says when to ask again;
+//   - a conversation that failed is a *pump.AskError, which finds the
+//     failure's cause (xmlpipe.ErrHandlerTimeout, failure.ErrNoRoute, a
+//     handler's own error — through a *pump.RelayedError when the listener
+//     asked called one that failed);
+//   - one that ended without an answer is pump.ErrNoAnswer; one whose
+//     answer was cancelled (o.Pump.Cancel) xmlpipe.ErrCancelled, one killed
+//     (o.Pump.Kill) xmlpipe.ErrConversationKilled — OnConversation tells
+//     its id in time;
+//   - when ctx ends first, the conversation is killed and the error is an
+//     *AskEndedError naming it (errors.Is still finds the context's error);
+//   - when the organism shuts down first the error wraps pump.ErrClosed, as
+//     it does once the organism was shut down.
+//
+// The organism must be started (before Start the error wraps
+// pump.ErrNotStarted), and no listener of it may be called AskFrom.
+// Options: WithInterim shows the agents' interim text as it is written,
+// OnConversation tells the conversation's id while the Ask waits.
 func (o *Organism) Ask(ctx context.Context, to string, payload any, opts ...AskOption) (pump.Event, error) {
 	return o.Continue(ctx, "", to, payload, opts...)
 }
@@ -186,9 +205,12 @@ func (o *Organism) Continue(ctx context.Context, conversation, to string, payloa
 	if ao.interim != nil {
 		defer o.interims.watch(conversation, ao.interim)()
 	}
-	ev, err := o.Pump.AskOn(ctx, conversation, AskFrom, to, payload)
-	if err != nil && ctx.Err() != nil && errors.Is(err, context.Cause(ctx)) {
+	ev, err := o.Pump.AskOn(asked.WithAccepted(ctx, ao.conversation), conversation, AskFrom, to, payload)
+	switch {
+	case err != nil && ctx.Err() != nil && errors.Is(err, context.Cause(ctx)):
 		return ev, &AskEndedError{Conversation: conversation, Err: err}
+	case errors.Is(err, pump.ErrNotStarted):
+		return ev, fmt.Errorf("organism: %w: call Start before asking", err)
 	}
 	return ev, err
 }

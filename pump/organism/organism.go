@@ -9,6 +9,11 @@
 // registered in a catalog for the configuration to name (catalog.Register,
 // Options.Catalog) or given directly (Options.Listeners, Func) — then Start,
 // Ask (send a message and wait for the conversation's answer) and Shutdown.
+// While it runs, the program may stop work (OnConversation, then Pump.Cancel
+// or Pump.Kill; Governance().HaltListener and ResumeListener), decide the
+// calls its agents' approval lists hold (Governance().Subscribe, Decide)
+// and put a changed configuration in force (Reload); Ask's doc lists the
+// errors to match, and the Examples show each.
 //
 // The package also holds the organism's client facade (client*.go): Backend
 // is what a client — the line console, a bus session — needs of an organism
@@ -594,9 +599,15 @@ func (o *Organism) Start() error {
 }
 
 // Shutdown drains and stops the pump, then stops the retention sweeper and
-// closes the store the organism opened. A call while another shutdown runs
-// (or after it) waits for that one to finish, bounded by its ctx, and
-// returns nil or ctx's error; the first call reports the shutdown's errors.
+// closes the store the organism opened. The drain — new messages refused,
+// work in flight finishing — lasts until ctx ends or 10 s pass
+// (pump.Pump.ShutdownTimeout), whichever is first; then the handlers still
+// running are cancelled (cause pump.ErrDrainTimedOut), the Asks still
+// waiting fail wrapping pump.ErrClosed, and the error says which bound
+// ran out (errors.Is finds context.DeadlineExceeded). A call while another
+// shutdown runs (or after it) waits for that one to finish, bounded by its
+// ctx, and returns nil or ctx's error; the first call reports the
+// shutdown's errors.
 func (o *Organism) Shutdown(ctx context.Context) error {
 	return o.shutdown(ctx, true, o.Pump.Shutdown)
 }
