@@ -332,7 +332,11 @@
 //	                                       thread of its conversation; limit, offset; ?after=SEQ
 //	                                       only those whose "seq" is above SEQ (a cursor: the
 //	                                       journal is read from SEQ on, so polling with the last
-//	                                       seq seen reads only what is new)
+//	                                       seq seen reads only what is new); "history_gone":
+//	                                       {"reason":"ttl"|"evicted","notice","last_active","removed",
+//	                                       "since_seq"} when the agent's earlier history of the
+//	                                       conversation was removed (since_seq: the message its memory
+//	                                       begins at; absent until the conversation goes on)
 //	GET  /api/v1/threads/{id}/context     {"thread_id","segments":[Segment…],"tiers":{"expanded","folded",
 //	                                       "evicted"},"byte_size","token_estimate"}: the thread's context
 //	                                       as its agent's librarian tiers it; Segment: {"id","index","slots",
