@@ -128,10 +128,24 @@ func (s *Server) apiDecide(w http.ResponseWriter, r *http.Request) {
 	sess := sessionOf(r.Context())
 	// An approval the user may not see (another user's memory consent, one
 	// outside their profile) does not exist for them.
-	if a, err := s.opts.Organism.Governance().Approval(r.Context(), r.PathValue("id")); err == nil &&
-		!s.approvalVisible(sess, a) {
-		writeError(w, http.StatusNotFound, "Approval not found")
-		return
+	if a, err := s.opts.Organism.Governance().Approval(r.Context(), r.PathValue("id")); err == nil {
+		if !s.approvalVisible(sess, a) {
+			writeError(w, http.StatusNotFound, "Approval not found")
+			return
+		}
+		if approve && a.Status == organism.StatusPending {
+			why, err := s.ownReview(r.Context(), sess.Username, a)
+			if err != nil {
+				s.internalError(w, "list users", err)
+				return
+			}
+			if why != "" {
+				s.log.Warn("security event: a user approves their own reviewed message", "security", true,
+					"user", sess.Username, "approval", a.ID)
+				writeError(w, http.StatusForbidden, why)
+				return
+			}
+		}
 	}
 	a, err := s.opts.Organism.Governance().Decide(r.Context(), r.PathValue("id"), approve, sess.Username, req.Reason)
 	switch {

@@ -548,7 +548,10 @@
 //	POST /api/v1/approvals/{id}           operator: {"decision":"approve"|"deny","reason":"…"} → Approval;
 //	                                       404 unknown, 409 when not pending, saying how it ended:
 //	                                       {"error":"Approval ID was approved already by olga (fine)"},
-//	                                       {"error":"Approval ID expired (conversation killed)"}
+//	                                       {"error":"Approval ID expired (conversation killed)"};
+//	                                       403 when the user approves a review approval of their own
+//	                                       conversation while another user could (four eyes:
+//	                                       approval_four_eyes.go)
 //
 // An approval of kind memory (an agent asks to remember something about
 // the user of its conversation) is that user's and the admins' alone: to
