@@ -542,8 +542,11 @@
 //
 // # Governance: approvals and the emergency halt
 //
-//	GET  /api/v1/approvals                {"approvals":[Approval…]}, newest first;
-//	                                       ?status=pending|approved|denied|expired&thread=ID&limit=N
+//	GET  /api/v1/approvals                {"approvals":[Approval…],"next":ID}, newest first;
+//	                                       ?status=pending|approved|denied|expired&thread=ID;
+//	                                       a page: ?limit=N (1-500, default 100), at most 4 MiB of
+//	                                       held envelopes (at least one approval); "next", present
+//	                                       when more follow, is the next page's ?after=ID
 //	GET  /api/v1/approvals/{id}           Approval
 //	POST /api/v1/approvals/{id}           operator: {"decision":"approve"|"deny","reason":"…"} → Approval;
 //	                                       404 unknown, 409 when not pending, saying how it ended:
