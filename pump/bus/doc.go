@@ -181,7 +181,7 @@
 //	 "payload":"<Result><Text>4</Text></Result>","text":"4","timestamp":"…"}
 //	{"type":"huh","thread_id":"6f1c…","from":"core","to":"websocket:alice","error":"Message could not be processed",
 //	 "diagnostics":["handler: OriginalSender is empty: it must name the listener the shouted greeting goes to"],
-//	 "timestamp":"…"}
+//	 "told":"OriginalSender is empty: it must name the listener the shouted greeting goes to","timestamp":"…"}
 //	{"type":"system_error","thread_id":"6f1c…","from":"system","to":"greeter",
 //	 "error":"Message could not be delivered. Please verify your target and try again.","timestamp":"…"}
 //	{"type":"dead_letter","thread_id":"6f1c…","from":"greeter","to":"shouter",
@@ -223,6 +223,10 @@
 // message that the organism refused (the same an inject's 422 gives), and
 // the text of a handler's *xmlpipe.InputError, which the handler wrote for
 // its sender (as shouter's above, for a payload without OriginalSender).
+// A huh addressed to the session's identity carries that text as "told"
+// too, whether or not the user sees details: it says why, in the words
+// meant for the sender (a console prints it after the canned text — why
+// a remote peer could not be reached, say — without --verbose).
 //
 // subscribe chooses the event frames the socket gets from then on, for
 // every conversation it has sent on: any of message, output, reply, huh,
