@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/xml-pipeline/xmlpipe/pump"
 )
 
@@ -66,6 +67,12 @@ func TestHaltListenerOverOOB(t *testing.T) {
 	if _, ok := f.org.Pump.Halted(); ok {
 		t.Fatal("the organism reads halted")
 	}
+	// get-status names it, as REST /api/v1/organism's halted_listeners and
+	// the console's /status do: "running" alone hid a halted agent.
+	if s := f.do(t, `<get-status/>`).Payload.Status; s == nil || s.State != "running" ||
+		!cmp.Equal(s.HaltedListeners, []string{"shouter"}) {
+		t.Fatalf("get-status with shouter halted: %+v", s)
+	}
 	if r := f.do(t, `<resume><listener>greeter</listener></resume>`); r.Payload.Ack == nil || r.Payload.Ack.Message != "greeter was not halted" {
 		t.Fatalf("resume of greeter: %+v", r.Payload)
 	}
@@ -74,5 +81,8 @@ func TestHaltListenerOverOOB(t *testing.T) {
 	}
 	if got := f.org.Pump.HaltedListeners(); len(got) != 0 {
 		t.Fatalf("halted listeners after the resume %v", got)
+	}
+	if s := f.do(t, `<get-status/>`).Payload.Status; s == nil || len(s.HaltedListeners) != 0 {
+		t.Fatalf("get-status after the resume: %+v", s)
 	}
 }

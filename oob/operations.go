@@ -420,6 +420,7 @@ func (o *operations) status(a *GetStatus) *Status {
 		}}
 	}
 	s.Gateways = o.gatewayStatus()
+	s.HaltedListeners = o.t.Pump.HaltedListeners()
 	return s
 }
 

@@ -330,6 +330,10 @@ type Status struct {
 	Listeners         *ListenersResponse `xml:"listeners" json:"listeners,omitempty"`
 	Metrics           *Metrics           `xml:"metrics" json:"metrics,omitempty"`
 	Gateways          *GatewaysStatus    `xml:"gateways" json:"gateways,omitempty"`
+	// HaltedListeners names the listeners halted one by one (<halt>
+	// <listener>) while the organism runs on, sorted; state stays
+	// "running" for them, as REST /api/v1/organism's halted_listeners.
+	HaltedListeners []string `xml:"halted-listener" json:"halted_listeners,omitempty"`
 }
 
 // GatewaysStatus is <gateways> of <status>: the organism's federation.

@@ -39,6 +39,10 @@ type ContextStats struct {
 	TotalSlots int
 	// MaxThreads and MaxSlotsPerThread are the configured limits.
 	MaxThreads, MaxSlotsPerThread int
+	// MaxNotes and NoteTTL bound the notes of removed histories
+	// (ContextConfig).
+	MaxNotes int
+	NoteTTL  time.Duration
 	// Threads lists the thread ids, oldest-created first.
 	Threads []string
 	// Evicted counts threads evicted to stay within MaxThreads.
@@ -261,6 +265,8 @@ func (b *ContextBuffer) Stats() ContextStats {
 		ThreadCount:       len(b.threads),
 		MaxThreads:        b.cfg.MaxThreads,
 		MaxSlotsPerThread: b.cfg.MaxSlotsPerThread,
+		MaxNotes:          b.cfg.MaxNotes,
+		NoteTTL:           b.cfg.NoteTTL,
 		Threads:           make([]string, 0, len(b.threads)),
 		Evicted:           b.evicted,
 		Kept:              b.kept.Len(),

@@ -31,11 +31,23 @@ func approvalInfo(a organism.Approval) wire.ApprovalInfo {
 		DecidedAt: stamp(a.DecidedAt)}
 }
 
-// maxApprovalsLimit is the most ?limit= of GET /api/v1/approvals asks for.
-const maxApprovalsLimit = 10000
+// Pages of GET /api/v1/approvals: each approval carries its held envelope
+// (up to the organism's message cap, 1 MiB by default), so a page holds
+// at most maxApprovalsLimit approvals (defaultApprovalsLimit unless
+// ?limit= says) and stops before its envelopes pass maxApprovalsPageBytes
+// (it always holds one). It is read from the store approvalsChunk at a
+// time: what the server holds at once stays near the page's own size.
+const (
+	defaultApprovalsLimit = 100
+	maxApprovalsLimit     = 500
+	maxApprovalsPageBytes = 4 << 20
+	approvalsChunk        = 16
+)
 
-// apiApprovals is GET /api/v1/approvals[?status=pending&thread=ID&limit=N]:
-// the approvals, newest first.
+// apiApprovals is GET /api/v1/approvals[?status=pending&thread=ID&limit=N&after=ID]:
+// {"approvals":[Approval…],"next":ID} — the approvals the user may see,
+// newest first, a page at a time: "next", present when more follow, is
+// the ?after= of the next page.
 func (s *Server) apiApprovals(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := organism.ApprovalFilter{Status: q.Get("status"), Thread: q.Get("thread")}
@@ -45,37 +57,64 @@ func (s *Server) apiApprovals(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "Unknown status: want pending, approved, denied or expired")
 		return
 	}
+	limit := defaultApprovalsLimit
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxApprovalsLimit {
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit must be a number from 1 to %d", maxApprovalsLimit))
 			return
 		}
-		f.Limit = n
+		limit = n
 	}
 	sess := sessionOf(r.Context())
+	gov := s.opts.Organism.Governance()
+	if after := q.Get("after"); after != "" {
+		// The cursor is an approval the user may see (another's is none).
+		a, err := gov.Approval(r.Context(), after)
+		if errors.Is(err, organism.ErrApprovalNotFound) || err == nil && !s.approvalVisible(sess, a) {
+			writeError(w, http.StatusBadRequest, "Unknown after: want the id of an approval (a page's \"next\")")
+			return
+		}
+		if err != nil {
+			s.internalError(w, "read an approval", err)
+			return
+		}
+		f.After = after
+	}
 	f.Viewer = &organism.ApprovalViewer{User: sess.Username, Admin: sess.Role.Allows(auth.Admin)}
-	limit := f.Limit
-	if sess.Profile != "" {
-		// The profile hides some (approvalVisible): the limit counts what
-		// is left, read from as many as any request may ask for.
-		f.Limit = maxApprovalsLimit
-	}
-	as, err := s.opts.Organism.Governance().Approvals(r.Context(), f)
-	if err != nil {
-		s.internalError(w, "list approvals", err)
-		return
-	}
-	out := make([]wire.ApprovalInfo, 0, len(as))
-	for _, a := range as {
-		if limit > 0 && len(out) == limit {
+	f.Limit = approvalsChunk
+	out := make([]wire.ApprovalInfo, 0, min(limit, approvalsChunk))
+	size, next := 0, ""
+read:
+	for {
+		as, err := gov.Approvals(r.Context(), f)
+		if err != nil {
+			s.internalError(w, "list approvals", err)
+			return
+		}
+		for _, a := range as {
+			f.After = a.ID
+			// A profile hides some (approvalVisible): the limit counts
+			// what is left.
+			if !s.approvalVisible(sess, a) {
+				continue
+			}
+			if len(out) == limit || len(out) > 0 && size+len(a.Payload) > maxApprovalsPageBytes {
+				next = out[len(out)-1].ID
+				break read
+			}
+			out = append(out, approvalInfo(a))
+			size += len(a.Payload)
+		}
+		if len(as) < approvalsChunk {
 			break
 		}
-		if s.approvalVisible(sess, a) {
-			out = append(out, approvalInfo(a))
-		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
+	body := map[string]any{"approvals": out}
+	if next != "" {
+		body["next"] = next
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 // apiApproval is GET /api/v1/approvals/{id}.
@@ -128,10 +167,24 @@ func (s *Server) apiDecide(w http.ResponseWriter, r *http.Request) {
 	sess := sessionOf(r.Context())
 	// An approval the user may not see (another user's memory consent, one
 	// outside their profile) does not exist for them.
-	if a, err := s.opts.Organism.Governance().Approval(r.Context(), r.PathValue("id")); err == nil &&
-		!s.approvalVisible(sess, a) {
-		writeError(w, http.StatusNotFound, "Approval not found")
-		return
+	if a, err := s.opts.Organism.Governance().Approval(r.Context(), r.PathValue("id")); err == nil {
+		if !s.approvalVisible(sess, a) {
+			writeError(w, http.StatusNotFound, "Approval not found")
+			return
+		}
+		if approve && a.Status == organism.StatusPending {
+			why, err := s.ownReview(r.Context(), sess.Username, a)
+			if err != nil {
+				s.internalError(w, "list users", err)
+				return
+			}
+			if why != "" {
+				s.log.Warn("security event: a user approves their own reviewed message", "security", true,
+					"user", sess.Username, "approval", a.ID)
+				writeError(w, http.StatusForbidden, why)
+				return
+			}
+		}
 	}
 	a, err := s.opts.Organism.Governance().Decide(r.Context(), r.PathValue("id"), approve, sess.Username, req.Reason)
 	switch {

@@ -217,6 +217,13 @@ func (p page) body(key string, rows any) map[string]any {
 // {"messages":[Message…], "limit","offset"}, as sess may read them, each
 // entry that records an operator's decision marked with its outcome.
 func (s *Server) writeMessages(w http.ResponseWriter, r *http.Request, sess auth.Session, ps []store.Position, p page) {
+	s.writeMessagesWith(w, r, sess, ps, p, nil)
+}
+
+// writeMessagesWith is writeMessages with a thread's "history_gone" (when
+// not nil: api_history_gone.go).
+func (s *Server) writeMessagesWith(w http.ResponseWriter, r *http.Request, sess auth.Session, ps []store.Position, p page,
+	gone *apiHistoryGone) {
 	ps = paged(ps, p)
 	out := make([]apiMessage, 0, len(ps))
 	details := seesFailureDetail(sess)
@@ -230,7 +237,11 @@ func (s *Server) writeMessages(w http.ResponseWriter, r *http.Request, sess auth
 		}
 		out = append(out, m)
 	}
-	writeJSON(w, http.StatusOK, p.body("messages", out))
+	body := p.body("messages", out)
+	if gone != nil {
+		body["history_gone"] = gone
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 // withPruned merges the committed entries of a thread or conversation with
@@ -637,7 +648,8 @@ func (s *Server) apiThreadMessages(w http.ResponseWriter, r *http.Request, st *s
 		s.internalError(w, "journal pruned entries", err)
 		return
 	}
-	s.writeMessages(w, r, sess, s.journalView(sess, st).positions(withPruned(entries, pruned, keep)), p)
+	s.writeMessagesWith(w, r, sess, s.journalView(sess, st).positions(withPruned(entries, pruned, keep)), p,
+		s.historyGoneOf(st, id))
 }
 
 // afterOf parses ?after= (a journal seq, 0 when absent); a bad value is

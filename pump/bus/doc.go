@@ -181,7 +181,7 @@
 //	 "payload":"<Result><Text>4</Text></Result>","text":"4","timestamp":"…"}
 //	{"type":"huh","thread_id":"6f1c…","from":"core","to":"websocket:alice","error":"Message could not be processed",
 //	 "diagnostics":["handler: OriginalSender is empty: it must name the listener the shouted greeting goes to"],
-//	 "timestamp":"…"}
+//	 "told":"OriginalSender is empty: it must name the listener the shouted greeting goes to","timestamp":"…"}
 //	{"type":"system_error","thread_id":"6f1c…","from":"system","to":"greeter",
 //	 "error":"Message could not be delivered. Please verify your target and try again.","timestamp":"…"}
 //	{"type":"dead_letter","thread_id":"6f1c…","from":"greeter","to":"shouter",
@@ -223,6 +223,10 @@
 // message that the organism refused (the same an inject's 422 gives), and
 // the text of a handler's *xmlpipe.InputError, which the handler wrote for
 // its sender (as shouter's above, for a payload without OriginalSender).
+// A huh addressed to the session's identity carries that text as "told"
+// too, whether or not the user sees details: it says why, in the words
+// meant for the sender (a console prints it after the canned text — why
+// a remote peer could not be reached, say — without --verbose).
 //
 // subscribe chooses the event frames the socket gets from then on, for
 // every conversation it has sent on: any of message, output, reply, huh,
@@ -332,7 +336,11 @@
 //	                                       thread of its conversation; limit, offset; ?after=SEQ
 //	                                       only those whose "seq" is above SEQ (a cursor: the
 //	                                       journal is read from SEQ on, so polling with the last
-//	                                       seq seen reads only what is new)
+//	                                       seq seen reads only what is new); "history_gone":
+//	                                       {"reason":"ttl"|"evicted","notice","last_active","removed",
+//	                                       "since_seq"} when the agent's earlier history of the
+//	                                       conversation was removed (since_seq: the message its memory
+//	                                       begins at; absent until the conversation goes on)
 //	GET  /api/v1/threads/{id}/context     {"thread_id","segments":[Segment…],"tiers":{"expanded","folded",
 //	                                       "evicted"},"byte_size","token_estimate"}: the thread's context
 //	                                       as its agent's librarian tiers it; Segment: {"id","index","slots",
@@ -538,13 +546,19 @@
 //
 // # Governance: approvals and the emergency halt
 //
-//	GET  /api/v1/approvals                {"approvals":[Approval…]}, newest first;
-//	                                       ?status=pending|approved|denied|expired&thread=ID&limit=N
+//	GET  /api/v1/approvals                {"approvals":[Approval…],"next":ID}, newest first;
+//	                                       ?status=pending|approved|denied|expired&thread=ID;
+//	                                       a page: ?limit=N (1-500, default 100), at most 4 MiB of
+//	                                       held envelopes (at least one approval); "next", present
+//	                                       when more follow, is the next page's ?after=ID
 //	GET  /api/v1/approvals/{id}           Approval
 //	POST /api/v1/approvals/{id}           operator: {"decision":"approve"|"deny","reason":"…"} → Approval;
 //	                                       404 unknown, 409 when not pending, saying how it ended:
 //	                                       {"error":"Approval ID was approved already by olga (fine)"},
-//	                                       {"error":"Approval ID expired (conversation killed)"}
+//	                                       {"error":"Approval ID expired (conversation killed)"};
+//	                                       403 when the user approves a review approval of their own
+//	                                       conversation while another user could (four eyes:
+//	                                       approval_four_eyes.go)
 //
 // An approval of kind memory (an agent asks to remember something about
 // the user of its conversation) is that user's and the admins' alone: to

@@ -100,3 +100,20 @@ func lastErrorFor(sess auth.Session, msg string) string {
 	}
 	return failure.HuhProcessing
 }
+
+// toldSender is the Told of a huh frame: the text of the handler's
+// *xmlpipe.InputError when the huh goes to a user's session identity
+// ("console:alice", "websocket:alice", "api:alice": the sender of the
+// failed message, which the handler wrote it for), "" otherwise — a huh an
+// agent gets is the agent's. Every user who reads the huh reads that text
+// among its diagnostics too (callerDiagnostics).
+func toldSender(e pump.Event) string {
+	src, user, ok := strings.Cut(e.To, ":")
+	if !ok || user == "" || src != sourceConsole && src != sourceWebSocket && src != sourceAPI {
+		return ""
+	}
+	if ie, ok := errors.AsType[*xmlpipe.InputError](e.Cause); ok {
+		return ie.Error()
+	}
+	return ""
+}

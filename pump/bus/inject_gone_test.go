@@ -108,8 +108,35 @@ listeners:
 			}
 			want := "[the earlier history of this conversation was dropped (the organism keeps the history of " +
 				"at most 2 threads, platform.context_buffer.max_threads): poet does not remember it]"
-			if got := inject(thread, "what is my name?"); got["notice"] != want {
-				t.Errorf("continuation's inject: notice %v, want %q", got["notice"], want)
+			// A poller reads the thread's messages: before the
+			// continuation the note waits (no since_seq), after it the
+			// answer says the agent's memory begins at the continuation.
+			gone := func() map[string]any {
+				t.Helper()
+				status, body, _ := f.do("GET", "/api/v1/threads/"+thread+"/messages?limit=1000", token, nil)
+				if status != 200 {
+					t.Fatalf("messages: %d %v", status, body)
+				}
+				g, _ := body["history_gone"].(map[string]any)
+				return g
+			}
+			if g := gone(); g == nil || g["notice"] != want || g["reason"] != "evicted" || g["since_seq"] != nil {
+				t.Errorf("messages before the continuation: history_gone %v, want the pending note %q", g, want)
+			}
+			cont := inject(thread, "what is my name?")
+			if cont["notice"] != want {
+				t.Errorf("continuation's inject: notice %v, want %q", cont["notice"], want)
+			}
+			_, body, _ := f.do("GET", "/api/v1/threads/"+thread+"/messages?limit=1000", token, nil)
+			var contSeq any
+			for _, m := range body["messages"].([]any) {
+				if m := m.(map[string]any); m["id"] == cont["message_id"] {
+					contSeq = m["seq"]
+				}
+			}
+			if g, _ := body["history_gone"].(map[string]any); g == nil || g["notice"] != want || contSeq == nil ||
+				g["since_seq"] != contSeq {
+				t.Errorf("messages after the continuation (seq %v): history_gone %v, want %q since it", contSeq, g, want)
 			}
 			if got := inject(thread, "and now?"); got["notice"] != nil {
 				t.Errorf("second continuation's inject: notice %v, want none (told once)", got["notice"])

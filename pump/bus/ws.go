@@ -594,7 +594,8 @@ func appendEventFrame(b []byte, e pump.Event, details bool) ([]byte, bool) {
 			diags = callerDiagnostics(e)
 		}
 		return wire.Failure{Head: wire.Head{Type: wire.TypeHuh}, ThreadID: e.Conversation, From: e.From, To: e.To,
-			Error: e.Error, Diagnostics: diags, Timestamp: ts, MessageID: eventID(wire.TypeHuh, e)}.AppendJSON(b), true
+			Error: e.Error, Diagnostics: diags, Told: toldSender(e), Timestamp: ts,
+			MessageID: eventID(wire.TypeHuh, e)}.AppendJSON(b), true
 	case pump.EventSystemError:
 		return wire.Failure{Head: wire.Head{Type: wire.TypeSystemError}, ThreadID: e.Conversation, From: e.From, To: e.To,
 			Error: failureText(e), Timestamp: ts, MessageID: eventID(wire.TypeSystemError, e)}.AppendJSON(b), true

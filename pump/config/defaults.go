@@ -45,6 +45,8 @@ func Default() *Organism {
 				MaxSlotsPerThread: 10000,
 				MaxThreads:        1000,
 				TTLHours:          24,
+				NoteTTL:           defaultNoteTTL,
+				MaxNotes:          minMaxNotes, // max(max_threads, 1000) once loaded
 			},
 			ThreadTTL: Duration(time.Hour),
 		},

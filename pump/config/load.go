@@ -154,6 +154,7 @@ func (o *Organism) normalize() {
 	o.normalizeChainDepth()
 	o.normalizeRouting()
 	o.normalizeGovernedAgents()
+	o.normalizeContextBuffer()
 }
 
 // normalizeBind makes oob.bind a bare host: brackets come off an IPv6

@@ -198,7 +198,8 @@ func TestLoadFull(t *testing.T) {
 			Description:     "Federated web search.",
 		}},
 		Platform: Platform{
-			ContextBuffer:  ContextBuffer{MaxSlotsPerThread: 500, MaxThreads: 100, TTLHours: 6},
+			ContextBuffer: ContextBuffer{MaxSlotsPerThread: 500, MaxThreads: 100, TTLHours: 6,
+				NoteTTL: Duration(168 * time.Hour), MaxNotes: 2000},
 			PromptRegistry: PromptRegistry{AllowRuntimeUpdate: true},
 			LLM:            PlatformLLM{RateLimitPerAgent: 5000, CacheTTLSeconds: 300, MaxTokensPerRequest: 4096},
 			ThreadTTL:      Duration(30 * time.Minute),
@@ -244,8 +245,9 @@ func TestDefaults(t *testing.T) {
 			AllowSchemaRequests: AccessAuthenticated, AllowExampleRequests: AccessAuthenticated, AllowPromptRequests: AccessAuthenticated,
 		},
 		Platform: Platform{
-			ContextBuffer: ContextBuffer{MaxSlotsPerThread: 10000, MaxThreads: 1000, TTLHours: 24},
-			ThreadTTL:     Duration(time.Hour),
+			ContextBuffer: ContextBuffer{MaxSlotsPerThread: 10000, MaxThreads: 1000, TTLHours: 24,
+				NoteTTL: Duration(30 * 24 * time.Hour), MaxNotes: 1000},
+			ThreadTTL: Duration(time.Hour),
 		},
 		Journal:    Journal{Enabled: true, Retention: Retention{Policy: RetainForever}, SweepInterval: Duration(time.Hour)},
 		Budgets:    Budgets{OnExceed: ExceedStop, RepeatLimit: 3},

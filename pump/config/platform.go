@@ -1,5 +1,7 @@
 package config
 
+import "time"
+
 // Platform is the platform: section: kernel limits.
 type Platform struct {
 	// ContextBuffer bounds the per-thread message history.
@@ -22,6 +24,30 @@ type ContextBuffer struct {
 	// TTLHours drops a thread's buffer after this many idle hours
 	// (default 24).
 	TTLHours int `yaml:"ttl_hours"`
+	// NoteTTL is how long the note of a history removed (idle for
+	// TTLHours, or dropped to keep MaxThreads) waits for its conversation
+	// to go on (default 720h, 30 days): a conversation continued later is
+	// not told its earlier history went.
+	NoteTTL Duration `yaml:"note_ttl"`
+	// MaxNotes is how many such notes may wait at once, the oldest
+	// dropped first (default MaxThreads, at least 1000).
+	MaxNotes int `yaml:"max_notes"`
+}
+
+// Defaults of the notes of removed histories (registry.DefaultNoteTTL,
+// registry.MinMaxNotes: pump/config imports no registry).
+const (
+	defaultNoteTTL = Duration(30 * 24 * time.Hour)
+	minMaxNotes    = 1000
+)
+
+// normalizeContextBuffer fills max_notes from max_threads when it was not
+// written.
+func (o *Organism) normalizeContextBuffer() {
+	cb := &o.Platform.ContextBuffer
+	if _, written := o.positions["platform.context_buffer.max_notes"]; !written {
+		cb.MaxNotes = max(cb.MaxThreads, minMaxNotes)
+	}
 }
 
 // PromptRegistry governs the prompt registry.

@@ -449,6 +449,8 @@ func (o *Organism) checkPlatform(r *reporter) {
 	r.positive("platform.context_buffer.max_slots_per_thread", p.ContextBuffer.MaxSlotsPerThread)
 	r.positive("platform.context_buffer.max_threads", p.ContextBuffer.MaxThreads)
 	r.positive("platform.context_buffer.ttl_hours", p.ContextBuffer.TTLHours)
+	r.positiveDuration("platform.context_buffer.note_ttl", p.ContextBuffer.NoteTTL)
+	r.positive("platform.context_buffer.max_notes", p.ContextBuffer.MaxNotes)
 	r.nonNegative("platform.llm.rate_limit_per_agent", p.LLM.RateLimitPerAgent)
 	r.nonNegative("platform.llm.cache_ttl_seconds", p.LLM.CacheTTLSeconds)
 	r.nonNegative("platform.llm.max_tokens_per_request", p.LLM.MaxTokensPerRequest)

@@ -166,7 +166,7 @@ func (r *Remote) event(typ string, data []byte) {
 		var f wire.Failure
 		if json.Unmarshal(data, &f) == nil {
 			r.out.Publish(organism.Output{Kind: organism.OutputHuh, Conversation: f.ThreadID, From: f.From, Text: f.Error,
-				Diagnostics: f.Diagnostics})
+				Diagnostics: f.Diagnostics, Told: f.Told})
 		}
 	case wire.TypeComplete:
 		var c wire.Complete

@@ -33,9 +33,12 @@ const (
 // remoteBus is a durable hello-world organism served by a bus on loopback.
 type remoteBus struct {
 	url, fingerprint string
-	auth             *auth.Service
-	mu               sync.Mutex
-	now              time.Time
+	// local is the organism's in-process backend (what an in-process
+	// console runs over).
+	local *organism.Local
+	auth  *auth.Service
+	mu    sync.Mutex
+	now   time.Time
 }
 
 // clock is the auth service's clock; code moves it one TOTP step on, so
@@ -95,7 +98,7 @@ func startBusWith(t *testing.T, build func(organism.Options) (*organism.Organism
 		}
 	}
 	stop()
-	b := &remoteBus{now: time.Date(2026, 3, 1, 12, 0, 10, 0, time.UTC)}
+	b := &remoteBus{now: time.Date(2026, 3, 1, 12, 0, 10, 0, time.UTC), local: l}
 	b.auth, err = auth.New(o.Store(), auth.Options{Argon2: auth.Argon2Params{Time: 1, MemoryKiB: 64, Threads: 1},
 		Clock: b.clock, Logger: logger})
 	if err != nil {

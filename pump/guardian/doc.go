@@ -14,7 +14,8 @@
 //	mode: extend                     # extend (default) or replace: what the body does
 //	rules:
 //	  - id: no-rm-rf                 # required, unique across every document
-//	    deny: '(?i)\brm\s+-rf\b'     # deny: or review: — a Go (RE2) regular expression
+//	    # deny: or review: — a Go (RE2) regular expression; a recursive rm however typed
+//	    deny: '(?i)\brm\b[^;&|\n]*\s(-[a-z]*r[a-z]*|--recursive)\b'
 //	    reason: Destructive shell commands are forbidden   # required
 //	    suggestion: Delete single files with the files tool  # optional
 //	    severity: high               # low, medium (default), high, critical

@@ -1,6 +1,7 @@
 package organism
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -204,6 +205,10 @@ type ApprovalFilter struct {
 	Thread string
 	// Limit caps the result (0: DefaultApprovalLimit); newest first.
 	Limit int
+	// After, when set, keeps the approvals that come after approval After
+	// in that order (newest first, then by id): the cursor of the next
+	// page. None come after an id no approval has.
+	After string
 	// Viewer, when set, keeps the approvals Viewer may see
 	// (Approval.VisibleTo); nil keeps every one (the organism's own
 	// operator, in process).
@@ -399,7 +404,7 @@ func (b *approvalBook) list(ctx context.Context, f ApprovalFilter) ([]Approval, 
 		if err := b.store.Flush(ctx); err != nil && !errors.Is(err, store.ErrWriteFailed) {
 			return nil, err
 		}
-		sf := store.ApprovalFilter{Status: f.Status, Thread: f.Thread, Limit: limit}
+		sf := store.ApprovalFilter{Status: f.Status, Thread: f.Thread, Limit: limit, After: f.After}
 		if v := f.Viewer; v != nil && !v.Admin {
 			sf.PrivateKinds, sf.Owner = privateKinds, v.User
 		}
@@ -423,7 +428,16 @@ func (b *approvalBook) list(ctx context.Context, f ApprovalFilter) ([]Approval, 
 	}
 	all = append(all, b.recent...)
 	b.mu.Unlock()
-	slices.SortStableFunc(all, func(x, y Approval) int { return y.CreatedAt.Compare(x.CreatedAt) })
+	slices.SortStableFunc(all, func(x, y Approval) int {
+		return cmp.Or(y.CreatedAt.Compare(x.CreatedAt), cmp.Compare(x.ID, y.ID)) // as the store orders them
+	})
+	if f.After != "" {
+		i := slices.IndexFunc(all, func(a Approval) bool { return a.ID == f.After })
+		if i < 0 {
+			return nil, nil
+		}
+		all = all[i+1:]
+	}
 	out := all[:0]
 	for _, a := range all {
 		if (f.Status == "" || a.Status == f.Status) && (f.Thread == "" || a.Thread == f.Thread || a.Conversation == f.Thread) &&

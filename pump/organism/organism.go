@@ -267,6 +267,8 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 			MaxSlotsPerThread: cfg.Platform.ContextBuffer.MaxSlotsPerThread,
 			MaxThreads:        cfg.Platform.ContextBuffer.MaxThreads,
 			TTL:               time.Duration(cfg.Platform.ContextBuffer.TTLHours) * time.Hour,
+			NoteTTL:           cfg.Platform.ContextBuffer.NoteTTL.D(),
+			MaxNotes:          cfg.Platform.ContextBuffer.MaxNotes,
 			Clock:             opts.Clock,
 		}
 		if sinks != nil {

@@ -188,6 +188,9 @@ type ApprovalFilter struct {
 	Owner        string
 	// Limit caps the rows (0: all); the newest come first.
 	Limit int
+	// After, when set, keeps the rows that come after approval After in
+	// that order (a page's cursor); none when no approval has that id.
+	After string
 }
 
 // Approvals returns the approvals f selects, newest first.
@@ -217,6 +220,11 @@ func (s *Store) Approvals(ctx context.Context, f ApprovalFilter) ([]ApprovalRow,
 			args = append(args, k)
 		}
 		args = append(args, f.Owner)
+	}
+	if f.After != "" {
+		q += ` AND (created_at < (SELECT created_at FROM approvals WHERE id = ?)
+			OR created_at = (SELECT created_at FROM approvals WHERE id = ?) AND id > ?)`
+		args = append(args, f.After, f.After, f.After)
 	}
 	q += ` ORDER BY created_at DESC, id`
 	if f.Limit > 0 {

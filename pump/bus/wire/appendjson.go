@@ -218,6 +218,9 @@ func (f Failure) AppendJSON(b []byte) []byte {
 	if len(f.Diagnostics) > 0 {
 		b = appendStrings(appendField(b, "diagnostics"), f.Diagnostics)
 	}
+	if f.Told != "" {
+		b = appendStringField(b, "told", f.Told)
+	}
 	b = appendStringField(b, "timestamp", f.Timestamp)
 	b = appendStringField(b, "message_id", f.MessageID)
 	return append(b, '}')

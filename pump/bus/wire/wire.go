@@ -299,7 +299,13 @@ type Failure struct {
 	To          string   `json:"to,omitempty"`
 	Error       string   `json:"error"`
 	Diagnostics []string `json:"diagnostics,omitempty"`
-	Timestamp   string   `json:"timestamp"`
+	// Told, on a huh frame addressed to a user's session identity, is what
+	// the handler that failed wrote for the message's sender (the text of
+	// its *xmlpipe.InputError: a field left empty, a peer organism that
+	// could not be reached): a console prints it after Error, as the
+	// in-process console does. Absent for any other failure.
+	Told      string `json:"told,omitempty"`
+	Timestamp string `json:"timestamp"`
 	// MessageID is the frame's stable id (see MessageID).
 	MessageID string `json:"message_id"`
 }
