@@ -74,8 +74,8 @@ func (p *Pump) Refusing(target string) error {
 	if !r.holds(l, p.opts.Clock()) {
 		return nil
 	}
-	if l.queue.isPaused() || l.queue.isHalted() {
-		return nil // held on purpose: admission does not refuse at once
+	if l.queue.holding.Load() {
+		return nil // paused or halted on purpose: admission does not refuse at once
 	}
 	return r.err
 }
