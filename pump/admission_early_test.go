@@ -217,3 +217,31 @@ func TestRefusingWithoutBound(t *testing.T) {
 		t.Errorf("Refusing without a bound = %v", err)
 	}
 }
+
+// TestRefusingFarRoom: at a listener holding its share whose pace — one
+// handling a second — puts room for a new message further off than a
+// quarter of a second, admission refuses the message at once, and Refusing
+// answers the same for the next ones until room should be that close
+// again at that pace (250 ms at most).
+func TestRefusingFarRoom(t *testing.T) {
+	f := &earlyFixture{t: t, clock: newFakeClock(), calls: make(chan servedCall, 1)}
+	// A share of 2 (16/8): one running, one queued. MaxQueueWait is far
+	// off: only the wait for room refuses.
+	f.p = startPump(t, pump.Options{Clock: f.clock.Now, MaxInFlight: 16, AdmitWait: time.Hour, MaxQueueWait: time.Hour},
+		metered(t, "slow", f.clock, f.calls))
+	t.Cleanup(f.drain)
+	f.mustAdmit()
+	f.mustAdmit()
+	for range 3 { // learn the pace, the share full throughout
+		f.serve(time.Second)
+		f.mustAdmit()
+	}
+	refused := f.mustRefuse("listener slow busy")
+	if b := f.refusing(); b != refused {
+		t.Fatalf("Refusing right after the refusal = %v, want admission's %v", b, refused)
+	}
+	f.clock.advance(250 * time.Millisecond)
+	if b := f.refusing(); b != nil {
+		t.Fatalf("Refusing 250ms later = %v, want the next message decided in full", b)
+	}
+}
