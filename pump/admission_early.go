@@ -53,8 +53,9 @@ func (r *earlyRefusal) holds(l *listener, now time.Time) bool {
 // makes (see queueWaitLocked): the messages ahead of a new one, at the
 // listener's measured pace, or the time it has gone without finishing a
 // handling. It stands at most until the backlog should be short enough at
-// that pace, or until a handling ends, and never longer than earlyHoldMax
-// (250 ms): then the next message is decided in full again. So an early
+// that pace, or until a handling ends, or until admission takes (or lets
+// wait for room) a message there after all, and never longer than
+// earlyHoldMax (250 ms): then the next message is decided in full again. So an early
 // refusal is at most that stale, and only when the listener's pace
 // changed meanwhile; the retry hint it carries is rounded up to seconds
 // anyway. Only a refusal admission decides at once sets it — not one

@@ -163,27 +163,7 @@ func TestRefusingAfterStalledListener(t *testing.T) {
 // refused early.
 func TestRefusingAtPace(t *testing.T) {
 	f := newEarlyFixture(t, 5*time.Second)
-	f.mustAdmit()
-	f.mustAdmit()
-	// Two messages a second, one served: the backlog grows until it is
-	// more than 5 s of work at one handling a second.
-	var refused *pump.BusyError
-	for step := 0; refused == nil; step++ {
-		if step == 20 {
-			t.Fatal("never refused")
-		}
-		f.serve(time.Second)
-		for range 2 {
-			if err := f.inject(); err != nil {
-				b, ok := errors.AsType[*pump.BusyError](err)
-				if !ok {
-					t.Fatalf("inject: %v", err)
-				}
-				refused = b
-				break
-			}
-		}
-	}
+	refused := f.refuseAtPace()
 	if b := f.refusing(); b != refused {
 		t.Fatalf("Refusing right after the refusal = %v, want admission's %v", b, refused)
 	}
@@ -201,6 +181,47 @@ func TestRefusingAtPace(t *testing.T) {
 	}
 	if err := f.p.Refusing("nobody"); err != nil {
 		t.Errorf("Refusing an unknown listener = %v", err)
+	}
+}
+
+// refuseAtPace sends two messages a second to slow, which serves one, until
+// its backlog is more than 5 s of work at that pace and a message is
+// refused; it returns the refusal.
+func (f *earlyFixture) refuseAtPace() *pump.BusyError {
+	f.t.Helper()
+	f.mustAdmit()
+	f.mustAdmit()
+	for step := 0; ; step++ {
+		if step == 20 {
+			f.t.Fatal("never refused")
+		}
+		f.serve(time.Second)
+		for range 2 {
+			if err := f.inject(); err != nil {
+				b, ok := errors.AsType[*pump.BusyError](err)
+				if !ok {
+					f.t.Fatalf("inject: %v", err)
+				}
+				return b
+			}
+		}
+	}
+}
+
+// TestRefusingForgottenOnAdmission: a message admission takes at a
+// listener — its backlog shorter since, here one handling ended at once —
+// ends the early refusal there before its time: what it predicted no
+// longer holds.
+func TestRefusingForgottenOnAdmission(t *testing.T) {
+	f := newEarlyFixture(t, 5*time.Second)
+	refused := f.refuseAtPace()
+	if b := f.refusing(); b != refused {
+		t.Fatalf("Refusing right after the refusal = %v, want admission's %v", b, refused)
+	}
+	f.serve(0)
+	f.mustAdmit() // Inject goes through admission, whatever Refusing says
+	if b := f.refusing(); b != nil {
+		t.Fatalf("Refusing after a message was admitted = %v, want none", b)
 	}
 }
 
