@@ -55,11 +55,11 @@ func (r *earlyRefusal) holds(l *listener, now time.Time) bool {
 // handling. It stands at most until the backlog should be short enough at
 // that pace, or until a handling ends, or until admission takes (or lets
 // wait for room) a message there after all, and never longer than
-// earlyHoldMax (250 ms): then the next message is decided in full again. So an early
-// refusal is at most that stale, and only when the listener's pace
-// changed meanwhile; the retry hint it carries is rounded up to seconds
-// anyway. Only a refusal admission decides at once sets it — not one
-// given after waiting for room (Options.AdmitWait), which early
+// earlyHoldMax (250 ms): then the next message is decided in full again.
+// So an early refusal is at most that stale, and only when the listener's
+// pace changed meanwhile; the retry hint it carries is rounded up to
+// seconds anyway. Only a refusal admission decides at once sets it — not
+// one given after waiting for room (Options.AdmitWait), which early
 // refusal cannot predict. Nothing else changes: the message is not
 // journaled, no conversation begins, and the ownership check of a thread
 // it names is the transport's to make first (CheckThread).
