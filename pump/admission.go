@@ -208,10 +208,21 @@ func (p *Pump) fullTarget(targets []*listener) (*listener, error) {
 			if err := p.roomFarLocked(l, 1); err != nil {
 				return l, err
 			}
+			forgetRefusal(l) // the message waits for room: not refused at once
 			return l, nil
 		}
+		forgetRefusal(l)
 	}
 	return nil, nil
+}
+
+// forgetRefusal drops l's early refusal (see Pump.Refusing): admission just
+// did not refuse a new message there at once, so what it predicted no
+// longer holds.
+func forgetRefusal(l *listener) {
+	if l.early.Load() != nil {
+		l.early.Store(nil)
+	}
 }
 
 // waitRoom waits, until deadline at most, until l has room for a new

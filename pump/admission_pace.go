@@ -64,28 +64,28 @@ func (pc *pace) handled(now time.Time, waiting bool, resumed uint64) {
 // queueWaitLocked estimates how long a new external message at l would wait
 // before its handling starts, with extra more messages counted ahead of
 // the ones queued and waiting for room (1 for a message not yet waiting, 0
-// for one that is): the messages ahead of it, one step of l's pace each,
-// and at least the time l has gone without finishing a handling while
-// messages waited (unless it was paused or halted meanwhile). Zero when
-// none waits at l (p.flightMu held; *now is read from the clock when
-// needed, once).
-func (p *Pump) queueWaitLocked(l *listener, now *time.Time, extra int) time.Duration {
+// for one that is): the messages ahead of it, one step of l's pace each
+// (paced), and at least the time l has gone without finishing a handling
+// while messages waited (stalled; 0 when it was paused or halted
+// meanwhile). The estimate is the larger; both are zero when none waits at
+// l (p.flightMu held; *now is read from the clock when needed, once).
+func (p *Pump) queueWaitLocked(l *listener, now *time.Time, extra int) (paced, stalled time.Duration) {
 	ahead := l.load - int(l.active.Load())
 	if ahead <= 0 {
-		return 0
+		return 0, 0
 	}
 	if now.IsZero() {
 		*now = p.opts.Clock()
 	}
-	wait := time.Duration(ahead+l.pace.waiting+extra) * l.pace.step
+	paced = time.Duration(ahead+l.pace.waiting+extra) * l.pace.step
 	if l.pace.resumed != l.queue.resumed.Load() {
-		return wait // held since the last handling ended: how long since says nothing
+		return paced, 0 // held since the last handling ended: how long since says nothing
 	}
 	since := l.pace.busySince
 	if l.pace.last.After(since) {
 		since = l.pace.last
 	}
-	return max(wait, now.Sub(since))
+	return paced, now.Sub(since)
 }
 
 // overdueLocked returns the *BusyError refusing a new external message at
@@ -93,26 +93,29 @@ func (p *Pump) queueWaitLocked(l *listener, now *time.Time, extra int) time.Dura
 // before its handling starts (nil when it would not, when no bound is set,
 // or while l is paused or halted: an operator holds its backlog on purpose,
 // its share bounds it). Its RetryAfter is when the backlog should be short
-// enough. p.flightMu held.
+// enough. The refusal is noted for Refusing. p.flightMu held.
 func (p *Pump) overdueLocked(l *listener, now *time.Time, extra int) error {
 	bound := p.opts.MaxQueueWait
 	if bound <= 0 {
 		return nil
 	}
-	wait := p.queueWaitLocked(l, now, extra)
+	paced, stalled := p.queueWaitLocked(l, now, extra)
+	wait := max(paced, stalled)
 	if wait <= bound || l.queue.isPaused() || l.queue.isHalted() {
 		return nil
 	}
-	return &BusyError{Reason: fmt.Sprintf("listener %s busy: about %s of work queued", l.Name, wait.Round(time.Second)),
+	err := &BusyError{Reason: fmt.Sprintf("listener %s busy: about %s of work queued", l.Name, wait.Round(time.Second)),
 		RetryAfter: retryHint(wait - bound)}
+	p.noteRefusal(l, *now, err, paced-bound, stalled > bound)
+	return err
 }
 
 // roomFarLocked returns the *BusyError refusing a new external message at
 // l, which holds its share, at once because room there is not expected
 // within maxRoomWait: extra more messages (see queueWaitLocked) and those
 // already waiting for room each need one step of l's pace. Nil while the
-// pace is unknown or no bound is set: the message waits for room as ever
-// (p.flightMu held).
+// pace is unknown or no bound is set: the message waits for room as ever.
+// The refusal is noted for Refusing (p.flightMu held).
 func (p *Pump) roomFarLocked(l *listener, extra int) error {
 	if p.opts.MaxQueueWait <= 0 || l.pace.step == 0 {
 		return nil
@@ -121,5 +124,7 @@ func (p *Pump) roomFarLocked(l *listener, extra int) error {
 	if wait <= maxRoomWait || l.queue.isPaused() || l.queue.isHalted() {
 		return nil
 	}
-	return &BusyError{Reason: listenerBusy(l), RetryAfter: retryHint(wait)}
+	err := &BusyError{Reason: listenerBusy(l), RetryAfter: retryHint(wait)}
+	p.noteRefusal(l, p.opts.Clock(), err, wait-maxRoomWait, false)
+	return err
 }

@@ -29,6 +29,8 @@ type schedQueue struct {
 	// close overrides both so a shutdown still drains.
 	paused bool
 	halted bool
+	// holding is paused || halted, read without mu (Pump.Refusing).
+	holding atomic.Bool
 	// idle counts the workers blocked in pop.
 	idle int
 	// resumed counts the holds (pause, halt) released: a listener's pace
@@ -287,6 +289,7 @@ func (q *schedQueue) setPaused(paused bool) bool {
 	q.mu.Lock()
 	changed := q.paused != paused
 	q.paused = paused
+	q.holding.Store(q.paused || q.halted)
 	if changed && !paused {
 		q.resumed.Add(1)
 	}
@@ -309,6 +312,7 @@ func (q *schedQueue) setHalted(halted bool) bool {
 	q.mu.Lock()
 	changed := q.halted != halted
 	q.halted = halted
+	q.holding.Store(q.paused || q.halted)
 	if changed && !halted {
 		q.resumed.Add(1)
 	}

@@ -45,6 +45,9 @@ type listener struct {
 	// pace is how fast it works through its backlog (guarded by the
 	// pump's flightMu; see Options.MaxQueueWait).
 	pace pace
+	// early is admission's last at-once refusal of a new external message
+	// here, read without a lock by Pump.Refusing (nil: none).
+	early atomic.Pointer[earlyRefusal]
 	// lastError is the listener's most recent handler failure.
 	lastError atomic.Pointer[listenerError]
 	lastSeen  atomic.Int64 // unix nanos of the last handled message

@@ -93,12 +93,18 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 	} else if !stage.IsThreadID(thread) {
 		return injectResult{}, badRequest("Invalid thread_id: want a lower-case UUID")
 	}
+	who := pump.Principal{From: sourceAPI + ":" + sess.Username, User: sess.Username, FreshThread: req.ThreadID == "",
+		Profile: sess.Profile}
+	if err := s.refusingEarly(who, l.Name, req.ThreadID); err != nil {
+		// Refused before the payload is encoded or parsed (refusingEarly);
+		// not logged one by one: under overload there are many.
+		text, retry, _ := busyOf(err)
+		return injectResult{}, busyAPIError(text, retry)
+	}
 	body, apiErr := s.payloadBytes(l, req.Payload)
 	if apiErr != nil {
 		return injectResult{}, apiErr
 	}
-	who := pump.Principal{From: sourceAPI + ":" + sess.Username, User: sess.Username, FreshThread: req.ThreadID == "",
-		Profile: sess.Profile}
 	from := who.From
 
 	var notice string

@@ -218,6 +218,10 @@ func (b *busSocket) frame(data []byte) {
 		return
 	}
 	who := b.principal()
+	if err := s.busRefusingEarly(who, info); err != nil {
+		b.refused(info, "", data, err)
+		return
+	}
 	var (
 		thread string
 		err    error
@@ -247,6 +251,33 @@ func (b *busSocket) frame(data []byte) {
 	if err != nil {
 		b.refused(info, thread, data, err)
 	}
+}
+
+// busRefusingEarly is refusingEarly for a /bus frame: its <to>, else the
+// listeners its payload's root tag reaches (any of them refusing refuses
+// it, as admission does), on the thread it names. Nil for a frame the
+// quick scan could not read: the pump reads it.
+func (s *Server) busRefusingEarly(who pump.Principal, info frameInfo) error {
+	if !info.ok || !info.envelope() {
+		return nil
+	}
+	thread := ""
+	if stage.IsThreadID(info.thread) {
+		thread = info.thread
+	}
+	if info.to != "" {
+		return s.refusingEarly(who, info.to, thread)
+	}
+	targets, err := s.pump.Resolve("", info.payloadNS, info.payloadName, true)
+	if err != nil {
+		return nil
+	}
+	for _, target := range targets {
+		if err := s.refusingEarly(who, target, thread); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // principal is the identity the socket's session sends as: every envelope

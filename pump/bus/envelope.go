@@ -46,7 +46,7 @@ func payloadOf(env []byte) []byte {
 type frameInfo struct {
 	ok                     bool
 	rootNS, rootName       string
-	from, thread           string
+	from, to, thread       string
 	payloadNS, payloadName string
 }
 
@@ -57,7 +57,7 @@ func (f frameInfo) privileged() bool {
 }
 
 // scanFrame reads a frame's root element and, for an envelope, its <from>,
-// <thread> and payload root; a frame that is not well-formed is looked at
+// <to>, <thread> and payload root; a frame that is not well-formed is looked at
 // again after stage.LexFix.
 func scanFrame(raw []byte) frameInfo {
 	if f, err := scanXML(raw); err == nil {
@@ -100,6 +100,8 @@ func scanXML(raw []byte) (frameInfo, error) {
 				switch t.Name.Local {
 				case "from":
 					field = &f.from
+				case "to":
+					field = &f.to
 				case "thread":
 					field = &f.thread
 				}

@@ -54,7 +54,7 @@ func TestScanFrame(t *testing.T) {
 		want frameInfo
 	}{
 		{envelope("c", "t-1", "Dan"), frameInfo{ok: true, rootNS: "https://xml-pipeline.org/ns/envelope/v1",
-			rootName: "message", from: "c", thread: "t-1", payloadName: "Greeting"}},
+			rootName: "message", from: "c", to: "greeter", thread: "t-1", payloadName: "Greeting"}},
 		{`<privileged-msg xmlns="https://xml-pipeline.org/privileged-msg"/>`, frameInfo{ok: true,
 			rootNS: "https://xml-pipeline.org/privileged-msg", rootName: "privileged-msg"}},
 		{`<a>x & y</a>`, frameInfo{ok: true, rootName: "a"}},

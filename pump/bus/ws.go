@@ -251,17 +251,7 @@ func (w *wsSocket) send(req wire.Request) {
 			return
 		}
 		target, text, source = t, strings.TrimSpace(rest), sourceConsole
-		// "@target {json}" and "@target <Payload>…" carry the payload's
-		// fields, as on the console's line.
-		p, structured, err := organism.StructuredPayload(text)
-		if err != nil {
-			w.fail(h, wire.CodeBadPayload, "Invalid JSON payload: "+err.Error())
-			return
-		}
 		payload = nil
-		if structured {
-			payload = p
-		}
 	} else {
 		target, text, source = strings.TrimSpace(req.Target), req.Body(), sourceWebSocket
 		if target == "" {
@@ -277,6 +267,30 @@ func (w *wsSocket) send(req wire.Request) {
 	if !ok || !w.s.visible(w.c.sess, target) {
 		w.fail(h, wire.CodeUnknownTarget, "Unknown target: "+target)
 		return
+	}
+	who := pump.Principal{From: w.sender(source), User: w.c.sess.Username, Profile: w.c.sess.Profile}
+	thread := strings.TrimSpace(req.ThreadID)
+	if thread != "" && !stage.IsThreadID(thread) {
+		w.fail(h, wire.CodeBadRequest, "Invalid thread_id: want a lower-case UUID")
+		return
+	}
+	if err := w.s.refusingEarly(who, l.Name, thread); err != nil {
+		// The organism is refusing messages for l now: answered before
+		// anything of this one is built or parsed (see refusingEarly).
+		w.injectFailed(h, err)
+		return
+	}
+	if source == sourceConsole {
+		// "@target {json}" and "@target <Payload>…" carry the payload's
+		// fields, as on the console's line.
+		p, structured, err := organism.StructuredPayload(text)
+		if err != nil {
+			w.fail(h, wire.CodeBadPayload, "Invalid JSON payload: "+err.Error())
+			return
+		}
+		if structured {
+			payload = p
+		}
 	}
 	var body []byte
 	if len(payload) > 0 {
@@ -298,14 +312,8 @@ func (w *wsSocket) send(req wire.Request) {
 			return
 		}
 	}
-	who := pump.Principal{From: w.sender(source), User: w.c.sess.Username, Profile: w.c.sess.Profile}
-	thread := strings.TrimSpace(req.ThreadID)
-	switch {
-	case thread == "":
+	if thread == "" {
 		thread, who.FreshThread = stage.NewThreadID(), true
-	case !stage.IsThreadID(thread):
-		w.fail(h, wire.CodeBadRequest, "Invalid thread_id: want a lower-case UUID")
-		return
 	}
 	env := pump.Envelope{From: who.From, To: l.Name, Thread: thread, Payload: body, As: &who}
 	if err := w.s.pump.CheckThread(who, thread); err != nil {
