@@ -60,6 +60,11 @@ func TestProfileContinuationKeepsItsTable(t *testing.T) {
 	if md.Profile == nil || md.Profile.Reaches("target") || md.Profile.MayDial("example.com:443") {
 		t.Errorf("continued conversation: its profile reaches target or dials example.com:443 (%v)", md.Profile)
 	}
+	// What it would dial through a new conversation (a callable's call) is
+	// beyond it: the call is refused.
+	if got := p.NetworkWidened(md.Profile); got != "p" {
+		t.Errorf("NetworkWidened(continued conversation's profile) = %q, want p", got)
+	}
 	if de := within(t, refused); de == nil {
 		t.Error("the forward to target was not refused")
 	}
