@@ -619,7 +619,7 @@ func (p *Pump) reply(l *listener, d *delivery, payload any) {
 		return
 	}
 	env := stage.AppendEnvelopeInReplyTo(make([]byte, 0, len(body)+200+len(ref)), l.Name, caller, thread, ref, body)
-	w := &work{raw: env, conv: d.conv, tbl: d.tbl, prof: d.tbl.profile(profName), profSet: true, sender: l, senderThread: d.thread,
+	w := &work{raw: env, conv: d.conv, tbl: d.tbl, prof: p.profileIn(d.tbl, d.conv, profName), profSet: true, sender: l, senderThread: d.thread,
 		depth: max(d.depth-1, 0), payloadType: pt, canonical: canonical, admitted: d.admitted, parent: d.mark.retain(), prune: d.thread,
 		answered: answered, errRound: d.outRound()}
 	if cl == nil {

@@ -350,11 +350,11 @@ func (p *Pump) process(w *work) {
 		if w.profile != "" || w.recovered != 0 || h.tbl.profiled() {
 			stored, _ := p.threads.Profile(m.Thread)
 			profName = registry.NarrowProfile(stored, w.profile)
-			prof = h.tbl.profile(profName)
+			prof = p.profileIn(h.tbl, m.Thread, profName)
 		}
 	case !w.profSet:
 		stored, _ := p.threads.Profile(m.Thread)
-		prof = h.tbl.profile(stored)
+		prof = p.profileIn(h.tbl, w.conv, stored)
 	}
 	targets, err := p.route(h.tbl, prof, w, m)
 	if err != nil {
@@ -392,7 +392,7 @@ func (p *Pump) process(w *work) {
 			prev := h.tbl
 			p.unpinTable(h.pin)
 			if h.pin, h.tbl = own, own; own != prev {
-				prof = h.tbl.profile(profName)
+				prof = p.profileIn(h.tbl, h.conv, profName)
 				if targets, err = p.route(h.tbl, prof, w, m); err != nil {
 					p.rejectMessage(w, m, targetName(targets), err)
 					return
@@ -780,7 +780,7 @@ func (p *Pump) deliverError(w *work, m *stage.Inbound, tbl *table) {
 			payloadBytes: pb, errPayload: de, errRound: w.errRound, inReplyTo: m.InReplyTo, depth: w.depth, admitted: w.admitted,
 			tbl: tbl, at: l}
 		if name, _ := p.threads.Profile(m.Thread); name != "" {
-			d.prof = tbl.profile(name)
+			d.prof = p.profileIn(tbl, w.conv, name)
 		}
 		p.holdDelivery(d)
 		p.convHold(w.conv)

@@ -152,6 +152,9 @@ type profile struct {
 	// peersets caches agents' peer sets seen through this profile
 	// (*peerSet → *peerSet).
 	peersets sync.Map
+	// era, when set, is the older era of the profiles this one is
+	// narrowed by: its thread's conversation began then (profile_era.go).
+	era *profileEra
 }
 
 // reaches reports whether a message under pr may reach l: l is one of the
@@ -384,7 +387,7 @@ func (d *delivery) reach(l *listener) *profile {
 	if l.Profile == "" {
 		return d.prof
 	}
-	return d.tbl.profile(registry.NarrowProfile(d.prof.nameOf(), l.Profile))
+	return d.tbl.profileAt(registry.NarrowProfile(d.prof.nameOf(), l.Profile), d.prof.eraOf())
 }
 
 // extend opens the child thread of d's for a message l sends to to (with
@@ -413,7 +416,7 @@ func (p *Pump) extend(d *delivery, l *listener, to, ref string) (string, *profil
 	if d.prof == nil && l.Profile == "" {
 		return child, nil, spent, nil // the child inherits the thread's (none, or a pinned one)
 	}
-	return child, d.tbl.profile(name), spent, nil
+	return child, d.tbl.profileAt(name, d.prof.eraOf()), spent, nil
 }
 
 // peerSet returns agent l's peer set ps as seen under pr: a peer pr does

@@ -9,7 +9,8 @@ import (
 )
 
 // NetworkWidened names the first profile of pinned — a thread's profile
-// as its routing snapshot resolved it (Metadata.Profile) — whose network
+// as its routing snapshot resolved it (Metadata.Profile), narrowed by the
+// definitions in force when its conversation began — whose network
 // allow-list the routing table in force now widens: an address its
 // definition allows now that it did not allow when the thread's
 // conversation began (a reload). "" when there is none, or pinned is nil
@@ -23,11 +24,14 @@ func (p *Pump) NetworkWidened(pinned xmlpipe.Profile) string {
 		return ""
 	}
 	now := p.routes.Load()
-	if now == pr.tbl {
+	if now == pr.tbl && pr.era == nil {
 		return ""
 	}
 	for _, term := range registry.ProfileTerms(pr.name) {
 		if !networkWithin(now.profiles[term], pr.tbl.profiles[term]) {
+			return term
+		}
+		if pr.era != nil && !networkWithin(now.profiles[term], pr.era.profiles[term]) {
 			return term
 		}
 	}

@@ -56,6 +56,9 @@ type table struct {
 	// the profiles resolved in it (name → *profile).
 	profiles map[string]*profileDef
 	resolved sync.Map
+	// eras is the history of the profiles since the pump started, its own
+	// last (nil: none changed yet; see profile_era.go).
+	eras []*profileEra
 }
 
 // newTable returns an empty snapshot holding its "current" reference.
@@ -193,6 +196,7 @@ func (p *Pump) editRoutes(edit func(*table) (*table, error)) error {
 		p.routesMu.Unlock()
 		return err
 	}
+	p.withEra(old, nt)
 	p.routes.Store(nt)
 	p.routesVersion.Add(1)
 	close(p.routesChanged)

@@ -224,6 +224,7 @@ func (b *ContextBuffer) RestoreSegments(segs []Segment) int {
 			skipped++
 			continue
 		}
+		s.ID = SegmentID(s.Index) // the store keeps the index alone
 		c.record(s)
 	}
 	return skipped

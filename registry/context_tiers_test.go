@@ -194,6 +194,13 @@ func TestRestoreSegments(t *testing.T) {
 	if got := tc.Segments(); len(got) != 1 || got[0].Tier != TierFolded || got[0].Summary != "a and b" {
 		t.Errorf("segments %+v", got)
 	}
+	// A restored segment has its id, as the agent's notes name it and the
+	// context API lists it (the store keeps its index alone).
+	for _, s := range append(tc.Segments(), tc.Recorded()...) {
+		if s.ID != "s0" || s.ThreadID != "t" {
+			t.Errorf("restored segment %+v: want id s0 on t", s)
+		}
+	}
 }
 
 func TestSegmentID(t *testing.T) {

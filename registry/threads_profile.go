@@ -136,6 +136,22 @@ func (t *Threads) Profile(id string) (string, bool) {
 	return s.segs.name(s.slab.at(r).profile), true
 }
 
+// Created returns when live thread id was created (on the registry's
+// clock, in Unix nanoseconds) and whether id is live: what a profile's
+// definitions were then decides what its thread may reach (seed 000 §8.5).
+func (t *Threads) Created(id string) (int64, bool) {
+	u, err := parseThreadID(id)
+	if err != nil {
+		return 0, false
+	}
+	s, r := t.rlock(u)
+	defer s.mu.RUnlock()
+	if r == 0 {
+		return 0, false
+	}
+	return s.slab.at(r).created, true
+}
+
 // CallerAs is CallerRef that also returns the profile of the reply thread:
 // what an answer travelling back from id travels under.
 func (t *Threads) CallerAs(id string) (caller, replyThread, ref, profile string, err error) {
