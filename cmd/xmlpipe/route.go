@@ -8,11 +8,11 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/route"
 	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
+	"github.com/xml-pipeline/xmlpipe/pump/console"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 )
 
@@ -102,7 +102,7 @@ func runRoute(ctx context.Context, args []string, std streams) int {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RANK\tSCORE\tLISTENER\tDESCRIPTION")
 	for i, c := range cands {
-		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\n", i+1, c.Score, cell(c.Name), cell(c.Description))
+		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\n", i+1, c.Score, console.Cell(c.Name), console.Cell(c.Description))
 	}
 	_ = tw.Flush()
 	fmt.Fprint(std.out, b.String())
@@ -121,24 +121,6 @@ func runRoute(ctx context.Context, args []string, std streams) int {
 	}
 	fmt.Fprintf(std.out, "\npayload for %s (filled by %s):\n%s\n", p.Selected.Name, p.Fill.By, p.Fill.Payload)
 	return exitOK
-}
-
-// cell is s as one cell of one row of a table printed to a terminal: white
-// space (tabs, line breaks) becomes a space, and what would move the
-// cursor, change the terminal's state or reorder the text around it
-// (control characters, escape sequences, bidirectional controls) becomes
-// U+FFFD — a description may be written by someone else (a federated
-// peer's import, a listener registered over OOB).
-func cell(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\t' || r == '\n' || r == '\r':
-			return ' '
-		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r):
-			return '\uFFFD'
-		}
-		return r
-	}, s)
 }
 
 // routeReason is the text of an error of package route without the

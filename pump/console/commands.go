@@ -228,16 +228,22 @@ func (c *Console) cmdListeners(ctx context.Context, _ string) {
 	}
 	lines := []string{"Listeners:"}
 	for _, l := range ls {
-		tag := ""
-		if l.Agent {
-			tag = "[agent] "
-		}
-		if l.Broadcast {
-			tag += "[broadcast] "
-		}
-		lines = append(lines, fmt.Sprintf("  %-20s %s%s  <%s>", l.Name, tag, l.Description, l.RootTag))
+		lines = append(lines, listenerLine(l))
 	}
 	c.say(lines...)
+}
+
+// listenerLine is l's line in /listeners: its name, kind, description (one
+// line of printable text: Cell) and root tag.
+func listenerLine(l organism.ListenerInfo) string {
+	tag := ""
+	if l.Agent {
+		tag = "[agent] "
+	}
+	if l.Broadcast {
+		tag += "[broadcast] "
+	}
+	return fmt.Sprintf("  %-20s %s%s  <%s>", l.Name, tag, Cell(l.Description), l.RootTag)
 }
 
 func (c *Console) cmdNew(_ context.Context, arg string) {
