@@ -407,23 +407,17 @@ func lookupQuery(column string) string {
 // probeKeys returns the seqs whose lookup key is k, in the summarised
 // partitions from partition from on.
 func probeKeys(ctx context.Context, tx *sql.Tx, k uint64, from int64) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, keyProbe, keyBucket(k), from)
-	if err != nil {
-		return nil, fmt.Errorf("store: lookup keys: %w", err)
-	}
-	defer rows.Close()
-	seqs := []int64{}
-	for rows.Next() {
+	seqs := []int64{} // [] in JSON, not null
+	err := eachRow(ctx, tx, keyProbe, []any{keyBucket(k), from}, func(rows *sql.Rows) error {
 		var (
 			part int64
 			keys []byte
 		)
-		if err := rows.Scan(&part, &keys); err != nil {
-			return nil, fmt.Errorf("store: lookup keys: %w", err)
-		}
+		err := rows.Scan(&part, &keys)
 		seqs = append(seqs, keySeqs(part, keys, k)...)
-	}
-	if err := rows.Err(); err != nil {
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("store: lookup keys: %w", err)
 	}
 	return seqs, nil

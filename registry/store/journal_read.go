@@ -47,11 +47,6 @@ func scanEntry(rows *sql.Rows) (Entry, error) {
 	return e, nil
 }
 
-// queryer runs queries: a *sql.DB, *sql.Conn or *sql.Tx.
-type queryer interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
 // eachEntry calls fn for every row of a query over entryColumns.
 func eachEntry(ctx context.Context, q queryer, query string, args []any, fn func(e *Entry) error) error {
 	rows, err := q.QueryContext(ctx, query, args...)
@@ -150,22 +145,16 @@ func (r *Reader) LookupRows() int64 { return r.lookupRows.Load() }
 func (r *Reader) ThreadEnds() (map[string]int64, error) {
 	out := map[string]int64{}
 	err := r.read(func(db *sql.DB) error {
-		rows, err := db.QueryContext(context.Background(), `SELECT thread, max(seq) FROM journal_rows GROUP BY thread`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				thread string
-				seq    int64
-			)
-			if err := rows.Scan(&thread, &seq); err != nil {
+		return eachRow(context.Background(), db, `SELECT thread, max(seq) FROM journal_rows GROUP BY thread`, nil,
+			func(rows *sql.Rows) error {
+				var (
+					thread string
+					seq    int64
+				)
+				err := rows.Scan(&thread, &seq)
+				out[thread] = seq
 				return err
-			}
-			out[thread] = seq
-		}
-		return rows.Err()
+			})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: thread ends: %w", err)
@@ -289,29 +278,22 @@ func (r *Reader) summaries(key string, limit, offset int, f ThreadFilter) ([]Thr
 		sql.Named("until", until), sql.Named("limit", limit), sql.Named("offset", max(offset, 0))}
 	var out []ThreadSummary
 	err := r.read(func(db *sql.DB) error {
-		rows, err := db.QueryContext(context.Background(), query, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+		var err error
+		out, err = scanRows(context.Background(), db, query, args, func(rows *sql.Rows) (ThreadSummary, error) {
 			var (
 				s           ThreadSummary
 				first, last int64
 				tags        string
 			)
-			if err := rows.Scan(&s.ID, &s.Conversation, &first, &last, &s.Messages, &s.LastFrom, &s.LastTo, &tags,
-				&s.Failures); err != nil {
-				return err
-			}
+			err := rows.Scan(&s.ID, &s.Conversation, &first, &last, &s.Messages, &s.LastFrom, &s.LastTo, &tags, &s.Failures)
 			s.First, s.Last = time.Unix(0, first).UTC(), time.Unix(0, last).UTC()
 			if tags != "" {
 				s.PayloadTags = strings.Split(tags, ",") // XML names hold no comma
 				slices.Sort(s.PayloadTags)
 			}
-			out = append(out, s)
-		}
-		return rows.Err()
+			return s, err
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: summarise: %w", err)
