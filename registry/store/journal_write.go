@@ -91,10 +91,10 @@ func (w *writer) insertEntries(p *pending) error {
 		w.keys.inserted(e)
 	}
 	p.values = values
-	if err := w.insertNames(); err != nil {
+	if err := w.names.insert(w, namesInsert, "names"); err != nil {
 		return fmt.Errorf("store: %s: %w", name, err)
 	}
-	if err := w.insertRoutes(); err != nil {
+	if err := w.routes.insert(w, routesInsert, "routes"); err != nil {
 		return fmt.Errorf("store: %s: %w", name, err)
 	}
 	if _, err := w.execRowValues(journalInsert, len(p.appends), values); err != nil {
@@ -234,19 +234,14 @@ type sweepCursor struct {
 func (s *Store) sweepCursors(ctx context.Context) ([]sweepCursor, error) {
 	var out []sweepCursor
 	err := s.read(func(db *sql.DB) error {
-		rows, err := db.QueryContext(ctx, `SELECT listener, profile, swept_seq FROM journal_sweeps ORDER BY listener, profile`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var c sweepCursor
-			if err := rows.Scan(&c.listener, &c.profile, &c.swept); err != nil {
-				return err
-			}
-			out = append(out, c)
-		}
-		return rows.Err()
+		var err error
+		out, err = scanRows(ctx, db, `SELECT listener, profile, swept_seq FROM journal_sweeps ORDER BY listener, profile`,
+			nil, func(rows *sql.Rows) (sweepCursor, error) {
+				var c sweepCursor
+				err := rows.Scan(&c.listener, &c.profile, &c.swept)
+				return c, err
+			})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: sweep: list listeners: %w", err)
