@@ -3,17 +3,18 @@ package store
 import "fmt"
 
 // idCache is the writer's map of the journal's names (journal_names.go) or
-// routes (journal_routes.go) to their ids. Loaded at Open, an entry it has
-// not seen gets the next id and is inserted inside the transaction that
-// first journals it. Past *limit committed entries (input that names many
-// distinct senders or root tags, as dead letters may) an entry the map
-// lacks is looked up in the table instead.
+// routes (journal_routes.go) to their ids, and its set of (listener,
+// profile) pairs with a sweep cursor (journalListeners, whose ids go
+// unused). An entry it has not seen gets the next id and is inserted
+// inside the transaction that first journals it. Past *limit committed
+// entries (input that names many distinct senders or root tags, as dead
+// letters may) an entry the map lacks is looked up in the table instead.
 type idCache[K comparable] struct {
 	limit *int
 	ids   map[K]int64 // committed entries, up to *limit
 	tx    map[K]int64 // entries the open transaction enters
-	// fresh are the entries noted since the last insert, as the INSERT's
-	// arguments: id and columns, ….
+	// fresh are the entries added since the last insert, as the INSERT's
+	// arguments (the caller appends them).
 	fresh []any
 	// next is the id the next new entry gets; txNext the same inside the
 	// open transaction.
@@ -45,12 +46,12 @@ func (c *idCache[K]) keep(k K, id int64) {
 	}
 }
 
-// add gives k the next id, to be inserted with cols by the next insert.
-func (c *idCache[K]) add(k K, cols ...any) int64 {
+// add gives k the next id; the caller appends its INSERT arguments to
+// fresh.
+func (c *idCache[K]) add(k K) int64 {
 	id := c.txNext
 	c.txNext++
 	c.tx[k] = id
-	c.fresh = append(append(c.fresh, id), cols...)
 	return id
 }
 
@@ -72,13 +73,13 @@ func (c *idCache[K]) rolledBack() {
 }
 
 // insert enters the entries added since the last call with rs, inside the
-// open transaction; what names them in an error.
+// open transaction; what says what it does in an error.
 func (c *idCache[K]) insert(w *writer, rs *rowStatement, what string) error {
 	if len(c.fresh) == 0 {
 		return nil
 	}
 	if _, err := w.execRows(rs, len(c.fresh)/rs.cols, c.fresh); err != nil {
-		return fmt.Errorf("store: enter journal %s: %w", what, err)
+		return fmt.Errorf("store: %s: %w", what, err)
 	}
 	clear(c.fresh)
 	c.fresh = c.fresh[:0]

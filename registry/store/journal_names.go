@@ -83,7 +83,9 @@ func (w *writer) nameID(name string) (int64, error) {
 			return ids[0], nil
 		}
 	}
-	return w.names.add(name, name), nil
+	id := w.names.add(name)
+	w.names.fresh = append(w.names.fresh, id, name)
+	return id, nil
 }
 
 // namesInsert enters new names into journal_names.

@@ -141,7 +141,10 @@ func (w *writer) routeID(e *Entry) (int64, error) {
 			return ids[0], nil
 		}
 	}
-	return w.routes.add(k, k.direction.String(), k.kind.String(), names[0], names[1], names[2], names[3], names[4]), nil
+	id := w.routes.add(k)
+	w.routes.fresh = append(w.routes.fresh, id, k.direction.String(), k.kind.String(), names[0], names[1], names[2],
+		names[3], names[4])
+	return id, nil
 }
 
 // routesInsert enters new routes into journal_routes.
