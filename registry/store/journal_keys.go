@@ -13,9 +13,8 @@ import (
 // Lookup keys find a thread's or a conversation's journal entries without a
 // per-row index.
 //
-// An index on the journal costs the writer ~3 µs of CPU per row (doc.go),
-// and one led by a thread or conversation id (random UUIDs) dirties a leaf
-// page per row at every commit. Instead, when a partition (1024 consecutive
+// An index led by a thread or conversation id (random UUIDs) dirties a leaf
+// page per row at every commit (doc.go). Instead, when a partition (1024 consecutive
 // seqs) is closed — the writer appends a seq of a later partition — the
 // writer stores its thread and conversation ids as lookup keys: a 64-bit
 // hash of the id and the entry's offset in the partition, sorted, split into
