@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strconv"
 )
 
 // Delivery marks are kept as a watermark plus exceptions rather than one row
@@ -34,6 +35,11 @@ import (
 
 // watermarkExpr is the delivery watermark in a query.
 const watermarkExpr = `(SELECT delivered_seq FROM journal_state WHERE id = 1)`
+
+// markedExpr, in a query over journal rows, is whether seq has a delivery
+// mark above the watermark.
+var markedExpr = `EXISTS (SELECT 1 FROM journal_delivered WHERE part = seq >> ` + strconv.Itoa(journalPartitionBits) +
+	` AND substr(marks, (seq & ` + strconv.Itoa(partitionSize-1) + `) + 1, 1) = '1')`
 
 // deliveredUpsert writes one partition's marks.
 const deliveredUpsert = `INSERT INTO journal_delivered (part, marks) VALUES (?, ?)

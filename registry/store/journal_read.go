@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -37,7 +36,7 @@ func scanEntry(rows *sql.Rows) (Entry, error) {
 	)
 	if err := rows.Scan(&e.Seq, &ns, &e.Thread, &e.Conversation, &dir, &kind, &e.From, &e.To, &e.Listener,
 		&e.PayloadTag, &sum, &e.Bytes, &e.Diagnostics, &profile); err != nil {
-		return Entry{}, fmt.Errorf("store: read journal row: %w", err)
+		return Entry{}, err
 	}
 	e.Profile, e.ProfileUnknown = profile.String, !profile.Valid
 	e.Time = time.Unix(0, ns).UTC()
@@ -47,26 +46,23 @@ func scanEntry(rows *sql.Rows) (Entry, error) {
 	return e, nil
 }
 
-// eachEntry calls fn for every row of a query over entryColumns.
+// eachEntry calls fn for every row of a query over entryColumns; an error
+// of fn is returned as it is.
 func eachEntry(ctx context.Context, q queryer, query string, args []any, fn func(e *Entry) error) error {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return fmt.Errorf("store: read journal: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+	fromFn := false
+	err := eachRow(ctx, q, query, args, func(rows *sql.Rows) error {
 		e, err := scanEntry(rows)
 		if err != nil {
 			return err
 		}
-		if err := fn(&e); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
+		err = fn(&e)
+		fromFn = err != nil
+		return err
+	})
+	if err != nil && !fromFn {
 		return fmt.Errorf("store: read journal: %w", err)
 	}
-	return nil
+	return err
 }
 
 // entries returns the rows of a query over entryColumns.
@@ -304,11 +300,8 @@ func (r *Reader) summaries(key string, limit, offset int, f ThreadFilter) ([]Thr
 // undelivered selects, from ?1 on, the journal rows Undelivered reports: the
 // messages that reached a listener, above the delivery watermark, without a
 // delivery mark (deliveries.go).
-var undelivered = `FROM journal_entries WHERE seq > max(?1, (SELECT delivered_seq FROM journal_state WHERE id = 1))
-	AND kind = 'message' AND listener <> '' AND NOT EXISTS (SELECT 1 FROM journal_delivered
-		WHERE part = seq >> ` + strconv.Itoa(journalPartitionBits) + ` AND substr(marks, (seq & ` +
-	strconv.Itoa(partitionSize-1) + `) + 1, 1) = '1')
-	ORDER BY seq`
+var undelivered = `FROM journal_entries WHERE seq > max(?1, ` + watermarkExpr + `)
+	AND kind = 'message' AND listener <> '' AND NOT ` + markedExpr + ` ORDER BY seq`
 
 // Undelivered returns, in seq order, the committed Message entries that
 // reached a listener (Listener set) and have no delivery mark: after a

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 )
 
@@ -196,8 +195,7 @@ func (s *Store) readSweptEntries(ctx context.Context, byDelivery bool, after, en
 	out []sweptEntry) ([]sweptEntry, error) {
 	delivered := "FALSE"
 	if byDelivery {
-		delivered = `seq <= ` + watermarkExpr + ` OR EXISTS (SELECT 1 FROM journal_delivered WHERE part = seq >> ` +
-			strconv.Itoa(journalPartitionBits) + ` AND substr(marks, (seq & ` + strconv.Itoa(partitionSize-1) + `) + 1, 1) = '1')`
+		delivered = `seq <= ` + watermarkExpr + ` OR ` + markedExpr
 	}
 	err := s.read(func(db *sql.DB) error {
 		return eachRow(ctx, db, `SELECT seq, time_ns, ro.kind = 'message', `+delivered+`
