@@ -164,10 +164,9 @@ var errLoadStopped = errors.New("store: thread filter: the store closed")
 // were prepared, so f holds every thread id the journal has. It stops,
 // leaving f not ready, once done is closed.
 func (r *Reader) loadThreadFilter(f *threadFilter, done <-chan struct{}) error {
-	i := 0
-	stopped := func() bool {
-		i++
-		if (i-1)%4096 != 0 {
+	seen := 0
+	stopped := func() bool { // looks at done every 4096 rows, from the first
+		if seen++; seen%4096 != 1 {
 			return false
 		}
 		select {
@@ -191,7 +190,6 @@ func (r *Reader) loadThreadFilter(f *threadFilter, done <-chan struct{}) error {
 			return nil
 		})
 		if err == nil {
-			i = 0
 			err = eachRow(ctx, tx, `SELECT thread FROM journal_rows
 			WHERE seq >= coalesce((SELECT max(part) + 1 FROM journal_keys), 0) << `+strconv.Itoa(journalPartitionBits),
 				nil, func(rows *sql.Rows) error {
