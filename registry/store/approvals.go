@@ -195,9 +195,6 @@ type ApprovalFilter struct {
 
 // Approvals returns the approvals f selects, newest first.
 func (s *Store) Approvals(ctx context.Context, f ApprovalFilter) ([]ApprovalRow, error) {
-	if err := s.readable(); err != nil {
-		return nil, err
-	}
 	q := `SELECT id, seq, conversation, thread, agent, target, kind, payload, request_reason, rules, suggestion,
 		severity, created_at,
 		expires_at, status, decided_by, reason, decided_at, owner FROM approvals WHERE 1 = 1`
@@ -231,32 +228,20 @@ func (s *Store) Approvals(ctx context.Context, f ApprovalFilter) ([]ApprovalRow,
 		q += ` LIMIT ?`
 		args = append(args, f.Limit)
 	}
-	rows, err := s.rdb.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: read approvals: %w", err)
-	}
-	defer rows.Close()
-	var out []ApprovalRow
-	for rows.Next() {
+	return load(ctx, s, "read approvals", q, args, func(rows *sql.Rows) (ApprovalRow, error) {
 		var (
 			a                                 ApprovalRow
 			rules                             string
 			created, expires, decided         int64
 			conversation, thread, target, pay sql.NullString
 		)
-		if err := rows.Scan(&a.ID, &a.Seq, &conversation, &thread, &a.Agent, &target, &a.Kind, &pay,
-			&a.RequestReason, &rules, &a.Suggestion, &a.Severity, &created, &expires, &a.Status, &a.DecidedBy, &a.Reason, &decided, &a.Owner); err != nil {
-			return nil, fmt.Errorf("store: read approvals: %w", err)
-		}
+		err := rows.Scan(&a.ID, &a.Seq, &conversation, &thread, &a.Agent, &target, &a.Kind, &pay, &a.RequestReason,
+			&rules, &a.Suggestion, &a.Severity, &created, &expires, &a.Status, &a.DecidedBy, &a.Reason, &decided, &a.Owner)
 		a.Conversation, a.Thread, a.Target, a.Payload = conversation.String, thread.String, target.String, pay.String
 		if rules != "" {
 			a.Rules = strings.Split(rules, "\n")
 		}
 		a.CreatedAt, a.ExpiresAt, a.DecidedAt = fromNanos(created), fromNanos(expires), fromNanos(decided)
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: read approvals: %w", err)
-	}
-	return out, nil
+		return a, err
+	})
 }

@@ -82,29 +82,14 @@ func (s *Store) DeleteExpiry(thread string) error {
 
 // LoadExpiries returns every committed note ordered by thread.
 func (s *Store) LoadExpiries() ([]ExpiryRow, error) {
-	if err := s.readable(); err != nil {
-		return nil, err
-	}
-	rows, err := s.rdb.QueryContext(context.Background(), `SELECT thread, reason, last_ns, removed_ns, ttl_ns,
-		max_threads FROM context_expiries ORDER BY thread`)
-	if err != nil {
-		return nil, fmt.Errorf("store: load expiries: %w", err)
-	}
-	defer rows.Close()
-	var out []ExpiryRow
-	for rows.Next() {
+	return load(context.Background(), s, "load expiries", `SELECT thread, reason, last_ns, removed_ns, ttl_ns,
+		max_threads FROM context_expiries ORDER BY thread`, nil, func(rows *sql.Rows) (ExpiryRow, error) {
 		var (
 			r             ExpiryRow
 			last, removed sql.NullInt64
 		)
-		if err := rows.Scan(&r.Thread, &r.Reason, &last, &removed, &r.TTL, &r.MaxThreads); err != nil {
-			return nil, fmt.Errorf("store: load expiries: %w", err)
-		}
+		err := rows.Scan(&r.Thread, &r.Reason, &last, &removed, &r.TTL, &r.MaxThreads)
 		r.LastActive, r.Removed = decodeTime(last), decodeTime(removed)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: load expiries: %w", err)
-	}
-	return out, nil
+		return r, err
+	})
 }

@@ -104,36 +104,25 @@ func (s *Store) DeleteSegments(thread string) error {
 
 // LoadSegments returns every committed segment ordered by thread and index.
 func (s *Store) LoadSegments() ([]SegmentRow, error) {
-	if err := s.readable(); err != nil {
-		return nil, err
-	}
-	rows, err := s.rdb.QueryContext(context.Background(), `SELECT thread, idx, slots, content_type, tier, relevance, scored,
-		summary, summary_by, bytes, tokens, changed_ns FROM context_segments ORDER BY thread, idx`)
-	if err != nil {
-		return nil, fmt.Errorf("store: load segments: %w", err)
-	}
-	defer rows.Close()
-	var out []SegmentRow
-	for rows.Next() {
-		var (
-			r     SegmentRow
-			slots string
-			at    sql.NullInt64
-		)
-		if err := rows.Scan(&r.Thread, &r.Index, &slots, &r.ContentType, &r.Tier, &r.Relevance, &r.Scored, &r.Summary,
-			&r.SummaryBy, &r.Bytes, &r.Tokens, &at); err != nil {
-			return nil, fmt.Errorf("store: load segments: %w", err)
-		}
-		if r.Slots, err = splitInts(slots); err != nil {
-			return nil, fmt.Errorf("store: load segments: %s/%d: slots %q: %w", r.Thread, r.Index, slots, err)
-		}
-		r.Changed = decodeTime(at)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: load segments: %w", err)
-	}
-	return out, nil
+	return load(context.Background(), s, "load segments", `SELECT thread, idx, slots, content_type, tier, relevance,
+		scored, summary, summary_by, bytes, tokens, changed_ns FROM context_segments ORDER BY thread, idx`, nil,
+		func(rows *sql.Rows) (SegmentRow, error) {
+			var (
+				r     SegmentRow
+				slots string
+				at    sql.NullInt64
+			)
+			if err := rows.Scan(&r.Thread, &r.Index, &slots, &r.ContentType, &r.Tier, &r.Relevance, &r.Scored,
+				&r.Summary, &r.SummaryBy, &r.Bytes, &r.Tokens, &at); err != nil {
+				return r, err
+			}
+			var err error
+			if r.Slots, err = splitInts(slots); err != nil {
+				return r, fmt.Errorf("%s/%d: slots %q: %w", r.Thread, r.Index, slots, err)
+			}
+			r.Changed = decodeTime(at)
+			return r, nil
+		})
 }
 
 // joinInts writes ns as "1,3,4".

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strconv"
 )
 
 // Delivery marks are kept as a watermark plus exceptions rather than one row
@@ -34,6 +35,11 @@ import (
 
 // watermarkExpr is the delivery watermark in a query.
 const watermarkExpr = `(SELECT delivered_seq FROM journal_state WHERE id = 1)`
+
+// markedExpr, in a query over journal rows, is whether seq has a delivery
+// mark above the watermark.
+var markedExpr = `EXISTS (SELECT 1 FROM journal_delivered WHERE part = seq >> ` + strconv.Itoa(journalPartitionBits) +
+	` AND substr(marks, (seq & ` + strconv.Itoa(partitionSize-1) + `) + 1, 1) = '1')`
 
 // deliveredUpsert writes one partition's marks.
 const deliveredUpsert = `INSERT INTO journal_delivered (part, marks) VALUES (?, ?)
@@ -99,46 +105,33 @@ func loadDeliveries(ctx context.Context, conn *sql.Conn, high int64) (deliveryTr
 	if err := t.loadParts(ctx, conn); err != nil {
 		return t, err
 	}
-	rows, err := conn.QueryContext(ctx, `SELECT seq `+undelivered, 0)
-	if err != nil {
-		return t, fmt.Errorf("store: read undelivered entries: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err := eachRow(ctx, conn, `SELECT seq `+undelivered, []any{0}, func(rows *sql.Rows) error {
 		var seq int64
 		if err := rows.Scan(&seq); err != nil {
-			return t, fmt.Errorf("store: read undelivered entries: %w", err)
+			return err
 		}
 		if seq > t.mark {
 			t.order = append(t.order, seq)
 			t.open[seq] = struct{}{}
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return t, fmt.Errorf("store: read undelivered entries: %w", err)
 	}
 	return t, nil
 }
 
-// markable reports whether e is a message that reached a listener, which
-// MarkDelivered marks.
-func markable(e *Entry) bool { return e.Kind == Message && e.Listener != "" }
-
 // loadParts reads journal_delivered into t.parts. A character other than
 // '1' reads as no mark, as it does in the undelivered query (journal_read.go).
 func (t *deliveryTracker) loadParts(ctx context.Context, conn queryer) error {
-	rows, err := conn.QueryContext(ctx, `SELECT part, marks FROM journal_delivered`)
-	if err != nil {
-		return fmt.Errorf("store: read delivery marks: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err := eachRow(ctx, conn, `SELECT part, marks FROM journal_delivered`, nil, func(rows *sql.Rows) error {
 		var (
 			part  int64
 			marks string
 		)
 		if err := rows.Scan(&part, &marks); err != nil {
-			return fmt.Errorf("store: read delivery marks: %w", err)
+			return err
 		}
 		p := newPartMarks()
 		for i := range min(len(marks), partitionSize) {
@@ -147,8 +140,9 @@ func (t *deliveryTracker) loadParts(ctx context.Context, conn queryer) error {
 			}
 		}
 		t.parts[part] = p
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("store: read delivery marks: %w", err)
 	}
 	return nil

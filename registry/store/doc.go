@@ -153,12 +153,8 @@
 //     conversation lookups go through lookup keys written once per 1024
 //     rows (journal_keys.go); every other query the code runs reads a seq
 //     range. A query by thread in sqlite3 scans the table, which is what an
-//     operator's ad-hoc query can afford. A lookup probes every partition
-//     (0.70-0.76 ms in 200,000 rows), so whether a thread was ever
-//     journaled — asked of every fresh thread id a client chooses — is
-//     answered from an in-memory Bloom filter of the journal's thread keys
-//     (thread_filter.go, MayHaveThread: ~0.5 µs, ~10 bits per id),
-//     BenchmarkThreadOriginLookup.
+//     operator's ad-hoc query can afford. Whether a thread was ever
+//     journaled is answered from a Bloom filter (thread_filter.go).
 //
 // Package store imports nothing else from xmlpipe; callers adapt their
 // in-memory types to the plain row types defined here.

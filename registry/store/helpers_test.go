@@ -103,7 +103,7 @@ func deliveredSeqs(t testing.TB, s *Store) []int64 {
 	}
 	var out []int64
 	for i := range entries {
-		if e := &entries[i]; markable(e) && !open[e.Seq] {
+		if e := &entries[i]; e.Kind == Message && e.Listener != "" && !open[e.Seq] {
 			out = append(out, e.Seq)
 		}
 	}

@@ -13,9 +13,8 @@ import (
 // Lookup keys find a thread's or a conversation's journal entries without a
 // per-row index.
 //
-// An index on the journal costs the writer ~3 µs of CPU per row (doc.go),
-// and one led by a thread or conversation id (random UUIDs) dirties a leaf
-// page per row at every commit. Instead, when a partition (1024 consecutive
+// An index led by a thread or conversation id (random UUIDs) dirties a leaf
+// page per row at every commit (doc.go). Instead, when a partition (1024 consecutive
 // seqs) is closed — the writer appends a seq of a later partition — the
 // writer stores its thread and conversation ids as lookup keys: a 64-bit
 // hash of the id and the entry's offset in the partition, sorted, split into
@@ -407,23 +406,17 @@ func lookupQuery(column string) string {
 // probeKeys returns the seqs whose lookup key is k, in the summarised
 // partitions from partition from on.
 func probeKeys(ctx context.Context, tx *sql.Tx, k uint64, from int64) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, keyProbe, keyBucket(k), from)
-	if err != nil {
-		return nil, fmt.Errorf("store: lookup keys: %w", err)
-	}
-	defer rows.Close()
-	seqs := []int64{}
-	for rows.Next() {
+	seqs := []int64{} // [] in JSON, not null
+	err := eachRow(ctx, tx, keyProbe, []any{keyBucket(k), from}, func(rows *sql.Rows) error {
 		var (
 			part int64
 			keys []byte
 		)
-		if err := rows.Scan(&part, &keys); err != nil {
-			return nil, fmt.Errorf("store: lookup keys: %w", err)
-		}
+		err := rows.Scan(&part, &keys)
 		seqs = append(seqs, keySeqs(part, keys, k)...)
-	}
-	if err := rows.Err(); err != nil {
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("store: lookup keys: %w", err)
 	}
 	return seqs, nil

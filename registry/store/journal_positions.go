@@ -26,13 +26,7 @@ const prunedColumns = `seq, deleted_at, reason, time_ns, coalesce(thread, ''), c
 
 // scanPruned reads every tombstone a query over prunedColumns selects.
 func scanPruned(ctx context.Context, q queryer, query string, args ...any) ([]Pruned, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Pruned
-	for rows.Next() {
+	return scanRows(ctx, q, query, args, func(rows *sql.Rows) (Pruned, error) {
 		var (
 			p         Pruned
 			at        int64
@@ -41,10 +35,8 @@ func scanPruned(ctx context.Context, q queryer, query string, args ...any) ([]Pr
 			sum       []byte
 			profile   sql.NullString
 		)
-		if err := rows.Scan(&p.Seq, &at, &p.Reason, &ns, &p.Thread, &p.Conversation, &dir, &kind, &p.From, &p.To,
-			&p.Listener, &p.PayloadTag, &sum, &profile); err != nil {
-			return nil, err
-		}
+		err := rows.Scan(&p.Seq, &at, &p.Reason, &ns, &p.Thread, &p.Conversation, &dir, &kind, &p.From, &p.To,
+			&p.Listener, &p.PayloadTag, &sum, &profile)
 		p.At = time.Unix(0, at).UTC()
 		if ns.Valid {
 			p.Time = time.Unix(0, ns.Int64).UTC()
@@ -55,9 +47,8 @@ func scanPruned(ctx context.Context, q queryer, query string, args ...any) ([]Pr
 		p.Kind, _ = ParseKind(kind)
 		copy(p.SHA256[:], sum)
 		p.Profile, p.ProfileUnknown = profile.String, !profile.Valid
-		out = append(out, p)
-	}
-	return out, rows.Err()
+		return p, err
+	})
 }
 
 // TailPositions returns the last n positions of the journal — committed

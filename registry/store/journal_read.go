@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -37,7 +36,7 @@ func scanEntry(rows *sql.Rows) (Entry, error) {
 	)
 	if err := rows.Scan(&e.Seq, &ns, &e.Thread, &e.Conversation, &dir, &kind, &e.From, &e.To, &e.Listener,
 		&e.PayloadTag, &sum, &e.Bytes, &e.Diagnostics, &profile); err != nil {
-		return Entry{}, fmt.Errorf("store: read journal row: %w", err)
+		return Entry{}, err
 	}
 	e.Profile, e.ProfileUnknown = profile.String, !profile.Valid
 	e.Time = time.Unix(0, ns).UTC()
@@ -47,31 +46,23 @@ func scanEntry(rows *sql.Rows) (Entry, error) {
 	return e, nil
 }
 
-// queryer runs queries: a *sql.DB, *sql.Conn or *sql.Tx.
-type queryer interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
-// eachEntry calls fn for every row of a query over entryColumns.
+// eachEntry calls fn for every row of a query over entryColumns; an error
+// of fn is returned as it is.
 func eachEntry(ctx context.Context, q queryer, query string, args []any, fn func(e *Entry) error) error {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return fmt.Errorf("store: read journal: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+	fromFn := false
+	err := eachRow(ctx, q, query, args, func(rows *sql.Rows) error {
 		e, err := scanEntry(rows)
 		if err != nil {
 			return err
 		}
-		if err := fn(&e); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
+		err = fn(&e)
+		fromFn = err != nil
+		return err
+	})
+	if err != nil && !fromFn {
 		return fmt.Errorf("store: read journal: %w", err)
 	}
-	return nil
+	return err
 }
 
 // entries returns the rows of a query over entryColumns.
@@ -150,22 +141,16 @@ func (r *Reader) LookupRows() int64 { return r.lookupRows.Load() }
 func (r *Reader) ThreadEnds() (map[string]int64, error) {
 	out := map[string]int64{}
 	err := r.read(func(db *sql.DB) error {
-		rows, err := db.QueryContext(context.Background(), `SELECT thread, max(seq) FROM journal_rows GROUP BY thread`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				thread string
-				seq    int64
-			)
-			if err := rows.Scan(&thread, &seq); err != nil {
+		return eachRow(context.Background(), db, `SELECT thread, max(seq) FROM journal_rows GROUP BY thread`, nil,
+			func(rows *sql.Rows) error {
+				var (
+					thread string
+					seq    int64
+				)
+				err := rows.Scan(&thread, &seq)
+				out[thread] = seq
 				return err
-			}
-			out[thread] = seq
-		}
-		return rows.Err()
+			})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: thread ends: %w", err)
@@ -289,29 +274,22 @@ func (r *Reader) summaries(key string, limit, offset int, f ThreadFilter) ([]Thr
 		sql.Named("until", until), sql.Named("limit", limit), sql.Named("offset", max(offset, 0))}
 	var out []ThreadSummary
 	err := r.read(func(db *sql.DB) error {
-		rows, err := db.QueryContext(context.Background(), query, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+		var err error
+		out, err = scanRows(context.Background(), db, query, args, func(rows *sql.Rows) (ThreadSummary, error) {
 			var (
 				s           ThreadSummary
 				first, last int64
 				tags        string
 			)
-			if err := rows.Scan(&s.ID, &s.Conversation, &first, &last, &s.Messages, &s.LastFrom, &s.LastTo, &tags,
-				&s.Failures); err != nil {
-				return err
-			}
+			err := rows.Scan(&s.ID, &s.Conversation, &first, &last, &s.Messages, &s.LastFrom, &s.LastTo, &tags, &s.Failures)
 			s.First, s.Last = time.Unix(0, first).UTC(), time.Unix(0, last).UTC()
 			if tags != "" {
 				s.PayloadTags = strings.Split(tags, ",") // XML names hold no comma
 				slices.Sort(s.PayloadTags)
 			}
-			out = append(out, s)
-		}
-		return rows.Err()
+			return s, err
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: summarise: %w", err)
@@ -322,11 +300,8 @@ func (r *Reader) summaries(key string, limit, offset int, f ThreadFilter) ([]Thr
 // undelivered selects, from ?1 on, the journal rows Undelivered reports: the
 // messages that reached a listener, above the delivery watermark, without a
 // delivery mark (deliveries.go).
-var undelivered = `FROM journal_entries WHERE seq > max(?1, (SELECT delivered_seq FROM journal_state WHERE id = 1))
-	AND kind = 'message' AND listener <> '' AND NOT EXISTS (SELECT 1 FROM journal_delivered
-		WHERE part = seq >> ` + strconv.Itoa(journalPartitionBits) + ` AND substr(marks, (seq & ` +
-	strconv.Itoa(partitionSize-1) + `) + 1, 1) = '1')
-	ORDER BY seq`
+var undelivered = `FROM journal_entries WHERE seq > max(?1, ` + watermarkExpr + `)
+	AND kind = 'message' AND listener <> '' AND NOT ` + markedExpr + ` ORDER BY seq`
 
 // Undelivered returns, in seq order, the committed Message entries that
 // reached a listener (Listener set) and have no delivery mark: after a

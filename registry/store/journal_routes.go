@@ -15,11 +15,9 @@ import (
 // journal_entries joins the route and its names again, so the journal view
 // reads them as text columns.
 //
-// The writer keeps the route → id map in memory (journalRoutes): loaded at
-// Open, a route it has not seen is inserted into journal_routes inside the
-// transaction that first journals it, with the next id. Routes are never
-// changed or deleted (triggers refuse both), and Verify reports a row whose
-// route or name is missing.
+// The writer keeps the route → id map in memory (journalRoutes, an
+// idCache). Routes are never changed or deleted (triggers refuse both), and
+// Verify reports a row whose route or name is missing.
 
 // journalRoutesSchema is journal_routes and journal_entries, the journal's
 // rows with their route's direction, kind and names as text: what every
@@ -71,56 +69,42 @@ func routeOf(e *Entry) routeKey {
 }
 
 // maxCachedRoutes bounds the writer's route → id map, as maxCachedNames
-// bounds the names: past it a route the map lacks is looked up in
-// journal_routes. (A variable for the tests.)
+// bounds the names. (A variable for the tests.)
 var maxCachedRoutes = 1 << 14
 
 // journalRoutes is the writer's route → id map of journal_routes.
-type journalRoutes struct {
-	ids map[routeKey]int64 // committed routes, up to maxCachedRoutes
-	tx  map[routeKey]int64 // routes the open transaction enters
-	// fresh are the routes noted since the last insertRoutes, as the
-	// INSERT's arguments: id, direction, kind, five name ids, ….
-	fresh []any
-	// next is the id the next new route gets; txNext the same inside the
-	// open transaction.
-	next, txNext int64
-}
+type journalRoutes = idCache[routeKey]
 
 // loadJournalRoutes reads journal_routes (up to maxCachedRoutes of them,
 // leaving out the migrated routes without a profile, which the writer
 // never journals) and the next free id.
 func loadJournalRoutes(ctx context.Context, q *sql.Conn) (journalRoutes, error) {
-	r := journalRoutes{ids: make(map[routeKey]int64), tx: make(map[routeKey]int64)}
-	rows, err := q.QueryContext(ctx, `SELECT ro.id, ro.direction, ro.kind, s.name, t.name, l.name, o.name, p.name
+	r := newIDCache[routeKey](&maxCachedRoutes)
+	err := eachRow(ctx, q, `SELECT ro.id, ro.direction, ro.kind, s.name, t.name, l.name, o.name, p.name
 		FROM journal_routes AS ro
 			JOIN journal_names AS s ON s.id = ro.sender
 			JOIN journal_names AS t ON t.id = ro.recipient
 			JOIN journal_names AS l ON l.id = ro.listener
 			JOIN journal_names AS o ON o.id = ro.root
 			JOIN journal_names AS p ON p.id = ro.profile
-		ORDER BY ro.id`)
-	if err != nil {
-		return r, fmt.Errorf("store: read journal routes: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+		ORDER BY ro.id`, nil, func(rows *sql.Rows) error {
 		var (
 			id        int64
 			dir, kind string
 			k         routeKey
 		)
 		if err := rows.Scan(&id, &dir, &kind, &k.sender, &k.recipient, &k.listener, &k.root, &k.prof); err != nil {
-			return r, fmt.Errorf("store: read journal routes: %w", err)
+			return err
 		}
 		var derr, kerr error
 		k.direction, derr = ParseDirection(dir)
 		k.kind, kerr = ParseKind(kind)
-		if derr == nil && kerr == nil && len(r.ids) < maxCachedRoutes {
-			r.ids[k] = id
+		if derr == nil && kerr == nil {
+			r.keep(k, id)
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return r, fmt.Errorf("store: read journal routes: %w", err)
 	}
 	if err := q.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM journal_routes`).Scan(&r.next); err != nil {
@@ -130,35 +114,12 @@ func loadJournalRoutes(ctx context.Context, q *sql.Conn) (journalRoutes, error) 
 	return r, nil
 }
 
-// committed makes the routes of the committed transaction known.
-func (r *journalRoutes) committed() {
-	for k, id := range r.tx {
-		if len(r.ids) < maxCachedRoutes {
-			r.ids[k] = id
-		}
-	}
-	r.next = r.txNext
-	r.rolledBack()
-}
-
-// rolledBack forgets the routes of the rolled-back transaction.
-func (r *journalRoutes) rolledBack() {
-	clear(r.tx)
-	clear(r.fresh)
-	r.fresh = r.fresh[:0]
-	r.txNext = r.next
-}
-
 // routeID returns the id of e's route in journal_routes; a new route gets
-// the next id and is entered by the next insertRoutes, inside the open
-// transaction (after its names: insertNames).
+// the next id and is entered by the next insert, inside the open
+// transaction (after its names).
 func (w *writer) routeID(e *Entry) (int64, error) {
-	r := &w.routes
 	k := routeOf(e)
-	if id, ok := r.ids[k]; ok {
-		return id, nil
-	}
-	if id, ok := r.tx[k]; ok {
+	if id, ok := w.routes.get(k); ok {
 		return id, nil
 	}
 	var names [5]int64
@@ -169,7 +130,7 @@ func (w *writer) routeID(e *Entry) (int64, error) {
 		}
 		names[i] = id
 	}
-	if len(r.ids) >= maxCachedRoutes {
+	if w.routes.full() {
 		ids, err := w.queryInt64s(`SELECT id FROM journal_routes WHERE direction = ? AND kind = ? AND sender = ?
 			AND recipient = ? AND listener = ? AND root = ? AND profile = ?`, k.direction.String(), k.kind.String(),
 			names[0], names[1], names[2], names[3], names[4])
@@ -180,28 +141,12 @@ func (w *writer) routeID(e *Entry) (int64, error) {
 			return ids[0], nil
 		}
 	}
-	id := r.txNext
-	r.txNext++
-	r.tx[k] = id
-	r.fresh = append(r.fresh, id, k.direction.String(), k.kind.String(), names[0], names[1], names[2], names[3], names[4])
+	id := w.routes.add(k)
+	w.routes.fresh = append(w.routes.fresh, id, k.direction.String(), k.kind.String(), names[0], names[1], names[2],
+		names[3], names[4])
 	return id, nil
 }
 
 // routesInsert enters new routes into journal_routes.
 var routesInsert = newRowStatement(`INSERT INTO journal_routes (id, direction, kind, sender, recipient, listener, root,
 	profile) VALUES `, `(?, ?, ?, ?, ?, ?, ?, ?)`, ``, 8)
-
-// insertRoutes enters the routes noted since the last call, inside the open
-// transaction.
-func (w *writer) insertRoutes() error {
-	r := &w.routes
-	if len(r.fresh) == 0 {
-		return nil
-	}
-	if _, err := w.execRows(routesInsert, len(r.fresh)/8, r.fresh); err != nil {
-		return fmt.Errorf("store: enter journal routes: %w", err)
-	}
-	clear(r.fresh)
-	r.fresh = r.fresh[:0]
-	return nil
-}

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"unsafe"
@@ -17,11 +18,9 @@ import (
 const entryColumns = `seq, time_ns, thread, conversation, direction, kind, sender, recipient, listener, root, sha256,
 	envelope, diagnostics, profile`
 
-// journalInsert inserts journal rows: eight values a row, its
-// direction, kind and names as the id of its route (journal_routes.go) and
-// a diagnostics that is empty as NULL (optionalView), which the driver
-// binds as they are, where it allocates, copies and frees C memory for
-// each string. OR ROLLBACK: a failing row ends the whole transaction,
+// journalInsert inserts journal rows: eight values a row (doc.go,
+// journal_routes.go), a diagnostics that is empty as NULL (optionalView).
+// OR ROLLBACK: a failing row ends the whole transaction,
 // which the writer rolls back and retries op by op anyway (writer.commit),
 // so SQLite need not keep a statement journal to undo just this statement.
 var journalInsert = newRowStatement(`INSERT OR ROLLBACK INTO journal_rows (`+rowColumns+`) VALUES `,
@@ -86,21 +85,21 @@ func (w *writer) insertEntries(p *pending) error {
 			driver.NamedValue{Value: bytesView(&p.digests[i])},
 			driver.NamedValue{Value: stringView(&p.texts[i])},
 			driver.NamedValue{Value: optionalView(&e.Diagnostics)})
-		w.listeners.note(e.Listener, e.Profile)
+		w.noteListener(e.Listener, e.Profile)
 		w.deliveries.appended(e)
 		w.keys.inserted(e)
 	}
 	p.values = values
-	if err := w.insertNames(); err != nil {
+	if err := w.names.insert(w, namesInsert, "enter journal names"); err != nil {
 		return fmt.Errorf("store: %s: %w", name, err)
 	}
-	if err := w.insertRoutes(); err != nil {
+	if err := w.routes.insert(w, routesInsert, "enter journal routes"); err != nil {
 		return fmt.Errorf("store: %s: %w", name, err)
 	}
 	if _, err := w.execRowValues(journalInsert, len(p.appends), values); err != nil {
 		return fmt.Errorf("store: %s: insert journal rows: %w", name, err)
 	}
-	if err := w.registerListeners(); err != nil {
+	if err := w.listeners.insert(w, listenerInsert, "register journal listeners"); err != nil {
 		return fmt.Errorf("store: %s: %w", name, err)
 	}
 	return nil
@@ -163,64 +162,24 @@ var listenerInsert = newRowStatement(`INSERT OR IGNORE INTO journal_sweeps (list
 // cursor.
 type sweepKey struct{ listener, profile string }
 
-// journalListeners tracks, on the writer goroutine, which (listener,
-// profile) pairs are in journal_sweeps (the retention sweep's cursors,
-// retention.go), so that registering a pair costs a statement only the
-// first time the writer journals it.
-type journalListeners struct {
-	known map[sweepKey]struct{} // committed in journal_sweeps
-	tx    map[sweepKey]struct{} // inserted by the open transaction
-	fresh []any                 // noted, not yet inserted: listener, profile, …
-}
+// journalListeners is the writer's set of the (listener, profile) pairs in
+// journal_sweeps (the retention sweep's cursors, retention.go), so that
+// registering a pair costs a statement only the first time the writer
+// journals it. Unbounded, and empty at Open: the INSERT ignores the pairs
+// that are there.
+type journalListeners = idCache[sweepKey]
 
-// note records that the open transaction journals an entry of listener
+// unbounded is the limit of a cache that keeps every entry.
+var unbounded = math.MaxInt
+
+// noteListener records that the open transaction journals an entry of listener
 // under profile.
-func (l *journalListeners) note(listener, profile string) {
+func (w *writer) noteListener(listener, profile string) {
 	k := sweepKey{listener, profile}
-	if _, ok := l.known[k]; ok {
-		return
+	if _, ok := w.listeners.get(k); !ok {
+		w.listeners.add(k)
+		w.listeners.fresh = append(w.listeners.fresh, listener, profile)
 	}
-	if _, ok := l.tx[k]; ok {
-		return
-	}
-	if l.tx == nil {
-		l.tx = make(map[sweepKey]struct{})
-	}
-	l.tx[k] = struct{}{}
-	l.fresh = append(l.fresh, listener, profile)
-}
-
-// committed makes the registrations of the committed transaction known.
-func (l *journalListeners) committed() {
-	if l.known == nil {
-		l.known = make(map[sweepKey]struct{})
-	}
-	for name := range l.tx {
-		l.known[name] = struct{}{}
-	}
-	l.rolledBack()
-}
-
-// rolledBack forgets the registrations of the open transaction.
-func (l *journalListeners) rolledBack() {
-	clear(l.tx)
-	clear(l.fresh)
-	l.fresh = l.fresh[:0]
-}
-
-// registerListeners inserts the listeners noted since the last call,
-// inside the open transaction.
-func (w *writer) registerListeners() error {
-	l := &w.listeners
-	if len(l.fresh) == 0 {
-		return nil
-	}
-	if _, err := w.execRows(listenerInsert, len(l.fresh)/2, l.fresh); err != nil {
-		return fmt.Errorf("store: register journal listeners: %w", err)
-	}
-	clear(l.fresh)
-	l.fresh = l.fresh[:0]
-	return nil
 }
 
 // sweepCursor is one journal_sweeps row.
@@ -234,19 +193,14 @@ type sweepCursor struct {
 func (s *Store) sweepCursors(ctx context.Context) ([]sweepCursor, error) {
 	var out []sweepCursor
 	err := s.read(func(db *sql.DB) error {
-		rows, err := db.QueryContext(ctx, `SELECT listener, profile, swept_seq FROM journal_sweeps ORDER BY listener, profile`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var c sweepCursor
-			if err := rows.Scan(&c.listener, &c.profile, &c.swept); err != nil {
-				return err
-			}
-			out = append(out, c)
-		}
-		return rows.Err()
+		var err error
+		out, err = scanRows(ctx, db, `SELECT listener, profile, swept_seq FROM journal_sweeps ORDER BY listener, profile`,
+			nil, func(rows *sql.Rows) (sweepCursor, error) {
+				var c sweepCursor
+				err := rows.Scan(&c.listener, &c.profile, &c.swept)
+				return c, err
+			})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: sweep: list listeners: %w", err)

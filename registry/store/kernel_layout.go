@@ -48,28 +48,22 @@ func copyLegacyKernel(ctx context.Context, tx *sql.Tx) error {
 func copyLegacyTable(ctx context.Context, tx *sql.Tx, table string) error {
 	old := legacyAside(table)
 	var cols, lost []string
-	rows, err := tx.QueryContext(ctx, `SELECT o.name, n.name IS NOT NULL FROM pragma_table_info(?1) AS o
-		LEFT JOIN pragma_table_info(?2) AS n ON n.name = o.name ORDER BY o.cid`, old, table)
+	err := eachRow(ctx, tx, `SELECT o.name, n.name IS NOT NULL FROM pragma_table_info(?1) AS o
+		LEFT JOIN pragma_table_info(?2) AS n ON n.name = o.name ORDER BY o.cid`, []any{old, table},
+		func(rows *sql.Rows) error {
+			var (
+				name string
+				kept bool
+			)
+			err := rows.Scan(&name, &kept)
+			if kept {
+				cols = append(cols, name)
+			} else {
+				lost = append(lost, name)
+			}
+			return err
+		})
 	if err != nil {
-		return fmt.Errorf("read its columns: %w", err)
-	}
-	for rows.Next() {
-		var (
-			name string
-			kept bool
-		)
-		if err := rows.Scan(&name, &kept); err != nil {
-			rows.Close()
-			return fmt.Errorf("read its columns: %w", err)
-		}
-		if kept {
-			cols = append(cols, name)
-		} else {
-			lost = append(lost, name)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read its columns: %w", err)
 	}
 	if len(lost) > 0 {

@@ -88,8 +88,8 @@ CREATE TABLE IF NOT EXISTS slots (
 // thread).
 type kernelTable struct {
 	name   string
-	upsert *kernelStatement // INSERT OR REPLACE of whole rows
-	delete *kernelStatement // DELETE … WHERE <group column> IN (…)
+	upsert *rowStatement // INSERT OR REPLACE of whole rows
+	delete *rowStatement // DELETE … WHERE <group column> IN (…)
 	// bornWith, when set, is the table whose groups this table's groups
 	// live within: a group begun afresh there (see op.fresh) has no rows
 	// committed here either.
@@ -125,44 +125,6 @@ var (
 		delete: newKernelStatement(`DELETE FROM context_segments WHERE thread IN (`, `?`, `)`, 1), bornWith: slotsTable}
 	kernelTables = []*kernelTable{threadsTable, watchersTable, slotsTable, segmentsTable, expiriesTable}
 )
-
-// kernelExactRows is the most rows a kernel statement carries: a run of up
-// to that many rows of one table is written by one statement of exactly
-// its rows (prepared the first time a run of that size comes), a longer
-// one in statements of kernelExactRows and one of the rest.
-const kernelExactRows = 32
-
-// kernelStatement is a statement that repeats one tuple of placeholders per
-// row, like rowStatement, with a query text for every row count up to
-// kernelExactRows: where rowStatement splits a run into power-of-two
-// chunks (a bus batch's 11 thread rows took 3 statements), it takes one.
-type kernelStatement struct {
-	cols    int
-	queries [kernelExactRows + 1]string // rows → query text
-}
-
-// newKernelStatement builds the queries of head, tuple × k, tail for every
-// k up to kernelExactRows; cols is the number of placeholders in tuple.
-func newKernelStatement(head, tuple, tail string, cols int) *kernelStatement {
-	ks := &kernelStatement{cols: cols}
-	for k := 1; k <= kernelExactRows; k++ {
-		ks.queries[k] = repeatTuples(head, tuple, tail, k)
-	}
-	return ks
-}
-
-// exec runs ks over rows rows whose arguments are args (ks.cols per row).
-func (ks *kernelStatement) exec(w *writer, rows int, args []driver.NamedValue) error {
-	for off := 0; off < rows; {
-		k := min(rows-off, kernelExactRows)
-		w.counters.statements.Add(1)
-		if _, err := w.conn.execValues(ks.queries[k], args[off*ks.cols:(off+k)*ks.cols]); err != nil {
-			return err
-		}
-		off += k
-	}
-	return nil
-}
 
 // kernelKey names a row (or a group of rows) of a kernel table.
 type kernelKey struct {
@@ -306,7 +268,7 @@ func (w *writer) applyKernel(p *pending) error {
 			}
 		}
 		if len(args) > 0 {
-			if err := t.delete.exec(w, len(args), k.values(args)); err != nil {
+			if _, err := w.execRowValues(t.delete, len(args), k.values(args)); err != nil {
 				return fmt.Errorf("delete %s: %w", t.name, err)
 			}
 		}
@@ -320,7 +282,7 @@ func (w *writer) applyKernel(p *pending) error {
 		}
 		k.args = args
 		if rows > 0 {
-			if err := t.upsert.exec(w, rows, k.values(args)); err != nil {
+			if _, err := w.execRowValues(t.upsert, rows, k.values(args)); err != nil {
 				return fmt.Errorf("upsert %s: %w", t.name, err)
 			}
 		}

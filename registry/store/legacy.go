@@ -208,28 +208,18 @@ const legacyPage = 64
 // legacySegments reads and decodes the next page of segments after the
 // segment keyed after.
 func legacySegments(ctx context.Context, tx *sql.Tx, after int64) ([]*legacySegment, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT first_seq, last_seq, entries, codec, data FROM journal_segments
-		WHERE first_seq > ? ORDER BY first_seq LIMIT ?`, after, legacyPage)
-	if err != nil {
-		return nil, fmt.Errorf("store: migrate the legacy journal: %w", err)
-	}
-	defer rows.Close()
-	var out []*legacySegment
-	for rows.Next() {
+	out, err := scanRows(ctx, tx, `SELECT first_seq, last_seq, entries, codec, data FROM journal_segments
+		WHERE first_seq > ? ORDER BY first_seq LIMIT ?`, []any{after, legacyPage}, func(rows *sql.Rows) (*legacySegment, error) {
 		var (
 			first, last, n, codec int64
 			data                  []byte
 		)
 		if err := rows.Scan(&first, &last, &n, &codec, &data); err != nil {
-			return nil, fmt.Errorf("store: migrate the legacy journal: %w", err)
+			return nil, err
 		}
-		s, err := decodeSegment(first, last, n, codec, data)
-		if err != nil {
-			return nil, fmt.Errorf("store: migrate the legacy journal: %w", err)
-		}
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
+		return decodeSegment(first, last, n, codec, data)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("store: migrate the legacy journal: %w", err)
 	}
 	return out, nil

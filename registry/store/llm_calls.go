@@ -178,31 +178,22 @@ func (r *Reader) Calls(f CallFilter) ([]CallRow, error) {
 	args = append(args, limit)
 	var out []CallRow
 	err = r.read(func(db *sql.DB) error {
-		rows, err := db.QueryContext(context.Background(), query, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+		var err error
+		out, err = scanRows(context.Background(), db, query, args, func(rows *sql.Rows) (CallRow, error) {
 			var (
-				c                                  CallRow
-				at, wait, first, dur               int64
-				attempt, prompt, completion, toolN int64
-				streamed                           bool
-				link                               sql.NullInt64
+				c                    CallRow
+				at, wait, first, dur int64
+				link                 sql.NullInt64
 			)
-			if err := rows.Scan(&c.ID, &at, &c.Conversation, &c.Thread, &c.Agent, &c.Backend, &c.Model, &attempt,
-				&prompt, &completion, &wait, &first, &dur, &streamed, &c.FinishReason, &toolN, &c.Error, &link,
-				&c.UsageEstimated); err != nil {
-				return err
-			}
+			err := rows.Scan(&c.ID, &at, &c.Conversation, &c.Thread, &c.Agent, &c.Backend, &c.Model, &c.Attempt,
+				&c.PromptTokens, &c.CompletionTokens, &wait, &first, &dur, &c.Streamed, &c.FinishReason, &c.ToolCalls,
+				&c.Error, &link, &c.UsageEstimated)
 			c.Time = time.Unix(0, at).UTC()
-			c.Attempt, c.PromptTokens, c.CompletionTokens, c.ToolCalls = int(attempt), int(prompt), int(completion), int(toolN)
 			c.Wait, c.FirstToken, c.Duration = time.Duration(wait), time.Duration(first), time.Duration(dur)
-			c.Streamed, c.EnvelopeSeq = streamed, link.Int64
-			out = append(out, c)
-		}
-		return rows.Err()
+			c.EnvelopeSeq = link.Int64
+			return c, err
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: read calls: %w", err)
@@ -248,26 +239,22 @@ func (s *Store) ThreadCallTotals(ctx context.Context, keep func(thread string) b
 	if err := s.readable(); err != nil {
 		return nil, err
 	}
-	rows, err := s.rdb.QueryContext(ctx, `SELECT thread, SUM(prompt_tokens), SUM(completion_tokens), COUNT(*)
-		FROM llm_calls WHERE thread <> '' AND error = '' GROUP BY thread`)
-	if err != nil {
-		return nil, fmt.Errorf("store: thread call totals: %w", err)
-	}
-	defer rows.Close()
 	out := map[string]CallTotals{}
-	for rows.Next() {
+	err := eachRow(ctx, s.rdb, `SELECT thread, SUM(prompt_tokens), SUM(completion_tokens), COUNT(*)
+		FROM llm_calls WHERE thread <> '' AND error = '' GROUP BY thread`, nil, func(rows *sql.Rows) error {
 		var (
-			thread                    string
-			prompt, completion, calls int64
+			thread string
+			t      CallTotals
 		)
-		if err := rows.Scan(&thread, &prompt, &completion, &calls); err != nil {
-			return nil, fmt.Errorf("store: thread call totals: %w", err)
+		if err := rows.Scan(&thread, &t.PromptTokens, &t.CompletionTokens, &t.Calls); err != nil {
+			return err
 		}
 		if keep(thread) {
-			out[thread] = CallTotals{PromptTokens: int(prompt), CompletionTokens: int(completion), Calls: int(calls)}
+			out[thread] = t
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("store: thread call totals: %w", err)
 	}
 	return out, nil

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -151,9 +152,6 @@ func matchExpr(text string) string {
 
 // Memories returns the memories q selects.
 func (s *Store) Memories(ctx context.Context, q MemoryQuery) ([]MemoryRow, error) {
-	if err := s.readable(); err != nil {
-		return nil, err
-	}
 	cols := `m.id, m.user_id, m.agent, m.content, m.tags, m.consent, m.conversation, m.thread, m.created_at`
 	var (
 		query string
@@ -183,30 +181,17 @@ func (s *Store) Memories(ctx context.Context, q MemoryQuery) ([]MemoryRow, error
 		query += ` LIMIT ?`
 		args = append(args, q.Limit)
 	}
-	rows, err := s.rdb.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: read memories: %w", err)
-	}
-	defer rows.Close()
-	var out []MemoryRow
-	for rows.Next() {
+	return load(ctx, s, "read memories", query, args, func(rows *sql.Rows) (MemoryRow, error) {
 		var (
 			m       MemoryRow
 			tags    string
 			created int64
 		)
-		if err := rows.Scan(&m.ID, &m.User, &m.Agent, &m.Content, &tags, &m.Consent, &m.Conversation, &m.Thread,
-			&created); err != nil {
-			return nil, fmt.Errorf("store: read memories: %w", err)
-		}
+		err := rows.Scan(&m.ID, &m.User, &m.Agent, &m.Content, &tags, &m.Consent, &m.Conversation, &m.Thread, &created)
 		if tags != "" {
 			m.Tags = strings.Split(tags, "\n")
 		}
 		m.CreatedAt = fromNanos(created)
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: read memories: %w", err)
-	}
-	return out, nil
+		return m, err
+	})
 }

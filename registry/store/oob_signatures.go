@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -50,23 +51,19 @@ func (s *Store) RememberedSignatures(ctx context.Context, now time.Time, fn func
 	if err := s.readable(); err != nil {
 		return err
 	}
-	rows, err := s.rdb.QueryContext(ctx, `SELECT signature, expires_at FROM oob_signatures WHERE expires_at > ?`,
-		now.UnixNano())
+	err := eachRow(ctx, s.rdb, `SELECT signature, expires_at FROM oob_signatures WHERE expires_at > ?`,
+		[]any{now.UnixNano()}, func(rows *sql.Rows) error {
+			var (
+				sig []byte
+				exp int64
+			)
+			if err := rows.Scan(&sig, &exp); err != nil {
+				return err
+			}
+			fn(sig, time.Unix(0, exp).UTC())
+			return nil
+		})
 	if err != nil {
-		return fmt.Errorf("store: read OOB signatures: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			sig []byte
-			exp int64
-		)
-		if err := rows.Scan(&sig, &exp); err != nil {
-			return fmt.Errorf("store: read OOB signatures: %w", err)
-		}
-		fn(sig, time.Unix(0, exp).UTC())
-	}
-	if err := rows.Err(); err != nil {
 		return fmt.Errorf("store: read OOB signatures: %w", err)
 	}
 	return nil

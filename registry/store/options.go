@@ -44,18 +44,15 @@ type Options struct {
 	// for (default 25ms): once BatchDelay has passed it goes on gathering
 	// until BatchLinger has, unless a synchronous operation, a WaitDurable
 	// or WaitCommitted caller or an operation told of its outcome
-	// (extension writes) waits for the batch, which then commits at once.
-	// Under a steady flow of asynchronous appends, fewer and larger commits
-	// cost the writer less per row. A value at or below BatchDelay turns
-	// lingering off.
+	// (extension writes) waits for the batch, which then commits at once
+	// (doc.go measures it). A value at or below BatchDelay turns lingering
+	// off.
 	BatchLinger time.Duration `yaml:"batch_linger"`
 	// BusyGather is how long the writer gathers a batch that a WaitDurable
 	// caller hurries when the previous commit left operations queued
-	// (default 1ms; negative: never). Such a batch otherwise commits at
-	// once; with many producers each commit then carries the few
-	// operations that arrived during the one before, and its fixed cost
-	// (the rewritten pages of every table it touches) dominates. A lone
-	// waiter, whose commit leaves nothing queued, is never held.
+	// (default 1ms; negative: never; doc.go measures it). Such a batch
+	// otherwise commits at once. A lone waiter, whose commit leaves nothing
+	// queued, is never held.
 	BusyGather time.Duration `yaml:"busy_gather"`
 	// QueueSize is the capacity of the bounded write queue; enqueueing blocks
 	// when it is full (default 16384).

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 )
 
@@ -196,27 +195,19 @@ func (s *Store) readSweptEntries(ctx context.Context, byDelivery bool, after, en
 	out []sweptEntry) ([]sweptEntry, error) {
 	delivered := "FALSE"
 	if byDelivery {
-		delivered = `seq <= ` + watermarkExpr + ` OR EXISTS (SELECT 1 FROM journal_delivered WHERE part = seq >> ` +
-			strconv.Itoa(journalPartitionBits) + ` AND substr(marks, (seq & ` + strconv.Itoa(partitionSize-1) + `) + 1, 1) = '1')`
+		delivered = `seq <= ` + watermarkExpr + ` OR ` + markedExpr
 	}
 	err := s.read(func(db *sql.DB) error {
-		rows, err := db.QueryContext(ctx, `SELECT seq, time_ns, ro.kind = 'message', `+delivered+`
+		return eachRow(ctx, db, `SELECT seq, time_ns, ro.kind = 'message', `+delivered+`
 			FROM journal_rows AS r JOIN journal_routes AS ro ON ro.id = r.route
 			WHERE r.seq > ? AND r.seq <= ? AND ro.listener = (SELECT id FROM journal_names WHERE name = ?)
 			AND coalesce(ro.profile, 0) = (SELECT id FROM journal_names WHERE name = ?) ORDER BY r.seq LIMIT ?`,
-			after, end, c.listener, c.profile, s.sweepChunk)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var e sweptEntry
-			if err := rows.Scan(&e.seq, &e.timeNS, &e.message, &e.delivered); err != nil {
+			[]any{after, end, c.listener, c.profile, s.sweepChunk}, func(rows *sql.Rows) error {
+				var e sweptEntry
+				err := rows.Scan(&e.seq, &e.timeNS, &e.message, &e.delivered)
+				out = append(out, e)
 				return err
-			}
-			out = append(out, e)
-		}
-		return rows.Err()
+			})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: sweep: read journal: %w", err)

@@ -5,34 +5,53 @@ import (
 	"strings"
 )
 
-// maxChunkRows is the most rows one multi-row statement carries. Larger
-// runs are split into chunks of power-of-two sizes, so at most
+// maxChunkRows is the most rows one statement of newRowStatement carries.
+// Larger runs are split into chunks of power-of-two sizes, so at most
 // log2(maxChunkRows)+1 statements per shape are ever prepared.
 const maxChunkRows = 64
 
-// chunkSizes are the row counts a rowStatement is prepared for, largest
-// first.
-var chunkSizes = func() []int {
-	var out []int
-	for k := maxChunkRows; k >= 1; k /= 2 {
-		out = append(out, k)
-	}
-	return out
-}()
+// kernelExactRows is the most rows one statement of newKernelStatement
+// carries: a run of up to that many rows is written by one statement of
+// exactly its rows (a bus batch's 11 thread rows took 3 statements in
+// power-of-two chunks), a longer one in statements of kernelExactRows and
+// one of the rest.
+const kernelExactRows = 32
 
 // rowStatement is a statement that repeats one tuple of placeholders per
 // row: head + tuple + ", " + tuple … + tail. Its query texts are built once,
-// for every chunk size, when it is declared.
+// for every chunk size, when it is declared; a query is prepared the first
+// time a chunk of its size comes.
 type rowStatement struct {
 	cols    int            // placeholders per tuple
+	sizes   []int          // the chunk sizes, largest first
 	queries map[int]string // rows → query text
 }
 
-// newRowStatement builds the queries of head, tuple × k, tail for every
-// chunk size k; cols is the number of placeholders in tuple.
+// newRowStatement is a rowStatement for chunks of power-of-two sizes up to
+// maxChunkRows; cols is the number of placeholders in tuple.
 func newRowStatement(head, tuple, tail string, cols int) *rowStatement {
-	rs := &rowStatement{cols: cols, queries: make(map[int]string, len(chunkSizes))}
-	for _, k := range chunkSizes {
+	var sizes []int
+	for k := maxChunkRows; k >= 1; k /= 2 {
+		sizes = append(sizes, k)
+	}
+	return buildRowStatement(head, tuple, tail, cols, sizes)
+}
+
+// newKernelStatement is a rowStatement for chunks of every size up to
+// kernelExactRows.
+func newKernelStatement(head, tuple, tail string, cols int) *rowStatement {
+	var sizes []int
+	for k := kernelExactRows; k >= 1; k-- {
+		sizes = append(sizes, k)
+	}
+	return buildRowStatement(head, tuple, tail, cols, sizes)
+}
+
+// buildRowStatement builds the queries of head, tuple × k, tail for every
+// k of sizes.
+func buildRowStatement(head, tuple, tail string, cols int, sizes []int) *rowStatement {
+	rs := &rowStatement{cols: cols, sizes: sizes, queries: make(map[int]string, len(sizes))}
+	for _, k := range sizes {
 		rs.queries[k] = repeatTuples(head, tuple, tail, k)
 	}
 	return rs
@@ -54,11 +73,11 @@ func repeatTuples(head, tuple, tail string, k int) string {
 }
 
 // chunkRows calls run for each chunk of rows rows whose arguments are args
-// (rs.cols per row, in row order): as few statements as the chunk sizes
-// allow, each with its chunk's query text and arguments.
+// (rs.cols per row, in row order): the largest chunks first, each with its
+// query text and arguments.
 func chunkRows[T any](rs *rowStatement, rows int, args []T, run func(query string, args []T) error) error {
 	off := 0
-	for _, k := range chunkSizes {
+	for _, k := range rs.sizes {
 		for rows >= k {
 			if err := run(rs.queries[k], args[off*rs.cols:(off+k)*rs.cols]); err != nil {
 				return err

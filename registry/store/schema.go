@@ -45,46 +45,25 @@ const partitionSize = 1 << journalPartitionBits
 // partitionOf is the partition of seq.
 func partitionOf(seq int64) int64 { return seq >> journalPartitionBits }
 
-// journalSchema is the journal: one row per envelope in journal_rows, and
-// the journal view over it that sqlite3 users read, with the time in
-// RFC 3339 (UTC, nanoseconds) and the payload as text (the envelope
-// without its <message> and <meta>):
-//
-//	sqlite3 -readonly data/xmlpipe.db "SELECT seq, time, sender, recipient, root, payload FROM journal WHERE thread = '…'"
-//
-// The view's columns are computed when read: generated columns on the
-// table would be computed at every INSERT (SQLite evaluates them for the
-// CHECK constraints), which cost the writer ~7 µs per row
+// journalSchema is the journal: one row per envelope in journal_rows, its
+// route (journal_routes.go) and profile (journal_profiles.go), and the
+// journal view over them that sqlite3 users read (doc.go). The view's
+// columns are computed when read: generated columns on the table would be
+// computed at every INSERT, which cost the writer ~7 µs per row
 // (BenchmarkJournalFlow: 17 against 10 µs of CPU per envelope).
 //
-// Each row records the security profile of the thread it was journaled on
-// (NULL for entries migrated from the legacy layout, which did not record
-// it: journal_profiles.go). Its direction, kind, sender, recipient,
-// listener, root tag and profile are the id of its route in journal_routes
-// (journal_routes.go), the route's names ids into journal_names (the empty
-// name is 0, journal_names.go), which the views name again; the readers read
-// journal_entries, the rows with their routes' names. An empty
-// diagnostics is stored as NULL. The view also shows the pruned entries,
-// from their tombstones: their metadata with payload NULL and pruned
-// saying why and when.
+// Triggers keep it append-only: no UPDATE, and a row is deleted (by
+// retention) only after a tombstone records its seq and metadata.
+// journal_state holds the highest seq ever assigned and the delivery
+// watermark (deliveries.go), journal_delivered the delivery marks above
+// it, journal_sweeps the retention sweep's cursor per listener and profile
+// (retention.go) and journal_keys the thread and conversation lookup keys
+// (journal_keys.go).
 //
-// The journal is append-only: a trigger refuses every UPDATE, and a row is
-// deleted (by retention) only after a tombstone records its seq and
-// metadata, so Verify can tell pruning from loss and the audit trail of a
-// pruned entry stays. journal_state holds the highest seq ever assigned
-// and the delivery watermark (deliveries.go), journal_delivered the
-// delivery marks above it, journal_sweeps the retention sweep's cursor per
-// listener and profile (retention.go) and journal_keys the thread and
-// conversation lookup keys (journal_keys.go).
-//
-// journal_rows has no index besides its seq: an index on a random id costs
-// the writer ~6-8 µs per row (doc.go); thread and conversation lookups go
-// through journal_keys, and every other query the code runs reads a seq
-// range. It has no CHECK constraints: the writer validates every
-// entry before it binds it (Entry.Validate), Verify reports a row that
-// breaks those rules (a direction or kind it does not know, a missing
-// field or route, a digest that does not match), and the constraints cost
-// the writer ~0.5-0.9 µs per row (doc.go).
+// journal_rows has no index besides its seq (doc.go) and no CHECK
+// constraints: the writer validates every entry before it binds it
+// (Entry.Validate), Verify reports a row that breaks those rules, and the
+// constraints cost the writer ~0.5-0.9 µs per row.
 var journalSchema = `
 CREATE TABLE IF NOT EXISTS journal_rows (
 	seq          INTEGER PRIMARY KEY,

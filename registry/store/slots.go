@@ -94,30 +94,16 @@ func (s *Store) DeleteSlots(thread string) error {
 
 // LoadSlots returns every committed slot ordered by thread and index.
 func (s *Store) LoadSlots() ([]SlotRow, error) {
-	if err := s.readable(); err != nil {
-		return nil, err
-	}
-	rows, err := s.rdb.QueryContext(context.Background(), `SELECT thread, idx, from_name, to_name, payload_type,
-		raw, time_ns, own_name, is_self_call, in_reply_to, seq FROM slots ORDER BY thread, idx`)
-	if err != nil {
-		return nil, fmt.Errorf("store: load slots: %w", err)
-	}
-	defer rows.Close()
-	var out []SlotRow
-	for rows.Next() {
-		var (
-			r  SlotRow
-			at sql.NullInt64
-		)
-		if err := rows.Scan(&r.Thread, &r.Index, &r.From, &r.To, &r.PayloadType,
-			&r.Raw, &at, &r.OwnName, &r.IsSelfCall, &r.InReplyTo, &r.Seq); err != nil {
-			return nil, fmt.Errorf("store: load slots: %w", err)
-		}
-		r.Time = decodeTime(at)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: load slots: %w", err)
-	}
-	return out, nil
+	return load(context.Background(), s, "load slots", `SELECT thread, idx, from_name, to_name, payload_type,
+		raw, time_ns, own_name, is_self_call, in_reply_to, seq FROM slots ORDER BY thread, idx`, nil,
+		func(rows *sql.Rows) (SlotRow, error) {
+			var (
+				r  SlotRow
+				at sql.NullInt64
+			)
+			err := rows.Scan(&r.Thread, &r.Index, &r.From, &r.To, &r.PayloadType, &r.Raw, &at, &r.OwnName,
+				&r.IsSelfCall, &r.InReplyTo, &r.Seq)
+			r.Time = decodeTime(at)
+			return r, err
+		})
 }

@@ -240,6 +240,7 @@ func (s *Store) open() error {
 		batch:     make([]op, 0, s.opts.BatchRows),
 
 		deliveries: deliveries,
+		listeners:  newIDCache[sweepKey](&unbounded),
 		names:      names,
 		routes:     routes,
 		keys:       newKeySummaries(next),

@@ -164,8 +164,9 @@ var errLoadStopped = errors.New("store: thread filter: the store closed")
 // were prepared, so f holds every thread id the journal has. It stops,
 // leaving f not ready, once done is closed.
 func (r *Reader) loadThreadFilter(f *threadFilter, done <-chan struct{}) error {
-	stopped := func(i int) bool {
-		if i%4096 != 0 {
+	seen := 0
+	stopped := func() bool { // looks at done every 4096 rows, from the first
+		if seen++; seen%4096 != 1 {
 			return false
 		}
 		select {
@@ -176,43 +177,33 @@ func (r *Reader) loadThreadFilter(f *threadFilter, done <-chan struct{}) error {
 		}
 	}
 	return r.readTx(func(ctx context.Context, tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT keys FROM journal_keys`)
-		if err != nil {
-			return fmt.Errorf("store: thread filter: %w", err)
-		}
-		defer rows.Close()
-		for i := 0; rows.Next(); i++ {
-			if stopped(i) {
-				return errLoadStopped
-			}
+		err := eachRow(ctx, tx, `SELECT keys FROM journal_keys`, nil, func(rows *sql.Rows) error {
 			var keys []byte
-			if err := rows.Scan(&keys); err != nil {
-				return fmt.Errorf("store: thread filter: %w", err)
+			if stopped() {
+				return errLoadStopped
+			} else if err := rows.Scan(&keys); err != nil {
+				return err
 			}
 			for j := 0; j+keyRecordSize <= len(keys); j += keyRecordSize {
 				f.add(binary.BigEndian.Uint64(keys[j:]) >> keyOffBits)
 			}
+			return nil
+		})
+		if err == nil {
+			err = eachRow(ctx, tx, `SELECT thread FROM journal_rows
+			WHERE seq >= coalesce((SELECT max(part) + 1 FROM journal_keys), 0) << `+strconv.Itoa(journalPartitionBits),
+				nil, func(rows *sql.Rows) error {
+					var thread string
+					if stopped() {
+						return errLoadStopped
+					} else if err := rows.Scan(&thread); err != nil {
+						return err
+					}
+					f.add(filterKey(keyThread, thread))
+					return nil
+				})
 		}
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("store: thread filter: %w", err)
-		}
-		tail, err := tx.QueryContext(ctx, `SELECT thread FROM journal_rows
-			WHERE seq >= coalesce((SELECT max(part) + 1 FROM journal_keys), 0) << `+strconv.Itoa(journalPartitionBits))
 		if err != nil {
-			return fmt.Errorf("store: thread filter: %w", err)
-		}
-		defer tail.Close()
-		for i := 0; tail.Next(); i++ {
-			if stopped(i) {
-				return errLoadStopped
-			}
-			var thread string
-			if err := tail.Scan(&thread); err != nil {
-				return fmt.Errorf("store: thread filter: %w", err)
-			}
-			f.add(filterKey(keyThread, thread))
-		}
-		if err := tail.Err(); err != nil {
 			return fmt.Errorf("store: thread filter: %w", err)
 		}
 		f.ready.Store(true)

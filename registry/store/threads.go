@@ -116,12 +116,6 @@ func (s *Store) LoadThreads() ([]ThreadRow, error) {
 	}
 	ctx := context.Background()
 	out := slices.Grow([]ThreadRow(nil), s.countHint(ctx, threadsTable)) // nil when empty
-	rows, err := s.rdb.QueryContext(ctx,
-		`SELECT id, parent, path, created_ns, touched_ns, ref, profile, hops, marks FROM threads`)
-	if err != nil {
-		return nil, fmt.Errorf("store: load threads: %w", err)
-	}
-	defer rows.Close()
 	var (
 		id, parent, path, ref, profile string
 		created, touched               sql.NullInt64
@@ -129,31 +123,42 @@ func (s *Store) LoadThreads() ([]ThreadRow, error) {
 		marks                          int64
 		paths                          = map[string][]string{}
 	)
-	for rows.Next() {
-		if err := rows.Scan(&id, &parent, &path, &created, &touched, &ref, &profile, &hops, &marks); err != nil {
-			return nil, fmt.Errorf("store: load threads: %w", err)
-		}
-		p, ok := paths[path]
-		if !ok {
-			if p, err = unmarshalPath(path); err != nil {
-				return nil, fmt.Errorf("store: load thread %s: path: %w", id, err)
+	err := eachRow(ctx, s.rdb, `SELECT id, parent, path, created_ns, touched_ns, ref, profile, hops, marks FROM threads`,
+		nil, func(rows *sql.Rows) error {
+			if err := rows.Scan(&id, &parent, &path, &created, &touched, &ref, &profile, &hops, &marks); err != nil {
+				return err
 			}
-			paths[path] = p
-		}
-		out = append(out, ThreadRow{ID: id, Parent: parent, Path: p, Created: decodeTime(created),
-			Touched: decodeTime(touched), Ref: ref, Profile: profile, Hops: hops,
-			Spent: marks&threadSpent != 0, Awaiting: marks&threadAwaiting != 0})
-	}
-	if err := rows.Err(); err != nil {
+			p, ok := paths[path]
+			if !ok {
+				var err error
+				if p, err = unmarshalPath(path); err != nil {
+					return fmt.Errorf("thread %s: path: %w", id, err)
+				}
+				paths[path] = p
+			}
+			out = append(out, ThreadRow{ID: id, Parent: parent, Path: p, Created: decodeTime(created),
+				Touched: decodeTime(touched), Ref: ref, Profile: profile, Hops: hops,
+				Spent: marks&threadSpent != 0, Awaiting: marks&threadAwaiting != 0})
+			return nil
+		})
+	if err != nil {
 		return nil, fmt.Errorf("store: load threads: %w", err)
 	}
-	// In creation order, then by id, sorted here: SQLite's sorter costs a
-	// restart with many live threads several times as much.
-	byCreation := func(a, b ThreadRow) int {
-		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.ID, b.ID))
-	}
-	if !slices.IsSortedFunc(out, byCreation) {
-		slices.SortFunc(out, byCreation)
-	}
+	sortByCreation(out, func(t *ThreadRow) (time.Time, string) { return t.Created, t.ID })
 	return out, nil
+}
+
+// sortByCreation sorts rows in creation order, then by id, unless they are
+// in order already (they usually are: rows are inserted as they are
+// created). Sorted here: SQLite's sorter costs a restart with many live
+// threads several times as much.
+func sortByCreation[T any](rows []T, key func(*T) (time.Time, string)) {
+	byCreation := func(a, b T) int {
+		at, aid := key(&a)
+		bt, bid := key(&b)
+		return cmp.Or(at.Compare(bt), strings.Compare(aid, bid))
+	}
+	if !slices.IsSortedFunc(rows, byCreation) {
+		slices.SortFunc(rows, byCreation)
+	}
 }

@@ -108,26 +108,8 @@ func (s *Store) GetUser(ctx context.Context, name string) (UserRow, error) {
 
 // ListUsers returns every committed user ordered by name.
 func (s *Store) ListUsers(ctx context.Context) ([]UserRow, error) {
-	if err := s.readable(); err != nil {
-		return nil, err
-	}
-	rows, err := s.rdb.QueryContext(ctx, `SELECT `+userColumns+` FROM users ORDER BY name`)
-	if err != nil {
-		return nil, fmt.Errorf("store: list users: %w", err)
-	}
-	defer rows.Close()
-	var out []UserRow
-	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: list users: %w", err)
-		}
-		out = append(out, u)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: list users: %w", err)
-	}
-	return out, nil
+	return load(ctx, s, "list users", `SELECT `+userColumns+` FROM users ORDER BY name`, nil,
+		func(rows *sql.Rows) (UserRow, error) { return scanUser(rows) })
 }
 
 // DeleteUser deletes a user and, by cascade, their sessions; ErrNotFound if

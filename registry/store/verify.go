@@ -192,23 +192,15 @@ func (v *verifier) names() error {
 	missing := func(col string) string {
 		return `NOT EXISTS (SELECT 1 FROM journal_names WHERE id = ro.` + col + `)`
 	}
-	rows, err := v.tx.QueryContext(v.ctx, `SELECT seq FROM journal_rows AS r WHERE r.route NOT IN (SELECT id FROM journal_routes)
+	seqs, err := scanRows(v.ctx, v.tx, `SELECT seq FROM journal_rows AS r WHERE r.route NOT IN (SELECT id FROM journal_routes)
 		OR r.route IN (SELECT id FROM journal_routes AS ro WHERE `+missing("sender")+` OR `+missing("recipient")+` OR `+
 		missing("listener")+` OR `+missing("root")+` OR (ro.profile IS NOT NULL AND `+missing("profile")+`))
-		ORDER BY seq LIMIT ?`, maxNameFaults)
+		ORDER BY seq LIMIT ?`, []any{maxNameFaults}, scanInt64)
 	if err != nil {
 		return fmt.Errorf("store: verify: names: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var seq int64
-		if err := rows.Scan(&seq); err != nil {
-			return fmt.Errorf("store: verify: names: %w", err)
-		}
+	for _, seq := range seqs {
 		v.fault(FaultMissingField, seq, "the route of the entry or one of its names is missing (journal_routes, journal_names)")
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("store: verify: names: %w", err)
 	}
 	return nil
 }
@@ -263,23 +255,13 @@ func (v *verifier) tombstonesUpTo(seq int64) error {
 
 // nextTombstones reads the next page of tombstones.
 func (v *verifier) nextTombstones() error {
-	rows, err := v.tx.QueryContext(v.ctx, `SELECT seq FROM journal_tombstones WHERE seq > ? ORDER BY seq LIMIT 4096`,
-		v.tombsAfter)
+	var err error
+	v.tombs, err = scanRows(v.ctx, v.tx, `SELECT seq FROM journal_tombstones WHERE seq > ? ORDER BY seq LIMIT 4096`,
+		[]any{v.tombsAfter}, scanInt64)
 	if err != nil {
 		return fmt.Errorf("store: verify: tombstones: %w", err)
 	}
-	defer rows.Close()
-	v.tombs, v.tomb = v.tombs[:0], 0
-	for rows.Next() {
-		var seq int64
-		if err := rows.Scan(&seq); err != nil {
-			return fmt.Errorf("store: verify: tombstones: %w", err)
-		}
-		v.tombs = append(v.tombs, seq)
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("store: verify: tombstones: %w", err)
-	}
+	v.tomb = 0
 	if len(v.tombs) == 0 {
 		v.tombsDone = true
 		return nil
@@ -377,40 +359,34 @@ func checkEntry(e *Entry) []Fault {
 
 // storedKeyRecords reads the lookup-key records of partition part as a set.
 func storedKeyRecords(ctx context.Context, tx *sql.Tx, part int64) (map[uint64]bool, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT keys FROM journal_keys WHERE part = ?`, part)
-	if err != nil {
-		return nil, fmt.Errorf("store: verify: lookup keys: %w", err)
-	}
-	defer rows.Close()
 	recs := map[uint64]bool{}
-	for rows.Next() {
+	err := eachRow(ctx, tx, `SELECT keys FROM journal_keys WHERE part = ?`, []any{part}, func(rows *sql.Rows) error {
 		var blob []byte
-		if err := rows.Scan(&blob); err != nil {
-			return nil, fmt.Errorf("store: verify: lookup keys: %w", err)
-		}
+		err := rows.Scan(&blob)
 		for i := 0; i+keyRecordSize <= len(blob); i += keyRecordSize {
 			recs[binary.BigEndian.Uint64(blob[i:])] = true
 		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: verify: lookup keys: %w", err)
 	}
-	return recs, rows.Err()
+	return recs, nil
 }
 
 // quickCheck runs PRAGMA quick_check and turns its findings into faults.
 func quickCheck(ctx context.Context, tx *sql.Tx) ([]Fault, error) {
-	rows, err := tx.QueryContext(ctx, `PRAGMA quick_check`)
+	var faults []Fault
+	err := eachRow(ctx, tx, `PRAGMA quick_check`, nil, func(rows *sql.Rows) error {
+		var msg string
+		err := rows.Scan(&msg)
+		if err == nil && msg != "ok" {
+			faults = append(faults, Fault{Kind: FaultIntegrity, Detail: msg})
+		}
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("store: verify: quick_check: %w", err)
 	}
-	defer rows.Close()
-	var faults []Fault
-	for rows.Next() {
-		var msg string
-		if err := rows.Scan(&msg); err != nil {
-			return nil, fmt.Errorf("store: verify: quick_check: %w", err)
-		}
-		if msg != "ok" {
-			faults = append(faults, Fault{Kind: FaultIntegrity, Detail: msg})
-		}
-	}
-	return faults, rows.Err()
+	return faults, nil
 }

@@ -1,12 +1,10 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -63,34 +61,23 @@ func (s *Store) LoadWatchers() ([]WatcherRow, error) {
 	}
 	ctx := context.Background()
 	out := slices.Grow([]WatcherRow(nil), s.countHint(ctx, watchersTable)) // nil when empty
-	rows, err := s.rdb.QueryContext(ctx, `SELECT id, thread, issuer, wait_for, from_listener,
-		description, raised, triggered_from, created_ns FROM watchers`)
-	if err != nil {
-		return nil, fmt.Errorf("store: load watchers: %w", err)
-	}
-	defer rows.Close()
 	var (
 		r       WatcherRow
 		created sql.NullInt64
 	)
-	for rows.Next() {
-		if err := rows.Scan(&r.ID, &r.Thread, &r.Issuer, &r.WaitFor, &r.FromListener,
-			&r.Description, &r.Raised, &r.TriggeredFrom, &created); err != nil {
-			return nil, fmt.Errorf("store: load watchers: %w", err)
+	err := eachRow(ctx, s.rdb, `SELECT id, thread, issuer, wait_for, from_listener, description, raised, triggered_from,
+		created_ns FROM watchers`, nil, func(rows *sql.Rows) error {
+		if err := rows.Scan(&r.ID, &r.Thread, &r.Issuer, &r.WaitFor, &r.FromListener, &r.Description, &r.Raised,
+			&r.TriggeredFrom, &created); err != nil {
+			return err
 		}
 		r.Created = decodeTime(created)
 		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("store: load watchers: %w", err)
 	}
-	// In creation order, then by id, sorted here: SQLite's sorter costs a
-	// restart with many live threads several times as much.
-	byCreation := func(a, b WatcherRow) int {
-		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.ID, b.ID))
-	}
-	if !slices.IsSortedFunc(out, byCreation) {
-		slices.SortFunc(out, byCreation)
-	}
+	sortByCreation(out, func(w *WatcherRow) (time.Time, string) { return w.Created, w.ID })
 	return out, nil
 }

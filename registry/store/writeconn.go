@@ -12,13 +12,8 @@ import (
 // held by the writer goroutine for the store's lifetime, so that its
 // transactions (BEGIN IMMEDIATE … COMMIT, run as statements) and its
 // prepared statements stay on one SQLite connection. Every statement is
-// prepared once, on first use, and kept until close.
-//
-// The journal's multi-row INSERT runs through execValues instead of exec:
-// on the same connection and driver, reached through database/sql's
-// Conn.Raw, with arguments that are already driver values, so database/sql
-// neither converts its 832 arguments one by one nor allocates a slice of
-// them at every Exec.
+// prepared once, on first use, and kept until close. The journal's
+// multi-row INSERT runs through execValues instead (doc.go says why).
 //
 // A writeConn is used by one goroutine at a time (the writer's; Close's
 // checkpoint runs after the writer exited).

@@ -214,10 +214,8 @@ func (w *writer) run() {
 // next waits for the op that begins the next batch; it reports false once
 // the queue is closed and drained. The buffered delivery marks join that
 // batch: they are moved into the queue, behind what is queued, when the op
-// arrives, or after a batch delay without one (an idle organism). Moving
-// them right after each commit instead gave the writer a transaction of
-// marks alone whenever a durability waiter hurried it (collect) before
-// the append it waits for was queued: ~3 times the bus's p50 latency.
+// arrives, or after a batch delay without one (an idle organism; doc.go
+// says why not right after each commit).
 func (w *writer) next(idle *time.Timer) (*op, bool) {
 	arrived := func(o *op, ok bool) (*op, bool) {
 		if ok {
@@ -283,18 +281,11 @@ func (w *writer) tune() {
 // collect gathers a batch starting with first: up to rows ops, waiting at
 // most delay for more unless a synchronous op is in the batch, in which case
 // it takes only what is already queued. A batch a durability waiter
-// hurries (WaitDurable) commits at once too, unless the previous commit
-// left operations queued: then more are coming, from other producers than
-// the waiter, and it gathers them until gather has passed since the batch
-// began (Options.BusyGather). While it waits it sleeps until the
-// delay ends or Store.nudge wakes it (a synchronous op, a full batch, the
-// store closing), not on each op, so producers do not hand the writer the
-// CPU op by op. When the delay ends and nobody waits for the batch (no
-// WaitDurable or WaitCommitted caller waits for a seq it holds, no op of it
-// is told of its outcome), it lingers until linger has passed since the
-// batch began, gathering more (Options.BatchLinger); a caller that comes to
-// wait for it meanwhile ends the lingering. It reports whether the queue is
-// still open.
+// hurries commits at once too, unless it gathers (Options.BusyGather); one
+// nobody waits for lingers (Options.BatchLinger). While it waits it sleeps
+// until the delay ends or Store.nudge wakes it, not on each op, so
+// producers do not hand the writer the CPU op by op. It reports whether
+// the queue is still open.
 func (w *writer) collect(first *op, timer *time.Timer) ([]op, bool) {
 	if backlog := int64(len(w.queue) + 1); backlog > w.counters.queuePeak.Load() {
 		w.counters.queuePeak.Store(backlog) // only the writer stores it
