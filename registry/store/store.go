@@ -480,10 +480,12 @@ func (s *Store) Close() error {
 	if err := s.ckpt.close(); err != nil {
 		errs = append(errs, fmt.Errorf("store: close the checkpoint connection: %w", err))
 	}
+	// The Reader's Close closes rdb; s.rdb stays set (closing a *sql.DB
+	// again does nothing), so a read that passed readable() just before
+	// Close gets the pool's "database is closed", never a nil pool.
 	if err := s.Reader.Close(); err != nil && !errors.Is(err, ErrClosed) {
 		errs = append(errs, err)
 	}
-	s.rdb = nil
 	if _, err := s.w.conn.exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
 		errs = append(errs, fmt.Errorf("store: checkpoint: %w", err))
 	}
