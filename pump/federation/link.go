@@ -72,6 +72,10 @@ type conn struct {
 	heardAt atomic.Int64
 	// probe wakes keepalive as a call begins to wait on the peer.
 	probe chan struct{}
+	// held are the peer's calls waiting for ready, with the cancels
+	// behind them, in the order they came (ready.go); nil when none is.
+	hmu  sync.Mutex
+	held []heldEnvelope
 }
 
 // newConn is an authenticated link of g over ws to p, not served yet
