@@ -72,6 +72,10 @@ type conn struct {
 	heardAt atomic.Int64
 	// probe wakes keepalive as a call begins to wait on the peer.
 	probe chan struct{}
+	// written counts the bytes of the frames this side wrote, read the
+	// bytes of them the peer is known to have read (its pong to a ping
+	// sent after them): what lies between may still be on its way.
+	written, read atomic.Int64
 	// held are the peer's calls waiting for ready, with the cancels
 	// behind them, in the order they came (ready.go); nil when none is.
 	hmu  sync.Mutex
@@ -182,7 +186,9 @@ func (c *conn) writeMessage(mt int, b []byte) error {
 	default:
 	}
 	_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
-	return c.ws.WriteMessage(mt, b)
+	err := c.ws.WriteMessage(mt, b)
+	c.written.Add(int64(len(b)))
+	return err
 }
 
 // closing is why this side closes a link on purpose: in its own words
@@ -235,8 +241,9 @@ func (c *conn) run() error {
 	go c.acks.run()
 	c.ws.SetReadLimit(maxFrame)
 	_ = c.ws.SetReadDeadline(time.Now().Add(silenceLimit))
-	c.ws.SetPongHandler(func(string) error {
+	c.ws.SetPongHandler(func(data string) error {
 		c.heard()
+		c.readUpTo(data)
 		return c.ws.SetReadDeadline(time.Now().Add(silenceLimit))
 	})
 	c.ws.SetPingHandler(c.answerPing)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -17,12 +18,18 @@ import (
 // silent for probeSilence is pinged, and closed when nothing at all comes
 // back within probeTimeout (the peer's pong, or any byte), so the caller
 // is told the peer is unreachable in seconds, as when the link closes.
+// A peer still reading a large envelope over a slow link is silent too,
+// and answers a ping only once it has read what came before: while more
+// than probeUnread bytes this side wrote may still be on their way (no
+// pong has said the peer read them), the link is not probed, and only
+// silenceLimit gives it up, as before.
 // The checks run every probeCheck only while a call waits; an idle link
 // wakes once a pingEvery, as before.
 var (
 	probeSilence = 2 * time.Second
 	probeTimeout = 4 * time.Second
 	probeCheck   = 500 * time.Millisecond
+	probeUnread  = int64(64 << 10)
 )
 
 // ErrPeerSilent is why a link was closed when its peer, pinged while calls
@@ -97,13 +104,16 @@ func (c *conn) keepalive() {
 			}
 		}
 		if probed < 0 {
-			probe := waiting && now-c.lastHeard() >= probeSilence
+			probe := waiting && now-c.lastHeard() >= probeSilence && c.written.Load()-c.read.Load() <= probeUnread
 			if probe || now-lastPing >= pingEvery {
 				deadline := writeTimeout
 				if probe {
 					deadline = probeTimeout
 				}
-				if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(deadline)); err != nil {
+				// The ping carries how much this side had written: the
+				// pong says the peer read that much (readUpTo).
+				sent := strconv.AppendInt(nil, c.written.Load(), 10)
+				if err := c.ws.WriteControl(websocket.PingMessage, sent, time.Now().Add(deadline)); err != nil {
 					if probe {
 						err = fmt.Errorf("%w: the ping was not written within %s while calls waited on it: %w",
 							ErrPeerSilent, probeTimeout, err)
@@ -118,6 +128,22 @@ func (c *conn) keepalive() {
 			}
 		}
 		t.Reset(c.nextCheck(now-lastPing, probed, waiting))
+	}
+}
+
+// readUpTo records what a pong says: the peer read the bytes this side
+// had written when it sent the ping (its data, from keepalive; a pong of
+// anything else says nothing).
+func (c *conn) readUpTo(data string) {
+	n, err := strconv.ParseInt(data, 10, 64)
+	if err != nil {
+		return
+	}
+	for {
+		old := c.read.Load()
+		if n <= old || c.read.CompareAndSwap(old, n) {
+			return
+		}
 	}
 }
 

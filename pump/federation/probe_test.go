@@ -5,6 +5,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +23,9 @@ type freezer struct {
 	cond   *sync.Cond
 	frozen bool
 	conns  []net.Conn
+	// upRate, when set, is how many bytes a second pass towards the
+	// target: a slow uplink.
+	upRate atomic.Int64
 }
 
 // newFreezer relays connections to target (host:port) until the test ends.
@@ -51,8 +55,8 @@ func newFreezer(t *testing.T, target string) *freezer {
 			f.conns = append(f.conns, in, out)
 			f.mu.Unlock()
 			wg.Add(2)
-			go func() { defer wg.Done(); f.pipe(out, in) }()
-			go func() { defer wg.Done(); f.pipe(in, out) }()
+			go func() { defer wg.Done(); f.pipe(out, in, true) }()
+			go func() { defer wg.Done(); f.pipe(in, out, false) }()
 		}
 	}()
 	t.Cleanup(func() {
@@ -68,18 +72,27 @@ func newFreezer(t *testing.T, target string) *freezer {
 	return f
 }
 
-// pipe copies from src to dst, holding each piece while frozen.
-func (f *freezer) pipe(dst, src net.Conn) {
+// pipe copies from src to dst, holding each piece while frozen; up is
+// the direction towards the target, which upRate slows.
+func (f *freezer) pipe(dst, src net.Conn, up bool) {
 	buf := make([]byte, 32<<10)
 	for {
-		n, err := src.Read(buf)
+		chunk := buf
+		rate := f.upRate.Load()
+		if up && rate > 0 {
+			chunk = buf[:4<<10]
+		}
+		n, err := src.Read(chunk)
 		if n > 0 {
+			if up && rate > 0 {
+				time.Sleep(time.Duration(n) * time.Second / time.Duration(rate)) // the link's pace, not a wait for an event
+			}
 			f.mu.Lock()
 			for f.frozen {
 				f.cond.Wait()
 			}
 			f.mu.Unlock()
-			if _, werr := dst.Write(buf[:n]); werr != nil {
+			if _, werr := dst.Write(chunk[:n]); werr != nil {
 				_ = src.Close()
 				return
 			}
@@ -163,5 +176,82 @@ func TestFrozenPeerCallerToldInSeconds(t *testing.T) {
 	}
 	if got := c.seen(); len(got) != 1 {
 		t.Errorf("the callee ran %d calls, want 1: %q", len(got), got)
+	}
+}
+
+// TestSlowUploadWhileACallWaitsKeepsTheLink: a large call crossing a slow
+// uplink while another call waits keeps the link, however long the peer
+// is silent meanwhile: the peer's pong waits behind what it still reads,
+// and the write's own deadline judges it, not the probe of a silent link.
+// Cut, the link would be made again and the call sent again from its
+// first byte, as slowly, for ever.
+func TestSlowUploadWhileACallWaitsKeepsTheLink(t *testing.T) {
+	silence, timeout := probeSilence, probeTimeout
+	probeSilence, probeTimeout = 200*time.Millisecond, time.Second
+	t.Cleanup(func() { probeSilence, probeTimeout = silence, timeout })
+	aKey := newKey(t)
+	hold := make(chan struct{})
+	c := newCalleeHolding(t, aKey, hold)
+	entered := make(chan string, 2)
+	c.mu.Lock()
+	c.entered = entered
+	c.mu.Unlock()
+	f := newFreezer(t, strings.TrimPrefix(c.url(), "wss://"))
+	told := &notices{}
+	a := newCallerBefore(t, aKey, c, t.TempDir(), func(g *config.Gateway) {
+		g.RemoteURL = "wss://" + f.ln.Addr().String()
+	}, func(m *Manager) { m.opts.Notify = told.notify })
+	defer a.m.Close()
+	waitUntil(t, "the link never came up", func() bool { return a.m.Status()[0].Connected })
+
+	answered := make(chan error, 2)
+	call := func(text string) {
+		l, _ := a.pump.Lookup("echo")
+		p, err := l.Payload.Decode([]byte("<Echo><Text>" + text + "</Text></Echo>"))
+		if err != nil {
+			answered <- err
+			return
+		}
+		r, err := a.echo.Handle(context.Background(), p, callMetadata())
+		if err == nil {
+			err = answerIs(r, strings.ToUpper(text))
+		}
+		answered <- err
+	}
+	go call("waits")
+	select {
+	case <-entered:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the first call never reached the callee")
+	}
+	// 256 KiB at 64 KiB/s: some 4 s on the way, four times the probe's
+	// limit, well within the write's (writeTimeout).
+	f.upRate.Store(64 << 10)
+	go call(strings.Repeat("x", 256<<10))
+	select {
+	case <-entered:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the large call never reached the callee")
+	}
+	f.upRate.Store(0)
+	close(hold)
+	for range 2 {
+		select {
+		case err := <-answered:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatal("a call was never answered")
+		}
+	}
+	if lines := told.all(); len(lines) != 0 {
+		t.Errorf("the callers were told %q while the link carried a large call", lines)
+	}
+	if strings.Contains(c.logs.String(), ErrPeerSilent.Error()) {
+		t.Error("the link was cut as silent while it carried a large call")
+	}
+	if got := len(c.seen()); got != 2 {
+		t.Errorf("the callee ran %d calls, want 2", got)
 	}
 }
