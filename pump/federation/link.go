@@ -186,9 +186,10 @@ func (c *conn) writeMessage(mt int, b []byte) error {
 	default:
 	}
 	_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
-	err := c.ws.WriteMessage(mt, b)
+	// Counted before it is written: a probe's ping that waits behind it
+	// must find it on its way (keepalive).
 	c.written.Add(int64(len(b)))
-	return err
+	return c.ws.WriteMessage(mt, b)
 }
 
 // closing is why this side closes a link on purpose: in its own words

@@ -187,7 +187,7 @@ func TestFrozenPeerCallerToldInSeconds(t *testing.T) {
 // first byte, as slowly, for ever.
 func TestSlowUploadWhileACallWaitsKeepsTheLink(t *testing.T) {
 	silence, timeout := probeSilence, probeTimeout
-	probeSilence, probeTimeout = 200*time.Millisecond, time.Second
+	probeSilence, probeTimeout = 500*time.Millisecond, 3*time.Second
 	t.Cleanup(func() { probeSilence, probeTimeout = silence, timeout })
 	aKey := newKey(t)
 	hold := make(chan struct{})
@@ -224,10 +224,9 @@ func TestSlowUploadWhileACallWaitsKeepsTheLink(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("the first call never reached the callee")
 	}
-	// 256 KiB at 64 KiB/s: some 4 s on the way, four times the probe's
-	// limit, well within the write's (writeTimeout).
+	// 384 KiB at 64 KiB/s: some 6 s on the way, twice the probe's limit.
 	f.upRate.Store(64 << 10)
-	go call(strings.Repeat("x", 256<<10))
+	go call(strings.Repeat("x", 384<<10))
 	select {
 	case <-entered:
 	case <-time.After(60 * time.Second):
