@@ -76,7 +76,7 @@ func (g *gateway) callsWaiting() bool {
 func (c *conn) keepalive() {
 	lastPing := c.lastHeard()
 	probed := time.Duration(-1) // when the pending probe's ping left; -1: none pending
-	t := time.NewTimer(c.nextCheck(lastPing, probed, c.g.callsWaiting()))
+	t := time.NewTimer(c.nextCheck(0, probed, c.g.callsWaiting()))
 	defer t.Stop()
 	for {
 		select {
