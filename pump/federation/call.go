@@ -149,6 +149,9 @@ func (g *gateway) proxy(remote string, pt *xmlpipe.PayloadType) xmlpipe.Handler 
 		// for the peer, which holds no worker of the import — the next
 		// call is opened at once, however many wait.
 		pump.Detach(ctx)
+		// A link silent while the call waits is probed: a frozen peer is
+		// told in seconds, not at the keepalive's limit (keepalive).
+		g.probeSoon()
 		timeout := g.callTimeout()
 		t := time.NewTimer(timeout)
 		defer t.Stop()

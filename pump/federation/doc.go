@@ -92,7 +92,13 @@
 // id, which its received table records before the injection and marks done
 // once the journal holds the call; the journal decides for one not done), so
 // each message arrives exactly once. Links reconnect with exponential
-// backoff and jitter.
+// backoff and jitter. An idle link is pinged every pingEvery and given up
+// after silenceLimit; one a call waits on is probed (probe.go): silent for
+// probeSilence, it is pinged, and closed when nothing comes back within
+// probeTimeout, so a frozen peer is told to the caller in seconds. The
+// peer's calls that a new link holds until this side asked for its imports
+// are handled in the order they came, with the cancels behind them
+// (ready.go).
 //
 // An answer's outbox entry is queued once the pump's event says what it
 // answers is durable, so it commits after that: after the reply's journal

@@ -71,8 +71,12 @@ func (g *gateway) inPlace(gc config.Gateway) bool {
 //     own profile narrowed by it (pump.Principal).
 func (g *gateway) reface(ctx context.Context, gc config.Gateway) error {
 	old, nf := g.offer(), faceOf(gc)
-	g.mu.Lock()
 	g.face.Store(nf)
+	// A refresh registering listeners meanwhile finishes first: the
+	// listeners it adds are in registered, and taken out here if they
+	// are no longer imported (a refresh from now on reads nf).
+	g.imu.Lock()
+	g.mu.Lock()
 	regs := maps.Clone(g.registered)
 	g.mu.Unlock()
 	var errs []error
@@ -113,6 +117,7 @@ func (g *gateway) reface(ctx context.Context, gc config.Gateway) error {
 			errs = append(errs, err)
 		}
 	}
+	g.imu.Unlock()
 	if slices.ContainsFunc(nf.imports, func(tag string) bool { return !slices.Contains(old.imports, tag) }) && g.linked() {
 		g.refreshSoon()
 	}

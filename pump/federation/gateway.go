@@ -40,6 +40,12 @@ type gateway struct {
 	// envIn and envOut count the envelopes seen each way (Status).
 	envIn, envOut atomic.Int64
 
+	// imu serializes the changes of the imported listeners: a refresh
+	// (refreshImports) registers those it learnt in full — in the pump
+	// and in registered — before a reload (reface) reads which to take
+	// out, and reads the imports a reload left.
+	imu sync.Mutex
+
 	mu   sync.Mutex
 	conn *conn
 	gen  int

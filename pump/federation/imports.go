@@ -89,6 +89,9 @@ func (g *gateway) register(list []imported) error {
 			errs = append(errs, fmt.Errorf("gateway %s: import <%s> as %s: %w", g.name, im.Tag, im.Name, err))
 			continue
 		}
+		if g.m.registerHook != nil {
+			g.m.registerHook(im.Name)
+		}
 		g.mu.Lock()
 		g.registered[im.Name] = im
 		g.mu.Unlock()
@@ -128,6 +131,8 @@ func (g *gateway) refreshImports(ctx context.Context, list []imported, gone []st
 	if len(list) == 0 && len(gone) == 0 {
 		return nil // the peer told nothing (it could not be asked)
 	}
+	g.imu.Lock()
+	defer g.imu.Unlock()
 	// A reload may have taken a tag out of the imports since it was asked
 	// for (reface): it is not registered again.
 	imports := g.offer().imports

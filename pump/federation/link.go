@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -65,12 +66,27 @@ type conn struct {
 	junkEnvelopes *junkFrames
 	// refusals logs the envelopes refused by their link id (run).
 	refusals *refusals
+	// born is when the link was made; heardAt is when the peer was last
+	// heard of, as a duration since born (probe.go).
+	born    time.Time
+	heardAt atomic.Int64
+	// probe wakes keepalive as a call begins to wait on the peer.
+	probe chan struct{}
+	// written counts the bytes of the frames this side wrote, read the
+	// bytes of them the peer is known to have read (its pong to a ping
+	// sent after them): what lies between may still be on its way.
+	written, read atomic.Int64
+	// held are the peer's calls waiting for ready, with the cancels
+	// behind them, in the order they came (ready.go); nil when none is.
+	hmu  sync.Mutex
+	held []heldEnvelope
 }
 
 // newConn is an authenticated link of g over ws to p, not served yet
 // (run). withServed marks the link made at start (refreshOnce).
 func newConn(g *gateway, ws *websocket.Conn, p peer, withServed bool) *conn {
-	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{}), ready: make(chan struct{}), bye: make(chan struct{})}
+	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{}), ready: make(chan struct{}), bye: make(chan struct{}),
+		born: time.Now(), probe: make(chan struct{}, 1)}
 	if withServed {
 		c.served = make(chan struct{})
 	}
@@ -170,6 +186,9 @@ func (c *conn) writeMessage(mt int, b []byte) error {
 	default:
 	}
 	_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
+	// Counted before it is written: a probe's ping that waits behind it
+	// must find it on its way (keepalive).
+	c.written.Add(int64(len(b)))
 	return c.ws.WriteMessage(mt, b)
 }
 
@@ -214,32 +233,23 @@ func (c *conn) close(cause error) {
 var errLinkClosed = errors.New("federation: link closed")
 
 // run serves the link until it ends: it reads frames, keeps the link alive
-// with pings, verifies the envelopes in parallel and delivers them to the
-// gateway in the order they came.
+// with pings (and probes it while a call waits: keepalive), verifies the
+// envelopes in parallel and delivers them to the gateway in the order they
+// came.
 func (c *conn) run() error {
 	c.handlers = make(chan struct{}, handlersPerLink)
 	c.work = make(chan func())
 	go c.acks.run()
 	c.ws.SetReadLimit(maxFrame)
 	_ = c.ws.SetReadDeadline(time.Now().Add(silenceLimit))
-	c.ws.SetPongHandler(func(string) error {
+	c.ws.SetPongHandler(func(data string) error {
+		c.heard()
+		c.readUpTo(data)
 		return c.ws.SetReadDeadline(time.Now().Add(silenceLimit))
 	})
-	go func() {
-		t := time.NewTicker(pingEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-c.done:
-				return
-			case <-t.C:
-				if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeTimeout)); err != nil {
-					c.close(fmt.Errorf("ping: %w", err))
-					return
-				}
-			}
-		}
-	}()
+	c.ws.SetPingHandler(c.answerPing)
+	c.heard()
+	go c.keepalive()
 	c.junkEnvelopes = &junkFrames{log: c.g.log, now: c.g.m.now}
 	defer c.junkEnvelopes.end() // once stage.close has delivered the last
 	c.refusals = &refusals{log: c.g.log, now: c.g.m.now}
@@ -254,7 +264,7 @@ func (c *conn) run() error {
 	junk := &junkFrames{log: c.g.log, now: c.g.m.now}
 	defer junk.end()
 	for {
-		mt, b, err := c.ws.ReadMessage()
+		mt, b, err := c.readMessage()
 		if err != nil {
 			c.close(peerClosed(err))
 			return c.err

@@ -162,6 +162,9 @@ type Manager struct {
 	// proxy handling of call lt, or the receipt of an answer to it,
 	// reaches step at: it may hold it there.
 	proxyHook func(at proxyStep, lt string)
+	// registerHook, when set (tests only), runs as an imported listener
+	// is in the pump but not yet recorded as registered (register).
+	registerHook func(name string)
 	// removeHook, when set (tests only), runs once a gateway's removal
 	// ended its calls (endCalls), before its link and sender stop.
 	removeHook func(*gateway)

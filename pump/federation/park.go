@@ -119,11 +119,14 @@ func (g *gateway) park(ctx context.Context, o opened, thread string, e *envelope
 }
 
 // rerun reports whether the handling of ctx, stopped before it answered,
-// may run again: not when it was killed or timed out (the pump drops its
-// message, or answers it with a <huh>).
+// may run again: not when it was killed, timed out or its answer was
+// cancelled (pump.Cancel: the console's /cancel) — the pump drops its
+// message, or answers it with a <huh> — so its call is cancelled on the
+// peer rather than held open for a handling that never comes.
 func rerun(ctx context.Context) bool {
 	cause := context.Cause(ctx)
-	return !errors.Is(cause, pump.ErrConversationKilled) && !errors.Is(cause, pump.ErrHandlerTimeout)
+	return !errors.Is(cause, pump.ErrConversationKilled) && !errors.Is(cause, pump.ErrHandlerTimeout) &&
+		!errors.Is(cause, pump.ErrCancelled)
 }
 
 // resume hands p, a call a halt stopped the handling of, to c, the

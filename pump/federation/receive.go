@@ -180,30 +180,25 @@ func (g *gateway) deliver(c *conn, in *inbound) {
 	g.envelopeSeen(DirectionIn, e.Link.Kind)
 	switch e.Link.Kind {
 	case KindCall:
-		select {
-		case <-c.ready:
-			g.onCall(c, e)
-		default:
-			// Until this side asked the peer for its imports the calls
-			// wait, off the delivery: what the peer answers it (a meta
-			// answer) comes after them on the same link.
-			c.hwg.Add(1)
-			go func() {
-				defer c.hwg.Done()
-				select {
-				case <-c.ready:
-					g.onCall(c, e)
-				case <-c.done: // not processed: the resend will be
-					c.acks.forgive(e.Link.ID)
-				}
-			}()
-		}
+		// Until this side asked the peer for its imports the calls
+		// wait, off the delivery: what the peer answers it (a meta
+		// answer) comes after them on the same link (ready.go). One not
+		// processed as the link ends is sent again on the next.
+		c.whenReady(func() { g.onCall(c, e) }, func() { c.acks.forgive(e.Link.ID) })
 	case KindReply, KindHuh, KindEnd:
 		id, hash, sent := e.Link.ID, in.hash, e.Link.Sent
 		g.onAnswer(e, in.b, func() { g.ackOnceSeen(c, id, hash, sent, now, orig) })
 	case KindCancel:
-		g.onCancel(e)
-		g.ackOnceSeen(c, e.Link.ID, in.hash, e.Link.Sent, now, orig)
+		// Behind the calls that wait for the link to be ready: its own
+		// may be one of them (ready.go).
+		id, hash, sent := e.Link.ID, in.hash, e.Link.Sent
+		c.behindHeld(func() {
+			g.onCancel(e)
+			g.ackOnceSeen(c, id, hash, sent, now, orig)
+		}, func() {
+			g.unsettled.drop(orig)
+			c.acks.forgive(id)
+		})
 	default:
 		c.refusedEnvelope(RefusedUnknownKind, "federation: security: envelope of unknown kind refused", "id", e.Link.ID,
 			"kind", e.Link.Kind)

@@ -210,3 +210,70 @@ func TestAddedImportAskedOnTheLiveLink(t *testing.T) {
 		t.Error("the import changes took a new link: the gateway restarted")
 	}
 }
+
+// TestImportTakenOutWhileBeingRegistered: a reload that takes an import
+// out while the listener asked for it is being registered (the reload
+// before added it) removes that listener. It found the listener in the
+// pump but not yet among the gateway's, removed nothing, and the listener
+// stayed, serving a tag no longer imported.
+func TestImportTakenOutWhileBeingRegistered(t *testing.T) {
+	aKey := newKey(t)
+	c := newCallee(t, aKey)
+	pt, err := xmlpipe.PayloadTypeOf[Echo]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := &exportsMeta{}
+	meta.set(imported{Tag: "Echo", Name: "echo", Description: "echo", XSD: pt.XSD()})
+	c.m.opts.Meta = exportFiltered{meta}
+
+	log := slog.New(slog.NewTextHandler(c.logs, nil)).With("side", "caller")
+	p := callerPump(t, log, nil)
+	gc := config.Gateway{Name: "b", RemoteURL: c.url(), TrustedIdentity: writePublic(t, c.key)}
+	m, err := New(Options{Organism: "a", Key: aKey, Pump: p, Logger: log, Store: openStore(t, t.TempDir(), log),
+		Gateways: []config.Gateway{gc}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := m.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	m.importPause = time.Hour // only the reload asks
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	where := func(i int, f string) string { return fmt.Sprintf("gateways[%d].%s", i, f) }
+	reload := func(imports []string) error {
+		gc.Import = imports
+		ch, err := m.PlanGateways([]config.Gateway{gc}, where)
+		if err != nil {
+			return err
+		}
+		return ch.Apply(ctx)
+	}
+	g := m.list()[0]
+	takenOut := make(chan error, 1)
+	m.registerHook = func(string) {
+		m.registerHook = nil // the registration the reload below races
+		go func() { takenOut <- reload(nil) }()
+		waitUntil(t, "the second reload never began", func() bool { return len(g.offer().imports) == 0 })
+	}
+	m.Start()
+	waitUntil(t, "the link never came up", g.linked)
+	if err := reload([]string{"Echo"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-takenOut:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the reload taking the import out never ended")
+	}
+	waitUntil(t, "the refresh never ended", func() bool { return !g.refreshing.Load() })
+	if _, ok := p.Lookup("echo"); ok {
+		t.Error("the listener of an import taken out by a reload stayed")
+	}
+}

@@ -123,6 +123,21 @@ func (u *unsettled) settle(o *original) {
 	}
 }
 
+// drop forgets o, which was not processed (its link ended first): the
+// peer sends it again, and the copies that joined it are left
+// unacknowledged as it is.
+func (u *unsettled) drop(o *original) {
+	if o == nil {
+		return
+	}
+	u.mu.Lock()
+	if u.byHash[o.hash] == o {
+		delete(u.byHash, o.hash)
+	}
+	o.copies = nil
+	u.mu.Unlock()
+}
+
 // sweep drops the originals made before unsettledTTL, at most every
 // unsettledTTL/4; with u.mu held.
 func (u *unsettled) sweep(now time.Time) {
