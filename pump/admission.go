@@ -143,6 +143,8 @@ func (p *Pump) waitLocked(ctx context.Context, deadline time.Time, room func() b
 		p.flightMu.Unlock()
 	})
 	defer stop()
+	p.admitWaiting++
+	defer func() { p.admitWaiting-- }()
 	for {
 		switch {
 		case p.closing.Load():
@@ -153,6 +155,7 @@ func (p *Pump) waitLocked(ctx context.Context, deadline time.Time, room func() b
 			return errWaitOver
 		}
 		p.flight.Wait()
+		p.admitWakeups.Add(1)
 		if room() {
 			return nil
 		}

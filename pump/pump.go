@@ -141,6 +141,11 @@ type Pump struct {
 	users         map[string]int
 	listenerShare int
 	userShare     int
+	// admitWaiting counts the admission waiters now waiting (guarded by
+	// flightMu) and admitWakeups every time one of them woke to re-check
+	// for room: what a release costs the waiters (see admission.go).
+	admitWaiting int
+	admitWakeups atomic.Int64
 
 	processed   atomic.Int64
 	failed      atomic.Int64
