@@ -95,69 +95,51 @@ func (p *Pump) admitDeadline() time.Time { return time.Now().Add(max(p.opts.Admi
 // (wrapping ctx's error when ctx's deadline came first). A zero deadline
 // (Recover) waits as long as ctx allows and never gets ErrBusy. It fails
 // with ErrClosed once the pump shuts down and with ctx's error when ctx is
-// cancelled.
+// cancelled. Waiters get freed units in the order they came (see
+// wakeBudgetLocked).
 func (p *Pump) admit(ctx context.Context, deadline time.Time, user string) error {
 	p.flightMu.Lock()
 	defer p.flightMu.Unlock()
-	ok, reason := p.roomLocked(user)
-	if !ok {
-		if err := p.waitLocked(ctx, deadline, func() bool {
-			ok, reason = p.roomLocked(user)
-			return ok
-		}); err != nil {
-			if deadline.IsZero() {
-				return err // Recover: ctx alone bounds it
-			}
-			return p.waitError(err, reason)
-		}
-	}
 	if p.closing.Load() {
 		return ErrClosed
 	}
-	p.inflight++
-	if user != "" {
-		p.users[user]++
+	if ok, _ := p.roomLocked(user); ok {
+		p.inflight++
+		if user != "" {
+			p.users[user]++
+		}
+		return nil
 	}
-	return nil
-}
-
-// errWaitOver is waitLocked's report that its deadline passed before ctx
-// ended.
-var errWaitOver = errors.New("wait over")
-
-// waitLocked waits on p.flight until room() holds (p.flightMu held), at
-// most until deadline (zero: none). It returns ErrClosed once the pump
-// shuts down, ctx's error when ctx ends, errWaitOver when the deadline
-// passes first.
-func (p *Pump) waitLocked(ctx context.Context, deadline time.Time, room func() bool) error {
-	wait := ctx
-	if !deadline.IsZero() {
-		var cancel context.CancelFunc
-		wait, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
-	}
-	// sync.Cond does not watch contexts: wake the waiters when wait ends.
-	stop := context.AfterFunc(wait, func() {
-		p.flightMu.Lock()
-		p.flight.Broadcast()
-		p.flightMu.Unlock()
-	})
-	defer stop()
-	for {
-		switch {
-		case p.closing.Load():
+	w := p.newWaiterLocked(user)
+	p.budgetWaiters.push(w)
+	p.admitWaiting++
+	p.flightMu.Unlock()
+	err := p.park(ctx, deadline, w)
+	p.flightMu.Lock()
+	p.admitWaiting--
+	if w.granted {
+		if p.closing.Load() { // the unit back: nothing is admitted now
+			p.inflight--
+			p.unchargeLocked(user)
+			p.signalLocked() // the drain may wait for it
 			return ErrClosed
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case wait.Err() != nil:
-			return errWaitOver
 		}
-		p.flight.Wait()
-		if room() {
-			return nil
-		}
+		return nil
 	}
+	p.budgetWaiters.remove(w)
+	err = p.parkedError(ctx, err)
+	if deadline.IsZero() {
+		return err // Recover: ctx alone bounds it
+	}
+	_, reason := p.roomLocked(user)
+	if reason == "" {
+		reason = "in-flight budget full"
+	}
+	return p.waitError(err, reason)
 }
+
+// errWaitOver is park's report that its deadline passed before ctx ended.
+var errWaitOver = errors.New("wait over")
 
 // waitError turns the end of a wait for room into Inject's error: a
 // *BusyError when the wait's bound or ctx's deadline ended it.
@@ -228,30 +210,64 @@ func forgetRefusal(l *listener) {
 // waitRoom waits, until deadline at most, until l has room for a new
 // external message (see fullTarget). It gives up at once with a *BusyError
 // when, meanwhile, the message's expected wait at l grows beyond
-// Options.MaxQueueWait.
+// Options.MaxQueueWait. Waiters are woken one per unit of room freed at l,
+// in the order they came (see wakeRoomLocked).
 func (p *Pump) waitRoom(ctx context.Context, deadline time.Time, l *listener) error {
 	p.flightMu.Lock()
 	defer p.flightMu.Unlock()
 	if p.hasRoomLocked(l) {
 		return nil
 	}
-	l.pace.waiting++
-	defer func() { l.pace.waiting-- }()
-	var refused error
-	err := p.waitLocked(ctx, deadline, func() bool {
-		var now time.Time
-		if refused = p.overdueLocked(l, &now, 0); refused != nil {
-			return true
-		}
-		return p.hasRoomLocked(l)
-	})
-	switch {
-	case err != nil:
-		return p.waitError(err, listenerBusy(l))
-	case refused != nil:
-		return refused
+	if p.closing.Load() {
+		return ErrClosed
 	}
-	return nil
+	l.pace.waiting++
+	p.admitWaiting++
+	w := p.newWaiterLocked("")
+	q := &l.pace.waiters
+	// roomWoken: the last wake was for room there, which it must pass
+	// on unless it returns to take it.
+	roomWoken, roomy := false, false
+	defer func() {
+		if w.refused == nil { // a refused one was counted out then
+			l.pace.waiting--
+		}
+		p.admitWaiting--
+		if roomWoken && !roomy {
+			p.wakeRoomLocked(l) // the room it was woken for goes on
+		}
+	}()
+	for {
+		q.push(w)
+		if p.roomWaitingAt == nil {
+			p.roomWaitingAt = map[*listener]struct{}{}
+		}
+		p.roomWaitingAt[l] = struct{}{}
+		p.flightMu.Unlock()
+		err := p.park(ctx, deadline, w)
+		p.flightMu.Lock()
+		q.remove(w)
+		roomWoken = w.woken
+		if w.woken {
+			w.woken = false
+			q.woken--
+		}
+		switch {
+		case w.refused != nil:
+			return w.refused
+		case err != nil || p.closing.Load():
+			return p.waitError(p.parkedError(ctx, err), listenerBusy(l))
+		}
+		var now time.Time
+		if refused := p.overdueLocked(l, &now, 0); refused != nil {
+			return refused
+		}
+		if p.hasRoomLocked(l) {
+			roomy = true
+			return nil
+		}
+		// Another message took the room first: wait again, in its place.
+	}
 }
 
 // hold counts one more unit of internal work.
@@ -317,11 +333,7 @@ func (p *Pump) releaseHandled(d *delivery, now time.Time) {
 	}
 	d.at.load--
 	p.unchargeLocked(d.user)
-	if d.at.load < p.listenerShare {
-		p.flight.Broadcast() // an Inject may wait for room at d.at
-	} else {
-		p.signalLocked()
-	}
+	p.signalLocked()
 	p.flightMu.Unlock()
 }
 
@@ -337,10 +349,17 @@ func (p *Pump) unchargeLocked(user string) {
 	}
 }
 
-// signalLocked wakes admission waiters and the drain when room may have
-// appeared (p.flightMu held).
+// signalLocked wakes, after a release, the admission waiters the freed
+// room could take — in the budget and at each listener — and the drain
+// once nothing is in flight (p.flightMu held).
 func (p *Pump) signalLocked() {
-	if p.inflight <= 0 || p.inflight-p.excess < p.opts.MaxInFlight {
+	if p.inflight <= 0 {
 		p.flight.Broadcast()
+	}
+	p.wakeBudgetLocked()
+	var now time.Time
+	for l := range p.roomWaitingAt {
+		p.refuseOverdueLocked(l, &now)
+		p.wakeRoomLocked(l)
 	}
 }

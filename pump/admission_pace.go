@@ -26,8 +26,10 @@ type pace struct {
 	// waited to start (0: never measured): with every worker busy, one
 	// waiting message starts per step.
 	step time.Duration
-	// waiting counts the injects waiting for room at the listener.
+	// waiting counts the injects waiting for room at the listener, and
+	// waiters queues them for it (see Pump.wakeRoomLocked).
 	waiting int
+	waiters waiterQueue
 	// resumed is the count of the listener's queue's released holds
 	// (schedQueue.resumed) when last was noted: a pause or halt released
 	// since makes last and busySince say nothing of its pace.

@@ -133,7 +133,11 @@ type Pump struct {
 	// deliveries queued or running, emitted outputs); excess the
 	// deliveries above their listener's share (listenerShare), which
 	// admission does not count; users the external messages in flight per
-	// admission account. flight is signalled when room may have appeared.
+	// admission account. flight is signalled when nothing is in flight any
+	// more (the drain). budgetWaiters queues the senders waiting for room
+	// in the budget, roomWaitingAt the listeners with senders waiting for
+	// room there (admission_waiters.go); waitTickets numbers the waiters in
+	// arrival order. admitClosed is closed once the pump shuts down.
 	flightMu      sync.Mutex
 	flight        *sync.Cond
 	inflight      int
@@ -141,6 +145,15 @@ type Pump struct {
 	users         map[string]int
 	listenerShare int
 	userShare     int
+	// admitWaiting counts the admission waiters now waiting (guarded by
+	// flightMu) and admitWakeups every time one of them woke to re-check
+	// for room: what a release costs the waiters (admission_waiters.go).
+	admitWaiting  int
+	admitWakeups  atomic.Int64
+	budgetWaiters waiterQueue
+	roomWaitingAt map[*listener]struct{}
+	waitTickets   uint64
+	admitClosed   chan struct{}
 
 	processed   atomic.Int64
 	failed      atomic.Int64
@@ -232,6 +245,7 @@ func New(opts Options) (*Pump, error) {
 		users:         map[string]int{},
 		listenerShare: ceilDiv(opts.MaxInFlight, 8),
 		userShare:     ceilDiv(opts.MaxInFlight, 4),
+		admitClosed:   make(chan struct{}),
 	}
 	p.flight = sync.NewCond(&p.flightMu)
 	p.watchPoke = make(chan struct{}, 1)
@@ -402,9 +416,7 @@ func (p *Pump) shutdown(ctx context.Context, now bool) error {
 		}
 	}
 	defer close(stopped)
-	p.flightMu.Lock()
-	p.flight.Broadcast() // Inject calls waiting for room fail with ErrClosed now
-	p.flightMu.Unlock()
+	close(p.admitClosed) // Inject calls waiting for room fail with ErrClosed now
 	p.haltMu.Lock()
 	if _, redeliver := p.journal.(DeliveryJournal); redeliver && (p.haltScope.Load() != nil || p.haltedNames.Load() != nil) {
 		// The halt holds through the stop: what waits at a halted
