@@ -13,10 +13,10 @@ import (
 // journal is walked from its end, newestScanChunk rows at a time and
 // reading only seq and the id, until offset+limit distinct ids are found;
 // then the page's ids alone are summarised from their entries, found
-// through the lookup keys (lookupManyIn). Its cost follows the page and
-// how far back its ids reach, plus one pass over the lookup keys (16
-// bytes per journal row), instead of every journal row
-// (BenchmarkThreadSummaries).
+// through the lookup keys (lookupManyIn). Its cost follows the page (how
+// far back its ids' last entries are, how many entries they have), plus
+// one pass over the lookup keys (16 bytes per journal row), instead of
+// every journal row (BenchmarkThreadSummaries).
 
 // newestScanChunk is how many journal rows newestIDs reads per query.
 const newestScanChunk = 1024

@@ -103,3 +103,57 @@ func TestNewestSummariesMatchTheGrouping(t *testing.T) {
 		}
 	}
 }
+
+// TestThreadEntriesMatchLookups: ThreadEntries and ConversationEntries
+// return, by id, what Thread and Conversation return for each id — across
+// partitions, in the open partition, for an id never journaled and for an
+// id whose entries were all pruned.
+func TestThreadEntriesMatchLookups(t *testing.T) {
+	clock := newFakeClock()
+	s, _ := openTest(t, Options{Clock: clock.Now})
+	for i := range 2500 {
+		e := testEntry(i, fmt.Sprintf("t-%d", i%40))
+		e.Conversation = fmt.Sprintf("c-%d", i%15)
+		if i%40 == 9 {
+			e.Listener = "gone"
+		}
+		e.Time = clock.Now()
+		must(t, s.Append(e))
+	}
+	flush(t, s)
+	clock.Advance(100 * 24 * time.Hour)
+	_, err := s.Sweep(context.Background(), func(l, _ string) Retention {
+		if l == "gone" {
+			return Retention{Policy: RetainDays, Days: 1}
+		}
+		return Retention{}
+	})
+	must(t, err)
+	tests := []struct {
+		name  string
+		batch func([]string) (map[string][]Entry, error)
+		one   func(string) ([]Entry, error)
+		ids   []string
+	}{
+		{"threads", s.ThreadEntries, s.Thread, []string{"t-0", "t-9", "t-39", "t-7", "t-0", "nobody"}},
+		{"conversations", s.ConversationEntries, s.Conversation, []string{"c-3", "c-14", "nobody"}},
+		{"none", s.ThreadEntries, s.Thread, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.batch(tt.ids)
+			must(t, err)
+			want := map[string][]Entry{}
+			for _, id := range tt.ids {
+				es, err := tt.one(id)
+				must(t, err)
+				if len(es) > 0 {
+					want[id] = es
+				}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("batched entries differ from one lookup each (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
