@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/xml"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -33,6 +34,12 @@ const (
 	// by agent or time.
 	messageScan = 10000
 )
+
+// outcomeBatch is how many threads (conversations) GET /api/v1/threads
+// reads the entries of at once to tell their outcomes: one pass over the
+// journal's lookup keys per batch, and at most the entries of a batch in
+// memory.
+const outcomeBatch = 256
 
 // errorTags are the payload tags of failure messages in the journal.
 var errorTags = []string{"huh", "SystemError"}
@@ -317,9 +324,10 @@ func (s *Server) wasKilled(id, conv string) bool {
 }
 
 // apiThreads is GET /api/v1/threads: journal threads, most recently active
-// first, paginated (limit, offset) and filtered (status, agent, since). Each
-// row's participants are read from its journal entries (one indexed query
-// per row of the page).
+// first, paginated (limit, offset) and filtered (status, agent, since). The
+// page's participants, and the outcomes of its failed threads and of its
+// conversations, are read from their journal entries, each in one pass
+// over the journal's lookup keys rather than one lookup per row.
 func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request, st *store.Store) {
 	p, since, ok := requestPage(w, r, true)
 	if !ok {
@@ -356,20 +364,51 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request, st *store.St
 			}
 		}
 	}
-	for _, t := range sums {
-		// As apiThread decides: any entry that records a failure (a refused
-		// inbound message keeps its payload's root tag) or a failure's tag.
-		var o threadOutcome
-		if t.Failures > 0 ||
-			slices.ContainsFunc(t.PayloadTags, func(tag string) bool { return slices.Contains(errorTags, tag) }) {
-			// Something failed, was denied or cancelled: its entries say which.
-			entries, err := st.Thread(t.ID)
-			if err != nil {
-				s.internalError(w, "journal thread", err)
-				return
+	// As apiThread decides: any entry that records a failure (a refused
+	// inbound message keeps its payload's root tag) or a failure's tag
+	// says that something failed, was denied or cancelled, and its
+	// thread's entries say which. They are read a batch of threads at a
+	// time, as are the conversations' (convs.read).
+	failed := func(t store.ThreadSummary) bool {
+		return t.Failures > 0 ||
+			slices.ContainsFunc(t.PayloadTags, func(tag string) bool { return slices.Contains(errorTags, tag) })
+	}
+	var (
+		outcomes = map[string]threadOutcome{}
+		// pageEntries are the entries of every thread of sums when sums are
+		// the page (no filter): read once, for outcomes and participants.
+		pageEntries map[string][]store.Entry
+	)
+	for batch := range slices.Chunk(sums, outcomeBatch) {
+		var ids []string
+		for _, t := range batch {
+			if failed(t) || !filter {
+				ids = append(ids, t.ID)
 			}
-			o = s.outcomeOf(r.Context(), t.Conversation, entries, false)
 		}
+		entries, err := st.ThreadEntries(ids)
+		if err != nil {
+			s.internalError(w, "journal thread", err)
+			return
+		}
+		if !filter {
+			if pageEntries == nil {
+				pageEntries = map[string][]store.Entry{}
+			}
+			maps.Copy(pageEntries, entries)
+		}
+		for _, t := range batch {
+			if failed(t) {
+				outcomes[t.ID] = s.outcomeOf(r.Context(), t.Conversation, entries[t.ID], false)
+			}
+		}
+		if err := convs.read(batch); err != nil {
+			s.internalError(w, "journal conversation", err)
+			return
+		}
+	}
+	for _, t := range sums {
+		o := outcomes[t.ID]
 		if o, err = convs.of(t.Conversation, o); err != nil {
 			s.internalError(w, "journal conversation", err)
 			return
@@ -384,14 +423,20 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request, st *store.St
 	if filter {
 		out = paged(out, p)
 	}
-	owners := map[string]string{} // by conversation: its threads share one
-	for i := range out {
-		entries, err := st.Thread(out[i].ID)
-		if err != nil {
+	entries := pageEntries
+	if entries == nil {
+		ids := make([]string, len(out))
+		for i := range out {
+			ids[i] = out[i].ID
+		}
+		if entries, err = st.ThreadEntries(ids); err != nil {
 			s.internalError(w, "journal thread", err)
 			return
 		}
-		out[i].Participants = participantsOf(entries)
+	}
+	owners := map[string]string{} // by conversation: its threads share one
+	for i := range out {
+		out[i].Participants = participantsOf(entries[out[i].ID])
 		conv := cmp.Or(out[i].Conversation, out[i].ID)
 		owner, ok := owners[conv]
 		if !ok {

@@ -3,6 +3,7 @@ package bus
 import (
 	"cmp"
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
@@ -132,6 +133,28 @@ type conversationOutcomes struct {
 
 func (s *Server) conversationOutcomes(ctx context.Context, st *store.Store) *conversationOutcomes {
 	return &conversationOutcomes{s: s, ctx: ctx, st: st, seen: map[string]threadOutcome{}}
+}
+
+// read reads the outcomes of the conversations of sums (all but those
+// failing rules out) in one pass over the journal, instead of one
+// lookup each as of would make.
+func (c *conversationOutcomes) read(sums []store.ThreadSummary) error {
+	var convs []string
+	for _, t := range sums {
+		_, seen := c.seen[t.Conversation]
+		if t.Conversation != "" && !seen && (c.failing == nil || c.failing[t.Conversation]) &&
+			!slices.Contains(convs, t.Conversation) {
+			convs = append(convs, t.Conversation)
+		}
+	}
+	entries, err := c.st.ConversationEntries(convs)
+	if err != nil {
+		return err
+	}
+	for _, conv := range convs {
+		c.seen[conv] = c.s.outcomeOf(c.ctx, conv, entries[conv], false)
+	}
+	return nil
 }
 
 // of returns thread's outcome o with its conversation's denial and cancel.

@@ -236,8 +236,11 @@ func (r *Reader) Conversations(limit, offset int, filter ThreadFilter) ([]Thread
 
 // summaries groups the journal by the column key (thread or
 // conversation) for Threads and Conversations, in one pass over the
-// journal.
+// journal; a page without a filter reads only its ids (thread_page.go).
 func (r *Reader) summaries(key string, limit, offset int, f ThreadFilter) ([]ThreadSummary, error) {
+	if limit > 0 && f.unset() {
+		return r.newestSummaries(key, limit, offset)
+	}
 	where := "TRUE"
 	if key == "conversation" {
 		where += " AND conversation <> ''"
