@@ -246,6 +246,7 @@ func (s *Store) open() error {
 		keys:       newKeySummaries(next),
 		high:       next - 1,
 		txHigh:     next - 1,
+		health:     newHealth(s.log, s.dir),
 	}
 	return nil
 }
