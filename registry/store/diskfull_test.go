@@ -28,7 +28,7 @@ const diskFullThread = "t-full"
 // with EFBIG as they would on a full disk) until appends fail, then raises
 // it again (the operator freed space) and goes on until appends commit
 // again, without reopening the store. It prints "ACK <seq>" for each
-// append AppendSync acknowledged, "FAIL <seq>" for each it refused,
+// append WaitDurable acknowledged, "FAIL <seq>" for each it refused,
 // "SLOTS <n>" for the slots it wrote, "RECOVERED <duration>" and "DONE".
 func diskFullChild(dir string) int {
 	signal.Ignore(syscall.SIGXFSZ)
@@ -48,7 +48,16 @@ func diskFullChild(dir string) int {
 	step := func() (int64, error) {
 		e := testEntry(slots, diskFullThread)
 		e.Bytes = bytes.Replace(e.Bytes, []byte("</Name>"), append(pad, "</Name>"...), 1)
-		seq, err := s.AppendSync(ctx, e)
+		// As the pump journals: assign a seq, wait for its commit, and
+		// mark it delivered once handled, journaled or not.
+		seq, err := s.AppendSeq(e)
+		if err == nil {
+			err = s.WaitDurable(ctx, seq)
+		}
+		if merr := s.MarkDelivered(seq); merr != nil {
+			fmt.Println("ERR mark", merr)
+			os.Exit(childBadExit)
+		}
 		// The slot is written whatever became of the append: the kernel
 		// state moves on in memory either way.
 		if serr := s.AppendSlot(SlotRow{Thread: diskFullThread, Index: slots, Raw: pad, Time: time.Now()}); serr != nil {
@@ -115,6 +124,12 @@ func diskFullChild(dir string) int {
 			recovered = time.Since(freed)
 		}
 		ok++
+	}
+	// Flush reports the refused appends; the delivery marks made for them
+	// are no-ops, not "not found".
+	if err := s.Flush(ctx); errors.Is(err, ErrNotFound) || strings.Contains(fmt.Sprint(err), "mark delivered") {
+		fmt.Println("ERR Flush after the recovery:", strings.ReplaceAll(err.Error(), "\n", " | "))
+		return childBadExit
 	}
 	if h := s.Health(); !h.OK || h.Failures == 0 || h.Held != 0 {
 		fmt.Printf("ERR Health after the recovery: %+v\n", h)

@@ -607,6 +607,10 @@ func (w *writer) tombstoneFailed(cause error, seqs ...int64) {
 	for _, seq := range seqs {
 		w.dur.fail(seq, cause.Error())
 		w.untombstoned = append(w.untombstoned, lostSeq{seq: seq, reason: "append failed: " + cause.Error()})
+		// Its seq is taken for good: a delivery mark made for it (the
+		// pump handled the message it could not journal) is a no-op, not
+		// a "not found" that fails a batch of held writes with it.
+		w.deliveries.high = max(w.deliveries.high, seq)
 	}
 	if over := len(w.untombstoned) - maxUntombstoned; over > 0 {
 		w.log.Error("store: too many failed appends wait for their tombstones; the oldest are forgotten",
