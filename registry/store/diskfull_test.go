@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -37,7 +38,8 @@ func diskFullChild(dir string) int {
 		fmt.Println("ERR getrlimit", err)
 		return childBadExit
 	}
-	s, err := Open(dir, Options{Logger: quietLogger()})
+	// The log goes to stderr, which the parent reads.
+	s, err := Open(dir, Options{Logger: slog.New(slog.NewJSONHandler(os.Stderr, nil))})
 	if err != nil {
 		fmt.Println("ERR", err)
 		return childBadExit
@@ -185,6 +187,19 @@ func TestDiskFullRecovers(t *testing.T) {
 		}
 	}
 	t.Logf("%d appends acknowledged, %d refused, %d slots written", len(acked), len(refused), slots)
+	// The operator reads of the failure once when it begins and once when
+	// it ends, not once per refused write.
+	logs := stderr.String()
+	if n := strings.Count(logs, `"msg":"store: commits fail; journal appends are refused until the storage recovers"`); n < 1 {
+		t.Errorf("the log says %d times that commits fail, want at least once:\n%s", n, tail(logs, 10))
+	}
+	if n := strings.Count(logs, `"msg":"store: commits succeed again"`); n < 1 {
+		t.Errorf("the log says %d times that commits succeed again, want at least once:\n%s", n, tail(logs, 10))
+	}
+	if n := strings.Count(logs, `"level":"ERROR"`); n > 4 {
+		t.Errorf("%d error lines in the log for %d refused appends, want a line per failure, not per write:\n%s",
+			n, len(refused), tail(logs, 10))
+	}
 
 	s := openAt(t, dir, Options{})
 	rep, err := s.Verify(context.Background(), nil)

@@ -64,7 +64,7 @@ func (h *health) ok() {
 		return
 	}
 	now := time.Now()
-	h.log.Warn("store: commits succeed again", "dir", h.dir, "failing_for", now.Sub(h.h.Since).Round(time.Millisecond),
+	h.log.Warn("store: commits succeed again", "dir", h.dir, "failing_for", now.Sub(h.h.Since).Round(time.Millisecond).String(),
 		"err", h.h.Error)
 	h.h = Health{OK: true, Failures: h.h.Failures, Recovered: now}
 }

@@ -413,7 +413,13 @@ func (s *Store) async(name string, fn func(w *writer) (int64, error)) error {
 // recordAsync logs and keeps the error of an asynchronous op for the next
 // Flush or Close. It runs on the writer goroutine.
 func (s *Store) recordAsync(o *op, err error) {
-	s.log.Error("store: asynchronous write failed", "op", o.name, "err", err)
+	if isStorageFailure(err) {
+		// Logged once when the storage begins to fail (health.go); a
+		// line per refused write would flood the log of a full disk.
+		s.log.Debug("store: asynchronous write failed", "op", o.name, "err", err)
+	} else {
+		s.log.Error("store: asynchronous write failed", "op", o.name, "err", err)
+	}
 	s.errMu.Lock()
 	defer s.errMu.Unlock()
 	s.asyncN++
