@@ -69,13 +69,6 @@ func (h *health) ok() {
 	h.h = Health{OK: true, Failures: h.h.Failures, Recovered: now}
 }
 
-// failing reports whether the storage failed at the last commit.
-func (h *health) failing() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return !h.h.OK
-}
-
 // snapshot returns the current Health.
 func (h *health) snapshot() Health {
 	h.mu.Lock()
