@@ -441,8 +441,10 @@ func (s *Store) takeAsyncErr() error {
 }
 
 // Flush returns when every write enqueued before the call is committed (or
-// failed). It returns the errors of asynchronous writes that failed since
-// the previous Flush, wrapped in ErrWriteFailed.
+// failed, or held while the storage fails: Health().Held counts those,
+// committed once it recovers or failed at Close). It returns the errors of
+// asynchronous writes that failed since the previous Flush, wrapped in
+// ErrWriteFailed.
 func (s *Store) Flush(ctx context.Context) error {
 	if err := s.sendMarks(ctx); err != nil {
 		return err
