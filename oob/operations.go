@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/xml-pipeline/xmlpipe/pump"
+	"github.com/xml-pipeline/xmlpipe/registry/store"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
 
@@ -421,7 +422,22 @@ func (o *operations) status(a *GetStatus) *Status {
 	}
 	s.Gateways = o.gatewayStatus()
 	s.HaltedListeners = o.t.Pump.HaltedListeners()
+	s.Store = o.storeStatus()
 	return s
+}
+
+// storeStatus is the status's <store>: nil without a store that reports
+// its health (*store.Store does).
+func (o *operations) storeStatus() *StoreStatus {
+	j, ok := o.t.Journal.(interface{ Health() store.Health })
+	if !ok {
+		return nil
+	}
+	h := j.Health()
+	if h.OK {
+		return &StoreStatus{State: "ok"}
+	}
+	return &StoreStatus{State: "failing", Error: h.Error, Since: h.Since.UTC().Format(time.RFC3339), HeldWrites: h.Held}
 }
 
 // gatewayStatus is the status's <gateways>: nil without a federation or

@@ -334,6 +334,23 @@ type Status struct {
 	// <listener>) while the organism runs on, sorted; state stays
 	// "running" for them, as REST /api/v1/organism's halted_listeners.
 	HaltedListeners []string `xml:"halted-listener" json:"halted_listeners,omitempty"`
+	// Store is the durable store's health (nil for an organism without
+	// one).
+	Store *StoreStatus `xml:"store" json:"store,omitempty"`
+}
+
+// StoreStatus is <store> of <status>: whether the store's commits succeed
+// (state "ok"), or since when and why they fail ("failing": a full disk,
+// an I/O error), while the organism refuses what it cannot journal.
+type StoreStatus struct {
+	State string `xml:"state" json:"state"`
+	// Error is the failure, as SQLite reported it (failing only).
+	Error string `xml:"error,omitempty" json:"error,omitempty"`
+	// Since is when the commits began to fail, RFC 3339 UTC (failing only).
+	Since string `xml:"since,omitempty" json:"since,omitempty"`
+	// HeldWrites counts the writes (kernel state, delivery marks) held
+	// for the storage to recover.
+	HeldWrites int `xml:"held-writes,omitempty" json:"held_writes,omitempty"`
 }
 
 // GatewaysStatus is <gateways> of <status>: the organism's federation.

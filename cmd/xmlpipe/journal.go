@@ -17,6 +17,7 @@ var journalCommands = map[string]commandFunc{
 	"verify": runJournalVerify,
 	"export": runJournalExport,
 	"replay": runJournalReplay,
+	"backup": runJournalBackup,
 }
 
 // journalUsage lists the journal subcommands.
@@ -26,6 +27,7 @@ const journalUsage = `usage: xmlpipe journal <command> [--data DIR] [--config or
   verify                                 check the journal: every entry present, digests, SQLite integrity
   export [--out DIR]                     one XML document per thread, written to DIR
   replay <uuid> [--into organism.yaml]   re-run a conversation's inputs and diff the outputs
+  backup TARGET_DIR                      copy the data directory, each database as of one commit, into TARGET_DIR
 The journal is opened read-only: these work while an organism runs.`
 
 // runJournal is `xmlpipe journal tail|thread|verify|export|replay …`.
@@ -56,6 +58,15 @@ func addStoreFlags(fs *flag.FlagSet) journalStoreFlags {
 // open opens the store named by the flags read-only: the journal commands
 // only read, and so work while an organism holds the store.
 func (f journalStoreFlags) open() (*store.Reader, error) {
+	dir, err := f.dir()
+	if err != nil {
+		return nil, err
+	}
+	return store.OpenReadOnly(dir)
+}
+
+// dir is the data directory the flags name, which must exist.
+func (f journalStoreFlags) dir() (string, error) {
 	dir := *f.data
 	if dir == "" {
 		var pos []string
@@ -64,14 +75,14 @@ func (f journalStoreFlags) open() (*store.Reader, error) {
 		}
 		cfg, err := resolveConfig(pos).load()
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		dir = cfg.Organism.DataDir
 	}
 	if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("journal: data directory: %w", err)
+		return "", fmt.Errorf("journal: data directory: %w", err)
 	}
-	return store.OpenReadOnly(dir)
+	return dir, nil
 }
 
 // begin parses a journal subcommand's arguments (lo to hi positional ones)

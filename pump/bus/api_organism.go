@@ -35,6 +35,9 @@ type apiOrganismBody struct {
 	// what the profile sees; the organism-wide counters (total_messages,
 	// failed, in_flight, the handler timings) are not shown (0, absent).
 	Profile string `json:"profile,omitempty"`
+	// Store is the durable store's health (absent without a store, and
+	// for a user with a security profile).
+	Store *apiStoreBody `json:"store,omitempty"`
 }
 
 // apiOrganism is GET /api/v1/organism.
@@ -59,6 +62,9 @@ func (s *Server) apiOrganism(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body.HaltedListeners = s.pump.HaltedListeners()
+	if s.opts.Store != nil {
+		body.Store = storeBodyOf(s.opts.Store.Health())
+	}
 	if hl, ok := s.opts.Metrics.(HandlerLatencies); ok {
 		sum, n := hl.HandlerLatency()
 		secs := sum.Seconds()

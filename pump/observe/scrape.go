@@ -3,8 +3,11 @@ package observe
 import (
 	"sort"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
 // scraper reads the organism's own counters at scrape time: the pump's
@@ -39,6 +42,10 @@ var (
 	descJCapacity   = newDesc("journal_queue_capacity", "Size of the store writer's queue.")
 	descJPeak       = newDesc("journal_queue_peak", "Largest number of operations waiting when the writer started a batch.")
 	descJBlocked    = newDesc("journal_queue_blocked_total", "Asynchronous writes that found the queue full and waited.")
+	descJStorageOK  = newDesc("journal_storage_ok", "1 while the store's commits succeed; 0 from a commit that failed for a full disk or an I/O error until one succeeds again (journal appends are refused meanwhile).")
+	descJFailing    = newDesc("journal_storage_failing_seconds", "How long the store's commits have been failing for a full disk or an I/O error (0 while they succeed).")
+	descJHeld       = newDesc("journal_held_writes", "Writes (kernel state, delivery marks) held for the storage to recover.")
+	descJFailures   = newDesc("journal_storage_failures_total", "Times the store's commits began to fail for a full disk or an I/O error.")
 	descAgentTokens = newDesc("llm_agent_tokens_total", "LLM tokens used by the agent.", "agent", "kind")
 	descAgentReqs   = newDesc("llm_agent_requests_total", "LLM requests made for the agent.", "agent")
 	descBackTokens  = newDesc("llm_backend_tokens_total", "LLM tokens used on the backend.", "backend", "kind")
@@ -54,7 +61,8 @@ func newDesc(name, help string, labels ...string) *prometheus.Desc {
 func (s *scraper) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descHandled, descQueue, descActive, descPaused, descThreads, descConvs, descInFlight,
 		descProcessed, descFailed, descChains, descUptime, descJEnqueued, descJCommitted, descJFailed, descJCommits, descJRollbacks,
-		descJCommitTime, descJCheckpoint, descJBacklog, descJCapacity, descJPeak, descJBlocked, descAgentTokens, descAgentReqs, descBackTokens,
+		descJCommitTime, descJCheckpoint, descJBacklog, descJCapacity, descJPeak, descJBlocked,
+		descJStorageOK, descJFailing, descJHeld, descJFailures, descAgentTokens, descAgentReqs, descBackTokens,
 		descBackReqs, descConns} {
 		ch <- d
 	}
@@ -100,6 +108,17 @@ func (s *scraper) Collect(ch chan<- prometheus.Metric) {
 		ch <- gauge(descJCapacity, float64(b.Capacity))
 		ch <- gauge(descJPeak, float64(b.Peak))
 		ch <- counter(descJBlocked, float64(b.Blocked))
+		if hj, ok := j.(interface{ Health() store.Health }); ok {
+			h := hj.Health()
+			storageOK, failing := 1.0, 0.0
+			if !h.OK {
+				storageOK, failing = 0, time.Since(h.Since).Seconds()
+			}
+			ch <- gauge(descJStorageOK, storageOK)
+			ch <- gauge(descJFailing, failing)
+			ch <- gauge(descJHeld, float64(h.Held))
+			ch <- counter(descJFailures, float64(h.Failures))
+		}
 	}
 	if u := src.LLM; u != nil {
 		rep := u.Usage()

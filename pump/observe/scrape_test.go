@@ -18,6 +18,11 @@ func (fakeJournal) Stats() store.Stats {
 }
 func (fakeJournal) Backlog() store.Backlog { return store.Backlog{Peak: 4, Capacity: 64, Blocked: 2} }
 
+// Health reports a disk full for an hour, with writes held.
+func (fakeJournal) Health() store.Health {
+	return store.Health{Error: "database or disk is full (13)", Since: time.Now().Add(-time.Hour), Held: 3, Failures: 2}
+}
+
 // fakeUsage is an LLM router with a fixed ledger.
 type fakeUsage struct{}
 
@@ -43,6 +48,9 @@ func TestScrapedSources(t *testing.T) {
 	if s := sample(fams, "xmlpipe_journal_commit_duration_seconds").GetSummary(); s.GetSampleCount() != 3 || s.GetSampleSum() != 1.5 {
 		t.Errorf("journal_commit_duration_seconds: count %d sum %v, want 3 and 1.5", s.GetSampleCount(), s.GetSampleSum())
 	}
+	if v := sample(fams, "xmlpipe_journal_storage_failing_seconds").GetGauge().GetValue(); v < 3600 || v > 3600+600 {
+		t.Errorf("journal_storage_failing_seconds = %v, want the hour the fake has been failing", v)
+	}
 	if s := sample(fams, "xmlpipe_journal_checkpoint_duration_seconds").GetSummary(); s.GetSampleCount() != 2 || s.GetSampleSum() != 0.25 {
 		t.Errorf("journal_checkpoint_duration_seconds: count %d sum %v, want 2 and 0.25", s.GetSampleCount(), s.GetSampleSum())
 	}
@@ -60,6 +68,9 @@ func TestScrapedSources(t *testing.T) {
 		{"xmlpipe_journal_queue_capacity", nil, 64},
 		{"xmlpipe_journal_queue_peak", nil, 4},
 		{"xmlpipe_journal_queue_blocked_total", nil, 2},
+		{"xmlpipe_journal_storage_ok", nil, 0},
+		{"xmlpipe_journal_held_writes", nil, 3},
+		{"xmlpipe_journal_storage_failures_total", nil, 2},
 		{"xmlpipe_llm_agent_tokens_total", []string{"agent", "planner", "kind", "prompt"}, 100},
 		{"xmlpipe_llm_agent_tokens_total", []string{"agent", "planner", "kind", "completion"}, 20},
 		{"xmlpipe_llm_agent_requests_total", []string{"agent", "planner"}, 3},

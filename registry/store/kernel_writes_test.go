@@ -41,7 +41,9 @@ type kernelState struct {
 	Slots    []SlotRow
 }
 
-// loadKernel loads the committed kernel state of s.
+// loadKernel loads the committed kernel state of s: the slot rows as
+// stored (loadSlots), holes included, since these tests check what the
+// writes left, which LoadSlots would repair (slotsUpToHoles).
 func loadKernel(t *testing.T, s *Store) kernelState {
 	t.Helper()
 	var (
@@ -52,7 +54,7 @@ func loadKernel(t *testing.T, s *Store) kernelState {
 	must(t, err)
 	k.Watchers, err = s.LoadWatchers()
 	must(t, err)
-	k.Slots, err = s.LoadSlots()
+	k.Slots, err = s.loadSlots()
 	must(t, err)
 	return k
 }

@@ -38,6 +38,8 @@ func TestMain(m *testing.M) {
 		os.Exit(deliverChild(os.Getenv(envChildDir)))
 	case childGroup:
 		os.Exit(groupChild(os.Getenv(envChildDir)))
+	case childDiskFull:
+		os.Exit(diskFullChild(os.Getenv(envChildDir)))
 	}
 	goleak.VerifyTestMain(m, goleak.IgnoreCurrent())
 }

@@ -92,8 +92,75 @@ func (s *Store) DeleteSlots(thread string) error {
 		groups: []string{thread}})
 }
 
-// LoadSlots returns every committed slot ordered by thread and index.
+// LoadSlots returns every committed slot ordered by thread and index:
+// each thread's slots 0…n-1. Slots beyond a hole in a thread's indexes
+// (slot writes an older build lost to a full disk while later ones
+// committed: storage_failure.go) are left out, logged and deleted, so that
+// the context buffer restores the history up to the hole instead of
+// refusing the start.
 func (s *Store) LoadSlots() ([]SlotRow, error) {
+	rows, err := s.loadSlots()
+	if err != nil {
+		return nil, err
+	}
+	kept, holes := slotsUpToHoles(rows)
+	if len(holes) == 0 {
+		return rows, nil
+	}
+	for _, h := range holes {
+		s.log.Warn("store: a thread's context history has a hole; the slots beyond it are dropped",
+			"thread", h.thread, "missing", h.missing, "dropped", h.dropped)
+	}
+	err = s.Write(context.Background(), "drop slots beyond a hole", func(tx *Tx) error {
+		for _, h := range holes {
+			if _, err := tx.Exec(`DELETE FROM slots WHERE thread = ? AND idx >= ?`, h.thread, h.missing); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: drop slots beyond a hole: %w", err)
+	}
+	return kept, nil
+}
+
+// slotHole is a thread whose slot index missing is absent while dropped
+// slots above it are stored.
+type slotHole struct {
+	thread           string
+	missing, dropped int
+}
+
+// slotsUpToHoles keeps, of rows ordered by thread and index, each
+// thread's slots 0…n-1 before its first missing index.
+func slotsUpToHoles(rows []SlotRow) ([]SlotRow, []slotHole) {
+	var holes []slotHole
+	kept := rows[:0:0]
+	next, thread := 0, ""
+	for _, r := range rows {
+		if r.Thread != thread {
+			thread, next = r.Thread, 0
+		}
+		if r.Index == next {
+			kept = append(kept, r)
+			next++
+			continue
+		}
+		if n := len(holes); n > 0 && holes[n-1].thread == r.Thread {
+			holes[n-1].dropped++
+		} else {
+			holes = append(holes, slotHole{thread: r.Thread, missing: next, dropped: 1})
+		}
+	}
+	if len(holes) == 0 {
+		return rows, nil
+	}
+	return kept, holes
+}
+
+// loadSlots reads every committed slot ordered by thread and index.
+func (s *Store) loadSlots() ([]SlotRow, error) {
 	return load(context.Background(), s, "load slots", `SELECT thread, idx, from_name, to_name, payload_type,
 		raw, time_ns, own_name, is_self_call, in_reply_to, seq FROM slots ORDER BY thread, idx`, nil,
 		func(rows *sql.Rows) (SlotRow, error) {

@@ -246,6 +246,7 @@ func (s *Store) open() error {
 		keys:       newKeySummaries(next),
 		high:       next - 1,
 		txHigh:     next - 1,
+		health:     newHealth(s.log, s.dir),
 	}
 	return nil
 }
@@ -412,7 +413,13 @@ func (s *Store) async(name string, fn func(w *writer) (int64, error)) error {
 // recordAsync logs and keeps the error of an asynchronous op for the next
 // Flush or Close. It runs on the writer goroutine.
 func (s *Store) recordAsync(o *op, err error) {
-	s.log.Error("store: asynchronous write failed", "op", o.name, "err", err)
+	if isStorageFailure(err) {
+		// Logged once when the storage begins to fail (health.go); a
+		// line per refused write would flood the log of a full disk.
+		s.log.Debug("store: asynchronous write failed", "op", o.name, "err", err)
+	} else {
+		s.log.Error("store: asynchronous write failed", "op", o.name, "err", err)
+	}
 	s.errMu.Lock()
 	defer s.errMu.Unlock()
 	s.asyncN++
@@ -434,8 +441,10 @@ func (s *Store) takeAsyncErr() error {
 }
 
 // Flush returns when every write enqueued before the call is committed (or
-// failed). It returns the errors of asynchronous writes that failed since
-// the previous Flush, wrapped in ErrWriteFailed.
+// failed, or held while the storage fails: Health().Held counts those,
+// committed once it recovers or failed at Close). It returns the errors of
+// asynchronous writes that failed since the previous Flush, wrapped in
+// ErrWriteFailed.
 func (s *Store) Flush(ctx context.Context) error {
 	if err := s.sendMarks(ctx); err != nil {
 		return err

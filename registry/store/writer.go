@@ -121,6 +121,13 @@ type writer struct {
 	// high is the highest seq committed to the journal (appended or
 	// tombstoned); txHigh the same inside the open transaction.
 	high, txHigh int64
+	// held are the writes of batches a storage failure rolled back, to be
+	// committed ahead of the next batch, and untombstoned the failed
+	// appends whose tombstones wait for a commit that succeeds
+	// (storage_failure.go); health is what the writer saw of its storage.
+	held         []op
+	untombstoned []lostSeq
+	health       *health
 }
 
 // counters are the Store's statistics, updated atomically.
@@ -196,6 +203,7 @@ func (w *writer) run() {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer w.commitLeftMarks()
+	defer w.commitHeld() // before the marks: they were made after it
 	idle := time.NewTimer(time.Hour)
 	idle.Stop()
 	for {
@@ -229,7 +237,8 @@ func (w *writer) next(idle *time.Timer) (*op, bool) {
 			return arrived(o, ok)
 		default:
 		}
-		if !w.marks.pending() {
+		retry := w.mustRetry()
+		if !w.marks.pending() && !retry {
 			select {
 			case o, ok := <-w.queue:
 				return arrived(o, ok)
@@ -237,13 +246,22 @@ func (w *writer) next(idle *time.Timer) (*op, bool) {
 				continue
 			}
 		}
-		idle.Reset(w.delay)
+		wait := w.delay
+		if retry {
+			wait = storageRetry
+		}
+		idle.Reset(wait)
 		select {
 		case o, ok := <-w.queue:
 			idle.Stop()
 			return arrived(o, ok)
 		case <-idle.C:
 			w.marks.moveTo(w.requeue)
+			if retry {
+				// Held writes or tombstones wait for the storage: a
+				// batch of them alone (storage_failure.go).
+				return queued(&op{kind: opFlush, name: "retry held writes"}), true
+			}
 		}
 	}
 }
@@ -290,11 +308,11 @@ func (w *writer) collect(first *op, timer *time.Timer) ([]op, bool) {
 	if backlog := int64(len(w.queue) + 1); backlog > w.counters.queuePeak.Load() {
 		w.counters.queuePeak.Store(backlog) // only the writer stores it
 	}
-	batch := append(w.batch[:0], *first)
+	batch := append(w.takeHeld(w.batch[:0]), *first)
 	release(first)
-	urgent := batch[0].reply != nil
+	urgent := batch[len(batch)-1].reply != nil
 	// told: an op of the batch is told of its outcome (opExt's done).
-	told := batch[0].done != nil
+	told := batch[len(batch)-1].done != nil
 	waiting, lingered := false, false
 	defer func() {
 		if waiting {
@@ -379,6 +397,7 @@ func (w *writer) collect(first *op, timer *time.Timer) ([]op, bool) {
 // its own, so one bad op fails alone.
 func (w *writer) commit(batch []op) {
 	defer func() { w.batch = batch[:0] }()
+	w.retryTombstones()
 	writes := 0
 	for i := range batch {
 		if batch[i].kind != opFlush {
@@ -390,6 +409,10 @@ func (w *writer) commit(batch []op) {
 		return
 	}
 	if err := w.tx(batch); err != nil {
+		if isStorageFailure(err) {
+			w.failOrHold(batch, err) // storage_failure.go: splitting finds no op at fault
+			return
+		}
 		if writes == 1 && !splittable(batch) {
 			w.finish(batch, err)
 			return
@@ -403,11 +426,16 @@ func (w *writer) commit(batch []op) {
 			case splittable(one):
 				w.retryMarks(&batch[i])
 			default:
-				w.finish(one, w.tx(one))
+				if err := w.tx(one); isStorageFailure(err) {
+					w.failOrHold(one, err)
+				} else {
+					w.finish(one, err)
+				}
 			}
 		}
 		return
 	}
+	w.health.ok()
 	w.finish(batch, nil)
 }
 
@@ -568,6 +596,9 @@ func (w *writer) finish(ops []op, err error) {
 // tombstoneFailed records, in a transaction of its own, that the appends
 // which were assigned seqs failed and were never committed, so the sequence
 // stays gap-free for Verify and the loss is on record with its reason.
+// When that transaction fails too (the storage failure that failed the
+// appends), the tombstones wait for the next commit attempt
+// (retryTombstones).
 func (w *writer) tombstoneFailed(cause error, seqs ...int64) {
 	seqs = slices.DeleteFunc(seqs, func(seq int64) bool { return seq <= 0 })
 	if len(seqs) == 0 {
@@ -575,37 +606,70 @@ func (w *writer) tombstoneFailed(cause error, seqs ...int64) {
 	}
 	for _, seq := range seqs {
 		w.dur.fail(seq, cause.Error())
+		w.untombstoned = append(w.untombstoned, lostSeq{seq: seq, reason: "append failed: " + cause.Error()})
+		// Its seq is taken for good: a delivery mark made for it (the
+		// pump handled the message it could not journal) is a no-op, not
+		// a "not found" that fails a batch of held writes with it.
+		w.deliveries.high = max(w.deliveries.high, seq)
 	}
-	fail := func(err error) {
-		w.log.Error("store: cannot tombstone a failed append", "seqs", len(seqs), "first", seqs[0], "err", err)
+	if over := len(w.untombstoned) - maxUntombstoned; over > 0 {
+		w.log.Error("store: too many failed appends wait for their tombstones; the oldest are forgotten",
+			"forgotten", over, "first", w.untombstoned[0].seq)
+		w.untombstoned = append(w.untombstoned[:0], w.untombstoned[over:]...)
 	}
-	if _, err := w.exec(`BEGIN IMMEDIATE`); err != nil {
-		fail(err)
+	w.retryTombstones()
+}
+
+// retryTombstones commits the tombstones of failed appends that wait for
+// one, in a transaction of their own; they wait on when it fails.
+func (w *writer) retryTombstones() {
+	if len(w.untombstoned) == 0 {
 		return
 	}
+	err := w.writeTombstones(w.untombstoned)
+	if err == nil {
+		clear(w.untombstoned)
+		w.untombstoned = w.untombstoned[:0]
+		return
+	}
+	if isStorageFailure(err) {
+		w.health.failed(err, len(w.held))
+		return // logged once by health
+	}
+	w.log.Error("store: cannot tombstone failed appends", "seqs", len(w.untombstoned),
+		"first", w.untombstoned[0].seq, "err", err)
+}
+
+// writeTombstones commits tombstones for lost.
+func (w *writer) writeTombstones(lost []lostSeq) error {
+	if _, err := w.exec(`BEGIN IMMEDIATE`); err != nil {
+		return err
+	}
 	now := time.Now().UnixNano()
-	high := slices.Max(seqs)
-	for _, seq := range seqs {
+	high := int64(0)
+	for _, l := range lost {
+		high = max(high, l.seq)
 		if _, err := w.exec(`INSERT OR IGNORE INTO journal_tombstones (seq, deleted_at, reason) VALUES (?, ?, ?)`,
-			seq, now, "append failed: "+cause.Error()); err != nil {
-			fail(err)
+			l.seq, now, l.reason); err != nil {
 			_, _ = w.exec(`ROLLBACK`)
-			return
+			return err
 		}
 	}
 	if _, err := w.exec(`UPDATE journal_state SET high_seq = max(high_seq, ?) WHERE id = 1`, high); err != nil {
-		fail(err)
 		_, _ = w.exec(`ROLLBACK`)
-		return
+		return err
 	}
 	if _, err := w.exec(`COMMIT`); err != nil {
-		fail(err)
-		return
+		if _, rerr := w.exec(`ROLLBACK`); rerr != nil && !isNoTransaction(rerr) {
+			w.log.Error("store: rollback failed", "err", rerr)
+		}
+		return err
 	}
 	w.deliveries.high = max(w.deliveries.high, high)
 	w.high = max(w.high, high)
 	w.txHigh = w.high
 	w.dur.advanceTo(w.high)
+	return nil
 }
 
 // close finalises the prepared statements and closes the connection.

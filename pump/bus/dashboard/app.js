@@ -390,6 +390,7 @@ async function readState() {
       api("GET", "/api/v1/gateways"), api("GET", "/api/v1/approvals?status=pending&limit=50")]);
     if (state.token !== token) return; // the session ended meanwhile: draw nothing of it
     drawStatus(org.status);
+    drawStore(org.store);
     drawApprovals(pending.approvals);
     drawGraph(agents.agents.filter((a) => !a.name.startsWith("system.")), gws.gateways);
     drawAgents(agents.agents, org.halted_listeners || []);
@@ -413,6 +414,17 @@ function drawStatus(status) {
   const halted = status === "halted";
   b.textContent = halted ? "Resume" : "Halt agents";
   b.dataset.action = halted ? "resume" : "halt";
+}
+
+// drawStore says, while the store's commits fail (a full disk), since
+// when and why, and that messages are refused until it recovers; nothing
+// while it is ok (or absent: no store, or a user with a profile).
+function drawStore(store) {
+  const p = $("#store-alert");
+  if (!store || store.state === "ok") { p.hidden = true; p.textContent = ""; return; }
+  p.textContent = "The store cannot write since " + store.since + " (" + store.error + "): messages are refused " +
+    "until the disk takes writes again" + (store.held_writes ? " — " + store.held_writes + " writes wait for it." : ".");
+  p.hidden = false;
 }
 
 $("#halt-button").addEventListener("click", () => {
