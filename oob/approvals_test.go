@@ -42,8 +42,8 @@ listeners:
 // the organism's governance.
 type governanceApprover struct{ g *organism.Governance }
 
-func (a governanceApprover) Approvals(ctx context.Context, status, thread string, limit int) ([]Approval, error) {
-	as, err := a.g.Approvals(ctx, organism.ApprovalFilter{Status: status, Thread: thread, Limit: limit})
+func (a governanceApprover) Approvals(ctx context.Context, q ApprovalQuery) ([]Approval, error) {
+	as, err := a.g.Approvals(ctx, organism.ApprovalFilter{Status: q.Status, Thread: q.Thread, Limit: q.Limit, After: q.After})
 	out := make([]Approval, len(as))
 	for i, x := range as {
 		out[i] = toOOB(x)
