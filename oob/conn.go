@@ -37,9 +37,9 @@ type conn struct {
 	pending *list.Element
 }
 
-func newConn(s *Server, ws *websocket.Conn) *conn {
+func newConn(s *Server, ws *websocket.Conn, authBy time.Time) *conn {
 	return &conn{s: s, ws: ws, out: make(chan []byte, pushQueue), done: make(chan struct{}), subs: map[string]func(){},
-		authBy: time.Now().Add(s.opts.AuthTimeout)}
+		authBy: authBy}
 }
 
 // run serves the connection until the client leaves or the server closes.

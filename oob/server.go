@@ -78,9 +78,10 @@ type Options struct {
 	Replay *ReplayCache
 	// MaxBytes caps one request (default DefaultMaxBytes).
 	MaxBytes int
-	// AuthTimeout is how long a connection (and its HTTP upgrade) may
-	// last before its first validly signed request is read and verified
-	// (default DefaultAuthTimeout); it is closed then.
+	// AuthTimeout is how long after its accept a connection may last
+	// before its first validly signed request is read and verified, its
+	// HTTP upgrade included (default DefaultAuthTimeout); it is closed
+	// then.
 	AuthTimeout time.Duration
 	// MaxUnverified caps the connections that have not sent a validly
 	// signed request yet (default DefaultMaxUnverified): past it, the
@@ -179,7 +180,14 @@ func (s *Server) Start() error {
 	}
 	for _, ln := range lns {
 		srv := &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: s.opts.AuthTimeout,
-			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+			// AuthTimeout counts from the accept (serveHTTP).
+			ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+				return context.WithValue(ctx, acceptedKey{}, time.Now())
+			}}
+		// Only upgrades are served: a connection whose request was not one
+		// is closed, not kept idle for another.
+		srv.SetKeepAlivesEnabled(false)
 		s.servers = append(s.servers, srv)
 		s.lns = append(s.lns, ln)
 		s.wg.Add(1)
@@ -275,7 +283,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ws.SetReadLimit(int64(s.opts.MaxBytes))
-	c := newConn(s, ws)
+	accepted, ok := r.Context().Value(acceptedKey{}).(time.Time)
+	if !ok {
+		accepted = time.Now()
+	}
+	c := newConn(s, ws, accepted.Add(s.opts.AuthTimeout))
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -306,6 +318,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 }
+
+// acceptedKey is the context key of a connection's accept time.
+type acceptedKey struct{}
 
 // verifiedConn takes c off the unverified connections: it sent a validly
 // signed request.

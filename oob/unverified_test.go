@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -104,5 +105,50 @@ func TestIdleConnectionsLeaveRoomForTheOwner(t *testing.T) {
 	}
 	if !f.securityLogged("unauthenticated OOB connection closed") {
 		t.Error("no security event for the connections closed")
+	}
+}
+
+// On the TCP port, a client that connects and sends nothing, or sends an
+// HTTP request that is no upgrade and keeps the connection, does not hold
+// it: the first is closed AuthTimeout after its accept, the second once
+// answered.
+func TestIdleTCPConnectionsClosed(t *testing.T) {
+	port := freePort(t)
+	f := newFixture(t, func(o *Options) { o.Config.Port, o.Config.UnixSocket, o.Config.Bind = port, "", "127.0.0.1" })
+	if err := f.srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ep := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	closedIn := func(nc net.Conn) time.Duration {
+		t.Helper()
+		start := time.Now()
+		_ = nc.SetReadDeadline(start.Add(time.Minute))
+		buf := make([]byte, 4096)
+		for {
+			if _, err := nc.Read(buf); err != nil {
+				var ne net.Error
+				if errors.As(err, &ne) && ne.Timeout() {
+					t.Fatal("the connection is still open after a minute")
+				}
+				return time.Since(start)
+			}
+		}
+	}
+	silent, err := net.Dial("tcp", ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	plain, err := net.Dial("tcp", ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if _, err := plain.Write([]byte("GET / HTTP/1.1\r\nHost: " + ep + "\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	closedIn(plain)
+	if took := closedIn(silent); took > DefaultAuthTimeout+3*time.Second {
+		t.Errorf("a silent TCP connection was closed after %s, want about %s", took.Round(time.Second), DefaultAuthTimeout)
 	}
 }
