@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -121,5 +122,24 @@ func TestCtlListApprovalsFollowsPages(t *testing.T) {
 	code, stdout, _ = list("limit=1", "after=a1")
 	if code != exitOK || !cmp.Equal(ids(stdout), []string{"a2"}) {
 		t.Errorf("limit=1 after=a1: %d %v", code, ids(stdout))
+	}
+}
+
+// The channel's approver over the organism's governance says an after
+// that names no approval is unknown (the organism alone lists nothing
+// after it), so the channel answers INVALID_ARGUMENT, not an empty page.
+func TestOOBApproverUnknownAfter(t *testing.T) {
+	o, err := organism.Load("../../organism.yaml", organism.Options{DataDir: filepath.Join(t.TempDir(), "data"),
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = o.Shutdown(context.Background()) })
+	as, err := oobApprover{o.Governance()}.Approvals(t.Context(), oob.ApprovalQuery{After: "000000000000"})
+	if !errors.Is(err, oob.ErrApprovalNotFound) {
+		t.Errorf("Approvals after an unknown id = %v, %v; want ErrApprovalNotFound", as, err)
 	}
 }
