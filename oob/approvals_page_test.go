@@ -66,6 +66,7 @@ func TestListApprovalsPagesByBytes(t *testing.T) {
 		if len(raw) > MaxApprovalsPageBytes+64<<10 {
 			t.Fatalf("page %d is %d bytes, above the %d of a page", pages, len(raw), MaxApprovalsPageBytes)
 		}
+		t.Logf("page %d: %d bytes", pages, len(raw))
 		r := mustResponse(t, raw)
 		if r.Payload.Approvals == nil {
 			t.Fatalf("list-approvals: %+v", r.Payload)
