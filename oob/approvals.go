@@ -1,8 +1,10 @@
 package oob
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -11,12 +13,28 @@ import (
 
 // ListApprovals is <list-approvals>: the approvals of Status (pending when
 // empty, every one for "all"), of the conversation ThreadID belongs to when
-// set, at most Limit of them (0: the organism's default), newest first.
+// set, newest first, a page at a time: at most Limit of them (0:
+// DefaultApprovalsLimit; at most MaxApprovalsLimit) and no more than
+// MaxApprovalsPageBytes of held payloads (a page always holds one); After,
+// a page's Next, asks for the page that follows it.
 type ListApprovals struct {
 	Status   string `xml:"status,omitempty"`
 	ThreadID string `xml:"thread-id,omitempty"`
 	Limit    int    `xml:"limit,omitempty"`
+	After    string `xml:"after,omitempty"`
 }
+
+// Pages of list-approvals: each approval carries its held payload (up to
+// the organism's message cap, 1 MiB by default), so a page stops at its
+// limit or before its payloads, escaped as the frame carries them, pass
+// MaxApprovalsPageBytes. They are read from the Approver approvalsChunk at
+// a time: what the channel holds at once stays near the page's own size.
+const (
+	DefaultApprovalsLimit = 100
+	MaxApprovalsLimit     = 500
+	MaxApprovalsPageBytes = 4 << 20
+	approvalsChunk        = 16
+)
 
 // DecideApproval is <decide-approval>: the pending approval ID approved or
 // denied (Decision approve or deny), with an optional Reason.
@@ -27,9 +45,11 @@ type DecideApproval struct {
 }
 
 // ApprovalsResponse is <approvals>: the answer of list-approvals, and of
-// decide-approval (the approval it decided).
+// decide-approval (the approval it decided). Next, set when more
+// approvals follow the page, is the After of the next page.
 type ApprovalsResponse struct {
 	Count     int        `xml:"count,attr" json:"count"`
+	Next      string     `xml:"next,attr,omitempty" json:"next,omitempty"`
 	Approvals []Approval `xml:"approval" json:"approvals"`
 }
 
@@ -65,13 +85,26 @@ type Approval struct {
 	DecidedAt *time.Time `xml:"decided-at,omitempty" json:"decided_at,omitempty"`
 }
 
+// ApprovalQuery says which approvals an Approver lists.
+type ApprovalQuery struct {
+	// Status is one status ("" every one).
+	Status string
+	// Thread keeps the conversation it belongs to ("" every one).
+	Thread string
+	// Limit caps the result (0: the Approver's default).
+	Limit int
+	// After, when set, keeps the approvals that come after approval After
+	// in the list's order: the cursor of a page.
+	After string
+}
+
 // Approver lists and decides the approvals of a running organism (xmlpipe
 // run adapts *organism.Governance).
 type Approver interface {
-	// Approvals lists the approvals of status ("" every one) in the
-	// conversation thread belongs to ("" every conversation), at most
-	// limit (0: a default), newest first.
-	Approvals(ctx context.Context, status, thread string, limit int) ([]Approval, error)
+	// Approvals lists the approvals q asks for, newest first. An After
+	// that names no approval fails with an error matching
+	// ErrApprovalNotFound.
+	Approvals(ctx context.Context, q ApprovalQuery) ([]Approval, error)
 	// Decide approves or denies the pending approval id on behalf of by.
 	// It fails with an error matching ErrApprovalNotFound, or a
 	// *DecidedError when the approval is not pending.
@@ -103,33 +136,69 @@ const approvalBy = "oob"
 // approvalTimeout bounds listing or deciding approvals.
 const approvalTimeout = 10 * time.Second
 
-// listApprovals answers list-approvals.
+// listApprovals answers list-approvals: one page.
 func (o *operations) listApprovals(p *Operations) reply {
 	if o.t.Approver == nil {
 		return o.s.fail(p.ID, CodeNotSupported, "this organism has no approvals to decide over OOB", "")
 	}
 	q := p.ListApprovals
-	status := q.Status
-	switch status {
+	aq := ApprovalQuery{Status: q.Status, Thread: q.ThreadID, After: q.After, Limit: approvalsChunk}
+	switch aq.Status {
 	case "":
-		status = "pending"
+		aq.Status = "pending"
 	case "all":
-		status = ""
+		aq.Status = ""
 	}
-	if q.Limit < 0 {
-		return o.s.fail(p.ID, CodeInvalidArgument, "list-approvals: limit must be positive", "")
+	limit := cmp.Or(q.Limit, DefaultApprovalsLimit)
+	if limit < 1 || limit > MaxApprovalsLimit {
+		return o.s.fail(p.ID, CodeInvalidArgument, fmt.Sprintf("list-approvals: limit must be from 1 to %d", MaxApprovalsLimit), "")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), approvalTimeout)
 	defer cancel()
-	as, err := o.t.Approver.Approvals(ctx, status, q.ThreadID, q.Limit)
-	if err != nil {
-		o.s.log.Error("list-approvals", "error", err)
-		return o.s.fail(p.ID, CodeInternal, "the approvals could not be read", "")
+	out := make([]Approval, 0, min(limit, approvalsChunk))
+	size, next := 0, ""
+read:
+	for {
+		as, err := o.t.Approver.Approvals(ctx, aq)
+		if errors.Is(err, ErrApprovalNotFound) && aq.After == q.After {
+			return o.s.fail(p.ID, CodeInvalidArgument, "list-approvals: after names no approval (want a page's next)", "")
+		}
+		if err != nil {
+			o.s.log.Error("list-approvals", "error", err)
+			return o.s.fail(p.ID, CodeInternal, "the approvals could not be read", "")
+		}
+		for _, a := range as {
+			aq.After = a.ID
+			a.Payload = heldPayload(a.Envelope)
+			n := escapedLen(a.Payload) + escapedLen(a.RequestReason) + escapedLen(a.Reason)
+			if len(out) == limit || len(out) > 0 && size+n > MaxApprovalsPageBytes {
+				next = out[len(out)-1].ID
+				break read
+			}
+			out = append(out, a)
+			size += n
+		}
+		if len(as) < approvalsChunk {
+			break
+		}
 	}
-	for i := range as {
-		as[i].Payload = heldPayload(as[i].Envelope)
+	return reply{resp: o.s.response(p.ID, ResponsePayload{Approvals: &ApprovalsResponse{Count: len(out), Next: next, Approvals: out}})}
+}
+
+// escapedLen is the length of s escaped as XML text.
+func escapedLen(s string) int {
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '<', '>':
+			n += 3 // &lt; &gt;
+		case '&':
+			n += 4 // &amp;
+		case '"', '\'', '\r', '\n', '\t':
+			n += 4 // &#34; &#39; &#xD; &#xA; &#x9;
+		}
 	}
-	return reply{resp: o.s.response(p.ID, ResponsePayload{Approvals: &ApprovalsResponse{Count: len(as), Approvals: as}})}
+	return n
 }
 
 // decideApproval answers decide-approval.

@@ -42,8 +42,8 @@ listeners:
 // the organism's governance.
 type governanceApprover struct{ g *organism.Governance }
 
-func (a governanceApprover) Approvals(ctx context.Context, status, thread string, limit int) ([]Approval, error) {
-	as, err := a.g.Approvals(ctx, organism.ApprovalFilter{Status: status, Thread: thread, Limit: limit})
+func (a governanceApprover) Approvals(ctx context.Context, q ApprovalQuery) ([]Approval, error) {
+	as, err := a.g.Approvals(ctx, organism.ApprovalFilter{Status: q.Status, Thread: q.Thread, Limit: q.Limit, After: q.After})
 	out := make([]Approval, len(as))
 	for i, x := range as {
 		out[i] = toOOB(x)
@@ -163,6 +163,16 @@ func TestApprovalsOverOOB(t *testing.T) {
 	}
 	r = f.do(t, `<list-approvals><status>all</status></list-approvals>`)
 	if r.Payload.Approvals == nil || r.Payload.Approvals.Count != 2 {
-		t.Errorf("every approval: %+v", r.Payload.Approvals)
+		t.Fatalf("every approval: %+v", r.Payload.Approvals)
+	}
+	all := r.Payload.Approvals.Approvals
+	// A page at a time: next names the page's last, after it the rest.
+	r = f.do(t, `<list-approvals><status>all</status><limit>1</limit></list-approvals>`)
+	if p := r.Payload.Approvals; p == nil || p.Count != 1 || p.Approvals[0].ID != all[0].ID || p.Next != all[0].ID {
+		t.Fatalf("first page of one: %+v", r.Payload.Approvals)
+	}
+	r = f.do(t, `<list-approvals><status>all</status><limit>1</limit><after>`+all[0].ID+`</after></list-approvals>`)
+	if p := r.Payload.Approvals; p == nil || p.Count != 1 || p.Approvals[0].ID != all[1].ID || p.Next != "" {
+		t.Errorf("second page of one: %+v", r.Payload.Approvals)
 	}
 }

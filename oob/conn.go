@@ -1,8 +1,11 @@
 package oob
 
 import (
+	"container/list"
 	"encoding/xml"
+	"errors"
 	"io"
+	"net"
 	"sync"
 	"time"
 
@@ -24,14 +27,19 @@ type conn struct {
 	subs map[string]func() // subscription id → cancel
 
 	// verified is set once a request's signature verified (read and set
-	// by the read loop only): until then the client may stay silent only
-	// frameTimeout — anyone on the host can connect, and an idle
+	// by the read loop only): until then the connection lasts at most
+	// until authBy — anyone on the host can connect, and an idle
 	// connection held for good costs a file descriptor.
 	verified bool
+	authBy   time.Time
+	// pending is its element of Server.unverified while it has not sent a
+	// verified request (guarded by Server.mu).
+	pending *list.Element
 }
 
-func newConn(s *Server, ws *websocket.Conn) *conn {
-	return &conn{s: s, ws: ws, out: make(chan []byte, pushQueue), done: make(chan struct{}), subs: map[string]func(){}}
+func newConn(s *Server, ws *websocket.Conn, authBy time.Time) *conn {
+	return &conn{s: s, ws: ws, out: make(chan []byte, pushQueue), done: make(chan struct{}), subs: map[string]func(){},
+		authBy: authBy}
 }
 
 // run serves the connection until the client leaves or the server closes.
@@ -62,23 +70,45 @@ func (c *conn) run() {
 }
 
 // readRequest reads the next message: a verified client may wait as long
-// as it likes before sending one (it may be waiting for pushes), any other
-// for frameTimeout; once its first frame began the whole message must come
-// within frameTimeout.
+// as it likes before sending one (it may be waiting for pushes), and then
+// must send the whole message within frameTimeout; any other must have
+// sent it by authBy.
 func (c *conn) readRequest() (int, []byte, error) {
 	if !c.verified {
-		_ = c.ws.SetReadDeadline(time.Now().Add(frameTimeout))
+		if !time.Now().Before(c.authBy) {
+			c.s.security("unauthenticated OOB connection closed: no signed request in time", "within", c.s.opts.AuthTimeout)
+			c.closeWith(websocket.ClosePolicyViolation, "no signed request in time")
+			return 0, nil, errAuthTimeout
+		}
+		_ = c.ws.SetReadDeadline(c.authBy)
 	}
 	typ, r, err := c.ws.NextReader()
 	if err != nil {
+		c.timedOut(err)
 		return typ, nil, err
 	}
-	_ = c.ws.SetReadDeadline(time.Now().Add(frameTimeout))
+	if c.verified {
+		_ = c.ws.SetReadDeadline(time.Now().Add(frameTimeout))
+	}
 	msg, err := io.ReadAll(r)
 	if err != nil {
+		c.timedOut(err)
 		return typ, nil, err
 	}
 	return typ, msg, c.ws.SetReadDeadline(time.Time{})
+}
+
+// errAuthTimeout ends a connection that sent no validly signed request
+// within Options.AuthTimeout.
+var errAuthTimeout = errors.New("oob: no signed request in time")
+
+// timedOut logs a read that failed at an unverified connection's
+// deadline as a security event.
+func (c *conn) timedOut(err error) {
+	var ne net.Error
+	if !c.verified && errors.As(err, &ne) && ne.Timeout() {
+		c.s.security("unauthenticated OOB connection closed: no signed request in time", "within", c.s.opts.AuthTimeout)
+	}
 }
 
 // write sends one frame.
@@ -155,7 +185,10 @@ func (c *conn) dropSub(id string) bool {
 }
 
 // close ends the connection and its subscriptions (idempotent).
-func (c *conn) close() {
+func (c *conn) close() { c.closeWith(websocket.CloseNormalClosure, "") }
+
+// closeWith is close telling the client code and why.
+func (c *conn) closeWith(code int, why string) {
 	c.once.Do(func() {
 		c.smu.Lock()
 		close(c.done)
@@ -166,7 +199,7 @@ func (c *conn) close() {
 			cancel()
 		}
 		c.wmu.Lock()
-		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""),
+		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, why),
 			time.Now().Add(time.Second))
 		c.wmu.Unlock()
 		_ = c.ws.Close()

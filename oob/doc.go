@@ -14,7 +14,10 @@
 // directory only its owner can enter (created 0700 when missing; an existing
 // directory that group or others may enter, or another user owns, is refused
 // and no socket is created). A WebSocket handshake carrying an Origin header
-// (a browser page) is refused.
+// (a browser page) is refused. A connection must deliver its first request
+// signed by the owner within Options.AuthTimeout (5 s) of connecting, and at
+// most Options.MaxUnverified (64) connections wait for theirs at once: past
+// that the oldest is closed (a security event each).
 //
 // # Signature
 //

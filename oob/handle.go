@@ -108,8 +108,9 @@ func (s *Server) handle(raw []byte, c *conn) reply {
 		s.security("OOB replay cache full", "request", id, "entries", s.replay.len())
 		return s.fail(id, CodeBusy, "too many requests in the freshness window", "")
 	}
-	if c != nil {
+	if c != nil && !c.verified {
 		c.verified = true // a fresh request the owner's key signed
+		s.verifiedConn(c)
 	}
 	out := s.ops.run(&req.Payload, c)
 	out.resp.RequestID = id

@@ -15,8 +15,8 @@ import (
 // TestHostileOOBClients: on the loopback port, a client sending garbage is
 // answered with an error; one that upgrades, begins a frame and holds it
 // half sent is closed by the server once the frame is overdue; one that
-// never sends a signed request (silent, or only garbage) is closed once it
-// has been idle frameTimeout; meanwhile the owner's requests are answered,
+// never sends a signed request (silent, or only garbage) is closed
+// AuthTimeout after it connected; meanwhile the owner's requests are answered,
 // and the owner's connection, idle as long, is kept.
 func TestHostileOOBClients(t *testing.T) {
 	port := freePort(t)
@@ -48,8 +48,8 @@ func TestHostileOOBClients(t *testing.T) {
 		}
 	}
 
-	// Silent: upgraded, never a request. Closed once it has been silent for
-	// frameTimeout without a signed request.
+	// Silent: upgraded, never a request. Closed AuthTimeout after it
+	// connected, without a signed request.
 	silent, _, err := websocket.DefaultDialer.DialContext(ctx, "ws://"+ep+"/", nil)
 	if err != nil {
 		t.Fatal(err)

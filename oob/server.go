@@ -1,6 +1,7 @@
 package oob
 
 import (
+	"container/list"
 	"context"
 	"crypto/ed25519"
 	"crypto/tls"
@@ -32,11 +33,18 @@ const (
 	pushQueue = 256
 	// writeTimeout bounds writing one frame.
 	writeTimeout = 10 * time.Second
-	// frameTimeout bounds reading one request once its first frame
-	// began (a client holding half a frame is closed), and how long a
-	// connection that never sent a validly signed request may stay silent
-	// (a verified one may: it may be waiting for pushes).
+	// frameTimeout bounds reading one request of a verified connection
+	// once its first frame began (a client holding half a frame is
+	// closed); a verified one may stay silent as long as it likes (it may
+	// be waiting for pushes).
 	frameTimeout = 30 * time.Second
+	// DefaultAuthTimeout is how long a connection may last without a
+	// validly signed request: anyone on the host can connect, and such a
+	// connection holds a slot (Options.AuthTimeout).
+	DefaultAuthTimeout = 5 * time.Second
+	// DefaultMaxUnverified caps the connections that have not sent a
+	// validly signed request yet (Options.MaxUnverified).
+	DefaultMaxUnverified = 64
 )
 
 // Server errors.
@@ -70,6 +78,16 @@ type Options struct {
 	Replay *ReplayCache
 	// MaxBytes caps one request (default DefaultMaxBytes).
 	MaxBytes int
+	// AuthTimeout is how long after its accept a connection may last
+	// before its first validly signed request is read and verified, its
+	// HTTP upgrade included (default DefaultAuthTimeout); it is closed
+	// then.
+	AuthTimeout time.Duration
+	// MaxUnverified caps the connections that have not sent a validly
+	// signed request yet (default DefaultMaxUnverified): past it, the
+	// oldest of them is closed, so idle local clients hold a bounded
+	// number of slots and the owner, who signs at once, gets through.
+	MaxUnverified int
 }
 
 // Server is the OOB channel: it accepts signed <privileged-msg> requests on
@@ -86,7 +104,10 @@ type Server struct {
 	servers []*http.Server
 	lns     []net.Listener
 	conns   map[*conn]struct{}
-	wg      sync.WaitGroup
+	// unverified lists the connections without a verified request yet,
+	// oldest first.
+	unverified list.List
+	wg         sync.WaitGroup
 }
 
 // New checks the options and builds the server (not listening yet).
@@ -111,6 +132,12 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxBytes
+	}
+	if opts.AuthTimeout <= 0 {
+		opts.AuthTimeout = DefaultAuthTimeout
+	}
+	if opts.MaxUnverified <= 0 {
+		opts.MaxUnverified = DefaultMaxUnverified
 	}
 	s := &Server{opts: opts, log: opts.Logger.With("component", "oob"), replay: opts.Replay,
 		conns: map[*conn]struct{}{}}
@@ -152,8 +179,15 @@ func (s *Server) Start() error {
 		return fail(ErrClosed)
 	}
 	for _, ln := range lns {
-		srv := &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: 10 * time.Second,
-			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+		srv := &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: s.opts.AuthTimeout,
+			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+			// AuthTimeout counts from the accept (serveHTTP).
+			ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+				return context.WithValue(ctx, acceptedKey{}, time.Now())
+			}}
+		// Only upgrades are served: a connection whose request was not one
+		// is closed, not kept idle for another.
+		srv.SetKeepAlivesEnabled(false)
 		s.servers = append(s.servers, srv)
 		s.lns = append(s.lns, ln)
 		s.wg.Add(1)
@@ -249,7 +283,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ws.SetReadLimit(int64(s.opts.MaxBytes))
-	c := newConn(s, ws)
+	accepted, ok := r.Context().Value(acceptedKey{}).(time.Time)
+	if !ok {
+		accepted = time.Now()
+	}
+	c := newConn(s, ws, accepted.Add(s.opts.AuthTimeout))
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -257,13 +295,49 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.conns[c] = struct{}{}
+	c.pending = s.unverified.PushBack(c)
+	var evicted *conn
+	if s.unverified.Len() > s.opts.MaxUnverified {
+		evicted = s.unverified.Remove(s.unverified.Front()).(*conn)
+		evicted.pending = nil
+	}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer s.wg.Done()
+	if evicted != nil {
+		s.security("unauthenticated OOB connection closed: too many without a signed request",
+			"max", s.opts.MaxUnverified)
+		evicted.closeWith(websocket.ClosePolicyViolation, "too many connections without a signed request")
+	}
 	c.run()
 	s.mu.Lock()
 	delete(s.conns, c)
+	if c.pending != nil {
+		s.unverified.Remove(c.pending)
+		c.pending = nil
+	}
 	s.mu.Unlock()
+}
+
+// acceptedKey is the context key of a connection's accept time.
+type acceptedKey struct{}
+
+// verifiedConn takes c off the unverified connections: it sent a validly
+// signed request.
+func (s *Server) verifiedConn(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.pending != nil {
+		s.unverified.Remove(c.pending)
+		c.pending = nil
+	}
+}
+
+// unverifiedConns counts the connections without a verified request yet.
+func (s *Server) unverifiedConns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unverified.Len()
 }
 
 // security logs a refused request as a security event.

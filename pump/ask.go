@@ -78,8 +78,14 @@ const askInjectTimeout = time.Minute
 // without an answer is ErrNoAnswer; one killed (Kill) before it
 // answered is ErrConversationKilled, one whose answer was cancelled
 // (Cancel) is ErrCancelled; one the pump shut down before it
-// completed wraps ErrClosed (and ErrShutdown, for ShutdownNow). When ctx ends first, the
-// conversation is killed (Kill) and the error wraps context.Cause(ctx). An
+// completed wraps ErrClosed (and ErrShutdown, for ShutdownNow).
+//
+// When ctx ends first (its deadline, a cancel), the conversation is killed
+// (Kill: its running handlers' calls are cancelled, its queued messages
+// dropped, and it cannot be continued) and the error wraps
+// context.Cause(ctx): ending the context gives the question up. To stop
+// waiting and leave the conversation running instead, ask under
+// KeepOnCancel(ctx). An
 // empty to routes the message by its root tag. from must be a name no
 // listener has (and not system or core).
 //
@@ -176,6 +182,11 @@ func (p *Pump) askXML(ctx context.Context, thread, from, to string, payload []by
 	select {
 	case <-a.done:
 	case <-ctx.Done():
+		if asked.Keep(ctx) {
+			p.log.Debug("ask stopped waiting, conversation left running", "thread", conv, "listener", to,
+				"cause", context.Cause(ctx))
+			return Event{}, fmt.Errorf("pump: ask %s: %w", to, context.Cause(ctx))
+		}
 		if _, err := p.Kill(conv); err == nil {
 			p.log.Info("ask ended early, conversation killed", "thread", conv, "listener", to,
 				"cause", context.Cause(ctx))
@@ -184,6 +195,16 @@ func (p *Pump) askXML(ctx context.Context, thread, from, to string, payload []by
 	}
 	return a.answer(from)
 }
+
+// KeepOnCancel returns ctx marked for Ask (and AskOn, AskXML, AskXMLOn):
+// an Ask under it, or under a context derived from it, whose context ends
+// before the answer only stops waiting — it returns the context's cause, as
+// always — and leaves its conversation running instead of killing it. The
+// conversation goes on to its answer, which is journaled and delivered to
+// its listeners as if the Ask still waited (an answer addressed to the
+// asker reaches no one); it can be followed by its id (Watch, the
+// journal), cancelled or killed, and continued once it completed (AskOn).
+func KeepOnCancel(ctx context.Context) context.Context { return asked.WithKeep(ctx) }
 
 // askers are the conversations Ask waits on, by conversation id. One
 // watcher of the pump's events, added on the first Ask, records the

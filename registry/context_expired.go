@@ -51,7 +51,20 @@ type Expiry struct {
 	// MaxThreads is the number of histories the buffer kept
 	// (ExpiredEvicted).
 	MaxThreads int
+	// Since is the journal seq (Slot.Seq) of the first message of the
+	// history begun again after this removal, once that history was
+	// removed in turn; 0 otherwise (the live history's first slot says).
+	Since int64
+	// Earlier are the removals of the thread's histories before this one,
+	// oldest first, each with its Since: a thread whose history was
+	// removed, begun again and removed again keeps every note (at most
+	// MaxEarlier, the oldest dropped first), not only the latest. Kept in
+	// memory: the sink and RestoreExpiries carry the latest alone.
+	Earlier []Expiry
 }
+
+// MaxEarlier bounds Expiry.Earlier.
+const MaxEarlier = 16
 
 // ExpiryNote is the note of one thread's removed history, as an
 // ExpirySink keeps it and RestoreExpiries takes it back.
@@ -236,6 +249,19 @@ func (b *ContextBuffer) remove(c *ThreadContext, reason ExpiryReason, now time.T
 		return
 	}
 	x := Expiry{Reason: reason, LastActive: c.touched, Removed: now}
+	if c.expiry != nil {
+		// This history followed an earlier removal: its note goes on
+		// before the new one, with the message this history began at.
+		prev := *c.expiry
+		prev.Earlier = nil
+		if len(c.slots) > 0 {
+			prev.Since = c.slots[0].Seq
+		}
+		x.Earlier = append(slices.Clone(c.expiry.Earlier), prev)
+		if n := len(x.Earlier) - MaxEarlier; n > 0 {
+			x.Earlier = x.Earlier[n:]
+		}
+	}
 	switch reason {
 	case ExpiredIdle:
 		x.TTL = b.cfg.TTL

@@ -146,6 +146,8 @@ func runCtl(ctx context.Context, args []string, std streams) int {
 		return ctlWatch(ctx, c, o, params, std)
 	case "graph":
 		return ctlGraph(ctx, c, params, std)
+	case "list-approvals":
+		return ctlListApprovals(ctx, c, o, body, std)
 	}
 	return ctlDo(ctx, c, o, op, body, std)
 }
@@ -323,27 +325,74 @@ func fieldList(order []string) string {
 
 // ctlDo sends one operation and prints the response.
 func ctlDo(ctx context.Context, c *oob.Client, o ctlOptions, op string, body []byte, std streams) int {
+	_, code := ctlRequest(ctx, c, o, op, body, std)
+	return code
+}
+
+// ctlRequest sends one operation and prints the response; the response is
+// nil unless the exit code is exitOK.
+func ctlRequest(ctx context.Context, c *oob.Client, o ctlOptions, op string, body []byte, std streams) (*oob.Response, int) {
 	d := ctlRequestTimeout(op)
 	rctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	r, raw, err := c.Do(rctx, body)
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		fmt.Fprintf(std.err, "xmlpipe ctl: %s: no answer within %s; the organism may still complete it (its log says)\n", op, d)
-		return exitFailure
+		return nil, exitFailure
 	}
 	if err != nil {
 		fmt.Fprintf(std.err, "xmlpipe ctl: %v\n", err)
-		return exitFailure
+		return nil, exitFailure
 	}
 	if err := printDoc(std.out, r, raw, o.json); err != nil {
 		fmt.Fprintf(std.err, "xmlpipe ctl: %v\n", err)
-		return exitFailure
+		return nil, exitFailure
 	}
 	if err := r.Err(); err != nil {
 		fmt.Fprintf(std.err, "xmlpipe ctl: %v\n", err)
-		return exitFailure
+		return nil, exitFailure
 	}
-	return exitOK
+	return r, exitOK
+}
+
+// listApprovalsOp is a <list-approvals> element as ctl sends it.
+type listApprovalsOp struct {
+	XMLName xml.Name `xml:"list-approvals"`
+	oob.ListApprovals
+}
+
+// ctlListApprovals is `xmlpipe ctl list-approvals`: the organism answers a
+// page at a time (oob.MaxApprovalsPageBytes at most), and ctl prints each
+// page as its own document as it comes, following each page's next until
+// the last — unless limit= asked for one page: then it prints that page
+// and says how to ask for the next.
+func ctlListApprovals(ctx context.Context, c *oob.Client, o ctlOptions, body []byte, std streams) int {
+	var q listApprovalsOp
+	if err := xml.Unmarshal(body, &q); err != nil {
+		fmt.Fprintf(std.err, "xmlpipe ctl: list-approvals: %v\n", err)
+		return exitUsage
+	}
+	for {
+		r, code := ctlRequest(ctx, c, o, "list-approvals", body, std)
+		if code != exitOK {
+			return code
+		}
+		if r.Payload.Approvals == nil || r.Payload.Approvals.Next == "" {
+			return exitOK
+		}
+		next := r.Payload.Approvals.Next
+		if q.Limit != 0 {
+			fmt.Fprintf(std.err, "xmlpipe ctl: more approvals follow: add after=%s for the next page\n", next)
+			return exitOK
+		}
+		q.After = next
+		b, err := xml.Marshal(q)
+		if err != nil {
+			fmt.Fprintf(std.err, "xmlpipe ctl: list-approvals: %v\n", err)
+			return exitFailure
+		}
+		body = b
+	}
 }
 
 // printDoc prints a response or push: indented XML, or JSON.

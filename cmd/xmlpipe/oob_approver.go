@@ -17,8 +17,16 @@ type oobApprover struct {
 }
 
 // Approvals implements oob.Approver.
-func (a oobApprover) Approvals(ctx context.Context, status, thread string, limit int) ([]oob.Approval, error) {
-	as, err := a.g.Approvals(ctx, organism.ApprovalFilter{Status: status, Thread: thread, Limit: limit})
+func (a oobApprover) Approvals(ctx context.Context, q oob.ApprovalQuery) ([]oob.Approval, error) {
+	if q.After != "" {
+		// The organism lists none after an unknown id: say it is unknown.
+		if _, err := a.g.Approval(ctx, q.After); errors.Is(err, organism.ErrApprovalNotFound) {
+			return nil, fmt.Errorf("%w: %s", oob.ErrApprovalNotFound, q.After)
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	as, err := a.g.Approvals(ctx, organism.ApprovalFilter{Status: q.Status, Thread: q.Thread, Limit: q.Limit, After: q.After})
 	if err != nil {
 		return nil, err
 	}

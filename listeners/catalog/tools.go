@@ -1,9 +1,11 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"reflect"
+	"sync"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/tools"
 	"github.com/xml-pipeline/xmlpipe/listeners/tools/calculate"
@@ -50,9 +52,7 @@ func addTools(c *Catalog) {
 			newFiles},
 		{command.Name, "tools.RunCommand", "Runs an allowed program without a shell",
 			reflect.TypeFor[command.RunCommand](), reflect.TypeFor[command.RunCommandResult](),
-			func(env Env) xmlpipe.Handler {
-				return xmlpipe.Typed((&command.Tool{Policy: env.Tools, Callers: env.Callers}).Handle)
-			}},
+			newRunCommand},
 		{fetch.Name, "tools.Fetch", "Fetches an http(s) URL on a public host",
 			reflect.TypeFor[fetch.Fetch](), reflect.TypeFor[fetch.FetchResult](),
 			func(env Env) xmlpipe.Handler {
@@ -140,3 +140,22 @@ func unavailable(env Env, tool string, err error) xmlpipe.Handler {
 		return nil, err
 	})
 }
+
+// newRunCommand is the run_command handler; building it removes the
+// working directories organisms killed during a call left behind
+// (command.SweepStale), once a process.
+func newRunCommand(env Env) xmlpipe.Handler {
+	sweepRunDirs.Do(func() {
+		log := cmp.Or(env.Logger, slog.Default())
+		n, err := command.SweepStale()
+		if err != nil {
+			log.Warn("run_command: stale working directories not all removed", "removed", n, "error", err)
+		} else if n > 0 {
+			log.Info("run_command: removed the working directories of organisms killed during a call", "removed", n)
+		}
+	})
+	return xmlpipe.Typed((&command.Tool{Policy: env.Tools, Callers: env.Callers}).Handle)
+}
+
+// sweepRunDirs sweeps once a process.
+var sweepRunDirs sync.Once

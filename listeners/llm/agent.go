@@ -206,6 +206,9 @@ type Agent struct {
 	locks  sessionLocks
 	loops  loopSessions
 	convos convoCache
+	// replySaveHook, when set (tests), is called as a text reply is
+	// about to be saved (false) and once it was (true).
+	replySaveHook func(saved bool)
 }
 
 // Handle implements xmlpipe.Handler: the conversation goes on with the
@@ -506,7 +509,9 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 			return a.halt(st, reason)
 		}
 		d := digest(rep.Content, nil)
-		a.record(st, registry.Slot{PayloadType: replyType, Raw: []byte(rep.Content), Payload: &replyRecord{sum: d}})
+		if resp, stopped := a.saveReply(ctx, st, rep.Content, d); stopped {
+			return resp, nil
+		}
 		if n := cmpOr(a.RepeatLimit, DefaultRepeatLimit); st.c.repeats(d) >= n {
 			return a.halt(st, fmt.Sprintf("no progress: the same output %d times in a row", n))
 		}
@@ -549,6 +554,34 @@ func (a *Agent) think(ctx context.Context, st *turnState) (xmlpipe.Response, err
 		}
 		a.record(st, registry.Slot{PayloadType: outputFeedbackType, Raw: []byte(refusal)})
 	}
+}
+
+// saveReply records the model's text reply (digest d) unless a kill or
+// cancel landed since the check after the model call: the pump drops what
+// such a handling returns, so a reply kept would read as an answer given
+// that nobody got. A cancel is checked again once the reply is saved: one
+// landing meanwhile ends the turn with the cancel's note, which takes the
+// reply back (convo.add). The pump's mark goes into the history before the
+// cancel reaches the handling, so a reply saved after it is not read
+// either, whenever the handling learns of it (convo.add).
+func (a *Agent) saveReply(ctx context.Context, st *turnState, content string, d uint64) (xmlpipe.Response, bool) {
+	if a.replySaveHook != nil {
+		a.replySaveHook(false)
+	}
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, xmlpipe.ErrConversationKilled):
+		return a.killed(st), true
+	case errors.Is(cause, xmlpipe.ErrCancelled):
+		return a.cancelled(st, nil, nil), true
+	}
+	a.record(st, registry.Slot{PayloadType: replyType, Raw: []byte(content), Payload: &replyRecord{sum: d}})
+	if a.replySaveHook != nil {
+		a.replySaveHook(true)
+	}
+	if errors.Is(context.Cause(ctx), xmlpipe.ErrCancelled) {
+		return a.cancelled(st, nil, nil), true
+	}
+	return nil, false
 }
 
 // step makes the tool calls of the model's reply cr (raw: as the model

@@ -126,6 +126,10 @@ type convo struct {
 	turnStart int
 	// caller is the conversation's caller ("" when unknown).
 	caller string
+	// marked is set by a cancel mark of the pump and cleared by the next
+	// message to the agent: a reply the agent saved in between was saved
+	// after the cancel landed, and was dropped with its answer.
+	marked bool
 	// held is the step a halt stopped during its local tools, when no item
 	// came after it (see heldStepType).
 	held *heldStep
@@ -170,12 +174,16 @@ func (c *convo) add(a *Agent, s *registry.Slot) {
 	it := item{slot: s}
 	switch {
 	case s.PayloadType == xmlpipe.CancelMarkType && s.From == "" && s.To == "":
+		c.marked = true
 		if !c.cancelMark(s, &it) {
 			return
 		}
 	case s.From == a.Name && s.To == "":
 		switch s.PayloadType {
 		case replyType:
+			if c.marked {
+				return // saved after the cancel landed: nobody got it
+			}
 			it.kind = itemReply
 		case callsType:
 			cr, ok := s.Payload.(*callsRecord)
@@ -209,6 +217,9 @@ func (c *convo) add(a *Agent, s *registry.Slot) {
 			c.pending = slices.DeleteFunc(c.pending, func(call storedCall) bool { return call.ID == rr.ID })
 		case feedbackType, outputFeedbackType, namelessFeedbackType, unfoldedType:
 			it.kind = itemFeedback
+			if s.PayloadType == feedbackType && string(s.Raw) == cancelledNote {
+				c.retractReply()
+			}
 		case haltType:
 			// A halt ends the turn: calls still without a result were
 			// never made (a history recorded before their results were),
@@ -221,6 +232,10 @@ func (c *convo) add(a *Agent, s *registry.Slot) {
 		default:
 			return
 		}
+	case s.To == a.Name && c.marked:
+		c.marked = false
+		c.add(a, s) // read as any message to the agent
+		return
 	case s.To == a.Name && isErrorPayload(s):
 		it.kind = itemError
 	case s.To == a.Name && s.InReplyTo != "":
@@ -236,6 +251,20 @@ func (c *convo) add(a *Agent, s *registry.Slot) {
 	c.items = append(c.items, it)
 	c.msgs += renderedMessages(it)
 	c.held = nil
+}
+
+// retractReply takes back the reply that is the latest item: its turn's
+// answer was cancelled as it was saved (Agent.saveReply), so nobody got it.
+func (c *convo) retractReply() {
+	n := len(c.items) - 1
+	if n < 0 || c.items[n].kind != itemReply {
+		return
+	}
+	c.msgs -= renderedMessages(c.items[n])
+	c.items = c.items[:n]
+	if n < len(c.segs) {
+		c.segs[n] = cachedSegment{} // the next item there is another
+	}
 }
 
 // renderedMessages is how many chat messages the history renders of an

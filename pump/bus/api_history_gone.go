@@ -3,6 +3,7 @@ package bus
 import (
 	"time"
 
+	"github.com/xml-pipeline/xmlpipe/registry"
 	"github.com/xml-pipeline/xmlpipe/registry/store"
 )
 
@@ -15,7 +16,11 @@ import (
 // agent's memory, not a message — so the messages answer carries it as
 // "history_gone" for as long as the buffer keeps it: pending until the
 // conversation goes on, then with the history begun again (since_seq: the
-// agent remembers nothing before that message).
+// agent remembers nothing before that message). A conversation whose
+// history was removed again after it began again has each removal noted:
+// "earlier" lists those before the latest, oldest first, each with the
+// since_seq of the message that began the history after it — those the
+// poller has not read past (its ?after= cursor below that seq).
 
 // apiHistoryGone is the "history_gone" of a thread's messages.
 type apiHistoryGone struct {
@@ -33,11 +38,15 @@ type apiHistoryGone struct {
 	// again: the agent remembers nothing journaled before it. Absent while
 	// the note waits for the conversation to go on.
 	SinceSeq int64 `json:"since_seq,omitempty"`
+	// Earlier are the removals before this one the poller has not read
+	// past, oldest first (only on the latest).
+	Earlier []apiHistoryGone `json:"earlier,omitempty"`
 }
 
 // historyGoneOf is the history_gone of thread id (nil when its agent's
-// history, live or not begun again, follows none that was removed).
-func (s *Server) historyGoneOf(st *store.Store, id string) *apiHistoryGone {
+// history, live or not begun again, follows none that was removed) for a
+// poller whose cursor is after (a journal seq; 0: none).
+func (s *Server) historyGoneOf(st *store.Store, id string, after int64) *apiHistoryGone {
 	cb := s.pump.Context()
 	if cb == nil {
 		return nil
@@ -46,8 +55,7 @@ func (s *Server) historyGoneOf(st *store.Store, id string) *apiHistoryGone {
 	if !ok {
 		return nil
 	}
-	g := &apiHistoryGone{Reason: string(x.Reason), LastActive: x.LastActive.UTC().Format(time.RFC3339Nano),
-		Removed: x.Removed.UTC().Format(time.RFC3339Nano)}
+	g := goneNote(x)
 	agent := ""
 	if c, live := cb.Thread(id); live {
 		if first, ok := c.At(0); ok {
@@ -68,5 +76,18 @@ func (s *Server) historyGoneOf(st *store.Store, id string) *apiHistoryGone {
 		agent = "the agent"
 	}
 	g.Notice = x.UserNote(agent)
+	for _, e := range x.Earlier {
+		if e.Since > after {
+			n := goneNote(e)
+			n.SinceSeq, n.Notice = e.Since, e.UserNote(agent)
+			g.Earlier = append(g.Earlier, *n)
+		}
+	}
 	return g
+}
+
+// goneNote is x as history_gone reports it, without notice and since_seq.
+func goneNote(x registry.Expiry) *apiHistoryGone {
+	return &apiHistoryGone{Reason: string(x.Reason), LastActive: x.LastActive.UTC().Format(time.RFC3339Nano),
+		Removed: x.Removed.UTC().Format(time.RFC3339Nano)}
 }

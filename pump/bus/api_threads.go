@@ -694,7 +694,7 @@ func (s *Server) apiThreadMessages(w http.ResponseWriter, r *http.Request, st *s
 		return
 	}
 	s.writeMessagesWith(w, r, sess, s.journalView(sess, st).positions(withPruned(entries, pruned, keep)), p,
-		s.historyGoneOf(st, id))
+		s.historyGoneOf(st, id, after))
 }
 
 // afterOf parses ?after= (a journal seq, 0 when absent); a bad value is

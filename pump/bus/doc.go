@@ -340,7 +340,9 @@
 //	                                       {"reason":"ttl"|"evicted","notice","last_active","removed",
 //	                                       "since_seq"} when the agent's earlier history of the
 //	                                       conversation was removed (since_seq: the message its memory
-//	                                       begins at; absent until the conversation goes on)
+//	                                       begins at; absent until the conversation goes on), and
+//	                                       "earlier":[…] the removals before it, oldest first, whose
+//	                                       since_seq is above ?after=
 //	GET  /api/v1/threads/{id}/context     {"thread_id","segments":[Segment…],"tiers":{"expanded","folded",
 //	                                       "evicted"},"byte_size","token_estimate"}: the thread's context
 //	                                       as its agent's librarian tiers it; Segment: {"id","index","slots",

@@ -5,7 +5,8 @@ import "fmt"
 // AskEndedError is the error of an Ask, AskText, Continue or ContinueText
 // whose context ended before the answer came: Conversation names the
 // conversation the call began or continued, which the pump killed
-// (pump.Pump.Ask) — its history, journal and trace are found by that id
+// (pump.Pump.Ask) unless the call was made under pump.KeepOnCancel (then
+// it runs on, and Continue waits for it) — its history, journal and trace are found by that id
 // (ctl get-thread-history, Organism.Pump's Threads), and a new question is
 // asked with Ask (Continue on a killed conversation is refused with
 // pump.ErrContinueKilled). Err is the pump's error, which wraps the

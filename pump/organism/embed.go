@@ -159,6 +159,8 @@ func yamlEntryAt(cfg *config.Organism, name string) string {
 //     its id in time;
 //   - when ctx ends first, the conversation is killed and the error is an
 //     *AskEndedError naming it (errors.Is still finds the context's error);
+//     under pump.KeepOnCancel(ctx) the Ask only stops waiting and the
+//     conversation runs on;
 //   - when the organism shuts down first the error wraps pump.ErrClosed, as
 //     it does once the organism was shut down.
 //

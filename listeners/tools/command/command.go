@@ -162,21 +162,6 @@ func environ(names []string) []string {
 	return env
 }
 
-// workDir makes the program's private, empty working directory, owned by
-// the user it runs as.
-func workDir(cred *syscall.Credential) (string, error) {
-	dir, err := os.MkdirTemp("", "xmlpipe-run-")
-	if err != nil {
-		return "", fmt.Errorf("run_command: working directory: %w", err)
-	}
-	if cred != nil {
-		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
-			return "", errors.Join(fmt.Errorf("run_command: working directory: %w", err), os.RemoveAll(dir))
-		}
-	}
-	return dir, nil
-}
-
 func run(ctx context.Context, c tools.Config, p *RunCommand, res *RunCommandResult) error {
 	path, args, err := resolve(c, p.Command, p.Args)
 	if err != nil {

@@ -24,3 +24,18 @@ func Accepted(ctx context.Context, conversation string) {
 		fn(conversation)
 	}
 }
+
+// keepKey is the context key of KeepOnCancel.
+type keepKey struct{}
+
+// WithKeep returns ctx marked: an Ask under it whose context ends stops
+// waiting and leaves its conversation running.
+func WithKeep(ctx context.Context) context.Context {
+	return context.WithValue(ctx, keepKey{}, true)
+}
+
+// Keep reports whether ctx is marked by WithKeep.
+func Keep(ctx context.Context) bool {
+	keep, _ := ctx.Value(keepKey{}).(bool)
+	return keep
+}
