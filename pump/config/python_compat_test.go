@@ -1,0 +1,97 @@
+package config
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestWarnsHandlerAgentWithoutPeers: the Python server enforces peers only
+// for an agent whose peers list is non-empty (python-reference.md §4.8,
+// Q35), so its configurations hold handler agents without peers that
+// forward anywhere — the reference's own config/organism.yaml of commit
+// 8fa92b8 has greeter (agent: true, no peers) sending to shouter. xmlpipe
+// lets an agent reach only its peers (DESIGN §3), so such a handler's every
+// forward would be refused at run time; the configuration says so, located,
+// and what to write instead.
+func TestWarnsHandlerAgentWithoutPeers(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want []string
+	}{
+		{
+			name: "reference 8fa92b8: handler agents without peers",
+			yaml: `organism: {name: hello-world}
+listeners:
+  - name: greeter
+    payload_class: handlers.hello.Greeting
+    handler: handlers.hello.handle_greeting
+    description: Receives greeting, forwards to shouter
+    agent: true
+  - name: shouter
+    payload_class: handlers.hello.GreetingResponse
+    handler: handlers.hello.handle_shout
+    description: Shouts the greeting in ALL CAPS
+    agent: true
+    peers: []
+`,
+			want: []string{
+				"organism.yaml:3: listeners[0]: agent greeter has a handler but no peers: an agent may send only to " +
+					"the listeners its peers name (the Python server let an agent without peers send anywhere), so " +
+					"every message its handler sends to another listener is refused as a peer violation; list the " +
+					"listeners it sends to under peers:, or remove agent: true if it is no LLM agent",
+				"organism.yaml:8: listeners[1]: agent shouter has a handler but no peers: an agent may send only to " +
+					"the listeners its peers name (the Python server let an agent without peers send anywhere), so " +
+					"every message its handler sends to another listener is refused as a peer violation; list the " +
+					"listeners it sends to under peers:, or remove agent: true if it is no LLM agent",
+			},
+		},
+		{
+			name: "reference HEAD: greeter lists its peer",
+			yaml: `listeners:
+  - name: greeter
+    payload_class: handlers.hello.Greeting
+    handler: handlers.hello.handle_greeting
+    description: Greeting agent - forwards to shouter
+    agent: true
+    peers: [shouter]
+  - name: shouter
+    payload_class: handlers.hello.GreetingResponse
+    handler: handlers.hello.handle_shout
+    description: Shouts the greeting in ALL CAPS
+`,
+		},
+		{
+			name: "an LLM agent (no handler) without peers only answers: fine",
+			yaml: `listeners:
+  - name: poet
+    agent: true
+    description: Writes poems
+    prompt: You write poems.
+`,
+		},
+		{
+			name: "a handler agent with tools reaches them",
+			yaml: `listeners:
+  - name: calc-agent
+    payload_class: handlers.hello.Greeting
+    handler: handlers.hello.handle_greeting
+    description: Uses a tool
+    agent: true
+    tools: [calculate]
+`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := Parse("organism.yaml", []byte(tc.yaml))
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, o.Warnings()); diff != "" {
+				t.Errorf("Warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
