@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -93,5 +95,62 @@ listeners:
 				t.Errorf("Warnings (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestWarnsPathsReadFromWorkdir: the Python server reads relative paths
+// from its working directory, the repository root (python-reference.md
+// Q38), so its docs/configuration.md writes organism.identity
+// "config/identity/private.ed25519" and tls "certs/fullchain.pem" for a
+// file at config/organism.yaml. xmlpipe reads them from the file's
+// directory, where they do not exist: the configuration says where the
+// file is missing and, when the working directory holds it, what to write.
+func TestWarnsPathsReadFromWorkdir(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{"config/identity/private.ed25519", "certs/fullchain.pem"} {
+		p := filepath.Join(root, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yaml := `organism:
+  name: ResearchSwarm-01
+  identity: "config/identity/private.ed25519"
+  tls:
+    cert: "certs/fullchain.pem"
+    key: "certs/privkey.pem"
+`
+	if err := os.WriteFile(filepath.Join(root, "config", "organism.yaml"), []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
+	o, err := Load("config/organism.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "config")
+	want := []string{
+		"config/organism.yaml:3: organism.identity: " + filepath.Join(dir, "config/identity/private.ed25519") +
+			" does not exist, so the organism has no identity (gateways cannot link): create it with xmlpipe keys " +
+			"init, or correct the path; relative paths in organism.yaml are read from its directory, " + dir +
+			", not from the working directory as the Python server read them: write identity/private.ed25519",
+		"config/organism.yaml:5: organism.tls.cert: " + filepath.Join(dir, "certs/fullchain.pem") +
+			" does not exist, so xmlpipe run cannot start; relative paths in organism.yaml are read from its " +
+			"directory, " + dir + ", not from the working directory as the Python server read them: write " +
+			"../certs/fullchain.pem",
+		"config/organism.yaml:6: organism.tls.key: " + filepath.Join(dir, "certs/privkey.pem") +
+			" does not exist, so xmlpipe run cannot start",
+	}
+	if diff := cmp.Diff(want, o.Warnings()); diff != "" {
+		t.Errorf("Warnings (-want +got):\n%s", diff)
+	}
+	// The hint is also what a missing gateways[].trusted_identity is told.
+	if got, want := o.WorkdirHint(filepath.Join(dir, "config/identity/private.ed25519")),
+		"; relative paths in organism.yaml are read from its directory, "+dir+
+			", not from the working directory as the Python server read them: write identity/private.ed25519"; got != want {
+		t.Errorf("WorkdirHint = %q, want %q", got, want)
 	}
 }

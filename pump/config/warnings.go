@@ -1,6 +1,12 @@
 package config
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
 
 // Warnings lists, located as "file:line: path: …", what in a valid
 // configuration will not do what its Python reading suggests, with what to
@@ -13,8 +19,24 @@ import "fmt"
 // its peers, and every forward of its handler would be refused as a peer
 // violation. An LLM agent without handler and peers only answers its
 // caller, which needs none, so it is not warned of.
+//
+// An organism.identity or organism.tls file that does not exist, with
+// WorkdirHint's advice when the Python reading (from the working
+// directory) finds it.
 func (o *Organism) Warnings() []string {
 	var out []string
+	if id := o.Organism.Identity; id != "" && missing(id) {
+		out = append(out, fmt.Sprintf("%s: organism.identity: %s does not exist, so the organism has no identity "+
+			"(gateways cannot link): create it with xmlpipe keys init, or correct the path%s",
+			o.Pos("organism.identity"), id, o.WorkdirHint(id)))
+	}
+	for _, f := range []struct{ key, path string }{{"cert", o.Organism.TLS.Cert}, {"key", o.Organism.TLS.Key}} {
+		if f.path != "" && missing(f.path) {
+			path := "organism.tls." + f.key
+			out = append(out, fmt.Sprintf("%s: %s: %s does not exist, so xmlpipe run cannot start%s",
+				o.Pos(path), path, f.path, o.WorkdirHint(f.path)))
+		}
+	}
 	for i, l := range o.Listeners {
 		if !l.Agent || l.Handler == "" || l.Type != GoListener || len(l.Peers) > 0 || len(l.Tools) > 0 {
 			continue
@@ -26,4 +48,31 @@ func (o *Organism) Warnings() []string {
 			"under peers:, or remove agent: true if it is no LLM agent", o.Pos(path), path, l.Name))
 	}
 	return out
+}
+
+// WorkdirHint is advice for a file the configuration names that is missing
+// at resolved, its path read from the file's directory: when the file wrote
+// a relative path that the working directory holds — the Python server
+// read relative paths from there — it says what to write instead; else "".
+func (o *Organism) WorkdirHint(resolved string) string {
+	rel, ok := o.written[resolved]
+	if !ok || !missing(resolved) {
+		return ""
+	}
+	alt, err := filepath.Abs(rel)
+	if err != nil || alt == resolved || missing(alt) {
+		return ""
+	}
+	fix, err := filepath.Rel(o.dir, alt)
+	if err != nil {
+		fix = alt
+	}
+	return fmt.Sprintf("; relative paths in organism.yaml are read from its directory, %s, not from the working "+
+		"directory as the Python server read them: write %s", o.dir, fix)
+}
+
+// missing reports whether no file exists at path.
+func missing(path string) bool {
+	_, err := os.Stat(path)
+	return errors.Is(err, fs.ErrNotExist)
 }

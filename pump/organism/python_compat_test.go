@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -44,5 +46,47 @@ listeners:
 	want := "organism.yaml:3: listeners[0]: agent greeter has a handler but no peers"
 	if !strings.Contains(buf.String(), want) {
 		t.Errorf("log lacks %q:\n%s", want, buf.String())
+	}
+}
+
+// TestTrustedIdentityReadFromWorkdir: the reference's docs/configuration.md
+// names gateways[].trusted_identity "pubkeys/search_node.ed25519.pub",
+// relative to the repository root the Python server ran in; read from
+// config/, where organism.yaml is, it does not exist. The error says so,
+// located, and what to write.
+func TestTrustedIdentityReadFromWorkdir(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "config"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "pubkeys"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "pubkeys", "search_node.ed25519.pub"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	yaml := `organism: {name: ResearchSwarm-01}
+gateways:
+  - name: web_search
+    remote_url: "wss://trusted-search-node.example.org"
+    trusted_identity: "pubkeys/search_node.ed25519.pub"
+`
+	if err := os.WriteFile(filepath.Join(root, "config", "organism.yaml"), []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
+	cfg, err := config.Load("config/organism.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(cfg, Options{DataDir: t.TempDir()})
+	if err == nil {
+		t.Fatal("New succeeded with a missing trusted_identity")
+	}
+	for _, want := range []string{"config/organism.yaml:5: gateways[0].trusted_identity: gateway web_search",
+		"not from the working directory as the Python server read them: write ../pubkeys/search_node.ed25519.pub"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
 	}
 }
