@@ -24,7 +24,9 @@
 // checks than a sequence. At most 2 argon2id checks (64 MiB each) run at
 // once with 8 logins waiting; one more is refused at once (the second 429).
 // The auth: section of organism.yaml sets these limits. Every other path
-// but GET /health and GET /bus needs the token:
+// but GET /health and GET /bus needs the token (a wrong method on /health or
+// /auth/login is answered 405 {"error":"Method Not Allowed"} without one,
+// as the reference's router answers it):
 //
 //	Authorization: Bearer <64 hex>
 //
