@@ -149,7 +149,8 @@
 // usable). A failed request is answered with an error frame:
 //
 //	{"type":"error","error":"Forbidden: role viewer cannot send","code":"forbidden"}
-//	{"type":"error","error":"Unknown target: nobody","code":"unknown_target"}
+//	{"type":"error","error":"Unknown target: nobody. Available: ['system.boot', …, 'greeter']",
+//	 "code":"unknown_target"}   (the listeners command's names, as the reference words it)
 //	{"type":"error","error":"Invalid thread_id: want a lower-case UUID","code":"bad_request"}
 //	{"type":"error","error":"Invalid envelope","code":"rejected","diagnostics":[…]}   (another party's thread_id)
 //	{"type":"error","error":"Cannot create payload for system.todo","code":"no_text_field"}

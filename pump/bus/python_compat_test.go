@@ -2,7 +2,10 @@ package bus
 
 import (
 	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 )
 
 // TestOpenPathsAnswerWrongMethodWith405: the reference's middleware lets the
@@ -31,5 +34,35 @@ func TestOpenPathsAnswerWrongMethodWith405(t *testing.T) {
 				t.Errorf("%d %v Allow %q, want %d %q Allow %q", status, body, h.Get("Allow"), tc.status, tc.err, tc.allow)
 			}
 		})
+	}
+}
+
+// TestWSUnknownTargetListsAvailable: the reference's SystemPipeline refuses
+// an unknown target with "Unknown target: X. Available: [...]" (the
+// listener names as a Python list), which its console client prints after
+// "Error: " — the user sees what to type instead. The list is what the
+// socket's listeners command answers (a profile's hidden listeners are
+// neither there nor here), in its order.
+func TestWSUnknownTargetListsAvailable(t *testing.T) {
+	f := newFixture(t)
+	c := f.dial("/ws", f.loginAs("olga", auth.Operator))
+	readFrame(t, c)
+	writeFrame(t, c, frame{"type": "listeners"})
+	ls := readFrame(t, c)
+	names, _ := ls["listeners"].([]any)
+	if len(names) == 0 {
+		t.Fatalf("listeners: %v", ls)
+	}
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = "'" + n.(string) + "'"
+	}
+	available := "[" + strings.Join(quoted, ", ") + "]"
+	for _, req := range []frame{
+		{"type": "send", "raw": "@nobody hi"},
+		{"type": "send", "target": "nobody", "content": "hi"},
+	} {
+		writeFrame(t, c, req)
+		wantError("Unknown target: nobody. Available: "+available, "unknown_target")(t, readFrame(t, c))
 	}
 }

@@ -265,7 +265,7 @@ func (w *wsSocket) send(req wire.Request) {
 	}
 	l, ok := w.s.pump.Lookup(target)
 	if !ok || !w.s.visible(w.c.sess, target) {
-		w.fail(h, wire.CodeUnknownTarget, "Unknown target: "+target)
+		w.fail(h, wire.CodeUnknownTarget, w.unknownTarget(target))
 		return
 	}
 	who := pump.Principal{From: w.sender(source), User: w.c.sess.Username, Profile: w.c.sess.Profile}
@@ -337,6 +337,28 @@ func (w *wsSocket) send(req wire.Request) {
 		return
 	}
 	w.release(conv, wire.Sent{Head: wire.Head{Type: wire.TypeSent, ID: req.ID}, ThreadID: conv, Target: l.Name})
+}
+
+// unknownTarget is the reference's refusal of a send to target, which no
+// listener the session sees has: "Unknown target: X. Available: ['a', 'b']"
+// — the names the listeners command answers, as a Python list.
+func (w *wsSocket) unknownTarget(target string) string {
+	msg := "Unknown target: " + target
+	ls, err := w.s.opts.Console.Listeners(w.c.ctx)
+	if err != nil {
+		return msg
+	}
+	var b strings.Builder
+	for _, l := range ls {
+		if !w.s.visible(w.c.sess, l.Name) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("'" + l.Name + "'")
+	}
+	return msg + ". Available: [" + b.String() + "]"
 }
 
 // sender is the from id of the socket's sends from source (sourceConsole
