@@ -154,3 +154,26 @@ func TestWarnsPathsReadFromWorkdir(t *testing.T) {
 		t.Errorf("WorkdirHint = %q, want %q", got, want)
 	}
 }
+
+// TestPythonToolHint: the reference's 18 native tools (agentserver/tools,
+// python-reference.md §9.1) have other names here, several folded into one
+// tool; an agent's tools: naming one is told the tool to write. Other
+// names get nothing.
+func TestPythonToolHint(t *testing.T) {
+	tests := []struct{ name, want string }{
+		{"fetch_url", ` (the Python server's name: here the tool is "fetch"; write it in tools:)`},
+		{"read_file", ` (the Python server's name: here the tool is "files"; write it in tools:)`},
+		{"Delete_File", ` (the Python server's name: here the tool is "files"; write it in tools:)`},
+		{"list_dir", ` (the Python server's name: here the tool is "files"; write it in tools:)`},
+		{"key_value_set", ` (the Python server's name: here the tool is "key_value"; write it in tools:)`},
+		{"librarian_query", ` (the Python server's name: here the tool is "librarian"; write it in tools:)`},
+		{"calculate", ""},
+		{"fetch", ""},
+		{"frobnicate", ""},
+	}
+	for _, tc := range tests {
+		if got := PythonToolHint(tc.name); got != tc.want {
+			t.Errorf("PythonToolHint(%q) = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

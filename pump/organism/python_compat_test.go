@@ -90,3 +90,33 @@ gateways:
 		}
 	}
 }
+
+// TestPythonToolNamesSayWhatToWrite: an agent listing the reference's tool
+// names (fetch_url, read_file, key_value_get) is refused, each at its
+// line, with the tool that does it here.
+func TestPythonToolNamesSayWhatToWrite(t *testing.T) {
+	cfg, err := config.Parse("organism.yaml", []byte(`organism: {name: tools}
+listeners:
+  - name: researcher
+    agent: true
+    description: Researches
+    prompt: You research.
+    tools: [fetch_url, read_file, key_value_get]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(cfg, Options{DataDir: t.TempDir()})
+	if err == nil {
+		t.Fatal("New accepted the Python tool names")
+	}
+	for _, want := range []string{
+		`organism.yaml:7: listeners[0].tools[0]: unknown tool "fetch_url" (the Python server's name: here the tool is "fetch"; write it in tools:)`,
+		`organism.yaml:7: listeners[0].tools[1]: unknown tool "read_file" (the Python server's name: here the tool is "files"; write it in tools:)`,
+		`organism.yaml:7: listeners[0].tools[2]: unknown tool "key_value_get" (the Python server's name: here the tool is "key_value"; write it in tools:)`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %s:\n%v", want, err)
+		}
+	}
+}
