@@ -159,6 +159,7 @@
 //	 "code":"bad_payload"}
 //	{"type":"error","error":"Invalid payload structure","code":"rejected","diagnostics":["route: …"]}
 //	{"type":"error","error":"Unknown message type: dance","code":"bad_request"}
+//	                                     (a type that is no string, {"type":5}: "Unknown message type: 5")
 //
 // and, when the organism is too busy to take the message (see Busy below):
 //

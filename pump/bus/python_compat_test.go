@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 )
 
@@ -64,5 +66,30 @@ func TestWSUnknownTargetListsAvailable(t *testing.T) {
 	} {
 		writeFrame(t, c, req)
 		wantError("Unknown target: nobody. Available: "+available, "unknown_target")(t, readFrame(t, c))
+	}
+}
+
+// TestWSNonStringTypeIsUnknown: the reference answers any "type" it has no
+// case for — a number or null too, read from valid JSON — with "Unknown
+// message type: …"; "Invalid JSON" is for frames that are not JSON (or not
+// an object).
+func TestWSNonStringTypeIsUnknown(t *testing.T) {
+	f := newFixture(t)
+	c := f.dial("/ws", f.loginAs("olga", auth.Operator))
+	readFrame(t, c)
+	tests := []struct{ frame, want string }{
+		{`{"type":5}`, "Unknown message type: 5"},
+		{`{"type":null}`, "Unknown message type: null"},
+		{`{"type":["ping"]}`, `Unknown message type: ["ping"]`},
+		{`{"type":"dance"}`, "Unknown message type: dance"},
+		{`{not json`, "Invalid JSON"},
+		{`[1,2]`, "Invalid JSON"},
+		{`{"type":"send","raw":5}`, "Invalid JSON"},
+	}
+	for _, tc := range tests {
+		if err := c.WriteMessage(websocket.TextMessage, []byte(tc.frame)); err != nil {
+			t.Fatal(err)
+		}
+		wantError(tc.want, "bad_request")(t, readFrame(t, c))
 	}
 }

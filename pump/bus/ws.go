@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -111,6 +112,14 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 // handle answers one client frame.
 func (w *wsSocket) handle(data []byte) {
 	req, err := decodeRequest(data)
+	if err != nil || req.Type == "" {
+		if t, ok := nonStringType(data); ok {
+			// {"type":5}, {"type":null}: valid JSON whose type no case
+			// has, as the reference answers it.
+			w.fail(req.Head, wire.CodeBadRequest, "Unknown message type: "+t)
+			return
+		}
+	}
 	if err != nil {
 		w.fail(req.Head, wire.CodeBadRequest, jsonErrorText(err))
 		return
@@ -214,6 +223,21 @@ func (w *wsSocket) handle(data []byte) {
 	default:
 		w.fail(reply, wire.CodeBadRequest, "Unknown message type: "+req.Type)
 	}
+}
+
+// nonStringType returns the JSON text of a frame's "type" when the frame
+// is a JSON object whose type is present but no string (5, null, [..]);
+// the error path only.
+func nonStringType(data []byte) (string, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil {
+		return "", false
+	}
+	raw, ok := m["type"]
+	if !ok || len(raw) == 0 || raw[0] == '"' {
+		return "", false
+	}
+	return string(raw), true
 }
 
 // fail sends an error frame answering the request with head h.
