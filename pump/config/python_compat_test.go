@@ -177,3 +177,18 @@ func TestPythonToolHint(t *testing.T) {
 		}
 	}
 }
+
+// TestWarningsOfOrganismBuiltInCode: a configuration built in code has no
+// file; its warnings begin with the path, as its errors do.
+func TestWarningsOfOrganismBuiltInCode(t *testing.T) {
+	o := Default()
+	o.Listeners = append(o.Listeners, Listener{Name: "greeter", PayloadClass: "hello.Greeting",
+		Handler: "hello.Greeter", Description: "Greets", Agent: true, Type: GoListener})
+	want := []string{"listeners[0]: agent greeter has a handler but no peers: an agent may send only to the " +
+		"listeners its peers name (the Python server let an agent without peers send anywhere), so every " +
+		"message its handler sends to another listener is refused as a peer violation; list the listeners it " +
+		"sends to under peers:, or remove agent: true if it is no LLM agent"}
+	if diff := cmp.Diff(want, o.Warnings()); diff != "" {
+		t.Errorf("Warnings (-want +got):\n%s", diff)
+	}
+}

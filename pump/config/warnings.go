@@ -26,28 +26,32 @@ import (
 func (o *Organism) Warnings() []string {
 	var out []string
 	if id := o.Organism.Identity; id != "" && missing(id) {
-		out = append(out, fmt.Sprintf("%s: organism.identity: %s does not exist, so the organism has no identity "+
-			"(gateways cannot link): create it with xmlpipe keys init, or correct the path%s",
-			o.Pos("organism.identity"), id, o.WorkdirHint(id)))
+		out = append(out, o.warning("organism.identity", "%s does not exist, so the organism has no identity "+
+			"(gateways cannot link): create it with xmlpipe keys init, or correct the path%s", id, o.WorkdirHint(id)))
 	}
 	for _, f := range []struct{ key, path string }{{"cert", o.Organism.TLS.Cert}, {"key", o.Organism.TLS.Key}} {
 		if f.path != "" && missing(f.path) {
-			path := "organism.tls." + f.key
-			out = append(out, fmt.Sprintf("%s: %s: %s does not exist, so xmlpipe run cannot start%s",
-				o.Pos(path), path, f.path, o.WorkdirHint(f.path)))
+			out = append(out, o.warning("organism.tls."+f.key, "%s does not exist, so xmlpipe run cannot start%s",
+				f.path, o.WorkdirHint(f.path)))
 		}
 	}
 	for i, l := range o.Listeners {
 		if !l.Agent || l.Handler == "" || l.Type != GoListener || len(l.Peers) > 0 || len(l.Tools) > 0 {
 			continue
 		}
-		path := childIndex("listeners", i)
-		out = append(out, fmt.Sprintf("%s: %s: agent %s has a handler but no peers: an agent may send only to the "+
-			"listeners its peers name (the Python server let an agent without peers send anywhere), so every message "+
-			"its handler sends to another listener is refused as a peer violation; list the listeners it sends to "+
-			"under peers:, or remove agent: true if it is no LLM agent", o.Pos(path), path, l.Name))
+		out = append(out, o.warning(childIndex("listeners", i), "agent %s has a handler but no peers: an agent may "+
+			"send only to the listeners its peers name (the Python server let an agent without peers send anywhere), "+
+			"so every message its handler sends to another listener is refused as a peer violation; list the "+
+			"listeners it sends to under peers:, or remove agent: true if it is no LLM agent", l.Name))
 	}
 	return out
+}
+
+// warning formats a warning about the value at path as a configuration
+// error is formatted: "file:line: path: msg" (no position for an
+// organism built in code).
+func (o *Organism) warning(path, format string, args ...any) string {
+	return (&Error{Pos: o.Pos(path), Path: path, Msg: fmt.Sprintf(format, args...)}).Error()
 }
 
 // WorkdirHint is advice for a file the configuration names that is missing
