@@ -13,7 +13,8 @@ import (
 
 // runValidate is `xmlpipe validate [organism.yaml]`: load and assemble the
 // organism without starting it; print its listeners count and routing
-// table, or every configuration error with file:line. A gateway export no
+// table, or every configuration error with file:line. What will not act as
+// its Python reading suggests (config.Organism.Warnings), a gateway export no
 // listener takes, and a WASM listener whose output is routed by its root
 // tag rather than answered to its caller, are warnings on stderr (exit 0).
 func runValidate(_ context.Context, args []string, std streams) int {
@@ -47,6 +48,9 @@ func runValidate(_ context.Context, args []string, std streams) int {
 	}
 	writeProfiles(&b, o)
 	fmt.Fprint(std.out, b.String())
+	for _, w := range o.Config.Warnings() {
+		fmt.Fprintln(std.err, "warning: "+w)
+	}
 	for _, w := range o.UnservedExports() {
 		fmt.Fprintln(std.err, "warning: "+w)
 	}

@@ -176,7 +176,8 @@ func (c *Catalog) PayloadType(name string) (*xmlpipe.PayloadType, error) {
 	}
 	p, ok := c.payloads[c.canonical(name)]
 	if !ok {
-		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownPayload, name, strings.Join(c.payloadNames(), ", "))
+		return nil, fmt.Errorf("%w %q (known: %s)%s", ErrUnknownPayload, name, strings.Join(c.payloadNames(), ", "),
+			pythonAdvice(name))
 	}
 	if p.Schema != nil {
 		return xmlpipe.NewPayloadType(p.Type, xmlpipe.WithSchema(p.Schema))
@@ -191,7 +192,8 @@ func (c *Catalog) Handler(name string, pt *xmlpipe.PayloadType, env Env) (xmlpip
 	}
 	h, ok := c.handlers[c.canonical(name)]
 	if !ok {
-		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownHandler, name, strings.Join(c.handlerNames(), ", "))
+		return nil, fmt.Errorf("%w %q (known: %s)%s", ErrUnknownHandler, name, strings.Join(c.handlerNames(), ", "),
+			pythonAdvice(name))
 	}
 	if h.Takes != pt.GoType() {
 		return nil, fmt.Errorf("%w: %s takes %v, not %v", ErrPayloadMismatch, name, h.Takes, pt.GoType())
@@ -208,7 +210,8 @@ func (c *Catalog) Response(name string) (*xmlpipe.PayloadType, error) {
 	}
 	h, ok := c.handlers[c.canonical(name)]
 	if !ok {
-		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownHandler, name, strings.Join(c.handlerNames(), ", "))
+		return nil, fmt.Errorf("%w %q (known: %s)%s", ErrUnknownHandler, name, strings.Join(c.handlerNames(), ", "),
+			pythonAdvice(name))
 	}
 	if h.Gives == nil {
 		return nil, nil

@@ -29,3 +29,15 @@ func consoleError(name string) error {
 	}
 	return fmt.Errorf("%w: %q: xmlpipe console (in process, or console --connect to a running organism) reads the lines and routes @listener messages itself; remove this listener", ErrBuiltinConsole, name)
 }
+
+// pythonAdvice is what an unknown name is told to do instead when it reads
+// as a Python import path — a module path and a name, "pkg.mod.Class" or
+// "pkg.mod:attr" (catalog names have one dot: "hello.Greeting") — else "".
+func pythonAdvice(name string) string {
+	name = strings.TrimSpace(name)
+	if strings.Count(name, ".") < 2 && !strings.Contains(name, ":") {
+		return ""
+	}
+	return "; xmlpipe runs no Python: write the listener in Go and register it in the catalog " +
+		"(README \"Writing a listener\"), or run it as a WebAssembly module (type: wasm) or an MCP server (type: mcp)"
+}

@@ -24,7 +24,9 @@
 // checks than a sequence. At most 2 argon2id checks (64 MiB each) run at
 // once with 8 logins waiting; one more is refused at once (the second 429).
 // The auth: section of organism.yaml sets these limits. Every other path
-// but GET /health and GET /bus needs the token:
+// but GET /health and GET /bus needs the token (a wrong method on /health or
+// /auth/login is answered 405 {"error":"Method Not Allowed"} without one,
+// as the reference's router answers it):
 //
 //	Authorization: Bearer <64 hex>
 //
@@ -147,7 +149,8 @@
 // usable). A failed request is answered with an error frame:
 //
 //	{"type":"error","error":"Forbidden: role viewer cannot send","code":"forbidden"}
-//	{"type":"error","error":"Unknown target: nobody","code":"unknown_target"}
+//	{"type":"error","error":"Unknown target: nobody. Available: ['system.boot', …, 'greeter']",
+//	 "code":"unknown_target"}   (the listeners command's names, as the reference words it)
 //	{"type":"error","error":"Invalid thread_id: want a lower-case UUID","code":"bad_request"}
 //	{"type":"error","error":"Invalid envelope","code":"rejected","diagnostics":[…]}   (another party's thread_id)
 //	{"type":"error","error":"Cannot create payload for system.todo","code":"no_text_field"}
@@ -156,6 +159,7 @@
 //	 "code":"bad_payload"}
 //	{"type":"error","error":"Invalid payload structure","code":"rejected","diagnostics":["route: …"]}
 //	{"type":"error","error":"Unknown message type: dance","code":"bad_request"}
+//	                                     (a type that is no string, {"type":5}: "Unknown message type: 5")
 //
 // and, when the organism is too busy to take the message (see Busy below):
 //

@@ -6,7 +6,8 @@ import (
 	"github.com/xml-pipeline/xmlpipe/pump/bus/auth"
 )
 
-// routes builds the server's handler: /health, /auth/login and /bus are open,
+// routes builds the server's handler: /health, /auth/login and /bus are open
+// (a wrong method on the first two is a 405, as in the reference),
 // everything else goes through the bearer-token middleware first (so an
 // unknown path without a token is a 401, as in the reference).
 func (s *Server) routes() http.Handler {
@@ -73,6 +74,12 @@ func (s *Server) routes() http.Handler {
 		}
 		if _, pattern := open.Handler(r); pattern != "" {
 			open.ServeHTTP(w, r)
+			return
+		}
+		if r.URL.Path == "/auth/login" || r.URL.Path == "/health" {
+			// The reference's middleware lets these paths through whatever
+			// the method: a wrong one is the router's 405, not a 401.
+			open.ServeHTTP(&jsonErrorWriter{ResponseWriter: w}, r)
 			return
 		}
 		closed.ServeHTTP(w, r)

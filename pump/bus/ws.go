@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -111,6 +112,14 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 // handle answers one client frame.
 func (w *wsSocket) handle(data []byte) {
 	req, err := decodeRequest(data)
+	if err != nil || req.Type == "" {
+		if t, ok := nonStringType(data); ok {
+			// {"type":5}, {"type":null}: valid JSON whose type no case
+			// has, as the reference answers it.
+			w.fail(req.Head, wire.CodeBadRequest, "Unknown message type: "+t)
+			return
+		}
+	}
 	if err != nil {
 		w.fail(req.Head, wire.CodeBadRequest, jsonErrorText(err))
 		return
@@ -216,6 +225,21 @@ func (w *wsSocket) handle(data []byte) {
 	}
 }
 
+// nonStringType returns the JSON text of a frame's "type" when the frame
+// is a JSON object whose type is present but no string (5, null, [..]);
+// the error path only.
+func nonStringType(data []byte) (string, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil {
+		return "", false
+	}
+	raw, ok := m["type"]
+	if !ok || len(raw) == 0 || raw[0] == '"' {
+		return "", false
+	}
+	return string(raw), true
+}
+
 // fail sends an error frame answering the request with head h.
 func (w *wsSocket) fail(h wire.Head, code, msg string) {
 	w.c.send(wire.Error{Head: wire.Head{Type: wire.TypeError, ID: h.ID}, Error: msg, Code: code})
@@ -265,7 +289,7 @@ func (w *wsSocket) send(req wire.Request) {
 	}
 	l, ok := w.s.pump.Lookup(target)
 	if !ok || !w.s.visible(w.c.sess, target) {
-		w.fail(h, wire.CodeUnknownTarget, "Unknown target: "+target)
+		w.fail(h, wire.CodeUnknownTarget, w.unknownTarget(target))
 		return
 	}
 	who := pump.Principal{From: w.sender(source), User: w.c.sess.Username, Profile: w.c.sess.Profile}
@@ -337,6 +361,28 @@ func (w *wsSocket) send(req wire.Request) {
 		return
 	}
 	w.release(conv, wire.Sent{Head: wire.Head{Type: wire.TypeSent, ID: req.ID}, ThreadID: conv, Target: l.Name})
+}
+
+// unknownTarget is the reference's refusal of a send to target, which no
+// listener the session sees has: "Unknown target: X. Available: ['a', 'b']"
+// — the names the listeners command answers, as a Python list.
+func (w *wsSocket) unknownTarget(target string) string {
+	msg := "Unknown target: " + target
+	ls, err := w.s.opts.Console.Listeners(w.c.ctx)
+	if err != nil {
+		return msg
+	}
+	var b strings.Builder
+	for _, l := range ls {
+		if !w.s.visible(w.c.sess, l.Name) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("'" + l.Name + "'")
+	}
+	return msg + ". Available: [" + b.String() + "]"
 }
 
 // sender is the from id of the socket's sends from source (sourceConsole

@@ -194,7 +194,9 @@ func TestWSSendErrors(t *testing.T) {
 		{frame{"type": "send", "raw": "@greeter"}, "No target specified. Use @target message format.", "bad_request"},
 		{frame{"type": "send", "content": "Dan"}, "Missing target", "bad_request"},
 		{frame{"type": "send", "target": "greeter"}, "Missing content", "bad_request"},
-		{frame{"type": "send", "raw": "@nobody hi"}, "Unknown target: nobody", "unknown_target"},
+		{frame{"type": "send", "raw": "@nobody hi"}, "Unknown target: nobody. Available: ['system.boot', 'system.todo', " +
+			"'system.todo-complete', 'core.request-schema', 'core.request-example', 'core.request-prompt', " +
+			"'core.list-capabilities', 'greeter', 'shouter', 'response-handler']", "unknown_target"},
 		{frame{"type": "send", "raw": "@system.todo hi"}, "Cannot create payload for system.todo", "no_text_field"},
 	}
 	for _, tt := range tests {

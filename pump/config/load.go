@@ -196,7 +196,12 @@ func (o *Organism) resolve(p string) string {
 	if p == "" || filepath.IsAbs(p) {
 		return p
 	}
-	return filepath.Join(o.dir, p)
+	abs := filepath.Join(o.dir, p)
+	if o.written == nil {
+		o.written = map[string]string{}
+	}
+	o.written[abs] = p
+	return abs
 }
 
 // File returns the name the configuration was loaded under ("" when it was

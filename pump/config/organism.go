@@ -89,6 +89,7 @@ type Organism struct {
 	dir       string              // absolute directory relative paths resolve against
 	positions map[string]Position // key path → where it was written
 	bad       map[string]bool     // paths that failed to decode
+	written   map[string]string   // resolved path → the relative path the file wrote
 	bindPort  int                 // the port oob.bind named (0: none, -1: not a port)
 	external  []string            // listeners given outside the configuration (LoadWith)
 }

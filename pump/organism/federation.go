@@ -119,7 +119,8 @@ func checkTrustedIdentities(cfg *config.Organism) error {
 		}
 		if _, err := keys.ReadPublic(g.TrustedIdentity); err != nil {
 			path := fmt.Sprintf("gateways[%d].trusted_identity", i)
-			errs = append(errs, fmt.Errorf("%s: %s: gateway %s: %w", cfg.Pos(path), path, g.Name, err))
+			errs = append(errs, fmt.Errorf("%s: %s: gateway %s: %w%s", cfg.Pos(path), path, g.Name, err,
+				cfg.WorkdirHint(g.TrustedIdentity)))
 		}
 	}
 	return errors.Join(errs...)

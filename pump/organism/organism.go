@@ -501,6 +501,9 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		meta: mg}
 	o.cur.Store(cfg)
 	layer.org.p.Store(o)
+	for _, w := range cfg.Warnings() {
+		opts.Logger.Warn("config: " + w)
+	}
 	for _, w := range unservedExports(cfg, p) {
 		opts.Logger.Warn("federation: export not served: " + w)
 	}

@@ -121,7 +121,10 @@ func toolListeners(cfg *config.Organism, cat *catalog.Catalog) ([]config.Listene
 			t, ok := cat.Tool(name)
 			if !ok {
 				known := cat.ToolNames()
-				hint := config.Suggest(name, known)
+				hint := config.PythonToolHint(name)
+				if hint == "" {
+					hint = config.Suggest(name, known)
+				}
 				if hint == "" {
 					hint = " (known: " + strings.Join(known, ", ") + ")"
 				}
