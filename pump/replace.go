@@ -1,6 +1,7 @@
 package pump
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -91,7 +92,7 @@ func (p *Pump) Change(c ListenerChange) (retired map[string]<-chan struct{}, err
 			if nt == t {
 				nt = t.copyWith(func(*listener) bool { return true }, nil)
 			}
-			nt.profiles = profiles
+			nt.profiles, nt.profileSrc = profiles, slices.Clone(c.Profiles)
 		}
 		return nt, err
 	})

@@ -56,6 +56,8 @@ type table struct {
 	// the profiles resolved in it (name → *profile).
 	profiles map[string]*profileDef
 	resolved sync.Map
+	// profileSrc are the definitions profiles was compiled from.
+	profileSrc []ProfileDef
 	// eras is the history of the profiles since the pump started, its own
 	// last (nil: none changed yet; see profile_era.go).
 	eras []*profileEra
@@ -73,7 +75,7 @@ func newTable() *table {
 // itself in every listener it holds.
 func (t *table) copyWith(keep func(*listener) bool, extra *listener) *table {
 	n := &table{byName: make(map[string]*listener, len(t.byName)+1), byTag: make(map[tagKey][]*listener, len(t.byTag)+1),
-		order: make([]*listener, 0, len(t.order)+1), profiles: t.profiles}
+		order: make([]*listener, 0, len(t.order)+1), profiles: t.profiles, profileSrc: t.profileSrc}
 	n.refs.Store(1)
 	for _, l := range t.order {
 		if keep(l) {
