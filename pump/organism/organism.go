@@ -291,6 +291,16 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		// store keeps it, as it keeps the threads (DESIGN §7).
 		kills = storeJournal{s: d.store, log: opts.Logger}
 	}
+	var eras pump.ProfileEraJournal
+	if d != nil {
+		// What each profile was when a conversation began survives a
+		// restart with the conversation (seed 000 §8.5).
+		ej, err := newEraJournal(d.store)
+		if err != nil {
+			return nil, err
+		}
+		eras = ej
+	}
 	p, err := pump.New(pump.Options{
 		Organism:               cfg.Organism.Name,
 		MaxBytes:               cfg.Organism.MaxMessageBytes,
@@ -307,6 +317,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		Context:                cb,
 		Journal:                opts.Journal,
 		Kills:                  kills,
+		ProfileEras:            eras,
 		Logger:                 opts.Logger,
 		Clock:                  opts.Clock,
 		Observer:               opts.Observer,
