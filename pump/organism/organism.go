@@ -454,14 +454,14 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 				err = p.Register(gov.constituted(l, cfg, lc))
 			}
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: listener %s: %w", pos, lc.Name, err))
+				errs = append(errs, fmt.Errorf("%s: listener %s: %w", pos, lc.Name, named(err)))
 				continue
 			}
 			u.prompt = l.Prompt
 			if j, err := checkCallParams(l, lc); err != nil {
 				errs = append(errs, callParamsError(cfg, i, j, lc, err))
 			} else if err := registerCall(p, lc, callTimeout(gov, cfg, lc), u, opts.Logger); err != nil {
-				errs = append(errs, fmt.Errorf("%s: listener %s: %w", callPos(cfg, i), lc.Name, err))
+				errs = append(errs, fmt.Errorf("%s: listener %s: %w", callPos(cfg, i), lc.Name, named(err)))
 			}
 			units[unitKey(lc.Name)] = u
 			continue
@@ -482,7 +482,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		if j, err := checkCallParams(target, lc); err != nil {
 			errs = append(errs, callParamsError(cfg, i, j, lc, err))
 		} else if err := registerCall(p, lc, callTimeout(gov, cfg, lc), u, opts.Logger); err != nil {
-			errs = append(errs, fmt.Errorf("%s: listener %s: %w", callPos(cfg, i), lc.Name, err))
+			errs = append(errs, fmt.Errorf("%s: listener %s: %w", callPos(cfg, i), lc.Name, named(err)))
 		}
 		units[unitKey(lc.Name)] = u
 	}
@@ -536,7 +536,7 @@ func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, ws *wasmSet, 
 		err = p.AddListener(l) // Register before Start
 	}
 	if err != nil {
-		err = fmt.Errorf("%s: %w", at(""), err)
+		err = fmt.Errorf("%s: %w", at(""), named(err))
 		if wl != nil { // never reachable: its module goes now
 			err = errors.Join(err, wl.Close(context.Background()))
 		}

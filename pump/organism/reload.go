@@ -481,7 +481,7 @@ func (p *Plan) Apply() (ReloadReport, error) {
 		p.release()
 		var ce *pump.ChangeError
 		if errors.As(err, &ce) && p.where[strings.ToLower(ce.Listener)] != "" {
-			err = fmt.Errorf("%s: %w", p.where[strings.ToLower(ce.Listener)], err)
+			err = fmt.Errorf("%s: %w", p.where[strings.ToLower(ce.Listener)], ce.Err) // where names it
 		}
 		return ReloadReport{}, fmt.Errorf("%w: %w", ErrReloadRefused, err)
 	}
