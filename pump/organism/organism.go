@@ -69,6 +69,11 @@ type Options struct {
 	Context *registry.ContextBuffer
 	// Clock returns the current time (default time.Now).
 	Clock func() time.Time
+	// ShutdownTimeout bounds Shutdown's drain: how long work in flight may
+	// take to finish before the handlers still running are cancelled
+	// (default, and zero or negative: 10 s; pump.Options.ShutdownTimeout).
+	// Shutdown's ctx bounds it too, whichever ends first.
+	ShutdownTimeout time.Duration
 	// DataDir, when set, makes the organism durable: the store in that
 	// directory is opened (and closed on Shutdown), journals every envelope
 	// unless journal.enabled is false, persists the kernel registries and
@@ -115,7 +120,11 @@ type Organism struct {
 	// Config is the configuration the organism was assembled with; after
 	// a reload, CurrentConfig is the one in force.
 	Config *config.Organism
-	Pump   *pump.Pump
+	// Pump is the organism's pump: Send, Ask, Subscribe, Cancel, Kill.
+	// Halt its listeners through Governance (HaltListener, Halt), never
+	// with Pump.HaltListener or Pump.Halt: those log nobody, tell no
+	// subscriber and are forgotten at a restart.
+	Pump *pump.Pump
 	// Federation runs the gateways (nil without gateways:).
 	Federation *federation.Manager
 	// BootThread is the thread of the boot message (after Start).
@@ -320,6 +329,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		ProfileEras:            eras,
 		Logger:                 opts.Logger,
 		Clock:                  opts.Clock,
+		ShutdownTimeout:        opts.ShutdownTimeout,
 		Observer:               opts.Observer,
 		ObserveEvery:           opts.ObserveEvery,
 	})
@@ -613,8 +623,8 @@ func (o *Organism) Start() error {
 
 // Shutdown drains and stops the pump, then stops the retention sweeper and
 // closes the store the organism opened. The drain — new messages refused,
-// work in flight finishing — lasts until ctx ends or 10 s pass
-// (pump.Pump.ShutdownTimeout), whichever is first; then the handlers still
+// work in flight finishing — lasts until ctx ends or Options.ShutdownTimeout
+// passes (default 10 s), whichever is first; then the handlers still
 // running are cancelled (cause pump.ErrDrainTimedOut), the Asks still
 // waiting fail wrapping pump.ErrClosed, and the error says which bound
 // ran out (errors.Is finds context.DeadlineExceeded). A call while another
