@@ -95,6 +95,11 @@ type HaltReport struct {
 // when the scope covers them. A second Halt widens the scope (HaltAll
 // after HaltAgents) and never narrows it. Pause state is separate: Unhalt
 // does not resume a paused listener. A Shutdown lifts the halt to drain.
+//
+// In an organism this is the bare mechanism: it logs nobody, tells no
+// governance subscriber and is forgotten at a restart. Halt and resume an
+// organism's listeners with organism.Governance (Halt, HaltListener,
+// Resume, ResumeListener), which do all three.
 func (p *Pump) Halt(scope HaltScope) (HaltReport, error) {
 	if scope != HaltAgents && scope != HaltAll {
 		return HaltReport{}, ErrBadHaltScope
@@ -130,6 +135,11 @@ func (p *Pump) Halt(scope HaltScope) (HaltReport, error) {
 // Unhalt lifts every halt — Halt's and every HaltListener's: the halted
 // listeners take their queued messages again (the interrupted ones among
 // them) in their scheduling order. It reports whether a halt was in force.
+//
+// In an organism this is the bare mechanism: it logs nobody, tells no
+// governance subscriber and is forgotten at a restart. Halt and resume an
+// organism's listeners with organism.Governance (Halt, HaltListener,
+// Resume, ResumeListener), which do all three.
 func (p *Pump) Unhalt() bool {
 	p.haltMu.Lock()
 	defer p.haltMu.Unlock()
@@ -154,6 +164,11 @@ func (p *Pump) Unhalt() bool {
 // listeners keep serving. An unknown name fails with ErrUnknownListener;
 // ErrClosed once the pump shuts down. A halt of a listener already halted
 // so is reported again, and cancels nothing new.
+//
+// In an organism this is the bare mechanism: it logs nobody, tells no
+// governance subscriber and is forgotten at a restart. Halt and resume an
+// organism's listeners with organism.Governance (Halt, HaltListener,
+// Resume, ResumeListener), which do all three.
 func (p *Pump) HaltListener(name string) (HaltReport, error) {
 	l := p.routes.Load().lookup(name)
 	if l == nil {
@@ -200,6 +215,11 @@ func (p *Pump) HaltListener(name string) (HaltReport, error) {
 // UnhaltListener lifts HaltListener's halt of the listener called name: it
 // takes its queued messages again, unless Halt's scope still covers it. It
 // reports whether that listener was halted so.
+//
+// In an organism this is the bare mechanism: it logs nobody, tells no
+// governance subscriber and is forgotten at a restart. Halt and resume an
+// organism's listeners with organism.Governance (Halt, HaltListener,
+// Resume, ResumeListener), which do all three.
 func (p *Pump) UnhaltListener(name string) bool {
 	p.haltMu.Lock()
 	defer p.haltMu.Unlock()
