@@ -525,6 +525,9 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	for _, w := range unservedExports(cfg, p) {
 		opts.Logger.Warn("federation: export not served: " + w)
 	}
+	for _, w := range unmatchedProfileNames(cfg, p) {
+		opts.Logger.Warn("profiles: " + w)
+	}
 	if layer.usable() {
 		o.LLM = layer.router
 	}

@@ -547,6 +547,9 @@ func (p *Plan) Apply() (ReloadReport, error) {
 		"unchanged", r.Unchanged, "new_llm_router", r.LLM, "gateways_added", r.GatewaysAdded,
 		"gateways_removed", r.GatewaysRemoved, "gateways_changed", r.GatewaysChanged)
 	o.warnUserProfiles(p.cfg)
+	for _, w := range unmatchedProfileNames(p.cfg, o.Pump) {
+		o.log.Warn("profiles: " + w)
+	}
 	return r, swapErr
 }
 
