@@ -96,11 +96,19 @@ type HaltReport struct {
 // after HaltAgents) and never narrows it. Pause state is separate: Unhalt
 // does not resume a paused listener. A Shutdown lifts the halt to drain.
 //
-// In an organism this is the bare mechanism: it logs nobody, tells no
-// governance subscriber and is forgotten at a restart. Halt and resume an
-// organism's listeners with organism.Governance (Halt, HaltListener,
-// Resume, ResumeListener), which do all three.
+// The OnHaltChange hook is told of it once it is in force: an organism's
+// governance records it (who, the event, kept across a restart) whether
+// it came through organism.Governance or this method.
 func (p *Pump) Halt(scope HaltScope) (HaltReport, error) {
+	rep, err := p.halt(scope)
+	if err == nil {
+		p.haltChanged(HaltChange{Halted: true, Report: rep})
+	}
+	return rep, err
+}
+
+// halt is Halt without the hook.
+func (p *Pump) halt(scope HaltScope) (HaltReport, error) {
 	if scope != HaltAgents && scope != HaltAll {
 		return HaltReport{}, ErrBadHaltScope
 	}
@@ -136,11 +144,19 @@ func (p *Pump) Halt(scope HaltScope) (HaltReport, error) {
 // listeners take their queued messages again (the interrupted ones among
 // them) in their scheduling order. It reports whether a halt was in force.
 //
-// In an organism this is the bare mechanism: it logs nobody, tells no
-// governance subscriber and is forgotten at a restart. Halt and resume an
-// organism's listeners with organism.Governance (Halt, HaltListener,
-// Resume, ResumeListener), which do all three.
+// The OnHaltChange hook is told of it once it is in force: an organism's
+// governance records it (who, the event, kept across a restart) whether
+// it came through organism.Governance or this method.
 func (p *Pump) Unhalt() bool {
+	if !p.unhalt() {
+		return false
+	}
+	p.haltChanged(HaltChange{})
+	return true
+}
+
+// unhalt is Unhalt without the hook.
+func (p *Pump) unhalt() bool {
 	p.haltMu.Lock()
 	defer p.haltMu.Unlock()
 	scope, names := p.haltScope.Swap(nil), p.haltedNames.Swap(nil)
@@ -165,11 +181,19 @@ func (p *Pump) Unhalt() bool {
 // ErrClosed once the pump shuts down. A halt of a listener already halted
 // so is reported again, and cancels nothing new.
 //
-// In an organism this is the bare mechanism: it logs nobody, tells no
-// governance subscriber and is forgotten at a restart. Halt and resume an
-// organism's listeners with organism.Governance (Halt, HaltListener,
-// Resume, ResumeListener), which do all three.
+// The OnHaltChange hook is told of it once it is in force: an organism's
+// governance records it (who, the event, kept across a restart) whether
+// it came through organism.Governance or this method.
 func (p *Pump) HaltListener(name string) (HaltReport, error) {
+	rep, err := p.haltListener(name)
+	if err == nil {
+		p.haltChanged(HaltChange{Halted: true, Listener: rep.Listener, Report: rep})
+	}
+	return rep, err
+}
+
+// haltListener is HaltListener without the hook.
+func (p *Pump) haltListener(name string) (HaltReport, error) {
 	l := p.routes.Load().lookup(name)
 	if l == nil {
 		return HaltReport{}, fmt.Errorf("%w: %s", ErrUnknownListener, name)
@@ -216,11 +240,19 @@ func (p *Pump) HaltListener(name string) (HaltReport, error) {
 // takes its queued messages again, unless Halt's scope still covers it. It
 // reports whether that listener was halted so.
 //
-// In an organism this is the bare mechanism: it logs nobody, tells no
-// governance subscriber and is forgotten at a restart. Halt and resume an
-// organism's listeners with organism.Governance (Halt, HaltListener,
-// Resume, ResumeListener), which do all three.
+// The OnHaltChange hook is told of it once it is in force: an organism's
+// governance records it (who, the event, kept across a restart) whether
+// it came through organism.Governance or this method.
 func (p *Pump) UnhaltListener(name string) bool {
+	if !p.unhaltListener(name) {
+		return false
+	}
+	p.haltChanged(HaltChange{Listener: name})
+	return true
+}
+
+// unhaltListener is UnhaltListener without the hook.
+func (p *Pump) unhaltListener(name string) bool {
 	p.haltMu.Lock()
 	defer p.haltMu.Unlock()
 	cur := p.haltedNames.Load()

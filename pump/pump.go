@@ -45,6 +45,8 @@ type Pump struct {
 	// which the next change drops the eras no conversation refers to
 	// (profile_era.go); guarded by routesMu.
 	erasPruneAt int
+	// onHalt is the OnHaltChange hook (nil: none).
+	onHalt atomic.Pointer[func(HaltChange)]
 	// peersMu orders AddPeers' read-modify-write of a peer set.
 	peersMu sync.Mutex
 	// live are the listeners whose workers run (liveListeners).

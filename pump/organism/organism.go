@@ -120,10 +120,11 @@ type Organism struct {
 	// Config is the configuration the organism was assembled with; after
 	// a reload, CurrentConfig is the one in force.
 	Config *config.Organism
-	// Pump is the organism's pump: Send, Ask, Subscribe, Cancel, Kill.
-	// Halt its listeners through Governance (HaltListener, Halt), never
-	// with Pump.HaltListener or Pump.Halt: those log nobody, tell no
-	// subscriber and are forgotten at a restart.
+	// Pump is the organism's pump: Send, Ask, Subscribe, Cancel, Kill. Halt
+	// its listeners through Governance (HaltListener, Halt), which names
+	// who did it; a halt made with Pump.HaltListener or Pump.Halt is
+	// recorded all the same (logged, told to Governance's subscribers,
+	// kept across a restart) as made by "pump".
 	Pump *pump.Pump
 	// Federation runs the gateways (nil without gateways:).
 	Federation *federation.Manager
