@@ -30,9 +30,13 @@ type ProfileEraJournal interface {
 	// ProfileEras returns the recorded eras, oldest first.
 	ProfileEras() ([]ProfileEra, error)
 	// RecordProfileEra records e (replacing an era recorded with the same
-	// Since); the record is committed when it returns.
+	// Since). It may return before the record is committed, but the record
+	// must be durable before anything the organism persists after the call
+	// (a thread of a conversation begun in e): it is called while routing
+	// edits wait, so it should not wait for a commit.
 	RecordProfileEra(e ProfileEra) error
-	// DropProfileEras forgets the eras that began at the given times.
+	// DropProfileEras forgets the eras that began at the given times (it
+	// need not wait for the commit either).
 	DropProfileEras(since []time.Time) error
 }
 

@@ -305,7 +305,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	if d != nil {
 		// What each profile was when a conversation began survives a
 		// restart with the conversation (seed 000 §8.5).
-		ej, err := newEraJournal(d.store)
+		ej, err := newEraJournal(d.store, opts.Logger)
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"time"
 
@@ -28,18 +29,32 @@ CREATE TABLE IF NOT EXISTS profile_eras (
 );
 `
 
-// eraJournal is the pump's ProfileEraJournal in the organism's store.
+// eraJournal is the pump's ProfileEraJournal in the organism's store. Its
+// writes are queued, not waited for (a reload holds the routing table
+// meanwhile): the store commits them in order, before any thread record
+// queued after them, and logs a failure.
 type eraJournal struct {
-	s *store.Store
+	s   *store.Store
+	log *slog.Logger
 }
 
 // newEraJournal declares the table of the profile definitions' history in
 // s.
-func newEraJournal(s *store.Store) (*eraJournal, error) {
+func newEraJournal(s *store.Store, log *slog.Logger) (*eraJournal, error) {
 	if err := s.AddSchema(context.Background(), "profile eras", profileErasSchema); err != nil {
 		return nil, fmt.Errorf("organism: %w", err)
 	}
-	return &eraJournal{s: s}, nil
+	return &eraJournal{s: s, log: log}, nil
+}
+
+// done logs the failure of the write called name.
+func (j *eraJournal) done(name string) func(error) {
+	return func(err error) {
+		if err != nil {
+			j.log.Error("profiles: "+name+" failed: a restart may resolve the conversations begun before the change as the configuration then defines them",
+				"err", err)
+		}
+	}
 }
 
 // eraNanos is the since column of an era begun at at.
@@ -92,23 +107,23 @@ func (j *eraJournal) RecordProfileEra(e pump.ProfileEra) error {
 	if err != nil {
 		return fmt.Errorf("organism: record profile era: %w", err)
 	}
-	return j.s.Write(context.Background(), "record profile era", func(tx *store.Tx) error {
+	return j.s.WriteNow("record profile era", func(tx *store.Tx) error {
 		_, err := tx.Exec(`INSERT INTO profile_eras (since, profiles) VALUES (?, ?)
 			ON CONFLICT (since) DO UPDATE SET profiles = excluded.profiles`, eraNanos(e.Since), string(b))
 		return err
-	})
+	}, j.done("recording an era of the profile definitions"))
 }
 
 // DropProfileEras implements pump.ProfileEraJournal.
 func (j *eraJournal) DropProfileEras(since []time.Time) error {
-	return j.s.Write(context.Background(), "drop profile eras", func(tx *store.Tx) error {
+	return j.s.WriteNow("drop profile eras", func(tx *store.Tx) error {
 		for _, at := range since {
 			if _, err := tx.Exec(`DELETE FROM profile_eras WHERE since = ?`, eraNanos(at)); err != nil {
 				return err
 			}
 		}
 		return nil
-	})
+	}, j.done("forgetting eras of the profile definitions"))
 }
 
 var _ pump.ProfileEraJournal = (*eraJournal)(nil)
