@@ -95,7 +95,20 @@ type HaltReport struct {
 // when the scope covers them. A second Halt widens the scope (HaltAll
 // after HaltAgents) and never narrows it. Pause state is separate: Unhalt
 // does not resume a paused listener. A Shutdown lifts the halt to drain.
+//
+// The OnHaltChange hook is told of it once it is in force: an organism's
+// governance records it (who, the event, kept across a restart) whether
+// it came through organism.Governance or this method.
 func (p *Pump) Halt(scope HaltScope) (HaltReport, error) {
+	rep, err := p.halt(scope)
+	if err == nil {
+		p.haltChanged(HaltChange{Halted: true, Report: rep})
+	}
+	return rep, err
+}
+
+// halt is Halt without the hook.
+func (p *Pump) halt(scope HaltScope) (HaltReport, error) {
 	if scope != HaltAgents && scope != HaltAll {
 		return HaltReport{}, ErrBadHaltScope
 	}
@@ -130,7 +143,20 @@ func (p *Pump) Halt(scope HaltScope) (HaltReport, error) {
 // Unhalt lifts every halt — Halt's and every HaltListener's: the halted
 // listeners take their queued messages again (the interrupted ones among
 // them) in their scheduling order. It reports whether a halt was in force.
+//
+// The OnHaltChange hook is told of it once it is in force: an organism's
+// governance records it (who, the event, kept across a restart) whether
+// it came through organism.Governance or this method.
 func (p *Pump) Unhalt() bool {
+	if !p.unhalt() {
+		return false
+	}
+	p.haltChanged(HaltChange{})
+	return true
+}
+
+// unhalt is Unhalt without the hook.
+func (p *Pump) unhalt() bool {
 	p.haltMu.Lock()
 	defer p.haltMu.Unlock()
 	scope, names := p.haltScope.Swap(nil), p.haltedNames.Swap(nil)
@@ -154,7 +180,20 @@ func (p *Pump) Unhalt() bool {
 // listeners keep serving. An unknown name fails with ErrUnknownListener;
 // ErrClosed once the pump shuts down. A halt of a listener already halted
 // so is reported again, and cancels nothing new.
+//
+// The OnHaltChange hook is told of it once it is in force: an organism's
+// governance records it (who, the event, kept across a restart) whether
+// it came through organism.Governance or this method.
 func (p *Pump) HaltListener(name string) (HaltReport, error) {
+	rep, err := p.haltListener(name)
+	if err == nil {
+		p.haltChanged(HaltChange{Halted: true, Listener: rep.Listener, Report: rep})
+	}
+	return rep, err
+}
+
+// haltListener is HaltListener without the hook.
+func (p *Pump) haltListener(name string) (HaltReport, error) {
 	l := p.routes.Load().lookup(name)
 	if l == nil {
 		return HaltReport{}, fmt.Errorf("%w: %s", ErrUnknownListener, name)
@@ -200,7 +239,20 @@ func (p *Pump) HaltListener(name string) (HaltReport, error) {
 // UnhaltListener lifts HaltListener's halt of the listener called name: it
 // takes its queued messages again, unless Halt's scope still covers it. It
 // reports whether that listener was halted so.
+//
+// The OnHaltChange hook is told of it once it is in force: an organism's
+// governance records it (who, the event, kept across a restart) whether
+// it came through organism.Governance or this method.
 func (p *Pump) UnhaltListener(name string) bool {
+	if !p.unhaltListener(name) {
+		return false
+	}
+	p.haltChanged(HaltChange{Listener: name})
+	return true
+}
+
+// unhaltListener is UnhaltListener without the hook.
+func (p *Pump) unhaltListener(name string) bool {
 	p.haltMu.Lock()
 	defer p.haltMu.Unlock()
 	cur := p.haltedNames.Load()

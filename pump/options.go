@@ -149,6 +149,12 @@ type Options struct {
 	// organism whose journal is disabled keeps them in its store); nil:
 	// the Journal's KillJournal capability, if any, else memory only.
 	Kills KillJournal
+	// ProfileEras, when set, keeps the history of the profile definitions
+	// across restarts: a conversation restored after a restart never
+	// routes wider than the definitions it began with (nil: the history
+	// lives in memory, and a restart resolves restored conversations'
+	// profiles as the definitions then installed say).
+	ProfileEras ProfileEraJournal
 	// Observer, when set, sees how long each stage of each message took
 	// (metrics, traces); nil costs nothing. When it is also a
 	// HandlerContexter, it gives each handler call its context.

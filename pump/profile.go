@@ -133,7 +133,7 @@ func (p *Pump) SetProfiles(defs []ProfileDef) error {
 	}
 	return p.editRoutes(func(t *table) (*table, error) {
 		n := t.copyWith(func(*listener) bool { return true }, nil)
-		n.profiles = compiled
+		n.profiles, n.profileSrc = compiled, slices.Clone(defs)
 		return n, nil
 	})
 }

@@ -1,7 +1,6 @@
 package pump
 
 import (
-	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -16,24 +15,40 @@ import (
 // and the next message on the conversation's thread — a user's next line
 // to an agent, a client's continuation — routes within the snapshot in
 // force then. A reload between the two that widened the thread's profile
-// (a listener or an address added to its definition, a listener added
-// that one of its globs matches) would widen the thread's dispatch table,
-// which is fixed when the thread is created. So every snapshot published
-// after the pump started carries the history of what its profiles were —
-// one era per change of the definitions or of the listeners' names — and
-// a thread's profile is resolved as the snapshot defines it narrowed by
-// the era in force when the thread's conversation began: never wider than
-// then. A narrowing applies to it at once.
+// (a listener name, a glob or an address added to its definition) would
+// widen the thread's dispatch table, which is fixed when the thread is
+// created. So every snapshot published after the pump started carries the
+// history of what the profile definitions were — one era per change of
+// them — and a thread's profile is resolved as the snapshot defines it
+// narrowed by the definitions in force when the thread's conversation
+// began: never wider than then. A narrowing applies to it at once.
 //
-// The eras live in memory: a restart resolves every restored thread's
-// profile as the organism's configuration then defines it.
+// A listener registered after the conversation began (a federation import
+// at its first link-up, a registration over OOB) is in the conversation's
+// table when the definition it began with admits it, by name or by glob:
+// the profile named it all along, and adding a listener changes no
+// profile's definition. What only a widened definition admits stays out.
+//
+// The history is bounded: an era no conversation refers to — no live
+// thread and no kept history was created in it — is dropped (pruneEras),
+// so it holds at most one era per conversation alive plus the current one
+// however often the organism reloads. With Options.ProfileEras it is
+// recorded as it changes (once per change, never per message) and
+// restored when the pump starts, so a restart keeps every restored
+// conversation's narrowing; a start whose definitions differ from the last
+// recorded ones (the configuration was edited while the organism was down)
+// begins an era of its own.
 
-// profileEra is what the profiles were from since on: their definitions
-// and the names of the listeners there were.
+// profileEra is what the profile definitions were from since on.
 type profileEra struct {
 	since    int64 // Unix nanoseconds on the thread registry's clock; math.MinInt64 for the first
 	profiles map[string]*profileDef
-	names    map[string]struct{} // lower-cased
+	// defs are the definitions as given (what a ProfileEraJournal keeps).
+	defs []ProfileDef
+	// key is since as the journal recorded it (the first era may have been
+	// rebased to math.MinInt64 since); recorded says whether it was.
+	key      int64
+	recorded bool
 }
 
 // eraKey caches a profile resolved in a snapshot under an older era.
@@ -42,41 +57,77 @@ type eraKey struct {
 	era  *profileEra
 }
 
+// minErasPruned is how many eras a history holds before the pump looks
+// for eras no conversation refers to (then again each time it doubled).
+const minErasPruned = 16
+
 // withEra records in nt, the snapshot that replaces old, the era it begins
-// when its profiles or listeners' names differ from old's (p has started:
-// the listeners registered before the first message are the first era's).
+// when its profile definitions differ from old's (p has started: the
+// definitions installed before are the first era's). An edit that set
+// nt.eras itself (restoreEras) is left alone. Callers hold routesMu.
 func (p *Pump) withEra(old, nt *table) {
-	if !p.started.Load() {
+	if !p.started.Load() || nt.eras != nil {
 		return
 	}
 	eras := old.eras
 	if len(eras) == 0 {
-		eras = []*profileEra{{since: math.MinInt64, profiles: old.profiles, names: namesOf(old)}}
+		eras = []*profileEra{{since: math.MinInt64, key: math.MinInt64, profiles: old.profiles, defs: old.profileSrc}}
 	}
 	last := eras[len(eras)-1]
-	names := namesOf(nt)
-	sameNames, sameDefs := maps.Equal(names, last.names), reflect.DeepEqual(nt.profiles, last.profiles)
-	if sameNames && sameDefs {
+	if reflect.DeepEqual(nt.profiles, last.profiles) {
 		nt.eras = eras
 		return
 	}
-	e := &profileEra{since: p.opts.Clock().UnixNano(), profiles: nt.profiles, names: names}
-	if sameNames {
-		e.names = last.names
+	now := p.opts.Clock().UnixNano()
+	if now <= last.since {
+		now = last.since + 1 // a clock that stood still or stepped back
 	}
-	if sameDefs {
-		e.profiles = last.profiles
+	e := &profileEra{since: now, key: now, profiles: nt.profiles, defs: nt.profileSrc}
+	eras = append(slices.Clip(eras), e)
+	if len(eras) > p.erasPruneAt {
+		eras = p.pruneEras(eras)
+		p.erasPruneAt = max(minErasPruned, 2*len(eras))
 	}
-	nt.eras = append(slices.Clip(eras), e)
+	p.recordEras(eras)
+	nt.eras = eras
 }
 
-// namesOf returns the lower-cased names of t's listeners.
-func namesOf(t *table) map[string]struct{} {
-	out := make(map[string]struct{}, len(t.order))
-	for _, l := range t.order {
-		out[lower(l.Name)] = struct{}{}
+// pruneEras returns eras without those no conversation refers to: an era
+// other than the last in which no live thread and no kept history was
+// created. The first one kept covers all time before it (nothing the
+// dropped ones covered is referred to). Dropped eras are forgotten by the
+// ProfileEraJournal too.
+func (p *Pump) pruneEras(eras []*profileEra) []*profileEra {
+	began := p.threads.CreatedTimes(nil)
+	began = p.context.CreatedTimes(began)
+	slices.Sort(began)
+	kept := make([]*profileEra, 0, min(len(eras), len(began)+1))
+	var dropped []int64
+	for i, e := range eras {
+		referred := i == len(eras)-1
+		if !referred {
+			j, _ := slices.BinarySearch(began, e.since)
+			referred = j < len(began) && began[j] < eras[i+1].since
+		}
+		switch {
+		case !referred:
+			if e.recorded {
+				dropped = append(dropped, e.key)
+			}
+		case len(kept) == 0 && e.since != math.MinInt64:
+			kept = append(kept, &profileEra{since: math.MinInt64, key: e.key, recorded: e.recorded,
+				profiles: e.profiles, defs: e.defs})
+		default:
+			kept = append(kept, e)
+		}
 	}
-	return out
+	if len(dropped) > 0 && p.opts.ProfileEras != nil {
+		if err := p.opts.ProfileEras.DropProfileEras(eraTimes(dropped)); err != nil {
+			p.log.Error("profiles: forgetting the eras no conversation refers to failed; they stay recorded",
+				"eras", len(dropped), "err", err)
+		}
+	}
+	return kept
 }
 
 // eraAt returns the era in force at created in t's history when it is
@@ -136,9 +187,10 @@ func (pr *profile) eraOf() *profileEra {
 }
 
 // profileAt resolves the profile called name in t narrowed by era (nil:
-// t.profile): a listener of t it reaches must also have been there in era
-// and matched by every term's definition then; an address must be allowed
-// by both. A term era did not define reaches nothing and dials nothing.
+// t.profile): a listener of t it reaches must also be matched by every
+// term's definition in era — whenever it was registered; an address must
+// be allowed by both. A term era did not define reaches nothing and dials
+// nothing.
 func (t *table) profileAt(name string, era *profileEra) *profile {
 	if era == nil || name == "" {
 		return t.profile(name)
@@ -162,9 +214,6 @@ func (t *table) profileAt(name string, era *profileEra) *profile {
 		}
 	}
 	for l := range now.allow {
-		if _, ok := era.names[lower(l.Name)]; !ok {
-			continue
-		}
 		if !slices.ContainsFunc(defs, func(d *profileDef) bool { return d == nil || !d.matches(l) }) {
 			pr.allow[l] = struct{}{}
 		}

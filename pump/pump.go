@@ -41,6 +41,12 @@ type Pump struct {
 	// routesChanged is closed (and replaced) when the next snapshot is
 	// published (RoutesChanged); guarded by routesMu.
 	routesChanged chan struct{}
+	// erasPruneAt is the length of the profile definitions' history past
+	// which the next change drops the eras no conversation refers to
+	// (profile_era.go); guarded by routesMu.
+	erasPruneAt int
+	// onHalt is the OnHaltChange hook (nil: none).
+	onHalt atomic.Pointer[func(HaltChange)]
 	// peersMu orders AddPeers' read-modify-write of a peer set.
 	peersMu sync.Mutex
 	// live are the listeners whose workers run (liveListeners).
@@ -325,6 +331,10 @@ func (p *Pump) Start() error {
 		return ErrStarted
 	}
 	p.startTime = p.opts.Clock()
+	if err := p.restoreEras(); err != nil {
+		p.started.Store(false)
+		return err
+	}
 	for _, l := range p.routes.Load().all() {
 		p.buildUsage(l)
 	}

@@ -1,6 +1,8 @@
 package pump
 
 import (
+	"errors"
+	"slices"
 	"strings"
 )
 
@@ -21,10 +23,12 @@ type ListenerChange struct {
 	Profiles    []ProfileDef
 }
 
-// ChangeError is a Change that could not be applied because of one
-// listener: the routing rules refused it (ErrDuplicateName,
-// ErrTagCollision, ErrReservedName, ErrBadListener) or it does not exist
-// (ErrUnknownListener). Nothing of the change was applied.
+// ChangeError is a Change — or a Register, RegisterSystem or AddListener —
+// that could not be applied because of one listener: the routing rules
+// refused it (ErrDuplicateName, ErrTagCollision, ErrReservedName,
+// ErrBadListener) or it does not exist (ErrUnknownListener). Nothing of the
+// change was applied. Err never names the listener again: a caller that
+// names it itself (at a file:line) wraps Err instead.
 type ChangeError struct {
 	// Listener is the listener's name.
 	Listener string
@@ -91,7 +95,7 @@ func (p *Pump) Change(c ListenerChange) (retired map[string]<-chan struct{}, err
 			if nt == t {
 				nt = t.copyWith(func(*listener) bool { return true }, nil)
 			}
-			nt.profiles = profiles
+			nt.profiles, nt.profileSrc = profiles, slices.Clone(c.Profiles)
 		}
 		return nt, err
 	})
@@ -150,6 +154,9 @@ func (t *table) changed(remove []string, add []*listener) (*table, []*listener, 
 		nt, l, err := cur.without(name)
 		if err != nil {
 			release()
+			if errors.Is(err, ErrUnknownListener) {
+				err = ErrUnknownListener // its message named it
+			}
 			return nil, nil, &ChangeError{Listener: name, Err: err}
 		}
 		if cur != t {
@@ -165,7 +172,10 @@ func (t *table) changed(remove []string, add []*listener) (*table, []*listener, 
 				between = append(between, cur)
 			}
 			release()
-			return nil, nil, &ChangeError{Listener: l.Name, Err: err}
+			if !errors.As(err, new(*ChangeError)) {
+				err = &ChangeError{Listener: l.Name, Err: err}
+			}
+			return nil, nil, err
 		}
 		if cur != t {
 			between = append(between, cur)

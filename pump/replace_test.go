@@ -3,6 +3,8 @@ package pump_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -51,7 +53,9 @@ func TestChangeReplacesInOneSnapshot(t *testing.T) {
 }
 
 // TestChangeIsAllOrNothing: one listener that breaks the routing rules
-// refuses the whole change; nothing of it is applied.
+// refuses the whole change; nothing of it is applied. The error names the
+// listener once ("listener pings2: root tag collision: …"), as does the
+// same refusal by AddListener.
 func TestChangeIsAllOrNothing(t *testing.T) {
 	pr := newProbe()
 	p := startPump(t, pump.Options{}, sink[Ping](t, "pings", pr), sink[Pong](t, "pongs", pr))
@@ -74,6 +78,18 @@ func TestChangeIsAllOrNothing(t *testing.T) {
 			var ce *pump.ChangeError
 			if !errors.Is(err, tc.want) || !errors.As(err, &ce) || ce.Listener != tc.who {
 				t.Fatalf("Change = %v, want %v about %s", err, tc.want, tc.who)
+			}
+			if n := strings.Count(err.Error(), tc.who); n != 1 || !strings.HasPrefix(err.Error(), "listener "+tc.who+": ") {
+				t.Errorf("Change = %q: names %s %d times, want once, first", err, tc.who, n)
+			}
+			for _, l := range tc.change.Add {
+				if l.Name != tc.who {
+					continue
+				}
+				err := p.AddListener(l)
+				if n := strings.Count(fmt.Sprint(err), l.Name); !errors.Is(err, tc.want) || n != 1 {
+					t.Errorf("AddListener(%s) = %v: names it %d times, want once", l.Name, err, n)
+				}
 			}
 			for _, name := range []string{"pings", "pongs"} {
 				if _, ok := p.Lookup(name); !ok {

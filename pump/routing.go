@@ -56,6 +56,8 @@ type table struct {
 	// the profiles resolved in it (name → *profile).
 	profiles map[string]*profileDef
 	resolved sync.Map
+	// profileSrc are the definitions profiles was compiled from.
+	profileSrc []ProfileDef
 	// eras is the history of the profiles since the pump started, its own
 	// last (nil: none changed yet; see profile_era.go).
 	eras []*profileEra
@@ -73,7 +75,7 @@ func newTable() *table {
 // itself in every listener it holds.
 func (t *table) copyWith(keep func(*listener) bool, extra *listener) *table {
 	n := &table{byName: make(map[string]*listener, len(t.byName)+1), byTag: make(map[tagKey][]*listener, len(t.byTag)+1),
-		order: make([]*listener, 0, len(t.order)+1), profiles: t.profiles}
+		order: make([]*listener, 0, len(t.order)+1), profiles: t.profiles, profileSrc: t.profileSrc}
 	n.refs.Store(1)
 	for _, l := range t.order {
 		if keep(l) {
@@ -96,44 +98,58 @@ func (t *table) put(l *listener) {
 }
 
 // with checks l against the registration rules and returns a new snapshot
-// holding t's listeners and l.
+// holding t's listeners and l. A refusal is a *ChangeError naming l (but
+// for a name that is no name at all): its cause never names l again.
 func (t *table) with(l *listener, system bool) (*table, error) {
 	l.system = system
 	name := strings.TrimSpace(l.Name)
-	switch {
-	case name == "" || name != l.Name:
+	if name == "" || name != l.Name {
 		return nil, fmt.Errorf("%w: name %q must be non-empty without surrounding spaces", ErrBadListener, l.Name)
+	}
+	if err := t.refuses(l, system); err != nil {
+		return nil, &ChangeError{Listener: l.Name, Err: err}
+	}
+	return t.copyWith(func(*listener) bool { return true }, l), nil
+}
+
+// refuses reports why the registration rules refuse l in t (nil: they
+// admit it), without naming l.
+func (t *table) refuses(l *listener, system bool) error {
+	name := l.Name
+	switch {
 	case l.Payload == nil:
-		return nil, fmt.Errorf("%w: %s has no payload type", ErrBadListener, l.Name)
+		return fmt.Errorf("%w: no payload type", ErrBadListener)
 	case l.Handler == nil:
-		return nil, fmt.Errorf("%w: %s has no handler", ErrBadListener, l.Name)
+		return fmt.Errorf("%w: no handler", ErrBadListener)
 	case handlerMismatch(l.Listener):
 		want, _ := xmlpipe.HandlerPayload(l.Handler)
-		return nil, fmt.Errorf("%w: %s: its handler takes *%v, its payload type is %v", ErrBadListener, l.Name, want,
-			l.Payload.GoType())
+		return fmt.Errorf("%w: its handler takes *%v, its payload type is %v", ErrBadListener, want, l.Payload.GoType())
 	case l.MaxMessagesPerTurn < 0:
-		return nil, fmt.Errorf("%w: %s: max messages per turn must not be negative", ErrBadListener, l.Name)
+		return fmt.Errorf("%w: max messages per turn must not be negative", ErrBadListener)
 	case !system && (reserved[lower(name)] || strings.HasPrefix(lower(name), "system.")):
-		return nil, fmt.Errorf("%w: %q is reserved for the organism", ErrReservedName, l.Name)
+		return fmt.Errorf("%w: the name is reserved for the organism", ErrReservedName)
 	}
 	if o, ok := t.byName[lower(name)]; ok {
-		return nil, fmt.Errorf("%w: %q (already registered as %q)", ErrDuplicateName, l.Name, o.Name)
+		if o.Name == name {
+			return fmt.Errorf("%w: already registered", ErrDuplicateName)
+		}
+		return fmt.Errorf("%w: already registered as %q", ErrDuplicateName, o.Name)
 	}
 	key := tagKey{l.Payload.Namespace(), l.Payload.Name()}
 	for _, o := range t.byTag[key] {
 		switch {
 		case l.Agent || o.Agent:
-			return nil, fmt.Errorf("%w: %s: %s and %s both handle <%s>; agents need a unique root tag for self-iteration",
-				ErrTagCollision, l.Name, o.Name, l.Name, key)
+			return fmt.Errorf("%w: <%s> is already handled by %s; agents need a unique root tag for self-iteration",
+				ErrTagCollision, key, o.Name)
 		case !l.Broadcast || !o.Broadcast:
-			return nil, fmt.Errorf("%w: %s: <%s> is already handled by %s; mark every sharer broadcast: true to fan out",
-				ErrTagCollision, l.Name, key, o.Name)
+			return fmt.Errorf("%w: <%s> is already handled by %s; mark every sharer broadcast: true to fan out",
+				ErrTagCollision, key, o.Name)
 		case o.Payload.GoType() != l.Payload.GoType():
-			return nil, fmt.Errorf("%w: %s: broadcast group <%s> mixes payload types %v and %v",
-				ErrTagCollision, l.Name, key, o.Payload.GoType(), l.Payload.GoType())
+			return fmt.Errorf("%w: broadcast group <%s> of %s mixes payload types %v and %v",
+				ErrTagCollision, key, o.Name, o.Payload.GoType(), l.Payload.GoType())
 		}
 	}
-	return t.copyWith(func(*listener) bool { return true }, l), nil
+	return nil
 }
 
 // without returns a new snapshot holding t's listeners but the one called

@@ -15,8 +15,9 @@ import (
 // organism without starting it; print its listeners count and routing
 // table, or every configuration error with file:line. What will not act as
 // its Python reading suggests (config.Organism.Warnings), a gateway export no
-// listener takes, and a WASM listener whose output is routed by its root
-// tag rather than answered to its caller, are warnings on stderr (exit 0).
+// listener takes, a WASM listener whose output is routed by its root tag
+// rather than answered to its caller, and a profile's (or a callable's
+// requires:) name that matches no listener are warnings on stderr (exit 0).
 func runValidate(_ context.Context, args []string, std streams) int {
 	fs := newFlags("validate", "[organism.yaml]", std.err)
 	cfgFile := configFlag(fs, "organism.yaml to validate (or give it as the argument)")
@@ -55,6 +56,9 @@ func runValidate(_ context.Context, args []string, std streams) int {
 		fmt.Fprintln(std.err, "warning: "+w)
 	}
 	for _, w := range outputRoutedByTag(o) {
+		fmt.Fprintln(std.err, "warning: "+w)
+	}
+	for _, w := range o.UnmatchedProfileNames() {
 		fmt.Fprintln(std.err, "warning: "+w)
 	}
 	return exitOK

@@ -126,7 +126,7 @@ func TestGoListenerRefused(t *testing.T) {
 		}), "Options.Listeners[0]"},
 		// Both names, and the line of the entry it collides with.
 		{"name of a configured listener", organism.Func("Greeter", "d", reverse),
-			`Options.Listeners[0]: duplicate listener name: "Greeter" (already registered as "greeter") by the entry at ../../organism.yaml:35`},
+			`Options.Listeners[0]: listener Greeter: duplicate listener name: already registered as "greeter" by the entry at ../../organism.yaml:35`},
 		{"negative workers", organism.Listener{Name: "x", Description: "d", Payload: reflect.TypeFor[Reverse](), Handler: handler,
 			Workers: -1}, "workers must not be negative"},
 		{"handler of another payload type", organism.Listener{Name: "x", Description: "d", Payload: reflect.TypeFor[Reversed](),

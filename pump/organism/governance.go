@@ -94,6 +94,18 @@ type Governance struct {
 
 	alerts violations
 
+	// actMu orders the halts made through Governance; actor is who the one
+	// in progress acts for, read by haltChanged (nil: a halt made on the
+	// pump directly). restoring is set while restoreHalt puts a kept halt
+	// back in force (it records that itself).
+	actMu     sync.Mutex
+	actor     atomic.Pointer[string]
+	restoring atomic.Bool
+	// held are the events of the halt in progress, told once actMu is
+	// released (a subscriber may halt in turn); guarded by heldMu.
+	heldMu sync.Mutex
+	held   []GovernanceEvent
+
 	// mem is the agents' memory law (memory.go), loop their AEIOU loop
 	// control (loopcontrol.go).
 	mem  *memoryLaw
@@ -142,6 +154,7 @@ func newGovernance(cfg *config.Organism, p *pump.Pump, s *store.Store, opts Opti
 	}
 	g := &Governance{pump: p, guard: guard, book: newApprovalBook(s), ids: ids, log: opts.Logger, clock: opts.Clock,
 		obs: opts.GovernanceObserver, kinds: map[string]func(Approval){}, subs: map[int]func(GovernanceEvent){}}
+	p.OnHaltChange(g.haltChanged)
 	g.kinds[KindTool] = g.settleHeld
 	g.kinds[KindReview] = g.settleHeld
 	g.kinds[KindMemory] = g.settleHeld
@@ -695,33 +708,21 @@ func (g *Governance) violated(sender string, rules []string) {
 // until Resume. A durable organism keeps the halt across a restart: it
 // starts halted until Resume.
 func (g *Governance) Halt(by string, scope pump.HaltScope) (pump.HaltReport, error) {
-	rep, err := g.pump.Halt(scope)
-	if err != nil {
-		return rep, err
-	}
-	if err := g.keepHalt(); err != nil {
-		// In force all the same; only a restart would lift it.
-		g.log.Error("emergency halt in force but not kept across a restart", "error", err)
-	}
-	g.log.Warn("security event: emergency halt", "security", true, "by", by, "scope", rep.Scope.String(),
-		"cancelled", rep.Cancelled, "held", rep.Held)
-	g.emit(GovernanceEvent{Kind: EventHalted, Time: g.clock(), Scope: rep.Scope.String(), By: by})
-	return rep, nil
+	defer g.acting(by)()
+	return g.pump.Halt(scope) // recorded by haltChanged
 }
 
 // Resume lifts the halt on behalf of by; it reports whether one was in
 // force.
 func (g *Governance) Resume(by string) bool {
-	resumed := g.pump.Unhalt()
-	if err := g.dropHalt(); err != nil {
+	defer g.acting(by)()
+	if g.pump.Unhalt() { // recorded by haltChanged
+		return true
+	}
+	if err := g.dropHalt(); err != nil { // a kept halt no longer in force
 		g.log.Error("emergency halt lifted but still kept: the next start would be halted", "error", err)
 	}
-	if !resumed {
-		return false
-	}
-	g.log.Warn("emergency halt lifted", "by", by)
-	g.emit(GovernanceEvent{Kind: EventResumed, Time: g.clock(), By: by})
-	return true
+	return false
 }
 
 // HaltListener is the emergency stop of one listener (pump.Pump.HaltListener)
@@ -731,32 +732,16 @@ func (g *Governance) Resume(by string) bool {
 // keeps it across a restart, as Halt's. An unknown name fails with an
 // error wrapping pump.ErrUnknownListener.
 func (g *Governance) HaltListener(by, name string) (pump.HaltReport, error) {
-	rep, err := g.pump.HaltListener(name)
-	if err != nil {
-		return rep, err
-	}
-	if err := g.keepHalt(); err != nil {
-		g.log.Error("listener halt in force but not kept across a restart", "error", err)
-	}
-	g.log.Warn("security event: emergency halt of a listener", "security", true, "by", by, "listener", rep.Listener,
-		"cancelled", rep.Cancelled, "held", rep.Held)
-	g.emit(GovernanceEvent{Kind: EventHalted, Time: g.clock(), Scope: ScopeListener, Listener: rep.Listener, By: by})
-	return rep, nil
+	defer g.acting(by)()
+	return g.pump.HaltListener(name) // recorded by haltChanged
 }
 
 // ResumeListener lifts HaltListener's halt of name on behalf of by; it
 // reports whether that listener was halted so (an organism halt in force
 // still holds it).
 func (g *Governance) ResumeListener(by, name string) bool {
-	if !g.pump.UnhaltListener(name) {
-		return false
-	}
-	if err := g.keepHalt(); err != nil {
-		g.log.Error("listener halt lifted but still kept: the next start would halt it", "error", err)
-	}
-	g.log.Warn("emergency halt of a listener lifted", "by", by, "listener", name)
-	g.emit(GovernanceEvent{Kind: EventResumed, Time: g.clock(), Scope: ScopeListener, Listener: name, By: by})
-	return true
+	defer g.acting(by)()
+	return g.pump.UnhaltListener(name) // recorded by haltChanged
 }
 
 // ScopeListener is the scope of a governance event about one listener's

@@ -92,6 +92,8 @@ func (g *Governance) restoreHalt() error {
 		return fmt.Errorf("organism: read the kept halt: %w", err)
 	}
 	scope, listeners := parseHaltFile(string(b))
+	g.restoring.Store(true)
+	defer g.restoring.Store(false)
 	if scope != 0 {
 		rep, err := g.pump.Halt(scope)
 		if err != nil {

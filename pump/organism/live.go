@@ -123,7 +123,7 @@ func (o *Organism) addAgent(layer *llmLayer, env catalog.Env, lc config.Listener
 		err = o.Pump.AddListener(o.gov.constituted(l, o.CurrentConfig(), lc))
 	}
 	if err != nil {
-		return fmt.Errorf("agent %s: %w", lc.Name, err)
+		return fmt.Errorf("agent %s: %w", lc.Name, named(err))
 	}
 	return nil
 }

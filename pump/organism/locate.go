@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/xml-pipeline/xmlpipe/listeners/wasm"
+	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/config"
 )
 
@@ -40,4 +41,14 @@ func (at locator) wrap(err error) error {
 		key = oe.Key
 	}
 	return fmt.Errorf("%s: %w", at(key), err)
+}
+
+// named is err without the *pump.ChangeError that names its listener, for
+// a caller whose own prefix names the listener already (a file:line and
+// "listener name", "agent name", "tool name"): the name is said once.
+func named(err error) error {
+	if ce, ok := errors.AsType[*pump.ChangeError](err); ok {
+		return ce.Err
+	}
+	return err
 }

@@ -22,7 +22,7 @@ func mountMCP(p *pump.Pump, env catalog.Env, lc config.Listener, where string) (
 	var errs []error
 	for _, l := range ls {
 		if err := p.Register(l); err != nil {
-			errs = append(errs, fmt.Errorf("%s: tool %s: %w", where, l.Name, err))
+			errs = append(errs, fmt.Errorf("%s: tool %s: %w", where, l.Name, named(err)))
 		}
 	}
 	return m, errors.Join(errs...)

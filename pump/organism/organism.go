@@ -69,6 +69,11 @@ type Options struct {
 	Context *registry.ContextBuffer
 	// Clock returns the current time (default time.Now).
 	Clock func() time.Time
+	// ShutdownTimeout bounds Shutdown's drain: how long work in flight may
+	// take to finish before the handlers still running are cancelled
+	// (default, and zero or negative: 10 s; pump.Options.ShutdownTimeout).
+	// Shutdown's ctx bounds it too, whichever ends first.
+	ShutdownTimeout time.Duration
 	// DataDir, when set, makes the organism durable: the store in that
 	// directory is opened (and closed on Shutdown), journals every envelope
 	// unless journal.enabled is false, persists the kernel registries and
@@ -115,7 +120,12 @@ type Organism struct {
 	// Config is the configuration the organism was assembled with; after
 	// a reload, CurrentConfig is the one in force.
 	Config *config.Organism
-	Pump   *pump.Pump
+	// Pump is the organism's pump: Send, Ask, Subscribe, Cancel, Kill. Halt
+	// its listeners through Governance (HaltListener, Halt), which names
+	// who did it; a halt made with Pump.HaltListener or Pump.Halt is
+	// recorded all the same (logged, told to Governance's subscribers,
+	// kept across a restart) as made by "pump".
+	Pump *pump.Pump
 	// Federation runs the gateways (nil without gateways:).
 	Federation *federation.Manager
 	// BootThread is the thread of the boot message (after Start).
@@ -291,6 +301,16 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		// store keeps it, as it keeps the threads (DESIGN §7).
 		kills = storeJournal{s: d.store, log: opts.Logger}
 	}
+	var eras pump.ProfileEraJournal
+	if d != nil {
+		// What each profile was when a conversation began survives a
+		// restart with the conversation (seed 000 §8.5).
+		ej, err := newEraJournal(d.store, opts.Logger)
+		if err != nil {
+			return nil, err
+		}
+		eras = ej
+	}
 	p, err := pump.New(pump.Options{
 		Organism:               cfg.Organism.Name,
 		MaxBytes:               cfg.Organism.MaxMessageBytes,
@@ -307,8 +327,10 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		Context:                cb,
 		Journal:                opts.Journal,
 		Kills:                  kills,
+		ProfileEras:            eras,
 		Logger:                 opts.Logger,
 		Clock:                  opts.Clock,
+		ShutdownTimeout:        opts.ShutdownTimeout,
 		Observer:               opts.Observer,
 		ObserveEvery:           opts.ObserveEvery,
 	})
@@ -443,14 +465,14 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 				err = p.Register(gov.constituted(l, cfg, lc))
 			}
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: listener %s: %w", pos, lc.Name, err))
+				errs = append(errs, fmt.Errorf("%s: listener %s: %w", pos, lc.Name, named(err)))
 				continue
 			}
 			u.prompt = l.Prompt
 			if j, err := checkCallParams(l, lc); err != nil {
 				errs = append(errs, callParamsError(cfg, i, j, lc, err))
 			} else if err := registerCall(p, lc, callTimeout(gov, cfg, lc), u, opts.Logger); err != nil {
-				errs = append(errs, fmt.Errorf("%s: listener %s: %w", callPos(cfg, i), lc.Name, err))
+				errs = append(errs, fmt.Errorf("%s: listener %s: %w", callPos(cfg, i), lc.Name, named(err)))
 			}
 			units[unitKey(lc.Name)] = u
 			continue
@@ -471,7 +493,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		if j, err := checkCallParams(target, lc); err != nil {
 			errs = append(errs, callParamsError(cfg, i, j, lc, err))
 		} else if err := registerCall(p, lc, callTimeout(gov, cfg, lc), u, opts.Logger); err != nil {
-			errs = append(errs, fmt.Errorf("%s: listener %s: %w", callPos(cfg, i), lc.Name, err))
+			errs = append(errs, fmt.Errorf("%s: listener %s: %w", callPos(cfg, i), lc.Name, named(err)))
 		}
 		units[unitKey(lc.Name)] = u
 	}
@@ -507,6 +529,9 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 	for _, w := range unservedExports(cfg, p) {
 		opts.Logger.Warn("federation: export not served: " + w)
 	}
+	for _, w := range unmatchedProfileNames(cfg, p) {
+		opts.Logger.Warn("profiles: " + w)
+	}
 	if layer.usable() {
 		o.LLM = layer.router
 	}
@@ -528,7 +553,7 @@ func register(p *pump.Pump, cat *catalog.Catalog, env catalog.Env, ws *wasmSet, 
 		err = p.AddListener(l) // Register before Start
 	}
 	if err != nil {
-		err = fmt.Errorf("%s: %w", at(""), err)
+		err = fmt.Errorf("%s: %w", at(""), named(err))
 		if wl != nil { // never reachable: its module goes now
 			err = errors.Join(err, wl.Close(context.Background()))
 		}
@@ -605,8 +630,8 @@ func (o *Organism) Start() error {
 
 // Shutdown drains and stops the pump, then stops the retention sweeper and
 // closes the store the organism opened. The drain — new messages refused,
-// work in flight finishing — lasts until ctx ends or 10 s pass
-// (pump.Pump.ShutdownTimeout), whichever is first; then the handlers still
+// work in flight finishing — lasts until ctx ends or Options.ShutdownTimeout
+// passes (default 10 s), whichever is first; then the handlers still
 // running are cancelled (cause pump.ErrDrainTimedOut), the Asks still
 // waiting fail wrapping pump.ErrClosed, and the error says which bound
 // ran out (errors.Is finds context.DeadlineExceeded). A call while another

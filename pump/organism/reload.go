@@ -481,7 +481,7 @@ func (p *Plan) Apply() (ReloadReport, error) {
 		p.release()
 		var ce *pump.ChangeError
 		if errors.As(err, &ce) && p.where[strings.ToLower(ce.Listener)] != "" {
-			err = fmt.Errorf("%s: %w", p.where[strings.ToLower(ce.Listener)], err)
+			err = fmt.Errorf("%s: %w", p.where[strings.ToLower(ce.Listener)], ce.Err) // where names it
 		}
 		return ReloadReport{}, fmt.Errorf("%w: %w", ErrReloadRefused, err)
 	}
@@ -547,6 +547,9 @@ func (p *Plan) Apply() (ReloadReport, error) {
 		"unchanged", r.Unchanged, "new_llm_router", r.LLM, "gateways_added", r.GatewaysAdded,
 		"gateways_removed", r.GatewaysRemoved, "gateways_changed", r.GatewaysChanged)
 	o.warnUserProfiles(p.cfg)
+	for _, w := range unmatchedProfileNames(p.cfg, o.Pump) {
+		o.log.Warn("profiles: " + w)
+	}
 	return r, swapErr
 }
 

@@ -318,43 +318,45 @@ func TestReloadRefusals(t *testing.T) {
 		name string
 		doc  string
 		want []string
+		once string // a listener the error must name once (a wrap never repeats it)
 	}{
 		{"restart-only key", strings.Replace(base, "organism: {name: reload}", "organism: {name: reload, port: 9999}", 1),
-			[]string{"organism.yaml:1: organism.port changed: it applies only at the next start"}},
-		{"oob key", base + "oob: {port: 9998}\n", []string{"oob.port changed"}},
+			[]string{"organism.yaml:1: organism.port changed: it applies only at the next start"}, ""},
+		{"oob key", base + "oob: {port: 9998}\n", []string{"oob.port changed"}, ""},
 		// The core meta listeners' flags (and what xmlpipe mcp offers of
 		// them, MetaRefuses) are fixed at the start: a reload cannot
 		// leave them out of step with the meta: section in force.
 		{"meta flags", base + "meta: {allow_prompt_requests: none, allow_list_capabilities: false}\n",
 			[]string{"meta.allow_list_capabilities changed: it applies only at the next start",
-				"meta.allow_prompt_requests changed: it applies only at the next start"}},
+				"meta.allow_prompt_requests changed: it applies only at the next start"}, ""},
 		{"module that does not compile", base + `  - name: broken
     type: wasm
     module: bad.wasm
     description: does not compile
     payload: {root: Broken, fields: [{name: X, type: string}]}
-`, []string{"organism.yaml:20: listener broken: module: "}},
+`, []string{"organism.yaml:20: listener broken: module: "}, "broken"},
 		{"unknown payload class", base + `  - name: mystery
     payload_class: nowhere.Nothing
     handler: nowhere.handle
     description: unknown
-`, []string{"listener mystery: payload_class"}},
+`, []string{"listener mystery: payload_class"}, "mystery"},
 		{"unknown tool", base + `  - name: critic
     agent: true
     tools: [frobnicate]
     description: Judges
     prompt: You are critic.
-`, []string{`unknown tool "frobnicate"`}},
+`, []string{`unknown tool "frobnicate"`}, ""},
 		{"name of a listener added while running", base + `  - name: printer
     payload_class: handlers.hello.ShoutedResponse
     handler: handlers.hello.handle_response_print
     description: prints
-`, []string{"listener printer: the name is taken by a listener registered while running"}},
+`, []string{"listener printer: the name is taken by a listener registered while running"}, "printer:"},
 		{"root tag of a listener added while running", base + `  - name: printer2
     payload_class: handlers.hello.ShoutedResponse
     handler: handlers.hello.handle_response_print
     description: prints
-`, []string{"listener printer2:", "root tag collision"}},
+`, []string{"organism.yaml:18: listener printer2: root tag collision: <ShoutedResponse> is already handled by printer;"},
+			"printer2"},
 		{"callable root of a listener added while running", base + `  - name: calc2
     payload_class: tools.Calculate
     handler: tools.Calculate
@@ -363,7 +365,8 @@ func TestReloadRefusals(t *testing.T) {
       root: ShoutedResponse
       description: calculates
       parameters: [{name: Expression, required: true}]
-`, []string{"organism.yaml:23: listener calc2:", "root tag collision"}},
+`, []string{"organism.yaml:23: listener calc2: root tag collision: <ShoutedResponse> is already handled by printer;"},
+			"calc2"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -382,6 +385,9 @@ func TestReloadRefusals(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error lacks %q:\n%v", w, err)
 				}
+			}
+			if n := strings.Count(err.Error(), tc.once); tc.once != "" && n != 1 {
+				t.Errorf("error names %q %d times:\n%v", tc.once, n, err)
 			}
 			if got := ask(t, o, "poet", "rain"); got != "a poem" {
 				t.Errorf("poet after the refusal: %q", got)
