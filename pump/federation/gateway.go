@@ -383,6 +383,7 @@ func (g *gateway) wake() {
 // in order, until the manager closes.
 func (g *gateway) sender() {
 	defer g.m.wg.Done()
+	var envs [][]byte
 	for {
 		select {
 		case <-g.m.closed:
@@ -410,12 +411,16 @@ func (g *gateway) sender() {
 			if len(batch) == 0 {
 				break
 			}
+			// One batch for the link's writer: written together, with
+			// the acknowledgements due then (linkwrite.go).
+			envs = envs[:0]
 			for _, e := range batch {
-				if err := c.write(e.env); err != nil {
-					c.close(fmt.Errorf("write: %w", err))
-					break
-				}
+				envs = append(envs, e.env)
 			}
+			if err := c.writeAll(opBinary, envs...); err != nil {
+				c.close(fmt.Errorf("write: %w", err))
+			}
+			clear(envs)
 		}
 	}
 }
