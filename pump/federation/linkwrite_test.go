@@ -153,7 +153,7 @@ func startWriter(c *conn) { go c.writeLoop() }
 // whichever side of the link (a dialer's frames are masked).
 func TestLinkBatchesFrames(t *testing.T) {
 	big := bytes.Repeat([]byte("<x>0123456789</x>"), 20000) // 340,000 bytes: past writeChunk, 64-bit length
-	mid := bytes.Repeat([]byte("y"), 300)                     // a 16-bit length
+	mid := bytes.Repeat([]byte("y"), 300)                   // a 16-bit length
 	for _, tc := range []struct {
 		name   string
 		dialed bool
