@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -274,6 +275,38 @@ func TestLinkPings(t *testing.T) {
 				t.Fatalf("ping and pong read (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestLinkWriteFails: a write the connection refuses fails the frames of
+// its batch, closes the link, and every later write fails at once: no
+// writer waits on a link whose writer is gone.
+func TestLinkWriteFails(t *testing.T) {
+	p := newWSPair(t, true, false)
+	c := newConn(nil, p.writer, peer{}, false, true)
+	defer c.close(closingStop)
+	startWriter(c)
+	_ = p.gate.Conn.Close() // beneath gorilla and the writer
+	done := make(chan error, 2)
+	go func() { done <- c.write([]byte("lost")) }()
+	go func() { done <- c.ping(time.Now().Add(60 * time.Second)) }()
+	for range 2 {
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Fatal("a write on a closed connection succeeded")
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatal("a write on a closed connection still waits after 60s")
+		}
+	}
+	select {
+	case <-c.done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the link was not closed")
+	}
+	if err := c.write([]byte("after")); !errors.Is(err, errLinkClosed) {
+		t.Fatalf("a write after the link closed: %v, want errLinkClosed", err)
 	}
 }
 
