@@ -327,7 +327,13 @@ func (g *gateway) sendEarly(e *envelope, signed []byte, rec *callRecord, served 
 	// an acknowledgement follows its INSERT.
 	switch {
 	case rec != nil:
-		g.m.db.enqueueCallThen(en.seq, g.name, en.id, rec, signed, e.Link.Sent, en.row.write, done)
+		// Its record and entry wait until the call has been open for
+		// callRowsDelay: one answered and acknowledged by then has
+		// cancelled both (deferred.go).
+		seq, sent := en.seq, e.Link.Sent
+		g.m.db.deferWrite(g.m.db.callRowsDelay, func() bool { return en.row.cancelled() && rec.row.cancelled() }, func() {
+			g.m.db.enqueueCallThen(seq, g.name, en.id, rec, signed, sent, en.row.write, done)
+		})
 	case served != "":
 		g.m.db.enqueueAnswerThen(en.seq, g.name, en.id, signed, e.Link.Sent, served, en.row.write, done)
 	default:

@@ -52,6 +52,12 @@ type db struct {
 	recent *recent
 	// nextSeq is the last outbox seq handed out (the outbox's order).
 	nextSeq atomic.Int64
+	// deferred holds the writes of the records and outbox entries of the
+	// calls named by their message, until they have been open for
+	// callRowsDelay (deferred.go); callRowsDelay is that delay (tests
+	// lengthen it).
+	deferred      deferred
+	callRowsDelay time.Duration
 	// epoch is the state's random id (federation_epoch).
 	epoch []byte
 	// rows gathers the rows of the writes made one per envelope for the
@@ -108,7 +114,7 @@ func openDB(st *store.Store, log *slog.Logger) (*db, error) {
 		}
 		b = &memBackend{db: s}
 	}
-	d := &db{b: b,
+	d := &db{b: b, callRowsDelay: callRowsDelay,
 		outboxRows: newRowBatch("outbox", `INSERT INTO federation_outbox (seq, gateway, id, env, created) VALUES `,
 			`(?, ?, ?, ?, ?)`, ``, 5),
 		ackedRows: newRowBatch("outbox", `DELETE FROM federation_outbox WHERE seq IN (`, `?`, `)`, 1),
@@ -178,6 +184,7 @@ func (d *db) closeLookups() error {
 // submitted before is durable (their done told) and closes the state (not
 // the organism's store).
 func (d *db) close() error {
+	d.flushDeferred()
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
