@@ -132,8 +132,11 @@
 // twice, and takes the answer that came meanwhile. A call named by its
 // message leaves as soon as that message is durable (a crash must not lose
 // the message and run the handler that sent it again, which would be a
-// second call); its record and outbox entry ride the next group commit.
-// A crash before that commit loses them, not the call: the re-delivered
+// second call); its record and outbox entry are queued only once it has
+// been open for a second (deferred.go: one answered and acknowledged by
+// then writes neither; a stop queues those still deferred) and ride the
+// next group commit. A crash before that commit loses them, not the
+// call: the re-delivered
 // message sends it again under the same id, the peer refuses the copy and
 // answers under that id, and an answer that comes before the re-delivery
 // (soon after a start, to a call with no record) is kept for it. Such a
@@ -224,7 +227,12 @@
 // its at index 0.6 each, the outbox 0.5 and page 1 0.5. Without that
 // index (schema.go) the caller's commits write 7.8 pages, and both stores
 // 1.92-1.98 WAL frames per envelope instead of 2.05-2.13 (three
-// interleaved pairs at load 17-18). A copy of a call is looked up by its
+// interleaved pairs at load 17-18). Writing a call's record and outbox
+// entry only once it has been open for a second (deferred.go) takes
+// federation_calls and most of the outbox's pages out of the caller's
+// commits: 1.38-1.59 WAL frames and 1.59-1.81 statements per envelope
+// against 2.03-2.16 and 2.30-2.46 before both changes, 278-293 µs of
+// CPU per envelope against 306-335 (three interleaved pairs at load 11). A copy of a call is looked up by its
 // conversation alone (a re-sent call carries another sent time), so
 // received rows cannot simply be keyed by time as the seen hashes are. The
 // federation.db of earlier versions is moved into the store at the first
