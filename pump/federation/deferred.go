@@ -42,19 +42,35 @@ type deferred struct {
 
 // deferWrite runs queue after delay unless skip then reports that nothing
 // is left to write; if the state is closing (flushDeferred ran), at once.
-func (d *db) deferWrite(delay time.Duration, skip func() bool, queue func()) {
+func (d *db) deferWrite(delay time.Duration, skip func() bool, queue func()) *deferredWrite {
 	w := &deferredWrite{skip: skip, queue: queue}
 	d.deferred.mu.Lock()
 	if d.deferred.closed {
 		d.deferred.mu.Unlock()
 		queue() // refused by the closed state, which tells its done
-		return
+		return w
 	}
 	if d.deferred.writes == nil {
 		d.deferred.writes = map[*deferredWrite]struct{}{}
 	}
 	d.deferred.writes[w] = struct{}{}
 	w.timer = time.AfterFunc(delay, func() { d.runDeferred(w) })
+	d.deferred.mu.Unlock()
+	return w
+}
+
+// settleDeferred forgets w (nil: none) at once when it has nothing left to
+// write, rather than holding what it would write until its time: called
+// as what it writes is cancelled (rowClaim).
+func (d *db) settleDeferred(w *deferredWrite) {
+	if w == nil || !w.skip() {
+		return
+	}
+	d.deferred.mu.Lock()
+	if _, ok := d.deferred.writes[w]; ok {
+		delete(d.deferred.writes, w)
+		w.timer.Stop()
+	}
 	d.deferred.mu.Unlock()
 }
 

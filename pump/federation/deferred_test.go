@@ -25,7 +25,9 @@ func callRows(a *caller) (calls, outbox int64) {
 
 // TestAnsweredCallWritesNoRows: a call named by its message that is
 // answered and acknowledged before its rows' delay has neither its record
-// nor its outbox entry written, at any commit — not even at the stop.
+// nor its outbox entry written, at any commit — not even at the stop —
+// and what they would be written from is let go as soon as both are
+// cancelled.
 func TestAnsweredCallWritesNoRows(t *testing.T) {
 	aKey := newKey(t)
 	c := newCallee(t, aKey)
@@ -37,6 +39,13 @@ func TestAnsweredCallWritesNoRows(t *testing.T) {
 	r, err := a.echo.Handle(context.WithValue(context.Background(), handlingKey{}, h), a.once, md)
 	wantOnce(t, r, err)
 	waitUntil(t, "the call was never acknowledged", func() bool { return a.m.gateways[0].queued() == 0 })
+	// What the call's rows would be written from is let go at once, not
+	// held until their delay.
+	waitUntil(t, "the answered call's deferred write is still held", func() bool {
+		a.m.db.deferred.mu.Lock()
+		defer a.m.db.deferred.mu.Unlock()
+		return len(a.m.db.deferred.writes) == 0
+	})
 	if err := a.m.Close(); err != nil {
 		t.Fatal(err)
 	}

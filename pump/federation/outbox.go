@@ -381,8 +381,10 @@ type callRecord struct {
 	// adopted by its id, sent before its record commits (sendEarly).
 	byID bool
 	// row, for such a call, lets the end of its handling cancel the
-	// record's insert when it has not run yet (rowClaim).
-	row rowClaim
+	// record's insert when it has not run yet (rowClaim); deferred is the
+	// write that will insert it, while it waits (deferred.go).
+	row      rowClaim
+	deferred *deferredWrite
 }
 
 // openCalls lists the recorded calls of gw made on callerThread with
