@@ -23,7 +23,7 @@ func TestLinkMadeWhileStoppingIsClosed(t *testing.T) {
 	a.m.Stop()
 	served := make(chan struct{})
 	go func() {
-		g.attach(ws, p) // the handshake completed after Stop
+		g.attach(ws, p, true) // the handshake completed after Stop
 		close(served)
 	}()
 	select {

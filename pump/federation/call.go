@@ -270,7 +270,11 @@ func (g *gateway) forgetCall(o opened) {
 	// call exists or is queued (an answer kept after this point is queued
 	// after the deletion, which would not remove it either). Skipping it
 	// spares the caller's commit of the answer a statement.
-	if o.rec != nil && o.rec.row.cancel() && !g.adoptable.Load() {
+	cancelled := o.rec != nil && o.rec.row.cancel()
+	if cancelled {
+		g.m.db.settleDeferred(o.rec.deferred)
+	}
+	if cancelled && !g.adoptable.Load() {
 		g.mu.Lock()
 		delete(g.claimed, lt)
 		g.mu.Unlock()

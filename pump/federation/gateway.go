@@ -126,8 +126,10 @@ type entry struct {
 	env    []byte
 	sentOn int
 	// row says whether its outbox row was written or its insert
-	// cancelled by an early acknowledgement.
-	row rowClaim
+	// cancelled by an early acknowledgement; deferred is the write that
+	// will insert it, while it waits (a call's: deferred.go).
+	row      rowClaim
+	deferred *deferredWrite
 }
 
 func newGateway(m *Manager, gc config.Gateway, trusted ed25519.PublicKey) *gateway {
@@ -327,7 +329,14 @@ func (g *gateway) sendEarly(e *envelope, signed []byte, rec *callRecord, served 
 	// an acknowledgement follows its INSERT.
 	switch {
 	case rec != nil:
-		g.m.db.enqueueCallThen(en.seq, g.name, en.id, rec, signed, e.Link.Sent, en.row.write, done)
+		// Its record and entry wait until the call has been open for
+		// callRowsDelay: one answered and acknowledged by then has
+		// cancelled both (deferred.go).
+		seq, sent := en.seq, e.Link.Sent
+		w := g.m.db.deferWrite(g.m.db.callRowsDelay, func() bool { return en.row.cancelled() && rec.row.cancelled() }, func() {
+			g.m.db.enqueueCallThen(seq, g.name, en.id, rec, signed, sent, en.row.write, done)
+		})
+		en.deferred, rec.deferred = w, w
 	case served != "":
 		g.m.db.enqueueAnswerThen(en.seq, g.name, en.id, signed, e.Link.Sent, served, en.row.write, done)
 	default:
@@ -383,6 +392,7 @@ func (g *gateway) wake() {
 // in order, until the manager closes.
 func (g *gateway) sender() {
 	defer g.m.wg.Done()
+	var envs [][]byte
 	for {
 		select {
 		case <-g.m.closed:
@@ -410,12 +420,16 @@ func (g *gateway) sender() {
 			if len(batch) == 0 {
 				break
 			}
+			// One batch for the link's writer: written together, with
+			// the acknowledgements due then (linkwrite.go).
+			envs = envs[:0]
 			for _, e := range batch {
-				if err := c.write(e.env); err != nil {
-					c.close(fmt.Errorf("write: %w", err))
-					break
-				}
+				envs = append(envs, e.env)
 			}
+			if err := c.writeAll(opBinary, envs...); err != nil {
+				c.close(fmt.Errorf("write: %w", err))
+			}
+			clear(envs)
 		}
 	}
 }
@@ -533,7 +547,11 @@ func (g *gateway) unlink(e *entry) {
 // deleteRow deletes the outbox row of e, taken out of the outbox, in a
 // coming commit (none if e is nil or its row was never written).
 func (g *gateway) deleteRow(e *entry) {
-	if e == nil || e.row.cancel() { // no row, or none ever: nothing to delete
+	if e == nil {
+		return
+	}
+	if e.row.cancel() { // no row, or none ever: nothing to delete
+		g.m.db.settleDeferred(e.deferred)
 		return
 	}
 	g.m.db.acked(e.seq, func(err error) { g.log.Error("federation: outbox", "error", err) })

@@ -124,8 +124,9 @@ func knownSeenKind(k Kind) bool {
 	return false
 }
 
-// acker writes a link's acknowledgements on a goroutine of its own, so
-// that the group commit that makes them durable never waits on the socket.
+// acker queues a link's acknowledgements for its writer (conn.writeLoop),
+// so that the group commit that makes them durable never waits on the
+// socket.
 // It also counts what the link owes the peer — the envelopes taken from it
 // whose acknowledgement or refusal is not written yet — so that a graceful
 // stop can wait for them (drain) rather than leave the peer to resend
@@ -134,6 +135,7 @@ type acker struct {
 	c    *conn
 	mu   sync.Mutex
 	list []frame
+	// kick wakes the link's writer (linkWriter.kick).
 	kick chan struct{}
 	// taken is how many envelopes were taken from the link and not yet
 	// delivered; owed counts, by link id, those delivered whose frame is
@@ -145,8 +147,8 @@ type acker struct {
 	paidKick chan struct{}
 }
 
-func newAcker(c *conn) *acker {
-	return &acker{c: c, kick: make(chan struct{}, 1), paidKick: make(chan struct{}, 1)}
+func newAcker(c *conn, kick chan struct{}) *acker {
+	return &acker{c: c, kick: kick, paidKick: make(chan struct{}, 1)}
 }
 
 // send queues f; it never blocks.
@@ -244,31 +246,26 @@ func (a *acker) drain(expired <-chan struct{}) bool {
 	}
 }
 
-func (a *acker) run() {
-	var batch []frame
-	for {
-		select {
-		case <-a.c.done:
-			return
-		case <-a.kick:
-		}
-		// The commit that made these acknowledgements durable woke the
-		// goroutines waiting for it (the pump's event gate, whose event a
-		// caller waits on) before the writer woke this one, which the
-		// scheduler then runs first on its processor: let them go ahead
-		// (an acknowledgement only clears the peer's outbox).
-		runtime.Gosched()
-		a.mu.Lock()
-		batch, a.list = a.list, batch[:0]
-		a.mu.Unlock()
-		for _, f := range batch {
-			if err := a.c.writeFrame(f); err != nil {
-				return // the link is closing; the peer resends what it lacks
-			}
-			a.mu.Lock()
-			a.settle(f.ID)
-			a.mu.Unlock()
-		}
-		a.paid()
+// takeList returns the acknowledgements queued and empties the list; spare
+// is a slice the list may reuse.
+func (a *acker) takeList(spare []frame) []frame {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	l := a.list
+	a.list = spare[:0]
+	return l
+}
+
+// settleAll records the frames of batch written (the writer wrote them),
+// and wakes drain.
+func (a *acker) settleAll(batch []frame) {
+	if len(batch) == 0 {
+		return
 	}
+	a.mu.Lock()
+	for _, f := range batch {
+		a.settle(f.ID)
+	}
+	a.mu.Unlock()
+	a.paid()
 }

@@ -30,7 +30,8 @@ type conn struct {
 	g    *gateway
 	ws   *websocket.Conn
 	peer peer
-	wmu  sync.Mutex
+	// out is what the link's writer writes (linkwrite.go).
+	out  linkWriter
 	once sync.Once
 	done chan struct{}
 	err  error
@@ -83,14 +84,16 @@ type conn struct {
 }
 
 // newConn is an authenticated link of g over ws to p, not served yet
-// (run). withServed marks the link made at start (refreshOnce).
-func newConn(g *gateway, ws *websocket.Conn, p peer, withServed bool) *conn {
+// (run). withServed marks the link made at start (refreshOnce); dialed,
+// a link this side dialed (its frames are masked).
+func newConn(g *gateway, ws *websocket.Conn, p peer, withServed, dialed bool) *conn {
 	c := &conn{g: g, ws: ws, peer: p, done: make(chan struct{}), ready: make(chan struct{}), bye: make(chan struct{}),
 		born: time.Now(), probe: make(chan struct{}, 1)}
 	if withServed {
 		c.served = make(chan struct{})
 	}
-	c.acks = newAcker(c)
+	c.out = linkWriter{kick: make(chan struct{}, 1), client: dialed}
+	c.acks = newAcker(c, c.out.kick)
 	return c
 }
 
@@ -171,27 +174,6 @@ func (c *conn) handler(fn func()) {
 // markReady lets the peer's calls through (once).
 func (c *conn) markReady() { c.readyOnce.Do(func() { close(c.ready) }) }
 
-// write sends one binary frame (an envelope).
-func (c *conn) write(b []byte) error { return c.writeMessage(websocket.BinaryMessage, b) }
-
-// writeFrame sends one JSON text frame.
-func (c *conn) writeFrame(f frame) error { return c.writeMessage(websocket.TextMessage, f.marshal()) }
-
-func (c *conn) writeMessage(mt int, b []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	select {
-	case <-c.done:
-		return errLinkClosed
-	default:
-	}
-	_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
-	// Counted before it is written: a probe's ping that waits behind it
-	// must find it on its way (keepalive).
-	c.written.Add(int64(len(b)))
-	return c.ws.WriteMessage(mt, b)
-}
-
 // closing is why this side closes a link on purpose: in its own words
 // (Error, as this side logs it) and in the peer's (told as the close
 // frame's reason, at most maxCloseReason bytes, which the peer's status
@@ -239,7 +221,7 @@ var errLinkClosed = errors.New("federation: link closed")
 func (c *conn) run() error {
 	c.handlers = make(chan struct{}, handlersPerLink)
 	c.work = make(chan func())
-	go c.acks.run()
+	go c.writeLoop()
 	c.ws.SetReadLimit(maxFrame)
 	_ = c.ws.SetReadDeadline(time.Now().Add(silenceLimit))
 	c.ws.SetPongHandler(func(data string) error {

@@ -654,7 +654,7 @@ func (m *Manager) Handler() http.Handler {
 			return
 		}
 		adm.done()
-		g.attach(ws, p)
+		g.attach(ws, p, false)
 	})
 }
 
@@ -732,9 +732,9 @@ func (m *Manager) trust(k ed25519.PublicKey) *gateway {
 }
 
 // attach serves an authenticated link until it ends; a newer link of the
-// same gateway replaces an older one.
-func (g *gateway) attach(ws *websocket.Conn, p peer) {
-	c := newConn(g, ws, p, false)
+// same gateway replaces an older one. dialed says this side dialed it.
+func (g *gateway) attach(ws *websocket.Conn, p peer, dialed bool) {
+	c := newConn(g, ws, p, false, dialed)
 	g.mu.Lock()
 	// Checked under g.mu: Stop and RemoveGateway signal first, then close
 	// the link they find under it, so a link made meanwhile is either
@@ -876,7 +876,7 @@ func (g *gateway) refreshOnce(ctx context.Context, wait time.Duration) (c *conn,
 		_ = ws.Close()
 		return nil, nil, 0, ErrClosed
 	}
-	c = newConn(g, ws, p, true)
+	c = newConn(g, ws, p, true, true)
 	g.mu.Lock()
 	old := g.prepared
 	g.conn, g.prepared = c, c
@@ -968,7 +968,7 @@ func (g *gateway) dialAndAttach(delay *time.Duration) {
 		return
 	}
 	start := time.Now()
-	g.attach(ws, p)
+	g.attach(ws, p, true)
 	if time.Since(start) > 2*g.m.opts.BackoffMax {
 		*delay = g.m.opts.BackoffBase
 	}

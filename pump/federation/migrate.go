@@ -126,6 +126,13 @@ func copyLegacy(st *store.Store, path string, log *slog.Logger) (map[string]int,
 		if _, err := tx.Exec(`UPDATE federation_received_since SET at = max(at, ?)`, since); err != nil {
 			return fmt.Errorf("received_since: %w", err)
 		}
+		if counts["seen"] > 0 {
+			// Its hashes may be keyed by the hash alone (schema.go).
+			if _, err := tx.Exec(`INSERT INTO federation_seen_legacy (at) SELECT 0
+				WHERE NOT EXISTS (SELECT 1 FROM federation_seen_legacy)`); err != nil {
+				return fmt.Errorf("seen: %w", err)
+			}
+		}
 		_, err := tx.Exec(`INSERT INTO federation_migrated (at, file) VALUES (?, ?)`, time.Now().UnixNano(), path)
 		return err
 	})

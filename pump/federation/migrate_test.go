@@ -149,6 +149,9 @@ func TestMigrateLegacyState(t *testing.T) {
 	if dup, err := d.seen(ls.seenEnv, time.Now()); err != nil || !dup {
 		t.Errorf("a migrated hash: seen = %v, %v", dup, err)
 	}
+	if !d.legacySeen.Load() {
+		t.Error("hashes moved from a federation.db: the state is not marked as holding hashes keyed by the hash alone")
+	}
 	ids, answers, err := d.openCalls("a", "caller", []byte{1})
 	if err != nil || len(ids) != 1 || ids[0] != ls.callThread || string(answers[0]) != "<answer/>" {
 		t.Errorf("the migrated call: %q %q %v", ids, answers, err)

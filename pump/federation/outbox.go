@@ -52,6 +52,12 @@ type db struct {
 	recent *recent
 	// nextSeq is the last outbox seq handed out (the outbox's order).
 	nextSeq atomic.Int64
+	// deferred holds the writes of the records and outbox entries of the
+	// calls named by their message, until they have been open for
+	// callRowsDelay (deferred.go); callRowsDelay is that delay (tests
+	// lengthen it).
+	deferred      deferred
+	callRowsDelay time.Duration
 	// epoch is the state's random id (federation_epoch).
 	epoch []byte
 	// rows gathers the rows of the writes made one per envelope for the
@@ -63,6 +69,10 @@ type db struct {
 	rows rowSet
 	outboxRows, ackedRows, seenRows, receivedRows, servedRows, callRows, doneRows,
 	unservedRows, unreceivedRows, callDoneRows *rowBatch
+	// legacySeen says the seen table may hold rows keyed by the hash
+	// alone (federation_seen_legacy), which the sweep and the load of
+	// recent rows look for by scanning the table.
+	legacySeen atomic.Bool
 	// receivedSince is when the received table began in a state that had
 	// received calls before (the zero Unix time for a state that began
 	// with it): a call sent before it may have been received without a
@@ -104,7 +114,7 @@ func openDB(st *store.Store, log *slog.Logger) (*db, error) {
 		}
 		b = &memBackend{db: s}
 	}
-	d := &db{b: b,
+	d := &db{b: b, callRowsDelay: callRowsDelay,
 		outboxRows: newRowBatch("outbox", `INSERT INTO federation_outbox (seq, gateway, id, env, created) VALUES `,
 			`(?, ?, ?, ?, ?)`, ``, 5),
 		ackedRows: newRowBatch("outbox", `DELETE FROM federation_outbox WHERE seq IN (`, `?`, `)`, 1),
@@ -134,6 +144,11 @@ func openDB(st *store.Store, log *slog.Logger) (*db, error) {
 		return fail(err)
 	}
 	d.receivedSince = time.Unix(0, began)
+	var legacy bool
+	if err := b.reads().QueryRow(`SELECT EXISTS (SELECT 1 FROM federation_seen_legacy)`).Scan(&legacy); err != nil {
+		return fail(err)
+	}
+	d.legacySeen.Store(legacy)
 	if err := b.reads().QueryRow(`SELECT id FROM federation_epoch`).Scan(&d.epoch); err != nil {
 		return fail(err)
 	}
@@ -169,6 +184,7 @@ func (d *db) closeLookups() error {
 // submitted before is durable (their done told) and closes the state (not
 // the organism's store).
 func (d *db) close() error {
+	d.flushDeferred()
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -365,8 +381,10 @@ type callRecord struct {
 	// adopted by its id, sent before its record commits (sendEarly).
 	byID bool
 	// row, for such a call, lets the end of its handling cancel the
-	// record's insert when it has not run yet (rowClaim).
-	row rowClaim
+	// record's insert when it has not run yet (rowClaim); deferred is the
+	// write that will insert it, while it waits (deferred.go).
+	row      rowClaim
+	deferred *deferredWrite
 }
 
 // openCalls lists the recorded calls of gw made on callerThread with
@@ -607,35 +625,85 @@ const sweepChunk = 5000
 // sweep drops the hashes and received calls older than keep, and the call
 // and served records older than records (calls whose message was never
 // re-delivered, conversations that never completed), sweepChunk rows a
-// transaction.
+// transaction. A hash goes by the sent time its key begins with: a copy
+// of an envelope sent longer than keep ago is refused as stale (keep is
+// longer than stale) before its hash is looked up. One an earlier version
+// keyed by the hash alone goes by the time it was recorded.
 func (d *db) sweep(now time.Time, keep, records time.Duration) error {
+	before := now.Add(-keep)
+	chunk := ` LIMIT ` + fmt.Sprint(sweepChunk) + `)`
 	for _, q := range []struct {
-		table, key, at string
-		before         time.Time
+		stmt string
+		arg  any
 	}{
-		{"federation_seen", "hash", "at", now.Add(-keep)},
-		{"federation_received", "conv", "at", now.Add(-keep)},
-		{"federation_calls", "link_thread", "created", now.Add(-records)},
-		{"federation_served", "conv", "created", now.Add(-records)},
+		{`DELETE FROM federation_seen WHERE hash IN (SELECT hash FROM federation_seen WHERE hash < ? AND length(hash) = ` +
+			fmt.Sprint(seenKeySize) + chunk, sentPrefix(before)},
+		{`DELETE FROM federation_received WHERE conv IN (SELECT conv FROM federation_received WHERE at < ?` + chunk,
+			before.UnixNano()},
+		{`DELETE FROM federation_calls WHERE link_thread IN (SELECT link_thread FROM federation_calls WHERE created < ?` +
+			chunk, now.Add(-records).UnixNano()},
+		{`DELETE FROM federation_served WHERE conv IN (SELECT conv FROM federation_served WHERE created < ?` + chunk,
+			now.Add(-records).UnixNano()},
 	} {
-		stmt := `DELETE FROM ` + q.table + ` WHERE ` + q.key + ` IN (SELECT ` + q.key + ` FROM ` + q.table +
-			` WHERE ` + q.at + ` < ? LIMIT ` + fmt.Sprint(sweepChunk) + `)`
-		for {
-			var n int64
-			err := d.write("sweep", func(tx execer) error {
-				var err error
-				n, err = tx.Exec(stmt, q.before.UnixNano())
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			if n < sweepChunk {
-				break
-			}
+		if err := d.sweepChunks(q.stmt, q.arg); err != nil {
+			return err
 		}
 	}
-	return nil
+	if !d.legacySeen.Load() {
+		return nil
+	}
+	if err := d.sweepChunks(`DELETE FROM federation_seen WHERE hash IN (SELECT hash FROM federation_seen
+		WHERE length(hash) <> `+fmt.Sprint(seenKeySize)+` AND at < ?`+chunk, before.UnixNano()); err != nil {
+		return err
+	}
+	var gone bool
+	err := d.write("sweep", func(tx execer) error {
+		gone = false
+		var left int
+		if err := tx.Query(`SELECT EXISTS (SELECT 1 FROM federation_seen WHERE length(hash) <> `+
+			fmt.Sprint(seenKeySize)+`)`, nil, func(r *sql.Rows) error { return r.Scan(&left) }); err != nil {
+			return err
+		}
+		if left == 1 {
+			return nil
+		}
+		gone = true
+		_, err := tx.Exec(`DELETE FROM federation_seen_legacy`)
+		return err
+	})
+	if err == nil && gone {
+		d.legacySeen.Store(false)
+	}
+	return err
+}
+
+// sweepChunks runs stmt, a deletion of at most sweepChunk rows, each in a
+// transaction of its own, until it deletes fewer.
+func (d *db) sweepChunks(stmt string, arg any) error {
+	for {
+		var n int64
+		err := d.write("sweep", func(tx execer) error {
+			var err error
+			n, err = tx.Exec(stmt, arg)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if n < sweepChunk {
+			return nil
+		}
+	}
+}
+
+// sentPrefix is the start of the seen keys (seenKey) of the envelopes
+// sent at t: every key of one sent before t is less.
+func sentPrefix(t time.Time) []byte {
+	ns := t.UnixNano()
+	if ns < 0 { // before every key
+		return []byte{}
+	}
+	return binary.BigEndian.AppendUint64(nil, uint64(ns))
 }
 
 // imported is a capability learnt from a peer.

@@ -4,11 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"strconv"
 	"time"
-
-	"github.com/gorilla/websocket"
 )
 
 // Probing a link a call waits on. An idle link is pinged every pingEvery
@@ -112,8 +109,7 @@ func (c *conn) keepalive() {
 				}
 				// The ping carries how much this side had written: the
 				// pong says the peer read that much (readUpTo).
-				sent := strconv.AppendInt(nil, c.written.Load(), 10)
-				if err := c.ws.WriteControl(websocket.PingMessage, sent, time.Now().Add(deadline)); err != nil {
+				if err := c.ping(time.Now().Add(deadline)); err != nil {
 					if probe {
 						err = fmt.Errorf("%w: the ping was not written within %s while calls waited on it: %w",
 							ErrPeerSilent, probeTimeout, err)
@@ -158,17 +154,13 @@ func (c *conn) nextCheck(sincePing, probed time.Duration, waiting bool) time.Dur
 	return next
 }
 
-// answerPing is the link's ping handler: gorilla/websocket's default (a
-// pong with the ping's data; a pong that cannot be written in time is
-// not an error) that also records the peer was heard of.
+// answerPing is the link's ping handler: as gorilla/websocket's default,
+// a pong with the ping's data (queued for the link's writer: the reader
+// does not wait for it), and it records that the peer was heard of.
 func (c *conn) answerPing(data string) error {
 	c.heard()
-	err := c.ws.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(time.Second))
-	var ne net.Error
-	if errors.Is(err, websocket.ErrCloseSent) || errors.As(err, &ne) && ne.Timeout() {
-		return nil
-	}
-	return err
+	c.pong([]byte(data))
+	return nil
 }
 
 // readMessage reads the next data message of the link as

@@ -28,11 +28,11 @@ const recentWindow = time.Minute
 // receiver's clock, so one sent at T can have been received no earlier
 // than T-futureSkew. Every copy received in this life was recorded here
 // (and is kept while its sent time is within the window: entries are
-// dropped by sent time); every one received before it, at or after
-// horizon-futureSkew, was loaded from the tables at the start (load),
-// under its sent time (seenKey), or for a hash an earlier version
-// recorded, its row's time plus futureSkew (no earlier than its real
-// one). Memory may run ahead of the tables, never behind: it records
+// dropped by sent time); every one received before it, sent at or after
+// horizon, was loaded from the tables at the start (load), under its sent
+// time (seenKey), and a hash an earlier version recorded at or after
+// horizon-futureSkew under its row's time plus futureSkew (no earlier
+// than its real one). Memory may run ahead of the tables, never behind: it records
 // what the queued writes will commit.
 type recent struct {
 	mu sync.Mutex
@@ -71,21 +71,15 @@ func newRecent(horizon time.Time) *recent {
 		seen: map[[32]byte]int64{}, received: map[string]receivedMark{}, buckets: map[int64][]recentKey{}}
 }
 
-// second is the bucket of a unix ns time.
-func second(ns int64) int64 { return ns / int64(time.Second) }
-
-// load records the rows of the seen and received tables written since
-// horizon-futureSkew: those that may record a copy of an envelope memory
-// answers for.
-func (r *recent) load(d *db) error {
-	since := r.horizon - int64(futureSkew)
-	rows, err := d.b.reads().Query(`SELECT hash, at FROM federation_seen WHERE at >= ?`, since)
+// loadSeen records the seen rows query (with arg) reads: a hash under its
+// key's sent time, one an earlier version recorded since since under its
+// row's time plus futureSkew. With r.mu held.
+func (r *recent) loadSeen(d *db, query string, arg any, since int64) error {
+	rows, err := d.b.reads().Query(query, arg)
 	if err != nil {
 		return fmt.Errorf("federation: seen: %w", err)
 	}
 	defer rows.Close()
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	for rows.Next() {
 		var h []byte
 		var at int64
@@ -98,13 +92,40 @@ func (r *recent) load(d *db) error {
 			copy(k[:], h[8:])
 			r.putSeen(k, int64(binary.BigEndian.Uint64(h)))
 		case len(k): // an earlier version's: under its row's time plus futureSkew
-			copy(k[:], h)
-			r.putSeen(k, at+int64(futureSkew))
+			if at >= since {
+				copy(k[:], h)
+				r.putSeen(k, at+int64(futureSkew))
+			}
 		default: // not a hash of ours: never matches one
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("federation: seen: %w", err)
+	}
+	return nil
+}
+
+// second is the bucket of a unix ns time.
+func second(ns int64) int64 { return ns / int64(time.Second) }
+
+// load records the rows of the seen and received tables that may record
+// a copy of an envelope memory answers for: the hashes of the envelopes
+// sent since horizon (a range of their keys, seenKey: a copy has the same
+// sent time), those an earlier version recorded since horizon-futureSkew
+// (legacySeen), and the calls received since then.
+func (r *recent) load(d *db) error {
+	since := r.horizon - int64(futureSkew)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.loadSeen(d, `SELECT hash, at FROM federation_seen WHERE hash >= ? AND length(hash) = `+
+		fmt.Sprint(seenKeySize), sentPrefix(time.Unix(0, r.horizon)), since); err != nil {
+		return err
+	}
+	if d.legacySeen.Load() {
+		if err := r.loadSeen(d, `SELECT hash, at FROM federation_seen WHERE length(hash) <> `+
+			fmt.Sprint(seenKeySize)+` AND at >= ?`, since, since); err != nil {
+			return err
+		}
 	}
 	rrows, err := d.b.reads().Query(`SELECT conv, done, at FROM federation_received WHERE at >= ?`, since)
 	if err != nil {

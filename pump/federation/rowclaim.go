@@ -42,3 +42,6 @@ func (r *rowClaim) cancel() bool { return r.s.CompareAndSwap(rowQueued, rowCance
 // written marks a row known to be written (loaded from the state, or
 // written before its entry joined the outbox).
 func (r *rowClaim) written() { r.s.Store(rowWritten) }
+
+// cancelled reports whether the insert was cancelled: it never runs.
+func (r *rowClaim) cancelled() bool { return r.s.Load() == rowCancelled }

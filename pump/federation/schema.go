@@ -26,10 +26,17 @@ package federation
 // it, with no index beside it; calls and served (rows in flight only:
 // small) are WITHOUT ROWID on their keys, and calls has no index for the
 // lookup by caller, which only a restart makes (openCalls scans). Only
-// seen and received grow with the traffic; their at indexes serve the
-// sweep (appends to their last page). A seen row's hash column holds the
-// envelope's sent time before its hash (seenKey), so its inserts append
-// too; rows of earlier versions hold the hash alone.
+// seen and received grow with the traffic. A seen row's hash column holds
+// the envelope's sent time before its hash (seenKey), so its inserts
+// append, and the sweep and the load of recent rows (recent.go) read a
+// range of keys: seen has no index beside its key (an index on at cost a
+// commit of the caller one more page, 0.6 of its 8.6). Rows of earlier
+// versions hold the hash alone; federation_seen_legacy has a row while
+// some may be left (a state that had the at index and some rows when it
+// was dropped, or rows moved from a federation.db), which the sweep and
+// the load then scan for, and the sweep deletes once they are gone.
+// received's at index serves its sweep and load (appends to its last
+// page).
 //
 //	sqlite3 -readonly data/xmlpipe.db "SELECT gateway, id, created FROM federation_outbox ORDER BY seq"
 const schema = `
@@ -44,7 +51,11 @@ CREATE TABLE IF NOT EXISTS federation_seen (
 	hash BLOB PRIMARY KEY,
 	at INTEGER NOT NULL
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS federation_seen_at ON federation_seen(at);
+CREATE TABLE IF NOT EXISTS federation_seen_legacy (at INTEGER NOT NULL);
+INSERT INTO federation_seen_legacy (at) SELECT 0
+	WHERE EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = 'federation_seen_at')
+	AND EXISTS (SELECT 1 FROM federation_seen) AND NOT EXISTS (SELECT 1 FROM federation_seen_legacy);
+DROP INDEX IF EXISTS federation_seen_at;
 CREATE TABLE IF NOT EXISTS federation_served (
 	conv TEXT PRIMARY KEY,
 	gateway TEXT NOT NULL,
