@@ -458,7 +458,7 @@ func (p *Pump) process(w *work) {
 			if p.gateStops(w, m, h.tbl, l, d, seq) {
 				continue // refused or held by the delivery gate (gate.go)
 			}
-			p.holdDelivery(d)
+			p.holdAdmitted(w, d)
 			p.convHold(h.conv)
 			if w.external && prof != nil {
 				p.convProfile(h.conv, prof.name) // what its completion event tells
@@ -641,29 +641,6 @@ func (p *Pump) assignThreads(dst []string, w *work, m *stage.Inbound, targets []
 }
 
 var errThreadEnded = errors.New("thread ended")
-
-// roomAt waits until every target has room for a new external message
-// (see fullTarget): on its injector's goroutine (w.ctx set) until
-// w.deadline at most, giving up its ingress slot meanwhile; on an ingress worker
-// not at all. It returns the *BusyError of a target still at its share, or
-// of one the message would wait at too long (see fullTarget).
-func (p *Pump) roomAt(w *work, targets []*listener) error {
-	for {
-		l, err := p.fullTarget(targets)
-		if err != nil || l == nil {
-			return err // nil, or refused at once: it would wait too long
-		}
-		if w.ctx == nil {
-			return p.busy(listenerBusy(l), nil)
-		}
-		<-p.ingressSlots // others read their messages while this one waits
-		err = p.waitRoom(w.ctx, w.deadline, l)
-		p.ingressSlots <- struct{}{}
-		if err != nil {
-			return err
-		}
-	}
-}
 
 // refuseBusy refuses a new external message whose target listener holds its
 // share of the admission budget: Inject and InjectWait return err (a
