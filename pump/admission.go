@@ -26,6 +26,8 @@ type BusyError struct {
 	// Err is the context error when the wait for room ended by the caller's
 	// deadline (nil otherwise).
 	Err error
+	// kind is what refused it, for the refusal metric (see Refusals).
+	kind refusalKind
 }
 
 // Error says that the organism is busy, why, and when to try again.
@@ -46,10 +48,10 @@ func (e *BusyError) Is(target error) bool { return target == ErrBusy }
 // Unwrap returns the context error the wait ended with (nil for none).
 func (e *BusyError) Unwrap() error { return e.Err }
 
-// busy builds the BusyError of reason, with the pump's retry hint.
-func (p *Pump) busy(reason string, err error) *BusyError {
+// busy builds the BusyError of reason, of kind, with the pump's retry hint.
+func (p *Pump) busy(kind refusalKind, reason string, err error) *BusyError {
 	retry := max(p.opts.AdmitWait, time.Second).Round(time.Second)
-	return &BusyError{Reason: reason, RetryAfter: retry, Err: err}
+	return &BusyError{Reason: reason, RetryAfter: retry, Err: err, kind: kind}
 }
 
 // retryHint is the RetryAfter of a refusal that expects room in d: d
@@ -75,15 +77,16 @@ func userKey(who *Principal) string {
 }
 
 // roomLocked reports whether the budget has room for one more external
-// message of user (p.flightMu held).
-func (p *Pump) roomLocked(user string) (ok bool, reason string) {
+// message of user; if not, which share is full (kindBudget or
+// kindUserShare) and the refusal's reason (p.flightMu held).
+func (p *Pump) roomLocked(user string) (ok bool, kind refusalKind, reason string) {
 	if p.inflight-p.excess >= p.opts.MaxInFlight {
-		return false, "in-flight budget full"
+		return false, kindBudget, "in-flight budget full"
 	}
 	if user != "" && p.users[user] >= p.userShare {
-		return false, "user's in-flight share full"
+		return false, kindUserShare, "user's in-flight share full"
 	}
-	return true, ""
+	return true, 0, ""
 }
 
 // admitDeadline is when an Inject starting now stops waiting for room
@@ -103,7 +106,7 @@ func (p *Pump) admit(ctx context.Context, deadline time.Time, user string) error
 	if p.closing.Load() {
 		return ErrClosed
 	}
-	if ok, _ := p.roomLocked(user); ok {
+	if ok, _, _ := p.roomLocked(user); ok {
 		p.inflight++
 		if user != "" {
 			p.users[user]++
@@ -131,24 +134,24 @@ func (p *Pump) admit(ctx context.Context, deadline time.Time, user string) error
 	if deadline.IsZero() {
 		return err // Recover: ctx alone bounds it
 	}
-	_, reason := p.roomLocked(user)
-	if reason == "" {
-		reason = "in-flight budget full"
+	ok, kind, reason := p.roomLocked(user)
+	if ok {
+		kind, reason = kindBudget, "in-flight budget full"
 	}
-	return p.waitError(err, reason)
+	return p.waitError(err, kind, reason)
 }
 
 // errWaitOver is park's report that its deadline passed before ctx ended.
 var errWaitOver = errors.New("wait over")
 
 // waitError turns the end of a wait for room into Inject's error: a
-// *BusyError when the wait's bound or ctx's deadline ended it.
-func (p *Pump) waitError(err error, reason string) error {
+// *BusyError (of kind) when the wait's bound or ctx's deadline ended it.
+func (p *Pump) waitError(err error, kind refusalKind, reason string) error {
 	switch {
 	case errors.Is(err, errWaitOver):
-		return p.busy(reason, nil)
+		return p.busy(kind, reason, nil)
 	case errors.Is(err, context.DeadlineExceeded):
-		return p.busy(reason, err)
+		return p.busy(kind, reason, err)
 	}
 	return err
 }
@@ -180,25 +183,25 @@ func (p *Pump) hasRoomLocked(l *listener) bool {
 // on the injector's goroutine (w.ctx set) until w.deadline at most, giving
 // up its ingress slot meanwhile; on an ingress worker not at all. It
 // returns the *BusyError of a target still at its share, or of one the
-// message would wait at too long (see reserveRoomLocked), holding no room
-// then.
-func (p *Pump) roomAt(w *work, targets []*listener) error {
+// message would wait at too long (see reserveRoomLocked), with that
+// target, holding no room then.
+func (p *Pump) roomAt(w *work, targets []*listener) (*listener, error) {
 	var granted *listener // the room a wait was handed
 	for {
 		p.flightMu.Lock()
 		l, err := p.reserveRoomLocked(w, targets, granted)
 		p.flightMu.Unlock()
 		if err != nil || l == nil {
-			return err // room held at every target, or refused at once
+			return l, err // room held at every target, or refused at once
 		}
 		if w.ctx == nil {
-			return p.busy(listenerBusy(l), nil)
+			return l, p.busy(kindShare, listenerBusy(l), nil)
 		}
 		<-p.ingressSlots // others read their messages while this one waits
 		err = p.waitRoom(w.ctx, w.deadline, l)
 		p.ingressSlots <- struct{}{}
 		if err != nil {
-			return err
+			return l, err
 		}
 		granted = l
 	}
@@ -338,7 +341,7 @@ func (p *Pump) waitRoom(ctx context.Context, deadline time.Time, l *listener) er
 			return w.refused
 		case err != nil || p.closing.Load():
 			l.pace.waiting--
-			return p.waitError(p.parkedError(ctx, err), listenerBusy(l))
+			return p.waitError(p.parkedError(ctx, err), kindShare, listenerBusy(l))
 		}
 		// Woken with nothing handed to it: wait again, in its place.
 	}

@@ -108,7 +108,7 @@ func (p *Pump) overdueLocked(l *listener, now *time.Time, extra int) error {
 		return nil
 	}
 	err := &BusyError{Reason: fmt.Sprintf("listener %s busy: about %s of work queued", l.Name, wait.Round(time.Second)),
-		RetryAfter: retryHint(wait - bound)}
+		RetryAfter: retryHint(wait - bound), kind: kindQueueWait}
 	p.noteRefusal(l, *now, err, paced-bound, stalled > bound)
 	return err
 }
@@ -127,7 +127,7 @@ func (p *Pump) roomFarLocked(l *listener, extra int) error {
 	if wait <= maxRoomWait || l.queue.isPaused() || l.queue.isHalted() {
 		return nil
 	}
-	err := &BusyError{Reason: listenerBusy(l), RetryAfter: retryHint(wait)}
+	err := &BusyError{Reason: listenerBusy(l), RetryAfter: retryHint(wait), kind: kindShare}
 	p.noteRefusal(l, p.opts.Clock(), err, wait-maxRoomWait, false)
 	return err
 }

@@ -77,6 +77,7 @@ func (p *Pump) inject(ctx context.Context, raw []byte, out Outlet, done func(str
 	user := userKey(who)
 	deadline := p.admitDeadline()
 	if err := p.admit(ctx, deadline, user); err != nil {
+		p.countRefusal(nil, err)
 		return err
 	}
 	w := &work{raw: raw, external: true, outlet: out, admitted: p.opts.Clock(), done: done, principal: who, user: user,
@@ -87,6 +88,7 @@ func (p *Pump) inject(ctx context.Context, raw []byte, out Outlet, done func(str
 		// waits — can wait for room at its target.
 		if err := p.ingressSlot(ctx, deadline); err != nil {
 			p.releaseWork(w)
+			p.countRefusal(nil, err)
 			return err
 		}
 		p.process(w)
@@ -118,11 +120,11 @@ func (p *Pump) ingressSlot(ctx context.Context, deadline time.Time) error {
 		return nil
 	case <-ctx.Done():
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return p.busy("ingress stages full", ctx.Err())
+			return p.busy(kindIngress, "ingress stages full", ctx.Err())
 		}
 		return ctx.Err()
 	case <-t.C:
-		return p.busy("ingress stages full", nil)
+		return p.busy(kindIngress, "ingress stages full", nil)
 	}
 }
 
@@ -363,8 +365,8 @@ func (p *Pump) process(w *work) {
 	}
 	first := targets[0]
 	if w.external && w.recovered == 0 {
-		if err := p.roomAt(w, targets); err != nil {
-			p.refuseBusy(w, m, err)
+		if l, err := p.roomAt(w, targets); err != nil {
+			p.refuseBusy(w, m, l, err)
 			return
 		}
 	}
@@ -642,12 +644,14 @@ func (p *Pump) assignThreads(dst []string, w *work, m *stage.Inbound, targets []
 
 var errThreadEnded = errors.New("thread ended")
 
-// refuseBusy refuses a new external message whose target listener holds its
-// share of the admission budget: Inject and InjectWait return err (a
+// refuseBusy refuses a new external message whose target listener l holds
+// its share of the admission budget: Inject and InjectWait return err (a
 // *BusyError); the outlet of one read on an ingress worker gets the <huh>.
-// Nothing of it is kept.
-func (p *Pump) refuseBusy(w *work, m *stage.Inbound, err error) {
-	p.log.Info("message refused: busy", "thread", m.Thread, "from", m.From, "error", err)
+// Nothing of it is kept. It is counted and logged with the others there
+// (see Refusals), not one line per message.
+func (p *Pump) refuseBusy(w *work, m *stage.Inbound, l *listener, err error) {
+	p.countRefusal(l, err)
+	p.log.Debug("message refused: busy", "thread", m.Thread, "from", m.From, "error", err)
 	switch {
 	case w.done != nil:
 		w.done("", 0, err)
