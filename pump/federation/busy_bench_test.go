@@ -65,7 +65,7 @@ func BenchmarkCallRefusedBusy(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(float64((processCPU(b) - cpu).Nanoseconds())/float64(b.N), "cpu-ns/refused")
+	b.ReportMetric(float64((processCPU(b)-cpu).Nanoseconds())/float64(b.N), "cpu-ns/refused")
 }
 
 // dialFor is dialRaw for a benchmark: the link's socket after the
