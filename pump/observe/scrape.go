@@ -54,11 +54,12 @@ func newDesc(name, help string, labels ...string) *prometheus.Desc {
 // Describe sends every scraped family's descriptor.
 func (s *scraper) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descHandled, descQueue, descActive, descPaused, descThreads, descConvs, descInFlight,
-		descProcessed, descFailed, descRefused, descChains, descUptime, descJEnqueued, descJCommitted, descJFailed, descJCommits, descJRollbacks,
+		descProcessed, descFailed, descChains, descUptime, descJEnqueued, descJCommitted, descJFailed, descJCommits, descJRollbacks,
 		descJCommitTime, descJCheckpoint, descJBacklog, descJCapacity, descJPeak, descJBlocked, descAgentTokens, descAgentReqs, descBackTokens,
 		descBackReqs, descConns} {
 		ch <- d
 	}
+	ch <- descRefused
 }
 
 // Collect reads the sources (those set) and sends their values.
