@@ -26,6 +26,8 @@ type BusyError struct {
 	// Err is the context error when the wait for room ended by the caller's
 	// deadline (nil otherwise).
 	Err error
+	// kind is what refused it, for the refusal metric (see Refusals).
+	kind refusalKind
 }
 
 // Error says that the organism is busy, why, and when to try again.
@@ -46,10 +48,10 @@ func (e *BusyError) Is(target error) bool { return target == ErrBusy }
 // Unwrap returns the context error the wait ended with (nil for none).
 func (e *BusyError) Unwrap() error { return e.Err }
 
-// busy builds the BusyError of reason, with the pump's retry hint.
-func (p *Pump) busy(reason string, err error) *BusyError {
+// busy builds the BusyError of reason, of kind, with the pump's retry hint.
+func (p *Pump) busy(kind refusalKind, reason string, err error) *BusyError {
 	retry := max(p.opts.AdmitWait, time.Second).Round(time.Second)
-	return &BusyError{Reason: reason, RetryAfter: retry, Err: err}
+	return &BusyError{Reason: reason, RetryAfter: retry, Err: err, kind: kind}
 }
 
 // retryHint is the RetryAfter of a refusal that expects room in d: d
@@ -75,15 +77,16 @@ func userKey(who *Principal) string {
 }
 
 // roomLocked reports whether the budget has room for one more external
-// message of user (p.flightMu held).
-func (p *Pump) roomLocked(user string) (ok bool, reason string) {
+// message of user; if not, which share is full (kindBudget or
+// kindUserShare) and the refusal's reason (p.flightMu held).
+func (p *Pump) roomLocked(user string) (ok bool, kind refusalKind, reason string) {
 	if p.inflight-p.excess >= p.opts.MaxInFlight {
-		return false, "in-flight budget full"
+		return false, kindBudget, "in-flight budget full"
 	}
 	if user != "" && p.users[user] >= p.userShare {
-		return false, "user's in-flight share full"
+		return false, kindUserShare, "user's in-flight share full"
 	}
-	return true, ""
+	return true, 0, ""
 }
 
 // admitDeadline is when an Inject starting now stops waiting for room
@@ -103,7 +106,7 @@ func (p *Pump) admit(ctx context.Context, deadline time.Time, user string) error
 	if p.closing.Load() {
 		return ErrClosed
 	}
-	if ok, _ := p.roomLocked(user); ok {
+	if ok, _, _ := p.roomLocked(user); ok {
 		p.inflight++
 		if user != "" {
 			p.users[user]++
@@ -131,24 +134,24 @@ func (p *Pump) admit(ctx context.Context, deadline time.Time, user string) error
 	if deadline.IsZero() {
 		return err // Recover: ctx alone bounds it
 	}
-	_, reason := p.roomLocked(user)
-	if reason == "" {
-		reason = "in-flight budget full"
+	ok, kind, reason := p.roomLocked(user)
+	if ok {
+		kind, reason = kindBudget, "in-flight budget full"
 	}
-	return p.waitError(err, reason)
+	return p.waitError(err, kind, reason)
 }
 
 // errWaitOver is park's report that its deadline passed before ctx ended.
 var errWaitOver = errors.New("wait over")
 
 // waitError turns the end of a wait for room into Inject's error: a
-// *BusyError when the wait's bound or ctx's deadline ended it.
-func (p *Pump) waitError(err error, reason string) error {
+// *BusyError (of kind) when the wait's bound or ctx's deadline ended it.
+func (p *Pump) waitError(err error, kind refusalKind, reason string) error {
 	switch {
 	case errors.Is(err, errWaitOver):
-		return p.busy(reason, nil)
+		return p.busy(kind, reason, nil)
 	case errors.Is(err, context.DeadlineExceeded):
-		return p.busy(reason, err)
+		return p.busy(kind, reason, err)
 	}
 	return err
 }
@@ -165,28 +168,75 @@ func listenerBusy(l *listener) string { return fmt.Sprintf("listener %s busy", l
 const maxRoomWait = 250 * time.Millisecond
 
 // hasRoomLocked reports whether l may take one more new external message:
-// it holds fewer than listenerShare deliveries and its queue is not full
+// what it holds — deliveries and room held for messages on their way there
+// (see roomAt) — is under listenerShare and its queue has room for it too
 // (p.flightMu held).
 func (p *Pump) hasRoomLocked(l *listener) bool {
-	return l.load < p.listenerShare && l.queue.len() < l.QueueSize
+	return l.load+l.rooms < p.listenerShare && l.queue.len()+l.rooms < l.QueueSize
 }
 
-// fullTarget returns the first of targets that holds its share of the
-// budget (nil: none): a new external message would only wait there. It
-// returns a *BusyError instead when a target is so far behind that the
-// message would wait there longer than Options.MaxQueueWait, or would wait
-// for room longer than maxRoomWait: refused at once (see queueWaitLocked).
-func (p *Pump) fullTarget(targets []*listener) (*listener, error) {
-	p.flightMu.Lock()
-	defer p.flightMu.Unlock()
+// roomAt holds room for a new external message at every one of its targets
+// before anything of it is kept: the room is w's (w.rooms) until its
+// deliveries are queued there (holdAdmitted) or it ends (releaseWork), so
+// no other sender takes it in between and a listener never holds more
+// than its share of new messages. A target at its share is waited for —
+// on the injector's goroutine (w.ctx set) until w.deadline at most, giving
+// up its ingress slot meanwhile; on an ingress worker not at all. It
+// returns the *BusyError of a target still at its share, or of one the
+// message would wait at too long (see reserveRoomLocked), with that
+// target, holding no room then.
+func (p *Pump) roomAt(w *work, targets []*listener) (*listener, error) {
+	var granted *listener // the room a wait was handed
+	for {
+		p.flightMu.Lock()
+		l, err := p.reserveRoomLocked(w, targets, granted)
+		p.flightMu.Unlock()
+		if err != nil || l == nil {
+			return l, err // room held at every target, or refused at once
+		}
+		if w.ctx == nil {
+			return l, p.busy(kindShare, listenerBusy(l), nil)
+		}
+		<-p.ingressSlots // others read their messages while this one waits
+		err = p.waitRoom(w.ctx, w.deadline, l)
+		p.ingressSlots <- struct{}{}
+		if err != nil {
+			return l, err
+		}
+		granted = l
+	}
+}
+
+// reserveRoomLocked holds room for w at each of targets not held yet —
+// granted, when set, is room a wait was just handed at one of them — and
+// returns nil once it holds room at all. It returns instead the first
+// target at its share (w then holds no room: it waits there holding
+// nothing else, so two senders never hold room the other waits for), or a
+// *BusyError when a target is so far behind that the message would wait
+// there longer than Options.MaxQueueWait, or would wait for room longer
+// than maxRoomWait: refused at once (see queueWaitLocked; p.flightMu
+// held).
+func (p *Pump) reserveRoomLocked(w *work, targets []*listener, granted *listener) (*listener, error) {
+	if granted != nil {
+		w.rooms = append(w.rooms, granted)
+	}
 	var now time.Time
 	for _, l := range targets {
-		if err := p.overdueLocked(l, &now, 1); err != nil {
+		extra := 1 // the message, not yet counted anywhere at l
+		if w.holdsRoom(l) {
+			extra = 0 // counted in l.rooms
+		}
+		if err := p.overdueLocked(l, &now, extra); err != nil {
+			p.dropRoomsLocked(w)
 			return l, err
 		}
 	}
 	for _, l := range targets {
+		if w.holdsRoom(l) {
+			continue
+		}
 		if !p.hasRoomLocked(l) {
+			p.dropRoomsLocked(w)
 			if err := p.roomFarLocked(l, 1); err != nil {
 				return l, err
 			}
@@ -194,8 +244,42 @@ func (p *Pump) fullTarget(targets []*listener) (*listener, error) {
 			return l, nil
 		}
 		forgetRefusal(l)
+		l.rooms++
+		w.rooms = append(w.rooms, l)
 	}
 	return nil, nil
+}
+
+// holdsRoom reports whether w holds room at l (the pump's flightMu held).
+func (w *work) holdsRoom(l *listener) bool {
+	for _, r := range w.rooms {
+		if r == l {
+			return true
+		}
+	}
+	return false
+}
+
+// takeRoomLocked gives up w's room at l for its delivery there, reporting
+// whether it held any (p.flightMu held).
+func (w *work) takeRoomLocked(l *listener) bool {
+	for i, r := range w.rooms {
+		if r == l {
+			w.rooms = append(w.rooms[:i], w.rooms[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// dropRoomsLocked gives up the room w holds and hands it on to the senders
+// waiting there (p.flightMu held).
+func (p *Pump) dropRoomsLocked(w *work) {
+	for _, l := range w.rooms {
+		l.rooms--
+		p.wakeRoomLocked(l)
+	}
+	w.rooms = w.rooms[:0]
 }
 
 // forgetRefusal drops l's early refusal (see Pump.Refusing): admission just
@@ -208,14 +292,17 @@ func forgetRefusal(l *listener) {
 }
 
 // waitRoom waits, until deadline at most, until l has room for a new
-// external message (see fullTarget). It gives up at once with a *BusyError
-// when, meanwhile, the message's expected wait at l grows beyond
-// Options.MaxQueueWait. Waiters are woken one per unit of room freed at l,
-// in the order they came (see wakeRoomLocked).
+// external message, and holds it (l.rooms) for the caller: nil means the
+// caller holds one unit of room at l. It gives up at once with a
+// *BusyError when, meanwhile, the message's expected wait at l grows
+// beyond Options.MaxQueueWait. Waiters are handed room one unit each, as
+// it is freed at l, in the order they came (see wakeRoomLocked): a unit
+// handed to a waiter is its own, never taken by a sender that came later.
 func (p *Pump) waitRoom(ctx context.Context, deadline time.Time, l *listener) error {
 	p.flightMu.Lock()
 	defer p.flightMu.Unlock()
 	if p.hasRoomLocked(l) {
+		l.rooms++
 		return nil
 	}
 	if p.closing.Load() {
@@ -223,20 +310,9 @@ func (p *Pump) waitRoom(ctx context.Context, deadline time.Time, l *listener) er
 	}
 	l.pace.waiting++
 	p.admitWaiting++
+	defer func() { p.admitWaiting-- }()
 	w := p.newWaiterLocked("")
 	q := &l.pace.waiters
-	// roomWoken: the last wake was for room there, which it must pass
-	// on unless it returns to take it.
-	roomWoken, roomy := false, false
-	defer func() {
-		if w.refused == nil { // a refused one was counted out then
-			l.pace.waiting--
-		}
-		p.admitWaiting--
-		if roomWoken && !roomy {
-			p.wakeRoomLocked(l) // the room it was woken for goes on
-		}
-	}()
 	for {
 		q.push(w)
 		if p.roomWaitingAt == nil {
@@ -247,26 +323,27 @@ func (p *Pump) waitRoom(ctx context.Context, deadline time.Time, l *listener) er
 		err := p.park(ctx, deadline, w)
 		p.flightMu.Lock()
 		q.remove(w)
-		roomWoken = w.woken
-		if w.woken {
-			w.woken = false
-			q.woken--
-		}
 		switch {
-		case w.refused != nil:
+		case w.granted: // handed room (and counted out of the waiting)
+			if p.closing.Load() {
+				l.rooms--
+				p.wakeRoomLocked(l)
+				return ErrClosed
+			}
+			var now time.Time
+			if refused := p.overdueLocked(l, &now, 0); refused != nil {
+				l.rooms--
+				p.wakeRoomLocked(l) // the room goes on
+				return refused
+			}
+			return nil
+		case w.refused != nil: // counted out of the waiting then
 			return w.refused
 		case err != nil || p.closing.Load():
-			return p.waitError(p.parkedError(ctx, err), listenerBusy(l))
+			l.pace.waiting--
+			return p.waitError(p.parkedError(ctx, err), kindShare, listenerBusy(l))
 		}
-		var now time.Time
-		if refused := p.overdueLocked(l, &now, 0); refused != nil {
-			return refused
-		}
-		if p.hasRoomLocked(l) {
-			roomy = true
-			return nil
-		}
-		// Another message took the room first: wait again, in its place.
+		// Woken with nothing handed to it: wait again, in its place.
 	}
 }
 
@@ -286,9 +363,15 @@ func (p *Pump) release() {
 }
 
 // releaseWork counts work w finished with the ingress stages (or dropped):
-// its unit, and an external message's charge to its user.
+// its unit, an external message's charge to its user, and the room it
+// still holds at a target it was not queued at (refused, dropped, held
+// for its conversation's turn).
 func (p *Pump) releaseWork(w *work) {
 	p.flightMu.Lock()
+	for _, l := range w.rooms {
+		l.rooms--
+	}
+	w.rooms = nil
 	p.inflight--
 	p.unchargeLocked(w.user)
 	p.signalLocked()
@@ -300,6 +383,24 @@ func (p *Pump) releaseWork(w *work) {
 // its user's.
 func (p *Pump) holdDelivery(d *delivery) {
 	p.flightMu.Lock()
+	p.holdDeliveryLocked(d, false)
+	p.flightMu.Unlock()
+}
+
+// holdAdmitted is holdDelivery for a delivery of w, taking the room w holds
+// at d.at (see roomAt) in the same step: no other sender gets in between.
+func (p *Pump) holdAdmitted(w *work, d *delivery) {
+	p.flightMu.Lock()
+	p.holdDeliveryLocked(d, w.rooms != nil && w.takeRoomLocked(d.at))
+	p.flightMu.Unlock()
+}
+
+// holdDeliveryLocked is holdDelivery; roomHeld says the delivery takes the
+// place of room held for it at d.at (p.flightMu held).
+func (p *Pump) holdDeliveryLocked(d *delivery, roomHeld bool) {
+	if roomHeld {
+		d.at.rooms--
+	}
 	p.inflight++
 	if d.at.load == 0 && p.opts.MaxQueueWait > 0 {
 		d.at.pace.busy(p.opts.Clock(), d.at.queue.resumed.Load())
@@ -311,7 +412,6 @@ func (p *Pump) holdDelivery(d *delivery) {
 	if d.user != "" {
 		p.users[d.user]++
 	}
-	p.flightMu.Unlock()
 }
 
 // releaseDelivery counts a delivery finished (dropped or refused, or handled:

@@ -62,7 +62,9 @@ func (r *earlyRefusal) holds(l *listener, now time.Time) bool {
 // one given after waiting for room (Options.AdmitWait), which early
 // refusal cannot predict. Nothing else changes: the message is not
 // journaled, no conversation begins, and the ownership check of a thread
-// it names is the transport's to make first (CheckThread).
+// it names is the transport's to make first (CheckThread). A transport
+// that answers a message busy on its word reports it with RefusedEarly
+// (the refusal metric and log).
 func (p *Pump) Refusing(target string) error {
 	l := p.routes.Load().lookup(target)
 	if l == nil {

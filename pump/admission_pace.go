@@ -65,8 +65,9 @@ func (pc *pace) handled(now time.Time, waiting bool, resumed uint64) {
 
 // queueWaitLocked estimates how long a new external message at l would wait
 // before its handling starts, with extra more messages counted ahead of
-// the ones queued and waiting for room (1 for a message not yet waiting, 0
-// for one that is): the messages ahead of it, one step of l's pace each
+// the ones queued, on their way to the queue (room held for them) and
+// waiting for room (1 for a message not counted in any of these, 0 for one
+// that is): the messages ahead of it, one step of l's pace each
 // (paced), and at least the time l has gone without finishing a handling
 // while messages waited (stalled; 0 when it was paused or halted
 // meanwhile). The estimate is the larger; both are zero when none waits at
@@ -79,7 +80,7 @@ func (p *Pump) queueWaitLocked(l *listener, now *time.Time, extra int) (paced, s
 	if now.IsZero() {
 		*now = p.opts.Clock()
 	}
-	paced = time.Duration(ahead+l.pace.waiting+extra) * l.pace.step
+	paced = time.Duration(ahead+l.rooms+l.pace.waiting+extra) * l.pace.step
 	if l.pace.resumed != l.queue.resumed.Load() {
 		return paced, 0 // held since the last handling ended: how long since says nothing
 	}
@@ -107,7 +108,7 @@ func (p *Pump) overdueLocked(l *listener, now *time.Time, extra int) error {
 		return nil
 	}
 	err := &BusyError{Reason: fmt.Sprintf("listener %s busy: about %s of work queued", l.Name, wait.Round(time.Second)),
-		RetryAfter: retryHint(wait - bound)}
+		RetryAfter: retryHint(wait - bound), kind: kindQueueWait}
 	p.noteRefusal(l, *now, err, paced-bound, stalled > bound)
 	return err
 }
@@ -126,7 +127,7 @@ func (p *Pump) roomFarLocked(l *listener, extra int) error {
 	if wait <= maxRoomWait || l.queue.isPaused() || l.queue.isHalted() {
 		return nil
 	}
-	err := &BusyError{Reason: listenerBusy(l), RetryAfter: retryHint(wait)}
+	err := &BusyError{Reason: listenerBusy(l), RetryAfter: retryHint(wait), kind: kindShare}
 	p.noteRefusal(l, p.opts.Clock(), err, wait-maxRoomWait, false)
 	return err
 }

@@ -20,26 +20,24 @@ type admitWaiter struct {
 	// blocks).
 	ready chan struct{}
 	// user is a budget waiter's admission account; granted, that the
-	// waker took its unit of the budget for it.
+	// waker took its unit of the budget (or of room at its listener) for
+	// it.
 	user    string
 	granted bool
-	// woken marks a listener waiter woken for room there (counted in its
-	// queue's woken until it runs); refused, the refusal its listener's
-	// pace gave all of its waiters meanwhile.
-	woken   bool
+	// refused is the refusal its listener's pace gave a listener waiter
+	// while it waited.
 	refused error
 }
 
 // waiterQueue is a FIFO of admission waiters, in ticket order.
 type waiterQueue struct {
 	head, tail *admitWaiter
-	// n counts the waiters queued; woken those woken for room and not
-	// yet running (a listener's queue only).
-	n, woken int
+	// n counts the waiters queued.
+	n int
 }
 
 // push queues w in ticket order: behind the waiters that came before it
-// (at the tail, unless w came back after losing room it was woken for).
+// (at the tail, unless w came back after a wake that handed it nothing).
 func (q *waiterQueue) push(w *admitWaiter) {
 	at := q.tail
 	for at != nil && at.ticket > w.ticket {
@@ -157,21 +155,26 @@ func (p *Pump) wakeBudgetLocked() {
 	}
 }
 
-// wakeRoomLocked wakes, in the order they came, as many of the waiters for
-// room at l as it has room for that no waiter woken before has yet come to
-// see (p.flightMu held).
+// wakeRoomLocked hands the room l has free — under its share and in its
+// queue, room already held counted (see hasRoomLocked) — to the waiters
+// for room there, one unit each, in the order they came: the unit is held
+// for the waiter (l.rooms), which is counted out of the waiting and woken
+// (p.flightMu held).
 func (p *Pump) wakeRoomLocked(l *listener) {
 	q := &l.pace.waiters
 	if q.n == 0 {
 		delete(p.roomWaitingAt, l)
 		return
 	}
-	free := min(p.listenerShare-l.load, l.QueueSize-l.queue.len()) - q.woken
-	for ; free > 0 && q.head != nil; free-- {
+	if p.closing.Load() {
+		return // they fail with ErrClosed
+	}
+	for q.head != nil && p.hasRoomLocked(l) {
 		w := q.head
 		q.remove(w)
-		w.woken = true
-		q.woken++
+		l.rooms++
+		l.pace.waiting--
+		w.granted = true
 		w.wake()
 	}
 	if q.n == 0 {

@@ -114,13 +114,21 @@ func benchAdmissionWaiters(b *testing.B, atListener bool) {
 				p.holdDelivery(d)
 				held <- d
 			}
+			// holdRoom queues a delivery in the room a wait was handed.
+			holdRoom := func() {
+				d := &delivery{at: l}
+				p.flightMu.Lock()
+				p.holdDeliveryLocked(d, true)
+				p.flightMu.Unlock()
+				held <- d
+			}
 			for range p.listenerShare {
 				hold()
 			}
 			wait = func() error {
 				err := p.waitRoom(context.Background(), p.admitDeadline(), l)
 				if err == nil {
-					hold() // what ingress does once its target has room
+					holdRoom() // what ingress does once its target has room
 				}
 				return err
 			}
@@ -179,6 +187,14 @@ func TestAdmissionWaitersInOrder(t *testing.T) {
 				p.holdDelivery(d)
 				held <- d
 			}
+			// holdRoom queues a delivery in the room a wait was handed.
+			holdRoom := func() {
+				d := &delivery{at: l}
+				p.flightMu.Lock()
+				p.holdDeliveryLocked(d, true)
+				p.flightMu.Unlock()
+				held <- d
+			}
 			fill := func() {
 				for range p.listenerShare {
 					hold()
@@ -187,7 +203,7 @@ func TestAdmissionWaitersInOrder(t *testing.T) {
 			wait := func(ctx context.Context) error {
 				err := p.waitRoom(ctx, p.admitDeadline(), l)
 				if err == nil {
-					hold()
+					holdRoom()
 				}
 				return err
 			}

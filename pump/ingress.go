@@ -77,6 +77,7 @@ func (p *Pump) inject(ctx context.Context, raw []byte, out Outlet, done func(str
 	user := userKey(who)
 	deadline := p.admitDeadline()
 	if err := p.admit(ctx, deadline, user); err != nil {
+		p.countRefusal(nil, err)
 		return err
 	}
 	w := &work{raw: raw, external: true, outlet: out, admitted: p.opts.Clock(), done: done, principal: who, user: user,
@@ -87,6 +88,7 @@ func (p *Pump) inject(ctx context.Context, raw []byte, out Outlet, done func(str
 		// waits — can wait for room at its target.
 		if err := p.ingressSlot(ctx, deadline); err != nil {
 			p.releaseWork(w)
+			p.countRefusal(nil, err)
 			return err
 		}
 		p.process(w)
@@ -118,11 +120,11 @@ func (p *Pump) ingressSlot(ctx context.Context, deadline time.Time) error {
 		return nil
 	case <-ctx.Done():
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return p.busy("ingress stages full", ctx.Err())
+			return p.busy(kindIngress, "ingress stages full", ctx.Err())
 		}
 		return ctx.Err()
 	case <-t.C:
-		return p.busy("ingress stages full", nil)
+		return p.busy(kindIngress, "ingress stages full", nil)
 	}
 }
 
@@ -363,8 +365,8 @@ func (p *Pump) process(w *work) {
 	}
 	first := targets[0]
 	if w.external && w.recovered == 0 {
-		if err := p.roomAt(w, targets); err != nil {
-			p.refuseBusy(w, m, err)
+		if l, err := p.roomAt(w, targets); err != nil {
+			p.refuseBusy(w, m, l, err)
 			return
 		}
 	}
@@ -458,7 +460,7 @@ func (p *Pump) process(w *work) {
 			if p.gateStops(w, m, h.tbl, l, d, seq) {
 				continue // refused or held by the delivery gate (gate.go)
 			}
-			p.holdDelivery(d)
+			p.holdAdmitted(w, d)
 			p.convHold(h.conv)
 			if w.external && prof != nil {
 				p.convProfile(h.conv, prof.name) // what its completion event tells
@@ -642,35 +644,14 @@ func (p *Pump) assignThreads(dst []string, w *work, m *stage.Inbound, targets []
 
 var errThreadEnded = errors.New("thread ended")
 
-// roomAt waits until every target has room for a new external message
-// (see fullTarget): on its injector's goroutine (w.ctx set) until
-// w.deadline at most, giving up its ingress slot meanwhile; on an ingress worker
-// not at all. It returns the *BusyError of a target still at its share, or
-// of one the message would wait at too long (see fullTarget).
-func (p *Pump) roomAt(w *work, targets []*listener) error {
-	for {
-		l, err := p.fullTarget(targets)
-		if err != nil || l == nil {
-			return err // nil, or refused at once: it would wait too long
-		}
-		if w.ctx == nil {
-			return p.busy(listenerBusy(l), nil)
-		}
-		<-p.ingressSlots // others read their messages while this one waits
-		err = p.waitRoom(w.ctx, w.deadline, l)
-		p.ingressSlots <- struct{}{}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-// refuseBusy refuses a new external message whose target listener holds its
-// share of the admission budget: Inject and InjectWait return err (a
+// refuseBusy refuses a new external message whose target listener l holds
+// its share of the admission budget: Inject and InjectWait return err (a
 // *BusyError); the outlet of one read on an ingress worker gets the <huh>.
-// Nothing of it is kept.
-func (p *Pump) refuseBusy(w *work, m *stage.Inbound, err error) {
-	p.log.Info("message refused: busy", "thread", m.Thread, "from", m.From, "error", err)
+// Nothing of it is kept. It is counted and logged with the others there
+// (see Refusals), not one line per message.
+func (p *Pump) refuseBusy(w *work, m *stage.Inbound, l *listener, err error) {
+	p.countRefusal(l, err)
+	p.log.Debug("message refused: busy", "thread", m.Thread, "from", m.From, "error", err)
 	switch {
 	case w.done != nil:
 		w.done("", 0, err)

@@ -161,6 +161,9 @@ type Pump struct {
 	waitTickets   uint64
 	admitClosed   chan struct{}
 
+	// refused counts and logs the busy refusals (admission_refusals.go).
+	refused refusals
+
 	processed   atomic.Int64
 	failed      atomic.Int64
 	stopCollect chan struct{}
@@ -254,6 +257,7 @@ func New(opts Options) (*Pump, error) {
 		admitClosed:   make(chan struct{}),
 	}
 	p.flight = sync.NewCond(&p.flightMu)
+	p.refused.every, p.refused.log = refusalLogEvery, opts.Logger
 	p.watchPoke = make(chan struct{}, 1)
 	p.watchEvery.Store(int64(maxWatchEvery))
 	if opts.CancelGrace > 0 {
@@ -510,6 +514,7 @@ func (p *Pump) shutdown(ctx context.Context, now bool) error {
 		cause = ErrShutdown
 	}
 	p.asks.stop(cause) // what did not complete never will here
+	p.refused.stop()
 	return err
 }
 

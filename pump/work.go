@@ -42,6 +42,11 @@ type listener struct {
 	// load is how many deliveries are queued or running at the listener
 	// (guarded by the pump's flightMu; see Pump.holdDelivery).
 	load int
+	// rooms is the room held here for new external messages admitted (see
+	// Pump.roomAt) and not queued yet: counted against the share like
+	// load, so that no other sender takes it meanwhile (guarded by the
+	// pump's flightMu).
+	rooms int
 	// pace is how fast it works through its backlog (guarded by the
 	// pump's flightMu; see Options.MaxQueueWait).
 	pace pace
@@ -115,6 +120,10 @@ type work struct {
 	ctx      context.Context
 	deadline time.Time
 	busy     error
+	// rooms are the target listeners where an external message holds room
+	// (listener.rooms) until its deliveries are queued there or it ends
+	// (guarded by the pump's flightMu; see Pump.roomAt).
+	rooms []*listener
 	// conv is the conversation of internal work.
 	conv string
 	// tbl is the routing snapshot of internal work's conversation (nil for

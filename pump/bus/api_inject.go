@@ -214,7 +214,7 @@ const notJournaledText = "Message not journaled: the organism could not record i
 // not record (pump.ErrNotDurable) 503 saying so.
 func (s *Server) injectError(err error) *apiError {
 	if text, retry, ok := busyOf(err); ok {
-		s.log.Info("inject refused: busy", "error", err)
+		s.log.Debug("inject refused: busy", "error", err) // the pump logs refusals per listener, rate-limited
 		return busyAPIError(text, retry)
 	}
 	if errors.Is(err, pump.ErrContinueKilled) {

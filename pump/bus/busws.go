@@ -209,6 +209,16 @@ func rootElement(data []byte, strict bool) (xml.StartElement, error) {
 // message; a refused frame gets a <huh> envelope back.
 func (b *busSocket) frame(data []byte) {
 	s := b.s
+	// The early busy check needs only the frame's head: a frame refused
+	// costs that much, not a scan of its payload. A privileged one is
+	// dropped as ever (the security event), busy or not.
+	head := scanHead(data)
+	if !head.privileged() {
+		if err := s.busRefusingEarly(b.principal(), head); err != nil {
+			b.refused(head, "", data, err)
+			return
+		}
+	}
 	info := scanFrame(data)
 	if s.opts.Insecure && info.ok && info.rootNS == "" && info.rootName == "authenticate" {
 		return // dev mode needs no authentication: a legacy client's handshake is ignored
@@ -218,9 +228,11 @@ func (b *busSocket) frame(data []byte) {
 		return
 	}
 	who := b.principal()
-	if err := s.busRefusingEarly(who, info); err != nil {
-		b.refused(info, "", data, err)
-		return
+	if !head.ok { // its head read only once LexFix repaired it
+		if err := s.busRefusingEarly(who, info); err != nil {
+			b.refused(info, "", data, err)
+			return
+		}
 	}
 	var (
 		thread string

@@ -53,14 +53,16 @@ func writeAPIError(w http.ResponseWriter, e *apiError) {
 // continues: "" for a new one) is one who may not send on: the pump's
 // ownership check answers that message, as ever, and logs the security
 // event. The ownership lookup is made only for a message about to be
-// refused.
+// refused. A refusal it returns is counted (pump.Pump.RefusedEarly): the
+// caller answers it.
 func (s *Server) refusingEarly(who pump.Principal, target, thread string) error {
 	err := s.pump.Refusing(target)
-	if err == nil || thread == "" {
-		return err
-	}
-	if s.pump.CheckThread(who, thread) != nil {
+	if err == nil {
 		return nil
 	}
+	if thread != "" && s.pump.CheckThread(who, thread) != nil {
+		return nil
+	}
+	s.pump.RefusedEarly(target)
 	return err
 }

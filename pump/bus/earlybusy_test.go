@@ -166,6 +166,15 @@ func TestBusyRefusedBeforeParse(t *testing.T) {
 				t.Errorf("original-attempt %q (%v)", orig, err)
 			}
 		}},
+		{"bus payload not well-formed", func(t *testing.T) {
+			// Its target is in its head: nothing after the payload's start
+			// tag is looked at to refuse it.
+			sendRaw(t, bus, `<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><meta><from>websocket:user-admin</from>`+
+				`<to>slow</to><thread>`+stage.NewThreadID()+`</thread></meta><Stall xmlns=""><Text>h</Stall></message>`)
+			if huh, got := readEnvelope(t, bus); huh.Payload.Error != "Organism busy; retry in 5 s" {
+				t.Fatalf("frame: %s, want a busy <huh>", got)
+			}
+		}},
 		{"bus by root tag", func(t *testing.T) {
 			sendRaw(t, bus, `<message xmlns="https://xml-pipeline.org/ns/envelope/v1"><meta><from>websocket:user-admin</from>`+
 				`<thread>`+stage.NewThreadID()+`</thread></meta><Stall xmlns=""><Text>h</Text></Stall></message>`)

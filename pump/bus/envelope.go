@@ -60,17 +60,34 @@ func (f frameInfo) privileged() bool {
 // <to>, <thread> and payload root; a frame that is not well-formed is looked at
 // again after stage.LexFix.
 func scanFrame(raw []byte) frameInfo {
-	if f, err := scanXML(raw); err == nil {
+	if f, err := scanXML(raw, false); err == nil {
 		return f
 	}
 	fixed, _ := stage.LexFix(raw)
-	if f, err := scanXML(fixed); err == nil {
+	if f, err := scanXML(fixed, false); err == nil {
 		return f
 	}
 	return frameInfo{}
 }
 
-func scanXML(raw []byte) (frameInfo, error) {
+// scanHead is scanFrame up to the payload's start tag: what an envelope
+// says of its target and thread, read without the payload (nor checking
+// that the rest is well-formed), for the early busy check. ok false when
+// what it read is not well-formed as it is; for a frame that is not an
+// envelope, only its root is read.
+func scanHead(raw []byte) frameInfo {
+	f, err := scanXML(raw, true)
+	if err != nil {
+		return frameInfo{}
+	}
+	return f
+}
+
+// scanXML reads raw's root and, for an envelope, its <meta> fields and
+// payload root: the whole of raw, which must be well-formed, unless head
+// stops it at the payload's start tag (or at the root of a frame that is
+// no envelope).
+func scanXML(raw []byte, head bool) (frameInfo, error) {
 	var f frameInfo
 	d := xml.NewDecoder(bytes.NewReader(raw))
 	d.Strict = true
@@ -91,10 +108,18 @@ func scanXML(raw []byte) (frameInfo, error) {
 			switch {
 			case depth == 1:
 				f.rootNS, f.rootName = t.Name.Space, t.Name.Local
+				if head && !f.envelope() {
+					f.ok = true
+					return f, nil
+				}
 			case depth == 2 && f.envelope():
 				children++
 				if children == 2 {
 					f.payloadNS, f.payloadName = t.Name.Space, t.Name.Local
+					if head {
+						f.ok = true
+						return f, nil
+					}
 				}
 			case depth == 3 && f.envelope() && children == 1 && t.Name.Space == stage.EnvelopeNS:
 				switch t.Name.Local {

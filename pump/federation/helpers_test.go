@@ -152,9 +152,20 @@ func newCalleeWith(t testing.TB, peerKey, key ed25519.PrivateKey, dir string, ho
 func newCalleeEdited(t testing.TB, peerKey, key ed25519.PrivateKey, dir string, hold chan struct{}, so *store.Options,
 	edit func(*Options)) *callee {
 	t.Helper()
+	return newCalleePumped(t, peerKey, key, dir, hold, so, edit, nil)
+}
+
+// newCalleePumped is newCalleeEdited whose pump's options editPump (when
+// not nil) changes before the pump is made.
+func newCalleePumped(t testing.TB, peerKey, key ed25519.PrivateKey, dir string, hold chan struct{}, so *store.Options,
+	edit func(*Options), editPump func(*pump.Options)) *callee {
+	t.Helper()
 	c := &callee{key: key, logs: &logBuffer{}, hold: hold}
 	log := slog.New(slog.NewTextHandler(c.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	po := pump.Options{Organism: "b", Logger: log}
+	if editPump != nil {
+		editPump(&po)
+	}
 	var known func(string) (bool, error)
 	if so != nil {
 		so.Logger = log

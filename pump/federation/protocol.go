@@ -328,6 +328,9 @@ type frame struct {
 	// (ReasonTooDeep; "" for any other). A peer that does not know it
 	// ignores it.
 	Reason string `json:"reason,omitempty"`
+	// RetryAfter is, on a nack with ReasonBusy, when to make the call
+	// again, in whole seconds.
+	RetryAfter int `json:"retry_after,omitempty"`
 }
 
 // Frame types.

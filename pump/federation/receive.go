@@ -25,7 +25,11 @@ func (g *gateway) onFrame(f frame) bool {
 		g.log.Warn("federation: the peer refused an envelope", "id", f.ID, "error", f.Error)
 		g.m.refusal(g.name, RefusedByPeer)
 		g.acked(f.ID)
-		g.refused(f.ID, f.Error, f.Reason)
+		if f.Reason == ReasonBusy {
+			g.refusedWith(f.ID, busyRefusal(g.name, f.Error, f.RetryAfter))
+		} else {
+			g.refused(f.ID, f.Error, f.Reason)
+		}
 	default:
 		return false
 	}
@@ -367,6 +371,10 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 		_, live := g.m.opts.Pump.Threads().Origin(conv)
 		fresh = !live
 	}
+	if target, err := g.refusingCall(e); err != nil { // new here, nothing of it kept yet
+		g.refuseBusy(c, e, target, err, true)
+		return
+	}
 	g.m.db.recent.begin(conv, e.Link.Sent)
 	begun := g.m.serveBegin(conv, g, e.Thread)
 	var begunErr error
@@ -396,9 +404,17 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 		// A message accepted but not journaled, or whose wait ran out, may
 		// be in the pump: its conversation stays received. Any other was
 		// refused before it joined a thread: its resend is a new call.
-		inPump := errors.Is(err, pump.ErrNotDurable) || errors.Is(err, context.DeadlineExceeded) ||
-			errors.Is(err, context.Canceled)
+		// A busy refusal kept nothing (the wait for room may have ended
+		// by ctx's deadline): refused, with its retry hint.
+		_, busy := errors.AsType[*pump.BusyError](err)
+		inPump := !busy && (errors.Is(err, pump.ErrNotDurable) || errors.Is(err, context.DeadlineExceeded) ||
+			errors.Is(err, context.Canceled))
 		g.m.serveEnd(conv, !inPump)
+		if busy {
+			forget()
+			g.refuseBusy(c, e, "", err, false)
+			return
+		}
 		why := "Message could not be delivered"
 		if f, ok := errors.AsType[*failure.Failure](err); ok {
 			why = f.Canned()
@@ -600,6 +616,11 @@ func (g *gateway) refused(id, why, reason string) {
 	if reason == ReasonTooDeep {
 		err = fmt.Errorf("%w: gateway %s: %w", ErrRefused, g.name, &pump.TooDeepError{Why: why})
 	}
+	g.refusedWith(id, err)
+}
+
+// refusedWith is refused with the call's error err.
+func (g *gateway) refusedWith(id string, err error) {
 	g.mu.Lock()
 	c := g.pending[id]
 	delete(g.pending, id)

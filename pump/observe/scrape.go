@@ -29,6 +29,7 @@ var (
 	descInFlight    = newDesc("messages_in_flight", "Messages admitted and not yet fully processed.")
 	descProcessed   = newDesc("messages_processed_total", "Messages handled by any listener.")
 	descFailed      = newDesc("messages_failed_total", "Handler failures.")
+	descRefused     = newDesc("messages_refused_total", "New external messages refused as busy, by target listener (empty: refused before the message was read) and reason: early (answered by its transport on admission's last word there, unread), queue_wait (max_queue_wait), share (the listener held its share), paused or halted (the share of a paused or halted listener), budget (the in-flight budget), user_share (its user's share), ingress (the ingress stages).", "listener", "reason")
 	descChains      = newDesc("chains_stopped_total", "Forwards refused because they would have made their conversation's chain deeper than max_chain_depth (listeners forwarding to each other in a cycle).")
 	descUptime      = newDesc("uptime_seconds", "Seconds since the pump started.")
 	descJEnqueued   = newDesc("journal_ops_enqueued_total", "Write operations accepted into the store's queue.")
@@ -66,6 +67,7 @@ func (s *scraper) Describe(ch chan<- *prometheus.Desc) {
 		descBackReqs, descConns} {
 		ch <- d
 	}
+	ch <- descRefused
 }
 
 // Collect reads the sources (those set) and sends their values.
@@ -93,6 +95,9 @@ func (s *scraper) Collect(ch chan<- prometheus.Metric) {
 	ch <- gauge(descInFlight, float64(st.InFlight))
 	ch <- counter(descProcessed, float64(st.Processed))
 	ch <- counter(descFailed, float64(st.Failed))
+	for _, r := range src.Pump.Refusals() {
+		ch <- counter(descRefused, float64(r.Count), r.Listener, string(r.Reason))
+	}
 	ch <- counter(descChains, float64(st.ChainsStopped))
 	ch <- gauge(descUptime, st.Uptime.Seconds())
 	if j := src.Journal; j != nil {
