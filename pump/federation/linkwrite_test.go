@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -350,7 +349,7 @@ func BenchmarkLinkFrames(b *testing.B) {
 	p.gate.armed.Store(true)
 	close(p.gate.release)
 	var ids atomic.Int64
-	cpu0 := processCPU()
+	cpu0 := processCPU(b)
 	w0 := p.gate.writes.Load()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
@@ -365,15 +364,6 @@ func BenchmarkLinkFrames(b *testing.B) {
 		}
 	})
 	b.StopTimer()
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(p.gate.writes.Load()-w0)/float64(b.N), "writes/op")
-}
-
-// processCPU is the process's CPU time so far (user and system).
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
