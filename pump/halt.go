@@ -130,12 +130,15 @@ func (p *Pump) halt(scope HaltScope) (HaltReport, error) {
 	}
 	// After the scope is published: a worker starting a call now either
 	// sees the halt (handle) or publishes its call before this scan.
-	rep.Cancelled = p.cancelCalls(ErrHalted, func(c *handlerCall) bool { return s.covers(c.l) && !c.l.WaitsOnConversations })
+	// Held is counted before the calls are cancelled: a cancelled call's
+	// message goes back to its queue when its handler returns, which may
+	// be before a later count.
 	for _, l := range p.liveListeners() {
 		if s.covers(l) {
 			rep.Held += l.queue.len()
 		}
 	}
+	rep.Cancelled = p.cancelCalls(ErrHalted, func(c *handlerCall) bool { return s.covers(c.l) && !c.l.WaitsOnConversations })
 	p.log.Warn("organism halted", "scope", scope.String(), "cancelled", rep.Cancelled, "held", rep.Held)
 	return rep, nil
 }
@@ -224,14 +227,15 @@ func (p *Pump) haltListener(name string) (HaltReport, error) {
 	// the halt (handle) or publishes its call before this scan.
 	// Its calls to tools and peers running now stop too (a tool's process
 	// with its context): their messages wait, as its own do.
-	rep.Cancelled = p.cancelCalls(ErrHalted, func(c *handlerCall) bool {
-		return (stops(c.l) || strings.EqualFold(c.d.from, key)) && !c.l.WaitsOnConversations
-	})
+	// Held is counted before the calls are cancelled (as in halt).
 	for _, v := range p.liveListeners() {
 		if stops(v) {
 			rep.Held += v.queue.len()
 		}
 	}
+	rep.Cancelled = p.cancelCalls(ErrHalted, func(c *handlerCall) bool {
+		return (stops(c.l) || strings.EqualFold(c.d.from, key)) && !c.l.WaitsOnConversations
+	})
 	p.log.Warn("listener halted", "listener", l.Name, "cancelled", rep.Cancelled, "held", rep.Held)
 	return rep, nil
 }
