@@ -34,10 +34,11 @@ func TestThreadListPage(t *testing.T) {
 	f := newFixture(t)
 	viewer := f.tokens()[auth.Viewer]
 	wantRows := fillThreadList(t, f, rows)
-	for _, q := range []string{"", "&status=error", "&status=completed"} {
+	for _, q := range []string{"", "&status=error", "&status=completed", "&before=end&status=error", "&agent=agent-3"} {
 		var want []threadListRow
 		for _, r := range wantRows {
-			if len(want) < 30 && (q == "" || q == "&status="+r.Status) {
+			if len(want) < 30 && (q == "" || strings.HasSuffix(q, "&status="+r.Status) ||
+				q == "&agent=agent-3" && slices.Contains(r.Participants, any("agent-3"))) {
 				want = append(want, r)
 			}
 		}
