@@ -9,9 +9,10 @@ import (
 )
 
 // ThreadOrigins implements pump.ThreadHistories: ThreadOrigin for each of
-// threads, the journal read once for the threads and once for the roots
-// of those that are not their conversation's root (store.Reader.ThreadEntries),
-// rather than once or twice per thread. A thread the store's filter says
+// threads, the first entries of the threads read at once, then those of
+// the roots of the threads that are not their conversation's root
+// (store.Reader.ThreadFirsts), rather than every entry of one or two
+// threads per thread. A thread the store's filter says
 // was never journaled is left out without reading.
 func (j storeJournal) ThreadOrigins(threads []string) (map[string]string, error) {
 	var ids []string
@@ -24,33 +25,33 @@ func (j storeJournal) ThreadOrigins(threads []string) (map[string]string, error)
 	if len(ids) == 0 {
 		return out, nil
 	}
-	es, err := j.s.ThreadEntries(ids)
+	firsts, err := j.s.ThreadFirsts(ids)
 	if err != nil {
 		return nil, fmt.Errorf("organism: thread origins: %w", err)
 	}
 	roots := map[string][]string{} // root → the threads of its conversation
 	for _, t := range ids {
-		first := es[t]
-		if len(first) == 0 {
+		first, ok := firsts[t]
+		if !ok {
 			continue
 		}
-		if root := first[0].Conversation; root != "" && root != t {
+		if root := first.Conversation; root != "" && root != t {
 			roots[root] = append(roots[root], t)
 			continue
 		}
-		out[t] = first[0].From
+		out[t] = first.From
 	}
 	if len(roots) == 0 {
 		return out, nil
 	}
-	rs, err := j.s.ThreadEntries(slices.Collect(maps.Keys(roots)))
+	rs, err := j.s.ThreadFirsts(slices.Collect(maps.Keys(roots)))
 	if err != nil {
 		return nil, fmt.Errorf("organism: thread origins: roots: %w", err)
 	}
 	for root, ts := range roots {
 		origin := "" // a root that left no entry: seen, with no origin
-		if len(rs[root]) > 0 {
-			origin = rs[root][0].From
+		if first, ok := rs[root]; ok {
+			origin = first.From
 		}
 		for _, t := range ts {
 			out[t] = origin

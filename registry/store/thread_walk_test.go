@@ -112,3 +112,25 @@ func TestThreadWalkRefusesBadWalks(t *testing.T) {
 		}
 	}
 }
+
+// TestThreadFirstsMatchLookups: ThreadFirsts returns, by id, the first
+// entry Thread returns for each id — a thread spanning partitions, one in
+// the open partition, one whose first entries were pruned, one pruned
+// whole, one never journaled.
+func TestThreadFirstsMatchLookups(t *testing.T) {
+	s := mixedThreadJournal(t)
+	ids := []string{"thread-0", "thread-1", "thread-350", "thread-699", "long-a", "long-b", "all-gone", "", "nobody"}
+	got, err := s.ThreadFirsts(ids)
+	must(t, err)
+	want := map[string]Entry{}
+	for _, id := range ids {
+		es, err := s.Thread(id)
+		must(t, err)
+		if len(es) > 0 {
+			want[id] = es[0]
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("first entries differ from Thread's (-want +got):\n%s", diff)
+	}
+}
