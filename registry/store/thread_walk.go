@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // A filtered page of threads (GET /api/v1/threads?status=error, ?agent=)
@@ -33,7 +34,7 @@ type ThreadWalk struct {
 	// it returns (at least one batch is read); 0 is no bound.
 	Budget int
 	// Want is how many summaries the caller expects to keep: the size of
-	// the walk's first batch (it doubles while batches keep too few).
+	// the walk's first batch (the next ones grow).
 	Want int
 	// Filter narrows the summaries as it narrows Threads; its Conversation
 	// is not supported (ErrInvalid).
@@ -41,7 +42,8 @@ type ThreadWalk struct {
 }
 
 // Walk batch sizes, in ids: the first batch is ThreadWalk.Want (at least
-// minWalkBatch), doubling up to maxWalkBatch.
+// minWalkBatch), each next one four times the last (each batch costs a
+// pass over the lookup keys) up to maxWalkBatch.
 const (
 	minWalkBatch = 32
 	maxWalkBatch = 4096
@@ -49,7 +51,10 @@ const (
 
 // WalkFunc is called by WalkThreads with a batch of summaries, most
 // recently active first, each with its thread's (conversation's) committed
-// entries in seq order, by id. Returning stop true ends the walk.
+// entries in seq order, by id: each entry's metadata, and the envelope,
+// digest and diagnostics of those that record a failure (a message's or
+// a decision's Bytes are nil: read them with Thread). Returning stop true
+// ends the walk.
 type WalkFunc func(sums []ThreadSummary, entries map[string][]Entry) (stop bool, err error)
 
 // WalkThreads calls fn with the summaries of the journal's threads whose
@@ -85,10 +90,15 @@ func (r *Reader) walk(kind byte, w ThreadWalk, fn WalkFunc) (int64, error) {
 	var next int64
 	err := r.readTx(func(ctx context.Context, tx *sql.Tx) error {
 		ww := walker{ctx: ctx, tx: tx, kind: kind, before: before, at: before, f: w.Filter,
-			prefix: strings.ToLower(w.Filter.IDPrefix), seen: map[string]bool{}}
+			prefix: strings.ToLower(w.Filter.IDPrefix), seen: map[string]bool{}, pending: map[string][]walkRow{},
+			routes: map[int64]walkRoute{}}
 		batch, walked := min(max(w.Want, minWalkBatch), maxWalkBatch), 0
 		for {
-			ids, rows, err := ww.nextIDs(batch)
+			rowsLeft := 1 << 62
+			if w.Budget > 0 {
+				rowsLeft = w.Budget - walked
+			}
+			ids, rows, err := ww.nextIDs(batch, rowsLeft)
 			if err != nil {
 				return err
 			}
@@ -111,7 +121,10 @@ func (r *Reader) walk(kind byte, w ThreadWalk, fn WalkFunc) (int64, error) {
 				next = ww.at
 				return nil
 			}
-			batch = min(batch*2, maxWalkBatch)
+			batch = min(batch*4, maxWalkBatch)
+			if w.Budget > 0 {
+				batch = 1 << 62 // after the first batch, the rest of the budget in one (one pass over the keys)
+			}
 		}
 	})
 	if err != nil {
@@ -130,7 +143,42 @@ type walker struct {
 	done   bool  // the walk reached the journal's start
 	f      ThreadFilter
 	prefix string
-	seen   map[string]bool
+	// seen are the ids met; pending those of them not yet summarised,
+	// with the rows walked of them (newest first).
+	seen    map[string]bool
+	pending map[string][]walkRow
+	routes  map[int64]walkRoute
+}
+
+// walkRow is a journal row as the walk reads it: an entry without its
+// envelope, diagnostics and digest, and the id of its route.
+type walkRow struct {
+	e     Entry
+	route int64
+}
+
+// walkRoute is a route of journal_routes as an entry shows it.
+type walkRoute struct {
+	direction              Direction
+	kind                   Kind
+	from, to, listener     string
+	root                   string
+	profile                string
+	profileUnknown, exists bool
+}
+
+// walkRowColumns are the columns of journal_rows a walkRow reads.
+const walkRowColumns = `seq, time_ns, thread, conversation, route`
+
+// scanWalkRow reads a row selected as walkRowColumns.
+func scanWalkRow(rows *sql.Rows) (walkRow, error) {
+	var (
+		r  walkRow
+		ns int64
+	)
+	err := rows.Scan(&r.e.Seq, &ns, &r.e.Thread, &r.e.Conversation, &r.route)
+	r.e.Time = time.Unix(0, ns).UTC()
+	return r, err
 }
 
 // column is the journal column of the walk's ids.
@@ -141,37 +189,50 @@ func (w *walker) column() string {
 	return "thread"
 }
 
-// nextIDs walks back from w.at until it meets n ids not met before (or
-// the journal's start), and returns them in the order met and how many
-// rows it read.
-func (w *walker) nextIDs(n int) ([]string, int, error) {
-	query := `SELECT seq, ` + w.column() + ` FROM journal_rows WHERE seq < ?1 ORDER BY seq DESC LIMIT ?2`
+// idOf is the walk's id of entry e.
+func (w *walker) idOf(e *Entry) string {
+	if w.kind == keyConversation {
+		return e.Conversation
+	}
+	return e.Thread
+}
+
+// nextIDs walks back from w.at until it meets n ids not met before, the
+// journal's start, or has read maxRows rows (at least one), keeping the
+// rows of the ids not yet summarised, and returns the new ids in the order
+// met and how many rows it read.
+func (w *walker) nextIDs(n, maxRows int) ([]string, int, error) {
+	query := `SELECT ` + walkRowColumns + ` FROM journal_rows WHERE seq < ?1 ORDER BY seq DESC LIMIT ?2`
 	var (
 		ids  []string
 		read int
 	)
-	for len(ids) < n && !w.done {
-		rows, err := w.tx.QueryContext(w.ctx, query, w.at, newestScanChunk)
+	for len(ids) < n && !w.done && (read == 0 || read < maxRows) {
+		rows, err := w.tx.QueryContext(w.ctx, query, w.at, min(newestScanChunk, max(maxRows-read, 1)))
 		if err != nil {
 			return nil, 0, fmt.Errorf("store: walk: %w", err)
 		}
 		chunk := 0
 		for rows.Next() {
-			var (
-				seq int64
-				id  string
-			)
-			if err := rows.Scan(&seq, &id); err != nil {
+			r, err := scanWalkRow(rows)
+			if err != nil {
 				rows.Close()
 				return nil, 0, fmt.Errorf("store: walk: %w", err)
 			}
 			chunk++
-			w.at = seq
-			if (w.kind == keyConversation && id == "") || w.seen[id] {
+			w.at = r.e.Seq
+			id := w.idOf(&r.e)
+			if w.kind == keyConversation && id == "" {
 				continue
 			}
-			w.seen[id] = true
-			ids = append(ids, id)
+			if !w.seen[id] {
+				w.seen[id] = true
+				ids = append(ids, id)
+				w.pending[id] = nil
+			}
+			if rs, ok := w.pending[id]; ok {
+				w.pending[id] = append(rs, r)
+			}
 			if len(ids) == n {
 				break
 			}
@@ -181,20 +242,26 @@ func (w *walker) nextIDs(n int) ([]string, int, error) {
 			return nil, 0, fmt.Errorf("store: walk: %w", err)
 		}
 		read += chunk
-		if chunk < newestScanChunk && len(ids) < n {
+		if chunk < min(newestScanChunk, max(maxRows-(read-chunk), 1)) && len(ids) < n {
 			w.done = true
 		}
 	}
 	return ids, read, nil
 }
 
-// summarise reads the entries of ids and returns, in the order of ids,
-// the summaries of those whose last entry is below w.before and that the
-// filter keeps, with their entries.
+// summarise returns, in the order of ids, the summaries of those of ids
+// whose last entry is below w.before and that the filter keeps, with their
+// entries: the rows walked of them, and those below the walk found
+// through their lookup keys.
 func (w *walker) summarise(ids []string) ([]ThreadSummary, map[string][]Entry, error) {
 	entries := map[string][]Entry{}
 	if len(ids) == 0 {
 		return nil, entries, nil
+	}
+	walked := make(map[string][]walkRow, len(ids))
+	for _, id := range ids {
+		walked[id] = w.pending[id]
+		delete(w.pending, id)
 	}
 	keyed, tail, err := keyedSeqs(w.ctx, w.tx, w.kind, ids)
 	if err != nil {
@@ -211,28 +278,44 @@ func (w *walker) summarise(ids []string) ([]ThreadSummary, map[string][]Entry, e
 	if len(below) == 0 {
 		return nil, entries, nil
 	}
-	err = lookupManyBelow(w.ctx, w.tx, w.kind, below, w.before, keyed, tail, func(e *Entry) error {
-		id := e.Thread
-		if w.kind == keyConversation {
-			id = e.Conversation
+	// The rows below the walk: keyed ones, and the ones the keys do not
+	// cover yet when the walk is still above their start.
+	var seqs []int64
+	for _, id := range below {
+		for _, s := range keyed[id] {
+			if s < w.at {
+				seqs = append(seqs, s)
+			}
 		}
-		entries[id] = append(entries[id], *e)
-		return nil
-	})
+	}
+	rest, err := w.rowsOf(below, seqs, tail)
 	if err != nil {
 		return nil, nil, err
 	}
-	var sums []ThreadSummary
+	for _, r := range rest {
+		id := w.idOf(&r.e)
+		walked[id] = append(walked[id], r)
+	}
+	var (
+		sums     []ThreadSummary
+		failures []int64
+	)
 	for _, id := range below {
-		es := entries[id]
-		if len(es) == 0 {
+		rs := walked[id]
+		if len(rs) == 0 {
 			continue
+		}
+		slices.SortFunc(rs, func(a, b walkRow) int { return cmpInt64(a.e.Seq, b.e.Seq) })
+		if err := w.resolve(rs); err != nil {
+			return nil, nil, err
 		}
 		var (
 			b              = summaryBuilder{s: ThreadSummary{ID: id}}
 			person, tagged bool
+			es             = make([]Entry, len(rs))
 		)
-		for i := range es {
+		for i := range rs {
+			es[i] = rs[i].e
 			b.add(&es[i])
 			person = person || es[i].From == w.f.Participant || es[i].To == w.f.Participant
 			tagged = tagged || es[i].PayloadTag == w.f.PayloadTag
@@ -242,12 +325,156 @@ func (w *walker) summarise(ids []string) ([]ThreadSummary, map[string][]Entry, e
 			(w.f.Since.IsZero() || !s.Last.Before(w.f.Since)) && (w.f.Until.IsZero() || s.First.Before(w.f.Until)) &&
 			(w.prefix == "" || strings.HasPrefix(strings.ToLower(id), w.prefix))
 		if !keep {
-			delete(entries, id)
 			continue
 		}
 		sums = append(sums, s)
+		entries[id] = es
+		for _, e := range es {
+			if e.Kind != Message && e.Kind != Decision {
+				failures = append(failures, e.Seq)
+			}
+		}
+	}
+	if err := w.readFailures(entries, failures); err != nil {
+		return nil, nil, err
 	}
 	return sums, entries, nil
+}
+
+// cmpInt64 orders two seqs.
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// rowsOf reads the rows of ids below w.at: those at seqs (their keyed
+// seqs, checked against the row's id) and, when the walk is still above
+// tail, those from tail on that the keys do not cover.
+func (w *walker) rowsOf(ids []string, seqs []int64, tail int64) ([]walkRow, error) {
+	slices.Sort(seqs)
+	seqs = slices.Compact(seqs)
+	seqList, err := json.Marshal(seqs)
+	if err != nil {
+		return nil, err
+	}
+	idList, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	column := w.column()
+	query := `SELECT ` + walkRowColumns + ` FROM journal_rows WHERE seq IN (SELECT value FROM json_each(?1))
+			AND ` + column + ` IN (SELECT value FROM json_each(?2))
+		UNION ALL SELECT ` + walkRowColumns + ` FROM journal_rows WHERE seq >= ?3 AND seq < ?4
+			AND ` + column + ` IN (SELECT value FROM json_each(?2))`
+	var out []walkRow
+	err = eachRow(w.ctx, w.tx, query, []any{string(seqList), string(idList), tail, w.at}, func(rows *sql.Rows) error {
+		r, err := scanWalkRow(rows)
+		out = append(out, r)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: walk: %w", err)
+	}
+	return out, nil
+}
+
+// resolve fills in the route of each of rs, reading the routes the walk
+// has not met yet.
+func (w *walker) resolve(rs []walkRow) error {
+	var missing []int64
+	for _, r := range rs {
+		if _, ok := w.routes[r.route]; !ok && !slices.Contains(missing, r.route) {
+			missing = append(missing, r.route)
+		}
+	}
+	if len(missing) > 0 {
+		list, err := json.Marshal(missing)
+		if err != nil {
+			return err
+		}
+		err = eachRow(w.ctx, w.tx, `SELECT ro.id, ro.direction, ro.kind, coalesce(s.name, ''), coalesce(t.name, ''),
+				coalesce(l.name, ''), coalesce(o.name, ''), p.name
+			FROM journal_routes AS ro
+				LEFT JOIN journal_names AS s ON s.id = ro.sender
+				LEFT JOIN journal_names AS t ON t.id = ro.recipient
+				LEFT JOIN journal_names AS l ON l.id = ro.listener
+				LEFT JOIN journal_names AS o ON o.id = ro.root
+				LEFT JOIN journal_names AS p ON p.id = ro.profile
+			WHERE ro.id IN (SELECT value FROM json_each(?1))`, []any{string(list)}, func(rows *sql.Rows) error {
+			var (
+				id        int64
+				dir, kind string
+				prof      sql.NullString
+				rt        = walkRoute{exists: true}
+			)
+			if err := rows.Scan(&id, &dir, &kind, &rt.from, &rt.to, &rt.listener, &rt.root, &prof); err != nil {
+				return err
+			}
+			rt.direction, _ = ParseDirection(dir)
+			rt.kind, _ = ParseKind(kind)
+			rt.profile, rt.profileUnknown = prof.String, !prof.Valid
+			w.routes[id] = rt
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("store: walk: routes: %w", err)
+		}
+		for _, id := range missing {
+			if _, ok := w.routes[id]; !ok {
+				w.routes[id] = walkRoute{profileUnknown: true} // as the journal view shows a row without its route
+			}
+		}
+	}
+	for i := range rs {
+		rt, e := w.routes[rs[i].route], &rs[i].e
+		e.Direction, e.Kind, e.From, e.To, e.Listener = rt.direction, rt.kind, rt.from, rt.to, rt.listener
+		e.PayloadTag, e.Profile, e.ProfileUnknown = rt.root, rt.profile, rt.profileUnknown
+	}
+	return nil
+}
+
+// readFailures fills in the envelope, digest and diagnostics of the
+// entries at seqs (those that record a failure) among entries.
+func (w *walker) readFailures(entries map[string][]Entry, seqs []int64) error {
+	if len(seqs) == 0 {
+		return nil
+	}
+	at := map[int64]*Entry{}
+	for id := range entries {
+		for i := range entries[id] {
+			at[entries[id][i].Seq] = &entries[id][i]
+		}
+	}
+	list, err := json.Marshal(seqs)
+	if err != nil {
+		return err
+	}
+	err = eachRow(w.ctx, w.tx, `SELECT seq, sha256, envelope, coalesce(diagnostics, '') FROM journal_rows
+		WHERE seq IN (SELECT value FROM json_each(?1))`, []any{string(list)}, func(rows *sql.Rows) error {
+		var (
+			seq   int64
+			sum   []byte
+			bytes []byte
+			diags string
+		)
+		if err := rows.Scan(&seq, &sum, &bytes, &diags); err != nil {
+			return err
+		}
+		if e := at[seq]; e != nil {
+			copy(e.SHA256[:], sum)
+			e.Bytes, e.Diagnostics = bytes, diags
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: walk: failures: %w", err)
+	}
+	return nil
 }
 
 // keyedSeqs reads the lookup keys of ids and returns the seqs of the
@@ -391,37 +618,4 @@ func idsAtOrAbove(ctx context.Context, tx *sql.Tx, kind byte, ids []string, befo
 		}
 	}
 	return above, nil
-}
-
-// lookupManyBelow is lookupManyIn for the entries with seq below before,
-// from the ids' keyed seqs and the keys' tail (keyedSeqs).
-func lookupManyBelow(ctx context.Context, tx *sql.Tx, kind byte, ids []string, before int64, keyed map[string][]int64,
-	tail int64, fn func(e *Entry) error) error {
-	column := "thread"
-	if kind == keyConversation {
-		column = "conversation"
-	}
-	seqs := []int64{}
-	for _, id := range ids {
-		for _, s := range keyed[id] {
-			if s < before {
-				seqs = append(seqs, s)
-			}
-		}
-	}
-	slices.Sort(seqs)
-	seqs = slices.Compact(seqs)
-	seqList, err := json.Marshal(seqs)
-	if err != nil {
-		return err
-	}
-	idList, err := json.Marshal(ids)
-	if err != nil {
-		return err
-	}
-	query := `SELECT ` + entryColumns + ` FROM journal_entries WHERE seq IN (SELECT value FROM json_each(?1))
-			AND ` + column + ` IN (SELECT value FROM json_each(?2))
-		UNION ALL SELECT ` + entryColumns + ` FROM journal_entries WHERE seq >= ?3 AND seq < ?4
-			AND ` + column + ` IN (SELECT value FROM json_each(?2)) ORDER BY seq`
-	return eachEntry(ctx, tx, query, []any{string(seqList), string(idList), tail, before}, fn)
 }

@@ -80,8 +80,8 @@ func TestThreadWalkMatchesTheGrouping(t *testing.T) {
 		budget, want, limit int
 	}{
 		{0, 30, 30},   // unbounded: every page full
-		{1024, 1, 30}, // a batch at a time, pages short where the budget runs out
-		{1, 5, 7},     // one batch a call
+		{1024, 1, 30}, // pages short where the budget runs out
+		{300, 5, 7},   // short walks
 		{5000, 4096, 1000},
 	}
 	for _, kind := range []byte{keyThread, keyConversation} {
