@@ -34,7 +34,10 @@ type ThreadWalk struct {
 	// it returns (at least one batch is read); 0 is no bound.
 	Budget int
 	// Want is how many summaries the caller expects to keep: the size of
-	// the walk's first batch (the next ones grow).
+	// the walk's first batch, in ids (the next ones grow; at most
+	// maxWalkBatch without a budget). Each batch costs a pass over the
+	// lookup keys: a walk that expects few of its ids to be kept does best
+	// to spend its budget in one batch (a large Want).
 	Want int
 	// Filter narrows the summaries as it narrows Threads; its Conversation
 	// is not supported (ErrInvalid).
@@ -92,7 +95,10 @@ func (r *Reader) walk(kind byte, w ThreadWalk, fn WalkFunc) (int64, error) {
 		ww := walker{ctx: ctx, tx: tx, kind: kind, before: before, at: before, f: w.Filter,
 			prefix: strings.ToLower(w.Filter.IDPrefix), seen: map[string]bool{}, pending: map[string][]walkRow{},
 			routes: map[int64]walkRoute{}}
-		batch, walked := min(max(w.Want, minWalkBatch), maxWalkBatch), 0
+		batch, walked := max(w.Want, minWalkBatch), 0
+		if w.Budget == 0 {
+			batch = min(batch, maxWalkBatch)
+		}
 		for {
 			rowsLeft := 1 << 62
 			if w.Budget > 0 {

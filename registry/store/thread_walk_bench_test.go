@@ -46,11 +46,11 @@ func BenchmarkThreadWalk(b *testing.B) {
 			}
 			rare := ThreadFilter{Participant: "auditor"}
 			none := ThreadFilter{Since: time.Now().Add(24 * time.Hour)}
-			page := func(f ThreadFilter, budget int) func(b *testing.B) {
+			page := func(f ThreadFilter, budget, want int) func(b *testing.B) {
 				return func(b *testing.B) {
 					for b.Loop() {
 						kept := 0
-						_, err := s.WalkThreads(ThreadWalk{Budget: budget, Want: 30, Filter: f},
+						_, err := s.WalkThreads(ThreadWalk{Budget: budget, Want: want, Filter: f},
 							func(sums []ThreadSummary, _ map[string][]Entry) (bool, error) {
 								kept += len(sums)
 								return kept >= 30, nil
@@ -71,11 +71,11 @@ func BenchmarkThreadWalk(b *testing.B) {
 				}
 			}
 			b.Run("rare/grouping", group(rare))
-			b.Run("rare/walk", page(rare, 0))
-			b.Run("rare/walk-budget", page(rare, 16384))
+			b.Run("rare/walk", page(rare, 0, 30))
+			b.Run("rare/walk-budget", page(rare, 16384, 16384)) // a cursor page of GET /api/v1/threads
 			b.Run("none/grouping", group(none))
-			b.Run("none/walk", page(none, 0))
-			b.Run("none/walk-budget", page(none, 16384))
+			b.Run("none/walk", page(none, 0, 30))
+			b.Run("none/walk-budget", page(none, 16384, 16384))
 		})
 	}
 }
