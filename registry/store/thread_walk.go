@@ -34,22 +34,28 @@ type ThreadWalk struct {
 	// it returns (at least one batch is read); 0 is no bound.
 	Budget int
 	// Want is how many summaries the caller expects to keep: the size of
-	// the walk's first batch, in ids (the next ones grow; at most
-	// maxWalkBatch without a budget). Each batch costs a pass over the
-	// lookup keys: a walk that expects few of its ids to be kept does best
-	// to spend its budget in one batch (a large Want).
+	// the walk's first batch, in ids (the next ones grow). Each batch
+	// costs a pass over the lookup keys: a walk that expects few of its
+	// ids to be kept does best to spend its budget in one batch (a Want as
+	// large as its Budget).
 	Want int
 	// Filter narrows the summaries as it narrows Threads; its Conversation
 	// is not supported (ErrInvalid).
 	Filter ThreadFilter
 }
 
-// Walk batch sizes, in ids: the first batch is ThreadWalk.Want (at least
-// minWalkBatch), each next one four times the last (each batch costs a
-// pass over the lookup keys) up to maxWalkBatch.
+// Walk batch sizes: the first batch is ThreadWalk.Want ids (at least
+// minWalkBatch); each next one is the ids met in four times the rows the
+// last batch walked (at least minWalkRows), up to maxWalkRows rows. Each
+// batch costs a pass over the lookup keys (16 bytes per journal row) and
+// holds the metadata of its rows in memory: growing batches make a walk
+// over a million rows ~15 passes, in ~15 MB (BenchmarkThreadWalk: with
+// batches of at most 4096 ids, a walk over a million rows that keeps
+// nothing took 67 s against 11.5 s for the grouping).
 const (
 	minWalkBatch = 32
-	maxWalkBatch = 4096
+	minWalkRows  = 4096
+	maxWalkRows  = 1 << 16
 )
 
 // WalkFunc is called by WalkThreads with a batch of summaries, most
@@ -95,14 +101,13 @@ func (r *Reader) walk(kind byte, w ThreadWalk, fn WalkFunc) (int64, error) {
 		ww := walker{ctx: ctx, tx: tx, kind: kind, before: before, at: before, f: w.Filter,
 			prefix: strings.ToLower(w.Filter.IDPrefix), seen: map[string]bool{}, pending: map[string][]walkRow{},
 			routes: map[int64]walkRoute{}}
-		batch, walked := max(w.Want, minWalkBatch), 0
-		if w.Budget == 0 {
-			batch = min(batch, maxWalkBatch)
-		}
+		// The first batch is the first Want ids met; each next one the ids
+		// met in the next rowBatch rows (growing), within the budget.
+		batch, rowBatch, walked := max(w.Want, minWalkBatch), 1<<62, 0
 		for {
-			rowsLeft := 1 << 62
+			rowsLeft := rowBatch
 			if w.Budget > 0 {
-				rowsLeft = w.Budget - walked
+				rowsLeft = min(rowsLeft, w.Budget-walked)
 			}
 			ids, rows, err := ww.nextIDs(batch, rowsLeft)
 			if err != nil {
@@ -127,10 +132,8 @@ func (r *Reader) walk(kind byte, w ThreadWalk, fn WalkFunc) (int64, error) {
 				next = ww.at
 				return nil
 			}
-			batch = min(batch*4, maxWalkBatch)
-			if w.Budget > 0 {
-				batch = 1 << 62 // after the first batch, the rest of the budget in one (one pass over the keys)
-			}
+			batch = 1 << 62
+			rowBatch = min(max(rows, minWalkRows)*4, maxWalkRows)
 		}
 	})
 	if err != nil {
