@@ -85,11 +85,6 @@ func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request, st *store.St
 		Filter: store.ThreadFilter{Participant: r.URL.Query().Get("agent"), Since: since}}
 	if cursor {
 		walk.Budget = cmp.Or(int(threadScan.Load()), threadScanBudget)
-		if status != "" || !since.IsZero() || walk.Filter.Participant != "" || sess.Profile != "" {
-			// A filter may keep few: the whole budget in one batch, one
-			// pass over the lookup keys.
-			walk.Want = walk.Budget
-		}
 	}
 	pg := threadPager{s: s, ctx: r.Context(), sess: sess, view: s.journalView(sess, st), status: status,
 		convs: s.conversationOutcomes(r.Context(), st), want: want}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -34,10 +35,7 @@ type ThreadWalk struct {
 	// it returns (at least one batch is read); 0 is no bound.
 	Budget int
 	// Want is how many summaries the caller expects to keep: the size of
-	// the walk's first batch, in ids (the next ones grow). Each batch
-	// costs a pass over the lookup keys: a walk that expects few of its
-	// ids to be kept does best to spend its budget in one batch (a Want as
-	// large as its Budget).
+	// the walk's first batch, in ids (the next ones grow).
 	Want int
 	// Filter narrows the summaries as it narrows Threads; its Conversation
 	// is not supported (ErrInvalid).
@@ -45,16 +43,18 @@ type ThreadWalk struct {
 }
 
 // Walk batch sizes: the first batch is ThreadWalk.Want ids (at least
-// minWalkBatch); each next one is the ids met in four times the rows the
+// minWalkBatch); each next one is the ids met in eight times the rows the
 // last batch walked (at least minWalkRows), up to maxWalkRows rows. Each
 // batch costs a pass over the lookup keys (16 bytes per journal row) and
-// holds the metadata of its rows in memory: growing batches make a walk
-// over a million rows ~15 passes, in ~15 MB (BenchmarkThreadWalk: with
-// batches of at most 4096 ids, a walk over a million rows that keeps
-// nothing took 67 s against 11.5 s for the grouping).
+// holds the metadata of its rows in memory, and the caller judges each of
+// its ids: small batches first, so that a page a dense filter fills soon
+// judges few threads, then growing ones, so that a walk over a million
+// rows passes the keys ~20 times, in ~15 MB (with batches of at most 4096
+// ids, a walk over a million rows that kept nothing took 67 s against 11.5
+// s for the grouping, BenchmarkThreadWalk).
 const (
 	minWalkBatch = 32
-	minWalkRows  = 4096
+	minWalkRows  = 256
 	maxWalkRows  = 1 << 16
 )
 
@@ -133,7 +133,7 @@ func (r *Reader) walk(kind byte, w ThreadWalk, fn WalkFunc) (int64, error) {
 				return nil
 			}
 			batch = 1 << 62
-			rowBatch = min(max(rows, minWalkRows)*4, maxWalkRows)
+			rowBatch = min(max(rows, minWalkRows)*8, maxWalkRows)
 		}
 	})
 	if err != nil {
@@ -486,6 +486,11 @@ func (w *walker) readFailures(entries map[string][]Entry, seqs []int64) error {
 	return nil
 }
 
+// scanBucketKeys is how many of a walk's ids may share a bucket before
+// keyedSeqs reads the bucket's records one by one rather than searching
+// it for each id.
+const scanBucketKeys = 8
+
 // keyedSeqs reads the lookup keys of ids and returns the seqs of the
 // summarised partitions each id's key names (a hash collision adds a seq
 // of another id: read the row to tell), and the first seq the keys do not
@@ -520,6 +525,15 @@ func keyedSeqs(ctx context.Context, tx *sql.Tx, kind byte, ids []string) (map[st
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: lookup keys: %w", err)
 	}
+	// A bucket many of the ids share is read record by record, each looked
+	// up (a binary search per id would cost more than the bucket's ~32
+	// records).
+	byRecord := map[uint64][]string{}
+	for k, ids := range byKey {
+		if len(byBucket[keyBucket(k)]) > scanBucketKeys {
+			byRecord[k>>keyOffBits] = append(byRecord[k>>keyOffBits], ids...)
+		}
+	}
 	out := map[string][]int64{}
 	for rows.Next() {
 		var (
@@ -529,6 +543,15 @@ func keyedSeqs(ctx context.Context, tx *sql.Tx, kind byte, ids []string) (map[st
 		if err := rows.Scan(&part, &bucket, &keys); err != nil {
 			rows.Close()
 			return nil, 0, fmt.Errorf("store: lookup keys: %w", err)
+		}
+		if len(byBucket[bucket]) > scanBucketKeys {
+			for i := 0; i+keyRecordSize <= len(keys); i += keyRecordSize {
+				rec := binary.BigEndian.Uint64(keys[i:])
+				for _, id := range byRecord[rec>>keyOffBits] {
+					out[id] = append(out[id], part<<journalPartitionBits|int64(rec&(1<<keyOffBits-1)))
+				}
+			}
+			continue
 		}
 		for _, k := range byBucket[bucket] {
 			if seqs := keySeqs(part, keys, k); len(seqs) > 0 {

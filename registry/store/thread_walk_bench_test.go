@@ -72,10 +72,10 @@ func BenchmarkThreadWalk(b *testing.B) {
 			}
 			b.Run("rare/grouping", group(rare))
 			b.Run("rare/walk", page(rare, 0, 30))
-			b.Run("rare/walk-budget", page(rare, 16384, 16384)) // a cursor page of GET /api/v1/threads
+			b.Run("rare/walk-budget", page(rare, 16384, 30)) // a cursor page of GET /api/v1/threads
 			b.Run("none/grouping", group(none))
 			b.Run("none/walk", page(none, 0, 30))
-			b.Run("none/walk-budget", page(none, 16384, 16384))
+			b.Run("none/walk-budget", page(none, 16384, 30))
 		})
 	}
 }
