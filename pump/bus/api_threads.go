@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/xml"
 	"fmt"
-	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -34,12 +33,6 @@ const (
 	// by agent or time.
 	messageScan = 10000
 )
-
-// outcomeBatch is how many threads (conversations) GET /api/v1/threads
-// reads the entries of at once to tell their outcomes: one pass over the
-// journal's lookup keys per batch, and at most the entries of a batch in
-// memory.
-const outcomeBatch = 256
 
 // errorTags are the payload tags of failure messages in the journal.
 var errorTags = []string{"huh", "SystemError"}
@@ -291,6 +284,12 @@ func (s *Server) journaled(h journalHandler) http.HandlerFunc {
 // decisions of its latest answer make of it (decisionStatus: cancelled,
 // denied, expired), else completed.
 func (s *Server) threadStatus(id, conv string, o threadOutcome) string {
+	return cmp.Or(s.runStatus(id, conv, o), o.decisionStatus(), statusCompleted)
+}
+
+// runStatus is the status of threadStatus that its conversation's
+// decisions do not change: killed, error or active; "" for none of them.
+func (s *Server) runStatus(id, conv string, o threadOutcome) string {
 	switch {
 	case s.wasKilled(id, conv):
 		return statusKilled
@@ -299,7 +298,7 @@ func (s *Server) threadStatus(id, conv string, o threadOutcome) string {
 	case s.live.has(id) || s.inFlight(cmp.Or(conv, id)):
 		return statusActive
 	}
-	return cmp.Or(o.decisionStatus(), statusCompleted)
+	return ""
 }
 
 // threadStatuses are the statuses ?status= may ask for.
@@ -321,137 +320,6 @@ func (s *Server) wasKilled(id, conv string) bool {
 		s.log.Warn("thread status: killed conversations lookup failed", "thread", id, "error", err)
 	}
 	return killed
-}
-
-// apiThreads is GET /api/v1/threads: journal threads, most recently active
-// first, paginated (limit, offset) and filtered (status, agent, since). The
-// page's participants, and the outcomes of its failed threads and of its
-// conversations, are read from their journal entries, each in one pass
-// over the journal's lookup keys rather than one lookup per row.
-func (s *Server) apiThreads(w http.ResponseWriter, r *http.Request, st *store.Store) {
-	p, since, ok := requestPage(w, r, true)
-	if !ok {
-		return
-	}
-	status := r.URL.Query().Get("status")
-	if status != "" && !slices.Contains(threadStatuses, status) {
-		writeError(w, http.StatusBadRequest, "Invalid status: want active, completed, error, killed, cancelled, denied or expired")
-		return
-	}
-	f := store.ThreadFilter{Participant: r.URL.Query().Get("agent"), Since: since}
-	sess := sessionOf(r.Context())
-	limit, offset := p.limit, p.offset
-	filter := status != "" || sess.Profile != ""
-	if filter {
-		limit, offset = 0, 0 // the status and the profile are not in the journal: filter everything, then page
-	}
-	sums, err := st.Threads(limit, offset, f)
-	if err != nil {
-		s.internalError(w, "journal threads", err)
-		return
-	}
-	out := []apiThreadBody{}
-	view := s.journalView(sess, st)
-	convs := s.conversationOutcomes(r.Context(), st)
-	if filter && f.Participant == "" && f.Since.IsZero() {
-		// sums are every thread: a conversation none of whose threads
-		// recorded a failure was neither denied nor cancelled, and its
-		// entries need not be read.
-		convs.failing = map[string]bool{}
-		for _, t := range sums {
-			if t.Failures > 0 {
-				convs.failing[t.Conversation] = true
-			}
-		}
-	}
-	// As apiThread decides: any entry that records a failure (a refused
-	// inbound message keeps its payload's root tag) or a failure's tag
-	// says that something failed, was denied or cancelled, and its
-	// thread's entries say which. They are read a batch of threads at a
-	// time, as are the conversations' (convs.read).
-	failed := func(t store.ThreadSummary) bool {
-		return t.Failures > 0 ||
-			slices.ContainsFunc(t.PayloadTags, func(tag string) bool { return slices.Contains(errorTags, tag) })
-	}
-	var (
-		outcomes = map[string]threadOutcome{}
-		// pageEntries are the entries of every thread of sums when sums are
-		// the page (no filter): read once, for outcomes and participants.
-		pageEntries map[string][]store.Entry
-	)
-	for batch := range slices.Chunk(sums, outcomeBatch) {
-		var ids []string
-		for _, t := range batch {
-			if failed(t) || !filter {
-				ids = append(ids, t.ID)
-			}
-		}
-		entries, err := st.ThreadEntries(ids)
-		if err != nil {
-			s.internalError(w, "journal thread", err)
-			return
-		}
-		if !filter {
-			if pageEntries == nil {
-				pageEntries = map[string][]store.Entry{}
-			}
-			maps.Copy(pageEntries, entries)
-		}
-		for _, t := range batch {
-			if failed(t) {
-				outcomes[t.ID] = s.outcomeOf(r.Context(), t.Conversation, entries[t.ID], false)
-			}
-		}
-		if err := convs.read(batch); err != nil {
-			s.internalError(w, "journal conversation", err)
-			return
-		}
-	}
-	for _, t := range sums {
-		o := outcomes[t.ID]
-		if o, err = convs.of(t.Conversation, o); err != nil {
-			s.internalError(w, "journal conversation", err)
-			return
-		}
-		b := apiThreadBody{ID: t.ID, Conversation: t.Conversation, Status: s.threadStatus(t.ID, t.Conversation, o),
-			MessageCount: t.Messages, CreatedAt: stamp(t.First), LastActivity: stamp(t.Last), LastFrom: t.LastFrom,
-			LastTo: t.LastTo, PayloadTypes: orEmpty(t.PayloadTags)}
-		if (status == "" || b.Status == status) && view.thread(t.ID, t.Conversation) && s.namesVisible(sess, t.LastFrom, t.LastTo) {
-			out = append(out, b)
-		}
-	}
-	if filter {
-		out = paged(out, p)
-	}
-	entries := pageEntries
-	if entries == nil {
-		ids := make([]string, len(out))
-		for i := range out {
-			ids[i] = out[i].ID
-		}
-		if entries, err = st.ThreadEntries(ids); err != nil {
-			s.internalError(w, "journal thread", err)
-			return
-		}
-	}
-	owners := map[string]string{} // by conversation: its threads share one
-	for i := range out {
-		out[i].Participants = participantsOf(entries[out[i].ID])
-		conv := cmp.Or(out[i].Conversation, out[i].ID)
-		owner, ok := owners[conv]
-		if !ok {
-			if owner, err = s.conversationOwner(conv); err != nil {
-				s.internalError(w, "thread owner", err)
-				return
-			}
-			owners[conv] = owner
-		}
-		out[i].Owner = owner
-	}
-	if sess.Profile != "" { // a participant outside the profile hides the thread (the page may come out short)
-		out = slices.DeleteFunc(out, func(b apiThreadBody) bool { return !s.namesVisible(sess, b.Participants...) })
-	}
-	writeJSON(w, http.StatusOK, p.body("threads", out))
 }
 
 // threadEntries returns a thread's journal entries and its conversation;

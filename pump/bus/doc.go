@@ -330,9 +330,11 @@
 //	                                       "last_error","last_error_at"}
 //	GET  /api/v1/agents/{name}/config     the listener's entry, secrets redacted
 //	GET  /api/v1/agents/{name}/schema     the payload XSD (application/xml)
-//	GET  /api/v1/threads                  {"threads":[Thread…],"limit","offset"}; ?limit=50&offset=0
+//	GET  /api/v1/threads                  {"threads":[Thread…],"limit","offset","next"}; ?limit=50&offset=0
 //	                                       &status=active|completed|error|killed|cancelled|denied
-//	                                       &agent=NAME&since=RFC3339
+//	                                       &agent=NAME&since=RFC3339; ?before=end|SEQ pages by cursor
+//	                                       ("next" of the page before), a bounded walk a page: a
+//	                                       page may be short, "next" absent at the journal's start
 //	GET  /api/v1/threads/{id}             Thread: {"id","conversation","owner","status","participants",
 //	                                       "message_count","created_at","last_activity","last_from",
 //	                                       "last_to","payload_types","error"}

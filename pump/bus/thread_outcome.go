@@ -126,24 +126,19 @@ type conversationOutcomes struct {
 	ctx  context.Context
 	st   *store.Store
 	seen map[string]threadOutcome
-	// failing, when set, are the only conversations that recorded a
-	// failure (a refusal, a dead letter): the others' entries are not read.
-	failing map[string]bool
 }
 
 func (s *Server) conversationOutcomes(ctx context.Context, st *store.Store) *conversationOutcomes {
 	return &conversationOutcomes{s: s, ctx: ctx, st: st, seen: map[string]threadOutcome{}}
 }
 
-// read reads the outcomes of the conversations of sums (all but those
-// failing rules out) in one pass over the journal, instead of one
-// lookup each as of would make.
+// read reads the outcomes of the conversations of sums in one pass over
+// the journal, instead of one lookup each as of would make.
 func (c *conversationOutcomes) read(sums []store.ThreadSummary) error {
 	var convs []string
 	for _, t := range sums {
 		_, seen := c.seen[t.Conversation]
-		if t.Conversation != "" && !seen && (c.failing == nil || c.failing[t.Conversation]) &&
-			!slices.Contains(convs, t.Conversation) {
+		if t.Conversation != "" && !seen && !slices.Contains(convs, t.Conversation) {
 			convs = append(convs, t.Conversation)
 		}
 	}
@@ -159,7 +154,7 @@ func (c *conversationOutcomes) read(sums []store.ThreadSummary) error {
 
 // of returns thread's outcome o with its conversation's denial and cancel.
 func (c *conversationOutcomes) of(conv string, o threadOutcome) (threadOutcome, error) {
-	if conv == "" || c.failing != nil && !c.failing[conv] {
+	if conv == "" {
 		return o, nil
 	}
 	co, ok := c.seen[conv]

@@ -213,6 +213,10 @@ type ThreadSummary struct {
 	LastFrom, LastTo string
 	// PayloadTags are the distinct payload tags seen, sorted.
 	PayloadTags []string
+	// LastSeq is the seq of the last entry: where the thread stands in the
+	// order of Threads, and the cursor of a walk (WalkThreads) that resumes
+	// after it.
+	LastSeq int64
 	// Failures is the number of entries that record a failure (a <huh>, a
 	// SystemError, a dead letter, a refusal): an inbound message refused
 	// before any handler ran is one, whatever its root tag. A governance
@@ -262,7 +266,7 @@ func (r *Reader) summaries(key string, limit, offset int, f ThreadFilter) ([]Thr
 		limit = -1
 	}
 	query := `SELECT g.id, l.conversation, g.first_ns, g.last_ns, g.n, l.sender, l.recipient, coalesce(g.tags, ''),
-			g.failures
+			g.failures, g.last
 		FROM (SELECT ` + key + ` AS id, min(time_ns) AS first_ns, max(time_ns) AS last_ns, count(*) AS n,
 			max(seq) AS last, group_concat(DISTINCT nullif(root, '')) AS tags,
 			sum(kind NOT IN ('` + Message.String() + `', '` + Decision.String() + `')) AS failures,
@@ -284,7 +288,8 @@ func (r *Reader) summaries(key string, limit, offset int, f ThreadFilter) ([]Thr
 				first, last int64
 				tags        string
 			)
-			err := rows.Scan(&s.ID, &s.Conversation, &first, &last, &s.Messages, &s.LastFrom, &s.LastTo, &tags, &s.Failures)
+			err := rows.Scan(&s.ID, &s.Conversation, &first, &last, &s.Messages, &s.LastFrom, &s.LastTo, &tags, &s.Failures,
+				&s.LastSeq)
 			s.First, s.Last = time.Unix(0, first).UTC(), time.Unix(0, last).UTC()
 			if tags != "" {
 				s.PayloadTags = strings.Split(tags, ",") // XML names hold no comma

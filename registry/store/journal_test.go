@@ -149,12 +149,12 @@ func TestJournalReads(t *testing.T) {
 	at := func(i int) time.Time { return want[i].Time }
 	sumA := ThreadSummary{ID: "a", Conversation: "c1", First: at(0), Last: at(4), Messages: 3,
 		LastFrom: "shouter", LastTo: "console", PayloadTags: []string{"Greeting", "GreetingResponse", "huh"},
-		Failures: 1}
+		LastSeq: 5, Failures: 1}
 	sumB := ThreadSummary{ID: "b", Conversation: "c1", First: at(3), Last: at(3), Messages: 1,
-		LastFrom: "greeter", LastTo: "llm", PayloadTags: []string{"Ask"}}
+		LastFrom: "greeter", LastTo: "llm", PayloadTags: []string{"Ask"}, LastSeq: 4}
 	sumC := ThreadSummary{ID: "c", Conversation: "c2", First: at(2), Last: at(5), Messages: 2,
 		LastFrom: "calc", LastTo: "user", PayloadTags: []string{"Add", "SystemError"},
-		Failures: 1}
+		LastSeq: 6, Failures: 1}
 	summaries := []struct {
 		name          string
 		limit, offset int
@@ -182,10 +182,10 @@ func TestJournalReads(t *testing.T) {
 
 	convC1 := ThreadSummary{ID: "c1", Conversation: "c1", First: at(0), Last: at(4), Messages: 4,
 		LastFrom: "shouter", LastTo: "console", PayloadTags: []string{"Ask", "Greeting", "GreetingResponse", "huh"},
-		Failures: 1}
+		LastSeq: 5, Failures: 1}
 	convC2 := ThreadSummary{ID: "c2", Conversation: "c2", First: at(2), Last: at(5), Messages: 2,
 		LastFrom: "calc", LastTo: "user", PayloadTags: []string{"Add", "SystemError"},
-		Failures: 1}
+		LastSeq: 6, Failures: 1}
 	convs := []struct {
 		name          string
 		limit, offset int

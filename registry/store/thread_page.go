@@ -142,6 +142,7 @@ func (b *summaryBuilder) add(e *Entry) {
 		b.last = ns
 	}
 	b.s.Messages++
+	b.s.LastSeq = max(b.s.LastSeq, e.Seq)
 	b.s.Conversation, b.s.LastFrom, b.s.LastTo = e.Conversation, e.From, e.To // the last seq's
 	if e.PayloadTag != "" && !slices.Contains(b.tags, e.PayloadTag) {
 		b.tags = append(b.tags, e.PayloadTag)

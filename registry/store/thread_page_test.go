@@ -18,6 +18,36 @@ import (
 // entries without a payload tag, pruned entries (a thread pruned whole),
 // and an open partition that has no lookup keys yet.
 func TestNewestSummariesMatchTheGrouping(t *testing.T) {
+	s := mixedThreadJournal(t)
+	pages := []struct{ limit, offset int }{{1, 0}, {30, 0}, {30, 30}, {50, 200}, {7, 695}, {1000, 0}, {10, 5000}}
+	for _, key := range []string{"thread", "conversation"} {
+		all, err := s.summaries(key, 0, 0, ThreadFilter{}) // the grouping: no limit
+		must(t, err)
+		for _, p := range pages {
+			t.Run(fmt.Sprintf("%s/limit=%d/offset=%d", key, p.limit, p.offset), func(t *testing.T) {
+				want := all[min(p.offset, len(all)):]
+				want = want[:min(p.limit, len(want))]
+				got, err := s.newestSummaries(key, p.limit, p.offset)
+				must(t, err)
+				if len(want) == 0 {
+					want = nil
+				}
+				if len(got) == 0 {
+					got = nil
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("newestSummaries(%s, %d, %d) differs from the grouping (-want +got):\n%s",
+						key, p.limit, p.offset, diff)
+				}
+			})
+		}
+	}
+}
+
+// mixedThreadJournal is the journal of TestNewestSummariesMatchTheGrouping
+// (see there), of 3500 entries.
+func mixedThreadJournal(t *testing.T) *Store {
+	t.Helper()
 	clock := newFakeClock()
 	t0 := clock.Now()
 	s, _ := openTest(t, Options{Clock: clock.Now})
@@ -79,29 +109,7 @@ func TestNewestSummariesMatchTheGrouping(t *testing.T) {
 	if keyed == 0 || keyed > n {
 		t.Fatalf("lookup keys cover seqs below %d, want some but not the open partition", keyed)
 	}
-	pages := []struct{ limit, offset int }{{1, 0}, {30, 0}, {30, 30}, {50, 200}, {7, 695}, {1000, 0}, {10, 5000}}
-	for _, key := range []string{"thread", "conversation"} {
-		all, err := s.summaries(key, 0, 0, ThreadFilter{}) // the grouping: no limit
-		must(t, err)
-		for _, p := range pages {
-			t.Run(fmt.Sprintf("%s/limit=%d/offset=%d", key, p.limit, p.offset), func(t *testing.T) {
-				want := all[min(p.offset, len(all)):]
-				want = want[:min(p.limit, len(want))]
-				got, err := s.newestSummaries(key, p.limit, p.offset)
-				must(t, err)
-				if len(want) == 0 {
-					want = nil
-				}
-				if len(got) == 0 {
-					got = nil
-				}
-				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("newestSummaries(%s, %d, %d) differs from the grouping (-want +got):\n%s",
-						key, p.limit, p.offset, diff)
-				}
-			})
-		}
-	}
+	return s
 }
 
 // TestThreadEntriesMatchLookups: ThreadEntries and ConversationEntries

@@ -16,7 +16,23 @@
 // following is the read of its new envelopes under way (see followOpen).
 const state = { token: null, role: null, who: "", ticker: null, ws: null, stream: null, selected: null, openSeq: 0,
   openThreads: new Set(), openGen: 0, following: null, followAgain: false, callsDue: false, callsCheck: 0,
-  last: null, rates: [], lats: [], lastLat: null, drawn: {}, live: new Map() };
+  last: null, rates: [], lats: [], lastLat: null, drawn: {}, live: new Map(), feedBefore: null, feedNewer: [],
+  feedNext: null, failedOnly: false };
+
+// feedSize is how many threads one page of the conversation list asks for.
+const feedSize = 30;
+
+// feedPath is the thread list's read: the newest page, or (failed only,
+// or stepped to older ones) a page of the cursor walk — from the newest
+// ("end") or from where the page before it stopped (feedBefore, the
+// "next" the server gave). A filtered page walks a bounded part of the
+// journal, so it may come back short, with the cursor to go on from.
+function feedPath() {
+  let p = "/api/v1/threads?limit=" + feedSize;
+  if (state.failedOnly) p += "&status=error";
+  if (state.failedOnly || state.feedBefore) p += "&before=" + encodeURIComponent(state.feedBefore || "end");
+  return p;
+}
 
 // pageSize is how many envelopes one read of the open conversation asks
 // for: a long conversation is read a page at a time until all of it is
@@ -107,6 +123,7 @@ function start(j) {
   // What the same user typed before their session ended is theirs again.
   if (state.draft && state.draft.user === j.username) $("#send-input").value = state.draft.text;
   state.draft = null;
+  state.feedBefore = null; state.feedNewer = []; state.feedNext = null; state.lastRead = null;
   if (j.insecure_dev) state.who += " — insecure dev mode: no login, everyone is admin";
   $("#who").textContent = state.who;
   document.body.classList.toggle("admin", j.role === "admin");
@@ -161,7 +178,7 @@ function signOut(why, keepDraft) {
   const sockets = [state.ws, state.stream];
   state.token = null; state.ws = null; state.stream = null;
   for (const ws of sockets) if (ws) ws.close();
-  $("#who").textContent = "";
+  $("#who").textContent = ""; delete $("#who").dataset.outage;
   $("#connection").textContent = "";
   $("#logout-button").hidden = true;
   forgetSession();
@@ -385,8 +402,9 @@ async function readState() {
   if (!checkSession()) return;
   const token = state.token;
   try {
+    const feed = feedPath();
     const [agents, threads, org, gws, pending] = await Promise.all([
-      api("GET", "/api/v1/agents"), api("GET", "/api/v1/threads?limit=30"), api("GET", "/api/v1/organism"),
+      api("GET", "/api/v1/agents"), api("GET", feed), api("GET", "/api/v1/organism"),
       api("GET", "/api/v1/gateways"), api("GET", "/api/v1/approvals?status=pending&limit=50")]);
     if (state.token !== token) return; // the session ended meanwhile: draw nothing of it
     drawStatus(org.status);
@@ -394,16 +412,69 @@ async function readState() {
     drawApprovals(pending.approvals);
     drawGraph(agents.agents.filter((a) => !a.name.startsWith("system.")), gws.gateways);
     drawAgents(agents.agents, org.halted_listeners || []);
-    drawFeed(threads.threads);
+    // A page asked for before the list was stepped or filtered is not drawn.
+    if (feed === feedPath()) { state.feedNext = threads.next || null; drawFeed(threads.threads); drawFeedNav(threads.threads); }
     followOpen().catch(() => {});
     drawRate(org.total_messages);
     drawLatency(org.handler_seconds_sum, org.handler_count);
-    $("#who").textContent = state.who;
+    state.lastRead = new Date();
+    drawOutage(null);
   } catch (e) {
     if (e.status === 401 && state.token) { signOut("Your session has ended: log in again.", true); return; }
-    if (state.token) $("#who").textContent = state.who + " — " + e.message;
+    if (state.token) drawOutage(e);
   }
 }
+
+// drawOutage says in the header why the last read failed, keeping what
+// was drawn before on screen: a read that never got an answer (the
+// browser's "Failed to fetch": the organism stopped, restarts, or the
+// network is down) says the organism is unreachable and that the
+// dashboard retries, and since when its data is; an answer refusing the
+// read says the server's reason. null clears it.
+function drawOutage(e) {
+  const who = $("#who");
+  if (!e) { who.textContent = state.who; delete who.dataset.outage; return; }
+  const since = state.lastRead ? " (showing what it said at " + state.lastRead.toTimeString().slice(0, 8) + ")" : "";
+  const why = e.status === undefined
+    ? "organism unreachable — retrying every second" + since
+    : "the organism refused a read (" + e.status + ": " + e.message + ") — retrying" + since;
+  who.textContent = state.who + " — " + why;
+  who.dataset.outage = e.status === undefined ? "unreachable" : "refused";
+}
+
+// drawFeedNav offers the step to older threads when the page says the
+// list goes on (its "next"), and back to newer ones after a step; and says
+// so when a page came back short because it walked the part of the
+// journal one read may (the older ones go on from there).
+function drawFeedNav(threads) {
+  $("#older-button").hidden = !state.feedNext;
+  $("#newer-button").hidden = !state.feedBefore;
+  let note = "";
+  if (threads.length < feedSize && state.feedNext) {
+    note = threads.length === 0 ? "none in this part of the journal: Older searches on" : "Older searches further back";
+  } else if (!state.feedNext && state.feedBefore) {
+    note = "the journal's oldest";
+  }
+  $("#feed-note").textContent = note;
+}
+
+// The steps of the conversation list: to the page after the one shown,
+// back to the one before it, and the failed-only filter (from the newest).
+$("#older-button").addEventListener("click", () => {
+  if (!state.feedNext) return;
+  state.feedNewer.push(state.feedBefore);
+  state.feedBefore = state.feedNext;
+  tick();
+});
+$("#newer-button").addEventListener("click", () => {
+  state.feedBefore = state.feedNewer.length ? state.feedNewer.pop() : null;
+  tick();
+});
+$("#failed-only").addEventListener("change", (ev) => {
+  state.failedOnly = ev.target.checked;
+  state.feedBefore = null; state.feedNewer = [];
+  tick();
+});
 
 // drawStatus shows whether the organism runs or is halted, and turns the
 // admin's button into halt or resume.
