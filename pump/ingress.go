@@ -73,6 +73,9 @@ func (p *Pump) inject(ctx context.Context, raw []byte, out Outlet, done func(str
 	if !p.started.Load() {
 		return ErrNotStarted
 	}
+	if err := p.storageRefusal(); err != nil {
+		return err // before admission: nothing of the message is read or kept
+	}
 	who := principalOf(ctx)
 	user := userKey(who)
 	deadline := p.admitDeadline()
