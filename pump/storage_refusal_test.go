@@ -63,7 +63,10 @@ func TestStorageFailingRefusesUpFront(t *testing.T) {
 	}{
 		{"Inject", func(ctx context.Context) error { return p.Inject(ctx, ping(), nil) }},
 		{"InjectWait", func(ctx context.Context) error { _, err := p.InjectWait(ctx, ping(), nil); return err }},
-		{"Send", func(ctx context.Context) error { _, err := p.Send(ctx, client, "sink", &Ping{Text: "hi"}, nil); return err }},
+		{"Send", func(ctx context.Context) error {
+			_, err := p.Send(ctx, client, "sink", &Ping{Text: "hi"}, nil)
+			return err
+		}},
 		{"SendEnvelopeQueued", func(ctx context.Context) error {
 			_, _, err := p.SendEnvelopeQueued(ctx, pump.Envelope{From: client, To: "sink", Payload: []byte(`<Ping xmlns=""><Text>hi</Text></Ping>`)})
 			return err

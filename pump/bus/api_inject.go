@@ -96,10 +96,10 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 	who := pump.Principal{From: sourceAPI + ":" + sess.Username, User: sess.Username, FreshThread: req.ThreadID == "",
 		Profile: sess.Profile}
 	if err := s.refusingEarly(who, l.Name, req.ThreadID); err != nil {
-		// Refused before the payload is encoded or parsed (refusingEarly);
-		// not logged one by one: under overload there are many.
-		text, retry, _ := busyOf(err)
-		return injectResult{}, busyAPIError(text, retry)
+		// Refused before the payload is encoded or parsed (refusingEarly):
+		// busy, or the storage cannot commit. Not logged one by one: under
+		// overload there are many, and the store logs its failure once.
+		return injectResult{}, refusalAPIError(err)
 	}
 	body, apiErr := s.payloadBytes(l, req.Payload)
 	if apiErr != nil {
@@ -210,12 +210,15 @@ const notJournaledText = "Message not journaled: the organism could not record i
 // continuing a killed conversation is 409 "Conversation was killed; start
 // a new one" (a kill is final); another refused message is
 // 422 with the canned text and the diagnostics; one the organism was too
-// busy to take (pump.ErrBusy) 429 with Retry-After; one the journal could
-// not record (pump.ErrNotDurable) 503 saying so.
+// busy to take (pump.ErrBusy) 429 with Retry-After; one refused while its
+// storage cannot commit (pump.ErrCannotJournal) 503 with Retry-After; one
+// the journal could not record (pump.ErrNotDurable) 503 saying so.
 func (s *Server) injectError(err error) *apiError {
-	if text, retry, ok := busyOf(err); ok {
-		s.log.Debug("inject refused: busy", "error", err) // the pump logs refusals per listener, rate-limited
-		return busyAPIError(text, retry)
+	if e := refusalAPIError(err); e != nil {
+		// The pump logs busy refusals per listener, rate-limited; the
+		// store logs its failure once.
+		s.log.Debug("inject refused", "error", err)
+		return e
 	}
 	if errors.Is(err, pump.ErrContinueKilled) {
 		return &apiError{status: http.StatusConflict, body: errorBody{Error: failure.HuhKilled}}
