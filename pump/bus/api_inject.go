@@ -200,11 +200,13 @@ func (s *Server) payloadBytes(l pump.Listener, raw json.RawMessage) ([]byte, *ap
 }
 
 // notJournaledText answers an inject whose message the pump took but the
-// journal could not record (pump.ErrNotDurable: a full disk, a data
-// directory gone read-only): nothing was acknowledged, and the message may
-// still be handled, so the client learns both before it sends it again.
-const notJournaledText = "Message not journaled: the organism could not record it (see its log: is its data directory's disk full?); " +
-	"it may still be handled, so look at the thread before sending it again"
+// journal could not record (pump.ErrNotDurable: it was admitted just
+// before a full disk or a data directory gone read-only made commits fail;
+// the next ones are refused up front): it was handed on and may still be
+// answered, but nothing was acknowledged and a restart will not deliver
+// it again, so the client learns both before it sends it again.
+const notJournaledText = "Message handed on but not journaled: the organism could not record it (see its log: is its data directory's disk full?); " +
+	"it may still be handled and answered, but it will not survive a restart: look at the thread before sending it again"
 
 // injectError maps an inject failure to its response: a message
 // continuing a killed conversation is 409 "Conversation was killed; start
