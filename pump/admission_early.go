@@ -40,14 +40,17 @@ func (r *earlyRefusal) holds(l *listener, now time.Time) bool {
 
 // Refusing reports, cheaply and without taking a lock, whether a new
 // external message to the listener named target would be refused at once
-// as busy now: the *BusyError admission gave the last such message there,
-// while what it measured then still predicts the same answer. A transport
-// asks before it builds or parses anything of a message, and answers the
-// refusal itself: a message the organism will not take costs it almost
-// nothing, so that under overload the CPU goes to the messages it takes.
+// now: a *StorageRefusal (ErrCannotJournal) to every target while
+// Options.Storage fails — the pump refuses the message so itself, before
+// reading it, whoever asks — else as busy, the *BusyError admission gave
+// the last such message there, while what it measured then still
+// predicts the same answer. A transport asks before it builds or parses
+// anything of a message, and answers the refusal itself: a message the
+// organism will not take costs it almost nothing, so that under overload
+// the CPU goes to the messages it takes.
 //
-// It returns nil — the message then goes through the ingress stages and
-// admission decides as ever — for an unknown target, while no bound is set
+// Of busy, it says nothing (nil: the message then goes through the
+// ingress stages and admission decides as ever) for an unknown target, while no bound is set
 // (Options.MaxQueueWait), while the listener is paused or halted, and once
 // the prediction ran out. The prediction is the one admission itself
 // makes (see queueWaitLocked): the messages ahead of a new one, at the
@@ -64,8 +67,12 @@ func (r *earlyRefusal) holds(l *listener, now time.Time) bool {
 // journaled, no conversation begins, and the ownership check of a thread
 // it names is the transport's to make first (CheckThread). A transport
 // that answers a message busy on its word reports it with RefusedEarly
-// (the refusal metric and log).
+// (the refusal metric and log); a storage refusal is not a busy one, and
+// the store's log and health say why.
 func (p *Pump) Refusing(target string) error {
+	if err := p.storageRefusal(); err != nil {
+		return err
+	}
 	l := p.routes.Load().lookup(target)
 	if l == nil {
 		return nil

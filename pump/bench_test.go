@@ -25,8 +25,14 @@ func BenchmarkTwoHop(b *testing.B) { twoHop(b, false) }
 // routing).
 func BenchmarkTwoHopProfile(b *testing.B) { twoHop(b, true) }
 
-// twoHop runs BenchmarkTwoHop, under a profile when profiled.
-func twoHop(b *testing.B, profiled bool) {
+// BenchmarkTwoHopStorage is BenchmarkTwoHop with a healthy Storage set, as
+// the organism sets its store: the cost of asking it (an atomic load) for
+// every external message.
+func BenchmarkTwoHopStorage(b *testing.B) { twoHop(b, false, &fakeStorage{}) }
+
+// twoHop runs BenchmarkTwoHop, under a profile when profiled, with the
+// storage st when set.
+func twoHop(b *testing.B, profiled bool, st ...pump.Storage) {
 	var wg sync.WaitGroup
 	shout := listenerOf(b, "shouter", hello.Shout)
 	sink := listenerOf(b, "sink", func(_ context.Context, _ *hello.ShoutedResponse, _ xmlpipe.Metadata) (xmlpipe.Response, error) {
@@ -34,7 +40,11 @@ func twoHop(b *testing.B, profiled bool) {
 		return nil, nil
 	})
 	shout.Workers, sink.Workers = 8, 8
-	p, err := pump.New(pump.Options{Organism: "bench", MaxInFlight: 2048, Logger: slog.New(slog.DiscardHandler)})
+	opts := pump.Options{Organism: "bench", MaxInFlight: 2048, Logger: slog.New(slog.DiscardHandler)}
+	if len(st) > 0 {
+		opts.Storage = st[0]
+	}
+	p, err := pump.New(opts)
 	if err != nil {
 		b.Fatal(err)
 	}

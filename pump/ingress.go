@@ -66,12 +66,18 @@ func (p *Pump) injectQueued(ctx context.Context, raw []byte, out Outlet) (string
 }
 
 // ErrNotDurable reports an accepted message whose journal record could not be
-// committed: it was not acknowledged and may be lost.
-var ErrNotDurable = errors.New("pump: message accepted but not journaled")
+// committed (it was admitted just before the storage began to fail; after
+// that, new messages are refused up front: ErrCannotJournal). The message
+// was handed on — its handlers run, its answer may come — but it was not
+// acknowledged, and a restart will not deliver it again.
+var ErrNotDurable = errors.New("pump: message handed on but not journaled; it will not survive a restart")
 
 func (p *Pump) inject(ctx context.Context, raw []byte, out Outlet, done func(string, int64, error)) error {
 	if !p.started.Load() {
 		return ErrNotStarted
+	}
+	if err := p.storageRefusal(); err != nil {
+		return err // before admission: nothing of the message is read or kept
 	}
 	who := principalOf(ctx)
 	user := userKey(who)

@@ -145,6 +145,12 @@ type Options struct {
 	Context *registry.ContextBuffer
 	// Journal records every accepted and emitted envelope (optional).
 	Journal Journal
+	// Storage, when set, is asked before every new external message
+	// whether the storage the Journal writes to can commit now: while it
+	// fails (a full disk) such messages are refused before anything of
+	// them is read, with a *StorageRefusal (ErrCannotJournal). Internal
+	// messages — the outputs of handlers already running — go on.
+	Storage Storage
 	// Kills records kills for good when the Journal does not (a durable
 	// organism whose journal is disabled keeps them in its store); nil:
 	// the Journal's KillJournal capability, if any, else memory only.

@@ -96,10 +96,10 @@ func (s *Server) inject(ctx context.Context, sess auth.Session, req injectReques
 	who := pump.Principal{From: sourceAPI + ":" + sess.Username, User: sess.Username, FreshThread: req.ThreadID == "",
 		Profile: sess.Profile}
 	if err := s.refusingEarly(who, l.Name, req.ThreadID); err != nil {
-		// Refused before the payload is encoded or parsed (refusingEarly);
-		// not logged one by one: under overload there are many.
-		text, retry, _ := busyOf(err)
-		return injectResult{}, busyAPIError(text, retry)
+		// Refused before the payload is encoded or parsed (refusingEarly):
+		// busy, or the storage cannot commit. Not logged one by one: under
+		// overload there are many, and the store logs its failure once.
+		return injectResult{}, refusalAPIError(err)
 	}
 	body, apiErr := s.payloadBytes(l, req.Payload)
 	if apiErr != nil {
@@ -200,22 +200,27 @@ func (s *Server) payloadBytes(l pump.Listener, raw json.RawMessage) ([]byte, *ap
 }
 
 // notJournaledText answers an inject whose message the pump took but the
-// journal could not record (pump.ErrNotDurable: a full disk, a data
-// directory gone read-only): nothing was acknowledged, and the message may
-// still be handled, so the client learns both before it sends it again.
-const notJournaledText = "Message not journaled: the organism could not record it (see its log: is its data directory's disk full?); " +
-	"it may still be handled, so look at the thread before sending it again"
+// journal could not record (pump.ErrNotDurable: it was admitted just
+// before a full disk or a data directory gone read-only made commits fail;
+// the next ones are refused up front): it was handed on and may still be
+// answered, but nothing was acknowledged and a restart will not deliver
+// it again, so the client learns both before it sends it again.
+const notJournaledText = "Message handed on but not journaled: the organism could not record it (see its log: is its data directory's disk full?); " +
+	"it may still be handled and answered, but it will not survive a restart: look at the thread before sending it again"
 
 // injectError maps an inject failure to its response: a message
 // continuing a killed conversation is 409 "Conversation was killed; start
 // a new one" (a kill is final); another refused message is
 // 422 with the canned text and the diagnostics; one the organism was too
-// busy to take (pump.ErrBusy) 429 with Retry-After; one the journal could
-// not record (pump.ErrNotDurable) 503 saying so.
+// busy to take (pump.ErrBusy) 429 with Retry-After; one refused while its
+// storage cannot commit (pump.ErrCannotJournal) 503 with Retry-After; one
+// the journal could not record (pump.ErrNotDurable) 503 saying so.
 func (s *Server) injectError(err error) *apiError {
-	if text, retry, ok := busyOf(err); ok {
-		s.log.Debug("inject refused: busy", "error", err) // the pump logs refusals per listener, rate-limited
-		return busyAPIError(text, retry)
+	if e := refusalAPIError(err); e != nil {
+		// The pump logs busy refusals per listener, rate-limited; the
+		// store logs its failure once.
+		s.log.Debug("inject refused", "error", err)
+		return e
 	}
 	if errors.Is(err, pump.ErrContinueKilled) {
 		return &apiError{status: http.StatusConflict, body: errorBody{Error: failure.HuhKilled}}

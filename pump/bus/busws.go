@@ -339,6 +339,11 @@ func (b *busSocket) refused(info frameInfo, thread string, data []byte, err erro
 		// the socket is closing
 	case errors.Is(err, pump.ErrClosed), errors.Is(err, pump.ErrNotStarted):
 		b.c.close(websocket.CloseTryAgainLater, "Organism not running")
+	case errors.Is(err, pump.ErrCannotJournal):
+		// Not taken, nothing kept, while the storage cannot commit: the
+		// client may send the frame again once it recovers.
+		text, _, _ := storageRefusalOf(err)
+		b.c.send(b.s.huhEnvelope(b.principal().From, "", &xmlpipe.Huh{Error: text, OriginalAttempt: data}))
 	case errors.Is(err, pump.ErrBusy):
 		// Not taken, nothing kept: the client may send the frame again. The
 		// text names neither the reason (which could tell a busy listener

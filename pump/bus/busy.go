@@ -44,21 +44,27 @@ func writeAPIError(w http.ResponseWriter, e *apiError) {
 	writeJSON(w, e.status, e.body)
 }
 
-// refusingEarly returns the busy refusal admission gives a new message to
-// target right now (pump.Pump.Refusing), asked before anything of the
+// refusingEarly returns the refusal the pump gives a new message to target
+// right now (pump.Pump.Refusing: while its storage cannot commit, else
+// busy as admission decides), asked before anything of the
 // message is built, parsed or validated: under overload the messages the
 // organism will not take then cost it a lookup, not the ingress stages,
 // and the refusal carries the same text and retry hint. Nil when the
-// message is not refused so, and when thread (a conversation the message
+// message is not refused so, and, for a busy refusal, when thread (a conversation the message
 // continues: "" for a new one) is one who may not send on: the pump's
 // ownership check answers that message, as ever, and logs the security
 // event. The ownership lookup is made only for a message about to be
-// refused. A refusal it returns is counted (pump.Pump.RefusedEarly): the
-// caller answers it.
+// refused. A busy refusal it returns is counted (pump.Pump.RefusedEarly):
+// the caller answers it.
 func (s *Server) refusingEarly(who pump.Principal, target, thread string) error {
 	err := s.pump.Refusing(target)
 	if err == nil {
 		return nil
+	}
+	if errors.Is(err, pump.ErrCannotJournal) {
+		// The storage cannot commit: the pump refuses every new message
+		// so before reading it, whoever's conversation it names.
+		return err
 	}
 	if thread != "" && s.pump.CheckThread(who, thread) != nil {
 		return nil

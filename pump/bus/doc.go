@@ -466,9 +466,13 @@
 // the envelope it produced. A refused inject is 422
 // {"error": canned text, "diagnostics": […]}; one the organism is too busy
 // to take is 429 {"error":"Organism busy: listener greeter busy",
-// "retry_after":2} with Retry-After: 2 (see Busy); one the journal could not
-// record (a full disk) is 503 {"error":"Message not journaled: …"}: it was not
-// acknowledged, and may still be handled. A JSON body (inject, login)
+// "retry_after":2} with Retry-After: 2 (see Busy); one offered while the
+// organism's storage cannot commit (a full disk) is 503 {"error":"The
+// organism cannot journal messages now (disk full: …); nothing was done;
+// retry later","retry_after":5} with Retry-After: 5, before anything of it
+// is read; one admitted just before the first failed commit is 503
+// {"error":"Message handed on but not journaled: …"}: it was not
+// acknowledged, may still be handled, and will not survive a restart. A JSON body (inject, login)
 // over 2 MiB is 413 {"error":"Request body too large: limit 2097152
 // bytes"}; one that is not valid UTF-8, or escapes half a surrogate pair,
 // is 400 {"error":"Invalid JSON: not valid UTF-8"} (never decoded into

@@ -427,6 +427,9 @@ func wsInjectError(h wire.Head, err error) (wire.Error, bool) {
 	if text, retry, ok := busyOf(err); ok {
 		return wire.Error{Head: head, Error: text, Code: wire.CodeBusy, RetryAfter: retry}, true
 	}
+	if text, retry, ok := storageRefusalOf(err); ok {
+		return wire.Error{Head: head, Error: text, Code: wire.CodeUnavailable, RetryAfter: retry}, true
+	}
 	switch {
 	case errors.Is(err, pump.ErrClosed), errors.Is(err, pump.ErrNotStarted):
 		return wire.Error{Head: head, Error: "Pipeline not available", Code: wire.CodeUnavailable}, true

@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/xml-pipeline/xmlpipe/pump"
 	"github.com/xml-pipeline/xmlpipe/pump/organism"
 	"github.com/xml-pipeline/xmlpipe/xmlpipe/stage"
 )
@@ -145,6 +146,10 @@ func (c *Console) send(ctx context.Context, rest string) string {
 		c.say(c.convs.endedEarly(conv, "conversation was killed"))
 	case errors.As(err, &rej):
 		c.huh(rej.Huh, rej.Diagnostics)
+	case errors.Is(err, pump.ErrCannotJournal):
+		c.say(storageRefusedText(err))
+	case errors.Is(err, pump.ErrNotDurable):
+		c.say(notJournaledText) // the cause is in the log, once: one line per line sent
 	case err != nil:
 		c.say("Error: " + err.Error())
 	}

@@ -22,9 +22,10 @@ const ReasonBusy = "busy"
 // or by its admission.
 const RefusedBusy = "busy"
 
-// refusingCall returns the busy refusal the pump gives a new message for
+// refusingCall returns the refusal the pump gives a new message for
 // e's target right now (pump.Pump.Refusing: its <to>, else the listeners
-// its root tag reaches), nil when it would not refuse it so. It is asked
+// its root tag reaches): busy, or while its storage cannot commit; nil
+// when it would not refuse it so. It is asked
 // once the call's signature verified and it is known to be new here —
 // neither a copy being injected nor one received before, which are
 // acknowledged, never refused — and before anything of it is recorded or
@@ -50,8 +51,14 @@ func (g *gateway) refusingCall(e *envelope) (target string, err error) {
 // refuseBusy nacks call e, refused as busy with err (a *pump.BusyError),
 // with ReasonBusy and the retry hint; early says the pump's early word
 // refused it (counted there too: pump.Pump.RefusedEarly). Logged through
-// the link's refusals: a line a minute, not one a call.
+// the link's refusals: a line a minute, not one a call. A refusal while
+// the storage cannot commit (pump.ErrCannotJournal) is nacked by
+// refuseStorage instead.
 func (g *gateway) refuseBusy(c *conn, e *envelope, target string, err error, early bool) {
+	if errors.Is(err, pump.ErrCannotJournal) {
+		g.refuseStorage(c, e, err) // the pump's word too, not a busy one
+		return
+	}
 	text, retry := busyAnswer(err)
 	if early {
 		g.m.opts.Pump.RefusedEarly(target)

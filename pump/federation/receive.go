@@ -407,6 +407,7 @@ func (g *gateway) serveCall(c *conn, e *envelope, conv string, nack func(string)
 		// A busy refusal kept nothing (the wait for room may have ended
 		// by ctx's deadline): refused, with its retry hint.
 		_, busy := errors.AsType[*pump.BusyError](err)
+		busy = busy || errors.Is(err, pump.ErrCannotJournal) // nothing kept either: the caller may call again
 		inPump := !busy && (errors.Is(err, pump.ErrNotDurable) || errors.Is(err, context.DeadlineExceeded) ||
 			errors.Is(err, context.Canceled))
 		g.m.serveEnd(conv, !inPump)

@@ -68,9 +68,17 @@ func failedText(e pump.Event, asker string) string {
 }
 
 // sendText is the tool error of a message the pump could not take: the
-// pump's sentinel, without the detail that wraps it.
+// pump's sentinel, without the detail that wraps it; while the storage
+// cannot commit, the refusal's text (why, and that nothing was done).
 func sendText(err error) string {
-	for _, s := range []error{pump.ErrBusy, pump.ErrClosed, pump.ErrNotStarted, pump.ErrNotDurable} {
+	if r, ok := errors.AsType[*pump.StorageRefusal](err); ok {
+		return "the message could not be sent: " + r.Text()
+	}
+	if errors.Is(err, pump.ErrNotDurable) {
+		return "the message was handed on but not journaled (the organism could not record it): it may still be answered, " +
+			"but it will not survive a restart"
+	}
+	for _, s := range []error{pump.ErrBusy, pump.ErrClosed, pump.ErrNotStarted} {
 		if errors.Is(err, s) {
 			return "the message could not be sent: " + s.Error()
 		}

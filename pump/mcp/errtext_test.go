@@ -178,3 +178,27 @@ func TestFailedText(t *testing.T) {
 		}
 	}
 }
+
+// TestSendTextOfAStorageRefusal: a tool call refused while the organism's
+// storage cannot commit says why and that nothing was done; a message
+// handed on but not journaled says it will not survive a restart.
+func TestSendTextOfAStorageRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"storage", &pump.StorageRefusal{Err: errors.New("disk full: database or disk is full (13)"), RetryAfter: 5 * time.Second},
+			"the message could not be sent: the organism cannot journal messages now (disk full: database or disk is full (13)); " +
+				"nothing was done; retry later"},
+		{"not journaled", fmt.Errorf("%w: store: commit: disk I/O error", pump.ErrNotDurable),
+			"the message was handed on but not journaled (the organism could not record it): it may still be answered, " +
+				"but it will not survive a restart"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, sendText(tc.err)); diff != "" {
+				t.Errorf("sendText (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -12,7 +12,8 @@ import (
 )
 
 // storeJournal adapts the store to pump.Journal, pump.SeqJournal,
-// pump.GroupJournal, pump.DeliveryJournal and pump.DurableJournal.
+// pump.GroupJournal, pump.DeliveryJournal, pump.DurableJournal and
+// pump.Storage.
 type storeJournal struct {
 	s   *store.Store
 	log *slog.Logger
@@ -89,6 +90,10 @@ func (j storeJournal) Assigned() int64 { return j.s.Assigned() }
 func (j storeJournal) WaitDurable(ctx context.Context, seq int64) error {
 	return j.s.WaitDurable(ctx, seq)
 }
+
+// Failing implements pump.Storage: why the store's commits fail now (nil
+// while they succeed), a lock-free read.
+func (j storeJournal) Failing() error { return j.s.Failing() }
 
 // unknownField fills a required journal field the pump could not know (a
 // failure before the envelope was understood has no thread or sender).

@@ -63,6 +63,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Journal records envelopes (optional).
 	Journal pump.Journal
+	// Storage is what the pump asks, before it takes a new external
+	// message, whether the storage can commit now (pump.Options.Storage);
+	// nil: the data directory's store, else the Journal when it can tell.
+	Storage pump.Storage
 	// Threads, Todos and Context replace the in-memory registries (durable ones).
 	Threads *registry.Threads
 	Todos   *registry.TodoRegistry
@@ -311,6 +315,17 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		}
 		eras = ej
 	}
+	// While the store cannot commit (a full disk) new external messages
+	// are refused before they are read: nothing is handled that the
+	// journal cannot keep (pump.Options.Storage).
+	storage := opts.Storage
+	switch js, ok := opts.Journal.(pump.Storage); {
+	case storage != nil:
+	case d != nil:
+		storage = d.store
+	case ok:
+		storage = js
+	}
 	p, err := pump.New(pump.Options{
 		Organism:               cfg.Organism.Name,
 		MaxBytes:               cfg.Organism.MaxMessageBytes,
@@ -326,6 +341,7 @@ func assemble(cfg *config.Organism, opts Options, d *durable) (*Organism, error)
 		Todos:                  todos,
 		Context:                cb,
 		Journal:                opts.Journal,
+		Storage:                storage,
 		Kills:                  kills,
 		ProfileEras:            eras,
 		Logger:                 opts.Logger,

@@ -107,6 +107,10 @@ func diskFullChild(dir string) int {
 		fmt.Printf("ERR Health while appends fail: %+v\n", h)
 		return childBadExit
 	}
+	if err := s.Failing(); !errors.Is(err, ErrStorageFailing) || !strings.Contains(err.Error(), ": ") {
+		fmt.Printf("ERR Failing while appends fail: %v\n", err)
+		return childBadExit
+	}
 	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
 		fmt.Println("ERR setrlimit", err)
 		return childBadExit
@@ -135,6 +139,10 @@ func diskFullChild(dir string) int {
 	}
 	if h := s.Health(); !h.OK || h.Failures == 0 || h.Held != 0 {
 		fmt.Printf("ERR Health after the recovery: %+v\n", h)
+		return childBadExit
+	}
+	if err := s.Failing(); err != nil {
+		fmt.Printf("ERR Failing after the recovery: %v\n", err)
 		return childBadExit
 	}
 	fmt.Println("RECOVERED", recovered)

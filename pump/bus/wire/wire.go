@@ -63,7 +63,9 @@ const (
 	// kill ends a conversation for good: send without a thread_id to begin
 	// a new one.
 	CodeKilled = "killed"
-	// CodeUnavailable: the organism is shutting down.
+	// CodeUnavailable: the organism is shutting down, or cannot journal
+	// messages now (its storage fails: a full disk); then nothing of the
+	// message was kept: send it again after RetryAfter seconds.
 	CodeUnavailable = "unavailable"
 	// CodeBusy: the organism was too busy to take the message (its
 	// in-flight budget, the target listener's share or the user's is full);
@@ -186,7 +188,8 @@ type Error struct {
 	Error       string   `json:"error"`
 	Code        string   `json:"code,omitempty"`
 	Diagnostics []string `json:"diagnostics,omitempty"`
-	// RetryAfter is when to send again, in seconds (CodeBusy).
+	// RetryAfter is when to send again, in seconds (CodeBusy, and
+	// CodeUnavailable while the storage fails).
 	RetryAfter int `json:"retry_after,omitempty"`
 }
 
