@@ -59,24 +59,9 @@ func lookupManyIn(ctx context.Context, tx *sql.Tx, kind byte, ids []string, fn f
 			byBucket[b] = append(byBucket[b], k)
 		}
 	}
-	var tail int64 // first seq not covered by lookup keys
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(part) + 1, 0) FROM journal_keys`).Scan(&tail); err != nil {
-		return fmt.Errorf("store: lookup keys: %w", err)
-	}
-	tail <<= journalPartitionBits
-	buckets := make([]int64, 0, len(byBucket))
-	for b := range byBucket {
-		buckets = append(buckets, b)
-	}
-	bucketList, err := json.Marshal(buckets)
+	rows, tail, err := bucketKeys(ctx, tx, byBucket)
 	if err != nil {
 		return err
-	}
-	rows, err := tx.QueryContext(ctx,
-		`SELECT part, bucket, keys FROM journal_keys WHERE bucket IN (SELECT value FROM json_each(?1))`,
-		string(bucketList))
-	if err != nil {
-		return fmt.Errorf("store: lookup keys: %w", err)
 	}
 	seqs := []int64{}
 	for rows.Next() {
@@ -109,4 +94,30 @@ func lookupManyIn(ctx context.Context, tx *sql.Tx, kind byte, ids []string, fn f
 		UNION ALL SELECT ` + entryColumns + ` FROM journal_entries WHERE seq >= ?3
 			AND ` + column + ` IN (SELECT value FROM json_each(?2)) ORDER BY seq`
 	return eachEntry(ctx, tx, query, []any{string(seqList), string(idList), tail}, fn)
+}
+
+// bucketKeys returns the rows (part, bucket, keys) of the lookup-key
+// buckets named by byBucket's keys, and the first seq the lookup keys do
+// not cover yet (the rows from it on must be scanned).
+func bucketKeys(ctx context.Context, tx *sql.Tx, byBucket map[int64][]uint64) (*sql.Rows, int64, error) {
+	var tail int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(part) + 1, 0) FROM journal_keys`).Scan(&tail); err != nil {
+		return nil, 0, fmt.Errorf("store: lookup keys: %w", err)
+	}
+	tail <<= journalPartitionBits
+	buckets := make([]int64, 0, len(byBucket))
+	for b := range byBucket {
+		buckets = append(buckets, b)
+	}
+	bucketList, err := json.Marshal(buckets)
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, err := tx.QueryContext(ctx,
+		`SELECT part, bucket, keys FROM journal_keys WHERE bucket IN (SELECT value FROM json_each(?1))`,
+		string(bucketList))
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: lookup keys: %w", err)
+	}
+	return rows, tail, nil
 }

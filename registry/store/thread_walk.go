@@ -511,24 +511,9 @@ func keyedSeqs(ctx context.Context, tx *sql.Tx, kind byte, ids []string) (map[st
 		}
 		byKey[k] = append(byKey[k], id)
 	}
-	var tail int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(part) + 1, 0) FROM journal_keys`).Scan(&tail); err != nil {
-		return nil, 0, fmt.Errorf("store: lookup keys: %w", err)
-	}
-	tail <<= journalPartitionBits
-	buckets := make([]int64, 0, len(byBucket))
-	for b := range byBucket {
-		buckets = append(buckets, b)
-	}
-	bucketList, err := json.Marshal(buckets)
+	rows, tail, err := bucketKeys(ctx, tx, byBucket)
 	if err != nil {
 		return nil, 0, err
-	}
-	rows, err := tx.QueryContext(ctx,
-		`SELECT part, bucket, keys FROM journal_keys WHERE bucket IN (SELECT value FROM json_each(?1))`,
-		string(bucketList))
-	if err != nil {
-		return nil, 0, fmt.Errorf("store: lookup keys: %w", err)
 	}
 	// A bucket many of the ids share is read record by record, each looked
 	// up (a binary search per id would cost more than the bucket's ~32
