@@ -26,6 +26,8 @@ type soakClient struct {
 	sent, completed, refused int
 	rtts                     []time.Duration
 	err                      error
+	// why is the first refusal's error frame, as it came.
+	why string
 }
 
 // TestSoakWebSockets (XMLPIPE_SOAK=1, `make soak`): 500 authenticated /ws
@@ -101,6 +103,9 @@ func TestSoakWebSockets(t *testing.T) {
 		total.completed += r.completed
 		total.refused += r.refused
 		total.rtts = append(total.rtts, r.rtts...)
+		if total.why == "" {
+			total.why = r.why
+		}
 	}
 	slices.Sort(total.rtts)
 	p := func(q float64) time.Duration {
@@ -114,6 +119,9 @@ func TestSoakWebSockets(t *testing.T) {
 		clients, elapsed.Round(time.Millisecond), total.completed, total.refused,
 		float64(total.completed)/elapsed.Seconds(), 3*float64(total.completed)/elapsed.Seconds(),
 		p(0.5), p(0.99), p(1))
+	if total.refused > 0 {
+		t.Logf("the first refusal said: %s", total.why)
+	}
 	if total.completed == 0 {
 		t.Fatal("no conversation completed")
 	}
@@ -160,6 +168,9 @@ func runSoakClient(c *websocket.Conn, i int, stop *atomic.Bool) soakClient {
 			}
 			switch {
 			case f.Type == "error" && f.ID == id:
+				if r.why == "" {
+					r.why = string(data)
+				}
 				r.refused++
 			case f.Type == "sent" && f.ID == id:
 				conv = f.ThreadID
